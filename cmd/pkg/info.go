@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+func infoCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "info",
+		Usage:     "show an installed package",
+		ArgsUsage: "NAME",
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 1, "package name"); err != nil {
+				return err
+			}
+			root, err := openRoot(c)
+			if err != nil {
+				return err
+			}
+			defer root.Close()
+			p, err := root.DB().Get(c.Args().First())
+			if err != nil {
+				return fmt.Errorf("info %s: not installed (try 'pkg search %s')", c.Args().First(), c.Args().First())
+			}
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 1, ' ', 0)
+			fmt.Fprintf(tw, "name:\t%s\nversion:\t%s\nsummary:\t%s\n", p.Name, p.Version, p.Summary)
+			fmt.Fprintf(tw, "depends:\t%s\nbin:\t%s\n", strings.Join(p.Depends, ", "), strings.Join(p.Bin, ", "))
+			fmt.Fprintf(tw, "files:\t%d\nsize:\t%s\nsha256:\t%s\n", p.Files, size(p.Size), p.SHA256)
+			fmt.Fprintf(tw, "installed:\t%s\ndirectory:\t%s\n", p.Installed.Local().Format(time.RFC3339), root.Dir()+"/pkgs/"+p.Name)
+			return tw.Flush()
+		},
+	}
+}

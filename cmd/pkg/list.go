@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/db"
+)
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "list installed packages",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array"}},
+		Action: func(c *cli.Context) error {
+			root, err := openRoot(c)
+			if err != nil {
+				return err
+			}
+			defer root.Close()
+			ps, err := root.DB().List()
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c, ps)
+			}
+			printTable(c, ps)
+			return nil
+		},
+	}
+}
+
+func printJSON(c *cli.Context, ps []db.Package) error {
+	if ps == nil {
+		ps = []db.Package{}
+	}
+	enc := json.NewEncoder(c.App.Writer)
+	enc.SetIndent("", "  ")
+	return enc.Encode(ps)
+}
+
+func printTable(c *cli.Context, ps []db.Package) {
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	for _, p := range ps {
+		fmt.Fprintf(tw, "%s\t%s\t%d files\t%s\n", p.Name, p.Version, p.Files, size(p.Size))
+	}
+	tw.Flush()
+}

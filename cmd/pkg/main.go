@@ -1,0 +1,243 @@
+// Command pkg installs packages from a repository into a root, sharing file data with its
+// cache by reflink where the filesystem allows.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"pkg/fetch"
+	"pkg/install"
+)
+
+// usageError marks an error in how pkg was called; main exits 2 for it.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// run is main without the exit, so tests can call it.
+func run(args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	unknown := ""
+	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
+	err := app.Run(flagsFirst(app, args))
+	var ue *usageError
+	switch {
+	case unknown != "":
+		fmt.Fprintf(stderr, "pkg: unknown command %q\npkg: hint: run 'pkg help' for the list\n", unknown)
+		return 2
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "pkg: %v\npkg: hint: run 'pkg help' for usage\n", err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "pkg: %v\n", err)
+		return 1
+	}
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:           "pkg",
+		Usage:          "install packages copy-on-write",
+		Writer:         stdout,
+		ErrWriter:      stderr,
+		ExitErrHandler: func(*cli.Context, error) {}, // main owns exit codes, so deferred cleanup runs
+		OnUsageError:   onUsageError,
+		Flags:          globalFlags(),
+		Commands: []*cli.Command{
+			installCommand(), removeCommand(), listCommand(), filesCommand(), infoCommand(),
+			searchCommand(), fetchCommand(), repoCommand(),
+		},
+	}
+	setUsageError(app.Commands)
+	return app
+}
+
+func onUsageError(_ *cli.Context, err error, _ bool) error { return &usageError{err.Error()} }
+
+// setUsageError makes every command report flag errors as usage errors.
+func setUsageError(cmds []*cli.Command) {
+	for _, c := range cmds {
+		c.OnUsageError = onUsageError
+		setUsageError(c.Subcommands)
+	}
+}
+
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "root", EnvVars: []string{"PKG_ROOT"}, Value: xdgDir("XDG_DATA_HOME", ".local/share"), Usage: "install root"},
+		&cli.StringFlag{Name: "cache", EnvVars: []string{"PKG_CACHE"}, Value: xdgDir("XDG_CACHE_HOME", ".cache"), Usage: "cache directory"},
+		&cli.StringFlag{Name: "repo", EnvVars: []string{"PKG_REPO"}, Usage: "repository: a directory, file:// or http(s):// URL"},
+		&cli.BoolFlag{Name: "no-sync", Usage: "skip the sync before each commit (throwaway machines only)"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
+		&cli.DurationFlag{Name: "lock-timeout", Value: 5 * time.Minute, Usage: "how long to wait for another pkg process"},
+	}
+}
+
+// flagsFirst moves a command's flags ahead of its arguments, since urfave/cli/v2 stops
+// parsing flags at the first argument and users write "pkg repo add DIR FILE --name N".
+func flagsFirst(app *cli.App, args []string) []string {
+	i, cmds := 1, app.Commands
+	var cmd *cli.Command
+	for i < len(args) {
+		a := args[i]
+		switch {
+		case a == "--":
+			return args
+		case strings.HasPrefix(a, "-"):
+			i += 1 + takesValue(app.Flags, a)
+			continue
+		}
+		next := findCommand(cmds, a)
+		if next == nil {
+			break
+		}
+		cmd, cmds = next, next.Subcommands
+		i++
+	}
+	if cmd == nil || i >= len(args) {
+		return args
+	}
+	var flags, rest []string
+	for j := i; j < len(args); j++ {
+		a := args[j]
+		switch {
+		case a == "--":
+			rest = append(rest, args[j:]...)
+			j = len(args)
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			n := takesValue(cmd.Flags, a)
+			flags = append(flags, args[j:min(j+1+n, len(args))]...)
+			j += n
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return append(append(append([]string{}, args[:i]...), flags...), rest...)
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// takesValue returns 1 if the flag token a needs the next argument as its value.
+func takesValue(flags []cli.Flag, a string) int {
+	name := strings.TrimLeft(a, "-")
+	if strings.Contains(name, "=") {
+		return 0
+	}
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n != name {
+				continue
+			}
+			if _, ok := f.(*cli.BoolFlag); ok {
+				return 0
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// xdgDir returns $env/pkg, or ~/fallback/pkg.
+func xdgDir(env, fallback string) string {
+	if d := os.Getenv(env); d != "" {
+		return filepath.Join(d, "pkg")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "pkg")
+	}
+	return filepath.Join(home, fallback, "pkg")
+}
+
+func openRoot(c *cli.Context) (*install.Root, error) {
+	return install.Open(c.String("root"), install.Options{
+		NoSync:      c.Bool("no-sync"),
+		LockTimeout: c.Duration("lock-timeout"),
+		Owner:       strings.Join(os.Args, " "),
+		Waiting: func(holder string) {
+			fmt.Fprintf(c.App.ErrWriter, "pkg: waiting for %s to finish with %s\n", holder, c.String("root"))
+		},
+	})
+}
+
+func openSource(c *cli.Context) (*fetch.Source, error) {
+	if c.String("repo") == "" {
+		return nil, usagef("no repository: pass --repo or set PKG_REPO")
+	}
+	return fetch.NewSource(c.String("repo"))
+}
+
+// say prints a line to stdout unless --quiet.
+func say(c *cli.Context, format string, args ...any) {
+	if !c.Bool("quiet") {
+		fmt.Fprintf(c.App.Writer, format+"\n", args...)
+	}
+}
+
+// note prints an advisory line to stderr unless --quiet.
+func note(c *cli.Context, format string, args ...any) {
+	if !c.Bool("quiet") {
+		fmt.Fprintf(c.App.ErrWriter, "pkg: note: "+format+"\n", args...)
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// needArgs returns a usage error unless the command got at least min arguments.
+func needArgs(c *cli.Context, min int, what string) error {
+	if c.NArg() < min {
+		return usagef("%s: missing %s", c.Command.Name, what)
+	}
+	return nil
+}
+
+// size formats a byte count for people.
+func size(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// dur formats a duration to about three significant digits.
+func dur(d time.Duration) string {
+	for _, u := range []time.Duration{time.Second, time.Millisecond, time.Microsecond} {
+		if d >= u {
+			return d.Round(u / 100).String()
+		}
+	}
+	return d.String()
+}

@@ -1,0 +1,373 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pkg/db"
+	"pkg/internal/testfs"
+)
+
+// demoRepo is the checked-in demo repository (see testdata/mkrepo.sh).
+const demoRepo = "../../testdata/repo"
+
+// env is one root, cache and repository for running the real pkg in-process.
+type env struct {
+	t                 *testing.T
+	root, cache, repo string
+}
+
+func newEnv(t *testing.T, base, repo string) *env {
+	return &env{t: t, root: filepath.Join(base, "root"), cache: filepath.Join(base, "cache"), repo: repo}
+}
+
+// pkg runs pkg with the env's global flags and returns its output and exit code.
+func (e *env) pkg(args ...string) (stdout, stderr string, code int) {
+	var o, er bytes.Buffer
+	full := append([]string{"pkg", "--root", e.root, "--cache", e.cache, "--repo", e.repo}, args...)
+	code = run(full, &o, &er)
+	return o.String(), er.String(), code
+}
+
+// ok runs pkg and fails the test unless it exits 0.
+func (e *env) ok(args ...string) (stdout, stderr string) {
+	e.t.Helper()
+	o, er, code := e.pkg(args...)
+	if code != 0 {
+		e.t.Fatalf("pkg %v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, o, er)
+	}
+	return o, er
+}
+
+// serve serves dir over HTTP for the test's lifetime and returns its URL.
+func serve(t *testing.T, dir string) string {
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+type listed struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Files   int    `json:"files"`
+	Size    int64  `json:"size"`
+}
+
+func (e *env) list() []listed {
+	e.t.Helper()
+	out, _ := e.ok("list", "--json")
+	var got []listed
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		e.t.Fatalf("list --json: %v\n%s", err, out)
+	}
+	return got
+}
+
+// tree describes every entry under dir except the database files, for before/after checks.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == ".pkg/db" || rel == ".pkg/db.owner" {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		got[rel] = describe(t, p, info)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func describe(t *testing.T, p string, info fs.FileInfo) string {
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "symlink " + target
+	case info.IsDir():
+		return fmt.Sprintf("dir %v", info.Mode().Perm())
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	return fmt.Sprintf("file %v %s", info.Mode().Perm(), hex.EncodeToString(sum[:8]))
+}
+
+func sameTree(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("%s: %s is %q, want %q", what, p, got[p], w)
+		}
+	}
+	for p, g := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("%s: unexpected %s (%s)", what, p, g)
+		}
+	}
+}
+
+// checkDBEmpty opens the database after pkg has exited and checks that it records nothing.
+func checkDBEmpty(t *testing.T, root string) {
+	t.Helper()
+	d, err := db.Open(filepath.Join(root, ".pkg", "db"), db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ps, err := d.List()
+	ins, err2 := d.Intents()
+	if err != nil || err2 != nil || len(ps) != 0 || len(ins) != 0 {
+		t.Errorf("database not empty: packages %v, intents %v (%v, %v)", ps, ins, err, err2)
+	}
+	if err := d.Check(); err != nil {
+		t.Errorf("bbolt check: %v", err)
+	}
+}
+
+func TestInstallRemoveReflink(t *testing.T) {
+	for _, kind := range []string{"xfs", "btrfs"} {
+		t.Run(kind, func(t *testing.T) {
+			e := newEnv(t, testfs.Mount(t, kind), serve(t, demoRepo))
+			testInstallRemove(t, e, true)
+		})
+	}
+}
+
+func TestInstallRemoveCopy(t *testing.T) {
+	e := newEnv(t, t.TempDir(), serve(t, demoRepo))
+	testInstallRemove(t, e, false)
+}
+
+// testInstallRemove installs hello and its dependency, checks what pkg reports and how the
+// data got there, then removes both and checks that root and database are as before.
+func testInstallRemove(t *testing.T, e *env, reflink bool) {
+	e.ok("list") // creates the layout
+	before := tree(t, e.root)
+
+	out, stderr := e.ok("install", "hello")
+	for _, want := range []string{"installed libgreet 1.0.0", "installed hello 1.2.0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("install output lacks %q:\n%s", want, out)
+		}
+	}
+	notes := strings.Count(stderr, "copying")
+	if reflink && notes != 0 || !reflink && notes != 1 {
+		t.Errorf("stderr has %d copy notes, want %d (reflink %v):\n%s", notes, map[bool]int{true: 0, false: 1}[reflink], reflink, stderr)
+	}
+
+	big := filepath.Join(e.root, "pkgs/libgreet/share/libgreet/phrasebook")
+	shared, mapped, err := testfs.SharedBytes(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := os.Stat(big)
+	if prefix := info.Size() &^ 4095; reflink && shared < prefix || !reflink && shared != 0 {
+		t.Errorf("%s: %d of %d mapped bytes shared, want >= %d (reflink %v)", big, shared, mapped, prefix, reflink)
+	}
+
+	got := e.list()
+	if len(got) != 2 || got[0].Name != "hello" || got[1].Name != "libgreet" || got[1].Files != 2 || got[1].Size != info.Size()+14 {
+		t.Errorf("list --json = %+v", got)
+	}
+	files, _ := e.ok("files", "hello")
+	for _, want := range []string{"bin/hello\n", "share/doc/hello/README.txt\n"} {
+		if !strings.Contains(files, want) {
+			t.Errorf("files hello lacks %q:\n%s", want, files)
+		}
+	}
+	if out, err := exec.Command(filepath.Join(e.root, "bin", "hello")).CombinedOutput(); err != nil || string(out) != "Hello, world!\n" {
+		t.Errorf("bin/hello: %q, %v", out, err)
+	}
+	if out, _ := e.ok("install", "hello"); !strings.Contains(out, "hello 1.2.0 is already installed") {
+		t.Errorf("second install: %q", out)
+	}
+
+	e.ok("remove", "hello")
+	e.ok("remove", "libgreet")
+	sameTree(t, "root after remove", tree(t, e.root), before)
+	checkDBEmpty(t, e.root)
+}
+
+func TestRemoveRefusesDependency(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "hello")
+	_, stderr, code := e.pkg("remove", "libgreet")
+	if code != 1 || !strings.Contains(stderr, "hello 1.2.0 depends on it") {
+		t.Errorf("remove libgreet: exit %d, %q", code, stderr)
+	}
+	if got := e.list(); len(got) != 2 {
+		t.Errorf("after refused remove: %+v", got)
+	}
+}
+
+// TestCachedTarInterop extracts the cached aligned tar with GNU tar and bsdtar and compares
+// the trees with the original archive's, and checks the alignment of every big member.
+func TestCachedTarInterop(t *testing.T) {
+	for _, tool := range []string{"tar", "bsdtar"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s not installed (CI=true: this test must run)", tool)
+			}
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("fetch", "hello", "fortunes")
+	for _, pk := range []struct{ archive, sha string }{
+		{"hello-1.2.0.tar.zst", indexSHA(t, "hello")},
+		{"libgreet-1.0.0.tar.gz", indexSHA(t, "libgreet")},
+		{"fortunes-0.9.1.tar.xz", indexSHA(t, "fortunes")},
+	} {
+		cached := filepath.Join(e.cache, "tars", pk.sha+".tar")
+		want := extract(t, "tar", filepath.Join(demoRepo, pk.archive))
+		for _, tool := range []string{"tar", "bsdtar"} {
+			sameTree(t, tool+" of cached "+pk.archive, extract(t, tool, cached), want)
+		}
+		checkAligned(t, cached)
+	}
+}
+
+func indexSHA(t *testing.T, name string) string {
+	data, err := os.ReadFile(filepath.Join(demoRepo, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ix struct {
+		Packages []struct{ Name, SHA256 string }
+	}
+	if err := json.Unmarshal(data, &ix); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ix.Packages {
+		if p.Name == name {
+			return p.SHA256
+		}
+	}
+	t.Fatalf("%s not in the demo index", name)
+	return ""
+}
+
+// extract unpacks archive with tool into a new directory, requiring a silent stderr.
+func extract(t *testing.T, tool, archive string) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(tool, "-xf", archive, "-C", dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+		t.Fatalf("%s -xf %s: %v\n%s", tool, archive, err, stderr.String())
+	}
+	return tree(t, dir)
+}
+
+// checkAligned reads the tar with the standard library, counting bytes, and checks that the
+// data of every regular member of 4096 bytes or more starts on a 4096-byte boundary.
+func checkAligned(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cr := &countReader{r: f}
+	tr := tar.NewReader(cr)
+	big := 0
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg && h.Size >= 4096 {
+			big++
+			if cr.n%4096 != 0 {
+				t.Errorf("%s: member %s data at %d, not a multiple of 4096", path, h.Name, cr.n)
+			}
+		}
+	}
+	if strings.Contains(path, indexSHA(t, "libgreet")) && big == 0 {
+		t.Errorf("%s: no member of 4096 bytes or more to check", path)
+	}
+}
+
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// TestWrongSHA installs from an index whose sha256 for hello is wrong: the error names the
+// package, and the cache, root and database are left as they were.
+func TestWrongSHA(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.CopyFS(repo, os.DirFS(demoRepo)); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(repo, "index.json")
+	data, _ := os.ReadFile(index)
+	good := indexSHA(t, "hello")
+	bad := strings.Repeat("0", 64)
+	if err := os.WriteFile(index, bytes.Replace(data, []byte(good), []byte(bad), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, t.TempDir(), serve(t, repo))
+	e.ok("list")
+	e.ok("fetch", "libgreet")
+	root, cache := tree(t, e.root), tree(t, e.cache)
+
+	_, stderr, code := e.pkg("install", "hello")
+	if code != 1 || !strings.Contains(stderr, "hello 1.2.0") || !strings.Contains(stderr, "sha256 mismatch") {
+		t.Errorf("install with a wrong sha256: exit %d, stderr %q", code, stderr)
+	}
+	sameTree(t, "root", tree(t, e.root), root)
+	sameTree(t, "cache", tree(t, e.cache), cache)
+	checkDBEmpty(t, e.root)
+}
+
+func TestUsage(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	for _, args := range [][]string{{"install"}, {"frobnicate"}, {"install", "Bad Name"}, {"list", "--nope"}} {
+		if _, stderr, code := e.pkg(args...); code != 2 || !strings.HasPrefix(stderr, "pkg: ") {
+			t.Errorf("pkg %v: exit %d, stderr %q; want 2 and a pkg: message", args, code, stderr)
+		}
+	}
+	if _, stderr, code := e.pkg("install", "nosuchpackage"); code != 1 || !strings.Contains(stderr, "nosuchpackage") {
+		t.Errorf("install nosuchpackage: exit %d, %q", code, stderr)
+	}
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"pkg/fetch"
+	"pkg/repo"
+)
+
+func repoCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "repo",
+		Usage: "maintain a repository directory",
+		Subcommands: []*cli.Command{{
+			Name:      "add",
+			Usage:     "copy an archive into a repository and add it to the index",
+			ArgsUsage: "REPO_DIR ARCHIVE",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "name", Usage: "package name (required)"},
+				&cli.StringFlag{Name: "version", Usage: "package version (required)"},
+				&cli.StringSliceFlag{Name: "depends", Usage: "a dependency: name, name=V, name>=V, name<V (repeatable)"},
+				&cli.StringSliceFlag{Name: "bin", Usage: "an executable's path inside the package (repeatable)"},
+				&cli.StringFlag{Name: "summary", Usage: "one line describing the package"},
+			},
+			Action: repoAddAction,
+		}},
+	}
+}
+
+func repoAddAction(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return usagef("repo add: want REPO_DIR ARCHIVE, got %d arguments", c.NArg())
+	}
+	if c.String("name") == "" || c.String("version") == "" {
+		return usagef("repo add: --name and --version are required")
+	}
+	dir, archive := c.Args().Get(0), c.Args().Get(1)
+	st, err := fetch.Inspect(archive)
+	if err != nil {
+		return err
+	}
+	p, err := repo.Add(dir, archive, repo.Package{
+		Name: c.String("name"), Version: c.String("version"), Depends: c.StringSlice("depends"),
+		Bin: c.StringSlice("bin"), Summary: c.String("summary"), InstalledSize: st.Bytes, Files: st.Files,
+	})
+	if err != nil {
+		return err
+	}
+	say(c, "added %s %s to %s: %s, %s, %d files, sha256 %s", p.Name, p.Version, dir, p.Archive, size(p.Size), p.Files, p.SHA256)
+	return nil
+}

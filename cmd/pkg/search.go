@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+)
+
+func searchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "search",
+		Usage:     "list what the repository offers, newest versions only",
+		ArgsUsage: "[WORD]",
+		Action: func(c *cli.Context) error {
+			src, err := openSource(c)
+			if err != nil {
+				return err
+			}
+			ix, err := src.Index(c.Context)
+			if err != nil {
+				return err
+			}
+			found := ix.Search(c.Args().First())
+			if len(found) == 0 && c.NArg() > 0 {
+				return fmt.Errorf("search: nothing in %s matches %q", src, c.Args().First())
+			}
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+			for _, p := range found {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, p.Version, p.Summary)
+			}
+			return tw.Flush()
+		},
+	}
+}

@@ -1,0 +1,306 @@
+// Package db records what is installed under a root: one record per package, the files each
+// package owns, and the intents of commits in progress. It stores them in a bbolt file whose
+// lock is the install lock. It does not touch the installed trees.
+package db
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Package is the record of one installed package.
+type Package struct {
+	Name      string    `json:"name"`
+	Version   string    `json:"version"`
+	SHA256    string    `json:"sha256"` // of the published archive
+	Depends   []string  `json:"depends,omitempty"`
+	Bin       []string  `json:"bin,omitempty"`
+	Summary   string    `json:"summary,omitempty"`
+	Installed time.Time `json:"installed"`
+	Files     int       `json:"files"` // members that are not directories
+	Size      int64     `json:"size"`  // bytes of regular files
+}
+
+// File is one path a package owns, relative to its package directory.
+type File struct {
+	Path string
+	Type byte // tar type flag: '0' regular, '5' directory, '2' symlink, '1' hardlink
+	Mode fs.FileMode
+	Size int64
+}
+
+// Intent describes a commit in progress, written before its rename and deleted with the
+// record it leads to, so that a start after a crash can undo it.
+type Intent struct {
+	Op      string `json:"op"`      // "install" or "remove"
+	Name    string `json:"name"`    // package name
+	Staging string `json:"staging"` // where the other tree is (staging dir or trash), relative to the root
+	Inode   uint64 `json:"inode"`   // inode of the new tree's top directory (install)
+}
+
+// ErrNotInstalled is returned for a package that has no record.
+var ErrNotInstalled = errors.New("db: package not installed")
+
+var (
+	pkgsBucket    = []byte("pkgs")
+	filesBucket   = []byte("files")
+	intentsBucket = []byte("intents")
+)
+
+// fileRecordSize is the encoded size of a File without its path: type, mode, size.
+const fileRecordSize = 1 + 4 + 8
+
+// DB is an open database. Only one process holds it at a time.
+type DB struct {
+	b     *bolt.DB
+	owner string
+}
+
+// Options controls Open.
+type Options struct {
+	Timeout time.Duration       // how long to wait for another process's lock; 0 waits forever
+	Waiting func(holder string) // called once if the lock is held, with what is known of the holder
+	Owner   string              // describes this process to others that wait (for example its command line)
+}
+
+// Open opens or creates the database at path, waiting for the lock of another process.
+func Open(path string, o Options) (*DB, error) {
+	b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: 50 * time.Millisecond})
+	if errors.Is(err, bolt.ErrTimeout) {
+		if o.Waiting != nil {
+			o.Waiting(readOwner(path))
+		}
+		b, err = bolt.Open(path, 0o644, &bolt.Options{Timeout: o.Timeout})
+	}
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("db: %s is locked by %s: gave up after %v", path, readOwner(path), o.Timeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("db: open %s: %w", path, err)
+	}
+	err = b.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{pkgsBucket, filesBucket, intentsBucket} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("db: init %s: %w", path, err)
+	}
+	d := &DB{b: b, owner: path + ".owner"}
+	// Best effort: the owner file only helps a waiting process say whom it waits for.
+	os.WriteFile(d.owner, []byte(ownerText(o.Owner)), 0o644)
+	return d, nil
+}
+
+func ownerText(desc string) string {
+	s := "pid " + strconv.Itoa(os.Getpid())
+	if desc != "" {
+		s += " (" + desc + ")"
+	}
+	return s
+}
+
+func readOwner(path string) string {
+	b, err := os.ReadFile(path + ".owner")
+	if err != nil || len(b) == 0 {
+		return "another pkg process"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Close releases the database and its lock.
+func (d *DB) Close() error {
+	os.Remove(d.owner)
+	return d.b.Close()
+}
+
+// Check runs bbolt's consistency check and returns its first error.
+func (d *DB) Check() error {
+	return d.b.View(func(tx *bolt.Tx) error {
+		var first error
+		for err := range tx.Check() { // drain: the checker reads the tx until it closes the channel
+			if first == nil {
+				first = err
+			}
+		}
+		return first
+	})
+}
+
+// Get returns the record of an installed package, or ErrNotInstalled.
+func (d *DB) Get(name string) (*Package, error) {
+	var p *Package
+	err := d.b.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(pkgsBucket).Get([]byte(name))
+		if v == nil {
+			return fmt.Errorf("%w: %s", ErrNotInstalled, name)
+		}
+		p = new(Package)
+		return json.Unmarshal(v, p)
+	})
+	return p, err
+}
+
+// List returns every installed package, sorted by name.
+func (d *DB) List() ([]Package, error) {
+	var ps []Package
+	err := d.b.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(pkgsBucket).ForEach(func(_, v []byte) error {
+			var p Package
+			if err := json.Unmarshal(v, &p); err != nil {
+				return err
+			}
+			ps = append(ps, p)
+			return nil
+		})
+	})
+	return ps, err
+}
+
+// Files returns the files of an installed package, sorted by path.
+func (d *DB) Files(name string) ([]File, error) {
+	var fs []File
+	err := d.b.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(filesBucket).Bucket([]byte(name))
+		if b == nil {
+			return fmt.Errorf("%w: %s", ErrNotInstalled, name)
+		}
+		return b.ForEach(func(k, v []byte) error {
+			f, err := decodeFile(k, v)
+			fs = append(fs, f)
+			return err
+		})
+	})
+	return fs, err
+}
+
+// SetIntent records an intent, replacing any earlier one for the same package.
+func (d *DB) SetIntent(in Intent) error {
+	v, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return d.update("record intent for "+in.Name, func(tx *bolt.Tx) error {
+		return tx.Bucket(intentsBucket).Put([]byte(in.Name), v)
+	})
+}
+
+// Intents returns the pending intents.
+func (d *DB) Intents() ([]Intent, error) {
+	var ins []Intent
+	err := d.b.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(intentsBucket).ForEach(func(_, v []byte) error {
+			var in Intent
+			err := json.Unmarshal(v, &in)
+			ins = append(ins, in)
+			return err
+		})
+	})
+	return ins, err
+}
+
+// ClearIntent deletes the intent of a package without changing its record.
+func (d *DB) ClearIntent(name string) error {
+	return d.update("clear intent for "+name, func(tx *bolt.Tx) error {
+		return tx.Bucket(intentsBucket).Delete([]byte(name))
+	})
+}
+
+// Commit records p with its files and deletes its intent, in one transaction.
+func (d *DB) Commit(p *Package, files []File) error {
+	v, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return d.update("record "+p.Name, func(tx *bolt.Tx) error {
+		if err := putFiles(tx, p.Name, files); err != nil {
+			return err
+		}
+		if err := tx.Bucket(pkgsBucket).Put([]byte(p.Name), v); err != nil {
+			return err
+		}
+		return tx.Bucket(intentsBucket).Delete([]byte(p.Name))
+	})
+}
+
+// Delete removes the record and files of a package and its intent, in one transaction.
+func (d *DB) Delete(name string) error {
+	return d.update("delete "+name, func(tx *bolt.Tx) error {
+		if err := deleteFiles(tx, name); err != nil {
+			return err
+		}
+		if err := tx.Bucket(pkgsBucket).Delete([]byte(name)); err != nil {
+			return err
+		}
+		return tx.Bucket(intentsBucket).Delete([]byte(name))
+	})
+}
+
+func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
+	if err := d.b.Update(fn); err != nil {
+		return fmt.Errorf("db: %s: %w", what, err)
+	}
+	return nil
+}
+
+func deleteFiles(tx *bolt.Tx, name string) error {
+	err := tx.Bucket(filesBucket).DeleteBucket([]byte(name))
+	if errors.Is(err, bolt.ErrBucketNotFound) {
+		return nil
+	}
+	return err
+}
+
+func putFiles(tx *bolt.Tx, name string, files []File) error {
+	if err := deleteFiles(tx, name); err != nil {
+		return err
+	}
+	b, err := tx.Bucket(filesBucket).CreateBucket([]byte(name))
+	if err != nil {
+		return err
+	}
+	sorted := make([]File, len(files))
+	copy(sorted, files)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
+	b.FillPercent = 1 // keys arrive in order
+	for _, f := range sorted {
+		if err := b.Put([]byte(f.Path), encodeFile(f)); err != nil {
+			return fmt.Errorf("file %q: %w", f.Path, err)
+		}
+	}
+	return nil
+}
+
+func encodeFile(f File) []byte {
+	v := make([]byte, fileRecordSize)
+	v[0] = f.Type
+	binary.BigEndian.PutUint32(v[1:], uint32(f.Mode))
+	binary.BigEndian.PutUint64(v[5:], uint64(f.Size))
+	return v
+}
+
+func decodeFile(k, v []byte) (File, error) {
+	if len(v) < fileRecordSize {
+		return File{}, fmt.Errorf("db: file record %q is %d bytes, want %d", k, len(v), fileRecordSize)
+	}
+	return File{
+		Path: string(k),
+		Type: v[0],
+		Mode: fs.FileMode(binary.BigEndian.Uint32(v[1:])),
+		Size: int64(binary.BigEndian.Uint64(v[5:])),
+	}, nil
+}

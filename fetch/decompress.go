@@ -1,0 +1,64 @@
+package fetch
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
+)
+
+// maxWindow bounds the memory a zstd frame may ask for.
+const maxWindow = 64 << 20 // 64 MiB
+
+var (
+	magicGzip  = []byte{0x1f, 0x8b}
+	magicZstd  = []byte{0x28, 0xb5, 0x2f, 0xfd}
+	magicXz    = []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}
+	magicBzip2 = []byte("BZh")
+)
+
+// A ustar, pax or GNU tar header has "ustar" at this offset of its first block.
+const (
+	tarMagicAt  = 257
+	tarMagicEnd = tarMagicAt + 5
+)
+
+// ErrFormat is returned for an archive that is not a tar, compressed or not, in a format pkg reads.
+var ErrFormat = errors.New("fetch: archive is not a tar, tar.gz, tar.zst or tar.xz")
+
+// decompress returns the tar stream inside br, recognising the compression by its magic
+// bytes. Closing it releases the decompressor.
+func decompress(br *bufio.Reader) (io.ReadCloser, error) {
+	head, _ := br.Peek(6)
+	switch {
+	case bytes.HasPrefix(head, magicGzip):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		return zr, nil
+	case bytes.HasPrefix(head, magicZstd):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, fmt.Errorf("zstd: %w", err)
+		}
+		return zr.IOReadCloser(), nil
+	case bytes.HasPrefix(head, magicXz):
+		xr, err := xz.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("xz: %w", err)
+		}
+		return io.NopCloser(xr), nil
+	case bytes.HasPrefix(head, magicBzip2):
+		return nil, fmt.Errorf("%w (bzip2 is not supported: recompress it with zstd)", ErrFormat)
+	}
+	if tar, _ := br.Peek(tarMagicEnd); len(tar) == tarMagicEnd && bytes.HasPrefix(tar[tarMagicAt:], []byte("ustar")) {
+		return io.NopCloser(br), nil
+	}
+	return nil, ErrFormat
+}

@@ -1,0 +1,245 @@
+package install
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pkg/db"
+	"pkg/internal/testfs"
+	"pkg/repo"
+	"pkg/tarutil"
+)
+
+// entry is one member of a test archive.
+type entry struct {
+	name, link string
+	typ        byte
+	mode       int64
+	data       string
+}
+
+// alignedTar writes entries as a tar, converts it with tarutil.Align and returns the path.
+func alignedTar(t testing.TB, dir string, entries []entry) string {
+	t.Helper()
+	var raw bytes.Buffer
+	tw := tar.NewWriter(&raw)
+	for _, e := range entries {
+		h := &tar.Header{Name: e.name, Linkname: e.link, Typeflag: e.typ, Mode: e.mode, Size: int64(len(e.data))}
+		if e.typ != tar.TypeReg {
+			h.Size = 0
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(e.data)); err != nil && h.Size > 0 {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.CreateTemp(dir, "aligned-*.tar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := tarutil.Align(f, &raw); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
+}
+
+func version1() []entry {
+	return []entry{
+		{name: "bin/", typ: tar.TypeDir, mode: 0o755},
+		{name: "bin/tool", typ: tar.TypeReg, mode: 0o755, data: "#!/bin/sh\necho v1\n"},
+		{name: "share/", typ: tar.TypeDir, mode: 0o750},
+		{name: "share/big", typ: tar.TypeReg, mode: 0o640, data: strings.Repeat("0123456789abcdef", 1000) + "tail"},
+		{name: "share/same", typ: tar.TypeLink, link: "share/big"},
+		{name: "share/latest", typ: tar.TypeSymlink, link: "big"},
+		{name: "ro/", typ: tar.TypeDir, mode: 0o555},
+	}
+}
+
+func version2() []entry {
+	return []entry{
+		{name: "bin/tool", typ: tar.TypeReg, mode: 0o755, data: "#!/bin/sh\necho v2\n"},
+	}
+}
+
+func openRoot(t testing.TB, dir string) *Root {
+	t.Helper()
+	r, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func pkgOf(name, version string) repo.Package {
+	return repo.Package{Name: name, Version: version, SHA256: strings.Repeat("a", 64), Bin: []string{"bin/tool"}}
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestInstallUpgradeRemove(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	res, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Files != 4 || res.Bytes != 16004+18 || res.Cloned+res.Copied != res.Bytes {
+		t.Errorf("result = %+v", res)
+	}
+	dir := r.pkgDir("tool")
+	checks := []struct {
+		path string
+		mode os.FileMode
+	}{{"bin/tool", 0o755}, {"share", os.ModeDir | 0o750}, {"share/big", 0o640}, {"ro", os.ModeDir | 0o555}}
+	for _, c := range checks {
+		if info, err := os.Lstat(filepath.Join(dir, c.path)); err != nil || info.Mode() != c.mode {
+			t.Errorf("%s: mode %v, %v; want %v", c.path, info.Mode(), err, c.mode)
+		}
+	}
+	if got := readFile(t, filepath.Join(dir, "share/latest")); got != version1()[3].data {
+		t.Errorf("share/latest through the symlink: %d bytes", len(got))
+	}
+	a, _ := os.Stat(filepath.Join(dir, "share/big"))
+	b, _ := os.Stat(filepath.Join(dir, "share/same"))
+	if !os.SameFile(a, b) {
+		t.Error("share/same is not a hardlink of share/big")
+	}
+	if got := readFile(t, filepath.Join(r.Dir(), "bin/tool")); !strings.Contains(got, "v1") {
+		t.Errorf("bin/tool = %q", got)
+	}
+
+	res, err = r.Install(alignedTar(t, base, version2()), pkgOf("tool", "2"))
+	if err != nil || res.Previous != "1" {
+		t.Fatalf("upgrade: %+v, %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "share")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("share survived the upgrade: %v", err)
+	}
+	if got := readFile(t, filepath.Join(r.Dir(), "bin/tool")); !strings.Contains(got, "v2") {
+		t.Errorf("bin/tool after upgrade = %q", got)
+	}
+	if err := r.Remove("tool"); err != nil {
+		t.Fatal(err)
+	}
+	assertEmpty(t, r)
+}
+
+// assertEmpty checks that nothing is installed, staged, trashed or linked.
+func assertEmpty(t *testing.T, r *Root) {
+	t.Helper()
+	for _, d := range []string{"pkgs", "bin", ".pkg/staging", ".pkg/trash"} {
+		if ents, _ := os.ReadDir(r.path(d)); len(ents) != 0 {
+			t.Errorf("%s holds %v", d, ents)
+		}
+	}
+	if ps, _ := r.DB().List(); len(ps) != 0 {
+		t.Errorf("database lists %+v", ps)
+	}
+}
+
+func TestInstallRefusalChangesNothing(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	p := pkgOf("tool", "1")
+	p.Bin = []string{"bin/missing"}
+	if _, err := r.Install(alignedTar(t, base, version1()), p); err == nil || !strings.Contains(err.Error(), `bin "bin/missing"`) {
+		t.Errorf("install with a missing bin: %v", err)
+	}
+	p = pkgOf("tool", "1")
+	p.Files = 99
+	if _, err := r.Install(alignedTar(t, base, version1()), p); err == nil || !strings.Contains(err.Error(), "index says 99") {
+		t.Errorf("install with a wrong file count: %v", err)
+	}
+	assertEmpty(t, r)
+}
+
+// TestReconcileUndoesInterruptedUpgrade stages version 2, records the intent and swaps it in,
+// then stops as a crash would. The next Open must put version 1 back.
+func TestReconcileUndoesInterruptedUpgrade(t *testing.T) {
+	base := t.TempDir()
+	rootDir := filepath.Join(base, "root")
+	r := openRoot(t, rootDir)
+	if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
+		t.Fatal(err)
+	}
+	staging, _ := os.MkdirTemp(r.path(".pkg", "staging"), "tool.")
+	src, _ := os.Open(alignedTar(t, base, version2()))
+	members, err := tarutil.Scan(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&stager{src: src, dir: staging, umask: r.umask}).stage(members); err != nil {
+		t.Fatal(err)
+	}
+	src.Close()
+	ino, _ := inode(staging)
+	rel, _ := filepath.Rel(rootDir, staging)
+	if err := r.db.SetIntent(db.Intent{Op: "install", Name: "tool", Staging: rel, Inode: ino}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.swapIn(staging, r.pkgDir("tool")); err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the crash: no record, no cleanup
+
+	r = openRoot(t, rootDir)
+	defer r.Close()
+	if got := readFile(t, filepath.Join(r.pkgDir("tool"), "bin/tool")); !strings.Contains(got, "v1") {
+		t.Errorf("after reconcile bin/tool = %q, want version 1", got)
+	}
+	if p, err := r.DB().Get("tool"); err != nil || p.Version != "1" {
+		t.Errorf("db after reconcile: %+v, %v", p, err)
+	}
+	if ents, _ := os.ReadDir(r.path(".pkg", "staging")); len(ents) != 0 {
+		t.Errorf("staging after reconcile: %v", ents)
+	}
+	if ins, _ := r.DB().Intents(); len(ins) != 0 {
+		t.Errorf("intents after reconcile: %+v", ins)
+	}
+}
+
+// TestCloneShares installs on XFS and btrfs and proves with FIEMAP that the big file's
+// block-aligned prefix shares extents with the cache.
+func TestCloneShares(t *testing.T) {
+	for _, kind := range []string{"xfs", "btrfs"} {
+		t.Run(kind, func(t *testing.T) {
+			base := testfs.Mount(t, kind)
+			r := openRoot(t, filepath.Join(base, "root"))
+			defer r.Close()
+			res, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Method != Clone || res.Fallback != nil || res.Cloned != 12288 {
+				t.Errorf("result = %+v, want 12288 bytes cloned", res)
+			}
+			shared, _, err := testfs.SharedBytes(filepath.Join(r.pkgDir("tool"), "share/big"))
+			if err != nil || shared < 12288 {
+				t.Errorf("share/big: %d bytes shared, %v; want >= 12288", shared, err)
+			}
+			if got := readFile(t, filepath.Join(r.pkgDir("tool"), "share/big")); got != version1()[3].data {
+				t.Errorf("share/big content differs (%d bytes)", len(got))
+			}
+		})
+	}
+}

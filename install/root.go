@@ -1,0 +1,214 @@
+// Package install puts packages from cached aligned tars into a root and takes them out again.
+// It validates every member, builds the tree in a staging directory on the root's filesystem
+// (cloning member data where the filesystem can), makes it durable with one sync, commits it
+// with one rename, and records it in the database. It never touches the network. Linux only.
+package install
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/db"
+)
+
+// Options controls how a root is opened and changed.
+type Options struct {
+	NoSync      bool                // skip syncfs and directory fsyncs (throwaway machines)
+	LockTimeout time.Duration       // how long to wait for another pkg process; 0 waits forever
+	Waiting     func(holder string) // called once when another process holds the lock
+	Owner       string              // describes this process to the ones that wait for it
+}
+
+// Root is an open install root. It holds the database lock until Close.
+type Root struct {
+	dir   string
+	db    *db.DB
+	o     Options
+	umask fs.FileMode
+}
+
+// Open creates the root's layout if needed, takes the lock, and undoes whatever an
+// interrupted command left behind.
+func Open(dir string, o Options) (*Root, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"pkgs", "bin", ".pkg/staging", ".pkg/trash"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("install: create root: %w", err)
+		}
+	}
+	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout, Waiting: o.Waiting, Owner: o.Owner})
+	if err != nil {
+		return nil, err
+	}
+	r := &Root{dir: dir, db: d, o: o, umask: umask()}
+	if err := r.reconcile(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close releases the lock.
+func (r *Root) Close() error { return r.db.Close() }
+
+// DB returns the root's database, for queries.
+func (r *Root) DB() *db.DB { return r.db }
+
+// Dir returns the root's absolute path.
+func (r *Root) Dir() string { return r.dir }
+
+func (r *Root) path(elem ...string) string { return filepath.Join(append([]string{r.dir}, elem...)...) }
+
+// pkgDir is where an installed package's tree lives.
+func (r *Root) pkgDir(name string) string { return r.path("pkgs", name) }
+
+// reconcile undoes every pending intent, empties staging and trash, and makes bin/ agree
+// with the database. An intent still present means its database record was not written, so
+// the database describes the tree that was there before; putting that tree back is always
+// possible and always consistent.
+func (r *Root) reconcile() error {
+	ins, err := r.db.Intents()
+	if err != nil {
+		return err
+	}
+	for _, in := range ins {
+		if err := r.undo(in); err != nil {
+			return fmt.Errorf("install: undo interrupted %s of %s: %w", in.Op, in.Name, err)
+		}
+	}
+	for _, d := range []string{".pkg/staging", ".pkg/trash"} {
+		if err := emptyDir(r.path(d)); err != nil {
+			return err
+		}
+	}
+	return r.syncBins()
+}
+
+func (r *Root) undo(in db.Intent) error {
+	dst, other := r.pkgDir(in.Name), r.path(in.Staging)
+	switch in.Op {
+	case "install":
+		if ino, ok := inode(dst); ok && ino == in.Inode {
+			if err := r.putBack(dst, other); err != nil {
+				return err
+			}
+		}
+	case "remove":
+		if _, ok := inode(dst); !ok {
+			if _, ok := inode(other); ok {
+				if err := os.Rename(other, dst); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := r.syncDir(r.path("pkgs")); err != nil {
+		return err
+	}
+	return r.db.ClearIntent(in.Name)
+}
+
+// putBack moves a committed new tree from dst back to other, swapping the old tree back into
+// dst when it is still at other.
+func (r *Root) putBack(dst, other string) error {
+	if _, ok := inode(other); ok {
+		return exchange(other, dst)
+	}
+	return os.Rename(dst, other)
+}
+
+func (r *Root) syncDir(dir string) error {
+	if r.o.NoSync {
+		return nil
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return &os.PathError{Op: "fsync", Path: dir, Err: errors.Unwrap(err)}
+	}
+	return nil
+}
+
+func inode(path string) (uint64, bool) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return 0, false
+	}
+	return st.Ino, true
+}
+
+func rename(a, b string) error {
+	if err := unix.Rename(a, b); err != nil {
+		return &os.LinkError{Op: "rename", Old: a, New: b, Err: err}
+	}
+	return nil
+}
+
+func exchange(a, b string) error {
+	if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
+		return &os.LinkError{Op: "exchange", Old: a, New: b, Err: err}
+	}
+	return nil
+}
+
+func emptyDir(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := removeTree(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeTree deletes a tree, first making its directories writable: a package may ship
+// read-only directories.
+func removeTree(path string) error {
+	err := os.RemoveAll(path)
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(path)
+}
+
+// umask reads the process umask without changing it (Linux 4.7 and later report it).
+func umask() fs.FileMode {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0o022
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "Umask:"); ok {
+			if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+				return fs.FileMode(m)
+			}
+		}
+	}
+	return 0o022
+}

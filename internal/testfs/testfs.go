@@ -1,0 +1,127 @@
+// Package testfs gives tests real filesystems that can share extents: a fresh loop-mounted
+// XFS (reflink=1) or btrfs image, unmounted when the test ends, and FIEMAP to prove that a
+// file's extents are shared. It is for tests only.
+package testfs
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// imageSize is the sparse image behind each mount; only what tests write takes disk space.
+const imageSize = 1 << 30 // 1 GiB
+
+var mkfs = map[string][]string{
+	"xfs":   {"mkfs.xfs", "-q", "-f", "-m", "reflink=1"},
+	"btrfs": {"mkfs.btrfs", "-q", "-f"},
+}
+
+// Mount returns the root of a fresh filesystem of kind "xfs" or "btrfs", unmounted and
+// deleted when t ends. It skips t when that is impossible here (not root, no mkfs), except
+// under CI=true, where it fails.
+func Mount(t testing.TB, kind string) string {
+	t.Helper()
+	args, ok := mkfs[kind]
+	if !ok {
+		t.Fatalf("testfs: unknown filesystem %q", kind)
+	}
+	if os.Geteuid() != 0 {
+		unavailable(t, "testfs: mounting "+kind+" needs root")
+	}
+	if _, err := exec.LookPath(args[0]); err != nil {
+		unavailable(t, "testfs: "+args[0]+" not installed (apt-get install xfsprogs btrfs-progs)")
+	}
+	dir := t.TempDir()
+	img, mnt := filepath.Join(dir, kind+".img"), filepath.Join(dir, "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, imageSize); err != nil {
+		t.Fatal(err)
+	}
+	run(t, append(args, img)...)
+	run(t, "mount", "-o", "loop", img, mnt)
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("testfs: umount %s: %v: %s", mnt, err, out)
+			exec.Command("umount", "-l", mnt).Run()
+		}
+	})
+	return mnt
+}
+
+// unavailable skips, or fails under CI=true where every filesystem test must run.
+func unavailable(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why + " (CI=true: this test must run)")
+	}
+	t.Skip(why)
+}
+
+func run(t testing.TB, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("testfs: %v: %v\n%s", args, err, out)
+	}
+}
+
+// FIEMAP, from linux/fiemap.h and linux/fs.h.
+const (
+	fsIocFiemap       = 0xC020660B
+	fiemapFlagSync    = 0x1
+	fiemapExtentLast  = 0x1
+	fiemapExtentShare = 0x2000
+	fiemapMaxExtents  = 64
+)
+
+type fiemapExtent struct {
+	Logical, Physical, Length uint64
+	_                         [2]uint64
+	Flags                     uint32
+	_                         [3]uint32
+}
+
+type fiemap struct {
+	Start, Length                 uint64
+	Flags, Mapped, ExtentCount, _ uint32
+	Extents                       [fiemapMaxExtents]fiemapExtent
+}
+
+// SharedBytes returns how many bytes of the file at path lie in extents the filesystem
+// reports as shared (FIEMAP_EXTENT_SHARED), out of its mapped bytes.
+func SharedBytes(path string) (shared, mapped int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	var start uint64
+	for {
+		fm := fiemap{Start: start, Length: ^uint64(0) - start, Flags: fiemapFlagSync, ExtentCount: fiemapMaxExtents}
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), fsIocFiemap, uintptr(unsafe.Pointer(&fm))); e != 0 {
+			return 0, 0, &os.PathError{Op: "fiemap", Path: path, Err: e}
+		}
+		if fm.Mapped == 0 {
+			return shared, mapped, nil
+		}
+		for _, e := range fm.Extents[:fm.Mapped] {
+			mapped += int64(e.Length)
+			if e.Flags&fiemapExtentShare != 0 {
+				shared += int64(e.Length)
+			}
+			if e.Flags&fiemapExtentLast != 0 {
+				return shared, mapped, nil
+			}
+			start = e.Logical + e.Length
+		}
+	}
+}

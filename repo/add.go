@@ -1,0 +1,259 @@
+package repo
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+const indexName = "index.json"
+
+// Add copies the archive at archivePath into dir under its base name and records p for it
+// in dir's index.json, creating the index if absent and replacing an entry of the same
+// name and version. It sets p's Archive, Size and SHA256, takes the rest as given (the
+// caller measures InstalledSize and Files), and returns the entry as written.
+//
+// Each file is written atomically (a temporary file in dir, fsync, rename, fsync of dir),
+// the archive first, so the index never names a missing archive. An existing file of the
+// archive's name is kept if byte-identical and is otherwise an error. The index lists
+// packages by name, then version, as indented JSON with a trailing newline. Add does not
+// lock dir: concurrent Adds to one directory may lose an entry.
+func Add(dir, archivePath string, p Package) (Package, error) {
+	p, err := add(dir, archivePath, p)
+	if err != nil {
+		return Package{}, fmt.Errorf("repo: add: %w", err)
+	}
+	return p, nil
+}
+
+func add(dir, archivePath string, p Package) (Package, error) {
+	if !validName(p.Name) {
+		return p, badName(p.Name)
+	}
+	p.Archive = filepath.Base(archivePath)
+	normalize(&p)
+	if err := checkMeta(&p); err != nil {
+		return p, err
+	}
+	if p.Archive == indexName {
+		return p, fmt.Errorf("package %s: archive may not be named %s", p.id(), indexName)
+	}
+	if err := place(dir, archivePath, &p); err != nil {
+		return p, fmt.Errorf("package %s: %w", p.id(), err)
+	}
+	return p, nil
+}
+
+// place reads dir's index, copies the archive in, sets p's size and sha256 and writes
+// the index with p.
+func place(dir, archivePath string, p *Package) error {
+	ix, err := readIndex(filepath.Join(dir, indexName))
+	if err != nil {
+		return err
+	}
+	if p.Size, p.SHA256, err = placeArchive(dir, archivePath); err != nil {
+		return err
+	}
+	ix.put(*p)
+	return writeFile(dir, indexName, ix.encode)
+}
+
+// placeArchive puts a copy of src in dir unless an identical file is already there, and
+// returns its size and sha256.
+func placeArchive(dir, src string) (int64, string, error) {
+	dst := filepath.Join(dir, filepath.Base(src))
+	exists, same, err := sameContents(src, dst)
+	switch {
+	case err != nil:
+		return 0, "", err
+	case same:
+		return hashFile(src)
+	case exists:
+		return 0, "", fmt.Errorf("%s exists with different contents", dst)
+	}
+	var size int64
+	h := sha256.New()
+	err = writeFile(dir, filepath.Base(src), func(w io.Writer) error {
+		f, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		size, err = io.Copy(io.MultiWriter(w, h), f)
+		return err
+	})
+	return size, hex.EncodeToString(h.Sum(nil)), err
+}
+
+// sameContents reports whether dst exists and, if so, whether it holds the bytes of src.
+func sameContents(src, dst string) (exists, same bool, err error) {
+	di, err := os.Stat(dst)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	si, err := os.Stat(src)
+	switch {
+	case err != nil:
+		return true, false, err
+	case os.SameFile(si, di):
+		return true, true, nil
+	case si.Size() != di.Size() || !di.Mode().IsRegular():
+		return true, false, nil
+	}
+	same, err = equalFiles(src, dst)
+	return true, same, err
+}
+
+func equalFiles(a, b string) (bool, error) {
+	fa, err := os.Open(a)
+	if err != nil {
+		return false, err
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false, err
+	}
+	defer fb.Close()
+	return equalReaders(fa, fb)
+}
+
+func equalReaders(a, b io.Reader) (bool, error) {
+	bufA, bufB := make([]byte, 64<<10), make([]byte, 64<<10)
+	for {
+		na, errA := io.ReadFull(a, bufA)
+		nb, errB := io.ReadFull(b, bufB)
+		if err := cmpErr(errA, errB); err != nil {
+			return false, err
+		}
+		if !bytes.Equal(bufA[:na], bufB[:nb]) {
+			return false, nil
+		}
+		if errA != nil { // equal short reads: both ended
+			return true, nil
+		}
+	}
+}
+
+// cmpErr returns the first of errA and errB that is not the end of its file.
+func cmpErr(errA, errB error) error {
+	for _, err := range []error{errA, errB} {
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return err
+		}
+	}
+	return nil
+}
+
+func hashFile(name string) (int64, string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	return n, hex.EncodeToString(h.Sum(nil)), err
+}
+
+// put inserts p, replacing the entry of the same name and version, and sorts the
+// entries by name and version.
+func (ix *Index) put(p Package) {
+	ix.Packages = slices.DeleteFunc(ix.Packages, func(q Package) bool {
+		return q.Name == p.Name && q.Version == p.Version
+	})
+	ix.Packages = append(ix.Packages, p)
+	slices.SortFunc(ix.Packages, func(a, b Package) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return CompareVersions(a.Version, b.Version)
+	})
+}
+
+// readIndex reads and parses the index at name, or returns an empty one if there is none.
+func readIndex(name string) (*Index, error) {
+	f, err := os.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Index{Format: 1}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxIndexSize+1))
+	if err != nil {
+		return nil, err
+	}
+	ix, err := parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	return ix, nil
+}
+
+// encode writes ix as indented JSON with a trailing newline, leaving "<" and ">" in
+// depends unescaped.
+func (ix *Index) encode(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(ix)
+}
+
+// writeFile replaces dir/name with what write produces, atomically and durably.
+func writeFile(dir, name string, write func(io.Writer) error) error {
+	if err := renameInto(dir, name, write); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// renameInto writes a temporary file in dir, syncs it and renames it to name. The file is
+// made readable by all, as a repository is served to others.
+func renameInto(dir, name string, write func(io.Writer) error) (err error) {
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = write(f); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), filepath.Join(dir, name))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

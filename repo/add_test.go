@@ -1,0 +1,207 @@
+package repo
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// writeArchive writes data to a file named name in a new directory and returns its path.
+func writeArchive(t *testing.T, name, data string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func readIndexFile(t *testing.T, dir string) *Index {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+// checkDir fails unless dir holds exactly names: no temporary files are left behind.
+func checkDir(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	slices.Sort(names)
+	if !slices.Equal(got, names) {
+		t.Errorf("%s holds %q, want %q", dir, got, names)
+	}
+}
+
+func sum(data string) string {
+	h := sha256.Sum256([]byte(data))
+	return hex.EncodeToString(h[:])
+}
+
+func TestAddCreatesIndex(t *testing.T) {
+	dir := t.TempDir()
+	const data = "archive bytes"
+	src := writeArchive(t, "hello-1.2.0.tar.zst", data)
+	p := Package{Name: "hello", Version: "1.2.0", Depends: []string{"libgreet>=1.0,<2"}, Bin: []string{"bin/hello"},
+		Summary: "says <hello>", InstalledSize: 40960, Files: 12, Size: 99, SHA256: "stale", Archive: "x"}
+	got, err := Add(dir, src, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := p
+	want.Archive, want.Size, want.SHA256 = "hello-1.2.0.tar.zst", int64(len(data)), sum(data)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Add:\ngot  %+v\nwant %+v", got, want)
+	}
+	if ix := readIndexFile(t, dir); !reflect.DeepEqual(ix.Packages, []Package{want}) {
+		t.Errorf("index holds %+v, want %+v", ix.Packages, want)
+	}
+	copied, err := os.ReadFile(filepath.Join(dir, "hello-1.2.0.tar.zst"))
+	if err != nil || string(copied) != data {
+		t.Errorf("archive copy: got %q, %v; want %q", copied, err, data)
+	}
+	checkDir(t, dir, "hello-1.2.0.tar.zst", "index.json")
+	checkIndexText(t, dir)
+}
+
+// checkIndexText checks the index is indented, ends in a newline, does not escape
+// constraints and is readable by all.
+func checkIndexText(t *testing.T, dir string) {
+	t.Helper()
+	name := filepath.Join(dir, "index.json")
+	text, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(text, []byte("{\n  \"format\": 1,\n")) || !bytes.HasSuffix(text, []byte("}\n")) {
+		t.Errorf("index.json is not indented with a trailing newline:\n%s", text)
+	}
+	if !bytes.Contains(text, []byte(`"libgreet>=1.0,<2"`)) {
+		t.Errorf("index.json escapes constraints:\n%s", text)
+	}
+	if fi, err := os.Stat(name); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("index.json mode: %v, %v; want 0644", fi.Mode(), err)
+	}
+}
+
+func TestAddVersions(t *testing.T) {
+	dir := t.TempDir()
+	adds := []struct{ name, version, summary string }{
+		{"hello", "1.10", "ten"},
+		{"hello", "1.9", "nine"},
+		{"abc", "1", "first"},
+		{"hello", "1.10", "ten again"}, // replaces
+	}
+	for _, a := range adds {
+		src := writeArchive(t, a.name+"-"+a.version+".tar", a.name+a.version)
+		if _, err := Add(dir, src, Package{Name: a.name, Version: a.version, Summary: a.summary}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, p := range readIndexFile(t, dir).Packages {
+		got = append(got, p.Name+" "+p.Version+" "+p.Summary)
+	}
+	want := []string{"abc 1 first", "hello 1.9 nine", "hello 1.10 ten again"}
+	if !slices.Equal(got, want) {
+		t.Errorf("index holds %q, want %q", got, want)
+	}
+	checkDir(t, dir, "abc-1.tar", "hello-1.9.tar", "hello-1.10.tar", "index.json")
+}
+
+func TestAddExistingArchive(t *testing.T) {
+	dir := t.TempDir()
+	inDir := filepath.Join(dir, "a-1.tar")
+	if err := os.WriteFile(inDir, []byte("same"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{inDir, writeArchive(t, "a-1.tar", "same")} {
+		got, err := Add(dir, src, Package{Name: "a", Version: "1"})
+		if err != nil {
+			t.Fatalf("Add(%s): %v", src, err)
+		}
+		if got.SHA256 != sum("same") {
+			t.Errorf("Add(%s): sha256 %s, want %s", src, got.SHA256, sum("same"))
+		}
+	}
+	checkDir(t, dir, "a-1.tar", "index.json")
+
+	_, err := Add(dir, writeArchive(t, "a-1.tar", "different"), Package{Name: "a", Version: "1"})
+	if err == nil {
+		t.Fatal("Add over a different archive: no error")
+	}
+	checkError(t, err, "a@1", "different contents")
+	if data, _ := os.ReadFile(inDir); string(data) != "same" {
+		t.Errorf("archive overwritten: %q", data)
+	}
+	checkDir(t, dir, "a-1.tar", "index.json")
+}
+
+func TestAddRefuses(t *testing.T) {
+	src := writeArchive(t, "a-1.tar", "x")
+	tests := []struct {
+		name string
+		src  string
+		p    Package
+		want string
+	}{
+		{"bad name", src, Package{Name: "A", Version: "1"}, `"A"`},
+		{"bad version", src, Package{Name: "a", Version: "one"}, `"a"`},
+		{"bad depends", src, Package{Name: "a", Version: "1", Depends: []string{"b>>1"}}, "a@1"},
+		{"bad bin", src, Package{Name: "a", Version: "1", Bin: []string{"../sh"}}, "a@1"},
+		{"negative files", src, Package{Name: "a", Version: "1", Files: -1}, "a@1"},
+		{"missing archive", filepath.Join(t.TempDir(), "a-1.tar"), Package{Name: "a", Version: "1"}, "a@1"},
+		{"archive named index", writeArchive(t, "index.json", "{}"), Package{Name: "a", Version: "1"}, "a@1"},
+		{"archive name", writeArchive(t, "a:1.tar", "x"), Package{Name: "a", Version: "1"}, "a@1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			_, err := Add(dir, tt.src, tt.p)
+			if err == nil {
+				t.Fatal("Add: no error")
+			}
+			checkError(t, err, tt.want)
+			checkDir(t, dir)
+		})
+	}
+}
+
+func TestAddRefusesBadIndex(t *testing.T) {
+	dir := t.TempDir()
+	bad := `{"format": 2}`
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Add(dir, writeArchive(t, "a-1.tar", "x"), Package{Name: "a", Version: "1"})
+	if err == nil {
+		t.Fatal("Add: no error")
+	}
+	checkError(t, err, "a@1", "format 2")
+	if data, _ := os.ReadFile(filepath.Join(dir, "index.json")); string(data) != bad {
+		t.Errorf("index.json changed: %s", data)
+	}
+	if strings.Count(err.Error(), "repo:") != 1 {
+		t.Errorf("error %q repeats its prefix", err)
+	}
+	checkDir(t, dir, "index.json")
+}

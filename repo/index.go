@@ -1,0 +1,190 @@
+// Package repo owns the repository index (format 1): its JSON encoding, package names,
+// versions and requirements, and the resolution of requirements to packages.
+//
+// It does no network I/O: another package fetches an index's bytes and calls Parse.
+// Add maintains an index in a local directory.
+package repo
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+)
+
+// MaxIndexSize bounds an index.json read from anywhere.
+const MaxIndexSize = 64 << 20 // 64 MiB
+
+// Index is a repository's index.json.
+type Index struct {
+	Format   int       `json:"format"`
+	Packages []Package `json:"packages"`
+}
+
+// Package is one entry of an index: a version of a named package and its archive.
+type Package struct {
+	Name          string   `json:"name"`
+	Version       string   `json:"version"`
+	Archive       string   `json:"archive"`
+	Size          int64    `json:"size"`
+	SHA256        string   `json:"sha256"`
+	Depends       []string `json:"depends,omitempty"`
+	Bin           []string `json:"bin,omitempty"`
+	Summary       string   `json:"summary,omitempty"`
+	InstalledSize int64    `json:"installed_size,omitempty"`
+	Files         int      `json:"files,omitempty"`
+}
+
+// Parse decodes and validates an index (format must be 1; unknown fields ignored).
+// It refuses data larger than MaxIndexSize and names the first invalid entry.
+func Parse(data []byte) (*Index, error) {
+	ix, err := parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("repo: %w", err)
+	}
+	return ix, nil
+}
+
+func parse(data []byte) (*Index, error) {
+	if len(data) > MaxIndexSize {
+		return nil, fmt.Errorf("index is %d bytes, over the %d-byte limit", len(data), MaxIndexSize)
+	}
+	// The format is checked before the rest is decoded, so a newer index whose
+	// fields changed shape is reported as such and not as a decoding error.
+	var head struct{ Format int }
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("index: %v", err)
+	}
+	if head.Format != 1 {
+		return nil, fmt.Errorf("index format %d is not supported (this pkg reads format 1)", head.Format)
+	}
+	var ix Index
+	if err := json.Unmarshal(data, &ix); err != nil {
+		return nil, fmt.Errorf("index: %v", err)
+	}
+	if err := ix.check(); err != nil {
+		return nil, err
+	}
+	return &ix, nil
+}
+
+// check validates every entry and normalizes empty lists to nil.
+func (ix *Index) check() error {
+	seen := make(map[string]bool, len(ix.Packages))
+	for i := range ix.Packages {
+		p := &ix.Packages[i]
+		if !validName(p.Name) {
+			return fmt.Errorf("index packages[%d]: %v", i, badName(p.Name))
+		}
+		normalize(p)
+		if err := checkPackage(p); err != nil {
+			return err
+		}
+		if seen[p.id()] {
+			return fmt.Errorf("package %s: listed twice", p.id())
+		}
+		seen[p.id()] = true
+	}
+	return nil
+}
+
+// normalize makes empty lists nil, as they are after a JSON round trip.
+func normalize(p *Package) {
+	if len(p.Depends) == 0 {
+		p.Depends = nil
+	}
+	if len(p.Bin) == 0 {
+		p.Bin = nil
+	}
+}
+
+// id is name@version, for messages; the name must be valid.
+func (p *Package) id() string { return p.Name + "@" + p.Version }
+
+// checkPackage validates an entry whose name is valid.
+func checkPackage(p *Package) error {
+	if err := checkMeta(p); err != nil {
+		return err
+	}
+	if p.Size < 0 {
+		return fmt.Errorf("package %s: negative size %d", p.id(), p.Size)
+	}
+	if !validSHA256(p.SHA256) {
+		return fmt.Errorf("package %s: sha256 %q is not 64 lowercase hex digits", p.id(), p.SHA256)
+	}
+	return nil
+}
+
+// checkMeta validates what Add knows before it reads the archive: everything but the
+// size and the sha256.
+func checkMeta(p *Package) error {
+	if err := checkVersion(p.Version); err != nil {
+		return fmt.Errorf("package %q: %v", p.Name, err)
+	}
+	switch {
+	case p.Archive == "":
+		return fmt.Errorf("package %s: no archive", p.id())
+	case !validArchive(p.Archive):
+		return fmt.Errorf("package %s: archive %q is neither a clean relative path nor an http(s) URL", p.id(), p.Archive)
+	case p.InstalledSize < 0:
+		return fmt.Errorf("package %s: negative installed_size %d", p.id(), p.InstalledSize)
+	case p.Files < 0:
+		return fmt.Errorf("package %s: negative files %d", p.id(), p.Files)
+	}
+	return checkLists(p)
+}
+
+func checkLists(p *Package) error {
+	for _, d := range p.Depends {
+		if _, err := parseRequirement(d); err != nil {
+			return fmt.Errorf("package %s: depends: %v", p.id(), err)
+		}
+	}
+	for _, b := range p.Bin {
+		if !validLocal(b) {
+			return fmt.Errorf("package %s: bin %q is not a clean relative path inside the package", p.id(), b)
+		}
+	}
+	return nil
+}
+
+func validSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !('0' <= s[i] && s[i] <= '9' || 'a' <= s[i] && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// validArchive reports whether a is an absolute http(s) URL with a host, or a local path
+// that means the same as a file path and as a URL reference relative to the index: it
+// holds none of the bytes that URL resolution treats specially (":?#%").
+func validArchive(a string) bool {
+	if strings.HasPrefix(a, "http://") || strings.HasPrefix(a, "https://") {
+		u, err := url.Parse(a)
+		return err == nil && u.Host != ""
+	}
+	return validLocal(a) && !strings.ContainsAny(a, ":?#%")
+}
+
+// validLocal reports whether p is a clean relative slash path that stays inside its
+// directory (filepath.IsLocal semantics), other than ".", with no backslash or control byte.
+func validLocal(p string) bool {
+	if p == "" || p == "." || path.Clean(p) != p || path.IsAbs(p) {
+		return false
+	}
+	if p == ".." || strings.HasPrefix(p, "../") {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] < 0x20 || p[i] == 0x7f || p[i] == '\\' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,216 @@
+package repo
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var testSum = strings.Repeat("ab", 32)
+
+var goodIndex = `{"format": 1,
+ "packages": [
+  {"name": "hello", "version": "1.2.0", "archive": "hello-1.2.0.tar.zst",
+   "size": 10240, "sha256": "` + testSum + `",
+   "depends": ["libgreet>=1.0"], "bin": ["bin/hello"], "summary": "says hello",
+   "installed_size": 40960, "files": 12},
+  {"name": "libgreet", "version": "1.0", "archive": "https://example.com/libgreet-1.0.tar.gz",
+   "size": 0, "sha256": "` + testSum + `"}
+ ]}`
+
+func TestParse(t *testing.T) {
+	got, err := Parse([]byte(goodIndex))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Index{Format: 1, Packages: []Package{
+		{Name: "hello", Version: "1.2.0", Archive: "hello-1.2.0.tar.zst", Size: 10240, SHA256: testSum,
+			Depends: []string{"libgreet>=1.0"}, Bin: []string{"bin/hello"}, Summary: "says hello",
+			InstalledSize: 40960, Files: 12},
+		{Name: "libgreet", Version: "1.0", Archive: "https://example.com/libgreet-1.0.tar.gz", SHA256: testSum},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Parse:\ngot  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestParseIgnoresUnknownFields(t *testing.T) {
+	data := `{"format": 1, "generator": "x", "packages": [{"name": "a", "version": "1",
+		"archive": "a.tar", "size": 1, "sha256": "` + testSum + `", "license": "MIT", "extra": {"n": [1]}}]}`
+	ix, err := Parse([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ix.Packages) != 1 || ix.Packages[0].Name != "a" {
+		t.Errorf("Parse: got %+v", ix.Packages)
+	}
+}
+
+func TestParseEmptyLists(t *testing.T) {
+	data := `{"format": 1, "packages": [{"name": "a", "version": "1", "archive": "a.tar",
+		"sha256": "` + testSum + `", "depends": [], "bin": []}]}`
+	ix, err := Parse([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := ix.Packages[0]; p.Depends != nil || p.Bin != nil {
+		t.Errorf("empty lists: got depends %#v, bin %#v; want nil", p.Depends, p.Bin)
+	}
+}
+
+// indexOf encodes an index of format 1 holding ps.
+func indexOf(t testing.TB, ps ...Package) []byte {
+	t.Helper()
+	data, err := json.Marshal(Index{Format: 1, Packages: ps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func hello(edit func(p *Package)) Package {
+	p := Package{Name: "hello", Version: "1.2.0", Archive: "hello-1.2.0.tar.zst", Size: 10, SHA256: testSum}
+	edit(&p)
+	return p
+}
+
+func TestParseRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		p    Package
+		want []string // substrings of the error
+	}{
+		{"bad name", hello(func(p *Package) { p.Name = "Hello" }), []string{"packages[0]", `"Hello"`}},
+		{"empty name", hello(func(p *Package) { p.Name = "" }), []string{"packages[0]"}},
+		{"long name", hello(func(p *Package) { p.Name = strings.Repeat("a", 129) }), []string{"packages[0]", "129 bytes"}},
+		{"empty version", hello(func(p *Package) { p.Version = "" }), []string{`"hello"`, "empty version"}},
+		{"bad version", hello(func(p *Package) { p.Version = "v1" }), []string{`"hello"`, `"v1"`}},
+		{"version byte", hello(func(p *Package) { p.Version = "1_0" }), []string{`"hello"`, `"1_0"`}},
+		{"long version", hello(func(p *Package) { p.Version = "1" + strings.Repeat("0", 64) }), []string{`"hello"`, "65 bytes"}},
+		{"no archive", hello(func(p *Package) { p.Archive = "" }), []string{"hello@1.2.0", "no archive"}},
+		{"absolute archive", hello(func(p *Package) { p.Archive = "/srv/hello.tar" }), []string{"hello@1.2.0", "/srv/hello.tar"}},
+		{"dotdot archive", hello(func(p *Package) { p.Archive = "../hello.tar" }), []string{"hello@1.2.0"}},
+		{"inner dotdot archive", hello(func(p *Package) { p.Archive = "a/../../hello.tar" }), []string{"hello@1.2.0"}},
+		{"unclean archive", hello(func(p *Package) { p.Archive = "./hello.tar" }), []string{"hello@1.2.0"}},
+		{"backslash archive", hello(func(p *Package) { p.Archive = `a\hello.tar` }), []string{"hello@1.2.0"}},
+		{"scheme archive", hello(func(p *Package) { p.Archive = "file:/etc/passwd" }), []string{"hello@1.2.0"}},
+		{"ftp archive", hello(func(p *Package) { p.Archive = "ftp://example.com/hello.tar" }), []string{"hello@1.2.0"}},
+		{"hostless url", hello(func(p *Package) { p.Archive = "https:///hello.tar" }), []string{"hello@1.2.0"}},
+		{"bad url", hello(func(p *Package) { p.Archive = "http://exa mple.com/x" }), []string{"hello@1.2.0"}},
+		{"negative size", hello(func(p *Package) { p.Size = -1 }), []string{"hello@1.2.0", "size"}},
+		{"short sha256", hello(func(p *Package) { p.SHA256 = "abcd" }), []string{"hello@1.2.0", "sha256"}},
+		{"upper sha256", hello(func(p *Package) { p.SHA256 = strings.ToUpper(testSum) }), []string{"hello@1.2.0", "sha256"}},
+		{"no sha256", hello(func(p *Package) { p.SHA256 = "" }), []string{"hello@1.2.0", "sha256"}},
+		{"negative installed_size", hello(func(p *Package) { p.InstalledSize = -5 }), []string{"hello@1.2.0", "installed_size"}},
+		{"negative files", hello(func(p *Package) { p.Files = -1 }), []string{"hello@1.2.0", "files"}},
+		{"bad depends", hello(func(p *Package) { p.Depends = []string{"lib>="} }), []string{"hello@1.2.0", `"lib>="`}},
+		{"absolute bin", hello(func(p *Package) { p.Bin = []string{"/bin/sh"} }), []string{"hello@1.2.0", "/bin/sh"}},
+		{"escaping bin", hello(func(p *Package) { p.Bin = []string{"bin/../../x"} }), []string{"hello@1.2.0"}},
+		{"dot bin", hello(func(p *Package) { p.Bin = []string{"."} }), []string{"hello@1.2.0"}},
+		{"empty bin", hello(func(p *Package) { p.Bin = []string{""} }), []string{"hello@1.2.0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(indexOf(t, tt.p))
+			if err == nil {
+				t.Fatalf("Parse: no error")
+			}
+			checkError(t, err, append(tt.want, "repo: ")...)
+		})
+	}
+}
+
+func checkError(t *testing.T, err error, want ...string) {
+	t.Helper()
+	if !strings.HasPrefix(err.Error(), "repo: ") {
+		t.Errorf("error %q does not start with %q", err, "repo: ")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+}
+
+func TestParseRefusesDuplicate(t *testing.T) {
+	p := hello(func(*Package) {})
+	_, err := Parse(indexOf(t, p, p))
+	if err == nil {
+		t.Fatal("Parse: no error")
+	}
+	checkError(t, err, "hello@1.2.0", "twice")
+}
+
+func TestParseRefusesFormat(t *testing.T) {
+	tests := []struct {
+		data, want string
+	}{
+		{`{"format": 2, "packages": {"changed": true}}`, "repo: index format 2 is not supported (this pkg reads format 1)"},
+		{`{"packages": []}`, "repo: index format 0 is not supported (this pkg reads format 1)"},
+	}
+	for _, tt := range tests {
+		_, err := Parse([]byte(tt.data))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("Parse(%s): got error %v, want %q", tt.data, err, tt.want)
+		}
+	}
+}
+
+func TestParseRefusesBadJSON(t *testing.T) {
+	for _, data := range []string{``, `[]`, `{"format": 1, "packages": [{"size": "big"}]}`, `{"format": 1,`} {
+		if _, err := Parse([]byte(data)); err == nil {
+			t.Errorf("Parse(%q): no error", data)
+		}
+	}
+}
+
+func TestParseRefusesOversized(t *testing.T) {
+	data := make([]byte, MaxIndexSize+1)
+	copy(data, `{"format": 1, "packages": []}`)
+	for i := len(`{"format": 1, "packages": []}`); i < len(data); i++ {
+		data[i] = ' '
+	}
+	_, err := Parse(data)
+	if err == nil {
+		t.Fatal("Parse: no error")
+	}
+	checkError(t, err, "limit")
+	if _, err := Parse(data[:MaxIndexSize]); err != nil {
+		t.Errorf("Parse at MaxIndexSize: %v", err)
+	}
+}
+
+func TestParseAcceptsArchives(t *testing.T) {
+	for _, a := range []string{"hello.tar.zst", "pool/h/hello-1.0.tar", "https://example.com/a/b.tar?sig=1", "http://localhost:8080/x.tar"} {
+		p := hello(func(p *Package) { p.Archive = a })
+		if _, err := Parse(indexOf(t, p)); err != nil {
+			t.Errorf("archive %q: %v", a, err)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(goodIndex))
+	f.Add([]byte(`{"format": 1, "packages": []}`))
+	f.Add([]byte(`{"format": 1, "packages": null, "x": 1}`))
+	f.Add([]byte(`{"format": 1, "packages": [{"name": "a", "version": "1-rc1", "archive": "a.tar", "sha256": "` + testSum + `", "depends": ["b>=1,<2", "c@3"], "bin": []}]}`))
+	f.Add([]byte(`{"format": 2}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ix, err := Parse(data)
+		if err != nil {
+			return
+		}
+		again, err := json.Marshal(ix)
+		if err != nil {
+			t.Fatalf("Marshal: %v", err)
+		}
+		ix2, err := Parse(again)
+		if err != nil {
+			t.Fatalf("Parse(Marshal(Parse(data))): %v\n%s", err, again)
+		}
+		if !reflect.DeepEqual(ix, ix2) {
+			t.Fatalf("round trip:\ngot  %+v\nwant %+v", ix2, ix)
+		}
+	})
+}

@@ -1,0 +1,57 @@
+package repo
+
+import "testing"
+
+func TestLookup(t *testing.T) {
+	ix := testIndex("jq 1.6", "jq 1.10", "jq 1.7.1", "jq 2.0-rc1", "yq 4")
+	tests := []struct {
+		req, want, err string
+	}{
+		{req: "jq", want: "jq 2.0-rc1"},
+		{req: "jq<2", want: "jq 1.10"},
+		{req: "jq@1.7.1", want: "jq 1.7.1"},
+		{req: "jq>=1.7,<1.8", want: "jq 1.7.1"},
+		{req: "jq>=3", err: `repo: no version of "jq" satisfies jq>=3`},
+		{req: "zq", err: `repo: package "zq" not found`},
+	}
+	for _, tt := range tests {
+		got, err := ix.Lookup(parseReqs(t, tt.req)[0])
+		switch {
+		case tt.err != "":
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("Lookup(%s): got error %v, want %q", tt.req, err, tt.err)
+			}
+		case err != nil:
+			t.Errorf("Lookup(%s): %v", tt.req, err)
+		case ids([]Package{got}) != tt.want:
+			t.Errorf("Lookup(%s) = %s, want %s", tt.req, ids([]Package{got}), tt.want)
+		}
+	}
+}
+
+func TestSearch(t *testing.T) {
+	ix := testIndex("jq 1.6", "jq 1.10", "yq 4", "hello 1.0", "hello 2.0", "libgreet 1.0")
+	summaries := map[string]string{"jq 1.10": "JSON processor", "yq 4": "YAML and json processor", "hello 2.0": "says hello"}
+	for i, p := range ix.Packages {
+		ix.Packages[i].Summary = summaries[p.Name+" "+p.Version]
+	}
+	tests := []struct {
+		word, want string
+	}{
+		{"", "hello 2.0, jq 1.10, libgreet 1.0, yq 4"},
+		{"json", "jq 1.10, yq 4"},
+		{"JSON", "jq 1.10, yq 4"},
+		{"Q", "jq 1.10, yq 4"},
+		{"hello", "hello 2.0"},
+		{"greet", "libgreet 1.0"},
+		{"nothing", ""},
+	}
+	for _, tt := range tests {
+		if got := ids(ix.Search(tt.word)); got != tt.want {
+			t.Errorf("Search(%q) = %q, want %q", tt.word, got, tt.want)
+		}
+	}
+	if got := (&Index{}).Search(""); len(got) != 0 {
+		t.Errorf("Search on an empty index = %v", got)
+	}
+}

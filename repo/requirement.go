@@ -1,0 +1,157 @@
+package repo
+
+import (
+	"fmt"
+	"strings"
+)
+
+const maxNameLen = 128 // bytes
+
+// Requirement is a package name with version constraints, as in "jq>=1.6,<2".
+// A version must satisfy every constraint.
+type Requirement struct {
+	Name        string
+	Constraints []Constraint
+}
+
+// Constraint bounds a version: Op is one of "=", "!=", "<", "<=", ">", ">=", and the
+// version is compared with CompareVersions.
+type Constraint struct {
+	Op      string
+	Version string
+}
+
+// ops lists the operators, each before any of its prefixes.
+var ops = []string{">=", "<=", "!=", "=", "<", ">"}
+
+// ParseRequirement parses "name", or a name followed by comma-joined constraints
+// ("jq=1.7", "jq>=1.6,<2"), or "name@V", the command-line form of "name=V".
+// No spaces are allowed.
+func ParseRequirement(s string) (Requirement, error) {
+	r, err := parseRequirement(s)
+	if err != nil {
+		return Requirement{}, fmt.Errorf("repo: %w", err)
+	}
+	return r, nil
+}
+
+func parseRequirement(s string) (Requirement, error) {
+	i := strings.IndexAny(s, "=<>!@")
+	if i < 0 {
+		i = len(s)
+	}
+	r := Requirement{Name: s[:i]}
+	if !validName(r.Name) {
+		return Requirement{}, fmt.Errorf("requirement %q: %v", s, badName(r.Name))
+	}
+	cs, err := parseConstraints(s[i:])
+	if err != nil {
+		return Requirement{}, fmt.Errorf("requirement %q: %v", s, err)
+	}
+	r.Constraints = cs
+	return r, nil
+}
+
+func parseConstraints(s string) ([]Constraint, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if v, ok := strings.CutPrefix(s, "@"); ok {
+		c, err := parseConstraint("=" + v) // one version: a comma makes it invalid
+		if err != nil {
+			return nil, err
+		}
+		return []Constraint{c}, nil
+	}
+	var cs []Constraint
+	for part := range strings.SplitSeq(s, ",") {
+		c, err := parseConstraint(part)
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+func parseConstraint(s string) (Constraint, error) {
+	for _, op := range ops {
+		v, ok := strings.CutPrefix(s, op)
+		switch {
+		case !ok:
+			continue
+		case v == "":
+			return Constraint{}, fmt.Errorf("no version after %q", op)
+		}
+		if err := checkVersion(v); err != nil {
+			return Constraint{}, err
+		}
+		return Constraint{Op: op, Version: v}, nil
+	}
+	return Constraint{}, fmt.Errorf("constraint %q does not start with one of = != < <= > >=", s)
+}
+
+// Allows reports whether version satisfies every constraint of r.
+func (r Requirement) Allows(version string) bool {
+	for _, c := range r.Constraints {
+		if !c.allows(version) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c Constraint) allows(v string) bool {
+	n := CompareVersions(v, c.Version)
+	switch c.Op {
+	case "=":
+		return n == 0
+	case "!=":
+		return n != 0
+	case "<":
+		return n < 0
+	case "<=":
+		return n <= 0
+	case ">":
+		return n > 0
+	case ">=":
+		return n >= 0
+	}
+	return false
+}
+
+// String returns r in the form ParseRequirement reads, as in "jq>=1.6,<2".
+func (r Requirement) String() string {
+	var b strings.Builder
+	b.WriteString(r.Name)
+	for i, c := range r.Constraints {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(c.Op)
+		b.WriteString(c.Version)
+	}
+	return b.String()
+}
+
+// validName reports whether s matches [a-z0-9][a-z0-9._+-]* in at most maxNameLen bytes.
+func validName(s string) bool {
+	if s == "" || len(s) > maxNameLen || !isNameStart(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !isNameStart(s[i]) && strings.IndexByte("._+-", s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func isNameStart(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' }
+
+func badName(s string) error {
+	if len(s) > maxNameLen {
+		return fmt.Errorf("package name %.20q... is %d bytes, over %d", s, len(s), maxNameLen)
+	}
+	return fmt.Errorf("bad package name %q (want [a-z0-9][a-z0-9._+-]*)", s)
+}

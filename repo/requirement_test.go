@@ -1,0 +1,122 @@
+package repo
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseRequirement(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Requirement
+	}{
+		{"jq", Requirement{Name: "jq"}},
+		{"jq=1.7", Requirement{"jq", []Constraint{{"=", "1.7"}}}},
+		{"jq@1.7.1", Requirement{"jq", []Constraint{{"=", "1.7.1"}}}},
+		{"jq>=1.6", Requirement{"jq", []Constraint{{">=", "1.6"}}}},
+		{"jq<2", Requirement{"jq", []Constraint{{"<", "2"}}}},
+		{"jq>=1.6,<2", Requirement{"jq", []Constraint{{">=", "1.6"}, {"<", "2"}}}},
+		{"jq<=1.6,>1,!=1.5", Requirement{"jq", []Constraint{{"<=", "1.6"}, {">", "1"}, {"!=", "1.5"}}}},
+		{"libssl1.1+x-dev", Requirement{Name: "libssl1.1+x-dev"}},
+		{"g++>=13-rc1", Requirement{"g++", []Constraint{{">=", "13-rc1"}}}},
+		{"python3.12", Requirement{Name: "python3.12"}},
+	}
+	for _, tt := range tests {
+		got, err := ParseRequirement(tt.in)
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("ParseRequirement(%q) = %#v, %v; want %#v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestParseRequirementRefuses(t *testing.T) {
+	tests := []string{
+		"", "JQ", "Jq>=1", "jq>=", "jq@", "jq=", ">=1", "@1", "jq>=1,", "jq>=1,,<2", "jq>=1,jq<2",
+		"jq==1", "jq=>1", "jq!1", "jq>=v1", "jq >=1", "jq@1,<2", "jq@>=1", "jq>=1.0 ", "_jq",
+		strings.Repeat("a", 129), "jq=1" + strings.Repeat("0", 64),
+	}
+	for _, in := range tests {
+		got, err := ParseRequirement(in)
+		if err == nil {
+			t.Errorf("ParseRequirement(%q) = %#v, want error", in, got)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), "repo: requirement ") {
+			t.Errorf("ParseRequirement(%q): error %q does not name the requirement", in, err)
+		}
+	}
+}
+
+func TestAllows(t *testing.T) {
+	tests := []struct {
+		req     string
+		version string
+		want    bool
+	}{
+		{"jq", "0.1", true},
+		{"jq=1.7", "1.7", true},
+		{"jq=1.7", "1.7.0", false},
+		{"jq>=1.6,<2", "1.6", true},
+		{"jq>=1.6,<2", "1.10", true},
+		{"jq>=1.6,<2", "2", false},
+		{"jq>=1.6,<2", "2-rc1", true},    // a pre-release of 2 is below 2
+		{"jq>=1.6,<2", "2.0-rc1", false}, // but 2.0 is above 2
+		{"jq>=1.6,<2", "1.5.9", false},
+		{"jq<=1.6", "1.6", true},
+		{"jq>1.6", "1.6", false},
+		{"jq>1.6", "1.6.1", true},
+		{"jq!=1.6", "1.6", false},
+		{"jq!=1.6", "1.7", true},
+	}
+	for _, tt := range tests {
+		r, err := ParseRequirement(tt.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Allows(tt.version); got != tt.want {
+			t.Errorf("%s Allows(%q) = %v, want %v", tt.req, tt.version, got, tt.want)
+		}
+	}
+}
+
+func TestRequirementString(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"jq", "jq"},
+		{"jq@1.7.1", "jq=1.7.1"},
+		{"jq>=1.6,<2", "jq>=1.6,<2"},
+	}
+	for _, tt := range tests {
+		r, err := ParseRequirement(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.String(); got != tt.want {
+			t.Errorf("ParseRequirement(%q).String() = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func FuzzParseRequirement(f *testing.F) {
+	for _, s := range []string{"jq", "jq@1.7.1", "jq>=1.6,<2", "a<=1,>0,!=0.5", "JQ", "jq>="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRequirement(s)
+		if err != nil {
+			return
+		}
+		if !validName(r.Name) {
+			t.Fatalf("ParseRequirement(%q): bad name %q", s, r.Name)
+		}
+		for _, c := range r.Constraints {
+			if checkVersion(c.Version) != nil {
+				t.Fatalf("ParseRequirement(%q): bad version %q", s, c.Version)
+			}
+		}
+		r2, err := ParseRequirement(r.String())
+		if err != nil || !reflect.DeepEqual(r, r2) {
+			t.Fatalf("ParseRequirement(%q) = %#v, %v; want %#v", r.String(), r2, err, r)
+		}
+	})
+}

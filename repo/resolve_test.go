@@ -1,0 +1,228 @@
+package repo
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testIndex builds an index from lines of "name version depends...".
+func testIndex(lines ...string) *Index {
+	ix := &Index{Format: 1}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		ix.Packages = append(ix.Packages, Package{
+			Name: f[0], Version: f[1], Depends: f[2:],
+			Archive: f[0] + "-" + f[1] + ".tar", SHA256: testSum,
+		})
+	}
+	return ix
+}
+
+func parseReqs(t *testing.T, ss ...string) []Requirement {
+	t.Helper()
+	var reqs []Requirement
+	for _, s := range ss {
+		r, err := ParseRequirement(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, r)
+	}
+	return reqs
+}
+
+// ids lists packages as "name version, ...".
+func ids(ps []Package) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.Name + " " + p.Version
+	}
+	return strings.Join(s, ", ")
+}
+
+func TestResolve(t *testing.T) {
+	tests := []struct {
+		name  string
+		index []string
+		reqs  []string
+		want  string
+	}{
+		{"single", []string{"hello 1.0"}, []string{"hello"}, "hello 1.0"},
+		{"none", []string{"hello 1.0"}, nil, ""},
+		{"newest", []string{"hello 1.9", "hello 1.10", "hello 1.2", "hello 1.11-rc1"}, []string{"hello"}, "hello 1.11-rc1"},
+		{"newest allowed", []string{"hello 1.9", "hello 1.10", "hello 2.0"}, []string{"hello<2"}, "hello 1.10"},
+		{"exact", []string{"jq 1.6", "jq 1.7.1", "jq 1.8"}, []string{"jq@1.7.1"}, "jq 1.7.1"},
+		{"chain", []string{"a 1 b", "b 1 c", "c 1"}, []string{"a"}, "c 1, b 1, a 1"},
+		{
+			"diamond",
+			[]string{"a 1 b c", "b 1 d>=1", "c 1 d<3", "d 1.0", "d 2.0", "d 3.0"},
+			[]string{"a"},
+			"d 2.0, b 1, c 1, a 1",
+		},
+		{"independent by name", []string{"z 1", "a 1", "m 1"}, []string{"z", "a", "m"}, "a 1, m 1, z 1"},
+		{"shared dependency", []string{"x 1 lib", "y 1 lib", "lib 1"}, []string{"y", "x"}, "lib 1, x 1, y 1"},
+		{"requests combine", []string{"lib 1.0", "lib 1.5", "lib 2.5"}, []string{"lib>=1.2", "lib<2"}, "lib 1.5"},
+		{"duplicate depends", []string{"a 1 lib>=1 lib<2", "lib 1.5", "lib 2.0"}, []string{"a"}, "lib 1.5, a 1"},
+		{
+			// a 2 needs c<2, whose only version needs a<2: only a 1 works.
+			"backtrack",
+			[]string{"a 1", "a 2 c<2", "c 1 a<2", "c 2", "b 1"},
+			[]string{"a", "b"},
+			"a 1, b 1",
+		},
+		{
+			// lib is decided (2.5) before mid, which needs lib<2.
+			"revise earlier choice",
+			[]string{"app 1 lib", "zed 1 mid", "mid 1 lib<2", "lib 1.5", "lib 2.5"},
+			[]string{"app", "zed"},
+			"lib 1.5, app 1, mid 1, zed 1",
+		},
+		{
+			// app 2 depends on a missing package; app 1 does not.
+			"skip broken version",
+			[]string{"app 1", "app 2 gone"},
+			[]string{"app"},
+			"app 1",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := testIndex(tt.index...).Resolve(parseReqs(t, tt.reqs...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids(got) != tt.want {
+				t.Errorf("Resolve: got %q, want %q", ids(got), tt.want)
+			}
+		})
+	}
+}
+
+func TestResolveRefuses(t *testing.T) {
+	tests := []struct {
+		name  string
+		index []string
+		reqs  []string
+		want  string
+	}{
+		{"not found", []string{"a 1"}, []string{"nope"}, `repo: package "nope" not found`},
+		{"missing dependency", []string{"app 1.0 lib"}, []string{"app"}, `repo: package "lib" not found (required by app 1.0)`},
+		{
+			"conflict",
+			[]string{"app 1.0 lib>=2", "tool 3.1 lib<2", "lib 1.5", "lib 2.5"},
+			[]string{"app", "tool"},
+			`repo: no version of "lib" satisfies lib>=2 (required by app 1.0) and lib<2 (required by tool 3.1)`,
+		},
+		{
+			"deep conflict",
+			[]string{"app 1.0 mid", "mid 1 lib>=2", "tool 3.1 lib<2", "lib 1.5", "lib 2.5"},
+			[]string{"app", "tool"},
+			`repo: no version of "lib" satisfies lib<2 (required by tool 3.1) and lib>=2 (required by mid 1)`,
+		},
+		{
+			"requests conflict",
+			[]string{"lib 1.5", "lib 2.5"},
+			[]string{"lib>=2", "lib<2"},
+			`repo: no version of "lib" satisfies lib>=2 (requested) and lib<2 (requested)`,
+		},
+		{"no version", []string{"lib 1.5"}, []string{"lib>=2"}, `repo: no version of "lib" satisfies lib>=2 (requested)`},
+		{"cycle", []string{"a 1 b", "b 1 a"}, []string{"a"}, "repo: dependency cycle: a -> b -> a"},
+		{"self cycle", []string{"a 1 a"}, []string{"a"}, "repo: dependency cycle: a -> a"},
+		{"long cycle", []string{"top 1 a", "a 1 b", "b 1 c", "c 1 b"}, []string{"top"}, "repo: dependency cycle: b -> c -> b"},
+		{"bad depends", []string{"a 1 B"}, []string{"a"}, `repo: package a 1: depends: requirement "B"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := testIndex(tt.index...).Resolve(parseReqs(t, tt.reqs...))
+			if err == nil {
+				t.Fatalf("Resolve: got %q, want error", ids(got))
+			}
+			if !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("Resolve: got error\n%q, want\n%q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestResolveGivesUp checks that a search too large to finish stops, and soon: n
+// packages must take n different versions out of n-1 (the pigeonhole principle), which a
+// backtracking search proves impossible only by trying every assignment.
+func TestResolveGivesUp(t *testing.T) {
+	const n = 10
+	var lines, reqs []string
+	for i := range n {
+		reqs = append(reqs, fmt.Sprintf("p%d", i))
+		for v := 1; v < n; v++ {
+			line := fmt.Sprintf("p%d %d", i, v)
+			for j := range n {
+				if j != i {
+					line += fmt.Sprintf(" p%d!=%d", j, v)
+				}
+			}
+			lines = append(lines, line)
+		}
+	}
+	start := time.Now()
+	_, err := testIndex(lines...).Resolve(parseReqs(t, reqs...))
+	if err == nil || !strings.Contains(err.Error(), "gave up") {
+		t.Fatalf("Resolve: got error %v, want one that gives up", err)
+	}
+	if d := time.Since(start); d > 30*time.Second { // a bound, not a benchmark: -race is slow
+		t.Errorf("Resolve took %v", d)
+	}
+}
+
+// FuzzResolve checks on indexes of "name version depends..." lines that Resolve does not
+// panic and that what it returns meets every requirement, dependencies first.
+func FuzzResolve(f *testing.F) {
+	f.Add("a 1 b c\nb 1 d>=1\nc 1 d<3\nd 1.0\nd 2.0\nd 3.0", "a")
+	f.Add("a 1\na 2 c<2\nc 1 a<2\nc 2\nb 1", "a,b")
+	f.Add("app 1 lib\nzed 1 mid\nmid 1 lib<2\nlib 1.5\nlib 2.5", "app,zed")
+	f.Add("a 1 b\nb 1 a", "a")
+	f.Fuzz(func(t *testing.T, index, reqs string) {
+		var lines []string
+		for l := range strings.Lines(index) {
+			if len(strings.Fields(l)) >= 2 {
+				lines = append(lines, l)
+			}
+		}
+		var rs []Requirement
+		for s := range strings.SplitSeq(reqs, ",") {
+			if r, err := ParseRequirement(s); err == nil {
+				rs = append(rs, r)
+			}
+		}
+		got, err := testIndex(lines...).Resolve(rs)
+		if err != nil {
+			return
+		}
+		checkResolved(t, rs, got)
+	})
+}
+
+func checkResolved(t *testing.T, reqs []Requirement, got []Package) {
+	placed := make(map[string]Package)
+	meets := func(r Requirement) bool {
+		p, ok := placed[r.Name]
+		return ok && r.Allows(p.Version)
+	}
+	for _, p := range got {
+		if _, dup := placed[p.Name]; dup {
+			t.Fatalf("%s twice in %s", p.Name, ids(got))
+		}
+		for _, d := range p.Depends {
+			r, err := ParseRequirement(d)
+			if err != nil || !meets(r) && r.Name != p.Name {
+				t.Fatalf("%s %s: dependency %s not met before it in %s", p.Name, p.Version, d, ids(got))
+			}
+		}
+		placed[p.Name] = p
+	}
+	for _, r := range reqs {
+		if !meets(r) {
+			t.Fatalf("requirement %s not met by %s", r, ids(got))
+		}
+	}
+}

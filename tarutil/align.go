@@ -1,0 +1,130 @@
+package tarutil
+
+import (
+	"archive/tar"
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Align reads the tar stream r, validates every member against the policy,
+// and writes the aligned form to w. It returns on the first refused member,
+// naming it. Missing parent directories are written before the member that
+// needs them, with mode 0755 and that member's modification time. A stream
+// that ends before its end-of-archive blocks is refused as truncated.
+func Align(w io.Writer, r io.Reader) (Stats, error) {
+	c := &converter{enc: newEncoder(w), chk: newChecker()}
+	c.in.r = bufio.NewReaderSize(r, streamBufSize)
+	tr := tar.NewReader(&c.in)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return c.finish()
+		}
+		if err != nil {
+			return Stats{}, headerError(hdr, c.last, err)
+		}
+		if err := c.convert(hdr, tr); err != nil {
+			return Stats{}, err
+		}
+	}
+}
+
+// converter turns the members of one tar stream into an aligned tar.
+type converter struct {
+	in    countReader
+	enc   *encoder
+	chk   *checker
+	stats Stats
+	last  string // name in the archive of the last entry read
+	end   int64  // input offset just past the last entry and its data
+}
+
+// countReader counts the bytes read through it and the zero bytes among
+// the last of them.
+type countReader struct {
+	r     io.Reader
+	n     int64
+	zeros int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.zeros = zeroRun(c.zeros, p[:n])
+	return n, err
+}
+
+// zeroRun returns the length of the run of zero bytes that ends p, given
+// the length of the run that ended the bytes before p.
+func zeroRun(run int64, p []byte) int64 {
+	i := len(p)
+	for i > 0 && p[i-1] == 0 {
+		i--
+	}
+	if i == 0 {
+		return run + int64(len(p))
+	}
+	return int64(len(p) - i)
+}
+
+// finish checks that the input ended with its end-of-archive blocks and
+// ends the output. archive/tar also reports the end of the archive at an
+// end of file after a header, or after one zero block.
+func (c *converter) finish() (Stats, error) {
+	if c.in.n != c.end+2*blockSize || c.in.zeros < 2*blockSize {
+		return Stats{}, endError(c.last, "archive truncated before its end-of-archive blocks")
+	}
+	if err := c.enc.finish(); err != nil {
+		return Stats{}, fmt.Errorf("tarutil: write end of archive: %w", err)
+	}
+	return c.stats, nil
+}
+
+// convert validates the member hdr and writes it, after the parent
+// directories it needs.
+func (c *converter) convert(hdr *tar.Header, data io.Reader) error {
+	m, ok, err := c.chk.check(hdr)
+	if err != nil || !ok {
+		c.last, c.end = hdr.Name, c.in.n
+		return err
+	}
+	for _, dir := range c.chk.parents {
+		d := Member{Name: dir, Type: tar.TypeDir, Mode: 0o755, ModTime: m.ModTime}
+		if err := c.write(&d, dir, nil); err != nil {
+			return err
+		}
+	}
+	c.last, c.end = hdr.Name, c.in.n+blockRound(m.Size)
+	return c.write(&m, hdr.Name, data)
+}
+
+// write writes the header of m and, for a regular member, its data from r.
+// Errors name the member as raw, its name in the archive.
+func (c *converter) write(m *Member, raw string, r io.Reader) error {
+	if err := c.enc.writeHeader(m); err != nil {
+		return fmt.Errorf("tarutil: write member %q: %w", raw, err)
+	}
+	if m.Type == tar.TypeReg {
+		if err := c.enc.copyData(r, m.Size); err != nil {
+			return c.dataError(raw, err)
+		}
+	}
+	if m.Type != tar.TypeDir {
+		c.stats.Files++
+	}
+	c.stats.Bytes += m.Size
+	return nil
+}
+
+// dataError tells an error writing member data from one reading it.
+func (c *converter) dataError(raw string, err error) error {
+	switch {
+	case c.enc.out.err != nil:
+		return fmt.Errorf("tarutil: write member %q: %w", raw, err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("tarutil: read member %q: archive truncated: %w", raw, err)
+	}
+	return fmt.Errorf("tarutil: read member %q: %w", raw, err)
+}

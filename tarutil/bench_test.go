@@ -1,0 +1,120 @@
+package tarutil
+
+import (
+	"archive/tar"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+var benchCases = []struct {
+	name    string
+	n, size int
+}{
+	{"30000x1KiB", 30000, 1 << 10},
+	{"40x8MiB", 40, 8 << 20},
+}
+
+// benchTar returns an in-memory tar of n files of size bytes in 100 directories.
+func benchTar(b *testing.B, n, size int) []byte {
+	b.Helper()
+	data := content("bench", size)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for i := range n {
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: fmt.Sprintf("d%02d/file%05d", i%100, i), Mode: 0o644, Size: int64(size), ModTime: testTime}
+		if err := tw.WriteHeader(hdr); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tw.Write(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func tempFile(b *testing.B) *os.File {
+	b.Helper()
+	f, err := os.Create(filepath.Join(b.TempDir(), "out.tar"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return f
+}
+
+func rewind(b *testing.B, f *os.File) {
+	if err := f.Truncate(0); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// allocated returns the bytes allocated by the program so far.
+func allocated() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.TotalAlloc
+}
+
+func BenchmarkAlign(b *testing.B) {
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			in := benchTar(b, bc.n, bc.size)
+			f := tempFile(b)
+			b.SetBytes(int64(bc.n) * int64(bc.size))
+			b.ReportAllocs()
+			before := allocated()
+			for b.Loop() {
+				rewind(b, f)
+				if _, err := Align(f, bytes.NewReader(in)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(allocated()-before)/float64(b.N*bc.n), "B/member")
+		})
+	}
+}
+
+// BenchmarkCopyBaseline copies as many bytes as BenchmarkAlign reads to a
+// file, through a buffer of the same size, for comparison.
+func BenchmarkCopyBaseline(b *testing.B) {
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			in := benchTar(b, bc.n, bc.size)
+			f := tempFile(b)
+			buf := make([]byte, copyBufSize)
+			b.SetBytes(int64(bc.n) * int64(bc.size))
+			b.ReportAllocs()
+			for b.Loop() {
+				rewind(b, f)
+				if _, err := io.CopyBuffer(struct{ io.Writer }{f}, struct{ io.Reader }{bytes.NewReader(in)}, buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkScan(b *testing.B) {
+	f := tempFile(b)
+	if _, err := Align(f, bytes.NewReader(benchTar(b, 30000, 1<<10))); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ms, err := Scan(f)
+		if err != nil || len(ms) != 30100 {
+			b.Fatalf("Scan: %d members, %v", len(ms), err)
+		}
+	}
+}

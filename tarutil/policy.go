@@ -1,0 +1,267 @@
+package tarutil
+
+import (
+	"archive/tar"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// specialBits are the setuid, setgid and sticky bits of a tar mode field.
+const specialBits = 0o7000
+
+// checker applies the member policy to the headers of one archive, in order.
+type checker struct {
+	kinds   map[string]byte // type of every path seen or synthesized, by cleaned name
+	parents []string        // directories the last member needs and nothing created yet, outermost first
+}
+
+func newChecker() *checker {
+	return &checker{kinds: make(map[string]byte)}
+}
+
+// check validates hdr. It returns ok false, and no error, for entries that
+// are skipped: pax global headers, the root directory and directories
+// already seen.
+func (c *checker) check(hdr *tar.Header) (m Member, ok bool, err error) {
+	c.parents = c.parents[:0]
+	if hdr.Typeflag == tar.TypeXGlobalHeader {
+		return Member{}, false, nil
+	}
+	m, ok, err = c.validate(hdr)
+	if err != nil {
+		return Member{}, false, &MemberError{Name: hdr.Name, Err: err}
+	}
+	return m, ok, nil
+}
+
+func (c *checker) validate(hdr *tar.Header) (Member, bool, error) {
+	name, err := cleanName(hdr.Name)
+	if err != nil {
+		return Member{}, false, err
+	}
+	typ, err := memberType(hdr.Typeflag)
+	if err != nil {
+		return Member{}, false, err
+	}
+	if name == "." {
+		if typ != tar.TypeDir {
+			return Member{}, false, fmt.Errorf("%w: the package root as a %s", ErrUnsafePath, kindName(typ))
+		}
+		return Member{}, false, nil
+	}
+	if err := checkAttrs(hdr); err != nil {
+		return Member{}, false, err
+	}
+	if prev, seen := c.kinds[name]; seen {
+		if prev == tar.TypeDir && typ == tar.TypeDir {
+			return Member{}, false, nil
+		}
+		return Member{}, false, fmt.Errorf("%w: %q is already a %s", ErrDuplicate, name, kindName(prev))
+	}
+	if err := c.findParents(name); err != nil {
+		return Member{}, false, err
+	}
+	m, err := c.member(hdr, name, typ)
+	if err != nil {
+		return Member{}, false, err
+	}
+	c.record(name, typ)
+	return m, true, nil
+}
+
+// member builds the Member for a validated name and type, checking links.
+func (c *checker) member(hdr *tar.Header, name string, typ byte) (Member, error) {
+	m := Member{Name: name, Type: typ, Mode: fs.FileMode(hdr.Mode & 0o777), ModTime: hdr.ModTime}
+	var err error
+	switch typ {
+	case tar.TypeReg:
+		m.Size = hdr.Size
+	case tar.TypeSymlink:
+		m.Linkname, err = checkSymlink(name, hdr.Linkname)
+	case tar.TypeLink:
+		m.Linkname, err = c.checkHardlink(hdr)
+	}
+	return m, err
+}
+
+// record notes name and the parents it needed.
+func (c *checker) record(name string, typ byte) {
+	for _, dir := range c.parents {
+		c.kinds[dir] = tar.TypeDir
+	}
+	c.kinds[name] = typ
+}
+
+// findParents sets c.parents to the ancestors of name not seen yet and
+// refuses a name under anything but a directory.
+func (c *checker) findParents(name string) error {
+	for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+		kind, seen := c.kinds[dir]
+		if seen && kind != tar.TypeDir {
+			return fmt.Errorf("%w: %q is a %s", ErrParent, dir, kindName(kind))
+		}
+		if seen {
+			break
+		}
+		c.parents = append(c.parents, dir)
+	}
+	slices.Reverse(c.parents)
+	if len(c.kinds)+len(c.parents) >= maxMembers {
+		return fmt.Errorf("%w: more than %d members", ErrLimit, maxMembers)
+	}
+	return nil
+}
+
+// cleanName returns the cleaned form of a member name, or why it is refused.
+func cleanName(raw string) (string, error) {
+	if err := checkText(raw); err != nil {
+		return "", fmt.Errorf("%w: %s", ErrName, err)
+	}
+	if raw[0] == '/' {
+		return "", fmt.Errorf("%w: absolute path", ErrUnsafePath)
+	}
+	name := path.Clean(raw)
+	if escapes(name) {
+		return "", ErrUnsafePath
+	}
+	if len(name) > maxPathLen {
+		return "", fmt.Errorf("%w: path longer than %d bytes", ErrLimit, maxPathLen)
+	}
+	if strings.Count(name, "/") >= maxDepth {
+		return "", fmt.Errorf("%w: path deeper than %d components", ErrLimit, maxDepth)
+	}
+	return name, nil
+}
+
+// checkText refuses empty text, text that is not UTF-8 and control characters.
+func checkText(s string) error {
+	if s == "" {
+		return errors.New("empty")
+	}
+	if !utf8.ValidString(s) {
+		return errors.New("not valid UTF-8")
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return fmt.Errorf("control character %q", s[i])
+		}
+	}
+	return nil
+}
+
+// escapes reports whether a cleaned relative path leaves its root.
+func escapes(cleaned string) bool {
+	return cleaned == ".." || strings.HasPrefix(cleaned, "../")
+}
+
+// memberType returns the type of an allowed member.
+func memberType(flag byte) (byte, error) {
+	switch flag {
+	case tar.TypeReg, tar.TypeDir, tar.TypeSymlink, tar.TypeLink:
+		return flag, nil
+	case tar.TypeGNUSparse:
+		return 0, ErrSparse
+	}
+	return 0, fmt.Errorf("%w: %s", ErrType, kindName(flag))
+}
+
+// checkAttrs refuses special mode bits, sparse records and xattrs.
+func checkAttrs(hdr *tar.Header) error {
+	if bits := hdr.Mode & specialBits; bits != 0 {
+		return fmt.Errorf("%w (mode %#o)", ErrSpecialBits, hdr.Mode&0o7777)
+	}
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return ErrSparse
+		}
+	}
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "SCHILY.xattr.") || strings.HasPrefix(k, "LIBARCHIVE.xattr.") {
+			return ErrXattr
+		}
+	}
+	return nil
+}
+
+// checkSymlink returns the target of a symlink at name if it stays inside
+// the package. Resolution is lexical; a ".." after a name in the target is
+// refused because that name could be a symlink elsewhere in the package.
+func checkSymlink(name, target string) (string, error) {
+	if target == "" {
+		return "", fmt.Errorf("%w: empty target", ErrSymlinkEscape)
+	}
+	if err := checkText(target); err != nil {
+		return "", fmt.Errorf("%w: %s in symlink target", ErrName, err)
+	}
+	if len(target) > maxPathLen {
+		return "", fmt.Errorf("%w: symlink target longer than %d bytes", ErrLimit, maxPathLen)
+	}
+	if target[0] == '/' {
+		return "", fmt.Errorf("%w: absolute target %q", ErrSymlinkEscape, target)
+	}
+	if climbsAfterName(target) {
+		return "", fmt.Errorf("%w: \"..\" after a name in target %q", ErrSymlinkEscape, target)
+	}
+	if escapes(path.Join(path.Dir(name), target)) {
+		return "", fmt.Errorf("%w: target %q", ErrSymlinkEscape, target)
+	}
+	return target, nil
+}
+
+// climbsAfterName reports whether a ".." component follows a name in p.
+func climbsAfterName(p string) bool {
+	named := false
+	for elem := range strings.SplitSeq(p, "/") {
+		switch elem {
+		case "", ".":
+		case "..":
+			if named {
+				return true
+			}
+		default:
+			named = true
+		}
+	}
+	return false
+}
+
+// checkHardlink returns the cleaned target of a hardlink if it is an earlier
+// regular member and the link carries no data.
+func (c *checker) checkHardlink(hdr *tar.Header) (string, error) {
+	if hdr.Size != 0 {
+		return "", fmt.Errorf("%w: link carries %d bytes of data", ErrHardlink, hdr.Size)
+	}
+	target := path.Clean(hdr.Linkname)
+	if c.kinds[target] != tar.TypeReg {
+		return "", fmt.Errorf("%w: target %q is not an earlier regular member", ErrHardlink, hdr.Linkname)
+	}
+	return target, nil
+}
+
+// kindName names a tar type flag in plain words.
+func kindName(flag byte) string {
+	switch flag {
+	case tar.TypeReg:
+		return "regular file"
+	case tar.TypeDir:
+		return "directory"
+	case tar.TypeSymlink:
+		return "symlink"
+	case tar.TypeLink:
+		return "hardlink"
+	case tar.TypeChar:
+		return "character device"
+	case tar.TypeBlock:
+		return "block device"
+	case tar.TypeFifo:
+		return "FIFO"
+	case tar.TypeCont:
+		return "contiguous file"
+	}
+	return fmt.Sprintf("type %q", flag)
+}

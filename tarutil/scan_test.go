@@ -1,0 +1,127 @@
+package tarutil
+
+import (
+	"archive/tar"
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+func aligned(tb testing.TB, in []byte) []byte {
+	tb.Helper()
+	var out bytes.Buffer
+	if _, err := Align(&out, bytes.NewReader(in)); err != nil {
+		tb.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func TestScanNotAligned(t *testing.T) {
+	in := makeTar(t, tar.FormatPAX, file("small", 4095), file("big", 4096))
+	_, err := Scan(bytes.NewReader(in))
+	wantRefused(t, err, "big", ErrNotAligned)
+}
+
+func TestScanEnd(t *testing.T) {
+	out := aligned(t, makeTar(t, tar.FormatPAX, file("a", 5000), file("b", 10)))
+	tests := []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"one-zero-block", out[:len(out)-blockSize], `tarutil: end of archive after member "b": not two zero blocks`},
+		{"no-zero-blocks", out[:len(out)-2*blockSize], `tarutil: end of archive after member "b": not two zero blocks`},
+		{"extra-zero-block", append(bytes.Clone(out), zeros[:blockSize]...), `data after the end-of-archive blocks`},
+		{"trailing-byte", append(bytes.Clone(out), 'x'), `data after the end-of-archive blocks`},
+		{"truncated-end", out[:len(out)-2*blockSize+blockSize/2], `archive truncated`},
+		{"truncated-padding", out[:len(out)-2*blockSize-blockSize/2], `not two zero blocks`},
+		{"empty-file", nil, `tarutil: end of empty archive: not two zero blocks`},
+	}
+	for _, tt := range tests {
+		_, err := Scan(bytes.NewReader(tt.b))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestScanTruncated cuts an aligned tar at every block and in between: Scan
+// must refuse every prefix.
+func TestScanTruncated(t *testing.T) {
+	out := aligned(t, makeTar(t, tar.FormatPAX, file("a", 5000), dir("d/"), file("d/"+longName, 9000), symlink("l", "a")))
+	for cut := 0; cut < len(out); cut += blockSize / 4 {
+		if _, err := Scan(bytes.NewReader(out[:cut])); err == nil {
+			t.Errorf("Scan of the first %d of %d bytes succeeded", cut, len(out))
+		}
+	}
+}
+
+// readCounter counts the bytes read from a ReadSeeker.
+type readCounter struct {
+	io.ReadSeeker
+	n int64
+}
+
+func (r *readCounter) Read(p []byte) (int, error) {
+	n, err := r.ReadSeeker.Read(p)
+	r.n += int64(n)
+	return n, err
+}
+
+// TestScanSeeks checks that Scan skips member data instead of reading it.
+func TestScanSeeks(t *testing.T) {
+	var es []entry
+	for i := range 16 {
+		es = append(es, file(strings.Repeat("f", i+1), 1<<20))
+	}
+	out := aligned(t, makeTar(t, tar.FormatPAX, es...))
+	rc := &readCounter{ReadSeeker: bytes.NewReader(out)}
+	ms, err := Scan(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != len(es) || rc.n > int64(len(es)+1)*scanBufSize {
+		t.Errorf("Scan found %d members and read %d of %d bytes", len(ms), rc.n, len(out))
+	}
+}
+
+// TestScanFromStart checks that offsets count from the start of the file
+// wherever r was.
+func TestScanFromStart(t *testing.T) {
+	out := aligned(t, makeTar(t, tar.FormatPAX, file("a", 5000)))
+	r := bytes.NewReader(out)
+	if _, err := r.Seek(1000, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := Scan(r)
+	if err != nil || len(ms) != 1 || ms[0].Offset != Alignment {
+		t.Errorf("Scan = %+v, %v; want one member at %d", ms, err, Alignment)
+	}
+}
+
+func TestSeekReader(t *testing.T) {
+	data := content("seek", 3*scanBufSize)
+	s := &seekReader{rs: bytes.NewReader(data), buf: make([]byte, 100)}
+	var got []byte
+	for _, skip := range []int64{0, 10, 90, 5, 1000, 0, scanBufSize} {
+		if pos, err := s.Seek(skip, io.SeekCurrent); err != nil || pos != s.pos {
+			t.Fatalf("Seek(%d) = %d, %v", skip, pos, err)
+		}
+		b := make([]byte, 37)
+		if _, err := io.ReadFull(s, b); err != nil {
+			t.Fatal(err)
+		}
+		want := data[s.pos-37 : s.pos]
+		if !bytes.Equal(b, want) {
+			t.Fatalf("after Seek(%d): read %x, want %x", skip, b, want)
+		}
+		got = append(got, b...)
+	}
+	if _, err := s.Seek(-1, io.SeekCurrent); err == nil {
+		t.Error("Seek backwards succeeded")
+	}
+	if _, err := s.Seek(0, io.SeekStart); err == nil {
+		t.Error("Seek from start succeeded")
+	}
+}

@@ -1,0 +1,100 @@
+// Package tarutil converts tar streams into aligned tars and scans them.
+//
+// An aligned tar is a POSIX pax archive in which the data of every regular
+// member of Alignment bytes or more starts at a multiple of Alignment from the
+// start of the file, so an installer can clone it out of the file. The padding
+// is a pax comment record, which every tar reader ignores, so an aligned tar
+// extracts unchanged with any tar.
+//
+// Align and Scan refuse the same members (see the Err variables). The package
+// knows nothing of packages, compression or the filesystem.
+package tarutil
+
+import (
+	"archive/tar"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"time"
+)
+
+// Alignment is the boundary member data of Alignment bytes or more starts on.
+const Alignment = 4096
+
+// Limits on untrusted archives.
+const (
+	maxPathLen = 4096    // bytes in a member name or symlink target
+	maxDepth   = 256     // components in a member name
+	maxMembers = 1 << 20 // entries in an archive, synthesized directories included
+)
+
+// Member is one validated entry of an aligned tar.
+type Member struct {
+	Name     string      // slash-separated, relative, cleaned: no "./", no trailing "/", never "."
+	Type     byte        // tar.TypeReg, tar.TypeDir, tar.TypeSymlink or tar.TypeLink
+	Mode     fs.FileMode // permission bits only
+	Size     int64       // data bytes of a regular member, else 0
+	Offset   int64       // offset of a regular member's data in the tar, else 0
+	Linkname string      // symlink target as written; hardlink target as a cleaned member Name
+	ModTime  time.Time
+}
+
+// Stats describes a converted archive.
+type Stats struct {
+	Files int   // members that are not directories
+	Bytes int64 // sum of regular members' sizes
+}
+
+// Reasons a member is refused, reported inside a *MemberError.
+var (
+	ErrUnsafePath    = errors.New("tarutil: path escapes the package")
+	ErrName          = errors.New("tarutil: invalid name")
+	ErrType          = errors.New("tarutil: unsupported member type")
+	ErrDuplicate     = errors.New("tarutil: duplicate path")
+	ErrParent        = errors.New("tarutil: parent is not a directory")
+	ErrSymlinkEscape = errors.New("tarutil: symlink target outside the package")
+	ErrHardlink      = errors.New("tarutil: invalid hardlink")
+	ErrSpecialBits   = errors.New("tarutil: setuid, setgid or sticky bit not allowed")
+	ErrXattr         = errors.New("tarutil: extended attributes not allowed")
+	ErrSparse        = errors.New("tarutil: sparse members not supported")
+	ErrLimit         = errors.New("tarutil: limit exceeded")
+	ErrNotAligned    = errors.New("tarutil: member data not aligned")
+)
+
+// MemberError reports a member refused by the policy.
+type MemberError struct {
+	Name string // the member's name as it appears in the archive
+	Err  error  // one of the Err* sentinels, possibly wrapped with detail
+}
+
+func (e *MemberError) Error() string {
+	return fmt.Sprintf("tarutil: member %q: %s", e.Name, strings.TrimPrefix(e.Err.Error(), "tarutil: "))
+}
+
+func (e *MemberError) Unwrap() error { return e.Err }
+
+// headerError gives an error from tar.Reader.Next its context: the member
+// read last, and whether the archive ended early.
+func headerError(hdr *tar.Header, last string, err error) error {
+	if hdr != nil && errors.Is(err, tar.ErrInsecurePath) {
+		return &MemberError{Name: hdr.Name, Err: ErrUnsafePath}
+	}
+	where := "first header"
+	if last != "" {
+		where = fmt.Sprintf("header after member %q", last)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("tarutil: read %s: archive truncated: %w", where, err)
+	}
+	return fmt.Errorf("tarutil: read %s: %w", where, err)
+}
+
+// endError reports a problem at the end of an archive whose last entry is last.
+func endError(last, problem string) error {
+	if last == "" {
+		return fmt.Errorf("tarutil: end of empty archive: %s", problem)
+	}
+	return fmt.Errorf("tarutil: end of archive after member %q: %s", last, problem)
+}

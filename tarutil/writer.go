@@ -1,0 +1,273 @@
+package tarutil
+
+import (
+	"archive/tar"
+	"bufio"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+const (
+	blockSize     = 512
+	streamBufSize = 64 << 10  // 64 KiB buffered in front of each tar stream
+	copyBufSize   = 128 << 10 // 128 KiB per pooled member data copy buffer
+	maxOctal      = 1<<33 - 1 // largest value of an 11-digit octal field (8 GiB - 1)
+	minComment    = len("12 comment=\n")
+	paxHeaderName = "PaxHeader"
+)
+
+// The copy buffer is larger than the stream buffer, so bufio.Writer hands
+// member data straight to the file instead of copying it (DESIGN.md Lessons §1).
+const _ = uint(copyBufSize - streamBufSize - 1)
+
+// Fields of a ustar header block (POSIX.1-2001, pax "ustar Interchange Format").
+const (
+	offName     = 0
+	lenName     = 100
+	offMode     = 100
+	offUID      = 108
+	offGID      = 116
+	offSize     = 124
+	offMtime    = 136
+	offChksum   = 148
+	offType     = 156
+	offLink     = 157
+	lenLink     = 100
+	offMagic    = 257
+	offDevMajor = 329
+	offDevMinor = 337
+	offPrefix   = 345
+	lenPrefix   = 155
+)
+
+var copyPool = sync.Pool{New: func() any {
+	b := make([]byte, copyBufSize)
+	return &b
+}}
+
+// zeros pads data to a block and ends the archive.
+var zeros [2 * blockSize]byte
+
+// commentFill is the value of the longest comment record.
+var commentFill = strings.Repeat("0", Alignment)
+
+// output is the aligned stream: it counts its offset and keeps the first
+// error. It has no ReadFrom, so io.CopyBuffer really uses the pooled buffer.
+type output struct {
+	bw  *bufio.Writer
+	off int64
+	err error
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.bw.Write(p)
+	o.off += int64(n)
+	o.err = err
+	return n, err
+}
+
+// encoder writes the entries of an aligned tar.
+type encoder struct {
+	out output
+	blk [blockSize]byte // the header block being built
+	pax []byte          // the pax records of the entry being built
+}
+
+func newEncoder(w io.Writer) *encoder {
+	return &encoder{out: output{bw: bufio.NewWriterSize(w, streamBufSize)}}
+}
+
+// writeHeader writes the header blocks of m, preceded by a pax header when
+// a field does not fit ustar or m's data must start on an Alignment boundary.
+func (e *encoder) writeHeader(m *Member) error {
+	name := m.Name
+	if m.Type == tar.TypeDir {
+		name += "/"
+	}
+	mtime := m.ModTime.Unix()
+	e.paxRecords(name, m, mtime)
+	if len(e.pax) > 0 {
+		e.putBlock(paxHeaderName, "", tar.TypeXHeader, 0o644, int64(len(e.pax)), 0)
+		e.out.Write(e.blk[:])
+		e.out.Write(e.pax)
+		e.pad(int64(len(e.pax)))
+	}
+	e.putBlock(name, m.Linkname, m.Type, int64(m.Mode&0o777), m.Size, mtime)
+	e.out.Write(e.blk[:])
+	return e.out.err
+}
+
+// paxRecords sets e.pax to the records m needs, in a fixed order.
+func (e *encoder) paxRecords(name string, m *Member, mtime int64) {
+	e.pax = e.pax[:0]
+	if _, _, ok := splitUSTAR(name); !ok {
+		e.pax = appendRecord(e.pax, "path", name)
+	}
+	if len(m.Linkname) > lenLink {
+		e.pax = appendRecord(e.pax, "linkpath", m.Linkname)
+	}
+	if m.Size > maxOctal {
+		e.pax = appendRecord(e.pax, "size", strconv.FormatInt(m.Size, 10))
+	}
+	if mtime < 0 || mtime > maxOctal {
+		e.pax = appendRecord(e.pax, "mtime", strconv.FormatInt(mtime, 10))
+	}
+	if m.Type == tar.TypeReg && m.Size >= Alignment {
+		e.pax = appendComment(e.pax, commentLen(e.out.off, len(e.pax)))
+	}
+}
+
+// copyData copies size bytes of member data from r through a pooled buffer
+// and pads them to a block.
+func (e *encoder) copyData(r io.Reader, size int64) error {
+	bp := copyPool.Get().(*[]byte)
+	n, err := io.CopyBuffer(&e.out, r, *bp)
+	copyPool.Put(bp)
+	if err == nil && n != size {
+		err = io.ErrUnexpectedEOF
+	}
+	if err == nil {
+		e.pad(size)
+		err = e.out.err
+	}
+	return err
+}
+
+// pad writes the zeros that fill the block holding the end of n bytes.
+func (e *encoder) pad(n int64) {
+	e.out.Write(zeros[:blockRound(n)-n])
+}
+
+// finish writes the end-of-archive blocks and flushes the stream.
+func (e *encoder) finish() error {
+	e.out.Write(zeros[:])
+	if e.out.err == nil {
+		e.out.err = e.out.bw.Flush()
+	}
+	return e.out.err
+}
+
+// blockRound rounds n up to a whole number of blocks.
+func blockRound(n int64) int64 {
+	return (n + blockSize - 1) &^ (blockSize - 1)
+}
+
+// putBlock builds a ustar header block in e.blk. Fields that do not fit are
+// truncated or zero; the pax records carry them.
+func (e *encoder) putBlock(name, link string, typ byte, mode, size, mtime int64) {
+	b := e.blk[:]
+	clear(b)
+	prefix, rest, ok := splitUSTAR(name)
+	if !ok {
+		prefix, rest = "", name
+	}
+	copy(b[offName:offName+lenName], rest)
+	copy(b[offPrefix:offPrefix+lenPrefix], prefix)
+	copy(b[offLink:offLink+lenLink], link)
+	putOctal(b[offMode:offMode+8], mode)
+	putOctal(b[offUID:offUID+8], 0)
+	putOctal(b[offGID:offGID+8], 0)
+	putOctal(b[offSize:offSize+12], inOctal(size))
+	putOctal(b[offMtime:offMtime+12], inOctal(mtime))
+	b[offType] = typ
+	copy(b[offMagic:], "ustar\x0000")
+	putOctal(b[offDevMajor:offDevMajor+8], 0)
+	putOctal(b[offDevMinor:offDevMinor+8], 0)
+	putChecksum(b)
+}
+
+// inOctal returns v if it fits an 11-digit octal field, else 0.
+func inOctal(v int64) int64 {
+	if v < 0 || v > maxOctal {
+		return 0
+	}
+	return v
+}
+
+// putOctal writes v as zero-padded octal digits followed by a NUL.
+func putOctal(b []byte, v int64) {
+	n := len(b) - 1
+	for i := n - 1; i >= 0; i-- {
+		b[i] = '0' + byte(v&7)
+		v >>= 3
+	}
+	b[n] = 0
+}
+
+// putChecksum sets the checksum field: the sum of the block's bytes with
+// the field itself counted as spaces, six octal digits, NUL, space.
+func putChecksum(b []byte) {
+	copy(b[offChksum:offChksum+8], "        ")
+	sum := 0
+	for _, c := range b {
+		sum += int(c)
+	}
+	putOctal(b[offChksum:offChksum+7], int64(sum))
+	b[offChksum+7] = ' '
+}
+
+// splitUSTAR splits name into the prefix and name fields of a ustar header.
+func splitUSTAR(name string) (prefix, rest string, ok bool) {
+	if len(name) <= lenName {
+		return "", name, true
+	}
+	start := len(name) - lenName - 1
+	i := strings.IndexByte(name[start:], '/')
+	if i < 0 {
+		return "", "", false
+	}
+	i += start
+	if i == 0 || i > lenPrefix || i == len(name)-1 {
+		return "", "", false
+	}
+	return name[:i], name[i+1:], true
+}
+
+// appendRecord appends the pax record "%d %s=%s\n", whose decimal length
+// counts the whole record, itself included.
+func appendRecord(b []byte, key, val string) []byte {
+	n := len(key) + len(val) + len(" =\n")
+	d := digits(n)
+	if digits(n+d) > d {
+		d++
+	}
+	b = strconv.AppendInt(b, int64(n+d), 10)
+	b = append(b, ' ')
+	b = append(b, key...)
+	b = append(b, '=')
+	b = append(b, val...)
+	return append(b, '\n')
+}
+
+// commentLen returns the length of the comment record that, appended to r
+// bytes of pax records, makes member data written after a pax header block
+// at off, the records and a ustar block start on an Alignment boundary.
+// The records then end exactly on a block: the boundary is a block multiple.
+func commentLen(off int64, r int) int {
+	end := off + 2*blockSize + int64(r) + int64(minComment)
+	return minComment + int((Alignment-end%Alignment)%Alignment)
+}
+
+// appendComment appends a comment record of exactly n >= minComment bytes.
+// The record's length prefix is n itself, so the value fills what the
+// prefix and the key leave.
+func appendComment(b []byte, n int) []byte {
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, " comment="...)
+	b = append(b, commentFill[:n-digits(n)-len(" comment=\n")]...)
+	return append(b, '\n')
+}
+
+// digits returns the number of decimal digits of n >= 0.
+func digits(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
+}
