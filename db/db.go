@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -173,19 +173,20 @@ func (d *DB) List() ([]Package, error) {
 
 // Files returns the files of an installed package, sorted by path.
 func (d *DB) Files(name string) ([]File, error) {
-	var fs []File
+	var files []File
 	err := d.b.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(filesBucket).Bucket([]byte(name))
-		if b == nil {
+		v := tx.Bucket(filesBucket).Get([]byte(name))
+		if v == nil {
 			return fmt.Errorf("%w: %s", ErrNotInstalled, name)
 		}
-		return b.ForEach(func(k, v []byte) error {
-			f, err := decodeFile(k, v)
-			fs = append(fs, f)
-			return err
-		})
+		var err error
+		files, err = decodeFiles(v)
+		if err != nil {
+			return fmt.Errorf("db: files of %s: %w", name, err)
+		}
+		return nil
 	})
-	return fs, err
+	return files, err
 }
 
 // SetIntent records an intent, replacing any earlier one for the same package.
@@ -227,7 +228,7 @@ func (d *DB) Commit(p *Package, files []File) error {
 		return err
 	}
 	return d.update("record "+p.Name, func(tx *bolt.Tx) error {
-		if err := putFiles(tx, p.Name, files); err != nil {
+		if err := tx.Bucket(filesBucket).Put([]byte(p.Name), encodeFiles(files)); err != nil {
 			return err
 		}
 		if err := tx.Bucket(pkgsBucket).Put([]byte(p.Name), v); err != nil {
@@ -240,7 +241,7 @@ func (d *DB) Commit(p *Package, files []File) error {
 // Delete removes the record and files of a package and its intent, in one transaction.
 func (d *DB) Delete(name string) error {
 	return d.update("delete "+name, func(tx *bolt.Tx) error {
-		if err := deleteFiles(tx, name); err != nil {
+		if err := tx.Bucket(filesBucket).Delete([]byte(name)); err != nil {
 			return err
 		}
 		if err := tx.Bucket(pkgsBucket).Delete([]byte(name)); err != nil {
@@ -257,50 +258,43 @@ func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 	return nil
 }
 
-func deleteFiles(tx *bolt.Tx, name string) error {
-	err := tx.Bucket(filesBucket).DeleteBucket([]byte(name))
-	if errors.Is(err, bolt.ErrBucketNotFound) {
-		return nil
-	}
-	return err
-}
-
-func putFiles(tx *bolt.Tx, name string, files []File) error {
-	if err := deleteFiles(tx, name); err != nil {
-		return err
-	}
-	b, err := tx.Bucket(filesBucket).CreateBucket([]byte(name))
-	if err != nil {
-		return err
-	}
-	sorted := make([]File, len(files))
-	copy(sorted, files)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
-	b.FillPercent = 1 // keys arrive in order
+// encodeFiles packs a file list, sorted by path, into one value: for each file its path length
+// (uvarint), path, type, mode and size. One value per package keeps a commit of 80,000 files
+// to one Put.
+func encodeFiles(files []File) []byte {
+	sorted := slices.Clone(files)
+	slices.SortFunc(sorted, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	n := 0
 	for _, f := range sorted {
-		if err := b.Put([]byte(f.Path), encodeFile(f)); err != nil {
-			return fmt.Errorf("file %q: %w", f.Path, err)
-		}
+		n += binary.MaxVarintLen64 + len(f.Path) + fileRecordSize
 	}
-	return nil
-}
-
-func encodeFile(f File) []byte {
-	v := make([]byte, fileRecordSize)
-	v[0] = f.Type
-	binary.BigEndian.PutUint32(v[1:], uint32(f.Mode))
-	binary.BigEndian.PutUint64(v[5:], uint64(f.Size))
+	v := make([]byte, 0, n)
+	for _, f := range sorted {
+		v = binary.AppendUvarint(v, uint64(len(f.Path)))
+		v = append(v, f.Path...)
+		v = append(v, f.Type)
+		v = binary.BigEndian.AppendUint32(v, uint32(f.Mode))
+		v = binary.BigEndian.AppendUint64(v, uint64(f.Size))
+	}
 	return v
 }
 
-func decodeFile(k, v []byte) (File, error) {
-	if len(v) < fileRecordSize {
-		return File{}, fmt.Errorf("db: file record %q is %d bytes, want %d", k, len(v), fileRecordSize)
+func decodeFiles(v []byte) ([]File, error) {
+	var files []File
+	for len(v) > 0 {
+		n, k := binary.Uvarint(v)
+		if k <= 0 || uint64(len(v)-k) < n+fileRecordSize {
+			return nil, errors.New("truncated file record")
+		}
+		v = v[k:]
+		rec := v[n:]
+		files = append(files, File{
+			Path: string(v[:n]),
+			Type: rec[0],
+			Mode: fs.FileMode(binary.BigEndian.Uint32(rec[1:])),
+			Size: int64(binary.BigEndian.Uint64(rec[5:])),
+		})
+		v = rec[fileRecordSize:]
 	}
-	return File{
-		Path: string(k),
-		Type: v[0],
-		Mode: fs.FileMode(binary.BigEndian.Uint32(v[1:])),
-		Size: int64(binary.BigEndian.Uint64(v[5:])),
-	}, nil
+	return files, nil
 }

@@ -60,11 +60,15 @@ func (r *Root) install(tarPath string, p repo.Package) (*Result, error) {
 		return nil, err
 	}
 	defer removeTree(staging) // the new tree after a failure, the old one after an upgrade
-	s := &stager{src: src, dir: staging, umask: r.umask}
+	s, err := newStager(src, staging, r.umask)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
 	if err := s.stage(members); err != nil {
 		return nil, err
 	}
-	res.Cloned, res.Copied, res.Method, res.Fallback = s.cloned, s.copied, s.method, s.fallback
+	res.Cloned, res.Copied, res.Method, res.Fallback = s.cloned.Load(), s.copied.Load(), s.method, s.fallback
 	if old, err := r.db.Get(p.Name); err == nil {
 		res.Previous = old.Version
 	}

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
+	"runtime"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -20,148 +23,338 @@ type Method string
 const (
 	Clone         Method = "clone"           // FICLONERANGE: blocks shared with the cache
 	CopyFileRange Method = "copy_file_range" // copied inside the kernel
-	Copy          Method = "copy"            // read and written through a pooled buffer
+	Copy          Method = "copy"            // written from the mapped tar
 )
 
-// copyBufSize is the pooled buffer for tails and the plain-copy fallback.
-const copyBufSize = 128 << 10
+// tailMode is how a cloned file's last partial block is finished; which is cheaper depends
+// on the filesystem (DESIGN.md, install engine rules).
+type tailMode int
 
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
+const (
+	writeTail    tailMode = iota // clone the aligned prefix, pwrite the rest (XFS: truncating a shared block copies it)
+	truncateTail                 // clone whole blocks, then ftruncate to size (btrfs measured faster)
+)
 
-// stager builds one package tree in a staging directory from a cached aligned tar.
+const btrfsMagic = 0x9123683e
+
+// stager builds one package tree in a staging directory from a cached aligned tar: the
+// directories first, then the regular files by a few workers, each filling whole
+// directories, then links, then directory modes. Every path is resolved relative to a
+// directory descriptor and opened with O_NOFOLLOW.
 type stager struct {
 	src      *os.File
-	dir      string
+	data     []byte // src, mapped read-only: tails and copies are written straight from it
+	dirfd    int    // the staging directory
 	umask    fs.FileMode
+	tail     tailMode
+	workers  int
 	method   Method // "" until the first bulk transfer decides it
 	fallback error  // why the method is not Clone
-	cloned   int64
-	copied   int64
-	buf      *[]byte
+	cloned   atomic.Int64
+	copied   atomic.Int64
 }
 
-// stage creates every member under s.dir: directories and files in archive order,
-// symlinks last, then the directory modes.
-func (s *stager) stage(members []tarutil.Member) error {
-	s.buf = copyBufs.Get().(*[]byte)
-	defer copyBufs.Put(s.buf)
-	for _, m := range members {
-		if err := s.create(m); err != nil {
-			return fmt.Errorf("member %q: %w", m.Name, err)
-		}
-	}
-	for _, m := range members {
-		if err := s.finish(m); err != nil {
-			return fmt.Errorf("member %q: %w", m.Name, err)
-		}
-	}
-	return nil
-}
-
-func (s *stager) path(name string) string { return filepath.Join(s.dir, filepath.FromSlash(name)) }
-
-func (s *stager) create(m tarutil.Member) error {
-	switch m.Type {
-	case tar.TypeDir:
-		return os.Mkdir(s.path(m.Name), 0o700|m.Mode)
-	case tar.TypeReg:
-		return s.file(m)
-	case tar.TypeLink:
-		return os.Link(s.path(m.Linkname), s.path(m.Name))
-	}
-	return nil
-}
-
-// finish creates symlinks, which come last so no member is written through one, and gives
-// directories their exact modes once nothing more is created in them.
-func (s *stager) finish(m tarutil.Member) error {
-	switch m.Type {
-	case tar.TypeSymlink:
-		return os.Symlink(m.Linkname, s.path(m.Name))
-	case tar.TypeDir:
-		if (0o700|m.Mode)&^s.umask != m.Mode {
-			return os.Chmod(s.path(m.Name), m.Mode)
-		}
-	}
-	return nil
-}
-
-func (s *stager) file(m tarutil.Member) error {
-	fd, err := unix.Open(s.path(m.Name), unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(m.Mode))
+// newStager maps src and opens the staging directory dir.
+func newStager(src *os.File, dir string, umask fs.FileMode) (*stager, error) {
+	info, err := src.Stat()
 	if err != nil {
-		return &os.PathError{Op: "create", Path: s.path(m.Name), Err: err}
+		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), s.path(m.Name))
-	err = s.fill(f, m)
-	if err == nil && m.Mode&s.umask != 0 {
-		err = f.Chmod(m.Mode)
+	data, err := unix.Mmap(int(src.Fd()), 0, int(info.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, &os.PathError{Op: "mmap", Path: src.Name(), Err: err}
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	dirfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Munmap(data)
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	s := &stager{src: src, data: data, dirfd: dirfd, umask: umask, workers: min(runtime.GOMAXPROCS(0), 4)}
+	var st unix.Statfs_t
+	if unix.Fstatfs(dirfd, &st) == nil && st.Type == btrfsMagic {
+		s.tail = truncateTail
+	}
+	return s, nil
+}
+
+func (s *stager) close() {
+	unix.Close(s.dirfd)
+	unix.Munmap(s.data)
+	runtime.KeepAlive(s.src)
+}
+
+// stage creates every member.
+func (s *stager) stage(members []tarutil.Member) error {
+	if err := s.dirs(members); err != nil {
+		return err
+	}
+	first, err := s.probe(members)
+	if err != nil {
+		return err
+	}
+	if err := s.files(members, first); err != nil {
+		return err
+	}
+	if err := s.links(members); err != nil {
+		return err
+	}
+	return s.modes(members)
+}
+
+// memberError names the member an error is about; nil stays nil.
+func memberError(m *tarutil.Member, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("member %q: %w", m.Name, err)
+}
+
+func (s *stager) dirs(members []tarutil.Member) error {
+	for i := range members {
+		m := &members[i]
+		if m.Type == tar.TypeDir {
+			if err := unix.Mkdirat(s.dirfd, m.Name, uint32(0o700|m.Mode)); err != nil {
+				return memberError(m, &os.PathError{Op: "mkdir", Path: m.Name, Err: err})
+			}
+		}
+	}
+	return nil
+}
+
+// probe installs the first file that needs a bulk transfer, trying each method in turn, and
+// keeps the first that works for the whole install. It returns that member's index, or -1.
+func (s *stager) probe(members []tarutil.Member) (int, error) {
+	for i := range members {
+		m := &members[i]
+		if m.Type != tar.TypeReg || m.Size < tarutil.Alignment {
+			continue
+		}
+		w := &worker{s: s}
+		for _, s.method = range []Method{Clone, CopyFileRange, Copy} {
+			err := w.file(s.dirfd, m.Name, m)
+			if s.method == Copy || !isFallback(err) {
+				return i, w.done(memberError(m, err))
+			}
+			if s.fallback == nil {
+				s.fallback = fmt.Errorf("cannot clone from %s: %w", s.src.Name(), err)
+			}
+			unix.Unlinkat(s.dirfd, m.Name, 0)
+		}
+	}
+	return -1, nil
+}
+
+// files creates the regular members, a directory at a time, on s.workers goroutines.
+func (s *stager) files(members []tarutil.Member, skip int) error {
+	groups := groupByDir(members, skip)
+	var next atomic.Int64
+	errs := make([]error, s.workers)
+	var wg sync.WaitGroup
+	for i := range s.workers {
+		wg.Go(func() {
+			w := &worker{s: s}
+			for g := next.Add(1) - 1; g < int64(len(groups)) && errs[i] == nil; g = next.Add(1) - 1 {
+				errs[i] = w.dir(members, groups[g])
+			}
+			errs[i] = w.done(errs[i])
+			if errs[i] != nil {
+				next.Store(int64(len(groups))) // stop the others
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// groupByDir lists the indexes of the regular members, grouped by parent directory in the
+// order directories first appear, leaving out skip.
+func groupByDir(members []tarutil.Member, skip int) [][]int32 {
+	index := make(map[string]int)
+	var groups [][]int32
+	for i := range members {
+		if members[i].Type != tar.TypeReg || i == skip {
+			continue
+		}
+		dir := path.Dir(members[i].Name)
+		g, ok := index[dir]
+		if !ok {
+			g = len(groups)
+			index[dir] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], int32(i))
+	}
+	return groups
+}
+
+// links creates hardlinks, once every file exists, and symlinks, last, so that no member is
+// ever written through one.
+func (s *stager) links(members []tarutil.Member) error {
+	for i := range members {
+		m := &members[i]
+		var err error
+		switch m.Type {
+		case tar.TypeLink:
+			err = unix.Linkat(s.dirfd, m.Linkname, s.dirfd, m.Name, 0)
+		case tar.TypeSymlink:
+			err = unix.Symlinkat(m.Linkname, s.dirfd, m.Name)
+		default:
+			continue
+		}
+		if err != nil {
+			return memberError(m, &os.LinkError{Op: "link", Old: m.Linkname, New: m.Name, Err: err})
+		}
+	}
+	return nil
+}
+
+// modes gives directories their exact modes once nothing more is created in them.
+func (s *stager) modes(members []tarutil.Member) error {
+	for i := range members {
+		m := &members[i]
+		if m.Type == tar.TypeDir && (0o700|m.Mode)&^s.umask != m.Mode {
+			if err := unix.Fchmodat(s.dirfd, m.Name, uint32(m.Mode), 0); err != nil {
+				return memberError(m, &os.PathError{Op: "chmod", Path: m.Name, Err: err})
+			}
+		}
+	}
+	return nil
+}
+
+// worker creates files; its clone argument is reused so a file costs no allocation for it.
+type worker struct {
+	s      *stager
+	fcr    unix.FileCloneRange
+	cloned int64
+	copied int64
+}
+
+// done adds the worker's counts to the stager's.
+func (w *worker) done(err error) error {
+	w.s.cloned.Add(w.cloned)
+	w.s.copied.Add(w.copied)
+	return err
+}
+
+// dir creates the members of one directory, relative to a descriptor of it.
+func (w *worker) dir(members []tarutil.Member, group []int32) (err error) {
+	// A cached tar is never rewritten in place, but one damaged under us must fail this
+	// install, not crash pkg: a fault reading the mapping becomes a panic recovered here.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("read %s: %v (the cached tar changed while installing)", w.s.src.Name(), r)
+		}
+	}()
+	dirfd, err := w.openDir(path.Dir(members[group[0]].Name))
+	if err != nil {
+		return err
+	}
+	if dirfd != w.s.dirfd {
+		defer unix.Close(dirfd)
+	}
+	for _, i := range group {
+		m := &members[i]
+		if err := w.file(dirfd, path.Base(m.Name), m); err != nil {
+			return memberError(m, err)
+		}
+	}
+	return nil
+}
+
+func (w *worker) openDir(dir string) (int, error) {
+	if dir == "." {
+		return w.s.dirfd, nil
+	}
+	fd, err := unix.Openat(w.s.dirfd, dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	return fd, nil
+}
+
+// file creates one regular file: open, fill, and close, with a chmod only when the umask
+// took bits the member needs.
+func (w *worker) file(dirfd int, name string, m *tarutil.Member) error {
+	fd, err := unix.Openat(dirfd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(m.Mode))
+	if err != nil {
+		return &os.PathError{Op: "create", Path: m.Name, Err: err}
+	}
+	err = w.fill(fd, m)
+	if err == nil && m.Mode&w.s.umask != 0 {
+		err = os.NewSyscallError("fchmod", unix.Fchmod(fd, uint32(m.Mode)))
+	}
+	if cerr := unix.Close(fd); err == nil && cerr != nil {
+		err = &os.PathError{Op: "close", Path: m.Name, Err: cerr}
 	}
 	return err
 }
 
-// fill transfers the block-aligned prefix of a member in bulk and writes the short tail.
-func (s *stager) fill(f *os.File, m tarutil.Member) error {
-	prefix := m.Size &^ (tarutil.Alignment - 1)
-	if prefix > 0 {
-		if err := s.bulk(f, m.Offset, prefix); err != nil {
-			return err
-		}
+// fill moves a member's data into fd by the install's method.
+func (w *worker) fill(fd int, m *tarutil.Member) error {
+	if m.Size < tarutil.Alignment || w.s.method == Copy {
+		return w.write(fd, m.Offset, 0, m.Size)
 	}
-	return s.copy(f, prefix, m.Offset+prefix, m.Size-prefix)
+	if w.s.method == CopyFileRange {
+		return w.copyRange(fd, m)
+	}
+	n := m.Size &^ (tarutil.Alignment - 1)
+	if w.s.tail == truncateTail {
+		// A clone may end off a block boundary only at the source's end of file.
+		n = min((m.Size+tarutil.Alignment-1)&^(tarutil.Alignment-1), int64(len(w.s.data))-m.Offset)
+	}
+	if err := w.clone(fd, m.Offset, n); err != nil {
+		return err
+	}
+	if n > m.Size {
+		w.cloned -= n - m.Size
+		return os.NewSyscallError("ftruncate", unix.Ftruncate(fd, m.Size))
+	}
+	return w.write(fd, m.Offset+n, n, m.Size-n)
 }
 
-// bulk moves n bytes by the install's method, deciding it on first use.
-func (s *stager) bulk(dst *os.File, srcOff, n int64) error {
-	if s.method == "" {
-		return s.probe(dst, srcOff, n)
+func (w *worker) clone(fd int, off, n int64) error {
+	w.fcr = unix.FileCloneRange{Src_fd: int64(w.s.src.Fd()), Src_offset: uint64(off), Src_length: uint64(n)}
+	if err := unix.IoctlFileCloneRange(fd, &w.fcr); err != nil {
+		return os.NewSyscallError("ioctl FICLONERANGE", err)
 	}
-	var err error
-	switch s.method {
-	case Clone:
-		_, err = cloneRange(dst, s.src, 0, srcOff, n)
-		s.cloned += n
-		return err
-	case CopyFileRange:
-		_, err = copyRange(dst, s.src, 0, srcOff, n)
-		s.copied += n
-		return err
-	}
-	return s.copy(dst, 0, srcOff, n)
+	w.cloned += n
+	return nil
 }
 
-// probe tries each method in turn on the first bulk transfer and keeps the first that works.
-func (s *stager) probe(dst *os.File, srcOff, n int64) error {
-	handled, err := cloneRange(dst, s.src, 0, srcOff, n)
-	if handled {
-		s.method, s.cloned = Clone, s.cloned+n
-		return err
-	}
-	s.fallback = fmt.Errorf("cannot clone from %s: %w", s.src.Name(), err)
-	handled, err = copyRange(dst, s.src, 0, srcOff, n)
-	if handled {
-		s.method, s.copied = CopyFileRange, s.copied+n
-		return err
-	}
-	s.method = Copy
-	return s.copy(dst, 0, srcOff, n)
-}
-
-// copy reads n bytes at srcOff of the tar and writes them at dstOff, through the pooled buffer.
-func (s *stager) copy(dst *os.File, dstOff, srcOff, n int64) error {
-	buf := *s.buf
+func (w *worker) copyRange(fd int, m *tarutil.Member) error {
+	off, n := m.Offset, m.Size
 	for n > 0 {
-		c := int(min(n, int64(len(buf))))
-		if _, err := s.src.ReadAt(buf[:c], srcOff); err != nil {
-			return fmt.Errorf("read %s at %d: %w", s.src.Name(), srcOff, err)
+		c, err := unix.CopyFileRange(int(w.s.src.Fd()), &off, fd, nil, int(min(n, 1<<30)), 0)
+		if err != nil {
+			return os.NewSyscallError("copy_file_range", err)
 		}
-		if _, err := dst.WriteAt(buf[:c], dstOff); err != nil {
-			return err
+		if c == 0 {
+			return fmt.Errorf("copy_file_range: %s ended early", w.s.src.Name())
 		}
-		s.copied += int64(c)
-		n, srcOff, dstOff = n-int64(c), srcOff+int64(c), dstOff+int64(c)
+		n -= int64(c)
+		w.copied += int64(c)
+	}
+	return nil
+}
+
+// write writes n bytes of the mapped tar at off into fd at dstOff.
+func (w *worker) write(fd int, off, dstOff, n int64) error {
+	if off+n > int64(len(w.s.data)) {
+		return fmt.Errorf("data past the end of %s", w.s.src.Name())
+	}
+	for n > 0 {
+		c, err := unix.Pwrite(fd, w.s.data[off:off+n], dstOff)
+		if err != nil {
+			return os.NewSyscallError("pwrite", err)
+		}
+		off, dstOff, n = off+int64(c), dstOff+int64(c), n-int64(c)
+		w.copied += int64(c)
 	}
 	return nil
 }
