@@ -10,9 +10,11 @@ import (
 
 // Align reads the tar stream r, validates every member against the policy,
 // and writes the aligned form to w. It returns on the first refused member,
-// naming it. Missing parent directories are written before the member that
-// needs them, with mode 0755 and that member's modification time. A stream
-// that ends before its end-of-archive blocks is refused as truncated.
+// naming it. Data offsets count from the first byte written to w. Missing
+// parent directories are written before the member that needs them, with
+// mode 0755 and that member's modification time. A stream that ends before
+// its end-of-archive blocks is refused as truncated. After an error, what
+// was written to w is not a valid archive.
 func Align(w io.Writer, r io.Reader) (Stats, error) {
 	c := &converter{enc: newEncoder(w), chk: newChecker()}
 	c.in.r = bufio.NewReaderSize(r, streamBufSize)

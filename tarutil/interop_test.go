@@ -195,8 +195,8 @@ func TestInterop(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := tool(t, name)
 			for _, tc := range alignCases(t) {
-				if tc.name == "mtimes" {
-					continue // tar tools warn about implausible times, rightly
+				if tc.name == "mtimes" && name == "tar" {
+					continue // GNU tar warns about times before 1970 and in the future, rightly
 				}
 				t.Run(tc.name, func(t *testing.T) {
 					out := roundTrip(t, tc.in)

@@ -17,7 +17,7 @@ const specialBits = 0o7000
 // checker applies the member policy to the headers of one archive, in order.
 type checker struct {
 	kinds   map[string]byte // type of every path seen or synthesized, by cleaned name
-	parents []string        // directories the last member needs and nothing created yet, outermost first
+	parents []string        // ancestors of the last member not seen before, outermost first
 }
 
 func newChecker() *checker {
@@ -48,20 +48,11 @@ func (c *checker) validate(hdr *tar.Header) (Member, bool, error) {
 	if err != nil {
 		return Member{}, false, err
 	}
-	if name == "." {
-		if typ != tar.TypeDir {
-			return Member{}, false, fmt.Errorf("%w: the package root as a %s", ErrUnsafePath, kindName(typ))
-		}
-		return Member{}, false, nil
+	if skip, err := c.skip(name, typ); skip || err != nil {
+		return Member{}, false, err
 	}
 	if err := checkAttrs(hdr); err != nil {
 		return Member{}, false, err
-	}
-	if prev, seen := c.kinds[name]; seen {
-		if prev == tar.TypeDir && typ == tar.TypeDir {
-			return Member{}, false, nil
-		}
-		return Member{}, false, fmt.Errorf("%w: %q is already a %s", ErrDuplicate, name, kindName(prev))
 	}
 	if err := c.findParents(name); err != nil {
 		return Member{}, false, err
@@ -72,6 +63,25 @@ func (c *checker) validate(hdr *tar.Header) (Member, bool, error) {
 	}
 	c.record(name, typ)
 	return m, true, nil
+}
+
+// skip reports whether a member is the root directory or a directory seen
+// before, and refuses any other member at the root or at a path seen before.
+func (c *checker) skip(name string, typ byte) (bool, error) {
+	if name == "." {
+		if typ != tar.TypeDir {
+			return false, fmt.Errorf("%w: the package root as a %s", ErrUnsafePath, kindName(typ))
+		}
+		return true, nil
+	}
+	prev, seen := c.kinds[name]
+	if !seen {
+		return false, nil
+	}
+	if prev == tar.TypeDir && typ == tar.TypeDir {
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: %q is already a %s", ErrDuplicate, name, kindName(prev))
 }
 
 // member builds the Member for a validated name and type, checking links.
@@ -172,7 +182,7 @@ func memberType(flag byte) (byte, error) {
 
 // checkAttrs refuses special mode bits, sparse records and xattrs.
 func checkAttrs(hdr *tar.Header) error {
-	if bits := hdr.Mode & specialBits; bits != 0 {
+	if hdr.Mode&specialBits != 0 {
 		return fmt.Errorf("%w (mode %#o)", ErrSpecialBits, hdr.Mode&0o7777)
 	}
 	for k := range hdr.PAXRecords {

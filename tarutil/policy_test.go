@@ -172,3 +172,56 @@ func TestMemberErrorText(t *testing.T) {
 		t.Errorf("Unwrap of %v is not ErrUnsafePath", err)
 	}
 }
+
+func TestCleanName(t *testing.T) {
+	tests := []struct {
+		raw, want string
+		err       error
+	}{
+		{"a", "a", nil},
+		{"./a/", "a", nil},
+		{"a//b/./c/", "a/b/c", nil},
+		{"./", ".", nil},
+		{"a/../b", "b", nil},
+		{"a/..", ".", nil},
+		{"", "", ErrName},
+		{"a\x00b", "", ErrName},
+		{"a\x1fb", "", ErrName},
+		{"\xc0\xaf", "", ErrName},
+		{"/", "", ErrUnsafePath},
+		{"/a", "", ErrUnsafePath},
+		{"..", "", ErrUnsafePath},
+		{"./../a", "", ErrUnsafePath},
+		{"a/../../b", "", ErrUnsafePath},
+		{strings.Repeat("x", maxPathLen), strings.Repeat("x", maxPathLen), nil},
+		{"./" + strings.Repeat("x", maxPathLen), strings.Repeat("x", maxPathLen), nil},
+		{strings.Repeat("x", maxPathLen+1), "", ErrLimit},
+	}
+	for _, tt := range tests {
+		got, err := cleanName(tt.raw)
+		if got != tt.want || !errors.Is(err, tt.err) || (err != nil) != (tt.err != nil) {
+			t.Errorf("cleanName(%.20q) = %.20q, %v; want %.20q, %v", tt.raw, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+func TestClimbsAfterName(t *testing.T) {
+	for p, want := range map[string]bool{
+		"a": false, "../a": false, "../../a/b": false, "./../a": false, ".": false, "..": false,
+		"a/..": true, "a/../b": true, "../a/../b": true, "a/./..": true, "a//..": true,
+	} {
+		if got := climbsAfterName(p); got != want {
+			t.Errorf("climbsAfterName(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// TestInsecurePathDebug checks the policy error wins when archive/tar itself
+// refuses non-local names (GODEBUG=tarinsecurepath=0).
+func TestInsecurePathDebug(t *testing.T) {
+	t.Setenv("GODEBUG", "tarinsecurepath=0")
+	in := makeTar(t, tar.FormatPAX, file("ok", 1), file("/etc/passwd", 1))
+	_, err := Align(io.Discard, bytes.NewReader(in))
+	wantRefused(t, err, "/etc/passwd", ErrUnsafePath)
+	roundTrip(t, makeTar(t, tar.FormatPAX, file("a/../b", 1), dir("./")))
+}

@@ -103,7 +103,6 @@ func TestScanFromStart(t *testing.T) {
 func TestSeekReader(t *testing.T) {
 	data := content("seek", 3*scanBufSize)
 	s := &seekReader{rs: bytes.NewReader(data), buf: make([]byte, 100)}
-	var got []byte
 	for _, skip := range []int64{0, 10, 90, 5, 1000, 0, scanBufSize} {
 		if pos, err := s.Seek(skip, io.SeekCurrent); err != nil || pos != s.pos {
 			t.Fatalf("Seek(%d) = %d, %v", skip, pos, err)
@@ -116,7 +115,10 @@ func TestSeekReader(t *testing.T) {
 		if !bytes.Equal(b, want) {
 			t.Fatalf("after Seek(%d): read %x, want %x", skip, b, want)
 		}
-		got = append(got, b...)
+	}
+	s = &seekReader{rs: bytes.NewReader(data), buf: make([]byte, 100)}
+	if n, err := io.ReadFull(s, make([]byte, 1000)); n != 1000 || err != nil || s.pos != 1000 {
+		t.Errorf("direct read: %d, %v at %d", n, err, s.pos)
 	}
 	if _, err := s.Seek(-1, io.SeekCurrent); err == nil {
 		t.Error("Seek backwards succeeded")

@@ -11,10 +11,10 @@ import (
 
 const (
 	blockSize     = 512
-	streamBufSize = 64 << 10  // 64 KiB buffered in front of each tar stream
-	copyBufSize   = 128 << 10 // 128 KiB per pooled member data copy buffer
-	maxOctal      = 1<<33 - 1 // largest value of an 11-digit octal field (8 GiB - 1)
-	minComment    = len("12 comment=\n")
+	streamBufSize = 64 << 10             // 64 KiB buffered in front of each tar stream
+	copyBufSize   = 128 << 10            // 128 KiB per pooled member data copy buffer
+	maxOctal      = 1<<33 - 1            // largest value of an 11-digit octal field (8 GiB - 1)
+	minComment    = len("12 comment=\n") // the shortest comment record: empty value
 	paxHeaderName = "PaxHeader"
 )
 
@@ -50,7 +50,7 @@ var copyPool = sync.Pool{New: func() any {
 // zeros pads data to a block and ends the archive.
 var zeros [2 * blockSize]byte
 
-// commentFill is the value of the longest comment record.
+// commentFill is sliced for the value of a comment record.
 var commentFill = strings.Repeat("0", Alignment)
 
 // output is the aligned stream: it counts its offset and keeps the first
