@@ -29,19 +29,70 @@ type Result struct {
 	Elapsed       time.Duration
 }
 
+// Staged is a package built in a staging directory and not yet visible in the root.
+type Staged struct {
+	dir   string
+	rec   *db.Package
+	files []db.File
+	res   *Result
+	start time.Time
+}
+
 // Install installs p from the aligned tar at tarPath, replacing any installed version of it.
 // On error the root and the database are as they were.
 func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
-	start := time.Now()
-	res, err := r.install(tarPath, p)
+	s, err := r.Stage(tarPath, p)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.Commit(s)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// Stage validates the aligned tar at tarPath against p and builds p's tree in staging, where
+// nothing sees it until Commit. Several packages may be staged at once.
+func (r *Root) Stage(tarPath string, p repo.Package) (*Staged, error) {
+	s, err := r.stage(tarPath, p)
 	if err != nil {
 		return nil, fmt.Errorf("install %s %s: %w", p.Name, p.Version, err)
 	}
-	res.Elapsed = time.Since(start)
-	return res, nil
+	return s, nil
 }
 
-func (r *Root) install(tarPath string, p repo.Package) (*Result, error) {
+// Commit makes the staged trees durable with one sync, then commits them in order, each
+// replacing the installed version of its package. It stops at the first error, discarding
+// the packages not yet committed; those already committed stay installed.
+func (r *Root) Commit(staged ...*Staged) ([]*Result, error) {
+	defer r.Discard(staged...)
+	if len(staged) > 0 {
+		if err := r.syncfs(staged[0].dir); err != nil {
+			return nil, err
+		}
+	}
+	var results []*Result
+	for _, s := range staged {
+		if err := r.commit(s); err != nil {
+			return results, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, err)
+		}
+		s.res.Elapsed = time.Since(s.start)
+		results = append(results, s.res)
+	}
+	return results, nil
+}
+
+// Discard removes staged trees: the new tree of an uncommitted package, the old tree of a
+// committed upgrade.
+func (r *Root) Discard(staged ...*Staged) {
+	for _, s := range staged {
+		removeTree(s.dir)
+	}
+}
+
+func (r *Root) stage(tarPath string, p repo.Package) (_ *Staged, err error) {
+	start := time.Now()
 	src, err := os.Open(tarPath)
 	if err != nil {
 		return nil, err
@@ -55,26 +106,27 @@ func (r *Root) install(tarPath string, p repo.Package) (*Result, error) {
 	if err := r.check(p, res, members); err != nil {
 		return nil, err
 	}
-	staging, err := os.MkdirTemp(r.path(".pkg", "staging"), p.Name+".")
+	dir, err := os.MkdirTemp(r.path(".pkg", "staging"), p.Name+".")
 	if err != nil {
 		return nil, err
 	}
-	defer removeTree(staging) // the new tree after a failure, the old one after an upgrade
-	s, err := newStager(src, staging, r.umask)
+	defer func() {
+		if err != nil {
+			removeTree(dir)
+		}
+	}()
+	st, err := newStager(src, dir, r.umask)
 	if err != nil {
 		return nil, err
 	}
-	defer s.close()
-	if err := s.stage(members); err != nil {
+	defer st.close()
+	if err := st.stage(members); err != nil {
 		return nil, err
 	}
-	res.Cloned, res.Copied, res.Method, res.Fallback = s.cloned.Load(), s.copied.Load(), s.method, s.fallback
-	if old, err := r.db.Get(p.Name); err == nil {
-		res.Previous = old.Version
-	}
+	res.Cloned, res.Copied, res.Method, res.Fallback = st.cloned.Load(), st.copied.Load(), st.method, st.fallback
 	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin,
-		Summary: p.Summary, Installed: time.Now().UTC(), Files: res.Files, Size: res.Bytes}
-	return res, r.commit(staging, rec, records(members))
+		Summary: p.Summary, Files: res.Files, Size: res.Bytes}
+	return &Staged{dir: dir, rec: rec, files: records(members), res: res, start: start}, nil
 }
 
 func summarize(p repo.Package, members []tarutil.Member) *Result {
@@ -109,26 +161,29 @@ func (r *Root) check(p repo.Package, res *Result, members []tarutil.Member) erro
 	return r.checkBins(p)
 }
 
-// commit makes the staged tree durable, swaps it into place and records it. The intent is
-// written before the rename and deleted with the record, so a crash in between is undone at
-// the next start (see reconcile).
-func (r *Root) commit(staging string, rec *db.Package, files []db.File) error {
-	if err := r.syncfs(staging); err != nil {
+// commit swaps a staged tree into place and records it. The intent is written before the
+// rename and deleted with the record, so a crash in between is undone at the next start
+// (see reconcile). The caller has synced the staged tree.
+func (r *Root) commit(s *Staged) error {
+	name := s.rec.Name
+	if old, err := r.db.Get(name); err == nil {
+		s.res.Previous = old.Version
+	}
+	ino, _ := inode(s.dir)
+	rel, _ := filepath.Rel(r.dir, s.dir)
+	in := db.Intent{Op: "install", Name: name, Staging: rel, Inode: ino}
+	if err := r.db.SetIntent(in); err != nil {
 		return err
 	}
-	ino, _ := inode(staging)
-	rel, _ := filepath.Rel(r.dir, staging)
-	if err := r.db.SetIntent(db.Intent{Op: "install", Name: rec.Name, Staging: rel, Inode: ino}); err != nil {
-		return err
-	}
-	if err := r.swapIn(staging, r.pkgDir(rec.Name)); err != nil {
-		return errors.Join(err, r.db.ClearIntent(rec.Name))
+	if err := r.swapIn(s.dir, r.pkgDir(name)); err != nil {
+		return errors.Join(err, r.db.ClearIntent(name))
 	}
 	if err := r.syncDir(r.path("pkgs")); err != nil {
-		return errors.Join(err, r.undo(db.Intent{Op: "install", Name: rec.Name, Staging: rel, Inode: ino}))
+		return errors.Join(err, r.undo(in))
 	}
-	if err := r.db.Commit(rec, files); err != nil {
-		return errors.Join(err, r.undo(db.Intent{Op: "install", Name: rec.Name, Staging: rel, Inode: ino}))
+	s.rec.Installed = time.Now().UTC()
+	if err := r.db.Commit(s.rec, s.files); err != nil {
+		return errors.Join(err, r.undo(in))
 	}
 	return r.syncBins()
 }

@@ -76,8 +76,8 @@ type installer struct {
 	noted     bool // the copy fallback has been reported
 }
 
-// run fetches every package that is not installed as resolved, then installs them in order,
-// so a download that fails changes nothing in the root.
+// run fetches and stages every package that is not installed as resolved, then commits them
+// in dependency order, so a download that fails changes nothing in the root.
 func (in *installer) run(pkgs []repo.Package) error {
 	var todo []repo.Package
 	for _, p := range pkgs {
@@ -89,22 +89,29 @@ func (in *installer) run(pkgs []repo.Package) error {
 		}
 		todo = append(todo, p)
 	}
-	tars := make([]string, len(todo))
-	for i, p := range todo {
-		tar, err := in.cache.Fetch(in.c.Context, in.src, p, progress(in.c, p))
+	var staged []*install.Staged
+	for _, p := range todo {
+		s, err := in.stage(p)
 		if err != nil {
+			in.root.Discard(staged...)
 			return err
 		}
-		tars[i] = tar
+		staged = append(staged, s)
 	}
-	for i, p := range todo {
-		res, err := in.root.Install(tars[i], p)
-		if err != nil {
-			return err
-		}
+	results, err := in.root.Commit(staged...)
+	for _, res := range results {
 		in.report(res)
 	}
-	return nil
+	return err
+}
+
+// stage fetches p into the cache and builds its tree in staging.
+func (in *installer) stage(p repo.Package) (*install.Staged, error) {
+	tar, err := in.cache.Fetch(in.c.Context, in.src, p, progress(in.c, p))
+	if err != nil {
+		return nil, err
+	}
+	return in.root.Stage(tar, p)
 }
 
 func (in *installer) isRequested(name string) bool {
