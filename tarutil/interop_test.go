@@ -17,7 +17,7 @@ import (
 
 // tool returns the path of an external tool, skipping the test when it is
 // missing, unless CI=true.
-func tool(t *testing.T, name string) string {
+func tool(t testing.TB, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
@@ -32,7 +32,7 @@ func tool(t *testing.T, name string) string {
 // run runs a command in dir and fails on an error or any output on stderr.
 // It runs in a UTF-8 locale: libarchive converts pax paths, which are UTF-8,
 // to the locale's charset, and fails on non-ASCII ones in the C locale.
-func run(t *testing.T, dir, name string, args ...string) {
+func run(t testing.TB, dir, name string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
@@ -209,7 +209,7 @@ func TestInterop(t *testing.T) {
 
 // sourceTree writes a small tree of every allowed kind of member, with a
 // name longer than ustar can hold when long is set.
-func sourceTree(t *testing.T, long bool) string {
+func sourceTree(t testing.TB, long bool) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, d := range []string{"a/b/c", "empty-dir"} {
@@ -250,7 +250,7 @@ func sourceTree(t *testing.T, long bool) string {
 }
 
 // pack archives src with a tool and returns the archive.
-func pack(t *testing.T, src, toolName string, args ...string) []byte {
+func pack(t testing.TB, src, toolName string, args ...string) []byte {
 	t.Helper()
 	p := tool(t, toolName)
 	name := filepath.Join(t.TempDir(), "in.tar")
@@ -270,27 +270,36 @@ const pythonPack = `import sys, tarfile
 with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
     t.add(sys.argv[2], arcname=".")`
 
+// toolArchives are the archives real tools make of sourceTree, each with its provenance;
+// TestToolArchives converts them and the fuzzers start from them.
+var toolArchives = []struct {
+	name string
+	long bool
+	tool string
+	args []string
+}{
+	// GNU tar's own format: "./" names, ././@LongLink for long names.
+	{"gnu-tar-gnu", true, "tar", []string{"--format=gnu", "-cf", "OUT", "."}},
+	// POSIX pax from GNU tar: PaxHeaders.N entries with mtime, atime and ctime records.
+	{"gnu-tar-pax", true, "tar", []string{"--format=pax", "-cf", "OUT", "."}},
+	// Plain ustar: no long names possible.
+	{"gnu-tar-ustar", false, "tar", []string{"--format=ustar", "-cf", "OUT", "."}},
+	// libarchive's default, restricted pax: ustar unless a field needs pax.
+	{"bsdtar", true, "bsdtar", []string{"-cf", "OUT", "."}},
+	// Python's tarfile, pax format, members listed in sorted order.
+	{"python-tarfile", true, "python3", []string{"-c", pythonPack, "OUT", "SRC"}},
+}
+
+// toolPresent reports whether a tool is installed, for seeding fuzzers where it is.
+func toolPresent(name string) bool {
+	_, err := exec.LookPath(name)
+	return err == nil
+}
+
 // TestToolArchives aligns archives the real tools write and extracts the
 // result with GNU tar, which must give back the source tree.
 func TestToolArchives(t *testing.T) {
-	tests := []struct {
-		name string
-		long bool
-		tool string
-		args []string
-	}{
-		// GNU tar's own format: "./" names, ././@LongLink for long names.
-		{"gnu-tar-gnu", true, "tar", []string{"--format=gnu", "-cf", "OUT", "."}},
-		// POSIX pax from GNU tar: PaxHeaders.N entries with mtime, atime and ctime records.
-		{"gnu-tar-pax", true, "tar", []string{"--format=pax", "-cf", "OUT", "."}},
-		// Plain ustar: no long names possible.
-		{"gnu-tar-ustar", false, "tar", []string{"--format=ustar", "-cf", "OUT", "."}},
-		// libarchive's default, restricted pax: ustar unless a field needs pax.
-		{"bsdtar", true, "bsdtar", []string{"-cf", "OUT", "."}},
-		// Python's tarfile, pax format, members listed in sorted order.
-		{"python-tarfile", true, "python3", []string{"-c", pythonPack, "OUT", "SRC"}},
-	}
-	for _, tt := range tests {
+	for _, tt := range toolArchives {
 		t.Run(tt.name, func(t *testing.T) {
 			src := sourceTree(t, tt.long)
 			in := pack(t, src, tt.tool, tt.args...)
