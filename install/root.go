@@ -179,22 +179,6 @@ func emptyDir(dir string) error {
 	return nil
 }
 
-// removeTree deletes a tree, first making its directories writable: a package may ship
-// read-only directories.
-func removeTree(path string) error {
-	err := os.RemoveAll(path)
-	if err == nil || !errors.Is(err, fs.ErrPermission) {
-		return err
-	}
-	filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(path)
-}
-
 // umask reads the process umask without changing it (Linux 4.7 and later report it).
 func umask() fs.FileMode {
 	f, err := os.Open("/proc/self/status")

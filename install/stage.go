@@ -37,6 +37,9 @@ const (
 
 const btrfsMagic = 0x9123683e
 
+// pageSize is the unit of the tar's mapping.
+var pageSize = int64(os.Getpagesize())
+
 // stager builds one package tree in a staging directory from a cached aligned tar: the
 // directories first, then the regular files by a few workers, each filling whole
 // directories, then links, then directory modes. Every path is resolved relative to a
@@ -54,19 +57,23 @@ type stager struct {
 	copied   atomic.Int64
 }
 
-// newStager maps src and opens the staging directory dir.
-func newStager(src *os.File, dir string, umask fs.FileMode) (*stager, error) {
-	info, err := src.Stat()
+// mapFile maps f read-only; unix.Munmap releases it.
+func mapFile(f *os.File) ([]byte, error) {
+	info, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	data, err := unix.Mmap(int(src.Fd()), 0, int(info.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	data, err := unix.Mmap(int(f.Fd()), 0, int(info.Size()), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
-		return nil, &os.PathError{Op: "mmap", Path: src.Name(), Err: err}
+		return nil, &os.PathError{Op: "mmap", Path: f.Name(), Err: err}
 	}
+	return data, nil
+}
+
+// newStager opens the staging directory dir to fill it from src, mapped at data.
+func newStager(src *os.File, data []byte, dir string, umask fs.FileMode) (*stager, error) {
 	dirfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		unix.Munmap(data)
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
 	s := &stager{src: src, data: data, dirfd: dirfd, umask: umask, workers: min(runtime.GOMAXPROCS(0), 4)}
@@ -79,7 +86,6 @@ func newStager(src *os.File, dir string, umask fs.FileMode) (*stager, error) {
 
 func (s *stager) close() {
 	unix.Close(s.dirfd)
-	unix.Munmap(s.data)
 	runtime.KeepAlive(s.src)
 }
 
@@ -264,7 +270,18 @@ func (w *worker) dir(members []tarutil.Member, group []int32) (err error) {
 			return memberError(m, err)
 		}
 	}
+	w.release(&members[group[0]], &members[group[len(group)-1]])
 	return nil
+}
+
+// release drops the mapping's pages from first's data to last's from this process, so the
+// resident set stays small however big the tar; the page cache keeps them.
+func (w *worker) release(first, last *tarutil.Member) {
+	lo := first.Offset &^ (pageSize - 1)
+	hi := min((last.Offset+last.Size+pageSize-1)&^(pageSize-1), int64(len(w.s.data)))
+	if lo < hi {
+		unix.Madvise(w.s.data[lo:hi], unix.MADV_DONTNEED)
+	}
 }
 
 func (w *worker) openDir(dir string) (int, error) {

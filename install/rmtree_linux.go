@@ -1,0 +1,158 @@
+package install
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// direntBufSize is one getdents64 read: a few hundred names.
+const direntBufSize = 32 << 10
+
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, direntBufSize); return &b }}
+
+// removeTree deletes the tree at path. Each subdirectory of the top is emptied by one of a few
+// workers, relative to directory descriptors, reading names with getdents64 into a pooled
+// buffer that is given back at the end of each directory; files are unlinked as they are read.
+func removeTree(path string) error {
+	if _, ok := inode(path); !ok {
+		return nil
+	}
+	parent, err := unix.Open(filepath.Dir(path), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: filepath.Dir(path), Err: err}
+	}
+	defer unix.Close(parent)
+	var sub []string
+	err = emptyDirAt(parent, filepath.Base(path), func(name string) { sub = append(sub, name) })
+	if err == nil {
+		err = removeSubdirs(path, sub)
+	}
+	if err == nil {
+		err = rmdirAt(parent, filepath.Base(path))
+	}
+	if err != nil {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return nil
+}
+
+// removeSubdirs removes the named subdirectories of dir on a few goroutines.
+func removeSubdirs(dir string, names []string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	work := make(chan string)
+	errs := make(chan error, len(names))
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), 4, len(names)) {
+		wg.Go(func() {
+			for name := range work {
+				errs <- removeAt(fd, name)
+			}
+		})
+	}
+	for _, name := range names {
+		work <- name
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return errors.Join(all...)
+}
+
+// removeAt removes the directory name in parent and everything under it.
+func removeAt(parent int, name string) error {
+	var sub []string
+	if err := emptyDirAt(parent, name, func(s string) { sub = append(sub, s) }); err != nil {
+		return err
+	}
+	if len(sub) > 0 {
+		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		for _, s := range sub {
+			if err == nil {
+				err = removeAt(fd, s)
+			}
+		}
+		unix.Close(fd)
+		if err != nil {
+			return err
+		}
+	}
+	return rmdirAt(parent, name)
+}
+
+// emptyDirAt unlinks every non-directory in the directory name of parent and reports its
+// subdirectories to subdir.
+func emptyDirAt(parent int, name string, subdir func(string)) error {
+	fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer unix.Close(fd)
+	buf := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(buf)
+	writable := false
+	for {
+		n, err := unix.Getdents(fd, *buf)
+		if err != nil {
+			return &os.PathError{Op: "getdents", Path: name, Err: err}
+		}
+		if n <= 0 {
+			return nil
+		}
+		for b := (*buf)[:n]; len(b) > 0; {
+			reclen := int(*(*uint16)(unsafe.Pointer(&b[16])))
+			typ, ent := b[18], b[19:reclen]
+			b = b[reclen:]
+			ent = ent[:bytes.IndexByte(ent, 0)]
+			if string(ent) == "." || string(ent) == ".." {
+				continue
+			}
+			if typ == unix.DT_DIR {
+				subdir(string(ent))
+				continue
+			}
+			err := unix.Unlinkat(fd, string(ent), 0)
+			if err == unix.EACCES && !writable { // a read-only directory a package shipped
+				writable = true
+				if unix.Fchmod(fd, 0o700) == nil {
+					err = unix.Unlinkat(fd, string(ent), 0)
+				}
+			}
+			if err == unix.EISDIR || err == unix.EPERM && typ == unix.DT_UNKNOWN {
+				subdir(string(ent)) // a filesystem that does not report types
+				continue
+			}
+			if err != nil && err != unix.ENOENT {
+				return &os.PathError{Op: "unlink", Path: string(ent), Err: err}
+			}
+		}
+	}
+}
+
+func rmdirAt(parent int, name string) error {
+	err := unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
+	if err == unix.EACCES && unix.Fchmod(parent, 0o700) == nil {
+		err = unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
+	}
+	if err == unix.ENOENT {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,57 @@
+package install
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestRemoveTree(t *testing.T) {
+	top := filepath.Join(t.TempDir(), "tree")
+	for i := range 30 {
+		dir := filepath.Join(top, fmt.Sprintf("d%d", i%5), fmt.Sprintf("e%d", i%3))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d", i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("d0", filepath.Join(top, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(top, "top"), nil, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(top, "d1"), 0o555); err != nil {
+		t.Fatal(err)
+	}
+	if err := removeTree(top); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(top); !os.IsNotExist(err) {
+		t.Errorf("tree still there: %v", err)
+	}
+	if err := removeTree(top); err != nil {
+		t.Errorf("removing a missing tree: %v", err)
+	}
+}
+
+func BenchmarkRemoveTree(b *testing.B) {
+	base := b.TempDir()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		top := filepath.Join(base, fmt.Sprint(i))
+		for j := range 2000 {
+			dir := filepath.Join(top, fmt.Sprintf("d%d", j%8), fmt.Sprintf("e%d", j%40))
+			os.MkdirAll(dir, 0o755)
+			os.WriteFile(filepath.Join(dir, fmt.Sprint(j)), nil, 0o644)
+		}
+		b.StartTimer()
+		if err := removeTree(top); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
