@@ -33,10 +33,11 @@ type Package struct {
 
 // File is one path a package owns, relative to its package directory.
 type File struct {
-	Path string
-	Type byte // tar type flag: '0' regular, '5' directory, '2' symlink, '1' hardlink
-	Mode fs.FileMode
-	Size int64
+	Path   string
+	Type   byte // tar type flag: '0' regular, '5' directory, '2' symlink, '1' hardlink
+	Mode   fs.FileMode
+	Size   int64
+	SHA256 [32]byte // of a regular file's data, or of a hardlink's target; zero for the rest
 }
 
 // Intent describes a commit in progress, written before its rename and deleted with the
@@ -57,8 +58,8 @@ var (
 	intentsBucket = []byte("intents")
 )
 
-// fileRecordSize is the encoded size of a File without its path: type, mode, size.
-const fileRecordSize = 1 + 4 + 8
+// fileRecordSize is the encoded size of a File without its path: type, mode, size, sha256.
+const fileRecordSize = 1 + 4 + 8 + 32
 
 // DB is an open database. Only one process holds it at a time.
 type DB struct {
@@ -259,7 +260,7 @@ func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 }
 
 // encodeFiles packs a file list, sorted by path, into one value: for each file its path length
-// (uvarint), path, type, mode and size. One value per package keeps a commit of 80,000 files
+// (uvarint), path, type, mode, size and sha256. One value per package keeps a commit of 80,000 files
 // to one Put.
 func encodeFiles(files []File) []byte {
 	sorted := slices.Clone(files)
@@ -275,6 +276,7 @@ func encodeFiles(files []File) []byte {
 		v = append(v, f.Type)
 		v = binary.BigEndian.AppendUint32(v, uint32(f.Mode))
 		v = binary.BigEndian.AppendUint64(v, uint64(f.Size))
+		v = append(v, f.SHA256[:]...)
 	}
 	return v
 }
@@ -289,10 +291,11 @@ func decodeFiles(v []byte) ([]File, error) {
 		v = v[k:]
 		rec := v[n:]
 		files = append(files, File{
-			Path: string(v[:n]),
-			Type: rec[0],
-			Mode: fs.FileMode(binary.BigEndian.Uint32(rec[1:])),
-			Size: int64(binary.BigEndian.Uint64(rec[5:])),
+			Path:   string(v[:n]),
+			Type:   rec[0],
+			Mode:   fs.FileMode(binary.BigEndian.Uint32(rec[1:])),
+			Size:   int64(binary.BigEndian.Uint64(rec[5:])),
+			SHA256: [32]byte(rec[13:45]),
 		})
 		v = rec[fileRecordSize:]
 	}

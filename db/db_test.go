@@ -1,9 +1,11 @@
 package db
 
 import (
+	"crypto/sha256"
 	"errors"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +25,7 @@ func TestCommitListFilesDelete(t *testing.T) {
 	defer d.Close()
 	p := &Package{Name: "hello", Version: "1.2.0", SHA256: "ab", Depends: []string{"libgreet>=1"}, Files: 2, Size: 10,
 		Installed: time.Unix(1700000000, 0).UTC()}
-	files := []File{{Path: "z", Type: '0', Mode: 0o644, Size: 10}, {Path: "a", Type: '5', Mode: 0o755}}
+	files := []File{{Path: "z", Type: '0', Mode: 0o644, Size: 10, SHA256: sha256.Sum256([]byte("0123456789"))}, {Path: "a", Type: '5', Mode: 0o755}}
 	if err := d.SetIntent(Intent{Op: "install", Name: "hello", Staging: "s", Inode: 7}); err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +55,29 @@ func TestCommitListFilesDelete(t *testing.T) {
 	}
 	if err := d.Check(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestFilesEncoding round-trips file records through their encoding, and checks that a
+// truncated value is refused rather than misread.
+func TestFilesEncoding(t *testing.T) {
+	var files []File
+	for i := range 300 {
+		f := File{Path: strings.Repeat("p", i) + "/f", Type: '0', Mode: 0o755, Size: int64(i) << 33}
+		f.SHA256 = sha256.Sum256([]byte(f.Path))
+		files = append(files, f)
+	}
+	files = append(files, File{Path: "l", Type: '1', SHA256: files[7].SHA256}, File{Path: "s", Type: '2'})
+	v := encodeFiles(files)
+	got, err := decodeFiles(v)
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	if err != nil || !reflect.DeepEqual(got, files) {
+		t.Fatalf("decodeFiles(encodeFiles(files)) = %d files, %v; want %d files equal", len(got), err, len(files))
+	}
+	for _, cut := range []int{1, fileRecordSize, len(v) - 1} {
+		if _, err := decodeFiles(v[:len(v)-cut]); err == nil {
+			t.Errorf("value cut by %d bytes decoded without error", cut)
+		}
 	}
 }
 

@@ -3,44 +3,113 @@ package fetch
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"pkg/repo"
 	"pkg/tarutil"
 )
 
-// streamBufSize is the buffer between the raw archive stream and the decompressor.
-const streamBufSize = 64 << 10
+// staleAge is how old a file in the cache that no entry owns (a temporary file, digests
+// without their tar) must be before it is removed: younger ones may be another process's
+// work in progress.
+const staleAge = 24 * time.Hour
 
-// Cache is a directory of aligned tars, each named by the sha256 of the archive it came from.
+// sumsMagic starts the first line of a digests file.
+const sumsMagic = "pkg-sums 1"
+
+// Cache is a directory of aligned tars, each named by the sha256 of the archive it came
+// from, with the digests of its files, and of the last indexes of repositories. Several
+// processes may share one: an entry appears by rename, only once complete and verified.
+//
+//	tars/<sha256>.tar    the aligned tar: its rename commits the entry
+//	tars/<sha256>.sums   "pkg-sums 1 NAME VERSION COUNT\n", then the sha256 of each
+//	                     regular member's data, 32 bytes each, in archive order
+//	index/<sha256 of the index's location>.json
+//	tmp/                 files being written
 type Cache struct {
 	dir string
 }
 
-// OpenCache creates the cache's layout under dir if needed.
+// Entry is a package in the cache.
+type Entry struct {
+	SHA256  string // of the published archive
+	Name    string
+	Version string
+	Size    int64     // bytes of the aligned tar
+	Used    time.Time // when it was last fetched or asked for
+}
+
+// OpenCache creates the cache's layout under dir if needed, and removes stale temporary
+// files.
 func OpenCache(dir string) (*Cache, error) {
-	for _, d := range []string{"tars", "tmp"} {
+	for _, d := range []string{"tars", "tmp", "index"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, fmt.Errorf("fetch: create cache: %w", err)
 		}
 	}
-	return &Cache{dir: dir}, nil
+	c := &Cache{dir: dir}
+	removeStale(filepath.Join(dir, "tmp"), func(string) bool { return true })
+	return c, nil
 }
 
 // Path returns where the aligned tar of the archive with this sha256 is kept.
 func (c *Cache) Path(sha string) string { return filepath.Join(c.dir, "tars", sha+".tar") }
 
+func (c *Cache) sumsPath(sha string) string { return filepath.Join(c.dir, "tars", sha+".sums") }
+
 // Has reports whether the archive with this sha256 is in the cache.
 func (c *Cache) Has(sha string) bool {
 	_, err := os.Stat(c.Path(sha))
-	return err == nil
+	_, serr := os.Stat(c.sumsPath(sha))
+	return err == nil && serr == nil
+}
+
+// Sums returns the sha256 of each regular member's data of the entry with this sha256,
+// in archive order.
+func (c *Cache) Sums(sha string) ([][32]byte, error) {
+	f, err := os.Open(c.sumsPath(sha))
+	if err != nil {
+		return nil, fmt.Errorf("fetch: digests of %s: %w", sha, err)
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	_, _, n, err := readSumsHeader(br)
+	if err != nil {
+		return nil, fmt.Errorf("fetch: %s: %w", f.Name(), err)
+	}
+	sums := make([][32]byte, n)
+	for i := range sums {
+		if _, err := io.ReadFull(br, sums[i][:]); err != nil {
+			return nil, fmt.Errorf("fetch: %s: %d of %d digests: %w", f.Name(), i, n, err)
+		}
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return nil, fmt.Errorf("fetch: %s: data after %d digests", f.Name(), n)
+	}
+	return sums, nil
+}
+
+// readSumsHeader reads the first line of a digests file.
+func readSumsHeader(br *bufio.Reader) (name, version string, n int, err error) {
+	line, err := br.ReadString('\n')
+	rest, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), sumsMagic+" ")
+	f := strings.Fields(rest)
+	if err != nil || !ok || len(f) != 3 {
+		return "", "", 0, errors.New("not a digests file")
+	}
+	n, err = strconv.Atoi(f[2])
+	if err != nil || n < 0 {
+		return "", "", 0, errors.New("not a digests file")
+	}
+	return f[0], f[1], n, nil
 }
 
 // Fetch makes sure the aligned tar of p is in the cache, downloading and converting it if
@@ -49,35 +118,55 @@ func (c *Cache) Has(sha string) bool {
 func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress io.Writer) (string, error) {
 	dst := c.Path(p.SHA256)
 	if c.Has(p.SHA256) {
+		// Best effort: last use only orders what to prune by hand.
+		os.Chtimes(dst, time.Time{}, time.Now())
 		return dst, nil
 	}
-	body, where, err := s.open(ctx, p.Archive)
+	if s.offline {
+		return "", fmt.Errorf("%w: %s %s is not in the cache", ErrOffline, p.Name, p.Version)
+	}
+	body, where, err := s.openArchive(ctx, p)
 	if err != nil {
 		return "", fmt.Errorf("fetch %s %s: %w", p.Name, p.Version, err)
 	}
 	defer body.Close()
-	if progress != nil {
-		body = io.NopCloser(io.TeeReader(body, progress))
-	}
-	if err := c.store(dst, body, p); err != nil {
+	if err := c.store(newVerifier(body, p, progress), p); err != nil {
 		return "", fmt.Errorf("fetch %s %s from %s: %w", p.Name, p.Version, where, err)
 	}
 	return dst, nil
 }
 
-// store converts body into a temporary file and renames it to dst once verified.
-func (c *Cache) store(dst string, body io.Reader, p repo.Package) (err error) {
+// store converts the archive read from src into temporary files and, once src has
+// verified it, renames them into place: the digests, then the tar, which commits the
+// entry. When another process committed it first, store drops its own copy.
+func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	tmp, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), p.Name+"-*.tar")
 	if err != nil {
 		return err
 	}
+	sums := "" // the temporary digests file, until renamed
+	drop := func() {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		if sums != "" {
+			os.Remove(sums)
+		}
+	}
 	defer func() {
 		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			drop()
 		}
 	}()
-	if err := convert(tmp, body, p); err != nil {
+	fw := newFileWriter(tmp)
+	st, err := convert(fw, src, tarutil.Limits{Bytes: p.InstalledSize, Files: p.Files})
+	if err != nil {
+		fw.abort()
+		return err
+	}
+	if err := fw.Close(); err != nil {
+		return err
+	}
+	if err := checkStats(p, st); err != nil {
 		return err
 	}
 	if err := tmp.Sync(); err != nil {
@@ -86,72 +175,149 @@ func (c *Cache) store(dst string, body io.Reader, p repo.Package) (err error) {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
+	if sums, err = c.writeTemp("sums", func(w io.Writer) error { return writeSums(w, p, st.Digests) }); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(dst))
-}
-
-// verifier counts and hashes the raw archive bytes as they are read.
-type verifier struct {
-	r io.Reader
-	n int64
-	h hash.Hash
-}
-
-func (v *verifier) Read(p []byte) (int, error) {
-	n, err := v.r.Read(p)
-	v.n += int64(n)
-	v.h.Write(p[:n])
-	return n, err
-}
-
-// check compares what was read with the index entry.
-func (v *verifier) check(p repo.Package) error {
-	if v.n != p.Size {
-		if v.n > p.Size {
-			return fmt.Errorf("archive is larger than the %d bytes the index declares", p.Size)
-		}
-		return fmt.Errorf("archive is %d bytes, index declares %d", v.n, p.Size)
+	if c.Has(p.SHA256) {
+		drop()
+		return nil
 	}
-	if got := hex.EncodeToString(v.h.Sum(nil)); got != p.SHA256 {
-		return fmt.Errorf("sha256 mismatch: archive has %s, index declares %s", got, p.SHA256)
+	if err := c.rename(sums, c.sumsPath(p.SHA256)); err != nil {
+		return err
+	}
+	sums = ""
+	return c.rename(tmp.Name(), c.Path(p.SHA256))
+}
+
+// checkStats refuses an archive whose contents disagree with its index entry.
+func checkStats(p repo.Package, st tarutil.Stats) error {
+	if p.Files != 0 && st.Files != p.Files {
+		return fmt.Errorf("archive has %d files, index says %d", st.Files, p.Files)
+	}
+	if p.InstalledSize != 0 && st.Bytes != p.InstalledSize {
+		return fmt.Errorf("archive has %d bytes of files, index says installed_size %d", st.Bytes, p.InstalledSize)
 	}
 	return nil
 }
 
-// convert streams an archive through the size limit and sha256, decompresses it and writes
-// its aligned form to w. A size or digest mismatch is reported before any conversion error,
-// since it is the cause of most of them.
-func convert(w io.Writer, body io.Reader, p repo.Package) error {
-	v := &verifier{r: io.LimitReader(body, p.Size+1), h: sha256.New()}
-	br := bufio.NewReaderSize(v, streamBufSize)
-	_, err := align(w, br)
-	if _, derr := io.Copy(io.Discard, br); err == nil {
-		err = derr
+func writeSums(w io.Writer, p repo.Package, sums [][32]byte) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%s %s %s %d\n", sumsMagic, p.Name, p.Version, len(sums))
+	for _, s := range sums {
+		bw.Write(s[:])
 	}
-	if verr := v.check(p); verr != nil {
-		return verr
-	}
-	return err
+	return bw.Flush()
 }
 
-// align decompresses br and writes the aligned tar to w, reading the compressed stream to its
-// end so that trailers are checked.
-func align(w io.Writer, br *bufio.Reader) (tarutil.Stats, error) {
-	tr, err := decompress(br)
+// writeTemp writes a new temporary file of the cache with fill, syncs it and returns its
+// path.
+func (c *Cache) writeTemp(pattern string, fill func(io.Writer) error) (_ string, err error) {
+	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), pattern+"-*")
 	if err != nil {
-		return tarutil.Stats{}, err
+		return "", err
 	}
-	defer tr.Close()
-	st, err := tarutil.Align(w, tr)
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := fill(f); err != nil {
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		return "", err
+	}
+	return f.Name(), f.Close()
+}
+
+// writeFile replaces path, in the cache, with what fill writes, atomically.
+func (c *Cache) writeFile(path string, fill func(io.Writer) error) error {
+	tmp, err := c.writeTemp(filepath.Base(path), fill)
 	if err != nil {
-		return st, err
+		return err
 	}
-	if _, err := io.Copy(io.Discard, tr); err != nil {
-		return st, fmt.Errorf("after the tar: %w", err)
+	if err := c.rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
 	}
-	return st, nil
+	return nil
+}
+
+// rename moves a synced file into place and makes the rename durable.
+func (c *Cache) rename(from, to string) error {
+	if err := os.Rename(from, to); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(to))
+}
+
+// List returns the entries of the cache, by name, version and sha256.
+func (c *Cache) List() ([]Entry, error) {
+	ents, err := os.ReadDir(filepath.Join(c.dir, "tars"))
+	if err != nil {
+		return nil, fmt.Errorf("fetch: list cache: %w", err)
+	}
+	var es []Entry
+	for _, d := range ents {
+		sha, ok := strings.CutSuffix(d.Name(), ".tar")
+		info, err := d.Info()
+		if !ok || err != nil {
+			continue
+		}
+		e := Entry{SHA256: sha, Size: info.Size(), Used: info.ModTime()}
+		if f, err := os.Open(c.sumsPath(sha)); err == nil {
+			e.Name, e.Version, _, _ = readSumsHeader(bufio.NewReaderSize(f, 512))
+			f.Close()
+		}
+		es = append(es, e)
+	}
+	slices.SortFunc(es, func(a, b Entry) int {
+		if a.Name != b.Name {
+			return strings.Compare(a.Name, b.Name)
+		}
+		if v := repo.CompareVersions(a.Version, b.Version); v != 0 {
+			return v
+		}
+		return strings.Compare(a.SHA256, b.SHA256)
+	})
+	return es, nil
+}
+
+// Remove deletes the entries keep returns false for, the tar first, and returns them. It
+// also removes stale digests whose tar is gone.
+func (c *Cache) Remove(keep func(Entry) bool) ([]Entry, error) {
+	es, err := c.List()
+	if err != nil {
+		return nil, err
+	}
+	var removed []Entry
+	for _, e := range es {
+		if keep(e) {
+			continue
+		}
+		if err := os.Remove(c.Path(e.SHA256)); err != nil {
+			return removed, fmt.Errorf("fetch: remove %s %s from the cache: %w", e.Name, e.Version, err)
+		}
+		os.Remove(c.sumsPath(e.SHA256))
+		removed = append(removed, e)
+	}
+	tars := filepath.Join(c.dir, "tars")
+	removeStale(tars, func(name string) bool {
+		sha, ok := strings.CutSuffix(name, ".sums")
+		return ok && !c.Has(sha)
+	})
+	return removed, syncDir(tars)
+}
+
+// removeStale removes the files of dir that match and are older than staleAge.
+func removeStale(dir string, match func(name string) bool) {
+	ents, _ := os.ReadDir(dir)
+	for _, d := range ents {
+		if info, err := d.Info(); err == nil && time.Since(info.ModTime()) > staleAge && match(d.Name()) {
+			os.Remove(filepath.Join(dir, d.Name()))
+		}
+	}
 }
 
 // Inspect reads a local archive the way Fetch would and returns what it holds, refusing
@@ -162,7 +328,7 @@ func Inspect(path string) (tarutil.Stats, error) {
 		return tarutil.Stats{}, err
 	}
 	defer f.Close()
-	st, err := align(io.Discard, bufio.NewReaderSize(f, streamBufSize))
+	st, err := convert(io.Discard, f, tarutil.Limits{})
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", path, err)
 	}
@@ -176,7 +342,7 @@ func syncDir(dir string) error {
 	}
 	defer f.Close()
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", dir, errors.Unwrap(err))
+		return &os.PathError{Op: "fsync", Path: dir, Err: errors.Unwrap(err)}
 	}
 	return nil
 }

@@ -1,14 +1,16 @@
 // Package fetch gets repository indexes and archives, from a local directory or over
 // HTTP(S), verifies them against the index, and converts each archive in one streaming pass
-// into an aligned tar in the cache. Nothing compressed or unverified is ever visible in the
-// cache. It does not install anything.
+// into an aligned tar in the cache. Nothing compressed, partial or unverified is ever
+// visible in the cache, even to other pkg processes sharing it. It keeps the last index of
+// each repository, so that an offline source needs no network at all. It does not install
+// anything.
 package fetch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,21 +21,32 @@ import (
 	"pkg/repo"
 )
 
-// UserAgent is sent with every HTTP request.
-const UserAgent = "pkg/0.1"
+// ErrOffline is returned for what an offline source cannot get from the cache.
+var ErrOffline = errors.New("fetch: offline")
+
+// Options controls a Source.
+type Options struct {
+	Offline bool // never read the repository: indexes and archives come from the cache only
+}
 
 // Source is a repository: a local directory, a file:// URL or an http(s):// URL of the
 // directory that holds index.json.
 type Source struct {
-	loc    string
-	dir    string   // local repository directory, or ""
-	base   *url.URL // remote repository directory, with a trailing slash, or nil
-	client *http.Client
+	loc     string
+	dir     string   // local repository directory, or ""
+	base    *url.URL // remote repository directory, with a trailing slash, or nil
+	offline bool
+
+	client  *http.Client
+	tries   int           // attempts at a request
+	backoff time.Duration // wait after the first failure, doubled after each next one
+	idle    time.Duration // longest wait for a body's next bytes
 }
 
 // NewSource parses a repository location. A location naming index.json itself is accepted.
-func NewSource(location string) (*Source, error) {
-	s := &Source{loc: location, client: newClient()}
+func NewSource(location string, o Options) (*Source, error) {
+	s := &Source{loc: location, offline: o.Offline, client: newClient(), tries: maxTries,
+		backoff: firstBackoff, idle: idleTimeout}
 	u, err := url.Parse(location)
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
@@ -49,71 +62,40 @@ func NewSource(location string) (*Source, error) {
 	default:
 		s.dir = location
 	}
-	if s.dir != "" && filepath.Base(s.dir) == "index.json" {
-		s.dir = filepath.Dir(s.dir)
+	if s.dir != "" {
+		if filepath.Base(s.dir) == "index.json" {
+			s.dir = filepath.Dir(s.dir)
+		}
+		if s.dir, err = filepath.Abs(s.dir); err != nil {
+			return nil, fmt.Errorf("fetch: repository %s: %w", location, err)
+		}
 	}
 	return s, nil
-}
-
-func newClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	t.TLSHandshakeTimeout = 30 * time.Second
-	t.ResponseHeaderTimeout = 60 * time.Second
-	return &http.Client{Transport: t}
 }
 
 // String returns the location as given.
 func (s *Source) String() string { return s.loc }
 
-// Index reads and validates the repository's index.json.
-func (s *Source) Index(ctx context.Context) (*repo.Index, error) {
-	rc, where, err := s.open(ctx, "index.json")
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, repo.MaxIndexSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("fetch: read %s: %w", where, err)
-	}
-	ix, err := repo.Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
-	return ix, nil
-}
-
-// open returns the body of a file of the repository, and where it came from.
-func (s *Source) open(ctx context.Context, name string) (io.ReadCloser, string, error) {
-	if u, err := url.Parse(name); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-		return s.get(ctx, u)
-	}
+// indexLocation names the index: its URL or absolute path.
+func (s *Source) indexLocation() string {
 	if s.base != nil {
-		return s.get(ctx, s.base.JoinPath(name))
+		return s.base.JoinPath("index.json").String()
 	}
-	p := filepath.Join(s.dir, filepath.FromSlash(name))
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, p, fmt.Errorf("fetch: %w", err)
-	}
-	return f, p, nil
+	return filepath.Join(s.dir, "index.json")
 }
 
-func (s *Source) get(ctx context.Context, u *url.URL) (io.ReadCloser, string, error) {
-	where := u.Redacted()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, where, fmt.Errorf("fetch: %s: %w", where, err)
+// openArchive returns the bytes of p's archive, and where they come from.
+func (s *Source) openArchive(ctx context.Context, p repo.Package) (io.ReadCloser, string, error) {
+	u, err := url.Parse(p.Archive)
+	switch {
+	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
+	case s.base != nil:
+		u = s.base.JoinPath(p.Archive)
+	default:
+		path := filepath.Join(s.dir, filepath.FromSlash(p.Archive))
+		f, err := os.Open(path)
+		return f, path, err
 	}
-	req.Header.Set("User-Agent", UserAgent)
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return nil, where, fmt.Errorf("fetch: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		return nil, where, fmt.Errorf("fetch: GET %s: %s", where, resp.Status)
-	}
-	return resp.Body, where, nil
+	d, err := s.openDownload(ctx, u, p.Size)
+	return d, u.Redacted(), err
 }

@@ -2,8 +2,11 @@ package install
 
 import (
 	"archive/tar"
+	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -39,9 +42,14 @@ type Staged struct {
 }
 
 // Install installs p from the aligned tar at tarPath, replacing any installed version of it.
+// It reads the tar's data for the file digests it records, which Stage takes from its caller.
 // On error the root and the database are as they were.
 func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
-	s, err := r.Stage(tarPath, p)
+	sums, err := digests(tarPath)
+	if err != nil {
+		return nil, fmt.Errorf("install %s %s: %w", p.Name, p.Version, err)
+	}
+	s, err := r.Stage(tarPath, p, sums)
 	if err != nil {
 		return nil, err
 	}
@@ -53,9 +61,11 @@ func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
 }
 
 // Stage validates the aligned tar at tarPath against p and builds p's tree in staging, where
-// nothing sees it until Commit. Several packages may be staged at once.
-func (r *Root) Stage(tarPath string, p repo.Package) (*Staged, error) {
-	s, err := r.stage(tarPath, p)
+// nothing sees it until Commit. sums holds the sha256 of each regular member's data, in
+// archive order, as tarutil.Align computed them; they are recorded with the files. Several
+// packages may be staged at once, from several goroutines.
+func (r *Root) Stage(tarPath string, p repo.Package, sums [][32]byte) (*Staged, error) {
+	s, err := r.stage(tarPath, p, sums)
 	if err != nil {
 		return nil, fmt.Errorf("install %s %s: %w", p.Name, p.Version, err)
 	}
@@ -91,19 +101,28 @@ func (r *Root) Discard(staged ...*Staged) {
 	}
 }
 
-func (r *Root) stage(tarPath string, p repo.Package) (_ *Staged, err error) {
+func (r *Root) stage(tarPath string, p repo.Package, sums [][32]byte) (_ *Staged, err error) {
 	start := time.Now()
 	src, err := os.Open(tarPath)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	members, err := tarutil.Scan(src)
+	data, err := mapFile(src)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Munmap(data)
+	members, err := tarutil.Scan(bytes.NewReader(data)) // headers straight from the mapping: no read(2)
 	if err != nil {
 		return nil, err
 	}
 	res := summarize(p, members)
 	if err := r.check(p, res, members); err != nil {
+		return nil, err
+	}
+	files, err := withDigests(members, sums)
+	if err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp(r.path(".pkg", "staging"), p.Name+".")
@@ -115,7 +134,7 @@ func (r *Root) stage(tarPath string, p repo.Package) (_ *Staged, err error) {
 			removeTree(dir)
 		}
 	}()
-	st, err := newStager(src, dir, r.umask)
+	st, err := newStager(src, data, dir, r.umask)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +145,81 @@ func (r *Root) stage(tarPath string, p repo.Package) (_ *Staged, err error) {
 	res.Cloned, res.Copied, res.Method, res.Fallback = st.cloned.Load(), st.copied.Load(), st.method, st.fallback
 	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin,
 		Summary: p.Summary, Files: res.Files, Size: res.Bytes}
-	return &Staged{dir: dir, rec: rec, files: records(members), res: res, start: start}, nil
+	return &Staged{dir: dir, rec: rec, files: files, res: res, start: start}, nil
+}
+
+// withDigests returns the database records of members, giving each regular file its digest
+// from sums and each hardlink its target's.
+func withDigests(members []tarutil.Member, sums [][32]byte) ([]db.File, error) {
+	if n := regular(members); n != len(sums) {
+		return nil, fmt.Errorf("%d file digests for %d regular files", len(sums), n)
+	}
+	files := records(members)
+	k, links := 0, false
+	for i := range files {
+		switch files[i].Type {
+		case tar.TypeReg:
+			files[i].SHA256 = sums[k]
+			k++
+		case tar.TypeLink:
+			links = true
+		}
+	}
+	if links {
+		linkDigests(members, files)
+	}
+	return files, nil
+}
+
+func regular(members []tarutil.Member) int {
+	n := 0
+	for _, m := range members {
+		if m.Type == tar.TypeReg {
+			n++
+		}
+	}
+	return n
+}
+
+// linkDigests gives each hardlink the digest of its target, an earlier regular member.
+func linkDigests(members []tarutil.Member, files []db.File) {
+	byName := make(map[string]int, len(members))
+	for i, m := range members {
+		switch m.Type {
+		case tar.TypeReg:
+			byName[m.Name] = i
+		case tar.TypeLink:
+			if j, ok := byName[m.Linkname]; ok {
+				files[i].SHA256 = files[j].SHA256
+			}
+		}
+	}
+}
+
+// digests computes the sha256 of each regular member's data in the aligned tar at tarPath.
+func digests(tarPath string) ([][32]byte, error) {
+	f, err := os.Open(tarPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	members, err := tarutil.Scan(f)
+	if err != nil {
+		return nil, err
+	}
+	var sums [][32]byte
+	h := sha256.New()
+	for _, m := range members {
+		if m.Type != tar.TypeReg {
+			continue
+		}
+		h.Reset()
+		if _, err := io.Copy(h, io.NewSectionReader(f, m.Offset, m.Size)); err != nil {
+			return nil, err
+		}
+		sums = append(sums, [32]byte(h.Sum(nil)))
+	}
+	return sums, nil
 }
 
 func summarize(p repo.Package, members []tarutil.Member) *Result {

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"errors"
+	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,7 +189,12 @@ func TestReconcileUndoesInterruptedUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newStager(src, staging, r.umask)
+	data, err := mapFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(data)
+	s, err := newStager(src, data, staging, r.umask)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,9 @@ func add(dir, archivePath string, p Package) (Package, error) {
 	if p.Archive == indexName {
 		return p, fmt.Errorf("package %s: archive may not be named %s", p.id(), indexName)
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return p, err
+	}
 	if err := place(dir, archivePath, &p); err != nil {
 		return p, fmt.Errorf("package %s: %w", p.id(), err)
 	}

@@ -3,8 +3,10 @@ package tarutil
 import (
 	"archive/tar"
 	"bufio"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 )
 
@@ -14,9 +16,17 @@ import (
 // parent directories are written before the member that needs them, with
 // mode 0755 and that member's modification time. A stream that ends before
 // its end-of-archive blocks is refused as truncated. After an error, what
-// was written to w is not a valid archive.
+// was written to w is not a valid archive. The sha256 of every regular
+// member's data is computed as it is copied.
 func Align(w io.Writer, r io.Reader) (Stats, error) {
-	c := &converter{enc: newEncoder(w), chk: newChecker()}
+	return AlignLimits(w, r, Limits{})
+}
+
+// AlignLimits is Align refusing an archive, at the first member past a limit
+// and before copying its data, once it exceeds lim.
+func AlignLimits(w io.Writer, r io.Reader, lim Limits) (Stats, error) {
+	c := &converter{enc: newEncoder(w), chk: newChecker(), lim: lim}
+	c.data.h = sha256.New()
 	c.in.r = bufio.NewReaderSize(r, streamBufSize)
 	tr := tar.NewReader(&c.in)
 	for {
@@ -38,9 +48,23 @@ type converter struct {
 	in    countReader
 	enc   *encoder
 	chk   *checker
+	data  hashReader // member data on its way to enc
+	lim   Limits
 	stats Stats
 	last  string // name in the archive of the last entry read
 	end   int64  // input offset just past the last entry and its data
+}
+
+// hashReader hashes what is read through it.
+type hashReader struct {
+	r io.Reader
+	h hash.Hash
+}
+
+func (h *hashReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.h.Write(p[:n])
+	return n, err
 }
 
 // countReader counts the bytes read through it and the zero bytes among
@@ -92,6 +116,9 @@ func (c *converter) convert(hdr *tar.Header, data io.Reader) error {
 		c.last, c.end = hdr.Name, c.in.n
 		return err
 	}
+	if err := c.limit(&m, hdr.Name); err != nil {
+		return err
+	}
 	for _, dir := range c.chk.parents {
 		d := Member{Name: dir, Type: tar.TypeDir, Mode: 0o755, ModTime: m.ModTime}
 		if err := c.write(&d, dir, nil); err != nil {
@@ -102,6 +129,21 @@ func (c *converter) convert(hdr *tar.Header, data io.Reader) error {
 	return c.write(&m, hdr.Name, data)
 }
 
+// limit refuses m, named raw in the archive, if it takes the archive past c.lim.
+func (c *converter) limit(m *Member, raw string) error {
+	files, bytes := c.stats.Files, c.stats.Bytes+m.Size
+	if m.Type != tar.TypeDir {
+		files++
+	}
+	switch {
+	case c.lim.Files > 0 && files > c.lim.Files:
+		return &MemberError{Name: raw, Err: fmt.Errorf("%w: more than %d files", ErrLimit, c.lim.Files)}
+	case c.lim.Bytes > 0 && bytes > c.lim.Bytes:
+		return &MemberError{Name: raw, Err: fmt.Errorf("%w: files past %d bytes in all", ErrLimit, c.lim.Bytes)}
+	}
+	return nil
+}
+
 // write writes the header of m and, for a regular member, its data from r.
 // Errors name the member as raw, its name in the archive.
 func (c *converter) write(m *Member, raw string, r io.Reader) error {
@@ -109,9 +151,13 @@ func (c *converter) write(m *Member, raw string, r io.Reader) error {
 		return fmt.Errorf("tarutil: write member %q: %w", raw, err)
 	}
 	if m.Type == tar.TypeReg {
-		if err := c.enc.copyData(r, m.Size); err != nil {
+		c.data.r = r
+		c.data.h.Reset()
+		if err := c.enc.copyData(&c.data, m.Size); err != nil {
 			return c.dataError(raw, err)
 		}
+		c.stats.Digests = append(c.stats.Digests, [32]byte{})
+		c.data.h.Sum(c.stats.Digests[len(c.stats.Digests)-1][:0])
 	}
 	if m.Type != tar.TypeDir {
 		c.stats.Files++

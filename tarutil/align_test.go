@@ -214,6 +214,45 @@ func TestAlignWriteError(t *testing.T) {
 	}
 }
 
+// countWriter counts the bytes written to it.
+type countWriter struct{ n int }
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.n += len(p)
+	return len(p), nil
+}
+
+// TestAlignLimits checks that a limit refuses the first member past it before
+// copying its data, and that an archive exactly at its limits passes.
+func TestAlignLimits(t *testing.T) {
+	in := makeTar(t, tar.FormatPAX, dir("d"), file("d/a", 5000), symlink("d/l", "a"), file("d/big", 1<<20))
+	tests := []struct {
+		lim  Limits
+		name string // member refused, "" for none
+	}{
+		{Limits{}, ""},
+		{Limits{Bytes: 5000 + 1<<20, Files: 3}, ""},
+		{Limits{Bytes: 5000 + 1<<20 - 1}, "d/big"},
+		{Limits{Bytes: 4999}, "d/a"},
+		{Limits{Files: 2}, "d/big"},
+		{Limits{Files: 1}, "d/l"},
+	}
+	for _, tt := range tests {
+		var w countWriter
+		st, err := AlignLimits(&w, bytes.NewReader(in), tt.lim)
+		if tt.name == "" {
+			if err != nil || st.Files != 3 || len(st.Digests) != 2 {
+				t.Errorf("%+v: %+v, %v", tt.lim, st, err)
+			}
+			continue
+		}
+		wantRefused(t, err, tt.name, ErrLimit)
+		if tt.name == "d/big" && w.n > 1<<20 {
+			t.Errorf("%+v: wrote %d bytes, so copied data past the limit", tt.lim, w.n)
+		}
+	}
+}
+
 // TestCommentLen checks the padding arithmetic for every block offset within
 // two alignment units and record lengths across the digit boundaries.
 func TestCommentLen(t *testing.T) {

@@ -39,12 +39,20 @@ type Member struct {
 	Offset   int64       // offset of a regular member's data in the tar, else 0
 	Linkname string      // symlink target as written; hardlink target as a cleaned member Name
 	ModTime  time.Time
+	SHA256   [32]byte // digest of a regular member's data, when known (Align, ReadIndex)
 }
 
 // Stats describes a converted archive.
 type Stats struct {
-	Files int   // members that are not directories
+	Files   int        // members that are not directories
+	Bytes   int64      // sum of regular members' sizes
+	Digests [][32]byte // sha256 of each regular member's data, in archive order
+}
+
+// Limits bounds what AlignLimits accepts from an archive; a zero field is no limit.
+type Limits struct {
 	Bytes int64 // sum of regular members' sizes
+	Files int   // members that are not directories
 }
 
 // Reasons a member is refused, reported inside a *MemberError.

@@ -1,9 +1,17 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
 	"github.com/urfave/cli/v2"
 
 	"pkg/fetch"
+	"pkg/repo"
 )
 
 func fetchCommand() *cli.Command {
@@ -19,11 +27,7 @@ func fetchCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			src, err := openSource(c)
-			if err != nil {
-				return err
-			}
-			ix, err := src.Index(c.Context)
+			f, ix, err := openFetcher(c)
 			if err != nil {
 				return err
 			}
@@ -31,18 +35,144 @@ func fetchCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			cache, err := fetch.OpenCache(c.String("cache"))
-			if err != nil {
-				return err
-			}
-			for _, p := range pkgs {
-				tar, err := cache.Fetch(c.Context, src, p, progress(c, p))
-				if err != nil {
-					return err
-				}
-				say(c, "fetched %s %s: %s", p.Name, p.Version, tar)
-			}
-			return nil
+			f.verbose = true
+			return f.all(pkgs, nil)
 		},
 	}
+}
+
+// fetcher fetches packages into the cache, --jobs at once, and reports each download: on
+// a terminal with a progress bar while it runs, else with one line when it ends.
+type fetcher struct {
+	c       *cli.Context
+	src     *fetch.Source
+	cache   *fetch.Cache
+	verbose bool // also report packages already in the cache
+	bars    *bars
+	mu      sync.Mutex // serializes output
+}
+
+// openFetcher opens the repository and the cache and reads the index.
+func openFetcher(c *cli.Context) (*fetcher, *repo.Index, error) {
+	src, err := openSource(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	cache, err := fetch.OpenCache(c.String("cache"))
+	if err != nil {
+		return nil, nil, err
+	}
+	ix, err := cache.Index(c.Context, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &fetcher{c: c, src: src, cache: cache}, ix, nil
+}
+
+// all fetches pkgs and calls ready, if not nil, with the index in pkgs and the cached tar
+// of each as soon as that one is in the cache; ready runs on several goroutines at once.
+// At the first error of a fetch or of ready, all cancels the rest and returns that error.
+// Offline, it first fails naming every package missing from the cache.
+func (f *fetcher) all(pkgs []repo.Package, ready func(i int, tar string) error) error {
+	if err := f.checkOffline(pkgs); err != nil {
+		return err
+	}
+	if !f.c.Bool("quiet") {
+		f.bars = newBars(f.c.App.Writer)
+	}
+	if f.bars != nil {
+		defer f.bars.close()
+	}
+	ctx, cancel := context.WithCancel(f.c.Context)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+		slots = make(chan struct{}, f.c.Int("jobs"))
+	)
+	for i, p := range pkgs {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			tar, err := f.one(ctx, p)
+			if err == nil && ready != nil {
+				err = ready(i, tar)
+			}
+			if err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		})
+	}
+	wg.Wait()
+	if first == nil {
+		first = f.c.Context.Err()
+	}
+	return first
+}
+
+// checkOffline, offline, refuses pkgs unless every one is in the cache.
+func (f *fetcher) checkOffline(pkgs []repo.Package) error {
+	if !f.c.Bool("offline") {
+		return nil
+	}
+	var missing []string
+	for _, p := range pkgs {
+		if !f.cache.Has(p.SHA256) {
+			missing = append(missing, p.Name+" "+p.Version)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("offline: not in the cache: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// one fetches p and reports it.
+func (f *fetcher) one(ctx context.Context, p repo.Package) (string, error) {
+	if f.cache.Has(p.SHA256) {
+		if f.verbose {
+			f.report(nil, "%s %s is already in the cache", p.Name, p.Version)
+		}
+		return f.cache.Fetch(ctx, f.src, p, nil)
+	}
+	var b *bar
+	var progress io.Writer
+	if f.bars != nil {
+		b = f.bars.add(p.Name+" "+p.Version, p.Size)
+		progress = b.pb
+	}
+	start := time.Now()
+	tar, err := f.cache.Fetch(ctx, f.src, p, progress)
+	if err != nil {
+		if b != nil {
+			f.bars.finish(b, "")
+		}
+		return "", err
+	}
+	d := time.Since(start)
+	f.report(b, "fetched %s %s: %s in %s (%s/s)", p.Name, p.Version, size(p.Size), dur(d),
+		size(int64(float64(p.Size)/max(d.Seconds(), 1e-6))))
+	return tar, nil
+}
+
+// report prints a line, above the bars if any, and ends b.
+func (f *fetcher) report(b *bar, format string, args ...any) {
+	if f.c.Bool("quiet") {
+		return
+	}
+	line := fmt.Sprintf(format, args...)
+	if f.bars != nil {
+		f.bars.finish(b, line)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fmt.Fprintln(f.c.App.Writer, line)
 }

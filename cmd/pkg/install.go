@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"io"
+	"slices"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
-	"pkg/fetch"
 	"pkg/install"
 	"pkg/repo"
 )
@@ -29,19 +27,11 @@ func installAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	src, err := openSource(c)
-	if err != nil {
-		return err
-	}
-	ix, err := src.Index(c.Context)
+	f, ix, err := openFetcher(c)
 	if err != nil {
 		return err
 	}
 	pkgs, err := ix.Resolve(reqs)
-	if err != nil {
-		return err
-	}
-	cache, err := fetch.OpenCache(c.String("cache"))
 	if err != nil {
 		return err
 	}
@@ -50,7 +40,7 @@ func installAction(c *cli.Context) error {
 		return err
 	}
 	defer root.Close()
-	in := &installer{c: c, src: src, cache: cache, root: root, requested: reqs}
+	in := &installer{c: c, f: f, root: root, requested: reqs}
 	return in.run(pkgs)
 }
 
@@ -66,18 +56,18 @@ func requirements(args []string) ([]repo.Requirement, error) {
 	return reqs, nil
 }
 
-// installer carries what installing one resolved package after another needs.
+// installer carries what installing resolved packages needs.
 type installer struct {
 	c         *cli.Context
-	src       *fetch.Source
-	cache     *fetch.Cache
+	f         *fetcher
 	root      *install.Root
 	requested []repo.Requirement
 	noted     bool // the copy fallback has been reported
 }
 
-// run fetches and stages every package that is not installed as resolved, then commits them
-// in dependency order, so a download that fails changes nothing in the root.
+// run fetches every package that is not installed as resolved, --jobs at once, stages
+// each as soon as it is in the cache, and once all are staged commits them in dependency
+// order; so a download that fails changes nothing in the root.
 func (in *installer) run(pkgs []repo.Package) error {
 	var todo []repo.Package
 	for _, p := range pkgs {
@@ -89,29 +79,24 @@ func (in *installer) run(pkgs []repo.Package) error {
 		}
 		todo = append(todo, p)
 	}
-	var staged []*install.Staged
-	for _, p := range todo {
-		s, err := in.stage(p)
+	staged := make([]*install.Staged, len(todo))
+	err := in.f.all(todo, func(i int, tar string) error {
+		sums, err := in.f.cache.Sums(todo[i].SHA256)
 		if err != nil {
-			in.root.Discard(staged...)
-			return err
+			return fmt.Errorf("install %s %s: %w", todo[i].Name, todo[i].Version, err)
 		}
-		staged = append(staged, s)
+		staged[i], err = in.root.Stage(tar, todo[i], sums)
+		return err
+	})
+	if err != nil {
+		in.root.Discard(slices.DeleteFunc(staged, func(s *install.Staged) bool { return s == nil })...)
+		return err
 	}
 	results, err := in.root.Commit(staged...)
 	for _, res := range results {
 		in.report(res)
 	}
 	return err
-}
-
-// stage fetches p into the cache and builds its tree in staging.
-func (in *installer) stage(p repo.Package) (*install.Staged, error) {
-	tar, err := in.cache.Fetch(in.c.Context, in.src, p, progress(in.c, p))
-	if err != nil {
-		return nil, err
-	}
-	return in.root.Stage(tar, p)
 }
 
 func (in *installer) isRequested(name string) bool {
@@ -134,12 +119,4 @@ func (in *installer) report(res *install.Result) {
 	}
 	say(in.c, "%s %s %s: %d files, %s (%s cloned, %s copied) in %s", verb, res.Name, res.Version,
 		res.Files, size(res.Bytes), size(res.Cloned), size(res.Copied), dur(res.Elapsed))
-}
-
-// progress returns a progress bar for p's download when stdout is a terminal.
-func progress(c *cli.Context, p repo.Package) io.Writer {
-	if c.Bool("quiet") || !isTerminal(c.App.Writer) {
-		return nil
-	}
-	return progressbar.DefaultBytes(p.Size, fmt.Sprintf("%s %s", p.Name, p.Version))
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -62,7 +63,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Flags:          globalFlags(),
 		Commands: []*cli.Command{
 			installCommand(), removeCommand(), listCommand(), filesCommand(), infoCommand(),
-			searchCommand(), fetchCommand(), repoCommand(),
+			searchCommand(), fetchCommand(), cacheCommand(), repoCommand(),
 		},
 	}
 	setUsageError(app.Commands)
@@ -86,6 +87,8 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "repo", EnvVars: []string{"PKG_REPO"}, Usage: "repository: a directory, file:// or http(s):// URL"},
 		&cli.BoolFlag{Name: "no-sync", Usage: "skip the sync before each commit (throwaway machines only)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
+		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: defaultJobs(), Usage: "packages to fetch at once"},
+		&cli.BoolFlag{Name: "offline", EnvVars: []string{"PKG_OFFLINE"}, Usage: "use only the cache: no network, no repository"},
 		&cli.DurationFlag{Name: "lock-timeout", Value: 5 * time.Minute, Usage: "how long to wait for another pkg process"},
 	}
 }
@@ -188,8 +191,16 @@ func openSource(c *cli.Context) (*fetch.Source, error) {
 	if c.String("repo") == "" {
 		return nil, usagef("no repository: pass --repo or set PKG_REPO")
 	}
-	return fetch.NewSource(c.String("repo"))
+	if c.Int("jobs") < 1 {
+		return nil, usagef("--jobs must be at least 1")
+	}
+	return fetch.NewSource(c.String("repo"), fetch.Options{Offline: c.Bool("offline")})
 }
+
+// defaultJobs is how many packages pkg fetches at once unless told: one download keeps
+// most of two cores busy (decompressing, and hashing while aligning), so more only help
+// while downloads wait for the network; past four they mostly share one server.
+func defaultJobs() int { return min(4, 2*runtime.GOMAXPROCS(0)) }
 
 // say prints a line to stdout unless --quiet.
 func say(c *cli.Context, format string, args ...any) {

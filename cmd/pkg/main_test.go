@@ -194,6 +194,8 @@ func testInstallRemove(t *testing.T, e *env, reflink bool) {
 		t.Errorf("%s: %d of %d mapped bytes shared, want >= %d (reflink %v)", big, shared, mapped, prefix, reflink)
 	}
 
+	checkDigests(t, e.root, "libgreet")
+	checkDigests(t, e.root, "hello")
 	got := e.list()
 	if len(got) != 2 || got[0].Name != "hello" || got[1].Name != "libgreet" || got[1].Files != 2 || got[1].Size != info.Size()+14 {
 		t.Errorf("list --json = %+v", got)

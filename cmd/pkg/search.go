@@ -13,17 +13,13 @@ func searchCommand() *cli.Command {
 		Usage:     "list what the repository offers, newest versions only",
 		ArgsUsage: "[WORD]",
 		Action: func(c *cli.Context) error {
-			src, err := openSource(c)
-			if err != nil {
-				return err
-			}
-			ix, err := src.Index(c.Context)
+			f, ix, err := openFetcher(c)
 			if err != nil {
 				return err
 			}
 			found := ix.Search(c.Args().First())
 			if len(found) == 0 && c.NArg() > 0 {
-				return fmt.Errorf("search: nothing in %s matches %q", src, c.Args().First())
+				return fmt.Errorf("search: nothing in %s matches %q", f.src, c.Args().First())
 			}
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 			for _, p := range found {

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Times pkg fetch of a package of 1 GiB of files, served over loopback HTTP as tar.zst and as
+# tar.gz, against the pipe that streams the same (curl -s URL | zstd -d > file) and against
+# the staged sequence (curl -o x URL && zstd -d x); then measures pkg fetch's peak RSS
+# (/usr/bin/time -v) and counts its syscalls (strace -c -f).
+#
+# Run from anywhere:   bench/fetch.sh
+# Environment: SIZE=1073741824 (bytes of file data)  RUNS=5  WORK=/var/tmp/pkg-fetch-bench
+# Needs go, curl, zstd, gzip, hyperfine, python3, strace and /usr/bin/time (apt-get install
+# curl zstd hyperfine strace time), and about 4 GiB free under WORK.
+# Every command starts with an empty cache and output, after a sync, so none pays for the
+# writeback of another; pkg fetch syncs its cache entry itself, the others do not sync.
+# Results: a table on stdout, hyperfine JSON and the RSS and strace reports under $WORK.
+set -euo pipefail
+
+SIZE=${SIZE:-1073741824}
+RUNS=${RUNS:-5}
+WORK=${WORK:-/var/tmp/pkg-fetch-bench}
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+for tool in go curl zstd gzip hyperfine python3 strace /usr/bin/time; do
+	command -v "$tool" >/dev/null || { echo "bench/fetch.sh: $tool missing (apt-get install curl zstd hyperfine strace time)" >&2; exit 2; }
+done
+
+mkdir -p "$WORK/bin" "$WORK/results"
+(cd "$top" && go build -o "$WORK/bin/pkg" ./cmd/pkg && go build -o "$WORK/bin/fetchtool" ./bench/fetchtool)
+pkg=$WORK/bin/pkg
+repo=$WORK/repo-$SIZE
+
+# The repository: one tree, compressed twice, added with pkg repo add (which checks it).
+if [ ! -s "$repo/index.json" ]; then
+	rm -rf "$repo" && mkdir -p "$repo"
+	"$WORK/bin/fetchtool" gen "$SIZE" > "$WORK/tree.tar"
+	zstd -q -3 -T0 -f "$WORK/tree.tar" -o "$WORK/tree.tar.zst"
+	gzip -6 -c "$WORK/tree.tar" > "$WORK/tree.tar.gz"
+	"$pkg" --quiet repo add "$repo" "$WORK/tree.tar.zst" --name tree-zst --version 1
+	"$pkg" --quiet repo add "$repo" "$WORK/tree.tar.gz" --name tree-gz --version 1
+	rm -f "$WORK/tree.tar" "$WORK/tree.tar.zst" "$WORK/tree.tar.gz"
+fi
+
+rm -f "$WORK/url"
+"$WORK/bin/fetchtool" serve "$repo" "$WORK/url" &
+server=$!
+trap 'kill $server' EXIT
+for _ in $(seq 50); do [ -s "$WORK/url" ] && break; sleep 0.1; done
+url=$(cat "$WORK/url")
+
+cache=$WORK/cache out=$WORK/out.tar dl=$WORK/download
+clean="rm -rf $cache $out $dl; sync"
+for z in zst gz; do
+	unz="zstd -d -q"
+	[ "$z" = gz ] && unz="gzip -d"
+	hyperfine --warmup 1 --runs "$RUNS" --prepare "$clean" --cleanup "$clean" \
+		--export-json "$WORK/results/$z.json" \
+		-n "pkg fetch" "$pkg --quiet --cache $cache --repo $url fetch tree-$z" \
+		-n "curl | ${unz%% *} -d" "curl -sf ${url}tree.tar.$z | $unz > $out" \
+		-n "curl -o && ${unz%% *} -d" "curl -sf -o $dl ${url}tree.tar.$z && $unz < $dl > $out"
+done
+
+for z in zst gz; do
+	eval "$clean"
+	/usr/bin/time -v "$pkg" --quiet --cache "$cache" --repo "$url" fetch "tree-$z" 2> "$WORK/results/rss-$z.txt"
+	eval "$clean"
+	strace -c -f -o "$WORK/results/strace-$z.txt" "$pkg" --quiet --cache "$cache" --repo "$url" fetch "tree-$z"
+done
+eval "$clean"
+
+python3 - "$WORK/results" <<'EOF'
+import json, re, sys
+
+res = sys.argv[1]
+print("| archive | command | median | min | max | pkg fetch / this |")
+print("|---|---|---:|---:|---:|---:|")
+for z in ("zst", "gz"):
+    with open(f"{res}/{z}.json") as f:
+        rs = json.load(f)["results"]
+    base = rs[0]["median"]
+    for r in rs:
+        cmd = r["command"].replace("|", "\\|")
+        print(f"| tar.{z} | `{cmd}` | {r['median']:.2f} s | {r['min']:.2f} s | {r['max']:.2f} s | {base / r['median']:.2f} |")
+print()
+for z in ("zst", "gz"):
+    with open(f"{res}/rss-{z}.txt") as f:
+        rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", f.read()).group(1))
+    with open(f"{res}/strace-{z}.txt") as f:
+        text = f.read()
+    calls = {m.group(2): int(m.group(1)) for m in
+             re.finditer(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)$", text, re.M)}
+    total = calls.pop("total", sum(calls.values()))
+    top = ", ".join(f"{n} {c}" for c, n in sorted(calls.items(), key=lambda kv: -kv[1])[:6])
+    print(f"pkg fetch tree-{z}: peak RSS {rss / 1024:.1f} MiB; {total} syscalls: {top}")
+EOF

@@ -1,0 +1,53 @@
+"""Prints the medians of bench/install.sh's hyperfine results as a table.
+
+usage: table.py RESULTS_DIR FS... -- SHAPE...
+"""
+import json
+import os
+import re
+import sys
+
+
+def medians(path):
+    with open(path) as f:
+        return {r["command"]: r["median"] for r in json.load(f)["results"]}
+
+
+def strace_per_file(path, files):
+    with open(path) as f:
+        m = re.search(r"^\s*100\.00\s+\S+\s+\S+\s+(\d+)", f.read(), re.M)
+    return int(m.group(1)) / files if m else float("nan")
+
+
+def rss(path):
+    with open(path) as f:
+        m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", f.read())
+    return int(m.group(1)) / 1024 if m else float("nan")
+
+
+def main():
+    results, rest = sys.argv[1], sys.argv[2:]
+    sep = rest.index("--")
+    fss, shapes = rest[:sep], rest[sep + 1:]
+    files = {"kernel": 80000, "firmware": 2500, "big": 40}
+    cols = ["pkg install", "tar -xf", "cp --reflink", "empty floor", "irreducible floor"]
+    print("| fs | shape | " + " | ".join(cols) + " | pkg/floor | pkg remove | rm -rf | df growth | syscalls/file | peak RSS |")
+    print("|" + "---|" * (len(cols) + 8))
+    for fs in fss:
+        for shape in shapes:
+            base = os.path.join(results, f"{fs}-{shape}")
+            if not os.path.exists(base + "-install.json"):
+                continue
+            t = medians(base + "-install.json")
+            r = medians(base + "-remove.json")
+            grown, tree = map(int, open(base + "-df.txt").read().split())
+            sc = strace_per_file(base + "-strace.txt", files[shape]) if os.path.exists(base + "-strace.txt") else float("nan")
+            mem = rss(base + "-time.txt") if os.path.exists(base + "-time.txt") else float("nan")
+            row = [f"{t[c]:.3f}" for c in cols]
+            row.append(f"{t['pkg install'] / t['irreducible floor']:.2f}x")
+            row += [f"{r['pkg remove']:.3f}", f"{r['rm -rf']:.3f}", f"{100 * grown / tree:.2f}%", f"{sc:.2f}", f"{mem:.0f} MiB"]
+            print(f"| {fs} | {shape} | " + " | ".join(row) + " |")
+    print("\nseconds, medians; df growth is the used space an install added, as a share of the tree's bytes")
+
+
+main()

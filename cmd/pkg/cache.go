@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/fetch"
+)
+
+func cacheCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "cache",
+		Usage: "show or empty the cache of converted packages",
+		Subcommands: []*cli.Command{{
+			Name:   "list",
+			Usage:  "list the cached packages: entry, package, size, last use",
+			Action: cacheListAction,
+		}, {
+			Name:  "clean",
+			Usage: "remove every cached package",
+			Action: func(c *cli.Context) error {
+				return cacheRemove(c, func(fetch.Entry) bool { return false }, "")
+			},
+		}, {
+			Name:   "prune",
+			Usage:  "remove the cached packages no installed package uses",
+			Action: cachePruneAction,
+		}},
+	}
+}
+
+func cacheListAction(c *cli.Context) error {
+	cache, err := fetch.OpenCache(c.String("cache"))
+	if err != nil {
+		return err
+	}
+	es, err := cache.List()
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	for _, e := range es {
+		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\n", e.SHA256[:min(16, len(e.SHA256))], e.Name, e.Version, size(e.Size),
+			e.Used.Local().Format("2006-01-02 15:04"))
+	}
+	return tw.Flush()
+}
+
+func cachePruneAction(c *cli.Context) error {
+	root, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	ps, err := root.DB().List()
+	if err != nil {
+		return err
+	}
+	used := make(map[string]bool, len(ps))
+	for _, p := range ps {
+		used[p.SHA256] = true
+	}
+	return cacheRemove(c, func(e fetch.Entry) bool { return used[e.SHA256] }, " no installed package uses")
+}
+
+// cacheRemove removes the entries keep refuses and says how many and how much.
+func cacheRemove(c *cli.Context, keep func(fetch.Entry) bool, why string) error {
+	cache, err := fetch.OpenCache(c.String("cache"))
+	if err != nil {
+		return err
+	}
+	removed, err := cache.Remove(keep)
+	var n int64
+	for _, e := range removed {
+		n += e.Size
+	}
+	say(c, "removed %d cached packages%s, %s", len(removed), why, size(n))
+	return err
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"crypto/sha256"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"pkg/db"
+)
+
+// buildPkg builds the pkg command into a temporary directory and returns its path.
+func buildPkg(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "pkg")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestFetchTwoProcesses runs two pkg processes that fetch the same package into one cache
+// at the same time: the server holds both downloads until both have started. Both
+// succeed, and the cache holds one entry and no temporary file.
+func TestFetchTwoProcesses(t *testing.T) {
+	bin := buildPkg(t)
+	var started atomic.Int32
+	both := make(chan struct{})
+	var once sync.Once
+	files := http.FileServer(http.Dir(demoRepo))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".tar.gz") {
+			if started.Add(1) == 2 {
+				once.Do(func() { close(both) })
+			}
+			select {
+			case <-both:
+			case <-time.After(20 * time.Second):
+			}
+		}
+		files.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	cache := filepath.Join(t.TempDir(), "cache")
+	var wg sync.WaitGroup
+	outs := make([][]byte, 2)
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			cmd := exec.Command(bin, "--cache", cache, "--repo", srv.URL, "fetch", "libgreet")
+			outs[i], errs[i] = cmd.CombinedOutput()
+		})
+	}
+	wg.Wait()
+	for i := range 2 {
+		if errs[i] != nil || !strings.Contains(string(outs[i]), "fetched libgreet 1.0.0") {
+			t.Errorf("process %d: %v\n%s", i, errs[i], outs[i])
+		}
+	}
+	if n := started.Load(); n != 2 {
+		t.Errorf("the server saw %d downloads, want 2 at once", n)
+	}
+	sha := indexSHA(t, "libgreet")
+	if got := names(t, filepath.Join(cache, "tars")); got != sha+".sums "+sha+".tar" {
+		t.Errorf("cache tars: %s", got)
+	}
+	if got := names(t, filepath.Join(cache, "tmp")); got != "" {
+		t.Errorf("cache tmp: %s", got)
+	}
+}
+
+// names lists a directory's entries, space-separated.
+func names(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns []string
+	for _, e := range ents {
+		ns = append(ns, e.Name())
+	}
+	return strings.Join(ns, " ")
+}
+
+// TestOffline installs from the cache with the server stopped, and fails naming every
+// package the cache lacks.
+func TestOffline(t *testing.T) {
+	srv := httptest.NewServer(http.FileServer(http.Dir(demoRepo)))
+	base := t.TempDir()
+	e := newEnv(t, base, srv.URL)
+	e.ok("install", "hello")
+	e.ok("remove", "hello", "libgreet")
+	bare := newEnv(t, filepath.Join(base, "bare"), srv.URL)
+	bare.ok("search") // keeps the index only
+	srv.Close()
+	out, _ := e.ok("--offline", "install", "hello")
+	if !strings.Contains(out, "installed hello 1.2.0") || strings.Contains(out, "fetched") {
+		t.Errorf("offline install: %q", out)
+	}
+	checkDigests(t, e.root, "libgreet")
+	_, stderr, code := e.pkg("--offline", "install", "fortunes")
+	if code != 1 || !strings.Contains(stderr, "not in the cache: fortunes 0.9.1") {
+		t.Errorf("offline install of an uncached package: exit %d, %q", code, stderr)
+	}
+	t.Setenv("PKG_OFFLINE", "1")
+	_, stderr, code = bare.pkg("install", "hello")
+	if code != 1 || !strings.Contains(stderr, "not in the cache: libgreet 1.0.0, hello 1.2.0") {
+		t.Errorf("PKG_OFFLINE=1 install with nothing cached: exit %d, %q", code, stderr)
+	}
+	checkDBEmpty(t, bare.root)
+}
+
+// checkDigests checks that the database records, for each regular file and hardlink of an
+// installed package, the sha256 of the installed file.
+func checkDigests(t *testing.T, root, name string) {
+	t.Helper()
+	d, err := db.Open(filepath.Join(root, ".pkg", "db"), db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	files, err := d.Files(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range files {
+		if f.Type != '0' && f.Type != '1' {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(root, "pkgs", name, f.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.SHA256 != sha256.Sum256(data) {
+			t.Errorf("%s: recorded sha256 %x is not the installed file's", f.Path, f.SHA256)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Errorf("%s: no regular file recorded", name)
+	}
+}
+
+// TestCacheCommands lists, prunes and cleans the cache.
+func TestCacheCommands(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "hello")
+	e.ok("fetch", "fortunes")
+	out, _ := e.ok("cache", "list")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "fortunes 0.9.1") || !strings.HasPrefix(lines[1], indexSHA(t, "hello")[:16]) {
+		t.Errorf("cache list:\n%s", out)
+	}
+	e.ok("install", "fortunes") // a hardlink's digest is its target's
+	checkDigests(t, e.root, "fortunes")
+	if out, _ := e.ok("cache", "prune"); !strings.Contains(out, "removed 0 cached packages") {
+		t.Errorf("cache prune with all installed: %q", out)
+	}
+	e.ok("remove", "fortunes")
+	if out, _ := e.ok("cache", "prune"); !strings.Contains(out, "removed 1 cached packages") {
+		t.Errorf("cache prune: %q", out)
+	}
+	if out, _ := e.ok("cache", "clean"); !strings.Contains(out, "removed 2 cached packages") {
+		t.Errorf("cache clean: %q", out)
+	}
+	if out, _ := e.ok("cache", "list"); out != "" {
+		t.Errorf("cache list after clean: %q", out)
+	}
+}

@@ -1,0 +1,171 @@
+package fetch
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+
+	"pkg/repo"
+	"pkg/tarutil"
+)
+
+// The pipes between the stages of a conversion hold 4 MiB each, so that the stages, whose
+// speeds vary from block to block and file to file, seldom wait for each other (measured:
+// 16 chunks of 256 KiB converted 1 GiB about 0.15 s faster than 4).
+const (
+	pipeChunks    = 16
+	pipeChunkSize = 256 << 10 // 256 KiB
+	streamBufSize = 64 << 10  // 64 KiB between the compressed pipe and the decompressor
+)
+
+// maxTrailer bounds what may follow the end of the tar in the decompressed stream (tar
+// writers pad to a record, GNU tar's is 10 KiB).
+const maxTrailer = 1 << 20 // 1 MiB
+
+// verifier counts and hashes the archive's bytes as they are read, reads at most one byte
+// more than the index declares, and at the end of the archive returns, instead of io.EOF,
+// an error for a size or sha256 that differs from the index.
+type verifier struct {
+	r        io.Reader
+	p        repo.Package
+	n        int64
+	h        hash.Hash
+	progress io.Writer // or nil
+}
+
+func newVerifier(r io.Reader, p repo.Package, progress io.Writer) *verifier {
+	return &verifier{r: r, p: p, h: sha256.New(), progress: progress}
+}
+
+func (v *verifier) Read(b []byte) (int, error) {
+	if left := v.p.Size + 1 - v.n; int64(len(b)) > left {
+		b = b[:left]
+	}
+	n, err := v.r.Read(b)
+	v.n += int64(n)
+	v.h.Write(b[:n])
+	if v.progress != nil && n > 0 {
+		v.progress.Write(b[:n])
+	}
+	switch {
+	case v.n > v.p.Size:
+		return n, fmt.Errorf("archive is larger than the %d bytes the index declares", v.p.Size)
+	case err == io.EOF:
+		return n, v.check()
+	}
+	return n, err
+}
+
+// check compares what was read, all of the archive, with the index entry.
+func (v *verifier) check() error {
+	if v.n != v.p.Size {
+		return fmt.Errorf("archive is %d bytes, index declares %d", v.n, v.p.Size)
+	}
+	if got := hex.EncodeToString(v.h.Sum(nil)); got != v.p.SHA256 {
+		return fmt.Errorf("sha256 mismatch: archive has %s, index declares %s", got, v.p.SHA256)
+	}
+	return io.EOF
+}
+
+// stickyWriter keeps the first error of w, so that a conversion can tell a failure to
+// write the cache from a refused archive.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(b []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(b)
+	s.err = err
+	return n, err
+}
+
+// convert reads an archive from src, decompresses it and writes its aligned form to w, in
+// three goroutines joined by pipes, so that a conversion takes about as long as its
+// slowest stage: reading src (where the archive is verified), decompressing, and aligning
+// (where each file's data is hashed).
+// An error from src comes first: a wrong archive makes the decompressor fail too, but is
+// the cause. After any other failure src is still read to its end, to report a wrong
+// archive as such, unless writing w failed.
+func convert(w io.Writer, src io.Reader, lim tarutil.Limits) (tarutil.Stats, error) {
+	raw, plain := newPipe(pipeChunks, pipeChunkSize), newPipe(pipeChunks, pipeChunkSize)
+	abort := make(chan struct{})
+	srcErr, decErr := make(chan error, 1), make(chan error, 1)
+	go func() { srcErr <- pump(raw, src, abort) }()
+	go func() {
+		defer raw.closeRead()
+		decErr <- inflate(plain, bufio.NewReaderSize(raw, streamBufSize))
+	}()
+	out := &stickyWriter{w: w}
+	st, err := align(out, plain, lim)
+	plain.closeRead()
+	if out.err != nil {
+		close(abort)
+	}
+	e1, e2 := <-srcErr, <-decErr
+	switch {
+	case out.err != nil:
+		return st, err
+	case e1 != nil:
+		return st, e1
+	case e2 != nil && e2 != errReaderGone:
+		return st, e2
+	}
+	return st, err
+}
+
+// pump copies src into raw and, once raw's reader has stopped, reads the rest of src to
+// its end, unless aborted.
+func pump(raw *pipe, src io.Reader, abort <-chan struct{}) error {
+	err := raw.fill(src)
+	if err != errReaderGone {
+		return err
+	}
+	buf := make([]byte, pipeChunkSize)
+	for {
+		select {
+		case <-abort:
+			return nil
+		default:
+		}
+		if _, err := src.Read(buf); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
+// inflate decompresses r into plain.
+func inflate(plain *pipe, r *bufio.Reader) error {
+	zr, err := decompress(r)
+	if err != nil {
+		plain.closeWrite(err)
+		return err
+	}
+	defer zr.Close()
+	return plain.fill(zr)
+}
+
+// align writes the aligned form of the tar read from r to w, then reads the rest of r to
+// its end, so that the decompressor checks its trailer.
+func align(w io.Writer, r io.Reader, lim tarutil.Limits) (tarutil.Stats, error) {
+	st, err := tarutil.AlignLimits(w, r, lim)
+	if err != nil {
+		return st, err
+	}
+	n, err := io.Copy(io.Discard, io.LimitReader(r, maxTrailer+1))
+	switch {
+	case err != nil:
+		return st, fmt.Errorf("after the tar: %w", err)
+	case n > maxTrailer:
+		return st, fmt.Errorf("more than %d bytes after the end of the tar", maxTrailer)
+	}
+	return st, nil
+}

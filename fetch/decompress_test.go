@@ -1,0 +1,286 @@
+package fetch
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
+
+	"pkg/tarutil"
+)
+
+// inflateAll decompresses data the way a fetch does, through the xz guard for xz.
+func inflateAll(data []byte) ([]byte, error) {
+	zr, err := decompress(bufio.NewReader(bytes.NewReader(data)))
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	return io.ReadAll(zr)
+}
+
+// xzStream compresses data with ulikunitz/xz in blocks of blockSize.
+func xzStream(t testing.TB, data []byte, blockSize int64, check byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := xz.WriterConfig{DictCap: 1 << 20, BlockSize: blockSize, CheckSum: check}.NewWriter(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(data)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// setDict sets the LZMA2 dictionary size property of an xz stream's first block to p and
+// fixes the block header's CRC32.
+func setDict(t testing.TB, stream []byte, p byte) []byte {
+	t.Helper()
+	s := bytes.Clone(stream)
+	h := s[xzHeaderLen : xzHeaderLen+(int(s[xzHeaderLen])+1)*4]
+	i := bytes.Index(h[2:], []byte{xzLZMA2, 1})
+	if i < 0 {
+		t.Fatalf("no LZMA2 filter in block header %x", h)
+	}
+	h[2+i+2] = p
+	binary.LittleEndian.PutUint32(h[len(h)-4:], crc32.ChecksumIEEE(h[:len(h)-4]))
+	return s
+}
+
+// somewhatRandom is data that LZMA compresses a little: text and noise.
+func somewhatRandom(n int) []byte {
+	rng := rand.New(rand.NewPCG(3, 4))
+	b := make([]byte, 0, n)
+	for len(b) < n {
+		if rng.IntN(2) == 0 {
+			b = append(b, "the quick brown fox jumps over the lazy dog "...)
+		} else {
+			for range 64 {
+				b = append(b, byte(rng.Uint32()))
+			}
+		}
+	}
+	return b[:n]
+}
+
+// TestXZGuard checks that streams of several blocks and streams, with every check type,
+// padding between streams, and dictionaries up to the limit pass through unchanged.
+func TestXZGuard(t *testing.T) {
+	data := somewhatRandom(300 << 10)
+	var cat []byte
+	for _, check := range []byte{xz.None, xz.CRC32, xz.CRC64, xz.SHA256} {
+		s := xzStream(t, data, 64<<10, check)
+		got, err := inflateAll(s)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("check %d: %d bytes, %v", check, len(got), err)
+		}
+		cat = append(append(cat, s...), 0, 0, 0, 0)
+	}
+	got, err := inflateAll(cat)
+	if err != nil || !bytes.Equal(got, bytes.Repeat(data, 4)) {
+		t.Errorf("4 streams with padding: %d bytes, %v", len(got), err)
+	}
+	limit := setDict(t, xzStream(t, data, 1<<20, xz.CRC64), 28) // 64 MiB
+	if got, err := inflateAll(limit); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("64 MiB dictionary: %d bytes, %v", len(got), err)
+	}
+}
+
+// TestXZGuardInterop reads what xz(1) writes, incompressible chunks included.
+func TestXZGuardInterop(t *testing.T) {
+	if _, err := exec.LookPath("xz"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("xz not installed (CI=true: this test must run)")
+		}
+		t.Skip("xz not installed")
+	}
+	data := somewhatRandom(1 << 20)
+	for _, args := range [][]string{{"-6"}, {"--check=sha256", "--block-size=100000"}, {"--check=none", "-0"}} {
+		cmd := exec.Command("xz", append(args, "-c")...)
+		cmd.Stdin = bytes.NewReader(data)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := inflateAll(out); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("xz %v: %d bytes, %v", args, len(got), err)
+		}
+	}
+}
+
+// TestXZDictionaryCap refuses xz blocks whose dictionary is over 64 MiB, before the xz
+// reader allocates it.
+func TestXZDictionaryCap(t *testing.T) {
+	stream := xzStream(t, somewhatRandom(10000), 1<<20, xz.CRC64)
+	for _, p := range []byte{29, 36, 40} { // 96 MiB, 1 GiB, 4 GiB - 1
+		_, err := inflateAll(setDict(t, stream, p))
+		if err == nil || !strings.Contains(err.Error(), "over the 64 MiB limit") {
+			t.Errorf("property %d: %v, want the dictionary refused", p, err)
+		}
+	}
+}
+
+// zstdFrame builds a zstd frame by hand: a frame header descriptor, the rest of the
+// header, and data as one raw block.
+func zstdFrame(fhd byte, header []byte, data []byte) []byte {
+	f := append([]byte{0x28, 0xb5, 0x2f, 0xfd, fhd}, header...)
+	bh := uint32(1 | len(data)<<3) // last block, raw
+	f = append(f, byte(bh), byte(bh>>8), byte(bh>>16))
+	return append(f, data...)
+}
+
+// TestZstdWindowCap refuses zstd frames that ask for a window over 64 MiB, as a window
+// descriptor or as a single segment's content size.
+func TestZstdWindowCap(t *testing.T) {
+	data := []byte("hello")
+	if got, err := inflateAll(zstdFrame(0, []byte{0x80}, data)); err != nil || string(got) != "hello" { // 64 MiB window
+		t.Fatalf("hand-made frame: %q, %v", got, err)
+	}
+	tests := map[string][]byte{
+		"128 MiB window":             zstdFrame(0, []byte{0x88}, data),
+		"1 GiB single-segment frame": zstdFrame(0xa0, []byte{0, 0, 0, 0x40}, data),
+	}
+	for name, frame := range tests {
+		_, err := inflateAll(frame)
+		if !errors.Is(err, zstd.ErrWindowSizeExceeded) && !errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+			t.Errorf("%s: %v, want it refused for its size", name, err)
+		}
+	}
+}
+
+// TestLimits converts archives that break their index entry's installed_size or files.
+func TestLimits(t *testing.T) {
+	archive, p := testArchive(t)
+	tests := []struct {
+		edit func(*struct{ bytes, files int64 })
+		want string
+	}{
+		{func(l *struct{ bytes, files int64 }) { l.bytes-- }, "limit exceeded"},
+		{func(l *struct{ bytes, files int64 }) { l.files-- }, "limit exceeded"},
+		{func(l *struct{ bytes, files int64 }) { l.bytes++ }, "index says installed_size"},
+		{func(l *struct{ bytes, files int64 }) { l.files++ }, "index says 4"},
+	}
+	for _, tt := range tests {
+		q := p
+		l := struct{ bytes, files int64 }{q.InstalledSize, int64(q.Files)}
+		tt.edit(&l)
+		q.InstalledSize, q.Files = l.bytes, int(l.files)
+		c := openCache(t)
+		err := c.store(newVerifier(bytes.NewReader(archive), q, nil), q)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("installed_size %d, files %d: %v, want %q", q.InstalledSize, q.Files, err, tt.want)
+		}
+		if strings.Contains(tt.want, "limit") && !errors.Is(err, tarutil.ErrLimit) {
+			t.Errorf("error %v does not wrap tarutil.ErrLimit", err)
+		}
+		checkEmpty(t, c)
+	}
+}
+
+// TestCorruptArchive flips a byte of the compressed archive: the decompressor fails, but
+// what is reported is the sha256 mismatch that caused it.
+func TestCorruptArchive(t *testing.T) {
+	archive, p := testArchive(t)
+	bad := bytes.Clone(archive)
+	bad[len(bad)/2] ^= 0xff
+	c := openCache(t)
+	err := c.store(newVerifier(bytes.NewReader(bad), p, nil), p)
+	if err == nil || !strings.HasPrefix(err.Error(), "sha256 mismatch") {
+		t.Errorf("error %v, want a sha256 mismatch", err)
+	}
+	checkEmpty(t, c)
+}
+
+// failAfter is a writer that fails after n bytes.
+type failAfter struct{ n int }
+
+func (w *failAfter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		return 0, errors.New("disk full")
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestConvertWriteError fails writing the cache: that error is reported, and the rest of
+// the archive is not read.
+func TestConvertWriteError(t *testing.T) {
+	archive, p := testArchive(t)
+	p.Size += 64 << 20
+	src := &countingReader{r: newVerifier(bytes.NewReader(append(archive, make([]byte, 64<<20)...)), p, nil)}
+	_, err := convert(&failAfter{n: 100000}, src, tarutil.Limits{})
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("error %v, want the write error", err)
+	}
+	if src.n > 32<<20 {
+		t.Errorf("read %d bytes of the archive after the write failed", src.n)
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// FuzzXZGuard feeds arbitrary streams to the xz guard: it must not panic, and what it
+// passes on must be the start of its input.
+func FuzzXZGuard(f *testing.F) {
+	data := somewhatRandom(5000)
+	f.Add(xzStream(f, data, 1000, xz.CRC32))
+	f.Add(append(xzStream(f, data, 1<<20, xz.None), 0, 0, 0, 0))
+	f.Add(setDict(f, xzStream(f, data, 1<<20, xz.SHA256), 40))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, _ := io.ReadAll(newXZGuard(bufio.NewReader(bytes.NewReader(in))))
+		if !bytes.HasPrefix(in, out) {
+			t.Errorf("guard passed on %d bytes that are not the start of its input", len(out))
+		}
+	})
+}
+
+// BenchmarkConvert converts an archive of 16 MiB of files, compressed each way, to
+// io.Discard.
+func BenchmarkConvert(b *testing.B) {
+	files := []file{{"a", somewhatRandom(8 << 20)}, {"b", somewhatRandom(8 << 20)}}
+	plain := makeTar(b, files)
+	var z bytes.Buffer
+	zw, _ := zstd.NewWriter(&z)
+	zw.Write(plain)
+	zw.Close()
+	for _, bc := range []struct {
+		name    string
+		archive []byte
+	}{
+		{"tar", plain},
+		{"gz", gzipped(b, plain)},
+		{"zst", z.Bytes()},
+		{"xz", xzStream(b, plain, 1<<20, xz.CRC64)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(plain)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := convert(io.Discard, bytes.NewReader(bc.archive), tarutil.Limits{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,164 @@
+package fetch
+
+import (
+	"cmp"
+	"os"
+	"sync"
+	"unsafe"
+)
+
+// A cache file is written in buffers of fileBufSize bytes, from goroutines of its own, and
+// where the filesystem allows with O_DIRECT: the data then go from the buffers to the disk
+// without being copied into the page cache, which measured cheaper than that copy plus the
+// writeback that the fsync committing the entry waits for (1 GiB on this project's ext4
+// test machine: 0.47 s and 0.14 s of system CPU, against 0.87 to 1.6 s and 0.5 to 1.3 s).
+// Install clones most of the data and never reads it.
+//
+// With one writer, the aligning goroutine waited 0.2 s per GiB for a free buffer in a
+// traced fetch; with two, each with a direct write in flight, it did not wait.
+const (
+	fileBufSize = 1 << 20 // 1 MiB
+	fileBufs    = 8
+	fileWriters = 2
+	directAlign = 4096 // O_DIRECT alignment of buffers, offsets and lengths; covers every device in use
+)
+
+// fileWriter writes a new file from other goroutines.
+type fileWriter struct {
+	f    *os.File
+	buf  []byte // being filled
+	free chan []byte
+	full chan chunk
+	wg   sync.WaitGroup
+	n    int64 // bytes accepted
+	sent int64 // bytes handed to the writers
+
+	mu     sync.Mutex
+	direct bool  // the file is open with O_DIRECT
+	err    error // the first write error
+}
+
+// chunk is a buffer to write at an offset.
+type chunk struct {
+	b   []byte
+	off int64
+}
+
+func newFileWriter(f *os.File) *fileWriter {
+	w := &fileWriter{f: f, direct: setDirect(f), free: make(chan []byte, fileBufs), full: make(chan chunk, fileBufs)}
+	for range fileBufs {
+		w.free <- alignedBuf(fileBufSize)
+	}
+	for range fileWriters {
+		w.wg.Go(w.loop)
+	}
+	return w
+}
+
+// alignedBuf returns an empty buffer of capacity n whose first byte is aligned for O_DIRECT.
+func alignedBuf(n int) []byte {
+	b := make([]byte, n+directAlign)
+	off := -int(uintptr(unsafe.Pointer(&b[0]))) & (directAlign - 1)
+	return b[off : off : off+n]
+}
+
+func (w *fileWriter) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		if err := w.failed(); err != nil {
+			return written, err
+		}
+		if w.buf == nil {
+			w.buf = <-w.free
+		}
+		k := copy(w.buf[len(w.buf):cap(w.buf)], p)
+		w.buf, p, written = w.buf[:len(w.buf)+k], p[k:], written+k
+		if len(w.buf) == cap(w.buf) {
+			w.send()
+		}
+	}
+	w.n += int64(written)
+	return written, nil
+}
+
+func (w *fileWriter) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// send hands the buffer being filled to the writers.
+func (w *fileWriter) send() {
+	w.full <- chunk{w.buf, w.sent}
+	w.sent += int64(len(w.buf))
+	w.buf = nil
+}
+
+// loop writes full buffers at their offsets.
+func (w *fileWriter) loop() {
+	for c := range w.full {
+		if w.failed() == nil {
+			if err := w.writeAt(c.b, c.off); err != nil {
+				w.mu.Lock()
+				w.err = cmp.Or(w.err, err)
+				w.mu.Unlock()
+			}
+		}
+		w.free <- c.b[:0]
+	}
+}
+
+func (w *fileWriter) isDirect() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.direct
+}
+
+// writeAt writes b at off. The last buffer of a direct file is padded to the alignment
+// with zeros; Close truncates the padding. A filesystem that refuses a direct write makes
+// the file buffered, for good.
+func (w *fileWriter) writeAt(b []byte, off int64) error {
+	if w.isDirect() {
+		padded := b[:(len(b)+directAlign-1)&^(directAlign-1)]
+		clear(padded[len(b):])
+		_, err := w.f.WriteAt(padded, off)
+		if !isDirectRefused(err) {
+			return err
+		}
+		w.mu.Lock()
+		w.direct = w.direct && !clearDirect(w.f)
+		direct := w.direct
+		w.mu.Unlock()
+		if direct {
+			return err
+		}
+	}
+	_, err := w.f.WriteAt(b, off)
+	return err
+}
+
+// Close writes what is buffered, waits for the writes, and cuts the padding off. It does
+// not close the file.
+func (w *fileWriter) Close() error {
+	if len(w.buf) > 0 {
+		w.send()
+	}
+	close(w.full)
+	w.wg.Wait()
+	if err := w.failed(); err != nil {
+		return err
+	}
+	return w.f.Truncate(w.n)
+}
+
+// abort stops the writes without finishing the file.
+func (w *fileWriter) abort() {
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = os.ErrClosed
+	}
+	w.mu.Unlock()
+	w.buf = nil
+	close(w.full)
+	w.wg.Wait()
+}

@@ -1,0 +1,332 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// userAgent is sent with every HTTP request.
+var userAgent = "pkg/0.1 (" + runtime.GOOS + "/" + runtime.GOARCH + "; " + runtime.Version() + ")"
+
+// How pkg talks HTTP.
+const (
+	connectTimeout = 30 * time.Second // to connect, and for the TLS handshake
+	headerTimeout  = 60 * time.Second // from sending a request to its response's headers
+	idleTimeout    = 60 * time.Second // between two reads of a body that return data
+	maxTries       = 5                // attempts at a request, and at resuming without progress
+	firstBackoff   = 500 * time.Millisecond
+	maxBackoff     = 15 * time.Second
+)
+
+// errIdle reports a connection that brought nothing for too long.
+var errIdle = errors.New("fetch: connection idle too long")
+
+func newClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = connectTimeout
+	t.ResponseHeaderTimeout = headerTimeout
+	t.MaxIdleConnsPerHost = 16
+	// pkg counts, hashes and resumes the bytes as published: no transparent gzip.
+	t.DisableCompression = true
+	return &http.Client{Transport: t}
+}
+
+// statusError is an HTTP response pkg cannot use.
+type statusError struct {
+	where  string
+	status string
+	code   int
+}
+
+func (e *statusError) Error() string { return "GET " + e.where + ": " + e.status }
+
+// retryable reports whether a failed request or body read may succeed if tried again:
+// a network error, a connection closed early, an idle connection, a 5xx status.
+func retryable(err error) bool {
+	var op *net.OpError
+	var ne net.Error
+	var se *statusError
+	switch {
+	case errors.As(err, &se):
+		return se.code >= 500
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	}
+	return errors.As(err, &op) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, errIdle) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// backoffFor is the wait before attempt n+1, after n failures: it doubles from the source's
+// first backoff up to maxBackoff.
+func (s *Source) backoffFor(n int) time.Duration {
+	d := s.backoff << (n - 1)
+	if d > maxBackoff || d <= 0 {
+		d = maxBackoff
+	}
+	return d
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// send makes one GET request. Its response body fails with errIdle when no byte arrives
+// for the source's idle timeout, as does the wait for the response.
+func (s *Source) send(ctx context.Context, u *url.URL, h http.Header) (*http.Response, error) {
+	rctx, cancel := context.WithCancel(ctx)
+	body := &idleBody{idle: s.idle, cancel: cancel}
+	body.timer = time.AfterFunc(s.idle, body.expire)
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		body.Close()
+		return nil, err
+	}
+	maps.Copy(req.Header, h)
+	req.Header.Set("User-Agent", userAgent)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		body.Close()
+		if body.expired.Load() {
+			return nil, fmt.Errorf("GET %s: %w", u.Redacted(), errIdle)
+		}
+		return nil, err
+	}
+	body.timer.Reset(s.idle)
+	body.rc = resp.Body
+	resp.Body = body
+	if resp.StatusCode >= 500 {
+		resp.Body.Close()
+		return nil, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
+	}
+	return resp, nil
+}
+
+// retry calls try, again after a backoff while it fails in a way that may pass, at most
+// the source's tries times.
+func (s *Source) retry(ctx context.Context, try func() error) error {
+	for n := 1; ; n++ {
+		err := try()
+		switch {
+		case err == nil || !retryable(err) || ctx.Err() != nil:
+			return err
+		case n == s.tries:
+			return fmt.Errorf("%w (gave up after %d attempts)", err, n)
+		}
+		if err := sleep(ctx, s.backoffFor(n)); err != nil {
+			return err
+		}
+	}
+}
+
+// idleBody is a response body whose request is cancelled when a read waits too long.
+type idleBody struct {
+	rc      io.ReadCloser
+	idle    time.Duration
+	timer   *time.Timer
+	cancel  context.CancelFunc
+	expired atomic.Bool
+}
+
+func (b *idleBody) expire() {
+	b.expired.Store(true)
+	b.cancel()
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.idle)
+	}
+	if err != nil && err != io.EOF && b.expired.Load() {
+		err = errIdle
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	b.timer.Stop()
+	b.cancel()
+	if b.rc == nil {
+		return nil
+	}
+	return b.rc.Close()
+}
+
+// download is the body of an archive over HTTP that survives dropped connections: it
+// asks for the rest with a Range request guarded by If-Range, and when the server sends
+// the whole archive instead, skips what it already returned.
+type download struct {
+	s         *Source
+	ctx       context.Context
+	u         *url.URL
+	size      int64 // declared: a body that ends before it was cut short
+	body      io.ReadCloser
+	off       int64  // bytes returned
+	skip      int64  // bytes of body to drop, returned from an earlier one
+	validator string // strong ETag or Last-Modified of the first response, for If-Range
+	fails     int    // failed attempts since bytes last arrived
+	last      error  // why the last attempt failed
+	done      bool   // the server has nothing past off
+	err       error
+}
+
+// openDownload requests u and returns its body once the server has answered.
+func (s *Source) openDownload(ctx context.Context, u *url.URL, size int64) (*download, error) {
+	d := &download{s: s, ctx: ctx, u: u, size: size}
+	for d.body == nil && !d.done {
+		if err := d.connect(); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+func (d *download) Read(p []byte) (int, error) {
+	for d.err == nil {
+		if d.done {
+			return 0, io.EOF
+		}
+		if d.body == nil {
+			d.err = d.connect()
+			continue
+		}
+		n, err := d.body.Read(p)
+		n = d.drop(p, n)
+		d.off += int64(n)
+		if n > 0 {
+			d.fails = 0
+		}
+		switch {
+		case err == nil:
+			if n > 0 {
+				return n, nil
+			}
+		case err == io.EOF && d.off >= d.size, d.ctx.Err() != nil:
+			return n, err
+		default: // cut short: resume on the next call
+			d.body.Close()
+			d.body = nil
+			d.last = fmt.Errorf("GET %s: cut off after %d bytes: %w", d.u.Redacted(), d.off, err)
+			d.fails++
+			if n > 0 {
+				return n, nil
+			}
+		}
+	}
+	return 0, d.err
+}
+
+// drop removes from the n bytes read into p those to skip, and returns how many remain.
+func (d *download) drop(p []byte, n int) int {
+	if d.skip == 0 {
+		return n
+	}
+	k := int(min(d.skip, int64(n)))
+	d.skip -= int64(k)
+	return copy(p, p[k:n])
+}
+
+func (d *download) Close() error {
+	if d.body != nil {
+		return d.body.Close()
+	}
+	return nil
+}
+
+// connect waits after a failure, then asks for the bytes from off on. A failure that may
+// pass is counted and leaves body nil, for the caller to try again.
+func (d *download) connect() error {
+	if d.fails >= d.s.tries {
+		return fmt.Errorf("%w (gave up after %d attempts)", d.last, d.fails)
+	}
+	if d.fails > 0 {
+		if err := sleep(d.ctx, d.s.backoffFor(d.fails)); err != nil {
+			return err
+		}
+	}
+	resp, err := d.s.send(d.ctx, d.u, d.header())
+	if err != nil {
+		if !retryable(err) || d.ctx.Err() != nil {
+			return err
+		}
+		d.fails++
+		d.last = err
+		return nil
+	}
+	return d.accept(resp)
+}
+
+func (d *download) header() http.Header {
+	h := http.Header{}
+	if d.off > 0 {
+		h.Set("Range", "bytes="+strconv.FormatInt(d.off, 10)+"-")
+		if d.validator != "" {
+			h.Set("If-Range", d.validator)
+		}
+	}
+	return h
+}
+
+// accept takes the response to a request from off on.
+func (d *download) accept(resp *http.Response) error {
+	switch {
+	case resp.StatusCode == http.StatusOK && d.off > 0 && resp.ContentLength == d.off:
+		d.done = true // a server that ignores ranges says the archive is that short
+		resp.Body.Close()
+		return nil
+	case resp.StatusCode == http.StatusOK:
+		d.validator = validator(resp.Header)
+		d.skip = d.off // the server ignored the range, or the archive changed: start over
+	case resp.StatusCode == http.StatusPartialContent && d.off > 0 && rangeStart(resp.Header) == d.off:
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && d.off > 0:
+		d.done = true // nothing past off: the archive is shorter than declared
+		resp.Body.Close()
+		return nil
+	default:
+		resp.Body.Close()
+		return &statusError{where: d.u.Redacted(), status: resp.Status, code: resp.StatusCode}
+	}
+	d.body = resp.Body
+	return nil
+}
+
+// validator returns what If-Range may name: a strong ETag, else the Last-Modified date.
+func validator(h http.Header) string {
+	if etag := h.Get("ETag"); etag != "" && !strings.HasPrefix(etag, "W/") {
+		return etag
+	}
+	return h.Get("Last-Modified")
+}
+
+// rangeStart returns the first byte position of a Content-Range, or -1.
+func rangeStart(h http.Header) int64 {
+	v, ok := strings.CutPrefix(h.Get("Content-Range"), "bytes ")
+	if !ok {
+		return -1
+	}
+	first, _, _ := strings.Cut(v, "-")
+	n, err := strconv.ParseInt(first, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,256 @@
+package fetch
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestResumeAfterDrop drops the connection halfway through the body: the fetch asks for
+// the rest with a Range request guarded by If-Range, and succeeds.
+func TestResumeAfterDrop(t *testing.T) {
+	archive, p := testArchive(t)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			w.Header().Set("ETag", `"v1"`)
+			w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
+			w.Write(archive[:len(archive)/2])
+			http.NewResponseController(w).Flush()
+			panic(http.ErrAbortHandler) // closes the connection
+		}
+		serveArchive(w, r, archive)
+	})
+	c := openCache(t)
+	if err := fetchOne(c, quick(t, srv.URL), p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	reqs := srv.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	rng, ifRange := reqs[1].Get("Range"), reqs[1].Get("If-Range")
+	if !strings.HasPrefix(rng, "bytes=") || rng == "bytes=0-" || ifRange != `"v1"` {
+		t.Errorf("second request: Range %q, If-Range %q; want the rest of the archive, if still \"v1\"", rng, ifRange)
+	}
+	if ua := reqs[0].Get("User-Agent"); !strings.HasPrefix(ua, "pkg/") {
+		t.Errorf("User-Agent %q", ua)
+	}
+}
+
+// TestResumeIgnored drops the connection, then answers the Range request with the whole
+// archive: the fetch skips what it already had.
+func TestResumeIgnored(t *testing.T) {
+	archive, p := testArchive(t)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
+		if n == 1 {
+			w.Write(archive[:len(archive)/3])
+			http.NewResponseController(w).Flush()
+			panic(http.ErrAbortHandler)
+		}
+		w.Write(archive)
+	})
+	c := openCache(t)
+	if err := fetchOne(c, quick(t, srv.URL), p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if reqs := srv.requests(); len(reqs) != 2 || reqs[1].Get("Range") == "" {
+		t.Errorf("requests %v, want a second one with a Range", reqs)
+	}
+}
+
+// TestRetry5xx answers 503 twice, then the archive.
+func TestRetry5xx(t *testing.T) {
+	archive, p := testArchive(t)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n <= 2 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		serveArchive(w, r, archive)
+	})
+	c := openCache(t)
+	if err := fetchOne(c, quick(t, srv.URL), p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if n := len(srv.requests()); n != 3 {
+		t.Errorf("%d requests, want 3", n)
+	}
+}
+
+// TestGiveUp5xx answers 500 for ever: the fetch gives up after maxTries attempts.
+func TestGiveUp5xx(t *testing.T) {
+	_, p := testArchive(t)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		http.Error(w, "broken", http.StatusInternalServerError)
+	})
+	c := openCache(t)
+	err := fetchOne(c, quick(t, srv.URL), p)
+	if err == nil || !strings.Contains(err.Error(), "500") {
+		t.Errorf("error %v, want one naming the 500", err)
+	}
+	if n := len(srv.requests()); n != maxTries {
+		t.Errorf("%d requests, want %d", n, maxTries)
+	}
+	checkEmpty(t, c)
+}
+
+// TestNoRetry4xx answers 404: the fetch fails at once.
+func TestNoRetry4xx(t *testing.T) {
+	_, p := testArchive(t)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { http.NotFound(w, r) })
+	c := openCache(t)
+	err := fetchOne(c, quick(t, srv.URL), p)
+	var se *statusError
+	if !errors.As(err, &se) || se.code != http.StatusNotFound || !strings.Contains(err.Error(), "fetch demo 1.0") {
+		t.Errorf("error %v, want a 404 naming the package", err)
+	}
+	if n := len(srv.requests()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+	checkEmpty(t, c)
+}
+
+// TestOneByteMore sends one byte more than the index declares: the fetch fails and
+// caches nothing.
+func TestOneByteMore(t *testing.T) {
+	archive, p := testArchive(t)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Write(append(archive, 0))
+	})
+	c := openCache(t)
+	err := fetchOne(c, quick(t, srv.URL), p)
+	if err == nil || !strings.Contains(err.Error(), "larger than the") {
+		t.Errorf("error %v, want the archive refused as larger than declared", err)
+	}
+	checkEmpty(t, c)
+}
+
+// TestShortArchive ends the archive early for good: the fetch resumes, the server has
+// nothing more (416), and the size mismatch is reported.
+func TestShortArchive(t *testing.T) {
+	archive, p := testArchive(t)
+	short := archive[:len(archive)-10]
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		serveArchive(w, r, short)
+	})
+	c := openCache(t)
+	err := fetchOne(c, quick(t, srv.URL), p)
+	if err == nil || !strings.Contains(err.Error(), "index declares") {
+		t.Errorf("error %v, want a size mismatch", err)
+	}
+	checkEmpty(t, c)
+}
+
+// TestShortArchiveNoRanges does the same with a server that ignores ranges.
+func TestShortArchiveNoRanges(t *testing.T) {
+	archive, p := testArchive(t)
+	short := archive[:len(archive)-10]
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(short)))
+		w.Write(short)
+	})
+	c := openCache(t)
+	err := fetchOne(c, quick(t, srv.URL), p)
+	if err == nil || !strings.Contains(err.Error(), "index declares") {
+		t.Errorf("error %v, want a size mismatch", err)
+	}
+	if n := len(srv.requests()); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+	checkEmpty(t, c)
+}
+
+// TestIdleTimeout stalls in the middle of the body for longer than the idle timeout: the
+// fetch gives up on that connection and resumes.
+func TestIdleTimeout(t *testing.T) {
+	archive, p := testArchive(t)
+	release := make(chan struct{})
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			w.Header().Set("ETag", `"v1"`)
+			w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
+			w.Write(archive[:len(archive)/2])
+			http.NewResponseController(w).Flush()
+			<-release
+			return
+		}
+		serveArchive(w, r, archive)
+	})
+	defer close(release)
+	s := quick(t, srv.URL)
+	s.idle = 200 * time.Millisecond
+	c := openCache(t)
+	if err := fetchOne(c, s, p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+}
+
+// TestIndexConditional reads an index twice: the second request carries the cached
+// copy's validators, and the server's 304 keeps that copy.
+func TestIndexConditional(t *testing.T) {
+	_, p := testArchive(t)
+	index := writeIndex(t, p)
+	modified := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC).Format(http.TimeFormat)
+	for _, etag := range []string{`"i1"`, ""} {
+		srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+			if n > 1 {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			if etag != "" {
+				w.Header().Set("ETag", etag)
+			}
+			w.Header().Set("Last-Modified", modified)
+			w.Write(index)
+		})
+		c := openCache(t)
+		for range 2 {
+			ix, err := c.Index(t.Context(), quick(t, srv.URL))
+			if err != nil || len(ix.Packages) != 1 || ix.Packages[0].SHA256 != p.SHA256 {
+				t.Fatalf("Index: %v, %v", ix, err)
+			}
+		}
+		reqs := srv.requests()
+		if len(reqs) != 2 {
+			t.Fatalf("%d requests, want 2", len(reqs))
+		}
+		inm, ims := reqs[1].Get("If-None-Match"), reqs[1].Get("If-Modified-Since")
+		if inm != etag || ims != modified {
+			t.Errorf("ETag %q: second request has If-None-Match %q, If-Modified-Since %q", etag, inm, ims)
+		}
+	}
+}
+
+// TestIndexOffline reads an index once online, then offline with the server gone.
+func TestIndexOffline(t *testing.T) {
+	_, p := testArchive(t)
+	index := writeIndex(t, p)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { w.Write(index) })
+	c := openCache(t)
+	if _, err := c.Index(t.Context(), quick(t, srv.URL)); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	off, err := NewSource(srv.URL, Options{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix, err := c.Index(t.Context(), off); err != nil || len(ix.Packages) != 1 {
+		t.Errorf("offline Index: %v, %v", ix, err)
+	}
+	if err := fetchOne(c, off, p); !errors.Is(err, ErrOffline) {
+		t.Errorf("offline Fetch of an uncached package: %v, want ErrOffline", err)
+	}
+	other, _ := NewSource(srv.URL+"/other", Options{Offline: true})
+	if _, err := c.Index(t.Context(), other); !errors.Is(err, ErrOffline) {
+		t.Errorf("offline Index of another repository: %v, want ErrOffline", err)
+	}
+}
