@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -22,16 +22,17 @@ import (
 // work in progress.
 const staleAge = 24 * time.Hour
 
-// sumsMagic starts the first line of a digests file.
-const sumsMagic = "pkg-sums 1"
+// entryMagic starts the first line of an entry's index file.
+const entryMagic = "pkg-entry 1"
 
 // Cache is a directory of aligned tars, each named by the sha256 of the archive it came
-// from, with the digests of its files, and of the last indexes of repositories. Several
+// from, with the index of its members, and of the last indexes of repositories. Several
 // processes may share one: an entry appears by rename, only once complete and verified.
 //
 //	tars/<sha256>.tar    the aligned tar: its rename commits the entry
-//	tars/<sha256>.sums   "pkg-sums 1 NAME VERSION COUNT\n", then the sha256 of each
-//	                     regular member's data, 32 bytes each, in archive order
+//	tars/<sha256>.idx    "pkg-entry 1 NAME VERSION\n", then the tar's member index
+//	                     (tarutil.WriteIndex): offsets and data digests, so an install
+//	                     never scans the tar
 //	index/<sha256 of the index's location>.json
 //	tmp/                 files being written
 type Cache struct {
@@ -63,53 +64,47 @@ func OpenCache(dir string) (*Cache, error) {
 // Path returns where the aligned tar of the archive with this sha256 is kept.
 func (c *Cache) Path(sha string) string { return filepath.Join(c.dir, "tars", sha+".tar") }
 
-func (c *Cache) sumsPath(sha string) string { return filepath.Join(c.dir, "tars", sha+".sums") }
+func (c *Cache) idxPath(sha string) string { return filepath.Join(c.dir, "tars", sha+".idx") }
 
 // Has reports whether the archive with this sha256 is in the cache.
 func (c *Cache) Has(sha string) bool {
 	_, err := os.Stat(c.Path(sha))
-	_, serr := os.Stat(c.sumsPath(sha))
+	_, serr := os.Stat(c.idxPath(sha))
 	return err == nil && serr == nil
 }
 
-// Sums returns the sha256 of each regular member's data of the entry with this sha256,
-// in archive order.
-func (c *Cache) Sums(sha string) ([][32]byte, error) {
-	f, err := os.Open(c.sumsPath(sha))
+// Members returns the members of the entry with this sha256, with their data offsets and
+// digests, from its index, checked against the tar.
+func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
+	data, err := os.ReadFile(c.idxPath(sha))
 	if err != nil {
-		return nil, fmt.Errorf("fetch: digests of %s: %w", sha, err)
+		return nil, fmt.Errorf("fetch: index of cached %s: %w", sha, err)
 	}
-	defer f.Close()
-	br := bufio.NewReader(f)
-	_, _, n, err := readSumsHeader(br)
+	info, err := os.Stat(c.Path(sha))
 	if err != nil {
-		return nil, fmt.Errorf("fetch: %s: %w", f.Name(), err)
+		return nil, fmt.Errorf("fetch: %w", err)
 	}
-	sums := make([][32]byte, n)
-	for i := range sums {
-		if _, err := io.ReadFull(br, sums[i][:]); err != nil {
-			return nil, fmt.Errorf("fetch: %s: %d of %d digests: %w", f.Name(), i, n, err)
+	_, _, rest, err := readEntryHeader(data)
+	if err == nil {
+		var ms []tarutil.Member
+		if ms, err = tarutil.ReadIndex(rest, info.Size()); err == nil {
+			return ms, nil
 		}
 	}
-	if _, err := br.ReadByte(); err != io.EOF {
-		return nil, fmt.Errorf("fetch: %s: data after %d digests", f.Name(), n)
-	}
-	return sums, nil
+	return nil, fmt.Errorf("fetch: cached %s: %w (run 'pkg cache clean' and fetch again)", c.idxPath(sha), err)
 }
 
-// readSumsHeader reads the first line of a digests file.
-func readSumsHeader(br *bufio.Reader) (name, version string, n int, err error) {
-	line, err := br.ReadString('\n')
-	rest, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), sumsMagic+" ")
-	f := strings.Fields(rest)
-	if err != nil || !ok || len(f) != 3 {
-		return "", "", 0, errors.New("not a digests file")
+// readEntryHeader splits an entry's index file into its first line's fields and the rest.
+func readEntryHeader(data []byte) (name, version string, rest []byte, err error) {
+	i := bytes.IndexByte(data[:min(len(data), 512)], '\n')
+	if i < 0 || !bytes.HasPrefix(data, []byte(entryMagic+" ")) {
+		return "", "", nil, errors.New("not an entry index")
 	}
-	n, err = strconv.Atoi(f[2])
-	if err != nil || n < 0 {
-		return "", "", 0, errors.New("not a digests file")
+	f := strings.Fields(string(data[len(entryMagic)+1 : i]))
+	if len(f) != 2 {
+		return "", "", nil, errors.New("not an entry index")
 	}
-	return f[0], f[1], n, nil
+	return f[0], f[1], data[i+1:], nil
 }
 
 // Fetch makes sure the aligned tar of p is in the cache, downloading and converting it if
@@ -144,7 +139,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	if err != nil {
 		return err
 	}
-	sums := "" // the temporary digests file, until renamed
+	sums := "" // the temporary index file, until renamed
 	drop := func() {
 		tmp.Close()
 		os.Remove(tmp.Name())
@@ -172,17 +167,21 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	if err := tmp.Sync(); err != nil {
 		return err
 	}
+	info, err := tmp.Stat()
+	if err != nil {
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if sums, err = c.writeTemp("sums", func(w io.Writer) error { return writeSums(w, p, st.Digests) }); err != nil {
+	if sums, err = c.writeTemp("idx", func(w io.Writer) error { return writeEntryIndex(w, p, info.Size(), st.Members) }); err != nil {
 		return err
 	}
 	if c.Has(p.SHA256) {
 		drop()
 		return nil
 	}
-	if err := c.rename(sums, c.sumsPath(p.SHA256)); err != nil {
+	if err := c.rename(sums, c.idxPath(p.SHA256)); err != nil {
 		return err
 	}
 	sums = ""
@@ -200,11 +199,11 @@ func checkStats(p repo.Package, st tarutil.Stats) error {
 	return nil
 }
 
-func writeSums(w io.Writer, p repo.Package, sums [][32]byte) error {
+func writeEntryIndex(w io.Writer, p repo.Package, tarSize int64, members []tarutil.Member) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "%s %s %s %d\n", sumsMagic, p.Name, p.Version, len(sums))
-	for _, s := range sums {
-		bw.Write(s[:])
+	fmt.Fprintf(bw, "%s %s %s\n", entryMagic, p.Name, p.Version)
+	if err := tarutil.WriteIndex(bw, tarSize, members); err != nil {
+		return err
 	}
 	return bw.Flush()
 }
@@ -266,8 +265,10 @@ func (c *Cache) List() ([]Entry, error) {
 			continue
 		}
 		e := Entry{SHA256: sha, Size: info.Size(), Used: info.ModTime()}
-		if f, err := os.Open(c.sumsPath(sha)); err == nil {
-			e.Name, e.Version, _, _ = readSumsHeader(bufio.NewReaderSize(f, 512))
+		if f, err := os.Open(c.idxPath(sha)); err == nil {
+			head := make([]byte, 512)
+			n, _ := io.ReadFull(f, head)
+			e.Name, e.Version, _, _ = readEntryHeader(head[:n])
 			f.Close()
 		}
 		es = append(es, e)
@@ -285,7 +286,7 @@ func (c *Cache) List() ([]Entry, error) {
 }
 
 // Remove deletes the entries keep returns false for, the tar first, and returns them. It
-// also removes stale digests whose tar is gone.
+// also removes stale indexes whose tar is gone.
 func (c *Cache) Remove(keep func(Entry) bool) ([]Entry, error) {
 	es, err := c.List()
 	if err != nil {
@@ -299,12 +300,12 @@ func (c *Cache) Remove(keep func(Entry) bool) ([]Entry, error) {
 		if err := os.Remove(c.Path(e.SHA256)); err != nil {
 			return removed, fmt.Errorf("fetch: remove %s %s from the cache: %w", e.Name, e.Version, err)
 		}
-		os.Remove(c.sumsPath(e.SHA256))
+		os.Remove(c.idxPath(e.SHA256))
 		removed = append(removed, e)
 	}
 	tars := filepath.Join(c.dir, "tars")
 	removeStale(tars, func(name string) bool {
-		sha, ok := strings.CutSuffix(name, ".sums")
+		sha, ok := strings.CutSuffix(name, ".idx")
 		return ok && !c.Has(sha)
 	})
 	return removed, syncDir(tars)

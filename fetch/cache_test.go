@@ -88,7 +88,7 @@ func TestListRemove(t *testing.T) {
 		}
 	}
 	old := time.Now().Add(-2 * staleAge)
-	orphan := c.sumsPath("00")
+	orphan := c.idxPath("00")
 	os.WriteFile(orphan, nil, 0o644)
 	os.Chtimes(orphan, old, old)
 	es, err := c.List()

@@ -2,7 +2,6 @@ package install
 
 import (
 	"archive/tar"
-	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -42,14 +41,14 @@ type Staged struct {
 }
 
 // Install installs p from the aligned tar at tarPath, replacing any installed version of it.
-// It reads the tar's data for the file digests it records, which Stage takes from its caller.
-// On error the root and the database are as they were.
+// It scans the tar and reads its data for the file digests it records; Stage takes both
+// from the cache's index instead. On error the root and the database are as they were.
 func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
-	sums, err := digests(tarPath)
+	members, err := scanWithDigests(tarPath)
 	if err != nil {
 		return nil, fmt.Errorf("install %s %s: %w", p.Name, p.Version, err)
 	}
-	s, err := r.Stage(tarPath, p, sums)
+	s, err := r.Stage(tarPath, p, members)
 	if err != nil {
 		return nil, err
 	}
@@ -60,12 +59,12 @@ func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
 	return res[0], nil
 }
 
-// Stage validates the aligned tar at tarPath against p and builds p's tree in staging, where
-// nothing sees it until Commit. sums holds the sha256 of each regular member's data, in
-// archive order, as tarutil.Align computed them; they are recorded with the files. Several
-// packages may be staged at once, from several goroutines.
-func (r *Root) Stage(tarPath string, p repo.Package, sums [][32]byte) (*Staged, error) {
-	s, err := r.stage(tarPath, p, sums)
+// Stage builds p's tree in staging from the aligned tar at tarPath, where nothing sees it
+// until Commit. members describe the tar, with data offsets and digests, as
+// tarutil.ReadIndex or Align give them (validated); the digests are recorded with the files.
+// Several packages may be staged at once, from several goroutines.
+func (r *Root) Stage(tarPath string, p repo.Package, members []tarutil.Member) (*Staged, error) {
+	s, err := r.stage(tarPath, p, members)
 	if err != nil {
 		return nil, fmt.Errorf("install %s %s: %w", p.Name, p.Version, err)
 	}
@@ -101,7 +100,7 @@ func (r *Root) Discard(staged ...*Staged) {
 	}
 }
 
-func (r *Root) stage(tarPath string, p repo.Package, sums [][32]byte) (_ *Staged, err error) {
+func (r *Root) stage(tarPath string, p repo.Package, members []tarutil.Member) (_ *Staged, err error) {
 	start := time.Now()
 	src, err := os.Open(tarPath)
 	if err != nil {
@@ -113,18 +112,14 @@ func (r *Root) stage(tarPath string, p repo.Package, sums [][32]byte) (_ *Staged
 		return nil, err
 	}
 	defer unix.Munmap(data)
-	members, err := tarutil.Scan(bytes.NewReader(data)) // headers straight from the mapping: no read(2)
-	if err != nil {
+	if err := checkExtent(members, int64(len(data))); err != nil {
 		return nil, err
 	}
 	res := summarize(p, members)
 	if err := r.check(p, res, members); err != nil {
 		return nil, err
 	}
-	files, err := withDigests(members, sums)
-	if err != nil {
-		return nil, err
-	}
+	files := withDigests(members)
 	dir, err := os.MkdirTemp(r.path(".pkg", "staging"), p.Name+".")
 	if err != nil {
 		return nil, err
@@ -148,56 +143,36 @@ func (r *Root) stage(tarPath string, p repo.Package, sums [][32]byte) (_ *Staged
 	return &Staged{dir: dir, rec: rec, files: files, res: res, start: start}, nil
 }
 
-// withDigests returns the database records of members, giving each regular file its digest
-// from sums and each hardlink its target's.
-func withDigests(members []tarutil.Member, sums [][32]byte) ([]db.File, error) {
-	if n := regular(members); n != len(sums) {
-		return nil, fmt.Errorf("%d file digests for %d regular files", len(sums), n)
-	}
+// withDigests returns the database records of members, each hardlink with its target's digest.
+func withDigests(members []tarutil.Member) []db.File {
 	files := records(members)
-	k, links := 0, false
-	for i := range files {
-		switch files[i].Type {
-		case tar.TypeReg:
-			files[i].SHA256 = sums[k]
-			k++
-		case tar.TypeLink:
-			links = true
-		}
-	}
-	if links {
-		linkDigests(members, files)
-	}
-	return files, nil
-}
-
-func regular(members []tarutil.Member) int {
-	n := 0
-	for _, m := range members {
-		if m.Type == tar.TypeReg {
-			n++
-		}
-	}
-	return n
-}
-
-// linkDigests gives each hardlink the digest of its target, an earlier regular member.
-func linkDigests(members []tarutil.Member, files []db.File) {
-	byName := make(map[string]int, len(members))
+	byName := make(map[string][32]byte)
 	for i, m := range members {
 		switch m.Type {
 		case tar.TypeReg:
-			byName[m.Name] = i
+			files[i].SHA256 = m.SHA256
+			byName[m.Name] = m.SHA256
 		case tar.TypeLink:
-			if j, ok := byName[m.Linkname]; ok {
-				files[i].SHA256 = files[j].SHA256
-			}
+			files[i].SHA256 = byName[m.Linkname]
 		}
 	}
+	return files
 }
 
-// digests computes the sha256 of each regular member's data in the aligned tar at tarPath.
-func digests(tarPath string) ([][32]byte, error) {
+// checkExtent refuses members whose data lie past the end of a tar of size bytes: a cached
+// tar truncated after its index was written.
+func checkExtent(members []tarutil.Member, size int64) error {
+	for i := range members {
+		if m := &members[i]; m.Offset+m.Size > size {
+			return memberError(m, fmt.Errorf("data past the end of the %d-byte cached tar", size))
+		}
+	}
+	return nil
+}
+
+// scanWithDigests scans the aligned tar at tarPath and reads its data for each regular
+// member's digest.
+func scanWithDigests(tarPath string) ([]tarutil.Member, error) {
 	f, err := os.Open(tarPath)
 	if err != nil {
 		return nil, err
@@ -207,19 +182,17 @@ func digests(tarPath string) ([][32]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var sums [][32]byte
 	h := sha256.New()
-	for _, m := range members {
-		if m.Type != tar.TypeReg {
-			continue
+	for i := range members {
+		if m := &members[i]; m.Type == tar.TypeReg {
+			h.Reset()
+			if _, err := io.Copy(h, io.NewSectionReader(f, m.Offset, m.Size)); err != nil {
+				return nil, err
+			}
+			h.Sum(m.SHA256[:0])
 		}
-		h.Reset()
-		if _, err := io.Copy(h, io.NewSectionReader(f, m.Offset, m.Size)); err != nil {
-			return nil, err
-		}
-		sums = append(sums, [32]byte(h.Sum(nil)))
 	}
-	return sums, nil
+	return members, nil
 }
 
 func summarize(p repo.Package, members []tarutil.Member) *Result {

@@ -151,14 +151,15 @@ func (c *converter) write(m *Member, raw string, r io.Reader) error {
 		return fmt.Errorf("tarutil: write member %q: %w", raw, err)
 	}
 	if m.Type == tar.TypeReg {
+		m.Offset = c.enc.out.off
 		c.data.r = r
 		c.data.h.Reset()
 		if err := c.enc.copyData(&c.data, m.Size); err != nil {
 			return c.dataError(raw, err)
 		}
-		c.stats.Digests = append(c.stats.Digests, [32]byte{})
-		c.data.h.Sum(c.stats.Digests[len(c.stats.Digests)-1][:0])
+		c.data.h.Sum(m.SHA256[:0])
 	}
+	c.stats.Members = append(c.stats.Members, *m)
 	if m.Type != tar.TypeDir {
 		c.stats.Files++
 	}

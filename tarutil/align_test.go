@@ -241,7 +241,7 @@ func TestAlignLimits(t *testing.T) {
 		var w countWriter
 		st, err := AlignLimits(&w, bytes.NewReader(in), tt.lim)
 		if tt.name == "" {
-			if err != nil || st.Files != 3 || len(st.Digests) != 2 {
+			if err != nil || st.Files != 3 || len(st.Members) != 4 {
 				t.Errorf("%+v: %+v, %v", tt.lim, st, err)
 			}
 			continue

@@ -185,6 +185,7 @@ func roundTrip(tb testing.TB, in []byte) []byte {
 	checkMembers(tb, ws, got)
 	checkStats(tb, stats, ws)
 	checkScan(tb, b, got)
+	checkMembersScan(tb, stats, b)
 	if len(b)%blockSize != 0 || !bytes.Equal(b[len(b)-2*blockSize:], zeros[:]) {
 		tb.Errorf("output of %d bytes does not end with two zero blocks", len(b))
 	}
@@ -220,17 +221,41 @@ func checkMembers(tb testing.TB, ws []want, got []member) {
 func checkStats(tb testing.TB, got Stats, ws []want) {
 	tb.Helper()
 	var w Stats
+	var wantSums, gotSums [][32]byte
 	for _, m := range ws {
 		if m.typ != tar.TypeDir {
 			w.Files++
 		}
 		if m.typ == tar.TypeReg {
-			w.Digests = append(w.Digests, m.sum)
+			wantSums = append(wantSums, m.sum)
 		}
 		w.Bytes += m.size
 	}
-	if got.Files != w.Files || got.Bytes != w.Bytes || !slices.Equal(got.Digests, w.Digests) {
-		tb.Errorf("Stats = %+v, want %+v", got, w)
+	for _, m := range got.Members {
+		if m.Type == tar.TypeReg {
+			gotSums = append(gotSums, m.SHA256)
+		}
+	}
+	if got.Files != w.Files || got.Bytes != w.Bytes || !slices.Equal(gotSums, wantSums) {
+		tb.Errorf("Stats = %d files, %d bytes, digests %x; want %d, %d, %x", got.Files, got.Bytes, gotSums, w.Files, w.Bytes, wantSums)
+	}
+}
+
+// checkMembersScan compares the members Align reported with what Scan finds in its output.
+func checkMembersScan(tb testing.TB, st Stats, b []byte) {
+	tb.Helper()
+	scanned, err := Scan(bytes.NewReader(b))
+	if err != nil {
+		tb.Fatalf("Scan: %v", err)
+	}
+	if len(scanned) != len(st.Members) {
+		tb.Fatalf("Align reported %d members, Scan found %d", len(st.Members), len(scanned))
+	}
+	for i, m := range st.Members {
+		s := scanned[i]
+		if s.Name != m.Name || s.Type != m.Type || s.Mode != m.Mode || s.Size != m.Size || s.Offset != m.Offset || s.Linkname != m.Linkname {
+			tb.Errorf("member %d: Align reported %+v, Scan found %+v", i, m, s)
+		}
 	}
 }
 

@@ -44,9 +44,9 @@ type Member struct {
 
 // Stats describes a converted archive.
 type Stats struct {
-	Files   int        // members that are not directories
-	Bytes   int64      // sum of regular members' sizes
-	Digests [][32]byte // sha256 of each regular member's data, in archive order
+	Files   int      // members that are not directories
+	Bytes   int64    // sum of regular members' sizes
+	Members []Member // as Scan would return them, with their data's digests
 }
 
 // Limits bounds what AlignLimits accepts from an archive; a zero field is no limit.

@@ -68,7 +68,7 @@ func TestFetchTwoProcesses(t *testing.T) {
 		t.Errorf("the server saw %d downloads, want 2 at once", n)
 	}
 	sha := indexSHA(t, "libgreet")
-	if got := names(t, filepath.Join(cache, "tars")); got != sha+".sums "+sha+".tar" {
+	if got := names(t, filepath.Join(cache, "tars")); got != sha+".idx "+sha+".tar" {
 		t.Errorf("cache tars: %s", got)
 	}
 	if got := names(t, filepath.Join(cache, "tmp")); got != "" {

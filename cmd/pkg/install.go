@@ -81,11 +81,11 @@ func (in *installer) run(pkgs []repo.Package) error {
 	}
 	staged := make([]*install.Staged, len(todo))
 	err := in.f.all(todo, func(i int, tar string) error {
-		sums, err := in.f.cache.Sums(todo[i].SHA256)
+		members, err := in.f.cache.Members(todo[i].SHA256)
 		if err != nil {
 			return fmt.Errorf("install %s %s: %w", todo[i].Name, todo[i].Version, err)
 		}
-		staged[i], err = in.root.Stage(tar, todo[i], sums)
+		staged[i], err = in.root.Stage(tar, todo[i], members)
 		return err
 	})
 	if err != nil {
