@@ -39,9 +39,9 @@ mountfs() {
 	else
 		umount "$mnt" 2>/dev/null || true
 		rm -f "$WORK/$kind.img" && truncate -s 24G "$WORK/$kind.img"
-		case $kind in
-		xfs) mkfs.xfs -q -f -m reflink=1 "$WORK/$kind.img" ;;
-		btrfs) mkfs.btrfs -q -f "$WORK/$kind.img" ;;
+		case $kind in # their notes go to stderr: stdout is this function's answer
+		xfs) mkfs.xfs -q -f -m reflink=1 "$WORK/$kind.img" >&2 ;;
+		btrfs) mkfs.btrfs -q -f "$WORK/$kind.img" >&2 ;;
 		esac
 		mount -o loop "$WORK/$kind.img" "$mnt"
 	fi
@@ -86,7 +86,7 @@ for kind in $FS; do
 		$pkg $g remove "$shape"
 		hf "$kind-$shape-remove" \
 			-n "pkg remove" --prepare "$pkg $g install $shape" "sh -c '$pkg $g remove $shape && sync -f $d'" \
-			-n "rm -rf" --prepare "sh -c 'rm -rf $d/c; cp -a --reflink=$reflink $d/t $d/c'" "sh -c 'rm -rf $d/c && sync -f $d'"
+			-n "rm -rf" --prepare "sh -c 'rm -rf $d/c; cp -a --reflink=$reflink $d/t $d/c && sync -f $d'" "sh -c 'rm -rf $d/c && sync -f $d'"
 		if [ "${STRACE:-0}" = 1 ]; then
 			rm -rf "$d/r"
 			strace -c -f -o "$WORK/results/$kind-$shape-strace.txt" $pkg $g install "$shape"

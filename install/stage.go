@@ -37,8 +37,8 @@ const (
 
 const btrfsMagic = 0x9123683e
 
-// pageSize is the unit of the tar's mapping.
-var pageSize = int64(os.Getpagesize())
+// faultAround is the most a page fault maps of a file at once (mm/memory.c).
+const faultAround = 64 << 10
 
 // stager builds one package tree in a staging directory from a cached aligned tar: the
 // directories first, then the regular files by a few workers, each filling whole
@@ -274,11 +274,14 @@ func (w *worker) dir(members []tarutil.Member, group []int32) (err error) {
 	return nil
 }
 
-// release drops the mapping's pages from first's data to last's from this process, so the
-// resident set stays small however big the tar; the page cache keeps them.
+// release drops the mapping's pages around first's data to last's from this process, so the
+// resident set stays small however big the tar; the page cache keeps them. A fault maps
+// the whole aligned window around the page it needs (fault_around_bytes, 64 KiB by
+// default), so the range is widened to those windows: the pages another worker still needs
+// it simply faults in again.
 func (w *worker) release(first, last *tarutil.Member) {
-	lo := first.Offset &^ (pageSize - 1)
-	hi := min((last.Offset+last.Size+pageSize-1)&^(pageSize-1), int64(len(w.s.data)))
+	lo := first.Offset &^ (faultAround - 1)
+	hi := min((last.Offset+last.Size+faultAround-1)&^(faultAround-1), int64(len(w.s.data)))
 	if lo < hi {
 		unix.Madvise(w.s.data[lo:hi], unix.MADV_DONTNEED)
 	}

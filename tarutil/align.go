@@ -154,7 +154,13 @@ func (c *converter) write(m *Member, raw string, r io.Reader) error {
 		m.Offset = c.enc.out.off
 		c.data.r = r
 		c.data.h.Reset()
-		if err := c.enc.copyData(&c.data, m.Size); err != nil {
+		var err error
+		if m.Size >= hashAsideMin {
+			err = c.enc.copyHashed(r, m.Size, c.data.h)
+		} else {
+			err = c.enc.copyData(&c.data, m.Size)
+		}
+		if err != nil {
 			return c.dataError(raw, err)
 		}
 		c.data.h.Sum(m.SHA256[:0])

@@ -333,3 +333,10 @@ func TestSplitUSTAR(t *testing.T) {
 		}
 	}
 }
+
+// TestAlignHashAside converts members big enough to be hashed on a second goroutine, and
+// one just under, and checks their digests and data.
+func TestAlignHashAside(t *testing.T) {
+	roundTrip(t, makeTar(t, tar.FormatPAX, file("a", hashAsideMin-1), file("b", hashAsideMin),
+		file("c", 3*copyBufSize+5), file("d", 2*hashAsideMin+copyBufSize)))
+}

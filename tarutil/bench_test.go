@@ -59,11 +59,11 @@ func rewind(b *testing.B, f *os.File) {
 	}
 }
 
-// allocated returns the bytes allocated by the program so far.
-func allocated() uint64 {
+// allocated returns the bytes allocated by the program so far, and its GC cycles.
+func allocated() (uint64, uint32) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.TotalAlloc
+	return ms.TotalAlloc, ms.NumGC
 }
 
 func BenchmarkAlign(b *testing.B) {
@@ -73,14 +73,16 @@ func BenchmarkAlign(b *testing.B) {
 			f := tempFile(b)
 			b.SetBytes(int64(bc.n) * int64(bc.size))
 			b.ReportAllocs()
-			before := allocated()
+			bytes0, gc0 := allocated()
 			for b.Loop() {
 				rewind(b, f)
 				if _, err := Align(f, bytes.NewReader(in)); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(allocated()-before)/float64(b.N*bc.n), "B/member")
+			bytes1, gc1 := allocated()
+			b.ReportMetric(float64(bytes1-bytes0)/float64(b.N*bc.n), "B/member")
+			b.ReportMetric(float64(gc1-gc0)/float64(b.N), "GCs/op")
 		})
 	}
 }

@@ -3,6 +3,7 @@ package tarutil
 import (
 	"archive/tar"
 	"bufio"
+	"hash"
 	"io"
 	"strconv"
 	"strings"
@@ -124,6 +125,59 @@ func (e *encoder) paxRecords(name string, m *Member, mtime int64) {
 
 // copyData copies size bytes of member data from r through a pooled buffer
 // and pads them to a block.
+// hashAsideMin is the member size from which data is hashed on a second goroutine while it
+// is written: below it, starting one costs more than the overlap saves.
+const hashAsideMin = 1 << 20 // 1 MiB
+
+// copyHashed copies size bytes of r to the output like copyData, while another goroutine
+// hashes them into h. Two pooled buffers alternate: one is written while the other is
+// hashed; handing a chunk over waits for the previous one to be hashed, so a buffer is
+// refilled only once its hash is done.
+func (e *encoder) copyHashed(r io.Reader, size int64, h hash.Hash) error {
+	chunks, hashed := make(chan []byte), make(chan struct{})
+	go func() {
+		for b := range chunks {
+			h.Write(b)
+		}
+		close(hashed)
+	}()
+	bufs := [2]*[]byte{copyPool.Get().(*[]byte), copyPool.Get().(*[]byte)}
+	n, err := e.copyChunks(r, bufs, chunks)
+	close(chunks)
+	<-hashed
+	copyPool.Put(bufs[0])
+	copyPool.Put(bufs[1])
+	if err == nil && n != size {
+		err = io.ErrUnexpectedEOF
+	}
+	if err == nil {
+		e.pad(size)
+		err = e.out.err
+	}
+	return err
+}
+
+func (e *encoder) copyChunks(r io.Reader, bufs [2]*[]byte, chunks chan<- []byte) (int64, error) {
+	var n int64
+	for i := 0; ; i ^= 1 {
+		b := *bufs[i]
+		k, err := io.ReadFull(r, b)
+		if k > 0 {
+			chunks <- b[:k]
+			if _, werr := e.out.Write(b[:k]); werr != nil {
+				return n, werr
+			}
+			n += int64(k)
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
 func (e *encoder) copyData(r io.Reader, size int64) error {
 	bp := copyPool.Get().(*[]byte)
 	n, err := io.CopyBuffer(&e.out, r, *bp)

@@ -34,10 +34,12 @@ var shapes = map[string]shape{
 		return int64(30 << 10 * math.Exp(r.Float64()*math.Log(1024.0/30)))
 	}, "2,500 files of 30 KiB to 1 MiB"},
 	"big": {40, 40, func(*rand.Rand) int64 { return 32 << 20 }, "40 files of 32 MiB"},
+	// The many-small-files case of tarutil's benchmark, for counting write(2) calls.
+	"small": {30000, 100, func(*rand.Rand) int64 { return 1 << 10 }, "30,000 files of 1 KiB"},
 }
 
 func main() {
-	name := flag.String("shape", "kernel", "kernel, firmware or big")
+	name := flag.String("shape", "kernel", "kernel, firmware, big or small")
 	scale := flag.Float64("scale", 1, "multiply the number of files by this")
 	flag.Parse()
 	sh, ok := shapes[*name]
