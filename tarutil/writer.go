@@ -147,14 +147,7 @@ func (e *encoder) copyHashed(r io.Reader, size int64, h hash.Hash) error {
 	<-hashed
 	copyPool.Put(bufs[0])
 	copyPool.Put(bufs[1])
-	if err == nil && n != size {
-		err = io.ErrUnexpectedEOF
-	}
-	if err == nil {
-		e.pad(size)
-		err = e.out.err
-	}
-	return err
+	return e.endData(n, size, err)
 }
 
 func (e *encoder) copyChunks(r io.Reader, bufs [2]*[]byte, chunks chan<- []byte) (int64, error) {
@@ -182,6 +175,11 @@ func (e *encoder) copyData(r io.Reader, size int64) error {
 	bp := copyPool.Get().(*[]byte)
 	n, err := io.CopyBuffer(&e.out, r, *bp)
 	copyPool.Put(bp)
+	return e.endData(n, size, err)
+}
+
+// endData checks that a member's n copied bytes are its size and pads them to a block.
+func (e *encoder) endData(n, size int64, err error) error {
 	if err == nil && n != size {
 		err = io.ErrUnexpectedEOF
 	}

@@ -17,10 +17,9 @@ import (
 
 // shape describes a tree: how many files, how big, how many per directory.
 type shape struct {
-	files   int
-	perDir  int
-	size    func(r *rand.Rand) int64
-	comment string
+	files  int
+	perDir int
+	size   func(r *rand.Rand) int64
 }
 
 var shapes = map[string]shape{
@@ -28,14 +27,14 @@ var shapes = map[string]shape{
 	// files make about 1.2 GiB, like a kernel source tree.
 	"kernel": {80000, 18, func(r *rand.Rand) int64 {
 		return max(1, min(8<<20, int64(4096*math.Exp(1.62*r.NormFloat64()))))
-	}, "80k files, median 4 KiB, about 1.2 GiB"},
+	}},
 	// Log-uniform between 30 KiB and 1 MiB.
 	"firmware": {2500, 50, func(r *rand.Rand) int64 {
 		return int64(30 << 10 * math.Exp(r.Float64()*math.Log(1024.0/30)))
-	}, "2,500 files of 30 KiB to 1 MiB"},
-	"big": {40, 40, func(*rand.Rand) int64 { return 32 << 20 }, "40 files of 32 MiB"},
+	}},
+	"big": {40, 40, func(*rand.Rand) int64 { return 32 << 20 }},
 	// The many-small-files case of tarutil's benchmark, for counting write(2) calls.
-	"small": {30000, 100, func(*rand.Rand) int64 { return 1 << 10 }, "30,000 files of 1 KiB"},
+	"small": {30000, 100, func(*rand.Rand) int64 { return 1 << 10 }},
 }
 
 func main() {
