@@ -1,6 +1,7 @@
 // Package db records what is installed under a root: one record per package, the files each
-// package owns, and the intents of commits in progress. It stores them in a bbolt file whose
-// lock is the install lock. It does not touch the installed trees.
+// package owns, the intents of commits in progress, and the last signed index of each
+// repository the root accepted. It stores them in a bbolt file whose lock is the install
+// lock. It does not touch the installed trees.
 package db
 
 import (
@@ -37,7 +38,7 @@ type File struct {
 	Type   byte // tar type flag: '0' regular, '5' directory, '2' symlink, '1' hardlink
 	Mode   fs.FileMode
 	Size   int64
-	SHA256 [32]byte // of a regular file's data, or of a hardlink's target; zero for the rest
+	SHA256 [32]byte // of a regular file's or a hardlink target's data, or of a symlink's target; zero for a directory
 }
 
 // Intent describes a commit in progress, written before its rename and deleted with the
@@ -74,14 +75,24 @@ type Options struct {
 	Owner   string              // describes this process to others that wait (for example its command line)
 }
 
+// lockRetry is how long a waiting Open sleeps between tries of the lock. bbolt's own Timeout
+// gives up up to one of its retry intervals (50 ms) early, so Open keeps the deadline.
+const lockRetry = 50 * time.Millisecond
+
 // Open opens or creates the database at path, waiting for the lock of another process.
 func Open(path string, o Options) (*DB, error) {
-	b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: 50 * time.Millisecond})
-	if errors.Is(err, bolt.ErrTimeout) {
-		if o.Waiting != nil {
-			o.Waiting(readOwner(path))
+	deadline := time.Now().Add(o.Timeout)
+	b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: lockRetry}) // one try
+	if errors.Is(err, bolt.ErrTimeout) && o.Waiting != nil {
+		o.Waiting(readOwner(path))
+	}
+	for errors.Is(err, bolt.ErrTimeout) && (o.Timeout == 0 || time.Now().Before(deadline)) {
+		wait := lockRetry
+		if o.Timeout != 0 {
+			wait = min(wait, time.Until(deadline))
 		}
-		b, err = bolt.Open(path, 0o644, &bolt.Options{Timeout: o.Timeout})
+		time.Sleep(wait)
+		b, err = bolt.Open(path, 0o644, &bolt.Options{Timeout: lockRetry})
 	}
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("db: %s is locked by %s: gave up after %v", path, readOwner(path), o.Timeout)
@@ -90,7 +101,7 @@ func Open(path string, o Options) (*DB, error) {
 		return nil, fmt.Errorf("db: open %s: %w", path, err)
 	}
 	err = b.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{pkgsBucket, filesBucket, intentsBucket} {
+		for _, name := range [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}

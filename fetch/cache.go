@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"pkg/repo"
@@ -36,7 +37,8 @@ const entryMagic = "pkg-entry 1"
 //	index/<sha256 of the index's location>.json
 //	tmp/                 files being written
 type Cache struct {
-	dir string
+	dir     string
+	checked sync.Map // sha256 → []tarutil.Member of the entries this Cache has checked
 }
 
 // Entry is a package in the cache.
@@ -73,27 +75,6 @@ func (c *Cache) Has(sha string) bool {
 	return err == nil && serr == nil
 }
 
-// Members returns the members of the entry with this sha256, with their data offsets and
-// digests, from its index, checked against the tar.
-func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
-	data, err := os.ReadFile(c.idxPath(sha))
-	if err != nil {
-		return nil, fmt.Errorf("fetch: index of cached %s: %w", sha, err)
-	}
-	info, err := os.Stat(c.Path(sha))
-	if err != nil {
-		return nil, fmt.Errorf("fetch: %w", err)
-	}
-	_, _, rest, err := readEntryHeader(data)
-	if err == nil {
-		var ms []tarutil.Member
-		if ms, err = tarutil.ReadIndex(rest, info.Size()); err == nil {
-			return ms, nil
-		}
-	}
-	return nil, fmt.Errorf("fetch: cached %s: %w (run 'pkg cache clean' and fetch again)", c.idxPath(sha), err)
-}
-
 // readEntryHeader splits an entry's index file into its first line's fields and the rest.
 func readEntryHeader(data []byte) (name, version string, rest []byte, err error) {
 	i := bytes.IndexByte(data[:min(len(data), 512)], '\n')
@@ -113,9 +94,15 @@ func readEntryHeader(data []byte) (name, version string, rest []byte, err error)
 func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress io.Writer) (string, error) {
 	dst := c.Path(p.SHA256)
 	if c.Has(p.SHA256) {
-		// Best effort: last use only orders what to prune by hand.
-		os.Chtimes(dst, time.Time{}, time.Now())
-		return dst, nil
+		_, err := c.Members(p.SHA256)
+		switch {
+		case !errors.Is(err, ErrDamaged):
+			// Best effort: last use only orders what to prune by hand.
+			os.Chtimes(dst, time.Time{}, time.Now())
+			return dst, nil
+		case s.offline:
+			return "", fmt.Errorf("%w; %w, so it is not fetched again", err, ErrOffline)
+		}
 	}
 	if s.offline {
 		return "", fmt.Errorf("%w: %s %s is not in the cache", ErrOffline, p.Name, p.Version)

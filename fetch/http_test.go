@@ -201,7 +201,11 @@ func TestIndexConditional(t *testing.T) {
 	modified := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC).Format(http.TimeFormat)
 	for _, etag := range []string{`"i1"`, ""} {
 		srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
-			if n > 1 {
+			switch {
+			case strings.HasSuffix(r.URL.Path, ".sig"): // unsigned
+				http.NotFound(w, r)
+				return
+			case n > 1:
 				w.WriteHeader(http.StatusNotModified)
 				return
 			}
@@ -219,10 +223,10 @@ func TestIndexConditional(t *testing.T) {
 			}
 		}
 		reqs := srv.requests()
-		if len(reqs) != 2 {
-			t.Fatalf("%d requests, want 2", len(reqs))
+		if len(reqs) != 4 {
+			t.Fatalf("%d requests, want 4: the index and its signature, twice", len(reqs))
 		}
-		inm, ims := reqs[1].Get("If-None-Match"), reqs[1].Get("If-Modified-Since")
+		inm, ims := reqs[2].Get("If-None-Match"), reqs[2].Get("If-Modified-Since")
 		if inm != etag || ims != modified {
 			t.Errorf("ETag %q: second request has If-None-Match %q, If-Modified-Since %q", etag, inm, ims)
 		}

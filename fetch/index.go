@@ -16,58 +16,103 @@ import (
 	"path/filepath"
 
 	"pkg/repo"
+	"pkg/trust"
 )
 
 // savedIndex is the last verified index of a repository, kept in the cache as a line of
-// JSON with what a conditional request needs, followed by the index as published.
+// JSON with what a conditional request needs and the index's signature, followed by the
+// index as published.
 type savedIndex struct {
 	Location     string `json:"location"`
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"last_modified,omitempty"`
+	Signature    []byte `json:"signature,omitempty"` // index.json.sig as published, if any
 	data         []byte
 }
 
-// Index returns the repository's index. Online, it reads the index (over HTTP, asking
-// only for a copy newer than the one kept) and keeps it once it parses, replacing a kept
-// copy that is damaged; offline, it returns the copy kept.
+// Index returns the repository's index, as VerifiedIndex does with nothing known.
 func (c *Cache) Index(ctx context.Context, s *Source) (*repo.Index, error) {
+	ix, _, err := c.VerifiedIndex(ctx, s)
+	return ix, err
+}
+
+// VerifiedIndex returns the repository's index once the source's trust policy believes
+// it, and how it passed. known are indexes of the repository accepted before, which it
+// may not roll back; the copy kept in the cache counts as one while its signature still
+// verifies. Online, it reads the index (asking only for a copy newer than the one kept)
+// and its signature, and keeps both once they pass, replacing a kept copy that is damaged;
+// offline, it verifies the copy kept, which may have expired since. A refused index
+// changes nothing in the cache.
+func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Record) (*repo.Index, trust.Result, error) {
 	path := c.indexPath(s)
 	saved, err := loadIndex(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && s.offline {
-		return nil, err
-	}
 	if s.offline {
-		if saved == nil {
-			return nil, fmt.Errorf("%w: no saved index of %s (run pkg once online)", ErrOffline, s)
+		return s.offlineIndex(saved, err, path, known)
+	}
+	if saved != nil {
+		// Expired or not, a copy the publisher signed bounds the versions to come.
+		floor := s.policy
+		floor.AllowExpired = true
+		if res, err := floor.Verify(s.URL(), saved.data, saved.Signature); err == nil && res.Verified() {
+			known = append(known, res.Record)
 		}
-		return parseIndex(saved.data, path)
 	}
 	fresh, where, err := s.readIndex(ctx, saved)
 	if err != nil {
-		return nil, fmt.Errorf("fetch: %w", err)
+		return nil, trust.Result{}, fmt.Errorf("fetch: %w", err)
 	}
-	if fresh == saved {
-		return parseIndex(saved.data, path)
-	}
-	ix, err := parseIndex(fresh.data, where)
+	ix, res, err := s.believe(fresh, where, s.policy, known)
 	if err != nil {
-		return nil, err
+		return nil, res, err
 	}
-	if saved == nil || saved.ETag != fresh.ETag || saved.LastModified != fresh.LastModified ||
-		!bytes.Equal(saved.data, fresh.data) {
+	if fresh.differs(saved) {
 		if err := c.saveIndex(path, fresh); err != nil {
-			return nil, err
+			return nil, res, err
 		}
 	}
-	return ix, nil
+	return ix, res, nil
 }
 
-func parseIndex(data []byte, where string) (*repo.Index, error) {
-	ix, err := repo.Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
+// offlineIndex returns the copy kept, verified again but accepted past its expiry: it is
+// the newest the publisher signed that pkg has seen.
+func (s *Source) offlineIndex(saved *savedIndex, err error, path string, known []trust.Record) (*repo.Index, trust.Result, error) {
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, trust.Result{}, err
+	case saved == nil:
+		return nil, trust.Result{}, fmt.Errorf("%w: no saved index of %s (run pkg once online)", ErrOffline, s)
 	}
-	return ix, nil
+	p := s.policy
+	p.AllowExpired = true
+	return s.believe(saved, path, p, known)
+}
+
+// believe verifies an index under p, then parses it.
+func (s *Source) believe(si *savedIndex, where string, p trust.Policy, known []trust.Record) (*repo.Index, trust.Result, error) {
+	res, err := p.Verify(s.URL(), si.data, si.Signature, known...)
+	if err != nil {
+		return nil, res, err
+	}
+	ix, err := repo.Parse(si.data)
+	if err != nil {
+		return nil, res, fmt.Errorf("%s: %w", where, err)
+	}
+	return ix, res, nil
+}
+
+// differs reports whether fresh should replace saved in the cache.
+func (fresh *savedIndex) differs(saved *savedIndex) bool {
+	return saved == nil || saved.ETag != fresh.ETag || saved.LastModified != fresh.LastModified ||
+		!bytes.Equal(saved.data, fresh.data) || !bytes.Equal(saved.Signature, fresh.Signature)
+}
+
+// ForgetIndex removes the copy kept of the repository's index, so that its next index
+// need not follow it.
+func (c *Cache) ForgetIndex(s *Source) error {
+	if err := os.Remove(c.indexPath(s)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("fetch: %w", err)
+	}
+	return nil
 }
 
 func (c *Cache) indexPath(s *Source) string {
@@ -99,9 +144,31 @@ func (c *Cache) saveIndex(path string, saved *savedIndex) error {
 	})
 }
 
-// readIndex reads the index. Given the copy kept, it returns that same copy when the
-// server says it has not changed.
+// readIndex reads the index and its signature. Given the copy kept, it returns a copy of
+// it, with the signature read, when the server says the index has not changed. It reads
+// the signature even when the policy has no key to check it, so that the copy kept can be
+// checked offline once a key is trusted.
 func (s *Source) readIndex(ctx context.Context, saved *savedIndex) (*savedIndex, string, error) {
+	fresh, where, err := s.readIndexFile(ctx, saved)
+	if err != nil {
+		return nil, where, err
+	}
+	sig, err := s.readSignature(ctx)
+	if err != nil && (len(s.policy.Keys) > 0 || s.policy.RequireSigned) {
+		return nil, where, err
+	}
+	// Last-Modified counts whole seconds, so an index replaced within the second it was
+	// read is "not modified"; a new signature says it was.
+	if saved != nil && bytes.Equal(fresh.data, saved.data) && !bytes.Equal(sig, saved.Signature) {
+		if fresh, where, err = s.readIndexFile(ctx, nil); err != nil {
+			return nil, where, err
+		}
+	}
+	fresh.Signature = sig // a signature nobody can check is only kept for later
+	return fresh, where, nil
+}
+
+func (s *Source) readIndexFile(ctx context.Context, saved *savedIndex) (*savedIndex, string, error) {
 	where := s.indexLocation()
 	fresh := &savedIndex{Location: where}
 	if s.base == nil {
@@ -110,8 +177,10 @@ func (s *Source) readIndex(ctx context.Context, saved *savedIndex) (*savedIndex,
 			return nil, where, err
 		}
 		defer f.Close()
-		fresh.data, err = readLimited(f)
-		return fresh, where, err
+		if fresh.data, err = readLimited(f, repo.MaxIndexSize, "index.json"); err != nil {
+			return nil, where, fmt.Errorf("read %s: %w", where, err)
+		}
+		return fresh, where, nil
 	}
 	h := http.Header{}
 	if saved != nil && saved.Location == where {
@@ -133,7 +202,8 @@ func (s *Source) readIndex(ctx context.Context, saved *savedIndex) (*savedIndex,
 	case notModified && saved == nil:
 		return nil, where, fmt.Errorf("GET %s: %s to a request without validators", u.Redacted(), http.StatusText(http.StatusNotModified))
 	case notModified:
-		return saved, where, nil
+		kept := *saved
+		return &kept, u.Redacted(), nil
 	}
 	return fresh, u.Redacted(), err
 }
@@ -154,17 +224,75 @@ func (s *Source) getIndex(ctx context.Context, u *url.URL, h http.Header, fresh 
 		return false, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
 	}
 	fresh.ETag, fresh.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
-	if fresh.data, err = readLimited(resp.Body); err != nil {
+	if resp.ContentLength > repo.MaxIndexSize {
+		return false, fmt.Errorf("read %s: %w", u.Redacted(), tooLarge("index.json", repo.MaxIndexSize))
+	}
+	if fresh.data, err = readLimited(resp.Body, repo.MaxIndexSize, "index.json"); err != nil {
 		return false, fmt.Errorf("read %s: %w", u.Redacted(), err)
 	}
 	return false, nil
 }
 
-// readLimited reads an index, refusing one over repo.MaxIndexSize.
-func readLimited(r io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, repo.MaxIndexSize+1))
-	if err == nil && len(data) > repo.MaxIndexSize {
-		err = fmt.Errorf("index is over the %d-byte limit", repo.MaxIndexSize)
+// readSignature reads the index's detached signature, or returns nil if the repository
+// has none.
+func (s *Source) readSignature(ctx context.Context) ([]byte, error) {
+	if s.base == nil {
+		path := filepath.Join(s.dir, repo.SignatureName)
+		f, err := os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		sig, err := readLimited(f, trust.MaxSignatureSize, repo.SignatureName)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		return sig, nil
+	}
+	u := s.base.JoinPath(repo.SignatureName)
+	var sig []byte
+	err := s.retry(ctx, func() error {
+		var err error
+		sig, err = s.getSignature(ctx, u)
+		return err
+	})
+	return sig, err
+}
+
+// getSignature requests the signature once. A repository without one answers 404 or
+// 410, or 403 from object stores that hide which objects exist (S3 without list rights).
+func (s *Source) getSignature(ctx context.Context, u *url.URL) ([]byte, error) {
+	resp, err := s.send(ctx, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound, http.StatusGone, http.StatusForbidden:
+		return nil, nil
+	default:
+		return nil, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
+	}
+	sig, err := readLimited(resp.Body, trust.MaxSignatureSize, repo.SignatureName)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", u.Redacted(), err)
+	}
+	return sig, nil
+}
+
+// readLimited reads what, refusing more than limit bytes.
+func readLimited(r io.Reader, limit int64, what string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		err = tooLarge(what, limit)
 	}
 	return data, err
+}
+
+func tooLarge(what string, limit int64) error {
+	return fmt.Errorf("%s is over the %d-byte limit (no repository needs one this big: refusing it)", what, limit)
 }

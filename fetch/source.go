@@ -1,9 +1,10 @@
 // Package fetch gets repository indexes and archives, from a local directory or over
 // HTTP(S), verifies them against the index, and converts each archive in one streaming pass
 // into an aligned tar in the cache. Nothing compressed, partial or unverified is ever
-// visible in the cache, even to other pkg processes sharing it. It keeps the last index of
-// each repository, so that an offline source needs no network at all. It does not install
-// anything.
+// visible in the cache, even to other pkg processes sharing it. It believes an index only
+// as its source's trust policy allows (package trust), and keeps the last index of each
+// repository it believed, with its signature, so that an offline source needs no network
+// at all. It does not install anything.
 package fetch
 
 import (
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"pkg/repo"
+	"pkg/trust"
 )
 
 // ErrOffline is returned for what an offline source cannot get from the cache.
@@ -26,7 +28,8 @@ var ErrOffline = errors.New("fetch: offline")
 
 // Options controls a Source.
 type Options struct {
-	Offline bool // never read the repository: indexes and archives come from the cache only
+	Offline bool         // never read the repository: indexes and archives come from the cache only
+	Trust   trust.Policy // which indexes of the repository to believe
 }
 
 // Source is a repository: a local directory, a file:// URL or an http(s):// URL of the
@@ -36,6 +39,7 @@ type Source struct {
 	dir     string   // local repository directory, or ""
 	base    *url.URL // remote repository directory, with a trailing slash, or nil
 	offline bool
+	policy  trust.Policy
 
 	client  *http.Client
 	tries   int           // attempts at a request
@@ -45,7 +49,7 @@ type Source struct {
 
 // NewSource parses a repository location. A location naming index.json itself is accepted.
 func NewSource(location string, o Options) (*Source, error) {
-	s := &Source{loc: location, offline: o.Offline, client: newClient(), tries: maxTries,
+	s := &Source{loc: location, offline: o.Offline, policy: o.Trust, client: newClient(), tries: maxTries,
 		backoff: firstBackoff, idle: idleTimeout}
 	u, err := url.Parse(location)
 	switch {
@@ -89,6 +93,9 @@ func (s *Source) openArchive(ctx context.Context, p repo.Package) (io.ReadCloser
 	u, err := url.Parse(p.Archive)
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
+	case err == nil && u.Scheme == "file": // a lockfile's URL; an index's archive cannot be one
+		f, err := os.Open(u.Path)
+		return f, u.Path, err
 	case s.base != nil:
 		u = s.base.JoinPath(p.Archive)
 	default:

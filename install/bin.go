@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"pkg/db"
 	"pkg/repo"
 )
 
@@ -56,10 +57,15 @@ func (r *Root) syncBins() error {
 	if err != nil {
 		return err
 	}
+	var pending []string
 	for _, e := range ents {
 		t, err := os.Readlink(r.path("bin", e.Name()))
 		if err != nil || !strings.HasPrefix(t, "../pkgs/") || want[e.Name()] == t {
 			delete(want, e.Name())
+			continue
+		}
+		if pendingLink(e.Name()) {
+			pending = append(pending, e.Name()) // from prepareLinks: link renames it, or it goes below
 			continue
 		}
 		if err := os.Remove(r.path("bin", e.Name())); err != nil {
@@ -68,6 +74,11 @@ func (r *Root) syncBins() error {
 	}
 	for cmd, t := range want {
 		if err := r.link(cmd, t); err != nil {
+			return err
+		}
+	}
+	for _, name := range pending {
+		if err := os.Remove(r.path("bin", name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
@@ -88,12 +99,41 @@ func (r *Root) wantBins() (map[string]string, error) {
 	return want, nil
 }
 
+// prepareLinks creates the command links of p that are missing or point elsewhere, under
+// their temporary names, before p is committed: once its record is written only renames
+// remain, and a full filesystem can no longer fail an install that has committed.
+func (r *Root) prepareLinks(p *db.Package) error {
+	for _, b := range p.Bin {
+		cmd, target := path.Base(b), binTarget(p.Name, b)
+		if t, err := os.Readlink(r.path("bin", cmd)); err == nil && t == target {
+			continue
+		}
+		if err := r.pending(cmd, target); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pending makes <root>/bin/.cmd.new a link to target, unless it is one already.
+func (r *Root) pending(cmd, target string) error {
+	tmp := r.path("bin", "."+cmd+".new")
+	if t, err := os.Readlink(tmp); err == nil && t == target {
+		return nil
+	}
+	os.Remove(tmp)
+	return os.Symlink(target, tmp)
+}
+
+// pendingLink reports whether the bin/ entry name is a link being prepared (".cmd.new").
+func pendingLink(name string) bool {
+	return len(name) > len("..new") && strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".new")
+}
+
 // link points <root>/bin/cmd at target, replacing what is there by rename.
 func (r *Root) link(cmd, target string) error {
-	tmp := r.path("bin", "."+cmd+".new")
-	os.Remove(tmp)
-	if err := os.Symlink(target, tmp); err != nil {
+	if err := r.pending(cmd, target); err != nil {
 		return err
 	}
-	return os.Rename(tmp, r.path("bin", cmd))
+	return os.Rename(r.path("bin", "."+cmd+".new"), r.path("bin", cmd))
 }

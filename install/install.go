@@ -102,17 +102,20 @@ func (r *Root) Discard(staged ...*Staged) {
 
 func (r *Root) stage(tarPath string, p repo.Package, members []tarutil.Member) (_ *Staged, err error) {
 	start := time.Now()
+	// The whole list passes the member policy before anything is created, whoever made it.
+	if err := tarutil.Validate(members); err != nil {
+		return nil, err
+	}
 	src, err := os.Open(tarPath)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	data, err := mapFile(src)
+	info, err := src.Stat()
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Munmap(data)
-	if err := checkExtent(members, int64(len(data))); err != nil {
+	if err := checkExtent(members, info.Size()); err != nil {
 		return nil, err
 	}
 	res := summarize(p, members)
@@ -129,12 +132,17 @@ func (r *Root) stage(tarPath string, p repo.Package, members []tarutil.Member) (
 			removeTree(dir)
 		}
 	}()
-	st, err := newStager(src, data, dir, r.umask)
+	st, err := newStager(src, info.Size(), dir, r.umask)
 	if err != nil {
 		return nil, err
 	}
 	defer st.close()
 	if err := st.stage(members); err != nil {
+		return nil, err
+	}
+	// MkdirTemp made the top 0700, which keeps a tree being built private; an installed one
+	// is as readable as any directory the umask allows.
+	if err := os.Chmod(dir, 0o755&^r.umask); err != nil {
 		return nil, err
 	}
 	res.Cloned, res.Copied, res.Method, res.Fallback = st.cloned.Load(), st.copied.Load(), st.method, st.fallback
@@ -143,17 +151,29 @@ func (r *Root) stage(tarPath string, p repo.Package, members []tarutil.Member) (
 	return &Staged{dir: dir, rec: rec, files: files, res: res, start: start}, nil
 }
 
-// withDigests returns the database records of members, each hardlink with its target's digest.
+// withDigests returns the database records of members, each hardlink with its target's digest
+// and each symlink with its target's, so Verify can check them.
 func withDigests(members []tarutil.Member) []db.File {
 	files := records(members)
-	byName := make(map[string][32]byte)
+	var regular map[string]int // made at the first hardlink: most packages have none
 	for i, m := range members {
 		switch m.Type {
 		case tar.TypeReg:
 			files[i].SHA256 = m.SHA256
-			byName[m.Name] = m.SHA256
 		case tar.TypeLink:
-			files[i].SHA256 = byName[m.Linkname]
+			if regular == nil {
+				regular = make(map[string]int)
+				for j := range members {
+					if members[j].Type == tar.TypeReg {
+						regular[members[j].Name] = j
+					}
+				}
+			}
+			if j, ok := regular[m.Linkname]; ok {
+				files[i].SHA256 = members[j].SHA256
+			}
+		case tar.TypeSymlink:
+			files[i].SHA256 = sha256.Sum256([]byte(m.Linkname))
 		}
 	}
 	return files
@@ -229,13 +249,20 @@ func (r *Root) check(p repo.Package, res *Result, members []tarutil.Member) erro
 
 // commit swaps a staged tree into place and records it. The intent is written before the
 // rename and deleted with the record, so a crash in between is undone at the next start
-// (see reconcile). The caller has synced the staged tree.
+// (see reconcile); a failure in between puts the old tree back and leaves the intent to
+// that start (see rollback). The caller has synced the staged tree.
 func (r *Root) commit(s *Staged) error {
 	name := s.rec.Name
 	if old, err := r.db.Get(name); err == nil {
 		s.res.Previous = old.Version
 	}
-	ino, _ := inode(s.dir)
+	ino, ok := inode(s.dir)
+	if !ok {
+		return fmt.Errorf("staged tree %s is gone", s.dir)
+	}
+	if err := r.prepareLinks(s.rec); err != nil {
+		return err
+	}
 	rel, _ := filepath.Rel(r.dir, s.dir)
 	in := db.Intent{Op: "install", Name: name, Staging: rel, Inode: ino}
 	if err := r.db.SetIntent(in); err != nil {
@@ -245,11 +272,11 @@ func (r *Root) commit(s *Staged) error {
 		return errors.Join(err, r.db.ClearIntent(name))
 	}
 	if err := r.syncDir(r.path("pkgs")); err != nil {
-		return errors.Join(err, r.undo(in))
+		return errors.Join(err, r.rollback(in))
 	}
 	s.rec.Installed = time.Now().UTC()
 	if err := r.db.Commit(s.rec, s.files); err != nil {
-		return errors.Join(err, r.undo(in))
+		return errors.Join(err, r.rollback(in))
 	}
 	return r.syncBins()
 }

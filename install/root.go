@@ -96,7 +96,23 @@ func (r *Root) reconcile() error {
 	return r.syncBins()
 }
 
+// undo puts back the tree that in's commit replaced, makes that durable and clears in.
 func (r *Root) undo(in db.Intent) error {
+	if err := r.rollback(in); err != nil {
+		return err
+	}
+	if err := r.syncDir(r.path("pkgs")); err != nil {
+		return err
+	}
+	return r.db.ClearIntent(in.Name)
+}
+
+// rollback puts back the tree that in's commit replaced, if its rename was done, and
+// leaves in recorded. A commit that fails after its intent calls it and not undo: it must
+// not retry a failed fsync or database write (a failed fsync may have dropped the pages it
+// could not write, and a retry then succeeds over them), so its own undo is made durable
+// by the intent, which the next start finds and completes.
+func (r *Root) rollback(in db.Intent) error {
 	dst, other := r.pkgDir(in.Name), r.path(in.Staging)
 	switch in.Op {
 	case "install":
@@ -108,16 +124,11 @@ func (r *Root) undo(in db.Intent) error {
 	case "remove":
 		if _, ok := inode(dst); !ok {
 			if _, ok := inode(other); ok {
-				if err := os.Rename(other, dst); err != nil {
-					return err
-				}
+				return os.Rename(other, dst)
 			}
 		}
 	}
-	if err := r.syncDir(r.path("pkgs")); err != nil {
-		return err
-	}
-	return r.db.ClearIntent(in.Name)
+	return nil
 }
 
 // putBack moves a committed new tree from dst back to other, swapping the old tree back into

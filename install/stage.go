@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -23,7 +22,7 @@ type Method string
 const (
 	Clone         Method = "clone"           // FICLONERANGE: blocks shared with the cache
 	CopyFileRange Method = "copy_file_range" // copied inside the kernel
-	Copy          Method = "copy"            // written from the mapped tar
+	Copy          Method = "copy"            // read and written through a pooled buffer
 )
 
 // tailMode is how a cloned file's last partial block is finished; which is cheaper depends
@@ -31,14 +30,16 @@ const (
 type tailMode int
 
 const (
-	writeTail    tailMode = iota // clone the aligned prefix, pwrite the rest (XFS: truncating a shared block copies it)
+	writeTail    tailMode = iota // clone the aligned prefix, copy the rest (XFS: truncating a shared block copies it)
 	truncateTail                 // clone whole blocks, then ftruncate to size (btrfs measured faster)
 )
 
 const btrfsMagic = 0x9123683e
 
-// faultAround is the most a page fault maps of a file at once (mm/memory.c).
-const faultAround = 64 << 10
+// copyBufSize is the pooled buffer of the Copy method.
+const copyBufSize = 128 << 10
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
 
 // stager builds one package tree in a staging directory from a cached aligned tar: the
 // directories first, then the regular files by a few workers, each filling whole
@@ -46,37 +47,27 @@ const faultAround = 64 << 10
 // directory descriptor and opened with O_NOFOLLOW.
 type stager struct {
 	src      *os.File
-	data     []byte // src, mapped read-only: tails and copies are written straight from it
-	dirfd    int    // the staging directory
+	srcfd    int
+	size     int64 // of src
+	dirfd    int   // the staging directory
 	umask    fs.FileMode
 	tail     tailMode
 	workers  int
-	method   Method // "" until the first bulk transfer decides it
-	fallback error  // why the method is not Clone
+	methods  []Method // what probe tries, in order
+	method   Method   // "" until the first bulk transfer decides it
+	fallback error    // why the method is not Clone
 	cloned   atomic.Int64
 	copied   atomic.Int64
 }
 
-// mapFile maps f read-only; unix.Munmap releases it.
-func mapFile(f *os.File) ([]byte, error) {
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(info.Size()), unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		return nil, &os.PathError{Op: "mmap", Path: f.Name(), Err: err}
-	}
-	return data, nil
-}
-
-// newStager opens the staging directory dir to fill it from src, mapped at data.
-func newStager(src *os.File, data []byte, dir string, umask fs.FileMode) (*stager, error) {
+// newStager opens the staging directory dir to fill it from src, of size bytes.
+func newStager(src *os.File, size int64, dir string, umask fs.FileMode) (*stager, error) {
 	dirfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	s := &stager{src: src, data: data, dirfd: dirfd, umask: umask, workers: min(runtime.GOMAXPROCS(0), 4)}
+	s := &stager{src: src, srcfd: int(src.Fd()), size: size, dirfd: dirfd, umask: umask,
+		workers: min(runtime.GOMAXPROCS(0), 4), methods: []Method{Clone, CopyFileRange, Copy}}
 	var st unix.Statfs_t
 	if unix.Fstatfs(dirfd, &st) == nil && st.Type == btrfsMagic {
 		s.tail = truncateTail
@@ -118,10 +109,14 @@ func memberError(m *tarutil.Member, err error) error {
 func (s *stager) dirs(members []tarutil.Member) error {
 	for i := range members {
 		m := &members[i]
-		if m.Type == tar.TypeDir {
-			if err := unix.Mkdirat(s.dirfd, m.Name, uint32(0o700|m.Mode)); err != nil {
-				return memberError(m, &os.PathError{Op: "mkdir", Path: m.Name, Err: err})
-			}
+		if m.Type != tar.TypeDir {
+			continue
+		}
+		err := inParent(s.dirfd, m.Name, func(fd int, base string) error {
+			return unix.Mkdirat(fd, base, uint32(0o700|m.Mode))
+		})
+		if err != nil {
+			return memberError(m, pathError("mkdir", m.Name, err))
 		}
 	}
 	return nil
@@ -136,18 +131,26 @@ func (s *stager) probe(members []tarutil.Member) (int, error) {
 			continue
 		}
 		w := &worker{s: s}
-		for _, s.method = range []Method{Clone, CopyFileRange, Copy} {
-			err := w.file(s.dirfd, m.Name, m)
-			if s.method == Copy || !isFallback(err) {
-				return i, w.done(memberError(m, err))
-			}
-			if s.fallback == nil {
-				s.fallback = fmt.Errorf("cannot clone from %s: %w", s.src.Name(), err)
-			}
-			unix.Unlinkat(s.dirfd, m.Name, 0)
-		}
+		err := inParent(s.dirfd, m.Name, func(fd int, base string) error { return s.probeFile(w, fd, base, m) })
+		return i, w.done(memberError(m, err))
 	}
 	return -1, nil
+}
+
+// probeFile creates m as base in dirfd by the first method that works.
+func (s *stager) probeFile(w *worker, dirfd int, base string, m *tarutil.Member) error {
+	for i, method := range s.methods {
+		s.method = method
+		err := w.file(dirfd, base, m)
+		if i == len(s.methods)-1 || !isFallback(err) {
+			return err
+		}
+		if s.fallback == nil {
+			s.fallback = fmt.Errorf("cannot clone from %s: %w", s.src.Name(), err)
+		}
+		unix.Unlinkat(dirfd, base, 0)
+	}
+	return nil
 }
 
 // files creates the regular members, a directory at a time, on s.workers goroutines.
@@ -206,36 +209,52 @@ func (s *stager) links(members []tarutil.Member) error {
 		var err error
 		switch m.Type {
 		case tar.TypeLink:
-			err = unix.Linkat(s.dirfd, m.Linkname, s.dirfd, m.Name, 0)
+			err = inParent(s.dirfd, m.Linkname, func(oldfd int, oldBase string) error {
+				return inParent(s.dirfd, m.Name, func(fd int, base string) error {
+					return unix.Linkat(oldfd, oldBase, fd, base, 0)
+				})
+			})
 		case tar.TypeSymlink:
-			err = unix.Symlinkat(m.Linkname, s.dirfd, m.Name)
+			err = inParent(s.dirfd, m.Name, func(fd int, base string) error {
+				return unix.Symlinkat(m.Linkname, fd, base)
+			})
 		default:
 			continue
 		}
 		if err != nil {
-			return memberError(m, &os.LinkError{Op: "link", Old: m.Linkname, New: m.Name, Err: err})
+			return memberError(m, &os.LinkError{Op: "link", Old: m.Linkname, New: m.Name, Err: unwrapPath(err)})
 		}
 	}
 	return nil
 }
 
-// modes gives directories their exact modes once nothing more is created in them.
+// modes gives directories their exact modes once nothing more is created in them, the
+// deepest first, so that no directory loses its owner's search bit before those below it
+// are done. Each is opened through no symlink and changed by descriptor.
 func (s *stager) modes(members []tarutil.Member) error {
-	for i := range members {
+	for i := len(members) - 1; i >= 0; i-- {
 		m := &members[i]
-		if m.Type == tar.TypeDir && (0o700|m.Mode)&^s.umask != m.Mode {
-			if err := unix.Fchmodat(s.dirfd, m.Name, uint32(m.Mode), 0); err != nil {
-				return memberError(m, &os.PathError{Op: "chmod", Path: m.Name, Err: err})
-			}
+		if m.Type != tar.TypeDir || (0o700|m.Mode)&^s.umask == m.Mode {
+			continue
+		}
+		fd, err := openBeneath(s.dirfd, m.Name, unix.O_RDONLY|unix.O_DIRECTORY)
+		if err == nil {
+			err = unix.Fchmod(fd, uint32(m.Mode))
+			unix.Close(fd)
+		}
+		if err != nil {
+			return memberError(m, pathError("chmod", m.Name, err))
 		}
 	}
 	return nil
 }
 
-// worker creates files; its clone argument is reused so a file costs no allocation for it.
+// worker creates files; its clone argument and name buffer are reused so a file costs no
+// allocation for them.
 type worker struct {
 	s      *stager
 	fcr    unix.FileCloneRange
+	cname  []byte // the file's name, NUL-terminated for a raw openat
 	cloned int64
 	copied int64
 }
@@ -248,15 +267,7 @@ func (w *worker) done(err error) error {
 }
 
 // dir creates the members of one directory, relative to a descriptor of it.
-func (w *worker) dir(members []tarutil.Member, group []int32) (err error) {
-	// A cached tar is never rewritten in place, but one damaged under us must fail this
-	// install, not crash pkg: a fault reading the mapping becomes a panic recovered here.
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("read %s: %v (the cached tar changed while installing)", w.s.src.Name(), r)
-		}
-	}()
+func (w *worker) dir(members []tarutil.Member, group []int32) error {
 	dirfd, err := w.openDir(path.Dir(members[group[0]].Name))
 	if err != nil {
 		return err
@@ -270,39 +281,21 @@ func (w *worker) dir(members []tarutil.Member, group []int32) (err error) {
 			return memberError(m, err)
 		}
 	}
-	w.release(&members[group[0]], &members[group[len(group)-1]])
 	return nil
-}
-
-// release drops the mapping's pages around first's data to last's from this process; the
-// page cache keeps them. It bounds the resident set on btrfs (55 MiB for 80k files) but not
-// yet on XFS, where written tails still leave pages resident (365 MiB). A fault maps
-// the whole aligned window around the page it needs (fault_around_bytes, 64 KiB by
-// default), so the range is widened to those windows: the pages another worker still needs
-// it simply faults in again.
-func (w *worker) release(first, last *tarutil.Member) {
-	lo := first.Offset &^ (faultAround - 1)
-	hi := min((last.Offset+last.Size+faultAround-1)&^(faultAround-1), int64(len(w.s.data)))
-	if lo < hi {
-		unix.Madvise(w.s.data[lo:hi], unix.MADV_DONTNEED)
-	}
 }
 
 func (w *worker) openDir(dir string) (int, error) {
 	if dir == "." {
 		return w.s.dirfd, nil
 	}
-	fd, err := unix.Openat(w.s.dirfd, dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, &os.PathError{Op: "open", Path: dir, Err: err}
-	}
-	return fd, nil
+	return openBeneath(w.s.dirfd, dir, unix.O_PATH|unix.O_DIRECTORY)
 }
 
 // file creates one regular file: open, fill, and close, with a chmod only when the umask
 // took bits the member needs.
 func (w *worker) file(dirfd int, name string, m *tarutil.Member) error {
-	fd, err := unix.Openat(dirfd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(m.Mode))
+	w.cname = append(append(w.cname[:0], name...), 0)
+	fd, err := openat(dirfd, w.cname, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(m.Mode))
 	if err != nil {
 		return &os.PathError{Op: "create", Path: m.Name, Err: err}
 	}
@@ -310,24 +303,29 @@ func (w *worker) file(dirfd int, name string, m *tarutil.Member) error {
 	if err == nil && m.Mode&w.s.umask != 0 {
 		err = os.NewSyscallError("fchmod", unix.Fchmod(fd, uint32(m.Mode)))
 	}
-	if cerr := unix.Close(fd); err == nil && cerr != nil {
+	if cerr := closeFd(fd); err == nil && cerr != nil {
 		err = &os.PathError{Op: "close", Path: m.Name, Err: cerr}
 	}
 	return err
 }
 
-// fill moves a member's data into fd by the install's method.
+// fill moves a member's data into fd by the install's method. Data a clone cannot cover
+// (files under a block, XFS tails) move inside the kernel too, by sendfile into a new file
+// and copy_file_range after a clone: never through this process, whose resident set then
+// stays small however large the tar.
 func (w *worker) fill(fd int, m *tarutil.Member) error {
-	if m.Size < tarutil.Alignment || w.s.method == Copy {
-		return w.write(fd, m.Offset, 0, m.Size)
-	}
-	if w.s.method == CopyFileRange {
-		return w.copyRange(fd, m)
+	switch {
+	case w.s.method == Copy:
+		return w.copy(fd, m.Offset, 0, m.Size)
+	case m.Size < tarutil.Alignment:
+		return w.send(fd, m.Offset, m.Size)
+	case w.s.method == CopyFileRange:
+		return w.copyRange(fd, m.Offset, 0, m.Size)
 	}
 	n := m.Size &^ (tarutil.Alignment - 1)
 	if w.s.tail == truncateTail {
 		// A clone may end off a block boundary only at the source's end of file.
-		n = min((m.Size+tarutil.Alignment-1)&^(tarutil.Alignment-1), int64(len(w.s.data))-m.Offset)
+		n = min((m.Size+tarutil.Alignment-1)&^(tarutil.Alignment-1), w.s.size-m.Offset)
 	}
 	if err := w.clone(fd, m.Offset, n); err != nil {
 		return err
@@ -336,27 +334,27 @@ func (w *worker) fill(fd int, m *tarutil.Member) error {
 		w.cloned -= n - m.Size
 		return os.NewSyscallError("ftruncate", unix.Ftruncate(fd, m.Size))
 	}
-	return w.write(fd, m.Offset+n, n, m.Size-n)
+	return w.copyRange(fd, m.Offset+n, n, m.Size-n)
 }
 
 func (w *worker) clone(fd int, off, n int64) error {
-	w.fcr = unix.FileCloneRange{Src_fd: int64(w.s.src.Fd()), Src_offset: uint64(off), Src_length: uint64(n)}
-	if err := unix.IoctlFileCloneRange(fd, &w.fcr); err != nil {
+	w.fcr = unix.FileCloneRange{Src_fd: int64(w.s.srcfd), Src_offset: uint64(off), Src_length: uint64(n)}
+	if err := cloneRange(fd, &w.fcr); err != nil {
 		return os.NewSyscallError("ioctl FICLONERANGE", err)
 	}
 	w.cloned += n
 	return nil
 }
 
-func (w *worker) copyRange(fd int, m *tarutil.Member) error {
-	off, n := m.Offset, m.Size
+// copyRange copies n bytes of the tar at off into fd at dstOff with copy_file_range.
+func (w *worker) copyRange(fd int, off, dstOff, n int64) error {
 	for n > 0 {
-		c, err := unix.CopyFileRange(int(w.s.src.Fd()), &off, fd, nil, int(min(n, 1<<30)), 0)
+		c, err := copyFileRange(w.s.srcfd, &off, fd, &dstOff, int(min(n, 1<<30)))
 		if err != nil {
 			return os.NewSyscallError("copy_file_range", err)
 		}
 		if c == 0 {
-			return fmt.Errorf("copy_file_range: %s ended early", w.s.src.Name())
+			return w.early()
 		}
 		n -= int64(c)
 		w.copied += int64(c)
@@ -364,20 +362,51 @@ func (w *worker) copyRange(fd int, m *tarutil.Member) error {
 	return nil
 }
 
-// write writes n bytes of the mapped tar at off into fd at dstOff.
-func (w *worker) write(fd int, off, dstOff, n int64) error {
-	if off+n > int64(len(w.s.data)) {
-		return fmt.Errorf("data past the end of %s", w.s.src.Name())
-	}
+// send copies the n bytes of the tar at off into the new, empty file fd with sendfile:
+// one call that, unlike copy_file_range, does not first try to clone.
+func (w *worker) send(fd int, off, n int64) error {
 	for n > 0 {
-		c, err := unix.Pwrite(fd, w.s.data[off:off+n], dstOff)
+		c, err := sendfile(fd, w.s.srcfd, &off, int(n))
 		if err != nil {
-			return os.NewSyscallError("pwrite", err)
+			return os.NewSyscallError("sendfile", err)
 		}
-		off, dstOff, n = off+int64(c), dstOff+int64(c), n-int64(c)
+		if c == 0 {
+			return w.early()
+		}
+		n -= int64(c)
 		w.copied += int64(c)
 	}
 	return nil
+}
+
+// copy copies n bytes of the tar at off into fd at dstOff through a pooled buffer.
+func (w *worker) copy(fd int, off, dstOff, n int64) error {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	for n > 0 {
+		b := (*bp)[:min(n, copyBufSize)]
+		c, err := unix.Pread(w.s.srcfd, b, off)
+		if err != nil {
+			return &os.PathError{Op: "read", Path: w.s.src.Name(), Err: err}
+		}
+		if c == 0 {
+			return w.early()
+		}
+		for b = b[:c]; len(b) > 0; {
+			k, err := unix.Pwrite(fd, b, dstOff)
+			if err != nil {
+				return os.NewSyscallError("pwrite", err)
+			}
+			b, dstOff = b[k:], dstOff+int64(k)
+		}
+		off, n = off+int64(c), n-int64(c)
+		w.copied += int64(c)
+	}
+	return nil
+}
+
+func (w *worker) early() error {
+	return fmt.Errorf("%s ended early (the cached tar changed while installing)", w.s.src.Name())
 }
 
 // records lists the members as the database stores them.

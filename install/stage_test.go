@@ -8,8 +8,6 @@ import (
 	"runtime"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"pkg/internal/testfs"
 	"pkg/tarutil"
 )
@@ -49,11 +47,10 @@ func benchStage(b *testing.B, base string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	data, err := mapFile(src)
+	info, err := src.Stat()
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer unix.Munmap(data)
 	b.ReportAllocs()
 	var before, after runtime.MemStats
 	allocs := uint64(0)
@@ -63,7 +60,7 @@ func benchStage(b *testing.B, base string) {
 			b.Fatal(err)
 		}
 		runtime.ReadMemStats(&before)
-		s, err := newStager(src, data, dir, 0o022)
+		s, err := newStager(src, info.Size(), dir, 0o022)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -75,4 +72,66 @@ func benchStage(b *testing.B, base string) {
 		allocs += after.Mallocs - before.Mallocs
 	}
 	b.ReportMetric(float64(allocs)/float64(b.N*files), "allocs/file")
+}
+
+// TestStageMethods stages files of sizes around the block size with each method forced and
+// on each filesystem, and compares every file with its member.
+func TestStageMethods(t *testing.T) {
+	sizes := []int{0, 1, 511, 4095, 4096, 4097, 8191, 12293, 300000, 1<<20 + 3}
+	entries := []entry{{name: "d/", typ: tar.TypeDir, mode: 0o755}}
+	for i, n := range sizes {
+		data := make([]byte, n)
+		for j := range data {
+			data[j] = byte(i + j*7)
+		}
+		entries = append(entries, entry{name: fmt.Sprintf("d/f%d", n), typ: tar.TypeReg, mode: 0o644, data: string(data)})
+	}
+	for _, kind := range []string{"tmp", "xfs", "btrfs"} {
+		t.Run(kind, func(t *testing.T) {
+			base := t.TempDir()
+			if kind != "tmp" {
+				base = testfs.Mount(t, kind)
+			}
+			src, err := os.Open(alignedTar(t, base, entries))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			members, err := tarutil.Scan(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, _ := src.Stat()
+			for _, method := range []Method{Clone, CopyFileRange, Copy} {
+				if method == Clone && kind == "tmp" {
+					continue
+				}
+				dir := filepath.Join(base, string(method))
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				s, err := newStager(src, info.Size(), dir, 0o022)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.methods = []Method{method}
+				err = s.stage(members)
+				s.close()
+				if err != nil {
+					t.Fatalf("%s: %v", method, err)
+				}
+				var total int64
+				for _, e := range entries[1:] {
+					total += int64(len(e.data))
+					if got := readFile(t, filepath.Join(dir, e.name)); got != e.data {
+						t.Errorf("%s: %s differs (%d bytes, want %d)", method, e.name, len(got), len(e.data))
+					}
+				}
+				if s.method != method || s.cloned.Load()+s.copied.Load() != total {
+					t.Errorf("%s: method %s, %d cloned + %d copied, want %d bytes", method, s.method,
+						s.cloned.Load(), s.copied.Load(), total)
+				}
+			}
+		})
+	}
 }

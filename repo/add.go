@@ -28,46 +28,50 @@ const indexName = "index.json"
 // packages by name, then version, as indented JSON with a trailing newline. Add does not
 // lock dir: concurrent Adds to one directory may lose an entry.
 func Add(dir, archivePath string, p Package) (Package, error) {
-	p, err := add(dir, archivePath, p)
+	p, _, err := add(dir, archivePath, p, nil)
 	if err != nil {
 		return Package{}, fmt.Errorf("repo: add: %w", err)
 	}
 	return p, nil
 }
 
-func add(dir, archivePath string, p Package) (Package, error) {
+func add(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
 	if !validName(p.Name) {
-		return p, badName(p.Name)
+		return p, Meta{}, badName(p.Name)
 	}
 	p.Archive = filepath.Base(archivePath)
 	normalize(&p)
 	if err := checkMeta(&p); err != nil {
-		return p, err
+		return p, Meta{}, err
 	}
-	if p.Archive == indexName {
-		return p, fmt.Errorf("package %s: archive may not be named %s", p.id(), indexName)
+	if p.Archive == indexName || p.Archive == SignatureName {
+		return p, Meta{}, fmt.Errorf("package %s: archive may not be named %s", p.id(), p.Archive)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return p, err
+		return p, Meta{}, err
 	}
-	if err := place(dir, archivePath, &p); err != nil {
-		return p, fmt.Errorf("package %s: %w", p.id(), err)
+	m, err := place(dir, archivePath, &p, s)
+	if err != nil {
+		return p, m, fmt.Errorf("package %s: %w", p.id(), err)
 	}
-	return p, nil
+	return p, m, nil
 }
 
 // place reads dir's index, copies the archive in, sets p's size and sha256 and writes
-// the index with p.
-func place(dir, archivePath string, p *Package) error {
+// the index with p, signed by s if not nil. It returns the index's Meta as written.
+func place(dir, archivePath string, p *Package, s *Signer) (Meta, error) {
 	ix, err := readIndex(filepath.Join(dir, indexName))
 	if err != nil {
-		return err
+		return Meta{}, err
+	}
+	if err := stamp(dir, ix, s); err != nil {
+		return Meta{}, err
 	}
 	if p.Size, p.SHA256, err = placeArchive(dir, archivePath); err != nil {
-		return err
+		return Meta{}, err
 	}
 	ix.put(*p)
-	return writeFile(dir, indexName, ix.encode)
+	return ix.Meta, writeIndex(dir, ix, s)
 }
 
 // placeArchive puts a copy of src in dir unless an identical file is already there, and

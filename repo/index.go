@@ -2,7 +2,10 @@
 // versions and requirements, and the resolution of requirements to packages.
 //
 // It does no network I/O: another package fetches an index's bytes and calls Parse.
-// Add maintains an index in a local directory.
+// Add maintains an index in a local directory, and Sign and AddSigned a signed one: the
+// index's Meta (name, version, expiry) set inside the signed bytes and a detached
+// signature, made by the caller's function, next to it in index.json.sig. This package
+// neither makes nor checks signatures.
 package repo
 
 import (
@@ -11,6 +14,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 )
 
 // MaxIndexSize bounds an index.json read from anywhere.
@@ -18,8 +22,17 @@ const MaxIndexSize = 64 << 20 // 64 MiB
 
 // Index is a repository's index.json.
 type Index struct {
-	Format   int       `json:"format"`
+	Format int `json:"format"`
+	Meta
 	Packages []Package `json:"packages"`
+}
+
+// Meta is what an index says about itself. A signed index has all of it, inside the
+// signed bytes; an unsigned one may have none.
+type Meta struct {
+	Name    string    `json:"name,omitempty"`    // the repository's name, a valid package name
+	Version uint64    `json:"version,omitempty"` // grows by one with every signing
+	Expires time.Time `json:"expires,omitzero"`  // after this the index is stale
 }
 
 // Package is one entry of an index: a version of a named package and its archive.
@@ -46,27 +59,69 @@ func Parse(data []byte) (*Index, error) {
 	return ix, nil
 }
 
+// ParseMeta decodes only the format and the Meta of an index: what a verifier checks
+// before it trusts the rest. It refuses what Parse refuses in them.
+func ParseMeta(data []byte) (Meta, error) {
+	m, err := parseMeta(data)
+	if err != nil {
+		return Meta{}, fmt.Errorf("repo: %w", err)
+	}
+	return m, nil
+}
+
+func parseMeta(data []byte) (Meta, error) {
+	if err := checkFormat(data); err != nil {
+		return Meta{}, err
+	}
+	var m Meta
+	if err := json.Unmarshal(data, &m); err != nil {
+		return Meta{}, fmt.Errorf("index: %v", err)
+	}
+	return m, m.checkName()
+}
+
 func parse(data []byte) (*Index, error) {
-	if len(data) > MaxIndexSize {
-		return nil, fmt.Errorf("index is %d bytes, over the %d-byte limit", len(data), MaxIndexSize)
-	}
-	// The format is checked before the rest is decoded, so a newer index whose
-	// fields changed shape is reported as such and not as a decoding error.
-	var head struct{ Format int }
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("index: %v", err)
-	}
-	if head.Format != 1 {
-		return nil, fmt.Errorf("index format %d is not supported (this pkg reads format 1)", head.Format)
+	if err := checkFormat(data); err != nil {
+		return nil, err
 	}
 	var ix Index
 	if err := json.Unmarshal(data, &ix); err != nil {
 		return nil, fmt.Errorf("index: %v", err)
 	}
+	if err := ix.checkName(); err != nil {
+		return nil, err
+	}
 	if err := ix.check(); err != nil {
 		return nil, err
 	}
 	return &ix, nil
+}
+
+// checkFormat checks the size and the format before the rest is decoded, so that a newer
+// index whose fields changed shape is reported as such and not as a decoding error.
+func checkFormat(data []byte) error {
+	if len(data) > MaxIndexSize {
+		return fmt.Errorf("index is %d bytes, over the %d-byte limit", len(data), MaxIndexSize)
+	}
+	var head struct{ Format int }
+	if err := json.Unmarshal(data, &head); err != nil {
+		return fmt.Errorf("index: %v", err)
+	}
+	if head.Format != 1 {
+		return fmt.Errorf("index format %d is not supported (this pkg reads format 1)", head.Format)
+	}
+	return nil
+}
+
+func (m *Meta) checkName() error {
+	if m.Name != "" && !validName(m.Name) {
+		return badRepoName(m.Name)
+	}
+	return nil
+}
+
+func badRepoName(s string) error {
+	return fmt.Errorf("bad repository name %.40q (want [a-z0-9][a-z0-9._+-]*, at most %d bytes)", s, maxNameLen)
 }
 
 // check validates every entry and normalizes empty lists to nil.

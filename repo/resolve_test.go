@@ -79,6 +79,32 @@ func TestResolve(t *testing.T) {
 			[]string{"app", "zed"},
 			"lib 1.5, app 1, mid 1, zed 1",
 		},
+		{"release after its pre-releases", []string{"jq 1.7-rc1", "jq 1.7", "jq 1.7-rc2"}, []string{"jq"}, "jq 1.7"},
+		{"multi-digit pre-release", []string{"jq 1.7-rc9", "jq 1.7-rc10", "jq 1.6"}, []string{"jq>1.6"}, "jq 1.7-rc10"},
+		{"multi-digit segments", []string{"jq 1.9.9", "jq 1.10.0", "jq 1.2.10"}, []string{"jq"}, "jq 1.10.0"},
+		{"below a release excludes it", []string{"jq 1.9", "jq 2.0", "jq 2.0.1"}, []string{"jq<2.0"}, "jq 1.9"},
+		{
+			"depends syntax",
+			[]string{
+				"app 1 a b=1.0 c>=1.6 d<2 e>=1.6,<2 f@1.7.1",
+				"a 1", "b 1.0", "b 1.1", "c 1.5", "c 1.6", "d 1.9", "d 2", "e 1.5", "e 1.8", "e 2.1", "f 1.7", "f 1.7.1", "f 1.8",
+			},
+			[]string{"app"},
+			"a 1, b 1.0, c 1.6, d 1.9, e 1.8, f 1.7.1, app 1",
+		},
+		{
+			"request syntax",
+			[]string{"a 1", "a 2", "b 1.0", "b 1.1", "c 1.5", "c 1.6", "d 1.9", "d 2", "e 1.5", "e 1.8", "e 2.1", "f 1.7.1", "f 1.8"},
+			[]string{"a", "b=1.0", "c>=1.6", "d<2", "e>=1.6,<2", "f@1.7.1"},
+			"a 2, b 1.0, c 1.6, d 1.9, e 1.8, f 1.7.1",
+		},
+		{
+			// both sides of a diamond narrow the shared dependency.
+			"diamond intersection",
+			[]string{"a 1 b c", "b 1 d>=1.2,<3", "c 1 d!=2.0,<2.5", "d 1.0", "d 1.2", "d 2.0", "d 2.4", "d 2.6"},
+			[]string{"a"},
+			"d 2.4, b 1, c 1, a 1",
+		},
 		{
 			// app 2 depends on a missing package; app 1 does not.
 			"skip broken version",
@@ -128,6 +154,27 @@ func TestResolveRefuses(t *testing.T) {
 			`repo: no version of "lib" satisfies lib>=2 (requested) and lib<2 (requested)`,
 		},
 		{"no version", []string{"lib 1.5"}, []string{"lib>=2"}, `repo: no version of "lib" satisfies lib>=2 (requested)`},
+		{
+			"diamond conflict",
+			[]string{"a 1 b c", "b 1 d>=2", "c 1 d<2", "d 1.0", "d 2.0"},
+			[]string{"a"},
+			`repo: no version of "d" satisfies d>=2 (required by b 1) and d<2 (required by c 1)`,
+		},
+		{
+			"exact versions conflict",
+			[]string{"app 1 jq@1.6", "tool 1 jq>=1.7", "jq 1.6", "jq 1.7"},
+			[]string{"app", "tool"},
+			`repo: no version of "jq" satisfies jq=1.6 (required by app 1) and jq>=1.7 (required by tool 1)`,
+		},
+		{
+			"pre-release is not the release",
+			[]string{"app 1 jq>=2", "jq 1.9", "jq 2-rc1"},
+			[]string{"app"},
+			`repo: no version of "jq" satisfies jq>=2 (required by app 1)`,
+		},
+		{"missing exact version", []string{"jq 1.7"}, []string{"jq@1.7.1"}, `repo: no version of "jq" satisfies jq=1.7.1 (requested)`},
+		{"missing deep dependency", []string{"a 1 b", "b 1 c"}, []string{"a"}, `repo: package "c" not found (required by b 1)`},
+		{"cycle through a diamond", []string{"a 1 b c", "b 1 d", "c 1", "d 1 a"}, []string{"a"}, "repo: dependency cycle: a -> b -> d -> a"},
 		{"cycle", []string{"a 1 b", "b 1 a"}, []string{"a"}, "repo: dependency cycle: a -> b -> a"},
 		{"self cycle", []string{"a 1 a"}, []string{"a"}, "repo: dependency cycle: a -> a"},
 		{"long cycle", []string{"top 1 a", "a 1 b", "b 1 c", "c 1 b"}, []string{"top"}, "repo: dependency cycle: b -> c -> b"},

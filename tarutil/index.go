@@ -103,6 +103,9 @@ func (d *indexDecoder) members(n int, tarSize int64) ([]Member, error) {
 		if !ok || checked.Name != m.Name {
 			return nil, &MemberError{Name: m.Name, Err: fmt.Errorf("%w: not in canonical form", ErrIndex)}
 		}
+		if len(chk.parents) > 0 {
+			return nil, &MemberError{Name: m.Name, Err: fmt.Errorf("%w: parent %q not listed before it", ErrIndex, chk.parents[0])}
+		}
 		if err := checkRange(&m, tarSize); err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -16,12 +17,15 @@ const specialBits = 0o7000
 
 // checker applies the member policy to the headers of one archive, in order.
 type checker struct {
-	kinds   map[string]byte // type of every path seen or synthesized, by cleaned name
-	parents []string        // ancestors of the last member not seen before, outermost first
+	kinds   map[string]byte   // type of every path seen or synthesized, by cleaned name
+	folded  map[string]string // every path seen or synthesized, by foldKey
+	parents []string          // ancestors of the last member not seen before, outermost first
+	entries int               // headers checked, skipped ones included
+	bytes   int64             // data of the regular members
 }
 
 func newChecker() *checker {
-	return &checker{kinds: make(map[string]byte)}
+	return &checker{kinds: make(map[string]byte), folded: make(map[string]string)}
 }
 
 // check validates hdr. It returns ok false, and no error, for entries that
@@ -29,6 +33,9 @@ func newChecker() *checker {
 // already seen.
 func (c *checker) check(hdr *tar.Header) (m Member, ok bool, err error) {
 	c.parents = c.parents[:0]
+	if c.entries++; c.entries > maxEntries {
+		return Member{}, false, &MemberError{Name: hdr.Name, Err: fmt.Errorf("%w: more than %d entries", ErrLimit, maxEntries)}
+	}
 	if hdr.Typeflag == tar.TypeXGlobalHeader {
 		return Member{}, false, nil
 	}
@@ -57,9 +64,15 @@ func (c *checker) validate(hdr *tar.Header) (Member, bool, error) {
 	if err := c.findParents(name); err != nil {
 		return Member{}, false, err
 	}
+	if err := c.checkFold(name); err != nil {
+		return Member{}, false, err
+	}
 	m, err := c.member(hdr, name, typ)
 	if err != nil {
 		return Member{}, false, err
+	}
+	if c.bytes += m.Size; m.Size < 0 || c.bytes > maxBytes {
+		return Member{}, false, fmt.Errorf("%w: more than %d bytes of file data", ErrLimit, int64(maxBytes))
 	}
 	c.record(name, typ)
 	return m, true, nil
@@ -103,8 +116,28 @@ func (c *checker) member(hdr *tar.Header, name string, typ byte) (Member, error)
 func (c *checker) record(name string, typ byte) {
 	for _, dir := range c.parents {
 		c.kinds[dir] = tar.TypeDir
+		c.folded[foldKey(dir)] = dir
 	}
 	c.kinds[name] = typ
+	c.folded[foldKey(name)] = name
+}
+
+// checkFold refuses name, and the parents it needs, when they differ from a path seen
+// before only in case or Unicode normalization (see foldKey).
+func (c *checker) checkFold(name string) error {
+	for _, dir := range c.parents {
+		if err := c.foldClash(dir); err != nil {
+			return err
+		}
+	}
+	return c.foldClash(name)
+}
+
+func (c *checker) foldClash(p string) error {
+	if other, ok := c.folded[foldKey(p)]; ok && other != p {
+		return fmt.Errorf("%w: %q differs from %q only in case or Unicode normalization", ErrDuplicate, p, other)
+	}
+	return nil
 }
 
 // findParents sets c.parents to the ancestors of name not seen yet and
@@ -127,18 +160,23 @@ func (c *checker) findParents(name string) error {
 	return nil
 }
 
-// cleanName returns the cleaned form of a member name, or why it is refused.
+// cleanName returns the cleaned form of a member name, or why it is refused: only "./"
+// prefixes, repeated and trailing slashes and "." components are cleaned away; a ".."
+// component is refused wherever it is.
 func cleanName(raw string) (string, error) {
 	if err := checkText(raw); err != nil {
 		return "", fmt.Errorf("%w: %s", ErrName, err)
 	}
+	if err := checkWindows(raw); err != nil {
+		return "", fmt.Errorf("%w: %s", ErrUnsafePath, err)
+	}
 	if raw[0] == '/' {
 		return "", fmt.Errorf("%w: absolute path", ErrUnsafePath)
 	}
-	name := path.Clean(raw)
-	if escapes(name) {
+	if hasDotDot(raw) {
 		return "", ErrUnsafePath
 	}
+	name := path.Clean(raw)
 	if len(name) > maxPathLen {
 		return "", fmt.Errorf("%w: path longer than %d bytes", ErrLimit, maxPathLen)
 	}
@@ -148,20 +186,56 @@ func cleanName(raw string) (string, error) {
 	return name, nil
 }
 
-// checkText refuses empty text, text that is not UTF-8 and control characters.
+// checkText refuses empty text, text that is not UTF-8, control characters (NUL, C0, DEL,
+// C1) and the bidirectional controls that make a name display as another.
 func checkText(s string) error {
 	if s == "" {
 		return errors.New("empty")
 	}
-	if !utf8.ValidString(s) {
-		return errors.New("not valid UTF-8")
-	}
+	ascii := true
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] == 0x7f {
 			return fmt.Errorf("control character %q", s[i])
 		}
+		ascii = ascii && s[i] < utf8.RuneSelf
+	}
+	if ascii {
+		return nil
+	}
+	if !utf8.ValidString(s) {
+		return errors.New("not valid UTF-8")
+	}
+	for _, r := range s {
+		switch {
+		case unicode.IsControl(r):
+			return fmt.Errorf("control character %U", r)
+		case unicode.Is(unicode.Bidi_Control, r):
+			return fmt.Errorf("bidirectional control character %U", r)
+		}
 	}
 	return nil
+}
+
+// checkWindows refuses the path forms Windows gives a meaning: a backslash separator
+// ("..\x", "\\server\share") and a drive ("C:", "C:/x").
+func checkWindows(p string) error {
+	if strings.IndexByte(p, '\\') >= 0 {
+		return errors.New("backslash, a path separator on Windows")
+	}
+	if len(p) >= 2 && p[1] == ':' && ('a' <= p[0]|0x20 && p[0]|0x20 <= 'z') {
+		return errors.New("a Windows drive")
+	}
+	return nil
+}
+
+// hasDotDot reports whether a slash-separated path has a ".." component.
+func hasDotDot(p string) bool {
+	for elem := range strings.SplitSeq(p, "/") {
+		if elem == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // escapes reports whether a cleaned relative path leaves its root.
@@ -191,12 +265,18 @@ func checkAttrs(hdr *tar.Header) error {
 		}
 	}
 	for k := range hdr.PAXRecords {
-		if strings.HasPrefix(k, "SCHILY.xattr.") || strings.HasPrefix(k, "LIBARCHIVE.xattr.") {
-			return ErrXattr
+		for _, prefix := range xattrRecords {
+			if strings.HasPrefix(k, prefix) {
+				return fmt.Errorf("%w (pax record %s)", ErrXattr, k)
+			}
 		}
 	}
 	return nil
 }
+
+// xattrRecords are the pax record prefixes of extended attributes, ACLs (stored as
+// xattrs), SELinux labels and BSD file flags, as GNU tar, star and libarchive write them.
+var xattrRecords = []string{"SCHILY.xattr.", "LIBARCHIVE.xattr.", "SCHILY.acl.", "RHT.security.", "SCHILY.fflags"}
 
 // checkSymlink returns the target of a symlink at name if it stays inside
 // the package. Resolution is lexical; a ".." after a name in the target is
@@ -213,6 +293,9 @@ func checkSymlink(name, target string) (string, error) {
 	}
 	if target[0] == '/' {
 		return "", fmt.Errorf("%w: absolute target %q", ErrSymlinkEscape, target)
+	}
+	if err := checkWindows(target); err != nil {
+		return "", fmt.Errorf("%w: target %q: %s", ErrSymlinkEscape, target, err)
 	}
 	if climbsAfterName(target) {
 		return "", fmt.Errorf("%w: \"..\" after a name in target %q", ErrSymlinkEscape, target)
@@ -246,7 +329,10 @@ func (c *checker) checkHardlink(hdr *tar.Header) (string, error) {
 	if hdr.Size != 0 {
 		return "", fmt.Errorf("%w: link carries %d bytes of data", ErrHardlink, hdr.Size)
 	}
-	target := path.Clean(hdr.Linkname)
+	target, err := cleanName(hdr.Linkname)
+	if err != nil {
+		return "", fmt.Errorf("%w: target %q: %s", ErrHardlink, hdr.Linkname, strings.TrimPrefix(err.Error(), "tarutil: "))
+	}
 	if c.kinds[target] != tar.TypeReg {
 		return "", fmt.Errorf("%w: target %q is not an earlier regular member", ErrHardlink, hdr.Linkname)
 	}

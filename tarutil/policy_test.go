@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,6 +70,8 @@ func TestBreakouts(t *testing.T) {
 		{"dotdot-leading", pax(file("../x", 1)), "../x", ErrUnsafePath},
 		{"dotdot-dir", pax(dir("../")), "../", ErrUnsafePath},
 		{"dotdot-only", pax(dir("..")), "..", ErrUnsafePath},
+		{"dotdot-inside", pax(file("a/../b", 1)), "a/../b", ErrUnsafePath},
+		{"dotdot-trailing", pax(dir("a/..")), "a/..", ErrUnsafePath},
 		{"root-as-file", pax(file(".", 1)), ".", ErrUnsafePath},
 		{"empty-name", gnu(file("", 1)), "", ErrName},
 		{"not-utf8", gnu(file("bad\xff", 1)), "bad\xff", ErrName},
@@ -115,6 +118,28 @@ func TestBreakouts(t *testing.T) {
 		{"hardlink-escape", pax(file("f", 1), hardlink("h", "../f")), "h", ErrHardlink},
 		{"hardlink-self", pax(hardlink("h", "h")), "h", ErrHardlink},
 		{"hardlink-data", hardlinkWithSize(t), "h", ErrHardlink},
+		{"backslash", pax(file(`..\..\x`, 1)), `..\..\x`, ErrUnsafePath},
+		{"unc", pax(file(`\\server\share\x`, 1)), `\\server\share\x`, ErrUnsafePath},
+		{"drive", pax(file("C:/Windows/x", 1)), "C:/Windows/x", ErrUnsafePath},
+		{"drive-relative", pax(file("c:x", 1)), "c:x", ErrUnsafePath},
+		{"c1-control", pax(file("a\u0085b", 1)), "a\u0085b", ErrName},
+		{"bidi-override", pax(file("evil\u202etxt.exe", 1)), "evil\u202etxt.exe", ErrName},
+		{"case", pax(file("README", 1), file("readme", 1)), "readme", ErrDuplicate},
+		{"case-dir-file", pax(dir("Bin/"), file("bin", 1)), "bin", ErrDuplicate},
+		{"case-parent", pax(file("A/x", 1), file("a/y", 1)), "a/y", ErrDuplicate},
+		{"case-symlink-dir", pax(symlink("D", "."), file("d/x", 1)), "d/x", ErrDuplicate},
+		{"kelvin", pax(file("k", 1), file("\u212a", 1)), "\u212a", ErrDuplicate},
+		{"nfc-nfd", pax(file("caf\u00e9", 1), file("cafe\u0301", 1)), "cafe\u0301", ErrDuplicate},
+		{"nfd-nfc-dir", pax(dir("e\u0301/"), symlink("\u00e9", "."), file("\u00e9/x", 1)), "\u00e9", ErrDuplicate},
+		{"angstrom", pax(file("\u00c5", 1), file("\u212b", 1)), "\u212b", ErrDuplicate},
+		{"hangul", pax(file("\uac00", 1), file("\u1100\u1161", 1)), "\u1100\u1161", ErrDuplicate},
+		{"sharp-s", pax(file("strasse", 1), file("stra\u00dfe", 1)), "stra\u00dfe", ErrDuplicate},
+		{"symlink-backslash", pax(symlink("l", `..\..\etc`)), "l", ErrSymlinkEscape},
+		{"symlink-drive", pax(symlink("l", "C:/Windows")), "l", ErrSymlinkEscape},
+		{"symlink-bidi", pax(symlink("l", "a\u202eb")), "l", ErrName},
+		{"hardlink-dotdot-inside", pax(file("f", 1), dir("d/"), hardlink("h", "d/../f")), "h", ErrHardlink},
+		{"xattr-acl", pax(withRecords(file("x", 1), "SCHILY.acl.access", "user::rwx")), "x", ErrXattr},
+		{"xattr-selinux", pax(withRecords(file("x", 1), "RHT.security.selinux", "system_u:object_r:bin_t")), "x", ErrXattr},
 		{"path-too-long", pax(file(deepPath(maxPathLen+1), 1)), deepPath(maxPathLen + 1), ErrLimit},
 		{"too-deep", pax(file(strings.Repeat("a/", maxDepth)+"f", 1)), strings.Repeat("a/", maxDepth) + "f", ErrLimit},
 	}
@@ -143,7 +168,7 @@ func TestPolicyAllows(t *testing.T) {
 		{"depth-at-limit", makeTar(t, tar.FormatPAX, file(strings.Repeat("a/", maxDepth-1)+"f", 1))},
 		{"symlink-to-root", makeTar(t, tar.FormatPAX, symlink("a/b/l", "../.."), symlink("a/b/m", "./../../a"))},
 		{"root-entries", makeTar(t, tar.FormatGNU, dir("./"), dir("."), file("f", 1), withMode(dir("./"), 0o2755))},
-		{"dotdot-inside", makeTar(t, tar.FormatPAX, file("a/../b", 1), hardlink("c", "a/../b"))},
+		{"dot-components", makeTar(t, tar.FormatPAX, file("./a/./b", 1), hardlink("c", "./a//b"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) { roundTrip(t, tc.in) })
 	}
@@ -159,6 +184,80 @@ func TestMemberLimit(t *testing.T) {
 	}
 	_, _, err := c.check(&tar.Header{Typeflag: tar.TypeReg, Name: "one-more"})
 	wantRefused(t, err, "one-more", ErrLimit)
+}
+
+func TestEntryAndByteLimits(t *testing.T) {
+	c := newChecker()
+	c.entries = maxEntries - 1
+	if _, _, err := c.check(&tar.Header{Typeflag: tar.TypeDir, Name: "./"}); err != nil {
+		t.Fatalf("entry %d: %v", maxEntries, err)
+	}
+	_, _, err := c.check(&tar.Header{Typeflag: tar.TypeDir, Name: "./"})
+	wantRefused(t, err, "./", ErrLimit)
+
+	c = newChecker()
+	if _, _, err := c.check(&tar.Header{Typeflag: tar.TypeReg, Name: "a", Size: maxBytes - 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = c.check(&tar.Header{Typeflag: tar.TypeReg, Name: "b", Size: 2})
+	wantRefused(t, err, "b", ErrLimit)
+}
+
+func TestFoldKey(t *testing.T) {
+	same := [][2]string{
+		{"readme", "README"}, {"k", "\u212a"}, {"s", "\u017f"}, {"caf\u00e9", "CAFE\u0301"}, {"\u00c5", "\u212b"},
+		{"\u00c5", "A\u030a"}, {"\uac01", "\u1100\u1161\u11a8"}, {"\u304c", "\u304b\u3099"}, {"stra\u00dfe", "STRASSE"},
+		{"\ufb01le", "file"}, {"a;", "a\u037e"}, {"\u01d6", "u\u0308\u0304"}, {"\u0130", "i\u0307"},
+	}
+	for _, p := range same {
+		if a, b := foldKey(p[0]), foldKey(p[1]); a != b {
+			t.Errorf("foldKey(%q) = %q, foldKey(%q) = %q; want equal", p[0], a, p[1], b)
+		}
+	}
+	differ := [][2]string{{"a", "b"}, {"a/b", "ab"}, {"e\u0301", "e"}, {"\u00e9x", "\u00e9"}, {"d/\u0301", "d"}}
+	for _, p := range differ {
+		if a, b := foldKey(p[0]), foldKey(p[1]); a == b {
+			t.Errorf("foldKey(%q) = foldKey(%q) = %q; want different", p[0], p[1], a)
+		}
+	}
+	if s := "lib/x86_64-linux-gnu/libc.so.6"; foldKey(s) != s {
+		t.Errorf("foldKey(%q) = %q", s, foldKey(s))
+	}
+}
+
+func TestValidate(t *testing.T) {
+	reg := func(name string) Member {
+		return Member{Name: name, Type: tar.TypeReg, Mode: 0o644, Size: 1, Offset: 512}
+	}
+	dirm := func(name string) Member { return Member{Name: name, Type: tar.TypeDir, Mode: 0o755} }
+	link := func(name, target string, typ byte) Member { return Member{Name: name, Type: typ, Linkname: target} }
+	ok := []Member{dirm("d"), reg("d/f"), link("d/h", "d/f", tar.TypeLink), link("d/l", "f", tar.TypeSymlink), dirm("d/e")}
+	if err := Validate(ok); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	tests := []struct {
+		name    string
+		members []Member
+		member  string
+		err     error
+	}{
+		{"missing-parent", []Member{reg("d/f")}, "d/f", ErrParent},
+		{"not-clean", []Member{reg("./f")}, "./f", ErrName},
+		{"trailing-slash", []Member{dirm("d/")}, "d/", ErrName},
+		{"root", []Member{dirm(".")}, ".", ErrName},
+		{"repeated-dir", []Member{dirm("d"), dirm("d")}, "d", ErrName},
+		{"dotdot", []Member{reg("../f")}, "../f", ErrUnsafePath},
+		{"setuid-filemode", []Member{{Name: "f", Type: tar.TypeReg, Mode: fs.ModeSetuid | 0o755}}, "f", ErrSpecialBits},
+		{"hardlink-not-clean", []Member{reg("f"), link("h", "./f", tar.TypeLink)}, "h", ErrHardlink},
+		{"data-on-dir", []Member{{Name: "d", Type: tar.TypeDir, Size: 5}}, "d", ErrType},
+		{"data-on-symlink", []Member{{Name: "l", Type: tar.TypeSymlink, Linkname: "x", Size: 5}}, "l", ErrType},
+		{"under-symlink", []Member{link("l", ".", tar.TypeSymlink), reg("l/f")}, "l/f", ErrParent},
+		{"device", []Member{{Name: "null", Type: tar.TypeChar}}, "null", ErrType},
+		{"case", []Member{dirm("d"), dirm("D")}, "D", ErrDuplicate},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { wantRefused(t, Validate(tt.members), tt.member, tt.err) })
+	}
 }
 
 func TestMemberErrorText(t *testing.T) {
@@ -182,8 +281,9 @@ func TestCleanName(t *testing.T) {
 		{"./a/", "a", nil},
 		{"a//b/./c/", "a/b/c", nil},
 		{"./", ".", nil},
-		{"a/../b", "b", nil},
-		{"a/..", ".", nil},
+		{"a/../b", "", ErrUnsafePath},
+		{"a/..", "", ErrUnsafePath},
+		{"a/./b/.", "a/b", nil},
 		{"", "", ErrName},
 		{"a\x00b", "", ErrName},
 		{"a\x1fb", "", ErrName},
@@ -223,5 +323,5 @@ func TestInsecurePathDebug(t *testing.T) {
 	in := makeTar(t, tar.FormatPAX, file("ok", 1), file("/etc/passwd", 1))
 	_, err := Align(io.Discard, bytes.NewReader(in))
 	wantRefused(t, err, "/etc/passwd", ErrUnsafePath)
-	roundTrip(t, makeTar(t, tar.FormatPAX, file("a/../b", 1), dir("./")))
+	roundTrip(t, makeTar(t, tar.FormatPAX, file("a/./b", 1), dir("./")))
 }

@@ -25,9 +25,11 @@ const Alignment = 4096
 
 // Limits on untrusted archives.
 const (
-	maxPathLen = 4096    // bytes in a member name or symlink target
-	maxDepth   = 256     // components in a member name
-	maxMembers = 1 << 20 // entries in an archive, synthesized directories included
+	maxPathLen = 4096           // bytes in a member name or symlink target
+	maxDepth   = 256            // components in a member name
+	maxMembers = 1 << 20        // members of an archive, synthesized directories included
+	maxEntries = 2 * maxMembers // headers in an archive, skipped ones included
+	maxBytes   = 256 << 30      // 256 GiB: data of the regular members of an archive
 )
 
 // Member is one validated entry of an aligned tar.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/repo"
+	"pkg/trust"
 )
 
 func fetchCommand() *cli.Command {
@@ -47,26 +49,16 @@ type fetcher struct {
 	c       *cli.Context
 	src     *fetch.Source
 	cache   *fetch.Cache
-	verbose bool // also report packages already in the cache
+	verbose bool         // also report packages already in the cache
+	index   trust.Result // how the index was verified, for the root to record
 	bars    *bars
 	mu      sync.Mutex // serializes output
 }
 
-// openFetcher opens the repository and the cache and reads the index.
+// openFetcher opens the repository and the cache and reads the index, verified as
+// openFetcherIn does without a root.
 func openFetcher(c *cli.Context) (*fetcher, *repo.Index, error) {
-	src, err := openSource(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	cache, err := fetch.OpenCache(c.String("cache"))
-	if err != nil {
-		return nil, nil, err
-	}
-	ix, err := cache.Index(c.Context, src)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &fetcher{c: c, src: src, cache: cache}, ix, nil
+	return openFetcherIn(c, nil)
 }
 
 // all fetches pkgs and calls ready, if not nil, with the index in pkgs and the cached tar
@@ -137,10 +129,17 @@ func (f *fetcher) checkOffline(pkgs []repo.Package) error {
 // one fetches p and reports it.
 func (f *fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 	if f.cache.Has(p.SHA256) {
-		if f.verbose {
-			f.report(nil, "%s %s is already in the cache", p.Name, p.Version)
+		_, err := f.cache.Members(p.SHA256)
+		if !errors.Is(err, fetch.ErrDamaged) {
+			if f.verbose {
+				f.report(nil, "%s %s is already in the cache", p.Name, p.Version)
+			}
+			return f.cache.Fetch(ctx, f.src, p, nil)
 		}
-		return f.cache.Fetch(ctx, f.src, p, nil)
+		if f.c.Bool("offline") {
+			return "", fmt.Errorf("%w; offline, so it is not fetched again", err)
+		}
+		f.report(nil, "%v: fetching it again", err)
 	}
 	var b *bar
 	var progress io.Writer

@@ -27,7 +27,12 @@ func installAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	f, ix, err := openFetcher(c)
+	root, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	f, ix, err := openFetcherIn(c, root)
 	if err != nil {
 		return err
 	}
@@ -35,11 +40,6 @@ func installAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	root, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
 	in := &installer{c: c, f: f, root: root, requested: reqs}
 	return in.run(pkgs)
 }
@@ -66,8 +66,9 @@ type installer struct {
 }
 
 // run fetches every package that is not installed as resolved, --jobs at once, stages
-// each as soon as it is in the cache, and once all are staged commits them in dependency
-// order; so a download that fails changes nothing in the root.
+// each as soon as it is in the cache, and once all are staged commits them together; so a
+// download that fails changes nothing in the root, and the root never holds a package
+// without the dependencies installed with it.
 func (in *installer) run(pkgs []repo.Package) error {
 	var todo []repo.Package
 	for _, p := range pkgs {
@@ -78,6 +79,16 @@ func (in *installer) run(pkgs []repo.Package) error {
 			continue
 		}
 		todo = append(todo, p)
+	}
+	return in.apply(todo)
+}
+
+// apply records that the root accepted the index todo comes from, then fetches todo,
+// --jobs at once, stages each as soon as it is in the cache, and once all are staged
+// commits them all or none.
+func (in *installer) apply(todo []repo.Package) error {
+	if err := in.f.accept(in.root); err != nil {
+		return err
 	}
 	staged := make([]*install.Staged, len(todo))
 	err := in.f.all(todo, func(i int, tar string) error {
@@ -92,7 +103,7 @@ func (in *installer) run(pkgs []repo.Package) error {
 		in.root.Discard(slices.DeleteFunc(staged, func(s *install.Staged) bool { return s == nil })...)
 		return err
 	}
-	results, err := in.root.Commit(staged...)
+	results, err := in.root.CommitAll(staged...)
 	for _, res := range results {
 		in.report(res)
 	}

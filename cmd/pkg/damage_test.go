@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDamagedCache damages hello's cached tar one way per case and installs it again: pkg
+// notices before installing, removes the entry and fetches it again; offline it fails,
+// saying so, and changes nothing in the root.
+func TestDamagedCache(t *testing.T) {
+	flipAt := func(marker string) func(t *testing.T, b []byte) []byte {
+		return func(t *testing.T, b []byte) []byte {
+			i := bytes.Index(b, []byte(marker))
+			if i < 0 {
+				t.Fatalf("%q not in the cached tar", marker)
+			}
+			b[i+len(marker)-1] ^= 0x20
+			return b
+		}
+	}
+	tests := []struct {
+		name   string
+		damage func(t *testing.T, b []byte) []byte
+		why    string
+	}{
+		{"truncated", func(_ *testing.T, b []byte) []byte { return b[:len(b)-512] }, "index damaged"},
+		{"grown", func(_ *testing.T, b []byte) []byte { return append(b, make([]byte, 512)...) }, "index damaged"},
+		{"data-flipped", flipAt("Prints the greeting"), `member "bin/hello": archive does not match its index: data differs`},
+		{"header-flipped", flipAt("bin/hello\x00"), `member "bin/hello": archive does not match its index: header block differs`},
+		{"end-flipped", func(_ *testing.T, b []byte) []byte { b[len(b)-1] = 1; return b }, "no end-of-archive blocks"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, t.TempDir(), serve(t, demoRepo))
+			e.ok("install", "hello")
+			e.ok("remove", "hello")
+			tarPath := filepath.Join(e.cache, "tars", indexSHA(t, "hello")+".tar")
+			good, err := os.ReadFile(tarPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			damage := func() {
+				if err := os.WriteFile(tarPath, tt.damage(t, bytes.Clone(good)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			damage()
+			before := tree(t, e.root)
+			_, stderr, code := e.pkg("--offline", "install", "hello")
+			if code != 1 || !strings.Contains(stderr, "cached package damaged: hello 1.2.0") ||
+				!strings.Contains(stderr, tt.why) || !strings.Contains(stderr, "offline") {
+				t.Errorf("offline install of damaged hello: exit %d, stderr %q; want 1, damaged, %q, offline", code, stderr, tt.why)
+			}
+			if _, err := os.Stat(tarPath); !os.IsNotExist(err) {
+				t.Errorf("damaged entry still in the cache: %v", err)
+			}
+			sameTree(t, "root after refused offline install", tree(t, e.root), before)
+
+			e.ok("fetch", "hello")
+			damage()
+			out, _ := e.ok("install", "hello")
+			if !strings.Contains(out, "cached package damaged: hello 1.2.0") || !strings.Contains(out, "fetching it again") ||
+				!strings.Contains(out, "installed hello 1.2.0") {
+				t.Errorf("install of damaged hello:\n%s", out)
+			}
+			if got, err := os.ReadFile(tarPath); err != nil || !bytes.Equal(got, good) {
+				t.Errorf("cached tar after fetching again: %d bytes, %v; want the %d good ones", len(got), err, len(good))
+			}
+			e.ok("verify")
+		})
+	}
+}

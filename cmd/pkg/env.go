@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+func envCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "env",
+		Usage: "print the shell command that puts the root's commands on PATH",
+		Description: "eval \"$(pkg env)\" in a POSIX shell; in GitHub Actions,\n" +
+			"pkg env --bin-dir >> \"$GITHUB_PATH\" does it for the steps that follow.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "bin-dir", Usage: "print only the directory, unquoted"},
+		},
+		Action: func(c *cli.Context) error {
+			root, err := filepath.Abs(c.String("root"))
+			if err != nil {
+				return err
+			}
+			bin := filepath.Join(root, "bin")
+			if c.Bool("bin-dir") {
+				_, err = fmt.Fprintln(c.App.Writer, bin)
+				return err
+			}
+			_, err = fmt.Fprintf(c.App.Writer, "export PATH=\"%s:$PATH\"\n", shellEscape(bin))
+			return err
+		},
+	}
+}
+
+// shellEscape escapes s for the inside of a POSIX shell's double quotes, where only
+// these four bytes are special.
+func shellEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`").Replace(s)
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/repo"
+)
+
+func lockCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "lock",
+		Usage:     "resolve packages and write their exact versions, URLs and sha256 to a lockfile",
+		ArgsUsage: "[NAME[@VERSION|CONSTRAINT]...]",
+		Description: "With no arguments, lock re-resolves the requirements the lockfile records,\n" +
+			"against the repository it records unless --repo is given.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "pkg.lock", Usage: "lockfile to write"},
+		},
+		Action: lockAction,
+	}
+}
+
+func lockAction(c *cli.Context) error {
+	path := c.String("output")
+	old, err := repo.ReadLock(path)
+	switch {
+	case err != nil && c.NArg() == 0 && errors.Is(err, fs.ErrNotExist):
+		return usagef("lock: missing package name (or an existing %s to refresh)", path)
+	case err != nil && c.NArg() == 0:
+		return err
+	case err != nil:
+		old = nil // replaced below
+	}
+	reqs, err := lockRequirements(c, old)
+	if err != nil {
+		return err
+	}
+	f, ix, err := openFetcher(c)
+	if err != nil {
+		return err
+	}
+	pkgs, err := ix.Resolve(reqs)
+	if err != nil {
+		return err
+	}
+	for i := range pkgs {
+		pkgs[i].Archive = f.src.ArchiveURL(pkgs[i])
+	}
+	l := repo.NewLock(f.src.URL(), reqs, pkgs)
+	if err := repo.WriteLock(path, l); err != nil {
+		return err
+	}
+	changes := lockChanges(old, l)
+	for _, line := range changes {
+		say(c, "%s", line)
+	}
+	if old != nil && len(changes) == 0 && repo.Inputs(old.Requires) == repo.Inputs(l.Requires) {
+		say(c, "%s is up to date: %d packages", path, len(l.Packages))
+		return nil
+	}
+	say(c, "wrote %s: %d packages", path, len(l.Packages))
+	return nil
+}
+
+// lockRequirements returns the requirements given, or else those old records, and makes
+// old's repository the default of --repo.
+func lockRequirements(c *cli.Context, old *repo.Lock) ([]repo.Requirement, error) {
+	if old != nil && c.String("repo") == "" {
+		if err := c.Set("repo", old.Repo); err != nil {
+			return nil, err
+		}
+	}
+	if c.NArg() == 0 {
+		return old.Requires, nil
+	}
+	return requirements(c.Args().Slice())
+}
+
+// lockChanges describes how the packages of l differ from those of old, by name.
+func lockChanges(old, l *repo.Lock) []string {
+	was := map[string]repo.Package{}
+	if old != nil {
+		for _, p := range old.Packages {
+			was[p.Name] = p
+		}
+	}
+	var lines []string
+	for _, p := range l.Packages {
+		q, ok := was[p.Name]
+		switch {
+		case !ok:
+			lines = append(lines, fmt.Sprintf("locked %s %s", p.Name, p.Version))
+		case q.Version != p.Version:
+			lines = append(lines, fmt.Sprintf("locked %s %s (was %s)", p.Name, p.Version, q.Version))
+		case q.SHA256 != p.SHA256 || q.Archive != p.Archive:
+			lines = append(lines, fmt.Sprintf("locked %s %s (new archive)", p.Name, p.Version))
+		}
+		delete(was, p.Name)
+	}
+	if old != nil {
+		for _, p := range old.Packages {
+			if _, ok := was[p.Name]; ok {
+				lines = append(lines, fmt.Sprintf("unlocked %s %s", p.Name, p.Version))
+			}
+		}
+	}
+	return lines
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/fetch"
+	"pkg/repo"
+	"pkg/trust"
+)
+
+// defaultExpires is how long a signed index stays valid unless told: long enough for a
+// monthly release, short enough that a frozen mirror is noticed within a month.
+const defaultExpires = 30 * 24 * time.Hour
+
+// signFlags are the flags of a command that signs a repository's index.
+func signFlags(keyUsage string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "key", Usage: keyUsage},
+		&cli.DurationFlag{Name: "expires", Value: defaultExpires, Usage: "how long the signed index stays valid"},
+	}
+}
+
+func repoKeygenCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "keygen",
+		Usage: "make a signing key: the private key to a new file (mode 0600), the public key to stdout",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "file to write the private key to (required)"},
+		},
+		Action: func(c *cli.Context) error {
+			path := c.String("output")
+			if path == "" {
+				return usagef("repo keygen: -o KEYFILE is required")
+			}
+			k, err := trust.GenerateKey()
+			if err != nil {
+				return err
+			}
+			if err := trust.WriteKeyFile(path, k); err != nil {
+				return err
+			}
+			fmt.Fprintln(c.App.Writer, k.Public())
+			note(c, "wrote signing key %s to %s: keep it secret, publish the public key above", k.Public().ID(), path)
+			return nil
+		},
+	}
+}
+
+func repoSignCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "sign",
+		Usage:     "sign a repository's index: set its name, next version and expiry, write index.json.sig",
+		ArgsUsage: "REPO_DIR",
+		Flags: append(signFlags("signing key file from 'pkg repo keygen' (required; repeatable)"),
+			&cli.StringFlag{Name: "name", Usage: "the repository's name (default: the index's, else the directory's)"}),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("repo sign: want REPO_DIR, got %d arguments", c.NArg())
+			}
+			s, keys, err := newSigner(c, c.String("name"))
+			if err != nil {
+				return err
+			}
+			if s == nil {
+				return usagef("repo sign: --key is required")
+			}
+			ix, err := repo.Sign(c.Args().First(), s)
+			if err != nil {
+				return err
+			}
+			saySigned(c, c.Args().First(), ix.Meta, keys)
+			return nil
+		},
+	}
+}
+
+// newSigner reads the --key files and returns a signer of indexes valid for --expires, or
+// nil without keys.
+func newSigner(c *cli.Context, name string) (*repo.Signer, []trust.PrivateKey, error) {
+	if c.Duration("expires") <= 0 {
+		return nil, nil, usagef("%s: --expires must be positive", c.Command.Name)
+	}
+	var keys []trust.PrivateKey
+	for _, path := range c.StringSlice("key") {
+		k, err := trust.ReadKeyFile(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return nil, nil, nil
+	}
+	return &repo.Signer{Name: name, Expires: time.Now().Add(c.Duration("expires")),
+		Sign: func(index []byte) []byte { return trust.Sign(index, keys...) }}, keys, nil
+}
+
+// saySigned reports a signed index and the public keys that verify it.
+func saySigned(c *cli.Context, dir string, m repo.Meta, keys []trust.PrivateKey) {
+	say(c, "signed %s: repository %s, version %d, expires %s", dir, m.Name, m.Version, m.Expires.Format(time.RFC3339))
+	for _, k := range keys {
+		say(c, "verify with key %s: %s", k.Public().ID(), k.Public())
+	}
+}
+
+func repoForgetCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "forget",
+		Usage: "forget the signed index of --repo that the root and the cache accepted last, so that a repository its publisher started over is accepted again",
+		Action: func(c *cli.Context) error {
+			src, err := openSource(c)
+			if err != nil {
+				return err
+			}
+			cache, err := fetch.OpenCache(c.String("cache"))
+			if err != nil {
+				return err
+			}
+			root, err := openRoot(c)
+			if err != nil {
+				return err
+			}
+			defer root.Close()
+			if err := root.DB().DeleteRepo(src.URL()); err != nil {
+				return err
+			}
+			if err := cache.ForgetIndex(src); err != nil {
+				return err
+			}
+			say(c, "forgot the index of %s: its next signed index is accepted at any version", src.URL())
+			return nil
+		},
+	}
+}

@@ -1,0 +1,448 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"pkg/db"
+	"pkg/repo"
+	"pkg/trust"
+)
+
+// signedRepo is a copy of the demo repository, signed as repository "demo" with a key
+// made by pkg repo keygen, served over HTTP.
+type signedRepo struct {
+	t    *testing.T
+	dir  string
+	url  string
+	key  string      // the signing key file
+	pub  string      // its public key, as keygen printed it
+	huge atomic.Bool // serve an index.json over the size limit instead
+	puts int         // indexes published by put
+}
+
+func newSignedRepo(t *testing.T) *signedRepo {
+	t.Helper()
+	r := &signedRepo{t: t, dir: filepath.Join(t.TempDir(), "demo"), key: filepath.Join(t.TempDir(), "key")}
+	if err := os.CopyFS(r.dir, os.DirFS(demoRepo)); err != nil {
+		t.Fatal(err)
+	}
+	files := http.FileServer(http.Dir(r.dir))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if r.huge.Load() && req.URL.Path == "/index.json" {
+			writeHuge(w)
+			return
+		}
+		files.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	r.url = srv.URL
+	out, _ := r.publisher().ok("repo", "keygen", "-o", r.key)
+	r.pub = strings.TrimSpace(out)
+	r.sign()
+	return r
+}
+
+// writeHuge writes an index one byte over the limit, without declaring its length.
+func writeHuge(w http.ResponseWriter) {
+	chunk := bytes.Repeat([]byte(" "), 1<<20)
+	for n := 0; n <= repo.MaxIndexSize; n += len(chunk) {
+		if _, err := w.Write(chunk); err != nil {
+			return
+		}
+	}
+}
+
+// publisher is an env for the publisher's commands, which use no root or cache.
+func (r *signedRepo) publisher() *env { return newEnv(r.t, r.t.TempDir(), r.dir) }
+
+// sign runs pkg repo sign on the repository with extra flags.
+func (r *signedRepo) sign(flags ...string) {
+	r.t.Helper()
+	r.publisher().ok(append([]string{"repo", "sign", r.dir, "--key", r.key}, flags...)...)
+}
+
+// files returns the index and its signature as they are.
+func (r *signedRepo) files() (index, sig []byte) {
+	r.t.Helper()
+	index, err := os.ReadFile(filepath.Join(r.dir, "index.json"))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	sig, _ = os.ReadFile(filepath.Join(r.dir, "index.json.sig"))
+	return index, sig
+}
+
+// put publishes index and sig (none if nil) as they are. The index gets a modification
+// time of its own, since Last-Modified counts whole seconds: otherwise the server would
+// answer that an index replaced within a second of the last request has not changed.
+func (r *signedRepo) put(index, sig []byte) {
+	r.t.Helper()
+	path := filepath.Join(r.dir, "index.json")
+	if err := os.WriteFile(path, index, 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	r.puts++
+	mtime := time.Now().Add(time.Duration(r.puts) * time.Minute)
+	if err := os.Chtimes(path, mtime, mtime); err != nil {
+		r.t.Fatal(err)
+	}
+	sigPath := filepath.Join(r.dir, "index.json.sig")
+	os.Remove(sigPath)
+	if sig != nil {
+		if err := os.WriteFile(sigPath, sig, 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+// signWith signs index with the repository's key, as no pkg command would, and
+// publishes both.
+func (r *signedRepo) signWith(index []byte) {
+	r.t.Helper()
+	k, err := trust.ReadKeyFile(r.key)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.put(index, trust.Sign(index, k))
+}
+
+// signExpiring signs the repository, as pkg repo sign does, to expire at expires.
+func (r *signedRepo) signExpiring(expires time.Time) *repo.Index {
+	r.t.Helper()
+	k, err := trust.ReadKeyFile(r.key)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	ix, err := repo.Sign(r.dir, &repo.Signer{Expires: expires, Sign: func(b []byte) []byte { return trust.Sign(b, k) }})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return ix
+}
+
+// user returns an env for a user of the repository, and the global flag that trusts its key.
+func (r *signedRepo) user() (*env, []string) {
+	return newEnv(r.t, r.t.TempDir(), r.url), []string{"--trusted-key", r.pub}
+}
+
+// dbState describes what the root's database records of packages and of the repository.
+func dbState(t *testing.T, e *env) string {
+	t.Helper()
+	d, err := db.Open(filepath.Join(e.root, ".pkg", "db"), db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ps, err := d.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok, err := d.Repo(e.repo + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("packages %v; repository %v %+v", ps, ok, r)
+}
+
+// TestSignedRefusals accepts the signed repository in a root, then has the repository
+// (or a mirror or proxy) serve each index the user must refuse: the error names the
+// repository and the cause, with a hint, and neither the root, its database nor the
+// cache changes. Once the good index is back, the install goes through.
+func TestSignedRefusals(t *testing.T) {
+	r := newSignedRepo(t)
+	other := filepath.Join(t.TempDir(), "other")
+	otherPub, _ := r.publisher().ok("repo", "keygen", "-o", other)
+	var older []byte // the index before the latest signing, for rollback
+	var olderSig []byte
+	tests := []struct {
+		name   string
+		setup  func()   // before the root accepts the repository
+		serve  func()   // then the repository changes so
+		flags  []string // the user's global flags for the refused install; nil: trust the key
+		errors []string // in stderr
+	}{{
+		name:   "wrong key",
+		serve:  func() { r.publisher().ok("repo", "sign", r.dir, "--key", other) },
+		errors: []string{"is signed by key " + keyID(t, otherPub) + ", which is not trusted"},
+	}, {
+		name: "bad signature",
+		serve: func() {
+			index, sig := r.files()
+			i := bytes.LastIndexByte(sig, ' ') + 1
+			sig[i] ^= 'A' ^ 'B' // still base64, another signature
+			r.put(index, sig)
+		},
+		errors: []string{"bad signature", "does not match index.json"},
+	}, {
+		name: "tampered index",
+		serve: func() {
+			index, sig := r.files()
+			r.put(bytes.Replace(index, []byte(indexSHA(t, "hello")), []byte(strings.Repeat("0", 64)), 1), sig)
+		},
+		errors: []string{"bad signature: the signature by key " + keyID(t, r.pub) + " does not match index.json"},
+	}, {
+		name:   "expired",
+		serve:  func() { r.signExpiring(time.Now().Add(-time.Hour)) },
+		errors: []string{"index version 2 expired at "},
+	}, {
+		name: "rollback",
+		setup: func() {
+			older, olderSig = r.files()
+			r.sign()
+		},
+		serve:  func() { r.put(older, olderSig) },
+		errors: []string{"index version 1 is older than version 2, accepted before"},
+	}, {
+		name: "same version, other bytes",
+		serve: func() {
+			index, _ := r.files()
+			r.signWith(bytes.Replace(index, []byte(`"says hello"`), []byte(`"says hi"`), 1))
+		},
+		errors: []string{"index version 1 differs from the version 1 accepted before"},
+	}, {
+		name:   "another repository's index",
+		serve:  func() { r.sign("--name", "other") },
+		errors: []string{`index is for repository "other", but this location served repository "demo" before`},
+	}, {
+		name:   "key trusted for another repository",
+		serve:  func() {},
+		flags:  []string{"--trusted-key", "main=" + r.pub},
+		errors: []string{`index is for repository "demo", but key ` + keyID(t, r.pub) + ` is trusted only for repository "main"`},
+	}, {
+		name:   "oversized index",
+		serve:  func() { r.huge.Store(true) },
+		errors: []string{"index.json is over the 67108864-byte limit"},
+	}, {
+		name: "signature removed",
+		serve: func() {
+			index, _ := r.files()
+			r.put(index, nil)
+		},
+		errors: []string{"index is not signed (no index.json.sig), but keys are trusted for it"},
+	}, {
+		name: "missing signature with --require-signed",
+		serve: func() {
+			index, _ := r.files()
+			r.put(index, nil)
+		},
+		flags:  []string{"--require-signed"},
+		errors: []string{"index is not signed (no index.json.sig), and signatures are required"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start, startSig := r.files()
+			defer r.put(start, startSig)
+			if tt.setup != nil {
+				tt.setup()
+			}
+			good, goodSig := r.files()
+			e, trusted := r.user()
+			e.ok(append(trusted, "install", "libgreet")...)
+			root, cache, state := tree(t, e.root), tree(t, e.cache), dbState(t, e)
+
+			tt.serve()
+			flags := tt.flags
+			if flags == nil {
+				flags = trusted
+			}
+			_, stderr, code := e.pkg(append(flags, "install", "hello")...)
+			t.Logf("refused:\n%s", stderr)
+			if code != 1 || !strings.Contains(stderr, r.url) || !strings.Contains(stderr, "\npkg: hint: ") && tt.name != "oversized index" {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 1, the repository's URL and a hint", code, stderr)
+			}
+			for _, want := range tt.errors {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			sameTree(t, "root", tree(t, e.root), root)
+			sameTree(t, "cache", tree(t, e.cache), cache)
+			if got := dbState(t, e); got != state {
+				t.Errorf("database changed:\n%s\nwas\n%s", got, state)
+			}
+
+			r.huge.Store(false)
+			r.put(good, goodSig)
+			if out, _ := e.ok(append(trusted, "install", "hello")...); !strings.Contains(out, "installed hello 1.2.0") {
+				t.Errorf("install with the good index: %q", out)
+			}
+		})
+	}
+}
+
+// keyID returns the key id of a public key as keygen prints it.
+func keyID(t *testing.T, pub string) string {
+	t.Helper()
+	k, err := trust.ParsePublicKey(strings.TrimSpace(pub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.ID()
+}
+
+// TestSignedTamperedArchive changes an archive of a signed repository, not its index:
+// the index verifies, and the archive fails on its sha256.
+func TestSignedTamperedArchive(t *testing.T) {
+	r := newSignedRepo(t)
+	archive := filepath.Join(r.dir, "hello-1.2.0.tar.zst")
+	data, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0xff
+	if err := os.WriteFile(archive, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, trusted := r.user()
+	_, stderr, code := e.pkg(append(trusted, "install", "hello")...)
+	if code != 1 || !strings.Contains(stderr, "hello 1.2.0") || !strings.Contains(stderr, "sha256 mismatch") || strings.Contains(stderr, "trust:") {
+		t.Errorf("install of a tampered archive: exit %d, stderr:\n%s", code, stderr)
+	}
+	if ps := e.list(); len(ps) != 0 {
+		t.Errorf("installed %+v", ps)
+	}
+}
+
+// TestSignedVerified installs from the signed repository with its key trusted in each
+// way, without a warning, and records the index in the root.
+func TestSignedVerified(t *testing.T) {
+	r := newSignedRepo(t)
+	e, trusted := r.user()
+	_, stderr := e.ok(append(trusted, "install", "hello")...)
+	if strings.Contains(stderr, "warning") {
+		t.Errorf("verified install warns:\n%s", stderr)
+	}
+	if got := dbState(t, e); !strings.Contains(got, "repository true {Location:"+r.url+"/ Name:demo Version:1 SHA256:") {
+		t.Errorf("database: %s", got)
+	}
+
+	env := newEnv(t, t.TempDir(), r.url)
+	other, _ := r.publisher().ok("repo", "keygen", "-o", filepath.Join(t.TempDir(), "other"))
+	t.Setenv("PKG_TRUSTED_KEYS", strings.TrimSpace(other)+", demo="+r.pub)
+	if _, stderr := env.ok("search", "hello"); stderr != "" {
+		t.Errorf("PKG_TRUSTED_KEYS: stderr %q", stderr)
+	}
+	t.Setenv("PKG_TRUSTED_KEYS", "")
+
+	file := newEnv(t, t.TempDir(), r.url)
+	if err := os.MkdirAll(filepath.Join(file.root, ".pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	keys := "# publishers\n" + strings.TrimSpace(other) + "\ndemo=" + r.pub + "  # the demo repository\n"
+	if err := os.WriteFile(filepath.Join(file.root, ".pkg", "trusted-keys"), []byte(keys), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr := file.ok("--require-signed", "install", "hello"); strings.Contains(stderr, "warning") {
+		t.Errorf("trusted-keys file: stderr %q", stderr)
+	}
+	_, stderr, code := file.pkg("--trusted-key", "pkg-ed25519:nonsense", "search")
+	if code != 2 || !strings.Contains(stderr, "--trusted-key") {
+		t.Errorf("a malformed --trusted-key: exit %d, %q", code, stderr)
+	}
+}
+
+// TestUnverifiedWarning warns once per command, even under --quiet, about an unsigned
+// repository and about a signed one whose key is not trusted; --require-signed and
+// PKG_REQUIRE_SIGNED refuse both.
+func TestUnverifiedWarning(t *testing.T) {
+	unsigned := newEnv(t, t.TempDir(), serve(t, demoRepo))
+	r := newSignedRepo(t)
+	untrusted := newEnv(t, t.TempDir(), r.url)
+	for _, tt := range []struct {
+		e    *env
+		want string
+	}{
+		{unsigned, "pkg: warning: repository " + unsigned.repo + "/ is not signed; "},
+		{untrusted, "pkg: warning: repository " + r.url + "/ is signed by key " + keyID(t, r.pub) + ", but no key is trusted for it"},
+	} {
+		_, stderr := tt.e.ok("--quiet", "install", "hello")
+		if strings.Count(stderr, "pkg: warning:") != 1 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("stderr:\n%s\nwant one warning: %q", stderr, tt.want)
+		}
+		if _, stderr, code := tt.e.pkg("--require-signed", "search"); code != 1 || !strings.Contains(stderr, "signatures are required") {
+			t.Errorf("--require-signed: exit %d, %q", code, stderr)
+		}
+	}
+	t.Setenv("PKG_REQUIRE_SIGNED", "1")
+	if _, stderr, code := unsigned.pkg("install", "fortunes"); code != 1 || !strings.Contains(stderr, "not signed") {
+		t.Errorf("PKG_REQUIRE_SIGNED=1: exit %d, %q", code, stderr)
+	}
+}
+
+// TestSignedOfflineExpired installs offline from the last verified index after it has
+// expired, with a warning naming the expiry, which --quiet does not hide.
+func TestSignedOfflineExpired(t *testing.T) {
+	r := newSignedRepo(t)
+	ix := r.signExpiring(time.Now().Add(2 * time.Second))
+	e, trusted := r.user()
+	e.ok(append(trusted, "fetch", "hello")...)
+	time.Sleep(time.Until(ix.Expires) + 50*time.Millisecond)
+	out, stderr := e.ok(append(trusted, "--offline", "--quiet", "install", "hello")...)
+	want := "pkg: warning: repository " + r.url + "/: offline, using the last verified index (version 2), which expired at " +
+		ix.Expires.UTC().Format(time.RFC3339)
+	if out != "" || !strings.Contains(stderr, want) {
+		t.Errorf("offline install of an expired index: stdout %q, stderr:\n%s\nwant %q", out, stderr, want)
+	}
+	if _, stderr, code := e.pkg(append(trusted, "install", "fortunes")...); code != 1 || !strings.Contains(stderr, "expired at") {
+		t.Errorf("online install of an expired index: exit %d, %q", code, stderr)
+	}
+}
+
+// TestRepoKeygenSign checks the publisher's commands: keygen keeps the key private and
+// never replaces one, repo add --key signs the next version, a signed repository is not
+// rewritten unsigned, and pkg repo forget lets a user accept a repository started over.
+func TestRepoKeygenSign(t *testing.T) {
+	r := newSignedRepo(t)
+	if info, err := os.Stat(r.key); err != nil || info.Mode().Perm() != 0o600 || !strings.HasPrefix(r.pub, "pkg-ed25519:") {
+		t.Errorf("key file %v, %v; public key %q", info.Mode(), err, r.pub)
+	}
+	pub := r.publisher()
+	if _, stderr, code := pub.pkg("repo", "keygen", "-o", r.key); code != 1 || !strings.Contains(stderr, "exists") {
+		t.Errorf("keygen over an existing key: exit %d, %q", code, stderr)
+	}
+	e, trusted := r.user()
+	e.ok(append(trusted, "install", "hello")...)
+	before, _ := r.files()
+
+	archive := filepath.Join(t.TempDir(), "extra-1.0.tar.gz")
+	if err := os.Link(filepath.Join(demoRepo, "libgreet-1.0.0.tar.gz"), archive); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := pub.pkg("repo", "add", r.dir, archive, "--name", "extra", "--version", "1.0")
+	if code != 1 || !strings.Contains(stderr, "is signed") {
+		t.Errorf("unsigned repo add to a signed repository: exit %d, %q", code, stderr)
+	}
+	if after, _ := r.files(); !bytes.Equal(after, before) {
+		t.Error("the refused repo add changed the index")
+	}
+	out, _ := pub.ok("repo", "add", r.dir, archive, "--name", "extra", "--version", "1.0", "--key", r.key, "--expires", "1h")
+	if !strings.Contains(out, "signed "+r.dir+": repository demo, version 2, expires ") || !strings.Contains(out, r.pub) {
+		t.Errorf("repo add --key: %q", out)
+	}
+	if out, _ := e.ok(append(trusted, "install", "extra")...); !strings.Contains(out, "installed extra 1.0") {
+		t.Errorf("install from the index repo add signed: %q", out)
+	}
+	if _, stderr, code := pub.pkg("repo", "sign", r.dir, "--key", r.key, "--expires", "-1h"); code != 2 {
+		t.Errorf("repo sign --expires -1h: exit %d, %q", code, stderr)
+	}
+
+	r.put(before, nil)
+	r.signWith(bytes.Replace(before, []byte(`"version": 1,`), []byte(`"version": 1, "note": "started over",`), 1))
+	if _, stderr, code := e.pkg(append(trusted, "install", "fortunes")...); code != 1 || !strings.Contains(stderr, "older than version 2") ||
+		!strings.Contains(stderr, "pkg repo forget") {
+		t.Errorf("install from a repository started over: exit %d, %q", code, stderr)
+	}
+	e.ok("repo", "forget")
+	if out, _ := e.ok(append(trusted, "install", "fortunes")...); !strings.Contains(out, "installed fortunes 0.9.1") {
+		t.Errorf("install after repo forget: %q", out)
+	}
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+)
+
+func syncCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "sync",
+		Usage:     "make the root hold exactly the packages of a lockfile",
+		ArgsUsage: "[NAME[@VERSION|CONSTRAINT]...]",
+		Description: "sync installs what is missing, replaces what differs and removes what the lockfile\n" +
+			"does not list, fetching each archive by the lockfile's URL and checking it against the\n" +
+			"lockfile's size and sha256. Requirements given must be those the lockfile was made for.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Value: "pkg.lock", Usage: "lockfile to read"},
+			&cli.BoolFlag{Name: "frozen", Usage: "fail unless the repository still resolves the lockfile's requirements to its packages"},
+			&cli.BoolFlag{Name: "keep-extra", Usage: "keep installed packages the lockfile does not list"},
+		},
+		Action: syncAction,
+	}
+}
+
+// syncAction checks the lockfile, compares it with the root and, when they differ, stages
+// every package to install, commits them all after one sync, then removes the extras.
+// Nothing but the lockfile and the database is read when they agree.
+func syncAction(c *cli.Context) error {
+	path := c.String("file")
+	l, err := repo.ReadLock(path)
+	if err != nil {
+		return err
+	}
+	if err := checkLockInputs(c, l, path); err != nil {
+		return err
+	}
+	if c.String("repo") == "" {
+		if err := c.Set("repo", l.Repo); err != nil {
+			return err
+		}
+	}
+	if c.Bool("frozen") {
+		if err := checkFrozen(c, l, path); err != nil {
+			return err
+		}
+	}
+	want, err := l.Order()
+	if err != nil {
+		return err
+	}
+	root, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	plan, err := root.Plan(want)
+	if err != nil {
+		return err
+	}
+	if len(plan.Remove) > 0 && c.Bool("keep-extra") {
+		note(c, "keeping %s, not in %s", strings.Join(plan.Remove, ", "), path)
+		plan.Remove = nil
+	}
+	if plan.Empty() {
+		say(c, "nothing to do: root matches %s", path)
+		return nil
+	}
+	return applyPlan(c, root, plan, l.Repo)
+}
+
+// checkLockInputs refuses requirements given on the command line unless they are the
+// lockfile's.
+func checkLockInputs(c *cli.Context, l *repo.Lock, path string) error {
+	if c.NArg() == 0 {
+		return nil
+	}
+	reqs, err := requirements(c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	if repo.Inputs(reqs) != repo.Inputs(l.Requires) {
+		return fmt.Errorf("%s is out of date: it locks %s, not %s (run 'pkg lock -o %s %s')", path,
+			joinRequirements(l.Requires), joinRequirements(reqs), path, strings.Join(c.Args().Slice(), " "))
+	}
+	return nil
+}
+
+func joinRequirements(reqs []repo.Requirement) string {
+	s := make([]string, len(reqs))
+	for i, r := range reqs {
+		s[i] = r.String()
+	}
+	return strings.Join(s, " ")
+}
+
+// checkFrozen refuses a lockfile that its requirements no longer resolve to.
+func checkFrozen(c *cli.Context, l *repo.Lock, path string) error {
+	_, ix, err := openFetcher(c)
+	if err != nil {
+		return err
+	}
+	if err := l.Outdated(ix); err != nil {
+		return fmt.Errorf("%s: %w (run 'pkg lock -o %s' to update it)", path, err, path)
+	}
+	return nil
+}
+
+// applyPlan installs and replaces what plan says, fetching each archive from the
+// repository the lockfile names unless --repo names another, then removes the extras.
+func applyPlan(c *cli.Context, root *install.Root, plan *install.Plan, lockRepo string) error {
+	src, err := openSource(c)
+	if err != nil {
+		return err
+	}
+	cache, err := fetch.OpenCache(c.String("cache"))
+	if err != nil {
+		return err
+	}
+	for i, p := range plan.Install {
+		plan.Install[i] = src.Relocate(p, lockRepo)
+	}
+	in := &installer{c: c, f: &fetcher{c: c, src: src, cache: cache}, root: root}
+	if err := in.apply(plan.Install); err != nil {
+		return err
+	}
+	if len(plan.Remove) == 0 {
+		return nil
+	}
+	if err := root.Remove(plan.Remove...); err != nil {
+		return err
+	}
+	for _, name := range plan.Remove {
+		say(c, "removed %s", name)
+	}
+	return nil
+}

@@ -1,0 +1,448 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pkg/internal/testfs"
+	"pkg/repo"
+)
+
+// addPackage makes a plain tar archive for name and version, with its command
+// bin/NAME, a version file and 64 KiB of data, and adds it to the repository in dir.
+func addPackage(t *testing.T, dir, name, version string, depends ...string) repo.Package {
+	t.Helper()
+	archive := filepath.Join(t.TempDir(), name+"-"+version+".tar")
+	if err := os.WriteFile(archive, packageTar(t, name, version, 'v'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := repo.Add(dir, archive, repo.Package{Name: name, Version: version, Depends: depends, Bin: []string{"bin/" + name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// packageTar returns the archive of name and version; fill varies its data.
+func packageTar(t *testing.T, name, version string, fill byte) []byte {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	files := []struct {
+		name string
+		mode int64
+		data []byte
+	}{
+		{"bin/" + name, 0o755, []byte("#!/bin/sh\necho " + name + " " + version + "\n")},
+		{"share/" + name + "/version", 0o644, []byte(version + "\n")},
+		{"share/" + name + "/data", 0o644, bytes.Repeat([]byte{fill}, 64<<10)},
+	}
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// syncRepo is a repository for lock and sync tests: app needs lib>=1,<2, and lib and
+// tool each have an older and a newer version.
+func syncRepo(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "repo")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "lib", "1.5")
+	addPackage(t, dir, "lib", "2.0")
+	addPackage(t, dir, "app", "1.0", "lib>=1,<2")
+	addPackage(t, dir, "tool", "1.0")
+	addPackage(t, dir, "tool", "1.10")
+	addPackage(t, dir, "extra", "1.0")
+	return dir
+}
+
+// installed returns the root's packages as "name version" lines, by name.
+func (e *env) installed() string {
+	var s []string
+	for _, p := range e.list() {
+		s = append(s, p.Name+" "+p.Version)
+	}
+	return strings.Join(s, ", ")
+}
+
+// checkInstalled checks the root's packages, their version files and their commands.
+func (e *env) checkInstalled(what, want string) {
+	e.t.Helper()
+	if got := e.installed(); got != want {
+		e.t.Fatalf("%s: installed %q, want %q", what, got, want)
+	}
+	for _, nv := range strings.Split(want, ", ") {
+		name, _, _ := strings.Cut(nv, " ")
+		out, err := exec.Command(filepath.Join(e.root, "bin", name)).Output()
+		if err != nil || string(out) != nv+"\n" {
+			e.t.Errorf("%s: bin/%s says %q, %v; want %q", what, name, out, err, nv)
+		}
+	}
+}
+
+func TestSyncConverges(t *testing.T) {
+	base := t.TempDir()
+	e := newEnv(t, base, syncRepo(t))
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "app", "tool@1.0")
+	want := "app 1.0, lib 1.5, tool 1.0"
+
+	// From empty, then again: the second run changes nothing and says so.
+	out, _ := e.ok("sync", "-f", lock)
+	for _, line := range []string{"installed lib 1.5", "installed app 1.0", "installed tool 1.0"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("sync from empty: no %q in\n%s", line, out)
+		}
+	}
+	e.checkInstalled("sync from empty", want)
+	before := tree(t, e.root)
+	if out, _ := e.ok("sync", "-f", lock); out != "nothing to do: root matches "+lock+"\n" {
+		t.Errorf("second sync: %q", out)
+	}
+	sameTree(t, "root after a second sync", tree(t, e.root), before)
+
+	// A superset: extras stay with --keep-extra, and go without.
+	e.ok("install", "extra")
+	out, stderr := e.ok("sync", "-f", lock, "--keep-extra")
+	if !strings.Contains(out, "nothing to do") || !strings.Contains(stderr, "keeping extra, not in") {
+		t.Errorf("sync --keep-extra: %q, %q", out, stderr)
+	}
+	e.checkInstalled("sync --keep-extra", "app 1.0, extra 1.0, lib 1.5, tool 1.0")
+	if out, _ := e.ok("sync", "-f", lock); !strings.Contains(out, "removed extra") {
+		t.Errorf("sync of a superset: %q", out)
+	}
+	e.checkInstalled("sync of a superset", want)
+
+	// Older and newer versions: an upgrade and a downgrade in one sync.
+	e.ok("install", "lib@1.0", "tool@1.10")
+	e.checkInstalled("before sync", "app 1.0, lib 1.0, tool 1.10")
+	out, _ = e.ok("sync", "-f", lock)
+	for _, line := range []string{"replaced 1.0 with lib 1.5", "replaced 1.10 with tool 1.0"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("sync of other versions: no %q in\n%s", line, out)
+		}
+	}
+	e.checkInstalled("sync of other versions", want)
+
+	// Everything at once: missing, extra, older and newer.
+	e.ok("remove", "app")
+	e.ok("install", "extra", "lib@1.0", "tool@1.10")
+	e.ok("sync", "-f", lock)
+	e.checkInstalled("sync of a mixed root", want)
+	sameTree(t, "root after converging again", tree(t, e.root), before)
+	if out, _ := e.ok("sync", "-f", lock); !strings.Contains(out, "nothing to do") {
+		t.Errorf("sync after converging: %q", out)
+	}
+	checkDigests(t, e.root, "app")
+}
+
+func TestSyncFailsOnChangedArchive(t *testing.T) {
+	base := t.TempDir()
+	dir := syncRepo(t)
+	e := newEnv(t, base, dir)
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "app")
+
+	// lib 1.5 is republished with other data of the same size, and the index follows.
+	archive := filepath.Join(dir, "lib-1.5.tar")
+	old, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := packageTar(t, "lib", "1.5", 'x')
+	if len(forged) != len(old) {
+		t.Fatalf("forged archive is %d bytes, want %d", len(forged), len(old))
+	}
+	if err := os.WriteFile(archive, forged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, "index.json")
+	data, _ := os.ReadFile(index)
+	oldSum, newSum := sha256.Sum256(old), sha256.Sum256(forged)
+	data = bytes.Replace(data, []byte(hex.EncodeToString(oldSum[:])), []byte(hex.EncodeToString(newSum[:])), 1)
+	if err := os.WriteFile(index, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("install", "lib@1.5") // the index and the archive agree now
+	e.ok("remove", "lib")
+
+	e.ok("list")
+	before := tree(t, e.root)
+	_, stderr, code := e.pkg("sync", "-f", lock)
+	if code != 1 || !strings.Contains(stderr, "lib 1.5") || !strings.Contains(stderr, "sha256 mismatch") {
+		t.Errorf("sync of a changed archive: exit %d, %q", code, stderr)
+	}
+	sameTree(t, "root after a refused sync", tree(t, e.root), before)
+	checkDBEmpty(t, e.root)
+
+	_, stderr, code = e.pkg("sync", "-f", lock, "--frozen")
+	if code != 1 || !strings.Contains(stderr, "lib 1.5 is locked with sha256 "+hex.EncodeToString(oldSum[:])) {
+		t.Errorf("sync --frozen of a changed archive: exit %d, %q", code, stderr)
+	}
+}
+
+func TestSyncFrozen(t *testing.T) {
+	base := t.TempDir()
+	dir := syncRepo(t)
+	e := newEnv(t, base, dir)
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "app", "tool<1.5")
+	e.ok("sync", "-f", lock, "--frozen")
+	e.ok("sync", "-f", lock, "--frozen", "tool<1.5", "app") // the same requirements
+	e.checkInstalled("frozen sync", "app 1.0, lib 1.5, tool 1.0")
+
+	for _, args := range [][]string{{"app"}, {"app", "tool<2"}, {"app", "tool<1.5", "extra"}} {
+		_, stderr, code := e.pkg(append([]string{"sync", "-f", lock, "--frozen"}, args...)...)
+		if code != 1 || !strings.Contains(stderr, lock+" is out of date: it locks app tool<1.5, not ") {
+			t.Errorf("sync --frozen %q: exit %d, %q", args, code, stderr)
+		}
+	}
+
+	addPackage(t, dir, "lib", "1.9")
+	e.ok("install", "extra")
+	before := tree(t, e.root)
+	_, stderr, code := e.pkg("sync", "-f", lock, "--frozen")
+	if code != 1 || !strings.Contains(stderr, "lib is locked at 1.5, the index now resolves 1.9") {
+		t.Errorf("sync --frozen of a stale lockfile: exit %d, %q", code, stderr)
+	}
+	sameTree(t, "root after a refused frozen sync", tree(t, e.root), before)
+
+	e.ok("sync", "-f", lock) // not frozen: the lockfile wins
+	e.checkInstalled("sync of a stale lockfile", "app 1.0, lib 1.5, tool 1.0")
+
+	out, _ := e.ok("lock", "-o", lock) // refreshes the recorded requirements
+	if !strings.Contains(out, "locked lib 1.9 (was 1.5)") {
+		t.Errorf("lock refresh: %q", out)
+	}
+	e.ok("sync", "-f", lock, "--frozen")
+	e.checkInstalled("frozen sync after lock", "app 1.0, lib 1.9, tool 1.0")
+}
+
+func TestSyncOffline(t *testing.T) {
+	for _, kind := range []string{"xfs", ""} {
+		name := kind
+		if name == "" {
+			name = "tmpdir"
+		}
+		t.Run(name, func(t *testing.T) {
+			base := t.TempDir()
+			if kind != "" {
+				base = testfs.Mount(t, kind)
+			}
+			testSyncOffline(t, base, kind != "")
+		})
+	}
+}
+
+// testSyncOffline syncs one root from a repository over HTTP, stops the server, and syncs
+// a second root sharing the cache: it needs no network, and with reflink its files share
+// their blocks with the cache.
+func testSyncOffline(t *testing.T, base string, reflink bool) {
+	srv := httptest.NewServer(http.FileServer(http.Dir(syncRepo(t))))
+	first := newEnv(t, base, srv.URL)
+	lock := filepath.Join(base, "pkg.lock")
+	first.ok("lock", "-o", lock, "app", "tool")
+	first.ok("sync", "-f", lock)
+	srv.Close()
+
+	second := newEnv(t, filepath.Join(base, "second"), srv.URL)
+	second.cache = first.cache
+	out, _ := second.ok("--offline", "sync", "-f", lock, "--frozen")
+	if strings.Contains(out, "fetched") || !strings.Contains(out, "installed app 1.0") {
+		t.Errorf("offline sync: %q", out)
+	}
+	second.checkInstalled("offline sync", "app 1.0, lib 1.5, tool 1.10")
+	if reflink {
+		data := filepath.Join(second.root, "pkgs/lib/share/lib/data")
+		if shared, mapped, err := testfs.SharedBytes(data); err != nil || shared != 64<<10 {
+			t.Errorf("%s: %d of %d bytes shared (%v), want all 64 KiB", data, shared, mapped, err)
+		}
+	}
+	checkDigests(t, second.root, "lib")
+
+	// The server is gone: a package missing from the cache is named.
+	third := newEnv(t, filepath.Join(base, "third"), srv.URL)
+	third.cache = first.cache
+	third.ok("--offline", "lock", "-o", filepath.Join(base, "extra.lock"), "extra")
+	_, stderr, code := third.pkg("--offline", "sync", "-f", filepath.Join(base, "extra.lock"))
+	if code != 1 || !strings.Contains(stderr, "not in the cache: extra 1.0") {
+		t.Errorf("offline sync of an uncached package: exit %d, %q", code, stderr)
+	}
+}
+
+// TestSyncRelocates syncs from a lockfile made against one copy of the repository, with
+// --repo naming another: the archives come from the one --repo names.
+func TestSyncRelocates(t *testing.T) {
+	base := t.TempDir()
+	dir := syncRepo(t)
+	e := newEnv(t, base, dir)
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "app")
+	mirror := filepath.Join(base, "mirror")
+	if err := os.Rename(dir, mirror); err != nil {
+		t.Fatal(err)
+	}
+	e.repo = serve(t, mirror)
+	e.ok("sync", "-f", lock)
+	e.checkInstalled("sync from a mirror", "app 1.0, lib 1.5")
+}
+
+// TestLockConstraintSyntax locks each form of requirement the command line takes.
+func TestLockConstraintSyntax(t *testing.T) {
+	base := t.TempDir()
+	dir := syncRepo(t)
+	addPackage(t, dir, "plugin", "1.0", "tool@1.0", "lib>=1.0,<1.5")
+	e := newEnv(t, base, dir)
+	tests := []struct {
+		args []string
+		want string // locked "name version" lines
+	}{
+		{[]string{"tool"}, "tool 1.10"},
+		{[]string{"tool=1.0"}, "tool 1.0"},
+		{[]string{"tool@1.0"}, "tool 1.0"},
+		{[]string{"tool<1.10"}, "tool 1.0"},
+		{[]string{"tool>=1.2"}, "tool 1.10"},
+		{[]string{"lib>=1.1,<2"}, "lib 1.5"},
+		{[]string{"lib>1,<=1.5", "app"}, "app 1.0, lib 1.5"},
+		{[]string{"plugin"}, "lib 1.0, plugin 1.0, tool 1.0"},
+	}
+	lock := filepath.Join(base, "pkg.lock")
+	for _, tt := range tests {
+		e.ok(append([]string{"lock", "-o", lock}, tt.args...)...)
+		l, err := repo.ReadLock(lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range l.Packages {
+			got = append(got, p.Name+" "+p.Version)
+		}
+		if strings.Join(got, ", ") != tt.want {
+			t.Errorf("lock %q: %q, want %q", tt.args, strings.Join(got, ", "), tt.want)
+		}
+	}
+	_, stderr, code := e.pkg("lock", "-o", lock, "plugin", "tool>=1.5")
+	if code != 1 || !strings.Contains(stderr, `no version of "tool" satisfies tool>=1.5 (requested) and tool=1.0 (required by plugin 1.0)`) {
+		t.Errorf("lock of conflicting requirements: exit %d, %q", code, stderr)
+	}
+	for _, arg := range []string{"tool>=", "tool@1.0,<2", "Tool", "tool >=1"} {
+		if _, stderr, code := e.pkg("lock", "-o", lock, arg); code != 2 || !strings.Contains(stderr, "requirement") {
+			t.Errorf("lock %q: exit %d, %q; want a usage error", arg, code, stderr)
+		}
+	}
+}
+
+func TestUpgrade(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	addPackage(t, dir, "lib", "1.5")
+	addPackage(t, dir, "app", "1.0", "lib>=1")
+	addPackage(t, dir, "plugin", "1.0", "lib<2")
+	addPackage(t, dir, "tool", "1.0")
+	e := newEnv(t, t.TempDir(), dir)
+	e.ok("install", "app", "plugin", "tool")
+	if out, _ := e.ok("upgrade"); out != "everything is up to date\n" {
+		t.Errorf("upgrade with nothing newer: %q", out)
+	}
+
+	addPackage(t, dir, "lib", "1.9")
+	addPackage(t, dir, "lib", "2.0")
+	addPackage(t, dir, "app", "1.1", "lib>=2")
+	addPackage(t, dir, "tool", "1.10")
+	addPackage(t, dir, "tool", "1.9")
+	out, _ := e.ok("upgrade", "tool")
+	if !strings.Contains(out, "replaced 1.0 with tool 1.10") || strings.Contains(out, "lib") {
+		t.Errorf("upgrade tool: %q", out)
+	}
+	e.checkInstalled("upgrade tool", "app 1.0, lib 1.5, plugin 1.0, tool 1.10")
+
+	// plugin 1.0 holds lib below 2, so app cannot move to 1.1.
+	out, _ = e.ok("upgrade")
+	if !strings.Contains(out, "replaced 1.5 with lib 1.9") || strings.Contains(out, "app") {
+		t.Errorf("upgrade held back by plugin: %q", out)
+	}
+	e.checkInstalled("upgrade held back", "app 1.0, lib 1.9, plugin 1.0, tool 1.10")
+
+	addPackage(t, dir, "plugin", "2.0", "lib>=1")
+	out, _ = e.ok("upgrade")
+	for _, line := range []string{"replaced 1.9 with lib 2.0", "replaced 1.0 with app 1.1", "replaced 1.0 with plugin 2.0"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("upgrade: no %q in\n%s", line, out)
+		}
+	}
+	e.checkInstalled("upgrade", "app 1.1, lib 2.0, plugin 2.0, tool 1.10")
+	if out, _ := e.ok("upgrade"); out != "everything is up to date\n" {
+		t.Errorf("second upgrade: %q", out)
+	}
+	if _, stderr, code := e.pkg("upgrade", "nope"); code != 1 || !strings.Contains(stderr, "upgrade nope: not installed") {
+		t.Errorf("upgrade nope: exit %d, %q", code, stderr)
+	}
+}
+
+func TestEnv(t *testing.T) {
+	for _, root := range []string{"/opt/pkg", `/tmp/a b/$HOME/"q"/back\slash/` + "`tick`"} {
+		e := newEnv(t, t.TempDir(), demoRepo)
+		e.root = root
+		out, _ := e.ok("env")
+		if !strings.HasPrefix(out, `export PATH="`) || !strings.HasSuffix(out, `/bin:$PATH"`+"\n") {
+			t.Errorf("env: %q", out)
+		}
+		got, err := exec.Command("sh", "-c", out+`printf %s "$PATH"`).Output()
+		if want := root + "/bin:" + os.Getenv("PATH"); err != nil || string(got) != want {
+			t.Errorf("sh after env %q: PATH %q, %v; want %q", out, got, err, want)
+		}
+		if out, _ := e.ok("env", "--bin-dir"); out != root+"/bin\n" {
+			t.Errorf("env --bin-dir: %q", out)
+		}
+	}
+}
+
+// TestSyncAllOrNothing makes the last swap of a sync fail (an immutable package directory
+// cannot be renamed): the packages swapped before it go back, and the root and database
+// are as they were.
+func TestSyncAllOrNothing(t *testing.T) {
+	if _, err := exec.LookPath("chattr"); err != nil || os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chattr and root needed (CI=true: this test must run)")
+		}
+		t.Skip("chattr and root needed")
+	}
+	base := t.TempDir()
+	e := newEnv(t, base, syncRepo(t))
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "app", "tool@1.0")
+	e.ok("install", "app", "lib@1.0", "tool@1.10")
+	tool := filepath.Join(e.root, "pkgs", "tool")
+	if out, err := exec.Command("chattr", "+i", tool).CombinedOutput(); err != nil {
+		t.Skipf("chattr +i %s: %v: %s", tool, err, out)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-i", tool).Run() })
+	before := tree(t, e.root)
+
+	_, stderr, code := e.pkg("sync", "-f", lock)
+	if code != 1 || !strings.Contains(stderr, "install tool 1.0") {
+		t.Errorf("sync with tool immutable: exit %d, %q", code, stderr)
+	}
+	sameTree(t, "root after a failed sync", tree(t, e.root), before)
+	e.checkInstalled("after a failed sync", "app 1.0, lib 1.0, tool 1.10")
+
+	exec.Command("chattr", "-i", tool).Run()
+	e.ok("sync", "-f", lock)
+	e.checkInstalled("after sync", "app 1.0, lib 1.5, tool 1.0")
+}

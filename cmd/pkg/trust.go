@@ -1,0 +1,159 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/db"
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/trust"
+)
+
+// trustPolicy returns the keys pkg trusts, from --trusted-key, PKG_TRUSTED_KEYS and the
+// root's trusted-keys file, and whether it requires signatures. Every key applies to every
+// repository, unless bound to one repository name ("NAME=pkg-ed25519:...").
+func trustPolicy(c *cli.Context) (trust.Policy, error) {
+	p := trust.Policy{RequireSigned: c.Bool("require-signed")}
+	for _, v := range c.StringSlice("trusted-key") {
+		keys, err := trust.ParseKeys(v)
+		if err != nil {
+			return p, usagef("--trusted-key: %v", err)
+		}
+		p.Keys = append(p.Keys, keys...)
+	}
+	keys, err := trust.ParseKeys(os.Getenv("PKG_TRUSTED_KEYS"))
+	if err != nil {
+		return p, fmt.Errorf("PKG_TRUSTED_KEYS: %w", err)
+	}
+	p.Keys = append(p.Keys, keys...)
+	path := filepath.Join(c.String("root"), ".pkg", "trusted-keys")
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return p, err
+	}
+	if keys, err = trust.ParseKeys(string(data)); err != nil {
+		return p, fmt.Errorf("%s: %w", path, err)
+	}
+	p.Keys = append(p.Keys, keys...)
+	return p, nil
+}
+
+// openFetcherIn opens the repository and the cache and reads the index, believed only as
+// the trust policy allows and, given a root, never older than the one root accepted last.
+// It warns about an index it could not verify.
+//
+// Commands without a root (search, fetch, lock) take no root lock: the cache's last
+// verified copy of the index, checked again against the trusted keys, is then the only
+// index a new one may not roll back, and nothing is recorded in any root. That is enough:
+// they install nothing, and cached archives are named by sha256; an install checks the
+// index again, against its root's record, before it installs anything (fetcher.accept).
+func openFetcherIn(c *cli.Context, root *install.Root) (*fetcher, *repo.Index, error) {
+	src, err := openSource(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	cache, err := fetch.OpenCache(c.String("cache"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var known []trust.Record
+	if root != nil {
+		r, ok, err := root.DB().Repo(src.URL())
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			known = append(known, record(r))
+		}
+	}
+	ix, res, err := cache.VerifiedIndex(c.Context, src, known...)
+	if err != nil {
+		return nil, nil, err
+	}
+	warnIndex(c, res)
+	return &fetcher{c: c, src: src, cache: cache, index: res}, ix, nil
+}
+
+// accept records in root that it accepted the fetcher's index, when a trusted key
+// verified it, before anything from that index is installed. It refuses an index the
+// root's record forbids, which a fetcher opened without the root could not check.
+func (f *fetcher) accept(root *install.Root) error {
+	res := f.index
+	if !res.Verified() {
+		return nil
+	}
+	prev, ok, err := root.DB().Repo(res.Location)
+	if err != nil {
+		return err
+	}
+	if ok {
+		if record(prev) == res.Record {
+			return nil
+		}
+		if err := res.Record.Follows(record(prev)); err != nil {
+			return err
+		}
+	}
+	return root.DB().PutRepo(db.Repo{Location: res.Location, Name: res.Name, Version: res.Version,
+		SHA256: res.SHA256, Accepted: time.Now().UTC()})
+}
+
+func record(r db.Repo) trust.Record {
+	return trust.Record{Location: r.Location, Name: r.Name, Version: r.Version, SHA256: r.SHA256}
+}
+
+// warnIndex prints one line about an index that is not verified, or verified but
+// expired. It prints under --quiet too: it is about what pkg trusts, not its progress.
+func warnIndex(c *cli.Context, res trust.Result) {
+	switch {
+	case res.Expired:
+		warn(c, "repository %s: offline, using the last verified index (version %d), which expired at %s",
+			res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339))
+	case res.Verified():
+	case len(res.SignedBy) > 0:
+		warn(c, "repository %s is signed by key %s, but no key is trusted for it, so its index is not verified; pass the publisher's key with --trusted-key",
+			res.Location, strings.Join(res.SignedBy, ", "))
+	default:
+		warn(c, "repository %s is not signed; a mirror or proxy could change what pkg installs from it (--require-signed refuses such repositories)",
+			res.Location)
+	}
+}
+
+// warn prints a warning to stderr, even under --quiet.
+func warn(c *cli.Context, format string, args ...any) {
+	fmt.Fprintf(c.App.ErrWriter, "pkg: warning: "+format+"\n", args...)
+}
+
+// trustHints say what to do about each refusal of an index.
+var trustHints = []struct {
+	err  error
+	hint string
+}{
+	{trust.ErrUnsigned, "ask the publisher to sign the repository (pkg repo sign); if it is signed, something on the way removed its index.json.sig"},
+	{trust.ErrUntrusted, "get the publisher's public key (pkg-ed25519:...) from them and pass it with --trusted-key, or add it to the root's .pkg/trusted-keys; if they changed keys, trust the new one"},
+	{trust.ErrBadSignature, "the index or its signature was altered after signing, or a cache on the way holds a stale one: try again, or another mirror, and tell the publisher if it persists"},
+	{trust.ErrMalformed, "ask the publisher to sign the repository again with pkg repo sign"},
+	{trust.ErrWrongName, "check --repo and the key's REPO= binding: this location serves another repository's index (if the publisher really renamed it, run 'pkg repo forget')"},
+	{trust.ErrExpired, "the publisher must sign the index again (pkg repo sign) before it expires, and a mirror serving an old copy looks the same; --offline installs from the last verified copy"},
+	{trust.ErrRollback, "a mirror or proxy is serving an old index: try again later, or another mirror (if the publisher really started over, run 'pkg repo forget')"},
+	{trust.ErrReused, "the index changed without a new version, so the publisher or their key signed two different indexes: tell the publisher (if they really started over, run 'pkg repo forget')"},
+}
+
+// hint returns what to do about err, or "".
+func hint(err error) string {
+	for _, h := range trustHints {
+		if errors.Is(err, h.err) {
+			return h.hint
+		}
+	}
+	return ""
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"pkg/db"
+	"pkg/repo"
+)
+
+func upgradeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "upgrade",
+		Usage: "move installed packages to the newest versions the other installed packages allow",
+		Description: "With names, only those packages and the installed packages they depend on move;\n" +
+			"the rest stay as they are and their depends constrain the upgrade. Each package is\n" +
+			"swapped in atomically, after all are staged.",
+		ArgsUsage: "[NAME...]",
+		Action:    upgradeAction,
+	}
+}
+
+func upgradeAction(c *cli.Context) error {
+	f, ix, err := openFetcher(c)
+	if err != nil {
+		return err
+	}
+	root, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	recs, err := root.DB().List()
+	if err != nil {
+		return err
+	}
+	pkgs, err := ix.Upgrade(installedPackages(recs), c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	var todo []repo.Package
+	for _, p := range pkgs {
+		if !isInstalled(recs, p) {
+			todo = append(todo, p)
+		}
+	}
+	if len(todo) == 0 {
+		say(c, "everything is up to date")
+		return nil
+	}
+	in := &installer{c: c, f: f, root: root}
+	return in.apply(todo)
+}
+
+// installedPackages returns the records as the index entries Upgrade takes.
+func installedPackages(recs []db.Package) []repo.Package {
+	ps := make([]repo.Package, len(recs))
+	for i, r := range recs {
+		ps[i] = repo.Package{Name: r.Name, Version: r.Version, SHA256: r.SHA256, Depends: r.Depends, Bin: r.Bin, Summary: r.Summary}
+	}
+	return ps
+}
+
+func isInstalled(recs []db.Package, p repo.Package) bool {
+	for _, r := range recs {
+		if r.Name == p.Name {
+			return r.Version == p.Version && r.SHA256 == p.SHA256
+		}
+	}
+	return false
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestVerifyCommand installs the demo packages, verifies them, damages one file and checks
+// the report and the exit codes.
+func TestVerifyCommand(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "hello")
+	if out, _ := e.ok("verify"); out != "verified 2 packages, 5 files\n" {
+		t.Errorf("verify: %q", out)
+	}
+	if out, _ := e.ok("verify", "hello"); out != "verified 1 packages, 3 files\n" {
+		t.Errorf("verify hello: %q", out)
+	}
+	bin := filepath.Join(e.root, "pkgs/hello/bin/hello")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-2] ^= 1
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.root, "pkgs/libgreet/stray"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := e.pkg("verify")
+	want := "hello 1.2.0: modified bin/hello (content)\nlibgreet 1.0.0: extra stray\n"
+	if code != 1 || out != want || !strings.HasPrefix(stderr, "pkg: verify: 2 problems found") {
+		t.Errorf("verify after damage: exit %d\nstdout %q\nstderr %q\nwant exit 1 and stdout %q", code, out, stderr, want)
+	}
+	if out, _, code := e.pkg("verify", "libgreet"); code != 1 || out != "libgreet 1.0.0: extra stray\n" {
+		t.Errorf("verify libgreet: exit %d, %q", code, out)
+	}
+	if _, stderr, code := e.pkg("verify", "nosuch"); code != 1 || !strings.Contains(stderr, "verify nosuch: not installed") {
+		t.Errorf("verify nosuch: exit %d, %q", code, stderr)
+	}
+	if _, _, code := e.pkg("verify", "--nope"); code != 2 {
+		t.Errorf("verify --nope: exit %d, want 2", code)
+	}
+}

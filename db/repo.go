@@ -1,0 +1,56 @@
+package db
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// reposBucket maps a repository's location to the JSON of its Repo.
+var reposBucket = []byte("repos")
+
+// Repo is the last signed index of a repository that the root accepted: a later index
+// of that repository may not roll it back.
+type Repo struct {
+	Location string    `json:"location"`
+	Name     string    `json:"name"`
+	Version  uint64    `json:"version"`
+	SHA256   string    `json:"sha256"` // of the index's exact bytes
+	Accepted time.Time `json:"accepted"`
+}
+
+// Repo returns the record of the repository at location, if the root has one.
+func (d *DB) Repo(location string) (r Repo, ok bool, err error) {
+	err = d.b.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(reposBucket).Get([]byte(location))
+		if v == nil {
+			return nil
+		}
+		ok = true
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("db: repository %s: %w", location, err)
+		}
+		return nil
+	})
+	return r, ok, err
+}
+
+// PutRepo records r, replacing the record of the same location.
+func (d *DB) PutRepo(r Repo) error {
+	v, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return d.update("record repository "+r.Location, func(tx *bolt.Tx) error {
+		return tx.Bucket(reposBucket).Put([]byte(r.Location), v)
+	})
+}
+
+// DeleteRepo deletes the record of the repository at location, if any.
+func (d *DB) DeleteRepo(location string) error {
+	return d.update("forget repository "+location, func(tx *bolt.Tx) error {
+		return tx.Bucket(reposBucket).Delete([]byte(location))
+	})
+}

@@ -1,0 +1,71 @@
+package fetch
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"pkg/tarutil"
+)
+
+// ErrDamaged reports a cache entry found damaged, and removed, when it was about to be used.
+var ErrDamaged = errors.New("fetch: cached package damaged")
+
+// spotBudget is how much member data an entry's first use in a process hashes: all of a
+// small package, a sample of a large one (tarutil.SpotCheck). Installed files are checked
+// entirely by 'pkg verify'.
+const spotBudget = 8 << 20 // 8 MiB
+
+// Members returns the members of the entry with this sha256, with their data offsets and
+// digests, from its index, checked against the tar once per Cache: its size, a sample of its
+// headers and the digests of up to spotBudget bytes of its data. A damaged entry is removed,
+// so that the next Fetch downloads it again, and reported as ErrDamaged.
+func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
+	if ms, ok := c.checked.Load(sha); ok {
+		return ms.([]tarutil.Member), nil
+	}
+	data, err := os.ReadFile(c.idxPath(sha))
+	if err != nil {
+		return nil, fmt.Errorf("fetch: index of cached %s: %w", sha, err)
+	}
+	f, err := os.Open(c.Path(sha))
+	if err != nil {
+		return nil, fmt.Errorf("fetch: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("fetch: %w", err)
+	}
+	name, version, rest, err := readEntryHeader(data)
+	var ms []tarutil.Member
+	if err == nil {
+		ms, err = tarutil.ReadIndex(rest, info.Size())
+	}
+	if err == nil {
+		err = tarutil.SpotCheck(f, info.Size(), ms, spotBudget)
+	}
+	if err != nil {
+		c.drop(sha, info)
+		what := name + " " + version
+		if name == "" {
+			what = filepath.Base(c.Path(sha))
+		}
+		return nil, fmt.Errorf("%w: %s: %v; removed from the cache", ErrDamaged, what, err)
+	}
+	c.checked.Store(sha, ms)
+	return ms, nil
+}
+
+// drop removes the entry with this sha256, the tar first, unless its tar is no longer the
+// file checked: another process may have fetched it again meanwhile.
+func (c *Cache) drop(sha string, checked fs.FileInfo) {
+	if now, err := os.Stat(c.Path(sha)); err != nil || !os.SameFile(now, checked) {
+		return
+	}
+	os.Remove(c.Path(sha))
+	os.Remove(c.idxPath(sha))
+	syncDir(filepath.Dir(c.Path(sha)))
+}

@@ -1,0 +1,53 @@
+package install
+
+import (
+	"slices"
+
+	"pkg/db"
+	"pkg/repo"
+)
+
+// Plan is what makes a root hold exactly a set of packages.
+type Plan struct {
+	Install []repo.Package // wanted and not installed as wanted, in the order wanted
+	Remove  []string       // installed and not wanted, by name
+	Keep    []string       // installed as wanted, by name
+}
+
+// Empty reports whether the root already holds the set.
+func (p *Plan) Empty() bool { return len(p.Install) == 0 && len(p.Remove) == 0 }
+
+// Plan compares the installed packages with want, one package per name. A package is
+// installed as wanted when its version, archive sha256, depends and commands all match;
+// any other version, older or newer, is replaced.
+func (r *Root) Plan(want []repo.Package) (*Plan, error) {
+	all, err := r.db.List()
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[string]db.Package, len(all))
+	for _, p := range all {
+		have[p.Name] = p
+	}
+	plan := &Plan{}
+	for _, p := range want {
+		if cur, ok := have[p.Name]; ok && same(cur, p) {
+			plan.Keep = append(plan.Keep, p.Name)
+		} else {
+			plan.Install = append(plan.Install, p)
+		}
+		delete(have, p.Name)
+	}
+	for _, p := range all {
+		if _, ok := have[p.Name]; ok {
+			plan.Remove = append(plan.Remove, p.Name)
+		}
+	}
+	slices.Sort(plan.Keep)
+	return plan, nil
+}
+
+func same(cur db.Package, p repo.Package) bool {
+	return cur.Version == p.Version && cur.SHA256 == p.SHA256 &&
+		slices.Equal(cur.Depends, p.Depends) && slices.Equal(cur.Bin, p.Bin)
+}

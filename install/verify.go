@@ -1,0 +1,402 @@
+package install
+
+import (
+	"archive/tar"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"os"
+	"path"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/db"
+)
+
+// Problem is one way an installed package differs from its record.
+type Problem struct {
+	Package, Version string
+	Path             string // relative to the package directory; absolute for a command link
+	Kind             string // "modified", "missing" or "extra"
+	What             string // what differs, for "modified": "type", "mode", "size", "content", "symlink target"
+}
+
+func (p Problem) String() string {
+	s := fmt.Sprintf("%s %s: %s %s", p.Package, p.Version, p.Kind, p.Path)
+	if p.What != "" {
+		s += " (" + p.What + ")"
+	}
+	return s
+}
+
+const (
+	verifyBufSize = 128 << 10 // bytes read at once from a file being hashed
+	verifyChunk   = 256       // files of one directory checked by one job
+)
+
+var verifyBufs = sync.Pool{New: func() any { return new([verifyBufSize]byte) }}
+
+// Verify compares the installed files of the named packages, or of every installed package
+// when names is empty, with what the database records: type, mode, size, the sha256 of file
+// data and of symlink targets, and the command links in bin/. It reports each difference,
+// each missing and each extra file, sorted by package and path. Files are checked on several
+// goroutines, each directory relative to a descriptor that no symlink led to.
+func (r *Root) Verify(names ...string) ([]Problem, error) {
+	pkgs, err := r.packages(names)
+	if err != nil {
+		return nil, err
+	}
+	v := &verifier{}
+	defer v.close()
+	for i := range pkgs {
+		if err := v.add(r, &pkgs[i]); err != nil {
+			return nil, err
+		}
+	}
+	problems, err := v.run()
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(problems, func(a, b Problem) int {
+		if c := strings.Compare(a.Package, b.Package); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	return problems, nil
+}
+
+// packages returns the records of the named packages, or of all when names is empty.
+func (r *Root) packages(names []string) ([]db.Package, error) {
+	if len(names) == 0 {
+		return r.db.List()
+	}
+	pkgs := make([]db.Package, 0, len(names))
+	for _, name := range names {
+		p, err := r.db.Get(name)
+		if errors.Is(err, db.ErrNotInstalled) {
+			return nil, fmt.Errorf("verify %s: not installed", name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		pkgs = append(pkgs, *p)
+	}
+	return pkgs, nil
+}
+
+// verifier checks the files of several packages, a directory or part of one per job.
+type verifier struct {
+	trees    []*verifyTree
+	jobs     []verifyJob
+	problems []Problem // found before the jobs run
+}
+
+// verifyTree is one installed package, open for checking.
+type verifyTree struct {
+	pkg      *db.Package
+	fd       int // the package directory
+	files    []db.File
+	recorded map[string]int // index in files by path
+}
+
+// verifyJob lists one directory (list), checking it and finding extra entries, or checks
+// some of the files recorded in it.
+type verifyJob struct {
+	tree     *verifyTree
+	dir      string
+	list     bool
+	files    []int // indexes in tree.files
+	problems []Problem
+}
+
+func (v *verifier) add(r *Root, p *db.Package) error {
+	files, err := r.db.Files(p.Name)
+	if err != nil {
+		return err
+	}
+	v.problems = append(v.problems, checkBinLinks(r, p)...)
+	fd, err := unix.Open(r.pkgDir(p.Name), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		kind, what := "modified", "type"
+		if errors.Is(err, unix.ENOENT) {
+			kind, what = "missing", "package directory"
+		} else if !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
+			return &os.PathError{Op: "open", Path: r.pkgDir(p.Name), Err: err}
+		}
+		v.problems = append(v.problems, Problem{Package: p.Name, Version: p.Version, Path: ".", Kind: kind, What: what})
+		return nil
+	}
+	t := &verifyTree{pkg: p, fd: fd, files: files, recorded: make(map[string]int, len(files))}
+	v.trees = append(v.trees, t)
+	byDir := map[string][]int{".": nil}
+	dirs := []string{"."}
+	for i, f := range files {
+		t.recorded[f.Path] = i
+		if f.Type == tar.TypeDir {
+			dirs = append(dirs, f.Path)
+			continue
+		}
+		dir := path.Dir(f.Path)
+		byDir[dir] = append(byDir[dir], i)
+	}
+	for _, dir := range dirs {
+		v.jobs = append(v.jobs, verifyJob{tree: t, dir: dir, list: true})
+	}
+	for dir, idx := range byDir {
+		for chunk := range slices.Chunk(idx, verifyChunk) {
+			v.jobs = append(v.jobs, verifyJob{tree: t, dir: dir, files: chunk})
+		}
+	}
+	return nil
+}
+
+// checkBinLinks reports the command links of p that do not point where install put them.
+func checkBinLinks(r *Root, p *db.Package) []Problem {
+	var problems []Problem
+	for _, b := range p.Bin {
+		link := r.path("bin", path.Base(b))
+		got, err := os.Readlink(link)
+		kind := "modified"
+		if errors.Is(err, os.ErrNotExist) {
+			kind = "missing"
+		} else if err == nil && got == binTarget(p.Name, b) {
+			continue
+		}
+		problems = append(problems, Problem{Package: p.Name, Version: p.Version, Path: link, Kind: kind, What: "command link"})
+	}
+	return problems
+}
+
+func (v *verifier) close() {
+	for _, t := range v.trees {
+		unix.Close(t.fd)
+	}
+}
+
+// verifyWorkers is how many jobs run at once: enough to keep a disk's queue busy when the
+// files are not cached, and every core hashing when they are.
+func verifyWorkers() int { return min(max(runtime.GOMAXPROCS(0), 4), 16) }
+
+// run runs every job and returns all problems.
+func (v *verifier) run() ([]Problem, error) {
+	var next atomic.Int64
+	errs := make([]error, verifyWorkers())
+	var wg sync.WaitGroup
+	for w := range errs {
+		wg.Go(func() {
+			c := &fileChecker{h: sha256.New(), buf: verifyBufs.Get().(*[verifyBufSize]byte)}
+			defer verifyBufs.Put(c.buf)
+			for i := next.Add(1) - 1; i < int64(len(v.jobs)); i = next.Add(1) - 1 {
+				if errs[w] = c.run(&v.jobs[i]); errs[w] != nil {
+					next.Store(int64(len(v.jobs)))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	problems := v.problems
+	for i := range v.jobs {
+		problems = append(problems, v.jobs[i].problems...)
+	}
+	return problems, nil
+}
+
+// fileChecker runs jobs with its own hash and buffer.
+type fileChecker struct {
+	h   hash.Hash
+	buf *[verifyBufSize]byte
+}
+
+func (j *verifyJob) add(p, kind, what string) {
+	j.problems = append(j.problems, Problem{Package: j.tree.pkg.Name, Version: j.tree.pkg.Version, Path: p, Kind: kind, What: what})
+}
+
+func (c *fileChecker) run(j *verifyJob) error {
+	flags := unix.O_PATH | unix.O_DIRECTORY
+	if j.list {
+		flags = unix.O_RDONLY | unix.O_DIRECTORY
+	}
+	fd, err := openBeneath(j.tree.fd, j.dir, flags)
+	if err != nil {
+		return c.unreachable(j, err)
+	}
+	defer unix.Close(fd)
+	if j.list {
+		return c.list(j, fd)
+	}
+	for _, i := range j.files {
+		if err := c.check(j, fd, &j.tree.files[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unreachable reports what a job could not open: its directory, when the job lists it, and
+// otherwise every file the job checks as missing.
+func (c *fileChecker) unreachable(j *verifyJob, err error) error {
+	if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
+		return err
+	}
+	if !j.list {
+		for _, i := range j.files {
+			j.add(j.tree.files[i].Path, "missing", "")
+		}
+		return nil
+	}
+	// Is the directory itself something else, or is a directory above it gone?
+	kind, what := "missing", ""
+	if pfd, _, perr := openParent(j.tree.fd, j.dir); perr == nil {
+		closeParent(j.tree.fd, pfd)
+		if !errors.Is(err, unix.ENOENT) {
+			kind, what = "modified", "type"
+		}
+	}
+	j.add(j.dir, kind, what)
+	return nil
+}
+
+// list checks the mode of the directory open at fd and reports its unrecorded entries.
+func (c *fileChecker) list(j *verifyJob, fd int) error {
+	if j.dir != "." {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return &os.PathError{Op: "fstat", Path: j.dir, Err: err}
+		}
+		if st.Mode&0o7777 != uint32(j.tree.files[j.tree.recorded[j.dir]].Mode) {
+			j.add(j.dir, "modified", "mode")
+		}
+	}
+	var names []string
+	for {
+		n, err := unix.Getdents(fd, c.buf[:])
+		if err != nil {
+			return &os.PathError{Op: "getdents", Path: j.dir, Err: err}
+		}
+		if n == 0 {
+			break
+		}
+		_, _, names = unix.ParseDirent(c.buf[:n], -1, names)
+	}
+	for _, name := range names {
+		p := name
+		if j.dir != "." {
+			p = j.dir + "/" + name
+		}
+		if _, ok := j.tree.recorded[p]; !ok {
+			j.add(p, "extra", "")
+		}
+	}
+	return nil
+}
+
+// check compares one file, in the directory open at dirfd, with its record.
+func (c *fileChecker) check(j *verifyJob, dirfd int, f *db.File) error {
+	base := path.Base(f.Path)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			j.add(f.Path, "missing", "")
+			return nil
+		}
+		return &os.PathError{Op: "lstat", Path: f.Path, Err: err}
+	}
+	var diffs []string
+	var err error
+	switch {
+	case st.Mode&unix.S_IFMT != recordedType(f.Type):
+		diffs = append(diffs, "type")
+	case f.Type == tar.TypeSymlink:
+		diffs, err = c.checkTarget(dirfd, base, f, diffs)
+	default:
+		diffs, err = c.checkFile(dirfd, base, f, &st, diffs)
+	}
+	if err != nil {
+		return &os.PathError{Op: "verify", Path: f.Path, Err: err}
+	}
+	if len(diffs) > 0 {
+		j.add(f.Path, "modified", strings.Join(diffs, ", "))
+	}
+	return nil
+}
+
+func recordedType(t byte) uint32 {
+	switch t {
+	case tar.TypeDir:
+		return unix.S_IFDIR
+	case tar.TypeSymlink:
+		return unix.S_IFLNK
+	}
+	return unix.S_IFREG
+}
+
+// checkTarget compares a symlink's target with its recorded digest. Records written before
+// targets were recorded carry none, and match any target.
+func (c *fileChecker) checkTarget(dirfd int, base string, f *db.File, diffs []string) ([]string, error) {
+	n, err := unix.Readlinkat(dirfd, base, c.buf[:])
+	if err != nil {
+		return nil, err
+	}
+	if f.SHA256 != [32]byte{} && sha256.Sum256(c.buf[:n]) != f.SHA256 {
+		diffs = append(diffs, "symlink target")
+	}
+	return diffs, nil
+}
+
+// checkFile compares a regular file's mode, size and data with its record. A hardlink's
+// record has its target's digest, and neither mode nor size.
+func (c *fileChecker) checkFile(dirfd int, base string, f *db.File, st *unix.Stat_t, diffs []string) ([]string, error) {
+	if f.Type != tar.TypeLink && st.Mode&0o7777 != uint32(f.Mode) {
+		diffs = append(diffs, "mode")
+	}
+	if f.Type == tar.TypeReg && st.Size != f.Size {
+		return append(diffs, "size"), nil
+	}
+	if f.SHA256 == [32]byte{} {
+		return diffs, nil
+	}
+	sum, err := c.hash(dirfd, base)
+	if err != nil {
+		return nil, err
+	}
+	if sum != f.SHA256 {
+		diffs = append(diffs, "content")
+	}
+	return diffs, nil
+}
+
+// hash returns the sha256 of the regular file base in dirfd.
+func (c *fileChecker) hash(dirfd int, base string) ([32]byte, error) {
+	var sum [32]byte
+	fd, err := unix.Openat(dirfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return sum, err
+	}
+	defer unix.Close(fd)
+	c.h.Reset()
+	for {
+		n, err := unix.Read(fd, c.buf[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return sum, err
+		}
+		if n == 0 {
+			break
+		}
+		c.h.Write(c.buf[:n])
+	}
+	c.h.Sum(sum[:0])
+	return sum, nil
+}

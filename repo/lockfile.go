@@ -1,0 +1,290 @@
+package repo
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// lockFormat is the lockfile format this package reads and writes.
+const lockFormat = 1
+
+// MaxLockSize bounds a lockfile read from anywhere.
+const MaxLockSize = 16 << 20 // 16 MiB
+
+// Lock is a lockfile: what a set of requirements resolved to, exactly, so that installing
+// it needs neither the index nor a resolution. Each package's Archive is the absolute URL
+// of its archive (http, https or file), and its Size and SHA256 are what that URL must
+// serve.
+type Lock struct {
+	Repo     string        // the repository resolved against, as an absolute URL
+	Requires []Requirement // what was requested, sorted and without duplicates
+	Packages []Package     // the resolution, sorted by name
+}
+
+// lockFile is a Lock as JSON: the requirements and the packages one to a line, so that a
+// change to one shows as a change to one line.
+type lockFile struct {
+	Lockfile int         `json:"lockfile"`
+	Repo     string      `json:"repo"`
+	Inputs   string      `json:"inputs"`
+	Requires []string    `json:"requires"`
+	Packages []lockEntry `json:"packages"`
+}
+
+type lockEntry struct {
+	Name          string   `json:"name"`
+	Version       string   `json:"version"`
+	URL           string   `json:"url"`
+	Size          int64    `json:"size"`
+	SHA256        string   `json:"sha256"`
+	Depends       []string `json:"depends,omitempty"`
+	Bin           []string `json:"bin,omitempty"`
+	InstalledSize int64    `json:"installed_size,omitempty"`
+	Files         int      `json:"files,omitempty"`
+}
+
+// NewLock returns the lock of pkgs, the resolution of reqs against the repository at
+// repoURL, whose Archive fields the caller has made absolute URLs.
+func NewLock(repoURL string, reqs []Requirement, pkgs []Package) *Lock {
+	l := &Lock{Repo: repoURL, Requires: canonical(reqs), Packages: slices.Clone(pkgs)}
+	for i := range l.Packages {
+		p := &l.Packages[i]
+		*p = Package{Name: p.Name, Version: p.Version, Archive: p.Archive, Size: p.Size, SHA256: p.SHA256,
+			Depends: p.Depends, Bin: p.Bin, InstalledSize: p.InstalledSize, Files: p.Files}
+		normalize(p)
+	}
+	slices.SortFunc(l.Packages, func(a, b Package) int { return strings.Compare(a.Name, b.Name) })
+	return l
+}
+
+// canonical returns reqs in their String form's order, without duplicates.
+func canonical(reqs []Requirement) []Requirement {
+	rs := slices.Clone(reqs)
+	slices.SortFunc(rs, func(a, b Requirement) int { return strings.Compare(a.String(), b.String()) })
+	return slices.CompactFunc(rs, func(a, b Requirement) bool { return a.String() == b.String() })
+}
+
+// Inputs returns the digest of reqs as a lockfile records it: "sha256:" and the hex
+// sha256 of their String forms, sorted, without duplicates, each ending in a newline.
+func Inputs(reqs []Requirement) string {
+	h := sha256.New()
+	for _, r := range canonical(reqs) {
+		io.WriteString(h, r.String()+"\n")
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// Order returns the locked packages with every package after its dependencies, checking
+// that they are exactly what the requirements need from them.
+func (l *Lock) Order() ([]Package, error) {
+	pkgs, err := newResolver(&Index{Format: 1, Packages: l.Packages}).resolve(l.Requires)
+	if err != nil {
+		return nil, fmt.Errorf("repo: lockfile: %v", err)
+	}
+	if len(pkgs) < len(l.Packages) {
+		for _, p := range l.Packages {
+			if !slices.ContainsFunc(pkgs, func(q Package) bool { return q.Name == p.Name }) {
+				return nil, fmt.Errorf("repo: lockfile: %s %s is locked but not required", p.Name, p.Version)
+			}
+		}
+	}
+	return pkgs, nil
+}
+
+// Outdated re-resolves the lock's requirements against ix and returns an error naming the
+// first package whose resolution differs from what is locked, or nil.
+func (l *Lock) Outdated(ix *Index) error {
+	now, err := newResolver(ix).resolve(l.Requires)
+	if err != nil {
+		return fmt.Errorf("repo: lockfile is out of date: its requirements no longer resolve: %v", err)
+	}
+	locked := make(map[string]Package, len(l.Packages))
+	for _, p := range l.Packages {
+		locked[p.Name] = p
+	}
+	slices.SortFunc(now, func(a, b Package) int { return strings.Compare(a.Name, b.Name) })
+	for _, p := range now {
+		q, ok := locked[p.Name]
+		switch {
+		case !ok:
+			return fmt.Errorf("repo: lockfile is out of date: %s %s is now required and not locked", p.Name, p.Version)
+		case q.Version != p.Version:
+			return fmt.Errorf("repo: lockfile is out of date: %s is locked at %s, the index now resolves %s", p.Name, q.Version, p.Version)
+		case q.SHA256 != p.SHA256:
+			return fmt.Errorf("repo: lockfile is out of date: %s %s is locked with sha256 %s, the index now has %s", p.Name, p.Version, q.SHA256, p.SHA256)
+		}
+		delete(locked, p.Name)
+	}
+	for _, p := range l.Packages {
+		if _, ok := locked[p.Name]; ok {
+			return fmt.Errorf("repo: lockfile is out of date: %s %s is locked and no longer required", p.Name, p.Version)
+		}
+	}
+	return nil
+}
+
+// Encode writes l as the lockfile's JSON.
+func (l *Lock) Encode(w io.Writer) error {
+	lf := lockFile{Lockfile: lockFormat, Repo: l.Repo, Inputs: Inputs(l.Requires)}
+	for _, r := range l.Requires {
+		lf.Requires = append(lf.Requires, r.String())
+	}
+	for _, p := range l.Packages {
+		lf.Packages = append(lf.Packages, lockEntry{Name: p.Name, Version: p.Version, URL: p.Archive,
+			Size: p.Size, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, InstalledSize: p.InstalledSize, Files: p.Files})
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "{\n  \"lockfile\": %d,\n  \"repo\": %s,\n  \"inputs\": %s,\n", lf.Lockfile, jsonText(lf.Repo), jsonText(lf.Inputs))
+	writeList(&b, "requires", lf.Requires, ",")
+	writeList(&b, "packages", lf.Packages, "")
+	b.WriteString("}\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeList writes a JSON array member, one element to a line.
+func writeList[T any](b *bytes.Buffer, name string, list []T, end string) {
+	fmt.Fprintf(b, "  %q: [", name)
+	for i, v := range list {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    " + jsonText(v))
+	}
+	if len(list) > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteString("]" + end + "\n")
+}
+
+// jsonText encodes v on one line, leaving "<" and ">" of constraints unescaped.
+func jsonText(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic("repo: encode lockfile: " + err.Error()) // only strings, numbers and lists
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// WriteLock replaces the file at path with l, atomically and durably.
+func WriteLock(path string, l *Lock) error {
+	if err := writeFile(filepath.Dir(path), filepath.Base(path), l.Encode); err != nil {
+		return fmt.Errorf("repo: write lockfile: %w", err)
+	}
+	return nil
+}
+
+// ReadLock reads and parses the lockfile at path.
+func ReadLock(path string) (*Lock, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxLockSize+1))
+	if err != nil {
+		return nil, err
+	}
+	l, err := ParseLock(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return l, nil
+}
+
+// ParseLock decodes and validates a lockfile: its format, every entry, the digest of its
+// requirements, and that its packages are exactly what its requirements resolve to among
+// them.
+func ParseLock(data []byte) (*Lock, error) {
+	l, err := parseLock(data)
+	if err != nil {
+		return nil, fmt.Errorf("repo: lockfile: %v", err)
+	}
+	if _, err := l.Order(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func parseLock(data []byte) (*Lock, error) {
+	if len(data) > MaxLockSize {
+		return nil, fmt.Errorf("%d bytes, over the %d-byte limit", len(data), MaxLockSize)
+	}
+	var head struct{ Lockfile int }
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, err
+	}
+	if head.Lockfile != lockFormat {
+		return nil, fmt.Errorf("format %d is not supported (this pkg reads format %d)", head.Lockfile, lockFormat)
+	}
+	var lf lockFile
+	if err := json.Unmarshal(data, &lf); err != nil {
+		return nil, err
+	}
+	l := &Lock{Repo: lf.Repo}
+	for _, s := range lf.Requires {
+		r, err := parseRequirement(s)
+		if err != nil {
+			return nil, err
+		}
+		l.Requires = append(l.Requires, r)
+	}
+	l.Requires = canonical(l.Requires)
+	if got := Inputs(l.Requires); got != lf.Inputs {
+		return nil, fmt.Errorf("inputs %s are not the digest of its requires (%s): edited by hand? run pkg lock", lf.Inputs, got)
+	}
+	for i, e := range lf.Packages {
+		p := Package{Name: e.Name, Version: e.Version, Archive: e.URL, Size: e.Size, SHA256: e.SHA256,
+			Depends: e.Depends, Bin: e.Bin, InstalledSize: e.InstalledSize, Files: e.Files}
+		if err := checkLocked(&p); err != nil {
+			return nil, fmt.Errorf("packages[%d]: %v", i, err)
+		}
+		if i > 0 && lf.Packages[i-1].Name >= p.Name {
+			return nil, fmt.Errorf("packages[%d]: %s is out of order or listed twice (want sorted by name)", i, p.Name)
+		}
+		l.Packages = append(l.Packages, p)
+	}
+	return l, nil
+}
+
+// checkLocked validates a locked package, whose Archive is an absolute URL.
+func checkLocked(p *Package) error {
+	if !validName(p.Name) {
+		return badName(p.Name)
+	}
+	normalize(p)
+	if err := checkVersion(p.Version); err != nil {
+		return fmt.Errorf("package %q: %v", p.Name, err)
+	}
+	switch {
+	case !validLockURL(p.Archive):
+		return fmt.Errorf("package %s: url %q is not an absolute http, https or file URL", p.id(), p.Archive)
+	case p.Size < 0 || p.InstalledSize < 0 || p.Files < 0:
+		return fmt.Errorf("package %s: negative size, installed_size or files", p.id())
+	case !validSHA256(p.SHA256):
+		return fmt.Errorf("package %s: sha256 %q is not 64 lowercase hex digits", p.id(), p.SHA256)
+	}
+	return checkLists(p)
+}
+
+func validLockURL(s string) bool {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || u.User != nil:
+		return false
+	case u.Scheme == "http" || u.Scheme == "https":
+		return u.Host != ""
+	}
+	return u.Scheme == "file" && u.Host == "" && strings.HasPrefix(u.Path, "/") && !strings.HasSuffix(u.Path, "/")
+}

@@ -1,0 +1,218 @@
+package repo
+
+import (
+	"bytes"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const testRepoURL = "https://example.com/repo/"
+
+// testLock resolves reqs against the index lines and locks the result, with each
+// archive's URL under testRepoURL.
+func testLock(t testing.TB, index []string, reqs ...string) *Lock {
+	t.Helper()
+	var rs []Requirement
+	for _, s := range reqs {
+		r, err := ParseRequirement(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	pkgs, err := testIndex(index...).Resolve(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pkgs {
+		pkgs[i].Archive = testRepoURL + pkgs[i].Archive
+	}
+	return NewLock(testRepoURL, rs, pkgs)
+}
+
+var lockIndex = []string{"app 1.0 lib>=1,<2", "lib 1.5", "lib 2.5", "tool 1.0", "tool 2.0"}
+
+func encodeLock(t testing.TB, l *Lock) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := l.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestLockRoundTrip(t *testing.T) {
+	l := testLock(t, lockIndex, "tool<2", "app", "tool<2")
+	got := encodeLock(t, l)
+	want := `{
+  "lockfile": 1,
+  "repo": "https://example.com/repo/",
+  "inputs": "` + Inputs(l.Requires) + `",
+  "requires": [
+    "app",
+    "tool<2"
+  ],
+  "packages": [
+    {"name":"app","version":"1.0","url":"https://example.com/repo/app-1.0.tar","size":0,"sha256":"` + testSum + `","depends":["lib>=1,<2"]},
+    {"name":"lib","version":"1.5","url":"https://example.com/repo/lib-1.5.tar","size":0,"sha256":"` + testSum + `"},
+    {"name":"tool","version":"1.0","url":"https://example.com/repo/tool-1.0.tar","size":0,"sha256":"` + testSum + `"}
+  ]
+}
+`
+	if got != want {
+		t.Errorf("Encode:\n%s\nwant:\n%s", got, want)
+	}
+	back, err := ParseLock([]byte(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, l) {
+		t.Errorf("ParseLock(Encode(l)) = %+v, want %+v", back, l)
+	}
+	order, err := back.Order()
+	if err != nil || ids(order) != "lib 1.5, app 1.0, tool 1.0" {
+		t.Errorf("Order = %q, %v", ids(order), err)
+	}
+}
+
+func TestWriteReadLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pkg.lock")
+	l := testLock(t, lockIndex, "app")
+	if err := WriteLock(path, l); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadLock(path)
+	if err != nil || !reflect.DeepEqual(got, l) {
+		t.Errorf("ReadLock = %+v, %v; want %+v", got, err, l)
+	}
+	checkDir(t, filepath.Dir(path), "pkg.lock")
+}
+
+func TestLockEmpty(t *testing.T) {
+	l := NewLock(testRepoURL, nil, nil)
+	text := encodeLock(t, l)
+	if !strings.Contains(text, `"requires": []`) || !strings.Contains(text, `"packages": []`) {
+		t.Errorf("empty lock:\n%s", text)
+	}
+	if _, err := ParseLock([]byte(text)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestInputs(t *testing.T) {
+	same := [][]string{
+		{"jq@1.7.1", "app"},
+		{"app", "jq=1.7.1"},
+		{"app", "jq=1.7.1", "app"},
+	}
+	want := Inputs(parseReqs(t, same[0]...))
+	for _, reqs := range same[1:] {
+		if got := Inputs(parseReqs(t, reqs...)); got != want {
+			t.Errorf("Inputs(%q) = %s, want %s as for %q", reqs, got, want, same[0])
+		}
+	}
+	for _, reqs := range [][]string{{"app"}, {"app", "jq>=1.7.1"}, {"app", "jq=1.7.1", "tool"}} {
+		if got := Inputs(parseReqs(t, reqs...)); got == want {
+			t.Errorf("Inputs(%q) = %s, the same as for %q", reqs, got, same[0])
+		}
+	}
+	if !strings.HasPrefix(want, "sha256:") || len(want) != len("sha256:")+64 {
+		t.Errorf("Inputs = %q", want)
+	}
+}
+
+func TestParseLockRefuses(t *testing.T) {
+	good := encodeLock(t, testLock(t, lockIndex, "app", "tool<2"))
+	appLine := `{"name":"app","version":"1.0","url":"https://example.com/repo/app-1.0.tar","size":0,"sha256":"` + testSum + `","depends":["lib>=1,<2"]}`
+	libLine := `{"name":"lib","version":"1.5","url":"https://example.com/repo/lib-1.5.tar","size":0,"sha256":"` + testSum + `"}`
+	tests := []struct {
+		name, old, new, want string
+	}{
+		{"format", `"lockfile": 1`, `"lockfile": 2`, "format 2 is not supported"},
+		{"requires edited", `"tool<2"`, `"tool<3"`, "are not the digest of its requires"},
+		{"digest edited", `"inputs": "sha256:`, `"inputs": "sha256:0`, "are not the digest of its requires"},
+		{"unsorted", appLine + ",\n    " + libLine, libLine + ",\n    " + appLine, "packages[1]: app is out of order"},
+		{"twice", libLine, libLine + ",\n    " + libLine, "packages[2]: lib is out of order or listed twice"},
+		{"relative url", `"https://example.com/repo/lib-1.5.tar"`, `"lib-1.5.tar"`, `url "lib-1.5.tar" is not an absolute`},
+		{"credentials in url", `https://example.com/repo/lib`, `https://u:p@example.com/repo/lib`, "is not an absolute"},
+		{"ftp url", `https://example.com/repo/lib`, `ftp://example.com/repo/lib`, "is not an absolute"},
+		{"file directory url", `https://example.com/repo/lib-1.5.tar`, `file:///repo/`, "is not an absolute"},
+		{"bad sha256", `"sha256":"` + testSum + `"}`, `"sha256":"` + strings.ToUpper(testSum) + `"}`, "is not 64 lowercase hex digits"},
+		{"bad name", `"name":"lib"`, `"name":"Lib"`, `bad package name "Lib"`},
+		{"bad version", `"version":"1.5"`, `"version":"v1.5"`, `bad version "v1.5"`},
+		{"bad depends", `"lib>=1,<2"`, `"lib>=1,,<2"`, `depends: requirement "lib>=1,,<2"`},
+		{"negative size", `"size":0,"sha256":"` + testSum + `"}`, `"size":-1,"sha256":"` + testSum + `"}`, "negative size"},
+		{"missing dependency", ",\n    " + libLine, "", `package "lib" not found (required by app 1.0)`},
+		{"unsatisfied dependency", `"version":"1.5","url":"https://example.com/repo/lib-1.5.tar"`, `"version":"2.5","url":"https://example.com/repo/lib-2.5.tar"`, `no version of "lib" satisfies lib>=1,<2 (required by app 1.0)`},
+		{"not required", libLine, libLine + `,{"name":"more","version":"1","url":"https://example.com/more-1.tar","size":0,"sha256":"` + testSum + `"}`, "more 1 is locked but not required"},
+		{"not json", `"lockfile": 1,`, `"lockfile": 1`, "invalid character"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(good, tt.old) {
+				t.Fatalf("%q is not in the lockfile:\n%s", tt.old, good)
+			}
+			_, err := ParseLock([]byte(strings.Replace(good, tt.old, tt.new, 1)))
+			if err == nil || !strings.HasPrefix(err.Error(), "repo: lockfile: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ParseLock: got error %v, want one starting repo: lockfile: and holding %q", err, tt.want)
+			}
+		})
+	}
+	big := strings.Replace(good, `"repo": "`, `"repo": "`+strings.Repeat("x", MaxLockSize), 1)
+	if _, err := ParseLock([]byte(big)); err == nil || !strings.Contains(err.Error(), "over the") {
+		t.Errorf("ParseLock of %d bytes: %v", len(big), err)
+	}
+}
+
+func TestLockOutdated(t *testing.T) {
+	l := testLock(t, lockIndex, "app", "tool<2")
+	tests := []struct {
+		name  string
+		index []string
+		want  string // "" when current
+	}{
+		{"same", lockIndex, ""},
+		{"unrelated addition", append(lockIndex, "other 1", "lib 3.0"), ""},
+		{"newer version", append(lockIndex, "tool 1.1"), "tool is locked at 1.0, the index now resolves 1.1"},
+		{"newer dependency", append(lockIndex, "lib 1.9"), "lib is locked at 1.5, the index now resolves 1.9"},
+		{"version withdrawn", []string{"app 1.0 lib>=1,<2", "lib 1.4", "tool 1.0"}, "lib is locked at 1.5, the index now resolves 1.4"},
+		{"new dependency", []string{"app 1.0 lib>=1,<2 z", "z 1", "lib 1.5", "tool 1.0"}, "z 1 is now required and not locked"},
+		{"dropped dependency", []string{"app 1.0", "lib 1.5", "tool 1.0"}, "lib 1.5 is locked and no longer required"},
+		{"unresolvable", []string{"app 1.0 lib>=1,<2", "tool 1.0"}, `no longer resolve: package "lib" not found (required by app 1.0)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := l.Outdated(testIndex(tt.index...))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Outdated: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("Outdated: got %v, want an error holding %q", err, tt.want)
+			}
+		})
+	}
+	changed := testIndex(lockIndex...)
+	changed.Packages[1].SHA256 = strings.Repeat("cd", 32)
+	if err := l.Outdated(changed); err == nil || !strings.Contains(err.Error(), "lib 1.5 is locked with sha256 "+testSum) {
+		t.Errorf("Outdated with lib's archive changed: %v", err)
+	}
+}
+
+// FuzzParseLock checks that ParseLock does not panic and that what it accepts encodes to
+// a lockfile it reads back the same.
+func FuzzParseLock(f *testing.F) {
+	f.Add(encodeLock(f, testLock(f, lockIndex, "app", "tool<2")))
+	f.Add(encodeLock(f, NewLock(testRepoURL, nil, nil)))
+	f.Fuzz(func(t *testing.T, text string) {
+		l, err := ParseLock([]byte(text))
+		if err != nil {
+			return
+		}
+		back, err := ParseLock([]byte(encodeLock(t, l)))
+		if err != nil || !reflect.DeepEqual(back, l) {
+			t.Fatalf("round trip: %+v, %v; want %+v", back, err, l)
+		}
+	})
+}

@@ -1,0 +1,110 @@
+package repo
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// SignatureName is the file next to index.json that holds its detached signature.
+const SignatureName = indexName + ".sig"
+
+// Signer makes the index that Sign or AddSigned writes a signed one.
+type Signer struct {
+	Name    string                    // the repository's name: "" keeps the index's, else takes the directory's
+	Expires time.Time                 // when the signed index goes stale
+	Sign    func(index []byte) []byte // the contents of index.json.sig for exactly these bytes
+}
+
+// Sign signs dir's index.json: it sets the index's name, adds one to its version, sets its
+// expiry, and writes the index and then its signature, each atomically. It returns the
+// index as signed.
+func Sign(dir string, s *Signer) (*Index, error) {
+	ix, err := sign(dir, s)
+	if err != nil {
+		return nil, fmt.Errorf("repo: sign %s: %w", dir, err)
+	}
+	return ix, nil
+}
+
+func sign(dir string, s *Signer) (*Index, error) {
+	name := filepath.Join(dir, indexName)
+	if _, err := os.Stat(name); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no %s to sign (add a package first)", indexName)
+	}
+	ix, err := readIndex(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := stamp(dir, ix, s); err != nil {
+		return nil, err
+	}
+	return ix, writeIndex(dir, ix, s)
+}
+
+// AddSigned is Add that signs the index it writes as Sign does, and also returns the
+// index's Meta as signed. With a nil signer it is Add.
+func AddSigned(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
+	p, m, err := add(dir, archivePath, p, s)
+	if err != nil {
+		return Package{}, Meta{}, fmt.Errorf("repo: add: %w", err)
+	}
+	return p, m, nil
+}
+
+// stamp sets ix's Meta for its next signing by s. Without a signer it instead refuses a
+// signed directory, whose signature would no longer match the index written.
+func stamp(dir string, ix *Index, s *Signer) error {
+	if s == nil {
+		if _, err := os.Stat(filepath.Join(dir, SignatureName)); err == nil {
+			return fmt.Errorf("%s is signed: sign the new index with the repository's key, or remove %s to publish it unsigned", dir, SignatureName)
+		}
+		return nil
+	}
+	name := cmp.Or(s.Name, ix.Name)
+	if name == "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return err
+		}
+		if name = filepath.Base(abs); !validName(name) {
+			return fmt.Errorf("the directory's name %q is not a valid repository name ([a-z0-9][a-z0-9._+-]*): name the repository", name)
+		}
+	}
+	switch {
+	case !validName(name):
+		return badRepoName(name)
+	case s.Expires.IsZero():
+		return errors.New("no expiry time for the signed index")
+	}
+	ix.Name, ix.Version, ix.Expires = name, ix.Version+1, s.Expires.UTC().Truncate(time.Second)
+	return nil
+}
+
+// writeIndex writes ix as dir's index.json and, given a signer, then its signature.
+func writeIndex(dir string, ix *Index, s *Signer) error {
+	var b bytes.Buffer
+	if err := ix.encode(&b); err != nil {
+		return err
+	}
+	if err := writeFile(dir, indexName, writeBytes(b.Bytes())); err != nil {
+		return err
+	}
+	if s == nil {
+		return nil
+	}
+	return writeFile(dir, SignatureName, writeBytes(s.Sign(b.Bytes())))
+}
+
+func writeBytes(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
+}

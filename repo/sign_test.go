@@ -1,0 +1,128 @@
+package repo
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testSigner "signs" by prefixing the index with "sig of ", so tests can check what was signed.
+func testSigner(name string, expires time.Time) *Signer {
+	return &Signer{Name: name, Expires: expires, Sign: func(index []byte) []byte {
+		return append([]byte("sig of "), index...)
+	}}
+}
+
+// checkSigned fails unless dir's signature is of its index's exact bytes, and returns
+// the index.
+func checkSigned(t *testing.T, dir string) *Index {
+	t.Helper()
+	index, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := os.ReadFile(filepath.Join(dir, SignatureName))
+	if err != nil || !bytes.Equal(sig, append([]byte("sig of "), index...)) {
+		t.Fatalf("%s is not of index.json: %v", SignatureName, err)
+	}
+	return readIndexFile(t, dir)
+}
+
+func TestSign(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "main")
+	expires := time.Date(2030, 1, 2, 3, 4, 5, 600, time.FixedZone("x", 3600))
+	if _, err := Sign(dir, testSigner("", expires)); err == nil || !strings.Contains(err.Error(), "no index.json") {
+		t.Errorf("Sign of a directory without an index: %v", err)
+	}
+	_, m, err := AddSigned(dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("", expires))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Meta{Name: "main", Version: 1, Expires: time.Date(2030, 1, 2, 2, 4, 5, 0, time.UTC)}
+	if m != want {
+		t.Errorf("AddSigned: meta %+v, want %+v", m, want)
+	}
+	if ix := checkSigned(t, dir); ix.Meta != want || len(ix.Packages) != 1 {
+		t.Errorf("index after AddSigned: %+v", ix)
+	}
+	ix, err := Sign(dir, testSigner("", expires.Add(time.Hour)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.Name != "main" || ix.Version != 2 || !ix.Expires.Equal(want.Expires.Add(time.Hour)) {
+		t.Errorf("Sign: %+v", ix.Meta)
+	}
+	if ix, err = Sign(dir, testSigner("renamed", expires)); err != nil || ix.Name != "renamed" || ix.Version != 3 {
+		t.Errorf("Sign with a name: %+v, %v", ix, err)
+	}
+	if got := checkSigned(t, dir); got.Meta != ix.Meta || len(got.Packages) != 1 {
+		t.Errorf("index after Sign: %+v", got)
+	}
+	checkDir(t, dir, "a-1.tar", "index.json", SignatureName)
+}
+
+// TestAddToSignedUnsigned refuses to rewrite a signed index without signing it, before
+// anything changes.
+func TestAddToSignedUnsigned(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := AddSigned(dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("r", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "index.json"))
+	_, err := Add(dir, writeArchive(t, "b-1.tar", "b"), Package{Name: "b", Version: "1"})
+	if err == nil || !strings.Contains(err.Error(), "is signed") {
+		t.Errorf("unsigned Add to a signed repository: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(before, after) {
+		t.Error("the index changed")
+	}
+	checkDir(t, dir, "a-1.tar", "index.json", SignatureName)
+}
+
+func TestSignBadName(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "My Repo")
+	src := writeArchive(t, "a-1.tar", "a")
+	for _, s := range []*Signer{testSigner("", time.Now()), testSigner("Bad", time.Now()), {Name: "ok", Sign: testSigner("", time.Time{}).Sign}} {
+		if _, _, err := AddSigned(dir, src, Package{Name: "a", Version: "1"}, s); err == nil {
+			t.Errorf("AddSigned with name %q, expires %v: no error", s.Name, s.Expires)
+		}
+	}
+	if _, err := os.Stat(dir); err == nil {
+		checkDir(t, dir)
+	}
+}
+
+func TestParseMeta(t *testing.T) {
+	m, err := ParseMeta([]byte(`{"format": 1, "name": "demo", "version": 3, "expires": "2030-01-02T03:04:05Z", "packages": "not decoded"}`))
+	if err != nil || m.Name != "demo" || m.Version != 3 || m.Expires.Year() != 2030 {
+		t.Errorf("ParseMeta: %+v, %v", m, err)
+	}
+	for _, bad := range []string{`{"format": 2, "name": "demo"}`, `{"format": 1, "name": "Demo"}`,
+		`{"format": 1, "version": -1}`, `{"format": 1, "expires": "tomorrow"}`} {
+		if _, err := ParseMeta([]byte(bad)); err == nil {
+			t.Errorf("ParseMeta(%s): no error", bad)
+		}
+		if _, err := Parse([]byte(bad)); err == nil {
+			t.Errorf("Parse(%s): no error", bad)
+		}
+	}
+}
+
+func FuzzParseMeta(f *testing.F) {
+	f.Add([]byte(goodIndex))
+	f.Add([]byte(`{"format": 1, "name": "demo", "version": 3, "expires": "2030-01-02T03:04:05+01:00", "packages": []}`))
+	f.Add([]byte(`{"format": 1, "name": "", "version": 0, "expires": "0001-01-01T00:00:00Z"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseMeta(data)
+		ix, perr := Parse(data)
+		switch {
+		case perr == nil && err != nil:
+			t.Fatalf("Parse accepts what ParseMeta refuses: %v", err)
+		case perr == nil && !m.Expires.Equal(ix.Expires), perr == nil && (m.Name != ix.Name || m.Version != ix.Version):
+			t.Fatalf("ParseMeta %+v, Parse %+v", m, ix.Meta)
+		}
+	})
+}

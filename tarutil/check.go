@@ -1,0 +1,117 @@
+package tarutil
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrDamaged reports an aligned tar that no longer holds what its index describes.
+var ErrDamaged = errors.New("tarutil: archive does not match its index")
+
+// maxSpotHeaders bounds the header blocks SpotCheck reads: enough to notice a tar that is
+// shifted, overwritten or replaced, few enough to cost well under a millisecond.
+const maxSpotHeaders = 64
+
+// SpotCheck checks cheaply that r, an aligned tar of size bytes written by Align, still holds
+// members, as ReadIndex returned them: it ends with two zero blocks, the header block of
+// up to 64 regular members, the first and the last among them, is the one Align wrote for
+// it, and the data of members up to budget bytes in all has the member's digest. When all
+// regular data fits the budget every member is checked, so a small archive is checked
+// entirely; a larger one only in a sample. Damage is reported as ErrDamaged, in a
+// *MemberError when a member is concerned.
+func SpotCheck(r io.ReaderAt, size int64, members []Member, budget int64) error {
+	var end [2 * blockSize]byte
+	if size < int64(len(end)) {
+		return fmt.Errorf("%w: %d bytes", ErrDamaged, size)
+	}
+	if _, err := r.ReadAt(end[:], size-int64(len(end))); err != nil {
+		return fmt.Errorf("tarutil: read end of archive: %w", err)
+	}
+	if end != zeros {
+		return fmt.Errorf("%w: no end-of-archive blocks", ErrDamaged)
+	}
+	s := &spotChecker{r: r, budget: budget, enc: encoder{}}
+	for i, n := range spotOrder(members) {
+		if err := s.member(&members[i], n < maxSpotHeaders); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// spotOrder yields the indexes of the regular members with data, in the order SpotCheck
+// visits them: the first, the last, then evenly spread over the rest; and how many it
+// visited before.
+func spotOrder(members []Member) func(yield func(int, int) bool) {
+	return func(yield func(int, int) bool) {
+		var regular []int
+		for i := range members {
+			if members[i].Type == tar.TypeReg {
+				regular = append(regular, i)
+			}
+		}
+		if len(regular) == 0 {
+			return
+		}
+		n := 0
+		visit := func(k int) bool { n++; return yield(regular[k], n-1) }
+		if !visit(0) || len(regular) > 1 && !visit(len(regular)-1) {
+			return
+		}
+		stride := max(1, (len(regular)-2)/maxSpotHeaders)
+		for k := 1; k < len(regular)-1; k += stride {
+			if !visit(k) {
+				return
+			}
+		}
+		for k := 1; stride > 1 && k < len(regular)-1; k++ {
+			if (k-1)%stride != 0 && !visit(k) {
+				return
+			}
+		}
+	}
+}
+
+// spotChecker checks members against the tar, within a budget of data bytes to hash.
+type spotChecker struct {
+	r      io.ReaderAt
+	budget int64
+	enc    encoder
+	blk    [blockSize]byte
+}
+
+// member checks m's header block, when header is set, and its data, when it fits the
+// budget left.
+func (s *spotChecker) member(m *Member, header bool) error {
+	if header {
+		if m.Offset < blockSize {
+			return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: data at offset %d", ErrDamaged, m.Offset)}
+		}
+		if _, err := s.r.ReadAt(s.blk[:], m.Offset-blockSize); err != nil {
+			return fmt.Errorf("tarutil: read header of member %q: %w", m.Name, err)
+		}
+		s.enc.putBlock(m.Name, m.Linkname, m.Type, int64(m.Mode&0o777), m.Size, m.ModTime.Unix())
+		if !bytes.Equal(s.blk[:], s.enc.blk[:]) {
+			return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: header block differs", ErrDamaged)}
+		}
+	}
+	if m.Size > s.budget {
+		return nil
+	}
+	s.budget -= m.Size
+	h := sha256.New()
+	bp := copyPool.Get().(*[]byte)
+	_, err := io.CopyBuffer(h, io.NewSectionReader(s.r, m.Offset, m.Size), *bp)
+	copyPool.Put(bp)
+	if err != nil {
+		return fmt.Errorf("tarutil: read member %q: %w", m.Name, err)
+	}
+	if [32]byte(h.Sum(nil)) != m.SHA256 {
+		return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: data differs from its digest", ErrDamaged)}
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package tarutil
+
+import (
+	"archive/tar"
+	"fmt"
+)
+
+// Validate applies the member policy to a list of members, in order, as an installer is
+// about to create them: each must be in the form Align, Scan and ReadIndex give (a cleaned
+// name, permission bits only, data only on a regular member, a hardlink's target cleaned),
+// pass every rule those apply, and have each of its parent directories listed before it.
+// It returns the first refusal, a *MemberError.
+func Validate(members []Member) error {
+	c := newChecker()
+	var hdr tar.Header
+	for i := range members {
+		if err := c.checkMember(&members[i], &hdr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkMember applies the policy to m, through hdr, its header.
+func (c *checker) checkMember(m *Member, hdr *tar.Header) error {
+	*hdr = tar.Header{Typeflag: m.Type, Name: m.Name, Linkname: m.Linkname, Mode: int64(m.Mode & 0o777), Size: m.Size, ModTime: m.ModTime}
+	if m.Type == tar.TypeDir {
+		hdr.Name += "/"
+	}
+	if m.Mode&^0o777 != 0 {
+		return &MemberError{Name: m.Name, Err: fmt.Errorf("%w (mode %v)", ErrSpecialBits, m.Mode)}
+	}
+	checked, ok, err := c.check(hdr)
+	var why error
+	switch {
+	case err != nil:
+		if me, ok := err.(*MemberError); ok {
+			me.Name = m.Name
+		}
+		return err
+	case !ok || checked.Name != m.Name:
+		why = fmt.Errorf("%w: not in canonical form", ErrName)
+	case checked.Linkname != m.Linkname:
+		why = fmt.Errorf("%w: target %q not in canonical form", ErrHardlink, m.Linkname)
+	case checked.Size != m.Size:
+		why = fmt.Errorf("%w: %s with %d bytes of data", ErrType, kindName(m.Type), m.Size)
+	case len(c.parents) > 0:
+		why = fmt.Errorf("%w: %q is not listed before it", ErrParent, c.parents[0])
+	}
+	if why != nil {
+		return &MemberError{Name: m.Name, Err: why}
+	}
+	return nil
+}

@@ -1,0 +1,302 @@
+package crash
+
+import (
+	"archive/tar"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"pkg/db"
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+)
+
+// state is what is installed: name → version.
+type state map[string]string
+
+func (s state) String() string {
+	var parts []string
+	for n, v := range s {
+		parts = append(parts, n+"="+v)
+	}
+	slices.Sort(parts)
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+// checkRoot opens root's database, which must be free, and returns what it records and
+// every way root breaks the commit protocol's invariants, as the published packages and
+// install's Verify see them: the database records package P
+// at version V if and only if pkgs/P holds exactly V's files (path, type, mode, size,
+// content), with V's file list recorded; no intent, staging or trash is left; bin/ holds
+// exactly the declared links; every installed package's dependencies are installed; and
+// bbolt's consistency check passes.
+func checkRoot(root string, w world) (state, []string) {
+	st, problems := checkRecords(root, w)
+	if len(problems) > 0 {
+		return st, problems // Open would reconcile what is wrong
+	}
+	r, err := install.Open(root, install.Options{LockTimeout: 10 * time.Second})
+	if err != nil {
+		return st, []string{err.Error()}
+	}
+	defer r.Close()
+	vp, err := r.Verify()
+	if err != nil {
+		return st, []string{"verify: " + err.Error()}
+	}
+	for _, p := range vp {
+		problems = append(problems, "verify: "+p.String())
+	}
+	return st, problems
+}
+
+// checkRecords checks root with its database and the published packages, without the
+// install package.
+func checkRecords(root string, w world) (state, []string) {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	d, err := db.Open(filepath.Join(root, ".pkg", "db"), db.Options{Timeout: 10 * time.Second})
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	defer d.Close()
+	if err := d.Check(); err != nil {
+		bad("bbolt check: %v", err)
+	}
+	if ins, err := d.Intents(); err != nil || len(ins) > 0 {
+		bad("intents left: %+v (%v)", ins, err)
+	}
+	ps, err := d.List()
+	if err != nil {
+		return nil, append(problems, err.Error())
+	}
+	st := state{}
+	wantBins := map[string]string{}
+	for _, p := range ps {
+		st[p.Name] = p.Version
+		s := w[p.Name][p.Version]
+		if s == nil {
+			bad("%s %s recorded, never published", p.Name, p.Version)
+			continue
+		}
+		if p.SHA256 != s.sha {
+			bad("%s %s recorded with sha256 %s, published %s", p.Name, p.Version, p.SHA256, s.sha)
+		}
+		files, err := d.Files(p.Name)
+		if err != nil {
+			bad("files of %s: %v", p.Name, err)
+		} else if why := diffFiles(files, s.records()); why != "" {
+			bad("%s %s: recorded files differ from the published ones: %s", p.Name, p.Version, why)
+		}
+		problems = append(problems, checkTree(filepath.Join(root, "pkgs", p.Name), s)...)
+		for _, b := range s.bin {
+			wantBins[cmdName(b)] = "../pkgs/" + p.Name + "/" + b
+		}
+	}
+	for _, p := range ps {
+		for _, dep := range p.Depends {
+			req, err := repo.ParseRequirement(dep)
+			if v, ok := st[req.Name]; err != nil || !ok || !req.Allows(v) {
+				bad("%s %s needs %s: installed %q", p.Name, p.Version, dep, v)
+			}
+		}
+	}
+	for _, e := range readDir(root, "pkgs", bad) {
+		if _, ok := st[e]; !ok {
+			bad("pkgs/%s exists, not recorded", e)
+		}
+	}
+	for _, dir := range []string{".pkg/staging", ".pkg/trash"} {
+		if left := readDir(root, dir, bad); len(left) > 0 {
+			bad("%s not empty: %v", dir, left)
+		}
+	}
+	for _, e := range readDir(root, "bin", bad) {
+		target, err := os.Readlink(filepath.Join(root, "bin", e))
+		if err != nil || target != wantBins[e] {
+			bad("bin/%s -> %q, want %q", e, target, wantBins[e])
+		}
+		delete(wantBins, e)
+	}
+	for cmd := range wantBins {
+		bad("bin/%s missing", cmd)
+	}
+	return st, problems
+}
+
+// diffFiles describes the first difference between two sorted file lists, or returns "".
+func diffFiles(got, want []db.File) string {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("recorded %+v, published %+v", got[i], want[i])
+		}
+	}
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d recorded, %d published", len(got), len(want))
+	}
+	return ""
+}
+
+func readDir(root, dir string, bad func(string, ...any)) []string {
+	ents, err := os.ReadDir(filepath.Join(root, dir))
+	if err != nil {
+		bad("%v", err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// checkTree compares the tree at dir with the members of s.
+func checkTree(dir string, s *spec) []string {
+	var problems []string
+	bad := func(format string, args ...any) {
+		problems = append(problems, fmt.Sprintf("%s %s: ", s.name, s.version)+fmt.Sprintf(format, args...))
+	}
+	want := map[string]*member{}
+	for i := range s.members {
+		want[s.members[i].name] = &s.members[i]
+	}
+	if info, err := os.Lstat(dir); err != nil || !info.IsDir() {
+		bad("%s is not a directory: %v", dir, err)
+		return problems
+	}
+	seen := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		m := want[rel]
+		if m == nil {
+			bad("unexpected %s", rel)
+			return nil
+		}
+		seen++
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if why := differs(dir, p, info, m); why != "" {
+			bad("%s: %s", rel, why)
+		}
+		return nil
+	})
+	if err != nil {
+		bad("walk: %v", err)
+	}
+	if seen != len(want) {
+		bad("%d of %d members present", seen, len(want))
+	}
+	return problems
+}
+
+// differs says how the file at p, described by info, differs from m, or returns "".
+func differs(dir, p string, info fs.FileInfo, m *member) string {
+	switch m.typ {
+	case tar.TypeDir:
+		if !info.IsDir() || info.Mode().Perm() != m.mode {
+			return fmt.Sprintf("%v, want directory %v", info.Mode(), m.mode)
+		}
+	case tar.TypeSymlink:
+		if target, err := os.Readlink(p); err != nil || target != m.link {
+			return fmt.Sprintf("symlink to %q (%v), want %q", target, err, m.link)
+		}
+	case tar.TypeLink:
+		target, err := os.Lstat(filepath.Join(dir, m.link))
+		if err != nil || !os.SameFile(info, target) {
+			return fmt.Sprintf("not a hardlink of %s (%v)", m.link, err)
+		}
+	case tar.TypeReg:
+		if !info.Mode().IsRegular() || info.Mode().Perm() != m.mode || info.Size() != int64(len(m.data)) {
+			return fmt.Sprintf("%v %d bytes, want %v %d bytes", info.Mode(), info.Size(), m.mode, len(m.data))
+		}
+		sum, err := fileSHA(p)
+		if err != nil || sum != sha256.Sum256(m.data) {
+			return fmt.Sprintf("content differs (%v)", err)
+		}
+	}
+	return ""
+}
+
+func fileSHA(p string) ([32]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	_, err = io.Copy(h, f)
+	return [32]byte(h.Sum(nil)), err
+}
+
+// checkCache verifies every entry of the cache at dir: the tar and its index are both
+// there, the index matches the tar, every regular member's data has its recorded digest,
+// the entry's members are those of the archive it is named after, and no temporary file
+// is left.
+func checkCache(dir string, w world) []string {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	bySHA := map[string]*spec{}
+	for _, vs := range w {
+		for _, s := range vs {
+			bySHA[s.sha] = s
+		}
+	}
+	c, err := fetch.OpenCache(dir)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	entries, err := c.List()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	for _, e := range entries {
+		s := bySHA[e.SHA256]
+		if s == nil || e.Name != s.name || e.Version != s.version {
+			bad("cache entry %s (%s %s) was never published", e.SHA256, e.Name, e.Version)
+			continue
+		}
+		ms, err := c.Members(e.SHA256)
+		if err != nil {
+			bad("cache entry %s %s: %v", s.name, s.version, err)
+			continue
+		}
+		tarFile, err := os.Open(c.Path(e.SHA256))
+		if err != nil {
+			bad("%v", err)
+			continue
+		}
+		want := s.records()
+		if len(ms) != len(want) {
+			bad("cache entry %s %s: %d members, want %d", s.name, s.version, len(ms), len(want))
+		}
+		for _, m := range ms {
+			if m.Type != tar.TypeReg {
+				continue
+			}
+			h := sha256.New()
+			if _, err := io.Copy(h, io.NewSectionReader(tarFile, m.Offset, m.Size)); err != nil || [32]byte(h.Sum(nil)) != m.SHA256 {
+				bad("cache entry %s %s: member %s: data does not match its digest (%v)", s.name, s.version, m.Name, err)
+			}
+			i, found := slices.BinarySearchFunc(want, m.Name, func(f db.File, name string) int { return strings.Compare(f.Path, name) })
+			if !found || want[i].SHA256 != m.SHA256 {
+				bad("cache entry %s %s: member %s is not the published one", s.name, s.version, m.Name)
+			}
+		}
+		tarFile.Close()
+	}
+	if left, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(left) > 0 {
+		bad("cache tmp/ not empty: %d files", len(left))
+	}
+	return problems
+}

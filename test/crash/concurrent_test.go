@@ -1,0 +1,90 @@
+package crash
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"pkg/internal/testfs"
+)
+
+// waitingLine is what pkg prints while another process holds the root.
+var waitingLine = regexp.MustCompile(`^pkg: waiting for (pid \d+ \(.*\)|another pkg process) to finish with /\S+$`)
+
+// TestConcurrent runs rounds of 8 pkg processes at once on one root and one cache:
+// installs, upgrades, downgrades, removes and fetches of packages that depend on each
+// other, starting from an empty cache. Each process succeeds or fails cleanly (only
+// "not installed" and "depends on it" refusals, with waiting messages), and after each
+// round the root is consistent (as after some serial order of the commands), the database
+// passes bbolt's check and every cache entry verifies.
+func TestConcurrent(t *testing.T) {
+	mnt := testfs.Mount(t, "xfs")
+	repoDir := t.TempDir()
+	w := publish(t, repoDir, libSpec("base", "1.0"), libSpec("extra", "1.0", "base>=1.0"),
+		appSpec("a", "1", 300, "base>=1.0"), appSpec("a", "2", 300, "base>=1.0", "extra"),
+		appSpec("b", "1", 200, "base"), appSpec("c", "1", 200, "a"), appSpec("d", "1", 400))
+	e := &env{t: t, bin: buildPkg(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
+	commands := [][]string{
+		{"install", "a@1"}, {"install", "a@2"}, {"install", "b"}, {"install", "c"}, {"install", "d"},
+		{"install", "b", "d"}, {"remove", "a"}, {"remove", "c", "a"}, {"remove", "b"}, {"remove", "d"},
+		{"remove", "base"}, {"fetch", "a@2"}, {"fetch", "d"}, {"list"}, {"verify"},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	waits := 0
+	for round := range 4 {
+		var wg sync.WaitGroup
+		type result struct {
+			args           []string
+			stderr, stdout string
+			code           int
+		}
+		results := make([]result, 8)
+		for i := range results {
+			args := commands[rng.IntN(len(commands))]
+			if round == 0 && i < 2 {
+				args = []string{"fetch", "a@2"} // two fetches of one package into an empty cache
+			}
+			wg.Go(func() {
+				var o, er bytes.Buffer
+				c := e.command(append([]string{"--lock-timeout", "2m"}, args...)...)
+				c.Stdout, c.Stderr = &o, &er
+				c.Run()
+				results[i] = result{args, er.String(), o.String(), c.ProcessState.ExitCode()}
+			})
+		}
+		wg.Wait()
+		var ran []string
+		for _, r := range results {
+			ran = append(ran, strings.Join(r.args, " "))
+			var errs []string
+			for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+				switch {
+				case line == "", strings.HasPrefix(line, "pkg: warning: "):
+				case waitingLine.MatchString(line):
+					waits++
+				default:
+					errs = append(errs, line)
+				}
+			}
+			clean := r.code == 0 && len(errs) == 0 || r.code == 1 && len(errs) == 1 &&
+				(strings.Contains(errs[0], ": not installed") || strings.Contains(errs[0], " depends on it"))
+			if !clean {
+				t.Errorf("round %d: pkg %s: exit %d\nstdout:\n%s\nstderr:\n%s", round, strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
+			}
+		}
+		st, problems := checkRoot(e.root, w)
+		problems = append(problems, checkCache(e.cache, w)...)
+		for _, p := range problems {
+			t.Errorf("after round %d: %s", round, p)
+		}
+		t.Logf("round %d: %s -> installed %v", round, strings.Join(ran, "; "), st)
+	}
+	if waits == 0 {
+		t.Errorf("no process said it was waiting for another")
+	}
+	t.Logf("%d waiting messages", waits)
+}

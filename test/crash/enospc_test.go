@@ -1,0 +1,215 @@
+package crash
+
+import (
+	"archive/tar"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/internal/testfs"
+)
+
+// smallSpec builds a package of n files of 1 to 4000 bytes: each costs a block that
+// staging writes, so a full filesystem stops it midway.
+func smallSpec(name, v string, n int) *spec {
+	s := &spec{name: name, version: v, members: []member{{name: "data", typ: tar.TypeDir, mode: 0o755}}}
+	for i := range n {
+		s.members = append(s.members, member{name: fmt.Sprintf("data/%04d", i), typ: tar.TypeReg, mode: 0o644, data: content(i, 8+len(v), 1+i*37%4000)})
+	}
+	return s
+}
+
+// TestENOSPC runs installs, an upgrade and fetches on an XFS filesystem that runs out of
+// space: filled before the command, so that staging fails midway, or filled the moment
+// staging is done, so that the commit fails. Each fails naming the package, the operation
+// and the path, and leaves the root, the database and the cache as they were, with no
+// staging and no temporary file; once the space is freed the same commands work.
+func TestENOSPC(t *testing.T) {
+	mnt := testfs.Mount(t, "xfs")
+	repoDir := t.TempDir()
+	w := publish(t, repoDir, libSpec("lib", "1.0"), appSpec("app", "1", 400, "lib>=1.0"), appSpec("app", "2", 400, "lib>=1.0"),
+		smallSpec("many", "1", 3000), smallSpec("many", "1.1", 3000), appSpec("big", "1", 1500))
+	e := &env{t: t, bin: buildPkg(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
+	filler := filepath.Join(mnt, "filler")
+	e.ok("install", "app@1")
+	e.ok("fetch", "many@1", "app@2")
+	e.ok("fetch", "many@1.1")
+
+	type attempt struct {
+		setup []string // run first, with space
+		args  []string
+		leave int64 // bytes left free
+		late  bool  // fill when staging is done, not before the command
+		want  string
+	}
+	attempts := []attempt{
+		{nil, []string{"install", "many@1"}, 64 << 10, false, "install many 1: "},
+		{nil, []string{"install", "many@1"}, 2 << 20, false, "install many 1: "},
+		{nil, []string{"install", "many@1"}, 6 << 20, false, "install many 1: "},
+		{nil, []string{"install", "app@2"}, 256 << 10, false, "install app 2: "},
+		{nil, []string{"install", "many@1"}, 64 << 10, true, "install many 1: "},
+		{nil, []string{"install", "app@2"}, 64 << 10, true, "install app 2: "},
+		{nil, []string{"fetch", "big"}, 2 << 20, false, "fetch big 1 from "},
+		{nil, []string{"install", "big"}, 4 << 20, false, "fetch big 1 from "},
+		{[]string{"install", "many@1"}, []string{"install", "many@1.1"}, 64 << 10, true, "install many 1.1: "},
+		{nil, []string{"install", "many@1.1"}, 4 << 20, false, "install many 1.1: "},
+	}
+	for _, a := range attempts {
+		if a.setup != nil {
+			e.ok(a.setup...)
+		}
+		name := fmt.Sprintf("%s/leave=%dK/late=%v", strings.Join(a.args, " "), a.leave>>10, a.late)
+		rootBefore, cacheBefore := tree(t, e.root), tree(t, e.cache)
+		stBefore, problems := checkRoot(e.root, w)
+		for _, p := range problems {
+			t.Fatalf("%s: before: %s", name, p)
+		}
+		stderr, code := e.runFull(a.args, filler, a.leave, a.late)
+		if err := os.Remove(filler); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: exit %d: %s", name, code, strings.TrimSpace(stderr))
+		if code != 1 || !strings.Contains(stderr, "pkg: "+a.want) || !strings.Contains(stderr, "no space left on device") ||
+			!strings.Contains(stderr, "/") && !strings.Contains(stderr, "member ") {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 and an error naming %q, the operation, the path and ENOSPC", name, code, stderr, a.want)
+		}
+		if strings.Contains(stderr, "panic") || strings.Count(errorLines(stderr), "\n") != 1 {
+			t.Errorf("%s: stderr is not one error line: %q", name, stderr)
+		}
+		sameTree(t, name+": root", tree(t, e.root), rootBefore)
+		sameTree(t, name+": cache", tree(t, e.cache), cacheBefore)
+		e.ok("list")
+		st, problems := checkRoot(e.root, w)
+		for _, p := range problems {
+			t.Errorf("%s: %s", name, p)
+		}
+		if !maps.Equal(st, stBefore) {
+			t.Errorf("%s: installed %v, was %v", name, st, stBefore)
+		}
+	}
+	e.ok("install", "many@1.1", "app@2", "big")
+	st, problems := checkRoot(e.root, w)
+	for _, p := range problems {
+		t.Errorf("after freeing space: %s", p)
+	}
+	if want := (state{"lib": "1.0", "app": "2", "many": "1.1", "big": "1"}); !maps.Equal(st, want) {
+		t.Errorf("after freeing space: installed %v, want %v", st, want)
+	}
+	for _, p := range checkCache(e.cache, w) {
+		t.Errorf("cache: %s", p)
+	}
+}
+
+// runFull runs pkg with args after filling the filesystem of path to leave bytes, or, when
+// late, fills it the moment staging is done (the staged tree's top gets its mode), with
+// pkg stopped meanwhile.
+func (e *env) runFull(args []string, path string, leave int64, late bool) (stderr string, code int) {
+	t := e.t
+	if !late {
+		if err := testfs.Fill(path, leave); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code = e.run(args...)
+		return stderr, code
+	}
+	wt, err := watch(e.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	c := e.command(args...)
+	c.Stderr = &out
+	filled := make(chan error, 1)
+	wt.on = func(_ int64, wd int32, mask uint32) {
+		if wd != wt.wd[".pkg/staging"] || mask&unix.IN_ATTRIB == 0 || len(filled) > 0 {
+			return
+		}
+		c.Process.Signal(syscall.SIGSTOP)
+		filled <- testfs.Fill(path, leave)
+		c.Process.Signal(syscall.SIGCONT)
+	}
+	go wt.run()
+	if err := c.Run(); err != nil && c.ProcessState == nil {
+		t.Fatal(err)
+	}
+	wt.close()
+	select {
+	case err := <-filled:
+		if err != nil {
+			t.Fatal(err)
+		}
+	default:
+		if err := testfs.Fill(path, 0); err != nil { // so the caller has a file to remove
+			t.Fatal(err)
+		}
+		t.Errorf("pkg %v: staging never completed", args)
+	}
+	return out.String(), c.ProcessState.ExitCode()
+}
+
+// errorLines returns the lines of stderr that are not warnings or notes.
+func errorLines(stderr string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(stderr, "\n") {
+		if l != "" && !strings.HasPrefix(l, "pkg: warning: ") && !strings.HasPrefix(l, "pkg: note: ") {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
+// tree describes every entry under dir except the database files, for before/after checks.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == ".pkg/db" || rel == ".pkg/db.owner" {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		got[rel] = fmt.Sprintf("%v %d", info.Mode(), info.Size())
+		if info.IsDir() {
+			got[rel] = info.Mode().String()
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(p)
+			got[rel] += " -> " + target
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func sameTree(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	n := 0
+	for p, w := range want {
+		if got[p] != w && n < 10 {
+			t.Errorf("%s: %s is %q, want %q", what, p, got[p], w)
+			n++
+		}
+	}
+	for p, g := range got {
+		if _, ok := want[p]; !ok && n < 10 {
+			t.Errorf("%s: unexpected %s (%s)", what, p, g)
+			n++
+		}
+	}
+}

@@ -1,0 +1,295 @@
+package crash
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/db"
+	"pkg/internal/testfs"
+)
+
+var (
+	iterations = flag.Int("iterations", 0, "TestKill: commands to kill -9 (default 30 under CI=true, else the test is skipped)")
+	seed       = flag.Uint64("seed", 0, "TestKill: random seed (default: from the clock)")
+	appFiles   = flag.Int("files", 2500, "TestKill: files in each version of the big package")
+)
+
+// eventShare is the share of kills timed by the root's inotify events rather than by the
+// clock: they land next to the commit protocol's steps (a database write, a rename), which
+// a delay spread over the whole command rarely hits. Half of them aim at the intent.
+const eventShare = 0.4
+
+// TestKill runs install, upgrade, downgrade and remove as child processes on an XFS root,
+// kills each with SIGKILL at a random moment, then runs "pkg list" and checks every
+// invariant of the commit protocol. Run it longer with
+//
+//	go test ./test/crash -run TestKill -v -iterations 300
+func TestKill(t *testing.T) {
+	n := *iterations
+	if n == 0 && os.Getenv("CI") == "true" {
+		n = 30
+	}
+	if n == 0 {
+		t.Skip("pass -iterations N to run (CI=true runs 30)")
+	}
+	start := time.Now()
+	mnt := testfs.Mount(t, "xfs")
+	repoDir := t.TempDir()
+	w := publish(t, repoDir, libSpec("lib", "1.0"), appSpec("app", "1", *appFiles, "lib>=1.0"), appSpec("app", "2", *appFiles, "lib>=1.0"))
+	e := &env{t: t, bin: buildPkg(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
+	s := *seed
+	if s == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	k := &killer{e: e, w: w, rng: rand.New(rand.NewPCG(s, s>>1)), cur: state{},
+		dur: map[string]time.Duration{}, events: map[string]int64{}, phases: map[string]int{}}
+	e.ok("list")
+	e.ok("fetch", "app@1")
+	e.ok("fetch", "app@2")
+	for _, kind := range []string{"install", "upgrade", "downgrade", "remove", "install"} {
+		o := k.opOf(kind)
+		if kind == "install" {
+			o = op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}}
+		}
+		k.step(o, noKill)
+	}
+	t.Logf("seed %d; uninterrupted: %v; inotify events: %v", s, k.dur, k.events)
+	for range n {
+		o := k.next()
+		switch f := k.rng.Float64(); {
+		case f < eventShare/2:
+			k.step(o, byIntent)
+		case f < eventShare:
+			k.step(o, byEvent)
+		default:
+			k.step(o, byClock)
+		}
+	}
+	problems := checkCache(e.cache, w)
+	k.violations += len(problems)
+	for _, p := range problems {
+		t.Errorf("cache: %s", p)
+	}
+	t.Logf("%d iterations, %d killed, %d completed before the kill; kills by phase: %v; violations: %d; wall time %v",
+		n, k.killed, n-k.killed, k.phases, k.violations, time.Since(start).Round(time.Second))
+	if k.violations > 0 {
+		t.Errorf("%d violations", k.violations)
+	}
+}
+
+// killer runs commands against one root and kills them.
+type killer struct {
+	e          *env
+	w          world
+	rng        *rand.Rand
+	cur        state
+	dur        map[string]time.Duration // uninterrupted run time by kind of command
+	events     map[string]int64         // inotify events of an uninterrupted run, by kind
+	phases     map[string]int
+	killed     int
+	violations int
+	iter       int
+}
+
+type op struct {
+	kind  string // install, upgrade, downgrade, remove
+	args  []string
+	after state // what a run to the end installs
+}
+
+type killMode int
+
+const (
+	noKill killMode = iota
+	byClock
+	byEvent
+	byIntent
+)
+
+// next picks a command that changes what is installed.
+func (k *killer) next() op {
+	switch app := k.cur["app"]; {
+	case app == "" && k.cur["lib"] != "" && k.rng.IntN(3) == 0:
+		return op{"remove", []string{"remove", "lib"}, state{}}
+	case app == "":
+		return k.opOf("install")
+	case k.rng.IntN(2) == 0:
+		return k.opOf("remove")
+	case app == "1":
+		return k.opOf("upgrade")
+	default:
+		return k.opOf("downgrade")
+	}
+}
+
+func (k *killer) opOf(kind string) op {
+	switch kind {
+	case "install":
+		v := []string{"1", "2"}[k.rng.IntN(2)]
+		return op{kind, []string{"install", "app@" + v}, state{"app": v, "lib": "1.0"}}
+	case "upgrade":
+		return op{kind, []string{"install", "app@2"}, state{"app": "2", "lib": "1.0"}}
+	case "downgrade":
+		return op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}}
+	}
+	// Both orders: pkg removes dependents first whatever the order given.
+	if k.rng.IntN(2) == 0 {
+		return op{kind, []string{"remove", "lib", "app"}, state{}}
+	}
+	return op{kind, []string{"remove", "app", "lib"}, state{}}
+}
+
+// step runs o, killing it as mode says, then runs "pkg list" and checks the root.
+func (k *killer) step(o op, mode killMode) {
+	t := k.e.t
+	k.iter++
+	before := maps.Clone(k.cur)
+	wt, err := watch(k.e.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	c := k.e.command(o.args...)
+	c.Stdout, c.Stderr = &out, &out
+	kill := func() { c.Process.Signal(syscall.SIGKILL) }
+	how := "never"
+	var timer *time.Timer
+	start := time.Now()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	switch mode {
+	case byClock:
+		d := time.Duration(k.rng.Float64() * 1.1 * float64(k.dur[o.kind]))
+		how = "after " + d.String()
+		timer = time.AfterFunc(d, kill)
+	case byEvent:
+		at := 1 + k.rng.Int64N(max(k.events[o.kind], 1))
+		how = fmt.Sprintf("at inotify event %d of %d", at, k.events[o.kind])
+		wt.on = func(n int64, _ int32, _ uint32) {
+			if n == at {
+				kill()
+			}
+		}
+	case byIntent:
+		// The intent is the first database write after staging is done (the staged
+		// tree gets its mode) or the trash entry is made.
+		at, armed, seen := 1+k.rng.IntN(3), false, 0
+		how = fmt.Sprintf("at database write %d after staging", at)
+		wt.on = func(_ int64, wd int32, mask uint32) {
+			switch {
+			case wd == wt.wd[".pkg/staging"] && mask&unix.IN_ATTRIB != 0, wd == wt.wd[".pkg/trash"] && mask&unix.IN_CREATE != 0:
+				armed = true
+			case armed && wd == wt.wd[".pkg/db"]:
+				if seen++; seen == at {
+					kill()
+				}
+			}
+		}
+	}
+	go wt.run()
+	c.Wait()
+	elapsed := time.Since(start)
+	if timer != nil {
+		timer.Stop()
+	}
+	time.Sleep(10 * time.Millisecond) // let the last events arrive
+	events := wt.close()
+	ws := c.ProcessState.Sys().(syscall.WaitStatus)
+	phase := "completed"
+	if ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		k.killed++
+		phase = k.phase(before, o.after)
+	} else if code := c.ProcessState.ExitCode(); code != 0 {
+		k.violate(o, how, fmt.Sprintf("exit %d without a kill:\n%s", code, out.String()))
+	} else if mode == noKill || how != "never" {
+		k.dur[o.kind], k.events[o.kind] = elapsed, events
+	}
+	if mode != noKill {
+		k.phases[phase]++
+	}
+	if _, stderr, code := k.e.run("--lock-timeout", "20s", "list"); code != 0 || strings.Contains(stderr, "waiting") {
+		k.violate(o, how, fmt.Sprintf("next command: exit %d: %s", code, stderr))
+	}
+	got, problems := checkRoot(k.e.root, k.w)
+	for name := range mergeKeys(before, o.after, got) {
+		if v := got[name]; v != before[name] && v != o.after[name] {
+			problems = append(problems, fmt.Sprintf("%s is at %q, neither %q before nor %q after", name, v, before[name], o.after[name]))
+		}
+	}
+	for _, p := range problems {
+		k.violate(o, how+", phase "+phase, p)
+	}
+	k.cur = got
+}
+
+func (k *killer) violate(o op, how, what string) {
+	k.violations++
+	if k.violations <= 20 {
+		k.e.t.Errorf("iteration %d: pkg %s killed %s: %s", k.iter, strings.Join(o.args, " "), how, what)
+	}
+}
+
+func mergeKeys(ss ...state) map[string]bool {
+	m := map[string]bool{}
+	for _, s := range ss {
+		for k := range s {
+			m[k] = true
+		}
+	}
+	return m
+}
+
+// phase tells from what a killed command left behind where it was: "intent" (intent
+// recorded, tree not yet renamed), "renamed" (renamed, not yet recorded), "start" (nothing
+// changed yet), "stage" (a staging or trash entry and no intent), "finish" (all recorded
+// and cleaned up) or "recorded" (some package recorded, the rest or the cleanup pending).
+func (k *killer) phase(before, after state) string {
+	d, err := db.Open(filepath.Join(k.e.root, ".pkg", "db"), db.Options{Timeout: 10 * time.Second})
+	if err != nil {
+		k.e.t.Fatal(err)
+	}
+	ins, err1 := d.Intents()
+	ps, err2 := d.List()
+	d.Close()
+	if err1 != nil || err2 != nil {
+		k.e.t.Fatal(err1, err2)
+	}
+	for _, in := range ins {
+		var st unix.Stat_t
+		exists := unix.Lstat(filepath.Join(k.e.root, "pkgs", in.Name), &st) == nil
+		if in.Op == "install" && exists && st.Ino == in.Inode || in.Op == "remove" && !exists {
+			return "renamed"
+		}
+		return "intent"
+	}
+	now := state{}
+	for _, p := range ps {
+		now[p.Name] = p.Version
+	}
+	left := false
+	for _, dir := range []string{".pkg/staging", ".pkg/trash"} {
+		ents, _ := os.ReadDir(filepath.Join(k.e.root, dir))
+		left = left || len(ents) > 0
+	}
+	switch {
+	case maps.Equal(now, before) && !left:
+		return "start"
+	case maps.Equal(now, before):
+		return "stage"
+	case maps.Equal(now, after) && !left:
+		return "finish"
+	}
+	return "recorded"
+}

@@ -1,0 +1,170 @@
+package trust
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+const (
+	publicPrefix = "pkg-ed25519:"
+	secretPrefix = "pkg-ed25519-secret:"
+)
+
+// PublicKey is a publisher's key, as pkg trusts it: optionally bound to one repository.
+type PublicKey struct {
+	key  ed25519.PublicKey
+	Repo string // the only repository name the key may sign, or "" for any
+}
+
+// ParsePublicKey parses "[REPO=]pkg-ed25519:<base64>".
+func ParsePublicKey(s string) (PublicKey, error) {
+	var k PublicKey
+	text := s
+	if !strings.HasPrefix(s, publicPrefix) {
+		name, rest, ok := strings.Cut(s, "=")
+		if !ok || name == "" || !strings.HasPrefix(rest, publicPrefix) {
+			return k, fmt.Errorf("trust: key %.80q is not [REPO=]%s<base64>", s, publicPrefix)
+		}
+		k.Repo, text = name, rest
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(text[len(publicPrefix):])
+	if err != nil || len(raw) != ed25519.PublicKeySize {
+		return k, fmt.Errorf("trust: key %.80q: want %s and the base64 of %d bytes", s, publicPrefix, ed25519.PublicKeySize)
+	}
+	k.key = raw
+	return k, nil
+}
+
+// ParseKeys parses trusted keys separated by commas, spaces or newlines; "#" starts a
+// comment that runs to the end of its line.
+func ParseKeys(text string) ([]PublicKey, error) {
+	var keys []PublicKey
+	for line := range strings.Lines(text) {
+		line, _, _ = strings.Cut(line, "#")
+		for _, f := range strings.FieldsFunc(line, isKeySeparator) {
+			k, err := ParsePublicKey(f)
+			if err != nil {
+				return nil, err
+			}
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
+
+func isKeySeparator(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' }
+
+// ID names the key in messages and signature files: the first 8 bytes of the sha256 of
+// the public key, in hex.
+func (k PublicKey) ID() string { return keyID(k.key) }
+
+func keyID(pub ed25519.PublicKey) string {
+	sum := sha256.Sum256(pub)
+	return hex.EncodeToString(sum[:8])
+}
+
+// String returns the key as ParsePublicKey reads it.
+func (k PublicKey) String() string {
+	s := publicPrefix + base64.StdEncoding.EncodeToString(k.key)
+	if k.Repo != "" {
+		s = k.Repo + "=" + s
+	}
+	return s
+}
+
+// PrivateKey is a publisher's signing key.
+type PrivateKey struct {
+	key ed25519.PrivateKey
+}
+
+// GenerateKey returns a new signing key.
+func GenerateKey() (PrivateKey, error) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return PrivateKey{}, fmt.Errorf("trust: generate key: %w", err)
+	}
+	return PrivateKey{priv}, nil
+}
+
+// Public returns the key that verifies k's signatures, bound to no repository.
+func (k PrivateKey) Public() PublicKey { return PublicKey{key: k.key.Public().(ed25519.PublicKey)} }
+
+// WriteKeyFile writes k to a new file at path, readable by its owner only. It refuses to
+// replace an existing file: a signing key lost is a repository its users must re-trust.
+func WriteKeyFile(path string, k PrivateKey) error {
+	if err := writeNew(path, k.marshal()); err != nil {
+		return fmt.Errorf("trust: write key: %w", err)
+	}
+	return nil
+}
+
+func (k PrivateKey) marshal() []byte {
+	pub := k.Public()
+	return fmt.Appendf(nil, "# pkg signing key %s: %s\n%s%s\n", pub.ID(), pub,
+		secretPrefix, base64.StdEncoding.EncodeToString(k.key.Seed()))
+}
+
+// ReadKeyFile reads a signing key written by WriteKeyFile.
+func ReadKeyFile(path string) (PrivateKey, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return PrivateKey{}, fmt.Errorf("trust: read key: %w", err)
+	}
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		seed, err := base64.StdEncoding.Strict().DecodeString(strings.TrimPrefix(line, secretPrefix))
+		if !strings.HasPrefix(line, secretPrefix) || err != nil || len(seed) != ed25519.SeedSize {
+			break
+		}
+		return PrivateKey{ed25519.NewKeyFromSeed(seed)}, nil
+	}
+	return PrivateKey{}, fmt.Errorf("trust: %s is not a pkg signing key (%s<base64 of %d bytes>)", path, secretPrefix, ed25519.SeedSize)
+}
+
+// writeNew writes data to a new file at path, mode 0600: a temporary file in the same
+// directory, synced, then linked to path, which fails if path exists.
+func writeNew(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*") // mode 0600
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Link(f.Name(), path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s exists: remove it first if you mean to replace that key", path)
+		}
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

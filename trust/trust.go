@@ -1,0 +1,222 @@
+// Package trust signs repository indexes and decides whether to believe one. It trusts
+// the publisher's key, never the transport: no mirror, proxy or stale copy can make pkg
+// accept an index the publisher did not sign, an older one in place of one accepted
+// before, an expired one, or another repository's. It knows nothing of HTTP, caches or
+// databases: callers bring the bytes and what they accepted before.
+//
+// Formats, version 1, each line UTF-8 text:
+//
+//	public key      pkg-ed25519:<base64 of the 32-byte ed25519 public key>
+//	trusted key     [REPO=]<public key>, REPO being the only repository name it may sign
+//	key id          the first 8 bytes of the sha256 of the 32-byte public key, in hex
+//	key file        "# pkg signing key <key id>: <public key>" (a comment), then
+//	                pkg-ed25519-secret:<base64 of the 32-byte ed25519 seed>; mode 0600
+//	index.json.sig  per signature, "pkg-sig 1 <key id> <base64 of the 64-byte ed25519
+//	                signature of index.json's exact bytes>"; lines of a later format
+//	                ("pkg-sig 2 ...") are skipped
+//
+// A signed index carries, inside the signed bytes, the repository's name, a version that
+// grows with every signing and an expiry time (repo.Meta). Verify checks the signature
+// over the raw bytes first, then that meta, then the indexes accepted before; only then
+// may the caller parse the packages with repo.Parse.
+package trust
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"pkg/repo"
+)
+
+// Why an index is refused; an *Error wraps one of these.
+var (
+	ErrUnsigned     = errors.New("trust: index not signed")
+	ErrUntrusted    = errors.New("trust: index not signed by a trusted key")
+	ErrBadSignature = errors.New("trust: bad signature")
+	ErrMalformed    = errors.New("trust: signed index malformed")
+	ErrWrongName    = errors.New("trust: index of another repository")
+	ErrExpired      = errors.New("trust: index expired")
+	ErrRollback     = errors.New("trust: index older than one accepted before")
+	ErrReused       = errors.New("trust: index version reused for different contents")
+)
+
+// Error is an index refused: which repository, and why.
+type Error struct {
+	Repo string // the repository's location
+	Err  error  // one of the Err values above
+	msg  string
+}
+
+func (e *Error) Error() string { return "trust: repository " + e.Repo + ": " + e.msg }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func refuse(repo string, kind error, format string, args ...any) *Error {
+	return &Error{Repo: repo, Err: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// Policy says which indexes to believe. With no keys, any index is accepted unverified
+// unless RequireSigned; with keys, every index must verify with one of them, so that
+// removing a signature cannot pass for an unsigned repository.
+type Policy struct {
+	Keys          []PublicKey
+	RequireSigned bool // refuse an index no trusted key verifies, even with no keys
+	AllowExpired  bool // accept an expired index, as a copy kept for offline use
+}
+
+// Record is an index accepted: what a later index of the repository must not roll back.
+type Record struct {
+	Location string // the repository's location
+	Name     string
+	Version  uint64
+	SHA256   string // of the index's exact bytes, in hex
+}
+
+// Result is how an index passed. Unless Verified, only Location and SignedBy are set.
+type Result struct {
+	Record
+	KeyID    string    // the trusted key that verified the index
+	Expires  time.Time // when the index goes stale
+	Expired  bool      // past Expires, accepted because the policy allows it
+	SignedBy []string  // unverified: the key ids of a signature file nobody trusts
+}
+
+// Verified reports whether a trusted key verified the index.
+func (r Result) Verified() bool { return r.KeyID != "" }
+
+// Verify decides whether to believe index, the exact bytes of the index.json of the
+// repository at location, given its index.json.sig (nil if it has none) and the indexes
+// of that repository accepted before. It refuses with an *Error.
+func (p Policy) Verify(location string, index, sig []byte, known ...Record) (Result, error) {
+	return p.verify(location, index, sig, known, time.Now())
+}
+
+func (p Policy) verify(loc string, index, sig []byte, known []Record, now time.Time) (Result, error) {
+	if len(p.Keys) == 0 {
+		return p.unverified(loc, sig)
+	}
+	keys, err := p.signers(loc, index, sig)
+	if err != nil {
+		return Result{}, err
+	}
+	meta, err := repo.ParseMeta(index)
+	if err != nil {
+		return Result{}, refuse(loc, ErrMalformed, "signed index: %v", err)
+	}
+	if meta.Name == "" || meta.Version == 0 || meta.Expires.IsZero() {
+		return Result{}, refuse(loc, ErrMalformed, "signed index lacks its name, version or expires")
+	}
+	key, err := bound(loc, keys, meta.Name)
+	if err != nil {
+		return Result{}, err
+	}
+	sum := sha256.Sum256(index)
+	res := Result{Record: Record{Location: loc, Name: meta.Name, Version: meta.Version, SHA256: hex.EncodeToString(sum[:])},
+		KeyID: key.ID(), Expires: meta.Expires, Expired: now.After(meta.Expires)}
+	if res.Expired && !p.AllowExpired {
+		return Result{}, refuse(loc, ErrExpired, "index version %d expired at %s", meta.Version, meta.Expires.UTC().Format(time.RFC3339))
+	}
+	for _, k := range known {
+		if err := res.Record.Follows(k); err != nil {
+			return Result{}, err
+		}
+	}
+	return res, nil
+}
+
+// unverified accepts an index without keys to verify it, unless signatures are required.
+func (p Policy) unverified(loc string, sig []byte) (Result, error) {
+	res := Result{Record: Record{Location: loc}}
+	if sig != nil {
+		sigs, err := parseSignatures(sig)
+		if err != nil && p.RequireSigned {
+			return Result{}, refuse(loc, ErrBadSignature, "bad signature: %s: %v", repo.SignatureName, err)
+		}
+		for _, s := range sigs {
+			res.SignedBy = append(res.SignedBy, s.keyID)
+		}
+	}
+	switch {
+	case !p.RequireSigned:
+		return res, nil
+	case sig == nil:
+		return Result{}, refuse(loc, ErrUnsigned, "index is not signed (no %s), and signatures are required", repo.SignatureName)
+	}
+	return Result{}, refuse(loc, ErrUntrusted, "index is signed by key %s, but no key is trusted and signatures are required",
+		strings.Join(res.SignedBy, ", "))
+}
+
+// signers returns the trusted keys whose signatures of index verify.
+func (p Policy) signers(loc string, index, sig []byte) ([]PublicKey, error) {
+	if sig == nil {
+		return nil, refuse(loc, ErrUnsigned, "index is not signed (no %s), but keys are trusted for it", repo.SignatureName)
+	}
+	sigs, err := parseSignatures(sig)
+	if err != nil {
+		return nil, refuse(loc, ErrBadSignature, "bad signature: %s: %v", repo.SignatureName, err)
+	}
+	var good []PublicKey
+	var ids, bad []string
+	for _, s := range sigs {
+		ids = append(ids, s.keyID)
+		for _, k := range p.Keys {
+			switch {
+			case k.ID() != s.keyID:
+			case ed25519.Verify(k.key, index, s.sig):
+				good = append(good, k)
+			default:
+				bad = append(bad, s.keyID)
+			}
+		}
+	}
+	switch {
+	case len(good) > 0:
+		return good, nil
+	case len(bad) > 0:
+		return nil, refuse(loc, ErrBadSignature, "bad signature: the signature by key %s does not match index.json (%d bytes), so the index or its signature changed after signing",
+			strings.Join(bad, ", "), len(index))
+	}
+	return nil, refuse(loc, ErrUntrusted, "index is signed by key %s, which is not trusted (trusted: %s)",
+		strings.Join(ids, ", "), strings.Join(p.ids(), ", "))
+}
+
+func (p Policy) ids() []string {
+	ids := make([]string, len(p.Keys))
+	for i, k := range p.Keys {
+		ids[i] = k.ID()
+	}
+	return ids
+}
+
+// bound returns the first of keys that may sign the repository name.
+func bound(loc string, keys []PublicKey, name string) (PublicKey, error) {
+	for _, k := range keys {
+		if k.Repo == "" || k.Repo == name {
+			return k, nil
+		}
+	}
+	return PublicKey{}, refuse(loc, ErrWrongName, "index is for repository %q, but key %s is trusted only for repository %q",
+		name, keys[0].ID(), keys[0].Repo)
+}
+
+// Follows reports, with an *Error, why r may not replace prev, an index of the same
+// location accepted before: another repository's name, a lower version, or the same
+// version with other bytes.
+func (r Record) Follows(prev Record) error {
+	switch {
+	case r.Name != prev.Name:
+		return refuse(r.Location, ErrWrongName, "index is for repository %q, but this location served repository %q before",
+			r.Name, prev.Name)
+	case r.Version < prev.Version:
+		return refuse(r.Location, ErrRollback, "index version %d is older than version %d, accepted before", r.Version, prev.Version)
+	case r.Version == prev.Version && r.SHA256 != prev.SHA256:
+		return refuse(r.Location, ErrReused, "index version %d differs from the version %d accepted before (sha256 %.16s, was %.16s)",
+			r.Version, prev.Version, r.SHA256, prev.SHA256)
+	}
+	return nil
+}

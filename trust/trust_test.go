@@ -1,0 +1,219 @@
+package trust
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const loc = "https://example.com/repo/"
+
+var now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func newKey(t testing.TB) PrivateKey {
+	t.Helper()
+	k, err := GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// index returns an index of the given meta with one package.
+func index(name string, version int, expires time.Time) []byte {
+	return fmt.Appendf(nil, `{"format": 1, "name": %q, "version": %d, "expires": %q, "packages": [
+		{"name": "a", "version": "1", "archive": "a.tar", "size": 1, "sha256": "%s"}]}`,
+		name, version, expires.Format(time.RFC3339), strings.Repeat("ab", 32))
+}
+
+func boundTo(k PrivateKey, repo string) PublicKey {
+	pub := k.Public()
+	pub.Repo = repo
+	return pub
+}
+
+func TestVerify(t *testing.T) {
+	good, other := newKey(t), newKey(t)
+	later := now.Add(time.Hour)
+	ix := index("demo", 5, later)
+	sig := Sign(ix, good)
+	accepted, err := Policy{Keys: []PublicKey{good.Public()}}.verify(loc, ix, sig, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := accepted.Record
+	tampered := bytes.Replace(ix, []byte(`"size": 1`), []byte(`"size": 2`), 1)
+	badSig := Sign([]byte("another index"), good) // well formed, by the trusted key, of other bytes
+	older := index("demo", 4, later)
+	reused := index("demo", 5, later.Add(time.Minute))
+	renamed := index("other", 6, later)
+	expired := index("demo", 6, now.Add(-time.Second))
+	noMeta := []byte(`{"format": 1, "packages": []}`)
+	trusted := []PublicKey{good.Public()}
+	tests := []struct {
+		name     string
+		p        Policy
+		ix, sig  []byte
+		known    []Record
+		want     error  // nil: accepted
+		contains string // in the error
+	}{
+		{"good", Policy{Keys: trusted}, ix, sig, []Record{prev}, nil, ""},
+		{"newer", Policy{Keys: trusted}, index("demo", 6, later), Sign(index("demo", 6, later), good), []Record{prev}, nil, ""},
+		{"second signature trusted", Policy{Keys: trusted}, ix, append(Sign(ix, other), sig...), nil, nil, ""},
+		{"unsigned, no keys", Policy{}, ix, nil, nil, nil, ""},
+		{"unsigned, required", Policy{RequireSigned: true}, ix, nil, nil, ErrUnsigned, "signatures are required"},
+		{"signed, no keys, required", Policy{RequireSigned: true}, ix, sig, nil, ErrUntrusted, good.Public().ID()},
+		{"signature removed", Policy{Keys: trusted}, ix, nil, nil, ErrUnsigned, "no index.json.sig"},
+		{"wrong key", Policy{Keys: trusted}, ix, Sign(ix, other), nil, ErrUntrusted, other.Public().ID() + ", which is not trusted"},
+		{"tampered index", Policy{Keys: trusted}, tampered, sig, nil, ErrBadSignature, "does not match"},
+		{"bad signature", Policy{Keys: trusted}, ix, badSig, nil, ErrBadSignature, "signature by key " + good.Public().ID() + " does not match"},
+		{"garbage signature", Policy{Keys: trusted}, ix, []byte("hello\n"), nil, ErrBadSignature, "line 1"},
+		{"no meta", Policy{Keys: trusted}, noMeta, Sign(noMeta, good), nil, ErrMalformed, "lacks"},
+		{"expired", Policy{Keys: trusted}, expired, Sign(expired, good), nil, ErrExpired, "expired at 2026-01-02T03:04:04Z"},
+		{"expired, allowed", Policy{Keys: trusted, AllowExpired: true}, expired, Sign(expired, good), nil, nil, ""},
+		{"rollback", Policy{Keys: trusted}, older, Sign(older, good), []Record{prev}, ErrRollback, "version 4 is older than version 5"},
+		{"same version, other bytes", Policy{Keys: trusted}, reused, Sign(reused, good), []Record{prev}, ErrReused, "version 5 differs"},
+		{"another repository", Policy{Keys: trusted}, renamed, Sign(renamed, good), []Record{prev}, ErrWrongName, `"other"`},
+		{"key bound to another repository", Policy{Keys: []PublicKey{boundTo(good, "main")}}, ix, sig, nil, ErrWrongName, `trusted only for repository "main"`},
+		{"key bound to this repository", Policy{Keys: []PublicKey{boundTo(good, "demo")}}, ix, sig, nil, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := tt.p.verify(loc, tt.ix, tt.sig, tt.known, now)
+			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+				t.Fatalf("verify: %v, want %v", err, tt.want)
+			}
+			if err != nil {
+				var e *Error
+				if !errors.As(err, &e) || e.Repo != loc || !strings.Contains(err.Error(), loc) || !strings.Contains(err.Error(), tt.contains) {
+					t.Errorf("error %q: want an *Error naming %s and containing %q", err, loc, tt.contains)
+				}
+				if res.Verified() {
+					t.Errorf("refused, yet verified: %+v", res)
+				}
+				return
+			}
+			if len(tt.p.Keys) > 0 != res.Verified() {
+				t.Errorf("verified %v with %d keys", res.Verified(), len(tt.p.Keys))
+			}
+		})
+	}
+}
+
+func TestVerifyResult(t *testing.T) {
+	k := newKey(t)
+	ix := index("demo", 7, now.Add(-time.Hour))
+	res, err := Policy{Keys: []PublicKey{k.Public()}, AllowExpired: true}.verify(loc, ix, Sign(ix, k), nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Location != loc || res.Name != "demo" || res.Version != 7 || len(res.SHA256) != 64 || res.KeyID != k.Public().ID() || !res.Expired {
+		t.Errorf("result %+v", res)
+	}
+	res, err = Policy{}.verify(loc, ix, Sign(ix, k), nil, now)
+	if err != nil || res.Verified() || len(res.SignedBy) != 1 || res.SignedBy[0] != k.Public().ID() || res.Location != loc {
+		t.Errorf("unverified result %+v, %v", res, err)
+	}
+}
+
+func TestParseKeys(t *testing.T) {
+	a, b := newKey(t).Public(), newKey(t).Public()
+	text := fmt.Sprintf("# publishers\n%s  # main\ndemo=%s,\t%s\r\n", a, b, a)
+	keys, err := ParseKeys(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 3 || keys[0].String() != a.String() || keys[1].Repo != "demo" || keys[1].ID() != b.ID() || keys[2].Repo != "" {
+		t.Errorf("ParseKeys: %v", keys)
+	}
+	if got := keys[1].String(); got != "demo="+b.String() {
+		t.Errorf("String: %q", got)
+	}
+	for _, bad := range []string{"pkg-ed25519:", "pkg-ed25519:AAAA", "ssh-ed25519 AAAA", "=" + a.String(), "x=y", a.String() + "A"} {
+		if _, err := ParseKeys(bad); err == nil {
+			t.Errorf("ParseKeys(%q): no error", bad)
+		}
+	}
+}
+
+func TestKeyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "key")
+	k := newKey(t)
+	if err := WriteKeyFile(path, k); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("key file mode %v, %v; want 0600", info.Mode(), err)
+	}
+	got, err := ReadKeyFile(path)
+	if err != nil || got.Public().String() != k.Public().String() {
+		t.Errorf("ReadKeyFile: %v, %v", got.Public(), err)
+	}
+	if err := WriteKeyFile(path, newKey(t)); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Errorf("WriteKeyFile over an existing key: %v", err)
+	}
+	if again, _ := ReadKeyFile(path); again.Public().String() != k.Public().String() {
+		t.Error("the existing key was replaced")
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
+		t.Errorf("%d files left, want the key only", len(ents))
+	}
+	if err := os.WriteFile(path+".pub", []byte(k.Public().String()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadKeyFile(path + ".pub"); err == nil {
+		t.Error("ReadKeyFile read a public key as a signing key")
+	}
+}
+
+func TestSignatureFile(t *testing.T) {
+	a, b := newKey(t), newKey(t)
+	data := Sign([]byte("x"), a, b)
+	sigs, err := parseSignatures(data)
+	if err != nil || len(sigs) != 2 || sigs[0].keyID != a.Public().ID() || sigs[1].keyID != b.Public().ID() {
+		t.Fatalf("parseSignatures: %v, %v", sigs, err)
+	}
+	future := append([]byte("pkg-sig 2 whatever comes next\n"), data...)
+	if sigs, err := parseSignatures(future); err != nil || len(sigs) != 2 {
+		t.Errorf("with a later format's line: %v, %v", sigs, err)
+	}
+	for _, bad := range []string{"", "\n", "pkg-sig 2 x\n", "pkg-sig 1 abc AAAA\n", string(data) + "trailing\n", strings.Repeat("x", MaxSignatureSize+1)} {
+		if _, err := parseSignatures([]byte(bad)); err == nil {
+			t.Errorf("parseSignatures(%.40q): no error", bad)
+		}
+	}
+}
+
+func FuzzParseSignatures(f *testing.F) {
+	f.Add(Sign([]byte("x"), newKey(f)))
+	f.Add([]byte("pkg-sig 2 x\npkg-sig 1 0011223344556677 AAAA\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sigs, err := parseSignatures(data)
+		if err == nil && len(sigs) == 0 {
+			t.Error("no error and no signature")
+		}
+	})
+}
+
+func FuzzParseKeys(f *testing.F) {
+	f.Add("demo=" + newKey(f).Public().String() + ", # c\n" + newKey(f).Public().String())
+	f.Fuzz(func(t *testing.T, text string) {
+		keys, err := ParseKeys(text)
+		if err != nil {
+			return
+		}
+		for _, k := range keys {
+			again, err := ParsePublicKey(k.String())
+			if err != nil || again.String() != k.String() {
+				t.Errorf("%q does not round-trip: %v", k.String(), err)
+			}
+		}
+	})
+}
