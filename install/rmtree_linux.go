@@ -18,7 +18,7 @@ const direntBufSize = 32 << 10
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, direntBufSize); return &b }}
 
 // removeTree deletes the tree at path. Each subdirectory of the top is emptied by one of a few
-// workers, relative to directory descriptors, reading names with getdents64 into a pooled
+// workers (one on XFS and btrfs), relative to directory descriptors, reading names with getdents64 into a pooled
 // buffer that is given back at the end of each directory; files are unlinked as they are read.
 func removeTree(path string) error {
 	if _, ok := inode(path); !ok {
@@ -32,7 +32,7 @@ func removeTree(path string) error {
 	var sub []string
 	err = emptyDirAt(parent, filepath.Base(path), func(name string) { sub = append(sub, name) })
 	if err == nil {
-		err = removeSubdirs(path, sub)
+		err = removeSubdirs(path, sub, removeWorkers(parent))
 	}
 	if err == nil {
 		err = rmdirAt(parent, filepath.Base(path))
@@ -43,8 +43,22 @@ func removeTree(path string) error {
 	return nil
 }
 
-// removeSubdirs removes the named subdirectories of dir on a few goroutines.
-func removeSubdirs(dir string, names []string) error {
+const xfsMagic = 0x58465342
+
+// removeWorkers is how many goroutines remove a tree on the filesystem of fd. Parallel
+// unlinks contend on XFS's log and btrfs's tree locks: removing an installed kernel tree
+// (80k files) took 2.9 s with one worker and 3.9 s with two on XFS, 1.7 s and 2.5 s on
+// btrfs (twice the system time); on ext4 two workers took 5.3-6.5 s where one took 9.1-9.7.
+func removeWorkers(fd int) int {
+	var st unix.Statfs_t
+	if unix.Fstatfs(fd, &st) == nil && (st.Type == xfsMagic || st.Type == btrfsMagic) {
+		return 1
+	}
+	return min(runtime.GOMAXPROCS(0), 4)
+}
+
+// removeSubdirs removes the named subdirectories of dir on up to workers goroutines.
+func removeSubdirs(dir string, names []string, workers int) error {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -53,7 +67,7 @@ func removeSubdirs(dir string, names []string) error {
 	work := make(chan string)
 	errs := make(chan error, len(names))
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), 4, len(names)) {
+	for range min(workers, len(names)) {
 		wg.Go(func() {
 			for name := range work {
 				errs <- removeAt(fd, name)

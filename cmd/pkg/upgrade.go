@@ -12,23 +12,23 @@ func upgradeCommand() *cli.Command {
 		Name:  "upgrade",
 		Usage: "move installed packages to the newest versions the other installed packages allow",
 		Description: "With names, only those packages and the installed packages they depend on move;\n" +
-			"the rest stay as they are and their depends constrain the upgrade. Each package is\n" +
-			"swapped in atomically, after all are staged.",
+			"the rest stay as they are and their depends constrain the upgrade. All are staged,\n" +
+			"then swapped in together: the root holds all the new versions or none.",
 		ArgsUsage: "[NAME...]",
 		Action:    upgradeAction,
 	}
 }
 
 func upgradeAction(c *cli.Context) error {
-	f, ix, err := openFetcher(c)
-	if err != nil {
-		return err
-	}
 	root, err := openRoot(c)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
+	f, ix, err := openFetcherIn(c, root) // the root's accepted index bounds a rollback
+	if err != nil {
+		return err
+	}
 	recs, err := root.DB().List()
 	if err != nil {
 		return err

@@ -19,7 +19,9 @@ var waitingLine = regexp.MustCompile(`^pkg: waiting for (pid \d+ \(.*\)|another 
 // installs, upgrades, downgrades, removes and fetches of packages that depend on each
 // other, starting from an empty cache. Each process succeeds or fails cleanly (only
 // "not installed" and "depends on it" refusals, with waiting messages), and after each
-// round the root is consistent (as after some serial order of the commands), the database
+// round: some serial order of the round's commands, replayed on a model of pkg, gives every
+// command its observed outcome and ends in the state the root records; the root keeps
+// every invariant of the commit protocol (checkRoot, including verify); the database
 // passes bbolt's check and every cache entry verifies.
 func TestConcurrent(t *testing.T) {
 	mnt := testfs.Mount(t, "xfs")
@@ -33,6 +35,8 @@ func TestConcurrent(t *testing.T) {
 		{"install", "b", "d"}, {"remove", "a"}, {"remove", "c", "a"}, {"remove", "b"}, {"remove", "d"},
 		{"remove", "base"}, {"fetch", "a@2"}, {"fetch", "d"}, {"list"}, {"verify"},
 	}
+	m := newModel(t, repoDir, w)
+	before := state{}
 	rng := rand.New(rand.NewPCG(1, 2))
 	waits := 0
 	for round := range 4 {
@@ -58,8 +62,11 @@ func TestConcurrent(t *testing.T) {
 		}
 		wg.Wait()
 		var ran []string
+		var cmds [][]string
+		var ok []bool
 		for _, r := range results {
 			ran = append(ran, strings.Join(r.args, " "))
+			cmds, ok = append(cmds, r.args), append(ok, r.code == 0)
 			var errs []string
 			for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
 				switch {
@@ -81,7 +88,12 @@ func TestConcurrent(t *testing.T) {
 		for _, p := range problems {
 			t.Errorf("after round %d: %s", round, p)
 		}
-		t.Logf("round %d: %s -> installed %v", round, strings.Join(ran, "; "), st)
+		order, found := m.serialOrder(before, cmds, ok, st)
+		if !found {
+			t.Errorf("round %d: no serial order of %q from %v gives the outcomes %v and ends at %v", round, ran, before, ok, st)
+		}
+		t.Logf("round %d: %s -> installed %v, as in the serial order %v", round, strings.Join(ran, "; "), st, order)
+		before = st
 	}
 	if waits == 0 {
 		t.Errorf("no process said it was waiting for another")

@@ -1,0 +1,122 @@
+package crash
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"pkg/repo"
+)
+
+// model replays pkg commands on a state, for checking that concurrent runs end as some
+// serial order of them would: install resolves against the published index and sets every
+// resolved package's version; remove refuses a name not installed or one another installed
+// package depends on; every other command changes nothing.
+type model struct {
+	w       world
+	ix      *repo.Index
+	resolve map[string]state // install arguments → what they resolve to
+}
+
+func newModel(t *testing.T, repoDir string, w world) *model {
+	data, err := os.ReadFile(filepath.Join(repoDir, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := repo.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &model{w: w, ix: ix, resolve: map[string]state{}}
+}
+
+// apply returns the state after args, and whether the command succeeds there.
+func (m *model) apply(s state, args []string) (state, bool) {
+	switch args[0] {
+	case "install":
+		next := maps.Clone(s)
+		for n, v := range m.resolved(args[1:]) {
+			next[n] = v
+		}
+		return next, true
+	case "remove":
+		names := args[1:]
+		for _, n := range names {
+			if _, ok := s[n]; !ok {
+				return s, false
+			}
+		}
+		for n, v := range s {
+			if slices.Contains(names, n) {
+				continue
+			}
+			for _, d := range m.w[n][v].depends {
+				if r, err := repo.ParseRequirement(d); err == nil && slices.Contains(names, r.Name) {
+					return s, false
+				}
+			}
+		}
+		next := maps.Clone(s)
+		for _, n := range names {
+			delete(next, n)
+		}
+		return next, true
+	}
+	return s, true
+}
+
+func (m *model) resolved(args []string) state {
+	key := filepath.Join(args...)
+	if s, ok := m.resolve[key]; ok {
+		return s
+	}
+	var reqs []repo.Requirement
+	for _, a := range args {
+		r, err := repo.ParseRequirement(a)
+		if err != nil {
+			panic(err)
+		}
+		reqs = append(reqs, r)
+	}
+	pkgs, err := m.ix.Resolve(reqs)
+	if err != nil {
+		panic(err)
+	}
+	s := state{}
+	for _, p := range pkgs {
+		s[p.Name] = p.Version
+	}
+	m.resolve[key] = s
+	return s
+}
+
+// serialOrder looks for an order of cmds that, run one at a time from before, gives every
+// command its observed outcome (ok) and ends at after; it returns the order found.
+func (m *model) serialOrder(before state, cmds [][]string, ok []bool, after state) ([]int, bool) {
+	used := make([]bool, len(cmds))
+	var order []int
+	var search func(s state) bool
+	search = func(s state) bool {
+		if len(order) == len(cmds) {
+			return maps.Equal(s, after)
+		}
+		for i := range cmds {
+			if used[i] {
+				continue
+			}
+			next, succeeded := m.apply(s, cmds[i])
+			if succeeded != ok[i] {
+				continue
+			}
+			used[i], order = true, append(order, i)
+			if search(next) {
+				return true
+			}
+			used[i], order = false, order[:len(order)-1]
+		}
+		return false
+	}
+	return order, search(before)
+}
