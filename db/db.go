@@ -100,15 +100,7 @@ func Open(path string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("db: open %s: %w", path, err)
 	}
-	err = b.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket} {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := initBuckets(b); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("db: init %s: %w", path, err)
 	}
@@ -116,6 +108,31 @@ func Open(path string, o Options) (*DB, error) {
 	// Best effort: the owner file only helps a waiting process say whom it waits for.
 	os.WriteFile(d.owner, []byte(ownerText(o.Owner)), 0o644)
 	return d, nil
+}
+
+var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket}
+
+// initBuckets creates the buckets a new database lacks. It writes only when one is missing:
+// a write transaction costs two fdatasyncs even when it changes nothing.
+func initBuckets(b *bolt.DB) error {
+	missing := false
+	b.View(func(tx *bolt.Tx) error {
+		for _, name := range buckets {
+			missing = missing || tx.Bucket(name) == nil
+		}
+		return nil
+	})
+	if !missing {
+		return nil
+	}
+	return b.Update(func(tx *bolt.Tx) error {
+		for _, name := range buckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func ownerText(desc string) string {
