@@ -17,9 +17,9 @@ const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_N
 const openat2Retries = 8
 
 // openBeneath opens name, a slash-separated path relative to dirfd, with flags, failing
-// with ELOOP when any component is a symlink and with EXDEV when the path leaves dirfd.
-// On kernels without openat2 (before 5.6) it walks the path one O_NOFOLLOW component at a
-// time.
+// (ELOOP, or ENOTDIR from the walk) when any component is a symlink and with EXDEV when the
+// path leaves dirfd. Where openat2 is missing or filtered it walks the path one O_NOFOLLOW
+// component at a time.
 func openBeneath(dirfd int, name string, flags int) (int, error) {
 	how := unix.OpenHow{Flags: uint64(flags | unix.O_NOFOLLOW | unix.O_CLOEXEC), Resolve: beneath}
 	for range openat2Retries {
@@ -27,7 +27,8 @@ func openBeneath(dirfd int, name string, flags int) (int, error) {
 		switch {
 		case err == nil:
 			return fd, nil
-		case errors.Is(err, unix.ENOSYS):
+		case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
+			// Kernels before 5.6, and seccomp filters older than openat2 (EPERM).
 			return openWalk(dirfd, name, flags)
 		case !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR):
 			return -1, &os.PathError{Op: "openat2", Path: name, Err: err}

@@ -3,6 +3,7 @@ package install
 import (
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,13 +35,17 @@ func (r *Root) CommitAll(staged ...*Staged) ([]*Result, error) {
 	}
 	for i, s := range staged {
 		if err := r.swapIn(s.dir, r.pkgDir(s.rec.Name)); err != nil {
-			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoAll(ins, i)))
+			uerr := r.undoAll(ins, i)
+			if uerr != nil {
+				keep(staged)
+			}
+			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, uerr))
 		}
 	}
 	// From here a failed fsync or write is not retried (see rollback): the trees go back and
 	// the intents stay for the next start to complete.
 	if err := r.syncDir(r.path("pkgs")); err != nil {
-		return nil, installError(staged, errors.Join(err, r.rollbackAll(ins)))
+		return nil, installError(staged, errors.Join(err, r.rollbackAll(staged, ins)))
 	}
 	now := time.Now().UTC()
 	recs, files := make([]*db.Package, len(staged)), make([][]db.File, len(staged))
@@ -49,7 +54,11 @@ func (r *Root) CommitAll(staged ...*Staged) ([]*Result, error) {
 		recs[i], files[i] = s.rec, s.files
 	}
 	if err := r.db.CommitAll(recs, files); err != nil {
-		return nil, installError(staged, errors.Join(err, r.rollbackAll(ins)))
+		if r.recorded(ins) {
+			keep(staged)
+			return nil, installError(staged, err)
+		}
+		return nil, installError(staged, errors.Join(err, r.rollbackAll(staged, ins)))
 	}
 	results := make([]*Result, len(staged))
 	for i, s := range staged {
@@ -57,6 +66,33 @@ func (r *Root) CommitAll(staged ...*Staged) ([]*Result, error) {
 		results[i] = s.res
 	}
 	return results, r.syncBins()
+}
+
+// keep leaves staged trees to the next start (reconcile) instead of Discard: after a
+// failure past the intents, one of them may be the only copy of a tree the database still
+// describes, or may describe again once an unsynced write is lost.
+func keep(staged []*Staged) {
+	for _, s := range staged {
+		s.keep = true
+	}
+}
+
+// recorded reports whether none of ins is pending any more: a database write that failed
+// after its meta page was written (in its last fdatasync) may have committed, and then
+// the trees must not go back under the new records.
+func (r *Root) recorded(ins []db.Intent) bool {
+	pending, err := r.db.Intents()
+	if err != nil {
+		return false
+	}
+	for _, p := range pending {
+		for _, in := range ins {
+			if p.Name == in.Name && p.Staging == in.Staging {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // installError names the packages of a commit that failed as a whole.
@@ -72,6 +108,17 @@ func installError(staged []*Staged, err error) error {
 // the intents of its commit.
 func (r *Root) intents(staged []*Staged) ([]db.Intent, error) {
 	ins := make([]db.Intent, len(staged))
+	provider := make(map[string]string) // command → the staged package providing it
+	for _, s := range staged {
+		for _, b := range s.rec.Bin {
+			cmd := path.Base(b)
+			if other, ok := provider[cmd]; ok && other != s.rec.Name {
+				return nil, fmt.Errorf("install %s %s: command %q is also provided by %s, installed with it",
+					s.rec.Name, s.rec.Version, cmd, other)
+			}
+			provider[cmd] = s.rec.Name
+		}
+	}
 	for i, s := range staged {
 		if old, err := r.db.Get(s.rec.Name); err == nil {
 			s.res.Previous = old.Version
@@ -92,7 +139,7 @@ func (r *Root) intents(staged []*Staged) ([]db.Intent, error) {
 // undoAll puts back the trees of the first n intents, whose swaps were done, and clears
 // every intent: nothing failed that a retry could mask.
 func (r *Root) undoAll(ins []db.Intent, n int) error {
-	if err := r.rollbackAll(ins[:n]); err != nil {
+	if err := r.rollbackAll(nil, ins[:n]); err != nil {
 		return err
 	}
 	var errs []error
@@ -102,11 +149,16 @@ func (r *Root) undoAll(ins []db.Intent, n int) error {
 	return errors.Join(errs...)
 }
 
-// rollbackAll puts back the trees of ins, the last swapped first, leaving the intents.
-func (r *Root) rollbackAll(ins []db.Intent) error {
+// rollbackAll puts back the trees of ins, the last swapped first, leaving the intents. If
+// one cannot go back, the staged trees are kept for the next start.
+func (r *Root) rollbackAll(staged []*Staged, ins []db.Intent) error {
 	var errs []error
 	for _, in := range slices.Backward(ins) {
 		errs = append(errs, r.rollback(in))
 	}
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	if err != nil {
+		keep(staged)
+	}
+	return err
 }

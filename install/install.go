@@ -38,11 +38,13 @@ type Staged struct {
 	files []db.File
 	res   *Result
 	start time.Time
+	keep  bool // left to the next start: a failed commit may have made it the only copy of a tree
 }
 
 // Install installs p from the aligned tar at tarPath, replacing any installed version of it.
 // It scans the tar and reads its data for the file digests it records; Stage takes both
-// from the cache's index instead. On error the root and the database are as they were.
+// from the cache's index instead. On error the root and the database describe what was
+// installed before (a failed commit may leave an intent, which the next Open completes).
 func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
 	members, err := scanWithDigests(tarPath)
 	if err != nil {
@@ -96,7 +98,9 @@ func (r *Root) Commit(staged ...*Staged) ([]*Result, error) {
 // committed upgrade.
 func (r *Root) Discard(staged ...*Staged) {
 	for _, s := range staged {
-		removeTree(s.dir)
+		if !s.keep {
+			removeTree(s.dir)
+		}
 	}
 }
 
@@ -269,14 +273,24 @@ func (r *Root) commit(s *Staged) error {
 		return err
 	}
 	if err := r.swapIn(s.dir, r.pkgDir(name)); err != nil {
-		return errors.Join(err, r.db.ClearIntent(name))
+		cerr := r.db.ClearIntent(name)
+		s.keep = cerr != nil
+		return errors.Join(err, cerr)
 	}
 	if err := r.syncDir(r.path("pkgs")); err != nil {
-		return errors.Join(err, r.rollback(in))
+		rerr := r.rollback(in)
+		s.keep = rerr != nil
+		return errors.Join(err, rerr)
 	}
 	s.rec.Installed = time.Now().UTC()
 	if err := r.db.Commit(s.rec, s.files); err != nil {
-		return errors.Join(err, r.rollback(in))
+		if r.recorded([]db.Intent{in}) {
+			s.keep = true
+			return err
+		}
+		rerr := r.rollback(in)
+		s.keep = rerr != nil
+		return errors.Join(err, rerr)
 	}
 	return r.syncBins()
 }

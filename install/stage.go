@@ -58,6 +58,8 @@ type stager struct {
 	fallback error    // why the method is not Clone
 	cloned   atomic.Int64
 	copied   atomic.Int64
+	// noKernelCopy is set when sendfile or copy_file_range refused a small copy.
+	noKernelCopy atomic.Bool
 }
 
 // newStager opens the staging directory dir to fill it from src, of size bytes.
@@ -201,8 +203,8 @@ func groupByDir(members []tarutil.Member, skip int) [][]int32 {
 	return groups
 }
 
-// links creates hardlinks, once every file exists, and symlinks, last, so that no member is
-// ever written through one.
+// links creates hardlinks and symlinks, in member order, once every file and directory
+// exists, so that no member is ever written through a symlink.
 func (s *stager) links(members []tarutil.Member) error {
 	for i := range members {
 		m := &members[i]
@@ -309,16 +311,17 @@ func (w *worker) file(dirfd int, name string, m *tarutil.Member) error {
 	return err
 }
 
-// fill moves a member's data into fd by the install's method. Data a clone cannot cover
-// (files under a block, XFS tails) move inside the kernel too, by sendfile into a new file
-// and copy_file_range after a clone: never through this process, whose resident set then
-// stays small however large the tar.
+// fill moves a member's data into fd by the install's method. Unless that is Copy, data a
+// clone cannot cover (files under a block, XFS tails) move inside the kernel too, by
+// sendfile into a new file and copy_file_range after a clone, so the process's resident
+// set stays small however large the tar; where the kernel refuses those calls, they are
+// copied (see small).
 func (w *worker) fill(fd int, m *tarutil.Member) error {
 	switch {
 	case w.s.method == Copy:
 		return w.copy(fd, m.Offset, 0, m.Size)
 	case m.Size < tarutil.Alignment:
-		return w.send(fd, m.Offset, m.Size)
+		return w.small(fd, m.Offset, 0, m.Size, true)
 	case w.s.method == CopyFileRange:
 		return w.copyRange(fd, m.Offset, 0, m.Size)
 	}
@@ -334,7 +337,30 @@ func (w *worker) fill(fd int, m *tarutil.Member) error {
 		w.cloned -= n - m.Size
 		return os.NewSyscallError("ftruncate", unix.Ftruncate(fd, m.Size))
 	}
-	return w.copyRange(fd, m.Offset+n, n, m.Size-n)
+	return w.small(fd, m.Offset+n, n, m.Size-n, false)
+}
+
+// small copies the n < 4 KiB bytes of the tar at off into fd at dstOff: with sendfile into
+// a new file, with copy_file_range after a clone, or, once the kernel has refused either
+// for a reason that will not change (isFallback), through a buffer for the rest of the
+// install.
+func (w *worker) small(fd int, off, dstOff, n int64, empty bool) error {
+	if n == 0 {
+		return nil
+	}
+	if !w.s.noKernelCopy.Load() {
+		var err error
+		if empty {
+			err = w.send(fd, off, n)
+		} else {
+			err = w.copyRange(fd, off, dstOff, n)
+		}
+		if !isFallback(err) {
+			return err
+		}
+		w.s.noKernelCopy.Store(true)
+	}
+	return w.copy(fd, off, dstOff, n)
 }
 
 func (w *worker) clone(fd int, off, n int64) error {

@@ -221,7 +221,15 @@ func (j *verifyJob) add(p, kind, what string) {
 	j.problems = append(j.problems, Problem{Package: j.tree.pkg.Name, Version: j.tree.pkg.Version, Path: p, Kind: kind, What: what})
 }
 
+// run checks one job; its errors name the package.
 func (c *fileChecker) run(j *verifyJob) error {
+	if err := c.runJob(j); err != nil {
+		return fmt.Errorf("verify %s %s: %w", j.tree.pkg.Name, j.tree.pkg.Version, err)
+	}
+	return nil
+}
+
+func (c *fileChecker) runJob(j *verifyJob) error {
 	flags := unix.O_PATH | unix.O_DIRECTORY
 	if j.list {
 		flags = unix.O_RDONLY | unix.O_DIRECTORY

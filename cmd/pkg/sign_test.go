@@ -324,6 +324,16 @@ func TestSignedVerified(t *testing.T) {
 	if got := dbState(t, e); !strings.Contains(got, "repository true {Location:"+r.url+"/ Name:demo Version:1 SHA256:") {
 		t.Errorf("database: %s", got)
 	}
+	// Without the key, the root that accepted the signed index refuses to install from it.
+	before := dbState(t, e)
+	_, stderr, code := e.pkg("install", "fortunes")
+	if code != 1 || !strings.Contains(stderr, r.url+"/: index not verified: this root installed from its signed index (version 1) before") ||
+		!strings.Contains(stderr, "pkg: hint: pass the publisher's key") {
+		t.Errorf("install without the key after a signed install: exit %d, stderr:\n%s", code, stderr)
+	}
+	if got := dbState(t, e); got != before {
+		t.Errorf("database changed by the refused install:\n%s\nwas\n%s", got, before)
+	}
 
 	env := newEnv(t, t.TempDir(), r.url)
 	other, _ := r.publisher().ok("repo", "keygen", "-o", filepath.Join(t.TempDir(), "other"))
@@ -344,7 +354,7 @@ func TestSignedVerified(t *testing.T) {
 	if _, stderr := file.ok("--require-signed", "install", "hello"); strings.Contains(stderr, "warning") {
 		t.Errorf("trusted-keys file: stderr %q", stderr)
 	}
-	_, stderr, code := file.pkg("--trusted-key", "pkg-ed25519:nonsense", "search")
+	_, stderr, code = file.pkg("--trusted-key", "pkg-ed25519:nonsense", "search")
 	if code != 2 || !strings.Contains(stderr, "--trusted-key") {
 		t.Errorf("a malformed --trusted-key: exit %d, %q", code, stderr)
 	}

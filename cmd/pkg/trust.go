@@ -54,8 +54,9 @@ func trustPolicy(c *cli.Context) (trust.Policy, error) {
 // Commands without a root (search, fetch, lock) take no root lock: the cache's last
 // verified copy of the index, checked again against the trusted keys, is then the only
 // index a new one may not roll back, and nothing is recorded in any root. That is enough:
-// they install nothing, and cached archives are named by sha256; an install checks the
-// index again, against its root's record, before it installs anything (fetcher.accept).
+// they install nothing, and cached archives are named by sha256; install and upgrade check
+// the index again, against the root's record, before they install anything
+// (fetcher.accept); sync installs by the lockfile's sha256s, whatever the index says.
 func openFetcherIn(c *cli.Context, root *install.Root) (*fetcher, *repo.Index, error) {
 	src, err := openSource(c)
 	if err != nil {
@@ -85,15 +86,24 @@ func openFetcherIn(c *cli.Context, root *install.Root) (*fetcher, *repo.Index, e
 
 // accept records in root that it accepted the fetcher's index, when a trusted key
 // verified it, before anything from that index is installed. It refuses an index the
-// root's record forbids, which a fetcher opened without the root could not check.
+// root's record forbids, which a fetcher opened without the root could not check: one
+// older than the record, and an unverified one from a repository whose signed index the
+// root accepted before (run without its key, pkg would otherwise only warn).
 func (f *fetcher) accept(root *install.Root) error {
 	res := f.index
-	if !res.Verified() {
-		return nil
+	if res.Location == "" {
+		return nil // sync: the lockfile's sha256s are what it trusts
 	}
 	prev, ok, err := root.DB().Repo(res.Location)
 	if err != nil {
 		return err
+	}
+	if !res.Verified() {
+		if ok {
+			return fmt.Errorf("repository %s: %w: this root installed from its signed index (version %d) before",
+				res.Location, errNotVerified, prev.Version)
+		}
+		return nil
 	}
 	if ok {
 		if record(prev) == res.Record {
@@ -133,11 +143,15 @@ func warn(c *cli.Context, format string, args ...any) {
 	fmt.Fprintf(c.App.ErrWriter, "pkg: warning: "+format+"\n", args...)
 }
 
+// errNotVerified refuses an unverified index of a repository a root accepted signed before.
+var errNotVerified = errors.New("index not verified")
+
 // trustHints say what to do about each refusal of an index.
 var trustHints = []struct {
 	err  error
 	hint string
 }{
+	{errNotVerified, "pass the publisher's key with --trusted-key or in the root's .pkg/trusted-keys (if the repository really stopped signing, run 'pkg --repo URL repo forget')"},
 	{trust.ErrUnsigned, "ask the publisher to sign the repository (pkg repo sign); if it is signed, something on the way removed its index.json.sig"},
 	{trust.ErrUntrusted, "get the publisher's public key (pkg-ed25519:...) from them and pass it with --trusted-key, or add it to the root's .pkg/trusted-keys; if they changed keys, trust the new one"},
 	{trust.ErrBadSignature, "the index or its signature was altered after signing, or a cache on the way holds a stale one: try again, or another mirror, and tell the publisher if it persists"},
