@@ -28,8 +28,9 @@ func (d *DB) SetIntents(ins []Intent) error {
 	})
 }
 
-// CommitAll is Commit of several packages in one transaction: files[i] are those of ps[i].
-func (d *DB) CommitAll(ps []*Package, files [][]File) error {
+// CommitAll is Commit of several packages and Delete of others in one transaction: files[i]
+// are those of ps[i].
+func (d *DB) CommitAll(ps []*Package, files [][]File, remove []string) error {
 	vs := make([][]byte, len(ps))
 	for i, p := range ps {
 		v, err := json.Marshal(p)
@@ -38,7 +39,18 @@ func (d *DB) CommitAll(ps []*Package, files [][]File) error {
 		}
 		vs[i] = v
 	}
-	return d.update(fmt.Sprintf("record %d packages", len(ps)), func(tx *bolt.Tx) error {
+	what := fmt.Sprintf("record %d packages", len(ps))
+	if len(remove) > 0 {
+		what += fmt.Sprintf(" and delete %d", len(remove))
+	}
+	return d.update(what, func(tx *bolt.Tx) error {
+		for _, name := range remove {
+			for _, b := range [][]byte{filesBucket, pkgsBucket, intentsBucket} {
+				if err := tx.Bucket(b).Delete([]byte(name)); err != nil {
+					return err
+				}
+			}
+		}
 		for i, p := range ps {
 			if err := tx.Bucket(filesBucket).Put([]byte(p.Name), encodeFiles(files[i])); err != nil {
 				return err

@@ -14,20 +14,12 @@ import (
 // binTarget is where <root>/bin/<command> points for a package's declared bin path.
 func binTarget(pkg, bin string) string { return "../pkgs/" + pkg + "/" + path.Clean(bin) }
 
-// checkBins refuses p when one of its commands is provided by another installed package or
-// is a file pkg does not manage.
+// checkBins refuses p when one of its commands is a file pkg does not manage. Whether
+// another package provides it is checked at commit (checkApply), which knows what else
+// the commit installs and removes.
 func (r *Root) checkBins(p repo.Package) error {
-	all, err := r.db.List()
-	if err != nil {
-		return err
-	}
 	for _, b := range p.Bin {
 		cmd := path.Base(b)
-		for _, q := range all {
-			if q.Name != p.Name && containsBin(q.Bin, cmd) {
-				return fmt.Errorf("command %q is already provided by package %s", cmd, q.Name)
-			}
-		}
 		t, err := os.Readlink(r.path("bin", cmd))
 		if err == nil && strings.HasPrefix(t, "../pkgs/") || errors.Is(err, os.ErrNotExist) {
 			continue

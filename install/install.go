@@ -85,6 +85,9 @@ func (r *Root) Commit(staged ...*Staged) ([]*Result, error) {
 	}
 	var results []*Result
 	for _, s := range staged {
+		if err := r.checkApply([]*Staged{s}, nil); err != nil {
+			return results, err
+		}
 		if err := r.commit(s); err != nil {
 			return results, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, err)
 		}

@@ -62,7 +62,8 @@ type installer struct {
 	f         *fetcher
 	root      *install.Root
 	requested []repo.Requirement
-	noted     bool // the copy fallback has been reported
+	noted     bool     // the copy fallback has been reported
+	remove    []string // packages to remove in the same commit (sync)
 }
 
 // run fetches every package that is not installed as resolved, --jobs at once, stages
@@ -85,7 +86,7 @@ func (in *installer) run(pkgs []repo.Package) error {
 
 // apply records that the root accepted the index todo comes from, then fetches todo,
 // --jobs at once, stages each as soon as it is in the cache, and once all are staged
-// commits them all or none.
+// commits them, and removes in.remove, all or none.
 func (in *installer) apply(todo []repo.Package) error {
 	if err := in.f.accept(in.root); err != nil {
 		return err
@@ -103,9 +104,14 @@ func (in *installer) apply(todo []repo.Package) error {
 		in.root.Discard(slices.DeleteFunc(staged, func(s *install.Staged) bool { return s == nil })...)
 		return err
 	}
-	results, err := in.root.CommitAll(staged...)
+	results, err := in.root.Apply(staged, in.remove)
 	for _, res := range results {
 		in.report(res)
+	}
+	if err == nil {
+		for _, name := range in.remove {
+			say(in.c, "removed %s", name)
+		}
 	}
 	return err
 }

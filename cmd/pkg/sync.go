@@ -29,7 +29,7 @@ func syncCommand() *cli.Command {
 }
 
 // syncAction checks the lockfile, compares it with the root and, when they differ, stages
-// every package to install, commits them all after one sync, then removes the extras.
+// every package to install, then commits them and removes the extras together.
 // Nothing but the lockfile and the database is read when they agree.
 func syncAction(c *cli.Context) error {
 	path := c.String("file")
@@ -111,8 +111,8 @@ func checkFrozen(c *cli.Context, l *repo.Lock, path string) error {
 	return nil
 }
 
-// applyPlan installs and replaces what plan says, fetching each archive from the
-// repository the lockfile names unless --repo names another, then removes the extras.
+// applyPlan installs, replaces and removes what plan says in one commit, fetching each
+// archive from the repository the lockfile names unless --repo names another.
 func applyPlan(c *cli.Context, root *install.Root, plan *install.Plan, lockRepo string) error {
 	src, err := openSource(c)
 	if err != nil {
@@ -125,18 +125,6 @@ func applyPlan(c *cli.Context, root *install.Root, plan *install.Plan, lockRepo 
 	for i, p := range plan.Install {
 		plan.Install[i] = src.Relocate(p, lockRepo)
 	}
-	in := &installer{c: c, f: &fetcher{c: c, src: src, cache: cache}, root: root}
-	if err := in.apply(plan.Install); err != nil {
-		return err
-	}
-	if len(plan.Remove) == 0 {
-		return nil
-	}
-	if err := root.Remove(plan.Remove...); err != nil {
-		return err
-	}
-	for _, name := range plan.Remove {
-		say(c, "removed %s", name)
-	}
-	return nil
+	in := &installer{c: c, f: &fetcher{c: c, src: src, cache: cache}, root: root, remove: plan.Remove}
+	return in.apply(plan.Install)
 }

@@ -446,3 +446,38 @@ func TestSyncAllOrNothing(t *testing.T) {
 	e.ok("sync", "-f", lock)
 	e.checkInstalled("after sync", "app 1.0, lib 1.5, tool 1.0")
 }
+
+// TestSyncMovesCommand syncs a lockfile where command node moves from an installed package
+// the lockfile drops (node18) to one it adds (node20): one commit removes the one and
+// installs the other, and bin/node follows. Without --keep-extra only; with it, the clash
+// is refused and nothing changes.
+func TestSyncMovesCommand(t *testing.T) {
+	base := t.TempDir()
+	for _, name := range []string{"node18", "node20"} {
+		archive := pax(t, td("bin/"), moded(tf("bin/node", "#!/bin/sh\necho "+name+"\n"), 0o755))
+		addHostile(t, base, repo.Package{Name: name, Version: "1", Bin: []string{"bin/node"}}, archive)
+	}
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "node18")
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "node20")
+	before := tree(t, e.root)
+	_, stderr, code := e.pkg("sync", "-f", lock, "--keep-extra")
+	if code != 1 || !strings.Contains(stderr, `command "node" is already provided by package node18`) {
+		t.Errorf("sync --keep-extra: exit %d, %q", code, stderr)
+	}
+	sameTree(t, "root after a refused sync", tree(t, e.root), before)
+	out, _ := e.ok("sync", "-f", lock)
+	if !strings.Contains(out, "installed node20 1") || !strings.Contains(out, "removed node18") {
+		t.Errorf("sync: %q", out)
+	}
+	if got := e.installed(); got != "node20 1" {
+		t.Errorf("after sync: %s", got)
+	}
+	if got, err := exec.Command(filepath.Join(e.root, "bin", "node")).Output(); err != nil || string(got) != "node20\n" {
+		t.Errorf("bin/node: %q, %v", got, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(e.root, ".pkg", "trash")); len(ents) != 0 {
+		t.Errorf("trash after sync: %v", ents)
+	}
+}
