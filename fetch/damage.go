@@ -15,8 +15,9 @@ var ErrDamaged = errors.New("fetch: cached package damaged")
 
 // spotBudget is how much member data an entry's first use in a process hashes: all of a
 // small package, a sample of a large one (tarutil.SpotCheck). Installed files are checked
-// entirely by 'pkg verify'.
-const spotBudget = 8 << 20 // 8 MiB
+// entirely by 'pkg verify'. At 8 MiB the check hashed most of a 40-package, 255 MiB
+// lockfile and took a fifth of a warm sync (bench/bootstrap.sh: 324 ms, 254 ms at 1 MiB).
+const spotBudget = 1 << 20 // 1 MiB
 
 // Members returns the members of the entry with this sha256, with their data offsets and
 // digests, from its index, checked against the tar once per Cache: its size, a sample of its
