@@ -218,17 +218,6 @@ func (d *DB) Files(name string) ([]File, error) {
 	return files, err
 }
 
-// SetIntent records an intent, replacing any earlier one for the same package.
-func (d *DB) SetIntent(in Intent) error {
-	v, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	return d.update("record intent for "+in.Name, func(tx *bolt.Tx) error {
-		return tx.Bucket(intentsBucket).Put([]byte(in.Name), v)
-	})
-}
-
 // Intents returns the pending intents.
 func (d *DB) Intents() ([]Intent, error) {
 	var ins []Intent
@@ -250,33 +239,62 @@ func (d *DB) ClearIntent(name string) error {
 	})
 }
 
-// Commit records p with its files and deletes its intent, in one transaction.
-func (d *DB) Commit(p *Package, files []File) error {
-	v, err := json.Marshal(p)
-	if err != nil {
-		return err
+// SetIntents records intents in one transaction, each replacing any earlier one for the
+// same package.
+func (d *DB) SetIntents(ins []Intent) error {
+	vs := make([][]byte, len(ins))
+	for i, in := range ins {
+		v, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		vs[i] = v
 	}
-	return d.update("record "+p.Name, func(tx *bolt.Tx) error {
-		if err := tx.Bucket(filesBucket).Put([]byte(p.Name), encodeFiles(files)); err != nil {
-			return err
+	return d.update(fmt.Sprintf("record %d intents", len(ins)), func(tx *bolt.Tx) error {
+		for i, in := range ins {
+			if err := tx.Bucket(intentsBucket).Put([]byte(in.Name), vs[i]); err != nil {
+				return err
+			}
 		}
-		if err := tx.Bucket(pkgsBucket).Put([]byte(p.Name), v); err != nil {
-			return err
-		}
-		return tx.Bucket(intentsBucket).Delete([]byte(p.Name))
+		return nil
 	})
 }
 
-// Delete removes the record and files of a package and its intent, in one transaction.
-func (d *DB) Delete(name string) error {
-	return d.update("delete "+name, func(tx *bolt.Tx) error {
-		if err := tx.Bucket(filesBucket).Delete([]byte(name)); err != nil {
+// Commit records packages with their files and deletes the packages named in remove, and
+// the intents of all of them, in one transaction: files[i] are those of ps[i].
+func (d *DB) Commit(ps []*Package, files [][]File, remove []string) error {
+	vs := make([][]byte, len(ps))
+	for i, p := range ps {
+		v, err := json.Marshal(p)
+		if err != nil {
 			return err
 		}
-		if err := tx.Bucket(pkgsBucket).Delete([]byte(name)); err != nil {
-			return err
+		vs[i] = v
+	}
+	what := fmt.Sprintf("record %d packages", len(ps))
+	if len(remove) > 0 {
+		what += fmt.Sprintf(" and delete %d", len(remove))
+	}
+	return d.update(what, func(tx *bolt.Tx) error {
+		for _, name := range remove {
+			for _, b := range [][]byte{filesBucket, pkgsBucket, intentsBucket} {
+				if err := tx.Bucket(b).Delete([]byte(name)); err != nil {
+					return err
+				}
+			}
 		}
-		return tx.Bucket(intentsBucket).Delete([]byte(name))
+		for i, p := range ps {
+			if err := tx.Bucket(filesBucket).Put([]byte(p.Name), encodeFiles(files[i])); err != nil {
+				return err
+			}
+			if err := tx.Bucket(pkgsBucket).Put([]byte(p.Name), vs[i]); err != nil {
+				return err
+			}
+			if err := tx.Bucket(intentsBucket).Delete([]byte(p.Name)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

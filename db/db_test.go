@@ -26,10 +26,10 @@ func TestCommitListFilesDelete(t *testing.T) {
 	p := &Package{Name: "hello", Version: "1.2.0", SHA256: "ab", Depends: []string{"libgreet>=1"}, Files: 2, Size: 10,
 		Installed: time.Unix(1700000000, 0).UTC()}
 	files := []File{{Path: "z", Type: '0', Mode: 0o644, Size: 10, SHA256: sha256.Sum256([]byte("0123456789"))}, {Path: "a", Type: '5', Mode: 0o755}}
-	if err := d.SetIntent(Intent{Op: "install", Name: "hello", Staging: "s", Inode: 7}); err != nil {
+	if err := d.SetIntents([]Intent{{Op: "install", Name: "hello", Staging: "s", Inode: 7}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Commit(p, files); err != nil {
+	if err := d.Commit([]*Package{p}, [][]File{files}, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := d.Get("hello")
@@ -44,7 +44,7 @@ func TestCommitListFilesDelete(t *testing.T) {
 	if ins, _ := d.Intents(); len(ins) != 0 {
 		t.Errorf("Commit left intents %+v", ins)
 	}
-	if err := d.Delete("hello"); err != nil {
+	if err := d.Commit(nil, nil, []string{"hello"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.Get("hello"); !errors.Is(err, ErrNotInstalled) {
@@ -85,7 +85,7 @@ func TestIntents(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
 	defer d.Close()
 	in := Intent{Op: "remove", Name: "x", Staging: ".pkg/trash/x.1"}
-	if err := d.SetIntent(in); err != nil {
+	if err := d.SetIntents([]Intent{in}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := d.Intents(); !reflect.DeepEqual(got, []Intent{in}) {

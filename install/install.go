@@ -3,12 +3,10 @@ package install
 import (
 	"archive/tar"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -54,7 +52,7 @@ func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.Commit(s)
+	res, err := r.Apply([]*Staged{s}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +60,7 @@ func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
 }
 
 // Stage builds p's tree in staging from the aligned tar at tarPath, where nothing sees it
-// until Commit. members describe the tar, with data offsets and digests, as
+// until Apply. members describe the tar, with data offsets and digests, as
 // tarutil.ReadIndex or Align give them (validated); the digests are recorded with the files.
 // Several packages may be staged at once, from several goroutines.
 func (r *Root) Stage(tarPath string, p repo.Package, members []tarutil.Member) (*Staged, error) {
@@ -71,30 +69,6 @@ func (r *Root) Stage(tarPath string, p repo.Package, members []tarutil.Member) (
 		return nil, fmt.Errorf("install %s %s: %w", p.Name, p.Version, err)
 	}
 	return s, nil
-}
-
-// Commit makes the staged trees durable with one sync, then commits them in order, each
-// replacing the installed version of its package. It stops at the first error, discarding
-// the packages not yet committed; those already committed stay installed.
-func (r *Root) Commit(staged ...*Staged) ([]*Result, error) {
-	defer r.Discard(staged...)
-	if len(staged) > 0 {
-		if err := r.syncfs(staged[0].dir); err != nil {
-			return nil, err
-		}
-	}
-	var results []*Result
-	for _, s := range staged {
-		if err := r.checkApply([]*Staged{s}, nil); err != nil {
-			return results, err
-		}
-		if err := r.commit(s); err != nil {
-			return results, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, err)
-		}
-		s.res.Elapsed = time.Since(s.start)
-		results = append(results, s.res)
-	}
-	return results, nil
 }
 
 // Discard removes staged trees: the new tree of an uncommitted package, the old tree of a
@@ -252,50 +226,6 @@ func (r *Root) check(p repo.Package, res *Result, members []tarutil.Member) erro
 		}
 	}
 	return r.checkBins(p)
-}
-
-// commit swaps a staged tree into place and records it. The intent is written before the
-// rename and deleted with the record, so a crash in between is undone at the next start
-// (see reconcile); a failure in between puts the old tree back and leaves the intent to
-// that start (see rollback). The caller has synced the staged tree.
-func (r *Root) commit(s *Staged) error {
-	name := s.rec.Name
-	if old, err := r.db.Get(name); err == nil {
-		s.res.Previous = old.Version
-	}
-	ino, ok := inode(s.dir)
-	if !ok {
-		return fmt.Errorf("staged tree %s is gone", s.dir)
-	}
-	if err := r.prepareLinks(s.rec); err != nil {
-		return err
-	}
-	rel, _ := filepath.Rel(r.dir, s.dir)
-	in := db.Intent{Op: "install", Name: name, Staging: rel, Inode: ino}
-	if err := r.db.SetIntent(in); err != nil {
-		return err
-	}
-	if err := r.swapIn(s.dir, r.pkgDir(name)); err != nil {
-		cerr := r.db.ClearIntent(name)
-		s.keep = cerr != nil
-		return errors.Join(err, cerr)
-	}
-	if err := r.syncDir(r.path("pkgs")); err != nil {
-		rerr := r.rollback(in)
-		s.keep = rerr != nil
-		return errors.Join(err, rerr)
-	}
-	s.rec.Installed = time.Now().UTC()
-	if err := r.db.Commit(s.rec, s.files); err != nil {
-		if r.recorded([]db.Intent{in}) {
-			s.keep = true
-			return err
-		}
-		rerr := r.rollback(in)
-		s.keep = rerr != nil
-		return errors.Join(err, rerr)
-	}
-	return r.syncBins()
 }
 
 // swapIn renames the staged tree to dst, exchanging it with the tree already there.

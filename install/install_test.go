@@ -203,7 +203,7 @@ func TestReconcileUndoesInterruptedUpgrade(t *testing.T) {
 	src.Close()
 	ino, _ := inode(staging)
 	rel, _ := filepath.Rel(rootDir, staging)
-	if err := r.db.SetIntent(db.Intent{Op: "install", Name: "tool", Staging: rel, Inode: ino}); err != nil {
+	if err := r.db.SetIntents([]db.Intent{{Op: "install", Name: "tool", Staging: rel, Inode: ino}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.swapIn(staging, r.pkgDir("tool")); err != nil {

@@ -21,7 +21,7 @@ func TestCommandClashInOneInstall(t *testing.T) {
 	e.ok("list") // creates the root
 	before := tree(t, e.root)
 	_, stderr, code := e.pkg("install", "left", "right")
-	if code != 1 || !strings.Contains(stderr, `command "x" is also provided by left`) {
+	if code != 1 || !strings.Contains(stderr, `install left 1: command "x" is also provided by right, installed with it`) {
 		t.Fatalf("install left right: exit %d, stderr %q; want a clash naming both", code, stderr)
 	}
 	sameTree(t, "root", tree(t, e.root), before)

@@ -3,6 +3,7 @@ package install
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,17 +15,14 @@ import (
 	"pkg/repo"
 )
 
-// CommitAll commits staged trees together, so that the root holds either all of them or
-// none. It is Apply without removals.
-func (r *Root) CommitAll(staged ...*Staged) ([]*Result, error) { return r.Apply(staged, nil) }
-
 // Apply commits staged trees and removes the named packages together, so that the root
 // holds either the whole change or none of it: after one sync, one transaction records an
 // intent for each, every tree is swapped in and every removed tree renamed to the trash,
 // one fsync of pkgs/ makes that durable, and one transaction records every package, deletes
 // the removed ones and clears the intents. On an error it puts every old tree back; after
 // a crash the next start does (see reconcile). It costs two transactions and one directory
-// fsync in all, where Commit and Remove pay them for each package.
+// fsync in all, however many packages change. Install, Remove, and pkg's install, upgrade,
+// sync and remove all commit through it.
 func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	defer r.Discard(staged...)
 	if len(staged) == 0 && len(remove) == 0 {
@@ -35,7 +33,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	}
 	if len(staged) > 0 {
 		if err := r.syncfs(staged[0].dir); err != nil {
-			return nil, installError(staged, err)
+			return nil, changeError(staged, remove, err)
 		}
 	}
 	ins, err := r.intents(staged)
@@ -49,7 +47,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	defer r.dropTrash(rins)
 	all := append(ins, rins...)
 	if err := r.db.SetIntents(all); err != nil {
-		return nil, installError(staged, err)
+		return nil, changeError(staged, remove, err)
 	}
 	for i, s := range staged {
 		if err := r.swapIn(s.dir, r.pkgDir(s.rec.Name)); err != nil {
@@ -64,7 +62,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	// From here a failed fsync or write is not retried (see rollback): the trees go back and
 	// the intents stay for the next start to complete.
 	if err := r.syncDir(r.path("pkgs")); err != nil {
-		return nil, installError(staged, errors.Join(err, r.rollbackAll(staged, all)))
+		return nil, changeError(staged, remove, errors.Join(err, r.rollbackAll(staged, all)))
 	}
 	now := time.Now().UTC()
 	recs, files := make([]*db.Package, len(staged)), make([][]db.File, len(staged))
@@ -72,12 +70,12 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		s.rec.Installed = now
 		recs[i], files[i] = s.rec, s.files
 	}
-	if err := r.db.CommitAll(recs, files, remove); err != nil {
+	if err := r.db.Commit(recs, files, remove); err != nil {
 		if r.recorded(all) {
 			keep(staged)
-			return nil, installError(staged, err)
+			return nil, changeError(staged, remove, err)
 		}
-		return nil, installError(staged, errors.Join(err, r.rollbackAll(staged, all)))
+		return nil, changeError(staged, remove, errors.Join(err, r.rollbackAll(staged, all)))
 	}
 	results := make([]*Result, len(staged))
 	for i, s := range staged {
@@ -94,45 +92,50 @@ func (r *Root) checkApply(staged []*Staged, remove []string) error {
 	if err != nil {
 		return err
 	}
-	final := make(map[string]*db.Package) // name → what the root would hold
+	next := make(map[string]*db.Package, len(all)+len(staged)) // what the root would hold
 	for i := range all {
-		final[all[i].Name] = &all[i]
+		next[all[i].Name] = &all[i]
 	}
 	for _, name := range remove {
-		if final[name] == nil {
+		if next[name] == nil {
 			return fmt.Errorf("remove %s: not installed", name)
 		}
-		delete(final, name)
+		delete(next, name)
 	}
 	for _, s := range staged {
-		final[s.rec.Name] = s.rec
+		next[s.rec.Name] = s.rec
 	}
-	provider := make(map[string]string) // command → the package providing it
-	for _, s := range staged {          // the new ones first, so that errors name them
-		for _, b := range s.rec.Bin {
-			cmd := path.Base(b)
-			if other, ok := provider[cmd]; ok && other != s.rec.Name {
-				return fmt.Errorf("install %s %s: command %q is also provided by %s, installed with it",
-					s.rec.Name, s.rec.Version, cmd, other)
-			}
-			provider[cmd] = s.rec.Name
+	names := slices.Sorted(maps.Keys(next))
+	providers := make(map[string][]string) // command → the packages providing it
+	for _, name := range names {
+		for _, b := range next[name].Bin {
+			providers[path.Base(b)] = append(providers[path.Base(b)], name)
 		}
 	}
+	incoming := make(map[string]bool, len(staged))
+	for _, s := range staged {
+		incoming[s.rec.Name] = true
+	}
 	for _, s := range staged {
 		for _, b := range s.rec.Bin {
 			cmd := path.Base(b)
-			for name, p := range final {
-				if name != s.rec.Name && containsBin(p.Bin, cmd) {
+			for _, other := range providers[cmd] {
+				switch {
+				case other == s.rec.Name:
+				case incoming[other]:
+					return fmt.Errorf("install %s %s: command %q is also provided by %s, installed with it",
+						s.rec.Name, s.rec.Version, cmd, other)
+				default:
 					return fmt.Errorf("install %s %s: command %q is already provided by package %s",
-						s.rec.Name, s.rec.Version, cmd, name)
+						s.rec.Name, s.rec.Version, cmd, other)
 				}
 			}
 		}
 	}
-	for name, p := range final {
-		for _, d := range p.Depends {
+	for _, name := range names {
+		for _, d := range next[name].Depends {
 			if req, err := repo.ParseRequirement(d); err == nil && slices.Contains(remove, req.Name) {
-				return fmt.Errorf("remove %s: %s %s depends on it", req.Name, name, p.Version)
+				return fmt.Errorf("remove %s: %s %s depends on it (remove %s too, or first)", req.Name, name, next[name].Version, name)
 			}
 		}
 	}
@@ -193,13 +196,20 @@ func (r *Root) recorded(ins []db.Intent) bool {
 	return true
 }
 
-// installError names the packages of a commit that failed as a whole.
-func installError(staged []*Staged, err error) error {
-	names := make([]string, len(staged))
-	for i, s := range staged {
-		names[i] = s.rec.Name + " " + s.rec.Version
+// changeError names the packages of a change that failed as a whole.
+func changeError(staged []*Staged, remove []string, err error) error {
+	var parts []string
+	if len(staged) > 0 {
+		names := make([]string, len(staged))
+		for i, s := range staged {
+			names[i] = s.rec.Name + " " + s.rec.Version
+		}
+		parts = append(parts, "install "+strings.Join(names, ", "))
 	}
-	return fmt.Errorf("install %s: %w", strings.Join(names, ", "), err)
+	if len(remove) > 0 {
+		parts = append(parts, "remove "+strings.Join(remove, ", "))
+	}
+	return fmt.Errorf("%s: %w", strings.Join(parts, "; "), err)
 }
 
 // intents notes what each staged package replaces, prepares its command links and returns
