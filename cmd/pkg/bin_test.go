@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"pkg/internal/testfs"
 	"strings"
 	"testing"
 
@@ -19,12 +20,12 @@ func TestCommandClashInOneInstall(t *testing.T) {
 	}
 	e := newEnv(t, base, filepath.Join(base, "repo"))
 	e.ok("list") // creates the root
-	before := tree(t, e.root)
+	before := rootTree(t, e.root)
 	_, stderr, code := e.pkg("install", "left", "right")
 	if code != 1 || !strings.Contains(stderr, `install left 1: command "x" is also provided by right, installed with it`) {
 		t.Fatalf("install left right: exit %d, stderr %q; want a clash naming both", code, stderr)
 	}
-	sameTree(t, "root", tree(t, e.root), before)
+	testfs.SameTree(t, "root", rootTree(t, e.root), before)
 	if _, err := os.Lstat(filepath.Join(e.root, "bin", "x")); !os.IsNotExist(err) {
 		t.Errorf("bin/x after the refused install: %v", err)
 	}

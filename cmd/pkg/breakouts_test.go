@@ -3,16 +3,14 @@ package main
 import (
 	"archive/tar"
 	"bytes"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"pkg/internal/testfs"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"pkg/db"
 	"pkg/repo"
 )
 
@@ -351,7 +349,7 @@ func TestBreakouts(t *testing.T) {
 			addHostile(t, base, p, bc.archive(t, sentinel))
 			e.ok("install", "base")
 
-			outside, root, cache, dbState := outsideTree(t, base), tree(t, e.root), tree(t, filepath.Join(e.cache, "tars")), dbSnapshot(t, e.root)
+			outside, root, cache, records := testfs.Tree(t, base, "root", "cache"), rootTree(t, e.root), testfs.Tree(t, filepath.Join(e.cache, "tars")), dbState(t, e)
 			out, stderr, code := e.pkg("install", "evil")
 			want := bc.want
 			if want == "" {
@@ -363,13 +361,13 @@ func TestBreakouts(t *testing.T) {
 			if ents, err := os.ReadDir(sentinel); err != nil || len(ents) != 0 {
 				t.Errorf("sentinel directory next to the root: %v, %v", ents, err)
 			}
-			sameTree(t, "outside root and cache", outsideTree(t, base), outside)
-			sameTree(t, "root", tree(t, e.root), root)
+			testfs.SameTree(t, "outside root and cache", testfs.Tree(t, base, "root", "cache"), outside)
+			testfs.SameTree(t, "root", rootTree(t, e.root), root)
 			if !bc.cached {
-				sameTree(t, "cache", tree(t, filepath.Join(e.cache, "tars")), cache)
+				testfs.SameTree(t, "cache", testfs.Tree(t, filepath.Join(e.cache, "tars")), cache)
 			}
-			if got := dbSnapshot(t, e.root); got != dbState {
-				t.Errorf("database changed:\n got %s\nwant %s", got, dbState)
+			if got := dbState(t, e); got != records {
+				t.Errorf("database changed:\n got %s\nwant %s", got, records)
 			}
 			if got := names(t, filepath.Join(e.cache, "tmp")); got != "" {
 				t.Errorf("cache tmp: %s", got)
@@ -395,56 +393,4 @@ func addHostile(t *testing.T, base string, p repo.Package, archive []byte) {
 	if _, err := repo.Add(filepath.Join(base, "repo"), file, p); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// outsideTree describes everything under base except the root and the cache.
-func outsideTree(t *testing.T, base string) map[string]string {
-	t.Helper()
-	got := map[string]string{}
-	err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(base, p)
-		if rel == "root" || rel == "cache" {
-			return fs.SkipDir
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		got[rel] = describe(t, p, info)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-// dbSnapshot describes the database's packages, files and intents.
-func dbSnapshot(t *testing.T, root string) string {
-	t.Helper()
-	d, err := db.Open(filepath.Join(root, ".pkg", "db"), db.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	ps, err := d.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, err := d.Intents()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := fmt.Sprintf("intents %v;", ins)
-	for _, p := range ps {
-		files, err := d.Files(p.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s += fmt.Sprintf(" %s %s %v %x;", p.Name, p.Version, p.Bin, files)
-	}
-	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"pkg/internal/testfs"
 	"strings"
 	"testing"
 )
@@ -49,7 +50,7 @@ func TestDamagedCache(t *testing.T) {
 				}
 			}
 			damage()
-			before := tree(t, e.root)
+			before := rootTree(t, e.root)
 			_, stderr, code := e.pkg("--offline", "install", "hello")
 			if code != 1 || !strings.Contains(stderr, "cached package damaged: hello 1.2.0") ||
 				!strings.Contains(stderr, tt.why) || !strings.Contains(stderr, "offline") {
@@ -58,7 +59,7 @@ func TestDamagedCache(t *testing.T) {
 			if _, err := os.Stat(tarPath); !os.IsNotExist(err) {
 				t.Errorf("damaged entry still in the cache: %v", err)
 			}
-			sameTree(t, "root after refused offline install", tree(t, e.root), before)
+			testfs.SameTree(t, "root after refused offline install", rootTree(t, e.root), before)
 
 			e.ok("fetch", "hello")
 			damage()

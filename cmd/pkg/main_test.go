@@ -3,13 +3,9 @@ package main
 import (
 	"archive/tar"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -77,64 +73,6 @@ func (e *env) list() []listed {
 	return got
 }
 
-// tree describes every entry under dir except the database files, for before/after checks.
-func tree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	got := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == ".pkg/db" || rel == ".pkg/db.owner" {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		got[rel] = describe(t, p, info)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-func describe(t *testing.T, p string, info fs.FileInfo) string {
-	switch {
-	case info.Mode()&fs.ModeSymlink != 0:
-		target, err := os.Readlink(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return "symlink " + target
-	case info.IsDir():
-		return fmt.Sprintf("dir %v", info.Mode().Perm())
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
-	return fmt.Sprintf("file %v %s", info.Mode().Perm(), hex.EncodeToString(sum[:8]))
-}
-
-func sameTree(t *testing.T, what string, got, want map[string]string) {
-	t.Helper()
-	for p, w := range want {
-		if got[p] != w {
-			t.Errorf("%s: %s is %q, want %q", what, p, got[p], w)
-		}
-	}
-	for p, g := range got {
-		if _, ok := want[p]; !ok {
-			t.Errorf("%s: unexpected %s (%s)", what, p, g)
-		}
-	}
-}
-
 // checkDBEmpty opens the database after pkg has exited and checks that it records nothing.
 func checkDBEmpty(t *testing.T, root string) {
 	t.Helper()
@@ -171,7 +109,7 @@ func TestInstallRemoveCopy(t *testing.T) {
 // data got there, then removes both and checks that root and database are as before.
 func testInstallRemove(t *testing.T, e *env, reflink bool) {
 	e.ok("list") // creates the layout
-	before := tree(t, e.root)
+	before := rootTree(t, e.root)
 
 	out, stderr := e.ok("install", "hello")
 	for _, want := range []string{"installed libgreet 1.0.0", "installed hello 1.2.0"} {
@@ -215,7 +153,7 @@ func testInstallRemove(t *testing.T, e *env, reflink bool) {
 
 	e.ok("remove", "hello")
 	e.ok("remove", "libgreet")
-	sameTree(t, "root after remove", tree(t, e.root), before)
+	testfs.SameTree(t, "root after remove", rootTree(t, e.root), before)
 	checkDBEmpty(t, e.root)
 }
 
@@ -252,7 +190,7 @@ func TestCachedTarInterop(t *testing.T) {
 		cached := filepath.Join(e.cache, "tars", pk.sha+".tar")
 		want := extract(t, "tar", filepath.Join(demoRepo, pk.archive))
 		for _, tool := range []string{"tar", "bsdtar"} {
-			sameTree(t, tool+" of cached "+pk.archive, extract(t, tool, cached), want)
+			testfs.SameTree(t, tool+" of cached "+pk.archive, extract(t, tool, cached), want)
 		}
 		checkAligned(t, cached)
 	}
@@ -288,7 +226,7 @@ func extract(t *testing.T, tool, archive string) map[string]string {
 	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
 		t.Fatalf("%s -xf %s: %v\n%s", tool, archive, err, stderr.String())
 	}
-	return tree(t, dir)
+	return rootTree(t, dir)
 }
 
 // checkAligned reads the tar with the standard library, counting bytes, and checks that the
@@ -351,14 +289,14 @@ func TestWrongSHA(t *testing.T) {
 	e := newEnv(t, t.TempDir(), serve(t, repo))
 	e.ok("list")
 	e.ok("fetch", "libgreet")
-	root, cache := tree(t, e.root), tree(t, e.cache)
+	root, cache := rootTree(t, e.root), testfs.Tree(t, e.cache)
 
 	_, stderr, code := e.pkg("install", "hello")
 	if code != 1 || !strings.Contains(stderr, "hello 1.2.0") || !strings.Contains(stderr, "sha256 mismatch") {
 		t.Errorf("install with a wrong sha256: exit %d, stderr %q", code, stderr)
 	}
-	sameTree(t, "root", tree(t, e.root), root)
-	sameTree(t, "cache", tree(t, e.cache), cache)
+	testfs.SameTree(t, "root", rootTree(t, e.root), root)
+	testfs.SameTree(t, "cache", testfs.Tree(t, e.cache), cache)
 	checkDBEmpty(t, e.root)
 }
 
@@ -372,4 +310,10 @@ func TestUsage(t *testing.T) {
 	if _, stderr, code := e.pkg("install", "nosuchpackage"); code != 1 || !strings.Contains(stderr, "nosuchpackage") {
 		t.Errorf("install nosuchpackage: exit %d, %q", code, stderr)
 	}
+}
+
+// rootTree describes a root for before-and-after checks (testfs.Tree), leaving out the
+// database files, whose bytes change with every command; tests compare records instead.
+func rootTree(t *testing.T, root string) map[string]string {
+	return testfs.Tree(t, root, ".pkg/db", ".pkg/db.owner")
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"pkg/internal/testfs"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -134,7 +135,8 @@ func (r *signedRepo) user() (*env, []string) {
 	return newEnv(r.t, r.t.TempDir(), r.url), []string{"--trusted-key", r.pub}
 }
 
-// dbState describes what the root's database records of packages and of the repository.
+// dbState describes what the root's database records: intents, packages with their files,
+// and the repository's accepted index.
 func dbState(t *testing.T, e *env) string {
 	t.Helper()
 	d, err := db.Open(filepath.Join(e.root, ".pkg", "db"), db.Options{})
@@ -142,15 +144,27 @@ func dbState(t *testing.T, e *env) string {
 		t.Fatal(err)
 	}
 	defer d.Close()
+	ins, err := d.Intents()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ps, err := d.List()
 	if err != nil {
 		t.Fatal(err)
+	}
+	s := fmt.Sprintf("intents %v;", ins)
+	for _, p := range ps {
+		files, err := d.Files(p.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s += fmt.Sprintf(" %s %s %v %x;", p.Name, p.Version, p.Bin, files)
 	}
 	r, ok, err := d.Repo(e.repo + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("packages %v; repository %v %+v", ps, ok, r)
+	return s + fmt.Sprintf(" repository %v %+v", ok, r)
 }
 
 // TestSignedRefusals accepts the signed repository in a root, then has the repository
@@ -253,7 +267,7 @@ func TestSignedRefusals(t *testing.T) {
 			good, goodSig := r.files()
 			e, trusted := r.user()
 			e.ok(append(trusted, "install", "libgreet")...)
-			root, cache, state := tree(t, e.root), tree(t, e.cache), dbState(t, e)
+			root, cache, state := rootTree(t, e.root), testfs.Tree(t, e.cache), dbState(t, e)
 
 			tt.serve()
 			flags := tt.flags
@@ -270,8 +284,8 @@ func TestSignedRefusals(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", want, stderr)
 				}
 			}
-			sameTree(t, "root", tree(t, e.root), root)
-			sameTree(t, "cache", tree(t, e.cache), cache)
+			testfs.SameTree(t, "root", rootTree(t, e.root), root)
+			testfs.SameTree(t, "cache", testfs.Tree(t, e.cache), cache)
 			if got := dbState(t, e); got != state {
 				t.Errorf("database changed:\n%s\nwas\n%s", got, state)
 			}

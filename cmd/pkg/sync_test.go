@@ -112,11 +112,11 @@ func TestSyncConverges(t *testing.T) {
 		}
 	}
 	e.checkInstalled("sync from empty", want)
-	before := tree(t, e.root)
+	before := rootTree(t, e.root)
 	if out, _ := e.ok("sync", "-f", lock); out != "nothing to do: root matches "+lock+"\n" {
 		t.Errorf("second sync: %q", out)
 	}
-	sameTree(t, "root after a second sync", tree(t, e.root), before)
+	testfs.SameTree(t, "root after a second sync", rootTree(t, e.root), before)
 
 	// A superset: extras stay with --keep-extra, and go without.
 	e.ok("install", "extra")
@@ -146,7 +146,7 @@ func TestSyncConverges(t *testing.T) {
 	e.ok("install", "extra", "lib@1.0", "tool@1.10")
 	e.ok("sync", "-f", lock)
 	e.checkInstalled("sync of a mixed root", want)
-	sameTree(t, "root after converging again", tree(t, e.root), before)
+	testfs.SameTree(t, "root after converging again", rootTree(t, e.root), before)
 	if out, _ := e.ok("sync", "-f", lock); !strings.Contains(out, "nothing to do") {
 		t.Errorf("sync after converging: %q", out)
 	}
@@ -184,12 +184,12 @@ func TestSyncFailsOnChangedArchive(t *testing.T) {
 	e.ok("remove", "lib")
 
 	e.ok("list")
-	before := tree(t, e.root)
+	before := rootTree(t, e.root)
 	_, stderr, code := e.pkg("sync", "-f", lock)
 	if code != 1 || !strings.Contains(stderr, "lib 1.5") || !strings.Contains(stderr, "sha256 mismatch") {
 		t.Errorf("sync of a changed archive: exit %d, %q", code, stderr)
 	}
-	sameTree(t, "root after a refused sync", tree(t, e.root), before)
+	testfs.SameTree(t, "root after a refused sync", rootTree(t, e.root), before)
 	checkDBEmpty(t, e.root)
 
 	_, stderr, code = e.pkg("sync", "-f", lock, "--frozen")
@@ -217,12 +217,12 @@ func TestSyncFrozen(t *testing.T) {
 
 	addPackage(t, dir, "lib", "1.9")
 	e.ok("install", "extra")
-	before := tree(t, e.root)
+	before := rootTree(t, e.root)
 	_, stderr, code := e.pkg("sync", "-f", lock, "--frozen")
 	if code != 1 || !strings.Contains(stderr, "lib is locked at 1.5, the index now resolves 1.9") {
 		t.Errorf("sync --frozen of a stale lockfile: exit %d, %q", code, stderr)
 	}
-	sameTree(t, "root after a refused frozen sync", tree(t, e.root), before)
+	testfs.SameTree(t, "root after a refused frozen sync", rootTree(t, e.root), before)
 
 	e.ok("sync", "-f", lock) // not frozen: the lockfile wins
 	e.checkInstalled("sync of a stale lockfile", "app 1.0, lib 1.5, tool 1.0")
@@ -433,13 +433,13 @@ func TestSyncAllOrNothing(t *testing.T) {
 		t.Skipf("chattr +i %s: %v: %s", tool, err, out)
 	}
 	t.Cleanup(func() { exec.Command("chattr", "-i", tool).Run() })
-	before := tree(t, e.root)
+	before := rootTree(t, e.root)
 
 	_, stderr, code := e.pkg("sync", "-f", lock)
 	if code != 1 || !strings.Contains(stderr, "install tool 1.0") {
 		t.Errorf("sync with tool immutable: exit %d, %q", code, stderr)
 	}
-	sameTree(t, "root after a failed sync", tree(t, e.root), before)
+	testfs.SameTree(t, "root after a failed sync", rootTree(t, e.root), before)
 	e.checkInstalled("after a failed sync", "app 1.0, lib 1.0, tool 1.10")
 
 	exec.Command("chattr", "-i", tool).Run()
@@ -461,12 +461,12 @@ func TestSyncMovesCommand(t *testing.T) {
 	e.ok("install", "node18")
 	lock := filepath.Join(base, "pkg.lock")
 	e.ok("lock", "-o", lock, "node20")
-	before := tree(t, e.root)
+	before := rootTree(t, e.root)
 	_, stderr, code := e.pkg("sync", "-f", lock, "--keep-extra")
 	if code != 1 || !strings.Contains(stderr, `command "node" is already provided by package node18`) {
 		t.Errorf("sync --keep-extra: exit %d, %q", code, stderr)
 	}
-	sameTree(t, "root after a refused sync", tree(t, e.root), before)
+	testfs.SameTree(t, "root after a refused sync", rootTree(t, e.root), before)
 	out, _ := e.ok("sync", "-f", lock)
 	if !strings.Contains(out, "installed node20 1") || !strings.Contains(out, "removed node18") {
 		t.Errorf("sync: %q", out)

@@ -3,7 +3,6 @@ package crash
 import (
 	"archive/tar"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -66,7 +65,7 @@ func TestENOSPC(t *testing.T) {
 			e.ok(a.setup...)
 		}
 		name := fmt.Sprintf("%s/leave=%dK/late=%v", strings.Join(a.args, " "), a.leave>>10, a.late)
-		rootBefore, cacheBefore := tree(t, e.root), tree(t, e.cache)
+		rootBefore, cacheBefore := rootTree(t, e.root), testfs.Tree(t, e.cache)
 		stBefore, problems := checkRoot(e.root, w)
 		for _, p := range problems {
 			t.Fatalf("%s: before: %s", name, p)
@@ -83,8 +82,8 @@ func TestENOSPC(t *testing.T) {
 		if strings.Contains(stderr, "panic") || strings.Count(errorLines(stderr), "\n") != 1 {
 			t.Errorf("%s: stderr is not one error line: %q", name, stderr)
 		}
-		sameTree(t, name+": root", tree(t, e.root), rootBefore)
-		sameTree(t, name+": cache", tree(t, e.cache), cacheBefore)
+		testfs.SameTree(t, name+": root", rootTree(t, e.root), rootBefore)
+		testfs.SameTree(t, name+": cache", testfs.Tree(t, e.cache), cacheBefore)
 		e.ok("list")
 		st, problems := checkRoot(e.root, w)
 		for _, p := range problems {
@@ -165,51 +164,8 @@ func errorLines(stderr string) string {
 	return b.String()
 }
 
-// tree describes every entry under dir except the database files, for before/after checks.
-func tree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	got := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == ".pkg/db" || rel == ".pkg/db.owner" {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		got[rel] = fmt.Sprintf("%v %d", info.Mode(), info.Size())
-		if info.IsDir() {
-			got[rel] = info.Mode().String()
-		}
-		if info.Mode()&fs.ModeSymlink != 0 {
-			target, _ := os.Readlink(p)
-			got[rel] += " -> " + target
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-func sameTree(t *testing.T, what string, got, want map[string]string) {
-	t.Helper()
-	n := 0
-	for p, w := range want {
-		if got[p] != w && n < 10 {
-			t.Errorf("%s: %s is %q, want %q", what, p, got[p], w)
-			n++
-		}
-	}
-	for p, g := range got {
-		if _, ok := want[p]; !ok && n < 10 {
-			t.Errorf("%s: unexpected %s (%s)", what, p, g)
-			n++
-		}
-	}
+// rootTree describes a root for before-and-after checks (testfs.Tree), leaving out the
+// database files, whose bytes change with every command; tests compare records instead.
+func rootTree(t *testing.T, root string) map[string]string {
+	return testfs.Tree(t, root, ".pkg/db", ".pkg/db.owner")
 }
