@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -34,29 +33,10 @@ func addPackage(t *testing.T, dir, name, version string, depends ...string) repo
 
 // packageTar returns the archive of name and version; fill varies its data.
 func packageTar(t *testing.T, name, version string, fill byte) []byte {
-	var b bytes.Buffer
-	tw := tar.NewWriter(&b)
-	files := []struct {
-		name string
-		mode int64
-		data []byte
-	}{
-		{"bin/" + name, 0o755, []byte("#!/bin/sh\necho " + name + " " + version + "\n")},
-		{"share/" + name + "/version", 0o644, []byte(version + "\n")},
-		{"share/" + name + "/data", 0o644, bytes.Repeat([]byte{fill}, 64<<10)},
-	}
-	for _, f := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return pax(t,
+		moded(tf("bin/"+name, "#!/bin/sh\necho "+name+" "+version+"\n"), 0o755),
+		tf("share/"+name+"/version", version+"\n"),
+		tf("share/"+name+"/data", strings.Repeat(string(fill), 64<<10)))
 }
 
 // syncRepo is a repository for lock and sync tests: app needs lib>=1,<2, and lib and

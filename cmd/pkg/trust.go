@@ -90,10 +90,7 @@ func openFetcherIn(c *cli.Context, root *install.Root) (*fetcher, *repo.Index, e
 // older than the record, and an unverified one from a repository whose signed index the
 // root accepted before (run without its key, pkg would otherwise only warn).
 func (f *fetcher) accept(root *install.Root) error {
-	res := f.index
-	if res.Location == "" {
-		return nil // sync: the lockfile's sha256s are what it trusts
-	}
+	res := f.index // sync reads no index: this is empty, and no root records one
 	prev, ok, err := root.DB().Repo(res.Location)
 	if err != nil {
 		return err
