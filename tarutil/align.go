@@ -26,8 +26,15 @@ func Align(w io.Writer, r io.Reader) (Stats, error) {
 // and before copying its data, once it exceeds lim.
 func AlignLimits(w io.Writer, r io.Reader, lim Limits) (Stats, error) {
 	c := &converter{enc: newEncoder(w), chk: newChecker(), lim: lim}
+	defer c.enc.release()
 	c.data.h = sha256.New()
-	c.in.r = bufio.NewReaderSize(r, streamBufSize)
+	br := readerPool.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() {
+		br.Reset(nil)
+		readerPool.Put(br)
+	}()
+	c.in.r = br
 	tr := tar.NewReader(&c.in)
 	for {
 		hdr, err := tr.Next()

@@ -48,6 +48,13 @@ var copyPool = sync.Pool{New: func() any {
 	return &b
 }}
 
+// The stream buffers in front of a conversion's input and output are pooled too, so a
+// process converting many archives allocates them once, not per archive.
+var (
+	readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, streamBufSize) }}
+	writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, streamBufSize) }}
+)
+
 // zeros pads data to a block and ends the archive.
 var zeros [2 * blockSize]byte
 
@@ -79,8 +86,19 @@ type encoder struct {
 	pax []byte          // the pax records of the entry being built
 }
 
+// newEncoder returns an encoder writing to w through a pooled buffer, which release
+// gives back.
 func newEncoder(w io.Writer) *encoder {
-	return &encoder{out: output{bw: bufio.NewWriterSize(w, streamBufSize)}}
+	bw := writerPool.Get().(*bufio.Writer)
+	bw.Reset(w)
+	return &encoder{out: output{bw: bw}}
+}
+
+// release returns e's buffer to its pool; e must not be used after.
+func (e *encoder) release() {
+	e.out.bw.Reset(nil)
+	writerPool.Put(e.out.bw)
+	e.out.bw = nil
 }
 
 // writeHeader writes the header blocks of m, preceded by a pax header when
@@ -123,8 +141,6 @@ func (e *encoder) paxRecords(name string, m *Member, mtime int64) {
 	}
 }
 
-// copyData copies size bytes of member data from r through a pooled buffer
-// and pads them to a block.
 // hashAsideMin is the member size from which data is hashed on a second goroutine while it
 // is written: below it, starting one costs more than the overlap saves.
 const hashAsideMin = 1 << 20 // 1 MiB
@@ -150,6 +166,8 @@ func (e *encoder) copyHashed(r io.Reader, size int64, h hash.Hash) error {
 	return e.endData(n, size, err)
 }
 
+// copyChunks copies r to the output through bufs in turn, sending each chunk to chunks
+// before writing it.
 func (e *encoder) copyChunks(r io.Reader, bufs [2]*[]byte, chunks chan<- []byte) (int64, error) {
 	var n int64
 	for i := 0; ; i ^= 1 {
@@ -171,6 +189,8 @@ func (e *encoder) copyChunks(r io.Reader, bufs [2]*[]byte, chunks chan<- []byte)
 	}
 }
 
+// copyData copies size bytes of member data from r through a pooled buffer
+// and pads them to a block.
 func (e *encoder) copyData(r io.Reader, size int64) error {
 	bp := copyPool.Get().(*[]byte)
 	n, err := io.CopyBuffer(&e.out, r, *bp)
