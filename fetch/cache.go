@@ -31,14 +31,16 @@ const entryMagic = "pkg-entry 1"
 // processes may share one: an entry appears by rename, only once complete and verified.
 //
 //	tars/<sha256>.tar    the aligned tar: its rename commits the entry
-//	tars/<sha256>.idx    "pkg-entry 1 NAME VERSION\n", then the tar's member index
-//	                     (tarutil.WriteIndex): offsets and data digests, so an install
-//	                     never scans the tar
+//	tars/<sha256>.idx    "pkg-entry 1 NAME VERSION [BOOT]\n", then the tar's member
+//	                     index (tarutil.WriteIndex): offsets and data digests, so an
+//	                     install never scans the tar; BOOT, while the tar written in that
+//	                     boot is not known to be on disk (durable.go)
 //	index/<sha256 of the index's location>.json
 //	tmp/                 files being written
 type Cache struct {
-	dir     string
-	checked sync.Map // sha256 → []tarutil.Member of the entries this Cache has checked
+	dir       string
+	checked   sync.Map // sha256 → []tarutil.Member of the entries this Cache has checked
+	unsettled sync.Map // sha256 → true for those of them written in this boot, not yet synced
 }
 
 // Entry is a package in the cache.
@@ -75,17 +77,19 @@ func (c *Cache) Has(sha string) bool {
 	return err == nil && serr == nil
 }
 
-// readEntryHeader splits an entry's index file into its first line's fields and the rest.
-func readEntryHeader(data []byte) (name, version string, rest []byte, err error) {
+// readEntryHeader splits an entry's index file into its first line's fields, boot ""
+// when the entry is settled, and the rest.
+func readEntryHeader(data []byte) (name, version, boot string, rest []byte, err error) {
 	i := bytes.IndexByte(data[:min(len(data), 512)], '\n')
 	if i < 0 || !bytes.HasPrefix(data, []byte(entryMagic+" ")) {
-		return "", "", nil, errors.New("not an entry index")
+		return "", "", "", nil, errors.New("not an entry index")
 	}
 	f := strings.Fields(string(data[len(entryMagic)+1 : i]))
-	if len(f) != 2 {
-		return "", "", nil, errors.New("not an entry index")
+	if len(f) != 2 && len(f) != 3 {
+		return "", "", "", nil, errors.New("not an entry index")
 	}
-	return f[0], f[1], data[i+1:], nil
+	f = append(f, "")
+	return f[0], f[1], f[2], data[i+1:], nil
 }
 
 // Fetch makes sure the aligned tar of p is in the cache, downloading and converting it if
@@ -120,7 +124,8 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 
 // store converts the archive read from src into temporary files and, once src has
 // verified it, renames them into place: the digests, then the tar, which commits the
-// entry. When another process committed it first, store drops its own copy.
+// entry. The tar is synced first only when this boot cannot be told (durable.go). When
+// another process committed it first, store drops its own copy.
 func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	tmp, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), p.Name+"-*.tar")
 	if err != nil {
@@ -139,7 +144,8 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 			drop()
 		}
 	}()
-	fw := newFileWriter(tmp)
+	boot := bootID()
+	fw := newFileWriter(tmp, boot == "")
 	st, err := convert(fw, src, tarutil.Limits{Bytes: p.InstalledSize, Files: p.Files})
 	if err != nil {
 		fw.abort()
@@ -151,8 +157,10 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	if err := checkStats(p, st); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		return err
+	if boot == "" {
+		if err := tmp.Sync(); err != nil {
+			return err
+		}
 	}
 	info, err := tmp.Stat()
 	if err != nil {
@@ -161,7 +169,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if sums, err = c.writeTemp("idx", func(w io.Writer) error { return writeEntryIndex(w, p, info.Size(), st.Members) }); err != nil {
+	if sums, err = c.writeTemp("idx", func(w io.Writer) error { return writeEntryIndex(w, p, boot, info.Size(), st.Members) }); err != nil {
 		return err
 	}
 	if c.Has(p.SHA256) {
@@ -186,9 +194,13 @@ func checkStats(p repo.Package, st tarutil.Stats) error {
 	return nil
 }
 
-func writeEntryIndex(w io.Writer, p repo.Package, tarSize int64, members []tarutil.Member) error {
+func writeEntryIndex(w io.Writer, p repo.Package, boot string, tarSize int64, members []tarutil.Member) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "%s %s %s\n", entryMagic, p.Name, p.Version)
+	fmt.Fprintf(bw, "%s %s %s", entryMagic, p.Name, p.Version)
+	if boot != "" {
+		fmt.Fprintf(bw, " %s", boot)
+	}
+	bw.WriteByte('\n')
 	if err := tarutil.WriteIndex(bw, tarSize, members); err != nil {
 		return err
 	}
@@ -255,7 +267,7 @@ func (c *Cache) List() ([]Entry, error) {
 		if f, err := os.Open(c.idxPath(sha)); err == nil {
 			head := make([]byte, 512)
 			n, _ := io.ReadFull(f, head)
-			e.Name, e.Version, _, _ = readEntryHeader(head[:n])
+			e.Name, e.Version, _, _, _ = readEntryHeader(head[:n])
 			f.Close()
 		}
 		es = append(es, e)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -21,8 +22,9 @@ const spotBudget = 1 << 20 // 1 MiB
 
 // Members returns the members of the entry with this sha256, with their data offsets and
 // digests, from its index, checked against the tar once per Cache: its size, a sample of its
-// headers and the digests of up to spotBudget bytes of its data. A damaged entry is removed,
-// so that the next Fetch downloads it again, and reported as ErrDamaged.
+// headers and the digests of up to spotBudget bytes of its data, or of all of it when the
+// entry was written unsynced in an earlier boot. A damaged entry is removed, so that the
+// next Fetch downloads it again, and reported as ErrDamaged.
 func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if ms, ok := c.checked.Load(sha); ok {
 		return ms.([]tarutil.Member), nil
@@ -40,13 +42,18 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
-	name, version, rest, err := readEntryHeader(data)
+	name, version, boot, rest, err := readEntryHeader(data)
 	var ms []tarutil.Member
 	if err == nil {
 		ms, err = tarutil.ReadIndex(rest, info.Size())
 	}
+	budget := int64(spotBudget)
+	crashed := boot != "" && boot != bootID() // written unsynced before a reboot
+	if crashed {
+		budget = math.MaxInt64
+	}
 	if err == nil {
-		err = tarutil.SpotCheck(f, info.Size(), ms, spotBudget)
+		err = tarutil.SpotCheck(f, info.Size(), ms, budget)
 	}
 	if err != nil {
 		c.drop(sha, info)
@@ -55,6 +62,13 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 			what = filepath.Base(c.Path(sha))
 		}
 		return nil, fmt.Errorf("%w: %s: %v; removed from the cache", ErrDamaged, what, err)
+	}
+	switch {
+	case crashed:
+		// Checked entirely and read from the disk: settled, or checked again next time.
+		c.settle(sha)
+	case boot != "":
+		c.unsettled.Store(sha, true)
 	}
 	c.checked.Store(sha, ms)
 	return ms, nil

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"pkg/tarutil"
 )
 
 // TestDamagedEntry damages a cached tar and checks that Members reports it and removes the
@@ -80,6 +83,116 @@ func TestDamagedEntry(t *testing.T) {
 	err = fetchOne(c, offline, p)
 	if !errors.Is(err, ErrDamaged) || !errors.Is(err, ErrOffline) {
 		t.Errorf("offline Fetch of a damaged entry: %v, want ErrDamaged and ErrOffline", err)
+	}
+	checkEmpty(t, c)
+}
+
+// TestUnsyncedEntry checks that a fetched entry names the boot it was written in, that
+// Settle drops the mark, and that an entry still marked with another boot, as after a crash,
+// has all of its data checked at its first use: damage that the spot check does not reach
+// removes it, an intact one is settled.
+func TestUnsyncedEntry(t *testing.T) {
+	if bootID() == "" {
+		t.Skipf("no boot id in %s: entries are synced at fetch", bootIDFile)
+	}
+	archive, p := testArchive(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, p.Archive), archive, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewSource(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	open := func() *Cache {
+		c, err := OpenCache(cacheDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	boot := func(c *Cache) string {
+		data, err := os.ReadFile(c.idxPath(p.SHA256))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, b, _, err := readEntryHeader(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	// markOther makes the entry look written unsynced before a reboot.
+	markOther := func(c *Cache) {
+		data, err := os.ReadFile(c.idxPath(p.SHA256))
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, rest, _ := strings.Cut(string(data), "\n")
+		line = strings.Join(strings.Fields(line)[:4], " ") + " 00000000-0000-0000-0000-000000000000\n"
+		if err := os.WriteFile(c.idxPath(p.SHA256), []byte(line+rest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	c := open()
+	if err := fetchOne(c, src, p); err != nil {
+		t.Fatal(err)
+	}
+	if got := boot(c); got != bootID() {
+		t.Fatalf("fetched entry marked with boot %q, want this boot %q", got, bootID())
+	}
+	if _, err := c.Members(p.SHA256); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Settle(p.SHA256); err != nil {
+		t.Fatal(err)
+	}
+	if got := boot(c); got != "" {
+		t.Fatalf("settled entry still marked with boot %q", got)
+	}
+	checkEntry(t, c, p, testFiles())
+
+	// Intact, from another boot: checked and settled.
+	markOther(c)
+	c = open()
+	if _, err := c.Members(p.SHA256); err != nil {
+		t.Fatalf("Members of an intact entry from another boot: %v", err)
+	}
+	if got := boot(c); got != "" {
+		t.Errorf("entry checked after a reboot still marked with boot %q", got)
+	}
+
+	// Damaged past what a spot check hashes: only the full check sees it.
+	ms, err := c.Members(p.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var big tarutil.Member
+	for _, m := range ms {
+		if m.Name == "share/big" {
+			big = m
+		}
+	}
+	if big.Size <= spotBudget {
+		t.Fatalf("share/big has %d bytes, want more than the spot check's %d", big.Size, spotBudget)
+	}
+	f, err := os.OpenFile(c.Path(p.SHA256), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xff}, big.Offset+big.Size/2); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := open().Members(p.SHA256); err != nil {
+		t.Fatalf("spot check of a settled entry: %v; the damage should be out of its reach", err)
+	}
+	markOther(c)
+	c = open()
+	if _, err := c.Members(p.SHA256); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "share/big") {
+		t.Fatalf("Members of a damaged entry from another boot: %v, want ErrDamaged naming share/big", err)
 	}
 	checkEmpty(t, c)
 }

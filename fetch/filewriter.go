@@ -7,12 +7,13 @@ import (
 	"unsafe"
 )
 
-// A cache file is written in buffers of fileBufSize bytes, from goroutines of its own, and
-// where the filesystem allows with O_DIRECT: the data then go from the buffers to the disk
-// without being copied into the page cache, which measured cheaper than that copy plus the
-// writeback that the fsync committing the entry waits for (1 GiB on this project's ext4
-// test machine: 0.47 s and 0.14 s of system CPU, against 0.87 to 1.6 s and 0.5 to 1.3 s).
-// Install clones most of the data and never reads it.
+// A cache file is written in buffers of fileBufSize bytes, from goroutines of its own.
+// When it is to be synced at once (durable.go), it is written where the filesystem allows
+// with O_DIRECT: the data then go from the buffers to the disk without being copied into
+// the page cache, which measured cheaper than that copy plus the writeback that the fsync
+// waits for (1 GiB on this project's ext4 test machine: 0.47 s and 0.14 s of system CPU,
+// against 0.87 to 1.6 s and 0.5 to 1.3 s). Install clones most of the data and never
+// reads it.
 //
 // With one writer, the aligning goroutine waited 0.2 s per GiB for a free buffer in a
 // traced fetch; with two, each with a direct write in flight, it did not wait.
@@ -44,8 +45,10 @@ type chunk struct {
 	off int64
 }
 
-func newFileWriter(f *os.File) *fileWriter {
-	w := &fileWriter{f: f, direct: setDirect(f), free: make(chan []byte, fileBufs), full: make(chan chunk, fileBufs)}
+// newFileWriter returns a writer of f, which writes with O_DIRECT when direct is set and
+// the filesystem allows it.
+func newFileWriter(f *os.File, direct bool) *fileWriter {
+	w := &fileWriter{f: f, direct: direct && setDirect(f), free: make(chan []byte, fileBufs), full: make(chan chunk, fileBufs)}
 	for range fileBufs {
 		w.free <- alignedBuf(fileBufSize)
 	}

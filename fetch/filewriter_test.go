@@ -20,7 +20,7 @@ func TestFileWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.Remove(f.Name())
-		w := newFileWriter(f)
+		w := newFileWriter(f, true)
 		direct := w.isDirect()
 		t.Logf("%s: direct %v", dir, direct)
 		for rest := data; len(rest) > 0; {

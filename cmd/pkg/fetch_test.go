@@ -176,3 +176,37 @@ func TestCacheCommands(t *testing.T) {
 		t.Errorf("cache list after clean: %q", out)
 	}
 }
+
+// TestInstallSettlesCache checks that pkg fetch leaves its entry marked as written in this
+// boot and not yet synced, and that installing the package settles it.
+func TestInstallSettlesCache(t *testing.T) {
+	if _, err := os.Stat("/proc/sys/kernel/random/boot_id"); err != nil {
+		t.Skip("no boot id: entries are synced at fetch")
+	}
+	e := newEnv(t, t.TempDir(), demoRepo)
+	marks := func() (n int) {
+		idx, _ := filepath.Glob(filepath.Join(e.cache, "tars", "*.idx"))
+		if len(idx) == 0 {
+			t.Fatal("no entry in the cache")
+		}
+		for _, path := range idx {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line, _, _ := strings.Cut(string(data), "\n")
+			if len(strings.Fields(line)) == 5 { // pkg-entry 1 NAME VERSION BOOT
+				n++
+			}
+		}
+		return n
+	}
+	e.ok("fetch", "libgreet")
+	if n := marks(); n != 1 {
+		t.Fatalf("after fetch: %d entries marked unsynced, want 1", n)
+	}
+	e.ok("install", "libgreet")
+	if n := marks(); n != 0 {
+		t.Errorf("after install: %d entries still marked unsynced", n)
+	}
+}

@@ -108,12 +108,22 @@ func (in *installer) apply(todo []repo.Package) error {
 	for _, res := range results {
 		in.report(res)
 	}
-	if err == nil {
-		for _, name := range in.remove {
-			say(in.c, "removed %s", name)
-		}
+	if err != nil {
+		return err
 	}
-	return err
+	for _, name := range in.remove {
+		say(in.c, "removed %s", name)
+	}
+	shas := make([]string, len(todo))
+	for i, p := range todo {
+		shas[i] = p.SHA256
+	}
+	// The fetch did not wait for the disk; the packages are installed, so their entries
+	// are worth keeping without a full check after a reboot.
+	if err := in.f.cache.Settle(shas...); err != nil {
+		note(in.c, "%v; it will be checked entirely at its first use after a reboot", err)
+	}
+	return nil
 }
 
 func (in *installer) isRequested(name string) bool {
