@@ -3,6 +3,7 @@ package fetch
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -29,7 +30,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if ms, ok := c.checked.Load(sha); ok {
 		return ms.([]tarutil.Member), nil
 	}
-	data, err := os.ReadFile(c.idxPath(sha))
+	data, idx, err := readIndexFile(c.idxPath(sha))
 	if err != nil {
 		return nil, fmt.Errorf("fetch: index of cached %s: %w", sha, err)
 	}
@@ -63,15 +64,30 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 		}
 		return nil, fmt.Errorf("%w: %s: %v; removed from the cache", ErrDamaged, what, err)
 	}
-	switch {
+	switch was := (unsynced{idx: idx, tar: info}); {
 	case crashed:
-		// Checked entirely and read from the disk: settled, or checked again next time.
-		c.settle(sha)
+		// Checked entirely: settled, or checked again at its next first use.
+		c.settle(sha, was)
 	case boot != "":
-		c.unsettled.Store(sha, true)
+		c.unsettled.Store(sha, was)
 	}
 	c.checked.Store(sha, ms)
 	return ms, nil
+}
+
+// readIndexFile returns the contents of an entry's index file, and the file's description.
+func readIndexFile(path string) ([]byte, fs.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := io.ReadAll(f)
+	return data, info, err
 }
 
 // drop removes the entry with this sha256, the tar first, unless its tar is no longer the

@@ -154,6 +154,44 @@ func TestUnsyncedEntry(t *testing.T) {
 	}
 	checkEntry(t, c, p, testFiles())
 
+	// Replaced by another process between Members and Settle: the new entry keeps its mark.
+	if err := os.Remove(c.Path(p.SHA256)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(c.idxPath(p.SHA256)); err != nil {
+		t.Fatal(err)
+	}
+	c = open()
+	if err := fetchOne(c, src, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Members(p.SHA256); err != nil {
+		t.Fatal(err)
+	}
+	other := open()
+	if err := os.Remove(c.Path(p.SHA256)); err != nil {
+		t.Fatal(err)
+	}
+	if err := fetchOne(other, src, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Settle(p.SHA256); err == nil {
+		t.Error("Settle of an entry replaced meanwhile: no error")
+	}
+	if got := boot(c); got != bootID() {
+		t.Fatalf("entry fetched again while another process settled it: marked %q, want %q", got, bootID())
+	}
+	if err := c.Settle(p.SHA256); err != nil {
+		t.Errorf("Settle of an entry this Cache has not checked: %v, want nothing done", err)
+	}
+	c = open()
+	if _, err := c.Members(p.SHA256); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Settle(p.SHA256); err != nil || boot(c) != "" {
+		t.Fatalf("Settle: %v, boot %q", err, boot(c))
+	}
+
 	// Intact, from another boot: checked and settled.
 	markOther(c)
 	c = open()

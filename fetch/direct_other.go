@@ -3,8 +3,8 @@
 package fetch
 
 import (
+	"errors"
 	"os"
-	"syscall"
 )
 
 // Where O_DIRECT does not exist, cache files are written through the page cache.
@@ -13,8 +13,7 @@ func setDirect(*os.File) bool    { return false }
 func clearDirect(*os.File) bool  { return true }
 func isDirectRefused(error) bool { return false }
 
-// syncFS syncs the whole system: there is no syncfs(2) here.
-func syncFS(string) error {
-	syscall.Sync()
-	return nil
+// syncFS fails: there is no syncfs(2) here, and no boot id to mark entries with.
+func syncFS(dir string) error {
+	return &os.PathError{Op: "syncfs", Path: dir, Err: errors.ErrUnsupported}
 }

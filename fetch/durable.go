@@ -1,7 +1,10 @@
 package fetch
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,11 +15,9 @@ import (
 // disk: its index names the boot it was written in. Within that boot the page cache holds
 // exactly what was verified, so the entry is used as is; the install that clones from it
 // calls Settle, which syncs it and drops the mark. An entry still marked with another boot
-// may have lost data in a crash, so its first use hashes all of its data against the digests
-// (a damaged one is removed) and settles it. Syncing 1 GiB at fetch made `pkg fetch` wait
-// for the disk (bench/fetch.sh, zstd: 2.81 s synced with O_DIRECT, 2.38 s not synced;
-// `curl | zstd -d` 2.23 s, in one run). Where the boot cannot be told, entries are synced
-// at fetch.
+// may have lost data in a crash, so its first use hashes all of its data against the
+// digests (a damaged one is removed) and settles it. Where the boot cannot be told,
+// entries are synced at fetch, with O_DIRECT (filewriter.go).
 const bootIDFile = "/proc/sys/kernel/random/boot_id"
 
 // bootID is this boot's identifier, or "" when the system does not give one.
@@ -29,20 +30,26 @@ var bootID = sync.OnceValue(func() string {
 	return id
 })
 
+// unsynced is an entry Members found marked with this boot: its index and tar as checked.
+type unsynced struct{ idx, tar fs.FileInfo }
+
 // Settle makes the cache entries with these sha256s durable, if this Cache found them
-// written in this boot and not yet synced: one syncfs of the cache's filesystem, then each
-// index rewritten without its boot. An entry it cannot settle stays marked, to be checked
-// entirely at its first use after a reboot.
+// written in this boot and not yet synced: one syncfs of the cache's filesystem, an fsync
+// of each tar (which reports its write-back errors), then each index replaced by one without
+// the boot, unless the entry changed meanwhile. An entry not settled stays marked, to be
+// checked entirely at its first use after a reboot.
 func (c *Cache) Settle(shas ...string) error {
 	var todo []string
+	var was []unsynced
 	for _, sha := range shas {
-		if _, ok := c.unsettled.LoadAndDelete(sha); ok {
-			todo = append(todo, sha)
+		if u, ok := c.unsettled.LoadAndDelete(sha); ok {
+			todo, was = append(todo, sha), append(was, u.(unsynced))
 		}
 	}
 	if len(todo) == 0 {
 		return nil
 	}
+	var errs []error
 	tmps := make([]string, len(todo))
 	defer func() {
 		for _, tmp := range tmps {
@@ -53,48 +60,95 @@ func (c *Cache) Settle(shas ...string) error {
 	}()
 	for i, sha := range todo {
 		var err error
-		if tmps[i], err = c.settledIndex(sha); err != nil {
-			return fmt.Errorf("fetch: settle cached %s: %w", sha, err)
+		if tmps[i], err = c.settledIndex(sha, was[i].idx); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, err))
 		}
 	}
-	if err := syncFS(filepath.Join(c.dir, "tars")); err != nil {
-		return fmt.Errorf("fetch: settle cache: %w", err)
+	tars := filepath.Join(c.dir, "tars")
+	if err := syncFS(tars); err != nil {
+		return errors.Join(append(errs, fmt.Errorf("fetch: settle cache: %w", err))...)
 	}
+	renamed := false
 	for i, sha := range todo {
 		if tmps[i] == "" {
 			continue
 		}
-		if err := os.Rename(tmps[i], c.idxPath(sha)); err != nil {
-			return fmt.Errorf("fetch: settle cached %s: %w", sha, err)
+		if err := c.replaceIndex(sha, tmps[i], was[i]); err != nil {
+			errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, err))
+			continue
 		}
-		tmps[i] = ""
+		tmps[i], renamed = "", true
 	}
-	return syncDir(filepath.Join(c.dir, "tars"))
+	if renamed {
+		if err := syncDir(tars); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
-// settle makes one entry durable, as Settle does.
-func (c *Cache) settle(sha string) error {
-	tmp, err := c.settledIndex(sha)
+// settle makes durable the entry Members has just checked entirely: the same steps as
+// Settle, for one entry, with fsyncs instead of a syncfs.
+func (c *Cache) settle(sha string, was unsynced) error {
+	tmp, err := c.settledIndex(sha, was.idx)
 	if err != nil || tmp == "" {
 		return err
 	}
 	defer os.Remove(tmp)
-	f, err := os.Open(c.Path(sha))
+	if err := syncFile(tmp); err != nil {
+		return err
+	}
+	if err := c.replaceIndex(sha, tmp, was); err != nil {
+		return err
+	}
+	return syncDir(filepath.Join(c.dir, "tars"))
+}
+
+// replaceIndex fsyncs the entry's tar and renames tmp over its index, if both are still the
+// files was describes. If the tar changed by then, another process is fetching the entry
+// again and the rename may have replaced its marked index: its tar's data, written before
+// that index, are synced too.
+func (c *Cache) replaceIndex(sha, tmp string, was unsynced) error {
+	if err := c.unchanged(sha, was); err != nil {
+		return err
+	}
+	if err := syncFile(c.Path(sha)); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, c.idxPath(sha)); err != nil {
+		return err
+	}
+	if c.unchanged(sha, was) != nil {
+		return syncFS(filepath.Join(c.dir, "tars"))
+	}
+	return nil
+}
+
+// unchanged reports an error unless the entry's index and tar are the files was describes.
+func (c *Cache) unchanged(sha string, was unsynced) error {
+	idx, err := os.Stat(c.idxPath(sha))
 	if err != nil {
 		return err
 	}
-	err = f.Sync()
-	f.Close()
+	tar, err := os.Stat(c.Path(sha))
 	if err != nil {
 		return err
 	}
-	return c.rename(tmp, c.idxPath(sha))
+	if !os.SameFile(idx, was.idx) || !os.SameFile(tar, was.tar) {
+		return errors.New("entry replaced meanwhile")
+	}
+	return nil
 }
 
 // settledIndex writes, unsynced, a temporary copy of the entry's index without its boot,
-// and returns its path; "" if the index has no boot.
-func (c *Cache) settledIndex(sha string) (string, error) {
-	data, err := os.ReadFile(c.idxPath(sha))
+// and returns its path; "" if the index has no boot. The index read must be the file idx.
+func (c *Cache) settledIndex(sha string, idx fs.FileInfo) (string, error) {
+	f, err := os.Open(c.idxPath(sha))
+	if err != nil {
+		return "", err
+	}
+	data, err := readAll(f, idx)
+	f.Close()
 	if err != nil {
 		return "", err
 	}
@@ -102,20 +156,42 @@ func (c *Cache) settledIndex(sha string) (string, error) {
 	if err != nil || boot == "" {
 		return "", err
 	}
-	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), "idx-*")
+	t, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), "idx-*")
 	if err != nil {
 		return "", err
 	}
-	_, err = fmt.Fprintf(f, "%s %s %s\n", entryMagic, name, version)
+	_, err = fmt.Fprintf(t, "%s %s %s\n", entryMagic, name, version)
 	if err == nil {
-		_, err = f.Write(rest)
+		_, err = t.Write(rest)
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := t.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		os.Remove(t.Name())
 		return "", err
 	}
-	return f.Name(), nil
+	return t.Name(), nil
+}
+
+// readAll reads f, which must be the file want describes.
+func readAll(f *os.File, want fs.FileInfo) ([]byte, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !os.SameFile(info, want) {
+		return nil, errors.New("entry replaced meanwhile")
+	}
+	return io.ReadAll(f)
+}
+
+// syncFile fsyncs the file at path.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }

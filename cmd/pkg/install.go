@@ -114,14 +114,17 @@ func (in *installer) apply(todo []repo.Package) error {
 	for _, name := range in.remove {
 		say(in.c, "removed %s", name)
 	}
+	if in.c.Bool("no-sync") {
+		return nil
+	}
 	shas := make([]string, len(todo))
 	for i, p := range todo {
 		shas[i] = p.SHA256
 	}
-	// The fetch did not wait for the disk; the packages are installed, so their entries
-	// are worth keeping without a full check after a reboot.
+	// The fetches did not wait for the disk; now that the packages are installed, their
+	// cache entries are worth making durable, so that a reboot does not mean a full check.
 	if err := in.f.cache.Settle(shas...); err != nil {
-		note(in.c, "%v; it will be checked entirely at its first use after a reboot", err)
+		note(in.c, "%v; cache entries not synced are checked entirely at their first use after a reboot", err)
 	}
 	return nil
 }
