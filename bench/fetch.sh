@@ -5,16 +5,17 @@
 # (/usr/bin/time -v) and counts its syscalls (strace -c -f).
 #
 # Run from anywhere:   bench/fetch.sh
-# Environment: SIZE=1073741824 (bytes of file data)  RUNS=5  WORK=/var/tmp/pkg-fetch-bench
+# Environment: SIZE=1073741824 (bytes of file data)  RUNS=7 (rounds)  WORK=/var/tmp/pkg-fetch-bench
 # Needs go, curl, zstd, gzip, hyperfine, python3, strace and /usr/bin/time (apt-get install
 # curl zstd hyperfine strace time), and about 4 GiB free under WORK.
 # Every command starts with an empty cache and output, after a sync, so none pays for the
 # writeback of another; pkg fetch syncs its cache entry itself, the others do not sync.
-# Results: a table on stdout, hyperfine JSON and the RSS and strace reports under $WORK.
+# Results: a table on stdout, hyperfine JSON (one file per round) and the RSS and strace
+# reports under $WORK.
 set -euo pipefail
 
 SIZE=${SIZE:-1073741824}
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-7}
 WORK=${WORK:-/var/tmp/pkg-fetch-bench}
 top=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -47,14 +48,20 @@ url=$(cat "$WORK/url")
 
 cache=$WORK/cache out=$WORK/out.tar dl=$WORK/download
 clean="rm -rf $cache $out $dl; sync"
+rm -f "$WORK/results/"*.json
+# hyperfine runs one command's runs back to back; on a shared machine whose speed drifts
+# over minutes that biases the comparison, so each round runs every command once, in turn,
+# and the table gives medians over rounds and the median of each round's ratio.
 for z in zst gz; do
 	unz="zstd -d -q"
 	[ "$z" = gz ] && unz="gzip -d"
-	hyperfine --warmup 1 --runs "$RUNS" --prepare "$clean" --cleanup "$clean" \
-		--export-json "$WORK/results/$z.json" \
-		-n "pkg fetch" "$pkg --quiet --cache $cache --repo $url fetch tree-$z" \
-		-n "curl | ${unz%% *} -d" "curl -sf ${url}tree.tar.$z | $unz > $out" \
-		-n "curl -o && ${unz%% *} -d" "curl -sf -o $dl ${url}tree.tar.$z && $unz < $dl > $out"
+	for round in $(seq 0 "$RUNS"); do # round 0 is the warm-up
+		hyperfine --runs 1 --prepare "$clean" --cleanup "$clean" \
+			--export-json "$WORK/results/$z-$round.json" \
+			-n "pkg fetch" "$pkg --quiet --cache $cache --repo $url fetch tree-$z" \
+			-n "curl | ${unz%% *} -d" "curl -sf ${url}tree.tar.$z | $unz > $out" \
+			-n "curl -o && ${unz%% *} -d" "curl -sf -o $dl ${url}tree.tar.$z && $unz < $dl > $out" >/dev/null
+	done
 done
 
 for z in zst gz; do
@@ -65,19 +72,26 @@ for z in zst gz; do
 done
 eval "$clean"
 
-python3 - "$WORK/results" <<'EOF'
-import json, re, sys
+python3 - "$WORK/results" "$RUNS" <<'EOF'
+import json, re, statistics, sys
 
-res = sys.argv[1]
-print("| archive | command | median | min | max | pkg fetch / this |")
+res, rounds = sys.argv[1], int(sys.argv[2])
+med = statistics.median
+print("| archive | command | median | min | max | pkg fetch / this (median of rounds) |")
 print("|---|---|---:|---:|---:|---:|")
 for z in ("zst", "gz"):
-    with open(f"{res}/{z}.json") as f:
-        rs = json.load(f)["results"]
-    base = rs[0]["median"]
-    for r in rs:
-        cmd = r["command"].replace("|", "\\|")
-        print(f"| tar.{z} | `{cmd}` | {r['median']:.2f} s | {r['min']:.2f} s | {r['max']:.2f} s | {base / r['median']:.2f} |")
+    times = {}  # command -> one time per round
+    for r in range(1, rounds + 1):
+        with open(f"{res}/{z}-{r}.json") as f:
+            for c in json.load(f)["results"]:
+                times.setdefault(c["command"], []).append(c["times"][0])
+    cmds = list(times)
+    pkg = times[cmds[0]]
+    for c in cmds:
+        t = times[c]
+        ratio = med(p / x for p, x in zip(pkg, t))
+        name = c.replace("|", "\\|")
+        print(f"| tar.{z} | `{name}` | {med(t):.2f} s | {min(t):.2f} s | {max(t):.2f} s | {ratio:.2f} |")
 print()
 for z in ("zst", "gz"):
     with open(f"{res}/rss-{z}.txt") as f:
