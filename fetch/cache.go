@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"pkg/internal/durable"
 	"pkg/repo"
 	"pkg/tarutil"
 )
@@ -247,7 +248,7 @@ func (c *Cache) rename(from, to string) error {
 	if err := os.Rename(from, to); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(to))
+	return durable.Path(filepath.Dir(to))
 }
 
 // List returns the entries of the cache, by name, version and sha256.
@@ -307,7 +308,7 @@ func (c *Cache) Remove(keep func(Entry) bool) ([]Entry, error) {
 		sha, ok := strings.CutSuffix(name, ".idx")
 		return ok && !c.Has(sha)
 	})
-	return removed, syncDir(tars)
+	return removed, durable.Path(tars)
 }
 
 // removeStale removes the files of dir that match and are older than staleAge.
@@ -333,16 +334,4 @@ func Inspect(path string) (tarutil.Stats, error) {
 		return st, fmt.Errorf("%s: %w", path, err)
 	}
 	return st, nil
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return &os.PathError{Op: "fsync", Path: dir, Err: errors.Unwrap(err)}
-	}
-	return nil
 }

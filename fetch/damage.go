@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"pkg/internal/durable"
 	"pkg/tarutil"
 )
 
@@ -98,5 +99,5 @@ func (c *Cache) drop(sha string, checked fs.FileInfo) {
 	}
 	os.Remove(c.Path(sha))
 	os.Remove(c.idxPath(sha))
-	syncDir(filepath.Dir(c.Path(sha)))
+	durable.Path(filepath.Dir(c.Path(sha)))
 }

@@ -43,16 +43,3 @@ func setFlag(f *os.File, flag int, on bool) bool {
 func isDirectRefused(err error) bool {
 	return errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP)
 }
-
-// syncFS flushes the filesystem holding dir.
-func syncFS(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return &os.PathError{Op: "syncfs", Path: dir, Err: err}
-	}
-	return nil
-}

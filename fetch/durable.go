@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"pkg/internal/durable"
 )
 
 // A fetched entry is written through the page cache and committed without waiting for the
@@ -65,7 +67,7 @@ func (c *Cache) Settle(shas ...string) error {
 		}
 	}
 	tars := filepath.Join(c.dir, "tars")
-	if err := syncFS(tars); err != nil {
+	if err := durable.FS(tars); err != nil {
 		return errors.Join(append(errs, fmt.Errorf("fetch: settle cache: %w", err))...)
 	}
 	renamed := false
@@ -80,7 +82,7 @@ func (c *Cache) Settle(shas ...string) error {
 		tmps[i], renamed = "", true
 	}
 	if renamed {
-		if err := syncDir(tars); err != nil {
+		if err := durable.Path(tars); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -95,13 +97,13 @@ func (c *Cache) settle(sha string, was unsynced) error {
 		return err
 	}
 	defer os.Remove(tmp)
-	if err := syncFile(tmp); err != nil {
+	if err := durable.Path(tmp); err != nil {
 		return err
 	}
 	if err := c.replaceIndex(sha, tmp, was); err != nil {
 		return err
 	}
-	return syncDir(filepath.Join(c.dir, "tars"))
+	return durable.Path(filepath.Join(c.dir, "tars"))
 }
 
 // replaceIndex fsyncs the entry's tar and renames tmp over its index, if both are still the
@@ -112,14 +114,14 @@ func (c *Cache) replaceIndex(sha, tmp string, was unsynced) error {
 	if err := c.unchanged(sha, was); err != nil {
 		return err
 	}
-	if err := syncFile(c.Path(sha)); err != nil {
+	if err := durable.Path(c.Path(sha)); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, c.idxPath(sha)); err != nil {
 		return err
 	}
 	if c.unchanged(sha, was) != nil {
-		return syncFS(filepath.Join(c.dir, "tars"))
+		return durable.FS(filepath.Join(c.dir, "tars"))
 	}
 	return nil
 }
@@ -184,14 +186,4 @@ func readAll(f *os.File, want fs.FileInfo) ([]byte, error) {
 		return nil, errors.New("entry replaced meanwhile")
 	}
 	return io.ReadAll(f)
-}
-
-// syncFile fsyncs the file at path.
-func syncFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }

@@ -9,9 +9,8 @@ import (
 	"path"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"pkg/db"
+	"pkg/internal/durable"
 	"pkg/repo"
 	"pkg/tarutil"
 )
@@ -241,13 +240,5 @@ func (r *Root) syncfs(dir string) error {
 	if r.o.NoSync {
 		return nil
 	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return &os.PathError{Op: "syncfs", Path: dir, Err: err}
-	}
-	return nil
+	return durable.FS(dir)
 }

@@ -6,7 +6,6 @@ package install
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/internal/durable"
 )
 
 // Options controls how a root is opened and changed.
@@ -144,15 +144,7 @@ func (r *Root) syncDir(dir string) error {
 	if r.o.NoSync {
 		return nil
 	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return &os.PathError{Op: "fsync", Path: dir, Err: errors.Unwrap(err)}
-	}
-	return nil
+	return durable.Path(dir)
 }
 
 func inode(path string) (uint64, bool) {

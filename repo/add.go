@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"pkg/internal/durable"
 )
 
 const indexName = "index.json"
@@ -225,7 +227,7 @@ func writeFile(dir, name string, write func(io.Writer) error) error {
 	if err := renameInto(dir, name, write); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return durable.Path(dir)
 }
 
 // renameInto writes a temporary file in dir, syncs it and renames it to name. The file is
@@ -254,13 +256,4 @@ func renameInto(dir, name string, write func(io.Writer) error) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), filepath.Join(dir, name))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"pkg/internal/durable"
 )
 
 const (
@@ -157,14 +159,5 @@ func writeNew(path string, data []byte) error {
 		}
 		return err
 	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return durable.Path(dir)
 }

@@ -4,6 +4,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"pkg/internal/durable"
 )
 
 // Fill grows the file path, creating it if needed, so that about leave bytes of its
@@ -17,8 +19,8 @@ func Fill(path string, leave int64) error {
 		return err
 	}
 	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return &os.PathError{Op: "syncfs", Path: path, Err: err}
+	if err := durable.FS(path); err != nil {
+		return err
 	}
 	info, err := f.Stat()
 	if err != nil {
