@@ -14,11 +14,7 @@ import (
 
 // TestFetchLocal fetches from a repository directory, and again from the cache.
 func TestFetchLocal(t *testing.T) {
-	archive, p := testArchive(t)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, p.Archive), archive, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, p := localRepo(t)
 	s, err := NewSource(dir, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,11 +13,7 @@ import (
 // TestDamagedEntry damages a cached tar and checks that Members reports it and removes the
 // entry, that Fetch then downloads it again, and that offline Fetch says what happened.
 func TestDamagedEntry(t *testing.T) {
-	archive, p := testArchive(t)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, p.Archive), archive, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, p := localRepo(t)
 	online, err := NewSource(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -27,14 +22,7 @@ func TestDamagedEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cacheDir := filepath.Join(t.TempDir(), "cache")
-	open := func() *Cache { // a new Cache, as a new process would open it, checks again
-		c, err := OpenCache(cacheDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	open := cacheOpener(t) // a new Cache, as a new process would open it, checks again
 	c := open()
 	if err := fetchOne(c, online, p); err != nil {
 		t.Fatal(err)
@@ -95,23 +83,12 @@ func TestUnsyncedEntry(t *testing.T) {
 	if bootID() == "" {
 		t.Skipf("no boot id in %s: entries are synced at fetch", bootIDFile)
 	}
-	archive, p := testArchive(t)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, p.Archive), archive, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, p := localRepo(t)
 	src, err := NewSource(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cacheDir := filepath.Join(t.TempDir(), "cache")
-	open := func() *Cache {
-		c, err := OpenCache(cacheDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	open := cacheOpener(t)
 	boot := func(c *Cache) string {
 		data, err := os.ReadFile(c.idxPath(p.SHA256))
 		if err != nil {

@@ -193,3 +193,28 @@ func writeIndex(t testing.TB, pkgs ...repo.Package) []byte {
 	}
 	return b
 }
+
+// localRepo writes the test archive into a new repository directory and returns the
+// directory and the archive's index entry.
+func localRepo(t testing.TB) (string, repo.Package) {
+	t.Helper()
+	archive, p := testArchive(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, p.Archive), archive, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, p
+}
+
+// cacheOpener returns a function that opens a new Cache on one directory each time, as a
+// new process would.
+func cacheOpener(t testing.TB) func() *Cache {
+	dir := filepath.Join(t.TempDir(), "cache")
+	return func() *Cache {
+		c, err := OpenCache(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+}
