@@ -9,6 +9,7 @@
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-7}
+[ "$ROUNDS" -ge 1 ] || { echo "bench/align.sh: ROUNDS must be at least 1" >&2; exit 2; }
 BENCHTIME=${BENCHTIME:-5x}
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(mktemp -d)
@@ -18,7 +19,9 @@ trap 'rm -rf "$bin"' EXIT
 cd "$top/tarutil"
 for _ in $(seq "$ROUNDS"); do
 	for b in 'Align/40x8MiB' 'CopyBaseline/40x8MiB' 'Align/30000x1KiB' 'CopyBaseline/30000x1KiB'; do
-		"$bin/tarutil.test" -test.run '^$' -test.bench "^Benchmark$b\$" -test.benchtime "$BENCHTIME" | grep '^Benchmark'
+		out=$("$bin/tarutil.test" -test.run '^$' -test.bench "^Benchmark$b\$" -test.benchtime "$BENCHTIME") ||
+			{ echo "$out" >&2; exit 1; }
+		grep '^Benchmark' <<<"$out"
 	done
 done > "$bin/rounds.txt"
 

@@ -9,13 +9,15 @@
 # Needs go, curl, zstd, gzip, hyperfine, python3, strace and /usr/bin/time (apt-get install
 # curl zstd hyperfine strace time), and about 4 GiB free under WORK.
 # Every command starts with an empty cache and output, after a sync, so none pays for the
-# writeback of another; pkg fetch syncs its cache entry itself, the others do not sync.
+# writeback of another; none syncs its output (pkg fetch leaves its entry marked unsynced for
+# the install that uses it to sync).
 # Results: a table on stdout, hyperfine JSON (one file per round) and the RSS and strace
 # reports under $WORK.
 set -euo pipefail
 
 SIZE=${SIZE:-1073741824}
 RUNS=${RUNS:-7}
+[ "$RUNS" -ge 1 ] || { echo "bench/fetch.sh: RUNS must be at least 1" >&2; exit 2; }
 WORK=${WORK:-/var/tmp/pkg-fetch-bench}
 top=$(cd "$(dirname "$0")/.." && pwd)
 

@@ -41,7 +41,11 @@ const entryMagic = "pkg-entry 1"
 type Cache struct {
 	dir       string
 	checked   sync.Map // sha256 → []tarutil.Member of the entries this Cache has checked
-	unsettled sync.Map // sha256 → true for those of them written in this boot, not yet synced
+	unsettled sync.Map // sha256 → unsynced for those of them written in this boot, not yet synced
+
+	// NoSync makes Settle drop the marks of unsynced entries without syncing them, for
+	// throwaway machines (install's --no-sync).
+	NoSync bool
 }
 
 // Entry is a package in the cache.

@@ -24,8 +24,8 @@ const spotBudget = 1 << 20 // 1 MiB
 
 // Members returns the members of the entry with this sha256, with their data offsets and
 // digests, from its index, checked against the tar once per Cache: its size, a sample of its
-// headers and the digests of up to spotBudget bytes of its data, or of all of it when the
-// entry was written unsynced in an earlier boot. A damaged entry is removed, so that the
+// headers and the digests of up to spotBudget bytes of its data, or of all of its data when
+// the entry was written unsynced in an earlier boot. A damaged entry is removed, so that the
 // next Fetch downloads it again, and reported as ErrDamaged.
 func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if ms, ok := c.checked.Load(sha); ok {
@@ -67,7 +67,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	}
 	switch was := (unsynced{idx: idx, tar: info}); {
 	case crashed:
-		// Checked entirely: settled, or checked again at its next first use.
+		// All of its data checked: settled, or checked again at its next first use.
 		c.settle(sha, was)
 	case boot != "":
 		c.unsettled.Store(sha, was)

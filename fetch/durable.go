@@ -38,8 +38,9 @@ type unsynced struct{ idx, tar fs.FileInfo }
 // Settle makes the cache entries with these sha256s durable, if this Cache found them
 // written in this boot and not yet synced: one syncfs of the cache's filesystem, an fsync
 // of each tar (which reports its write-back errors), then each index replaced by one without
-// the boot, unless the entry changed meanwhile. An entry not settled stays marked, to be
-// checked entirely at its first use after a reboot.
+// the boot, unless the entry changed meanwhile. An entry not settled stays marked, to have
+// all of its data checked at its first use after a reboot; one whose tar fails to sync is
+// removed. With NoSync set, the marks are dropped without syncing anything.
 func (c *Cache) Settle(shas ...string) error {
 	var todo []string
 	var was []unsynced
@@ -67,7 +68,7 @@ func (c *Cache) Settle(shas ...string) error {
 		}
 	}
 	tars := filepath.Join(c.dir, "tars")
-	if err := durable.FS(tars); err != nil {
+	if err := c.syncFS(); err != nil {
 		return errors.Join(append(errs, fmt.Errorf("fetch: settle cache: %w", err))...)
 	}
 	renamed := false
@@ -82,14 +83,14 @@ func (c *Cache) Settle(shas ...string) error {
 		tmps[i], renamed = "", true
 	}
 	if renamed {
-		if err := durable.Path(tars); err != nil {
-			errs = append(errs, err)
+		if err := c.fsync(tars); err != nil {
+			errs = append(errs, fmt.Errorf("fetch: settle cache: %w", err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// settle makes durable the entry Members has just checked entirely: the same steps as
+// settle makes durable the entry whose data Members has just checked: the same steps as
 // Settle, for one entry, with fsyncs instead of a syncfs.
 func (c *Cache) settle(sha string, was unsynced) error {
 	tmp, err := c.settledIndex(sha, was.idx)
@@ -97,33 +98,51 @@ func (c *Cache) settle(sha string, was unsynced) error {
 		return err
 	}
 	defer os.Remove(tmp)
-	if err := durable.Path(tmp); err != nil {
+	if err := c.fsync(tmp); err != nil {
 		return err
 	}
 	if err := c.replaceIndex(sha, tmp, was); err != nil {
 		return err
 	}
-	return durable.Path(filepath.Join(c.dir, "tars"))
+	return c.fsync(filepath.Join(c.dir, "tars"))
 }
 
 // replaceIndex fsyncs the entry's tar and renames tmp over its index, if both are still the
-// files was describes. If the tar changed by then, another process is fetching the entry
-// again and the rename may have replaced its marked index: its tar's data, written before
-// that index, are synced too.
+// files was describes; a tar that fails to sync is removed. If the tar changed under the
+// rename, another process is fetching the entry again and the rename may have replaced its
+// marked index: its tar's data, written before that index, are synced too.
 func (c *Cache) replaceIndex(sha, tmp string, was unsynced) error {
 	if err := c.unchanged(sha, was); err != nil {
 		return err
 	}
-	if err := durable.Path(c.Path(sha)); err != nil {
-		return err
+	if err := c.fsync(c.Path(sha)); err != nil {
+		c.checked.Delete(sha)
+		c.drop(sha, was.tar)
+		return fmt.Errorf("%w; removed from the cache", err)
 	}
 	if err := os.Rename(tmp, c.idxPath(sha)); err != nil {
 		return err
 	}
-	if c.unchanged(sha, was) != nil {
-		return durable.FS(filepath.Join(c.dir, "tars"))
+	if tar, err := os.Stat(c.Path(sha)); err != nil || !os.SameFile(tar, was.tar) {
+		return c.syncFS()
 	}
 	return nil
+}
+
+// fsync is durable.Path, unless c.NoSync is set.
+func (c *Cache) fsync(path string) error {
+	if c.NoSync {
+		return nil
+	}
+	return durable.Path(path)
+}
+
+// syncFS flushes the cache's filesystem, unless c.NoSync is set.
+func (c *Cache) syncFS() error {
+	if c.NoSync {
+		return nil
+	}
+	return durable.FS(filepath.Join(c.dir, "tars"))
 }
 
 // unchanged reports an error unless the entry's index and tar are the files was describes.

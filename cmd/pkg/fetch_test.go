@@ -178,7 +178,7 @@ func TestCacheCommands(t *testing.T) {
 }
 
 // TestInstallSettlesCache checks that pkg fetch leaves its entry marked as written in this
-// boot and not yet synced, and that installing the package settles it.
+// boot and not yet synced, and that installing the package settles it, with --no-sync too.
 func TestInstallSettlesCache(t *testing.T) {
 	if _, err := os.Stat("/proc/sys/kernel/random/boot_id"); err != nil {
 		t.Skip("no boot id: entries are synced at fetch")
@@ -208,5 +208,13 @@ func TestInstallSettlesCache(t *testing.T) {
 	e.ok("install", "libgreet")
 	if n := marks(); n != 0 {
 		t.Errorf("after install: %d entries still marked unsynced", n)
+	}
+	e.ok("fetch", "fortunes")
+	if n := marks(); n != 1 {
+		t.Fatalf("after fetching another: %d entries marked unsynced, want 1", n)
+	}
+	e.ok("--no-sync", "install", "fortunes")
+	if n := marks(); n != 0 {
+		t.Errorf("after install --no-sync: %d entries still marked unsynced", n)
 	}
 }

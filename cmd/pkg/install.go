@@ -114,17 +114,16 @@ func (in *installer) apply(todo []repo.Package) error {
 	for _, name := range in.remove {
 		say(in.c, "removed %s", name)
 	}
-	if in.c.Bool("no-sync") {
-		return nil
-	}
 	shas := make([]string, len(todo))
 	for i, p := range todo {
 		shas[i] = p.SHA256
 	}
 	// The fetches did not wait for the disk; now that the packages are installed, their
-	// cache entries are worth making durable, so that a reboot does not mean a full check.
+	// cache entries are worth making durable, so that a reboot (or a cache restored on
+	// another machine) does not mean hashing all of their data again.
+	in.f.cache.NoSync = in.c.Bool("no-sync")
 	if err := in.f.cache.Settle(shas...); err != nil {
-		note(in.c, "%v; cache entries not synced are checked entirely at their first use after a reboot", err)
+		note(in.c, "%v; cache entries left unsynced have all their data checked at their first use after a reboot", err)
 	}
 	return nil
 }

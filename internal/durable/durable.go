@@ -1,10 +1,7 @@
 // Package durable makes what was written under a path reach the disk.
 package durable
 
-import (
-	"errors"
-	"os"
-)
+import "os"
 
 // Path fsyncs the file or directory at path.
 func Path(path string) error {
@@ -13,8 +10,5 @@ func Path(path string) error {
 		return err
 	}
 	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return &os.PathError{Op: "fsync", Path: path, Err: errors.Unwrap(err)}
-	}
-	return nil
+	return f.Sync()
 }
