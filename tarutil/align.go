@@ -162,8 +162,8 @@ func (c *converter) write(m *Member, raw string, r io.Reader) error {
 		c.data.r = r
 		c.data.h.Reset()
 		var err error
-		if m.Size >= hashAsideMin {
-			err = c.enc.copyHashed(r, m.Size, c.data.h)
+		if m.Size >= copyBufSize {
+			err = c.enc.copyLarge(r, m.Size, c.data.h)
 		} else {
 			err = c.enc.copyData(&c.data, m.Size)
 		}

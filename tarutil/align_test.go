@@ -334,9 +334,48 @@ func TestSplitUSTAR(t *testing.T) {
 	}
 }
 
-// TestAlignHashAside converts members big enough to be hashed on a second goroutine, and
-// one just under, and checks their digests and data.
+// TestAlignHashAside converts members on both sides of the sizes from which data bypass the
+// stream buffer in chunks ending on copyBufSize boundaries, and are hashed on a second
+// goroutine, and checks their digests and data.
 func TestAlignHashAside(t *testing.T) {
 	roundTrip(t, makeTar(t, tar.FormatPAX, file("a", hashAsideMin-1), file("b", hashAsideMin),
-		file("c", 3*copyBufSize+5), file("d", 2*hashAsideMin+copyBufSize)))
+		file("c", 3*copyBufSize+5), file("d", 2*hashAsideMin+copyBufSize),
+		file("e", copyBufSize-1), file("f", copyBufSize), file("g", hashAhead*copyBufSize+hashAsideMin+1)))
+}
+
+// offsetWriter records where each write starts and how long it is.
+type offsetWriter struct {
+	off    int64
+	writes [][2]int64
+}
+
+func (w *offsetWriter) Write(p []byte) (int, error) {
+	w.writes = append(w.writes, [2]int64{w.off, int64(len(p))})
+	w.off += int64(len(p))
+	return len(p), nil
+}
+
+// TestAlignWritesOnBoundaries checks that the data of large members reach the file in writes
+// that start or end on copyBufSize boundaries, the ones the page cache takes cheapest.
+func TestAlignWritesOnBoundaries(t *testing.T) {
+	in := makeTar(t, tar.FormatPAX, file("a", 5*copyBufSize+77), file("b", hashAsideMin+3*copyBufSize+1),
+		file("small", 100), file("c", 2*copyBufSize))
+	var w offsetWriter
+	if _, err := Align(&w, bytes.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	big := 0
+	for _, wr := range w.writes {
+		start, end := wr[0], wr[0]+wr[1]
+		if wr[1] <= 2*Alignment { // headers, padding, the small member's data
+			continue
+		}
+		big++
+		if start%copyBufSize != 0 && end%copyBufSize != 0 {
+			t.Errorf("write of %d bytes at %d neither starts nor ends on a %d-byte boundary", wr[1], start, copyBufSize)
+		}
+	}
+	if want := (5 + 8 + 3 + 2) - 1; big < want {
+		t.Errorf("%d data writes, want at least %d", big, want)
+	}
 }
