@@ -96,9 +96,10 @@ func (o *output) Write(p []byte) (int, error) {
 
 // encoder writes the entries of an aligned tar.
 type encoder struct {
-	out output
-	blk [blockSize]byte // the header block being built
-	pax []byte          // the pax records of the entry being built
+	out    output
+	blk    [blockSize]byte // the header block being built
+	pax    []byte          // the pax records of the entry being built
+	hasher *hasher         // once a member has needed it
 }
 
 // newEncoder returns an encoder writing to w through a pooled buffer, which release
@@ -111,6 +112,9 @@ func newEncoder(w io.Writer) *encoder {
 
 // release returns e's buffer to its pool; e must not be used after.
 func (e *encoder) release() {
+	if e.hasher != nil {
+		e.hasher.stop()
+	}
 	e.out.bw.Reset(nil)
 	writerPool.Put(e.out.bw)
 	e.out.bw, e.out.w = nil, nil
@@ -171,62 +175,81 @@ const hashAhead = 4
 // first one that reaches a boundary: the page cache takes those at about half the cost of
 // writes that straddle them (large folios; 320 MiB in 128 KiB writes on this project's
 // ext4, kernel 6.18: 134 ms on boundaries, 290 ms 4 KiB past them). The data are hashed into
-// h, from hashAsideMin bytes on another goroutine, which hands each pooled buffer back once
-// it has hashed it.
+// h, from hashAsideMin bytes on the encoder's hashing goroutine. The member's pooled
+// buffers go back to their pool once it is hashed.
 func (e *encoder) copyLarge(r io.Reader, size int64, h hash.Hash) error {
-	ahead := 1
+	if e.hasher == nil {
+		e.hasher = &hasher{free: make(chan *[]byte, hashAhead), full: make(chan lent, hashAhead)}
+	}
+	hs, ahead := e.hasher, 1
 	if size >= hashAsideMin {
+		hs.start()
 		ahead = hashAhead
 	}
-	free := make(chan *[]byte, ahead)
 	for range ahead {
-		free <- copyPool.Get().(*[]byte)
+		hs.free <- copyPool.Get().(*[]byte)
 	}
-	var full chan lent
-	hashed := make(chan struct{})
-	if ahead > 1 {
-		full = make(chan lent, ahead)
-		go func() {
-			for c := range full {
-				h.Write((*c.buf)[:c.n])
-				free <- c.buf
-			}
-			close(hashed)
-		}()
-	} else {
-		close(hashed)
-	}
-	n, err := e.copyChunks(r, free, full, h)
-	if full != nil {
-		close(full)
-	}
-	<-hashed
+	n, err := e.copyChunks(r, h, ahead > 1)
 	for range ahead {
-		copyPool.Put(<-free)
+		copyPool.Put(<-hs.free) // once hashed
 	}
 	return e.endData(n, size, err)
 }
 
-// lent is a buffer whose first n bytes are being hashed.
+// hasher hashes member data on a goroutine of its own, started for the first member that
+// needs it and stopped when the conversion ends: the copy hands it each chunk in full and
+// takes the chunk's buffer back from free once hashed.
+type hasher struct {
+	free    chan *[]byte
+	full    chan lent
+	done    chan struct{}
+	started bool
+}
+
+// lent is a buffer whose first n bytes are to be hashed into h.
 type lent struct {
 	buf *[]byte
 	n   int
+	h   hash.Hash
 }
 
-// copyChunks copies r to the output through the buffers in free, each chunk ending on a
-// copyBufSize boundary of the output or at the end of r. A chunk is handed to full before
-// it is written; with full nil it is hashed into h and its buffer put back in free.
-func (e *encoder) copyChunks(r io.Reader, free chan *[]byte, full chan<- lent, h hash.Hash) (int64, error) {
+func (hs *hasher) start() {
+	if hs.started {
+		return
+	}
+	hs.started, hs.done = true, make(chan struct{})
+	go func() {
+		for c := range hs.full {
+			c.h.Write((*c.buf)[:c.n])
+			hs.free <- c.buf
+		}
+		close(hs.done)
+	}()
+}
+
+func (hs *hasher) stop() {
+	if hs.started {
+		close(hs.full)
+		<-hs.done
+	}
+}
+
+// copyChunks copies r to the output through the buffers in e.hasher.free, each chunk ending
+// on a copyBufSize boundary of the output or at the end of r. A chunk is hashed into h
+// before it is written, aside by handing it to the hashing goroutine, or else inline, its
+// buffer then put back in free.
+func (e *encoder) copyChunks(r io.Reader, h hash.Hash, aside bool) (int64, error) {
+	hs := e.hasher
 	var n int64
 	for {
-		bp := <-free
+		bp := <-hs.free
 		b := (*bp)[:copyBufSize-e.out.off%copyBufSize]
 		k, err := io.ReadFull(r, b)
-		if full != nil {
-			full <- lent{bp, k}
+		if aside {
+			hs.full <- lent{bp, k, h}
 		} else {
 			h.Write(b[:k])
-			free <- bp
+			hs.free <- bp
 		}
 		if k > 0 {
 			if _, werr := e.out.writeDirect(b[:k]); werr != nil {
