@@ -161,7 +161,7 @@ func (e *encoder) paxRecords(name string, m *Member, mtime int64) {
 }
 
 // hashAsideMin is the member size from which data is hashed on a second goroutine while it
-// is written: below it, starting one costs more than the overlap saves.
+// is written: below it, handing chunks over costs more than the overlap saves.
 const hashAsideMin = 1 << 20 // 1 MiB
 
 // hashAhead is how many pooled buffers a member hashed aside has in flight: the copy runs
