@@ -29,15 +29,6 @@ func (r *Root) checkBins(p repo.Package) error {
 	return nil
 }
 
-func containsBin(bins []string, cmd string) bool {
-	for _, b := range bins {
-		if path.Base(b) == cmd {
-			return true
-		}
-	}
-	return false
-}
-
 // syncBins makes <root>/bin hold exactly the links the database's packages declare. Links
 // into pkgs/ that no package declares are removed; other files are left alone.
 func (r *Root) syncBins() error {

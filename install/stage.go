@@ -34,8 +34,6 @@ const (
 	truncateTail                 // clone whole blocks, then ftruncate to size (btrfs measured faster)
 )
 
-const btrfsMagic = 0x9123683e
-
 // copyBufSize is the pooled buffer of the Copy method.
 const copyBufSize = 128 << 10
 
@@ -71,7 +69,7 @@ func newStager(src *os.File, size int64, dir string, umask fs.FileMode) (*stager
 	s := &stager{src: src, srcfd: int(src.Fd()), size: size, dirfd: dirfd, umask: umask,
 		workers: min(runtime.GOMAXPROCS(0), 4), methods: []Method{Clone, CopyFileRange, Copy}}
 	var st unix.Statfs_t
-	if unix.Fstatfs(dirfd, &st) == nil && st.Type == btrfsMagic {
+	if unix.Fstatfs(dirfd, &st) == nil && st.Type == unix.BTRFS_SUPER_MAGIC {
 		s.tail = truncateTail
 	}
 	return s, nil

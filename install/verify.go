@@ -35,12 +35,7 @@ func (p Problem) String() string {
 	return s
 }
 
-const (
-	verifyBufSize = 128 << 10 // bytes read at once from a file being hashed
-	verifyChunk   = 256       // files of one directory checked by one job
-)
-
-var verifyBufs = sync.Pool{New: func() any { return new([verifyBufSize]byte) }}
+const verifyChunk = 256 // files of one directory checked by one job
 
 // Verify compares the installed files of the named packages, or of every installed package
 // when names is empty, with what the database records: type, mode, size, the sha256 of file
@@ -191,8 +186,9 @@ func (v *verifier) run() ([]Problem, error) {
 	var wg sync.WaitGroup
 	for w := range errs {
 		wg.Go(func() {
-			c := &fileChecker{h: sha256.New(), buf: verifyBufs.Get().(*[verifyBufSize]byte)}
-			defer verifyBufs.Put(c.buf)
+			bp := copyBufs.Get().(*[]byte) // bytes read at once from a file being hashed
+			defer copyBufs.Put(bp)
+			c := &fileChecker{h: sha256.New(), buf: *bp}
 			for i := next.Add(1) - 1; i < int64(len(v.jobs)); i = next.Add(1) - 1 {
 				if errs[w] = c.run(&v.jobs[i]); errs[w] != nil {
 					next.Store(int64(len(v.jobs)))
@@ -214,7 +210,7 @@ func (v *verifier) run() ([]Problem, error) {
 // fileChecker runs jobs with its own hash and buffer.
 type fileChecker struct {
 	h   hash.Hash
-	buf *[verifyBufSize]byte
+	buf []byte
 }
 
 func (j *verifyJob) add(p, kind, what string) {
