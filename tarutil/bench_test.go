@@ -127,3 +127,27 @@ func BenchmarkScan(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWriteOffset writes 320 MiB to a file in copyBufSize writes that start on
+// copyBufSize boundaries, and 4 KiB past them: what copyLarge's chunking is for.
+func BenchmarkWriteOffset(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		start int64
+	}{{"boundary", 0}, {"4KiB-past", 4 << 10}} {
+		b.Run(bc.name, func(b *testing.B) {
+			f := tempFile(b)
+			buf := make([]byte, copyBufSize)
+			const total = 320 << 20
+			b.SetBytes(total)
+			for b.Loop() {
+				rewind(b, f)
+				for off := bc.start; off < total+bc.start; off += copyBufSize {
+					if _, err := f.WriteAt(buf, off); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -94,7 +94,7 @@ func (s *spotChecker) member(m *Member, header bool) error {
 		if _, err := s.r.ReadAt(s.blk[:], m.Offset-blockSize); err != nil {
 			return fmt.Errorf("tarutil: read header of member %q: %w", m.Name, err)
 		}
-		s.enc.putBlock(m.Name, m.Linkname, m.Type, int64(m.Mode&0o777), m.Size, m.ModTime.Unix())
+		s.enc.memberBlock(m.Name, m)
 		if !bytes.Equal(s.blk[:], s.enc.blk[:]) {
 			return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: header block differs", ErrDamaged)}
 		}

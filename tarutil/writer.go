@@ -135,9 +135,14 @@ func (e *encoder) writeHeader(m *Member) error {
 		e.out.Write(e.pax)
 		e.pad(int64(len(e.pax)))
 	}
-	e.putBlock(name, m.Linkname, m.Type, int64(m.Mode&0o777), m.Size, mtime)
+	e.memberBlock(name, m)
 	e.out.Write(e.blk[:])
 	return e.out.err
+}
+
+// memberBlock builds in e.blk the ustar header block Align writes for m under name.
+func (e *encoder) memberBlock(name string, m *Member) {
+	e.putBlock(name, m.Linkname, m.Type, int64(m.Mode&0o777), m.Size, m.ModTime.Unix())
 }
 
 // paxRecords sets e.pax to the records m needs, in a fixed order.
@@ -166,31 +171,33 @@ const hashAsideMin = 1 << 20 // 1 MiB
 
 // hashAhead is how many pooled buffers a member hashed aside has in flight: the copy runs
 // that far ahead of the hash, so neither waits for the other to be woken for each chunk
-// (BenchmarkAlign/40x8MiB, medians of 5 alternating runs: 386 ms per op with two, 265 with
-// four; eight or sixteen did no better).
+// (BenchmarkAlign/40x8MiB, test binaries built with each value run in turn five times,
+// medians: 386 ms per op with two, 265 with four; eight or sixteen did no better).
 const hashAhead = 4
 
 // copyLarge copies size bytes of r, a member of copyBufSize bytes or more, past the stream
 // buffer to the file, in writes that start on copyBufSize boundaries of the output after a
 // first one that reaches a boundary: the page cache takes those at about half the cost of
-// writes that straddle them (large folios; 320 MiB in 128 KiB writes on this project's
-// ext4, kernel 6.18: 134 ms on boundaries, 290 ms 4 KiB past them). The data are hashed into
+// writes that straddle them (large folios; BenchmarkWriteOffset on this project's ext4,
+// kernel 6.18: 128 ms on boundaries, 260-310 ms 4 KiB past them). The data are hashed into
 // h, from hashAsideMin bytes on the encoder's hashing goroutine. The member's pooled
 // buffers go back to their pool once it is hashed.
 func (e *encoder) copyLarge(r io.Reader, size int64, h hash.Hash) error {
+	if size < hashAsideMin {
+		bp := copyPool.Get().(*[]byte)
+		n, err := e.copyChunks(r, func() *[]byte { return bp }, func(bp *[]byte, k int) { h.Write((*bp)[:k]) })
+		copyPool.Put(bp)
+		return e.endData(n, size, err)
+	}
 	if e.hasher == nil {
-		e.hasher = &hasher{free: make(chan *[]byte, hashAhead), full: make(chan lent, hashAhead)}
+		e.hasher = startHasher()
 	}
-	hs, ahead := e.hasher, 1
-	if size >= hashAsideMin {
-		hs.start()
-		ahead = hashAhead
-	}
-	for range ahead {
+	hs := e.hasher
+	for range hashAhead {
 		hs.free <- copyPool.Get().(*[]byte)
 	}
-	n, err := e.copyChunks(r, h, ahead > 1)
-	for range ahead {
+	n, err := e.copyChunks(r, func() *[]byte { return <-hs.free }, func(bp *[]byte, k int) { hs.full <- lent{bp, k, h} })
+	for range hashAhead {
 		copyPool.Put(<-hs.free) // once hashed
 	}
 	return e.endData(n, size, err)
@@ -200,10 +207,9 @@ func (e *encoder) copyLarge(r io.Reader, size int64, h hash.Hash) error {
 // needs it and stopped when the conversion ends: the copy hands it each chunk in full and
 // takes the chunk's buffer back from free once hashed.
 type hasher struct {
-	free    chan *[]byte
-	full    chan lent
-	done    chan struct{}
-	started bool
+	free chan *[]byte
+	full chan lent
+	done chan struct{}
 }
 
 // lent is a buffer whose first n bytes are to be hashed into h.
@@ -213,11 +219,8 @@ type lent struct {
 	h   hash.Hash
 }
 
-func (hs *hasher) start() {
-	if hs.started {
-		return
-	}
-	hs.started, hs.done = true, make(chan struct{})
+func startHasher() *hasher {
+	hs := &hasher{free: make(chan *[]byte, hashAhead), full: make(chan lent, hashAhead), done: make(chan struct{})}
 	go func() {
 		for c := range hs.full {
 			c.h.Write((*c.buf)[:c.n])
@@ -225,32 +228,24 @@ func (hs *hasher) start() {
 		}
 		close(hs.done)
 	}()
+	return hs
 }
 
 func (hs *hasher) stop() {
-	if hs.started {
-		close(hs.full)
-		<-hs.done
-	}
+	close(hs.full)
+	<-hs.done
 }
 
-// copyChunks copies r to the output through the buffers in e.hasher.free, each chunk ending
-// on a copyBufSize boundary of the output or at the end of r. A chunk is hashed into h
-// before it is written, aside by handing it to the hashing goroutine, or else inline, its
-// buffer then put back in free.
-func (e *encoder) copyChunks(r io.Reader, h hash.Hash, aside bool) (int64, error) {
-	hs := e.hasher
+// copyChunks copies r to the output through the buffers next gives, each chunk ending on a
+// copyBufSize boundary of the output or at the end of r. Each chunk goes to take, which
+// hashes it, before it is written; a buffer is filled again only once next gives it back.
+func (e *encoder) copyChunks(r io.Reader, next func() *[]byte, take func(bp *[]byte, k int)) (int64, error) {
 	var n int64
 	for {
-		bp := <-hs.free
+		bp := next()
 		b := (*bp)[:copyBufSize-e.out.off%copyBufSize]
 		k, err := io.ReadFull(r, b)
-		if aside {
-			hs.full <- lent{bp, k, h}
-		} else {
-			h.Write(b[:k])
-			hs.free <- bp
-		}
+		take(bp, k)
 		if k > 0 {
 			if _, werr := e.out.writeDirect(b[:k]); werr != nil {
 				return n, werr
