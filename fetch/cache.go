@@ -75,6 +75,9 @@ func (c *Cache) Path(sha string) string { return filepath.Join(c.dir, "tars", sh
 
 func (c *Cache) idxPath(sha string) string { return filepath.Join(c.dir, "tars", sha+".idx") }
 
+// tarsDir is the directory of the entries.
+func (c *Cache) tarsDir() string { return filepath.Join(c.dir, "tars") }
+
 // Has reports whether the archive with this sha256 is in the cache.
 func (c *Cache) Has(sha string) bool {
 	_, err := os.Stat(c.Path(sha))
@@ -257,7 +260,7 @@ func (c *Cache) rename(from, to string) error {
 
 // List returns the entries of the cache, by name, version and sha256.
 func (c *Cache) List() ([]Entry, error) {
-	ents, err := os.ReadDir(filepath.Join(c.dir, "tars"))
+	ents, err := os.ReadDir(c.tarsDir())
 	if err != nil {
 		return nil, fmt.Errorf("fetch: list cache: %w", err)
 	}
@@ -307,7 +310,7 @@ func (c *Cache) Remove(keep func(Entry) bool) ([]Entry, error) {
 		os.Remove(c.idxPath(e.SHA256))
 		removed = append(removed, e)
 	}
-	tars := filepath.Join(c.dir, "tars")
+	tars := c.tarsDir()
 	removeStale(tars, func(name string) bool {
 		sha, ok := strings.CutSuffix(name, ".idx")
 		return ok && !c.Has(sha)

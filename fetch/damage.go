@@ -31,7 +31,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if ms, ok := c.checked.Load(sha); ok {
 		return ms.([]tarutil.Member), nil
 	}
-	data, idx, err := readIndexFile(c.idxPath(sha))
+	data, idx, err := readEntryIndex(c.idxPath(sha))
 	if err != nil {
 		return nil, fmt.Errorf("fetch: index of cached %s: %w", sha, err)
 	}
@@ -76,8 +76,8 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	return ms, nil
 }
 
-// readIndexFile returns the contents of an entry's index file, and the file's description.
-func readIndexFile(path string) ([]byte, fs.FileInfo, error) {
+// readEntryIndex returns the contents of an entry's index file, and the file's description.
+func readEntryIndex(path string) ([]byte, fs.FileInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -99,5 +99,5 @@ func (c *Cache) drop(sha string, checked fs.FileInfo) {
 	}
 	os.Remove(c.Path(sha))
 	os.Remove(c.idxPath(sha))
-	durable.Path(filepath.Dir(c.Path(sha)))
+	durable.Path(c.tarsDir())
 }

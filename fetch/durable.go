@@ -3,7 +3,6 @@ package fetch
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,6 +30,9 @@ var bootID = sync.OnceValue(func() string {
 	}
 	return id
 })
+
+// errReplaced reports an entry that another process removed or fetched again meanwhile.
+var errReplaced = errors.New("entry replaced meanwhile")
 
 // unsynced is an entry Members found marked with this boot: its index and tar as checked.
 type unsynced struct{ idx, tar fs.FileInfo }
@@ -67,7 +69,7 @@ func (c *Cache) Settle(shas ...string) error {
 			errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, err))
 		}
 	}
-	tars := filepath.Join(c.dir, "tars")
+	tars := c.tarsDir()
 	if err := c.syncFS(); err != nil {
 		return errors.Join(append(errs, fmt.Errorf("fetch: settle cache: %w", err))...)
 	}
@@ -104,7 +106,7 @@ func (c *Cache) settle(sha string, was unsynced) error {
 	if err := c.replaceIndex(sha, tmp, was); err != nil {
 		return err
 	}
-	return c.fsync(filepath.Join(c.dir, "tars"))
+	return c.fsync(c.tarsDir())
 }
 
 // replaceIndex fsyncs the entry's tar and renames tmp over its index, if both are still the
@@ -142,7 +144,7 @@ func (c *Cache) syncFS() error {
 	if c.NoSync {
 		return nil
 	}
-	return durable.FS(filepath.Join(c.dir, "tars"))
+	return durable.FS(c.tarsDir())
 }
 
 // unchanged reports an error unless the entry's index and tar are the files was describes.
@@ -156,7 +158,7 @@ func (c *Cache) unchanged(sha string, was unsynced) error {
 		return err
 	}
 	if !os.SameFile(idx, was.idx) || !os.SameFile(tar, was.tar) {
-		return errors.New("entry replaced meanwhile")
+		return errReplaced
 	}
 	return nil
 }
@@ -164,14 +166,12 @@ func (c *Cache) unchanged(sha string, was unsynced) error {
 // settledIndex writes, unsynced, a temporary copy of the entry's index without its boot,
 // and returns its path; "" if the index has no boot. The index read must be the file idx.
 func (c *Cache) settledIndex(sha string, idx fs.FileInfo) (string, error) {
-	f, err := os.Open(c.idxPath(sha))
+	data, now, err := readEntryIndex(c.idxPath(sha))
 	if err != nil {
 		return "", err
 	}
-	data, err := readAll(f, idx)
-	f.Close()
-	if err != nil {
-		return "", err
+	if !os.SameFile(now, idx) {
+		return "", errReplaced
 	}
 	name, version, boot, rest, err := readEntryHeader(data)
 	if err != nil || boot == "" {
@@ -193,16 +193,4 @@ func (c *Cache) settledIndex(sha string, idx fs.FileInfo) (string, error) {
 		return "", err
 	}
 	return t.Name(), nil
-}
-
-// readAll reads f, which must be the file want describes.
-func readAll(f *os.File, want fs.FileInfo) ([]byte, error) {
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !os.SameFile(info, want) {
-		return nil, errors.New("entry replaced meanwhile")
-	}
-	return io.ReadAll(f)
 }

@@ -7,16 +7,16 @@ import (
 	"unsafe"
 )
 
-// A cache file is written in buffers of fileBufSize bytes, from goroutines of its own.
-// When it is to be synced at once (durable.go), it is written where the filesystem allows
-// with O_DIRECT: the data then go from the buffers to the disk without being copied into
-// the page cache, which measured cheaper than that copy plus the writeback that the fsync
-// waits for (1 GiB on this project's ext4 test machine: 0.47 s and 0.14 s of system CPU,
-// against 0.87 to 1.6 s and 0.5 to 1.3 s). Install clones most of the data and never
-// reads it.
+// A cache file is written in buffers of fileBufSize bytes, from goroutines of its own,
+// through the page cache. Only where the boot cannot be told, and the file is synced at
+// once (durable.go), is it written with O_DIRECT where the filesystem allows: that measured
+// cheaper than the page cache copy plus the writeback the fsync waits for (1 GiB on this
+// project's ext4: 0.47 s and 0.14 s of system CPU, against 0.87 to 1.6 s and 0.5 to 1.3 s).
 //
-// With one writer, the aligning goroutine waited 0.2 s per GiB for a free buffer in a
-// traced fetch; with two, each with a direct write in flight, it did not wait.
+// Two writers: with one, the aligning goroutine waited 0.2 s per GiB for a free buffer in
+// a traced fetch with O_DIRECT; buffered writes were not measured against one writer.
+// Buffers larger than 1 MiB measured slower (bench/fetch.sh, zstd: 2.19 s with 8 of 1 MiB,
+// 2.51 s with 4 of 2 MiB, 2.56 s with 4 of 4 MiB, in one hyperfine run).
 const (
 	fileBufSize = 1 << 20 // 1 MiB
 	fileBufs    = 8
