@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/repo"
+	"pkg/tarutil"
 )
 
 // state is what is installed: name → version.
@@ -280,13 +282,14 @@ func checkCache(dir string, w world) []string {
 		if len(ms) != len(want) {
 			bad("cache entry %s %s: %d members, want %d", s.name, s.version, len(ms), len(want))
 		}
+		if info, err := tarFile.Stat(); err != nil {
+			bad("%v", err)
+		} else if err := tarutil.SpotCheck(tarFile, info.Size(), ms, math.MaxInt64); err != nil {
+			bad("cache entry %s %s: %v", s.name, s.version, err) // every member's data hashed
+		}
 		for _, m := range ms {
 			if m.Type != tar.TypeReg {
 				continue
-			}
-			h := sha256.New()
-			if _, err := io.Copy(h, io.NewSectionReader(tarFile, m.Offset, m.Size)); err != nil || [32]byte(h.Sum(nil)) != m.SHA256 {
-				bad("cache entry %s %s: member %s: data does not match its digest (%v)", s.name, s.version, m.Name, err)
 			}
 			i, found := slices.BinarySearchFunc(want, m.Name, func(f db.File, name string) int { return strings.Compare(f.Path, name) })
 			if !found || want[i].SHA256 != m.SHA256 {
