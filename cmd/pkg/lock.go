@@ -32,9 +32,8 @@ func lockAction(c *cli.Context) error {
 		return usagef("lock: missing package name (or an existing %s to refresh)", path)
 	case err != nil && c.NArg() == 0:
 		return err
-	case err != nil:
-		old = nil // replaced below
 	}
+	// With packages named, an unreadable lockfile is written anew (old is nil).
 	reqs, err := lockRequirements(c, old)
 	if err != nil {
 		return err
