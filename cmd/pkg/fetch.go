@@ -137,7 +137,7 @@ func (f *fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 			return f.cache.Fetch(ctx, f.src, p, nil)
 		}
 		if f.c.Bool("offline") {
-			return "", fmt.Errorf("%w; offline, so it is not fetched again", err)
+			return "", fmt.Errorf("%w; %w, so it is not fetched again", err, fetch.ErrOffline)
 		}
 		f.report(nil, "%v: fetching it again", err)
 	}
