@@ -34,15 +34,21 @@ var bootID = sync.OnceValue(func() string {
 // errReplaced reports an entry that another process removed or fetched again meanwhile.
 var errReplaced = errors.New("entry replaced meanwhile")
 
+// gone reports whether err says an entry was removed or replaced by another process.
+func gone(err error) bool {
+	return errors.Is(err, errReplaced) || errors.Is(err, fs.ErrNotExist)
+}
+
 // unsynced is an entry Members found marked with this boot: its index and tar as checked.
 type unsynced struct{ idx, tar fs.FileInfo }
 
 // Settle makes the cache entries with these sha256s durable, if this Cache found them
 // written in this boot and not yet synced: one syncfs of the cache's filesystem, an fsync
 // of each tar (which reports its write-back errors), then each index replaced by one without
-// the boot, unless the entry changed meanwhile. An entry not settled stays marked, to have
-// all of its data checked at its first use after a reboot; one whose tar fails to sync is
-// removed. With NoSync set, the marks are dropped without syncing anything.
+// the boot, unless the entry changed meanwhile. An entry that another process removed or
+// fetched again is skipped without error: its new copy keeps its mark, to have all of its
+// data checked at its first use after a reboot. One whose tar fails to sync is removed.
+// With NoSync set, the marks are dropped without syncing anything.
 func (c *Cache) Settle(shas ...string) error {
 	var todo []string
 	var was []unsynced
@@ -65,7 +71,7 @@ func (c *Cache) Settle(shas ...string) error {
 	}()
 	for i, sha := range todo {
 		var err error
-		if tmps[i], err = c.settledIndex(sha, was[i].idx); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if tmps[i], err = c.settledIndex(sha, was[i].idx); err != nil && !gone(err) {
 			errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, err))
 		}
 	}
@@ -79,7 +85,9 @@ func (c *Cache) Settle(shas ...string) error {
 			continue
 		}
 		if err := c.replaceIndex(sha, tmps[i], was[i]); err != nil {
-			errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, err))
+			if !gone(err) {
+				errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, err))
+			}
 			continue
 		}
 		tmps[i], renamed = "", true
