@@ -22,6 +22,14 @@ const (
 	fileBufs    = 8
 	fileWriters = 2
 	directAlign = 4096 // O_DIRECT alignment of buffers, offsets and lengths; covers every device in use
+
+	// pageCacheWrite bounds a write through the page cache. The kernel sizes the folios of
+	// a write from its length, and folios of 512 KiB or more come from the large free blocks
+	// a VM's free page reporting has handed back to the host, each page of which then
+	// faults on the host: after another command freed 1.4 GiB of page cache, dd of 1 GiB
+	// took 2.3 to 2.5 s of system time in 1 MiB writes, 1.2 to 2.5 s in 512 KiB, and 0.30
+	// to 0.34 s in 128 KiB (0.33 s for 1 MiB when nothing had been freed).
+	pageCacheWrite = 128 << 10
 )
 
 // fileWriter writes a new file from other goroutines.
@@ -136,8 +144,14 @@ func (w *fileWriter) writeAt(b []byte, off int64) error {
 			return err
 		}
 	}
-	_, err := w.f.WriteAt(b, off)
-	return err
+	for len(b) > 0 {
+		k := min(len(b), pageCacheWrite)
+		if _, err := w.f.WriteAt(b[:k], off); err != nil {
+			return err
+		}
+		b, off = b[k:], off+int64(k)
+	}
+	return nil
 }
 
 // Close writes what is buffered, waits for the writes, and cuts the padding off. It does
