@@ -100,7 +100,7 @@ func convert(w io.Writer, src io.Reader, lim tarutil.Limits) (tarutil.Stats, err
 	go func() { srcErr <- pump(raw, src, abort) }()
 	go func() {
 		defer raw.closeRead()
-		decErr <- inflate(plain, bufio.NewReaderSize(raw, streamBufSize))
+		decErr <- inflate(plain, bufio.NewReaderSize(raw, streamBufSize), raw)
 	}()
 	out := &stickyWriter{w: w}
 	st, err := align(out, plain, lim)
@@ -142,9 +142,9 @@ func pump(raw *pipe, src io.Reader, abort <-chan struct{}) error {
 	}
 }
 
-// inflate decompresses r into plain.
-func inflate(plain *pipe, r *bufio.Reader) error {
-	zr, err := decompress(r)
+// inflate decompresses r, a buffer in front of src, into plain.
+func inflate(plain *pipe, r *bufio.Reader, src io.Reader) error {
+	zr, err := decompress(r, src)
 	if err != nil {
 		plain.closeWrite(err)
 		return err

@@ -31,9 +31,9 @@ const (
 // ErrFormat is returned for an archive that is not a tar, compressed or not, in a format pkg reads.
 var ErrFormat = errors.New("fetch: archive is not a tar, tar.gz, tar.zst or tar.xz")
 
-// decompress returns the tar stream inside br, recognising the compression by its magic
-// bytes. Closing it releases the decompressor.
-func decompress(br *bufio.Reader) (io.ReadCloser, error) {
+// decompress returns the tar stream inside br, a buffer in front of src, recognising the
+// compression by its magic bytes. Closing it releases the decompressor.
+func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
 	head, _ := br.Peek(6)
 	switch {
 	case bytes.HasPrefix(head, magicGzip):
@@ -47,7 +47,10 @@ func decompress(br *bufio.Reader) (io.ReadCloser, error) {
 		// MaxWindow (klauspost/compress zstd/framedec.go). Concurrency 1 decodes in the
 		// caller's goroutine, which measured faster than handing blocks to others. The
 		// frames' checksums are not checked: the sha256 of the archive covers every byte.
-		zr, err := zstd.NewReader(br, zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderMaxMemory(maxWindow),
+		// The decoder reads whole blocks into a buffer of its own: past what br holds
+		// already, it reads src, which saves copying every byte through br.
+		rest, _ := br.Peek(br.Buffered())
+		zr, err := zstd.NewReader(io.MultiReader(bytes.NewReader(rest), src), zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderMaxMemory(maxWindow),
 			zstd.WithDecoderConcurrency(1), zstd.IgnoreChecksum(true))
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)

@@ -21,7 +21,8 @@ import (
 
 // inflateAll decompresses data the way a fetch does, through the xz guard for xz.
 func inflateAll(data []byte) ([]byte, error) {
-	zr, err := decompress(bufio.NewReader(bytes.NewReader(data)))
+	src := bytes.NewReader(data)
+	zr, err := decompress(bufio.NewReader(src), src)
 	if err != nil {
 		return nil, err
 	}

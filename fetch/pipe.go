@@ -82,6 +82,16 @@ func (p *pipe) Read(b []byte) (int, error) {
 	return n, nil
 }
 
+// ReadByte returns the next byte. With it the pipe counts as a buffered reader, which
+// tarutil.Align reads without a buffer of its own.
+func (p *pipe) ReadByte() (byte, error) {
+	var b [1]byte
+	if _, err := p.Read(b[:]); err != nil {
+		return 0, err
+	}
+	return b[0], nil
+}
+
 // closeRead tells the writer to stop. The reader must call it when it stops reading.
 func (p *pipe) closeRead() {
 	p.stop.Do(func() { close(p.done) })

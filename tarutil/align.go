@@ -17,7 +17,8 @@ import (
 // mode 0755 and that member's modification time. A stream that ends before
 // its end-of-archive blocks is refused as truncated. After an error, what
 // was written to w is not a valid archive. The sha256 of every regular
-// member's data is computed as it is copied.
+// member's data is computed as it is copied. r is read through a pooled
+// buffer unless it has a ReadByte method, the mark of a buffered reader.
 func Align(w io.Writer, r io.Reader) (Stats, error) {
 	return AlignLimits(w, r, Limits{})
 }
@@ -28,13 +29,18 @@ func AlignLimits(w io.Writer, r io.Reader, lim Limits) (Stats, error) {
 	c := &converter{enc: newEncoder(w), chk: newChecker(), lim: lim}
 	defer c.enc.release()
 	c.data.h = sha256.New()
-	br := readerPool.Get().(*bufio.Reader)
-	br.Reset(r)
-	defer func() {
-		br.Reset(nil)
-		readerPool.Put(br)
-	}()
-	c.in.r = br
+	c.in.r = r
+	// As compress/flate does, take a reader with ReadByte to be buffered already: a second
+	// buffer would only copy every byte once more.
+	if _, ok := r.(io.ByteReader); !ok {
+		br := readerPool.Get().(*bufio.Reader)
+		br.Reset(r)
+		defer func() {
+			br.Reset(nil)
+			readerPool.Put(br)
+		}()
+		c.in.r = br
+	}
 	tr := tar.NewReader(&c.in)
 	for {
 		hdr, err := tr.Next()
