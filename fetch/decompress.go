@@ -49,8 +49,8 @@ func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
 		// frames' checksums are not checked: the sha256 of the archive covers every byte.
 		// The decoder reads whole blocks into a buffer of its own: past what br holds
 		// already, it reads src, which saves copying every byte through br.
-		rest, _ := br.Peek(br.Buffered())
-		zr, err := zstd.NewReader(io.MultiReader(bytes.NewReader(rest), src), zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderMaxMemory(maxWindow),
+		rest := io.LimitReader(br, int64(br.Buffered()))
+		zr, err := zstd.NewReader(io.MultiReader(rest, src), zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderMaxMemory(maxWindow),
 			zstd.WithDecoderConcurrency(1), zstd.IgnoreChecksum(true))
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)

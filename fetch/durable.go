@@ -32,11 +32,15 @@ var bootID = sync.OnceValue(func() string {
 })
 
 // errReplaced reports an entry that another process removed or fetched again meanwhile.
+// Settle skips such an entry without error.
 var errReplaced = errors.New("entry replaced meanwhile")
 
-// gone reports whether err says an entry was removed or replaced by another process.
-func gone(err error) bool {
-	return errors.Is(err, errReplaced) || errors.Is(err, fs.ErrNotExist)
+// replaced turns the error of a missing entry file into errReplaced.
+func replaced(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return errReplaced
+	}
+	return err
 }
 
 // unsynced is an entry Members found marked with this boot: its index and tar as checked.
@@ -46,9 +50,9 @@ type unsynced struct{ idx, tar fs.FileInfo }
 // written in this boot and not yet synced: one syncfs of the cache's filesystem, an fsync
 // of each tar (which reports its write-back errors), then each index replaced by one without
 // the boot, unless the entry changed meanwhile. An entry that another process removed or
-// fetched again is skipped without error: its new copy keeps its mark, to have all of its
-// data checked at its first use after a reboot. One whose tar fails to sync is removed.
-// With NoSync set, the marks are dropped without syncing anything.
+// fetched again is skipped without error: a new copy is synced too or keeps its mark, to
+// have all of its data checked at its first use after a reboot. One whose tar fails to
+// sync is removed. With NoSync set, the marks are dropped without syncing anything.
 func (c *Cache) Settle(shas ...string) error {
 	var todo []string
 	var was []unsynced
@@ -71,7 +75,7 @@ func (c *Cache) Settle(shas ...string) error {
 	}()
 	for i, sha := range todo {
 		var err error
-		if tmps[i], err = c.settledIndex(sha, was[i].idx); err != nil && !gone(err) {
+		if tmps[i], err = c.settledIndex(sha, was[i].idx); err != nil && !errors.Is(err, errReplaced) {
 			errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, err))
 		}
 	}
@@ -85,7 +89,7 @@ func (c *Cache) Settle(shas ...string) error {
 			continue
 		}
 		if err := c.replaceIndex(sha, tmps[i], was[i]); err != nil {
-			if !gone(err) {
+			if !errors.Is(err, errReplaced) {
 				errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, err))
 			}
 			continue
@@ -159,11 +163,11 @@ func (c *Cache) syncFS() error {
 func (c *Cache) unchanged(sha string, was unsynced) error {
 	idx, err := os.Stat(c.idxPath(sha))
 	if err != nil {
-		return err
+		return replaced(err)
 	}
 	tar, err := os.Stat(c.Path(sha))
 	if err != nil {
-		return err
+		return replaced(err)
 	}
 	if !os.SameFile(idx, was.idx) || !os.SameFile(tar, was.tar) {
 		return errReplaced
@@ -176,7 +180,7 @@ func (c *Cache) unchanged(sha string, was unsynced) error {
 func (c *Cache) settledIndex(sha string, idx fs.FileInfo) (string, error) {
 	data, now, err := readEntryIndex(c.idxPath(sha))
 	if err != nil {
-		return "", err
+		return "", replaced(err)
 	}
 	if !os.SameFile(now, idx) {
 		return "", errReplaced

@@ -8,10 +8,11 @@ import (
 )
 
 // A cache file is written in buffers of fileBufSize bytes, from goroutines of its own,
-// through the page cache. Only where the boot cannot be told, and the file is synced at
-// once (durable.go), is it written with O_DIRECT where the filesystem allows: that measured
-// cheaper than the page cache copy plus the writeback the fsync waits for (1 GiB on this
-// project's ext4: 0.47 s and 0.14 s of system CPU, against 0.87 to 1.6 s and 0.5 to 1.3 s).
+// through the page cache in pieces of pageCacheWrite bytes. Only where the boot cannot be
+// told, and the file is synced at once (durable.go), is it written with O_DIRECT where the
+// filesystem allows: that measured cheaper than the page cache copy plus the writeback the
+// fsync waits for (1 GiB on this project's ext4: 0.47 s and 0.14 s of system CPU, against
+// 0.87 to 1.6 s and 0.5 to 1.3 s).
 //
 // Two writers: with one, the aligning goroutine waited 0.2 s per GiB for a free buffer in
 // a traced fetch with O_DIRECT; buffered writes were not measured against one writer.
@@ -23,12 +24,10 @@ const (
 	fileWriters = 2
 	directAlign = 4096 // O_DIRECT alignment of buffers, offsets and lengths; covers every device in use
 
-	// pageCacheWrite bounds a write through the page cache. The kernel sizes the folios of
-	// a write from its length, and folios of 512 KiB or more come from the large free blocks
-	// a VM's free page reporting has handed back to the host, each page of which then
-	// faults on the host: after another command freed 1.4 GiB of page cache, dd of 1 GiB
-	// took 2.3 to 2.5 s of system time in 1 MiB writes, 1.2 to 2.5 s in 512 KiB, and 0.30
-	// to 0.34 s in 128 KiB (0.33 s for 1 MiB when nothing had been freed).
+	// pageCacheWrite bounds a write through the page cache. Large writes get large folios,
+	// which on a VM with free page reporting (this one) seem to come from memory handed
+	// back to the host: after another command freed 1.4 GiB of page cache, dd of 1 GiB took
+	// 2.3 to 2.5 s of system time in 1 MiB writes and 0.30 to 0.34 s in 128 KiB ones.
 	pageCacheWrite = 128 << 10
 )
 

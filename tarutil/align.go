@@ -31,7 +31,7 @@ func AlignLimits(w io.Writer, r io.Reader, lim Limits) (Stats, error) {
 	c.data.h = sha256.New()
 	c.in.r = r
 	// As compress/flate does, take a reader with ReadByte to be buffered already: a second
-	// buffer would only copy every byte once more.
+	// buffer would copy headers and small members once more.
 	if _, ok := r.(io.ByteReader); !ok {
 		br := readerPool.Get().(*bufio.Reader)
 		br.Reset(r)

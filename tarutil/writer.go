@@ -48,8 +48,8 @@ var copyPool = sync.Pool{New: func() any {
 	return &b
 }}
 
-// The stream buffers in front of a conversion's input and output are pooled too, so a
-// process converting many archives allocates them once, not per archive.
+// The stream buffers in front of a conversion's output and (unless it is buffered already)
+// its input are pooled too, so a process converting many archives allocates them once.
 var (
 	readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, streamBufSize) }}
 	writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, streamBufSize) }}
