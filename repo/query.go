@@ -1,23 +1,91 @@
 package repo
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
 // Lookup returns the newest package satisfying r, or an error naming r.
 func (ix *Index) Lookup(r Requirement) (Package, error) {
-	vs := ix.versions()[r.Name]
+	all := ix.versions()
+	vs := all[r.Name]
 	if len(vs) == 0 {
-		return Package{}, fmt.Errorf("repo: package %q not found", r.Name)
+		return Package{}, fmt.Errorf("repo: %s", missing(r.Name, all))
 	}
 	for _, p := range vs {
 		if r.Allows(p.Version) {
 			return p, nil
 		}
 	}
-	return Package{}, fmt.Errorf("repo: no version of %q satisfies %s", r.Name, r)
+	return Package{}, fmt.Errorf("repo: no version of %q satisfies %s; %s", r.Name, r, offered(vs))
+}
+
+// missing says that the index has no package name, and names up to three packages it has
+// whose names are close to it (a misspelling) or contain it.
+func missing(name string, all map[string][]Package) string {
+	type candidate struct {
+		name string
+		d    int
+	}
+	var found []candidate
+	for other := range all {
+		d := editDistance(name, other)
+		if d <= max(1, len(name)/4) || len(name) >= 3 && strings.Contains(other, name) {
+			found = append(found, candidate{other, d})
+		}
+	}
+	msg := fmt.Sprintf("package %q not found", name)
+	if len(found) == 0 {
+		return msg
+	}
+	slices.SortFunc(found, func(a, b candidate) int { return cmp.Or(a.d-b.d, strings.Compare(a.name, b.name)) })
+	var names []string
+	for _, n := range found[:min(len(found), 3)] {
+		names = append(names, strconv.Quote(n.name))
+	}
+	return msg + "; did you mean " + joinList(names, "or") + "?"
+}
+
+// editDistance counts the insertions, deletions, substitutions and swaps of neighbouring
+// bytes that turn a into b (optimal string alignment).
+func editDistance(a, b string) int {
+	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
+
+// maxOffered bounds the versions offered lists.
+const maxOffered = 4
+
+// offered lists the versions vs (newest first) has: "the index has 1.2, 1.1 and 3 older".
+func offered(vs []Package) string {
+	var list []string
+	for _, p := range vs[:min(len(vs), maxOffered)] {
+		list = append(list, p.Version)
+	}
+	if more := len(vs) - len(list); more > 0 {
+		list = append(list, fmt.Sprintf("%d older", more))
+	}
+	return "the index has " + joinList(list, "and")
 }
 
 // Search returns the newest version of every package whose name or summary contains word

@@ -181,7 +181,10 @@ func (r *resolver) require(n need) (levels, error) {
 	r.needs[name] = append(r.needs[name], n)
 	r.log = append(r.log, name)
 	if len(r.versions[name]) == 0 {
-		return nil, notFound(name, n.by)
+		if n.by == "" {
+			return nil, errors.New(missing(name, r.versions))
+		}
+		return nil, fmt.Errorf("package %q not found (required by %s)", name, n.by)
 	}
 	if !slices.ContainsFunc(r.versions[name], func(p Package) bool { return r.allowed(name, p.Version) }) {
 		return r.imposers(name), r.clash(name)
@@ -270,13 +273,6 @@ func (r *resolver) failure(reqs []Requirement) error {
 	return fmt.Errorf("resolving %s: no selection satisfies every constraint", joinReqs(reqs))
 }
 
-func notFound(name, by string) error {
-	if by == "" {
-		return fmt.Errorf("package %q not found", name)
-	}
-	return fmt.Errorf("package %q not found (required by %s)", name, by)
-}
-
 // maxClashNeeds bounds the needs a conflict message lists.
 const maxClashNeeds = 8
 
@@ -291,15 +287,15 @@ func (r *resolver) clash(name string) error {
 	if len(parts) > maxClashNeeds {
 		parts = append(parts[:maxClashNeeds-1], fmt.Sprintf("%d more", len(parts)-maxClashNeeds+1))
 	}
-	return fmt.Errorf("no version of %q satisfies %s", name, joinAnd(parts))
+	return fmt.Errorf("no version of %q satisfies %s; %s", name, joinList(parts, "and"), offered(r.versions[name]))
 }
 
-// joinAnd joins as "a", "a and b", "a, b and c".
-func joinAnd(s []string) string {
+// joinList joins as "a", "a and b", "a, b and c", with conj for "and".
+func joinList(s []string, conj string) string {
 	if len(s) < 2 {
 		return strings.Join(s, "")
 	}
-	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+	return strings.Join(s[:len(s)-1], ", ") + " " + conj + " " + s[len(s)-1]
 }
 
 func joinReqs(reqs []Requirement) string {

@@ -134,6 +134,9 @@ func TestResolveRefuses(t *testing.T) {
 		want  string
 	}{
 		{"not found", []string{"a 1"}, []string{"nope"}, `repo: package "nope" not found`},
+		{"misspelt", []string{"hello 1", "help 2", "shell 1"}, []string{"helo"}, `repo: package "helo" not found; did you mean "hello" or "help"?`},
+		{"swapped", []string{"python 3"}, []string{"pyhton"}, `repo: package "pyhton" not found; did you mean "python"?`},
+		{"part", []string{"libgreet 1", "lib 1", "greeter 1"}, []string{"greet"}, `repo: package "greet" not found; did you mean "greeter" or "libgreet"?`},
 		{"missing dependency", []string{"app 1.0 lib"}, []string{"app"}, `repo: package "lib" not found (required by app 1.0)`},
 		{
 			"conflict",
@@ -153,7 +156,9 @@ func TestResolveRefuses(t *testing.T) {
 			[]string{"lib>=2", "lib<2"},
 			`repo: no version of "lib" satisfies lib>=2 (requested) and lib<2 (requested)`,
 		},
-		{"no version", []string{"lib 1.5"}, []string{"lib>=2"}, `repo: no version of "lib" satisfies lib>=2 (requested)`},
+		{"no version", []string{"lib 1.5"}, []string{"lib>=2"}, `repo: no version of "lib" satisfies lib>=2 (requested); the index has 1.5`},
+		{"many versions", []string{"lib 1", "lib 2", "lib 3", "lib 4", "lib 5", "lib 6"}, []string{"lib>=7"},
+			`repo: no version of "lib" satisfies lib>=7 (requested); the index has 6, 5, 4, 3 and 2 older`},
 		{
 			"diamond conflict",
 			[]string{"a 1 b c", "b 1 d>=2", "c 1 d<2", "d 1.0", "d 2.0"},
