@@ -15,7 +15,9 @@ func installCommand() *cli.Command {
 		Name:      "install",
 		Usage:     "install packages and their dependencies",
 		ArgsUsage: "NAME[@VERSION|CONSTRAINT]...",
-		Action:    installAction,
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "reinstall",
+			Usage: "install the named packages again even if installed (restores files pkg verify reports)"}},
+		Action: installAction,
 	}
 }
 
@@ -40,7 +42,7 @@ func installAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	in := &installer{c: c, f: f, root: root, requested: reqs}
+	in := &installer{c: c, f: f, root: root, requested: reqs, reinstall: c.Bool("reinstall")}
 	return in.run(pkgs)
 }
 
@@ -62,6 +64,7 @@ type installer struct {
 	f         *fetcher
 	root      *install.Root
 	requested []repo.Requirement
+	reinstall bool     // install the requested packages even if installed as resolved
 	noted     bool     // the copy fallback has been reported
 	remove    []string // packages to remove in the same commit (sync)
 }
@@ -73,6 +76,10 @@ type installer struct {
 func (in *installer) run(pkgs []repo.Package) error {
 	var todo []repo.Package
 	for _, p := range pkgs {
+		if in.reinstall && in.isRequested(p.Name) {
+			todo = append(todo, p)
+			continue
+		}
 		if cur, err := in.root.DB().Get(p.Name); err == nil && cur.Version == p.Version && cur.SHA256 == p.SHA256 {
 			if in.isRequested(p.Name) {
 				say(in.c, "%s %s is already installed", p.Name, p.Version)
@@ -143,9 +150,13 @@ func (in *installer) report(res *install.Result) {
 		in.noted = true
 	}
 	verb := "installed"
-	if res.Previous != "" {
+	switch res.Previous {
+	case "":
+	case res.Version:
+		verb = "reinstalled"
+	default:
 		verb = "replaced " + res.Previous + " with"
 	}
-	say(in.c, "%s %s %s: %d files, %s (%s cloned, %s copied) in %s", verb, res.Name, res.Version,
-		res.Files, size(res.Bytes), size(res.Cloned), size(res.Copied), dur(res.Elapsed))
+	say(in.c, "%s %s %s: %s, %s (%s cloned, %s copied) in %s", verb, res.Name, res.Version,
+		count(res.Files, "file"), size(res.Bytes), size(res.Cloned), size(res.Copied), dur(res.Elapsed))
 }

@@ -46,7 +46,7 @@ func printJSON(c *cli.Context, ps []db.Package) error {
 func printTable(c *cli.Context, ps []db.Package) {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%d files\t%s\n", p.Name, p.Version, p.Files, size(p.Size))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Version, count(p.Files, "file"), size(p.Size))
 	}
 	tw.Flush()
 }

@@ -58,10 +58,10 @@ func lockAction(c *cli.Context) error {
 		say(c, "%s", line)
 	}
 	if old != nil && len(changes) == 0 && repo.Inputs(old.Requires) == repo.Inputs(l.Requires) {
-		say(c, "%s is up to date: %d packages", path, len(l.Packages))
+		say(c, "%s is up to date: %s", path, count(len(l.Packages), "package"))
 		return nil
 	}
-	say(c, "wrote %s: %d packages", path, len(l.Packages))
+	say(c, "wrote %s: %s", path, count(len(l.Packages), "package"))
 	return nil
 }
 

@@ -50,7 +50,7 @@ func repoAddAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	say(c, "added %s %s to %s: %s, %s, %d files, sha256 %s", p.Name, p.Version, dir, p.Archive, size(p.Size), p.Files, p.SHA256)
+	say(c, "added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, size(p.Size), count(p.Files, "file"), p.SHA256)
 	if signer != nil {
 		saySigned(c, dir, meta, keys)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -31,7 +32,14 @@ func verifyAction(c *cli.Context) error {
 		fmt.Fprintln(c.App.Writer, p)
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("verify: %d problems found", len(problems))
+		var names []string
+		for _, p := range problems {
+			if !slices.Contains(names, p.Package) {
+				names = append(names, p.Package)
+			}
+		}
+		return fmt.Errorf("verify: %s found; pkg install --reinstall %s restores what was installed",
+			count(len(problems), "problem"), strings.Join(names, " "))
 	}
 	pkgs, files := 0, 0
 	all, err := root.DB().List()
@@ -43,6 +51,6 @@ func verifyAction(c *cli.Context) error {
 			pkgs, files = pkgs+1, files+p.Files
 		}
 	}
-	say(c, "verified %d packages, %d files", pkgs, files)
+	say(c, "verified %s, %s", count(pkgs, "package"), count(files, "file"))
 	return nil
 }

@@ -15,7 +15,7 @@ func TestVerifyCommand(t *testing.T) {
 	if out, _ := e.ok("verify"); out != "verified 2 packages, 5 files\n" {
 		t.Errorf("verify: %q", out)
 	}
-	if out, _ := e.ok("verify", "hello"); out != "verified 1 packages, 3 files\n" {
+	if out, _ := e.ok("verify", "hello"); out != "verified 1 package, 3 files\n" {
 		t.Errorf("verify hello: %q", out)
 	}
 	bin := filepath.Join(e.root, "pkgs/hello/bin/hello")
@@ -32,7 +32,7 @@ func TestVerifyCommand(t *testing.T) {
 	}
 	out, stderr, code := e.pkg("verify")
 	want := "hello 1.2.0: modified bin/hello (content)\nlibgreet 1.0.0: extra stray\n"
-	if code != 1 || out != want || !strings.HasPrefix(stderr, "pkg: verify: 2 problems found") {
+	if code != 1 || out != want || !strings.HasPrefix(stderr, "pkg: verify: 2 problems found; pkg install --reinstall hello libgreet restores") {
 		t.Errorf("verify after damage: exit %d\nstdout %q\nstderr %q\nwant exit 1 and stdout %q", code, out, stderr, want)
 	}
 	if out, _, code := e.pkg("verify", "libgreet"); code != 1 || out != "libgreet 1.0.0: extra stray\n" {
@@ -43,5 +43,17 @@ func TestVerifyCommand(t *testing.T) {
 	}
 	if _, _, code := e.pkg("verify", "--nope"); code != 2 {
 		t.Errorf("verify --nope: exit %d, want 2", code)
+	}
+
+	// What verify suggests puts the installed files back, the stray one gone.
+	if out, _ := e.ok("install", "--reinstall", "hello", "libgreet"); !strings.Contains(out, "reinstalled hello 1.2.0: 3 files") ||
+		!strings.Contains(out, "reinstalled libgreet 1.0.0: 2 files") {
+		t.Errorf("install --reinstall: %q", out)
+	}
+	if out, _ := e.ok("verify"); out != "verified 2 packages, 5 files\n" {
+		t.Errorf("verify after reinstall: %q", out)
+	}
+	if out, _ := e.ok("install", "hello"); out != "hello 1.2.0 is already installed\n" {
+		t.Errorf("install of an installed package: %q", out)
 	}
 }
