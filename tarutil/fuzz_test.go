@@ -3,8 +3,8 @@ package tarutil
 import (
 	"archive/tar"
 	"bytes"
-	"io"
 	"testing"
+	"testing/iotest"
 )
 
 // FuzzAlign checks that Align never panics and that whatever it accepts
@@ -21,7 +21,15 @@ func FuzzAlign(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		if _, err := Align(io.Discard, bytes.NewReader(in)); err != nil {
+		// Read directly (bytes.Reader has ReadByte) and through Align's buffer, in short
+		// pieces: both must agree.
+		var direct, buffered bytes.Buffer
+		_, err := Align(&direct, bytes.NewReader(in))
+		_, err2 := Align(&buffered, iotest.HalfReader(bytes.NewReader(in)))
+		if (err == nil) != (err2 == nil) || err == nil && !bytes.Equal(direct.Bytes(), buffered.Bytes()) {
+			t.Fatalf("read directly: %v; read in pieces through a buffer: %v, or different output", err, err2)
+		}
+		if err != nil {
 			return
 		}
 		roundTrip(t, in)
