@@ -100,39 +100,31 @@ func Open(path string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("db: open %s: %w", path, err)
 	}
-	if err := initBuckets(b); err != nil {
-		b.Close()
-		return nil, fmt.Errorf("db: init %s: %w", path, err)
-	}
 	d := &DB{b: b, owner: path + ".owner"}
 	// Best effort: the owner file only helps a waiting process say whom it waits for.
 	os.WriteFile(d.owner, []byte(ownerText(o.Owner)), 0o644)
 	return d, nil
 }
 
+// buckets are created by the first write transaction, not at Open: on a new root that
+// saves a transaction of its own, two fdatasyncs, and commands that only read never write.
 var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket}
 
-// initBuckets creates the buckets a new database lacks. It writes only when one is missing:
-// a write transaction costs two fdatasyncs even when it changes nothing.
-func initBuckets(b *bolt.DB) error {
-	missing := false
-	b.View(func(tx *bolt.Tx) error {
-		for _, name := range buckets {
-			missing = missing || tx.Bucket(name) == nil
-		}
-		return nil
-	})
-	if !missing {
+// get returns the value of key in the bucket name, nil if either is missing.
+func get(tx *bolt.Tx, name, key []byte) []byte {
+	if b := tx.Bucket(name); b != nil {
+		return b.Get(key)
+	}
+	return nil
+}
+
+// forEach calls fn for each value of the bucket name, if it exists.
+func forEach(tx *bolt.Tx, name []byte, fn func(v []byte) error) error {
+	b := tx.Bucket(name)
+	if b == nil {
 		return nil
 	}
-	return b.Update(func(tx *bolt.Tx) error {
-		for _, name := range buckets {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return b.ForEach(func(_, v []byte) error { return fn(v) })
 }
 
 func ownerText(desc string) string {
@@ -174,7 +166,7 @@ func (d *DB) Check() error {
 func (d *DB) Get(name string) (*Package, error) {
 	var p *Package
 	err := d.b.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(pkgsBucket).Get([]byte(name))
+		v := get(tx, pkgsBucket, []byte(name))
 		if v == nil {
 			return fmt.Errorf("%w: %s", ErrNotInstalled, name)
 		}
@@ -188,7 +180,7 @@ func (d *DB) Get(name string) (*Package, error) {
 func (d *DB) List() ([]Package, error) {
 	var ps []Package
 	err := d.b.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(pkgsBucket).ForEach(func(_, v []byte) error {
+		return forEach(tx, pkgsBucket, func(v []byte) error {
 			var p Package
 			if err := json.Unmarshal(v, &p); err != nil {
 				return err
@@ -204,7 +196,7 @@ func (d *DB) List() ([]Package, error) {
 func (d *DB) Files(name string) ([]File, error) {
 	var files []File
 	err := d.b.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(filesBucket).Get([]byte(name))
+		v := get(tx, filesBucket, []byte(name))
 		if v == nil {
 			return fmt.Errorf("%w: %s", ErrNotInstalled, name)
 		}
@@ -222,7 +214,7 @@ func (d *DB) Files(name string) ([]File, error) {
 func (d *DB) Intents() ([]Intent, error) {
 	var ins []Intent
 	err := d.b.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(intentsBucket).ForEach(func(_, v []byte) error {
+		return forEach(tx, intentsBucket, func(v []byte) error {
 			var in Intent
 			err := json.Unmarshal(v, &in)
 			ins = append(ins, in)
@@ -299,7 +291,15 @@ func (d *DB) Commit(ps []*Package, files [][]File, remove []string) error {
 }
 
 func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
-	if err := d.b.Update(fn); err != nil {
+	err := d.b.Update(func(tx *bolt.Tx) error {
+		for _, name := range buckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return fn(tx)
+	})
+	if err != nil {
 		return fmt.Errorf("db: %s: %w", what, err)
 	}
 	return nil

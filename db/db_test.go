@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 func open(t *testing.T, path string) *DB {
@@ -112,5 +114,41 @@ func TestLockWaits(t *testing.T) {
 	}
 	if !strings.Contains(holder, "(test)") {
 		t.Errorf("Waiting got holder %q, want the owner's description", holder)
+	}
+}
+
+// TestNewDatabaseReads checks that a new database answers every query empty without a
+// write transaction, and that the first write creates what it needs.
+func TestNewDatabaseReads(t *testing.T) {
+	d := open(t, filepath.Join(t.TempDir(), "db"))
+	defer d.Close()
+	txid := func() (id int) {
+		d.b.View(func(tx *bolt.Tx) error { id = tx.ID(); return nil })
+		return id
+	}
+	before := txid()
+	if ps, err := d.List(); err != nil || len(ps) != 0 {
+		t.Errorf("List: %v, %v", ps, err)
+	}
+	if _, err := d.Get("a"); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("Get: %v", err)
+	}
+	if _, err := d.Files("a"); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("Files: %v", err)
+	}
+	if ins, err := d.Intents(); err != nil || len(ins) != 0 {
+		t.Errorf("Intents: %v, %v", ins, err)
+	}
+	if _, ok, err := d.Repo("https://example.com/"); ok || err != nil {
+		t.Errorf("Repo: %v, %v", ok, err)
+	}
+	if after := txid(); after != before {
+		t.Errorf("reads wrote: transaction %d, then %d", before, after)
+	}
+	if err := d.SetIntents([]Intent{{Op: "install", Name: "a", Staging: "s"}}); err != nil {
+		t.Fatal(err)
+	}
+	if ins, err := d.Intents(); err != nil || len(ins) != 1 {
+		t.Errorf("Intents after the first write: %v, %v", ins, err)
 	}
 }
