@@ -79,21 +79,24 @@ import json, re, statistics, sys
 
 res, rounds = sys.argv[1], int(sys.argv[2])
 med = statistics.median
-print("| archive | command | median | min | max | pkg fetch / this (median of rounds) |")
-print("|---|---|---:|---:|---:|---:|")
+# CPU is user plus system time of the command and its children: on a shared machine it
+# varies less than wall time, and shows how much of the machine each command needs.
+print("| archive | command | median | min | max | pkg fetch / this (median of rounds) | CPU (median) |")
+print("|---|---|---:|---:|---:|---:|---:|")
 for z in ("zst", "gz"):
-    times = {}  # command -> one time per round
+    times, cpu = {}, {}  # command -> one time per round
     for r in range(1, rounds + 1):
         with open(f"{res}/{z}-{r}.json") as f:
             for c in json.load(f)["results"]:
                 times.setdefault(c["command"], []).append(c["times"][0])
+                cpu.setdefault(c["command"], []).append(c["user"] + c["system"])
     cmds = list(times)
     pkg = times[cmds[0]]
     for c in cmds:
         t = times[c]
         ratio = med(p / x for p, x in zip(pkg, t))
         name = c.replace("|", "\\|")
-        print(f"| tar.{z} | `{name}` | {med(t):.2f} s | {min(t):.2f} s | {max(t):.2f} s | {ratio:.2f} |")
+        print(f"| tar.{z} | `{name}` | {med(t):.2f} s | {min(t):.2f} s | {max(t):.2f} s | {ratio:.2f} | {med(cpu[c]):.2f} s |")
 print()
 for z in ("zst", "gz"):
     with open(f"{res}/rss-{z}.txt") as f:
