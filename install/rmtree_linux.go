@@ -3,6 +3,7 @@ package install
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,9 +21,16 @@ var direntBufs = sync.Pool{New: func() any { b := make([]byte, direntBufSize); r
 // removeTree deletes the tree at path. Each subdirectory of the top is emptied by one of a few
 // workers (one on XFS and btrfs), relative to directory descriptors, reading names with getdents64 into a pooled
 // buffer that is given back at the end of each directory; files are unlinked as they are read.
+// A file or symlink at path (left where a package's tree was) is unlinked.
 func removeTree(path string) error {
-	if _, ok := inode(path); !ok {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return os.Remove(path)
 	}
 	parent, err := unix.Open(filepath.Dir(path), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -55,3 +55,32 @@ func BenchmarkRemoveTree(b *testing.B) {
 		}
 	}
 }
+
+// TestRemoveTreeNotDir checks that a file or symlink where a tree was is unlinked, and a
+// symlink's target left alone: a user may replace a package's directory with either, and the
+// old tree is then one of them once a reinstall swaps it out.
+func TestRemoveTreeNotDir(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	if err := os.MkdirAll(filepath.Join(target, "keep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file, link := filepath.Join(dir, "file"), filepath.Join(dir, "link")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{file, link} {
+		if err := removeTree(p); err != nil {
+			t.Errorf("removeTree(%s): %v", p, err)
+		}
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s still there: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(target, "keep")); err != nil {
+		t.Errorf("the symlink's target was touched: %v", err)
+	}
+}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/db"
 	"pkg/install"
 	"pkg/repo"
 )
@@ -16,7 +18,7 @@ func installCommand() *cli.Command {
 		Usage:     "install packages and their dependencies",
 		ArgsUsage: "NAME[@VERSION|CONSTRAINT]...",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "reinstall",
-			Usage: "install the named packages again even if installed (restores files pkg verify reports)"}},
+			Usage: "install the named installed packages again, same version and archive (puts back what pkg verify reports)"}},
 		Action: installAction,
 	}
 }
@@ -38,12 +40,47 @@ func installAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	in := &installer{c: c, f: f, root: root, requested: reqs}
+	if c.Bool("reinstall") {
+		pkgs, err := installedAgain(root, ix, reqs)
+		if err != nil {
+			return err
+		}
+		in.reinstall = true
+		return in.apply(pkgs)
+	}
 	pkgs, err := ix.Resolve(reqs)
 	if err != nil {
 		return err
 	}
-	in := &installer{c: c, f: f, root: root, requested: reqs, reinstall: c.Bool("reinstall")}
 	return in.run(pkgs)
+}
+
+// installedAgain returns the packages the index has for the installed packages reqs names:
+// the same version and archive, so that installing them again changes nothing but the files.
+func installedAgain(root *install.Root, ix *repo.Index, reqs []repo.Requirement) ([]repo.Package, error) {
+	pkgs := make([]repo.Package, 0, len(reqs))
+	for _, r := range reqs {
+		if len(r.Constraints) > 0 {
+			return nil, usagef("install --reinstall: give names of installed packages, not %s", r)
+		}
+		cur, err := root.DB().Get(r.Name)
+		if errors.Is(err, db.ErrNotInstalled) {
+			return nil, fmt.Errorf("reinstall %s: not installed (pkg install %s installs it)", r.Name, r.Name)
+		} else if err != nil {
+			return nil, err
+		}
+		p, err := ix.Lookup(repo.Requirement{Name: r.Name, Constraints: []repo.Constraint{{Op: "=", Version: cur.Version}}})
+		if err != nil {
+			return nil, fmt.Errorf("reinstall %s %s: %w", cur.Name, cur.Version, err)
+		}
+		if p.SHA256 != cur.SHA256 {
+			return nil, fmt.Errorf("reinstall %s %s: the repository's archive (sha256 %s) is not the one installed (%s); pkg install %s@%s installs the repository's",
+				cur.Name, cur.Version, p.SHA256, cur.SHA256, cur.Name, cur.Version)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs, nil
 }
 
 func requirements(args []string) ([]repo.Requirement, error) {
@@ -64,7 +101,7 @@ type installer struct {
 	f         *fetcher
 	root      *install.Root
 	requested []repo.Requirement
-	reinstall bool     // install the requested packages even if installed as resolved
+	reinstall bool     // the packages are installed ones, installed again as they are
 	noted     bool     // the copy fallback has been reported
 	remove    []string // packages to remove in the same commit (sync)
 }
@@ -76,10 +113,6 @@ type installer struct {
 func (in *installer) run(pkgs []repo.Package) error {
 	var todo []repo.Package
 	for _, p := range pkgs {
-		if in.reinstall && in.isRequested(p.Name) {
-			todo = append(todo, p)
-			continue
-		}
 		if cur, err := in.root.DB().Get(p.Name); err == nil && cur.Version == p.Version && cur.SHA256 == p.SHA256 {
 			if in.isRequested(p.Name) {
 				say(in.c, "%s %s is already installed", p.Name, p.Version)
@@ -150,11 +183,10 @@ func (in *installer) report(res *install.Result) {
 		in.noted = true
 	}
 	verb := "installed"
-	switch res.Previous {
-	case "":
-	case res.Version:
+	switch {
+	case in.reinstall:
 		verb = "reinstalled"
-	default:
+	case res.Previous != "":
 		verb = "replaced " + res.Previous + " with"
 	}
 	say(in.c, "%s %s %s: %s, %s (%s cloned, %s copied) in %s", verb, res.Name, res.Version,

@@ -56,4 +56,30 @@ func TestVerifyCommand(t *testing.T) {
 	if out, _ := e.ok("install", "hello"); out != "hello 1.2.0 is already installed\n" {
 		t.Errorf("install of an installed package: %q", out)
 	}
+	if _, stderr, code := e.pkg("install", "--reinstall", "fortunes"); code != 1 || !strings.Contains(stderr, "reinstall fortunes: not installed") {
+		t.Errorf("reinstall of a package not installed: exit %d, %q", code, stderr)
+	}
+	if _, _, code := e.pkg("install", "--reinstall", "hello>=1"); code != 2 {
+		t.Errorf("reinstall with a constraint: exit %d, want 2", code)
+	}
+
+	// A package directory replaced by a symlink: the reinstall swaps the link out and
+	// unlinks it, leaving its target alone, and the next command starts cleanly.
+	pkgDir, elsewhere := filepath.Join(e.root, "pkgs/hello"), filepath.Join(t.TempDir(), "mine")
+	if err := os.Rename(pkgDir, elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, pkgDir); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := e.pkg("verify"); code != 1 || !strings.Contains(stderr, "pkg install --reinstall hello restores") {
+		t.Errorf("verify of a symlinked package directory: exit %d, %q", code, stderr)
+	}
+	e.ok("install", "--reinstall", "hello")
+	if out, _ := e.ok("verify"); out != "verified 2 packages, 5 files\n" {
+		t.Errorf("verify after reinstalling over a symlink: %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "bin/hello")); err != nil {
+		t.Errorf("the symlink's target: %v", err)
+	}
 }
