@@ -31,9 +31,13 @@ func missing(name string, all map[string][]Package) string {
 		d    int
 	}
 	var found []candidate
+	limit := max(1, len(name)/4)
 	for other := range all {
-		d := editDistance(name, other)
-		if d <= max(1, len(name)/4) || len(name) >= 3 && strings.Contains(other, name) {
+		contains := len(name) >= 3 && strings.Contains(other, name)
+		if !contains && abs(len(other)-len(name)) > limit {
+			continue // at least that many insertions or deletions
+		}
+		if d := editDistance(name, other); d <= limit || contains {
 			found = append(found, candidate{other, d})
 		}
 	}
@@ -71,6 +75,13 @@ func editDistance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // maxOffered bounds the versions offered lists.
