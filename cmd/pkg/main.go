@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +73,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {}, // main owns exit codes, so deferred cleanup runs
 		OnUsageError:   onUsageError,
 		Flags:          globalFlags(),
+		Before:         defaultDirs,
 		Commands: []*cli.Command{
 			installCommand(), removeCommand(), listCommand(), filesCommand(), infoCommand(),
 			searchCommand(), fetchCommand(), cacheCommand(), repoCommand(), verifyCommand(),
@@ -92,6 +94,22 @@ func setUsageError(cmds []*cli.Command) {
 	}
 }
 
+// defaultDirs treats an empty --root or --cache (PKG_ROOT= in a script, say) as unset:
+// otherwise pkg would make its root or cache in the current directory.
+func defaultDirs(c *cli.Context) error {
+	for name, def := range map[string]string{
+		"root":  xdgDir("XDG_DATA_HOME", ".local/share"),
+		"cache": xdgDir("XDG_CACHE_HOME", ".cache"),
+	} {
+		if c.String(name) == "" {
+			if err := c.Set(name, def); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "root", EnvVars: []string{"PKG_ROOT"}, Value: xdgDir("XDG_DATA_HOME", ".local/share"), Usage: "install root"},
@@ -108,15 +126,19 @@ func globalFlags() []cli.Flag {
 }
 
 // flagsFirst moves a command's flags ahead of its arguments, since urfave/cli/v2 stops
-// parsing flags at the first argument and users write "pkg repo add DIR FILE --name N".
+// parsing flags at the first argument and users write "pkg repo add DIR FILE --name N",
+// and global flags written after the command ahead of the command.
 func flagsFirst(app *cli.App, args []string) []string {
 	i, cmds := 1, app.Commands
 	var cmd *cli.Command
+walk:
 	for i < len(args) {
 		a := args[i]
 		switch {
 		case a == "--":
 			return args
+		case strings.HasPrefix(a, "-") && cmd != nil && !defines(cmd.Flags, a) && defines(app.Flags, a):
+			break walk // a global flag after the command: moved below
 		case strings.HasPrefix(a, "-") && cmd != nil: // the command's own flag, before its arguments
 			i += 1 + takesValue(cmd.Flags, a)
 			continue
@@ -134,13 +156,18 @@ func flagsFirst(app *cli.App, args []string) []string {
 	if cmd == nil || i >= len(args) {
 		return args
 	}
-	var flags, rest []string
+	var globals, flags, rest []string
 	for j := i; j < len(args); j++ {
 		a := args[j]
 		switch {
 		case a == "--":
 			rest = append(rest, args[j:]...)
 			j = len(args)
+		case strings.HasPrefix(a, "-") && len(a) > 1 && !defines(cmd.Flags, a) && defines(app.Flags, a):
+			// a global flag after the command ("pkg install x --offline"): it goes before it
+			n := takesValue(app.Flags, a)
+			globals = append(globals, args[j:min(j+1+n, len(args))]...)
+			j += n
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			n := takesValue(cmd.Flags, a)
 			flags = append(flags, args[j:min(j+1+n, len(args))]...)
@@ -149,7 +176,19 @@ func flagsFirst(app *cli.App, args []string) []string {
 			rest = append(rest, a)
 		}
 	}
-	return append(append(append([]string{}, args[:i]...), flags...), rest...)
+	out := append(append([]string{args[0]}, globals...), args[1:i]...)
+	return append(append(out, flags...), rest...)
+}
+
+// defines reports whether the flag token a names one of flags.
+func defines(flags []cli.Flag, a string) bool {
+	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 func findCommand(cmds []*cli.Command, name string) *cli.Command {

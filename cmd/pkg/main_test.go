@@ -317,3 +317,31 @@ func TestUsage(t *testing.T) {
 func rootTree(t *testing.T, root string) map[string]string {
 	return testfs.Tree(t, root, ".pkg/db", ".pkg/db.owner")
 }
+
+// TestGlobalFlagsAnywhere checks that global flags work after the command too, as users of
+// other package managers write them, and that an empty --root or PKG_ROOT means the default
+// rather than the current directory.
+func TestGlobalFlagsAnywhere(t *testing.T) {
+	base := t.TempDir()
+	root, cache := filepath.Join(base, "root"), filepath.Join(base, "cache")
+	var o, er bytes.Buffer
+	if code := run([]string{"pkg", "install", "hello", "--root", root, "--cache", cache, "--repo", demoRepo, "-q"}, &o, &er); code != 0 || o.Len() != 0 {
+		t.Fatalf("install with global flags after it: exit %d\nstdout %q\nstderr %q", code, o.String(), er.String())
+	}
+	o.Reset()
+	if code := run([]string{"pkg", "list", "--root", root}, &o, &er); code != 0 || !strings.Contains(o.String(), "hello") {
+		t.Errorf("list --root: exit %d, %q", code, o.String())
+	}
+
+	t.Chdir(base)
+	t.Setenv("XDG_DATA_HOME", filepath.Join(base, "data"))
+	t.Setenv("PKG_ROOT", "")
+	o.Reset()
+	if code := run([]string{"pkg", "env", "--bin-dir"}, &o, &er); code != 0 || o.String() != filepath.Join(base, "data/pkg/bin")+"\n" {
+		t.Errorf("env with PKG_ROOT empty: exit %d, %q", code, o.String())
+	}
+	o.Reset()
+	if code := run([]string{"pkg", "--root", "", "env", "--bin-dir"}, &o, &er); code != 0 || o.String() != filepath.Join(base, "data/pkg/bin")+"\n" {
+		t.Errorf("env with --root empty: exit %d, %q", code, o.String())
+	}
+}

@@ -130,7 +130,7 @@ func warnIndex(c *cli.Context, res trust.Result) {
 		warn(c, "repository %s is signed by key %s, but no key is trusted for it, so its index is not verified; pass the publisher's key with --trusted-key",
 			res.Location, strings.Join(res.SignedBy, ", "))
 	default:
-		warn(c, "repository %s is not signed; a mirror or proxy could change what pkg installs from it (--require-signed refuses such repositories)",
+		warn(c, "repository %s is not signed; pkg cannot tell whether its packages are the publisher's (--require-signed refuses such repositories)",
 			res.Location)
 	}
 }
