@@ -55,6 +55,10 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		}
 	}
 	for j, in := range rins {
+		// A tree already deleted by hand leaves nothing to move: the record goes all the same.
+		if _, ok := inode(r.pkgDir(in.Name)); !ok {
+			continue
+		}
 		if err := rename(r.pkgDir(in.Name), r.path(in.Staging)); err != nil {
 			return nil, fmt.Errorf("remove %s: %w", in.Name, errors.Join(err, r.undoAll(staged, all, len(ins)+j)))
 		}

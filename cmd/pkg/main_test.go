@@ -169,6 +169,23 @@ func TestRemoveRefusesDependency(t *testing.T) {
 	}
 }
 
+// TestRemoveDeletedTree checks that a package whose directory was deleted by hand can
+// still be removed: its record goes, and nothing is left in the trash.
+func TestRemoveDeletedTree(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "hello")
+	if err := os.RemoveAll(filepath.Join(e.root, "pkgs/hello")); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("remove", "hello")
+	if got := e.list(); len(got) != 1 || got[0].Name != "libgreet" {
+		t.Errorf("after removing a deleted tree: %+v", got)
+	}
+	if ents, err := os.ReadDir(filepath.Join(e.root, ".pkg/trash")); err != nil || len(ents) != 0 {
+		t.Errorf("trash: %v, %v", ents, err)
+	}
+}
+
 // TestCachedTarInterop extracts the cached aligned tar with GNU tar and bsdtar and compares
 // the trees with the original archive's, and checks the alignment of every big member.
 func TestCachedTarInterop(t *testing.T) {
