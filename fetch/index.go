@@ -173,7 +173,9 @@ func (s *Source) readIndexFile(ctx context.Context, saved *savedIndex) (*savedIn
 	fresh := &savedIndex{Location: where}
 	if s.base == nil {
 		f, err := os.Open(where)
-		if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, where, fmt.Errorf("no repository at %s: %s does not exist (check --repo or PKG_REPO)", s.dir, where)
+		} else if err != nil {
 			return nil, where, err
 		}
 		defer f.Close()

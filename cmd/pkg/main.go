@@ -68,6 +68,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:           "pkg",
 		Usage:          "install packages copy-on-write",
+		Version:        version(),
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		ExitErrHandler: func(*cli.Context, error) {}, // main owns exit codes, so deferred cleanup runs
@@ -92,6 +93,28 @@ func setUsageError(cmds []*cli.Command) {
 		c.OnUsageError = onUsageError
 		setUsageError(c.Subcommands)
 	}
+}
+
+// version describes the build: the commit it was built from, when the go command recorded
+// one, and the Go release.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, dirty := "", ""
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value[:min(len(s.Value), 12)]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "+changes"
+		}
+	}
+	if rev == "" {
+		rev = info.Main.Version
+	}
+	return rev + dirty + " (" + info.GoVersion + ")"
 }
 
 // defaultDirs treats an empty --root or --cache (PKG_ROOT= in a script, say) as unset:

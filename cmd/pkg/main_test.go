@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -326,6 +327,16 @@ func TestUsage(t *testing.T) {
 	}
 	if _, stderr, code := e.pkg("install", "nosuchpackage"); code != 1 || !strings.Contains(stderr, "nosuchpackage") {
 		t.Errorf("install nosuchpackage: exit %d, %q", code, stderr)
+	}
+	if out, _, code := e.pkg("--version"); code != 0 || !strings.HasPrefix(out, "pkg version ") || !strings.Contains(out, runtime.Version()) {
+		t.Errorf("--version: exit %d, %q", code, out)
+	}
+	missing := filepath.Join(t.TempDir(), "nope")
+	if _, stderr, code := e.pkg("--repo", missing, "search"); code != 1 || !strings.Contains(stderr, "no repository at "+missing) {
+		t.Errorf("search in a missing repository: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := e.pkg("sync", "-f", missing); code != 1 || !strings.Contains(stderr, "no lockfile "+missing+": 'pkg lock NAME...' writes one") {
+		t.Errorf("sync of a missing lockfile: exit %d, %q", code, stderr)
 	}
 }
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -34,7 +36,9 @@ func syncCommand() *cli.Command {
 func syncAction(c *cli.Context) error {
 	path := c.String("file")
 	l, err := repo.ReadLock(path)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("sync: no lockfile %s: 'pkg lock NAME...' writes one, or pass -f FILE", path)
+	} else if err != nil {
 		return err
 	}
 	if err := checkLockInputs(c, l, path); err != nil {
