@@ -23,6 +23,13 @@ func (ix *Index) Upgrade(installed []Package, names []string) ([]Package, error)
 			return nil, fmt.Errorf("repo: upgrade %s: not installed", n)
 		}
 	}
+	reqs, _ := upgradeReqs(byName, installed, names)
+	return withInstalled(ix, byName).Resolve(reqs)
+}
+
+// upgradeReqs returns what Upgrade resolves: each installed package at its version, or at
+// least at it when it may move; and which may move.
+func upgradeReqs(byName map[string]Package, installed []Package, names []string) ([]Requirement, map[string]bool) {
 	free := movable(byName, names)
 	reqs := make([]Requirement, 0, len(installed))
 	for _, p := range installed {
@@ -32,7 +39,51 @@ func (ix *Index) Upgrade(installed []Package, names []string) ([]Package, error)
 		}
 		reqs = append(reqs, Requirement{Name: p.Name, Constraints: []Constraint{{Op: op, Version: p.Version}}})
 	}
-	return withInstalled(ix, byName).Resolve(reqs)
+	return reqs, free
+}
+
+// Held is a package an upgrade keeps below the newest version it could move to, and why.
+type Held struct {
+	Package Package // as the upgrade leaves it
+	Newest  string  // the newest version the index has that is not older than installed
+	Reason  error   // what resolving the upgrade with Newest runs into
+}
+
+// HeldBack returns the packages of plan, the result of Upgrade(installed, names), that
+// may move but stay below a newer version the index has, each with what stops it: the
+// error of the same upgrade with that package at its newest version. A package that
+// could reach its newest version on its own, but not together with the others, is not
+// listed.
+func (ix *Index) HeldBack(installed []Package, names []string, plan []Package) []Held {
+	byName := make(map[string]Package, len(installed))
+	for _, p := range installed {
+		byName[p.Name] = p
+	}
+	reqs, free := upgradeReqs(byName, installed, names)
+	versions, with := ix.versions(), withInstalled(ix, byName)
+	var held []Held
+	for _, p := range plan {
+		cur, ok := byName[p.Name]
+		if !ok || !free[p.Name] {
+			continue
+		}
+		atLeast := Requirement{Name: p.Name, Constraints: []Constraint{{Op: ">=", Version: cur.Version}}}
+		i := slices.IndexFunc(versions[p.Name], func(v Package) bool { return atLeast.Allows(v.Version) })
+		if i < 0 || versions[p.Name][i].Version == p.Version {
+			continue
+		}
+		newest := versions[p.Name][i].Version
+		pinned := slices.Clone(reqs)
+		for j := range pinned {
+			if pinned[j].Name == p.Name {
+				pinned[j].Constraints = []Constraint{{Op: "=", Version: newest}}
+			}
+		}
+		if _, err := with.Resolve(pinned); err != nil {
+			held = append(held, Held{Package: p, Newest: newest, Reason: err})
+		}
+	}
+	return held
 }
 
 // movable returns the names Upgrade may move: names and what they depend on among the

@@ -100,3 +100,25 @@ func TestUpgradeRefuses(t *testing.T) {
 		t.Errorf("Upgrade of a package not installed: %v", err)
 	}
 }
+
+func TestHeldBack(t *testing.T) {
+	ix := testIndex("a 1.0", "a 2.0 b>=2", "b 1.0", "c 1", "c 2")
+	installed := testIndex("a 1.0", "b 1.0", "c 1").Packages
+	plan, err := ix.Upgrade(installed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := ix.HeldBack(installed, nil, plan)
+	if len(held) != 1 || held[0].Package.Name != "a" || held[0].Package.Version != "1.0" || held[0].Newest != "2.0" ||
+		!strings.Contains(held[0].Reason.Error(), `b>=2 (required by a 2.0)`) {
+		t.Errorf("HeldBack = %+v, want a kept at 1.0 for want of b>=2", held)
+	}
+	// Named upgrades leave the others alone: c could move, but is not held back.
+	plan, err = ix.Upgrade(installed, []string{"a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held := ix.HeldBack(installed, []string{"a"}, plan); len(held) != 1 || held[0].Package.Name != "a" {
+		t.Errorf("HeldBack of a named upgrade = %+v", held)
+	}
+}

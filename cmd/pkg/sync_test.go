@@ -352,10 +352,14 @@ func TestUpgrade(t *testing.T) {
 	}
 	e.checkInstalled("upgrade tool", "app 1.0, lib 1.5, plugin 1.0, tool 1.10")
 
-	// plugin 1.0 holds lib below 2, so app cannot move to 1.1.
+	// plugin 1.0 holds lib below 2, so app cannot move to 1.1, and upgrade says why.
 	out, _ = e.ok("upgrade")
-	if !strings.Contains(out, "replaced 1.5 with lib 1.9") || strings.Contains(out, "app") {
+	if !strings.Contains(out, "replaced 1.5 with lib 1.9") || strings.Contains(out, "with app") ||
+		!strings.Contains(out, "kept app at 1.0: app 1.1 cannot be installed: ") || !strings.Contains(out, "lib<2 (required by plugin 1.0)") {
 		t.Errorf("upgrade held back by plugin: %q", out)
+	}
+	if out, _ := e.ok("upgrade"); !strings.HasSuffix(out, "nothing to upgrade\n") || !strings.Contains(out, "kept app at 1.0") {
+		t.Errorf("upgrade with only kept packages: %q", out)
 	}
 	e.checkInstalled("upgrade held back", "app 1.0, lib 1.9, plugin 1.0, tool 1.10")
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
@@ -33,7 +35,8 @@ func upgradeAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pkgs, err := ix.Upgrade(installedPackages(recs), c.Args().Slice())
+	installed := installedPackages(recs)
+	pkgs, err := ix.Upgrade(installed, c.Args().Slice())
 	if err != nil {
 		return err
 	}
@@ -43,7 +46,16 @@ func upgradeAction(c *cli.Context) error {
 			todo = append(todo, p)
 		}
 	}
-	if len(todo) == 0 {
+	held := ix.HeldBack(installed, c.Args().Slice(), pkgs)
+	for _, h := range held {
+		say(c, "kept %s at %s: %s %s cannot be installed: %s", h.Package.Name, h.Package.Version,
+			h.Package.Name, h.Newest, strings.TrimPrefix(h.Reason.Error(), "repo: "))
+	}
+	switch {
+	case len(todo) == 0 && len(held) > 0:
+		say(c, "nothing to upgrade")
+		return nil
+	case len(todo) == 0:
 		say(c, "everything is up to date")
 		return nil
 	}
