@@ -215,16 +215,25 @@ func (r *Root) check(p repo.Package, res *Result, members []tarutil.Member) erro
 	if p.InstalledSize != 0 && p.InstalledSize != res.Bytes {
 		return fmt.Errorf("archive has %d bytes of files, index says installed_size %d", res.Bytes, p.InstalledSize)
 	}
+	if err := CheckBin(p.Bin, members); err != nil {
+		return err
+	}
+	return r.checkBins(p)
+}
+
+// CheckBin refuses a package's bin paths unless each names a file, hardlink or symlink
+// among its members.
+func CheckBin(bin []string, members []tarutil.Member) error {
 	types := make(map[string]byte, len(members))
 	for _, m := range members {
 		types[m.Name] = m.Type
 	}
-	for _, b := range p.Bin {
+	for _, b := range bin {
 		if t := types[path.Clean(b)]; t != tar.TypeReg && t != tar.TypeLink && t != tar.TypeSymlink {
 			return fmt.Errorf("bin %q is not a file in the package", b)
 		}
 	}
-	return r.checkBins(p)
+	return nil
 }
 
 // swapIn renames the staged tree to dst, exchanging it with the tree already there.

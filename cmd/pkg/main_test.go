@@ -373,3 +373,29 @@ func TestGlobalFlagsAnywhere(t *testing.T) {
 		t.Errorf("env with --root empty: exit %d, %q", code, o.String())
 	}
 }
+
+// TestRepoAddChecks checks that repo add refuses a bin the archive lacks and says when it
+// replaces an entry or records a dependency the repository does not offer.
+func TestRepoAddChecks(t *testing.T) {
+	base := t.TempDir()
+	dir, archive := filepath.Join(base, "repo"), filepath.Join(base, "a-1.tar")
+	if err := os.WriteFile(archive, packageTar(t, "a", "1", 'x'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, base, dir)
+	if _, stderr, code := e.pkg("repo", "add", dir, archive, "--name", "a", "--version", "1", "--bin", "bin/zzz"); code != 1 ||
+		!strings.Contains(stderr, `repo add a 1: bin "bin/zzz" is not a file in the package`) {
+		t.Errorf("repo add with a missing bin: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "index.json")); !os.IsNotExist(err) {
+		t.Errorf("refused repo add wrote the index: %v", err)
+	}
+	_, stderr := e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1", "--bin", "bin/a", "--depends", "lib>=2")
+	if !strings.Contains(stderr, "a 1 depends on lib>=2, which "+dir+" does not offer (yet)") {
+		t.Errorf("repo add with an unknown dependency: %q", stderr)
+	}
+	_, stderr = e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1")
+	if !strings.Contains(stderr, `this replaced the entry of a 1 (archive a-1.tar, depends ["lib>=2"], bin ["bin/a"])`) {
+		t.Errorf("repo add over an entry: %q", stderr)
+	}
+}

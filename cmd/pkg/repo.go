@@ -1,9 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
 	"github.com/urfave/cli/v2"
 
 	"pkg/fetch"
+	"pkg/install"
 	"pkg/repo"
 )
 
@@ -27,6 +33,19 @@ func repoCommand() *cli.Command {
 	}
 }
 
+// readRepoIndex returns the index in dir, or an empty one if it cannot be read.
+func readRepoIndex(dir string) *repo.Index {
+	data, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil {
+		return &repo.Index{}
+	}
+	ix, err := repo.Parse(data)
+	if err != nil {
+		return &repo.Index{}
+	}
+	return ix
+}
+
 func repoAddAction(c *cli.Context) error {
 	if c.NArg() != 2 {
 		return usagef("repo add: want REPO_DIR ARCHIVE, got %d arguments", c.NArg())
@@ -35,22 +54,38 @@ func repoAddAction(c *cli.Context) error {
 		return usagef("repo add: --name and --version are required")
 	}
 	dir, archive := c.Args().Get(0), c.Args().Get(1)
+	name, version := c.String("name"), c.String("version")
 	st, err := fetch.Inspect(archive)
 	if err != nil {
 		return err
+	}
+	if err := install.CheckBin(c.StringSlice("bin"), st.Members); err != nil {
+		return fmt.Errorf("repo add %s %s: %w", name, version, err)
 	}
 	signer, keys, err := newSigner(c, "")
 	if err != nil {
 		return err
 	}
+	before := readRepoIndex(dir)
 	p, meta, err := repo.AddSigned(dir, archive, repo.Package{
-		Name: c.String("name"), Version: c.String("version"), Depends: c.StringSlice("depends"),
+		Name: name, Version: version, Depends: c.StringSlice("depends"),
 		Bin: c.StringSlice("bin"), Summary: c.String("summary"), InstalledSize: st.Bytes, Files: st.Files,
 	}, signer)
 	if err != nil {
 		return err
 	}
 	say(c, "added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, size(p.Size), count(p.Files, "file"), p.SHA256)
+	for _, q := range before.Packages {
+		if q.Name == p.Name && q.Version == p.Version {
+			note(c, "this replaced the entry of %s %s (archive %s, depends %q, bin %q)", q.Name, q.Version, q.Archive, q.Depends, q.Bin)
+		}
+	}
+	after := readRepoIndex(dir)
+	for _, d := range p.Depends {
+		if r, err := repo.ParseRequirement(d); err == nil && !slices.ContainsFunc(after.Packages, func(q repo.Package) bool { return q.Name == r.Name }) {
+			note(c, "%s %s depends on %s, which %s does not offer (yet)", p.Name, p.Version, d, dir)
+		}
+	}
 	if signer != nil {
 		saySigned(c, dir, meta, keys)
 	}
