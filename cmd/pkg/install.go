@@ -182,13 +182,18 @@ func (in *installer) report(res *install.Result) {
 		note(in.c, "%v; copying with %s instead of sharing blocks", res.Fallback, res.Method)
 		in.noted = true
 	}
-	verb := "installed"
-	switch {
+	what := "installed " + res.Name + " " + res.Version
+	switch c := repo.CompareVersions(res.Version, res.Previous); {
 	case in.reinstall:
-		verb = "reinstalled"
-	case res.Previous != "":
-		verb = "replaced " + res.Previous + " with"
+		what = "reinstalled " + res.Name + " " + res.Version
+	case res.Previous == "":
+	case c > 0:
+		what = "upgraded " + res.Name + " " + res.Previous + " to " + res.Version
+	case c < 0:
+		what = "downgraded " + res.Name + " " + res.Previous + " to " + res.Version
+	default: // the same version from another archive
+		what = "replaced " + res.Name + " " + res.Version + " with another archive of it"
 	}
-	say(in.c, "%s %s %s: %s, %s (%s cloned, %s copied) in %s", verb, res.Name, res.Version,
+	say(in.c, "%s: %s, %s (%s cloned, %s copied) in %s", what,
 		count(res.Files, "file"), size(res.Bytes), size(res.Cloned), size(res.Copied), dur(res.Elapsed))
 }

@@ -114,7 +114,7 @@ func TestSyncConverges(t *testing.T) {
 	e.ok("install", "lib@1.0", "tool@1.10")
 	e.checkInstalled("before sync", "app 1.0, lib 1.0, tool 1.10")
 	out, _ = e.ok("sync", "-f", lock)
-	for _, line := range []string{"replaced 1.0 with lib 1.5", "replaced 1.10 with tool 1.0"} {
+	for _, line := range []string{"upgraded lib 1.0 to 1.5", "downgraded tool 1.10 to 1.0"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("sync of other versions: no %q in\n%s", line, out)
 		}
@@ -347,14 +347,14 @@ func TestUpgrade(t *testing.T) {
 	addPackage(t, dir, "tool", "1.10")
 	addPackage(t, dir, "tool", "1.9")
 	out, _ := e.ok("upgrade", "tool")
-	if !strings.Contains(out, "replaced 1.0 with tool 1.10") || strings.Contains(out, "lib") {
+	if !strings.Contains(out, "upgraded tool 1.0 to 1.10") || strings.Contains(out, "lib") {
 		t.Errorf("upgrade tool: %q", out)
 	}
 	e.checkInstalled("upgrade tool", "app 1.0, lib 1.5, plugin 1.0, tool 1.10")
 
 	// plugin 1.0 holds lib below 2, so app cannot move to 1.1, and upgrade says why.
 	out, _ = e.ok("upgrade")
-	if !strings.Contains(out, "replaced 1.5 with lib 1.9") || strings.Contains(out, "with app") ||
+	if !strings.Contains(out, "upgraded lib 1.5 to 1.9") || strings.Contains(out, "upgraded app") ||
 		!strings.Contains(out, "kept app at 1.0: app 1.1 cannot be installed: ") || !strings.Contains(out, "lib<2 (required by plugin 1.0)") {
 		t.Errorf("upgrade held back by plugin: %q", out)
 	}
@@ -365,7 +365,7 @@ func TestUpgrade(t *testing.T) {
 
 	addPackage(t, dir, "plugin", "2.0", "lib>=1")
 	out, _ = e.ok("upgrade")
-	for _, line := range []string{"replaced 1.9 with lib 2.0", "replaced 1.0 with app 1.1", "replaced 1.0 with plugin 2.0"} {
+	for _, line := range []string{"upgraded lib 1.9 to 2.0", "upgraded app 1.0 to 1.1", "upgraded plugin 1.0 to 2.0"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("upgrade: no %q in\n%s", line, out)
 		}
