@@ -42,13 +42,18 @@ func main() {
 // run is main without the exit, so tests can call it.
 func run(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
-	unknown := ""
-	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
+	unknown, help := "", "pkg help"
+	app.CommandNotFound = func(c *cli.Context, name string) {
+		unknown = name
+		if c.Command != nil && c.Command.Name != "" && c.Command.Name != c.App.Name { // a subcommand of c.Command's
+			help = "pkg " + c.Command.Name + " help"
+		}
+	}
 	err := app.Run(flagsFirst(app, args))
 	var ue *usageError
 	switch {
 	case unknown != "":
-		fmt.Fprintf(stderr, "pkg: unknown command %q\npkg: hint: run 'pkg help' for the list\n", unknown)
+		fmt.Fprintf(stderr, "pkg: unknown command %q\npkg: hint: run '%s' for the list\n", unknown, help)
 		return 2
 	case err == nil:
 		return 0

@@ -328,6 +328,9 @@ func TestUsage(t *testing.T) {
 	if _, stderr, code := e.pkg("install", "nosuchpackage"); code != 1 || !strings.Contains(stderr, "nosuchpackage") {
 		t.Errorf("install nosuchpackage: exit %d, %q", code, stderr)
 	}
+	if _, stderr, code := e.pkg("cache", "frob"); code != 2 || !strings.Contains(stderr, "run 'pkg cache help' for the list") {
+		t.Errorf("cache frob: exit %d, %q", code, stderr)
+	}
 	if out, _, code := e.pkg("--version"); code != 0 || !strings.HasPrefix(out, "pkg version ") || !strings.Contains(out, runtime.Version()) {
 		t.Errorf("--version: exit %d, %q", code, out)
 	}
