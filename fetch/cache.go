@@ -177,7 +177,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if sums, err = c.writeTemp("idx", func(w io.Writer) error { return writeEntryIndex(w, p, boot, info.Size(), st.Members) }); err != nil {
+	if sums, err = c.writeTemp("idx", true, func(w io.Writer) error { return writeEntryIndex(w, p, boot, info.Size(), st.Members) }); err != nil {
 		return err
 	}
 	if c.Has(p.SHA256) {
@@ -202,22 +202,27 @@ func checkStats(p repo.Package, st tarutil.Stats) error {
 	return nil
 }
 
+// entryHeader is the first line of an entry's index; boot is "" once the entry is settled.
+func entryHeader(name, version, boot string) string {
+	h := entryMagic + " " + name + " " + version
+	if boot != "" {
+		h += " " + boot
+	}
+	return h + "\n"
+}
+
 func writeEntryIndex(w io.Writer, p repo.Package, boot string, tarSize int64, members []tarutil.Member) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "%s %s %s", entryMagic, p.Name, p.Version)
-	if boot != "" {
-		fmt.Fprintf(bw, " %s", boot)
-	}
-	bw.WriteByte('\n')
+	bw.WriteString(entryHeader(p.Name, p.Version, boot))
 	if err := tarutil.WriteIndex(bw, tarSize, members); err != nil {
 		return err
 	}
 	return bw.Flush()
 }
 
-// writeTemp writes a new temporary file of the cache with fill, syncs it and returns its
-// path.
-func (c *Cache) writeTemp(pattern string, fill func(io.Writer) error) (_ string, err error) {
+// writeTemp writes a new temporary file of the cache with fill, syncs it if sync is set,
+// and returns its path.
+func (c *Cache) writeTemp(pattern string, sync bool, fill func(io.Writer) error) (_ string, err error) {
 	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), pattern+"-*")
 	if err != nil {
 		return "", err
@@ -231,15 +236,17 @@ func (c *Cache) writeTemp(pattern string, fill func(io.Writer) error) (_ string,
 	if err := fill(f); err != nil {
 		return "", err
 	}
-	if err := f.Sync(); err != nil {
-		return "", err
+	if sync {
+		if err := f.Sync(); err != nil {
+			return "", err
+		}
 	}
 	return f.Name(), f.Close()
 }
 
 // writeFile replaces path, in the cache, with what fill writes, atomically.
 func (c *Cache) writeFile(path string, fill func(io.Writer) error) error {
-	tmp, err := c.writeTemp(filepath.Base(path), fill)
+	tmp, err := c.writeTemp(filepath.Base(path), true, fill)
 	if err != nil {
 		return err
 	}

@@ -3,9 +3,9 @@ package fetch
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -189,20 +189,11 @@ func (c *Cache) settledIndex(sha string, idx fs.FileInfo) (string, error) {
 	if err != nil || boot == "" {
 		return "", err
 	}
-	t, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), "idx-*")
-	if err != nil {
-		return "", err
-	}
-	_, err = fmt.Fprintf(t, "%s %s %s\n", entryMagic, name, version)
-	if err == nil {
-		_, err = t.Write(rest)
-	}
-	if cerr := t.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(t.Name())
-		return "", err
-	}
-	return t.Name(), nil
+	return c.writeTemp("idx", false, func(w io.Writer) error {
+		if _, err := io.WriteString(w, entryHeader(name, version, "")); err != nil {
+			return err
+		}
+		_, err := w.Write(rest)
+		return err
+	})
 }

@@ -75,20 +75,17 @@ func (o *output) writeDirect(p []byte) (int, error) {
 	if o.err == nil {
 		o.err = o.bw.Flush()
 	}
-	if o.err != nil {
-		return 0, o.err
-	}
-	n, err := o.w.Write(p)
-	o.off += int64(n)
-	o.err = err
-	return n, err
+	return o.write(o.w, p)
 }
 
-func (o *output) Write(p []byte) (int, error) {
+func (o *output) Write(p []byte) (int, error) { return o.write(o.bw, p) }
+
+// write writes p to w, unless an earlier write failed, and counts it.
+func (o *output) write(w io.Writer, p []byte) (int, error) {
 	if o.err != nil {
 		return 0, o.err
 	}
-	n, err := o.bw.Write(p)
+	n, err := w.Write(p)
 	o.off += int64(n)
 	o.err = err
 	return n, err

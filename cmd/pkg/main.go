@@ -125,10 +125,7 @@ func version() string {
 // defaultDirs treats an empty --root or --cache (PKG_ROOT= in a script, say) as unset:
 // otherwise pkg would make its root or cache in the current directory.
 func defaultDirs(c *cli.Context) error {
-	for name, def := range map[string]string{
-		"root":  xdgDir("XDG_DATA_HOME", ".local/share"),
-		"cache": xdgDir("XDG_CACHE_HOME", ".cache"),
-	} {
+	for name, def := range map[string]string{"root": defaultRoot(), "cache": defaultCache()} {
 		if c.String(name) == "" {
 			if err := c.Set(name, def); err != nil {
 				return err
@@ -140,8 +137,8 @@ func defaultDirs(c *cli.Context) error {
 
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "root", EnvVars: []string{"PKG_ROOT"}, Value: xdgDir("XDG_DATA_HOME", ".local/share"), Usage: "install root"},
-		&cli.StringFlag{Name: "cache", EnvVars: []string{"PKG_CACHE"}, Value: xdgDir("XDG_CACHE_HOME", ".cache"), Usage: "cache directory"},
+		&cli.StringFlag{Name: "root", EnvVars: []string{"PKG_ROOT"}, Value: defaultRoot(), Usage: "install root"},
+		&cli.StringFlag{Name: "cache", EnvVars: []string{"PKG_CACHE"}, Value: defaultCache(), Usage: "cache directory"},
 		&cli.StringFlag{Name: "repo", EnvVars: []string{"PKG_REPO"}, Usage: "repository: a directory, file:// or http(s):// URL"},
 		&cli.BoolFlag{Name: "no-sync", Usage: "skip the sync before each commit (throwaway machines only)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
@@ -247,6 +244,9 @@ func takesValue(flags []cli.Flag, a string) int {
 	}
 	return 0
 }
+
+func defaultRoot() string  { return xdgDir("XDG_DATA_HOME", ".local/share") }
+func defaultCache() string { return xdgDir("XDG_CACHE_HOME", ".cache") }
 
 // xdgDir returns $env/pkg, or ~/fallback/pkg.
 func xdgDir(env, fallback string) string {

@@ -80,9 +80,9 @@ func repoAddAction(c *cli.Context) error {
 			note(c, "this replaced the entry of %s %s (archive %s, depends %q, bin %q)", q.Name, q.Version, q.Archive, q.Depends, q.Bin)
 		}
 	}
-	after := readRepoIndex(dir)
-	for _, d := range p.Depends {
-		if r, err := repo.ParseRequirement(d); err == nil && !slices.ContainsFunc(after.Packages, func(q repo.Package) bool { return q.Name == r.Name }) {
+	for _, d := range p.Depends { // the index now holds before's packages and p
+		r, err := repo.ParseRequirement(d)
+		if err == nil && r.Name != p.Name && !slices.ContainsFunc(before.Packages, func(q repo.Package) bool { return q.Name == r.Name }) {
 			note(c, "%s %s depends on %s, which %s does not offer (yet)", p.Name, p.Version, d, dir)
 		}
 	}
