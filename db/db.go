@@ -1,7 +1,7 @@
 // Package db records what is installed under a root: one record per package, the files each
 // package owns, the intents of commits in progress, and the last signed index of each
-// repository the root accepted. It stores them in a bbolt file whose lock is the install
-// lock. It does not touch the installed trees.
+// repository the root accepted. It stores them in a bbolt file. It does not touch the
+// installed trees.
 package db
 
 import (
@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -62,48 +61,55 @@ var (
 // fileRecordSize is the encoded size of a File without its path: type, mode, size, sha256.
 const fileRecordSize = 1 + 4 + 8 + 32
 
-// DB is an open database. Only one process holds it at a time.
+// DB is a database file. It is opened for each transaction and closed after it, so other
+// processes can read it between the transactions of a command that changes the root.
+// Whoever writes it must hold the root's lock (package install).
 type DB struct {
-	b     *bolt.DB
-	owner string
+	path    string
+	timeout time.Duration
 }
 
 // Options controls Open.
 type Options struct {
-	Timeout time.Duration       // how long to wait for another process's lock; 0 waits forever
-	Waiting func(holder string) // called once if the lock is held, with what is known of the holder
-	Owner   string              // describes this process to others that wait (for example its command line)
+	Timeout time.Duration // how long a transaction waits for another process's; 0 waits forever
 }
 
-// lockRetry is how long a waiting Open sleeps between tries of the lock. bbolt's own Timeout
-// gives up up to one of its retry intervals (50 ms) early, so Open keeps the deadline.
-const lockRetry = 50 * time.Millisecond
-
-// Open opens or creates the database at path, waiting for the lock of another process.
+// Open returns the database at path, creating it if it does not exist.
 func Open(path string, o Options) (*DB, error) {
-	deadline := time.Now().Add(o.Timeout)
-	b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: lockRetry}) // one try
-	if errors.Is(err, bolt.ErrTimeout) && o.Waiting != nil {
-		o.Waiting(readOwner(path))
-	}
-	for errors.Is(err, bolt.ErrTimeout) && (o.Timeout == 0 || time.Now().Before(deadline)) {
-		wait := lockRetry
-		if o.Timeout != 0 {
-			wait = min(wait, time.Until(deadline))
+	d := &DB{path: path, timeout: o.Timeout}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		b, err := d.open(false)
+		if err != nil {
+			return nil, err
 		}
-		time.Sleep(wait)
-		b, err = bolt.Open(path, 0o644, &bolt.Options{Timeout: lockRetry})
+		if err := b.Close(); err != nil {
+			return nil, fmt.Errorf("db: create %s: %w", path, err)
+		}
 	}
-	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("db: %s is locked by %s: gave up after %v", path, readOwner(path), o.Timeout)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("db: open %s: %w", path, err)
-	}
-	d := &DB{b: b, owner: path + ".owner"}
-	// Best effort: the owner file only helps a waiting process say whom it waits for.
-	os.WriteFile(d.owner, []byte(ownerText(o.Owner)), 0o644)
 	return d, nil
+}
+
+// open opens the file for one transaction, waiting for other processes' transactions:
+// bbolt locks it shared for reading and exclusively for writing.
+func (d *DB) open(readOnly bool) (*bolt.DB, error) {
+	b, err := bolt.Open(d.path, 0o644, &bolt.Options{Timeout: d.timeout, ReadOnly: readOnly})
+	switch {
+	case errors.Is(err, bolt.ErrTimeout):
+		return nil, fmt.Errorf("db: %s is busy in another process: gave up after %v", d.path, d.timeout)
+	case err != nil:
+		return nil, fmt.Errorf("db: open %s: %w", d.path, err)
+	}
+	return b, nil
+}
+
+// view runs fn in a read transaction.
+func (d *DB) view(fn func(tx *bolt.Tx) error) error {
+	b, err := d.open(true)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return b.View(fn)
 }
 
 // buckets are created by the first write transaction, not at Open: on a new root that
@@ -127,31 +133,9 @@ func forEach(tx *bolt.Tx, name []byte, fn func(v []byte) error) error {
 	return b.ForEach(func(_, v []byte) error { return fn(v) })
 }
 
-func ownerText(desc string) string {
-	s := "pid " + strconv.Itoa(os.Getpid())
-	if desc != "" {
-		s += " (" + desc + ")"
-	}
-	return s
-}
-
-func readOwner(path string) string {
-	b, err := os.ReadFile(path + ".owner")
-	if err != nil || len(b) == 0 {
-		return "another pkg process"
-	}
-	return strings.TrimSpace(string(b))
-}
-
-// Close releases the database and its lock.
-func (d *DB) Close() error {
-	os.Remove(d.owner)
-	return d.b.Close()
-}
-
 // Check runs bbolt's consistency check and returns its first error.
 func (d *DB) Check() error {
-	return d.b.View(func(tx *bolt.Tx) error {
+	return d.view(func(tx *bolt.Tx) error {
 		var first error
 		for err := range tx.Check() { // drain: the checker reads the tx until it closes the channel
 			if first == nil {
@@ -165,7 +149,7 @@ func (d *DB) Check() error {
 // Get returns the record of an installed package, or ErrNotInstalled.
 func (d *DB) Get(name string) (*Package, error) {
 	var p *Package
-	err := d.b.View(func(tx *bolt.Tx) error {
+	err := d.view(func(tx *bolt.Tx) error {
 		v := get(tx, pkgsBucket, []byte(name))
 		if v == nil {
 			return fmt.Errorf("%w: %s", ErrNotInstalled, name)
@@ -179,7 +163,7 @@ func (d *DB) Get(name string) (*Package, error) {
 // List returns every installed package, sorted by name.
 func (d *DB) List() ([]Package, error) {
 	var ps []Package
-	err := d.b.View(func(tx *bolt.Tx) error {
+	err := d.view(func(tx *bolt.Tx) error {
 		return forEach(tx, pkgsBucket, func(v []byte) error {
 			var p Package
 			if err := json.Unmarshal(v, &p); err != nil {
@@ -195,7 +179,7 @@ func (d *DB) List() ([]Package, error) {
 // Files returns the files of an installed package, sorted by path.
 func (d *DB) Files(name string) ([]File, error) {
 	var files []File
-	err := d.b.View(func(tx *bolt.Tx) error {
+	err := d.view(func(tx *bolt.Tx) error {
 		v := get(tx, filesBucket, []byte(name))
 		if v == nil {
 			return fmt.Errorf("%w: %s", ErrNotInstalled, name)
@@ -213,7 +197,7 @@ func (d *DB) Files(name string) ([]File, error) {
 // Intents returns the pending intents.
 func (d *DB) Intents() ([]Intent, error) {
 	var ins []Intent
-	err := d.b.View(func(tx *bolt.Tx) error {
+	err := d.view(func(tx *bolt.Tx) error {
 		return forEach(tx, intentsBucket, func(v []byte) error {
 			var in Intent
 			err := json.Unmarshal(v, &in)
@@ -290,8 +274,14 @@ func (d *DB) Commit(ps []*Package, files [][]File, remove []string) error {
 	})
 }
 
+// update runs fn in a write transaction, creating the buckets first.
 func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
-	err := d.b.Update(func(tx *bolt.Tx) error {
+	b, err := d.open(false)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	err = b.Update(func(tx *bolt.Tx) error {
 		for _, name := range buckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err

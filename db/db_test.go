@@ -15,7 +15,7 @@ import (
 
 func open(t *testing.T, path string) *DB {
 	t.Helper()
-	d, err := Open(path, Options{Owner: "test"})
+	d, err := Open(path, Options{Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,6 @@ func open(t *testing.T, path string) *DB {
 
 func TestCommitListFilesDelete(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
-	defer d.Close()
 	p := &Package{Name: "hello", Version: "1.2.0", SHA256: "ab", Depends: []string{"libgreet>=1"}, Files: 2, Size: 10,
 		Installed: time.Unix(1700000000, 0).UTC()}
 	files := []File{{Path: "z", Type: '0', Mode: 0o644, Size: 10, SHA256: sha256.Sum256([]byte("0123456789"))}, {Path: "a", Type: '5', Mode: 0o755}}
@@ -85,7 +84,6 @@ func TestFilesEncoding(t *testing.T) {
 
 func TestIntents(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
-	defer d.Close()
 	in := Intent{Op: "remove", Name: "x", Staging: ".pkg/trash/x.1"}
 	if err := d.SetIntents([]Intent{in}); err != nil {
 		t.Fatal(err)
@@ -101,19 +99,32 @@ func TestIntents(t *testing.T) {
 	}
 }
 
-// TestLockWaits holds the database open and checks that a second Open says whom it waits
-// for and gives up after its timeout, naming the holder.
-func TestLockWaits(t *testing.T) {
+// TestOpenOnlyInTransactions checks that the file is locked only during a transaction:
+// readers share it, a writer waits for them, and nothing holds it in between.
+func TestOpenOnlyInTransactions(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	d := open(t, path)
-	defer d.Close()
-	var holder string
-	_, err := Open(path, Options{Timeout: 200 * time.Millisecond, Waiting: func(h string) { holder = h }})
-	if err == nil || !strings.Contains(err.Error(), "locked by pid") {
-		t.Errorf("second Open: %v, want a lock error naming the holder", err)
+	if err := d.SetIntents([]Intent{{Op: "install", Name: "a", Staging: "s"}}); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(holder, "(test)") {
-		t.Errorf("Waiting got holder %q, want the owner's description", holder)
+	other, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("another writer between transactions: %v", err)
+	}
+	if _, err := d.Intents(); err == nil || !strings.Contains(err.Error(), "is busy in another process: gave up after 200ms") {
+		t.Errorf("read while another process writes: %v", err)
+	}
+	other.Close()
+	reader, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: 100 * time.Millisecond, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	if ins, err := d.Intents(); err != nil || len(ins) != 1 {
+		t.Errorf("read beside another reader: %v, %v", ins, err)
+	}
+	if err := d.ClearIntent("a"); err == nil || !strings.Contains(err.Error(), "is busy") {
+		t.Errorf("write while another process reads: %v", err)
 	}
 }
 
@@ -121,9 +132,8 @@ func TestLockWaits(t *testing.T) {
 // write transaction, and that the first write creates what it needs.
 func TestNewDatabaseReads(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
-	defer d.Close()
 	txid := func() (id int) {
-		d.b.View(func(tx *bolt.Tx) error { id = tx.ID(); return nil })
+		d.view(func(tx *bolt.Tx) error { id = tx.ID(); return nil })
 		return id
 	}
 	before := txid()

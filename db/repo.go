@@ -23,7 +23,7 @@ type Repo struct {
 
 // Repo returns the record of the repository at location, if the root has one.
 func (d *DB) Repo(location string) (r Repo, ok bool, err error) {
-	err = d.b.View(func(tx *bolt.Tx) error {
+	err = d.view(func(tx *bolt.Tx) error {
 		v := get(tx, reposBucket, []byte(location))
 		if v == nil {
 			return nil

@@ -21,9 +21,7 @@ func TestRepo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d.Close()
 	d = open(t, path)
-	defer d.Close()
 	if got, ok, err := d.Repo(loc); !ok || err != nil || got != r {
 		t.Errorf("Repo after reopening = %+v, %v, %v; want %+v", got, ok, err, r)
 	}

@@ -28,9 +28,10 @@ type Options struct {
 	Owner       string              // describes this process to the ones that wait for it
 }
 
-// Root is an open install root. It holds the database lock until Close.
+// Root is an open install root. It holds the root's lock until Close.
 type Root struct {
 	dir   string
+	lock  *os.File // flocked: every command that changes the root holds it to its end
 	db    *db.DB
 	o     Options
 	umask fs.FileMode
@@ -39,29 +40,68 @@ type Root struct {
 // Open creates the root's layout if needed, takes the lock, and undoes whatever an
 // interrupted command left behind.
 func Open(dir string, o Options) (*Root, error) {
-	dir, err := filepath.Abs(dir)
+	dir, lock, err := openLock(dir)
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range []string{"pkgs", "bin", ".pkg/staging", ".pkg/trash"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return nil, fmt.Errorf("install: create root: %w", err)
+	if err := waitLock(lock, dir, o); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return open(dir, lock, o)
+}
+
+// View calls fn with the root's database. It does not wait for a command that is changing
+// the root: while one runs, fn sees what was recorded before it, and busy is called first
+// with what is known of that command. Otherwise it is Open, fn, Close.
+func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) error) error {
+	dir, lock, err := openLock(dir)
+	if err != nil {
+		return err
+	}
+	locked, err := tryLock(lock)
+	if err == nil && !locked {
+		dbPath := filepath.Join(dir, ".pkg", "db")
+		if _, err := os.Stat(dbPath); err == nil {
+			busy(readOwner(lock))
+			lock.Close()
+			d, err := db.Open(dbPath, db.Options{Timeout: o.LockTimeout})
+			if err != nil {
+				return err
+			}
+			return fn(d)
 		}
+		err = waitLock(lock, dir, o) // the root's first command: nothing was recorded before it
 	}
-	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout, Waiting: o.Waiting, Owner: o.Owner})
 	if err != nil {
+		lock.Close()
+		return err
+	}
+	r, err := open(dir, lock, o)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return fn(r.db)
+}
+
+// open finishes opening the root at dir, whose lock is held; it releases the lock on failure.
+func open(dir string, lock *os.File, o Options) (*Root, error) {
+	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout})
+	if err != nil {
+		lock.Close()
 		return nil, err
 	}
-	r := &Root{dir: dir, db: d, o: o, umask: umask()}
+	r := &Root{dir: dir, lock: lock, db: d, o: o, umask: umask()}
 	if err := r.reconcile(); err != nil {
-		d.Close()
+		lock.Close()
 		return nil, err
 	}
 	return r, nil
 }
 
 // Close releases the lock.
-func (r *Root) Close() error { return r.db.Close() }
+func (r *Root) Close() error { return r.lock.Close() }
 
 // DB returns the root's database, for queries.
 func (r *Root) DB() *db.DB { return r.db }

@@ -103,7 +103,7 @@ func TestLockEmpty(t *testing.T) {
 
 func TestInputs(t *testing.T) {
 	same := [][]string{
-		{"jq@1.7.1", "app"},
+		{"jq=1.7.1", "app"},
 		{"app", "jq=1.7.1"},
 		{"app", "jq=1.7.1", "app"},
 	}
@@ -113,7 +113,7 @@ func TestInputs(t *testing.T) {
 			t.Errorf("Inputs(%q) = %s, want %s as for %q", reqs, got, want, same[0])
 		}
 	}
-	for _, reqs := range [][]string{{"app"}, {"app", "jq>=1.7.1"}, {"app", "jq=1.7.1", "tool"}} {
+	for _, reqs := range [][]string{{"app"}, {"app", "jq>=1.7.1"}, {"app", "jq@1.7.1"}, {"app", "jq=1.7.1", "tool"}} {
 		if got := Inputs(parseReqs(t, reqs...)); got == want {
 			t.Errorf("Inputs(%q) = %s, the same as for %q", reqs, got, same[0])
 		}

@@ -15,7 +15,9 @@ type Requirement struct {
 }
 
 // Constraint bounds a version: Op is one of "=", "!=", "<", "<=", ">", ">=", and the
-// version is compared with CompareVersions.
+// version is compared with CompareVersions; or Op is "@", which allows Version and the
+// versions that extend it by "." and more: "@1.7" allows 1.7 and 1.7.12, not 1.70 or
+// 1.7-rc1. An "@" constraint is written only alone, as "name@V".
 type Constraint struct {
 	Op      string
 	Version string
@@ -25,7 +27,7 @@ type Constraint struct {
 var ops = []string{">=", "<=", "!=", "=", "<", ">"}
 
 // ParseRequirement parses "name", or a name followed by comma-joined constraints
-// ("jq=1.7", "jq>=1.6,<2"), or "name@V", the command-line form of "name=V".
+// ("jq=1.7", "jq>=1.6,<2"), or "name@V", for V and the versions starting "V.".
 // No spaces are allowed.
 func ParseRequirement(s string) (Requirement, error) {
 	r, err := parseRequirement(s)
@@ -57,7 +59,7 @@ func parseConstraints(s string) ([]Constraint, error) {
 		return nil, nil
 	}
 	if v, ok := strings.CutPrefix(s, "@"); ok {
-		c, err := parseConstraint("=" + v) // one version: a comma makes it invalid
+		c, err := newConstraint("@", v) // one version: a comma makes it invalid
 		if err != nil {
 			return nil, err
 		}
@@ -76,19 +78,21 @@ func parseConstraints(s string) ([]Constraint, error) {
 
 func parseConstraint(s string) (Constraint, error) {
 	for _, op := range ops {
-		v, ok := strings.CutPrefix(s, op)
-		switch {
-		case !ok:
-			continue
-		case v == "":
-			return Constraint{}, fmt.Errorf("no version after %q", op)
+		if v, ok := strings.CutPrefix(s, op); ok {
+			return newConstraint(op, v)
 		}
-		if err := checkVersion(v); err != nil {
-			return Constraint{}, err
-		}
-		return Constraint{Op: op, Version: v}, nil
 	}
 	return Constraint{}, fmt.Errorf("constraint %q does not start with one of = != < <= > >=", s)
+}
+
+func newConstraint(op, v string) (Constraint, error) {
+	if v == "" {
+		return Constraint{}, fmt.Errorf("no version after %q", op)
+	}
+	if err := checkVersion(v); err != nil {
+		return Constraint{}, err
+	}
+	return Constraint{Op: op, Version: v}, nil
 }
 
 // Allows reports whether version satisfies every constraint of r.
@@ -116,11 +120,14 @@ func (c Constraint) allows(v string) bool {
 		return n > 0
 	case ">=":
 		return n >= 0
+	case "@":
+		rest, ok := strings.CutPrefix(v, c.Version)
+		return n == 0 || ok && strings.HasPrefix(rest, ".")
 	}
 	return false
 }
 
-// String returns r in the form ParseRequirement reads, as in "jq>=1.6,<2".
+// String returns r in the form ParseRequirement reads, as in "jq>=1.6,<2" or "jq@1.7".
 func (r Requirement) String() string {
 	var b strings.Builder
 	b.WriteString(r.Name)

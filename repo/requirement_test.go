@@ -13,7 +13,9 @@ func TestParseRequirement(t *testing.T) {
 	}{
 		{"jq", Requirement{Name: "jq"}},
 		{"jq=1.7", Requirement{"jq", []Constraint{{"=", "1.7"}}}},
-		{"jq@1.7.1", Requirement{"jq", []Constraint{{"=", "1.7.1"}}}},
+		{"jq@1.7.1", Requirement{"jq", []Constraint{{"@", "1.7.1"}}}},
+		{"jq@2", Requirement{"jq", []Constraint{{"@", "2"}}}},
+		{"jq@1.7-rc1", Requirement{"jq", []Constraint{{"@", "1.7-rc1"}}}},
 		{"jq>=1.6", Requirement{"jq", []Constraint{{">=", "1.6"}}}},
 		{"jq<2", Requirement{"jq", []Constraint{{"<", "2"}}}},
 		{"jq>=1.6,<2", Requirement{"jq", []Constraint{{">=", "1.6"}, {"<", "2"}}}},
@@ -33,7 +35,7 @@ func TestParseRequirement(t *testing.T) {
 func TestParseRequirementRefuses(t *testing.T) {
 	tests := []string{
 		"", "JQ", "Jq>=1", "jq>=", "jq@", "jq=", ">=1", "@1", "jq>=1,", "jq>=1,,<2", "jq>=1,jq<2",
-		"jq==1", "jq=>1", "jq!1", "jq>=v1", "jq >=1", "jq@1,<2", "jq@>=1", "jq>=1.0 ", "_jq",
+		"jq==1", "jq=>1", "jq!1", "jq>=v1", "jq >=1", "jq@1,<2", "jq@1,", "jq>=1,@2", "jq@@1", "jq@>=1", "jq>=1.0 ", "_jq",
 		strings.Repeat("a", 129), "jq=1" + strings.Repeat("0", 64),
 	}
 	for _, in := range tests {
@@ -68,6 +70,24 @@ func TestAllows(t *testing.T) {
 		{"jq>1.6", "1.6.1", true},
 		{"jq!=1.6", "1.6", false},
 		{"jq!=1.6", "1.7", true},
+		{"jq@2", "2", true},
+		{"jq@2", "2.0", true},
+		{"jq@2", "2.1.3", true},
+		{"jq@2", "20", false},
+		{"jq@2", "2-rc1", false},
+		{"jq@2", "1.9", false},
+		{"jq@1.7", "1.7", true},
+		{"jq@1.7", "1.7.0", true},
+		{"jq@1.7", "1.7.12", true},
+		{"jq@1.7", "1.70", false},
+		{"jq@1.7", "1.7-rc1", false},
+		{"jq@1.7", "1.7+b1", false},
+		{"jq@1.7", "1.8", false},
+		{"jq@1.7.1", "1.7.1", true},
+		{"jq@1.7.1", "1.7.1.2", true},
+		{"jq@1.7.1", "1.7.10", false},
+		{"jq@1.7.1", "1.7", false},
+		{"jq=2", "2.0", false},
 	}
 	for _, tt := range tests {
 		r, err := ParseRequirement(tt.req)
@@ -83,7 +103,9 @@ func TestAllows(t *testing.T) {
 func TestRequirementString(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"jq", "jq"},
-		{"jq@1.7.1", "jq=1.7.1"},
+		{"jq@1.7.1", "jq@1.7.1"},
+		{"jq@2", "jq@2"},
+		{"jq=1.7.1", "jq=1.7.1"},
 		{"jq>=1.6,<2", "jq>=1.6,<2"},
 	}
 	for _, tt := range tests {
@@ -97,8 +119,26 @@ func TestRequirementString(t *testing.T) {
 	}
 }
 
+// TestLockAt checks that a lockfile keeps an "@" requirement as it was given.
+func TestLockAt(t *testing.T) {
+	l := testLock(t, []string{"jq 1.6", "jq 1.7", "jq 1.7.12", "jq 1.70"}, "jq@1.7")
+	text := encodeLock(t, l)
+	if !strings.Contains(text, `"requires": [
+    "jq@1.7"
+  ]`) {
+		t.Errorf("Encode:\n%s\nwant requires jq@1.7", text)
+	}
+	back, err := ParseLock([]byte(text))
+	if err != nil || !reflect.DeepEqual(back, l) {
+		t.Errorf("ParseLock(Encode(l)) = %+v, %v; want %+v", back, err, l)
+	}
+	if order, err := back.Order(); err != nil || ids(order) != "jq 1.7.12" {
+		t.Errorf("Order = %q, %v; want jq 1.7.12", ids(order), err)
+	}
+}
+
 func FuzzParseRequirement(f *testing.F) {
-	for _, s := range []string{"jq", "jq@1.7.1", "jq>=1.6,<2", "a<=1,>0,!=0.5", "JQ", "jq>="} {
+	for _, s := range []string{"jq", "jq@1.7.1", "jq@2", "jq>=1.6,<2", "a<=1,>0,!=0.5", "JQ", "jq>="} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

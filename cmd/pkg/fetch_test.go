@@ -126,7 +126,6 @@ func checkDigests(t *testing.T, root, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
 	files, err := d.Files(name)
 	if err != nil {
 		t.Fatal(err)

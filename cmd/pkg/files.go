@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+
+	"pkg/db"
 
 	"github.com/urfave/cli/v2"
 )
@@ -15,14 +18,16 @@ func filesCommand() *cli.Command {
 			if err := needArgs(c, 1, "package name"); err != nil {
 				return err
 			}
-			root, err := openRoot(c)
+			var files []db.File
+			err := viewRoot(c, func(d *db.DB) (err error) {
+				files, err = d.Files(c.Args().First())
+				return err
+			})
+			if errors.Is(err, db.ErrNotInstalled) {
+				return fmt.Errorf("files %s: not installed", c.Args().First())
+			}
 			if err != nil {
 				return err
-			}
-			defer root.Close()
-			files, err := root.DB().Files(c.Args().First())
-			if err != nil {
-				return fmt.Errorf("files %s: not installed", c.Args().First())
 			}
 			for _, f := range files {
 				fmt.Fprintln(c.App.Writer, f.Path)

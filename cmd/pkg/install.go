@@ -75,7 +75,7 @@ func installedAgain(root *install.Root, ix *repo.Index, reqs []repo.Requirement)
 			return nil, fmt.Errorf("reinstall %s %s: %w", cur.Name, cur.Version, err)
 		}
 		if p.SHA256 != cur.SHA256 {
-			return nil, fmt.Errorf("reinstall %s %s: the repository's archive (sha256 %s) is not the one installed (%s); pkg install %s@%s installs the repository's",
+			return nil, fmt.Errorf("reinstall %s %s: the repository's archive (sha256 %s) is not the one installed (%s); pkg install %s=%s installs the repository's",
 				cur.Name, cur.Version, p.SHA256, cur.SHA256, cur.Name, cur.Version)
 		}
 		pkgs = append(pkgs, p)

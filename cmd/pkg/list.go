@@ -16,12 +16,11 @@ func listCommand() *cli.Command {
 		Usage: "list installed packages",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array"}},
 		Action: func(c *cli.Context) error {
-			root, err := openRoot(c)
-			if err != nil {
+			var ps []db.Package
+			err := viewRoot(c, func(d *db.DB) (err error) {
+				ps, err = d.List()
 				return err
-			}
-			defer root.Close()
-			ps, err := root.DB().List()
+			})
 			if err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
 )
@@ -261,14 +262,27 @@ func xdgDir(env, fallback string) string {
 }
 
 func openRoot(c *cli.Context) (*install.Root, error) {
-	return install.Open(c.String("root"), install.Options{
+	return install.Open(c.String("root"), rootOptions(c))
+}
+
+// viewRoot calls fn with the root's database, without waiting for a command that is
+// changing the root: fn then sees what was installed before that command.
+func viewRoot(c *cli.Context, fn func(d *db.DB) error) error {
+	busy := func(holder string) {
+		note(c, "%s is changing %s; this is what was installed before it started", holder, c.String("root"))
+	}
+	return install.View(c.String("root"), rootOptions(c), busy, fn)
+}
+
+func rootOptions(c *cli.Context) install.Options {
+	return install.Options{
 		NoSync:      c.Bool("no-sync"),
 		LockTimeout: c.Duration("lock-timeout"),
 		Owner:       strings.Join(os.Args, " "),
 		Waiting: func(holder string) {
 			fmt.Fprintf(c.App.ErrWriter, "pkg: waiting for %s to finish with %s\n", holder, c.String("root"))
 		},
-	})
+	}
 }
 
 func openSource(c *cli.Context) (*fetch.Source, error) {

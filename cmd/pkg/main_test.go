@@ -81,7 +81,6 @@ func checkDBEmpty(t *testing.T, root string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
 	ps, err := d.List()
 	ins, err2 := d.Intents()
 	if err != nil || err2 != nil || len(ps) != 0 || len(ins) != 0 {
@@ -346,7 +345,7 @@ func TestUsage(t *testing.T) {
 // rootTree describes a root for before-and-after checks (testfs.Tree), leaving out the
 // database files, whose bytes change with every command; tests compare records instead.
 func rootTree(t *testing.T, root string) map[string]string {
-	return testfs.Tree(t, root, ".pkg/db", ".pkg/db.owner")
+	return testfs.Tree(t, root, ".pkg/db", ".pkg/lock")
 }
 
 // TestGlobalFlagsAnywhere checks that global flags work after the command too, as users of

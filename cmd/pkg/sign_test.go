@@ -143,7 +143,6 @@ func dbState(t *testing.T, e *env) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
 	ins, err := d.Intents()
 	if err != nil {
 		t.Fatal(err)

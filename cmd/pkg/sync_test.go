@@ -319,7 +319,7 @@ func TestLockConstraintSyntax(t *testing.T) {
 		}
 	}
 	_, stderr, code := e.pkg("lock", "-o", lock, "plugin", "tool>=1.5")
-	if code != 1 || !strings.Contains(stderr, `no version of "tool" satisfies tool>=1.5 (requested) and tool=1.0 (required by plugin 1.0)`) {
+	if code != 1 || !strings.Contains(stderr, `no version of "tool" satisfies tool>=1.5 (requested) and tool@1.0 (required by plugin 1.0)`) {
 		t.Errorf("lock of conflicting requirements: exit %d, %q", code, stderr)
 	}
 	for _, arg := range []string{"tool>=", "tool@1.0,<2", "Tool", "tool >=1"} {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
@@ -68,7 +70,9 @@ func checkRecords(root string, w world) (state, []string) {
 	if err != nil {
 		return nil, []string{err.Error()}
 	}
-	defer d.Close()
+	if err := lockFree(root); err != nil {
+		bad("%v", err)
+	}
 	if err := d.Check(); err != nil {
 		bad("bbolt check: %v", err)
 	}
@@ -302,4 +306,17 @@ func checkCache(dir string, w world) []string {
 		bad("cache tmp/ not empty: %d files", len(left))
 	}
 	return problems
+}
+
+// lockFree checks that no process holds the root's lock.
+func lockFree(root string) error {
+	f, err := os.Open(filepath.Join(root, ".pkg", "lock"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return fmt.Errorf("the root's lock is held: %v", err)
+	}
+	return nil
 }

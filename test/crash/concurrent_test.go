@@ -15,6 +15,9 @@ import (
 // waitingLine is what pkg prints while another process holds the root.
 var waitingLine = regexp.MustCompile(`^pkg: waiting for (pid \d+ \(.*\)|another pkg process) to finish with /\S+$`)
 
+// busyLine is what list prints when it shows the root as it was before a running command.
+var busyLine = regexp.MustCompile(`^pkg: note: (pid \d+ \(.*\)|another pkg process) is changing /\S+; this is what was installed before it started$`)
+
 // TestConcurrent runs rounds of 8 pkg processes at once on one root and one cache:
 // installs, upgrades, downgrades, removes and fetches of packages that depend on each
 // other, starting from an empty cache. Each process succeeds or fails cleanly (only
@@ -38,7 +41,7 @@ func TestConcurrent(t *testing.T) {
 	m := newModel(t, repoDir, w)
 	before := state{}
 	rng := rand.New(rand.NewPCG(1, 2))
-	waits := 0
+	waits, busy := 0, 0
 	for round := range 4 {
 		var wg sync.WaitGroup
 		type result struct {
@@ -73,6 +76,8 @@ func TestConcurrent(t *testing.T) {
 				case line == "", strings.HasPrefix(line, "pkg: warning: "):
 				case waitingLine.MatchString(line):
 					waits++
+				case r.args[0] == "list" && busyLine.MatchString(line):
+					busy++
 				default:
 					errs = append(errs, line)
 				}
@@ -98,5 +103,5 @@ func TestConcurrent(t *testing.T) {
 	if waits == 0 {
 		t.Errorf("no process said it was waiting for another")
 	}
-	t.Logf("%d waiting messages", waits)
+	t.Logf("%d waiting messages, %d lists of the root before a running command", waits, busy)
 }

@@ -38,7 +38,7 @@ func TestENOSPC(t *testing.T) {
 	e := &env{t: t, bin: buildPkg(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
 	filler := filepath.Join(mnt, "filler")
 	e.ok("install", "app@1")
-	e.ok("fetch", "many@1", "app@2")
+	e.ok("fetch", "many=1", "app@2")
 	e.ok("fetch", "many@1.1")
 
 	type attempt struct {
@@ -49,15 +49,15 @@ func TestENOSPC(t *testing.T) {
 		want  string
 	}
 	attempts := []attempt{
-		{nil, []string{"install", "many@1"}, 64 << 10, false, "install many 1: "},
-		{nil, []string{"install", "many@1"}, 2 << 20, false, "install many 1: "},
-		{nil, []string{"install", "many@1"}, 6 << 20, false, "install many 1: "},
+		{nil, []string{"install", "many=1"}, 64 << 10, false, "install many 1: "},
+		{nil, []string{"install", "many=1"}, 2 << 20, false, "install many 1: "},
+		{nil, []string{"install", "many=1"}, 6 << 20, false, "install many 1: "},
 		{nil, []string{"install", "app@2"}, 256 << 10, false, "install app 2: "},
-		{nil, []string{"install", "many@1"}, 64 << 10, true, "install many 1: "},
+		{nil, []string{"install", "many=1"}, 64 << 10, true, "install many 1: "},
 		{nil, []string{"install", "app@2"}, 64 << 10, true, "install app 2: "},
 		{nil, []string{"fetch", "big"}, 2 << 20, false, "fetch big 1 from "},
 		{nil, []string{"install", "big"}, 4 << 20, false, "fetch big 1 from "},
-		{[]string{"install", "many@1"}, []string{"install", "many@1.1"}, 64 << 10, true, "install many 1.1: "},
+		{[]string{"install", "many=1"}, []string{"install", "many@1.1"}, 64 << 10, true, "install many 1.1: "},
 		{nil, []string{"install", "many@1.1"}, 4 << 20, false, "install many 1.1: "},
 	}
 	for _, a := range attempts {
@@ -167,5 +167,5 @@ func errorLines(stderr string) string {
 // rootTree describes a root for before-and-after checks (testfs.Tree), leaving out the
 // database files, whose bytes change with every command; tests compare records instead.
 func rootTree(t *testing.T, root string) map[string]string {
-	return testfs.Tree(t, root, ".pkg/db", ".pkg/db.owner")
+	return testfs.Tree(t, root, ".pkg/db", ".pkg/lock")
 }

@@ -262,7 +262,6 @@ func (k *killer) phase(before, after state) string {
 	}
 	ins, err1 := d.Intents()
 	ps, err2 := d.List()
-	d.Close()
 	if err1 != nil || err2 != nil {
 		k.e.t.Fatal(err1, err2)
 	}

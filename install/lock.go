@@ -1,0 +1,91 @@
+package install
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockRetry is how long a waiting command sleeps between tries of the lock.
+const lockRetry = 50 * time.Millisecond
+
+// openLock creates the root's layout under dir if needed and opens its lock file, without
+// locking it. It returns dir made absolute.
+func openLock(dir string) (string, *os.File, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, d := range []string{"pkgs", "bin", ".pkg/staging", ".pkg/trash"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return "", nil, fmt.Errorf("install: create root: %w", err)
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".pkg", "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return "", nil, fmt.Errorf("install: open the lock of root %s: %w", dir, err)
+	}
+	return dir, f, nil
+}
+
+// tryLock takes the lock f if no other process holds it.
+func tryLock(f *os.File) (bool, error) {
+	err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return false, nil
+	}
+	return false, fmt.Errorf("install: lock %s: %w", f.Name(), err)
+}
+
+// waitLock takes the lock f of the root dir, waiting up to o.LockTimeout (forever if 0) and
+// calling o.Waiting once if it must wait, then writes o.Owner into it for others that wait.
+func waitLock(f *os.File, dir string, o Options) error {
+	deadline := time.Now().Add(o.LockTimeout)
+	for waited := false; ; waited = true {
+		ok, err := tryLock(f)
+		if err != nil {
+			return err
+		}
+		if ok {
+			break
+		}
+		if !waited && o.Waiting != nil {
+			o.Waiting(readOwner(f))
+		}
+		wait := lockRetry
+		if o.LockTimeout != 0 {
+			if wait = min(wait, time.Until(deadline)); wait <= 0 {
+				return fmt.Errorf("install: root %s is locked by %s: gave up after %v", dir, readOwner(f), o.LockTimeout)
+			}
+		}
+		time.Sleep(wait)
+	}
+	// Best effort: the owner only helps a waiting process say whom it waits for.
+	owner := "pid " + strconv.Itoa(os.Getpid())
+	if o.Owner != "" {
+		owner += " (" + o.Owner + ")"
+	}
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(owner), 0)
+	}
+	return nil
+}
+
+// readOwner returns what the holder of the lock f wrote about itself.
+func readOwner(f *os.File) string {
+	b := make([]byte, 4096)
+	n, _ := f.ReadAt(b, 0)
+	if s := strings.TrimSpace(string(b[:n])); s != "" {
+		return s
+	}
+	return "another pkg process"
+}
