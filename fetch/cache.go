@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"pkg/internal/durable"
 	"pkg/repo"
 	"pkg/tarutil"
@@ -23,6 +25,12 @@ import (
 // without their tar) must be before it is removed: younger ones may be another process's
 // work in progress.
 const staleAge = 24 * time.Hour
+
+// A download's temporary tar is flocked while it is written, so one that nobody holds and
+// that has not changed for orphanAge was left by a process that died (killed, or a second
+// Ctrl-C): it is removed without waiting staleAge. The age keeps a file that was created but
+// not yet locked.
+const orphanAge = time.Minute
 
 // entryMagic starts the first line of an entry's index file.
 const entryMagic = "pkg-entry 1"
@@ -66,7 +74,7 @@ func OpenCache(dir string) (*Cache, error) {
 		}
 	}
 	c := &Cache{dir: dir}
-	removeStale(filepath.Join(dir, "tmp"), func(string) bool { return true })
+	removeTemporary(filepath.Join(dir, "tmp"))
 	return c, nil
 }
 
@@ -138,6 +146,12 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	tmp, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), p.Name+"-*.tar")
 	if err != nil {
 		return err
+	}
+	// Until the rename, a second descriptor holds the lock that tells removeTemporary the
+	// file is being written; tmp itself is closed before.
+	if lk, err := os.Open(tmp.Name()); err == nil {
+		defer lk.Close()
+		unix.Flock(int(lk.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	}
 	sums := "" // the temporary index file, until renamed
 	drop := func() {
@@ -323,6 +337,26 @@ func (c *Cache) Remove(keep func(Entry) bool) ([]Entry, error) {
 		return ok && !c.Has(sha)
 	})
 	return removed, durable.Path(tars)
+}
+
+// removeTemporary removes the temporary files of dir (tmp/) that are older than staleAge,
+// and the downloads no live process holds that are older than orphanAge.
+func removeTemporary(dir string) {
+	removeStale(dir, func(string) bool { return true })
+	ents, _ := os.ReadDir(dir)
+	for _, d := range ents {
+		info, err := d.Info()
+		if err != nil || !strings.HasSuffix(d.Name(), ".tar") || time.Since(info.ModTime()) < orphanAge {
+			continue
+		}
+		path := filepath.Join(dir, d.Name())
+		if f, err := os.Open(path); err == nil {
+			if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+				os.Remove(path)
+			}
+			f.Close()
+		}
+	}
 }
 
 // removeStale removes the files of dir that match and are older than staleAge.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"pkg/repo"
 )
 
@@ -104,21 +106,41 @@ func TestListRemove(t *testing.T) {
 	}
 }
 
-// TestStaleTemporary removes a day-old temporary file at open, and keeps a fresh one.
+// TestStaleTemporary removes at open a day-old temporary file and a download that no
+// process holds, and keeps a fresh file, a held download, and a recent temporary file.
 func TestStaleTemporary(t *testing.T) {
 	c := openCache(t)
-	stale, fresh := filepath.Join(c.dir, "tmp", "stale.tar"), filepath.Join(c.dir, "tmp", "fresh.tar")
-	os.WriteFile(stale, nil, 0o644)
-	os.WriteFile(fresh, nil, 0o644)
-	old := time.Now().Add(-2 * staleAge)
-	os.Chtimes(stale, old, old)
+	tmp := func(name string, age time.Duration) string {
+		p := filepath.Join(c.dir, "tmp", name)
+		os.WriteFile(p, nil, 0o644)
+		old := time.Now().Add(-age)
+		os.Chtimes(p, old, old)
+		return p
+	}
+	stale := tmp("idx-1", 2*staleAge)
+	orphan := tmp("a-1.tar", 2*orphanAge)
+	fresh := tmp("b-1.tar", 0)
+	recent := tmp("idx-2", 2*orphanAge)
+	held := tmp("c-1.tar", 2*orphanAge)
+	f, err := os.Open(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := OpenCache(c.dir); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Errorf("stale temporary file survived: %v", err)
+	for _, p := range []string{stale, orphan} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s survived: %v", filepath.Base(p), err)
+		}
 	}
-	if _, err := os.Stat(fresh); err != nil {
-		t.Errorf("fresh temporary file removed: %v", err)
+	for _, p := range []string{fresh, recent, held} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s removed: %v", filepath.Base(p), err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package install
 
 import (
 	"archive/tar"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/repo"
 	"pkg/tarutil"
 )
 
@@ -48,7 +50,7 @@ func TestStageValidates(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ms := tt.edit(append([]tarutil.Member(nil), good...))
-			_, err := r.Stage(tarPath, pkgOf("tool", "1"), ms)
+			_, err := r.Stage(context.Background(), tarPath, pkgOf("tool", "1"), ms)
 			var me *tarutil.MemberError
 			if !errors.Is(err, tt.err) || !errors.As(err, &me) {
 				t.Errorf("Stage: %v, want a *MemberError for %v", err, tt.err)
@@ -112,7 +114,7 @@ func TestStagerResolvesNoSymlinks(t *testing.T) {
 			}
 			defer src.Close()
 			info, _ := src.Stat()
-			s, err := newStager(src, info.Size(), dir, 0o022)
+			s, err := newStager(context.Background(), src, info.Size(), dir, 0o022)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,5 +172,21 @@ func TestOpenWalk(t *testing.T) {
 				t.Errorf("open %q: %v, want %v", tt.name, err, o.want)
 			}
 		}
+	}
+}
+
+// TestStageCanceled checks that Stage with its context done builds nothing and says why.
+func TestStageCanceled(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	tarPath := alignedTar(t, base, confineEntries())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := r.Stage(ctx, tarPath, repo.Package{Name: "tool", Version: "1"}, scanMembers(t, tarPath)); !errors.Is(err, context.Canceled) {
+		t.Errorf("Stage with its context done: %v", err)
+	}
+	if ents, _ := os.ReadDir(r.path(".pkg", "staging")); len(ents) != 0 {
+		t.Errorf("staging holds %v", ents)
 	}
 }

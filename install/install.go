@@ -2,6 +2,7 @@ package install
 
 import (
 	"archive/tar"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -47,7 +48,7 @@ func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("install %s %s: %w", p.Name, p.Version, err)
 	}
-	s, err := r.Stage(tarPath, p, members)
+	s, err := r.Stage(context.Background(), tarPath, p, members)
 	if err != nil {
 		return nil, err
 	}
@@ -61,9 +62,10 @@ func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
 // Stage builds p's tree in staging from the aligned tar at tarPath, where nothing sees it
 // until Apply. members describe the tar, with data offsets and digests, as
 // tarutil.ReadIndex or Align give them (validated); the digests are recorded with the files.
-// Several packages may be staged at once, from several goroutines.
-func (r *Root) Stage(tarPath string, p repo.Package, members []tarutil.Member) (*Staged, error) {
-	s, err := r.stage(tarPath, p, members)
+// Several packages may be staged at once, from several goroutines. Once ctx is done, Stage
+// stops between directories and removes what it built.
+func (r *Root) Stage(ctx context.Context, tarPath string, p repo.Package, members []tarutil.Member) (*Staged, error) {
+	s, err := r.stage(ctx, tarPath, p, members)
 	if err != nil {
 		return nil, fmt.Errorf("install %s %s: %w", p.Name, p.Version, err)
 	}
@@ -80,7 +82,7 @@ func (r *Root) Discard(staged ...*Staged) {
 	}
 }
 
-func (r *Root) stage(tarPath string, p repo.Package, members []tarutil.Member) (_ *Staged, err error) {
+func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, members []tarutil.Member) (_ *Staged, err error) {
 	start := time.Now()
 	// The whole list passes the member policy before anything is created, whoever made it.
 	if err := tarutil.Validate(members); err != nil {
@@ -112,7 +114,7 @@ func (r *Root) stage(tarPath string, p repo.Package, members []tarutil.Member) (
 			removeTree(dir)
 		}
 	}()
-	st, err := newStager(src, info.Size(), dir, r.umask)
+	st, err := newStager(ctx, src, info.Size(), dir, r.umask)
 	if err != nil {
 		return nil, err
 	}

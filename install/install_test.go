@@ -3,6 +3,7 @@ package install
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -192,7 +193,7 @@ func TestReconcileUndoesInterruptedUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newStager(src, info.Size(), staging, r.umask)
+	s, err := newStager(context.Background(), src, info.Size(), staging, r.umask)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package install
 
 import (
 	"archive/tar"
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -44,6 +45,7 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); retur
 // directories, then links, then directory modes. Every path is resolved relative to a
 // directory descriptor and opened with O_NOFOLLOW.
 type stager struct {
+	ctx      context.Context // stops files between directories
 	src      *os.File
 	srcfd    int
 	size     int64 // of src
@@ -61,12 +63,12 @@ type stager struct {
 }
 
 // newStager opens the staging directory dir to fill it from src, of size bytes.
-func newStager(src *os.File, size int64, dir string, umask fs.FileMode) (*stager, error) {
+func newStager(ctx context.Context, src *os.File, size int64, dir string, umask fs.FileMode) (*stager, error) {
 	dirfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	s := &stager{src: src, srcfd: int(src.Fd()), size: size, dirfd: dirfd, umask: umask,
+	s := &stager{ctx: ctx, src: src, srcfd: int(src.Fd()), size: size, dirfd: dirfd, umask: umask,
 		workers: min(runtime.GOMAXPROCS(0), 4), methods: []Method{Clone, CopyFileRange, Copy}}
 	var st unix.Statfs_t
 	if unix.Fstatfs(dirfd, &st) == nil && st.Type == unix.BTRFS_SUPER_MAGIC {
@@ -163,7 +165,9 @@ func (s *stager) files(members []tarutil.Member, skip int) error {
 		wg.Go(func() {
 			w := &worker{s: s}
 			for g := next.Add(1) - 1; g < int64(len(groups)) && errs[i] == nil; g = next.Add(1) - 1 {
-				errs[i] = w.dir(members, groups[g])
+				if errs[i] = s.ctx.Err(); errs[i] == nil {
+					errs[i] = w.dir(members, groups[g])
+				}
 			}
 			errs[i] = w.done(errs[i])
 			if errs[i] != nil {

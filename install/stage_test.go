@@ -2,6 +2,7 @@ package install
 
 import (
 	"archive/tar"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -60,7 +61,7 @@ func benchStage(b *testing.B, base string) {
 			b.Fatal(err)
 		}
 		runtime.ReadMemStats(&before)
-		s, err := newStager(src, info.Size(), dir, 0o022)
+		s, err := newStager(context.Background(), src, info.Size(), dir, 0o022)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -112,7 +113,7 @@ func TestStageMethods(t *testing.T) {
 				if err := os.Mkdir(dir, 0o755); err != nil {
 					t.Fatal(err)
 				}
-				s, err := newStager(src, info.Size(), dir, 0o022)
+				s, err := newStager(context.Background(), src, info.Size(), dir, 0o022)
 				if err != nil {
 					t.Fatal(err)
 				}

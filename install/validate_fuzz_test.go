@@ -3,6 +3,7 @@ package install
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"io/fs"
 	"os"
 	"path"
@@ -189,7 +190,7 @@ func stageFuzz(t *testing.T, src, stage string, members []tarutil.Member) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newStager(f, info.Size(), stage, 0o022)
+	s, err := newStager(context.Background(), f, info.Size(), stage, 0o022)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"pkg/internal/testfs"
 	"strings"
 	"testing"
+
+	"pkg/internal/testfs"
 
 	"pkg/repo"
 )

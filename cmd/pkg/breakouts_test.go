@@ -5,11 +5,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"pkg/internal/testfs"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"pkg/internal/testfs"
 
 	"pkg/repo"
 )

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"pkg/internal/testfs"
 	"strings"
 	"testing"
+
+	"pkg/internal/testfs"
 )
 
 // TestDamagedCache damages hello's cached tar one way per case and installs it again: pkg

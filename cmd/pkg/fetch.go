@@ -62,10 +62,11 @@ func openFetcher(c *cli.Context) (*fetcher, *repo.Index, error) {
 }
 
 // all fetches pkgs and calls ready, if not nil, with the index in pkgs and the cached tar
-// of each as soon as that one is in the cache; ready runs on several goroutines at once.
+// of each as soon as that one is in the cache, and a context done once all gives up; ready
+// runs on several goroutines at once.
 // At the first error of a fetch or of ready, all cancels the rest and returns that error.
 // Offline, it first fails naming every package missing from the cache.
-func (f *fetcher) all(pkgs []repo.Package, ready func(i int, tar string) error) error {
+func (f *fetcher) all(pkgs []repo.Package, ready func(ctx context.Context, i int, tar string) error) error {
 	if err := f.checkOffline(pkgs); err != nil {
 		return err
 	}
@@ -95,7 +96,7 @@ func (f *fetcher) all(pkgs []repo.Package, ready func(i int, tar string) error) 
 			defer func() { <-slots }()
 			tar, err := f.one(ctx, p)
 			if err == nil && ready != nil {
-				err = ready(i, tar)
+				err = ready(ctx, i, tar)
 			}
 			if err != nil {
 				once.Do(func() { first = err; cancel() })

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -132,12 +133,12 @@ func (in *installer) apply(todo []repo.Package) error {
 		return err
 	}
 	staged := make([]*install.Staged, len(todo))
-	err := in.f.all(todo, func(i int, tar string) error {
+	err := in.f.all(todo, func(ctx context.Context, i int, tar string) error {
 		members, err := in.f.cache.Members(todo[i].SHA256)
 		if err != nil {
 			return fmt.Errorf("install %s %s: %w", todo[i].Name, todo[i].Version, err)
 		}
-		staged[i], err = in.root.Stage(tar, todo[i], members)
+		staged[i], err = in.root.Stage(ctx, tar, todo[i], members)
 		return err
 	})
 	if err != nil {

@@ -3,16 +3,19 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -50,7 +53,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			help = "pkg " + c.Command.Name + " help"
 		}
 	}
-	err := app.Run(flagsFirst(app, args))
+	ctx, stop := interruptible()
+	defer stop()
+	err := app.RunContext(ctx, flagsFirst(app, args))
 	var ue *usageError
 	switch {
 	case unknown != "":
@@ -58,6 +63,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case err == nil:
 		return 0
+	case ctx.Err() != nil: // what failed was cut short by the signal
+		fmt.Fprintln(stderr, "pkg: interrupted")
+		return 130
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "pkg: %v\npkg: hint: run 'pkg help' for usage\n", err)
 		return 2
@@ -68,6 +76,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+}
+
+// interruptible returns a context that the first SIGINT or SIGTERM cancels: downloads stop
+// and remove what they wrote, and a command not yet committing changes nothing. A second
+// signal kills pkg at once, which the commit protocol makes as safe as a crash.
+func interruptible() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {

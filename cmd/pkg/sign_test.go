@@ -7,11 +7,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"pkg/internal/testfs"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"pkg/internal/testfs"
 
 	"pkg/db"
 	"pkg/repo"

@@ -1,0 +1,90 @@
+package crash
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestInterrupt stops pkg install in the middle of a download: with SIGINT it exits 130
+// saying so and leaves the root, the database and the cache as they were; killed, it leaves
+// its partial download, which the next command that opens the cache removes once the file
+// is an orphan.
+func TestInterrupt(t *testing.T) {
+	repoDir := t.TempDir()
+	w := publish(t, repoDir, appSpec("app", "1", 300))
+	halfSent := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, ".tar.gz") {
+			http.FileServer(http.Dir(repoDir)).ServeHTTP(rw, r)
+			return
+		}
+		data, err := os.ReadFile(filepath.Join(repoDir, filepath.Base(r.URL.Path)))
+		if err != nil {
+			http.NotFound(rw, r)
+			return
+		}
+		rw.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		rw.Write(data[:len(data)/2])
+		rw.(http.Flusher).Flush()
+		halfSent <- struct{}{}
+		<-r.Context().Done() // the rest never comes
+	}))
+	defer srv.Close()
+	base := t.TempDir()
+	e := &env{t: t, bin: buildPkg(t), root: filepath.Join(base, "root"), cache: filepath.Join(base, "cache"), repo: srv.URL}
+	tmpDir := filepath.Join(e.cache, "tmp")
+
+	// interrupted runs pkg install app until half the archive is sent, then sends it sig.
+	interrupted := func(sig syscall.Signal) (stderr string, code int) {
+		var er bytes.Buffer
+		c := e.command("--quiet", "install", "app")
+		c.Stderr = &er
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-halfSent:
+		case <-time.After(time.Minute):
+			t.Fatal("the download did not start")
+		}
+		for ents, _ := os.ReadDir(tmpDir); len(ents) == 0; ents, _ = os.ReadDir(tmpDir) {
+			time.Sleep(10 * time.Millisecond) // the download is being written
+		}
+		c.Process.Signal(sig)
+		c.Wait()
+		return er.String(), c.ProcessState.ExitCode()
+	}
+
+	if stderr, code := interrupted(syscall.SIGINT); code != 130 || !strings.HasSuffix(stderr, "pkg: interrupted\n") {
+		t.Errorf("after SIGINT: exit %d, stderr %q; want 130 and 'pkg: interrupted'", code, stderr)
+	}
+	if ents, _ := os.ReadDir(tmpDir); len(ents) != 0 {
+		t.Errorf("after SIGINT the cache holds %d temporary files", len(ents))
+	}
+	st, problems := checkRoot(e.root, w)
+	if len(st) != 0 || len(problems) != 0 {
+		t.Errorf("after SIGINT: installed %v, problems %q", st, problems)
+	}
+
+	if _, code := interrupted(syscall.SIGKILL); code != -1 {
+		t.Errorf("after SIGKILL: exit %d", code)
+	}
+	ents, _ := os.ReadDir(tmpDir)
+	if len(ents) != 1 {
+		t.Fatalf("after SIGKILL the cache holds %d temporary files, want the partial download", len(ents))
+	}
+	old := time.Now().Add(-2 * time.Minute)
+	os.Chtimes(filepath.Join(tmpDir, ents[0].Name()), old, old)
+	e.ok("cache", "list")
+	if ents, _ := os.ReadDir(tmpDir); len(ents) != 0 {
+		t.Errorf("the orphaned download survived the next command: %v", ents)
+	}
+}
