@@ -3,6 +3,7 @@ package tarutil
 import (
 	"archive/tar"
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -109,6 +110,28 @@ func BenchmarkCopyBaseline(b *testing.B) {
 				if _, err := io.CopyBuffer(struct{ io.Writer }{f}, struct{ io.Reader }{bytes.NewReader(in)}, buf); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkDigestBaseline computes the sha256 of as many bytes as BenchmarkAlign reads, from
+// one copy buffer that stays in cache: the compute cost of Align's digests, which come on
+// top of the copy's work on whichever core hashes them.
+func BenchmarkDigestBaseline(b *testing.B) {
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			n := len(benchTar(b, bc.n, bc.size))
+			buf := content("digest", copyBufSize)
+			var sum [sha256.Size]byte
+			b.SetBytes(int64(bc.n) * int64(bc.size))
+			b.ReportAllocs()
+			for b.Loop() {
+				h := sha256.New()
+				for off := 0; off < n; off += copyBufSize {
+					h.Write(buf[:min(copyBufSize, n-off)])
+				}
+				h.Sum(sum[:0])
 			}
 		})
 	}
