@@ -33,6 +33,35 @@ func (ix *Index) Resolve(reqs []Requirement) ([]Package, error) {
 	return pkgs, nil
 }
 
+// ResolveInstalled is Resolve for an install into a root that holds installed, one record
+// per name: the installed packages stay, every depends of theirs still holds, and a name
+// reqs does not ask for keeps its installed version unless a need rules that out, so that
+// an install moves nothing it does not have to. The result holds the installed packages
+// too, changed or not. An installed version the index no longer has can still be kept.
+func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement) ([]Package, error) {
+	byName := make(map[string]Package, len(installed))
+	for _, p := range installed {
+		byName[p.Name] = p
+	}
+	r := newResolver(withInstalled(ix, byName))
+	var keep []Requirement
+	for _, p := range installed {
+		if slices.ContainsFunc(reqs, func(q Requirement) bool { return q.Name == p.Name }) {
+			continue
+		}
+		vs := r.versions[p.Name]
+		i := slices.IndexFunc(vs, func(v Package) bool { return v.Version == p.Version })
+		r.versions[p.Name] = append(append([]Package{vs[i]}, vs[:i]...), vs[i+1:]...) // tried first
+		keep = append(keep, Requirement{Name: p.Name})
+	}
+	slices.SortFunc(keep, func(a, b Requirement) int { return strings.Compare(a.Name, b.Name) })
+	pkgs, err := r.resolve(reqs, keep...)
+	if err != nil {
+		return nil, fmt.Errorf("repo: %w", err)
+	}
+	return pkgs, nil
+}
+
 // need is a requirement on a name and who imposed it: by names the package as "name
 // version" and level is its decision's index in the queue; by is "" and level -1 for
 // the caller's requirements.
@@ -96,10 +125,12 @@ func newResolver(ix *Index) *resolver {
 	}
 }
 
-func (r *resolver) resolve(reqs []Requirement) ([]Package, error) {
+// resolve selects packages for reqs and for keep, names that must be in the selection at
+// any version, decided after reqs.
+func (r *resolver) resolve(reqs []Requirement, keep ...Requirement) ([]Package, error) {
 	reqs = slices.Clone(reqs)
 	slices.SortStableFunc(reqs, func(a, b Requirement) int { return strings.Compare(a.Name, b.Name) })
-	for _, q := range reqs {
+	for _, q := range append(slices.Clip(reqs), keep...) {
 		if _, err := r.require(need{q, "", -1}); err != nil {
 			return nil, err
 		}

@@ -122,3 +122,45 @@ func TestHeldBack(t *testing.T) {
 		t.Errorf("HeldBack of a named upgrade = %+v", held)
 	}
 }
+
+// TestResolveInstalled checks that an install keeps what is installed where it can and never
+// leaves an installed package's depends broken.
+func TestResolveInstalled(t *testing.T) {
+	index := []string{"hello 1.0 libgreet>=1.0", "hello 1.1 libgreet>=2.0", "libgreet 1.0", "libgreet 2.0", "libgreet 2.1",
+		"tool 1 hello", "new 1 libgreet>=2.1", "other 1"}
+	tests := []struct {
+		name      string
+		index     []string
+		installed []string
+		reqs      []string
+		want      string // the whole selection, dependencies first
+		err       string
+	}{
+		{"an installed dependent moves with a downgrade", index,
+			[]string{"hello 1.1 libgreet>=2.0", "libgreet 2.1"}, []string{"libgreet=1.0"}, "libgreet 1.0, hello 1.0", ""},
+		{"an installed dependent refuses a downgrade", []string{"hello 1.1 libgreet>=2.0", "libgreet 1.0", "libgreet 2.1"},
+			[]string{"hello 1.1 libgreet>=2.0", "libgreet 2.1"}, []string{"libgreet<2"}, "",
+			`no version of "libgreet" satisfies libgreet<2 (requested) and libgreet>=2.0 (required by hello 1.1)`},
+		{"an installed dependency stays", index,
+			[]string{"libgreet 1.0"}, []string{"tool"}, "libgreet 1.0, hello 1.0, tool 1", ""},
+		{"an installed dependency moves when it must", index,
+			[]string{"hello 1.0 libgreet>=1.0", "libgreet 1.0"}, []string{"new"}, "libgreet 2.1, hello 1.0, new 1", ""},
+		{"a requested installed package takes the newest", index,
+			[]string{"hello 1.0 libgreet>=1.0", "libgreet 2.0"}, []string{"hello"}, "libgreet 2.0, hello 1.1", ""},
+		{"unrelated installed packages stay", index,
+			[]string{"other 1", "libgreet 2.0"}, []string{"hello"}, "libgreet 2.0, hello 1.1, other 1", ""},
+		{"an installed version gone from the index stays", []string{"hello 1.1 libgreet>=2.0", "libgreet 2.1"},
+			[]string{"libgreet 2.0"}, []string{"hello"}, "libgreet 2.0, hello 1.1", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := testIndex(tt.index...).ResolveInstalled(testIndex(tt.installed...).Packages, parseReqs(t, tt.reqs...))
+			switch {
+			case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+				t.Errorf("ResolveInstalled: %q, %v; want an error containing %q", ids(got), err, tt.err)
+			case tt.err == "" && (err != nil || ids(got) != tt.want):
+				t.Errorf("ResolveInstalled: %q, %v; want %q", ids(got), err, tt.want)
+			}
+		})
+	}
+}

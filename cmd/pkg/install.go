@@ -50,11 +50,15 @@ func installAction(c *cli.Context) error {
 		in.reinstall = true
 		return in.apply(pkgs)
 	}
-	pkgs, err := ix.Resolve(reqs)
+	recs, err := root.DB().List()
 	if err != nil {
 		return err
 	}
-	return in.run(pkgs)
+	pkgs, err := ix.ResolveInstalled(installedPackages(recs), reqs)
+	if err != nil {
+		return err
+	}
+	return in.run(pkgs, recs)
 }
 
 // installedAgain returns the packages the index has for the installed packages reqs names:
@@ -107,14 +111,14 @@ type installer struct {
 	remove    []string // packages to remove in the same commit (sync)
 }
 
-// run fetches every package that is not installed as resolved, --jobs at once, stages
-// each as soon as it is in the cache, and once all are staged commits them together; so a
-// download that fails changes nothing in the root, and the root never holds a package
-// without the dependencies installed with it.
-func (in *installer) run(pkgs []repo.Package) error {
+// run fetches every package of pkgs that recs, the installed packages, do not hold as
+// resolved, --jobs at once, stages each as soon as it is in the cache, and once all are
+// staged commits them together; so a download that fails changes nothing in the root, and
+// the root never holds a package without the dependencies installed with it.
+func (in *installer) run(pkgs []repo.Package, recs []db.Package) error {
 	var todo []repo.Package
 	for _, p := range pkgs {
-		if cur, err := in.root.DB().Get(p.Name); err == nil && cur.Version == p.Version && cur.SHA256 == p.SHA256 {
+		if isInstalled(recs, p) {
 			if in.isRequested(p.Name) {
 				say(in.c, "%s %s is already installed", p.Name, p.Version)
 			}

@@ -465,3 +465,38 @@ func TestSyncMovesCommand(t *testing.T) {
 		t.Errorf("trash after sync: %v", ents)
 	}
 }
+
+// TestInstallKeepsDependents checks that an install honours the depends of installed
+// packages: it moves a dependent along when it must, refuses when no version of the
+// dependent allows the request, and leaves installed dependencies where they are.
+func TestInstallKeepsDependents(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "lib", "2.0")
+	addPackage(t, dir, "app", "1.0", "lib>=1.0")
+	addPackage(t, dir, "app", "2.0", "lib>=2.0")
+	e := newEnv(t, t.TempDir(), dir)
+	e.ok("install", "app")
+	e.checkInstalled("install app", "app 2.0, lib 2.0")
+
+	out, _ := e.ok("install", "lib=1.0")
+	if !strings.Contains(out, "downgraded lib 2.0 to 1.0") || !strings.Contains(out, "downgraded app 2.0 to 1.0") {
+		t.Errorf("install lib=1.0 under app 2.0: %q", out)
+	}
+	e.checkInstalled("install lib=1.0", "app 1.0, lib 1.0")
+
+	addPackage(t, dir, "tool", "1.0", "lib")
+	if out, _ := e.ok("install", "tool"); strings.Contains(out, "lib") {
+		t.Errorf("install tool moved the installed lib: %q", out)
+	}
+	e.checkInstalled("install tool", "app 1.0, lib 1.0, tool 1.0")
+
+	addPackage(t, dir, "pin", "1.0", "lib>=2.0")
+	e.ok("install", "pin")
+	e.checkInstalled("install pin", "app 1.0, lib 2.0, pin 1.0, tool 1.0")
+	_, stderr, code := e.pkg("install", "lib=1.0")
+	if code != 1 || !strings.Contains(stderr, `no version of "lib" satisfies lib=1.0 (requested), `) || !strings.Contains(stderr, ` and lib>=2.0 (required by pin 1.0)`) {
+		t.Errorf("install lib=1.0 under pin: exit %d, %q", code, stderr)
+	}
+	e.checkInstalled("refused install", "app 1.0, lib 2.0, pin 1.0, tool 1.0")
+}

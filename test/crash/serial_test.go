@@ -36,11 +36,7 @@ func newModel(t *testing.T, repoDir string, w world) *model {
 func (m *model) apply(s state, args []string) (state, bool) {
 	switch args[0] {
 	case "install":
-		next := maps.Clone(s)
-		for n, v := range m.resolved(args[1:]) {
-			next[n] = v
-		}
-		return next, true
+		return m.resolved(s, args[1:])
 	case "remove":
 		names := args[1:]
 		for _, n := range names {
@@ -67,10 +63,12 @@ func (m *model) apply(s state, args []string) (state, bool) {
 	return s, true
 }
 
-func (m *model) resolved(args []string) state {
-	key := filepath.Join(args...)
-	if s, ok := m.resolve[key]; ok {
-		return s
+// resolved returns the state an install of args leads to from s, as pkg resolves it, and
+// whether it resolves at all.
+func (m *model) resolved(s state, args []string) (state, bool) {
+	key := s.String() + " " + filepath.Join(args...)
+	if next, ok := m.resolve[key]; ok {
+		return next, next != nil
 	}
 	var reqs []repo.Requirement
 	for _, a := range args {
@@ -80,16 +78,20 @@ func (m *model) resolved(args []string) state {
 		}
 		reqs = append(reqs, r)
 	}
-	pkgs, err := m.ix.Resolve(reqs)
-	if err != nil {
-		panic(err)
+	var installed []repo.Package
+	for n, v := range s {
+		installed = append(installed, repo.Package{Name: n, Version: v, Depends: m.w[n][v].depends, SHA256: m.w[n][v].sha})
 	}
-	s := state{}
-	for _, p := range pkgs {
-		s[p.Name] = p.Version
+	pkgs, err := m.ix.ResolveInstalled(installed, reqs)
+	var next state
+	if err == nil {
+		next = state{}
+		for _, p := range pkgs {
+			next[p.Name] = p.Version
+		}
 	}
-	m.resolve[key] = s
-	return s
+	m.resolve[key] = next
+	return next, next != nil
 }
 
 // serialOrder looks for an order of cmds that, run one at a time from before, gives every
