@@ -6,10 +6,12 @@ package install
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,38 +53,33 @@ func Open(dir string, o Options) (*Root, error) {
 	return open(dir, lock, o)
 }
 
-// View calls fn with the root's database. It does not wait for a command that is changing
-// the root: while one runs, fn sees what was recorded before it, and busy is called first
-// with what is known of that command. Otherwise it is Open, fn, Close.
+// ErrNoRoot is returned by View for a directory that holds no root.
+var ErrNoRoot = errors.New("no root")
+
+// View calls fn with the root's database as the last commit left it, changing nothing and
+// creating nothing, so a user who cannot write the root can read it. It does not wait for
+// a command that is changing the root: fn then sees what was recorded before that command,
+// and busy is called first with what is known of it.
 func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) error) error {
-	dir, lock, err := openLock(dir)
+	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
-	locked, err := tryLock(lock)
-	if err == nil && !locked {
-		dbPath := filepath.Join(dir, ".pkg", "db")
-		if _, err := os.Stat(dbPath); err == nil {
+	path := filepath.Join(dir, ".pkg", "db")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w at %s", ErrNoRoot, dir)
+	}
+	if lock, err := os.Open(filepath.Join(dir, ".pkg", "lock")); err == nil {
+		if locked, err := tryLock(lock); err == nil && !locked {
 			busy(readOwner(lock))
-			lock.Close()
-			d, err := db.Open(dbPath, db.Options{Timeout: o.LockTimeout})
-			if err != nil {
-				return err
-			}
-			return fn(d)
 		}
-		err = waitLock(lock, dir, o) // the root's first command: nothing was recorded before it
+		lock.Close() // a lock taken to look is released at once
 	}
-	if err != nil {
-		lock.Close()
-		return err
-	}
-	r, err := open(dir, lock, o)
+	d, err := db.Open(path, db.Options{Timeout: o.LockTimeout})
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	return fn(r.db)
+	return fn(d)
 }
 
 // open finishes opening the root at dir, whose lock is held; it releases the lock on failure.
@@ -114,10 +111,13 @@ func (r *Root) path(elem ...string) string { return filepath.Join(append([]strin
 // pkgDir is where an installed package's tree lives.
 func (r *Root) pkgDir(name string) string { return r.path("pkgs", name) }
 
-// reconcile undoes every pending intent, empties staging and trash, and makes bin/ agree
-// with the database. An intent still present means its database record was not written, so
-// the database describes the tree that was there before; putting that tree back is always
-// possible and always consistent.
+// reconcile undoes every pending intent, empties staging and trash, and, when it found any
+// of those or a command link being prepared, makes bin/ agree with the database. An intent
+// still present means its database record was not written, so the database describes the
+// tree that was there before; putting that tree back is always possible and always
+// consistent. A commit leaves staging or trash or a prepared link until its links are done,
+// so bin/ is left alone after a command that finished: a link deleted by hand stays missing
+// for verify to report.
 func (r *Root) reconcile() error {
 	ins, err := r.db.Intents()
 	if err != nil {
@@ -128,10 +128,19 @@ func (r *Root) reconcile() error {
 			return fmt.Errorf("install: undo interrupted %s of %s: %w", in.Op, in.Name, err)
 		}
 	}
+	interrupted := len(ins) > 0
 	for _, d := range []string{".pkg/staging", ".pkg/trash"} {
-		if err := emptyDir(r.path(d)); err != nil {
+		n, err := emptyDir(r.path(d))
+		if err != nil {
 			return err
 		}
+		interrupted = interrupted || n > 0
+	}
+	if ents, err := os.ReadDir(r.path("bin")); err == nil && !interrupted {
+		interrupted = slices.ContainsFunc(ents, func(e os.DirEntry) bool { return pendingLink(e.Name()) })
+	}
+	if !interrupted {
+		return nil
 	}
 	return r.syncBins()
 }
@@ -209,17 +218,18 @@ func exchange(a, b string) error {
 	return nil
 }
 
-func emptyDir(dir string) error {
+// emptyDir removes what dir holds and returns how many entries that was.
+func emptyDir(dir string) (int, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for _, e := range ents {
 		if err := removeTree(filepath.Join(dir, e.Name())); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return nil
+	return len(ents), nil
 }
 
 // umask reads the process umask without changing it (Linux 4.7 and later report it).

@@ -20,7 +20,7 @@ func TestCommandClashInOneInstall(t *testing.T) {
 		addHostile(t, base, repo.Package{Name: name, Version: "1", Bin: []string{"bin/x"}}, archive)
 	}
 	e := newEnv(t, base, filepath.Join(base, "repo"))
-	e.ok("list") // creates the root
+	e.initRoot()
 	before := rootTree(t, e.root)
 	_, stderr, code := e.pkg("install", "left", "right")
 	if code != 1 || !strings.Contains(stderr, `install left 1: command "x" is also provided by right, installed with it`) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"pkg/db"
+	"pkg/install"
 
 	"github.com/urfave/cli/v2"
 )
@@ -25,6 +26,9 @@ func filesCommand() *cli.Command {
 			})
 			if errors.Is(err, db.ErrNotInstalled) {
 				return fmt.Errorf("files %s: not installed", c.Args().First())
+			}
+			if errors.Is(err, install.ErrNoRoot) {
+				return fmt.Errorf("files %s: not installed: %w", c.Args().First(), err)
 			}
 			if err != nil {
 				return err

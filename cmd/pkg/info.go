@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pkg/db"
+	"pkg/install"
 
 	"github.com/urfave/cli/v2"
 )
@@ -29,6 +30,9 @@ func infoCommand() *cli.Command {
 			})
 			if errors.Is(err, db.ErrNotInstalled) {
 				return fmt.Errorf("info %s: not installed (try 'pkg search %s')", c.Args().First(), c.Args().First())
+			}
+			if errors.Is(err, install.ErrNoRoot) {
+				return fmt.Errorf("info %s: not installed: %w", c.Args().First(), err)
 			}
 			if err != nil {
 				return err

@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
+	"pkg/install"
 )
 
 func listCommand() *cli.Command {
@@ -21,7 +23,9 @@ func listCommand() *cli.Command {
 				ps, err = d.List()
 				return err
 			})
-			if err != nil {
+			if errors.Is(err, install.ErrNoRoot) {
+				note(c, "nothing is installed: %v", err)
+			} else if err != nil {
 				return err
 			}
 			if c.Bool("json") {

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"pkg/db"
+	"pkg/install"
 	"pkg/internal/testfs"
 )
 
@@ -38,6 +39,16 @@ func (e *env) pkg(args ...string) (stdout, stderr string, code int) {
 	full := append([]string{"pkg", "--root", e.root, "--cache", e.cache, "--repo", e.repo}, args...)
 	code = run(full, &o, &er)
 	return o.String(), er.String(), code
+}
+
+// initRoot creates the env's root, empty, as a first install would.
+func (e *env) initRoot() {
+	e.t.Helper()
+	r, err := install.Open(e.root, install.Options{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r.Close()
 }
 
 // ok runs pkg and fails the test unless it exits 0.
@@ -108,7 +119,7 @@ func TestInstallRemoveCopy(t *testing.T) {
 // testInstallRemove installs hello and its dependency, checks what pkg reports and how the
 // data got there, then removes both and checks that root and database are as before.
 func testInstallRemove(t *testing.T, e *env, reflink bool) {
-	e.ok("list") // creates the layout
+	e.initRoot()
 	before := rootTree(t, e.root)
 
 	out, stderr := e.ok("install", "hello")
@@ -304,7 +315,7 @@ func TestWrongSHA(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEnv(t, t.TempDir(), serve(t, repo))
-	e.ok("list")
+	e.initRoot()
 	e.ok("fetch", "libgreet")
 	root, cache := rootTree(t, e.root), testfs.Tree(t, e.cache)
 

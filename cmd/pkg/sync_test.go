@@ -163,7 +163,7 @@ func TestSyncFailsOnChangedArchive(t *testing.T) {
 	e.ok("install", "lib@1.5") // the index and the archive agree now
 	e.ok("remove", "lib")
 
-	e.ok("list")
+	e.initRoot()
 	before := rootTree(t, e.root)
 	_, stderr, code := e.pkg("sync", "-f", lock)
 	if code != 1 || !strings.Contains(stderr, "lib 1.5") || !strings.Contains(stderr, "sha256 mismatch") {

@@ -83,3 +83,41 @@ func TestVerifyCommand(t *testing.T) {
 		t.Errorf("the symlink's target: %v", err)
 	}
 }
+
+// TestReadersChangeNothing checks that list, info and files create no root where there is
+// none, and that no command but a commit puts back a command link deleted by hand: verify
+// reports it, and reinstalling restores it.
+func TestReadersChangeNothing(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	noRoot := "no root at " + e.root
+	if out, stderr := e.ok("list"); out != "" || stderr != "pkg: note: nothing is installed: "+noRoot+"\n" {
+		t.Errorf("list without a root: %q, %q", out, stderr)
+	}
+	if out, _ := e.ok("--quiet", "list", "--json"); out != "[]\n" {
+		t.Errorf("list --json without a root: %q", out)
+	}
+	for _, args := range [][]string{{"info", "hello"}, {"files", "hello"}} {
+		if _, stderr, code := e.pkg(args...); code != 1 || !strings.Contains(stderr, args[0]+" hello: not installed: "+noRoot+"\n") {
+			t.Errorf("%s without a root: exit %d, %q", args[0], code, stderr)
+		}
+	}
+	if _, err := os.Stat(e.root); !os.IsNotExist(err) {
+		t.Fatalf("the readers created the root: %v", err)
+	}
+
+	e.ok("install", "hello")
+	link := filepath.Join(e.root, "bin", "hello")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("list")
+	out, _, code := e.pkg("verify")
+	if code != 1 || !strings.Contains(out, "hello 1.2.0: missing "+link+" (command link)") {
+		t.Errorf("verify of a deleted link: exit %d, %q", code, out)
+	}
+	e.ok("install", "--reinstall", "hello")
+	if _, err := os.Readlink(link); err != nil {
+		t.Errorf("reinstall did not restore the link: %v", err)
+	}
+	e.ok("verify")
+}

@@ -36,7 +36,7 @@ func holdLock(t *testing.T, root, owner string) (release func()) {
 // on once the lock is free; one that only reads the database does not wait.
 func TestLockWaiting(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)
-	e.ok("list")
+	e.initRoot()
 	release := holdLock(t, e.root, "pkg install hello")
 	waiting := fmt.Sprintf("pkg: waiting for pid %d (pkg install hello) to finish with %s\n", os.Getpid(), e.root)
 	gaveUp := fmt.Sprintf("is locked by pid %d (pkg install hello): gave up after 300ms\n", os.Getpid())

@@ -31,7 +31,7 @@ var (
 const eventShare = 0.4
 
 // TestKill runs install, upgrade, downgrade and remove as child processes on an XFS root,
-// kills each with SIGKILL at a random moment, then runs "pkg list" and checks every
+// kills each with SIGKILL at a random moment, then runs "pkg verify" and checks every
 // invariant of the commit protocol. Run it longer with
 //
 //	go test ./test/crash -run TestKill -v -iterations 300
@@ -54,7 +54,7 @@ func TestKill(t *testing.T) {
 	}
 	k := &killer{e: e, w: w, rng: rand.New(rand.NewPCG(s, s>>1)), cur: state{},
 		dur: map[string]time.Duration{}, events: map[string]int64{}, phases: map[string]int{}}
-	e.ok("list")
+	e.ok("verify") // creates the root
 	e.ok("fetch", "app@1")
 	e.ok("fetch", "app@2")
 	for _, kind := range []string{"install", "upgrade", "downgrade", "remove", "install"} {
@@ -150,7 +150,7 @@ func (k *killer) opOf(kind string) op {
 	return op{kind, []string{"remove", "app", "lib"}, state{}}
 }
 
-// step runs o, killing it as mode says, then runs "pkg list" and checks the root.
+// step runs o, killing it as mode says, then runs "pkg verify" and checks the root.
 func (k *killer) step(o op, mode killMode) {
 	t := k.e.t
 	k.iter++
@@ -219,7 +219,7 @@ func (k *killer) step(o op, mode killMode) {
 	if mode != noKill {
 		k.phases[phase]++
 	}
-	if _, stderr, code := k.e.run("--lock-timeout", "20s", "list"); code != 0 || strings.Contains(stderr, "waiting") {
+	if _, stderr, code := k.e.run("--lock-timeout", "20s", "verify"); code != 0 || strings.Contains(stderr, "waiting") {
 		k.violate(o, how, fmt.Sprintf("next command: exit %d: %s", code, stderr))
 	}
 	got, problems := checkRoot(k.e.root, k.w)
