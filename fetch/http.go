@@ -19,24 +19,45 @@ import (
 // userAgent is sent with every HTTP request.
 var userAgent = "pkg/0.1 (" + runtime.GOOS + "/" + runtime.GOARCH + "; " + runtime.Version() + ")"
 
-// How pkg talks HTTP.
+// How pkg talks HTTP. A static server answers in milliseconds: one silent for answerTimeout
+// is hung (the kernel accepts connections for a hung process) or overloaded, and is asked
+// again after a backoff rather than waited for; five silent attempts take about 80s, each
+// announced (Options.Retrying). A body may pause longer, while a proxy or a busy disk
+// catches up, and resuming keeps what arrived.
 const (
-	connectTimeout = 30 * time.Second // to connect, and for the TLS handshake
-	headerTimeout  = 60 * time.Second // from sending a request to its response's headers
-	idleTimeout    = 60 * time.Second // between two reads of a body that return data
-	maxTries       = 5                // attempts at a request, and at resuming without progress
-	firstBackoff   = 500 * time.Millisecond
-	maxBackoff     = 15 * time.Second
+	answerTimeout = 15 * time.Second // from starting a request (connecting included) to its response's headers
+	idleTimeout   = 60 * time.Second // between two reads of a body that return data
+	maxTries      = 5                // attempts at a request, and at resuming without progress
+	firstBackoff  = 500 * time.Millisecond
+	maxBackoff    = 15 * time.Second
 )
 
-// errIdle reports a connection that brought nothing for too long.
-var errIdle = errors.New("fetch: connection idle too long")
+// idleError reports a connection that brought nothing for as long as pkg waits.
+type idleError struct {
+	what string // "response" before the headers, "data" in a body
+	wait time.Duration
+}
 
+func (e *idleError) Error() string { return fmt.Sprintf("no %s for %gs", e.what, e.wait.Seconds()) }
+
+// giveUpError is the last error of a request that failed on every attempt in a way that
+// may pass later; it is ErrUnreachable.
+type giveUpError struct {
+	err   error
+	tries int
+}
+
+func (e *giveUpError) Error() string {
+	return fmt.Sprintf("%v (gave up after %d attempts)", e.err, e.tries)
+}
+
+func (e *giveUpError) Unwrap() error { return e.err }
+
+func (e *giveUpError) Is(target error) bool { return target == ErrUnreachable }
+
+// newClient returns a Source's client; send, not the transport, bounds the wait for an answer.
 func newClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
-	t.TLSHandshakeTimeout = connectTimeout
-	t.ResponseHeaderTimeout = headerTimeout
 	t.MaxIdleConnsPerHost = 16
 	// pkg counts, hashes and resumes the bytes as published: no transparent gzip.
 	t.DisableCompression = true
@@ -64,8 +85,9 @@ func retryable(err error) bool {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false
 	}
+	var ie *idleError
 	return errors.As(err, &op) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, errIdle) || errors.As(err, &ne) && ne.Timeout()
+		errors.As(err, &ie) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // backoffFor is the wait before attempt n+1, after n failures: it doubles from the source's
@@ -89,12 +111,13 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// send makes one GET request. Its response body fails with errIdle when no byte arrives
-// for the source's idle timeout, as does the wait for the response.
+// send makes one GET request. It fails with an *idleError when the response's headers do
+// not arrive within the source's answer timeout, and so does its body when no byte arrives
+// for the idle timeout. Its errors name the URL.
 func (s *Source) send(ctx context.Context, u *url.URL, h http.Header) (*http.Response, error) {
 	rctx, cancel := context.WithCancel(ctx)
 	body := &idleBody{idle: s.idle, cancel: cancel}
-	body.timer = time.AfterFunc(s.idle, body.expire)
+	body.timer = time.AfterFunc(s.answer, body.expire)
 	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		body.Close()
@@ -105,10 +128,14 @@ func (s *Source) send(ctx context.Context, u *url.URL, h http.Header) (*http.Res
 	resp, err := s.client.Do(req)
 	if err != nil {
 		body.Close()
-		if body.expired.Load() {
-			return nil, fmt.Errorf("GET %s: %w", u.Redacted(), errIdle)
+		var ue *url.Error
+		switch {
+		case body.expired.Load():
+			err = &idleError{"response", s.answer}
+		case errors.As(err, &ue):
+			err = ue.Err // named below, without quoting the URL again
 		}
-		return nil, err
+		return nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
 	}
 	body.timer.Reset(s.idle)
 	body.rc = resp.Body
@@ -129,12 +156,21 @@ func (s *Source) retry(ctx context.Context, try func() error) error {
 		case err == nil || !retryable(err) || ctx.Err() != nil:
 			return err
 		case n == s.tries:
-			return fmt.Errorf("%w (gave up after %d attempts)", err, n)
+			return &giveUpError{err, n}
 		}
-		if err := sleep(ctx, s.backoffFor(n)); err != nil {
+		if err := s.pause(ctx, err, n); err != nil {
 			return err
 		}
 	}
+}
+
+// pause announces attempt n+1, after n failed with err, and waits before it.
+func (s *Source) pause(ctx context.Context, err error, n int) error {
+	d := s.backoffFor(n)
+	if s.retrying != nil {
+		s.retrying(err, d, n+1, s.tries)
+	}
+	return sleep(ctx, d)
 }
 
 // idleBody is a response body whose request is cancelled when a read waits too long.
@@ -157,7 +193,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 		b.timer.Reset(b.idle)
 	}
 	if err != nil && err != io.EOF && b.expired.Load() {
-		err = errIdle
+		err = &idleError{"data", b.idle}
 	}
 	return n, err
 }
@@ -256,10 +292,10 @@ func (d *download) Close() error {
 // pass is counted and leaves body nil, for the caller to try again.
 func (d *download) connect() error {
 	if d.fails >= d.s.tries {
-		return fmt.Errorf("%w (gave up after %d attempts)", d.last, d.fails)
+		return &giveUpError{d.last, d.fails}
 	}
 	if d.fails > 0 {
-		if err := sleep(d.ctx, d.s.backoffFor(d.fails)); err != nil {
+		if err := d.s.pause(d.ctx, d.last, d.fails); err != nil {
 			return err
 		}
 	}

@@ -2,11 +2,17 @@ package fetch
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"pkg/trust"
 )
 
 // TestResumeAfterDrop drops the connection halfway through the body: the fetch asks for
@@ -92,8 +98,8 @@ func TestGiveUp5xx(t *testing.T) {
 	})
 	c := openCache(t)
 	err := fetchOne(c, quick(t, srv.URL), p)
-	if err == nil || !strings.Contains(err.Error(), "500") {
-		t.Errorf("error %v, want one naming the 500", err)
+	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "fetch demo 1.0: GET "+srv.URL+"/demo.tar.gz: 500") {
+		t.Errorf("error %v, want ErrUnreachable naming the package, the URL and the 500", err)
 	}
 	if n := len(srv.requests()); n != maxTries {
 		t.Errorf("%d requests, want %d", n, maxTries)
@@ -108,8 +114,9 @@ func TestNoRetry4xx(t *testing.T) {
 	c := openCache(t)
 	err := fetchOne(c, quick(t, srv.URL), p)
 	var se *statusError
-	if !errors.As(err, &se) || se.code != http.StatusNotFound || !strings.Contains(err.Error(), "fetch demo 1.0") {
-		t.Errorf("error %v, want a 404 naming the package", err)
+	if !errors.As(err, &se) || se.code != http.StatusNotFound || errors.Is(err, ErrUnreachable) ||
+		!strings.Contains(err.Error(), "fetch demo 1.0: GET "+srv.URL+"/demo.tar.gz: 404") {
+		t.Errorf("error %v, want a 404 naming the package and the URL", err)
 	}
 	if n := len(srv.requests()); n != 1 {
 		t.Errorf("%d requests, want 1", n)
@@ -186,11 +193,124 @@ func TestIdleTimeout(t *testing.T) {
 	defer close(release)
 	s := quick(t, srv.URL)
 	s.idle = 200 * time.Millisecond
+	retries := recordRetries(s)
 	c := openCache(t)
 	if err := fetchOne(c, s, p); err != nil {
 		t.Fatal(err)
 	}
 	checkEntry(t, c, p, testFiles())
+	want := "GET " + srv.URL + "/demo.tar.gz: cut off after"
+	if got := retries(); len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.HasSuffix(got[0], "no data for 0.2s; attempt 2 of 5") {
+		t.Errorf("retries announced: %q, want one: %s ... no data for 0.2s; attempt 2 of 5", got, want)
+	}
+}
+
+// recordRetries makes s record each retry it announces, as "err; attempt N of MAX".
+func recordRetries(s *Source) func() []string {
+	var mu sync.Mutex
+	var got []string
+	s.retrying = func(err error, wait time.Duration, attempt, max int) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, fmt.Sprintf("%v; attempt %d of %d", err, attempt, max))
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+}
+
+// TestSilentServer reads an index from a server that accepts requests but never answers,
+// or stops in the middle of the body: each attempt waits as long as the source allows, each
+// retry is announced, and the error says how long it waited and that pkg gave up.
+func TestSilentServer(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		handle func(w http.ResponseWriter, r *http.Request)
+		want   string
+	}{
+		{"no response", func(w http.ResponseWriter, r *http.Request) {}, "GET %s/index.json: no response for 0.1s"},
+		{"body stalls", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "100")
+			w.Write([]byte(`{"format":`))
+			http.NewResponseController(w).Flush()
+		}, "read %s/index.json: no data for 0.2s"},
+	} {
+		srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+			tt.handle(w, r)
+			<-r.Context().Done() // the client gave up
+		})
+		s := quick(t, srv.URL)
+		s.answer, s.idle = 100*time.Millisecond, 200*time.Millisecond
+		retries := recordRetries(s)
+		_, err := openCache(t).Index(t.Context(), s)
+		want := fmt.Sprintf("fetch: "+tt.want+" (gave up after 5 attempts)", srv.URL)
+		if !errors.Is(err, ErrUnreachable) || err.Error() != want {
+			t.Errorf("%s: error %v, want ErrUnreachable: %s", tt.name, err, want)
+		}
+		var wantRetries []string
+		for n := 2; n <= maxTries; n++ {
+			wantRetries = append(wantRetries, fmt.Sprintf(tt.want+"; attempt %d of 5", srv.URL, n))
+		}
+		if got := retries(); !slices.Equal(got, wantRetries) {
+			t.Errorf("%s: retries announced:\n%q\nwant\n%q", tt.name, got, wantRetries)
+		}
+		if n := len(srv.requests()); n != maxTries {
+			t.Errorf("%s: %d requests, want %d", tt.name, n, maxTries)
+		}
+	}
+}
+
+// TestIndexUnreachable reads an index, then finds the server gone: the error is
+// ErrUnreachable, and says when the copy kept was last current if an offline source would
+// believe it.
+func TestIndexUnreachable(t *testing.T) {
+	_, p := testArchive(t)
+	index := writeIndex(t, p)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { w.Write(index) })
+	c := openCache(t)
+	s := quick(t, srv.URL)
+	if _, err := c.Index(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	read := time.Date(2026, 11, 30, 16, 2, 0, 0, time.Local)
+	if err := os.Chtimes(c.indexPath(s), time.Time{}, read); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	signed := trusting(t, srv.URL, Options{Trust: trust.Policy{RequireSigned: true}})
+	note := "; the cache holds this repository's index as of " + read.Format("2006-01-02 15:04 MST") + ", which --offline uses"
+	for _, tt := range []struct {
+		name string
+		c    *Cache
+		s    *Source
+		note bool
+	}{
+		{"copy kept", c, s, true},
+		{"nothing kept", openCache(t), s, false},
+		{"copy kept, unsigned but signatures required", c, signed, false},
+	} {
+		_, err := tt.c.Index(t.Context(), tt.s)
+		want := "fetch: GET " + srv.URL + "/index.json: dial tcp "
+		if !errors.Is(err, ErrUnreachable) || !strings.HasPrefix(err.Error(), want) || strings.HasSuffix(err.Error(), note) != tt.note {
+			t.Errorf("%s: error %v, want ErrUnreachable: %s... (note %v)", tt.name, err, want, tt.note)
+		}
+	}
+}
+
+// TestIndexNotFound asks for the index of a repository that is not there: the error says
+// so, and to check the location, at once.
+func TestIndexNotFound(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { http.NotFound(w, r) })
+	_, err := openCache(t).Index(t.Context(), quick(t, srv.URL+"/nosuch"))
+	want := "fetch: no repository at " + srv.URL + "/nosuch/: index.json: 404 Not Found (check --repo or PKG_REPO)"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+	if n := len(srv.requests()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
 }
 
 // TestIndexConditional reads an index twice: the second request carries the cached

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"pkg/repo"
 	"pkg/trust"
@@ -59,18 +60,36 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 	}
 	fresh, where, err := s.readIndex(ctx, saved)
 	if err != nil {
+		if errors.Is(err, ErrUnreachable) {
+			err = fmt.Errorf("%w%s", err, s.offlineNote(saved, path, known))
+		}
 		return nil, trust.Result{}, fmt.Errorf("fetch: %w", err)
 	}
 	ix, res, err := s.believe(fresh, where, s.policy, known)
 	if err != nil {
 		return nil, res, err
 	}
-	if fresh.differs(saved) {
-		if err := c.saveIndex(path, fresh); err != nil {
-			return nil, res, err
-		}
+	if !fresh.differs(saved) {
+		// Best effort: the copy's time says when it was last current, for offlineNote.
+		os.Chtimes(path, time.Time{}, time.Now())
+	} else if err := c.saveIndex(path, fresh); err != nil {
+		return nil, res, err
 	}
 	return ix, res, nil
+}
+
+// offlineNote tells, after the repository could not be reached, that an offline source
+// would use the copy kept, and how current it is; "" when there is none it would believe.
+func (s *Source) offlineNote(saved *savedIndex, path string, known []trust.Record) string {
+	info, err := os.Stat(path)
+	if saved == nil || err != nil {
+		return ""
+	}
+	if _, _, err := s.offlineIndex(saved, nil, path, known); err != nil {
+		return ""
+	}
+	return "; the cache holds this repository's index as of " + info.ModTime().Format("2006-01-02 15:04 MST") +
+		", which --offline uses"
 }
 
 // offlineIndex returns the copy kept, verified again but accepted past its expiry: it is
@@ -222,6 +241,8 @@ func (s *Source) getIndex(ctx context.Context, u *url.URL, h http.Header, fresh 
 	case http.StatusNotModified:
 		return true, nil
 	case http.StatusOK:
+	case http.StatusNotFound, http.StatusGone:
+		return false, fmt.Errorf("no repository at %s: index.json: %s (check --repo or PKG_REPO)", s.base.Redacted(), resp.Status)
 	default:
 		return false, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
 	}

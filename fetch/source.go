@@ -26,10 +26,19 @@ import (
 // ErrOffline is returned for what an offline source cannot get from the cache.
 var ErrOffline = errors.New("fetch: offline")
 
+// ErrUnreachable is wrapped in the error of a request that failed on every attempt in a
+// way that may pass later: no connection, no answer in time, a body cut short, a 5xx status.
+var ErrUnreachable = errors.New("fetch: repository unreachable")
+
 // Options controls a Source.
 type Options struct {
 	Offline bool         // never read the repository: indexes and archives come from the cache only
 	Trust   trust.Policy // which indexes of the repository to believe
+
+	// Retrying, if not nil, is called before each wait to try a request or a download
+	// again, by several goroutines at once when several downloads run: err says why the
+	// last attempt failed and names the URL; attempt, of at most max, comes after wait.
+	Retrying func(err error, wait time.Duration, attempt, max int)
 }
 
 // Source is a repository: a local directory, a file:// URL or an http(s):// URL of the
@@ -41,16 +50,18 @@ type Source struct {
 	offline bool
 	policy  trust.Policy
 
-	client  *http.Client
-	tries   int           // attempts at a request
-	backoff time.Duration // wait after the first failure, doubled after each next one
-	idle    time.Duration // longest wait for a body's next bytes
+	client   *http.Client
+	tries    int           // attempts at a request
+	backoff  time.Duration // wait after the first failure, doubled after each next one
+	answer   time.Duration // longest wait for a response's headers
+	idle     time.Duration // longest wait for a body's next bytes
+	retrying func(err error, wait time.Duration, attempt, max int)
 }
 
 // NewSource parses a repository location. A location naming index.json itself is accepted.
 func NewSource(location string, o Options) (*Source, error) {
 	s := &Source{loc: location, offline: o.Offline, policy: o.Trust, client: newClient(), tries: maxTries,
-		backoff: firstBackoff, idle: idleTimeout}
+		backoff: firstBackoff, answer: answerTimeout, idle: idleTimeout, retrying: o.Retrying}
 	u, err := url.Parse(location)
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):

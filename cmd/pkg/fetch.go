@@ -162,6 +162,11 @@ func (f *fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 	return tar, nil
 }
 
+// retrying announces another attempt at a request or a download, above the bars if any.
+func (f *fetcher) retrying(err error, wait time.Duration, attempt, max int) {
+	noteRetry(f.c, f.bars, err, wait, attempt, max)
+}
+
 // report prints a line, above the bars if any, and ends b.
 func (f *fetcher) report(b *bar, format string, args ...any) {
 	if f.c.Bool("quiet") {

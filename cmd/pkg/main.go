@@ -305,7 +305,9 @@ func rootOptions(c *cli.Context) install.Options {
 	}
 }
 
-func openSource(c *cli.Context) (*fetch.Source, error) {
+// openSource opens --repo. retrying announces each new attempt after a failed request or
+// download; nil prints a note.
+func openSource(c *cli.Context, retrying func(err error, wait time.Duration, attempt, max int)) (*fetch.Source, error) {
 	if c.String("repo") == "" {
 		return nil, usagef("no repository: pass --repo or set PKG_REPO")
 	}
@@ -316,7 +318,23 @@ func openSource(c *cli.Context) (*fetch.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fetch.NewSource(c.String("repo"), fetch.Options{Offline: c.Bool("offline"), Trust: policy})
+	if retrying == nil {
+		retrying = func(err error, wait time.Duration, attempt, max int) { noteRetry(c, nil, err, wait, attempt, max) }
+	}
+	return fetch.NewSource(c.String("repo"), fetch.Options{Offline: c.Bool("offline"), Trust: policy, Retrying: retrying})
+}
+
+// noteRetry says, unless --quiet, that a request or download is tried again and why: above
+// the progress bars bs when they are drawn.
+func noteRetry(c *cli.Context, bs *bars, err error, wait time.Duration, attempt, max int) {
+	line := fmt.Sprintf("pkg: note: %v; trying again in %s (attempt %d of %d)", err, dur(wait), attempt, max)
+	switch {
+	case c.Bool("quiet"):
+	case bs != nil:
+		bs.print(line)
+	default:
+		fmt.Fprintln(c.App.ErrWriter, line)
+	}
 }
 
 // defaultJobs is how many packages pkg fetches at once unless told: one download keeps

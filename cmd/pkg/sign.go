@@ -111,7 +111,7 @@ func repoForgetCommand() *cli.Command {
 		Name:  "forget",
 		Usage: "forget the signed index of --repo that the root and the cache accepted last, so that a repository its publisher started over is accepted again",
 		Action: func(c *cli.Context) error {
-			src, err := openSource(c)
+			src, err := openSource(c, nil)
 			if err != nil {
 				return err
 			}

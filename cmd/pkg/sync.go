@@ -118,7 +118,8 @@ func checkFrozen(c *cli.Context, l *repo.Lock, path string) error {
 // applyPlan installs, replaces and removes what plan says in one commit, fetching each
 // archive from the repository the lockfile names unless --repo names another.
 func applyPlan(c *cli.Context, root *install.Root, plan *install.Plan, lockRepo string) error {
-	src, err := openSource(c)
+	f := &fetcher{c: c}
+	src, err := openSource(c, f.retrying)
 	if err != nil {
 		return err
 	}
@@ -129,6 +130,7 @@ func applyPlan(c *cli.Context, root *install.Root, plan *install.Plan, lockRepo 
 	for i, p := range plan.Install {
 		plan.Install[i] = src.Relocate(p, lockRepo)
 	}
-	in := &installer{c: c, f: &fetcher{c: c, src: src, cache: cache}, root: root, remove: plan.Remove}
+	f.src, f.cache = src, cache
+	in := &installer{c: c, f: f, root: root, remove: plan.Remove}
 	return in.apply(plan.Install)
 }

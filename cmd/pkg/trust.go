@@ -58,7 +58,8 @@ func trustPolicy(c *cli.Context) (trust.Policy, error) {
 // the index again, against the root's record, before they install anything
 // (fetcher.accept); sync installs by the lockfile's sha256s, whatever the index says.
 func openFetcherIn(c *cli.Context, root *install.Root) (*fetcher, *repo.Index, error) {
-	src, err := openSource(c)
+	f := &fetcher{c: c}
+	src, err := openSource(c, f.retrying)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -81,7 +82,8 @@ func openFetcherIn(c *cli.Context, root *install.Root) (*fetcher, *repo.Index, e
 		return nil, nil, err
 	}
 	warnIndex(c, res)
-	return &fetcher{c: c, src: src, cache: cache, index: res}, ix, nil
+	f.src, f.cache, f.index = src, cache, res
+	return f, ix, nil
 }
 
 // accept records in root that it accepted the fetcher's index, when a trusted key
@@ -148,6 +150,7 @@ var trustHints = []struct {
 	err  error
 	hint string
 }{
+	{fetch.ErrUnreachable, "check the network, and that the server at --repo (PKG_REPO) is up"},
 	{errNotVerified, "pass the publisher's key with --trusted-key or in the root's .pkg/trusted-keys (if the repository really stopped signing, run 'pkg --repo URL repo forget')"},
 	{trust.ErrUnsigned, "ask the publisher to sign the repository (pkg repo sign); if it is signed, something on the way removed its index.json.sig"},
 	{trust.ErrUntrusted, "get the publisher's public key (pkg-ed25519:...) from them and pass it with --trusted-key, or add it to the root's .pkg/trusted-keys; if they changed keys, trust the new one"},
