@@ -326,7 +326,11 @@ func (c *Cache) Remove(keep func(Entry) bool) ([]Entry, error) {
 			continue
 		}
 		if err := os.Remove(c.Path(e.SHA256)); err != nil {
-			return removed, fmt.Errorf("fetch: remove %s %s from the cache: %w", e.Name, e.Version, err)
+			what := e.Name + " " + e.Version
+			if e.Name == "" { // its index could not be read
+				what = "entry " + e.SHA256
+			}
+			return removed, fmt.Errorf("remove %s from the cache: %w", what, err)
 		}
 		os.Remove(c.idxPath(e.SHA256))
 		removed = append(removed, e)

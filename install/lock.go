@@ -30,7 +30,7 @@ func openLock(dir string) (string, *os.File, error) {
 	}
 	f, err := os.OpenFile(filepath.Join(dir, ".pkg", "lock"), os.O_RDWR|os.O_CREATE, 0o644)
 	if errors.Is(err, fs.ErrPermission) {
-		return "", nil, fmt.Errorf("root %s is not yours to change (%w): pass --root DIR or set PKG_ROOT for a root of your own", dir, err)
+		return "", nil, fmt.Errorf("root %s is not yours to change: %w", dir, err)
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("install: open the lock of root %s: %w", dir, err)

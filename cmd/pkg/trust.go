@@ -38,7 +38,7 @@ func trustPolicy(c *cli.Context) (trust.Policy, error) {
 	path := filepath.Join(c.String("root"), ".pkg", "trusted-keys")
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return p, err
+		return p, fmt.Errorf("read the trusted keys of root %s: %w", c.String("root"), err)
 	}
 	if keys, err = trust.ParseKeys(string(data)); err != nil {
 		return p, fmt.Errorf("%s: %w", path, err)
@@ -164,6 +164,9 @@ var trustHints = []struct {
 
 // hint returns what to do about err, or "".
 func hint(err error) string {
+	if errors.Is(err, fs.ErrPermission) {
+		return "pkg reads and writes --root (PKG_ROOT) and --cache (PKG_CACHE), by default under your home: a root or cache of another user's needs directories of your own"
+	}
 	for _, h := range trustHints {
 		if errors.Is(err, h.err) {
 			return h.hint

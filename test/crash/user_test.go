@@ -1,0 +1,69 @@
+package crash
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pkg/internal/testfs"
+)
+
+// TestOtherUser runs pkg as another user on a root pkg made as root: list reads it, an
+// install is refused with an error that says the root is not the user's and a hint that
+// says what to pass, and nothing changes.
+func TestOtherUser(t *testing.T) {
+	setpriv, err := exec.LookPath("setpriv")
+	switch {
+	case os.Geteuid() != 0 && os.Getenv("CI") == "true":
+		t.Fatal("CI must run as root")
+	case os.Geteuid() != 0:
+		t.Skip("needs root, to run pkg as another user")
+	case err != nil:
+		t.Fatalf("setpriv (util-linux) missing: %v", err)
+	}
+	base := t.TempDir()
+	for _, d := range []string{filepath.Dir(base), base} { // t.TempDir is private to root
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for d := filepath.Dir(base); d != "/"; d = filepath.Dir(d) {
+		if info, err := os.Stat(d); (err != nil || info.Mode().Perm()&0o001 == 0) && os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not searchable by other users: set TMPDIR to a directory that is", d)
+		} else if err != nil || info.Mode().Perm()&0o001 == 0 {
+			t.Skipf("%s is not searchable by other users", d)
+		}
+	}
+	repoDir := filepath.Join(base, "repo")
+	w := publish(t, repoDir, appSpec("app", "1", 10), libSpec("lib", "1.0"))
+	e := &env{t: t, bin: buildPkg(t), root: filepath.Join(base, "root"), cache: filepath.Join(base, "cache"), repo: repoDir}
+	e.ok("install", "lib")
+	before := rootTree(t, e.root)
+	if err := os.Chmod(filepath.Dir(e.bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nobody := func(args ...string) (string, string, int) {
+		c := e.command(args...)
+		c.Args = append([]string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", e.bin}, c.Args[1:]...)
+		c.Path = setpriv
+		c.Env = append(os.Environ(), "HOME=/nonexistent")
+		var o, er strings.Builder
+		c.Stdout, c.Stderr = &o, &er
+		c.Run()
+		return o.String(), er.String(), c.ProcessState.ExitCode()
+	}
+	if out, stderr, code := nobody("list"); code != 0 || !strings.HasPrefix(out, "lib ") {
+		t.Errorf("list as another user: exit %d, %q, %q", code, out, stderr)
+	}
+	_, stderr, code := nobody("install", "app")
+	if code != 1 || !strings.Contains(stderr, "pkg: root "+e.root+" is not yours to change: ") ||
+		!strings.Contains(stderr, "pkg: hint: pkg reads and writes --root (PKG_ROOT) and --cache (PKG_CACHE)") {
+		t.Errorf("install as another user: exit %d, %q", code, stderr)
+	}
+	testfs.SameTree(t, "root", rootTree(t, e.root), before)
+	if st, problems := checkRoot(e.root, w); len(problems) != 0 || len(st) != 1 {
+		t.Errorf("after the refused install: installed %v, %q", st, problems)
+	}
+}
