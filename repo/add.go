@@ -22,7 +22,8 @@ const indexName = "index.json"
 // Add copies the archive at archivePath into dir under its base name and records p for it
 // in dir's index.json, creating the index if absent and replacing an entry of the same
 // name and version. It sets p's Archive, Size and SHA256, takes the rest as given (the
-// caller measures InstalledSize and Files), and returns the entry as written.
+// caller measures InstalledSize and Files), and returns the entry as written. It refuses
+// a package that installing would find in a dependency cycle, naming the cycle.
 //
 // Each file is written atomically (a temporary file in dir, fsync, rename, fsync of dir),
 // the archive first, so the index never names a missing archive. An existing file of the
@@ -66,6 +67,9 @@ func place(dir, archivePath string, p *Package, s *Signer) (Meta, error) {
 	if err != nil {
 		return Meta{}, err
 	}
+	if cycle := ix.cycleWith(*p); cycle != nil {
+		return Meta{}, fmt.Errorf("dependency cycle: %s", strings.Join(cycle, " -> "))
+	}
 	if err := stamp(dir, ix, s); err != nil {
 		return Meta{}, err
 	}
@@ -74,6 +78,44 @@ func place(dir, archivePath string, p *Package, s *Signer) (Meta, error) {
 	}
 	ix.put(*p)
 	return ix.Meta, writeIndex(dir, ix, s)
+}
+
+// cycleWith returns the dependency cycle, as "name version" from p back to p, that
+// installing p would run into once ix holds it, each dependency taken at the newest
+// version it allows, as install prefers; or nil. Install refuses a cycle.
+func (ix *Index) cycleWith(p Package) []string {
+	next := &Index{Packages: slices.Clone(ix.Packages)}
+	next.put(p)
+	all := next.versions()
+	seen := make(map[string]bool)
+	var path []string
+	var walk func(q Package) bool
+	walk = func(q Package) bool {
+		path = append(path, q.Name+" "+q.Version)
+		deps, _ := parseDepends(q) // the index's entries and p are checked already
+		for _, d := range deps {
+			if d.Name == p.Name {
+				if d.Allows(p.Version) {
+					return true
+				}
+				continue // a conflict, not a cycle
+			}
+			i := slices.IndexFunc(all[d.Name], func(v Package) bool { return d.Allows(v.Version) })
+			if i < 0 || seen[all[d.Name][i].id()] {
+				continue
+			}
+			seen[all[d.Name][i].id()] = true
+			if walk(all[d.Name][i]) {
+				return true
+			}
+		}
+		path = path[:len(path)-1]
+		return false
+	}
+	if walk(p) {
+		return append(path, p.Name+" "+p.Version)
+	}
+	return nil
 }
 
 // placeArchive puts a copy of src in dir unless an identical file is already there, and

@@ -205,3 +205,75 @@ func TestAddRefusesBadIndex(t *testing.T) {
 	}
 	checkDir(t, dir, "index.json")
 }
+
+// TestAddCycle adds packages in order to one directory: the last is refused, leaving the
+// directory as it was, when installing it would run into a dependency cycle.
+func TestAddCycle(t *testing.T) {
+	tests := []struct {
+		name  string
+		index []string // "name version depends..." added first
+		add   string
+		want  string // the error's cycle, or "" for none
+	}{
+		{"self", nil, "selfy 1 selfy", "selfy 1 -> selfy 1"},
+		{"self at version", nil, "selfy 1 selfy>=1", "selfy 1 -> selfy 1"},
+		{"two", []string{"cyca 1 cycb"}, "cycb 1 cyca", "cycb 1 -> cyca 1 -> cycb 1"},
+		{"three", []string{"a 1 b", "b 1 c"}, "c 1 a>=1", "c 1 -> a 1 -> b 1 -> c 1"},
+		{"through a diamond", []string{"b 1 d", "c 1", "d 1 a"}, "a 1 c b", "a 1 -> b 1 -> d 1 -> a 1"},
+		{"older version added", []string{"a 2", "b 1 a"}, "a 1 b", "a 1 -> b 1 -> a 1"},
+		{"newest dependency", []string{"b 1 a", "b 2"}, "a 1 b", ""},
+		{"pinned older dependency", []string{"b 1 a", "b 2"}, "a 1 b<2", "a 1 -> b 1 -> a 1"},
+		{"dependency excludes it", []string{"b 1 a<1"}, "a 1 b", ""},
+		{"missing dependency", []string{"cyca 1 cycb later"}, "cycb 1 cyca", "cycb 1 -> cyca 1 -> cycb 1"},
+		{"no cycle", []string{"lib 1"}, "app 1 lib", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, line := range tt.index {
+				if err := addLine(t, dir, line); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, _ := os.ReadFile(filepath.Join(dir, "index.json"))
+			err := addLine(t, dir, tt.add)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Add(%s): %v", tt.add, err)
+			case tt.want == "":
+				return
+			case err == nil:
+				t.Fatalf("Add(%s): no error, want cycle %s", tt.add, tt.want)
+			}
+			checkError(t, err, "dependency cycle: "+tt.want)
+			checkDir(t, dir, archiveNames(tt.index)...)
+			if after, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(after, before) {
+				t.Errorf("index.json changed:\n%s", after)
+			}
+		})
+	}
+	// An index Add did not write may hold a cycle that the package added does not join.
+	if got := testIndex("b 1 c", "c 1 b").cycleWith(Package{Name: "a", Version: "1", Depends: []string{"b"}}); got != nil {
+		t.Errorf("cycle not through the package added: %q", got)
+	}
+}
+
+// addLine adds the package "name version depends..." to dir, with an archive of its own.
+func addLine(t *testing.T, dir, line string) error {
+	f := strings.Fields(line)
+	_, err := Add(dir, writeArchive(t, f[0]+"-"+f[1]+".tar", line), Package{Name: f[0], Version: f[1], Depends: f[2:]})
+	return err
+}
+
+// archiveNames lists what a directory holds after adding the packages of index lines.
+func archiveNames(index []string) []string {
+	if len(index) == 0 {
+		return nil
+	}
+	names := []string{"index.json"}
+	for _, line := range index {
+		f := strings.Fields(line)
+		names = append(names, f[0]+"-"+f[1]+".tar")
+	}
+	return names
+}

@@ -3,6 +3,7 @@ package repo
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,16 +24,32 @@ func (ix *Index) Lookup(r Requirement) (Package, error) {
 	return Package{}, fmt.Errorf("repo: no version of %q satisfies %s; %s", r.Name, r, offered(vs))
 }
 
-// missing says that the index has no package name, and names up to three packages it has
-// whose names are close to it (a misspelling) or contain it.
+// missing says that the index has no package name, and names the packages Similar finds.
 func missing(name string, all map[string][]Package) string {
+	msg := fmt.Sprintf("package %q not found", name)
+	found := Similar(name, slices.Collect(maps.Keys(all)))
+	if len(found) == 0 {
+		return msg
+	}
+	for i, n := range found {
+		found[i] = strconv.Quote(n)
+	}
+	return msg + "; did you mean " + joinList(found, "or") + "?"
+}
+
+// Similar returns up to three of names that are close to name (a misspelling) or contain
+// it, closest first: what a "did you mean" offers.
+func Similar(name string, names []string) []string {
 	type candidate struct {
 		name string
 		d    int
 	}
 	var found []candidate
 	limit := max(1, len(name)/4)
-	for other := range all {
+	for _, other := range names {
+		if other == name {
+			continue
+		}
 		contains := len(name) >= 3 && strings.Contains(other, name)
 		if !contains && abs(len(other)-len(name)) > limit {
 			continue // at least that many insertions or deletions
@@ -41,16 +58,13 @@ func missing(name string, all map[string][]Package) string {
 			found = append(found, candidate{other, d})
 		}
 	}
-	msg := fmt.Sprintf("package %q not found", name)
-	if len(found) == 0 {
-		return msg
-	}
 	slices.SortFunc(found, func(a, b candidate) int { return cmp.Or(a.d-b.d, strings.Compare(a.name, b.name)) })
-	var names []string
-	for _, n := range found[:min(len(found), 3)] {
-		names = append(names, strconv.Quote(n.name))
+	found = found[:min(len(found), 3)]
+	out := make([]string, len(found))
+	for i, c := range found {
+		out[i] = c.name
 	}
-	return msg + "; did you mean " + joinList(names, "or") + "?"
+	return out
 }
 
 // editDistance counts the insertions, deletions, substitutions and swaps of neighbouring

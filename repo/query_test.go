@@ -1,6 +1,9 @@
 package repo
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestLookup(t *testing.T) {
 	ix := testIndex("jq 1.6", "jq 1.10", "jq 1.7.1", "jq 2.0-rc1", "yq 4")
@@ -54,5 +57,26 @@ func TestSearch(t *testing.T) {
 	}
 	if got := (&Index{}).Search(""); len(got) != 0 {
 		t.Errorf("Search on an empty index = %v", got)
+	}
+}
+
+func TestSimilar(t *testing.T) {
+	names := []string{"hello", "help", "shell", "libgreet", "greeter", "python", "jq", "yq"}
+	tests := []struct {
+		name string
+		want []string
+	}{
+		{"helo", []string{"hello", "help"}},
+		{"pyhton", []string{"python"}},
+		{"greet", []string{"greeter", "libgreet"}},
+		{"zq", []string{"jq", "yq"}},
+		{"hello", nil}, // itself is no suggestion
+		{"xyz", nil},
+		{"e", nil},
+	}
+	for _, tt := range tests {
+		if got := Similar(tt.name, names); !slices.Equal(got, tt.want) {
+			t.Errorf("Similar(%q) = %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

@@ -21,6 +21,9 @@ func cacheCommand() *cli.Command {
 			Name:  "clean",
 			Usage: "remove every cached package",
 			Action: func(c *cli.Context) error {
+				if err := maxArgs(c, 0); err != nil {
+					return err
+				}
 				return cacheRemove(c, func(fetch.Entry) bool { return false }, "")
 			},
 		}, {
@@ -32,6 +35,9 @@ func cacheCommand() *cli.Command {
 }
 
 func cacheListAction(c *cli.Context) error {
+	if err := maxArgs(c, 0); err != nil {
+		return err
+	}
 	cache, err := fetch.OpenCache(c.String("cache"))
 	if err != nil {
 		return err
@@ -49,6 +55,9 @@ func cacheListAction(c *cli.Context) error {
 }
 
 func cachePruneAction(c *cli.Context) error {
+	if err := maxArgs(c, 0); err != nil {
+		return err
+	}
 	root, err := openRoot(c)
 	if err != nil {
 		return err
@@ -76,6 +85,6 @@ func cacheRemove(c *cli.Context, keep func(fetch.Entry) bool, why string) error 
 	for _, e := range removed {
 		n += e.Size
 	}
-	say(c, "removed %d cached packages%s, %s", len(removed), why, size(n))
+	say(c, "removed %s%s, %s", count(len(removed), "cached package"), why, size(n))
 	return err
 }

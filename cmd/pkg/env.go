@@ -18,6 +18,9 @@ func envCommand() *cli.Command {
 			&cli.BoolFlag{Name: "bin-dir", Usage: "print only the directory, unquoted"},
 		},
 		Action: func(c *cli.Context) error {
+			if err := maxArgs(c, 0); err != nil {
+				return err
+			}
 			root, err := filepath.Abs(c.String("root"))
 			if err != nil {
 				return err

@@ -165,7 +165,7 @@ func TestCacheCommands(t *testing.T) {
 		t.Errorf("cache prune with all installed: %q", out)
 	}
 	e.ok("remove", "fortunes")
-	if out, _ := e.ok("cache", "prune"); !strings.Contains(out, "removed 1 cached packages") {
+	if out, _ := e.ok("cache", "prune"); !strings.Contains(out, "removed 1 cached package") {
 		t.Errorf("cache prune: %q", out)
 	}
 	if out, _ := e.ok("cache", "clean"); !strings.Contains(out, "removed 2 cached packages") {

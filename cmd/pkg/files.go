@@ -19,16 +19,21 @@ func filesCommand() *cli.Command {
 			if err := needArgs(c, 1, "package name"); err != nil {
 				return err
 			}
+			if err := maxArgs(c, 1); err != nil {
+				return err
+			}
+			name := c.Args().First()
 			var files []db.File
 			err := viewRoot(c, func(d *db.DB) (err error) {
-				files, err = d.Files(c.Args().First())
+				files, err = d.Files(name)
+				if errors.Is(err, db.ErrNotInstalled) {
+					installed, _ := d.List() // for a suggestion only
+					return fmt.Errorf("files %s: not installed%s", name, didYouMean(name, installed))
+				}
 				return err
 			})
-			if errors.Is(err, db.ErrNotInstalled) {
-				return fmt.Errorf("files %s: not installed", c.Args().First())
-			}
 			if errors.Is(err, install.ErrNoRoot) {
-				return fmt.Errorf("files %s: not installed: %w", c.Args().First(), err)
+				return fmt.Errorf("files %s: not installed: %w", name, err)
 			}
 			if err != nil {
 				return err

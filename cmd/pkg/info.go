@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -23,16 +24,24 @@ func infoCommand() *cli.Command {
 			if err := needArgs(c, 1, "package name"); err != nil {
 				return err
 			}
+			if err := maxArgs(c, 1); err != nil {
+				return err
+			}
+			name := c.Args().First()
 			var p *db.Package
 			err := viewRoot(c, func(d *db.DB) (err error) {
-				p, err = d.Get(c.Args().First())
+				p, err = d.Get(name)
+				if errors.Is(err, db.ErrNotInstalled) {
+					installed, _ := d.List() // for a suggestion only
+					if s := didYouMean(name, installed); s != "" {
+						return fmt.Errorf("info %s: not installed%s", name, s)
+					}
+					return fmt.Errorf("info %s: not installed (try 'pkg search %s')", name, name)
+				}
 				return err
 			})
-			if errors.Is(err, db.ErrNotInstalled) {
-				return fmt.Errorf("info %s: not installed (try 'pkg search %s')", c.Args().First(), c.Args().First())
-			}
 			if errors.Is(err, install.ErrNoRoot) {
-				return fmt.Errorf("info %s: not installed: %w", c.Args().First(), err)
+				return fmt.Errorf("info %s: not installed: %w", name, err)
 			}
 			if err != nil {
 				return err
@@ -41,12 +50,21 @@ func infoCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 1, ' ', 0)
-			fmt.Fprintf(tw, "name:\t%s\nversion:\t%s\nsummary:\t%s\n", p.Name, p.Version, p.Summary)
-			fmt.Fprintf(tw, "depends:\t%s\nbin:\t%s\n", strings.Join(p.Depends, ", "), strings.Join(p.Bin, ", "))
-			fmt.Fprintf(tw, "files:\t%d\nsize:\t%s\nsha256:\t%s\n", p.Files, size(p.Size), p.SHA256)
-			fmt.Fprintf(tw, "installed:\t%s\ndirectory:\t%s\n", p.Installed.Local().Format(time.RFC3339), filepath.Join(dir, "pkgs", p.Name))
-			return tw.Flush()
+			return printInfo(c.App.Writer, p, filepath.Join(dir, "pkgs", p.Name))
 		},
 	}
+}
+
+// printInfo prints p's record, and dir, where it is installed; it leaves out empty fields.
+func printInfo(w io.Writer, p *db.Package, dir string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
+	fmt.Fprintf(tw, "name:\t%s\nversion:\t%s\n", p.Name, p.Version)
+	for _, f := range [][2]string{{"summary", p.Summary}, {"depends", strings.Join(p.Depends, ", ")}, {"bin", strings.Join(p.Bin, ", ")}} {
+		if f[1] != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])
+		}
+	}
+	fmt.Fprintf(tw, "files:\t%d\nsize:\t%s\nsha256:\t%s\n", p.Files, size(p.Size), p.SHA256)
+	fmt.Fprintf(tw, "installed:\t%s\ndirectory:\t%s\n", p.Installed.Local().Format(time.RFC3339), dir)
+	return tw.Flush()
 }

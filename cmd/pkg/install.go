@@ -69,6 +69,9 @@ func installedAgain(root *install.Root, ix *repo.Index, reqs []repo.Requirement)
 		if len(r.Constraints) > 0 {
 			return nil, usagef("install --reinstall: give names of installed packages, not %s", r)
 		}
+		if slices.ContainsFunc(pkgs, func(p repo.Package) bool { return p.Name == r.Name }) {
+			continue // named twice
+		}
 		cur, err := root.DB().Get(r.Name)
 		if errors.Is(err, db.ErrNotInstalled) {
 			return nil, fmt.Errorf("reinstall %s: not installed (pkg install %s installs it)", r.Name, r.Name)

@@ -18,6 +18,9 @@ func listCommand() *cli.Command {
 		Usage: "list installed packages",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array"}},
 		Action: func(c *cli.Context) error {
+			if err := maxArgs(c, 0); err != nil {
+				return err
+			}
 			var ps []db.Package
 			err := viewRoot(c, func(d *db.DB) (err error) {
 				ps, err = d.List()

@@ -11,15 +11,23 @@ func removeCommand() *cli.Command {
 			if err := needArgs(c, 1, "package name"); err != nil {
 				return err
 			}
+			names := unique(c.Args().Slice())
 			root, err := openRoot(c)
 			if err != nil {
 				return err
 			}
 			defer root.Close()
-			if err := root.Remove(c.Args().Slice()...); err != nil {
+			installed, err := root.DB().List()
+			if err != nil {
 				return err
 			}
-			for _, name := range c.Args().Slice() {
+			if err := needInstalled("remove", names, installed); err != nil {
+				return err
+			}
+			if err := root.Remove(names...); err != nil {
+				return err
+			}
+			for _, name := range names {
 				say(c, "removed %s", name)
 			}
 			return nil

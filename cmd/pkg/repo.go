@@ -29,8 +29,14 @@ func repoCommand() *cli.Command {
 				&cli.StringFlag{Name: "summary", Usage: "one line describing the package"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
 			Action: repoAddAction,
-		}, repoKeygenCommand(), repoSignCommand(), repoForgetCommand()},
+		}, noArgs(repoKeygenCommand()), repoSignCommand(), noArgs(repoForgetCommand())},
 	}
+}
+
+// noArgs makes cmd, whose action reads no arguments, refuse any.
+func noArgs(cmd *cli.Command) *cli.Command {
+	cmd.Before = func(c *cli.Context) error { return maxArgs(c, 0) }
+	return cmd
 }
 
 // readRepoIndex returns the index in dir, or an empty one if it cannot be read.
@@ -47,8 +53,11 @@ func readRepoIndex(dir string) *repo.Index {
 }
 
 func repoAddAction(c *cli.Context) error {
-	if c.NArg() != 2 {
-		return usagef("repo add: want REPO_DIR ARCHIVE, got %d arguments", c.NArg())
+	if err := maxArgs(c, 2); err != nil {
+		return err
+	}
+	if c.NArg() < 2 {
+		return usagef("repo add: want REPO_DIR ARCHIVE, got %s", count(c.NArg(), "argument"))
 	}
 	if c.String("name") == "" || c.String("version") == "" {
 		return usagef("repo add: --name and --version are required")

@@ -13,6 +13,9 @@ func searchCommand() *cli.Command {
 		Usage:     "list what the repository offers, newest versions only",
 		ArgsUsage: "[WORD]",
 		Action: func(c *cli.Context) error {
+			if err := maxArgs(c, 1); err != nil {
+				return err
+			}
 			f, ix, err := openFetcher(c)
 			if err != nil {
 				return err

@@ -22,21 +22,25 @@ func upgradeCommand() *cli.Command {
 }
 
 func upgradeAction(c *cli.Context) error {
+	names := unique(c.Args().Slice())
 	root, err := openRoot(c)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	f, ix, err := openFetcherIn(c, root) // the root's accepted index bounds a rollback
-	if err != nil {
-		return err
-	}
 	recs, err := root.DB().List()
 	if err != nil {
 		return err
 	}
+	if err := needInstalled("upgrade", names, recs); err != nil {
+		return err
+	}
+	f, ix, err := openFetcherIn(c, root) // the root's accepted index bounds a rollback
+	if err != nil {
+		return err
+	}
 	installed := installedPackages(recs)
-	pkgs, err := ix.Upgrade(installed, c.Args().Slice())
+	pkgs, err := ix.Upgrade(installed, names)
 	if err != nil {
 		return err
 	}
@@ -46,7 +50,7 @@ func upgradeAction(c *cli.Context) error {
 			todo = append(todo, p)
 		}
 	}
-	held := ix.HeldBack(installed, c.Args().Slice(), pkgs)
+	held := ix.HeldBack(installed, names, pkgs)
 	for _, h := range held {
 		say(c, "kept %s at %s: %s %s cannot be installed: %s", h.Package.Name, h.Package.Version,
 			h.Package.Name, h.Newest, strings.TrimPrefix(h.Reason.Error(), "repo: "))

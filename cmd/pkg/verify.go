@@ -19,12 +19,20 @@ func verifyCommand() *cli.Command {
 
 // verifyAction prints one line per problem on stdout and fails when there is any.
 func verifyAction(c *cli.Context) error {
+	names := unique(c.Args().Slice())
 	root, err := openRoot(c)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	problems, err := root.Verify(c.Args().Slice()...)
+	all, err := root.DB().List()
+	if err != nil {
+		return err
+	}
+	if err := needInstalled("verify", names, all); err != nil {
+		return err
+	}
+	problems, err := root.Verify(names...)
 	if err != nil {
 		return err
 	}
@@ -32,22 +40,16 @@ func verifyAction(c *cli.Context) error {
 		fmt.Fprintln(c.App.Writer, p)
 	}
 	if len(problems) > 0 {
-		var names []string
+		var broken []string
 		for _, p := range problems {
-			if !slices.Contains(names, p.Package) {
-				names = append(names, p.Package)
-			}
+			broken = append(broken, p.Package)
 		}
 		return fmt.Errorf("verify: %s found; pkg install --reinstall %s restores what was installed",
-			count(len(problems), "problem"), strings.Join(names, " "))
+			count(len(problems), "problem"), strings.Join(unique(broken), " "))
 	}
 	pkgs, files := 0, 0
-	all, err := root.DB().List()
-	if err != nil {
-		return err
-	}
 	for _, p := range all {
-		if c.NArg() == 0 || slices.Contains(c.Args().Slice(), p.Name) {
+		if len(names) == 0 || slices.Contains(names, p.Name) {
 			pkgs, files = pkgs+1, files+p.Files
 		}
 	}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/db"
+	"pkg/repo"
+)
+
+// maxArgs returns a usage error naming the arguments past the first max.
+func maxArgs(c *cli.Context, max int) error {
+	if c.NArg() <= max {
+		return nil
+	}
+	var extra []string
+	for _, a := range c.Args().Slice()[max:] {
+		extra = append(extra, strconv.Quote(a))
+	}
+	noun, want := "argument", "no arguments"
+	if len(extra) > 1 {
+		noun += "s"
+	}
+	if c.Command.ArgsUsage != "" {
+		want = c.Command.ArgsUsage
+	}
+	name := commandName(c)
+	return usagef("%s: unexpected %s %s (%s takes %s)", name, noun, strings.Join(extra, " "), name, want)
+}
+
+// commandName is the command as typed after "pkg": "files", "cache list".
+func commandName(c *cli.Context) string {
+	var names []string
+	for _, x := range c.Lineage() {
+		if x.Command != nil && x.Command.Name != "" && x.Command.Name != x.App.Name {
+			names = append(names, x.Command.Name)
+		}
+	}
+	slices.Reverse(names)
+	return strings.Join(names, " ")
+}
+
+// unique returns names without repeats, each where it first appears.
+func unique(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// needInstalled returns the error of the command op for the first of names that
+// installed lacks, or nil.
+func needInstalled(op string, names []string, installed []db.Package) error {
+	for _, n := range names {
+		if !slices.ContainsFunc(installed, func(p db.Package) bool { return p.Name == n }) {
+			return fmt.Errorf("%s %s: not installed%s", op, n, didYouMean(n, installed))
+		}
+	}
+	return nil
+}
+
+// didYouMean offers the installed packages whose names are close to name, a name not
+// installed: "; did you mean hello?", or "" when none is.
+func didYouMean(name string, installed []db.Package) string {
+	names := make([]string, len(installed))
+	for i, p := range installed {
+		names[i] = p.Name
+	}
+	s := repo.Similar(name, names)
+	if len(s) == 0 {
+		return ""
+	}
+	if len(s) > 1 {
+		s = []string{strings.Join(s[:len(s)-1], ", "), s[len(s)-1]}
+	}
+	return "; did you mean " + strings.Join(s, " or ") + "?"
+}

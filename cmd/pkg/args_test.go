@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExtraArgs checks that every command taking a fixed number of arguments refuses more,
+// naming them, before it reads or changes anything.
+func TestExtraArgs(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"files", "hello", "libgreet"}, `files: unexpected argument "libgreet" (files takes NAME)`},
+		{[]string{"info", "hello", "libgreet"}, `info: unexpected argument "libgreet" (info takes NAME)`},
+		{[]string{"list", "extra"}, `list: unexpected argument "extra" (list takes no arguments)`},
+		{[]string{"list", "--json", "a", "b"}, `list: unexpected arguments "a" "b"`},
+		{[]string{"env", "extra"}, `env: unexpected argument "extra"`},
+		{[]string{"env", "--bin-dir", "extra"}, `env: unexpected argument "extra"`},
+		{[]string{"search", "a", "b"}, `search: unexpected argument "b" (search takes [WORD])`},
+		{[]string{"cache", "list", "x"}, `cache list: unexpected argument "x" (cache list takes no arguments)`},
+		{[]string{"cache", "clean", "x"}, `cache clean: unexpected argument "x"`},
+		{[]string{"cache", "prune", "x"}, `cache prune: unexpected argument "x"`},
+		{[]string{"repo", "add", "dir", "a.tar", "b.tar", "--name", "a", "--version", "1"}, `repo add: unexpected argument "b.tar" (repo add takes REPO_DIR ARCHIVE)`},
+		{[]string{"repo", "keygen", "x", "-o", filepath.Join(t.TempDir(), "key")}, `repo keygen: unexpected argument "x"`},
+		{[]string{"repo", "forget", "x"}, `repo forget: unexpected argument "x"`},
+	}
+	for _, tt := range tests {
+		_, stderr, code := e.pkg(tt.args...)
+		if code != 2 || !strings.HasPrefix(stderr, "pkg: "+tt.want) {
+			t.Errorf("pkg %s: exit %d, %q; want 2 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
+		}
+	}
+	for _, dir := range []string{e.root, e.cache} {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("refused commands made %s: %v", dir, err)
+		}
+	}
+}
+
+// TestRepeatedNames checks that a name given twice is acted on, and reported, once.
+func TestRepeatedNames(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	if out, _ := e.ok("install", "hello", "hello"); strings.Count(out, "installed hello 1.2.0") != 1 {
+		t.Errorf("install hello hello: %q", out)
+	}
+	bin := filepath.Join(e.root, "pkgs/hello/bin/hello")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, code := e.pkg("verify", "hello", "hello"); code != 1 || out != "hello 1.2.0: modified bin/hello (size)\n" {
+		t.Errorf("verify hello hello: exit %d, %q", code, out)
+	}
+	if out, _ := e.ok("remove", "hello", "libgreet", "hello"); out != "removed hello\nremoved libgreet\n" {
+		t.Errorf("remove hello libgreet hello: %q", out)
+	}
+}
+
+// TestDidYouMean checks that the commands on installed packages offer the installed names
+// close to one that is not.
+func TestDidYouMean(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "hello")
+	for _, cmd := range []string{"remove", "upgrade", "info", "files", "verify"} {
+		want := "pkg: " + cmd + " helo: not installed; did you mean hello?\n"
+		if _, stderr, code := e.pkg(cmd, "helo"); code != 1 || !strings.HasSuffix(stderr, want) {
+			t.Errorf("%s helo: exit %d, %q; want 1 and %q", cmd, code, stderr, want)
+		}
+	}
+	if _, stderr, code := e.pkg("remove", "hello", "libgret"); code != 1 || !strings.HasSuffix(stderr, "remove libgret: not installed; did you mean libgreet?\n") {
+		t.Errorf("remove hello libgret: exit %d, %q", code, stderr)
+	}
+	if _, stderr, _ := e.pkg("info", "fortunes"); !strings.HasSuffix(stderr, "info fortunes: not installed (try 'pkg search fortunes')\n") {
+		t.Errorf("info fortunes: %q", stderr)
+	}
+	if got := e.installed(); got != "hello 1.2.0, libgreet 1.0.0" {
+		t.Errorf("after the refused commands: %s", got)
+	}
+}
