@@ -58,7 +58,7 @@ type fetcher struct {
 // openFetcher opens the repository and the cache and reads the index, verified as
 // openFetcherIn does without a root.
 func openFetcher(c *cli.Context) (*fetcher, *repo.Index, error) {
-	return openFetcherIn(c, nil)
+	return openFetcherIn(c, false)
 }
 
 // all fetches pkgs and calls ready, if not nil, with the index in pkgs and the cached tar

@@ -32,15 +32,15 @@ func installAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	f, ix, err := openFetcherIn(c, true)
+	if err != nil {
+		return err
+	}
 	root, err := openRoot(c)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	f, ix, err := openFetcherIn(c, root)
-	if err != nil {
-		return err
-	}
 	in := &installer{c: c, f: f, root: root, requested: reqs}
 	if c.Bool("reinstall") {
 		pkgs, err := installedAgain(root, ix, reqs)

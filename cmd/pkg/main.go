@@ -294,6 +294,16 @@ func viewRoot(c *cli.Context, fn func(d *db.DB) error) error {
 	return install.View(c.String("root"), rootOptions(c), busy, fn)
 }
 
+// peekRoot calls fn with the root's database as viewRoot does, silently, and not at all
+// where there is no root yet.
+func peekRoot(c *cli.Context, fn func(d *db.DB) error) error {
+	err := install.View(c.String("root"), rootOptions(c), func(string) {}, fn)
+	if errors.Is(err, install.ErrNoRoot) {
+		return nil
+	}
+	return err
+}
+
 func rootOptions(c *cli.Context) install.Options {
 	return install.Options{
 		NoSync:      c.Bool("no-sync"),

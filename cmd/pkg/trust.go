@@ -48,16 +48,18 @@ func trustPolicy(c *cli.Context) (trust.Policy, error) {
 }
 
 // openFetcherIn opens the repository and the cache and reads the index, believed only as
-// the trust policy allows and, given a root, never older than the one root accepted last.
-// It warns about an index it could not verify.
+// the trust policy allows and, withRoot, never older than the one the root accepted last.
+// It warns about an index it could not verify. It reads the root's record without its
+// lock, so that a slow repository does not hold the root: install and upgrade take the
+// lock after, and check the index against the record again then (fetcher.accept).
 //
-// Commands without a root (search, fetch, lock) take no root lock: the cache's last
+// Commands without a root (search, fetch, lock) read no record: the cache's last
 // verified copy of the index, checked again against the trusted keys, is then the only
 // index a new one may not roll back, and nothing is recorded in any root. That is enough:
 // they install nothing, and cached archives are named by sha256; install and upgrade check
 // the index again, against the root's record, before they install anything
 // (fetcher.accept); sync installs by the lockfile's sha256s, whatever the index says.
-func openFetcherIn(c *cli.Context, root *install.Root) (*fetcher, *repo.Index, error) {
+func openFetcherIn(c *cli.Context, withRoot bool) (*fetcher, *repo.Index, error) {
 	f := &fetcher{c: c}
 	src, err := openSource(c, f.retrying)
 	if err != nil {
@@ -68,13 +70,16 @@ func openFetcherIn(c *cli.Context, root *install.Root) (*fetcher, *repo.Index, e
 		return nil, nil, err
 	}
 	var known []trust.Record
-	if root != nil {
-		r, ok, err := root.DB().Repo(src.URL())
+	if withRoot {
+		err := peekRoot(c, func(d *db.DB) error {
+			r, ok, err := d.Repo(src.URL())
+			if ok {
+				known = append(known, record(r))
+			}
+			return err
+		})
 		if err != nil {
 			return nil, nil, err
-		}
-		if ok {
-			known = append(known, record(r))
 		}
 	}
 	ix, res, err := cache.VerifiedIndex(c.Context, src, known...)

@@ -23,20 +23,26 @@ func upgradeCommand() *cli.Command {
 
 func upgradeAction(c *cli.Context) error {
 	names := unique(c.Args().Slice())
+	var recs []db.Package
+	check := func(d *db.DB) (err error) {
+		if recs, err = d.List(); err == nil {
+			err = needInstalled("upgrade", names, recs)
+		}
+		return err
+	}
+	if err := peekRoot(c, check); err != nil { // a typo needs no index
+		return err
+	}
+	f, ix, err := openFetcherIn(c, true) // the root's accepted index bounds a rollback
+	if err != nil {
+		return err
+	}
 	root, err := openRoot(c)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	recs, err := root.DB().List()
-	if err != nil {
-		return err
-	}
-	if err := needInstalled("upgrade", names, recs); err != nil {
-		return err
-	}
-	f, ix, err := openFetcherIn(c, root) // the root's accepted index bounds a rollback
-	if err != nil {
+	if err := check(root.DB()); err != nil { // again: another command may have changed the root
 		return err
 	}
 	installed := installedPackages(recs)

@@ -70,4 +70,10 @@ func TestLockWaiting(t *testing.T) {
 	if _, stderr, code := e.pkg("--lock-timeout", "1ms", "verify"); code != 1 || !strings.Contains(stderr, "gave up after 1ms") {
 		t.Errorf("verify with the lock held: exit %d, stderr %q; want it to wait for the lock", code, stderr)
 	}
+	// The index is read before the lock is waited for: a repository that fails fails at once.
+	bad := &env{t: t, root: e.root, cache: e.cache, repo: filepath.Join(t.TempDir(), "none")}
+	if _, stderr, code := bad.pkg("--lock-timeout", "10s", "install", "hello"); code != 1 || strings.Contains(stderr, "waiting") ||
+		!strings.Contains(stderr, "no repository at") {
+		t.Errorf("install from a missing repository with the lock held: exit %d, stderr %q", code, stderr)
+	}
 }

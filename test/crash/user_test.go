@@ -44,8 +44,15 @@ func TestOtherUser(t *testing.T) {
 	if err := os.Chmod(filepath.Dir(e.bin), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	cache := filepath.Join(base, "nobody-cache") // the other user's own
+	if err := os.Mkdir(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(cache, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
 	nobody := func(args ...string) (string, string, int) {
-		c := e.command(args...)
+		c := e.command(append([]string{"--cache", cache}, args...)...)
 		c.Args = append([]string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", e.bin}, c.Args[1:]...)
 		c.Path = setpriv
 		c.Env = append(os.Environ(), "HOME=/nonexistent")
