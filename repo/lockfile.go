@@ -36,6 +36,7 @@ type lockFile struct {
 	Lockfile int         `json:"lockfile"`
 	Repo     string      `json:"repo"`
 	Inputs   string      `json:"inputs"`
+	Locked   string      `json:"locked,omitempty"` // Digest of the packages; older lockfiles lack it
 	Requires []string    `json:"requires"`
 	Packages []lockEntry `json:"packages"`
 }
@@ -79,6 +80,20 @@ func Inputs(reqs []Requirement) string {
 	h := sha256.New()
 	for _, r := range canonical(reqs) {
 		io.WriteString(h, r.String()+"\n")
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// Digest returns the digest of pkgs as a lockfile records it in "locked": "sha256:" and the
+// hex sha256 of one line per package, in name order, of every field but the URL, which a
+// user may point at a mirror.
+func Digest(pkgs []Package) string {
+	ps := slices.Clone(pkgs)
+	slices.SortFunc(ps, func(a, b Package) int { return strings.Compare(a.Name, b.Name) })
+	h := sha256.New()
+	for _, p := range ps {
+		fmt.Fprintf(h, "%s %s %d %s %s %s %d %d\n", p.Name, p.Version, p.Size, p.SHA256,
+			strings.Join(p.Depends, ","), strings.Join(p.Bin, ","), p.InstalledSize, p.Files)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
@@ -134,7 +149,7 @@ func (l *Lock) Outdated(ix *Index) error {
 
 // Encode writes l as the lockfile's JSON.
 func (l *Lock) Encode(w io.Writer) error {
-	lf := lockFile{Lockfile: lockFormat, Repo: l.Repo, Inputs: Inputs(l.Requires)}
+	lf := lockFile{Lockfile: lockFormat, Repo: l.Repo, Inputs: Inputs(l.Requires), Locked: Digest(l.Packages)}
 	for _, r := range l.Requires {
 		lf.Requires = append(lf.Requires, r.String())
 	}
@@ -143,7 +158,8 @@ func (l *Lock) Encode(w io.Writer) error {
 			Size: p.Size, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, InstalledSize: p.InstalledSize, Files: p.Files})
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "{\n  \"lockfile\": %d,\n  \"repo\": %s,\n  \"inputs\": %s,\n", lf.Lockfile, jsonText(lf.Repo), jsonText(lf.Inputs))
+	fmt.Fprintf(&b, "{\n  \"lockfile\": %d,\n  \"repo\": %s,\n  \"inputs\": %s,\n  \"locked\": %s,\n", lf.Lockfile,
+		jsonText(lf.Repo), jsonText(lf.Inputs), jsonText(lf.Locked))
 	writeList(&b, "requires", lf.Requires, ",")
 	writeList(&b, "packages", lf.Packages, "")
 	b.WriteString("}\n")
@@ -254,6 +270,9 @@ func parseLock(data []byte) (*Lock, error) {
 			return nil, fmt.Errorf("packages[%d]: %s is out of order or listed twice (want sorted by name)", i, p.Name)
 		}
 		l.Packages = append(l.Packages, p)
+	}
+	if got := Digest(l.Packages); lf.Locked != "" && got != lf.Locked {
+		return nil, fmt.Errorf("locked %s is not the digest of its packages (%s): edited by hand? run pkg lock", lf.Locked, got)
 	}
 	return l, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -50,6 +51,7 @@ func TestLockRoundTrip(t *testing.T) {
   "lockfile": 1,
   "repo": "https://example.com/repo/",
   "inputs": "` + Inputs(l.Requires) + `",
+  "locked": "sha256:aec0b27892a9d7e0475a1edc22e92567ac62a3907f6d909580fd2ee4dd9385aa",
   "requires": [
     "app",
     "tool<2"
@@ -124,7 +126,10 @@ func TestInputs(t *testing.T) {
 }
 
 func TestParseLockRefuses(t *testing.T) {
-	good := encodeLock(t, testLock(t, lockIndex, "app", "tool<2"))
+	full := encodeLock(t, testLock(t, lockIndex, "app", "tool<2"))
+	// Without the digest of its packages, as older lockfiles are, so that the checks
+	// below it are reached.
+	good := regexp.MustCompile(`(?m)^  "locked": .*\n`).ReplaceAllString(full, "")
 	appLine := `{"name":"app","version":"1.0","url":"https://example.com/repo/app-1.0.tar","size":0,"sha256":"` + testSum + `","depends":["lib>=1,<2"]}`
 	libLine := `{"name":"lib","version":"1.5","url":"https://example.com/repo/lib-1.5.tar","size":0,"sha256":"` + testSum + `"}`
 	tests := []struct {
@@ -159,6 +164,21 @@ func TestParseLockRefuses(t *testing.T) {
 				t.Errorf("ParseLock: got error %v, want one starting repo: lockfile: and holding %q", err, tt.want)
 			}
 		})
+	}
+	if good == full {
+		t.Fatalf("no locked digest in the lockfile:\n%s", full)
+	}
+	if _, err := ParseLock([]byte(good)); err != nil {
+		t.Errorf("ParseLock of a lockfile without a locked digest: %v", err)
+	}
+	// With it, a package line edited by hand is refused, but not a URL moved to a mirror.
+	edited := strings.Replace(full, `"version":"1.5"`, `"version":"1.6"`, 1)
+	if _, err := ParseLock([]byte(edited)); err == nil || !strings.Contains(err.Error(), "is not the digest of its packages") {
+		t.Errorf("ParseLock of an edited version: %v", err)
+	}
+	mirror := strings.ReplaceAll(full, "https://example.com/repo/", "https://mirror.example.org/pkg/")
+	if _, err := ParseLock([]byte(mirror)); err != nil {
+		t.Errorf("ParseLock with the URLs on a mirror: %v", err)
 	}
 	big := strings.Replace(good, `"repo": "`, `"repo": "`+strings.Repeat("x", MaxLockSize), 1)
 	if _, err := ParseLock([]byte(big)); err == nil || !strings.Contains(err.Error(), "over the") {

@@ -500,3 +500,30 @@ func TestInstallKeepsDependents(t *testing.T) {
 	}
 	e.checkInstalled("refused install", "app 1.0, lib 2.0, pin 1.0, tool 1.0")
 }
+
+// TestSyncRefusesEditedLock checks that sync refuses a lockfile whose package lines were
+// edited by hand (a version that names another archive), changing nothing.
+func TestSyncRefusesEditedLock(t *testing.T) {
+	base := t.TempDir()
+	e := newEnv(t, base, syncRepo(t))
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "app")
+	data, err := os.ReadFile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(data, []byte(`"name":"lib","version":"1.5"`), []byte(`"name":"lib","version":"1.7"`), 1)
+	if bytes.Equal(edited, data) {
+		t.Fatalf("no lib 1.5 in\n%s", data)
+	}
+	if err := os.WriteFile(lock, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := e.pkg("sync", "-f", lock)
+	if code != 1 || !strings.Contains(stderr, "is not the digest of its packages") || !strings.Contains(stderr, "run pkg lock") {
+		t.Errorf("sync of an edited lockfile: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, ".pkg", "db")); err == nil {
+		checkDBEmpty(t, e.root)
+	}
+}
