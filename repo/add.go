@@ -33,7 +33,7 @@ const indexName = "index.json"
 func Add(dir, archivePath string, p Package) (Package, error) {
 	p, _, err := add(dir, archivePath, p, nil)
 	if err != nil {
-		return Package{}, fmt.Errorf("repo: add: %w", err)
+		return Package{}, fmt.Errorf("repo: add %s to %s: %w", archivePath, dir, err)
 	}
 	return p, nil
 }

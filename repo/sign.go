@@ -53,7 +53,7 @@ func sign(dir string, s *Signer) (*Index, error) {
 func AddSigned(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
 	p, m, err := add(dir, archivePath, p, s)
 	if err != nil {
-		return Package{}, Meta{}, fmt.Errorf("repo: add: %w", err)
+		return Package{}, Meta{}, fmt.Errorf("repo: add %s to %s: %w", archivePath, dir, err)
 	}
 	return p, m, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -70,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pkg: %v\npkg: hint: run 'pkg help' for usage\n", err)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "pkg: %v\n", err)
+		fmt.Fprintf(stderr, "pkg: %s\n", userText(err))
 		if h := hint(err); h != "" {
 			fmt.Fprintf(stderr, "pkg: hint: %s\n", h)
 		}
@@ -89,6 +90,13 @@ func interruptible() (context.Context, context.CancelFunc) {
 	}()
 	return ctx, stop
 }
+
+// libraryPrefix is the name of one of pkg's packages at the start of an error's text or of
+// a wrapped one: Go's convention, but noise to a user, who knows no package names.
+var libraryPrefix = regexp.MustCompile(`(^|: )(?:db|fetch|install|repo|tarutil|trust): `)
+
+// userText is err's text without the package names its layers put in front.
+func userText(err error) string { return libraryPrefix.ReplaceAllString(err.Error(), "$1") }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{

@@ -19,9 +19,9 @@ func TestRepoAddCycle(t *testing.T) {
 		depends []string
 		want    string // the error, or "" for none
 	}{
-		{"selfy", []string{"selfy"}, "repo: add: package selfy@1: dependency cycle: selfy 1 -> selfy 1"},
+		{"selfy", []string{"selfy"}, "package selfy@1: dependency cycle: selfy 1 -> selfy 1"},
 		{"cyca", []string{"cycb"}, ""},
-		{"cycb", []string{"cyca>=1"}, "repo: add: package cycb@1: dependency cycle: cycb 1 -> cyca 1 -> cycb 1"},
+		{"cycb", []string{"cyca>=1"}, "package cycb@1: dependency cycle: cycb 1 -> cyca 1 -> cycb 1"},
 	}
 	for _, tt := range tests {
 		archive := filepath.Join(base, tt.name+"-1.tar")
@@ -37,7 +37,7 @@ func TestRepoAddCycle(t *testing.T) {
 			continue
 		}
 		before, _ := os.ReadFile(filepath.Join(dir, "index.json"))
-		if _, stderr, code := e.pkg(args...); code != 1 || stderr != "pkg: "+tt.want+"\n" {
+		if _, stderr, code := e.pkg(args...); code != 1 || stderr != "pkg: add "+archive+" to "+dir+": "+tt.want+"\n" {
 			t.Errorf("repo add %s: exit %d, %q; want 1 and %q", tt.name, code, stderr, tt.want)
 		}
 		if after, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(after, before) {
