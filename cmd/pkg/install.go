@@ -171,7 +171,7 @@ func (in *installer) apply(todo []repo.Package) error {
 	// another machine) does not mean hashing all of their data again.
 	in.f.cache.NoSync = in.c.Bool("no-sync")
 	if err := in.f.cache.Settle(shas...); err != nil {
-		note(in.c, "%v; cache entries left unsynced have all their data checked at their first use after a reboot", err)
+		note(in.c, "%s; cache entries left unsynced have all their data checked at their first use after a reboot", userText(err))
 	}
 	return nil
 }
@@ -187,7 +187,7 @@ func (in *installer) isRequested(name string) bool {
 
 func (in *installer) report(res *install.Result) {
 	if res.Fallback != nil && !in.noted {
-		note(in.c, "%v; copying with %s instead of sharing blocks", res.Fallback, res.Method)
+		note(in.c, "%s; copying with %s instead of sharing blocks", userText(res.Fallback), res.Method)
 		in.noted = true
 	}
 	what := "installed " + res.Name + " " + res.Version

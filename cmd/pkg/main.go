@@ -345,7 +345,7 @@ func openSource(c *cli.Context, retrying func(err error, wait time.Duration, att
 // noteRetry says, unless --quiet, that a request or download is tried again and why: above
 // the progress bars bs when they are drawn.
 func noteRetry(c *cli.Context, bs *bars, err error, wait time.Duration, attempt, max int) {
-	line := fmt.Sprintf("pkg: note: %v; trying again in %s (attempt %d of %d)", err, dur(wait), attempt, max)
+	line := fmt.Sprintf("pkg: note: %s; trying again in %s (attempt %d of %d)", userText(err), dur(wait), attempt, max)
 	switch {
 	case c.Bool("quiet"):
 	case bs != nil:
