@@ -42,18 +42,21 @@ func upgradeReqs(byName map[string]Package, installed []Package, names []string)
 	return reqs, free
 }
 
-// Held is a package an upgrade keeps below the newest version it could move to, and why.
+// Held is a package an upgrade keeps below the newest version it could move to, and why;
+// or one it keeps because the index offers no version of it as new as the installed one.
 type Held struct {
 	Package Package // as the upgrade leaves it
-	Newest  string  // the newest version the index has that is not older than installed
-	Reason  error   // what resolving the upgrade with Newest runs into
+	Newest  string  // the newest version the index has that is not older than installed; "" if none
+	Older   string  // when Newest is "", the newest version the index has, if any
+	Reason  error   // what resolving the upgrade with Newest runs into; nil when Newest is ""
 }
 
 // HeldBack returns the packages of plan, the result of Upgrade(installed, names), that
 // may move but stay below a newer version the index has, each with what stops it: the
 // error of the same upgrade with that package at its newest version. A package that
 // could reach its newest version on its own, but not together with the others, is not
-// listed.
+// listed. It also returns, with Newest "", the packages that may move but that the index
+// offers only in older versions, or not at all.
 func (ix *Index) HeldBack(installed []Package, names []string, plan []Package) []Held {
 	byName := make(map[string]Package, len(installed))
 	for _, p := range installed {
@@ -68,11 +71,20 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package) [
 			continue
 		}
 		atLeast := Requirement{Name: p.Name, Constraints: []Constraint{{Op: ">=", Version: cur.Version}}}
-		i := slices.IndexFunc(versions[p.Name], func(v Package) bool { return atLeast.Allows(v.Version) })
-		if i < 0 || versions[p.Name][i].Version == p.Version {
+		vs := versions[p.Name]
+		i := slices.IndexFunc(vs, func(v Package) bool { return atLeast.Allows(v.Version) })
+		if i < 0 {
+			h := Held{Package: p}
+			if len(vs) > 0 {
+				h.Older = vs[0].Version
+			}
+			held = append(held, h)
 			continue
 		}
-		newest := versions[p.Name][i].Version
+		if vs[i].Version == p.Version {
+			continue
+		}
+		newest := vs[i].Version
 		pinned := slices.Clone(reqs)
 		for j := range pinned {
 			if pinned[j].Name == p.Name {

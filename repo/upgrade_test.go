@@ -1,6 +1,9 @@
 package repo
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -120,6 +123,38 @@ func TestHeldBack(t *testing.T) {
 	}
 	if held := ix.HeldBack(installed, []string{"a"}, plan); len(held) != 1 || held[0].Package.Name != "a" {
 		t.Errorf("HeldBack of a named upgrade = %+v", held)
+	}
+}
+
+// TestHeldBackNotOffered lists the installed packages the index offers only in older
+// versions, or not at all, among those the upgrade may move.
+func TestHeldBackNotOffered(t *testing.T) {
+	ix := testIndex("a 1.0", "a 2.0", "b 0.8", "b 0.9", "d 1.0 c")
+	installed := testIndex("a 1.0", "b 1.0", "c 1", "d 1.0 c").Packages
+	tests := []struct {
+		names []string
+		want  string // name newest older, per held package
+	}{
+		{nil, "b - 0.9, c - -"},
+		{[]string{"a"}, ""},
+		{[]string{"d"}, "c - -"},
+	}
+	for _, tt := range tests {
+		plan, err := ix.Upgrade(installed, tt.names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range ix.HeldBack(installed, tt.names, plan) {
+			got = append(got, fmt.Sprintf("%s %s %s", h.Package.Name, cmp.Or(h.Newest, "-"), cmp.Or(h.Older, "-")))
+			if h.Newest == "" && h.Reason != nil {
+				t.Errorf("HeldBack %v: %s has a reason: %v", tt.names, h.Package.Name, h.Reason)
+			}
+		}
+		slices.Sort(got)
+		if g := strings.Join(got, ", "); g != tt.want {
+			t.Errorf("HeldBack %v = %q, want %q", tt.names, g, tt.want)
+		}
 	}
 }
 

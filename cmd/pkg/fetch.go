@@ -110,22 +110,59 @@ func (f *fetcher) all(pkgs []repo.Package, ready func(ctx context.Context, i int
 	return first
 }
 
-// checkOffline, offline, refuses pkgs unless every one is in the cache.
+// checkOffline, offline, refuses pkgs unless every one is in the cache, naming for each
+// missing one the other archives of its name and version that the cache holds.
 func (f *fetcher) checkOffline(pkgs []repo.Package) error {
 	if !f.c.Bool("offline") {
 		return nil
 	}
-	var missing []string
+	var (
+		missing []string
+		entries []fetch.Entry
+		listed  bool
+	)
 	for _, p := range pkgs {
-		if !f.cache.Has(p.SHA256) {
-			missing = append(missing, p.Name+" "+p.Version)
+		if f.cache.Has(p.SHA256) {
+			continue
 		}
+		if !listed {
+			entries, _ = f.cache.List() // only to explain: without it the message is shorter
+			listed = true
+		}
+		missing = append(missing, p.Name+" "+p.Version+f.otherArchives(p, entries))
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("offline: not in the cache: %s", strings.Join(missing, ", "))
 	}
 	return nil
 }
+
+// otherArchives returns " (sha256 … by the saved index; the cache holds NAME VERSION with
+// sha256 …, another archive of it)" when entries hold p's name and version from another
+// archive, else "". Sync reads no index: its packages come from the lockfile.
+func (f *fetcher) otherArchives(p repo.Package, entries []fetch.Entry) string {
+	var shas []string
+	for _, e := range entries {
+		if e.Name == p.Name && e.Version == p.Version && e.SHA256 != p.SHA256 {
+			shas = append(shas, shortSHA(e.SHA256))
+		}
+	}
+	if len(shas) == 0 {
+		return ""
+	}
+	by, what := "the saved index", "another archive of it"
+	if f.index.Location == "" {
+		by = "the lockfile"
+	}
+	if len(shas) > 1 {
+		what = "other archives of it"
+	}
+	return fmt.Sprintf(" (sha256 %s by %s; the cache holds %s %s with sha256 %s, %s)",
+		shortSHA(p.SHA256), by, p.Name, p.Version, strings.Join(shas, ", "), what)
+}
+
+// shortSHA shortens a sha256 to the digits 'pkg cache list' shows.
+func shortSHA(sha string) string { return sha[:min(16, len(sha))] + "…" }
 
 // one fetches p and reports it.
 func (f *fetcher) one(ctx context.Context, p repo.Package) (string, error) {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -116,6 +118,51 @@ func TestOffline(t *testing.T) {
 		t.Errorf("PKG_OFFLINE=1 install with nothing cached: exit %d, %q", code, stderr)
 	}
 	checkDBEmpty(t, bare.root)
+}
+
+// TestOfflineOtherArchive caches hello 1.1, then changes its sha256 in the index: offline,
+// install and sync say the cache holds another archive of hello 1.1, and install nothing.
+func TestOfflineOtherArchive(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	cached := addPackage(t, dir, "hello", "1.1")
+	e := newEnv(t, base, serve(t, dir))
+	e.initRoot()
+	e.ok("fetch", "hello")
+	other := sha256.Sum256([]byte("another archive"))
+	wanted := hex.EncodeToString(other[:])
+	index := filepath.Join(dir, "index.json")
+	data, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(index, bytes.ReplaceAll(data, []byte(cached.SHA256), []byte(wanted)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour) // else, within the second of the fetch, the server says not modified
+	if err := os.Chtimes(index, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := e.pkg("install", "hello"); code != 1 || !strings.Contains(stderr, "sha256 mismatch") {
+		t.Fatalf("install with the changed sha256: exit %d, %q", code, stderr)
+	}
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "hello")
+
+	holds := "; the cache holds hello 1.1 with sha256 " + cached.SHA256[:16] + "…, another archive of it)"
+	for _, tt := range []struct {
+		args []string
+		by   string
+	}{
+		{[]string{"install", "hello"}, "the saved index"},
+		{[]string{"sync", "-f", lock}, "the lockfile"},
+	} {
+		want := "pkg: offline: not in the cache: hello 1.1 (sha256 " + wanted[:16] + "… by " + tt.by + holds + "\n"
+		if _, stderr, code := e.pkg(append([]string{"--offline"}, tt.args...)...); code != 1 || !strings.HasSuffix(stderr, want) {
+			t.Errorf("offline %v: exit %d, %q; want 1, %q", tt.args, code, stderr, want)
+		}
+	}
+	checkDBEmpty(t, e.root)
 }
 
 // checkDigests checks that the database records, for each regular file and hardlink of an

@@ -379,6 +379,44 @@ func TestUpgrade(t *testing.T) {
 	}
 }
 
+// TestUpgradeNotOffered upgrades from a repository that no longer offers tool and offers
+// only an older old: both stay, each with a line saying so.
+func TestUpgradeNotOffered(t *testing.T) {
+	base := t.TempDir()
+	first := filepath.Join(base, "first")
+	addPackage(t, first, "app", "1.0")
+	addPackage(t, first, "old", "1.0")
+	addPackage(t, first, "tool", "1.0")
+	e := newEnv(t, base, first)
+	e.ok("install", "app", "old", "tool")
+
+	e.repo = filepath.Join(base, "second")
+	addPackage(t, e.repo, "app", "1.0")
+	addPackage(t, e.repo, "app", "1.1")
+	addPackage(t, e.repo, "old", "0.8")
+	addPackage(t, e.repo, "old", "0.9")
+	kept := []string{
+		"kept old at 1.0: the repository offers only older versions (newest 0.9)\n",
+		"kept tool at 1.0: the repository no longer offers it\n",
+	}
+	out, _ := e.ok("upgrade")
+	for _, line := range append(kept, "upgraded app 1.0 to 1.1") {
+		if !strings.Contains(out, line) {
+			t.Errorf("upgrade: no %q in\n%s", line, out)
+		}
+	}
+	e.checkInstalled("upgrade", "app 1.1, old 1.0, tool 1.0")
+	if out, _ := e.ok("upgrade"); out != strings.Join(kept, "")+"nothing to upgrade\n" {
+		t.Errorf("upgrade with only packages no longer offered: %q", out)
+	}
+	if out, _ := e.ok("upgrade", "app"); out != "everything is up to date\n" {
+		t.Errorf("upgrade app: %q", out)
+	}
+	if out, _ := e.ok("upgrade", "tool"); out != kept[1]+"nothing to upgrade\n" {
+		t.Errorf("upgrade tool: %q", out)
+	}
+}
+
 func TestEnv(t *testing.T) {
 	for _, root := range []string{"/opt/pkg", `/tmp/a b/$HOME/"q"/back\slash/` + "`tick`"} {
 		e := newEnv(t, t.TempDir(), demoRepo)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -58,8 +59,7 @@ func upgradeAction(c *cli.Context) error {
 	}
 	held := ix.HeldBack(installed, names, pkgs)
 	for _, h := range held {
-		say(c, "kept %s at %s: %s %s cannot be installed: %s", h.Package.Name, h.Package.Version,
-			h.Package.Name, h.Newest, strings.TrimPrefix(h.Reason.Error(), "repo: "))
+		say(c, "kept %s at %s: %s", h.Package.Name, h.Package.Version, heldReason(h))
 	}
 	switch {
 	case len(todo) == 0 && len(held) > 0:
@@ -71,6 +71,17 @@ func upgradeAction(c *cli.Context) error {
 	}
 	in := &installer{c: c, f: f, root: root}
 	return in.apply(todo)
+}
+
+// heldReason says why an upgrade keeps h where it is.
+func heldReason(h repo.Held) string {
+	switch {
+	case h.Newest != "":
+		return fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, strings.TrimPrefix(h.Reason.Error(), "repo: "))
+	case h.Older != "":
+		return fmt.Sprintf("the repository offers only older versions (newest %s)", h.Older)
+	}
+	return "the repository no longer offers it"
 }
 
 // installedPackages returns the records as the index entries Upgrade takes.
