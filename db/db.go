@@ -74,10 +74,11 @@ type Options struct {
 	Timeout time.Duration // how long a transaction waits for another process's; 0 waits forever
 }
 
-// Open returns the database at path, creating it if it does not exist.
+// Open returns the database at path, creating it if it does not exist or is empty (its
+// creation was cut short: bbolt writes its first pages after creating the file).
 func Open(path string, o Options) (*DB, error) {
 	d := &DB{path: path, timeout: o.Timeout}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	if info, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || err == nil && info.Size() == 0 {
 		b, err := d.open(false)
 		if err != nil {
 			return nil, err

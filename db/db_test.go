@@ -3,6 +3,7 @@ package db
 import (
 	"crypto/sha256"
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -160,5 +161,18 @@ func TestNewDatabaseReads(t *testing.T) {
 	}
 	if ins, err := d.Intents(); err != nil || len(ins) != 1 {
 		t.Errorf("Intents after the first write: %v, %v", ins, err)
+	}
+}
+
+// TestOpenEmptyFile checks that a database file left empty by a creation cut short is
+// created again rather than refused.
+func TestOpenEmptyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := open(t, path)
+	if ps, err := d.List(); err != nil || len(ps) != 0 {
+		t.Errorf("List of a database created over an empty file: %v, %v", ps, err)
 	}
 }

@@ -75,7 +75,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		recs[i], files[i] = s.rec, s.files
 	}
 	if err := r.db.Commit(recs, files, remove); err != nil {
-		if r.recorded(all) {
+		if done, known := r.recorded(all); done || !known { // or the next start finds out
 			keep(staged)
 			return nil, changeError(staged, remove, err)
 		}
@@ -86,7 +86,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		s.res.Elapsed = time.Since(s.start)
 		results[i] = s.res
 	}
-	return results, r.syncBins()
+	return results, r.syncBins(true)
 }
 
 // checkApply refuses a change that would leave two packages providing one command, or a
@@ -165,7 +165,7 @@ func (r *Root) removeIntents(remove []string) ([]db.Intent, error) {
 // dropTrash deletes the trees removal intents moved to the trash, or the empty directories
 // reserved for them, unless an intent is still pending: then the next start decides.
 func (r *Root) dropTrash(ins []db.Intent) {
-	if len(ins) == 0 || !r.recorded(ins) {
+	if done, _ := r.recorded(ins); len(ins) == 0 || !done {
 		return
 	}
 	for _, in := range ins {
@@ -182,22 +182,22 @@ func keep(staged []*Staged) {
 	}
 }
 
-// recorded reports whether none of ins is pending any more: a database write that failed
-// after its meta page was written (in its last fdatasync) may have committed, and then
-// the trees must not go back under the new records.
-func (r *Root) recorded(ins []db.Intent) bool {
+// recorded reports whether none of ins is pending any more, and whether it could tell: a
+// database write that failed after its meta page was written (in its last fdatasync) may
+// have committed, and then the trees must not go back under the new records.
+func (r *Root) recorded(ins []db.Intent) (done, known bool) {
 	pending, err := r.db.Intents()
 	if err != nil {
-		return false
+		return false, false
 	}
 	for _, p := range pending {
 		for _, in := range ins {
 			if p.Name == in.Name && p.Staging == in.Staging {
-				return false
+				return false, true
 			}
 		}
 	}
-	return true
+	return true, true
 }
 
 // changeError names the packages of a change that failed as a whole.

@@ -29,9 +29,11 @@ func (r *Root) checkBins(p repo.Package) error {
 	return nil
 }
 
-// syncBins makes <root>/bin hold exactly the links the database's packages declare. Links
-// into pkgs/ that no package declares are removed; other files are left alone.
-func (r *Root) syncBins() error {
+// syncBins makes <root>/bin hold the links the database's packages declare: links into
+// pkgs/ that no package declares are removed, and with create the missing or different
+// ones are made; other files are left alone. Without create a link a package declares is
+// left as it is, missing or not, for verify to report.
+func (r *Root) syncBins(create bool) error {
 	want, err := r.wantBins()
 	if err != nil {
 		return err
@@ -43,7 +45,8 @@ func (r *Root) syncBins() error {
 	var pending []string
 	for _, e := range ents {
 		t, err := os.Readlink(r.path("bin", e.Name()))
-		if err != nil || !strings.HasPrefix(t, "../pkgs/") || want[e.Name()] == t {
+		_, declared := want[e.Name()]
+		if err != nil || !strings.HasPrefix(t, "../pkgs/") || want[e.Name()] == t || declared && !create {
 			delete(want, e.Name())
 			continue
 		}
@@ -56,6 +59,9 @@ func (r *Root) syncBins() error {
 		}
 	}
 	for cmd, t := range want {
+		if !create {
+			break
+		}
 		if err := r.link(cmd, t); err != nil {
 			return err
 		}

@@ -75,7 +75,7 @@ func version2() []entry {
 
 func openRoot(t testing.TB, dir string) *Root {
 	t.Helper()
-	r, err := Open(dir, Options{})
+	r, err := Open(context.Background(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,5 +252,54 @@ func TestCloneShares(t *testing.T) {
 				t.Errorf("share/big content differs (%d bytes)", len(got))
 			}
 		})
+	}
+}
+
+// TestReconcileBins checks what opening a root does to bin/: a link whose package's record
+// is gone (a remove cut short after its commit) is removed, a link deleted by hand is left
+// missing, and a prepared link (an install cut short before its links were done) is put
+// in place.
+func TestReconcileBins(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	reopen := func() {
+		r, err := Open(context.Background(), dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+	}
+	r := openRoot(t, dir)
+	if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "bin", "tool")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	reopen()
+	if _, err := os.Lstat(link); !os.IsNotExist(err) {
+		t.Errorf("a link deleted by hand was put back: %v", err)
+	}
+
+	if err := os.Symlink("../pkgs/tool/bin/tool", filepath.Join(dir, "bin", ".tool.new")); err != nil {
+		t.Fatal(err)
+	}
+	reopen()
+	if got, err := os.Readlink(link); err != nil || got != "../pkgs/tool/bin/tool" {
+		t.Errorf("a prepared link was not put in place: %q, %v", got, err)
+	}
+
+	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Commit(nil, nil, []string{"tool"}); err != nil { // recorded, links not yet done
+		t.Fatal(err)
+	}
+	reopen()
+	if _, err := os.Lstat(link); !os.IsNotExist(err) {
+		t.Errorf("the link of a removed package survived: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -50,11 +51,13 @@ func tryLock(f *os.File) (bool, error) {
 	return false, fmt.Errorf("install: lock %s: %w", f.Name(), err)
 }
 
-// waitLock takes the lock f of the root dir, waiting up to o.LockTimeout (forever if 0) and
-// calling o.Waiting once if it must wait, then writes o.Owner into it for others that wait.
-func waitLock(f *os.File, dir string, o Options) error {
+// waitLock takes the lock f of the root dir, waiting up to o.LockTimeout (forever if 0) or
+// until ctx is done, and calling o.Waiting once if it must wait more than one retry (a
+// command that only looks holds it a moment), then writes o.Owner into it for others that
+// wait.
+func waitLock(ctx context.Context, f *os.File, dir string, o Options) error {
 	deadline := time.Now().Add(o.LockTimeout)
-	for waited := false; ; waited = true {
+	for tries := 1; ; tries++ {
 		ok, err := tryLock(f)
 		if err != nil {
 			return err
@@ -62,7 +65,7 @@ func waitLock(f *os.File, dir string, o Options) error {
 		if ok {
 			break
 		}
-		if !waited && o.Waiting != nil {
+		if tries == 2 && o.Waiting != nil {
 			o.Waiting(readOwner(f))
 		}
 		wait := lockRetry
@@ -71,7 +74,11 @@ func waitLock(f *os.File, dir string, o Options) error {
 				return fmt.Errorf("install: root %s is locked by %s: gave up after %v", dir, readOwner(f), o.LockTimeout)
 			}
 		}
-		time.Sleep(wait)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	// Best effort: the owner only helps a waiting process say whom it waits for.
 	owner := "pid " + strconv.Itoa(os.Getpid())

@@ -6,6 +6,7 @@ package install
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -39,14 +40,14 @@ type Root struct {
 	umask fs.FileMode
 }
 
-// Open creates the root's layout if needed, takes the lock, and undoes whatever an
-// interrupted command left behind.
-func Open(dir string, o Options) (*Root, error) {
+// Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
+// done, and undoes whatever an interrupted command left behind.
+func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 	dir, lock, err := openLock(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := waitLock(lock, dir, o); err != nil {
+	if err := waitLock(ctx, lock, dir, o); err != nil {
 		lock.Close()
 		return nil, err
 	}
@@ -66,14 +67,15 @@ func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) err
 		return err
 	}
 	path := filepath.Join(dir, ".pkg", "db")
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	if info, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || err == nil && info.Size() == 0 { // or being created
 		return fmt.Errorf("%w at %s", ErrNoRoot, dir)
 	}
 	if lock, err := os.Open(filepath.Join(dir, ".pkg", "lock")); err == nil {
-		if locked, err := tryLock(lock); err == nil && !locked {
+		// A shared lock, released at once, only looks: others looking do not see it.
+		if errors.Is(unix.Flock(int(lock.Fd()), unix.LOCK_SH|unix.LOCK_NB), unix.EWOULDBLOCK) {
 			busy(readOwner(lock))
 		}
-		lock.Close() // a lock taken to look is released at once
+		lock.Close()
 	}
 	d, err := db.Open(path, db.Options{Timeout: o.LockTimeout})
 	if err != nil {
@@ -97,8 +99,11 @@ func open(dir string, lock *os.File, o Options) (*Root, error) {
 	return r, nil
 }
 
-// Close releases the lock.
-func (r *Root) Close() error { return r.lock.Close() }
+// Close releases the lock, and empties the owner written in it first.
+func (r *Root) Close() error {
+	r.lock.Truncate(0)
+	return r.lock.Close()
+}
 
 // DB returns the root's database, for queries.
 func (r *Root) DB() *db.DB { return r.db }
@@ -111,13 +116,15 @@ func (r *Root) path(elem ...string) string { return filepath.Join(append([]strin
 // pkgDir is where an installed package's tree lives.
 func (r *Root) pkgDir(name string) string { return r.path("pkgs", name) }
 
-// reconcile undoes every pending intent, empties staging and trash, and, when it found any
-// of those or a command link being prepared, makes bin/ agree with the database. An intent
-// still present means its database record was not written, so the database describes the
-// tree that was there before; putting that tree back is always possible and always
-// consistent. A commit leaves staging or trash or a prepared link until its links are done,
-// so bin/ is left alone after a command that finished: a link deleted by hand stays missing
-// for verify to report.
+// reconcile undoes every pending intent, makes bin/ agree with the database, and empties
+// staging and trash. An intent still present means its database record was not written,
+// so the database describes the tree that was there before; putting that tree back is
+// always possible and always consistent. Links no package declares are always removed;
+// missing or different ones are made only after an interrupted command (an intent, a
+// staging or trash entry, or a link being prepared, which a commit leaves until its links
+// are done), so that one deleted by hand stays missing for verify to report. bin/ is
+// synced before staging and trash are emptied, so that a start interrupted in between
+// still finds them.
 func (r *Root) reconcile() error {
 	ins, err := r.db.Intents()
 	if err != nil {
@@ -129,20 +136,23 @@ func (r *Root) reconcile() error {
 		}
 	}
 	interrupted := len(ins) > 0
-	for _, d := range []string{".pkg/staging", ".pkg/trash"} {
-		n, err := emptyDir(r.path(d))
+	for _, d := range []string{".pkg/staging", ".pkg/trash", "bin"} {
+		ents, err := os.ReadDir(r.path(d))
 		if err != nil {
 			return err
 		}
-		interrupted = interrupted || n > 0
+		interrupted = interrupted || d != "bin" && len(ents) > 0 ||
+			slices.ContainsFunc(ents, func(e os.DirEntry) bool { return pendingLink(e.Name()) })
 	}
-	if ents, err := os.ReadDir(r.path("bin")); err == nil && !interrupted {
-		interrupted = slices.ContainsFunc(ents, func(e os.DirEntry) bool { return pendingLink(e.Name()) })
+	if err := r.syncBins(interrupted); err != nil {
+		return err
 	}
-	if !interrupted {
-		return nil
+	for _, d := range []string{".pkg/staging", ".pkg/trash"} {
+		if err := emptyDir(r.path(d)); err != nil {
+			return err
+		}
 	}
-	return r.syncBins()
+	return nil
 }
 
 // undo puts back the tree that in's commit replaced, makes that durable and clears in.
@@ -218,18 +228,17 @@ func exchange(a, b string) error {
 	return nil
 }
 
-// emptyDir removes what dir holds and returns how many entries that was.
-func emptyDir(dir string) (int, error) {
+func emptyDir(dir string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	for _, e := range ents {
 		if err := removeTree(filepath.Join(dir, e.Name())); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return len(ents), nil
+	return nil
 }
 
 // umask reads the process umask without changing it (Linux 4.7 and later report it).

@@ -85,15 +85,15 @@ func Inputs(reqs []Requirement) string {
 }
 
 // Digest returns the digest of pkgs as a lockfile records it in "locked": "sha256:" and the
-// hex sha256 of one line per package, in name order, of every field but the URL, which a
-// user may point at a mirror.
+// hex sha256 of each package's line as Encode writes it, without its URL (which a user may
+// point at a mirror), in name order, each ending in a newline.
 func Digest(pkgs []Package) string {
 	ps := slices.Clone(pkgs)
 	slices.SortFunc(ps, func(a, b Package) int { return strings.Compare(a.Name, b.Name) })
 	h := sha256.New()
 	for _, p := range ps {
-		fmt.Fprintf(h, "%s %s %d %s %s %s %d %d\n", p.Name, p.Version, p.Size, p.SHA256,
-			strings.Join(p.Depends, ","), strings.Join(p.Bin, ","), p.InstalledSize, p.Files)
+		io.WriteString(h, jsonText(lockEntry{Name: p.Name, Version: p.Version, Size: p.Size, SHA256: p.SHA256,
+			Depends: p.Depends, Bin: p.Bin, InstalledSize: p.InstalledSize, Files: p.Files})+"\n")
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -51,7 +51,7 @@ func TestLockRoundTrip(t *testing.T) {
   "lockfile": 1,
   "repo": "https://example.com/repo/",
   "inputs": "` + Inputs(l.Requires) + `",
-  "locked": "sha256:aec0b27892a9d7e0475a1edc22e92567ac62a3907f6d909580fd2ee4dd9385aa",
+  "locked": "sha256:25cde3830b00470fde33249c5f95719e814df2e8f98ac7aba76c5a8149c63c75",
   "requires": [
     "app",
     "tool<2"

@@ -49,8 +49,9 @@ type fetcher struct {
 	c       *cli.Context
 	src     *fetch.Source
 	cache   *fetch.Cache
-	verbose bool         // also report packages already in the cache
-	index   trust.Result // how the index was verified, for the root to record
+	verbose bool           // also report packages already in the cache
+	index   trust.Result   // how the index was verified, for the root to record
+	known   []trust.Record // the root's record of the repository when the index was read
 	bars    *bars
 	mu      sync.Mutex // serializes output
 }

@@ -36,7 +36,7 @@ func installAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	root, err := openRoot(c)
+	root, f, ix, err := openRootFor(c, f, ix)
 	if err != nil {
 		return err
 	}
@@ -136,6 +136,9 @@ func (in *installer) run(pkgs []repo.Package, recs []db.Package) error {
 // --jobs at once, stages each as soon as it is in the cache, and once all are staged
 // commits them, and removes in.remove, all or none.
 func (in *installer) apply(todo []repo.Package) error {
+	if err := in.c.Context.Err(); err != nil { // interrupted while waiting for the root
+		return err
+	}
 	if err := in.f.accept(in.root); err != nil {
 		return err
 	}

@@ -47,6 +47,12 @@ func main() {
 // run is main without the exit, so tests can call it.
 func run(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
+	var dirs []string // the root and the cache, once known
+	app.Before = func(c *cli.Context) error {
+		err := defaultDirs(c)
+		dirs = []string{c.String("root"), c.String("cache")}
+		return err
+	}
 	unknown, help := "", "pkg help"
 	app.CommandNotFound = func(c *cli.Context, name string) {
 		unknown = name
@@ -64,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case err == nil:
 		return 0
-	case ctx.Err() != nil: // what failed was cut short by the signal
+	case errors.Is(err, context.Canceled): // cut short by the signal
 		fmt.Fprintln(stderr, "pkg: interrupted")
 		return 130
 	case errors.As(err, &ue):
@@ -72,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	default:
 		fmt.Fprintf(stderr, "pkg: %s\n", userText(err))
-		if h := hint(err); h != "" {
+		if h := hint(err, dirs); h != "" {
 			fmt.Fprintf(stderr, "pkg: hint: %s\n", h)
 		}
 		return 1
@@ -91,12 +97,19 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return ctx, stop
 }
 
-// libraryPrefix is the name of one of pkg's packages at the start of an error's text or of
-// a wrapped one: Go's convention, but noise to a user, who knows no package names.
-var libraryPrefix = regexp.MustCompile(`(^|: )(?:db|fetch|install|repo|tarutil|trust): `)
+// libraryPrefix is the name of one of pkg's packages at the start of an error's text, of a
+// wrapped one (after ": "), of an added clause (after "; ") or of a joined one (a line):
+// Go's convention, but noise to a user, who knows no package names.
+var libraryPrefix = regexp.MustCompile(`(^|: |; |\n)(?:db|fetch|install|repo|tarutil|trust): `)
 
 // userText is err's text without the package names its layers put in front.
-func userText(err error) string { return libraryPrefix.ReplaceAllString(err.Error(), "$1") }
+func userText(err error) string {
+	s := err.Error()
+	for t := ""; t != s; { // again for prefixes that follow each other
+		t, s = s, libraryPrefix.ReplaceAllString(s, "$1")
+	}
+	return s
+}
 
 func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
@@ -108,7 +121,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {}, // main owns exit codes, so deferred cleanup runs
 		OnUsageError:   onUsageError,
 		Flags:          globalFlags(),
-		Before:         defaultDirs,
 		Commands: []*cli.Command{
 			installCommand(), removeCommand(), listCommand(), filesCommand(), infoCommand(),
 			searchCommand(), fetchCommand(), cacheCommand(), repoCommand(), verifyCommand(),
@@ -290,7 +302,7 @@ func xdgDir(env, fallback string) string {
 }
 
 func openRoot(c *cli.Context) (*install.Root, error) {
-	return install.Open(c.String("root"), rootOptions(c))
+	return install.Open(c.Context, c.String("root"), rootOptions(c))
 }
 
 // viewRoot calls fn with the root's database, without waiting for a command that is
@@ -312,11 +324,14 @@ func peekRoot(c *cli.Context, fn func(d *db.DB) error) error {
 	return err
 }
 
+// userinfo matches the credentials of a URL, as in https://user:token@host/.
+var userinfo = regexp.MustCompile(`(://)[^/@\s]*@`)
+
 func rootOptions(c *cli.Context) install.Options {
 	return install.Options{
 		NoSync:      c.Bool("no-sync"),
 		LockTimeout: c.Duration("lock-timeout"),
-		Owner:       strings.Join(os.Args, " "),
+		Owner:       userinfo.ReplaceAllString(strings.Join(os.Args, " "), "$1"), // others can read it
 		Waiting: func(holder string) {
 			fmt.Fprintf(c.App.ErrWriter, "pkg: waiting for %s to finish with %s\n", holder, c.String("root"))
 		},

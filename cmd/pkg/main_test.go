@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -44,7 +45,7 @@ func (e *env) pkg(args ...string) (stdout, stderr string, code int) {
 // initRoot creates the env's root, empty, as a first install would.
 func (e *env) initRoot() {
 	e.t.Helper()
-	r, err := install.Open(e.root, install.Options{})
+	r, err := install.Open(context.Background(), e.root, install.Options{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -410,5 +411,19 @@ func TestRepoAddChecks(t *testing.T) {
 	_, stderr = e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1")
 	if !strings.Contains(stderr, `this replaced the entry of a 1 (archive a-1.tar, depends ["lib>=2"], bin ["bin/a"])`) {
 		t.Errorf("repo add over an entry: %q", stderr)
+	}
+}
+
+func TestUserText(t *testing.T) {
+	for in, want := range map[string]string{
+		"fetch: fetch: GET http://h/x: no data for 60s": "GET http://h/x: no data for 60s",
+		"install a 1: repo: x; fetch: offline, so y":    "install a 1: x; offline, so y",
+		"install: a\ninstall: b":                        "a\nb",
+		"fetch a 1 from /srv/fetch: x":                  "fetch a 1 from /srv/fetch: x",
+		`member "repo: x": bad`:                         `member "repo: x": bad`,
+	} {
+		if got := userText(errors.New(in)); got != want {
+			t.Errorf("userText(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,8 +88,42 @@ func openFetcherIn(c *cli.Context, withRoot bool) (*fetcher, *repo.Index, error)
 		return nil, nil, err
 	}
 	warnIndex(c, res)
-	f.src, f.cache, f.index = src, cache, res
+	f.src, f.cache, f.index, f.known = src, cache, res, known
 	return f, ix, nil
+}
+
+// stale reports whether the root's record of the repository changed since f read the
+// index, as when another command accepted a newer index while this one waited for the
+// root: the index must then be read again, or accept would refuse it as a rollback.
+func (f *fetcher) stale(root *install.Root) (bool, error) {
+	r, ok, err := root.DB().Repo(f.src.URL())
+	if err != nil {
+		return false, err
+	}
+	var now []trust.Record
+	if ok {
+		now = append(now, record(r))
+	}
+	return !slices.Equal(now, f.known), nil
+}
+
+// openRootFor takes the root's lock for a command that read the index with f and returns
+// the root, and f, or a fetcher with the index read again if f's is stale.
+func openRootFor(c *cli.Context, f *fetcher, ix *repo.Index) (*install.Root, *fetcher, *repo.Index, error) {
+	root, err := openRoot(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if stale, err := f.stale(root); err != nil || stale {
+		if err == nil {
+			f, ix, err = openFetcherIn(c, true)
+		}
+		if err != nil {
+			root.Close()
+			return nil, nil, nil, err
+		}
+	}
+	return root, f, ix, nil
 }
 
 // accept records in root that it accepted the fetcher's index, when a trusted key
@@ -167,9 +202,23 @@ var trustHints = []struct {
 	{trust.ErrReused, "the index changed without a new version, so the publisher or their key signed two different indexes: tell the publisher (if they really started over, run 'pkg repo forget')"},
 }
 
-// hint returns what to do about err, or "".
-func hint(err error) string {
-	if errors.Is(err, fs.ErrPermission) {
+// pathDenied reports whether err is a permission refused on one of dirs, a path in one of
+// them, or a parent of one.
+func pathDenied(err error, dirs []string) bool {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || !errors.Is(pe.Err, fs.ErrPermission) {
+		return false
+	}
+	p := filepath.Clean(pe.Path)
+	return slices.ContainsFunc(dirs, func(d string) bool {
+		d, _ = filepath.Abs(d)
+		return d == p || strings.HasPrefix(p, d+"/") || strings.HasPrefix(d, p+"/")
+	})
+}
+
+// hint returns what to do about err, given the root and the cache (dirs), or "".
+func hint(err error, dirs []string) string {
+	if pathDenied(err, dirs) {
 		return "pkg reads and writes --root (PKG_ROOT) and --cache (PKG_CACHE), by default under your home: a root or cache of another user's needs directories of your own"
 	}
 	for _, h := range trustHints {

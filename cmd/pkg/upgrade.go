@@ -38,7 +38,7 @@ func upgradeAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	root, err := openRoot(c)
+	root, f, ix, err := openRootFor(c, f, ix)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package crash
 
 import (
 	"archive/tar"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -46,7 +47,7 @@ func checkRoot(root string, w world) (state, []string) {
 	if len(problems) > 0 {
 		return st, problems // Open would reconcile what is wrong
 	}
-	r, err := install.Open(root, install.Options{LockTimeout: 10 * time.Second})
+	r, err := install.Open(context.Background(), root, install.Options{LockTimeout: 10 * time.Second})
 	if err != nil {
 		return st, []string{err.Error()}
 	}

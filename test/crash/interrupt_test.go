@@ -81,6 +81,29 @@ func TestInterrupt(t *testing.T) {
 	if len(ents) != 1 {
 		t.Fatalf("after SIGKILL the cache holds %d temporary files, want the partial download", len(ents))
 	}
+	// Interrupted while it waits for the root's lock, pkg stops at once.
+	lock, err := os.OpenFile(filepath.Join(e.root, ".pkg", "lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	var er bytes.Buffer
+	c := e.command("install", "app")
+	c.Stderr = &er
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	c.Process.Signal(syscall.SIGINT)
+	start := time.Now()
+	c.Wait()
+	if code := c.ProcessState.ExitCode(); code != 130 || time.Since(start) > 5*time.Second || !strings.HasSuffix(er.String(), "pkg: interrupted\n") {
+		t.Errorf("SIGINT while waiting for the lock: exit %d after %v, stderr %q", code, time.Since(start), er.String())
+	}
+	lock.Close()
+
 	old := time.Now().Add(-2 * time.Minute)
 	os.Chtimes(filepath.Join(tmpDir, ents[0].Name()), old, old)
 	e.ok("cache", "list")
