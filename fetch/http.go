@@ -20,10 +20,11 @@ import (
 var userAgent = "pkg/0.1 (" + runtime.GOOS + "/" + runtime.GOARCH + "; " + runtime.Version() + ")"
 
 // How pkg talks HTTP. A static server answers in milliseconds: one silent for answerTimeout
-// is hung (the kernel accepts connections for a hung process) or overloaded, and is asked
-// again after a backoff rather than waited for; five silent attempts take about 80s, each
-// announced (Options.Retrying). A body may pause longer, while a proxy or a busy disk
-// catches up, and resuming keeps what arrived.
+// about an index is hung (the kernel accepts connections for a hung process) or overloaded,
+// and is asked again after a backoff rather than waited for; five silent attempts take
+// about 80s, each announced (Options.Retrying). An archive may take idleTimeout to answer,
+// as from a proxy that fetches a large one upstream before it sends its headers, and a body
+// may pause as long, while a proxy or a busy disk catches up; resuming keeps what arrived.
 const (
 	answerTimeout = 15 * time.Second // from starting a request (connecting included) to its response's headers
 	idleTimeout   = 60 * time.Second // between two reads of a body that return data
@@ -112,12 +113,12 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // send makes one GET request. It fails with an *idleError when the response's headers do
-// not arrive within the source's answer timeout, and so does its body when no byte arrives
-// for the idle timeout. Its errors name the URL.
-func (s *Source) send(ctx context.Context, u *url.URL, h http.Header) (*http.Response, error) {
+// not arrive within answer, and so does its body when no byte arrives for the source's idle
+// timeout. Its errors name the URL.
+func (s *Source) send(ctx context.Context, u *url.URL, h http.Header, answer time.Duration) (*http.Response, error) {
 	rctx, cancel := context.WithCancel(ctx)
 	body := &idleBody{idle: s.idle, cancel: cancel}
-	body.timer = time.AfterFunc(s.answer, body.expire)
+	body.timer = time.AfterFunc(answer, body.expire)
 	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		body.Close()
@@ -131,7 +132,7 @@ func (s *Source) send(ctx context.Context, u *url.URL, h http.Header) (*http.Res
 		var ue *url.Error
 		switch {
 		case body.expired.Load():
-			err = &idleError{"response", s.answer}
+			err = &idleError{"response", answer}
 		case errors.As(err, &ue):
 			err = ue.Err // named below, without quoting the URL again
 		}
@@ -299,7 +300,7 @@ func (d *download) connect() error {
 			return err
 		}
 	}
-	resp, err := d.s.send(d.ctx, d.u, d.header())
+	resp, err := d.s.send(d.ctx, d.u, d.header(), d.s.idle)
 	if err != nil {
 		if !retryable(err) || d.ctx.Err() != nil {
 			return err

@@ -232,7 +232,7 @@ func (s *Source) readIndexFile(ctx context.Context, saved *savedIndex) (*savedIn
 // getIndex requests the index once and reads it into fresh, unless the server answers
 // that it has not changed.
 func (s *Source) getIndex(ctx context.Context, u *url.URL, h http.Header, fresh *savedIndex) (notModified bool, err error) {
-	resp, err := s.send(ctx, u, h)
+	resp, err := s.send(ctx, u, h, s.answer)
 	if err != nil {
 		return false, err
 	}
@@ -288,7 +288,7 @@ func (s *Source) readSignature(ctx context.Context) ([]byte, error) {
 // getSignature requests the signature once. A repository without one answers 404 or
 // 410, or 403 from object stores that hide which objects exist (S3 without list rights).
 func (s *Source) getSignature(ctx context.Context, u *url.URL) ([]byte, error) {
-	resp, err := s.send(ctx, u, nil)
+	resp, err := s.send(ctx, u, nil, s.answer)
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,7 @@ type Source struct {
 	client   *http.Client
 	tries    int           // attempts at a request
 	backoff  time.Duration // wait after the first failure, doubled after each next one
-	answer   time.Duration // longest wait for a response's headers
+	answer   time.Duration // longest wait for the headers of an index's response
 	idle     time.Duration // longest wait for a body's next bytes
 	retrying func(err error, wait time.Duration, attempt, max int)
 }
