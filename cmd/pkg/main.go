@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"pkg/db"
@@ -53,6 +54,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		dirs = []string{c.String("root"), c.String("cache")}
 		return err
 	}
+	used := "" // the command run, as "cache list", once known
+	track(app.Commands, "", &used)
 	unknown, help := "", "pkg help"
 	app.CommandNotFound = func(c *cli.Context, name string) {
 		unknown = name
@@ -74,7 +77,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "pkg: interrupted")
 		return 130
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "pkg: %v\npkg: hint: run 'pkg help' for usage\n", err)
+		usage := "pkg help"
+		if used != "" {
+			usage = "pkg " + used + " --help"
+		}
+		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: run '%s' for usage\n", unknownFlag.ReplaceAllString(err.Error(), "unknown flag --$1"), usage)
 		return 2
 	default:
 		fmt.Fprintf(stderr, "pkg: %s\n", userText(err))
@@ -127,17 +134,33 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			lockCommand(), syncCommand(), upgradeCommand(), envCommand(),
 		},
 	}
-	setUsageError(app.Commands)
 	return app
 }
 
 func onUsageError(_ *cli.Context, err error, _ bool) error { return &usageError{err.Error()} }
 
-// setUsageError makes every command report flag errors as usage errors.
-func setUsageError(cmds []*cli.Command) {
+// unknownFlag is the flag package's word for a flag no one defines, which it names with one
+// dash whichever the user typed.
+var unknownFlag = regexp.MustCompile(`flag provided but not defined: -+(\S+)`)
+
+// track makes every command of cmds, under the name prefix, report flag errors as usage
+// errors and set *used to its name once it runs or its flags fail.
+func track(cmds []*cli.Command, prefix string, used *string) {
 	for _, c := range cmds {
-		c.OnUsageError = onUsageError
-		setUsageError(c.Subcommands)
+		name := strings.TrimSpace(prefix + " " + c.Name)
+		c.OnUsageError = func(ctx *cli.Context, err error, sub bool) error {
+			*used = name
+			return onUsageError(ctx, err, sub)
+		}
+		before := c.Before
+		c.Before = func(ctx *cli.Context) error {
+			*used = name
+			if before != nil {
+				return before(ctx)
+			}
+			return nil
+		}
+		track(c.Subcommands, name, used)
 	}
 }
 
@@ -302,7 +325,12 @@ func xdgDir(env, fallback string) string {
 }
 
 func openRoot(c *cli.Context) (*install.Root, error) {
-	return install.Open(c.Context, c.String("root"), rootOptions(c))
+	r, err := install.Open(c.Context, c.String("root"), rootOptions(c))
+	var st unix.Stat_t
+	if err == nil && os.Geteuid() == 0 && unix.Stat(r.Dir(), &st) == nil && st.Uid != 0 {
+		note(c, "running as root in %s, which belongs to uid %d: what pkg installs there belongs to root, and that user cannot remove it; run pkg as that user", r.Dir(), st.Uid)
+	}
+	return r, err
 }
 
 // viewRoot calls fn with the root's database, without waiting for a command that is

@@ -427,3 +427,21 @@ func TestUserText(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageHint checks that a usage error points at the help of the command it is about,
+// and names an unknown flag as typed.
+func TestUsageHint(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"install", "--bogus", "x"}, "pkg: unknown flag --bogus\npkg: hint: run 'pkg install --help' for usage\n"},
+		{[]string{"cache", "list", "x"}, "pkg: cache list: unexpected argument \"x\" (cache list takes no arguments)\npkg: hint: run 'pkg cache list --help' for usage\n"},
+		{[]string{"--bogus", "list"}, "pkg: unknown flag --bogus\npkg: hint: run 'pkg help' for usage\n"},
+	} {
+		if _, stderr, code := e.pkg(tt.args...); code != 2 || stderr != tt.want {
+			t.Errorf("pkg %s: exit %d, %q; want 2 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
+		}
+	}
+}

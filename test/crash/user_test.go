@@ -73,4 +73,16 @@ func TestOtherUser(t *testing.T) {
 	if st, problems := checkRoot(e.root, w); len(problems) != 0 || len(st) != 1 {
 		t.Errorf("after the refused install: installed %v, %q", st, problems)
 	}
+
+	// root installing into a root of another user's is told what that means.
+	theirs := &env{t: t, bin: e.bin, root: filepath.Join(base, "theirs"), cache: e.cache, repo: repoDir}
+	if err := os.Mkdir(theirs.root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(theirs.root, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr := theirs.ok("install", "lib"); !strings.Contains(stderr, "pkg: note: running as root in "+theirs.root+", which belongs to uid 65534") {
+		t.Errorf("install as root into another user's root: %q", stderr)
+	}
 }
