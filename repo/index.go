@@ -9,7 +9,9 @@
 package repo
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"path"
@@ -75,7 +77,7 @@ func parseMeta(data []byte) (Meta, error) {
 	}
 	var m Meta
 	if err := json.Unmarshal(data, &m); err != nil {
-		return Meta{}, fmt.Errorf("index: %v", err)
+		return Meta{}, fmt.Errorf("index: %v", jsonError(data, err))
 	}
 	return m, m.checkName()
 }
@@ -86,7 +88,7 @@ func parse(data []byte) (*Index, error) {
 	}
 	var ix Index
 	if err := json.Unmarshal(data, &ix); err != nil {
-		return nil, fmt.Errorf("index: %v", err)
+		return nil, fmt.Errorf("index: %v", jsonError(data, err))
 	}
 	if err := ix.checkName(); err != nil {
 		return nil, err
@@ -105,7 +107,7 @@ func checkFormat(data []byte) error {
 	}
 	var head struct{ Format int }
 	if err := json.Unmarshal(data, &head); err != nil {
-		return fmt.Errorf("index: %v", err)
+		return fmt.Errorf("index: %v", jsonError(data, err))
 	}
 	if head.Format != 1 {
 		return fmt.Errorf("index format %d is not supported (this pkg reads format 1)", head.Format)
@@ -242,4 +244,25 @@ func validLocal(p string) bool {
 		}
 	}
 	return true
+}
+
+// jsonError says where in data the JSON error err is, by line and column, when it can.
+func jsonError(data []byte, err error) error {
+	var off int64
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case err.Error() == "unexpected end of JSON input":
+		return fmt.Errorf("JSON ends early, after %d bytes (truncated?)", len(data))
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	default:
+		return err
+	}
+	before := data[:min(max(off, 0), int64(len(data)))]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Errorf("line %d, column %d: %w", line, col, err)
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -239,14 +240,17 @@ func parseLock(data []byte) (*Lock, error) {
 	}
 	var head struct{ Lockfile int }
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, err
+		return nil, jsonError(data, err)
+	}
+	if head.Lockfile == 0 {
+		return nil, errors.New(`not a lockfile: no "lockfile" format number ('pkg lock' writes one)`)
 	}
 	if head.Lockfile != lockFormat {
 		return nil, fmt.Errorf("format %d is not supported (this pkg reads format %d)", head.Lockfile, lockFormat)
 	}
 	var lf lockFile
 	if err := json.Unmarshal(data, &lf); err != nil {
-		return nil, err
+		return nil, jsonError(data, err)
 	}
 	l := &Lock{Repo: lf.Repo}
 	for _, s := range lf.Requires {

@@ -236,3 +236,19 @@ func FuzzParseLock(f *testing.F) {
 		}
 	})
 }
+
+// TestParseLockSays checks the errors for files that are not lockfiles or not JSON: they
+// say what the file is, or where the JSON breaks.
+func TestParseLockSays(t *testing.T) {
+	good := encodeLock(t, testLock(t, lockIndex, "app"))
+	for _, tt := range []struct{ data, want string }{
+		{`{"format": 1, "packages": []}`, `not a lockfile: no "lockfile" format number`},
+		{good[:len(good)/2], "JSON ends early, after"},
+		{strings.Replace(good, `"requires": [`, `"requires": [,`, 1), "line 6, column 17: invalid character ','"},
+		{strings.Replace(good, `"size":0`, `"size":"0"`, 1), "line 10, column "},
+	} {
+		if _, err := ParseLock([]byte(tt.data)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseLock: %v, want an error containing %q", err, tt.want)
+		}
+	}
+}
