@@ -27,7 +27,7 @@ import (
 type Options struct {
 	NoSync      bool                // skip syncfs and directory fsyncs (throwaway machines)
 	LockTimeout time.Duration       // how long to wait for another pkg process; 0 waits forever
-	Waiting     func(holder string) // called once when another process holds the lock
+	Waiting     func(holder string) // called once if another process keeps the lock past a retry
 	Owner       string              // describes this process to the ones that wait for it
 }
 
@@ -51,7 +51,17 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 		lock.Close()
 		return nil, err
 	}
-	return open(dir, lock, o)
+	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout})
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	r := &Root{dir: dir, lock: lock, db: d, o: o, umask: umask()}
+	if err := r.reconcile(); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
 // ErrNoRoot is returned by View for a directory that holds no root.
@@ -82,21 +92,6 @@ func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) err
 		return err
 	}
 	return fn(d)
-}
-
-// open finishes opening the root at dir, whose lock is held; it releases the lock on failure.
-func open(dir string, lock *os.File, o Options) (*Root, error) {
-	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout})
-	if err != nil {
-		lock.Close()
-		return nil, err
-	}
-	r := &Root{dir: dir, lock: lock, db: d, o: o, umask: umask()}
-	if err := r.reconcile(); err != nil {
-		lock.Close()
-		return nil, err
-	}
-	return r, nil
 }
 
 // Close releases the lock, and empties the owner written in it first.
