@@ -65,13 +65,17 @@ type Entry struct {
 	Used    time.Time // when it was last fetched or asked for
 }
 
-// OpenCache creates the cache's layout under dir if needed, and removes stale temporary
-// files.
+// OpenCache creates the cache's layout under dir if needed, refuses a cache this process
+// cannot write, and removes stale temporary files.
 func OpenCache(dir string) (*Cache, error) {
 	for _, d := range []string{"tars", "tmp", "index"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, fmt.Errorf("fetch: create cache: %w", err)
 		}
+	}
+	// Every use writes it (its entries are private to their owner), so say so at once.
+	if err := unix.Access(filepath.Join(dir, "tmp"), unix.W_OK); err != nil {
+		return nil, fmt.Errorf("cache %s is not yours to write: %w", dir, &os.PathError{Op: "access", Path: filepath.Join(dir, "tmp"), Err: err})
 	}
 	c := &Cache{dir: dir}
 	removeTemporary(filepath.Join(dir, "tmp"))

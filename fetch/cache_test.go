@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -142,5 +143,25 @@ func TestStaleTemporary(t *testing.T) {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s removed: %v", filepath.Base(p), err)
 		}
+	}
+}
+
+// TestLocalFetchCanceled checks that a fetch from a local repository stops once its context
+// is done, leaving nothing in the cache.
+func TestLocalFetchCanceled(t *testing.T) {
+	c := openCache(t)
+	dir := t.TempDir()
+	files := []file{{name: "a", data: []byte("data")}}
+	archive := gzipped(t, makeTar(t, files))
+	p := entry("alpha", archive, files)
+	os.WriteFile(filepath.Join(dir, p.Archive), archive, 0o644)
+	s, _ := NewSource(dir, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Fetch(ctx, s, p, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("Fetch with its context done: %v", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(c.dir, "tmp")); c.Has(p.SHA256) || len(ents) != 0 {
+		t.Errorf("after a canceled fetch: cached %v, temporary files %d", c.Has(p.SHA256), len(ents))
 	}
 }

@@ -105,15 +105,36 @@ func (s *Source) openArchive(ctx context.Context, p repo.Package) (io.ReadCloser
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
 	case err == nil && u.Scheme == "file": // a lockfile's URL; an index's archive cannot be one
-		f, err := os.Open(u.Path)
-		return f, u.Path, err
+		return openLocal(ctx, u.Path)
 	case s.base != nil:
 		u = s.base.JoinPath(p.Archive)
 	default:
-		path := filepath.Join(s.dir, filepath.FromSlash(p.Archive))
-		f, err := os.Open(path)
-		return f, path, err
+		return openLocal(ctx, filepath.Join(s.dir, filepath.FromSlash(p.Archive)))
 	}
 	d, err := s.openDownload(ctx, u, p.Size)
 	return d, u.Redacted(), err
 }
+
+// openLocal opens the archive at path, to be read until ctx is done.
+func openLocal(ctx context.Context, path string) (io.ReadCloser, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, path, err
+	}
+	return &localArchive{f, ctx}, path, nil
+}
+
+// localArchive is a local archive whose reads fail once ctx is done, as a download's do.
+type localArchive struct {
+	f   *os.File
+	ctx context.Context
+}
+
+func (a *localArchive) Read(p []byte) (int, error) {
+	if err := a.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return a.f.Read(p)
+}
+
+func (a *localArchive) Close() error { return a.f.Close() }

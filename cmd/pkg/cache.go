@@ -58,6 +58,9 @@ func cachePruneAction(c *cli.Context) error {
 	if err := maxArgs(c, 0); err != nil {
 		return err
 	}
+	if err := rootExists(c); err != nil {
+		return err
+	}
 	root, err := openRoot(c)
 	if err != nil {
 		return err
@@ -85,6 +88,8 @@ func cacheRemove(c *cli.Context, keep func(fetch.Entry) bool, why string) error 
 	for _, e := range removed {
 		n += e.Size
 	}
-	say(c, "removed %s%s, %s", count(len(removed), "cached package"), why, size(n))
+	if err == nil || len(removed) > 0 { // what was removed before the error, if anything
+		say(c, "removed %s%s, %s", count(len(removed), "cached package"), why, size(n))
+	}
 	return err
 }

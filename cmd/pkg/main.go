@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -81,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if used != "" {
 			usage = "pkg " + used + " --help"
 		}
-		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: run '%s' for usage\n", unknownFlag.ReplaceAllString(err.Error(), "unknown flag --$1"), usage)
+		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: run '%s' for usage\n", unknownFlag.ReplaceAllStringFunc(userText(err), flagAsTyped), usage)
 		return 2
 	default:
 		fmt.Fprintf(stderr, "pkg: %s\n", userText(err))
@@ -142,6 +143,16 @@ func onUsageError(_ *cli.Context, err error, _ bool) error { return &usageError{
 // unknownFlag is the flag package's word for a flag no one defines, which it names with one
 // dash whichever the user typed.
 var unknownFlag = regexp.MustCompile(`flag provided but not defined: -+(\S+)`)
+
+// flagAsTyped rewrites unknownFlag's match as "unknown flag -x" or "unknown flag --name",
+// the forms pkg's own flags take.
+func flagAsTyped(m string) string {
+	name := unknownFlag.FindStringSubmatch(m)[1]
+	if len(name) == 1 {
+		return "unknown flag -" + name
+	}
+	return "unknown flag --" + name
+}
 
 // track makes every command of cmds, under the name prefix, report flag errors as usage
 // errors and set *used to its name once it runs or its flags fail.
@@ -208,7 +219,7 @@ func globalFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: defaultJobs(), Usage: "packages to fetch at once"},
 		&cli.BoolFlag{Name: "offline", EnvVars: []string{"PKG_OFFLINE"}, Usage: "use only the cache: no network, no repository"},
-		&cli.DurationFlag{Name: "lock-timeout", Value: 5 * time.Minute, Usage: "how long to wait for another pkg process"},
+		&cli.DurationFlag{Name: "lock-timeout", Value: 5 * time.Minute, Usage: "how long to wait for another pkg process to finish with the root (0: for ever)"},
 		&cli.StringSliceFlag{Name: "trusted-key", Usage: "trust a publisher's key, [REPO=]pkg-ed25519:..., and require every repository to verify with a trusted key (repeatable; also PKG_TRUSTED_KEYS, ROOT/.pkg/trusted-keys)"},
 		&cli.BoolFlag{Name: "require-signed", EnvVars: []string{"PKG_REQUIRE_SIGNED"}, Usage: "refuse a repository no trusted key verifies"},
 	}
@@ -331,6 +342,20 @@ func openRoot(c *cli.Context) (*install.Root, error) {
 		note(c, "running as root in %s, which belongs to uid %d: what pkg installs there belongs to root, and that user cannot remove it; run pkg as that user", r.Dir(), st.Uid)
 	}
 	return r, err
+}
+
+// rootExists refuses, for a command that only works on what is installed (remove, verify,
+// upgrade, cache prune), a root where nothing was ever installed: a mistyped --root must
+// not pass as an empty root, nor be created.
+func rootExists(c *cli.Context) error {
+	dir, err := filepath.Abs(c.String("root"))
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".pkg", "db")); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w at %s: nothing was ever installed there (check --root or PKG_ROOT)", install.ErrNoRoot, dir)
+	}
+	return nil
 }
 
 // viewRoot calls fn with the root's database, without waiting for a command that is

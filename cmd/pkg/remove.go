@@ -1,6 +1,11 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
 
 func removeCommand() *cli.Command {
 	return &cli.Command{
@@ -12,6 +17,9 @@ func removeCommand() *cli.Command {
 				return err
 			}
 			names := unique(c.Args().Slice())
+			if err := rootExists(c); err != nil {
+				return fmt.Errorf("remove %s: not installed: %w", strings.Join(names, " "), err)
+			}
 			root, err := openRoot(c)
 			if err != nil {
 				return err

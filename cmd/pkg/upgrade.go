@@ -24,6 +24,9 @@ func upgradeCommand() *cli.Command {
 
 func upgradeAction(c *cli.Context) error {
 	names := unique(c.Args().Slice())
+	if err := rootExists(c); err != nil {
+		return err
+	}
 	var recs []db.Package
 	check := func(d *db.DB) (err error) {
 		if recs, err = d.List(); err == nil {

@@ -20,6 +20,9 @@ func verifyCommand() *cli.Command {
 // verifyAction prints one line per problem on stdout and fails when there is any.
 func verifyAction(c *cli.Context) error {
 	names := unique(c.Args().Slice())
+	if err := rootExists(c); err != nil {
+		return err
+	}
 	root, err := openRoot(c)
 	if err != nil {
 		return err

@@ -101,6 +101,11 @@ func TestReadersChangeNothing(t *testing.T) {
 			t.Errorf("%s without a root: exit %d, %q", args[0], code, stderr)
 		}
 	}
+	for _, args := range [][]string{{"verify"}, {"remove", "hello"}, {"upgrade"}, {"cache", "prune"}} {
+		if _, stderr, code := e.pkg(args...); code != 1 || !strings.Contains(stderr, noRoot+": nothing was ever installed there") {
+			t.Errorf("%s without a root: exit %d, %q", strings.Join(args, " "), code, stderr)
+		}
+	}
 	if _, err := os.Stat(e.root); !os.IsNotExist(err) {
 		t.Fatalf("the readers created the root: %v", err)
 	}

@@ -74,6 +74,15 @@ func TestOtherUser(t *testing.T) {
 		t.Errorf("after the refused install: installed %v, %q", st, problems)
 	}
 
+	// Another user's cache is refused as such, with the same hint.
+	c := e.command("--cache", e.cache, "search")
+	c.Args = append([]string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", e.bin}, c.Args[1:]...)
+	c.Path, c.Env = setpriv, append(os.Environ(), "HOME=/nonexistent")
+	out, _ := c.CombinedOutput()
+	if !strings.Contains(string(out), "pkg: cache "+e.cache+" is not yours to write: ") || !strings.Contains(string(out), "pkg: hint: pkg reads and writes") {
+		t.Errorf("search with another user's cache: %s", out)
+	}
+
 	// root installing into a root of another user's is told what that means.
 	theirs := &env{t: t, bin: e.bin, root: filepath.Join(base, "theirs"), cache: e.cache, repo: repoDir}
 	if err := os.Mkdir(theirs.root, 0o755); err != nil {
