@@ -82,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if used != "" {
 			usage = "pkg " + used + " --help"
 		}
-		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: run '%s' for usage\n", unknownFlag.ReplaceAllStringFunc(userText(err), flagAsTyped), usage)
+		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: run '%s' for usage\n", flagError.ReplaceAllStringFunc(userText(err), flagAsTyped), usage)
 		return 2
 	default:
 		fmt.Fprintf(stderr, "pkg: %s\n", userText(err))
@@ -140,18 +140,22 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 
 func onUsageError(_ *cli.Context, err error, _ bool) error { return &usageError{err.Error()} }
 
-// unknownFlag is the flag package's word for a flag no one defines, which it names with one
-// dash whichever the user typed.
-var unknownFlag = regexp.MustCompile(`flag provided but not defined: -+(\S+)`)
+// flagError is how the flag package words an unknown flag and one missing its value, naming
+// the flag with one dash whichever the user typed.
+var flagError = regexp.MustCompile(`(flag provided but not defined|flag needs an argument): -+(\S+)`)
 
-// flagAsTyped rewrites unknownFlag's match as "unknown flag -x" or "unknown flag --name",
-// the forms pkg's own flags take.
+// flagAsTyped rewrites a flagError match in the forms pkg's own flags take, "-x" or "--name":
+// "unknown flag --name", "flag --name needs a value".
 func flagAsTyped(m string) string {
-	name := unknownFlag.FindStringSubmatch(m)[1]
-	if len(name) == 1 {
-		return "unknown flag -" + name
+	sub := flagError.FindStringSubmatch(m)
+	name := "--" + sub[2]
+	if len(sub[2]) == 1 {
+		name = "-" + sub[2]
 	}
-	return "unknown flag --" + name
+	if sub[1] == "flag needs an argument" {
+		return "flag " + name + " needs a value"
+	}
+	return "unknown flag " + name
 }
 
 // track makes every command of cmds, under the name prefix, report flag errors as usage
@@ -266,11 +270,17 @@ walk:
 		case strings.HasPrefix(a, "-") && len(a) > 1 && !defines(cmd.Flags, a) && defines(app.Flags, a):
 			// a global flag after the command ("pkg install x --offline"): it goes before it
 			n := takesValue(app.Flags, a)
-			globals = append(globals, args[j:min(j+1+n, len(args))]...)
+			if j+n >= len(args) { // its value is missing: alone, it is refused as such
+				return []string{args[0], a}
+			}
+			globals = append(globals, args[j:j+1+n]...)
 			j += n
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			n := takesValue(cmd.Flags, a)
-			flags = append(flags, args[j:min(j+1+n, len(args))]...)
+			if j+n >= len(args) { // its value is missing: it must not take an argument's place
+				return append(slices.Clip(args[:i]), a)
+			}
+			flags = append(flags, args[j:j+1+n]...)
 			j += n
 		default:
 			rest = append(rest, a)

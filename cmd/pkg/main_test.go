@@ -439,6 +439,8 @@ func TestUsageHint(t *testing.T) {
 		{[]string{"install", "--bogus", "x"}, "pkg: unknown flag --bogus\npkg: hint: run 'pkg install --help' for usage\n"},
 		{[]string{"cache", "list", "x"}, "pkg: cache list: unexpected argument \"x\" (cache list takes no arguments)\npkg: hint: run 'pkg cache list --help' for usage\n"},
 		{[]string{"--bogus", "list"}, "pkg: unknown flag --bogus\npkg: hint: run 'pkg help' for usage\n"},
+		{[]string{"sync", "tool", "-f"}, "pkg: flag -f needs a value\npkg: hint: run 'pkg sync --help' for usage\n"},
+		{[]string{"install", "x", "--root"}, "pkg: flag --root needs a value\npkg: hint: run 'pkg help' for usage\n"},
 	} {
 		if _, stderr, code := e.pkg(tt.args...); code != 2 || stderr != tt.want {
 			t.Errorf("pkg %s: exit %d, %q; want 2 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
