@@ -14,6 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// ErrNotYours is returned by Open for a root whose lock this user may not take.
+var ErrNotYours = errors.New("not yours to change")
+
 // lockRetry is how long a waiting command sleeps between tries of the lock.
 const lockRetry = 50 * time.Millisecond
 
@@ -31,7 +34,7 @@ func openLock(dir string) (string, *os.File, error) {
 	}
 	f, err := os.OpenFile(filepath.Join(dir, ".pkg", "lock"), os.O_RDWR|os.O_CREATE, 0o644)
 	if errors.Is(err, fs.ErrPermission) {
-		return "", nil, fmt.Errorf("root %s is not yours to change: %w", dir, err)
+		return "", nil, fmt.Errorf("root %s is %w: %w", dir, ErrNotYours, err)
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("install: open the lock of root %s: %w", dir, err)

@@ -64,6 +64,21 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 	return r, nil
 }
 
+// OpenReadOnly opens the root at dir for Verify and DB only, without its lock, for a user
+// who cannot take it: it undoes nothing and writes nothing, so a command changing the root
+// meanwhile may show through.
+func OpenReadOnly(dir string, o Options) (*Root, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout})
+	if err != nil {
+		return nil, err
+	}
+	return &Root{dir: dir, db: d, o: o, umask: umask()}, nil
+}
+
 // ErrNoRoot is returned by View for a directory that holds no root.
 var ErrNoRoot = errors.New("no root")
 
@@ -96,6 +111,9 @@ func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) err
 
 // Close releases the lock, and empties the owner written in it first.
 func (r *Root) Close() error {
+	if r.lock == nil { // OpenReadOnly
+		return nil
+	}
 	r.lock.Truncate(0)
 	return r.lock.Close()
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"pkg/install"
 
 	"github.com/urfave/cli/v2"
 )
@@ -24,6 +27,11 @@ func verifyAction(c *cli.Context) error {
 		return err
 	}
 	root, err := openRoot(c)
+	if errors.Is(err, install.ErrNotYours) { // checking needs no writing
+		if root, err = install.OpenReadOnly(c.String("root"), rootOptions(c)); err == nil {
+			note(c, "%s is not yours: verifying without its lock, so a command changing it meanwhile may show as problems", root.Dir())
+		}
+	}
 	if err != nil {
 		return err
 	}

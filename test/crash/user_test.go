@@ -64,6 +64,10 @@ func TestOtherUser(t *testing.T) {
 	if out, stderr, code := nobody("list"); code != 0 || !strings.HasPrefix(out, "lib ") {
 		t.Errorf("list as another user: exit %d, %q, %q", code, out, stderr)
 	}
+	if out, stderr, code := nobody("verify"); code != 0 || !strings.HasPrefix(out, "verified 1 package") ||
+		!strings.Contains(stderr, "pkg: note: "+e.root+" is not yours: verifying without its lock") {
+		t.Errorf("verify as another user: exit %d, %q, %q", code, out, stderr)
+	}
 	_, stderr, code := nobody("install", "app")
 	if code != 1 || !strings.Contains(stderr, "pkg: root "+e.root+" is not yours to change: ") ||
 		!strings.Contains(stderr, "pkg: hint: pkg reads and writes --root (PKG_ROOT) and --cache (PKG_CACHE)") {
