@@ -330,11 +330,7 @@ func (c *Cache) Remove(keep func(Entry) bool) ([]Entry, error) {
 			continue
 		}
 		if err := os.Remove(c.Path(e.SHA256)); err != nil {
-			what := e.Name + " " + e.Version
-			if e.Name == "" { // its index could not be read
-				what = "entry " + e.SHA256
-			}
-			return removed, fmt.Errorf("remove %s from the cache: %w", what, err)
+			return removed, fmt.Errorf("remove %s from the cache: %w", entryName(e.SHA256, e.Name, e.Version), err)
 		}
 		os.Remove(c.idxPath(e.SHA256))
 		removed = append(removed, e)
@@ -347,22 +343,35 @@ func (c *Cache) Remove(keep func(Entry) bool) ([]Entry, error) {
 	return removed, durable.Path(tars)
 }
 
+// entryName names an entry in messages: its package and version, or, when its index could
+// not be read, its sha256.
+func entryName(sha, name, version string) string {
+	if name == "" {
+		return "entry " + sha
+	}
+	return name + " " + version
+}
+
 // removeTemporary removes the temporary files of dir (tmp/) that are older than staleAge,
 // and the downloads no live process holds that are older than orphanAge.
 func removeTemporary(dir string) {
-	removeStale(dir, func(string) bool { return true })
 	ents, _ := os.ReadDir(dir)
 	for _, d := range ents {
 		info, err := d.Info()
-		if err != nil || !strings.HasSuffix(d.Name(), ".tar") || time.Since(info.ModTime()) < orphanAge {
+		if err != nil {
 			continue
 		}
 		path := filepath.Join(dir, d.Name())
-		if f, err := os.Open(path); err == nil {
-			if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-				os.Remove(path)
+		switch age := time.Since(info.ModTime()); {
+		case age > staleAge:
+			os.Remove(path)
+		case age >= orphanAge && strings.HasSuffix(d.Name(), ".tar"):
+			if f, err := os.Open(path); err == nil {
+				if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+					os.Remove(path)
+				}
+				f.Close()
 			}
-			f.Close()
 		}
 	}
 }

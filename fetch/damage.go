@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 
 	"pkg/internal/durable"
 	"pkg/tarutil"
@@ -57,18 +56,18 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if err == nil {
 		err = tarutil.SpotCheck(f, info.Size(), ms, budget)
 	}
+	what := entryName(sha, name, version)
 	if err != nil {
 		c.drop(sha, info)
-		what := name + " " + version
-		if name == "" {
-			what = filepath.Base(c.Path(sha))
-		}
 		return nil, fmt.Errorf("%w: %s: %v; removed from the cache", ErrDamaged, what, err)
 	}
 	switch was := (unsynced{idx: idx, tar: info}); {
 	case crashed:
-		// All of its data checked: settled, or checked again at its next first use.
-		c.settle(sha, was)
+		// All of its data checked: settled, or checked again at its next first use, unless
+		// its tar could not be synced and is gone.
+		if err := c.settle(sha, was); err != nil && !c.Has(sha) {
+			return nil, fmt.Errorf("%w: %s: %v", ErrDamaged, what, err)
+		}
 	case boot != "":
 		c.unsettled.Store(sha, was)
 	}
@@ -99,5 +98,6 @@ func (c *Cache) drop(sha string, checked fs.FileInfo) {
 	}
 	os.Remove(c.Path(sha))
 	os.Remove(c.idxPath(sha))
+	c.checked.Delete(sha)
 	durable.Path(c.tarsDir())
 }

@@ -75,11 +75,10 @@ func (c *Cache) Settle(shas ...string) error {
 	}()
 	for i, sha := range todo {
 		var err error
-		if tmps[i], err = c.settledIndex(sha, was[i].idx); err != nil && !errors.Is(err, errReplaced) {
+		if tmps[i], err = c.settledIndex(sha, was[i].idx, false); err != nil && !errors.Is(err, errReplaced) {
 			errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, err))
 		}
 	}
-	tars := c.tarsDir()
 	if err := c.syncFS(); err != nil {
 		return errors.Join(append(errs, fmt.Errorf("fetch: settle cache: %w", err))...)
 	}
@@ -97,7 +96,7 @@ func (c *Cache) Settle(shas ...string) error {
 		tmps[i], renamed = "", true
 	}
 	if renamed {
-		if err := c.fsync(tars); err != nil {
+		if err := c.fsync(c.tarsDir()); err != nil {
 			errs = append(errs, fmt.Errorf("fetch: settle cache: %w", err))
 		}
 	}
@@ -107,14 +106,11 @@ func (c *Cache) Settle(shas ...string) error {
 // settle makes durable the entry whose data Members has just checked: the same steps as
 // Settle, for one entry, with fsyncs instead of a syncfs.
 func (c *Cache) settle(sha string, was unsynced) error {
-	tmp, err := c.settledIndex(sha, was.idx)
+	tmp, err := c.settledIndex(sha, was.idx, !c.NoSync)
 	if err != nil || tmp == "" {
 		return err
 	}
 	defer os.Remove(tmp)
-	if err := c.fsync(tmp); err != nil {
-		return err
-	}
 	if err := c.replaceIndex(sha, tmp, was); err != nil {
 		return err
 	}
@@ -130,7 +126,6 @@ func (c *Cache) replaceIndex(sha, tmp string, was unsynced) error {
 		return err
 	}
 	if err := c.fsync(c.Path(sha)); err != nil {
-		c.checked.Delete(sha)
 		c.drop(sha, was.tar)
 		return fmt.Errorf("%w; removed from the cache", err)
 	}
@@ -175,9 +170,9 @@ func (c *Cache) unchanged(sha string, was unsynced) error {
 	return nil
 }
 
-// settledIndex writes, unsynced, a temporary copy of the entry's index without its boot,
+// settledIndex writes a temporary copy of the entry's index without its boot, synced if sync,
 // and returns its path; "" if the index has no boot. The index read must be the file idx.
-func (c *Cache) settledIndex(sha string, idx fs.FileInfo) (string, error) {
+func (c *Cache) settledIndex(sha string, idx fs.FileInfo, sync bool) (string, error) {
 	data, now, err := readEntryIndex(c.idxPath(sha))
 	if err != nil {
 		return "", replaced(err)
@@ -189,7 +184,7 @@ func (c *Cache) settledIndex(sha string, idx fs.FileInfo) (string, error) {
 	if err != nil || boot == "" {
 		return "", err
 	}
-	return c.writeTemp("idx", false, func(w io.Writer) error {
+	return c.writeTemp("idx", sync, func(w io.Writer) error {
 		if _, err := io.WriteString(w, entryHeader(name, version, "")); err != nil {
 			return err
 		}

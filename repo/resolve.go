@@ -49,9 +49,7 @@ func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement) ([]Pa
 		if slices.ContainsFunc(reqs, func(q Requirement) bool { return q.Name == p.Name }) {
 			continue
 		}
-		vs := r.versions[p.Name]
-		i := slices.IndexFunc(vs, func(v Package) bool { return v.Version == p.Version })
-		r.versions[p.Name] = append(append([]Package{vs[i]}, vs[:i]...), vs[i+1:]...) // tried first
+		r.prefer[p.Name] = p.Version
 		keep = append(keep, Requirement{Name: p.Name})
 	}
 	slices.SortFunc(keep, func(a, b Requirement) int { return strings.Compare(a.Name, b.Name) })
@@ -103,6 +101,7 @@ type softError struct{ error }
 // backjumping).
 type resolver struct {
 	versions map[string][]Package // newest first
+	prefer   map[string]string    // name → the version tried first (ResolveInstalled)
 	needs    map[string][]need
 	chosen   map[string]choice
 	queue    []string // names in the order they are decided
@@ -119,6 +118,7 @@ type mark struct{ log, queue int }
 func newResolver(ix *Index) *resolver {
 	return &resolver{
 		versions: ix.versions(),
+		prefer:   make(map[string]string),
 		needs:    make(map[string][]need),
 		chosen:   make(map[string]choice),
 		queued:   make(map[string]bool),
@@ -243,13 +243,18 @@ func (r *resolver) imposers(name string) levels {
 	return l
 }
 
-// candidates returns the versions of name that meet every need on it, newest first.
+// candidates returns the versions of name that meet every need on it, newest first but
+// for a preferred one, first.
 func (r *resolver) candidates(name string) []Package {
 	var ok []Package
 	for _, p := range r.versions[name] {
 		if r.allowed(name, p.Version) {
 			ok = append(ok, p)
 		}
+	}
+	if i := slices.IndexFunc(ok, func(p Package) bool { return p.Version == r.prefer[name] }); i > 0 {
+		p := ok[i]
+		ok = slices.Insert(slices.Delete(ok, i, i+1), 0, p)
 	}
 	return ok
 }

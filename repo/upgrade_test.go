@@ -184,6 +184,8 @@ func TestResolveInstalled(t *testing.T) {
 			[]string{"hello 1.0 libgreet>=1.0", "libgreet 2.0"}, []string{"hello"}, "libgreet 2.0, hello 1.1", ""},
 		{"unrelated installed packages stay", index,
 			[]string{"other 1", "libgreet 2.0"}, []string{"hello"}, "libgreet 2.0, hello 1.1, other 1", ""},
+		{"a kept name's versions are listed newest first", []string{"hello 1.0", "hello 1.1", "hello 1.2", "x 1 hello>=3"},
+			[]string{"hello 1.1"}, []string{"x"}, "", `no version of "hello" satisfies hello>=3 (required by x 1); the index has 1.2, 1.1 and 1.0`},
 		{"an installed version gone from the index stays", []string{"hello 1.1 libgreet>=2.0", "libgreet 2.1"},
 			[]string{"libgreet 2.0"}, []string{"hello"}, "libgreet 2.0, hello 1.1", ""},
 	}
