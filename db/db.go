@@ -177,6 +177,37 @@ func (d *DB) List() ([]Package, error) {
 	return ps, err
 }
 
+// Installed returns, from one transaction, the records of the named packages, or of every
+// installed package when names is empty, sorted by name, each with its files sorted by
+// path; ErrNotInstalled for a name that has no record.
+func (d *DB) Installed(names ...string) ([]Package, [][]File, error) {
+	names = slices.Sorted(slices.Values(names))
+	var ps []Package
+	var files [][]File
+	err := d.view(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(pkgsBucket); b != nil && len(names) == 0 {
+			b.ForEach(func(k, _ []byte) error { names = append(names, string(k)); return nil })
+		}
+		for _, name := range names {
+			v, fv := get(tx, pkgsBucket, []byte(name)), get(tx, filesBucket, []byte(name))
+			if v == nil || fv == nil {
+				return fmt.Errorf("%w: %s", ErrNotInstalled, name)
+			}
+			var p Package
+			if err := json.Unmarshal(v, &p); err != nil {
+				return err
+			}
+			fs, err := decodeFiles(fv)
+			if err != nil {
+				return fmt.Errorf("db: files of %s: %w", name, err)
+			}
+			ps, files = append(ps, p), append(files, fs)
+		}
+		return nil
+	})
+	return ps, files, err
+}
+
 // Files returns the files of an installed package, sorted by path.
 func (d *DB) Files(name string) ([]File, error) {
 	var files []File

@@ -134,7 +134,9 @@ func TestOpenOnlyInTransactions(t *testing.T) {
 func TestNewDatabaseReads(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
 	txid := func() (id int) {
-		d.view(func(tx *bolt.Tx) error { id = tx.ID(); return nil })
+		if err := d.view(func(tx *bolt.Tx) error { id = tx.ID(); return nil }); err != nil {
+			t.Fatal(err)
+		}
 		return id
 	}
 	before := txid()
@@ -174,5 +176,35 @@ func TestOpenEmptyFile(t *testing.T) {
 	d := open(t, path)
 	if ps, err := d.List(); err != nil || len(ps) != 0 {
 		t.Errorf("List of a database created over an empty file: %v, %v", ps, err)
+	}
+}
+
+// TestInstalled checks that Installed returns the records and files of the named packages,
+// or of all, sorted by name, and refuses a name without a record.
+func TestInstalled(t *testing.T) {
+	d := open(t, filepath.Join(t.TempDir(), "db"))
+	var ps []*Package
+	var files [][]File
+	for _, name := range []string{"zeta", "alpha", "mid"} {
+		ps = append(ps, &Package{Name: name, Version: "1", Files: 1})
+		files = append(files, []File{{Path: name + "/f", Type: '0', Mode: 0o644}})
+	}
+	if err := d.Commit(ps, files, nil); err != nil {
+		t.Fatal(err)
+	}
+	names := func(ps []Package, fs [][]File) (s []string) {
+		for i, p := range ps {
+			s = append(s, p.Name+":"+fs[i][0].Path)
+		}
+		return s
+	}
+	if got, fs, err := d.Installed(); err != nil || !slices.Equal(names(got, fs), []string{"alpha:alpha/f", "mid:mid/f", "zeta:zeta/f"}) {
+		t.Errorf("Installed() = %v, %v", names(got, fs), err)
+	}
+	if got, fs, err := d.Installed("zeta", "alpha"); err != nil || !slices.Equal(names(got, fs), []string{"alpha:alpha/f", "zeta:zeta/f"}) {
+		t.Errorf("Installed(zeta, alpha) = %v, %v", names(got, fs), err)
+	}
+	if _, _, err := d.Installed("alpha", "nope"); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("Installed(alpha, nope): %v", err)
 	}
 }

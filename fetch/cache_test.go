@@ -113,9 +113,13 @@ func TestStaleTemporary(t *testing.T) {
 	c := openCache(t)
 	tmp := func(name string, age time.Duration) string {
 		p := filepath.Join(c.dir, "tmp", name)
-		os.WriteFile(p, nil, 0o644)
 		old := time.Now().Add(-age)
-		os.Chtimes(p, old, old)
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
 		return p
 	}
 	stale := tmp("idx-1", 2*staleAge)
@@ -150,12 +154,11 @@ func TestStaleTemporary(t *testing.T) {
 // is done, leaving nothing in the cache.
 func TestLocalFetchCanceled(t *testing.T) {
 	c := openCache(t)
-	dir := t.TempDir()
-	files := []file{{name: "a", data: []byte("data")}}
-	archive := gzipped(t, makeTar(t, files))
-	p := entry("alpha", archive, files)
-	os.WriteFile(filepath.Join(dir, p.Archive), archive, 0o644)
-	s, _ := NewSource(dir, Options{})
+	dir, p := localRepo(t)
+	s, err := NewSource(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := c.Fetch(ctx, s, p, nil); !errors.Is(err, context.Canceled) {

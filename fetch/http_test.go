@@ -225,13 +225,17 @@ func recordRetries(s *Source) func() []string {
 // or stops in the middle of the body: each attempt waits as long as the source allows, each
 // retry is announced, and the error says how long it waited and that pkg gave up.
 func TestSilentServer(t *testing.T) {
+	// Each case makes only the timeout it tests short, so that a slow machine cannot make
+	// the other one fire.
 	for _, tt := range []struct {
-		name   string
-		handle func(w http.ResponseWriter, r *http.Request)
-		want   string
+		name         string
+		answer, idle time.Duration
+		handle       func(w http.ResponseWriter, r *http.Request)
+		want         string
 	}{
-		{"no response", func(w http.ResponseWriter, r *http.Request) {}, "GET %s/index.json: no response for 0.1s"},
-		{"body stalls", func(w http.ResponseWriter, r *http.Request) {
+		{"no response", 100 * time.Millisecond, time.Minute, func(w http.ResponseWriter, r *http.Request) {},
+			"GET %s/index.json: no response for 0.1s"},
+		{"body stalls", time.Minute, 200 * time.Millisecond, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", "100")
 			w.Write([]byte(`{"format":`))
 			http.NewResponseController(w).Flush()
@@ -242,7 +246,7 @@ func TestSilentServer(t *testing.T) {
 			<-r.Context().Done() // the client gave up
 		})
 		s := quick(t, srv.URL)
-		s.answer, s.idle = 100*time.Millisecond, 200*time.Millisecond
+		s.answer, s.idle = tt.answer, tt.idle
 		retries := recordRetries(s)
 		_, err := openCache(t).Index(t.Context(), s)
 		want := fmt.Sprintf("fetch: "+tt.want+" (gave up after 5 attempts)", srv.URL)

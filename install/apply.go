@@ -28,7 +28,11 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	if len(staged) == 0 && len(remove) == 0 {
 		return nil, nil
 	}
-	if err := r.checkApply(staged, remove); err != nil {
+	recs, err := r.db.List()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkApply(recs, staged, remove); err != nil {
 		return nil, err
 	}
 	if len(staged) > 0 {
@@ -36,7 +40,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 			return nil, changeError(staged, remove, err)
 		}
 	}
-	ins, err := r.intents(staged)
+	ins, err := r.intents(recs, staged)
 	if err != nil {
 		return nil, err
 	}
@@ -69,12 +73,12 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		return nil, changeError(staged, remove, errors.Join(err, r.rollbackAll(staged, all)))
 	}
 	now := time.Now().UTC()
-	recs, files := make([]*db.Package, len(staged)), make([][]db.File, len(staged))
+	news, files := make([]*db.Package, len(staged)), make([][]db.File, len(staged))
 	for i, s := range staged {
 		s.rec.Installed = now
-		recs[i], files[i] = s.rec, s.files
+		news[i], files[i] = s.rec, s.files
 	}
-	if err := r.db.Commit(recs, files, remove); err != nil {
+	if err := r.db.Commit(news, files, remove); err != nil {
 		if done, known := r.recorded(all); done || !known { // or the next start finds out
 			keep(staged)
 			return nil, changeError(staged, remove, err)
@@ -89,16 +93,13 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	return results, r.syncBins(true)
 }
 
-// checkApply refuses a change that would leave two packages providing one command, or a
-// package depending on one removed; and the removal of a package not installed.
-func (r *Root) checkApply(staged []*Staged, remove []string) error {
-	all, err := r.db.List()
-	if err != nil {
-		return err
-	}
-	next := make(map[string]*db.Package, len(all)+len(staged)) // what the root would hold
-	for i := range all {
-		next[all[i].Name] = &all[i]
+// checkApply refuses a change to recs, the installed packages, that would leave two
+// packages providing one command, or a package depending on one removed; and the removal
+// of a package not installed.
+func checkApply(recs []db.Package, staged []*Staged, remove []string) error {
+	next := make(map[string]*db.Package, len(recs)+len(staged)) // what the root would hold
+	for i := range recs {
+		next[recs[i].Name] = &recs[i]
 	}
 	for _, name := range remove {
 		if next[name] == nil {
@@ -165,7 +166,10 @@ func (r *Root) removeIntents(remove []string) ([]db.Intent, error) {
 // dropTrash deletes the trees removal intents moved to the trash, or the empty directories
 // reserved for them, unless an intent is still pending: then the next start decides.
 func (r *Root) dropTrash(ins []db.Intent) {
-	if done, _ := r.recorded(ins); len(ins) == 0 || !done {
+	if len(ins) == 0 {
+		return
+	}
+	if done, _ := r.recorded(ins); !done {
 		return
 	}
 	for _, in := range ins {
@@ -216,13 +220,13 @@ func changeError(staged []*Staged, remove []string, err error) error {
 	return fmt.Errorf("%s: %w", strings.Join(parts, "; "), err)
 }
 
-// intents notes what each staged package replaces, prepares its command links and returns
-// the intents of its commit.
-func (r *Root) intents(staged []*Staged) ([]db.Intent, error) {
+// intents notes what each staged package replaces among recs, prepares its command links
+// and returns the intents of its commit.
+func (r *Root) intents(recs []db.Package, staged []*Staged) ([]db.Intent, error) {
 	ins := make([]db.Intent, len(staged))
 	for i, s := range staged {
-		if old, err := r.db.Get(s.rec.Name); err == nil {
-			s.res.Previous = old.Version
+		if j := slices.IndexFunc(recs, func(p db.Package) bool { return p.Name == s.rec.Name }); j >= 0 {
+			s.res.Previous = recs[j].Version
 		}
 		ino, ok := inode(s.dir)
 		if !ok {

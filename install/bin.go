@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	"pkg/db"
@@ -30,9 +31,10 @@ func (r *Root) checkBins(p repo.Package) error {
 }
 
 // syncBins makes <root>/bin hold the links the database's packages declare: links into
-// pkgs/ that no package declares are removed, and with create the missing or different
-// ones are made; other files are left alone. Without create a link a package declares is
-// left as it is, missing or not, for verify to report.
+// pkgs/ that no package declares are removed, and with create, or when a link is being
+// prepared (a commit cut short), the missing or different ones are made; other files are
+// left alone. Otherwise a link a package declares is left as it is, missing or not, for
+// verify to report.
 func (r *Root) syncBins(create bool) error {
 	want, err := r.wantBins()
 	if err != nil {
@@ -42,11 +44,12 @@ func (r *Root) syncBins(create bool) error {
 	if err != nil {
 		return err
 	}
+	create = create || slices.ContainsFunc(ents, func(e os.DirEntry) bool { return pendingLink(e.Name()) })
 	var pending []string
 	for _, e := range ents {
 		t, err := os.Readlink(r.path("bin", e.Name()))
-		_, declared := want[e.Name()]
-		if err != nil || !strings.HasPrefix(t, "../pkgs/") || want[e.Name()] == t || declared && !create {
+		w, declared := want[e.Name()]
+		if err != nil || !strings.HasPrefix(t, "../pkgs/") || w == t || declared && !create {
 			delete(want, e.Name())
 			continue
 		}
@@ -58,12 +61,11 @@ func (r *Root) syncBins(create bool) error {
 			return err
 		}
 	}
-	for cmd, t := range want {
-		if !create {
-			break
-		}
-		if err := r.link(cmd, t); err != nil {
-			return err
+	if create {
+		for cmd, t := range want {
+			if err := r.link(cmd, t); err != nil {
+				return err
+			}
 		}
 	}
 	for _, name := range pending {

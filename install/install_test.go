@@ -262,13 +262,7 @@ func TestCloneShares(t *testing.T) {
 func TestReconcileBins(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "root")
-	reopen := func() {
-		r, err := Open(context.Background(), dir, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Close()
-	}
+	reopen := func() { openRoot(t, dir).Close() }
 	r := openRoot(t, dir)
 	if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
 		t.Fatal(err)

@@ -42,9 +42,10 @@ func openLock(dir string) (string, *os.File, error) {
 	return dir, f, nil
 }
 
-// tryLock takes the lock f if no other process holds it.
-func tryLock(f *os.File) (bool, error) {
-	err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+// tryLock takes the lock f, how being unix.LOCK_EX or LOCK_SH, if no other process holds it
+// in a way that excludes that.
+func tryLock(f *os.File, how int) (bool, error) {
+	err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
 	switch {
 	case err == nil:
 		return true, nil
@@ -61,7 +62,7 @@ func tryLock(f *os.File) (bool, error) {
 func waitLock(ctx context.Context, f *os.File, dir string, o Options) error {
 	deadline := time.Now().Add(o.LockTimeout)
 	for tries := 1; ; tries++ {
-		ok, err := tryLock(f)
+		ok, err := tryLock(f, unix.LOCK_EX)
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,30 +78,44 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 	return &Root{dir: dir, db: d, o: o, umask: umask()}, nil
 }
 
-// ErrNoRoot is returned by View for a directory that holds no root.
+// ErrNoRoot is returned by View and Exists for a directory that holds no root.
 var ErrNoRoot = errors.New("no root")
 
-// View calls fn with the root's database as the last commit left it, changing nothing and
-// creating nothing, so a user who cannot write the root can read it. It does not wait for
-// a command that is changing the root: fn then sees what was recorded before that command,
-// and busy is called first with what is known of it.
-func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) error) error {
+// Exists returns an ErrNoRoot error unless dir holds a root: a database, not an empty file
+// (its creation cut short, or under way).
+func Exists(dir string) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, ".pkg", "db")
-	if info, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || err == nil && info.Size() == 0 { // or being created
+	if info, err := os.Stat(filepath.Join(dir, ".pkg", "db")); errors.Is(err, fs.ErrNotExist) || err == nil && info.Size() == 0 {
 		return fmt.Errorf("%w at %s", ErrNoRoot, dir)
 	}
-	if lock, err := os.Open(filepath.Join(dir, ".pkg", "lock")); err == nil {
-		// A shared lock, released at once, only looks: others looking do not see it.
-		if errors.Is(unix.Flock(int(lock.Fd()), unix.LOCK_SH|unix.LOCK_NB), unix.EWOULDBLOCK) {
-			busy(readOwner(lock))
-		}
-		lock.Close()
+	return nil
+}
+
+// View calls fn with the root's database as the last commit left it, changing nothing and
+// creating nothing, so a user who cannot write the root can read it. It does not wait for
+// a command that is changing the root: fn then sees what was recorded before that command,
+// and busy, if not nil, is called first with what is known of it.
+func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) error) error {
+	if err := Exists(dir); err != nil {
+		return err
 	}
-	d, err := db.Open(path, db.Options{Timeout: o.LockTimeout})
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if busy != nil {
+		if lock, err := os.Open(filepath.Join(dir, ".pkg", "lock")); err == nil {
+			// A shared lock, released at once, only looks: others looking do not see it.
+			if locked, err := tryLock(lock, unix.LOCK_SH); err == nil && !locked {
+				busy(readOwner(lock))
+			}
+			lock.Close()
+		}
+	}
+	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout})
 	if err != nil {
 		return err
 	}
@@ -132,12 +145,9 @@ func (r *Root) pkgDir(name string) string { return r.path("pkgs", name) }
 // reconcile undoes every pending intent, makes bin/ agree with the database, and empties
 // staging and trash. An intent still present means its database record was not written,
 // so the database describes the tree that was there before; putting that tree back is
-// always possible and always consistent. Links no package declares are always removed;
-// missing or different ones are made only after an interrupted command (an intent, a
-// staging or trash entry, or a link being prepared, which a commit leaves until its links
-// are done), so that one deleted by hand stays missing for verify to report. bin/ is
-// synced before staging and trash are emptied, so that a start interrupted in between
-// still finds them.
+// always possible and always consistent. A commit leaves an intent, staging or trash
+// until its links are done: finding one, bin/ is synced in full, and before they are
+// emptied, so that a start cut short in between finds them again.
 func (r *Root) reconcile() error {
 	ins, err := r.db.Intents()
 	if err != nil {
@@ -149,13 +159,12 @@ func (r *Root) reconcile() error {
 		}
 	}
 	interrupted := len(ins) > 0
-	for _, d := range []string{".pkg/staging", ".pkg/trash", "bin"} {
+	for _, d := range []string{".pkg/staging", ".pkg/trash"} {
 		ents, err := os.ReadDir(r.path(d))
 		if err != nil {
 			return err
 		}
-		interrupted = interrupted || d != "bin" && len(ents) > 0 ||
-			slices.ContainsFunc(ents, func(e os.DirEntry) bool { return pendingLink(e.Name()) })
+		interrupted = interrupted || len(ents) > 0
 	}
 	if err := r.syncBins(interrupted); err != nil {
 		return err

@@ -43,14 +43,14 @@ const verifyChunk = 256 // files of one directory checked by one job
 // each missing and each extra file, sorted by package and path. Files are checked on several
 // goroutines, each directory relative to a descriptor that no symlink led to.
 func (r *Root) Verify(names ...string) ([]Problem, error) {
-	pkgs, err := r.packages(names)
+	pkgs, files, err := r.db.Installed(names...) // one transaction: one state, without the lock too
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("verify: %w", err)
 	}
 	v := &verifier{}
 	defer v.close()
 	for i := range pkgs {
-		if err := v.add(r, &pkgs[i]); err != nil {
+		if err := v.add(r, &pkgs[i], files[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -65,25 +65,6 @@ func (r *Root) Verify(names ...string) ([]Problem, error) {
 		return strings.Compare(a.Path, b.Path)
 	})
 	return problems, nil
-}
-
-// packages returns the records of the named packages, or of all when names is empty.
-func (r *Root) packages(names []string) ([]db.Package, error) {
-	if len(names) == 0 {
-		return r.db.List()
-	}
-	pkgs := make([]db.Package, 0, len(names))
-	for _, name := range names {
-		p, err := r.db.Get(name)
-		if errors.Is(err, db.ErrNotInstalled) {
-			return nil, fmt.Errorf("verify %s: not installed", name)
-		}
-		if err != nil {
-			return nil, err
-		}
-		pkgs = append(pkgs, *p)
-	}
-	return pkgs, nil
 }
 
 // verifier checks the files of several packages, a directory or part of one per job.
@@ -111,11 +92,7 @@ type verifyJob struct {
 	problems []Problem
 }
 
-func (v *verifier) add(r *Root, p *db.Package) error {
-	files, err := r.db.Files(p.Name)
-	if err != nil {
-		return err
-	}
+func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
 	v.problems = append(v.problems, checkBinLinks(r, p)...)
 	fd, err := unix.Open(r.pkgDir(p.Name), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {

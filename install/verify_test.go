@@ -2,12 +2,15 @@ package install
 
 import (
 	"archive/tar"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"pkg/db"
 )
 
 // TestVerify installs a package, damages its tree one way per case, and checks that Verify
@@ -89,7 +92,7 @@ func TestVerify(t *testing.T) {
 func TestVerifyNotInstalled(t *testing.T) {
 	r := openRoot(t, t.TempDir())
 	defer r.Close()
-	if _, err := r.Verify("nope"); err == nil || err.Error() != "verify nope: not installed" {
+	if _, err := r.Verify("nope"); !errors.Is(err, db.ErrNotInstalled) || !strings.HasSuffix(err.Error(), ": nope") {
 		t.Errorf("Verify(nope) = %v", err)
 	}
 	if problems, err := r.Verify(); err != nil || len(problems) != 0 {

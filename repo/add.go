@@ -82,7 +82,7 @@ func place(dir, archivePath string, p *Package, s *Signer) (Meta, error) {
 
 // cycleWith returns the dependency cycle, as "name version" from p back to p, that
 // installing p would run into once ix holds it, each dependency taken at the newest
-// version it allows, as install prefers; or nil. Install refuses a cycle.
+// version it alone allows; or nil. Install refuses a cycle.
 func (ix *Index) cycleWith(p Package) []string {
 	next := &Index{Packages: slices.Clone(ix.Packages)}
 	next.put(p)
@@ -104,8 +104,9 @@ func (ix *Index) cycleWith(p Package) []string {
 			if i < 0 || seen[all[d.Name][i].id()] {
 				continue
 			}
-			seen[all[d.Name][i].id()] = true
-			if walk(all[d.Name][i]) {
+			dep := all[d.Name][i]
+			seen[dep.id()] = true
+			if walk(dep) {
 				return true
 			}
 		}

@@ -252,7 +252,7 @@ func jsonError(data []byte, err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
-	case err.Error() == "unexpected end of JSON input":
+	case err.Error() == "unexpected end of JSON input": // encoding/json has no value for it
 		return fmt.Errorf("JSON ends early, after %d bytes (truncated?)", len(data))
 	case errors.As(err, &se):
 		off = se.Offset
@@ -264,5 +264,5 @@ func jsonError(data []byte, err error) error {
 	before := data[:min(max(off, 0), int64(len(data)))]
 	line := bytes.Count(before, []byte("\n")) + 1
 	col := len(before) - bytes.LastIndexByte(before, '\n')
-	return fmt.Errorf("line %d, column %d: %w", line, col, err)
+	return fmt.Errorf("line %d, column %d: %v", line, col, err)
 }

@@ -37,7 +37,7 @@ type lockFile struct {
 	Lockfile int         `json:"lockfile"`
 	Repo     string      `json:"repo"`
 	Inputs   string      `json:"inputs"`
-	Locked   string      `json:"locked,omitempty"` // Digest of the packages; older lockfiles lack it
+	Locked   string      `json:"locked,omitempty"` // digest of the packages; older lockfiles lack it
 	Requires []string    `json:"requires"`
 	Packages []lockEntry `json:"packages"`
 }
@@ -85,16 +85,27 @@ func Inputs(reqs []Requirement) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-// Digest returns the digest of pkgs as a lockfile records it in "locked": "sha256:" and the
-// hex sha256 of each package's line as Encode writes it, without its URL (which a user may
-// point at a mirror), in name order, each ending in a newline.
-func Digest(pkgs []Package) string {
-	ps := slices.Clone(pkgs)
-	slices.SortFunc(ps, func(a, b Package) int { return strings.Compare(a.Name, b.Name) })
+// entryOf is p as a lockfile line.
+func entryOf(p Package) lockEntry {
+	return lockEntry{Name: p.Name, Version: p.Version, URL: p.Archive, Size: p.Size, SHA256: p.SHA256,
+		Depends: p.Depends, Bin: p.Bin, InstalledSize: p.InstalledSize, Files: p.Files}
+}
+
+// pkg is the package a lockfile line locks.
+func (e lockEntry) pkg() Package {
+	return Package{Name: e.Name, Version: e.Version, Archive: e.URL, Size: e.Size, SHA256: e.SHA256,
+		Depends: e.Depends, Bin: e.Bin, InstalledSize: e.InstalledSize, Files: e.Files}
+}
+
+// digest returns what a lockfile records in "locked" for pkgs, sorted by name as a lock's
+// are: "sha256:" and the hex sha256 of each package's line as Encode writes it, without its
+// URL (which a user may point at a mirror), each ending in a newline.
+func digest(pkgs []Package) string {
 	h := sha256.New()
-	for _, p := range ps {
-		io.WriteString(h, jsonText(lockEntry{Name: p.Name, Version: p.Version, Size: p.Size, SHA256: p.SHA256,
-			Depends: p.Depends, Bin: p.Bin, InstalledSize: p.InstalledSize, Files: p.Files})+"\n")
+	for _, p := range pkgs {
+		e := entryOf(p)
+		e.URL = ""
+		io.WriteString(h, jsonText(e)+"\n")
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
@@ -150,13 +161,12 @@ func (l *Lock) Outdated(ix *Index) error {
 
 // Encode writes l as the lockfile's JSON.
 func (l *Lock) Encode(w io.Writer) error {
-	lf := lockFile{Lockfile: lockFormat, Repo: l.Repo, Inputs: Inputs(l.Requires), Locked: Digest(l.Packages)}
+	lf := lockFile{Lockfile: lockFormat, Repo: l.Repo, Inputs: Inputs(l.Requires), Locked: digest(l.Packages)}
 	for _, r := range l.Requires {
 		lf.Requires = append(lf.Requires, r.String())
 	}
 	for _, p := range l.Packages {
-		lf.Packages = append(lf.Packages, lockEntry{Name: p.Name, Version: p.Version, URL: p.Archive,
-			Size: p.Size, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, InstalledSize: p.InstalledSize, Files: p.Files})
+		lf.Packages = append(lf.Packages, entryOf(p))
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "{\n  \"lockfile\": %d,\n  \"repo\": %s,\n  \"inputs\": %s,\n  \"locked\": %s,\n", lf.Lockfile,
@@ -265,8 +275,7 @@ func parseLock(data []byte) (*Lock, error) {
 		return nil, fmt.Errorf("inputs %s are not the digest of its requires (%s): edited by hand? run pkg lock", lf.Inputs, got)
 	}
 	for i, e := range lf.Packages {
-		p := Package{Name: e.Name, Version: e.Version, Archive: e.URL, Size: e.Size, SHA256: e.SHA256,
-			Depends: e.Depends, Bin: e.Bin, InstalledSize: e.InstalledSize, Files: e.Files}
+		p := e.pkg()
 		if err := checkLocked(&p); err != nil {
 			return nil, fmt.Errorf("packages[%d]: %v", i, err)
 		}
@@ -275,8 +284,10 @@ func parseLock(data []byte) (*Lock, error) {
 		}
 		l.Packages = append(l.Packages, p)
 	}
-	if got := Digest(l.Packages); lf.Locked != "" && got != lf.Locked {
-		return nil, fmt.Errorf("locked %s is not the digest of its packages (%s): edited by hand? run pkg lock", lf.Locked, got)
+	if lf.Locked != "" {
+		if got := digest(l.Packages); got != lf.Locked {
+			return nil, fmt.Errorf("locked %s is not the digest of its packages (%s): edited by hand? run pkg lock", lf.Locked, got)
+		}
 	}
 	return l, nil
 }

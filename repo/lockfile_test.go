@@ -130,6 +130,9 @@ func TestParseLockRefuses(t *testing.T) {
 	// Without the digest of its packages, as older lockfiles are, so that the checks
 	// below it are reached.
 	good := regexp.MustCompile(`(?m)^  "locked": .*\n`).ReplaceAllString(full, "")
+	if good == full {
+		t.Fatalf("no locked digest in the lockfile:\n%s", full)
+	}
 	appLine := `{"name":"app","version":"1.0","url":"https://example.com/repo/app-1.0.tar","size":0,"sha256":"` + testSum + `","depends":["lib>=1,<2"]}`
 	libLine := `{"name":"lib","version":"1.5","url":"https://example.com/repo/lib-1.5.tar","size":0,"sha256":"` + testSum + `"}`
 	tests := []struct {
@@ -164,9 +167,6 @@ func TestParseLockRefuses(t *testing.T) {
 				t.Errorf("ParseLock: got error %v, want one starting repo: lockfile: and holding %q", err, tt.want)
 			}
 		})
-	}
-	if good == full {
-		t.Fatalf("no locked digest in the lockfile:\n%s", full)
 	}
 	if _, err := ParseLock([]byte(good)); err != nil {
 		t.Errorf("ParseLock of a lockfile without a locked digest: %v", err)

@@ -24,22 +24,27 @@ func (ix *Index) Lookup(r Requirement) (Package, error) {
 	return Package{}, fmt.Errorf("repo: no version of %q satisfies %s; %s", r.Name, r, offered(vs))
 }
 
-// missing says that the index has no package name, and names the packages Similar finds.
+// missing says that the index has no package name, and names the packages it may mean.
 func missing(name string, all map[string][]Package) string {
-	msg := fmt.Sprintf("package %q not found", name)
-	found := Similar(name, slices.Collect(maps.Keys(all)))
+	return fmt.Sprintf("package %q not found", name) + DidYouMean(name, slices.Collect(maps.Keys(all)))
+}
+
+// DidYouMean returns `; did you mean "a" or "b"?` for the names close to name, a name
+// not found among names, or "" when none is.
+func DidYouMean(name string, names []string) string {
+	found := similar(name, names)
 	if len(found) == 0 {
-		return msg
+		return ""
 	}
 	for i, n := range found {
 		found[i] = strconv.Quote(n)
 	}
-	return msg + "; did you mean " + joinList(found, "or") + "?"
+	return "; did you mean " + joinList(found, "or") + "?"
 }
 
-// Similar returns up to three of names that are close to name (a misspelling) or contain
-// it, closest first: what a "did you mean" offers.
-func Similar(name string, names []string) []string {
+// similar returns up to three of names that are close to name (a misspelling) or contain
+// it, closest first.
+func similar(name string, names []string) []string {
 	type candidate struct {
 		name string
 		d    int

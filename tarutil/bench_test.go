@@ -161,6 +161,7 @@ func BenchmarkWriteOffset(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			f := tempFile(b)
 			buf := make([]byte, copyBufSize)
+			b.ReportAllocs()
 			const total = 320 << 20
 			b.SetBytes(total)
 			for b.Loop() {

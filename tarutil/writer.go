@@ -19,8 +19,9 @@ const (
 	paxHeaderName = "PaxHeader"
 )
 
-// The copy buffer is larger than the stream buffer, so bufio.Writer hands
-// member data straight to the file instead of copying it (DESIGN.md Lessons §1).
+// The copy buffer is larger than the stream buffer, so bufio.Writer hands the data of a
+// member under copyBufSize straight to the file instead of copying it (DESIGN.md Lessons
+// §1); larger members skip it (writeDirect).
 const _ = uint(copyBufSize - streamBufSize - 1)
 
 // Fields of a ustar header block (POSIX.1-2001, pax "ustar Interchange Format").
@@ -167,18 +168,16 @@ func (e *encoder) paxRecords(name string, m *Member, mtime int64) {
 const hashAsideMin = 1 << 20 // 1 MiB
 
 // hashAhead is how many pooled buffers a member hashed aside has in flight: the copy runs
-// that far ahead of the hash, so neither waits for the other to be woken for each chunk
-// (BenchmarkAlign/40x8MiB, test binaries built with each value run in turn five times,
-// medians: 386 ms per op with two, 265 with four; eight or sixteen did no better).
+// that far ahead of the hash, so neither waits for the other to be woken for each chunk.
+// Two measured far slower in BenchmarkAlign/40x8MiB, eight or sixteen no faster.
 const hashAhead = 4
 
 // copyLarge copies size bytes of r, a member of copyBufSize bytes or more, past the stream
 // buffer to the file, in writes that start on copyBufSize boundaries of the output after a
-// first one that reaches a boundary: the page cache takes those at about half the cost of
-// writes that straddle them (large folios; BenchmarkWriteOffset on this project's ext4,
-// kernel 6.18: 128 ms on boundaries, 260-310 ms 4 KiB past them). The data are hashed into
-// h, from hashAsideMin bytes on the encoder's hashing goroutine. The member's pooled
-// buffers go back to their pool once it is hashed.
+// first one that reaches a boundary: the page cache takes those cheaper than writes that
+// straddle them (large folios; BenchmarkWriteOffset). The data are hashed into h, from
+// hashAsideMin bytes on the encoder's hashing goroutine. The member's pooled buffers go
+// back to their pool once it is hashed.
 func (e *encoder) copyLarge(r io.Reader, size int64, h hash.Hash) error {
 	if size < hashAsideMin {
 		bp := copyPool.Get().(*[]byte)

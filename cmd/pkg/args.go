@@ -67,18 +67,11 @@ func needInstalled(op string, names []string, installed []db.Package) error {
 }
 
 // didYouMean offers the installed packages whose names are close to name, a name not
-// installed: "; did you mean hello?", or "" when none is.
+// installed, as repo.DidYouMean does.
 func didYouMean(name string, installed []db.Package) string {
 	names := make([]string, len(installed))
 	for i, p := range installed {
 		names[i] = p.Name
 	}
-	s := repo.Similar(name, names)
-	if len(s) == 0 {
-		return ""
-	}
-	if len(s) > 1 {
-		s = []string{strings.Join(s[:len(s)-1], ", "), s[len(s)-1]}
-	}
-	return "; did you mean " + strings.Join(s, " or ") + "?"
+	return repo.DidYouMean(name, names)
 }

@@ -66,12 +66,12 @@ func TestDidYouMean(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.ok("install", "hello")
 	for _, cmd := range []string{"remove", "upgrade", "info", "files", "verify"} {
-		want := "pkg: " + cmd + " helo: not installed; did you mean hello?\n"
+		want := "pkg: " + cmd + " helo: not installed; did you mean \"hello\"?\n"
 		if _, stderr, code := e.pkg(cmd, "helo"); code != 1 || !strings.HasSuffix(stderr, want) {
 			t.Errorf("%s helo: exit %d, %q; want 1 and %q", cmd, code, stderr, want)
 		}
 	}
-	if _, stderr, code := e.pkg("remove", "hello", "libgret"); code != 1 || !strings.HasSuffix(stderr, "remove libgret: not installed; did you mean libgreet?\n") {
+	if _, stderr, code := e.pkg("remove", "hello", "libgret"); code != 1 || !strings.HasSuffix(stderr, "remove libgret: not installed; did you mean \"libgreet\"?\n") {
 		t.Errorf("remove hello libgret: exit %d, %q", code, stderr)
 	}
 	if _, stderr, _ := e.pkg("info", "fortunes"); !strings.HasSuffix(stderr, "info fortunes: not installed (try 'pkg search fortunes')\n") {

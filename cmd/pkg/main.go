@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -358,12 +357,8 @@ func openRoot(c *cli.Context) (*install.Root, error) {
 // upgrade, cache prune), a root where nothing was ever installed: a mistyped --root must
 // not pass as an empty root, nor be created.
 func rootExists(c *cli.Context) error {
-	dir, err := filepath.Abs(c.String("root"))
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(filepath.Join(dir, ".pkg", "db")); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w at %s: nothing was ever installed there (check --root or PKG_ROOT)", install.ErrNoRoot, dir)
+	if err := install.Exists(c.String("root")); err != nil {
+		return fmt.Errorf("%w: nothing was ever installed there (check --root or PKG_ROOT)", err)
 	}
 	return nil
 }
@@ -380,7 +375,7 @@ func viewRoot(c *cli.Context, fn func(d *db.DB) error) error {
 // peekRoot calls fn with the root's database as viewRoot does, silently, and not at all
 // where there is no root yet.
 func peekRoot(c *cli.Context, fn func(d *db.DB) error) error {
-	err := install.View(c.String("root"), rootOptions(c), func(string) {}, fn)
+	err := install.View(c.String("root"), rootOptions(c), nil, fn)
 	if errors.Is(err, install.ErrNoRoot) {
 		return nil
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -80,7 +79,7 @@ func upgradeAction(c *cli.Context) error {
 func heldReason(h repo.Held) string {
 	switch {
 	case h.Newest != "":
-		return fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, strings.TrimPrefix(h.Reason.Error(), "repo: "))
+		return fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, userText(h.Reason))
 	case h.Older != "":
 		return fmt.Sprintf("the repository offers only older versions (newest %s)", h.Older)
 	}

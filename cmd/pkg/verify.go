@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"pkg/install"
-
 	"github.com/urfave/cli/v2"
+
+	"pkg/install"
 )
 
 func verifyCommand() *cli.Command {

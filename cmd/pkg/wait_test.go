@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,11 +50,11 @@ func TestLockWaiting(t *testing.T) {
 	}
 	checkDBEmpty(t, e.root)
 
-	time.AfterFunc(300*time.Millisecond, release)
-	start = time.Now()
-	out, stderr, code := e.pkg("install", "hello")
-	if elapsed := time.Since(start); code != 0 || !strings.Contains(stderr, waiting) || !strings.Contains(out, "installed hello") || elapsed < 300*time.Millisecond {
-		t.Errorf("with the lock freed after 300ms: exit %d after %v, stdout %q, stderr %q", code, elapsed, out, stderr)
+	var out bytes.Buffer
+	er := &releaseOn{want: waiting, release: release}
+	code = run([]string{"pkg", "--root", e.root, "--cache", e.cache, "--repo", e.repo, "install", "hello"}, &out, er)
+	if code != 0 || !strings.Contains(er.String(), waiting) || !strings.Contains(out.String(), "installed hello") {
+		t.Errorf("with the lock freed once pkg waits: exit %d, stdout %q, stderr %q", code, out.String(), er.String())
 	}
 	if _, stderr, _ := e.pkg("list"); strings.Contains(stderr, "waiting") {
 		t.Errorf("list after the holder closed: %q", stderr)
@@ -76,4 +78,20 @@ func TestLockWaiting(t *testing.T) {
 		!strings.Contains(stderr, "no repository at") {
 		t.Errorf("install from a missing repository with the lock held: exit %d, stderr %q", code, stderr)
 	}
+}
+
+// releaseOn collects what pkg writes and calls release once it has written want.
+type releaseOn struct {
+	bytes.Buffer
+	want    string
+	release func()
+	once    sync.Once
+}
+
+func (w *releaseOn) Write(p []byte) (int, error) {
+	n, err := w.Buffer.Write(p)
+	if strings.Contains(w.String(), w.want) {
+		w.once.Do(w.release)
+	}
+	return n, err
 }

@@ -4,8 +4,6 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
-
-	"pkg/internal/durable"
 )
 
 // Fill grows the file path, creating it if needed, so that about leave bytes of its
@@ -19,7 +17,7 @@ func Fill(path string, leave int64) error {
 		return err
 	}
 	defer f.Close()
-	if err := durable.FS(path); err != nil {
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
 		return err
 	}
 	info, err := f.Stat()

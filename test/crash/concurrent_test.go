@@ -2,7 +2,6 @@ package crash
 
 import (
 	"bytes"
-	"context"
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
@@ -10,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"pkg/install"
 	"pkg/internal/testfs"
 )
 
@@ -35,11 +33,7 @@ func TestConcurrent(t *testing.T) {
 		appSpec("a", "1", 300, "base>=1.0"), appSpec("a", "2", 300, "base>=1.0", "extra"),
 		appSpec("b", "1", 200, "base"), appSpec("c", "1", 200, "a"), appSpec("d", "1", 400))
 	e := &env{t: t, bin: buildPkg(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
-	r, err := install.Open(context.Background(), e.root, install.Options{}) // verify and remove want a root
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Close()
+	e.initRoot() // verify and remove want a root
 	commands := [][]string{
 		{"install", "a@1"}, {"install", "a@2"}, {"install", "b"}, {"install", "c"}, {"install", "d"},
 		{"install", "b", "d"}, {"remove", "a"}, {"remove", "c", "a"}, {"remove", "b"}, {"remove", "d"},

@@ -1,6 +1,7 @@
 package crash
 
 import (
+	"bufio"
 	"bytes"
 	"net/http"
 	"net/http/httptest"
@@ -89,18 +90,24 @@ func TestInterrupt(t *testing.T) {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	var er bytes.Buffer
-	c := e.command("install", "app")
-	c.Stderr = &er
+	c := e.command("--lock-timeout", "30s", "install", "app") // gives up, not hangs, if it never says it waits
+	stderr, err := c.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
-	c.Process.Signal(syscall.SIGINT)
-	start := time.Now()
+	var lines []string
+	for sc := bufio.NewScanner(stderr); sc.Scan(); { // until pkg says it waits
+		if lines = append(lines, sc.Text()); waitingLine.MatchString(sc.Text()) {
+			c.Process.Signal(syscall.SIGINT)
+		}
+	}
 	c.Wait()
-	if code := c.ProcessState.ExitCode(); code != 130 || time.Since(start) > 5*time.Second || !strings.HasSuffix(er.String(), "pkg: interrupted\n") {
-		t.Errorf("SIGINT while waiting for the lock: exit %d after %v, stderr %q", code, time.Since(start), er.String())
+	if code := c.ProcessState.ExitCode(); code != 130 || len(lines) < 2 || lines[len(lines)-1] != "pkg: interrupted" ||
+		!waitingLine.MatchString(lines[len(lines)-2]) {
+		t.Errorf("SIGINT while waiting for the lock: exit %d, stderr %q", code, lines)
 	}
 	lock.Close()
 

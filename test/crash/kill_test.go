@@ -2,7 +2,6 @@ package crash
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"maps"
@@ -17,7 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
-	"pkg/install"
 	"pkg/internal/testfs"
 )
 
@@ -56,11 +54,7 @@ func TestKill(t *testing.T) {
 	}
 	k := &killer{e: e, w: w, rng: rand.New(rand.NewPCG(s, s>>1)), cur: state{},
 		dur: map[string]time.Duration{}, events: map[string]int64{}, phases: map[string]int{}}
-	r, err := install.Open(context.Background(), e.root, install.Options{}) // creates the root
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Close()
+	e.initRoot()
 	e.ok("fetch", "app@1")
 	e.ok("fetch", "app@2")
 	for _, kind := range []string{"install", "upgrade", "downgrade", "remove", "install"} {

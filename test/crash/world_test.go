@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
@@ -20,6 +21,7 @@ import (
 
 	"pkg/db"
 	"pkg/fetch"
+	"pkg/install"
 	"pkg/repo"
 )
 
@@ -263,6 +265,16 @@ type env struct {
 func (e *env) command(args ...string) *exec.Cmd {
 	full := append([]string{"--root", e.root, "--cache", e.cache, "--repo", e.repo}, args...)
 	return exec.Command(e.bin, full...)
+}
+
+// initRoot creates the env's root, empty, as a first install would.
+func (e *env) initRoot() {
+	e.t.Helper()
+	r, err := install.Open(context.Background(), e.root, install.Options{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r.Close()
 }
 
 // run runs pkg and returns its output and exit code.
