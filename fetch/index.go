@@ -60,7 +60,7 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 	}
 	fresh, where, err := s.readIndex(ctx, saved)
 	if err != nil {
-		if errors.Is(err, ErrUnreachable) || errors.Is(err, errNoIndex) {
+		if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrNoRepository) {
 			err = fmt.Errorf("%w%s", err, s.offlineNote(saved, path, known))
 		}
 		return nil, trust.Result{}, fmt.Errorf("fetch: %w", err)
@@ -77,9 +77,6 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 	}
 	return ix, res, nil
 }
-
-// errNoIndex is a repository location that serves no index.json.
-var errNoIndex = errors.New("index.json")
 
 // offlineNote tells, after the repository could not be reached, that an offline source
 // would use the copy kept, and how current it is; "" when there is none it would believe.
@@ -196,7 +193,7 @@ func (s *Source) readIndexFile(ctx context.Context, saved *savedIndex) (*savedIn
 	if s.base == nil {
 		f, err := os.Open(where)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, where, fmt.Errorf("no repository at %s: %s does not exist (check --repo or PKG_REPO)", s.dir, where)
+			return nil, where, noRepository(fmt.Sprintf("no repository at %s: %s does not exist", s.dir, where))
 		} else if err != nil {
 			return nil, where, err
 		}
@@ -245,7 +242,7 @@ func (s *Source) getIndex(ctx context.Context, u *url.URL, h http.Header, fresh 
 		return true, nil
 	case http.StatusOK:
 	case http.StatusNotFound, http.StatusGone:
-		return false, fmt.Errorf("no repository at %s: %w: %s (check --repo or PKG_REPO)", s.base.Redacted(), errNoIndex, resp.Status)
+		return false, noRepository(fmt.Sprintf("no repository at %s: index.json: %s", s.base.Redacted(), resp.Status))
 	default:
 		return false, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
 	}

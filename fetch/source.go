@@ -26,6 +26,15 @@ import (
 // ErrOffline is returned for what an offline source cannot get from the cache.
 var ErrOffline = errors.New("fetch: offline")
 
+// ErrNoRepository is what the error for a location that serves no index.json is.
+var ErrNoRepository = errors.New("fetch: no repository")
+
+// noRepository is an ErrNoRepository that says where.
+type noRepository string
+
+func (e noRepository) Error() string        { return string(e) }
+func (e noRepository) Is(target error) bool { return target == ErrNoRepository }
+
 // ErrUnreachable is wrapped in the error of a request that failed on every attempt in a
 // way that may pass later: no connection, no answer in time, a body cut short, a 5xx status.
 var ErrUnreachable = errors.New("fetch: repository unreachable")

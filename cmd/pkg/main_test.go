@@ -346,7 +346,8 @@ func TestUsage(t *testing.T) {
 		t.Errorf("--version: exit %d, %q", code, out)
 	}
 	missing := filepath.Join(t.TempDir(), "nope")
-	if _, stderr, code := e.pkg("--repo", missing, "search"); code != 1 || !strings.Contains(stderr, "no repository at "+missing) {
+	if _, stderr, code := e.pkg("--repo", missing, "search"); code != 1 || !strings.Contains(stderr, "no repository at "+missing) ||
+		!strings.Contains(stderr, "pkg: hint: check --repo (PKG_REPO)") {
 		t.Errorf("search in a missing repository: exit %d, %q", code, stderr)
 	}
 	if _, stderr, code := e.pkg("sync", "-f", missing); code != 1 || !strings.Contains(stderr, "no lockfile "+missing+": 'pkg lock NAME...' writes one") {

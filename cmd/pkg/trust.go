@@ -191,6 +191,7 @@ var trustHints = []struct {
 	hint string
 }{
 	{fetch.ErrUnreachable, "check the network, and that the server at --repo (PKG_REPO) is up"},
+	{fetch.ErrNoRepository, "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
 	{errNotVerified, "pass the publisher's key with --trusted-key or in the root's .pkg/trusted-keys (if the repository really stopped signing, run 'pkg --repo URL repo forget')"},
 	{trust.ErrUnsigned, "ask the publisher to sign the repository (pkg repo sign); if it is signed, something on the way removed its index.json.sig"},
 	{trust.ErrUntrusted, "get the publisher's public key (pkg-ed25519:...) from them and pass it with --trusted-key, or add it to the root's .pkg/trusted-keys; if they changed keys, trust the new one"},
