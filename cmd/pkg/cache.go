@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -37,6 +40,9 @@ func cacheCommand() *cli.Command {
 func cacheListAction(c *cli.Context) error {
 	if err := maxArgs(c, 0); err != nil {
 		return err
+	}
+	if cacheMissing(c) {
+		return nil
 	}
 	cache, err := fetch.OpenCache(c.String("cache"))
 	if err != nil {
@@ -79,6 +85,9 @@ func cachePruneAction(c *cli.Context) error {
 
 // cacheRemove removes the entries keep refuses and says how many and how much.
 func cacheRemove(c *cli.Context, keep func(fetch.Entry) bool, why string) error {
+	if cacheMissing(c) {
+		return nil
+	}
 	cache, err := fetch.OpenCache(c.String("cache"))
 	if err != nil {
 		return err
@@ -92,4 +101,15 @@ func cacheRemove(c *cli.Context, keep func(fetch.Entry) bool, why string) error 
 		say(c, "removed %s%s, %s", count(len(removed), "cached package"), why, size(n))
 	}
 	return err
+}
+
+// cacheMissing reports, with a note, that the cache directory does not exist: the cache
+// commands then have nothing to show or remove, and make no directory.
+func cacheMissing(c *cli.Context) bool {
+	dir := c.String("cache")
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	note(c, "nothing is cached: no cache at %s", dir)
+	return true
 }

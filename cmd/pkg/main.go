@@ -81,7 +81,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if used != "" {
 			usage = "pkg " + used + " --help"
 		}
-		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: run '%s' for usage\n", flagError.ReplaceAllStringFunc(userText(err), flagAsTyped), usage)
+		msg := flagError.ReplaceAllStringFunc(userText(err), flagAsTyped)
+		if m := envError.FindStringSubmatch(msg); m != nil {
+			fmt.Fprintf(stderr, "pkg: environment variable %s=%s is not a boolean\npkg: hint: set it to 1 or 0 (true and false work too), or unset it\n", m[2], m[1])
+			return 2
+		}
+		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: run '%s' for usage\n", msg, usage)
 		return 2
 	default:
 		fmt.Fprintf(stderr, "pkg: %s\n", userText(err))
@@ -142,6 +147,10 @@ func onUsageError(_ *cli.Context, err error, _ bool) error { return &usageError{
 // flagError is how the flag package words an unknown flag and one missing its value, naming
 // the flag with one dash whichever the user typed.
 var flagError = regexp.MustCompile(`(flag provided but not defined|flag needs an argument): -+(\S+)`)
+
+// envError is how urfave/cli words an environment variable that does not parse as a
+// boolean flag's value (strconv.ParseBool).
+var envError = regexp.MustCompile(`could not parse ("[^"]*") as bool value from environment variable "(\w+)"`)
 
 // flagAsTyped rewrites a flagError match in the forms pkg's own flags take, "-x" or "--name":
 // "unknown flag --name", "flag --name needs a value".

@@ -448,3 +448,14 @@ func TestUsageHint(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvNotBoolean checks that a boolean environment variable pkg cannot read is named,
+// with its value and what it takes.
+func TestEnvNotBoolean(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	t.Setenv("PKG_OFFLINE", "yes")
+	want := "pkg: environment variable PKG_OFFLINE=\"yes\" is not a boolean\npkg: hint: set it to 1 or 0 (true and false work too), or unset it\n"
+	if _, stderr, code := e.pkg("list"); code != 2 || stderr != want {
+		t.Errorf("PKG_OFFLINE=yes pkg list: exit %d, %q; want 2 and %q", code, stderr, want)
+	}
+}
