@@ -11,11 +11,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"pkg/internal/durable"
 )
 
 // Package is the record of one installed package.
@@ -74,20 +77,49 @@ type Options struct {
 	Timeout time.Duration // how long a transaction waits for another process's; 0 waits forever
 }
 
-// Open returns the database at path, creating it if it does not exist or is empty (its
-// creation was cut short: bbolt writes its first pages after creating the file).
+// minSize is the size of the smallest whole database: bbolt creates one with four pages
+// (two meta pages, a freelist, a leaf) of the system's page size, at least 4 KiB on Linux.
+// A first commit makes the file larger.
+const minSize = 4 * 4096
+
+// Open returns the database at path, creating it if it does not exist. A file smaller than
+// any whole database is the creation of an older pkg cut short (it wrote the new file in
+// place; bbolt would fault reading it), nothing was ever committed to it, and it is
+// created again.
 func Open(path string, o Options) (*DB, error) {
 	d := &DB{path: path, timeout: o.Timeout}
-	if info, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || err == nil && info.Size() == 0 {
-		b, err := d.open(false)
-		if err != nil {
-			return nil, err
-		}
-		if err := b.Close(); err != nil {
+	if info, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || err == nil && info.Size() < minSize {
+		if err := d.create(); err != nil {
 			return nil, fmt.Errorf("db: create %s: %w", path, err)
 		}
 	}
 	return d, nil
+}
+
+// Incomplete reports whether the file at path is too small to be a whole database: a
+// creation cut short, which Open creates again.
+func Incomplete(info fs.FileInfo) bool { return info.Size() < minSize }
+
+// create makes an empty database under a temporary name and renames it to d.path, so that
+// a creation cut short, by a crash or a full disk, leaves no partial database. The caller
+// holds the root's lock, so the temporary name is its own.
+func (d *DB) create() error {
+	tmp := d.path + ".new"
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	b, err := bolt.Open(tmp, 0o644, &bolt.Options{Timeout: d.timeout})
+	if err == nil {
+		err = b.Close()
+	}
+	if err == nil {
+		err = os.Rename(tmp, d.path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return durable.Path(filepath.Dir(d.path))
 }
 
 // open opens the file for one transaction, waiting for other processes' transactions:

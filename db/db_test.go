@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"pkg/internal/testfs"
 )
 
 func open(t *testing.T, path string) *DB {
@@ -169,13 +172,38 @@ func TestNewDatabaseReads(t *testing.T) {
 // TestOpenEmptyFile checks that a database file left empty by a creation cut short is
 // created again rather than refused.
 func TestOpenEmptyFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "db")
-	if err := os.WriteFile(path, nil, 0o644); err != nil {
-		t.Fatal(err)
+	// An older pkg created the database in place: a creation cut short left an empty file,
+	// or the first pages of one (a full disk), which bbolt faults reading.
+	for _, size := range []int{0, 8192, minSize - 1} {
+		path := filepath.Join(t.TempDir(), "db")
+		if err := os.WriteFile(path, make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := open(t, path)
+		if ps, err := d.List(); err != nil || len(ps) != 0 {
+			t.Errorf("List of a database created over a file of %d bytes: %v, %v", size, ps, err)
+		}
 	}
-	d := open(t, path)
-	if ps, err := d.List(); err != nil || len(ps) != 0 {
-		t.Errorf("List of a database created over an empty file: %v, %v", ps, err)
+}
+
+// TestCreateFull checks that a database whose creation fails for want of space leaves no
+// file behind, and is created once there is space.
+func TestCreateFull(t *testing.T) {
+	dir := testfs.Tmpfs(t, 12<<10) // three pages of the four an empty database takes
+	path := filepath.Join(dir, "db")
+	if _, err := Open(path, Options{}); err == nil {
+		t.Fatal("Open created a database in 12 KiB")
+	}
+	for _, p := range []string{path, path + ".new"} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("after a failed creation, %s: %v", p, err)
+		}
+	}
+	if out, err := exec.Command("mount", "-o", "remount,size=1m", dir).CombinedOutput(); err != nil {
+		t.Fatalf("remount: %v: %s", err, out)
+	}
+	if ps, err := open(t, path).List(); err != nil || len(ps) != 0 {
+		t.Errorf("List once there is space: %v, %v", ps, err)
 	}
 }
 

@@ -81,14 +81,14 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 // ErrNoRoot is returned by View and Exists for a directory that holds no root.
 var ErrNoRoot = errors.New("no root")
 
-// Exists returns an ErrNoRoot error unless dir holds a root: a database, not an empty file
-// (its creation cut short, or under way).
+// Exists returns an ErrNoRoot error unless dir holds a root: a whole database, not the
+// start of one an older pkg's creation left.
 func Exists(dir string) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
-	if info, err := os.Stat(filepath.Join(dir, ".pkg", "db")); errors.Is(err, fs.ErrNotExist) || err == nil && info.Size() == 0 {
+	if info, err := os.Stat(filepath.Join(dir, ".pkg", "db")); errors.Is(err, fs.ErrNotExist) || err == nil && db.Incomplete(info) {
 		return fmt.Errorf("%w at %s", ErrNoRoot, dir)
 	}
 	return nil

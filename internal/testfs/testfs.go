@@ -4,9 +4,11 @@
 package testfs
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -49,6 +51,26 @@ func Mount(t testing.TB, kind string) string {
 	}
 	run(t, append(args, img)...)
 	run(t, "mount", "-o", "loop", img, mnt)
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("testfs: umount %s: %v: %s", mnt, err, out)
+			exec.Command("umount", "-l", mnt).Run()
+		}
+	})
+	return mnt
+}
+
+// Tmpfs returns the root of a fresh tmpfs of size bytes, with options such as "nr_inodes=50"
+// added, unmounted when t ends: a filesystem that runs out at a size chosen to the block.
+// It skips t when not root, except under CI=true, where it fails.
+func Tmpfs(t testing.TB, size int64, options ...string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		unavailable(t, "testfs: mounting tmpfs needs root")
+	}
+	mnt := t.TempDir()
+	opts := strings.Join(append([]string{fmt.Sprintf("size=%d", size)}, options...), ",")
+	run(t, "mount", "-t", "tmpfs", "-o", opts, "tmpfs", mnt)
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
 			t.Errorf("testfs: umount %s: %v: %s", mnt, err, out)
