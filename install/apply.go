@@ -20,7 +20,8 @@ import (
 // intent for each, every tree is swapped in and every removed tree renamed to the trash,
 // one fsync of pkgs/ makes that durable, and one transaction records every package, deletes
 // the removed ones and clears the intents. On an error it puts every old tree back; after
-// a crash the next start does (see reconcile). It costs two transactions and one directory
+// a crash the next start does (see reconcile). A *LinksError means the change was
+// committed, but not every command link follows it. It costs two transactions and one directory
 // fsync in all, however many packages change. Install, Remove, and pkg's install, upgrade,
 // sync and remove all commit through it.
 func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
@@ -90,7 +91,10 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		s.res.Elapsed = time.Since(s.start)
 		results[i] = s.res
 	}
-	return results, r.syncBins(true)
+	if err := r.syncBins(true); err != nil {
+		return results, &LinksError{Dir: r.path("bin"), Err: err}
+	}
+	return results, nil
 }
 
 // checkApply refuses a change to recs, the installed packages, that would leave two

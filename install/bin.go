@@ -30,6 +30,20 @@ func (r *Root) checkBins(p repo.Package) error {
 	return nil
 }
 
+// LinksError is returned when a change was committed, or an interrupted one completed,
+// but bin/ could not be made to agree with it: the packages are as recorded, and some
+// command link is missing, stale or dangling until a later command can fix bin/.
+type LinksError struct {
+	Dir string // the root's bin directory
+	Err error
+}
+
+func (e *LinksError) Error() string {
+	return fmt.Sprintf("could not update the command links in %s: %v", e.Dir, e.Err)
+}
+
+func (e *LinksError) Unwrap() error { return e.Err }
+
 // syncBins makes <root>/bin hold the links the database's packages declare: links into
 // pkgs/ that no package declares are removed, and with create, or when a link is being
 // prepared (a commit cut short), the missing or different ones are made; other files are

@@ -37,6 +37,7 @@ type Root struct {
 	db    *db.DB
 	o     Options
 	umask fs.FileMode
+	links *LinksError // bin/ could not be synced at Open
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
@@ -131,6 +132,14 @@ func (r *Root) Close() error {
 	return r.lock.Close()
 }
 
+// Links returns the error that kept Open from making bin/ agree with the database, or nil.
+func (r *Root) Links() error {
+	if r.links == nil {
+		return nil
+	}
+	return r.links
+}
+
 // DB returns the root's database, for queries.
 func (r *Root) DB() *db.DB { return r.db }
 
@@ -167,7 +176,10 @@ func (r *Root) reconcile() error {
 		interrupted = interrupted || len(ents) > 0
 	}
 	if err := r.syncBins(interrupted); err != nil {
-		return err
+		// The packages are as recorded; what reads or verifies them still works. Staging
+		// and trash stay, for the next start to sync bin/ in full again.
+		r.links = &LinksError{Dir: r.path("bin"), Err: err}
+		return nil
 	}
 	for _, d := range []string{".pkg/staging", ".pkg/trash"} {
 		if err := emptyDir(r.path(d)); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,5 +30,46 @@ func TestCommandClashInOneInstall(t *testing.T) {
 	testfs.SameTree(t, "root", rootTree(t, e.root), before)
 	if _, err := os.Lstat(filepath.Join(e.root, "bin", "x")); !os.IsNotExist(err) {
 		t.Errorf("bin/x after the refused install: %v", err)
+	}
+}
+
+// TestRemoveLinkFails removes a package whose command link cannot be deleted (bin/ made
+// immutable): the remove is committed all the same, says so and what to do, and exits 1;
+// later commands that open the root warn but work, and the first once bin/ can be changed
+// removes the stale link.
+func TestRemoveLinkFails(t *testing.T) {
+	if _, err := exec.LookPath("chattr"); err != nil || os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chattr and root needed (CI=true: this test must run)")
+		}
+		t.Skip("chattr and root needed")
+	}
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "hello")
+	bin := filepath.Join(e.root, "bin")
+	if out, err := exec.Command("chattr", "+i", bin).CombinedOutput(); err != nil {
+		t.Skipf("chattr +i %s: %v: %s", bin, err, out)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-i", bin).Run() })
+
+	out, stderr, code := e.pkg("remove", "hello")
+	if code != 1 || out != "removed hello\n" || !strings.Contains(stderr, "could not update the command links in "+bin) ||
+		!strings.Contains(stderr, "hint: the packages are as the command left them") {
+		t.Errorf("remove with bin/ immutable: exit %d, %q, %q", code, out, stderr)
+	}
+	if got := e.installed(); got != "libgreet 1.0.0" {
+		t.Errorf("after the remove: installed %q", got)
+	}
+	_, stderr = e.ok("verify")
+	if !strings.Contains(stderr, "pkg: warning: could not update the command links in "+bin) {
+		t.Errorf("verify with a stale link it cannot remove: %q, want a warning", stderr)
+	}
+
+	exec.Command("chattr", "-i", bin).Run()
+	if _, stderr := e.ok("verify"); stderr != "" {
+		t.Errorf("verify once bin/ can be changed: %q", stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(bin, "hello")); !os.IsNotExist(err) {
+		t.Errorf("stale link bin/hello: %v", err)
 	}
 }

@@ -159,7 +159,8 @@ func (in *installer) apply(todo []repo.Package) error {
 	for _, res := range results {
 		in.report(res)
 	}
-	if err != nil {
+	var links *install.LinksError // committed all the same
+	if err != nil && !errors.As(err, &links) {
 		return err
 	}
 	for _, name := range in.remove {
@@ -175,6 +176,9 @@ func (in *installer) apply(todo []repo.Package) error {
 	in.f.cache.NoSync = in.c.Bool("no-sync")
 	if err := in.f.cache.Settle(shas...); err != nil {
 		note(in.c, "%s; cache entries left unsynced have all their data checked at their first use after a reboot", userText(err))
+	}
+	if links != nil {
+		return links
 	}
 	return nil
 }

@@ -355,6 +355,9 @@ func xdgDir(env, fallback string) string {
 
 func openRoot(c *cli.Context) (*install.Root, error) {
 	r, err := install.Open(c.Context, c.String("root"), rootOptions(c))
+	if err == nil && r.Links() != nil {
+		warn(c, "%s; once it can be changed, 'pkg verify' names the links still wrong", userText(r.Links()))
+	}
 	var st unix.Stat_t
 	if err == nil && os.Geteuid() == 0 && unix.Stat(r.Dir(), &st) == nil && st.Uid != 0 {
 		note(c, "running as root in %s, which belongs to uid %d: what pkg installs there belongs to root, and that user cannot remove it; run pkg as that user", r.Dir(), st.Uid)

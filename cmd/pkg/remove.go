@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"pkg/install"
 
 	"github.com/urfave/cli/v2"
 )
@@ -32,13 +35,14 @@ func removeCommand() *cli.Command {
 			if err := needInstalled("remove", names, installed); err != nil {
 				return err
 			}
-			if err := root.Remove(names...); err != nil {
+			err = root.Remove(names...)
+			if links := (*install.LinksError)(nil); err != nil && !errors.As(err, &links) {
 				return err
 			}
 			for _, name := range names {
 				say(c, "removed %s", name)
 			}
-			return nil
+			return err
 		},
 	}
 }

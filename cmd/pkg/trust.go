@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -219,6 +220,13 @@ func pathDenied(err error, dirs []string) bool {
 
 // hint returns what to do about err, given the root and the cache (dirs), or "".
 func hint(err error, dirs []string) string {
+	var le *install.LinksError
+	if errors.As(err, &le) {
+		return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
+	}
+	if h := fullHint(err); h != "" {
+		return h
+	}
 	if pathDenied(err, dirs) {
 		return "pkg reads and writes --root (PKG_ROOT) and --cache (PKG_CACHE), by default under your home: a root or cache of another user's needs directories of your own"
 	}
@@ -226,6 +234,25 @@ func hint(err error, dirs []string) string {
 		if errors.Is(err, h.err) {
 			return h.hint
 		}
+	}
+	return ""
+}
+
+// fullHint says what to do about a full or read-only filesystem, naming the path err is
+// about when it has one.
+func fullHint(err error) string {
+	where := "the root or the cache"
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		where = pe.Path
+	}
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return fmt.Sprintf("the filesystem holding %s is full (of data or of inodes): free space there, or choose another --root or --cache", where)
+	case errors.Is(err, syscall.EDQUOT):
+		return fmt.Sprintf("your disk quota on the filesystem holding %s is used up: free space there, or choose another --root or --cache", where)
+	case errors.Is(err, syscall.EROFS):
+		return fmt.Sprintf("%s is on a read-only filesystem: choose another --root or --cache", where)
 	}
 	return ""
 }
