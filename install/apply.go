@@ -3,11 +3,14 @@ package install
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,11 +45,12 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		}
 	}
 	ins, err := r.intents(recs, staged)
-	if err != nil {
-		return nil, err
+	var rins []db.Intent
+	if err == nil {
+		rins, err = r.removeIntents(remove)
 	}
-	rins, err := r.removeIntents(remove)
 	if err != nil {
+		r.dropPending() // no intent needs them: Open completed every earlier one
 		return nil, err
 	}
 	defer r.dropTrash(rins)
@@ -151,20 +155,32 @@ func checkApply(recs []db.Package, staged []*Staged, remove []string) error {
 	return nil
 }
 
-// removeIntents reserves a trash directory for each package to remove and returns the
+// removeIntents picks a name in the trash for each package to remove and returns the
 // intents of their removal.
 func (r *Root) removeIntents(remove []string) ([]db.Intent, error) {
 	ins := make([]db.Intent, 0, len(remove))
 	for _, name := range remove {
-		trash, err := os.MkdirTemp(r.path(".pkg", "trash"), name+".")
+		trash, err := r.trashName(name)
 		if err != nil {
-			r.dropTrash(ins)
 			return nil, fmt.Errorf("remove %s: %w", name, err)
 		}
-		rel, _ := filepath.Rel(r.dir, trash)
-		ins = append(ins, db.Intent{Op: "remove", Name: name, Staging: rel})
+		ins = append(ins, db.Intent{Op: "remove", Name: name, Staging: trash})
 	}
 	return ins, nil
+}
+
+// trashName returns a name in the trash, relative to the root, that nothing has: the tree
+// is renamed to it, which takes no new inode or block, so a remove works on a full
+// filesystem. The root's lock keeps others from taking it meanwhile.
+func (r *Root) trashName(name string) (string, error) {
+	for {
+		rel := filepath.Join(".pkg", "trash", name+"."+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		if _, err := os.Lstat(r.path(rel)); errors.Is(err, fs.ErrNotExist) {
+			return rel, nil
+		} else if err != nil {
+			return "", err
+		}
+	}
 }
 
 // dropTrash deletes the trees removal intents moved to the trash, or the empty directories

@@ -130,6 +130,16 @@ func (r *Root) pending(cmd, target string) error {
 	return os.Symlink(target, tmp)
 }
 
+// dropPending removes the links prepareLinks made, before an intent names them.
+func (r *Root) dropPending() {
+	ents, _ := os.ReadDir(r.path("bin"))
+	for _, e := range ents {
+		if pendingLink(e.Name()) {
+			os.Remove(r.path("bin", e.Name()))
+		}
+	}
+}
+
 // pendingLink reports whether the bin/ entry name is a link being prepared (".cmd.new").
 func pendingLink(name string) bool {
 	return len(name) > len("..new") && strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".new")

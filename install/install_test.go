@@ -297,3 +297,24 @@ func TestReconcileBins(t *testing.T) {
 		t.Errorf("the link of a removed package survived: %v", err)
 	}
 }
+
+// TestPreparedLinksDropped makes preparing a package's second command link fail: the
+// install fails, and the first link prepared is not left behind in bin/.
+func TestPreparedLinksDropped(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	defer r.Close()
+	blocker := filepath.Join(dir, "bin", ".big.new", "x") // a directory where the link goes
+	if err := os.MkdirAll(blocker, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := pkgOf("tool", "1")
+	p.Bin = append(p.Bin, "share/big")
+	if _, err := r.Install(alignedTar(t, base, version1()), p); err == nil {
+		t.Fatal("Install succeeded with its link's place taken")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "bin", ".tool.new")); !os.IsNotExist(err) {
+		t.Errorf("the link prepared first was left: %v", err)
+	}
+}

@@ -243,7 +243,7 @@ func hint(err error, dirs []string) string {
 func fullHint(err error) string {
 	where := "the root or the cache"
 	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	if errors.As(err, &pe) && filepath.IsAbs(pe.Path) { // not a member's path in staging
 		where = pe.Path
 	}
 	switch {

@@ -82,6 +82,9 @@ func TestENOSPC(t *testing.T) {
 		if strings.Contains(stderr, "panic") || strings.Count(errorLines(stderr), "\n") != 1 {
 			t.Errorf("%s: stderr is not one error line: %q", name, stderr)
 		}
+		if !strings.Contains(stderr, "\npkg: hint: the filesystem holding ") {
+			t.Errorf("%s: stderr %q has no hint that the filesystem is full", name, stderr)
+		}
 		testfs.SameTree(t, name+": root", rootTree(t, e.root), rootBefore)
 		testfs.SameTree(t, name+": cache", testfs.Tree(t, e.cache), cacheBefore)
 		e.ok("verify") // completes what the failed command left
@@ -103,6 +106,24 @@ func TestENOSPC(t *testing.T) {
 	}
 	for _, p := range checkCache(e.cache, w) {
 		t.Errorf("cache: %s", p)
+	}
+
+	// Removing is how a user frees space: it must work on a full filesystem.
+	for _, leave := range []int64{1 << 20, 64 << 10, 16 << 10, 0} {
+		if err := testfs.Fill(filler, leave); err != nil && leave > 0 {
+			t.Fatal(err)
+		}
+	}
+	if free, err := testfs.Free(mnt); err != nil || free > 16<<10 {
+		t.Fatalf("filled: %d bytes free, %v", free, err)
+	}
+	e.ok("remove", "big")
+	e.ok("verify")
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if st, problems := checkRoot(e.root, w); len(problems) > 0 || st["big"] != "" {
+		t.Errorf("after remove big on a full filesystem: installed %v, %v", st, problems)
 	}
 }
 
@@ -157,7 +178,7 @@ func (e *env) runFull(args []string, path string, leave int64, late bool) (stder
 func errorLines(stderr string) string {
 	var b strings.Builder
 	for _, l := range strings.SplitAfter(stderr, "\n") {
-		if l != "" && !strings.HasPrefix(l, "pkg: warning: ") && !strings.HasPrefix(l, "pkg: note: ") {
+		if l != "" && !strings.HasPrefix(l, "pkg: warning: ") && !strings.HasPrefix(l, "pkg: note: ") && !strings.HasPrefix(l, "pkg: hint: ") {
 			b.WriteString(l)
 		}
 	}
