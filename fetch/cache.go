@@ -75,7 +75,11 @@ func OpenCache(dir string) (*Cache, error) {
 	}
 	// Every use writes it (its entries are private to their owner), so say so at once.
 	if err := unix.Access(filepath.Join(dir, "tmp"), unix.W_OK); err != nil {
-		return nil, fmt.Errorf("cache %s is not yours to write: %w", dir, &os.PathError{Op: "access", Path: filepath.Join(dir, "tmp"), Err: err})
+		why := "not yours to write"
+		if errors.Is(err, unix.EROFS) {
+			why = "on a read-only filesystem"
+		}
+		return nil, fmt.Errorf("cache %s is %s: %w", dir, why, &os.PathError{Op: "access", Path: filepath.Join(dir, "tmp"), Err: err})
 	}
 	c := &Cache{dir: dir}
 	removeTemporary(filepath.Join(dir, "tmp"))

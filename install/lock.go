@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -16,6 +17,9 @@ import (
 
 // ErrNotYours is returned by Open for a root whose lock this user may not take.
 var ErrNotYours = errors.New("not yours to change")
+
+// ErrReadOnly is returned by Open for a root on a read-only filesystem.
+var ErrReadOnly = errors.New("on a read-only filesystem")
 
 // lockRetry is how long a waiting command sleeps between tries of the lock.
 const lockRetry = 50 * time.Millisecond
@@ -33,8 +37,11 @@ func openLock(dir string) (string, *os.File, error) {
 		}
 	}
 	f, err := os.OpenFile(filepath.Join(dir, ".pkg", "lock"), os.O_RDWR|os.O_CREATE, 0o644)
-	if errors.Is(err, fs.ErrPermission) {
+	switch {
+	case errors.Is(err, fs.ErrPermission):
 		return "", nil, fmt.Errorf("root %s is %w: %w", dir, ErrNotYours, err)
+	case errors.Is(err, syscall.EROFS):
+		return "", nil, fmt.Errorf("root %s is %w: %w", dir, ErrReadOnly, err)
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("install: open the lock of root %s: %w", dir, err)

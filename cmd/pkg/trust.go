@@ -224,6 +224,9 @@ func hint(err error, dirs []string) string {
 	if errors.As(err, &le) {
 		return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
 	}
+	if errors.Is(err, install.ErrReadOnly) {
+		return "remount it read-write to change it, or choose another --root; list, info, files and verify work as they are"
+	}
 	if h := fullHint(err); h != "" {
 		return h
 	}

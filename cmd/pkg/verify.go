@@ -27,10 +27,13 @@ func verifyAction(c *cli.Context) error {
 		return err
 	}
 	root, err := openRoot(c)
-	if errors.Is(err, install.ErrNotYours) { // checking needs no writing
+	switch { // checking needs no writing
+	case errors.Is(err, install.ErrNotYours):
 		if root, err = install.OpenReadOnly(c.String("root"), rootOptions(c)); err == nil {
 			note(c, "%s is not yours: verifying without its lock, so a command changing it meanwhile may show as problems", root.Dir())
 		}
+	case errors.Is(err, install.ErrReadOnly): // and nothing can change it meanwhile
+		root, err = install.OpenReadOnly(c.String("root"), rootOptions(c))
 	}
 	if err != nil {
 		return err

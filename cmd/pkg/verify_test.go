@@ -2,9 +2,12 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"pkg/internal/testfs"
 )
 
 // TestVerifyCommand installs the demo packages, verifies them, damages one file and checks
@@ -125,4 +128,27 @@ func TestReadersChangeNothing(t *testing.T) {
 		t.Errorf("reinstall did not restore the link: %v", err)
 	}
 	e.ok("verify")
+}
+
+// TestReadOnlyRoot checks a root on a read-only filesystem: verify and list work, and a
+// change is refused saying why and what to do.
+func TestReadOnlyRoot(t *testing.T) {
+	mnt := testfs.Tmpfs(t, 16<<20)
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.root = mnt
+	e.ok("install", "hello")
+	if out, err := exec.Command("mount", "-o", "remount,ro", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("remount ro: %v: %s", err, out)
+	}
+	if out, stderr := e.ok("verify"); out != "verified 2 packages, 5 files\n" || stderr != "" {
+		t.Errorf("verify of a read-only root: %q, %q", out, stderr)
+	}
+	if out, _ := e.ok("list"); !strings.HasPrefix(out, "hello ") {
+		t.Errorf("list of a read-only root: %q", out)
+	}
+	_, stderr, code := e.pkg("install", "fortunes")
+	if want := "pkg: root " + mnt + " is on a read-only filesystem: "; code != 1 || !strings.Contains(stderr, want) ||
+		!strings.Contains(stderr, "pkg: hint: remount it read-write") {
+		t.Errorf("install into a read-only root: exit %d, %q; want %q and a hint", code, stderr, want)
+	}
 }
