@@ -9,7 +9,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/db"
 	"pkg/fetch"
+	"pkg/install"
 )
 
 func cacheCommand() *cli.Command {
@@ -27,7 +29,14 @@ func cacheCommand() *cli.Command {
 				if err := maxArgs(c, 0); err != nil {
 					return err
 				}
-				return cacheRemove(c, func(fetch.Entry) bool { return false }, "")
+				if cacheMissing(c) {
+					return nil
+				}
+				cache, err := fetch.OpenCache(c.String("cache"))
+				if err != nil {
+					return err
+				}
+				return cacheRemove(c, cache, func(fetch.Entry) bool { return false }, "")
 			},
 		}, {
 			Name:   "prune",
@@ -72,19 +81,6 @@ func cachePruneAction(c *cli.Context) error {
 		return err
 	}
 	defer root.Close()
-	ps, err := root.DB().List()
-	if err != nil {
-		return err
-	}
-	used := make(map[string]bool, len(ps))
-	for _, p := range ps {
-		used[p.SHA256] = true
-	}
-	return cacheRemove(c, func(e fetch.Entry) bool { return used[e.SHA256] }, " no installed package uses")
-}
-
-// cacheRemove removes the entries keep refuses and says how many and how much.
-func cacheRemove(c *cli.Context, keep func(fetch.Entry) bool, why string) error {
 	if cacheMissing(c) {
 		return nil
 	}
@@ -92,6 +88,49 @@ func cacheRemove(c *cli.Context, keep func(fetch.Entry) bool, why string) error 
 	if err != nil {
 		return err
 	}
+	used, err := usedEntries(c, cache, root)
+	if err != nil {
+		return err
+	}
+	return cacheRemove(c, cache, func(e fetch.Entry) bool { return used[e.SHA256] }, " no installed package uses")
+}
+
+// usedEntries returns the sha256s of the archives installed in root and in the other roots
+// recorded as installing from cache. It forgets the roots that are gone, and fails for one
+// it cannot read: what that root uses is not known.
+func usedEntries(c *cli.Context, cache *fetch.Cache, root *install.Root) (map[string]bool, error) {
+	used := make(map[string]bool)
+	add := func(d *db.DB) error {
+		ps, err := d.List()
+		for _, p := range ps {
+			used[p.SHA256] = true
+		}
+		return err
+	}
+	if err := add(root.DB()); err != nil {
+		return nil, err
+	}
+	others, err := cache.Roots()
+	if err != nil {
+		return nil, err
+	}
+	for _, dir := range others {
+		if dir == root.Dir() {
+			continue
+		}
+		err := install.View(dir, rootOptions(c), nil, add)
+		switch {
+		case errors.Is(err, install.ErrNoRoot):
+			cache.ForgetRoot(dir)
+		case err != nil:
+			return nil, fmt.Errorf("cache prune: root %s also installs from this cache, and what it uses cannot be read, so nothing was removed: %w", dir, err)
+		}
+	}
+	return used, nil
+}
+
+// cacheRemove removes the entries keep refuses and says how many and how much.
+func cacheRemove(c *cli.Context, cache *fetch.Cache, keep func(fetch.Entry) bool, why string) error {
 	removed, err := cache.Remove(keep)
 	var n int64
 	for _, e := range removed {

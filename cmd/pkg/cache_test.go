@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -37,5 +38,28 @@ func TestCacheMissing(t *testing.T) {
 		if _, err := os.Stat(e.cache); !os.IsNotExist(err) {
 			t.Fatalf("pkg %s made the cache: %v", strings.Join(args, " "), err)
 		}
+	}
+}
+
+// TestPruneSharedCache prunes a cache two roots install from: what the other root uses is
+// kept, until that root is gone.
+func TestPruneSharedCache(t *testing.T) {
+	base := t.TempDir()
+	a, b := newEnv(t, base, demoRepo), newEnv(t, base, demoRepo)
+	b.root = filepath.Join(base, "root-b")
+	a.ok("install", "hello")
+	b.ok("install", "fortunes")
+	if out, _ := a.ok("cache", "prune"); !strings.HasPrefix(out, "removed 0 cached packages") {
+		t.Errorf("prune while root-b uses fortunes: %q", out)
+	}
+	b.ok("--offline", "install", "--reinstall", "fortunes")
+	if err := os.RemoveAll(b.root); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := a.ok("cache", "prune"); !strings.HasPrefix(out, "removed 1 cached package ") {
+		t.Errorf("prune once root-b is gone: %q", out)
+	}
+	if ents, err := os.ReadDir(filepath.Join(a.cache, "roots")); err != nil || len(ents) != 1 {
+		t.Errorf("roots recorded after root-b is gone: %v, %v", ents, err)
 	}
 }
