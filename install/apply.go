@@ -95,7 +95,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		s.res.Elapsed = time.Since(s.start)
 		results[i] = s.res
 	}
-	if err := r.syncBins(true); err != nil {
+	if err := errors.Join(r.ownLinks(staged), r.syncBins(true)); err != nil {
 		return results, &LinksError{Dir: r.path("bin"), Err: err}
 	}
 	return results, nil

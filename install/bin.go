@@ -15,17 +15,53 @@ import (
 // binTarget is where <root>/bin/<command> points for a package's declared bin path.
 func binTarget(pkg, bin string) string { return "../pkgs/" + pkg + "/" + path.Clean(bin) }
 
-// checkBins refuses p when one of its commands is a file pkg does not manage. Whether
-// another package provides it is checked at commit (checkApply), which knows what else
-// the commit installs and removes.
+// checkBins refuses p when one of its commands is a file pkg does not manage, unless p's
+// installed version declares that command: then the file is p's command changed by hand,
+// which committing p replaces (ownLinks). Whether another package provides a command is
+// checked at commit (checkApply), which knows what else the commit installs and removes.
 func (r *Root) checkBins(p repo.Package) error {
+	var own []string // the commands the installed version of p declares
+	if rec, err := r.db.Get(p.Name); err == nil {
+		for _, b := range rec.Bin {
+			own = append(own, path.Base(b))
+		}
+	} else if !errors.Is(err, db.ErrNotInstalled) {
+		return err
+	}
 	for _, b := range p.Bin {
 		cmd := path.Base(b)
-		t, err := os.Readlink(r.path("bin", cmd))
-		if err == nil && strings.HasPrefix(t, "../pkgs/") || errors.Is(err, os.ErrNotExist) {
+		where := r.path("bin", cmd)
+		info, err := os.Lstat(where)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			continue
+		case err != nil:
+			return err
+		case info.IsDir():
+			return fmt.Errorf("command %s is a directory: remove or rename it, then try again", where)
+		}
+		if t, err := os.Readlink(where); err == nil && strings.HasPrefix(t, "../pkgs/") || slices.Contains(own, cmd) {
 			continue
 		}
-		return fmt.Errorf("command %s exists and is not managed by pkg", r.path("bin", cmd))
+		return fmt.Errorf("command %s exists and is not managed by pkg: remove or rename it, then try again", where)
+	}
+	return nil
+}
+
+// ownLinks points the commands of the staged packages at them where something else took
+// their place, which checkBins allowed only for a package's own commands changed by hand.
+func (r *Root) ownLinks(staged []*Staged) error {
+	for _, s := range staged {
+		for _, b := range s.rec.Bin {
+			cmd, target := path.Base(b), binTarget(s.rec.Name, b)
+			t, err := os.Readlink(r.path("bin", cmd))
+			if errors.Is(err, os.ErrNotExist) || err == nil && strings.HasPrefix(t, "../pkgs/") {
+				continue // syncBins' part
+			}
+			if err := r.link(cmd, target); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

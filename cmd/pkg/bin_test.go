@@ -73,3 +73,39 @@ func TestRemoveLinkFails(t *testing.T) {
 		t.Errorf("stale link bin/hello: %v", err)
 	}
 }
+
+// TestReinstallRestoresLink follows verify's advice for a command link changed by hand:
+// install --reinstall puts the package's link back. A file in the place of a command no
+// installed package declares is still refused, saying what to do.
+func TestReinstallRestoresLink(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "hello")
+	link := filepath.Join(e.root, "bin", "hello")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/bin/false", link); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := e.pkg("verify")
+	if code != 1 || !strings.Contains(stderr, "pkg install --reinstall hello restores") {
+		t.Fatalf("verify with bin/hello changed: exit %d, %q", code, stderr)
+	}
+	e.ok("install", "--reinstall", "hello")
+	if got, err := os.Readlink(link); err != nil || got != "../pkgs/hello/bin/hello" {
+		t.Errorf("bin/hello after the reinstall: %q, %v", got, err)
+	}
+	e.ok("verify")
+
+	e.ok("remove", "hello")
+	if err := os.WriteFile(link, []byte("mine\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = e.pkg("install", "hello")
+	if want := "command " + link + " exists and is not managed by pkg: remove or rename it, then try again"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("install over a file of the user's: exit %d, %q; want %q", code, stderr, want)
+	}
+	if b, err := os.ReadFile(link); err != nil || string(b) != "mine\n" {
+		t.Errorf("the user's file: %q, %v", b, err)
+	}
+}

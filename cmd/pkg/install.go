@@ -142,11 +142,6 @@ func (in *installer) apply(todo []repo.Package) error {
 	if err := in.f.accept(in.root); err != nil {
 		return err
 	}
-	if len(todo) > 0 {
-		if err := in.f.cache.AddRoot(in.root.Dir()); err != nil { // so that a prune from another root keeps todo
-			note(in.c, "%s; a cache prune from another root may remove what this one installed from", userText(err))
-		}
-	}
 	staged := make([]*install.Staged, len(todo))
 	err := in.f.all(todo, func(ctx context.Context, i int, tar string) error {
 		members, err := in.f.cache.Members(todo[i].SHA256)
@@ -170,6 +165,11 @@ func (in *installer) apply(todo []repo.Package) error {
 	}
 	for _, name := range in.remove {
 		say(in.c, "removed %s", name)
+	}
+	if len(todo) > 0 {
+		if err := in.f.cache.AddRoot(in.root.Dir()); err != nil { // so that a prune from another root keeps todo
+			note(in.c, "%s; a cache prune from another root may remove what this one installed from", userText(err))
+		}
 	}
 	shas := make([]string, len(todo))
 	for i, p := range todo {
