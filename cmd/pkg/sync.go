@@ -48,6 +48,8 @@ func syncAction(c *cli.Context) error {
 		if err := c.Set("repo", l.Repo); err != nil {
 			return err
 		}
+	} else if src, err := fetch.NewSource(c.String("repo"), fetch.Options{}); err == nil && src.URL() != l.Repo {
+		note(c, "using the repository at %s (--repo or PKG_REPO) in place of %s, which %s records", src.URL(), l.Repo, path)
 	}
 	if c.Bool("frozen") {
 		if err := checkFrozen(c, l, path); err != nil {

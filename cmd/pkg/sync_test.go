@@ -280,8 +280,11 @@ func TestSyncRelocates(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.repo = serve(t, mirror)
-	e.ok("sync", "-f", lock)
+	_, stderr := e.ok("sync", "-f", lock)
 	e.checkInstalled("sync from a mirror", "app 1.0, lib 1.5")
+	if want := "pkg: note: using the repository at " + e.repo; !strings.Contains(stderr, want) || !strings.Contains(stderr, "in place of file://"+dir+"/, which "+lock+" records") {
+		t.Errorf("sync from a mirror: stderr %q; want a note that it uses %s", stderr, e.repo)
+	}
 }
 
 // TestLockConstraintSyntax locks each form of requirement the command line takes.

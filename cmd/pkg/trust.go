@@ -191,7 +191,7 @@ var trustHints = []struct {
 	err  error
 	hint string
 }{
-	{fetch.ErrUnreachable, "check the network, and that the server at --repo (PKG_REPO) is up"},
+	{fetch.ErrUnreachable, "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
 	{fetch.ErrNoRepository, "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
 	{errNotVerified, "pass the publisher's key with --trusted-key or in the root's .pkg/trusted-keys (if the repository really stopped signing, run 'pkg --repo URL repo forget')"},
 	{trust.ErrUnsigned, "ask the publisher to sign the repository (pkg repo sign); if it is signed, something on the way removed its index.json.sig"},
