@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/testfs"
 	"pkg/repo"
 )
 
@@ -166,5 +168,26 @@ func TestLocalFetchCanceled(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Join(c.dir, "tmp")); c.Has(p.SHA256) || len(ents) != 0 {
 		t.Errorf("after a canceled fetch: cached %v, temporary files %d", c.Has(p.SHA256), len(ents))
+	}
+}
+
+// TestIndexNotKept reads an index into a cache on a full filesystem: the index comes back
+// with a NotKeptError, so a command that only reads it can go on.
+func TestIndexNotKept(t *testing.T) {
+	dir := testfs.Tmpfs(t, 256<<10)
+	c, err := OpenCache(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "filler"), make([]byte, 512<<10), 0o644); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("filling the cache's filesystem: %v", err)
+	}
+	ix, _, err := c.VerifiedIndex(context.Background(), quick(t, "../testdata/repo"))
+	var nk *NotKeptError
+	if !errors.As(err, &nk) || !errors.Is(err, syscall.ENOSPC) || ix == nil || len(ix.Packages) == 0 {
+		t.Fatalf("VerifiedIndex into a full cache: %v, %v; want the index and a NotKeptError", ix, err)
+	}
+	if ents, err := os.ReadDir(filepath.Join(dir, "tmp")); err != nil || len(ents) != 0 {
+		t.Errorf("tmp/ after: %v, %v", ents, err)
 	}
 }

@@ -43,7 +43,7 @@ func (c *Cache) Index(ctx context.Context, s *Source) (*repo.Index, error) {
 // verifies. Online, it reads the index (asking only for a copy newer than the one kept)
 // and its signature, and keeps both once they pass, replacing a kept copy that is damaged;
 // offline, it verifies the copy kept, which may have expired since. A refused index
-// changes nothing in the cache.
+// changes nothing in the cache. A *NotKeptError comes with the index it could not keep.
 func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Record) (*repo.Index, trust.Result, error) {
 	path := c.indexPath(s)
 	saved, err := loadIndex(path)
@@ -73,10 +73,24 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 		// Best effort: the copy's time says when it was last current, for offlineNote.
 		os.Chtimes(path, time.Time{}, time.Now())
 	} else if err := c.saveIndex(path, fresh); err != nil {
-		return nil, res, err
+		return ix, res, &NotKeptError{Repo: s.URL(), Err: err}
 	}
 	return ix, res, nil
 }
+
+// NotKeptError is returned by VerifiedIndex, with the index, when the index passed but the
+// cache could not keep a copy of it (a full disk, say): --offline then has an older copy,
+// or none.
+type NotKeptError struct {
+	Repo string
+	Err  error
+}
+
+func (e *NotKeptError) Error() string {
+	return fmt.Sprintf("could not keep a copy of the index of %s in the cache: %v", e.Repo, e.Err)
+}
+
+func (e *NotKeptError) Unwrap() error { return e.Err }
 
 // offlineNote tells, after the repository could not be reached, that an offline source
 // would use the copy kept, and how current it is; "" when there is none it would believe.

@@ -85,6 +85,10 @@ func openFetcherIn(c *cli.Context, withRoot bool) (*fetcher, *repo.Index, error)
 		}
 	}
 	ix, res, err := cache.VerifiedIndex(c.Context, src, known...)
+	if nk := (*fetch.NotKeptError)(nil); errors.As(err, &nk) {
+		warn(c, "%s; --offline will not have it", userText(err))
+		err = nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
