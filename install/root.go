@@ -37,7 +37,8 @@ type Root struct {
 	db    *db.DB
 	o     Options
 	umask fs.FileMode
-	links *LinksError // bin/ could not be synced at Open
+	links   *LinksError // bin/ could not be synced at Open
+	created bool        // Open created the database
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
@@ -51,12 +52,13 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 		lock.Close()
 		return nil, err
 	}
+	created := Exists(dir) != nil
 	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout})
 	if err != nil {
 		lock.Close()
 		return nil, err
 	}
-	r := &Root{dir: dir, lock: lock, db: d, o: o, umask: umask()}
+	r := &Root{dir: dir, lock: lock, db: d, o: o, umask: umask(), created: created}
 	if err := r.reconcile(); err != nil {
 		lock.Close()
 		return nil, err
@@ -138,6 +140,20 @@ func (r *Root) Links() error {
 		return nil
 	}
 	return r.links
+}
+
+// Abandon closes r after a command that failed. If Open created the root's database and
+// nothing was installed since, it removes the database first, so that a first install
+// that failed leaves no root: the directory again holds none (Exists).
+func (r *Root) Abandon() error {
+	if r.created {
+		ps, err := r.db.List()
+		ins, err2 := r.db.Intents()
+		if err == nil && err2 == nil && len(ps) == 0 && len(ins) == 0 {
+			os.Remove(r.path(".pkg", "db"))
+		}
+	}
+	return r.Close()
 }
 
 // DB returns the root's database, for queries.

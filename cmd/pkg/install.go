@@ -24,7 +24,7 @@ func installCommand() *cli.Command {
 	}
 }
 
-func installAction(c *cli.Context) error {
+func installAction(c *cli.Context) (err error) {
 	if err := needArgs(c, 1, "package name"); err != nil {
 		return err
 	}
@@ -40,7 +40,13 @@ func installAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	defer root.Close()
+	defer func() {
+		if err != nil {
+			root.Abandon() // a first install that failed leaves no root
+		} else {
+			root.Close()
+		}
+	}()
 	in := &installer{c: c, f: f, root: root, requested: reqs}
 	if c.Bool("reinstall") {
 		pkgs, err := installedAgain(root, ix, reqs)

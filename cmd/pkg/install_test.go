@@ -1,0 +1,30 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFailedFirstInstall checks that a first install that fails leaves no root behind:
+// list says there is none, and commands that need one refuse the directory.
+func TestFailedFirstInstall(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	if _, stderr, code := e.pkg("install", "nosuch"); code != 1 || !strings.Contains(stderr, "nosuch") {
+		t.Fatalf("install nosuch: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, ".pkg", "db")); !os.IsNotExist(err) {
+		t.Errorf("database after a failed first install: %v", err)
+	}
+	if _, stderr := e.ok("list"); !strings.Contains(stderr, "nothing is installed: no root at "+e.root) {
+		t.Errorf("list after a failed first install: %q", stderr)
+	}
+	e.ok("install", "libgreet")
+	if _, stderr, code := e.pkg("install", "nosuch"); code != 1 || !strings.Contains(stderr, "nosuch") {
+		t.Fatalf("install nosuch: exit %d, %q", code, stderr)
+	}
+	if got := e.installed(); got != "libgreet 1.0.0" {
+		t.Errorf("after a failed install into a root: %q", got)
+	}
+}
