@@ -32,11 +32,11 @@ type Options struct {
 
 // Root is an open install root. It holds the root's lock until Close.
 type Root struct {
-	dir   string
-	lock  *os.File // flocked: every command that changes the root holds it to its end
-	db    *db.DB
-	o     Options
-	umask fs.FileMode
+	dir     string
+	lock    *os.File // flocked: every command that changes the root holds it to its end
+	db      *db.DB
+	o       Options
+	umask   fs.FileMode
 	links   *LinksError // bin/ could not be synced at Open
 	created bool        // Open created the database
 }
