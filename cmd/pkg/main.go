@@ -217,9 +217,19 @@ func defaultDirs(c *cli.Context) error {
 			if err := c.Set(name, def); err != nil {
 				return err
 			}
+			if c.App.Metadata == nil {
+				c.App.Metadata = map[string]any{}
+			}
+			c.App.Metadata["default "+name] = true
 		}
 	}
 	return nil
+}
+
+// rootNamed reports whether the user named the root (--root or PKG_ROOT, not empty)
+// rather than leaving it at the default.
+func rootNamed(c *cli.Context) bool {
+	return c.IsSet("root") && c.App.Metadata["default root"] != true
 }
 
 func globalFlags() []cli.Flag {

@@ -73,6 +73,11 @@ func syncAction(c *cli.Context) error {
 		note(c, "keeping %s, not in %s", strings.Join(plan.Remove, ", "), path)
 		plan.Remove = nil
 	}
+	if len(plan.Remove) > 0 && !rootNamed(c) {
+		// A project's lockfile synced into the user's own root would take their tools away.
+		return fmt.Errorf("sync: %s does not list %s, installed in your default root %s; nothing was changed: pass --keep-extra to keep them, --root DIR for a root of the project's own, or --root %s to make this one hold exactly %s",
+			path, strings.Join(plan.Remove, ", "), root.Dir(), root.Dir(), path)
+	}
 	if plan.Empty() {
 		say(c, "nothing to do: root matches %s", path)
 		return nil

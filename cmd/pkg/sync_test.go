@@ -568,3 +568,25 @@ func TestSyncRefusesEditedLock(t *testing.T) {
 		t.Errorf("the refused sync made the root: %v", err)
 	}
 }
+
+// TestSyncDefaultRoot syncs a lockfile into the default root, which holds packages the
+// lockfile does not list: nothing is removed unless the root is named.
+func TestSyncDefaultRoot(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", filepath.Join(base, "data"))
+	t.Setenv("PKG_ROOT", "")
+	e := newEnv(t, base, syncRepo(t))
+	e.root = filepath.Join(base, "data", "pkg")
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "tool@1.0")
+	e.ok("install", "app")
+	before := rootTree(t, e.root)
+	var out, stderr bytes.Buffer
+	code := run([]string{"pkg", "--cache", e.cache, "sync", "-f", lock}, &out, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "does not list app, lib, installed in your default root "+e.root+"; nothing was changed") {
+		t.Errorf("sync into the default root: exit %d, %q", code, stderr.String())
+	}
+	testfs.SameTree(t, "default root after the refused sync", rootTree(t, e.root), before)
+	e.ok("sync", "-f", lock) // --root named
+	e.checkInstalled("sync with --root", "tool 1.0")
+}
