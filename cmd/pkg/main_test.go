@@ -409,9 +409,19 @@ func TestRepoAddChecks(t *testing.T) {
 	if !strings.Contains(stderr, "a 1 depends on lib>=2, which "+dir+" does not offer (yet)") {
 		t.Errorf("repo add with an unknown dependency: %q", stderr)
 	}
-	_, stderr = e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1")
+	e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1", "--bin", "bin/a", "--depends", "lib>=2") // the same again
+	before, _ := os.ReadFile(filepath.Join(dir, "index.json"))
+	_, stderr, code := e.pkg("repo", "add", dir, archive, "--name", "a", "--version", "1")
+	if want := "repo add: " + dir + " already has a 1 (archive a-1.tar, sha256 "; code != 1 || !strings.Contains(stderr, want) ||
+		!strings.Contains(stderr, "publish a new version, or pass --replace") {
+		t.Errorf("repo add over a published entry: exit %d, %q; want %q...", code, stderr, want)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(after, before) {
+		t.Errorf("a refused repo add changed the index")
+	}
+	_, stderr = e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1", "--replace")
 	if !strings.Contains(stderr, `this replaced the entry of a 1 (archive a-1.tar, depends ["lib>=2"], bin ["bin/a"])`) {
-		t.Errorf("repo add over an entry: %q", stderr)
+		t.Errorf("repo add --replace over an entry: %q", stderr)
 	}
 }
 

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,6 +30,7 @@ func repoCommand() *cli.Command {
 				&cli.StringSliceFlag{Name: "depends", Usage: "a dependency: name, name=V, name>=V, name<V (repeatable)"},
 				&cli.StringSliceFlag{Name: "bin", Usage: "an executable's path inside the package (repeatable)"},
 				&cli.StringFlag{Name: "summary", Usage: "one line describing the package"},
+				&cli.BoolFlag{Name: "replace", Usage: "replace the entry of the same name and version, if it differs"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
 			Action: repoAddAction,
 		}, noArgs(repoKeygenCommand()), repoSignCommand(), noArgs(repoForgetCommand())},
@@ -76,10 +80,16 @@ func repoAddAction(c *cli.Context) error {
 		return err
 	}
 	before := readRepoIndex(dir)
-	p, meta, err := repo.AddSigned(dir, archive, repo.Package{
+	add := repo.Package{
 		Name: name, Version: version, Depends: c.StringSlice("depends"),
 		Bin: c.StringSlice("bin"), Summary: c.String("summary"), InstalledSize: st.Bytes, Files: st.Files,
-	}, signer)
+	}
+	if !c.Bool("replace") {
+		if err := checkRepublish(dir, archive, before, add); err != nil {
+			return err
+		}
+	}
+	p, meta, err := repo.AddSigned(dir, archive, add, signer)
 	if err != nil {
 		return err
 	}
@@ -99,4 +109,40 @@ func repoAddAction(c *cli.Context) error {
 		saySigned(c, dir, meta, keys)
 	}
 	return nil
+}
+
+// checkRepublish refuses to add p, from archive, to the repository dir whose index is ix,
+// when ix has the same name and version with another archive or other metadata: users
+// who installed it would hold something the index no longer describes.
+func checkRepublish(dir, archive string, ix *repo.Index, p repo.Package) error {
+	i := slices.IndexFunc(ix.Packages, func(q repo.Package) bool { return q.Name == p.Name && q.Version == p.Version })
+	if i < 0 {
+		return nil
+	}
+	q := ix.Packages[i]
+	sum, err := fileSHA256(archive)
+	if err != nil {
+		return err
+	}
+	same := sum == q.SHA256 && q.Archive == filepath.Base(archive) && slices.Equal(q.Depends, p.Depends) &&
+		slices.Equal(q.Bin, p.Bin) && q.Summary == p.Summary
+	if same {
+		return nil
+	}
+	return fmt.Errorf("repo add: %s already has %s %s (archive %s, sha256 %s), which this would change under the users who installed it: publish a new version, or pass --replace",
+		dir, q.Name, q.Version, q.Archive, q.SHA256)
+}
+
+// fileSHA256 returns the hex sha256 of the file at path.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
