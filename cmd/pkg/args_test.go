@@ -55,7 +55,7 @@ func TestRepeatedNames(t *testing.T) {
 	if out, _, code := e.pkg("verify", "hello", "hello"); code != 1 || out != "hello 1.2.0: modified bin/hello (size)\n" {
 		t.Errorf("verify hello hello: exit %d, %q", code, out)
 	}
-	if out, _ := e.ok("remove", "hello", "libgreet", "hello"); out != "removed hello\nremoved libgreet\n" {
+	if out, _ := e.ok("remove", "hello", "libgreet", "hello"); out != "removed hello 1.2.0\nremoved libgreet 1.0.0\n" {
 		t.Errorf("remove hello libgreet hello: %q", out)
 	}
 }

@@ -53,7 +53,7 @@ func TestRemoveLinkFails(t *testing.T) {
 	t.Cleanup(func() { exec.Command("chattr", "-i", bin).Run() })
 
 	out, stderr, code := e.pkg("remove", "hello")
-	if code != 1 || out != "removed hello\n" || !strings.Contains(stderr, "could not update the command links in "+bin) ||
+	if code != 1 || out != "removed hello 1.2.0\n" || !strings.Contains(stderr, "could not update the command links in "+bin) ||
 		!strings.Contains(stderr, "hint: the packages are as the command left them") {
 		t.Errorf("remove with bin/ immutable: exit %d, %q, %q", code, out, stderr)
 	}

@@ -161,6 +161,13 @@ func (in *installer) apply(todo []repo.Package) error {
 		in.root.Discard(slices.DeleteFunc(staged, func(s *install.Staged) bool { return s == nil })...)
 		return err
 	}
+	var before []db.Package // for the versions of what is removed
+	if len(in.remove) > 0 {
+		if before, err = in.root.DB().List(); err != nil {
+			in.root.Discard(staged...)
+			return err
+		}
+	}
 	results, err := in.root.Apply(staged, in.remove)
 	for _, res := range results {
 		in.report(res)
@@ -170,7 +177,7 @@ func (in *installer) apply(todo []repo.Package) error {
 		return err
 	}
 	for _, name := range in.remove {
-		say(in.c, "removed %s", name)
+		say(in.c, "removed %s", nameVersion(before, name))
 	}
 	if len(todo) > 0 {
 		if err := in.f.cache.AddRoot(in.root.Dir()); err != nil { // so that a prune from another root keeps todo

@@ -82,6 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			usage = "pkg " + used + " --help"
 		}
 		msg := flagError.ReplaceAllStringFunc(userText(err), flagAsTyped)
+		msg = badValue.ReplaceAllStringFunc(msg, valueAsTyped)
 		if m := envError.FindStringSubmatch(msg); m != nil {
 			fmt.Fprintf(stderr, "pkg: environment variable %s=%s is not a boolean\npkg: hint: set it to 1 or 0 (true and false work too), or unset it\n", m[2], m[1])
 			return 2
@@ -147,6 +148,20 @@ func onUsageError(_ *cli.Context, err error, _ bool) error { return &usageError{
 // flagError is how the flag package words an unknown flag and one missing its value, naming
 // the flag with one dash whichever the user typed.
 var flagError = regexp.MustCompile(`(flag provided but not defined|flag needs an argument): -+(\S+)`)
+
+// badValue is how the flag package words a value it cannot parse, naming the flag with one
+// dash whichever the user typed.
+var badValue = regexp.MustCompile(`invalid value ("[^"]*") for flag -+([\w-]+): parse error`)
+
+// valueAsTyped rewrites a badValue match as "invalid value "x" for --name".
+func valueAsTyped(m string) string {
+	sub := badValue.FindStringSubmatch(m)
+	name := "--" + sub[2]
+	if len(sub[2]) == 1 {
+		name = "-" + sub[2]
+	}
+	return "invalid value " + sub[1] + " for " + name
+}
 
 // envError is how urfave/cli words an environment variable that does not parse as a
 // boolean flag's value (strconv.ParseBool).

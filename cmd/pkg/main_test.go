@@ -452,6 +452,8 @@ func TestUsageHint(t *testing.T) {
 		{[]string{"--bogus", "list"}, "pkg: unknown flag --bogus\npkg: hint: run 'pkg help' for usage\n"},
 		{[]string{"sync", "tool", "-f"}, "pkg: flag -f needs a value\npkg: hint: run 'pkg sync --help' for usage\n"},
 		{[]string{"install", "x", "--root"}, "pkg: flag --root needs a value\npkg: hint: run 'pkg help' for usage\n"},
+		{[]string{"--jobs", "abc", "list"}, "pkg: invalid value \"abc\" for --jobs\npkg: hint: run 'pkg help' for usage\n"},
+		{[]string{"list", "-j", "x"}, "pkg: invalid value \"x\" for -j\npkg: hint: run 'pkg help' for usage\n"},
 	} {
 		if _, stderr, code := e.pkg(tt.args...); code != 2 || stderr != tt.want {
 			t.Errorf("pkg %s: exit %d, %q; want 2 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)

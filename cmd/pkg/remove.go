@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"pkg/db"
 	"pkg/install"
 
 	"github.com/urfave/cli/v2"
@@ -40,9 +42,17 @@ func removeCommand() *cli.Command {
 				return err
 			}
 			for _, name := range names {
-				say(c, "removed %s", name)
+				say(c, "removed %s", nameVersion(installed, name))
 			}
 			return err
 		},
 	}
+}
+
+// nameVersion is name and its version among recs, or name alone if recs has none.
+func nameVersion(recs []db.Package, name string) string {
+	if i := slices.IndexFunc(recs, func(p db.Package) bool { return p.Name == name }); i >= 0 {
+		return name + " " + recs[i].Version
+	}
+	return name
 }

@@ -493,7 +493,7 @@ func TestSyncMovesCommand(t *testing.T) {
 	}
 	testfs.SameTree(t, "root after a refused sync", rootTree(t, e.root), before)
 	out, _ := e.ok("sync", "-f", lock)
-	if !strings.Contains(out, "installed node20 1") || !strings.Contains(out, "removed node18") {
+	if !strings.Contains(out, "installed node20 1") || !strings.Contains(out, "removed node18 1\n") {
 		t.Errorf("sync: %q", out)
 	}
 	if got := e.installed(); got != "node20 1" {
