@@ -56,9 +56,16 @@ func unique(names []string) []string {
 }
 
 // needInstalled returns the error of the command op for the first of names that
-// installed lacks, or nil.
+// installed lacks, or nil; a usage error for a name with a version or constraint.
 func needInstalled(op string, names []string, installed []db.Package) error {
 	for _, n := range names {
+		if r, err := repo.ParseRequirement(n); err == nil && len(r.Constraints) > 0 {
+			tip := ""
+			if op == "upgrade" {
+				tip = fmt.Sprintf(" ('pkg install %s' installs the version it names)", n)
+			}
+			return usagef("%s takes names of installed packages, not %s%s", op, n, tip)
+		}
 		if !slices.ContainsFunc(installed, func(p db.Package) bool { return p.Name == n }) {
 			return fmt.Errorf("%s %s: not installed%s", op, n, didYouMean(n, installed))
 		}

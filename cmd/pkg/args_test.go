@@ -81,3 +81,22 @@ func TestDidYouMean(t *testing.T) {
 		t.Errorf("after the refused commands: %s", got)
 	}
 }
+
+// TestNamesNotRequirements checks that the commands taking installed names refuse a
+// version or constraint as a usage error, upgrade pointing at install.
+func TestNamesNotRequirements(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "hello")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"upgrade", "hello@2"}, "pkg: upgrade takes names of installed packages, not hello@2 ('pkg install hello@2' installs the version it names)\n"},
+		{[]string{"remove", "hello>=1"}, "pkg: remove takes names of installed packages, not hello>=1\n"},
+	} {
+		_, stderr, code := e.pkg(tt.args...)
+		if code != 2 || !strings.HasPrefix(stderr, tt.want) {
+			t.Errorf("pkg %s: exit %d, %q; want 2 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
+		}
+	}
+}
