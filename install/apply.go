@@ -28,6 +28,7 @@ import (
 // fsync in all, however many packages change. Install, Remove, and pkg's install, upgrade,
 // sync and remove all commit through it.
 func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
+	start := time.Now()
 	defer r.Discard(staged...)
 	if len(staged) == 0 && len(remove) == 0 {
 		return nil, nil
@@ -92,7 +93,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	}
 	results := make([]*Result, len(staged))
 	for i, s := range staged {
-		s.res.Elapsed = time.Since(s.start)
+		s.res.Elapsed += time.Since(start)
 		results[i] = s.res
 	}
 	if err := errors.Join(r.ownLinks(staged), r.syncBins(true)); err != nil {

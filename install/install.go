@@ -19,14 +19,14 @@ import (
 // Result describes one install.
 type Result struct {
 	Name, Version string
-	Previous      string // version replaced by this install, "" if none
-	Files         int    // members that are not directories
-	Bytes         int64  // bytes of regular files
-	Cloned        int64  // bytes shared with the cache
-	Copied        int64  // bytes written
-	Method        Method // how bulk data moved; "" when no file needed a bulk transfer
-	Fallback      error  // why the method is not Clone, when it is not
-	Elapsed       time.Duration
+	Previous      string        // version replaced by this install, "" if none
+	Files         int           // members that are not directories
+	Bytes         int64         // bytes of regular files
+	Cloned        int64         // bytes shared with the cache
+	Copied        int64         // bytes written
+	Method        Method        // how bulk data moved; "" when no file needed a bulk transfer
+	Fallback      error         // why the method is not Clone, when it is not
+	Elapsed       time.Duration // staging it, and the commit it was part of
 }
 
 // Staged is a package built in a staging directory and not yet visible in the root.
@@ -35,7 +35,6 @@ type Staged struct {
 	rec   *db.Package
 	files []db.File
 	res   *Result
-	start time.Time
 	keep  bool // left to the next start: a failed commit may have made it the only copy of a tree
 }
 
@@ -130,7 +129,8 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	res.Cloned, res.Copied, res.Method, res.Fallback = st.cloned.Load(), st.copied.Load(), st.method, st.fallback
 	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin,
 		Summary: p.Summary, Files: res.Files, Size: res.Bytes}
-	return &Staged{dir: dir, rec: rec, files: files, res: res, start: start}, nil
+	res.Elapsed = time.Since(start) // Apply adds the commit's time
+	return &Staged{dir: dir, rec: rec, files: files, res: res}, nil
 }
 
 // withDigests returns the database records of members, each hardlink with its target's digest
