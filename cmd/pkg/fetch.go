@@ -53,6 +53,7 @@ type fetcher struct {
 	index   trust.Result   // how the index was verified, for the root to record
 	known   []trust.Record // the root's record of the repository when the index was read
 	bars    *bars
+	desc    int        // width of the bars' descriptions, so that the bars line up
 	mu      sync.Mutex // serializes output
 }
 
@@ -73,6 +74,9 @@ func (f *fetcher) all(pkgs []repo.Package, ready func(ctx context.Context, i int
 	}
 	if !f.c.Bool("quiet") {
 		f.bars = newBars(f.c.App.Writer)
+	}
+	for _, p := range pkgs {
+		f.desc = max(f.desc, len(p.Name)+1+len(p.Version))
 	}
 	if f.bars != nil {
 		defer f.bars.close()
@@ -183,7 +187,7 @@ func (f *fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 	var b *bar
 	var progress io.Writer
 	if f.bars != nil {
-		b = f.bars.add(p.Name+" "+p.Version, p.Size)
+		b = f.bars.add(fmt.Sprintf("%-*s", f.desc, p.Name+" "+p.Version), p.Size)
 		progress = b.pb
 	}
 	start := time.Now()
