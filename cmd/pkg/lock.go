@@ -54,6 +54,9 @@ func lockAction(c *cli.Context) error {
 		return err
 	}
 	changes := lockChanges(old, l)
+	if old != nil && old.Repo != l.Repo {
+		changes = append([]string{fmt.Sprintf("repository %s (was %s)", l.Repo, old.Repo)}, changes...)
+	}
 	for _, line := range changes {
 		say(c, "%s", line)
 	}

@@ -285,6 +285,9 @@ func TestSyncRelocates(t *testing.T) {
 	if want := "pkg: note: using the repository at " + e.repo; !strings.Contains(stderr, want) || !strings.Contains(stderr, "in place of file://"+dir+"/, which "+lock+" records") {
 		t.Errorf("sync from a mirror: stderr %q; want a note that it uses %s", stderr, e.repo)
 	}
+	if out, _ := e.ok("lock", "-o", lock); !strings.HasPrefix(out, "repository "+strings.TrimSuffix(e.repo, "/")+"/ (was file://"+dir+"/)\n") {
+		t.Errorf("lock against a mirror: %q; want the repository's change first", out)
+	}
 }
 
 // TestLockConstraintSyntax locks each form of requirement the command line takes.
