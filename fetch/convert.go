@@ -111,7 +111,10 @@ func convert(w io.Writer, src io.Reader, lim tarutil.Limits) (tarutil.Stats, err
 	e1, e2 := <-srcErr, <-decErr
 	switch {
 	case out.err != nil:
-		return st, err
+		// The cache's own error, naming its file: the file writer's goroutines report a
+		// failed write at a later call, so the member being converted then may not be the
+		// one whose bytes failed.
+		return st, out.err
 	case e1 != nil:
 		return st, e1
 	case e2 != nil && e2 != errReaderGone:
