@@ -35,7 +35,7 @@ func fetchCommand() *cli.Command {
 			}
 			pkgs, err := ix.Resolve(reqs)
 			if err != nil {
-				return err
+				return f.about(err)
 			}
 			f.verbose = true
 			return f.all(pkgs, nil)
@@ -55,6 +55,11 @@ type fetcher struct {
 	bars    *bars
 	desc    int        // width of the bars' descriptions, so that the bars line up
 	mu      sync.Mutex // serializes output
+}
+
+// about names the repository in err, an error resolving requirements against its index.
+func (f *fetcher) about(err error) error {
+	return fmt.Errorf("%w (repository %s)", err, f.src.URL())
 }
 
 // openFetcher opens the repository and the cache and reads the index, verified as

@@ -62,7 +62,7 @@ func installAction(c *cli.Context) (err error) {
 	}
 	pkgs, err := ix.ResolveInstalled(installedPackages(recs), reqs)
 	if err != nil {
-		return err
+		return f.about(err)
 	}
 	return in.run(pkgs, recs)
 }

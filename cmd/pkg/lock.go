@@ -44,7 +44,7 @@ func lockAction(c *cli.Context) error {
 	}
 	pkgs, err := ix.Resolve(reqs)
 	if err != nil {
-		return err
+		return f.about(err)
 	}
 	for i := range pkgs {
 		pkgs[i].Archive = f.src.ArchiveURL(pkgs[i])

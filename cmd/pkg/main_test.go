@@ -336,7 +336,7 @@ func TestUsage(t *testing.T) {
 			t.Errorf("pkg %v: exit %d, stderr %q; want 2 and a pkg: message", args, code, stderr)
 		}
 	}
-	if _, stderr, code := e.pkg("install", "nosuchpackage"); code != 1 || !strings.Contains(stderr, "nosuchpackage") {
+	if _, stderr, code := e.pkg("install", "nosuchpackage"); code != 1 || !strings.Contains(stderr, `package "nosuchpackage" not found (repository file://`) {
 		t.Errorf("install nosuchpackage: exit %d, %q", code, stderr)
 	}
 	if _, stderr, code := e.pkg("cache", "frob"); code != 2 || !strings.Contains(stderr, "run 'pkg cache help' for the list") {
