@@ -74,7 +74,8 @@ type DB struct {
 
 // Options controls Open.
 type Options struct {
-	Timeout time.Duration // how long a transaction waits for another process's; 0 waits forever
+	Timeout  time.Duration // how long a transaction waits for another process's; 0 waits forever
+	NoCreate bool          // fail with fs.ErrNotExist rather than create: for readers without the root's lock
 }
 
 // minSize is the size of the smallest whole database: bbolt creates one with four pages
@@ -88,8 +89,13 @@ const minSize = 4 * 4096
 // created again.
 func Open(path string, o Options) (*DB, error) {
 	d := &DB{path: path, timeout: o.Timeout}
-	if info, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || err == nil && info.Size() < minSize {
-		if err := d.create(); err != nil {
+	info, err := os.Stat(path)
+	missing := errors.Is(err, fs.ErrNotExist)
+	if missing || err == nil && Incomplete(info) {
+		if o.NoCreate {
+			return nil, fmt.Errorf("db: %s: %w", path, fs.ErrNotExist)
+		}
+		if err := d.create(!missing); err != nil {
 			return nil, fmt.Errorf("db: create %s: %w", path, err)
 		}
 	}
@@ -100,10 +106,11 @@ func Open(path string, o Options) (*DB, error) {
 // creation cut short, which Open creates again.
 func Incomplete(info fs.FileInfo) bool { return info.Size() < minSize }
 
-// create makes an empty database under a temporary name and renames it to d.path, so that
-// a creation cut short, by a crash or a full disk, leaves no partial database. The caller
-// holds the root's lock, so the temporary name is its own.
-func (d *DB) create() error {
+// create makes an empty database under a temporary name and links it to d.path, so that a
+// creation cut short, by a crash or a full disk, leaves no partial database. It replaces
+// the file at d.path only when over is set: an incomplete one. The caller holds the root's
+// lock, so the temporary name is its own; a database linked meanwhile is kept.
+func (d *DB) create(over bool) error {
 	tmp := d.path + ".new"
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -112,11 +119,17 @@ func (d *DB) create() error {
 	if err == nil {
 		err = b.Close()
 	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case over:
 		err = os.Rename(tmp, d.path)
+	default:
+		if err = os.Link(tmp, d.path); errors.Is(err, fs.ErrExist) {
+			err = nil
+		}
 	}
+	os.Remove(tmp)
 	if err != nil {
-		os.Remove(tmp)
 		return err
 	}
 	return durable.Path(filepath.Dir(d.path))

@@ -3,6 +3,7 @@ package db
 import (
 	"crypto/sha256"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,5 +235,26 @@ func TestInstalled(t *testing.T) {
 	}
 	if _, _, err := d.Installed("alpha", "nope"); !errors.Is(err, ErrNotInstalled) {
 		t.Errorf("Installed(alpha, nope): %v", err)
+	}
+}
+
+// TestOpenNoCreate checks that a reader's Open of a missing or incomplete database fails as
+// not existing and creates nothing.
+func TestOpenNoCreate(t *testing.T) {
+	dir := t.TempDir()
+	missing, partial := filepath.Join(dir, "missing"), filepath.Join(dir, "partial")
+	if err := os.WriteFile(partial, make([]byte, 8192), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{missing, partial} {
+		if _, err := Open(path, Options{NoCreate: true}); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Open(%s, NoCreate): %v; want fs.ErrNotExist", filepath.Base(path), err)
+		}
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("NoCreate made %s: %v", missing, err)
+	}
+	if info, err := os.Stat(partial); err != nil || info.Size() != 8192 {
+		t.Errorf("NoCreate changed %s: %v, %v", partial, info, err)
 	}
 }

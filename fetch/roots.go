@@ -16,14 +16,15 @@ import (
 // root named by a hash of its path and holding the path, so that pruning the cache from one
 // root keeps what the others use.
 
-func (c *Cache) rootFile(root string) string {
+// RootFile is where the cache records the root at the absolute path root.
+func (c *Cache) RootFile(root string) string {
 	sum := sha256.Sum256([]byte(root))
 	return filepath.Join(c.dir, "roots", hex.EncodeToString(sum[:8]))
 }
 
 // AddRoot records that the root at the absolute path root installs from the cache.
 func (c *Cache) AddRoot(root string) error {
-	path := c.rootFile(root)
+	path := c.RootFile(root)
 	if b, err := os.ReadFile(path); err == nil && string(b) == root+"\n" {
 		return nil
 	}
@@ -52,7 +53,7 @@ func (c *Cache) Roots() ([]string, error) {
 	var roots []string
 	for _, e := range ents {
 		b, err := os.ReadFile(filepath.Join(c.dir, "roots", e.Name()))
-		if root := strings.TrimSuffix(string(b), "\n"); err == nil && filepath.IsAbs(root) && c.rootFile(root) == filepath.Join(c.dir, "roots", e.Name()) {
+		if root := strings.TrimSuffix(string(b), "\n"); err == nil && filepath.IsAbs(root) && c.RootFile(root) == filepath.Join(c.dir, "roots", e.Name()) {
 			roots = append(roots, root)
 		}
 	}
@@ -61,7 +62,7 @@ func (c *Cache) Roots() ([]string, error) {
 
 // ForgetRoot drops the record of a root that no longer exists.
 func (c *Cache) ForgetRoot(root string) error {
-	if err := os.Remove(c.rootFile(root)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(c.RootFile(root)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil

@@ -45,23 +45,24 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 			return nil, changeError(staged, remove, err)
 		}
 	}
-	ins, err := r.intents(recs, staged)
+	ins, made, err := r.intents(recs, staged)
 	var rins []db.Intent
 	if err == nil {
 		rins, err = r.removeIntents(remove)
 	}
 	if err != nil {
-		r.dropPending() // no intent needs them: Open completed every earlier one
+		r.dropPending(staged, made) // no intent names them
 		return nil, err
 	}
-	defer r.dropTrash(rins)
+	trash := rins // until dropped after the commit
+	defer func() { r.dropTrash(trash) }()
 	all := append(ins, rins...)
 	if err := r.db.SetIntents(all); err != nil {
 		return nil, changeError(staged, remove, err)
 	}
 	for i, s := range staged {
 		if err := r.swapIn(s.dir, r.pkgDir(s.rec.Name)); err != nil {
-			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoAll(staged, all, i)))
+			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoMade(staged, all, i, made)))
 		}
 	}
 	for j, in := range rins {
@@ -70,7 +71,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 			continue
 		}
 		if err := rename(r.pkgDir(in.Name), r.path(in.Staging)); err != nil {
-			return nil, fmt.Errorf("remove %s: %w", in.Name, errors.Join(err, r.undoAll(staged, all, len(ins)+j)))
+			return nil, fmt.Errorf("remove %s: %w", in.Name, errors.Join(err, r.undoMade(staged, all, len(ins)+j, made)))
 		}
 	}
 	// From here a failed fsync or write is not retried (see rollback): the trees go back and
@@ -96,7 +97,12 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		s.res.Elapsed += time.Since(start)
 		results[i] = s.res
 	}
-	if err := errors.Join(r.ownLinks(staged), r.syncBins(true)); err != nil {
+	// The space of the trees replaced or removed first: bin/ may need some. Links still to
+	// make stay prepared (.cmd.new), which tells the next start to finish them.
+	r.dropTrash(trash)
+	trash = nil
+	r.Discard(staged...)
+	if err := errors.Join(r.ownLinks(staged), r.syncBins(true), r.checkLinked(staged)); err != nil {
 		return results, &LinksError{Dir: r.path("bin"), Err: err}
 	}
 	return results, nil
@@ -242,24 +248,36 @@ func changeError(staged []*Staged, remove []string, err error) error {
 }
 
 // intents notes what each staged package replaces among recs, prepares its command links
-// and returns the intents of its commit.
-func (r *Root) intents(recs []db.Package, staged []*Staged) ([]db.Intent, error) {
+// and returns the intents of its commit, and the links it made for each package.
+func (r *Root) intents(recs []db.Package, staged []*Staged) ([]db.Intent, [][]string, error) {
 	ins := make([]db.Intent, len(staged))
+	made := make([][]string, len(staged))
 	for i, s := range staged {
 		if j := slices.IndexFunc(recs, func(p db.Package) bool { return p.Name == s.rec.Name }); j >= 0 {
 			s.res.Previous = recs[j].Version
 		}
 		ino, ok := inode(s.dir)
 		if !ok {
-			return nil, fmt.Errorf("install %s %s: staged tree %s is gone", s.rec.Name, s.rec.Version, s.dir)
+			return nil, made, fmt.Errorf("install %s %s: staged tree %s is gone", s.rec.Name, s.rec.Version, s.dir)
 		}
-		if err := r.prepareLinks(s.rec); err != nil {
-			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, err)
+		var err error
+		if made[i], err = r.prepareLinks(s.rec); err != nil {
+			return nil, made, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, err)
 		}
 		rel, _ := filepath.Rel(r.dir, s.dir)
 		ins[i] = db.Intent{Op: "install", Name: s.rec.Name, Staging: rel, Inode: ino}
 	}
-	return ins, nil
+	return ins, made, nil
+}
+
+// undoMade is undoAll, which also removes the command links made for the commit once its
+// intents are cleared.
+func (r *Root) undoMade(staged []*Staged, ins []db.Intent, n int, made [][]string) error {
+	err := r.undoAll(staged, ins, n)
+	if err == nil {
+		r.dropPending(staged, made)
+	}
+	return err
 }
 
 // undoAll puts back the trees of the first n intents, whose swaps or renames were done, and

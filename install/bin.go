@@ -15,55 +15,69 @@ import (
 // binTarget is where <root>/bin/<command> points for a package's declared bin path.
 func binTarget(pkg, bin string) string { return "../pkgs/" + pkg + "/" + path.Clean(bin) }
 
-// checkBins refuses p when one of its commands is a file pkg does not manage, unless p's
-// installed version declares that command: then the file is p's command changed by hand,
-// which committing p replaces (ownLinks). Whether another package provides a command is
-// checked at commit (checkApply), which knows what else the commit installs and removes.
-func (r *Root) checkBins(p repo.Package) error {
-	var own []string // the commands the installed version of p declares
+// checkBins refuses p when one of its commands is a file pkg does not manage, and returns
+// the commands of p that are symlinks changed by hand: the installed version of p declares
+// them, and committing p points them back (ownLinks). A file of the user's in the place of
+// a command is never replaced. Whether another package provides a command is checked at
+// commit (checkApply), which knows what else the commit installs and removes.
+func (r *Root) checkBins(p repo.Package) (own []string, err error) {
+	var declared []string // the commands the installed version of p declares
 	if rec, err := r.db.Get(p.Name); err == nil {
 		for _, b := range rec.Bin {
-			own = append(own, path.Base(b))
+			declared = append(declared, path.Base(b))
 		}
 	} else if !errors.Is(err, db.ErrNotInstalled) {
-		return err
+		return nil, err
 	}
 	for _, b := range p.Bin {
 		cmd := path.Base(b)
 		where := r.path("bin", cmd)
-		info, err := os.Lstat(where)
+		t, err := os.Readlink(where)
 		switch {
-		case errors.Is(err, os.ErrNotExist):
-			continue
-		case err != nil:
-			return err
-		case info.IsDir():
-			return fmt.Errorf("command %s is a directory: remove or rename it, then try again", where)
+		case errors.Is(err, os.ErrNotExist) || err == nil && strings.HasPrefix(t, "../pkgs/"):
+		case err == nil && slices.Contains(declared, cmd):
+			own = append(own, cmd)
+		default:
+			return nil, fmt.Errorf("command %s exists and is not managed by pkg: remove or rename it, then try again", where)
 		}
-		if t, err := os.Readlink(where); err == nil && strings.HasPrefix(t, "../pkgs/") || slices.Contains(own, cmd) {
-			continue
-		}
-		return fmt.Errorf("command %s exists and is not managed by pkg: remove or rename it, then try again", where)
 	}
-	return nil
+	return own, nil
 }
 
-// ownLinks points the commands of the staged packages at them where something else took
-// their place, which checkBins allowed only for a package's own commands changed by hand.
+// ownLinks points back the commands of the staged packages that checkBins found changed by
+// hand, if each is still a symlink that does not point into pkgs/.
 func (r *Root) ownLinks(staged []*Staged) error {
 	for _, s := range staged {
 		for _, b := range s.rec.Bin {
-			cmd, target := path.Base(b), binTarget(s.rec.Name, b)
-			t, err := os.Readlink(r.path("bin", cmd))
-			if errors.Is(err, os.ErrNotExist) || err == nil && strings.HasPrefix(t, "../pkgs/") {
-				continue // syncBins' part
+			cmd := path.Base(b)
+			if !slices.Contains(s.own, cmd) {
+				continue
 			}
-			if err := r.link(cmd, target); err != nil {
+			if t, err := os.Readlink(r.path("bin", cmd)); err != nil || strings.HasPrefix(t, "../pkgs/") {
+				continue // gone, a file now, or pkg's: syncBins' part
+			}
+			if err := r.link(cmd, binTarget(s.rec.Name, b)); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// checkLinked returns an error for each command of the staged packages that does not
+// point at them: a file put in its place since checkBins looked.
+func (r *Root) checkLinked(staged []*Staged) error {
+	var errs []error
+	for _, s := range staged {
+		for _, b := range s.rec.Bin {
+			cmd := path.Base(b)
+			if t, err := os.Readlink(r.path("bin", cmd)); err != nil || t != binTarget(s.rec.Name, b) {
+				errs = append(errs, fmt.Errorf("command %s of %s is not linked: something else is in its place; remove or rename it, then run pkg install --reinstall %s",
+					r.path("bin", cmd), s.rec.Name, s.rec.Name))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // LinksError is returned when a change was committed, or an interrupted one completed,
@@ -143,35 +157,50 @@ func (r *Root) wantBins() (map[string]string, error) {
 // prepareLinks creates the command links of p that are missing or point elsewhere, under
 // their temporary names, before p is committed: once its record is written only renames
 // remain, and a full filesystem can no longer fail an install that has committed.
-func (r *Root) prepareLinks(p *db.Package) error {
+func (r *Root) prepareLinks(p *db.Package) (made []string, err error) {
 	for _, b := range p.Bin {
 		cmd, target := path.Base(b), binTarget(p.Name, b)
 		if t, err := os.Readlink(r.path("bin", cmd)); err == nil && t == target {
 			continue
 		}
-		if err := r.pending(cmd, target); err != nil {
-			return err
+		ok, err := r.pending(cmd, target)
+		if ok {
+			made = append(made, cmd)
+		}
+		if err != nil {
+			return made, err
 		}
 	}
-	return nil
+	return made, nil
 }
 
-// pending makes <root>/bin/.cmd.new a link to target, unless it is one already.
-func (r *Root) pending(cmd, target string) error {
+// pending makes <root>/bin/.cmd.new a link to target, unless it is one already, and
+// reports whether it made one. It replaces only a link of pkg's (into pkgs/).
+func (r *Root) pending(cmd, target string) (bool, error) {
 	tmp := r.path("bin", "."+cmd+".new")
-	if t, err := os.Readlink(tmp); err == nil && t == target {
-		return nil
+	t, err := os.Readlink(tmp)
+	switch {
+	case err == nil && t == target:
+		return false, nil
+	case err == nil && strings.HasPrefix(t, "../pkgs/"):
+		if err := os.Remove(tmp); err != nil {
+			return false, err
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return false, fmt.Errorf("%s is in the way of command %s: remove or rename it, then try again", tmp, cmd)
 	}
-	os.Remove(tmp)
-	return os.Symlink(target, tmp)
+	return true, os.Symlink(target, tmp)
 }
 
-// dropPending removes the links prepareLinks made, before an intent names them.
-func (r *Root) dropPending() {
-	ents, _ := os.ReadDir(r.path("bin"))
-	for _, e := range ents {
-		if pendingLink(e.Name()) {
-			os.Remove(r.path("bin", e.Name()))
+// dropPending removes the links prepareLinks made for cmds, when they are still those.
+func (r *Root) dropPending(staged []*Staged, made [][]string) {
+	for i, cmds := range made {
+		for _, b := range staged[i].rec.Bin {
+			cmd := path.Base(b)
+			tmp := r.path("bin", "."+cmd+".new")
+			if t, err := os.Readlink(tmp); err == nil && t == binTarget(staged[i].rec.Name, b) && slices.Contains(cmds, cmd) {
+				os.Remove(tmp)
+			}
 		}
 	}
 }
@@ -183,7 +212,7 @@ func pendingLink(name string) bool {
 
 // link points <root>/bin/cmd at target, replacing what is there by rename.
 func (r *Root) link(cmd, target string) error {
-	if err := r.pending(cmd, target); err != nil {
+	if _, err := r.pending(cmd, target); err != nil {
 		return err
 	}
 	return os.Rename(r.path("bin", "."+cmd+".new"), r.path("bin", cmd))

@@ -35,13 +35,15 @@ type Staged struct {
 	rec   *db.Package
 	files []db.File
 	res   *Result
+	own   []string // its commands changed by hand, to point back at commit (checkBins)
 	keep  bool // left to the next start: a failed commit may have made it the only copy of a tree
 }
 
 // Install installs p from the aligned tar at tarPath, replacing any installed version of it.
 // It scans the tar and reads its data for the file digests it records; Stage takes both
 // from the cache's index instead. On error the root and the database describe what was
-// installed before (a failed commit may leave an intent, which the next Open completes).
+// installed before (a failed commit may leave an intent, which the next Open completes),
+// except with a *LinksError, which comes with the result: p is installed.
 func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
 	members, err := scanWithDigests(tarPath)
 	if err != nil {
@@ -52,10 +54,10 @@ func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
 		return nil, err
 	}
 	res, err := r.Apply([]*Staged{s}, nil)
-	if err != nil {
-		return nil, err
+	if len(res) == 1 { // committed, perhaps with a LinksError
+		return res[0], err
 	}
-	return res[0], nil
+	return nil, err
 }
 
 // Stage builds p's tree in staging from the aligned tar at tarPath, where nothing sees it
@@ -100,7 +102,8 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 		return nil, err
 	}
 	res := summarize(p, members)
-	if err := r.check(p, res, members); err != nil {
+	own, err := r.check(p, res, members)
+	if err != nil {
 		return nil, err
 	}
 	files := withDigests(members)
@@ -130,7 +133,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin,
 		Summary: p.Summary, Files: res.Files, Size: res.Bytes}
 	res.Elapsed = time.Since(start) // Apply adds the commit's time
-	return &Staged{dir: dir, rec: rec, files: files, res: res}, nil
+	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own}, nil
 }
 
 // withDigests returns the database records of members, each hardlink with its target's digest
@@ -210,15 +213,15 @@ func summarize(p repo.Package, members []tarutil.Member) *Result {
 
 // check refuses a package whose contents disagree with its index entry, or whose commands
 // are missing or taken by another package.
-func (r *Root) check(p repo.Package, res *Result, members []tarutil.Member) error {
+func (r *Root) check(p repo.Package, res *Result, members []tarutil.Member) (own []string, err error) {
 	if p.Files != 0 && p.Files != res.Files {
-		return fmt.Errorf("archive has %d files, index says %d", res.Files, p.Files)
+		return nil, fmt.Errorf("archive has %d files, index says %d", res.Files, p.Files)
 	}
 	if p.InstalledSize != 0 && p.InstalledSize != res.Bytes {
-		return fmt.Errorf("archive has %d bytes of files, index says installed_size %d", res.Bytes, p.InstalledSize)
+		return nil, fmt.Errorf("archive has %d bytes of files, index says installed_size %d", res.Bytes, p.InstalledSize)
 	}
 	if err := CheckBin(p.Bin, members); err != nil {
-		return err
+		return nil, err
 	}
 	return r.checkBins(p)
 }

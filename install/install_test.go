@@ -309,6 +309,10 @@ func TestPreparedLinksDropped(t *testing.T) {
 	if err := os.MkdirAll(blocker, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	notes := filepath.Join(dir, "bin", ".notes.new") // named like a prepared link, but the user's
+	if err := os.WriteFile(notes, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p := pkgOf("tool", "1")
 	p.Bin = append(p.Bin, "share/big")
 	if _, err := r.Install(alignedTar(t, base, version1()), p); err == nil {
@@ -316,5 +320,38 @@ func TestPreparedLinksDropped(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "bin", ".tool.new")); !os.IsNotExist(err) {
 		t.Errorf("the link prepared first was left: %v", err)
+	}
+	if b, err := os.ReadFile(notes); err != nil || string(b) != "mine\n" {
+		t.Errorf("the user's .notes.new: %q, %v", b, err)
+	}
+}
+
+// TestFileInPlaceOfCommand puts a file where a staged package's command goes, after it was
+// staged: the commit leaves the file alone and says the command is not linked.
+func TestFileInPlaceOfCommand(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	defer r.Close()
+	tarPath := alignedTar(t, base, version1())
+	members, err := scanWithDigests(tarPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Stage(context.Background(), tarPath, pkgOf("tool", "1"), members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "bin", "tool")
+	if err := os.WriteFile(link, []byte("mine\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Apply([]*Staged{s}, nil)
+	var le *LinksError
+	if len(res) != 1 || !errors.As(err, &le) || !strings.Contains(err.Error(), "command "+link+" of tool is not linked") {
+		t.Errorf("Apply with a file in the place of bin/tool: %v, %v; want the result and a LinksError", res, err)
+	}
+	if b, err := os.ReadFile(link); err != nil || string(b) != "mine\n" {
+		t.Errorf("the user's bin/tool: %q, %v", b, err)
 	}
 }

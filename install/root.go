@@ -74,7 +74,10 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout})
+	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout, NoCreate: true})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w at %s", ErrNoRoot, dir)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +121,10 @@ func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) err
 			lock.Close()
 		}
 	}
-	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout})
+	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout, NoCreate: true})
+	if errors.Is(err, fs.ErrNotExist) { // removed since Exists looked (Abandon)
+		return fmt.Errorf("%w at %s", ErrNoRoot, dir)
+	}
 	if err != nil {
 		return err
 	}
@@ -192,10 +198,10 @@ func (r *Root) reconcile() error {
 		interrupted = interrupted || len(ents) > 0
 	}
 	if err := r.syncBins(interrupted); err != nil {
-		// The packages are as recorded; what reads or verifies them still works. Staging
-		// and trash stay, for the next start to sync bin/ in full again.
+		// The packages are as recorded; what reads or verifies them still works. The
+		// links still prepared (.cmd.new) make the next start sync bin/ in full again;
+		// staging and trash go, as the space they hold may be what bin/ lacks.
 		r.links = &LinksError{Dir: r.path("bin"), Err: err}
-		return nil
 	}
 	for _, d := range []string{".pkg/staging", ".pkg/trash"} {
 		if err := emptyDir(r.path(d)); err != nil {

@@ -97,6 +97,22 @@ func TestReinstallRestoresLink(t *testing.T) {
 	}
 	e.ok("verify")
 
+	// A file of the user's in the place of the command is theirs, even there.
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(link, []byte("wrapper\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := e.pkg("install", "--reinstall", "hello"); code != 1 || !strings.Contains(stderr, "remove or rename it") {
+		t.Errorf("reinstall over a file of the user's: exit %d, %q", code, stderr)
+	}
+	if b, err := os.ReadFile(link); err != nil || string(b) != "wrapper\n" {
+		t.Errorf("the user's file after a refused reinstall: %q, %v", b, err)
+	}
+	os.Remove(link)
+	e.ok("install", "--reinstall", "hello")
+
 	e.ok("remove", "hello")
 	if err := os.WriteFile(link, []byte("mine\n"), 0o755); err != nil {
 		t.Fatal(err)

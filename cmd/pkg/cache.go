@@ -121,9 +121,12 @@ func usedEntries(c *cli.Context, cache *fetch.Cache, root *install.Root) (map[st
 		err := install.View(dir, rootOptions(c), nil, add)
 		switch {
 		case errors.Is(err, install.ErrNoRoot):
-			cache.ForgetRoot(dir)
+			if cache.ForgetRoot(dir) == nil {
+				note(c, "forgot root %s, which installed from this cache and is gone", dir)
+			}
 		case err != nil:
-			return nil, fmt.Errorf("cache prune: root %s also installs from this cache, and what it uses cannot be read, so nothing was removed: %w", dir, err)
+			return nil, fmt.Errorf("cache prune: root %s also installs from this cache, and what it uses cannot be read, so nothing was removed (if that root is no longer used, remove %s): %w",
+				dir, cache.RootFile(dir), err)
 		}
 	}
 	return used, nil

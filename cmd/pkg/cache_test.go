@@ -56,8 +56,9 @@ func TestPruneSharedCache(t *testing.T) {
 	if err := os.RemoveAll(b.root); err != nil {
 		t.Fatal(err)
 	}
-	if out, _ := a.ok("cache", "prune"); !strings.HasPrefix(out, "removed 1 cached package ") {
-		t.Errorf("prune once root-b is gone: %q", out)
+	if out, stderr := a.ok("cache", "prune"); !strings.HasPrefix(out, "removed 1 cached package ") ||
+		!strings.Contains(stderr, "forgot root "+b.root+", which installed from this cache and is gone") {
+		t.Errorf("prune once root-b is gone: %q, %q", out, stderr)
 	}
 	if ents, err := os.ReadDir(filepath.Join(a.cache, "roots")); err != nil || len(ents) != 1 {
 		t.Errorf("roots recorded after root-b is gone: %v, %v", ents, err)
