@@ -36,7 +36,7 @@ type Staged struct {
 	files []db.File
 	res   *Result
 	own   []string // its commands changed by hand, to point back at commit (checkBins)
-	keep  bool // left to the next start: a failed commit may have made it the only copy of a tree
+	keep  bool     // left to the next start: a failed commit may have made it the only copy of a tree
 }
 
 // Install installs p from the aligned tar at tarPath, replacing any installed version of it.
