@@ -17,8 +17,29 @@ type Repo struct {
 	Location string    `json:"location"`
 	Name     string    `json:"name"`
 	Version  uint64    `json:"version"`
-	SHA256   string    `json:"sha256"` // of the index's exact bytes
+	SHA256   string    `json:"sha256"`        // of the index's exact bytes
+	KeyID    string    `json:"key,omitempty"` // the trusted key that verified it; older records lack it
 	Accepted time.Time `json:"accepted"`
+}
+
+// Repos returns the records of every repository the root accepted a signed index of.
+func (d *DB) Repos() ([]Repo, error) {
+	var rs []Repo
+	err := d.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(reposBucket)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			var r Repo
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("db: repository %s: %w", k, err)
+			}
+			rs = append(rs, r)
+			return nil
+		})
+	})
+	return rs, err
 }
 
 // Repo returns the record of the repository at location, if the root has one.

@@ -69,11 +69,17 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 	if err != nil {
 		return nil, res, err
 	}
-	if !fresh.differs(saved) {
+	switch {
+	case !fresh.differs(saved):
 		// Best effort: the copy's time says when it was last current, for offlineNote.
 		os.Chtimes(path, time.Time{}, time.Now())
-	} else if err := c.saveIndex(path, fresh); err != nil {
-		return ix, res, &NotKeptError{Repo: s.URL(), Err: err}
+	case !res.Verified() && fresh.demotes(saved):
+		// Read without a key: a signed copy stays, as the floor for the next read with
+		// the key and for --offline, unless this one is signed too and no older.
+	default:
+		if err := c.saveIndex(path, fresh); err != nil {
+			return ix, res, &NotKeptError{Repo: s.URL(), Err: err}
+		}
 	}
 	return ix, res, nil
 }
@@ -91,6 +97,20 @@ func (e *NotKeptError) Error() string {
 }
 
 func (e *NotKeptError) Unwrap() error { return e.Err }
+
+// demotes reports whether replacing saved, which carries a signature, with i would lose
+// it or go back to an older version, as far as an unverified read can tell.
+func (i *savedIndex) demotes(saved *savedIndex) bool {
+	if saved == nil || saved.Signature == nil {
+		return false
+	}
+	if i.Signature == nil {
+		return true
+	}
+	was, err1 := repo.ParseMeta(saved.data)
+	now, err2 := repo.ParseMeta(i.data)
+	return err1 == nil && (err2 != nil || now.Version < was.Version)
+}
 
 // offlineNote tells, after the repository could not be reached, that an offline source
 // would use the copy kept, and how current it is; "" when there is none it would believe.

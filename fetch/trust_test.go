@@ -302,3 +302,35 @@ func TestIndexNotModifiedNewSignature(t *testing.T) {
 		t.Errorf("%d requests, want 5: index and signature, then index (304), signature, index", n)
 	}
 }
+
+// TestVerifiedCopyKept reads a signed index with its key, then an unsigned newer one
+// without any key: the unsigned one is used, and the verified copy stays in the cache, so
+// that a later read with the key still refuses an older version.
+func TestVerifiedCopyKept(t *testing.T) {
+	key := newTestKey(t)
+	_, p := testArchive(t)
+	v5, sig5 := signedIndex(t, key, 5, time.Now().Add(time.Hour), p)
+	srv := newSignedRepo(t)
+	srv.set(v5, sig5)
+	c := openCache(t)
+	withKey := trusting(t, srv.URL, Options{Trust: trust.Policy{Keys: []trust.PublicKey{key.Public()}}})
+	if _, _, err := c.VerifiedIndex(t.Context(), withKey); err != nil {
+		t.Fatal(err)
+	}
+	kept := savedBytes(c, withKey)
+
+	v6, _ := signedIndex(t, key, 6, time.Now().Add(time.Hour), p)
+	srv.set(v6, nil) // the signature stripped
+	if ix, res, err := c.VerifiedIndex(t.Context(), trusting(t, srv.URL, Options{})); err != nil || ix.Version != 6 || res.Verified() {
+		t.Fatalf("unverified read: %v, %+v, %v", ix, res, err)
+	}
+	if got := savedBytes(c, withKey); !bytes.Equal(got, kept) {
+		t.Errorf("an unverified read replaced the verified copy")
+	}
+
+	v4, sig4 := signedIndex(t, key, 4, time.Now().Add(time.Hour), p)
+	srv.set(v4, sig4)
+	if _, _, err := c.VerifiedIndex(t.Context(), withKey); !errors.Is(err, trust.ErrRollback) {
+		t.Errorf("VerifiedIndex of version 4 after version 5 was kept: %v, want a rollback", err)
+	}
+}

@@ -208,15 +208,27 @@ func bound(loc string, keys []PublicKey, name string) (PublicKey, error) {
 // location accepted before: another repository's name, a lower version, or the same
 // version with other bytes.
 func (r Record) Follows(prev Record) error {
-	switch {
-	case r.Name != prev.Name:
+	if r.Name != prev.Name {
 		return refuse(r.Location, ErrWrongName, "index is for repository %q, but this location served repository %q before",
 			r.Name, prev.Name)
+	}
+	return r.NotOlder(prev)
+}
+
+// NotOlder reports, with an *Error, why r may not follow prev, an index of the same
+// repository accepted before, from r's location or another (a mirror): a lower version,
+// or the same version with other bytes.
+func (r Record) NotOlder(prev Record) error {
+	from := ""
+	if prev.Location != r.Location {
+		from = " from " + prev.Location
+	}
+	switch {
 	case r.Version < prev.Version:
-		return refuse(r.Location, ErrRollback, "index version %d is older than version %d, accepted before", r.Version, prev.Version)
+		return refuse(r.Location, ErrRollback, "index version %d is older than version %d, accepted before%s", r.Version, prev.Version, from)
 	case r.Version == prev.Version && r.SHA256 != prev.SHA256:
-		return refuse(r.Location, ErrReused, "index version %d differs from the version %d accepted before (sha256 %.16s, was %.16s)",
-			r.Version, prev.Version, r.SHA256, prev.SHA256)
+		return refuse(r.Location, ErrReused, "index version %d differs from the version %d accepted before%s (sha256 %.16s, was %.16s)",
+			r.Version, prev.Version, from, r.SHA256, prev.SHA256)
 	}
 	return nil
 }

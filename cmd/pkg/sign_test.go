@@ -476,3 +476,28 @@ func TestRepoKeygenSign(t *testing.T) {
 		t.Errorf("install after repo forget: %q", out)
 	}
 }
+
+// TestRollbackFromMirror accepts version 2 of the signed repository, then installs from a
+// mirror (another location) that serves version 1, signed by the same key: refused, naming
+// the location version 2 came from, and nothing changes.
+func TestRollbackFromMirror(t *testing.T) {
+	r := newSignedRepo(t)
+	mirror := filepath.Join(t.TempDir(), "mirror")
+	if err := os.CopyFS(mirror, os.DirFS(r.dir)); err != nil { // version 1
+		t.Fatal(err)
+	}
+	r.sign() // version 2
+	e, trusted := r.user()
+	e.ok(append(trusted, "install", "libgreet")...)
+	before := dbState(t, e)
+
+	e.repo = mirror
+	_, stderr, code := e.pkg(append(trusted, "install", "fortunes")...)
+	if want := "index version 1 is older than version 2, accepted before from " + r.url + "/"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("install from a mirror serving version 1: exit %d, %q; want %q", code, stderr, want)
+	}
+	e.repo = r.url
+	if got := dbState(t, e); got != before {
+		t.Errorf("database after the refusal:\n%s\nwant\n%s", got, before)
+	}
+}

@@ -150,15 +150,28 @@ func (f *fetcher) accept(root *install.Root) error {
 		return nil
 	}
 	if ok {
-		if record(prev) == res.Record {
+		if record(prev) == res.Record && prev.KeyID == res.KeyID {
 			return nil
 		}
 		if err := res.Record.Follows(record(prev)); err != nil {
 			return err
 		}
 	}
+	// The same repository, signed by the same key, from another location (a mirror, or
+	// another spelling of the host) may not roll back what was accepted there either.
+	all, err := root.DB().Repos()
+	if err != nil {
+		return err
+	}
+	for _, r := range all {
+		if r.Location != res.Location && r.Name == res.Name && (r.KeyID == "" || r.KeyID == res.KeyID) {
+			if err := res.Record.NotOlder(record(r)); err != nil {
+				return err
+			}
+		}
+	}
 	return root.DB().PutRepo(db.Repo{Location: res.Location, Name: res.Name, Version: res.Version,
-		SHA256: res.SHA256, Accepted: time.Now().UTC()})
+		SHA256: res.SHA256, KeyID: res.KeyID, Accepted: time.Now().UTC()})
 }
 
 func record(r db.Repo) trust.Record {
