@@ -100,10 +100,13 @@ func NewSource(location string, o Options) (*Source, error) {
 // String returns the location as given.
 func (s *Source) String() string { return s.loc }
 
-// indexLocation names the index: its URL or absolute path.
+// indexLocation names the index: its URL, without credentials, or absolute path. It is
+// what messages and the cache's copy of the index name.
 func (s *Source) indexLocation() string {
 	if s.base != nil {
-		return s.base.JoinPath("index.json").String()
+		u := s.base.JoinPath("index.json")
+		u.User = nil
+		return u.String()
 	}
 	return filepath.Join(s.dir, "index.json")
 }

@@ -334,3 +334,27 @@ func TestVerifiedCopyKept(t *testing.T) {
 		t.Errorf("VerifiedIndex of version 4 after version 5 was kept: %v, want a rollback", err)
 	}
 }
+
+// TestIndexCopyNoCredentials reads an index from a URL with credentials: the cache's copy
+// neither holds them nor depends on them, so a saved cache carries no secret and a new
+// token finds the same copy.
+func TestIndexCopyNoCredentials(t *testing.T) {
+	key := newTestKey(t)
+	_, p := testArchive(t)
+	index, sig := signedIndex(t, key, 1, time.Now().Add(time.Hour), p)
+	srv := newSignedRepo(t)
+	srv.set(index, sig)
+	c := openCache(t)
+	withToken := strings.Replace(srv.URL, "http://", "http://alice:s3cret@", 1)
+	s := trusting(t, withToken, Options{})
+	if _, _, err := c.VerifiedIndex(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	saved := savedBytes(c, s)
+	if len(saved) == 0 || bytes.Contains(saved, []byte("s3cret")) {
+		t.Errorf("the cache's copy of the index: %q", saved)
+	}
+	if other := savedBytes(c, trusting(t, strings.Replace(withToken, "s3cret", "other", 1), Options{})); !bytes.Equal(other, saved) {
+		t.Error("another token does not find the same copy")
+	}
+}
