@@ -141,6 +141,9 @@ func (r Requirement) String() string {
 	return b.String()
 }
 
+// ValidName reports whether s is a valid package or repository name.
+func ValidName(s string) bool { return validName(s) }
+
 // validName reports whether s matches [a-z0-9][a-z0-9._+-]* in at most maxNameLen bytes.
 func validName(s string) bool {
 	if s == "" || len(s) > maxNameLen || !isNameStart(s[0]) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"pkg/internal/durable"
+	"pkg/repo"
 )
 
 const (
@@ -29,11 +30,17 @@ type PublicKey struct {
 // ParsePublicKey parses "[REPO=]pkg-ed25519:<base64>".
 func ParsePublicKey(s string) (PublicKey, error) {
 	var k PublicKey
+	if strings.Contains(s, secretPrefix) { // never echoed: it would end up in logs
+		return k, fmt.Errorf("trust: a private signing key (%s...) was given where a public key is trusted: pass the public key, %s<base64>, which pkg repo keygen printed and the key file's first line holds", secretPrefix, publicPrefix)
+	}
 	text := s
 	if !strings.HasPrefix(s, publicPrefix) {
 		name, rest, ok := strings.Cut(s, "=")
 		if !ok || name == "" || !strings.HasPrefix(rest, publicPrefix) {
 			return k, fmt.Errorf("trust: key %.80q is not [REPO=]%s<base64>", s, publicPrefix)
+		}
+		if !repo.ValidName(name) {
+			return k, fmt.Errorf("trust: key %.80q: %q is not a repository name ([a-z0-9][a-z0-9._+-]*)", s, name)
 		}
 		k.Repo, text = name, rest
 	}

@@ -135,10 +135,15 @@ func TestParseKeys(t *testing.T) {
 	if got := keys[1].String(); got != "demo="+b.String() {
 		t.Errorf("String: %q", got)
 	}
-	for _, bad := range []string{"pkg-ed25519:", "pkg-ed25519:AAAA", "ssh-ed25519 AAAA", "=" + a.String(), "x=y", a.String() + "A"} {
+	for _, bad := range []string{"pkg-ed25519:", "pkg-ed25519:AAAA", "ssh-ed25519 AAAA", "=" + a.String(), "x=y", a.String() + "A", "Demo=" + a.String()} {
 		if _, err := ParseKeys(bad); err == nil {
 			t.Errorf("ParseKeys(%q): no error", bad)
 		}
+	}
+	file := string(newKey(t).marshal())
+	secret := strings.TrimSpace(file[strings.Index(file, secretPrefix):])
+	if _, err := ParseKeys(secret); err == nil || strings.Contains(err.Error(), secret[len(secretPrefix):]) || !strings.Contains(err.Error(), "private signing key") {
+		t.Errorf("ParseKeys of a private key: %v; want an error that does not show it", err)
 	}
 }
 
