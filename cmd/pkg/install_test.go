@@ -28,3 +28,23 @@ func TestFailedFirstInstall(t *testing.T) {
 		t.Errorf("after a failed install into a root: %q", got)
 	}
 }
+
+// TestFailedFirstSync checks that a first sync that fails leaves no root either, and that
+// repo forget makes none.
+func TestFailedFirstSync(t *testing.T) {
+	base := t.TempDir()
+	dir := syncRepo(t)
+	e := newEnv(t, base, dir)
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "tool@1.0")
+	if err := os.Remove(filepath.Join(dir, "tool-1.0.tar")); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := e.pkg("sync", "-f", lock); code != 1 || !strings.Contains(stderr, "tool 1.0") {
+		t.Fatalf("sync with tool's archive gone: exit %d, %q", code, stderr)
+	}
+	e.ok("repo", "forget")
+	if _, err := os.Stat(filepath.Join(e.root, ".pkg", "db")); !os.IsNotExist(err) {
+		t.Errorf("database after a failed first sync and repo forget: %v", err)
+	}
+}

@@ -6,7 +6,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/db"
 	"pkg/fetch"
+	"pkg/install"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -119,13 +121,19 @@ func repoForgetCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			root, err := openRoot(c)
-			if err != nil {
-				return err
-			}
-			defer root.Close()
-			if err := root.DB().DeleteRepo(src.URL()); err != nil {
-				return err
+			if install.Exists(c.String("root")) == nil { // a root is not made to forget nothing
+				root, err := openRoot(c)
+				if err != nil {
+					return err
+				}
+				defer root.Close()
+				gone, err := forgetRepo(root.DB(), src.URL())
+				if err != nil {
+					return err
+				}
+				for _, r := range gone {
+					say(c, "forgot version %d of repository %s, accepted from %s", r.Version, r.Name, r.Location)
+				}
 			}
 			if err := cache.ForgetIndex(src); err != nil {
 				return err
@@ -134,4 +142,28 @@ func repoForgetCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// forgetRepo deletes the root's record of the repository at location and, since a record
+// of the same repository elsewhere (a mirror) bounds it too, every record of its name,
+// and returns them.
+func forgetRepo(d *db.DB, location string) ([]db.Repo, error) {
+	r, ok, err := d.Repo(location)
+	if err != nil || !ok {
+		return nil, err
+	}
+	all, err := d.Repos()
+	if err != nil {
+		return nil, err
+	}
+	var gone []db.Repo
+	for _, o := range all {
+		if o.Location == location || o.Name == r.Name {
+			if err := d.DeleteRepo(o.Location); err != nil {
+				return gone, err
+			}
+			gone = append(gone, o)
+		}
+	}
+	return gone, nil
 }

@@ -500,4 +500,11 @@ func TestRollbackFromMirror(t *testing.T) {
 	if got := dbState(t, e); got != before {
 		t.Errorf("database after the refusal:\n%s\nwant\n%s", got, before)
 	}
+
+	// The publisher started over: forgetting the repository forgets it at every location.
+	if out, _ := e.ok("repo", "forget"); !strings.Contains(out, "forgot version 2 of repository demo, accepted from "+r.url+"/\n") {
+		t.Errorf("repo forget: %q", out)
+	}
+	e.repo = mirror
+	e.ok(append(trusted, "install", "fortunes")...)
 }

@@ -33,7 +33,7 @@ func syncCommand() *cli.Command {
 // syncAction checks the lockfile, compares it with the root and, when they differ, stages
 // every package to install, then commits them and removes the extras together.
 // Nothing but the lockfile and the database is read when they agree.
-func syncAction(c *cli.Context) error {
+func syncAction(c *cli.Context) (err error) {
 	path := c.String("file")
 	l, err := repo.ReadLock(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -64,7 +64,13 @@ func syncAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	defer root.Close()
+	defer func() {
+		if err != nil {
+			root.Abandon() // a first sync that failed leaves no root
+		} else {
+			root.Close()
+		}
+	}()
 	plan, err := root.Plan(want)
 	if err != nil {
 		return err
