@@ -27,8 +27,18 @@ const MaxLockSize = 16 << 20 // 16 MiB
 // serve.
 type Lock struct {
 	Repo     string        // the repository resolved against, as an absolute URL
+	Index    *LockIndex    // the signed index resolved, when a trusted key verified it
 	Requires []Requirement // what was requested, sorted and without duplicates
 	Packages []Package     // the resolution, sorted by name
+}
+
+// LockIndex names the signed index a lock was resolved from: a later lock of the same
+// repository may not resolve an older one, and a sync that requires signatures knows the
+// lock's packages came from the publisher.
+type LockIndex struct {
+	Name    string `json:"name"`
+	Version uint64 `json:"version"`
+	Key     string `json:"key"` // id of the trusted key that verified it
 }
 
 // lockFile is a Lock as JSON: the requirements and the packages one to a line, so that a
@@ -38,6 +48,7 @@ type lockFile struct {
 	Repo     string      `json:"repo"`
 	Inputs   string      `json:"inputs"`
 	Locked   string      `json:"locked,omitempty"` // digest of the packages; older lockfiles lack it
+	Index    *LockIndex  `json:"index,omitempty"`
 	Requires []string    `json:"requires"`
 	Packages []lockEntry `json:"packages"`
 }
@@ -171,6 +182,9 @@ func (l *Lock) Encode(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "{\n  \"lockfile\": %d,\n  \"repo\": %s,\n  \"inputs\": %s,\n  \"locked\": %s,\n", lf.Lockfile,
 		jsonText(lf.Repo), jsonText(lf.Inputs), jsonText(lf.Locked))
+	if l.Index != nil {
+		fmt.Fprintf(&b, "  \"index\": %s,\n", jsonText(l.Index))
+	}
 	writeList(&b, "requires", lf.Requires, ",")
 	writeList(&b, "packages", lf.Packages, "")
 	b.WriteString("}\n")
@@ -262,7 +276,10 @@ func parseLock(data []byte) (*Lock, error) {
 	if err := json.Unmarshal(data, &lf); err != nil {
 		return nil, jsonError(data, err)
 	}
-	l := &Lock{Repo: lf.Repo}
+	l := &Lock{Repo: lf.Repo, Index: lf.Index}
+	if x := lf.Index; x != nil && (!validName(x.Name) || x.Version == 0 || x.Key == "") {
+		return nil, fmt.Errorf("index %s: want the name, version and key id of a signed index", jsonText(x))
+	}
 	for _, s := range lf.Requires {
 		r, err := parseRequirement(s)
 		if err != nil {

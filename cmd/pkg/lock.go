@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/repo"
+	"pkg/trust"
 )
 
 func lockCommand() *cli.Command {
@@ -50,10 +51,17 @@ func lockAction(c *cli.Context) error {
 		pkgs[i].Archive = f.src.ArchiveURL(pkgs[i])
 	}
 	l := repo.NewLock(f.src.URL(), reqs, pkgs)
+	l.Index = lockIndex(f.index)
+	if err := checkLockIndex(old, l.Index, path); err != nil {
+		return err
+	}
 	if err := repo.WriteLock(path, l); err != nil {
 		return err
 	}
 	changes := lockChanges(old, l)
+	if old != nil && old.Index != nil && l.Index != nil && *old.Index != *l.Index {
+		changes = append([]string{fmt.Sprintf("index %s version %d (was version %d)", l.Index.Name, l.Index.Version, old.Index.Version)}, changes...)
+	}
 	if old != nil && old.Repo != l.Repo {
 		changes = append([]string{fmt.Sprintf("repository %s (was %s)", l.Repo, old.Repo)}, changes...)
 	}
@@ -111,4 +119,29 @@ func lockChanges(old, l *repo.Lock) []string {
 		}
 	}
 	return lines
+}
+
+// lockIndex is what a lockfile records of the index res describes: nil unless verified.
+func lockIndex(res trust.Result) *repo.LockIndex {
+	if !res.Verified() {
+		return nil
+	}
+	return &repo.LockIndex{Name: res.Name, Version: res.Version, Key: res.KeyID}
+}
+
+// checkLockIndex refuses to resolve old's requirements, the lockfile at path, against the
+// index now (nil: not verified) if old came from a signed index of the same repository
+// that now is unverified or older: the publisher's packages would be swapped for older
+// ones, or anyone's.
+func checkLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
+	switch {
+	case old == nil || old.Index == nil:
+	case now == nil:
+		return fmt.Errorf("%s was made from version %d of signed repository %s (key %s), and this index is not verified: pass the publisher's key with --trusted-key",
+			path, old.Index.Version, old.Index.Name, old.Index.Key)
+	case now.Name == old.Index.Name && now.Version < old.Index.Version:
+		return fmt.Errorf("index version %d of repository %s is older than version %d, which %s was made from: a mirror or proxy is serving an old index; try again later, or another mirror",
+			now.Version, now.Name, old.Index.Version, path)
+	}
+	return nil
 }

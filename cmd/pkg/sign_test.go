@@ -508,3 +508,41 @@ func TestRollbackFromMirror(t *testing.T) {
 	e.repo = mirror
 	e.ok(append(trusted, "install", "fortunes")...)
 }
+
+// TestLockSigned checks what a lockfile records of a signed index, and what it refuses:
+// locking again against an older or unverified index of the repository, and a sync that
+// requires signatures of a lockfile no trusted key vouches for.
+func TestLockSigned(t *testing.T) {
+	r := newSignedRepo(t)
+	v1, sig1 := r.files()
+	r.sign() // version 2
+	e, trusted := r.user()
+	lock := filepath.Join(t.TempDir(), "pkg.lock")
+	e.ok(append(trusted, "lock", "-o", lock, "hello")...)
+	data, _ := os.ReadFile(lock)
+	if want := `"index": {"name":"demo","version":2,"key":"` + keyID(t, r.pub) + `"},`; !strings.Contains(string(data), want) {
+		t.Errorf("lockfile:\n%s\nwant the line %s", data, want)
+	}
+
+	r.put(v1, sig1) // a mirror serving version 1
+	_, stderr, code := e.pkg(append(trusted, "--cache", t.TempDir(), "lock", "-o", lock)...) // a runner with a cold cache
+	if want := "index version 1 of repository demo is older than version 2, which " + lock + " was made from"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("lock against version 1: exit %d, %q; want %q", code, stderr, want)
+	}
+	if _, stderr, code := e.pkg("lock", "-o", lock); code != 1 || !strings.Contains(stderr, "this index is not verified: pass the publisher's key") {
+		t.Errorf("lock without the key: exit %d, %q", code, stderr)
+	}
+	if after, _ := os.ReadFile(lock); !bytes.Equal(after, data) {
+		t.Error("a refused lock changed the lockfile")
+	}
+
+	e.ok(append(trusted, "sync", "-f", lock)...)
+	unsigned := filepath.Join(t.TempDir(), "unsigned.lock")
+	e.ok("lock", "-o", unsigned, "hello")
+	for _, flags := range [][]string{trusted, {"--require-signed"}} {
+		_, stderr, code := e.pkg(append(flags, "sync", "-f", unsigned)...)
+		if code != 1 || !strings.Contains(stderr, unsigned+" was not made from a verified index, and this sync requires one") {
+			t.Errorf("sync %v of a lockfile made without the key: exit %d, %q", flags, code, stderr)
+		}
+	}
+}

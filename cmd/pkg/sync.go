@@ -44,6 +44,9 @@ func syncAction(c *cli.Context) (err error) {
 	if err := checkLockInputs(c, l, path); err != nil {
 		return err
 	}
+	if err := checkLockSigned(c, l, path); err != nil {
+		return err
+	}
 	if c.String("repo") == "" {
 		if err := c.Set("repo", l.Repo); err != nil {
 			return err
@@ -118,8 +121,11 @@ func joinRequirements(reqs []repo.Requirement) string {
 
 // checkFrozen refuses a lockfile that its requirements no longer resolve to.
 func checkFrozen(c *cli.Context, l *repo.Lock, path string) error {
-	_, ix, err := openFetcher(c)
+	f, ix, err := openFetcher(c)
 	if err != nil {
+		return err
+	}
+	if err := checkLockIndex(l, lockIndex(f.index), path); err != nil {
 		return err
 	}
 	if err := l.Outdated(ix); err != nil {
@@ -146,4 +152,23 @@ func applyPlan(c *cli.Context, root *install.Root, plan *install.Plan, lockRepo 
 	f.src, f.cache = src, cache
 	in := &installer{c: c, f: f, root: root, remove: plan.Remove}
 	return in.apply(plan.Install)
+}
+
+// checkLockSigned refuses, when signatures are required (--require-signed, or a trusted
+// key), a lockfile that was not made from an index a key trusted here verified: sync reads
+// no index, so the lockfile is what vouches for its packages.
+func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
+	policy, err := trustPolicy(c)
+	if err != nil || !policy.RequireSigned && len(policy.Keys) == 0 {
+		return err
+	}
+	if l.Index == nil {
+		return fmt.Errorf("%s was not made from a verified index, and this sync requires one: lock it again with the publisher's key (pkg lock --trusted-key KEY)", path)
+	}
+	for _, k := range policy.Keys {
+		if k.ID() == l.Index.Key && (k.Repo == "" || k.Repo == l.Index.Name) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s was made from an index of repository %s verified by key %s, which is not trusted here for it", path, l.Index.Name, l.Index.Key)
 }
