@@ -524,8 +524,9 @@ func TestLockSigned(t *testing.T) {
 		t.Errorf("lockfile:\n%s\nwant the line %s", data, want)
 	}
 
-	r.put(v1, sig1) // a mirror serving version 1
-	_, stderr, code := e.pkg(append(trusted, "--cache", t.TempDir(), "lock", "-o", lock)...) // a runner with a cold cache
+	// A mirror serves version 1 to a runner with a cold cache.
+	r.put(v1, sig1)
+	_, stderr, code := e.pkg(append(trusted, "--cache", t.TempDir(), "lock", "-o", lock)...)
 	if want := "index version 1 of repository demo is older than version 2, which " + lock + " was made from"; code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("lock against version 1: exit %d, %q; want %q", code, stderr, want)
 	}
