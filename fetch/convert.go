@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -52,7 +53,7 @@ func (v *verifier) Read(b []byte) (int, error) {
 	}
 	switch {
 	case v.n > v.p.Size:
-		return n, fmt.Errorf("archive is larger than the %d bytes the index declares", v.p.Size)
+		return n, mismatch(fmt.Sprintf("archive is larger than the %d bytes the index declares", v.p.Size))
 	case err == io.EOF:
 		return n, v.check()
 	}
@@ -62,13 +63,23 @@ func (v *verifier) Read(b []byte) (int, error) {
 // check compares what was read, all of the archive, with the index entry.
 func (v *verifier) check() error {
 	if v.n != v.p.Size {
-		return fmt.Errorf("archive is %d bytes, index declares %d", v.n, v.p.Size)
+		return mismatch(fmt.Sprintf("archive is %d bytes, index declares %d", v.n, v.p.Size))
 	}
 	if got := hex.EncodeToString(v.h.Sum(nil)); got != v.p.SHA256 {
-		return fmt.Errorf("sha256 mismatch: archive has %s, index declares %s", got, v.p.SHA256)
+		return mismatch(fmt.Sprintf("sha256 mismatch: archive has %s, index declares %s", got, v.p.SHA256))
 	}
 	return io.EOF
 }
+
+// ErrMismatch is what the error for an archive whose size or sha256 is not the one its
+// index entry (or lockfile line) declares is.
+var ErrMismatch = errors.New("fetch: archive is not the one the index names")
+
+// mismatch is an error that is ErrMismatch, with its own text.
+type mismatch string
+
+func (m mismatch) Error() string        { return string(m) }
+func (m mismatch) Is(target error) bool { return target == ErrMismatch }
 
 // stickyWriter keeps the first error of w, so that a conversion can tell a failure to
 // write the cache from a refused archive.

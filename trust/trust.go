@@ -40,6 +40,7 @@ var (
 	ErrBadSignature = errors.New("trust: bad signature")
 	ErrMalformed    = errors.New("trust: signed index malformed")
 	ErrWrongName    = errors.New("trust: index of another repository")
+	ErrNotBound     = errors.New("trust: key trusted for another repository")
 	ErrExpired      = errors.New("trust: index expired")
 	ErrRollback     = errors.New("trust: index older than one accepted before")
 	ErrReused       = errors.New("trust: index version reused for different contents")
@@ -200,7 +201,7 @@ func bound(loc string, keys []PublicKey, name string) (PublicKey, error) {
 			return k, nil
 		}
 	}
-	return PublicKey{}, refuse(loc, ErrWrongName, "index is for repository %q, but key %s is trusted only for repository %q",
+	return PublicKey{}, refuse(loc, ErrNotBound, "index is for repository %q, but key %s is trusted only for repository %q",
 		name, keys[0].ID(), keys[0].Repo)
 }
 

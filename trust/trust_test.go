@@ -80,7 +80,7 @@ func TestVerify(t *testing.T) {
 		{"rollback", Policy{Keys: trusted}, older, Sign(older, good), []Record{prev}, ErrRollback, "version 4 is older than version 5"},
 		{"same version, other bytes", Policy{Keys: trusted}, reused, Sign(reused, good), []Record{prev}, ErrReused, "version 5 differs"},
 		{"another repository", Policy{Keys: trusted}, renamed, Sign(renamed, good), []Record{prev}, ErrWrongName, `"other"`},
-		{"key bound to another repository", Policy{Keys: []PublicKey{boundTo(good, "main")}}, ix, sig, nil, ErrWrongName, `trusted only for repository "main"`},
+		{"key bound to another repository", Policy{Keys: []PublicKey{boundTo(good, "main")}}, ix, sig, nil, ErrNotBound, `trusted only for repository "main"`},
 		{"key bound to this repository", Policy{Keys: []PublicKey{boundTo(good, "demo")}}, ix, sig, nil, nil, ""},
 	}
 	for _, tt := range tests {

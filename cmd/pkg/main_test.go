@@ -321,7 +321,8 @@ func TestWrongSHA(t *testing.T) {
 	root, cache := rootTree(t, e.root), testfs.Tree(t, e.cache)
 
 	_, stderr, code := e.pkg("install", "hello")
-	if code != 1 || !strings.Contains(stderr, "hello 1.2.0") || !strings.Contains(stderr, "sha256 mismatch") {
+	if code != 1 || !strings.Contains(stderr, "hello 1.2.0") || !strings.Contains(stderr, "sha256 mismatch") ||
+		!strings.Contains(stderr, "pkg: hint: the archive served is not the one the index (or lockfile) names") {
 		t.Errorf("install with a wrong sha256: exit %d, stderr %q", code, stderr)
 	}
 	testfs.SameTree(t, "root", rootTree(t, e.root), root)
