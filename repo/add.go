@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"pkg/internal/durable"
 )
 
@@ -28,8 +30,8 @@ const indexName = "index.json"
 // Each file is written atomically (a temporary file in dir, fsync, rename, fsync of dir),
 // the archive first, so the index never names a missing archive. An existing file of the
 // archive's name is kept if byte-identical and is otherwise an error. The index lists
-// packages by name, then version, as indented JSON with a trailing newline. Add does not
-// lock dir: concurrent Adds to one directory may lose an entry.
+// packages by name, then version, as indented JSON with a trailing newline. Adds and
+// signs of one directory take turns (a flock of dir).
 func Add(dir, archivePath string, p Package) (Package, error) {
 	p, _, err := add(dir, archivePath, p, nil)
 	if err != nil {
@@ -53,6 +55,11 @@ func add(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return p, Meta{}, err
 	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return p, Meta{}, err
+	}
+	defer unlock()
 	m, err := place(dir, archivePath, &p, s)
 	if err != nil {
 		return p, m, fmt.Errorf("package %s: %w", p.id(), err)
@@ -299,4 +306,25 @@ func renameInto(dir, name string, write func(io.Writer) error) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), filepath.Join(dir, name))
+}
+
+// lockDir waits for, and takes, the lock of the repository directory dir, a flock of the
+// directory itself (no file is added to what is published): two adds or signs at once
+// would otherwise each write their own next index, and one would be lost.
+func lockDir(dir string) (unlock func(), err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, &os.PathError{Op: "lock", Path: dir, Err: err}
+	}
+	return func() { f.Close() }, nil
 }

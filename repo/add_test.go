@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -276,4 +278,30 @@ func archiveNames(index []string) []string {
 		names = append(names, f[0]+"-"+f[1]+".tar")
 	}
 	return names
+}
+
+// TestAddConcurrent adds packages to one directory from many goroutines at once: each
+// takes its turn, and the index lists them all.
+func TestAddConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		archive := writeArchive(t, fmt.Sprintf("p%02d-1.tar", i), fmt.Sprintf("data %d", i))
+		wg.Go(func() {
+			_, err := Add(dir, archive, Package{Name: fmt.Sprintf("p%02d", i), Version: "1"})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := len(readIndexFile(t, dir).Packages); got != n {
+		t.Errorf("index lists %d packages, want %d", got, n)
+	}
 }

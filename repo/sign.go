@@ -38,6 +38,11 @@ func sign(dir string, s *Signer) (*Index, error) {
 	if _, err := os.Stat(name); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no %s to sign (add a package first)", indexName)
 	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	ix, err := readIndex(name)
 	if err != nil {
 		return nil, err
