@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,6 +147,9 @@ func ReadKeyFile(path string) (PrivateKey, error) {
 func writeNew(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*") // mode 0600
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("directory %s does not exist: create it first (mkdir -m 700 %s)", dir, dir)
+	}
 	if err != nil {
 		return err
 	}

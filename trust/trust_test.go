@@ -176,6 +176,10 @@ func TestKeyFile(t *testing.T) {
 	if _, err := ReadKeyFile(path + ".pub"); err == nil {
 		t.Error("ReadKeyFile read a public key as a signing key")
 	}
+	missing := filepath.Join(t.TempDir(), "keys")
+	if err := WriteKeyFile(filepath.Join(missing, "k"), k); err == nil || !strings.Contains(err.Error(), "directory "+missing+" does not exist") {
+		t.Errorf("WriteKeyFile into a missing directory: %v", err)
+	}
 }
 
 func TestSignatureFile(t *testing.T) {
