@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,6 +49,7 @@ const entryMagic = "pkg-entry 1"
 //	tmp/                 files being written
 type Cache struct {
 	dir       string
+	use       *os.File // the cache directory, flocked shared while in use, exclusively to remove entries
 	checked   sync.Map // sha256 → []tarutil.Member of the entries this Cache has checked
 	unsettled sync.Map // sha256 → unsynced for those of them written in this boot, not yet synced
 
@@ -66,7 +68,10 @@ type Entry struct {
 }
 
 // OpenCache creates the cache's layout under dir if needed, refuses a cache this process
-// cannot write, and removes stale temporary files.
+// cannot write, and removes stale temporary files. The Cache holds a shared lock of the
+// cache until it is no longer used, so that no other process removes entries it may be
+// about to install from (Exclusive); it waits for such a removal to end. A command that
+// also locks a root opens the cache first.
 func OpenCache(dir string) (*Cache, error) {
 	for _, d := range []string{"tars", "tmp", "index"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
@@ -81,9 +86,51 @@ func OpenCache(dir string) (*Cache, error) {
 		}
 		return nil, fmt.Errorf("cache %s is %s: %w", dir, why, &os.PathError{Op: "access", Path: filepath.Join(dir, "tmp"), Err: err})
 	}
-	c := &Cache{dir: dir}
+	use, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("fetch: open cache: %w", err)
+	}
+	if err := flock(use, unix.LOCK_SH); err != nil {
+		use.Close()
+		return nil, fmt.Errorf("fetch: lock cache %s: %w", dir, err)
+	}
+	c := &Cache{dir: dir, use: use}
 	removeTemporary(filepath.Join(dir, "tmp"))
 	return c, nil
+}
+
+// Close ends c's use of the cache: its lock is released. c must not be used after.
+func (c *Cache) Close() error { return c.use.Close() }
+
+// Exclusive makes c the only user of the cache, for Remove: it waits, until ctx is done,
+// for the other processes using the cache to end, calling waiting once if it must.
+func (c *Cache) Exclusive(ctx context.Context, waiting func()) error {
+	for first := true; ; first = false {
+		err := flock(c.use, unix.LOCK_EX|unix.LOCK_NB)
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			if err != nil {
+				return fmt.Errorf("fetch: lock cache %s: %w", c.dir, err)
+			}
+			return nil
+		}
+		if first && waiting != nil {
+			waiting()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// flock applies how to f, again when interrupted by a signal.
+func flock(f *os.File, how int) error {
+	for {
+		if err := unix.Flock(int(f.Fd()), how); err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // Path returns where the aligned tar of the archive with this sha256 is kept.
@@ -210,7 +257,13 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 		return err
 	}
 	sums = ""
-	return c.rename(tmp.Name(), c.Path(p.SHA256))
+	// Linked, not renamed over: another process that committed the same entry meanwhile
+	// keeps its tar, which a root may have cloned from already.
+	if err := os.Link(tmp.Name(), c.Path(p.SHA256)); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	os.Remove(tmp.Name())
+	return durable.Path(c.tarsDir())
 }
 
 // checkStats refuses an archive whose contents disagree with its index entry.
@@ -333,7 +386,7 @@ func (c *Cache) Remove(keep func(Entry) bool) ([]Entry, error) {
 		if keep(e) {
 			continue
 		}
-		if err := os.Remove(c.Path(e.SHA256)); err != nil {
+		if err := os.Remove(c.Path(e.SHA256)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return removed, fmt.Errorf("remove %s from the cache: %w", entryName(e.SHA256, e.Name, e.Version), err)
 		}
 		os.Remove(c.idxPath(e.SHA256))

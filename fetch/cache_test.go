@@ -137,8 +137,10 @@ func TestStaleTemporary(t *testing.T) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenCache(c.dir); err != nil {
+	if again, err := OpenCache(c.dir); err != nil {
 		t.Fatal(err)
+	} else {
+		again.Close()
 	}
 	for _, p := range []string{stale, orphan} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
@@ -179,6 +181,7 @@ func TestIndexNotKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.Close() // before the unmount
 	if err := os.WriteFile(filepath.Join(dir, "filler"), make([]byte, 512<<10), 0o644); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("filling the cache's filesystem: %v", err)
 	}

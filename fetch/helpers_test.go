@@ -139,6 +139,7 @@ func openCache(t testing.TB) *Cache {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { c.Close() })
 	return c
 }
 
@@ -215,6 +216,7 @@ func cacheOpener(t testing.TB) func() *Cache {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { c.Close() })
 		return c
 	}
 }

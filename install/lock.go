@@ -18,6 +18,10 @@ import (
 // ErrNotYours is returned by Open for a root whose lock this user may not take.
 var ErrNotYours = errors.New("not yours to change")
 
+// ErrLocked is returned by Open when another command held the root's lock for all of
+// Options.LockTimeout.
+var ErrLocked = errors.New("locked")
+
 // ErrReadOnly is returned by Open for a root on a read-only filesystem.
 var ErrReadOnly = errors.New("on a read-only filesystem")
 
@@ -82,7 +86,7 @@ func waitLock(ctx context.Context, f *os.File, dir string, o Options) error {
 		wait := lockRetry
 		if o.LockTimeout != 0 {
 			if wait = min(wait, time.Until(deadline)); wait <= 0 {
-				return fmt.Errorf("install: root %s is locked by %s: gave up after %v", dir, readOwner(f), o.LockTimeout)
+				return fmt.Errorf("install: root %s is %w by %s: gave up after %v", dir, ErrLocked, readOwner(f), o.LockTimeout)
 			}
 		}
 		select {

@@ -103,7 +103,8 @@ func Exists(dir string) error {
 // View calls fn with the root's database as the last commit left it, changing nothing and
 // creating nothing, so a user who cannot write the root can read it. It does not wait for
 // a command that is changing the root: fn then sees what was recorded before that command,
-// and busy, if not nil, is called first with what is known of it.
+// and busy, if not nil, is called first with what is known of it; with "" when a command
+// was cut short in the middle of a change, which the next Open completes or undoes.
 func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) error) error {
 	if err := Exists(dir); err != nil {
 		return err
@@ -112,11 +113,13 @@ func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) err
 	if err != nil {
 		return err
 	}
+	told := false
 	if busy != nil {
 		if lock, err := os.Open(filepath.Join(dir, ".pkg", "lock")); err == nil {
 			// A shared lock, released at once, only looks: others looking do not see it.
 			if locked, err := tryLock(lock, unix.LOCK_SH); err == nil && !locked {
 				busy(readOwner(lock))
+				told = true
 			}
 			lock.Close()
 		}
@@ -127,6 +130,11 @@ func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) err
 	}
 	if err != nil {
 		return err
+	}
+	if busy != nil && !told {
+		if ins, err := d.Intents(); err == nil && len(ins) > 0 {
+			busy("") // a command cut short: the next Open completes or undoes its change
+		}
 	}
 	return fn(d)
 }

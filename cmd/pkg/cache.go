@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -32,8 +33,11 @@ func cacheCommand() *cli.Command {
 				if cacheMissing(c) {
 					return nil
 				}
-				cache, err := fetch.OpenCache(c.String("cache"))
+				cache, err := openCache(c)
 				if err != nil {
+					return err
+				}
+				if err := exclusive(c, cache); err != nil {
 					return err
 				}
 				return cacheRemove(c, cache, func(fetch.Entry) bool { return false }, "")
@@ -53,7 +57,7 @@ func cacheListAction(c *cli.Context) error {
 	if cacheMissing(c) {
 		return nil
 	}
-	cache, err := fetch.OpenCache(c.String("cache"))
+	cache, err := openCache(c)
 	if err != nil {
 		return err
 	}
@@ -76,29 +80,37 @@ func cachePruneAction(c *cli.Context) error {
 	if err := rootExists(c); err != nil {
 		return err
 	}
-	root, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
 	if cacheMissing(c) {
 		return nil
 	}
-	cache, err := fetch.OpenCache(c.String("cache"))
+	cache, err := openCache(c)
 	if err != nil {
 		return err
 	}
-	used, err := usedEntries(c, cache, root)
+	// Once no other process uses the cache, what every root installed is in its database.
+	// The roots' own locks are not needed, so a command that waits for the cache while it
+	// holds one cannot hold this one up.
+	if err := exclusive(c, cache); err != nil {
+		return err
+	}
+	used, err := usedEntries(c, cache)
 	if err != nil {
 		return err
 	}
 	return cacheRemove(c, cache, func(e fetch.Entry) bool { return used[e.SHA256] }, " no installed package uses")
 }
 
-// usedEntries returns the sha256s of the archives installed in root and in the other roots
-// recorded as installing from cache. It forgets the roots that are gone, and fails for one
-// it cannot read: what that root uses is not known.
-func usedEntries(c *cli.Context, cache *fetch.Cache, root *install.Root) (map[string]bool, error) {
+// exclusive makes this command the only user of cache, saying so if it must wait.
+func exclusive(c *cli.Context, cache *fetch.Cache) error {
+	return cache.Exclusive(c.Context, func() {
+		note(c, "waiting for the other pkg commands using the cache %s to finish", c.String("cache"))
+	})
+}
+
+// usedEntries returns the sha256s of the archives installed in the root and in the other
+// roots recorded as installing from cache. It forgets the roots that are gone, and fails
+// for one it cannot read: what that root uses is not known.
+func usedEntries(c *cli.Context, cache *fetch.Cache) (map[string]bool, error) {
 	used := make(map[string]bool)
 	add := func(d *db.DB) error {
 		ps, err := d.List()
@@ -107,7 +119,11 @@ func usedEntries(c *cli.Context, cache *fetch.Cache, root *install.Root) (map[st
 		}
 		return err
 	}
-	if err := add(root.DB()); err != nil {
+	own, err := filepath.Abs(c.String("root"))
+	if err != nil {
+		return nil, err
+	}
+	if err := install.View(own, rootOptions(c), nil, add); err != nil {
 		return nil, err
 	}
 	others, err := cache.Roots()
@@ -115,7 +131,7 @@ func usedEntries(c *cli.Context, cache *fetch.Cache, root *install.Root) (map[st
 		return nil, err
 	}
 	for _, dir := range others {
-		if dir == root.Dir() {
+		if dir == own {
 			continue
 		}
 		err := install.View(dir, rootOptions(c), nil, add)

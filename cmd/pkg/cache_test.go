@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"pkg/fetch"
 )
 
 func TestCacheCleanCount(t *testing.T) {
@@ -62,5 +65,40 @@ func TestPruneSharedCache(t *testing.T) {
 	}
 	if ents, err := os.ReadDir(filepath.Join(a.cache, "roots")); err != nil || len(ents) != 1 {
 		t.Errorf("roots recorded after root-b is gone: %v, %v", ents, err)
+	}
+}
+
+// TestCleanWaitsForUsers runs cache clean while another command uses the cache (an install
+// between its fetch and its commit, say): clean says it waits, and removes nothing until
+// that command is done.
+func TestCleanWaitsForUsers(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("fetch", "libgreet")
+	other, err := fetch.OpenCache(e.cache) // as another process would hold it
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		out, stderr string
+		code        int
+	}
+	done := make(chan result)
+	go func() {
+		out, stderr, code := e.pkg("cache", "clean")
+		done <- result{out, stderr, code}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("cache clean did not wait for the other user: %+v", r)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if es, err := other.List(); err != nil || len(es) != 1 {
+		t.Errorf("entries while clean waits: %v, %v", es, err)
+	}
+	other.Close()
+	r := <-done
+	if r.code != 0 || !strings.HasPrefix(r.out, "removed 1 cached package") ||
+		!strings.Contains(r.stderr, "waiting for the other pkg commands using the cache "+e.cache) {
+		t.Errorf("cache clean once the other user is done: %+v", r)
 	}
 }

@@ -66,6 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible()
 	defer stop()
 	err := app.RunContext(ctx, flagsFirst(app, args))
+	closeCaches(app)
 	var ue *usageError
 	switch {
 	case unknown != "":
@@ -241,6 +242,28 @@ func defaultDirs(c *cli.Context) error {
 	return nil
 }
 
+// openCache opens the cache, for the rest of the command: run closes it, which lets other
+// processes remove entries again (fetch.OpenCache).
+func openCache(c *cli.Context) (*fetch.Cache, error) {
+	cache, err := fetch.OpenCache(c.String("cache"))
+	if err == nil {
+		if c.App.Metadata == nil {
+			c.App.Metadata = map[string]any{}
+		}
+		caches, _ := c.App.Metadata["caches"].([]*fetch.Cache)
+		c.App.Metadata["caches"] = append(caches, cache)
+	}
+	return cache, err
+}
+
+// closeCaches closes the caches the command opened.
+func closeCaches(app *cli.App) {
+	caches, _ := app.Metadata["caches"].([]*fetch.Cache)
+	for _, c := range caches {
+		c.Close()
+	}
+}
+
 // rootNamed reports whether the user named the root (--root or PKG_ROOT, not empty)
 // rather than leaving it at the default.
 func rootNamed(c *cli.Context) bool {
@@ -404,6 +427,10 @@ func rootExists(c *cli.Context) error {
 // changing the root: fn then sees what was installed before that command.
 func viewRoot(c *cli.Context, fn func(d *db.DB) error) error {
 	busy := func(holder string) {
+		if holder == "" {
+			note(c, "a pkg command was cut short while changing %s; the next one that changes it completes or undoes that change, and this is what was installed before it", c.String("root"))
+			return
+		}
 		note(c, "%s is changing %s; this is what was installed before it started", holder, c.String("root"))
 	}
 	return install.View(c.String("root"), rootOptions(c), busy, fn)

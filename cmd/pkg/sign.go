@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
-	"pkg/fetch"
 	"pkg/install"
 	"pkg/repo"
 	"pkg/trust"
@@ -117,7 +116,7 @@ func repoForgetCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			cache, err := fetch.OpenCache(c.String("cache"))
+			cache, err := openCache(c)
 			if err != nil {
 				return err
 			}

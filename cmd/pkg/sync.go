@@ -142,7 +142,7 @@ func applyPlan(c *cli.Context, root *install.Root, plan *install.Plan, lockRepo 
 	if err != nil {
 		return err
 	}
-	cache, err := fetch.OpenCache(c.String("cache"))
+	cache, err := openCache(c)
 	if err != nil {
 		return err
 	}

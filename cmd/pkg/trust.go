@@ -67,7 +67,7 @@ func openFetcherIn(c *cli.Context, withRoot bool) (*fetcher, *repo.Index, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	cache, err := fetch.OpenCache(c.String("cache"))
+	cache, err := openCache(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -242,6 +242,9 @@ func hint(err error, dirs []string) string {
 	var le *install.LinksError
 	if errors.As(err, &le) {
 		return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
+	}
+	if errors.Is(err, install.ErrLocked) {
+		return "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"
 	}
 	if errors.Is(err, install.ErrReadOnly) {
 		return "remount it read-write to change it, or choose another --root; list, info, files and verify work as they are"

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"pkg/db"
 	"pkg/internal/testfs"
 )
 
@@ -150,5 +151,27 @@ func TestReadOnlyRoot(t *testing.T) {
 	if want := "pkg: root " + mnt + " is on a read-only filesystem: "; code != 1 || !strings.Contains(stderr, want) ||
 		!strings.Contains(stderr, "pkg: hint: remount it read-write") {
 		t.Errorf("install into a read-only root: exit %d, %q; want %q and a hint", code, stderr, want)
+	}
+}
+
+// TestListAfterCutShort lists a root a command was killed in the middle of changing: list
+// says so, and no longer once the next command that locks the root has undone the change.
+func TestListAfterCutShort(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "hello")
+	d, err := db.Open(filepath.Join(e.root, ".pkg", "db"), db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A remove killed after its intent, before it moved the tree.
+	if err := d.SetIntents([]db.Intent{{Op: "remove", Name: "hello", Staging: ".pkg/trash/hello.1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr := e.ok("list"); !strings.Contains(stderr, "a pkg command was cut short while changing "+e.root) {
+		t.Errorf("list with an intent pending: %q", stderr)
+	}
+	e.ok("verify")
+	if _, stderr := e.ok("list"); stderr != "" {
+		t.Errorf("list once verify undid the change: %q", stderr)
 	}
 }

@@ -41,7 +41,7 @@ func TestLockWaiting(t *testing.T) {
 	e.initRoot()
 	release := holdLock(t, e.root, "pkg install hello")
 	waiting := fmt.Sprintf("pkg: waiting for pid %d (pkg install hello) to finish with %s\n", os.Getpid(), e.root)
-	gaveUp := fmt.Sprintf("is locked by pid %d (pkg install hello): gave up after 300ms\n", os.Getpid())
+	gaveUp := fmt.Sprintf("is locked by pid %d (pkg install hello): gave up after 300ms\npkg: hint: run the command again once that one is done", os.Getpid())
 
 	start := time.Now()
 	_, stderr, code := e.pkg("--lock-timeout", "300ms", "install", "hello")

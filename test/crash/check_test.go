@@ -263,6 +263,7 @@ func checkCache(dir string, w world) []string {
 	if err != nil {
 		return []string{err.Error()}
 	}
+	defer c.Close()
 	entries, err := c.List()
 	if err != nil {
 		return []string{err.Error()}
