@@ -259,7 +259,10 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	sums = ""
 	// Linked, not renamed over: another process that committed the same entry meanwhile
 	// keeps its tar, which a root may have cloned from already.
-	if err := os.Link(tmp.Name(), c.Path(p.SHA256)); err != nil && !errors.Is(err, fs.ErrExist) {
+	switch err := os.Link(tmp.Name(), c.Path(p.SHA256)); {
+	case errors.Is(err, unix.EPERM) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EMLINK):
+		return c.rename(tmp.Name(), c.Path(p.SHA256)) // a filesystem without hard links
+	case err != nil && !errors.Is(err, fs.ErrExist):
 		return err
 	}
 	os.Remove(tmp.Name())

@@ -47,6 +47,9 @@ func (c *Cache) Index(ctx context.Context, s *Source) (*repo.Index, error) {
 func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Record) (*repo.Index, trust.Result, error) {
 	path := c.indexPath(s)
 	saved, err := loadIndex(path)
+	if errors.Is(err, fs.ErrNotExist) && c.adoptIndex(s, path) {
+		saved, err = loadIndex(path)
+	}
 	if s.offline {
 		return s.offlineIndex(saved, err, path, known)
 	}
@@ -171,6 +174,51 @@ func (c *Cache) ForgetIndex(s *Source) error {
 func (c *Cache) indexPath(s *Source) string {
 	sum := sha256.Sum256([]byte(s.indexLocation()))
 	return filepath.Join(c.dir, "index", hex.EncodeToString(sum[:])+".json")
+}
+
+// adoptIndex moves to path the copies an older pkg kept of s's index under names made from
+// its URL with credentials, which they also recorded, and reports whether it moved one.
+func (c *Cache) adoptIndex(s *Source, path string) bool {
+	dir := filepath.Join(c.dir, "index")
+	ents, _ := os.ReadDir(dir)
+	adopted := false
+	for _, e := range ents {
+		old := filepath.Join(dir, e.Name())
+		saved, err := loadIndex(old)
+		if err != nil || old == path {
+			continue
+		}
+		u, err := url.Parse(saved.Location)
+		if err != nil || u.User == nil {
+			continue
+		}
+		if u.User = nil; u.String() != s.indexLocation() {
+			continue
+		}
+		if !adopted {
+			saved.Location = u.String()
+			if c.saveIndex(path, saved) != nil {
+				continue
+			}
+			adopted = true
+		}
+		os.Remove(old) // it holds the credentials
+	}
+	return adopted
+}
+
+// IndexName returns the repository name the cache's copy of s's index gives, unverified,
+// or "" without one.
+func (c *Cache) IndexName(s *Source) string {
+	saved, err := loadIndex(c.indexPath(s))
+	if err != nil {
+		return ""
+	}
+	m, err := repo.ParseMeta(saved.data)
+	if err != nil {
+		return ""
+	}
+	return m.Name
 }
 
 func loadIndex(path string) (*savedIndex, error) {

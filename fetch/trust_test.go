@@ -2,10 +2,13 @@ package fetch
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -356,5 +359,34 @@ func TestIndexCopyNoCredentials(t *testing.T) {
 	}
 	if other := savedBytes(c, trusting(t, strings.Replace(withToken, "s3cret", "other", 1), Options{})); !bytes.Equal(other, saved) {
 		t.Error("another token does not find the same copy")
+	}
+}
+
+// TestAdoptIndexWithCredentials finds the copy of an index an older pkg kept under a name
+// made from the URL with credentials: it becomes the copy, without them, and still bounds
+// the versions a signed read accepts.
+func TestAdoptIndexWithCredentials(t *testing.T) {
+	key := newTestKey(t)
+	_, p := testArchive(t)
+	v5, sig5 := signedIndex(t, key, 5, time.Now().Add(time.Hour), p)
+	v4, sig4 := signedIndex(t, key, 4, time.Now().Add(time.Hour), p)
+	srv := newSignedRepo(t)
+	srv.set(v4, sig4)
+	c := openCache(t)
+	withToken := strings.Replace(srv.URL, "http://", "http://alice:old@", 1) + "/index.json"
+	sum := sha256.Sum256([]byte(withToken))
+	old := filepath.Join(c.dir, "index", hex.EncodeToString(sum[:])+".json")
+	if err := c.saveIndex(old, &savedIndex{Location: withToken, Signature: sig5, data: v5}); err != nil {
+		t.Fatal(err)
+	}
+	s := trusting(t, strings.Replace(srv.URL, "http://", "http://alice:new@", 1), Options{Trust: trust.Policy{Keys: []trust.PublicKey{key.Public()}}})
+	if _, _, err := c.VerifiedIndex(t.Context(), s); !errors.Is(err, trust.ErrRollback) {
+		t.Errorf("VerifiedIndex of version 4 after the old copy of version 5: %v, want a rollback", err)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("the old copy, with credentials, is still there: %v", err)
+	}
+	if saved := savedBytes(c, s); len(saved) == 0 || bytes.Contains(saved, []byte("alice")) {
+		t.Errorf("the adopted copy: %.100q", saved)
 	}
 }

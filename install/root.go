@@ -104,7 +104,7 @@ func Exists(dir string) error {
 // creating nothing, so a user who cannot write the root can read it. It does not wait for
 // a command that is changing the root: fn then sees what was recorded before that command,
 // and busy, if not nil, is called first with what is known of it; with "" when a command
-// was cut short in the middle of a change, which the next Open completes or undoes.
+// was cut short in the middle of a change, which the next Open undoes.
 func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) error) error {
 	if err := Exists(dir); err != nil {
 		return err
@@ -133,7 +133,7 @@ func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) err
 	}
 	if busy != nil && !told {
 		if ins, err := d.Intents(); err == nil && len(ins) > 0 {
-			busy("") // a command cut short: the next Open completes or undoes its change
+			busy("") // a command cut short: the next Open undoes its change
 		}
 	}
 	return fn(d)

@@ -322,7 +322,10 @@ func lockDir(dir string) (unlock func(), err error) {
 			break
 		}
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, unix.EBADF) || errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP):
+		// NFS and others lock no directory: go on as before there was a lock.
+	case err != nil:
 		f.Close()
 		return nil, &os.PathError{Op: "lock", Path: dir, Err: err}
 	}

@@ -36,9 +36,9 @@ type Lock struct {
 // repository may not resolve an older one, and a sync that requires signatures knows the
 // lock's packages came from the publisher.
 type LockIndex struct {
-	Name    string `json:"name"`
-	Version uint64 `json:"version"`
-	Key     string `json:"key"` // id of the trusted key that verified it
+	Name    string   `json:"name"`
+	Version uint64   `json:"version"`
+	Keys    []string `json:"keys"` // ids of the trusted keys that verified it
 }
 
 // lockFile is a Lock as JSON: the requirements and the packages one to a line, so that a
@@ -277,8 +277,8 @@ func parseLock(data []byte) (*Lock, error) {
 		return nil, jsonError(data, err)
 	}
 	l := &Lock{Repo: lf.Repo, Index: lf.Index}
-	if x := lf.Index; x != nil && (!validName(x.Name) || x.Version == 0 || x.Key == "") {
-		return nil, fmt.Errorf("index %s: want the name, version and key id of a signed index", jsonText(x))
+	if x := lf.Index; x != nil && (!validName(x.Name) || x.Version == 0 || len(x.Keys) == 0) {
+		return nil, fmt.Errorf("index %s: want the name, version and key ids of a signed index", jsonText(x))
 	}
 	for _, s := range lf.Requires {
 		r, err := parseRequirement(s)

@@ -27,6 +27,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,6 +83,7 @@ type Record struct {
 type Result struct {
 	Record
 	KeyID    string    // the trusted key that verified the index
+	KeyIDs   []string  // every trusted key that verified it, KeyID first
 	Expires  time.Time // when the index goes stale
 	Expired  bool      // past Expires, accepted because the policy allows it
 	SignedBy []string  // unverified: the key ids of a signature file nobody trusts
@@ -119,6 +121,11 @@ func (p Policy) verify(loc string, index, sig []byte, known []Record, now time.T
 	sum := sha256.Sum256(index)
 	res := Result{Record: Record{Location: loc, Name: meta.Name, Version: meta.Version, SHA256: hex.EncodeToString(sum[:])},
 		KeyID: key.ID(), Expires: meta.Expires, Expired: now.After(meta.Expires)}
+	for _, k := range keys {
+		if id := k.ID(); (k.Repo == "" || k.Repo == meta.Name) && !slices.Contains(res.KeyIDs, id) {
+			res.KeyIDs = append(res.KeyIDs, id)
+		}
+	}
 	if res.Expired && !p.AllowExpired {
 		return Result{}, refuse(loc, ErrExpired, "index version %d expired at %s", meta.Version, meta.Expires.UTC().Format(time.RFC3339))
 	}

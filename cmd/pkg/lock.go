@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -59,7 +60,7 @@ func lockAction(c *cli.Context) error {
 		return err
 	}
 	changes := lockChanges(old, l)
-	if old != nil && old.Index != nil && l.Index != nil && *old.Index != *l.Index {
+	if old != nil && old.Index != nil && l.Index != nil && old.Index.Version != l.Index.Version {
 		changes = append([]string{fmt.Sprintf("index %s version %d (was version %d)", l.Index.Name, l.Index.Version, old.Index.Version)}, changes...)
 	}
 	if old != nil && old.Repo != l.Repo {
@@ -126,7 +127,7 @@ func lockIndex(res trust.Result) *repo.LockIndex {
 	if !res.Verified() {
 		return nil
 	}
-	return &repo.LockIndex{Name: res.Name, Version: res.Version, Key: res.KeyID}
+	return &repo.LockIndex{Name: res.Name, Version: res.Version, Keys: res.KeyIDs}
 }
 
 // checkLockIndex refuses to resolve old's requirements, the lockfile at path, against the
@@ -137,11 +138,11 @@ func checkLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
 	switch {
 	case old == nil || old.Index == nil:
 	case now == nil:
-		return fmt.Errorf("%s was made from version %d of signed repository %s (key %s), and this index is not verified: pass the publisher's key with --trusted-key",
-			path, old.Index.Version, old.Index.Name, old.Index.Key)
+		return fmt.Errorf("%s was made from version %d of signed repository %s (key %s), and this index is not verified: pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)",
+			path, old.Index.Version, old.Index.Name, strings.Join(old.Index.Keys, ", "))
 	case now.Name == old.Index.Name && now.Version < old.Index.Version:
-		return fmt.Errorf("index version %d of repository %s is older than version %d, which %s was made from: a mirror or proxy is serving an old index; try again later, or another mirror",
-			now.Version, now.Name, old.Index.Version, path)
+		return fmt.Errorf("index version %d of repository %s is older than version %d, which %s was made from: a mirror or proxy is serving an old index; try again later, or another mirror (if the publisher really started over, remove %s and lock again)",
+			now.Version, now.Name, old.Index.Version, path, path)
 	}
 	return nil
 }

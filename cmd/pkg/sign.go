@@ -126,7 +126,7 @@ func repoForgetCommand() *cli.Command {
 					return err
 				}
 				defer root.Close()
-				gone, err := forgetRepo(root.DB(), src.URL())
+				gone, err := forgetRepo(root.DB(), src.URL(), cache.IndexName(src))
 				if err != nil {
 					return err
 				}
@@ -144,12 +144,15 @@ func repoForgetCommand() *cli.Command {
 }
 
 // forgetRepo deletes the root's record of the repository at location and, since a record
-// of the same repository elsewhere (a mirror) bounds it too, every record of its name,
-// and returns them.
-func forgetRepo(d *db.DB, location string) ([]db.Repo, error) {
+// of the same repository elsewhere (a mirror) bounds it too, every record of its name:
+// the record's, or else name, the one the cache's copy of its index gives. It returns them.
+func forgetRepo(d *db.DB, location, name string) ([]db.Repo, error) {
 	r, ok, err := d.Repo(location)
-	if err != nil || !ok {
+	if err != nil {
 		return nil, err
+	}
+	if ok {
+		name = r.Name
 	}
 	all, err := d.Repos()
 	if err != nil {
@@ -157,7 +160,7 @@ func forgetRepo(d *db.DB, location string) ([]db.Repo, error) {
 	}
 	var gone []db.Repo
 	for _, o := range all {
-		if o.Location == location || o.Name == r.Name {
+		if o.Location == location || name != "" && o.Name == name {
 			if err := d.DeleteRepo(o.Location); err != nil {
 				return gone, err
 			}

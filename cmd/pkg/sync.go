@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -63,6 +64,12 @@ func syncAction(c *cli.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	// The cache first, as every command takes them (fetch.OpenCache): a prune waits for
+	// this sync rather than remove what its plan needs.
+	cache, err := openCache(c)
+	if err != nil {
+		return err
+	}
 	root, err := openRoot(c)
 	if err != nil {
 		return err
@@ -91,7 +98,7 @@ func syncAction(c *cli.Context) (err error) {
 		say(c, "nothing to do: root matches %s", path)
 		return nil
 	}
-	return applyPlan(c, root, plan, l.Repo)
+	return applyPlan(c, root, cache, plan, l.Repo)
 }
 
 // checkLockInputs refuses requirements given on the command line unless they are the
@@ -136,13 +143,9 @@ func checkFrozen(c *cli.Context, l *repo.Lock, path string) error {
 
 // applyPlan installs, replaces and removes what plan says in one commit, fetching each
 // archive from the repository the lockfile names unless --repo names another.
-func applyPlan(c *cli.Context, root *install.Root, plan *install.Plan, lockRepo string) error {
+func applyPlan(c *cli.Context, root *install.Root, cache *fetch.Cache, plan *install.Plan, lockRepo string) error {
 	f := &fetcher{c: c}
 	src, err := openSource(c, f.retrying)
-	if err != nil {
-		return err
-	}
-	cache, err := openCache(c)
 	if err != nil {
 		return err
 	}
@@ -154,21 +157,29 @@ func applyPlan(c *cli.Context, root *install.Root, plan *install.Plan, lockRepo 
 	return in.apply(plan.Install)
 }
 
-// checkLockSigned refuses, when signatures are required (--require-signed, or a trusted
-// key), a lockfile that was not made from an index a key trusted here verified: sync reads
-// no index, so the lockfile is what vouches for its packages.
+// checkLockSigned checks, when signatures are required (--require-signed, or a trusted
+// key), that the lockfile says it was made from an index a key trusted here verified: sync
+// reads no index. The lockfile's word is all there is, so this guards against a mistake (a
+// lockfile made without the key), not against an edit. A lockfile that says nothing, as
+// those from before pkg recorded it, is refused under --require-signed and warned about
+// otherwise.
 func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
 	policy, err := trustPolicy(c)
 	if err != nil || !policy.RequireSigned && len(policy.Keys) == 0 {
 		return err
 	}
 	if l.Index == nil {
-		return fmt.Errorf("%s was not made from a verified index, and this sync requires one: lock it again with the publisher's key (pkg lock --trusted-key KEY)", path)
+		if policy.RequireSigned {
+			return fmt.Errorf("%s does not say it was made from a verified index, and --require-signed needs that: lock it again with the publisher's key (pkg lock --trusted-key KEY)", path)
+		}
+		warn(c, "%s does not say it was made from a verified index: lock it again with the publisher's key to record it", path)
+		return nil
 	}
 	for _, k := range policy.Keys {
-		if k.ID() == l.Index.Key && (k.Repo == "" || k.Repo == l.Index.Name) {
+		if slices.Contains(l.Index.Keys, k.ID()) && (k.Repo == "" || k.Repo == l.Index.Name) {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s was made from an index of repository %s verified by key %s, which is not trusted here for it", path, l.Index.Name, l.Index.Key)
+	return fmt.Errorf("%s was made from an index of repository %s verified by key %s, none of which is trusted here: trust one of them too (--trusted-key), or lock again with a key trusted here",
+		path, l.Index.Name, strings.Join(l.Index.Keys, ", "))
 }

@@ -164,7 +164,9 @@ func (f *fetcher) accept(root *install.Root) error {
 		return err
 	}
 	for _, r := range all {
-		if r.Location != res.Location && r.Name == res.Name && (r.KeyID == "" || r.KeyID == res.KeyID) {
+		// Records older than their key ids count for their own location only: two
+		// publishers may both name a repository "repo".
+		if r.Location != res.Location && r.Name == res.Name && r.KeyID == res.KeyID {
 			if err := res.Record.NotOlder(record(r)); err != nil {
 				return err
 			}
