@@ -30,14 +30,8 @@ func cacheCommand() *cli.Command {
 				if err := maxArgs(c, 0); err != nil {
 					return err
 				}
-				if cacheMissing(c) {
-					return nil
-				}
-				cache, err := openCache(c)
-				if err != nil {
-					return err
-				}
-				if err := exclusive(c, cache); err != nil {
+				cache, err := removingCache(c)
+				if cache == nil {
 					return err
 				}
 				return cacheRemove(c, cache, func(fetch.Entry) bool { return false }, "")
@@ -80,17 +74,11 @@ func cachePruneAction(c *cli.Context) error {
 	if err := rootExists(c); err != nil {
 		return err
 	}
-	if cacheMissing(c) {
-		return nil
-	}
-	cache, err := openCache(c)
-	if err != nil {
-		return err
-	}
 	// Once no other process uses the cache, what every root installed is in its database.
 	// The roots' own locks are not needed, so a command that waits for the cache while it
 	// holds one cannot hold this one up.
-	if err := exclusive(c, cache); err != nil {
+	cache, err := removingCache(c)
+	if cache == nil {
 		return err
 	}
 	used, err := usedEntries(c, cache)
@@ -100,11 +88,23 @@ func cachePruneAction(c *cli.Context) error {
 	return cacheRemove(c, cache, func(e fetch.Entry) bool { return used[e.SHA256] }, " no installed package uses")
 }
 
-// exclusive makes this command the only user of cache, saying so if it must wait.
-func exclusive(c *cli.Context, cache *fetch.Cache) error {
-	return cache.Exclusive(c.Context, func() {
+// removingCache opens the cache to remove entries, as its only user, saying so if it must
+// wait for others; it returns nil where there is no cache (cacheMissing notes it).
+func removingCache(c *cli.Context) (*fetch.Cache, error) {
+	if cacheMissing(c) {
+		return nil, nil
+	}
+	cache, err := openCache(c)
+	if err != nil {
+		return nil, err
+	}
+	err = cache.Exclusive(c.Context, func() {
 		note(c, "waiting for the other pkg commands using the cache %s to finish", c.String("cache"))
 	})
+	if err != nil {
+		return nil, err
+	}
+	return cache, nil
 }
 
 // usedEntries returns the sha256s of the archives installed in the root and in the other
