@@ -27,10 +27,11 @@ import (
 // work in progress.
 const staleAge = 24 * time.Hour
 
-// A download's temporary tar is flocked while it is written, so one that nobody holds and
-// that has not changed for orphanAge was left by a process that died (killed, or a second
-// Ctrl-C): it is removed without waiting staleAge. The age keeps a file that was created but
-// not yet locked.
+// A temporary file (a download's tar, a saved index) is flocked while it is written, so one
+// that nobody holds and that has not changed for orphanAge was left by a process that died
+// (killed, or a second Ctrl-C): it is removed without waiting staleAge. The age keeps a file
+// that was created but not yet locked, or written and about to be renamed. An entry's index
+// ("idx-") is left to staleAge: Settle writes it before a syncfs that may take longer.
 const orphanAge = time.Minute
 
 // entryMagic starts the first line of an entry's index file.
@@ -305,6 +306,7 @@ func (c *Cache) writeTemp(pattern string, sync bool, fill func(io.Writer) error)
 	if err != nil {
 		return "", err
 	}
+	unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) // until closed: see orphanAge
 	defer func() {
 		if err != nil {
 			f.Close()
@@ -413,7 +415,7 @@ func entryName(sha, name, version string) string {
 }
 
 // removeTemporary removes the temporary files of dir (tmp/) that are older than staleAge,
-// and the downloads no live process holds that are older than orphanAge.
+// and those no live process holds that are older than orphanAge.
 func removeTemporary(dir string) {
 	ents, _ := os.ReadDir(dir)
 	for _, d := range ents {
@@ -425,7 +427,7 @@ func removeTemporary(dir string) {
 		switch age := time.Since(info.ModTime()); {
 		case age > staleAge:
 			os.Remove(path)
-		case age >= orphanAge && strings.HasSuffix(d.Name(), ".tar"):
+		case age >= orphanAge && !strings.HasPrefix(d.Name(), "idx-"):
 			if f, err := os.Open(path); err == nil {
 				if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
 					os.Remove(path)

@@ -109,8 +109,9 @@ func TestListRemove(t *testing.T) {
 	}
 }
 
-// TestStaleTemporary removes at open a day-old temporary file and a download that no
-// process holds, and keeps a fresh file, a held download, and a recent temporary file.
+// TestStaleTemporary removes at open a day-old temporary file, and a download and a saved
+// index that no process holds, and keeps a fresh file, a held download, and a recent entry
+// index.
 func TestStaleTemporary(t *testing.T) {
 	c := openCache(t)
 	tmp := func(name string, age time.Duration) string {
@@ -127,7 +128,8 @@ func TestStaleTemporary(t *testing.T) {
 	stale := tmp("idx-1", 2*staleAge)
 	orphan := tmp("a-1.tar", 2*orphanAge)
 	fresh := tmp("b-1.tar", 0)
-	recent := tmp("idx-2", 2*orphanAge)
+	orphanIndex := tmp("x.json-3", 2*orphanAge)
+	recent := tmp("idx-2", 2*orphanAge) // an entry's index, which Settle may hold longer
 	held := tmp("c-1.tar", 2*orphanAge)
 	f, err := os.Open(held)
 	if err != nil {
@@ -142,7 +144,7 @@ func TestStaleTemporary(t *testing.T) {
 	} else {
 		again.Close()
 	}
-	for _, p := range []string{stale, orphan} {
+	for _, p := range []string{stale, orphan, orphanIndex} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("%s survived: %v", filepath.Base(p), err)
 		}
