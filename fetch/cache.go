@@ -71,8 +71,8 @@ type Entry struct {
 // OpenCache creates the cache's layout under dir if needed, refuses a cache this process
 // cannot write, and removes stale temporary files. The Cache holds a shared lock of the
 // cache until it is no longer used, so that no other process removes entries it may be
-// about to install from (Exclusive); it waits for such a removal to end. A command that
-// also locks a root opens the cache first.
+// about to install from (Exclusive); it waits for such a removal to end, which takes no
+// root's lock.
 func OpenCache(dir string) (*Cache, error) {
 	for _, d := range []string{"tars", "tmp", "index"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
@@ -91,7 +91,7 @@ func OpenCache(dir string) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fetch: open cache: %w", err)
 	}
-	if err := flock(use, unix.LOCK_SH); err != nil {
+	if err := flock(use, unix.LOCK_SH); err != nil && !noFlock(err) {
 		use.Close()
 		return nil, fmt.Errorf("fetch: lock cache %s: %w", dir, err)
 	}
@@ -109,7 +109,7 @@ func (c *Cache) Exclusive(ctx context.Context, waiting func()) error {
 	for first := true; ; first = false {
 		err := flock(c.use, unix.LOCK_EX|unix.LOCK_NB)
 		if !errors.Is(err, unix.EWOULDBLOCK) {
-			if err != nil {
+			if err != nil && !noFlock(err) {
 				return fmt.Errorf("fetch: lock cache %s: %w", c.dir, err)
 			}
 			return nil
@@ -123,6 +123,12 @@ func (c *Cache) Exclusive(ctx context.Context, waiting func()) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// noFlock reports whether err says the filesystem locks no directory (some NFS setups):
+// pkg goes on unlocked there, as it did before it locked.
+func noFlock(err error) bool {
+	return errors.Is(err, unix.EBADF) || errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP)
 }
 
 // flock applies how to f, again when interrupted by a signal.

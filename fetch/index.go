@@ -165,7 +165,9 @@ func (fresh *savedIndex) differs(saved *savedIndex) bool {
 // ForgetIndex removes the copy kept of the repository's index, so that its next index
 // need not follow it.
 func (c *Cache) ForgetIndex(s *Source) error {
-	if err := os.Remove(c.indexPath(s)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	path := c.indexPath(s)
+	c.adoptIndex(s, path) // copies under credentialed names go too
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("fetch: %w", err)
 	}
 	return nil
@@ -176,12 +178,15 @@ func (c *Cache) indexPath(s *Source) string {
 	return filepath.Join(c.dir, "index", hex.EncodeToString(sum[:])+".json")
 }
 
-// adoptIndex moves to path the copies an older pkg kept of s's index under names made from
-// its URL with credentials, which they also recorded, and reports whether it moved one.
+// adoptIndex moves to path the newest of the copies an older pkg kept of s's index under
+// names made from its URL with credentials, which they also recorded, removes the others,
+// and reports whether it moved one.
 func (c *Cache) adoptIndex(s *Source, path string) bool {
 	dir := filepath.Join(c.dir, "index")
 	ents, _ := os.ReadDir(dir)
-	adopted := false
+	var best *savedIndex
+	var bestVersion uint64
+	var olds []string
 	for _, e := range ents {
 		old := filepath.Join(dir, e.Name())
 		saved, err := loadIndex(old)
@@ -195,30 +200,20 @@ func (c *Cache) adoptIndex(s *Source, path string) bool {
 		if u.User = nil; u.String() != s.indexLocation() {
 			continue
 		}
-		if !adopted {
-			saved.Location = u.String()
-			if c.saveIndex(path, saved) != nil {
-				continue
-			}
-			adopted = true
+		olds = append(olds, old)
+		m, _ := repo.ParseMeta(saved.data)
+		if best == nil || m.Version > bestVersion {
+			best, bestVersion = saved, m.Version
+			best.Location = u.String()
 		}
-		os.Remove(old) // it holds the credentials
 	}
-	return adopted
-}
-
-// IndexName returns the repository name the cache's copy of s's index gives, unverified,
-// or "" without one.
-func (c *Cache) IndexName(s *Source) string {
-	saved, err := loadIndex(c.indexPath(s))
-	if err != nil {
-		return ""
+	if best == nil || c.saveIndex(path, best) != nil {
+		return false
 	}
-	m, err := repo.ParseMeta(saved.data)
-	if err != nil {
-		return ""
+	for _, old := range olds {
+		os.Remove(old) // they hold the credentials
 	}
-	return m.Name
+	return true
 }
 
 func loadIndex(path string) (*savedIndex, error) {

@@ -390,3 +390,27 @@ func TestAdoptIndexWithCredentials(t *testing.T) {
 		t.Errorf("the adopted copy: %.100q", saved)
 	}
 }
+
+// TestForgetAdoptedIndex forgets an index whose only copy an older pkg kept under a
+// credentialed name: that copy goes too, so the next read is bounded by nothing.
+func TestForgetAdoptedIndex(t *testing.T) {
+	key := newTestKey(t)
+	_, p := testArchive(t)
+	v5, sig5 := signedIndex(t, key, 5, time.Now().Add(time.Hour), p)
+	v1, sig1 := signedIndex(t, key, 1, time.Now().Add(time.Hour), p)
+	srv := newSignedRepo(t)
+	srv.set(v1, sig1)
+	c := openCache(t)
+	withToken := strings.Replace(srv.URL, "http://", "http://alice:old@", 1) + "/index.json"
+	sum := sha256.Sum256([]byte(withToken))
+	if err := c.saveIndex(filepath.Join(c.dir, "index", hex.EncodeToString(sum[:])+".json"), &savedIndex{Location: withToken, Signature: sig5, data: v5}); err != nil {
+		t.Fatal(err)
+	}
+	s := trusting(t, srv.URL, Options{Trust: trust.Policy{Keys: []trust.PublicKey{key.Public()}}})
+	if err := c.ForgetIndex(s); err != nil {
+		t.Fatal(err)
+	}
+	if ix, _, err := c.VerifiedIndex(t.Context(), s); err != nil || ix.Version != 1 {
+		t.Errorf("VerifiedIndex of version 1 after forgetting version 5: %v, %v", ix, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -60,8 +61,12 @@ func lockAction(c *cli.Context) error {
 		return err
 	}
 	changes := lockChanges(old, l)
-	if old != nil && old.Index != nil && l.Index != nil && old.Index.Version != l.Index.Version {
-		changes = append([]string{fmt.Sprintf("index %s version %d (was version %d)", l.Index.Name, l.Index.Version, old.Index.Version)}, changes...)
+	switch {
+	case old == nil || l.Index == nil:
+	case old.Index == nil:
+		changes = append([]string{fmt.Sprintf("recorded index %s version %d, verified by key %s", l.Index.Name, l.Index.Version, strings.Join(l.Index.Keys, ", "))}, changes...)
+	case old.Index.Version != l.Index.Version || !slices.Equal(old.Index.Keys, l.Index.Keys):
+		changes = append([]string{fmt.Sprintf("index %s version %d, verified by key %s (was version %d)", l.Index.Name, l.Index.Version, strings.Join(l.Index.Keys, ", "), old.Index.Version)}, changes...)
 	}
 	if old != nil && old.Repo != l.Repo {
 		changes = append([]string{fmt.Sprintf("repository %s (was %s)", l.Repo, old.Repo)}, changes...)

@@ -126,12 +126,15 @@ func repoForgetCommand() *cli.Command {
 					return err
 				}
 				defer root.Close()
-				gone, err := forgetRepo(root.DB(), src.URL(), cache.IndexName(src))
+				gone, err := forgetRepo(root.DB(), src.URL())
 				if err != nil {
 					return err
 				}
 				for _, r := range gone {
 					say(c, "forgot version %d of repository %s, accepted from %s", r.Version, r.Name, r.Location)
+				}
+				if len(gone) == 0 {
+					note(c, "the root has no record of %s; if an index from it is refused as older than one accepted from another location, forget that location (pkg --repo LOCATION repo forget)", src.URL())
 				}
 			}
 			if err := cache.ForgetIndex(src); err != nil {
@@ -144,15 +147,12 @@ func repoForgetCommand() *cli.Command {
 }
 
 // forgetRepo deletes the root's record of the repository at location and, since a record
-// of the same repository elsewhere (a mirror) bounds it too, every record of its name:
-// the record's, or else name, the one the cache's copy of its index gives. It returns them.
-func forgetRepo(d *db.DB, location, name string) ([]db.Repo, error) {
+// of the same repository signed by the same key elsewhere (a mirror) bounds it too, those;
+// it returns what it deleted.
+func forgetRepo(d *db.DB, location string) ([]db.Repo, error) {
 	r, ok, err := d.Repo(location)
-	if err != nil {
+	if err != nil || !ok {
 		return nil, err
-	}
-	if ok {
-		name = r.Name
 	}
 	all, err := d.Repos()
 	if err != nil {
@@ -160,7 +160,7 @@ func forgetRepo(d *db.DB, location, name string) ([]db.Repo, error) {
 	}
 	var gone []db.Repo
 	for _, o := range all {
-		if o.Location == location || name != "" && o.Name == name {
+		if o.Location == location || r.KeyID != "" && o.Name == r.Name && o.KeyID == r.KeyID {
 			if err := d.DeleteRepo(o.Location); err != nil {
 				return gone, err
 			}

@@ -468,7 +468,7 @@ func TestRepoKeygenSign(t *testing.T) {
 	r.put(before, nil)
 	r.signWith(bytes.Replace(before, []byte(`"version": 1,`), []byte(`"version": 1, "note": "started over",`), 1))
 	if _, stderr, code := e.pkg(append(trusted, "install", "fortunes")...); code != 1 || !strings.Contains(stderr, "older than version 2") ||
-		!strings.Contains(stderr, "pkg repo forget") {
+		!strings.Contains(stderr, "repo forget") {
 		t.Errorf("install from a repository started over: exit %d, %q", code, stderr)
 	}
 	e.ok("repo", "forget")
@@ -501,12 +501,17 @@ func TestRollbackFromMirror(t *testing.T) {
 		t.Errorf("database after the refusal:\n%s\nwant\n%s", got, before)
 	}
 
-	// The publisher started over at the mirror: forgetting the repository there forgets it
-	// at every location.
+	// The publisher started over at the mirror. The root has no record of the mirror, and
+	// says where to forget; forgetting the location the error named lets the mirror in.
 	e.repo = mirror
+	if _, stderr := e.ok("repo", "forget"); !strings.Contains(stderr, "the root has no record of file://"+mirror+"/") {
+		t.Errorf("repo forget at the mirror: %q", stderr)
+	}
+	e.repo = r.url
 	if out, _ := e.ok("repo", "forget"); !strings.Contains(out, "forgot version 2 of repository demo, accepted from "+r.url+"/\n") {
 		t.Errorf("repo forget: %q", out)
 	}
+	e.repo = mirror
 	e.ok(append(trusted, "install", "fortunes")...)
 }
 
@@ -549,6 +554,9 @@ func TestLockSigned(t *testing.T) {
 	// recorded the index: a warning.
 	if _, stderr := e.ok(append(trusted, "sync", "-f", unsigned)...); !strings.Contains(stderr, "warning: "+unsigned+" does not say it was made from a verified index") {
 		t.Errorf("sync with a key of a lockfile made without it: %q", stderr)
+	}
+	if out, _ := e.ok(append(trusted, "--cache", t.TempDir(), "lock", "-o", unsigned)...); !strings.HasPrefix(out, "recorded index demo version 1, verified by key "+keyID(t, r.pub)+"\n") {
+		t.Errorf("lock with the key of a lockfile made without it: %q", out)
 	}
 	other, _ := newEnv(t, t.TempDir(), r.dir).ok("repo", "keygen", "-o", filepath.Join(t.TempDir(), "other.key"))
 	_, stderr, code = e.pkg("--trusted-key", strings.TrimSpace(other), "sync", "-f", lock)

@@ -64,12 +64,6 @@ func syncAction(c *cli.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	// The cache first, as every command takes them (fetch.OpenCache): a prune waits for
-	// this sync rather than remove what its plan needs.
-	cache, err := openCache(c)
-	if err != nil {
-		return err
-	}
 	root, err := openRoot(c)
 	if err != nil {
 		return err
@@ -98,7 +92,7 @@ func syncAction(c *cli.Context) (err error) {
 		say(c, "nothing to do: root matches %s", path)
 		return nil
 	}
-	return applyPlan(c, root, cache, plan, l.Repo)
+	return applyPlan(c, root, plan, l.Repo)
 }
 
 // checkLockInputs refuses requirements given on the command line unless they are the
@@ -143,9 +137,16 @@ func checkFrozen(c *cli.Context, l *repo.Lock, path string) error {
 
 // applyPlan installs, replaces and removes what plan says in one commit, fetching each
 // archive from the repository the lockfile names unless --repo names another.
-func applyPlan(c *cli.Context, root *install.Root, cache *fetch.Cache, plan *install.Plan, lockRepo string) error {
+// The cache is opened under the root's lock, unlike in install: a prune takes no root lock,
+// so this cannot deadlock, and a no-op sync needs no cache at all. A prune between the plan
+// and here only means fetching again what it removed.
+func applyPlan(c *cli.Context, root *install.Root, plan *install.Plan, lockRepo string) error {
 	f := &fetcher{c: c}
 	src, err := openSource(c, f.retrying)
+	if err != nil {
+		return err
+	}
+	cache, err := openCache(c)
 	if err != nil {
 		return err
 	}

@@ -166,7 +166,7 @@ func (f *fetcher) accept(root *install.Root) error {
 	for _, r := range all {
 		// Records older than their key ids count for their own location only: two
 		// publishers may both name a repository "repo".
-		if r.Location != res.Location && r.Name == res.Name && r.KeyID == res.KeyID {
+		if r.Location != res.Location && r.Name == res.Name && r.KeyID != "" && slices.Contains(res.KeyIDs, r.KeyID) {
 			if err := res.Record.NotOlder(record(r)); err != nil {
 				return err
 			}
@@ -221,7 +221,7 @@ var trustHints = []struct {
 	{trust.ErrNotBound, "the key is trusted only for the repository its REPO= binding names: if the publisher renamed the repository, change the binding in --trusted-key, PKG_TRUSTED_KEYS or the root's .pkg/trusted-keys"},
 	{fetch.ErrMismatch, "the archive served is not the one the index (or lockfile) names: a mirror or proxy may hold a stale or altered copy; try again, or another mirror, and tell the publisher if it persists"},
 	{trust.ErrExpired, "the publisher must sign the index again (pkg repo sign) before it expires, and a mirror serving an old copy looks the same; --offline installs from the last verified copy"},
-	{trust.ErrRollback, "a mirror or proxy is serving an old index: try again later, or another mirror (if the publisher really started over, run 'pkg repo forget')"},
+	{trust.ErrRollback, "a mirror or proxy is serving an old index: try again later, or another mirror (if the publisher really started over, run 'pkg --repo LOCATION repo forget' for the location the newer version came from)"},
 	{trust.ErrReused, "the index changed without a new version, so the publisher or their key signed two different indexes: tell the publisher (if they really started over, run 'pkg repo forget')"},
 }
 
