@@ -62,7 +62,32 @@ func newClient() *http.Client {
 	t.MaxIdleConnsPerHost = 16
 	// pkg counts, hashes and resumes the bytes as published: no transparent gzip.
 	t.DisableCompression = true
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: t, CheckRedirect: checkRedirect}
+}
+
+// checkRedirect follows at most 10 redirects, to http(s) only, and none from https to
+// http: an unsigned repository read over TLS would be read in cleartext, and nothing would
+// vouch for its archives.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	from := via[len(via)-1].URL.Redacted()
+	switch {
+	case len(via) >= 10:
+		return fmt.Errorf("stopped after 10 redirects, the last from %s to %s", from, req.URL.Redacted())
+	case req.URL.Scheme != "http" && req.URL.Scheme != "https":
+		return fmt.Errorf("%s redirects to %s, which pkg does not follow (only http and https)", from, req.URL.Redacted())
+	case via[0].URL.Scheme == "https" && req.URL.Scheme != "https":
+		return fmt.Errorf("%s redirects from https to %s, which pkg refuses: the repository would be read in cleartext", from, req.URL.Redacted())
+	}
+	return nil
+}
+
+// encoded refuses a response whose body is not the bytes as published (a server or CDN
+// compressing on the way), naming the header.
+func encoded(u *url.URL, h http.Header, what string) error {
+	if ce := h.Get("Content-Encoding"); ce != "" && ce != "identity" {
+		return fmt.Errorf("GET %s: served with Content-Encoding: %s, which pkg does not undo for %s: serve the file as it is (on an object store, remove the object's Content-Encoding)", u.Redacted(), ce, what)
+	}
+	return nil
 }
 
 // statusError is an HTTP response pkg cannot use.
@@ -73,6 +98,14 @@ type statusError struct {
 }
 
 func (e *statusError) Error() string { return "GET " + e.where + ": " + e.status }
+
+// Is makes a 401 or 403 ErrDenied.
+func (e *statusError) Is(target error) bool {
+	return target == ErrDenied && (e.code == http.StatusUnauthorized || e.code == http.StatusForbidden)
+}
+
+// ErrDenied is what a request the server refused to authorize (401, 403) is.
+var ErrDenied = errors.New("fetch: access denied")
 
 // retryable reports whether a failed request or body read may succeed if tried again:
 // a network error, a connection closed early, an idle connection, a 5xx status.
@@ -341,6 +374,10 @@ func (d *download) accept(resp *http.Response) error {
 	default:
 		resp.Body.Close()
 		return &statusError{where: d.u.Redacted(), status: resp.Status, code: resp.StatusCode}
+	}
+	if err := encoded(d.u, resp.Header, "an archive"); err != nil {
+		resp.Body.Close()
+		return err
 	}
 	d.body = resp.Body
 	return nil

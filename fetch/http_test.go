@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -380,5 +381,57 @@ func TestIndexOffline(t *testing.T) {
 	other, _ := NewSource(srv.URL+"/other", Options{Offline: true})
 	if _, err := c.Index(t.Context(), other); !errors.Is(err, ErrOffline) {
 		t.Errorf("offline Index of another repository: %v, want ErrOffline", err)
+	}
+}
+
+// TestServersThatChangeTheBytes reads an index from servers that do not serve it as
+// published: each is refused, saying how, and nothing is kept.
+func TestServersThatChangeTheBytes(t *testing.T) {
+	index := []byte(`{"format": 1, "packages": []}`)
+	plain := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) { w.Write(index) })
+	for _, tt := range []struct {
+		name   string
+		handle func(w http.ResponseWriter, r *http.Request, n int)
+		want   string
+		is     error
+	}{
+		{"gzip on the way", func(w http.ResponseWriter, r *http.Request, _ int) {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write(index)
+		}, "served with Content-Encoding: gzip, which pkg does not undo for an index", nil},
+		{"a captive portal", func(w http.ResponseWriter, r *http.Request, _ int) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Write([]byte("<html><body>log in</body></html>"))
+		}, "answered with a web page (text/html; charset=utf-8), not index.json", ErrUnreachable},
+		{"401", func(w http.ResponseWriter, r *http.Request, _ int) {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+		}, "401 Unauthorized", ErrDenied},
+		{"a redirect to ftp", func(w http.ResponseWriter, r *http.Request, _ int) {
+			http.Redirect(w, r, "ftp://example.org/index.json", http.StatusFound)
+		}, "redirects to ftp://example.org/index.json, which pkg does not follow", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t, tt.handle)
+			c := openCache(t)
+			s := quick(t, srv.URL)
+			_, err := c.Index(t.Context(), s)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("Index: %v; want %q", err, tt.want)
+			}
+			if savedBytes(c, s) != nil {
+				t.Error("a refused index was kept")
+			}
+		})
+	}
+
+	// https that redirects to http.
+	tls := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, plain.URL+r.URL.Path, http.StatusFound)
+	}))
+	t.Cleanup(tls.Close)
+	s := quick(t, tls.URL)
+	s.client.Transport.(*http.Transport).TLSClientConfig = tls.Client().Transport.(*http.Transport).TLSClientConfig
+	if _, err := openCache(t).Index(t.Context(), s); err == nil || !strings.Contains(err.Error(), "redirects from https to "+plain.URL+"/index.json, which pkg refuses") {
+		t.Errorf("Index from https redirected to http: %v", err)
 	}
 }

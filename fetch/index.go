@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"pkg/repo"
@@ -323,12 +324,19 @@ func (s *Source) getIndex(ctx context.Context, u *url.URL, h http.Header, fresh 
 	default:
 		return false, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
 	}
+	if err := encoded(u, resp.Header, "an index"); err != nil {
+		return false, err
+	}
 	fresh.ETag, fresh.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	if resp.ContentLength > repo.MaxIndexSize {
 		return false, fmt.Errorf("read %s: %w", u.Redacted(), tooLarge("index.json", repo.MaxIndexSize))
 	}
 	if fresh.data, err = readLimited(resp.Body, repo.MaxIndexSize, "index.json"); err != nil {
 		return false, fmt.Errorf("read %s: %w", u.Redacted(), err)
+	}
+	ct := resp.Header.Get("Content-Type")
+	if strings.HasPrefix(ct, "text/html") && bytes.HasPrefix(bytes.TrimSpace(fresh.data), []byte("<")) {
+		return false, fmt.Errorf("GET %s: %w: the server answered with a web page (%s), not index.json: a login page or captive portal?", u.Redacted(), ErrUnreachable, ct)
 	}
 	return false, nil
 }

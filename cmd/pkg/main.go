@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -36,6 +37,9 @@ func (e *usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
 func main() {
+	// net/http logs what it cannot report to its caller (a server sending more than it
+	// declared) through the log package: raw bytes, unprefixed, in the middle of pkg's output.
+	log.SetOutput(io.Discard)
 	if os.Getenv("GOGC") == "" {
 		// The heap is mostly member lists that live for one command: collecting at half the
 		// default growth keeps an 80,000-file install's peak RSS at 55 MiB rather than 70,

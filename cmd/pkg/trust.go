@@ -1,9 +1,11 @@
 package main
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -245,6 +247,9 @@ func hint(err error, dirs []string) string {
 	if errors.As(err, &le) {
 		return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
 	}
+	if h := networkHint(err); h != "" {
+		return h
+	}
 	if errors.Is(err, install.ErrLocked) {
 		return "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"
 	}
@@ -280,6 +285,22 @@ func fullHint(err error) string {
 		return fmt.Sprintf("your disk quota on the filesystem holding %s is used up: free space there, or choose another --root or --cache", where)
 	case errors.Is(err, syscall.EROFS):
 		return fmt.Sprintf("%s is on a read-only filesystem: choose another --root or --cache", where)
+	}
+	return ""
+}
+
+// networkHint says what to do about a proxy that fails, a certificate no trusted authority
+// signed, or a server that wants credentials; "" for other errors.
+func networkHint(err error) string {
+	var op *net.OpError
+	var ca x509.UnknownAuthorityError
+	switch {
+	case errors.As(err, &op) && op.Op == "proxyconnect":
+		return "the proxy HTTP_PROXY or HTTPS_PROXY names is refusing or unreachable: check those variables (and NO_PROXY)"
+	case errors.As(err, &ca):
+		return "if the server's certificate comes from your organisation's own authority, point SSL_CERT_FILE (or SSL_CERT_DIR) at that authority's certificate"
+	case errors.Is(err, fetch.ErrDenied):
+		return "if the repository needs credentials, put them in the --repo URL (https://user:token@host/path/); pkg records them nowhere"
 	}
 	return ""
 }
