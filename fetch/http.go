@@ -256,6 +256,7 @@ type download struct {
 	fails     int    // failed attempts since bytes last arrived
 	last      error  // why the last attempt failed
 	done      bool   // the server has nothing past off
+	noRange   bool   // the server got a Range wrong: ask for all of it, and skip
 	err       error
 }
 
@@ -347,7 +348,7 @@ func (d *download) connect() error {
 
 func (d *download) header() http.Header {
 	h := http.Header{}
-	if d.off > 0 {
+	if d.off > 0 && !d.noRange {
 		h.Set("Range", "bytes="+strconv.FormatInt(d.off, 10)+"-")
 		if d.validator != "" {
 			h.Set("If-Range", d.validator)
@@ -366,7 +367,15 @@ func (d *download) accept(resp *http.Response) error {
 	case resp.StatusCode == http.StatusOK:
 		d.validator = validator(resp.Header)
 		d.skip = d.off // the server ignored the range, or the archive changed: start over
-	case resp.StatusCode == http.StatusPartialContent && d.off > 0 && rangeStart(resp.Header) == d.off:
+	case resp.StatusCode == http.StatusPartialContent && rangeStart(resp.Header) == d.off:
+	case resp.StatusCode == http.StatusPartialContent && !d.noRange:
+		// Bytes from elsewhere than asked (or a range not asked for): ask for the whole
+		// archive, once, and skip what arrived before.
+		resp.Body.Close()
+		d.noRange = true
+		d.fails++
+		d.last = fmt.Errorf("GET %s: %s starting at byte %d, asked for %d", d.u.Redacted(), resp.Status, rangeStart(resp.Header), d.off)
+		return nil
 	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && d.off > 0:
 		d.done = true // nothing past off: the archive is shorter than declared
 		resp.Body.Close()

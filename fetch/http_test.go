@@ -435,3 +435,33 @@ func TestServersThatChangeTheBytes(t *testing.T) {
 		t.Errorf("Index from https redirected to http: %v", err)
 	}
 }
+
+// TestResumeWrongRange drops the connection, then answers the Range request with bytes from
+// the start of the archive, labelled so: the fetch asks for the whole archive again and
+// skips what it had.
+func TestResumeWrongRange(t *testing.T) {
+	archive, p := testArchive(t)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		switch {
+		case n == 1:
+			w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
+			w.Write(archive[:len(archive)/3])
+			http.NewResponseController(w).Flush()
+			panic(http.ErrAbortHandler)
+		case r.Header.Get("Range") != "":
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes 0-%d/%d", len(archive)-1, len(archive)))
+			w.WriteHeader(http.StatusPartialContent)
+			w.Write(archive)
+		default:
+			w.Write(archive)
+		}
+	})
+	c := openCache(t)
+	if err := fetchOne(c, quick(t, srv.URL), p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if reqs := srv.requests(); len(reqs) != 3 || reqs[2].Get("Range") != "" {
+		t.Errorf("%d requests, the last with Range %q; want a third without", len(reqs), reqs[len(reqs)-1].Get("Range"))
+	}
+}
