@@ -291,7 +291,12 @@ func (d *download) Read(p []byte) (int, error) {
 			if n > 0 {
 				return n, nil
 			}
-		case err == io.EOF && d.off >= d.size, d.ctx.Err() != nil:
+		case (err == io.EOF || err == io.ErrUnexpectedEOF) && d.off >= d.size:
+			// All the index declares has come: whether the server then ended cleanly or
+			// broke off short of a Content-Length larger than the archive, the archive is
+			// checked as it is.
+			return n, io.EOF
+		case d.ctx.Err() != nil:
 			return n, err
 		default: // cut short: resume on the next call
 			d.body.Close()

@@ -465,3 +465,24 @@ func TestResumeWrongRange(t *testing.T) {
 		t.Errorf("%d requests, the last with Range %q; want a third without", len(reqs), reqs[len(reqs)-1].Get("Range"))
 	}
 }
+
+// TestLongerContentLength serves the archive with a Content-Length larger than it, then
+// closes the connection: all the index declares has come, so the fetch checks it and is
+// done, without asking again.
+func TestLongerContentLength(t *testing.T) {
+	archive, p := testArchive(t)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(archive)+100))
+		w.Write(archive)
+		http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler)
+	})
+	c := openCache(t)
+	if err := fetchOne(c, quick(t, srv.URL), p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if n := len(srv.requests()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
