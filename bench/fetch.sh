@@ -6,6 +6,7 @@
 #
 # Run from anywhere:   bench/fetch.sh
 # Environment: SIZE=1073741824 (bytes of file data)  RUNS=7 (rounds)  WORK=/var/tmp/pkg-fetch-bench
+#              PKG_B=path of another pkg binary (an older build, say), timed in the same rounds
 # Needs go, curl, zstd, gzip, hyperfine, python3, strace and /usr/bin/time (apt-get install
 # curl zstd hyperfine strace time), and about 4 GiB free under WORK.
 # Every command starts with an empty cache and output, after a sync, so none pays for the
@@ -58,9 +59,11 @@ for z in zst gz; do
 	unz="zstd -d -q"
 	[ "$z" = gz ] && unz="gzip -d"
 	for round in $(seq 0 "$RUNS"); do # round 0 is the warm-up
+		other=()
+		[ -n "${PKG_B:-}" ] && other=(-n "pkg fetch (PKG_B)" "$PKG_B --quiet --cache $cache --repo $url fetch tree-$z")
 		hyperfine --runs 1 --prepare "$clean" --cleanup "$clean" \
 			--export-json "$WORK/results/$z-$round.json" \
-			-n "pkg fetch" "$pkg --quiet --cache $cache --repo $url fetch tree-$z" \
+			-n "pkg fetch" "$pkg --quiet --cache $cache --repo $url fetch tree-$z" "${other[@]}" \
 			-n "curl | ${unz%% *} -d" "curl -sf ${url}tree.tar.$z | $unz > $out" \
 			-n "curl -o && ${unz%% *} -d" "curl -sf -o $dl ${url}tree.tar.$z && $unz < $dl > $out" >/dev/null
 	done
