@@ -87,7 +87,7 @@ med = statistics.median
 print("| archive | command | median | min | max | pkg fetch / this (median of rounds) | CPU (median) |")
 print("|---|---|---:|---:|---:|---:|---:|")
 for z in ("zst", "gz"):
-    times, cpu = {}, {}  # command -> one time per round
+    times, cpu = {}, {}  # command -> its wall time, and its CPU time, in each round
     for r in range(1, rounds + 1):
         with open(f"{res}/{z}-{r}.json") as f:
             for c in json.load(f)["results"]:

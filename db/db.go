@@ -70,7 +70,11 @@ const fileRecordSize = 1 + 4 + 8 + 32
 type DB struct {
 	path    string
 	timeout time.Duration
+	created bool // by Open
 }
+
+// Created reports whether Open created the database.
+func (d *DB) Created() bool { return d.created }
 
 // Options controls Open.
 type Options struct {
@@ -91,20 +95,17 @@ func Open(path string, o Options) (*DB, error) {
 	d := &DB{path: path, timeout: o.Timeout}
 	info, err := os.Stat(path)
 	missing := errors.Is(err, fs.ErrNotExist)
-	if missing || err == nil && Incomplete(info) {
+	if missing || err == nil && info.Size() < minSize {
 		if o.NoCreate {
 			return nil, fmt.Errorf("db: %s: %w", path, fs.ErrNotExist)
 		}
 		if err := d.create(!missing); err != nil {
 			return nil, fmt.Errorf("db: create %s: %w", path, err)
 		}
+		d.created = true
 	}
 	return d, nil
 }
-
-// Incomplete reports whether the file at path is too small to be a whole database: a
-// creation cut short, which Open creates again.
-func Incomplete(info fs.FileInfo) bool { return info.Size() < minSize }
 
 // create makes an empty database under a temporary name and links it to d.path, so that a
 // creation cut short, by a crash or a full disk, leaves no partial database. It replaces
@@ -171,12 +172,12 @@ func get(tx *bolt.Tx, name, key []byte) []byte {
 }
 
 // forEach calls fn for each value of the bucket name, if it exists.
-func forEach(tx *bolt.Tx, name []byte, fn func(v []byte) error) error {
+func forEach(tx *bolt.Tx, name []byte, fn func(k, v []byte) error) error {
 	b := tx.Bucket(name)
 	if b == nil {
 		return nil
 	}
-	return b.ForEach(func(_, v []byte) error { return fn(v) })
+	return b.ForEach(fn)
 }
 
 // Check runs bbolt's consistency check and returns its first error.
@@ -210,7 +211,7 @@ func (d *DB) Get(name string) (*Package, error) {
 func (d *DB) List() ([]Package, error) {
 	var ps []Package
 	err := d.view(func(tx *bolt.Tx) error {
-		return forEach(tx, pkgsBucket, func(v []byte) error {
+		return forEach(tx, pkgsBucket, func(_, v []byte) error {
 			var p Package
 			if err := json.Unmarshal(v, &p); err != nil {
 				return err
@@ -230,8 +231,8 @@ func (d *DB) Installed(names ...string) ([]Package, [][]File, error) {
 	var ps []Package
 	var files [][]File
 	err := d.view(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(pkgsBucket); b != nil && len(names) == 0 {
-			b.ForEach(func(k, _ []byte) error { names = append(names, string(k)); return nil })
+		if len(names) == 0 {
+			forEach(tx, pkgsBucket, func(k, _ []byte) error { names = append(names, string(k)); return nil })
 		}
 		for _, name := range names {
 			v, fv := get(tx, pkgsBucket, []byte(name)), get(tx, filesBucket, []byte(name))
@@ -275,7 +276,7 @@ func (d *DB) Files(name string) ([]File, error) {
 func (d *DB) Intents() ([]Intent, error) {
 	var ins []Intent
 	err := d.view(func(tx *bolt.Tx) error {
-		return forEach(tx, intentsBucket, func(v []byte) error {
+		return forEach(tx, intentsBucket, func(_, v []byte) error {
 			var in Intent
 			err := json.Unmarshal(v, &in)
 			ins = append(ins, in)

@@ -26,11 +26,7 @@ type Repo struct {
 func (d *DB) Repos() ([]Repo, error) {
 	var rs []Repo
 	err := d.view(func(tx *bolt.Tx) error {
-		b := tx.Bucket(reposBucket)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
+		return forEach(tx, reposBucket, func(k, v []byte) error {
 			var r Repo
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("db: repository %s: %w", k, err)

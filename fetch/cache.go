@@ -117,10 +117,8 @@ func (c *Cache) Exclusive(ctx context.Context, waiting func()) error {
 		if first && waiting != nil {
 			waiting()
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return err
 		}
 	}
 }
@@ -269,7 +267,10 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	switch err := os.Link(tmp.Name(), c.Path(p.SHA256)); {
 	case errors.Is(err, unix.EPERM) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EMLINK):
 		return c.rename(tmp.Name(), c.Path(p.SHA256)) // a filesystem without hard links
-	case err != nil && !errors.Is(err, fs.ErrExist):
+	case errors.Is(err, fs.ErrExist): // nothing new in tars/, which the index's rename synced
+		os.Remove(tmp.Name())
+		return nil
+	case err != nil:
 		return err
 	}
 	os.Remove(tmp.Name())
@@ -423,32 +424,32 @@ func entryName(sha, name, version string) string {
 // removeTemporary removes the temporary files of dir (tmp/) that are older than staleAge,
 // and those no live process holds that are older than orphanAge.
 func removeTemporary(dir string) {
-	ents, _ := os.ReadDir(dir)
-	for _, d := range ents {
-		info, err := d.Info()
-		if err != nil {
-			continue
-		}
-		path := filepath.Join(dir, d.Name())
-		switch age := time.Since(info.ModTime()); {
+	removeOld(dir, func(name string, age time.Duration) bool {
+		switch {
 		case age > staleAge:
-			os.Remove(path)
-		case age >= orphanAge && !strings.HasPrefix(d.Name(), "idx-"):
-			if f, err := os.Open(path); err == nil {
-				if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-					os.Remove(path)
-				}
-				f.Close()
-			}
+			return true
+		case age < orphanAge || strings.HasPrefix(name, "idx-"):
+			return false
 		}
-	}
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil // nobody writes it
+	})
 }
 
 // removeStale removes the files of dir that match and are older than staleAge.
 func removeStale(dir string, match func(name string) bool) {
+	removeOld(dir, func(name string, age time.Duration) bool { return age > staleAge && match(name) })
+}
+
+// removeOld removes the files of dir that old reports, given their names and ages.
+func removeOld(dir string, old func(name string, age time.Duration) bool) {
 	ents, _ := os.ReadDir(dir)
 	for _, d := range ents {
-		if info, err := d.Info(); err == nil && time.Since(info.ModTime()) > staleAge && match(d.Name()) {
+		if info, err := d.Info(); err == nil && old(d.Name(), time.Since(info.ModTime())) {
 			os.Remove(filepath.Join(dir, d.Name()))
 		}
 	}

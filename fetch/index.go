@@ -164,18 +164,23 @@ func (fresh *savedIndex) differs(saved *savedIndex) bool {
 }
 
 // ForgetIndex removes the copy kept of the repository's index, so that its next index
-// need not follow it.
+// need not follow it, and those an older pkg kept under names with credentials.
 func (c *Cache) ForgetIndex(s *Source) error {
-	path := c.indexPath(s)
-	c.adoptIndex(s, path) // copies under credentialed names go too
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	_, olds := c.credentialedCopies(s)
+	for _, old := range olds {
+		os.Remove(old)
+	}
+	if err := os.Remove(c.indexPath(s)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("fetch: %w", err)
 	}
 	return nil
 }
 
-func (c *Cache) indexPath(s *Source) string {
-	sum := sha256.Sum256([]byte(s.indexLocation()))
+func (c *Cache) indexPath(s *Source) string { return c.indexFile(s.indexLocation()) }
+
+// indexFile is where the copy of the index at location is kept.
+func (c *Cache) indexFile(location string) string {
+	sum := sha256.Sum256([]byte(location))
 	return filepath.Join(c.dir, "index", hex.EncodeToString(sum[:])+".json")
 }
 
@@ -183,31 +188,7 @@ func (c *Cache) indexPath(s *Source) string {
 // names made from its URL with credentials, which they also recorded, removes the others,
 // and reports whether it moved one.
 func (c *Cache) adoptIndex(s *Source, path string) bool {
-	dir := filepath.Join(c.dir, "index")
-	ents, _ := os.ReadDir(dir)
-	var best *savedIndex
-	var bestVersion uint64
-	var olds []string
-	for _, e := range ents {
-		old := filepath.Join(dir, e.Name())
-		saved, err := loadIndex(old)
-		if err != nil || old == path {
-			continue
-		}
-		u, err := url.Parse(saved.Location)
-		if err != nil || u.User == nil {
-			continue
-		}
-		if u.User = nil; u.String() != s.indexLocation() {
-			continue
-		}
-		olds = append(olds, old)
-		m, _ := repo.ParseMeta(saved.data)
-		if best == nil || m.Version > bestVersion {
-			best, bestVersion = saved, m.Version
-			best.Location = u.String()
-		}
-	}
+	best, olds := c.credentialedCopies(s)
 	if best == nil || c.saveIndex(path, best) != nil {
 		return false
 	}
@@ -215,6 +196,38 @@ func (c *Cache) adoptIndex(s *Source, path string) bool {
 		os.Remove(old) // they hold the credentials
 	}
 	return true
+}
+
+// credentialedCopies returns the copies an older pkg kept of s's index under names made
+// from its URL with credentials: the newest, without them, and the paths of all.
+func (c *Cache) credentialedCopies(s *Source) (best *savedIndex, paths []string) {
+	dir := filepath.Join(c.dir, "index")
+	ents, _ := os.ReadDir(dir)
+	own, location := c.indexPath(s), s.indexLocation()
+	var bestVersion uint64
+	for _, e := range ents {
+		path := filepath.Join(dir, e.Name())
+		if path == own {
+			continue
+		}
+		saved, err := loadIndex(path)
+		if err != nil {
+			continue
+		}
+		u, err := url.Parse(saved.Location)
+		if err != nil || u.User == nil {
+			continue
+		}
+		if u.User = nil; u.String() != location {
+			continue
+		}
+		paths = append(paths, path)
+		if m, _ := repo.ParseMeta(saved.data); best == nil || m.Version > bestVersion {
+			best, bestVersion = saved, m.Version
+			best.Location = location
+		}
+	}
+	return best, paths
 }
 
 func loadIndex(path string) (*savedIndex, error) {

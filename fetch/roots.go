@@ -28,13 +28,13 @@ func (c *Cache) AddRoot(root string) error {
 	if b, err := os.ReadFile(path); err == nil && string(b) == root+"\n" {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("fetch: record root %s in the cache: %w", root, err)
+	err := os.MkdirAll(filepath.Dir(path), 0o755)
+	if err == nil {
+		err = c.writeFile(path, func(w io.Writer) error {
+			_, err := io.WriteString(w, root+"\n")
+			return err
+		})
 	}
-	err := c.writeFile(path, func(w io.Writer) error {
-		_, err := io.WriteString(w, root+"\n")
-		return err
-	})
 	if err != nil {
 		return fmt.Errorf("fetch: record root %s in the cache: %w", root, err)
 	}
@@ -52,8 +52,9 @@ func (c *Cache) Roots() ([]string, error) {
 	}
 	var roots []string
 	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(c.dir, "roots", e.Name()))
-		if root := strings.TrimSuffix(string(b), "\n"); err == nil && filepath.IsAbs(root) && c.RootFile(root) == filepath.Join(c.dir, "roots", e.Name()) {
+		path := filepath.Join(c.dir, "roots", e.Name())
+		b, err := os.ReadFile(path)
+		if root := strings.TrimSuffix(string(b), "\n"); err == nil && filepath.IsAbs(root) && c.RootFile(root) == path {
 			roots = append(roots, root)
 		}
 	}

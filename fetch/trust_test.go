@@ -2,13 +2,10 @@ package fetch
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -374,8 +371,7 @@ func TestAdoptIndexWithCredentials(t *testing.T) {
 	srv.set(v4, sig4)
 	c := openCache(t)
 	withToken := strings.Replace(srv.URL, "http://", "http://alice:old@", 1) + "/index.json"
-	sum := sha256.Sum256([]byte(withToken))
-	old := filepath.Join(c.dir, "index", hex.EncodeToString(sum[:])+".json")
+	old := c.indexFile(withToken)
 	if err := c.saveIndex(old, &savedIndex{Location: withToken, Signature: sig5, data: v5}); err != nil {
 		t.Fatal(err)
 	}
@@ -402,8 +398,7 @@ func TestForgetAdoptedIndex(t *testing.T) {
 	srv.set(v1, sig1)
 	c := openCache(t)
 	withToken := strings.Replace(srv.URL, "http://", "http://alice:old@", 1) + "/index.json"
-	sum := sha256.Sum256([]byte(withToken))
-	if err := c.saveIndex(filepath.Join(c.dir, "index", hex.EncodeToString(sum[:])+".json"), &savedIndex{Location: withToken, Signature: sig5, data: v5}); err != nil {
+	if err := c.saveIndex(c.indexFile(withToken), &savedIndex{Location: withToken, Signature: sig5, data: v5}); err != nil {
 		t.Fatal(err)
 	}
 	s := trusting(t, srv.URL, Options{Trust: trust.Policy{Keys: []trust.PublicKey{key.Public()}}})

@@ -54,7 +54,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		r.dropPending(staged, made) // no intent names them
 		return nil, err
 	}
-	trash := rins // until dropped after the commit
+	trash := rins // until emptied after the commit
 	defer func() { r.dropTrash(trash) }()
 	all := append(ins, rins...)
 	if err := r.db.SetIntents(all); err != nil {
@@ -62,7 +62,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	}
 	for i, s := range staged {
 		if err := r.swapIn(s.dir, r.pkgDir(s.rec.Name)); err != nil {
-			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoMade(staged, all, i, made)))
+			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoAll(staged, all, i, made)))
 		}
 	}
 	for j, in := range rins {
@@ -71,7 +71,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 			continue
 		}
 		if err := rename(r.pkgDir(in.Name), r.path(in.Staging)); err != nil {
-			return nil, fmt.Errorf("remove %s: %w", in.Name, errors.Join(err, r.undoMade(staged, all, len(ins)+j, made)))
+			return nil, fmt.Errorf("remove %s: %w", in.Name, errors.Join(err, r.undoAll(staged, all, len(ins)+j, made)))
 		}
 	}
 	// From here a failed fsync or write is not retried (see rollback): the trees go back and
@@ -99,7 +99,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	}
 	// The space of the trees replaced or removed first: bin/ may need some. Links still to
 	// make stay prepared (.cmd.new), which tells the next start to finish them.
-	r.dropTrash(trash)
+	r.emptyTrash(trash)
 	trash = nil
 	r.Discard(staged...)
 	if err := errors.Join(r.ownLinks(staged), r.syncBins(true), r.checkLinked(staged)); err != nil {
@@ -190,15 +190,19 @@ func (r *Root) trashName(name string) (string, error) {
 	}
 }
 
-// dropTrash deletes the trees removal intents moved to the trash, or the empty directories
-// reserved for them, unless an intent is still pending: then the next start decides.
+// dropTrash deletes the trees removal intents moved to the trash, unless an intent is
+// still pending: then the next start decides.
 func (r *Root) dropTrash(ins []db.Intent) {
 	if len(ins) == 0 {
 		return
 	}
-	if done, _ := r.recorded(ins); !done {
-		return
+	if done, _ := r.recorded(ins); done {
+		r.emptyTrash(ins)
 	}
+}
+
+// emptyTrash deletes the trees removal intents moved to the trash, once recorded.
+func (r *Root) emptyTrash(ins []db.Intent) {
 	for _, in := range ins {
 		removeTree(r.path(in.Staging))
 	}
@@ -270,20 +274,10 @@ func (r *Root) intents(recs []db.Package, staged []*Staged) ([]db.Intent, [][]st
 	return ins, made, nil
 }
 
-// undoMade is undoAll, which also removes the command links made for the commit once its
-// intents are cleared.
-func (r *Root) undoMade(staged []*Staged, ins []db.Intent, n int, made [][]string) error {
-	err := r.undoAll(staged, ins, n)
-	if err == nil {
-		r.dropPending(staged, made)
-	}
-	return err
-}
-
-// undoAll puts back the trees of the first n intents, whose swaps or renames were done, and
-// clears every intent: nothing failed that a retry could mask. If that fails, the staged
-// trees are kept for the next start.
-func (r *Root) undoAll(staged []*Staged, ins []db.Intent, n int) error {
+// undoAll puts back the trees of the first n intents, whose swaps or renames were done,
+// clears every intent (nothing failed that a retry could mask) and removes the command
+// links made for the commit. If that fails, the staged trees are kept for the next start.
+func (r *Root) undoAll(staged []*Staged, ins []db.Intent, n int, made [][]string) error {
 	err := r.rollbackAll(staged, ins[:n])
 	if err == nil {
 		var errs []error
@@ -294,8 +288,10 @@ func (r *Root) undoAll(staged []*Staged, ins []db.Intent, n int) error {
 	}
 	if err != nil {
 		keep(staged)
+		return err
 	}
-	return err
+	r.dropPending(staged, made)
+	return nil
 }
 
 // rollbackAll puts back the trees of ins, the last swapped first, leaving the intents. If

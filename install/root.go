@@ -32,13 +32,12 @@ type Options struct {
 
 // Root is an open install root. It holds the root's lock until Close.
 type Root struct {
-	dir     string
-	lock    *os.File // flocked: every command that changes the root holds it to its end
-	db      *db.DB
-	o       Options
-	umask   fs.FileMode
-	links   *LinksError // bin/ could not be synced at Open
-	created bool        // Open created the database
+	dir   string
+	lock  *os.File // flocked: every command that changes the root holds it to its end
+	db    *db.DB
+	o     Options
+	umask fs.FileMode
+	links error // a *LinksError: bin/ could not be synced at Open
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
@@ -52,13 +51,12 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 		lock.Close()
 		return nil, err
 	}
-	created := Exists(dir) != nil
 	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout})
 	if err != nil {
 		lock.Close()
 		return nil, err
 	}
-	r := &Root{dir: dir, lock: lock, db: d, o: o, umask: umask(), created: created}
+	r := &Root{dir: dir, lock: lock, db: d, o: o, umask: umask()}
 	if err := r.reconcile(); err != nil {
 		lock.Close()
 		return nil, err
@@ -81,7 +79,7 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Root{dir: dir, db: d, o: o, umask: umask()}, nil
+	return &Root{dir: dir, db: d, o: o}, nil // it stages nothing: no umask
 }
 
 // ErrNoRoot is returned by View and Exists for a directory that holds no root.
@@ -90,14 +88,8 @@ var ErrNoRoot = errors.New("no root")
 // Exists returns an ErrNoRoot error unless dir holds a root: a whole database, not the
 // start of one an older pkg's creation left.
 func Exists(dir string) error {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	if info, err := os.Stat(filepath.Join(dir, ".pkg", "db")); errors.Is(err, fs.ErrNotExist) || err == nil && db.Incomplete(info) {
-		return fmt.Errorf("%w at %s", ErrNoRoot, dir)
-	}
-	return nil
+	_, err := OpenReadOnly(dir, Options{})
+	return err
 }
 
 // View calls fn with the root's database as the last commit left it, changing nothing and
@@ -106,37 +98,30 @@ func Exists(dir string) error {
 // and busy, if not nil, is called first with what is known of it; with "" when a command
 // was cut short in the middle of a change, which the next Open undoes.
 func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) error) error {
-	if err := Exists(dir); err != nil {
-		return err
-	}
-	dir, err := filepath.Abs(dir)
+	r, err := OpenReadOnly(dir, o)
 	if err != nil {
 		return err
 	}
-	told := false
 	if busy != nil {
-		if lock, err := os.Open(filepath.Join(dir, ".pkg", "lock")); err == nil {
-			// A shared lock, released at once, only looks: others looking do not see it.
-			if locked, err := tryLock(lock, unix.LOCK_SH); err == nil && !locked {
-				busy(readOwner(lock))
-				told = true
-			}
-			lock.Close()
+		r.tellBusy(busy)
+	}
+	return fn(r.db)
+}
+
+// tellBusy calls busy with the holder of r's lock, if a command holds it, or with "" if a
+// command was cut short in the middle of a change.
+func (r *Root) tellBusy(busy func(holder string)) {
+	if lock, err := os.Open(r.path(".pkg", "lock")); err == nil {
+		defer lock.Close()
+		// A shared lock, released at once, only looks: others looking do not see it.
+		if locked, err := tryLock(lock, unix.LOCK_SH); err == nil && !locked {
+			busy(readOwner(lock))
+			return
 		}
 	}
-	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout, NoCreate: true})
-	if errors.Is(err, fs.ErrNotExist) { // removed since Exists looked (Abandon)
-		return fmt.Errorf("%w at %s", ErrNoRoot, dir)
+	if ins, err := r.db.Intents(); err == nil && len(ins) > 0 {
+		busy("")
 	}
-	if err != nil {
-		return err
-	}
-	if busy != nil && !told {
-		if ins, err := d.Intents(); err == nil && len(ins) > 0 {
-			busy("") // a command cut short: the next Open undoes its change
-		}
-	}
-	return fn(d)
 }
 
 // Close releases the lock, and empties the owner written in it first.
@@ -149,18 +134,13 @@ func (r *Root) Close() error {
 }
 
 // Links returns the error that kept Open from making bin/ agree with the database, or nil.
-func (r *Root) Links() error {
-	if r.links == nil {
-		return nil
-	}
-	return r.links
-}
+func (r *Root) Links() error { return r.links }
 
 // Abandon closes r after a command that failed. If Open created the root's database and
 // nothing was installed since, it removes the database first, so that a first install
 // that failed leaves no root: the directory again holds none (Exists).
 func (r *Root) Abandon() error {
-	if r.created {
+	if r.db.Created() {
 		ps, err := r.db.List()
 		ins, err2 := r.db.Intents()
 		if err == nil && err2 == nil && len(ps) == 0 && len(ins) == 0 {
@@ -197,22 +177,24 @@ func (r *Root) reconcile() error {
 			return fmt.Errorf("install: undo interrupted %s of %s: %w", in.Op, in.Name, err)
 		}
 	}
-	interrupted := len(ins) > 0
+	var left []string // what commands cut short left in staging and trash
 	for _, d := range []string{".pkg/staging", ".pkg/trash"} {
 		ents, err := os.ReadDir(r.path(d))
 		if err != nil {
 			return err
 		}
-		interrupted = interrupted || len(ents) > 0
+		for _, e := range ents {
+			left = append(left, r.path(d, e.Name()))
+		}
 	}
-	if err := r.syncBins(interrupted); err != nil {
+	if err := r.syncBins(len(ins) > 0 || len(left) > 0); err != nil {
 		// The packages are as recorded; what reads or verifies them still works. The
 		// links still prepared (.cmd.new) make the next start sync bin/ in full again;
 		// staging and trash go, as the space they hold may be what bin/ lacks.
 		r.links = &LinksError{Dir: r.path("bin"), Err: err}
 	}
-	for _, d := range []string{".pkg/staging", ".pkg/trash"} {
-		if err := emptyDir(r.path(d)); err != nil {
+	for _, path := range left { // the lock is held: nothing was added since
+		if err := removeTree(path); err != nil {
 			return err
 		}
 	}
@@ -288,19 +270,6 @@ func rename(a, b string) error {
 func exchange(a, b string) error {
 	if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
 		return &os.LinkError{Op: "exchange", Old: a, New: b, Err: err}
-	}
-	return nil
-}
-
-func emptyDir(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if err := removeTree(filepath.Join(dir, e.Name())); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -33,11 +33,8 @@ const indexName = "index.json"
 // packages by name, then version, as indented JSON with a trailing newline. Adds and
 // signs of one directory take turns (a flock of dir).
 func Add(dir, archivePath string, p Package) (Package, error) {
-	p, _, err := add(dir, archivePath, p, nil)
-	if err != nil {
-		return Package{}, fmt.Errorf("repo: add %s to %s: %w", archivePath, dir, err)
-	}
-	return p, nil
+	p, _, err := AddSigned(dir, archivePath, p, nil)
+	return p, err
 }
 
 func add(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
@@ -135,7 +132,7 @@ func placeArchive(dir, src string) (int64, string, error) {
 	case err != nil:
 		return 0, "", err
 	case same:
-		return hashFile(src)
+		return HashFile(src)
 	case exists:
 		return 0, "", fmt.Errorf("%s exists with different contents", dst)
 	}
@@ -216,7 +213,8 @@ func cmpErr(errA, errB error) error {
 	return nil
 }
 
-func hashFile(name string) (int64, string, error) {
+// HashFile returns the size of the file name and its sha256, in hex.
+func HashFile(name string) (int64, string, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return 0, "", err

@@ -114,18 +114,13 @@ func (p Policy) verify(loc string, index, sig []byte, known []Record, now time.T
 	if meta.Name == "" || meta.Version == 0 || meta.Expires.IsZero() {
 		return Result{}, refuse(loc, ErrMalformed, "signed index lacks its name, version or expires")
 	}
-	key, err := bound(loc, keys, meta.Name)
+	ids, err := bound(loc, keys, meta.Name)
 	if err != nil {
 		return Result{}, err
 	}
 	sum := sha256.Sum256(index)
 	res := Result{Record: Record{Location: loc, Name: meta.Name, Version: meta.Version, SHA256: hex.EncodeToString(sum[:])},
-		KeyID: key.ID(), Expires: meta.Expires, Expired: now.After(meta.Expires)}
-	for _, k := range keys {
-		if id := k.ID(); (k.Repo == "" || k.Repo == meta.Name) && !slices.Contains(res.KeyIDs, id) {
-			res.KeyIDs = append(res.KeyIDs, id)
-		}
-	}
+		KeyID: ids[0], KeyIDs: ids, Expires: meta.Expires, Expired: now.After(meta.Expires)}
 	if res.Expired && !p.AllowExpired {
 		return Result{}, refuse(loc, ErrExpired, "index version %d expired at %s", meta.Version, meta.Expires.UTC().Format(time.RFC3339))
 	}
@@ -201,15 +196,19 @@ func (p Policy) ids() []string {
 	return ids
 }
 
-// bound returns the first of keys that may sign the repository name.
-func bound(loc string, keys []PublicKey, name string) (PublicKey, error) {
+// bound returns the ids of the keys that may sign the repository name, in keys' order.
+func bound(loc string, keys []PublicKey, name string) ([]string, error) {
+	var ids []string
 	for _, k := range keys {
-		if k.Repo == "" || k.Repo == name {
-			return k, nil
+		if id := k.ID(); (k.Repo == "" || k.Repo == name) && !slices.Contains(ids, id) {
+			ids = append(ids, id)
 		}
 	}
-	return PublicKey{}, refuse(loc, ErrNotBound, "index is for repository %q, but key %s is trusted only for repository %q",
-		name, keys[0].ID(), keys[0].Repo)
+	if len(ids) == 0 {
+		return nil, refuse(loc, ErrNotBound, "index is for repository %q, but key %s is trusted only for repository %q",
+			name, keys[0].ID(), keys[0].Repo)
+	}
+	return ids, nil
 }
 
 // Follows reports, with an *Error, why r may not replace prev, an index of the same

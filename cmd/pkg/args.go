@@ -67,10 +67,15 @@ func needInstalled(op string, names []string, installed []db.Package) error {
 			return usagef("%s takes names of installed packages, not %s%s", op, n, tip)
 		}
 		if !slices.ContainsFunc(installed, func(p db.Package) bool { return p.Name == n }) {
-			return fmt.Errorf("%s %s: not installed%s", op, n, didYouMean(n, installed))
+			return notInstalled(op, n, installed)
 		}
 	}
 	return nil
+}
+
+// notInstalled is the error of the command op for name, which installed lacks.
+func notInstalled(op, name string, installed []db.Package) error {
+	return fmt.Errorf("%s %s: not installed%s", op, name, didYouMean(name, installed))
 }
 
 // didYouMean offers the installed packages whose names are close to name, a name not

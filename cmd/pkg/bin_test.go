@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,19 +39,10 @@ func TestCommandClashInOneInstall(t *testing.T) {
 // later commands that open the root warn but work, and the first once bin/ can be changed
 // removes the stale link.
 func TestRemoveLinkFails(t *testing.T) {
-	if _, err := exec.LookPath("chattr"); err != nil || os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chattr and root needed (CI=true: this test must run)")
-		}
-		t.Skip("chattr and root needed")
-	}
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.ok("install", "hello")
 	bin := filepath.Join(e.root, "bin")
-	if out, err := exec.Command("chattr", "+i", bin).CombinedOutput(); err != nil {
-		t.Skipf("chattr +i %s: %v: %s", bin, err, out)
-	}
-	t.Cleanup(func() { exec.Command("chattr", "-i", bin).Run() })
+	mutable := immutable(t, bin)
 
 	out, stderr, code := e.pkg("remove", "hello")
 	if code != 1 || out != "removed hello 1.2.0\n" || !strings.Contains(stderr, "could not update the command links in "+bin) ||
@@ -65,7 +57,7 @@ func TestRemoveLinkFails(t *testing.T) {
 		t.Errorf("verify with a stale link it cannot remove: %q, want a warning", stderr)
 	}
 
-	exec.Command("chattr", "-i", bin).Run()
+	mutable()
 	if _, stderr := e.ok("verify"); stderr != "" {
 		t.Errorf("verify once bin/ can be changed: %q", stderr)
 	}
@@ -124,4 +116,19 @@ func TestReinstallRestoresLink(t *testing.T) {
 	if b, err := os.ReadFile(link); err != nil || string(b) != "mine\n" {
 		t.Errorf("the user's file: %q, %v", b, err)
 	}
+}
+
+// immutable makes path immutable (chattr +i), which even root cannot change, until t ends or
+// the function it returns is called.
+func immutable(t *testing.T, path string) (undo func()) {
+	t.Helper()
+	if _, err := exec.LookPath("chattr"); err != nil || os.Geteuid() != 0 {
+		testfs.Unavailable(t, "chattr and root needed")
+	}
+	if out, err := exec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
+		testfs.Unavailable(t, fmt.Sprintf("chattr +i %s: %v: %s", path, err, out))
+	}
+	undo = func() { exec.Command("chattr", "-i", path).Run() }
+	t.Cleanup(undo)
+	return undo
 }

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"pkg/fetch"
 )
@@ -70,7 +70,7 @@ func TestPruneSharedCache(t *testing.T) {
 
 // TestCleanWaitsForUsers runs cache clean while another command uses the cache (an install
 // between its fetch and its commit, say): clean says it waits, and removes nothing until
-// that command is done.
+// that command is done, which here is when clean says it waits.
 func TestCleanWaitsForUsers(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.ok("fetch", "libgreet")
@@ -78,27 +78,15 @@ func TestCleanWaitsForUsers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type result struct {
-		out, stderr string
-		code        int
-	}
-	done := make(chan result)
-	go func() {
-		out, stderr, code := e.pkg("cache", "clean")
-		done <- result{out, stderr, code}
-	}()
-	select {
-	case r := <-done:
-		t.Fatalf("cache clean did not wait for the other user: %+v", r)
-	case <-time.After(300 * time.Millisecond):
-	}
-	if es, err := other.List(); err != nil || len(es) != 1 {
-		t.Errorf("entries while clean waits: %v, %v", es, err)
-	}
-	other.Close()
-	r := <-done
-	if r.code != 0 || !strings.HasPrefix(r.out, "removed 1 cached package") ||
-		!strings.Contains(r.stderr, "waiting for the other pkg commands using the cache "+e.cache) {
-		t.Errorf("cache clean once the other user is done: %+v", r)
+	var out bytes.Buffer
+	stderr := &releaseOn{want: "waiting for the other pkg commands using the cache " + e.cache, release: func() {
+		if es, err := other.List(); err != nil || len(es) != 1 {
+			t.Errorf("entries while clean waits: %v, %v", es, err)
+		}
+		other.Close()
+	}}
+	code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "cache", "clean"}, &out, stderr)
+	if code != 0 || !strings.HasPrefix(out.String(), "removed 1 cached package") || !strings.Contains(stderr.String(), stderr.want) {
+		t.Errorf("cache clean while another command uses the cache: exit %d, %q, %q", code, out.String(), stderr.String())
 	}
 }

@@ -28,7 +28,7 @@ func filesCommand() *cli.Command {
 				files, err = d.Files(name)
 				if errors.Is(err, db.ErrNotInstalled) {
 					installed, _ := d.List() // for a suggestion only
-					return fmt.Errorf("files %s: not installed%s", name, didYouMean(name, installed))
+					return notInstalled("files", name, installed)
 				}
 				return err
 			})

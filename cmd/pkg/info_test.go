@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -24,13 +23,7 @@ func TestInfoOmitsEmpty(t *testing.T) {
 	dir := filepath.Join(base, "repo")
 	e := newEnv(t, base, dir)
 	for _, tt := range tests {
-		archive := filepath.Join(base, tt.p.Name+".tar")
-		if err := os.WriteFile(archive, packageTar(t, tt.p.Name, tt.p.Version, 'i'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := repo.Add(dir, archive, tt.p); err != nil {
-			t.Fatal(err)
-		}
+		addHostile(t, base, tt.p, packageTar(t, tt.p.Name, tt.p.Version, 'i'))
 		e.ok("install", tt.p.Name)
 		want := regexp.MustCompile(`^name: +` + tt.p.Name + `\nversion: +` + tt.p.Version + `\n` + tt.want + `files: +3\n`)
 		if out, _ := e.ok("info", tt.p.Name); !want.MatchString(out) {

@@ -40,13 +40,7 @@ func installAction(c *cli.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			root.Abandon() // a first install that failed leaves no root
-		} else {
-			root.Close()
-		}
-	}()
+	defer func() { closeRoot(root, err) }()
 	in := &installer{c: c, f: f, root: root, requested: reqs}
 	if c.Bool("reinstall") {
 		pkgs, err := installedAgain(root, ix, reqs)

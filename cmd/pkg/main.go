@@ -138,6 +138,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ErrWriter:      stderr,
 		ExitErrHandler: func(*cli.Context, error) {}, // main owns exit codes, so deferred cleanup runs
 		OnUsageError:   onUsageError,
+		Metadata:       map[string]any{}, // what a command records for run: defaultDirs, openCache
 		Flags:          globalFlags(),
 		Commands: []*cli.Command{
 			installCommand(), removeCommand(), listCommand(), filesCommand(), infoCommand(),
@@ -237,9 +238,6 @@ func defaultDirs(c *cli.Context) error {
 			if err := c.Set(name, def); err != nil {
 				return err
 			}
-			if c.App.Metadata == nil {
-				c.App.Metadata = map[string]any{}
-			}
 			c.App.Metadata["default "+name] = true
 		}
 	}
@@ -251,9 +249,6 @@ func defaultDirs(c *cli.Context) error {
 func openCache(c *cli.Context) (*fetch.Cache, error) {
 	cache, err := fetch.OpenCache(c.String("cache"))
 	if err == nil {
-		if c.App.Metadata == nil {
-			c.App.Metadata = map[string]any{}
-		}
 		caches, _ := c.App.Metadata["caches"].([]*fetch.Cache)
 		c.App.Metadata["caches"] = append(caches, cache)
 	}
@@ -415,6 +410,16 @@ func openRoot(c *cli.Context) (*install.Root, error) {
 		note(c, "running as root in %s, which belongs to uid %d: what pkg installs there belongs to root, and that user cannot remove it; run pkg as that user", r.Dir(), st.Uid)
 	}
 	return r, err
+}
+
+// closeRoot closes root after a command that may have made it, abandoning it if the
+// command failed: a first install or sync that failed leaves no root.
+func closeRoot(root *install.Root, err error) {
+	if err != nil {
+		root.Abandon()
+	} else {
+		root.Close()
+	}
 }
 
 // rootExists refuses, for a command that only works on what is installed (remove, verify,

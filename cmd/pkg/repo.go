@@ -1,10 +1,7 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,7 +117,7 @@ func checkRepublish(dir, archive string, ix *repo.Index, p repo.Package) error {
 		return nil
 	}
 	q := ix.Packages[i]
-	sum, err := fileSHA256(archive)
+	_, sum, err := repo.HashFile(archive)
 	if err != nil {
 		return err
 	}
@@ -131,18 +128,4 @@ func checkRepublish(dir, archive string, ix *repo.Index, p repo.Package) error {
 	}
 	return fmt.Errorf("repo add: %s already has %s %s (archive %s, sha256 %s), which this would change under the users who installed it: publish a new version, or pass --replace",
 		dir, q.Name, q.Version, q.Archive, q.SHA256)
-}
-
-// fileSHA256 returns the hex sha256 of the file at path.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

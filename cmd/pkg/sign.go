@@ -160,7 +160,7 @@ func forgetRepo(d *db.DB, location string) ([]db.Repo, error) {
 	}
 	var gone []db.Repo
 	for _, o := range all {
-		if o.Location == location || r.KeyID != "" && o.Name == r.Name && o.KeyID == r.KeyID {
+		if o.Location == location || sameRepo(o, r.Name, r.KeyID) {
 			if err := d.DeleteRepo(o.Location); err != nil {
 				return gone, err
 			}

@@ -68,13 +68,7 @@ func syncAction(c *cli.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			root.Abandon() // a first sync that failed leaves no root
-		} else {
-			root.Close()
-		}
-	}()
+	defer func() { closeRoot(root, err) }()
 	plan, err := root.Plan(want)
 	if err != nil {
 		return err

@@ -75,11 +75,8 @@ func openFetcherIn(c *cli.Context, withRoot bool) (*fetcher, *repo.Index, error)
 	}
 	var known []trust.Record
 	if withRoot {
-		err := peekRoot(c, func(d *db.DB) error {
-			r, ok, err := d.Repo(src.URL())
-			if ok {
-				known = append(known, record(r))
-			}
+		err := peekRoot(c, func(d *db.DB) (err error) {
+			known, err = knownRecords(d, src.URL())
 			return err
 		})
 		if err != nil {
@@ -103,15 +100,24 @@ func openFetcherIn(c *cli.Context, withRoot bool) (*fetcher, *repo.Index, error)
 // index, as when another command accepted a newer index while this one waited for the
 // root: the index must then be read again, or accept would refuse it as a rollback.
 func (f *fetcher) stale(root *install.Root) (bool, error) {
-	r, ok, err := root.DB().Repo(f.src.URL())
-	if err != nil {
-		return false, err
+	now, err := knownRecords(root.DB(), f.src.URL())
+	return !slices.Equal(now, f.known), err
+}
+
+// knownRecords returns the root's record of the repository at url, as the indexes of it
+// accepted before: none, or one.
+func knownRecords(d *db.DB, url string) ([]trust.Record, error) {
+	r, ok, err := d.Repo(url)
+	if !ok {
+		return nil, err
 	}
-	var now []trust.Record
-	if ok {
-		now = append(now, record(r))
-	}
-	return !slices.Equal(now, f.known), nil
+	return []trust.Record{record(r)}, err
+}
+
+// sameRepo reports whether r records the repository name signed by one of keyIDs: a record
+// from before records carried key ids stands for its own location only.
+func sameRepo(r db.Repo, name string, keyIDs ...string) bool {
+	return r.KeyID != "" && r.Name == name && slices.Contains(keyIDs, r.KeyID)
 }
 
 // openRootFor takes the root's lock for a command that read the index with f and returns
@@ -166,9 +172,7 @@ func (f *fetcher) accept(root *install.Root) error {
 		return err
 	}
 	for _, r := range all {
-		// Records older than their key ids count for their own location only: two
-		// publishers may both name a repository "repo".
-		if r.Location != res.Location && r.Name == res.Name && r.KeyID != "" && slices.Contains(res.KeyIDs, r.KeyID) {
+		if r.Location != res.Location && sameRepo(r, res.Name, res.KeyIDs...) {
 			if err := res.Record.NotOlder(record(r)); err != nil {
 				return err
 			}

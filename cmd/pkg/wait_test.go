@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,27 +11,18 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"pkg/install"
 )
 
-// holdLock takes the lock of root as a pkg process described as owner would, and returns
+// holdLock takes the lock of root as a pkg command described as owner does, and returns
 // what releases it.
 func holdLock(t *testing.T, root, owner string) (release func()) {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(root, ".pkg", "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	r, err := install.Open(context.Background(), root, install.Options{Owner: owner})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(0); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fmt.Fprintf(f, "pid %d (%s)", os.Getpid(), owner); err != nil {
-		t.Fatal(err)
-	}
-	return func() { f.Close() }
+	return func() { r.Close() }
 }
 
 // TestLockWaiting holds a root's lock while pkg runs: a command that changes the root says

@@ -33,10 +33,10 @@ func Mount(t testing.TB, kind string) string {
 		t.Fatalf("testfs: unknown filesystem %q", kind)
 	}
 	if os.Geteuid() != 0 {
-		unavailable(t, "testfs: mounting "+kind+" needs root")
+		Unavailable(t, "testfs: mounting "+kind+" needs root")
 	}
 	if _, err := exec.LookPath(args[0]); err != nil {
-		unavailable(t, "testfs: "+args[0]+" not installed (apt-get install xfsprogs btrfs-progs)")
+		Unavailable(t, "testfs: "+args[0]+" not installed (apt-get install xfsprogs btrfs-progs)")
 	}
 	dir := t.TempDir()
 	img, mnt := filepath.Join(dir, kind+".img"), filepath.Join(dir, "mnt")
@@ -51,12 +51,7 @@ func Mount(t testing.TB, kind string) string {
 	}
 	run(t, append(args, img)...)
 	run(t, "mount", "-o", "loop", img, mnt)
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-			t.Errorf("testfs: umount %s: %v: %s", mnt, err, out)
-			exec.Command("umount", "-l", mnt).Run()
-		}
-	})
+	unmountAtEnd(t, mnt)
 	return mnt
 }
 
@@ -66,22 +61,27 @@ func Mount(t testing.TB, kind string) string {
 func Tmpfs(t testing.TB, size int64, options ...string) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		unavailable(t, "testfs: mounting tmpfs needs root")
+		Unavailable(t, "testfs: mounting tmpfs needs root")
 	}
 	mnt := t.TempDir()
 	opts := strings.Join(append([]string{fmt.Sprintf("size=%d", size)}, options...), ",")
 	run(t, "mount", "-t", "tmpfs", "-o", opts, "tmpfs", mnt)
+	unmountAtEnd(t, mnt)
+	return mnt
+}
+
+// unmountAtEnd unmounts mnt when t ends, lazily if it is still busy.
+func unmountAtEnd(t testing.TB, mnt string) {
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
 			t.Errorf("testfs: umount %s: %v: %s", mnt, err, out)
 			exec.Command("umount", "-l", mnt).Run()
 		}
 	})
-	return mnt
 }
 
-// unavailable skips, or fails under CI=true where every filesystem test must run.
-func unavailable(t testing.TB, why string) {
+// Unavailable skips t for why, or fails it under CI=true, where every test must run.
+func Unavailable(t testing.TB, why string) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {
 		t.Fatal(why + " (CI=true: this test must run)")

@@ -56,8 +56,14 @@ func TestInterrupt(t *testing.T) {
 		case <-time.After(time.Minute):
 			t.Fatal("the download did not start")
 		}
-		for ents, _ := os.ReadDir(tmpDir); len(ents) == 0; ents, _ = os.ReadDir(tmpDir) {
-			time.Sleep(10 * time.Millisecond) // the download is being written
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			if ents, _ := os.ReadDir(tmpDir); len(ents) > 0 {
+				break // the download is being written
+			}
+			if time.Now().After(deadline) {
+				c.Process.Kill()
+				t.Fatal("half the archive was sent, but no download was written in a minute")
+			}
 		}
 		c.Process.Signal(sig)
 		c.Wait()
