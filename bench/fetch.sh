@@ -7,6 +7,7 @@
 # Run from anywhere:   bench/fetch.sh
 # Environment: SIZE=1073741824 (bytes of file data)  RUNS=7 (rounds)  WORK=/var/tmp/pkg-fetch-bench
 #              PKG_B=path of another pkg binary (an older build, say), timed in the same rounds
+#              ARCHIVES="zst gz" (which compressions to time)
 # Needs go, curl, zstd, gzip, hyperfine, python3, strace and /usr/bin/time (apt-get install
 # curl zstd hyperfine strace time), and about 4 GiB free under WORK.
 # Every command starts with an empty cache and output, after a sync, so none pays for the
@@ -18,6 +19,7 @@ set -euo pipefail
 
 SIZE=${SIZE:-1073741824}
 RUNS=${RUNS:-7}
+ARCHIVES=${ARCHIVES:-zst gz}
 [ "$RUNS" -ge 1 ] || { echo "bench/fetch.sh: RUNS must be at least 1" >&2; exit 2; }
 WORK=${WORK:-/var/tmp/pkg-fetch-bench}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,7 +57,7 @@ rm -f "$WORK/results/"*.json
 # hyperfine runs one command's runs back to back; on a shared machine whose speed drifts
 # over minutes that biases the comparison, so each round runs every command once, in turn,
 # and the table gives medians over rounds and the median of each round's ratio.
-for z in zst gz; do
+for z in $ARCHIVES; do
 	unz="zstd -d -q"
 	[ "$z" = gz ] && unz="gzip -d"
 	for round in $(seq 0 "$RUNS"); do # round 0 is the warm-up
@@ -69,7 +71,7 @@ for z in zst gz; do
 	done
 done
 
-for z in zst gz; do
+for z in $ARCHIVES; do
 	eval "$clean"
 	/usr/bin/time -v "$pkg" --quiet --cache "$cache" --repo "$url" fetch "tree-$z" 2> "$WORK/results/rss-$z.txt"
 	eval "$clean"
@@ -77,16 +79,16 @@ for z in zst gz; do
 done
 eval "$clean"
 
-python3 - "$WORK/results" "$RUNS" <<'EOF'
+python3 - "$WORK/results" "$RUNS" $ARCHIVES <<'EOF'
 import json, re, statistics, sys
 
-res, rounds = sys.argv[1], int(sys.argv[2])
+res, rounds, zs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 med = statistics.median
 # CPU is user plus system time of the command and its children: on a shared machine it
 # varies less than wall time, and shows how much of the machine each command needs.
 print("| archive | command | median | min | max | pkg fetch / this (median of rounds) | CPU (median) |")
 print("|---|---|---:|---:|---:|---:|---:|")
-for z in ("zst", "gz"):
+for z in zs:
     times, cpu = {}, {}  # command -> its wall time, and its CPU time, in each round
     for r in range(1, rounds + 1):
         with open(f"{res}/{z}-{r}.json") as f:
@@ -101,7 +103,7 @@ for z in ("zst", "gz"):
         name = c.replace("|", "\\|")
         print(f"| tar.{z} | `{name}` | {med(t):.2f} s | {min(t):.2f} s | {max(t):.2f} s | {ratio:.2f} | {med(cpu[c]):.2f} s |")
 print()
-for z in ("zst", "gz"):
+for z in zs:
     with open(f"{res}/rss-{z}.txt") as f:
         rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", f.read()).group(1))
     with open(f"{res}/strace-{z}.txt") as f:

@@ -14,14 +14,16 @@ import (
 // fsync waits for (1 GiB on this project's ext4: 0.47 s and 0.14 s of system CPU, against
 // 0.87 to 1.6 s and 0.5 to 1.3 s).
 //
-// Two writers: with one, the aligning goroutine waited 0.2 s per GiB for a free buffer in
-// a traced fetch with O_DIRECT; buffered writes were not measured against one writer.
+// Two writers with O_DIRECT: with one, the aligning goroutine waited 0.2 s per GiB for a
+// free buffer in a traced fetch. One through the page cache, where two writers of one file
+// contend for its inode lock: bench/fetch.sh, zstd, 14 rounds alternating, one writer
+// 1.37 to 1.82 s, median 1.52 s and 2.8 s of CPU; two 1.39 to 2.91 s, median 2.2 s and
+// 3.9 s of CPU; the pipe 1.24 s.
 // Buffers larger than 1 MiB measured slower (bench/fetch.sh, zstd: 2.19 s with 8 of 1 MiB,
 // 2.51 s with 4 of 2 MiB, 2.56 s with 4 of 4 MiB, in one hyperfine run).
 const (
 	fileBufSize = 1 << 20 // 1 MiB
 	fileBufs    = 8
-	fileWriters = 2
 	directAlign = 4096 // O_DIRECT alignment of buffers, offsets and lengths; covers every device in use
 
 	// pageCacheWrite bounds a write through the page cache. Large writes get large folios,
@@ -59,7 +61,11 @@ func newFileWriter(f *os.File, direct bool) *fileWriter {
 	for range fileBufs {
 		w.free <- alignedBuf(fileBufSize)
 	}
-	for range fileWriters {
+	writers := 1
+	if w.direct {
+		writers = 2
+	}
+	for range writers {
 		w.wg.Go(w.loop)
 	}
 	return w
