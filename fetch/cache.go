@@ -57,6 +57,11 @@ type Cache struct {
 	// NoSync makes Settle drop the marks of unsynced entries without syncing them, for
 	// throwaway machines (install's --no-sync).
 	NoSync bool
+
+	// Waiting, if not nil, is called when Fetch waits for another fetch of the same
+	// archive into the cache, by another process or goroutine, to end; by several
+	// goroutines at once when several fetches run.
+	Waiting func(p repo.Package)
 }
 
 // Entry is a package in the cache.
@@ -171,21 +176,28 @@ func readEntryHeader(data []byte) (name, version, boot string, rest []byte, err 
 // Fetch makes sure the aligned tar of p is in the cache, downloading and converting it if
 // needed, and returns its path. The entry appears only once its size and sha256 match p.
 // The archive's bytes are also written to progress, when it is not nil, as they arrive.
+// Of several fetches of one archive into one cache at once, one downloads it and the others
+// wait for it to end, then use its entry.
 func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress io.Writer) (string, error) {
 	dst := c.Path(p.SHA256)
-	if c.Has(p.SHA256) {
-		_, err := c.Members(p.SHA256)
-		switch {
-		case !errors.Is(err, ErrDamaged):
-			// Best effort: last use only orders what to prune by hand.
-			os.Chtimes(dst, time.Time{}, time.Now())
-			return dst, nil
-		case s.offline:
-			return "", fmt.Errorf("%w; %w, so it is not fetched again", err, ErrOffline)
-		}
-	}
-	if s.offline {
+	ok, err := c.cached(p)
+	switch {
+	case ok:
+		return dst, nil
+	case err != nil && s.offline:
+		return "", fmt.Errorf("%w; %w, so it is not fetched again", err, ErrOffline)
+	case s.offline:
 		return "", fmt.Errorf("%w: %s %s is not in the cache", ErrOffline, p.Name, p.Version)
+	}
+	release, waited, err := c.claim(ctx, p)
+	if err != nil {
+		return "", fmt.Errorf("fetch %s %s: %w", p.Name, p.Version, err)
+	}
+	defer release()
+	if waited {
+		if ok, _ := c.cached(p); ok {
+			return dst, nil
+		}
 	}
 	body, where, err := s.openArchive(ctx, p)
 	if err != nil {
@@ -196,6 +208,60 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 		return "", fmt.Errorf("fetch %s %s from %s: %w", p.Name, p.Version, where, err)
 	}
 	return dst, nil
+}
+
+// cached reports whether the cache holds p's entry, undamaged, and marks its use. A
+// damaged entry (removed by Members) makes it return false and why.
+func (c *Cache) cached(p repo.Package) (bool, error) {
+	if !c.Has(p.SHA256) {
+		return false, nil
+	}
+	if _, err := c.Members(p.SHA256); errors.Is(err, ErrDamaged) {
+		return false, err
+	}
+	// Best effort: last use only orders what to prune by hand.
+	os.Chtimes(c.Path(p.SHA256), time.Time{}, time.Now())
+	return true, nil
+}
+
+// claim takes the lock that makes one fetch at a time download p's archive into the
+// cache: a flock of tmp/fetch-SHA256, waited for until ctx is done. release removes the
+// file and unlocks it. Where the file cannot be made or locked, claim lets the fetch go
+// on without it, as fetches did before they locked.
+func (c *Cache) claim(ctx context.Context, p repo.Package) (release func(), waited bool, err error) {
+	path := filepath.Join(c.dir, "tmp", "fetch-"+p.SHA256)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return func() {}, false, nil
+	}
+	for {
+		err := flock(f, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return func() {}, waited, nil
+		}
+		if !waited && c.Waiting != nil {
+			c.Waiting(p)
+		}
+		waited = true
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			f.Close()
+			return nil, waited, err
+		}
+	}
+	return func() {
+		// A fetch that waited on this file after it was removed holds it alone, and then
+		// leaves a file made meanwhile by a third to that one.
+		held, err1 := f.Stat()
+		now, err2 := os.Stat(path)
+		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+			os.Remove(path)
+		}
+		f.Close()
+	}, waited, nil
 }
 
 // store converts the archive read from src into temporary files and, once src has

@@ -55,6 +55,17 @@ type fetcher struct {
 	bars    *bars
 	desc    int        // width of the bars' descriptions, so that the bars line up
 	mu      sync.Mutex // serializes output
+	waited  sync.Map   // sha256 → true for the archives another fetch was downloading
+}
+
+// useCache makes f fetch into cache, saying when a fetch waits for another one of the same
+// archive (another pkg sharing the cache).
+func (f *fetcher) useCache(cache *fetch.Cache) {
+	f.cache = cache
+	cache.Waiting = func(p repo.Package) {
+		f.waited.Store(p.SHA256, true)
+		f.report(nil, "%s %s: waiting for another pkg fetching it into the cache", p.Name, p.Version)
+	}
 }
 
 // about names the repository in err, an error resolving requirements against its index.
@@ -190,10 +201,10 @@ func (f *fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 		f.report(nil, "%v: fetching it again", err)
 	}
 	var b *bar
-	var progress io.Writer
+	progress := &counter{}
 	if f.bars != nil {
 		b = f.bars.add(fmt.Sprintf("%-*s", f.desc, p.Name+" "+p.Version), p.Size)
-		progress = b.pb
+		progress.w = b.pb
 	}
 	start := time.Now()
 	tar, err := f.cache.Fetch(ctx, f.src, p, progress)
@@ -203,10 +214,28 @@ func (f *fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 		}
 		return "", err
 	}
+	if _, ok := f.waited.Load(p.SHA256); ok && progress.n == 0 {
+		f.report(b, "%s %s is in the cache: another pkg fetched it", p.Name, p.Version)
+		return tar, nil
+	}
 	d := time.Since(start)
 	f.report(b, "fetched %s %s: %s in %s (%s/s)", p.Name, p.Version, size(p.Size), dur(d),
 		size(int64(float64(p.Size)/max(d.Seconds(), 1e-6))))
 	return tar, nil
+}
+
+// counter counts the bytes written through it to w, if any.
+type counter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *counter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	if c.w != nil {
+		return c.w.Write(p)
+	}
+	return len(p), nil
 }
 
 // retrying announces another attempt at a request or a download, above the bars if any.

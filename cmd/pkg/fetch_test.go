@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,21 +29,21 @@ func buildPkg(t *testing.T) string {
 }
 
 // TestFetchTwoProcesses runs two pkg processes that fetch the same package into one cache
-// at the same time: the server holds both downloads until both have started. Both
-// succeed, and the cache holds one entry and no temporary file.
+// at the same time: the server holds the first download until the second says it waits
+// for it. Both succeed, the archive is downloaded once, and the cache holds one entry and
+// no temporary file. A third process, started while a fourth downloads and killed, leaves
+// the download to the fourth.
 func TestFetchTwoProcesses(t *testing.T) {
 	bin := buildPkg(t)
-	var started atomic.Int32
-	both := make(chan struct{})
-	var once sync.Once
+	var downloads atomic.Int32
+	got, release := make(chan struct{}, 8), make(chan struct{})
 	files := http.FileServer(http.Dir(demoRepo))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, ".tar.gz") {
-			if started.Add(1) == 2 {
-				once.Do(func() { close(both) })
-			}
+			downloads.Add(1)
+			got <- struct{}{}
 			select {
-			case <-both:
+			case <-release:
 			case <-time.After(20 * time.Second):
 			}
 		}
@@ -51,23 +51,26 @@ func TestFetchTwoProcesses(t *testing.T) {
 	}))
 	defer srv.Close()
 	cache := filepath.Join(t.TempDir(), "cache")
-	var wg sync.WaitGroup
-	outs := make([][]byte, 2)
-	errs := make([]error, 2)
-	for i := range 2 {
-		wg.Go(func() {
-			cmd := exec.Command(bin, "--cache", cache, "--repo", srv.URL, "fetch", "libgreet")
-			outs[i], errs[i] = cmd.CombinedOutput()
-		})
+	fetch := func() *exec.Cmd { return exec.Command(bin, "--cache", cache, "--repo", srv.URL, "fetch", "libgreet") }
+
+	first := fetch()
+	var out1 bytes.Buffer
+	first.Stdout, first.Stderr = &out1, &out1
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	for i := range 2 {
-		if errs[i] != nil || !strings.Contains(string(outs[i]), "fetched libgreet 1.0.0") {
-			t.Errorf("process %d: %v\n%s", i, errs[i], outs[i])
-		}
+	<-got
+	second := fetch()
+	out2 := waitForLine(t, second, "waiting for another pkg fetching it")
+	close(release)
+	if err := first.Wait(); err != nil || !strings.Contains(out1.String(), "fetched libgreet 1.0.0") {
+		t.Errorf("first process: %v\n%s", err, &out1)
 	}
-	if n := started.Load(); n != 2 {
-		t.Errorf("the server saw %d downloads, want 2 at once", n)
+	if err := second.Wait(); err != nil || !strings.Contains(out2(), "libgreet 1.0.0 is in the cache: another pkg fetched it") {
+		t.Errorf("second process: %v\n%s", err, out2())
+	}
+	if n := downloads.Load(); n != 1 {
+		t.Errorf("the server saw %d downloads, want 1", n)
 	}
 	sha := indexSHA(t, "libgreet")
 	if got := names(t, filepath.Join(cache, "tars")); got != sha+".idx "+sha+".tar" {
@@ -76,6 +79,90 @@ func TestFetchTwoProcesses(t *testing.T) {
 	if got := names(t, filepath.Join(cache, "tmp")); got != "" {
 		t.Errorf("cache tmp: %s", got)
 	}
+}
+
+// TestFetchAfterKilledFetch kills a pkg process downloading a package while a second waits
+// for it: the second downloads the package itself.
+func TestFetchAfterKilledFetch(t *testing.T) {
+	bin := buildPkg(t)
+	var downloads atomic.Int32
+	got, release := make(chan struct{}, 8), make(chan struct{})
+	files := http.FileServer(http.Dir(demoRepo))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".tar.gz") && downloads.Add(1) == 1 {
+			got <- struct{}{}
+			<-release
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	defer close(release)
+	cache := filepath.Join(t.TempDir(), "cache")
+	fetch := func() *exec.Cmd { return exec.Command(bin, "--cache", cache, "--repo", srv.URL, "fetch", "libgreet") }
+
+	first := fetch()
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-got
+	second := fetch()
+	out := waitForLine(t, second, "waiting for another pkg fetching it")
+	first.Process.Kill()
+	first.Wait()
+	if err := second.Wait(); err != nil || !strings.Contains(out(), "fetched libgreet 1.0.0") {
+		t.Errorf("second process: %v\n%s", err, out())
+	}
+	if n := downloads.Load(); n != 2 {
+		t.Errorf("the server saw %d downloads, want 2", n)
+	}
+	sha := indexSHA(t, "libgreet")
+	if got := names(t, filepath.Join(cache, "tars")); got != sha+".idx "+sha+".tar" {
+		t.Errorf("cache tars: %s", got)
+	}
+}
+
+// waitForLine starts cmd and returns once its output has a line containing want. output
+// waits for cmd to close its output and returns all of it.
+func waitForLine(t *testing.T, cmd *exec.Cmd, want string) (output func() string) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	seen, done := make(chan struct{}), make(chan struct{})
+	var out strings.Builder
+	go func() {
+		defer close(done)
+		defer r.Close()
+		said := false
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+			if !said && strings.Contains(sc.Text(), want) {
+				said = true
+				close(seen)
+			}
+		}
+	}()
+	output = func() string {
+		<-done
+		return out.String()
+	}
+	select {
+	case <-seen:
+		return output
+	case <-done:
+		t.Fatalf("%s said no %q:\n%s", cmd, want, output())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s said no %q in 20 s", cmd, want)
+	}
+	return nil
 }
 
 // names lists a directory's entries, space-separated.

@@ -147,7 +147,8 @@ func applyPlan(c *cli.Context, root *install.Root, plan *install.Plan, lockRepo 
 	for i, p := range plan.Install {
 		plan.Install[i] = src.Relocate(p, lockRepo)
 	}
-	f.src, f.cache = src, cache
+	f.src = src
+	f.useCache(cache)
 	in := &installer{c: c, f: f, root: root, remove: plan.Remove}
 	return in.apply(plan.Install)
 }

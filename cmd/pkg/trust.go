@@ -92,7 +92,8 @@ func openFetcherIn(c *cli.Context, withRoot bool) (*fetcher, *repo.Index, error)
 		return nil, nil, err
 	}
 	warnIndex(c, res)
-	f.src, f.cache, f.index, f.known = src, cache, res, known
+	f.src, f.index, f.known = src, res, known
+	f.useCache(cache)
 	return f, ix, nil
 }
 
