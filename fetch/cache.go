@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -109,8 +110,9 @@ func OpenCache(dir string) (*Cache, error) {
 func (c *Cache) Close() error { return c.use.Close() }
 
 // Exclusive makes c the only user of the cache, for Remove: it waits, until ctx is done,
-// for the other processes using the cache to end, calling waiting once if it must.
-func (c *Cache) Exclusive(ctx context.Context, waiting func()) error {
+// for the other processes using the cache to end, calling waiting once if it must, with
+// their pids where /proc/locks tells them.
+func (c *Cache) Exclusive(ctx context.Context, waiting func(pids []int)) error {
 	for first := true; ; first = false {
 		err := flock(c.use, unix.LOCK_EX|unix.LOCK_NB)
 		if !errors.Is(err, unix.EWOULDBLOCK) {
@@ -120,12 +122,38 @@ func (c *Cache) Exclusive(ctx context.Context, waiting func()) error {
 			return nil
 		}
 		if first && waiting != nil {
-			waiting()
+			waiting(c.users())
 		}
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {
 			return err
 		}
 	}
+}
+
+// users returns the pids of the other processes holding a lock of the cache directory,
+// from /proc/locks, or nil.
+func (c *Cache) users() []int {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(c.use.Fd()), &st); err != nil {
+		return nil
+	}
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return nil
+	}
+	// "1: FLOCK  ADVISORY  READ 1234 08:01:5678 0 EOF"; waiters have "->" after the number.
+	file := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	var pids []int
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[1] != "FLOCK" || f[5] != file {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[4]); err == nil && pid != os.Getpid() && !slices.Contains(pids, pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // noFlock reports whether err says the filesystem locks no directory (some NFS setups):

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -98,8 +100,8 @@ func removingCache(c *cli.Context) (*fetch.Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = cache.Exclusive(c.Context, func() {
-		note(c, "waiting for the other pkg commands using the cache %s to finish", c.String("cache"))
+	err = cache.Exclusive(c.Context, func(pids []int) {
+		note(c, "waiting for the other pkg commands using the cache %s to finish%s", c.String("cache"), processes(pids))
 	})
 	if err != nil {
 		return nil, err
@@ -170,4 +172,27 @@ func cacheMissing(c *cli.Context) bool {
 	}
 	note(c, "nothing is cached: no cache at %s", dir)
 	return true
+}
+
+// processes names pids by their command lines, after a colon: ": pid 12 (pkg install
+// hello), pid 34 (pkg sync)"; "" for none.
+func processes(pids []int) string {
+	var named []string
+	for _, pid := range pids {
+		name := "pid " + strconv.Itoa(pid)
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && len(b) > 0 {
+			args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+			args[0] = filepath.Base(args[0])
+			line := strings.Join(args, " ")
+			if short := cut(line, 100); short != line {
+				line = short + "…"
+			}
+			name += " (" + line + ")"
+		}
+		named = append(named, name)
+	}
+	if len(named) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(named, ", ")
 }

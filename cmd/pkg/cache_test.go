@@ -2,10 +2,16 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"pkg/fetch"
 )
@@ -88,5 +94,40 @@ func TestCleanWaitsForUsers(t *testing.T) {
 	code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "cache", "clean"}, &out, stderr)
 	if code != 0 || !strings.HasPrefix(out.String(), "removed 1 cached package") || !strings.Contains(stderr.String(), stderr.want) {
 		t.Errorf("cache clean while another command uses the cache: exit %d, %q, %q", code, out.String(), stderr.String())
+	}
+}
+
+// TestCleanNamesUsers runs cache clean while another pkg process downloads into the cache:
+// clean names that process while it waits, and removes the entry once the process is done.
+func TestCleanNamesUsers(t *testing.T) {
+	bin := buildPkg(t)
+	got, release := make(chan struct{}, 1), make(chan struct{})
+	files := http.FileServer(http.Dir(demoRepo))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".tar.gz") {
+			got <- struct{}{}
+			<-release
+		}
+		files.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	e := newEnv(t, t.TempDir(), srv.URL)
+	fetch := exec.Command(bin, "--cache", e.cache, "--repo", srv.URL, "fetch", "libgreet")
+	if err := fetch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-got
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	time.AfterFunc(20*time.Second, free) // should clean not name it
+	var out bytes.Buffer
+	want := fmt.Sprintf("pid %d (pkg --cache %s", fetch.Process.Pid, e.cache)
+	stderr := &releaseOn{want: want, release: free}
+	code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "cache", "clean"}, &out, stderr)
+	if err := fetch.Wait(); err != nil {
+		t.Errorf("pkg fetch: %v", err)
+	}
+	if code != 0 || !strings.HasPrefix(out.String(), "removed 1 cached package") || !strings.Contains(stderr.String(), want) {
+		t.Errorf("cache clean while pkg fetch runs: exit %d, %q, %q; want a note naming %s", code, out.String(), stderr.String(), want)
 	}
 }
