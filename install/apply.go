@@ -40,6 +40,9 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	if err := checkApply(recs, staged, remove); err != nil {
 		return nil, err
 	}
+	if err := r.checkUnmanaged(recs, staged); err != nil {
+		return nil, err
+	}
 	if len(staged) > 0 {
 		if err := r.syncfs(staged[0].dir); err != nil {
 			return nil, changeError(staged, remove, err)
@@ -106,6 +109,21 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		return results, &LinksError{Dir: r.path("bin"), Err: err}
 	}
 	return results, nil
+}
+
+// checkUnmanaged refuses to install a package where pkgs/ holds a directory of its name that
+// no record owns: it is not pkg's to replace (someone made it by hand, or copied it in).
+func (r *Root) checkUnmanaged(recs []db.Package, staged []*Staged) error {
+	for _, s := range staged {
+		if slices.ContainsFunc(recs, func(p db.Package) bool { return p.Name == s.rec.Name }) {
+			continue
+		}
+		if _, ok := inode(r.pkgDir(s.rec.Name)); ok {
+			return fmt.Errorf("install %s %s: %s exists and is not managed by pkg: remove or rename it, then try again",
+				s.rec.Name, s.rec.Version, r.pkgDir(s.rec.Name))
+		}
+	}
+	return nil
 }
 
 // checkApply refuses a change to recs, the installed packages, that would leave two

@@ -356,3 +356,29 @@ func TestFileInPlaceOfCommand(t *testing.T) {
 		t.Errorf("the user's bin/tool: %q, %v", b, err)
 	}
 }
+
+// TestUnmanagedTreeKept installs a package whose pkgs/ directory exists with no record: the
+// install is refused, naming the directory, and the user's file stays.
+func TestUnmanagedTreeKept(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	defer r.Close()
+	mine := filepath.Join(dir, "pkgs", "tool", "mine")
+	if err := os.MkdirAll(filepath.Dir(mine), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mine, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1"))
+	if err == nil || !strings.Contains(err.Error(), filepath.Dir(mine)+" exists and is not managed by pkg") {
+		t.Errorf("install over an unmanaged pkgs/tool: %v", err)
+	}
+	if b, err := os.ReadFile(mine); err != nil || string(b) != "precious\n" {
+		t.Errorf("the user's file: %q, %v", b, err)
+	}
+	if ps, _ := r.DB().List(); len(ps) != 0 {
+		t.Errorf("database lists %+v", ps)
+	}
+}
