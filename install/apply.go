@@ -127,8 +127,8 @@ func (r *Root) checkUnmanaged(recs []db.Package, staged []*Staged) error {
 }
 
 // checkApply refuses a change to recs, the installed packages, that would leave two
-// packages providing one command, or a package depending on one removed; and the removal
-// of a package not installed.
+// packages providing one command, or a package depending on one removed or on a version
+// of one installed that it does not allow; and the removal of a package not installed.
 func checkApply(recs []db.Package, staged []*Staged, remove []string) error {
 	next := make(map[string]*db.Package, len(recs)+len(staged)) // what the root would hold
 	for i := range recs {
@@ -172,8 +172,13 @@ func checkApply(recs []db.Package, staged []*Staged, remove []string) error {
 	}
 	for _, name := range names {
 		for _, d := range next[name].Depends {
-			if req, err := repo.ParseRequirement(d); err == nil && slices.Contains(remove, req.Name) {
+			req, err := repo.ParseRequirement(d)
+			switch {
+			case err != nil:
+			case slices.Contains(remove, req.Name):
 				return fmt.Errorf("remove %s: %s %s depends on it (remove %s too, or first)", req.Name, name, next[name].Version, name)
+			case incoming[req.Name] && !req.Allows(next[req.Name].Version):
+				return fmt.Errorf("install %s %s: %s %s depends on %s", req.Name, next[req.Name].Version, name, next[name].Version, req)
 			}
 		}
 	}

@@ -133,6 +133,24 @@ func TestSyncConverges(t *testing.T) {
 	checkDigests(t, e.root, "app")
 }
 
+// TestSyncKeepExtraDependency syncs, keeping an installed package the lockfile does not
+// list, to a version of its dependency it does not allow: the sync is refused, naming the
+// dependency, and changes nothing.
+func TestSyncKeepExtraDependency(t *testing.T) {
+	base := t.TempDir()
+	e := newEnv(t, base, syncRepo(t))
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "lib@2.0")
+	e.ok("install", "app")
+	e.checkInstalled("install app", "app 1.0, lib 1.5")
+	before := rootTree(t, e.root)
+	_, stderr, code := e.pkg("sync", "-f", lock, "--keep-extra")
+	if code != 1 || !strings.Contains(stderr, "install lib 2.0: app 1.0 depends on lib>=1,<2") {
+		t.Errorf("sync --keep-extra breaking app: exit %d, %q", code, stderr)
+	}
+	testfs.SameTree(t, "root after the refused sync", rootTree(t, e.root), before)
+}
+
 func TestSyncFailsOnChangedArchive(t *testing.T) {
 	base := t.TempDir()
 	dir := syncRepo(t)
