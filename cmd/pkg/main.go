@@ -27,6 +27,7 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/repo"
 )
 
 // usageError marks an error in how pkg was called; main exits 2 for it.
@@ -60,11 +61,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	used := "" // the command run, as "cache list", once known
 	track(app.Commands, "", &used)
-	unknown, help := "", "pkg help"
+	unknown, help, guess := "", "pkg help", ""
 	app.CommandNotFound = func(c *cli.Context, name string) {
-		unknown = name
+		unknown, guess = name, commandGuess(name, c.App.Commands)
 		if c.Command != nil && c.Command.Name != "" && c.Command.Name != c.App.Name { // a subcommand of c.Command's
 			help = "pkg " + c.Command.Name + " help"
+			guess = commandGuess(name, c.Command.Subcommands)
 		}
 	}
 	ctx, stop := interruptible()
@@ -74,7 +76,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var ue *usageError
 	switch {
 	case unknown != "":
-		fmt.Fprintf(stderr, "pkg: unknown command %q\npkg: hint: run '%s' for the list\n", unknown, help)
+		fmt.Fprintf(stderr, "pkg: unknown command %q%s\npkg: hint: run '%s' for the list\n", unknown, guess, help)
 		return 2
 	case err == nil:
 		return 0
@@ -140,6 +142,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		OnUsageError:   onUsageError,
 		Metadata:       map[string]any{}, // what a command records for run: defaultDirs, openCache
 		Flags:          globalFlags(),
+		// A value is one value: "--depends 'lib>=1,<2'" is one constraint, not two flags.
+		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
 			installCommand(), removeCommand(), listCommand(), filesCommand(), infoCommand(),
 			searchCommand(), fetchCommand(), cacheCommand(), repoCommand(), verifyCommand(),
@@ -147,6 +151,21 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		},
 	}
 	return app
+}
+
+// commandGuess returns `; did you mean "install"?` for a mistyped command name among cmds,
+// or `; did you mean "cache clean"?` for the name of a subcommand of one of them; else "".
+func commandGuess(name string, cmds []*cli.Command) string {
+	var names []string
+	for _, c := range cmds {
+		names = append(names, c.Name)
+		for _, sub := range c.Subcommands {
+			if sub.Name == name {
+				return fmt.Sprintf("; did you mean %q?", c.Name+" "+sub.Name)
+			}
+		}
+	}
+	return repo.DidYouMean(name, names)
 }
 
 func onUsageError(_ *cli.Context, err error, _ bool) error { return &usageError{err.Error()} }

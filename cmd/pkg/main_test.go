@@ -343,6 +343,11 @@ func TestUsage(t *testing.T) {
 	if _, stderr, code := e.pkg("cache", "frob"); code != 2 || !strings.Contains(stderr, "run 'pkg cache help' for the list") {
 		t.Errorf("cache frob: exit %d, %q", code, stderr)
 	}
+	for args, want := range map[string]string{"instal": `unknown command "instal"; did you mean "install"?`, "clean": `unknown command "clean"; did you mean "cache clean"?`} {
+		if _, stderr, code := e.pkg(args); code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("pkg %s: exit %d, %q; want %q", args, code, stderr, want)
+		}
+	}
 	if out, _, code := e.pkg("--version"); code != 0 || !strings.HasPrefix(out, "pkg version ") || !strings.Contains(out, runtime.Version()) {
 		t.Errorf("--version: exit %d, %q", code, out)
 	}

@@ -20,7 +20,7 @@ func TestRepoAddCycle(t *testing.T) {
 		want    string // the error, or "" for none
 	}{
 		{"selfy", []string{"selfy"}, "package selfy@1: dependency cycle: selfy 1 -> selfy 1"},
-		{"cyca", []string{"cycb"}, ""},
+		{"cyca", []string{"cycb>=0,<2"}, ""}, // one value with a comma: one constraint
 		{"cycb", []string{"cyca>=1"}, "package cycb@1: dependency cycle: cycb 1 -> cyca 1 -> cycb 1"},
 	}
 	for _, tt := range tests {
