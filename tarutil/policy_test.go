@@ -214,7 +214,8 @@ func TestFoldKey(t *testing.T) {
 			t.Errorf("foldKey(%q) = %q, foldKey(%q) = %q; want equal", p[0], a, p[1], b)
 		}
 	}
-	differ := [][2]string{{"a", "b"}, {"a/b", "ab"}, {"e\u0301", "e"}, {"\u00e9x", "\u00e9"}, {"d/\u0301", "d"}}
+	differ := [][2]string{{"a", "b"}, {"a/b", "ab"}, {"e\u0301", "e"}, {"\u00e9x", "\u00e9"}, {"d/\u0301", "d"},
+		{"\u4e2d\u56fd.txt", "\u65e5\u672c.txt"}, {"locale/ru/\u0434\u0430", "locale/ru/\u043d\u0435"}, {"\u00e9", "\u00e8"}}
 	for _, p := range differ {
 		if a, b := foldKey(p[0]), foldKey(p[1]); a == b {
 			t.Errorf("foldKey(%q) = foldKey(%q) = %q; want different", p[0], p[1], a)
