@@ -198,10 +198,19 @@ func checkLists(p *Package) error {
 			return fmt.Errorf("package %s: depends: %v", p.id(), err)
 		}
 	}
+	commands := make(map[string]string, len(p.Bin)) // name in bin/ → its path in the package
 	for _, b := range p.Bin {
 		if !validLocal(b) {
 			return fmt.Errorf("package %s: bin %q is not a clean relative path inside the package", p.id(), b)
 		}
+		cmd := path.Base(b)
+		if other, ok := commands[cmd]; ok {
+			return fmt.Errorf("package %s: bin %q and %q would both be the command %s", p.id(), other, b, cmd)
+		}
+		if strings.HasPrefix(cmd, ".") {
+			return fmt.Errorf("package %s: bin %q: a command's name may not start with a dot (pkg names its own temporary links so)", p.id(), b)
+		}
+		commands[cmd] = b
 	}
 	return nil
 }

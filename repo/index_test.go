@@ -109,6 +109,8 @@ func TestParseRefuses(t *testing.T) {
 		{"escaping bin", hello(func(p *Package) { p.Bin = []string{"bin/../../x"} }), []string{"hello@1.2.0"}},
 		{"dot bin", hello(func(p *Package) { p.Bin = []string{"."} }), []string{"hello@1.2.0"}},
 		{"empty bin", hello(func(p *Package) { p.Bin = []string{""} }), []string{"hello@1.2.0"}},
+		{"one command twice", hello(func(p *Package) { p.Bin = []string{"a/tool", "b/tool"} }), []string{"hello@1.2.0", `"a/tool" and "b/tool"`}},
+		{"pkg's link name", hello(func(p *Package) { p.Bin = []string{"bin/.x.new"} }), []string{"hello@1.2.0", "start with a dot"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
