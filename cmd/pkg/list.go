@@ -46,6 +46,7 @@ func printJSON(c *cli.Context, ps []db.Package) error {
 	}
 	enc := json.NewEncoder(c.App.Writer)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "lib>=1.0", not "lib\u003e=1.0"
 	return enc.Encode(ps)
 }
 

@@ -259,6 +259,10 @@ func defaultDirs(c *cli.Context) error {
 			}
 			c.App.Metadata["default "+name] = true
 		}
+		// Said once here, not as each later open of a path under it would say it.
+		if info, err := os.Stat(c.String(name)); err == nil && !info.IsDir() {
+			return usagef("--%s %s is not a directory", name, c.String(name))
+		}
 	}
 	return nil
 }

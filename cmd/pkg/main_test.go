@@ -348,6 +348,11 @@ func TestUsage(t *testing.T) {
 			t.Errorf("pkg %s: exit %d, %q; want %q", args, code, stderr, want)
 		}
 	}
+	afile := filepath.Join(t.TempDir(), "afile")
+	os.WriteFile(afile, nil, 0o644)
+	if _, stderr, code := e.pkg("--root", afile, "list"); code != 2 || !strings.Contains(stderr, "--root "+afile+" is not a directory") {
+		t.Errorf("list with --root a file: exit %d, %q", code, stderr)
+	}
 	if out, _, code := e.pkg("--version"); code != 0 || !strings.HasPrefix(out, "pkg version ") || !strings.Contains(out, runtime.Version()) {
 		t.Errorf("--version: exit %d, %q", code, out)
 	}

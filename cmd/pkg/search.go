@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -24,11 +25,16 @@ func searchCommand() *cli.Command {
 			if len(found) == 0 && c.NArg() > 0 {
 				return fmt.Errorf("search: nothing in %s matches %q", f.src, c.Args().First())
 			}
-			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+			var b strings.Builder
+			tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 			for _, p := range found {
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, p.Version, p.Summary)
 			}
-			return tw.Flush()
+			tw.Flush()
+			for line := range strings.Lines(b.String()) {
+				fmt.Fprintln(c.App.Writer, strings.TrimRight(line, " \n")) // no padding after a missing summary
+			}
+			return nil
 		},
 	}
 }
