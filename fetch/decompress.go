@@ -55,7 +55,7 @@ func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)
 		}
-		return zr.IOReadCloser(), nil
+		return zstdReader{zr.IOReadCloser()}, nil
 	case bytes.HasPrefix(head, magicXz):
 		xr, err := xz.NewReader(newXZGuard(br))
 		if err != nil {
@@ -69,4 +69,15 @@ func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
 		return io.NopCloser(br), nil
 	}
 	return nil, ErrFormat
+}
+
+// zstdReader says what to do about a frame that needs more memory than pkg allows.
+type zstdReader struct{ io.ReadCloser }
+
+func (z zstdReader) Read(p []byte) (int, error) {
+	n, err := z.ReadCloser.Read(p)
+	if errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+		err = fmt.Errorf("zstd: the archive needs a window over pkg's %d MiB limit (made with --long or --ultra?): recompress it without them: %w", maxWindow>>20, err)
+	}
+	return n, err
 }
