@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
 )
 
 // userAgent is sent with every HTTP request.
@@ -176,7 +177,7 @@ func (s *Source) send(ctx context.Context, u *url.URL, h http.Header, answer tim
 	resp.Body = body
 	if resp.StatusCode >= 500 {
 		resp.Body.Close()
-		return nil, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
+		return nil, &statusError{where: u.Redacted(), status: printable(resp.Status), code: resp.StatusCode}
 	}
 	return resp, nil
 }
@@ -379,7 +380,7 @@ func (d *download) accept(resp *http.Response) error {
 		resp.Body.Close()
 		d.noRange = true
 		d.fails++
-		d.last = fmt.Errorf("GET %s: %s starting at byte %d, asked for %d", d.u.Redacted(), resp.Status, rangeStart(resp.Header), d.off)
+		d.last = fmt.Errorf("GET %s: %s starting at byte %d, asked for %d", d.u.Redacted(), printable(resp.Status), rangeStart(resp.Header), d.off)
 		return nil
 	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && d.off > 0:
 		d.done = true // nothing past off: the archive is shorter than declared
@@ -387,7 +388,7 @@ func (d *download) accept(resp *http.Response) error {
 		return nil
 	default:
 		resp.Body.Close()
-		return &statusError{where: d.u.Redacted(), status: resp.Status, code: resp.StatusCode}
+		return &statusError{where: d.u.Redacted(), status: printable(resp.Status), code: resp.StatusCode}
 	}
 	if err := encoded(d.u, resp.Header, "an archive"); err != nil {
 		resp.Body.Close()
@@ -417,4 +418,15 @@ func rangeStart(h http.Header) int64 {
 		return -1
 	}
 	return n
+}
+
+// printable is s, a server's words, with control characters (escape sequences) as "?":
+// pkg prints it.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
 }

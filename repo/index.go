@@ -17,6 +17,7 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // MaxIndexSize bounds an index.json read from anywhere.
@@ -188,6 +189,9 @@ func checkMeta(p *Package) error {
 		return fmt.Errorf("package %s: negative installed_size %d", p.id(), p.InstalledSize)
 	case p.Files < 0:
 		return fmt.Errorf("package %s: negative files %d", p.id(), p.Files)
+	case strings.ContainsFunc(p.Summary, unicode.IsControl):
+		// pkg prints it: an escape sequence could rewrite the user's terminal.
+		return fmt.Errorf("package %s: summary %q has control characters", p.id(), p.Summary)
 	}
 	return checkLists(p)
 }
