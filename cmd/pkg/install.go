@@ -83,9 +83,12 @@ func installedAgain(root *install.Root, ix *repo.Index, reqs []repo.Requirement)
 			return nil, fmt.Errorf("reinstall %s %s: %w", cur.Name, cur.Version, err)
 		}
 		if p.SHA256 != cur.SHA256 {
-			return nil, fmt.Errorf("reinstall %s %s: the repository's archive (sha256 %s) is not the one installed (%s); pkg install %s=%s installs the repository's",
-				cur.Name, cur.Version, p.SHA256, cur.SHA256, cur.Name, cur.Version)
+			return nil, fmt.Errorf("reinstall %s %s: the repository's archive (sha256 %s) is not the one installed (%s): the publisher replaced it; pkg remove %s, then pkg install %s=%s, installs the repository's",
+				cur.Name, cur.Version, p.SHA256, cur.SHA256, cur.Name, cur.Name, cur.Version)
 		}
+		// As installed: the entry may have been republished with other metadata for the
+		// same archive (repo add --replace), which a reinstall does not take.
+		p.Depends, p.Bin, p.Summary = cur.Depends, cur.Bin, cur.Summary
 		pkgs = append(pkgs, p)
 	}
 	return pkgs, nil

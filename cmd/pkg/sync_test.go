@@ -601,3 +601,27 @@ func TestSyncDefaultRoot(t *testing.T) {
 	e.ok("sync", "-f", lock) // --root named
 	e.checkInstalled("sync with --root", "tool 1.0")
 }
+
+// TestReinstallKeepsRecord reinstalls a package whose index entry was republished, same
+// archive, with other depends and commands: the reinstall restores what was installed and
+// the record keeps the installed depends and commands.
+func TestReinstallKeepsRecord(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	e := newEnv(t, base, dir)
+	archive := filepath.Join(base, "lib-1.0.tar")
+	if err := os.WriteFile(archive, packageTar(t, "lib", "1.0", 'v'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("repo", "add", dir, archive, "--name", "lib", "--version", "1.0", "--bin", "bin/lib")
+	e.ok("install", "lib")
+	e.ok("repo", "add", dir, archive, "--name", "lib", "--version", "1.0", "--depends", "nosuch>=5", "--replace")
+	os.Remove(filepath.Join(e.root, "pkgs", "lib", "share", "lib", "version"))
+	e.ok("install", "--reinstall", "lib")
+	out, _ := e.ok("info", "lib")
+	if strings.Contains(out, "nosuch") || !strings.Contains(out, "bin/lib") {
+		t.Errorf("info after the reinstall:\n%s", out)
+	}
+	e.checkInstalled("after the reinstall", "lib 1.0")
+	e.ok("verify")
+}
