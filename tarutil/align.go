@@ -26,7 +26,7 @@ func Align(w io.Writer, r io.Reader) (Stats, error) {
 // AlignLimits is Align refusing an archive, at the first member past a limit
 // and before copying its data, once it exceeds lim.
 func AlignLimits(w io.Writer, r io.Reader, lim Limits) (Stats, error) {
-	c := &converter{enc: newEncoder(w), chk: newChecker(), lim: lim}
+	c := &converter{enc: newEncoder(w), chk: newChecker(), lim: lim, dirs: make(map[string]int)}
 	defer c.enc.release()
 	c.data.h = sha256.New()
 	c.in.r = r
@@ -64,8 +64,9 @@ type converter struct {
 	data  hashReader // member data on its way to enc
 	lim   Limits
 	stats Stats
-	last  string // name in the archive of the last entry read
-	end   int64  // input offset just past the last entry and its data
+	dirs  map[string]int // index in stats.Members of each directory
+	last  string         // name in the archive of the last entry read
+	end   int64          // input offset just past the last entry and its data
 }
 
 // hashReader hashes what is read through it.
@@ -127,6 +128,9 @@ func (c *converter) convert(hdr *tar.Header, data io.Reader) error {
 	m, ok, err := c.chk.check(hdr)
 	if err != nil || !ok {
 		c.last, c.end = hdr.Name, c.in.n
+		if err == nil && c.chk.again {
+			return c.again(&m, hdr.Name)
+		}
 		return err
 	}
 	if err := c.limit(&m, hdr.Name); err != nil {
@@ -140,6 +144,21 @@ func (c *converter) convert(hdr *tar.Header, data io.Reader) error {
 	}
 	c.last, c.end = hdr.Name, c.in.n+blockRound(m.Size)
 	return c.write(&m, hdr.Name, data)
+}
+
+// again writes the directory m, named raw in the archive and written before (as a parent
+// made up for an earlier member, say), once more when its mode or time differ, so that tar
+// extracts it as the input has it; the member takes them too.
+func (c *converter) again(m *Member, raw string) error {
+	earlier := &c.stats.Members[c.dirs[m.Name]]
+	if earlier.Mode == m.Mode && earlier.ModTime.Unix() == m.ModTime.Unix() {
+		return nil
+	}
+	if err := c.enc.writeHeader(m); err != nil {
+		return fmt.Errorf("tarutil: write member %q: %w", raw, err)
+	}
+	earlier.Mode, earlier.ModTime = m.Mode, m.ModTime
+	return nil
 }
 
 // limit refuses m, named raw in the archive, if it takes the archive past c.lim.
@@ -178,10 +197,12 @@ func (c *converter) write(m *Member, raw string, r io.Reader) error {
 		}
 		c.data.h.Sum(m.SHA256[:0])
 	}
-	c.stats.Members = append(c.stats.Members, *m)
-	if m.Type != tar.TypeDir {
+	if m.Type == tar.TypeDir {
+		c.dirs[m.Name] = len(c.stats.Members)
+	} else {
 		c.stats.Files++
 	}
+	c.stats.Members = append(c.stats.Members, *m)
 	c.stats.Bytes += m.Size
 	return nil
 }

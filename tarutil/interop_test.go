@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // tool returns the path of an external tool, skipping the test when it is
@@ -362,5 +363,47 @@ func xattrFile(t *testing.T, dir string) {
 	writeFile(t, name, []byte("x"), 0o644)
 	if err := syscall.Setxattr(name, "user.test", []byte("1"), 0); err != nil {
 		t.Skipf("file system without user xattrs: %v", err)
+	}
+}
+
+// TestDirectoryAfterItsFiles converts an archive that lists a directory after its files,
+// as find -depth does, and repeats one with another mode: the member list, Scan of the
+// output and GNU tar's extraction of it all give each directory the mode and time of its
+// last entry, as tar extracting the input does.
+func TestDirectoryAfterItsFiles(t *testing.T) {
+	gnu := tool(t, "tar")
+	later := testTime.Add(time.Hour)
+	secret := withMode(dir("secret/"), 0o700)
+	secret.hdr.ModTime = later
+	in := makeTar(t, tar.FormatPAX, file("secret/f", 1), secret, dir("open/"), withMode(dir("open/"), 0o750))
+	var out bytes.Buffer
+	st, err := Align(&out, bytes.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]fs.FileMode{"secret": 0o700, "open": 0o750}
+	for _, m := range st.Members {
+		if mode, ok := want[m.Name]; ok && (m.Mode != mode || m.Name == "secret" && !m.ModTime.Equal(later)) {
+			t.Errorf("member %s: mode %v, time %v; want %v", m.Name, m.Mode, m.ModTime, mode)
+		}
+	}
+	scanned, err := Scan(bytes.NewReader(out.Bytes()))
+	if err != nil || !slices.EqualFunc(scanned, st.Members, func(a, b Member) bool {
+		return a.Name == b.Name && a.Mode == b.Mode && a.ModTime.Unix() == b.ModTime.Unix()
+	}) {
+		t.Errorf("Scan: %+v, %v; want %+v", scanned, err, st.Members)
+	}
+	dst := t.TempDir()
+	archive := filepath.Join(t.TempDir(), "out.tar")
+	if err := os.WriteFile(archive, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dst, gnu, "-xf", archive)
+	for name, mode := range want {
+		if info, err := os.Stat(filepath.Join(dst, name)); err != nil {
+			t.Error(err)
+		} else if info.Mode().Perm() != mode {
+			t.Errorf("GNU tar extracted %s with mode %v; want %v", name, info.Mode().Perm(), mode)
+		}
 	}
 }

@@ -21,6 +21,7 @@ type checker struct {
 	folded  map[string]string // every path seen or synthesized, by foldKey
 	parents []string          // ancestors of the last member not seen before, outermost first
 	entries int               // headers checked, skipped ones included
+	again   bool              // the last entry checked is a directory seen before
 	bytes   int64             // data of the regular members
 }
 
@@ -30,9 +31,11 @@ func newChecker() *checker {
 
 // check validates hdr. It returns ok false, and no error, for entries that
 // are skipped: pax global headers, the root directory and directories
-// already seen.
+// already seen. For the last, it sets c.again and returns the member, whose
+// mode and time are to replace the earlier ones, as tar's extraction does.
 func (c *checker) check(hdr *tar.Header) (m Member, ok bool, err error) {
 	c.parents = c.parents[:0]
+	c.again = false
 	if c.entries++; c.entries > maxEntries {
 		return Member{}, false, &MemberError{Name: hdr.Name, Err: fmt.Errorf("%w: more than %d entries", ErrLimit, maxEntries)}
 	}
@@ -56,7 +59,14 @@ func (c *checker) validate(hdr *tar.Header) (Member, bool, error) {
 		return Member{}, false, err
 	}
 	if skip, err := c.skip(name, typ); skip || err != nil {
-		return Member{}, false, err
+		if err != nil || name == "." {
+			return Member{}, false, err
+		}
+		if err := checkAttrs(hdr); err != nil {
+			return Member{}, false, err
+		}
+		c.again = true
+		return Member{Name: name, Type: typ, Mode: fs.FileMode(hdr.Mode & 0o777), ModTime: hdr.ModTime}, false, nil
 	}
 	if err := checkAttrs(hdr); err != nil {
 		return Member{}, false, err

@@ -169,6 +169,7 @@ func TestPolicyAllows(t *testing.T) {
 		{"symlink-to-root", makeTar(t, tar.FormatPAX, symlink("a/b/l", "../.."), symlink("a/b/m", "./../../a"))},
 		{"root-entries", makeTar(t, tar.FormatGNU, dir("./"), dir("."), file("f", 1), withMode(dir("./"), 0o2755))},
 		{"dot-components", makeTar(t, tar.FormatPAX, file("./a/./b", 1), hardlink("c", "./a//b"))},
+		{"dirs-after-files", makeTar(t, tar.FormatPAX, file("d/f", 1), withMode(dir("d/"), 0o700), dir("e/"), withMode(dir("e/"), 0o750), dir("e/"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) { roundTrip(t, tc.in) })
 	}

@@ -16,7 +16,7 @@ func Scan(r io.ReadSeeker) ([]Member, error) {
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("tarutil: seek to start of archive: %w", err)
 	}
-	s := &scanner{sr: &seekReader{rs: r, buf: make([]byte, scanBufSize)}, chk: newChecker()}
+	s := &scanner{sr: &seekReader{rs: r, buf: make([]byte, scanBufSize)}, chk: newChecker(), dirs: make(map[string]int)}
 	tr := tar.NewReader(s.sr)
 	for {
 		hdr, err := tr.Next()
@@ -37,8 +37,9 @@ type scanner struct {
 	sr      *seekReader
 	chk     *checker
 	members []Member
-	last    string // name in the archive of the last entry read
-	end     int64  // offset just past the last entry and its data
+	dirs    map[string]int // index in members of each directory
+	last    string         // name in the archive of the last entry read
+	end     int64          // offset just past the last entry and its data
 }
 
 // add validates the entry hdr, just read, and notes where it ends.
@@ -49,7 +50,14 @@ func (s *scanner) add(hdr *tar.Header) error {
 	}
 	s.last, s.end = hdr.Name, s.sr.pos
 	if !ok {
+		if s.chk.again { // a directory written again, with its mode and time from the input
+			d := &s.members[s.dirs[m.Name]]
+			d.Mode, d.ModTime = m.Mode, m.ModTime
+		}
 		return nil
+	}
+	if m.Type == tar.TypeDir {
+		s.dirs[m.Name] = len(s.members)
 	}
 	if m.Type == tar.TypeReg {
 		m.Offset = s.sr.pos
