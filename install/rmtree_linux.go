@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"unsafe"
 
@@ -100,7 +101,7 @@ func removeAt(parent int, name string) error {
 		return err
 	}
 	if len(sub) > 0 {
-		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := openDirAt(parent, name)
 		if err != nil {
 			return err
 		}
@@ -120,7 +121,7 @@ func removeAt(parent int, name string) error {
 // emptyDirAt unlinks every non-directory in the directory name of parent and reports its
 // subdirectories to subdir.
 func emptyDirAt(parent int, name string, subdir func(string)) error {
-	fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := openDirAt(parent, name)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: name, Err: err}
 	}
@@ -165,6 +166,32 @@ func emptyDirAt(parent int, name string, subdir func(string)) error {
 			}
 		}
 	}
+}
+
+// openDirAt opens the directory name of parent to read it. A directory a package shipped
+// without access for its owner (mode 000, or 0600 around a subdirectory), which only root
+// could enter, is first opened up to 0700, through an O_PATH descriptor so that no symlink
+// is followed; so is parent, when it cannot be searched.
+func openDirAt(parent int, name string) (int, error) {
+	open := func() (int, error) {
+		return unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	fd, err := open()
+	if err != unix.EACCES {
+		return fd, err
+	}
+	path, perr := unix.Openat(parent, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if perr == unix.EACCES && unix.Fchmod(parent, 0o700) == nil {
+		path, perr = unix.Openat(parent, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	if perr != nil {
+		return -1, err
+	}
+	defer unix.Close(path)
+	if unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(path), 0o700, 0) != nil {
+		return -1, err
+	}
+	return open()
 }
 
 func rmdirAt(parent int, name string) error {

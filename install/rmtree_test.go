@@ -3,8 +3,12 @@ package install
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"pkg/internal/testfs"
 )
 
 func TestRemoveTree(t *testing.T) {
@@ -82,5 +86,55 @@ func TestRemoveTreeNotDir(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(target, "keep")); err != nil {
 		t.Errorf("the symlink's target was touched: %v", err)
+	}
+}
+
+// TestRemoveTreeClosed removes, as its owner, a tree with directories a package may ship
+// that only root could enter: mode 000 with files in it, and 0600 around a subdirectory.
+// As root, the test runs itself as nobody, for whom modes count.
+func TestRemoveTreeClosed(t *testing.T) {
+	if os.Geteuid() == 0 {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			testfs.Unavailable(t, "setpriv (util-linux) missing: "+err.Error())
+		}
+		dir := t.TempDir()
+		if err := os.Chown(dir, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil { // t.TempDir's parent is private to root
+			t.Fatal(err)
+		}
+		for d := filepath.Dir(filepath.Dir(dir)); d != "/"; d = filepath.Dir(d) {
+			if info, err := os.Stat(d); err != nil || info.Mode().Perm()&0o001 == 0 {
+				testfs.Unavailable(t, d+" is not searchable by other users: set TMPDIR to a directory that is")
+			}
+		}
+		cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", os.Args[0], "-test.run=^TestRemoveTreeClosed$", "-test.v")
+		cmd.Env = append(os.Environ(), "TMPDIR="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestRemoveTreeClosed") {
+			t.Fatalf("as nobody: %v\n%s", err, out)
+		}
+		return
+	}
+	top := filepath.Join(t.TempDir(), "tree")
+	for _, d := range []string{"shut/inner", "rw/sub/deeper"} {
+		if err := os.MkdirAll(filepath.Join(top, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(top, d, "f"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for d, mode := range map[string]os.FileMode{"shut/inner": 0, "shut": 0, "rw/sub": 0o600, "rw": 0o600} {
+		if err := os.Chmod(filepath.Join(top, d), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := removeTree(top); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(top); !os.IsNotExist(err) {
+		t.Errorf("tree still there: %v", err)
 	}
 }
