@@ -38,6 +38,7 @@ type Root struct {
 	o     Options
 	umask fs.FileMode
 	links error // a *LinksError: bin/ could not be synced at Open
+	left  error // what Open could not delete of what commands cut short left
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
@@ -136,6 +137,10 @@ func (r *Root) Close() error {
 // Links returns the error that kept Open from making bin/ agree with the database, or nil.
 func (r *Root) Links() error { return r.links }
 
+// Leftovers returns the error that kept Open from deleting what commands cut short left
+// in staging or trash, or nil. The root is as recorded all the same.
+func (r *Root) Leftovers() error { return r.left }
+
 // Abandon closes r after a command that failed. If Open created the root's database and
 // nothing was installed since, it removes the database first, so that a first install
 // that failed leaves no root: the directory again holds none (Exists).
@@ -193,11 +198,13 @@ func (r *Root) reconcile() error {
 		// staging and trash go, as the space they hold may be what bin/ lacks.
 		r.links = &LinksError{Dir: r.path("bin"), Err: err}
 	}
+	var errs []error
 	for _, path := range left { // the lock is held: nothing was added since
 		if err := removeTree(path); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
+	r.left = errors.Join(errs...)
 	return nil
 }
 

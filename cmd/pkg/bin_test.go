@@ -132,3 +132,29 @@ func immutable(t *testing.T, path string) (undo func()) {
 	t.Cleanup(undo)
 	return undo
 }
+
+// TestLeftoverKept leaves in the trash a tree pkg cannot delete (immutable): commands warn
+// and go on, and once it can be deleted the next command deletes it.
+func TestLeftoverKept(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "libgreet")
+	stuck := filepath.Join(e.root, ".pkg", "trash", "old.1")
+	if err := os.MkdirAll(stuck, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stuck, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deletable := immutable(t, stuck)
+	out, stderr := e.ok("install", "hello")
+	if !strings.Contains(out, "installed hello") || !strings.Contains(stderr, "pkg: warning: could not delete what an earlier command left behind") {
+		t.Errorf("install with an undeletable leftover: %q, %q", out, stderr)
+	}
+	deletable()
+	if _, stderr := e.ok("verify"); stderr != "" {
+		t.Errorf("verify once the leftover can go: %q", stderr)
+	}
+	if _, err := os.Lstat(stuck); !os.IsNotExist(err) {
+		t.Errorf("leftover: %v", err)
+	}
+}

@@ -428,6 +428,9 @@ func openRoot(c *cli.Context) (*install.Root, error) {
 	if err == nil && r.Links() != nil {
 		warn(c, "%s; once it can be changed, 'pkg verify' names the links still wrong", userText(r.Links()))
 	}
+	if err == nil && r.Leftovers() != nil {
+		warn(c, "could not delete what an earlier command left behind (the root is as recorded; delete it by hand): %s", userText(r.Leftovers()))
+	}
 	var st unix.Stat_t
 	if err == nil && os.Geteuid() == 0 && unix.Stat(r.Dir(), &st) == nil && st.Uid != 0 {
 		note(c, "running as root in %s, which belongs to uid %d: what pkg installs there belongs to root, and that user cannot remove it; run pkg as that user", r.Dir(), st.Uid)

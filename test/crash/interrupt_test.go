@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,7 +58,7 @@ func TestInterrupt(t *testing.T) {
 			t.Fatal("the download did not start")
 		}
 		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-			if ents, _ := os.ReadDir(tmpDir); len(ents) > 0 {
+			if len(downloads(tmpDir)) > 0 {
 				break // the download is being written
 			}
 			if time.Now().After(deadline) {
@@ -84,7 +85,7 @@ func TestInterrupt(t *testing.T) {
 	if _, code := interrupted(syscall.SIGKILL); code != -1 {
 		t.Errorf("after SIGKILL: exit %d", code)
 	}
-	ents, _ := os.ReadDir(tmpDir)
+	ents := downloads(tmpDir)
 	if len(ents) != 1 {
 		t.Fatalf("after SIGKILL the cache holds %d temporary files, want the partial download", len(ents))
 	}
@@ -118,9 +119,19 @@ func TestInterrupt(t *testing.T) {
 	lock.Close()
 
 	old := time.Now().Add(-2 * time.Minute)
-	os.Chtimes(filepath.Join(tmpDir, ents[0].Name()), old, old)
+	all, _ := os.ReadDir(tmpDir) // the download, and the lock that claimed it (fetch-SHA256)
+	for _, ent := range all {
+		os.Chtimes(filepath.Join(tmpDir, ent.Name()), old, old)
+	}
 	e.ok("cache", "list")
 	if ents, _ := os.ReadDir(tmpDir); len(ents) != 0 {
 		t.Errorf("the orphaned download survived the next command: %v", ents)
 	}
+}
+
+// downloads lists the downloads being written in the cache's tmp/, leaving out the locks
+// that claim them (fetch-SHA256).
+func downloads(tmpDir string) []os.DirEntry {
+	ents, _ := os.ReadDir(tmpDir)
+	return slices.DeleteFunc(ents, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), "fetch-") })
 }
