@@ -23,8 +23,8 @@ const (
 )
 
 // maxTrailer bounds what may follow the end of the tar in the decompressed stream (tar
-// writers pad to a record, GNU tar's is 10 KiB).
-const maxTrailer = 1 << 20 // 1 MiB
+// writers pad to a record: GNU tar's is 10 KiB by default, 2 MiB with -b 4096).
+const maxTrailer = 16 << 20 // 16 MiB
 
 // verifier counts and hashes the archive's bytes as they are read, reads at most one byte
 // more than the index declares, and at the end of the archive returns, instead of io.EOF,

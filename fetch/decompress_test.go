@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
 	"encoding/binary"
@@ -285,5 +286,22 @@ func BenchmarkConvert(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecordPadding converts a tar padded to a 2 MiB record (GNU tar -b 4096) and refuses
+// one followed by more than maxTrailer bytes.
+func TestRecordPadding(t *testing.T) {
+	var tb bytes.Buffer
+	tw := tar.NewWriter(&tb)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "f", Mode: 0o644, Size: 1})
+	tw.Write([]byte("x"))
+	tw.Close()
+	for pad, ok := range map[int]bool{2<<20 - tb.Len(): true, maxTrailer + 1: false} {
+		in := append(bytes.Clone(tb.Bytes()), make([]byte, pad)...)
+		_, err := convert(io.Discard, bytes.NewReader(in), tarutil.Limits{})
+		if (err == nil) != ok {
+			t.Errorf("tar followed by %d zero bytes: %v", pad, err)
+		}
 	}
 }

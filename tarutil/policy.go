@@ -193,6 +193,11 @@ func cleanName(raw string) (string, error) {
 	if strings.Count(name, "/") >= maxDepth {
 		return "", fmt.Errorf("%w: path deeper than %d components", ErrLimit, maxDepth)
 	}
+	for c := range strings.SplitSeq(name, "/") {
+		if len(c) > maxNameLen {
+			return "", fmt.Errorf("%w: a path component longer than %d bytes, which Linux cannot create", ErrLimit, maxNameLen)
+		}
+	}
 	return name, nil
 }
 

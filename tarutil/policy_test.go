@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // paxHeader returns an entry that becomes a pax extended header with the
@@ -295,9 +296,11 @@ func TestCleanName(t *testing.T) {
 		{"..", "", ErrUnsafePath},
 		{"./../a", "", ErrUnsafePath},
 		{"a/../../b", "", ErrUnsafePath},
-		{strings.Repeat("x", maxPathLen), strings.Repeat("x", maxPathLen), nil},
-		{"./" + strings.Repeat("x", maxPathLen), strings.Repeat("x", maxPathLen), nil},
-		{strings.Repeat("x", maxPathLen+1), "", ErrLimit},
+		{longPath(maxPathLen), longPath(maxPathLen), nil},
+		{"./" + longPath(maxPathLen), longPath(maxPathLen), nil},
+		{longPath(maxPathLen + 1), "", ErrLimit},
+		{strings.Repeat("x", maxNameLen), strings.Repeat("x", maxNameLen), nil},
+		{"d/" + strings.Repeat("x", maxNameLen+1), "", ErrLimit},
 	}
 	for _, tt := range tests {
 		got, err := cleanName(tt.raw)
@@ -326,4 +329,18 @@ func TestInsecurePathDebug(t *testing.T) {
 	_, err := Align(io.Discard, bytes.NewReader(in))
 	wantRefused(t, err, "/etc/passwd", ErrUnsafePath)
 	roundTrip(t, makeTar(t, tar.FormatPAX, file("a/./b", 1), dir("./")))
+}
+
+// longPath returns a path of n bytes in components Linux can create.
+func longPath(n int) string {
+	p := strings.Repeat(strings.Repeat("x", maxNameLen)+"/", (n-1)/(maxNameLen+1))
+	return p + strings.Repeat("y", n-len(p))
+}
+
+// TestMemberErrorLongName shows the start of a long name, not all of it.
+func TestMemberErrorLongName(t *testing.T) {
+	err := &MemberError{Name: strings.Repeat("é", 3000), Err: ErrLimit}
+	if s := err.Error(); len(s) > 300 || !strings.Contains(s, "é…\"") || !utf8.ValidString(s) {
+		t.Errorf("error for a 6000-byte name: %d bytes: %q", len(s), s)
+	}
 }

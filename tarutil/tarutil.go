@@ -25,7 +25,8 @@ const Alignment = 4096
 
 // Limits on untrusted archives.
 const (
-	maxPathLen = 4096           // bytes in a member name or symlink target
+	maxPathLen = 4095           // bytes in a member name or symlink target: Linux's PATH_MAX, less its NUL
+	maxNameLen = 255            // bytes in a component of a member name: Linux's NAME_MAX
 	maxDepth   = 256            // components in a member name
 	maxMembers = 1 << 20        // members of an archive, synthesized directories included
 	maxEntries = 2 * maxMembers // headers in an archive, skipped ones included
@@ -80,8 +81,15 @@ type MemberError struct {
 }
 
 func (e *MemberError) Error() string {
-	return fmt.Sprintf("tarutil: member %q: %s", e.Name, strings.TrimPrefix(e.Err.Error(), "tarutil: "))
+	name := e.Name
+	if len(name) > maxShownName { // a name refused for its length need not be read in full
+		name = strings.ToValidUTF8(name[:maxShownName], "") + "…"
+	}
+	return fmt.Sprintf("tarutil: member %q: %s", name, strings.TrimPrefix(e.Err.Error(), "tarutil: "))
 }
+
+// maxShownName is how much of a member's name an error shows.
+const maxShownName = 200
 
 func (e *MemberError) Unwrap() error { return e.Err }
 
