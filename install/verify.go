@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -24,8 +25,12 @@ type Problem struct {
 	Package, Version string
 	Path             string // relative to the package directory; absolute for a command link
 	Kind             string // "modified", "missing" or "extra"
-	What             string // what differs, for "modified": "type", "mode", "size", "content", "symlink target"
+	What             string // what differs, for "modified": "type", "mode", "size", "content", "symlink target"; "command link" for bin/, or "command link, a file not pkg's in its place"
 }
+
+// WhatForeign is a Problem's What for a command link whose place holds a file that is not a
+// symlink: reinstalling does not replace it (not pkg's to remove), so it must go first.
+const WhatForeign = "command link, a file not pkg's in its place"
 
 func (p Problem) String() string {
 	s := fmt.Sprintf("%s %s: %s %s", p.Package, p.Version, p.Kind, p.Path)
@@ -135,13 +140,16 @@ func checkBinLinks(r *Root, p *db.Package) []Problem {
 	for _, b := range p.Bin {
 		link := r.path("bin", path.Base(b))
 		got, err := os.Readlink(link)
-		kind := "modified"
-		if errors.Is(err, os.ErrNotExist) {
+		kind, what := "modified", "command link"
+		switch {
+		case errors.Is(err, os.ErrNotExist):
 			kind = "missing"
-		} else if err == nil && got == binTarget(p.Name, b) {
+		case err == nil && got == binTarget(p.Name, b):
 			continue
+		case errors.Is(err, syscall.EINVAL): // not a symlink
+			what = WhatForeign
 		}
-		problems = append(problems, Problem{Package: p.Name, Version: p.Version, Path: link, Kind: kind, What: "command link"})
+		problems = append(problems, Problem{Package: p.Name, Version: p.Version, Path: link, Kind: kind, What: what})
 	}
 	return problems
 }

@@ -96,6 +96,11 @@ func TestReinstallRestoresLink(t *testing.T) {
 	if err := os.WriteFile(link, []byte("wrapper\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	out, stderr, code := e.pkg("verify")
+	if want := "move " + link + " away (not pkg's to replace), then pkg install --reinstall hello"; code != 1 ||
+		!strings.Contains(out, "modified "+link+" (command link, a file not pkg's in its place)") || !strings.Contains(stderr, want) {
+		t.Errorf("verify with a file of the user's as bin/hello: exit %d, %q, %q; want %q", code, out, stderr, want)
+	}
 	if _, stderr, code := e.pkg("install", "--reinstall", "hello"); code != 1 || !strings.Contains(stderr, "remove or rename it") {
 		t.Errorf("reinstall over a file of the user's: exit %d, %q", code, stderr)
 	}

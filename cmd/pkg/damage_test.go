@@ -64,10 +64,10 @@ func TestDamagedCache(t *testing.T) {
 
 			e.ok("fetch", "hello")
 			damage()
-			out, _ := e.ok("install", "hello")
-			if !strings.Contains(out, "cached package damaged: hello 1.2.0") || !strings.Contains(out, "fetching it again") ||
+			out, stderr := e.ok("install", "hello")
+			if !strings.Contains(stderr, "pkg: note: cached package damaged: hello 1.2.0") || !strings.Contains(stderr, "fetching it again") ||
 				!strings.Contains(out, "installed hello 1.2.0") {
-				t.Errorf("install of damaged hello:\n%s", out)
+				t.Errorf("install of damaged hello:\n%s%s", out, stderr)
 			}
 			if got, err := os.ReadFile(tarPath); err != nil || !bytes.Equal(got, good) {
 				t.Errorf("cached tar after fetching again: %d bytes, %v; want the %d good ones", len(got), err, len(good))

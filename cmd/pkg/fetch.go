@@ -64,7 +64,7 @@ func (f *fetcher) useCache(cache *fetch.Cache) {
 	f.cache = cache
 	cache.Waiting = func(p repo.Package) {
 		f.waited.Store(p.SHA256, true)
-		f.report(nil, "%s %s: waiting for another pkg fetching it into the cache", p.Name, p.Version)
+		f.note("%s %s: waiting for another pkg fetching it into the cache", p.Name, p.Version)
 	}
 }
 
@@ -198,7 +198,7 @@ func (f *fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 		if f.c.Bool("offline") {
 			return "", fmt.Errorf("%w; %w, so it is not fetched again", err, fetch.ErrOffline)
 		}
-		f.report(nil, "%v: fetching it again", err)
+		f.note("%s: fetching it again", userText(err))
 	}
 	var b *bar
 	progress := &counter{}
@@ -241,6 +241,20 @@ func (c *counter) Write(p []byte) (int, error) {
 // retrying announces another attempt at a request or a download, above the bars if any.
 func (f *fetcher) retrying(err error, wait time.Duration, attempt, max int) {
 	noteRetry(f.c, f.bars, err, wait, attempt, max)
+}
+
+// note prints a note, above the bars if any, unless --quiet.
+func (f *fetcher) note(format string, args ...any) {
+	line := "pkg: note: " + fmt.Sprintf(format, args...)
+	switch {
+	case f.c.Bool("quiet"):
+	case f.bars != nil:
+		f.bars.print(line)
+	default:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		fmt.Fprintln(f.c.App.ErrWriter, line)
+	}
 }
 
 // report prints a line, above the bars if any, and ends b.

@@ -54,12 +54,19 @@ func verifyAction(c *cli.Context) error {
 		fmt.Fprintln(c.App.Writer, p)
 	}
 	if len(problems) > 0 {
-		var broken []string
+		var broken, foreign []string
 		for _, p := range problems {
 			broken = append(broken, p.Package)
+			if p.What == install.WhatForeign {
+				foreign = append(foreign, p.Path)
+			}
 		}
-		return fmt.Errorf("verify: %s found; pkg install --reinstall %s restores what was installed",
-			count(len(problems), "problem"), strings.Join(unique(broken), " "))
+		first := ""
+		if len(foreign) > 0 {
+			first = "move " + strings.Join(foreign, " and ") + " away (not pkg's to replace), then "
+		}
+		return fmt.Errorf("verify: %s found; %spkg install --reinstall %s restores what was installed",
+			count(len(problems), "problem"), first, strings.Join(unique(broken), " "))
 	}
 	pkgs, files := 0, 0
 	for _, p := range all {
