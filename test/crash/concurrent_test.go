@@ -15,6 +15,9 @@ import (
 // waitingLine is what pkg prints while another process holds the root.
 var waitingLine = regexp.MustCompile(`^pkg: waiting for (pid \d+ \(.*\)|another pkg process) to finish with /\S+$`)
 
+// fetchWaitLine is what a fetch says while another downloads the same archive.
+var fetchWaitLine = regexp.MustCompile(`^pkg: note: \S+ \S+: waiting for another pkg fetching it into the cache$`)
+
 // busyLine is what list prints when it shows the root as it was before a running command.
 var busyLine = regexp.MustCompile(`^pkg: note: (pid \d+ \(.*\)|another pkg process) is changing /\S+; this is what was installed before it started$`)
 
@@ -42,7 +45,7 @@ func TestConcurrent(t *testing.T) {
 	m := newModel(t, repoDir, w)
 	before := state{}
 	rng := rand.New(rand.NewPCG(1, 2))
-	waits, busy := 0, 0
+	waits, fetchWaits, busy := 0, 0, 0
 	for round := range 4 {
 		var wg sync.WaitGroup
 		type result struct {
@@ -77,6 +80,8 @@ func TestConcurrent(t *testing.T) {
 				case line == "", strings.HasPrefix(line, "pkg: warning: "):
 				case waitingLine.MatchString(line):
 					waits++
+				case fetchWaitLine.MatchString(line):
+					fetchWaits++
 				case r.args[0] == "list" && busyLine.MatchString(line):
 					busy++
 				default:
@@ -104,5 +109,5 @@ func TestConcurrent(t *testing.T) {
 	if waits == 0 {
 		t.Errorf("no process said it was waiting for another")
 	}
-	t.Logf("%d waiting messages, %d lists of the root before a running command", waits, busy)
+	t.Logf("%d waiting messages, %d fetches waiting for another, %d lists of the root before a running command", waits, fetchWaits, busy)
 }
