@@ -126,8 +126,11 @@ func TestRemoveTreeClosed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for d, mode := range map[string]os.FileMode{"shut/inner": 0, "shut": 0, "rw/sub": 0o600, "rw": 0o600} {
-		if err := os.Chmod(filepath.Join(top, d), mode); err != nil {
+	for _, c := range []struct { // innermost first: a closed directory cannot be entered
+		dir  string
+		mode os.FileMode
+	}{{"shut/inner", 0}, {"shut", 0}, {"rw/sub", 0o600}, {"rw", 0o600}} {
+		if err := os.Chmod(filepath.Join(top, c.dir), c.mode); err != nil {
 			t.Fatal(err)
 		}
 	}
