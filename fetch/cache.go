@@ -60,9 +60,12 @@ type Cache struct {
 	NoSync bool
 
 	// Waiting, if not nil, is called when Fetch waits for another fetch of the same
-	// archive into the cache, by another process or goroutine, to end; by several
-	// goroutines at once when several fetches run.
-	Waiting func(p repo.Package)
+	// archive into the cache, by another process or goroutine, to end, with the pids of
+	// the processes holding it where /proc/locks tells them; by several goroutines at once
+	// when several fetches run. After WaitLimit (if not 0), Fetch downloads the archive
+	// too, calling Waiting again with nil pids.
+	Waiting   func(p repo.Package, pids []int)
+	WaitLimit time.Duration
 }
 
 // Entry is a package in the cache.
@@ -132,9 +135,13 @@ func (c *Cache) Exclusive(ctx context.Context, waiting func(pids []int)) error {
 
 // users returns the pids of the other processes holding a lock of the cache directory,
 // from /proc/locks, or nil.
-func (c *Cache) users() []int {
+func (c *Cache) users() []int { return lockers(c.use) }
+
+// lockers returns the pids of the other processes holding a flock of f, from /proc/locks,
+// or nil.
+func lockers(f *os.File) []int {
 	var st unix.Stat_t
-	if err := unix.Fstat(int(c.use.Fd()), &st); err != nil {
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return nil
 	}
 	b, err := os.ReadFile("/proc/locks")
@@ -142,18 +149,30 @@ func (c *Cache) users() []int {
 		return nil
 	}
 	// "1: FLOCK  ADVISORY  READ 1234 08:01:5678 0 EOF"; waiters have "->" after the number.
+	// The device is the superblock's, which on btrfs is not the one stat gives: a match of
+	// the inode alone is taken when nothing matches both.
 	file := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
-	var pids []int
+	ino := ":" + strconv.FormatUint(st.Ino, 10)
+	var exact, loose []int
 	for line := range strings.Lines(string(b)) {
 		f := strings.Fields(line)
-		if len(f) < 6 || f[1] != "FLOCK" || f[5] != file {
+		if len(f) < 6 || f[1] != "FLOCK" || !strings.HasSuffix(f[5], ino) {
 			continue
 		}
-		if pid, err := strconv.Atoi(f[4]); err == nil && pid != os.Getpid() && !slices.Contains(pids, pid) {
-			pids = append(pids, pid)
+		pid, err := strconv.Atoi(f[4])
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if f[5] == file && !slices.Contains(exact, pid) {
+			exact = append(exact, pid)
+		} else if !slices.Contains(loose, pid) {
+			loose = append(loose, pid)
 		}
 	}
-	return pids
+	if len(exact) > 0 {
+		return exact
+	}
+	return loose
 }
 
 // noFlock reports whether err says the filesystem locks no directory (some NFS setups):
@@ -217,15 +236,13 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 	case s.offline:
 		return "", fmt.Errorf("%w: %s %s is not in the cache", ErrOffline, p.Name, p.Version)
 	}
-	release, waited, err := c.claim(ctx, p)
+	release, err := c.claim(ctx, p)
 	if err != nil {
 		return "", fmt.Errorf("fetch %s %s: %w", p.Name, p.Version, err)
 	}
 	defer release()
-	if waited {
-		if ok, _ := c.cached(p); ok {
-			return dst, nil
-		}
+	if ok, _ := c.cached(p); ok { // committed by the fetch that held the claim
+		return dst, nil
 	}
 	body, where, err := s.openArchive(ctx, p)
 	if err != nil {
@@ -253,43 +270,50 @@ func (c *Cache) cached(p repo.Package) (bool, error) {
 }
 
 // claim takes the lock that makes one fetch at a time download p's archive into the
-// cache: a flock of tmp/fetch-SHA256, waited for until ctx is done. release removes the
-// file and unlocks it. Where the file cannot be made or locked, claim lets the fetch go
-// on without it, as fetches did before they locked.
-func (c *Cache) claim(ctx context.Context, p repo.Package) (release func(), waited bool, err error) {
+// cache: a flock of tmp/fetch-SHA256, waited for until ctx is done or for c.WaitLimit.
+// release removes the file and unlocks it. Where the file cannot be made or locked, or the
+// wait is over, claim lets the fetch go on without it.
+func (c *Cache) claim(ctx context.Context, p repo.Package) (release func(), err error) {
 	path := filepath.Join(c.dir, "tmp", "fetch-"+p.SHA256)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return func() {}, false, nil
-	}
+	none := func() {}
+	waited, deadline := false, time.Time{}
 	for {
-		err := flock(f, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			break
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return none, nil
 		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
+		switch err := flock(f, unix.LOCK_EX|unix.LOCK_NB); {
+		case err == nil && sameFile(f, path):
+			return func() { os.Remove(path); f.Close() }, nil
+		case err == nil: // removed by the fetch that held it: take the one there now
+		case !errors.Is(err, unix.EWOULDBLOCK): // a filesystem that locks nothing
 			f.Close()
-			return func() {}, waited, nil
-		}
-		if !waited && c.Waiting != nil {
-			c.Waiting(p)
-		}
-		waited = true
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
-			f.Close()
-			return nil, waited, err
-		}
-	}
-	return func() {
-		// A fetch that waited on this file after it was removed holds it alone, and then
-		// leaves a file made meanwhile by a third to that one.
-		held, err1 := f.Stat()
-		now, err2 := os.Stat(path)
-		if err1 == nil && err2 == nil && os.SameFile(held, now) {
 			os.Remove(path)
+			return none, nil
+		case !waited:
+			waited, deadline = true, time.Now().Add(c.WaitLimit)
+			if c.Waiting != nil {
+				c.Waiting(p, lockers(f))
+			}
+		case c.WaitLimit > 0 && time.Now().After(deadline):
+			f.Close()
+			if c.Waiting != nil {
+				c.Waiting(p, nil)
+			}
+			return none, nil
 		}
 		f.Close()
-	}, waited, nil
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// sameFile reports whether f is the file at path.
+func sameFile(f *os.File, path string) bool {
+	held, err1 := f.Stat()
+	now, err2 := os.Stat(path)
+	return err1 == nil && err2 == nil && os.SameFile(held, now)
 }
 
 // store converts the archive read from src into temporary files and, once src has
@@ -525,7 +549,8 @@ func removeTemporary(dir string) {
 		case age < orphanAge || strings.HasPrefix(name, "idx-"):
 			return false
 		}
-		f, err := os.Open(filepath.Join(dir, name))
+		// Read-write: NFS locks a file opened read-only only shared.
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR, 0)
 		if err != nil {
 			return false
 		}

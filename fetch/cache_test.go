@@ -40,6 +40,41 @@ func TestFetchLocal(t *testing.T) {
 	}
 }
 
+// TestFetchWaitLimit fetches an archive another fetch has claimed and does not finish: the
+// fetch waits for WaitLimit, saying so twice, then downloads the archive itself; and it
+// stops waiting when cancelled.
+func TestFetchWaitLimit(t *testing.T) {
+	dir, p := localRepo(t)
+	s, err := NewSource(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := openCache(t)
+	claim := filepath.Join(c.dir, "tmp", "fetch-"+p.SHA256)
+	held, err := os.Create(claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := unix.Flock(int(held.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := c.Fetch(ctx, s, p, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Fetch cancelled while it waits: %v", err)
+	}
+	var calls []bool
+	c.WaitLimit, c.Waiting = 200*time.Millisecond, func(_ repo.Package, pids []int) { calls = append(calls, pids == nil) }
+	if _, err := c.Fetch(context.Background(), s, p, nil); err != nil {
+		t.Fatalf("Fetch past the wait limit: %v", err)
+	}
+	if len(calls) != 2 || !calls[1] {
+		t.Errorf("Waiting called %d times (%v), want twice, the second time with no pids", len(calls), calls)
+	}
+	checkEntry(t, c, p, testFiles())
+}
+
 type countWriter struct{ n int64 }
 
 func (w *countWriter) Write(p []byte) (int, error) {

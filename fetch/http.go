@@ -14,7 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode"
+
+	"pkg/internal/termtext"
 )
 
 // userAgent is sent with every HTTP request.
@@ -172,12 +173,13 @@ func (s *Source) send(ctx context.Context, u *url.URL, h http.Header, answer tim
 		}
 		return nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
 	}
+	resp.Status = termtext.Printable(resp.Status) // the server's words, printed in errors
 	body.timer.Reset(s.idle)
 	body.rc = resp.Body
 	resp.Body = body
 	if resp.StatusCode >= 500 {
 		resp.Body.Close()
-		return nil, &statusError{where: u.Redacted(), status: printable(resp.Status), code: resp.StatusCode}
+		return nil, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
 	}
 	return resp, nil
 }
@@ -380,7 +382,7 @@ func (d *download) accept(resp *http.Response) error {
 		resp.Body.Close()
 		d.noRange = true
 		d.fails++
-		d.last = fmt.Errorf("GET %s: %s starting at byte %d, asked for %d", d.u.Redacted(), printable(resp.Status), rangeStart(resp.Header), d.off)
+		d.last = fmt.Errorf("GET %s: %s starting at byte %d, asked for %d", d.u.Redacted(), resp.Status, rangeStart(resp.Header), d.off)
 		return nil
 	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && d.off > 0:
 		d.done = true // nothing past off: the archive is shorter than declared
@@ -388,7 +390,7 @@ func (d *download) accept(resp *http.Response) error {
 		return nil
 	default:
 		resp.Body.Close()
-		return &statusError{where: d.u.Redacted(), status: printable(resp.Status), code: resp.StatusCode}
+		return &statusError{where: d.u.Redacted(), status: resp.Status, code: resp.StatusCode}
 	}
 	if err := encoded(d.u, resp.Header, "an archive"); err != nil {
 		resp.Body.Close()
@@ -418,15 +420,4 @@ func rangeStart(h http.Header) int64 {
 		return -1
 	}
 	return n
-}
-
-// printable is s, a server's words, with control characters (escape sequences) as "?":
-// pkg prints it.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '?'
-		}
-		return r
-	}, s)
 }

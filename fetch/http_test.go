@@ -1,8 +1,10 @@
 package fetch
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -315,6 +317,31 @@ func TestIndexNotFound(t *testing.T) {
 	}
 	if n := len(srv.requests()); n != 1 {
 		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+// TestStatusEscapes answers with a status line carrying an escape sequence: the error
+// shows it without the control characters.
+func TestStatusEscapes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			bufio.NewReader(conn).ReadString('\n')
+			conn.Write([]byte("HTTP/1.1 404 Not\x1b]0;OWNED\x07Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+			conn.Close()
+		}
+	}()
+	_, err = openCache(t).Index(t.Context(), quick(t, "http://"+ln.Addr().String()+"/r"))
+	if err == nil || strings.ContainsAny(err.Error(), "\x1b\x07") || !strings.Contains(err.Error(), "404 Not?]0;OWNED?Found") {
+		t.Errorf("error %q, want the status without its control characters", err)
 	}
 }
 

@@ -127,8 +127,9 @@ func (r *Root) checkUnmanaged(recs []db.Package, staged []*Staged) error {
 }
 
 // checkApply refuses a change to recs, the installed packages, that would leave two
-// packages providing one command, or a package depending on one removed or on a version
-// of one installed that it does not allow; and the removal of a package not installed.
+// packages providing one command, or a package depending on one removed, missing or at a
+// version it does not allow (for the dependencies the change touches); and the removal of
+// a package not installed.
 func checkApply(recs []db.Package, staged []*Staged, remove []string) error {
 	next := make(map[string]*db.Package, len(recs)+len(staged)) // what the root would hold
 	for i := range recs {
@@ -179,6 +180,10 @@ func checkApply(recs []db.Package, staged []*Staged, remove []string) error {
 				return fmt.Errorf("remove %s: %s %s depends on it (remove %s too, or first)", req.Name, name, next[name].Version, name)
 			case incoming[req.Name] && !req.Allows(next[req.Name].Version):
 				return fmt.Errorf("install %s %s: %s %s depends on %s", req.Name, next[req.Name].Version, name, next[name].Version, req)
+			case incoming[name] && next[req.Name] == nil:
+				return fmt.Errorf("install %s %s: it depends on %s, which is not installed", name, next[name].Version, req)
+			case incoming[name] && !req.Allows(next[req.Name].Version):
+				return fmt.Errorf("install %s %s: it depends on %s, and %s %s is installed", name, next[name].Version, req, req.Name, next[req.Name].Version)
 			}
 		}
 	}

@@ -171,6 +171,11 @@ func TestInstallRefusalChangesNothing(t *testing.T) {
 	if _, err := r.Install(alignedTar(t, base, version1()), p); err == nil || !strings.Contains(err.Error(), "index says 99") {
 		t.Errorf("install with a wrong file count: %v", err)
 	}
+	p = pkgOf("tool", "1")
+	p.Depends = []string{"lib>=2"}
+	if _, err := r.Install(alignedTar(t, base, version1()), p); err == nil || !strings.Contains(err.Error(), "install tool 1: it depends on lib>=2, which is not installed") {
+		t.Errorf("install with a dependency missing: %v", err)
+	}
 	assertEmpty(t, r)
 }
 

@@ -167,7 +167,7 @@ func (r *Root) path(elem ...string) string { return filepath.Join(append([]strin
 func (r *Root) pkgDir(name string) string { return r.path("pkgs", name) }
 
 // reconcile undoes every pending intent, makes bin/ agree with the database, and empties
-// staging and trash. An intent still present means its database record was not written,
+// staging and trash (what it cannot delete stays, for Leftovers to report). An intent still present means its database record was not written,
 // so the database describes the tree that was there before; putting that tree back is
 // always possible and always consistent. A commit leaves an intent, staging or trash
 // until its links are done: finding one, bin/ is synced in full, and before they are

@@ -1,6 +1,8 @@
 package tarutil
 
 import (
+	"strings"
+
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
@@ -13,16 +15,16 @@ import (
 // written through under the other: the policy refuses the pair. Names that differ in
 // anything else, as two different letters, have different keys.
 func foldKey(name string) string {
-	if lowerASCII(name) {
-		return name
+	if isASCII(name) {
+		return strings.ToLower(name) // name itself when it has no capital
 	}
 	return norm.NFD.String(cases.Fold().String(norm.NFD.String(name)))
 }
 
-// lowerASCII reports whether name is ASCII without capital letters: its own key.
-func lowerASCII(name string) bool {
+// isASCII reports whether name is ASCII, whose key is its lower case.
+func isASCII(name string) bool {
 	for i := 0; i < len(name); i++ {
-		if c := name[i]; c >= 0x80 || 'A' <= c && c <= 'Z' {
+		if name[i] >= 0x80 {
 			return false
 		}
 	}

@@ -50,9 +50,10 @@ func (s *scanner) add(hdr *tar.Header) error {
 	}
 	s.last, s.end = hdr.Name, s.sr.pos
 	if !ok {
-		if s.chk.again { // a directory written again, with its mode and time from the input
-			d := &s.members[s.dirs[m.Name]]
-			d.Mode, d.ModTime = m.Mode, m.ModTime
+		// A directory written again, with its mode and time from the input; one implied
+		// by the members under it (in a tar not written by Align) is not among members.
+		if i, ok := s.dirs[m.Name]; ok && s.chk.again {
+			s.members[i].Mode, s.members[i].ModTime = m.Mode, m.ModTime
 		}
 		return nil
 	}

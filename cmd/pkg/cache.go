@@ -15,6 +15,7 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/termtext"
 )
 
 func cacheCommand() *cli.Command {
@@ -183,7 +184,7 @@ func processes(pids []int) string {
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && len(b) > 0 {
 			args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 			args[0] = filepath.Base(args[0])
-			line := strings.Join(args, " ")
+			line := termtext.Printable(strings.Join(args, " "))
 			if short := cut(line, 100); short != line {
 				line = short + "…"
 			}

@@ -62,9 +62,17 @@ type fetcher struct {
 // archive (another pkg sharing the cache).
 func (f *fetcher) useCache(cache *fetch.Cache) {
 	f.cache = cache
-	cache.Waiting = func(p repo.Package) {
-		f.waited.Store(p.SHA256, true)
-		f.note("%s %s: waiting for another pkg fetching it into the cache", p.Name, p.Version)
+	cache.WaitLimit = f.c.Duration("lock-timeout")
+	cache.Waiting = func(p repo.Package, pids []int) {
+		if _, again := f.waited.Swap(p.SHA256, true); again {
+			f.note("%s %s: waited %s for another pkg to fetch it; fetching it too", p.Name, p.Version, cache.WaitLimit)
+			return
+		}
+		who := "another pkg"
+		if s := processes(pids); s != "" {
+			who = strings.TrimPrefix(s, ": ")
+		}
+		f.note("%s %s: waiting for %s, fetching it into the cache", p.Name, p.Version, who)
 	}
 }
 
@@ -244,18 +252,7 @@ func (f *fetcher) retrying(err error, wait time.Duration, attempt, max int) {
 }
 
 // note prints a note, above the bars if any, unless --quiet.
-func (f *fetcher) note(format string, args ...any) {
-	line := "pkg: note: " + fmt.Sprintf(format, args...)
-	switch {
-	case f.c.Bool("quiet"):
-	case f.bars != nil:
-		f.bars.print(line)
-	default:
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		fmt.Fprintln(f.c.App.ErrWriter, line)
-	}
-}
+func (f *fetcher) note(format string, args ...any) { noteAbove(f.c, f.bars, format, args...) }
 
 // report prints a line, above the bars if any, and ends b.
 func (f *fetcher) report(b *bar, format string, args ...any) {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,9 +31,8 @@ func buildPkg(t *testing.T) string {
 
 // TestFetchTwoProcesses runs two pkg processes that fetch the same package into one cache
 // at the same time: the server holds the first download until the second says it waits
-// for it. Both succeed, the archive is downloaded once, and the cache holds one entry and
-// no temporary file. A third process, started while a fourth downloads and killed, leaves
-// the download to the fourth.
+// for it, naming it. Both succeed, the archive is downloaded once, and the cache holds one
+// entry and no temporary file.
 func TestFetchTwoProcesses(t *testing.T) {
 	bin := buildPkg(t)
 	var downloads atomic.Int32
@@ -59,9 +59,10 @@ func TestFetchTwoProcesses(t *testing.T) {
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { first.Process.Kill() })
 	<-got
 	second := fetch()
-	out2 := waitForLine(t, second, "waiting for another pkg fetching it")
+	out2 := waitForLine(t, second, fmt.Sprintf("libgreet 1.0.0: waiting for pid %d (pkg --cache %s", first.Process.Pid, cache))
 	close(release)
 	if err := first.Wait(); err != nil || !strings.Contains(out1.String(), "fetched libgreet 1.0.0") {
 		t.Errorf("first process: %v\n%s", err, &out1)
@@ -107,7 +108,7 @@ func TestFetchAfterKilledFetch(t *testing.T) {
 	}
 	<-got
 	second := fetch()
-	out := waitForLine(t, second, "waiting for another pkg fetching it")
+	out := waitForLine(t, second, ", fetching it into the cache")
 	first.Process.Kill()
 	first.Wait()
 	if err := second.Wait(); err != nil || !strings.Contains(out(), "fetched libgreet 1.0.0") {
@@ -134,6 +135,7 @@ func waitForLine(t *testing.T, cmd *exec.Cmd, want string) (output func() string
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { cmd.Process.Kill() }) // a no-op once it exited
 	w.Close()
 	seen, done := make(chan struct{}), make(chan struct{})
 	var out strings.Builder

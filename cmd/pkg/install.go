@@ -83,7 +83,7 @@ func installedAgain(root *install.Root, ix *repo.Index, reqs []repo.Requirement)
 			return nil, fmt.Errorf("reinstall %s %s: %w", cur.Name, cur.Version, err)
 		}
 		if p.SHA256 != cur.SHA256 {
-			return nil, fmt.Errorf("reinstall %s %s: the repository's archive (sha256 %s) is not the one installed (%s): the publisher replaced it; pkg remove %s, then pkg install %s=%s, installs the repository's",
+			return nil, fmt.Errorf("reinstall %s %s: the repository's archive (sha256 %s) is not the one installed (%s): the publisher replaced it, and a reinstall only puts back the archive installed; to take the repository's, remove %s (and what depends on it), then install %s=%s",
 				cur.Name, cur.Version, p.SHA256, cur.SHA256, cur.Name, cur.Name, cur.Version)
 		}
 		// As installed: the entry may have been republished with other metadata for the

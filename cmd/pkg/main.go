@@ -517,7 +517,12 @@ func openSource(c *cli.Context, retrying func(err error, wait time.Duration, att
 // noteRetry says, unless --quiet, that a request or download is tried again and why: above
 // the progress bars bs when they are drawn.
 func noteRetry(c *cli.Context, bs *bars, err error, wait time.Duration, attempt, max int) {
-	line := fmt.Sprintf("pkg: note: %s; trying again in %s (attempt %d of %d)", userText(err), dur(wait), attempt, max)
+	noteAbove(c, bs, "%s; trying again in %s (attempt %d of %d)", userText(err), dur(wait), attempt, max)
+}
+
+// noteAbove prints a note unless --quiet: above the bars bs, if not nil, else to stderr.
+func noteAbove(c *cli.Context, bs *bars, format string, args ...any) {
+	line := "pkg: note: " + fmt.Sprintf(format, args...)
 	switch {
 	case c.Bool("quiet"):
 	case bs != nil:

@@ -32,7 +32,10 @@ func searchCommand() *cli.Command {
 			}
 			tw.Flush()
 			for line := range strings.Lines(b.String()) {
-				fmt.Fprintln(c.App.Writer, strings.TrimRight(line, " \n")) // no padding after a missing summary
+				// No padding after a missing summary.
+				if _, err := fmt.Fprintln(c.App.Writer, strings.TrimRight(line, " \n")); err != nil {
+					return err
+				}
 			}
 			return nil
 		},

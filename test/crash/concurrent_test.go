@@ -16,7 +16,7 @@ import (
 var waitingLine = regexp.MustCompile(`^pkg: waiting for (pid \d+ \(.*\)|another pkg process) to finish with /\S+$`)
 
 // fetchWaitLine is what a fetch says while another downloads the same archive.
-var fetchWaitLine = regexp.MustCompile(`^pkg: note: \S+ \S+: waiting for another pkg fetching it into the cache$`)
+var fetchWaitLine = regexp.MustCompile(`^pkg: note: \S+ \S+: waiting for (pid \d+ \(.*\)|another pkg), fetching it into the cache$`)
 
 // busyLine is what list prints when it shows the root as it was before a running command.
 var busyLine = regexp.MustCompile(`^pkg: note: (pid \d+ \(.*\)|another pkg process) is changing /\S+; this is what was installed before it started$`)
