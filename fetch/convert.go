@@ -97,6 +97,22 @@ func (s *stickyWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// stickyLender is a stickyWriter of a tarutil.Lender, which lends its buffers too.
+type stickyLender struct {
+	*stickyWriter
+	l tarutil.Lender
+}
+
+func (s *stickyLender) Lend(n int) []byte { return s.l.Lend(n) }
+func (s *stickyLender) Hold() int         { return s.l.Hold() }
+
+func (s *stickyLender) Fill(k int) error {
+	if s.err == nil {
+		s.err = s.l.Fill(k)
+	}
+	return s.err
+}
+
 // convert reads an archive from src, decompresses it and writes its aligned form to w, in
 // three goroutines joined by pipes, so that a conversion takes about as long as its
 // slowest stage: reading src (where the archive is verified), decompressing, and aligning
@@ -114,7 +130,11 @@ func convert(w io.Writer, src io.Reader, lim tarutil.Limits) (tarutil.Stats, err
 		decErr <- inflate(plain, bufio.NewReaderSize(raw, streamBufSize), raw)
 	}()
 	out := &stickyWriter{w: w}
-	st, err := align(out, plain, lim)
+	var aw io.Writer = out
+	if l, ok := w.(tarutil.Lender); ok {
+		aw = &stickyLender{out, l}
+	}
+	st, err := align(aw, plain, lim)
 	plain.closeRead()
 	if out.err != nil {
 		close(abort)

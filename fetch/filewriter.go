@@ -43,6 +43,8 @@ type fileWriter struct {
 	n    int64 // bytes accepted
 	sent int64 // bytes handed to the writers
 
+	writers int // goroutines writing full buffers
+
 	mu     sync.Mutex
 	direct bool  // the file is open with O_DIRECT
 	err    error // the first write error
@@ -61,11 +63,11 @@ func newFileWriter(f *os.File, direct bool) *fileWriter {
 	for range fileBufs {
 		w.free <- alignedBuf(fileBufSize)
 	}
-	writers := 1
+	w.writers = 1
 	if w.direct {
-		writers = 2
+		w.writers = 2
 	}
-	for range writers {
+	for range w.writers {
 		w.wg.Go(w.loop)
 	}
 	return w
@@ -95,6 +97,39 @@ func (w *fileWriter) Write(p []byte) (int, error) {
 	}
 	w.n += int64(written)
 	return written, nil
+}
+
+// Lend returns up to n bytes of the buffer being filled, at the write position, for Fill
+// (tarutil.Lender): Align reads member data into it instead of copying it in.
+func (w *fileWriter) Lend(n int) []byte {
+	if w.buf == nil {
+		w.buf = <-w.free
+	}
+	return w.buf[len(w.buf):min(cap(w.buf), len(w.buf)+n)]
+}
+
+// Fill writes the first k bytes of what Lend returned last.
+func (w *fileWriter) Fill(k int) error {
+	if err := w.failed(); err != nil {
+		return err
+	}
+	w.buf = w.buf[:len(w.buf)+k]
+	w.n += int64(k)
+	if len(w.buf) == cap(w.buf) {
+		w.send()
+	}
+	return nil
+}
+
+// Hold is how many bytes Fill takes, at the least, before a byte it took is lent again.
+// With one writer, buffers come back in the order they were filled, so a full buffer is
+// lent again only after the next one is filled; two writers (O_DIRECT) may give back the
+// last first, and hold nothing.
+func (w *fileWriter) Hold() int {
+	if w.writers > 1 {
+		return 0
+	}
+	return fileBufSize
 }
 
 func (w *fileWriter) failed() error {

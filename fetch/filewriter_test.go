@@ -6,26 +6,37 @@ import (
 	"testing"
 )
 
-// TestFileWriter writes a file of an unaligned size in odd pieces, direct where the
-// temporary directory allows it and through the page cache on tmpfs.
+// TestFileWriter writes a file of an unaligned size in odd pieces, written or filled in
+// lent buffers, direct where the temporary directory allows it and through the page cache
+// on tmpfs.
 func TestFileWriter(t *testing.T) {
 	data := somewhatRandom(3*fileBufSize + 12345)
 	dirs := []string{t.TempDir()}
 	if info, err := os.Stat("/dev/shm"); err == nil && info.IsDir() {
 		dirs = append(dirs, "/dev/shm")
 	}
-	for _, dir := range dirs {
+	for i := range 2 * len(dirs) {
+		dir, asked := dirs[i/2], i%2 == 0
 		f, err := os.CreateTemp(dir, "filewriter-*")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer os.Remove(f.Name())
-		w := newFileWriter(f, true)
+		w := newFileWriter(f, asked)
 		direct := w.isDirect()
 		t.Logf("%s: direct %v", dir, direct)
-		for rest := data; len(rest) > 0; {
+		if hold := w.Hold(); direct && hold != 0 || !direct && hold != fileBufSize {
+			t.Errorf("%s (direct %v): Hold %d", dir, direct, hold)
+		}
+		for i, rest := 0, data; len(rest) > 0; i++ {
 			n := min(len(rest), 1+len(rest)%70001)
-			if _, err := w.Write(rest[:n]); err != nil {
+			if i%2 == 1 { // every other piece through Lend and Fill
+				b := w.Lend(n)
+				n = copy(b, rest)
+				if err := w.Fill(n); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := w.Write(rest[:n]); err != nil {
 				t.Fatal(err)
 			}
 			rest = rest[n:]

@@ -67,8 +67,39 @@ var commentFill = strings.Repeat("0", Alignment)
 type output struct {
 	bw  *bufio.Writer // in front of w
 	w   io.Writer
+	l   Lender // w, when it lends buffers and holds them long enough for the hasher
 	off int64
 	err error
+}
+
+// A Lender is an output that lends the free part of its own buffer, so that Align reads a
+// large member's data straight into place instead of copying it there.
+type Lender interface {
+	io.Writer
+	// Lend returns up to n (at least 1) bytes of buffer at the write position.
+	Lend(n int) []byte
+	// Fill writes the first k bytes of what Lend returned last.
+	Fill(k int) error
+	// Hold is how many more bytes Fill takes, at the least, before a byte it took is in a
+	// buffer lent again: until then Align's hasher may still be reading it.
+	Hold() int
+}
+
+// lend returns a buffer of up to n bytes at the write position, after what is buffered.
+func (o *output) lend(n int) []byte {
+	if o.err == nil {
+		o.err = o.bw.Flush()
+	}
+	return o.l.Lend(n)
+}
+
+// fill writes the first k bytes of what lend returned, unless an earlier write failed.
+func (o *output) fill(k int) error {
+	if o.err == nil {
+		o.err = o.l.Fill(k)
+		o.off += int64(k)
+	}
+	return o.err
 }
 
 // writeDirect flushes the stream buffer and writes p to w past it.
@@ -105,7 +136,11 @@ type encoder struct {
 func newEncoder(w io.Writer) *encoder {
 	bw := writerPool.Get().(*bufio.Writer)
 	bw.Reset(w)
-	return &encoder{out: output{bw: bw, w: w}}
+	e := &encoder{out: output{bw: bw, w: w}}
+	if l, ok := w.(Lender); ok && l.Hold() >= hashAhead*copyBufSize {
+		e.out.l = l
+	}
+	return e
 }
 
 // release returns e's buffer to its pool; e must not be used after.
@@ -181,7 +216,7 @@ const hashAhead = 4
 func (e *encoder) copyLarge(r io.Reader, size int64, h hash.Hash) error {
 	if size < hashAsideMin {
 		bp := copyPool.Get().(*[]byte)
-		n, err := e.copyChunks(r, func() *[]byte { return bp }, func(bp *[]byte, k int) { h.Write((*bp)[:k]) })
+		n, err := e.copyChunks(r, func() *[]byte { return bp }, func(_ *[]byte, b []byte) { h.Write(b) })
 		copyPool.Put(bp)
 		return e.endData(n, size, err)
 	}
@@ -192,7 +227,7 @@ func (e *encoder) copyLarge(r io.Reader, size int64, h hash.Hash) error {
 	for range hashAhead {
 		hs.free <- copyPool.Get().(*[]byte)
 	}
-	n, err := e.copyChunks(r, func() *[]byte { return <-hs.free }, func(bp *[]byte, k int) { hs.full <- lent{bp, k, h} })
+	n, err := e.copyChunks(r, func() *[]byte { return <-hs.free }, func(bp *[]byte, b []byte) { hs.full <- lent{bp, b, h} })
 	for range hashAhead {
 		copyPool.Put(<-hs.free) // once hashed
 	}
@@ -208,10 +243,11 @@ type hasher struct {
 	done chan struct{}
 }
 
-// lent is a buffer whose first n bytes are to be hashed into h.
+// lent is bytes b to hash into h, and the pooled buffer to give back once they are
+// hashed: b is in it, or, when the output lends its buffers, in the output's.
 type lent struct {
 	buf *[]byte
-	n   int
+	b   []byte
 	h   hash.Hash
 }
 
@@ -219,7 +255,7 @@ func startHasher() *hasher {
 	hs := &hasher{free: make(chan *[]byte, hashAhead), full: make(chan lent, hashAhead), done: make(chan struct{})}
 	go func() {
 		for c := range hs.full {
-			c.h.Write((*c.buf)[:c.n])
+			c.h.Write(c.b)
 			hs.free <- c.buf
 		}
 		close(hs.done)
@@ -235,15 +271,32 @@ func (hs *hasher) stop() {
 // copyChunks copies r to the output through the buffers next gives, each chunk ending on a
 // copyBufSize boundary of the output or at the end of r. Each chunk goes to take, which
 // hashes it, before it is written; a buffer is filled again only once next gives it back.
-func (e *encoder) copyChunks(r io.Reader, next func() *[]byte, take func(bp *[]byte, k int)) (int64, error) {
+// Where the output lends its buffers, chunks are read into them instead, and next's
+// buffers only pace the hashing.
+func (e *encoder) copyChunks(r io.Reader, next func() *[]byte, take func(bp *[]byte, b []byte)) (int64, error) {
 	var n int64
 	for {
 		bp := next()
-		b := (*bp)[:copyBufSize-e.out.off%copyBufSize]
+		want := copyBufSize - int(e.out.off%copyBufSize)
+		var b []byte
+		if e.out.l != nil {
+			if b = e.out.lend(want); e.out.err != nil {
+				take(bp, nil) // next's buffer back
+				return n, e.out.err
+			}
+		} else {
+			b = (*bp)[:want]
+		}
 		k, err := io.ReadFull(r, b)
-		take(bp, k)
+		take(bp, b[:k])
 		if k > 0 {
-			if _, werr := e.out.writeDirect(b[:k]); werr != nil {
+			var werr error
+			if e.out.l != nil {
+				werr = e.out.fill(k)
+			} else {
+				_, werr = e.out.writeDirect(b[:k])
+			}
+			if werr != nil {
 				return n, werr
 			}
 			n += int64(k)
