@@ -55,9 +55,9 @@ func unique(names []string) []string {
 	return out
 }
 
-// needInstalled returns the error of the command op for the first of names that
-// installed lacks, or nil; a usage error for a name with a version or constraint.
-func needInstalled(op string, names []string, installed []db.Package) error {
+// installedNames refuses, as a usage error of the command op, an argument that cannot
+// name an installed package: a name with a version or constraint, or no name at all.
+func installedNames(op string, names []string) error {
 	for _, n := range names {
 		if r, err := repo.ParseRequirement(n); err == nil && len(r.Constraints) > 0 {
 			tip := ""
@@ -66,6 +66,20 @@ func needInstalled(op string, names []string, installed []db.Package) error {
 			}
 			return usagef("%s takes names of installed packages, not %s%s", op, n, tip)
 		}
+		if !repo.ValidName(n) {
+			return usagef("%s: %q is not a package name", op, n)
+		}
+	}
+	return nil
+}
+
+// needInstalled returns the error of the command op for the first of names that
+// installed lacks, or nil; a usage error for what installedNames refuses.
+func needInstalled(op string, names []string, installed []db.Package) error {
+	if err := installedNames(op, names); err != nil {
+		return err
+	}
+	for _, n := range names {
 		if !slices.ContainsFunc(installed, func(p db.Package) bool { return p.Name == n }) {
 			return notInstalled(op, n, installed)
 		}

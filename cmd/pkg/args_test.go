@@ -93,6 +93,8 @@ func TestNamesNotRequirements(t *testing.T) {
 	}{
 		{[]string{"upgrade", "hello@2"}, "pkg: upgrade takes names of installed packages, not hello@2 ('pkg install hello@2' installs the version it names)\n"},
 		{[]string{"remove", "hello>=1"}, "pkg: remove takes names of installed packages, not hello>=1\n"},
+		{[]string{"info", "hello@1"}, "pkg: info takes names of installed packages, not hello@1\n"},
+		{[]string{"files", "../x"}, "pkg: files: \"../x\" is not a package name\n"},
 	} {
 		_, stderr, code := e.pkg(tt.args...)
 		if code != 2 || !strings.HasPrefix(stderr, tt.want) {

@@ -23,6 +23,9 @@ func filesCommand() *cli.Command {
 				return err
 			}
 			name := c.Args().First()
+			if err := installedNames("files", []string{name}); err != nil {
+				return err
+			}
 			var files []db.File
 			err := viewRoot(c, func(d *db.DB) (err error) {
 				files, err = d.Files(name)

@@ -28,6 +28,9 @@ func infoCommand() *cli.Command {
 				return err
 			}
 			name := c.Args().First()
+			if err := installedNames("info", []string{name}); err != nil {
+				return err
+			}
 			var p *db.Package
 			err := viewRoot(c, func(d *db.DB) (err error) {
 				p, err = d.Get(name)

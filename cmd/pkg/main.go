@@ -31,11 +31,19 @@ import (
 )
 
 // usageError marks an error in how pkg was called; main exits 2 for it.
-type usageError struct{ msg string }
+type usageError struct {
+	msg    string
+	global bool // about a global flag: 'pkg help' lists those, not the command's help
+}
 
 func (e *usageError) Error() string { return e.msg }
 
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+func usagef(format string, args ...any) error { return &usageError{msg: fmt.Sprintf(format, args...)} }
+
+// globalUsagef is usagef for a mistake in the global flags.
+func globalUsagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...), global: true}
+}
 
 func main() {
 	// net/http logs what it cannot report to its caller (a server sending more than it
@@ -85,7 +93,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 130
 	case errors.As(err, &ue):
 		usage := "pkg help"
-		if used != "" {
+		if used != "" && !ue.global {
 			usage = "pkg " + used + " --help"
 		}
 		msg := flagError.ReplaceAllStringFunc(userText(err), flagAsTyped)
@@ -168,7 +176,7 @@ func commandGuess(name string, cmds []*cli.Command) string {
 	return repo.DidYouMean(name, names)
 }
 
-func onUsageError(_ *cli.Context, err error, _ bool) error { return &usageError{err.Error()} }
+func onUsageError(_ *cli.Context, err error, _ bool) error { return &usageError{msg: err.Error()} }
 
 // flagError is how the flag package words an unknown flag and one missing its value, naming
 // the flag with one dash whichever the user typed.
@@ -185,7 +193,11 @@ func valueAsTyped(m string) string {
 	if len(sub[2]) == 1 {
 		name = "-" + sub[2]
 	}
-	return "invalid value " + sub[1] + " for " + name
+	msg := "invalid value " + sub[1] + " for " + name
+	if name == "--lock-timeout" {
+		msg += ": a duration with its unit, such as 30s or 5m"
+	}
+	return msg
 }
 
 // envError is how urfave/cli words an environment variable that does not parse as a
@@ -499,7 +511,7 @@ func rootOptions(c *cli.Context) install.Options {
 // download; nil prints a note.
 func openSource(c *cli.Context, retrying func(err error, wait time.Duration, attempt, max int)) (*fetch.Source, error) {
 	if c.String("repo") == "" {
-		return nil, usagef("no repository: pass --repo or set PKG_REPO")
+		return nil, globalUsagef("no repository: pass --repo or set PKG_REPO")
 	}
 	if c.Int("jobs") < 1 {
 		return nil, usagef("--jobs must be at least 1")

@@ -348,6 +348,14 @@ func TestUsage(t *testing.T) {
 			t.Errorf("pkg %s: exit %d, %q; want %q", args, code, stderr, want)
 		}
 	}
+	for args, want := range map[string]string{
+		"--lock-timeout 5 list": "pkg: invalid value \"5\" for --lock-timeout: a duration with its unit, such as 30s or 5m\npkg: hint: run 'pkg help' for usage\n",
+		"--repo= search":        "pkg: no repository: pass --repo or set PKG_REPO\npkg: hint: run 'pkg help' for usage\n",
+	} {
+		if _, stderr, code := e.pkg(strings.Fields(args)...); code != 2 || stderr != want {
+			t.Errorf("pkg %s: exit %d, %q; want %q", args, code, stderr, want)
+		}
+	}
 	afile := filepath.Join(t.TempDir(), "afile")
 	os.WriteFile(afile, nil, 0o644)
 	if _, stderr, code := e.pkg("--root", afile, "list"); code != 2 || !strings.Contains(stderr, "--root "+afile+" is not a directory") {
