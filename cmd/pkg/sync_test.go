@@ -379,7 +379,8 @@ func TestUpgrade(t *testing.T) {
 	// plugin 1.0 holds lib below 2, so app cannot move to 1.1, and upgrade says why.
 	out, _ = e.ok("upgrade")
 	if !strings.Contains(out, "upgraded lib 1.5 to 1.9") || strings.Contains(out, "upgraded app") ||
-		!strings.Contains(out, "kept app at 1.0: app 1.1 cannot be installed: ") || !strings.Contains(out, "lib<2 (required by plugin 1.0)") {
+		!strings.Contains(out, "kept app at 1.0: app 1.1 cannot be installed: ") || !strings.Contains(out, "lib<2 (required by plugin 1.0)") ||
+		!strings.Contains(out, "lib goes from 1.5 to 1.9, not further: lib 2.0 cannot be installed: ") || strings.Contains(out, "(requested)") {
 		t.Errorf("upgrade held back by plugin: %q", out)
 	}
 	if out, _ := e.ok("upgrade"); !strings.HasSuffix(out, "nothing to upgrade\n") || !strings.Contains(out, "kept app at 1.0") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -61,6 +62,10 @@ func upgradeAction(c *cli.Context) error {
 	}
 	held := ix.HeldBack(installed, names, pkgs)
 	for _, h := range held {
+		if cur := installedVersion(recs, h.Package.Name); cur != h.Package.Version {
+			say(c, "%s goes from %s to %s, not further: %s", h.Package.Name, cur, h.Package.Version, heldReason(h))
+			continue
+		}
 		say(c, "kept %s at %s: %s", h.Package.Name, h.Package.Version, heldReason(h))
 	}
 	switch {
@@ -79,7 +84,11 @@ func upgradeAction(c *cli.Context) error {
 func heldReason(h repo.Held) string {
 	switch {
 	case h.Newest != "":
-		return fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, userText(h.Reason))
+		// The resolver calls upgrade's own requirements requested: the newest version
+		// tried, and every installed package at its version or newer.
+		why := strings.ReplaceAll(userText(h.Reason), h.Package.Name+"="+h.Newest+" (requested)", h.Package.Name+"="+h.Newest+" (the newest)")
+		why = strings.ReplaceAll(why, " (requested)", " (installed, or newer)")
+		return fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, why)
 	case h.Older != "":
 		return fmt.Sprintf("the repository offers only older versions (newest %s)", h.Older)
 	}
@@ -93,6 +102,16 @@ func installedPackages(recs []db.Package) []repo.Package {
 		ps[i] = repo.Package{Name: r.Name, Version: r.Version, SHA256: r.SHA256, Depends: r.Depends, Bin: r.Bin, Summary: r.Summary}
 	}
 	return ps
+}
+
+// installedVersion returns the version of name among recs, or "".
+func installedVersion(recs []db.Package, name string) string {
+	for _, r := range recs {
+		if r.Name == name {
+			return r.Version
+		}
+	}
+	return ""
 }
 
 func isInstalled(recs []db.Package, p repo.Package) bool {
