@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -73,6 +74,24 @@ func TestFetchWaitLimit(t *testing.T) {
 		t.Errorf("Waiting called %d times (%v), want twice, the second time with no pids", len(calls), calls)
 	}
 	checkEntry(t, c, p, testFiles())
+}
+
+// TestFetchLocalNotFile fetches from a repository directory whose archive is a FIFO: the
+// fetch fails at once, naming it, instead of blocking in open.
+func TestFetchLocalNotFile(t *testing.T) {
+	dir, p := localRepo(t)
+	path := filepath.Join(dir, p.Archive)
+	os.Remove(path)
+	if err := unix.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSource(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openCache(t).Fetch(context.Background(), s, p, nil); err == nil || !strings.Contains(err.Error(), path+" is not a regular file") {
+		t.Errorf("Fetch of a FIFO: %v", err)
+	}
 }
 
 type countWriter struct{ n int64 }

@@ -101,10 +101,26 @@ type statusError struct {
 
 func (e *statusError) Error() string { return "GET " + e.where + ": " + e.status }
 
-// Is makes a 401 or 403 ErrDenied.
+// Is makes a 401 or 403 ErrDenied, a 404 or 410 ErrGone.
 func (e *statusError) Is(target error) bool {
-	return target == ErrDenied && (e.code == http.StatusUnauthorized || e.code == http.StatusForbidden)
+	switch target {
+	case ErrDenied:
+		return e.code == http.StatusUnauthorized || e.code == http.StatusForbidden
+	case ErrGone:
+		return e.code == http.StatusNotFound || e.code == http.StatusGone
+	}
+	return false
 }
+
+// ErrGone is what an archive the repository does not have is (404, 410, or no such file),
+// although its index or a lockfile names it.
+var ErrGone = errors.New("fetch: archive not in the repository")
+
+// gone is a missing local archive's error, which is ErrGone.
+type gone struct{ error }
+
+func (g gone) Is(target error) bool { return target == ErrGone }
+func (g gone) Unwrap() error        { return g.error }
 
 // ErrDenied is what a request the server refused to authorize (401, 403) is.
 var ErrDenied = errors.New("fetch: access denied")

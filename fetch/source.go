@@ -12,11 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"pkg/repo"
@@ -127,10 +129,20 @@ func (s *Source) openArchive(ctx context.Context, p repo.Package) (io.ReadCloser
 	return d, u.Redacted(), err
 }
 
-// openLocal opens the archive at path, to be read until ctx is done.
+// openLocal opens the archive at path, to be read until ctx is done. Anything but a
+// regular file is refused: a FIFO would block the open, a directory fail later.
 func openLocal(ctx context.Context, path string) (io.ReadCloser, string, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // no effect on a regular file
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, path, gone{err}
+	} else if err != nil {
+		return nil, path, err
+	}
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s is not a regular file (%s)", path, info.Mode().Type())
+		}
 		return nil, path, err
 	}
 	return &localArchive{f, ctx}, path, nil

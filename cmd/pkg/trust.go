@@ -255,6 +255,9 @@ func hint(err error, dirs []string) string {
 	if h := networkHint(err); h != "" {
 		return h
 	}
+	if errors.Is(err, fetch.ErrGone) {
+		return "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"
+	}
 	if errors.Is(err, install.ErrLocked) {
 		return "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"
 	}
