@@ -35,23 +35,9 @@ func buildPkg(t *testing.T) string {
 // entry and no temporary file.
 func TestFetchTwoProcesses(t *testing.T) {
 	bin := buildPkg(t)
-	var downloads atomic.Int32
-	got, release := make(chan struct{}, 8), make(chan struct{})
-	files := http.FileServer(http.Dir(demoRepo))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, ".tar.gz") {
-			downloads.Add(1)
-			got <- struct{}{}
-			select {
-			case <-release:
-			case <-time.After(20 * time.Second):
-			}
-		}
-		files.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+	h := holdDownloads(t)
 	cache := filepath.Join(t.TempDir(), "cache")
-	fetch := func() *exec.Cmd { return exec.Command(bin, "--cache", cache, "--repo", srv.URL, "fetch", "libgreet") }
+	fetch := func() *exec.Cmd { return exec.Command(bin, "--cache", cache, "--repo", h.URL, "fetch", "libgreet") }
 
 	first := fetch()
 	var out1 bytes.Buffer
@@ -60,17 +46,17 @@ func TestFetchTwoProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { first.Process.Kill() })
-	<-got
+	<-h.got
 	second := fetch()
 	out2 := waitForLine(t, second, fmt.Sprintf("libgreet 1.0.0: waiting for pid %d (pkg --cache %s", first.Process.Pid, cache))
-	close(release)
+	close(h.release)
 	if err := first.Wait(); err != nil || !strings.Contains(out1.String(), "fetched libgreet 1.0.0") {
 		t.Errorf("first process: %v\n%s", err, &out1)
 	}
 	if err := second.Wait(); err != nil || !strings.Contains(out2(), "libgreet 1.0.0 is in the cache: another pkg fetched it") {
 		t.Errorf("second process: %v\n%s", err, out2())
 	}
-	if n := downloads.Load(); n != 1 {
+	if n := h.downloads.Load(); n != 1 {
 		t.Errorf("the server saw %d downloads, want 1", n)
 	}
 	sha := indexSHA(t, "libgreet")
@@ -86,41 +72,56 @@ func TestFetchTwoProcesses(t *testing.T) {
 // for it: the second downloads the package itself.
 func TestFetchAfterKilledFetch(t *testing.T) {
 	bin := buildPkg(t)
-	var downloads atomic.Int32
-	got, release := make(chan struct{}, 8), make(chan struct{})
-	files := http.FileServer(http.Dir(demoRepo))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, ".tar.gz") && downloads.Add(1) == 1 {
-			got <- struct{}{}
-			<-release
-			return
-		}
-		files.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	defer close(release)
+	h := holdDownloads(t)
 	cache := filepath.Join(t.TempDir(), "cache")
-	fetch := func() *exec.Cmd { return exec.Command(bin, "--cache", cache, "--repo", srv.URL, "fetch", "libgreet") }
+	fetch := func() *exec.Cmd { return exec.Command(bin, "--cache", cache, "--repo", h.URL, "fetch", "libgreet") }
 
 	first := fetch()
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
-	<-got
+	<-h.got
 	second := fetch()
 	out := waitForLine(t, second, ", fetching it into the cache")
 	first.Process.Kill()
 	first.Wait()
+	close(h.release)
 	if err := second.Wait(); err != nil || !strings.Contains(out(), "fetched libgreet 1.0.0") {
 		t.Errorf("second process: %v\n%s", err, out())
 	}
-	if n := downloads.Load(); n != 2 {
+	if n := h.downloads.Load(); n != 2 {
 		t.Errorf("the server saw %d downloads, want 2", n)
 	}
 	sha := indexSHA(t, "libgreet")
 	if got := names(t, filepath.Join(cache, "tars")); got != sha+".idx "+sha+".tar" {
 		t.Errorf("cache tars: %s", got)
 	}
+}
+
+// heldServer serves the demo repository, holding every download until release is closed
+// (20 s at most), and counting them; got receives when each starts.
+type heldServer struct {
+	*httptest.Server
+	downloads    atomic.Int32
+	got, release chan struct{}
+}
+
+func holdDownloads(t *testing.T) *heldServer {
+	h := &heldServer{got: make(chan struct{}, 8), release: make(chan struct{})}
+	files := http.FileServer(http.Dir(demoRepo))
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".tar.gz") {
+			h.downloads.Add(1)
+			h.got <- struct{}{}
+			select {
+			case <-h.release:
+			case <-time.After(20 * time.Second):
+			}
+		}
+		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(h.Close)
+	return h
 }
 
 // waitForLine starts cmd and returns once its output has a line containing want. output
