@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -52,6 +53,7 @@ type stager struct {
 	dirfd    int   // the staging directory
 	umask    fs.FileMode
 	tail     tailMode
+	block    int64 // a clone's offsets and lengths are multiples of it: the filesystem's block, at least tarutil.Alignment
 	workers  int
 	methods  []Method // what probe tries, in order
 	method   Method   // "" until the first bulk transfer decides it
@@ -70,9 +72,13 @@ func newStager(ctx context.Context, src *os.File, size int64, dir string, umask 
 	}
 	s := &stager{ctx: ctx, src: src, srcfd: int(src.Fd()), size: size, dirfd: dirfd, umask: umask,
 		workers: min(runtime.GOMAXPROCS(0), 4), methods: []Method{Clone, CopyFileRange, Copy}}
+	s.block = tarutil.Alignment
 	var st unix.Statfs_t
-	if unix.Fstatfs(dirfd, &st) == nil && st.Type == unix.BTRFS_SUPER_MAGIC {
-		s.tail = truncateTail
+	if unix.Fstatfs(dirfd, &st) == nil {
+		if st.Type == unix.BTRFS_SUPER_MAGIC {
+			s.tail = truncateTail
+		}
+		s.block = max(s.block, st.Bsize) // XFS with 16 KiB blocks, say
 	}
 	return s, nil
 }
@@ -124,19 +130,27 @@ func (s *stager) dirs(members []tarutil.Member) error {
 	return nil
 }
 
-// probe installs the first file that needs a bulk transfer, trying each method in turn, and
-// keeps the first that works for the whole install. It returns that member's index, or -1.
+// probe installs the first file that needs a bulk transfer, one a clone could cover if
+// there is one, trying each method in turn, and keeps the first that works for the whole
+// install. It returns that member's index, or -1.
 func (s *stager) probe(members []tarutil.Member) (int, error) {
-	for i := range members {
-		m := &members[i]
-		if m.Type != tar.TypeReg || m.Size < tarutil.Alignment {
-			continue
-		}
-		w := &worker{s: s}
-		err := inParent(s.dirfd, m.Name, func(fd int, base string) error { return s.probeFile(w, fd, base, m) })
-		return i, w.done(memberError(m, err))
+	i := slices.IndexFunc(members, func(m tarutil.Member) bool { return s.cloneable(&m) })
+	if i < 0 {
+		i = slices.IndexFunc(members, func(m tarutil.Member) bool { return m.Type == tar.TypeReg && m.Size >= tarutil.Alignment })
 	}
-	return -1, nil
+	if i < 0 {
+		return -1, nil
+	}
+	m, w := &members[i], &worker{s: s}
+	err := inParent(s.dirfd, m.Name, func(fd int, base string) error { return s.probeFile(w, fd, base, m) })
+	return i, w.done(memberError(m, err))
+}
+
+// cloneable reports whether a clone can cover a block of m's data: its data starts on a
+// block of the filesystem (tarutil.Alignment is one only where blocks are that size or
+// smaller) and fill a block at least.
+func (s *stager) cloneable(m *tarutil.Member) bool {
+	return m.Type == tar.TypeReg && m.Size >= s.block && m.Offset%s.block == 0
 }
 
 // probeFile creates m as base in dirfd by the first method that works.
@@ -319,18 +333,19 @@ func (w *worker) file(dirfd int, name string, m *tarutil.Member) error {
 // set stays small however large the tar; where the kernel refuses those calls, they are
 // copied (see small).
 func (w *worker) fill(fd int, m *tarutil.Member) error {
+	b := w.s.block
 	switch {
 	case w.s.method == Copy:
 		return w.copy(fd, m.Offset, 0, m.Size)
-	case m.Size < tarutil.Alignment:
+	case m.Size < b:
 		return w.small(fd, m.Offset, 0, m.Size, true)
-	case w.s.method == CopyFileRange:
+	case w.s.method == CopyFileRange || !w.s.cloneable(m):
 		return w.copyRange(fd, m.Offset, 0, m.Size)
 	}
-	n := m.Size &^ (tarutil.Alignment - 1)
+	n := m.Size &^ (b - 1)
 	if w.s.tail == truncateTail {
 		// A clone may end off a block boundary only at the source's end of file.
-		n = min((m.Size+tarutil.Alignment-1)&^(tarutil.Alignment-1), w.s.size-m.Offset)
+		n = min((m.Size+b-1)&^(b-1), w.s.size-m.Offset)
 	}
 	if err := w.clone(fd, m.Offset, n); err != nil {
 		return err
@@ -342,7 +357,7 @@ func (w *worker) fill(fd int, m *tarutil.Member) error {
 	return w.small(fd, m.Offset+n, n, m.Size-n, false)
 }
 
-// small copies the n < 4 KiB bytes of the tar at off into fd at dstOff: with sendfile into
+// small copies the n bytes, less than a block, of the tar at off into fd at dstOff: with sendfile into
 // a new file, with copy_file_range after a clone, or, once the kernel has refused either
 // for a reason that will not change (isFallback), through a buffer for the rest of the
 // install.

@@ -88,7 +88,7 @@ func TestStageMethods(t *testing.T) {
 		}
 		entries = append(entries, entry{name: fmt.Sprintf("d/f%d", n), typ: tar.TypeReg, mode: 0o644, data: string(data)})
 	}
-	for _, kind := range []string{"tmp", "xfs", "btrfs"} {
+	for _, kind := range []string{"tmp", "xfs", "btrfs", "xfs16k"} {
 		t.Run(kind, func(t *testing.T) {
 			base := t.TempDir()
 			if kind != "tmp" {

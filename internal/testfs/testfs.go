@@ -19,11 +19,13 @@ import (
 const imageSize = 1 << 30 // 1 GiB
 
 var mkfs = map[string][]string{
-	"xfs":   {"mkfs.xfs", "-q", "-f", "-m", "reflink=1"},
-	"btrfs": {"mkfs.btrfs", "-q", "-f"},
+	"xfs": {"mkfs.xfs", "-q", "-f", "-m", "reflink=1"},
+	// Blocks larger than the 4 KiB the aligned tar aligns to (kernel 6.12 and later).
+	"xfs16k": {"mkfs.xfs", "-q", "-f", "-m", "reflink=1", "-b", "size=16384"},
+	"btrfs":  {"mkfs.btrfs", "-q", "-f"},
 }
 
-// Mount returns the root of a fresh filesystem of kind "xfs" or "btrfs", unmounted and
+// Mount returns the root of a fresh filesystem of kind "xfs", "xfs16k" or "btrfs", unmounted and
 // deleted when t ends. It skips t when that is impossible here (not root, no mkfs), except
 // under CI=true, where it fails.
 func Mount(t testing.TB, kind string) string {
