@@ -17,6 +17,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/sys/unix"
 
 	"pkg/internal/durable"
 )
@@ -370,7 +371,23 @@ func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("db: %s: %w", what, err)
 	}
+	allocate(d.path)
 	return nil
+}
+
+// allocate gives the database file blocks for all of its size. bbolt grows the file with
+// ftruncate, which leaves a hole that the next commits write into: on a full filesystem
+// those writes fail, and a remove, which frees space, could not be recorded. Best effort:
+// where the filesystem cannot (or is full already), the file stays as it is.
+func allocate(path string) {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil {
+		unix.Fallocate(int(f.Fd()), 0, 0, info.Size())
+	}
 }
 
 // encodeFiles packs a file list, sorted by path, into one value: for each file its path length

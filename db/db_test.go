@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/sys/unix"
 
 	"pkg/internal/testfs"
 )
@@ -256,5 +258,32 @@ func TestOpenNoCreate(t *testing.T) {
 	}
 	if info, err := os.Stat(partial); err != nil || info.Size() != 8192 {
 		t.Errorf("NoCreate changed %s: %v, %v", partial, info, err)
+	}
+}
+
+// TestNoHoles commits a package of many files, which grows the file, on XFS: the file has
+// blocks for all of its size, so that a later commit on a full filesystem (a remove) has
+// the space it writes into.
+func TestNoHoles(t *testing.T) {
+	path := filepath.Join(testfs.Mount(t, "xfs"), "db")
+	d := open(t, path)
+	files := make([]File, 20000)
+	for i := range files {
+		files[i] = File{Path: strings.Repeat("x", 40) + strconv.Itoa(i), Type: '0', Mode: 0o644}
+	}
+	if err := d.Commit([]*Package{{Name: "big", Version: "1"}}, [][]File{files}, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Blocks*512 < st.Size { // SEEK_HOLE would count allocated, unwritten blocks as a hole
+		t.Errorf("%d bytes of blocks for a file of %d", st.Blocks*512, st.Size)
 	}
 }
