@@ -275,11 +275,19 @@ func rename(a, b string) error {
 }
 
 func exchange(a, b string) error {
-	if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
-		return &os.LinkError{Op: "exchange", Old: a, New: b, Err: err}
+	err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
+		return &os.LinkError{Op: "exchange", Old: a, New: b, Err: ErrNoExchange}
 	}
-	return nil
+	return &os.LinkError{Op: "exchange", Old: a, New: b, Err: err}
 }
+
+// ErrNoExchange is what an upgrade on a filesystem that cannot swap two directories in one
+// step (renameat2 RENAME_EXCHANGE: NFS, vfat, some FUSE filesystems) fails with.
+var ErrNoExchange = errors.New("the filesystem cannot swap two directories in one step (renameat2 RENAME_EXCHANGE), which replacing an installed package needs")
 
 // umask reads the process umask without changing it (Linux 4.7 and later report it).
 func umask() fs.FileMode {

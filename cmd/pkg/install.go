@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -209,7 +210,19 @@ func (in *installer) isRequested(name string) bool {
 
 func (in *installer) report(res *install.Result) {
 	if res.Fallback != nil && !in.noted {
-		note(in.c, "%s; copying with %s instead of sharing blocks", userText(res.Fallback), res.Method)
+		how := "with copy_file_range"
+		if res.Method == install.Copy {
+			how = "through a buffer"
+		}
+		why := userText(res.Fallback)
+		switch {
+		case errors.Is(res.Fallback, syscall.EXDEV):
+			why = fmt.Sprintf("the cache %s and the root %s are on different filesystems", in.c.String("cache"), in.c.String("root"))
+			how += " (a --cache on the root's filesystem would share blocks)"
+		case errors.Is(res.Fallback, syscall.EOPNOTSUPP), errors.Is(res.Fallback, syscall.EINVAL):
+			why = fmt.Sprintf("the filesystem of %s cannot share blocks between files (%s)", in.c.String("root"), why)
+		}
+		note(in.c, "%s: copying %s instead of sharing blocks", why, how)
 		in.noted = true
 	}
 	what := "installed " + res.Name + " " + res.Version

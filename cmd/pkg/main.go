@@ -475,7 +475,7 @@ func rootExists(c *cli.Context) error {
 func viewRoot(c *cli.Context, fn func(d *db.DB) error) error {
 	busy := func(holder string) {
 		if holder == "" {
-			note(c, "a pkg command was cut short while changing %s; the next one that locks it undoes that change, and this is what was installed before it", c.String("root"))
+			note(c, "a pkg command did not finish changing %s (it was cut short, or failed); the next one that locks it undoes that change, and this is what was installed before it", c.String("root"))
 			return
 		}
 		note(c, "%s is changing %s; this is what was installed before it started", holder, c.String("root"))

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,9 +15,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"pkg/db"
+	"pkg/fetch"
 	"pkg/install"
 	"pkg/internal/testfs"
 )
@@ -488,5 +491,18 @@ func TestEnvNotBoolean(t *testing.T) {
 	want := "pkg: environment variable PKG_OFFLINE=\"yes\" is not a boolean\npkg: hint: set it to 1 or 0 (true and false work too), or unset it\n"
 	if _, stderr, code := e.pkg("list"); code != 2 || stderr != want {
 		t.Errorf("PKG_OFFLINE=yes pkg list: exit %d, %q; want 2 and %q", code, stderr, want)
+	}
+}
+
+// TestRenameHints gives the commit's rename failures a hint that names the cause.
+func TestRenameHints(t *testing.T) {
+	for err, want := range map[error]string{
+		&os.LinkError{Op: "rename", Old: "/r/pkgs/a", New: "/r/.pkg/trash/a.1", Err: syscall.EXDEV}:           "pkgs/ and .pkg/ must be on one filesystem",
+		&os.LinkError{Op: "exchange", Old: "/r/.pkg/staging/a", New: "/r/pkgs/a", Err: install.ErrNoExchange}: "local filesystem",
+		fmt.Errorf("fetch a 1: %w", fetch.ErrGone):                                                            "does not have the archive",
+	} {
+		if h := hint(err, nil); !strings.Contains(h, want) {
+			t.Errorf("hint for %v: %q, want %q in it", err, h, want)
+		}
 	}
 }

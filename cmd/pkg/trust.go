@@ -255,6 +255,12 @@ func hint(err error, dirs []string) string {
 	if h := networkHint(err); h != "" {
 		return h
 	}
+	if errors.Is(err, install.ErrNoExchange) {
+		return "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"
+	}
+	if errors.Is(err, syscall.EXDEV) {
+		return "pkg moves trees within the root, so its pkgs/ and .pkg/ must be on one filesystem; on overlayfs (a container's layers), mount with redirect_dir=on"
+	}
 	if errors.Is(err, fetch.ErrGone) {
 		return "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"
 	}
