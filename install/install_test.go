@@ -180,8 +180,19 @@ func TestInstallRefusalChangesNothing(t *testing.T) {
 }
 
 // TestReconcileUndoesInterruptedUpgrade stages version 2, records the intent and swaps it in,
-// then stops as a crash would. The next Open must put version 1 back.
+// then stops as a crash would. The next Open must put version 1 back: also when the trees'
+// inodes changed meanwhile (the root moved to another filesystem), and when the crash came
+// before the swap.
 func TestReconcileUndoesInterruptedUpgrade(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		moved, early bool
+	}{{"swapped", false, false}, {"swapped, moved", true, false}, {"not swapped, moved", true, true}} {
+		t.Run(tt.name, func(t *testing.T) { testInterruptedUpgrade(t, tt.moved, tt.early) })
+	}
+}
+
+func testInterruptedUpgrade(t *testing.T, moved, early bool) {
 	base := t.TempDir()
 	rootDir := filepath.Join(base, "root")
 	r := openRoot(t, rootDir)
@@ -208,12 +219,17 @@ func TestReconcileUndoesInterruptedUpgrade(t *testing.T) {
 	s.close()
 	src.Close()
 	ino, _ := inode(staging)
+	if moved {
+		ino += 1 << 20 // as the inode recorded before a move to another filesystem
+	}
 	rel, _ := filepath.Rel(rootDir, staging)
 	if err := r.db.SetIntents([]db.Intent{{Op: "install", Name: "tool", Staging: rel, Inode: ino}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.swapIn(staging, r.pkgDir("tool")); err != nil {
-		t.Fatal(err)
+	if !early {
+		if err := r.swapIn(staging, r.pkgDir("tool")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r.Close() // the crash: no record, no cleanup
 

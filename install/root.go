@@ -5,6 +5,7 @@
 package install
 
 import (
+	"archive/tar"
 	"bufio"
 	"context"
 	"errors"
@@ -228,7 +229,8 @@ func (r *Root) rollback(in db.Intent) error {
 	dst, other := r.pkgDir(in.Name), r.path(in.Staging)
 	switch in.Op {
 	case "install":
-		if ino, ok := inode(dst); ok && ino == in.Inode {
+		ino, ok := inode(dst)
+		if ok && (ino == in.Inode || r.swappedElsewhere(in.Name, dst, other)) {
 			if err := r.putBack(dst, other); err != nil {
 				return err
 			}
@@ -241,6 +243,44 @@ func (r *Root) rollback(in db.Intent) error {
 		}
 	}
 	return nil
+}
+
+// swappedElsewhere tells a swap whose tree changed inode since (the root moved to another
+// filesystem, or was restored from a copy) by the trees' shapes: the tree at other has the
+// one the database records for name, the installed version, and the tree at dst has not.
+// Without a record (a first install), or where the shapes do not tell, it reports false, as
+// the inode does: a new tree left in pkgs/ unrecorded is then refused by the next install
+// rather than recorded.
+func (r *Root) swappedElsewhere(name, dst, other string) bool {
+	files, err := r.db.Files(name)
+	if err != nil || len(files) == 0 {
+		return false
+	}
+	return !hasShape(dst, files) && hasShape(other, files)
+}
+
+// hasShape reports whether the tree at dir has every path of files, each of its type and,
+// for a regular file (not a hardlink, whose record has no size), of its size.
+func hasShape(dir string, files []db.File) bool {
+	for _, f := range files {
+		var st unix.Stat_t
+		if unix.Lstat(filepath.Join(dir, f.Path), &st) != nil {
+			return false
+		}
+		var want uint32
+		switch f.Type {
+		case tar.TypeDir:
+			want = unix.S_IFDIR
+		case tar.TypeSymlink:
+			want = unix.S_IFLNK
+		default:
+			want = unix.S_IFREG
+		}
+		if st.Mode&unix.S_IFMT != want || f.Type == tar.TypeReg && st.Size != f.Size {
+			return false
+		}
+	}
+	return true
 }
 
 // putBack moves a committed new tree from dst back to other, swapping the old tree back into
