@@ -16,7 +16,7 @@ func (ix *Index) Lookup(r Requirement) (Package, error) {
 	if len(vs) == 0 {
 		return Package{}, fmt.Errorf("repo: %s", missing(r.Name, all))
 	}
-	for _, p := range releasesFirst(vs, r) {
+	for _, p := range vs {
 		if r.Allows(p.Version) {
 			return p, nil
 		}

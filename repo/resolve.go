@@ -243,9 +243,8 @@ func (r *resolver) imposers(name string) levels {
 	return l
 }
 
-// candidates returns the versions of name that meet every need on it, newest first, with
-// pre-releases after releases unless a need names one (releasesFirst), but for a
-// preferred one, first.
+// candidates returns the versions of name that meet every need on it, newest first but
+// for a preferred one, first.
 func (r *resolver) candidates(name string) []Package {
 	var ok []Package
 	for _, p := range r.versions[name] {
@@ -253,11 +252,6 @@ func (r *resolver) candidates(name string) []Package {
 			ok = append(ok, p)
 		}
 	}
-	reqs := make([]Requirement, len(r.needs[name]))
-	for i, n := range r.needs[name] {
-		reqs[i] = n.req
-	}
-	ok = releasesFirst(ok, reqs...)
 	if i := slices.IndexFunc(ok, func(p Package) bool { return p.Version == r.prefer[name] }); i > 0 {
 		p := ok[i]
 		ok = slices.Insert(slices.Delete(ok, i, i+1), 0, p)

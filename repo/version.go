@@ -3,7 +3,6 @@ package repo
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -65,36 +64,6 @@ func compareParts(a, b string) int {
 		return cmp.Compare(boolInt(bHas), boolInt(aHas))
 	}
 	return compareDotted(aPre, bPre)
-}
-
-// isPre reports whether v is a pre-release ("1.0-rc1", "2.0~beta").
-func isPre(v string) bool {
-	_, _, ok := splitPre(v)
-	return ok
-}
-
-// releasesFirst orders vs, newest first, with its pre-releases after its releases, unless
-// r names a pre-release in a constraint: a pre-release is taken only when asked for or
-// when no release will do, as semantic versioning's ranges do.
-func releasesFirst(vs []Package, rs ...Requirement) []Package {
-	for _, r := range rs {
-		for _, c := range r.Constraints {
-			if isPre(c.Version) {
-				return vs
-			}
-		}
-	}
-	out := slices.Clone(vs)
-	slices.SortStableFunc(out, func(a, b Package) int {
-		switch pa, pb := isPre(a.Version), isPre(b.Version); {
-		case pa == pb:
-			return 0
-		case pa:
-			return 1
-		}
-		return -1
-	})
-	return out
 }
 
 // splitPre splits v at its first "-" or "~".
