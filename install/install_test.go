@@ -184,15 +184,24 @@ func TestInstallRefusalChangesNothing(t *testing.T) {
 // inodes changed meanwhile (the root moved to another filesystem), and when the crash came
 // before the swap.
 func TestReconcileUndoesInterruptedUpgrade(t *testing.T) {
+	sameShape := version1() // version 1's paths, types and sizes, another content
+	sameShape[1].data = strings.Replace(sameShape[1].data, "v1", "v3", 1)
 	for _, tt := range []struct {
 		name         string
+		next         []entry
 		moved, early bool
-	}{{"swapped", false, false}, {"swapped, moved", true, false}, {"not swapped, moved", true, true}} {
-		t.Run(tt.name, func(t *testing.T) { testInterruptedUpgrade(t, tt.moved, tt.early) })
+	}{
+		{"swapped", version2(), false, false},
+		{"swapped, moved", version2(), true, false},
+		{"not swapped, moved", version2(), true, true},
+		{"swapped, moved, same shape", sameShape, true, false},
+		{"not swapped, moved, same shape", sameShape, true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) { testInterruptedUpgrade(t, tt.next, tt.moved, tt.early) })
 	}
 }
 
-func testInterruptedUpgrade(t *testing.T, moved, early bool) {
+func testInterruptedUpgrade(t *testing.T, next []entry, moved, early bool) {
 	base := t.TempDir()
 	rootDir := filepath.Join(base, "root")
 	r := openRoot(t, rootDir)
@@ -200,7 +209,7 @@ func testInterruptedUpgrade(t *testing.T, moved, early bool) {
 		t.Fatal(err)
 	}
 	staging, _ := os.MkdirTemp(r.path(".pkg", "staging"), "tool.")
-	src, _ := os.Open(alignedTar(t, base, version2()))
+	src, _ := os.Open(alignedTar(t, base, next))
 	members, err := tarutil.Scan(src)
 	if err != nil {
 		t.Fatal(err)

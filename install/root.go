@@ -8,8 +8,10 @@ import (
 	"archive/tar"
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -256,7 +258,42 @@ func (r *Root) swappedElsewhere(name, dst, other string) bool {
 	if err != nil || len(files) == 0 {
 		return false
 	}
-	return !hasShape(dst, files) && hasShape(other, files)
+	switch dstOld, otherOld := hasShape(dst, files), hasShape(other, files); {
+	case dstOld != otherOld:
+		return otherOld
+	case !dstOld:
+		return false
+	}
+	// Both have the recorded shape (the new version changed only contents): the first
+	// recorded file whose data differs between them tells which holds the recorded data.
+	for _, f := range files {
+		if f.Type != tar.TypeReg {
+			continue
+		}
+		a, errA := fileSHA256(filepath.Join(dst, f.Path))
+		b, errB := fileSHA256(filepath.Join(other, f.Path))
+		if errA != nil || errB != nil {
+			return false
+		}
+		if a != b {
+			return b == f.SHA256 && a != f.SHA256
+		}
+	}
+	return false
+}
+
+// fileSHA256 returns the sha256 of the file at path.
+func fileSHA256(path string) ([32]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return [32]byte{}, err
+	}
+	return [32]byte(h.Sum(nil)), nil
 }
 
 // hasShape reports whether the tree at dir has every path of files, each of its type and,

@@ -78,7 +78,11 @@ func newStager(ctx context.Context, src *os.File, size int64, dir string, umask 
 		if st.Type == unix.BTRFS_SUPER_MAGIC {
 			s.tail = truncateTail
 		}
-		s.block = max(s.block, st.Bsize) // XFS with 16 KiB blocks, say
+		// XFS with 16 KiB blocks, say; not a size that is no power of two (FUSE) or is
+		// a transfer size rather than a block (NFS's 1 MiB).
+		if b := st.Bsize; b > s.block && b <= 64<<10 && b&(b-1) == 0 {
+			s.block = b
+		}
 	}
 	return s, nil
 }
@@ -137,6 +141,9 @@ func (s *stager) probe(members []tarutil.Member) (int, error) {
 	i := slices.IndexFunc(members, func(m tarutil.Member) bool { return s.cloneable(&m) })
 	if i < 0 {
 		i = slices.IndexFunc(members, func(m tarutil.Member) bool { return m.Type == tar.TypeReg && m.Size >= tarutil.Alignment })
+		if i >= 0 && s.block > tarutil.Alignment {
+			s.fallback = fmt.Errorf("no file's data starts on a %d KiB block of the filesystem, as a clone needs", s.block>>10)
+		}
 	}
 	if i < 0 {
 		return -1, nil

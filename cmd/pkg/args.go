@@ -66,7 +66,7 @@ func installedNames(op string, names []string) error {
 			}
 			return usagef("%s takes names of installed packages, not %s%s", op, n, tip)
 		}
-		if !repo.ValidName(n) {
+		if !repo.ValidName(n) && !repo.ValidName(strings.ToLower(n)) { // "Hello" gets a did-you-mean
 			return usagef("%s: %q is not a package name", op, n)
 		}
 	}

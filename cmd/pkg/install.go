@@ -217,9 +217,8 @@ func (in *installer) report(res *install.Result) {
 		why := userText(res.Fallback)
 		switch {
 		case errors.Is(res.Fallback, syscall.EXDEV):
-			why = fmt.Sprintf("the cache %s and the root %s are on different filesystems", in.c.String("cache"), in.c.String("root"))
-			how += " (a --cache on the root's filesystem would share blocks)"
-		case errors.Is(res.Fallback, syscall.EOPNOTSUPP), errors.Is(res.Fallback, syscall.EINVAL):
+			why = fmt.Sprintf("the cache %s and the root %s are on different filesystems or mounts (%s)", in.c.String("cache"), in.c.String("root"), why)
+		case errors.Is(res.Fallback, syscall.EOPNOTSUPP):
 			why = fmt.Sprintf("the filesystem of %s cannot share blocks between files (%s)", in.c.String("root"), why)
 		}
 		note(in.c, "%s: copying %s instead of sharing blocks", why, how)

@@ -273,7 +273,7 @@ func defaultDirs(c *cli.Context) error {
 		}
 		// Said once here, not as each later open of a path under it would say it.
 		if info, err := os.Stat(c.String(name)); err == nil && !info.IsDir() {
-			return usagef("--%s %s is not a directory", name, c.String(name))
+			return globalUsagef("--%s %s is not a directory", name, c.String(name))
 		}
 	}
 	return nil
@@ -514,7 +514,7 @@ func openSource(c *cli.Context, retrying func(err error, wait time.Duration, att
 		return nil, globalUsagef("no repository: pass --repo or set PKG_REPO")
 	}
 	if c.Int("jobs") < 1 {
-		return nil, usagef("--jobs must be at least 1")
+		return nil, globalUsagef("--jobs must be at least 1")
 	}
 	policy, err := trustPolicy(c)
 	if err != nil {

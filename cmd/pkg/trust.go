@@ -30,7 +30,7 @@ func trustPolicy(c *cli.Context) (trust.Policy, error) {
 	for _, v := range c.StringSlice("trusted-key") {
 		keys, err := trust.ParseKeys(v)
 		if err != nil {
-			return p, usagef("--trusted-key: %v", err)
+			return p, globalUsagef("--trusted-key: %v", err)
 		}
 		p.Keys = append(p.Keys, keys...)
 	}
@@ -258,7 +258,8 @@ func hint(err error, dirs []string) string {
 	if errors.Is(err, install.ErrNoExchange) {
 		return "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"
 	}
-	if errors.Is(err, syscall.EXDEV) {
+	if le := (*os.LinkError)(nil); errors.As(err, &le) && (le.Op == "rename" || le.Op == "exchange") && errors.Is(le.Err, syscall.EXDEV) &&
+		strings.Contains(le.Old+le.New, string(filepath.Separator)+"pkgs"+string(filepath.Separator)) {
 		return "pkg moves trees within the root, so its pkgs/ and .pkg/ must be on one filesystem; on overlayfs (a container's layers), mount with redirect_dir=on"
 	}
 	if errors.Is(err, fetch.ErrGone) {

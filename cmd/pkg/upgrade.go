@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -87,7 +88,12 @@ func heldReason(h repo.Held) string {
 		// The resolver calls upgrade's own requirements requested: the newest version
 		// tried, and every installed package at its version or newer.
 		why := strings.ReplaceAll(userText(h.Reason), h.Package.Name+"="+h.Newest+" (requested)", h.Package.Name+"="+h.Newest+" (the newest)")
-		why = strings.ReplaceAll(why, " (requested)", " (installed, or newer)")
+		why = pinWords.ReplaceAllStringFunc(why, func(m string) string {
+			if strings.Contains(m, ">=") {
+				return strings.Replace(m, "(requested)", "(installed, or newer)", 1)
+			}
+			return strings.Replace(m, "(requested)", "(installed)", 1)
+		})
 		return fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, why)
 	case h.Older != "":
 		return fmt.Sprintf("the repository offers only older versions (newest %s)", h.Older)
@@ -103,6 +109,10 @@ func installedPackages(recs []db.Package) []repo.Package {
 	}
 	return ps
 }
+
+// pinWords finds upgrade's own requirements in a resolver's error: NAME>=V or NAME=V,
+// which it calls requested.
+var pinWords = regexp.MustCompile(`[a-z0-9][a-z0-9+._-]*>?=\S+ \(requested\)`)
 
 // installedVersion returns the version of name among recs, or "".
 func installedVersion(recs []db.Package, name string) string {
