@@ -55,6 +55,16 @@ func newSignedRepo(t *testing.T) *signedRepo {
 	return r
 }
 
+// trustedBy returns the options of a source that trusts key alone.
+func trustedBy(key trust.PrivateKey) Options {
+	return Options{Trust: trust.Policy{Keys: []trust.PublicKey{key.Public()}}}
+}
+
+// withUser returns the http:// URL u with userinfo ("alice:s3cret") in it.
+func withUser(u, userinfo string) string {
+	return strings.Replace(u, "http://", "http://"+userinfo+"@", 1)
+}
+
 func (r *signedRepo) set(index, sig []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -90,7 +100,7 @@ func TestVerifiedIndexRefusals(t *testing.T) {
 	srv := newSignedRepo(t)
 	srv.set(v2, v2sig)
 	c := openCache(t)
-	s := trusting(t, srv.URL, Options{Trust: trust.Policy{Keys: []trust.PublicKey{key.Public()}}})
+	s := trusting(t, srv.URL, trustedBy(key))
 	ix, res, err := c.VerifiedIndex(t.Context(), s)
 	if err != nil || len(ix.Packages) != 1 || !res.Verified() || res.Version != 2 || res.Location != srv.URL+"/" {
 		t.Fatalf("VerifiedIndex: %+v, %+v, %v", ix, res, err)
@@ -136,7 +146,7 @@ func TestVerifiedIndexKnown(t *testing.T) {
 	srv := newSignedRepo(t)
 	srv.set(index, sig)
 	c := openCache(t)
-	s := trusting(t, srv.URL, Options{Trust: trust.Policy{Keys: []trust.PublicKey{key.Public()}}})
+	s := trusting(t, srv.URL, trustedBy(key))
 	known := trust.Record{Location: s.URL(), Name: "demo", Version: 5, SHA256: strings.Repeat("0", 64)}
 	if _, _, err := c.VerifiedIndex(t.Context(), s, known); !errors.Is(err, trust.ErrRollback) {
 		t.Errorf("VerifiedIndex: %v, want a rollback", err)
@@ -156,7 +166,7 @@ func TestVerifiedIndexExpiredFloor(t *testing.T) {
 	srv := newSignedRepo(t)
 	srv.set(older, olderSig)
 	c := openCache(t)
-	s := trusting(t, srv.URL, Options{Trust: trust.Policy{Keys: []trust.PublicKey{key.Public()}}})
+	s := trusting(t, srv.URL, trustedBy(key))
 	if err := c.saveIndex(c.indexPath(s), &savedIndex{Location: s.indexLocation(), Signature: savedSig, data: saved}); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +216,7 @@ func TestSignatureStatus(t *testing.T) {
 	srv := newSignedRepo(t)
 	srv.set(index, sig)
 	c := openCache(t)
-	trusted := Options{Trust: trust.Policy{Keys: []trust.PublicKey{key.Public()}}}
+	trusted := trustedBy(key)
 	for _, tt := range []struct {
 		status int
 		o      Options
@@ -290,7 +300,7 @@ func TestIndexNotModifiedNewSignature(t *testing.T) {
 		}
 	})
 	c := openCache(t)
-	s := trusting(t, srv.URL, Options{Trust: trust.Policy{Keys: []trust.PublicKey{key.Public()}}})
+	s := trusting(t, srv.URL, trustedBy(key))
 	if _, res, err := c.VerifiedIndex(t.Context(), s); err != nil || res.Version != 1 {
 		t.Fatalf("first VerifiedIndex: %+v, %v", res, err)
 	}
@@ -313,7 +323,7 @@ func TestVerifiedCopyKept(t *testing.T) {
 	srv := newSignedRepo(t)
 	srv.set(v5, sig5)
 	c := openCache(t)
-	withKey := trusting(t, srv.URL, Options{Trust: trust.Policy{Keys: []trust.PublicKey{key.Public()}}})
+	withKey := trusting(t, srv.URL, trustedBy(key))
 	if _, _, err := c.VerifiedIndex(t.Context(), withKey); err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +355,7 @@ func TestIndexCopyNoCredentials(t *testing.T) {
 	srv := newSignedRepo(t)
 	srv.set(index, sig)
 	c := openCache(t)
-	withToken := strings.Replace(srv.URL, "http://", "http://alice:s3cret@", 1)
+	withToken := withUser(srv.URL, "alice:s3cret")
 	s := trusting(t, withToken, Options{})
 	if _, _, err := c.VerifiedIndex(t.Context(), s); err != nil {
 		t.Fatal(err)
@@ -370,12 +380,12 @@ func TestAdoptIndexWithCredentials(t *testing.T) {
 	srv := newSignedRepo(t)
 	srv.set(v4, sig4)
 	c := openCache(t)
-	withToken := strings.Replace(srv.URL, "http://", "http://alice:old@", 1) + "/index.json"
+	withToken := withUser(srv.URL, "alice:old") + "/index.json"
 	old := c.indexFile(withToken)
 	if err := c.saveIndex(old, &savedIndex{Location: withToken, Signature: sig5, data: v5}); err != nil {
 		t.Fatal(err)
 	}
-	s := trusting(t, strings.Replace(srv.URL, "http://", "http://alice:new@", 1), Options{Trust: trust.Policy{Keys: []trust.PublicKey{key.Public()}}})
+	s := trusting(t, withUser(srv.URL, "alice:new"), trustedBy(key))
 	if _, _, err := c.VerifiedIndex(t.Context(), s); !errors.Is(err, trust.ErrRollback) {
 		t.Errorf("VerifiedIndex of version 4 after the old copy of version 5: %v, want a rollback", err)
 	}
@@ -397,11 +407,11 @@ func TestForgetAdoptedIndex(t *testing.T) {
 	srv := newSignedRepo(t)
 	srv.set(v1, sig1)
 	c := openCache(t)
-	withToken := strings.Replace(srv.URL, "http://", "http://alice:old@", 1) + "/index.json"
+	withToken := withUser(srv.URL, "alice:old") + "/index.json"
 	if err := c.saveIndex(c.indexFile(withToken), &savedIndex{Location: withToken, Signature: sig5, data: v5}); err != nil {
 		t.Fatal(err)
 	}
-	s := trusting(t, srv.URL, Options{Trust: trust.Policy{Keys: []trust.PublicKey{key.Public()}}})
+	s := trusting(t, srv.URL, trustedBy(key))
 	if err := c.ForgetIndex(s); err != nil {
 		t.Fatal(err)
 	}
