@@ -102,7 +102,11 @@ func removingCache(c *cli.Context) (*fetch.Cache, error) {
 		return nil, err
 	}
 	err = cache.Exclusive(c.Context, func(pids []int) {
-		note(c, "waiting for the other pkg commands using the cache %s to finish%s", c.String("cache"), processes(pids))
+		who := ""
+		if len(pids) > 0 {
+			who = ": " + processes(pids)
+		}
+		note(c, "waiting for the other pkg commands using the cache %s to finish%s", c.String("cache"), who)
 	})
 	if err != nil {
 		return nil, err
@@ -175,8 +179,8 @@ func cacheMissing(c *cli.Context) bool {
 	return true
 }
 
-// processes names pids by their command lines, after a colon: ": pid 12 (pkg install
-// hello), pid 34 (pkg sync)"; "" for none.
+// processes names pids by their command lines: "pid 12 (pkg install hello), pid 34 (pkg
+// sync)".
 func processes(pids []int) string {
 	var named []string
 	for _, pid := range pids {
@@ -192,8 +196,5 @@ func processes(pids []int) string {
 		}
 		named = append(named, name)
 	}
-	if len(named) == 0 {
-		return ""
-	}
-	return ": " + strings.Join(named, ", ")
+	return strings.Join(named, ", ")
 }

@@ -69,8 +69,8 @@ func (f *fetcher) useCache(cache *fetch.Cache) {
 			return
 		}
 		who := "another pkg"
-		if s := processes(pids); s != "" {
-			who = strings.TrimPrefix(s, ": ")
+		if len(pids) > 0 {
+			who = processes(pids)
 		}
 		f.note("%s %s: waiting for %s, fetching it into the cache", p.Name, p.Version, who)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"pkg/db"
@@ -51,8 +50,8 @@ func removeCommand() *cli.Command {
 
 // nameVersion is name and its version among recs, or name alone if recs has none.
 func nameVersion(recs []db.Package, name string) string {
-	if i := slices.IndexFunc(recs, func(p db.Package) bool { return p.Name == name }); i >= 0 {
-		return name + " " + recs[i].Version
+	if r, ok := findRec(recs, name); ok {
+		return name + " " + r.Version
 	}
 	return name
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -63,8 +64,8 @@ func upgradeAction(c *cli.Context) error {
 	}
 	held := ix.HeldBack(installed, names, pkgs)
 	for _, h := range held {
-		if cur := installedVersion(recs, h.Package.Name); cur != h.Package.Version {
-			say(c, "%s goes from %s to %s, not further: %s", h.Package.Name, cur, h.Package.Version, heldReason(h))
+		if cur, _ := findRec(recs, h.Package.Name); cur.Version != h.Package.Version {
+			say(c, "%s goes from %s to %s, not further: %s", h.Package.Name, cur.Version, h.Package.Version, heldReason(h))
 			continue
 		}
 		say(c, "kept %s at %s: %s", h.Package.Name, h.Package.Version, heldReason(h))
@@ -114,21 +115,15 @@ func installedPackages(recs []db.Package) []repo.Package {
 // which it calls requested.
 var pinWords = regexp.MustCompile(`[a-z0-9][a-z0-9+._-]*>?=\S+ \(requested\)`)
 
-// installedVersion returns the version of name among recs, or "".
-func installedVersion(recs []db.Package, name string) string {
-	for _, r := range recs {
-		if r.Name == name {
-			return r.Version
-		}
-	}
-	return ""
+func isInstalled(recs []db.Package, p repo.Package) bool {
+	r, ok := findRec(recs, p.Name)
+	return ok && r.Version == p.Version && r.SHA256 == p.SHA256
 }
 
-func isInstalled(recs []db.Package, p repo.Package) bool {
-	for _, r := range recs {
-		if r.Name == p.Name {
-			return r.Version == p.Version && r.SHA256 == p.SHA256
-		}
+// findRec returns the record of name among recs.
+func findRec(recs []db.Package, name string) (db.Package, bool) {
+	if i := slices.IndexFunc(recs, func(p db.Package) bool { return p.Name == name }); i >= 0 {
+		return recs[i], true
 	}
-	return false
+	return db.Package{}, false
 }

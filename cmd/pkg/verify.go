@@ -27,13 +27,11 @@ func verifyAction(c *cli.Context) error {
 		return err
 	}
 	root, err := openRoot(c)
-	switch { // checking needs no writing
-	case errors.Is(err, install.ErrNotYours):
-		if root, err = install.OpenReadOnly(c.String("root"), rootOptions(c)); err == nil {
+	// Checking needs no writing; on a read-only filesystem nothing changes it meanwhile.
+	if notYours := errors.Is(err, install.ErrNotYours); notYours || errors.Is(err, install.ErrReadOnly) {
+		if root, err = install.OpenReadOnly(c.String("root"), rootOptions(c)); err == nil && notYours {
 			note(c, "%s is not yours: verifying without its lock, so a command changing it meanwhile may show as problems", root.Dir())
 		}
-	case errors.Is(err, install.ErrReadOnly): // and nothing can change it meanwhile
-		root, err = install.OpenReadOnly(c.String("root"), rootOptions(c))
 	}
 	if err != nil {
 		return err
