@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -72,6 +73,8 @@ type DB struct {
 	path    string
 	timeout time.Duration
 	created bool // by Open
+
+	allocated atomic.Int64 // size up to which this DB gave the file its blocks
 }
 
 // Created reports whether Open created the database.
@@ -371,22 +374,27 @@ func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("db: %s: %w", what, err)
 	}
-	allocate(d.path)
+	d.allocate()
 	return nil
 }
 
-// allocate gives the database file blocks for all of its size. bbolt grows the file with
-// ftruncate, which leaves a hole that the next commits write into: on a full filesystem
-// those writes fail, and a remove, which frees space, could not be recorded. Best effort:
-// where the filesystem cannot (or is full already), the file stays as it is.
-func allocate(path string) {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+// allocate gives the database file blocks for all of its size, once it has grown. bbolt
+// grows the file with ftruncate, which leaves a hole that the next commits write into: on a
+// full filesystem those writes fail, and a remove, which frees space, could not be
+// recorded. Best effort: where the filesystem cannot (or is full already), the file stays
+// as it is.
+func (d *DB) allocate() {
+	info, err := os.Stat(d.path)
+	if err != nil || info.Size() <= d.allocated.Load() {
+		return
+	}
+	f, err := os.OpenFile(d.path, os.O_WRONLY, 0)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err == nil {
-		unix.Fallocate(int(f.Fd()), 0, 0, info.Size())
+	if unix.Fallocate(int(f.Fd()), 0, 0, info.Size()) == nil {
+		d.allocated.Store(info.Size())
 	}
 }
 

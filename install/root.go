@@ -8,10 +8,9 @@ import (
 	"archive/tar"
 	"bufio"
 	"context"
-	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,6 +22,7 @@ import (
 
 	"pkg/db"
 	"pkg/internal/durable"
+	"pkg/repo"
 )
 
 // Options controls how a root is opened and changed.
@@ -270,30 +270,16 @@ func (r *Root) swappedElsewhere(name, dst, other string) bool {
 		if f.Type != tar.TypeReg {
 			continue
 		}
-		a, errA := fileSHA256(filepath.Join(dst, f.Path))
-		b, errB := fileSHA256(filepath.Join(other, f.Path))
+		_, a, errA := repo.HashFile(filepath.Join(dst, f.Path))
+		_, b, errB := repo.HashFile(filepath.Join(other, f.Path))
 		if errA != nil || errB != nil {
 			return false
 		}
-		if a != b {
-			return b == f.SHA256 && a != f.SHA256
+		if want := hex.EncodeToString(f.SHA256[:]); a != b {
+			return b == want && a != want
 		}
 	}
 	return false
-}
-
-// fileSHA256 returns the sha256 of the file at path.
-func fileSHA256(path string) ([32]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return [32]byte{}, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return [32]byte{}, err
-	}
-	return [32]byte(h.Sum(nil)), nil
 }
 
 // hasShape reports whether the tree at dir has every path of files, each of its type and,
@@ -304,16 +290,7 @@ func hasShape(dir string, files []db.File) bool {
 		if unix.Lstat(filepath.Join(dir, f.Path), &st) != nil {
 			return false
 		}
-		var want uint32
-		switch f.Type {
-		case tar.TypeDir:
-			want = unix.S_IFDIR
-		case tar.TypeSymlink:
-			want = unix.S_IFLNK
-		default:
-			want = unix.S_IFREG
-		}
-		if st.Mode&unix.S_IFMT != want || f.Type == tar.TypeReg && st.Size != f.Size {
+		if st.Mode&unix.S_IFMT != recordedType(f.Type) || f.Type == tar.TypeReg && st.Size != f.Size {
 			return false
 		}
 	}

@@ -150,11 +150,7 @@ func (c *converter) convert(hdr *tar.Header, data io.Reader) error {
 // made up for an earlier member, say), once more when its mode or time differ, so that tar
 // extracts it as the input has it; the member takes them too.
 func (c *converter) again(m *Member, raw string) error {
-	i, ok := c.dirs[m.Name]
-	if !ok { // not so: every directory the checker has seen was written
-		return nil
-	}
-	earlier := &c.stats.Members[i]
+	earlier := &c.stats.Members[c.dirs[m.Name]] // every directory the checker has seen was written
 	if earlier.Mode == m.Mode && earlier.ModTime.Unix() == m.ModTime.Unix() {
 		return nil
 	}
