@@ -125,17 +125,13 @@ func (c *Cache) Exclusive(ctx context.Context, waiting func(pids []int)) error {
 			return nil
 		}
 		if first && waiting != nil {
-			waiting(c.users())
+			waiting(lockers(c.use))
 		}
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {
 			return err
 		}
 	}
 }
-
-// users returns the pids of the other processes holding a lock of the cache directory,
-// from /proc/locks, or nil.
-func (c *Cache) users() []int { return lockers(c.use) }
 
 // lockers returns the pids of the other processes holding a flock of f, from /proc/locks,
 // or nil.
@@ -277,15 +273,20 @@ func (c *Cache) claim(ctx context.Context, p repo.Package) (release func(), err 
 	path := filepath.Join(c.dir, "tmp", "fetch-"+p.SHA256)
 	none := func() {}
 	waited, deadline := false, time.Time{}
+	var f *os.File // kept open across tries
 	for {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			return none, nil
+		if f == nil {
+			if f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+				return none, nil
+			}
 		}
 		switch err := flock(f, unix.LOCK_EX|unix.LOCK_NB); {
 		case err == nil && sameFile(f, path):
 			return func() { os.Remove(path); f.Close() }, nil
 		case err == nil: // removed by the fetch that held it: take the one there now
+			f.Close()
+			f = nil
+			continue
 		case !errors.Is(err, unix.EWOULDBLOCK): // a filesystem that locks nothing
 			f.Close()
 			os.Remove(path)
@@ -302,8 +303,8 @@ func (c *Cache) claim(ctx context.Context, p repo.Package) (release func(), err 
 			}
 			return none, nil
 		}
-		f.Close()
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			f.Close()
 			return nil, err
 		}
 	}
