@@ -141,7 +141,9 @@ func (l *Lock) Order() ([]Package, error) {
 // Outdated re-resolves the lock's requirements against ix and returns an error naming the
 // first package whose resolution differs from what is locked, or nil.
 func (l *Lock) Outdated(ix *Index) error {
-	now, err := newResolver(ix).resolve(l.Requires)
+	r := newResolver(ix)
+	r.use(l.Packages)
+	now, err := r.resolve(l.Requires)
 	if err != nil {
 		return fmt.Errorf("repo: lockfile is out of date: its requirements no longer resolve: %v", err)
 	}

@@ -213,6 +213,15 @@ func TestLockOutdated(t *testing.T) {
 			}
 		})
 	}
+	// A locked pre-release is in use: a lock made when the index had no release, or by a
+	// pkg that took pre-releases first, stays current until a newer version comes.
+	pre := testLock(t, []string{"jq 2.0-rc1"}, "jq")
+	if err := pre.Outdated(testIndex("jq 1.7", "jq 2.0-rc1")); err != nil {
+		t.Errorf("Outdated with a locked pre-release and an older release: %v", err)
+	}
+	if err := pre.Outdated(testIndex("jq 1.7", "jq 2.0-rc1", "jq 2.0")); err == nil || !strings.Contains(err.Error(), "jq is locked at 2.0-rc1, the index now resolves 2.0") {
+		t.Errorf("Outdated with the locked pre-release's release out: %v", err)
+	}
 	changed := testIndex(lockIndex...)
 	changed.Packages[1].SHA256 = strings.Repeat("cd", 32)
 	if err := l.Outdated(changed); err == nil || !strings.Contains(err.Error(), "lib 1.5 is locked with sha256 "+testSum) {

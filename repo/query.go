@@ -9,14 +9,15 @@ import (
 	"strings"
 )
 
-// Lookup returns the newest package satisfying r, or an error naming r.
+// Lookup returns the package satisfying r that pkg would choose for r alone, the newest
+// with releases first (see preferred), or an error naming r.
 func (ix *Index) Lookup(r Requirement) (Package, error) {
 	all := ix.versions()
 	vs := all[r.Name]
 	if len(vs) == 0 {
 		return Package{}, fmt.Errorf("repo: %s", missing(r.Name, all))
 	}
-	for _, p := range vs {
+	for _, p := range preferred(vs, r.preReleases()) {
 		if r.Allows(p.Version) {
 			return p, nil
 		}
@@ -118,14 +119,15 @@ func offered(vs []Package) string {
 	return "the index has " + joinList(list, "and")
 }
 
-// Search returns the newest version of every package whose name or summary contains word
-// (case-insensitive; all packages when word is empty), sorted by name. Only the newest
+// Search returns the version an install would take (the newest release, or the newest
+// pre-release when there is no release) of every package whose name or summary contains
+// word (case-insensitive; all packages when word is empty), sorted by name. Only that
 // version's summary is searched.
 func (ix *Index) Search(word string) []Package {
 	word = strings.ToLower(word)
 	var found []Package
 	for _, vs := range ix.versions() {
-		if p := vs[0]; matches(p, word) {
+		if p := preferred(vs, nil)[0]; matches(p, word) {
 			found = append(found, p)
 		}
 	}

@@ -6,15 +6,18 @@ import (
 )
 
 func TestLookup(t *testing.T) {
-	ix := testIndex("jq 1.6", "jq 1.10", "jq 1.7.1", "jq 2.0-rc1", "yq 4")
+	ix := testIndex("jq 1.6", "jq 1.10", "jq 1.7.1", "jq 2.0-rc1", "jq 3.0-beta", "yq 4")
 	tests := []struct {
 		req, want, err string
 	}{
-		{req: "jq", want: "jq 2.0-rc1"},
+		{req: "jq", want: "jq 1.10"},             // releases first
+		{req: "jq>1.10", want: "jq 3.0-beta"},    // a pre-release when no release will do
+		{req: "jq>=2.0-rc1", want: "jq 2.0-rc1"}, // or of the release a constraint names one of
+		{req: "jq@2.0-rc1", want: "jq 2.0-rc1"},
 		{req: "jq<2", want: "jq 1.10"},
 		{req: "jq@1.7.1", want: "jq 1.7.1"},
 		{req: "jq>=1.7,<1.8", want: "jq 1.7.1"},
-		{req: "jq>=3", err: `repo: no version of "jq" satisfies jq>=3; the index has 2.0-rc1, 1.10, 1.7.1 and 1.6`},
+		{req: "jq>=4", err: `repo: no version of "jq" satisfies jq>=4; the index has 3.0-beta, 2.0-rc1, 1.10, 1.7.1 and 1 older`},
 		{req: "zq", err: `repo: package "zq" not found; did you mean "jq" or "yq"?`},
 		{req: "xyz", err: `repo: package "xyz" not found`},
 	}
@@ -34,7 +37,7 @@ func TestLookup(t *testing.T) {
 }
 
 func TestSearch(t *testing.T) {
-	ix := testIndex("jq 1.6", "jq 1.10", "yq 4", "hello 1.0", "hello 2.0", "libgreet 1.0")
+	ix := testIndex("jq 1.6", "jq 1.10", "yq 4", "hello 1.0", "hello 2.0", "hello 3.0-rc1", "libgreet 1.0", "libgreet 1.1-rc1")
 	summaries := map[string]string{"jq 1.10": "JSON processor", "yq 4": "YAML and json processor", "hello 2.0": "says hello"}
 	for i, p := range ix.Packages {
 		ix.Packages[i].Summary = summaries[p.Name+" "+p.Version]
@@ -42,7 +45,7 @@ func TestSearch(t *testing.T) {
 	tests := []struct {
 		word, want string
 	}{
-		{"", "hello 2.0, jq 1.10, libgreet 1.0, yq 4"},
+		{"", "hello 2.0, jq 1.10, libgreet 1.0, yq 4"}, // the versions install takes
 		{"json", "jq 1.10, yq 4"},
 		{"JSON", "jq 1.10, yq 4"},
 		{"Q", "jq 1.10, yq 4"},

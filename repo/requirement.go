@@ -127,6 +127,15 @@ func (c Constraint) allows(v string) bool {
 	return false
 }
 
+// preReleases returns the release parts of the pre-releases r's constraints name.
+func (r Requirement) preReleases() []string {
+	var rels []string
+	for _, c := range r.Constraints {
+		rels = append(rels, preReleases(c.Version)...)
+	}
+	return rels
+}
+
 // String returns r in the form ParseRequirement reads, as in "jq>=1.6,<2" or "jq@1.7".
 func (r Requirement) String() string {
 	var b strings.Builder

@@ -16,7 +16,8 @@ const maxResolveWork = 20_000_000
 var errGaveUp = errors.New("search too long")
 
 // Resolve returns the packages needed for reqs: each requirement and its dependencies,
-// transitively, at the newest versions satisfying every constraint on that name, ordered
+// transitively, at the newest versions satisfying every constraint on that name (releases
+// before pre-releases: a pre-release is taken only as preferred says), ordered
 // so every package comes after all its dependencies and, among packages that do not
 // depend on each other, by name.
 //
@@ -44,6 +45,7 @@ func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement) ([]Pa
 		byName[p.Name] = p
 	}
 	r := newResolver(withInstalled(ix, byName))
+	r.use(installed)
 	var keep []Requirement
 	for _, p := range installed {
 		if slices.ContainsFunc(reqs, func(q Requirement) bool { return q.Name == p.Name }) {
@@ -102,6 +104,7 @@ type softError struct{ error }
 type resolver struct {
 	versions map[string][]Package // newest first
 	prefer   map[string]string    // name → the version tried first (ResolveInstalled)
+	inUse    map[string][]string  // name → the release of its pre-release installed or locked (see preferred)
 	needs    map[string][]need
 	chosen   map[string]choice
 	queue    []string // names in the order they are decided
@@ -119,9 +122,17 @@ func newResolver(ix *Index) *resolver {
 	return &resolver{
 		versions: ix.versions(),
 		prefer:   make(map[string]string),
+		inUse:    make(map[string][]string),
 		needs:    make(map[string][]need),
 		chosen:   make(map[string]choice),
 		queued:   make(map[string]bool),
+	}
+}
+
+// use records the pre-releases among pkgs, installed or locked, as in use.
+func (r *resolver) use(pkgs []Package) {
+	for _, p := range pkgs {
+		r.inUse[p.Name] = preReleases(p.Version)
 	}
 }
 
@@ -243,8 +254,8 @@ func (r *resolver) imposers(name string) levels {
 	return l
 }
 
-// candidates returns the versions of name that meet every need on it, newest first but
-// for a preferred one, first.
+// candidates returns the versions of name that meet every need on it, newest first with
+// releases before pre-releases (see preferred), but for a preferred one, first.
 func (r *resolver) candidates(name string) []Package {
 	var ok []Package
 	for _, p := range r.versions[name] {
@@ -252,6 +263,11 @@ func (r *resolver) candidates(name string) []Package {
 			ok = append(ok, p)
 		}
 	}
+	welcome := slices.Clip(r.inUse[name])
+	for _, n := range r.needs[name] {
+		welcome = append(welcome, n.req.preReleases()...)
+	}
+	ok = preferred(ok, welcome)
 	if i := slices.IndexFunc(ok, func(p Package) bool { return p.Version == r.prefer[name] }); i > 0 {
 		p := ok[i]
 		ok = slices.Insert(slices.Delete(ok, i, i+1), 0, p)

@@ -51,7 +51,12 @@ func TestResolve(t *testing.T) {
 	}{
 		{"single", []string{"hello 1.0"}, []string{"hello"}, "hello 1.0"},
 		{"none", []string{"hello 1.0"}, nil, ""},
-		{"newest", []string{"hello 1.9", "hello 1.10", "hello 1.2", "hello 1.11-rc1"}, []string{"hello"}, "hello 1.11-rc1"},
+		{"newest", []string{"hello 1.9", "hello 1.10", "hello 1.2", "hello 1.11-rc1"}, []string{"hello"}, "hello 1.10"},
+		{"only pre-releases", []string{"hello 1.11-rc1", "hello 1.11-rc2"}, []string{"hello"}, "hello 1.11-rc2"},
+		{"pre-release asked for", []string{"hello 1.10", "hello 1.11-rc1", "hello 1.11-rc2", "hello 2.0-beta"}, []string{"hello>=1.11-rc1"}, "hello 1.11-rc2"},
+		{"release of a pre-release asked for", []string{"hello 1.11-rc2", "hello 1.11", "hello 2.0-beta"}, []string{"hello>=1.11-rc1"}, "hello 1.11"},
+		{"pre-release needed", []string{"a 1 b>1.0", "b 1.0", "b 1.1~beta"}, []string{"a"}, "b 1.1~beta, a 1"},
+		{"pre-release when the release fails", []string{"a 1 b", "b 1.0 c>=2", "b 1.1~beta", "c 1"}, []string{"a"}, "b 1.1~beta, a 1"},
 		{"newest allowed", []string{"hello 1.9", "hello 1.10", "hello 2.0"}, []string{"hello<2"}, "hello 1.10"},
 		{"exact", []string{"jq 1.6", "jq 1.7.1", "jq 1.8"}, []string{"jq=1.7.1"}, "jq 1.7.1"},
 		{"at", []string{"jq 1.6", "jq 1.7.1", "jq 1.8"}, []string{"jq@1.7.1"}, "jq 1.7.1"},

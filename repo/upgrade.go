@@ -6,8 +6,9 @@ import (
 )
 
 // Upgrade resolves the upgrade of installed packages: the named ones and the installed
-// packages they depend on, transitively, move to the newest versions ix offers, never
-// older than installed, that the depends of every installed package allow; the others stay
+// packages they depend on, transitively, move to the newest versions ix offers (releases
+// before pre-releases, as in Resolve), never older than installed, that the depends of
+// every installed package allow; the others stay
 // as they are. With no names every installed package may move. A newer version's new
 // dependencies are added. An installed version missing from ix is kept as installed.
 //
@@ -24,7 +25,13 @@ func (ix *Index) Upgrade(installed []Package, names []string) ([]Package, error)
 		}
 	}
 	reqs, _ := upgradeReqs(byName, installed, names)
-	return withInstalled(ix, byName).Resolve(reqs)
+	r := newResolver(withInstalled(ix, byName))
+	r.use(installed)
+	pkgs, err := r.resolve(reqs)
+	if err != nil {
+		return nil, fmt.Errorf("repo: %w", err)
+	}
+	return pkgs, nil
 }
 
 // upgradeReqs returns what Upgrade resolves: each installed package at its version, or at
@@ -46,7 +53,7 @@ func upgradeReqs(byName map[string]Package, installed []Package, names []string)
 // or one it keeps because the index offers no version of it as new as the installed one.
 type Held struct {
 	Package Package // as the upgrade leaves it
-	Newest  string  // the newest version the index has that is not older than installed; "" if none
+	Newest  string  // the version not older than installed an upgrade would take on its own (preferred); "" if none
 	Older   string  // when Newest is "", the newest version the index has, if any
 	Reason  error   // what resolving the upgrade with Newest runs into; nil when Newest is ""
 }
@@ -71,12 +78,13 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package) [
 			continue
 		}
 		atLeast := Requirement{Name: p.Name, Constraints: []Constraint{{Op: ">=", Version: cur.Version}}}
-		vs := versions[p.Name]
+		all := versions[p.Name]
+		vs := preferred(all, preReleases(cur.Version))
 		i := slices.IndexFunc(vs, func(v Package) bool { return atLeast.Allows(v.Version) })
 		if i < 0 {
 			h := Held{Package: p}
-			if len(vs) > 0 {
-				h.Older = vs[0].Version
+			if len(all) > 0 {
+				h.Older = all[0].Version
 			}
 			held = append(held, h)
 			continue

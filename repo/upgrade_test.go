@@ -67,6 +67,27 @@ func TestUpgrade(t *testing.T) {
 			"jq 1.7, tool 1",
 		},
 		{
+			"not to a pre-release",
+			[]string{"jq 1.7", "jq 1.8", "jq 2.0-rc1"},
+			[]string{"jq 1.7"},
+			nil,
+			"jq 1.8",
+		},
+		{
+			"from a pre-release to its release",
+			[]string{"jq 1.7", "jq 2.0-rc1", "jq 2.0", "jq 3.0-beta"},
+			[]string{"jq 2.0-rc1"},
+			nil,
+			"jq 2.0",
+		},
+		{
+			"from a pre-release to a later one of the same release",
+			[]string{"jq 1.7", "jq 2.0-rc1", "jq 2.0-rc2", "jq 3.0-beta"},
+			[]string{"jq 2.0-rc1"},
+			nil,
+			"jq 2.0-rc2",
+		},
+		{
 			"multi-digit and pre-release ordering",
 			[]string{"jq 1.9", "jq 1.10-rc1", "jq 1.10", "jq 1.9.10"},
 			[]string{"jq 1.9"},
@@ -123,6 +144,23 @@ func TestHeldBack(t *testing.T) {
 	}
 	if held := ix.HeldBack(installed, []string{"a"}, plan); len(held) != 1 || held[0].Package.Name != "a" {
 		t.Errorf("HeldBack of a named upgrade = %+v", held)
+	}
+}
+
+// TestHeldBackPreRelease does not hold back a package for a pre-release the upgrade
+// would not take anyway.
+func TestHeldBackPreRelease(t *testing.T) {
+	ix := testIndex("jq 1.7", "jq 2.0-rc1", "yq 1.0-rc1", "yq 1.0-rc2", "yq 1.0")
+	installed := testIndex("jq 1.7", "yq 1.0-rc1").Packages
+	plan, err := ix.Upgrade(installed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids(plan) != "jq 1.7, yq 1.0" {
+		t.Errorf("Upgrade = %q, want jq 1.7, yq 1.0", ids(plan))
+	}
+	if held := ix.HeldBack(installed, nil, plan); len(held) != 0 {
+		t.Errorf("HeldBack = %+v, want nothing", held)
 	}
 }
 
@@ -186,6 +224,11 @@ func TestResolveInstalled(t *testing.T) {
 			[]string{"other 1", "libgreet 2.0"}, []string{"hello"}, "libgreet 2.0, hello 1.1, other 1", ""},
 		{"a kept name's versions are listed newest first", []string{"hello 1.0", "hello 1.1", "hello 1.2", "x 1 hello>=3"},
 			[]string{"hello 1.1"}, []string{"x"}, "", `no version of "hello" satisfies hello>=3 (required by x 1); the index has 1.2, 1.1 and 1.0`},
+		{"an installed pre-release is not moved back to a release", []string{"jq 1.7", "jq 2.0-beta", "jq 2.0-rc1", "jq 3.0-alpha"},
+			[]string{"jq 2.0-beta"}, []string{"jq"}, "jq 2.0-rc1", ""},
+		{"a kept pre-release stays", []string{"jq 1.7", "jq 2.0-beta", "yq 1"},
+			[]string{"jq 2.0-beta"}, []string{"yq"}, "jq 2.0-beta, yq 1", ""},
+		{"a new install takes a release", []string{"jq 1.7", "jq 2.0-beta"}, nil, []string{"jq"}, "jq 1.7", ""},
 		{"an installed version gone from the index stays", []string{"hello 1.1 libgreet>=2.0", "libgreet 2.1"},
 			[]string{"libgreet 2.0"}, []string{"hello"}, "libgreet 2.0, hello 1.1", ""},
 	}

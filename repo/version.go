@@ -3,6 +3,7 @@ package repo
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -64,6 +65,47 @@ func compareParts(a, b string) int {
 		return cmp.Compare(boolInt(bHas), boolInt(aHas))
 	}
 	return compareDotted(aPre, bPre)
+}
+
+// preReleases returns the release parts of the pre-releases among vs: "2.0" for "2.0-rc1".
+func preReleases(vs ...string) []string {
+	var rels []string
+	for _, v := range vs {
+		if rel, _, ok := splitPre(v); ok {
+			rels = append(rels, rel)
+		}
+	}
+	return rels
+}
+
+// preferred orders vs, candidates newest first, the way pkg chooses among them: releases
+// before pre-releases, as semantic versioning's ranges do, except that the pre-releases
+// of a release in welcome (release parts, as from preReleases) rank with the releases. So
+// a pre-release is taken when no release will do, or when it is of the release a
+// constraint names a pre-release of ("jq>=2.0-rc1" takes 2.0-rc2 over 1.9, not 3.0-beta),
+// or of one whose pre-release is in use (installed or locked), which keeps a user who took
+// a pre-release on it until its release, never moving them back to an older release.
+func preferred(vs []Package, welcome []string) []Package {
+	late := func(p Package) bool {
+		rel, _, ok := splitPre(p.Version)
+		return ok && !slices.Contains(welcome, rel)
+	}
+	i := slices.IndexFunc(vs, late)
+	if i < 0 {
+		return vs
+	}
+	out := slices.Clone(vs[:i])
+	for _, p := range vs[i:] {
+		if !late(p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range vs[i:] {
+		if late(p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // splitPre splits v at its first "-" or "~".
