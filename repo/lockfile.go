@@ -138,12 +138,28 @@ func (l *Lock) Order() ([]Package, error) {
 	return pkgs, nil
 }
 
+// Resolve is ix.Resolve(reqs) for a lockfile replacing l, which may be nil: a pre-release
+// l locks is in use (see resolver.use), as for Outdated.
+func (l *Lock) Resolve(ix *Index, reqs []Requirement) ([]Package, error) {
+	pkgs, err := l.resolve(ix, reqs)
+	if err != nil {
+		return nil, fmt.Errorf("repo: %w", err)
+	}
+	return pkgs, nil
+}
+
+func (l *Lock) resolve(ix *Index, reqs []Requirement) ([]Package, error) {
+	r := newResolver(ix)
+	if l != nil {
+		r.use(l.Packages)
+	}
+	return r.resolve(reqs)
+}
+
 // Outdated re-resolves the lock's requirements against ix and returns an error naming the
 // first package whose resolution differs from what is locked, or nil.
 func (l *Lock) Outdated(ix *Index) error {
-	r := newResolver(ix)
-	r.use(l.Packages)
-	now, err := r.resolve(l.Requires)
+	now, err := l.resolve(ix, l.Requires)
 	if err != nil {
 		return fmt.Errorf("repo: lockfile is out of date: its requirements no longer resolve: %v", err)
 	}

@@ -222,6 +222,10 @@ func TestLockOutdated(t *testing.T) {
 	if err := pre.Outdated(testIndex("jq 1.7", "jq 2.0-rc1", "jq 2.0")); err == nil || !strings.Contains(err.Error(), "jq is locked at 2.0-rc1, the index now resolves 2.0") {
 		t.Errorf("Outdated with the locked pre-release's release out: %v", err)
 	}
+	// Locking again moves it on to a later pre-release, as install would, not back.
+	if got, err := pre.Resolve(testIndex("jq 1.7", "jq 2.0-rc1", "jq 2.0-rc2"), pre.Requires); err != nil || ids(got) != "jq 2.0-rc2" {
+		t.Errorf("Resolve for a lock with jq 2.0-rc1 = %q, %v; want jq 2.0-rc2", ids(got), err)
+	}
 	changed := testIndex(lockIndex...)
 	changed.Packages[1].SHA256 = strings.Repeat("cd", 32)
 	if err := l.Outdated(changed); err == nil || !strings.Contains(err.Error(), "lib 1.5 is locked with sha256 "+testSum) {

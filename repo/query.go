@@ -17,7 +17,7 @@ func (ix *Index) Lookup(r Requirement) (Package, error) {
 	if len(vs) == 0 {
 		return Package{}, fmt.Errorf("repo: %s", missing(r.Name, all))
 	}
-	for _, p := range preferred(vs, r.preReleases()) {
+	for _, p := range preferred(vs, r.welcomes()) {
 		if r.Allows(p.Version) {
 			return p, nil
 		}

@@ -127,11 +127,15 @@ func (c Constraint) allows(v string) bool {
 	return false
 }
 
-// preReleases returns the release parts of the pre-releases r's constraints name.
-func (r Requirement) preReleases() []string {
+// welcomes returns the releases whose pre-releases r asks for: those of the pre-releases
+// its constraints bound or pin ("jq>=2.0-rc1" takes 2.0-rc2 over 1.9, not 3.0-beta); an
+// exclusion ("!=2.0-rc1") asks for none.
+func (r Requirement) welcomes() []string {
 	var rels []string
 	for _, c := range r.Constraints {
-		rels = append(rels, preReleases(c.Version)...)
+		if c.Op != "!=" {
+			rels = append(rels, preReleases(c.Version)...)
+		}
 	}
 	return rels
 }

@@ -104,7 +104,7 @@ type softError struct{ error }
 type resolver struct {
 	versions map[string][]Package // newest first
 	prefer   map[string]string    // name → the version tried first (ResolveInstalled)
-	inUse    map[string][]string  // name → the release of its pre-release installed or locked (see preferred)
+	welcome  map[string][]string  // name → releases whose pre-releases rank with releases (see welcomeFor)
 	needs    map[string][]need
 	chosen   map[string]choice
 	queue    []string // names in the order they are decided
@@ -122,17 +122,29 @@ func newResolver(ix *Index) *resolver {
 	return &resolver{
 		versions: ix.versions(),
 		prefer:   make(map[string]string),
-		inUse:    make(map[string][]string),
+		welcome:  make(map[string][]string),
 		needs:    make(map[string][]need),
 		chosen:   make(map[string]choice),
 		queued:   make(map[string]bool),
 	}
 }
 
-// use records the pre-releases among pkgs, installed or locked, as in use.
+// use welcomes the pre-releases of the release of each pre-release among pkgs, installed
+// or locked: a user who took one stays on them until the release, never moved back.
 func (r *resolver) use(pkgs []Package) {
 	for _, p := range pkgs {
-		r.inUse[p.Name] = preReleases(p.Version)
+		r.welcomeFor(p.Name, preReleases(p.Version))
+	}
+}
+
+// welcomeFor adds rels to the releases whose pre-releases rank with the releases of name.
+// Backtracking keeps them, so that the version chosen does not depend on the order in
+// which names are decided: a need found late re-ranks the candidates left (solve).
+func (r *resolver) welcomeFor(name string, rels []string) {
+	for _, rel := range rels {
+		if !slices.Contains(r.welcome[name], rel) {
+			r.welcome[name] = append(r.welcome[name], rel)
+		}
 	}
 }
 
@@ -160,7 +172,9 @@ func (r *resolver) solve(i int) (bool, levels) {
 	}
 	name := r.queue[i]
 	blame := r.imposers(name)
-	for _, p := range r.candidates(name) {
+	cands, welcomed := r.candidates(name), len(r.welcome[name])
+	for k := 0; k < len(cands); k++ {
+		p := cands[k]
 		if r.work > maxResolveWork {
 			return false, nil
 		}
@@ -178,6 +192,13 @@ func (r *resolver) solve(i int) (bool, levels) {
 			return false, cause
 		}
 		blame.add(cause)
+		if n := len(r.welcome[name]); n != welcomed { // a need asked for pre-releases of name
+			welcomed = n
+			tried := slices.Clip(cands[:k+1])
+			cands = append(tried, slices.DeleteFunc(r.candidates(name), func(q Package) bool {
+				return slices.ContainsFunc(tried, func(t Package) bool { return t.Version == q.Version })
+			})...)
+		}
 	}
 	delete(blame, i)
 	return false, blame
@@ -222,6 +243,7 @@ func (r *resolver) require(n need) (levels, error) {
 	}
 	r.needs[name] = append(r.needs[name], n)
 	r.log = append(r.log, name)
+	r.welcomeFor(name, n.req.welcomes())
 	if len(r.versions[name]) == 0 {
 		if n.by == "" {
 			return nil, errors.New(missing(name, r.versions))
@@ -263,11 +285,7 @@ func (r *resolver) candidates(name string) []Package {
 			ok = append(ok, p)
 		}
 	}
-	welcome := slices.Clip(r.inUse[name])
-	for _, n := range r.needs[name] {
-		welcome = append(welcome, n.req.preReleases()...)
-	}
-	ok = preferred(ok, welcome)
+	ok = preferred(ok, r.welcome[name])
 	if i := slices.IndexFunc(ok, func(p Package) bool { return p.Version == r.prefer[name] }); i > 0 {
 		p := ok[i]
 		ok = slices.Insert(slices.Delete(ok, i, i+1), 0, p)

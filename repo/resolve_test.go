@@ -42,6 +42,9 @@ func ids(ps []Package) string {
 	return strings.Join(s, ", ")
 }
 
+// preIndex has a package whose pre-releases z asks for, and packages that need both.
+var preIndex = []string{"b 1.9", "b 2.0-rc1", "b 2.0-rc2", "b 3.0-beta", "z 1 b>=2.0-rc1", "app 1 b z", "app2 1 z b"}
+
 func TestResolve(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -56,6 +59,12 @@ func TestResolve(t *testing.T) {
 		{"pre-release asked for", []string{"hello 1.10", "hello 1.11-rc1", "hello 1.11-rc2", "hello 2.0-beta"}, []string{"hello>=1.11-rc1"}, "hello 1.11-rc2"},
 		{"release of a pre-release asked for", []string{"hello 1.11-rc2", "hello 1.11", "hello 2.0-beta"}, []string{"hello>=1.11-rc1"}, "hello 1.11"},
 		{"pre-release needed", []string{"a 1 b>1.0", "b 1.0", "b 1.1~beta"}, []string{"a"}, "b 1.1~beta, a 1"},
+		{"pre-release excluded is not asked for", []string{"lib 1.9", "lib 2.0-rc1", "lib 2.0-rc2"}, []string{"lib!=2.0-rc1"}, "lib 1.9"},
+		// A need found after b is decided re-ranks b's candidates: the same b whatever the order.
+		{"pre-release asked for late", preIndex, []string{"b", "z"}, "b 2.0-rc2, z 1"},
+		{"pre-release asked for first", preIndex, []string{"z"}, "b 2.0-rc2, z 1"},
+		{"pre-release asked for by a dependency's dependency", preIndex, []string{"app"}, "b 2.0-rc2, z 1, app 1"},
+		{"pre-release asked for by a later dependency", preIndex, []string{"app2"}, "b 2.0-rc2, z 1, app2 1"},
 		{"pre-release when the release fails", []string{"a 1 b", "b 1.0 c>=2", "b 1.1~beta", "c 1"}, []string{"a"}, "b 1.1~beta, a 1"},
 		{"newest allowed", []string{"hello 1.9", "hello 1.10", "hello 2.0"}, []string{"hello<2"}, "hello 1.10"},
 		{"exact", []string{"jq 1.6", "jq 1.7.1", "jq 1.8"}, []string{"jq=1.7.1"}, "jq 1.7.1"},

@@ -24,14 +24,8 @@ func (ix *Index) Upgrade(installed []Package, names []string) ([]Package, error)
 			return nil, fmt.Errorf("repo: upgrade %s: not installed", n)
 		}
 	}
-	reqs, _ := upgradeReqs(byName, installed, names)
-	r := newResolver(withInstalled(ix, byName))
-	r.use(installed)
-	pkgs, err := r.resolve(reqs)
-	if err != nil {
-		return nil, fmt.Errorf("repo: %w", err)
-	}
-	return pkgs, nil
+	reqs, _ := upgradeReqs(byName, installed, names) // ">=V" welcomes an installed pre-release's
+	return withInstalled(ix, byName).Resolve(reqs)
 }
 
 // upgradeReqs returns what Upgrade resolves: each installed package at its version, or at
@@ -59,8 +53,8 @@ type Held struct {
 }
 
 // HeldBack returns the packages of plan, the result of Upgrade(installed, names), that
-// may move but stay below a newer version the index has, each with what stops it: the
-// error of the same upgrade with that package at its newest version. A package that
+// may move but stay below the version the upgrade would take on its own (Newest), each
+// with what stops it: the error of the same upgrade with that package at Newest. A package that
 // could reach its newest version on its own, but not together with the others, is not
 // listed. It also returns, with Newest "", the packages that may move but that the index
 // offers only in older versions, or not at all.

@@ -150,7 +150,7 @@ func TestHeldBack(t *testing.T) {
 // TestHeldBackPreRelease does not hold back a package for a pre-release the upgrade
 // would not take anyway.
 func TestHeldBackPreRelease(t *testing.T) {
-	ix := testIndex("jq 1.7", "jq 2.0-rc1", "yq 1.0-rc1", "yq 1.0-rc2", "yq 1.0")
+	ix := testIndex("jq 1.7", "jq 2.0-rc1 missing", "yq 1.0-rc1", "yq 1.0-rc2", "yq 1.0")
 	installed := testIndex("jq 1.7", "yq 1.0-rc1").Packages
 	plan, err := ix.Upgrade(installed, nil)
 	if err != nil {

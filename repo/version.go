@@ -78,13 +78,9 @@ func preReleases(vs ...string) []string {
 	return rels
 }
 
-// preferred orders vs, candidates newest first, the way pkg chooses among them: releases
-// before pre-releases, as semantic versioning's ranges do, except that the pre-releases
-// of a release in welcome (release parts, as from preReleases) rank with the releases. So
-// a pre-release is taken when no release will do, or when it is of the release a
-// constraint names a pre-release of ("jq>=2.0-rc1" takes 2.0-rc2 over 1.9, not 3.0-beta),
-// or of one whose pre-release is in use (installed or locked), which keeps a user who took
-// a pre-release on it until its release, never moving them back to an older release.
+// preferred orders vs, candidates newest first, the way pkg tries them: releases before
+// pre-releases, but for the pre-releases of a release in welcome (see Requirement.welcomes
+// and resolver.welcome). It returns vs itself when that is the order.
 func preferred(vs []Package, welcome []string) []Package {
 	late := func(p Package) bool {
 		rel, _, ok := splitPre(p.Version)

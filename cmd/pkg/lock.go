@@ -45,7 +45,7 @@ func lockAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pkgs, err := ix.Resolve(reqs)
+	pkgs, err := old.Resolve(ix, reqs)
 	if err != nil {
 		return f.about(err)
 	}

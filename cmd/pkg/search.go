@@ -11,7 +11,7 @@ import (
 func searchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "search",
-		Usage:     "list what the repository offers, each package at the version install takes",
+		Usage:     "list what the repository offers, each package at the version a new install takes",
 		ArgsUsage: "[WORD]",
 		Action: func(c *cli.Context) error {
 			if err := maxArgs(c, 1); err != nil {

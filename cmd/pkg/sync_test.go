@@ -252,6 +252,36 @@ func TestSyncFrozen(t *testing.T) {
 	e.checkInstalled("frozen sync after lock", "app 1.0, lib 1.9, tool 1.0")
 }
 
+// TestLockPreRelease: a lockfile that took a pre-release (none was released yet) stays
+// current when an older release appears, and locking again moves it on to a later
+// pre-release of the same release, as install would, never back to the older release.
+func TestLockPreRelease(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "jq", "2.0-rc1")
+	e := newEnv(t, base, dir)
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "jq")
+	addPackage(t, dir, "jq", "1.7")
+	e.ok("sync", "-f", lock, "--frozen")
+	e.checkInstalled("frozen sync of a locked pre-release", "jq 2.0-rc1")
+
+	addPackage(t, dir, "jq", "2.0-rc2")
+	if _, stderr, code := e.pkg("sync", "-f", lock, "--frozen"); code != 1 || !strings.Contains(stderr, "jq is locked at 2.0-rc1, the index now resolves 2.0-rc2") {
+		t.Errorf("sync --frozen after 2.0-rc2: exit %d, %q", code, stderr)
+	}
+	if out, _ := e.ok("lock", "-o", lock); !strings.Contains(out, "locked jq 2.0-rc2 (was 2.0-rc1)") {
+		t.Errorf("lock refresh: %q", out)
+	}
+	e.ok("sync", "-f", lock, "--frozen")
+	e.checkInstalled("frozen sync after lock", "jq 2.0-rc2")
+
+	fresh := filepath.Join(base, "fresh.lock")
+	if out, _ := e.ok("lock", "-o", fresh, "jq"); !strings.Contains(out, "jq 1.7") {
+		t.Errorf("a new lock of jq: %q, want the release 1.7", out)
+	}
+}
+
 func TestSyncOffline(t *testing.T) {
 	for _, kind := range []string{"xfs", ""} {
 		name := kind
