@@ -52,6 +52,7 @@ const entryMagic = "pkg-entry 1"
 type Cache struct {
 	dir       string
 	use       *os.File // the cache directory, flocked shared while in use, exclusively to remove entries
+	only      bool     // the exclusive flock is held: no other process uses the cache
 	checked   sync.Map // sha256 → []tarutil.Member of the entries this Cache has checked
 	unsettled sync.Map // sha256 → unsynced for those of them written in this boot, not yet synced
 
@@ -90,9 +91,14 @@ func OpenCache(dir string) (*Cache, error) {
 	}
 	// Every use writes it (its entries are private to their owner), so say so at once.
 	if err := unix.Access(filepath.Join(dir, "tmp"), unix.W_OK); err != nil {
+		var st unix.Stat_t
 		why := "not yours to write"
-		if errors.Is(err, unix.EROFS) {
+		switch {
+		case errors.Is(err, unix.EROFS):
 			why = "on a read-only filesystem"
+		case unix.Stat(filepath.Join(dir, "tmp"), &st) == nil && int(st.Uid) == os.Geteuid():
+			return nil, fmt.Errorf("cache %s is yours but read-only (%s is mode %04o), and every use writes to it: make it writable (chmod -R u+w %s) or pass another --cache",
+				dir, filepath.Join(dir, "tmp"), st.Mode&0o7777, dir)
 		}
 		return nil, fmt.Errorf("cache %s is %s: %w", dir, why, &os.PathError{Op: "access", Path: filepath.Join(dir, "tmp"), Err: err})
 	}
@@ -122,6 +128,7 @@ func (c *Cache) Exclusive(ctx context.Context, waiting func(pids []int)) error {
 			if err != nil && !noFlock(err) {
 				return fmt.Errorf("fetch: lock cache %s: %w", c.dir, err)
 			}
+			c.only = err == nil
 			return nil
 		}
 		if first && waiting != nil {
@@ -531,6 +538,16 @@ func (c *Cache) Remove(keep func(Entry) bool) ([]Entry, error) {
 	return removed, durable.Path(tars)
 }
 
+// RemoveUnfinished removes what downloads that were killed left in tmp/, which the cache
+// otherwise keeps for a while (removeTemporary), and returns its bytes. It does so only
+// while c is the cache's only user (Exclusive): then nothing there is being written.
+func (c *Cache) RemoveUnfinished() int64 {
+	if !c.only {
+		return 0
+	}
+	return removeOld(filepath.Join(c.dir, "tmp"), func(string, time.Duration) bool { return true })
+}
+
 // entryName names an entry in messages: its package and version, or, when its index could
 // not be read, its sha256.
 func entryName(sha, name, version string) string {
@@ -565,14 +582,18 @@ func removeStale(dir string, match func(name string) bool) {
 	removeOld(dir, func(name string, age time.Duration) bool { return age > staleAge && match(name) })
 }
 
-// removeOld removes the files of dir that old reports, given their names and ages.
-func removeOld(dir string, old func(name string, age time.Duration) bool) {
+// removeOld removes the files of dir that old reports, given their names and ages, and
+// returns their bytes.
+func removeOld(dir string, old func(name string, age time.Duration) bool) int64 {
+	var n int64
 	ents, _ := os.ReadDir(dir)
 	for _, d := range ents {
-		if info, err := d.Info(); err == nil && old(d.Name(), time.Since(info.ModTime())) {
-			os.Remove(filepath.Join(dir, d.Name()))
+		info, err := d.Info()
+		if err == nil && old(d.Name(), time.Since(info.ModTime())) && os.Remove(filepath.Join(dir, d.Name())) == nil {
+			n += info.Size()
 		}
 	}
+	return n
 }
 
 // Inspect reads a local archive the way Fetch would and returns what it holds, refusing

@@ -163,6 +163,28 @@ func TestListRemove(t *testing.T) {
 	}
 }
 
+// TestRemoveUnfinished removes a fresh partial download, which open keeps (another process
+// may be writing it), once the cache is exclusively this process's, and only then.
+func TestRemoveUnfinished(t *testing.T) {
+	c := openCache(t)
+	partial := filepath.Join(c.dir, "tmp", "big-123.tar")
+	if err := os.WriteFile(partial, make([]byte, 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.RemoveUnfinished(); n != 0 {
+		t.Errorf("RemoveUnfinished while shared = %d, want 0", n)
+	}
+	if err := c.Exclusive(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.RemoveUnfinished(); n != 1000 {
+		t.Errorf("RemoveUnfinished = %d, want 1000", n)
+	}
+	if _, err := os.Stat(partial); !os.IsNotExist(err) {
+		t.Errorf("partial download after RemoveUnfinished: %v", err)
+	}
+}
+
 // TestStaleTemporary removes at open a day-old temporary file, and a download and a saved
 // index that no process holds, and keeps a fresh file, a held download, and a recent entry
 // index.

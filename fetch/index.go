@@ -116,6 +116,16 @@ func (i *savedIndex) demotes(saved *savedIndex) bool {
 	return err1 == nil && (err2 != nil || now.Version < was.Version)
 }
 
+// IndexTime returns when the copy of s's index kept in the cache was last read from the
+// repository, changed or not; false when there is none.
+func (c *Cache) IndexTime(s *Source) (time.Time, bool) {
+	info, err := os.Stat(c.indexPath(s))
+	if err != nil {
+		return time.Time{}, false
+	}
+	return info.ModTime(), true
+}
+
 // offlineNote tells, after the repository could not be reached, that an offline source
 // would use the copy kept, and how current it is; "" when there is none it would believe.
 func (s *Source) offlineNote(saved *savedIndex, path string, known []trust.Record) string {

@@ -163,7 +163,11 @@ func cacheRemove(c *cli.Context, cache *fetch.Cache, keep func(fetch.Entry) bool
 		n += e.Size
 	}
 	if err == nil || len(removed) > 0 { // what was removed before the error, if anything
-		say(c, "removed %s%s, %s", count(len(removed), "cached package"), why, size(n))
+		unfinished := ""
+		if u := cache.RemoveUnfinished(); u > 0 {
+			unfinished = ", and " + size(u) + " that killed downloads left"
+		}
+		say(c, "removed %s%s, %s%s", count(len(removed), "cached package"), why, size(n), unfinished)
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -158,12 +159,31 @@ func (f *fetcher) checkOffline(pkgs []repo.Package) error {
 			entries, _ = f.cache.List() // only to explain: without it the message is shorter
 			listed = true
 		}
-		missing = append(missing, p.Name+" "+p.Version+f.otherArchives(p, entries))
+		missing = append(missing, p.Name+" "+p.Version+f.otherArchives(p, entries)+f.otherVersions(p, entries))
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("offline: not in the cache: %s", strings.Join(missing, ", "))
+		return fmt.Errorf("%w: %s", errNotCached, strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// errNotCached is checkOffline's refusal.
+var errNotCached = errors.New("offline: not in the cache")
+
+// otherVersions returns " (the cache holds NAME 1.3, 1.2: ask for NAME=1.3)" when entries
+// hold other versions of p's name, for an install, which may ask for one; else "".
+func (f *fetcher) otherVersions(p repo.Package, entries []fetch.Entry) string {
+	var vs []string
+	for _, e := range entries {
+		if e.Name == p.Name && e.Version != p.Version && !slices.Contains(vs, e.Version) {
+			vs = append(vs, e.Version)
+		}
+	}
+	if len(vs) == 0 || f.index.Location == "" {
+		return ""
+	}
+	slices.SortFunc(vs, func(a, b string) int { return repo.CompareVersions(b, a) })
+	return fmt.Sprintf(" (the cache holds %s %s: ask for %s=%s)", p.Name, strings.Join(vs, ", "), p.Name, vs[0])
 }
 
 // otherArchives returns " (sha256 … by the saved index; the cache holds NAME VERSION with

@@ -210,6 +210,23 @@ func TestOffline(t *testing.T) {
 	checkDBEmpty(t, bare.root)
 }
 
+// TestOfflineOtherVersion: offline, pkg says how old the index it uses is, and an install
+// of a version not cached names the versions that are, and how to ask for one.
+func TestOfflineOtherVersion(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "hello", "1.1")
+	addPackage(t, dir, "hello", "1.2")
+	e := newEnv(t, base, serve(t, dir))
+	e.ok("fetch", "hello=1.1")
+	_, stderr, code := e.pkg("--offline", "install", "hello")
+	if code != 1 || !strings.Contains(stderr, "pkg: note: offline: using the index of "+e.repo) ||
+		!strings.Contains(stderr, "pkg: offline: not in the cache: hello 1.2 (the cache holds hello 1.1: ask for hello=1.1)\n") {
+		t.Errorf("offline install of an uncached version: exit %d, %q", code, stderr)
+	}
+	e.ok("--offline", "install", "hello=1.1")
+}
+
 // TestOfflineOtherArchive caches hello 1.1, then changes its sha256 in the index: offline,
 // install and sync say the cache holds another archive of hello 1.1, and install nothing.
 func TestOfflineOtherArchive(t *testing.T) {
@@ -247,7 +264,8 @@ func TestOfflineOtherArchive(t *testing.T) {
 		{[]string{"install", "hello"}, "the saved index"},
 		{[]string{"sync", "-f", lock}, "the lockfile"},
 	} {
-		want := "pkg: offline: not in the cache: hello 1.1 (sha256 " + wanted[:16] + "… by " + tt.by + holds + "\n"
+		want := "pkg: offline: not in the cache: hello 1.1 (sha256 " + wanted[:16] + "… by " + tt.by + holds +
+			"\npkg: hint: fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)\n"
 		if _, stderr, code := e.pkg(append([]string{"--offline"}, tt.args...)...); code != 1 || !strings.HasSuffix(stderr, want) {
 			t.Errorf("offline %v: exit %d, %q; want 1, %q", tt.args, code, stderr, want)
 		}

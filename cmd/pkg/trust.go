@@ -92,9 +92,26 @@ func openFetcherIn(c *cli.Context, withRoot bool) (*fetcher, *repo.Index, error)
 		return nil, nil, err
 	}
 	warnIndex(c, res)
+	if t, ok := cache.IndexTime(src); ok && c.Bool("offline") {
+		// What offline installs, locks and --frozen checks are as current as.
+		note(c, "offline: using the index of %s as last read %s (%s ago)", src.URL(), t.Local().Format("2006-01-02 15:04"), roughly(time.Since(t)))
+	}
 	f.src, f.index, f.known = src, res, known
 	f.useCache(cache)
 	return f, ix, nil
+}
+
+// roughly says d in its largest unit: "5 minutes", "3 hours", "2 days".
+func roughly(d time.Duration) string {
+	switch {
+	case d < 2*time.Minute:
+		return "a minute"
+	case d < 2*time.Hour:
+		return fmt.Sprintf("%d minutes", d/time.Minute)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	}
+	return fmt.Sprintf("%d days", d/(24*time.Hour))
 }
 
 // stale reports whether the root's record of the repository changed since f read the
@@ -264,6 +281,9 @@ func hint(err error, dirs []string) string {
 	}
 	if errors.Is(err, fetch.ErrGone) {
 		return "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"
+	}
+	if errors.Is(err, errNotCached) {
+		return "fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"
 	}
 	if errors.Is(err, install.ErrLocked) {
 		return "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"

@@ -80,6 +80,19 @@ func TestOtherUser(t *testing.T) {
 		t.Errorf("search with another user's cache: exit %d, %q", code, stderr)
 	}
 
+	// The user's own cache made read-only is told apart from another user's.
+	ro := filepath.Join(cache, "ro")
+	if _, stderr, code := nobody(ro, "search"); code != 0 {
+		t.Fatalf("search with a new cache: exit %d, %q", code, stderr)
+	}
+	if err := os.Chmod(filepath.Join(ro, "tmp"), 0o555); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := nobody(ro, "search"); code != 1 || !strings.Contains(stderr, "pkg: cache "+ro+" is yours but read-only (") ||
+		strings.Contains(stderr, "another user's") {
+		t.Errorf("search with a read-only cache of the user's: exit %d, %q", code, stderr)
+	}
+
 	// root installing into a root of another user's is told what that means.
 	theirs := &env{t: t, bin: e.bin, root: filepath.Join(base, "theirs"), cache: e.cache, repo: repoDir}
 	if err := os.Mkdir(theirs.root, 0o755); err != nil {
