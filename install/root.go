@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,8 +41,9 @@ type Root struct {
 	db    *db.DB
 	o     Options
 	umask fs.FileMode
-	links error // a *LinksError: bin/ could not be synced at Open
-	left  error // what Open could not delete of what commands cut short left
+	links error  // a *LinksError: bin/ could not be synced at Open
+	left  error  // what Open could not delete of what commands cut short left
+	found string // what Open undid or deleted of what commands cut short left, said for Recovered
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
@@ -144,6 +146,11 @@ func (r *Root) Links() error { return r.links }
 // in staging or trash, or nil. The root is as recorded all the same.
 func (r *Root) Leftovers() error { return r.left }
 
+// Recovered says what Open undid or deleted of what commands cut short (killed, or a
+// failed disk) left in the root, or "": "undid an interrupted install of app; deleted an
+// unfinished install of big, big2".
+func (r *Root) Recovered() string { return r.found }
+
 // Abandon closes r after a command that failed. If Open created the root's database and
 // nothing was installed since, it removes the database first, so that a first install
 // that failed leaves no root: the directory again holds none (Exists).
@@ -201,12 +208,32 @@ func (r *Root) reconcile() error {
 		// staging and trash go, as the space they hold may be what bin/ lacks.
 		r.links = &LinksError{Dir: r.path("bin"), Err: err}
 	}
-	var errs []error
+	var (
+		errs  []error
+		found []string
+		gone  = map[string][]string{} // staging or trash → the names of the trees deleted there (NAME.N)
+	)
+	for _, in := range ins {
+		found = append(found, "undid an interrupted "+in.Op+" of "+in.Name)
+	}
 	for _, path := range left { // the lock is held: nothing was added since
 		if err := removeTree(path); err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		name := filepath.Base(path)
+		name = name[:max(strings.LastIndexByte(name, '.'), 0)]
+		if d := filepath.Base(filepath.Dir(path)); name != "" && !slices.Contains(gone[d], name) {
+			gone[d] = append(gone[d], name)
 		}
 	}
+	if names := gone["staging"]; len(names) > 0 {
+		found = append(found, "deleted the unfinished install of "+strings.Join(names, ", "))
+	}
+	if names := gone["trash"]; len(names) > 0 {
+		found = append(found, "deleted the replaced or removed tree of "+strings.Join(names, ", "))
+	}
+	r.found = strings.Join(found, "; ")
 	r.left = errors.Join(errs...)
 	return nil
 }

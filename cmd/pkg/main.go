@@ -440,6 +440,9 @@ func openRoot(c *cli.Context) (*install.Root, error) {
 	if err == nil && r.Links() != nil {
 		warn(c, "%s; once it can be changed, 'pkg verify' names the links still wrong", userText(r.Links()))
 	}
+	if err == nil && r.Recovered() != "" {
+		note(c, "an earlier pkg command was cut short: %s", r.Recovered())
+	}
 	if err == nil && r.Leftovers() != nil {
 		warn(c, "could not delete what an earlier command left behind (the root is as recorded; delete it by hand): %s", userText(r.Leftovers()))
 	}
