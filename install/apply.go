@@ -286,7 +286,7 @@ func (r *Root) intents(recs []db.Package, staged []*Staged) ([]db.Intent, [][]st
 	made := make([][]string, len(staged))
 	for i, s := range staged {
 		if j := slices.IndexFunc(recs, func(p db.Package) bool { return p.Name == s.rec.Name }); j >= 0 {
-			s.res.Previous = recs[j].Version
+			s.res.Previous, s.res.Again = recs[j].Version, recs[j].SHA256 == s.rec.SHA256
 		}
 		ino, ok := inode(s.dir)
 		if !ok {

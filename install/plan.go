@@ -1,6 +1,9 @@
 package install
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"slices"
 
 	"pkg/db"
@@ -18,8 +21,9 @@ type Plan struct {
 func (p *Plan) Empty() bool { return len(p.Install) == 0 && len(p.Remove) == 0 }
 
 // Plan compares the installed packages with want, one package per name. A package is
-// installed as wanted when its version, archive sha256, depends and commands all match;
-// any other version, older or newer, is replaced.
+// installed as wanted when its version, archive sha256, depends and commands all match
+// and its tree is there; any other version, older or newer, is replaced, and a tree
+// deleted by hand is installed again.
 func (r *Root) Plan(want []repo.Package) (*Plan, error) {
 	all, err := r.db.List()
 	if err != nil {
@@ -31,7 +35,7 @@ func (r *Root) Plan(want []repo.Package) (*Plan, error) {
 	}
 	plan := &Plan{}
 	for _, p := range want {
-		if cur, ok := have[p.Name]; ok && same(cur, p) {
+		if cur, ok := have[p.Name]; ok && same(cur, p) && r.hasTree(p.Name) {
 			plan.Keep = append(plan.Keep, p.Name)
 		} else {
 			plan.Install = append(plan.Install, p)
@@ -45,6 +49,12 @@ func (r *Root) Plan(want []repo.Package) (*Plan, error) {
 	}
 	slices.Sort(plan.Keep)
 	return plan, nil
+}
+
+// hasTree reports whether pkgs/name is a directory, or may be: only its absence is sure.
+func (r *Root) hasTree(name string) bool {
+	info, err := os.Lstat(r.pkgDir(name))
+	return err == nil && info.IsDir() || err != nil && !errors.Is(err, fs.ErrNotExist)
 }
 
 func same(cur db.Package, p repo.Package) bool {

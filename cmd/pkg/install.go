@@ -226,7 +226,7 @@ func (in *installer) report(res *install.Result) {
 	}
 	what := "installed " + res.Name + " " + res.Version
 	switch c := repo.CompareVersions(res.Version, res.Previous); {
-	case in.reinstall:
+	case in.reinstall || res.Again:
 		what = "reinstalled " + res.Name + " " + res.Version
 	case res.Previous == "":
 	case c > 0:

@@ -252,6 +252,26 @@ func TestSyncFrozen(t *testing.T) {
 	e.checkInstalled("frozen sync after lock", "app 1.0, lib 1.9, tool 1.0")
 }
 
+// TestSyncRestoresTree: a package whose tree was deleted by hand is installed again by the
+// next sync, which does not say the root matches.
+func TestSyncRestoresTree(t *testing.T) {
+	base := t.TempDir()
+	e := newEnv(t, base, syncRepo(t))
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "app")
+	e.ok("sync", "-f", lock)
+	if err := os.RemoveAll(filepath.Join(e.root, "pkgs", "lib")); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := e.ok("sync", "-f", lock); !strings.Contains(out, "reinstalled lib 1.5: ") {
+		t.Errorf("sync of a root missing lib's tree: %q", out)
+	}
+	e.checkInstalled("sync after lib's tree was deleted", "app 1.0, lib 1.5")
+	if out, _ := e.ok("sync", "-f", lock); !strings.Contains(out, "nothing to do") {
+		t.Errorf("sync again: %q", out)
+	}
+}
+
 // TestLockPreRelease: a lockfile that took a pre-release (none was released yet) stays
 // current when an older release appears, and locking again moves it on to a later
 // pre-release of the same release, as install would, never back to the older release.
