@@ -85,8 +85,8 @@ func place(dir, archivePath string, p *Package, s *Signer) (Meta, error) {
 }
 
 // cycleWith returns the dependency cycle, as "name version" from p back to p, that
-// installing p would run into once ix holds it, each dependency taken at the newest
-// version it alone allows; or nil. Install refuses a cycle.
+// installing p would run into once ix holds it, each dependency taken at the version it
+// alone would resolve to (the newest, releases first); or nil. Install refuses a cycle.
 func (ix *Index) cycleWith(p Package) []string {
 	next := &Index{Packages: slices.Clone(ix.Packages)}
 	next.put(p)
@@ -104,11 +104,12 @@ func (ix *Index) cycleWith(p Package) []string {
 				}
 				continue // a conflict, not a cycle
 			}
-			i := slices.IndexFunc(all[d.Name], func(v Package) bool { return d.Allows(v.Version) })
-			if i < 0 || seen[all[d.Name][i].id()] {
+			vs := preferred(all[d.Name], d.welcomes())
+			i := slices.IndexFunc(vs, func(v Package) bool { return d.Allows(v.Version) })
+			if i < 0 || seen[vs[i].id()] {
 				continue
 			}
-			dep := all[d.Name][i]
+			dep := vs[i]
 			seen[dep.id()] = true
 			if walk(dep) {
 				return true
@@ -123,6 +124,18 @@ func (ix *Index) cycleWith(p Package) []string {
 	return nil
 }
 
+// otherName suggests a new name for an archive: "hello-1.3.tar.gz" → "hello-1.3-2.tar.gz".
+func otherName(name string) string {
+	stem, ext := name, ""
+	for _, e := range []string{".tar.gz", ".tar.zst", ".tar.xz", ".tgz", ".tar"} {
+		if s, ok := strings.CutSuffix(name, e); ok && s != "" {
+			stem, ext = s, e
+			break
+		}
+	}
+	return stem + "-2" + ext
+}
+
 // placeArchive puts a copy of src in dir unless an identical file is already there, and
 // returns its size and sha256.
 func placeArchive(dir, src string) (int64, string, error) {
@@ -134,7 +147,8 @@ func placeArchive(dir, src string) (int64, string, error) {
 	case same:
 		return HashFile(src)
 	case exists:
-		return 0, "", fmt.Errorf("%s exists with different contents", dst)
+		// Mirrors and caches may hold the file: under one name it never changes.
+		return 0, "", fmt.Errorf("%s exists with different contents: give the new archive a name of its own (%s, say)", dst, otherName(filepath.Base(src)))
 	}
 	var size int64
 	h := sha256.New()

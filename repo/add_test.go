@@ -151,7 +151,7 @@ func TestAddExistingArchive(t *testing.T) {
 	if err == nil {
 		t.Fatal("Add over a different archive: no error")
 	}
-	checkError(t, err, "a@1", "different contents")
+	checkError(t, err, "a@1", "exists with different contents: give the new archive a name of its own (a-1-2.tar, say)")
 	if data, _ := os.ReadFile(inDir); string(data) != "same" {
 		t.Errorf("archive overwritten: %q", data)
 	}
@@ -224,6 +224,8 @@ func TestAddCycle(t *testing.T) {
 		{"through a diamond", []string{"b 1 d", "c 1", "d 1 a"}, "a 1 c b", "a 1 -> b 1 -> d 1 -> a 1"},
 		{"older version added", []string{"a 2", "b 1 a"}, "a 1 b", "a 1 -> b 1 -> a 1"},
 		{"newest dependency", []string{"b 1 a", "b 2"}, "a 1 b", ""},
+		{"release before a pre-release", []string{"b 1 a", "b 2-rc1"}, "a 1 b", "a 1 -> b 1 -> a 1"},
+		{"pre-release asked for", []string{"b 1 a", "b 2-rc1"}, "a 1 b>=2-rc1", ""},
 		{"pinned older dependency", []string{"b 1 a", "b 2"}, "a 1 b<2", "a 1 -> b 1 -> a 1"},
 		{"dependency excludes it", []string{"b 1 a<1"}, "a 1 b", ""},
 		{"missing dependency", []string{"cyca 1 cycb later"}, "cycb 1 cyca", "cycb 1 -> cyca 1 -> cycb 1"},
