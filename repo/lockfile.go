@@ -126,12 +126,12 @@ func digest(pkgs []Package) string {
 func (l *Lock) Order() ([]Package, error) {
 	pkgs, err := newResolver(&Index{Format: 1, Packages: l.Packages}).resolve(l.Requires)
 	if err != nil {
-		return nil, fmt.Errorf("repo: lockfile: %v", err)
+		return nil, fmt.Errorf("%w: %v", ErrLockfile, err)
 	}
 	if len(pkgs) < len(l.Packages) {
 		for _, p := range l.Packages {
 			if !slices.ContainsFunc(pkgs, func(q Package) bool { return q.Name == p.Name }) {
-				return nil, fmt.Errorf("repo: lockfile: %s %s is locked but not required", p.Name, p.Version)
+				return nil, fmt.Errorf("%w: %s %s is locked but not required", ErrLockfile, p.Name, p.Version)
 			}
 		}
 	}
@@ -244,6 +244,10 @@ func WriteLock(path string, l *Lock) error {
 	return nil
 }
 
+// ErrLockfile is returned for a lockfile that pkg lock did not write as it is: damaged,
+// truncated or edited.
+var ErrLockfile = errors.New("repo: lockfile")
+
 // ReadLock reads and parses the lockfile at path.
 func ReadLock(path string) (*Lock, error) {
 	f, err := os.Open(path)
@@ -268,7 +272,7 @@ func ReadLock(path string) (*Lock, error) {
 func ParseLock(data []byte) (*Lock, error) {
 	l, err := parseLock(data)
 	if err != nil {
-		return nil, fmt.Errorf("repo: lockfile: %v", err)
+		return nil, fmt.Errorf("%w: %v", ErrLockfile, err)
 	}
 	if _, err := l.Order(); err != nil {
 		return nil, err

@@ -46,6 +46,10 @@ func lockAction(c *cli.Context) error {
 		return err
 	}
 	pkgs, err := old.Resolve(ix, reqs)
+	if err != nil && c.NArg() == 0 {
+		return fmt.Errorf("%w; these are the requirements %s records (%s): to change them, name the ones to lock, 'pkg lock -o %s NAME...'",
+			f.about(err), path, joinRequirements(reqs), path)
+	}
 	if err != nil {
 		return f.about(err)
 	}

@@ -642,11 +642,37 @@ func TestSyncRefusesEditedLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stderr, code := e.pkg("sync", "-f", lock)
-	if code != 1 || !strings.Contains(stderr, "is not the digest of its packages") || !strings.Contains(stderr, "run pkg lock") {
+	if code != 1 || !strings.Contains(stderr, "is not the digest of its packages") || !strings.Contains(stderr, "run pkg lock") ||
+		!strings.Contains(stderr, "pkg: hint: pkg reads a lockfile only as pkg lock wrote it") {
 		t.Errorf("sync of an edited lockfile: exit %d, %q", code, stderr)
+	}
+	if err := os.WriteFile(lock, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = e.pkg("sync", "-f", lock)
+	if code != 1 || !strings.Contains(stderr, "(truncated?)") || !strings.Contains(stderr, "pkg: hint: pkg reads a lockfile only as pkg lock wrote it") {
+		t.Errorf("sync of a truncated lockfile: exit %d, %q", code, stderr)
 	}
 	if _, err := os.Stat(e.root); !os.IsNotExist(err) {
 		t.Errorf("the refused sync made the root: %v", err)
+	}
+}
+
+// TestLockRefreshGone: refreshing a lockfile that requires a package the repository no
+// longer has names the requirements it records and how to change them.
+func TestLockRefreshGone(t *testing.T) {
+	base := t.TempDir()
+	e := newEnv(t, base, syncRepo(t))
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "app", "extra")
+	other := filepath.Join(base, "other")
+	addPackage(t, other, "app", "1.0", "lib>=1,<2")
+	addPackage(t, other, "lib", "1.5")
+	e.repo = other
+	_, stderr, code := e.pkg("lock", "-o", lock)
+	if code != 1 || !strings.Contains(stderr, `package "extra" not found`) ||
+		!strings.Contains(stderr, "these are the requirements "+lock+" records (app extra): to change them, name the ones to lock, 'pkg lock -o "+lock+" NAME...'") {
+		t.Errorf("lock refresh with extra gone: exit %d, %q", code, stderr)
 	}
 }
 
