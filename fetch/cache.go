@@ -76,6 +76,7 @@ type Entry struct {
 	Version string
 	Size    int64     // bytes of the aligned tar
 	Used    time.Time // when it was last fetched or asked for
+	Err     error     // why Name and Version are not known: its digests file is unreadable or damaged
 }
 
 // OpenCache creates the cache's layout under dir if needed, refuses a cache this process
@@ -492,12 +493,14 @@ func (c *Cache) List() ([]Entry, error) {
 			continue
 		}
 		e := Entry{SHA256: sha, Size: info.Size(), Used: info.ModTime()}
-		if f, err := os.Open(c.idxPath(sha)); err == nil {
+		f, err := os.Open(c.idxPath(sha))
+		if err == nil {
 			head := make([]byte, 512)
 			n, _ := io.ReadFull(f, head)
-			e.Name, e.Version, _, _, _ = readEntryHeader(head[:n])
+			e.Name, e.Version, _, _, err = readEntryHeader(head[:n])
 			f.Close()
 		}
+		e.Err = err
 		es = append(es, e)
 	}
 	slices.SortFunc(es, func(a, b Entry) int {

@@ -63,11 +63,27 @@ func cacheListAction(c *cli.Context) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	var bad []error
 	for _, e := range es {
-		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\n", e.SHA256[:min(16, len(e.SHA256))], e.Name, e.Version, size(e.Size),
+		what := e.Name + " " + e.Version
+		if e.Err != nil {
+			what = "unknown package"
+			bad = append(bad, e.Err)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.SHA256[:min(16, len(e.SHA256))], what, size(e.Size),
 			e.Used.Local().Format("2006-01-02 15:04"))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	switch {
+	case len(bad) > 0:
+		return fmt.Errorf("cache list: cannot read which package each of %s is (%v): the cache's files must be readable by whoever uses it; 'pkg cache clean' as their owner removes them",
+			count(len(bad), "cached archive"), bad[0])
+	case len(es) == 0:
+		note(c, "nothing is cached in %s", c.String("cache"))
+	}
+	return nil
 }
 
 func cachePruneAction(c *cli.Context) error {

@@ -35,6 +35,29 @@ func TestCacheCleanCount(t *testing.T) {
 	}
 }
 
+// TestCacheListUnreadable: cache list says which entries it cannot name, and fails; on an
+// empty cache it says there is nothing.
+func TestCacheListUnreadable(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("fetch", "libgreet")
+	idx, _ := filepath.Glob(filepath.Join(e.cache, "tars", "*.idx"))
+	if len(idx) != 1 {
+		t.Fatalf("digests files: %q", idx)
+	}
+	if err := os.WriteFile(idx[0], []byte("garbage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := e.pkg("cache", "list")
+	if code != 1 || !strings.Contains(out, "  unknown package  ") ||
+		!strings.Contains(stderr, "cannot read which package each of 1 cached archive is (not an entry index)") {
+		t.Errorf("cache list with a damaged entry: exit %d, %q, %q", code, out, stderr)
+	}
+	e.ok("cache", "clean")
+	if out, stderr := e.ok("cache", "list"); out != "" || stderr != "pkg: note: nothing is cached in "+e.cache+"\n" {
+		t.Errorf("cache list of an empty cache: %q, %q", out, stderr)
+	}
+}
+
 // TestCacheMissing checks that the cache commands on a cache that does not exist say so and
 // create nothing: a mistyped --cache makes no directory.
 func TestCacheMissing(t *testing.T) {
