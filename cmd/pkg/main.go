@@ -86,6 +86,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case unknown != "":
 		fmt.Fprintf(stderr, "pkg: unknown command %q%s\npkg: hint: run '%s' for the list\n", unknown, guess, help)
 		return 2
+	case err == nil && ctx.Err() != nil: // the signal came once nothing could stop it
+		fmt.Fprintln(stderr, "pkg: interrupted too late to stop: the command completed")
+		return 0
 	case err == nil:
 		return 0
 	case errors.Is(err, context.Canceled): // cut short by the signal
