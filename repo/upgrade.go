@@ -8,8 +8,8 @@ import (
 // Upgrade resolves the upgrade of installed packages: the named ones and the installed
 // packages they depend on, transitively, move to the newest versions ix offers (releases
 // before pre-releases, as in Resolve), never older than installed, that the depends of
-// every installed package allow; the others stay
-// as they are. With no names every installed package may move. A newer version's new
+// every installed package allow; the others stay as they are. With no names every
+// installed package may move. A newer version's new
 // dependencies are added. An installed version missing from ix is kept as installed.
 //
 // installed lists one record per installed name. The result holds every package of the
@@ -24,7 +24,7 @@ func (ix *Index) Upgrade(installed []Package, names []string) ([]Package, error)
 			return nil, fmt.Errorf("repo: upgrade %s: not installed", n)
 		}
 	}
-	reqs, _ := upgradeReqs(byName, installed, names) // ">=V" welcomes an installed pre-release's
+	reqs, _ := upgradeReqs(byName, installed, names) // ">=V" of a pre-release welcomes its release's
 	return withInstalled(ix, byName).Resolve(reqs)
 }
 
@@ -54,8 +54,8 @@ type Held struct {
 
 // HeldBack returns the packages of plan, the result of Upgrade(installed, names), that
 // may move but stay below the version the upgrade would take on its own (Newest), each
-// with what stops it: the error of the same upgrade with that package at Newest. A package that
-// could reach its newest version on its own, but not together with the others, is not
+// with what stops it: the error of the same upgrade with that package at Newest. A
+// package that could reach Newest on its own, but not together with the others, is not
 // listed. It also returns, with Newest "", the packages that may move but that the index
 // offers only in older versions, or not at all.
 func (ix *Index) HeldBack(installed []Package, names []string, plan []Package) []Held {
