@@ -165,10 +165,28 @@ func checkApply(recs []db.Package, staged []*Staged, remove []string) error {
 					return fmt.Errorf("install %s %s: command %q is also provided by %s, installed with it",
 						s.rec.Name, s.rec.Version, cmd, other)
 				default:
-					return fmt.Errorf("install %s %s: command %q is already provided by package %s",
-						s.rec.Name, s.rec.Version, cmd, other)
+					return fmt.Errorf("install %s %s: command %q is already provided by package %s (remove %s first to have %s's)",
+						s.rec.Name, s.rec.Version, cmd, other, other, s.rec.Name)
 				}
 			}
+		}
+	}
+	for _, gone := range remove {
+		var users, versions []string // what still depends on gone
+		for _, name := range names {
+			if slices.ContainsFunc(next[name].Depends, func(d string) bool {
+				req, err := repo.ParseRequirement(d)
+				return err == nil && req.Name == gone
+			}) {
+				users, versions = append(users, name), append(versions, name+" "+next[name].Version)
+			}
+		}
+		if len(users) > 0 {
+			verb := "depends"
+			if len(users) > 1 {
+				verb = "depend"
+			}
+			return fmt.Errorf("remove %s: %s %s on it (remove %s too, or first)", gone, strings.Join(versions, ", "), verb, strings.Join(users, " "))
 		}
 	}
 	for _, name := range names {
@@ -176,8 +194,6 @@ func checkApply(recs []db.Package, staged []*Staged, remove []string) error {
 			req, err := repo.ParseRequirement(d)
 			switch {
 			case err != nil:
-			case slices.Contains(remove, req.Name):
-				return fmt.Errorf("remove %s: %s %s depends on it (remove %s too, or first)", req.Name, name, next[name].Version, name)
 			case incoming[req.Name] && !req.Allows(next[req.Name].Version):
 				return fmt.Errorf("install %s %s: %s %s depends on %s", req.Name, next[req.Name].Version, name, next[name].Version, req)
 			case incoming[name] && next[req.Name] == nil:

@@ -84,6 +84,7 @@ type Result struct {
 	Record
 	KeyID    string    // the trusted key that verified the index
 	KeyIDs   []string  // every trusted key that verified it, KeyID first
+	Trusted  []string  // every key trusted to sign the repository, whether it signed this index or not
 	Expires  time.Time // when the index goes stale
 	Expired  bool      // past Expires, accepted because the policy allows it
 	SignedBy []string  // unverified: the key ids of a signature file nobody trusts
@@ -120,7 +121,7 @@ func (p Policy) verify(loc string, index, sig []byte, known []Record, now time.T
 	}
 	sum := sha256.Sum256(index)
 	res := Result{Record: Record{Location: loc, Name: meta.Name, Version: meta.Version, SHA256: hex.EncodeToString(sum[:])},
-		KeyID: ids[0], KeyIDs: ids, Expires: meta.Expires, Expired: now.After(meta.Expires)}
+		KeyID: ids[0], KeyIDs: ids, Trusted: p.For(meta.Name), Expires: meta.Expires, Expired: now.After(meta.Expires)}
 	if res.Expired && !p.AllowExpired {
 		return Result{}, refuse(loc, ErrExpired, "index version %d expired at %s", meta.Version, meta.Expires.UTC().Format(time.RFC3339))
 	}
@@ -196,14 +197,23 @@ func (p Policy) ids() []string {
 	return ids
 }
 
-// bound returns the ids of the keys that may sign the repository name, in keys' order.
-func bound(loc string, keys []PublicKey, name string) ([]string, error) {
+// For returns the ids of the trusted keys that may sign the repository name. An index of
+// name accepted from anywhere, signed by any of them, is one the repository may not roll
+// back: a mirror serving an older index signed by only one of a publisher's keys (during a
+// rotation, say) is the same repository.
+func (p Policy) For(name string) []string {
 	var ids []string
-	for _, k := range keys {
+	for _, k := range p.Keys {
 		if id := k.ID(); (k.Repo == "" || k.Repo == name) && !slices.Contains(ids, id) {
 			ids = append(ids, id)
 		}
 	}
+	return ids
+}
+
+// bound returns the ids of the keys that may sign the repository name, in keys' order.
+func bound(loc string, keys []PublicKey, name string) ([]string, error) {
+	ids := Policy{Keys: keys}.For(name)
 	if len(ids) == 0 {
 		return nil, refuse(loc, ErrNotBound, "index is for repository %q, but key %s is trusted only for repository %q",
 			name, keys[0].ID(), keys[0].Repo)

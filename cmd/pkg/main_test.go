@@ -176,11 +176,23 @@ func TestRemoveRefusesDependency(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.ok("install", "hello")
 	_, stderr, code := e.pkg("remove", "libgreet")
-	if code != 1 || !strings.Contains(stderr, "hello 1.2.0 depends on it") {
+	if code != 1 || !strings.Contains(stderr, "remove libgreet: hello 1.2.0 depends on it (remove hello too, or first)") {
 		t.Errorf("remove libgreet: exit %d, %q", code, stderr)
 	}
 	if got := e.list(); len(got) != 2 {
 		t.Errorf("after refused remove: %+v", got)
+	}
+
+	// Every dependent is named at once.
+	dir := filepath.Join(t.TempDir(), "repo")
+	addPackage(t, dir, "lib", "1")
+	addPackage(t, dir, "a", "1", "lib")
+	addPackage(t, dir, "b", "1", "lib>=1")
+	e = newEnv(t, t.TempDir(), dir)
+	e.ok("install", "a", "b")
+	_, stderr, code = e.pkg("remove", "lib")
+	if code != 1 || !strings.Contains(stderr, "remove lib: a 1, b 1 depend on it (remove a b too, or first)") {
+		t.Errorf("remove lib: exit %d, %q", code, stderr)
 	}
 }
 

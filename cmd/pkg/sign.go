@@ -126,7 +126,11 @@ func repoForgetCommand() *cli.Command {
 					return err
 				}
 				defer root.Close()
-				gone, err := forgetRepo(root.DB(), src.URL())
+				policy, err := trustPolicy(c)
+				if err != nil {
+					return err
+				}
+				gone, err := forgetRepo(root.DB(), src.URL(), policy)
 				if err != nil {
 					return err
 				}
@@ -147,9 +151,9 @@ func repoForgetCommand() *cli.Command {
 }
 
 // forgetRepo deletes the root's record of the repository at location and, since a record
-// of the same repository signed by the same key elsewhere (a mirror) bounds it too, those;
-// it returns what it deleted.
-func forgetRepo(d *db.DB, location string) ([]db.Repo, error) {
+// of the same repository elsewhere (a mirror) bounds it too, those signed by its key or a
+// key p trusts for it; it returns what it deleted.
+func forgetRepo(d *db.DB, location string, p trust.Policy) ([]db.Repo, error) {
 	r, ok, err := d.Repo(location)
 	if err != nil || !ok {
 		return nil, err
@@ -160,7 +164,7 @@ func forgetRepo(d *db.DB, location string) ([]db.Repo, error) {
 	}
 	var gone []db.Repo
 	for _, o := range all {
-		if o.Location == location || sameRepo(o, r.Name, r.KeyID) {
+		if o.Location == location || sameRepo(o, r.Name, append(p.For(r.Name), r.KeyID)...) {
 			if err := d.DeleteRepo(o.Location); err != nil {
 				return gone, err
 			}

@@ -569,7 +569,7 @@ func TestSyncMovesCommand(t *testing.T) {
 	e.ok("lock", "-o", lock, "node20")
 	before := rootTree(t, e.root)
 	_, stderr, code := e.pkg("sync", "-f", lock, "--keep-extra")
-	if code != 1 || !strings.Contains(stderr, `command "node" is already provided by package node18`) {
+	if code != 1 || !strings.Contains(stderr, `command "node" is already provided by package node18 (remove node18 first to have node20's)`) {
 		t.Errorf("sync --keep-extra: exit %d, %q", code, stderr)
 	}
 	testfs.SameTree(t, "root after a refused sync", rootTree(t, e.root), before)

@@ -183,14 +183,14 @@ func (f *fetcher) accept(root *install.Root) error {
 			return err
 		}
 	}
-	// The same repository, signed by the same key, from another location (a mirror, or
-	// another spelling of the host) may not roll back what was accepted there either.
+	// The same repository, signed by a key trusted for it, from another location (a mirror,
+	// or another spelling of the host) may not roll back what was accepted there either.
 	all, err := root.DB().Repos()
 	if err != nil {
 		return err
 	}
 	for _, r := range all {
-		if r.Location != res.Location && sameRepo(r, res.Name, res.KeyIDs...) {
+		if r.Location != res.Location && sameRepo(r, res.Name, res.Trusted...) {
 			if err := res.Record.NotOlder(record(r)); err != nil {
 				return err
 			}
