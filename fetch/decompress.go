@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -26,6 +27,7 @@ var (
 const (
 	tarMagicAt  = 257
 	tarMagicEnd = tarMagicAt + 5
+	tarBlock    = 512
 )
 
 // ErrFormat is returned for an archive that is not a tar, compressed or not, in a format pkg reads.
@@ -67,6 +69,9 @@ func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
 	}
 	if tar, _ := br.Peek(tarMagicEnd); len(tar) == tarMagicEnd && bytes.HasPrefix(tar[tarMagicAt:], []byte("ustar")) {
 		return io.NopCloser(br), nil
+	}
+	if end, _ := br.Peek(tarBlock); len(end) == tarBlock && !slices.ContainsFunc(end, func(b byte) bool { return b != 0 }) {
+		return io.NopCloser(br), nil // an empty tar: its end (a meta-package's, say)
 	}
 	return nil, ErrFormat
 }

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -303,5 +304,25 @@ func TestRecordPadding(t *testing.T) {
 		if (err == nil) != ok {
 			t.Errorf("tar followed by %d zero bytes: %v", pad, err)
 		}
+	}
+}
+
+// TestEmptyTar reads a tar with no members, as tar -cf x.tar -T /dev/null writes (a
+// meta-package's), compressed or not; an empty file is not a tar.
+func TestEmptyTar(t *testing.T) {
+	var tb bytes.Buffer
+	tar.NewWriter(&tb).Close()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(tb.Bytes())
+	zw.Close()
+	for name, in := range map[string][]byte{"tar": tb.Bytes(), "tar.gz": gz.Bytes()} {
+		st, err := convert(io.Discard, bytes.NewReader(in), tarutil.Limits{})
+		if err != nil || len(st.Members) != 0 {
+			t.Errorf("empty %s: %+v, %v", name, st, err)
+		}
+	}
+	if _, err := convert(io.Discard, bytes.NewReader(nil), tarutil.Limits{}); !errors.Is(err, ErrFormat) {
+		t.Errorf("empty file: %v, want ErrFormat", err)
 	}
 }

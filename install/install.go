@@ -242,6 +242,44 @@ func CheckBin(bin []string, members []tarutil.Member) error {
 	return nil
 }
 
+// CheckRunnable refuses, for a publisher, bin paths that would install commands that cannot
+// run: one that leads, through the package's symlinks and hardlinks, to a missing member or
+// to a file without execute permission. A symlink out of the package (/usr/bin/env) is
+// taken as it is. Installs check only CheckBin, so that packages published before install.
+func CheckRunnable(bin []string, members []tarutil.Member) error {
+	byName := make(map[string]tarutil.Member, len(members))
+	for _, m := range members {
+		byName[m.Name] = m
+	}
+	for _, b := range bin {
+		name := path.Clean(b)
+		for hops := 0; ; hops++ {
+			m, ok := byName[name]
+			switch {
+			case !ok && hops == 0:
+				return fmt.Errorf("bin %q is not a file in the package", b)
+			case !ok:
+				return fmt.Errorf("bin %q leads to %s, which is not in the package", b, name)
+			case hops > 40:
+				return fmt.Errorf("bin %q: too many levels of symlinks", b)
+			case m.Type == tar.TypeLink:
+				name = m.Linkname
+				continue
+			case m.Type == tar.TypeSymlink && path.IsAbs(m.Linkname):
+			case m.Type == tar.TypeSymlink:
+				name = path.Join(path.Dir(name), m.Linkname)
+				continue
+			case m.Type != tar.TypeReg:
+				return fmt.Errorf("bin %q leads to %s, which is not a file", b, name)
+			case m.Mode&0o111 == 0:
+				return fmt.Errorf("bin %q: %s is not executable (mode %04o): make it so in the archive (chmod +x)", b, name, m.Mode)
+			}
+			break
+		}
+	}
+	return nil
+}
+
 // swapIn renames the staged tree to dst, exchanging it with the tree already there.
 func (r *Root) swapIn(staging, dst string) error {
 	if _, ok := inode(dst); ok {

@@ -412,3 +412,31 @@ func TestUnmanagedTreeKept(t *testing.T) {
 		t.Errorf("database lists %+v", ps)
 	}
 }
+
+// TestCheckRunnable follows a bin path through the package's links to an executable file.
+func TestCheckRunnable(t *testing.T) {
+	members := []tarutil.Member{
+		{Name: "bin/run", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "share/data", Type: tar.TypeReg, Mode: 0o644},
+		{Name: "bin/alias", Type: tar.TypeSymlink, Linkname: "run"},
+		{Name: "bin/up", Type: tar.TypeSymlink, Linkname: "../bin/alias"},
+		{Name: "bin/hard", Type: tar.TypeLink, Linkname: "bin/run"},
+		{Name: "bin/env", Type: tar.TypeSymlink, Linkname: "/usr/bin/env"},
+		{Name: "bin/dangling", Type: tar.TypeSymlink, Linkname: "gone"},
+		{Name: "bin/loop", Type: tar.TypeSymlink, Linkname: "loop"},
+		{Name: "bin", Type: tar.TypeDir, Mode: 0o755},
+	}
+	for bin, want := range map[string]string{
+		"bin/run": "", "bin/alias": "", "bin/up": "", "bin/hard": "", "bin/env": "",
+		"share/data":   `bin "share/data": share/data is not executable (mode 0644)`,
+		"bin/dangling": `bin "bin/dangling" leads to bin/gone, which is not in the package`,
+		"bin/loop":     `bin "bin/loop": too many levels of symlinks`,
+		"bin":          `bin "bin" leads to bin, which is not a file`,
+		"bin/none":     `bin "bin/none" is not a file in the package`,
+	} {
+		err := CheckRunnable([]string{bin}, members)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.HasPrefix(err.Error(), want)) {
+			t.Errorf("CheckRunnable(%s) = %v, want %q", bin, err, want)
+		}
+	}
+}

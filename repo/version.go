@@ -67,6 +67,12 @@ func compareParts(a, b string) int {
 	return compareDotted(aPre, bPre)
 }
 
+// PreRelease returns the release v is a pre-release of ("2.0" for "2.0-rc1"), if it is one.
+func PreRelease(v string) (release string, ok bool) {
+	release, _, ok = splitPre(v)
+	return release, ok
+}
+
 // preReleases returns the release parts of the pre-releases among vs: "2.0" for "2.0-rc1".
 func preReleases(vs ...string) []string {
 	var rels []string

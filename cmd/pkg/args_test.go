@@ -42,6 +42,24 @@ func TestExtraArgs(t *testing.T) {
 	}
 }
 
+// TestHelpAfterArgs: --help or -h after a command's arguments shows that command's help.
+func TestHelpAfterArgs(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"install", "hello", "--help"}, "pkg install - "},
+		{[]string{"repo", "sign", "dir", "-h"}, "pkg repo sign - "},
+		{[]string{"search", "word", "--help"}, "pkg search - "},
+	} {
+		out, stderr, code := e.pkg(tt.args...)
+		if code != 0 || !strings.Contains(out, tt.want) || stderr != "" {
+			t.Errorf("pkg %s: exit %d, %q, %q; want its help", strings.Join(tt.args, " "), code, out, stderr)
+		}
+	}
+}
+
 // TestRepeatedNames checks that a name given twice is acted on, and reported, once.
 func TestRepeatedNames(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)

@@ -197,8 +197,11 @@ func valueAsTyped(m string) string {
 		name = "-" + sub[2]
 	}
 	msg := "invalid value " + sub[1] + " for " + name
-	if name == "--lock-timeout" {
+	switch name {
+	case "--lock-timeout":
 		msg += ": a duration with its unit, such as 30s or 5m"
+	case "--expires":
+		msg += ": a duration in hours, minutes or seconds, such as 720h for 30 days"
 	}
 	return msg
 }
@@ -360,6 +363,8 @@ walk:
 		case a == "--":
 			rest = append(rest, args[j:]...)
 			j = len(args)
+		case a == "-h" || a == "--help": // the command's help, whatever else is there
+			return append(slices.Clip(args[:i]), a)
 		case strings.HasPrefix(a, "-") && len(a) > 1 && !defines(cmd.Flags, a) && defines(app.Flags, a):
 			// a global flag after the command ("pkg install x --offline"): it goes before it
 			n := takesValue(app.Flags, a)

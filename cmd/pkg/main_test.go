@@ -366,6 +366,8 @@ func TestUsage(t *testing.T) {
 	for args, want := range map[string]string{
 		"--lock-timeout 5 list": "pkg: invalid value \"5\" for --lock-timeout: a duration with its unit, such as 30s or 5m\npkg: hint: run 'pkg help' for usage\n",
 		"--repo= search":        "pkg: no repository: pass --repo or set PKG_REPO\npkg: hint: run 'pkg help' for usage\n",
+		"repo sign d --key k --expires 30d": "pkg: invalid value \"30d\" for --expires: a duration in hours, minutes or seconds, such as 720h for 30 days\n" +
+			"pkg: hint: run 'pkg repo sign --help' for usage\n",
 	} {
 		if _, stderr, code := e.pkg(strings.Fields(args)...); code != 2 || stderr != want {
 			t.Errorf("pkg %s: exit %d, %q; want %q", args, code, stderr, want)
@@ -436,12 +438,21 @@ func TestRepoAddChecks(t *testing.T) {
 		!strings.Contains(stderr, `repo add a 1: bin "bin/zzz" is not a file in the package`) {
 		t.Errorf("repo add with a missing bin: exit %d, %q", code, stderr)
 	}
+	if _, stderr, code := e.pkg("repo", "add", dir, archive, "--name", "a", "--version", "1", "--bin", "share/a/version"); code != 1 ||
+		!strings.Contains(stderr, `repo add a 1: bin "share/a/version": share/a/version is not executable (mode 0644): make it so in the archive (chmod +x)`) {
+		t.Errorf("repo add with a bin not executable: exit %d, %q", code, stderr)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "index.json")); !os.IsNotExist(err) {
 		t.Errorf("refused repo add wrote the index: %v", err)
 	}
 	_, stderr := e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1", "--bin", "bin/a", "--depends", "lib>=2")
-	if !strings.Contains(stderr, "a 1 depends on lib>=2, which "+dir+" does not offer (yet)") {
-		t.Errorf("repo add with an unknown dependency: %q", stderr)
+	if !strings.Contains(stderr, "a 1 depends on lib>=2, which "+dir+" does not offer (yet)") ||
+		!strings.Contains(stderr, "pkg: note: "+dir+" had no index.json: this is a new repository") {
+		t.Errorf("repo add with an unknown dependency, to a new repository: %q", stderr)
+	}
+	if _, stderr := e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1.1-2"); strings.Contains(stderr, "new repository") ||
+		!strings.Contains(stderr, "pkg: note: 1.1-2 is a pre-release of 1.1: it sorts before 1.1, and installs take a release while there is one (a packaging revision of 1.1 is written 1.1+1)") {
+		t.Errorf("repo add of a pre-release: %q", stderr)
 	}
 	e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1", "--bin", "bin/a", "--depends", "lib>=2") // the same again
 	before, _ := os.ReadFile(filepath.Join(dir, "index.json"))

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,13 +71,14 @@ func repoAddAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := install.CheckBin(c.StringSlice("bin"), st.Members); err != nil {
+	if err := install.CheckRunnable(c.StringSlice("bin"), st.Members); err != nil {
 		return fmt.Errorf("repo add %s %s: %w", name, version, err)
 	}
 	signer, keys, err := newSigner(c, "")
 	if err != nil {
 		return err
 	}
+	_, statErr := os.Stat(filepath.Join(dir, "index.json"))
 	before := readRepoIndex(dir)
 	add := repo.Package{
 		Name: name, Version: version, Depends: c.StringSlice("depends"),
@@ -90,7 +93,14 @@ func repoAddAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		note(c, "%s had no index.json: this is a new repository", dir)
+	}
 	say(c, "added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, size(p.Size), count(p.Files, "file"), p.SHA256)
+	if rel, ok := repo.PreRelease(p.Version); ok {
+		note(c, "%s is a pre-release of %s: it sorts before %s, and installs take a release while there is one (a packaging revision of %s is written %s+1)",
+			p.Version, rel, rel, rel, rel)
+	}
 	for _, q := range before.Packages {
 		if q.Name == p.Name && q.Version == p.Version {
 			note(c, "this replaced the entry of %s %s (archive %s, depends %q, bin %q)", q.Name, q.Version, q.Archive, q.Depends, q.Bin)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -89,6 +90,9 @@ func newSigner(c *cli.Context, name string) (*repo.Signer, []trust.PrivateKey, e
 		k, err := trust.ReadKeyFile(path)
 		if err != nil {
 			return nil, nil, err
+		}
+		if info, err := os.Stat(path); err == nil && info.Mode().Perm()&0o077 != 0 {
+			warn(c, "signing key %s can be read by others (mode %04o): whoever reads it can sign for you; chmod 600 %s", path, info.Mode().Perm(), path)
 		}
 		keys = append(keys, k)
 	}

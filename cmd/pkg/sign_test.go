@@ -464,6 +464,13 @@ func TestRepoKeygenSign(t *testing.T) {
 	if _, stderr, code := pub.pkg("repo", "sign", r.dir, "--key", r.key, "--expires", "-1h"); code != 2 {
 		t.Errorf("repo sign --expires -1h: exit %d, %q", code, stderr)
 	}
+	if err := os.Chmod(r.key, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr := pub.ok("repo", "sign", r.dir, "--key", r.key); !strings.Contains(stderr, "pkg: warning: signing key "+r.key+" can be read by others (mode 0644)") {
+		t.Errorf("repo sign with a key others can read: %q", stderr)
+	}
+	os.Chmod(r.key, 0o600)
 
 	r.put(before, nil)
 	r.signWith(bytes.Replace(before, []byte(`"version": 1,`), []byte(`"version": 1, "note": "started over",`), 1))
