@@ -70,6 +70,14 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 		return nil, trust.Result{}, fmt.Errorf("fetch: %w", err)
 	}
 	ix, res, err := s.believe(fresh, where, s.policy, known)
+	if errors.Is(err, trust.ErrBadSignature) && sleep(ctx, s.backoffFor(1)) == nil {
+		// A publisher replaces index.json and index.json.sig one after the other, and a
+		// read between the two finds them apart: read both again once.
+		if again, w, err2 := s.readIndex(ctx, nil); err2 == nil {
+			fresh, where = again, w
+			ix, res, err = s.believe(fresh, where, s.policy, known)
+		}
+	}
 	if err != nil {
 		return nil, res, err
 	}

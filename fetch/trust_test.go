@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,6 +135,42 @@ func TestVerifiedIndexRefusals(t *testing.T) {
 	srv.set(v3, v3sig)
 	if _, res, err := c.VerifiedIndex(t.Context(), s); err != nil || res.Version != 3 {
 		t.Errorf("a newer index after the refusals: %+v, %v", res, err)
+	}
+}
+
+// TestVerifiedIndexMidPublish reads an index with the previous index's signature, as
+// between the publisher's two renames: pkg reads both again once, and takes the pair then
+// published; a pair still apart is refused.
+func TestVerifiedIndexMidPublish(t *testing.T) {
+	key := newTestKey(t)
+	_, p := testArchive(t)
+	later := time.Now().Add(time.Hour)
+	_, v1sig := signedIndex(t, key, 1, later, p)
+	v2, v2sig := signedIndex(t, key, 2, later, p)
+	var sigReads atomic.Int32
+	var stale atomic.Bool // every signature read is v1's, else only the first
+	stale.Store(true)
+	srv := newServer(t, func(w http.ResponseWriter, req *http.Request, _ int) {
+		switch req.URL.Path {
+		case "/index.json":
+			w.Write(v2)
+		case "/index.json.sig":
+			if n := sigReads.Add(1); n == 1 || stale.Load() {
+				w.Write(v1sig)
+			} else {
+				w.Write(v2sig)
+			}
+		}
+	})
+	c := openCache(t)
+	s := trusting(t, srv.URL, trustedBy(key))
+	if _, _, err := c.VerifiedIndex(t.Context(), s); !errors.Is(err, trust.ErrBadSignature) || sigReads.Load() != 2 {
+		t.Errorf("VerifiedIndex of a pair apart on both reads: %v, %d signature reads", err, sigReads.Load())
+	}
+	stale.Store(false)
+	sigReads.Store(0)
+	if _, res, err := c.VerifiedIndex(t.Context(), s); err != nil || res.Version != 2 || sigReads.Load() != 2 {
+		t.Errorf("VerifiedIndex mid-publish: %+v, %v, %d signature reads", res, err, sigReads.Load())
 	}
 }
 

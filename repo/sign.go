@@ -104,7 +104,10 @@ func writeIndex(dir string, ix *Index, s *Signer) error {
 	if s == nil {
 		return nil
 	}
-	return writeFile(dir, SignatureName, writeBytes(s.Sign(b.Bytes())))
+	if err := writeFile(dir, SignatureName, writeBytes(s.Sign(b.Bytes()))); err != nil {
+		return fmt.Errorf("%w: %s now holds the new index.json with the old signature, which users refuse; once the cause is fixed, run 'pkg repo sign %s'", err, dir, dir)
+	}
+	return nil
 }
 
 func writeBytes(data []byte) func(io.Writer) error {

@@ -126,3 +126,23 @@ func FuzzParseMeta(f *testing.F) {
 		}
 	})
 }
+
+// TestSignatureNotWritten: when the signature cannot be written after the index, the
+// error says the repository now serves the index with the old signature, and what to run.
+func TestSignatureNotWritten(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "main")
+	if _, _, err := AddSigned(dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("", time.Now().Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	sig := filepath.Join(dir, SignatureName)
+	if err := os.Remove(sig); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(sig, "x"), 0o755); err != nil { // a rename cannot replace it
+		t.Fatal(err)
+	}
+	_, err := Sign(dir, testSigner("", time.Now().Add(time.Hour)))
+	if err == nil || !strings.Contains(err.Error(), dir+" now holds the new index.json with the old signature, which users refuse; once the cause is fixed, run 'pkg repo sign "+dir+"'") {
+		t.Errorf("Sign with the signature's place taken: %v", err)
+	}
+}
