@@ -109,11 +109,17 @@ func (f *fetcher) all(pkgs []repo.Package, ready func(ctx context.Context, i int
 	ctx, cancel := context.WithCancel(f.c.Context)
 	defer cancel()
 	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-		slots = make(chan struct{}, f.c.Int("jobs"))
+		wg      sync.WaitGroup
+		once    sync.Once
+		first   error
+		slots   = make(chan struct{}, f.c.Int("jobs"))
+		fetches = make(map[string]func() (string, error)) // sha256 → its one fetch: packages may share an archive
 	)
+	for _, p := range pkgs {
+		if fetches[p.SHA256] == nil {
+			fetches[p.SHA256] = sync.OnceValues(func() (string, error) { return f.one(ctx, p) })
+		}
+	}
 	for i, p := range pkgs {
 		select {
 		case slots <- struct{}{}:
@@ -124,7 +130,7 @@ func (f *fetcher) all(pkgs []repo.Package, ready func(ctx context.Context, i int
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			tar, err := f.one(ctx, p)
+			tar, err := fetches[p.SHA256]()
 			if err == nil && ready != nil {
 				err = ready(ctx, i, tar)
 			}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"pkg/db"
+	"pkg/repo"
 )
 
 // buildPkg builds the pkg command into a temporary directory and returns its path.
@@ -208,6 +209,28 @@ func TestOffline(t *testing.T) {
 		t.Errorf("PKG_OFFLINE=1 install with nothing cached: exit %d, %q", code, stderr)
 	}
 	checkDBEmpty(t, bare.root)
+}
+
+// TestFetchSharedArchive: two packages of one archive are fetched once, without waiting
+// for "another pkg", and both install.
+func TestFetchSharedArchive(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	archive := filepath.Join(base, "shared-1.tar")
+	if err := os.WriteFile(archive, packageTar(t, "shared", "1", 's'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"one", "two"} {
+		if _, err := repo.Add(dir, archive, repo.Package{Name: name, Version: "1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newEnv(t, base, serve(t, dir))
+	out, stderr := e.ok("--jobs", "2", "install", "one", "two")
+	if strings.Contains(stderr, "another pkg") || strings.Contains(stderr, "waiting") || strings.Count(out, "fetched ") != 1 ||
+		!strings.Contains(out, "installed one 1") || !strings.Contains(out, "installed two 1") {
+		t.Errorf("install of two packages of one archive: %q, %q", out, stderr)
+	}
 }
 
 // TestOfflineOtherVersion: offline, pkg says how old the index it uses is, and an install
