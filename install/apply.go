@@ -43,6 +43,11 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	if err := r.checkUnmanaged(recs, staged); err != nil {
 		return nil, err
 	}
+	r.salvaged = nil
+	olds, err := r.oldTrees(recs, staged, remove)
+	if err != nil {
+		return nil, err
+	}
 	if len(staged) > 0 {
 		if err := r.syncfs(staged[0].dir); err != nil {
 			return nil, changeError(staged, remove, err)
@@ -99,6 +104,17 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	for i, s := range staged {
 		s.res.Elapsed += time.Since(start)
 		results[i] = s.res
+	}
+	// What the user added to the trees replaced or removed, or changed in them, is kept.
+	for _, s := range staged {
+		if t := olds[s.rec.Name]; t != nil {
+			r.keepSalvage(s.dir, t) // the old tree, since the swap
+		}
+	}
+	for _, in := range rins {
+		if t := olds[in.Name]; t != nil {
+			r.keepSalvage(r.path(in.Staging), t)
+		}
 	}
 	// The space of the trees replaced or removed first: bin/ may need some. Links still to
 	// make stay prepared (.cmd.new), which tells the next start to finish them.

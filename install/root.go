@@ -44,6 +44,8 @@ type Root struct {
 	links error  // a *LinksError: bin/ could not be synced at Open
 	left  error  // what Open could not delete of what commands cut short left
 	found string // what Open undid or deleted of what commands cut short left, said for Recovered
+
+	salvaged []Salvage // what the last Apply kept of the trees it replaced or removed
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is

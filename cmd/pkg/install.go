@@ -177,6 +177,7 @@ func (in *installer) apply(todo []repo.Package) error {
 	for _, name := range in.remove {
 		say(in.c, "removed %s", nameVersion(before, name))
 	}
+	saySalvaged(in.c, in.root)
 	if len(todo) > 0 {
 		if err := in.f.cache.AddRoot(in.root.Dir()); err != nil { // so that a prune from another root keeps todo
 			note(in.c, "%s; a cache prune from another root may remove what this one installed from", userText(err))

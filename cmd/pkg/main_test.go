@@ -172,6 +172,47 @@ func testInstallRemove(t *testing.T, e *env, reflink bool) {
 	checkDBEmpty(t, e.root)
 }
 
+// TestSalvage: what the user added to a package's directory, or changed in it, is moved to
+// .pkg/saved when an upgrade or a remove deletes the directory, and said; an untouched
+// directory goes without a word.
+func TestSalvage(t *testing.T) {
+	base := t.TempDir()
+	e := newEnv(t, base, syncRepo(t))
+	e.ok("install", "lib=1.0", "tool")
+	libDir := filepath.Join(e.root, "pkgs", "lib")
+	for path, data := range map[string]string{"NOTES": "mine\n", "cache/x/y": "1\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(libDir, path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(libDir, path), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(libDir, "share/lib/version"), []byte("edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr := e.ok("install", "lib=1.5")
+	saved, _ := filepath.Glob(filepath.Join(e.root, ".pkg", "saved", "lib-1.0.*"))
+	if len(saved) != 1 || !strings.Contains(stderr, "pkg: warning: the directory of lib 1.0 held 3 paths that it did not install or that changed since: kept in "+saved[0]+": NOTES, cache, share/lib/version\n") {
+		t.Fatalf("upgrade of a changed lib: %q; saved %q", stderr, saved)
+	}
+	for path, want := range map[string]string{"NOTES": "mine\n", "cache/x/y": "1\n", "share/lib/version": "edited\n"} {
+		if got, err := os.ReadFile(filepath.Join(saved[0], path)); err != nil || string(got) != want {
+			t.Errorf("saved %s: %q, %v; want %q", path, got, err, want)
+		}
+	}
+	e.checkInstalled("after the upgrade", "lib 1.5, tool 1.10")
+	if _, stderr := e.ok("remove", "tool"); strings.Contains(stderr, "warning") {
+		t.Errorf("remove of an untouched package: %q", stderr)
+	}
+	if err := os.WriteFile(filepath.Join(libDir, "mine"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr := e.ok("remove", "lib"); !strings.Contains(stderr, "the directory of lib 1.5 held 1 path that it did not install or that changed since: kept in ") {
+		t.Errorf("remove of lib with a file added: %q", stderr)
+	}
+}
+
 func TestRemoveRefusesDependency(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.ok("install", "hello")

@@ -43,8 +43,22 @@ func removeCommand() *cli.Command {
 			for _, name := range names {
 				say(c, "removed %s", nameVersion(installed, name))
 			}
+			saySalvaged(c, root)
 			return err
 		},
+	}
+}
+
+// saySalvaged says what the last change kept of the trees it replaced or removed: files
+// the user added to a package's directory, or changed in it. It says so under --quiet too.
+func saySalvaged(c *cli.Context, root *install.Root) {
+	for _, s := range root.Salvaged() {
+		list := strings.Join(s.Paths[:min(len(s.Paths), 5)], ", ")
+		if more := len(s.Paths) - 5; more > 0 {
+			list += fmt.Sprintf(" and %d more", more)
+		}
+		warn(c, "the directory of %s %s held %s that it did not install or that changed since: kept in %s: %s",
+			s.Name, s.Version, count(len(s.Paths), "path"), s.Dir, list)
 	}
 }
 
