@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -137,15 +138,8 @@ func emptyDirAt(parent int, name string, subdir func(string)) error {
 		if n <= 0 {
 			return nil
 		}
-		for b := (*buf)[:n]; len(b) > 0; {
-			reclen := int(*(*uint16)(unsafe.Pointer(&b[16])))
-			typ, ent := b[18], b[19:reclen]
-			b = b[reclen:]
-			cname := ent[:bytes.IndexByte(ent, 0)+1]
-			ent = cname[:len(cname)-1]
-			if string(ent) == "." || string(ent) == ".." {
-				continue
-			}
+		for cname, typ := range dirents((*buf)[:n]) {
+			ent := cname[:len(cname)-1]
 			if typ == unix.DT_DIR {
 				subdir(string(ent))
 				continue
@@ -163,6 +157,25 @@ func emptyDirAt(parent int, name string, subdir func(string)) error {
 			}
 			if err != nil && err != unix.ENOENT {
 				return &os.PathError{Op: "unlink", Path: string(ent), Err: err}
+			}
+		}
+	}
+}
+
+// dirents yields the entries of b, what getdents64 read, but for "." and "..": each
+// name with its terminating NUL, which the raw *at calls take, and its d_type.
+func dirents(b []byte) iter.Seq2[[]byte, byte] {
+	return func(yield func([]byte, byte) bool) {
+		for len(b) > 0 {
+			reclen := int(*(*uint16)(unsafe.Pointer(&b[16])))
+			typ, ent := b[18], b[19:reclen]
+			b = b[reclen:]
+			cname := ent[:bytes.IndexByte(ent, 0)+1]
+			if name := cname[:len(cname)-1]; string(name) == "." || string(name) == ".." {
+				continue
+			}
+			if !yield(cname, typ) {
+				return
 			}
 		}
 	}

@@ -1,12 +1,11 @@
 package install
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
-	"time"
+
+	"golang.org/x/sys/unix"
 
 	"pkg/db"
 )
@@ -53,55 +52,81 @@ func (r *Root) oldTrees(recs []db.Package, staged []*Staged, remove []string) (m
 
 // salvage moves out of dir, the tree t describes, every entry its package did not install
 // and every file or symlink changed (its ctime) after the install, to a new directory under
-// .pkg/saved, keeping their paths, and reports them; nil if there are none. It does its
-// best: what it cannot read or move is deleted with the tree.
+// .pkg/saved, keeping their paths, and reports them; nil if there are none. It reads the
+// tree as removeTree does, relative to directory descriptors, with one fstatat per file.
+// It does its best: what it cannot read or move is deleted with the tree.
 func (r *Root) salvage(dir string, t *oldTree) *Salvage {
-	var s *Salvage
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		rel, rerr := filepath.Rel(dir, path)
-		if err != nil || rerr != nil || rel == "." {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
-		if t.files[rel] && (d.IsDir() || !changedSince(d, t.rec.Installed)) {
-			return nil
-		}
-		if s == nil {
-			saved := r.path(".pkg", "saved")
-			if os.MkdirAll(saved, 0o755) != nil {
-				return filepath.SkipAll
-			}
-			to, err := os.MkdirTemp(saved, t.rec.Name+"-"+t.rec.Version+".")
-			if err != nil {
-				return filepath.SkipAll
-			}
-			s = &Salvage{Name: t.rec.Name, Version: t.rec.Version, Dir: to}
-		}
-		to := filepath.Join(s.Dir, filepath.FromSlash(rel))
-		if os.MkdirAll(filepath.Dir(to), 0o755) == nil && os.Rename(path, to) == nil {
-			s.Paths = append(s.Paths, rel)
-			if d.IsDir() {
-				return filepath.SkipDir // moved whole
-			}
-		}
-		return nil
-	})
-	if s != nil && len(s.Paths) == 0 {
-		os.RemoveAll(s.Dir)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
 		return nil
 	}
-	return s
+	defer unix.Close(fd)
+	sv := &salvager{r: r, t: t, since: t.rec.Installed.UnixNano()}
+	sv.walk(fd, nil)
+	if sv.s != nil && len(sv.s.Paths) == 0 {
+		os.RemoveAll(sv.s.Dir)
+		return nil
+	}
+	if sv.s != nil {
+		slices.Sort(sv.s.Paths)
+	}
+	return sv.s
 }
 
-// changedSince reports whether the file d names changed after t: its inode's ctime, which
-// every write, chmod and rename of it sets and no user can set back.
-func changedSince(d fs.DirEntry, t time.Time) bool {
-	info, err := d.Info()
-	if err != nil {
-		return false
+type salvager struct {
+	r     *Root
+	t     *oldTree
+	since int64 // t's install, in ns
+	s     *Salvage
+}
+
+// walk looks at the entries of the directory fd, at rel in the tree (slash-terminated, or
+// nil for the top), and below.
+func (sv *salvager) walk(fd int, rel []byte) {
+	buf := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(buf)
+	for {
+		n, err := unix.Getdents(fd, *buf)
+		if err != nil || n <= 0 {
+			return
+		}
+		for cname, typ := range dirents((*buf)[:n]) {
+			name := cname[:len(cname)-1]
+			path := append(rel[:len(rel):len(rel)], name...)
+			var st unix.Stat_t
+			switch {
+			case !sv.t.files[string(path)]:
+				sv.move(fd, string(name), string(path))
+			case typ == unix.DT_DIR:
+				if sub, err := unix.Openat(fd, string(name), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+					sv.walk(sub, append(path, '/'))
+					unix.Close(sub)
+				}
+			case unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Ctim.Nano() > sv.since:
+				sv.move(fd, string(name), string(path))
+			}
+		}
 	}
-	st, ok := info.Sys().(*syscall.Stat_t)
-	return ok && time.Unix(st.Ctim.Sec, st.Ctim.Nsec).After(t)
+}
+
+// move renames the entry name of the directory fd, at path in the tree, to the same path
+// under the salvage directory, which it makes first.
+func (sv *salvager) move(fd int, name, path string) {
+	if sv.s == nil {
+		saved := sv.r.path(".pkg", "saved")
+		if os.MkdirAll(saved, 0o755) != nil {
+			return
+		}
+		dir, err := os.MkdirTemp(saved, sv.t.rec.Name+"-"+sv.t.rec.Version+".")
+		if err != nil {
+			return
+		}
+		sv.s = &Salvage{Name: sv.t.rec.Name, Version: sv.t.rec.Version, Dir: dir}
+	}
+	to := filepath.Join(sv.s.Dir, filepath.FromSlash(path))
+	if os.MkdirAll(filepath.Dir(to), 0o755) == nil && unix.Renameat(fd, name, unix.AT_FDCWD, to) == nil {
+		sv.s.Paths = append(sv.s.Paths, path)
+	}
 }
 
 func (r *Root) keepSalvage(dir string, t *oldTree) {
