@@ -33,7 +33,7 @@ func missing(name string, all map[string][]Package) string {
 // DidYouMean returns `; did you mean "a" or "b"?` for the names close to name, a name
 // not found among names, or "" when none is.
 func DidYouMean(name string, names []string) string {
-	found := similar(name, names)
+	found := Similar(name, names)
 	if len(found) == 0 {
 		return ""
 	}
@@ -43,9 +43,9 @@ func DidYouMean(name string, names []string) string {
 	return "; did you mean " + joinList(found, "or") + "?"
 }
 
-// similar returns up to three of names that are close to name (a misspelling) or contain
+// Similar returns up to three of names that are close to name (a misspelling) or contain
 // it, closest first.
-func similar(name string, names []string) []string {
+func Similar(name string, names []string) []string {
 	type candidate struct {
 		name string
 		d    int

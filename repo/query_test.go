@@ -78,8 +78,8 @@ func TestSimilar(t *testing.T) {
 		{"e", nil},
 	}
 	for _, tt := range tests {
-		if got := similar(tt.name, names); !slices.Equal(got, tt.want) {
-			t.Errorf("similar(%q) = %q, want %q", tt.name, got, tt.want)
+		if got := Similar(tt.name, names); !slices.Equal(got, tt.want) {
+			t.Errorf("Similar(%q) = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -89,7 +89,11 @@ func needInstalled(op string, names []string, installed []db.Package) error {
 
 // notInstalled is the error of the command op for name, which installed lacks.
 func notInstalled(op, name string, installed []db.Package) error {
-	return fmt.Errorf("%s %s: not installed%s", op, name, didYouMean(name, installed))
+	tip := didYouMean(name, installed)
+	if tip == "" && (op == "info" || op == "files") { // a question about a package: the repository may have it
+		tip = fmt.Sprintf(" (try 'pkg search %s')", name)
+	}
+	return fmt.Errorf("%s %s: not installed%s", op, name, tip)
 }
 
 // didYouMean offers the installed packages whose names are close to name, a name not

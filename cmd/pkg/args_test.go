@@ -92,8 +92,10 @@ func TestDidYouMean(t *testing.T) {
 	if _, stderr, code := e.pkg("remove", "hello", "libgret"); code != 1 || !strings.HasSuffix(stderr, "remove libgret: not installed; did you mean \"libgreet\"?\n") {
 		t.Errorf("remove hello libgret: exit %d, %q", code, stderr)
 	}
-	if _, stderr, _ := e.pkg("info", "fortunes"); !strings.HasSuffix(stderr, "info fortunes: not installed (try 'pkg search fortunes')\n") {
-		t.Errorf("info fortunes: %q", stderr)
+	for _, op := range []string{"info", "files"} {
+		if _, stderr, _ := e.pkg(op, "fortunes"); !strings.HasSuffix(stderr, op+" fortunes: not installed (try 'pkg search fortunes')\n") {
+			t.Errorf("%s fortunes: %q", op, stderr)
+		}
 	}
 	if got := e.installed(); got != "hello 1.2.0, libgreet 1.0.0" {
 		t.Errorf("after the refused commands: %s", got)

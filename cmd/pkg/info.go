@@ -36,10 +36,7 @@ func infoCommand() *cli.Command {
 				p, err = d.Get(name)
 				if errors.Is(err, db.ErrNotInstalled) {
 					installed, _ := d.List() // for a suggestion only
-					if s := didYouMean(name, installed); s != "" {
-						return fmt.Errorf("info %s: not installed%s", name, s)
-					}
-					return fmt.Errorf("info %s: not installed (try 'pkg search %s')", name, name)
+					return notInstalled("info", name, installed)
 				}
 				return err
 			})

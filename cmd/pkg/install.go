@@ -218,9 +218,9 @@ func (in *installer) report(res *install.Result) {
 		why := userText(res.Fallback)
 		switch {
 		case errors.Is(res.Fallback, syscall.EXDEV):
-			why = fmt.Sprintf("the cache %s and the root %s are on different filesystems or mounts (%s)", in.c.String("cache"), in.c.String("root"), why)
+			why = fmt.Sprintf("the cache %s and the root %s are on different filesystems or mounts", in.c.String("cache"), in.c.String("root"))
 		case errors.Is(res.Fallback, syscall.EOPNOTSUPP):
-			why = fmt.Sprintf("the filesystem of %s cannot share blocks between files (%s)", in.c.String("root"), why)
+			why = fmt.Sprintf("the filesystem of %s cannot share blocks between files (XFS and btrfs can)", in.c.String("root"))
 		}
 		note(in.c, "%s: copying %s instead of sharing blocks", why, how)
 		in.noted = true

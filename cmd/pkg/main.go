@@ -99,7 +99,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if used != "" && !ue.global {
 			usage = "pkg " + used + " --help"
 		}
-		msg := flagError.ReplaceAllStringFunc(userText(err), flagAsTyped)
+		msg := userText(err)
+		if own := used + ": "; used != "" && strings.HasPrefix(err.Error(), own) && !strings.HasPrefix(msg, own) {
+			msg = own + msg // "install: missing package name": the command's name, not a library's
+		}
+		msg = flagError.ReplaceAllStringFunc(msg, flagAsTyped)
 		msg = badValue.ReplaceAllStringFunc(msg, valueAsTyped)
 		if m := envError.FindStringSubmatch(msg); m != nil {
 			fmt.Fprintf(stderr, "pkg: environment variable %s=%s is not a boolean\npkg: hint: set it to 1 or 0 (true and false work too), or unset it\n", m[2], m[1])
@@ -179,7 +183,21 @@ func commandGuess(name string, cmds []*cli.Command) string {
 	return repo.DidYouMean(name, names)
 }
 
-func onUsageError(_ *cli.Context, err error, _ bool) error { return &usageError{msg: err.Error()} }
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	msg := err.Error()
+	if m := flagError.FindStringSubmatch(msg); m != nil && m[1] == "flag provided but not defined" && c != nil {
+		var names []string // the long flags the command takes, its own and pkg's
+		for _, f := range append(slices.Clip(c.App.Flags), c.Command.Flags...) {
+			if !slices.Contains(names, f.Names()[0]) {
+				names = append(names, f.Names()[0])
+			}
+		}
+		if near := repo.Similar(m[2], names); len(near) > 0 {
+			msg += "; did you mean --" + strings.Join(near, " or --") + "?"
+		}
+	}
+	return &usageError{msg: msg}
+}
 
 // flagError is how the flag package words an unknown flag and one missing its value, naming
 // the flag with one dash whichever the user typed.

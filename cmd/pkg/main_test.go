@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
@@ -170,6 +172,21 @@ func testInstallRemove(t *testing.T, e *env, reflink bool) {
 	e.ok("remove", "libgreet")
 	testfs.SameTree(t, "root after remove", rootTree(t, e.root), before)
 	checkDBEmpty(t, e.root)
+}
+
+// TestCloneFallbackNote: on a filesystem that cannot share blocks, an install says so once,
+// briefly, without the cache's paths.
+func TestCloneFallbackNote(t *testing.T) {
+	base := t.TempDir()
+	var st unix.Statfs_t
+	if err := unix.Statfs(base, &st); err != nil || st.Type == unix.XFS_SUPER_MAGIC || st.Type == unix.BTRFS_SUPER_MAGIC {
+		t.Skipf("%s may share blocks (%v): nothing to say", base, err)
+	}
+	e := newEnv(t, base, demoRepo)
+	_, stderr := e.ok("install", "hello")
+	if n := strings.Count(stderr, "cannot share blocks between files (XFS and btrfs can): copying "); n != 1 || strings.Contains(stderr, "tars/") {
+		t.Errorf("install on %s: %q", base, stderr)
+	}
 }
 
 // TestSalvage: what the user added to a package's directory, or changed in it, is moved to
@@ -539,6 +556,9 @@ func TestUsageHint(t *testing.T) {
 		{[]string{"sync", "tool", "-f"}, "pkg: flag -f needs a value\npkg: hint: run 'pkg sync --help' for usage\n"},
 		{[]string{"install", "x", "--root"}, "pkg: flag --root needs a value\npkg: hint: run 'pkg help' for usage\n"},
 		{[]string{"--jobs", "abc", "list"}, "pkg: invalid value \"abc\" for --jobs\npkg: hint: run 'pkg help' for usage\n"},
+		{[]string{"install", "--reinstal", "x"}, "pkg: unknown flag --reinstal; did you mean --reinstall?\npkg: hint: run 'pkg install --help' for usage\n"},
+		{[]string{"--offlin", "list"}, "pkg: unknown flag --offlin; did you mean --offline?\npkg: hint: run 'pkg help' for usage\n"},
+		{[]string{"install"}, "pkg: install: missing package name\npkg: hint: run 'pkg install --help' for usage\n"},
 		{[]string{"list", "-j", "x"}, "pkg: invalid value \"x\" for -j\npkg: hint: run 'pkg help' for usage\n"},
 	} {
 		if _, stderr, code := e.pkg(tt.args...); code != 2 || stderr != tt.want {
