@@ -159,12 +159,10 @@ func (in *installer) apply(todo []repo.Package) error {
 		in.root.Discard(slices.DeleteFunc(staged, func(s *install.Staged) bool { return s == nil })...)
 		return err
 	}
-	var before []db.Package // for the versions of what is removed
-	if len(in.remove) > 0 {
-		if before, err = in.root.DB().List(); err != nil {
-			in.root.Discard(staged...)
-			return err
-		}
+	before, err := in.root.DB().List() // for the versions of what is removed, and sayChanges
+	if err != nil {
+		in.root.Discard(staged...)
+		return err
 	}
 	results, err := in.root.Apply(staged, in.remove)
 	for _, res := range results {
@@ -178,6 +176,7 @@ func (in *installer) apply(todo []repo.Package) error {
 		say(in.c, "removed %s", nameVersion(before, name))
 	}
 	saySalvaged(in.c, in.root)
+	sayChanges(in.c, in.root, before)
 	if len(todo) > 0 {
 		if err := in.f.cache.AddRoot(in.root.Dir()); err != nil { // so that a prune from another root keeps todo
 			note(in.c, "%s; a cache prune from another root may remove what this one installed from", userText(err))

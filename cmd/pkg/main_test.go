@@ -24,6 +24,7 @@ import (
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/internal/testfs"
+	"pkg/repo"
 )
 
 // demoRepo is the checked-in demo repository (see testdata/mkrepo.sh).
@@ -172,6 +173,31 @@ func testInstallRemove(t *testing.T, e *env, reflink bool) {
 	e.ok("remove", "libgreet")
 	testfs.SameTree(t, "root after remove", rootTree(t, e.root), before)
 	checkDBEmpty(t, e.root)
+}
+
+// TestUpgradeSaysChanges: an upgrade says which commands a package renamed, and which
+// dependency it no longer needs (kept: the user may have asked for it too).
+func TestUpgradeSaysChanges(t *testing.T) {
+	base := t.TempDir()
+	for _, v := range []struct {
+		version, bin string
+		depends      []string
+	}{{"1", "tool", []string{"lib"}}, {"2", "tool2", nil}} {
+		archive := pax(t, td("bin/"), moded(tf("bin/"+v.bin, "#!/bin/sh\n"), 0o755))
+		addHostile(t, base, repo.Package{Name: "tool", Version: v.version, Bin: []string{"bin/" + v.bin}, Depends: v.depends}, archive)
+	}
+	addHostile(t, base, repo.Package{Name: "lib", Version: "1"}, pax(t, tf("lib.so", "x")))
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "tool=1")
+	out, _ := e.ok("upgrade")
+	for _, want := range []string{"tool 2 has command tool2 in place of tool\n", "lib 1 is no longer needed by another package ('pkg remove lib' removes it)\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("upgrade: %q, want %q", out, want)
+		}
+	}
+	if got := e.installed(); got != "lib 1, tool 2" {
+		t.Errorf("after the upgrade: %s", got)
+	}
 }
 
 // TestCloneFallbackNote: on a filesystem that cannot share blocks, an install says so once,

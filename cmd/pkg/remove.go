@@ -3,10 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path"
+	"slices"
 	"strings"
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/repo"
 
 	"github.com/urfave/cli/v2"
 )
@@ -44,6 +47,7 @@ func removeCommand() *cli.Command {
 				say(c, "removed %s", nameVersion(installed, name))
 			}
 			saySalvaged(c, root)
+			sayChanges(c, root, installed)
 			return err
 		},
 	}
@@ -60,6 +64,66 @@ func saySalvaged(c *cli.Context, root *install.Root) {
 		warn(c, "the directory of %s %s held %s that it did not install or that changed since: kept in %s: %s",
 			s.Name, s.Version, count(len(s.Paths), "path"), s.Dir, list)
 	}
+}
+
+// sayChanges says, after a change to the root that held before, which commands a package
+// kept across the change no longer has or now has, and which packages that another one
+// depended on are now needed by none (which pkg does not remove by itself: the user may
+// have asked for them too).
+func sayChanges(c *cli.Context, root *install.Root, before []db.Package) {
+	after, err := root.DB().List()
+	if err != nil {
+		return
+	}
+	was := make(map[string]db.Package, len(before))
+	for _, p := range before {
+		was[p.Name] = p
+	}
+	for _, p := range after {
+		old, ok := was[p.Name]
+		if !ok || slices.Equal(old.Bin, p.Bin) {
+			continue
+		}
+		gone, added := commandNames(old.Bin, p.Bin), commandNames(p.Bin, old.Bin)
+		switch {
+		case len(gone) > 0 && len(added) > 0:
+			say(c, "%s %s has command %s in place of %s", p.Name, p.Version, strings.Join(added, ", "), strings.Join(gone, ", "))
+		case len(gone) > 0:
+			say(c, "%s %s no longer has command %s", p.Name, p.Version, strings.Join(gone, ", "))
+		case len(added) > 0:
+			say(c, "%s %s now has command %s", p.Name, p.Version, strings.Join(added, ", "))
+		}
+	}
+	needed, neededBefore := dependedOn(after), dependedOn(before)
+	for _, p := range after {
+		if neededBefore[p.Name] && !needed[p.Name] {
+			say(c, "%s %s is no longer needed by another package ('pkg remove %s' removes it)", p.Name, p.Version, p.Name)
+		}
+	}
+}
+
+// commandNames returns the command names of bin paths a that b lacks.
+func commandNames(a, b []string) []string {
+	var names []string
+	for _, p := range a {
+		if !slices.ContainsFunc(b, func(q string) bool { return path.Base(q) == path.Base(p) }) {
+			names = append(names, path.Base(p))
+		}
+	}
+	return names
+}
+
+// dependedOn returns the names that a package of pkgs depends on.
+func dependedOn(pkgs []db.Package) map[string]bool {
+	on := make(map[string]bool)
+	for _, p := range pkgs {
+		for _, d := range p.Depends {
+			if r, err := repo.ParseRequirement(d); err == nil {
+				on[r.Name] = true
+			}
+		}
+	}
+	return on
 }
 
 // nameVersion is name and its version among recs, or name alone if recs has none.
