@@ -44,10 +44,24 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		return nil, err
 	}
 	r.salvaged = nil
-	olds, err := r.oldTrees(recs, staged, remove)
+	svs, err := r.saveChanges(recs, staged, remove)
 	if err != nil {
 		return nil, err
 	}
+	var swapped, committed bool
+	defer func() {
+		switch {
+		case committed:
+		case !swapped: // the installed trees are as they were: what was moved out goes back
+			r.restore(svs)
+		default: // the trees go back to their places, or the next start decides: what was moved out stays kept
+			for _, sv := range svs {
+				if !sv.whole {
+					r.salvaged = append(r.salvaged, sv.s)
+				}
+			}
+		}
+	}()
 	if len(staged) > 0 {
 		if err := r.syncfs(staged[0].dir); err != nil {
 			return nil, changeError(staged, remove, err)
@@ -68,6 +82,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	if err := r.db.SetIntents(all); err != nil {
 		return nil, changeError(staged, remove, err)
 	}
+	swapped = true
 	for i, s := range staged {
 		if err := r.swapIn(s.dir, r.pkgDir(s.rec.Name)); err != nil {
 			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoAll(staged, all, i, made)))
@@ -105,17 +120,15 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		s.res.Elapsed += time.Since(start)
 		results[i] = s.res
 	}
-	// What the user added to the trees replaced or removed, or changed in them, is kept.
+	committed = true
+	old := make(map[string]string, len(staged)+len(rins)) // where the replaced and removed trees are now
 	for _, s := range staged {
-		if t := olds[s.rec.Name]; t != nil {
-			r.keepSalvage(s.dir, t) // the old tree, since the swap
-		}
+		old[s.rec.Name] = s.dir // since the swap
 	}
 	for _, in := range rins {
-		if t := olds[in.Name]; t != nil {
-			r.keepSalvage(r.path(in.Staging), t)
-		}
+		old[in.Name] = r.path(in.Staging)
 	}
+	r.keepWhole(svs, old)
 	// The space of the trees replaced or removed first: bin/ may need some. Links still to
 	// make stay prepared (.cmd.new), which tells the next start to finish them.
 	r.emptyTrash(trash)

@@ -165,6 +165,7 @@ func (in *installer) apply(todo []repo.Package) error {
 		return err
 	}
 	results, err := in.root.Apply(staged, in.remove)
+	saySalvaged(in.c, in.root)
 	for _, res := range results {
 		in.report(res)
 	}
@@ -175,7 +176,6 @@ func (in *installer) apply(todo []repo.Package) error {
 	for _, name := range in.remove {
 		say(in.c, "removed %s", nameVersion(before, name))
 	}
-	saySalvaged(in.c, in.root)
 	sayChanges(in.c, in.root, before)
 	if len(todo) > 0 {
 		if err := in.f.cache.AddRoot(in.root.Dir()); err != nil { // so that a prune from another root keeps todo

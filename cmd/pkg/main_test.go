@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -245,14 +246,38 @@ func TestSalvage(t *testing.T) {
 		}
 	}
 	e.checkInstalled("after the upgrade", "lib 1.5, tool 1.10")
+	// A file touched or chmodded, its data the same, is no change of the user's.
+	toolVersion := filepath.Join(e.root, "pkgs", "tool", "share", "tool", "version")
+	if err := os.Chmod(toolVersion, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(toolVersion, time.Now(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	if _, stderr := e.ok("remove", "tool"); strings.Contains(stderr, "warning") {
-		t.Errorf("remove of an untouched package: %q", stderr)
+		t.Errorf("remove of a package with a file touched and chmodded: %q", stderr)
 	}
 	if err := os.WriteFile(filepath.Join(libDir, "mine"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, stderr := e.ok("remove", "lib"); !strings.Contains(stderr, "the directory of lib 1.5 held 1 path that it did not install or that changed since: kept in ") {
 		t.Errorf("remove of lib with a file added: %q", stderr)
+	}
+
+	// A file pkg cannot move (immutable) makes it keep the whole tree.
+	e.ok("install", "lib=1.5")
+	stuck := filepath.Join(libDir, "stuck")
+	if err := os.WriteFile(stuck, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	immutable(t, stuck)
+	_, stderr = e.ok("remove", "lib")
+	whole, _ := filepath.Glob(filepath.Join(e.root, ".pkg", "saved", "lib-1.5.*", "stuck"))
+	for _, p := range whole {
+		exec.Command("chattr", "-i", p).Run()
+	}
+	if len(whole) != 1 || !strings.Contains(stderr, "the directory of lib 1.5 held what pkg could not sort out (a part it could not read or move): kept whole in ") {
+		t.Errorf("remove of lib with a file it cannot move: %q; kept %q", stderr, whole)
 	}
 }
 

@@ -40,13 +40,13 @@ func removeCommand() *cli.Command {
 				return err
 			}
 			err = root.Remove(names...)
+			saySalvaged(c, root)
 			if links := (*install.LinksError)(nil); err != nil && !errors.As(err, &links) {
 				return err
 			}
 			for _, name := range names {
 				say(c, "removed %s", nameVersion(installed, name))
 			}
-			saySalvaged(c, root)
 			sayChanges(c, root, installed)
 			return err
 		},
@@ -57,6 +57,10 @@ func removeCommand() *cli.Command {
 // the user added to a package's directory, or changed in it. It says so under --quiet too.
 func saySalvaged(c *cli.Context, root *install.Root) {
 	for _, s := range root.Salvaged() {
+		if s.Paths == nil {
+			warn(c, "the directory of %s %s held what pkg could not sort out (a part it could not read or move): kept whole in %s", s.Name, s.Version, s.Dir)
+			continue
+		}
 		list := strings.Join(s.Paths[:min(len(s.Paths), 5)], ", ")
 		if more := len(s.Paths) - 5; more > 0 {
 			list += fmt.Sprintf(" and %d more", more)
