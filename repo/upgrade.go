@@ -3,6 +3,7 @@ package repo
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Upgrade resolves the upgrade of installed packages: the named ones and the installed
@@ -50,7 +51,14 @@ type Held struct {
 	Newest  string  // the version not older than installed an upgrade would take on its own (preferred); "" if none
 	Older   string  // when Newest is "", the newest version the index has, if any
 	Reason  error   // what resolving the upgrade with Newest runs into; nil when Newest is ""
+	// Below Newest, the newest version the upgrade could not take either for another
+	// reason (another package's constraint, say), and that reason; "" and nil if none.
+	Next       string
+	NextReason error
 }
+
+// maxHeldTries bounds the versions HeldBack tries below the newest, for the next reason.
+const maxHeldTries = 16
 
 // HeldBack returns the packages of plan, the result of Upgrade(installed, names), that
 // may move but stay below the version the upgrade would take on its own (Newest), each
@@ -86,18 +94,42 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package) [
 		if vs[i].Version == p.Version {
 			continue
 		}
-		newest := vs[i].Version
-		pinned := slices.Clone(reqs)
-		for j := range pinned {
-			if pinned[j].Name == p.Name {
-				pinned[j].Constraints = []Constraint{{Op: "=", Version: newest}}
+		pinned := func(v string) error {
+			rs := slices.Clone(reqs)
+			for j := range rs {
+				if rs[j].Name == p.Name {
+					rs[j].Constraints = []Constraint{{Op: "=", Version: v}}
+				}
+			}
+			_, err := with.Resolve(rs)
+			return err
+		}
+		h := Held{Package: p, Newest: vs[i].Version, Reason: pinned(vs[i].Version)}
+		if h.Reason == nil {
+			continue
+		}
+		for _, v := range vs[i+1 : min(len(vs), i+1+maxHeldTries)] {
+			if v.Version == p.Version || !atLeast.Allows(v.Version) {
+				break
+			}
+			if err := pinned(v.Version); err != nil && blamed(err) != blamed(h.Reason) {
+				h.Next, h.NextReason = v.Version, err
+				break
 			}
 		}
-		if _, err := with.Resolve(pinned); err != nil {
-			held = append(held, Held{Package: p, Newest: newest, Reason: err})
-		}
+		held = append(held, h)
 	}
 	return held
+}
+
+// blamed returns the part of a resolver's error that names what imposed each constraint,
+// without the version tried: two versions refused for the same constraints blame alike.
+func blamed(err error) string {
+	s := err.Error()
+	if i := strings.Index(s, " and "); i >= 0 {
+		return s[i:]
+	}
+	return s
 }
 
 // movable returns the names Upgrade may move: names and what they depend on among the

@@ -244,3 +244,22 @@ func TestResolveInstalled(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldBackNext names, below the newest version, the next one refused for another
+// reason: what keeps the package from the newest its other dependents allow.
+func TestHeldBackNext(t *testing.T) {
+	ix := testIndex("libfoo 1.0", "libfoo 1.2", "libfoo 2.0", "appa 1.0 libfoo>=1.0,<2", "appc 1 libfoo=1.0")
+	installed := testIndex("appa 1.0 libfoo>=1.0,<2", "appc 1 libfoo=1.0", "libfoo 1.0").Packages
+	plan, err := ix.Upgrade(installed, []string{"libfoo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := ix.HeldBack(installed, []string{"libfoo"}, plan)
+	if len(held) != 1 {
+		t.Fatalf("HeldBack = %+v", held)
+	}
+	h := held[0]
+	if h.Newest != "2.0" || h.Next != "1.2" || !strings.Contains(h.NextReason.Error(), "libfoo=1.0 (required by appc 1)") {
+		t.Errorf("HeldBack = %+v, want 2.0 then 1.2 refused for appc's libfoo=1.0", h)
+	}
+}

@@ -272,6 +272,26 @@ func TestSyncRestoresTree(t *testing.T) {
 	}
 }
 
+// TestUpgradeNamesBlocker: an upgrade that keeps a library names what keeps it below the
+// newest version, and below the newest its other dependents allow.
+func TestUpgradeNamesBlocker(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	for _, v := range []string{"1.0", "1.2", "2.0"} {
+		addPackage(t, dir, "libfoo", v)
+	}
+	addPackage(t, dir, "appa", "1.0", "libfoo>=1.0,<2")
+	addPackage(t, dir, "appc", "1", "libfoo=1.0")
+	e := newEnv(t, base, dir)
+	e.ok("install", "appa", "appc")
+	out, _ := e.ok("upgrade", "libfoo")
+	want := "kept libfoo at 1.0: libfoo 2.0 cannot be installed: no version of \"libfoo\" satisfies libfoo=2.0 (the newest) and libfoo>=1.0,<2 (required by appa 1.0); " +
+		"nor 1.2: no version of \"libfoo\" satisfies libfoo=1.2 (tried), libfoo>=1.0,<2 (required by appa 1.0) and libfoo=1.0 (required by appc 1)\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("upgrade libfoo: %q, want %q", out, want)
+	}
+}
+
 // TestLockPreRelease: a lockfile that took a pre-release (none was released yet) stays
 // current when an older release appears, and locking again moves it on to a later
 // pre-release of the same release, as install would, never back to the older release.

@@ -85,21 +85,29 @@ func upgradeAction(c *cli.Context) error {
 // heldReason says why an upgrade keeps h where it is.
 func heldReason(h repo.Held) string {
 	switch {
+	case h.Newest != "" && h.Next != "":
+		return fmt.Sprintf("%s %s cannot be installed: %s; nor %s: %s", h.Package.Name, h.Newest,
+			pinnedWhy(h.Package.Name, h.Newest, "the newest", h.Reason), h.Next, pinnedWhy(h.Package.Name, h.Next, "tried", h.NextReason))
 	case h.Newest != "":
-		// The resolver calls upgrade's own requirements requested: the newest version
-		// tried, and every installed package at its version or newer.
-		why := strings.ReplaceAll(userText(h.Reason), h.Package.Name+"="+h.Newest+" (requested)", h.Package.Name+"="+h.Newest+" (the newest)")
-		why = pinWords.ReplaceAllStringFunc(why, func(m string) string {
-			if strings.Contains(m, ">=") {
-				return strings.Replace(m, "(requested)", "(installed, or newer)", 1)
-			}
-			return strings.Replace(m, "(requested)", "(installed)", 1)
-		})
-		return fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, why)
+		return fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, pinnedWhy(h.Package.Name, h.Newest, "the newest", h.Reason))
 	case h.Older != "":
 		return fmt.Sprintf("the repository offers only older versions (newest %s)", h.Older)
 	}
 	return "the repository no longer offers it"
+}
+
+// pinnedWhy words err, the resolver's refusal of name at version as an upgrade tried it.
+// The resolver calls upgrade's own requirements requested: the version tried, which what
+// calls, and every installed package at its version or newer.
+func pinnedWhy(name, version, what string, err error) string {
+	why, _, _ := strings.Cut(userText(err), "; the index has ") // the versions: said by the upgrade
+	why = strings.ReplaceAll(why, name+"="+version+" (requested)", name+"="+version+" ("+what+")")
+	return pinWords.ReplaceAllStringFunc(why, func(m string) string {
+		if strings.Contains(m, ">=") {
+			return strings.Replace(m, "(requested)", "(installed, or newer)", 1)
+		}
+		return strings.Replace(m, "(requested)", "(installed)", 1)
+	})
 }
 
 // installedPackages returns the records as the index entries Upgrade takes.
