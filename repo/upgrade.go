@@ -25,8 +25,23 @@ func (ix *Index) Upgrade(installed []Package, names []string) ([]Package, error)
 			return nil, fmt.Errorf("repo: upgrade %s: not installed", n)
 		}
 	}
-	reqs, _ := upgradeReqs(byName, installed, names) // ">=V" of a pre-release welcomes its release's
-	return withInstalled(ix, byName).Resolve(reqs)
+	reqs, free := upgradeReqs(byName, installed, names) // ">=V" of a pre-release welcomes its release's
+	return withInstalled(ix, kept(ix, byName, free)).Resolve(reqs)
+}
+
+// kept returns the installed packages an upgrade keeps exactly as installed, in place of
+// the index's entries: all but those that may move and whose version the publisher
+// republished with another archive (repo add --replace), which take the index's entry.
+func kept(ix *Index, byName map[string]Package, free map[string]bool) map[string]Package {
+	keep := make(map[string]Package, len(byName))
+	for name, p := range byName {
+		if !free[name] || !slices.ContainsFunc(ix.Packages, func(q Package) bool {
+			return q.Name == name && q.Version == p.Version && q.SHA256 != p.SHA256
+		}) {
+			keep[name] = p
+		}
+	}
+	return keep
 }
 
 // upgradeReqs returns what Upgrade resolves: each installed package at its version, or at
@@ -72,7 +87,7 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package) [
 		byName[p.Name] = p
 	}
 	reqs, free := upgradeReqs(byName, installed, names)
-	versions, with := ix.versions(), withInstalled(ix, byName)
+	versions, with := ix.versions(), withInstalled(ix, kept(ix, byName, free))
 	var held []Held
 	for _, p := range plan {
 		cur, ok := byName[p.Name]

@@ -108,13 +108,22 @@ func TestUpgrade(t *testing.T) {
 	}
 }
 
-func TestUpgradeKeepsInstalledEntry(t *testing.T) {
-	ix := testIndex("jq 1.7")
-	installed := testIndex("jq 1.7").Packages
-	installed[0].SHA256 = strings.Repeat("cd", 32) // republished since
+// TestUpgradeRepublished: an upgrade takes the archive the publisher republished for the
+// installed version of a package it may move, and keeps the others' as installed.
+func TestUpgradeRepublished(t *testing.T) {
+	ix := testIndex("jq 1.7", "yq 1")
+	installed := testIndex("jq 1.7", "yq 1").Packages
+	installed[0].SHA256 = strings.Repeat("cd", 32) // jq republished since
 	got, err := ix.Upgrade(installed, nil)
-	if err != nil || len(got) != 1 || got[0].SHA256 != installed[0].SHA256 {
-		t.Errorf("Upgrade = %+v, %v; want the installed jq 1.7 kept", got, err)
+	if err != nil || len(got) != 2 || got[0].SHA256 != ix.Packages[0].SHA256 {
+		t.Errorf("Upgrade = %+v, %v; want jq 1.7's republished archive", got, err)
+	}
+	got, err = ix.Upgrade(installed, []string{"yq"})
+	if err != nil || len(got) != 2 || got[0].SHA256 != installed[0].SHA256 {
+		t.Errorf("Upgrade yq = %+v, %v; want jq kept as installed", got, err)
+	}
+	if held := ix.HeldBack(installed, nil, got); len(held) != 0 {
+		t.Errorf("HeldBack = %+v", held)
 	}
 }
 

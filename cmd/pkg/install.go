@@ -84,8 +84,8 @@ func installedAgain(root *install.Root, ix *repo.Index, reqs []repo.Requirement)
 			return nil, fmt.Errorf("reinstall %s %s: %w", cur.Name, cur.Version, err)
 		}
 		if p.SHA256 != cur.SHA256 {
-			return nil, fmt.Errorf("reinstall %s %s: the repository's archive (sha256 %s) is not the one installed (%s): the publisher replaced it, and a reinstall only puts back the archive installed; to take the repository's, remove %s (and what depends on it), then install %s=%s",
-				cur.Name, cur.Version, p.SHA256, cur.SHA256, cur.Name, cur.Name, cur.Version)
+			return nil, fmt.Errorf("reinstall %s %s: the repository's archive (sha256 %s) is not the one installed (%s): the publisher replaced it, and a reinstall only puts back the archive installed; 'pkg upgrade %s' takes the repository's",
+				cur.Name, cur.Version, p.SHA256, cur.SHA256, cur.Name)
 		}
 		// As installed: the entry may have been republished with other metadata for the
 		// same archive (repo add --replace), which a reinstall does not take.
@@ -234,7 +234,7 @@ func (in *installer) report(res *install.Result) {
 	case c < 0:
 		what = "downgraded " + res.Name + " " + res.Previous + " to " + res.Version
 	default: // the same version from another archive
-		what = "replaced " + res.Name + " " + res.Version + " with another archive of it"
+		what = "replaced " + res.Name + " " + res.Version + " with the archive the repository now has of it"
 	}
 	say(in.c, "%s: %s, %s (%s cloned, %s copied) in %s", what,
 		count(res.Files, "file"), size(res.Bytes), size(res.Cloned), size(res.Copied), dur(res.Elapsed))

@@ -740,4 +740,21 @@ func TestReinstallKeepsRecord(t *testing.T) {
 	}
 	e.checkInstalled("after the reinstall", "lib 1.0")
 	e.ok("verify")
+	if out, _ := e.ok("upgrade"); !strings.Contains(out, "everything is up to date") { // the archive is the same: its record stays
+		t.Errorf("upgrade after metadata was republished: %q", out)
+	}
+
+	// The publisher republishes the version with another archive: upgrade takes it.
+	fixed := filepath.Join(base, "lib-1.0-fixed.tar")
+	if err := os.WriteFile(fixed, packageTar(t, "lib", "1.0", 'w'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("repo", "add", dir, fixed, "--name", "lib", "--version", "1.0", "--bin", "bin/lib", "--replace")
+	if _, stderr, code := e.pkg("install", "--reinstall", "lib"); code != 1 || !strings.Contains(stderr, "'pkg upgrade lib' takes the repository's") {
+		t.Errorf("reinstall of a republished version: exit %d, %q", code, stderr)
+	}
+	if out, _ := e.ok("upgrade"); !strings.Contains(out, "replaced lib 1.0 with the archive the repository now has of it") {
+		t.Errorf("upgrade after the archive was republished: %q", out)
+	}
+	e.checkInstalled("after the upgrade", "lib 1.0")
 }
