@@ -29,6 +29,7 @@ import (
 // sync and remove all commit through it.
 func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	start := time.Now()
+	r.salvaged = nil
 	defer r.Discard(staged...)
 	if len(staged) == 0 && len(remove) == 0 {
 		return nil, nil
@@ -43,22 +44,15 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	if err := r.checkUnmanaged(recs, staged); err != nil {
 		return nil, err
 	}
-	r.salvaged = nil
-	svs, err := r.saveChanges(recs, staged, remove)
+	svs, err := r.findChanges(recs, staged, remove)
 	if err != nil {
 		return nil, err
 	}
-	var swapped, committed bool
+	marked := false // the markers stay for the next start, which decides
 	defer func() {
-		switch {
-		case committed:
-		case !swapped: // the installed trees are as they were: what was moved out goes back
-			r.restore(svs)
-		default: // the trees go back to their places, or the next start decides: what was moved out stays kept
+		if !marked {
 			for _, sv := range svs {
-				if !sv.whole {
-					r.salvaged = append(r.salvaged, sv.s)
-				}
+				sv.drop()
 			}
 		}
 	}()
@@ -76,13 +70,16 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		r.dropPending(staged, made) // no intent names them
 		return nil, err
 	}
+	if err := markOld(svs, staged, rins, r.path); err != nil {
+		r.dropPending(staged, made)
+		return nil, err
+	}
 	trash := rins // until emptied after the commit
 	defer func() { r.dropTrash(trash) }()
 	all := append(ins, rins...)
 	if err := r.db.SetIntents(all); err != nil {
 		return nil, changeError(staged, remove, err)
 	}
-	swapped = true
 	for i, s := range staged {
 		if err := r.swapIn(s.dir, r.pkgDir(s.rec.Name)); err != nil {
 			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoAll(staged, all, i, made)))
@@ -111,6 +108,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	if err := r.db.Commit(news, files, remove); err != nil {
 		if done, known := r.recorded(all); done || !known { // or the next start finds out
 			keep(staged)
+			marked = true
 			return nil, changeError(staged, remove, err)
 		}
 		return nil, changeError(staged, remove, errors.Join(err, r.rollbackAll(staged, all)))
@@ -120,15 +118,10 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		s.res.Elapsed += time.Since(start)
 		results[i] = s.res
 	}
-	committed = true
-	old := make(map[string]string, len(staged)+len(rins)) // where the replaced and removed trees are now
-	for _, s := range staged {
-		old[s.rec.Name] = s.dir // since the swap
+	for _, sv := range svs { // before the trees go
+		r.salvaged = append(r.salvaged, sv.keep(oldTree(sv.rec.Name, staged, rins, r.path)))
 	}
-	for _, in := range rins {
-		old[in.Name] = r.path(in.Staging)
-	}
-	r.keepWhole(svs, old)
+	svs = nil
 	// The space of the trees replaced or removed first: bin/ may need some. Links still to
 	// make stay prepared (.cmd.new), which tells the next start to finish them.
 	r.emptyTrash(trash)
@@ -272,6 +265,26 @@ func (r *Root) dropTrash(ins []db.Intent) {
 	if done, _ := r.recorded(ins); done {
 		r.emptyTrash(ins)
 	}
+}
+
+// oldTree returns where a commit leaves the installed tree of name it replaces (the staged
+// tree's place, since the swap) or removes (its place in the trash).
+func oldTree(name string, staged []*Staged, rins []db.Intent, path func(...string) string) string {
+	if i := slices.IndexFunc(staged, func(s *Staged) bool { return s.rec.Name == name }); i >= 0 {
+		return staged[i].dir
+	}
+	i := slices.IndexFunc(rins, func(in db.Intent) bool { return in.Name == name })
+	return path(rins[i].Staging)
+}
+
+// markOld marks, before the commit, where it will leave each tree svs keep from.
+func markOld(svs []*salvage, staged []*Staged, rins []db.Intent, path func(...string) string) error {
+	for _, sv := range svs {
+		if err := sv.mark(oldTree(sv.rec.Name, staged, rins, path)); err != nil {
+			return fmt.Errorf("keep what the user changed in %s: %w", sv.rec.Name, err)
+		}
+	}
+	return nil
 }
 
 // emptyTrash deletes the trees removal intents moved to the trash, once recorded.

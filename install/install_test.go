@@ -440,3 +440,62 @@ func TestCheckRunnable(t *testing.T) {
 		}
 	}
 }
+
+// TestSalvageAfterCrash: a remove is cut short after its commit and before it moved the
+// user's file out of the old tree; the next start keeps the whole old tree, says so, and
+// drops the marker of a change that did not happen.
+func TestSalvageAfterCrash(t *testing.T) {
+	base := t.TempDir()
+	rootDir := filepath.Join(base, "root")
+	r := openRoot(t, rootDir)
+	for _, name := range []string{"tool", "other"} {
+		p := pkgOf(name, "1")
+		p.Bin = nil
+		if _, err := r.Install(alignedTar(t, base, version1()), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := r.db.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"tool", "other"} {
+		if err := os.WriteFile(filepath.Join(r.pkgDir(name), "NOTES"), []byte("mine"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svs, err := r.findChanges(recs, nil, []string{"tool", "other"})
+	if err != nil || len(svs) != 2 {
+		t.Fatalf("findChanges = %d, %v", len(svs), err)
+	}
+	trash := r.path(".pkg", "trash", "tool.1")
+	for _, sv := range svs {
+		tree := trash
+		if sv.rec.Name == "other" {
+			tree = r.path(".pkg", "trash", "other.1") // a remove that did not happen
+		}
+		if err := sv.mark(tree); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(r.pkgDir("tool"), trash); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.db.Commit(nil, nil, []string{"tool"}); err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the crash
+
+	r = openRoot(t, rootDir)
+	defer r.Close()
+	kept, _ := filepath.Glob(r.path(".pkg", "saved", "tool-1.*", "NOTES"))
+	if len(kept) != 1 || !strings.Contains(r.Recovered(), "kept the old tree of tool, which held files of the user's, in ") {
+		t.Errorf("after the start: kept %q; recovered %q", kept, r.Recovered())
+	}
+	if got := readFile(t, filepath.Join(r.pkgDir("other"), "NOTES")); got != "mine" {
+		t.Errorf("other's NOTES = %q", got)
+	}
+	if left, _ := filepath.Glob(r.path(".pkg", "saved", "*")); len(left) != 1 {
+		t.Errorf("saved holds %q, want tool's tree alone", left)
+	}
+}

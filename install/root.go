@@ -194,7 +194,8 @@ func (r *Root) reconcile() error {
 			return fmt.Errorf("install: undo interrupted %s of %s: %w", in.Op, in.Name, err)
 		}
 	}
-	var left []string // what commands cut short left in staging and trash
+	kept := r.keepMarked() // before staging and trash are emptied
+	var left []string      // what commands cut short left in staging and trash
 	for _, d := range []string{".pkg/staging", ".pkg/trash"} {
 		ents, err := os.ReadDir(r.path(d))
 		if err != nil {
@@ -218,6 +219,7 @@ func (r *Root) reconcile() error {
 	for _, in := range ins {
 		found = append(found, "undid an interrupted "+in.Op+" of "+in.Name)
 	}
+	found = append(found, kept...)
 	for _, path := range left { // the lock is held: nothing was added since
 		if err := removeTree(path); err != nil {
 			errs = append(errs, err)

@@ -2,16 +2,18 @@ package install
 
 import (
 	"crypto/sha256"
-	"io/fs"
+	"encoding/json"
+	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/internal/durable"
 )
 
 // Salvage is what a change kept of a package tree it replaced or removed: what the package
@@ -21,25 +23,35 @@ type Salvage struct {
 	Name, Version string
 	Dir           string   // where they are now, under <root>/.pkg/saved
 	Paths         []string // relative to the package's directory, as they were; nil for the whole tree
+	Err           error    // why the tree could not be kept, which went with it
 }
 
-// salvage finds and keeps what the user added to one installed tree, or changed in it.
+// A salvage finds, before a commit, what the user added to one installed tree or changed
+// in it, and keeps it once the commit is done. The tree itself is not touched before the
+// commit, which may yet put it back. A marker, durable before the commit, names where the
+// commit leaves the tree, so that a start after a crash keeps it whole (keepMarked)
+// rather than deleting it with the rest of staging and trash.
 type salvage struct {
-	r     *Root
-	rec   db.Package
-	files map[string]*db.File // what the package installed, by path
-	check *fileChecker
-	s     Salvage
-	moved [][2]string // renames done, from and to
-	whole bool        // keep the whole tree after the commit instead
+	r      *Root
+	rec    db.Package
+	files  map[string]*db.File // what the package installed, by path
+	check  *fileChecker
+	paths  []string // to keep, relative to the tree
+	whole  bool     // a part could not be read: keep the whole tree
+	s      Salvage
+	marker string
 }
 
-// saveChanges moves, before a commit replaces or removes them, what the user added to the
-// installed trees of recs that staged replace or remove names, or changed the data of
-// (the file's ctime after the install, then its data against the record), to a new
-// directory under .pkg/saved, keeping their paths. A tree it cannot read or move all of
-// is kept whole once the commit is done (keepWhole). It returns one salvage per tree.
-func (r *Root) saveChanges(recs []db.Package, staged []*Staged, remove []string) ([]*salvage, error) {
+// marker is what a salvage's marker file holds.
+type marker struct {
+	Tree      string    `json:"tree"` // where the commit leaves the tree, relative to the root
+	Name      string    `json:"name"`
+	Installed time.Time `json:"installed"` // of the tree's record: the same record after a start means no commit
+}
+
+// findChanges returns a salvage for each tree of recs that staged replace or remove names
+// holding something of the user's.
+func (r *Root) findChanges(recs []db.Package, staged []*Staged, remove []string) ([]*salvage, error) {
 	var svs []*salvage
 	for _, p := range recs {
 		replaced := slices.ContainsFunc(staged, func(s *Staged) bool { return s.rec.Name == p.Name })
@@ -53,63 +65,57 @@ func (r *Root) saveChanges(recs []db.Package, staged []*Staged, remove []string)
 		files, err := r.db.Files(p.Name)
 		if err != nil {
 			unix.Close(fd)
-			r.restore(svs)
 			return nil, err
 		}
 		sv := &salvage{r: r, rec: p, files: make(map[string]*db.File, len(files)), s: Salvage{Name: p.Name, Version: p.Version}}
 		for i := range files {
 			sv.files[files[i].Path] = &files[i]
 		}
-		buf := make([]byte, 32<<10)
-		sv.check = &fileChecker{h: sha256.New(), buf: buf}
-		sv.walk(fd, nil)
+		sv.walk(fd, "")
 		unix.Close(fd)
-		if sv.whole {
-			sv.undo()
-		}
-		if sv.whole || len(sv.s.Paths) > 0 {
-			slices.Sort(sv.s.Paths)
+		if sv.whole || len(sv.paths) > 0 {
 			svs = append(svs, sv)
 		}
 	}
 	return svs, nil
 }
 
-// walk looks at the entries of the directory fd, at rel in the tree (slash-terminated, or
-// nil for the top), and below, until it must keep the whole tree.
-func (sv *salvage) walk(fd int, rel []byte) {
+// walk looks at the entries of the directory fd, at rel in the tree ("" or ending in a
+// slash), and below, until it finds it must keep the whole tree.
+func (sv *salvage) walk(fd int, rel string) {
 	buf := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(buf)
 	for !sv.whole {
 		n, err := unix.Getdents(fd, *buf)
 		if err != nil {
-			sv.whole = true
+			sv.whole = true // what it could not read may be the user's
 		}
 		if n <= 0 {
 			return
 		}
 		for cname := range dirents((*buf)[:n]) {
 			name := string(cname[:len(cname)-1])
-			p := string(rel) + name
+			p := rel + name
 			f := sv.files[p]
 			var st unix.Stat_t
 			switch {
-			case sv.whole:
-				return
 			case f == nil:
-				sv.move(fd, name, p)
+				sv.paths = append(sv.paths, p)
 			case unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil:
 				sv.whole = true
 			case st.Mode&unix.S_IFMT == unix.S_IFDIR && f.Type == '5':
 				sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 				if err != nil {
-					sv.whole = true // a directory the user cannot read may hold their files
+					sv.whole = true
 					return
 				}
-				sv.walk(sub, []byte(p+"/"))
+				sv.walk(sub, p+"/")
 				unix.Close(sub)
 			case st.Ctim.Nano() > sv.rec.Installed.UnixNano() && sv.differs(fd, name, f, &st):
-				sv.move(fd, name, p)
+				sv.paths = append(sv.paths, p)
+			}
+			if sv.whole {
+				return
 			}
 		}
 	}
@@ -122,6 +128,9 @@ func (sv *salvage) differs(fd int, name string, f *db.File, st *unix.Stat_t) boo
 	if st.Mode&unix.S_IFMT != recordedType(f.Type) {
 		return true
 	}
+	if sv.check == nil {
+		sv.check = &fileChecker{h: sha256.New(), buf: make([]byte, 32<<10)}
+	}
 	var diffs []string
 	var err error
 	if f.Type == '2' {
@@ -132,80 +141,106 @@ func (sv *salvage) differs(fd int, name string, f *db.File, st *unix.Stat_t) boo
 	return err != nil || slices.ContainsFunc(diffs, func(d string) bool { return d != "mode" })
 }
 
-// move renames the entry name of the directory fd, at p in the tree, to the same path in
-// the salvage directory, which it makes first. A rename refused (a directory the user made
-// read-only) turns to keeping the whole tree.
-func (sv *salvage) move(fd int, name, p string) {
-	if sv.s.Dir == "" {
-		saved := sv.r.path(".pkg", "saved")
-		dir, err := "", os.MkdirAll(saved, 0o755)
+// mark makes sv's salvage directory and a marker beside it naming tree, where the commit
+// will leave the old tree, durable before the commit.
+func (sv *salvage) mark(tree string) error {
+	saved := sv.r.path(".pkg", "saved")
+	if err := os.MkdirAll(saved, 0o755); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp(saved, sv.rec.Name+"-"+sv.rec.Version+".")
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(sv.r.dir, tree)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(marker{Tree: rel, Name: sv.rec.Name, Installed: sv.rec.Installed})
+	if err != nil {
+		return err
+	}
+	sv.s.Dir, sv.marker = dir, dir+markerSuffix
+	if err := os.WriteFile(sv.marker, data, 0o644); err != nil {
+		return err
+	}
+	return durable.Path(sv.marker)
+}
+
+// markerSuffix names a salvage's marker: its directory's name and this.
+const markerSuffix = ".pending"
+
+// keep moves what sv found out of tree, the old tree since the commit, into its directory,
+// or the whole tree; a tree it cannot sort out goes whole. Then the marker goes.
+func (sv *salvage) keep(tree string) Salvage {
+	for _, p := range sv.paths {
+		if sv.whole {
+			break
+		}
+		to := filepath.Join(sv.s.Dir, filepath.FromSlash(p))
+		if os.MkdirAll(filepath.Dir(to), 0o755) != nil || os.Rename(filepath.Join(tree, filepath.FromSlash(p)), to) != nil {
+			sv.whole = true // a directory the user made read-only, say: keep the rest whole
+			break
+		}
+		sv.s.Paths = append(sv.s.Paths, p)
+	}
+	if sv.whole {
+		rest := sv.s.Dir
+		if len(sv.s.Paths) > 0 {
+			rest += "-rest"
+		} else {
+			os.Remove(rest) // empty: the tree takes its place
+		}
+		sv.s.Err = os.Rename(tree, rest)
+		sv.s.Dir, sv.s.Paths = rest, nil
+	}
+	slices.Sort(sv.s.Paths)
+	os.Remove(sv.marker)
+	return sv.s
+}
+
+// drop removes sv's marker and directory, for a change that did not happen.
+func (sv *salvage) drop() {
+	if sv.marker != "" {
+		os.Remove(sv.marker)
+		os.Remove(sv.s.Dir)
+	}
+}
+
+// keepMarked keeps whole, at a start, each old tree a marker names that a commit cut short
+// left in staging or trash, if the commit happened (the record of its name changed); it
+// returns what it kept, as reconcile says.
+func (r *Root) keepMarked() []string {
+	markers, _ := filepath.Glob(r.path(".pkg", "saved", "*"+markerSuffix))
+	var kept []string
+	for _, path := range markers {
+		var m marker
+		data, err := os.ReadFile(path)
 		if err == nil {
-			dir, err = os.MkdirTemp(saved, sv.rec.Name+"-"+sv.rec.Version+".")
+			err = json.Unmarshal(data, &m)
 		}
 		if err != nil {
-			sv.whole = true
-			return
+			continue // not pkg's: left alone
 		}
-		sv.s.Dir = dir
-	}
-	to := filepath.Join(sv.s.Dir, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil || unix.Renameat(fd, name, unix.AT_FDCWD, to) != nil {
-		sv.whole = true
-		return
-	}
-	sv.moved = append(sv.moved, [2]string{filepath.Join(sv.r.pkgDir(sv.rec.Name), filepath.FromSlash(p)), to})
-	sv.s.Paths = append(sv.s.Paths, p)
-}
-
-// undo moves back what sv moved, last first, and forgets it.
-func (sv *salvage) undo() {
-	for i := len(sv.moved) - 1; i >= 0; i-- {
-		os.Rename(sv.moved[i][1], sv.moved[i][0])
-	}
-	sv.moved, sv.s.Paths = nil, nil
-}
-
-// restore puts back what saveChanges moved, for a change that did not happen.
-func (r *Root) restore(svs []*salvage) {
-	for _, sv := range svs {
-		sv.undo()
-		if sv.s.Dir != "" {
-			os.RemoveAll(sv.s.Dir)
-		}
-	}
-}
-
-// keepWhole moves each tree saveChanges could not sort, now at old (its name → where the
-// commit left it), to its salvage directory, and records what every salvage kept.
-func (r *Root) keepWhole(svs []*salvage, old map[string]string) {
-	for _, sv := range svs {
-		if sv.whole {
-			if sv.s.Dir != "" {
-				removeEmptyDirs(sv.s.Dir) // undo moved its entries back
+		rec, err := r.db.Get(m.Name)
+		committed := err != nil || !rec.Installed.Equal(m.Installed)
+		dir := strings.TrimSuffix(path, markerSuffix)
+		if tree := r.path(m.Tree); committed && strings.HasPrefix(m.Tree, ".pkg"+string(filepath.Separator)) && exists(tree) {
+			os.Remove(dir)
+			if os.Rename(tree, dir) == nil {
+				kept = append(kept, fmt.Sprintf("kept the old tree of %s, which held files of the user's, in %s", m.Name, dir))
 			}
-			saved := r.path(".pkg", "saved")
-			os.MkdirAll(saved, 0o755)
-			sv.s.Dir = filepath.Join(saved, sv.rec.Name+"-"+sv.rec.Version+"."+strings.TrimPrefix(path.Ext(old[sv.rec.Name]), "."))
-			if os.Rename(old[sv.rec.Name], sv.s.Dir) != nil {
-				continue // the tree is deleted as it would have been; nothing is said to be kept
-			}
+		} else {
+			os.Remove(dir) // empty, unless the commit's own moves began
 		}
-		r.salvaged = append(r.salvaged, sv.s)
+		os.Remove(path)
 	}
+	return kept
 }
 
-// removeEmptyDirs removes dir and the directories under it, deepest first, where empty.
-func removeEmptyDirs(dir string) {
-	var dirs []string
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			dirs = append(dirs, p)
-		}
-		return nil
-	})
-	for i := len(dirs) - 1; i >= 0; i-- {
-		os.Remove(dirs[i])
-	}
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // Salvaged returns what the last Apply kept of the trees it replaced or removed.

@@ -3,7 +3,6 @@ package repo
 import (
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Upgrade resolves the upgrade of installed packages: the named ones and the installed
@@ -33,11 +32,15 @@ func (ix *Index) Upgrade(installed []Package, names []string) ([]Package, error)
 // the index's entries: all but those that may move and whose version the publisher
 // republished with another archive (repo add --replace), which take the index's entry.
 func kept(ix *Index, byName map[string]Package, free map[string]bool) map[string]Package {
+	republished := make(map[string]bool) // names whose installed version the index has from another archive
+	for _, q := range ix.Packages {
+		if p, ok := byName[q.Name]; ok && q.Version == p.Version && q.SHA256 != p.SHA256 {
+			republished[q.Name] = true
+		}
+	}
 	keep := make(map[string]Package, len(byName))
 	for name, p := range byName {
-		if !free[name] || !slices.ContainsFunc(ix.Packages, func(q Package) bool {
-			return q.Name == name && q.Version == p.Version && q.SHA256 != p.SHA256
-		}) {
+		if !free[name] || !republished[name] {
 			keep[name] = p
 		}
 	}
@@ -66,14 +69,11 @@ type Held struct {
 	Newest  string  // the version not older than installed an upgrade would take on its own (preferred); "" if none
 	Older   string  // when Newest is "", the newest version the index has, if any
 	Reason  error   // what resolving the upgrade with Newest runs into; nil when Newest is ""
-	// Below Newest, the newest version the upgrade could not take either for another
-	// reason (another package's constraint, say), and that reason; "" and nil if none.
+	// The version just below Newest, newer than the package's, which the upgrade could not
+	// take either, and why (another package's constraint, say); "" and nil if none.
 	Next       string
 	NextReason error
 }
-
-// maxHeldTries bounds the versions HeldBack tries below the newest, for the next reason.
-const maxHeldTries = 16
 
 // HeldBack returns the packages of plan, the result of Upgrade(installed, names), that
 // may move but stay below the version the upgrade would take on its own (Newest), each
@@ -123,28 +123,14 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package) [
 		if h.Reason == nil {
 			continue
 		}
-		for _, v := range vs[i+1 : min(len(vs), i+1+maxHeldTries)] {
-			if v.Version == p.Version || !atLeast.Allows(v.Version) {
-				break
-			}
-			if err := pinned(v.Version); err != nil && blamed(err) != blamed(h.Reason) {
-				h.Next, h.NextReason = v.Version, err
-				break
+		if i+1 < len(vs) && vs[i+1].Version != p.Version && atLeast.Allows(vs[i+1].Version) {
+			if err := pinned(vs[i+1].Version); err != nil {
+				h.Next, h.NextReason = vs[i+1].Version, err
 			}
 		}
 		held = append(held, h)
 	}
 	return held
-}
-
-// blamed returns the part of a resolver's error that names what imposed each constraint,
-// without the version tried: two versions refused for the same constraints blame alike.
-func blamed(err error) string {
-	s := err.Error()
-	if i := strings.Index(s, " and "); i >= 0 {
-		return s[i:]
-	}
-	return s
 }
 
 // movable returns the names Upgrade may move: names and what they depend on among the

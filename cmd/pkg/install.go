@@ -116,6 +116,7 @@ type installer struct {
 	reinstall bool     // the packages are installed ones, installed again as they are
 	noted     bool     // the copy fallback has been reported
 	remove    []string // packages to remove in the same commit (sync)
+	locked    bool     // a sync: the lockfile wants every package it installs
 }
 
 // run fetches every package of pkgs that recs, the installed packages, do not hold as
@@ -176,7 +177,7 @@ func (in *installer) apply(todo []repo.Package) error {
 	for _, name := range in.remove {
 		say(in.c, "removed %s", nameVersion(before, name))
 	}
-	sayChanges(in.c, in.root, before)
+	sayChanges(in.c, in.root, before, func(name string) bool { return in.locked || in.isRequested(name) })
 	if len(todo) > 0 {
 		if err := in.f.cache.AddRoot(in.root.Dir()); err != nil { // so that a prune from another root keeps todo
 			note(in.c, "%s; a cache prune from another root may remove what this one installed from", userText(err))

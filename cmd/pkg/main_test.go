@@ -199,6 +199,13 @@ func TestUpgradeSaysChanges(t *testing.T) {
 	if got := e.installed(); got != "lib 1, tool 2" {
 		t.Errorf("after the upgrade: %s", got)
 	}
+
+	// Named in the command, lib is wanted: nothing says it is not needed.
+	e2 := newEnv(t, t.TempDir(), filepath.Join(base, "repo"))
+	e2.ok("install", "tool=1")
+	if out, _ := e2.ok("install", "tool=2", "lib"); strings.Contains(out, "no longer needed") {
+		t.Errorf("install tool=2 lib: %q", out)
+	}
 }
 
 // TestCloneFallbackNote: on a filesystem that cannot share blocks, an install says so once,

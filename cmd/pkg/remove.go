@@ -47,7 +47,7 @@ func removeCommand() *cli.Command {
 			for _, name := range names {
 				say(c, "removed %s", nameVersion(installed, name))
 			}
-			sayChanges(c, root, installed)
+			sayChanges(c, root, installed, func(string) bool { return false })
 			return err
 		},
 	}
@@ -57,6 +57,10 @@ func removeCommand() *cli.Command {
 // the user added to a package's directory, or changed in it. It says so under --quiet too.
 func saySalvaged(c *cli.Context, root *install.Root) {
 	for _, s := range root.Salvaged() {
+		if s.Err != nil {
+			warn(c, "the directory of %s %s held files of yours, and pkg could not keep it: %s", s.Name, s.Version, userText(s.Err))
+			continue
+		}
 		if s.Paths == nil {
 			warn(c, "the directory of %s %s held what pkg could not sort out (a part it could not read or move): kept whole in %s", s.Name, s.Version, s.Dir)
 			continue
@@ -72,9 +76,9 @@ func saySalvaged(c *cli.Context, root *install.Root) {
 
 // sayChanges says, after a change to the root that held before, which commands a package
 // kept across the change no longer has or now has, and which packages that another one
-// depended on are now needed by none (which pkg does not remove by itself: the user may
-// have asked for them too).
-func sayChanges(c *cli.Context, root *install.Root, before []db.Package) {
+// depended on are now needed by none, but for those wanted reports the user asked for
+// (pkg removes none by itself: the user may have asked for them before).
+func sayChanges(c *cli.Context, root *install.Root, before []db.Package, wanted func(name string) bool) {
 	after, err := root.DB().List()
 	if err != nil {
 		return
@@ -100,7 +104,7 @@ func sayChanges(c *cli.Context, root *install.Root, before []db.Package) {
 	}
 	needed, neededBefore := dependedOn(after), dependedOn(before)
 	for _, p := range after {
-		if neededBefore[p.Name] && !needed[p.Name] {
+		if neededBefore[p.Name] && !needed[p.Name] && !wanted(p.Name) {
 			say(c, "%s %s is no longer needed by another package ('pkg remove %s' removes it)", p.Name, p.Version, p.Name)
 		}
 	}

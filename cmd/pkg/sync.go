@@ -149,7 +149,7 @@ func applyPlan(c *cli.Context, root *install.Root, plan *install.Plan, lockRepo 
 	}
 	f.src = src
 	f.useCache(cache)
-	in := &installer{c: c, f: f, root: root, remove: plan.Remove}
+	in := &installer{c: c, f: f, root: root, remove: plan.Remove, locked: true}
 	return in.apply(plan.Install)
 }
 

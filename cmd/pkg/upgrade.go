@@ -96,9 +96,9 @@ func heldReason(h repo.Held) string {
 	return "the repository no longer offers it"
 }
 
-// pinnedWhy words err, the resolver's refusal of name at version as an upgrade tried it.
-// The resolver calls upgrade's own requirements requested: the version tried, which what
-// calls, and every installed package at its version or newer.
+// pinnedWhy words err, the resolver's refusal of name at version, for upgrade's report. The
+// resolver calls all of upgrade's own requirements "requested": the version tried is
+// called what instead, and each installed package "installed" (or "installed, or newer").
 func pinnedWhy(name, version, what string, err error) string {
 	why, _, _ := strings.Cut(userText(err), "; the index has ") // the versions: said by the upgrade
 	why = strings.ReplaceAll(why, name+"="+version+" (requested)", name+"="+version+" ("+what+")")

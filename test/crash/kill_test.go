@@ -2,6 +2,7 @@ package crash
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"maps"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/install"
 	"pkg/internal/testfs"
 )
 
@@ -155,6 +157,13 @@ func (k *killer) step(o op, mode killMode) {
 	t := k.e.t
 	k.iter++
 	before := maps.Clone(k.cur)
+	notes := "" // a file of the user's in the app's directory, which nothing may lose
+	if before["app"] != "" {
+		notes = filepath.Join(k.e.root, "pkgs", "app", fmt.Sprintf("NOTES-%d", k.iter))
+		if err := os.WriteFile(notes, []byte(notes), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	wt, err := watch(k.e.root)
 	if err != nil {
 		t.Fatal(err)
@@ -219,6 +228,11 @@ func (k *killer) step(o op, mode killMode) {
 	if mode != noKill {
 		k.phases[phase]++
 	}
+	if notes != "" {
+		if err := k.checkKept(notes); err != nil {
+			k.violate(o, how+", phase "+phase, err.Error())
+		}
+	}
 	if _, stderr, code := k.e.run("--lock-timeout", "20s", "verify"); code != 0 || strings.Contains(stderr, "waiting") {
 		k.violate(o, how, fmt.Sprintf("next command: exit %d: %s", code, stderr))
 	}
@@ -232,6 +246,26 @@ func (k *killer) step(o op, mode killMode) {
 		k.violate(o, how+", phase "+phase, p)
 	}
 	k.cur = got
+}
+
+// checkKept opens the root, as the next command would, and finds the user's file notes:
+// in the app's directory still, where it is removed, or kept under .pkg/saved.
+func (k *killer) checkKept(notes string) error {
+	r, err := install.Open(context.Background(), k.e.root, install.Options{LockTimeout: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	r.Close()
+	if data, err := os.ReadFile(notes); err == nil && string(data) == notes {
+		return os.Remove(notes)
+	}
+	kept, _ := filepath.Glob(filepath.Join(k.e.root, ".pkg", "saved", "*", filepath.Base(notes)))
+	for _, p := range kept {
+		if data, err := os.ReadFile(p); err == nil && string(data) == notes {
+			return nil
+		}
+	}
+	return fmt.Errorf("the user's %s is lost: not in the app's directory, nor under .pkg/saved", filepath.Base(notes))
 }
 
 func (k *killer) violate(o op, how, what string) {
