@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -35,9 +37,8 @@ type salvage struct {
 	r      *Root
 	rec    db.Package
 	files  map[string]*db.File // what the package installed, by path
-	check  *fileChecker
-	paths  []string // to keep, relative to the tree
-	whole  bool     // a part could not be read: keep the whole tree
+	paths  []string            // to keep, relative to the tree
+	whole  bool                // a part could not be read: keep the whole tree
 	s      Salvage
 	marker string
 }
@@ -71,7 +72,7 @@ func (r *Root) findChanges(recs []db.Package, staged []*Staged, remove []string)
 		for i := range files {
 			sv.files[files[i].Path] = &files[i]
 		}
-		sv.walk(fd, "")
+		sv.walk(fd)
 		unix.Close(fd)
 		if sv.whole || len(sv.paths) > 0 {
 			svs = append(svs, sv)
@@ -80,63 +81,114 @@ func (r *Root) findChanges(recs []db.Package, staged []*Staged, remove []string)
 	return svs, nil
 }
 
-// walk looks at the entries of the directory fd, at rel in the tree ("" or ending in a
-// slash), and below, until it finds it must keep the whole tree.
-func (sv *salvage) walk(fd int, rel string) {
+// walkers is how many goroutines read a tree for findChanges: the fstatat of every file
+// is most of its cost, and reads scale where the unlinks of a removal do not.
+func walkers() int { return min(runtime.GOMAXPROCS(0), 4) }
+
+// dirJob is a directory for walk to read: open at fd, at rel in the tree ("" or ending in
+// a slash).
+type dirJob struct {
+	fd  int
+	rel string
+}
+
+// walk reads the tree open at fd on a few goroutines, each taking directories from a
+// shared queue, and collects what to keep, until it finds it must keep the whole tree.
+func (sv *salvage) walk(fd int) {
+	var (
+		mu      sync.Mutex
+		pending sync.WaitGroup
+		queue   = make(chan dirJob, 1<<16)
+		push    func(dirJob)
+	)
+	read := func(j dirJob, c *fileChecker) {
+		keep, whole := sv.readDir(j, push, c)
+		unix.Close(j.fd)
+		mu.Lock()
+		sv.paths = append(sv.paths, keep...)
+		sv.whole = sv.whole || whole
+		mu.Unlock()
+		pending.Done()
+	}
+	push = func(j dirJob) {
+		pending.Add(1)
+		select {
+		case queue <- j:
+		default: // a queue this long: read it here
+			read(j, newChecker())
+		}
+	}
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		sv.whole = true
+		return
+	}
+	push(dirJob{dup, ""})
+	var workers sync.WaitGroup
+	for range walkers() {
+		workers.Go(func() {
+			c := newChecker()
+			for j := range queue {
+				read(j, c)
+			}
+		})
+	}
+	pending.Wait()
+	close(queue)
+	workers.Wait()
+}
+
+func newChecker() *fileChecker { return &fileChecker{h: sha256.New(), buf: make([]byte, 32<<10)} }
+
+// readDir reads one directory of the tree, pushes its recorded subdirectories, and returns
+// the paths in it to keep, or whether to keep the whole tree.
+func (sv *salvage) readDir(j dirJob, push func(dirJob), c *fileChecker) (keep []string, whole bool) {
 	buf := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(buf)
-	for !sv.whole {
-		n, err := unix.Getdents(fd, *buf)
+	for {
+		n, err := unix.Getdents(j.fd, *buf)
 		if err != nil {
-			sv.whole = true // what it could not read may be the user's
+			return keep, true // what it could not read may be the user's
 		}
 		if n <= 0 {
-			return
+			return keep, false
 		}
-		for cname := range dirents((*buf)[:n]) {
+		for cname, typ := range dirents((*buf)[:n]) {
 			name := string(cname[:len(cname)-1])
-			p := rel + name
+			p := j.rel + name
 			f := sv.files[p]
 			var st unix.Stat_t
 			switch {
 			case f == nil:
-				sv.paths = append(sv.paths, p)
-			case unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil:
-				sv.whole = true
-			case st.Mode&unix.S_IFMT == unix.S_IFDIR && f.Type == '5':
-				sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+				keep = append(keep, p)
+			case typ == unix.DT_DIR && f.Type == '5':
+				sub, err := unix.Openat(j.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 				if err != nil {
-					sv.whole = true
-					return
+					return keep, true
 				}
-				sv.walk(sub, p+"/")
-				unix.Close(sub)
-			case st.Ctim.Nano() > sv.rec.Installed.UnixNano() && sv.differs(fd, name, f, &st):
-				sv.paths = append(sv.paths, p)
-			}
-			if sv.whole {
-				return
+				push(dirJob{sub, p + "/"})
+			case unix.Fstatat(j.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil:
+				return keep, true
+			case st.Ctim.Nano() > sv.rec.Installed.UnixNano() && sv.differs(c, j.fd, name, f, &st):
+				keep = append(keep, p)
 			}
 		}
 	}
 }
 
-// differs reports whether the entry name of fd, with st, holds other data than f records:
-// another type, symlink target, size or content. A change of mode alone is no change of
-// the user's data.
-func (sv *salvage) differs(fd int, name string, f *db.File, st *unix.Stat_t) bool {
+// differs reports, checking with c, whether the entry name of fd, with st, holds other
+// data than f records: another type, symlink target, size or content. A change of mode
+// alone is no change of the user's data.
+func (sv *salvage) differs(c *fileChecker, fd int, name string, f *db.File, st *unix.Stat_t) bool {
 	if st.Mode&unix.S_IFMT != recordedType(f.Type) {
 		return true
-	}
-	if sv.check == nil {
-		sv.check = &fileChecker{h: sha256.New(), buf: make([]byte, 32<<10)}
 	}
 	var diffs []string
 	var err error
 	if f.Type == '2' {
-		diffs, err = sv.check.checkTarget(fd, name, f, nil)
+		diffs, err = c.checkTarget(fd, name, f, nil)
 	} else {
-		diffs, err = sv.check.checkFile(fd, name, f, st, nil)
+		diffs, err = c.checkFile(fd, name, f, st, nil)
 	}
 	return err != nil || slices.ContainsFunc(diffs, func(d string) bool { return d != "mode" })
 }
