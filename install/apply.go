@@ -108,7 +108,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	if err := r.db.Commit(news, files, remove); err != nil {
 		if done, known := r.recorded(all); done || !known { // or the next start finds out
 			keep(staged)
-			marked = true
+			marked, trash = true, nil // the next start keeps the marked trees
 			return nil, changeError(staged, remove, err)
 		}
 		return nil, changeError(staged, remove, errors.Join(err, r.rollbackAll(staged, all)))
@@ -119,7 +119,14 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		results[i] = s.res
 	}
 	for _, sv := range svs { // before the trees go
-		r.salvaged = append(r.salvaged, sv.keep(oldTree(sv.rec.Name, staged, rins, r.path)))
+		s, ok := sv.keep(oldTree(sv.rec.Name, staged, rins, r.path))
+		r.salvaged = append(r.salvaged, s)
+		if !ok { // left, with its marker, for the next start
+			for _, st := range staged {
+				st.keep = st.keep || st.rec.Name == sv.rec.Name
+			}
+			trash = slices.DeleteFunc(trash, func(in db.Intent) bool { return in.Name == sv.rec.Name })
+		}
 	}
 	svs = nil
 	// The space of the trees replaced or removed first: bin/ may need some. Links still to

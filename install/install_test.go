@@ -441,9 +441,9 @@ func TestCheckRunnable(t *testing.T) {
 	}
 }
 
-// TestSalvageAfterCrash: a remove is cut short after its commit and before it moved the
-// user's file out of the old tree; the next start keeps the whole old tree, says so, and
-// drops the marker of a change that did not happen.
+// TestSalvageAfterCrash: a remove is cut short after its commit, once it moved one of the
+// user's two files out of the old tree; the next start keeps the rest of the tree whole
+// beside it, says so, and drops the marker of a change that did not happen.
 func TestSalvageAfterCrash(t *testing.T) {
 	base := t.TempDir()
 	rootDir := filepath.Join(base, "root")
@@ -459,8 +459,8 @@ func TestSalvageAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"tool", "other"} {
-		if err := os.WriteFile(filepath.Join(r.pkgDir(name), "NOTES"), []byte("mine"), 0o644); err != nil {
+	for _, path := range []string{"tool/NOTES", "tool/NOTES2", "other/NOTES"} {
+		if err := os.WriteFile(filepath.Join(r.path("pkgs"), path), []byte("mine"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -484,18 +484,26 @@ func TestSalvageAfterCrash(t *testing.T) {
 	if err := r.db.Commit(nil, nil, []string{"tool"}); err != nil {
 		t.Fatal(err)
 	}
+	for _, sv := range svs {
+		if sv.rec.Name == "tool" { // the first move of keep
+			if err := os.Rename(filepath.Join(trash, "NOTES"), filepath.Join(sv.s.Dir, "NOTES")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	r.Close() // the crash
 
 	r = openRoot(t, rootDir)
 	defer r.Close()
-	kept, _ := filepath.Glob(r.path(".pkg", "saved", "tool-1.*", "NOTES"))
-	if len(kept) != 1 || !strings.Contains(r.Recovered(), "kept the old tree of tool, which held files of the user's, in ") {
-		t.Errorf("after the start: kept %q; recovered %q", kept, r.Recovered())
+	moved, _ := filepath.Glob(r.path(".pkg", "saved", "tool-1.*", "NOTES"))
+	rest, _ := filepath.Glob(r.path(".pkg", "saved", "tool-1.*-rest", "NOTES2"))
+	if len(moved) != 1 || len(rest) != 1 || !strings.Contains(r.Recovered(), "kept the old tree of tool, with files of yours in it, in ") {
+		t.Errorf("after the start: kept %q and %q; recovered %q", moved, rest, r.Recovered())
 	}
 	if got := readFile(t, filepath.Join(r.pkgDir("other"), "NOTES")); got != "mine" {
 		t.Errorf("other's NOTES = %q", got)
 	}
-	if left, _ := filepath.Glob(r.path(".pkg", "saved", "*")); len(left) != 1 {
-		t.Errorf("saved holds %q, want tool's tree alone", left)
+	if left, _ := filepath.Glob(r.path(".pkg", "saved", "*")); len(left) != 2 {
+		t.Errorf("saved holds %q, want tool's file and tree alone", left)
 	}
 }

@@ -194,15 +194,17 @@ func (r *Root) reconcile() error {
 			return fmt.Errorf("install: undo interrupted %s of %s: %w", in.Op, in.Name, err)
 		}
 	}
-	kept := r.keepMarked() // before staging and trash are emptied
-	var left []string      // what commands cut short left in staging and trash
+	kept, stuck := r.keepMarked() // before staging and trash are emptied
+	var left []string             // what commands cut short left in staging and trash
 	for _, d := range []string{".pkg/staging", ".pkg/trash"} {
 		ents, err := os.ReadDir(r.path(d))
 		if err != nil {
 			return err
 		}
 		for _, e := range ents {
-			left = append(left, r.path(d, e.Name()))
+			if p := r.path(d, e.Name()); !slices.Contains(stuck, p) {
+				left = append(left, p)
+			}
 		}
 	}
 	if err := r.syncBins(len(ins) > 0 || len(left) > 0); err != nil {
@@ -220,6 +222,9 @@ func (r *Root) reconcile() error {
 		found = append(found, "undid an interrupted "+in.Op+" of "+in.Name)
 	}
 	found = append(found, kept...)
+	for _, p := range stuck {
+		found = append(found, "could not keep yet the tree at "+p+", which may hold files of the user's: it stays for the next start")
+	}
 	for _, path := range left { // the lock is held: nothing was added since
 		if err := removeTree(path); err != nil {
 			errs = append(errs, err)

@@ -3,6 +3,7 @@ package install
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,9 +24,10 @@ import (
 // tree was deleted; or the whole tree, when a part of it could not be read or moved.
 type Salvage struct {
 	Name, Version string
-	Dir           string   // where they are now, under <root>/.pkg/saved
-	Paths         []string // relative to the package's directory, as they were; nil for the whole tree
-	Err           error    // why the tree could not be kept, which went with it
+	Dir           string   // where Paths are now, under <root>/.pkg/saved
+	Paths         []string // relative to the package's directory, as they were
+	Tree          string   // where the tree, or the rest of it, is kept, when pkg could not sort it out; or ""
+	Err           error    // why the tree could not be kept: it is left for the next start to keep
 }
 
 // A salvage finds, before a commit, what the user added to one installed tree or changed
@@ -60,20 +62,25 @@ func (r *Root) findChanges(recs []db.Package, staged []*Staged, remove []string)
 			continue
 		}
 		fd, err := unix.Open(r.pkgDir(p.Name), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
+		if err == unix.ENOENT || err == unix.ENOTDIR || err == unix.ELOOP {
 			continue // gone, or no directory: nothing of the user's in it
 		}
-		files, err := r.db.Files(p.Name)
+		sv := &salvage{r: r, rec: p, s: Salvage{Name: p.Name, Version: p.Version}}
 		if err != nil {
+			sv.whole = true // a tree it cannot read may hold the user's files
+		} else {
+			files, err := r.db.Files(p.Name)
+			if err != nil {
+				unix.Close(fd)
+				return nil, err
+			}
+			sv.files = make(map[string]*db.File, len(files))
+			for i := range files {
+				sv.files[files[i].Path] = &files[i]
+			}
+			sv.walk(fd)
 			unix.Close(fd)
-			return nil, err
 		}
-		sv := &salvage{r: r, rec: p, files: make(map[string]*db.File, len(files)), s: Salvage{Name: p.Name, Version: p.Version}}
-		for i := range files {
-			sv.files[files[i].Path] = &files[i]
-		}
-		sv.walk(fd)
-		unix.Close(fd)
 		if sv.whole || len(sv.paths) > 0 {
 			svs = append(svs, sv)
 		}
@@ -93,12 +100,12 @@ type dirJob struct {
 }
 
 // walk reads the tree open at fd on a few goroutines, each taking directories from a
-// shared queue, and collects what to keep, until it finds it must keep the whole tree.
+// shared queue, and collects what to keep, or that the whole tree must be kept.
 func (sv *salvage) walk(fd int) {
 	var (
 		mu      sync.Mutex
 		pending sync.WaitGroup
-		queue   = make(chan dirJob, 1<<16)
+		queue   = make(chan dirJob, 256) // each holds an open directory: past it, read inline
 		push    func(dirJob)
 	)
 	read := func(j dirJob, c *fileChecker) {
@@ -158,6 +165,14 @@ func (sv *salvage) readDir(j dirJob, push func(dirJob), c *fileChecker) (keep []
 			p := j.rel + name
 			f := sv.files[p]
 			var st unix.Stat_t
+			if f != nil && typ != unix.DT_DIR { // a file's ctime; or a type the filesystem did not say
+				if unix.Fstatat(j.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+					return keep, true
+				}
+				if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+					typ = unix.DT_DIR
+				}
+			}
 			switch {
 			case f == nil:
 				keep = append(keep, p)
@@ -167,8 +182,8 @@ func (sv *salvage) readDir(j dirJob, push func(dirJob), c *fileChecker) (keep []
 					return keep, true
 				}
 				push(dirJob{sub, p + "/"})
-			case unix.Fstatat(j.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil:
-				return keep, true
+			case typ == unix.DT_DIR: // a directory where the package has a file
+				keep = append(keep, p)
 			case st.Ctim.Nano() > sv.rec.Installed.UnixNano() && sv.differs(c, j.fd, name, f, &st):
 				keep = append(keep, p)
 			}
@@ -216,39 +231,47 @@ func (sv *salvage) mark(tree string) error {
 	if err := os.WriteFile(sv.marker, data, 0o644); err != nil {
 		return err
 	}
-	return durable.Path(sv.marker)
+	if sv.r.o.NoSync {
+		return nil
+	}
+	return errors.Join(durable.Path(sv.marker), durable.Path(saved), durable.Path(filepath.Dir(saved)))
 }
 
 // markerSuffix names a salvage's marker: its directory's name and this.
 const markerSuffix = ".pending"
 
-// keep moves what sv found out of tree, the old tree since the commit, into its directory,
-// or the whole tree; a tree it cannot sort out goes whole. Then the marker goes.
-func (sv *salvage) keep(tree string) Salvage {
-	for _, p := range sv.paths {
-		if sv.whole {
-			break
+// keep moves what sv found out of tree, the old tree since the commit, into its directory;
+// a tree it cannot sort out, or the rest of it, goes whole beside. Then the marker goes,
+// unless the tree could not be kept at all: ok false, and the caller must leave the tree
+// for the next start (keepMarked).
+func (sv *salvage) keep(tree string) (s Salvage, ok bool) {
+	if !sv.whole {
+		for _, p := range sv.paths {
+			to := filepath.Join(sv.s.Dir, filepath.FromSlash(p))
+			if os.MkdirAll(filepath.Dir(to), 0o755) != nil || os.Rename(filepath.Join(tree, filepath.FromSlash(p)), to) != nil {
+				sv.whole = true // a directory the user made read-only, say: keep the rest whole
+				break
+			}
+			sv.s.Paths = append(sv.s.Paths, p)
 		}
-		to := filepath.Join(sv.s.Dir, filepath.FromSlash(p))
-		if os.MkdirAll(filepath.Dir(to), 0o755) != nil || os.Rename(filepath.Join(tree, filepath.FromSlash(p)), to) != nil {
-			sv.whole = true // a directory the user made read-only, say: keep the rest whole
-			break
-		}
-		sv.s.Paths = append(sv.s.Paths, p)
 	}
 	if sv.whole {
-		rest := sv.s.Dir
-		if len(sv.s.Paths) > 0 {
-			rest += "-rest"
-		} else {
-			os.Remove(rest) // empty: the tree takes its place
+		if sv.s.Tree, sv.s.Err = keepTree(tree, sv.s.Dir); sv.s.Err != nil {
+			return sv.s, false
 		}
-		sv.s.Err = os.Rename(tree, rest)
-		sv.s.Dir, sv.s.Paths = rest, nil
 	}
 	slices.Sort(sv.s.Paths)
 	os.Remove(sv.marker)
-	return sv.s
+	return sv.s, true
+}
+
+// keepTree renames tree to dir, or beside it when dir already holds what was moved out of
+// it, and returns where it is.
+func keepTree(tree, dir string) (string, error) {
+	if os.Remove(dir) != nil && exists(dir) { // not empty
+		dir += "-rest"
+	}
+	return dir, os.Rename(tree, dir)
 }
 
 // drop removes sv's marker and directory, for a change that did not happen.
@@ -260,34 +283,41 @@ func (sv *salvage) drop() {
 }
 
 // keepMarked keeps whole, at a start, each old tree a marker names that a commit cut short
-// left in staging or trash, if the commit happened (the record of its name changed); it
-// returns what it kept, as reconcile says.
-func (r *Root) keepMarked() []string {
+// left in staging or trash, if the commit happened (the record of its name changed), and
+// returns what it kept, as reconcile says, and the trees it could not keep, which must
+// stay where they are (their markers stay too, for the next start).
+func (r *Root) keepMarked() (kept, stuck []string) {
 	markers, _ := filepath.Glob(r.path(".pkg", "saved", "*"+markerSuffix))
-	var kept []string
 	for _, path := range markers {
 		var m marker
 		data, err := os.ReadFile(path)
 		if err == nil {
 			err = json.Unmarshal(data, &m)
 		}
-		if err != nil {
+		parent := filepath.Dir(filepath.Clean(m.Tree))
+		if err != nil || parent != filepath.Join(".pkg", "staging") && parent != filepath.Join(".pkg", "trash") {
 			continue // not pkg's: left alone
 		}
 		rec, err := r.db.Get(m.Name)
-		committed := err != nil || !rec.Installed.Equal(m.Installed)
-		dir := strings.TrimSuffix(path, markerSuffix)
-		if tree := r.path(m.Tree); committed && strings.HasPrefix(m.Tree, ".pkg"+string(filepath.Separator)) && exists(tree) {
-			os.Remove(dir)
-			if os.Rename(tree, dir) == nil {
-				kept = append(kept, fmt.Sprintf("kept the old tree of %s, which held files of the user's, in %s", m.Name, dir))
+		if err != nil && !errors.Is(err, db.ErrNotInstalled) {
+			stuck = append(stuck, r.path(m.Tree)) // cannot tell: the next start decides
+			continue
+		}
+		dir, tree := strings.TrimSuffix(path, markerSuffix), r.path(m.Tree)
+		switch committed := err != nil || !rec.Installed.Equal(m.Installed); {
+		case committed && exists(tree):
+			where, err := keepTree(tree, dir)
+			if err != nil {
+				stuck = append(stuck, tree)
+				continue
 			}
-		} else {
-			os.Remove(dir) // empty, unless the commit's own moves began
+			kept = append(kept, fmt.Sprintf("kept the old tree of %s, with files of yours in it, in %s", m.Name, where))
+		default:
+			os.Remove(dir) // empty, unless the commit's own moves had begun
 		}
 		os.Remove(path)
 	}
-	return kept
+	return kept, stuck
 }
 
 func exists(path string) bool {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -57,20 +58,25 @@ func removeCommand() *cli.Command {
 // the user added to a package's directory, or changed in it. It says so under --quiet too.
 func saySalvaged(c *cli.Context, root *install.Root) {
 	for _, s := range root.Salvaged() {
-		if s.Err != nil {
-			warn(c, "the directory of %s %s held files of yours, and pkg could not keep it: %s", s.Name, s.Version, userText(s.Err))
-			continue
+		if len(s.Paths) > 0 {
+			list := strings.Join(s.Paths[:min(len(s.Paths), 5)], ", ")
+			if more := len(s.Paths) - 5; more > 0 {
+				list += fmt.Sprintf(" and %d more", more)
+			}
+			warn(c, "the directory of %s %s held %s that it did not install or that changed since: kept in %s: %s",
+				s.Name, s.Version, count(len(s.Paths), "path"), s.Dir, list)
 		}
-		if s.Paths == nil {
-			warn(c, "the directory of %s %s held what pkg could not sort out (a part it could not read or move): kept whole in %s", s.Name, s.Version, s.Dir)
-			continue
+		rest := "the directory"
+		if len(s.Paths) > 0 {
+			rest = "the rest of the directory"
 		}
-		list := strings.Join(s.Paths[:min(len(s.Paths), 5)], ", ")
-		if more := len(s.Paths) - 5; more > 0 {
-			list += fmt.Sprintf(" and %d more", more)
+		switch {
+		case s.Err != nil:
+			warn(c, "%s of %s %s held what pkg could not sort out, and could not be kept (%s): it stays under %s for the next pkg command to keep",
+				rest, s.Name, s.Version, userText(s.Err), filepath.Join(root.Dir(), ".pkg"))
+		case s.Tree != "":
+			warn(c, "%s of %s %s held what pkg could not sort out (a part it could not read or move): kept whole in %s", rest, s.Name, s.Version, s.Tree)
 		}
-		warn(c, "the directory of %s %s held %s that it did not install or that changed since: kept in %s: %s",
-			s.Name, s.Version, count(len(s.Paths), "path"), s.Dir, list)
 	}
 }
 
