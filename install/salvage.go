@@ -1,6 +1,7 @@
 package install
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -92,45 +93,33 @@ func (r *Root) findChanges(recs []db.Package, staged []*Staged, remove []string)
 // is most of its cost, and reads scale where the unlinks of a removal do not.
 func walkers() int { return min(runtime.GOMAXPROCS(0), 4) }
 
-// dirJob is a directory for walk to read: open at fd, at rel in the tree ("" or ending in
-// a slash).
-type dirJob struct {
-	fd  int
-	rel string
-}
-
-// walk reads the tree open at fd on a few goroutines, each taking directories from a
-// shared queue, and collects what to keep, or that the whole tree must be kept.
+// walk reads the tree open at fd on a few goroutines, each taking directories (their
+// paths in the tree, "" or ending in a slash) from a shared queue, and collects what to
+// keep, or that the whole tree must be kept.
 func (sv *salvage) walk(fd int) {
 	var (
 		mu      sync.Mutex
 		pending sync.WaitGroup
-		queue   = make(chan dirJob, 256) // each holds an open directory: past it, read inline
-		push    func(dirJob)
+		queue   = make(chan string, 1<<16) // past it, a directory is read where it is found
+		push    func(string)
 	)
-	read := func(j dirJob, c *fileChecker) {
-		keep, whole := sv.readDir(j, push, c)
-		unix.Close(j.fd)
+	read := func(rel string, c *fileChecker) {
+		keep, whole := sv.readDir(fd, rel, push, c)
 		mu.Lock()
 		sv.paths = append(sv.paths, keep...)
 		sv.whole = sv.whole || whole
 		mu.Unlock()
 		pending.Done()
 	}
-	push = func(j dirJob) {
+	push = func(rel string) {
 		pending.Add(1)
 		select {
-		case queue <- j:
-		default: // a queue this long: read it here
-			read(j, newChecker())
+		case queue <- rel:
+		default:
+			read(rel, newChecker())
 		}
 	}
-	dup, err := unix.Dup(fd)
-	if err != nil {
-		sv.whole = true
-		return
-	}
-	push(dirJob{dup, ""})
+	push("")
 	var workers sync.WaitGroup
 	for range walkers() {
 		workers.Go(func() {
@@ -147,13 +136,21 @@ func (sv *salvage) walk(fd int) {
 
 func newChecker() *fileChecker { return &fileChecker{h: sha256.New(), buf: make([]byte, 32<<10)} }
 
-// readDir reads one directory of the tree, pushes its recorded subdirectories, and returns
-// the paths in it to keep, or whether to keep the whole tree.
-func (sv *salvage) readDir(j dirJob, push func(dirJob), c *fileChecker) (keep []string, whole bool) {
+// readDir reads the directory rel of the tree open at top, pushes its recorded
+// subdirectories, and returns the paths in it to keep, or whether to keep the whole tree.
+// A recorded directory the user swapped for a symlink since its parent was read is only
+// followed to paths that the old tree lacks, which keep then fails to move: the tree is
+// kept whole.
+func (sv *salvage) readDir(top int, rel string, push func(string), c *fileChecker) (keep []string, whole bool) {
+	fd, err := unix.Openat(top, cmp.Or(rel, "."), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, true
+	}
+	defer unix.Close(fd)
 	buf := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(buf)
 	for {
-		n, err := unix.Getdents(j.fd, *buf)
+		n, err := unix.Getdents(fd, *buf)
 		if err != nil {
 			return keep, true // what it could not read may be the user's
 		}
@@ -162,11 +159,11 @@ func (sv *salvage) readDir(j dirJob, push func(dirJob), c *fileChecker) (keep []
 		}
 		for cname, typ := range dirents((*buf)[:n]) {
 			name := string(cname[:len(cname)-1])
-			p := j.rel + name
+			p := rel + name
 			f := sv.files[p]
 			var st unix.Stat_t
 			if f != nil && typ != unix.DT_DIR { // a file's ctime; or a type the filesystem did not say
-				if unix.Fstatat(j.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 					return keep, true
 				}
 				if st.Mode&unix.S_IFMT == unix.S_IFDIR {
@@ -177,14 +174,10 @@ func (sv *salvage) readDir(j dirJob, push func(dirJob), c *fileChecker) (keep []
 			case f == nil:
 				keep = append(keep, p)
 			case typ == unix.DT_DIR && f.Type == '5':
-				sub, err := unix.Openat(j.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-				if err != nil {
-					return keep, true
-				}
-				push(dirJob{sub, p + "/"})
+				push(p + "/")
 			case typ == unix.DT_DIR: // a directory where the package has a file
 				keep = append(keep, p)
-			case st.Ctim.Nano() > sv.rec.Installed.UnixNano() && sv.differs(c, j.fd, name, f, &st):
+			case st.Ctim.Nano() > sv.rec.Installed.UnixNano() && sv.differs(c, fd, name, f, &st):
 				keep = append(keep, p)
 			}
 		}
