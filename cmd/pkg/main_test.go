@@ -253,6 +253,9 @@ func TestSalvage(t *testing.T) {
 		}
 	}
 	e.checkInstalled("after the upgrade", "lib 1.5, tool 1.10")
+	if _, stderr := e.ok("verify"); !strings.Contains(stderr, "pkg: note: "+filepath.Join(e.root, ".pkg", "saved")+" holds 1 path that upgrades and removes kept") {
+		t.Errorf("verify with something kept: %q", stderr)
+	}
 	// A file touched or chmodded, its data the same, is no change of the user's.
 	toolVersion := filepath.Join(e.root, "pkgs", "tool", "share", "tool", "version")
 	if err := os.Chmod(toolVersion, 0o600); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -48,6 +49,10 @@ func verifyAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if saved, _ := filepath.Glob(filepath.Join(root.Dir(), ".pkg", "saved", "*")); len(saved) > 0 {
+		note(c, "%s holds %s that upgrades and removes kept from packages' directories (what you added or changed there): look through them, and delete what you no longer need",
+			filepath.Join(root.Dir(), ".pkg", "saved"), count(len(saved), "path"))
+	}
 	for _, p := range problems {
 		fmt.Fprintln(c.App.Writer, p)
 	}
@@ -63,7 +68,7 @@ func verifyAction(c *cli.Context) error {
 		if len(foreign) > 0 {
 			first = "move " + strings.Join(foreign, " and ") + " away (not pkg's to replace), then "
 		}
-		return fmt.Errorf("verify: %s found; %spkg install --reinstall %s restores what was installed",
+		return fmt.Errorf("verify: %s found; %spkg install --reinstall %s restores what was installed (keeping what you changed in .pkg/saved)",
 			count(len(problems), "problem"), first, strings.Join(unique(broken), " "))
 	}
 	pkgs, files := 0, 0
