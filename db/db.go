@@ -52,6 +52,9 @@ type Intent struct {
 	Name    string `json:"name"`    // package name
 	Staging string `json:"staging"` // where the other tree is (staging dir or trash), relative to the root
 	Inode   uint64 `json:"inode"`   // inode of the new tree's top directory (install)
+	// Inode of the installed tree an install replaces, 0 if none (or an older pkg's intent):
+	// where it is still in pkgs/, nothing was swapped.
+	OldInode uint64 `json:"old_inode,omitempty"`
 }
 
 // ErrNotInstalled is returned for a package that has no record.

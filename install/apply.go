@@ -362,7 +362,8 @@ func (r *Root) intents(recs []db.Package, staged []*Staged) ([]db.Intent, [][]st
 			return nil, made, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, err)
 		}
 		rel, _ := filepath.Rel(r.dir, s.dir)
-		ins[i] = db.Intent{Op: "install", Name: s.rec.Name, Staging: rel, Inode: ino}
+		old, _ := inode(r.pkgDir(s.rec.Name))
+		ins[i] = db.Intent{Op: "install", Name: s.rec.Name, Staging: rel, Inode: ino, OldInode: old}
 	}
 	return ins, made, nil
 }

@@ -507,3 +507,55 @@ func TestSalvageAfterCrash(t *testing.T) {
 		t.Errorf("saved holds %q, want tool's file and tree alone", left)
 	}
 }
+
+// TestReconcileKeepsEditedTree: a reinstall is cut short after its intent and before its
+// swap, in a tree the user edited (a file of the same size, a file added). The old tree's
+// inode says nothing was swapped: the next start leaves it in place, edits and all, where
+// the trees' shapes, which the edits changed, pointed at the staged tree.
+func TestReconcileKeepsEditedTree(t *testing.T) {
+	base := t.TempDir()
+	rootDir := filepath.Join(base, "root")
+	r := openRoot(t, rootDir)
+	if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(r.pkgDir("tool"), "bin", "tool")
+	edited := strings.ToUpper(readFile(t, bin)) // same size
+	for path, data := range map[string]string{bin: edited, filepath.Join(r.pkgDir("tool"), "mine"): "mine"} {
+		if err := os.WriteFile(path, []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	staging, _ := os.MkdirTemp(r.path(".pkg", "staging"), "tool.")
+	src, _ := os.Open(alignedTar(t, base, version1()))
+	members, err := tarutil.Scan(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := src.Stat()
+	s, err := newStager(context.Background(), src, info.Size(), staging, r.umask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.stage(members); err != nil {
+		t.Fatal(err)
+	}
+	s.close()
+	src.Close()
+	ino, _ := inode(staging)
+	old, _ := inode(r.pkgDir("tool"))
+	rel, _ := filepath.Rel(rootDir, staging)
+	if err := r.db.SetIntents([]db.Intent{{Op: "install", Name: "tool", Staging: rel, Inode: ino, OldInode: old}}); err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the crash, before the swap
+
+	r = openRoot(t, rootDir)
+	defer r.Close()
+	if got := readFile(t, bin); got != edited {
+		t.Errorf("after reconcile bin/tool = %q, want the user's edit", got)
+	}
+	if got := readFile(t, filepath.Join(r.pkgDir("tool"), "mine")); got != "mine" {
+		t.Errorf("after reconcile mine = %q", got)
+	}
+}

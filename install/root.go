@@ -267,8 +267,10 @@ func (r *Root) rollback(in db.Intent) error {
 	dst, other := r.pkgDir(in.Name), r.path(in.Staging)
 	switch in.Op {
 	case "install":
+		// The inodes tell where they are; the trees' shapes only where neither is in pkgs/
+		// (the root moved to another filesystem, or was restored from a copy).
 		ino, ok := inode(dst)
-		if ok && (ino == in.Inode || r.swappedElsewhere(in.Name, dst, other)) {
+		if ok && (ino == in.Inode || ino != in.OldInode && r.swappedElsewhere(in.Name, dst, other)) {
 			if err := r.putBack(dst, other); err != nil {
 				return err
 			}

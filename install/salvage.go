@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -63,12 +64,12 @@ func (r *Root) findChanges(recs []db.Package, staged []*Staged, remove []string)
 			continue
 		}
 		fd, err := unix.Open(r.pkgDir(p.Name), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err == unix.ENOENT || err == unix.ENOTDIR || err == unix.ELOOP {
-			continue // gone, or no directory: nothing of the user's in it
+		if err == unix.ENOENT {
+			continue // gone: nothing of the user's in it
 		}
 		sv := &salvage{r: r, rec: p, s: Salvage{Name: p.Name, Version: p.Version}}
 		if err != nil {
-			sv.whole = true // a tree it cannot read may hold the user's files
+			sv.whole = true // a tree it cannot read, or a file or link of the user's in its place
 		} else {
 			files, err := r.db.Files(p.Name)
 			if err != nil {
@@ -177,6 +178,8 @@ func (sv *salvage) readDir(top int, rel string, push func(string), c *fileChecke
 				push(p + "/")
 			case typ == unix.DT_DIR: // a directory where the package has a file
 				keep = append(keep, p)
+			case st.Mode&unix.S_IFMT != recordedType(f.Type) || f.Type == '0' && st.Size != f.Size:
+				keep = append(keep, p) // changed, whatever the clock said at the install
 			case st.Ctim.Nano() > sv.rec.Installed.UnixNano() && sv.differs(c, fd, name, f, &st):
 				keep = append(keep, p)
 			}
@@ -221,7 +224,18 @@ func (sv *salvage) mark(tree string) error {
 		return err
 	}
 	sv.s.Dir, sv.marker = dir, dir+markerSuffix
-	if err := os.WriteFile(sv.marker, data, 0o644); err != nil {
+	tmp, err := os.CreateTemp(saved, ".marker-") // then renamed: a marker is whole or absent
+	if err == nil {
+		_, err = tmp.Write(data)
+		err = errors.Join(err, tmp.Close())
+		if err == nil {
+			err = os.Rename(tmp.Name(), sv.marker)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}
+	if err != nil {
 		return err
 	}
 	if sv.r.o.NoSync {
@@ -249,6 +263,9 @@ func (sv *salvage) keep(tree string) (s Salvage, ok bool) {
 		}
 	}
 	if sv.whole {
+		if len(sv.s.Paths) == 0 {
+			removeEmptyDirs(sv.s.Dir) // what a move that failed began
+		}
 		if sv.s.Tree, sv.s.Err = keepTree(tree, sv.s.Dir); sv.s.Err != nil {
 			return sv.s, false
 		}
@@ -256,6 +273,20 @@ func (sv *salvage) keep(tree string) (s Salvage, ok bool) {
 	slices.Sort(sv.s.Paths)
 	os.Remove(sv.marker)
 	return sv.s, true
+}
+
+// removeEmptyDirs removes dir and the directories under it, deepest first, where empty.
+func removeEmptyDirs(dir string) {
+	var dirs []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		os.Remove(dirs[i])
+	}
 }
 
 // keepTree renames tree to dir, or beside it when dir already holds what was moved out of

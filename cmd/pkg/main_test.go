@@ -253,7 +253,7 @@ func TestSalvage(t *testing.T) {
 		}
 	}
 	e.checkInstalled("after the upgrade", "lib 1.5, tool 1.10")
-	if _, stderr := e.ok("verify"); !strings.Contains(stderr, "pkg: note: "+filepath.Join(e.root, ".pkg", "saved")+" holds 1 path that upgrades and removes kept") {
+	if _, stderr := e.ok("verify"); !strings.Contains(stderr, "pkg: note: "+filepath.Join(e.root, ".pkg", "saved")+" holds what upgrades and removes found added or changed in packages' directories (1 kept)") {
 		t.Errorf("verify with something kept: %q", stderr)
 	}
 	// A file touched or chmodded, its data the same, is no change of the user's.

@@ -49,9 +49,13 @@ func verifyAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if saved, _ := filepath.Glob(filepath.Join(root.Dir(), ".pkg", "saved", "*")); len(saved) > 0 {
-		note(c, "%s holds %s that upgrades and removes kept from packages' directories (what you added or changed there): look through them, and delete what you no longer need",
-			filepath.Join(root.Dir(), ".pkg", "saved"), count(len(saved), "path"))
+	saved, _ := filepath.Glob(filepath.Join(root.Dir(), ".pkg", "saved", "*"))
+	saved = slices.DeleteFunc(saved, func(p string) bool {
+		return strings.HasSuffix(p, ".pending") || strings.HasPrefix(filepath.Base(p), ".")
+	})
+	if len(saved) > 0 {
+		note(c, "%s holds what upgrades and removes found added or changed in packages' directories (%d kept): look through it, and delete what you no longer need",
+			filepath.Join(root.Dir(), ".pkg", "saved"), len(saved))
 	}
 	for _, p := range problems {
 		fmt.Fprintln(c.App.Writer, p)
