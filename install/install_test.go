@@ -559,3 +559,52 @@ func TestReconcileKeepsEditedTree(t *testing.T) {
 		t.Errorf("after reconcile mine = %q", got)
 	}
 }
+
+// TestReconcileUnsure: an upgrade cut short after its swap, in a tree the user edited, on a
+// root then restored from a copy (no inode matches): pkg cannot tell the trees apart, and
+// keeps the one in staging rather than deleting it.
+func TestReconcileUnsure(t *testing.T) {
+	base := t.TempDir()
+	rootDir := filepath.Join(base, "root")
+	r := openRoot(t, rootDir)
+	if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.pkgDir("tool"), "bin", "tool"), []byte("edited, longer than before\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	staging, _ := os.MkdirTemp(r.path(".pkg", "staging"), "tool.")
+	src, _ := os.Open(alignedTar(t, base, version2()))
+	members, err := tarutil.Scan(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := src.Stat()
+	s, err := newStager(context.Background(), src, info.Size(), staging, r.umask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.stage(members); err != nil {
+		t.Fatal(err)
+	}
+	s.close()
+	src.Close()
+	ino, _ := inode(staging)
+	old, _ := inode(r.pkgDir("tool"))
+	rel, _ := filepath.Rel(rootDir, staging)
+	moved := uint64(1 << 20) // as recorded before the root was restored from a copy
+	if err := r.db.SetIntents([]db.Intent{{Op: "install", Name: "tool", Staging: rel, Inode: ino + moved, OldInode: old + moved}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.swapIn(staging, r.pkgDir("tool")); err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the crash
+
+	r = openRoot(t, rootDir)
+	defer r.Close()
+	kept, _ := filepath.Glob(r.path(".pkg", "saved", "tool-unsure.*", "bin", "tool"))
+	if len(kept) != 1 || readFile(t, kept[0]) != "edited, longer than before\n" || !strings.Contains(r.Recovered(), "as pkg could not tell it from the one in pkgs/") {
+		t.Errorf("after reconcile: kept %q; recovered %q", kept, r.Recovered())
+	}
+}

@@ -46,6 +46,7 @@ type Root struct {
 	found string // what Open undid or deleted of what commands cut short left, said for Recovered
 
 	salvaged []Salvage // what the last Apply kept of the trees it replaced or removed
+	unsure   []string  // what rollback kept of trees it could not tell apart, said for Recovered
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
@@ -222,6 +223,7 @@ func (r *Root) reconcile() error {
 		found = append(found, "undid an interrupted "+in.Op+" of "+in.Name)
 	}
 	found = append(found, kept...)
+	found = append(found, r.unsure...)
 	for _, p := range stuck {
 		found = append(found, "could not keep yet the tree at "+p+", which may hold files of the user's: it stays for the next start")
 	}
@@ -270,9 +272,22 @@ func (r *Root) rollback(in db.Intent) error {
 		// The inodes tell where they are; the trees' shapes only where neither is in pkgs/
 		// (the root moved to another filesystem, or was restored from a copy).
 		ino, ok := inode(dst)
-		if ok && (ino == in.Inode || ino != in.OldInode && r.swappedElsewhere(in.Name, dst, other)) {
-			if err := r.putBack(dst, other); err != nil {
-				return err
+		if !ok || ino == in.OldInode && in.OldInode != 0 {
+			return nil
+		}
+		swapped, sure := ino == in.Inode, true
+		if !swapped {
+			swapped, sure = r.swappedElsewhere(in.Name, dst, other)
+		}
+		switch {
+		case swapped:
+			return r.putBack(dst, other)
+		case !sure && exists(other):
+			// Which tree is the old one, edited by the user, cannot be told: the other one
+			// is kept rather than deleted with staging.
+			kept := r.path(".pkg", "saved", in.Name+"-unsure."+filepath.Base(other))
+			if os.MkdirAll(filepath.Dir(kept), 0o755) == nil && os.Rename(other, kept) == nil {
+				r.unsure = append(r.unsure, fmt.Sprintf("kept the tree of %s that an interrupted install left, as pkg could not tell it from the one in pkgs/, in %s", in.Name, kept))
 			}
 		}
 	case "remove":
@@ -288,19 +303,22 @@ func (r *Root) rollback(in db.Intent) error {
 // swappedElsewhere tells a swap whose tree changed inode since (the root moved to another
 // filesystem, or was restored from a copy) by the trees' shapes: the tree at other has the
 // one the database records for name, the installed version, and the tree at dst has not.
-// Without a record (a first install), or where the shapes do not tell, it reports false, as
-// the inode does: a new tree left in pkgs/ unrecorded is then refused by the next install
-// rather than recorded.
-func (r *Root) swappedElsewhere(name, dst, other string) bool {
+// Without a record (a first install) it reports not swapped, as the inode does: a new tree
+// left in pkgs/ unrecorded is then refused by the next install rather than recorded. Where
+// neither tree has the recorded shape or data (the user edited the old one), it reports
+// not swapped and not sure.
+func (r *Root) swappedElsewhere(name, dst, other string) (swapped, sure bool) {
 	files, err := r.db.Files(name)
-	if err != nil || len(files) == 0 {
-		return false
+	if errors.Is(err, db.ErrNotInstalled) || err == nil && len(files) == 0 {
+		return false, true
+	} else if err != nil {
+		return false, false
 	}
 	switch dstOld, otherOld := hasShape(dst, files), hasShape(other, files); {
 	case dstOld != otherOld:
-		return otherOld
+		return otherOld, true
 	case !dstOld:
-		return false
+		return false, false
 	}
 	// Both have the recorded shape (the new version changed only contents): the first
 	// recorded file whose data differs between them tells which holds the recorded data.
@@ -311,13 +329,13 @@ func (r *Root) swappedElsewhere(name, dst, other string) bool {
 		_, a, errA := repo.HashFile(filepath.Join(dst, f.Path))
 		_, b, errB := repo.HashFile(filepath.Join(other, f.Path))
 		if errA != nil || errB != nil {
-			return false
+			return false, false
 		}
 		if want := hex.EncodeToString(f.SHA256[:]); a != b {
-			return b == want && a != want
+			return b == want && a != want, a == want || b == want
 		}
 	}
-	return false
+	return false, true
 }
 
 // hasShape reports whether the tree at dir has every path of files, each of its type and,
