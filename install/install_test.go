@@ -208,26 +208,7 @@ func testInterruptedUpgrade(t *testing.T, next []entry, moved, early bool) {
 	if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
 		t.Fatal(err)
 	}
-	staging, _ := os.MkdirTemp(r.path(".pkg", "staging"), "tool.")
-	src, _ := os.Open(alignedTar(t, base, next))
-	members, err := tarutil.Scan(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := src.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := newStager(context.Background(), src, info.Size(), staging, r.umask)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.stage(members); err != nil {
-		t.Fatal(err)
-	}
-	s.close()
-	src.Close()
-	ino, _ := inode(staging)
+	staging, ino := stageTool(t, r, base, next)
 	if moved {
 		ino += 1 << 20 // as the inode recorded before a move to another filesystem
 	}
@@ -508,6 +489,39 @@ func TestSalvageAfterCrash(t *testing.T) {
 	}
 }
 
+// stageTool stages entries as package tool in r's staging, as an install does before its
+// intent, and returns the staged tree and its inode.
+func stageTool(t *testing.T, r *Root, base string, entries []entry) (string, uint64) {
+	t.Helper()
+	staging, err := os.MkdirTemp(r.path(".pkg", "staging"), "tool.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.Open(alignedTar(t, base, entries))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	members, err := tarutil.Scan(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := src.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newStager(context.Background(), src, info.Size(), staging, r.umask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.stage(members); err != nil {
+		t.Fatal(err)
+	}
+	s.close()
+	ino, _ := inode(staging)
+	return staging, ino
+}
+
 // TestReconcileKeepsEditedTree: a reinstall is cut short after its intent and before its
 // swap, in a tree the user edited (a file of the same size, a file added). The old tree's
 // inode says nothing was swapped: the next start leaves it in place, edits and all, where
@@ -526,23 +540,7 @@ func TestReconcileKeepsEditedTree(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	staging, _ := os.MkdirTemp(r.path(".pkg", "staging"), "tool.")
-	src, _ := os.Open(alignedTar(t, base, version1()))
-	members, err := tarutil.Scan(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, _ := src.Stat()
-	s, err := newStager(context.Background(), src, info.Size(), staging, r.umask)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.stage(members); err != nil {
-		t.Fatal(err)
-	}
-	s.close()
-	src.Close()
-	ino, _ := inode(staging)
+	staging, ino := stageTool(t, r, base, version1())
 	old, _ := inode(r.pkgDir("tool"))
 	rel, _ := filepath.Rel(rootDir, staging)
 	if err := r.db.SetIntents([]db.Intent{{Op: "install", Name: "tool", Staging: rel, Inode: ino, OldInode: old}}); err != nil {
@@ -573,23 +571,7 @@ func TestReconcileUnsure(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(r.pkgDir("tool"), "bin", "tool"), []byte("edited, longer than before\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	staging, _ := os.MkdirTemp(r.path(".pkg", "staging"), "tool.")
-	src, _ := os.Open(alignedTar(t, base, version2()))
-	members, err := tarutil.Scan(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, _ := src.Stat()
-	s, err := newStager(context.Background(), src, info.Size(), staging, r.umask)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.stage(members); err != nil {
-		t.Fatal(err)
-	}
-	s.close()
-	src.Close()
-	ino, _ := inode(staging)
+	staging, ino := stageTool(t, r, base, version2())
 	old, _ := inode(r.pkgDir("tool"))
 	rel, _ := filepath.Rel(rootDir, staging)
 	moved := uint64(1 << 20) // as recorded before the root was restored from a copy
