@@ -48,12 +48,9 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	marked := false // the markers stay for the next start, which decides
-	defer func() {
-		if !marked {
-			for _, sv := range svs {
-				sv.drop()
-			}
+	defer func() { // unless the commit is done, or its outcome unknown and the next start decides
+		for _, sv := range svs {
+			sv.drop()
 		}
 	}()
 	if len(staged) > 0 {
@@ -70,7 +67,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		r.dropPending(staged, made) // no intent names them
 		return nil, err
 	}
-	if err := markOld(svs, staged, rins, r.path); err != nil {
+	if err := r.markOld(svs, staged, rins); err != nil {
 		r.dropPending(staged, made)
 		return nil, err
 	}
@@ -108,7 +105,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	if err := r.db.Commit(news, files, remove); err != nil {
 		if done, known := r.recorded(all); done || !known { // or the next start finds out
 			keep(staged)
-			marked, trash = true, nil // the next start keeps the marked trees
+			svs, trash = nil, nil // the next start keeps the marked trees
 			return nil, changeError(staged, remove, err)
 		}
 		return nil, changeError(staged, remove, errors.Join(err, r.rollbackAll(staged, all)))
@@ -119,7 +116,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		results[i] = s.res
 	}
 	for _, sv := range svs { // before the trees go
-		s, ok := sv.keep(oldTree(sv.rec.Name, staged, rins, r.path))
+		s, ok := sv.keep()
 		r.salvaged = append(r.salvaged, s)
 		if !ok { // left, with its marker, for the next start
 			for _, st := range staged {
@@ -274,20 +271,19 @@ func (r *Root) dropTrash(ins []db.Intent) {
 	}
 }
 
-// oldTree returns where a commit leaves the installed tree of name it replaces (the staged
-// tree's place, since the swap) or removes (its place in the trash).
-func oldTree(name string, staged []*Staged, rins []db.Intent, path func(...string) string) string {
-	if i := slices.IndexFunc(staged, func(s *Staged) bool { return s.rec.Name == name }); i >= 0 {
-		return staged[i].dir
-	}
-	i := slices.IndexFunc(rins, func(in db.Intent) bool { return in.Name == name })
-	return path(rins[i].Staging)
-}
-
-// markOld marks, before the commit, where it will leave each tree svs keep from.
-func markOld(svs []*salvage, staged []*Staged, rins []db.Intent, path func(...string) string) error {
+// markOld marks, before the commit, where it will leave each tree svs keep from: the staged
+// tree's place for a tree it replaces (since the swap), its place in the trash for one it
+// removes.
+func (r *Root) markOld(svs []*salvage, staged []*Staged, rins []db.Intent) error {
 	for _, sv := range svs {
-		if err := sv.mark(oldTree(sv.rec.Name, staged, rins, path)); err != nil {
+		tree := ""
+		if i := slices.IndexFunc(staged, func(s *Staged) bool { return s.rec.Name == sv.rec.Name }); i >= 0 {
+			tree = staged[i].dir
+		} else {
+			i := slices.IndexFunc(rins, func(in db.Intent) bool { return in.Name == sv.rec.Name })
+			tree = r.path(rins[i].Staging)
+		}
+		if err := sv.mark(tree); err != nil {
 			return fmt.Errorf("keep what the user changed in %s: %w", sv.rec.Name, err)
 		}
 	}

@@ -245,7 +245,8 @@ func CheckBin(bin []string, members []tarutil.Member) error {
 // CheckRunnable refuses, for a publisher, bin paths that would install commands that cannot
 // run: one that leads, through the package's symlinks and hardlinks, to a missing member or
 // to a file without execute permission. A symlink out of the package (/usr/bin/env) is
-// taken as it is. Installs check only CheckBin, so that packages published before install.
+// taken as it is. Installs check only CheckBin, so that packages published before still
+// install.
 func CheckRunnable(bin []string, members []tarutil.Member) error {
 	byName := make(map[string]tarutil.Member, len(members))
 	for _, m := range members {

@@ -179,10 +179,11 @@ func (r *Root) path(elem ...string) string { return filepath.Join(append([]strin
 // pkgDir is where an installed package's tree lives.
 func (r *Root) pkgDir(name string) string { return r.path("pkgs", name) }
 
-// reconcile undoes every pending intent, makes bin/ agree with the database, and empties
-// staging and trash (what it cannot delete stays, for Leftovers to report). An intent still present means its database record was not written,
-// so the database describes the tree that was there before; putting that tree back is
-// always possible and always consistent. A commit leaves an intent, staging or trash
+// reconcile undoes every pending intent, keeps the trees salvage markers name
+// (keepMarked), makes bin/ agree with the database, and empties staging and trash (what it
+// cannot delete stays, for Leftovers to report). An intent still present means its
+// database record was not written, so the database describes the tree that was there
+// before; putting that tree back is always possible and always consistent. A commit leaves an intent, staging or trash
 // until its links are done: finding one, bin/ is synced in full, and before they are
 // emptied, so that a start cut short in between finds them again.
 func (r *Root) reconcile() error {
@@ -279,10 +280,10 @@ func (r *Root) rollback(in db.Intent) error {
 		if !swapped {
 			swapped, sure = r.swappedElsewhere(in.Name, dst, other)
 		}
-		switch {
-		case swapped:
+		if swapped {
 			return r.putBack(dst, other)
-		case !sure && exists(other):
+		}
+		if _, there := inode(other); !sure && there {
 			// Which tree is the old one, edited by the user, cannot be told: the other one
 			// is kept rather than deleted with staging.
 			kept := r.path(".pkg", "saved", in.Name+"-unsure."+filepath.Base(other))

@@ -44,6 +44,7 @@ type salvage struct {
 	paths  []string            // to keep, relative to the tree
 	whole  bool                // a part could not be read: keep the whole tree
 	s      Salvage
+	tree   string // where the commit leaves the tree (mark)
 	marker string
 }
 
@@ -57,12 +58,21 @@ type marker struct {
 // findChanges returns a salvage for each tree of recs that staged replace or remove names
 // holding something of the user's.
 func (r *Root) findChanges(recs []db.Package, staged []*Staged, remove []string) ([]*salvage, error) {
-	var svs []*salvage
+	var names []string
 	for _, p := range recs {
-		replaced := slices.ContainsFunc(staged, func(s *Staged) bool { return s.rec.Name == p.Name })
-		if !replaced && !slices.Contains(remove, p.Name) {
-			continue
+		if slices.ContainsFunc(staged, func(s *Staged) bool { return s.rec.Name == p.Name }) || slices.Contains(remove, p.Name) {
+			names = append(names, p.Name)
 		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	olds, files, err := r.db.Installed(names...) // their file lists, in one transaction
+	if err != nil {
+		return nil, err
+	}
+	var svs []*salvage
+	for i, p := range olds {
 		fd, err := unix.Open(r.pkgDir(p.Name), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err == unix.ENOENT {
 			continue // gone: nothing of the user's in it
@@ -71,14 +81,9 @@ func (r *Root) findChanges(recs []db.Package, staged []*Staged, remove []string)
 		if err != nil {
 			sv.whole = true // a tree it cannot read, or a file or link of the user's in its place
 		} else {
-			files, err := r.db.Files(p.Name)
-			if err != nil {
-				unix.Close(fd)
-				return nil, err
-			}
-			sv.files = make(map[string]*db.File, len(files))
-			for i := range files {
-				sv.files[files[i].Path] = &files[i]
+			sv.files = make(map[string]*db.File, len(files[i]))
+			for j := range files[i] {
+				sv.files[files[i][j].Path] = &files[i][j]
 			}
 			sv.walk(fd)
 			unix.Close(fd)
@@ -187,13 +192,10 @@ func (sv *salvage) readDir(top int, rel string, push func(string), c *fileChecke
 	}
 }
 
-// differs reports, checking with c, whether the entry name of fd, with st, holds other
-// data than f records: another type, symlink target, size or content. A change of mode
-// alone is no change of the user's data.
+// differs reports, checking with c, whether the entry name of fd, with st, of the type
+// and size f records, holds other data: another symlink target or content. A change of
+// mode alone is no change of the user's data.
 func (sv *salvage) differs(c *fileChecker, fd int, name string, f *db.File, st *unix.Stat_t) bool {
-	if st.Mode&unix.S_IFMT != recordedType(f.Type) {
-		return true
-	}
 	var diffs []string
 	var err error
 	if f.Type == '2' {
@@ -207,6 +209,7 @@ func (sv *salvage) differs(c *fileChecker, fd int, name string, f *db.File, st *
 // mark makes sv's salvage directory and a marker beside it naming tree, where the commit
 // will leave the old tree, durable before the commit.
 func (sv *salvage) mark(tree string) error {
+	sv.tree = tree
 	saved := sv.r.path(".pkg", "saved")
 	if err := os.MkdirAll(saved, 0o755); err != nil {
 		return err
@@ -247,11 +250,12 @@ func (sv *salvage) mark(tree string) error {
 // markerSuffix names a salvage's marker: its directory's name and this.
 const markerSuffix = ".pending"
 
-// keep moves what sv found out of tree, the old tree since the commit, into its directory;
-// a tree it cannot sort out, or the rest of it, goes whole beside. Then the marker goes,
-// unless the tree could not be kept at all: ok false, and the caller must leave the tree
-// for the next start (keepMarked).
-func (sv *salvage) keep(tree string) (s Salvage, ok bool) {
+// keep moves what sv found out of the old tree, where the commit left it (sv.tree), into
+// its directory; a tree it cannot sort out, or the rest of it, goes whole beside. Then the
+// marker goes, unless the tree could not be kept at all: ok false, and the caller must
+// leave the tree for the next start (keepMarked).
+func (sv *salvage) keep() (s Salvage, ok bool) {
+	tree := sv.tree
 	if !sv.whole {
 		for _, p := range sv.paths {
 			to := filepath.Join(sv.s.Dir, filepath.FromSlash(p))
@@ -292,7 +296,7 @@ func removeEmptyDirs(dir string) {
 // keepTree renames tree to dir, or beside it when dir already holds what was moved out of
 // it, and returns where it is.
 func keepTree(tree, dir string) (string, error) {
-	if os.Remove(dir) != nil && exists(dir) { // not empty
+	if _, there := inode(dir); os.Remove(dir) != nil && there { // not empty
 		dir += "-rest"
 	}
 	return dir, os.Rename(tree, dir)
@@ -328,8 +332,9 @@ func (r *Root) keepMarked() (kept, stuck []string) {
 			continue
 		}
 		dir, tree := strings.TrimSuffix(path, markerSuffix), r.path(m.Tree)
+		_, there := inode(tree)
 		switch committed := err != nil || !rec.Installed.Equal(m.Installed); {
-		case committed && exists(tree):
+		case committed && there:
 			where, err := keepTree(tree, dir)
 			if err != nil {
 				stuck = append(stuck, tree)
@@ -342,11 +347,6 @@ func (r *Root) keepMarked() (kept, stuck []string) {
 		os.Remove(path)
 	}
 	return kept, stuck
-}
-
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
 }
 
 // Salvaged returns what the last Apply kept of the trees it replaced or removed.
