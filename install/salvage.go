@@ -349,5 +349,14 @@ func (r *Root) keepMarked() (kept, stuck []string) {
 	return kept, stuck
 }
 
+// Saved returns the directories under .pkg/saved that hold what salvages kept, without
+// their markers or a marker being written.
+func (r *Root) Saved() []string {
+	saved, _ := filepath.Glob(r.path(".pkg", "saved", "*"))
+	return slices.DeleteFunc(saved, func(p string) bool {
+		return strings.HasSuffix(p, markerSuffix) || strings.HasPrefix(filepath.Base(p), ".")
+	})
+}
+
 // Salvaged returns what the last Apply kept of the trees it replaced or removed.
 func (r *Root) Salvaged() []Salvage { return r.salvaged }

@@ -134,7 +134,7 @@ func (r Requirement) welcomes() []string {
 	var rels []string
 	for _, c := range r.Constraints {
 		if c.Op != "!=" {
-			rels = append(rels, preReleases(c.Version)...)
+			rels = append(rels, releaseOf(c.Version)...)
 		}
 	}
 	return rels

@@ -133,7 +133,7 @@ func newResolver(ix *Index) *resolver {
 // or locked: a user who took one stays on them until the release, never moved back.
 func (r *resolver) use(pkgs []Package) {
 	for _, p := range pkgs {
-		r.welcomeFor(p.Name, preReleases(p.Version))
+		r.welcomeFor(p.Name, releaseOf(p.Version))
 	}
 }
 

@@ -96,7 +96,7 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package) [
 		}
 		atLeast := Requirement{Name: p.Name, Constraints: []Constraint{{Op: ">=", Version: cur.Version}}}
 		all := versions[p.Name]
-		vs := preferred(all, preReleases(cur.Version))
+		vs := preferred(all, releaseOf(cur.Version))
 		i := slices.IndexFunc(vs, func(v Package) bool { return atLeast.Allows(v.Version) })
 		if i < 0 {
 			h := Held{Package: p}

@@ -73,15 +73,13 @@ func PreRelease(v string) (release string, ok bool) {
 	return release, ok
 }
 
-// preReleases returns the release parts of the pre-releases among vs: "2.0" for "2.0-rc1".
-func preReleases(vs ...string) []string {
-	var rels []string
-	for _, v := range vs {
-		if rel, _, ok := splitPre(v); ok {
-			rels = append(rels, rel)
-		}
+// releaseOf returns, as a list for preferred's welcome, the release v is a pre-release of:
+// none when v is a release.
+func releaseOf(v string) []string {
+	if rel, ok := PreRelease(v); ok {
+		return []string{rel}
 	}
-	return rels
+	return nil
 }
 
 // preferred orders vs, candidates newest first, the way pkg tries them: releases before

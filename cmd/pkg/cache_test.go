@@ -3,15 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"pkg/fetch"
 )
@@ -124,25 +121,15 @@ func TestCleanWaitsForUsers(t *testing.T) {
 // clean names that process while it waits, and removes the entry once the process is done.
 func TestCleanNamesUsers(t *testing.T) {
 	bin := buildPkg(t)
-	got, release := make(chan struct{}, 1), make(chan struct{})
-	files := http.FileServer(http.Dir(demoRepo))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, ".tar.gz") {
-			got <- struct{}{}
-			<-release
-		}
-		files.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+	srv := holdDownloads(t) // until clean names the fetch, or 20 s
 	e := newEnv(t, t.TempDir(), srv.URL)
 	fetch := exec.Command(bin, "--cache", e.cache, "--repo", srv.URL, "fetch", "libgreet")
 	if err := fetch.Start(); err != nil {
 		t.Fatal(err)
 	}
-	<-got
+	<-srv.got
 	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	time.AfterFunc(20*time.Second, free) // should clean not name it
+	free := func() { once.Do(func() { close(srv.release) }) }
 	var out bytes.Buffer
 	want := fmt.Sprintf("pid %d (pkg --cache %s", fetch.Process.Pid, e.cache)
 	stderr := &releaseOn{want: want, release: free}

@@ -113,10 +113,11 @@ type installer struct {
 	f         *fetcher
 	root      *install.Root
 	requested []repo.Requirement
-	reinstall bool     // the packages are installed ones, installed again as they are
-	noted     bool     // the copy fallback has been reported
-	remove    []string // packages to remove in the same commit (sync)
-	locked    bool     // a sync: the lockfile wants every package it installs
+	reinstall bool         // the packages are installed ones, installed again as they are
+	noted     bool         // the copy fallback has been reported
+	remove    []string     // packages to remove in the same commit (sync)
+	recs      []db.Package // the root's records, read under its lock, or nil to read them
+	locked    bool         // a sync: the lockfile wants every package it installs
 }
 
 // run fetches every package of pkgs that recs, the installed packages, do not hold as
@@ -124,6 +125,7 @@ type installer struct {
 // staged commits them together; so a download that fails changes nothing in the root, and
 // the root never holds a package without the dependencies installed with it.
 func (in *installer) run(pkgs []repo.Package, recs []db.Package) error {
+	in.recs = recs
 	var todo []repo.Package
 	for _, p := range pkgs {
 		if isInstalled(recs, p) {
@@ -160,10 +162,12 @@ func (in *installer) apply(todo []repo.Package) error {
 		in.root.Discard(slices.DeleteFunc(staged, func(s *install.Staged) bool { return s == nil })...)
 		return err
 	}
-	before, err := in.root.DB().List() // for the versions of what is removed, and sayChanges
-	if err != nil {
-		in.root.Discard(staged...)
-		return err
+	before := in.recs // for the versions of what is removed, and sayChanges
+	if before == nil {
+		if before, err = in.root.DB().List(); err != nil {
+			in.root.Discard(staged...)
+			return err
+		}
 	}
 	results, err := in.root.Apply(staged, in.remove)
 	saySalvaged(in.c, in.root)

@@ -42,17 +42,17 @@ func noArgs(cmd *cli.Command) *cli.Command {
 	return cmd
 }
 
-// readRepoIndex returns the index in dir, or an empty one if it cannot be read.
-func readRepoIndex(dir string) *repo.Index {
+// readRepoIndex returns the index in dir, or an empty one if it cannot be read, and
+// whether dir has none.
+func readRepoIndex(dir string) (ix *repo.Index, missing bool) {
 	data, err := os.ReadFile(filepath.Join(dir, "index.json"))
 	if err != nil {
-		return &repo.Index{}
+		return &repo.Index{}, errors.Is(err, fs.ErrNotExist)
 	}
-	ix, err := repo.Parse(data)
-	if err != nil {
-		return &repo.Index{}
+	if ix, err = repo.Parse(data); err != nil {
+		return &repo.Index{}, false
 	}
-	return ix
+	return ix, false
 }
 
 func repoAddAction(c *cli.Context) error {
@@ -78,8 +78,7 @@ func repoAddAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	_, statErr := os.Stat(filepath.Join(dir, "index.json"))
-	before := readRepoIndex(dir)
+	before, created := readRepoIndex(dir)
 	add := repo.Package{
 		Name: name, Version: version, Depends: c.StringSlice("depends"),
 		Bin: c.StringSlice("bin"), Summary: c.String("summary"), InstalledSize: st.Bytes, Files: st.Files,
@@ -93,7 +92,7 @@ func repoAddAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if errors.Is(statErr, fs.ErrNotExist) {
+	if created {
 		note(c, "%s had no index.json: this is a new repository", dir)
 	}
 	say(c, "added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, size(p.Size), count(p.Files, "file"), p.SHA256)

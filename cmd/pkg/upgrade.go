@@ -78,18 +78,19 @@ func upgradeAction(c *cli.Context) error {
 		say(c, "everything is up to date")
 		return nil
 	}
-	in := &installer{c: c, f: f, root: root}
+	in := &installer{c: c, f: f, root: root, recs: recs}
 	return in.apply(todo)
 }
 
 // heldReason says why an upgrade keeps h where it is.
 func heldReason(h repo.Held) string {
 	switch {
-	case h.Newest != "" && h.Next != "":
-		return fmt.Sprintf("%s %s cannot be installed: %s; nor %s: %s", h.Package.Name, h.Newest,
-			pinnedWhy(h.Package.Name, h.Newest, "the newest", h.Reason), h.Next, pinnedWhy(h.Package.Name, h.Next, "tried", h.NextReason))
 	case h.Newest != "":
-		return fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, pinnedWhy(h.Package.Name, h.Newest, "the newest", h.Reason))
+		why := fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, pinnedWhy(h.Package.Name, h.Newest, "the newest", h.Reason))
+		if h.Next != "" {
+			why += fmt.Sprintf("; nor %s: %s", h.Next, pinnedWhy(h.Package.Name, h.Next, "tried", h.NextReason))
+		}
+		return why
 	case h.Older != "":
 		return fmt.Sprintf("the repository offers only older versions (newest %s)", h.Older)
 	}

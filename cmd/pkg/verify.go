@@ -49,11 +49,7 @@ func verifyAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	saved, _ := filepath.Glob(filepath.Join(root.Dir(), ".pkg", "saved", "*"))
-	saved = slices.DeleteFunc(saved, func(p string) bool {
-		return strings.HasSuffix(p, ".pending") || strings.HasPrefix(filepath.Base(p), ".")
-	})
-	if len(saved) > 0 {
+	if saved := root.Saved(); len(saved) > 0 {
 		note(c, "%s holds what upgrades and removes found added or changed in packages' directories (%d kept): look through it, and delete what you no longer need",
 			filepath.Join(root.Dir(), ".pkg", "saved"), len(saved))
 	}
