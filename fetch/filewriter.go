@@ -83,19 +83,12 @@ func alignedBuf(n int) []byte {
 func (w *fileWriter) Write(p []byte) (int, error) {
 	written := 0
 	for len(p) > 0 {
-		if err := w.failed(); err != nil {
+		k := copy(w.Lend(len(p)), p)
+		if err := w.Fill(k); err != nil {
 			return written, err
 		}
-		if w.buf == nil {
-			w.buf = <-w.free
-		}
-		k := copy(w.buf[len(w.buf):cap(w.buf)], p)
-		w.buf, p, written = w.buf[:len(w.buf)+k], p[k:], written+k
-		if len(w.buf) == cap(w.buf) {
-			w.send()
-		}
+		p, written = p[k:], written+k
 	}
-	w.n += int64(written)
 	return written, nil
 }
 

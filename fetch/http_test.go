@@ -117,9 +117,17 @@ func TestNoRetry4xx(t *testing.T) {
 	c := openCache(t)
 	err := fetchOne(c, quick(t, srv.URL), p)
 	var se *statusError
-	if !errors.As(err, &se) || se.code != http.StatusNotFound || errors.Is(err, ErrUnreachable) ||
+	if !errors.As(err, &se) || se.code != http.StatusNotFound || errors.Is(err, ErrUnreachable) || !errors.Is(err, ErrGone) ||
 		!strings.Contains(err.Error(), "fetch demo 1.0: GET "+srv.URL+"/demo.tar.gz: 404") {
-		t.Errorf("error %v, want a 404 naming the package and the URL", err)
+		t.Errorf("error %v, want a 404 (ErrGone) naming the package and the URL", err)
+	}
+	// A local repository without the archive is the same.
+	s, err := NewSource(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fetchOne(c, s, p); !errors.Is(err, ErrGone) {
+		t.Errorf("local archive missing: %v, want ErrGone", err)
 	}
 	if n := len(srv.requests()); n != 1 {
 		t.Errorf("%d requests, want 1", n)

@@ -128,7 +128,7 @@ func (c *converter) convert(hdr *tar.Header, data io.Reader) error {
 	m, ok, err := c.chk.check(hdr)
 	if err != nil || !ok {
 		c.last, c.end = hdr.Name, c.in.n
-		if err == nil && c.chk.again {
+		if err == nil && m.Name != "" { // a directory again
 			return c.again(&m, hdr.Name)
 		}
 		return err

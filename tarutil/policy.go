@@ -19,9 +19,9 @@ const specialBits = 0o7000
 type checker struct {
 	kinds   map[string]byte   // type of every path seen or synthesized, by cleaned name
 	folded  map[string]string // every path seen or synthesized, by foldKey
+	keys    []string          // foldKey of the parents and name checkFold checked last
 	parents []string          // ancestors of the last member not seen before, outermost first
 	entries int               // headers checked, skipped ones included
-	again   bool              // the last entry checked is a directory seen before
 	bytes   int64             // data of the regular members
 }
 
@@ -31,11 +31,10 @@ func newChecker() *checker {
 
 // check validates hdr. It returns ok false, and no error, for entries that
 // are skipped: pax global headers, the root directory and directories
-// already seen. For the last, it sets c.again and returns the member, whose
-// mode and time are to replace the earlier ones, as tar's extraction does.
+// already seen. For the last it returns the member (its Name set: again),
+// whose mode and time are to replace the earlier ones, as tar's extraction does.
 func (c *checker) check(hdr *tar.Header) (m Member, ok bool, err error) {
 	c.parents = c.parents[:0]
-	c.again = false
 	if c.entries++; c.entries > maxEntries {
 		return Member{}, false, &MemberError{Name: hdr.Name, Err: fmt.Errorf("%w: more than %d entries", ErrLimit, maxEntries)}
 	}
@@ -58,18 +57,15 @@ func (c *checker) validate(hdr *tar.Header) (Member, bool, error) {
 	if err != nil {
 		return Member{}, false, err
 	}
-	if skip, err := c.skip(name, typ); skip || err != nil {
-		if err != nil || name == "." {
-			return Member{}, false, err
-		}
-		if err := checkAttrs(hdr); err != nil {
-			return Member{}, false, err
-		}
-		c.again = true
-		return Member{Name: name, Type: typ, Mode: fs.FileMode(hdr.Mode & 0o777), ModTime: hdr.ModTime}, false, nil
+	skip, err := c.skip(name, typ)
+	if err != nil || skip && name == "." {
+		return Member{}, false, err
 	}
 	if err := checkAttrs(hdr); err != nil {
 		return Member{}, false, err
+	}
+	if skip { // a directory again
+		return Member{Name: name, Type: typ, Mode: fs.FileMode(hdr.Mode & 0o777), ModTime: hdr.ModTime}, false, nil
 	}
 	if err := c.findParents(name); err != nil {
 		return Member{}, false, err
@@ -122,32 +118,35 @@ func (c *checker) member(hdr *tar.Header, name string, typ byte) (Member, error)
 	return m, err
 }
 
-// record notes name and the parents it needed.
+// record notes name and the parents it needed, under the keys checkFold computed.
 func (c *checker) record(name string, typ byte) {
-	for _, dir := range c.parents {
+	for i, dir := range c.parents {
 		c.kinds[dir] = tar.TypeDir
-		c.folded[foldKey(dir)] = dir
+		c.folded[c.keys[i]] = dir
 	}
 	c.kinds[name] = typ
-	c.folded[foldKey(name)] = name
+	c.folded[c.keys[len(c.parents)]] = name
 }
 
 // checkFold refuses name, and the parents it needs, when they differ from a path seen
-// before only in case or Unicode normalization (see foldKey).
+// before only in case or Unicode normalization (see foldKey). It keeps their keys, the
+// parents' first, for record.
 func (c *checker) checkFold(name string) error {
+	c.keys = c.keys[:0]
+	fold := func(p string) error {
+		key := foldKey(p)
+		if other, ok := c.folded[key]; ok && other != p {
+			return fmt.Errorf("%w: %q differs from %q only in case or Unicode normalization", ErrDuplicate, p, other)
+		}
+		c.keys = append(c.keys, key)
+		return nil
+	}
 	for _, dir := range c.parents {
-		if err := c.foldClash(dir); err != nil {
+		if err := fold(dir); err != nil {
 			return err
 		}
 	}
-	return c.foldClash(name)
-}
-
-func (c *checker) foldClash(p string) error {
-	if other, ok := c.folded[foldKey(p)]; ok && other != p {
-		return fmt.Errorf("%w: %q differs from %q only in case or Unicode normalization", ErrDuplicate, p, other)
-	}
-	return nil
+	return fold(name)
 }
 
 // findParents sets c.parents to the ancestors of name not seen yet and

@@ -52,7 +52,7 @@ func (s *scanner) add(hdr *tar.Header) error {
 	if !ok {
 		// A directory written again, with its mode and time from the input; one implied
 		// by the members under it (in a tar not written by Align) is not among members.
-		if i, ok := s.dirs[m.Name]; ok && s.chk.again {
+		if i, ok := s.dirs[m.Name]; ok {
 			s.members[i].Mode, s.members[i].ModTime = m.Mode, m.ModTime
 		}
 		return nil
