@@ -280,8 +280,8 @@ func (c *Cache) cached(p repo.Package) (bool, error) {
 func (c *Cache) claim(ctx context.Context, p repo.Package) (release func(), err error) {
 	path := filepath.Join(c.dir, "tmp", "fetch-"+p.SHA256)
 	none := func() {}
-	waited, deadline := false, time.Time{}
-	var f *os.File // kept open across tries
+	var deadline time.Time // of the wait, once it began
+	var f *os.File         // kept open across tries
 	for {
 		if f == nil {
 			if f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
@@ -299,8 +299,8 @@ func (c *Cache) claim(ctx context.Context, p repo.Package) (release func(), err 
 			f.Close()
 			os.Remove(path)
 			return none, nil
-		case !waited:
-			waited, deadline = true, time.Now().Add(c.WaitLimit)
+		case deadline.IsZero():
+			deadline = time.Now().Add(c.WaitLimit)
 			if c.Waiting != nil {
 				c.Waiting(p, lockers(f))
 			}

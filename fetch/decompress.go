@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -70,7 +69,7 @@ func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
 	if tar, _ := br.Peek(tarMagicEnd); len(tar) == tarMagicEnd && bytes.HasPrefix(tar[tarMagicAt:], []byte("ustar")) {
 		return io.NopCloser(br), nil
 	}
-	if end, _ := br.Peek(tarBlock); len(end) == tarBlock && !slices.ContainsFunc(end, func(b byte) bool { return b != 0 }) {
+	if end, _ := br.Peek(tarBlock); len(end) == tarBlock && len(bytes.TrimLeft(end, "\x00")) == 0 {
 		return io.NopCloser(br), nil // an empty tar: its end (a meta-package's, say)
 	}
 	return nil, ErrFormat
