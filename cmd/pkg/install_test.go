@@ -29,7 +29,8 @@ func TestFailedFirstInstall(t *testing.T) {
 	}
 }
 
-// TestFailedFirstSync checks that a first sync that fails leaves no root either, and that
+// TestFailedFirstSync syncs a lockfile whose archive the repository no longer has: the
+// error names it and the hint says what to do; the failed first sync leaves no root, and
 // repo forget makes none.
 func TestFailedFirstSync(t *testing.T) {
 	base := t.TempDir()
@@ -37,10 +38,12 @@ func TestFailedFirstSync(t *testing.T) {
 	e := newEnv(t, base, dir)
 	lock := filepath.Join(base, "pkg.lock")
 	e.ok("lock", "-o", lock, "tool@1.0")
-	if err := os.Remove(filepath.Join(dir, "tool-1.0.tar")); err != nil {
+	archive := filepath.Join(dir, "tool-1.0.tar")
+	if err := os.Remove(archive); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, code := e.pkg("sync", "-f", lock); code != 1 || !strings.Contains(stderr, "tool 1.0") {
+	if _, stderr, code := e.pkg("sync", "-f", lock); code != 1 || !strings.Contains(stderr, "fetch tool 1.0: open "+archive+": no such file or directory") ||
+		!strings.Contains(stderr, "pkg: hint: the repository does not have the archive its index or the lockfile names") {
 		t.Fatalf("sync with tool's archive gone: exit %d, %q", code, stderr)
 	}
 	e.ok("repo", "forget")

@@ -151,25 +151,6 @@ func TestSyncKeepExtraDependency(t *testing.T) {
 	testfs.SameTree(t, "root after the refused sync", rootTree(t, e.root), before)
 }
 
-// TestSyncArchiveGone syncs a lockfile whose archive the repository no longer has: the
-// error names it and the hint says what to do.
-func TestSyncArchiveGone(t *testing.T) {
-	base := t.TempDir()
-	dir := syncRepo(t)
-	e := newEnv(t, base, dir)
-	lock := filepath.Join(base, "pkg.lock")
-	e.ok("lock", "-o", lock, "tool@1.0")
-	archive := filepath.Join(dir, "tool-1.0.tar")
-	if err := os.Remove(archive); err != nil {
-		t.Fatal(err)
-	}
-	_, stderr, code := e.pkg("sync", "-f", lock)
-	if code != 1 || !strings.Contains(stderr, "fetch tool 1.0: open "+archive+": no such file or directory") ||
-		!strings.Contains(stderr, "pkg: hint: the repository does not have the archive its index or the lockfile names") {
-		t.Errorf("sync of a lockfile whose archive is gone: exit %d, %q", code, stderr)
-	}
-}
-
 func TestSyncFailsOnChangedArchive(t *testing.T) {
 	base := t.TempDir()
 	dir := syncRepo(t)
