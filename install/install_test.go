@@ -489,6 +489,26 @@ func TestSalvageAfterCrash(t *testing.T) {
 	}
 }
 
+// scannedTar opens the aligned tar of entries, closed at the end of the test, and returns
+// it with its members and size.
+func scannedTar(tb testing.TB, base string, entries []entry) (*os.File, []tarutil.Member, int64) {
+	tb.Helper()
+	src, err := os.Open(alignedTar(tb, base, entries))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { src.Close() })
+	members, err := tarutil.Scan(src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	info, err := src.Stat()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return src, members, info.Size()
+}
+
 // stageTool stages entries as package tool in r's staging, as an install does before its
 // intent, and returns the staged tree and its inode.
 func stageTool(t *testing.T, r *Root, base string, entries []entry) (string, uint64) {
@@ -497,20 +517,8 @@ func stageTool(t *testing.T, r *Root, base string, entries []entry) (string, uin
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.Open(alignedTar(t, base, entries))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	members, err := tarutil.Scan(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := src.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := newStager(context.Background(), src, info.Size(), staging, r.umask)
+	src, members, size := scannedTar(t, base, entries)
+	s, err := newStager(context.Background(), src, size, staging, r.umask)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"pkg/internal/testfs"
-	"pkg/tarutil"
 )
 
 // BenchmarkStage measures the per-file install path: a tree of 2,000 files of 100 B to
@@ -39,19 +38,7 @@ func benchStage(b *testing.B, base string) {
 		}
 		entries = append(entries, entry{name: fmt.Sprintf("%sf%d", dir, i), typ: tar.TypeReg, mode: 0o644, data: string(make([]byte, 100+i*6))})
 	}
-	src, err := os.Open(alignedTar(b, base, entries))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer src.Close()
-	members, err := tarutil.Scan(src)
-	if err != nil {
-		b.Fatal(err)
-	}
-	info, err := src.Stat()
-	if err != nil {
-		b.Fatal(err)
-	}
+	src, members, size := scannedTar(b, base, entries)
 	b.ReportAllocs()
 	var before, after runtime.MemStats
 	allocs := uint64(0)
@@ -61,7 +48,7 @@ func benchStage(b *testing.B, base string) {
 			b.Fatal(err)
 		}
 		runtime.ReadMemStats(&before)
-		s, err := newStager(context.Background(), src, info.Size(), dir, 0o022)
+		s, err := newStager(context.Background(), src, size, dir, 0o022)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -94,16 +81,7 @@ func TestStageMethods(t *testing.T) {
 			if kind != "tmp" {
 				base = testfs.Mount(t, kind)
 			}
-			src, err := os.Open(alignedTar(t, base, entries))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close()
-			members, err := tarutil.Scan(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			info, _ := src.Stat()
+			src, members, size := scannedTar(t, base, entries)
 			for i, method := range []Method{Clone, CopyFileRange, Copy, Clone, CopyFileRange} {
 				if method == Clone && kind == "tmp" {
 					continue
@@ -113,7 +91,7 @@ func TestStageMethods(t *testing.T) {
 				if err := os.Mkdir(dir, 0o755); err != nil {
 					t.Fatal(err)
 				}
-				s, err := newStager(context.Background(), src, info.Size(), dir, 0o022)
+				s, err := newStager(context.Background(), src, size, dir, 0o022)
 				if err != nil {
 					t.Fatal(err)
 				}
