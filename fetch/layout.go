@@ -158,10 +158,11 @@ func subdir(use *os.File, dir, name string) error {
 func (c *Cache) openSubdir(name string) (*os.File, error) {
 	path := filepath.Join(c.dir, name)
 	fd, err := unix.Openat(int(c.use.Fd()), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	switch {
-	case errors.Is(err, unix.ELOOP):
-		return nil, notCache(c.dir, "%s is a symlink, which pkg does not follow", path)
-	case err != nil:
+	if err != nil {
+		var st unix.Stat_t // a symlink is ENOTDIR, with O_DIRECTORY
+		if unix.Fstatat(int(c.use.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			return nil, notCache(c.dir, "%s is a symlink, which pkg does not follow", path)
+		}
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	return os.NewFile(uintptr(fd), path), nil
