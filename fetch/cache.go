@@ -48,7 +48,11 @@ const entryMagic = "pkg-entry 1"
 //	                     install never scans the tar; BOOT, while the tar written in that
 //	                     boot is not known to be on disk (durable.go)
 //	index/<sha256 of the index's location>.json
+//	roots/               the roots that install from the cache (roots.go)
 //	tmp/                 files being written
+//	CACHEDIR.TAG         what makes the directory pkg's cache (layout.go)
+//
+// pkg removes only the files it names so there, never through a symlink.
 type Cache struct {
 	dir       string
 	use       *os.File // the cache directory, flocked shared while in use, exclusively to remove entries
@@ -79,31 +83,17 @@ type Entry struct {
 	Err     error     // why Name and Version are not known: its digests file is unreadable or damaged
 }
 
-// OpenCache creates the cache's layout under dir if needed, refuses a cache this process
-// cannot write, and removes stale temporary files. The Cache holds a shared lock of the
+// OpenCache opens the cache at dir, making it there if dir is new or empty; it refuses
+// any other directory without pkg's CACHEDIR.TAG (ErrNotCache), and a cache this process
+// cannot write. It removes stale temporary files. The Cache holds a shared lock of the
 // cache until it is no longer used, so that no other process removes entries it may be
 // about to install from (Exclusive); it waits for such a removal to end, which takes no
 // root's lock.
 func OpenCache(dir string) (*Cache, error) {
-	for _, d := range []string{"tars", "tmp", "index"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return nil, fmt.Errorf("fetch: create cache: %w", err)
-		}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("fetch: create cache: %w", err)
 	}
-	// Every use writes it (its entries are private to their owner), so say so at once.
-	if err := unix.Access(filepath.Join(dir, "tmp"), unix.W_OK); err != nil {
-		var st unix.Stat_t
-		why := "not yours to write"
-		switch {
-		case errors.Is(err, unix.EROFS):
-			why = "on a read-only filesystem"
-		case unix.Stat(filepath.Join(dir, "tmp"), &st) == nil && int(st.Uid) == os.Geteuid():
-			return nil, fmt.Errorf("cache %s is yours but read-only (%s is mode %04o), and every use writes to it: make it writable (chmod -R u+w %s) or pass another --cache",
-				dir, filepath.Join(dir, "tmp"), st.Mode&0o7777, dir)
-		}
-		return nil, fmt.Errorf("cache %s is %s: %w", dir, why, &os.PathError{Op: "access", Path: filepath.Join(dir, "tmp"), Err: err})
-	}
-	use, err := os.Open(dir)
+	use, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("fetch: open cache: %w", err)
 	}
@@ -111,9 +101,37 @@ func OpenCache(dir string) (*Cache, error) {
 		use.Close()
 		return nil, fmt.Errorf("fetch: lock cache %s: %w", dir, err)
 	}
+	if err := layout(use, dir); err != nil {
+		use.Close()
+		return nil, err
+	}
+	if err := writable(dir); err != nil {
+		use.Close()
+		return nil, err
+	}
 	c := &Cache{dir: dir, use: use}
-	removeTemporary(filepath.Join(dir, "tmp"))
+	c.removeTemporary()
 	return c, nil
+}
+
+// writable refuses the cache at dir unless this process can write it: every use does (its
+// entries are private to their owner), so it says so at once.
+func writable(dir string) error {
+	tmp := filepath.Join(dir, "tmp")
+	err := unix.Access(tmp, unix.W_OK)
+	if err == nil {
+		return nil
+	}
+	var st unix.Stat_t
+	why := "not yours to write"
+	switch {
+	case errors.Is(err, unix.EROFS):
+		why = "on a read-only filesystem"
+	case unix.Stat(tmp, &st) == nil && int(st.Uid) == os.Geteuid():
+		return fmt.Errorf("cache %s is yours but read-only (%s is mode %04o), and every use writes to it: make it writable (chmod -R u+w %s) or pass another --cache",
+			dir, tmp, st.Mode&0o7777, dir)
+	}
+	return fmt.Errorf("cache %s is %s: %w", dir, why, &os.PathError{Op: "access", Path: tmp, Err: err})
 }
 
 // Close ends c's use of the cache: its lock is released. c must not be used after.
@@ -489,7 +507,7 @@ func (c *Cache) List() ([]Entry, error) {
 	for _, d := range ents {
 		sha, ok := strings.CutSuffix(d.Name(), ".tar")
 		info, err := d.Info()
-		if !ok || err != nil {
+		if !ok || !isSHA256(sha) || !d.Type().IsRegular() || err != nil {
 			continue
 		}
 		e := Entry{SHA256: sha, Size: info.Size(), Used: info.ModTime()}
@@ -522,23 +540,27 @@ func (c *Cache) Remove(keep func(Entry) bool) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	tars, err := c.openSubdir("tars")
+	if err != nil {
+		return nil, err
+	}
+	defer tars.Close()
 	var removed []Entry
 	for _, e := range es {
 		if keep(e) {
 			continue
 		}
-		if err := os.Remove(c.Path(e.SHA256)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return removed, fmt.Errorf("remove %s from the cache: %w", entryName(e.SHA256, e.Name, e.Version), err)
+		if err := unix.Unlinkat(int(tars.Fd()), e.SHA256+".tar", 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			return removed, fmt.Errorf("remove %s from the cache: %w", entryName(e.SHA256, e.Name, e.Version), &os.PathError{Op: "remove", Path: c.Path(e.SHA256), Err: err})
 		}
-		os.Remove(c.idxPath(e.SHA256))
+		unix.Unlinkat(int(tars.Fd()), e.SHA256+".idx", 0)
 		removed = append(removed, e)
 	}
-	tars := c.tarsDir()
-	removeStale(tars, func(name string) bool {
+	c.removeOld("tars", func(_ *os.File, name string, age time.Duration) bool {
 		sha, ok := strings.CutSuffix(name, ".idx")
-		return ok && !c.Has(sha)
+		return age > staleAge && ok && isSHA256(sha) && !c.Has(sha)
 	})
-	return removed, durable.Path(tars)
+	return removed, tars.Sync()
 }
 
 // RemoveUnfinished removes what downloads that were killed left in tmp/, which the cache
@@ -548,7 +570,7 @@ func (c *Cache) RemoveUnfinished() int64 {
 	if !c.only {
 		return 0
 	}
-	return removeOld(filepath.Join(c.dir, "tmp"), func(string, time.Duration) bool { return true })
+	return c.removeOld("tmp", func(_ *os.File, name string, _ time.Duration) bool { return ownTemp(name) })
 }
 
 // entryName names an entry in messages: its package and version, or, when its index could
@@ -560,43 +582,26 @@ func entryName(sha, name, version string) string {
 	return name + " " + version
 }
 
-// removeTemporary removes the temporary files of dir (tmp/) that are older than staleAge,
-// and those no live process holds that are older than orphanAge.
-func removeTemporary(dir string) {
-	removeOld(dir, func(name string, age time.Duration) bool {
+// removeTemporary removes the temporary files of tmp/ that are older than staleAge, and
+// those no live process holds that are older than orphanAge.
+func (c *Cache) removeTemporary() {
+	c.removeOld("tmp", func(dir *os.File, name string, age time.Duration) bool {
 		switch {
+		case !ownTemp(name) || age < orphanAge:
+			return false
 		case age > staleAge:
 			return true
-		case age < orphanAge || strings.HasPrefix(name, "idx-"):
+		case strings.HasPrefix(name, "idx-"):
 			return false
 		}
 		// Read-write: NFS locks a file opened read-only only shared.
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR, 0)
+		fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return false
 		}
-		defer f.Close()
-		return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil // nobody writes it
+		defer unix.Close(fd)
+		return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil // nobody writes it
 	})
-}
-
-// removeStale removes the files of dir that match and are older than staleAge.
-func removeStale(dir string, match func(name string) bool) {
-	removeOld(dir, func(name string, age time.Duration) bool { return age > staleAge && match(name) })
-}
-
-// removeOld removes the files of dir that old reports, given their names and ages, and
-// returns their bytes.
-func removeOld(dir string, old func(name string, age time.Duration) bool) int64 {
-	var n int64
-	ents, _ := os.ReadDir(dir)
-	for _, d := range ents {
-		info, err := d.Info()
-		if err == nil && old(d.Name(), time.Since(info.ModTime())) && os.Remove(filepath.Join(dir, d.Name())) == nil {
-			n += info.Size()
-		}
-	}
-	return n
 }
 
 // Inspect reads a local archive the way Fetch would and returns what it holds, refusing

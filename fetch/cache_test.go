@@ -143,7 +143,7 @@ func TestListRemove(t *testing.T) {
 		}
 	}
 	old := time.Now().Add(-2 * staleAge)
-	orphan := c.idxPath("00")
+	orphan := c.idxPath(strings.Repeat("0", 64))
 	os.WriteFile(orphan, nil, 0o644)
 	os.Chtimes(orphan, old, old)
 	es, err := c.List()

@@ -28,13 +28,10 @@ func (c *Cache) AddRoot(root string) error {
 	if b, err := os.ReadFile(path); err == nil && string(b) == root+"\n" {
 		return nil
 	}
-	err := os.MkdirAll(filepath.Dir(path), 0o755)
-	if err == nil {
-		err = c.writeFile(path, func(w io.Writer) error {
-			_, err := io.WriteString(w, root+"\n")
-			return err
-		})
-	}
+	err := c.writeFile(path, func(w io.Writer) error {
+		_, err := io.WriteString(w, root+"\n")
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("fetch: record root %s in the cache: %w", root, err)
 	}

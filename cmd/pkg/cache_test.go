@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"pkg/fetch"
+	"pkg/internal/testfs"
 )
 
 func TestCacheCleanCount(t *testing.T) {
@@ -139,5 +141,86 @@ func TestCleanNamesUsers(t *testing.T) {
 	}
 	if code != 0 || !strings.HasPrefix(out.String(), "removed 1 cached package") || !strings.Contains(stderr.String(), want) {
 		t.Errorf("cache clean while pkg fetch runs: exit %d, %q, %q; want a note naming %s", code, out.String(), stderr.String(), want)
+	}
+}
+
+// oldFiles writes files, relative to dir, two days old: past every age at which pkg
+// removes what it made in a cache.
+func oldFiles(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	old := time.Now().Add(-48 * time.Hour)
+	for _, name := range names {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestNotCache gives a home directory as the cache, with files named as a cache's are in
+// tmp/ and tars/: every command that uses the cache refuses it, naming it, says what to do,
+// and leaves it as it was.
+func TestNotCache(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.initRoot()
+	e.cache = t.TempDir()
+	sha := strings.Repeat("a", 64)
+	oldFiles(t, e.cache, "tmp/notes.txt", "tmp/hello-1.tar", "tars/"+sha+".tar", "tars/"+sha+".idx", "tars/photos.tar")
+	before := testfs.Tree(t, e.cache)
+	for _, args := range [][]string{{"search"}, {"fetch", "libgreet"}, {"install", "libgreet"}, {"cache", "list"}, {"cache", "clean"}, {"cache", "prune"}} {
+		_, stderr, code := e.pkg(args...)
+		if want := "pkg: cache " + e.cache + ": not a pkg cache: it is not empty and has no CACHEDIR.TAG\n" +
+			"pkg: hint: pkg deletes files in its cache, so it makes one only in a new or empty directory and uses no other: point --cache (PKG_CACHE) at a new or empty directory\n"; code != 1 || stderr != want {
+			t.Errorf("pkg %s: exit %d, %q; want 1, %q", strings.Join(args, " "), code, stderr, want)
+		}
+		testfs.SameTree(t, "pkg "+strings.Join(args, " "), testfs.Tree(t, e.cache), before)
+	}
+}
+
+// TestSymlinkedCacheDir makes a cache's tmp/ a symlink to a directory of old files named as
+// the cache's temporary files are: the commands that use the cache refuse it, naming the
+// symlink, and remove nothing there.
+func TestSymlinkedCacheDir(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("fetch", "libgreet")
+	outside := t.TempDir()
+	oldFiles(t, outside, "hello-1.tar", "idx-2", "notes.txt")
+	before := testfs.Tree(t, outside)
+	tmp := filepath.Join(e.cache, "tmp")
+	if err := os.Remove(tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, tmp); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"search"}, {"cache", "clean"}} {
+		_, stderr, code := e.pkg(args...)
+		if want := "pkg: cache " + e.cache + ": not a pkg cache: " + tmp + " is a symlink, which pkg does not follow\n"; code != 1 || !strings.HasPrefix(stderr, want) {
+			t.Errorf("pkg %s: exit %d, %q; want 1, %q", strings.Join(args, " "), code, stderr, want)
+		}
+	}
+	testfs.SameTree(t, "tmp/'s target", testfs.Tree(t, outside), before)
+	if _, err := os.Stat(filepath.Join(e.cache, "tars")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestEmptyCacheDir gives an empty directory as the cache: pkg makes its cache there,
+// tagged.
+func TestEmptyCacheDir(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.cache = t.TempDir()
+	e.ok("fetch", "libgreet")
+	if b, err := os.ReadFile(filepath.Join(e.cache, "CACHEDIR.TAG")); err != nil || !strings.HasPrefix(string(b), "Signature: 8a477f597d28d172789f06886806bc55\n# ") {
+		t.Errorf("CACHEDIR.TAG: %q, %v", b, err)
+	}
+	if out, _ := e.ok("cache", "clean"); !strings.HasPrefix(out, "removed 1 cached package, ") {
+		t.Errorf("cache clean: %q", out)
 	}
 }

@@ -291,6 +291,9 @@ func hint(err error, dirs []string) string {
 	if errors.Is(err, install.ErrLocked) {
 		return "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"
 	}
+	if errors.Is(err, fetch.ErrNotCache) {
+		return "pkg deletes files in its cache, so it makes one only in a new or empty directory and uses no other: point --cache (PKG_CACHE) at a new or empty directory"
+	}
 	if errors.Is(err, install.ErrReadOnly) {
 		return "remount it read-write to change it, or choose another --root; list, info, files and verify work as they are"
 	}

@@ -1,0 +1,211 @@
+package fetch
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/repo"
+)
+
+// A cache says it is one with a CACHEDIR.TAG (https://bford.info/cachedir/), which backup
+// tools know too; pkg's, whose second line names pkg, is what lets pkg delete files there.
+// pkg makes a cache only in a new or empty directory, the tag first, durably, so that a
+// cache whose making a crash cut short is still known as one; and it works in the cache's
+// subdirectories only where they are directories, never through a symlink.
+
+const (
+	tagName = "CACHEDIR.TAG"
+	tagHead = "Signature: 8a477f597d28d172789f06886806bc55\n" +
+		"# This file is a cache directory tag created by pkg.\n"
+	cacheTag = tagHead + "# For information about cache directory tags, see https://bford.info/cachedir/\n"
+)
+
+// subdirs are the directories of a cache (Cache).
+var subdirs = []string{"tars", "tmp", "index", "roots"}
+
+// ErrNotCache is what opening a directory as the cache is when it is not pkg's cache: not
+// empty and without pkg's CACHEDIR.TAG, or with a subdirectory that is a symlink.
+var ErrNotCache = errors.New("fetch: not a pkg cache")
+
+func notCache(dir, format string, args ...any) error {
+	return fmt.Errorf("fetch: cache %s: %w: %s", dir, ErrNotCache, fmt.Sprintf(format, args...))
+}
+
+// layout makes sure that the directory use, at dir, is pkg's cache with all its
+// subdirectories, making it one if it is empty.
+func layout(use *os.File, dir string) error {
+	tag, err := readTag(use, dir)
+	if err != nil {
+		return err
+	}
+	if !bytes.HasPrefix(tag, []byte(tagHead)) {
+		if err := makeCache(use, dir, tag); err != nil {
+			return err
+		}
+	}
+	for _, name := range subdirs {
+		if err := subdir(use, dir, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readTag returns the start of the CACHEDIR.TAG in use, nil if there is none.
+func readTag(use *os.File, dir string) ([]byte, error) {
+	fd, err := unix.Openat(int(use.Fd()), tagName, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil, nil
+	case errors.Is(err, unix.ELOOP):
+		return nil, notCache(dir, "its %s is a symlink", tagName)
+	case err != nil:
+		return nil, fmt.Errorf("fetch: open cache %s: %w", dir, &os.PathError{Op: "open", Path: filepath.Join(dir, tagName), Err: err})
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(dir, tagName))
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return nil, notCache(dir, "its %s is not a regular file", tagName)
+	}
+	b := make([]byte, len(cacheTag))
+	n, err := io.ReadFull(f, b)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, fmt.Errorf("fetch: open cache %s: %w", dir, err)
+	}
+	if n == 0 {
+		return []byte{}, nil // there, but empty
+	}
+	return b[:n], nil
+}
+
+// makeCache tags the directory use, at dir, as pkg's cache, if it is empty: tag is what
+// its CACHEDIR.TAG holds, which may be the start of pkg's, written by a process that is
+// making the cache or that was killed while it did.
+func makeCache(use *os.File, dir string, tag []byte) error {
+	partial := tag != nil && bytes.HasPrefix([]byte(cacheTag), tag)
+	if tag != nil && !partial {
+		return notCache(dir, "its %s is not pkg's", tagName)
+	}
+	fd, err := unix.Openat(int(use.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("fetch: open cache %s: %w", dir, &os.PathError{Op: "open", Path: dir, Err: err})
+	}
+	d := os.NewFile(uintptr(fd), dir)
+	names, err := d.Readdirnames(2)
+	d.Close()
+	if err != nil && err != io.EOF {
+		return fmt.Errorf("fetch: open cache %s: %w", dir, err)
+	}
+	for _, name := range names {
+		if name != tagName {
+			return notCache(dir, "it is not empty and has no %s", tagName)
+		}
+	}
+	// The same bytes at the same offsets, never truncated: a process making the cache at
+	// the same time reads the start of the tag or all of it.
+	fd, err = unix.Openat(int(use.Fd()), tagName, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return fmt.Errorf("fetch: create cache %s: %w", dir, &os.PathError{Op: "open", Path: filepath.Join(dir, tagName), Err: err})
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(dir, tagName))
+	_, err = f.WriteAt([]byte(cacheTag), 0)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = use.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("fetch: create cache %s: %w", dir, err)
+	}
+	return nil
+}
+
+// subdir makes the subdirectory name of the cache use, at dir, if it is missing, and
+// refuses it unless it is a directory.
+func subdir(use *os.File, dir, name string) error {
+	var st unix.Stat_t
+	err := unix.Fstatat(int(use.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) {
+		if err = unix.Mkdirat(int(use.Fd()), name, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
+			err = unix.Fstatat(int(use.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		}
+	}
+	path := filepath.Join(dir, name)
+	switch {
+	case err != nil:
+		return fmt.Errorf("fetch: create cache: %w", &os.PathError{Op: "mkdir", Path: path, Err: err})
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return notCache(dir, "%s is a symlink, which pkg does not follow", path)
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return notCache(dir, "%s is not a directory", path)
+	}
+	return nil
+}
+
+// openSubdir opens the cache's subdirectory name, through no symlink.
+func (c *Cache) openSubdir(name string) (*os.File, error) {
+	path := filepath.Join(c.dir, name)
+	fd, err := unix.Openat(int(c.use.Fd()), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		var st unix.Stat_t // a symlink is ENOTDIR, with O_DIRECTORY
+		if unix.Fstatat(int(c.use.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			return nil, notCache(c.dir, "%s is a symlink, which pkg does not follow", path)
+		}
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// removeOld removes the regular files of the cache's subdirectory sub that old reports,
+// given the directory, their names and ages, and returns their bytes. It works relative
+// to the directory, opened through no symlink, so that it removes nothing outside the
+// cache.
+func (c *Cache) removeOld(sub string, old func(dir *os.File, name string, age time.Duration) bool) int64 {
+	d, err := c.openSubdir(sub)
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	var n int64
+	for _, name := range names {
+		var st unix.Stat_t
+		if unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			continue
+		}
+		age := time.Since(time.Unix(st.Mtim.Unix()))
+		if old(d, name, age) && unix.Unlinkat(int(d.Fd()), name, 0) == nil {
+			n += st.Size
+		}
+	}
+	return n
+}
+
+// ownTemp reports whether name, in tmp/, is a file pkg makes there: a fetch's claim
+// (fetch-SHA256), or a temporary file, NAME-N or NAME-N.tar, with os.CreateTemp's decimal N
+// and a package's name, "idx", or the name of the file it replaces.
+func ownTemp(name string) bool {
+	if sha, ok := strings.CutPrefix(name, "fetch-"); ok && isSHA256(sha) {
+		return true
+	}
+	i := strings.LastIndexByte(name, '-')
+	n := strings.TrimSuffix(name[i+1:], ".tar")
+	return i > 0 && repo.ValidName(name[:i]) && n != "" && strings.Trim(n, "0123456789") == ""
+}
+
+// isSHA256 reports whether s is a sha256 in lowercase hex, as entries are named.
+func isSHA256(s string) bool {
+	return len(s) == 64 && strings.Trim(s, "0123456789abcdef") == ""
+}
