@@ -569,9 +569,14 @@ func TestRepoAddChecks(t *testing.T) {
 		!strings.Contains(stderr, "pkg: note: "+dir+" had no index.json: this is a new repository") {
 		t.Errorf("repo add with an unknown dependency, to a new repository: %q", stderr)
 	}
-	if _, stderr := e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1.1-2"); strings.Contains(stderr, "new repository") ||
-		!strings.Contains(stderr, "pkg: note: 1.1-2 is a pre-release of 1.1: it sorts before 1.1, and installs take a release while there is one (a packaging revision of 1.1 is written 1.1+1)") {
+	if _, stderr := e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1.1-rc2"); strings.Contains(stderr, "new repository") ||
+		!strings.Contains(stderr, "pkg: note: 1.1-rc2 is a pre-release of 1.1: it sorts before 1.1, and installs take a release while there is one (a packaging revision of 1.1 is written 1.1-1 or 1.1+1)") {
 		t.Errorf("repo add of a pre-release: %q", stderr)
+	}
+	for _, v := range []string{"1.1-2", "1:1.1-2.1+deb12u3", "v1.1"} { // a Debian revision, an epoch, a git tag
+		if _, stderr := e.ok("repo", "add", dir, archive, "--name", "a", "--version", v); strings.Contains(stderr, "pre-release") {
+			t.Errorf("repo add of %s: %q", v, stderr)
+		}
 	}
 	e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1", "--bin", "bin/a", "--depends", "lib>=2") // the same again
 	before, _ := os.ReadFile(filepath.Join(dir, "index.json"))

@@ -97,8 +97,8 @@ func repoAddAction(c *cli.Context) error {
 	}
 	say(c, "added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, size(p.Size), count(p.Files, "file"), p.SHA256)
 	if rel, ok := repo.PreRelease(p.Version); ok {
-		note(c, "%s is a pre-release of %s: it sorts before %s, and installs take a release while there is one (a packaging revision of %s is written %s+1)",
-			p.Version, rel, rel, rel, rel)
+		note(c, "%s is a pre-release of %s: it sorts before %s, and installs take a release while there is one (a packaging revision of %s is written %s-1 or %s+1)",
+			p.Version, rel, rel, rel, rel, rel)
 	}
 	for _, q := range before.Packages {
 		if q.Name == p.Name && q.Version == p.Version {
