@@ -24,7 +24,8 @@ const indexName = "index.json"
 // Add copies the archive at archivePath into dir under its base name and records p for it
 // in dir's index.json, creating the index if absent and replacing an entry of the same
 // name and version. It sets p's Archive, Size and SHA256, takes the rest as given (the
-// caller measures InstalledSize and Files), and returns the entry as written. It refuses
+// caller measures InstalledSize and Files) but for its bin paths, which it cleans
+// (CleanBin), and returns the entry as written. It refuses
 // a package that installing would find in a dependency cycle, naming the cycle.
 //
 // Each file is written atomically (a temporary file in dir, fsync, rename, fsync of dir),
@@ -42,6 +43,10 @@ func add(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
 		return p, Meta{}, badName(p.Name)
 	}
 	p.Archive = filepath.Base(archivePath)
+	p.Bin = slices.Clone(p.Bin)
+	for i, b := range p.Bin {
+		p.Bin[i] = CleanBin(b)
+	}
 	normalize(&p)
 	if err := checkMeta(&p); err != nil {
 		return p, Meta{}, err

@@ -557,9 +557,9 @@ func TestRepoAddChecks(t *testing.T) {
 		!strings.Contains(stderr, `repo add a 1: bin "bin/zzz" is not a file in the package`) {
 		t.Errorf("repo add with a missing bin: exit %d, %q", code, stderr)
 	}
-	if _, stderr, code := e.pkg("repo", "add", dir, archive, "--name", "a", "--version", "1", "--bin", "share/a/version"); code != 1 ||
-		!strings.Contains(stderr, `repo add a 1: bin "share/a/version": share/a/version is not executable (mode 0644): make it so in the archive (chmod +x)`) {
-		t.Errorf("repo add with a bin not executable: exit %d, %q", code, stderr)
+	if _, stderr, code := e.pkg("repo", "add", dir, archive, "--name", "a", "--version", "1", "--bin", ".a=bin/a"); code != 1 ||
+		!strings.Contains(stderr, `package a@1: bin ".a=bin/a": a command's name may not start with a dot`) {
+		t.Errorf("repo add with a command named .a: exit %d, %q", code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "index.json")); !os.IsNotExist(err) {
 		t.Errorf("refused repo add wrote the index: %v", err)

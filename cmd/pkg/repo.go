@@ -27,7 +27,7 @@ func repoCommand() *cli.Command {
 				&cli.StringFlag{Name: "name", Usage: "package name (required)"},
 				&cli.StringFlag{Name: "version", Usage: "package version (required)"},
 				&cli.StringSliceFlag{Name: "depends", Usage: "a dependency: name, name=V, name>=V, name<V (repeatable)"},
-				&cli.StringSliceFlag{Name: "bin", Usage: "an executable's path inside the package (repeatable)"},
+				&cli.StringSliceFlag{Name: "bin", Usage: "a command: its file's path inside the package, or NAME=PATH to name it otherwise; installed executable (repeatable)"},
 				&cli.StringFlag{Name: "summary", Usage: "one line describing the package"},
 				&cli.BoolFlag{Name: "replace", Usage: "replace the entry of the same name and version, if it differs"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
@@ -71,7 +71,11 @@ func repoAddAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := install.CheckRunnable(c.StringSlice("bin"), st.Members); err != nil {
+	var bins []string
+	for _, b := range c.StringSlice("bin") {
+		bins = append(bins, repo.CleanBin(b))
+	}
+	if err := install.CheckRunnable(bins, st.Members); err != nil {
 		return fmt.Errorf("repo add %s %s: %w", name, version, err)
 	}
 	signer, keys, err := newSigner(c, "")
@@ -81,7 +85,7 @@ func repoAddAction(c *cli.Context) error {
 	before, created := readRepoIndex(dir)
 	add := repo.Package{
 		Name: name, Version: version, Depends: c.StringSlice("depends"),
-		Bin: c.StringSlice("bin"), Summary: c.String("summary"), InstalledSize: st.Bytes, Files: st.Files,
+		Bin: bins, Summary: c.String("summary"), InstalledSize: st.Bytes, Files: st.Files,
 	}
 	if !c.Bool("replace") {
 		if err := checkRepublish(dir, archive, before, add); err != nil {
