@@ -31,8 +31,8 @@ const indexName = "index.json"
 // Each file is written atomically (a temporary file in dir, fsync, rename, fsync of dir),
 // the archive first, so the index never names a missing archive. An existing file of the
 // archive's name is kept if byte-identical and is otherwise an error. The index lists
-// packages by name, then version, as indented JSON with a trailing newline. Adds and
-// signs of one directory take turns (a flock of dir).
+// packages by name, then version, as indented JSON with a trailing newline. Adds, removes
+// and signs of one directory take turns (a flock of dir).
 func Add(dir, archivePath string, p Package) (Package, error) {
 	p, _, err := AddSigned(dir, archivePath, p, nil)
 	return p, err
@@ -326,7 +326,7 @@ func renameInto(dir, name string, write func(io.Writer) error) (err error) {
 }
 
 // lockDir waits for, and takes, the lock of the repository directory dir, a flock of the
-// directory itself (no file is added to what is published): two adds or signs at once
+// directory itself (no file is added to what is published): two adds, removes or signs at once
 // would otherwise each write their own next index, and one would be lost.
 func lockDir(dir string) (unlock func(), err error) {
 	f, err := os.Open(dir)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,6 +33,14 @@ func repoCommand() *cli.Command {
 				&cli.BoolFlag{Name: "replace", Usage: "replace the entry of the same name and version, if it differs"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
 			Action: repoAddAction,
+		}, {
+			Name:      "remove",
+			Usage:     "remove a package, or one version of it, from a repository's index and delete its archive",
+			ArgsUsage: "REPO_DIR NAME[=VERSION]",
+			Flags: append([]cli.Flag{
+				&cli.BoolFlag{Name: "force", Usage: "remove it even if other packages in the index depend on it"},
+			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
+			Action: repoRemoveAction,
 		}, noArgs(repoKeygenCommand()), repoSignCommand(), noArgs(repoForgetCommand())},
 	}
 }
@@ -117,6 +126,38 @@ func repoAddAction(c *cli.Context) error {
 	}
 	if signer != nil {
 		saySigned(c, dir, meta, keys)
+	}
+	return nil
+}
+
+func repoRemoveAction(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return usagef("repo remove: want REPO_DIR NAME[=VERSION], got %s", count(c.NArg(), "argument"))
+	}
+	dir := c.Args().Get(0)
+	name, version, pinned := strings.Cut(c.Args().Get(1), "=")
+	if pinned && version == "" {
+		return usagef("repo remove: no version after %q", c.Args().Get(1))
+	}
+	signer, keys, err := newSigner(c, "")
+	if err != nil {
+		return err
+	}
+	res, err := repo.Remove(dir, repo.Removal{Name: name, Version: version, Force: c.Bool("force")}, signer)
+	if err != nil {
+		return err
+	}
+	for _, p := range res.Packages {
+		say(c, "removed %s %s from %s", p.Name, p.Version, dir)
+	}
+	for _, a := range res.Archives {
+		say(c, "deleted %s", filepath.Join(dir, filepath.FromSlash(a)))
+	}
+	for _, n := range res.Broken {
+		warn(c, "%s %s depends on %s, which %s no longer satisfies", n.Name, n.Version, n.Depends, dir)
+	}
+	if signer != nil {
+		saySigned(c, dir, res.Meta, keys)
 	}
 	return nil
 }
