@@ -20,7 +20,7 @@ func checkVersion(v string) error {
 		return fmt.Errorf("version %.20q... is %d bytes, over %d", v, len(v), maxVersionLen)
 	}
 	_, up := splitEpoch(v)
-	if up == "" || !isDigit(up[0]) && !(len(up) > 1 && up[0] == 'v' && isDigit(up[1])) {
+	if up == "" || !isDigit(trimV(up)[0]) {
 		return fmt.Errorf("bad version %q: must start with a digit, or v and a digit, after any epoch (1:)", v)
 	}
 	for i := 0; i < len(up); i++ {
@@ -43,7 +43,7 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // (Debian), sorts first, numerically; none is 0. A leading "v" (git tags) is ignored.
 // The revision is what follows the last "-" or "_" when a digit follows it (Debian's
 // "1.6-2.1+deb12u3"); it sorts after its absence (1.0 < 1.0-1 < 1.0.1). The pre-release
-// is what follows the first "~", or the first other "-" or "_" (semver's "1.0-rc1",
+// is what follows the first "~", or "-" or "_" that no digit follows (semver's "1.0-rc1",
 // "1.0_beta"); a version without one sorts after one with (1.0-rc1 < 1.0~rc2 < 1.0).
 //
 // Within each part, a "~" sorts before everything, even the part's end, and a "+" after
