@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -174,7 +173,7 @@ func checkApply(recs []db.Package, staged []*Staged, remove []string) error {
 	providers := make(map[string][]string) // command → the packages providing it
 	for _, name := range names {
 		for _, b := range next[name].Bin {
-			providers[path.Base(b)] = append(providers[path.Base(b)], name)
+			providers[command(b)] = append(providers[command(b)], name)
 		}
 	}
 	incoming := make(map[string]bool, len(staged))
@@ -183,7 +182,7 @@ func checkApply(recs []db.Package, staged []*Staged, remove []string) error {
 	}
 	for _, s := range staged {
 		for _, b := range s.rec.Bin {
-			cmd := path.Base(b)
+			cmd := command(b)
 			for _, other := range providers[cmd] {
 				switch {
 				case other == s.rec.Name:

@@ -12,8 +12,17 @@ import (
 	"pkg/repo"
 )
 
-// binTarget is where <root>/bin/<command> points for a package's declared bin path.
-func binTarget(pkg, bin string) string { return "../pkgs/" + pkg + "/" + path.Clean(bin) }
+// binTarget is where <root>/bin/<command> points for a package's bin entry.
+func binTarget(pkg, bin string) string {
+	_, file := repo.SplitBin(bin)
+	return "../pkgs/" + pkg + "/" + path.Clean(file)
+}
+
+// command is the name in <root>/bin of a bin entry's command.
+func command(bin string) string {
+	cmd, _ := repo.SplitBin(bin)
+	return cmd
+}
 
 // checkBins refuses p when one of its commands is a file pkg does not manage, and returns
 // the commands of p that are symlinks changed by hand: the installed version of p declares
@@ -24,13 +33,13 @@ func (r *Root) checkBins(p repo.Package) (own []string, err error) {
 	var declared []string // the commands the installed version of p declares
 	if rec, err := r.db.Get(p.Name); err == nil {
 		for _, b := range rec.Bin {
-			declared = append(declared, path.Base(b))
+			declared = append(declared, command(b))
 		}
 	} else if !errors.Is(err, db.ErrNotInstalled) {
 		return nil, err
 	}
 	for _, b := range p.Bin {
-		cmd := path.Base(b)
+		cmd := command(b)
 		where := r.path("bin", cmd)
 		t, err := os.Readlink(where)
 		switch {
@@ -49,7 +58,7 @@ func (r *Root) checkBins(p repo.Package) (own []string, err error) {
 func (r *Root) ownLinks(staged []*Staged) error {
 	for _, s := range staged {
 		for _, b := range s.rec.Bin {
-			cmd := path.Base(b)
+			cmd := command(b)
 			if !slices.Contains(s.own, cmd) {
 				continue
 			}
@@ -70,7 +79,7 @@ func (r *Root) checkLinked(staged []*Staged) error {
 	var errs []error
 	for _, s := range staged {
 		for _, b := range s.rec.Bin {
-			cmd := path.Base(b)
+			cmd := command(b)
 			if t, err := os.Readlink(r.path("bin", cmd)); err != nil || t != binTarget(s.rec.Name, b) {
 				errs = append(errs, fmt.Errorf("command %s of %s is not linked: something else is in its place; remove or rename it, then run pkg install --reinstall %s",
 					r.path("bin", cmd), s.rec.Name, s.rec.Name))
@@ -148,7 +157,7 @@ func (r *Root) wantBins() (map[string]string, error) {
 	want := make(map[string]string)
 	for _, p := range all {
 		for _, b := range p.Bin {
-			want[path.Base(b)] = binTarget(p.Name, b)
+			want[command(b)] = binTarget(p.Name, b)
 		}
 	}
 	return want, nil
@@ -159,7 +168,7 @@ func (r *Root) wantBins() (map[string]string, error) {
 // remain, and a full filesystem can no longer fail an install that has committed.
 func (r *Root) prepareLinks(p *db.Package) (made []string, err error) {
 	for _, b := range p.Bin {
-		cmd, target := path.Base(b), binTarget(p.Name, b)
+		cmd, target := command(b), binTarget(p.Name, b)
 		if t, err := os.Readlink(r.path("bin", cmd)); err == nil && t == target {
 			continue
 		}
@@ -196,7 +205,7 @@ func (r *Root) pending(cmd, target string) (bool, error) {
 func (r *Root) dropPending(staged []*Staged, made [][]string) {
 	for i, cmds := range made {
 		for _, b := range staged[i].rec.Bin {
-			cmd := path.Base(b)
+			cmd := command(b)
 			tmp := r.path("bin", "."+cmd+".new")
 			if t, err := os.Readlink(tmp); err == nil && t == binTarget(staged[i].rec.Name, b) && slices.Contains(cmds, cmd) {
 				os.Remove(tmp)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"time"
 
 	"pkg/db"
@@ -107,6 +108,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	if err != nil {
 		return nil, err
 	}
+	members = executable(p.Bin, members)
 	files := withDigests(members)
 	dir, err := os.MkdirTemp(r.path(".pkg", "staging"), p.Name+".")
 	if err != nil {
@@ -227,7 +229,7 @@ func (r *Root) check(p repo.Package, res *Result, members []tarutil.Member) (own
 	return r.checkBins(p)
 }
 
-// CheckBin refuses a package's bin paths unless each names a file, hardlink or symlink
+// CheckBin refuses a package's bin entries unless each names a file, hardlink or symlink
 // among its members.
 func CheckBin(bin []string, members []tarutil.Member) error {
 	types := make(map[string]byte, len(members))
@@ -235,50 +237,90 @@ func CheckBin(bin []string, members []tarutil.Member) error {
 		types[m.Name] = m.Type
 	}
 	for _, b := range bin {
-		if t := types[path.Clean(b)]; t != tar.TypeReg && t != tar.TypeLink && t != tar.TypeSymlink {
+		_, file := repo.SplitBin(b)
+		if t := types[path.Clean(file)]; t != tar.TypeReg && t != tar.TypeLink && t != tar.TypeSymlink {
 			return fmt.Errorf("bin %q is not a file in the package", b)
 		}
 	}
 	return nil
 }
 
-// CheckRunnable refuses, for a publisher, bin paths that would install commands that cannot
-// run: one that leads, through the package's symlinks and hardlinks, to a missing member or
-// to a file without execute permission. A symlink out of the package (/usr/bin/env) is
-// taken as it is. Installs check only CheckBin, so that packages published before still
-// install.
+// CheckRunnable refuses, for a publisher, bin entries that would install commands that
+// cannot run: one that leads, through the package's symlinks and hardlinks, to a missing
+// member or to something not a file. A symlink out of the package (/usr/bin/env) is taken
+// as it is. Installs check only CheckBin, so that packages published before still install.
 func CheckRunnable(bin []string, members []tarutil.Member) error {
-	byName := make(map[string]tarutil.Member, len(members))
-	for _, m := range members {
-		byName[m.Name] = m
-	}
+	byName := memberIndex(members)
 	for _, b := range bin {
-		name := path.Clean(b)
-		for hops := 0; ; hops++ {
-			m, ok := byName[name]
-			switch {
-			case !ok && hops == 0:
-				return fmt.Errorf("bin %q is not a file in the package", b)
-			case !ok:
-				return fmt.Errorf("bin %q leads to %s, which is not in the package", b, name)
-			case hops > 40:
-				return fmt.Errorf("bin %q: too many levels of symlinks", b)
-			case m.Type == tar.TypeLink:
-				name = m.Linkname
-				continue
-			case m.Type == tar.TypeSymlink && path.IsAbs(m.Linkname):
-			case m.Type == tar.TypeSymlink:
-				name = path.Join(path.Dir(name), m.Linkname)
-				continue
-			case m.Type != tar.TypeReg:
-				return fmt.Errorf("bin %q leads to %s, which is not a file", b, name)
-			case m.Mode&0o111 == 0:
-				return fmt.Errorf("bin %q: %s is not executable (mode %04o): make it so in the archive (chmod +x)", b, name, m.Mode)
-			}
-			break
+		if _, err := binFile(b, members, byName); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+func memberIndex(members []tarutil.Member) map[string]int {
+	byName := make(map[string]int, len(members))
+	for i, m := range members {
+		byName[m.Name] = i
+	}
+	return byName
+}
+
+// binFile follows the bin entry b through the package's hardlinks and symlinks to the
+// regular member its command runs, and returns that member's index, or -1 for a symlink
+// out of the package.
+func binFile(b string, members []tarutil.Member, byName map[string]int) (int, error) {
+	_, file := repo.SplitBin(b)
+	name := path.Clean(file)
+	for hops := 0; ; hops++ {
+		i, ok := byName[name]
+		switch {
+		case !ok && hops == 0:
+			return -1, fmt.Errorf("bin %q is not a file in the package", b)
+		case !ok:
+			return -1, fmt.Errorf("bin %q leads to %s, which is not in the package", b, name)
+		case hops > 40:
+			return -1, fmt.Errorf("bin %q: too many levels of symlinks", b)
+		}
+		switch m := &members[i]; {
+		case m.Type == tar.TypeLink:
+			name = m.Linkname
+		case m.Type == tar.TypeSymlink && path.IsAbs(m.Linkname):
+			return -1, nil
+		case m.Type == tar.TypeSymlink:
+			name = path.Join(path.Dir(name), m.Linkname)
+		case m.Type != tar.TypeReg:
+			return -1, fmt.Errorf("bin %q leads to %s, which is not a file", b, name)
+		default:
+			return i, nil
+		}
+	}
+}
+
+// executable returns members with the files that bin's commands run made executable by
+// whoever may read them (0644 becomes 0755), as npm does for the bins of a package whose
+// tarball has them 0644; members itself when none needs it. A bin that leads nowhere is
+// left to CheckBin.
+func executable(bin []string, members []tarutil.Member) []tarutil.Member {
+	if len(bin) == 0 {
+		return members
+	}
+	byName := memberIndex(members)
+	out, cloned := members, false
+	for _, b := range bin {
+		i, err := binFile(b, members, byName)
+		if err != nil || i < 0 {
+			continue
+		}
+		if mode := out[i].Mode | out[i].Mode&0o444>>2; mode != out[i].Mode {
+			if !cloned {
+				out, cloned = slices.Clone(members), true
+			}
+			out[i].Mode = mode
+		}
+	}
+	return out
 }
 
 // swapIn renames the staged tree to dst, exchanging it with the tree already there.

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -394,7 +396,8 @@ func TestUnmanagedTreeKept(t *testing.T) {
 	}
 }
 
-// TestCheckRunnable follows a bin path through the package's links to an executable file.
+// TestCheckRunnable follows a bin entry through the package's links to a file, which an
+// install makes executable (TestExecutable).
 func TestCheckRunnable(t *testing.T) {
 	members := []tarutil.Member{
 		{Name: "bin/run", Type: tar.TypeReg, Mode: 0o755},
@@ -409,7 +412,8 @@ func TestCheckRunnable(t *testing.T) {
 	}
 	for bin, want := range map[string]string{
 		"bin/run": "", "bin/alias": "", "bin/up": "", "bin/hard": "", "bin/env": "",
-		"share/data":   `bin "share/data": share/data is not executable (mode 0644)`,
+		"share/data": "", "run=bin/run": "", "data=share/data": "", "x=bin/up": "",
+		"x=bin/gone":   `bin "x=bin/gone" is not a file in the package`,
 		"bin/dangling": `bin "bin/dangling" leads to bin/gone, which is not in the package`,
 		"bin/loop":     `bin "bin/loop": too many levels of symlinks`,
 		"bin":          `bin "bin" leads to bin, which is not a file`,
@@ -418,6 +422,47 @@ func TestCheckRunnable(t *testing.T) {
 		err := CheckRunnable([]string{bin}, members)
 		if want == "" && err != nil || want != "" && (err == nil || !strings.HasPrefix(err.Error(), want)) {
 			t.Errorf("CheckRunnable(%s) = %v, want %q", bin, err, want)
+		}
+	}
+}
+
+// TestExecutable makes executable, by whoever may read it, the file each bin entry leads
+// to, through symlinks and hardlinks, and nothing else, leaving its argument unchanged.
+func TestExecutable(t *testing.T) {
+	members := []tarutil.Member{
+		{Name: "package/bin/prettier.cjs", Type: tar.TypeReg, Mode: 0o644},
+		{Name: "package/bin/private", Type: tar.TypeReg, Mode: 0o600},
+		{Name: "package/lib/real", Type: tar.TypeReg, Mode: 0o644},
+		{Name: "package/bin/alias", Type: tar.TypeSymlink, Linkname: "../lib/real"},
+		{Name: "package/bin/hard", Type: tar.TypeLink, Linkname: "package/lib/real"},
+		{Name: "package/bin/env", Type: tar.TypeSymlink, Linkname: "/usr/bin/env"},
+		{Name: "package/bin/run", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "package/README", Type: tar.TypeReg, Mode: 0o644},
+	}
+	before := slices.Clone(members)
+	modes := func(ms []tarutil.Member) []fs.FileMode {
+		var out []fs.FileMode
+		for _, m := range ms {
+			out = append(out, m.Mode)
+		}
+		return out
+	}
+	tests := []struct {
+		bin  []string
+		want []fs.FileMode
+	}{
+		{nil, modes(members)},
+		{[]string{"prettier=package/bin/prettier.cjs"}, []fs.FileMode{0o755, 0o600, 0o644, 0, 0, 0, 0o755, 0o644}},
+		{[]string{"package/bin/private", "package/bin/run", "package/bin/env"}, []fs.FileMode{0o644, 0o700, 0o644, 0, 0, 0, 0o755, 0o644}},
+		{[]string{"package/bin/alias"}, []fs.FileMode{0o644, 0o600, 0o755, 0, 0, 0, 0o755, 0o644}},
+		{[]string{"h=package/bin/hard", "package/bin/gone"}, []fs.FileMode{0o644, 0o600, 0o755, 0, 0, 0, 0o755, 0o644}},
+	}
+	for _, tt := range tests {
+		if got := modes(executable(tt.bin, members)); !slices.Equal(got, tt.want) {
+			t.Errorf("executable(%q): modes %o, want %o", tt.bin, got, tt.want)
+		}
+		if !slices.Equal(members, before) {
+			t.Fatalf("executable(%q) changed its argument", tt.bin)
 		}
 	}
 }

@@ -138,7 +138,7 @@ func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
 func checkBinLinks(r *Root, p *db.Package) []Problem {
 	var problems []Problem
 	for _, b := range p.Bin {
-		link := r.path("bin", path.Base(b))
+		link := r.path("bin", command(b))
 		got, err := os.Readlink(link)
 		kind, what := "modified", "command link"
 		switch {

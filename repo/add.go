@@ -24,14 +24,15 @@ const indexName = "index.json"
 // Add copies the archive at archivePath into dir under its base name and records p for it
 // in dir's index.json, creating the index if absent and replacing an entry of the same
 // name and version. It sets p's Archive, Size and SHA256, takes the rest as given (the
-// caller measures InstalledSize and Files), and returns the entry as written. It refuses
+// caller measures InstalledSize and Files) but for its bin paths, which it cleans
+// (CleanBin), and returns the entry as written. It refuses
 // a package that installing would find in a dependency cycle, naming the cycle.
 //
 // Each file is written atomically (a temporary file in dir, fsync, rename, fsync of dir),
 // the archive first, so the index never names a missing archive. An existing file of the
 // archive's name is kept if byte-identical and is otherwise an error. The index lists
-// packages by name, then version, as indented JSON with a trailing newline. Adds and
-// signs of one directory take turns (a flock of dir).
+// packages by name, then version, as indented JSON with a trailing newline. Adds, removes
+// and signs of one directory take turns (a flock of dir).
 func Add(dir, archivePath string, p Package) (Package, error) {
 	p, _, err := AddSigned(dir, archivePath, p, nil)
 	return p, err
@@ -42,6 +43,10 @@ func add(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
 		return p, Meta{}, badName(p.Name)
 	}
 	p.Archive = filepath.Base(archivePath)
+	p.Bin = slices.Clone(p.Bin)
+	for i, b := range p.Bin {
+		p.Bin[i] = CleanBin(b)
+	}
 	normalize(&p)
 	if err := checkMeta(&p); err != nil {
 		return p, Meta{}, err
@@ -321,7 +326,7 @@ func renameInto(dir, name string, write func(io.Writer) error) (err error) {
 }
 
 // lockDir waits for, and takes, the lock of the repository directory dir, a flock of the
-// directory itself (no file is added to what is published): two adds or signs at once
+// directory itself (no file is added to what is published): two adds, removes or signs at once
 // would otherwise each write their own next index, and one would be lost.
 func lockDir(dir string) (unlock func(), err error) {
 	f, err := os.Open(dir)

@@ -307,3 +307,20 @@ func TestAddConcurrent(t *testing.T) {
 		t.Errorf("index lists %d packages, want %d", got, n)
 	}
 }
+
+// TestAddCleansBin records bin paths as members are named, however the caller wrote them,
+// and leaves the caller's slice alone.
+func TestAddCleansBin(t *testing.T) {
+	dir := t.TempDir()
+	bin := []string{"./usr/bin/jq", "q=./usr/bin/jq"}
+	p, err := Add(dir, writeArchive(t, "jq.tar", "x"), Package{Name: "jq", Version: "1.7.1", Bin: bin})
+	if want := []string{"usr/bin/jq", "q=usr/bin/jq"}; err != nil || !slices.Equal(p.Bin, want) {
+		t.Fatalf("Add: bin %q, %v; want %q", p.Bin, err, want)
+	}
+	if got := readIndexFile(t, dir).Packages[0].Bin; !slices.Equal(got, p.Bin) {
+		t.Errorf("index bin %q, want %q", got, p.Bin)
+	}
+	if bin[0] != "./usr/bin/jq" {
+		t.Errorf("Add changed its argument: %q", bin)
+	}
+}

@@ -2,7 +2,7 @@
 // versions and requirements, and the resolution of requirements to packages.
 //
 // It does no network I/O: another package fetches an index's bytes and calls Parse.
-// Add maintains an index in a local directory, and Sign and AddSigned a signed one: the
+// Add and Remove maintain an index in a local directory, and Sign and AddSigned a signed one: the
 // index's Meta (name, version, expiry) set inside the signed bytes and a detached
 // signature, made by the caller's function, next to it in index.json.sig. This package
 // neither makes nor checks signatures.
@@ -202,21 +202,51 @@ func checkLists(p *Package) error {
 			return fmt.Errorf("package %s: depends: %v", p.id(), err)
 		}
 	}
-	commands := make(map[string]string, len(p.Bin)) // name in bin/ → its path in the package
+	commands := make(map[string]string, len(p.Bin)) // name in bin/ → its entry
 	for _, b := range p.Bin {
-		if !validLocal(b) {
-			return fmt.Errorf("package %s: bin %q is not a clean relative path inside the package", p.id(), b)
+		cmd, file := SplitBin(b)
+		switch {
+		case !validLocal(file):
+			return fmt.Errorf("package %s: bin %q: %q is not a clean relative path inside the package", p.id(), b, file)
+		case cmd == "" || strings.ContainsFunc(cmd, unicode.IsControl) || strings.Contains(cmd, `\`):
+			return fmt.Errorf("package %s: bin %q: bad command name %q", p.id(), b, cmd)
+		case strings.HasPrefix(cmd, "."):
+			return fmt.Errorf("package %s: bin %q: a command's name may not start with a dot (pkg names its own temporary links so)", p.id(), b)
 		}
-		cmd := path.Base(b)
 		if other, ok := commands[cmd]; ok {
 			return fmt.Errorf("package %s: bin %q and %q would both be the command %s", p.id(), other, b, cmd)
-		}
-		if strings.HasPrefix(cmd, ".") {
-			return fmt.Errorf("package %s: bin %q: a command's name may not start with a dot (pkg names its own temporary links so)", p.id(), b)
 		}
 		commands[cmd] = b
 	}
 	return nil
+}
+
+// SplitBin splits a bin entry into the name of its command in <root>/bin and the path
+// of the command's file in the package. An entry is "NAME=PATH", or a PATH alone for a
+// command named after its file; an "=" after a "/" is part of a PATH ("bin/a=b").
+func SplitBin(entry string) (command, file string) {
+	if i := strings.IndexByte(entry, '='); i >= 0 && !strings.Contains(entry[:i], "/") {
+		return entry[:i], entry[i+1:]
+	}
+	return path.Base(entry), entry
+}
+
+// CleanBin returns entry with its path cleaned, as a member's name is: "./usr/bin/jq",
+// as tar -t lists it, is "usr/bin/jq". An entry that would read otherwise once clean
+// ("./a=b") is returned as it is.
+func CleanBin(entry string) string {
+	cmd, file := SplitBin(entry)
+	clean := path.Clean(file)
+	switch {
+	case clean == file:
+		return entry
+	case len(file) < len(entry): // NAME=PATH
+		return cmd + "=" + clean
+	}
+	if _, f := SplitBin(clean); f != clean {
+		return entry
+	}
+	return clean
 }
 
 func validSHA256(s string) bool {

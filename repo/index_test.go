@@ -85,8 +85,8 @@ func TestParseRefuses(t *testing.T) {
 		{"empty name", hello(func(p *Package) { p.Name = "" }), []string{"packages[0]"}},
 		{"long name", hello(func(p *Package) { p.Name = strings.Repeat("a", 129) }), []string{"packages[0]", "129 bytes"}},
 		{"empty version", hello(func(p *Package) { p.Version = "" }), []string{`"hello"`, "empty version"}},
-		{"bad version", hello(func(p *Package) { p.Version = "v1" }), []string{`"hello"`, `"v1"`}},
-		{"version byte", hello(func(p *Package) { p.Version = "1_0" }), []string{`"hello"`, `"1_0"`}},
+		{"bad version", hello(func(p *Package) { p.Version = "x1" }), []string{`"hello"`, `"x1"`}},
+		{"version byte", hello(func(p *Package) { p.Version = "1/0" }), []string{`"hello"`, `"1/0"`}},
 		{"long version", hello(func(p *Package) { p.Version = "1" + strings.Repeat("0", 64) }), []string{`"hello"`, "65 bytes"}},
 		{"no archive", hello(func(p *Package) { p.Archive = "" }), []string{"hello@1.2.0", "no archive"}},
 		{"absolute archive", hello(func(p *Package) { p.Archive = "/srv/hello.tar" }), []string{"hello@1.2.0", "/srv/hello.tar"}},
@@ -112,6 +112,14 @@ func TestParseRefuses(t *testing.T) {
 		{"escape in summary", hello(func(p *Package) { p.Summary = "hi\x1b]0;OWNED\x07" }), []string{"hello@1.2.0", "control characters"}},
 		{"one command twice", hello(func(p *Package) { p.Bin = []string{"a/tool", "b/tool"} }), []string{"hello@1.2.0", `"a/tool" and "b/tool"`}},
 		{"pkg's link name", hello(func(p *Package) { p.Bin = []string{"bin/.x.new"} }), []string{"hello@1.2.0", "start with a dot"}},
+		{"unnamed command", hello(func(p *Package) { p.Bin = []string{"=bin/x"} }), []string{"hello@1.2.0", `bad command name ""`}},
+		{"named nothing", hello(func(p *Package) { p.Bin = []string{"x="} }), []string{"hello@1.2.0", `bin "x="`}},
+		{"named absolute", hello(func(p *Package) { p.Bin = []string{"x=/bin/sh"} }), []string{"hello@1.2.0", `"/bin/sh" is not a clean relative path`}},
+		{"named unclean", hello(func(p *Package) { p.Bin = []string{"x=./bin/x"} }), []string{"hello@1.2.0", `"./bin/x"`}},
+		{"named escape", hello(func(p *Package) { p.Bin = []string{"x\x1b[2J=bin/x"} }), []string{"hello@1.2.0", "bad command name"}},
+		{"named backslash", hello(func(p *Package) { p.Bin = []string{`a\b=bin/x`} }), []string{"hello@1.2.0", "bad command name"}},
+		{"named dot", hello(func(p *Package) { p.Bin = []string{".x=bin/x"} }), []string{"hello@1.2.0", "start with a dot"}},
+		{"named twice", hello(func(p *Package) { p.Bin = []string{"tool=a/x", "b/tool"} }), []string{"hello@1.2.0", `"tool=a/x" and "b/tool"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,6 +197,39 @@ func TestParseAcceptsArchives(t *testing.T) {
 		p := hello(func(p *Package) { p.Archive = a })
 		if _, err := Parse(indexOf(t, p)); err != nil {
 			t.Errorf("archive %q: %v", a, err)
+		}
+	}
+}
+
+func TestSplitBin(t *testing.T) {
+	tests := []struct{ entry, command, file string }{
+		{"bin/hello", "hello", "bin/hello"},
+		{"prettier=package/bin/prettier.cjs", "prettier", "package/bin/prettier.cjs"},
+		{"x=a=b", "x", "a=b"},
+		{"bin/a=b", "a=b", "bin/a=b"}, // an "=" after a "/" is the path's
+		{"tool", "tool", "tool"},
+	}
+	for _, tt := range tests {
+		if cmd, file := SplitBin(tt.entry); cmd != tt.command || file != tt.file {
+			t.Errorf("SplitBin(%q) = %q, %q; want %q, %q", tt.entry, cmd, file, tt.command, tt.file)
+		}
+	}
+}
+
+func TestCleanBin(t *testing.T) {
+	tests := []struct{ entry, want string }{
+		{"usr/bin/jq", "usr/bin/jq"},
+		{"./usr/bin/jq", "usr/bin/jq"}, // as tar -t lists it
+		{"usr//bin/./jq", "usr/bin/jq"},
+		{"jq=./usr/bin/jq", "jq=usr/bin/jq"},
+		{"./bin/a=b", "bin/a=b"},
+		{"./a=b", "./a=b"}, // clean, it would name command a: left for the check to refuse
+		{"/usr/bin/jq", "/usr/bin/jq"},
+		{"../x", "../x"},
+	}
+	for _, tt := range tests {
+		if got := CleanBin(tt.entry); got != tt.want {
+			t.Errorf("CleanBin(%q) = %q, want %q", tt.entry, got, tt.want)
 		}
 	}
 }

@@ -149,7 +149,7 @@ func TestParseLockRefuses(t *testing.T) {
 		{"file directory url", `https://example.com/repo/lib-1.5.tar`, `file:///repo/`, "is not an absolute"},
 		{"bad sha256", `"sha256":"` + testSum + `"}`, `"sha256":"` + strings.ToUpper(testSum) + `"}`, "is not 64 lowercase hex digits"},
 		{"bad name", `"name":"lib"`, `"name":"Lib"`, `bad package name "Lib"`},
-		{"bad version", `"version":"1.5"`, `"version":"v1.5"`, `bad version "v1.5"`},
+		{"bad version", `"version":"1.5"`, `"version":"V1.5"`, `bad version "V1.5"`},
 		{"bad depends", `"lib>=1,<2"`, `"lib>=1,,<2"`, `depends: requirement "lib>=1,,<2"`},
 		{"negative size", `"size":0,"sha256":"` + testSum + `"}`, `"size":-1,"sha256":"` + testSum + `"}`, "negative size"},
 		{"missing dependency", ",\n    " + libLine, "", `package "lib" not found (required by app 1.0)`},

@@ -16,8 +16,10 @@ type Requirement struct {
 
 // Constraint bounds a version: Op is one of "=", "!=", "<", "<=", ">", ">=", and the
 // version is compared with CompareVersions; or Op is "@", which allows Version and the
-// versions that extend it by "." and more: "@1.7" allows 1.7 and 1.7.12, not 1.70 or
-// 1.7-rc1. An "@" constraint is written only alone, as "name@V".
+// versions that extend it by "." or "+" and more, or by a revision ("-" or "_" and a
+// digit), at the same epoch, a leading "v" aside: "@1.7" allows 1.7, 1.7.12, 1.7+1,
+// 1.7-2 and v1.7.1, not 1.70, 1.7-rc1 or 1:1.7. An "@" constraint is written only alone,
+// as "name@V".
 type Constraint struct {
 	Op      string
 	Version string
@@ -27,7 +29,8 @@ type Constraint struct {
 var ops = []string{">=", "<=", "!=", "=", "<", ">"}
 
 // ParseRequirement parses "name", or a name followed by comma-joined constraints
-// ("jq=1.7", "jq>=1.6,<2"), or "name@V", for V and the versions starting "V.".
+// ("jq=1.7", "jq>=1.6,<2"), or "name@V", for V and the versions that extend it
+// (Constraint).
 // No spaces are allowed.
 func ParseRequirement(s string) (Requirement, error) {
 	r, err := parseRequirement(s)
@@ -121,10 +124,36 @@ func (c Constraint) allows(v string) bool {
 	case ">=":
 		return n >= 0
 	case "@":
-		rest, ok := strings.CutPrefix(v, c.Version)
-		return n == 0 || ok && strings.HasPrefix(rest, ".")
+		return n == 0 || extends(v, c.Version)
 	}
 	return false
+}
+
+// extends reports whether v is prefix and more, in the sense of an "@" constraint.
+func extends(v, prefix string) bool {
+	vEpoch, vUp := splitEpoch(v)
+	pEpoch, pUp := splitEpoch(prefix)
+	if compareNumbers(vEpoch, pEpoch) != 0 {
+		return false
+	}
+	rest, ok := strings.CutPrefix(trimV(vUp), trimV(pUp))
+	switch {
+	case !ok:
+		return false
+	case rest == "":
+		return true // v1.7 for 1.7
+	case rest[0] == '.' || rest[0] == '+':
+		return true
+	}
+	return (rest[0] == '-' || rest[0] == '_') && len(rest) > 1 && isDigit(rest[1])
+}
+
+// trimV removes the "v" of a version (without epoch) spelled as a git tag.
+func trimV(up string) string {
+	if len(up) > 1 && up[0] == 'v' && isDigit(up[1]) {
+		return up[1:]
+	}
+	return up
 }
 
 // welcomes returns the releases whose pre-releases r asks for: those of the pre-releases

@@ -16,6 +16,9 @@ func TestParseRequirement(t *testing.T) {
 		{"jq@1.7.1", Requirement{"jq", []Constraint{{"@", "1.7.1"}}}},
 		{"jq@2", Requirement{"jq", []Constraint{{"@", "2"}}}},
 		{"jq@1.7-rc1", Requirement{"jq", []Constraint{{"@", "1.7-rc1"}}}},
+		{"jq@v1.7", Requirement{"jq", []Constraint{{"@", "v1.7"}}}},
+		{"util-linux=2:2.39.5-0+deb12u3", Requirement{"util-linux", []Constraint{{"=", "2:2.39.5-0+deb12u3"}}}},
+		{"jq>=1.0_beta", Requirement{"jq", []Constraint{{">=", "1.0_beta"}}}},
 		{"jq>=1.6", Requirement{"jq", []Constraint{{">=", "1.6"}}}},
 		{"jq<2", Requirement{"jq", []Constraint{{"<", "2"}}}},
 		{"jq>=1.6,<2", Requirement{"jq", []Constraint{{">=", "1.6"}, {"<", "2"}}}},
@@ -35,7 +38,7 @@ func TestParseRequirement(t *testing.T) {
 func TestParseRequirementRefuses(t *testing.T) {
 	tests := []string{
 		"", "JQ", "Jq>=1", "jq>=", "jq@", "jq=", ">=1", "@1", "jq>=1,", "jq>=1,,<2", "jq>=1,jq<2",
-		"jq==1", "jq=>1", "jq!1", "jq>=v1", "jq >=1", "jq@1,<2", "jq@1,", "jq>=1,@2", "jq@@1", "jq@>=1", "jq>=1.0 ", "_jq",
+		"jq==1", "jq=>1", "jq!1", "jq>=V1", "jq>=1:", "jq=a:1", "jq >=1", "jq@1,<2", "jq@1,", "jq>=1,@2", "jq@@1", "jq@>=1", "jq>=1.0 ", "_jq",
 		strings.Repeat("a", 129), "jq=1" + strings.Repeat("0", 64),
 	}
 	for _, in := range tests {
@@ -81,13 +84,38 @@ func TestAllows(t *testing.T) {
 		{"jq@1.7", "1.7.12", true},
 		{"jq@1.7", "1.70", false},
 		{"jq@1.7", "1.7-rc1", false},
-		{"jq@1.7", "1.7+b1", false},
 		{"jq@1.7", "1.8", false},
 		{"jq@1.7.1", "1.7.1", true},
 		{"jq@1.7.1", "1.7.1.2", true},
 		{"jq@1.7.1", "1.7.10", false},
 		{"jq@1.7.1", "1.7", false},
 		{"jq=2", "2.0", false},
+		{"im@6.9.8", "6.9.8+1", true}, // a packaging revision
+		{"im@6.9.8", "6.9.8+1.2", true},
+		{"im@6.9.8", "6.9.8-1", true}, // a Debian revision
+		{"im@6.9.8", "6.9.8-2.1+deb12u3", true},
+		{"im@6.9.8", "6.9.8-1~bpo11+1", true},
+		{"im@6.9.8", "6.9.8_1", true},
+		{"im@6.9.8", "v6.9.8", true},
+		{"im@6.9.8", "v6.9.8.1", true},
+		{"im@6.9.8", "0:6.9.8", true},
+		{"im@6.9.8", "6.9.80", false},
+		{"im@6.9.8", "6.9.8-rc1", false},
+		{"im@6.9.8", "6.9.8~rc1", false},
+		{"im@6.9.8", "6.9.8_beta", false},
+		{"im@6.9.8", "6.9.8-", false},
+		{"im@6.9.8", "1:6.9.8", false}, // another epoch
+		{"im@6.9.8", "6.9.9", false},
+		{"im@v6.9", "6.9.8", true},
+		{"im@1:2.39", "1:2.39.5-0+deb12u3", true},
+		{"im@1:2.39", "2.39.5", false},
+		{"im@1.6-2", "1.6-2.1+deb12u3", true},
+		{"im@1.6-2", "1.6-20", false},
+		{"im>=1:2.39", "1:2.39.5-0+deb12u3", true},
+		{"im>=1:2.39", "2.40", false},
+		{"im<1.6", "1.6-1", false},
+		{"im<1.6", "1.6~rc1-1", true},
+		{"im>=v1.2,<v2", "1.10", true},
 	}
 	for _, tt := range tests {
 		r, err := ParseRequirement(tt.req)

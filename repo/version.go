@@ -10,44 +10,53 @@ import (
 const maxVersionLen = 64 // bytes
 
 // checkVersion reports why v is not a valid version: non-empty, at most maxVersionLen
-// bytes of [0-9A-Za-z.+~-], starting with a digit.
+// bytes of [0-9A-Za-z.+~_-], starting with a digit, or with "v" and a digit; an epoch,
+// digits and ":", may come first.
 func checkVersion(v string) error {
 	switch {
 	case v == "":
 		return fmt.Errorf("empty version")
 	case len(v) > maxVersionLen:
 		return fmt.Errorf("version %.20q... is %d bytes, over %d", v, len(v), maxVersionLen)
-	case !isDigit(v[0]):
-		return fmt.Errorf("bad version %q: must start with a digit", v)
 	}
-	for i := 0; i < len(v); i++ {
-		if !isVersionByte(v[i]) {
-			return fmt.Errorf("bad version %q: byte %q is not one of [0-9A-Za-z.+~-]", v, v[i])
+	_, up := splitEpoch(v)
+	if up == "" || !isDigit(trimV(up)[0]) {
+		return fmt.Errorf("bad version %q: must start with a digit, or v and a digit, after any epoch (1:)", v)
+	}
+	for i := 0; i < len(up); i++ {
+		if !isVersionByte(up[i]) {
+			return fmt.Errorf("bad version %q: byte %q is not one of [0-9A-Za-z.+~_-]", v, up[i])
 		}
 	}
 	return nil
 }
 
 func isVersionByte(c byte) bool {
-	return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || strings.IndexByte(".+~-", c) >= 0
+	return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || strings.IndexByte(".+~_-", c) >= 0
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // CompareVersions returns -1, 0 or +1 as version a sorts before, equal to, or after b.
 //
-// A version is a release, then optionally "-" or "~" and a pre-release: "1.0-rc1" is
-// release "1.0" with pre-release "rc1". Releases compare first; when equal, a version
-// without a pre-release sorts after one with (1.0-rc1 < 1.0), and pre-releases compare
-// like releases. Each part is split on "." into segments, compared left to right; a
-// missing segment sorts before a present one (1.0 < 1.0.1). Within a segment, runs of
-// digits compare by numeric value (1.9 < 1.10, rc2 < rc10) and runs of other bytes
-// bytewise; a digit run sorts before another run at the same place, and a missing run
-// before a present one (1.0 < 1.0a < 1.0b, 1.0 < 1.0+b1).
+// A version is [epoch:][v]release[pre-release][-revision]. The epoch, digits and ":"
+// (Debian), sorts first, numerically; none is 0. A leading "v" (git tags) is ignored.
+// The revision is what follows the last "-" or "_" when a digit follows it (Debian's
+// "1.6-2.1+deb12u3"); it sorts after its absence (1.0 < 1.0-1 < 1.0.1). The pre-release
+// is what follows the first "~", or "-" or "_" that no digit follows (semver's "1.0-rc1",
+// "1.0_beta"); a version without one sorts after one with (1.0-rc1 < 1.0~rc2 < 1.0).
+//
+// Within each part, a "~" sorts before everything, even the part's end, and a "+" after
+// the end but before a longer release (1.0-1~bpo1 < 1.0-1 < 1.0-1+deb12u1 < 1.0-1.1,
+// 1.6 < 1.6+dfsg < 1.6.1). Between them, a part is split on "." into segments, compared
+// left to right; a missing segment sorts before a present one (1.0 < 1.0.1). Within a
+// segment, runs of digits compare by numeric value (1.9 < 1.10, rc2 < rc10) and runs of
+// other bytes bytewise; a digit run sorts before another run at the same place, and a
+// missing run before a present one (1.0 < 1.0a < 1.0b).
 //
 // Versions equal under these rules but spelled differently (1.09 and 1.9, 1.0-rc1 and
-// 1.0~rc1) are ordered bytewise, so the order is total and only identical strings
-// compare equal.
+// 1.0~rc1, v1.2 and 1.2, 0:1.2 and 1.2) are ordered bytewise, so the order is total and
+// only identical strings compare equal.
 func CompareVersions(a, b string) int {
 	if c := compareParts(a, b); c != 0 {
 		return c
@@ -56,21 +65,128 @@ func CompareVersions(a, b string) int {
 }
 
 func compareParts(a, b string) int {
-	aRel, aPre, aHas := splitPre(a)
-	bRel, bPre, bHas := splitPre(b)
-	if c := compareDotted(aRel, bRel); c != 0 {
+	av, bv := parseVersion(a), parseVersion(b)
+	if c := compareNumbers(av.epoch, bv.epoch); c != 0 {
+		return c
+	}
+	if c := comparePlus(av.release, bv.release); c != 0 {
+		return c
+	}
+	if av.hasPre != bv.hasPre {
+		return cmp.Compare(boolInt(bv.hasPre), boolInt(av.hasPre))
+	}
+	if c := compareTilde(av.pre, bv.pre); c != 0 {
+		return c
+	}
+	if av.hasRev != bv.hasRev {
+		return cmp.Compare(boolInt(av.hasRev), boolInt(bv.hasRev))
+	}
+	return compareTilde(av.rev, bv.rev)
+}
+
+// compareTilde compares a and b as Debian does "~": what precedes the first "~" first,
+// then the one without "~" after the one with it, then what follows it, the same way
+// (1.0~~ < 1.0~~a < 1.0~ < 1.0).
+func compareTilde(a, b string) int {
+	aRel, aPre, aHas := strings.Cut(a, "~")
+	bRel, bPre, bHas := strings.Cut(b, "~")
+	if c := comparePlus(aRel, bRel); c != 0 {
 		return c
 	}
 	if aHas != bHas {
 		return cmp.Compare(boolInt(bHas), boolInt(aHas))
 	}
-	return compareDotted(aPre, bPre)
+	if !aHas {
+		return 0
+	}
+	return compareTilde(aPre, bPre)
+}
+
+// comparePlus compares what precedes the first "+" first, then the one without "+"
+// before the one with it, then what follows it, the same way: a "+" suffix sorts after
+// its release and before any longer one (1.6 < 1.6+dfsg < 1.6.1), as Debian orders "+"
+// before "." and semver ignores build metadata.
+func comparePlus(a, b string) int {
+	aRel, aBuild, aHas := strings.Cut(a, "+")
+	bRel, bBuild, bHas := strings.Cut(b, "+")
+	if c := compareDotted(aRel, bRel); c != 0 {
+		return c
+	}
+	if aHas != bHas {
+		return cmp.Compare(boolInt(aHas), boolInt(bHas))
+	}
+	if !aHas {
+		return 0
+	}
+	return comparePlus(aBuild, bBuild)
+}
+
+// version is a version split into the parts CompareVersions orders by.
+type version struct {
+	epoch   string // digits; "" is 0
+	release string // without the epoch and a leading "v"
+	pre     string
+	rev     string
+	hasPre  bool
+	hasRev  bool
+	preAt   int // the index in the whole version where the pre-release's marker is
+}
+
+// parseVersion splits v into its parts; see CompareVersions. Any string parses.
+func parseVersion(v string) version {
+	var p version
+	epoch, up := splitEpoch(v)
+	p.epoch = epoch
+	off := len(v) - len(up)
+	if t := trimV(up); t != up {
+		up, off = t, off+1
+	}
+	if i := strings.LastIndexAny(up, "-_"); i >= 0 && i+1 < len(up) && isDigit(up[i+1]) {
+		up, p.rev, p.hasRev = up[:i], up[i+1:], true
+	}
+	p.release, p.preAt = up, -1
+	if i := preMarker(up); i >= 0 {
+		p.release, p.pre, p.hasPre, p.preAt = up[:i], up[i+1:], true, off+i
+	}
+	return p
+}
+
+// splitEpoch splits off a leading epoch, digits followed by ":".
+func splitEpoch(v string) (epoch, rest string) {
+	i := 0
+	for i < len(v) && isDigit(v[i]) {
+		i++
+	}
+	if i > 0 && i < len(v) && v[i] == ':' {
+		return v[:i], v[i+1:]
+	}
+	return "", v
+}
+
+// preMarker returns the index in up, a version without epoch or revision, of the byte
+// that starts its pre-release: the first "~", or "-" or "_" not followed by a digit; or -1.
+func preMarker(up string) int {
+	for i := 0; i < len(up); i++ {
+		switch up[i] {
+		case '~':
+			return i
+		case '-', '_':
+			if i+1 == len(up) || !isDigit(up[i+1]) {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // PreRelease returns the release v is a pre-release of ("2.0" for "2.0-rc1"), if it is one.
+// The release keeps v's spelling of its epoch and release: "1:2.0" for "1:2.0~rc1-1".
 func PreRelease(v string) (release string, ok bool) {
-	release, _, ok = splitPre(v)
-	return release, ok
+	p := parseVersion(v)
+	if !p.hasPre {
+		return "", false
+	}
+	return v[:p.preAt], true
 }
 
 // releaseOf returns, as a list for preferred's welcome, the release v is a pre-release of:
@@ -87,8 +203,8 @@ func releaseOf(v string) []string {
 // and resolver.welcome). It returns vs itself when that is the order.
 func preferred(vs []Package, welcome []string) []Package {
 	late := func(p Package) bool {
-		rel, _, ok := splitPre(p.Version)
-		return ok && !slices.Contains(welcome, rel)
+		rel, ok := PreRelease(p.Version)
+		return ok && !slices.ContainsFunc(welcome, func(w string) bool { return compareParts(w, rel) == 0 })
 	}
 	i := slices.IndexFunc(vs, late)
 	if i < 0 {
@@ -106,15 +222,6 @@ func preferred(vs []Package, welcome []string) []Package {
 		}
 	}
 	return out
-}
-
-// splitPre splits v at its first "-" or "~".
-func splitPre(v string) (release, pre string, ok bool) {
-	i := strings.IndexAny(v, "-~")
-	if i < 0 {
-		return v, "", false
-	}
-	return v[:i], v[i+1:], true
 }
 
 func compareDotted(a, b string) int {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -167,5 +168,66 @@ func TestLeftoverKept(t *testing.T) {
 	}
 	if _, err := os.Lstat(stuck); !os.IsNotExist(err) {
 		t.Errorf("leftover: %v", err)
+	}
+}
+
+// TestNamedBin publishes an npm tarball, whose bin is 0644 as npm packs it (npm sets the
+// bit at install), with --bin NAME=PATH, and an archive made with tar -C DIR . with
+// --bin ./usr/bin/jq, as tar -t lists it: installing links bin/prettier to an executable
+// file, the database records it so and verify agrees, and remove takes the command away.
+func TestNamedBin(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	npm := filepath.Join(base, "prettier-3.3.3.tar")
+	if err := os.WriteFile(npm, pax(t, td("package/"), td("package/bin/"),
+		tf("package/bin/prettier.cjs", "#!/bin/sh\necho prettier\n"), tf("package/package.json", "{}\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jq := filepath.Join(base, "jq-1.7.1.tar")
+	if err := os.WriteFile(jq, pax(t, td("./"), td("./usr/"), td("./usr/bin/"),
+		moded(tf("./usr/bin/jq", "#!/bin/sh\necho jq\n"), 0o755)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, base, dir)
+	e.ok("repo", "add", dir, npm, "--name", "prettier", "--version", "3.3.3", "--bin", "prettier=package/bin/prettier.cjs")
+	e.ok("repo", "add", dir, jq, "--name", "jq", "--version", "1.7.1", "--bin", "./usr/bin/jq")
+	data, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := repo.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bins []string
+	for _, p := range ix.Packages {
+		bins = append(bins, p.Bin...)
+	}
+	if want := []string{"usr/bin/jq", "prettier=package/bin/prettier.cjs"}; !slices.Equal(bins, want) {
+		t.Errorf("index bins %q, want %q", bins, want)
+	}
+
+	e.ok("install", "prettier", "jq")
+	link := filepath.Join(e.root, "bin", "prettier")
+	if got, err := os.Readlink(link); err != nil || got != "../pkgs/prettier/package/bin/prettier.cjs" {
+		t.Errorf("bin/prettier -> %q, %v", got, err)
+	}
+	if info, err := os.Stat(link); err != nil || info.Mode().Perm() != 0o755 {
+		t.Errorf("bin/prettier leads to %v, %v; want mode 0755", info.Mode(), err)
+	}
+	for cmd, want := range map[string]string{"prettier": "prettier\n", "jq": "jq\n"} {
+		if out, err := exec.Command(filepath.Join(e.root, "bin", cmd)).Output(); err != nil || string(out) != want {
+			t.Errorf("running %s: %q, %v", cmd, out, err)
+		}
+	}
+	if out, stderr := e.ok("verify"); out != "verified 2 packages, 3 files\n" || stderr != "" {
+		t.Errorf("verify: %q, %q", out, stderr)
+	}
+	if out, _ := e.ok("info", "prettier"); !strings.Contains(out, "prettier=package/bin/prettier.cjs") {
+		t.Errorf("info prettier: %q", out)
+	}
+	e.ok("remove", "prettier")
+	if _, err := os.Lstat(link); !os.IsNotExist(err) {
+		t.Errorf("bin/prettier after remove: %v", err)
 	}
 }

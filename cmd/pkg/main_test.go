@@ -557,9 +557,9 @@ func TestRepoAddChecks(t *testing.T) {
 		!strings.Contains(stderr, `repo add a 1: bin "bin/zzz" is not a file in the package`) {
 		t.Errorf("repo add with a missing bin: exit %d, %q", code, stderr)
 	}
-	if _, stderr, code := e.pkg("repo", "add", dir, archive, "--name", "a", "--version", "1", "--bin", "share/a/version"); code != 1 ||
-		!strings.Contains(stderr, `repo add a 1: bin "share/a/version": share/a/version is not executable (mode 0644): make it so in the archive (chmod +x)`) {
-		t.Errorf("repo add with a bin not executable: exit %d, %q", code, stderr)
+	if _, stderr, code := e.pkg("repo", "add", dir, archive, "--name", "a", "--version", "1", "--bin", ".a=bin/a"); code != 1 ||
+		!strings.Contains(stderr, `package a@1: bin ".a=bin/a": a command's name may not start with a dot`) {
+		t.Errorf("repo add with a command named .a: exit %d, %q", code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "index.json")); !os.IsNotExist(err) {
 		t.Errorf("refused repo add wrote the index: %v", err)
@@ -569,9 +569,14 @@ func TestRepoAddChecks(t *testing.T) {
 		!strings.Contains(stderr, "pkg: note: "+dir+" had no index.json: this is a new repository") {
 		t.Errorf("repo add with an unknown dependency, to a new repository: %q", stderr)
 	}
-	if _, stderr := e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1.1-2"); strings.Contains(stderr, "new repository") ||
-		!strings.Contains(stderr, "pkg: note: 1.1-2 is a pre-release of 1.1: it sorts before 1.1, and installs take a release while there is one (a packaging revision of 1.1 is written 1.1+1)") {
+	if _, stderr := e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1.1-rc2"); strings.Contains(stderr, "new repository") ||
+		!strings.Contains(stderr, "pkg: note: 1.1-rc2 is a pre-release of 1.1: it sorts before 1.1, and installs take a release while there is one (a packaging revision of 1.1 is written 1.1-1 or 1.1+1)") {
 		t.Errorf("repo add of a pre-release: %q", stderr)
+	}
+	for _, v := range []string{"1.1-2", "1:1.1-2.1+deb12u3", "v1.1"} { // a Debian revision, an epoch, a git tag
+		if _, stderr := e.ok("repo", "add", dir, archive, "--name", "a", "--version", v); strings.Contains(stderr, "pre-release") {
+			t.Errorf("repo add of %s: %q", v, stderr)
+		}
 	}
 	e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1", "--bin", "bin/a", "--depends", "lib>=2") // the same again
 	before, _ := os.ReadFile(filepath.Join(dir, "index.json"))

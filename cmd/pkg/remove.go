@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -116,12 +115,13 @@ func sayChanges(c *cli.Context, root *install.Root, before []db.Package, wanted 
 	}
 }
 
-// commandNames returns the command names of bin paths a that b lacks.
+// commandNames returns the command names of bin entries a that b lacks.
 func commandNames(a, b []string) []string {
 	var names []string
 	for _, p := range a {
-		if !slices.ContainsFunc(b, func(q string) bool { return path.Base(q) == path.Base(p) }) {
-			names = append(names, path.Base(p))
+		name, _ := repo.SplitBin(p)
+		if !slices.ContainsFunc(b, func(q string) bool { n, _ := repo.SplitBin(q); return n == name }) {
+			names = append(names, name)
 		}
 	}
 	return names

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,11 +28,19 @@ func repoCommand() *cli.Command {
 				&cli.StringFlag{Name: "name", Usage: "package name (required)"},
 				&cli.StringFlag{Name: "version", Usage: "package version (required)"},
 				&cli.StringSliceFlag{Name: "depends", Usage: "a dependency: name, name=V, name>=V, name<V (repeatable)"},
-				&cli.StringSliceFlag{Name: "bin", Usage: "an executable's path inside the package (repeatable)"},
+				&cli.StringSliceFlag{Name: "bin", Usage: "a command: its file's path inside the package, or NAME=PATH to name it otherwise; installed executable (repeatable)"},
 				&cli.StringFlag{Name: "summary", Usage: "one line describing the package"},
 				&cli.BoolFlag{Name: "replace", Usage: "replace the entry of the same name and version, if it differs"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
 			Action: repoAddAction,
+		}, {
+			Name:      "remove",
+			Usage:     "remove a package, or one version of it, from a repository's index and delete its archive",
+			ArgsUsage: "REPO_DIR NAME[=VERSION]",
+			Flags: append([]cli.Flag{
+				&cli.BoolFlag{Name: "force", Usage: "remove it even if other packages in the index depend on it"},
+			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
+			Action: repoRemoveAction,
 		}, noArgs(repoKeygenCommand()), repoSignCommand(), noArgs(repoForgetCommand())},
 	}
 }
@@ -71,7 +80,11 @@ func repoAddAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := install.CheckRunnable(c.StringSlice("bin"), st.Members); err != nil {
+	var bins []string
+	for _, b := range c.StringSlice("bin") {
+		bins = append(bins, repo.CleanBin(b))
+	}
+	if err := install.CheckRunnable(bins, st.Members); err != nil {
 		return fmt.Errorf("repo add %s %s: %w", name, version, err)
 	}
 	signer, keys, err := newSigner(c, "")
@@ -81,7 +94,7 @@ func repoAddAction(c *cli.Context) error {
 	before, created := readRepoIndex(dir)
 	add := repo.Package{
 		Name: name, Version: version, Depends: c.StringSlice("depends"),
-		Bin: c.StringSlice("bin"), Summary: c.String("summary"), InstalledSize: st.Bytes, Files: st.Files,
+		Bin: bins, Summary: c.String("summary"), InstalledSize: st.Bytes, Files: st.Files,
 	}
 	if !c.Bool("replace") {
 		if err := checkRepublish(dir, archive, before, add); err != nil {
@@ -97,8 +110,8 @@ func repoAddAction(c *cli.Context) error {
 	}
 	say(c, "added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, size(p.Size), count(p.Files, "file"), p.SHA256)
 	if rel, ok := repo.PreRelease(p.Version); ok {
-		note(c, "%s is a pre-release of %s: it sorts before %s, and installs take a release while there is one (a packaging revision of %s is written %s+1)",
-			p.Version, rel, rel, rel, rel)
+		note(c, "%s is a pre-release of %s: it sorts before %s, and installs take a release while there is one (a packaging revision of %s is written %s-1 or %s+1)",
+			p.Version, rel, rel, rel, rel, rel)
 	}
 	for _, q := range before.Packages {
 		if q.Name == p.Name && q.Version == p.Version {
@@ -113,6 +126,38 @@ func repoAddAction(c *cli.Context) error {
 	}
 	if signer != nil {
 		saySigned(c, dir, meta, keys)
+	}
+	return nil
+}
+
+func repoRemoveAction(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return usagef("repo remove: want REPO_DIR NAME[=VERSION], got %s", count(c.NArg(), "argument"))
+	}
+	dir := c.Args().Get(0)
+	name, version, pinned := strings.Cut(c.Args().Get(1), "=")
+	if pinned && version == "" {
+		return usagef("repo remove: no version after %q", c.Args().Get(1))
+	}
+	signer, keys, err := newSigner(c, "")
+	if err != nil {
+		return err
+	}
+	res, err := repo.Remove(dir, repo.Removal{Name: name, Version: version, Force: c.Bool("force")}, signer)
+	if err != nil {
+		return err
+	}
+	for _, p := range res.Packages {
+		say(c, "removed %s %s from %s", p.Name, p.Version, dir)
+	}
+	for _, a := range res.Archives {
+		say(c, "deleted %s", filepath.Join(dir, filepath.FromSlash(a)))
+	}
+	for _, n := range res.Broken {
+		warn(c, "%s %s depends on %s, which %s no longer satisfies", n.Name, n.Version, n.Depends, dir)
+	}
+	if signer != nil {
+		saySigned(c, dir, res.Meta, keys)
 	}
 	return nil
 }

@@ -51,3 +51,85 @@ func TestRepoAddCycle(t *testing.T) {
 		t.Errorf("search after the refused adds: %q", out)
 	}
 }
+
+// TestRepoRemove removes a version and a package from a repository directory, deleting
+// their archives; refuses, changing nothing and naming the package, one the index lacks
+// or that another package depends on (unless --force); and re-signs a signed repository.
+func TestRepoRemove(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1")
+	addPackage(t, dir, "app", "1", "lib>=1")
+	addPackage(t, dir, "tool", "1")
+	addPackage(t, dir, "tool", "2")
+	e := newEnv(t, base, dir)
+	index := filepath.Join(dir, "index.json")
+	before, _ := os.ReadFile(index)
+	for _, tt := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"lib"}, 1, "pkg: remove lib from " + dir + ": lib is needed by app 1 (lib>=1), which nothing else in the index satisfies\n" +
+			"pkg: hint: remove those packages (or versions) first, or pass --force to leave their dependencies unmet\n"},
+		{[]string{"nope"}, 1, "pkg: remove nope from " + dir + ": the index has no package nope\n"},
+		{[]string{"tool=3"}, 1, "pkg: remove tool 3 from " + dir + ": the index has no tool 3 (it has tool 1, 2)\n"},
+		{[]string{"tool="}, 2, `pkg: repo remove: no version after "tool="`},
+		{nil, 2, "pkg: repo remove: want REPO_DIR NAME[=VERSION], got 1 argument"},
+	} {
+		_, stderr, code := e.pkg(append([]string{"repo", "remove", dir}, tt.args...)...)
+		if code != tt.code || !strings.HasPrefix(stderr, tt.stderr) {
+			t.Errorf("repo remove %q: exit %d, %q; want %d, %q", tt.args, code, stderr, tt.code, tt.stderr)
+		}
+		if after, _ := os.ReadFile(index); !bytes.Equal(after, before) {
+			t.Errorf("refused repo remove %q changed index.json", tt.args)
+		}
+	}
+	if out, _ := e.ok("repo", "remove", dir, "tool=1"); out != "removed tool 1 from "+dir+"\ndeleted "+filepath.Join(dir, "tool-1.tar")+"\n" {
+		t.Errorf("repo remove tool=1: %q", out)
+	}
+	out, stderr := e.ok("repo", "remove", dir, "lib", "--force")
+	if out != "removed lib 1 from "+dir+"\ndeleted "+filepath.Join(dir, "lib-1.tar")+"\n" ||
+		stderr != "pkg: warning: app 1 depends on lib>=1, which "+dir+" no longer satisfies\n" {
+		t.Errorf("repo remove lib --force: %q, %q", out, stderr)
+	}
+	e.ok("repo", "remove", dir, "app")
+	e.ok("repo", "remove", dir, "tool")
+	if out, _ := e.ok("search"); out != "" {
+		t.Errorf("search of the emptied repository: %q", out)
+	}
+	checkNames(t, dir, "index.json")
+
+	r := newSignedRepo(t)
+	sig := filepath.Join(r.dir, "index.json.sig")
+	signed, _ := os.ReadFile(sig)
+	if _, stderr, code := r.publisher().pkg("repo", "remove", r.dir, "fortunes"); code != 1 || !strings.Contains(stderr, r.dir+" is signed") {
+		t.Errorf("repo remove from a signed repository without --key: exit %d, %q", code, stderr)
+	}
+	if now, _ := os.ReadFile(sig); !bytes.Equal(now, signed) {
+		t.Errorf("refused repo remove changed the signature")
+	}
+	if out, _ := r.publisher().ok("repo", "remove", r.dir, "fortunes", "--key", r.key); !strings.Contains(out, "signed "+r.dir+": repository demo, version 2") {
+		t.Errorf("signed repo remove: %q", out)
+	}
+	user, trusted := r.user()
+	if out, _ := user.ok(append(trusted, "search")...); strings.Contains(out, "fortunes") || !strings.Contains(out, "hello") {
+		t.Errorf("search of the signed repository after the remove: %q", out)
+	}
+}
+
+// checkNames fails unless dir holds exactly names.
+func checkNames(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	if strings.Join(got, " ") != strings.Join(names, " ") {
+		t.Errorf("%s holds %q, want %q", dir, got, names)
+	}
+}

@@ -282,6 +282,9 @@ func hint(err error, dirs []string) string {
 	if errors.Is(err, fetch.ErrGone) {
 		return "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"
 	}
+	if ne := (*repo.NeededError)(nil); errors.As(err, &ne) {
+		return "remove those packages (or versions) first, or pass --force to leave their dependencies unmet"
+	}
 	if errors.Is(err, repo.ErrLockfile) {
 		return "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"
 	}

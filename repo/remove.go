@@ -1,0 +1,187 @@
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"pkg/internal/durable"
+)
+
+// Removal names what Remove removes: the entries of Name, or only the one of Version.
+type Removal struct {
+	Name    string
+	Version string // "" for every version
+	Force   bool   // remove even what the packages left in the index depend on
+}
+
+func (rm Removal) String() string {
+	if rm.Version == "" {
+		return rm.Name
+	}
+	return rm.Name + " " + rm.Version
+}
+
+// Removed is what Remove did.
+type Removed struct {
+	Packages []Package // the entries removed
+	Archives []string  // the archives deleted, as the entries named them
+	Broken   []Need    // with Force, the dependencies nothing in the index satisfies now
+	Meta     Meta      // the index's, as written
+}
+
+// Need is a dependency of a package in the index.
+type Need struct {
+	Name, Version string // the package that depends
+	Depends       string // its dependency, as the index has it
+}
+
+func (n Need) String() string { return n.Name + " " + n.Version + " (" + n.Depends + ")" }
+
+// NeededError is Remove's refusal of entries that packages left in the index depend on,
+// when no other entry satisfies them.
+type NeededError struct {
+	Removal Removal
+	Needs   []Need
+}
+
+func (e *NeededError) Error() string {
+	by := make([]string, len(e.Needs))
+	for i, n := range e.Needs {
+		by[i] = n.String()
+	}
+	return fmt.Sprintf("%s is needed by %s, which nothing else in the index satisfies", e.Removal, strings.Join(by, ", "))
+}
+
+// NotFoundError is Remove's error for a package or version the index does not have.
+type NotFoundError struct {
+	Removal Removal
+	Have    []string // the versions of the name the index has
+}
+
+func (e *NotFoundError) Error() string {
+	if len(e.Have) == 0 {
+		return fmt.Sprintf("the index has no package %s", e.Removal.Name)
+	}
+	return fmt.Sprintf("the index has no %s (it has %s %s)", e.Removal, e.Removal.Name, strings.Join(e.Have, ", "))
+}
+
+// Remove removes rm's entries from dir's index.json, signed by s if not nil, as AddSigned
+// writes it, and then deletes each local archive they name that no entry left names. It
+// refuses, changing nothing, entries that a package left in the index depends on and no
+// other entry satisfies (a *NeededError), unless rm.Force; and a name or version the index
+// lacks (a *NotFoundError). Adds, removes and signs of one directory take turns.
+func Remove(dir string, rm Removal, s *Signer) (*Removed, error) {
+	res, err := remove(dir, rm, s)
+	if err != nil {
+		return nil, fmt.Errorf("repo: remove %s from %s: %w", rm, dir, err)
+	}
+	return res, nil
+}
+
+func remove(dir string, rm Removal, s *Signer) (*Removed, error) {
+	if !validName(rm.Name) {
+		return nil, badName(rm.Name)
+	}
+	if rm.Version != "" {
+		if err := checkVersion(rm.Version); err != nil {
+			return nil, err
+		}
+	}
+	name := filepath.Join(dir, indexName)
+	if _, err := os.Stat(name); err != nil {
+		return nil, err
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ix, err := readIndex(name)
+	if err != nil {
+		return nil, err
+	}
+	gone, kept := []Package{}, []Package{}
+	for _, p := range ix.Packages {
+		if p.Name == rm.Name && (rm.Version == "" || p.Version == rm.Version) {
+			gone = append(gone, p)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	if len(gone) == 0 {
+		return nil, notFound(rm, ix)
+	}
+	needs := needed(gone, kept)
+	if len(needs) > 0 && !rm.Force {
+		return nil, &NeededError{Removal: rm, Needs: needs}
+	}
+	if err := stamp(dir, ix, s); err != nil {
+		return nil, err
+	}
+	ix.Packages = kept
+	if err := writeIndex(dir, ix, s); err != nil {
+		return nil, err
+	}
+	res := &Removed{Packages: gone, Broken: needs, Meta: ix.Meta}
+	res.Archives, err = dropArchives(dir, gone, kept)
+	return res, err
+}
+
+func notFound(rm Removal, ix *Index) error {
+	e := &NotFoundError{Removal: rm}
+	for _, p := range ix.Packages {
+		if p.Name == rm.Name {
+			e.Have = append(e.Have, p.Version)
+		}
+	}
+	return e
+}
+
+// needed returns the dependencies of kept that an entry of gone satisfies and none of kept.
+func needed(gone, kept []Package) []Need {
+	var needs []Need
+	for _, q := range kept {
+		deps, _ := parseDepends(q) // checked when the index was read
+		for i, d := range deps {
+			allows := func(p Package) bool { return p.Name == d.Name && d.Allows(p.Version) }
+			if slices.ContainsFunc(gone, allows) && !slices.ContainsFunc(kept, allows) {
+				needs = append(needs, Need{Name: q.Name, Version: q.Version, Depends: q.Depends[i]})
+			}
+		}
+	}
+	return needs
+}
+
+// dropArchives deletes the local archives of gone that no entry of kept names, and returns
+// those it deleted. It never deletes the index or its signature, whatever an entry names.
+func dropArchives(dir string, gone, kept []Package) ([]string, error) {
+	var dropped []string
+	dirs := make(map[string]bool) // to sync
+	for _, p := range gone {
+		a := p.Archive
+		switch {
+		case !validLocal(a) || a == indexName || a == SignatureName || slices.Contains(dropped, a):
+			continue
+		case slices.ContainsFunc(kept, func(q Package) bool { return path.Clean(q.Archive) == path.Clean(a) }):
+			continue
+		}
+		file := filepath.Join(dir, filepath.FromSlash(a))
+		if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return dropped, err
+		}
+		dropped = append(dropped, a)
+		dirs[filepath.Dir(file)] = true
+	}
+	for d := range dirs {
+		if err := durable.Path(d); err != nil {
+			return dropped, err
+		}
+	}
+	return dropped, nil
+}

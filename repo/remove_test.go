@@ -1,0 +1,189 @@
+package repo
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// removeRepo is a repository of jq 1.6 and 1.7, jq 1.7+1 republished from 1.7's archive,
+// lib 1 and 2, and app 1 needing lib>=1 and app 2 needing lib>=2.
+func removeRepo(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo")
+	jq17 := writeArchive(t, "jq-1.7.tar", "jq 1.7")
+	for _, p := range []struct {
+		archive string
+		p       Package
+	}{
+		{writeArchive(t, "jq-1.6.tar", "jq 1.6"), Package{Name: "jq", Version: "1.6"}},
+		{jq17, Package{Name: "jq", Version: "1.7"}},
+		{jq17, Package{Name: "jq", Version: "1.7+1"}},
+		{writeArchive(t, "lib-1.tar", "lib 1"), Package{Name: "lib", Version: "1"}},
+		{writeArchive(t, "lib-2.tar", "lib 2"), Package{Name: "lib", Version: "2"}},
+		{writeArchive(t, "app-1.tar", "app 1"), Package{Name: "app", Version: "1", Depends: []string{"lib>=1"}}},
+		{writeArchive(t, "app-2.tar", "app 2"), Package{Name: "app", Version: "2", Depends: []string{"lib>=2"}}},
+	} {
+		if _, err := Add(dir, p.archive, p.p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func entries(ix *Index) string {
+	var ids []string
+	for _, p := range ix.Packages {
+		ids = append(ids, p.Name+" "+p.Version)
+	}
+	return strings.Join(ids, ", ")
+}
+
+func TestRemove(t *testing.T) {
+	tests := []struct {
+		rm       Removal
+		removed  []string // versions
+		archives []string // deleted
+		left     string
+		broken   []Need
+	}{
+		{Removal{Name: "jq"}, []string{"1.6", "1.7", "1.7+1"}, []string{"jq-1.6.tar", "jq-1.7.tar"},
+			"app 1, app 2, lib 1, lib 2", nil},
+		{Removal{Name: "jq", Version: "1.6"}, []string{"1.6"}, []string{"jq-1.6.tar"},
+			"app 1, app 2, jq 1.7, jq 1.7+1, lib 1, lib 2", nil},
+		{Removal{Name: "jq", Version: "1.7"}, []string{"1.7"}, nil, // 1.7+1 has its archive
+			"app 1, app 2, jq 1.6, jq 1.7+1, lib 1, lib 2", nil},
+		{Removal{Name: "lib", Version: "1"}, []string{"1"}, []string{"lib-1.tar"}, // app 1 takes lib 2
+			"app 1, app 2, jq 1.6, jq 1.7, jq 1.7+1, lib 2", nil},
+		{Removal{Name: "app"}, []string{"1", "2"}, []string{"app-1.tar", "app-2.tar"},
+			"jq 1.6, jq 1.7, jq 1.7+1, lib 1, lib 2", nil},
+		{Removal{Name: "lib", Force: true}, []string{"1", "2"}, []string{"lib-1.tar", "lib-2.tar"},
+			"app 1, app 2, jq 1.6, jq 1.7, jq 1.7+1",
+			[]Need{{"app", "1", "lib>=1"}, {"app", "2", "lib>=2"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rm.String(), func(t *testing.T) {
+			dir := removeRepo(t)
+			res, err := Remove(dir, tt.rm, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var removed []string
+			for _, p := range res.Packages {
+				if p.Name != tt.rm.Name {
+					t.Errorf("removed %s %s", p.Name, p.Version)
+				}
+				removed = append(removed, p.Version)
+			}
+			if !slices.Equal(removed, tt.removed) || !slices.Equal(res.Archives, tt.archives) || !reflect.DeepEqual(res.Broken, tt.broken) {
+				t.Errorf("Remove = %q, archives %q, broken %v; want %q, %q, %v", removed, res.Archives, res.Broken, tt.removed, tt.archives, tt.broken)
+			}
+			ix := readIndexFile(t, dir)
+			if got := entries(ix); got != tt.left {
+				t.Errorf("index holds %s, want %s", got, tt.left)
+			}
+			want := []string{indexName}
+			for _, p := range ix.Packages {
+				if !slices.Contains(want, p.Archive) {
+					want = append(want, p.Archive)
+				}
+			}
+			checkDir(t, dir, want...)
+		})
+	}
+}
+
+// TestRemoveRefuses changes nothing, naming the package, when the index lacks it or
+// packages left would lack a dependency.
+func TestRemoveRefuses(t *testing.T) {
+	tests := []struct {
+		rm   Removal
+		want string
+	}{
+		{Removal{Name: "nope"}, "repo: remove nope from DIR: the index has no package nope"},
+		{Removal{Name: "jq", Version: "1.8"}, "repo: remove jq 1.8 from DIR: the index has no jq 1.8 (it has jq 1.6, 1.7, 1.7+1)"},
+		{Removal{Name: "lib"}, "repo: remove lib from DIR: lib is needed by app 1 (lib>=1), app 2 (lib>=2), which nothing else in the index satisfies"},
+		{Removal{Name: "lib", Version: "2"}, "repo: remove lib 2 from DIR: lib 2 is needed by app 2 (lib>=2), which nothing else in the index satisfies"},
+		{Removal{Name: "Jq"}, `bad package name "Jq"`},
+		{Removal{Name: "jq", Version: "x"}, `bad version "x"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rm.String(), func(t *testing.T) {
+			dir := removeRepo(t)
+			before := dirState(t, dir)
+			_, err := Remove(dir, tt.rm, nil)
+			if want := strings.ReplaceAll(tt.want, "DIR", dir); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Remove: %v, want %q", err, want)
+			}
+			if after := dirState(t, dir); !reflect.DeepEqual(after, before) {
+				t.Errorf("a refused Remove changed %s", dir)
+			}
+		})
+	}
+	var ne *NeededError
+	if _, err := Remove(removeRepo(t), Removal{Name: "lib"}, nil); !errors.As(err, &ne) || len(ne.Needs) != 2 {
+		t.Errorf("Remove of a needed package: %v, want a *NeededError of two needs", err)
+	}
+	var nf *NotFoundError
+	if _, err := Remove(removeRepo(t), Removal{Name: "nope"}, nil); !errors.As(err, &nf) {
+		t.Errorf("Remove of a missing package: %v, want a *NotFoundError", err)
+	}
+	if _, err := Remove(t.TempDir(), Removal{Name: "jq"}, nil); err == nil || !strings.Contains(err.Error(), "index.json") {
+		t.Errorf("Remove from a directory without an index: %v", err)
+	}
+}
+
+// dirState returns the contents of every file in dir.
+func dirState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := make(map[string]string)
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		state[e.Name()] = string(data)
+	}
+	return state
+}
+
+// TestRemoveSigned signs the index it writes with the next version, as AddSigned does,
+// and refuses, changing nothing, to rewrite a signed index unsigned.
+func TestRemoveSigned(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "main")
+	expires := time.Now().Add(time.Hour)
+	for _, v := range []string{"1", "2"} {
+		if _, _, err := AddSigned(dir, writeArchive(t, "a-"+v+".tar", v), Package{Name: "a", Version: v}, testSigner("", expires)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := dirState(t, dir)
+	if _, err := Remove(dir, Removal{Name: "a", Version: "1"}, nil); err == nil || !strings.Contains(err.Error(), "is signed") {
+		t.Errorf("unsigned Remove from a signed repository: %v", err)
+	}
+	if !reflect.DeepEqual(dirState(t, dir), before) {
+		t.Errorf("a refused Remove changed %s", dir)
+	}
+	res, err := Remove(dir, Removal{Name: "a", Version: "1"}, testSigner("", expires))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := checkSigned(t, dir)
+	if ix.Version != 3 || res.Meta != ix.Meta || entries(ix) != "a 2" {
+		t.Errorf("signed remove: index version %d, %s, meta %+v; want version 3, a 2, %+v", ix.Version, entries(ix), res.Meta, ix.Meta)
+	}
+	if index, _ := os.ReadFile(filepath.Join(dir, indexName)); bytes.Contains(index, []byte("a-1.tar")) {
+		t.Errorf("index still names a-1.tar")
+	}
+	checkDir(t, dir, indexName, SignatureName, "a-2.tar")
+}
