@@ -113,7 +113,8 @@ func TestVerifyResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Location != loc || res.Name != "demo" || res.Version != 7 || len(res.SHA256) != 64 || res.KeyID != k.Public().ID() || !res.Expired {
+	if res.Location != loc || res.Name != "demo" || res.Version != 7 || len(res.SHA256) != 64 || res.KeyID != k.Public().ID() || !res.Expired ||
+		len(res.Keys) != 1 || res.Keys[0].String() != k.Public().String() {
 		t.Errorf("result %+v", res)
 	}
 	res, err = Policy{}.verify(loc, ix, Sign(ix, k), nil, now)
