@@ -176,7 +176,7 @@ func (p Policy) signers(loc string, index, sig []byte) ([]PublicKey, error) {
 			case k.ID() != s.keyID:
 			case ed25519.Verify(k.key, index, s.sig):
 				good = append(good, k)
-			default:
+			case !slices.Contains(bad, s.keyID): // a key trusted twice (bound to two names) is one
 				bad = append(bad, s.keyID)
 			}
 		}

@@ -539,6 +539,12 @@ func rootOptions(c *cli.Context) install.Options {
 // openSource opens --repo. retrying announces each new attempt after a failed request or
 // download; nil prints a note.
 func openSource(c *cli.Context, retrying func(err error, wait time.Duration, attempt, max int)) (*fetch.Source, error) {
+	return openPinnedSource(c, nil, retrying)
+}
+
+// openPinnedSource opens --repo as openSource does, trusting also the keys the root's
+// record pin (if not nil) pinned the repository to.
+func openPinnedSource(c *cli.Context, pin *db.Repo, retrying func(err error, wait time.Duration, attempt, max int)) (*fetch.Source, error) {
 	if c.String("repo") == "" {
 		return nil, globalUsagef("no repository: pass --repo or set PKG_REPO")
 	}
@@ -546,6 +552,9 @@ func openSource(c *cli.Context, retrying func(err error, wait time.Duration, att
 		return nil, globalUsagef("--jobs must be at least 1")
 	}
 	policy, err := trustPolicy(c)
+	if err == nil && pin != nil {
+		policy, err = pinPolicy(policy, *pin)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -233,11 +233,6 @@ func TestSignedRefusals(t *testing.T) {
 		serve:  func() { r.sign("--name", "other") },
 		errors: []string{`index is for repository "other", but this location served repository "demo" before`},
 	}, {
-		name:   "key trusted for another repository",
-		serve:  func() {},
-		flags:  []string{"--trusted-key", "main=" + r.pub},
-		errors: []string{`index is for repository "demo", but key ` + keyID(t, r.pub) + ` is trusted only for repository "main"`},
-	}, {
 		name:   "oversized index",
 		serve:  func() { r.huge.Store(true) },
 		errors: []string{"index.json is over the 67108864-byte limit"},
@@ -255,7 +250,31 @@ func TestSignedRefusals(t *testing.T) {
 			r.put(index, nil)
 		},
 		flags:  []string{"--require-signed"},
-		errors: []string{"index is not signed (no index.json.sig), and signatures are required"},
+		errors: []string{"index is not signed (no index.json.sig), but keys are trusted for it", "pinned repository demo to key " + keyID(t, r.pub)},
+	}, {
+		// The root pinned the repository to the key that verified its index: without the
+		// key given, each of these is refused as it is with the key.
+		name: "tampered index, no key given",
+		serve: func() {
+			index, sig := r.files()
+			r.put(bytes.Replace(index, []byte(indexSHA(t, "hello")), []byte(strings.Repeat("0", 64)), 1), sig)
+		},
+		flags: []string{},
+		errors: []string{"bad signature: the signature by key " + keyID(t, r.pub) + " does not match index.json",
+			"(root ", "/root pinned repository demo to key " + keyID(t, r.pub) + " when it accepted its index version 1)"},
+	}, {
+		name:   "signed by an untrusted key, no key given",
+		serve:  func() { r.publisher().ok("repo", "sign", r.dir, "--key", other) },
+		flags:  []string{},
+		errors: []string{"is signed by key " + keyID(t, otherPub) + ", which is not trusted", "pinned repository demo", "pkg: hint: once pkg accepted a signed index", "'pkg trust add KEY'", "'pkg repo forget' unpins it"},
+	}, {
+		name: "signature removed, no key given",
+		serve: func() {
+			index, _ := r.files()
+			r.put(index, nil)
+		},
+		flags:  []string{},
+		errors: []string{"index is not signed (no index.json.sig)", "pinned repository demo", "'pkg trust add KEY'"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -344,15 +363,16 @@ func TestSignedVerified(t *testing.T) {
 	if got := dbState(t, e); !strings.Contains(got, "repository true {Location:"+r.url+"/ Name:demo Version:1 SHA256:") {
 		t.Errorf("database: %s", got)
 	}
-	// Without the key, the root that accepted the signed index refuses to install from it.
-	before := dbState(t, e)
-	_, stderr, code := e.pkg("install", "fortunes")
-	if code != 1 || !strings.Contains(stderr, r.url+"/: index not verified: this root installed from its signed index (version 1) before") ||
-		!strings.Contains(stderr, "pkg: hint: pass the publisher's key") {
-		t.Errorf("install without the key after a signed install: exit %d, stderr:\n%s", code, stderr)
+	// Without the key, the root that accepted the signed index verifies the next one with
+	// the key it pinned the repository to.
+	for _, args := range [][]string{{"install", "fortunes"}, {"search", "hello"}, {"upgrade"}} {
+		if _, stderr := e.ok(args...); strings.Contains(stderr, "warning") {
+			t.Errorf("%v without the key after a signed install warns:\n%s", args, stderr)
+		}
 	}
-	if got := dbState(t, e); got != before {
-		t.Errorf("database changed by the refused install:\n%s\nwas\n%s", got, before)
+	_, stderr, code := newEnv(t, t.TempDir(), r.url).pkg("--trusted-key", "main="+r.pub, "search")
+	if want := `index is for repository "demo", but key ` + keyID(t, r.pub) + ` is trusted only for repository "main"`; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("search with the key bound to another repository: exit %d, %q; want %q", code, stderr, want)
 	}
 
 	env := newEnv(t, t.TempDir(), r.url)
@@ -571,8 +591,13 @@ func TestLockSigned(t *testing.T) {
 	if want := "index version 1 of repository demo is older than version 2, which " + lock + " was made from"; code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("lock against version 1: exit %d, %q; want %q", code, stderr, want)
 	}
-	if _, stderr, code := e.pkg("lock", "-o", lock); code != 1 || !strings.Contains(stderr, "this index is not verified: pass the publisher's key") {
+	if _, stderr, code := e.pkg("--cache", t.TempDir(), "lock", "-o", lock); code != 1 || !strings.Contains(stderr, "this index is not verified: pass the publisher's key") {
 		t.Errorf("lock without the key: exit %d, %q", code, stderr)
+	}
+	// The cache's copy was verified by the key: without it, the index is refused outright.
+	if _, stderr, code := e.pkg("lock", "-o", lock); code != 1 || !strings.Contains(stderr, "but the cache's copy of its index (version 2) was verified by key "+keyID(t, r.pub)) ||
+		!strings.Contains(stderr, "pkg: hint: once pkg accepted a signed index") {
+		t.Errorf("lock without the key, the cache's copy verified: exit %d, %q", code, stderr)
 	}
 	if after, _ := os.ReadFile(lock); !bytes.Equal(after, data) {
 		t.Error("a refused lock changed the lockfile")
@@ -580,7 +605,7 @@ func TestLockSigned(t *testing.T) {
 
 	e.ok(append(trusted, "sync", "-f", lock)...)
 	unsigned := filepath.Join(t.TempDir(), "unsigned.lock")
-	e.ok("lock", "-o", unsigned, "hello")
+	e.ok("--cache", t.TempDir(), "lock", "-o", unsigned, "hello")
 	_, stderr, code = e.pkg("--require-signed", "sync", "-f", unsigned)
 	if code != 1 || !strings.Contains(stderr, unsigned+" does not say it was made from a verified index, and --require-signed needs that") {
 		t.Errorf("sync --require-signed of a lockfile made without the key: exit %d, %q", code, stderr)
