@@ -43,7 +43,8 @@ func RemoveTrusted(path, id string) (removed []PublicKey, err error) {
 }
 
 // editTrusted drops the entries of key id from the file at path, appends the entry add
-// unless it is "", and returns the entries dropped. A line left with no key goes, with its
+// unless it is "", and returns the entries dropped; it leaves a file with neither as it is.
+// A line left with no key goes, with its
 // comment, which was about that key; a file left with nothing is kept empty.
 func editTrusted(path, id, add string) (dropped []PublicKey, err error) {
 	data, err := os.ReadFile(path)
@@ -75,6 +76,9 @@ func editTrusted(path, id, add string) (dropped []PublicKey, err error) {
 		case len(keep) > 0:
 			b.WriteString(strings.Join(keep, " ") + "\n")
 		}
+	}
+	if add == "" && len(dropped) == 0 {
+		return nil, nil
 	}
 	if add != "" {
 		b.WriteString(add + "\n")

@@ -162,7 +162,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			installCommand(), removeCommand(), listCommand(), filesCommand(), infoCommand(),
 			searchCommand(), fetchCommand(), cacheCommand(), repoCommand(), verifyCommand(),
-			lockCommand(), syncCommand(), upgradeCommand(), envCommand(),
+			lockCommand(), syncCommand(), upgradeCommand(), envCommand(), trustCommand(),
 		},
 	}
 	return app
@@ -338,7 +338,7 @@ func globalFlags() []cli.Flag {
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: defaultJobs(), Usage: "packages to fetch at once"},
 		&cli.BoolFlag{Name: "offline", EnvVars: []string{"PKG_OFFLINE"}, Usage: "use only the cache: no network, no repository"},
 		&cli.DurationFlag{Name: "lock-timeout", Value: 5 * time.Minute, Usage: "how long to wait for another pkg process to finish with the root (0: for ever)"},
-		&cli.StringSliceFlag{Name: "trusted-key", Usage: "trust a publisher's key, [REPO=]pkg-ed25519:..., and require every repository to verify with a trusted key (repeatable; also PKG_TRUSTED_KEYS, ROOT/.pkg/trusted-keys)"},
+		&cli.StringSliceFlag{Name: "trusted-key", Usage: "trust a publisher's key, [REPO=]pkg-ed25519:..., and require every repository to verify with a trusted key (repeatable; also PKG_TRUSTED_KEYS, and 'pkg trust add' for the root)"},
 		&cli.BoolFlag{Name: "require-signed", EnvVars: []string{"PKG_REQUIRE_SIGNED"}, Usage: "refuse a repository no trusted key verifies"},
 	}
 }

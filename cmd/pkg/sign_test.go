@@ -624,3 +624,91 @@ func TestLockSigned(t *testing.T) {
 		t.Errorf("sync of a lockfile verified by another key: exit %d, %q", code, stderr)
 	}
 }
+
+// TestTrustCommands trusts the publisher's key with pkg trust add, so that installs need no
+// flag; lists it and the pin the install made; removes it, which leaves the repository
+// pinned to no key, so that even its good index is refused; trusts it again; and unpins
+// the repository with pkg repo forget, after which its unsigned index passes with a
+// warning. None of the refusals changes the root, the cache or the database.
+func TestTrustCommands(t *testing.T) {
+	r := newSignedRepo(t)
+	e, _ := r.user()
+	id := keyID(t, r.pub)
+	keys := filepath.Join(e.root, ".pkg", "trusted-keys")
+	if out, _ := e.ok("trust", "add", r.pub, "--repo-name", "demo"); out != "root "+e.root+" trusts key "+id+" for repository demo only\n" {
+		t.Errorf("trust add: %q", out)
+	}
+	if data, _ := os.ReadFile(keys); string(data) != "demo="+r.pub+"\n" {
+		t.Errorf("trusted-keys after trust add: %q", data)
+	}
+	if out, _ := e.ok("trust", "add", r.pub); !strings.HasSuffix(out, " trusts key "+id+" for any repository (was for repository demo only)\n") {
+		t.Errorf("trust add again, for any repository: %q", out)
+	}
+	if _, stderr := e.ok("install", "hello"); strings.Contains(stderr, "warning") {
+		t.Errorf("install with the key trust add trusted warns:\n%s", stderr)
+	}
+	out, _ := e.ok("trust", "list")
+	for _, want := range []string{
+		"key " + id + " for any repository: " + r.pub + " (" + keys + ")\n",
+		"pinned " + r.url + "/: repository demo, version 1, to key " + id + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("trust list:\n%s\nlacks %q", out, want)
+		}
+	}
+
+	out, stderr := e.ok("trust", "remove", id)
+	if !strings.Contains(out, "root "+e.root+" no longer trusts key "+id+" for any repository\n") ||
+		!strings.Contains(stderr, "pkg: warning: repository "+r.url+"/ (demo) stays pinned, to no key now") {
+		t.Errorf("trust remove: stdout %q, stderr %q", out, stderr)
+	}
+	if data, _ := os.ReadFile(keys); len(data) != 0 {
+		t.Errorf("trusted-keys after trust remove: %q", data)
+	}
+	if _, stderr, code := e.pkg("trust", "remove", id); code != 1 || !strings.Contains(stderr, "does not trust key "+id) {
+		t.Errorf("trust remove of a key not trusted: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := e.pkg("trust", "remove", "nonsense"); code != 2 {
+		t.Errorf("trust remove nonsense: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := e.pkg("trust", "add", "demo="+r.pub, "--repo-name", "other"); code != 2 {
+		t.Errorf("trust add with two names: exit %d, %q", code, stderr)
+	}
+	refused := func(what string, wants ...string) {
+		t.Helper()
+		root, cache, state := rootTree(t, e.root), testfs.Tree(t, e.cache), dbState(t, e)
+		_, stderr, code := e.pkg("install", "fortunes")
+		if code != 1 {
+			t.Errorf("%s: exit %d, stderr:\n%s", what, code, stderr)
+		}
+		for _, want := range wants {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", what, want, stderr)
+			}
+		}
+		testfs.SameTree(t, "root", rootTree(t, e.root), root)
+		testfs.SameTree(t, "cache", testfs.Tree(t, e.cache), cache)
+		if got := dbState(t, e); got != state {
+			t.Errorf("%s: database changed:\n%s\nwas\n%s", what, got, state)
+		}
+	}
+	refused("the good index, its key removed", "pinned repository demo when it accepted its index version 1", "'pkg trust add KEY'")
+
+	e.ok("trust", "add", r.pub)
+	index, _ := r.files()
+	r.put(index, nil)
+	refused("the index unsigned", "index is not signed", "pinned repository demo when")
+
+	if out, _ := e.ok("repo", "forget"); !strings.Contains(out, "forgot version 1 of repository demo") {
+		t.Errorf("repo forget: %q", out)
+	}
+	if out, _ := e.ok("trust", "list"); strings.Contains(out, "pinned") {
+		t.Errorf("trust list after repo forget:\n%s", out)
+	}
+	e.ok("trust", "remove", id)
+	_, stderr = e.ok("install", "fortunes")
+	if !strings.Contains(stderr, "pkg: warning: repository "+r.url+"/ is not signed") || !strings.Contains(stderr, "pkg: hint: ") ||
+		!strings.Contains(stderr, "'pkg trust add KEY'") {
+		t.Errorf("install of the unsigned index after repo forget:\n%s", stderr)
+	}
+}

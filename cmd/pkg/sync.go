@@ -174,7 +174,7 @@ func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
 	}
 	if l.Index == nil {
 		if pin != nil {
-			return fmt.Errorf("%s does not say it was made from a verified index, and root %s pinned repository %s to %s: lock it again with the publisher's key",
+			return fmt.Errorf("%s does not say it was made from a verified index, and root %s pinned repository %s%s: lock it again with the publisher's key",
 				path, c.String("root"), pin.Name, pinnedKeys(*pin))
 		}
 		if policy.RequireSigned {

@@ -27,24 +27,39 @@ import (
 // repository, unless bound to one repository name ("NAME=pkg-ed25519:...").
 func trustPolicy(c *cli.Context) (trust.Policy, error) {
 	p := trust.Policy{RequireSigned: c.Bool("require-signed")}
+	sources, err := keySources(c)
+	for _, s := range sources {
+		p.Keys = append(p.Keys, s.keys...)
+	}
+	return p, err
+}
+
+// keySource is where trusted keys come from, and those keys.
+type keySource struct {
+	name string // "--trusted-key", "PKG_TRUSTED_KEYS", or the root's trusted-keys file
+	keys []trust.PublicKey
+}
+
+// keySources returns the trusted keys of each source.
+func keySources(c *cli.Context) ([]keySource, error) {
+	flag := keySource{name: "--trusted-key"}
 	for _, v := range c.StringSlice("trusted-key") {
 		keys, err := trust.ParseKeys(v)
 		if err != nil {
-			return p, globalUsagef("--trusted-key: %v", err)
+			return nil, globalUsagef("--trusted-key: %v", err)
 		}
-		p.Keys = append(p.Keys, keys...)
+		flag.keys = append(flag.keys, keys...)
 	}
-	keys, err := trust.ParseKeys(os.Getenv("PKG_TRUSTED_KEYS"))
-	if err != nil {
-		return p, fmt.Errorf("PKG_TRUSTED_KEYS: %w", err)
+	env := keySource{name: "PKG_TRUSTED_KEYS"}
+	var err error
+	if env.keys, err = trust.ParseKeys(os.Getenv("PKG_TRUSTED_KEYS")); err != nil {
+		return nil, fmt.Errorf("PKG_TRUSTED_KEYS: %w", err)
 	}
-	p.Keys = append(p.Keys, keys...)
-	keys, err = trust.ReadTrusted(trustedKeysFile(c.String("root")))
-	if err != nil {
-		return p, fmt.Errorf("read the trusted keys of root %s: %w", c.String("root"), err)
+	file := keySource{name: trustedKeysFile(c.String("root"))}
+	if file.keys, err = trust.ReadTrusted(file.name); err != nil {
+		return nil, fmt.Errorf("read the trusted keys of root %s: %w", c.String("root"), err)
 	}
-	p.Keys = append(p.Keys, keys...)
-	return p, nil
+	return []keySource{flag, env, file}, nil
 }
 
 // trustedKeysFile is where the root keeps the keys it trusts (package trust's format).
@@ -142,13 +157,13 @@ type pinnedError struct {
 }
 
 func (e *pinnedError) Error() string {
-	return fmt.Sprintf("%v (root %s pinned repository %s to %s when it accepted its index version %d)",
+	return fmt.Sprintf("%v (root %s pinned repository %s%s when it accepted its index version %d)",
 		e.err, e.root, e.pin.Name, pinnedKeys(e.pin), e.pin.Version)
 }
 
 func (e *pinnedError) Unwrap() error { return e.err }
 
-// pinnedKeys says which keys pin pinned its repository to.
+// pinnedKeys says which keys pin pinned its repository to, " to key ID", or "" for none.
 func pinnedKeys(pin db.Repo) string {
 	var ids []string
 	for _, s := range pin.Keys {
@@ -158,11 +173,11 @@ func pinnedKeys(pin db.Repo) string {
 	}
 	switch len(ids) {
 	case 0:
-		return "no key it still trusts"
+		return ""
 	case 1:
-		return "key " + ids[0]
+		return " to key " + ids[0]
 	}
-	return "keys " + strings.Join(ids, ", ")
+	return " to keys " + strings.Join(ids, ", ")
 }
 
 // roughly says d in its largest unit: "5 minutes", "3 hours", "2 days".
