@@ -712,3 +712,28 @@ func TestTrustCommands(t *testing.T) {
 		t.Errorf("install of the unsigned index after repo forget:\n%s", stderr)
 	}
 }
+
+// TestPinEveryCommand installs from the signed repository with its key, then, without
+// it, has every command that reads the index read a tampered one: each refuses it, naming
+// the pin, and sync refuses a lockfile made without the key.
+func TestPinEveryCommand(t *testing.T) {
+	r := newSignedRepo(t)
+	e, trusted := r.user()
+	e.ok(append(trusted, "install", "libgreet")...)
+	unsigned := filepath.Join(t.TempDir(), "unsigned.lock")
+	newEnv(t, t.TempDir(), r.url).ok("lock", "-o", unsigned, "hello")
+	index, sig := r.files()
+	r.put(bytes.Replace(index, []byte(indexSHA(t, "hello")), []byte(strings.Repeat("0", 64)), 1), sig)
+	for _, args := range [][]string{
+		{"search"}, {"fetch", "hello"}, {"lock", "-o", filepath.Join(t.TempDir(), "pkg.lock"), "hello"}, {"upgrade"}, {"install", "hello"},
+	} {
+		_, stderr, code := e.pkg(args...)
+		if code != 1 || !strings.Contains(stderr, "bad signature") || !strings.Contains(stderr, "pinned repository demo to key "+keyID(t, r.pub)) {
+			t.Errorf("%v without the key: exit %d, stderr:\n%s", args, code, stderr)
+		}
+	}
+	_, stderr, code := e.pkg("sync", "-f", unsigned, "--keep-extra")
+	if want := unsigned + " does not say it was made from a verified index, and root " + e.root + " pinned repository demo to key " + keyID(t, r.pub); code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("sync of a lockfile made without the key: exit %d, %q; want %q", code, stderr, want)
+	}
+}
