@@ -317,12 +317,9 @@ var (
 	errUntrustedRepo = errors.New("repository key not trusted")
 )
 
-// warnHint prints w as a warning, and its hint.
+// warnHint prints w as a warning, its hint on the same line: one line per warning.
 func warnHint(c *cli.Context, w *unverified) {
-	warn(c, "%s", w.msg)
-	if h := hint(w, nil); h != "" {
-		fmt.Fprintf(c.App.ErrWriter, "pkg: hint: %s\n", h)
-	}
+	warn(c, "%s; %s", w.msg, hint(w, nil))
 }
 
 // warn prints a warning to stderr, even under --quiet.
@@ -348,8 +345,8 @@ var trustHints = []struct {
 	{fetch.ErrUnreachable, "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
 	{fetch.ErrNoRepository, "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
 	{errNotVerified, pinHint},
-	{errUnsignedRepo, "--require-signed refuses such repositories; once the publisher signs it, 'pkg trust add KEY' trusts their key, and this root then refuses the repository's indexes that key does not verify"},
-	{errUntrustedRepo, "get the publisher's public key (pkg-ed25519:...) from them and trust it with 'pkg trust add KEY' (or --trusted-key for one command): this root then refuses the repository's indexes that key does not verify"},
+	{errUnsignedRepo, "--require-signed refuses such repositories; once the publisher signs it, trust their key with 'pkg trust add KEY'"},
+	{errUntrustedRepo, "trust the publisher's key with 'pkg trust add KEY' (or --trusted-key for one command), and pkg then requires it"},
 	{trust.ErrUnsigned, "ask the publisher to sign the repository (pkg repo sign); if it is signed, something on the way removed its index.json.sig"},
 	{trust.ErrUntrusted, "get the publisher's public key (pkg-ed25519:...) from them and trust it with 'pkg trust add KEY' (or --trusted-key for one command); if they changed keys, trust the new one"},
 	{trust.ErrBadSignature, "the index or its signature was altered after signing, or a cache on the way holds a stale one: try again, or another mirror, and tell the publisher if it persists"},
