@@ -1,6 +1,6 @@
 // Package db records what is installed under a root: one record per package, the files each
 // package owns, the intents of commits in progress, and the last signed index of each
-// repository the root accepted. It stores them in a bbolt file. It does not touch the
+// repository the root accepted, with the keys that verified it. It stores them in a bbolt file. It does not touch the
 // installed trees.
 package db
 

@@ -12,13 +12,15 @@ import (
 var reposBucket = []byte("repos")
 
 // Repo is the last signed index of a repository that the root accepted: a later index
-// of that repository may not roll it back.
+// of that repository may not roll it back, and must verify with a key the root trusts
+// for it, such as Keys (the root pinned the repository to them).
 type Repo struct {
 	Location string    `json:"location"`
 	Name     string    `json:"name"`
 	Version  uint64    `json:"version"`
-	SHA256   string    `json:"sha256"`        // of the index's exact bytes
-	KeyID    string    `json:"key,omitempty"` // the trusted key that verified it; older records lack it
+	SHA256   string    `json:"sha256"`         // of the index's exact bytes
+	KeyID    string    `json:"key,omitempty"`  // the trusted key that verified it; older records lack it
+	Keys     []string  `json:"keys,omitempty"` // the public keys that verified it, as package trust writes them
 	Accepted time.Time `json:"accepted"`
 }
 

@@ -2,6 +2,7 @@ package db
 
 import (
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -14,7 +15,8 @@ func TestRepo(t *testing.T) {
 	if _, ok, err := d.Repo(loc); ok || err != nil {
 		t.Fatalf("Repo of an empty database: %v, %v", ok, err)
 	}
-	r := Repo{Location: loc, Name: "demo", Version: 3, SHA256: "ab", Accepted: time.Unix(1700000000, 0).UTC()}
+	r := Repo{Location: loc, Name: "demo", Version: 3, SHA256: "ab", KeyID: "0011223344556677",
+		Keys: []string{"pkg-ed25519:AAAA", "pkg-ed25519:BBBB"}, Accepted: time.Unix(1700000000, 0).UTC()}
 	for _, v := range []uint64{3, 4} {
 		r.Version = v
 		if err := d.PutRepo(r); err != nil {
@@ -22,7 +24,7 @@ func TestRepo(t *testing.T) {
 		}
 	}
 	d = open(t, path)
-	if got, ok, err := d.Repo(loc); !ok || err != nil || got != r {
+	if got, ok, err := d.Repo(loc); !ok || err != nil || !reflect.DeepEqual(got, r) {
 		t.Errorf("Repo after reopening = %+v, %v, %v; want %+v", got, ok, err, r)
 	}
 	if _, ok, _ := d.Repo("https://example.com/other/"); ok {

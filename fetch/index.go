@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,7 +30,29 @@ type savedIndex struct {
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"last_modified,omitempty"`
 	Signature    []byte `json:"signature,omitempty"` // index.json.sig as published, if any
-	data         []byte
+	// The ids of the trusted keys that verified this copy, if any: the cache then refuses
+	// an index of the repository that no trusted key verifies.
+	VerifiedBy []string `json:"verified_by,omitempty"`
+	data       []byte
+}
+
+// PinnedError refuses an index that no trusted key verifies, of a repository whose copy
+// in the cache one did: that a signature is missing, or made by an unknown key, must not
+// pass for a repository nobody signs.
+type PinnedError struct {
+	Repo     string   // the repository's URL
+	Version  uint64   // of the copy in the cache
+	KeyIDs   []string // the keys that verified the copy
+	SignedBy []string // the keys whose signatures the index refused carries, if any
+}
+
+func (e *PinnedError) Error() string {
+	why := "it is not signed"
+	if len(e.SignedBy) > 0 {
+		why = "no trusted key signed it: it is signed by key " + strings.Join(e.SignedBy, ", ")
+	}
+	return fmt.Sprintf("fetch: repository %s: index not verified (%s), but the cache's copy of its index (version %d) was verified by key %s",
+		e.Repo, why, e.Version, strings.Join(e.KeyIDs, ", "))
 }
 
 // Index returns the repository's index, as VerifiedIndex does with nothing known.
@@ -44,7 +67,9 @@ func (c *Cache) Index(ctx context.Context, s *Source) (*repo.Index, error) {
 // verifies. Online, it reads the index (asking only for a copy newer than the one kept)
 // and its signature, and keeps both once they pass, replacing a kept copy that is damaged;
 // offline, it verifies the copy kept, which may have expired since. A refused index
-// changes nothing in the cache. A *NotKeptError comes with the index it could not keep.
+// changes nothing in the cache, and so does one no trusted key verifies, with a
+// *PinnedError, once the copy kept was verified. A *NotKeptError comes with the index it
+// could not keep.
 func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Record) (*repo.Index, trust.Result, error) {
 	path := c.indexPath(s)
 	saved, err := loadIndex(path)
@@ -78,9 +103,13 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 			ix, res, err = s.believe(fresh, where, s.policy, known)
 		}
 	}
+	if err == nil {
+		err = saved.pins(s, res)
+	}
 	if err != nil {
 		return nil, res, err
 	}
+	fresh.VerifiedBy = res.KeyIDs
 	switch {
 	case !fresh.differs(saved):
 		// Best effort: the copy's time says when it was last current, for offlineNote.
@@ -109,6 +138,16 @@ func (e *NotKeptError) Error() string {
 }
 
 func (e *NotKeptError) Unwrap() error { return e.Err }
+
+// pins refuses, with a *PinnedError, the index res describes when no trusted key
+// verified it and one verified saved.
+func (saved *savedIndex) pins(s *Source, res trust.Result) error {
+	if res.Verified() || saved == nil || len(saved.VerifiedBy) == 0 {
+		return nil
+	}
+	m, _ := repo.ParseMeta(saved.data)
+	return &PinnedError{Repo: s.URL(), Version: m.Version, KeyIDs: saved.VerifiedBy, SignedBy: res.SignedBy}
+}
 
 // demotes reports whether replacing saved, which carries a signature, with i would lose
 // it or go back to an older version, as far as an unverified read can tell.
@@ -159,7 +198,14 @@ func (s *Source) offlineIndex(saved *savedIndex, err error, path string, known [
 	}
 	p := s.policy
 	p.AllowExpired = true
-	return s.believe(saved, path, p, known)
+	ix, res, err := s.believe(saved, path, p, known)
+	if err == nil {
+		err = saved.pins(s, res)
+	}
+	if err != nil {
+		return nil, res, err
+	}
+	return ix, res, nil
 }
 
 // believe verifies an index under p, then parses it.
@@ -178,7 +224,8 @@ func (s *Source) believe(si *savedIndex, where string, p trust.Policy, known []t
 // differs reports whether fresh should replace saved in the cache.
 func (fresh *savedIndex) differs(saved *savedIndex) bool {
 	return saved == nil || saved.ETag != fresh.ETag || saved.LastModified != fresh.LastModified ||
-		!bytes.Equal(saved.data, fresh.data) || !bytes.Equal(saved.Signature, fresh.Signature)
+		!bytes.Equal(saved.data, fresh.data) || !bytes.Equal(saved.Signature, fresh.Signature) ||
+		!slices.Equal(saved.VerifiedBy, fresh.VerifiedBy)
 }
 
 // ForgetIndex removes the copy kept of the repository's index, so that its next index

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -350,9 +351,9 @@ func TestIndexNotModifiedNewSignature(t *testing.T) {
 	}
 }
 
-// TestVerifiedCopyKept reads a signed index with its key, then an unsigned newer one
-// without any key: the unsigned one is used, and the verified copy stays in the cache, so
-// that a later read with the key still refuses an older version.
+// TestVerifiedCopyKept reads a signed index without its key, then an unsigned newer one:
+// the unsigned one is used, and the signed copy stays in the cache, so that a later read
+// with the key still refuses an older version.
 func TestVerifiedCopyKept(t *testing.T) {
 	key := newTestKey(t)
 	_, p := testArchive(t)
@@ -360,25 +361,76 @@ func TestVerifiedCopyKept(t *testing.T) {
 	srv := newSignedRepo(t)
 	srv.set(v5, sig5)
 	c := openCache(t)
-	withKey := trusting(t, srv.URL, trustedBy(key))
-	if _, _, err := c.VerifiedIndex(t.Context(), withKey); err != nil {
+	withKey, without := trusting(t, srv.URL, trustedBy(key)), trusting(t, srv.URL, Options{})
+	if _, _, err := c.VerifiedIndex(t.Context(), without); err != nil {
 		t.Fatal(err)
 	}
 	kept := savedBytes(c, withKey)
 
 	v6, _ := signedIndex(t, key, 6, time.Now().Add(time.Hour), p)
 	srv.set(v6, nil) // the signature stripped
-	if ix, res, err := c.VerifiedIndex(t.Context(), trusting(t, srv.URL, Options{})); err != nil || ix.Version != 6 || res.Verified() {
+	if ix, res, err := c.VerifiedIndex(t.Context(), without); err != nil || ix.Version != 6 || res.Verified() {
 		t.Fatalf("unverified read: %v, %+v, %v", ix, res, err)
 	}
 	if got := savedBytes(c, withKey); !bytes.Equal(got, kept) {
-		t.Errorf("an unverified read replaced the verified copy")
+		t.Errorf("an unverified read replaced the signed copy")
 	}
 
 	v4, sig4 := signedIndex(t, key, 4, time.Now().Add(time.Hour), p)
 	srv.set(v4, sig4)
 	if _, _, err := c.VerifiedIndex(t.Context(), withKey); !errors.Is(err, trust.ErrRollback) {
 		t.Errorf("VerifiedIndex of version 4 after version 5 was kept: %v, want a rollback", err)
+	}
+}
+
+// TestCachePins reads a signed index with its key, then, without a key, indexes no
+// trusted key verifies: each is refused, naming the key that verified the copy, online
+// and offline, and the copy stays. Once the copy is forgotten, an unsigned index passes.
+func TestCachePins(t *testing.T) {
+	key, other := newTestKey(t), newTestKey(t)
+	_, p := testArchive(t)
+	v5, sig5 := signedIndex(t, key, 5, time.Now().Add(time.Hour), p)
+	srv := newSignedRepo(t)
+	srv.set(v5, sig5)
+	c := openCache(t)
+	withKey, without := trusting(t, srv.URL, trustedBy(key)), trusting(t, srv.URL, Options{})
+	if _, _, err := c.VerifiedIndex(t.Context(), withKey); err != nil {
+		t.Fatal(err)
+	}
+	kept := savedBytes(c, withKey)
+	v6, _ := signedIndex(t, key, 6, time.Now().Add(time.Hour), p)
+	offline := trusting(t, srv.URL, Options{Offline: true})
+	for _, tt := range []struct {
+		name     string
+		s        *Source
+		sig      []byte
+		signedBy []string
+	}{
+		{"unsigned", without, nil, nil},
+		{"signed by another key", without, trust.Sign(v6, other), []string{other.Public().ID()}},
+		{"the copy, offline", offline, nil, []string{key.Public().ID()}},
+	} {
+		srv.set(v6, tt.sig)
+		_, _, err := c.VerifiedIndex(t.Context(), tt.s)
+		var pe *PinnedError
+		if !errors.As(err, &pe) || pe.Repo != srv.URL+"/" || pe.Version != 5 || !slices.Equal(pe.KeyIDs, []string{key.Public().ID()}) ||
+			!slices.Equal(pe.SignedBy, tt.signedBy) || !strings.Contains(err.Error(), "was verified by key "+key.Public().ID()) {
+			t.Errorf("%s: %v (%+v), want a *PinnedError naming key %s", tt.name, err, pe, key.Public().ID())
+		}
+		if !bytes.Equal(savedBytes(c, withKey), kept) {
+			t.Errorf("%s: the copy changed", tt.name)
+		}
+	}
+	srv.set(v5, sig5)
+	if _, res, err := c.VerifiedIndex(t.Context(), trusting(t, srv.URL, Options{Offline: true, Trust: trustedBy(key).Trust})); err != nil || !res.Verified() {
+		t.Errorf("offline with the key: %+v, %v", res, err)
+	}
+	if err := c.ForgetIndex(without); err != nil {
+		t.Fatal(err)
+	}
+	srv.set(v6, nil)
+	if _, res, err := c.VerifiedIndex(t.Context(), without); err != nil || res.Verified() {
+		t.Errorf("unsigned index after ForgetIndex: %+v, %v", res, err)
 	}
 }
 

@@ -8,6 +8,8 @@
 //
 //	public key      pkg-ed25519:<base64 of the 32-byte ed25519 public key>
 //	trusted key     [REPO=]<public key>, REPO being the only repository name it may sign
+//	trusted-keys    trusted keys separated by spaces, commas or lines; "#" starts a
+//	                comment that runs to the end of its line
 //	key id          the first 8 bytes of the sha256 of the 32-byte public key, in hex
 //	key file        "# pkg signing key <key id>: <public key>" (a comment), then
 //	                pkg-ed25519-secret:<base64 of the 32-byte ed25519 seed>; mode 0600
@@ -82,12 +84,13 @@ type Record struct {
 // Result is how an index passed. Unless Verified, only Location and SignedBy are set.
 type Result struct {
 	Record
-	KeyID    string    // the trusted key that verified the index
-	KeyIDs   []string  // every trusted key that verified it, KeyID first
-	Trusted  []string  // every key trusted to sign the repository, whether it signed this index or not
-	Expires  time.Time // when the index goes stale
-	Expired  bool      // past Expires, accepted because the policy allows it
-	SignedBy []string  // unverified: the key ids of a signature file nobody trusts
+	KeyID    string      // the trusted key that verified the index
+	KeyIDs   []string    // every trusted key that verified it, KeyID first
+	Keys     []PublicKey // those keys, in KeyIDs' order, as trusted
+	Trusted  []string    // every key trusted to sign the repository, whether it signed this index or not
+	Expires  time.Time   // when the index goes stale
+	Expired  bool        // past Expires, accepted because the policy allows it
+	SignedBy []string    // unverified: the key ids of a signature file nobody trusts
 }
 
 // Verified reports whether a trusted key verified the index.
@@ -121,7 +124,7 @@ func (p Policy) verify(loc string, index, sig []byte, known []Record, now time.T
 	}
 	sum := sha256.Sum256(index)
 	res := Result{Record: Record{Location: loc, Name: meta.Name, Version: meta.Version, SHA256: hex.EncodeToString(sum[:])},
-		KeyID: ids[0], KeyIDs: ids, Trusted: p.For(meta.Name), Expires: meta.Expires, Expired: now.After(meta.Expires)}
+		KeyID: ids[0], KeyIDs: ids, Keys: byID(keys, ids, meta.Name), Trusted: p.For(meta.Name), Expires: meta.Expires, Expired: now.After(meta.Expires)}
 	if res.Expired && !p.AllowExpired {
 		return Result{}, refuse(loc, ErrExpired, "index version %d expired at %s", meta.Version, meta.Expires.UTC().Format(time.RFC3339))
 	}
@@ -173,7 +176,7 @@ func (p Policy) signers(loc string, index, sig []byte) ([]PublicKey, error) {
 			case k.ID() != s.keyID:
 			case ed25519.Verify(k.key, index, s.sig):
 				good = append(good, k)
-			default:
+			case !slices.Contains(bad, s.keyID): // a key trusted twice (bound to two names) is one
 				bad = append(bad, s.keyID)
 			}
 		}
@@ -219,6 +222,16 @@ func bound(loc string, keys []PublicKey, name string) ([]string, error) {
 			name, keys[0].ID(), keys[0].Repo)
 	}
 	return ids, nil
+}
+
+// byID returns, for each of ids, the first of keys with that id that may sign the
+// repository name.
+func byID(keys []PublicKey, ids []string, name string) []PublicKey {
+	out := make([]PublicKey, len(ids))
+	for i, id := range ids {
+		out[i] = keys[slices.IndexFunc(keys, func(k PublicKey) bool { return k.ID() == id && (k.Repo == "" || k.Repo == name) })]
+	}
+	return out
 }
 
 // Follows reports, with an *Error, why r may not replace prev, an index of the same

@@ -72,6 +72,8 @@ func TestVerify(t *testing.T) {
 		{"signature removed", Policy{Keys: trusted}, ix, nil, nil, ErrUnsigned, "no index.json.sig"},
 		{"wrong key", Policy{Keys: trusted}, ix, Sign(ix, other), nil, ErrUntrusted, other.Public().ID() + ", which is not trusted"},
 		{"tampered index", Policy{Keys: trusted}, tampered, sig, nil, ErrBadSignature, "does not match"},
+		{"tampered index, key trusted twice", Policy{Keys: []PublicKey{good.Public(), boundTo(good, "demo")}}, tampered, sig, nil, ErrBadSignature,
+			"the signature by key " + good.Public().ID() + " does not match"},
 		{"bad signature", Policy{Keys: trusted}, ix, badSig, nil, ErrBadSignature, "signature by key " + good.Public().ID() + " does not match"},
 		{"garbage signature", Policy{Keys: trusted}, ix, []byte("hello\n"), nil, ErrBadSignature, "line 1"},
 		{"no meta", Policy{Keys: trusted}, noMeta, Sign(noMeta, good), nil, ErrMalformed, "lacks"},
@@ -113,7 +115,8 @@ func TestVerifyResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Location != loc || res.Name != "demo" || res.Version != 7 || len(res.SHA256) != 64 || res.KeyID != k.Public().ID() || !res.Expired {
+	if res.Location != loc || res.Name != "demo" || res.Version != 7 || len(res.SHA256) != 64 || res.KeyID != k.Public().ID() || !res.Expired ||
+		len(res.Keys) != 1 || res.Keys[0].String() != k.Public().String() {
 		t.Errorf("result %+v", res)
 	}
 	res, err = Policy{}.verify(loc, ix, Sign(ix, k), nil, now)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/db"
 	"pkg/fetch"
 	"pkg/repo"
 	"pkg/trust"
@@ -50,9 +51,9 @@ type fetcher struct {
 	c       *cli.Context
 	src     *fetch.Source
 	cache   *fetch.Cache
-	verbose bool           // also report packages already in the cache
-	index   trust.Result   // how the index was verified, for the root to record
-	known   []trust.Record // the root's record of the repository when the index was read
+	verbose bool         // also report packages already in the cache
+	index   trust.Result // how the index was verified, for the root to record
+	pin     *db.Repo     // the root's record of the repository when the index was read
 	bars    *bars
 	desc    int        // width of the bars' descriptions, so that the bars line up
 	mu      sync.Mutex // serializes output
@@ -80,12 +81,6 @@ func (f *fetcher) useCache(cache *fetch.Cache) {
 // about names the repository in err, an error resolving requirements against its index.
 func (f *fetcher) about(err error) error {
 	return fmt.Errorf("%w (repository %s)", err, f.src.URL())
-}
-
-// openFetcher opens the repository and the cache and reads the index, verified as
-// openFetcherIn does without a root.
-func openFetcher(c *cli.Context) (*fetcher, *repo.Index, error) {
-	return openFetcherIn(c, false)
 }
 
 // all fetches pkgs and calls ready, if not nil, with the index in pkgs and the cached tar

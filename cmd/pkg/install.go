@@ -33,7 +33,7 @@ func installAction(c *cli.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	f, ix, err := openFetcherIn(c, true)
+	f, ix, err := openFetcher(c)
 	if err != nil {
 		return err
 	}

@@ -162,7 +162,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			installCommand(), removeCommand(), listCommand(), filesCommand(), infoCommand(),
 			searchCommand(), fetchCommand(), cacheCommand(), repoCommand(), verifyCommand(),
-			lockCommand(), syncCommand(), upgradeCommand(), envCommand(),
+			lockCommand(), syncCommand(), upgradeCommand(), envCommand(), trustCommand(),
 		},
 	}
 	return app
@@ -338,7 +338,7 @@ func globalFlags() []cli.Flag {
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: defaultJobs(), Usage: "packages to fetch at once"},
 		&cli.BoolFlag{Name: "offline", EnvVars: []string{"PKG_OFFLINE"}, Usage: "use only the cache: no network, no repository"},
 		&cli.DurationFlag{Name: "lock-timeout", Value: 5 * time.Minute, Usage: "how long to wait for another pkg process to finish with the root (0: for ever)"},
-		&cli.StringSliceFlag{Name: "trusted-key", Usage: "trust a publisher's key, [REPO=]pkg-ed25519:..., and require every repository to verify with a trusted key (repeatable; also PKG_TRUSTED_KEYS, ROOT/.pkg/trusted-keys)"},
+		&cli.StringSliceFlag{Name: "trusted-key", Usage: "trust a publisher's key, [REPO=]pkg-ed25519:..., and require every repository to verify with a trusted key (repeatable; also PKG_TRUSTED_KEYS, and 'pkg trust add' for the root)"},
 		&cli.BoolFlag{Name: "require-signed", EnvVars: []string{"PKG_REQUIRE_SIGNED"}, Usage: "refuse a repository no trusted key verifies"},
 	}
 }
@@ -539,6 +539,12 @@ func rootOptions(c *cli.Context) install.Options {
 // openSource opens --repo. retrying announces each new attempt after a failed request or
 // download; nil prints a note.
 func openSource(c *cli.Context, retrying func(err error, wait time.Duration, attempt, max int)) (*fetch.Source, error) {
+	return openPinnedSource(c, nil, retrying)
+}
+
+// openPinnedSource opens --repo as openSource does, trusting also the keys the root's
+// record pin (if not nil) pinned the repository to.
+func openPinnedSource(c *cli.Context, pin *db.Repo, retrying func(err error, wait time.Duration, attempt, max int)) (*fetch.Source, error) {
 	if c.String("repo") == "" {
 		return nil, globalUsagef("no repository: pass --repo or set PKG_REPO")
 	}
@@ -546,6 +552,9 @@ func openSource(c *cli.Context, retrying func(err error, wait time.Duration, att
 		return nil, globalUsagef("--jobs must be at least 1")
 	}
 	policy, err := trustPolicy(c)
+	if err == nil && pin != nil {
+		policy, err = pinPolicy(policy, *pin)
+	}
 	if err != nil {
 		return nil, err
 	}

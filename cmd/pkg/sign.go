@@ -114,7 +114,7 @@ func saySigned(c *cli.Context, dir string, m repo.Meta, keys []trust.PrivateKey)
 func repoForgetCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "forget",
-		Usage: "forget the signed index of --repo that the root and the cache accepted last, so that a repository its publisher started over is accepted again",
+		Usage: "forget the signed index of --repo that the root and the cache accepted last, and the keys the root pinned it to, so that a repository its publisher started over, or stopped signing, is accepted again",
 		Action: func(c *cli.Context) error {
 			src, err := openSource(c, nil)
 			if err != nil {

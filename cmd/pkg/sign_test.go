@@ -233,11 +233,6 @@ func TestSignedRefusals(t *testing.T) {
 		serve:  func() { r.sign("--name", "other") },
 		errors: []string{`index is for repository "other", but this location served repository "demo" before`},
 	}, {
-		name:   "key trusted for another repository",
-		serve:  func() {},
-		flags:  []string{"--trusted-key", "main=" + r.pub},
-		errors: []string{`index is for repository "demo", but key ` + keyID(t, r.pub) + ` is trusted only for repository "main"`},
-	}, {
 		name:   "oversized index",
 		serve:  func() { r.huge.Store(true) },
 		errors: []string{"index.json is over the 67108864-byte limit"},
@@ -255,7 +250,31 @@ func TestSignedRefusals(t *testing.T) {
 			r.put(index, nil)
 		},
 		flags:  []string{"--require-signed"},
-		errors: []string{"index is not signed (no index.json.sig), and signatures are required"},
+		errors: []string{"index is not signed (no index.json.sig), but keys are trusted for it", "pinned repository demo to key " + keyID(t, r.pub)},
+	}, {
+		// The root pinned the repository to the key that verified its index: without the
+		// key given, each of these is refused as it is with the key.
+		name: "tampered index, no key given",
+		serve: func() {
+			index, sig := r.files()
+			r.put(bytes.Replace(index, []byte(indexSHA(t, "hello")), []byte(strings.Repeat("0", 64)), 1), sig)
+		},
+		flags: []string{},
+		errors: []string{"bad signature: the signature by key " + keyID(t, r.pub) + " does not match index.json",
+			"(root ", "/root pinned repository demo to key " + keyID(t, r.pub) + " when it accepted its index version 1)"},
+	}, {
+		name:   "signed by an untrusted key, no key given",
+		serve:  func() { r.publisher().ok("repo", "sign", r.dir, "--key", other) },
+		flags:  []string{},
+		errors: []string{"is signed by key " + keyID(t, otherPub) + ", which is not trusted", "pinned repository demo", "pkg: hint: once pkg accepted a signed index", "'pkg trust add KEY'", "'pkg repo forget' unpins it"},
+	}, {
+		name: "signature removed, no key given",
+		serve: func() {
+			index, _ := r.files()
+			r.put(index, nil)
+		},
+		flags:  []string{},
+		errors: []string{"index is not signed (no index.json.sig)", "pinned repository demo", "'pkg trust add KEY'"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -344,15 +363,16 @@ func TestSignedVerified(t *testing.T) {
 	if got := dbState(t, e); !strings.Contains(got, "repository true {Location:"+r.url+"/ Name:demo Version:1 SHA256:") {
 		t.Errorf("database: %s", got)
 	}
-	// Without the key, the root that accepted the signed index refuses to install from it.
-	before := dbState(t, e)
-	_, stderr, code := e.pkg("install", "fortunes")
-	if code != 1 || !strings.Contains(stderr, r.url+"/: index not verified: this root installed from its signed index (version 1) before") ||
-		!strings.Contains(stderr, "pkg: hint: pass the publisher's key") {
-		t.Errorf("install without the key after a signed install: exit %d, stderr:\n%s", code, stderr)
+	// Without the key, the root that accepted the signed index verifies the next one with
+	// the key it pinned the repository to.
+	for _, args := range [][]string{{"install", "fortunes"}, {"search", "hello"}, {"upgrade"}} {
+		if _, stderr := e.ok(args...); strings.Contains(stderr, "warning") {
+			t.Errorf("%v without the key after a signed install warns:\n%s", args, stderr)
+		}
 	}
-	if got := dbState(t, e); got != before {
-		t.Errorf("database changed by the refused install:\n%s\nwas\n%s", got, before)
+	_, stderr, code := newEnv(t, t.TempDir(), r.url).pkg("--trusted-key", "main="+r.pub, "search")
+	if want := `index is for repository "demo", but key ` + keyID(t, r.pub) + ` is trusted only for repository "main"`; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("search with the key bound to another repository: exit %d, %q; want %q", code, stderr, want)
 	}
 
 	env := newEnv(t, t.TempDir(), r.url)
@@ -392,7 +412,7 @@ func TestUnverifiedWarning(t *testing.T) {
 		want string
 	}{
 		{unsigned, "pkg: warning: repository " + unsigned.repo + "/ is not signed; "},
-		{untrusted, "pkg: warning: repository " + r.url + "/ is signed by key " + keyID(t, r.pub) + ", but no key is trusted for it"},
+		{untrusted, "pkg: warning: repository " + r.url + "/ is signed by key " + keyID(t, r.pub) + ", but no key is trusted for it, so its index is not verified; trust the publisher's key with 'pkg trust add KEY'"},
 	} {
 		_, stderr := tt.e.ok("--quiet", "install", "hello")
 		if strings.Count(stderr, "pkg: warning:") != 1 || !strings.Contains(stderr, tt.want) {
@@ -571,8 +591,13 @@ func TestLockSigned(t *testing.T) {
 	if want := "index version 1 of repository demo is older than version 2, which " + lock + " was made from"; code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("lock against version 1: exit %d, %q; want %q", code, stderr, want)
 	}
-	if _, stderr, code := e.pkg("lock", "-o", lock); code != 1 || !strings.Contains(stderr, "this index is not verified: pass the publisher's key") {
+	if _, stderr, code := e.pkg("--cache", t.TempDir(), "lock", "-o", lock); code != 1 || !strings.Contains(stderr, "this index is not verified: pass the publisher's key") {
 		t.Errorf("lock without the key: exit %d, %q", code, stderr)
+	}
+	// The cache's copy was verified by the key: without it, the index is refused outright.
+	if _, stderr, code := e.pkg("lock", "-o", lock); code != 1 || !strings.Contains(stderr, "but the cache's copy of its index (version 2) was verified by key "+keyID(t, r.pub)) ||
+		!strings.Contains(stderr, "pkg: hint: once pkg accepted a signed index") {
+		t.Errorf("lock without the key, the cache's copy verified: exit %d, %q", code, stderr)
 	}
 	if after, _ := os.ReadFile(lock); !bytes.Equal(after, data) {
 		t.Error("a refused lock changed the lockfile")
@@ -580,7 +605,7 @@ func TestLockSigned(t *testing.T) {
 
 	e.ok(append(trusted, "sync", "-f", lock)...)
 	unsigned := filepath.Join(t.TempDir(), "unsigned.lock")
-	e.ok("lock", "-o", unsigned, "hello")
+	e.ok("--cache", t.TempDir(), "lock", "-o", unsigned, "hello")
 	_, stderr, code = e.pkg("--require-signed", "sync", "-f", unsigned)
 	if code != 1 || !strings.Contains(stderr, unsigned+" does not say it was made from a verified index, and --require-signed needs that") {
 		t.Errorf("sync --require-signed of a lockfile made without the key: exit %d, %q", code, stderr)
@@ -597,5 +622,117 @@ func TestLockSigned(t *testing.T) {
 	_, stderr, code = e.pkg("--trusted-key", strings.TrimSpace(other), "sync", "-f", lock)
 	if code != 1 || !strings.Contains(stderr, "none of which is trusted here: trust one of them too") {
 		t.Errorf("sync of a lockfile verified by another key: exit %d, %q", code, stderr)
+	}
+}
+
+// TestTrustCommands trusts the publisher's key with pkg trust add, so that installs need no
+// flag; lists it and the pin the install made; removes it, which leaves the repository
+// pinned to no key, so that even its good index is refused; trusts it again; and unpins
+// the repository with pkg repo forget, after which its unsigned index passes with a
+// warning. None of the refusals changes the root, the cache or the database.
+func TestTrustCommands(t *testing.T) {
+	r := newSignedRepo(t)
+	e, _ := r.user()
+	id := keyID(t, r.pub)
+	keys := filepath.Join(e.root, ".pkg", "trusted-keys")
+	if out, _ := e.ok("trust", "add", r.pub, "--repo-name", "demo"); out != "root "+e.root+" trusts key "+id+" for repository demo only\n" {
+		t.Errorf("trust add: %q", out)
+	}
+	if data, _ := os.ReadFile(keys); string(data) != "demo="+r.pub+"\n" {
+		t.Errorf("trusted-keys after trust add: %q", data)
+	}
+	if out, _ := e.ok("trust", "add", r.pub); !strings.HasSuffix(out, " trusts key "+id+" for any repository (was for repository demo only)\n") {
+		t.Errorf("trust add again, for any repository: %q", out)
+	}
+	if _, stderr := e.ok("install", "hello"); strings.Contains(stderr, "warning") {
+		t.Errorf("install with the key trust add trusted warns:\n%s", stderr)
+	}
+	out, _ := e.ok("trust", "list")
+	for _, want := range []string{
+		"key " + id + " for any repository: " + r.pub + " (" + keys + ")\n",
+		"pinned " + r.url + "/: repository demo, version 1, to key " + id + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("trust list:\n%s\nlacks %q", out, want)
+		}
+	}
+
+	out, stderr := e.ok("trust", "remove", id)
+	if !strings.Contains(out, "root "+e.root+" no longer trusts key "+id+" for any repository\n") ||
+		!strings.Contains(stderr, "pkg: warning: repository "+r.url+"/ (demo) stays pinned, to no key now") {
+		t.Errorf("trust remove: stdout %q, stderr %q", out, stderr)
+	}
+	if data, _ := os.ReadFile(keys); len(data) != 0 {
+		t.Errorf("trusted-keys after trust remove: %q", data)
+	}
+	if _, stderr, code := e.pkg("trust", "remove", id); code != 1 || !strings.Contains(stderr, "does not trust key "+id) {
+		t.Errorf("trust remove of a key not trusted: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := e.pkg("trust", "remove", "nonsense"); code != 2 {
+		t.Errorf("trust remove nonsense: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := e.pkg("trust", "add", "demo="+r.pub, "--repo-name", "other"); code != 2 {
+		t.Errorf("trust add with two names: exit %d, %q", code, stderr)
+	}
+	refused := func(what string, wants ...string) {
+		t.Helper()
+		root, cache, state := rootTree(t, e.root), testfs.Tree(t, e.cache), dbState(t, e)
+		_, stderr, code := e.pkg("install", "fortunes")
+		if code != 1 {
+			t.Errorf("%s: exit %d, stderr:\n%s", what, code, stderr)
+		}
+		for _, want := range wants {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", what, want, stderr)
+			}
+		}
+		testfs.SameTree(t, "root", rootTree(t, e.root), root)
+		testfs.SameTree(t, "cache", testfs.Tree(t, e.cache), cache)
+		if got := dbState(t, e); got != state {
+			t.Errorf("%s: database changed:\n%s\nwas\n%s", what, got, state)
+		}
+	}
+	refused("the good index, its key removed", "pinned repository demo when it accepted its index version 1", "'pkg trust add KEY'")
+
+	e.ok("trust", "add", r.pub)
+	index, _ := r.files()
+	r.put(index, nil)
+	refused("the index unsigned", "index is not signed", "pinned repository demo when")
+
+	if out, _ := e.ok("repo", "forget"); !strings.Contains(out, "forgot version 1 of repository demo") {
+		t.Errorf("repo forget: %q", out)
+	}
+	if out, _ := e.ok("trust", "list"); strings.Contains(out, "pinned") {
+		t.Errorf("trust list after repo forget:\n%s", out)
+	}
+	e.ok("trust", "remove", id)
+	_, stderr = e.ok("install", "fortunes")
+	if !strings.Contains(stderr, "pkg: warning: repository "+r.url+"/ is not signed; pkg cannot tell whether its packages are the publisher's; --require-signed refuses such repositories; once the publisher signs it, trust their key with 'pkg trust add KEY'\n") {
+		t.Errorf("install of the unsigned index after repo forget:\n%s", stderr)
+	}
+}
+
+// TestPinEveryCommand installs from the signed repository with its key, then, without
+// it, has every command that reads the index read a tampered one: each refuses it, naming
+// the pin, and sync refuses a lockfile made without the key.
+func TestPinEveryCommand(t *testing.T) {
+	r := newSignedRepo(t)
+	e, trusted := r.user()
+	e.ok(append(trusted, "install", "libgreet")...)
+	unsigned := filepath.Join(t.TempDir(), "unsigned.lock")
+	newEnv(t, t.TempDir(), r.url).ok("lock", "-o", unsigned, "hello")
+	index, sig := r.files()
+	r.put(bytes.Replace(index, []byte(indexSHA(t, "hello")), []byte(strings.Repeat("0", 64)), 1), sig)
+	for _, args := range [][]string{
+		{"search"}, {"fetch", "hello"}, {"lock", "-o", filepath.Join(t.TempDir(), "pkg.lock"), "hello"}, {"upgrade"}, {"install", "hello"},
+	} {
+		_, stderr, code := e.pkg(args...)
+		if code != 1 || !strings.Contains(stderr, "bad signature") || !strings.Contains(stderr, "pinned repository demo to key "+keyID(t, r.pub)) {
+			t.Errorf("%v without the key: exit %d, stderr:\n%s", args, code, stderr)
+		}
+	}
+	_, stderr, code := e.pkg("sync", "-f", unsigned, "--keep-extra")
+	if want := unsigned + " does not say it was made from a verified index, and root " + e.root + " pinned repository demo to key " + keyID(t, r.pub); code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("sync of a lockfile made without the key: exit %d, %q; want %q", code, stderr, want)
 	}
 }

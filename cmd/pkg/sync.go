@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/repo"
@@ -161,10 +162,21 @@ func applyPlan(c *cli.Context, root *install.Root, plan *install.Plan, lockRepo 
 // otherwise.
 func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
 	policy, err := trustPolicy(c)
+	if err != nil {
+		return err
+	}
+	pin, err := lockPin(c, l)
+	if err == nil && pin != nil {
+		policy, err = pinPolicy(policy, *pin)
+	}
 	if err != nil || !policy.RequireSigned && len(policy.Keys) == 0 {
 		return err
 	}
 	if l.Index == nil {
+		if pin != nil {
+			return fmt.Errorf("%s does not say it was made from a verified index, and root %s pinned repository %s%s: lock it again with the publisher's key",
+				path, c.String("root"), pin.Name, pinnedKeys(*pin))
+		}
 		if policy.RequireSigned {
 			return fmt.Errorf("%s does not say it was made from a verified index, and --require-signed needs that: lock it again with the publisher's key (pkg lock --trusted-key KEY)", path)
 		}
@@ -178,4 +190,18 @@ func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
 	}
 	return fmt.Errorf("%s was made from an index of repository %s verified by key %s, none of which is trusted here: trust one of them too (--trusted-key), or lock again with a key trusted here",
 		path, l.Index.Name, strings.Join(l.Index.Keys, ", "))
+}
+
+// lockPin returns the root's record of the repository sync installs from (--repo, or the
+// lockfile's), or nil where there is none.
+func lockPin(c *cli.Context, l *repo.Lock) (*db.Repo, error) {
+	loc := c.String("repo")
+	if loc == "" {
+		loc = l.Repo
+	}
+	src, err := fetch.NewSource(loc, fetch.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return rootPin(c, src.URL())
 }

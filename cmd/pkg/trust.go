@@ -27,43 +27,72 @@ import (
 // repository, unless bound to one repository name ("NAME=pkg-ed25519:...").
 func trustPolicy(c *cli.Context) (trust.Policy, error) {
 	p := trust.Policy{RequireSigned: c.Bool("require-signed")}
+	sources, err := keySources(c)
+	for _, s := range sources {
+		p.Keys = append(p.Keys, s.keys...)
+	}
+	return p, err
+}
+
+// keySource is where trusted keys come from, and those keys.
+type keySource struct {
+	name string // "--trusted-key", "PKG_TRUSTED_KEYS", or the root's trusted-keys file
+	keys []trust.PublicKey
+}
+
+// keySources returns the trusted keys of each source.
+func keySources(c *cli.Context) ([]keySource, error) {
+	flag := keySource{name: "--trusted-key"}
 	for _, v := range c.StringSlice("trusted-key") {
 		keys, err := trust.ParseKeys(v)
 		if err != nil {
-			return p, globalUsagef("--trusted-key: %v", err)
+			return nil, globalUsagef("--trusted-key: %v", err)
 		}
-		p.Keys = append(p.Keys, keys...)
+		flag.keys = append(flag.keys, keys...)
 	}
-	keys, err := trust.ParseKeys(os.Getenv("PKG_TRUSTED_KEYS"))
-	if err != nil {
-		return p, fmt.Errorf("PKG_TRUSTED_KEYS: %w", err)
+	env := keySource{name: "PKG_TRUSTED_KEYS"}
+	var err error
+	if env.keys, err = trust.ParseKeys(os.Getenv("PKG_TRUSTED_KEYS")); err != nil {
+		return nil, fmt.Errorf("PKG_TRUSTED_KEYS: %w", err)
 	}
-	p.Keys = append(p.Keys, keys...)
-	path := filepath.Join(c.String("root"), ".pkg", "trusted-keys")
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return p, fmt.Errorf("read the trusted keys of root %s: %w", c.String("root"), err)
+	file := keySource{name: trustedKeysFile(c.String("root"))}
+	if file.keys, err = trust.ReadTrusted(file.name); err != nil {
+		return nil, fmt.Errorf("read the trusted keys of root %s: %w", c.String("root"), err)
 	}
-	if keys, err = trust.ParseKeys(string(data)); err != nil {
-		return p, fmt.Errorf("%s: %w", path, err)
+	return []keySource{flag, env, file}, nil
+}
+
+// trustedKeysFile is where the root keeps the keys it trusts (package trust's format).
+func trustedKeysFile(root string) string { return filepath.Join(root, ".pkg", "trusted-keys") }
+
+// pinPolicy returns p trusting also, for pin's repository only, the keys the root pinned it
+// to, and requiring a signature even when no key is left for it.
+func pinPolicy(p trust.Policy, pin db.Repo) (trust.Policy, error) {
+	for _, s := range pin.Keys {
+		k, err := trust.ParsePublicKey(s)
+		if err != nil {
+			return p, fmt.Errorf("the root's record of repository %s: %w", pin.Location, err)
+		}
+		k.Repo = pin.Name
+		p.Keys = append(p.Keys, k)
 	}
-	p.Keys = append(p.Keys, keys...)
+	p.RequireSigned = true
 	return p, nil
 }
 
-// openFetcherIn opens the repository and the cache and reads the index, believed only as
-// the trust policy allows and, withRoot, never older than the one the root accepted last.
-// It warns about an index it could not verify. It reads the root's record without its
-// lock, so that a slow repository does not hold the root: install and upgrade take the
-// lock after, and check the index against the record again then (fetcher.accept).
+// openFetcher opens the repository and the cache and reads the index, believed only as
+// the trust policy allows and, where the root has a record of the repository (a pin),
+// only if a key trusted for it verifies it (the keys the record pinned it to are) and it
+// is not older than that record. It warns about an index it could not verify. It reads
+// the root's record without its lock, so that a slow repository does not hold the root:
+// install and upgrade take the lock after, and check the index against the record again
+// then (fetcher.accept). Without a root, the cache's last verified copy of the index
+// bounds the next one likewise (fetch.PinnedError).
 //
-// Commands without a root (search, fetch, lock) read no record: the cache's last
-// verified copy of the index, checked again against the trusted keys, is then the only
-// index a new one may not roll back, and nothing is recorded in any root. That is enough:
-// they install nothing, and cached archives are named by sha256; install and upgrade check
-// the index again, against the root's record, before they install anything
-// (fetcher.accept); sync installs by the lockfile's sha256s, whatever the index says.
-func openFetcherIn(c *cli.Context, withRoot bool) (*fetcher, *repo.Index, error) {
+// Only install and upgrade record an index in the root. That is enough: search, fetch and
+// lock install nothing, and cached archives are named by sha256; sync installs by the
+// lockfile's sha256s, whatever the index says.
+func openFetcher(c *cli.Context) (*fetcher, *repo.Index, error) {
 	f := &fetcher{c: c}
 	src, err := openSource(c, f.retrying)
 	if err != nil {
@@ -73,13 +102,14 @@ func openFetcherIn(c *cli.Context, withRoot bool) (*fetcher, *repo.Index, error)
 	if err != nil {
 		return nil, nil, err
 	}
+	pin, err := rootPin(c, src.URL())
+	if err != nil {
+		return nil, nil, err
+	}
 	var known []trust.Record
-	if withRoot {
-		err := peekRoot(c, func(d *db.DB) (err error) {
-			known, err = knownRecords(d, src.URL())
-			return err
-		})
-		if err != nil {
+	if pin != nil {
+		known = []trust.Record{record(*pin)}
+		if src, err = openPinnedSource(c, pin, f.retrying); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -87,6 +117,9 @@ func openFetcherIn(c *cli.Context, withRoot bool) (*fetcher, *repo.Index, error)
 	if nk := (*fetch.NotKeptError)(nil); errors.As(err, &nk) {
 		warn(c, "%s; --offline will not have it", userText(err))
 		err = nil
+	}
+	if te := (*trust.Error)(nil); pin != nil && errors.As(err, &te) {
+		err = &pinnedError{root: c.String("root"), pin: *pin, err: err}
 	}
 	if err != nil {
 		return nil, nil, err
@@ -96,9 +129,55 @@ func openFetcherIn(c *cli.Context, withRoot bool) (*fetcher, *repo.Index, error)
 		// What offline installs, locks and --frozen checks are as current as.
 		note(c, "offline: using the index of %s as last read %s (%s ago)", src.URL(), t.Local().Format("2006-01-02 15:04"), roughly(time.Since(t)))
 	}
-	f.src, f.index, f.known = src, res, known
+	f.src, f.index, f.pin = src, res, pin
 	f.useCache(cache)
 	return f, ix, nil
+}
+
+// rootPin returns the root's record of the repository at url, or nil where there is none
+// (or no root).
+func rootPin(c *cli.Context, url string) (*db.Repo, error) {
+	var pin *db.Repo
+	err := peekRoot(c, func(d *db.DB) error {
+		r, ok, err := d.Repo(url)
+		if ok {
+			pin = &r
+		}
+		return err
+	})
+	return pin, err
+}
+
+// pinnedError is an index refused for a repository whose signed index the root accepted:
+// with or without keys given, the index must verify with a key trusted for it.
+type pinnedError struct {
+	root string
+	pin  db.Repo
+	err  error // a *trust.Error
+}
+
+func (e *pinnedError) Error() string {
+	return fmt.Sprintf("%v (root %s pinned repository %s%s when it accepted its index version %d)",
+		e.err, e.root, e.pin.Name, pinnedKeys(e.pin), e.pin.Version)
+}
+
+func (e *pinnedError) Unwrap() error { return e.err }
+
+// pinnedKeys says which keys pin pinned its repository to, " to key ID", or "" for none.
+func pinnedKeys(pin db.Repo) string {
+	var ids []string
+	for _, s := range pin.Keys {
+		if k, err := trust.ParsePublicKey(s); err == nil {
+			ids = append(ids, k.ID())
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return ""
+	case 1:
+		return " to key " + ids[0]
+	}
+	return " to keys " + strings.Join(ids, ", ")
 }
 
 // roughly says d in its largest unit: "5 minutes", "3 hours", "2 days".
@@ -118,18 +197,14 @@ func roughly(d time.Duration) string {
 // index, as when another command accepted a newer index while this one waited for the
 // root: the index must then be read again, or accept would refuse it as a rollback.
 func (f *fetcher) stale(root *install.Root) (bool, error) {
-	now, err := knownRecords(root.DB(), f.src.URL())
-	return !slices.Equal(now, f.known), err
-}
-
-// knownRecords returns the root's record of the repository at url, as the indexes of it
-// accepted before: none, or one.
-func knownRecords(d *db.DB, url string) ([]trust.Record, error) {
-	r, ok, err := d.Repo(url)
-	if !ok {
-		return nil, err
+	now, ok, err := root.DB().Repo(f.src.URL())
+	switch {
+	case err != nil:
+		return false, err
+	case !ok || f.pin == nil:
+		return ok != (f.pin != nil), nil
 	}
-	return []trust.Record{record(r)}, err
+	return record(now) != record(*f.pin) || !slices.Equal(now.Keys, f.pin.Keys), nil
 }
 
 // sameRepo reports whether r records the repository name signed by one of keyIDs: a record
@@ -147,7 +222,7 @@ func openRootFor(c *cli.Context, f *fetcher, ix *repo.Index) (*install.Root, *fe
 	}
 	if stale, err := f.stale(root); err != nil || stale {
 		if err == nil {
-			f, ix, err = openFetcherIn(c, true)
+			f, ix, err = openFetcher(c)
 		}
 		if err != nil {
 			root.Close()
@@ -158,10 +233,10 @@ func openRootFor(c *cli.Context, f *fetcher, ix *repo.Index) (*install.Root, *fe
 }
 
 // accept records in root that it accepted the fetcher's index, when a trusted key
-// verified it, before anything from that index is installed. It refuses an index the
-// root's record forbids, which a fetcher opened without the root could not check: one
-// older than the record, and an unverified one from a repository whose signed index the
-// root accepted before (run without its key, pkg would otherwise only warn).
+// verified it, and the keys that did (the root pins the repository to them), before
+// anything from that index is installed. It refuses, under the root's lock, an index the
+// root's record forbids: one older than the record, and an unverified one from a
+// repository whose signed index the root accepted before.
 func (f *fetcher) accept(root *install.Root) error {
 	res := f.index // sync reads no index: this is empty, and no root records one
 	prev, ok, err := root.DB().Repo(res.Location)
@@ -175,8 +250,13 @@ func (f *fetcher) accept(root *install.Root) error {
 		}
 		return nil
 	}
+	keys := make([]string, len(res.Keys))
+	for i, k := range res.Keys {
+		k.Repo = "" // the record binds it to its repository
+		keys[i] = k.String()
+	}
 	if ok {
-		if record(prev) == res.Record && prev.KeyID == res.KeyID {
+		if record(prev) == res.Record && prev.KeyID == res.KeyID && slices.Equal(prev.Keys, keys) {
 			return nil
 		}
 		if err := res.Record.Follows(record(prev)); err != nil {
@@ -197,7 +277,7 @@ func (f *fetcher) accept(root *install.Root) error {
 		}
 	}
 	return root.DB().PutRepo(db.Repo{Location: res.Location, Name: res.Name, Version: res.Version,
-		SHA256: res.SHA256, KeyID: res.KeyID, Accepted: time.Now().UTC()})
+		SHA256: res.SHA256, KeyID: res.KeyID, Keys: keys, Accepted: time.Now().UTC()})
 }
 
 func record(r db.Repo) trust.Record {
@@ -205,7 +285,8 @@ func record(r db.Repo) trust.Record {
 }
 
 // warnIndex prints one line about an index that is not verified, or verified but
-// expired. It prints under --quiet too: it is about what pkg trusts, not its progress.
+// expired, and a hint for the first. It prints under --quiet too: it is about what pkg
+// trusts, not its progress.
 func warnIndex(c *cli.Context, res trust.Result) {
 	switch {
 	case res.Expired:
@@ -213,12 +294,32 @@ func warnIndex(c *cli.Context, res trust.Result) {
 			res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339))
 	case res.Verified():
 	case len(res.SignedBy) > 0:
-		warn(c, "repository %s is signed by key %s, but no key is trusted for it, so its index is not verified; pass the publisher's key with --trusted-key",
-			res.Location, strings.Join(res.SignedBy, ", "))
+		warnHint(c, &unverified{errUntrustedRepo, fmt.Sprintf("repository %s is signed by key %s, but no key is trusted for it, so its index is not verified",
+			res.Location, strings.Join(res.SignedBy, ", "))})
 	default:
-		warn(c, "repository %s is not signed; pkg cannot tell whether its packages are the publisher's (--require-signed refuses such repositories)",
-			res.Location)
+		warnHint(c, &unverified{errUnsignedRepo, fmt.Sprintf("repository %s is not signed; pkg cannot tell whether its packages are the publisher's",
+			res.Location)})
 	}
+}
+
+// unverified is a warning about an index pkg uses unverified; its kind keys its hint.
+type unverified struct {
+	kind error // errUnsignedRepo or errUntrustedRepo
+	msg  string
+}
+
+func (w *unverified) Error() string { return w.msg }
+
+func (w *unverified) Unwrap() error { return w.kind }
+
+var (
+	errUnsignedRepo  = errors.New("repository not signed")
+	errUntrustedRepo = errors.New("repository key not trusted")
+)
+
+// warnHint prints w as a warning, its hint on the same line: one line per warning.
+func warnHint(c *cli.Context, w *unverified) {
+	warn(c, "%s; %s", w.msg, hint(w, nil))
 }
 
 // warn prints a warning to stderr, even under --quiet.
@@ -229,6 +330,13 @@ func warn(c *cli.Context, format string, args ...any) {
 // errNotVerified refuses an unverified index of a repository a root accepted signed before.
 var errNotVerified = errors.New("index not verified")
 
+// pinHint says what to do about an index refused for want of a trusted key's signature,
+// of a repository the root pinned (pinnedError) or the cache's copy of which a trusted key
+// verified (fetch.PinnedError).
+const pinHint = "once pkg accepted a signed index of a repository, it takes only indexes a key trusted for it verifies; " +
+	"if the publisher changed keys, trust the new one with 'pkg trust add KEY' ('pkg trust list' shows the pins); " +
+	"if the repository really stopped signing, 'pkg repo forget' unpins it"
+
 // trustHints say what to do about each refusal of an index.
 var trustHints = []struct {
 	err  error
@@ -236,17 +344,33 @@ var trustHints = []struct {
 }{
 	{fetch.ErrUnreachable, "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
 	{fetch.ErrNoRepository, "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
-	{errNotVerified, "pass the publisher's key with --trusted-key or in the root's .pkg/trusted-keys (if the repository really stopped signing, run 'pkg --repo URL repo forget')"},
+	{errNotVerified, pinHint},
+	{errUnsignedRepo, "--require-signed refuses such repositories; once the publisher signs it, trust their key with 'pkg trust add KEY'"},
+	{errUntrustedRepo, "trust the publisher's key with 'pkg trust add KEY' (or --trusted-key for one command), and pkg then requires it"},
 	{trust.ErrUnsigned, "ask the publisher to sign the repository (pkg repo sign); if it is signed, something on the way removed its index.json.sig"},
-	{trust.ErrUntrusted, "get the publisher's public key (pkg-ed25519:...) from them and pass it with --trusted-key, or add it to the root's .pkg/trusted-keys; if they changed keys, trust the new one"},
+	{trust.ErrUntrusted, "get the publisher's public key (pkg-ed25519:...) from them and trust it with 'pkg trust add KEY' (or --trusted-key for one command); if they changed keys, trust the new one"},
 	{trust.ErrBadSignature, "the index or its signature was altered after signing, or a cache on the way holds a stale one: try again, or another mirror, and tell the publisher if it persists"},
 	{trust.ErrMalformed, "ask the publisher to sign the repository again with pkg repo sign"},
 	{trust.ErrWrongName, "check --repo: this location serves another repository's index than before (if the publisher really renamed it, run 'pkg repo forget')"},
-	{trust.ErrNotBound, "the key is trusted only for the repository its REPO= binding names: if the publisher renamed the repository, change the binding in --trusted-key, PKG_TRUSTED_KEYS or the root's .pkg/trusted-keys"},
+	{trust.ErrNotBound, "the key is trusted only for the repository its REPO= binding names: if the publisher renamed the repository, trust the key for the new name ('pkg trust add NAME=KEY', or in --trusted-key or PKG_TRUSTED_KEYS)"},
 	{fetch.ErrMismatch, "the archive served is not the one the index (or lockfile) names: a mirror or proxy may hold a stale or altered copy; try again, or another mirror, and tell the publisher if it persists"},
 	{trust.ErrExpired, "the publisher must sign the index again (pkg repo sign) before it expires, and a mirror serving an old copy looks the same; --offline installs from the last verified copy"},
 	{trust.ErrRollback, "a mirror or proxy is serving an old index: try again later, or another mirror (if the publisher really started over, run 'pkg --repo LOCATION repo forget' for the location the newer version came from)"},
 	{trust.ErrReused, "the index changed without a new version, so the publisher or their key signed two different indexes: tell the publisher (if they really started over, run 'pkg repo forget')"},
+}
+
+// pinnedHint returns pinHint for an index refused for want of a trusted key's signature
+// where pkg pinned the repository, or "".
+func pinnedHint(err error) string {
+	pe, fe := (*pinnedError)(nil), (*fetch.PinnedError)(nil)
+	switch {
+	case errors.As(err, &fe):
+	case !errors.As(err, &pe):
+		return ""
+	case !errors.Is(err, trust.ErrUnsigned) && !errors.Is(err, trust.ErrUntrusted) && !errors.Is(err, trust.ErrNotBound):
+		return "" // the kind's hint says more
+	}
+	return pinHint
 }
 
 // pathDenied reports whether err is a permission refused on one of dirs, a path in one of
@@ -305,6 +429,9 @@ func hint(err error, dirs []string) string {
 	}
 	if pathDenied(err, dirs) {
 		return "pkg reads and writes --root (PKG_ROOT) and --cache (PKG_CACHE), by default under your home: a root or cache of another user's needs directories of your own"
+	}
+	if h := pinnedHint(err); h != "" {
+		return h
 	}
 	for _, h := range trustHints {
 		if errors.Is(err, h.err) {

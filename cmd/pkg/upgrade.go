@@ -39,7 +39,7 @@ func upgradeAction(c *cli.Context) error {
 	if err := peekRoot(c, check); err != nil { // a typo needs no index
 		return err
 	}
-	f, ix, err := openFetcherIn(c, true) // the root's accepted index bounds a rollback
+	f, ix, err := openFetcher(c) // the root's accepted index bounds a rollback
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/db"
+	"pkg/repo"
+	"pkg/trust"
+)
+
+func trustCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "trust",
+		Usage: "add, list and remove the publishers' keys the root trusts, and list the repositories it pinned",
+		Subcommands: []*cli.Command{{
+			Name:      "add",
+			Usage:     "trust a publisher's key in the root: every repository must then verify with a trusted key",
+			ArgsUsage: "[REPO=]pkg-ed25519:...",
+			Flags:     []cli.Flag{&cli.StringFlag{Name: "repo-name", Usage: "trust the key for the repository of this name only"}},
+			Action:    trustAddAction,
+		}, noArgs(&cli.Command{
+			Name:   "list",
+			Usage:  "list the trusted keys, the repositories each is for, and the repositories the root pinned to their keys",
+			Action: trustListAction,
+		}), {
+			Name:      "remove",
+			Usage:     "stop trusting a key in the root, and unpin it from the repositories the root pinned to it",
+			ArgsUsage: "KEY|ID",
+			Action:    trustRemoveAction,
+		}},
+	}
+}
+
+// trustAddAction adds the key to the root's trusted-keys file, under the root's lock.
+func trustAddAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("trust add: want one key, [REPO=]pkg-ed25519:..., got %s", count(c.NArg(), "argument"))
+	}
+	k, err := trust.ParsePublicKey(c.Args().First())
+	if err != nil {
+		return usagef("trust add: %v", err)
+	}
+	if name := c.String("repo-name"); name != "" {
+		if !repo.ValidName(name) || k.Repo != "" && k.Repo != name {
+			return usagef("trust add: --repo-name %q: want a repository name ([a-z0-9][a-z0-9._+-]*), and the key's own REPO= if it has one", name)
+		}
+		k.Repo = name
+	}
+	root, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	replaced, err := trust.AddTrusted(trustedKeysFile(root.Dir()), k)
+	if err != nil {
+		return err
+	}
+	was := ""
+	if len(replaced) > 0 && !slices.ContainsFunc(replaced, func(r trust.PublicKey) bool { return r.Repo == k.Repo }) {
+		was = " (was " + keyScope(replaced[0]) + ")"
+	}
+	say(c, "root %s trusts key %s %s%s", root.Dir(), k.ID(), keyScope(k), was)
+	return nil
+}
+
+// keyScope says which repositories k may sign.
+func keyScope(k trust.PublicKey) string {
+	if k.Repo == "" {
+		return "for any repository"
+	}
+	return "for repository " + k.Repo + " only"
+}
+
+// trustListAction prints the trusted keys, one a line with where it comes from, then the
+// repositories the root pinned.
+func trustListAction(c *cli.Context) error {
+	sources, err := keySources(c)
+	if err != nil {
+		return err
+	}
+	var pins []db.Repo
+	if err := peekRoot(c, func(d *db.DB) (err error) {
+		pins, err = d.Repos()
+		return err
+	}); err != nil {
+		return err
+	}
+	w := c.App.Writer
+	for _, s := range sources {
+		for _, k := range s.keys {
+			pub := k
+			pub.Repo = ""
+			fmt.Fprintf(w, "key %s %s: %s (%s)\n", k.ID(), keyScope(k), pub, s.name)
+		}
+	}
+	for _, p := range pins {
+		keys := pinnedKeys(p)
+		if keys == "" {
+			keys = " to no key: refused until a key is trusted for it"
+		}
+		fmt.Fprintf(w, "pinned %s: repository %s, version %d,%s\n", p.Location, p.Name, p.Version, keys)
+	}
+	if len(pins) == 0 && !slices.ContainsFunc(sources, func(s keySource) bool { return len(s.keys) > 0 }) {
+		note(c, "no key is trusted and root %s pinned no repository: 'pkg trust add KEY' trusts a publisher's key", c.String("root"))
+	}
+	return nil
+}
+
+// trustRemoveAction removes a key from the root's trusted-keys file and from the keys of
+// the repositories the root pinned, under the root's lock. A repository whose last key it
+// was stays pinned: its indexes are refused until a key is trusted for it again, or the
+// repository is forgotten.
+func trustRemoveAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("trust remove: want one key or key id, got %s", count(c.NArg(), "argument"))
+	}
+	id := c.Args().First()
+	if k, err := trust.ParsePublicKey(id); err == nil {
+		id = k.ID()
+	} else if len(id) != 16 || strings.Trim(id, "0123456789abcdef") != "" {
+		return usagef("trust remove: %q is neither a key, [REPO=]pkg-ed25519:..., nor a key id of 16 hex digits ('pkg trust list' shows them)", id)
+	}
+	if err := rootExists(c); err != nil {
+		return err
+	}
+	root, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	removed, err := trust.RemoveTrusted(trustedKeysFile(root.Dir()), id)
+	if err != nil {
+		return err
+	}
+	unpinned, err := unpinKey(root.DB(), id)
+	if err != nil {
+		return err
+	}
+	if len(removed) == 0 && len(unpinned) == 0 {
+		return fmt.Errorf("trust remove: root %s does not trust key %s, nor pinned a repository to it ('pkg trust list' shows the keys)", root.Dir(), id)
+	}
+	for _, k := range removed {
+		say(c, "root %s no longer trusts key %s %s", root.Dir(), id, keyScope(k))
+	}
+	for _, p := range unpinned {
+		if len(p.Keys) > 0 {
+			say(c, "repository %s (%s) stays pinned%s", p.Location, p.Name, pinnedKeys(p))
+			continue
+		}
+		warn(c, "repository %s (%s) stays pinned, to no key now: its indexes are refused until you trust its publisher's key ('pkg trust add KEY'), or forget it ('pkg --repo %s repo forget')",
+			p.Location, p.Name, p.Location)
+	}
+	if sources, err := keySources(c); err == nil {
+		for _, s := range sources[:2] { // the flag and the environment, which pkg does not change
+			if slices.ContainsFunc(s.keys, func(k trust.PublicKey) bool { return k.ID() == id }) {
+				note(c, "key %s is still trusted by %s, for this command", id, s.name)
+			}
+		}
+	}
+	return nil
+}
+
+// unpinKey removes the key id from the keys of the repositories d pinned to it and returns
+// their records as they are now.
+func unpinKey(d *db.DB, id string) ([]db.Repo, error) {
+	pins, err := d.Repos()
+	if err != nil {
+		return nil, err
+	}
+	var changed []db.Repo
+	for _, p := range pins {
+		keep := slices.DeleteFunc(slices.Clone(p.Keys), func(s string) bool {
+			k, err := trust.ParsePublicKey(s)
+			return err == nil && k.ID() == id
+		})
+		if len(keep) == len(p.Keys) {
+			continue
+		}
+		p.Keys = keep
+		if err := d.PutRepo(p); err != nil {
+			return changed, err
+		}
+		changed = append(changed, p)
+	}
+	return changed, nil
+}

@@ -1,0 +1,122 @@
+package trust
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"pkg/internal/durable"
+)
+
+// A trusted-keys file holds trusted keys as ParseKeys reads them. AddTrusted and
+// RemoveTrusted edit one, keeping its other lines and their comments, and replace it
+// atomically: a crash leaves the old file or the new one.
+
+// ReadTrusted returns the keys of the trusted-keys file at path: none if there is no file.
+func ReadTrusted(path string) ([]PublicKey, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("trust: %w", err)
+	}
+	keys, err := ParseKeys(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return keys, nil
+}
+
+// AddTrusted adds k, with its binding, to the trusted-keys file at path, creating the
+// file, in place of the entries of the same key, which it returns.
+func AddTrusted(path string, k PublicKey) (replaced []PublicKey, err error) {
+	return editTrusted(path, k.ID(), k.String())
+}
+
+// RemoveTrusted removes the entries of the key whose ID is id from the trusted-keys file
+// at path and returns them.
+func RemoveTrusted(path, id string) (removed []PublicKey, err error) {
+	return editTrusted(path, id, "")
+}
+
+// editTrusted drops the entries of key id from the file at path, appends the entry add
+// unless it is "", and returns the entries dropped; it leaves a file with neither as it is.
+// A line left with no key goes, with its
+// comment, which was about that key; a file left with nothing is kept empty.
+func editTrusted(path, id, add string) (dropped []PublicKey, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("trust: %w", err)
+	}
+	var b strings.Builder
+	for line := range strings.Lines(string(data)) {
+		text := strings.TrimRight(line, "\r\n")
+		body, comment, commented := strings.Cut(text, "#")
+		fields := strings.FieldsFunc(body, isKeySeparator)
+		var keep []string
+		for _, f := range fields {
+			k, err := ParsePublicKey(f)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			if k.ID() == id {
+				dropped = append(dropped, k)
+			} else {
+				keep = append(keep, f)
+			}
+		}
+		switch {
+		case len(keep) == len(fields):
+			b.WriteString(text + "\n")
+		case len(keep) > 0 && commented:
+			b.WriteString(strings.Join(keep, " ") + "  #" + comment + "\n")
+		case len(keep) > 0:
+			b.WriteString(strings.Join(keep, " ") + "\n")
+		}
+	}
+	if add == "" && len(dropped) == 0 {
+		return nil, nil
+	}
+	if add != "" {
+		b.WriteString(add + "\n")
+	}
+	if err := replaceFile(path, []byte(b.String())); err != nil {
+		return nil, fmt.Errorf("trust: write %s: %w", path, err)
+	}
+	return dropped, nil
+}
+
+// replaceFile replaces the file at path with data, mode 0644: a temporary file in the
+// same directory, synced, renamed over path, then the directory synced.
+func replaceFile(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	return durable.Path(dir)
+}

@@ -1,0 +1,78 @@
+package trust
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTrustedFile adds and removes keys in a trusted-keys file that has comments and a
+// line of two keys: the other lines stay as they were.
+func TestTrustedFile(t *testing.T) {
+	a, b, c := newKey(t).Public(), newKey(t).Public(), newKey(t).Public()
+	path := filepath.Join(t.TempDir(), "trusted-keys")
+	if keys, err := ReadTrusted(path); err != nil || len(keys) != 0 {
+		t.Fatalf("ReadTrusted of no file: %v, %v", keys, err)
+	}
+	if err := os.WriteFile(path, []byte("# publishers\n"+a.String()+" "+b.String()+"  # a and b\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name    string
+		edit    func() ([]PublicKey, error)
+		dropped string // the keys dropped, as String joins them
+		want    string // the file after
+	}{
+		{"add", func() ([]PublicKey, error) { return AddTrusted(path, bound1(c, "demo")) }, "",
+			"# publishers\n" + a.String() + " " + b.String() + "  # a and b\ndemo=" + c.String() + "\n"},
+		{"add again, bound otherwise", func() ([]PublicKey, error) { return AddTrusted(path, c) }, "demo=" + c.String(),
+			"# publishers\n" + a.String() + " " + b.String() + "  # a and b\n" + c.String() + "\n"},
+		{"remove one of a line's keys", func() ([]PublicKey, error) { return RemoveTrusted(path, a.ID()) }, a.String(),
+			"# publishers\n" + b.String() + "  # a and b\n" + c.String() + "\n"},
+		{"remove a line's last key", func() ([]PublicKey, error) { return RemoveTrusted(path, b.ID()) }, b.String(),
+			"# publishers\n" + c.String() + "\n"},
+		{"remove a key not there", func() ([]PublicKey, error) { return RemoveTrusted(path, b.ID()) }, "",
+			"# publishers\n" + c.String() + "\n"},
+	}
+	for _, s := range steps {
+		dropped, err := s.edit()
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		var got []string
+		for _, k := range dropped {
+			got = append(got, k.String())
+		}
+		if strings.Join(got, " ") != s.dropped {
+			t.Errorf("%s: dropped %q, want %q", s.name, got, s.dropped)
+		}
+		if data, _ := os.ReadFile(path); string(data) != s.want {
+			t.Errorf("%s: file\n%s\nwant\n%s", s.name, data, s.want)
+		}
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, %v; want 0644", info.Mode(), err)
+	}
+	if keys, err := ReadTrusted(path); err != nil || len(keys) != 1 || keys[0].String() != c.String() {
+		t.Errorf("ReadTrusted: %v, %v", keys, err)
+	}
+	if err := os.WriteFile(path, []byte("nonsense\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AddTrusted(path, a); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("AddTrusted to a malformed file: %v", err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != "nonsense\n" {
+		t.Errorf("a refused edit changed the file: %q", data)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
+		t.Errorf("%d files left, want the trusted-keys file only", len(ents))
+	}
+}
+
+// bound1 returns pub bound to the repository name.
+func bound1(pub PublicKey, name string) PublicKey {
+	pub.Repo = name
+	return pub
+}
