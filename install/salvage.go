@@ -146,9 +146,13 @@ func newChecker() *fileChecker { return &fileChecker{h: sha256.New(), buf: make(
 // subdirectories, and returns the paths in it to keep, or whether to keep the whole tree.
 // A recorded directory the user swapped for a symlink since its parent was read is only
 // followed to paths that the old tree lacks, which keep then fails to move: the tree is
-// kept whole.
+// kept whole. A directory that the package's own modes keep this process out of holds
+// nothing of the user's if it is as installed (sv.closedAsInstalled).
 func (sv *salvage) readDir(top int, rel string, push func(string), c *fileChecker) (keep []string, whole bool) {
 	fd, err := unix.Openat(top, cmp.Or(rel, "."), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == unix.EACCES {
+		return nil, !sv.closedAsInstalled(top, rel)
+	}
 	if err != nil {
 		return nil, true
 	}
@@ -169,7 +173,9 @@ func (sv *salvage) readDir(top int, rel string, push func(string), c *fileChecke
 			f := sv.files[p]
 			var st unix.Stat_t
 			if f != nil && typ != unix.DT_DIR { // a file's ctime; or a type the filesystem did not say
-				if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == unix.EACCES {
+					return keep, len(keep) > 0 || !sv.closedAsInstalled(top, rel) // a directory it may read, not search
+				} else if err != nil {
 					return keep, true
 				}
 				if st.Mode&unix.S_IFMT == unix.S_IFDIR {
@@ -190,6 +196,15 @@ func (sv *salvage) readDir(top int, rel string, push func(string), c *fileChecke
 			}
 		}
 	}
+}
+
+// closedAsInstalled reports whether the directory rel of the tree open at top, which this
+// process may not read or search, is kept closed by a directory as the package installed it
+// and unchanged since (see unchanged): nothing in it is then the user's.
+func (sv *salvage) closedAsInstalled(top int, rel string) bool {
+	dir, st, err := closedDir(top, cmp.Or(strings.TrimSuffix(rel, "/"), "."))
+	f := sv.files[dir]
+	return err == nil && f != nil && unchanged(f, &st, &sv.rec)
 }
 
 // differs reports, checking with c, whether the entry name of fd, with st, of the type
