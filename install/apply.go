@@ -293,7 +293,7 @@ func (r *Root) markOld(svs []*salvage, staged []*Staged, rins []db.Intent) error
 // emptyTrash deletes the trees removal intents moved to the trash, once recorded.
 func (r *Root) emptyTrash(ins []db.Intent) {
 	for _, in := range ins {
-		removeTree(r.path(in.Staging))
+		r.removeTree(r.path(in.Staging))
 	}
 }
 

@@ -79,7 +79,7 @@ func (r *Root) Stage(ctx context.Context, tarPath string, p repo.Package, member
 func (r *Root) Discard(staged ...*Staged) {
 	for _, s := range staged {
 		if !s.keep {
-			removeTree(s.dir)
+			r.removeTree(s.dir)
 		}
 	}
 }
@@ -114,7 +114,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	}
 	defer func() {
 		if err != nil {
-			removeTree(dir)
+			r.removeTree(dir)
 		}
 	}()
 	st, err := newStager(ctx, src, info.Size(), dir, r.umask)

@@ -81,6 +81,9 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := makeLayout(dir, false); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout, NoCreate: true})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w at %s", ErrNoRoot, dir)
@@ -120,7 +123,7 @@ func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) err
 // tellBusy calls busy with the holder of r's lock, if a command holds it, or with "" if a
 // command was cut short in the middle of a change.
 func (r *Root) tellBusy(busy func(holder string)) {
-	if lock, err := os.Open(r.path(".pkg", "lock")); err == nil {
+	if lock, err := os.OpenFile(r.path(".pkg", "lock"), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0); err == nil {
 		defer lock.Close()
 		// A shared lock, released at once, only looks: others looking do not see it.
 		if locked, err := tryLock(lock, unix.LOCK_SH); err == nil && !locked {
@@ -229,7 +232,7 @@ func (r *Root) reconcile() error {
 		found = append(found, "could not keep yet the tree at "+p+", which may hold files of the user's: it stays for the next start")
 	}
 	for _, path := range left { // the lock is held: nothing was added since
-		if err := removeTree(path); err != nil {
+		if err := r.removeTree(path); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -287,7 +290,7 @@ func (r *Root) rollback(in db.Intent) error {
 			// Which tree is the old one, edited by the user, cannot be told: the other one
 			// is kept rather than deleted with staging.
 			kept := r.path(".pkg", "saved", in.Name+"-unsure."+filepath.Base(other))
-			if os.MkdirAll(filepath.Dir(kept), 0o755) == nil && os.Rename(other, kept) == nil {
+			if r.makeDir(filepath.Join(".pkg", "saved")) == nil && os.Rename(other, kept) == nil {
 				r.unsure = append(r.unsure, fmt.Sprintf("kept the tree of %s that an interrupted install left, as pkg could not tell it from the one in pkgs/, in %s", in.Name, kept))
 			}
 		}

@@ -226,7 +226,7 @@ func (sv *salvage) differs(c *fileChecker, fd int, name string, f *db.File, st *
 func (sv *salvage) mark(tree string) error {
 	sv.tree = tree
 	saved := sv.r.path(".pkg", "saved")
-	if err := os.MkdirAll(saved, 0o755); err != nil {
+	if err := sv.r.makeDir(filepath.Join(".pkg", "saved")); err != nil {
 		return err
 	}
 	dir, err := os.MkdirTemp(saved, sv.rec.Name+"-"+sv.rec.Version+".")
