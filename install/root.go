@@ -50,7 +50,9 @@ type Root struct {
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
-// done, and undoes whatever an interrupted command left behind.
+// done, and undoes whatever an interrupted command left behind. It refuses, with a
+// *LayoutError, a root where what holds the place of a part of the layout is not what pkg
+// made there: a symlink, say, which a start would follow to empty the directory beyond.
 func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 	dir, lock, err := openLock(dir)
 	if err != nil {
@@ -75,7 +77,7 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 
 // OpenReadOnly opens the root at dir for Verify and DB only, without its lock, for a user
 // who cannot take it: it undoes nothing and writes nothing, so a command changing the root
-// meanwhile may show through.
+// meanwhile may show through. It refuses a root that Open refuses for its layout.
 func OpenReadOnly(dir string, o Options) (*Root, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -98,9 +100,13 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 var ErrNoRoot = errors.New("no root")
 
 // Exists returns an ErrNoRoot error unless dir holds a root: a whole database, not the
-// start of one an older pkg's creation left.
+// start of one an older pkg's creation left. A root whose layout Open refuses exists, for
+// Open to say why.
 func Exists(dir string) error {
 	_, err := OpenReadOnly(dir, Options{})
+	if le := (*LayoutError)(nil); errors.As(err, &le) {
+		return nil
+	}
 	return err
 }
 
