@@ -87,7 +87,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		if _, ok := inode(r.pkgDir(in.Name)); !ok {
 			continue
 		}
-		if err := rename(r.pkgDir(in.Name), r.path(in.Staging)); err != nil {
+		if err := r.rename(r.pkgDir(in.Name), r.path(in.Staging)); err != nil {
 			return nil, fmt.Errorf("remove %s: %w", in.Name, errors.Join(err, r.undoAll(staged, all, len(ins)+j, made)))
 		}
 	}

@@ -284,9 +284,9 @@ func CheckRunnable(bin []string, members []tarutil.Member) error {
 // swapIn renames the staged tree to dst, exchanging it with the tree already there.
 func (r *Root) swapIn(staging, dst string) error {
 	if _, ok := inode(dst); ok {
-		return exchange(staging, dst)
+		return r.exchange(staging, dst)
 	}
-	return os.Rename(staging, dst)
+	return r.rename(staging, dst)
 }
 
 // syncfs makes everything written to the root's filesystem durable, once per install.

@@ -146,3 +146,27 @@ func TestRemoveTreeConfined(t *testing.T) {
 		t.Errorf("left of the tree: %v, want only the mount point", ents)
 	}
 }
+
+// TestRenameConfined swaps pkgs/ for a symlink once the root is open, as whoever may write
+// the root could while a command runs: the commit's exchange fails rather than swap a
+// directory beyond the symlink into staging, whence it would be deleted.
+func TestRenameConfined(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	staging, _ := stageTool(t, r, base, version1())
+	other := filepath.Join(base, "other")
+	must(t, os.MkdirAll(filepath.Join(other, "tool"), 0o755))
+	must(t, os.WriteFile(filepath.Join(other, "tool", "f"), []byte("not pkg's"), 0o644))
+	must(t, os.Remove(r.path("pkgs")))
+	must(t, os.Symlink(other, r.path("pkgs")))
+	if err := r.swapIn(staging, r.pkgDir("tool")); !errors.Is(err, unix.ELOOP) && !errors.Is(err, unix.ENOTDIR) {
+		t.Errorf("swapIn through a symlinked pkgs/ = %v, want ELOOP", err)
+	}
+	if got := readFile(t, filepath.Join(other, "tool", "f")); got != "not pkg's" {
+		t.Errorf("other/tool/f = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(staging, "bin", "tool")); err != nil {
+		t.Errorf("the staged tree: %v", err)
+	}
+}

@@ -296,14 +296,14 @@ func (r *Root) rollback(in db.Intent) error {
 			// Which tree is the old one, edited by the user, cannot be told: the other one
 			// is kept rather than deleted with staging.
 			kept := r.path(".pkg", "saved", in.Name+"-unsure."+filepath.Base(other))
-			if r.makeDir(filepath.Join(".pkg", "saved")) == nil && os.Rename(other, kept) == nil {
+			if r.makeDir(filepath.Join(".pkg", "saved")) == nil && r.rename(other, kept) == nil {
 				r.unsure = append(r.unsure, fmt.Sprintf("kept the tree of %s that an interrupted install left, as pkg could not tell it from the one in pkgs/, in %s", in.Name, kept))
 			}
 		}
 	case "remove":
 		if _, ok := inode(dst); !ok {
 			if _, ok := inode(other); ok {
-				return os.Rename(other, dst)
+				return r.rename(other, dst)
 			}
 		}
 	}
@@ -367,9 +367,9 @@ func hasShape(dir string, files []db.File) bool {
 // dst when it is still at other.
 func (r *Root) putBack(dst, other string) error {
 	if _, ok := inode(other); ok {
-		return exchange(other, dst)
+		return r.exchange(other, dst)
 	}
-	return os.Rename(dst, other)
+	return r.rename(dst, other)
 }
 
 func (r *Root) syncDir(dir string) error {
@@ -387,15 +387,19 @@ func inode(path string) (uint64, bool) {
 	return st.Ino, true
 }
 
-func rename(a, b string) error {
-	if err := unix.Rename(a, b); err != nil {
+// rename renames a to b, both paths under r's directory, each reached from it through no
+// symlink: what may write the root cannot have pkg move a tree elsewhere, or one from
+// elsewhere into staging or trash, which are emptied.
+func (r *Root) rename(a, b string) error {
+	if err := r.renameat(a, b, 0); err != nil {
 		return &os.LinkError{Op: "rename", Old: a, New: b, Err: err}
 	}
 	return nil
 }
 
-func exchange(a, b string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+// exchange swaps a and b, as rename resolves them.
+func (r *Root) exchange(a, b string) error {
+	err := r.renameat(a, b, unix.RENAME_EXCHANGE)
 	switch {
 	case err == nil:
 		return nil
@@ -403,6 +407,27 @@ func exchange(a, b string) error {
 		return &os.LinkError{Op: "exchange", Old: a, New: b, Err: ErrNoExchange}
 	}
 	return &os.LinkError{Op: "exchange", Old: a, New: b, Err: err}
+}
+
+func (r *Root) renameat(a, b string, flags uint) error {
+	relA, errA := filepath.Rel(r.dir, a)
+	relB, errB := filepath.Rel(r.dir, b)
+	if errA != nil || errB != nil || !filepath.IsLocal(relA) || !filepath.IsLocal(relB) {
+		return errors.New("not in the root")
+	}
+	top, err := unix.Open(r.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(top)
+	return inParent(top, filepath.ToSlash(relA), func(fa int, baseA string) error {
+		return inParent(top, filepath.ToSlash(relB), func(fb int, baseB string) error {
+			if flags == 0 {
+				return unix.Renameat(fa, baseA, fb, baseB)
+			}
+			return unix.Renameat2(fa, baseA, fb, baseB, flags)
+		})
+	})
 }
 
 // ErrNoExchange is what an upgrade on a filesystem that cannot swap two directories in one

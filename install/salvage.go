@@ -274,7 +274,7 @@ func (sv *salvage) keep() (s Salvage, ok bool) {
 	if !sv.whole {
 		for _, p := range sv.paths {
 			to := filepath.Join(sv.s.Dir, filepath.FromSlash(p))
-			if os.MkdirAll(filepath.Dir(to), 0o755) != nil || os.Rename(filepath.Join(tree, filepath.FromSlash(p)), to) != nil {
+			if os.MkdirAll(filepath.Dir(to), 0o755) != nil || sv.r.rename(filepath.Join(tree, filepath.FromSlash(p)), to) != nil {
 				sv.whole = true // a directory the user made read-only, say: keep the rest whole
 				break
 			}
@@ -285,7 +285,7 @@ func (sv *salvage) keep() (s Salvage, ok bool) {
 		if len(sv.s.Paths) == 0 {
 			removeEmptyDirs(sv.s.Dir) // what a move that failed began
 		}
-		if sv.s.Tree, sv.s.Err = keepTree(tree, sv.s.Dir); sv.s.Err != nil {
+		if sv.s.Tree, sv.s.Err = sv.r.keepTree(tree, sv.s.Dir); sv.s.Err != nil {
 			return sv.s, false
 		}
 	}
@@ -310,11 +310,11 @@ func removeEmptyDirs(dir string) {
 
 // keepTree renames tree to dir, or beside it when dir already holds what was moved out of
 // it, and returns where it is.
-func keepTree(tree, dir string) (string, error) {
+func (r *Root) keepTree(tree, dir string) (string, error) {
 	if _, there := inode(dir); os.Remove(dir) != nil && there { // not empty
 		dir += "-rest"
 	}
-	return dir, os.Rename(tree, dir)
+	return dir, r.rename(tree, dir)
 }
 
 // drop removes sv's marker and directory, for a change that did not happen.
@@ -350,7 +350,7 @@ func (r *Root) keepMarked() (kept, stuck []string) {
 		_, there := inode(tree)
 		switch committed := err != nil || !rec.Installed.Equal(m.Installed); {
 		case committed && there:
-			where, err := keepTree(tree, dir)
+			where, err := r.keepTree(tree, dir)
 			if err != nil {
 				stuck = append(stuck, tree)
 				continue
