@@ -123,7 +123,7 @@ func (d *DB) create(over bool) error {
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	b, err := bolt.Open(tmp, 0o644, &bolt.Options{Timeout: d.timeout})
+	b, err := bolt.Open(tmp, 0o644, &bolt.Options{Timeout: d.timeout, OpenFile: openNoFollow})
 	if err == nil {
 		err = b.Close()
 	}
@@ -146,7 +146,7 @@ func (d *DB) create(over bool) error {
 // open opens the file for one transaction, waiting for other processes' transactions:
 // bbolt locks it shared for reading and exclusively for writing.
 func (d *DB) open(readOnly bool) (*bolt.DB, error) {
-	b, err := bolt.Open(d.path, 0o644, &bolt.Options{Timeout: d.timeout, ReadOnly: readOnly})
+	b, err := bolt.Open(d.path, 0o644, &bolt.Options{Timeout: d.timeout, ReadOnly: readOnly, OpenFile: openNoFollow})
 	switch {
 	case errors.Is(err, bolt.ErrTimeout):
 		return nil, fmt.Errorf("db: %s is busy in another process: gave up after %v", d.path, d.timeout)
@@ -154,6 +154,12 @@ func (d *DB) open(readOnly bool) (*bolt.DB, error) {
 		return nil, fmt.Errorf("db: open %s: %w", d.path, err)
 	}
 	return b, nil
+}
+
+// openNoFollow opens the database file, failing (ELOOP) where a symlink is in its place:
+// whoever may write the root must not have pkg write a file elsewhere.
+func openNoFollow(name string, flag int, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag|unix.O_NOFOLLOW, perm)
 }
 
 // view runs fn in a read transaction.
@@ -391,7 +397,7 @@ func (d *DB) allocate() {
 	if err != nil || info.Size() <= d.allocated.Load() {
 		return
 	}
-	f, err := os.OpenFile(d.path, os.O_WRONLY, 0)
+	f, err := openNoFollow(d.path, os.O_WRONLY, 0)
 	if err != nil {
 		return
 	}

@@ -86,7 +86,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		if _, ok := inode(r.pkgDir(in.Name)); !ok {
 			continue
 		}
-		if err := rename(r.pkgDir(in.Name), r.path(in.Staging)); err != nil {
+		if err := r.rename(r.pkgDir(in.Name), r.path(in.Staging)); err != nil {
 			return nil, fmt.Errorf("remove %s: %w", in.Name, errors.Join(err, r.undoAll(staged, all, len(ins)+j, made)))
 		}
 	}
@@ -292,7 +292,7 @@ func (r *Root) markOld(svs []*salvage, staged []*Staged, rins []db.Intent) error
 // emptyTrash deletes the trees removal intents moved to the trash, once recorded.
 func (r *Root) emptyTrash(ins []db.Intent) {
 	for _, in := range ins {
-		removeTree(r.path(in.Staging))
+		r.removeTree(r.path(in.Staging))
 	}
 }
 

@@ -110,3 +110,42 @@ func unwrapPath(err error) error {
 	}
 	return err
 }
+
+// mount tells apart the mounts files are on: by device, and by the mount's id where
+// statx(2) reports one (Linux 5.8), which also tells two bind mounts of one filesystem apart.
+type mount struct{ dev, id uint64 }
+
+func (m mount) same(o mount) bool { return m.dev == o.dev && (m.id == 0 || o.id == 0 || m.id == o.id) }
+
+// fileStat is what pkg checks of a part of its layout, or of a directory it deletes.
+type fileStat struct {
+	mode, uid uint32
+	mount     mount
+}
+
+// at fills st with the status of name in dirfd, or of dirfd itself when name is "", not
+// following a last symlink when flags has AT_SYMLINK_NOFOLLOW.
+func (st *fileStat) at(dirfd int, name string, flags int) error {
+	if name == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
+	var x unix.Statx_t
+	err := unix.Statx(dirfd, name, flags, unix.STATX_TYPE|unix.STATX_MODE|unix.STATX_UID|unix.STATX_MNT_ID, &x)
+	if err == nil {
+		*st = fileStat{mode: uint32(x.Mode), uid: x.Uid, mount: mount{dev: unix.Mkdev(x.Dev_major, x.Dev_minor)}}
+		if x.Mask&unix.STATX_MNT_ID != 0 {
+			st.mount.id = x.Mnt_id
+		}
+		return nil
+	}
+	if err != unix.ENOSYS && err != unix.EPERM {
+		return err
+	}
+	// Kernels before 4.11, and seccomp filters older than statx (EPERM).
+	var s unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &s, flags); err != nil {
+		return err
+	}
+	*st = fileStat{mode: s.Mode, uid: s.Uid, mount: mount{dev: s.Dev}}
+	return nil
+}

@@ -80,7 +80,7 @@ func (r *Root) Stage(ctx context.Context, tarPath string, p repo.Package, member
 func (r *Root) Discard(staged ...*Staged) {
 	for _, s := range staged {
 		if !s.keep {
-			removeTree(s.dir)
+			r.removeTree(s.dir)
 		}
 	}
 }
@@ -116,7 +116,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	}
 	defer func() {
 		if err != nil {
-			removeTree(dir)
+			r.removeTree(dir)
 		}
 	}()
 	st, err := newStager(ctx, src, info.Size(), dir, r.umask)
@@ -326,9 +326,9 @@ func executable(bin []string, members []tarutil.Member) []tarutil.Member {
 // swapIn renames the staged tree to dst, exchanging it with the tree already there.
 func (r *Root) swapIn(staging, dst string) error {
 	if _, ok := inode(dst); ok {
-		return exchange(staging, dst)
+		return r.exchange(staging, dst)
 	}
-	return os.Rename(staging, dst)
+	return r.rename(staging, dst)
 }
 
 // syncfs makes everything written to the root's filesystem durable, once per install.

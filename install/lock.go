@@ -28,19 +28,20 @@ var ErrReadOnly = errors.New("on a read-only filesystem")
 // lockRetry is how long a waiting command sleeps between tries of the lock.
 const lockRetry = 50 * time.Millisecond
 
-// openLock creates the root's layout under dir if needed and opens its lock file, without
-// locking it. It returns dir made absolute.
+// openLock checks the root's layout under dir, creates it if needed and opens its lock file,
+// without locking it. It returns dir made absolute.
 func openLock(dir string) (string, *os.File, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return "", nil, err
 	}
-	for _, d := range []string{"pkgs", "bin", ".pkg/staging", ".pkg/trash"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return "", nil, fmt.Errorf("install: create root: %w", err)
-		}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, fmt.Errorf("install: create root: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, ".pkg", "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err := makeLayout(dir, true); err != nil {
+		return "", nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".pkg", "lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	switch {
 	case errors.Is(err, fs.ErrPermission):
 		return "", nil, fmt.Errorf("root %s is %w: %w", dir, ErrNotYours, err)

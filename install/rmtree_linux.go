@@ -20,32 +20,54 @@ const direntBufSize = 32 << 10
 
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, direntBufSize); return &b }}
 
-// removeTree deletes the tree at path. Each subdirectory of the top is emptied by one of a few
-// workers (one on XFS and btrfs), relative to directory descriptors, reading names with getdents64 into a pooled
-// buffer that is given back at the end of each directory; files are unlinked as they are read.
-// A file or symlink at path (left where a package's tree was) is unlinked.
-func removeTree(path string) error {
-	fi, err := os.Lstat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case !fi.IsDir():
-		return os.Remove(path)
+// removeTree deletes the tree at path (see removeIn).
+func removeTree(path string) error { return removeIn(filepath.Dir(path), filepath.Base(path)) }
+
+// removeTree deletes the tree at path, in r's staging or trash, through no symlink under r's
+// directory and on its mount alone.
+func (r *Root) removeTree(path string) error {
+	rel, err := filepath.Rel(r.dir, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return &os.PathError{Op: "remove", Path: path, Err: errors.New("not in the root")}
 	}
-	parent, err := unix.Open(filepath.Dir(path), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return removeIn(r.dir, rel)
+}
+
+// errMountPoint is what removing a tree fails with where it holds a mount point.
+var errMountPoint = errors.New("a mount point of another filesystem: not entered")
+
+// removeIn deletes the tree rel under dir, reaching it through no symlink and entering no
+// mount point: everything on dir's mount. Each subdirectory of the top is emptied by one
+// of a few workers (one on XFS and btrfs), relative to directory descriptors, reading names
+// with getdents64 into a pooled buffer that is given back at the end of each directory;
+// files are unlinked as they are read. A file or symlink at rel (left where a package's
+// tree was) is unlinked.
+func removeIn(dir, rel string) error {
+	path := filepath.Join(dir, rel)
+	top, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: filepath.Dir(path), Err: err}
+		return &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	defer unix.Close(parent)
-	var sub []string
-	err = emptyDirAt(parent, filepath.Base(path), func(name string) { sub = append(sub, name) })
-	if err == nil {
-		err = removeSubdirs(path, sub, removeWorkers(parent))
+	defer unix.Close(top)
+	var on fileStat
+	if err := on.at(top, "", 0); err != nil {
+		return &os.PathError{Op: "stat", Path: dir, Err: err}
 	}
-	if err == nil {
-		err = rmdirAt(parent, filepath.Base(path))
+	err = inParent(top, filepath.ToSlash(rel), func(parent int, base string) error {
+		var st fileStat
+		if err := st.at(parent, base, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return err
+		}
+		switch {
+		case st.mode&unix.S_IFMT != unix.S_IFDIR:
+			return unix.Unlinkat(parent, base, 0)
+		case !st.mount.same(on.mount):
+			return errMountPoint
+		}
+		return removeAt(parent, base, on.mount, removeWorkers(parent))
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
 	if err != nil {
 		return &os.PathError{Op: "remove", Path: path, Err: err}
@@ -65,20 +87,16 @@ func removeWorkers(fd int) int {
 	return min(runtime.GOMAXPROCS(0), 4)
 }
 
-// removeSubdirs removes the named subdirectories of dir on up to workers goroutines.
-func removeSubdirs(dir string, names []string, workers int) error {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
+// removeSubdirs removes the named subdirectories of the directory open at fd, on m, on up to
+// workers goroutines.
+func removeSubdirs(fd int, names []string, m mount, workers int) error {
 	work := make(chan string)
 	errs := make(chan error, len(names))
 	var wg sync.WaitGroup
 	for range min(workers, len(names)) {
 		wg.Go(func() {
 			for name := range work {
-				errs <- removeAt(fd, name)
+				errs <- removeAt(fd, name, m, 1)
 			}
 		})
 	}
@@ -95,38 +113,42 @@ func removeSubdirs(dir string, names []string, workers int) error {
 	return errors.Join(all...)
 }
 
-// removeAt removes the directory name in parent and everything under it.
-func removeAt(parent int, name string) error {
-	var sub []string
-	if err := emptyDirAt(parent, name, func(s string) { sub = append(sub, s) }); err != nil {
-		return err
-	}
-	if len(sub) > 0 {
-		fd, err := openDirAt(parent, name)
-		if err != nil {
-			return err
-		}
-		for _, s := range sub {
-			if err == nil {
-				err = removeAt(fd, s)
-			}
-		}
-		unix.Close(fd)
-		if err != nil {
-			return err
-		}
-	}
-	return rmdirAt(parent, name)
-}
-
-// emptyDirAt unlinks every non-directory in the directory name of parent and reports its
-// subdirectories to subdir.
-func emptyDirAt(parent int, name string, subdir func(string)) error {
+// removeAt removes the directory name in parent, on m, and everything under it, its
+// subdirectories on up to workers goroutines.
+func removeAt(parent int, name string, m mount, workers int) error {
 	fd, err := openDirAt(parent, name)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: name, Err: err}
 	}
-	defer unix.Close(fd)
+	var st fileStat
+	if err = st.at(fd, "", 0); err == nil && !st.mount.same(m) {
+		err = &os.PathError{Op: "open", Path: name, Err: errMountPoint}
+	}
+	var sub []string
+	if err == nil {
+		err = emptyDir(fd, name, func(s string) { sub = append(sub, s) })
+	}
+	if err == nil && len(sub) > 0 {
+		if workers > 1 {
+			err = removeSubdirs(fd, sub, m, workers)
+		} else {
+			for _, s := range sub {
+				if err = removeAt(fd, s, m, 1); err != nil {
+					break
+				}
+			}
+		}
+	}
+	unix.Close(fd)
+	if err != nil {
+		return err
+	}
+	return rmdirAt(parent, name)
+}
+
+// emptyDir unlinks every non-directory in the directory name open at fd and reports its
+// subdirectories to subdir.
+func emptyDir(fd int, name string, subdir func(string)) error {
 	buf := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(buf)
 	writable := false

@@ -89,32 +89,42 @@ func TestRemoveTreeNotDir(t *testing.T) {
 	}
 }
 
+// asNobody runs the test t again as nobody, for whom modes count, and reports whether it did:
+// the caller then returns. Run as nobody, it returns false, and the test runs.
+func asNobody(t *testing.T) bool {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return false
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		testfs.Unavailable(t, "setpriv (util-linux) missing: "+err.Error())
+	}
+	dir := t.TempDir()
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil { // t.TempDir's parent is private to root
+		t.Fatal(err)
+	}
+	for d := filepath.Dir(filepath.Dir(dir)); d != "/"; d = filepath.Dir(d) {
+		if info, err := os.Stat(d); err != nil || info.Mode().Perm()&0o001 == 0 {
+			testfs.Unavailable(t, d+" is not searchable by other users: set TMPDIR to a directory that is")
+		}
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	return true
+}
+
 // TestRemoveTreeClosed removes, as its owner, a tree with directories a package may ship
 // that only root could enter: mode 000 with files in it, and 0600 around a subdirectory.
 // As root, the test runs itself as nobody, for whom modes count.
 func TestRemoveTreeClosed(t *testing.T) {
-	if os.Geteuid() == 0 {
-		setpriv, err := exec.LookPath("setpriv")
-		if err != nil {
-			testfs.Unavailable(t, "setpriv (util-linux) missing: "+err.Error())
-		}
-		dir := t.TempDir()
-		if err := os.Chown(dir, 65534, 65534); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil { // t.TempDir's parent is private to root
-			t.Fatal(err)
-		}
-		for d := filepath.Dir(filepath.Dir(dir)); d != "/"; d = filepath.Dir(d) {
-			if info, err := os.Stat(d); err != nil || info.Mode().Perm()&0o001 == 0 {
-				testfs.Unavailable(t, d+" is not searchable by other users: set TMPDIR to a directory that is")
-			}
-		}
-		cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", os.Args[0], "-test.run=^TestRemoveTreeClosed$", "-test.v")
-		cmd.Env = append(os.Environ(), "TMPDIR="+dir)
-		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestRemoveTreeClosed") {
-			t.Fatalf("as nobody: %v\n%s", err, out)
-		}
+	if asNobody(t) {
 		return
 	}
 	top := filepath.Join(t.TempDir(), "tree")

@@ -50,7 +50,9 @@ type Root struct {
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
-// done, and undoes whatever an interrupted command left behind.
+// done, and undoes whatever an interrupted command left behind. It refuses, with a
+// *LayoutError, a root where what holds the place of a part of the layout is not what pkg
+// made there: a symlink, say, which a start would follow to empty the directory beyond.
 func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 	dir, lock, err := openLock(dir)
 	if err != nil {
@@ -75,10 +77,13 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 
 // OpenReadOnly opens the root at dir for Verify and DB only, without its lock, for a user
 // who cannot take it: it undoes nothing and writes nothing, so a command changing the root
-// meanwhile may show through.
+// meanwhile may show through. It refuses a root that Open refuses for its layout.
 func OpenReadOnly(dir string, o Options) (*Root, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := makeLayout(dir, false); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout, NoCreate: true})
@@ -95,9 +100,13 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 var ErrNoRoot = errors.New("no root")
 
 // Exists returns an ErrNoRoot error unless dir holds a root: a whole database, not the
-// start of one an older pkg's creation left.
+// start of one an older pkg's creation left. A root whose layout Open refuses exists, for
+// Open to say why.
 func Exists(dir string) error {
 	_, err := OpenReadOnly(dir, Options{})
+	if le := (*LayoutError)(nil); errors.As(err, &le) {
+		return nil
+	}
 	return err
 }
 
@@ -120,7 +129,7 @@ func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) err
 // tellBusy calls busy with the holder of r's lock, if a command holds it, or with "" if a
 // command was cut short in the middle of a change.
 func (r *Root) tellBusy(busy func(holder string)) {
-	if lock, err := os.Open(r.path(".pkg", "lock")); err == nil {
+	if lock, err := os.OpenFile(r.path(".pkg", "lock"), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0); err == nil {
 		defer lock.Close()
 		// A shared lock, released at once, only looks: others looking do not see it.
 		if locked, err := tryLock(lock, unix.LOCK_SH); err == nil && !locked {
@@ -229,7 +238,7 @@ func (r *Root) reconcile() error {
 		found = append(found, "could not keep yet the tree at "+p+", which may hold files of the user's: it stays for the next start")
 	}
 	for _, path := range left { // the lock is held: nothing was added since
-		if err := removeTree(path); err != nil {
+		if err := r.removeTree(path); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -287,14 +296,14 @@ func (r *Root) rollback(in db.Intent) error {
 			// Which tree is the old one, edited by the user, cannot be told: the other one
 			// is kept rather than deleted with staging.
 			kept := r.path(".pkg", "saved", in.Name+"-unsure."+filepath.Base(other))
-			if os.MkdirAll(filepath.Dir(kept), 0o755) == nil && os.Rename(other, kept) == nil {
+			if r.makeDir(filepath.Join(".pkg", "saved")) == nil && r.rename(other, kept) == nil {
 				r.unsure = append(r.unsure, fmt.Sprintf("kept the tree of %s that an interrupted install left, as pkg could not tell it from the one in pkgs/, in %s", in.Name, kept))
 			}
 		}
 	case "remove":
 		if _, ok := inode(dst); !ok {
 			if _, ok := inode(other); ok {
-				return os.Rename(other, dst)
+				return r.rename(other, dst)
 			}
 		}
 	}
@@ -358,9 +367,9 @@ func hasShape(dir string, files []db.File) bool {
 // dst when it is still at other.
 func (r *Root) putBack(dst, other string) error {
 	if _, ok := inode(other); ok {
-		return exchange(other, dst)
+		return r.exchange(other, dst)
 	}
-	return os.Rename(dst, other)
+	return r.rename(dst, other)
 }
 
 func (r *Root) syncDir(dir string) error {
@@ -378,15 +387,19 @@ func inode(path string) (uint64, bool) {
 	return st.Ino, true
 }
 
-func rename(a, b string) error {
-	if err := unix.Rename(a, b); err != nil {
+// rename renames a to b, both paths under r's directory, each reached from it through no
+// symlink: what may write the root cannot have pkg move a tree elsewhere, or one from
+// elsewhere into staging or trash, which are emptied.
+func (r *Root) rename(a, b string) error {
+	if err := r.renameat(a, b, 0); err != nil {
 		return &os.LinkError{Op: "rename", Old: a, New: b, Err: err}
 	}
 	return nil
 }
 
-func exchange(a, b string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+// exchange swaps a and b, as rename resolves them.
+func (r *Root) exchange(a, b string) error {
+	err := r.renameat(a, b, unix.RENAME_EXCHANGE)
 	switch {
 	case err == nil:
 		return nil
@@ -394,6 +407,27 @@ func exchange(a, b string) error {
 		return &os.LinkError{Op: "exchange", Old: a, New: b, Err: ErrNoExchange}
 	}
 	return &os.LinkError{Op: "exchange", Old: a, New: b, Err: err}
+}
+
+func (r *Root) renameat(a, b string, flags uint) error {
+	relA, errA := filepath.Rel(r.dir, a)
+	relB, errB := filepath.Rel(r.dir, b)
+	if errA != nil || errB != nil || !filepath.IsLocal(relA) || !filepath.IsLocal(relB) {
+		return errors.New("not in the root")
+	}
+	top, err := unix.Open(r.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(top)
+	return inParent(top, filepath.ToSlash(relA), func(fa int, baseA string) error {
+		return inParent(top, filepath.ToSlash(relB), func(fb int, baseB string) error {
+			if flags == 0 {
+				return unix.Renameat(fa, baseA, fb, baseB)
+			}
+			return unix.Renameat2(fa, baseA, fb, baseB, flags)
+		})
+	})
 }
 
 // ErrNoExchange is what an upgrade on a filesystem that cannot swap two directories in one

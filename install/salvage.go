@@ -146,9 +146,13 @@ func newChecker() *fileChecker { return &fileChecker{h: sha256.New(), buf: make(
 // subdirectories, and returns the paths in it to keep, or whether to keep the whole tree.
 // A recorded directory the user swapped for a symlink since its parent was read is only
 // followed to paths that the old tree lacks, which keep then fails to move: the tree is
-// kept whole.
+// kept whole. A directory that the package's own modes keep this process out of holds
+// nothing of the user's if it is as installed (sv.closedAsInstalled).
 func (sv *salvage) readDir(top int, rel string, push func(string), c *fileChecker) (keep []string, whole bool) {
 	fd, err := unix.Openat(top, cmp.Or(rel, "."), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == unix.EACCES {
+		return nil, !sv.closedAsInstalled(top, rel)
+	}
 	if err != nil {
 		return nil, true
 	}
@@ -169,7 +173,9 @@ func (sv *salvage) readDir(top int, rel string, push func(string), c *fileChecke
 			f := sv.files[p]
 			var st unix.Stat_t
 			if f != nil && typ != unix.DT_DIR { // a file's ctime; or a type the filesystem did not say
-				if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == unix.EACCES {
+					return keep, len(keep) > 0 || !sv.closedAsInstalled(top, rel) // a directory it may read, not search
+				} else if err != nil {
 					return keep, true
 				}
 				if st.Mode&unix.S_IFMT == unix.S_IFDIR {
@@ -192,6 +198,15 @@ func (sv *salvage) readDir(top int, rel string, push func(string), c *fileChecke
 	}
 }
 
+// closedAsInstalled reports whether the directory rel of the tree open at top, which this
+// process may not read or search, is kept closed by a directory as the package installed it
+// and unchanged since (see unchanged): nothing in it is then the user's.
+func (sv *salvage) closedAsInstalled(top int, rel string) bool {
+	dir, st, err := closedDir(top, cmp.Or(strings.TrimSuffix(rel, "/"), "."))
+	f := sv.files[dir]
+	return err == nil && f != nil && unchanged(f, &st, &sv.rec)
+}
+
 // differs reports, checking with c, whether the entry name of fd, with st, of the type
 // and size f records, holds other data: another symlink target or content. A change of
 // mode alone is no change of the user's data.
@@ -211,7 +226,7 @@ func (sv *salvage) differs(c *fileChecker, fd int, name string, f *db.File, st *
 func (sv *salvage) mark(tree string) error {
 	sv.tree = tree
 	saved := sv.r.path(".pkg", "saved")
-	if err := os.MkdirAll(saved, 0o755); err != nil {
+	if err := sv.r.makeDir(filepath.Join(".pkg", "saved")); err != nil {
 		return err
 	}
 	dir, err := os.MkdirTemp(saved, sv.rec.Name+"-"+sv.rec.Version+".")
@@ -259,7 +274,7 @@ func (sv *salvage) keep() (s Salvage, ok bool) {
 	if !sv.whole {
 		for _, p := range sv.paths {
 			to := filepath.Join(sv.s.Dir, filepath.FromSlash(p))
-			if os.MkdirAll(filepath.Dir(to), 0o755) != nil || os.Rename(filepath.Join(tree, filepath.FromSlash(p)), to) != nil {
+			if os.MkdirAll(filepath.Dir(to), 0o755) != nil || sv.r.rename(filepath.Join(tree, filepath.FromSlash(p)), to) != nil {
 				sv.whole = true // a directory the user made read-only, say: keep the rest whole
 				break
 			}
@@ -270,7 +285,7 @@ func (sv *salvage) keep() (s Salvage, ok bool) {
 		if len(sv.s.Paths) == 0 {
 			removeEmptyDirs(sv.s.Dir) // what a move that failed began
 		}
-		if sv.s.Tree, sv.s.Err = keepTree(tree, sv.s.Dir); sv.s.Err != nil {
+		if sv.s.Tree, sv.s.Err = sv.r.keepTree(tree, sv.s.Dir); sv.s.Err != nil {
 			return sv.s, false
 		}
 	}
@@ -295,11 +310,11 @@ func removeEmptyDirs(dir string) {
 
 // keepTree renames tree to dir, or beside it when dir already holds what was moved out of
 // it, and returns where it is.
-func keepTree(tree, dir string) (string, error) {
+func (r *Root) keepTree(tree, dir string) (string, error) {
 	if _, there := inode(dir); os.Remove(dir) != nil && there { // not empty
 		dir += "-rest"
 	}
-	return dir, os.Rename(tree, dir)
+	return dir, r.rename(tree, dir)
 }
 
 // drop removes sv's marker and directory, for a change that did not happen.
@@ -335,7 +350,7 @@ func (r *Root) keepMarked() (kept, stuck []string) {
 		_, there := inode(tree)
 		switch committed := err != nil || !rec.Installed.Equal(m.Installed); {
 		case committed && there:
-			where, err := keepTree(tree, dir)
+			where, err := r.keepTree(tree, dir)
 			if err != nil {
 				stuck = append(stuck, tree)
 				continue

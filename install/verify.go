@@ -24,7 +24,7 @@ import (
 type Problem struct {
 	Package, Version string
 	Path             string // relative to the package directory; absolute for a command link
-	Kind             string // "modified", "missing" or "extra"
+	Kind             string // "modified", "missing", "extra" or "unreadable"
 	What             string // what differs, for "modified": "type", "mode", "size", "content", "symlink target"; "command link" for bin/, or "command link, a file not pkg's in its place"
 }
 
@@ -46,7 +46,10 @@ const verifyChunk = 256 // files of one directory checked by one job
 // when names is empty, with what the database records: type, mode, size, the sha256 of file
 // data and of symlink targets, and the command links in bin/. It reports each difference,
 // each missing and each extra file, sorted by package and path. Files are checked on several
-// goroutines, each directory relative to a descriptor that no symlink led to.
+// goroutines, each directory relative to a descriptor that no symlink led to. What this
+// process may not read (a package's own modes, or another user's root) is checked by its
+// metadata instead: its type and mode as recorded and no change since the install (ctime),
+// as its data and entries cannot have changed without that; else it is "unreadable".
 func (r *Root) Verify(names ...string) ([]Problem, error) {
 	pkgs, files, err := r.db.Installed(names...) // one transaction: one state, without the lock too
 	if err != nil {
@@ -85,6 +88,9 @@ type verifyTree struct {
 	fd       int // the package directory
 	files    []db.File
 	recorded map[string]int // index in files by path
+
+	mu         sync.Mutex
+	unreadable map[string]bool // the closed directories reported
 }
 
 // verifyJob lists one directory (list), checking it and finding extra entries, or checks
@@ -110,7 +116,7 @@ func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
 		v.problems = append(v.problems, Problem{Package: p.Name, Version: p.Version, Path: ".", Kind: kind, What: what})
 		return nil
 	}
-	t := &verifyTree{pkg: p, fd: fd, files: files, recorded: make(map[string]int, len(files))}
+	t := &verifyTree{pkg: p, fd: fd, files: files, recorded: make(map[string]int, len(files)), unreadable: map[string]bool{}}
 	v.trees = append(v.trees, t)
 	byDir := map[string][]int{".": nil}
 	dirs := []string{"."}
@@ -216,6 +222,9 @@ func (c *fileChecker) runJob(j *verifyJob) error {
 		flags = unix.O_RDONLY | unix.O_DIRECTORY
 	}
 	fd, err := openBeneath(j.tree.fd, j.dir, flags)
+	if errors.Is(err, unix.EACCES) {
+		return c.closed(j)
+	}
 	if err != nil {
 		return c.unreachable(j, err)
 	}
@@ -224,11 +233,82 @@ func (c *fileChecker) runJob(j *verifyJob) error {
 		return c.list(j, fd)
 	}
 	for _, i := range j.files {
-		if err := c.check(j, fd, &j.tree.files[i]); err != nil {
+		if err := c.check(j, fd, &j.tree.files[i]); errors.Is(err, errClosed) {
+			return c.closed(j)
+		} else if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// errClosed is what check returns for a file in a directory it may not search.
+var errClosed = errors.New("directory not searchable")
+
+// closed handles a job that permissions keep out of its directory. The outermost directory
+// on the way that keeps it out is reported unreadable, once, unless it is as installed:
+// then nothing under it can have changed since, as no one could enter it without changing
+// its mode, and nothing is reported. A listing of the directory itself checks its mode.
+func (c *fileChecker) closed(j *verifyJob) error {
+	dir, st, err := closedDir(j.tree.fd, j.dir)
+	if err != nil {
+		return c.unreachable(j, err)
+	}
+	i, ok := j.tree.recorded[dir]
+	if ok && unchanged(&j.tree.files[i], &st, j.tree.pkg) {
+		return nil
+	}
+	if ok && j.list && dir == j.dir && st.Mode&0o7777 != uint32(j.tree.files[i].Mode) {
+		j.add(dir, "modified", "mode")
+	}
+	j.tree.mu.Lock()
+	first := !j.tree.unreadable[dir]
+	if first {
+		j.tree.unreadable[dir] = true
+	}
+	j.tree.mu.Unlock()
+	if first {
+		j.add(dir, "unreadable", "permission denied")
+	}
+	return nil
+}
+
+// closedDir returns the outermost directory on the way to dir, beneath top, that this
+// process may not search, or dir itself, and its status.
+func closedDir(top int, dir string) (string, unix.Stat_t, error) {
+	var st unix.Stat_t
+	fd, at := top, "."
+	defer func() {
+		if fd != top {
+			unix.Close(fd)
+		}
+	}()
+	if dir != "." {
+		for _, elem := range strings.Split(dir, "/") {
+			next, err := unix.Openat(fd, elem, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err == unix.EACCES {
+				break
+			}
+			if err != nil {
+				return "", st, &os.PathError{Op: "openat", Path: dir, Err: err}
+			}
+			if fd != top {
+				unix.Close(fd)
+			}
+			fd, at = next, path.Join(at, elem)
+		}
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		return "", st, &os.PathError{Op: "fstat", Path: at, Err: err}
+	}
+	return at, st, nil
+}
+
+// unchanged reports whether st, of a file that cannot be read, is as f records it and had no
+// change since p was installed: a write, a chmod or a new entry sets its ctime.
+func unchanged(f *db.File, st *unix.Stat_t, p *db.Package) bool {
+	return st.Mode&unix.S_IFMT == recordedType(f.Type) && (f.Type == tar.TypeLink || st.Mode&0o7777 == uint32(f.Mode)) &&
+		st.Ctim.Nano() <= p.Installed.UnixNano()
 }
 
 // unreachable reports what a job could not open: its directory, when the job lists it, and
@@ -298,6 +378,9 @@ func (c *fileChecker) check(j *verifyJob, dirfd int, f *db.File) error {
 			j.add(f.Path, "missing", "")
 			return nil
 		}
+		if errors.Is(err, unix.EACCES) {
+			return errClosed
+		}
 		return &os.PathError{Op: "lstat", Path: f.Path, Err: err}
 	}
 	var diffs []string
@@ -310,11 +393,15 @@ func (c *fileChecker) check(j *verifyJob, dirfd int, f *db.File) error {
 	default:
 		diffs, err = c.checkFile(dirfd, base, f, &st, diffs)
 	}
-	if err != nil {
+	closed := errors.Is(err, unix.EACCES) // its data
+	if err != nil && !closed {
 		return &os.PathError{Op: "verify", Path: f.Path, Err: err}
 	}
 	if len(diffs) > 0 {
 		j.add(f.Path, "modified", strings.Join(diffs, ", "))
+	}
+	if closed && !unchanged(f, &st, j.tree.pkg) {
+		j.add(f.Path, "unreadable", "permission denied")
 	}
 	return nil
 }
@@ -343,7 +430,8 @@ func (c *fileChecker) checkTarget(dirfd int, base string, f *db.File, diffs []st
 }
 
 // checkFile compares a regular file's mode, size and data with its record. A hardlink's
-// record has its target's digest, and neither mode nor size.
+// record has its target's digest, and neither mode nor size. When the data cannot be
+// read, it returns the differences found before with the error.
 func (c *fileChecker) checkFile(dirfd int, base string, f *db.File, st *unix.Stat_t, diffs []string) ([]string, error) {
 	if f.Type != tar.TypeLink && st.Mode&0o7777 != uint32(f.Mode) {
 		diffs = append(diffs, "mode")
@@ -356,7 +444,7 @@ func (c *fileChecker) checkFile(dirfd int, base string, f *db.File, st *unix.Sta
 	}
 	sum, err := c.hash(dirfd, base)
 	if err != nil {
-		return nil, err
+		return diffs, err
 	}
 	if sum != f.SHA256 {
 		diffs = append(diffs, "content")

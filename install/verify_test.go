@@ -155,3 +155,82 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	}
 }
+
+// closedTree is a package whose modes keep its owner out: directories 000, 0600 and 0200
+// with files in them, and files 000 and 0200.
+func closedTree() []entry {
+	var es []entry
+	for _, d := range []struct {
+		name string
+		mode int64
+	}{{"shut", 0}, {"rw", 0o600}, {"wo", 0o200}} {
+		es = append(es,
+			entry{name: d.name + "/", typ: tar.TypeDir, mode: d.mode},
+			entry{name: d.name + "/sub/", typ: tar.TypeDir, mode: 0o755},
+			entry{name: d.name + "/sub/f", typ: tar.TypeReg, mode: 0o644, data: "in " + d.name},
+			entry{name: d.name + "/f", typ: tar.TypeReg, mode: 0o644, data: "in " + d.name})
+	}
+	return append(es,
+		entry{name: "none", typ: tar.TypeReg, mode: 0, data: "none"},
+		entry{name: "wonly", typ: tar.TypeReg, mode: 0o200, data: "write only"},
+		entry{name: "open", typ: tar.TypeReg, mode: 0o644, data: "open"})
+}
+
+// TestVerifyClosed installs, as nobody, a package whose modes keep its owner out: Verify
+// finds it intact, by its metadata where it cannot read; a reinstall and a remove keep
+// nothing of it in .pkg/saved, as nothing in it changed. Then Verify reports what the user
+// changed and it could not read, and a remove keeps that tree whole.
+func TestVerifyClosed(t *testing.T) {
+	if asNobody(t) {
+		return
+	}
+	base := t.TempDir()
+	t.Cleanup(func() { removeTree(base) }) // before t.TempDir's, which cannot enter a closed directory
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	p := pkgOf("closed", "1")
+	p.Bin = nil
+	tarPath := alignedTar(t, base, closedTree())
+	if _, err := r.Install(tarPath, p); err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := r.Verify(); err != nil || len(problems) != 0 {
+		t.Errorf("Verify of the intact tree = %v, %v", problems, err)
+	}
+	if _, err := r.Install(tarPath, p); err != nil {
+		t.Fatal(err)
+	}
+	if s, saved := r.Salvaged(), r.Saved(); len(s) != 0 || len(saved) != 0 {
+		t.Errorf("reinstall kept %+v in %q", s, saved)
+	}
+	if problems, err := r.Verify(); err != nil || len(problems) != 0 {
+		t.Errorf("Verify after the reinstall = %v, %v", problems, err)
+	}
+	dir := r.pkgDir("closed")
+	must(t, os.Chmod(filepath.Join(dir, "none"), 0o600)) // the user reads it, and closes it again
+	must(t, os.Chmod(filepath.Join(dir, "none"), 0))
+	must(t, os.Chmod(filepath.Join(dir, "rw"), 0o700))
+	must(t, os.Chmod(filepath.Join(dir, "rw"), 0o600))
+	must(t, os.Chmod(filepath.Join(dir, "open"), 0))
+	problems, err := r.Verify()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.String())
+	}
+	want := []string{"closed 1: unreadable none (permission denied)", "closed 1: modified open (mode)",
+		"closed 1: unreadable open (permission denied)", "closed 1: unreadable rw (permission denied)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Verify after the user's changes:\n got %q\nwant %q", got, want)
+	}
+	must(t, os.Chmod(filepath.Join(dir, "open"), 0o644))
+	if err := r.Remove("closed"); err != nil {
+		t.Fatal(err)
+	}
+	if s := r.Salvaged(); len(s) != 1 || s[0].Tree == "" { // what it cannot read may be the user's
+		t.Errorf("remove of the changed tree kept %+v, want it whole", s)
+	}
+	assertEmpty(t, r)
+}
