@@ -108,6 +108,36 @@ func preferred(vs []Package, welcome []string) []Package {
 	return out
 }
 
+// pastExtensions reports whether v sorts after v0 and every version that extends v0 by
+// "." and more: the versions "@v0" allows. Along the order of versions it is false, then
+// true.
+func pastExtensions(v, v0 string) bool {
+	rel, pre, has := splitPre(v)
+	rel0, pre0, has0 := splitPre(v0)
+	if !has0 {
+		return compareLeading(rel, rel0) > 0
+	}
+	if c := compareDotted(rel, rel0); c != 0 {
+		return c > 0
+	}
+	return !has || compareLeading(pre, pre0) > 0
+}
+
+// compareLeading compares with b the leading segments of a, as many as b has.
+func compareLeading(a, b string) int {
+	k := strings.Count(b, ".")
+	i := 0
+	for ; i < len(a); i++ {
+		if a[i] == '.' {
+			if k == 0 {
+				break
+			}
+			k--
+		}
+	}
+	return compareDotted(a[:i], b)
+}
+
 // splitPre splits v at its first "-" or "~".
 func splitPre(v string) (release, pre string, ok bool) {
 	i := strings.IndexAny(v, "-~")
