@@ -341,8 +341,8 @@ type cursor struct {
 	late     bool  // step 1 passed a pre-release for step 2
 }
 
-func (r *resolver) cursor(name string) *cursor {
-	c := &cursor{r: r, name: name, prefer: -1}
+func (r *resolver) cursor(name string) cursor {
+	c := cursor{r: r, name: name, prefer: -1}
 	if v, ok := r.prefer[name]; ok {
 		vs := r.versions[name]
 		if i, found := slices.BinarySearchFunc(vs, v, func(p Package, v string) int { return CompareVersions(v, p.Version) }); found {

@@ -354,15 +354,58 @@ func pigeonholeIndex(n int) string {
 func pigeonholeReqs(n int) string { return fmt.Sprintf("p*%d", n) }
 
 // TestResolveManyVersions checks that a name with many versions and many packages that
-// need it resolves to its newest version when that meets every need.
+// need it resolves as a name with few would.
 func TestResolveManyVersions(t *testing.T) {
-	got, err := expandIndex(manyIndex).Resolve(expandReqs(manyReqs))
-	if err != nil {
-		t.Fatal(err)
+	const base = "base 1.*100000\nbase 2.0-rc*3\n"
+	tests := []struct{ name, index, want string }{
+		{"newest", manyIndex, "base 1.99999"},
+		{"newest release", base + "d*200 1 base>=1.10,!=1.500", "base 1.99999"},
+		{"pre-release asked for", base + "d*200 1 base>=2.0-rc1", "base 2.0-rc2"},
+		{"below", base + "d*200 1 base<1.500", "base 1.499"},
+		{"at", base + "d*200 1 base@1.5", "base 1.5"},
+		{"exact", base + "d*200 1 base=1.5", "base 1.5"},
+		{"each its own bound", base + "d*200 1 base<=1.100 base>1.99", "base 1.100"},
 	}
-	if len(got) != 201 || ids(got[:1]) != "base 1.99999" {
-		t.Fatalf("Resolve: got %d packages starting %q, want 201 starting %q", len(got), ids(got[:min(len(got), 1)]), "base 1.99999")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := expandIndex(tt.index).Resolve(expandReqs(manyReqs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 201 || ids(got[:1]) != tt.want {
+				t.Fatalf("Resolve: got %d packages starting %q, want 201 starting %q", len(got), ids(got[:min(len(got), 1)]), tt.want)
+			}
+		})
 	}
+}
+
+// FuzzBounds checks that no version outside the range bounds returns meets the
+// requirement: x, then the constraints given.
+func FuzzBounds(f *testing.F) {
+	const vs = "1 1.7 1.07 1.7.12 1.7.1-rc1 1.70 1.7a 1.7-rc1 1.7-rc1.2 1.7-rc10 1.7~rc1 1.8 1.7+b 2.0~x 1.7..1 1.7.-x"
+	for _, c := range []string{"@1.7", "@1.7-rc1", "@1", "@1.07", "=1.7", "<1.7", "<=1.7", ">1.7", ">=1.7", "!=1.7", ">=1.7-rc1,<1.8", "@1.7.", "@1.7+b"} {
+		f.Add(vs, c)
+	}
+	f.Fuzz(func(t *testing.T, versions, constraints string) {
+		q, err := ParseRequirement("x" + constraints)
+		if err != nil {
+			return
+		}
+		var all []Package
+		for _, v := range strings.Fields(versions) {
+			if checkVersion(v) == nil {
+				all = append(all, Package{Name: "x", Version: v})
+			}
+		}
+		sortNewestFirst(all)
+		r := resolverFor(map[string][]Package{"x": all})
+		lo, hi := r.bounds("x", q)
+		for i, p := range all {
+			if (i < lo || i >= hi) && q.Allows(p.Version) {
+				t.Fatalf("bounds(%s) = [%d, %d) leaves out %s, at %d of %s", q, lo, hi, p.Version, i, ids(all))
+			}
+		}
+	})
 }
 
 // BenchmarkResolve times the resolver's worst cases: a name with many versions that
