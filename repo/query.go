@@ -12,11 +12,16 @@ import (
 // Lookup returns the package satisfying r that pkg would choose for r alone, the newest
 // with releases first (see preferred), or an error naming r.
 func (ix *Index) Lookup(r Requirement) (Package, error) {
-	all := ix.versions()
-	vs := all[r.Name]
-	if len(vs) == 0 {
-		return Package{}, fmt.Errorf("repo: %s", missing(r.Name, all))
+	var vs []Package
+	for _, p := range ix.Packages {
+		if p.Name == r.Name {
+			vs = append(vs, p)
+		}
 	}
+	if len(vs) == 0 {
+		return Package{}, fmt.Errorf("repo: %s", missing(r.Name, ix.versions()))
+	}
+	sortNewestFirst(vs)
 	for _, p := range preferred(vs, r.welcomes()) {
 		if r.Allows(p.Version) {
 			return p, nil
@@ -125,9 +130,15 @@ func offered(vs []Package) string {
 // version's summary is searched.
 func (ix *Index) Search(word string) []Package {
 	word = strings.ToLower(word)
+	best := make(map[string]Package)
+	for _, p := range ix.Packages {
+		if q, ok := best[p.Name]; !ok || installsBefore(p.Version, q.Version) {
+			best[p.Name] = p
+		}
+	}
 	var found []Package
-	for _, vs := range ix.versions() {
-		if p := preferred(vs, nil)[0]; matches(p, word) {
+	for _, p := range best {
+		if matches(p, word) {
 			found = append(found, p)
 		}
 	}
@@ -139,14 +150,45 @@ func matches(p Package, lowerWord string) bool {
 	return strings.Contains(strings.ToLower(p.Name), lowerWord) || strings.Contains(strings.ToLower(p.Summary), lowerWord)
 }
 
+// installsBefore reports whether a new install takes version a over b: a release over
+// a pre-release, else the newer.
+func installsBefore(a, b string) bool {
+	_, aPre := PreRelease(a)
+	_, bPre := PreRelease(b)
+	return aPre != bPre && bPre || aPre == bPre && CompareVersions(a, b) > 0
+}
+
 // versions maps each name to its packages, newest first.
 func (ix *Index) versions() map[string][]Package {
-	m := make(map[string][]Package)
+	count := make(map[string]int)
 	for _, p := range ix.Packages {
-		m[p.Name] = append(m[p.Name], p)
+		count[p.Name]++
+	}
+	all := make([]Package, len(ix.Packages)) // one allocation, each name's versions a part
+	m := make(map[string][]Package, len(count))
+	for _, p := range ix.Packages {
+		vs, ok := m[p.Name]
+		if !ok {
+			n := count[p.Name]
+			vs, all = all[:0:n], all[n:]
+		}
+		m[p.Name] = append(vs, p)
 	}
 	for _, vs := range m {
-		slices.SortFunc(vs, func(a, b Package) int { return CompareVersions(b.Version, a.Version) })
+		sortNewestFirst(vs)
 	}
 	return m
+}
+
+// sortNewestFirst sorts vs newest first, in a pass or two when they are in order
+// already, either way round (pkg repo add writes them oldest first).
+func sortNewestFirst(vs []Package) {
+	newer := func(a, b Package) int { return CompareVersions(b.Version, a.Version) }
+	if slices.IsSortedFunc(vs, newer) {
+		return
+	}
+	slices.Reverse(vs)
+	if !slices.IsSortedFunc(vs, newer) {
+		slices.SortFunc(vs, newer)
+	}
 }

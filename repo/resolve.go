@@ -1,15 +1,17 @@
 package repo
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 )
 
-// maxResolveWork bounds the checks of a version against a need that Resolve makes, so an
-// index built to make the search exponential makes it give up, within seconds, instead of
-// running for ever.
+// maxResolveWork bounds the versions Resolve looks at and the checks of a version against
+// a need it makes, so an index built to make the search exponential makes it give up,
+// within seconds, instead of running for ever.
 const maxResolveWork = 20_000_000
 
 // errGaveUp stops a search that spent maxResolveWork.
@@ -27,7 +29,12 @@ var errGaveUp = errors.New("search too long")
 // Resolve backtracks and tries the next older version. It gives up, with an error, on an
 // index that would keep it searching for more than a few seconds.
 func (ix *Index) Resolve(reqs []Requirement) ([]Package, error) {
-	pkgs, err := newResolver(ix).resolve(reqs)
+	return resolveIn(ix.versions(), reqs)
+}
+
+// resolveIn is Resolve in versions, ix.versions() of an index.
+func resolveIn(versions map[string][]Package, reqs []Requirement) ([]Package, error) {
+	pkgs, err := resolverFor(versions).resolve(reqs)
 	if err != nil {
 		return nil, fmt.Errorf("repo: %w", err)
 	}
@@ -64,11 +71,12 @@ func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement) ([]Pa
 
 // need is a requirement on a name and who imposed it: by names the package as "name
 // version" and level is its decision's index in the queue; by is "" and level -1 for
-// the caller's requirements.
+// the caller's requirements. No version of the name outside [lo, hi) meets it (bounds).
 type need struct {
-	req   Requirement
-	by    string
-	level int
+	req    Requirement
+	by     string
+	level  int
+	lo, hi int
 }
 
 func (n need) String() string {
@@ -104,6 +112,7 @@ type softError struct{ error }
 type resolver struct {
 	versions map[string][]Package // newest first
 	prefer   map[string]string    // name → the version tried first (ResolveInstalled)
+	tries    map[string]int       // name → versions chosen, for the message of a search given up
 	welcome  map[string][]string  // name → releases whose pre-releases rank with releases (see welcomeFor)
 	needs    map[string][]need
 	chosen   map[string]choice
@@ -118,10 +127,15 @@ type resolver struct {
 // mark records how far the log and the queue went, for undo.
 type mark struct{ log, queue int }
 
-func newResolver(ix *Index) *resolver {
+func newResolver(ix *Index) *resolver { return resolverFor(ix.versions()) }
+
+// resolverFor returns a resolver over versions, ix.versions() of an index, which it does
+// not change.
+func resolverFor(versions map[string][]Package) *resolver {
 	return &resolver{
-		versions: ix.versions(),
+		versions: versions,
 		prefer:   make(map[string]string),
+		tries:    make(map[string]int),
 		welcome:  make(map[string][]string),
 		needs:    make(map[string][]need),
 		chosen:   make(map[string]choice),
@@ -154,7 +168,7 @@ func (r *resolver) resolve(reqs []Requirement, keep ...Requirement) ([]Package, 
 	reqs = slices.Clone(reqs)
 	slices.SortStableFunc(reqs, func(a, b Requirement) int { return strings.Compare(a.Name, b.Name) })
 	for _, q := range append(slices.Clip(reqs), keep...) {
-		if _, err := r.require(need{q, "", -1}); err != nil {
+		if _, err := r.require(need{req: q, level: -1}); err != nil {
 			return nil, err
 		}
 	}
@@ -164,20 +178,24 @@ func (r *resolver) resolve(reqs []Requirement, keep ...Requirement) ([]Package, 
 	return r.order()
 }
 
-// solve decides queue[i:], trying each candidate of queue[i] newest first. On failure it
-// returns the earlier levels the failure depends on.
+// solve decides queue[i:], trying each candidate of queue[i] in turn (see cursor). On
+// failure it returns the earlier levels the failure depends on.
 func (r *resolver) solve(i int) (bool, levels) {
 	if i == len(r.queue) {
 		return true, nil
 	}
 	name := r.queue[i]
 	blame := r.imposers(name)
-	cands, welcomed := r.candidates(name), len(r.welcome[name])
-	for k := 0; k < len(cands); k++ {
-		p := cands[k]
+	c, welcomed := r.cursor(name), len(r.welcome[name])
+	for {
 		if r.work > maxResolveWork {
 			return false, nil
 		}
+		p, more := c.next()
+		if !more {
+			break
+		}
+		r.tries[name]++
 		m := mark{len(r.log), len(r.queue)}
 		cause, err := r.choose(p, i)
 		if err == nil {
@@ -194,10 +212,7 @@ func (r *resolver) solve(i int) (bool, levels) {
 		blame.add(cause)
 		if n := len(r.welcome[name]); n != welcomed { // a need asked for pre-releases of name
 			welcomed = n
-			tried := slices.Clip(cands[:k+1])
-			cands = append(tried, slices.DeleteFunc(r.candidates(name), func(q Package) bool {
-				return slices.ContainsFunc(tried, func(t Package) bool { return t.Version == q.Version })
-			})...)
+			c.rerank()
 		}
 	}
 	delete(blame, i)
@@ -214,7 +229,7 @@ func (r *resolver) choose(p Package, i int) (levels, error) {
 	r.chosen[p.Name] = choice{p, deps, i}
 	by := p.Name + " " + p.Version
 	for _, d := range deps {
-		if cause, err := r.require(need{d, by, i}); err != nil {
+		if cause, err := r.require(need{req: d, by: by, level: i}); err != nil {
 			return cause, err
 		}
 	}
@@ -241,6 +256,7 @@ func (r *resolver) require(n need) (levels, error) {
 	if r.work > maxResolveWork {
 		return nil, errGaveUp
 	}
+	n.lo, n.hi = r.bounds(name, n.req)
 	r.needs[name] = append(r.needs[name], n)
 	r.log = append(r.log, name)
 	r.welcomeFor(name, n.req.welcomes())
@@ -250,7 +266,7 @@ func (r *resolver) require(n need) (levels, error) {
 		}
 		return nil, fmt.Errorf("package %q not found (required by %s)", name, n.by)
 	}
-	if !slices.ContainsFunc(r.versions[name], func(p Package) bool { return r.allowed(name, p.Version) }) {
+	if !r.satisfiable(name) {
 		return r.imposers(name), r.clash(name)
 	}
 	if c, ok := r.chosen[name]; ok && !n.req.Allows(c.pkg.Version) {
@@ -276,31 +292,144 @@ func (r *resolver) imposers(name string) levels {
 	return l
 }
 
-// candidates returns the versions of name that meet every need on it, newest first with
-// releases before pre-releases (see preferred), but for a preferred one, first.
-func (r *resolver) candidates(name string) []Package {
-	var ok []Package
-	for _, p := range r.versions[name] {
-		if r.allowed(name, p.Version) {
-			ok = append(ok, p)
+// satisfiable reports whether some version of name meets every need on it.
+func (r *resolver) satisfiable(name string) bool {
+	lo, hi := r.span(name)
+	for i := lo; i < hi; i++ {
+		if r.allowed(name, i) {
+			return true
 		}
 	}
-	ok = preferred(ok, r.welcome[name])
-	if i := slices.IndexFunc(ok, func(p Package) bool { return p.Version == r.prefer[name] }); i > 0 {
-		p := ok[i]
-		ok = slices.Insert(slices.Delete(ok, i, i+1), 0, p)
-	}
-	return ok
+	return false
 }
 
-func (r *resolver) allowed(name, version string) bool {
+// span returns the range of r.versions[name] outside which no version meets every need.
+func (r *resolver) span(name string) (lo, hi int) {
+	lo, hi = 0, len(r.versions[name])
+	for _, n := range r.needs[name] {
+		lo, hi = max(lo, n.lo), min(hi, n.hi)
+	}
+	return lo, hi
+}
+
+// allowed reports whether r.versions[name][i] meets every need on name.
+func (r *resolver) allowed(name string, i int) bool {
+	v := r.versions[name][i].Version
 	r.work += 1 + len(r.needs[name])
 	for _, n := range r.needs[name] {
-		if !n.req.Allows(version) {
+		if !n.req.Allows(v) {
 			return false
 		}
 	}
 	return true
+}
+
+// cursor walks the versions of a name that meet every need on it in the order solve
+// tries them: the preferred version (ResolveInstalled) first, then newest first with
+// releases before pre-releases (see preferred). It checks a version against the needs
+// only when it comes to it, so that taking the newest costs one check, not one per
+// version. The needs on the name do not change between calls of next: solve undoes what
+// each choice added before it asks for the next.
+type cursor struct {
+	r        *resolver
+	name     string
+	prefer   int   // index of the preferred version in r.versions[name], or -1
+	step     int   // 0: the preferred version; 1: releases and welcomed pre-releases; 2: the rest
+	i        int   // next index to look at in steps 1 and 2
+	tried    []int // indices next returned
+	reranked bool  // the walk started again, skipping tried
+	late     bool  // step 1 passed a pre-release for step 2
+}
+
+func (r *resolver) cursor(name string) cursor {
+	c := cursor{r: r, name: name, prefer: -1}
+	if v, ok := r.prefer[name]; ok {
+		vs := r.versions[name]
+		if i, found := slices.BinarySearchFunc(vs, v, func(p Package, v string) int { return CompareVersions(v, p.Version) }); found {
+			c.prefer = i
+		}
+	}
+	return c
+}
+
+// rerank starts the walk again, for a welcome that changed the order of the versions
+// not yet tried.
+func (c *cursor) rerank() { c.step, c.i, c.reranked, c.late = 0, 0, true, false }
+
+// next returns the next version to try, or false when there is none.
+func (c *cursor) next() (Package, bool) {
+	vs := c.r.versions[c.name]
+	lo, hi := c.r.span(c.name)
+	if c.step == 0 {
+		c.step, c.i = 1, lo
+		if k := c.prefer; lo <= k && k < hi && !c.done(k) && c.r.allowed(c.name, k) {
+			return c.take(k), true
+		}
+	}
+	for ; c.step == 1 || c.step == 2 && c.late; c.step, c.i = c.step+1, lo {
+		for c.i = max(c.i, lo); c.i < hi; c.i++ {
+			k := c.i
+			c.r.work++
+			late := c.r.late(c.name, vs[k].Version)
+			c.late = c.late || late
+			if k == c.prefer || late != (c.step == 2) || c.done(k) {
+				continue
+			}
+			if c.r.allowed(c.name, k) {
+				c.i++
+				return c.take(k), true
+			}
+		}
+	}
+	return Package{}, false
+}
+
+func (c *cursor) take(k int) Package {
+	c.tried = append(c.tried, k)
+	return c.r.versions[c.name][k]
+}
+
+// done reports whether next returned k already, before the walk started again.
+func (c *cursor) done(k int) bool { return c.reranked && slices.Contains(c.tried, k) }
+
+// late reports whether v is a pre-release that ranks after the releases of name: one of a
+// release not welcomed.
+func (r *resolver) late(name, v string) bool {
+	rel, ok := PreRelease(v)
+	return ok && !slices.ContainsFunc(r.welcome[name], func(w string) bool { return compareParts(w, rel) == 0 })
+}
+
+// bounds returns the range of r.versions[name] outside which no version meets q. Its
+// constraints bound the range exactly but for "!=", and "@" only nearly (1.07 sorts
+// among the versions of @1.7; an "@" of a pre-release or revision bounds only below).
+func (r *resolver) bounds(name string, q Requirement) (lo, hi int) {
+	vs := r.versions[name]
+	lo, hi = 0, len(vs)
+	for _, c := range q.Constraints {
+		first := func(past func(v string) bool) int { // the first index, newest first, past c
+			return sort.Search(len(vs), func(i int) bool { r.work++; return past(vs[i].Version) })
+		}
+		lt := func() int { return first(func(v string) bool { return CompareVersions(v, c.Version) < 0 }) }
+		le := func() int { return first(func(v string) bool { return CompareVersions(v, c.Version) <= 0 }) }
+		switch c.Op {
+		case "=":
+			lo, hi = max(lo, le()), min(hi, lt())
+		case "<":
+			lo = max(lo, lt())
+		case "<=":
+			lo = max(lo, le())
+		case ">":
+			hi = min(hi, le())
+		case ">=":
+			hi = min(hi, lt())
+		case "@": // spellings of v0 ("v1.7" for "1.7") sort on either side of it
+			hi = min(hi, first(func(v string) bool { return compareParts(v, c.Version) < 0 }))
+			if end, ok := extensionsEnd(c.Version); ok {
+				lo = max(lo, first(func(v string) bool { return CompareVersions(v, end) < 0 }))
+			}
+		}
+	}
+	return lo, hi
 }
 
 // undo reverts the choice of name and everything added since m.
@@ -332,9 +461,9 @@ func (r *resolver) note(err error) {
 func (r *resolver) failure(reqs []Requirement) error {
 	switch {
 	case r.work > maxResolveWork && r.hard != nil && r.hard != errGaveUp:
-		return fmt.Errorf("resolving %s: gave up after %d version checks; first conflict: %v", joinReqs(reqs), maxResolveWork, r.hard)
+		return fmt.Errorf("resolving %s: gave up after %d version checks%s; first conflict: %v", joinReqs(reqs), maxResolveWork, r.busiest(), r.hard)
 	case r.work > maxResolveWork:
-		return fmt.Errorf("resolving %s: gave up after %d version checks", joinReqs(reqs), maxResolveWork)
+		return fmt.Errorf("resolving %s: gave up after %d version checks%s", joinReqs(reqs), maxResolveWork, r.busiest())
 	case r.hard != nil:
 		return r.hard
 	case r.soft != nil:
@@ -343,7 +472,27 @@ func (r *resolver) failure(reqs []Requirement) error {
 	return fmt.Errorf("resolving %s: no selection satisfies every constraint", joinReqs(reqs))
 }
 
-// maxClashNeeds bounds the needs a conflict message lists.
+// maxBusiest bounds the names busiest lists.
+const maxBusiest = 3
+
+// busiest names, for a search given up, the packages whose versions it tried most often:
+// ", backtracking over a, b and c".
+func (r *resolver) busiest() string {
+	var names []string
+	for name, n := range r.tries {
+		if n > 1 {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(r.tries[b]-r.tries[a], strings.Compare(a, b)) })
+	return ", backtracking over " + joinList(names[:min(len(names), maxBusiest)], "and")
+}
+
+// maxClashNeeds bounds the needs a conflict message lists, and the requirements a message
+// about a whole resolution does.
 const maxClashNeeds = 8
 
 // clash names the constrained needs on name; together they allow no version.
@@ -368,10 +517,15 @@ func joinList(s []string, conj string) string {
 	return strings.Join(s[:len(s)-1], ", ") + " " + conj + " " + s[len(s)-1]
 }
 
+// joinReqs lists reqs, up to maxClashNeeds of them: "a, b and 12 more".
 func joinReqs(reqs []Requirement) string {
-	s := make([]string, len(reqs))
-	for i, q := range reqs {
-		s[i] = q.String()
+	var s []string
+	for _, q := range reqs[:min(len(reqs), maxClashNeeds)] {
+		s = append(s, q.String())
+	}
+	if len(reqs) > len(s) {
+		s[len(s)-1] = fmt.Sprintf("%d more", len(reqs)-len(s)+1)
+		return joinList(s, "and")
 	}
 	return strings.Join(s, ", ")
 }

@@ -2,9 +2,9 @@ package repo
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // testIndex builds an index from lines of "name version depends...".
@@ -216,31 +216,16 @@ func TestResolveRefuses(t *testing.T) {
 	}
 }
 
-// TestResolveGivesUp checks that a search too large to finish stops, and soon: n
-// packages must take n different versions out of n-1 (the pigeonhole principle), which a
-// backtracking search proves impossible only by trying every assignment.
+// TestResolveGivesUp checks that a search too large to finish stops, and soon (once its
+// work passes the budget, whatever the machine's speed), and says where it was stuck.
 func TestResolveGivesUp(t *testing.T) {
-	const n = 10
-	var lines, reqs []string
-	for i := range n {
-		reqs = append(reqs, fmt.Sprintf("p%d", i))
-		for v := 1; v < n; v++ {
-			line := fmt.Sprintf("p%d %d", i, v)
-			for j := range n {
-				if j != i {
-					line += fmt.Sprintf(" p%d!=%d", j, v)
-				}
-			}
-			lines = append(lines, line)
-		}
+	r := resolverFor(expandIndex(pigeonholeIndex(10)).versions())
+	_, err := r.resolve(expandReqs(pigeonholeReqs(10)))
+	if err == nil || !strings.Contains(err.Error(), "gave up") || !strings.Contains(err.Error(), "backtracking over p") {
+		t.Fatalf("resolve: got error %v, want one that gives up, naming the packages it backtracked over", err)
 	}
-	start := time.Now()
-	_, err := testIndex(lines...).Resolve(parseReqs(t, reqs...))
-	if err == nil || !strings.Contains(err.Error(), "gave up") {
-		t.Fatalf("Resolve: got error %v, want one that gives up", err)
-	}
-	if d := time.Since(start); d > 30*time.Second { // a bound, not a benchmark: -race is slow
-		t.Errorf("Resolve took %v", d)
+	if over := r.work - maxResolveWork; over > 10_000 { // a step past the budget at most
+		t.Errorf("resolve did %d units of work, %d past the budget", r.work, over)
 	}
 }
 
@@ -251,20 +236,11 @@ func FuzzResolve(f *testing.F) {
 	f.Add("a 1\na 2 c<2\nc 1 a<2\nc 2\nb 1", "a,b")
 	f.Add("app 1 lib\nzed 1 mid\nmid 1 lib<2\nlib 1.5\nlib 2.5", "app,zed")
 	f.Add("a 1 b\nb 1 a", "a")
+	f.Add(manyIndex, manyReqs)
+	f.Add(pigeonholeIndex(6), pigeonholeReqs(6))
 	f.Fuzz(func(t *testing.T, index, reqs string) {
-		var lines []string
-		for l := range strings.Lines(index) {
-			if len(strings.Fields(l)) >= 2 {
-				lines = append(lines, l)
-			}
-		}
-		var rs []Requirement
-		for s := range strings.SplitSeq(reqs, ",") {
-			if r, err := ParseRequirement(s); err == nil {
-				rs = append(rs, r)
-			}
-		}
-		got, err := testIndex(lines...).Resolve(rs)
+		ix, rs := expandIndex(index), expandReqs(reqs)
+		got, err := ix.Resolve(rs)
 		if err != nil {
 			return
 		}
@@ -294,5 +270,159 @@ func checkResolved(t *testing.T, reqs []Requirement, got []Package) {
 		if !meets(r) {
 			t.Fatalf("requirement %s not met by %s", r, ids(got))
 		}
+	}
+}
+
+// The index of issue 17, in expandIndex's notation: base at 100,000 versions and 200
+// packages that need it, all met by the newest.
+const (
+	manyIndex = "base 1.*100000\nd*200 1 base>=1.10,!=1.500"
+	manyReqs  = "d*200"
+)
+
+// maxExpand bounds the packages and requirements expandIndex and expandReqs make: enough
+// for manyIndex, few enough that the fuzzer's larger counts cost no more.
+const maxExpand = 101_000
+
+// expandIndex builds an index from lines of "name version depends...", as testIndex, in
+// which a name or version "X*N" stands for N of them, X0 to X(N-1): "d*3 1.*2 base"
+// is d0, d1 and d2, each at 1.0 and 1.1, each needing base.
+func expandIndex(index string) *Index {
+	var lines []string
+	for l := range strings.Lines(index) {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		for _, name := range expand(f[0], maxExpand-len(lines)) {
+			for _, v := range expand(f[1], maxExpand-len(lines)) {
+				lines = append(lines, strings.Join(append([]string{name, v}, f[2:]...), " "))
+			}
+		}
+	}
+	return testIndex(lines...)
+}
+
+// expandReqs parses comma-separated requirements, skipping those that do not parse, in
+// which "X*N" stands for N names, as in expandIndex.
+func expandReqs(reqs string) []Requirement {
+	var rs []Requirement
+	for s := range strings.SplitSeq(reqs, ",") {
+		for _, s := range expand(s, maxExpand-len(rs)) {
+			if r, err := ParseRequirement(s); err == nil {
+				rs = append(rs, r)
+			}
+		}
+	}
+	return rs
+}
+
+// expand returns s, or for "X*N" X0 to X(N-1), at most limit of them.
+func expand(s string, limit int) []string {
+	x, count, ok := strings.Cut(s, "*")
+	n, err := strconv.Atoi(count)
+	if !ok || err != nil || n < 0 {
+		return []string{s}
+	}
+	out := make([]string, 0, min(n, limit))
+	for i := range min(n, limit) {
+		out = append(out, x+strconv.Itoa(i))
+	}
+	return out
+}
+
+// pigeonholeIndex returns the index of TestResolveGivesUp for n packages: each must take
+// a version no other takes, out of n-1, which a backtracking search proves impossible
+// only by trying every assignment.
+func pigeonholeIndex(n int) string {
+	var b strings.Builder
+	for i := range n {
+		for v := 1; v < n; v++ {
+			fmt.Fprintf(&b, "p%d %d", i, v)
+			for j := range n {
+				if j != i {
+					fmt.Fprintf(&b, " p%d!=%d", j, v)
+				}
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+func pigeonholeReqs(n int) string { return fmt.Sprintf("p*%d", n) }
+
+// TestResolveManyVersions checks that a name with many versions and many packages that
+// need it resolves as a name with few would.
+func TestResolveManyVersions(t *testing.T) {
+	const base = "base 1.*100000\nbase 2.0-rc*3\n"
+	tests := []struct{ name, index, want string }{
+		{"newest", manyIndex, "base 1.99999"},
+		{"newest release", base + "d*200 1 base>=1.10,!=1.500", "base 1.99999"},
+		{"pre-release asked for", base + "d*200 1 base>=2.0-rc1", "base 2.0-rc2"},
+		{"below", base + "d*200 1 base<1.500", "base 1.499"},
+		{"at", base + "d*200 1 base@1.5", "base 1.5"},
+		{"exact", base + "d*200 1 base=1.5", "base 1.5"},
+		{"each its own bound", base + "d*200 1 base<=1.100 base>1.99", "base 1.100"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := expandIndex(tt.index).Resolve(expandReqs(manyReqs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 201 || ids(got[:1]) != tt.want {
+				t.Fatalf("Resolve: got %d packages starting %q, want 201 starting %q", len(got), ids(got[:min(len(got), 1)]), tt.want)
+			}
+		})
+	}
+}
+
+// FuzzBounds checks that no version outside the range bounds returns meets the
+// requirement: x, then the constraints given.
+func FuzzBounds(f *testing.F) {
+	const vs = "1 1.7 1.07 1.7.12 1.7.1-rc1 1.70 1.7a 1.7-rc1 1.7-rc1.2 1.7-rc10 1.7~rc1 1.8 1.7+b 2.0~x 1.7..1 1.7.-x" +
+		" v1.7 v1.7.3 1:1.7 1:1.8 1.7-2 1.7-2-3 1.7_2-1 1.7B 1.7-2.1+deb12u3 1.7+1~x 1.7.1~rc1 1.7a 1.7a_2-1 1.7b 1.9 1.10"
+	for _, c := range []string{"@1.7", "@1.7-rc1", "@1", "@1.07", "=1.7", "<1.7", "<=1.7", ">1.7", ">=1.7", "!=1.7", ">=1.7-rc1,<1.8", "@1.7.", "@1.7+b",
+		"@v1.7", "@1:1.7", "@1.7-2", "@1.7a", "@1.9", "@1.7_2"} {
+		f.Add(vs, c)
+	}
+	f.Fuzz(func(t *testing.T, versions, constraints string) {
+		q, err := ParseRequirement("x" + constraints)
+		if err != nil {
+			return
+		}
+		var all []Package
+		for _, v := range strings.Fields(versions) {
+			if checkVersion(v) == nil {
+				all = append(all, Package{Name: "x", Version: v})
+			}
+		}
+		sortNewestFirst(all)
+		r := resolverFor(map[string][]Package{"x": all})
+		lo, hi := r.bounds("x", q)
+		for i, p := range all {
+			if (i < lo || i >= hi) && q.Allows(p.Version) {
+				t.Fatalf("bounds(%s) = [%d, %d) leaves out %s, at %d of %s", q, lo, hi, p.Version, i, ids(all))
+			}
+		}
+	})
+}
+
+// BenchmarkResolve times the resolver's worst cases: a name with many versions that
+// many packages need, and a search that must backtrack through every assignment.
+func BenchmarkResolve(b *testing.B) {
+	cases := []struct{ name, index, reqs string }{
+		{"versions=100000/dependents=200", manyIndex, manyReqs},
+		{"pigeonhole=7", pigeonholeIndex(7), pigeonholeReqs(7)},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			ix, rs := expandIndex(c.index), expandReqs(c.reqs)
+			b.ReportAllocs()
+			for b.Loop() {
+				ix.Resolve(rs)
+			}
+		})
 	}
 }

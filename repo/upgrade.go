@@ -87,7 +87,7 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package) [
 		byName[p.Name] = p
 	}
 	reqs, free := upgradeReqs(byName, installed, names)
-	versions, with := ix.versions(), withInstalled(ix, kept(ix, byName, free))
+	versions, with := ix.versions(), withInstalled(ix, kept(ix, byName, free)).versions()
 	var held []Held
 	for _, p := range plan {
 		cur, ok := byName[p.Name]
@@ -116,7 +116,7 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package) [
 					rs[j].Constraints = []Constraint{{Op: "=", Version: v}}
 				}
 			}
-			_, err := with.Resolve(rs)
+			_, err := resolveIn(with, rs)
 			return err
 		}
 		h := Held{Package: p, Newest: vs[i].Version, Reason: pinned(vs[i].Version)}

@@ -224,6 +224,43 @@ func preferred(vs []Package, welcome []string) []Package {
 	return out
 }
 
+// extensionsEnd returns a version that sorts after v0 and every version "@v0" allows,
+// at no later a place than it must: v0 with the last run of its release raised (1.7 → 1.8,
+// 1.7a → 1.7b). It reports false for a v0 with a pre-release, a revision or a "+", whose
+// extensions this bound does not keep below it.
+func extensionsEnd(v0 string) (string, bool) {
+	p := parseVersion(v0)
+	if p.hasPre || p.hasRev || strings.ContainsAny(p.release, "+-_~") {
+		return "", false
+	}
+	head, rel := v0[:len(v0)-len(p.release)], p.release // head: the epoch and any "v"
+	last := rel[len(rel)-1]
+	switch {
+	case last == '.':
+		return "", false
+	case !isDigit(last):
+		return head + rel[:len(rel)-1] + string(last+1), true
+	}
+	i := len(rel)
+	for i > 0 && isDigit(rel[i-1]) {
+		i--
+	}
+	return head + rel[:i] + increment(rel[i:]), true
+}
+
+// increment adds one to a run of decimal digits.
+func increment(digits string) string {
+	b := []byte(digits)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < '9' {
+			b[i]++
+			return string(b)
+		}
+		b[i] = '0'
+	}
+	return "1" + string(b)
+}
+
 func compareDotted(a, b string) int {
 	for {
 		aSeg, aRest, aMore := strings.Cut(a, ".")
