@@ -146,3 +146,20 @@ func TestSignatureNotWritten(t *testing.T) {
 		t.Errorf("Sign with the signature's place taken: %v", err)
 	}
 }
+
+// TestSignLastVersion signs an index at the last version a signed index may have: Sign
+// refuses it, naming the version, instead of writing one that no reader accepts.
+func TestSignLastVersion(t *testing.T) {
+	dir := t.TempDir()
+	index := []byte(`{"format": 1, "name": "demo", "version": 9007199254740991, "packages": []}`)
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), index, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Sign(dir, testSigner("", time.Now().Add(time.Hour)))
+	if err == nil || !strings.Contains(err.Error(), "index version 9007199254740991 is the last a signed index may have") {
+		t.Errorf("Sign: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(got, index) {
+		t.Errorf("index.json changed:\n%s", got)
+	}
+}
