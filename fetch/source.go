@@ -122,6 +122,11 @@ func (s *Source) openArchive(ctx context.Context, p repo.Package) (io.ReadCloser
 		return openLocal(ctx, u.Path)
 	case s.base != nil:
 		u = s.base.JoinPath(p.Archive)
+		if rel, ok := strings.CutPrefix(u.Path, s.base.Path); !ok || !filepath.IsLocal(rel) {
+			return nil, u.Redacted(), fmt.Errorf("archive %s is not beneath the repository %s", p.Archive, s.URL())
+		}
+	case !filepath.IsLocal(filepath.FromSlash(p.Archive)):
+		return nil, s.dir, fmt.Errorf("archive %s is not beneath the repository %s", p.Archive, s.dir)
 	default:
 		return openLocal(ctx, filepath.Join(s.dir, filepath.FromSlash(p.Archive)))
 	}

@@ -95,6 +95,8 @@ func TestParseRefuses(t *testing.T) {
 		{"inner dotdot archive", hello(func(p *Package) { p.Archive = "a/../../hello.tar" }), []string{"hello@1.2.0"}},
 		{"unclean archive", hello(func(p *Package) { p.Archive = "./hello.tar" }), []string{"hello@1.2.0"}},
 		{"backslash archive", hello(func(p *Package) { p.Archive = `a\hello.tar` }), []string{"hello@1.2.0"}},
+		{"encoded dots archive", hello(func(p *Package) { p.Archive = "%2e%2e/%2e%2e/hello.tar" }), []string{"hello@1.2.0", "%2e%2e"}},
+		{"NUL archive", hello(func(p *Package) { p.Archive = "a\x00.tar" }), []string{"hello@1.2.0"}},
 		{"scheme archive", hello(func(p *Package) { p.Archive = "file:/etc/passwd" }), []string{"hello@1.2.0"}},
 		{"ftp archive", hello(func(p *Package) { p.Archive = "ftp://example.com/hello.tar" }), []string{"hello@1.2.0"}},
 		{"hostless url", hello(func(p *Package) { p.Archive = "https:///hello.tar" }), []string{"hello@1.2.0"}},

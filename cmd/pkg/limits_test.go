@@ -62,3 +62,47 @@ func TestHugeSize(t *testing.T) {
 	testfs.SameTree(t, "cache", testfs.Tree(t, e.cache), cache)
 	checkDBEmpty(t, e.root)
 }
+
+// TestSyncMirrorEscape syncs, with --repo naming a directory deep in a mirror (a path, then
+// over HTTP), a lockfile whose URL climbs out of the recorded repository with encoded dots:
+// the archive it would reach, beside the mirror's directory, is not read, the URL is
+// named, and the root, the cache and the database are as they were.
+func TestSyncMirrorEscape(t *testing.T) {
+	base := t.TempDir()
+	dir := syncRepo(t)
+	e := newEnv(t, base, dir)
+	e.initRoot()
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "tool")
+	e.ok("fetch", "lib")
+	data, err := os.ReadFile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := "file://" + dir + "/tool-1.10.tar"
+	bad := "file://" + dir + "/%2e%2e/outside/tool-1.10.tar"
+	if !bytes.Contains(data, []byte(good)) {
+		t.Fatalf("no %s in\n%s", good, data)
+	}
+	if err := os.WriteFile(lock, bytes.Replace(data, []byte(good), []byte(bad), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mirror := filepath.Join(base, "mirror")
+	if err := os.MkdirAll(filepath.Join(mirror, "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(mirror, "outside"), os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	root, cache := rootTree(t, e.root), testfs.Tree(t, e.cache)
+	for _, loc := range []string{filepath.Join(mirror, "deep"), serve(t, mirror) + "/deep/"} {
+		e.repo = loc
+		_, stderr, code := e.pkg("sync", "-f", lock)
+		if want := "pkg: archive URL " + bad + `: path under file://` + dir + `/: segment ".."`; code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("sync from %s: exit %d, stderr %q; want exit 1 and %q", loc, code, stderr, want)
+		}
+		testfs.SameTree(t, "root", rootTree(t, e.root), root)
+		testfs.SameTree(t, "cache", testfs.Tree(t, e.cache), cache)
+		checkDBEmpty(t, e.root)
+	}
+}
