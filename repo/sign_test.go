@@ -115,6 +115,7 @@ func FuzzParseMeta(f *testing.F) {
 	f.Add([]byte(goodIndex))
 	f.Add([]byte(`{"format": 1, "name": "demo", "version": 3, "expires": "2030-01-02T03:04:05+01:00", "packages": []}`))
 	f.Add([]byte(`{"format": 1, "name": "", "version": 0, "expires": "0001-01-01T00:00:00Z"}`))
+	f.Add([]byte(`{"format": 1, "name": "demo", "version": 18446744073709551615, "packages": []}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := ParseMeta(data)
 		ix, perr := Parse(data)
