@@ -555,7 +555,7 @@ func TestSlowBody(t *testing.T) {
 		serveArchive(w, r, archive)
 	})
 	s := quick(t, srv.URL)
-	s.minRate, s.window = 1<<20, 100*time.Millisecond
+	s.minRate, s.window = 64<<10, 100*time.Millisecond
 	retries := recordRetries(s)
 	c := openCache(t)
 	if err := fetchOne(c, s, p); err != nil {
@@ -563,8 +563,8 @@ func TestSlowBody(t *testing.T) {
 	}
 	checkEntry(t, c, p, testFiles())
 	want := "GET " + srv.URL + "/demo.tar.gz: cut off after"
-	if got := retries(); len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.HasSuffix(got[0], "under the minimum of 1048576 bytes/s; attempt 2 of 5") {
-		t.Errorf("retries announced: %q, want one: %s ... under the minimum of 1048576 bytes/s; attempt 2 of 5", got, want)
+	if got := retries(); len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.HasSuffix(got[0], "under the minimum of 65536 bytes/s; attempt 2 of 5") {
+		t.Errorf("retries announced: %q, want one: %s ... under the minimum of 65536 bytes/s; attempt 2 of 5", got, want)
 	}
 }
 
@@ -586,11 +586,11 @@ func TestSlowBodyGivesUp(t *testing.T) {
 		trickle(w, r, archive[start:], 16)
 	})
 	s := quick(t, srv.URL)
-	s.minRate, s.window = 1<<20, 100*time.Millisecond
+	s.minRate, s.window = 64<<10, 100*time.Millisecond
 	c := openCache(t)
 	err := fetchOne(c, s, p)
 	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), ": GET "+srv.URL+"/demo.tar.gz: cut off after") ||
-		!strings.HasSuffix(err.Error(), "under the minimum of 1048576 bytes/s (gave up after 5 attempts)") {
+		!strings.HasSuffix(err.Error(), "under the minimum of 65536 bytes/s (gave up after 5 attempts)") {
 		t.Errorf("error %v, want ErrUnreachable naming the URL and the minimum rate", err)
 	}
 	if n := len(srv.requests()); n != maxTries {
@@ -612,7 +612,7 @@ func TestSlowIndex(t *testing.T) {
 		tries    int
 		want     string
 	}{
-		{"too slow", 1 << 20, time.Hour, maxTries, "read %s/index.json: %%s under the minimum of 1048576 bytes/s (gave up after 5 attempts)"},
+		{"too slow", 64 << 10, time.Hour, maxTries, "read %s/index.json: %%s under the minimum of 65536 bytes/s (gave up after 5 attempts)"},
 		{"too long", 1, 300 * time.Millisecond, 1, "read %s/index.json: index and signature not read within 300ms"},
 	} {
 		srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
