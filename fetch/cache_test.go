@@ -3,6 +3,8 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -91,6 +93,28 @@ func TestFetchLocalNotFile(t *testing.T) {
 	}
 	if _, err := openCache(t).Fetch(context.Background(), s, p, nil); err == nil || !strings.Contains(err.Error(), path+" is not a regular file") {
 		t.Errorf("Fetch of a FIFO: %v", err)
+	}
+}
+
+// TestDeclaredSize fetches an archive whose entry declares a size it does not have, up to
+// the largest int64, which no parsed index holds: each is refused as a mismatch, naming
+// both sizes, and the cache stays empty.
+func TestDeclaredSize(t *testing.T) {
+	dir, p := localRepo(t)
+	s, err := NewSource(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int64{math.MaxInt64, math.MaxInt64 - 1, p.Size + 1, p.Size - 1, 0, -1} {
+		q := p
+		q.Size = size
+		c := openCache(t)
+		err := fetchOne(c, s, q)
+		msg := fmt.Sprint(err)
+		if !errors.Is(err, ErrMismatch) || !strings.Contains(msg, fmt.Sprintf("index declares %d", size)) && !strings.Contains(msg, fmt.Sprintf("than the %d bytes", size)) {
+			t.Errorf("size %d: %v, want ErrMismatch naming the size", size, err)
+		}
+		checkEmpty(t, c)
 	}
 }
 

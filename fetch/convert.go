@@ -42,8 +42,8 @@ func newVerifier(r io.Reader, p repo.Package, progress io.Writer) *verifier {
 }
 
 func (v *verifier) Read(b []byte) (int, error) {
-	if left := v.p.Size + 1 - v.n; int64(len(b)) > left {
-		b = b[:left]
+	if left := v.p.Size - v.n; left < int64(len(b)) { // so left+1 cannot overflow
+		b = b[:max(left+1, 0)]
 	}
 	n, err := v.r.Read(b)
 	v.n += int64(n)

@@ -27,10 +27,17 @@ var userAgent = "pkg/0.1 (" + runtime.GOOS + "/" + runtime.GOARCH + "; " + runti
 // about 80s, each announced (Options.Retrying). An archive may take idleTimeout to answer,
 // as from a proxy that fetches a large one upstream before it sends its headers, and a body
 // may pause as long, while a proxy or a busy disk catches up; resuming keeps what arrived.
+// A body must also average minRate over each rateWindow, twice idleTimeout so that a pause
+// it allows costs only a body slower than 2 KiB/s: without a floor, a server sending a byte
+// a minute would take days over an archive. An index and its signature must come within
+// indexTimeout in all, retries included.
 const (
 	answerTimeout = 15 * time.Second // from starting a request (connecting included) to its response's headers
 	idleTimeout   = 60 * time.Second // between two reads of a body that return data
-	maxTries      = 5                // attempts at a request, and at resuming without progress
+	minRate       = 1 << 10          // 1 KiB/s: bytes per second of a body, averaged over rateWindow
+	rateWindow    = 2 * idleTimeout
+	indexTimeout  = 5 * time.Minute // reading an index and its signature, every attempt included
+	maxTries      = 5               // attempts at a request, and at resuming without progress
 	firstBackoff  = 500 * time.Millisecond
 	maxBackoff    = 15 * time.Second
 )
@@ -42,6 +49,30 @@ type idleError struct {
 }
 
 func (e *idleError) Error() string { return fmt.Sprintf("no %s for %gs", e.what, e.wait.Seconds()) }
+
+// slowError reports a body that came slower than the source's minimum rate.
+type slowError struct {
+	n    int64         // bytes that came in d
+	d    time.Duration // at least the source's rate window
+	rate int64         // the minimum, in bytes per second
+}
+
+func (e *slowError) Error() string {
+	return fmt.Sprintf("%.0f bytes/s over %.1fs, under the minimum of %d bytes/s", float64(e.n)/e.d.Seconds(), e.d.Seconds(), e.rate)
+}
+
+// timeoutError reports an index and its signature that did not all come in time; it is
+// ErrUnreachable.
+type timeoutError struct {
+	where string
+	wait  time.Duration
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("read %s: index and signature not read within %v", e.where, e.wait)
+}
+
+func (e *timeoutError) Is(target error) bool { return target == ErrUnreachable }
 
 // giveUpError is the last error of a request that failed on every attempt in a way that
 // may pass later; it is ErrUnreachable.
@@ -138,8 +169,9 @@ func retryable(err error) bool {
 		return false
 	}
 	var ie *idleError
+	var slow *slowError
 	return errors.As(err, &op) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.As(err, &ie) || errors.As(err, &ne) && ne.Timeout()
+		errors.As(err, &ie) || errors.As(err, &slow) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // backoffFor is the wait before attempt n+1, after n failures: it doubles from the source's
@@ -165,10 +197,11 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // send makes one GET request. It fails with an *idleError when the response's headers do
 // not arrive within answer, and so does its body when no byte arrives for the source's idle
-// timeout. Its errors name the URL.
+// timeout; the body fails with a *slowError once it comes slower than the source's minimum
+// rate. Its errors name the URL.
 func (s *Source) send(ctx context.Context, u *url.URL, h http.Header, answer time.Duration) (*http.Response, error) {
 	rctx, cancel := context.WithCancel(ctx)
-	body := &idleBody{idle: s.idle, cancel: cancel}
+	body := &idleBody{idle: s.idle, cancel: cancel, rate: s.minRate, window: s.window}
 	body.timer = time.AfterFunc(answer, body.expire)
 	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -191,6 +224,7 @@ func (s *Source) send(ctx context.Context, u *url.URL, h http.Header, answer tim
 	}
 	resp.Status = termtext.Printable(resp.Status) // the server's words, printed in errors
 	body.timer.Reset(s.idle)
+	body.since = time.Now()
 	body.rc = resp.Body
 	resp.Body = body
 	if resp.StatusCode >= 500 {
@@ -226,13 +260,21 @@ func (s *Source) pause(ctx context.Context, err error, n int) error {
 	return sleep(ctx, d)
 }
 
-// idleBody is a response body whose request is cancelled when a read waits too long.
+// idleBody is a response body whose request is cancelled when a read waits too long, and
+// which fails once it has come slower than rate over a window. A silence is the timer's to
+// find; a trickle is found by the first read after each window.
 type idleBody struct {
 	rc      io.ReadCloser
 	idle    time.Duration
 	timer   *time.Timer
 	cancel  context.CancelFunc
 	expired atomic.Bool
+
+	rate   int64         // bytes per second the body must average over each window
+	window time.Duration // how long each window lasts, at least
+	since  time.Time     // the start of the current window
+	n      int64         // bytes read in it
+	slow   error         // a *slowError, sticky
 }
 
 func (b *idleBody) expire() {
@@ -241,6 +283,9 @@ func (b *idleBody) expire() {
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
+	if b.slow != nil {
+		return 0, b.slow
+	}
 	n, err := b.rc.Read(p)
 	if n > 0 {
 		b.timer.Reset(b.idle)
@@ -248,7 +293,27 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	if err != nil && err != io.EOF && b.expired.Load() {
 		err = &idleError{"data", b.idle}
 	}
+	if err == nil {
+		err = b.checkRate(n)
+	}
 	return n, err
+}
+
+// checkRate counts n bytes read and, once the window has passed, fails if the body came
+// slower than its rate in it, or else starts the next window.
+func (b *idleBody) checkRate(n int) error {
+	b.n += int64(n)
+	d := time.Since(b.since)
+	switch {
+	case d < b.window:
+		return nil
+	case float64(b.n) < float64(b.rate)*d.Seconds():
+		b.slow = &slowError{b.n, d, b.rate}
+		b.cancel()
+		return b.slow
+	}
+	b.since, b.n = time.Now(), 0
+	return nil
 }
 
 func (b *idleBody) Close() error {
@@ -273,6 +338,7 @@ type download struct {
 	skip      int64  // bytes of body to drop, returned from an earlier one
 	validator string // strong ETag or Last-Modified of the first response, for If-Range
 	fails     int    // failed attempts since bytes last arrived
+	slow      int    // attempts given up as too slow, which bytes arriving do not forgive
 	last      error  // why the last attempt failed
 	done      bool   // the server has nothing past off
 	noRange   bool   // the server got a Range wrong: ask for all of it, and skip
@@ -322,6 +388,10 @@ func (d *download) Read(p []byte) (int, error) {
 			d.body = nil
 			d.last = fmt.Errorf("GET %s: cut off after %d bytes: %w", d.u.Redacted(), d.off, err)
 			d.fails++
+			if se := (*slowError)(nil); errors.As(err, &se) {
+				d.slow++
+				d.fails = max(d.fails, d.slow)
+			}
 			if n > 0 {
 				return n, nil
 			}

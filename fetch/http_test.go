@@ -521,3 +521,117 @@ func TestLongerContentLength(t *testing.T) {
 		t.Errorf("%d requests, want 1", n)
 	}
 }
+
+// trickle sends data from start a few bytes at a time until it is all sent or the client
+// gives up.
+func trickle(w http.ResponseWriter, r *http.Request, data []byte, chunk int) {
+	rc := http.NewResponseController(w)
+	for len(data) > 0 {
+		n := min(chunk, len(data))
+		if _, err := w.Write(data[:n]); err != nil {
+			return
+		}
+		rc.Flush()
+		data = data[n:]
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// TestSlowBody sends the archive's first response slower than the source's minimum rate:
+// the fetch gives that connection up, says so, and resumes.
+func TestSlowBody(t *testing.T) {
+	archive, p := testArchive(t)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			w.Header().Set("ETag", `"v1"`)
+			w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
+			trickle(w, r, archive, 16)
+			return
+		}
+		serveArchive(w, r, archive)
+	})
+	s := quick(t, srv.URL)
+	s.minRate, s.window = 64<<10, 100*time.Millisecond
+	retries := recordRetries(s)
+	c := openCache(t)
+	if err := fetchOne(c, s, p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	want := "GET " + srv.URL + "/demo.tar.gz: cut off after"
+	if got := retries(); len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.HasSuffix(got[0], "under the minimum of 65536 bytes/s; attempt 2 of 5") {
+		t.Errorf("retries announced: %q, want one: %s ... under the minimum of 65536 bytes/s; attempt 2 of 5", got, want)
+	}
+}
+
+// TestSlowBodyGivesUp sends every response slower than the minimum rate: although each
+// resumes where the last stopped, the fetch gives up after maxTries attempts, naming the
+// URL and the rate, and caches nothing.
+func TestSlowBodyGivesUp(t *testing.T) {
+	archive, p := testArchive(t)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		start := 0
+		if v, ok := strings.CutPrefix(r.Header.Get("Range"), "bytes="); ok {
+			start, _ = strconv.Atoi(strings.TrimSuffix(v, "-"))
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(archive)-start))
+		if start > 0 {
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, len(archive)-1, len(archive)))
+			w.WriteHeader(http.StatusPartialContent)
+		}
+		trickle(w, r, archive[start:], 16)
+	})
+	s := quick(t, srv.URL)
+	s.minRate, s.window = 64<<10, 100*time.Millisecond
+	c := openCache(t)
+	err := fetchOne(c, s, p)
+	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), ": GET "+srv.URL+"/demo.tar.gz: cut off after") ||
+		!strings.HasSuffix(err.Error(), "under the minimum of 65536 bytes/s (gave up after 5 attempts)") {
+		t.Errorf("error %v, want ErrUnreachable naming the URL and the minimum rate", err)
+	}
+	if n := len(srv.requests()); n != maxTries {
+		t.Errorf("%d requests, want %d", n, maxTries)
+	}
+	checkEmpty(t, c)
+}
+
+// TestSlowIndex sends an index slower than the minimum rate, then at a rate that passes
+// but for longer than the index may take: the first is tried maxTries times, the second is
+// not tried again; both errors name the URL, and the cache keeps no index.
+func TestSlowIndex(t *testing.T) {
+	_, p := testArchive(t)
+	index := writeIndex(t, p)
+	for _, tt := range []struct {
+		name     string
+		minRate  int64
+		indexMax time.Duration
+		tries    int
+		want     string
+	}{
+		{"too slow", 64 << 10, time.Hour, maxTries, "read %s/index.json: %%s under the minimum of 65536 bytes/s (gave up after 5 attempts)"},
+		{"too long", 1, 300 * time.Millisecond, 1, "read %s/index.json: index and signature not read within 300ms"},
+	} {
+		srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+			w.Header().Set("Content-Length", strconv.Itoa(len(index)+1<<20))
+			trickle(w, r, append(index, make([]byte, 1<<20)...), 8)
+		})
+		s := quick(t, srv.URL)
+		s.minRate, s.window, s.indexMax = tt.minRate, 100*time.Millisecond, tt.indexMax
+		c := openCache(t)
+		_, err := c.Index(t.Context(), s)
+		prefix, suffix, _ := strings.Cut(fmt.Sprintf("fetch: "+tt.want, srv.URL), "%s")
+		if !errors.Is(err, ErrUnreachable) || !strings.HasPrefix(err.Error(), prefix) || !strings.HasSuffix(err.Error(), suffix) {
+			t.Errorf("%s: error %v, want ErrUnreachable: %s", tt.name, err, prefix+"..."+suffix)
+		}
+		if n := len(srv.requests()); n != tt.tries {
+			t.Errorf("%s: %d requests, want %d", tt.name, n, tt.tries)
+		}
+		if _, ok := c.IndexTime(s); ok {
+			t.Errorf("%s: the cache keeps an index", tt.name)
+		}
+	}
+}

@@ -322,8 +322,22 @@ func (c *Cache) saveIndex(path string, saved *savedIndex) error {
 // readIndex reads the index and its signature. Given the copy kept, it returns a copy of
 // it, with the signature read, when the server says the index has not changed. It reads
 // the signature even when the policy has no key to check it, so that the copy kept can be
-// checked offline once a key is trusted.
+// checked offline once a key is trusted. Both must come within the source's index
+// timeout, retries included.
 func (s *Source) readIndex(ctx context.Context, saved *savedIndex) (*savedIndex, string, error) {
+	tctx, cancel := context.WithTimeoutCause(ctx, s.indexMax, errIndexTimeout)
+	defer cancel()
+	fresh, where, err := s.readIndexSigned(tctx, saved)
+	if err != nil && ctx.Err() == nil && context.Cause(tctx) == errIndexTimeout {
+		err = &timeoutError{where: s.indexLocation(), wait: s.indexMax}
+	}
+	return fresh, where, err
+}
+
+// errIndexTimeout is the cause of the context of an index read that took too long.
+var errIndexTimeout = errors.New("fetch: index timeout")
+
+func (s *Source) readIndexSigned(ctx context.Context, saved *savedIndex) (*savedIndex, string, error) {
 	fresh, where, err := s.readIndexFile(ctx, saved)
 	if err != nil {
 		return nil, where, err

@@ -1,6 +1,8 @@
 package fetch
 
 import (
+	"errors"
+	"fmt"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -38,16 +40,46 @@ func (s *Source) ArchiveURL(p repo.Package) string {
 
 // Relocate returns p with its Archive, an absolute URL under the repository URL from,
 // made relative to from, so that Fetch reads it from this source: a mirror, or the same
-// repository with its credentials. Other packages are returned as they are.
-func (s *Source) Relocate(p repo.Package, from string) repo.Package {
-	rel, ok := strings.CutPrefix(p.Archive, from)
-	if !ok || !strings.HasSuffix(from, "/") {
-		return p
+// repository with its credentials. Other packages are returned as they are. It refuses an
+// archive whose path under from, decoded, would not name a file beneath this source.
+func (s *Source) Relocate(p repo.Package, from string) (repo.Package, error) {
+	raw, ok := strings.CutPrefix(p.Archive, from)
+	if !ok || !strings.HasSuffix(from, "/") || raw == "" || strings.ContainsAny(raw, "?#") {
+		return p, nil
 	}
-	if rel, err := url.PathUnescape(rel); err == nil && rel != "" && !strings.ContainsAny(rel, "?#") {
-		p.Archive = rel
+	rel, err := url.PathUnescape(raw)
+	if err == nil {
+		err = checkRelative(raw, rel)
 	}
-	return p
+	if err != nil {
+		return p, fmt.Errorf("fetch: archive URL %s: path under %s: %v", p.Archive, from, err)
+	}
+	p.Archive = rel
+	return p, nil
+}
+
+// checkRelative refuses rel, the decoded form of the URL path raw, unless it is a clean
+// relative path whose segments name the same files on a disk and on a server.
+func checkRelative(raw, rel string) error {
+	lower := strings.ToLower(raw)
+	switch {
+	case strings.Contains(lower, "%2f"), strings.Contains(lower, "%5c"):
+		return errors.New("encoded slash or backslash")
+	case strings.ContainsAny(rel, "\\\x00"):
+		return errors.New("backslash or NUL byte")
+	case strings.Contains(rel, "%"):
+		// Decoded twice on the way (url.URL.JoinPath reads its elements as escaped).
+		return errors.New("encoded percent sign")
+	}
+	for seg := range strings.SplitSeq(rel, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return fmt.Errorf("segment %q", seg)
+		}
+	}
+	if !filepath.IsLocal(rel) {
+		return errors.New("not beneath the repository")
+	}
+	return nil
 }
 
 func fileURL(path string) string {

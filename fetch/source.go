@@ -66,13 +66,17 @@ type Source struct {
 	backoff  time.Duration // wait after the first failure, doubled after each next one
 	answer   time.Duration // longest wait for the headers of an index's response
 	idle     time.Duration // longest wait for a body's next bytes
+	minRate  int64         // bytes per second a body must average over each window
+	window   time.Duration
+	indexMax time.Duration // longest wait for an index and its signature, retries included
 	retrying func(err error, wait time.Duration, attempt, max int)
 }
 
 // NewSource parses a repository location. A location naming index.json itself is accepted.
 func NewSource(location string, o Options) (*Source, error) {
 	s := &Source{loc: location, offline: o.Offline, policy: o.Trust, client: newClient(), tries: maxTries,
-		backoff: firstBackoff, answer: answerTimeout, idle: idleTimeout, retrying: o.Retrying}
+		backoff: firstBackoff, answer: answerTimeout, idle: idleTimeout, minRate: minRate, window: rateWindow,
+		indexMax: indexTimeout, retrying: o.Retrying}
 	u, err := url.Parse(location)
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
@@ -122,6 +126,11 @@ func (s *Source) openArchive(ctx context.Context, p repo.Package) (io.ReadCloser
 		return openLocal(ctx, u.Path)
 	case s.base != nil:
 		u = s.base.JoinPath(p.Archive)
+		if rel, ok := strings.CutPrefix(u.Path, s.base.Path); !ok || !filepath.IsLocal(rel) {
+			return nil, u.Redacted(), fmt.Errorf("archive %s is not beneath the repository %s", p.Archive, s.URL())
+		}
+	case !filepath.IsLocal(filepath.FromSlash(p.Archive)):
+		return nil, s.dir, fmt.Errorf("archive %s is not beneath the repository %s", p.Archive, s.dir)
 	default:
 		return openLocal(ctx, filepath.Join(s.dir, filepath.FromSlash(p.Archive)))
 	}

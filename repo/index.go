@@ -23,6 +23,16 @@ import (
 // MaxIndexSize bounds an index.json read from anywhere.
 const MaxIndexSize = 64 << 20 // 64 MiB
 
+// Limits on the numbers of an index entry or a lockfile line, which fetch and install
+// count, add and allocate with. An archive's files hold at most 256 GiB in 2^20 members
+// (package tarutil's limits); the archive itself gets room for a plain tar's headers.
+const (
+	maxSize          = 512 << 30 // 512 GiB: an archive, compressed or not
+	maxInstalledSize = 256 << 30 // 256 GiB: the data of an archive's files
+	maxFiles         = 1 << 20   // files of an archive
+	maxIndexVersion  = 1<<53 - 1 // a signed index's version: the integers JSON keeps exact (RFC 7493)
+)
+
 // Index is a repository's index.json.
 type Index struct {
 	Format int `json:"format"`
@@ -80,7 +90,7 @@ func parseMeta(data []byte) (Meta, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return Meta{}, fmt.Errorf("index: %v", jsonError(data, err))
 	}
-	return m, m.checkName()
+	return m, m.check()
 }
 
 func parse(data []byte) (*Index, error) {
@@ -91,7 +101,7 @@ func parse(data []byte) (*Index, error) {
 	if err := json.Unmarshal(data, &ix); err != nil {
 		return nil, fmt.Errorf("index: %v", jsonError(data, err))
 	}
-	if err := ix.checkName(); err != nil {
+	if err := ix.Meta.check(); err != nil {
 		return nil, err
 	}
 	if err := ix.check(); err != nil {
@@ -116,9 +126,12 @@ func checkFormat(data []byte) error {
 	return nil
 }
 
-func (m *Meta) checkName() error {
-	if m.Name != "" && !validName(m.Name) {
+func (m *Meta) check() error {
+	switch {
+	case m.Name != "" && !validName(m.Name):
 		return badRepoName(m.Name)
+	case m.Version > maxIndexVersion:
+		return fmt.Errorf("index version %d is over the limit of %d", m.Version, uint64(maxIndexVersion))
 	}
 	return nil
 }
@@ -165,9 +178,6 @@ func checkPackage(p *Package) error {
 	if err := checkMeta(p); err != nil {
 		return err
 	}
-	if p.Size < 0 {
-		return fmt.Errorf("package %s: negative size %d", p.id(), p.Size)
-	}
 	if !validSHA256(p.SHA256) {
 		return fmt.Errorf("package %s: sha256 %q is not 64 lowercase hex digits", p.id(), p.SHA256)
 	}
@@ -175,7 +185,7 @@ func checkPackage(p *Package) error {
 }
 
 // checkMeta validates what Add knows before it reads the archive: everything but the
-// size and the sha256.
+// sha256 (Add's size is 0 until then).
 func checkMeta(p *Package) error {
 	if err := checkVersion(p.Version); err != nil {
 		return fmt.Errorf("package %q: %v", p.Name, err)
@@ -185,15 +195,35 @@ func checkMeta(p *Package) error {
 		return fmt.Errorf("package %s: no archive", p.id())
 	case !validArchive(p.Archive):
 		return fmt.Errorf("package %s: archive %q is neither a clean relative path nor an http(s) URL", p.id(), p.Archive)
-	case p.InstalledSize < 0:
-		return fmt.Errorf("package %s: negative installed_size %d", p.id(), p.InstalledSize)
-	case p.Files < 0:
-		return fmt.Errorf("package %s: negative files %d", p.id(), p.Files)
 	case strings.ContainsFunc(p.Summary, unicode.IsControl):
 		// pkg prints it: an escape sequence could rewrite the user's terminal.
 		return fmt.Errorf("package %s: summary %q has control characters", p.id(), p.Summary)
 	}
+	if err := checkNumbers(p); err != nil {
+		return err
+	}
 	return checkLists(p)
+}
+
+// checkNumbers refuses a size, installed_size or files that is negative or past its limit.
+func checkNumbers(p *Package) error {
+	for _, n := range []struct {
+		field  string
+		v, max int64
+		limit  string // max, with its unit
+	}{
+		{"size", p.Size, maxSize, "512 GiB"},
+		{"installed_size", p.InstalledSize, maxInstalledSize, "256 GiB"},
+		{"files", int64(p.Files), maxFiles, "1048576 files"},
+	} {
+		switch {
+		case n.v < 0:
+			return fmt.Errorf("package %s: negative %s %d", p.id(), n.field, n.v)
+		case n.v > n.max:
+			return fmt.Errorf("package %s: %s %d is over the limit of %s", p.id(), n.field, n.v, n.limit)
+		}
+	}
+	return nil
 }
 
 func checkLists(p *Package) error {

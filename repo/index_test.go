@@ -2,6 +2,7 @@ package repo
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -94,6 +95,8 @@ func TestParseRefuses(t *testing.T) {
 		{"inner dotdot archive", hello(func(p *Package) { p.Archive = "a/../../hello.tar" }), []string{"hello@1.2.0"}},
 		{"unclean archive", hello(func(p *Package) { p.Archive = "./hello.tar" }), []string{"hello@1.2.0"}},
 		{"backslash archive", hello(func(p *Package) { p.Archive = `a\hello.tar` }), []string{"hello@1.2.0"}},
+		{"encoded dots archive", hello(func(p *Package) { p.Archive = "%2e%2e/%2e%2e/hello.tar" }), []string{"hello@1.2.0", "%2e%2e"}},
+		{"NUL archive", hello(func(p *Package) { p.Archive = "a\x00.tar" }), []string{"hello@1.2.0"}},
 		{"scheme archive", hello(func(p *Package) { p.Archive = "file:/etc/passwd" }), []string{"hello@1.2.0"}},
 		{"ftp archive", hello(func(p *Package) { p.Archive = "ftp://example.com/hello.tar" }), []string{"hello@1.2.0"}},
 		{"hostless url", hello(func(p *Package) { p.Archive = "https:///hello.tar" }), []string{"hello@1.2.0"}},
@@ -104,6 +107,10 @@ func TestParseRefuses(t *testing.T) {
 		{"no sha256", hello(func(p *Package) { p.SHA256 = "" }), []string{"hello@1.2.0", "sha256"}},
 		{"negative installed_size", hello(func(p *Package) { p.InstalledSize = -5 }), []string{"hello@1.2.0", "installed_size"}},
 		{"negative files", hello(func(p *Package) { p.Files = -1 }), []string{"hello@1.2.0", "files"}},
+		{"huge size", hello(func(p *Package) { p.Size = math.MaxInt64 }), []string{"hello@1.2.0", "size 9223372036854775807 is over the limit of 512 GiB"}},
+		{"size past limit", hello(func(p *Package) { p.Size = maxSize + 1 }), []string{"hello@1.2.0", "size 549755813889 is over"}},
+		{"huge installed_size", hello(func(p *Package) { p.InstalledSize = math.MaxInt64 }), []string{"hello@1.2.0", "installed_size 9223372036854775807 is over the limit of 256 GiB"}},
+		{"too many files", hello(func(p *Package) { p.Files = maxFiles + 1 }), []string{"hello@1.2.0", "files 1048577 is over the limit of 1048576 files"}},
 		{"bad depends", hello(func(p *Package) { p.Depends = []string{"lib>="} }), []string{"hello@1.2.0", `"lib>="`}},
 		{"absolute bin", hello(func(p *Package) { p.Bin = []string{"/bin/sh"} }), []string{"hello@1.2.0", "/bin/sh"}},
 		{"escaping bin", hello(func(p *Package) { p.Bin = []string{"bin/../../x"} }), []string{"hello@1.2.0"}},
@@ -192,6 +199,22 @@ func TestParseRefusesOversized(t *testing.T) {
 	}
 }
 
+// TestParseLimits checks that the numbers at their limits pass, and those of a signed
+// index's version past it do not.
+func TestParseLimits(t *testing.T) {
+	p := hello(func(p *Package) { p.Size, p.InstalledSize, p.Files = maxSize, maxInstalledSize, maxFiles })
+	if _, err := Parse(indexOf(t, p)); err != nil {
+		t.Errorf("Parse at the limits: %v", err)
+	}
+	data := `{"format": 1, "name": "demo", "version": 9007199254740992, "packages": []}`
+	if _, err := Parse([]byte(data)); err == nil || !strings.Contains(err.Error(), "index version 9007199254740992 is over the limit of 9007199254740991") {
+		t.Errorf("Parse with version 2^53: %v", err)
+	}
+	if _, err := ParseMeta([]byte(data)); err == nil {
+		t.Errorf("ParseMeta with version 2^53: no error")
+	}
+}
+
 func TestParseAcceptsArchives(t *testing.T) {
 	for _, a := range []string{"hello.tar.zst", "pool/h/hello-1.0.tar", "https://example.com/a/b.tar?sig=1", "http://localhost:8080/x.tar"} {
 		p := hello(func(p *Package) { p.Archive = a })
@@ -240,6 +263,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"format": 1, "packages": null, "x": 1}`))
 	f.Add([]byte(`{"format": 1, "packages": [{"name": "a", "version": "1-rc1", "archive": "a.tar", "sha256": "` + testSum + `", "depends": ["b>=1,<2", "c@3"], "bin": []}]}`))
 	f.Add([]byte(`{"format": 2}`))
+	f.Add([]byte(`{"format": 1, "version": 9007199254740992, "packages": [{"name": "a", "version": "1", "archive": "a.tar", "size": 9223372036854775807, "sha256": "` + testSum + `", "installed_size": 9223372036854775807, "files": 9223372036854775807}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ix, err := Parse(data)
 		if err != nil {

@@ -299,8 +299,8 @@ func parseLock(data []byte) (*Lock, error) {
 		return nil, jsonError(data, err)
 	}
 	l := &Lock{Repo: lf.Repo, Index: lf.Index}
-	if x := lf.Index; x != nil && (!validName(x.Name) || x.Version == 0 || len(x.Keys) == 0) {
-		return nil, fmt.Errorf("index %s: want the name, version and key ids of a signed index", jsonText(x))
+	if x := lf.Index; x != nil && (!validName(x.Name) || x.Version == 0 || x.Version > maxIndexVersion || len(x.Keys) == 0) {
+		return nil, fmt.Errorf("index %s: want the name, version (1 to %d) and key ids of a signed index", jsonText(x), uint64(maxIndexVersion))
 	}
 	for _, s := range lf.Requires {
 		r, err := parseRequirement(s)
@@ -343,10 +343,11 @@ func checkLocked(p *Package) error {
 	switch {
 	case !validLockURL(p.Archive):
 		return fmt.Errorf("package %s: url %q is not an absolute http, https or file URL", p.id(), p.Archive)
-	case p.Size < 0 || p.InstalledSize < 0 || p.Files < 0:
-		return fmt.Errorf("package %s: negative size, installed_size or files", p.id())
 	case !validSHA256(p.SHA256):
 		return fmt.Errorf("package %s: sha256 %q is not 64 lowercase hex digits", p.id(), p.SHA256)
+	}
+	if err := checkNumbers(p); err != nil {
+		return err
 	}
 	return checkLists(p)
 }

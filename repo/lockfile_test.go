@@ -151,7 +151,11 @@ func TestParseLockRefuses(t *testing.T) {
 		{"bad name", `"name":"lib"`, `"name":"Lib"`, `bad package name "Lib"`},
 		{"bad version", `"version":"1.5"`, `"version":"V1.5"`, `bad version "V1.5"`},
 		{"bad depends", `"lib>=1,<2"`, `"lib>=1,,<2"`, `depends: requirement "lib>=1,,<2"`},
-		{"negative size", `"size":0,"sha256":"` + testSum + `"}`, `"size":-1,"sha256":"` + testSum + `"}`, "negative size"},
+		{"negative size", `"size":0,"sha256":"` + testSum + `"}`, `"size":-1,"sha256":"` + testSum + `"}`, "package lib@1.5: negative size -1"},
+		{"huge size", `"size":0,"sha256":"` + testSum + `"}`, `"size":9223372036854775807,"sha256":"` + testSum + `"}`, "package lib@1.5: size 9223372036854775807 is over the limit of 512 GiB"},
+		{"huge installed_size", `"size":0,"sha256":"` + testSum + `"}`, `"size":0,"installed_size":274877906945,"sha256":"` + testSum + `"}`, "package lib@1.5: installed_size 274877906945 is over the limit of 256 GiB"},
+		{"negative files", `"size":0,"sha256":"` + testSum + `"}`, `"size":0,"files":-2,"sha256":"` + testSum + `"}`, "package lib@1.5: negative files -2"},
+		{"huge index version", `"inputs": `, `"index": {"name":"demo","version":9007199254740992,"keys":["k"]}, "inputs": `, "want the name, version (1 to 9007199254740991)"},
 		{"missing dependency", ",\n    " + libLine, "", `package "lib" not found (required by app 1.0)`},
 		{"unsatisfied dependency", `"version":"1.5","url":"https://example.com/repo/lib-1.5.tar"`, `"version":"2.5","url":"https://example.com/repo/lib-2.5.tar"`, `no version of "lib" satisfies lib>=1,<2 (required by app 1.0)`},
 		{"not required", libLine, libLine + `,{"name":"more","version":"1","url":"https://example.com/more-1.tar","size":0,"sha256":"` + testSum + `"}`, "more 1 is locked but not required"},
@@ -238,6 +242,7 @@ func TestLockOutdated(t *testing.T) {
 func FuzzParseLock(f *testing.F) {
 	f.Add(encodeLock(f, testLock(f, lockIndex, "app", "tool<2")))
 	f.Add(encodeLock(f, NewLock(testRepoURL, nil, nil)))
+	f.Add(strings.Replace(encodeLock(f, testLock(f, lockIndex, "lib")), `"size":0`, `"size":9223372036854775807`, 1))
 	f.Fuzz(func(t *testing.T, text string) {
 		l, err := ParseLock([]byte(text))
 		if err != nil {

@@ -87,6 +87,8 @@ func stamp(dir string, ix *Index, s *Signer) error {
 		return badRepoName(name)
 	case s.Expires.IsZero():
 		return errors.New("no expiry time for the signed index")
+	case ix.Version >= maxIndexVersion:
+		return fmt.Errorf("index version %d is the last a signed index may have", ix.Version)
 	}
 	ix.Name, ix.Version, ix.Expires = name, ix.Version+1, s.Expires.UTC().Truncate(time.Second)
 	return nil

@@ -115,6 +115,7 @@ func FuzzParseMeta(f *testing.F) {
 	f.Add([]byte(goodIndex))
 	f.Add([]byte(`{"format": 1, "name": "demo", "version": 3, "expires": "2030-01-02T03:04:05+01:00", "packages": []}`))
 	f.Add([]byte(`{"format": 1, "name": "", "version": 0, "expires": "0001-01-01T00:00:00Z"}`))
+	f.Add([]byte(`{"format": 1, "name": "demo", "version": 18446744073709551615, "packages": []}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := ParseMeta(data)
 		ix, perr := Parse(data)
@@ -144,5 +145,22 @@ func TestSignatureNotWritten(t *testing.T) {
 	_, err := Sign(dir, testSigner("", time.Now().Add(time.Hour)))
 	if err == nil || !strings.Contains(err.Error(), dir+" now holds the new index.json with the old signature, which users refuse; once the cause is fixed, run 'pkg repo sign "+dir+"'") {
 		t.Errorf("Sign with the signature's place taken: %v", err)
+	}
+}
+
+// TestSignLastVersion signs an index at the last version a signed index may have: Sign
+// refuses it, naming the version, instead of writing one that no reader accepts.
+func TestSignLastVersion(t *testing.T) {
+	dir := t.TempDir()
+	index := []byte(`{"format": 1, "name": "demo", "version": 9007199254740991, "packages": []}`)
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), index, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Sign(dir, testSigner("", time.Now().Add(time.Hour)))
+	if err == nil || !strings.Contains(err.Error(), "index version 9007199254740991 is the last a signed index may have") {
+		t.Errorf("Sign: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(got, index) {
+		t.Errorf("index.json changed:\n%s", got)
 	}
 }

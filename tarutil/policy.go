@@ -77,9 +77,10 @@ func (c *checker) validate(hdr *tar.Header) (Member, bool, error) {
 	if err != nil {
 		return Member{}, false, err
 	}
-	if c.bytes += m.Size; m.Size < 0 || c.bytes > maxBytes {
+	if m.Size < 0 || m.Size > maxBytes-c.bytes { // c.bytes+m.Size could overflow
 		return Member{}, false, fmt.Errorf("%w: more than %d bytes of file data", ErrLimit, int64(maxBytes))
 	}
+	c.bytes += m.Size
 	c.record(name, typ)
 	return m, true, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -203,6 +204,9 @@ func TestEntryAndByteLimits(t *testing.T) {
 	}
 	_, _, err = c.check(&tar.Header{Typeflag: tar.TypeReg, Name: "b", Size: 2})
 	wantRefused(t, err, "b", ErrLimit)
+	// A size that takes the sum past math.MaxInt64 is refused too, not wrapped round.
+	_, _, err = c.check(&tar.Header{Typeflag: tar.TypeReg, Name: "c", Size: math.MaxInt64})
+	wantRefused(t, err, "c", ErrLimit)
 }
 
 func TestFoldKey(t *testing.T) {

@@ -146,7 +146,9 @@ func applyPlan(c *cli.Context, root *install.Root, plan *install.Plan, lockRepo 
 		return err
 	}
 	for i, p := range plan.Install {
-		plan.Install[i] = src.Relocate(p, lockRepo)
+		if plan.Install[i], err = src.Relocate(p, lockRepo); err != nil {
+			return err
+		}
 	}
 	f.src = src
 	f.useCache(cache)
