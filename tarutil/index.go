@@ -10,6 +10,8 @@ import (
 	"io"
 	"io/fs"
 	"time"
+
+	"pkg/internal/termtext"
 )
 
 // An index lists the members of one aligned tar, with their data offsets and digests, so an
@@ -104,7 +106,7 @@ func (d *indexDecoder) members(n int, tarSize int64) ([]Member, error) {
 			return nil, &MemberError{Name: m.Name, Err: fmt.Errorf("%w: not in canonical form", ErrIndex)}
 		}
 		if len(chk.parents) > 0 {
-			return nil, &MemberError{Name: m.Name, Err: fmt.Errorf("%w: parent %q not listed before it", ErrIndex, chk.parents[0])}
+			return nil, &MemberError{Name: m.Name, Err: fmt.Errorf("%w: parent %s not listed before it", ErrIndex, termtext.Quote(chk.parents[0]))}
 		}
 		if err := checkRange(&m, tarSize); err != nil {
 			return nil, err
