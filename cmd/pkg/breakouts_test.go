@@ -245,6 +245,9 @@ func breakoutCases() []breakout {
 		}},
 		{name: "symlink-backslash", member: "l", archive: func(t *testing.T, _ string) []byte { return pax(t, tl("l", `..\..\..\sentinel`)) }},
 		{name: "symlink-drive", member: "l", archive: func(t *testing.T, _ string) []byte { return pax(t, tl("l", `C:\Windows`)) }},
+		{name: "symlink-past-xfs-limit", member: "l", archive: func(t *testing.T, _ string) []byte { // 1,024 bytes
+			return pax(t, tl("l", strings.Repeat("a/", 511)+"xy"))
+		}},
 
 		// Hardlinks.
 		{name: "hardlink-escape", member: "h", archive: func(t *testing.T, _ string) []byte {
