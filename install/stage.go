@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/internal/termtext"
 	"pkg/tarutil"
 )
 
@@ -115,7 +116,7 @@ func memberError(m *tarutil.Member, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("member %q: %w", m.Name, err)
+	return fmt.Errorf("member %s: %w", termtext.Quote(m.Name), err)
 }
 
 func (s *stager) dirs(members []tarutil.Member) error {

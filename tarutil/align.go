@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+
+	"pkg/internal/termtext"
 )
 
 // Align reads the tar stream r, validates every member against the policy,
@@ -155,7 +157,7 @@ func (c *converter) again(m *Member, raw string) error {
 		return nil
 	}
 	if err := c.enc.writeHeader(m); err != nil {
-		return fmt.Errorf("tarutil: write member %q: %w", raw, err)
+		return fmt.Errorf("tarutil: write member %s: %w", termtext.Quote(raw), err)
 	}
 	earlier.Mode, earlier.ModTime = m.Mode, m.ModTime
 	return nil
@@ -180,7 +182,7 @@ func (c *converter) limit(m *Member, raw string) error {
 // Errors name the member as raw, its name in the archive.
 func (c *converter) write(m *Member, raw string, r io.Reader) error {
 	if err := c.enc.writeHeader(m); err != nil {
-		return fmt.Errorf("tarutil: write member %q: %w", raw, err)
+		return fmt.Errorf("tarutil: write member %s: %w", termtext.Quote(raw), err)
 	}
 	if m.Type == tar.TypeReg {
 		m.Offset = c.enc.out.off
@@ -211,9 +213,9 @@ func (c *converter) write(m *Member, raw string, r io.Reader) error {
 func (c *converter) dataError(raw string, err error) error {
 	switch {
 	case c.enc.out.err != nil:
-		return fmt.Errorf("tarutil: write member %q: %w", raw, err)
+		return fmt.Errorf("tarutil: write member %s: %w", termtext.Quote(raw), err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("tarutil: read member %q: archive truncated: %w", raw, err)
+		return fmt.Errorf("tarutil: read member %s: archive truncated: %w", termtext.Quote(raw), err)
 	}
-	return fmt.Errorf("tarutil: read member %q: %w", raw, err)
+	return fmt.Errorf("tarutil: read member %s: %w", termtext.Quote(raw), err)
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"pkg/internal/termtext"
 )
 
 // ErrDamaged reports an aligned tar that no longer holds what its index describes.
@@ -92,7 +94,7 @@ func (s *spotChecker) member(m *Member, header bool) error {
 			return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: data at offset %d", ErrDamaged, m.Offset)}
 		}
 		if _, err := s.r.ReadAt(s.blk[:], m.Offset-blockSize); err != nil {
-			return fmt.Errorf("tarutil: read header of member %q: %w", m.Name, err)
+			return fmt.Errorf("tarutil: read header of member %s: %w", termtext.Quote(m.Name), err)
 		}
 		s.enc.memberBlock(m.Name, m)
 		if !bytes.Equal(s.blk[:], s.enc.blk[:]) {
@@ -108,7 +110,7 @@ func (s *spotChecker) member(m *Member, header bool) error {
 	_, err := io.CopyBuffer(h, io.NewSectionReader(s.r, m.Offset, m.Size), *bp)
 	copyPool.Put(bp)
 	if err != nil {
-		return fmt.Errorf("tarutil: read member %q: %w", m.Name, err)
+		return fmt.Errorf("tarutil: read member %s: %w", termtext.Quote(m.Name), err)
 	}
 	if [32]byte(h.Sum(nil)) != m.SHA256 {
 		return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: data differs from its digest", ErrDamaged)}

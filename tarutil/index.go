@@ -2,6 +2,7 @@ package tarutil
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"io"
 	"io/fs"
 	"time"
+
+	"pkg/internal/termtext"
 )
 
 // An index lists the members of one aligned tar, with their data offsets and digests, so an
@@ -30,17 +33,23 @@ var (
 )
 
 // WriteIndex writes the index of an aligned tar of tarSize bytes holding members, which
-// carry their digests.
+// carry their digests. It encodes one member at a time, so that it holds no second copy of
+// the names.
 func WriteIndex(w io.Writer, tarSize int64, members []Member) error {
-	b := make([]byte, 0, len(indexMagic)+20+len(members)*96)
+	crc := crc32.New(crcTable)
+	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10)
+	b := make([]byte, 0, maxIndexRecord)
 	b = append(b, indexMagic...)
 	b = binary.AppendUvarint(b, uint64(tarSize))
 	b = binary.AppendUvarint(b, uint64(len(members)))
+	bw.Write(b)
 	for i := range members {
-		b = appendMember(b, &members[i])
+		bw.Write(appendMember(b[:0], &members[i]))
 	}
-	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
-	_, err := w.Write(b)
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err := w.Write(binary.BigEndian.AppendUint32(b[:0], crc.Sum32()))
 	return err
 }
 
@@ -104,7 +113,7 @@ func (d *indexDecoder) members(n int, tarSize int64) ([]Member, error) {
 			return nil, &MemberError{Name: m.Name, Err: fmt.Errorf("%w: not in canonical form", ErrIndex)}
 		}
 		if len(chk.parents) > 0 {
-			return nil, &MemberError{Name: m.Name, Err: fmt.Errorf("%w: parent %q not listed before it", ErrIndex, chk.parents[0])}
+			return nil, &MemberError{Name: m.Name, Err: fmt.Errorf("%w: parent %s not listed before it", ErrIndex, termtext.Quote(chk.parents[0]))}
 		}
 		if err := checkRange(&m, tarSize); err != nil {
 			return nil, err

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"pkg/internal/termtext"
 )
 
 // specialBits are the setuid, setgid and sticky bits of a tar mode field.
@@ -23,6 +25,7 @@ type checker struct {
 	parents []string          // ancestors of the last member not seen before, outermost first
 	entries int               // headers checked, skipped ones included
 	bytes   int64             // data of the regular members
+	names   int               // bytes of the names and link targets of the members checked
 }
 
 func newChecker() *checker {
@@ -81,6 +84,9 @@ func (c *checker) validate(hdr *tar.Header) (Member, bool, error) {
 		return Member{}, false, fmt.Errorf("%w: more than %d bytes of file data", ErrLimit, int64(maxBytes))
 	}
 	c.bytes += m.Size
+	if err := c.countNames(&m); err != nil {
+		return Member{}, false, err
+	}
 	c.record(name, typ)
 	return m, true, nil
 }
@@ -101,7 +107,7 @@ func (c *checker) skip(name string, typ byte) (bool, error) {
 	if prev == tar.TypeDir && typ == tar.TypeDir {
 		return true, nil
 	}
-	return false, fmt.Errorf("%w: %q is already a %s", ErrDuplicate, name, kindName(prev))
+	return false, fmt.Errorf("%w: %s is already a %s", ErrDuplicate, termtext.Quote(name), kindName(prev))
 }
 
 // member builds the Member for a validated name and type, checking links.
@@ -117,6 +123,19 @@ func (c *checker) member(hdr *tar.Header, name string, typ byte) (Member, error)
 		m.Linkname, err = c.checkHardlink(hdr)
 	}
 	return m, err
+}
+
+// countNames refuses m, and the parents it needs, once the names and link targets of the
+// archive pass maxNameBytes.
+func (c *checker) countNames(m *Member) error {
+	c.names += len(m.Name) + len(m.Linkname)
+	for _, dir := range c.parents {
+		c.names += len(dir)
+	}
+	if c.names > maxNameBytes {
+		return fmt.Errorf("%w: more than %d bytes of member names and link targets (%d MiB)", ErrLimit, maxNameBytes, maxNameBytes>>20)
+	}
+	return nil
 }
 
 // record notes name and the parents it needed, under the keys checkFold computed.
@@ -137,7 +156,7 @@ func (c *checker) checkFold(name string) error {
 	fold := func(p string) error {
 		key := foldKey(p)
 		if other, ok := c.folded[key]; ok && other != p {
-			return fmt.Errorf("%w: %q differs from %q only in case or Unicode normalization", ErrDuplicate, p, other)
+			return fmt.Errorf("%w: %s differs from %s only in case or Unicode normalization", ErrDuplicate, termtext.Quote(p), termtext.Quote(other))
 		}
 		c.keys = append(c.keys, key)
 		return nil
@@ -156,7 +175,7 @@ func (c *checker) findParents(name string) error {
 	for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
 		kind, seen := c.kinds[dir]
 		if seen && kind != tar.TypeDir {
-			return fmt.Errorf("%w: %q is a %s", ErrParent, dir, kindName(kind))
+			return fmt.Errorf("%w: %s is a %s", ErrParent, termtext.Quote(dir), kindName(kind))
 		}
 		if seen {
 			break
@@ -303,20 +322,20 @@ func checkSymlink(name, target string) (string, error) {
 	if err := checkText(target); err != nil {
 		return "", fmt.Errorf("%w: %s in symlink target", ErrName, err)
 	}
-	if len(target) > maxPathLen {
-		return "", fmt.Errorf("%w: symlink target longer than %d bytes", ErrLimit, maxPathLen)
+	if len(target) > maxLinkLen {
+		return "", fmt.Errorf("%w: symlink target of %d bytes, longer than the %d XFS can create", ErrLimit, len(target), maxLinkLen)
 	}
 	if target[0] == '/' {
-		return "", fmt.Errorf("%w: absolute target %q", ErrSymlinkEscape, target)
+		return "", fmt.Errorf("%w: absolute target %s", ErrSymlinkEscape, termtext.Quote(target))
 	}
 	if err := checkWindows(target); err != nil {
-		return "", fmt.Errorf("%w: target %q: %s", ErrSymlinkEscape, target, err)
+		return "", fmt.Errorf("%w: target %s: %s", ErrSymlinkEscape, termtext.Quote(target), err)
 	}
 	if climbsAfterName(target) {
-		return "", fmt.Errorf("%w: \"..\" after a name in target %q", ErrSymlinkEscape, target)
+		return "", fmt.Errorf("%w: \"..\" after a name in target %s", ErrSymlinkEscape, termtext.Quote(target))
 	}
 	if escapes(path.Join(path.Dir(name), target)) {
-		return "", fmt.Errorf("%w: target %q", ErrSymlinkEscape, target)
+		return "", fmt.Errorf("%w: target %s", ErrSymlinkEscape, termtext.Quote(target))
 	}
 	return target, nil
 }
@@ -346,10 +365,10 @@ func (c *checker) checkHardlink(hdr *tar.Header) (string, error) {
 	}
 	target, err := cleanName(hdr.Linkname)
 	if err != nil {
-		return "", fmt.Errorf("%w: target %q: %s", ErrHardlink, hdr.Linkname, strings.TrimPrefix(err.Error(), "tarutil: "))
+		return "", fmt.Errorf("%w: target %s: %s", ErrHardlink, termtext.Quote(hdr.Linkname), strings.TrimPrefix(err.Error(), "tarutil: "))
 	}
 	if c.kinds[target] != tar.TypeReg {
-		return "", fmt.Errorf("%w: target %q is not an earlier regular member", ErrHardlink, hdr.Linkname)
+		return "", fmt.Errorf("%w: target %s is not an earlier regular member", ErrHardlink, termtext.Quote(hdr.Linkname))
 	}
 	return target, nil
 }

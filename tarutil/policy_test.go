@@ -4,9 +4,11 @@ import (
 	"archive/tar"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math"
+	"path"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,6 +112,7 @@ func TestBreakouts(t *testing.T) {
 		{"symlink-climb-after-name", pax(dir("d/"), symlink("d/l", ".."), symlink("d/m", "l/..")), "d/m", ErrSymlinkEscape},
 		{"symlink-control", gnu(symlink("l", "a\nb")), "l", ErrName},
 		{"symlink-too-long", pax(symlink("l", strings.Repeat("a/", 2048)+"x")), "l", ErrLimit},
+		{"symlink-past-xfs", pax(symlink("l", strings.Repeat("a/", maxLinkLen/2)+"xy")), "l", ErrLimit},
 		{"hardlink-later", pax(hardlink("h", "f"), file("f", 1)), "h", ErrHardlink},
 		{"hardlink-dir", pax(dir("d/"), hardlink("h", "d")), "h", ErrHardlink},
 		{"hardlink-synthesized-dir", pax(file("d/f", 1), hardlink("h", "d")), "h", ErrHardlink},
@@ -167,6 +170,7 @@ func TestPolicyAllows(t *testing.T) {
 		in   []byte
 	}{
 		{"path-at-limit", makeTar(t, tar.FormatPAX, file(deepPath(maxPathLen), 1))},
+		{"symlink-at-xfs-limit", makeTar(t, tar.FormatPAX, symlink("l", strings.Repeat("a/", maxLinkLen/2)+"x"))},
 		{"depth-at-limit", makeTar(t, tar.FormatPAX, file(strings.Repeat("a/", maxDepth-1)+"f", 1))},
 		{"symlink-to-root", makeTar(t, tar.FormatPAX, symlink("a/b/l", "../.."), symlink("a/b/m", "./../../a"))},
 		{"root-entries", makeTar(t, tar.FormatGNU, dir("./"), dir("."), file("f", 1), withMode(dir("./"), 0o2755))},
@@ -207,6 +211,73 @@ func TestEntryAndByteLimits(t *testing.T) {
 	// A size that takes the sum past math.MaxInt64 is refused too, not wrapped round.
 	_, _, err = c.check(&tar.Header{Typeflag: tar.TypeReg, Name: "c", Size: math.MaxInt64})
 	wantRefused(t, err, "c", ErrLimit)
+}
+
+// TestNameBytesLimit checks that names, link targets and the parents a member needs count
+// towards maxNameBytes, and that the member past it is refused.
+func TestNameBytesLimit(t *testing.T) {
+	c := newChecker()
+	c.names = maxNameBytes - len("d/l") - len("d") - len("target")
+	if _, _, err := c.check(&tar.Header{Typeflag: tar.TypeSymlink, Name: "d/l", Linkname: "target"}); err != nil {
+		t.Fatalf("member at the limit: %v", err)
+	}
+	_, _, err := c.check(&tar.Header{Typeflag: tar.TypeReg, Name: "x"})
+	wantRefused(t, err, "x", ErrLimit)
+	if !strings.Contains(err.Error(), "bytes of member names") {
+		t.Errorf("error %q does not say which limit", err)
+	}
+}
+
+// TestNameBytesAlign checks that Align refuses an archive past maxNameBytes while reading
+// it, at the first member past the limit.
+func TestNameBytesAlign(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 75 MB of headers")
+	}
+	dir := deepPath(maxPathLen - 256)
+	name := func(i int) string { return fmt.Sprintf("%s/%0255d", dir, i) }
+	parents := 0 // bytes of the directories the first member needs
+	for d := dir; d != "."; d = path.Dir(d) {
+		parents += len(d)
+	}
+	past := (maxNameBytes - parents) / maxPathLen // the first member past the limit
+	pr, pw := io.Pipe()
+	go func() {
+		tw := tar.NewWriter(pw)
+		for i := range past + 2 {
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name(i), Mode: 0o644, Format: tar.FormatPAX}); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+		pw.CloseWithError(tw.Close())
+	}()
+	defer pr.Close()
+	_, err := Align(io.Discard, pr)
+	var me *MemberError
+	if !errors.As(err, &me) || !errors.Is(err, ErrLimit) {
+		t.Fatalf("Align: %v, want a member refused for the name limit", err)
+	}
+	if me.Name != name(past) {
+		t.Errorf("Align refused member %s, want %s", err, name(past)[len(dir)+1:])
+	}
+	if got := len(err.Error()); got > 400 {
+		t.Errorf("error of %d bytes for a name of %d: %.400s", got, len(me.Name), err)
+	}
+}
+
+// TestPAXHeaderSize checks that a pax header is bounded: archive/tar refuses one past 1 MiB
+// before building its records, so no header can carry more than that into memory.
+func TestPAXHeaderSize(t *testing.T) {
+	in := rawPAX(t, file("f", 1), "comment="+strings.Repeat("x", 1<<20))
+	for _, f := range []func() error{
+		func() error { _, err := Align(io.Discard, bytes.NewReader(in)); return err },
+		func() error { _, err := Scan(bytes.NewReader(in)); return err },
+	} {
+		if err := f(); !errors.Is(err, tar.ErrFieldTooLong) {
+			t.Errorf("archive with a pax header of 1 MiB: %v, want %v", err, tar.ErrFieldTooLong)
+		}
+	}
 }
 
 func TestFoldKey(t *testing.T) {
@@ -344,7 +415,7 @@ func longPath(n int) string {
 // TestMemberErrorLongName shows the start of a long name, not all of it.
 func TestMemberErrorLongName(t *testing.T) {
 	err := &MemberError{Name: strings.Repeat("é", 3000), Err: ErrLimit}
-	if s := err.Error(); len(s) > 300 || !strings.Contains(s, "é…\"") || !utf8.ValidString(s) {
+	if s := err.Error(); len(s) > 300 || !strings.Contains(s, `é"… (6000 bytes)`) || !utf8.ValidString(s) {
 		t.Errorf("error for a 6000-byte name: %d bytes: %q", len(s), s)
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"io/fs"
 	"strings"
 	"time"
+
+	"pkg/internal/termtext"
 )
 
 // Alignment is the boundary member data of Alignment bytes or more starts on.
@@ -25,12 +27,17 @@ const Alignment = 4096
 
 // Limits on untrusted archives.
 const (
-	maxPathLen = 4095           // bytes in a member name or symlink target: Linux's PATH_MAX, less its NUL
+	maxPathLen = 4095           // bytes in a member name or hardlink target: Linux's PATH_MAX, less its NUL
 	maxNameLen = 255            // bytes in a component of a member name: Linux's NAME_MAX
+	maxLinkLen = 1023           // bytes in a symlink target: XFS's limit (ext4 with 4 KiB blocks and btrfs take 4,095)
 	maxDepth   = 256            // components in a member name
 	maxMembers = 1 << 20        // members of an archive, synthesized directories included
 	maxEntries = 2 * maxMembers // headers in an archive, skipped ones included
 	maxBytes   = 256 << 30      // 256 GiB: data of the regular members of an archive
+	// 64 MiB: names and link targets of all members together, synthesized directories
+	// included; what every stage holds in memory for each member. A Linux source tree's
+	// take about 5 MB.
+	maxNameBytes = 64 << 20
 )
 
 // Member is one validated entry of an aligned tar.
@@ -81,15 +88,8 @@ type MemberError struct {
 }
 
 func (e *MemberError) Error() string {
-	name := e.Name
-	if len(name) > maxShownName { // a name refused for its length need not be read in full
-		name = strings.ToValidUTF8(name[:maxShownName], "") + "…"
-	}
-	return fmt.Sprintf("tarutil: member %q: %s", name, strings.TrimPrefix(e.Err.Error(), "tarutil: "))
+	return fmt.Sprintf("tarutil: member %s: %s", termtext.Quote(e.Name), strings.TrimPrefix(e.Err.Error(), "tarutil: "))
 }
-
-// maxShownName is how much of a member's name an error shows.
-const maxShownName = 200
 
 func (e *MemberError) Unwrap() error { return e.Err }
 
@@ -101,7 +101,7 @@ func headerError(hdr *tar.Header, last string, err error) error {
 	}
 	where := "first header"
 	if last != "" {
-		where = fmt.Sprintf("header after member %q", last)
+		where = "header after member " + termtext.Quote(last)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("tarutil: read %s: archive truncated: %w", where, err)
@@ -114,5 +114,5 @@ func endError(last, problem string) error {
 	if last == "" {
 		return fmt.Errorf("tarutil: end of empty archive: %s", problem)
 	}
-	return fmt.Errorf("tarutil: end of archive after member %q: %s", last, problem)
+	return fmt.Errorf("tarutil: end of archive after member %s: %s", termtext.Quote(last), problem)
 }

@@ -3,6 +3,8 @@ package tarutil
 import (
 	"archive/tar"
 	"fmt"
+
+	"pkg/internal/termtext"
 )
 
 // Validate applies the member policy to a list of members, in order, as an installer is
@@ -41,11 +43,11 @@ func (c *checker) checkMember(m *Member, hdr *tar.Header) error {
 	case !ok || checked.Name != m.Name:
 		why = fmt.Errorf("%w: not in canonical form", ErrName)
 	case checked.Linkname != m.Linkname:
-		why = fmt.Errorf("%w: target %q not in canonical form", ErrHardlink, m.Linkname)
+		why = fmt.Errorf("%w: target %s not in canonical form", ErrHardlink, termtext.Quote(m.Linkname))
 	case checked.Size != m.Size:
 		why = fmt.Errorf("%w: %s with %d bytes of data", ErrType, kindName(m.Type), m.Size)
 	case len(c.parents) > 0:
-		why = fmt.Errorf("%w: %q is not listed before it", ErrParent, c.parents[0])
+		why = fmt.Errorf("%w: %s is not listed before it", ErrParent, termtext.Quote(c.parents[0]))
 	}
 	if why != nil {
 		return &MemberError{Name: m.Name, Err: why}

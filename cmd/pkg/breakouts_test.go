@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -244,6 +245,9 @@ func breakoutCases() []breakout {
 		}},
 		{name: "symlink-backslash", member: "l", archive: func(t *testing.T, _ string) []byte { return pax(t, tl("l", `..\..\..\sentinel`)) }},
 		{name: "symlink-drive", member: "l", archive: func(t *testing.T, _ string) []byte { return pax(t, tl("l", `C:\Windows`)) }},
+		{name: "symlink-past-xfs-limit", member: "l", archive: func(t *testing.T, _ string) []byte { // 1,024 bytes
+			return pax(t, tl("l", strings.Repeat("a/", 511)+"xy"))
+		}},
 
 		// Hardlinks.
 		{name: "hardlink-escape", member: "h", archive: func(t *testing.T, _ string) []byte {
@@ -356,7 +360,7 @@ func TestBreakouts(t *testing.T) {
 			if want == "" {
 				name := strings.ReplaceAll(bc.member, "SENTINEL", sentinel)
 				if want = "member " + strconv.Quote(name); len(name) > 200 { // errors show the start of a long name
-					want = "member " + strings.TrimSuffix(strconv.Quote(name[:200]), `"`) + "…"
+					want = "member " + strconv.Quote(name[:200]) + fmt.Sprintf("… (%d bytes)", len(name))
 				}
 			}
 			if code == 0 || !strings.Contains(stderr, want) {

@@ -55,8 +55,16 @@ func main() {
 		// for a few more short collections.
 		debug.SetGCPercent(50)
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The largest archive tarutil accepts holds 64 MiB of names; near this limit the
+		// collector runs as often as it must to stay under it (it gives up at half the CPU).
+		debug.SetMemoryLimit(memoryLimit)
+	}
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
+
+// memoryLimit is the soft limit of the Go heap (runtime/debug.SetMemoryLimit).
+const memoryLimit = 160 << 20 // 160 MiB
 
 // run is main without the exit, so tests can call it.
 func run(args []string, stdout, stderr io.Writer) int {

@@ -2,8 +2,11 @@
 package termtext
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Printable returns s with its control characters, which could make a terminal run an
@@ -15,4 +18,22 @@ func Printable(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// maxQuoted is how many bytes of a text Quote shows: enough to recognize a name, few
+// enough that a name of 4,095 bytes does not fill a screen.
+const maxQuoted = 200
+
+// Quote returns s quoted as %q does (control characters escaped), cut after its first
+// 200 bytes, at a character's start, with an ellipsis and its length when longer:
+// "xxx"… (4095 bytes).
+func Quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	cut := maxQuoted
+	for cut > maxQuoted-utf8.UTFMax && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
 }
