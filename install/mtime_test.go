@@ -124,3 +124,30 @@ func TestInstallKeepsMtimes(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkSetTime measures what setting a member's time costs a file: one utimensat on
+// the descriptor install has open, on XFS when it can be mounted.
+func BenchmarkSetTime(b *testing.B) {
+	for _, fs := range []string{"tmp", "xfs"} {
+		b.Run(fs, func(b *testing.B) {
+			base := b.TempDir()
+			if fs == "xfs" {
+				base = testfs.Mount(b, "xfs")
+			}
+			f, err := os.Create(filepath.Join(base, "f"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			s := &stager{}
+			m := &tarutil.Member{Name: "f", ModTime: time.Unix(1600000000, 0)}
+			b.ReportAllocs()
+			for b.Loop() {
+				m.ModTime = m.ModTime.Add(time.Second) // a change each time, as for a new file
+				if err := s.setTime(int(f.Fd()), m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -62,6 +62,9 @@ func benchStage(b *testing.B, base string, noTimes bool) {
 		s.close()
 		runtime.ReadMemStats(&after)
 		allocs += after.Mallocs - before.Mallocs
+		b.StopTimer()
+		removeTree(dir)
+		b.StartTimer()
 	}
 	b.ReportMetric(float64(allocs)/float64(b.N*files), "allocs/file")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*files)/1e3, "µs/file")

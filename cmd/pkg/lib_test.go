@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"pkg/internal/testfs"
 )
 
@@ -95,6 +97,13 @@ func TestCommandFindsDependencyLibraries(t *testing.T) {
 		}
 	}
 	run(e.root)
+	// Installed from the cache's member index, each member has its archive's mtime.
+	for _, name := range []string{"pkgs/app/bin/app", "pkgs/app/bin", "pkgs/libgreet/usr/lib/libgreet.so.1"} {
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(e.root, name), &st); err != nil || st.Mtim.Sec != breakoutTime.Unix() {
+			t.Errorf("%s: mtime %d, %v; want the archive's, %d", name, st.Mtim.Sec, err, breakoutTime.Unix())
+		}
+	}
 	if out, _ := e.ok("info", "libgreet"); !strings.Contains(out, "usr/lib") {
 		t.Errorf("info libgreet: %q, want its lib", out)
 	}
