@@ -30,6 +30,7 @@ type Package struct {
 	SHA256    string    `json:"sha256"` // of the published archive
 	Depends   []string  `json:"depends,omitempty"`
 	Bin       []string  `json:"bin,omitempty"`
+	Lib       []string  `json:"lib,omitempty"` // directories of shared libraries, relative to the package directory
 	Summary   string    `json:"summary,omitempty"`
 	Installed time.Time `json:"installed"`
 	Files     int       `json:"files"` // members that are not directories

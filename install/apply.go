@@ -344,6 +344,10 @@ func changeError(staged []*Staged, remove []string, err error) error {
 func (r *Root) intents(recs []db.Package, staged []*Staged) ([]db.Intent, [][]string, error) {
 	ins := make([]db.Intent, len(staged))
 	made := make([][]string, len(staged))
+	next := named(slices.Clone(recs)) // what the root holds once committed, for the commands' libraries
+	for _, s := range staged {
+		next[s.rec.Name] = s.rec
+	}
 	for i, s := range staged {
 		if j := slices.IndexFunc(recs, func(p db.Package) bool { return p.Name == s.rec.Name }); j >= 0 {
 			s.res.Previous, s.res.Again = recs[j].Version, recs[j].SHA256 == s.rec.SHA256
@@ -353,7 +357,7 @@ func (r *Root) intents(recs []db.Package, staged []*Staged) ([]db.Intent, [][]st
 			return nil, made, fmt.Errorf("install %s %s: staged tree %s is gone", s.rec.Name, s.rec.Version, s.dir)
 		}
 		var err error
-		if made[i], err = r.prepareLinks(s.rec); err != nil {
+		if made[i], err = r.prepareLinks(next, s); err != nil {
 			return nil, made, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, err)
 		}
 		rel, _ := filepath.Rel(r.dir, s.dir)

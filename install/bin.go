@@ -1,12 +1,16 @@
 package install
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"pkg/db"
 	"pkg/repo"
@@ -16,6 +20,112 @@ import (
 func binTarget(pkg, bin string) string {
 	_, file := repo.SplitBin(bin)
 	return "../pkgs/" + pkg + "/" + path.Clean(file)
+}
+
+// wrapperHead starts the script pkg puts in bin/ for a command that needs library
+// directories: a bin/ file that starts so is pkg's, as a symlink into pkgs/ is.
+const wrapperHead = "#!/bin/sh\n# pkg: "
+
+// maxWrapper bounds what readBin reads of a file in bin/ to tell whether it is pkg's.
+const maxWrapper = 64 << 10 // 64 KiB
+
+// binWant is what <root>/bin holds for the bin entry b of p when the root holds all: a
+// symlink's target ("../pkgs/..."), or, when p or a package it depends on, directly or
+// not, declares library directories, a wrapper script that runs the command with them on
+// LD_LIBRARY_PATH. A symlink costs nothing at run time; the script, a shell's start
+// (about 1 ms), and it names the root by its absolute path.
+func (r *Root) binWant(all map[string]*db.Package, p *db.Package, b string) string {
+	dirs := r.libDirs(all, p)
+	if len(dirs) == 0 {
+		return binTarget(p.Name, b)
+	}
+	_, file := repo.SplitBin(b)
+	return wrapperHead + command(b) + " of " + p.Name + ", with the libraries of the packages it uses\n" +
+		"LD_LIBRARY_PATH=" + shellQuote(strings.Join(dirs, ":")) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n" +
+		"export LD_LIBRARY_PATH\n" +
+		"exec " + shellQuote(filepath.Join(r.pkgDir(p.Name), path.Clean(file))) + " \"$@\"\n"
+}
+
+// libDirs returns the library directories of p and of the packages of all it depends on,
+// directly or not: p's first, then each dependency's, depth first in the order of the
+// depends lists, each package once, as absolute paths.
+func (r *Root) libDirs(all map[string]*db.Package, p *db.Package) []string {
+	var dirs []string
+	seen := make(map[string]bool)
+	var walk func(q *db.Package)
+	walk = func(q *db.Package) {
+		seen[q.Name] = true
+		for _, l := range q.Lib {
+			dirs = append(dirs, filepath.Join(r.pkgDir(q.Name), l))
+		}
+		for _, d := range q.Depends {
+			if req, err := repo.ParseRequirement(d); err == nil && all[req.Name] != nil && !seen[req.Name] {
+				walk(all[req.Name])
+			}
+		}
+	}
+	walk(p)
+	return dirs
+}
+
+// named indexes packages by name.
+func named(pkgs []db.Package) map[string]*db.Package {
+	all := make(map[string]*db.Package, len(pkgs))
+	for i := range pkgs {
+		all[pkgs[i].Name] = &pkgs[i]
+	}
+	return all
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ours reports whether got, what readBin found in bin/, is pkg's.
+func ours(got string) bool {
+	return strings.HasPrefix(got, "../pkgs/") || strings.HasPrefix(got, wrapperHead)
+}
+
+// readBin returns what the bin/ entry at name holds: a symlink's target, or the script of
+// a wrapper of pkg's. For anything else it returns readlink's error (EINVAL for a file).
+func readBin(name string) (string, error) {
+	t, err := os.Readlink(name)
+	if !errors.Is(err, syscall.EINVAL) {
+		return t, err
+	}
+	f, oerr := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if oerr != nil {
+		return "", err
+	}
+	defer f.Close()
+	if info, serr := f.Stat(); serr != nil || !info.Mode().IsRegular() || info.Size() > maxWrapper {
+		return "", err
+	}
+	b, rerr := io.ReadAll(io.LimitReader(f, maxWrapper))
+	if rerr != nil || !bytes.HasPrefix(b, []byte(wrapperHead)) {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// makeBin creates the bin/ entry name as want, what binWant returned.
+func makeBin(name, want string) error {
+	if !strings.HasPrefix(want, wrapperHead) {
+		return os.Symlink(want, name)
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o755)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(f, want)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+	}
+	return err
 }
 
 // command is the name in <root>/bin of a bin entry's command.
@@ -41,9 +151,9 @@ func (r *Root) checkBins(p repo.Package) (own []string, err error) {
 	for _, b := range p.Bin {
 		cmd := command(b)
 		where := r.path("bin", cmd)
-		t, err := os.Readlink(where)
+		t, err := readBin(where)
 		switch {
-		case errors.Is(err, os.ErrNotExist) || err == nil && strings.HasPrefix(t, "../pkgs/"):
+		case errors.Is(err, os.ErrNotExist) || err == nil && ours(t):
 		case err == nil && slices.Contains(declared, cmd):
 			own = append(own, cmd)
 		default:
@@ -54,7 +164,7 @@ func (r *Root) checkBins(p repo.Package) (own []string, err error) {
 }
 
 // ownLinks points back the commands of the staged packages that checkBins found changed by
-// hand, if each is still a symlink that does not point into pkgs/.
+// hand, if each is still a symlink that is not pkg's.
 func (r *Root) ownLinks(staged []*Staged) error {
 	for _, s := range staged {
 		for _, b := range s.rec.Bin {
@@ -62,10 +172,10 @@ func (r *Root) ownLinks(staged []*Staged) error {
 			if !slices.Contains(s.own, cmd) {
 				continue
 			}
-			if t, err := os.Readlink(r.path("bin", cmd)); err != nil || strings.HasPrefix(t, "../pkgs/") {
+			if t, err := readBin(r.path("bin", cmd)); err != nil || ours(t) {
 				continue // gone, a file now, or pkg's: syncBins' part
 			}
-			if err := r.link(cmd, binTarget(s.rec.Name, b)); err != nil {
+			if err := r.link(cmd, s.wants[cmd]); err != nil {
 				return err
 			}
 		}
@@ -80,7 +190,7 @@ func (r *Root) checkLinked(staged []*Staged) error {
 	for _, s := range staged {
 		for _, b := range s.rec.Bin {
 			cmd := command(b)
-			if t, err := os.Readlink(r.path("bin", cmd)); err != nil || t != binTarget(s.rec.Name, b) {
+			if t, err := readBin(r.path("bin", cmd)); err != nil || t != s.wants[cmd] {
 				errs = append(errs, fmt.Errorf("command %s of %s is not linked: something else is in its place; remove or rename it, then run pkg install --reinstall %s",
 					r.path("bin", cmd), s.rec.Name, s.rec.Name))
 			}
@@ -120,9 +230,9 @@ func (r *Root) syncBins(create bool) error {
 	create = create || slices.ContainsFunc(ents, func(e os.DirEntry) bool { return pendingLink(e.Name()) })
 	var pending []string
 	for _, e := range ents {
-		t, err := os.Readlink(r.path("bin", e.Name()))
+		t, err := readBin(r.path("bin", e.Name()))
 		w, declared := want[e.Name()]
-		if err != nil || !strings.HasPrefix(t, "../pkgs/") || w == t || declared && !create {
+		if err != nil || !ours(t) || w == t || declared && !create {
 			delete(want, e.Name())
 			continue
 		}
@@ -154,22 +264,26 @@ func (r *Root) wantBins() (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	pkgs := named(all)
 	want := make(map[string]string)
-	for _, p := range all {
+	for _, p := range pkgs {
 		for _, b := range p.Bin {
-			want[command(b)] = binTarget(p.Name, b)
+			want[command(b)] = r.binWant(pkgs, p, b)
 		}
 	}
 	return want, nil
 }
 
-// prepareLinks creates the command links of p that are missing or point elsewhere, under
-// their temporary names, before p is committed: once its record is written only renames
-// remain, and a full filesystem can no longer fail an install that has committed.
-func (r *Root) prepareLinks(p *db.Package) (made []string, err error) {
-	for _, b := range p.Bin {
-		cmd, target := command(b), binTarget(p.Name, b)
-		if t, err := os.Readlink(r.path("bin", cmd)); err == nil && t == target {
+// prepareLinks sets s.wants, what bin/ holds for s's commands once the root holds all,
+// and creates those that are missing or differ under their temporary names, before s is
+// committed: once its record is written only renames remain, and a full filesystem can no
+// longer fail an install that has committed.
+func (r *Root) prepareLinks(all map[string]*db.Package, s *Staged) (made []string, err error) {
+	s.wants = make(map[string]string, len(s.rec.Bin))
+	for _, b := range s.rec.Bin {
+		cmd, target := command(b), r.binWant(all, s.rec, b)
+		s.wants[cmd] = target
+		if t, err := readBin(r.path("bin", cmd)); err == nil && t == target {
 			continue
 		}
 		ok, err := r.pending(cmd, target)
@@ -183,22 +297,22 @@ func (r *Root) prepareLinks(p *db.Package) (made []string, err error) {
 	return made, nil
 }
 
-// pending makes <root>/bin/.cmd.new a link to target, unless it is one already, and
-// reports whether it made one. It replaces only a link of pkg's (into pkgs/).
+// pending makes <root>/bin/.cmd.new target, a link's or a wrapper's (binWant), unless it
+// is that already, and reports whether it made one. It replaces only an entry of pkg's.
 func (r *Root) pending(cmd, target string) (bool, error) {
 	tmp := r.path("bin", "."+cmd+".new")
-	t, err := os.Readlink(tmp)
+	t, err := readBin(tmp)
 	switch {
 	case err == nil && t == target:
 		return false, nil
-	case err == nil && strings.HasPrefix(t, "../pkgs/"):
+	case err == nil && ours(t):
 		if err := os.Remove(tmp); err != nil {
 			return false, err
 		}
 	case !errors.Is(err, os.ErrNotExist):
 		return false, fmt.Errorf("%s is in the way of command %s: remove or rename it, then try again", tmp, cmd)
 	}
-	return true, os.Symlink(target, tmp)
+	return true, makeBin(tmp, target)
 }
 
 // dropPending removes the links prepareLinks made for cmds, when they are still those.
@@ -207,7 +321,7 @@ func (r *Root) dropPending(staged []*Staged, made [][]string) {
 		for _, b := range staged[i].rec.Bin {
 			cmd := command(b)
 			tmp := r.path("bin", "."+cmd+".new")
-			if t, err := os.Readlink(tmp); err == nil && t == binTarget(staged[i].rec.Name, b) && slices.Contains(cmds, cmd) {
+			if t, err := readBin(tmp); err == nil && t == staged[i].wants[cmd] && slices.Contains(cmds, cmd) {
 				os.Remove(tmp)
 			}
 		}
@@ -219,7 +333,7 @@ func pendingLink(name string) bool {
 	return len(name) > len("..new") && strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".new")
 }
 
-// link points <root>/bin/cmd at target, replacing what is there by rename.
+// link makes <root>/bin/cmd target (binWant), replacing what is there by rename.
 func (r *Root) link(cmd, target string) error {
 	if _, err := r.pending(cmd, target); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"pkg/db"
@@ -37,8 +38,9 @@ type Staged struct {
 	rec   *db.Package
 	files []db.File
 	res   *Result
-	own   []string // its commands changed by hand, to point back at commit (checkBins)
-	keep  bool     // left to the next start: a failed commit may have made it the only copy of a tree
+	own   []string          // its commands changed by hand, to point back at commit (checkBins)
+	wants map[string]string // what bin/ holds for each of its commands once committed (prepareLinks)
+	keep  bool              // left to the next start: a failed commit may have made it the only copy of a tree
 }
 
 // Install installs p from the aligned tar at tarPath, replacing any installed version of it.
@@ -133,7 +135,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 		return nil, err
 	}
 	res.Cloned, res.Copied, res.Method, res.Fallback = st.cloned.Load(), st.copied.Load(), st.method, st.fallback
-	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin,
+	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
 		Summary: p.Summary, Files: res.Files, Size: res.Bytes}
 	res.Elapsed = time.Since(start) // Apply adds the commit's time
 	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own}, nil
@@ -226,7 +228,39 @@ func (r *Root) check(p repo.Package, res *Result, members []tarutil.Member) (own
 	if err := CheckBin(p.Bin, members); err != nil {
 		return nil, err
 	}
+	if err := CheckLib(p.Lib, members); err != nil {
+		return nil, err
+	}
+	if len(p.Lib) > 0 && strings.ContainsAny(r.dir, ":;") {
+		return nil, fmt.Errorf("root %s holds ':' or ';', which cannot be in the LD_LIBRARY_PATH its commands need", r.dir)
+	}
 	return r.checkBins(p)
+}
+
+// CheckLib refuses a package's lib entries unless each names a directory among its members.
+func CheckLib(lib []string, members []tarutil.Member) error {
+	for _, l := range lib {
+		if !slices.ContainsFunc(members, func(m tarutil.Member) bool { return m.Type == tar.TypeDir && m.Name == l }) {
+			return fmt.Errorf("lib %q is not a directory in the package", l)
+		}
+	}
+	return nil
+}
+
+// LibDirs returns, in member order, the directories that hold shared libraries by their
+// names: a file or symlink named lib*.so or lib*.so.* (as ld.so looks them up by soname).
+func LibDirs(members []tarutil.Member) []string {
+	var dirs []string
+	for _, m := range members {
+		base := path.Base(m.Name)
+		if m.Type == tar.TypeDir || !strings.HasPrefix(base, "lib") || !strings.HasSuffix(base, ".so") && !strings.Contains(base, ".so.") {
+			continue
+		}
+		if dir := path.Dir(m.Name); dir != "." && !slices.Contains(dirs, dir) {
+			dirs = append(dirs, dir)
+		}
+	}
+	return dirs
 }
 
 // CheckBin refuses a package's bin entries unless each names a file, hardlink or symlink

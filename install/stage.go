@@ -44,7 +44,7 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); retur
 
 // stager builds one package tree in a staging directory from a cached aligned tar: the
 // directories first, then the regular files by a few workers, each filling whole
-// directories, then links, then directory modes. Every path is resolved relative to a
+// directories, then links, then directory modes and times. Every path is resolved relative to a
 // directory descriptor and opened with O_NOFOLLOW.
 type stager struct {
 	ctx      context.Context // stops files between directories
@@ -63,6 +63,7 @@ type stager struct {
 	copied   atomic.Int64
 	// noKernelCopy is set when sendfile or copy_file_range refused a small copy.
 	noKernelCopy atomic.Bool
+	noTimes      bool // leave modification times as creating the members made them (benchmarks)
 }
 
 // newStager opens the staging directory dir to fill it from src, of size bytes.
@@ -93,7 +94,7 @@ func (s *stager) close() {
 	runtime.KeepAlive(s.src)
 }
 
-// stage creates every member.
+// stage creates every member, each with its mode and modification time.
 func (s *stager) stage(members []tarutil.Member) error {
 	if err := s.dirs(members); err != nil {
 		return err
@@ -242,7 +243,11 @@ func (s *stager) links(members []tarutil.Member) error {
 			})
 		case tar.TypeSymlink:
 			err = inParent(s.dirfd, m.Name, func(fd int, base string) error {
-				return unix.Symlinkat(m.Linkname, fd, base)
+				if err := unix.Symlinkat(m.Linkname, fd, base); err != nil || s.noTimes {
+					return err
+				}
+				ts := mtime(m)
+				return unix.UtimesNanoAt(fd, base, ts[:], unix.AT_SYMLINK_NOFOLLOW)
 			})
 		default:
 			continue
@@ -254,23 +259,51 @@ func (s *stager) links(members []tarutil.Member) error {
 	return nil
 }
 
-// modes gives directories their exact modes once nothing more is created in them, the
-// deepest first, so that no directory loses its owner's search bit before those below it
-// are done. Each is opened through no symlink and changed by descriptor.
+// modes gives directories their exact modes and modification times once nothing more is
+// created in them, the deepest first, so that no directory loses its owner's search bit
+// before those below it are done. Each is opened through no symlink and changed by
+// descriptor.
 func (s *stager) modes(members []tarutil.Member) error {
 	for i := len(members) - 1; i >= 0; i-- {
 		m := &members[i]
-		if m.Type != tar.TypeDir || (0o700|m.Mode)&^s.umask == m.Mode {
+		chmod := (0o700|m.Mode)&^s.umask != m.Mode
+		if m.Type != tar.TypeDir || !chmod && s.noTimes {
 			continue
 		}
 		fd, err := openBeneath(s.dirfd, m.Name, unix.O_RDONLY|unix.O_DIRECTORY)
-		if err == nil {
-			err = unix.Fchmod(fd, uint32(m.Mode))
-			unix.Close(fd)
-		}
 		if err != nil {
-			return memberError(m, pathError("chmod", m.Name, err))
+			return memberError(m, err)
 		}
+		if chmod {
+			if err = unix.Fchmod(fd, uint32(m.Mode)); err != nil {
+				err = pathError("chmod", m.Name, err)
+			}
+		}
+		if err == nil {
+			err = s.setTime(fd, m)
+		}
+		unix.Close(fd)
+		if err != nil {
+			return memberError(m, err)
+		}
+	}
+	return nil
+}
+
+// mtime returns the times utimensat gives a member: its modification time, and its access
+// time left as creating it made it.
+func mtime(m *tarutil.Member) [2]unix.Timespec {
+	return [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Sec: m.ModTime.Unix(), Nsec: int64(m.ModTime.Nanosecond())}}
+}
+
+// setTime sets the modification time of fd, open on m, to m's, unless s.noTimes.
+func (s *stager) setTime(fd int, m *tarutil.Member) error {
+	if s.noTimes {
+		return nil
+	}
+	ts := mtime(m)
+	if err := futimens(fd, &ts); err != nil {
+		return &os.PathError{Op: "utimensat", Path: m.Name, Err: err}
 	}
 	return nil
 }
@@ -328,6 +361,9 @@ func (w *worker) file(dirfd int, name string, m *tarutil.Member) error {
 	err = w.fill(fd, m)
 	if err == nil && m.Mode&w.s.umask != 0 {
 		err = os.NewSyscallError("fchmod", unix.Fchmod(fd, uint32(m.Mode)))
+	}
+	if err == nil {
+		err = w.s.setTime(fd, m)
 	}
 	if cerr := closeFd(fd); err == nil && cerr != nil {
 		err = &os.PathError{Op: "close", Path: m.Name, Err: cerr}

@@ -55,7 +55,11 @@ func (r *Root) Verify(names ...string) ([]Problem, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
-	v := &verifier{}
+	all, err := r.db.List()
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	v := &verifier{all: named(all)}
 	defer v.close()
 	for i := range pkgs {
 		if err := v.add(r, &pkgs[i], files[i]); err != nil {
@@ -79,7 +83,8 @@ func (r *Root) Verify(names ...string) ([]Problem, error) {
 type verifier struct {
 	trees    []*verifyTree
 	jobs     []verifyJob
-	problems []Problem // found before the jobs run
+	problems []Problem              // found before the jobs run
+	all      map[string]*db.Package // every installed package, for the commands' libraries
 }
 
 // verifyTree is one installed package, open for checking.
@@ -104,7 +109,7 @@ type verifyJob struct {
 }
 
 func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
-	v.problems = append(v.problems, checkBinLinks(r, p)...)
+	v.problems = append(v.problems, checkBinLinks(r, p, v.all)...)
 	fd, err := unix.Open(r.pkgDir(p.Name), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		kind, what := "modified", "type"
@@ -140,17 +145,18 @@ func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
 	return nil
 }
 
-// checkBinLinks reports the command links of p that do not point where install put them.
-func checkBinLinks(r *Root, p *db.Package) []Problem {
+// checkBinLinks reports the commands of p whose links or wrappers in bin/ are not what
+// install made, when the root holds all.
+func checkBinLinks(r *Root, p *db.Package, all map[string]*db.Package) []Problem {
 	var problems []Problem
 	for _, b := range p.Bin {
 		link := r.path("bin", command(b))
-		got, err := os.Readlink(link)
+		got, err := readBin(link)
 		kind, what := "modified", "command link"
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			kind = "missing"
-		case err == nil && got == binTarget(p.Name, b):
+		case err == nil && got == r.binWant(all, p, b):
 			continue
 		case errors.Is(err, syscall.EINVAL): // not a symlink
 			what = WhatForeign

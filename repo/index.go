@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -57,6 +58,7 @@ type Package struct {
 	SHA256        string   `json:"sha256"`
 	Depends       []string `json:"depends,omitempty"`
 	Bin           []string `json:"bin,omitempty"`
+	Lib           []string `json:"lib,omitempty"` // directories of shared libraries its and its dependents' commands run with
 	Summary       string   `json:"summary,omitempty"`
 	InstalledSize int64    `json:"installed_size,omitempty"`
 	Files         int      `json:"files,omitempty"`
@@ -168,6 +170,9 @@ func normalize(p *Package) {
 	if len(p.Bin) == 0 {
 		p.Bin = nil
 	}
+	if len(p.Lib) == 0 {
+		p.Lib = nil
+	}
 }
 
 // id is name@version, for messages; the name must be valid.
@@ -247,6 +252,17 @@ func checkLists(p *Package) error {
 			return fmt.Errorf("package %s: bin %q and %q would both be the command %s", p.id(), other, b, cmd)
 		}
 		commands[cmd] = b
+	}
+	for i, l := range p.Lib {
+		switch {
+		case !validLocal(l):
+			return fmt.Errorf("package %s: lib %q is not a clean relative path inside the package", p.id(), l)
+		case strings.ContainsAny(l, ":;"):
+			// LD_LIBRARY_PATH separates its directories by either (ld.so(8)).
+			return fmt.Errorf("package %s: lib %q: a library directory may not hold ':' or ';'", p.id(), l)
+		case slices.Contains(p.Lib[:i], l):
+			return fmt.Errorf("package %s: lib %q listed twice", p.id(), l)
+		}
 	}
 	return nil
 }

@@ -125,6 +125,10 @@ func TestParseRefuses(t *testing.T) {
 		{"named unclean", hello(func(p *Package) { p.Bin = []string{"x=./bin/x"} }), []string{"hello@1.2.0", `"./bin/x"`}},
 		{"named escape", hello(func(p *Package) { p.Bin = []string{"x\x1b[2J=bin/x"} }), []string{"hello@1.2.0", "bad command name"}},
 		{"named backslash", hello(func(p *Package) { p.Bin = []string{`a\b=bin/x`} }), []string{"hello@1.2.0", "bad command name"}},
+		{"lib absolute", hello(func(p *Package) { p.Lib = []string{"/usr/lib"} }), []string{"hello@1.2.0", `lib "/usr/lib" is not a clean relative path`}},
+		{"lib unclean", hello(func(p *Package) { p.Lib = []string{"usr/lib/"} }), []string{"hello@1.2.0", `lib "usr/lib/" is not a clean relative path`}},
+		{"lib separator", hello(func(p *Package) { p.Lib = []string{"usr/lib:/etc"} }), []string{"hello@1.2.0", `lib "usr/lib:/etc": a library directory may not hold ':' or ';'`}},
+		{"lib twice", hello(func(p *Package) { p.Lib = []string{"lib", "lib"} }), []string{"hello@1.2.0", `lib "lib" listed twice`}},
 		{"named dot", hello(func(p *Package) { p.Bin = []string{".x=bin/x"} }), []string{"hello@1.2.0", "start with a dot"}},
 		{"named twice", hello(func(p *Package) { p.Bin = []string{"tool=a/x", "b/tool"} }), []string{"hello@1.2.0", `"tool=a/x" and "b/tool"`}},
 	}

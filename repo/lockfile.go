@@ -61,6 +61,7 @@ type lockEntry struct {
 	SHA256        string   `json:"sha256"`
 	Depends       []string `json:"depends,omitempty"`
 	Bin           []string `json:"bin,omitempty"`
+	Lib           []string `json:"lib,omitempty"`
 	InstalledSize int64    `json:"installed_size,omitempty"`
 	Files         int      `json:"files,omitempty"`
 }
@@ -72,7 +73,7 @@ func NewLock(repoURL string, reqs []Requirement, pkgs []Package) *Lock {
 	for i := range l.Packages {
 		p := &l.Packages[i]
 		*p = Package{Name: p.Name, Version: p.Version, Archive: p.Archive, Size: p.Size, SHA256: p.SHA256,
-			Depends: p.Depends, Bin: p.Bin, InstalledSize: p.InstalledSize, Files: p.Files}
+			Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files}
 		normalize(p)
 	}
 	slices.SortFunc(l.Packages, func(a, b Package) int { return strings.Compare(a.Name, b.Name) })
@@ -99,13 +100,13 @@ func Inputs(reqs []Requirement) string {
 // entryOf is p as a lockfile line.
 func entryOf(p Package) lockEntry {
 	return lockEntry{Name: p.Name, Version: p.Version, URL: p.Archive, Size: p.Size, SHA256: p.SHA256,
-		Depends: p.Depends, Bin: p.Bin, InstalledSize: p.InstalledSize, Files: p.Files}
+		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files}
 }
 
 // pkg is the package a lockfile line locks.
 func (e lockEntry) pkg() Package {
 	return Package{Name: e.Name, Version: e.Version, Archive: e.URL, Size: e.Size, SHA256: e.SHA256,
-		Depends: e.Depends, Bin: e.Bin, InstalledSize: e.InstalledSize, Files: e.Files}
+		Depends: e.Depends, Bin: e.Bin, Lib: e.Lib, InstalledSize: e.InstalledSize, Files: e.Files}
 }
 
 // digest returns what a lockfile records in "locked" for pkgs, sorted by name as a lock's

@@ -59,7 +59,7 @@ func infoCommand() *cli.Command {
 func printInfo(w io.Writer, p *db.Package, dir string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
 	fmt.Fprintf(tw, "name:\t%s\nversion:\t%s\n", p.Name, p.Version)
-	for _, f := range [][2]string{{"summary", p.Summary}, {"depends", strings.Join(p.Depends, ", ")}, {"bin", strings.Join(p.Bin, ", ")}} {
+	for _, f := range [][2]string{{"summary", p.Summary}, {"depends", strings.Join(p.Depends, ", ")}, {"bin", strings.Join(p.Bin, ", ")}, {"lib", strings.Join(p.Lib, ", ")}} {
 		if f[1] != "" {
 			fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])
 		}

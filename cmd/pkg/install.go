@@ -89,7 +89,7 @@ func installedAgain(root *install.Root, ix *repo.Index, reqs []repo.Requirement)
 		}
 		// As installed: the entry may have been republished with other metadata for the
 		// same archive (repo add --replace), which a reinstall does not take.
-		p.Depends, p.Bin, p.Summary = cur.Depends, cur.Bin, cur.Summary
+		p.Depends, p.Bin, p.Lib, p.Summary = cur.Depends, cur.Bin, cur.Lib, cur.Summary
 		pkgs = append(pkgs, p)
 	}
 	return pkgs, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,6 +30,7 @@ func repoCommand() *cli.Command {
 				&cli.StringFlag{Name: "version", Usage: "package version (required)"},
 				&cli.StringSliceFlag{Name: "depends", Usage: "a dependency: name, name=V, name>=V, name<V (repeatable)"},
 				&cli.StringSliceFlag{Name: "bin", Usage: "a command: its file's path inside the package, or NAME=PATH to name it otherwise; installed executable (repeatable)"},
+				&cli.StringSliceFlag{Name: "lib", Usage: "a directory of shared libraries inside the package, on LD_LIBRARY_PATH for its commands and those of the packages depending on it (repeatable)"},
 				&cli.StringFlag{Name: "summary", Usage: "one line describing the package"},
 				&cli.BoolFlag{Name: "replace", Usage: "replace the entry of the same name and version, if it differs"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
@@ -87,6 +89,13 @@ func repoAddAction(c *cli.Context) error {
 	if err := install.CheckRunnable(bins, st.Members); err != nil {
 		return fmt.Errorf("repo add %s %s: %w", name, version, err)
 	}
+	var libs []string
+	for _, l := range c.StringSlice("lib") {
+		libs = append(libs, path.Clean(l))
+	}
+	if err := install.CheckLib(libs, st.Members); err != nil {
+		return fmt.Errorf("repo add %s %s: %w", name, version, err)
+	}
 	signer, keys, err := newSigner(c, "")
 	if err != nil {
 		return err
@@ -94,7 +103,7 @@ func repoAddAction(c *cli.Context) error {
 	before, created := readRepoIndex(dir)
 	add := repo.Package{
 		Name: name, Version: version, Depends: c.StringSlice("depends"),
-		Bin: bins, Summary: c.String("summary"), InstalledSize: st.Bytes, Files: st.Files,
+		Bin: bins, Lib: libs, Summary: c.String("summary"), InstalledSize: st.Bytes, Files: st.Files,
 	}
 	if !c.Bool("replace") {
 		if err := checkRepublish(dir, archive, before, add); err != nil {
@@ -123,6 +132,10 @@ func repoAddAction(c *cli.Context) error {
 		if err == nil && r.Name != p.Name && !slices.ContainsFunc(before.Packages, func(q repo.Package) bool { return q.Name == r.Name }) {
 			note(c, "%s %s depends on %s, which %s does not offer (yet)", p.Name, p.Version, d, dir)
 		}
+	}
+	if dirs := install.LibDirs(st.Members); len(p.Lib) == 0 && len(dirs) > 0 {
+		note(c, "%s %s has shared libraries in %s: --lib %s puts them on LD_LIBRARY_PATH for the commands of the packages that depend on it",
+			p.Name, p.Version, strings.Join(dirs, ", "), strings.Join(dirs, " --lib "))
 	}
 	if signer != nil {
 		saySigned(c, dir, meta, keys)
@@ -176,7 +189,7 @@ func checkRepublish(dir, archive string, ix *repo.Index, p repo.Package) error {
 		return err
 	}
 	same := sum == q.SHA256 && q.Archive == filepath.Base(archive) && slices.Equal(q.Depends, p.Depends) &&
-		slices.Equal(q.Bin, p.Bin) && q.Summary == p.Summary
+		slices.Equal(q.Bin, p.Bin) && slices.Equal(q.Lib, p.Lib) && q.Summary == p.Summary
 	if same {
 		return nil
 	}

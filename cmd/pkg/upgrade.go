@@ -115,7 +115,7 @@ func pinnedWhy(name, version, what string, err error) string {
 func installedPackages(recs []db.Package) []repo.Package {
 	ps := make([]repo.Package, len(recs))
 	for i, r := range recs {
-		ps[i] = repo.Package{Name: r.Name, Version: r.Version, SHA256: r.SHA256, Depends: r.Depends, Bin: r.Bin, Summary: r.Summary}
+		ps[i] = repo.Package{Name: r.Name, Version: r.Version, SHA256: r.SHA256, Depends: r.Depends, Bin: r.Bin, Lib: r.Lib, Summary: r.Summary}
 	}
 	return ps
 }
