@@ -159,7 +159,7 @@ func convert(w io.Writer, src io.Reader, cv conversion) (tarutil.Stats, error) {
 	case e1 != nil:
 		return st, e1
 	case err != nil && errors.As(e2, &after):
-		return st, err // a tar that went wrong is the cause, not what follows its member
+		return st, &debError{member: after.member, err: err} // the cause, not what follows
 	case e2 != nil && e2 != errReaderGone:
 		return st, e2
 	}

@@ -138,6 +138,7 @@ func debTar(name, prefix string) (is, known bool) {
 type debMember struct {
 	a    *arReader
 	name string
+	size int64
 }
 
 // openDeb reads a .deb's ar structure up to its data member and returns it, handing its
@@ -184,7 +185,7 @@ func openDeb(r *bufio.Reader, want func(name string, r io.Reader) error) (*debMe
 		case !known:
 			return nil, &debError{member: name, err: errors.New("compression not supported (pkg reads gz, xz, zst, bz2 or none)")}
 		}
-		return &debMember{a: a, name: name}, nil
+		return &debMember{a: a, name: name, size: a.left}, nil
 	}
 }
 
@@ -229,9 +230,12 @@ func (d *debMember) finish() error {
 	}
 }
 
-// afterData wraps an error found after a .deb's data member, which a refused tar in that
-// member does not need to be reported.
-type afterData struct{ err error }
+// afterData is an error found after the data member of a .deb, which the error of a tar
+// refused in that member, the cause, is reported instead of.
+type afterData struct {
+	member string
+	err    error
+}
 
 func (e *afterData) Error() string { return e.err.Error() }
 func (e *afterData) Unwrap() error { return e.err }
@@ -252,13 +256,17 @@ func inflateDeb(plain *pipe, r *bufio.Reader, ctl **Control) error {
 		return err
 	}
 	if err := inflateTar(plain, bufio.NewReaderSize(d, streamBufSize), d); err != nil {
-		if err == errReaderGone {
+		var de *debError
+		switch {
+		case err == errReaderGone || errors.As(err, &de):
 			return err
+		case errors.Is(err, io.ErrUnexpectedEOF) && d.a.left == 0:
+			return &debError{member: d.name, err: fmt.Errorf("compressed tar cut short at the member's end, %d bytes as its ar header declares: %w", d.size, err)}
 		}
-		return fmt.Errorf("deb member %q: %w", d.name, err)
+		return &debError{member: d.name, err: err}
 	}
 	if err := d.finish(); err != nil {
-		return &afterData{err}
+		return &afterData{d.name, err}
 	}
 	return nil
 }
