@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -70,7 +71,12 @@ func repoAddAction(c *cli.Context) error {
 	}
 	name, version, summary := c.String("name"), c.String("version"), c.String("summary")
 	if ctl := st.Control; ctl != nil {
-		name, version = cmp.Or(name, ctl.Package), cmp.Or(version, ctl.Version)
+		if version == "" {
+			if version, err = debVersion(ctl.Version); err != nil {
+				return fmt.Errorf("repo add %s: %w", archive, err)
+			}
+		}
+		name = cmp.Or(name, ctl.Package)
 		if !c.IsSet("summary") {
 			summary = ctl.Description
 		}
@@ -147,4 +153,17 @@ func checkRepublish(dir, archive string, ix *repo.Index, p repo.Package) error {
 	}
 	return fmt.Errorf("repo add: %s already has %s %s (archive %s, sha256 %s), which this would change under the users who installed it: publish a new version, or pass --replace",
 		dir, q.Name, q.Version, q.Archive, q.SHA256)
+}
+
+// debVersion is the pkg version of a .deb's Version (deb-version(7)): its Debian revision,
+// after the last "-", is a packaging revision, written after "+" in pkg ("1.2-3" is
+// "1.2+3"); "~" means a pre-release in both. An epoch ("1:") has no pkg equivalent.
+func debVersion(v string) (string, error) {
+	if strings.Contains(v, ":") {
+		return "", fmt.Errorf("control Version %q has an epoch, which a pkg version cannot express: give one with --version", v)
+	}
+	if i := strings.LastIndexByte(v, '-'); i > 0 {
+		v = v[:i] + "+" + v[i+1:]
+	}
+	return v, nil
 }
