@@ -46,6 +46,16 @@ const (
 // tarutil accepts, which then refuses it.
 const maxZipLink = 4096
 
+// zipError reports a zip member that cannot be read: the policy's refusals are
+// *tarutil.MemberError, as a tar's.
+type zipError struct {
+	member string
+	err    error
+}
+
+func (e *zipError) Error() string { return fmt.Sprintf("zip member %q: %v", e.member, e.err) }
+func (e *zipError) Unwrap() error { return e.err }
+
 // inflateZip writes the members of the zip in r into plain as a tar.
 //
 // A zip is the one archive pkg stages on disk: the modes of its members, and which are
@@ -135,29 +145,29 @@ func zipMember(tw *tar.Writer, f *zip.File) error {
 		return err
 	}
 	if f.Flags&0x1 != 0 { // APPNOTE.TXT 4.4.4, bit 0
-		return &tarutil.MemberError{Name: f.Name, Err: errors.New("zip: encrypted")}
+		return &zipError{f.Name, errors.New("encrypted")}
 	}
 	var rc io.ReadCloser
 	if hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeSymlink {
 		if rc, err = f.Open(); err != nil {
-			return &tarutil.MemberError{Name: f.Name, Err: err}
+			return &zipError{f.Name, err}
 		}
 		defer rc.Close()
 	}
 	if hdr.Typeflag == tar.TypeSymlink {
 		target, err := io.ReadAll(io.LimitReader(rc, maxZipLink))
 		if err != nil {
-			return &tarutil.MemberError{Name: f.Name, Err: err}
+			return &zipError{f.Name, err}
 		}
 		hdr.Linkname = string(target)
 	}
 	if err := tw.WriteHeader(hdr); err != nil {
-		return &tarutil.MemberError{Name: f.Name, Err: err}
+		return &zipError{f.Name, err}
 	}
 	if hdr.Typeflag == tar.TypeReg {
 		// archive/zip refuses data longer than the size, and checks the CRC-32 at its end.
 		if _, err := io.Copy(tw, rc); err != nil {
-			return &tarutil.MemberError{Name: f.Name, Err: err}
+			return &zipError{f.Name, err}
 		}
 	}
 	return nil

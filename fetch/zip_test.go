@@ -167,7 +167,7 @@ func TestZipRefused(t *testing.T) {
 		{"duplicate", makeZip(t, zipEntry{"a", 0o644, "1"}, zipEntry{"a", 0o644, "2"}), tarutil.ErrDuplicate, `member "a"`},
 		{"under a file", makeZip(t, zipEntry{"a", 0o644, "1"}, zipEntry{"a/b", 0o644, "2"}), tarutil.ErrParent, `member "a/b"`},
 		{"checksum", corrupt, zip.ErrChecksum, `member "a"`},
-		{"encrypted", encrypted, nil, `member "secret": zip: encrypted`},
+		{"encrypted", encrypted, nil, `zip member "secret": encrypted`},
 		{"truncated", makeZip(t, zipEntries...)[:200], zip.ErrFormat, "zip: "},
 	}
 	for _, tt := range tests {
