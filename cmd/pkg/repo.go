@@ -73,7 +73,7 @@ func repoAddAction(c *cli.Context) error {
 	if ctl := st.Control; ctl != nil {
 		if version == "" {
 			if version, err = debVersion(ctl.Version); err != nil {
-				return fmt.Errorf("repo add %s: %w", archive, err)
+				return fmt.Errorf("repo add %s: %v", archive, err)
 			}
 		}
 		name = cmp.Or(name, ctl.Package)
