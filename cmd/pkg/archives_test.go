@@ -201,3 +201,18 @@ func readIndexFile(t *testing.T, dir string) *repo.Index {
 	}
 	return &ix
 }
+
+func TestDebVersion(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"1.2.0", "1.2.0"},
+		{"1.2.0-1", "1.2.0+1"},
+		{"1.2-beta-3", "1.2-beta+3"},
+		{"2.0~rc1-1", "2.0~rc1+1"},
+		{"1:2.0-1", ""},
+	} {
+		got, err := debVersion(tt.in)
+		if got != tt.want || (err != nil) != (tt.want == "") {
+			t.Errorf("debVersion(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
