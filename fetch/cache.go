@@ -373,7 +373,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	}()
 	boot := bootID()
 	fw := newFileWriter(tmp, boot == "")
-	st, err := convert(fw, src, tarutil.Limits{Bytes: p.InstalledSize, Files: p.Files})
+	st, err := convert(fw, src, conversion{lim: tarutil.Limits{Bytes: p.InstalledSize, Files: p.Files}, tmp: filepath.Join(c.dir, "tmp")})
 	if err != nil {
 		fw.abort()
 		return err
@@ -604,17 +604,24 @@ func (c *Cache) removeTemporary() {
 	})
 }
 
+// Contents is what Inspect finds in an archive.
+type Contents struct {
+	tarutil.Stats
+	Control *Control // a .deb's control fields; nil for other archives
+}
+
 // Inspect reads a local archive the way Fetch would and returns what it holds, refusing
-// anything an install would refuse.
-func Inspect(path string) (tarutil.Stats, error) {
+// anything an install would refuse. A .deb's control member is read too.
+func Inspect(path string) (Contents, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return tarutil.Stats{}, err
+		return Contents{}, err
 	}
 	defer f.Close()
-	st, err := convert(io.Discard, f, tarutil.Limits{})
+	var c Contents
+	c.Stats, err = convert(io.Discard, f, conversion{local: f, control: &c.Control})
 	if err != nil {
-		return st, fmt.Errorf("%s: %w", path, err)
+		return c, fmt.Errorf("%s: %w", path, err)
 	}
-	return st, nil
+	return c, nil
 }

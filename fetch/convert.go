@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"os"
 
 	"pkg/repo"
 	"pkg/tarutil"
@@ -113,6 +114,14 @@ func (s *stickyLender) Fill(k int) error {
 	return s.err
 }
 
+// conversion is what convert needs besides the archive.
+type conversion struct {
+	lim     tarutil.Limits
+	tmp     string    // directory a zip is staged in
+	local   *os.File  // the archive, when it is a file already: a zip is read from it, not staged
+	control **Control // if not nil, set to a .deb's control fields
+}
+
 // convert reads an archive from src, decompresses it and writes its aligned form to w, in
 // three goroutines joined by pipes, so that a conversion takes about as long as its
 // slowest stage: reading src (where the archive is verified), decompressing, and aligning
@@ -120,26 +129,27 @@ func (s *stickyLender) Fill(k int) error {
 // An error from src comes first: a wrong archive makes the decompressor fail too, but is
 // the cause. After any other failure src is still read to its end, to report a wrong
 // archive as such, unless writing w failed.
-func convert(w io.Writer, src io.Reader, lim tarutil.Limits) (tarutil.Stats, error) {
+func convert(w io.Writer, src io.Reader, cv conversion) (tarutil.Stats, error) {
 	raw, plain := newPipe(pipeChunks, pipeChunkSize), newPipe(pipeChunks, pipeChunkSize)
 	abort := make(chan struct{})
 	srcErr, decErr := make(chan error, 1), make(chan error, 1)
 	go func() { srcErr <- pump(raw, src, abort) }()
 	go func() {
 		defer raw.closeRead()
-		decErr <- inflate(plain, bufio.NewReaderSize(raw, streamBufSize), raw)
+		decErr <- inflate(plain, bufio.NewReaderSize(raw, streamBufSize), raw, cv)
 	}()
 	out := &stickyWriter{w: w}
 	var aw io.Writer = out
 	if l, ok := w.(tarutil.Lender); ok {
 		aw = &stickyLender{out, l}
 	}
-	st, err := align(aw, plain, lim)
+	st, err := align(aw, plain, cv.lim)
 	plain.closeRead()
 	if out.err != nil {
 		close(abort)
 	}
 	e1, e2 := <-srcErr, <-decErr
+	var after *afterData
 	switch {
 	case out.err != nil:
 		// The cache's own error, naming its file: the file writer's goroutines report a
@@ -148,6 +158,8 @@ func convert(w io.Writer, src io.Reader, lim tarutil.Limits) (tarutil.Stats, err
 		return st, out.err
 	case e1 != nil:
 		return st, e1
+	case err != nil && errors.As(e2, &after):
+		return st, &debError{member: after.member, err: err} // the cause, not what follows
 	case e2 != nil && e2 != errReaderGone:
 		return st, e2
 	}
@@ -176,8 +188,21 @@ func pump(raw *pipe, src io.Reader, abort <-chan struct{}) error {
 	}
 }
 
-// inflate decompresses r, a buffer in front of src, into plain.
-func inflate(plain *pipe, r *bufio.Reader, src io.Reader) error {
+// inflate decompresses r, a buffer in front of src, into plain: the tar itself, a .deb's
+// data member or a zip's members.
+func inflate(plain *pipe, r *bufio.Reader, src io.Reader, cv conversion) error {
+	head, _ := r.Peek(len(arMagic))
+	switch {
+	case string(head) == arMagic:
+		return inflateDeb(plain, r, cv.control)
+	case isZip(head):
+		return inflateZip(plain, r, cv)
+	}
+	return inflateTar(plain, r, src)
+}
+
+// inflateTar decompresses the tar in r, a buffer in front of src, into plain.
+func inflateTar(plain *pipe, r *bufio.Reader, src io.Reader) error {
 	zr, err := decompress(r, src)
 	if err != nil {
 		plain.closeWrite(err)

@@ -3,6 +3,7 @@ package fetch
 import (
 	"bufio"
 	"bytes"
+	"compress/bzip2"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,13 @@ var (
 	magicBzip2 = []byte("BZh")
 )
 
+// A bzip2 stream is "BZh", the block size '1' to '9', then the magic of a block or, for
+// an empty stream, of the end (bzip2's doc/manual, and compress/bzip2/bzip2.go).
+var (
+	bzip2Block = []byte{0x31, 0x41, 0x59, 0x26, 0x53, 0x59}
+	bzip2End   = []byte{0x17, 0x72, 0x45, 0x38, 0x50, 0x90}
+)
+
 // A ustar, pax or GNU tar header has "ustar" at this offset of its first block.
 const (
 	tarMagicAt  = 257
@@ -30,12 +38,12 @@ const (
 )
 
 // ErrFormat is returned for an archive that is not a tar, compressed or not, in a format pkg reads.
-var ErrFormat = errors.New("fetch: archive is not a tar, tar.gz, tar.zst or tar.xz")
+var ErrFormat = errors.New("fetch: archive is not a tar (plain, gz, zst, xz or bz2), a .deb or a .zip")
 
 // decompress returns the tar stream inside br, a buffer in front of src, recognising the
 // compression by its magic bytes. Closing it releases the decompressor.
 func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
-	head, _ := br.Peek(6)
+	head, _ := br.Peek(10)
 	switch {
 	case bytes.HasPrefix(head, magicGzip):
 		zr, err := gzip.NewReader(br)
@@ -63,8 +71,8 @@ func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
 			return nil, fmt.Errorf("xz: %w", err)
 		}
 		return io.NopCloser(xr), nil
-	case bytes.HasPrefix(head, magicBzip2):
-		return nil, fmt.Errorf("%w (bzip2 is not supported: recompress it with zstd)", ErrFormat)
+	case isBzip2(head):
+		return io.NopCloser(bzip2.NewReader(br)), nil
 	}
 	if tar, _ := br.Peek(tarMagicEnd); len(tar) == tarMagicEnd && bytes.HasPrefix(tar[tarMagicAt:], []byte("ustar")) {
 		return io.NopCloser(br), nil
@@ -73,6 +81,14 @@ func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
 		return io.NopCloser(br), nil // an empty tar: its end (a meta-package's, say)
 	}
 	return nil, ErrFormat
+}
+
+// isBzip2 reports whether head, the first 10 bytes of a stream, start a bzip2 stream.
+func isBzip2(head []byte) bool {
+	if len(head) < 10 || !bytes.HasPrefix(head, magicBzip2) || head[3] < '1' || head[3] > '9' {
+		return false
+	}
+	return bytes.Equal(head[4:], bzip2Block) || bytes.Equal(head[4:], bzip2End)
 }
 
 // zstdReader says what to do about a frame that needs more memory than pkg allows.

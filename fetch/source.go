@@ -1,5 +1,6 @@
 // Package fetch gets repository indexes and archives, from a local directory or over
-// HTTP(S), verifies them against the index, and converts each archive in one streaming pass
+// HTTP(S), verifies them against the index, and converts each archive (a tar, compressed
+// or not, a .deb, or a zip, the one staged in the cache's tmp/ first) in one streaming pass
 // into an aligned tar in the cache. Nothing compressed, partial or unverified is ever
 // visible in the cache, even to other pkg processes sharing it. It believes an index only
 // as its source's trust policy allows (package trust), and keeps the last index of each

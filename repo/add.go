@@ -21,16 +21,20 @@ import (
 
 const indexName = "index.json"
 
-// Add copies the archive at archivePath into dir under its base name and records p for it
-// in dir's index.json, creating the index if absent and replacing an entry of the same
-// name and version. It sets p's Archive, Size and SHA256, takes the rest as given (the
-// caller measures InstalledSize and Files) but for its bin paths, which it cleans
-// (CleanBin), and returns the entry as written. It refuses
-// a package that installing would find in a dependency cycle, naming the cycle.
+// Add copies the archive at archivePath into dir under a name of its own and records p
+// for it in dir's index.json, creating the index if absent and replacing an entry of the
+// same name and version. It sets p's Archive, Size and SHA256, takes the rest as given
+// (the caller measures InstalledSize and Files) but for its bin paths, which it cleans
+// (CleanBin), and returns the entry as written. It refuses a package that installing
+// would find in a dependency cycle, naming the cycle.
+//
+// The archive is named NAME-VERSION.EXT, EXT that of archivePath (archiveExt), whatever
+// its publisher called it: two data.tar.xz, or two builds of foo.deb, never clash. A file
+// of that name is never changed, as mirrors and caches may hold it: one with other bytes
+// (the archive of an entry replaced) makes the name NAME-VERSION-2.EXT, or -3, and so on.
 //
 // Each file is written atomically (a temporary file in dir, fsync, rename, fsync of dir),
-// the archive first, so the index never names a missing archive. An existing file of the
-// archive's name is kept if byte-identical and is otherwise an error. The index lists
+// the archive first, so the index never names a missing archive. The index lists
 // packages by name, then version, as indented JSON with a trailing newline. Adds, removes
 // and signs of one directory take turns (a flock of dir).
 func Add(dir, archivePath string, p Package) (Package, error) {
@@ -42,7 +46,7 @@ func add(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
 	if !validName(p.Name) {
 		return p, Meta{}, badName(p.Name)
 	}
-	p.Archive = filepath.Base(archivePath)
+	p.Archive = archiveStem(p) + archiveExt(archivePath) // checked as the index's are
 	p.Bin = slices.Clone(p.Bin)
 	for i, b := range p.Bin {
 		p.Bin[i] = CleanBin(b)
@@ -50,9 +54,6 @@ func add(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
 	normalize(&p)
 	if err := checkMeta(&p); err != nil {
 		return p, Meta{}, err
-	}
-	if p.Archive == indexName || p.Archive == SignatureName {
-		return p, Meta{}, fmt.Errorf("package %s: archive may not be named %s", p.id(), p.Archive)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return p, Meta{}, err
@@ -82,7 +83,7 @@ func place(dir, archivePath string, p *Package, s *Signer) (Meta, error) {
 	if err := stamp(dir, ix, s); err != nil {
 		return Meta{}, err
 	}
-	if p.Size, p.SHA256, err = placeArchive(dir, archivePath); err != nil {
+	if p.Archive, p.Size, p.SHA256, err = placeArchive(dir, archivePath, archiveStem(*p), archiveExt(archivePath)); err != nil {
 		return Meta{}, err
 	}
 	ix.put(*p)
@@ -129,35 +130,59 @@ func (ix *Index) cycleWith(p Package) []string {
 	return nil
 }
 
-// otherName suggests a new name for an archive: "hello-1.3.tar.gz" → "hello-1.3-2.tar.gz".
-func otherName(name string) string {
-	stem, ext := name, ""
-	for _, e := range []string{".tar.gz", ".tar.zst", ".tar.xz", ".tgz", ".tar"} {
-		if s, ok := strings.CutSuffix(name, e); ok && s != "" {
-			stem, ext = s, e
-			break
-		}
-	}
-	return stem + "-2" + ext
+// archiveExts are the endings archiveExt keeps whole.
+var archiveExts = []string{".tar.gz", ".tar.zst", ".tar.xz", ".tar.bz2"}
+
+// archiveExt is the ending of path's base name that Add keeps in its archive's name:
+// ".tar.zst", ".deb", ".zip"; what follows the last dot for others; none without a dot.
+// archiveStem is NAME-VERSION, an epoch's ":" written "_": a relative URL whose first
+// segment has a ":" reads as a scheme ("hello-1:2.0.deb").
+func archiveStem(p Package) string {
+	return p.Name + "-" + strings.ReplaceAll(p.Version, ":", "_")
 }
 
-// placeArchive puts a copy of src in dir unless an identical file is already there, and
-// returns its size and sha256.
-func placeArchive(dir, src string) (int64, string, error) {
-	dst := filepath.Join(dir, filepath.Base(src))
-	exists, same, err := sameContents(src, dst)
-	switch {
-	case err != nil:
-		return 0, "", err
-	case same:
-		return HashFile(src)
-	case exists:
-		// Mirrors and caches may hold the file: under one name it never changes.
-		return 0, "", fmt.Errorf("%s exists with different contents: give the new archive a name of its own (%s, say)", dst, otherName(filepath.Base(src)))
+func archiveExt(path string) string {
+	base := filepath.Base(path)
+	for _, e := range archiveExts {
+		if strings.HasSuffix(base, e) {
+			return e
+		}
 	}
+	return filepath.Ext(base)
+}
+
+// maxArchiveNames bounds the names placeArchive tries for one package version.
+const maxArchiveNames = 1000
+
+// placeArchive puts a copy of src in dir as stem+ext, or, when a file of other bytes has
+// that name, as the first of stem-2+ext, stem-3+ext... that is free or holds the same
+// bytes. It returns the name and the archive's size and sha256.
+func placeArchive(dir, src, stem, ext string) (string, int64, string, error) {
+	for n := 1; n <= maxArchiveNames; n++ {
+		name := stem + ext
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d%s", stem, n, ext)
+		}
+		exists, same, err := sameContents(src, filepath.Join(dir, name))
+		switch {
+		case err != nil:
+			return "", 0, "", err
+		case same:
+			size, sum, err := HashFile(src)
+			return name, size, sum, err
+		case !exists:
+			size, sum, err := copyArchive(dir, src, name)
+			return name, size, sum, err
+		}
+	}
+	return "", 0, "", fmt.Errorf("%s: %d archives of other bytes named %s-N%s already", dir, maxArchiveNames, stem, ext)
+}
+
+// copyArchive copies src to dir/name and returns its size and sha256.
+func copyArchive(dir, src, name string) (int64, string, error) {
 	var size int64
 	h := sha256.New()
-	err = writeFile(dir, filepath.Base(src), func(w io.Writer) error {
+	err := writeFile(dir, name, func(w io.Writer) error {
 		f, err := os.Open(src)
 		if err != nil {
 			return err

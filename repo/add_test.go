@@ -147,15 +147,48 @@ func TestAddExistingArchive(t *testing.T) {
 	}
 	checkDir(t, dir, "a-1.tar", "index.json")
 
-	_, err := Add(dir, writeArchive(t, "a-1.tar", "different"), Package{Name: "a", Version: "1"})
-	if err == nil {
-		t.Fatal("Add over a different archive: no error")
+	// A replaced entry's archive keeps its name and bytes: the new one takes the next name.
+	for _, want := range []string{"a-1-2.tar", "a-1-3.tar", "a-1-2.tar"} {
+		data := map[string]string{"a-1-2.tar": "different", "a-1-3.tar": "more"}[want]
+		got, err := Add(dir, writeArchive(t, "a-1.tar", data), Package{Name: "a", Version: "1"})
+		if err != nil || got.Archive != want || got.SHA256 != sum(data) {
+			t.Errorf("Add over other bytes: archive %s, sha256 %s, %v; want %s, %s", got.Archive, got.SHA256, err, want, sum(data))
+		}
 	}
-	checkError(t, err, "a@1", "exists with different contents: give the new archive a name of its own (a-1-2.tar, say)")
 	if data, _ := os.ReadFile(inDir); string(data) != "same" {
 		t.Errorf("archive overwritten: %q", data)
 	}
-	checkDir(t, dir, "a-1.tar", "index.json")
+	checkDir(t, dir, "a-1.tar", "a-1-2.tar", "a-1-3.tar", "index.json")
+}
+
+// TestAddOwnNames: archives are named by package and version, whatever their publishers
+// named them, so two data.tar.xz or two foo.deb do not clash.
+func TestAddOwnNames(t *testing.T) {
+	dir := t.TempDir()
+	adds := []struct{ src, name, version, want string }{
+		{"data.tar.xz", "a", "1", "a-1.tar.xz"},
+		{"data.tar.xz", "b", "2.0+1", "b-2.0+1.tar.xz"},
+		{"foo.deb", "foo", "1.0", "foo-1.0.deb"},
+		{"foo.deb", "foo", "1.1", "foo-1.1.deb"},
+		{"v1.2.zip", "tool", "1.2", "tool-1.2.zip"},
+		{"x.tar.bz2", "x", "3", "x-3.tar.bz2"},
+		{"index.json", "y", "1", "y-1.json"},
+		{"README", "z", "1", "z-1"},
+	}
+	var want []string
+	for _, a := range adds {
+		got, err := Add(dir, writeArchive(t, a.src, a.name+a.version), Package{Name: a.name, Version: a.version})
+		if err != nil || got.Archive != a.want {
+			t.Errorf("Add(%s as %s %s): archive %q, %v; want %q", a.src, a.name, a.version, got.Archive, err, a.want)
+		}
+		want = append(want, a.want)
+	}
+	for _, p := range readIndexFile(t, dir).Packages {
+		if data, err := os.ReadFile(filepath.Join(dir, p.Archive)); err != nil || string(data) != p.Name+p.Version {
+			t.Errorf("%s of %s %s holds %q, %v", p.Archive, p.Name, p.Version, data, err)
+		}
+	}
+	checkDir(t, dir, append(want, "index.json")...)
 }
 
 func TestAddRefuses(t *testing.T) {
@@ -172,8 +205,7 @@ func TestAddRefuses(t *testing.T) {
 		{"bad bin", src, Package{Name: "a", Version: "1", Bin: []string{"../sh"}}, "a@1"},
 		{"negative files", src, Package{Name: "a", Version: "1", Files: -1}, "a@1"},
 		{"missing archive", filepath.Join(t.TempDir(), "a-1.tar"), Package{Name: "a", Version: "1"}, "a@1"},
-		{"archive named index", writeArchive(t, "index.json", "{}"), Package{Name: "a", Version: "1"}, "a@1"},
-		{"archive name", writeArchive(t, "a:1.tar", "x"), Package{Name: "a", Version: "1"}, "a@1"},
+		{"archive name", writeArchive(t, "a.t\x01r", "x"), Package{Name: "a", Version: "1"}, "a@1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

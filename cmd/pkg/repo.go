@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,12 +27,12 @@ func repoCommand() *cli.Command {
 			Usage:     "copy an archive into a repository and add it to the index",
 			ArgsUsage: "REPO_DIR ARCHIVE",
 			Flags: append([]cli.Flag{
-				&cli.StringFlag{Name: "name", Usage: "package name (required)"},
-				&cli.StringFlag{Name: "version", Usage: "package version (required)"},
+				&cli.StringFlag{Name: "name", Usage: "package name (required but for a .deb: its Package)"},
+				&cli.StringFlag{Name: "version", Usage: "package version (required but for a .deb: its Version)"},
 				&cli.StringSliceFlag{Name: "depends", Usage: "a dependency: name, name=V, name>=V, name<V (repeatable)"},
 				&cli.StringSliceFlag{Name: "bin", Usage: "a command: its file's path inside the package, or NAME=PATH to name it otherwise; installed executable (repeatable)"},
 				&cli.StringSliceFlag{Name: "lib", Usage: "a directory of shared libraries inside the package, on LD_LIBRARY_PATH for its commands and those of the packages depending on it (repeatable)"},
-				&cli.StringFlag{Name: "summary", Usage: "one line describing the package"},
+				&cli.StringFlag{Name: "summary", Usage: "one line describing the package (for a .deb: its Description's first line)"},
 				&cli.BoolFlag{Name: "replace", Usage: "replace the entry of the same name and version, if it differs"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
 			Action: repoAddAction,
@@ -73,14 +74,26 @@ func repoAddAction(c *cli.Context) error {
 	if c.NArg() < 2 {
 		return usagef("repo add: want REPO_DIR ARCHIVE, got %s", count(c.NArg(), "argument"))
 	}
-	if c.String("name") == "" || c.String("version") == "" {
-		return usagef("repo add: --name and --version are required")
-	}
 	dir, archive := c.Args().Get(0), c.Args().Get(1)
-	name, version := c.String("name"), c.String("version")
 	st, err := fetch.Inspect(archive)
 	if err != nil {
 		return err
+	}
+	name, version, summary := c.String("name"), c.String("version"), c.String("summary")
+	if ctl := st.Control; ctl != nil {
+		if version == "" {
+			version = ctl.Version
+		}
+		name = cmp.Or(name, ctl.Package)
+		if !c.IsSet("summary") {
+			summary = ctl.Description
+		}
+		if ctl.Depends != "" && !c.IsSet("depends") {
+			note(c, "%s depends on %s: Debian's names, not recorded (give the pkg packages it needs with --depends)", archive, ctl.Depends)
+		}
+	}
+	if name == "" || version == "" {
+		return usagef("repo add: --name and --version are required (a .deb's control file gives them)")
 	}
 	var bins []string
 	for _, b := range c.StringSlice("bin") {
@@ -103,7 +116,7 @@ func repoAddAction(c *cli.Context) error {
 	before, created := readRepoIndex(dir)
 	add := repo.Package{
 		Name: name, Version: version, Depends: c.StringSlice("depends"),
-		Bin: bins, Lib: libs, Summary: c.String("summary"), InstalledSize: st.Bytes, Files: st.Files,
+		Bin: bins, Lib: libs, Summary: summary, InstalledSize: st.Bytes, Files: st.Files,
 	}
 	if !c.Bool("replace") {
 		if err := checkRepublish(dir, archive, before, add); err != nil {
@@ -188,7 +201,7 @@ func checkRepublish(dir, archive string, ix *repo.Index, p repo.Package) error {
 	if err != nil {
 		return err
 	}
-	same := sum == q.SHA256 && q.Archive == filepath.Base(archive) && slices.Equal(q.Depends, p.Depends) &&
+	same := sum == q.SHA256 && slices.Equal(q.Depends, p.Depends) &&
 		slices.Equal(q.Bin, p.Bin) && slices.Equal(q.Lib, p.Lib) && q.Summary == p.Summary
 	if same {
 		return nil

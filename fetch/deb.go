@@ -1,0 +1,272 @@
+package fetch
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// A .deb is an ar archive (deb(5)): "debian-binary", "control.tar[.EXT]" and
+// "data.tar[.EXT]" in that order, with members named "_..." allowed between them and
+// ignored, and anything after data.tar ignored but a second data.tar. An ar archive is
+// "!<arch>\n" then, for each member, a 60-byte header and the member's data, padded to
+// an even length with "\n" (ar(5) of GNU binutils; deb(5)).
+const (
+	arMagic     = "!<arch>\n"
+	arHeaderLen = 60
+)
+
+// maxDebianBinary bounds the debian-binary member, "2.0\n" in every .deb.
+const maxDebianBinary = 64
+
+// ErrDeb is what the error for a .deb whose ar structure or members pkg refuses is.
+var ErrDeb = errors.New("fetch: malformed .deb")
+
+// debError is an error that is ErrDeb, naming the member concerned when there is one.
+type debError struct {
+	member string // "" for the archive as a whole
+	err    error
+}
+
+func (e *debError) Error() string {
+	if e.member == "" {
+		return "deb: " + e.err.Error()
+	}
+	return fmt.Sprintf("deb member %q: %v", e.member, e.err)
+}
+
+func (e *debError) Is(target error) bool { return target == ErrDeb }
+func (e *debError) Unwrap() error        { return e.err }
+
+// arReader reads the members of an ar archive in order, front to back.
+type arReader struct {
+	r    *bufio.Reader
+	left int64 // bytes of the current member not yet read
+	pad  bool  // the current member is followed by a pad byte
+	name string
+}
+
+// newArReader reads the magic of the ar archive r.
+func newArReader(r *bufio.Reader) (*arReader, error) {
+	magic := make([]byte, len(arMagic))
+	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != arMagic {
+		return nil, &debError{err: errors.New("no ar magic")}
+	}
+	return &arReader{r: r}, nil
+}
+
+// next skips what is left of the current member and reads the next header, returning
+// the member's name; io.EOF at the end of the archive.
+func (a *arReader) next() (string, error) {
+	if err := a.skip(); err != nil {
+		return "", err
+	}
+	var h [arHeaderLen]byte
+	n, err := io.ReadFull(a.r, h[:])
+	switch {
+	case n == 0 && err == io.EOF:
+		return "", io.EOF
+	case err != nil:
+		return "", a.truncated(err)
+	case string(h[58:60]) != "`\n":
+		return "", &debError{err: fmt.Errorf("bad ar header after member %q", a.name)}
+	}
+	// GNU ar ends a name with "/"; dpkg-deb pads it with spaces.
+	name := strings.TrimSuffix(strings.TrimRight(string(h[0:16]), " "), "/")
+	size, err := strconv.ParseInt(strings.TrimRight(string(h[48:58]), " "), 10, 64)
+	if err != nil || size < 0 {
+		return "", &debError{member: name, err: fmt.Errorf("bad size %q in its ar header", h[48:58])}
+	}
+	a.name, a.left, a.pad = name, size, size%2 == 1
+	return name, nil
+}
+
+// truncated reports the archive ending inside a header, or inside the current member.
+func (a *arReader) truncated(err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return &debError{member: a.name, err: errors.New("archive truncated")}
+	}
+	return err
+}
+
+// skip reads the rest of the current member and its pad byte.
+func (a *arReader) skip() error {
+	if _, err := io.Copy(io.Discard, a); err != nil {
+		return err
+	}
+	if a.pad {
+		a.pad = false
+		if _, err := a.r.ReadByte(); err != nil {
+			return a.truncated(err)
+		}
+	}
+	return nil
+}
+
+// Read reads the data of the current member; io.EOF at its end.
+func (a *arReader) Read(p []byte) (int, error) {
+	if a.left == 0 {
+		return 0, io.EOF
+	}
+	n, err := a.r.Read(p[:min(int64(len(p)), a.left)])
+	a.left -= int64(n)
+	if err != nil && (a.left > 0 || err != io.EOF) {
+		return n, a.truncated(err)
+	}
+	return n, nil
+}
+
+// debTar reports whether name is a .deb's member prefix ("control.tar" or "data.tar")
+// with a compression pkg reads, or with another.
+func debTar(name, prefix string) (is, known bool) {
+	ext, ok := strings.CutPrefix(name, prefix)
+	if !ok || ext != "" && ext[0] != '.' {
+		return false, false
+	}
+	switch ext {
+	case "", ".gz", ".xz", ".zst", ".bz2":
+		return true, true
+	}
+	return true, false
+}
+
+// debMember is a .deb's member, one at a time: reads end at the end of the member.
+type debMember struct {
+	a    *arReader
+	name string
+	size int64
+}
+
+// openDeb reads a .deb's ar structure up to its data member and returns it, handing its
+// control member, if want is not nil, to want. The members after the data member are
+// checked by finishDeb.
+func openDeb(r *bufio.Reader, want func(name string, r io.Reader) error) (*debMember, error) {
+	a, err := newArReader(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := debianBinary(a); err != nil {
+		return nil, err
+	}
+	control := false
+	for {
+		name, err := a.next()
+		if err == io.EOF {
+			return nil, &debError{err: errors.New("no data.tar member")}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(name, "_") {
+			continue
+		}
+		if is, known := debTar(name, "control.tar"); is && !control {
+			if !known {
+				return nil, &debError{member: name, err: errors.New("compression not supported")}
+			}
+			control = true
+			if want != nil {
+				if err := want(name, a); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		is, known := debTar(name, "data.tar")
+		switch {
+		case !is:
+			return nil, &debError{member: name, err: errors.New("not a member of a .deb (want control.tar, then data.tar)")}
+		case !control:
+			return nil, &debError{member: name, err: errors.New("before the control.tar member")}
+		case !known:
+			return nil, &debError{member: name, err: errors.New("compression not supported (pkg reads gz, xz, zst, bz2 or none)")}
+		}
+		return &debMember{a: a, name: name, size: a.left}, nil
+	}
+}
+
+// debianBinary reads the first member, the format version: 2.x.
+func debianBinary(a *arReader) error {
+	name, err := a.next()
+	if err == io.EOF || err == nil && name != "debian-binary" {
+		return &debError{err: fmt.Errorf("first member is %q, not debian-binary", name)}
+	}
+	if err != nil {
+		return err
+	}
+	v, err := io.ReadAll(io.LimitReader(a, maxDebianBinary))
+	if err != nil {
+		return err
+	}
+	if !bytes.HasPrefix(v, []byte("2.")) || a.left > 0 {
+		return &debError{member: name, err: fmt.Errorf("format %.16q, not 2.x", v)}
+	}
+	return nil
+}
+
+func (d *debMember) Read(p []byte) (int, error) { return d.a.Read(p) }
+
+// finish checks that the decompressor read all of the data member and that no second
+// data member follows; other members after it are ignored (deb(5)).
+func (d *debMember) finish() error {
+	if n, _ := io.Copy(io.Discard, d.a); n > 0 {
+		return &debError{member: d.name, err: fmt.Errorf("%d bytes after its compressed tar", n)}
+	}
+	for {
+		name, err := d.a.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if is, _ := debTar(name, "data.tar"); is {
+			return &debError{member: name, err: fmt.Errorf("a second data member, after %q", d.name)}
+		}
+	}
+}
+
+// afterData is an error found after the data member of a .deb, which the error of a tar
+// refused in that member, the cause, is reported instead of.
+type afterData struct {
+	member string
+	err    error
+}
+
+func (e *afterData) Error() string { return e.err.Error() }
+func (e *afterData) Unwrap() error { return e.err }
+
+// inflateDeb decompresses the data member of the .deb in r into plain, setting *ctl, if
+// ctl is not nil, from the control member.
+func inflateDeb(plain *pipe, r *bufio.Reader, ctl **Control) error {
+	var want func(string, io.Reader) error
+	if ctl != nil {
+		want = func(name string, r io.Reader) (err error) {
+			*ctl, err = readControl(name, r)
+			return err
+		}
+	}
+	d, err := openDeb(r, want)
+	if err != nil {
+		plain.closeWrite(err)
+		return err
+	}
+	if err := inflateTar(plain, bufio.NewReaderSize(d, streamBufSize), d); err != nil {
+		var de *debError
+		switch {
+		case err == errReaderGone || errors.As(err, &de):
+			return err
+		case errors.Is(err, io.ErrUnexpectedEOF) && d.a.left == 0:
+			return &debError{member: d.name, err: fmt.Errorf("compressed tar cut short at the member's end, %d bytes as its ar header declares: %w", d.size, err)}
+		}
+		return &debError{member: d.name, err: err}
+	}
+	if err := d.finish(); err != nil {
+		return &afterData{d.name, err}
+	}
+	return nil
+}

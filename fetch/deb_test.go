@@ -1,0 +1,243 @@
+package fetch
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pkg/internal/testfs"
+	"pkg/tarutil"
+)
+
+// needTool skips the test when tool is not installed, unless CI=true, where it must run.
+func needTool(t *testing.T, tool string) {
+	t.Helper()
+	if _, err := exec.LookPath(tool); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s not installed (CI=true: this test must run)", tool)
+		}
+		t.Skipf("%s not installed", tool)
+	}
+}
+
+// run runs a command, failing the test with its output if it fails.
+func run(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// writeTree writes, under dir, files of every kind a package may hold: an executable, a
+// plain file, one big enough to be aligned, an empty directory and a symlink.
+func writeTree(t *testing.T, dir string) {
+	t.Helper()
+	for _, f := range []struct {
+		name string
+		mode fs.FileMode
+		data string
+	}{
+		{"usr/bin/hello", 0o755, "#!/bin/sh\necho hello\n"},
+		{"usr/share/doc/hello/README", 0o644, "says hello\n"},
+		{"usr/share/hello/big", 0o644, strings.Repeat("0123456789abcdef", 1000)},
+	} {
+		p := filepath.Join(dir, f.name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f.data), f.mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, f.mode) // past the umask
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "var/lib/hello"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Join(dir, "var/lib/hello"), 0o750)
+	if err := os.Symlink("../share/hello/big", filepath.Join(dir, "usr/bin/big")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const debControl = `Package: hello
+Version: 1.2.0-1
+Architecture: all
+Maintainer: Nobody <nobody@example.com>
+Depends: libc6 (>= 2.34),
+ libgreet1 | libgreet2
+Description: says hello
+ A longer description
+ over two lines.
+`
+
+// buildDeb builds a .deb of writeTree's files with dpkg-deb, compressing its members
+// with comp, and returns its path.
+func buildDeb(t *testing.T, comp string) string {
+	t.Helper()
+	needTool(t, "dpkg-deb")
+	base := t.TempDir()
+	tree := filepath.Join(base, "hello")
+	writeTree(t, tree)
+	if err := os.MkdirAll(filepath.Join(tree, "DEBIAN"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "DEBIAN", "control"), []byte(debControl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deb := filepath.Join(base, "hello.deb")
+	run(t, base, "dpkg-deb", "--root-owner-group", "-Z", comp, "--build", tree, deb)
+	return deb
+}
+
+// membersTree describes members as testfs.Tree describes an extracted tree, the package's
+// root left out.
+func membersTree(members []tarutil.Member) map[string]string {
+	got := map[string]string{}
+	for _, m := range members {
+		switch m.Type {
+		case tar.TypeDir:
+			got[m.Name] = fmt.Sprintf("dir %v", m.Mode.Perm())
+		case tar.TypeSymlink:
+			got[m.Name] = "symlink " + m.Linkname
+		default:
+			got[m.Name] = fmt.Sprintf("file %v %s", m.Mode.Perm(), hex.EncodeToString(m.SHA256[:8]))
+		}
+	}
+	return got
+}
+
+// extracted describes the tree a tool extracts into dir, its root left out.
+func extracted(t *testing.T, dir string) map[string]string {
+	tree := testfs.Tree(t, dir)
+	delete(tree, ".")
+	return tree
+}
+
+// TestDebFormats reads .debs made by dpkg-deb with each compression it offers, as an
+// install and repo add do, and compares the members with what dpkg-deb -x extracts.
+func TestDebFormats(t *testing.T) {
+	for _, comp := range []string{"xz", "zstd", "gzip", "none"} {
+		t.Run(comp, func(t *testing.T) {
+			deb := buildDeb(t, comp)
+			got, err := Inspect(deb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := &Control{Package: "hello", Version: "1.2.0-1", Description: "says hello", Depends: "libc6 (>= 2.34), libgreet1 | libgreet2"}
+			if got.Control == nil || *got.Control != *want {
+				t.Errorf("control: got %+v, want %+v", got.Control, want)
+			}
+			dir := t.TempDir()
+			run(t, dir, "dpkg-deb", "-x", deb, dir)
+			testfs.SameTree(t, "members of "+comp+" .deb", membersTree(got.Members), extracted(t, dir))
+		})
+	}
+}
+
+// arMember is a member of a hand-made ar archive; size, if not 0, is what its header declares.
+type arMember struct {
+	name string
+	data []byte
+	size int
+}
+
+// arArchive writes members as an ar archive.
+func arArchive(members ...arMember) []byte {
+	b := bytes.NewBufferString(arMagic)
+	for _, m := range members {
+		size := m.size
+		if size == 0 {
+			size = len(m.data)
+		}
+		fmt.Fprintf(b, "%-16s%-12d%-6d%-6d%-8o%-10d`\n", m.name, 1700000000, 0, 0, 0o100644, size)
+		b.Write(m.data)
+		if len(m.data)%2 == 1 {
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+// TestDebRefused checks that .debs pkg cannot install are refused, naming the member, and
+// that a hand-made one, with an odd-sized member and members pkg ignores, is read.
+func TestDebRefused(t *testing.T) {
+	files := []file{{"usr/bin/hello", []byte("#!/bin/sh\n")}, {"usr/share/big", bytes.Repeat([]byte("x"), 9000)}}
+	data := gzipped(t, makeTar(t, files))
+	control := gzipped(t, makeTar(t, []file{{"./control", []byte("Package: hello\nVersion: 1\n")}}))
+	plain := makeTar(t, files)
+	bin := arMember{"debian-binary", []byte("2.0\n"), 0}
+	ctl := arMember{"control.tar.gz", control, 0}
+	tests := []struct {
+		name    string
+		deb     []byte
+		want    string // in the error; "" for none
+		members int
+	}{
+		{"valid", arArchive(bin, arMember{"_extra", []byte("odd"), 0}, ctl, arMember{"data.tar.gz/", data, 0}, arMember{"_sig", nil, 0}), "", 5},
+		{"valid plain", arArchive(bin, ctl, arMember{"data.tar", plain, 0}), "", 5},
+		{"no data", arArchive(bin, ctl), `deb: no data.tar member`, 0},
+		{"second data", arArchive(bin, ctl, arMember{"data.tar.gz", data, 0}, arMember{"data.tar.xz", data, 0}),
+			`deb member "data.tar.xz": a second data member, after "data.tar.gz"`, 0},
+		{"lzma", arArchive(bin, ctl, arMember{"data.tar.lzma", data, 0}), `deb member "data.tar.lzma": compression not supported`, 0},
+		{"control compression", arArchive(bin, arMember{"control.tar.Z", control, 0}, arMember{"data.tar.gz", data, 0}),
+			`deb member "control.tar.Z": compression not supported`, 0},
+		{"data over its size", arArchive(bin, ctl, arMember{"data.tar.gz", data, len(data) - 100}), `deb member "data.tar.gz": compressed tar cut short at the member's end`, 0},
+		{"plain data over its size", arArchive(bin, ctl, arMember{"data.tar", plain, len(plain) - 1024}), `deb member "data.tar": `, 0},
+		{"data under its size", arArchive(bin, ctl, arMember{"data.tar.gz", data, len(data) + 100}), `deb member "data.tar.gz": archive truncated`, 0},
+		{"after the stream", arArchive(bin, ctl, arMember{"data.tar.gz", append(bytes.Clone(data), 0, 0), 0}), `deb member "data.tar.gz": compressed tar cut short at the member's end`, 0},
+		{"format 3", arArchive(arMember{"debian-binary", []byte("3.0\n"), 0}, ctl, arMember{"data.tar.gz", data, 0}),
+			`deb member "debian-binary": format "3.0\n", not 2.x`, 0},
+		{"no debian-binary", arArchive(ctl, arMember{"data.tar.gz", data, 0}), `deb: first member is "control.tar.gz", not debian-binary`, 0},
+		{"data first", arArchive(bin, arMember{"data.tar.gz", data, 0}, ctl), `deb member "data.tar.gz": before the control.tar member`, 0},
+		{"stranger", arArchive(bin, ctl, arMember{"evil", nil, 0}, arMember{"data.tar.gz", data, 0}), `deb member "evil": not a member of a .deb`, 0},
+		{"bad size", bytes.Replace(arArchive(bin, ctl, arMember{"data.tar.gz", data, 0}), []byte(fmt.Sprintf("%-10d`", len(data))), []byte("-1        `"), 1),
+			`deb member "data.tar.gz": bad size "-1        " in its ar header`, 0},
+		{"truncated header", arArchive(bin, ctl)[:len(arArchive(bin))+30], `deb member "debian-binary": archive truncated`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := convert(io.Discard, bytes.NewReader(tt.deb), conversion{})
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("convert: %v", err)
+			case tt.want == "":
+				if len(st.Members) != tt.members {
+					t.Errorf("%d members, want %d: %+v", len(st.Members), tt.members, st.Members)
+				}
+			case err == nil:
+				t.Fatalf("convert: no error, want %q", tt.want)
+			case !strings.Contains(err.Error(), tt.want) || strings.Count(err.Error(), "deb member") > 1:
+				t.Errorf("convert: %v\nwant %q in it, once", err, tt.want)
+			case !errors.Is(err, ErrDeb):
+				t.Errorf("convert: %v, not ErrDeb", err)
+			}
+		})
+	}
+}
+
+// TestDebControlRefused: repo add needs the control file; a .deb without one is refused.
+func TestDebControlRefused(t *testing.T) {
+	data := gzipped(t, makeTar(t, []file{{"a", []byte("a")}}))
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(makeTar(t, []file{{"./md5sums", nil}}))
+	zw.Close()
+	deb := arArchive(arMember{"debian-binary", []byte("2.0\n"), 0}, arMember{"control.tar.gz", b.Bytes(), 0}, arMember{"data.tar.gz", data, 0})
+	var ctl *Control
+	_, err := convert(io.Discard, bytes.NewReader(deb), conversion{control: &ctl})
+	if want := `deb member "control.tar.gz": no control file`; err == nil || err.Error() != want || !errors.Is(err, ErrDeb) {
+		t.Errorf("convert: %v, want %q, ErrDeb", err, want)
+	}
+}

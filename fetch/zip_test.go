@@ -1,0 +1,214 @@
+package fetch
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"pkg/internal/testfs"
+	"pkg/tarutil"
+)
+
+// zipEntry is a member of a zip made by makeZip.
+type zipEntry struct {
+	name string
+	mode fs.FileMode // set as a Unix creator does; 0 for a member with no Unix mode
+	data string
+}
+
+// makeZip writes entries as archive/zip does: with a Unix mode in the external attributes
+// (FileHeader.SetMode) when mode is set, with none otherwise, as Go's module zips are.
+func makeZip(t *testing.T, entries ...zipEntry) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, e := range entries {
+		h := &zip.FileHeader{Name: e.name, Method: zip.Deflate, Modified: time.Unix(1700000000, 0)}
+		if e.mode != 0 {
+			h.SetMode(e.mode)
+		}
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(w, e.data)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+var zipEntries = []zipEntry{
+	{"tool-1.0/", fs.ModeDir | 0o755, ""},
+	{"tool-1.0/bin/tool", 0o755, "#!/bin/sh\necho tool\n"},
+	{"tool-1.0/README", 0o644, "a tool\n"},
+	{"tool-1.0/share/big", 0o600, strings.Repeat("big data ", 2000)},
+	{"tool-1.0/share/empty/", fs.ModeDir | 0o750, ""},
+	{"tool-1.0/bin/readme", fs.ModeSymlink | 0o777, "../README"},
+}
+
+// TestZip converts a zip as a fetch does, staged in a temporary directory left empty, and
+// compares its members with what unzip extracts.
+func TestZip(t *testing.T) {
+	tests := []struct {
+		name    string
+		zip     []byte
+		want    map[string]string // nil: what unzip extracts
+		members int
+	}{
+		{"unix", makeZip(t, zipEntries...), nil, 0},
+		// Go's module zips (golang.org/x/mod/zip) are made by zip.Writer.Create: no modes.
+		{"module", makeZip(t, zipEntry{"example.com/m@v1.0.0/go.mod", 0, "module example.com/m\n"},
+			zipEntry{"example.com/m@v1.0.0/cmd/m/main.go", 0, "package main\n"}), map[string]string{
+			"example.com":                        "dir -rwxr-xr-x",
+			"example.com/m@v1.0.0":               "dir -rwxr-xr-x",
+			"example.com/m@v1.0.0/cmd":           "dir -rwxr-xr-x",
+			"example.com/m@v1.0.0/cmd/m":         "dir -rwxr-xr-x",
+			"example.com/m@v1.0.0/go.mod":        plainFile("module example.com/m\n"),
+			"example.com/m@v1.0.0/cmd/m/main.go": plainFile("package main\n"),
+		}, 0},
+		{"no unix dir", makeZip(t, zipEntry{"d/", 0, ""}, zipEntry{"d/f", 0, "f"}), nil, 0},
+		{"empty", makeZip(t), map[string]string{}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			st, err := convert(io.Discard, bytes.NewReader(tt.zip), conversion{tmp: tmp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+				t.Errorf("%s holds %d files after the conversion, want none", tmp, len(ents))
+			}
+			want := tt.want
+			if want == nil {
+				want = unzipped(t, tt.zip)
+			}
+			testfs.SameTree(t, "members of the zip", membersTree(st.Members), want)
+		})
+	}
+}
+
+// plainFile describes a file of data with mode 0644 as testfs.Tree does.
+func plainFile(data string) string {
+	sum := sha256.Sum256([]byte(data))
+	return "file -rw-r--r-- " + hex.EncodeToString(sum[:8])
+}
+
+// unzipped is what unzip extracts from data.
+func unzipped(t *testing.T, data []byte) map[string]string {
+	t.Helper()
+	needTool(t, "unzip")
+	dir := t.TempDir()
+	path := filepath.Join(t.TempDir(), "a.zip")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "unzip", "-q", path)
+	return extracted(t, dir)
+}
+
+// TestZipByZip reads a zip made by Info-ZIP's zip, symlinks stored as such (-y), and
+// compares its members with what unzip extracts.
+func TestZipByZip(t *testing.T) {
+	needTool(t, "zip")
+	base := t.TempDir()
+	writeTree(t, filepath.Join(base, "hello"))
+	run(t, base, "zip", "-q", "-r", "-y", "hello.zip", "hello")
+	data, err := os.ReadFile(filepath.Join(base, "hello.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Inspect(filepath.Join(base, "hello.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Control != nil {
+		t.Errorf("a zip has control fields: %+v", got.Control)
+	}
+	testfs.SameTree(t, "members of zip's zip", membersTree(got.Members), unzipped(t, data))
+}
+
+// TestZipRefused checks that a zip's members go through the checks a tar's do, and that
+// what a zip alone can hold is refused, naming the member.
+func TestZipRefused(t *testing.T) {
+	corrupt := makeZip(t, zipEntry{"a", 0o644, strings.Repeat("a", 1000)})
+	corrupt[bytes.Index(corrupt, []byte("PK\x01\x02"))+16]++ // the CRC-32 in the central directory
+	encrypted := makeZip(t, zipEntry{"secret", 0o644, "x"})
+	for _, at := range []int{6, bytes.Index(encrypted, []byte("PK\x01\x02")) + 8} { // general purpose flags, local and central
+		encrypted[at] |= 1
+	}
+	tests := []struct {
+		name string
+		zip  []byte
+		want error
+		text string
+	}{
+		{"dotdot", makeZip(t, zipEntry{"../evil", 0o644, "x"}), tarutil.ErrUnsafePath, `member "../evil"`},
+		{"dotdot inside", makeZip(t, zipEntry{"a/../../evil", 0, "x"}), tarutil.ErrUnsafePath, `member "a/../../evil"`},
+		{"absolute", makeZip(t, zipEntry{"/etc/passwd", 0o644, "x"}), tarutil.ErrUnsafePath, `member "/etc/passwd"`},
+		{"backslash", makeZip(t, zipEntry{`..\evil`, 0, "x"}), tarutil.ErrUnsafePath, `member "..\\evil"`},
+		{"symlink out", makeZip(t, zipEntry{"l", fs.ModeSymlink | 0o777, "../../etc"}), tarutil.ErrSymlinkEscape, `member "l"`},
+		{"setuid", makeZip(t, zipEntry{"su", fs.ModeSetuid | 0o755, "x"}), tarutil.ErrSpecialBits, `member "su"`},
+		{"fifo", makeZip(t, zipEntry{"p", fs.ModeNamedPipe | 0o644, ""}), tarutil.ErrType, `member "p"`},
+		{"socket", makeZip(t, zipEntry{"s", fs.ModeSocket | 0o644, ""}), tarutil.ErrType, `member "s"`},
+		{"device", makeZip(t, zipEntry{"d", fs.ModeDevice | 0o644, ""}), tarutil.ErrType, `member "d"`},
+		{"duplicate", makeZip(t, zipEntry{"a", 0o644, "1"}, zipEntry{"a", 0o644, "2"}), tarutil.ErrDuplicate, `member "a"`},
+		{"under a file", makeZip(t, zipEntry{"a", 0o644, "1"}, zipEntry{"a/b", 0o644, "2"}), tarutil.ErrParent, `member "a/b"`},
+		{"checksum", corrupt, zip.ErrChecksum, `member "a"`},
+		{"encrypted", encrypted, nil, `zip member "secret": encrypted`},
+		{"truncated", makeZip(t, zipEntries...)[:200], zip.ErrFormat, "zip: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			_, err := convert(io.Discard, bytes.NewReader(tt.zip), conversion{tmp: tmp})
+			if err == nil || tt.want != nil && !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.text) {
+				t.Errorf("convert: %v\nwant %v, with %q", err, tt.want, tt.text)
+			}
+			if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+				t.Errorf("%s holds %d files after a refused zip, want none", tmp, len(ents))
+			}
+		})
+	}
+}
+
+// TestFetchZip fetches zips over HTTP: the staged copy is gone after the entry is made, and
+// after a zip whose sha256 is not the index's, which is reported as such, not by the
+// member it would refuse.
+func TestFetchZip(t *testing.T) {
+	good, evil := makeZip(t, zipEntries...), makeZip(t, zipEntry{"../evil", 0o644, "x"})
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		serveArchive(w, r, map[string][]byte{"/good.zip": good, "/evil.zip": evil}[r.URL.Path])
+	})
+	c := openCache(t)
+	p := entry("good", good, nil)
+	p.Archive, p.Files, p.InstalledSize = "good.zip", 0, 0
+	if err := fetchOne(c, quick(t, srv.URL), p); err != nil {
+		t.Fatal(err)
+	}
+	members, err := c.Members(p.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testfs.SameTree(t, "cached zip", membersTree(members), unzipped(t, good))
+	bad := entry("evil", evil, nil)
+	bad.Archive, bad.SHA256 = "evil.zip", p.SHA256[:63]+"0"
+	if err := fetchOne(c, quick(t, srv.URL), bad); !errors.Is(err, ErrMismatch) {
+		t.Errorf("fetch of a zip with another sha256: %v, want ErrMismatch", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(c.dir, "tmp")); len(ents) != 0 {
+		t.Errorf("cache tmp holds %d files, want none", len(ents))
+	}
+}
