@@ -9,7 +9,6 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
-	"github.com/ulikunitz/xz"
 )
 
 // maxWindow bounds the history a zstd frame or an xz block may make the decompressor keep.
@@ -58,11 +57,7 @@ func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
 		}
 		return zstdReader{zr.IOReadCloser()}, nil
 	case bytes.HasPrefix(head, magicXz):
-		xr, err := xz.NewReader(newXZGuard(br))
-		if err != nil {
-			return nil, fmt.Errorf("xz: %w", err)
-		}
-		return io.NopCloser(xr), nil
+		return newXZReader(br), nil
 	case bytes.HasPrefix(head, magicBzip2):
 		return nil, fmt.Errorf("%w (bzip2 is not supported: recompress it with zstd)", ErrFormat)
 	}
