@@ -48,10 +48,10 @@ type xzReader struct {
 	stop   chan struct{}
 	once   sync.Once
 	budget *xzBudget
-	seq    *xz.Reader     // decodes the streamed blocks
-	cur    *xzJob         // the job being returned
-	out    []byte         // the unread output of a buffered job
-	dec    io.Reader // the decoder of a streamed job
+	seq    *xz.Reader // decodes the streamed blocks
+	cur    *xzJob     // the job being returned
+	out    []byte     // the unread output of a buffered job
+	dec    io.Reader  // the decoder of a streamed job
 	err    error
 
 	mu        sync.Mutex
