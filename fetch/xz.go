@@ -190,6 +190,7 @@ func (x *xzReader) Close() error {
 			x.streaming.CloseWithError(errReaderGone)
 		}
 		x.mu.Unlock()
+		x.out, x.dec, x.err = nil, nil, errStopped
 	})
 	return nil
 }
