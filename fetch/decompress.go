@@ -10,7 +10,6 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
-	"github.com/ulikunitz/xz"
 )
 
 // maxWindow bounds the history a zstd frame or an xz block may make the decompressor keep.
@@ -66,11 +65,7 @@ func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
 		}
 		return zstdReader{zr.IOReadCloser()}, nil
 	case bytes.HasPrefix(head, magicXz):
-		xr, err := xz.NewReader(newXZGuard(br))
-		if err != nil {
-			return nil, fmt.Errorf("xz: %w", err)
-		}
-		return io.NopCloser(xr), nil
+		return newXZReader(br), nil
 	case isBzip2(head):
 		return io.NopCloser(bzip2.NewReader(br)), nil
 	}

@@ -3,127 +3,360 @@ package fetch
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"runtime"
+	"sync"
+
+	"github.com/therootcompany/xz"
 )
 
-// The xz reader allocates the dictionary each block header asks for: its
-// ReaderConfig.DictCap is only a lower bound (ulikunitz/xz lzmafilter.go). xzGuard walks
-// the stream's structure (The .xz File Format 1.0.4, and the LZMA2 chunk headers) as it
-// passes it on unchanged, and refuses a block whose dictionary is over maxWindow before
-// the reader sees that block's header.
+// xzReader decodes an xz stream (The .xz File Format 1.0.4) block by block. A splitter
+// goroutine walks the stream's structure: it refuses a block whose dictionary is over
+// maxWindow before any decoder sees its header, and checks the index and footer against
+// the blocks it saw. Each block goes to the decoder as a stream of its own, made of the
+// stream's header, the block as it is, and an index of that one block, so the decoder
+// checks the block's sizes and its CRC32, CRC64 or SHA-256.
+//
+// A block whose header gives both its sizes, as multi-threaded xz writes them, is read
+// whole and decoded by one of GOMAXPROCS workers while the splitter reads the next; its
+// output is returned in order. Any other block (single-threaded xz writes one for the
+// whole stream) is decoded as it is read, by the reader's caller.
 
-// errXZ reports an xz stream whose structure xzGuard cannot follow.
+// errXZ reports an xz stream whose structure the splitter cannot follow.
 var errXZ = errors.New("xz: malformed stream")
 
 const (
 	xzHeaderLen  = 12 // stream header and stream footer
 	xzLZMA2      = 0x21
 	xzMaxFilters = 4
+	xzEndLen     = 2 + 2*10 + 3 + 4 + xzHeaderLen // the longest index of one block, and the footer
+
+	// xzInFlight bounds the bytes of the blocks read ahead, compressed and decoded; a
+	// block is decoded in parallel when its bytes are at most xzMaxBlock. Multi-threaded
+	// xz -6 makes blocks of 24 MiB, -9 of 192 MiB, decoded as they are read.
+	xzInFlight = 160 << 20 // 160 MiB
+	xzMaxBlock = 64 << 20  // 64 MiB
 )
 
-// xzGuard is an io.Reader of an xz stream that refuses oversized dictionaries.
-type xzGuard struct {
-	r     *bufio.Reader
-	buf   [1024]byte // holds the longest block header
-	out   []byte     // parsed bytes not yet returned
-	pass  int64      // bytes to return unparsed: chunk data, block padding and check
-	next  func() error
-	check int64 // size of each block's check, from the stream flags
-	data  int64 // compressed bytes of the current block so far
-	left  uint64
-	index int64 // bytes of the index so far
-	err   error
+// xzReader is the io.ReadCloser of the decoded stream, with a sticky error.
+type xzReader struct {
+	order  chan *xzJob // every block's job in stream order, then one with end set
+	stop   chan struct{}
+	once   sync.Once
+	budget *xzBudget
+	seq    *xz.Reader // decodes the streamed blocks
+	cur    *xzJob     // the job being returned
+	out    []byte     // the unread output of a buffered job
+	dec    io.Reader  // the decoder of a streamed job
+	err    error
+
+	mu        sync.Mutex
+	free      [][]byte // buffers of the jobs returned, for the next ones
+	closed    bool
+	streaming *io.PipeReader // the input of the streamed block the splitter writes
 }
 
-func newXZGuard(r *bufio.Reader) *xzGuard {
-	g := &xzGuard{r: r}
-	g.next = g.streamHeader
-	return g
+// xzJob is one block: buffered (in, out, done) or streamed (pr).
+type xzJob struct {
+	in     []byte // the block as a stream of its own
+	out    []byte // its output, of the size its header gives
+	weight int64
+	done   chan struct{} // closed when out is decoded or err set
+	err    error
+	pr     *io.PipeReader // a streamed block's stream, written by the splitter
+	end    error          // of the last job: io.EOF or the splitter's error
+	block  int            // its number in the input, from 1
+	at     int64          // its offset in the input
 }
 
-func (g *xzGuard) Read(p []byte) (int, error) {
-	for len(g.out) == 0 && g.pass == 0 {
-		if g.err != nil {
-			return 0, g.err
-		}
-		if g.err = g.next(); g.err != nil {
-			g.out = nil // a refused header never reaches the reader
-		}
+// wrap names the block in err.
+func (j *xzJob) wrap(err error) error {
+	if err == nil {
+		return nil
 	}
-	if len(g.out) > 0 {
-		n := copy(p, g.out)
-		g.out = g.out[n:]
+	return fmt.Errorf("xz block %d at byte %d: %w", j.block, j.at, err)
+}
+
+func newXZReader(br *bufio.Reader) *xzReader {
+	workers := runtime.GOMAXPROCS(0)
+	x := &xzReader{
+		order:  make(chan *xzJob, 2*workers),
+		stop:   make(chan struct{}),
+		budget: &xzBudget{max: xzInFlight},
+	}
+	x.budget.cond.L = &x.budget.mu
+	work := make(chan *xzJob, 2*workers)
+	for range workers {
+		go decodeBlocks(work)
+	}
+	s := &xzSplitter{r: br, x: x, work: work}
+	go s.run()
+	return x
+}
+
+func (x *xzReader) Read(p []byte) (int, error) {
+	for len(x.out) == 0 && x.dec == nil {
+		if x.err != nil {
+			return 0, x.err
+		}
+		x.err = x.next()
+	}
+	if x.dec == nil {
+		n := copy(p, x.out)
+		x.out = x.out[n:]
 		return n, nil
 	}
-	n, err := g.r.Read(p[:min(int64(len(p)), g.pass)])
-	g.pass -= int64(n)
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
+	n, err := x.dec.Read(p)
+	switch {
+	case err == io.EOF:
+		x.dec = nil
+		err = nil
+	case err != nil:
+		x.err = x.cur.wrap(err)
+		err = x.err
 	}
 	return n, err
 }
 
-// take reads n more bytes into the parsed output and returns them.
-func (g *xzGuard) take(n int) ([]byte, error) {
-	start := len(g.out)
-	if start == 0 {
-		g.out = g.buf[:0]
+// next waits for the next block and makes its output current. At the end of the
+// stream it returns io.EOF, or the error that ended it.
+func (x *xzReader) next() error {
+	if x.cur != nil {
+		x.budget.release(x.cur.weight)
+		x.put(x.cur.in)
+		x.put(x.cur.out)
+		x.cur = nil
 	}
-	if start+n > len(g.buf) {
-		return nil, errXZ
+	j := <-x.order
+	if j.end != nil {
+		return j.end
 	}
-	b := g.buf[start : start+n]
-	if _, err := io.ReadFull(g.r, b); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	x.cur = j
+	if j.pr != nil {
+		if x.seq == nil {
+			var err error
+			if x.seq, err = xz.NewReader(nil, maxWindow); err != nil {
+				return err
+			}
 		}
-		return nil, err
+		if err := x.seq.Reset(j.pr); err != nil {
+			return j.wrap(err)
+		}
+		x.seq.Multistream(false)
+		x.dec = x.seq
+		return nil
 	}
-	g.out = g.buf[:start+n]
-	return b, nil
+	<-j.done
+	if j.err != nil {
+		return j.wrap(j.err)
+	}
+	x.out = j.out
+	return nil
 }
 
-func (g *xzGuard) takeByte() (byte, error) {
-	b, err := g.take(1)
-	if err != nil {
-		return 0, err
-	}
-	return b[0], nil
-}
-
-// takeVarint reads a multibyte integer and returns it with its length.
-func (g *xzGuard) takeVarint() (uint64, int64, error) {
-	var x uint64
-	for i := range 9 {
-		c, err := g.takeByte()
-		if err != nil {
-			return 0, 0, err
-		}
-		x |= uint64(c&0x7f) << (7 * i)
-		if c&0x80 == 0 {
-			return x, int64(i + 1), nil
+// get returns a buffer of n bytes, one of the free ones if it is large enough.
+func (x *xzReader) get(n int64) []byte {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for i, b := range x.free {
+		if int64(cap(b)) >= n {
+			x.free = append(x.free[:i], x.free[i+1:]...)
+			return b[:n]
 		}
 	}
-	return 0, 0, errXZ
+	return make([]byte, n)
 }
 
-func (g *xzGuard) streamHeader() error {
-	h, err := g.take(xzHeaderLen)
-	if err != nil {
+func (x *xzReader) put(b []byte) {
+	if cap(b) > 0 {
+		x.mu.Lock()
+		x.free = append(x.free, b)
+		x.mu.Unlock()
+	}
+}
+
+// Close stops the splitter and the workers.
+func (x *xzReader) Close() error {
+	x.once.Do(func() {
+		close(x.stop)
+		x.budget.close()
+		x.mu.Lock()
+		x.closed = true
+		if x.streaming != nil {
+			x.streaming.CloseWithError(errReaderGone)
+		}
+		x.mu.Unlock()
+		x.out, x.dec, x.err = nil, nil, errStopped
+	})
+	return nil
+}
+
+// decodeBlocks decodes the buffered blocks sent on work.
+func decodeBlocks(work <-chan *xzJob) {
+	var zr *xz.Reader
+	for j := range work {
+		if zr == nil {
+			zr, j.err = xz.NewReader(nil, maxWindow)
+		}
+		if j.err == nil {
+			j.err = decodeBlock(zr, j)
+		}
+		close(j.done)
+	}
+}
+
+func decodeBlock(zr *xz.Reader, j *xzJob) error {
+	if err := zr.Reset(bytes.NewReader(j.in)); err != nil {
 		return err
 	}
-	return g.startStream(h)
+	zr.Multistream(false)
+	if _, err := io.ReadFull(zr, j.out); err != nil {
+		return err
+	}
+	var b [1]byte
+	if n, err := zr.Read(b[:]); n > 0 || err != io.EOF { // reads and checks the index
+		if err == nil || err == io.EOF {
+			err = errXZ
+		}
+		return err
+	}
+	return nil
 }
 
-func (g *xzGuard) startStream(h []byte) error {
-	if !bytes.HasPrefix(h, magicXz) {
+// xzBudget counts the bytes of the blocks in flight.
+type xzBudget struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	used   int64
+	max    int64
+	closed bool
+}
+
+// acquire waits until n more bytes fit, or none are in flight. It reports false once
+// the budget is closed.
+func (b *xzBudget) acquire(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for !b.closed && b.used > 0 && b.used+n > b.max {
+		b.cond.Wait()
+	}
+	b.used += n
+	return !b.closed
+}
+
+func (b *xzBudget) release(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
+func (b *xzBudget) close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
+// xzRecord is an index record: a block's size without its padding, and its output's.
+type xzRecord struct{ unpadded, size int64 }
+
+// xzSplitter reads the stream and hands its blocks on.
+type xzSplitter struct {
+	r       *bufio.Reader
+	x       *xzReader
+	work    chan<- *xzJob
+	header  [xzHeaderLen]byte // of the current stream
+	check   int64             // size of each block's check
+	records []xzRecord        // of the current stream's blocks
+	blocks  int               // blocks so far, in all streams
+	at      int64             // bytes read so far
+}
+
+// errStopped ends the splitter when the reader is closed.
+var errStopped = errors.New("xz: reader closed")
+
+func (s *xzSplitter) run() {
+	defer close(s.work)
+	err := s.streams()
+	if err == errStopped {
+		return
+	}
+	select {
+	case s.x.order <- &xzJob{end: err}:
+	case <-s.x.stop:
+	}
+}
+
+// send queues j for the reader, and for a worker if it is buffered.
+func (s *xzSplitter) send(j *xzJob) error {
+	select {
+	case s.x.order <- j:
+	case <-s.x.stop:
+		return errStopped
+	}
+	if j.done != nil {
+		s.work <- j // never blocks: work has the room order has
+	}
+	return nil
+}
+
+func (s *xzSplitter) read(b []byte) error {
+	n, err := io.ReadFull(s.r, b)
+	s.at += int64(n)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// streams reads streams and the padding between them to the end of the input.
+func (s *xzSplitter) streams() error {
+	for {
+		if err := s.stream(); err != nil {
+			return err
+		}
+		for {
+			b, err := s.r.Peek(4)
+			if len(b) == 0 && err == io.EOF {
+				return io.EOF
+			}
+			if len(b) < 4 || !bytes.Equal(b, []byte{0, 0, 0, 0}) {
+				break
+			}
+			s.r.Discard(4)
+			s.at += 4
+		}
+	}
+}
+
+func (s *xzSplitter) stream() error {
+	h := s.header[:]
+	if err := s.read(h); err != nil {
+		return err
+	}
+	if !bytes.HasPrefix(h, magicXz) || binary.LittleEndian.Uint32(h[8:]) != crc32.ChecksumIEEE(h[6:8]) {
 		return errXZ
 	}
-	g.check = checkSize(h[7] & 0x0f)
-	g.next = g.block
-	return nil
+	s.check = checkSize(h[7] & 0x0f)
+	s.records = s.records[:0]
+	for {
+		c, err := s.r.ReadByte()
+		if err != nil {
+			return io.ErrUnexpectedEOF
+		}
+		s.at++
+		if c == 0 {
+			return s.index()
+		}
+		if err := s.block(c); err != nil {
+			return err
+		}
+	}
 }
 
 // checkSize is the size of a block's check for the check ID of the stream flags.
@@ -134,42 +367,69 @@ func checkSize(id byte) int64 {
 	return 4 << ((id - 1) / 3)
 }
 
-// block reads a block header, or the index indicator.
-func (g *xzGuard) block() error {
-	c, err := g.takeByte()
+// block reads a block whose header starts with the size byte c.
+func (s *xzSplitter) block(c byte) error {
+	start := s.at - 1
+	h := make([]byte, (int(c)+1)*4)
+	h[0] = c
+	if err := s.read(h[1:]); err != nil {
+		return err
+	}
+	s.blocks++
+	comp, size, err := parseBlockHeader(h)
 	if err != nil {
+		return fmt.Errorf("xz block %d at byte %d: %w", s.blocks, start, err)
+	}
+	pad := (4 - comp%4) % 4
+	weight := comp + pad + s.check + size
+	if comp < 0 || size < 0 || weight > xzMaxBlock {
+		return s.streamed(h, start)
+	}
+	if !s.x.budget.acquire(weight) {
+		return errStopped
+	}
+	body := int64(xzHeaderLen+len(h)) + comp + pad + s.check
+	in := s.x.get(body + xzEndLen)[:body]
+	copy(in, s.header[:])
+	copy(in[xzHeaderLen:], h)
+	if err := s.read(in[xzHeaderLen+len(h):]); err != nil {
+		s.x.budget.release(weight)
 		return err
 	}
-	if c == 0 {
-		g.index = 1
-		g.next = g.indexCount
-		return nil
-	}
-	h, err := g.take(int(c)*4 + 3) // the header is (c+1)*4 bytes, c included
-	if err != nil {
-		return err
-	}
-	if err := checkFilters(h[:len(h)-4]); err != nil {
-		return err
-	}
-	g.data = 0
-	g.next = g.chunk
-	return nil
+	r := xzRecord{int64(len(h)) + comp + s.check, size}
+	s.records = append(s.records, r)
+	in = s.appendEnd(in, r)
+	return s.send(&xzJob{in: in, out: s.x.get(size), weight: weight, done: make(chan struct{}), block: s.blocks, at: start})
 }
 
-// checkFilters reads the block flags, sizes and filter flags that start h, a block header
-// after its size byte and without its CRC32, and refuses an oversized LZMA2 dictionary.
-func checkFilters(h []byte) error {
-	r := bytes.NewReader(h)
+// parseBlockHeader checks a block header and its filters and returns the compressed and
+// uncompressed sizes it gives, -1 for those it does not.
+func parseBlockHeader(h []byte) (comp, size int64, err error) {
+	n := len(h) - 4
+	if binary.LittleEndian.Uint32(h[n:]) != crc32.ChecksumIEEE(h[:n]) {
+		return 0, 0, errXZ
+	}
+	r := bytes.NewReader(h[1:n])
 	flags, _ := r.ReadByte()
-	for _, present := range []byte{0x40, 0x80} { // compressed size, uncompressed size
-		if flags&present != 0 {
-			if _, err := readVarint(r); err != nil {
-				return err
+	comp, size = -1, -1
+	for _, f := range []struct {
+		bit byte
+		v   *int64
+	}{{0x40, &comp}, {0x80, &size}} {
+		if flags&f.bit != 0 {
+			v, err := readVarint(r)
+			if err != nil || v > 1<<62 || f.bit == 0x40 && v == 0 {
+				return 0, 0, errXZ
 			}
+			*f.v = int64(v)
 		}
 	}
-	for range int(flags&0x03) + 1 {
+	return comp, size, checkFilters(r, int(flags&0x03)+1)
+}
+
+// checkFilters reads count filter flags from r and refuses an oversized LZMA2 dictionary.
+func checkFilters(r *bytes.Reader, count int) error {
+	for range count {
 		id, err := readVarint(r)
 		if err != nil {
 			return err
@@ -182,14 +442,14 @@ func checkFilters(h []byte) error {
 		r.Read(props)
 		if id == xzLZMA2 && n == 1 {
 			if d := dictSize(props[0]); d > maxWindow {
-				return fmt.Errorf("xz: block dictionary of %d MiB is over the %d MiB limit", d>>20, maxWindow>>20)
+				return fmt.Errorf("dictionary of %d MiB is over the %d MiB limit", d>>20, maxWindow>>20)
 			}
 		}
 	}
 	return nil
 }
 
-func readVarint(r *bytes.Reader) (uint64, error) {
+func readVarint(r io.ByteReader) (uint64, error) {
 	var x uint64
 	for i := range 9 {
 		c, err := r.ReadByte()
@@ -212,97 +472,157 @@ func dictSize(p byte) int64 {
 	return int64(2|p&1) << (p/2 + 11)
 }
 
-// chunk reads an LZMA2 chunk header and passes its data on.
-func (g *xzGuard) chunk() error {
-	c, err := g.takeByte()
-	if err != nil {
-		return err
+// appendEnd appends the index of the one block r and the stream footer to b.
+func (s *xzSplitter) appendEnd(b []byte, r xzRecord) []byte {
+	start := len(b)
+	b = append(b, 0, 1)
+	b = binary.AppendUvarint(b, uint64(r.unpadded))
+	b = binary.AppendUvarint(b, uint64(r.size))
+	for (len(b)-start)%4 != 0 {
+		b = append(b, 0)
 	}
-	g.data++
-	switch {
-	case c == 0: // end of the block's data
-		g.pass = (4-g.data%4)%4 + g.check
-		g.next = g.block
-	case c == 1 || c == 2: // uncompressed
-		h, err := g.take(2)
-		if err != nil {
-			return err
-		}
-		g.pass = int64(h[0])<<8 | int64(h[1]) + 1
-		g.data += 2 + g.pass
-	case c >= 0x80: // LZMA, with new properties from 0xc0 on
-		n := 4
-		if c >= 0xc0 {
-			n++
-		}
-		h, err := g.take(n)
-		if err != nil {
-			return err
-		}
-		g.pass = int64(h[2])<<8 | int64(h[3]) + 1
-		g.data += int64(n) + g.pass
-	default:
-		return errXZ
-	}
-	return nil
+	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b[start:]))
+	foot := binary.LittleEndian.AppendUint32(nil, uint32((len(b)-start)/4-1))
+	foot = append(foot, s.header[6:8]...)
+	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(foot))
+	return append(append(b, foot...), 'Y', 'Z')
 }
 
-// indexCount reads the number of index records; the records follow, two numbers each.
-func (g *xzGuard) indexCount() error {
-	n, k, err := g.takeVarint()
-	if err != nil {
+// streamed hands on the block whose header is h as a stream the reader decodes as the
+// splitter writes it, walking its LZMA2 chunks to find its end and its sizes.
+func (s *xzSplitter) streamed(h []byte, start int64) error {
+	pr, pw := io.Pipe()
+	x := s.x
+	x.mu.Lock()
+	closed := x.closed
+	x.streaming = pr // Close closes it: the reader may never reach this block
+	x.mu.Unlock()
+	if closed {
+		return errStopped
+	}
+	if err := s.send(&xzJob{pr: pr, block: s.blocks, at: start}); err != nil {
 		return err
 	}
-	if n > 1<<62 {
-		return errXZ
-	}
-	g.index += k
-	g.left = 2 * n
-	g.next = g.indexRecord
-	if g.left == 0 {
-		g.indexEnd()
-	}
-	return nil
-}
-
-func (g *xzGuard) indexRecord() error {
-	_, k, err := g.takeVarint()
-	g.index += k
-	if g.left--; g.left == 0 {
-		g.indexEnd()
+	err := s.writeStreamed(pw, h)
+	pw.CloseWithError(err)
+	if err == errReaderGone {
+		return errStopped
 	}
 	return err
 }
 
-// indexEnd passes on the index padding and CRC32, and expects the stream footer.
-func (g *xzGuard) indexEnd() {
-	g.pass = (4-g.index%4)%4 + 4
-	g.next = g.footer
-}
-
-func (g *xzGuard) footer() error {
-	if _, err := g.take(xzHeaderLen); err != nil {
+func (s *xzSplitter) writeStreamed(w io.Writer, h []byte) error {
+	if _, err := w.Write(append(s.header[:], h...)); err != nil {
 		return err
 	}
-	g.next = g.padding
-	return nil
-}
-
-// padding reads stream padding, four zero bytes at a time, up to the end of the input or
-// the header of another stream.
-func (g *xzGuard) padding() error {
-	if _, err := g.r.Peek(1); err == io.EOF {
-		return io.EOF
-	}
-	b, err := g.take(4)
+	comp, size, err := s.chunks(w)
 	if err != nil {
 		return err
 	}
-	if bytes.Equal(b, []byte{0, 0, 0, 0}) {
-		return nil
-	}
-	if _, err := g.take(xzHeaderLen - 4); err != nil {
+	n := (4-comp%4)%4 + s.check
+	if _, err := io.CopyN(w, s.r, n); err != nil {
 		return err
 	}
-	return g.startStream(g.out)
+	s.at += n
+	r := xzRecord{int64(len(h)) + comp + s.check, size}
+	s.records = append(s.records, r)
+	_, err = w.Write(s.appendEnd(nil, r))
+	return err
+}
+
+// chunks copies a block's LZMA2 chunks to w and returns their compressed size, end
+// marker included, and their uncompressed size.
+func (s *xzSplitter) chunks(w io.Writer) (comp, size int64, err error) {
+	var h [6]byte
+	for {
+		if err := s.read(h[:1]); err != nil {
+			return 0, 0, err
+		}
+		c := h[0]
+		var n, packed, unpacked int64
+		switch {
+		case c == 0:
+			_, err := w.Write(h[:1])
+			return comp + 1, size, err
+		case c == 1 || c == 2: // uncompressed
+			n = 3
+		case c >= 0xc0: // LZMA, with new properties
+			n = 6
+		case c >= 0x80:
+			n = 5
+		default:
+			return 0, 0, errXZ
+		}
+		if err := s.read(h[1:n]); err != nil {
+			return 0, 0, err
+		}
+		if n == 3 {
+			packed = int64(h[1])<<8 | int64(h[2]) + 1
+			unpacked = packed
+		} else {
+			unpacked = int64(c&0x1f)<<16 | int64(h[1])<<8 | int64(h[2]) + 1
+			packed = int64(h[3])<<8 | int64(h[4]) + 1
+		}
+		if _, err := w.Write(h[:n]); err != nil {
+			return 0, 0, err
+		}
+		if _, err := io.CopyN(w, s.r, packed); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, 0, err
+		}
+		s.at += packed
+		comp += n + packed
+		size += unpacked
+	}
+}
+
+// index reads the stream's index, after its indicator, and the stream footer, and checks
+// them against the blocks read.
+func (s *xzSplitter) index() error {
+	b := []byte{0}
+	r := &byteRecorder{r: s.r, b: &b}
+	count, err := readVarint(r)
+	if err != nil || count != uint64(len(s.records)) {
+		return fmt.Errorf("%w: index of %d blocks after %d", errXZ, count, len(s.records))
+	}
+	for i, want := range s.records {
+		unpadded, err1 := readVarint(r)
+		size, err2 := readVarint(r)
+		if err1 != nil || err2 != nil || unpadded != uint64(want.unpadded) || size != uint64(want.size) {
+			return fmt.Errorf("%w: index record %d does not match its block", errXZ, i+1)
+		}
+	}
+	s.at += int64(len(b)) - 1
+	pad := make([]byte, (4-len(b)%4)%4+4+xzHeaderLen)
+	if err := s.read(pad); err != nil {
+		return err
+	}
+	p, crc, foot := pad[:len(pad)-4-xzHeaderLen], pad[len(pad)-4-xzHeaderLen:len(pad)-xzHeaderLen], pad[len(pad)-xzHeaderLen:]
+	b = append(b, p...)
+	switch {
+	case !bytes.Equal(p, make([]byte, len(p))),
+		binary.LittleEndian.Uint32(crc) != crc32.ChecksumIEEE(b),
+		binary.LittleEndian.Uint32(foot) != crc32.ChecksumIEEE(foot[4:10]),
+		binary.LittleEndian.Uint32(foot[4:]) != uint32(len(b)/4),
+		!bytes.Equal(foot[8:10], s.header[6:8]),
+		string(foot[10:]) != "YZ":
+		return fmt.Errorf("%w: index or footer does not match", errXZ)
+	}
+	return nil
+}
+
+// byteRecorder is an io.ByteReader that appends the bytes it reads to b.
+type byteRecorder struct {
+	r *bufio.Reader
+	b *[]byte
+}
+
+func (r *byteRecorder) ReadByte() (byte, error) {
+	c, err := r.r.ReadByte()
+	if err == nil {
+		*r.b = append(*r.b, c)
+	}
+	return c, err
 }

@@ -1,0 +1,199 @@
+package fetch
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ulikunitz/xz"
+)
+
+// needXZ skips a test without xz(1), unless under CI, which installs it.
+func needXZ(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("xz"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("xz not installed (CI=true: this test must run)")
+		}
+		t.Skip("xz not installed")
+	}
+}
+
+// xzMulti compresses data with multi-threaded xz(1), which writes both sizes into each
+// block header, in blocks of blockSize bytes of data.
+func xzMulti(t testing.TB, data []byte, blockSize int, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("xz", append([]string{"-T2", "-3", "--block-size=" + strconv.Itoa(blockSize), "-c"}, args...)...)
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// xzBlocks returns the offsets of the blocks of a one-stream xz file whose block headers
+// give their sizes, and the offset of its index.
+func xzBlocks(t testing.TB, s []byte) (blocks []int, index int) {
+	t.Helper()
+	check := int(checkSize(s[7] & 0x0f))
+	at := xzHeaderLen
+	for s[at] != 0 {
+		h := s[at : at+(int(s[at])+1)*4]
+		comp, size, err := parseBlockHeader(h)
+		if err != nil || comp < 0 || size < 0 {
+			t.Fatalf("block at %d: sizes %d, %d, %v: want both sizes in its header", at, comp, size, err)
+		}
+		blocks = append(blocks, at)
+		at += len(h) + int(comp) + int((4-comp%4)%4) + check
+	}
+	return blocks, at
+}
+
+// TestXZBlocks reads streams of several blocks that give their sizes, with every check
+// type, as xz -T writes them, and one stream whose blocks do not fit in xzMaxBlock and
+// so are decoded as they are read.
+func TestXZBlocks(t *testing.T) {
+	needXZ(t)
+	data := somewhatRandom(3 << 20)
+	for _, c := range []string{"none", "crc32", "crc64", "sha256"} {
+		s := xzMulti(t, data, 200<<10, "--check="+c)
+		if blocks, _ := xzBlocks(t, s); len(blocks) != 16 {
+			t.Fatalf("check %s: %d blocks, want 16", c, len(blocks))
+		}
+		got, err := inflateAll(s)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("check %s: %d bytes, %v", c, len(got), err)
+		}
+	}
+	big := bytes.Repeat([]byte("0123456789abcdef"), (xzMaxBlock+1<<20)/16)
+	s := xzMulti(t, big, xzMaxBlock+1<<20)
+	s = append(append(s, 0, 0, 0, 0), xzMulti(t, data, 1<<20)...)
+	if got, err := inflateAll(s); err != nil || !bytes.Equal(got, append(big, data...)) {
+		t.Errorf("a block over %d MiB, then a stream of small ones: %d bytes, %v", xzMaxBlock>>20, len(got), err)
+	}
+}
+
+// TestXZDamage refuses streams damaged in one of their blocks, or in their index, after
+// returning at most the output of the blocks before the damage.
+func TestXZDamage(t *testing.T) {
+	needXZ(t)
+	data := somewhatRandom(2 << 20)
+	s := xzMulti(t, data, 256<<10)
+	blocks, index := xzBlocks(t, s)
+	crc := func(b []byte, from, to int) { binary.LittleEndian.PutUint32(b[to:], crc32.ChecksumIEEE(b[from:to])) }
+	for _, tc := range []struct {
+		name   string
+		damage func(b []byte)
+		want   string
+	}{
+		{"data of block 4", func(b []byte) { b[blocks[3]+100] ^= 0x55 }, "xz block 4 at byte"},
+		{"check of block 4", func(b []byte) { b[blocks[4]-1] ^= 1 }, "xz block 4 at byte"},
+		{"header of block 4", func(b []byte) { b[blocks[3]+2] ^= 1 }, "xz block 4 at byte"},
+		{"size in block 4's header", func(b []byte) {
+			h := b[blocks[3] : blocks[3]+(int(b[blocks[3]])+1)*4]
+			h[2] ^= 1 // the low bit of the compressed size, after the size byte and the flags
+			crc(h, 0, len(h)-4)
+		}, "xz block 4 at byte"},
+		{"index record", func(b []byte) {
+			b[index+2] ^= 1 // the first record's unpadded size
+			end := len(b) - xzHeaderLen - 4
+			crc(b, index, end)
+		}, "index record"},
+		{"index CRC32", func(b []byte) { b[len(b)-xzHeaderLen-1] ^= 1 }, "index or footer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := bytes.Clone(s)
+			tc.damage(b)
+			got, err := inflateAll(b)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one with %q", err, tc.want)
+			}
+			if !bytes.HasPrefix(data, got) {
+				t.Errorf("returned %d bytes that are not the start of the data", len(got))
+			}
+		})
+	}
+}
+
+// TestXZDamageCache leaves the cache as it was after fetching a package whose xz stream
+// is damaged in a middle block, as its publisher made it (the index's sha256 is of the
+// damaged archive).
+func TestXZDamageCache(t *testing.T) {
+	needXZ(t)
+	files := testFiles()
+	s := xzMulti(t, makeTar(t, files), 512<<10)
+	blocks, _ := xzBlocks(t, s)
+	if len(blocks) < 3 {
+		t.Fatalf("%d blocks, want 3 or more", len(blocks))
+	}
+	s[blocks[len(blocks)/2]+200] ^= 0x55
+	p := entry("demo", s, files)
+	p.Archive = "demo.tar.xz"
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, p.Archive), s, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := openCache(t)
+	err := fetchOne(c, quick(t, dir), p)
+	if err == nil || !strings.Contains(err.Error(), "xz block") {
+		t.Errorf("fetch: %v, want the damaged block named", err)
+	}
+	checkEmpty(t, c)
+}
+
+// TestXZClose closes readers in the middle of a stream, with blocks decoded in parallel
+// and a block decoded as it is read; a read after Close fails instead of waiting.
+func TestXZClose(t *testing.T) {
+	needXZ(t)
+	data := somewhatRandom(2 << 20)
+	streams := map[string][]byte{
+		"parallel": xzMulti(t, data, 128<<10),
+		"streamed": xzStream(t, data, 1<<20, xz.CRC64),
+	}
+	for name, s := range streams {
+		zr := newXZReader(bufio.NewReader(bytes.NewReader(s)))
+		if _, err := io.ReadFull(zr, make([]byte, 300<<10)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		zr.Close()
+		if _, err := zr.Read(make([]byte, 1<<20)); !errors.Is(err, errStopped) {
+			t.Errorf("%s: read after close: %v, want errStopped", name, err)
+		}
+	}
+}
+
+// BenchmarkXZ decodes 16 MiB to io.Discard from one block, and from 16 blocks of 1 MiB
+// that give their sizes, as xz -T writes them.
+func BenchmarkXZ(b *testing.B) {
+	needXZ(b)
+	data := somewhatRandom(16 << 20)
+	for _, bc := range []struct {
+		name   string
+		stream []byte
+	}{
+		{"1block", xzStream(b, data, 1<<30, xz.CRC64)},
+		{"16blocks", xzMulti(b, data, 1<<20)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				zr := newXZReader(bufio.NewReaderSize(bytes.NewReader(bc.stream), streamBufSize))
+				if _, err := io.Copy(io.Discard, zr); err != nil {
+					b.Fatal(err)
+				}
+				zr.Close()
+			}
+		})
+	}
+}
