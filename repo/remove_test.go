@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// removeRepo is a repository of jq 1.6 and 1.7, jq 1.7+1 republished from 1.7's archive,
-// lib 1 and 2, and app 1 needing lib>=1 and app 2 needing lib>=2.
+// removeRepo is a repository of jq 1.6 and 1.7, jq 1.7+1 naming 1.7's archive (as an
+// index written by hand may), lib 1 and 2, and app 1 needing lib>=1 and app 2 needing lib>=2.
 func removeRepo(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
@@ -33,6 +33,18 @@ func removeRepo(t *testing.T) string {
 		if _, err := Add(dir, p.archive, p.p); err != nil {
 			t.Fatal(err)
 		}
+	}
+	ix := readIndexFile(t, dir)
+	for i, p := range ix.Packages {
+		if p.Version == "1.7+1" {
+			if err := os.Remove(filepath.Join(dir, p.Archive)); err != nil {
+				t.Fatal(err)
+			}
+			ix.Packages[i].Archive = "jq-1.7.tar"
+		}
+	}
+	if err := writeFile(dir, indexName, ix.encode); err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }
