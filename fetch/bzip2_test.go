@@ -13,8 +13,8 @@ import (
 // TestBzip2 reads a .tar.bz2 made by tar -cjf, and an empty one made by bzip2, and
 // compares the members with what tar -x extracts.
 func TestBzip2(t *testing.T) {
-	needTool(t, "tar")
-	needTool(t, "bzip2")
+	testfs.NeedTools(t, "tar")
+	testfs.NeedTools(t, "bzip2")
 	base := t.TempDir()
 	writeTree(t, filepath.Join(base, "hello"))
 	run(t, base, "tar", "-cjf", "hello.tar.bz2", "hello")

@@ -19,17 +19,6 @@ import (
 	"pkg/tarutil"
 )
 
-// needTool skips the test when tool is not installed, unless CI=true, where it must run.
-func needTool(t *testing.T, tool string) {
-	t.Helper()
-	if _, err := exec.LookPath(tool); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s not installed (CI=true: this test must run)", tool)
-		}
-		t.Skipf("%s not installed", tool)
-	}
-}
-
 // run runs a command, failing the test with its output if it fails.
 func run(t *testing.T, dir string, args ...string) {
 	t.Helper()
@@ -86,7 +75,7 @@ Description: says hello
 // with comp, and returns its path.
 func buildDeb(t *testing.T, comp string) string {
 	t.Helper()
-	needTool(t, "dpkg-deb")
+	testfs.NeedTools(t, "dpkg-deb")
 	base := t.TempDir()
 	tree := filepath.Join(base, "hello")
 	writeTree(t, tree)

@@ -11,7 +11,6 @@ import (
 	"hash/crc32"
 	"io"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -104,12 +103,7 @@ func TestXZGuard(t *testing.T) {
 
 // TestXZGuardInterop reads what xz(1) writes, incompressible chunks included.
 func TestXZGuardInterop(t *testing.T) {
-	if _, err := exec.LookPath("xz"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("xz not installed (CI=true: this test must run)")
-		}
-		t.Skip("xz not installed")
-	}
+	needXZ(t)
 	data := somewhatRandom(1 << 20)
 	for _, args := range [][]string{{"-6"}, {"--check=sha256", "--block-size=100000"}, {"--check=none", "-0"}} {
 		cmd := exec.Command("xz", append(args, "-c")...)

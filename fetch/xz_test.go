@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pkg/internal/testfs"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,15 +19,7 @@ import (
 )
 
 // needXZ skips a test without xz(1), unless under CI, which installs it.
-func needXZ(t testing.TB) {
-	t.Helper()
-	if _, err := exec.LookPath("xz"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("xz not installed (CI=true: this test must run)")
-		}
-		t.Skip("xz not installed")
-	}
-}
+func needXZ(t testing.TB) { t.Helper(); testfs.NeedTools(t, "xz") }
 
 // xzMulti compresses data with multi-threaded xz(1), which writes both sizes into each
 // block header, in blocks of blockSize bytes of data.

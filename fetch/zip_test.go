@@ -109,7 +109,7 @@ func plainFile(data string) string {
 // unzipped is what unzip extracts from data.
 func unzipped(t *testing.T, data []byte) map[string]string {
 	t.Helper()
-	needTool(t, "unzip")
+	testfs.NeedTools(t, "unzip")
 	dir := t.TempDir()
 	path := filepath.Join(t.TempDir(), "a.zip")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -122,7 +122,7 @@ func unzipped(t *testing.T, data []byte) map[string]string {
 // TestZipByZip reads a zip made by Info-ZIP's zip, symlinks stored as such (-y), and
 // compares its members with what unzip extracts.
 func TestZipByZip(t *testing.T) {
-	needTool(t, "zip")
+	testfs.NeedTools(t, "zip")
 	base := t.TempDir()
 	writeTree(t, filepath.Join(base, "hello"))
 	run(t, base, "zip", "-q", "-r", "-y", "hello.zip", "hello")

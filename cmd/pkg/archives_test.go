@@ -15,19 +15,6 @@ import (
 	"pkg/repo"
 )
 
-// needTools skips the test when a tool is not installed, unless CI=true, where it must run.
-func needTools(t *testing.T, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s not installed (CI=true: this test must run)", tool)
-			}
-			t.Skipf("%s not installed", tool)
-		}
-	}
-}
-
 // runIn runs a command in dir, failing the test with its output if it fails.
 func runIn(t *testing.T, dir string, args ...string) {
 	t.Helper()
@@ -142,7 +129,7 @@ func TestInstallArchiveFormats(t *testing.T) {
 	}
 	for _, f := range formats {
 		t.Run(f.name, func(t *testing.T) {
-			needTools(t, f.tools...)
+			testfs.NeedTools(t, f.tools...)
 			base := t.TempDir()
 			src, dir := filepath.Join(base, "src"), filepath.Join(base, "repo")
 			tree := filepath.Join(src, "tree")

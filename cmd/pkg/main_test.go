@@ -335,14 +335,7 @@ func TestRemoveDeletedTree(t *testing.T) {
 // TestCachedTarInterop extracts the cached aligned tar with GNU tar and bsdtar and compares
 // the trees with the original archive's, and checks the alignment of every big member.
 func TestCachedTarInterop(t *testing.T) {
-	for _, tool := range []string{"tar", "bsdtar"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s not installed (CI=true: this test must run)", tool)
-			}
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	testfs.NeedTools(t, "tar", "bsdtar")
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.ok("fetch", "hello", "fortunes")
 	for _, pk := range []struct{ archive, sha string }{

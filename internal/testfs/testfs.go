@@ -91,6 +91,16 @@ func Unavailable(t testing.TB, why string) {
 	t.Skip(why)
 }
 
+// NeedTools calls Unavailable unless every tool is on PATH.
+func NeedTools(t testing.TB, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			Unavailable(t, tool+" not installed")
+		}
+	}
+}
+
 func run(t testing.TB, args ...string) {
 	t.Helper()
 	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
