@@ -19,17 +19,15 @@ const specialBits = 0o7000
 
 // checker applies the member policy to the headers of one archive, in order.
 type checker struct {
-	kinds   map[string]byte   // type of every path seen or synthesized, by cleaned name
-	folded  map[string]string // every path seen or synthesized, by foldKey
-	keys    []string          // foldKey of the parents and name checkFold checked last
-	parents []string          // ancestors of the last member not seen before, outermost first
-	entries int               // headers checked, skipped ones included
-	bytes   int64             // data of the regular members
-	names   int               // bytes of the names and link targets of the members checked
+	kinds   map[string]byte // type of every path seen or synthesized, by cleaned name
+	parents []string        // ancestors of the last member not seen before, outermost first
+	entries int             // headers checked, skipped ones included
+	bytes   int64           // data of the regular members
+	names   int             // bytes of the names and link targets of the members checked
 }
 
 func newChecker() *checker {
-	return &checker{kinds: make(map[string]byte), folded: make(map[string]string)}
+	return &checker{kinds: make(map[string]byte)}
 }
 
 // check validates hdr. It returns ok false, and no error, for entries that
@@ -71,9 +69,6 @@ func (c *checker) validate(hdr *tar.Header) (Member, bool, error) {
 		return Member{Name: name, Type: typ, Mode: fs.FileMode(hdr.Mode & 0o777), ModTime: hdr.ModTime}, false, nil
 	}
 	if err := c.findParents(name); err != nil {
-		return Member{}, false, err
-	}
-	if err := c.checkFold(name); err != nil {
 		return Member{}, false, err
 	}
 	m, err := c.member(hdr, name, typ)
@@ -138,35 +133,12 @@ func (c *checker) countNames(m *Member) error {
 	return nil
 }
 
-// record notes name and the parents it needed, under the keys checkFold computed.
+// record notes name and the parents it needed.
 func (c *checker) record(name string, typ byte) {
-	for i, dir := range c.parents {
+	for _, dir := range c.parents {
 		c.kinds[dir] = tar.TypeDir
-		c.folded[c.keys[i]] = dir
 	}
 	c.kinds[name] = typ
-	c.folded[c.keys[len(c.parents)]] = name
-}
-
-// checkFold refuses name, and the parents it needs, when they differ from a path seen
-// before only in case or Unicode normalization (see foldKey). It keeps their keys, the
-// parents' first, for record.
-func (c *checker) checkFold(name string) error {
-	c.keys = c.keys[:0]
-	fold := func(p string) error {
-		key := foldKey(p)
-		if other, ok := c.folded[key]; ok && other != p {
-			return fmt.Errorf("%w: %s differs from %s only in case or Unicode normalization", ErrDuplicate, termtext.Quote(p), termtext.Quote(other))
-		}
-		c.keys = append(c.keys, key)
-		return nil
-	}
-	for _, dir := range c.parents {
-		if err := fold(dir); err != nil {
-			return err
-		}
-	}
-	return fold(name)
 }
 
 // findParents sets c.parents to the ancestors of name not seen yet and
