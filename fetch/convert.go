@@ -119,8 +119,9 @@ func (s *stickyLender) Fill(k int) error {
 // (where each file's data is hashed).
 // An error from src comes first: a wrong archive makes the decompressor fail too, but is
 // the cause. After any other failure src is still read to its end, to report a wrong
-// archive as such, unless writing w failed.
-func convert(w io.Writer, src io.Reader, lim tarutil.Limits) (tarutil.Stats, error) {
+// archive as such, unless writing w failed. With idx not nil, the tar's index is written
+// there as the members pass (tarutil.AlignIndex) rather than listed in the Stats.
+func convert(w, idx io.Writer, src io.Reader, lim tarutil.Limits) (tarutil.Stats, error) {
 	raw, plain := newPipe(pipeChunks, pipeChunkSize), newPipe(pipeChunks, pipeChunkSize)
 	abort := make(chan struct{})
 	srcErr, decErr := make(chan error, 1), make(chan error, 1)
@@ -134,7 +135,7 @@ func convert(w io.Writer, src io.Reader, lim tarutil.Limits) (tarutil.Stats, err
 	if l, ok := w.(tarutil.Lender); ok {
 		aw = &stickyLender{out, l}
 	}
-	st, err := align(aw, plain, lim)
+	st, err := align(aw, idx, plain, lim)
 	plain.closeRead()
 	if out.err != nil {
 		close(abort)
@@ -187,10 +188,16 @@ func inflate(plain *pipe, r *bufio.Reader, src io.Reader) error {
 	return plain.fill(zr)
 }
 
-// align writes the aligned form of the tar read from r to w, then reads the rest of r to
-// its end, so that the decompressor checks its trailer.
-func align(w io.Writer, r io.Reader, lim tarutil.Limits) (tarutil.Stats, error) {
-	st, err := tarutil.AlignLimits(w, r, lim)
+// align writes the aligned form of the tar read from r to w, and its index to idx unless
+// it is nil, then reads the rest of r to its end, so that the decompressor checks its trailer.
+func align(w, idx io.Writer, r io.Reader, lim tarutil.Limits) (tarutil.Stats, error) {
+	var st tarutil.Stats
+	var err error
+	if idx != nil {
+		st, err = tarutil.AlignIndex(w, idx, r, lim)
+	} else {
+		st, err = tarutil.AlignLimits(w, r, lim)
+	}
 	if err != nil {
 		return st, err
 	}

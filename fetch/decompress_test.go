@@ -225,7 +225,7 @@ func TestConvertWriteError(t *testing.T) {
 	archive, p := testArchive(t)
 	p.Size += 64 << 20
 	src := &countingReader{r: newVerifier(bytes.NewReader(append(archive, make([]byte, 64<<20)...)), p, nil)}
-	_, err := convert(&failAfter{n: 100000}, src, tarutil.Limits{})
+	_, err := convert(&failAfter{n: 100000}, nil, src, tarutil.Limits{})
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("error %v, want the write error", err)
 	}
@@ -282,7 +282,7 @@ func BenchmarkConvert(b *testing.B) {
 			b.SetBytes(int64(len(plain)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := convert(io.Discard, bytes.NewReader(bc.archive), tarutil.Limits{}); err != nil {
+				if _, err := convert(io.Discard, nil, bytes.NewReader(bc.archive), tarutil.Limits{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -300,7 +300,7 @@ func TestRecordPadding(t *testing.T) {
 	tw.Close()
 	for pad, ok := range map[int]bool{2<<20 - tb.Len(): true, maxTrailer + 1: false} {
 		in := append(bytes.Clone(tb.Bytes()), make([]byte, pad)...)
-		_, err := convert(io.Discard, bytes.NewReader(in), tarutil.Limits{})
+		_, err := convert(io.Discard, nil, bytes.NewReader(in), tarutil.Limits{})
 		if (err == nil) != ok {
 			t.Errorf("tar followed by %d zero bytes: %v", pad, err)
 		}
@@ -317,12 +317,12 @@ func TestEmptyTar(t *testing.T) {
 	zw.Write(tb.Bytes())
 	zw.Close()
 	for name, in := range map[string][]byte{"tar": tb.Bytes(), "tar.gz": gz.Bytes()} {
-		st, err := convert(io.Discard, bytes.NewReader(in), tarutil.Limits{})
+		st, err := convert(io.Discard, nil, bytes.NewReader(in), tarutil.Limits{})
 		if err != nil || len(st.Members) != 0 {
 			t.Errorf("empty %s: %+v, %v", name, st, err)
 		}
 	}
-	if _, err := convert(io.Discard, bytes.NewReader(nil), tarutil.Limits{}); !errors.Is(err, ErrFormat) {
+	if _, err := convert(io.Discard, nil, bytes.NewReader(nil), tarutil.Limits{}); !errors.Is(err, ErrFormat) {
 		t.Errorf("empty file: %v, want ErrFormat", err)
 	}
 }

@@ -19,15 +19,31 @@ const specialBits = 0o7000
 
 // checker applies the member policy to the headers of one archive, in order.
 type checker struct {
-	kinds   map[string]byte // type of every path seen or synthesized, by cleaned name
+	kinds   map[string]kind // every path seen or synthesized, by cleaned name
 	parents []string        // ancestors of the last member not seen before, outermost first
 	entries int             // headers checked, skipped ones included
 	bytes   int64           // data of the regular members
 	names   int             // bytes of the names and link targets of the members checked
 }
 
+// kind is a path's type flag, in the top byte, and its index among the members recorded.
+type kind uint32
+
+func newKind(typ byte, index int) kind { return kind(typ)<<24 | kind(index) }
+func (k kind) typ() byte               { return byte(k >> 24) }
+
 func newChecker() *checker {
-	return &checker{kinds: make(map[string]byte)}
+	return &checker{kinds: make(map[string]kind)}
+}
+
+// index returns the position of name, a path seen, among the members recorded, parents
+// synthesized for them included.
+func (c *checker) index(name string) int { return int(c.kinds[name] & (1<<24 - 1)) }
+
+// kind returns the type of name, 0 if it was not seen.
+func (c *checker) kind(name string) (byte, bool) {
+	k, ok := c.kinds[name]
+	return k.typ(), ok
 }
 
 // check validates hdr. It returns ok false, and no error, for entries that
@@ -95,7 +111,7 @@ func (c *checker) skip(name string, typ byte) (bool, error) {
 		}
 		return true, nil
 	}
-	prev, seen := c.kinds[name]
+	prev, seen := c.kind(name)
 	if !seen {
 		return false, nil
 	}
@@ -136,16 +152,16 @@ func (c *checker) countNames(m *Member) error {
 // record notes name and the parents it needed.
 func (c *checker) record(name string, typ byte) {
 	for _, dir := range c.parents {
-		c.kinds[dir] = tar.TypeDir
+		c.kinds[dir] = newKind(tar.TypeDir, len(c.kinds))
 	}
-	c.kinds[name] = typ
+	c.kinds[name] = newKind(typ, len(c.kinds))
 }
 
 // findParents sets c.parents to the ancestors of name not seen yet and
 // refuses a name under anything but a directory.
 func (c *checker) findParents(name string) error {
 	for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
-		kind, seen := c.kinds[dir]
+		kind, seen := c.kind(dir)
 		if seen && kind != tar.TypeDir {
 			return fmt.Errorf("%w: %s is a %s", ErrParent, termtext.Quote(dir), kindName(kind))
 		}
@@ -339,7 +355,7 @@ func (c *checker) checkHardlink(hdr *tar.Header) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: target %s: %s", ErrHardlink, termtext.Quote(hdr.Linkname), strings.TrimPrefix(err.Error(), "tarutil: "))
 	}
-	if c.kinds[target] != tar.TypeReg {
+	if typ, _ := c.kind(target); typ != tar.TypeReg {
 		return "", fmt.Errorf("%w: target %s is not an earlier regular member", ErrHardlink, termtext.Quote(hdr.Linkname))
 	}
 	return target, nil
