@@ -23,10 +23,14 @@ var mkfs = map[string][]string{
 	// Blocks larger than the 4 KiB the aligned tar aligns to (kernel 6.12 and later).
 	"xfs16k": {"mkfs.xfs", "-q", "-f", "-m", "reflink=1", "-b", "size=16384"},
 	"btrfs":  {"mkfs.btrfs", "-q", "-f"},
+	"ext4":   {"mkfs.ext4", "-q", "-F"},
+	// Directories may fold names (chattr +F), where the kernel has CONFIG_UNICODE.
+	"ext4casefold": {"mkfs.ext4", "-q", "-F", "-O", "casefold"},
+	"vfat":         {"mkfs.vfat"},
 }
 
-// Mount returns the root of a fresh filesystem of kind "xfs", "xfs16k" or "btrfs", unmounted and
-// deleted when t ends. It skips t when that is impossible here (not root, no mkfs), except
+// Mount returns the root of a fresh filesystem of kind "xfs", "xfs16k", "btrfs", "ext4",
+// "ext4casefold" or "vfat", unmounted and deleted when t ends. It skips t when that is impossible here (not root, no mkfs), except
 // under CI=true, where it fails.
 func Mount(t testing.TB, kind string) string {
 	t.Helper()
@@ -38,7 +42,7 @@ func Mount(t testing.TB, kind string) string {
 		Unavailable(t, "testfs: mounting "+kind+" needs root")
 	}
 	if _, err := exec.LookPath(args[0]); err != nil {
-		Unavailable(t, "testfs: "+args[0]+" not installed (apt-get install xfsprogs btrfs-progs)")
+		Unavailable(t, "testfs: "+args[0]+" not installed (apt-get install xfsprogs btrfs-progs e2fsprogs dosfstools)")
 	}
 	dir := t.TempDir()
 	img, mnt := filepath.Join(dir, kind+".img"), filepath.Join(dir, "mnt")
@@ -55,6 +59,27 @@ func Mount(t testing.TB, kind string) string {
 	run(t, "mount", "-o", "loop", img, mnt)
 	unmountAtEnd(t, mnt)
 	return mnt
+}
+
+// Folding returns an empty directory that folds names, unmounted when t ends: a casefold
+// directory (chattr +F) of a fresh ext4, or else the root of a fresh vfat. It skips t,
+// also under CI=true, when the kernel can make neither (no CONFIG_UNICODE, no vfat), saying
+// so; when it can but tools or privileges are missing, it skips or fails as Mount does.
+func Folding(t testing.TB) string {
+	t.Helper()
+	if _, err := os.Stat("/sys/fs/ext4/features/casefold"); err == nil {
+		dir := filepath.Join(Mount(t, "ext4casefold"), "folding")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		run(t, "chattr", "+F", dir)
+		return dir
+	}
+	if b, err := os.ReadFile("/proc/filesystems"); err == nil && strings.Contains(string(b), "\tvfat\n") {
+		return Mount(t, "vfat")
+	}
+	t.Skip("testfs: this kernel can make no directory that folds names: ext4 without casefold (CONFIG_UNICODE), no vfat in /proc/filesystems")
+	return ""
 }
 
 // Tmpfs returns the root of a fresh tmpfs of size bytes, with options such as "nr_inodes=50"
