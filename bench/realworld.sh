@@ -14,17 +14,19 @@
 #
 # A tree matches when names, types, modes, symlink targets, mtimes (of every member the
 # archive lists: a directory only made because a file is under it has no recorded time) and
-# contents all match (`find -printf` listings, then diff -r). pkg makes a declared command's
-# file executable, as npm does, so the reference gets the same chmod. Each install is timed
-# cold (empty cache and root) and warm (cache kept, empty root), against the extraction of the
-# same artifact on the same XFS, each with a sync inside the timed command (hyperfine, medians
-# of $RUNS); FIEMAP (filefrag -v) shows how much of each case's biggest file shares its blocks.
+# contents all match (`find -printf` listings, then diff -r; directory times against bsdtar's
+# extraction, see compare). pkg makes a declared command's file executable, as npm does, so
+# the reference gets the same chmod. Each install is timed cold (empty cache and root) and
+# warm (cache kept, empty root), against the extraction of the same artifact on the same XFS,
+# each with a sync inside the timed command (hyperfine, medians of $RUNS); FIEMAP (filefrag
+# -v) shows how much of each case's biggest file shares its blocks.
 #
 # Run as root from anywhere:   bench/realworld.sh
 # Environment: WORK=/var/tmp/pkg-realworld (downloads kept under $WORK/dl and reused; never
 #              commit it)  CASES="kernel jq npm gomod"  RUNS=5  TIME=1 (0 skips the timings)
-# Needs apt-get, dpkg-deb, bsdtar (libarchive-tools), npm, node, go, tar, xz, unzip, hyperfine, mkfs.xfs, filefrag,
-# unshare, python3, and network access for the first run. Exits 1 if any case fails.
+# Needs apt-get, dpkg-deb, bsdtar (libarchive-tools), npm, node, go, tar, xz, unzip, hyperfine,
+# mkfs.xfs, filefrag, unshare, python3, and network access for the first run. Prints a table;
+# exits 1 if any case fails.
 set -euo pipefail
 
 WORK=${WORK:-/var/tmp/pkg-realworld}
@@ -94,6 +96,11 @@ listing() {
 		find . -mindepth 1 \( -type d -printf '%p %y %m\n' \) -o -printf '%p %y %m %l %T@\n'; fi) | sort
 }
 # compare CASE NAME REFDIR DIRTIMES: the installed package NAME against REFDIR.
+# dpkg-deb -x and GNU tar -x set a directory's time once past its members, so a member that
+# comes later in it (libjq1's symlink libjq.so.1 after usr/share/; 125 of the kernel's
+# directories) leaves it the extraction's time. bsdtar -x sets directory times last, as pkg
+# does, so directory times are compared with bsdtar's extraction ($REFDIR.tar) of the same tar,
+# the rest with the ecosystem tool's.
 compare() {
 	local got=$R/pkgs/$2
 	if ! diff <(listing "$3" "$4") <(listing "$got" "$4") >"$log/$1-$2.listing.diff"; then
@@ -153,9 +160,10 @@ fiemap() {
 case_kernel() {
 	local tx=$dl/linux-source-6.1.tar.xz
 	P repo add "$repo" "$tx" --name linux-source --version 6.1.192 || { fail kernel "repo add"; return; }
-	mkdir -p "$ref/kernel" && tar -xJf "$tx" -C "$ref/kernel"
+	mkdir -p "$ref/kernel" "$ref/kernel.tar" && tar -xJf "$tx" -C "$ref/kernel" && bsdtar -xJf "$tx" -C "$ref/kernel.tar"
 	P install linux-source 2>"$log/kernel.install" || { fail kernel "install: $(head -c 300 "$log/kernel.install")"; return; }
-	compare kernel linux-source "$ref/kernel" 1 || return
+	compare kernel linux-source "$ref/kernel" 0 && compare kernel linux-source "$ref/kernel.tar" 1 || return
+	rm -rf "$ref/kernel" "$ref/kernel.tar"
 	fiemap kernel linux-source
 	timing kernel "tar -xJf" "tar -xJf $tx -C $mnt/x" linux-source
 }
@@ -164,10 +172,7 @@ case_jq() {
 	P repo add "$repo" "$(deb libonig5)" --lib "$libdir" &&
 		P repo add "$repo" "$(deb libjq1)" --lib "$libdir" --depends libonig5 &&
 		P repo add "$repo" "$(deb jq)" --depends libjq1 --bin usr/bin/jq || { fail jq "repo add"; return; }
-	# dpkg-deb -x and GNU tar -x set a directory's time once past its members, so one that
-	# comes later (libjq1's symlink libjq.so.1, after usr/share) leaves it the extraction's
-	# time; bsdtar -x sets directory times last, as pkg does: directory times are compared
-	# with bsdtar's extraction of the same data.tar, the rest with dpkg-deb -x's.
+	# Directory times are compared with bsdtar's extraction of the data.tar (see compare).
 	for p in jq libjq1 libonig5; do
 		mkdir -p "$ref/$p" "$ref/$p.tar" && dpkg-deb -x "$(deb $p)" "$ref/$p" &&
 			dpkg-deb --fsys-tarfile "$(deb $p)" | bsdtar -x -C "$ref/$p.tar"
