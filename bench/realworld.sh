@@ -81,6 +81,12 @@ mount -o loop "$img" "$mnt"
 R=$mnt/root C=$mnt/cache ref=$mnt/ref repo=$WORK/repo
 rm -rf "$repo" && mkdir -p "$repo" "$ref"
 P() { "$pkg" --quiet --root "$R" --cache "$C" --repo "$repo" "$@"; }
+# add CASE ARCHIVE FLAGS...: pkg repo add, its errors kept for the case's status.
+add() {
+	local c=$1
+	shift
+	P repo add "$repo" "$@" 2>>"$log/$c.add" || { fail "$c" "repo add: $(head -c 300 "$log/$c.add")"; return 1; }
+}
 
 declare -A status files cold warm extract extractname
 fail() { # fail CASE WHAT: records the first failure of a case, names its log
@@ -159,7 +165,7 @@ fiemap() {
 
 case_kernel() {
 	local tx=$dl/linux-source-6.1.tar.xz
-	P repo add "$repo" "$tx" --name linux-source --version 6.1.192 || { fail kernel "repo add"; return; }
+	add kernel "$tx" --name linux-source --version 6.1.192 || return
 	mkdir -p "$ref/kernel" "$ref/kernel.tar" && tar -xJf "$tx" -C "$ref/kernel" && bsdtar -xJf "$tx" -C "$ref/kernel.tar"
 	P install linux-source 2>"$log/kernel.install" || { fail kernel "install: $(head -c 300 "$log/kernel.install")"; return; }
 	compare kernel linux-source "$ref/kernel" 0 && compare kernel linux-source "$ref/kernel.tar" 1 || return
@@ -169,9 +175,8 @@ case_kernel() {
 }
 
 case_jq() {
-	P repo add "$repo" "$(deb libonig5)" --lib "$libdir" &&
-		P repo add "$repo" "$(deb libjq1)" --lib "$libdir" --depends libonig5 &&
-		P repo add "$repo" "$(deb jq)" --depends libjq1 --bin usr/bin/jq || { fail jq "repo add"; return; }
+	add jq "$(deb libonig5)" --lib "$libdir" && add jq "$(deb libjq1)" --lib "$libdir" --depends libonig5 &&
+		add jq "$(deb jq)" --depends libjq1 --bin usr/bin/jq || return
 	# Directory times are compared with bsdtar's extraction of the data.tar (see compare).
 	for p in jq libjq1 libonig5; do
 		mkdir -p "$ref/$p" "$ref/$p.tar" && dpkg-deb -x "$(deb $p)" "$ref/$p" &&
@@ -205,9 +210,9 @@ case_jq() {
 }
 
 case_npm() {
-	P repo add "$repo" "$dl/prettier-3.6.2.tgz" --name prettier --version 3.6.2 --bin prettier=package/bin/prettier.cjs &&
-		P repo add "$repo" "$dl/typescript-5.9.3.tgz" --name typescript --version 5.9.3 \
-			--bin tsc=package/bin/tsc --bin tsserver=package/bin/tsserver || { fail npm "repo add"; return; }
+	add npm "$dl/prettier-3.6.2.tgz" --name prettier --version 3.6.2 --bin prettier=package/bin/prettier.cjs &&
+		add npm "$dl/typescript-5.9.3.tgz" --name typescript --version 5.9.3 \
+			--bin tsc=package/bin/tsc --bin tsserver=package/bin/tsserver || return
 	mkdir -p "$ref/prettier" "$ref/typescript"
 	tar -xzf "$dl/prettier-3.6.2.tgz" -C "$ref/prettier" && chmod a+x "$ref/prettier/package/bin/prettier.cjs"
 	tar -xzf "$dl/typescript-5.9.3.tgz" -C "$ref/typescript"
@@ -225,7 +230,7 @@ case_npm() {
 
 case_gomod() {
 	local z=$dl/text-v0.44.0.zip
-	P repo add "$repo" "$z" --name golang.org-x-text --version v0.44.0 || { fail gomod "repo add"; return; }
+	add gomod "$z" --name golang.org-x-text --version v0.44.0 || return
 	mkdir -p "$ref/gomod" && unzip -q "$z" -d "$ref/gomod"
 	P install golang.org-x-text 2>"$log/gomod.install" || { fail gomod "install: $(head -c 300 "$log/gomod.install")"; return; }
 	compare gomod golang.org-x-text "$ref/gomod" 0 || return
