@@ -212,3 +212,51 @@ func TestFetchZip(t *testing.T) {
 		t.Errorf("cache tmp holds %d files, want none", len(ents))
 	}
 }
+
+// TestZipTime reads MS-DOS times as unzip 6.0 extracted them (TZ=UTC), including a month
+// of 0, as every member of a module zip from proxy.golang.org has.
+func TestZipTime(t *testing.T) {
+	utc := func(y int, mo time.Month, d, h, mi, s int) time.Time {
+		return time.Date(y, mo, d, h, mi, s, 0, time.UTC)
+	}
+	// An extended timestamp (APPNOTE.TXT 4.6.1, 0x5455): flags, then the mtime in Unix seconds.
+	ext := []byte{0x55, 0x54, 5, 0, 1, 0x00, 0xf1, 0x53, 0x65} // 1700000000
+	tests := []struct {
+		name       string
+		date, time uint16
+		extra      []byte
+		want       time.Time
+	}{
+		{"zero", 0, 0, nil, utc(1979, time.December, 31, 0, 0, 0)},
+		{"month 0", 5<<9 | 5, 0, nil, utc(1985, time.January, 5, 0, 0, 0)},
+		{"day 0", 5<<9 | 3<<5, 0, nil, utc(1985, time.February, 28, 0, 0, 0)},
+		{"month 13", 5<<9 | 13<<5 | 5, 0, nil, utc(1986, time.January, 5, 0, 0, 0)},
+		{"overflow", 5<<9 | 2<<5 | 31, 25<<11 | 61<<5 | 31, nil, utc(1985, time.March, 4, 2, 2, 2)},
+		{"plain", 44<<9 | 11<<5 | 14, 22<<11 | 13<<5 | 10, nil, utc(2024, time.November, 14, 22, 13, 20)},
+		{"extended timestamp, month 0", 0, 0, ext, time.Unix(1700000000, 0)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			zw := zip.NewWriter(&b)
+			h := &zip.FileHeader{Name: "f", ModifiedDate: tt.date, ModifiedTime: tt.time, Extra: tt.extra}
+			if _, err := zw.CreateHeader(h); err != nil {
+				t.Fatal(err)
+			}
+			if err := zw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			zr, err := zip.NewReader(bytes.NewReader(b.Bytes()), int64(b.Len()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			hdr, err := zipHeader(zr.File[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !hdr.ModTime.Equal(tt.want) {
+				t.Errorf("mtime %v, want %v", hdr.ModTime.UTC(), tt.want)
+			}
+		})
+	}
+}
