@@ -46,6 +46,7 @@ const (
 type xzReader struct {
 	order  chan *xzJob // every block's job in stream order, then one with end set
 	stop   chan struct{}
+	done   chan struct{} // closed when the splitter no longer reads the input
 	once   sync.Once
 	budget *xzBudget
 	seq    *xz.Reader // decodes the streamed blocks
@@ -86,6 +87,7 @@ func newXZReader(br *bufio.Reader) *xzReader {
 	x := &xzReader{
 		order:  make(chan *xzJob, 2*workers),
 		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
 		budget: &xzBudget{max: xzInFlight},
 	}
 	x.budget.cond.L = &x.budget.mu
@@ -179,7 +181,7 @@ func (x *xzReader) put(b []byte) {
 	}
 }
 
-// Close stops the splitter and the workers.
+// Close stops the splitter and the workers, and returns once the splitter reads the input no more.
 func (x *xzReader) Close() error {
 	x.once.Do(func() {
 		close(x.stop)
@@ -192,6 +194,7 @@ func (x *xzReader) Close() error {
 		x.mu.Unlock()
 		x.out, x.dec, x.err = nil, nil, errStopped
 	})
+	<-x.done // the input is the caller's again: a .deb reads on after its data member
 	return nil
 }
 
@@ -281,6 +284,7 @@ type xzSplitter struct {
 var errStopped = errors.New("xz: reader closed")
 
 func (s *xzSplitter) run() {
+	defer close(s.x.done)
 	defer close(s.work)
 	err := s.streams()
 	if err == errStopped {
