@@ -103,11 +103,12 @@ func defragment(t *testing.T, kind, name string) {
 	}
 }
 
-// TestVerifyShared installs sharedTree from a fragmented tar on XFS, btrfs and ext4, changes
-// it one way per case, and checks what VerifyWith reports, and whether it proved the big file
-// intact by its extents (all of its cloned bytes unread) or read it: a file that still shares
-// the cache tar's blocks at its member's place is not read, and every other is read, so that
-// one sharing blocks with another place of the tar, or another file, is reported.
+// TestVerifyShared installs sharedTree from a fragmented tar on XFS, btrfs and ext4, in two
+// roots, changes the first one way per case, and checks what VerifyWith reports, and whether
+// it proved the big file intact by its extents (all of its cloned bytes unread) or read it:
+// a file that still shares the cache tar's blocks at its member's place is not read, and
+// every other is read, so that one sharing blocks with another place of the tar, or with
+// another file, is reported.
 func TestVerifyShared(t *testing.T) {
 	type env struct {
 		kind, dir, tar string
@@ -183,6 +184,12 @@ func TestVerifyShared(t *testing.T) {
 					p := pkgOf("t", "1")
 					p.Bin = nil
 					if _, err := r.Install(tarPath, p); err != nil {
+						t.Fatal(err)
+					}
+					// Another root's install keeps the tar's blocks shared when this one's are not.
+					r2 := openRoot(t, filepath.Join(work, "root2"))
+					defer r2.Close()
+					if _, err := r2.Install(tarPath, p); err != nil {
 						t.Fatal(err)
 					}
 					members, err := scanWithDigests(tarPath)
