@@ -471,7 +471,8 @@ func (c *fileChecker) checkTarget(dirfd int, base string, f *db.File, diffs []st
 
 // checkFile compares a regular file's mode, size and data with its record. A hardlink's
 // record has its target's digest, and neither mode nor size. When the data cannot be
-// read, it returns the differences found before with the error.
+// read, it returns the differences found before with the error. src, when not nil, is the
+// tar the file's data was cloned from.
 func (c *fileChecker) checkFile(src *cachedTar, dirfd int, base string, f *db.File, st *unix.Stat_t, diffs []string) ([]string, error) {
 	if f.Type != tar.TypeLink && st.Mode&0o7777 != uint32(f.Mode) {
 		diffs = append(diffs, "mode")

@@ -24,8 +24,9 @@ func (c testCache) Members(string) ([]tarutil.Member, error) { return scanWithDi
 
 // sizes of sharedTree's files: "big" and "other" have a tail past their last whole block.
 const (
-	bigSize   = 5*4096 + 100
-	exactSize = 3 * 4096
+	bigSize   = 20*4096 + 100 // over minShared
+	bigPrefix = bigSize &^ 4095
+	exactSize = 17 * 4096
 )
 
 func randomData(seed uint64, n int) string {
@@ -48,7 +49,7 @@ func sharedTree() []entry {
 	}
 }
 
-// fragment rewrites the file at name one block at a time, each synced between blocks of
+// fragment rewrites the file at name 16 KiB at a time, each synced between blocks of
 // another file, so that its blocks are not contiguous and a defragmenter has work to do.
 func fragment(t *testing.T, name string) {
 	t.Helper()
@@ -61,7 +62,7 @@ func fragment(t *testing.T, name string) {
 	must(t, err)
 	defer os.Remove(name + ".gaps")
 	defer g.Close()
-	for b := range slices.Chunk([]byte(data), 4096) {
+	for b := range slices.Chunk([]byte(data), 16384) {
 		_, err := f.Write(b)
 		must(t, err)
 		must(t, f.Sync())
@@ -134,20 +135,20 @@ func TestVerifyShared(t *testing.T) {
 		}, []string{"t 1: modified big (content)", "t 1: modified same (content)"}, false},
 		{"defragmented", true, func(t *testing.T, e env) { defragment(t, e.kind, filepath.Join(e.dir, "big")) }, nil, false},
 		{"cloned-from-other-member", true, func(t *testing.T, e env) {
-			cloneInto(t, filepath.Join(e.dir, "big"), e.tar, e.off["other"], 5*4096)
+			cloneInto(t, filepath.Join(e.dir, "big"), e.tar, e.off["other"], bigPrefix)
 		}, []string{"t 1: modified big (content)", "t 1: modified same (content)"}, false},
 		{"cloned-one-block-off", true, func(t *testing.T, e env) {
-			cloneInto(t, filepath.Join(e.dir, "big"), e.tar, e.off["big"]+4096, 4*4096)
+			cloneInto(t, filepath.Join(e.dir, "big"), e.tar, e.off["big"]+4096, bigPrefix-4096)
 		}, []string{"t 1: modified big (content)", "t 1: modified same (content)"}, false},
 		{"cloned-from-other-file", true, func(t *testing.T, e env) {
 			other := filepath.Join(filepath.Dir(e.tar), "other")
 			must(t, os.WriteFile(other, []byte(sharedTree()[1].data), 0o644))
-			cloneInto(t, filepath.Join(e.dir, "big"), other, 0, 5*4096)
+			cloneInto(t, filepath.Join(e.dir, "big"), other, 0, bigPrefix)
 		}, []string{"t 1: modified big (content)", "t 1: modified same (content)"}, false},
 		{"cloned-from-copy", true, func(t *testing.T, e env) {
 			copy := filepath.Join(filepath.Dir(e.tar), "copy")
 			must(t, os.WriteFile(copy, []byte(sharedTree()[0].data), 0o644))
-			cloneInto(t, filepath.Join(e.dir, "big"), copy, 0, 5*4096)
+			cloneInto(t, filepath.Join(e.dir, "big"), copy, 0, bigPrefix)
 		}, nil, false},
 		{"tar-rewritten", false, func(t *testing.T, e env) { // its blocks move: big shares nothing with it
 			pwrite(t, e.tar, sharedTree()[0].data, e.off["big"])
