@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Times pkg verify (extent maps where the data is cloned) against pkg verify --full and
-# sha256sum of the same files (one process, and one per core), on a loop-mounted XFS,
-# warm (page cache kept) and cold (caches dropped before each run).
+# sha256sum of the same files, on a loop-mounted XFS, warm (page cache kept) and cold
+# (caches dropped before each command).
 #
 # Run as root from anywhere:   bench/verify.sh
 # Environment: SHAPES="big kernel" (bench/gentree shapes)  FS="xfs"  RUNS=5  WORK=/var/tmp/pkg-verify-bench
 #              DEBS="golang-1.19-go_*.deb ..." also times packages published from these files
 #              (apt-get download golang-1.19-go golang-1.19-src).
-# Results: medians and ratios on stdout, hyperfine JSON under $WORK/results.
+# Each round runs every command once, in turn, after a warm-up round. Results: medians over
+# rounds and the median of each round's ratio on stdout, hyperfine JSON under $WORK/results.
 set -euo pipefail
 
 SHAPES=${SHAPES:-big kernel}
@@ -35,10 +36,14 @@ mnt=$WORK/mnt
 cleanup() { umount "$mnt" 2>/dev/null || true; rm -f "$WORK"/*.img; }
 trap cleanup EXIT
 
-hf() { # hf NAME ARGS...: hyperfine with the common options, JSON to results/NAME.json
+# rounds NAME ARGS...: runs hyperfine's commands once each, in turn, in a warm-up round and
+# then RUNS rounds, so that a machine whose load drifts favours none; JSON to results/NAME-R.json.
+rounds() {
 	local name=$1
 	shift
-	hyperfine -N --style none --warmup 1 --runs "$RUNS" --export-json "$WORK/results/$name.json" "$@" >/dev/null
+	for r in $(seq 0 "$RUNS"); do
+		hyperfine -N --style none --runs 1 --export-json "$WORK/results/$name-$r.json" "$@" >/dev/null 2>&1
+	done
 }
 
 names=()
@@ -72,11 +77,10 @@ for kind in $FS; do
 			prep=()
 			[ "$temp" = cold ] && prep=(--prepare "sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'")
 			name=$kind-$p-$temp
-			hf "$name" "${prep[@]}" \
+			rounds "$name" "${prep[@]}" \
 				-n "pkg verify" "$pkg $g verify $p" \
 				-n "pkg verify --full" "$pkg $g verify --full $p" \
-				-n "sha256sum" "sh -c '$sums | xargs -0 sha256sum >/dev/null'" \
-				-n "sha256sum -P$(nproc)" "sh -c '$sums | xargs -0 -n 64 -P $(nproc) sha256sum >/dev/null'"
+				-n "sha256sum" "sh -c '$sums | xargs -0 sha256sum >/dev/null'"
 			names+=("$name")
 		done
 		$pkg $g remove "$p"
@@ -85,13 +89,14 @@ for kind in $FS; do
 	rm -f "$WORK/$kind.img"
 done
 
-python3 - "$WORK/results" "${names[@]}" <<'EOF'
-import json, sys
-results, names = sys.argv[1], sys.argv[2:]
-print(f"{'case':<28} {'command':<20} {'median s':>9} {'× pkg verify':>13}")
+python3 - "$WORK/results" "$RUNS" "${names[@]}" <<'EOF'
+import json, statistics, sys
+results, runs, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+print(f"{'case':<32} {'command':<18} {'median s':>9} {'median ratio to pkg verify':>27}")
 for n in names:
-    rs = json.load(open(f"{results}/{n}.json"))["results"]
-    base = rs[0]["median"]
-    for r in rs:
-        print(f"{n:<28} {r['command']:<20} {r['median']:>9.3f} {r['median'] / base:>13.1f}")
+    rounds = [json.load(open(f"{results}/{n}-{r}.json"))["results"] for r in range(1, runs + 1)]
+    for i, c in enumerate(rounds[0]):
+        t = [rs[i]["mean"] for rs in rounds]
+        ratio = [rs[i]["mean"] / rs[0]["mean"] for rs in rounds]
+        print(f"{n:<32} {c['command']:<18} {statistics.median(t):>9.3f} {statistics.median(ratio):>27.1f}")
 EOF
