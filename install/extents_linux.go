@@ -44,11 +44,11 @@ type extent struct{ logical, physical, length int64 }
 // span is a range of a file's bytes, [from, to).
 type span struct{ from, to int64 }
 
-// sharedExtents appends to out the extents of the open file fd that overlap [0, end) and
-// that the filesystem reports shared with another file, at addresses that locate their
+// sharedExtents appends to out the extents of the open file fd that overlap [start, end)
+// and that the filesystem reports shared with another file, at addresses that locate their
 // bytes (not encoded, inline or unwritten), in order.
-func (b *fiemapBuf) sharedExtents(fd int, end int64, out []extent) ([]extent, error) {
-	for start := int64(0); start < end; {
+func (b *fiemapBuf) sharedExtents(fd int, start, end int64, out []extent) ([]extent, error) {
+	for start < end {
 		b.fiemapHeader = fiemapHeader{Start: uint64(start), Length: uint64(end - start), Flags: fiemapFlagSync, ExtentCount: fiemapBatch}
 		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), fsIocFiemap, uintptr(unsafe.Pointer(b))); e != 0 {
 			return out, e

@@ -241,6 +241,7 @@ type fileChecker struct {
 	buf    []byte
 	fm     *fiemapBuf
 	ext    []extent      // of the file being checked
+	tarExt []extent      // of its member's data in the cache's tar
 	unread *atomic.Int64 // bytes found shared with the cache
 }
 

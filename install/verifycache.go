@@ -14,13 +14,11 @@ import (
 type cachedTar struct {
 	fd      int
 	dev     uint64
-	extents []extent                   // its shared extents, in order
-	members map[string]*tarutil.Member // regular members by path, hardlinks by their own path too
+	members map[string]*tarutil.Member // regular members checked by extents, and hardlinks to them, by path
 }
 
 // openCachedTar opens the tar of the archive with this sha256 in cache, or returns nil when
-// no file can share its blocks: the entry is gone or damaged, its filesystem cannot tell
-// (FIEMAP), or none of its blocks is shared.
+// the entry is gone or damaged.
 func openCachedTar(cache Cache, sha string) *cachedTar {
 	members, err := cache.Members(sha)
 	if err != nil {
@@ -31,19 +29,13 @@ func openCachedTar(cache Cache, sha string) *cachedTar {
 		return nil
 	}
 	var st unix.Stat_t
-	s := &cachedTar{fd: fd}
 	if unix.Fstat(fd, &st) != nil {
-		s.close()
+		unix.Close(fd)
 		return nil
 	}
-	s.dev = st.Dev
-	if s.extents, err = new(fiemapBuf).sharedExtents(fd, st.Size, nil); err != nil || len(s.extents) == 0 {
-		s.close()
-		return nil
-	}
-	s.members = make(map[string]*tarutil.Member, len(members))
+	s := &cachedTar{fd: fd, dev: st.Dev, members: map[string]*tarutil.Member{}}
 	for i := range members {
-		if m := &members[i]; m.Type == tar.TypeReg {
+		if m := &members[i]; m.Type == tar.TypeReg && m.Size >= minShared {
 			s.members[m.Name] = m
 		}
 	}
@@ -73,15 +65,18 @@ func (c *fileChecker) sameAsCached(src *cachedTar, fd int, f *db.File) bool {
 	}
 	m := src.members[f.Path]
 	var st unix.Stat_t
-	if m == nil || m.SHA256 != f.SHA256 || m.Size < minShared || unix.Fstat(fd, &st) != nil ||
+	if m == nil || m.SHA256 != f.SHA256 || unix.Fstat(fd, &st) != nil ||
 		st.Dev != src.dev || st.Size != m.Size {
 		return false
 	}
 	var err error
-	if c.ext, err = c.fm.sharedExtents(fd, m.Size, c.ext[:0]); err != nil || len(c.ext) == 0 {
+	if c.ext, err = c.fm.sharedExtents(fd, 0, m.Size, c.ext[:0]); err != nil || len(c.ext) == 0 {
 		return false
 	}
-	gaps := unshared(c.ext, src.extents, m.Offset, m.Size)
+	if c.tarExt, err = c.fm.sharedExtents(src.fd, m.Offset, m.Offset+m.Size, c.tarExt[:0]); err != nil {
+		return false
+	}
+	gaps := unshared(c.ext, c.tarExt, m.Offset, m.Size)
 	var n int64
 	for _, g := range gaps {
 		n += g.to - g.from
