@@ -64,7 +64,7 @@ func (c *fileChecker) sameAsCached(src *cachedTar, fd int, f *db.File) bool {
 		return false
 	}
 	m := src.members[f.Path]
-	var st unix.Stat_t
+	var st unix.Stat_t // on the tar's filesystem: physical addresses are its own
 	if m == nil || m.SHA256 != f.SHA256 || unix.Fstat(fd, &st) != nil ||
 		st.Dev != src.dev || st.Size != m.Size {
 		return false
