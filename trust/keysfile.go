@@ -91,32 +91,14 @@ func editTrusted(path, id, add string) (dropped []PublicKey, err error) {
 
 // replaceFile replaces the file at path with data, mode 0644: a temporary file in the
 // same directory, synced, renamed over path, then the directory synced.
-func replaceFile(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+func replaceFile(path string, data []byte) error {
+	tmp, err := writeTemp(path, data, 0o644)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return durable.Path(dir)
+	return durable.Path(filepath.Dir(path))
 }
