@@ -44,8 +44,8 @@ func RemoveTrusted(path, id string) (removed []PublicKey, err error) {
 
 // editTrusted drops the entries of key id from the file at path, appends the entry add
 // unless it is "", and returns the entries dropped; it leaves a file with neither as it is.
-// A line left with no key goes, with its
-// comment, which was about that key; a file left with nothing is kept empty.
+// A line left with no key goes, with its comment, which was about that key; a file left
+// with nothing is kept empty.
 func editTrusted(path, id, add string) (dropped []PublicKey, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
