@@ -179,6 +179,7 @@ func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
 // install made, when the root holds all.
 func checkBinLinks(r *Root, p *db.Package, all map[string]*db.Package) []Problem {
 	var problems []Problem
+	wants := r.binWants(all, p)
 	for _, b := range p.Bin {
 		link := r.path("bin", command(b))
 		got, err := readBin(link)
@@ -186,7 +187,7 @@ func checkBinLinks(r *Root, p *db.Package, all map[string]*db.Package) []Problem
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			kind = "missing"
-		case err == nil && got == r.binWant(all, p, b):
+		case err == nil && got == wants[command(b)]:
 			continue
 		case errors.Is(err, syscall.EINVAL): // not a symlink
 			what = WhatForeign
