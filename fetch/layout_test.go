@@ -142,6 +142,13 @@ func TestNewCacheTagged(t *testing.T) {
 		{"empty tag", func(dir string) error { return writeIn(dir, tagName, "") }},
 		{"part of the tag", func(dir string) error { return writeIn(dir, tagName, cacheTag[:20]) }},
 		{"tag only", func(dir string) error { return writeIn(dir, tagName, cacheTag) }},
+		// Another process made tars/ after this one read the start of its tag.
+		{"part of the tag, then tars", func(dir string) error {
+			if err := writeIn(dir, tagName, cacheTag[:20]); err != nil {
+				return err
+			}
+			return os.Mkdir(filepath.Join(dir, "tars"), 0o755)
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "cache")
