@@ -212,10 +212,7 @@ func releaseOf(v string) []string {
 // pre-releases, but for the pre-releases of a release in welcome (see Requirement.welcomes
 // and resolver.welcome). It returns vs itself when that is the order.
 func preferred(vs []Package, welcome []string) []Package {
-	late := func(p Package) bool {
-		rel, ok := PreRelease(p.Version)
-		return ok && !slices.ContainsFunc(welcome, func(w string) bool { return compareParts(w, rel) == 0 })
-	}
+	late := func(p Package) bool { return ranksLate(p.Version, welcome) }
 	i := slices.IndexFunc(vs, late)
 	if i < 0 {
 		return vs
@@ -232,6 +229,13 @@ func preferred(vs []Package, welcome []string) []Package {
 		}
 	}
 	return out
+}
+
+// ranksLate reports whether v is a pre-release that ranks after the releases: one of a
+// release not in welcome.
+func ranksLate(v string, welcome []string) bool {
+	rel, ok := PreRelease(v)
+	return ok && !slices.ContainsFunc(welcome, func(w string) bool { return compareParts(w, rel) == 0 })
 }
 
 // extensionsEnd returns a version that sorts after v0 and every version "@v0" allows,
