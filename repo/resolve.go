@@ -354,7 +354,7 @@ func (r *resolver) cursor(name string) cursor {
 
 // rerank starts the walk again, for a welcome that changed the order of the versions
 // not yet tried.
-func (c *cursor) rerank() { c.step, c.i, c.reranked, c.late = 0, 0, true, false }
+func (c *cursor) rerank() { c.step, c.reranked, c.late = 0, true, false }
 
 // next returns the next version to try, or false when there is none.
 func (c *cursor) next() (Package, bool) {
@@ -367,7 +367,7 @@ func (c *cursor) next() (Package, bool) {
 		}
 	}
 	for ; c.step == 1 || c.step == 2 && c.late; c.step, c.i = c.step+1, lo {
-		for c.i = max(c.i, lo); c.i < hi; c.i++ {
+		for ; c.i < hi; c.i++ {
 			k := c.i
 			c.r.work++
 			late := ranksLate(vs[k].Version, c.r.welcome[c.name])
