@@ -85,10 +85,8 @@ type converter struct {
 	end   int64                 // input offset just past the last entry and its data
 }
 
-// dirWritten is what the converter wrote of a directory: its index in stats.Members, mode
-// and time.
+// dirWritten is the mode and time the converter last wrote for a directory.
 type dirWritten struct {
-	i     int
 	mode  fs.FileMode
 	mtime int64
 }
@@ -186,11 +184,12 @@ func (c *converter) again(m *Member, raw string) error {
 	if err := c.enc.writeHeader(m); err != nil {
 		return fmt.Errorf("tarutil: write member %s: %w", termtext.Quote(raw), err)
 	}
-	c.dirs[m.Name] = dirWritten{earlier.i, m.Mode, m.ModTime.Unix()}
+	c.dirs[m.Name] = dirWritten{m.Mode, m.ModTime.Unix()}
 	if c.idx != nil {
 		c.idx.add(m, true)
 	} else {
-		c.stats.Members[earlier.i].Mode, c.stats.Members[earlier.i].ModTime = m.Mode, m.ModTime
+		i := c.chk.index(m.Name) // the checker records each member as it is written
+		c.stats.Members[i].Mode, c.stats.Members[i].ModTime = m.Mode, m.ModTime
 	}
 	return nil
 }
@@ -232,7 +231,7 @@ func (c *converter) write(m *Member, raw string, r io.Reader) error {
 		c.data.h.Sum(m.SHA256[:0])
 	}
 	if m.Type == tar.TypeDir {
-		c.dirs[m.Name] = dirWritten{len(c.stats.Members), m.Mode, m.ModTime.Unix()}
+		c.dirs[m.Name] = dirWritten{m.Mode, m.ModTime.Unix()}
 	} else {
 		c.stats.Files++
 	}

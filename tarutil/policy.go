@@ -29,6 +29,8 @@ type checker struct {
 // kind is a path's type flag, in the top byte, and its index among the members recorded.
 type kind uint32
 
+const _ = uint(1<<24 - maxMembers) // an index fits below the type flag
+
 func newKind(typ byte, index int) kind { return kind(typ)<<24 | kind(index) }
 func (k kind) typ() byte               { return byte(k >> 24) }
 
