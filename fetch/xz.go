@@ -30,10 +30,9 @@ import (
 var errXZ = errors.New("xz: malformed stream")
 
 const (
-	xzHeaderLen  = 12 // stream header and stream footer
-	xzLZMA2      = 0x21
-	xzMaxFilters = 4
-	xzEndLen     = 2 + 2*10 + 3 + 4 + xzHeaderLen // the longest index of one block, and the footer
+	xzHeaderLen = 12 // stream header and stream footer
+	xzLZMA2     = 0x21
+	xzEndLen    = 2 + 2*10 + 3 + 4 + xzHeaderLen // the longest index of one block, and the footer
 
 	// xzInFlight bounds the bytes of the blocks read ahead, compressed and decoded; a
 	// block is decoded in parallel when its bytes are at most xzMaxBlock. Multi-threaded
@@ -76,9 +75,6 @@ type xzJob struct {
 
 // wrap names the block in err.
 func (j *xzJob) wrap(err error) error {
-	if err == nil {
-		return nil
-	}
 	return fmt.Errorf("xz block %d at byte %d: %w", j.block, j.at, err)
 }
 
