@@ -55,8 +55,7 @@ type xzReader struct {
 	err    error
 
 	mu        sync.Mutex
-	free      [][]byte // buffers of the jobs returned, for the next ones
-	closed    bool
+	free      [][]byte       // buffers of the jobs returned, for the next ones
 	streaming *io.PipeReader // the input of the streamed block the splitter writes
 }
 
@@ -183,7 +182,6 @@ func (x *xzReader) Close() error {
 		close(x.stop)
 		x.budget.close()
 		x.mu.Lock()
-		x.closed = true
 		if x.streaming != nil {
 			x.streaming.CloseWithError(errReaderGone)
 		}
@@ -494,11 +492,12 @@ func (s *xzSplitter) streamed(h []byte, start int64) error {
 	pr, pw := io.Pipe()
 	x := s.x
 	x.mu.Lock()
-	closed := x.closed
 	x.streaming = pr // Close closes it: the reader may never reach this block
 	x.mu.Unlock()
-	if closed {
+	select {
+	case <-x.stop: // Close may have looked for x.streaming before it was set
 		return errStopped
+	default:
 	}
 	if err := s.send(&xzJob{pr: pr, block: s.blocks, at: start}); err != nil {
 		return err
