@@ -62,12 +62,11 @@ var zipEntries = []zipEntry{
 // compares its members with what unzip extracts.
 func TestZip(t *testing.T) {
 	tests := []struct {
-		name    string
-		zip     []byte
-		want    map[string]string // nil: what unzip extracts
-		members int
+		name string
+		zip  []byte
+		want map[string]string // nil: what unzip extracts
 	}{
-		{"unix", makeZip(t, zipEntries...), nil, 0},
+		{"unix", makeZip(t, zipEntries...), nil},
 		// Go's module zips (golang.org/x/mod/zip) are made by zip.Writer.Create: no modes.
 		{"module", makeZip(t, zipEntry{"example.com/m@v1.0.0/go.mod", 0, "module example.com/m\n"},
 			zipEntry{"example.com/m@v1.0.0/cmd/m/main.go", 0, "package main\n"}), map[string]string{
@@ -77,9 +76,9 @@ func TestZip(t *testing.T) {
 			"example.com/m@v1.0.0/cmd/m":         "dir -rwxr-xr-x",
 			"example.com/m@v1.0.0/go.mod":        plainFile("module example.com/m\n"),
 			"example.com/m@v1.0.0/cmd/m/main.go": plainFile("package main\n"),
-		}, 0},
-		{"no unix dir", makeZip(t, zipEntry{"d/", 0, ""}, zipEntry{"d/f", 0, "f"}), nil, 0},
-		{"empty", makeZip(t), map[string]string{}, 0},
+		}},
+		{"no unix dir", makeZip(t, zipEntry{"d/", 0, ""}, zipEntry{"d/f", 0, "f"}), nil},
+		{"empty", makeZip(t), map[string]string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
