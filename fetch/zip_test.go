@@ -139,6 +139,34 @@ func TestZipByZip(t *testing.T) {
 	testfs.SameTree(t, "members of zip's zip", membersTree(got.Members), unzipped(t, data))
 }
 
+// TestZipInPlace reads a local zip, as Inspect does, from the file itself: its bytes are not
+// also read in order, past what the pipes in front of the conversion hold (4 MiB).
+func TestZipInPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.zip")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "big", Method: zip.Store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(make([]byte, 32<<20))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	src := &countingReader{r: f}
+	f.Seek(0, io.SeekStart)
+	if st, err := convert(io.Discard, src, conversion{local: f}); err != nil || len(st.Members) != 1 {
+		t.Fatalf("convert: %d members, %v", len(st.Members), err)
+	}
+	if src.n > 8<<20 {
+		t.Errorf("read %d bytes of a 32 MiB zip in order, besides reading it in place", src.n)
+	}
+}
+
 // TestZipRefused checks that a zip's members go through the checks a tar's do, and that
 // what a zip alone can hold is refused, naming the member.
 func TestZipRefused(t *testing.T) {
