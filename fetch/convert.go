@@ -129,11 +129,15 @@ type conversion struct {
 // (where each file's data is hashed).
 // An error from src comes first: a wrong archive makes the decompressor fail too, but is
 // the cause. After any other failure src is still read to its end, to report a wrong
-// archive as such, unless writing w failed. With cv.idx not nil, the tar's index is
-// written there as the members pass (tarutil.AlignIndex) rather than listed in the Stats.
+// archive as such, unless writing w failed or src is cv.local, which nothing verifies.
+// With cv.idx not nil, the tar's index is written there as the members pass
+// (tarutil.AlignIndex) rather than listed in the Stats.
 func convert(w io.Writer, src io.Reader, cv conversion) (tarutil.Stats, error) {
 	raw, plain := newPipe(pipeChunks, pipeChunkSize), newPipe(pipeChunks, pipeChunkSize)
 	abort := make(chan struct{})
+	if cv.local != nil {
+		close(abort)
+	}
 	srcErr, decErr := make(chan error, 1), make(chan error, 1)
 	go func() { srcErr <- pump(raw, src, abort) }()
 	go func() {
@@ -147,7 +151,7 @@ func convert(w io.Writer, src io.Reader, cv conversion) (tarutil.Stats, error) {
 	}
 	st, err := align(aw, cv.idx, plain, cv.lim)
 	plain.closeRead()
-	if out.err != nil {
+	if out.err != nil && cv.local == nil {
 		close(abort)
 	}
 	e1, e2 := <-srcErr, <-decErr

@@ -15,6 +15,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
+
 	"pkg/internal/testfs"
 	"pkg/tarutil"
 )
@@ -213,6 +216,28 @@ func TestDebRefused(t *testing.T) {
 				t.Errorf("convert: %v, not ErrDeb", err)
 			}
 		})
+	}
+}
+
+// TestDebAfterStream refuses a data member with bytes after its compressed tar, in each
+// compression: its decompressor reads the member to its end, past the 64 KiB the member's
+// buffer holds, and refuses what follows its stream.
+func TestDebAfterStream(t *testing.T) {
+	plain := makeTar(t, []file{{"usr/share/big", bytes.Repeat([]byte("x"), 9000)}})
+	var zs bytes.Buffer
+	zw, _ := zstd.NewWriter(&zs)
+	zw.Write(plain)
+	zw.Close()
+	control := gzipped(t, makeTar(t, []file{{"./control", []byte("Package: hello\nVersion: 1\n")}}))
+	for ext, data := range map[string][]byte{
+		".gz": gzipped(t, plain), ".zst": zs.Bytes(), ".xz": xzStream(t, plain, 1<<20, xz.CRC64),
+	} {
+		member := append(bytes.Clone(data), bytes.Repeat([]byte("x"), 100)...)
+		deb := arArchive(arMember{"debian-binary", []byte("2.0\n"), 0}, arMember{"control.tar.gz", control, 0}, arMember{"data.tar" + ext, member, 0})
+		_, err := convert(io.Discard, bytes.NewReader(deb), conversion{})
+		if want := `deb member "data.tar` + ext + `": `; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, ErrDeb) {
+			t.Errorf("%s with 100 bytes after its stream: %v, want ErrDeb naming the member", ext, err)
+		}
 	}
 }
 

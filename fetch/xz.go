@@ -30,10 +30,9 @@ import (
 var errXZ = errors.New("xz: malformed stream")
 
 const (
-	xzHeaderLen  = 12 // stream header and stream footer
-	xzLZMA2      = 0x21
-	xzMaxFilters = 4
-	xzEndLen     = 2 + 2*10 + 3 + 4 + xzHeaderLen // the longest index of one block, and the footer
+	xzHeaderLen = 12 // stream header and stream footer
+	xzLZMA2     = 0x21
+	xzEndLen    = 2 + 2*10 + 3 + 4 + xzHeaderLen // the longest index of one block, and the footer
 
 	// xzInFlight bounds the bytes of the blocks read ahead, compressed and decoded; a
 	// block is decoded in parallel when its bytes are at most xzMaxBlock. Multi-threaded
@@ -56,8 +55,7 @@ type xzReader struct {
 	err    error
 
 	mu        sync.Mutex
-	free      [][]byte // buffers of the jobs returned, for the next ones
-	closed    bool
+	free      [][]byte       // buffers of the jobs returned, for the next ones
 	streaming *io.PipeReader // the input of the streamed block the splitter writes
 }
 
@@ -76,9 +74,6 @@ type xzJob struct {
 
 // wrap names the block in err.
 func (j *xzJob) wrap(err error) error {
-	if err == nil {
-		return nil
-	}
 	return fmt.Errorf("xz block %d at byte %d: %w", j.block, j.at, err)
 }
 
@@ -187,7 +182,6 @@ func (x *xzReader) Close() error {
 		close(x.stop)
 		x.budget.close()
 		x.mu.Lock()
-		x.closed = true
 		if x.streaming != nil {
 			x.streaming.CloseWithError(errReaderGone)
 		}
@@ -498,11 +492,12 @@ func (s *xzSplitter) streamed(h []byte, start int64) error {
 	pr, pw := io.Pipe()
 	x := s.x
 	x.mu.Lock()
-	closed := x.closed
 	x.streaming = pr // Close closes it: the reader may never reach this block
 	x.mu.Unlock()
-	if closed {
+	select {
+	case <-x.stop: // Close may have looked for x.streaming before it was set
 		return errStopped
+	default:
 	}
 	if err := s.send(&xzJob{pr: pr, block: s.blocks, at: start}); err != nil {
 		return err

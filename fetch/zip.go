@@ -80,13 +80,10 @@ func inflateZip(plain *pipe, r io.Reader, cv conversion) error {
 	return fillZip(plain, zr)
 }
 
-// stageZip writes r into a temporary file of cv.tmp, or reads it to its end when it is
-// cv.local, and returns the file, its size and what removes it.
+// stageZip writes r into a temporary file of cv.tmp, unless the archive is cv.local, and
+// returns the file, its size and what removes it.
 func stageZip(r io.Reader, cv conversion) (*os.File, int64, func(), error) {
 	if cv.local != nil {
-		if _, err := io.Copy(io.Discard, r); err != nil {
-			return nil, 0, nil, err
-		}
 		info, err := cv.local.Stat()
 		if err != nil {
 			return nil, 0, nil, err

@@ -62,12 +62,11 @@ var zipEntries = []zipEntry{
 // compares its members with what unzip extracts.
 func TestZip(t *testing.T) {
 	tests := []struct {
-		name    string
-		zip     []byte
-		want    map[string]string // nil: what unzip extracts
-		members int
+		name string
+		zip  []byte
+		want map[string]string // nil: what unzip extracts
 	}{
-		{"unix", makeZip(t, zipEntries...), nil, 0},
+		{"unix", makeZip(t, zipEntries...), nil},
 		// Go's module zips (golang.org/x/mod/zip) are made by zip.Writer.Create: no modes.
 		{"module", makeZip(t, zipEntry{"example.com/m@v1.0.0/go.mod", 0, "module example.com/m\n"},
 			zipEntry{"example.com/m@v1.0.0/cmd/m/main.go", 0, "package main\n"}), map[string]string{
@@ -77,9 +76,9 @@ func TestZip(t *testing.T) {
 			"example.com/m@v1.0.0/cmd/m":         "dir -rwxr-xr-x",
 			"example.com/m@v1.0.0/go.mod":        plainFile("module example.com/m\n"),
 			"example.com/m@v1.0.0/cmd/m/main.go": plainFile("package main\n"),
-		}, 0},
-		{"no unix dir", makeZip(t, zipEntry{"d/", 0, ""}, zipEntry{"d/f", 0, "f"}), nil, 0},
-		{"empty", makeZip(t), map[string]string{}, 0},
+		}},
+		{"no unix dir", makeZip(t, zipEntry{"d/", 0, ""}, zipEntry{"d/f", 0, "f"}), nil},
+		{"empty", makeZip(t), map[string]string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,6 +137,34 @@ func TestZipByZip(t *testing.T) {
 		t.Errorf("a zip has control fields: %+v", got.Control)
 	}
 	testfs.SameTree(t, "members of zip's zip", membersTree(got.Members), unzipped(t, data))
+}
+
+// TestZipInPlace reads a local zip, as Inspect does, from the file itself: its bytes are not
+// also read in order, past what the pipes in front of the conversion hold (4 MiB).
+func TestZipInPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.zip")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "big", Method: zip.Store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(make([]byte, 32<<20))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	src := &countingReader{r: f}
+	f.Seek(0, io.SeekStart)
+	if st, err := convert(io.Discard, src, conversion{local: f}); err != nil || len(st.Members) != 1 {
+		t.Fatalf("convert: %d members, %v", len(st.Members), err)
+	}
+	if src.n > 8<<20 {
+		t.Errorf("read %d bytes of a 32 MiB zip in order, besides reading it in place", src.n)
+	}
 }
 
 // TestZipRefused checks that a zip's members go through the checks a tar's do, and that
