@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,16 +20,6 @@ import (
 	"pkg/internal/testfs"
 	"pkg/tarutil"
 )
-
-// run runs a command, failing the test with its output if it fails.
-func run(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
 
 // writeTree writes, under dir, files of every kind a package may hold: an executable, a
 // plain file, one big enough to be aligned, an empty directory and a symlink.
@@ -89,7 +78,7 @@ func buildDeb(t *testing.T, comp string) string {
 		t.Fatal(err)
 	}
 	deb := filepath.Join(base, "hello.deb")
-	run(t, base, "dpkg-deb", "--root-owner-group", "-Z", comp, "--build", tree, deb)
+	testfs.Run(t, base, "dpkg-deb", "--root-owner-group", "-Z", comp, "--build", tree, deb)
 	return deb
 }
 
@@ -132,7 +121,7 @@ func TestDebFormats(t *testing.T) {
 				t.Errorf("control: got %+v, want %+v", got.Control, want)
 			}
 			dir := t.TempDir()
-			run(t, dir, "dpkg-deb", "-x", deb, dir)
+			testfs.Run(t, dir, "dpkg-deb", "-x", deb, dir)
 			testfs.SameTree(t, "members of "+comp+" .deb", membersTree(got.Members), extracted(t, dir))
 		})
 	}

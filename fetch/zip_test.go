@@ -114,7 +114,7 @@ func unzipped(t *testing.T, data []byte) map[string]string {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run(t, dir, "unzip", "-q", path)
+	testfs.Run(t, dir, "unzip", "-q", path)
 	return extracted(t, dir)
 }
 
@@ -124,7 +124,7 @@ func TestZipByZip(t *testing.T) {
 	testfs.NeedTools(t, "zip")
 	base := t.TempDir()
 	writeTree(t, filepath.Join(base, "hello"))
-	run(t, base, "zip", "-q", "-r", "-y", "hello.zip", "hello")
+	testfs.Run(t, base, "zip", "-q", "-r", "-y", "hello.zip", "hello")
 	data, err := os.ReadFile(filepath.Join(base, "hello.zip"))
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -55,8 +56,8 @@ func Mount(t testing.TB, kind string) string {
 	if err := os.Truncate(img, imageSize); err != nil {
 		t.Fatal(err)
 	}
-	run(t, append(args, img)...)
-	run(t, "mount", "-o", "loop", img, mnt)
+	Run(t, "", append(args, img)...)
+	Run(t, "", "mount", "-o", "loop", img, mnt)
 	unmountAtEnd(t, mnt)
 	return mnt
 }
@@ -72,7 +73,7 @@ func Folding(t testing.TB) string {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		run(t, "chattr", "+F", dir)
+		Run(t, "", "chattr", "+F", dir)
 		return dir
 	}
 	if b, err := os.ReadFile("/proc/filesystems"); err == nil && strings.Contains(string(b), "\tvfat\n") {
@@ -92,7 +93,7 @@ func Tmpfs(t testing.TB, size int64, options ...string) string {
 	}
 	mnt := t.TempDir()
 	opts := strings.Join(append([]string{fmt.Sprintf("size=%d", size)}, options...), ",")
-	run(t, "mount", "-t", "tmpfs", "-o", opts, "tmpfs", mnt)
+	Run(t, "", "mount", "-t", "tmpfs", "-o", opts, "tmpfs", mnt)
 	unmountAtEnd(t, mnt)
 	return mnt
 }
@@ -126,10 +127,32 @@ func NeedTools(t testing.TB, tools ...string) {
 	}
 }
 
-func run(t testing.TB, args ...string) {
+// Run runs a command in dir ("" for the test's own), failing t with its output if it fails.
+func Run(t testing.TB, dir string, args ...string) {
 	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("testfs: %v: %v\n%s", args, err, out)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// OldFiles writes each name, a path relative to dir, with its name as content, two days
+// old: past every age at which pkg removes what it made in a cache.
+func OldFiles(t testing.TB, dir string, names ...string) {
+	t.Helper()
+	old := time.Now().Add(-48 * time.Hour)
+	for _, name := range names {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
