@@ -298,7 +298,7 @@ func (s *xzSplitter) send(j *xzJob) error {
 		return errStopped
 	}
 	if j.done != nil {
-		s.work <- j // never blocks: work has the room order has
+		s.work <- j // at most until a worker takes a job: work has the room order has
 	}
 	return nil
 }
