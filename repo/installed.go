@@ -142,3 +142,12 @@ func shortestChain(deps map[string][]string, from, to string) []string {
 	}
 	return nil
 }
+
+// Versions returns the versions ix offers of name, newest first.
+func (ix *Index) Versions(name string) []string {
+	var out []string
+	for _, p := range ix.versions()[name] {
+		out = append(out, p.Version)
+	}
+	return out
+}
