@@ -11,8 +11,8 @@ import (
 
 	"pkg/db"
 	"pkg/install"
-	"pkg/report"
 	"pkg/repo"
+	"pkg/report"
 
 	"github.com/urfave/cli/v2"
 )

@@ -9,8 +9,8 @@ import (
 
 	"pkg/db"
 	"pkg/install"
-	"pkg/report"
 	"pkg/repo"
+	"pkg/report"
 )
 
 func outdatedCommand() *cli.Command {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/report"
 	"pkg/repo"
+	"pkg/report"
 )
 
 func whyCommand() *cli.Command {
