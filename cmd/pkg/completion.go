@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -79,9 +80,10 @@ const fishInstalled = `complete -c pkg -n '__fish_seen_subcommand_from info file
 `
 
 // completeInstalled completes a command's flags after a "-", else the names of the
-// installed packages.
+// installed packages. The word completed is read from os.Args, as urfave/cli's own
+// completion reads it (cli.DefaultCompleteWithFlags): a flag cut short fails to parse.
 func completeInstalled(c *cli.Context) {
-	if args := c.Args().Slice(); len(args) > 0 && strings.HasPrefix(args[len(args)-1], "-") {
+	if n := len(os.Args); n > 2 && strings.HasPrefix(os.Args[n-2], "-") {
 		cli.DefaultCompleteWithFlags(c.Command)(c)
 		return
 	}
