@@ -5,7 +5,9 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -168,10 +170,10 @@ type OutdatedEntry struct {
 	Newest    string `json:"newest"`
 }
 
-// NewOutdated is the Outdated of os (repo.Index.Outdated).
-func NewOutdated(os []repo.Outdated) Outdated {
-	out := Outdated{Schema: OutdatedSchema, Packages: make([]OutdatedEntry, 0, len(os))}
-	for _, o := range os {
+// NewOutdated is the Outdated of found (repo.Index.Outdated).
+func NewOutdated(found []repo.Outdated) Outdated {
+	out := Outdated{Schema: OutdatedSchema, Packages: make([]OutdatedEntry, 0, len(found))}
+	for _, o := range found {
 		out.Packages = append(out.Packages, OutdatedEntry(o))
 	}
 	return out
@@ -224,4 +226,13 @@ func NewVerify(pkgs, files int, ps []install.Problem) Verify {
 		v.Problems = append(v.Problems, Problem{Package: p.Package, Version: p.Version, Path: p.Path, Kind: p.Kind, What: p.What})
 	}
 	return v
+}
+
+// Write writes v, one of this package's types, to w as indented JSON, with "<", ">" and
+// "&" as they are ("lib>=1.0", not "lib\u003e=1.0").
+func Write(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"text/tabwriter"
@@ -50,13 +49,8 @@ func jsonFlag(name string) cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print JSON (schema pkg." + name + "/1)"}
 }
 
-// printJSON prints v, a type of package report, as indented JSON.
-func printJSON(c *cli.Context, v any) error {
-	enc := json.NewEncoder(c.App.Writer)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // "lib>=1.0", not "lib\u003e=1.0"
-	return enc.Encode(v)
-}
+// printJSON prints v, a type of package report.
+func printJSON(c *cli.Context, v any) error { return report.Write(c.App.Writer, v) }
 
 func printTable(c *cli.Context, ps []db.Package) {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
