@@ -114,7 +114,11 @@ func TestWhyAndAutoremove(t *testing.T) {
 // for: autoremove keeps it once what needed it is gone.
 func TestInstallAgainRequests(t *testing.T) {
 	e := everydayEnv(t)
-	e.ok("install", "lib")
+	e.ok("install", "lib>=1", "lib<2")
+	out, _ := e.ok("why", "--json", "lib")
+	if w := decode[report.Why](t, "why --json", out, "pkg.why/1"); w.Requested != "lib>=1,<2" {
+		t.Errorf("why lib after installing it by two constraints: requested %q", w.Requested)
+	}
 	e.ok("remove", "app")
 	e.ok("autoremove")
 	if got := e.installed(); got != "lib 1.5, tool 1.0" { // named, lib moved to the newest app allows
