@@ -394,6 +394,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	if err != nil {
 		return err
 	}
+	c.share(tmp, sums, p)
 	if boot == "" {
 		if err := tmp.Sync(); err != nil {
 			return err

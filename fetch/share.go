@@ -1,0 +1,154 @@
+package fetch
+
+import (
+	"archive/tar"
+	"os"
+
+	"pkg/repo"
+	"pkg/tarutil"
+)
+
+// Consecutive versions of a package hold mostly the same files. Once a new entry's tar is
+// written, and before it is committed, each member that an entry of the same package
+// holds too (same sha256 and size, by their indexes) has its whole blocks shared with that
+// entry's (dedupe, share_linux.go), so that N versions take about the disk space of one
+// and what changed. The kernel compares the blocks byte for byte before it shares them:
+// an older tar whose data were damaged shares nothing, and the new entry's data stay what
+// was verified. A member's last, partial block holds the next member's header too, which
+// differs from tar to tar: it stays the new tar's own. Prune and clean need nothing more:
+// a block goes when the last tar that holds it goes.
+const (
+	maxDonors = 4       // entries of the same package, the newest versions first, that share
+	maxShared = 1 << 20 // members remembered across them, at most: 48 bytes each
+)
+
+// content is what makes two members' data the same.
+type content struct {
+	sum  [32]byte
+	size int64
+}
+
+// held is where a tar holds a member's data.
+type held struct {
+	tar *os.File
+	off int64
+}
+
+// donors are the tars whose data a new entry may share.
+type donors struct {
+	tars []*os.File
+	by   map[content]held
+}
+
+// donors opens the entries of the package name, except the one with sha256 except, and
+// remembers where their members' data lie. Their indexes are read one at a time; an entry
+// that cannot be read lends nothing.
+func (c *Cache) donors(name, except string) *donors {
+	es, err := c.List()
+	if err != nil {
+		return nil
+	}
+	d := &donors{by: map[content]held{}}
+	for i := len(es) - 1; i >= 0 && len(d.tars) < maxDonors; i-- { // List sorts by version
+		if e := es[i]; e.Name == name && e.Err == nil && e.SHA256 != except {
+			d.add(c, e.SHA256)
+		}
+	}
+	if len(d.tars) == 0 {
+		return nil
+	}
+	return d
+}
+
+// add opens the entry with this sha256 and remembers its members.
+func (d *donors) add(c *Cache, sha string) {
+	f, err := os.Open(c.Path(sha))
+	if err != nil {
+		return
+	}
+	ms, err := readMembers(c.idxPath(sha), f)
+	if err != nil {
+		f.Close()
+		return
+	}
+	d.tars = append(d.tars, f)
+	d.remember(f, ms)
+}
+
+// remember notes where f holds the data of each member of ms large enough to share a block.
+func (d *donors) remember(f *os.File, ms []tarutil.Member) {
+	for i := range ms {
+		m := &ms[i]
+		k := content{m.SHA256, m.Size}
+		if _, ok := d.by[k]; ok || m.Type != tar.TypeReg || m.Size < tarutil.Alignment || len(d.by) >= maxShared {
+			continue
+		}
+		d.by[k] = held{f, m.Offset}
+	}
+}
+
+func (d *donors) close() {
+	for _, f := range d.tars {
+		f.Close()
+	}
+}
+
+// share shares the data of the members ms of the tar dst with the donors' tars that hold
+// the same, and with earlier members of dst, and returns the bytes shared. It stops at
+// the first range the filesystem cannot share: dst keeps its own data, as written.
+func (d *donors) share(dst *os.File, ms []tarutil.Member) int64 {
+	block := shareBlock(dst)
+	if block == 0 {
+		return 0
+	}
+	var total int64
+	for i := range ms {
+		m := &ms[i]
+		if m.Type != tar.TypeReg || m.Size < block {
+			continue
+		}
+		h, ok := d.by[content{m.SHA256, m.Size}]
+		if !ok || h.off%block != 0 || m.Offset%block != 0 {
+			d.remember(dst, ms[i:i+1])
+			continue
+		}
+		n, handled := dedupe(dst, m.Offset, h.tar, h.off, m.Size/block*block)
+		total += n
+		if !handled {
+			break
+		}
+	}
+	return total
+}
+
+// readMembers reads the members listed by the entry index file at path, of the tar f.
+func readMembers(path string, f *os.File) ([]tarutil.Member, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	ix, err := openEntryIndex(path)
+	if err != nil {
+		return nil, err
+	}
+	defer ix.f.Close()
+	if ix.err != nil {
+		return nil, ix.err
+	}
+	return tarutil.ReadIndex(ix.rest(), ix.info.Size()-ix.off, info.Size())
+}
+
+// share shares what it can of the new tar of p, written to tmp with its index in sums,
+// with the entries of p's package, and returns the bytes shared.
+func (c *Cache) share(tmp *os.File, sums string, p repo.Package) int64 {
+	d := c.donors(p.Name, p.SHA256)
+	if d == nil {
+		return 0
+	}
+	defer d.close()
+	ms, err := readMembers(sums, tmp)
+	if err != nil {
+		return 0
+	}
+	return d.share(tmp, ms)
+}

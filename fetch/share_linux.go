@@ -1,0 +1,51 @@
+package fetch
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/tarutil"
+)
+
+// maxDedupe bounds one FIDEDUPERANGE: btrfs shares at most 16 MiB a call
+// (BTRFS_MAX_DEDUPE_LEN) and XFS, which takes more, compares as fast in pieces.
+const maxDedupe = 16 << 20 // 16 MiB
+
+// shareBlock returns the block of dst's filesystem, the unit it shares, or 0 where it
+// shares in units the aligned tar does not align to.
+func shareBlock(dst *os.File) int64 {
+	var st unix.Statfs_t
+	if unix.Fstatfs(int(dst.Fd()), &st) != nil || st.Bsize <= 0 || tarutil.Alignment%st.Bsize != 0 {
+		return 0
+	}
+	return st.Bsize
+}
+
+// dedupe makes the n bytes at doff in dst share the blocks of those at soff in src where
+// the two are equal (FIDEDUPERANGE, which compares them first), and returns the bytes
+// shared. handled is false when the filesystem cannot share them at all (ext4, tmpfs,
+// two filesystems); a range that differs is handled, with nothing shared.
+func dedupe(dst *os.File, doff int64, src *os.File, soff, n int64) (shared int64, handled bool) {
+	for shared < n {
+		r := unix.FileDedupeRange{
+			Src_offset: uint64(soff + shared),
+			Src_length: uint64(min(n-shared, maxDedupe)),
+			Info:       []unix.FileDedupeRangeInfo{{Dest_fd: int64(dst.Fd()), Dest_offset: uint64(doff + shared)}},
+		}
+		if err := unix.IoctlFileDedupeRange(int(src.Fd()), &r); err != nil {
+			return shared, false
+		}
+		switch info := r.Info[0]; {
+		case info.Status == unix.FILE_DEDUPE_RANGE_DIFFERS:
+			return shared, true
+		case info.Status != unix.FILE_DEDUPE_RANGE_SAME:
+			return shared, false
+		case info.Bytes_deduped == 0:
+			return shared, true
+		default:
+			shared += int64(info.Bytes_deduped)
+		}
+	}
+	return shared, true
+}
