@@ -96,12 +96,21 @@ func (d *donors) close() {
 // share shares the data of the members ms of the tar dst with the donors' tars that hold
 // the same, and with earlier members of dst, and returns the bytes shared. It stops at
 // the first range the filesystem cannot share: dst keeps its own data, as written.
+//
+// The kernel writes a range back before it shares it, and the new tar's data are still in
+// the page cache: written back at once, the tar of golang.org/x/text (542 files, 40 MiB)
+// shared in half the time it took range by range (bench/versions.sh: 95 ms against 189 ms,
+// medians of 5 on a loop XFS), and what its sync writes later is the less.
 func (d *donors) share(dst *os.File, ms []tarutil.Member) int64 {
 	block := shareBlock(dst)
 	if block == 0 {
 		return 0
 	}
-	var total int64
+	type pair struct {
+		m *tarutil.Member
+		h held
+	}
+	var todo []pair
 	for i := range ms {
 		m := &ms[i]
 		if m.Type != tar.TypeReg || m.Size < block {
@@ -112,7 +121,15 @@ func (d *donors) share(dst *os.File, ms []tarutil.Member) int64 {
 			d.remember(dst, ms[i:i+1])
 			continue
 		}
-		n, handled := dedupe(dst, m.Offset, h.tar, h.off, m.Size/block*block)
+		todo = append(todo, pair{m, h})
+	}
+	if len(todo) == 0 {
+		return 0
+	}
+	writeBack(dst)
+	var total int64
+	for _, p := range todo {
+		n, handled := dedupe(dst, p.m.Offset, p.h.tar, p.h.off, p.m.Size/block*block)
 		total += n
 		if !handled {
 			break

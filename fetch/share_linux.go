@@ -49,3 +49,9 @@ func dedupe(dst *os.File, doff int64, src *os.File, soff, n int64) (shared int64
 	}
 	return shared, true
 }
+
+// writeBack writes f's dirty pages back and waits for them, without syncing its metadata
+// or the device's cache.
+func writeBack(f *os.File) {
+	unix.SyncFileRange(int(f.Fd()), 0, 0, unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER)
+}

@@ -9,3 +9,5 @@ import "os"
 func shareBlock(*os.File) int64 { return 0 }
 
 func dedupe(*os.File, int64, *os.File, int64, int64) (int64, bool) { return 0, false }
+
+func writeBack(*os.File) {}
