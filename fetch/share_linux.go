@@ -12,14 +12,15 @@ import (
 // (BTRFS_MAX_DEDUPE_LEN) and XFS, which takes more, compares as fast in pieces.
 const maxDedupe = 16 << 20 // 16 MiB
 
-// shareBlock returns the block of dst's filesystem, the unit it shares, or 0 where it
-// shares in units the aligned tar does not align to.
-func shareBlock(dst *os.File) int64 {
+// shareFS returns the block of dst's filesystem, the unit it shares, or 0 where it shares
+// in units the aligned tar does not align to; and whether it keeps an extent allocated
+// while any of its blocks is in use (btrfs).
+func shareFS(dst *os.File) (block int64, bookends bool) {
 	var st unix.Statfs_t
 	if unix.Fstatfs(int(dst.Fd()), &st) != nil || st.Bsize <= 0 || tarutil.Alignment%st.Bsize != 0 {
-		return 0
+		return 0, false
 	}
-	return st.Bsize
+	return st.Bsize, st.Type == unix.BTRFS_SUPER_MAGIC
 }
 
 // dedupe makes the n bytes at doff in dst share the blocks of those at soff in src where

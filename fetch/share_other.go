@@ -6,7 +6,7 @@ import "os"
 
 // Where no filesystem is known to share blocks, every entry keeps its own data.
 
-func shareBlock(*os.File) int64 { return 0 }
+func shareFS(*os.File) (int64, bool) { return 0, false }
 
 func dedupe(*os.File, int64, *os.File, int64, int64) (int64, bool) { return 0, false }
 

@@ -128,6 +128,24 @@ func checkData(t *testing.T, c *Cache, p repo.Package, files []file) {
 	}
 }
 
+// usedBytes returns the disk space in use on the filesystem of dir, once synced.
+func usedBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	var st unix.Statfs_t
+	if err := unix.Syncfs(fd); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fstatfs(fd, &st); err != nil {
+		t.Fatal(err)
+	}
+	return int64(st.Blocks-st.Bfree) * st.Bsize
+}
+
 // shareCache opens a cache on a fresh filesystem of kind.
 func shareCache(t *testing.T, kind string) *Cache {
 	c, err := OpenCache(filepath.Join(testfs.Mount(t, kind), "cache"))
@@ -148,9 +166,18 @@ func TestShareVersions(t *testing.T) {
 			releases := versions()
 			dir, ps := sharedRepo(t, releases)
 			s := quick(t, dir)
-			for _, p := range ps {
+			for i, p := range ps {
+				before := usedBytes(t, c.dir)
 				if err := fetchOne(c, s, p); err != nil {
 					t.Fatal(err)
+				}
+				grew := usedBytes(t, c.dir) - before
+				info, err := os.Stat(c.Path(p.SHA256))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i > 0 && grew > info.Size()/4 {
+					t.Errorf("fetch of %s took %d bytes of disk space for a tar of %d, most of which is shared", p.Version, grew, info.Size())
 				}
 			}
 			for _, tc := range []struct {
