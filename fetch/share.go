@@ -158,8 +158,10 @@ type sharing struct {
 // rewriteOthers writes the bytes of the first size of f that lie outside the ranges done,
 // in order, again, where they are: a filesystem that writes a changed block elsewhere
 // (btrfs) puts them in new extents, and frees the ones first written, which the shared
-// ranges use no more. Errors leave f as it was, with less space freed.
+// ranges use no more. Errors leave f as it was, with less space freed. O_DIRECT, which f
+// may have been written with (filewriter.go), is turned off for these unaligned writes.
 func rewriteOthers(f *os.File, size int64, done []sharing) {
+	clearDirect(f)
 	buf := make([]byte, rewriteBuf)
 	at := int64(0)
 	for i := 0; at < size; i++ {

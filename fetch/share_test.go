@@ -259,3 +259,52 @@ func TestShareWrongArchive(t *testing.T) {
 	}
 	checkData(t, c, ps[0], releases[0])
 }
+
+// TestShareDirect: a tar written with O_DIRECT, as where the boot cannot be told, is
+// shared too, and on btrfs its other bytes written again, whole.
+func TestShareDirect(t *testing.T) {
+	for _, kind := range []string{"xfs", "btrfs"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := testfs.Mount(t, kind)
+			releases := versions()
+			var tars []*os.File
+			var members [][]tarutil.Member
+			for i, files := range releases[:2] {
+				f, err := os.Create(filepath.Join(dir, string(rune('a'+i))+".tar"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				fw := newFileWriter(f, true)
+				st, err := tarutil.Align(fw, bytes.NewReader(makeTar(t, files)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := fw.Close(); err != nil {
+					t.Fatal(err)
+				}
+				tars, members = append(tars, f), append(members, st.Members)
+			}
+			d := &donors{by: map[content]held{}}
+			d.remember(tars[0], members[0])
+			before := usedBytes(t, dir)
+			if n := d.share(tars[1], members[1]); n < 3<<20 {
+				t.Errorf("shared %d bytes, want share/big's and share/tools'", n)
+			}
+			if grew := usedBytes(t, dir) - before; grew > 0 {
+				t.Errorf("sharing took %d bytes of disk space, want some freed", grew)
+			}
+			got, err := os.ReadFile(tars[1].Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want bytes.Buffer
+			if _, err := tarutil.Align(&want, bytes.NewReader(makeTar(t, releases[1]))); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want.Bytes()) {
+				t.Errorf("the shared tar's bytes (%d) are not the aligned tar's (%d)", len(got), want.Len())
+			}
+		})
+	}
+}
