@@ -19,7 +19,7 @@ import (
 // a block goes when the last tar that holds it goes.
 const (
 	maxDonors = 4       // entries of the same package, the newest versions first, that share
-	maxShared = 1 << 20 // members remembered across them, at most: 48 bytes each
+	maxShared = 1 << 18 // members remembered across them, at most: about 70 bytes each in the map
 )
 
 // content is what makes two members' data the same.
@@ -94,7 +94,7 @@ func (d *donors) close() {
 }
 
 // share shares the data of the members ms of the tar dst with the donors' tars that hold
-// the same, and with earlier members of dst, and returns the bytes shared. It stops at
+// the same (and, but on btrfs, with earlier members of dst), and returns the bytes shared. It stops at
 // the first range the filesystem cannot share: dst keeps its own data, as written.
 //
 // The kernel writes a range back before it shares it, and the new tar's data are still in
@@ -116,7 +116,9 @@ func (d *donors) share(dst *os.File, ms []tarutil.Member) int64 {
 		}
 		h, ok := d.by[content{m.SHA256, m.Size}]
 		if !ok || h.off%block != 0 || m.Offset%block != 0 {
-			d.remember(dst, ms[i:i+1])
+			if !bookends { // a range shared within the tar would keep its first extent whole
+				d.remember(dst, ms[i:i+1])
+			}
 			continue
 		}
 		todo = append(todo, sharing{h, m.Offset, m.Size / block * block})

@@ -29,12 +29,12 @@ func randomData(seed uint64, n int) []byte {
 }
 
 // versions are three releases of one package: share/big and share/tools stay, share/table
-// changes in place (same size), share/added comes in the second.
+// changes in place (same size), share/added comes in the second with a copy of itself.
 func versions() [][]file {
 	big, tools := randomData(1, 3<<20+123), randomData(2, 256<<10)
 	return [][]file{
 		{{"bin/tool", []byte("v1\n")}, {"share/big", big}, {"share/table", randomData(10, 64<<10)}, {"share/tools", tools}},
-		{{"bin/tool", []byte("v2\n")}, {"share/added", randomData(3, 40<<10)}, {"share/big", big}, {"share/table", randomData(11, 64<<10)}, {"share/tools", tools}},
+		{{"bin/tool", []byte("v2\n")}, {"share/added", randomData(3, 40<<10)}, {"share/added-copy", randomData(3, 40<<10)}, {"share/big", big}, {"share/table", randomData(11, 64<<10)}, {"share/tools", tools}},
 		{{"bin/tool", []byte("v3\n")}, {"share/added", randomData(3, 40<<10)}, {"share/big", big}, {"share/table", randomData(12, 64<<10)}, {"share/tools", tools}},
 	}
 }
@@ -77,7 +77,13 @@ func member(t *testing.T, c *Cache, sha, name string) tarutil.Member {
 // physical blocks in the tars of entries a and b.
 func sameBlocks(t *testing.T, c *Cache, a, b, name string) (same, blocks int64) {
 	t.Helper()
-	ma, mb := member(t, c, a, name), member(t, c, b, name)
+	return sameBlocksOf(t, c, a, name, b, name)
+}
+
+// sameBlocksOf is sameBlocks of member an of entry a and bn of b.
+func sameBlocksOf(t *testing.T, c *Cache, a, an, b, bn string) (same, blocks int64) {
+	t.Helper()
+	ma, mb := member(t, c, a, an), member(t, c, b, bn)
 	ea, err := testfs.Extents(c.Path(a), ma.Offset, ma.Size)
 	if err != nil {
 		t.Fatal(err)
@@ -196,6 +202,11 @@ func TestShareVersions(t *testing.T) {
 					t.Errorf("%s of %s and %s: %d of %d whole blocks on the same disk blocks, want %d",
 						tc.name, ps[tc.a].Version, ps[tc.b].Version, same, blocks, want)
 				}
+			}
+			// Within a tar, but on btrfs, where it would keep the tar's first extent whole.
+			same, blocks := sameBlocksOf(t, c, ps[1].SHA256, "share/added", ps[1].SHA256, "share/added-copy")
+			if want := map[string]int64{"xfs": blocks}[kind]; same != want {
+				t.Errorf("share/added and its copy in %s: %d of %d whole blocks on the same disk blocks, want %d", ps[1].Version, same, blocks, want)
 			}
 			if _, err := c.Remove(func(e Entry) bool { return e.SHA256 != ps[0].SHA256 && e.SHA256 != ps[1].SHA256 }); err != nil {
 				t.Fatal(err)
