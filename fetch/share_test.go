@@ -8,7 +8,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -317,5 +319,51 @@ func TestShareDirect(t *testing.T) {
 				t.Errorf("the shared tar's bytes (%d) are not the aligned tar's (%d)", len(got), want.Len())
 			}
 		})
+	}
+}
+
+// TestShareAsNobody: a user's own cache shares too, FIDEDUPERANGE needing no privilege on
+// files the user may write. As root, the test mounts an XFS and runs itself as nobody
+// there (PKG_TEST_SHARE_DIR).
+func TestShareAsNobody(t *testing.T) {
+	dir := os.Getenv("PKG_TEST_SHARE_DIR")
+	if dir == "" {
+		if os.Geteuid() != 0 {
+			t.Skip("run by root, as nobody")
+		}
+		testfs.NeedTools(t, "setpriv")
+		dir = filepath.Join(testfs.Mount(t, "xfs"), "nobody")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(dir, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		for d := filepath.Dir(dir); d != "/"; d = filepath.Dir(d) { // t.TempDir's are private to root
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
+		cmd.Env = append(os.Environ(), "PKG_TEST_SHARE_DIR="+dir, "TMPDIR="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+			t.Fatalf("as nobody: %v\n%s", err, out)
+		}
+		return
+	}
+	c, err := OpenCache(filepath.Join(dir, "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	repoDir, ps := sharedRepo(t, versions()[:2])
+	s := quick(t, repoDir)
+	for _, p := range ps {
+		if err := fetchOne(c, s, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if same, blocks := sameBlocks(t, c, ps[0].SHA256, ps[1].SHA256, "share/big"); same != blocks {
+		t.Errorf("share/big: %d of %d whole blocks shared", same, blocks)
 	}
 }
