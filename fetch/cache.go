@@ -345,8 +345,9 @@ func sameFile(f *os.File, path string) bool {
 
 // store converts the archive read from src into temporary files and, once src has
 // verified it, renames them into place: the digests, then the tar, which commits the
-// entry. The tar is synced first only when this boot cannot be told (durable.go). When
-// another process committed it first, store drops its own copy.
+// entry. Before that, the tar shares the blocks of the files it has in common with the
+// package's other entries (share.go). The tar is synced first only when this boot cannot be
+// told (durable.go). When another process committed it first, store drops its own copy.
 func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	tmp, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), p.Name+"-*.tar")
 	if err != nil {
@@ -394,6 +395,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	if err != nil {
 		return err
 	}
+	c.share(tmp, sums, p)
 	if boot == "" {
 		if err := tmp.Sync(); err != nil {
 			return err
