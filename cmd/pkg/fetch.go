@@ -227,7 +227,7 @@ func (f *fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 		if f.c.Bool("offline") {
 			return "", fmt.Errorf("%w; %w, so it is not fetched again", err, fetch.ErrOffline)
 		}
-		f.note("%s: fetching it again", userText(err))
+		f.note("%s: fetching it again", err)
 	}
 	var b *bar
 	progress := &counter{}

@@ -184,7 +184,7 @@ func (in *installer) apply(todo []repo.Package) error {
 	sayChanges(in.c, in.root, before, func(name string) bool { return in.locked || in.isRequested(name) })
 	if len(todo) > 0 {
 		if err := in.f.cache.AddRoot(in.root.Dir()); err != nil { // so that a prune from another root keeps todo
-			note(in.c, "%s; a cache prune from another root may remove what this one installed from", userText(err))
+			note(in.c, "%s; a cache prune from another root may remove what this one installed from", err)
 		}
 	}
 	shas := make([]string, len(todo))
@@ -196,7 +196,7 @@ func (in *installer) apply(todo []repo.Package) error {
 	// another machine) does not mean hashing all of their data again.
 	in.f.cache.NoSync = in.c.Bool("no-sync")
 	if err := in.f.cache.Settle(shas...); err != nil {
-		note(in.c, "%s; cache entries left unsynced have all their data checked at their first use after a reboot", userText(err))
+		note(in.c, "%s; cache entries left unsynced have all their data checked at their first use after a reboot", err)
 	}
 	if links != nil {
 		return links
@@ -219,7 +219,7 @@ func (in *installer) report(res *install.Result) {
 		if res.Method == install.Copy {
 			how = "through a buffer"
 		}
-		why := userText(res.Fallback)
+		why := res.Fallback.Error()
 		switch {
 		case errors.Is(res.Fallback, syscall.EXDEV):
 			why = fmt.Sprintf("the cache %s and the root %s are on different filesystems or mounts", in.c.String("cache"), in.c.String("root"))
