@@ -43,7 +43,9 @@ func notCache(dir, format string, args ...any) error {
 // notCacheError is ErrNotCache about one directory, said once.
 type notCacheError struct{ dir, why string }
 
-func (e *notCacheError) Error() string { return "fetch: cache " + e.dir + " is not a pkg cache: " + e.why }
+func (e *notCacheError) Error() string {
+	return "fetch: cache " + e.dir + " is not a pkg cache: " + e.why
+}
 
 func (e *notCacheError) Unwrap() error { return ErrNotCache }
 
