@@ -175,7 +175,7 @@ func (d *DB) view(fn func(tx *bolt.Tx) error) error {
 
 // buckets are created by the first write transaction, not at Open: on a new root that
 // saves a transaction of its own, two fdatasyncs, and commands that only read never write.
-var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket}
+var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket, saidBucket}
 
 // get returns the value of key in the bucket name, nil if either is missing.
 func get(tx *bolt.Tx, name, key []byte) []byte {

@@ -402,6 +402,9 @@ func xdgDir(env, fallback string) string {
 
 func openRoot(c *cli.Context) (*install.Root, error) {
 	r, err := install.Open(c.Context, c.String("root"), rootOptions(c))
+	if err == nil {
+		heldRoot(c, r)
+	}
 	if err == nil && r.Links() != nil {
 		warn(c, "%s; once it can be changed, 'pkg verify' names the links still wrong", r.Links())
 	}

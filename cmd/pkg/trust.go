@@ -281,21 +281,42 @@ func record(r db.Repo) trust.Record {
 }
 
 // warnIndex prints one line about an index that is not verified, or verified but
-// expired, and a hint for the first. It prints under --quiet too: it is about what pkg
-// trusts, not its progress.
+// expired, and a hint for the first, once per root until that changes (tellOnce). It
+// warns under --quiet too, as it is about what pkg trusts; an unsigned local directory
+// is only a note: no one stands between it and pkg.
 func warnIndex(c *cli.Context, res trust.Result) {
+	key, state, say := "index "+res.Location, "", func() bool { return true }
 	switch {
 	case res.Expired:
-		warn(c, "repository %s: offline, using the last verified index (version %d), which expired at %s",
-			res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339))
+		state = fmt.Sprintf("expired version %d", res.Version)
+		say = func() bool {
+			warn(c, "repository %s: offline, using the last verified index (version %d), which expired at %s",
+				res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339))
+			return true
+		}
 	case res.Verified():
 	case len(res.SignedBy) > 0:
-		warnHint(c, &unverified{errUntrustedRepo, fmt.Sprintf("repository %s is signed by key %s, but no key is trusted for it, so its index is not verified",
-			res.Location, strings.Join(res.SignedBy, ", "))})
+		state = "signed by " + strings.Join(res.SignedBy, ", ")
+		say = func() bool {
+			warnHint(c, &unverified{errUntrustedRepo, fmt.Sprintf("repository %s is signed by key %s, but no key is trusted for it, so its index is not verified",
+				res.Location, strings.Join(res.SignedBy, ", "))})
+			return true
+		}
+	case strings.HasPrefix(res.Location, "file://"):
+		state = "unsigned"
+		say = func() bool {
+			note(c, "repository %s is not signed; pkg cannot tell whether its packages are the publisher's; %s", res.Location, hint(errUnsignedRepo, nil))
+			return !c.Bool("quiet")
+		}
 	default:
-		warnHint(c, &unverified{errUnsignedRepo, fmt.Sprintf("repository %s is not signed; pkg cannot tell whether its packages are the publisher's",
-			res.Location)})
+		state = "unsigned"
+		say = func() bool {
+			warnHint(c, &unverified{errUnsignedRepo, fmt.Sprintf("repository %s is not signed; pkg cannot tell whether its packages are the publisher's",
+				res.Location)})
+			return true
+		}
 	}
+	tellOnce(c, key, state, say)
 }
 
 // unverified is a warning about an index pkg uses unverified; its kind keys its hint.
