@@ -19,7 +19,7 @@ func (ix *Index) Lookup(r Requirement) (Package, error) {
 		}
 	}
 	if len(vs) == 0 {
-		return Package{}, fmt.Errorf("repo: %w", missing(r.Name, ix.versions()))
+		return Package{}, missing(r.Name, ix.versions())
 	}
 	sortNewestFirst(vs)
 	for _, p := range preferred(vs, r.welcomes()) {
@@ -27,7 +27,7 @@ func (ix *Index) Lookup(r Requirement) (Package, error) {
 			return p, nil
 		}
 	}
-	return Package{}, fmt.Errorf("repo: no version of %q satisfies %s; %s", r.Name, r, offered(vs))
+	return Package{}, fmt.Errorf("no version of %q satisfies %s; %s", r.Name, r, offered(vs))
 }
 
 // missing says that the index has no package name, and names the packages it may mean.

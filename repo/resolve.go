@@ -34,11 +34,7 @@ func (ix *Index) Resolve(reqs []Requirement) ([]Package, error) {
 
 // resolveIn is Resolve in versions, ix.versions() of an index.
 func resolveIn(versions map[string][]Package, reqs []Requirement) ([]Package, error) {
-	pkgs, err := resolverFor(versions).resolve(reqs)
-	if err != nil {
-		return nil, fmt.Errorf("repo: %w", err)
-	}
-	return pkgs, nil
+	return resolverFor(versions).resolve(reqs)
 }
 
 // ResolveInstalled is Resolve for an install into a root that holds installed, one record
@@ -62,11 +58,7 @@ func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement) ([]Pa
 		keep = append(keep, Requirement{Name: p.Name})
 	}
 	slices.SortFunc(keep, func(a, b Requirement) int { return strings.Compare(a.Name, b.Name) })
-	pkgs, err := r.resolve(reqs, keep...)
-	if err != nil {
-		return nil, fmt.Errorf("repo: %w", err)
-	}
-	return pkgs, nil
+	return r.resolve(reqs, keep...)
 }
 
 // need is a requirement on a name and who imposed it: by names the package as "name
