@@ -60,7 +60,8 @@ func TestResolverErrorsTyped(t *testing.T) {
 var libraryDirs = []string{"db", "fetch", "install", "repo", "tarutil", "trust"}
 
 // TestLibrariesNameNoFlag checks every string literal in the libraries' non-test sources
-// for a flag of pkg's ("--cache") or one of its commands ("pkg lock").
+// for a flag of pkg's ("--cache") or one of its commands ("pkg lock"). A literal without a
+// space is not a message: it may be an argument to another program, such as xz's --quiet.
 func TestLibrariesNameNoFlag(t *testing.T) {
 	app := newApp(nil, nil)
 	var words []string
@@ -98,6 +99,9 @@ func TestLibrariesNameNoFlag(t *testing.T) {
 					return true
 				}
 				s, _ := strconv.Unquote(lit.Value)
+				if !strings.Contains(s, " ") {
+					return true
+				}
 				for _, w := range words {
 					if containsWord(s, w) {
 						t.Errorf("%s: %q names %q", fset.Position(lit.Pos()), s, w)
