@@ -2,13 +2,10 @@ package db
 
 import bolt "go.etcd.io/bbolt"
 
-// saidBucket maps the key of a standing condition pkg told the user about to the state it
-// was in when told.
-var saidBucket = []byte("said")
-
-// Said returns the state the condition key was in when the user was last told of it, or ""
-// if they were not, or were told it ended.
-func (d *DB) Said(key string) (string, error) {
+// SaidState returns the state the condition key was in when the user was last told of it
+// (PutSaid), or "" if they were not, or were told it ended. Said and SaidState share the
+// bucket: a key Said recorded has the state "".
+func (d *DB) SaidState(key string) (string, error) {
 	var state string
 	err := d.view(func(tx *bolt.Tx) error {
 		state = string(get(tx, saidBucket, []byte(key)))

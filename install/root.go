@@ -182,7 +182,7 @@ func (r *Root) DB() *db.DB { return r.db }
 
 // Remember records that the user was told of the standing condition key in state ("" for
 // its end), so that a later command can stay quiet until the state changes: what was said
-// is kept with the root, and db.DB.Said reads it back.
+// is kept with the root, and db.DB.SaidState reads it back.
 func (r *Root) Remember(key, state string) error { return r.db.PutSaid(key, state) }
 
 // Dir returns the root's absolute path.

@@ -49,6 +49,9 @@ func (e *flagError) Error() string {
 // checkArgs checks the flags in args, as flagsFirst ordered them, and the environment
 // variables of the flags of the command they run.
 func checkArgs(app *cli.App, args []string) error {
+	if app.EnableBashCompletion && len(args) > 1 && args[len(args)-1] == "--generate-bash-completion" {
+		return nil // an unfinished command line, being completed (checkShellCompleteFlag in urfave/cli's help.go)
+	}
 	flags, cmds, command := app.Flags, app.Commands, ""
 	if err := checkEnv(flags); err != nil {
 		return err

@@ -59,7 +59,7 @@ func installAction(c *cli.Context) (err error) {
 	if err != nil {
 		return f.about(err)
 	}
-	return in.run(pkgs, recs)
+	return afterInstall(c, root, reqs, in.run(pkgs, recs))
 }
 
 // installedAgain returns the packages the index has for the installed packages reqs names:

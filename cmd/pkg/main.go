@@ -155,7 +155,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			installCommand(), removeCommand(), listCommand(), filesCommand(), infoCommand(),
 			searchCommand(), fetchCommand(), cacheCommand(), repoCommand(), verifyCommand(),
 			lockCommand(), syncCommand(), upgradeCommand(), envCommand(), trustCommand(),
+			outdatedCommand(), whyCommand(), autoremoveCommand(), completionCommand(),
 		},
+		EnableBashCompletion: true, // pkg completion's scripts ask for what comes next
 	}
 	return app
 }
@@ -286,6 +288,9 @@ func globalFlags() []cli.Flag {
 // parsing flags at the first argument and users write "pkg repo add DIR FILE --name N",
 // and global flags written after the command ahead of the command.
 func flagsFirst(app *cli.App, args []string) []string {
+	if args[len(args)-1] == "--generate-bash-completion" { // urfave/cli wants it last; nothing runs
+		return args
+	}
 	i, cmds := 1, app.Commands
 	var cmd *cli.Command
 walk:

@@ -85,11 +85,14 @@ type listed struct {
 func (e *env) list() []listed {
 	e.t.Helper()
 	out, _ := e.ok("list", "--json")
-	var got []listed
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		e.t.Fatalf("list --json: %v\n%s", err, out)
+	var got struct {
+		Schema   string   `json:"schema"`
+		Packages []listed `json:"packages"`
 	}
-	return got
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got.Schema != "pkg.list/1" {
+		e.t.Fatalf("list --json: %v, schema %q\n%s", err, got.Schema, out)
+	}
+	return got.Packages
 }
 
 // checkDBEmpty opens the database after pkg has exited and checks that it records nothing.

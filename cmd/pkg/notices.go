@@ -39,11 +39,11 @@ func tellOnce(c *cli.Context, key, state string, say func() bool) {
 func toldState(c *cli.Context, key string) string {
 	var state string
 	if root, ok := c.App.Metadata["root"].(*install.Root); ok {
-		state, _ = root.DB().Said(key)
+		state, _ = root.DB().SaidState(key)
 		return state
 	}
 	peekRoot(c, func(d *db.DB) (err error) {
-		state, err = d.Said(key)
+		state, err = d.SaidState(key)
 		return err
 	})
 	return state

@@ -87,7 +87,7 @@ func syncAction(c *cli.Context) (err error) {
 		say(c, "nothing to do: root matches %s", path)
 		return nil
 	}
-	return applyPlan(c, root, plan, l.Repo)
+	return afterInstall(c, root, l.Requires, applyPlan(c, root, plan, l.Repo))
 }
 
 // checkLockInputs refuses requirements given on the command line unless they are the

@@ -77,7 +77,7 @@ func TestConcurrent(t *testing.T) {
 			var errs []string
 			for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
 				switch {
-				case line == "", strings.HasPrefix(line, "pkg: warning: "):
+				case line == "", strings.HasPrefix(line, "pkg: warning: "), strings.HasSuffix(line, `:"$PATH"`): // the PATH note
 				case waitingLine.MatchString(line):
 					waits++
 				case fetchWaitLine.MatchString(line):
