@@ -59,6 +59,7 @@ var hints = []hintRule{
 	{err: repo.ErrLockfile, hint: "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"},
 	{err: errLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
 	{err: errNotCached, hint: "fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"},
+	{err: install.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},
 	{err: install.ErrLocked, hint: "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"},
 	{err: fetch.ErrNotCache, hint: "pkg deletes files in its cache, so it makes one only in a new or empty directory and uses no other: point --cache (PKG_CACHE) at a new or empty directory"},
 	{fn: func(err error, _ []string) string {
@@ -112,8 +113,10 @@ func hint(err error, dirs []string) string {
 // flagHint says what to do about a flag pkg refused.
 func flagHint(fe *flagError) string {
 	switch {
-	case fe.env != "":
+	case fe.env != "" && fe.want == "a boolean":
 		return "set it to 1 or 0 (true and false work too), or unset it"
+	case fe.env != "":
+		return "set it to " + fe.want + ", or unset it"
 	case fe.command != "":
 		return "run 'pkg " + fe.command + " --help' for usage"
 	}

@@ -32,6 +32,7 @@ func TestLibraryErrorHints(t *testing.T) {
 		{&os.LinkError{Op: "rename", Old: "/r/pkgs/a", New: "/r/.pkg/trash/a", Err: install.ErrSplitRoot}, "must be on one filesystem"},
 		{fmt.Errorf("pkg.lock was made from a signed repository, and this index is %w", errLockNotVerified), "--trusted-key"},
 		{fmt.Errorf("%w: no saved index of x", fetch.ErrOffline), "without --offline"},
+		{fmt.Errorf("root /r: %w: nothing was ever installed there", install.ErrNoRoot), "check --root (PKG_ROOT)"},
 	} {
 		if got := hint(tt.err, nil); !strings.Contains(got, tt.want) {
 			t.Errorf("hint(%v) = %q, want %q in it", tt.err, got, tt.want)

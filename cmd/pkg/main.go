@@ -177,8 +177,8 @@ func commandGuess(name string, cmds []*cli.Command) string {
 	return repo.DidYouMean(name, names)
 }
 
-// onUsageError marks what urfave/cli refuses as a usage error. checkArgs refuses what the
-// flag package would, so this is mostly arguments a command's Before refuses.
+// onUsageError marks what urfave/cli's flag parsing refuses as a usage error, in its own
+// words: checkArgs has refused, in pkg's, all but malformed flags such as "---x".
 func onUsageError(_ *cli.Context, err error, _ bool) error {
 	return &usageError{msg: err.Error()}
 }
@@ -441,7 +441,7 @@ func closeRoot(root *install.Root, err error) {
 // not pass as an empty root, nor be created.
 func rootExists(c *cli.Context) error {
 	if err := install.Exists(c.String("root")); err != nil {
-		return fmt.Errorf("%w: nothing was ever installed there (check --root or PKG_ROOT)", err)
+		return fmt.Errorf("%w: nothing was ever installed there", err)
 	}
 	return nil
 }
