@@ -128,10 +128,21 @@ func writable(dir string) error {
 	case errors.Is(err, unix.EROFS):
 		why = "on a read-only filesystem"
 	case unix.Stat(tmp, &st) == nil && int(st.Uid) == os.Geteuid():
-		return fmt.Errorf("cache %s is yours but read-only (%s is mode %04o), and every use writes to it: make it writable (chmod -R u+w %s) or pass another --cache",
-			dir, tmp, st.Mode&0o7777, dir)
+		return &ReadOnlyError{Dir: dir, Path: tmp, Mode: fs.FileMode(st.Mode & 0o7777)}
 	}
 	return fmt.Errorf("cache %s is %s: %w", dir, why, &os.PathError{Op: "access", Path: tmp, Err: err})
+}
+
+// A ReadOnlyError is a cache of the user's own that they cannot write, as every use does.
+type ReadOnlyError struct {
+	Dir  string
+	Path string // the directory found not writable
+	Mode fs.FileMode
+}
+
+func (e *ReadOnlyError) Error() string {
+	return fmt.Sprintf("cache %s is yours but read-only (%s is mode %04o), and every use writes to it: make it writable (chmod -R u+w %s)",
+		e.Dir, e.Path, uint32(e.Mode), e.Dir)
 }
 
 // Close ends c's use of the cache: its lock is released. c must not be used after.

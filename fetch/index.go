@@ -184,7 +184,7 @@ func (s *Source) offlineNote(saved *savedIndex, path string, known []trust.Recor
 		return ""
 	}
 	return "; the cache holds this repository's index as of " + info.ModTime().Format("2006-01-02 15:04 MST") +
-		", which --offline uses"
+		", usable offline"
 }
 
 // offlineIndex returns the copy kept, verified again but accepted past its expiry: it is
@@ -194,7 +194,7 @@ func (s *Source) offlineIndex(saved *savedIndex, err error, path string, known [
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, trust.Result{}, err
 	case saved == nil:
-		return nil, trust.Result{}, fmt.Errorf("%w: no saved index of %s (run pkg once online)", ErrOffline, s)
+		return nil, trust.Result{}, fmt.Errorf("%w: no saved index of %s (it is saved when pkg reads the repository online)", ErrOffline, s)
 	}
 	p := s.policy
 	p.AllowExpired = true

@@ -290,7 +290,7 @@ func parseLock(data []byte) (*Lock, error) {
 		return nil, jsonError(data, err)
 	}
 	if head.Lockfile == 0 {
-		return nil, errors.New(`not a lockfile: no "lockfile" format number ('pkg lock' writes one)`)
+		return nil, errors.New(`not a lockfile: no "lockfile" format number`)
 	}
 	if head.Lockfile != lockFormat {
 		return nil, fmt.Errorf("format %d is not supported (this pkg reads format %d)", head.Lockfile, lockFormat)
@@ -312,7 +312,7 @@ func parseLock(data []byte) (*Lock, error) {
 	}
 	l.Requires = canonical(l.Requires)
 	if got := Inputs(l.Requires); got != lf.Inputs {
-		return nil, fmt.Errorf("inputs %s are not the digest of its requires (%s): edited by hand? run pkg lock", lf.Inputs, got)
+		return nil, fmt.Errorf("inputs %s are not the digest of its requires (%s): edited by hand?", lf.Inputs, got)
 	}
 	for i, e := range lf.Packages {
 		p := e.pkg()
@@ -326,7 +326,7 @@ func parseLock(data []byte) (*Lock, error) {
 	}
 	if lf.Locked != "" {
 		if got := digest(l.Packages); got != lf.Locked {
-			return nil, fmt.Errorf("locked %s is not the digest of its packages (%s): edited by hand? run pkg lock", lf.Locked, got)
+			return nil, fmt.Errorf("locked %s is not the digest of its packages (%s): edited by hand?", lf.Locked, got)
 		}
 	}
 	return l, nil

@@ -19,7 +19,7 @@ func (ix *Index) Lookup(r Requirement) (Package, error) {
 		}
 	}
 	if len(vs) == 0 {
-		return Package{}, fmt.Errorf("repo: %s", missing(r.Name, ix.versions()))
+		return Package{}, missing(r.Name, ix.versions())
 	}
 	sortNewestFirst(vs)
 	for _, p := range preferred(vs, r.welcomes()) {
@@ -27,21 +27,26 @@ func (ix *Index) Lookup(r Requirement) (Package, error) {
 			return p, nil
 		}
 	}
-	return Package{}, fmt.Errorf("repo: no version of %q satisfies %s; %s", r.Name, r, offered(vs))
+	return Package{}, fmt.Errorf("no version of %q satisfies %s; %s", r.Name, r, offered(vs))
 }
 
 // missing says that the index has no package name, and names the packages it may mean.
-func missing(name string, all map[string][]Package) string {
-	return fmt.Sprintf("package %q not found", name) + DidYouMean(name, slices.Collect(maps.Keys(all)))
+func missing(name string, all map[string][]Package) error {
+	return &MissingError{Name: name, Near: Similar(name, slices.Collect(maps.Keys(all)))}
 }
 
 // DidYouMean returns `; did you mean "a" or "b"?` for the names close to name, a name
 // not found among names, or "" when none is.
 func DidYouMean(name string, names []string) string {
-	found := Similar(name, names)
+	return didYouMean(Similar(name, names))
+}
+
+// didYouMean returns `; did you mean "a" or "b"?` for found, or "" for none.
+func didYouMean(found []string) string {
 	if len(found) == 0 {
 		return ""
 	}
+	found = slices.Clone(found)
 	for i, n := range found {
 		found[i] = strconv.Quote(n)
 	}

@@ -25,6 +25,19 @@ type Signer struct {
 // Sign signs dir's index.json: it sets the index's name, adds one to its version, sets its
 // expiry, and writes the index and then its signature, each atomically. It returns the
 // index as signed.
+// An UnsignedError is a repository left with a new index.json and the old signature,
+// which users refuse, as writing the new signature failed: signing it again mends it.
+type UnsignedError struct {
+	Dir string
+	Err error // why the signature could not be written
+}
+
+func (e *UnsignedError) Error() string {
+	return fmt.Sprintf("%v: %s now holds the new index.json with the old signature, which users refuse", e.Err, e.Dir)
+}
+
+func (e *UnsignedError) Unwrap() error { return e.Err }
+
 func Sign(dir string, s *Signer) (*Index, error) {
 	ix, err := sign(dir, s)
 	if err != nil {
@@ -102,7 +115,7 @@ func writeIndex(dir string, ix *Index, s *Signer) error {
 		return nil
 	}
 	if err := writeFile(dir, SignatureName, writeBytes(s.Sign(b.Bytes()))); err != nil {
-		return fmt.Errorf("%w: %s now holds the new index.json with the old signature, which users refuse; once the cause is fixed, run 'pkg repo sign %s'", err, dir, dir)
+		return &UnsignedError{Dir: dir, Err: err}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,7 +144,8 @@ func TestSignatureNotWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Sign(dir, testSigner("", time.Now().Add(time.Hour)))
-	if err == nil || !strings.Contains(err.Error(), dir+" now holds the new index.json with the old signature, which users refuse; once the cause is fixed, run 'pkg repo sign "+dir+"'") {
+	var ue *UnsignedError
+	if !errors.As(err, &ue) || ue.Dir != dir || !strings.Contains(err.Error(), dir+" now holds the new index.json with the old signature, which users refuse") {
 		t.Errorf("Sign with the signature's place taken: %v", err)
 	}
 }

@@ -227,7 +227,7 @@ func (f *fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 		if f.c.Bool("offline") {
 			return "", fmt.Errorf("%w; %w, so it is not fetched again", err, fetch.ErrOffline)
 		}
-		f.note("%s: fetching it again", userText(err))
+		f.note("%s: fetching it again", err)
 	}
 	var b *bar
 	progress := &counter{}
@@ -248,9 +248,24 @@ func (f *fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 		return tar, nil
 	}
 	d := time.Since(start)
-	f.report(b, "fetched %s %s: %s in %s (%s/s)", p.Name, p.Version, size(p.Size), dur(d),
-		size(int64(float64(p.Size)/max(d.Seconds(), 1e-6))))
+	f.report(b, "fetched %s %s: %s in %s%s", p.Name, p.Version, size(p.Size), dur(d), throughput(p.Size, d))
 	return tar, nil
+}
+
+// A download's rate is said only past these: below, it is mostly the time to connect,
+// read the index of the archive and align it, not the network's speed.
+const (
+	rateMinSize = 1 << 20 // 1 MiB
+	rateMinTime = 500 * time.Millisecond
+)
+
+// throughput returns " (1.2 MiB/s)" for n bytes fetched in d, or "" where that rate
+// would not mean anything.
+func throughput(n int64, d time.Duration) string {
+	if n < rateMinSize || d < rateMinTime {
+		return ""
+	}
+	return " (" + size(int64(float64(n)/d.Seconds())) + "/s)"
 }
 
 // counter counts the bytes written through it to w, if any.

@@ -174,6 +174,9 @@ func (in *installer) apply(todo []repo.Package) error {
 	for _, res := range results {
 		in.report(res)
 	}
+	if len(results) > 0 { // the per-package times are their staging: the commit is shared
+		say(in.c, "committed %s in %s", count(len(results), "package"), dur(results[0].Commit))
+	}
 	var links *install.LinksError // committed all the same
 	if err != nil && !errors.As(err, &links) {
 		return err
@@ -184,7 +187,7 @@ func (in *installer) apply(todo []repo.Package) error {
 	sayChanges(in.c, in.root, before, func(name string) bool { return in.locked || in.isRequested(name) })
 	if len(todo) > 0 {
 		if err := in.f.cache.AddRoot(in.root.Dir()); err != nil { // so that a prune from another root keeps todo
-			note(in.c, "%s; a cache prune from another root may remove what this one installed from", userText(err))
+			note(in.c, "%s; a cache prune from another root may remove what this one installed from", err)
 		}
 	}
 	shas := make([]string, len(todo))
@@ -196,7 +199,7 @@ func (in *installer) apply(todo []repo.Package) error {
 	// another machine) does not mean hashing all of their data again.
 	in.f.cache.NoSync = in.c.Bool("no-sync")
 	if err := in.f.cache.Settle(shas...); err != nil {
-		note(in.c, "%s; cache entries left unsynced have all their data checked at their first use after a reboot", userText(err))
+		note(in.c, "%s; cache entries left unsynced have all their data checked at their first use after a reboot", err)
 	}
 	if links != nil {
 		return links
@@ -213,22 +216,36 @@ func (in *installer) isRequested(name string) bool {
 	return false
 }
 
-func (in *installer) report(res *install.Result) {
-	if res.Fallback != nil && !in.noted {
-		how := "with copy_file_range"
-		if res.Method == install.Copy {
-			how = "through a buffer"
-		}
-		why := userText(res.Fallback)
-		switch {
-		case errors.Is(res.Fallback, syscall.EXDEV):
-			why = fmt.Sprintf("the cache %s and the root %s are on different filesystems or mounts", in.c.String("cache"), in.c.String("root"))
-		case errors.Is(res.Fallback, syscall.EOPNOTSUPP):
-			why = fmt.Sprintf("the filesystem of %s cannot share blocks between files (XFS and btrfs can)", in.c.String("root"))
-		}
-		note(in.c, "%s: copying %s instead of sharing blocks", why, how)
-		in.noted = true
+// noteCopy says, once per root and cache until that changes (tellOnce), why an install
+// copies its data rather than share blocks with the cache.
+func (in *installer) noteCopy(res *install.Result) {
+	switch {
+	case res.Method == install.Clone && res.Fallback == nil:
+		tellOnce(in.c, "copy", "", nil)
+		return
+	case res.Fallback == nil || in.noted:
+		return
 	}
+	in.noted = true
+	how := "with copy_file_range"
+	if res.Method == install.Copy {
+		how = "through a buffer"
+	}
+	why := res.Fallback.Error()
+	switch {
+	case errors.Is(res.Fallback, syscall.EXDEV):
+		why = fmt.Sprintf("the cache %s and the root %s are on different filesystems or mounts", in.c.String("cache"), in.c.String("root"))
+	case errors.Is(res.Fallback, syscall.EOPNOTSUPP):
+		why = fmt.Sprintf("the filesystem of %s cannot share blocks between files (XFS and btrfs can)", in.c.String("root"))
+	}
+	tellOnce(in.c, "copy", how+": "+why, func() bool {
+		note(in.c, "%s: copying %s instead of sharing blocks", why, how)
+		return !in.c.Bool("quiet")
+	})
+}
+
+func (in *installer) report(res *install.Result) {
+	in.noteCopy(res)
 	what := "installed " + res.Name + " " + res.Version
 	switch c := repo.CompareVersions(res.Version, res.Previous); {
 	case in.reinstall || res.Again:
@@ -238,7 +255,9 @@ func (in *installer) report(res *install.Result) {
 		what = "upgraded " + res.Name + " " + res.Previous + " to " + res.Version
 	case c < 0:
 		what = "downgraded " + res.Name + " " + res.Previous + " to " + res.Version
-	default: // the same version from another archive
+	case in.locked: // the same version from another archive: the lockfile's, older or newer
+		what = "replaced " + res.Name + " " + res.Version + " with the archive the lockfile names"
+	default:
 		what = "replaced " + res.Name + " " + res.Version + " with the archive the repository now has of it"
 	}
 	say(in.c, "%s: %s, %s (%s cloned, %s copied) in %s", what,

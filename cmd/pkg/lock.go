@@ -139,6 +139,10 @@ func lockIndex(res trust.Result) *repo.LockIndex {
 	return &repo.LockIndex{Name: res.Name, Version: res.Version, Keys: res.KeyIDs}
 }
 
+// errLockNotVerified refuses to lock against an unverified index where the lockfile was
+// made from a signed one.
+var errLockNotVerified = errors.New("not verified")
+
 // checkLockIndex refuses to resolve old's requirements, the lockfile at path, against the
 // index now (nil: not verified) if old came from a signed index of the same repository
 // that now is unverified or older: the publisher's packages would be swapped for older
@@ -147,8 +151,8 @@ func checkLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
 	switch {
 	case old == nil || old.Index == nil:
 	case now == nil:
-		return fmt.Errorf("%s was made from version %d of signed repository %s (key %s), and this index is not verified: pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)",
-			path, old.Index.Version, old.Index.Name, strings.Join(old.Index.Keys, ", "))
+		return fmt.Errorf("%s was made from version %d of signed repository %s (key %s), and this index is %w",
+			path, old.Index.Version, old.Index.Name, strings.Join(old.Index.Keys, ", "), errLockNotVerified)
 	case now.Name == old.Index.Name && now.Version < old.Index.Version:
 		return fmt.Errorf("index version %d of repository %s is older than version %d, which %s was made from: a mirror or proxy is serving an old index; try again later, or another mirror (if the publisher really started over, remove %s and lock again)",
 			now.Version, now.Name, old.Index.Version, path, path)

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -88,9 +87,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	err := app.RunContext(ctx, flagsFirst(app, args))
+	args = flagsFirst(app, args)
+	err := checkArgs(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
 	closeCaches(app)
 	var ue *usageError
+	var fe *flagError
 	switch {
 	case unknown != "":
 		fmt.Fprintf(stderr, "pkg: unknown command %q%s\npkg: hint: run '%s' for the list\n", unknown, guess, help)
@@ -103,25 +107,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, context.Canceled): // cut short by the signal
 		fmt.Fprintln(stderr, "pkg: interrupted")
 		return 130
+	case errors.As(err, &fe):
+		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: %s\n", err, flagHint(fe))
+		return 2
 	case errors.As(err, &ue):
 		usage := "pkg help"
 		if used != "" && !ue.global {
 			usage = "pkg " + used + " --help"
 		}
-		msg := userText(err)
-		if own := used + ": "; used != "" && strings.HasPrefix(err.Error(), own) && !strings.HasPrefix(msg, own) {
-			msg = own + msg // "install: missing package name": the command's name, not a library's
-		}
-		msg = flagError.ReplaceAllStringFunc(msg, flagAsTyped)
-		msg = badValue.ReplaceAllStringFunc(msg, valueAsTyped)
-		if m := envError.FindStringSubmatch(msg); m != nil {
-			fmt.Fprintf(stderr, "pkg: environment variable %s=%s is not a boolean\npkg: hint: set it to 1 or 0 (true and false work too), or unset it\n", m[2], m[1])
-			return 2
-		}
-		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: run '%s' for usage\n", msg, usage)
+		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: run '%s' for usage\n", err, usage)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "pkg: %s\n", userText(err))
+		fmt.Fprintf(stderr, "pkg: %s\n", err)
 		if h := hint(err, dirs); h != "" {
 			fmt.Fprintf(stderr, "pkg: hint: %s\n", h)
 		}
@@ -139,20 +136,6 @@ func interruptible() (context.Context, context.CancelFunc) {
 		stop()
 	}()
 	return ctx, stop
-}
-
-// libraryPrefix is the name of one of pkg's packages at the start of an error's text, of a
-// wrapped one (after ": "), of an added clause (after "; ") or of a joined one (a line):
-// Go's convention, but noise to a user, who knows no package names.
-var libraryPrefix = regexp.MustCompile(`(^|: |; |\n)(?:db|fetch|install|repo|tarutil|trust): `)
-
-// userText is err's text without the package names its layers put in front.
-func userText(err error) string {
-	s := err.Error()
-	for t := ""; t != s; { // again for prefixes that follow each other
-		t, s = s, libraryPrefix.ReplaceAllString(s, "$1")
-	}
-	return s
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
@@ -194,63 +177,10 @@ func commandGuess(name string, cmds []*cli.Command) string {
 	return repo.DidYouMean(name, names)
 }
 
-func onUsageError(c *cli.Context, err error, _ bool) error {
-	msg := err.Error()
-	if m := flagError.FindStringSubmatch(msg); m != nil && m[1] == "flag provided but not defined" && c != nil {
-		var names []string // the long flags the command takes, its own and pkg's
-		for _, f := range append(slices.Clip(c.App.Flags), c.Command.Flags...) {
-			if !slices.Contains(names, f.Names()[0]) {
-				names = append(names, f.Names()[0])
-			}
-		}
-		if near := repo.Similar(m[2], names); len(near) > 0 {
-			msg += "; did you mean --" + strings.Join(near, " or --") + "?"
-		}
-	}
-	return &usageError{msg: msg}
-}
-
-// flagError is how the flag package words an unknown flag and one missing its value, naming
-// the flag with one dash whichever the user typed.
-var flagError = regexp.MustCompile(`(flag provided but not defined|flag needs an argument): -+(\S+)`)
-
-// badValue is how the flag package words a value it cannot parse, naming the flag with one
-// dash whichever the user typed.
-var badValue = regexp.MustCompile(`invalid value ("[^"]*") for flag -+([\w-]+): parse error`)
-
-// valueAsTyped rewrites a badValue match as "invalid value "x" for --name".
-func valueAsTyped(m string) string {
-	sub := badValue.FindStringSubmatch(m)
-	name := "--" + sub[2]
-	if len(sub[2]) == 1 {
-		name = "-" + sub[2]
-	}
-	msg := "invalid value " + sub[1] + " for " + name
-	switch name {
-	case "--lock-timeout":
-		msg += ": a duration with its unit, such as 30s or 5m"
-	case "--expires":
-		msg += ": a duration in hours, minutes or seconds, such as 720h for 30 days"
-	}
-	return msg
-}
-
-// envError is how urfave/cli words an environment variable that does not parse as a
-// boolean flag's value (strconv.ParseBool).
-var envError = regexp.MustCompile(`could not parse ("[^"]*") as bool value from environment variable "(\w+)"`)
-
-// flagAsTyped rewrites a flagError match in the forms pkg's own flags take, "-x" or "--name":
-// "unknown flag --name", "flag --name needs a value".
-func flagAsTyped(m string) string {
-	sub := flagError.FindStringSubmatch(m)
-	name := "--" + sub[2]
-	if len(sub[2]) == 1 {
-		name = "-" + sub[2]
-	}
-	if sub[1] == "flag needs an argument" {
-		return "flag " + name + " needs a value"
-	}
-	return "unknown flag " + name
+// onUsageError marks what urfave/cli's flag parsing refuses as a usage error, in its own
+// words: checkArgs has refused, in pkg's, all but malformed flags such as "---x".
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return &usageError{msg: err.Error()}
 }
 
 // track makes every command of cmds, under the name prefix, report flag errors as usage
@@ -477,14 +407,17 @@ func xdgDir(env, fallback string) string {
 
 func openRoot(c *cli.Context) (*install.Root, error) {
 	r, err := install.Open(c.Context, c.String("root"), rootOptions(c))
+	if err == nil {
+		heldRoot(c, r)
+	}
 	if err == nil && r.Links() != nil {
-		warn(c, "%s; once it can be changed, 'pkg verify' names the links still wrong", userText(r.Links()))
+		warn(c, "%s; once it can be changed, 'pkg verify' names the links still wrong", r.Links())
 	}
 	if err == nil && r.Recovered() != "" {
 		note(c, "an earlier pkg command was cut short: %s", r.Recovered())
 	}
 	if err == nil && r.Leftovers() != nil {
-		warn(c, "could not delete what an earlier command left behind (the root is as recorded; delete it by hand): %s", userText(r.Leftovers()))
+		warn(c, "could not delete what an earlier command left behind (the root is as recorded; delete it by hand): %s", r.Leftovers())
 	}
 	var st unix.Stat_t
 	if err == nil && os.Geteuid() == 0 && unix.Stat(r.Dir(), &st) == nil && st.Uid != 0 {
@@ -508,7 +441,7 @@ func closeRoot(root *install.Root, err error) {
 // not pass as an empty root, nor be created.
 func rootExists(c *cli.Context) error {
 	if err := install.Exists(c.String("root")); err != nil {
-		return fmt.Errorf("%w: nothing was ever installed there (check --root or PKG_ROOT)", err)
+		return fmt.Errorf("%w: nothing was ever installed there", err)
 	}
 	return nil
 }
@@ -536,14 +469,11 @@ func peekRoot(c *cli.Context, fn func(d *db.DB) error) error {
 	return err
 }
 
-// userinfo matches the credentials of a URL, as in https://user:token@host/.
-var userinfo = regexp.MustCompile(`(://)[^/@\s]*@`)
-
 func rootOptions(c *cli.Context) install.Options {
 	return install.Options{
 		NoSync:      c.Bool("no-sync"),
 		LockTimeout: c.Duration("lock-timeout"),
-		Owner:       userinfo.ReplaceAllString(strings.Join(os.Args, " "), "$1"), // others can read it
+		Owner:       strings.Join(withoutCredentials(os.Args), " "), // others can read it
 		Waiting: func(holder string) {
 			fmt.Fprintf(c.App.ErrWriter, "pkg: waiting for %s to finish with %s\n", holder, c.String("root"))
 		},
@@ -581,7 +511,7 @@ func openPinnedSource(c *cli.Context, pin *db.Repo, retrying func(err error, wai
 // noteRetry says, unless --quiet, that a request or download is tried again and why: above
 // the progress bars bs when they are drawn.
 func noteRetry(c *cli.Context, bs *bars, err error, wait time.Duration, attempt, max int) {
-	noteAbove(c, bs, "%s; trying again in %s (attempt %d of %d)", userText(err), dur(wait), attempt, max)
+	noteAbove(c, bs, "%s; trying again in %s (attempt %d of %d)", err, dur(wait), attempt, max)
 }
 
 // noteAbove prints a note unless --quiet: above the bars bs, if not nil, else to stderr.

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -590,20 +589,6 @@ func TestRepoAddChecks(t *testing.T) {
 	}
 }
 
-func TestUserText(t *testing.T) {
-	for in, want := range map[string]string{
-		"fetch: fetch: GET http://h/x: no data for 60s": "GET http://h/x: no data for 60s",
-		"install a 1: repo: x; fetch: offline, so y":    "install a 1: x; offline, so y",
-		"install: a\ninstall: b":                        "a\nb",
-		"fetch a 1 from /srv/fetch: x":                  "fetch a 1 from /srv/fetch: x",
-		`member "repo: x": bad`:                         `member "repo: x": bad`,
-	} {
-		if got := userText(errors.New(in)); got != want {
-			t.Errorf("userText(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestUsageHint checks that a usage error points at the help of the command it is about,
 // and names an unknown flag as typed.
 func TestUsageHint(t *testing.T) {
@@ -617,11 +602,11 @@ func TestUsageHint(t *testing.T) {
 		{[]string{"--bogus", "list"}, "pkg: unknown flag --bogus\npkg: hint: run 'pkg help' for usage\n"},
 		{[]string{"sync", "tool", "-f"}, "pkg: flag -f needs a value\npkg: hint: run 'pkg sync --help' for usage\n"},
 		{[]string{"install", "x", "--root"}, "pkg: flag --root needs a value\npkg: hint: run 'pkg help' for usage\n"},
-		{[]string{"--jobs", "abc", "list"}, "pkg: invalid value \"abc\" for --jobs\npkg: hint: run 'pkg help' for usage\n"},
+		{[]string{"--jobs", "abc", "list"}, "pkg: invalid value \"abc\" for --jobs: a whole number\npkg: hint: run 'pkg help' for usage\n"},
 		{[]string{"install", "--reinstal", "x"}, "pkg: unknown flag --reinstal; did you mean --reinstall?\npkg: hint: run 'pkg install --help' for usage\n"},
 		{[]string{"--offlin", "list"}, "pkg: unknown flag --offlin; did you mean --offline?\npkg: hint: run 'pkg help' for usage\n"},
 		{[]string{"install"}, "pkg: install: missing package name\npkg: hint: run 'pkg install --help' for usage\n"},
-		{[]string{"list", "-j", "x"}, "pkg: invalid value \"x\" for -j\npkg: hint: run 'pkg help' for usage\n"},
+		{[]string{"list", "-j", "x"}, "pkg: invalid value \"x\" for -j: a whole number\npkg: hint: run 'pkg help' for usage\n"},
 	} {
 		if _, stderr, code := e.pkg(tt.args...); code != 2 || stderr != tt.want {
 			t.Errorf("pkg %s: exit %d, %q; want 2 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
@@ -643,7 +628,7 @@ func TestEnvNotBoolean(t *testing.T) {
 // TestRenameHints gives the commit's rename failures a hint that names the cause.
 func TestRenameHints(t *testing.T) {
 	for err, want := range map[error]string{
-		&os.LinkError{Op: "rename", Old: "/r/pkgs/a", New: "/r/.pkg/trash/a.1", Err: syscall.EXDEV}:           "pkgs/ and .pkg/ must be on one filesystem",
+		&os.LinkError{Op: "rename", Old: "/r/pkgs/a", New: "/r/.pkg/trash/a.1", Err: install.ErrSplitRoot}:    "pkgs/ and .pkg/ must be on one filesystem",
 		&os.LinkError{Op: "exchange", Old: "/r/.pkg/staging/a", New: "/r/pkgs/a", Err: install.ErrNoExchange}: "local filesystem",
 		fmt.Errorf("fetch a 1: %w", fetch.ErrGone):                                                            "does not have the archive",
 	} {

@@ -72,7 +72,7 @@ func saySalvaged(c *cli.Context, root *install.Root) {
 		switch {
 		case s.Err != nil:
 			warn(c, "%s of %s %s held what pkg could not sort out, and could not be kept (%s): it stays under %s for the next pkg command to keep",
-				rest, s.Name, s.Version, userText(s.Err), filepath.Join(root.Dir(), ".pkg"))
+				rest, s.Name, s.Version, s.Err, filepath.Join(root.Dir(), ".pkg"))
 		case s.Tree != "":
 			warn(c, "%s of %s %s held what pkg could not sort out (a part it could not read or move): kept whole in %s", rest, s.Name, s.Version, s.Tree)
 		}

@@ -591,7 +591,7 @@ func TestLockSigned(t *testing.T) {
 	if want := "index version 1 of repository demo is older than version 2, which " + lock + " was made from"; code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("lock against version 1: exit %d, %q; want %q", code, stderr, want)
 	}
-	if _, stderr, code := e.pkg("--cache", t.TempDir(), "lock", "-o", lock); code != 1 || !strings.Contains(stderr, "this index is not verified: pass the publisher's key") {
+	if _, stderr, code := e.pkg("--cache", t.TempDir(), "lock", "-o", lock); code != 1 || !strings.Contains(stderr, "this index is not verified\npkg: hint: pass the publisher's key with --trusted-key") {
 		t.Errorf("lock without the key: exit %d, %q", code, stderr)
 	}
 	// The cache's copy was verified by the key: without it, the index is refused outright.

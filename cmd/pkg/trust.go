@@ -1,16 +1,12 @@
 package main
 
 import (
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -115,7 +111,7 @@ func openFetcher(c *cli.Context) (*fetcher, *repo.Index, error) {
 	}
 	ix, res, err := cache.VerifiedIndex(c.Context, src, known...)
 	if nk := (*fetch.NotKeptError)(nil); errors.As(err, &nk) {
-		warn(c, "%s; --offline will not have it", userText(err))
+		warn(c, "%s; --offline will not have it", err)
 		err = nil
 	}
 	if te := (*trust.Error)(nil); pin != nil && errors.As(err, &te) {
@@ -285,21 +281,42 @@ func record(r db.Repo) trust.Record {
 }
 
 // warnIndex prints one line about an index that is not verified, or verified but
-// expired, and a hint for the first. It prints under --quiet too: it is about what pkg
-// trusts, not its progress.
+// expired, and a hint for the first, once per root until that changes (tellOnce). It
+// warns under --quiet too, as it is about what pkg trusts; an unsigned local directory
+// is only a note: no one stands between it and pkg.
 func warnIndex(c *cli.Context, res trust.Result) {
+	key, state, say := "index "+res.Location, "", func() bool { return true }
 	switch {
 	case res.Expired:
-		warn(c, "repository %s: offline, using the last verified index (version %d), which expired at %s",
-			res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339))
+		state = fmt.Sprintf("expired version %d", res.Version)
+		say = func() bool {
+			warn(c, "repository %s: offline, using the last verified index (version %d), which expired at %s",
+				res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339))
+			return true
+		}
 	case res.Verified():
 	case len(res.SignedBy) > 0:
-		warnHint(c, &unverified{errUntrustedRepo, fmt.Sprintf("repository %s is signed by key %s, but no key is trusted for it, so its index is not verified",
-			res.Location, strings.Join(res.SignedBy, ", "))})
+		state = "signed by " + strings.Join(res.SignedBy, ", ")
+		say = func() bool {
+			warnHint(c, &unverified{errUntrustedRepo, fmt.Sprintf("repository %s is signed by key %s, but no key is trusted for it, so its index is not verified",
+				res.Location, strings.Join(res.SignedBy, ", "))})
+			return true
+		}
+	case strings.HasPrefix(res.Location, "file://"):
+		state = "unsigned"
+		say = func() bool {
+			note(c, "repository %s is not signed; pkg cannot tell whether its packages are the publisher's; %s", res.Location, hint(errUnsignedRepo, nil))
+			return !c.Bool("quiet")
+		}
 	default:
-		warnHint(c, &unverified{errUnsignedRepo, fmt.Sprintf("repository %s is not signed; pkg cannot tell whether its packages are the publisher's",
-			res.Location)})
+		state = "unsigned"
+		say = func() bool {
+			warnHint(c, &unverified{errUnsignedRepo, fmt.Sprintf("repository %s is not signed; pkg cannot tell whether its packages are the publisher's",
+				res.Location)})
+			return true
+		}
 	}
+	tellOnce(c, key, state, say)
 }
 
 // unverified is a warning about an index pkg uses unverified; its kind keys its hint.
@@ -329,149 +346,3 @@ func warn(c *cli.Context, format string, args ...any) {
 
 // errNotVerified refuses an unverified index of a repository a root accepted signed before.
 var errNotVerified = errors.New("index not verified")
-
-// pinHint says what to do about an index refused for want of a trusted key's signature,
-// of a repository the root pinned (pinnedError) or the cache's copy of which a trusted key
-// verified (fetch.PinnedError).
-const pinHint = "once pkg accepted a signed index of a repository, it takes only indexes a key trusted for it verifies; " +
-	"if the publisher changed keys, trust the new one with 'pkg trust add KEY' ('pkg trust list' shows the pins); " +
-	"if the repository really stopped signing, 'pkg repo forget' unpins it"
-
-// trustHints say what to do about each refusal of an index.
-var trustHints = []struct {
-	err  error
-	hint string
-}{
-	{fetch.ErrUnreachable, "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
-	{fetch.ErrNoRepository, "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
-	{errNotVerified, pinHint},
-	{errUnsignedRepo, "--require-signed refuses such repositories; once the publisher signs it, trust their key with 'pkg trust add KEY'"},
-	{errUntrustedRepo, "trust the publisher's key with 'pkg trust add KEY' (or --trusted-key for one command), and pkg then requires it"},
-	{trust.ErrUnsigned, "ask the publisher to sign the repository (pkg repo sign); if it is signed, something on the way removed its index.json.sig"},
-	{trust.ErrUntrusted, "get the publisher's public key (pkg-ed25519:...) from them and trust it with 'pkg trust add KEY' (or --trusted-key for one command); if they changed keys, trust the new one"},
-	{trust.ErrBadSignature, "the index or its signature was altered after signing, or a cache on the way holds a stale one: try again, or another mirror, and tell the publisher if it persists"},
-	{trust.ErrMalformed, "ask the publisher to sign the repository again with pkg repo sign"},
-	{trust.ErrWrongName, "check --repo: this location serves another repository's index than before (if the publisher really renamed it, run 'pkg repo forget')"},
-	{trust.ErrNotBound, "the key is trusted only for the repository its REPO= binding names: if the publisher renamed the repository, trust the key for the new name ('pkg trust add NAME=KEY', or in --trusted-key or PKG_TRUSTED_KEYS)"},
-	{fetch.ErrMismatch, "the archive served is not the one the index (or lockfile) names: a mirror or proxy may hold a stale or altered copy; try again, or another mirror, and tell the publisher if it persists"},
-	{trust.ErrExpired, "the publisher must sign the index again (pkg repo sign) before it expires, and a mirror serving an old copy looks the same; --offline installs from the last verified copy"},
-	{trust.ErrRollback, "a mirror or proxy is serving an old index: try again later, or another mirror (if the publisher really started over, run 'pkg --repo LOCATION repo forget' for the location the newer version came from)"},
-	{trust.ErrReused, "the index changed without a new version, so the publisher or their key signed two different indexes: tell the publisher (if they really started over, run 'pkg repo forget')"},
-}
-
-// pinnedHint returns pinHint for an index refused for want of a trusted key's signature
-// where pkg pinned the repository, or "".
-func pinnedHint(err error) string {
-	pe, fe := (*pinnedError)(nil), (*fetch.PinnedError)(nil)
-	switch {
-	case errors.As(err, &fe):
-	case !errors.As(err, &pe):
-		return ""
-	case !errors.Is(err, trust.ErrUnsigned) && !errors.Is(err, trust.ErrUntrusted) && !errors.Is(err, trust.ErrNotBound):
-		return "" // the kind's hint says more
-	}
-	return pinHint
-}
-
-// pathDenied reports whether err is a permission refused on one of dirs, a path in one of
-// them, or a parent of one.
-func pathDenied(err error, dirs []string) bool {
-	var pe *fs.PathError
-	if !errors.As(err, &pe) || !errors.Is(pe.Err, fs.ErrPermission) {
-		return false
-	}
-	p := filepath.Clean(pe.Path)
-	return slices.ContainsFunc(dirs, func(d string) bool {
-		d, _ = filepath.Abs(d)
-		return d == p || strings.HasPrefix(p, d+"/") || strings.HasPrefix(d, p+"/")
-	})
-}
-
-// hint returns what to do about err, given the root and the cache (dirs), or "".
-func hint(err error, dirs []string) string {
-	var le *install.LinksError
-	if errors.As(err, &le) {
-		return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
-	}
-	if h := networkHint(err); h != "" {
-		return h
-	}
-	if errors.Is(err, install.ErrNoExchange) {
-		return "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"
-	}
-	if le := (*os.LinkError)(nil); errors.As(err, &le) && (le.Op == "rename" || le.Op == "exchange") && errors.Is(le.Err, syscall.EXDEV) &&
-		strings.Contains(le.Old+le.New, string(filepath.Separator)+"pkgs"+string(filepath.Separator)) {
-		return "pkg moves trees within the root, so its pkgs/ and .pkg/ must be on one filesystem; on overlayfs (a container's layers), mount with redirect_dir=on"
-	}
-	if errors.Is(err, fetch.ErrGone) {
-		return "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"
-	}
-	if ne := (*repo.NeededError)(nil); errors.As(err, &ne) {
-		return "remove those packages (or versions) first, or pass --force to leave their dependencies unmet"
-	}
-	if errors.Is(err, repo.ErrLockfile) {
-		return "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"
-	}
-	if errors.Is(err, errNotCached) {
-		return "fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"
-	}
-	if errors.Is(err, install.ErrLocked) {
-		return "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"
-	}
-	if errors.Is(err, fetch.ErrNotCache) {
-		return "pkg deletes files in its cache, so it makes one only in a new or empty directory and uses no other: point --cache (PKG_CACHE) at a new or empty directory"
-	}
-	if errors.Is(err, install.ErrReadOnly) {
-		return "remount it read-write to change it, or choose another --root; list, info, files and verify work as they are"
-	}
-	if h := fullHint(err); h != "" {
-		return h
-	}
-	if pathDenied(err, dirs) {
-		return "pkg reads and writes --root (PKG_ROOT) and --cache (PKG_CACHE), by default under your home: a root or cache of another user's needs directories of your own"
-	}
-	if h := pinnedHint(err); h != "" {
-		return h
-	}
-	for _, h := range trustHints {
-		if errors.Is(err, h.err) {
-			return h.hint
-		}
-	}
-	return ""
-}
-
-// fullHint says what to do about a full or read-only filesystem, naming the path err is
-// about when it has one.
-func fullHint(err error) string {
-	where := "the root or the cache"
-	var pe *fs.PathError
-	if errors.As(err, &pe) && filepath.IsAbs(pe.Path) { // not a member's path in staging
-		where = pe.Path
-	}
-	switch {
-	case errors.Is(err, syscall.ENOSPC):
-		return fmt.Sprintf("the filesystem holding %s is full (of data or of inodes): free space there, or choose another --root or --cache", where)
-	case errors.Is(err, syscall.EDQUOT):
-		return fmt.Sprintf("your disk quota on the filesystem holding %s is used up: free space there, or choose another --root or --cache", where)
-	case errors.Is(err, syscall.EROFS):
-		return fmt.Sprintf("%s is on a read-only filesystem: choose another --root or --cache", where)
-	}
-	return ""
-}
-
-// networkHint says what to do about a proxy that fails, a certificate no trusted authority
-// signed, or a server that wants credentials; "" for other errors.
-func networkHint(err error) string {
-	var op *net.OpError
-	var ca x509.UnknownAuthorityError
-	switch {
-	case errors.As(err, &op) && op.Op == "proxyconnect":
-		return "the proxy HTTP_PROXY or HTTPS_PROXY names is refusing or unreachable: check those variables (and NO_PROXY)"
-	case errors.As(err, &ca):
-		return "if the server's certificate comes from your organisation's own authority, point SSL_CERT_FILE (or SSL_CERT_DIR) at that authority's certificate"
-	case errors.Is(err, fetch.ErrDenied):
-		return "if the repository needs credentials, put them in the --repo URL (https://user:token@host/path/); pkg records them nowhere"
-	}
-	return ""
-}

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -97,18 +97,35 @@ func heldReason(h repo.Held) string {
 	return "the repository no longer offers it"
 }
 
-// pinnedWhy words err, the resolver's refusal of name at version, for upgrade's report. The
-// resolver calls all of upgrade's own requirements "requested": the version tried is
-// called what instead, and each installed package "installed" (or "installed, or newer").
+// pinnedWhy words err, the resolver's refusal of name at version, for upgrade's report: a
+// conflict without the versions the index has (the upgrade says them), and upgrade's own
+// requirements by what they are: the version tried is called what, and each installed
+// package "installed" (or "installed, or newer" where it may move).
 func pinnedWhy(name, version, what string, err error) string {
-	why, _, _ := strings.Cut(userText(err), "; the index has ") // the versions: said by the upgrade
-	why = strings.ReplaceAll(why, name+"="+version+" (requested)", name+"="+version+" ("+what+")")
-	return pinWords.ReplaceAllStringFunc(why, func(m string) string {
-		if strings.Contains(m, ">=") {
-			return strings.Replace(m, "(requested)", "(installed, or newer)", 1)
+	var ce *repo.ConflictError
+	if !errors.As(err, &ce) {
+		return err.Error()
+	}
+	var parts []string
+	for _, n := range ce.Needs {
+		switch {
+		case n.By != "":
+			parts = append(parts, n.String())
+		case n.Name == name && slices.Equal(n.Constraints, []repo.Constraint{{Op: "=", Version: version}}):
+			parts = append(parts, n.Requirement.String()+" ("+what+")")
+		case slices.ContainsFunc(n.Constraints, func(c repo.Constraint) bool { return c.Op == ">=" }):
+			parts = append(parts, n.Requirement.String()+" (installed, or newer)")
+		default:
+			parts = append(parts, n.Requirement.String()+" (installed)")
 		}
-		return strings.Replace(m, "(requested)", "(installed)", 1)
-	})
+	}
+	if ce.More > 0 {
+		parts = append(parts, fmt.Sprintf("%d more", ce.More))
+	}
+	if len(parts) > 1 {
+		parts = []string{strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]}
+	}
+	return fmt.Sprintf("no version of %q satisfies %s", ce.Name, strings.Join(parts, ""))
 }
 
 // installedPackages returns the records as the index entries Upgrade takes.
@@ -119,10 +136,6 @@ func installedPackages(recs []db.Package) []repo.Package {
 	}
 	return ps
 }
-
-// pinWords finds upgrade's own requirements in a resolver's error: NAME>=V or NAME=V,
-// which it calls requested.
-var pinWords = regexp.MustCompile(`[a-z0-9][a-z0-9+._-]*>?=\S+ \(requested\)`)
 
 func isInstalled(recs []db.Package, p repo.Package) bool {
 	r, ok := findRec(recs, p.Name)
