@@ -137,8 +137,14 @@ var archiveExts = []string{".tar.gz", ".tar.zst", ".tar.xz", ".tar.bz2"}
 // ".tar.zst", ".deb", ".zip"; what follows the last dot for others; none without a dot.
 // archiveStem is NAME-VERSION, an epoch's ":" written "_": a relative URL whose first
 // segment has a ":" reads as a scheme ("hello-1:2.0.deb").
+// An entry for one platform has it last: NAME-VERSION-PLATFORM, so that the builds of one
+// version for several platforms never clash.
 func archiveStem(p Package) string {
-	return p.Name + "-" + strings.ReplaceAll(p.Version, ":", "_")
+	stem := p.Name + "-" + strings.ReplaceAll(p.Version, ":", "_")
+	if p.Platform != "" {
+		stem += "-" + p.Platform
+	}
+	return stem
 }
 
 func archiveExt(path string) string {
@@ -269,19 +275,31 @@ func HashFile(name string) (int64, string, error) {
 	return n, hex.EncodeToString(h.Sum(nil)), err
 }
 
-// put inserts p, replacing the entry of the same name and version, and sorts the
-// entries by name and version.
+// put inserts p, replacing the entry of the same name, version and platform, and sorts
+// the entries by name, version and platform.
 func (ix *Index) put(p Package) {
 	ix.Packages = slices.DeleteFunc(ix.Packages, func(q Package) bool {
-		return q.Name == p.Name && q.Version == p.Version
+		return q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform
 	})
 	ix.Packages = append(ix.Packages, p)
 	slices.SortFunc(ix.Packages, func(a, b Package) int {
 		if c := strings.Compare(a.Name, b.Name); c != 0 {
 			return c
 		}
-		return CompareVersions(a.Version, b.Version)
+		if c := CompareVersions(a.Version, b.Version); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Platform, b.Platform)
 	})
+}
+
+// setFormat makes ix's format 2 when an entry names a platform, else 1, which every
+// reader of indexes reads.
+func (ix *Index) setFormat() {
+	ix.Format = 1
+	if slices.ContainsFunc(ix.Packages, func(p Package) bool { return p.Platform != "" }) {
+		ix.Format = 2
+	}
 }
 
 // readIndex reads and parses the index at name, or returns an empty one if there is none.

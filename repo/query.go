@@ -14,11 +14,14 @@ import (
 func (ix *Index) Lookup(r Requirement) (Package, error) {
 	var vs []Package
 	for _, p := range ix.Packages {
-		if p.Name == r.Name {
+		if p.Name == r.Name && p.runsOn(ix.target()) {
 			vs = append(vs, p)
 		}
 	}
 	if len(vs) == 0 {
+		if err := ix.elsewhere(r.Name); err != nil {
+			return Package{}, fmt.Errorf("repo: %w", err)
+		}
 		return Package{}, fmt.Errorf("repo: %s", missing(r.Name, ix.versions()))
 	}
 	sortNewestFirst(vs)
@@ -160,13 +163,19 @@ func installsBefore(a, b string) bool {
 
 // versions maps each name to its packages, newest first.
 func (ix *Index) versions() map[string][]Package {
+	platform := ix.target()
 	count := make(map[string]int)
 	for _, p := range ix.Packages {
-		count[p.Name]++
+		if p.runsOn(platform) {
+			count[p.Name]++
+		}
 	}
 	all := make([]Package, len(ix.Packages)) // one allocation, each name's versions a part
 	m := make(map[string][]Package, len(count))
 	for _, p := range ix.Packages {
+		if !p.runsOn(platform) {
+			continue
+		}
 		vs, ok := m[p.Name]
 		if !ok {
 			n := count[p.Name]
