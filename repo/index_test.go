@@ -263,6 +263,7 @@ func TestCleanBin(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(goodIndex))
+	f.Add([]byte(multiIndex))
 	f.Add([]byte(`{"format": 1, "packages": []}`))
 	f.Add([]byte(`{"format": 1, "packages": null, "x": 1}`))
 	f.Add([]byte(`{"format": 1, "packages": [{"name": "a", "version": "1-rc1", "archive": "a.tar", "sha256": "` + testSum + `", "depends": ["b>=1,<2", "c@3"], "bin": []}]}`))

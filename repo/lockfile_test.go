@@ -242,6 +242,7 @@ func TestLockOutdated(t *testing.T) {
 func FuzzParseLock(f *testing.F) {
 	f.Add(encodeLock(f, testLock(f, lockIndex, "app", "tool<2")))
 	f.Add(encodeLock(f, NewLock(testRepoURL, nil, nil)))
+	f.Add(encodeLock(f, platformLock(f, "hello", "libgreet")))
 	f.Add(strings.Replace(encodeLock(f, testLock(f, lockIndex, "lib")), `"size":0`, `"size":9223372036854775807`, 1))
 	f.Fuzz(func(t *testing.T, text string) {
 		l, err := ParseLock([]byte(text))
