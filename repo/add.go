@@ -42,11 +42,19 @@ func Add(dir, archivePath string, p Package) (Package, error) {
 	return p, err
 }
 
-func add(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
+// add adds p to dir's index, its archive at archivePath copied into dir, or, when
+// remote is not "", recorded as the URL remote that archivePath is a download of.
+func add(dir, archivePath, remote string, p Package, s *Signer) (Package, Meta, error) {
 	if !validName(p.Name) {
 		return p, Meta{}, badName(p.Name)
 	}
 	p.Archive = archiveStem(p) + archiveExt(archivePath) // checked as the index's are
+	if remote != "" {
+		if !strings.HasPrefix(remote, "http://") && !strings.HasPrefix(remote, "https://") {
+			return p, Meta{}, fmt.Errorf("archive URL %s is not an http(s) URL", remote)
+		}
+		p.Archive = remote
+	}
 	p.Bin = slices.Clone(p.Bin)
 	for i, b := range p.Bin {
 		p.Bin[i] = CleanBin(b)
@@ -63,16 +71,17 @@ func add(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
 		return p, Meta{}, err
 	}
 	defer unlock()
-	m, err := place(dir, archivePath, &p, s)
+	m, err := place(dir, archivePath, remote != "", &p, s)
 	if err != nil {
 		return p, m, fmt.Errorf("package %s: %w", p.id(), err)
 	}
 	return p, m, nil
 }
 
-// place reads dir's index, copies the archive in, sets p's size and sha256 and writes
-// the index with p, signed by s if not nil. It returns the index's Meta as written.
-func place(dir, archivePath string, p *Package, s *Signer) (Meta, error) {
+// place reads dir's index, copies the archive in unless it is remote, sets p's size and
+// sha256 and writes the index with p, signed by s if not nil. It returns the index's Meta
+// as written.
+func place(dir, archivePath string, remote bool, p *Package, s *Signer) (Meta, error) {
 	ix, err := readIndex(filepath.Join(dir, indexName))
 	if err != nil {
 		return Meta{}, err
@@ -83,7 +92,15 @@ func place(dir, archivePath string, p *Package, s *Signer) (Meta, error) {
 	if err := stamp(dir, ix, s); err != nil {
 		return Meta{}, err
 	}
-	if p.Archive, p.Size, p.SHA256, err = placeArchive(dir, archivePath, archiveStem(*p), archiveExt(archivePath)); err != nil {
+	if remote {
+		p.Size, p.SHA256, err = HashFile(archivePath)
+	} else {
+		p.Archive, p.Size, p.SHA256, err = placeArchive(dir, archivePath, archiveStem(*p), archiveExt(archivePath))
+	}
+	if err != nil {
+		return Meta{}, err
+	}
+	if err := checkNumbers(p); err != nil {
 		return Meta{}, err
 	}
 	ix.put(*p)

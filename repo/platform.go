@@ -97,3 +97,16 @@ func (ix *Index) elsewhere(name string) error {
 	slices.Sort(e.Offered)
 	return e
 }
+
+// Platforms returns the platforms ix's entries name, sorted: none for an index whose
+// packages are all for any platform.
+func (ix *Index) Platforms() []string {
+	var out []string
+	for _, p := range ix.Packages {
+		if p.Platform != "" && !slices.Contains(out, p.Platform) {
+			out = append(out, p.Platform)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

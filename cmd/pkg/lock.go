@@ -22,6 +22,7 @@ func lockCommand() *cli.Command {
 			"against the repository it records unless --repo is given.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "pkg.lock", Usage: "lockfile to write"},
+			&cli.StringSliceFlag{Name: "platform", Usage: "lock for these platforms, GOOS-GOARCH, comma-separated or repeated (default: this machine's, where the repository names platforms)"},
 		},
 		Action: lockAction,
 	}
@@ -45,7 +46,7 @@ func lockAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pkgs, err := old.Resolve(ix, reqs)
+	l, err := resolveLock(c, f, ix, old, reqs)
 	if err != nil && c.NArg() == 0 {
 		return fmt.Errorf("%w; these are the requirements %s records (%s): to change them, name the ones to lock, 'pkg lock -o %s NAME...'",
 			f.about(err), path, joinRequirements(reqs), path)
@@ -53,10 +54,6 @@ func lockAction(c *cli.Context) error {
 	if err != nil {
 		return f.about(err)
 	}
-	for i := range pkgs {
-		pkgs[i].Archive = f.src.ArchiveURL(pkgs[i])
-	}
-	l := repo.NewLock(f.src.URL(), reqs, pkgs)
 	l.Index = lockIndex(f.index)
 	if err := checkLockIndex(old, l.Index, path); err != nil {
 		return err
@@ -86,6 +83,42 @@ func lockAction(c *cli.Context) error {
 	return nil
 }
 
+// resolveLock resolves reqs against ix for the platforms of --platform, or for this
+// machine's where ix names platforms, or else for any, and locks the result.
+func resolveLock(c *cli.Context, f *fetcher, ix *repo.Index, old *repo.Lock, reqs []repo.Requirement) (*repo.Lock, error) {
+	var platforms []string
+	for _, v := range c.StringSlice("platform") {
+		for p := range strings.SplitSeq(v, ",") {
+			if err := repo.CheckPlatform(p); err != nil {
+				return nil, usagef("lock: --platform: %v", err)
+			}
+			platforms = append(platforms, p)
+		}
+	}
+	if len(platforms) == 0 && len(ix.Platforms()) > 0 {
+		platforms = []string{repo.Host}
+	}
+	by := make(map[string][]repo.Package)
+	each := platforms
+	if len(each) == 0 {
+		each = []string{""} // ix's target: this machine's, which an index without platforms never changes
+	}
+	for _, p := range each {
+		pkgs, err := old.Resolve(ix.ForPlatform(p), reqs)
+		if err != nil {
+			return nil, err
+		}
+		for i := range pkgs {
+			pkgs[i].Archive = f.src.ArchiveURL(pkgs[i])
+		}
+		by[p] = pkgs
+	}
+	if len(platforms) == 0 {
+		return repo.NewLock(f.src.URL(), reqs, by[""]), nil
+	}
+	return repo.NewLockFor(f.src.URL(), reqs, by), nil
+}
+
 // lockRequirements returns the requirements given, or else those old records, and makes
 // old's repository the default of --repo.
 func lockRequirements(c *cli.Context, old *repo.Lock) ([]repo.Requirement, error) {
@@ -105,12 +138,13 @@ func lockChanges(old, l *repo.Lock) []string {
 	was := map[string]repo.Package{}
 	if old != nil {
 		for _, p := range old.Packages {
-			was[p.Name] = p
+			was[p.Name+" "+p.Platform] = p
 		}
 	}
 	var lines []string
 	for _, p := range l.Packages {
-		q, ok := was[p.Name]
+		key := p.Name + " " + p.Platform
+		q, ok := was[key]
 		switch {
 		case !ok:
 			lines = append(lines, fmt.Sprintf("locked %s %s", p.Name, p.Version))
@@ -119,11 +153,11 @@ func lockChanges(old, l *repo.Lock) []string {
 		case q.SHA256 != p.SHA256 || q.Archive != p.Archive:
 			lines = append(lines, fmt.Sprintf("locked %s %s (new archive)", p.Name, p.Version))
 		}
-		delete(was, p.Name)
+		delete(was, key)
 	}
 	if old != nil {
 		for _, p := range old.Packages {
-			if _, ok := was[p.Name]; ok {
+			if _, ok := was[p.Name+" "+p.Platform]; ok {
 				lines = append(lines, fmt.Sprintf("unlocked %s %s", p.Name, p.Version))
 			}
 		}
