@@ -49,7 +49,7 @@ func TestParse(t *testing.T) {
 			{Name: "stable", URLs: []string{"https://pkgs.example.com/stable/", "https://mirror.example.org/pkg/stable/"}, Keys: []string{keyA}, Priority: 10, File: "config.toml"},
 			{Name: "local", URLs: []string{"/srv/pkg/local"}, File: "config.toml"},
 		},
-		Cache: Cache{MaxSize: 20 << 30, OlderThan: Duration(30 * 24 * time.Hour)},
+		Cache: Cache{MaxSize: 20 << 30, OlderThan: 30 * 24 * time.Hour},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Parse:\ngot  %+v\nwant %+v", got, want)
@@ -111,7 +111,7 @@ priority = 3
 	if r := got.Repos[1]; !reflect.DeepEqual(r.URLs, []string{"https://user.example/stable/"}) || r.Keys != nil || r.Priority != 1 {
 		t.Errorf("stable, redefined by the user: %+v; want the user's definition alone", r)
 	}
-	if want := (Cache{MaxSize: 1 << 30, OlderThan: Duration(720 * time.Hour)}); got.Cache != want {
+	if want := (Cache{MaxSize: 1 << 30, OlderThan: 720 * time.Hour}); got.Cache != want {
 		t.Errorf("cache %+v, want %+v", got.Cache, want)
 	}
 	empty, err := Load(filepath.Join(dir, "none.toml"))
@@ -124,7 +124,9 @@ func TestParseErrors(t *testing.T) {
 	for _, tt := range []struct{ name, from, to, want string }{
 		{"unknown key", "priority = 20", "prority = 20", "config f.toml:17:1: repo.team.prority: unknown key"},
 		{"unknown table", "[cache]", "[caches]", "config f.toml:2:2: caches: unknown key"},
-		{"type", "priority = 20", `priority = "high"`, "config f.toml:17:12: repo.team.priority: "},
+		{"type", "priority = 20", `priority = "high"`, "config f.toml:17:12: repo.team.priority: want an integer"},
+		{"string for a list", `urls = ["/srv/pkg/local"]`, `urls = "/srv/pkg/local"`, "config f.toml:20:8: repo.local.urls: want a list of strings"},
+		{"number for a duration", `"30d"`, `30`, "config f.toml:4:14: cache.older-than: want a string such as \"30d\""},
 		{"bad url scheme", "https://artifacts.example.com/team/", "ftp://artifacts.example.com/team/", `config f.toml:15:`},
 		{"relative path", `"/srv/pkg/local"`, `"srv/pkg/local"`, `config f.toml:20:`},
 		{"bad key", "team=" + keyB, "team=pkg-ed25519:AAAA", `config f.toml:16:`},
@@ -162,10 +164,16 @@ func TestValueErrorsSay(t *testing.T) {
 }
 
 func TestSize(t *testing.T) {
-	for in, want := range map[string]Size{"0": 0, "512": 512, "1KiB": 1024, "1.5GiB": 3 << 29, "500MB": 500e6, "2 TB": 2e12, "7B": 7} {
-		var s Size
-		if err := s.UnmarshalText([]byte(in)); err != nil || s != want {
-			t.Errorf("Size(%q) = %d, %v; want %d", in, s, err, want)
+	for in, want := range map[string]int64{"0": 0, "512": 512, "1KiB": 1024, "1.5GiB": 3 << 29, "500MB": 500e6, "2 TB": 2e12, "7B": 7} {
+		var s size
+		if err := s.UnmarshalText([]byte(in)); err != nil || s.n != want {
+			t.Errorf("size %q = %d, %v; want %d", in, s.n, err, want)
+		}
+	}
+	for _, in := range []string{"", "GiB", "1 gig", "-1", "1e30TB", "NaN"} {
+		var s size
+		if err := s.UnmarshalText([]byte(in)); err == nil {
+			t.Errorf("size %q = %d, want an error", in, s.n)
 		}
 	}
 }

@@ -60,9 +60,9 @@ func (k *key) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// Size is a number of bytes, written as an integer with an optional unit: B, kB, MB, GB,
+// size is a number of bytes, written as a number with an optional unit: B, kB, MB, GB,
 // TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024): "20GiB", "500MB".
-type Size int64
+type size struct{ n int64 }
 
 var sizeUnits = []struct {
 	suffix string
@@ -72,7 +72,7 @@ var sizeUnits = []struct {
 	{"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
 }
 
-func (s *Size) UnmarshalText(text []byte) error {
+func (s *size) UnmarshalText(text []byte) error {
 	v := strings.TrimSpace(string(text))
 	mult := 1.0
 	for _, u := range sizeUnits {
@@ -90,22 +90,22 @@ func (s *Size) UnmarshalText(text []byte) error {
 	case n*mult >= math.MaxInt64:
 		return fmt.Errorf("size %q is too large", text)
 	}
-	*s = Size(n * mult)
+	s.n = int64(n * mult)
 	return nil
 }
 
-// Duration is a length of time as Go's time.ParseDuration reads it, or a whole number of
+// duration is a length of time as Go's time.ParseDuration reads it, or a whole number of
 // days: "720h", "30d".
-type Duration time.Duration
+type duration struct{ d time.Duration }
 
-func (d *Duration) UnmarshalText(text []byte) error {
+func (d *duration) UnmarshalText(text []byte) error {
 	s := string(text)
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.ParseUint(days, 10, 16)
 		if err != nil {
 			return fmt.Errorf("duration %q: want whole days, such as 30d", s)
 		}
-		*d = Duration(time.Duration(n) * 24 * time.Hour)
+		d.d = time.Duration(n) * 24 * time.Hour
 		return nil
 	}
 	v, err := time.ParseDuration(s)
@@ -115,6 +115,6 @@ func (d *Duration) UnmarshalText(text []byte) error {
 	case v < 0:
 		return errors.New("duration " + strconv.Quote(s) + " is negative")
 	}
-	*d = Duration(v)
+	d.d = v
 	return nil
 }
