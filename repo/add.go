@@ -111,7 +111,7 @@ func place(dir, archivePath string, remote bool, p *Package, s *Signer) (Meta, e
 // installing p would run into once ix holds it, each dependency taken at the version it
 // alone would resolve to (the newest, releases first); or nil. Install refuses a cycle.
 func (ix *Index) cycleWith(p Package) []string {
-	next := &Index{Packages: slices.Clone(ix.Packages)}
+	next := &Index{Packages: slices.Clone(ix.Packages), Platform: p.Platform}
 	next.put(p)
 	all := next.versions()
 	seen := make(map[string]bool)

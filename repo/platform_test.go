@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCheckPlatform(t *testing.T) {
@@ -275,4 +276,46 @@ func TestLockPlatformsOutdated(t *testing.T) {
 	if err := l.Outdated(ix); err == nil || !strings.Contains(err.Error(), "for linux-amd64: hello is locked at 1.0, the index now resolves 1.2") {
 		t.Errorf("Outdated with a newer amd64 hello: %v", err)
 	}
+}
+
+func TestSearchPlatform(t *testing.T) {
+	ix, err := Parse([]byte(multiIndex))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for platform, want := range map[string]string{
+		"linux-amd64": "hello 1.0, libgreet 2.0",
+		"linux-arm64": "hello 1.1, jq 1.7, libgreet 2.0",
+	} {
+		if got := ids(ix.ForPlatform(platform).Search("")); got != want {
+			t.Errorf("Search for %s: %s, want %s", platform, got, want)
+		}
+	}
+}
+
+// TestAddURL records an archive by its URL: no copy in dir, the size and sha256 of the
+// download, the entry signed as any other; a URL that is not http(s) is refused.
+func TestAddURL(t *testing.T) {
+	dir := t.TempDir()
+	const url = "https://upstream.example/releases/tool-1.0.tar.gz"
+	download := writeArchive(t, "download", "the upstream bytes")
+	var signed []byte
+	s := &Signer{Name: "team", Expires: time.Now().Add(time.Hour), Sign: func(b []byte) []byte { signed = b; return []byte("sig") }}
+	p, m, err := AddURL(dir, url, download, Package{Name: "tool", Version: "1.0", Platform: "linux-arm64"}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Archive != url || p.Size != int64(len("the upstream bytes")) || p.SHA256 != sum("the upstream bytes") || m.Version != 1 {
+		t.Errorf("AddURL: %+v, %+v", p, m)
+	}
+	checkDir(t, dir, "index.json", "index.json.sig")
+	if ix := readIndexFile(t, dir); len(ix.Packages) != 1 || ix.Packages[0].Archive != url || !strings.Contains(string(signed), url) {
+		t.Errorf("index %+v, signed %s", ix.Packages, signed)
+	}
+	for _, bad := range []string{"file:///etc/passwd", "ftp://upstream.example/tool.tar", "https:///no-host.tar"} {
+		if _, _, err := AddURL(dir, bad, download, Package{Name: "tool", Version: "2.0"}, s); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("AddURL(%s): %v, want an error naming it", bad, err)
+		}
+	}
+	checkDir(t, dir, "index.json", "index.json.sig")
 }

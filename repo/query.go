@@ -130,11 +130,14 @@ func offered(vs []Package) string {
 // Search returns the version an install would take (the newest release, or the newest
 // pre-release when there is no release) of every package whose name or summary contains
 // word (case-insensitive; all packages when word is empty), sorted by name. Only that
-// version's summary is searched.
+// version's summary is searched, and only packages for ix's platform are.
 func (ix *Index) Search(word string) []Package {
 	word = strings.ToLower(word)
 	best := make(map[string]Package)
 	for _, p := range ix.Packages {
+		if !p.runsOn(ix.target()) {
+			continue
+		}
 		if q, ok := best[p.Name]; !ok || installsBefore(p.Version, q.Version) {
 			best[p.Name] = p
 		}
