@@ -83,8 +83,8 @@ func lockAction(c *cli.Context) error {
 	return nil
 }
 
-// resolveLock resolves reqs against ix for the platforms of --platform, or for this
-// machine's where ix names platforms, or else for any, and locks the result.
+// resolveLock resolves reqs against ix for the platforms of --platform, or those old was
+// for, or this machine's where ix names platforms, or else for any, and locks the result.
 func resolveLock(c *cli.Context, f *fetcher, ix *repo.Index, old *repo.Lock, reqs []repo.Requirement) (*repo.Lock, error) {
 	var platforms []string
 	for _, v := range c.StringSlice("platform") {
@@ -95,7 +95,11 @@ func resolveLock(c *cli.Context, f *fetcher, ix *repo.Index, old *repo.Lock, req
 			platforms = append(platforms, p)
 		}
 	}
-	if len(platforms) == 0 && len(ix.Platforms()) > 0 {
+	switch {
+	case len(platforms) > 0:
+	case old != nil && len(old.Platforms) > 0:
+		platforms = old.Platforms
+	case len(ix.Platforms()) > 0:
 		platforms = []string{repo.Host}
 	}
 	by := make(map[string][]repo.Package)

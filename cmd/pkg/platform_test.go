@@ -61,6 +61,9 @@ func TestPlatforms(t *testing.T) {
 			t.Errorf("lockfile lacks %s:\n%s", want, text)
 		}
 	}
+	if out, _ := e.ok("lock", "-o", lock); !strings.Contains(out, "is up to date") {
+		t.Errorf("lock again, with no --platform: %q, want the lock for both platforms kept", out)
+	}
 	e.ok("sync", "-f", lock, "--root", e.root)
 	out, err := exec.Command(filepath.Join(e.root, "bin", "hello")).Output()
 	if want := "hello for " + repo.Host + "\n"; err != nil || string(out) != want {
