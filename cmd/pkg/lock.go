@@ -42,11 +42,15 @@ func lockAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	platforms, err := lockPlatforms(c)
+	if err != nil {
+		return err
+	}
 	f, ix, err := openFetcher(c)
 	if err != nil {
 		return err
 	}
-	l, err := resolveLock(c, f, ix, old, reqs)
+	l, err := resolveLock(f, ix, old, reqs, platforms)
 	if err != nil && c.NArg() == 0 {
 		return fmt.Errorf("%w; these are the requirements %s records (%s): to change them, name the ones to lock, 'pkg lock -o %s NAME...'",
 			f.about(err), path, joinRequirements(reqs), path)
@@ -83,9 +87,8 @@ func lockAction(c *cli.Context) error {
 	return nil
 }
 
-// resolveLock resolves reqs against ix for the platforms of --platform, or those old was
-// for, or this machine's where ix names platforms, or else for any, and locks the result.
-func resolveLock(c *cli.Context, f *fetcher, ix *repo.Index, old *repo.Lock, reqs []repo.Requirement) (*repo.Lock, error) {
+// lockPlatforms returns the platforms of --platform, comma-separated or repeated.
+func lockPlatforms(c *cli.Context) ([]string, error) {
 	var platforms []string
 	for _, v := range c.StringSlice("platform") {
 		for p := range strings.SplitSeq(v, ",") {
@@ -95,6 +98,12 @@ func resolveLock(c *cli.Context, f *fetcher, ix *repo.Index, old *repo.Lock, req
 			platforms = append(platforms, p)
 		}
 	}
+	return platforms, nil
+}
+
+// resolveLock resolves reqs against ix for platforms, or those old was for, or this
+// machine's where ix names platforms, or else for any, and locks the result.
+func resolveLock(f *fetcher, ix *repo.Index, old *repo.Lock, reqs []repo.Requirement, platforms []string) (*repo.Lock, error) {
 	switch {
 	case len(platforms) > 0:
 	case old != nil && len(old.Platforms) > 0:
@@ -151,22 +160,30 @@ func lockChanges(old, l *repo.Lock) []string {
 		q, ok := was[key]
 		switch {
 		case !ok:
-			lines = append(lines, fmt.Sprintf("locked %s %s", p.Name, p.Version))
+			lines = append(lines, fmt.Sprintf("locked %s %s%s", p.Name, p.Version, forPlatform(p)))
 		case q.Version != p.Version:
-			lines = append(lines, fmt.Sprintf("locked %s %s (was %s)", p.Name, p.Version, q.Version))
+			lines = append(lines, fmt.Sprintf("locked %s %s%s (was %s)", p.Name, p.Version, forPlatform(p), q.Version))
 		case q.SHA256 != p.SHA256 || q.Archive != p.Archive:
-			lines = append(lines, fmt.Sprintf("locked %s %s (new archive)", p.Name, p.Version))
+			lines = append(lines, fmt.Sprintf("locked %s %s%s (new archive)", p.Name, p.Version, forPlatform(p)))
 		}
 		delete(was, key)
 	}
 	if old != nil {
 		for _, p := range old.Packages {
 			if _, ok := was[p.Name+" "+p.Platform]; ok {
-				lines = append(lines, fmt.Sprintf("unlocked %s %s", p.Name, p.Version))
+				lines = append(lines, fmt.Sprintf("unlocked %s %s%s", p.Name, p.Version, forPlatform(p)))
 			}
 		}
 	}
 	return lines
+}
+
+// forPlatform is " for PLATFORM" for a lockfile's line of one platform, else "".
+func forPlatform(p repo.Package) string {
+	if p.Platform == "" {
+		return ""
+	}
+	return " for " + p.Platform
 }
 
 // lockIndex is what a lockfile records of the index res describes: nil unless verified.

@@ -54,7 +54,12 @@ func TestPlatforms(t *testing.T) {
 
 	e := newEnv(t, base, serve(t, dir))
 	lock := filepath.Join(base, "pkg.lock")
-	e.ok("lock", "-o", lock, "--platform", "linux-amd64,linux-arm64", "hello")
+	if out, _ := e.ok("lock", "-o", lock, "--platform", "linux-amd64,linux-arm64", "hello"); out != "locked hello 1.0 for linux-amd64\nlocked hello 1.0 for linux-arm64\nwrote "+lock+": 2 packages\n" {
+		t.Errorf("lock for two platforms says %q", out)
+	}
+	if _, stderr, code := e.pkg("lock", "-o", lock, "--platform", "linux-amd64,linux-aarch64"); code != 2 || !strings.Contains(stderr, `did you mean "linux-arm64"?`) {
+		t.Errorf("lock --platform linux-aarch64: exit %d, %q", code, stderr)
+	}
 	text, _ := os.ReadFile(lock)
 	for _, want := range []string{`"platforms": ["linux-amd64","linux-arm64"]`, "/hello-1.0-linux-amd64.tar", "/hello-1.0-linux-arm64.tar"} {
 		if !strings.Contains(string(text), want) {

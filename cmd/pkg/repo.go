@@ -25,7 +25,7 @@ func repoCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:      "add",
 			Usage:     "copy an archive into a repository, or record the http(s) URL it is published at, and add it to the index",
-			ArgsUsage: "REPO_DIR ARCHIVE|URL",
+			ArgsUsage: "REPO_DIR ARCHIVE",
 			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "name", Usage: "package name (required but for a .deb: its Package)"},
 				&cli.StringFlag{Name: "version", Usage: "package version (required but for a .deb: its Version)"},
