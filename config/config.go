@@ -18,6 +18,7 @@ package config
 import (
 	"bytes"
 	"cmp"
+	"encoding"
 	"errors"
 	"fmt"
 	"io"
@@ -205,12 +206,13 @@ var typeOf = map[string]string{
 // Parse parses the configuration file name holding data. Unknown keys, values of the
 // wrong type and values that are not valid are errors naming the file, the line and the key.
 func Parse(name string, data []byte) (*Config, error) {
-	if err := decode(data, &shape{}); err != nil {
-		return nil, decodeError(name, err, true)
+	var sh shape
+	if err := decode(data, &sh); err != nil {
+		return nil, decodeError(name, err, nil)
 	}
 	var f file
 	if err := decode(data, &f); err != nil {
-		return nil, decodeError(name, err, false)
+		return nil, decodeError(name, err, &sh)
 	}
 	c := &Config{Cache: Cache{MaxSize: f.Cache.MaxSize.n, OlderThan: f.Cache.OlderThan.d}}
 	for n, t := range f.Repo {
@@ -239,9 +241,10 @@ func decode(data []byte, v any) error {
 	return d.Decode(v)
 }
 
-// decodeError places a decoder's error in the file name. Of the shape's decoding, an
-// error at a key is one of type, and says what the key wants.
-func decodeError(name string, err error, ofShape bool) error {
+// decodeError places a decoder's error in the file name. Without sh, of the shape's
+// decoding, an error at a key is one of type, and says what the key wants; with sh, the
+// file's decoding failed at a value a check refused, which sh's cause names.
+func decodeError(name string, err error, sh *shape) error {
 	var strict *toml.StrictMissingError
 	if errors.As(err, &strict) && len(strict.Errors) > 0 {
 		e := strict.Errors[0]
@@ -254,10 +257,44 @@ func decodeError(name string, err error, ofShape bool) error {
 	}
 	line, col := de.Position()
 	e := &Error{File: name, Line: line, Col: col, Key: strings.Join(de.Key(), "."), Err: err}
-	if k := de.Key(); ofShape && len(k) > 0 && typeOf[k[len(k)-1]] != "" {
+	k := de.Key()
+	switch {
+	case sh == nil && len(k) > 0 && typeOf[k[len(k)-1]] != "":
 		e.Err = fmt.Errorf("want %s", typeOf[k[len(k)-1]])
+	case sh != nil:
+		if cause := sh.cause(k); cause != nil {
+			e.Err = cause
+		}
 	}
 	return e
+}
+
+// cause returns the error of the first value at key k of s that its check refuses: that
+// at which the decoding into file stopped, the values of a list being checked in order.
+func (s *shape) cause(k []string) error {
+	switch {
+	case len(k) == 3 && k[0] == "repo" && k[2] == "urls":
+		return firstError[location](s.Repo[k[1]].URLs...)
+	case len(k) == 3 && k[0] == "repo" && k[2] == "keys":
+		return firstError[key](s.Repo[k[1]].Keys...)
+	case len(k) == 2 && k[0] == "cache" && k[1] == "max-size":
+		return firstError[size](s.Cache.MaxSize)
+	case len(k) == 2 && k[0] == "cache" && k[1] == "older-than":
+		return firstError[duration](s.Cache.OlderThan)
+	}
+	return nil
+}
+
+func firstError[T any, PT interface {
+	*T
+	encoding.TextUnmarshaler
+}](values ...string) error {
+	for _, v := range values {
+		if err := PT(new(T)).UnmarshalText([]byte(v)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // errUnknownKey is the cause of an Error for a key the format does not have.

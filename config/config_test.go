@@ -154,10 +154,12 @@ func TestValueErrorsSay(t *testing.T) {
 		{"https://artifacts.example.com/team/", "ftp://artifacts.example.com/team/", `scheme "ftp" is not supported`},
 		{`"/srv/pkg/local"`, `"srv/pkg/local"`, `"srv/pkg/local" is neither an http(s) or file URL nor an absolute path`},
 		{"team=" + keyB, "team=pkg-ed25519:AAAA", "want pkg-ed25519: and the base64 of 32 bytes"},
-		{`"20GiB"`, `"-1GiB"`, `size "-1GiB" is negative`},
+		{`"20GiB"`, `"-1GiB"`, `config f.toml:3:12: cache.max-size: size "-1GiB" is negative`},
+		{`"30d"`, `"soon"`, `config f.toml:4:14: cache.older-than: duration "soon": want 30d, 720h or the like`},
+		{`"/srv/pkg/local"`, `"/srv/pkg/local", "https://"`, `config f.toml:20:27: repo.local.urls: URL "https://" has no host`},
 	} {
 		_, err := Parse("f.toml", []byte(strings.Replace(example, tt.from, tt.to, 1)))
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), ": toml: ") {
 			t.Errorf("%s: %v, want an error containing %q", tt.to, err, tt.want)
 		}
 	}
