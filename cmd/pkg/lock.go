@@ -80,10 +80,10 @@ func lockAction(c *cli.Context) error {
 		say(c, "%s", line)
 	}
 	if old != nil && len(changes) == 0 && repo.Inputs(old.Requires) == repo.Inputs(l.Requires) {
-		say(c, "%s is up to date: %s", path, count(len(l.Packages), "package"))
+		say(c, "%s is up to date: %s", path, lockedCount(l))
 		return nil
 	}
-	say(c, "wrote %s: %s", path, count(len(l.Packages), "package"))
+	say(c, "wrote %s: %s", path, lockedCount(l))
 	return nil
 }
 
@@ -176,6 +176,19 @@ func lockChanges(old, l *repo.Lock) []string {
 		}
 	}
 	return lines
+}
+
+// lockedCount says how many packages l locks: "3 packages", or "3 packages for 2
+// platforms" for a lock of some.
+func lockedCount(l *repo.Lock) string {
+	if len(l.Platforms) == 0 {
+		return count(len(l.Packages), "package")
+	}
+	names := make(map[string]bool)
+	for _, p := range l.Packages {
+		names[p.Name] = true
+	}
+	return count(len(names), "package") + " for " + count(len(l.Platforms), "platform")
 }
 
 // forPlatform is " for PLATFORM" for a lockfile's line of one platform, else "".

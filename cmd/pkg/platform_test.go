@@ -54,7 +54,7 @@ func TestPlatforms(t *testing.T) {
 
 	e := newEnv(t, base, serve(t, dir))
 	lock := filepath.Join(base, "pkg.lock")
-	if out, _ := e.ok("lock", "-o", lock, "--platform", "linux-amd64,linux-arm64", "hello"); out != "locked hello 1.0 for linux-amd64\nlocked hello 1.0 for linux-arm64\nwrote "+lock+": 2 packages\n" {
+	if out, _ := e.ok("lock", "-o", lock, "--platform", "linux-amd64,linux-arm64", "hello"); out != "locked hello 1.0 for linux-amd64\nlocked hello 1.0 for linux-arm64\nwrote "+lock+": 1 package for 2 platforms\n" {
 		t.Errorf("lock for two platforms says %q", out)
 	}
 	if _, stderr, code := e.pkg("lock", "-o", lock, "--platform", "linux-amd64,linux-aarch64"); code != 2 || !strings.Contains(stderr, `did you mean "linux-arm64"?`) {
