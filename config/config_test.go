@@ -213,3 +213,14 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParse parses docs/config.md's example: both decodings and every check.
+func BenchmarkParse(b *testing.B) {
+	data := []byte(example)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse("config.toml", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
