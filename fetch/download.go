@@ -9,6 +9,9 @@ import (
 	"os"
 )
 
+// maxDownload bounds what Download writes: the largest archive an index entry may have.
+const maxDownload = 512 << 30 // 512 GiB
+
 // Download writes the archive at rawURL, an absolute http(s) URL, to f from its start,
 // for a publisher who records the URL in an index in place of a copy: the index's size
 // and sha256 are then measured from f. It retries as Fetch does, each attempt from the
@@ -43,8 +46,15 @@ func (s *Source) downloadTo(ctx context.Context, u *url.URL, f *os.File) error {
 	if err := encoded(u, resp.Header, "an archive"); err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
+	if resp.ContentLength > maxDownload {
+		return fmt.Errorf("GET %s: %d bytes, over the %d-byte limit of an archive", u.Redacted(), resp.ContentLength, int64(maxDownload))
+	}
+	n, err := io.Copy(f, io.LimitReader(resp.Body, maxDownload+1))
+	switch {
+	case err != nil:
 		return fmt.Errorf("GET %s: %w", u.Redacted(), err)
+	case n > maxDownload:
+		return fmt.Errorf("GET %s: over the %d-byte limit of an archive", u.Redacted(), int64(maxDownload))
 	}
 	return nil
 }
