@@ -42,6 +42,8 @@ const SystemFile = "/etc/pkg/config.toml"
 type Config struct {
 	Repos []Repo // highest priority first; among equal priorities, by name
 	Cache Cache
+
+	maxSizeSet, olderThanSet bool // the file set them, if only to 0
 }
 
 // Repo is a repository the configuration names.
@@ -147,11 +149,11 @@ func Merge(configs ...*Config) *Config {
 		for _, r := range c.Repos {
 			byName[r.Name] = r
 		}
-		if c.Cache.MaxSize != 0 {
-			out.Cache.MaxSize = c.Cache.MaxSize
+		if c.maxSizeSet {
+			out.Cache.MaxSize, out.maxSizeSet = c.Cache.MaxSize, true
 		}
-		if c.Cache.OlderThan != 0 {
-			out.Cache.OlderThan = c.Cache.OlderThan
+		if c.olderThanSet {
+			out.Cache.OlderThan, out.olderThanSet = c.Cache.OlderThan, true
 		}
 	}
 	for _, r := range byName {
@@ -214,7 +216,8 @@ func Parse(name string, data []byte) (*Config, error) {
 	if err := decode(data, &f); err != nil {
 		return nil, decodeError(name, err, &sh)
 	}
-	c := &Config{Cache: Cache{MaxSize: f.Cache.MaxSize.n, OlderThan: f.Cache.OlderThan.d}}
+	c := &Config{Cache: Cache{MaxSize: f.Cache.MaxSize.n, OlderThan: f.Cache.OlderThan.d},
+		maxSizeSet: sh.Cache.MaxSize != "", olderThanSet: sh.Cache.OlderThan != ""}
 	for n, t := range f.Repo {
 		if err := checkName(n); err != nil {
 			return nil, &Error{File: name, Key: "repo." + n, Err: err}

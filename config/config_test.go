@@ -49,7 +49,8 @@ func TestParse(t *testing.T) {
 			{Name: "stable", URLs: []string{"https://pkgs.example.com/stable/", "https://mirror.example.org/pkg/stable/"}, Keys: []string{keyA}, Priority: 10, File: "config.toml"},
 			{Name: "local", URLs: []string{"/srv/pkg/local"}, File: "config.toml"},
 		},
-		Cache: Cache{MaxSize: 20 << 30, OlderThan: 30 * 24 * time.Hour},
+		Cache:      Cache{MaxSize: 20 << 30, OlderThan: 30 * 24 * time.Hour},
+		maxSizeSet: true, olderThanSet: true,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Parse:\ngot  %+v\nwant %+v", got, want)
@@ -69,7 +70,8 @@ func write(t *testing.T, path, text string) string {
 
 // TestLoadPrecedence loads a system, a user and a root file: a repository is the last
 // file's of its name, whole (its mirrors and keys are not mixed with an earlier file's),
-// others are kept, each cache limit is the last one set, and a missing file is skipped.
+// others are kept, each cache limit is the last one set (if to "0", no limit), and a
+// missing file is skipped.
 func TestLoadPrecedence(t *testing.T) {
 	dir := t.TempDir()
 	system := write(t, filepath.Join(dir, "etc", "config.toml"), `
@@ -86,13 +88,14 @@ urls = ["https://distro.example/"]
 	user := write(t, filepath.Join(dir, "home", "config.toml"), `
 [cache]
 older-than = "720h"
+max-size = "0"
 [repo.stable]
 urls = ["https://user.example/stable/"]
 priority = 1
 `)
 	root := write(t, filepath.Join(dir, "root", ".pkg", "config.toml"), `
 [cache]
-max-size = "1GiB"
+older-than = "1d"
 [repo.project]
 urls = ["file:///srv/project"]
 priority = 3
@@ -111,7 +114,7 @@ priority = 3
 	if r := got.Repos[1]; !reflect.DeepEqual(r.URLs, []string{"https://user.example/stable/"}) || r.Keys != nil || r.Priority != 1 {
 		t.Errorf("stable, redefined by the user: %+v; want the user's definition alone", r)
 	}
-	if want := (Cache{MaxSize: 1 << 30, OlderThan: 720 * time.Hour}); got.Cache != want {
+	if want := (Cache{MaxSize: 0, OlderThan: 24 * time.Hour}); got.Cache != want {
 		t.Errorf("cache %+v, want %+v", got.Cache, want)
 	}
 	empty, err := Load(filepath.Join(dir, "none.toml"))
