@@ -14,11 +14,14 @@ import (
 func (ix *Index) Lookup(r Requirement) (Package, error) {
 	var vs []Package
 	for _, p := range ix.Packages {
-		if p.Name == r.Name {
+		if p.Name == r.Name && p.runsOn(ix.target()) {
 			vs = append(vs, p)
 		}
 	}
 	if len(vs) == 0 {
+		if err := ix.elsewhere(r.Name); err != nil {
+			return Package{}, err
+		}
 		return Package{}, missing(r.Name, ix.versions())
 	}
 	sortNewestFirst(vs)
@@ -132,11 +135,14 @@ func offered(vs []Package) string {
 // Search returns the version an install would take (the newest release, or the newest
 // pre-release when there is no release) of every package whose name or summary contains
 // word (case-insensitive; all packages when word is empty), sorted by name. Only that
-// version's summary is searched.
+// version's summary is searched, and only packages for ix's platform are.
 func (ix *Index) Search(word string) []Package {
 	word = strings.ToLower(word)
 	best := make(map[string]Package)
 	for _, p := range ix.Packages {
+		if !p.runsOn(ix.target()) {
+			continue
+		}
 		if q, ok := best[p.Name]; !ok || installsBefore(p.Version, q.Version) {
 			best[p.Name] = p
 		}
@@ -165,13 +171,19 @@ func installsBefore(a, b string) bool {
 
 // versions maps each name to its packages, newest first.
 func (ix *Index) versions() map[string][]Package {
+	platform := ix.target()
 	count := make(map[string]int)
 	for _, p := range ix.Packages {
-		count[p.Name]++
+		if p.runsOn(platform) {
+			count[p.Name]++
+		}
 	}
 	all := make([]Package, len(ix.Packages)) // one allocation, each name's versions a part
 	m := make(map[string][]Package, len(count))
 	for _, p := range ix.Packages {
+		if !p.runsOn(platform) {
+			continue
+		}
 		vs, ok := m[p.Name]
 		if !ok {
 			n := count[p.Name]

@@ -29,7 +29,7 @@ var errGaveUp = errors.New("search too long")
 // Resolve backtracks and tries the next older version. It gives up, with an error, on an
 // index that would keep it searching for more than a few seconds.
 func (ix *Index) Resolve(reqs []Requirement) ([]Package, error) {
-	return resolveIn(ix.versions(), reqs)
+	return newResolver(ix).resolve(reqs)
 }
 
 // resolveIn is Resolve in versions, ix.versions() of an index.
@@ -102,24 +102,29 @@ type softError struct{ error }
 // latest of them: versions tried at the levels in between cannot help (conflict-directed
 // backjumping).
 type resolver struct {
-	versions map[string][]Package // newest first
-	prefer   map[string]string    // name → the version tried first (ResolveInstalled)
-	tries    map[string]int       // name → versions chosen, for the message of a search given up
-	welcome  map[string][]string  // name → releases whose pre-releases rank with releases (see welcomeFor)
-	needs    map[string][]need
-	chosen   map[string]choice
-	queue    []string // names in the order they are decided
-	queued   map[string]bool
-	log      []string // the name of each need added, for undo
-	work     int      // version checks made, against maxResolveWork
-	hard     error    // first failure whose message holds whatever else is chosen
-	soft     error    // first softError
+	versions  map[string][]Package    // newest first
+	elsewhere func(name string) error // a name's *PlatformError, if any; may be nil
+	prefer    map[string]string       // name → the version tried first (ResolveInstalled)
+	tries     map[string]int          // name → versions chosen, for the message of a search given up
+	welcome   map[string][]string     // name → releases whose pre-releases rank with releases (see welcomeFor)
+	needs     map[string][]need
+	chosen    map[string]choice
+	queue     []string // names in the order they are decided
+	queued    map[string]bool
+	log       []string // the name of each need added, for undo
+	work      int      // version checks made, against maxResolveWork
+	hard      error    // first failure whose message holds whatever else is chosen
+	soft      error    // first softError
 }
 
 // mark records how far the log and the queue went, for undo.
 type mark struct{ log, queue int }
 
-func newResolver(ix *Index) *resolver { return resolverFor(ix.versions()) }
+func newResolver(ix *Index) *resolver {
+	r := resolverFor(ix.versions())
+	r.elsewhere = ix.elsewhere
+	return r
+}
 
 // resolverFor returns a resolver over versions, ix.versions() of an index, which it does
 // not change.
@@ -253,7 +258,16 @@ func (r *resolver) require(n need) (levels, error) {
 	r.log = append(r.log, name)
 	r.welcomeFor(name, n.req.welcomes())
 	if len(r.versions[name]) == 0 {
-		if n.by == "" {
+		var err error
+		if r.elsewhere != nil {
+			err = r.elsewhere(name)
+		}
+		switch {
+		case err != nil && n.by != "":
+			return nil, fmt.Errorf("%w (required by %s)", err, n.by)
+		case err != nil:
+			return nil, err
+		case n.by == "":
 			return nil, missing(name, r.versions)
 		}
 		return nil, &MissingError{Name: name, By: n.by}

@@ -64,9 +64,21 @@ func sign(dir string, s *Signer) (*Index, error) {
 // AddSigned is Add that signs the index it writes as Sign does, and also returns the
 // index's Meta as signed. With a nil signer it is Add.
 func AddSigned(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
-	p, m, err := add(dir, archivePath, p, s)
+	p, m, err := add(dir, archivePath, "", p, s)
 	if err != nil {
 		return Package{}, Meta{}, fmt.Errorf("repo: add %s to %s: %w", archivePath, dir, err)
+	}
+	return p, m, nil
+}
+
+// AddURL is AddSigned for an archive published elsewhere, at the http(s) URL archiveURL,
+// of which archivePath is a download: the index records the URL as p's Archive and the
+// size and sha256 of archivePath, and dir gets no copy. An install fetches the URL and
+// checks that it still serves those bytes.
+func AddURL(dir, archiveURL, archivePath string, p Package, s *Signer) (Package, Meta, error) {
+	p, m, err := add(dir, archivePath, archiveURL, p, s)
+	if err != nil {
+		return Package{}, Meta{}, fmt.Errorf("repo: add %s to %s: %w", archiveURL, dir, err)
 	}
 	return p, m, nil
 }
@@ -104,6 +116,7 @@ func stamp(dir string, ix *Index, s *Signer) error {
 
 // writeIndex writes ix as dir's index.json and, given a signer, then its signature.
 func writeIndex(dir string, ix *Index, s *Signer) error {
+	ix.setFormat()
 	var b bytes.Buffer
 	if err := ix.encode(&b); err != nil {
 		return err

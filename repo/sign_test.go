@@ -101,7 +101,7 @@ func TestParseMeta(t *testing.T) {
 	if err != nil || m.Name != "demo" || m.Version != 3 || m.Expires.Year() != 2030 {
 		t.Errorf("ParseMeta: %+v, %v", m, err)
 	}
-	for _, bad := range []string{`{"format": 2, "name": "demo"}`, `{"format": 1, "name": "Demo"}`,
+	for _, bad := range []string{`{"format": 3, "name": "demo"}`, `{"format": 1, "name": "Demo"}`,
 		`{"format": 1, "version": -1}`, `{"format": 1, "expires": "tomorrow"}`} {
 		if _, err := ParseMeta([]byte(bad)); err == nil {
 			t.Errorf("ParseMeta(%s): no error", bad)

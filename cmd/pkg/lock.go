@@ -22,6 +22,7 @@ func lockCommand() *cli.Command {
 			"against the repository it records unless --repo is given.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "pkg.lock", Usage: "lockfile to write"},
+			&cli.StringSliceFlag{Name: "platform", Usage: "lock for these platforms, GOOS-GOARCH, comma-separated or repeated (default: this machine's, where the repository names platforms)"},
 		},
 		Action: lockAction,
 	}
@@ -41,11 +42,15 @@ func lockAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	platforms, err := lockPlatforms(c)
+	if err != nil {
+		return err
+	}
 	f, ix, err := openFetcher(c)
 	if err != nil {
 		return err
 	}
-	pkgs, err := old.Resolve(ix, reqs)
+	l, err := resolveLock(f, ix, old, reqs, platforms)
 	if err != nil && c.NArg() == 0 {
 		return fmt.Errorf("%w; these are the requirements %s records (%s): to change them, name the ones to lock, 'pkg lock -o %s NAME...'",
 			f.about(err), path, joinRequirements(reqs), path)
@@ -53,10 +58,6 @@ func lockAction(c *cli.Context) error {
 	if err != nil {
 		return f.about(err)
 	}
-	for i := range pkgs {
-		pkgs[i].Archive = f.src.ArchiveURL(pkgs[i])
-	}
-	l := repo.NewLock(f.src.URL(), reqs, pkgs)
 	l.Index = lockIndex(f.index)
 	if err := checkLockIndex(old, l.Index, path); err != nil {
 		return err
@@ -79,11 +80,56 @@ func lockAction(c *cli.Context) error {
 		say(c, "%s", line)
 	}
 	if old != nil && len(changes) == 0 && repo.Inputs(old.Requires) == repo.Inputs(l.Requires) {
-		say(c, "%s is up to date: %s", path, count(len(l.Packages), "package"))
+		say(c, "%s is up to date: %s", path, lockedCount(l))
 		return nil
 	}
-	say(c, "wrote %s: %s", path, count(len(l.Packages), "package"))
+	say(c, "wrote %s: %s", path, lockedCount(l))
 	return nil
+}
+
+// lockPlatforms returns the platforms of --platform, comma-separated or repeated.
+func lockPlatforms(c *cli.Context) ([]string, error) {
+	var platforms []string
+	for _, v := range c.StringSlice("platform") {
+		for p := range strings.SplitSeq(v, ",") {
+			if err := repo.CheckPlatform(p); err != nil {
+				return nil, usagef("lock: --platform: %v", err)
+			}
+			platforms = append(platforms, p)
+		}
+	}
+	return platforms, nil
+}
+
+// resolveLock resolves reqs against ix for platforms, or those old was for, or this
+// machine's where ix names platforms, or else for any, and locks the result.
+func resolveLock(f *fetcher, ix *repo.Index, old *repo.Lock, reqs []repo.Requirement, platforms []string) (*repo.Lock, error) {
+	switch {
+	case len(platforms) > 0:
+	case old != nil && len(old.Platforms) > 0:
+		platforms = old.Platforms
+	case len(ix.Platforms()) > 0:
+		platforms = []string{repo.Host}
+	}
+	by := make(map[string][]repo.Package)
+	each := platforms
+	if len(each) == 0 {
+		each = []string{""} // ix's target: this machine's, which an index without platforms never changes
+	}
+	for _, p := range each {
+		pkgs, err := old.Resolve(ix.ForPlatform(p), reqs)
+		if err != nil {
+			return nil, err
+		}
+		for i := range pkgs {
+			pkgs[i].Archive = f.src.ArchiveURL(pkgs[i])
+		}
+		by[p] = pkgs
+	}
+	if len(platforms) == 0 {
+		return repo.NewLock(f.src.URL(), reqs, by[""]), nil
+	}
+	return repo.NewLockFor(f.src.URL(), reqs, by), nil
 }
 
 // lockRequirements returns the requirements given, or else those old records, and makes
@@ -105,30 +151,52 @@ func lockChanges(old, l *repo.Lock) []string {
 	was := map[string]repo.Package{}
 	if old != nil {
 		for _, p := range old.Packages {
-			was[p.Name] = p
+			was[p.Name+" "+p.Platform] = p
 		}
 	}
 	var lines []string
 	for _, p := range l.Packages {
-		q, ok := was[p.Name]
+		key := p.Name + " " + p.Platform
+		q, ok := was[key]
 		switch {
 		case !ok:
-			lines = append(lines, fmt.Sprintf("locked %s %s", p.Name, p.Version))
+			lines = append(lines, fmt.Sprintf("locked %s %s%s", p.Name, p.Version, forPlatform(p)))
 		case q.Version != p.Version:
-			lines = append(lines, fmt.Sprintf("locked %s %s (was %s)", p.Name, p.Version, q.Version))
+			lines = append(lines, fmt.Sprintf("locked %s %s%s (was %s)", p.Name, p.Version, forPlatform(p), q.Version))
 		case q.SHA256 != p.SHA256 || q.Archive != p.Archive:
-			lines = append(lines, fmt.Sprintf("locked %s %s (new archive)", p.Name, p.Version))
+			lines = append(lines, fmt.Sprintf("locked %s %s%s (new archive)", p.Name, p.Version, forPlatform(p)))
 		}
-		delete(was, p.Name)
+		delete(was, key)
 	}
 	if old != nil {
 		for _, p := range old.Packages {
-			if _, ok := was[p.Name]; ok {
-				lines = append(lines, fmt.Sprintf("unlocked %s %s", p.Name, p.Version))
+			if _, ok := was[p.Name+" "+p.Platform]; ok {
+				lines = append(lines, fmt.Sprintf("unlocked %s %s%s", p.Name, p.Version, forPlatform(p)))
 			}
 		}
 	}
 	return lines
+}
+
+// lockedCount says how many packages l locks: "3 packages", or "3 packages for 2
+// platforms" for a lock of some.
+func lockedCount(l *repo.Lock) string {
+	if len(l.Platforms) == 0 {
+		return count(len(l.Packages), "package")
+	}
+	names := make(map[string]bool)
+	for _, p := range l.Packages {
+		names[p.Name] = true
+	}
+	return count(len(names), "package") + " for " + count(len(l.Platforms), "platform")
+}
+
+// forPlatform is " for PLATFORM" for a lockfile's line of one platform, else "".
+func forPlatform(p repo.Package) string {
+	if p.Platform == "" {
+		return ""
+	}
+	return " for " + p.Platform
 }
 
 // lockIndex is what a lockfile records of the index res describes: nil unless verified.

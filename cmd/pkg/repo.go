@@ -24,7 +24,7 @@ func repoCommand() *cli.Command {
 		Usage: "maintain a repository directory",
 		Subcommands: []*cli.Command{{
 			Name:      "add",
-			Usage:     "copy an archive into a repository and add it to the index",
+			Usage:     "copy an archive into a repository, or record the http(s) URL it is published at, and add it to the index",
 			ArgsUsage: "REPO_DIR ARCHIVE",
 			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "name", Usage: "package name (required but for a .deb: its Package)"},
@@ -33,6 +33,7 @@ func repoCommand() *cli.Command {
 				&cli.StringSliceFlag{Name: "bin", Usage: "a command: its file's path inside the package, or NAME=PATH to name it otherwise; installed executable (repeatable)"},
 				&cli.StringSliceFlag{Name: "lib", Usage: "a directory of shared libraries inside the package, on LD_LIBRARY_PATH for its commands and those of the packages depending on it (repeatable)"},
 				&cli.StringFlag{Name: "summary", Usage: "one line describing the package (for a .deb: its Description's first line)"},
+				&cli.StringFlag{Name: "platform", Usage: "the platform the package runs on, GOOS-GOARCH such as linux-amd64 (default: any)"},
 				&cli.BoolFlag{Name: "replace", Usage: "replace the entry of the same name and version, if it differs"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
 			Action: repoAddAction,
@@ -75,7 +76,18 @@ func repoAddAction(c *cli.Context) error {
 		return usagef("repo add: want REPO_DIR ARCHIVE, got %s", count(c.NArg(), "argument"))
 	}
 	dir, archive := c.Args().Get(0), c.Args().Get(1)
-	st, err := fetch.Inspect(archive)
+	platform := c.String("platform")
+	if platform != "" {
+		if err := repo.CheckPlatform(platform); err != nil {
+			return usagef("repo add: --platform: %v", err)
+		}
+	}
+	local, remote, cleanup, err := downloadArchive(c, archive)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	st, err := fetch.Inspect(local)
 	if err != nil {
 		return err
 	}
@@ -113,14 +125,20 @@ func repoAddAction(c *cli.Context) error {
 	before, created := readRepoIndex(dir)
 	add := repo.Package{
 		Name: name, Version: version, Depends: c.StringSlice("depends"),
-		Bin: bins, Lib: libs, Summary: summary, InstalledSize: st.Bytes, Files: st.Files,
+		Bin: bins, Lib: libs, Summary: summary, InstalledSize: st.Bytes, Files: st.Files, Platform: platform,
 	}
 	if !c.Bool("replace") {
-		if err := checkRepublish(dir, archive, before, add); err != nil {
+		if err := checkRepublish(dir, local, before, add); err != nil {
 			return err
 		}
 	}
-	p, meta, err := repo.AddSigned(dir, archive, add, signer)
+	var p repo.Package
+	var meta repo.Meta
+	if remote {
+		p, meta, err = repo.AddURL(dir, archive, local, add, signer)
+	} else {
+		p, meta, err = repo.AddSigned(dir, archive, add, signer)
+	}
 	if err != nil {
 		return err
 	}
@@ -133,7 +151,7 @@ func repoAddAction(c *cli.Context) error {
 			p.Version, rel, rel, rel, rel, rel)
 	}
 	for _, q := range before.Packages {
-		if q.Name == p.Name && q.Version == p.Version {
+		if q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform {
 			note(c, "this replaced the entry of %s %s (archive %s, depends %q, bin %q)", q.Name, q.Version, q.Archive, q.Depends, q.Bin)
 		}
 	}
@@ -185,11 +203,31 @@ func repoRemoveAction(c *cli.Context) error {
 	return nil
 }
 
+// downloadArchive returns the path of the archive repo add reads: archive itself, or, for
+// an http(s) URL, a temporary download of it, which cleanup removes.
+func downloadArchive(c *cli.Context, archive string) (local string, remote bool, cleanup func(), err error) {
+	if !strings.HasPrefix(archive, "http://") && !strings.HasPrefix(archive, "https://") {
+		return archive, false, func() {}, nil
+	}
+	f, err := os.CreateTemp("", "pkg-repo-add-*")
+	if err != nil {
+		return "", false, nil, err
+	}
+	cleanup = func() { f.Close(); os.Remove(f.Name()) }
+	if err := fetch.Download(c.Context, archive, f); err != nil {
+		cleanup()
+		return "", false, nil, err
+	}
+	return f.Name(), true, cleanup, nil
+}
+
 // checkRepublish refuses to add p, from archive, to the repository dir whose index is ix,
 // when ix has the same name and version with another archive or other metadata: users
 // who installed it would hold something the index no longer describes.
 func checkRepublish(dir, archive string, ix *repo.Index, p repo.Package) error {
-	i := slices.IndexFunc(ix.Packages, func(q repo.Package) bool { return q.Name == p.Name && q.Version == p.Version })
+	i := slices.IndexFunc(ix.Packages, func(q repo.Package) bool {
+		return q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform
+	})
 	if i < 0 {
 		return nil
 	}
