@@ -12,10 +12,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/db"
 	"pkg/fetch"
-	"pkg/install"
 	"pkg/internal/termtext"
+	"pkg/txn"
 )
 
 func cacheCommand() *cli.Command {
@@ -100,7 +99,10 @@ func cachePruneAction(c *cli.Context) error {
 	if cache == nil {
 		return err
 	}
-	used, err := usedEntries(c, cache)
+	used, forgot, err := txn.Used(cache, c.String("root"), rootOptions(c))
+	for _, dir := range forgot {
+		note(c, "forgot root %s, which installed from this cache and is gone", dir)
+	}
 	if err != nil {
 		return err
 	}
@@ -128,47 +130,6 @@ func removingCache(c *cli.Context) (*fetch.Cache, error) {
 		return nil, err
 	}
 	return cache, nil
-}
-
-// usedEntries returns the sha256s of the archives installed in the root and in the other
-// roots recorded as installing from cache. It forgets the roots that are gone, and fails
-// for one it cannot read: what that root uses is not known.
-func usedEntries(c *cli.Context, cache *fetch.Cache) (map[string]bool, error) {
-	used := make(map[string]bool)
-	add := func(d *db.DB) error {
-		ps, err := d.List()
-		for _, p := range ps {
-			used[p.SHA256] = true
-		}
-		return err
-	}
-	own, err := filepath.Abs(c.String("root"))
-	if err != nil {
-		return nil, err
-	}
-	if err := install.View(own, rootOptions(c), nil, add); err != nil {
-		return nil, err
-	}
-	others, err := cache.Roots()
-	if err != nil {
-		return nil, err
-	}
-	for _, dir := range others {
-		if dir == own {
-			continue
-		}
-		err := install.View(dir, rootOptions(c), nil, add)
-		switch {
-		case errors.Is(err, install.ErrNoRoot):
-			if cache.ForgetRoot(dir) == nil {
-				note(c, "forgot root %s, which installed from this cache and is gone", dir)
-			}
-		case err != nil:
-			return nil, fmt.Errorf("cache prune: root %s also installs from this cache, and what it uses cannot be read, so nothing was removed (if that root is no longer used, remove %s): %w",
-				dir, cache.RootFile(dir), err)
-		}
-	}
-	return used, nil
 }
 
 // cacheRemove removes the entries keep refuses and says how many and how much.

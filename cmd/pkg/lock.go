@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/repo"
-	"pkg/trust"
+	"pkg/txn"
 )
 
 func lockCommand() *cli.Command {
@@ -41,24 +41,24 @@ func lockAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	f, ix, err := openFetcher(c)
+	_, ix, err := openFetcher(c, false)
 	if err != nil {
 		return err
 	}
-	pkgs, err := old.Resolve(ix, reqs)
+	pkgs, err := old.Resolve(ix.Index, reqs)
 	if err != nil && c.NArg() == 0 {
 		return fmt.Errorf("%w; these are the requirements %s records (%s): to change them, name the ones to lock, 'pkg lock -o %s NAME...'",
-			f.about(err), path, joinRequirements(reqs), path)
+			ix.About(err), path, joinRequirements(reqs), path)
 	}
 	if err != nil {
-		return f.about(err)
+		return ix.About(err)
 	}
 	for i := range pkgs {
-		pkgs[i].Archive = f.src.ArchiveURL(pkgs[i])
+		pkgs[i].Archive = ix.Source.ArchiveURL(pkgs[i])
 	}
-	l := repo.NewLock(f.src.URL(), reqs, pkgs)
-	l.Index = lockIndex(f.index)
-	if err := checkLockIndex(old, l.Index, path); err != nil {
+	l := repo.NewLock(ix.Source.URL(), reqs, pkgs)
+	l.Index = txn.LockIndex(ix.Trust)
+	if err := txn.CheckLockIndex(old, l.Index, path); err != nil {
 		return err
 	}
 	if err := repo.WriteLock(path, l); err != nil {
@@ -129,29 +129,4 @@ func lockChanges(old, l *repo.Lock) []string {
 		}
 	}
 	return lines
-}
-
-// lockIndex is what a lockfile records of the index res describes: nil unless verified.
-func lockIndex(res trust.Result) *repo.LockIndex {
-	if !res.Verified() {
-		return nil
-	}
-	return &repo.LockIndex{Name: res.Name, Version: res.Version, Keys: res.KeyIDs}
-}
-
-// checkLockIndex refuses to resolve old's requirements, the lockfile at path, against the
-// index now (nil: not verified) if old came from a signed index of the same repository
-// that now is unverified or older: the publisher's packages would be swapped for older
-// ones, or anyone's.
-func checkLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
-	switch {
-	case old == nil || old.Index == nil:
-	case now == nil:
-		return fmt.Errorf("%s was made from version %d of signed repository %s (key %s), and this index is not verified: pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)",
-			path, old.Index.Version, old.Index.Name, strings.Join(old.Index.Keys, ", "))
-	case now.Name == old.Index.Name && now.Version < old.Index.Version:
-		return fmt.Errorf("index version %d of repository %s is older than version %d, which %s was made from: a mirror or proxy is serving an old index; try again later, or another mirror (if the publisher really started over, remove %s and lock again)",
-			now.Version, now.Name, old.Index.Version, path, path)
-	}
-	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"pkg/db"
 	"pkg/install"
 	"pkg/repo"
+	"pkg/txn"
 
 	"github.com/urfave/cli/v2"
 )
@@ -19,36 +19,41 @@ func removeCommand() *cli.Command {
 		Name:      "remove",
 		Usage:     "remove installed packages",
 		ArgsUsage: "NAME...",
+		Flags:     planFlags(),
 		Action: func(c *cli.Context) error {
 			if err := needArgs(c, 1, "package name"); err != nil {
+				return err
+			}
+			if err := checkPlanFlags(c); err != nil {
 				return err
 			}
 			names := unique(c.Args().Slice())
 			if err := rootExists(c); err != nil {
 				return fmt.Errorf("remove %s: not installed: %w", strings.Join(names, " "), err)
 			}
+			if c.Bool("dry-run") {
+				recs, err := peekRecords(c)
+				if err == nil {
+					err = needInstalled("remove", names, recs)
+				}
+				if err != nil {
+					return err
+				}
+				return showPlan(c, txn.RemovePlan(c.String("root"), recs, names))
+			}
 			root, err := openRoot(c)
 			if err != nil {
 				return err
 			}
 			defer root.Close()
-			installed, err := root.DB().List()
+			recs, err := root.DB().List()
+			if err == nil {
+				err = needInstalled("remove", names, recs)
+			}
 			if err != nil {
 				return err
 			}
-			if err := needInstalled("remove", names, installed); err != nil {
-				return err
-			}
-			err = root.Remove(names...)
-			saySalvaged(c, root)
-			if links := (*install.LinksError)(nil); err != nil && !errors.As(err, &links) {
-				return err
-			}
-			for _, name := range names {
-				say(c, "removed %s", nameVersion(installed, name))
-			}
-			sayChanges(c, root, installed, func(string) bool { return false })
-			return err
+			return apply(c, root, txn.RemovePlan(root.Dir(), recs, names), nil)
 		},
 	}
 }
@@ -138,12 +143,4 @@ func dependedOn(pkgs []db.Package) map[string]bool {
 		}
 	}
 	return on
-}
-
-// nameVersion is name and its version among recs, or name alone if recs has none.
-func nameVersion(recs []db.Package, name string) string {
-	if r, ok := findRec(recs, name); ok {
-		return name + " " + r.Version
-	}
-	return name
 }

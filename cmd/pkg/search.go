@@ -17,13 +17,13 @@ func searchCommand() *cli.Command {
 			if err := maxArgs(c, 1); err != nil {
 				return err
 			}
-			f, ix, err := openFetcher(c)
+			_, ix, err := openFetcher(c, false)
 			if err != nil {
 				return err
 			}
 			found := ix.Search(c.Args().First())
 			if len(found) == 0 && c.NArg() > 0 {
-				return fmt.Errorf("search: nothing in %s matches %q", f.src, c.Args().First())
+				return fmt.Errorf("search: nothing in %s matches %q", ix.Source, c.Args().First())
 			}
 			var b strings.Builder
 			tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)

@@ -15,11 +15,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/repo"
 	"pkg/trust"
+	"pkg/txn"
 )
 
 // trustPolicy returns the keys pkg trusts, from --trusted-key, PKG_TRUSTED_KEYS and the
@@ -65,119 +65,45 @@ func keySources(c *cli.Context) ([]keySource, error) {
 // trustedKeysFile is where the root keeps the keys it trusts (package trust's format).
 func trustedKeysFile(root string) string { return filepath.Join(root, ".pkg", "trusted-keys") }
 
-// pinPolicy returns p trusting also, for pin's repository only, the keys the root pinned it
-// to, and requiring a signature even when no key is left for it.
-func pinPolicy(p trust.Policy, pin db.Repo) (trust.Policy, error) {
-	for _, s := range pin.Keys {
-		k, err := trust.ParsePublicKey(s)
-		if err != nil {
-			return p, fmt.Errorf("the root's record of repository %s: %w", pin.Location, err)
-		}
-		k.Repo = pin.Name
-		p.Keys = append(p.Keys, k)
-	}
-	p.RequireSigned = true
-	return p, nil
-}
-
-// openFetcher opens the repository and the cache and reads the index, believed only as
-// the trust policy allows and, where the root has a record of the repository (a pin),
-// only if a key trusted for it verifies it (the keys the record pinned it to are) and it
-// is not older than that record. It warns about an index it could not verify. It reads
-// the root's record without its lock, so that a slow repository does not hold the root:
-// install and upgrade take the lock after, and check the index against the record again
-// then (fetcher.accept). Without a root, the cache's last verified copy of the index
-// bounds the next one likewise (fetch.PinnedError).
+// openFetcher opens the cache and reads the index of --repo for the root (txn.ReadIndex),
+// warning about an index it could not verify, and returns a fetcher of its packages. For a
+// dry run, it changes nothing in the cache: it keeps no copy of the index read, and reads
+// a cache that does not exist yet as an empty one.
 //
 // Only install and upgrade record an index in the root. That is enough: search, fetch and
 // lock install nothing, and cached archives are named by sha256; sync installs by the
 // lockfile's sha256s, whatever the index says.
-func openFetcher(c *cli.Context) (*fetcher, *repo.Index, error) {
-	f := &fetcher{c: c}
-	src, err := openSource(c, f.retrying)
+func openFetcher(c *cli.Context, dry bool) (*txn.Fetcher, *txn.Index, error) {
+	obs := &progress{c: c}
+	o, err := sourceOptions(c, obs.retrying)
 	if err != nil {
 		return nil, nil, err
 	}
-	cache, err := openCache(c)
+	cache, err := openCacheFor(c, dry)
 	if err != nil {
 		return nil, nil, err
 	}
-	pin, err := rootPin(c, src.URL())
+	ix, err := txn.ReadIndex(c.Context, cache, c.String("root"), rootOptions(c), c.String("repo"), o)
 	if err != nil {
 		return nil, nil, err
 	}
-	var known []trust.Record
-	if pin != nil {
-		known = []trust.Record{record(*pin)}
-		if src, err = openPinnedSource(c, pin, f.retrying); err != nil {
-			return nil, nil, err
-		}
+	if ix.NotKept != nil {
+		warn(c, "%s; --offline will not have it", userText(ix.NotKept))
 	}
-	ix, res, err := cache.VerifiedIndex(c.Context, src, known...)
-	if nk := (*fetch.NotKeptError)(nil); errors.As(err, &nk) {
-		warn(c, "%s; --offline will not have it", userText(err))
-		err = nil
-	}
-	if te := (*trust.Error)(nil); pin != nil && errors.As(err, &te) {
-		err = &pinnedError{root: c.String("root"), pin: *pin, err: err}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	warnIndex(c, res)
-	if t, ok := cache.IndexTime(src); ok && c.Bool("offline") {
+	warnIndex(c, ix.Trust)
+	if t, ok := cache.IndexTime(ix.Source); ok && c.Bool("offline") {
 		// What offline installs, locks and --frozen checks are as current as.
-		note(c, "offline: using the index of %s as last read %s (%s ago)", src.URL(), t.Local().Format("2006-01-02 15:04"), roughly(time.Since(t)))
+		note(c, "offline: using the index of %s as last read %s (%s ago)", ix.Source.URL(), t.Local().Format("2006-01-02 15:04"), roughly(time.Since(t)))
 	}
-	f.src, f.index, f.pin = src, res, pin
-	f.useCache(cache)
-	return f, ix, nil
+	return newFetcher(c, obs, ix.Source, cache), ix, nil
 }
 
-// rootPin returns the root's record of the repository at url, or nil where there is none
-// (or no root).
-func rootPin(c *cli.Context, url string) (*db.Repo, error) {
-	var pin *db.Repo
-	err := peekRoot(c, func(d *db.DB) error {
-		r, ok, err := d.Repo(url)
-		if ok {
-			pin = &r
-		}
-		return err
-	})
-	return pin, err
-}
-
-// pinnedError is an index refused for a repository whose signed index the root accepted:
-// with or without keys given, the index must verify with a key trusted for it.
-type pinnedError struct {
-	root string
-	pin  db.Repo
-	err  error // a *trust.Error
-}
-
-func (e *pinnedError) Error() string {
-	return fmt.Sprintf("%v (root %s pinned repository %s%s when it accepted its index version %d)",
-		e.err, e.root, e.pin.Name, pinnedKeys(e.pin), e.pin.Version)
-}
-
-func (e *pinnedError) Unwrap() error { return e.err }
-
-// pinnedKeys says which keys pin pinned its repository to, " to key ID", or "" for none.
-func pinnedKeys(pin db.Repo) string {
-	var ids []string
-	for _, s := range pin.Keys {
-		if k, err := trust.ParsePublicKey(s); err == nil {
-			ids = append(ids, k.ID())
-		}
-	}
-	switch len(ids) {
-	case 0:
-		return ""
-	case 1:
-		return " to key " + ids[0]
-	}
-	return " to keys " + strings.Join(ids, ", ")
+// newFetcher returns a fetcher from src into cache, reporting to obs.
+func newFetcher(c *cli.Context, obs *progress, src *fetch.Source, cache *fetch.Cache) *txn.Fetcher {
+	f := &txn.Fetcher{Source: src, Jobs: c.Int("jobs"), Offline: c.Bool("offline"), Observer: obs}
+	f.UseCache(cache, c.Duration("lock-timeout"))
+	cache.NoSync = c.Bool("no-sync")
+	return f
 }
 
 // roughly says d in its largest unit: "5 minutes", "3 hours", "2 days".
@@ -193,36 +119,16 @@ func roughly(d time.Duration) string {
 	return fmt.Sprintf("%d days", d/(24*time.Hour))
 }
 
-// stale reports whether the root's record of the repository changed since f read the
-// index, as when another command accepted a newer index while this one waited for the
-// root: the index must then be read again, or accept would refuse it as a rollback.
-func (f *fetcher) stale(root *install.Root) (bool, error) {
-	now, ok, err := root.DB().Repo(f.src.URL())
-	switch {
-	case err != nil:
-		return false, err
-	case !ok || f.pin == nil:
-		return ok != (f.pin != nil), nil
-	}
-	return record(now) != record(*f.pin) || !slices.Equal(now.Keys, f.pin.Keys), nil
-}
-
-// sameRepo reports whether r records the repository name signed by one of keyIDs: a record
-// from before records carried key ids stands for its own location only.
-func sameRepo(r db.Repo, name string, keyIDs ...string) bool {
-	return r.KeyID != "" && r.Name == name && slices.Contains(keyIDs, r.KeyID)
-}
-
-// openRootFor takes the root's lock for a command that read the index with f and returns
-// the root, and f, or a fetcher with the index read again if f's is stale.
-func openRootFor(c *cli.Context, f *fetcher, ix *repo.Index) (*install.Root, *fetcher, *repo.Index, error) {
+// openRootFor takes the root's lock for a command that read the index ix and returns the
+// root, and f and ix, or those of the index read again if ix is stale.
+func openRootFor(c *cli.Context, f *txn.Fetcher, ix *txn.Index) (*install.Root, *txn.Fetcher, *txn.Index, error) {
 	root, err := openRoot(c)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if stale, err := f.stale(root); err != nil || stale {
+	if stale, err := ix.Stale(root); err != nil || stale {
 		if err == nil {
-			f, ix, err = openFetcher(c)
+			f, ix, err = openFetcher(c, false)
 		}
 		if err != nil {
 			root.Close()
@@ -230,58 +136,6 @@ func openRootFor(c *cli.Context, f *fetcher, ix *repo.Index) (*install.Root, *fe
 		}
 	}
 	return root, f, ix, nil
-}
-
-// accept records in root that it accepted the fetcher's index, when a trusted key
-// verified it, and the keys that did (the root pins the repository to them), before
-// anything from that index is installed. It refuses, under the root's lock, an index the
-// root's record forbids: one older than the record, and an unverified one from a
-// repository whose signed index the root accepted before.
-func (f *fetcher) accept(root *install.Root) error {
-	res := f.index // sync reads no index: this is empty, and no root records one
-	prev, ok, err := root.DB().Repo(res.Location)
-	if err != nil {
-		return err
-	}
-	if !res.Verified() {
-		if ok {
-			return fmt.Errorf("repository %s: %w: this root installed from its signed index (version %d) before",
-				res.Location, errNotVerified, prev.Version)
-		}
-		return nil
-	}
-	keys := make([]string, len(res.Keys))
-	for i, k := range res.Keys {
-		k.Repo = "" // the record binds it to its repository
-		keys[i] = k.String()
-	}
-	if ok {
-		if record(prev) == res.Record && prev.KeyID == res.KeyID && slices.Equal(prev.Keys, keys) {
-			return nil
-		}
-		if err := res.Record.Follows(record(prev)); err != nil {
-			return err
-		}
-	}
-	// The same repository, signed by a key trusted for it, from another location (a mirror,
-	// or another spelling of the host) may not roll back what was accepted there either.
-	all, err := root.DB().Repos()
-	if err != nil {
-		return err
-	}
-	for _, r := range all {
-		if r.Location != res.Location && sameRepo(r, res.Name, res.Trusted...) {
-			if err := res.Record.NotOlder(record(r)); err != nil {
-				return err
-			}
-		}
-	}
-	return root.DB().PutRepo(db.Repo{Location: res.Location, Name: res.Name, Version: res.Version,
-		SHA256: res.SHA256, KeyID: res.KeyID, Keys: keys, Accepted: time.Now().UTC()})
-}
-
-func record(r db.Repo) trust.Record {
-	return trust.Record{Location: r.Location, Name: r.Name, Version: r.Version, SHA256: r.SHA256}
 }
 
 // warnIndex prints one line about an index that is not verified, or verified but
@@ -327,11 +181,8 @@ func warn(c *cli.Context, format string, args ...any) {
 	fmt.Fprintf(c.App.ErrWriter, "pkg: warning: "+format+"\n", args...)
 }
 
-// errNotVerified refuses an unverified index of a repository a root accepted signed before.
-var errNotVerified = errors.New("index not verified")
-
 // pinHint says what to do about an index refused for want of a trusted key's signature,
-// of a repository the root pinned (pinnedError) or the cache's copy of which a trusted key
+// of a repository the root pinned (txn.PinnedError) or the cache's copy of which a trusted key
 // verified (fetch.PinnedError).
 const pinHint = "once pkg accepted a signed index of a repository, it takes only indexes a key trusted for it verifies; " +
 	"if the publisher changed keys, trust the new one with 'pkg trust add KEY' ('pkg trust list' shows the pins); " +
@@ -344,7 +195,7 @@ var trustHints = []struct {
 }{
 	{fetch.ErrUnreachable, "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
 	{fetch.ErrNoRepository, "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
-	{errNotVerified, pinHint},
+	{txn.ErrNotVerified, pinHint},
 	{errUnsignedRepo, "--require-signed refuses such repositories; once the publisher signs it, trust their key with 'pkg trust add KEY'"},
 	{errUntrustedRepo, "trust the publisher's key with 'pkg trust add KEY' (or --trusted-key for one command), and pkg then requires it"},
 	{trust.ErrUnsigned, "ask the publisher to sign the repository (pkg repo sign); if it is signed, something on the way removed its index.json.sig"},
@@ -362,7 +213,7 @@ var trustHints = []struct {
 // pinnedHint returns pinHint for an index refused for want of a trusted key's signature
 // where pkg pinned the repository, or "".
 func pinnedHint(err error) string {
-	pe, fe := (*pinnedError)(nil), (*fetch.PinnedError)(nil)
+	pe, fe := (*txn.PinnedError)(nil), (*fetch.PinnedError)(nil)
 	switch {
 	case errors.As(err, &fe):
 	case !errors.As(err, &pe):
@@ -412,7 +263,7 @@ func hint(err error, dirs []string) string {
 	if errors.Is(err, repo.ErrLockfile) {
 		return "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"
 	}
-	if errors.Is(err, errNotCached) {
+	if errors.Is(err, txn.ErrNotCached) {
 		return "fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"
 	}
 	if errors.Is(err, install.ErrLocked) {

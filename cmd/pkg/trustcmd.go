@@ -10,6 +10,7 @@ import (
 	"pkg/db"
 	"pkg/repo"
 	"pkg/trust"
+	"pkg/txn"
 )
 
 func trustCommand() *cli.Command {
@@ -98,7 +99,7 @@ func trustListAction(c *cli.Context) error {
 		}
 	}
 	for _, p := range pins {
-		keys := pinnedKeys(p)
+		keys := txn.PinnedKeys(p)
 		if keys == "" {
 			keys = " to no key: refused until a key is trusted for it"
 		}
@@ -136,7 +137,7 @@ func trustRemoveAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	unpinned, err := unpinKey(root.DB(), id)
+	unpinned, err := txn.Unpin(root, id)
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func trustRemoveAction(c *cli.Context) error {
 	}
 	for _, p := range unpinned {
 		if len(p.Keys) > 0 {
-			say(c, "repository %s (%s) stays pinned%s", p.Location, p.Name, pinnedKeys(p))
+			say(c, "repository %s (%s) stays pinned%s", p.Location, p.Name, txn.PinnedKeys(p))
 			continue
 		}
 		warn(c, "repository %s (%s) stays pinned, to no key now: its indexes are refused until you trust its publisher's key ('pkg trust add KEY'), or forget it ('pkg --repo %s repo forget')",
@@ -162,29 +163,4 @@ func trustRemoveAction(c *cli.Context) error {
 		}
 	}
 	return nil
-}
-
-// unpinKey removes the key id from the keys of the repositories d pinned to it and returns
-// their records as they are now.
-func unpinKey(d *db.DB, id string) ([]db.Repo, error) {
-	pins, err := d.Repos()
-	if err != nil {
-		return nil, err
-	}
-	var changed []db.Repo
-	for _, p := range pins {
-		keep := slices.DeleteFunc(slices.Clone(p.Keys), func(s string) bool {
-			k, err := trust.ParsePublicKey(s)
-			return err == nil && k.ID() == id
-		})
-		if len(keep) == len(p.Keys) {
-			continue
-		}
-		p.Keys = keep
-		if err := d.PutRepo(p); err != nil {
-			return changed, err
-		}
-		changed = append(changed, p)
-	}
-	return changed, nil
 }

@@ -1,0 +1,82 @@
+package txn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"pkg/db"
+	"pkg/install"
+)
+
+// Outcome is what Apply did.
+type Outcome struct {
+	Results []*install.Result // of the packages installed, in the plan's order
+	Removed []db.Package      // the records of the packages removed, as they were
+	Before  []db.Package      // the root's records before the change
+	Again   bool              // the packages were installed again as they were
+	// Unshared says the cache could not record the root as one it serves, so that a prune
+	// from another root may remove what this one installed from; Unsettled that entries
+	// were left unsynced, which costs a full check at their first use after a reboot.
+	Unshared, Unsettled error
+}
+
+// Apply makes the change p plans in root, which must be locked as it was when p was made.
+// It records that the root accepted the index p comes from (Accept), then fetches the
+// packages through f, stages each as soon as it is in the cache, and once all are staged
+// commits them and the removals together: a download that fails changes nothing in the
+// root, and the root never holds a package without the dependencies installed with it.
+// On success, the cache records the root as one it serves and makes the entries installed
+// durable. A *install.LinksError comes with the Outcome of a change committed all the same.
+func (p *Plan) Apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outcome, error) {
+	if err := ctx.Err(); err != nil { // interrupted while waiting for the root
+		return nil, err
+	}
+	if err := Accept(root, p.index); err != nil {
+		return nil, err
+	}
+	staged := make([]*install.Staged, len(p.install))
+	if len(p.install) > 0 {
+		err := f.Fetch(ctx, p.install, p.locked, func(ctx context.Context, i int, tar string) error {
+			pk := p.install[i]
+			members, err := f.Cache.Members(pk.SHA256)
+			if err != nil {
+				return fmt.Errorf("install %s %s: %w", pk.Name, pk.Version, err)
+			}
+			staged[i], err = root.Stage(ctx, tar, pk, members)
+			return err
+		})
+		if err != nil {
+			root.Discard(slices.DeleteFunc(staged, func(s *install.Staged) bool { return s == nil })...)
+			return nil, err
+		}
+	}
+	out := &Outcome{Before: p.before, Again: p.again}
+	results, err := root.Apply(staged, p.remove)
+	out.Results = results
+	var links *install.LinksError // committed all the same
+	if err != nil && !errors.As(err, &links) {
+		return out, err
+	}
+	for _, name := range p.remove {
+		rec, _ := find(p.before, name)
+		rec.Name = name
+		out.Removed = append(out.Removed, rec)
+	}
+	if len(p.install) > 0 {
+		out.Unshared = f.Cache.AddRoot(root.Dir()) // so that a prune from another root keeps them
+		shas := make([]string, len(p.install))
+		for i, pk := range p.install {
+			shas[i] = pk.SHA256
+		}
+		// The fetches did not wait for the disk; now that the packages are installed, their
+		// cache entries are worth making durable, so that a reboot (or a cache restored on
+		// another machine) does not mean hashing all of their data again.
+		out.Unsettled = f.Cache.Settle(shas...)
+	}
+	if links != nil {
+		return out, links
+	}
+	return out, nil
+}

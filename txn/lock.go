@@ -1,0 +1,70 @@
+package txn
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"pkg/db"
+	"pkg/repo"
+	"pkg/trust"
+)
+
+// LockIndex is what a lockfile records of the index res describes: nil unless verified.
+func LockIndex(res trust.Result) *repo.LockIndex {
+	if !res.Verified() {
+		return nil
+	}
+	return &repo.LockIndex{Name: res.Name, Version: res.Version, Keys: res.KeyIDs}
+}
+
+// CheckLockIndex refuses to resolve old's requirements, the lockfile at path, against the
+// index now (nil: not verified) if old came from a signed index of the same repository
+// that now is unverified or older: the publisher's packages would be swapped for older
+// ones, or anyone's.
+func CheckLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
+	switch {
+	case old == nil || old.Index == nil:
+	case now == nil:
+		return fmt.Errorf("%s was made from version %d of signed repository %s (key %s), and this index is not verified: pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)",
+			path, old.Index.Version, old.Index.Name, strings.Join(old.Index.Keys, ", "))
+	case now.Name == old.Index.Name && now.Version < old.Index.Version:
+		return fmt.Errorf("index version %d of repository %s is older than version %d, which %s was made from: a mirror or proxy is serving an old index; try again later, or another mirror (if the publisher really started over, remove %s and lock again)",
+			now.Version, now.Name, old.Index.Version, path, path)
+	}
+	return nil
+}
+
+// CheckLockSigned checks, when p requires signatures or trusts a key, or pin (the root's
+// record of the repository, if not nil) pinned it, that the lockfile l at path says it was
+// made from an index a key trusted here verified: a sync reads no index. The lockfile's
+// word is all there is, so this guards against a mistake (a lockfile made without the
+// key), not against an edit. A lockfile that says nothing is refused where signatures are
+// required, and reported as unrecorded otherwise.
+func CheckLockSigned(l *repo.Lock, path string, p trust.Policy, root string, pin *db.Repo) (unrecorded bool, err error) {
+	if pin != nil {
+		if p, err = PinPolicy(p, *pin); err != nil {
+			return false, err
+		}
+	}
+	if !p.RequireSigned && len(p.Keys) == 0 {
+		return false, nil
+	}
+	if l.Index == nil {
+		if pin != nil {
+			return false, fmt.Errorf("%s does not say it was made from a verified index, and root %s pinned repository %s%s: lock it again with the publisher's key",
+				path, root, pin.Name, PinnedKeys(*pin))
+		}
+		if p.RequireSigned {
+			return false, fmt.Errorf("%s does not say it was made from a verified index, and --require-signed needs that: lock it again with the publisher's key (pkg lock --trusted-key KEY)", path)
+		}
+		return true, nil
+	}
+	for _, k := range p.Keys {
+		if slices.Contains(l.Index.Keys, k.ID()) && (k.Repo == "" || k.Repo == l.Index.Name) {
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("%s was made from an index of repository %s verified by key %s, none of which is trusted here: trust one of them too (--trusted-key), or lock again with a key trusted here",
+		path, l.Index.Name, strings.Join(l.Index.Keys, ", "))
+}
