@@ -21,6 +21,7 @@ func upgradeCommand() *cli.Command {
 			"the rest stay as they are and their depends constrain the upgrade. All are staged,\n" +
 			"then swapped in together: the root holds all the new versions or none.",
 		ArgsUsage: "[NAME...]",
+		Flags:     planFlags(),
 		Action:    upgradeAction,
 	}
 }
