@@ -8,6 +8,7 @@ import (
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/repo"
 )
 
 // Outcome is what Apply did.
@@ -16,10 +17,22 @@ type Outcome struct {
 	Removed []db.Package      // the records of the packages removed, as they were
 	Before  []db.Package      // the root's records before the change
 	Again   bool              // the packages were installed again as they were
+	// Commands are the packages kept across the change whose commands changed, and
+	// Unneeded those that another package depended on before and none does now, which the
+	// user did not ask for (nothing removes them by itself: the user may have asked for
+	// them before).
+	Commands []CommandChange
+	Unneeded []db.Package
 	// Unshared says the cache could not record the root as one it serves, so that a prune
 	// from another root may remove what this one installed from; Unsettled that entries
 	// were left unsynced, which costs a full check at their first use after a reboot.
 	Unshared, Unsettled error
+}
+
+// CommandChange is a package kept across a change whose commands changed.
+type CommandChange struct {
+	Name, Version string
+	Gone, Added   []string // command names
 }
 
 // Apply makes the change p plans in root, which must be locked as it was when p was made.
@@ -64,6 +77,9 @@ func (p *Plan) Apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 		rec.Name = name
 		out.Removed = append(out.Removed, rec)
 	}
+	if after, err := root.DB().List(); err == nil {
+		out.Commands, out.Unneeded = changed(p.before, after, p.Wanted)
+	}
 	if len(p.install) > 0 {
 		out.Unshared = f.Cache.AddRoot(root.Dir()) // so that a prune from another root keeps them
 		shas := make([]string, len(p.install))
@@ -79,4 +95,50 @@ func (p *Plan) Apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 		return out, links
 	}
 	return out, nil
+}
+
+// changed returns the command changes of the packages kept from before to after, and the
+// packages no longer needed by another that are not wanted.
+func changed(before, after []db.Package, wanted func(string) bool) (cmds []CommandChange, unneeded []db.Package) {
+	for _, p := range after {
+		old, ok := find(before, p.Name)
+		if !ok || slices.Equal(old.Bin, p.Bin) {
+			continue
+		}
+		if gone, added := commandNames(old.Bin, p.Bin), commandNames(p.Bin, old.Bin); len(gone)+len(added) > 0 {
+			cmds = append(cmds, CommandChange{Name: p.Name, Version: p.Version, Gone: gone, Added: added})
+		}
+	}
+	needed, neededBefore := dependedOn(after), dependedOn(before)
+	for _, p := range after {
+		if neededBefore[p.Name] && !needed[p.Name] && !wanted(p.Name) {
+			unneeded = append(unneeded, p)
+		}
+	}
+	return cmds, unneeded
+}
+
+// commandNames returns the command names of bin entries a that b lacks.
+func commandNames(a, b []string) []string {
+	var names []string
+	for _, p := range a {
+		name, _ := repo.SplitBin(p)
+		if !slices.ContainsFunc(b, func(q string) bool { n, _ := repo.SplitBin(q); return n == name }) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// dependedOn returns the names that a package of pkgs depends on.
+func dependedOn(pkgs []db.Package) map[string]bool {
+	on := make(map[string]bool)
+	for _, p := range pkgs {
+		for _, d := range p.Depends {
+			if r, err := repo.ParseRequirement(d); err == nil {
+				on[r.Name] = true
+			}
+		}
+	}
+	return on
 }

@@ -5,7 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"pkg/db"
+	"pkg/fetch"
+	"pkg/install"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -41,7 +42,18 @@ func CheckLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
 // word is all there is, so this guards against a mistake (a lockfile made without the
 // key), not against an edit. A lockfile that says nothing is refused where signatures are
 // required, and reported as unrecorded otherwise.
-func CheckLockSigned(l *repo.Lock, path string, p trust.Policy, root string, pin *db.Repo) (unrecorded bool, err error) {
+//
+// The repository is the one at location, which a sync installs from, and pin the root's
+// record of it, read from the root at dir without its lock.
+func CheckLockSigned(l *repo.Lock, path string, p trust.Policy, dir string, o install.Options, location string) (unrecorded bool, err error) {
+	src, err := fetch.NewSource(location, fetch.Options{})
+	if err != nil {
+		return false, err
+	}
+	pin, err := Pin(dir, o, src.URL())
+	if err != nil {
+		return false, err
+	}
 	if pin != nil {
 		if p, err = PinPolicy(p, *pin); err != nil {
 			return false, err
@@ -53,7 +65,7 @@ func CheckLockSigned(l *repo.Lock, path string, p trust.Policy, root string, pin
 	if l.Index == nil {
 		if pin != nil {
 			return false, fmt.Errorf("%s does not say it was made from a verified index, and root %s pinned repository %s%s: lock it again with the publisher's key",
-				path, root, pin.Name, PinnedKeys(*pin))
+				path, dir, pin.Name, PinnedKeys(*pin))
 		}
 		if p.RequireSigned {
 			return false, fmt.Errorf("%s does not say it was made from a verified index, and --require-signed needs that: lock it again with the publisher's key (pkg lock --trusted-key KEY)", path)
@@ -67,4 +79,17 @@ func CheckLockSigned(l *repo.Lock, path string, p trust.Policy, root string, pin
 	}
 	return false, fmt.Errorf("%s was made from an index of repository %s verified by key %s, none of which is trusted here: trust one of them too (--trusted-key), or lock again with a key trusted here",
 		path, l.Index.Name, strings.Join(l.Index.Keys, ", "))
+}
+
+// CheckFrozen refuses the lockfile l at path unless ix, the repository's index now, is no
+// older than the one l was made from (CheckLockIndex) and still resolves l's requirements
+// to its packages.
+func CheckFrozen(l *repo.Lock, ix *Index, path string) error {
+	if err := CheckLockIndex(l, LockIndex(ix.Trust), path); err != nil {
+		return err
+	}
+	if err := l.Outdated(ix.Index); err != nil {
+		return fmt.Errorf("%s: %w (run 'pkg lock -o %s' to update it)", path, err, path)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -262,4 +263,19 @@ func Unpin(root *install.Root, id string) ([]db.Repo, error) {
 		changed = append(changed, p)
 	}
 	return changed, nil
+}
+
+// TrustedKeysFile is where the root at dir keeps the keys it trusts (package trust's format).
+func TrustedKeysFile(dir string) string { return filepath.Join(dir, ".pkg", "trusted-keys") }
+
+// Distrust removes the key id from the keys root trusts and from the keys of the
+// repositories it pinned to it, returning the keys removed and the pins as they are now. A
+// repository whose last key it was stays pinned: its indexes are refused until a key is
+// trusted for it again, or the repository is forgotten.
+func Distrust(root *install.Root, id string) (removed []trust.PublicKey, unpinned []db.Repo, err error) {
+	if removed, err = trust.RemoveTrusted(TrustedKeysFile(root.Dir()), id); err != nil {
+		return nil, nil, err
+	}
+	unpinned, err = Unpin(root, id)
+	return removed, unpinned, err
 }

@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
+
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/fetch"
-	"pkg/internal/termtext"
 	"pkg/txn"
 )
 
@@ -158,24 +155,4 @@ func cacheMissing(c *cli.Context) bool {
 	}
 	note(c, "nothing is cached: no cache at %s", dir)
 	return true
-}
-
-// processes names pids by their command lines: "pid 12 (pkg install hello), pid 34 (pkg
-// sync)".
-func processes(pids []int) string {
-	var named []string
-	for _, pid := range pids {
-		name := "pid " + strconv.Itoa(pid)
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && len(b) > 0 {
-			args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-			args[0] = filepath.Base(args[0])
-			line := termtext.Printable(strings.Join(args, " "))
-			if short := cut(line, 100); short != line {
-				line = short + "…"
-			}
-			name += " (" + line + ")"
-		}
-		named = append(named, name)
-	}
-	return strings.Join(named, ", ")
 }

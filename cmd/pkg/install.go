@@ -1,14 +1,9 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"syscall"
-
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
-	"pkg/install"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -98,79 +93,4 @@ func requirements(args []string) ([]repo.Requirement, error) {
 		reqs[i] = r
 	}
 	return reqs, nil
-}
-
-// apply makes the change plan plans in root, fetching through f (nil for a plan that
-// fetches nothing), and reports what it did.
-func apply(c *cli.Context, root *install.Root, plan *txn.Plan, f *txn.Fetcher) error {
-	var out *txn.Outcome
-	err := func() (err error) {
-		if f == nil {
-			out, err = plan.Apply(c.Context, root, nil)
-			return err
-		}
-		obs := f.Observer.(*progress)
-		return obs.during(plan.Packages(), func() error { out, err = plan.Apply(c.Context, root, f); return err })
-	}()
-	if out == nil {
-		return err
-	}
-	saySalvaged(c, root)
-	noted := false
-	for _, res := range out.Results {
-		report(c, res, out.Again, &noted)
-	}
-	var links *install.LinksError // committed all the same
-	if err != nil && !errors.As(err, &links) {
-		return err
-	}
-	for _, r := range out.Removed {
-		if r.Version == "" {
-			say(c, "removed %s", r.Name)
-		} else {
-			say(c, "removed %s %s", r.Name, r.Version)
-		}
-	}
-	sayChanges(c, root, out.Before, plan.Wanted)
-	if out.Unshared != nil {
-		note(c, "%s; a cache prune from another root may remove what this one installed from", userText(out.Unshared))
-	}
-	if out.Unsettled != nil {
-		note(c, "%s; cache entries left unsynced have all their data checked at their first use after a reboot", userText(out.Unsettled))
-	}
-	return err
-}
-
-// report says what was installed, and, the first time (*noted), that the filesystem
-// made pkg copy data rather than share it.
-func report(c *cli.Context, res *install.Result, again bool, noted *bool) {
-	if res.Fallback != nil && !*noted {
-		how := "with copy_file_range"
-		if res.Method == install.Copy {
-			how = "through a buffer"
-		}
-		why := userText(res.Fallback)
-		switch {
-		case errors.Is(res.Fallback, syscall.EXDEV):
-			why = fmt.Sprintf("the cache %s and the root %s are on different filesystems or mounts", c.String("cache"), c.String("root"))
-		case errors.Is(res.Fallback, syscall.EOPNOTSUPP):
-			why = fmt.Sprintf("the filesystem of %s cannot share blocks between files (XFS and btrfs can)", c.String("root"))
-		}
-		note(c, "%s: copying %s instead of sharing blocks", why, how)
-		*noted = true
-	}
-	what := "installed " + res.Name + " " + res.Version
-	switch n := repo.CompareVersions(res.Version, res.Previous); {
-	case again || res.Again:
-		what = "reinstalled " + res.Name + " " + res.Version
-	case res.Previous == "":
-	case n > 0:
-		what = "upgraded " + res.Name + " " + res.Previous + " to " + res.Version
-	case n < 0:
-		what = "downgraded " + res.Name + " " + res.Previous + " to " + res.Version
-	default: // the same version from another archive
-		what = "replaced " + res.Name + " " + res.Version + " with the archive the repository now has of it"
-	}
-	say(c, "%s: %s, %s (%s cloned, %s copied) in %s", what,
-		count(res.Files, "file"), size(res.Bytes), size(res.Cloned), size(res.Copied), dur(res.Elapsed))
 }

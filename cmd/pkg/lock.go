@@ -130,3 +130,28 @@ func lockChanges(old, l *repo.Lock) []string {
 	}
 	return lines
 }
+
+// checkLockInputs refuses requirements given on the command line unless they are the
+// lockfile's.
+func checkLockInputs(c *cli.Context, l *repo.Lock, path string) error {
+	if c.NArg() == 0 {
+		return nil
+	}
+	reqs, err := requirements(c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	if repo.Inputs(reqs) != repo.Inputs(l.Requires) {
+		return fmt.Errorf("%s is out of date: it locks %s, not %s (run 'pkg lock -o %s %s')", path,
+			joinRequirements(l.Requires), joinRequirements(reqs), path, strings.Join(c.Args().Slice(), " "))
+	}
+	return nil
+}
+
+func joinRequirements(reqs []repo.Requirement) string {
+	s := make([]string, len(reqs))
+	for i, r := range reqs {
+		s[i] = r.String()
+	}
+	return strings.Join(s, " ")
+}

@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
+	"pkg/install"
 	"pkg/txn"
 )
 
@@ -76,4 +78,15 @@ func peekRecords(c *cli.Context) ([]db.Package, error) {
 		return err
 	})
 	return recs, err
+}
+
+// readOnlyRoot opens the root to read without its lock, or returns nil where there is none.
+func readOnlyRoot(c *cli.Context) (*install.Root, error) {
+	err := install.Exists(c.String("root"))
+	if errors.Is(err, install.ErrNoRoot) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return install.OpenReadOnly(c.String("root"), rootOptions(c))
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/fetch"
-	"pkg/install"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -79,12 +78,8 @@ func syncAction(c *cli.Context) (err error) {
 
 // syncDryRun shows the plan of a sync, reading the root without its lock.
 func syncDryRun(c *cli.Context, l *repo.Lock, path string) error {
-	var root *install.Root
-	if err := install.Exists(c.String("root")); err == nil {
-		if root, err = install.OpenReadOnly(c.String("root"), rootOptions(c)); err != nil {
-			return err
-		}
-	} else if !errors.Is(err, install.ErrNoRoot) {
+	root, err := readOnlyRoot(c)
+	if err != nil {
 		return err
 	}
 	cache, err := openCacheFor(c, true)
@@ -134,11 +129,8 @@ func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := txn.CheckLockIndex(l, txn.LockIndex(ix.Trust), path); err != nil {
+		if err := txn.CheckFrozen(l, ix, path); err != nil {
 			return nil, err
-		}
-		if err := l.Outdated(ix.Index); err != nil {
-			return nil, fmt.Errorf("%s: %w (run 'pkg lock -o %s' to update it)", path, err, path)
 		}
 	}
 	return l, nil
@@ -156,56 +148,4 @@ func checkSyncPlan(c *cli.Context, plan *txn.Plan, kept []string, path string) e
 			path, strings.Join(rm, ", "), plan.Root, plan.Root, path)
 	}
 	return nil
-}
-
-// checkLockInputs refuses requirements given on the command line unless they are the
-// lockfile's.
-func checkLockInputs(c *cli.Context, l *repo.Lock, path string) error {
-	if c.NArg() == 0 {
-		return nil
-	}
-	reqs, err := requirements(c.Args().Slice())
-	if err != nil {
-		return err
-	}
-	if repo.Inputs(reqs) != repo.Inputs(l.Requires) {
-		return fmt.Errorf("%s is out of date: it locks %s, not %s (run 'pkg lock -o %s %s')", path,
-			joinRequirements(l.Requires), joinRequirements(reqs), path, strings.Join(c.Args().Slice(), " "))
-	}
-	return nil
-}
-
-func joinRequirements(reqs []repo.Requirement) string {
-	s := make([]string, len(reqs))
-	for i, r := range reqs {
-		s[i] = r.String()
-	}
-	return strings.Join(s, " ")
-}
-
-// checkLockSigned checks that the lockfile says it was made from an index a key trusted
-// here verified, where signatures are required (txn.CheckLockSigned), warning about one
-// that says nothing.
-func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
-	policy, err := trustPolicy(c)
-	if err != nil {
-		return err
-	}
-	loc := c.String("repo") // the repository sync installs from
-	if loc == "" {
-		loc = l.Repo
-	}
-	src, err := fetch.NewSource(loc, fetch.Options{})
-	if err != nil {
-		return err
-	}
-	pin, err := txn.Pin(c.String("root"), rootOptions(c), src.URL())
-	if err != nil {
-		return err
-	}
-	unrecorded, err := txn.CheckLockSigned(l, path, policy, c.String("root"), pin)
-	if unrecorded {
-		warn(c, "%s does not say it was made from a verified index: lock it again with the publisher's key to record it", path)
-	}
-	return err
 }

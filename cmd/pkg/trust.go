@@ -55,15 +55,20 @@ func keySources(c *cli.Context) ([]keySource, error) {
 	if env.keys, err = trust.ParseKeys(os.Getenv("PKG_TRUSTED_KEYS")); err != nil {
 		return nil, fmt.Errorf("PKG_TRUSTED_KEYS: %w", err)
 	}
-	file := keySource{name: trustedKeysFile(c.String("root"))}
+	file := keySource{name: txn.TrustedKeysFile(c.String("root"))}
 	if file.keys, err = trust.ReadTrusted(file.name); err != nil {
 		return nil, fmt.Errorf("read the trusted keys of root %s: %w", c.String("root"), err)
 	}
 	return []keySource{flag, env, file}, nil
 }
 
-// trustedKeysFile is where the root keeps the keys it trusts (package trust's format).
-func trustedKeysFile(root string) string { return filepath.Join(root, ".pkg", "trusted-keys") }
+// keyScope says which repositories k may sign.
+func keyScope(k trust.PublicKey) string {
+	if k.Repo == "" {
+		return "for any repository"
+	}
+	return "for repository " + k.Repo + " only"
+}
 
 // openFetcher opens the cache and reads the index of --repo for the root (txn.ReadIndex),
 // warning about an index it could not verify, and returns a fetcher of its packages. For a
@@ -136,6 +141,25 @@ func openRootFor(c *cli.Context, f *txn.Fetcher, ix *txn.Index) (*install.Root, 
 		}
 	}
 	return root, f, ix, nil
+}
+
+// checkLockSigned checks that the lockfile says it was made from an index a key trusted
+// here verified, where signatures are required (txn.CheckLockSigned), warning about one
+// that says nothing.
+func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
+	policy, err := trustPolicy(c)
+	if err != nil {
+		return err
+	}
+	loc := c.String("repo") // the repository sync installs from
+	if loc == "" {
+		loc = l.Repo
+	}
+	unrecorded, err := txn.CheckLockSigned(l, path, policy, c.String("root"), rootOptions(c), loc)
+	if unrecorded {
+		warn(c, "%s does not say it was made from a verified index: lock it again with the publisher's key to record it", path)
+	}
+	return err
 }
 
 // warnIndex prints one line about an index that is not verified, or verified but

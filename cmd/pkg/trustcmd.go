@@ -56,7 +56,7 @@ func trustAddAction(c *cli.Context) error {
 		return err
 	}
 	defer root.Close()
-	replaced, err := trust.AddTrusted(trustedKeysFile(root.Dir()), k)
+	replaced, err := trust.AddTrusted(txn.TrustedKeysFile(root.Dir()), k)
 	if err != nil {
 		return err
 	}
@@ -66,14 +66,6 @@ func trustAddAction(c *cli.Context) error {
 	}
 	say(c, "root %s trusts key %s %s%s", root.Dir(), k.ID(), keyScope(k), was)
 	return nil
-}
-
-// keyScope says which repositories k may sign.
-func keyScope(k trust.PublicKey) string {
-	if k.Repo == "" {
-		return "for any repository"
-	}
-	return "for repository " + k.Repo + " only"
 }
 
 // trustListAction prints the trusted keys, one a line with where it comes from, then the
@@ -111,10 +103,7 @@ func trustListAction(c *cli.Context) error {
 	return nil
 }
 
-// trustRemoveAction removes a key from the root's trusted-keys file and from the keys of
-// the repositories the root pinned, under the root's lock. A repository whose last key it
-// was stays pinned: its indexes are refused until a key is trusted for it again, or the
-// repository is forgotten.
+// trustRemoveAction removes a key from the root's trusted keys and pins (txn.Distrust).
 func trustRemoveAction(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return usagef("trust remove: want one key or key id, got %s", count(c.NArg(), "argument"))
@@ -133,11 +122,7 @@ func trustRemoveAction(c *cli.Context) error {
 		return err
 	}
 	defer root.Close()
-	removed, err := trust.RemoveTrusted(trustedKeysFile(root.Dir()), id)
-	if err != nil {
-		return err
-	}
-	unpinned, err := txn.Unpin(root, id)
+	removed, unpinned, err := txn.Distrust(root, id)
 	if err != nil {
 		return err
 	}
