@@ -279,3 +279,30 @@ func Distrust(root *install.Root, id string) (removed []trust.PublicKey, unpinne
 	unpinned, err = Unpin(root, id)
 	return removed, unpinned, err
 }
+
+// KeySource is where trusted keys come from, and those keys.
+type KeySource struct {
+	Name string // a flag, a variable, or the root's trusted-keys file
+	Keys []trust.PublicKey
+}
+
+// RootKeys returns the keys the root at dir trusts, none where it has no trusted-keys file.
+func RootKeys(dir string) (KeySource, error) {
+	s := KeySource{Name: TrustedKeysFile(dir)}
+	var err error
+	if s.Keys, err = trust.ReadTrusted(s.Name); err != nil {
+		return s, fmt.Errorf("read the trusted keys of root %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// Policy is the trust policy of the keys of sources, each for every repository unless
+// bound to one by name, requiring a signature where requireSigned says so or a key is
+// trusted.
+func Policy(sources []KeySource, requireSigned bool) trust.Policy {
+	p := trust.Policy{RequireSigned: requireSigned}
+	for _, s := range sources {
+		p.Keys = append(p.Keys, s.Keys...)
+	}
+	return p
+}

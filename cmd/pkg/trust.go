@@ -23,43 +23,29 @@ import (
 )
 
 // trustPolicy returns the keys pkg trusts, from --trusted-key, PKG_TRUSTED_KEYS and the
-// root's trusted-keys file, and whether it requires signatures. Every key applies to every
-// repository, unless bound to one repository name ("NAME=pkg-ed25519:...").
+// root's trusted-keys file, and whether it requires signatures (txn.Policy).
 func trustPolicy(c *cli.Context) (trust.Policy, error) {
-	p := trust.Policy{RequireSigned: c.Bool("require-signed")}
 	sources, err := keySources(c)
-	for _, s := range sources {
-		p.Keys = append(p.Keys, s.keys...)
-	}
-	return p, err
-}
-
-// keySource is where trusted keys come from, and those keys.
-type keySource struct {
-	name string // "--trusted-key", "PKG_TRUSTED_KEYS", or the root's trusted-keys file
-	keys []trust.PublicKey
+	return txn.Policy(sources, c.Bool("require-signed")), err
 }
 
 // keySources returns the trusted keys of each source.
-func keySources(c *cli.Context) ([]keySource, error) {
-	flag := keySource{name: "--trusted-key"}
+func keySources(c *cli.Context) ([]txn.KeySource, error) {
+	flag := txn.KeySource{Name: "--trusted-key"}
 	for _, v := range c.StringSlice("trusted-key") {
 		keys, err := trust.ParseKeys(v)
 		if err != nil {
 			return nil, globalUsagef("--trusted-key: %v", err)
 		}
-		flag.keys = append(flag.keys, keys...)
+		flag.Keys = append(flag.Keys, keys...)
 	}
-	env := keySource{name: "PKG_TRUSTED_KEYS"}
+	env := txn.KeySource{Name: "PKG_TRUSTED_KEYS"}
 	var err error
-	if env.keys, err = trust.ParseKeys(os.Getenv("PKG_TRUSTED_KEYS")); err != nil {
+	if env.Keys, err = trust.ParseKeys(os.Getenv("PKG_TRUSTED_KEYS")); err != nil {
 		return nil, fmt.Errorf("PKG_TRUSTED_KEYS: %w", err)
 	}
-	file := keySource{name: txn.TrustedKeysFile(c.String("root"))}
-	if file.keys, err = trust.ReadTrusted(file.name); err != nil {
-		return nil, fmt.Errorf("read the trusted keys of root %s: %w", c.String("root"), err)
-	}
-	return []keySource{flag, env, file}, nil
+	file, err := txn.RootKeys(c.String("root"))
+	return []txn.KeySource{flag, env, file}, err
 }
 
 // keyScope says which repositories k may sign.

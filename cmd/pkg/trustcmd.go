@@ -84,10 +84,10 @@ func trustListAction(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	for _, s := range sources {
-		for _, k := range s.keys {
+		for _, k := range s.Keys {
 			pub := k
 			pub.Repo = ""
-			fmt.Fprintf(w, "key %s %s: %s (%s)\n", k.ID(), keyScope(k), pub, s.name)
+			fmt.Fprintf(w, "key %s %s: %s (%s)\n", k.ID(), keyScope(k), pub, s.Name)
 		}
 	}
 	for _, p := range pins {
@@ -97,7 +97,7 @@ func trustListAction(c *cli.Context) error {
 		}
 		fmt.Fprintf(w, "pinned %s: repository %s, version %d,%s\n", p.Location, p.Name, p.Version, keys)
 	}
-	if len(pins) == 0 && !slices.ContainsFunc(sources, func(s keySource) bool { return len(s.keys) > 0 }) {
+	if len(pins) == 0 && !slices.ContainsFunc(sources, func(s txn.KeySource) bool { return len(s.Keys) > 0 }) {
 		note(c, "no key is trusted and root %s pinned no repository: 'pkg trust add KEY' trusts a publisher's key", c.String("root"))
 	}
 	return nil
@@ -142,8 +142,8 @@ func trustRemoveAction(c *cli.Context) error {
 	}
 	if sources, err := keySources(c); err == nil {
 		for _, s := range sources[:2] { // the flag and the environment, which pkg does not change
-			if slices.ContainsFunc(s.keys, func(k trust.PublicKey) bool { return k.ID() == id }) {
-				note(c, "key %s is still trusted by %s, for this command", id, s.name)
+			if slices.ContainsFunc(s.Keys, func(k trust.PublicKey) bool { return k.ID() == id }) {
+				note(c, "key %s is still trusted by %s, for this command", id, s.Name)
 			}
 		}
 	}
