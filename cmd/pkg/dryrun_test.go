@@ -132,6 +132,12 @@ func TestDryRun(t *testing.T) {
 		}
 		sameTrees(t, name+" --dry-run", before)
 	}
+	// Offline, the plan is refused as the change would be, for the archives not cached.
+	before := map[string]map[string]string{e.root: snapshot(t, e.root), e.cache: snapshot(t, e.cache)}
+	if _, stderr, code := e.pkg("--offline", "install", "--dry-run", "tool"); code != 1 || !strings.Contains(stderr, "pkg: offline: not in the cache: dep 1, tool 1\n") {
+		t.Errorf("offline install --dry-run of what is not cached: exit %d, %q", code, stderr)
+	}
+	sameTrees(t, "offline install --dry-run", before)
 	if out, _ := e.ok("list"); strings.Contains(out, "tool") || !strings.Contains(out, "app") {
 		t.Errorf("list after the dry runs: %q", out)
 	}

@@ -50,7 +50,7 @@ func installAction(c *cli.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		return showPlan(c, plan)
+		return showPlan(c, plan, f.Cache)
 	}
 	root, f, ix, err := openRootFor(c, f, ix)
 	if err != nil {

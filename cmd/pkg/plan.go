@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
+	"pkg/fetch"
 	"pkg/install"
 	"pkg/txn"
 )
@@ -30,7 +31,13 @@ func checkPlanFlags(c *cli.Context) error {
 }
 
 // showPlan prints plan: as JSON with --json, else a line per change and a total.
-func showPlan(c *cli.Context, plan *txn.Plan) error {
+// Offline, it refuses as the change would a plan that needs what cache (if not nil) lacks.
+func showPlan(c *cli.Context, plan *txn.Plan, cache *fetch.Cache) error {
+	if cache != nil && c.Bool("offline") {
+		if err := plan.CheckCached(cache); err != nil {
+			return err
+		}
+	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")

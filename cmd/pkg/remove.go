@@ -34,7 +34,7 @@ func removeCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				return showPlan(c, txn.RemovePlan(c.String("root"), recs, names))
+				return showPlan(c, txn.RemovePlan(c.String("root"), recs, names), nil)
 			}
 			root, err := openRoot(c)
 			if err != nil {

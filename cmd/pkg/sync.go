@@ -96,7 +96,7 @@ func syncDryRun(c *cli.Context, l *repo.Lock, path string) error {
 	if err := checkSyncPlan(c, plan, kept, path); err != nil {
 		return err
 	}
-	return showPlan(c, plan)
+	return showPlan(c, plan, cache)
 }
 
 // readSyncLock reads the lockfile at path and checks it against the command line and the

@@ -54,7 +54,7 @@ func upgradeAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		return showPlan(c, plan)
+		return showPlan(c, plan, f.Cache)
 	}
 	root, f, ix, err := openRootFor(c, f, ix)
 	if err != nil {
