@@ -50,8 +50,13 @@ func (p *Plan) Apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 		return nil, err
 	}
 	staged := make([]*install.Staged, len(p.install))
+	if f != nil && f.Offline {
+		if err := p.CheckCached(f.Cache); err != nil {
+			return nil, err
+		}
+	}
 	if len(p.install) > 0 {
-		err := f.Fetch(ctx, p.install, p.locked, func(ctx context.Context, i int, tar string) error {
+		err := f.Fetch(ctx, p.install, func(ctx context.Context, i int, tar string) error {
 			pk := p.install[i]
 			members, err := f.Cache.Members(pk.SHA256)
 			if err != nil {

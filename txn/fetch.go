@@ -72,9 +72,9 @@ func (f *Fetcher) UseCache(cache *fetch.Cache, limit time.Duration) {
 // ready runs on several goroutines at once. Packages of one archive are fetched once.
 // At the first error of a fetch or of ready, Fetch cancels the rest and returns that error.
 // Offline, it first fails naming every package missing from the cache (*NotCachedError).
-func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, byLock bool, ready func(ctx context.Context, i int, tar string) error) error {
+func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx context.Context, i int, tar string) error) error {
 	if f.Offline {
-		if err := CheckCached(f.Cache, pkgs, byLock); err != nil {
+		if err := CheckCached(f.Cache, pkgs, false); err != nil {
 			return err
 		}
 	}

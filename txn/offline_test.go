@@ -21,7 +21,7 @@ func TestCheckCached(t *testing.T) {
 	ix := w.index("")
 	f := &txn.Fetcher{Source: ix.Source, Jobs: 1}
 	f.UseCache(w.cache, 0)
-	if err := f.Fetch(context.Background(), []repo.Package{v1, tool}, false, nil); err != nil {
+	if err := f.Fetch(context.Background(), []repo.Package{v1, tool}, nil); err != nil {
 		t.Fatal(err)
 	}
 	republished := v1
@@ -52,7 +52,7 @@ func TestCheckCached(t *testing.T) {
 	}
 	// Offline, Fetch refuses before it fetches anything.
 	f.Offline = true
-	if err := f.Fetch(context.Background(), []repo.Package{tool, v2}, false, nil); !errors.Is(err, txn.ErrNotCached) {
+	if err := f.Fetch(context.Background(), []repo.Package{tool, v2}, nil); !errors.Is(err, txn.ErrNotCached) {
 		t.Errorf("offline Fetch of an uncached package: %v", err)
 	}
 }

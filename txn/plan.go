@@ -67,7 +67,7 @@ type Held struct {
 	From    string    `json:"from"`    // installed now
 	Version string    `json:"version"` // after the upgrade
 	Newest  string    `json:"newest,omitempty"`
-	Held    repo.Held `json:"-"`
+	Detail  repo.Held `json:"-"` // what the resolver says of it
 }
 
 // Empty reports whether the plan changes nothing.
@@ -247,7 +247,7 @@ func UpgradePlan(root string, ix *Index, before []db.Package, names []string, ca
 	}
 	for _, h := range ix.HeldBack(cur, names, pkgs) {
 		was, _ := find(before, h.Package.Name)
-		p.Held = append(p.Held, Held{Name: h.Package.Name, From: was.Version, Version: h.Package.Version, Newest: h.Newest, Held: h})
+		p.Held = append(p.Held, Held{Name: h.Package.Name, From: was.Version, Version: h.Package.Version, Newest: h.Newest, Detail: h})
 	}
 	return p.fill(cache), nil
 }

@@ -35,7 +35,7 @@ func fetchCommand() *cli.Command {
 			}
 			obs := f.Observer.(*progress)
 			obs.verbose = true
-			return obs.during(pkgs, func() error { return f.Fetch(c.Context, pkgs, false, nil) })
+			return obs.during(pkgs, func() error { return f.Fetch(c.Context, pkgs, nil) })
 		},
 	}
 }

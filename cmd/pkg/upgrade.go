@@ -70,10 +70,10 @@ func upgradeAction(c *cli.Context) error {
 	}
 	for _, h := range plan.Held {
 		if h.From != h.Version {
-			say(c, "%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, heldReason(h.Held))
+			say(c, "%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, heldReason(h.Detail))
 			continue
 		}
-		say(c, "kept %s at %s: %s", h.Name, h.Version, heldReason(h.Held))
+		say(c, "kept %s at %s: %s", h.Name, h.Version, heldReason(h.Detail))
 	}
 	switch {
 	case plan.Empty() && len(plan.Held) > 0:
