@@ -40,7 +40,8 @@ type Change struct {
 
 // Plan is a change to a root, as resolved and not yet made: what it downloads, installs,
 // upgrades, reinstalls and removes, and why each package is in it. Its JSON form, with
-// Schema, is the documented output of a dry run. Apply makes the change.
+// Schema, is the documented output of a dry run. Apply makes the change: only a Plan made
+// by this package's functions, not one read back from JSON, which describes.
 type Plan struct {
 	Schema    string   `json:"schema"`
 	Root      string   `json:"root"`
@@ -104,8 +105,8 @@ func (p *Plan) fill(cache *fetch.Cache) *Plan {
 				c.Action = Upgrade
 			case n < 0:
 				c.Action = Downgrade
-			case cur.SHA256 == pk.SHA256 && !p.locked:
-				c.Action, c.From = Reinstall, "" // its tree was missing
+			case cur.SHA256 == pk.SHA256 && slices.Equal(cur.Depends, pk.Depends) && slices.Equal(cur.Bin, pk.Bin):
+				c.Action, c.From = Reinstall, "" // a sync puts back a tree deleted by hand
 			default:
 				c.Action = Replace
 			}

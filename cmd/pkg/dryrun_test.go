@@ -138,6 +138,18 @@ func TestDryRun(t *testing.T) {
 		t.Errorf("offline install --dry-run of what is not cached: exit %d, %q", code, stderr)
 	}
 	sameTrees(t, "offline install --dry-run", before)
+	// A tree deleted by hand is put back by a sync: a reinstall.
+	if err := os.RemoveAll(filepath.Join(e.root, "pkgs", "app")); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := e.ok("sync", "-f", lock, "--keep-extra", "--dry-run", "--json")
+	var plan txn.Plan
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := changes(plan), []string{"install dep 1 (in the lockfile)", "reinstall app 1 (in the lockfile)", "install tool 1 (in the lockfile)"}; !slices.Equal(got, want) {
+		t.Errorf("sync --dry-run with app's tree deleted: %q, want %q", got, want)
+	}
 	if out, _ := e.ok("list"); strings.Contains(out, "tool") || !strings.Contains(out, "app") {
 		t.Errorf("list after the dry runs: %q", out)
 	}
