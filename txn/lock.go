@@ -93,3 +93,30 @@ func CheckFrozen(l *repo.Lock, ix *Index, path string) error {
 	}
 	return nil
 }
+
+// Lock resolves reqs against ix into a lockfile, with each archive's URL and what it records
+// of the index, and refuses it where it would replace old (the lockfile at path, or nil)
+// with one from an older or unverified index of old's signed repository (CheckLockIndex).
+// Requirements the index cannot meet come back as an *UnresolvedError.
+func Lock(old *repo.Lock, ix *Index, reqs []repo.Requirement, path string) (*repo.Lock, error) {
+	pkgs, err := old.Resolve(ix.Index, reqs)
+	if err != nil {
+		return nil, &UnresolvedError{ix.About(err)}
+	}
+	for i := range pkgs {
+		pkgs[i].Archive = ix.Source.ArchiveURL(pkgs[i])
+	}
+	l := repo.NewLock(ix.Source.URL(), reqs, pkgs)
+	l.Index = LockIndex(ix.Trust)
+	if err := CheckLockIndex(old, l.Index, path); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// UnresolvedError is requirements to lock that the index cannot meet.
+type UnresolvedError struct{ Err error }
+
+func (e *UnresolvedError) Error() string { return e.Err.Error() }
+
+func (e *UnresolvedError) Unwrap() error { return e.Err }

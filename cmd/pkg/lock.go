@@ -45,20 +45,12 @@ func lockAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pkgs, err := old.Resolve(ix.Index, reqs)
-	if err != nil && c.NArg() == 0 {
+	l, err := txn.Lock(old, ix, reqs, path)
+	if ue := (*txn.UnresolvedError)(nil); c.NArg() == 0 && errors.As(err, &ue) {
 		return fmt.Errorf("%w; these are the requirements %s records (%s): to change them, name the ones to lock, 'pkg lock -o %s NAME...'",
-			ix.About(err), path, joinRequirements(reqs), path)
+			err, path, joinRequirements(reqs), path)
 	}
 	if err != nil {
-		return ix.About(err)
-	}
-	for i := range pkgs {
-		pkgs[i].Archive = ix.Source.ArchiveURL(pkgs[i])
-	}
-	l := repo.NewLock(ix.Source.URL(), reqs, pkgs)
-	l.Index = txn.LockIndex(ix.Trust)
-	if err := txn.CheckLockIndex(old, l.Index, path); err != nil {
 		return err
 	}
 	if err := repo.WriteLock(path, l); err != nil {
