@@ -71,6 +71,9 @@ type Cache struct {
 	// too, calling Waiting again with nil pids.
 	Waiting   func(p repo.Package, pids []int)
 	WaitLimit time.Duration
+
+	// ReadOnly makes VerifiedIndex keep no copy of the index it reads, for a dry run.
+	ReadOnly bool
 }
 
 // Entry is a package in the cache.

@@ -73,7 +73,7 @@ func (c *Cache) Index(ctx context.Context, s *Source) (*repo.Index, error) {
 func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Record) (*repo.Index, trust.Result, error) {
 	path := c.indexPath(s)
 	saved, err := loadIndex(path)
-	if errors.Is(err, fs.ErrNotExist) && c.adoptIndex(s, path) {
+	if errors.Is(err, fs.ErrNotExist) && !c.ReadOnly && c.adoptIndex(s, path) {
 		saved, err = loadIndex(path)
 	}
 	if s.offline {
@@ -111,6 +111,7 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 	}
 	fresh.VerifiedBy = res.KeyIDs
 	switch {
+	case c.ReadOnly:
 	case !fresh.differs(saved):
 		// Best effort: the copy's time says when it was last current, for offlineNote.
 		os.Chtimes(path, time.Time{}, time.Now())

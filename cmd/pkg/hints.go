@@ -15,6 +15,7 @@ import (
 	"pkg/install"
 	"pkg/repo"
 	"pkg/trust"
+	"pkg/txn"
 )
 
 // A hintRule gives the advice for the errors it matches: those errors.Is finds err in,
@@ -56,9 +57,15 @@ var hints = []hintRule{
 		}
 		return ""
 	}},
+	{fn: func(err error, _ []string) string {
+		if re := (*repo.RepublishError)(nil); errors.As(err, &re) {
+			return "or pass --replace to change the entry all the same"
+		}
+		return ""
+	}},
 	{err: repo.ErrLockfile, hint: "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"},
-	{err: errLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
-	{err: errNotCached, hint: "fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"},
+	{err: txn.ErrLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
+	{err: txn.ErrNotCached, hint: "fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"},
 	{err: install.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},
 	{err: install.ErrLocked, hint: "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"},
 	{err: fetch.ErrNotCache, hint: "pkg deletes files in its cache, so it makes one only in a new or empty directory and uses no other: point --cache (PKG_CACHE) at a new or empty directory"},
@@ -80,7 +87,7 @@ var hints = []hintRule{
 	{err: fetch.ErrUnreachable, hint: "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
 	{err: fetch.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},
 	{err: fetch.ErrNoRepository, hint: "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
-	{err: errNotVerified, hint: pinHint},
+	{err: txn.ErrNotVerified, hint: pinHint},
 	{err: errUnsignedRepo, hint: "--require-signed refuses such repositories; once the publisher signs it, trust their key with 'pkg trust add KEY'"},
 	{err: errUntrustedRepo, hint: "trust the publisher's key with 'pkg trust add KEY' (or --trusted-key for one command), and pkg then requires it"},
 	{err: trust.ErrUnsigned, hint: "ask the publisher to sign the repository (pkg repo sign); if it is signed, something on the way removed its index.json.sig"},
@@ -124,7 +131,7 @@ func flagHint(fe *flagError) string {
 }
 
 // pinHint says what to do about an index refused for want of a trusted key's signature,
-// of a repository the root pinned (pinnedError) or the cache's copy of which a trusted key
+// of a repository the root pinned (txn.PinnedError) or the cache's copy of which a trusted key
 // verified (fetch.PinnedError).
 const pinHint = "once pkg accepted a signed index of a repository, it takes only indexes a key trusted for it verifies; " +
 	"if the publisher changed keys, trust the new one with 'pkg trust add KEY' ('pkg trust list' shows the pins); " +
@@ -133,7 +140,7 @@ const pinHint = "once pkg accepted a signed index of a repository, it takes only
 // pinnedHint returns pinHint for an index refused for want of a trusted key's signature
 // where pkg pinned the repository, or "".
 func pinnedHint(err error) string {
-	pe, fe := (*pinnedError)(nil), (*fetch.PinnedError)(nil)
+	pe, fe := (*txn.PinnedError)(nil), (*fetch.PinnedError)(nil)
 	switch {
 	case errors.As(err, &fe):
 	case !errors.As(err, &pe):

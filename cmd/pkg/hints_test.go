@@ -17,6 +17,7 @@ import (
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/repo"
+	"pkg/txn"
 )
 
 // TestLibraryErrorHints checks that the facts a library's typed error carries get the
@@ -30,7 +31,7 @@ func TestLibraryErrorHints(t *testing.T) {
 		{&fetch.ReadOnlyError{Dir: "/c", Path: "/c/tmp", Mode: 0o555}, "point --cache (PKG_CACHE) at a directory you can write"},
 		{&repo.UnsignedError{Dir: "/srv/repo", Err: os.ErrPermission}, "run 'pkg repo sign /srv/repo'"},
 		{&os.LinkError{Op: "rename", Old: "/r/pkgs/a", New: "/r/.pkg/trash/a", Err: install.ErrSplitRoot}, "must be on one filesystem"},
-		{fmt.Errorf("pkg.lock was made from a signed repository, and this index is %w", errLockNotVerified), "--trusted-key"},
+		{fmt.Errorf("pkg.lock was made from a signed repository, and this index is %w", txn.ErrLockNotVerified), "--trusted-key"},
 		{fmt.Errorf("%w: no saved index of x", fetch.ErrOffline), "without --offline"},
 		{fmt.Errorf("root /r: %w: nothing was ever installed there", install.ErrNoRoot), "check --root (PKG_ROOT)"},
 	} {

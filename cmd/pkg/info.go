@@ -75,7 +75,7 @@ func infoAction(c *cli.Context) error {
 // offeredInfo shows name, which is not among installed, as the repository offers it: the
 // version a new install takes.
 func offeredInfo(c *cli.Context, name string, installed []db.Package) error {
-	f, ix, err := openFetcher(c)
+	_, ix, err := openFetcher(c, false)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func offeredInfo(c *cli.Context, name string, installed []db.Package) error {
 		for _, q := range append(installedPackages(installed), ix.Search("")...) {
 			names = append(names, q.Name)
 		}
-		return fmt.Errorf("info %s: not installed, and %s has no package of that name%s", name, f.src, repo.DidYouMean(name, unique(names)))
+		return fmt.Errorf("info %s: not installed, and %s has no package of that name%s", name, ix.Source, repo.DidYouMean(name, unique(names)))
 	} else if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/repo"
-	"pkg/trust"
+	"pkg/txn"
 )
 
 func lockCommand() *cli.Command {
@@ -46,20 +46,16 @@ func lockAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	f, ix, err := openFetcher(c)
+	_, ix, err := openFetcher(c, false)
 	if err != nil {
 		return err
 	}
-	l, err := resolveLock(f, ix, old, reqs, platforms)
-	if err != nil && c.NArg() == 0 {
+	l, err := txn.Lock(old, ix, reqs, path, platforms)
+	if ue := (*txn.UnresolvedError)(nil); c.NArg() == 0 && errors.As(err, &ue) {
 		return fmt.Errorf("%w; these are the requirements %s records (%s): to change them, name the ones to lock, 'pkg lock -o %s NAME...'",
-			f.about(err), path, joinRequirements(reqs), path)
+			err, path, joinRequirements(reqs), path)
 	}
 	if err != nil {
-		return f.about(err)
-	}
-	l.Index = lockIndex(f.index)
-	if err := checkLockIndex(old, l.Index, path); err != nil {
 		return err
 	}
 	if err := repo.WriteLock(path, l); err != nil {
@@ -99,37 +95,6 @@ func lockPlatforms(c *cli.Context) ([]string, error) {
 		}
 	}
 	return platforms, nil
-}
-
-// resolveLock resolves reqs against ix for platforms, or those old was for, or this
-// machine's where ix names platforms, or else for any, and locks the result.
-func resolveLock(f *fetcher, ix *repo.Index, old *repo.Lock, reqs []repo.Requirement, platforms []string) (*repo.Lock, error) {
-	switch {
-	case len(platforms) > 0:
-	case old != nil && len(old.Platforms) > 0:
-		platforms = old.Platforms
-	case len(ix.Platforms()) > 0:
-		platforms = []string{repo.Host}
-	}
-	by := make(map[string][]repo.Package)
-	each := platforms
-	if len(each) == 0 {
-		each = []string{""} // ix's target: this machine's, which an index without platforms never changes
-	}
-	for _, p := range each {
-		pkgs, err := old.Resolve(ix.ForPlatform(p), reqs)
-		if err != nil {
-			return nil, err
-		}
-		for i := range pkgs {
-			pkgs[i].Archive = f.src.ArchiveURL(pkgs[i])
-		}
-		by[p] = pkgs
-	}
-	if len(platforms) == 0 {
-		return repo.NewLock(f.src.URL(), reqs, by[""]), nil
-	}
-	return repo.NewLockFor(f.src.URL(), reqs, by), nil
 }
 
 // lockRequirements returns the requirements given, or else those old records, and makes
@@ -199,31 +164,27 @@ func forPlatform(p repo.Package) string {
 	return " for " + p.Platform
 }
 
-// lockIndex is what a lockfile records of the index res describes: nil unless verified.
-func lockIndex(res trust.Result) *repo.LockIndex {
-	if !res.Verified() {
+// checkLockInputs refuses requirements given on the command line unless they are the
+// lockfile's.
+func checkLockInputs(c *cli.Context, l *repo.Lock, path string) error {
+	if c.NArg() == 0 {
 		return nil
 	}
-	return &repo.LockIndex{Name: res.Name, Version: res.Version, Keys: res.KeyIDs}
-}
-
-// errLockNotVerified refuses to lock against an unverified index where the lockfile was
-// made from a signed one.
-var errLockNotVerified = errors.New("not verified")
-
-// checkLockIndex refuses to resolve old's requirements, the lockfile at path, against the
-// index now (nil: not verified) if old came from a signed index of the same repository
-// that now is unverified or older: the publisher's packages would be swapped for older
-// ones, or anyone's.
-func checkLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
-	switch {
-	case old == nil || old.Index == nil:
-	case now == nil:
-		return fmt.Errorf("%s was made from version %d of signed repository %s (key %s), and this index is %w",
-			path, old.Index.Version, old.Index.Name, strings.Join(old.Index.Keys, ", "), errLockNotVerified)
-	case now.Name == old.Index.Name && now.Version < old.Index.Version:
-		return fmt.Errorf("index version %d of repository %s is older than version %d, which %s was made from: a mirror or proxy is serving an old index; try again later, or another mirror (if the publisher really started over, remove %s and lock again)",
-			now.Version, now.Name, old.Index.Version, path, path)
+	reqs, err := requirements(c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	if repo.Inputs(reqs) != repo.Inputs(l.Requires) {
+		return fmt.Errorf("%s is out of date: it locks %s, not %s (run 'pkg lock -o %s %s')", path,
+			joinRequirements(l.Requires), joinRequirements(reqs), path, strings.Join(c.Args().Slice(), " "))
 	}
 	return nil
+}
+
+func joinRequirements(reqs []repo.Requirement) string {
+	s := make([]string, len(reqs))
+	for i, r := range reqs {
+		s[i] = r.String()
+	}
+	return strings.Join(s, " ")
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"os"
 	"os/signal"
@@ -255,11 +256,39 @@ func openCache(c *cli.Context) (*fetch.Cache, error) {
 	return cache, err
 }
 
+// openCacheFor opens the cache as openCache does, or, for a dry run, so that nothing in it
+// changes: it keeps no index read, and a cache that does not exist yet is read as an empty
+// one in a temporary directory, removed when pkg ends.
+func openCacheFor(c *cli.Context, dry bool) (*fetch.Cache, error) {
+	if !dry {
+		return openCache(c)
+	}
+	dir := c.String("cache")
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		tmp, err := os.MkdirTemp("", "pkg-dry-run-")
+		if err != nil {
+			return nil, err
+		}
+		c.App.Metadata["temporary cache"] = tmp
+		dir = tmp
+	}
+	cache, err := fetch.OpenCache(dir)
+	if err == nil {
+		cache.ReadOnly = true
+		caches, _ := c.App.Metadata["caches"].([]*fetch.Cache)
+		c.App.Metadata["caches"] = append(caches, cache)
+	}
+	return cache, err
+}
+
 // closeCaches closes the caches the command opened.
 func closeCaches(app *cli.App) {
 	caches, _ := app.Metadata["caches"].([]*fetch.Cache)
 	for _, c := range caches {
 		c.Close()
+	}
+	if tmp, ok := app.Metadata["temporary cache"].(string); ok {
+		os.RemoveAll(tmp)
 	}
 }
 
@@ -483,29 +512,29 @@ func rootOptions(c *cli.Context) install.Options {
 // openSource opens --repo. retrying announces each new attempt after a failed request or
 // download; nil prints a note.
 func openSource(c *cli.Context, retrying func(err error, wait time.Duration, attempt, max int)) (*fetch.Source, error) {
-	return openPinnedSource(c, nil, retrying)
-}
-
-// openPinnedSource opens --repo as openSource does, trusting also the keys the root's
-// record pin (if not nil) pinned the repository to.
-func openPinnedSource(c *cli.Context, pin *db.Repo, retrying func(err error, wait time.Duration, attempt, max int)) (*fetch.Source, error) {
-	if c.String("repo") == "" {
-		return nil, globalUsagef("no repository: pass --repo or set PKG_REPO")
-	}
-	if c.Int("jobs") < 1 {
-		return nil, globalUsagef("--jobs must be at least 1")
-	}
-	policy, err := trustPolicy(c)
-	if err == nil && pin != nil {
-		policy, err = pinPolicy(policy, *pin)
-	}
+	o, err := sourceOptions(c, retrying)
 	if err != nil {
 		return nil, err
+	}
+	return fetch.NewSource(c.String("repo"), o)
+}
+
+// sourceOptions are the options of a source of --repo under the flags' trust policy.
+func sourceOptions(c *cli.Context, retrying func(err error, wait time.Duration, attempt, max int)) (fetch.Options, error) {
+	if c.String("repo") == "" {
+		return fetch.Options{}, globalUsagef("no repository: pass --repo or set PKG_REPO")
+	}
+	if c.Int("jobs") < 1 {
+		return fetch.Options{}, globalUsagef("--jobs must be at least 1")
+	}
+	policy, err := trustPolicy(c)
+	if err != nil {
+		return fetch.Options{}, err
 	}
 	if retrying == nil {
 		retrying = func(err error, wait time.Duration, attempt, max int) { noteRetry(c, nil, err, wait, attempt, max) }
 	}
-	return fetch.NewSource(c.String("repo"), fetch.Options{Offline: c.Bool("offline"), Trust: policy, Retrying: retrying})
+	return fetch.Options{Offline: c.Bool("offline"), Trust: policy, Retrying: retrying}, nil
 }
 
 // noteRetry says, unless --quiet, that a request or download is tried again and why: above

@@ -26,7 +26,7 @@ func outdatedCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			_, ix, err := openFetcher(c)
+			_, ix, err := openFetcher(c, false)
 			if err != nil {
 				return err
 			}

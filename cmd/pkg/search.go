@@ -21,13 +21,13 @@ func searchCommand() *cli.Command {
 			if err := maxArgs(c, 1); err != nil {
 				return err
 			}
-			f, ix, err := openFetcher(c)
+			_, ix, err := openFetcher(c, false)
 			if err != nil {
 				return err
 			}
 			found := ix.Search(c.Args().First())
 			if len(found) == 0 && c.NArg() > 0 && !c.Bool("json") {
-				return fmt.Errorf("search: nothing in %s matches %q", f.src, c.Args().First())
+				return fmt.Errorf("search: nothing in %s matches %q", ix.Source, c.Args().First())
 			}
 			var recs []db.Package // for the marks only: a root pkg cannot read has none
 			_ = peekRoot(c, func(d *db.DB) (err error) { recs, err = d.List(); return err })

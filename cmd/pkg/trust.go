@@ -4,176 +4,91 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/repo"
 	"pkg/trust"
+	"pkg/txn"
 )
 
 // trustPolicy returns the keys pkg trusts, from --trusted-key, PKG_TRUSTED_KEYS and the
-// root's trusted-keys file, and whether it requires signatures. Every key applies to every
-// repository, unless bound to one repository name ("NAME=pkg-ed25519:...").
+// root's trusted-keys file, and whether it requires signatures (txn.Policy).
 func trustPolicy(c *cli.Context) (trust.Policy, error) {
-	p := trust.Policy{RequireSigned: c.Bool("require-signed")}
 	sources, err := keySources(c)
-	for _, s := range sources {
-		p.Keys = append(p.Keys, s.keys...)
-	}
-	return p, err
-}
-
-// keySource is where trusted keys come from, and those keys.
-type keySource struct {
-	name string // "--trusted-key", "PKG_TRUSTED_KEYS", or the root's trusted-keys file
-	keys []trust.PublicKey
+	return txn.Policy(sources, c.Bool("require-signed")), err
 }
 
 // keySources returns the trusted keys of each source.
-func keySources(c *cli.Context) ([]keySource, error) {
-	flag := keySource{name: "--trusted-key"}
+func keySources(c *cli.Context) ([]txn.KeySource, error) {
+	flag := txn.KeySource{Name: "--trusted-key"}
 	for _, v := range c.StringSlice("trusted-key") {
 		keys, err := trust.ParseKeys(v)
 		if err != nil {
 			return nil, globalUsagef("--trusted-key: %v", err)
 		}
-		flag.keys = append(flag.keys, keys...)
+		flag.Keys = append(flag.Keys, keys...)
 	}
-	env := keySource{name: "PKG_TRUSTED_KEYS"}
+	env := txn.KeySource{Name: "PKG_TRUSTED_KEYS"}
 	var err error
-	if env.keys, err = trust.ParseKeys(os.Getenv("PKG_TRUSTED_KEYS")); err != nil {
+	if env.Keys, err = trust.ParseKeys(os.Getenv("PKG_TRUSTED_KEYS")); err != nil {
 		return nil, fmt.Errorf("PKG_TRUSTED_KEYS: %w", err)
 	}
-	file := keySource{name: trustedKeysFile(c.String("root"))}
-	if file.keys, err = trust.ReadTrusted(file.name); err != nil {
-		return nil, fmt.Errorf("read the trusted keys of root %s: %w", c.String("root"), err)
-	}
-	return []keySource{flag, env, file}, nil
+	file, err := txn.RootKeys(c.String("root"))
+	return []txn.KeySource{flag, env, file}, err
 }
 
-// trustedKeysFile is where the root keeps the keys it trusts (package trust's format).
-func trustedKeysFile(root string) string { return filepath.Join(root, ".pkg", "trusted-keys") }
-
-// pinPolicy returns p trusting also, for pin's repository only, the keys the root pinned it
-// to, and requiring a signature even when no key is left for it.
-func pinPolicy(p trust.Policy, pin db.Repo) (trust.Policy, error) {
-	for _, s := range pin.Keys {
-		k, err := trust.ParsePublicKey(s)
-		if err != nil {
-			return p, fmt.Errorf("the root's record of repository %s: %w", pin.Location, err)
-		}
-		k.Repo = pin.Name
-		p.Keys = append(p.Keys, k)
+// keyScope says which repositories k may sign.
+func keyScope(k trust.PublicKey) string {
+	if k.Repo == "" {
+		return "for any repository"
 	}
-	p.RequireSigned = true
-	return p, nil
+	return "for repository " + k.Repo + " only"
 }
 
-// openFetcher opens the repository and the cache and reads the index, believed only as
-// the trust policy allows and, where the root has a record of the repository (a pin),
-// only if a key trusted for it verifies it (the keys the record pinned it to are) and it
-// is not older than that record. It warns about an index it could not verify. It reads
-// the root's record without its lock, so that a slow repository does not hold the root:
-// install and upgrade take the lock after, and check the index against the record again
-// then (fetcher.accept). Without a root, the cache's last verified copy of the index
-// bounds the next one likewise (fetch.PinnedError).
+// openFetcher opens the cache and reads the index of --repo for the root (txn.ReadIndex),
+// warning about an index it could not verify, and returns a fetcher of its packages. For a
+// dry run, it changes nothing in the cache: it keeps no copy of the index read, and reads
+// a cache that does not exist yet as an empty one.
 //
 // Only install and upgrade record an index in the root. That is enough: search, fetch and
 // lock install nothing, and cached archives are named by sha256; sync installs by the
 // lockfile's sha256s, whatever the index says.
-func openFetcher(c *cli.Context) (*fetcher, *repo.Index, error) {
-	f := &fetcher{c: c}
-	src, err := openSource(c, f.retrying)
+func openFetcher(c *cli.Context, dry bool) (*txn.Fetcher, *txn.Index, error) {
+	obs := &progress{c: c}
+	o, err := sourceOptions(c, obs.retrying)
 	if err != nil {
 		return nil, nil, err
 	}
-	cache, err := openCache(c)
+	cache, err := openCacheFor(c, dry)
 	if err != nil {
 		return nil, nil, err
 	}
-	pin, err := rootPin(c, src.URL())
+	ix, err := txn.ReadIndex(c.Context, cache, c.String("root"), rootOptions(c), c.String("repo"), o)
 	if err != nil {
 		return nil, nil, err
 	}
-	var known []trust.Record
-	if pin != nil {
-		known = []trust.Record{record(*pin)}
-		if src, err = openPinnedSource(c, pin, f.retrying); err != nil {
-			return nil, nil, err
-		}
+	if ix.NotKept != nil {
+		warn(c, "%s; --offline will not have it", ix.NotKept)
 	}
-	ix, res, err := cache.VerifiedIndex(c.Context, src, known...)
-	if nk := (*fetch.NotKeptError)(nil); errors.As(err, &nk) {
-		warn(c, "%s; --offline will not have it", err)
-		err = nil
-	}
-	if te := (*trust.Error)(nil); pin != nil && errors.As(err, &te) {
-		err = &pinnedError{root: c.String("root"), pin: *pin, err: err}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	warnIndex(c, res)
-	if t, ok := cache.IndexTime(src); ok && c.Bool("offline") {
+	warnIndex(c, ix.Trust)
+	if t, ok := cache.IndexTime(ix.Source); ok && c.Bool("offline") {
 		// What offline installs, locks and --frozen checks are as current as.
-		note(c, "offline: using the index of %s as last read %s (%s ago)", src.URL(), t.Local().Format("2006-01-02 15:04"), roughly(time.Since(t)))
+		note(c, "offline: using the index of %s as last read %s (%s ago)", ix.Source.URL(), t.Local().Format("2006-01-02 15:04"), roughly(time.Since(t)))
 	}
-	f.src, f.index, f.pin = src, res, pin
-	f.useCache(cache)
-	return f, ix, nil
+	return newFetcher(c, obs, ix.Source, cache), ix, nil
 }
 
-// rootPin returns the root's record of the repository at url, or nil where there is none
-// (or no root).
-func rootPin(c *cli.Context, url string) (*db.Repo, error) {
-	var pin *db.Repo
-	err := peekRoot(c, func(d *db.DB) error {
-		r, ok, err := d.Repo(url)
-		if ok {
-			pin = &r
-		}
-		return err
-	})
-	return pin, err
-}
-
-// pinnedError is an index refused for a repository whose signed index the root accepted:
-// with or without keys given, the index must verify with a key trusted for it.
-type pinnedError struct {
-	root string
-	pin  db.Repo
-	err  error // a *trust.Error
-}
-
-func (e *pinnedError) Error() string {
-	return fmt.Sprintf("%v (root %s pinned repository %s%s when it accepted its index version %d)",
-		e.err, e.root, e.pin.Name, pinnedKeys(e.pin), e.pin.Version)
-}
-
-func (e *pinnedError) Unwrap() error { return e.err }
-
-// pinnedKeys says which keys pin pinned its repository to, " to key ID", or "" for none.
-func pinnedKeys(pin db.Repo) string {
-	var ids []string
-	for _, s := range pin.Keys {
-		if k, err := trust.ParsePublicKey(s); err == nil {
-			ids = append(ids, k.ID())
-		}
-	}
-	switch len(ids) {
-	case 0:
-		return ""
-	case 1:
-		return " to key " + ids[0]
-	}
-	return " to keys " + strings.Join(ids, ", ")
+// newFetcher returns a fetcher from src into cache, reporting to obs.
+func newFetcher(c *cli.Context, obs *progress, src *fetch.Source, cache *fetch.Cache) *txn.Fetcher {
+	f := &txn.Fetcher{Source: src, Jobs: c.Int("jobs"), Offline: c.Bool("offline"), Observer: obs}
+	f.UseCache(cache, c.Duration("lock-timeout"))
+	cache.NoSync = c.Bool("no-sync")
+	return f
 }
 
 // roughly says d in its largest unit: "5 minutes", "3 hours", "2 days".
@@ -189,36 +104,16 @@ func roughly(d time.Duration) string {
 	return fmt.Sprintf("%d days", d/(24*time.Hour))
 }
 
-// stale reports whether the root's record of the repository changed since f read the
-// index, as when another command accepted a newer index while this one waited for the
-// root: the index must then be read again, or accept would refuse it as a rollback.
-func (f *fetcher) stale(root *install.Root) (bool, error) {
-	now, ok, err := root.DB().Repo(f.src.URL())
-	switch {
-	case err != nil:
-		return false, err
-	case !ok || f.pin == nil:
-		return ok != (f.pin != nil), nil
-	}
-	return record(now) != record(*f.pin) || !slices.Equal(now.Keys, f.pin.Keys), nil
-}
-
-// sameRepo reports whether r records the repository name signed by one of keyIDs: a record
-// from before records carried key ids stands for its own location only.
-func sameRepo(r db.Repo, name string, keyIDs ...string) bool {
-	return r.KeyID != "" && r.Name == name && slices.Contains(keyIDs, r.KeyID)
-}
-
-// openRootFor takes the root's lock for a command that read the index with f and returns
-// the root, and f, or a fetcher with the index read again if f's is stale.
-func openRootFor(c *cli.Context, f *fetcher, ix *repo.Index) (*install.Root, *fetcher, *repo.Index, error) {
+// openRootFor takes the root's lock for a command that read the index ix and returns the
+// root, and f and ix, or those of the index read again if ix is stale.
+func openRootFor(c *cli.Context, f *txn.Fetcher, ix *txn.Index) (*install.Root, *txn.Fetcher, *txn.Index, error) {
 	root, err := openRoot(c)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if stale, err := f.stale(root); err != nil || stale {
+	if stale, err := ix.Stale(root); err != nil || stale {
 		if err == nil {
-			f, ix, err = openFetcher(c)
+			f, ix, err = openFetcher(c, false)
 		}
 		if err != nil {
 			root.Close()
@@ -228,56 +123,23 @@ func openRootFor(c *cli.Context, f *fetcher, ix *repo.Index) (*install.Root, *fe
 	return root, f, ix, nil
 }
 
-// accept records in root that it accepted the fetcher's index, when a trusted key
-// verified it, and the keys that did (the root pins the repository to them), before
-// anything from that index is installed. It refuses, under the root's lock, an index the
-// root's record forbids: one older than the record, and an unverified one from a
-// repository whose signed index the root accepted before.
-func (f *fetcher) accept(root *install.Root) error {
-	res := f.index // sync reads no index: this is empty, and no root records one
-	prev, ok, err := root.DB().Repo(res.Location)
+// checkLockSigned checks that the lockfile says it was made from an index a key trusted
+// here verified, where signatures are required (txn.CheckLockSigned), warning about one
+// that says nothing.
+func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
+	policy, err := trustPolicy(c)
 	if err != nil {
 		return err
 	}
-	if !res.Verified() {
-		if ok {
-			return fmt.Errorf("repository %s: %w: this root installed from its signed index (version %d) before",
-				res.Location, errNotVerified, prev.Version)
-		}
-		return nil
+	loc := c.String("repo") // the repository sync installs from
+	if loc == "" {
+		loc = l.Repo
 	}
-	keys := make([]string, len(res.Keys))
-	for i, k := range res.Keys {
-		k.Repo = "" // the record binds it to its repository
-		keys[i] = k.String()
+	unrecorded, err := txn.CheckLockSigned(l, path, policy, c.String("root"), rootOptions(c), loc)
+	if unrecorded {
+		warn(c, "%s does not say it was made from a verified index: lock it again with the publisher's key to record it", path)
 	}
-	if ok {
-		if record(prev) == res.Record && prev.KeyID == res.KeyID && slices.Equal(prev.Keys, keys) {
-			return nil
-		}
-		if err := res.Record.Follows(record(prev)); err != nil {
-			return err
-		}
-	}
-	// The same repository, signed by a key trusted for it, from another location (a mirror,
-	// or another spelling of the host) may not roll back what was accepted there either.
-	all, err := root.DB().Repos()
-	if err != nil {
-		return err
-	}
-	for _, r := range all {
-		if r.Location != res.Location && sameRepo(r, res.Name, res.Trusted...) {
-			if err := res.Record.NotOlder(record(r)); err != nil {
-				return err
-			}
-		}
-	}
-	return root.DB().PutRepo(db.Repo{Location: res.Location, Name: res.Name, Version: res.Version,
-		SHA256: res.SHA256, KeyID: res.KeyID, Keys: keys, Accepted: time.Now().UTC()})
-}
-
-func record(r db.Repo) trust.Record {
-	return trust.Record{Location: r.Location, Name: r.Name, Version: r.Version, SHA256: r.SHA256}
+	return err
 }
 
 // warnIndex prints one line about an index that is not verified, or verified but
@@ -343,6 +205,3 @@ func warnHint(c *cli.Context, w *unverified) {
 func warn(c *cli.Context, format string, args ...any) {
 	fmt.Fprintf(c.App.ErrWriter, "pkg: warning: "+format+"\n", args...)
 }
-
-// errNotVerified refuses an unverified index of a repository a root accepted signed before.
-var errNotVerified = errors.New("index not verified")

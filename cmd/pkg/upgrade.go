@@ -10,6 +10,7 @@ import (
 
 	"pkg/db"
 	"pkg/repo"
+	"pkg/txn"
 )
 
 func upgradeCommand() *cli.Command {
@@ -20,12 +21,16 @@ func upgradeCommand() *cli.Command {
 			"the rest stay as they are and their depends constrain the upgrade. All are staged,\n" +
 			"then swapped in together: the root holds all the new versions or none.",
 		ArgsUsage: "[NAME...]",
+		Flags:     planFlags(),
 		Action:    upgradeAction,
 	}
 }
 
 func upgradeAction(c *cli.Context) error {
 	names := unique(c.Args().Slice())
+	if err := checkPlanFlags(c); err != nil {
+		return err
+	}
 	if err := rootExists(c); err != nil {
 		return err
 	}
@@ -39,9 +44,17 @@ func upgradeAction(c *cli.Context) error {
 	if err := peekRoot(c, check); err != nil { // a typo needs no index
 		return err
 	}
-	f, ix, err := openFetcher(c) // the root's accepted index bounds a rollback
+	dry := c.Bool("dry-run")
+	f, ix, err := openFetcher(c, dry) // the root's accepted index bounds a rollback
 	if err != nil {
 		return err
+	}
+	if dry {
+		plan, err := txn.UpgradePlan(c.String("root"), ix, recs, names, f.Cache)
+		if err != nil {
+			return err
+		}
+		return showPlan(c, plan, f.Cache)
 	}
 	root, f, ix, err := openRootFor(c, f, ix)
 	if err != nil {
@@ -51,35 +64,26 @@ func upgradeAction(c *cli.Context) error {
 	if err := check(root.DB()); err != nil { // again: another command may have changed the root
 		return err
 	}
-	installed := installedPackages(recs)
-	pkgs, err := ix.Upgrade(installed, names)
+	plan, err := txn.UpgradePlan(root.Dir(), ix, recs, names, f.Cache)
 	if err != nil {
 		return err
 	}
-	var todo []repo.Package
-	for _, p := range pkgs {
-		if !isInstalled(recs, p) {
-			todo = append(todo, p)
-		}
-	}
-	held := ix.HeldBack(installed, names, pkgs)
-	for _, h := range held {
-		if cur, _ := findRec(recs, h.Package.Name); cur.Version != h.Package.Version {
-			say(c, "%s goes from %s to %s, not further: %s", h.Package.Name, cur.Version, h.Package.Version, heldReason(h))
+	for _, h := range plan.Held {
+		if h.From != h.Version {
+			say(c, "%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, heldReason(h.Detail))
 			continue
 		}
-		say(c, "kept %s at %s: %s", h.Package.Name, h.Package.Version, heldReason(h))
+		say(c, "kept %s at %s: %s", h.Name, h.Version, heldReason(h.Detail))
 	}
 	switch {
-	case len(todo) == 0 && len(held) > 0:
+	case plan.Empty() && len(plan.Held) > 0:
 		say(c, "nothing to upgrade")
 		return nil
-	case len(todo) == 0:
+	case plan.Empty():
 		say(c, "everything is up to date")
 		return nil
 	}
-	in := &installer{c: c, f: f, root: root, recs: recs}
-	return in.apply(todo)
+	return apply(c, root, plan, f)
 }
 
 // heldReason says why an upgrade keeps h where it is.
