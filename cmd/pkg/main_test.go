@@ -193,7 +193,7 @@ func TestUpgradeSaysChanges(t *testing.T) {
 	e := newEnv(t, base, filepath.Join(base, "repo"))
 	e.ok("install", "tool=1")
 	out, _ := e.ok("upgrade")
-	for _, want := range []string{"tool 2 has command tool2 in place of tool\n", "lib 1 is no longer needed by another package ('pkg remove lib' removes it)\n"} {
+	for _, want := range []string{"tool 2 has command tool2 in place of tool\n", "lib 1 is no longer needed by another package ('pkg autoremove' removes it)\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("upgrade: %q, want %q", out, want)
 		}
@@ -577,7 +577,7 @@ func TestRepoAddChecks(t *testing.T) {
 	before, _ := os.ReadFile(filepath.Join(dir, "index.json"))
 	_, stderr, code := e.pkg("repo", "add", dir, archive, "--name", "a", "--version", "1")
 	if want := "repo add: " + dir + " already has a 1 (archive a-1.tar, sha256 "; code != 1 || !strings.Contains(stderr, want) ||
-		!strings.Contains(stderr, "publish a new version, or pass --replace") {
+		!strings.Contains(stderr, "publish a new version") || !strings.Contains(stderr, "hint: or pass --replace") {
 		t.Errorf("repo add over a published entry: exit %d, %q; want %q...", code, stderr, want)
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(after, before) {
