@@ -25,6 +25,8 @@ const (
 	// chunkSize is the encoded bytes after which a chunk ends: a list of 2^20 files with
 	// tarutil's 64 MiB of names in all takes 30 of them.
 	chunkSize = 4 << 20 // 4 MiB
+	// maxRecordSize bounds a file's record: tarutil's paths are at most 4,095 bytes.
+	maxRecordSize = binary.MaxVarintLen64 + 4095 + fileRecordSize
 	// heldChunks is how many chunks a list keeps in memory for Commit to write, in its own
 	// transaction; a longer list is written ahead, a chunk a transaction, so that neither
 	// pkg nor bbolt (which copies the values of a transaction at its commit) holds it whole.
@@ -61,7 +63,8 @@ func (d *DB) WriteFiles(files iter.Seq[File]) (*FileList, error) {
 		if len(cur) < chunkSize {
 			continue
 		}
-		l.held, cur = append(l.held, cur), nil
+		// The chunks after the first are long lists': made whole, not grown by append.
+		l.held, cur = append(l.held, cur), make([]byte, 0, chunkSize+maxRecordSize)
 		if len(l.held) > heldChunks || l.gen != 0 {
 			if err := d.writeHeld(l); err != nil {
 				return nil, err
