@@ -6,7 +6,6 @@
 package db
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -68,7 +66,8 @@ var (
 	intentsBucket = []byte("intents")
 )
 
-// fileRecordSize is the encoded size of a File without its path: type, mode, size, sha256.
+// fileRecordSize is the encoded size of a File without its path: type, mode, size, sha256
+// (appendFile).
 const fileRecordSize = 1 + 4 + 8 + 32
 
 // DB is a database file. It is opened for each transaction and closed after it, so other
@@ -80,6 +79,7 @@ type DB struct {
 	created bool // by Open
 
 	allocated atomic.Int64 // size up to which this DB gave the file its blocks
+	collected atomic.Bool  // whether a write transaction has collected the chunks of lists never committed
 }
 
 // Created reports whether Open created the database.
@@ -176,7 +176,7 @@ func (d *DB) view(fn func(tx *bolt.Tx) error) error {
 
 // buckets are created by the first write transaction, not at Open: on a new root that
 // saves a transaction of its own, two fdatasyncs, and commands that only read never write.
-var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket, requestedBucket, saidBucket}
+var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket, requestedBucket, saidBucket, chunksBucket}
 
 // get returns the value of key in the bucket name, nil if either is missing.
 func get(tx *bolt.Tx, name, key []byte) []byte {
@@ -258,7 +258,7 @@ func (d *DB) Installed(names ...string) ([]Package, [][]File, error) {
 			if err := json.Unmarshal(v, &p); err != nil {
 				return err
 			}
-			fs, err := decodeFiles(fv)
+			fs, err := readFiles(tx, fv)
 			if err != nil {
 				return fmt.Errorf("db: files of %s: %w", name, err)
 			}
@@ -278,7 +278,7 @@ func (d *DB) Files(name string) ([]File, error) {
 			return fmt.Errorf("%w: %s", ErrNotInstalled, name)
 		}
 		var err error
-		files, err = decodeFiles(v)
+		files, err = readFiles(tx, v)
 		if err != nil {
 			return fmt.Errorf("db: files of %s: %w", name, err)
 		}
@@ -331,8 +331,8 @@ func (d *DB) SetIntents(ins []Intent) error {
 
 // Commit records packages with their files and deletes the packages named in remove, with
 // their requests (Request), and the intents of all of them, in one transaction: files[i]
-// are those of ps[i].
-func (d *DB) Commit(ps []*Package, files [][]File, remove []string) error {
+// are those of ps[i], from WriteFiles.
+func (d *DB) Commit(ps []*Package, files []*FileList, remove []string) error {
 	vs := make([][]byte, len(ps))
 	for i, p := range ps {
 		v, err := json.Marshal(p)
@@ -347,14 +347,17 @@ func (d *DB) Commit(ps []*Package, files [][]File, remove []string) error {
 	}
 	return d.update(what, func(tx *bolt.Tx) error {
 		for _, name := range remove {
-			for _, b := range [][]byte{filesBucket, pkgsBucket, intentsBucket, requestedBucket} {
+			if err := deleteFiles(tx, name); err != nil {
+				return err
+			}
+			for _, b := range [][]byte{pkgsBucket, intentsBucket, requestedBucket} {
 				if err := tx.Bucket(b).Delete([]byte(name)); err != nil {
 					return err
 				}
 			}
 		}
 		for i, p := range ps {
-			if err := tx.Bucket(filesBucket).Put([]byte(p.Name), encodeFiles(files[i])); err != nil {
+			if err := commitFiles(tx, p.Name, files[i]); err != nil {
 				return err
 			}
 			if err := tx.Bucket(pkgsBucket).Put([]byte(p.Name), vs[i]); err != nil {
@@ -368,7 +371,22 @@ func (d *DB) Commit(ps []*Package, files [][]File, remove []string) error {
 	})
 }
 
-// update runs fn in a write transaction, creating the buckets first.
+// prepare readies a write transaction: it creates the buckets and, in this DB's first, deletes
+// the chunks of lists whose Commit never came, before this DB writes any of its own. (Whoever
+// writes holds the root's lock: no other DB is between WriteFiles and Commit.)
+func (d *DB) prepare(tx *bolt.Tx) error {
+	for _, name := range buckets {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	if d.collected.Swap(true) {
+		return nil
+	}
+	return collect(tx)
+}
+
+// update runs fn in a write transaction, prepared.
 func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 	b, err := d.open(false)
 	if err != nil {
@@ -376,10 +394,8 @@ func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 	}
 	defer b.Close()
 	err = b.Update(func(tx *bolt.Tx) error {
-		for _, name := range buckets {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
-			}
+		if err := d.prepare(tx); err != nil {
+			return err
 		}
 		return fn(tx)
 	})
@@ -408,49 +424,4 @@ func (d *DB) allocate() {
 	if unix.Fallocate(int(f.Fd()), 0, 0, info.Size()) == nil {
 		d.allocated.Store(info.Size())
 	}
-}
-
-// encodeFiles packs a file list, sorted by path, into one value: for each file its path length
-// (uvarint), path, type, mode, size and sha256. One value per package keeps a commit of 80,000 files
-// to one Put.
-func encodeFiles(files []File) []byte {
-	order := make([]int32, len(files)) // sorted indexes rather than a sorted copy: 4 bytes a file, not 64
-	n := 0
-	for i, f := range files {
-		order[i] = int32(i)
-		n += binary.MaxVarintLen64 + len(f.Path) + fileRecordSize
-	}
-	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(files[a].Path, files[b].Path) })
-	v := make([]byte, 0, n)
-	for _, i := range order {
-		f := &files[i]
-		v = binary.AppendUvarint(v, uint64(len(f.Path)))
-		v = append(v, f.Path...)
-		v = append(v, f.Type)
-		v = binary.BigEndian.AppendUint32(v, uint32(f.Mode))
-		v = binary.BigEndian.AppendUint64(v, uint64(f.Size))
-		v = append(v, f.SHA256[:]...)
-	}
-	return v
-}
-
-func decodeFiles(v []byte) ([]File, error) {
-	var files []File
-	for len(v) > 0 {
-		n, k := binary.Uvarint(v)
-		if k <= 0 || uint64(len(v)-k) < n+fileRecordSize {
-			return nil, errors.New("truncated file record")
-		}
-		v = v[k:]
-		rec := v[n:]
-		files = append(files, File{
-			Path:   string(v[:n]),
-			Type:   rec[0],
-			Mode:   fs.FileMode(binary.BigEndian.Uint32(rec[1:])),
-			Size:   int64(binary.BigEndian.Uint64(rec[5:])),
-			SHA256: [32]byte(rec[13:45]),
-		})
-		v = rec[fileRecordSize:]
-	}
-	return files, nil
 }

@@ -20,7 +20,7 @@ import (
 	"pkg/internal/testfs"
 )
 
-func open(t *testing.T, path string) *DB {
+func open(t testing.TB, path string) *DB {
 	t.Helper()
 	d, err := Open(path, Options{Timeout: 200 * time.Millisecond})
 	if err != nil {
@@ -37,7 +37,7 @@ func TestCommitListFilesDelete(t *testing.T) {
 	if err := d.SetIntents([]Intent{{Op: "install", Name: "hello", Staging: "s", Inode: 7}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Commit([]*Package{p}, [][]File{files}, nil); err != nil {
+	if err := d.Commit([]*Package{p}, []*FileList{writeFiles(t, d, files)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := d.Get("hello")
@@ -77,13 +77,13 @@ func TestFilesEncoding(t *testing.T) {
 	}
 	files = append(files, File{Path: "l", Type: '1', SHA256: files[7].SHA256}, File{Path: "s", Type: '2'})
 	v := encodeFiles(files)
-	got, err := decodeFiles(v)
+	got, err := decodeFiles(nil, v)
 	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	if err != nil || !reflect.DeepEqual(got, files) {
 		t.Fatalf("decodeFiles(encodeFiles(files)) = %d files, %v; want %d files equal", len(got), err, len(files))
 	}
 	for _, cut := range []int{1, fileRecordSize, len(v) - 1} {
-		if _, err := decodeFiles(v[:len(v)-cut]); err == nil {
+		if _, err := decodeFiles(nil, v[:len(v)-cut]); err == nil {
 			t.Errorf("value cut by %d bytes decoded without error", cut)
 		}
 	}
@@ -215,10 +215,10 @@ func TestCreateFull(t *testing.T) {
 func TestInstalled(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
 	var ps []*Package
-	var files [][]File
+	var files []*FileList
 	for _, name := range []string{"zeta", "alpha", "mid"} {
 		ps = append(ps, &Package{Name: name, Version: "1", Files: 1})
-		files = append(files, []File{{Path: name + "/f", Type: '0', Mode: 0o644}})
+		files = append(files, writeFiles(t, d, []File{{Path: name + "/f", Type: '0', Mode: 0o644}}))
 	}
 	if err := d.Commit(ps, files, nil); err != nil {
 		t.Fatal(err)
@@ -271,7 +271,7 @@ func TestNoHoles(t *testing.T) {
 	for i := range files {
 		files[i] = File{Path: strings.Repeat("x", 40) + strconv.Itoa(i), Type: '0', Mode: 0o644}
 	}
-	if err := d.Commit([]*Package{{Name: "big", Version: "1"}}, [][]File{files}, nil); err != nil {
+	if err := d.Commit([]*Package{{Name: "big", Version: "1"}}, []*FileList{writeFiles(t, d, files)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)

@@ -11,7 +11,7 @@ import (
 func TestRequested(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
 	ps := []*Package{{Name: "app", Version: "1"}, {Name: "lib", Version: "1"}}
-	if err := d.Commit(ps, [][]File{nil, nil}, nil); err != nil {
+	if err := d.Commit(ps, []*FileList{writeFiles(t, d, nil), writeFiles(t, d, nil)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Request(map[string]string{"app": "app>=1", "ghost": "ghost"}); err != nil {
@@ -29,7 +29,7 @@ func TestRequested(t *testing.T) {
 	if err := d.Commit(nil, nil, []string{"app"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Commit([]*Package{{Name: "app", Version: "2"}}, [][]File{nil}, nil); err != nil {
+	if err := d.Commit([]*Package{{Name: "app", Version: "2"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := d.Requested(); !maps.Equal(got, map[string]string{"lib": "lib@1"}) {

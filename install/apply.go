@@ -96,7 +96,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		return nil, changeError(staged, remove, errors.Join(err, r.rollbackAll(staged, all)))
 	}
 	now := time.Now().UTC()
-	news, files := make([]*db.Package, len(staged)), make([][]db.File, len(staged))
+	news, files := make([]*db.Package, len(staged)), make([]*db.FileList, len(staged))
 	for i, s := range staged {
 		s.rec.Installed = now
 		news[i], files[i] = s.rec, s.files

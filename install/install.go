@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path"
 	"slices"
@@ -37,7 +38,7 @@ type Result struct {
 type Staged struct {
 	dir   string
 	rec   *db.Package
-	files []db.File
+	files *db.FileList
 	res   *Result
 	own   []string          // its commands changed by hand, to point back at commit (checkBins)
 	wants map[string]string // what bin/ holds for each of its commands once committed (prepareLinks)
@@ -116,7 +117,6 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 		return nil, err
 	}
 	members = executable(p.Bin, members)
-	files := withDigests(members)
 	dir, err := os.MkdirTemp(staging, p.Name+".")
 	if err != nil {
 		return nil, err
@@ -134,6 +134,10 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	if err := st.stage(members); err != nil {
 		return nil, err
 	}
+	files, err := r.db.WriteFiles(fileRecords(members))
+	if err != nil {
+		return nil, err
+	}
 	// MkdirTemp made the top 0700, which keeps a tree being built private; an installed one
 	// is as readable as any directory the umask allows.
 	if err := os.Chmod(dir, 0o755&^r.umask); err != nil {
@@ -146,32 +150,42 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own}, nil
 }
 
-// withDigests returns the database records of members, each hardlink with its target's digest
-// and each symlink with its target's, so Verify can check them.
-func withDigests(members []tarutil.Member) []db.File {
-	files := records(members)
-	var regular map[string]int // made at the first hardlink: most packages have none
-	for i, m := range members {
-		switch m.Type {
-		case tar.TypeReg:
-			files[i].SHA256 = m.SHA256
-		case tar.TypeLink:
-			if regular == nil {
-				regular = make(map[string]int)
-				for j := range members {
-					if members[j].Type == tar.TypeReg {
-						regular[members[j].Name] = j
+// fileRecords yields the database records of members, sorted by path, each hardlink with
+// its target's digest and each symlink with its target's, so Verify can check them.
+func fileRecords(members []tarutil.Member) iter.Seq[db.File] {
+	return func(yield func(db.File) bool) {
+		order := make([]int32, len(members)) // sorted indexes: 4 bytes a member, not a sorted copy's 112
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortFunc(order, func(a, b int32) int { return strings.Compare(members[a].Name, members[b].Name) })
+		var regular map[string]int // made at the first hardlink: most packages have none
+		for _, i := range order {
+			m := &members[i]
+			f := db.File{Path: m.Name, Type: m.Type, Mode: m.Mode, Size: m.Size}
+			switch m.Type {
+			case tar.TypeReg:
+				f.SHA256 = m.SHA256
+			case tar.TypeLink:
+				if regular == nil {
+					regular = make(map[string]int)
+					for j := range members {
+						if members[j].Type == tar.TypeReg {
+							regular[members[j].Name] = j
+						}
 					}
 				}
+				if j, ok := regular[m.Linkname]; ok {
+					f.SHA256 = members[j].SHA256
+				}
+			case tar.TypeSymlink:
+				f.SHA256 = sha256.Sum256([]byte(m.Linkname))
 			}
-			if j, ok := regular[m.Linkname]; ok {
-				files[i].SHA256 = members[j].SHA256
+			if !yield(f) {
+				return
 			}
-		case tar.TypeSymlink:
-			files[i].SHA256 = sha256.Sum256([]byte(m.Linkname))
 		}
 	}
-	return files
 }
 
 // checkExtent refuses members whose data lie past the end of a tar of size bytes: a cached

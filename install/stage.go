@@ -14,7 +14,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"pkg/db"
 	"pkg/internal/termtext"
 	"pkg/tarutil"
 )
@@ -494,13 +493,4 @@ func (w *worker) copy(fd int, off, dstOff, n int64) error {
 
 func (w *worker) early() error {
 	return fmt.Errorf("%s ended early (the cached tar changed while installing)", w.s.src.Name())
-}
-
-// records lists the members as the database stores them.
-func records(members []tarutil.Member) []db.File {
-	files := make([]db.File, len(members))
-	for i, m := range members {
-		files[i] = db.File{Path: m.Name, Type: m.Type, Mode: m.Mode, Size: m.Size}
-	}
-	return files
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 
 	"pkg/internal/termtext"
@@ -84,6 +85,8 @@ type spotChecker struct {
 	budget int64
 	enc    encoder
 	blk    [blockSize]byte
+	h      hash.Hash // reused: a member's own would be 2^20 of them at the limits
+	sum    [sha256.Size]byte
 }
 
 // member checks m's header block, when header is set, and its data, when it fits the
@@ -105,14 +108,17 @@ func (s *spotChecker) member(m *Member, header bool) error {
 		return nil
 	}
 	s.budget -= m.Size
-	h := sha256.New()
+	if s.h == nil {
+		s.h = sha256.New()
+	}
+	s.h.Reset()
 	bp := copyPool.Get().(*[]byte)
-	_, err := io.CopyBuffer(h, io.NewSectionReader(s.r, m.Offset, m.Size), *bp)
+	_, err := io.CopyBuffer(s.h, io.NewSectionReader(s.r, m.Offset, m.Size), *bp)
 	copyPool.Put(bp)
 	if err != nil {
 		return fmt.Errorf("tarutil: read member %s: %w", termtext.Quote(m.Name), err)
 	}
-	if [32]byte(h.Sum(nil)) != m.SHA256 {
+	if [32]byte(s.h.Sum(s.sum[:0])) != m.SHA256 {
 		return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: data differs from its digest", ErrDamaged)}
 	}
 	return nil

@@ -1,0 +1,292 @@
+package db
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// chunksBucket holds file lists in chunks: the key is a generation and a chunk's number
+// (8 and 4 bytes, big-endian), the value files encoded as encodeFiles does, so that a
+// generation's chunks, read in key order, are its list sorted by path. A package's value in
+// filesBucket is a reference to its generation (refMark, then the generation, the number of chunks and of files, as uvarints).
+var chunksBucket = []byte("chunks")
+
+// refMark starts a reference.
+const refMark = 0
+
+const (
+	// chunkSize is the encoded bytes after which a chunk ends: a list of 2^20 files with
+	// tarutil's 64 MiB of names in all takes 30 of them.
+	chunkSize = 4 << 20 // 4 MiB
+	// maxRecordSize bounds a file's record: tarutil's paths are at most 4,095 bytes.
+	maxRecordSize = binary.MaxVarintLen64 + 4095 + fileRecordSize
+	// heldChunks is how many chunks a list keeps in memory for Commit to write, in its own
+	// transaction; a longer list is written ahead, a chunk a transaction, so that neither
+	// pkg nor bbolt (which copies the values of a transaction at its commit) holds it whole.
+	// 16 MiB is a list of about 150,000 files of ordinary names.
+	heldChunks = 4
+)
+
+// FileList is a package's file list made ready for Commit by WriteFiles.
+type FileList struct {
+	held   [][]byte // chunks for Commit to write
+	gen    uint64   // generation of the chunks written ahead; 0 if none
+	chunks uint32   // chunks in all
+	files  uint32
+}
+
+// errUnsorted is returned by WriteFiles for a list out of path order.
+var errUnsorted = errors.New("db: file list not sorted by path")
+
+// WriteFiles encodes files, which come sorted by path, each path once, for Commit to record.
+// A long list is written to the database ahead, in chunks that no package refers to until
+// Commit: if Commit never comes (an error, a crash), the first write transaction of a
+// later DB deletes them. The caller holds the root's lock.
+func (d *DB) WriteFiles(files iter.Seq[File]) (*FileList, error) {
+	l := &FileList{}
+	var cur []byte
+	prev := ""
+	for f := range files {
+		if l.files > 0 && f.Path <= prev {
+			return nil, fmt.Errorf("%w: %q after %q", errUnsorted, f.Path, prev)
+		}
+		prev = f.Path
+		cur = appendFile(cur, &f)
+		l.files++
+		if len(cur) < chunkSize {
+			continue
+		}
+		// The chunks after the first are long lists': made whole, not grown by append.
+		l.held, cur = append(l.held, cur), make([]byte, 0, chunkSize+maxRecordSize)
+		if len(l.held) > heldChunks || l.gen != 0 {
+			if err := d.writeHeld(l); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(cur) > 0 {
+		l.held = append(l.held, cur)
+	}
+	if l.gen != 0 {
+		if err := d.writeHeld(l); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// writeHeld writes l's held chunks, a transaction each, and forgets them.
+func (d *DB) writeHeld(l *FileList) error {
+	for len(l.held) > 0 {
+		err := d.update("write files ahead", func(tx *bolt.Tx) error { return putChunks(tx, l, l.held[:1]) })
+		if err != nil {
+			return err
+		}
+		l.held[0] = nil
+		l.held = l.held[1:]
+	}
+	return nil
+}
+
+// putChunks adds chunks to l's generation, making one first.
+func putChunks(tx *bolt.Tx, l *FileList, chunks [][]byte) error {
+	if len(chunks) == 0 {
+		return nil
+	}
+	b := tx.Bucket(chunksBucket)
+	if l.gen == 0 {
+		gen, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		l.gen = gen
+	}
+	for _, c := range chunks {
+		if err := b.Put(chunkKey(l.gen, l.chunks), c); err != nil {
+			return err
+		}
+		l.chunks++
+	}
+	return nil
+}
+
+func chunkKey(gen uint64, i uint32) []byte {
+	return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint64(make([]byte, 0, 12), gen), i)
+}
+
+// ref is a package's reference to its generation of chunks.
+type ref struct {
+	gen           uint64
+	chunks, files uint32
+}
+
+func (r ref) encode() []byte {
+	v := []byte{refMark}
+	v = binary.AppendUvarint(v, r.gen)
+	v = binary.AppendUvarint(v, uint64(r.chunks))
+	return binary.AppendUvarint(v, uint64(r.files))
+}
+
+// parseRef returns the reference v holds, false for a value that is none.
+func parseRef(v []byte) (ref, bool, error) {
+	if len(v) == 0 || v[0] != refMark {
+		return ref{}, false, nil
+	}
+	var n [3]uint64
+	v = v[1:]
+	for i := range n {
+		x, k := binary.Uvarint(v)
+		if k <= 0 {
+			return ref{}, true, errors.New("truncated chunk reference")
+		}
+		n[i], v = x, v[k:]
+	}
+	if n[1] > 1<<32-1 || n[2] > 1<<32-1 {
+		return ref{}, true, errors.New("chunk reference out of range")
+	}
+	return ref{gen: n[0], chunks: uint32(n[1]), files: uint32(n[2])}, true, nil
+}
+
+// commitFiles records l as name's list, in place of any earlier one, whose chunks it deletes.
+func commitFiles(tx *bolt.Tx, name string, l *FileList) error {
+	if err := deleteFiles(tx, name); err != nil {
+		return err
+	}
+	if err := putChunks(tx, l, l.held); err != nil {
+		return err
+	}
+	l.held = nil
+	b := tx.Bucket(chunksBucket)
+	if l.chunks > 0 && b.Get(chunkKey(l.gen, l.chunks-1)) == nil {
+		return fmt.Errorf("files of %s: chunks written ahead are gone", name)
+	}
+	return tx.Bucket(filesBucket).Put([]byte(name), ref{gen: l.gen, chunks: l.chunks, files: l.files}.encode())
+}
+
+// deleteFiles deletes name's list and its chunks.
+func deleteFiles(tx *bolt.Tx, name string) error {
+	r, ok, err := parseRef(tx.Bucket(filesBucket).Get([]byte(name)))
+	if err != nil {
+		return fmt.Errorf("files of %s: %w", name, err)
+	}
+	if ok {
+		if err := deleteGen(tx.Bucket(chunksBucket), r.gen); err != nil {
+			return err
+		}
+	}
+	return tx.Bucket(filesBucket).Delete([]byte(name))
+}
+
+// deleteGen deletes every chunk of a generation.
+func deleteGen(b *bolt.Bucket, gen uint64) error {
+	prefix := binary.BigEndian.AppendUint64(nil, gen)
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// collect deletes the chunks no package refers to: those of lists whose Commit never came.
+func collect(tx *bolt.Tx) error {
+	chunks := tx.Bucket(chunksBucket)
+	if k, _ := chunks.Cursor().First(); k == nil {
+		return nil
+	}
+	live := make(map[uint64]bool)
+	err := tx.Bucket(filesBucket).ForEach(func(_, v []byte) error {
+		if r, ok, _ := parseRef(v); ok {
+			live[r.gen] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var dead []uint64
+	var last uint64
+	err = chunks.ForEach(func(k, _ []byte) error {
+		if gen := binary.BigEndian.Uint64(k); gen != last {
+			last = gen
+			if !live[gen] {
+				dead = append(dead, gen)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, gen := range dead {
+		if err := deleteGen(chunks, gen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readFiles returns the list that v, name's value in filesBucket, holds or refers to.
+func readFiles(tx *bolt.Tx, v []byte) ([]File, error) {
+	r, ok, err := parseRef(v)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, errors.New("file list is not a chunk reference")
+	}
+	files := make([]File, 0, r.files)
+	b := tx.Bucket(chunksBucket)
+	for i := range r.chunks {
+		c := b.Get(chunkKey(r.gen, i))
+		if c == nil {
+			return nil, fmt.Errorf("chunk %d of %d missing", i+1, r.chunks)
+		}
+		if files, err = decodeFiles(files, c); err != nil {
+			return nil, err
+		}
+	}
+	if len(files) != int(r.files) {
+		return nil, fmt.Errorf("%d files, reference says %d", len(files), r.files)
+	}
+	return files, nil
+}
+
+// appendFile appends f's record to v: its path length (uvarint), path, type, mode, size and
+// sha256.
+func appendFile(v []byte, f *File) []byte {
+	v = binary.AppendUvarint(v, uint64(len(f.Path)))
+	v = append(v, f.Path...)
+	v = append(v, f.Type)
+	v = binary.BigEndian.AppendUint32(v, uint32(f.Mode))
+	v = binary.BigEndian.AppendUint64(v, uint64(f.Size))
+	return append(v, f.SHA256[:]...)
+}
+
+// decodeFiles appends the records of v to files.
+func decodeFiles(files []File, v []byte) ([]File, error) {
+	for len(v) > 0 {
+		n, k := binary.Uvarint(v)
+		if k <= 0 || uint64(len(v)-k) < n+fileRecordSize {
+			return nil, errors.New("truncated file record")
+		}
+		v = v[k:]
+		rec := v[n:]
+		files = append(files, File{
+			Path:   string(v[:n]),
+			Type:   rec[0],
+			Mode:   fs.FileMode(binary.BigEndian.Uint32(rec[1:])),
+			Size:   int64(binary.BigEndian.Uint64(rec[5:])),
+			SHA256: [32]byte(rec[13:45]),
+		})
+		v = rec[fileRecordSize:]
+	}
+	return files, nil
+}

@@ -1,0 +1,261 @@
+package db
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// writeFiles is WriteFiles of files in any order.
+func writeFiles(t testing.TB, d *DB, files []File) *FileList {
+	t.Helper()
+	sorted := slices.SortedFunc(slices.Values(files), func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	l, err := d.WriteFiles(slices.Values(sorted))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// encodeFiles packs files in one value, as a chunk holds them.
+func encodeFiles(files []File) []byte {
+	sorted := slices.SortedFunc(slices.Values(files), func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	var v []byte
+	for i := range sorted {
+		v = appendFile(v, &sorted[i])
+	}
+	return v
+}
+
+// manyFiles returns n files, sorted by path, whose records take about n KiB.
+func manyFiles(prefix string, n int) []File {
+	files := make([]File, n)
+	for i := range files {
+		files[i] = File{Path: fmt.Sprintf("%s/%07d/%s", prefix, i, strings.Repeat("n", 960)), Type: '0', Mode: 0o644, Size: int64(i)}
+		files[i].SHA256 = sha256.Sum256([]byte(files[i].Path))
+	}
+	return files
+}
+
+// aheadFiles is more files than Commit is left to write: WriteFiles writes them ahead.
+const aheadFiles = (heldChunks + 2) * chunkSize >> 10
+
+// chunkGens returns the generations the database at path has chunks of, with their
+// numbers of chunks.
+func chunkGens(t *testing.T, path string) map[uint64]int {
+	t.Helper()
+	b, err := bolt.Open(path, 0, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	gens := make(map[uint64]int)
+	err = b.View(func(tx *bolt.Tx) error {
+		return forEach(tx, chunksBucket, func(k, _ []byte) error { gens[binary.BigEndian.Uint64(k)]++; return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gens
+}
+
+// TestFilesAhead checks that a list longer than Commit writes reads back whole, from both
+// readers, and that a replacing commit and a remove delete its chunks.
+func TestFilesAhead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d := open(t, path)
+	files := manyFiles("big", aheadFiles)
+	l := writeFiles(t, d, files)
+	if l.gen == 0 || len(l.held) != 0 {
+		t.Fatalf("a list of %d chunks was not written ahead: generation %d, %d chunks held", l.chunks, l.gen, len(l.held))
+	}
+	if err := d.Commit([]*Package{{Name: "big", Version: "1"}}, []*FileList{l}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.Files("big"); err != nil || !reflect.DeepEqual(got, files) {
+		t.Errorf("Files(big) = %d files, %v; want the %d written", len(got), err, len(files))
+	}
+	if _, got, err := d.Installed("big"); err != nil || !reflect.DeepEqual(got[0], files) {
+		t.Errorf("Installed(big): %v", err)
+	}
+	if gens := chunkGens(t, path); len(gens) != 1 || gens[l.gen] != int(l.chunks) || l.chunks <= heldChunks {
+		t.Errorf("chunks after the commit: %v; want %d of generation %d", gens, l.chunks, l.gen)
+	}
+	small := writeFiles(t, d, files[:3])
+	if err := d.Commit([]*Package{{Name: "big", Version: "2"}}, []*FileList{small}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if gens := chunkGens(t, path); len(gens) != 1 || gens[small.gen] != 1 {
+		t.Errorf("chunks after an upgrade to 3 files: %v; want 1 of generation %d", gens, small.gen)
+	}
+	if got, err := d.Files("big"); err != nil || !reflect.DeepEqual(got, files[:3]) {
+		t.Errorf("Files(big) after the upgrade = %v, %v", got, err)
+	}
+	if err := d.Commit(nil, nil, []string{"big"}); err != nil {
+		t.Fatal(err)
+	}
+	if gens := chunkGens(t, path); len(gens) != 0 {
+		t.Errorf("chunks after the remove: %v", gens)
+	}
+	if err := d.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestFilesNeverCommitted checks that the chunks of a list whose Commit never came are
+// deleted by the next DB's first write, and only they; and that a Commit of a list whose
+// chunks are gone fails, changing nothing.
+func TestFilesNeverCommitted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d := open(t, path)
+	kept := writeFiles(t, d, manyFiles("kept", aheadFiles))
+	if err := d.Commit([]*Package{{Name: "kept", Version: "1"}}, []*FileList{kept}, nil); err != nil {
+		t.Fatal(err)
+	}
+	lost := writeFiles(t, d, manyFiles("lost", aheadFiles))
+	if gens := chunkGens(t, path); len(gens) != 2 || gens[lost.gen] == 0 {
+		t.Fatalf("chunks before the next DB: %v", gens)
+	}
+	next := open(t, path)
+	if _, err := next.Files("kept"); err != nil { // reads collect nothing
+		t.Fatal(err)
+	}
+	if gens := chunkGens(t, path); len(gens) != 2 {
+		t.Errorf("a read collected: %v", gens)
+	}
+	if err := next.SetIntents([]Intent{{Op: "install", Name: "x", Staging: "s"}}); err != nil {
+		t.Fatal(err)
+	}
+	if gens := chunkGens(t, path); len(gens) != 1 || gens[kept.gen] != int(kept.chunks) {
+		t.Errorf("chunks after the next DB's first write: %v; want the %d of generation %d", gens, kept.chunks, kept.gen)
+	}
+	err := d.Commit([]*Package{{Name: "lost", Version: "1"}}, []*FileList{lost}, nil)
+	if err == nil || !strings.Contains(err.Error(), "files of lost: chunks written ahead are gone") {
+		t.Errorf("Commit of a collected list: %v", err)
+	}
+	if _, err := d.Get("lost"); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("Get(lost) after the failed commit: %v", err)
+	}
+	if got, err := d.Files("kept"); err != nil || len(got) != aheadFiles {
+		t.Errorf("Files(kept) = %d files, %v", len(got), err)
+	}
+}
+
+// TestFilesKilled kills a process between the chunks it writes ahead: the database checks
+// whole, holds no package of them, and the next DB's first write deletes them.
+func TestFilesKilled(t *testing.T) {
+	if path := os.Getenv("DB_TEST_WRITE_FOREVER"); path != "" {
+		d, err := Open(path, Options{})
+		if err == nil {
+			_, err = d.WriteFiles(endless())
+		}
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "db")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFilesKilled$")
+	cmd.Env = append(os.Environ(), "DB_TEST_WRITE_FOREVER="+path)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if info, err := os.Stat(path); err == nil && info.Size() > 3*chunkSize || time.Now().After(deadline) {
+			break
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if gens := chunkGens(t, path); len(gens) != 1 {
+		t.Fatalf("chunks written before the kill: %v; want some of one generation", gens)
+	}
+	d := open(t, path)
+	if err := d.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if ps, err := d.List(); err != nil || len(ps) != 0 {
+		t.Errorf("List after the kill: %v, %v", ps, err)
+	}
+	if err := d.ClearIntent("x"); err != nil {
+		t.Fatal(err)
+	}
+	if gens := chunkGens(t, path); len(gens) != 0 {
+		t.Errorf("chunks after the first write: %v", gens)
+	}
+}
+
+// endless yields files, sorted by path, without end.
+func endless() iter.Seq[File] {
+	return func(yield func(File) bool) {
+		for i := 0; ; i++ {
+			if !yield(File{Path: fmt.Sprintf("%012d/%s", i, strings.Repeat("n", 1000)), Type: '0'}) {
+				return
+			}
+		}
+	}
+}
+
+// TestWriteFilesUnsorted checks that a list out of path order, or with a path twice, is
+// refused.
+func TestWriteFilesUnsorted(t *testing.T) {
+	d := open(t, filepath.Join(t.TempDir(), "db"))
+	for _, paths := range [][]string{{"b", "a"}, {"a", "a"}} {
+		var files []File
+		for _, p := range paths {
+			files = append(files, File{Path: p, Type: '0'})
+		}
+		if _, err := d.WriteFiles(slices.Values(files)); !errors.Is(err, errUnsorted) {
+			t.Errorf("WriteFiles(%q): %v; want errUnsorted", paths, err)
+		}
+	}
+}
+
+// TestEmptyFileList checks that a package without files reads back as one.
+func TestEmptyFileList(t *testing.T) {
+	d := open(t, filepath.Join(t.TempDir(), "db"))
+	if err := d.Commit([]*Package{{Name: "empty", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.Files("empty"); err != nil || len(got) != 0 {
+		t.Errorf("Files(empty) = %v, %v", got, err)
+	}
+	if _, _, err := d.Installed("empty"); err != nil {
+		t.Errorf("Installed(empty): %v", err)
+	}
+}
+
+// BenchmarkCommit writes and commits the file list of a package and removes it.
+func BenchmarkCommit(b *testing.B) {
+	for _, n := range []int{100, 10000, 80000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			d := open(b, filepath.Join(b.TempDir(), "db"))
+			files := make([]File, n) // sorted by path
+			for i := range files {
+				files[i] = File{Path: fmt.Sprintf("usr/share/pkg/%06d/file.txt", i), Type: '0', Mode: 0o644, Size: 100}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				l, err := d.WriteFiles(slices.Values(files))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := d.Commit([]*Package{{Name: "p", Version: "1"}}, []*FileList{l}, nil); err != nil {
+					b.Fatal(err)
+				}
+				if err := d.Commit(nil, nil, []string{"p"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
