@@ -125,12 +125,17 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	if err != nil {
 		return nil, err
 	}
+	if r.o.NoSync {
+		st.durable = durable.Files{} // nothing to write back for a commit that does not sync
+	}
 	defer st.close()
 	if err := st.stage(members); err != nil {
 		return nil, err
 	}
 	// MkdirTemp made the top 0700, which keeps a tree being built private; an installed one
-	// is as readable as any directory the umask allows.
+	// is as readable as any directory the umask allows. The workers have waited for every
+	// file's write-back: this change comes after all that their completion logged, so the
+	// commit's fsync of dir, forcing the journal up to it, carries them (durable.Commit).
 	if err := os.Chmod(dir, 0o755&^r.umask); err != nil {
 		return nil, err
 	}
@@ -365,10 +370,15 @@ func (r *Root) swapIn(staging, dst string) error {
 	return r.rename(staging, dst)
 }
 
-// syncfs makes everything written to the root's filesystem durable, once per install.
-func (r *Root) syncfs(dir string) error {
+// commitTrees makes the staged trees durable, and nothing else written to the root's
+// filesystem where it can tell its own writes (durable.Commit), once per commit.
+func (r *Root) commitTrees(staged []*Staged) error {
 	if r.o.NoSync {
 		return nil
 	}
-	return durable.FS(dir)
+	dirs := make([]string, len(staged))
+	for i, s := range staged {
+		dirs[i] = s.dir
+	}
+	return durable.Commit(dirs...)
 }

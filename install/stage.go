@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/internal/durable"
 	"pkg/internal/termtext"
 	"pkg/tarutil"
 )
@@ -63,8 +64,14 @@ type stager struct {
 	copied   atomic.Int64
 	// noKernelCopy is set when sendfile or copy_file_range refused a small copy.
 	noKernelCopy atomic.Bool
-	noTimes      bool // leave modification times as creating the members made them (benchmarks)
+	noTimes      bool          // leave modification times as creating the members made them (benchmarks)
+	durable      durable.Files // writes back what the workers write, for the commit (durable.Commit)
 }
+
+// maxHeld is how many written files a worker keeps open while their data is written back:
+// when one more is written, it waits for the oldest, whose write-back has had the time of
+// maxHeld files to finish.
+const maxHeld = 64
 
 // newStager opens the staging directory dir to fill it from src, of size bytes.
 func newStager(ctx context.Context, src *os.File, size int64, dir string, umask fs.FileMode) (*stager, error) {
@@ -75,6 +82,7 @@ func newStager(ctx context.Context, src *os.File, size int64, dir string, umask 
 	s := &stager{ctx: ctx, src: src, srcfd: int(src.Fd()), size: size, dirfd: dirfd, umask: umask,
 		workers: min(runtime.GOMAXPROCS(0), 4), methods: []Method{Clone, CopyFileRange, Copy}}
 	s.block = tarutil.Alignment
+	s.durable = durable.ForFS(dirfd)
 	var st unix.Statfs_t
 	if unix.Fstatfs(dirfd, &st) == nil {
 		if st.Type == unix.BTRFS_SUPER_MAGIC {
@@ -316,12 +324,42 @@ type worker struct {
 	cname  []byte // the file's name, NUL-terminated for a raw openat
 	cloned int64
 	copied int64
+	held   []heldFile // written files whose write-back was started, oldest first
+	dirty  bool       // the file being filled got data written or truncated, not only cloned
 }
 
-// done adds the worker's counts to the stager's.
+// heldFile is a written file kept open until its write-back is waited for.
+type heldFile struct {
+	fd int
+	m  *tarutil.Member
+}
+
+// done waits for the write-back of the files the worker holds, closes them, and adds its
+// counts to the stager's.
 func (w *worker) done(err error) error {
+	for len(w.held) > 0 {
+		if e := w.release(err == nil); err == nil {
+			err = e
+		}
+	}
 	w.s.cloned.Add(w.cloned)
 	w.s.copied.Add(w.copied)
+	return err
+}
+
+// release closes the oldest held file, first waiting for its write-back if wait.
+func (w *worker) release(wait bool) error {
+	h := w.held[0]
+	w.held = append(w.held[:0], w.held[1:]...)
+	var err error
+	if wait {
+		if e := w.s.durable.Wait(h.fd); e != nil {
+			err = memberError(h.m, &os.PathError{Op: "write back", Path: h.m.Name, Err: e})
+		}
+	}
+	if e := closeFd(h.fd); err == nil && e != nil {
+		err = memberError(h.m, &os.PathError{Op: "close", Path: h.m.Name, Err: e})
+	}
 	return err
 }
 
@@ -335,6 +373,11 @@ func (w *worker) dir(members []tarutil.Member, group []int32) error {
 		defer unix.Close(dirfd)
 	}
 	for _, i := range group {
+		if len(w.held) == maxHeld {
+			if err := w.release(true); err != nil {
+				return err
+			}
+		}
 		m := &members[i]
 		if err := w.file(dirfd, path.Base(m.Name), m); err != nil {
 			return memberError(m, err)
@@ -358,12 +401,19 @@ func (w *worker) file(dirfd int, name string, m *tarutil.Member) error {
 	if err != nil {
 		return &os.PathError{Op: "create", Path: m.Name, Err: err}
 	}
+	copied := w.copied
+	w.dirty = false
 	err = w.fill(fd, m)
 	if err == nil && m.Mode&w.s.umask != 0 {
 		err = os.NewSyscallError("fchmod", unix.Fchmod(fd, uint32(m.Mode)))
 	}
 	if err == nil {
 		err = w.s.setTime(fd, m)
+	}
+	if err == nil && (w.dirty || w.copied > copied) && w.s.durable.Tracks() {
+		w.s.durable.Start(fd)
+		w.held = append(w.held, heldFile{fd, m}) // dir waits for it, or done
+		return nil
 	}
 	if cerr := closeFd(fd); err == nil && cerr != nil {
 		err = &os.PathError{Op: "close", Path: m.Name, Err: cerr}
@@ -396,6 +446,7 @@ func (w *worker) fill(fd int, m *tarutil.Member) error {
 	}
 	if n > m.Size {
 		w.cloned -= n - m.Size
+		w.dirty = true // btrfs zeroes the cut block's end in the page cache
 		return os.NewSyscallError("ftruncate", unix.Ftruncate(fd, m.Size))
 	}
 	return w.small(fd, m.Offset+n, n, m.Size-n, false)
