@@ -41,6 +41,7 @@ type Staged struct {
 	own   []string          // its commands changed by hand, to point back at commit (checkBins)
 	wants map[string]string // what bin/ holds for each of its commands once committed (prepareLinks)
 	keep  bool              // left to the next start: a failed commit may have made it the only copy of a tree
+	whole bool              // its writes were not tracked: the commit syncs the whole filesystem
 }
 
 // Install installs p from the aligned tar at tarPath, replacing any installed version of it.
@@ -143,7 +144,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
 		Summary: p.Summary, Files: res.Files, Size: res.Bytes}
 	res.Elapsed = time.Since(start) // Apply adds the commit's time
-	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own}, nil
+	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own, whole: !st.tracked}, nil
 }
 
 // withDigests returns the database records of members, each hardlink with its target's digest
@@ -370,14 +371,18 @@ func (r *Root) swapIn(staging, dst string) error {
 	return r.rename(staging, dst)
 }
 
-// commitTrees makes the staged trees durable, and nothing else written to the root's
-// filesystem where it can tell its own writes (durable.Commit), once per commit.
+// commitTrees makes the staged trees durable, once per commit: where their files were
+// waited for, with durable.Commit, which leaves what others wrote to the filesystem to
+// its own time; otherwise with one syncfs.
 func (r *Root) commitTrees(staged []*Staged) error {
 	if r.o.NoSync {
 		return nil
 	}
 	dirs := make([]string, len(staged))
 	for i, s := range staged {
+		if s.whole {
+			return durable.FS(s.dir)
+		}
 		dirs[i] = s.dir
 	}
 	return durable.Commit(dirs...)

@@ -3,6 +3,7 @@ package install
 import (
 	"archive/tar"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -65,13 +66,10 @@ type stager struct {
 	// noKernelCopy is set when sendfile or copy_file_range refused a small copy.
 	noKernelCopy atomic.Bool
 	noTimes      bool          // leave modification times as creating the members made them (benchmarks)
-	durable      durable.Files // writes back what the workers write, for the commit (durable.Commit)
+	durable      durable.Files // how what the workers write is made durable for the commit (durable.Commit)
+	wb           *writeback    // while the files are made, if tracked
+	tracked      bool          // every file written was waited for: the commit need not sync the whole filesystem
 }
-
-// maxHeld is how many written files a worker keeps open while their data is written back:
-// when one more is written, it waits for the oldest, whose write-back has had the time of
-// maxHeld files to finish.
-const maxHeld = 64
 
 // newStager opens the staging directory dir to fill it from src, of size bytes.
 func newStager(ctx context.Context, src *os.File, size int64, dir string, umask fs.FileMode) (*stager, error) {
@@ -102,16 +100,26 @@ func (s *stager) close() {
 	runtime.KeepAlive(s.src)
 }
 
-// stage creates every member, each with its mode and modification time.
+// stage creates every member, each with its mode and modification time, and waits for
+// the write-back of the data it wrote, if s.durable tracks it and the files are few
+// enough (maxTracked).
 func (s *stager) stage(members []tarutil.Member) error {
 	if err := s.dirs(members); err != nil {
 		return err
 	}
-	first, err := s.probe(members)
-	if err != nil {
-		return err
+	s.tracked = s.durable.Tracks() && dataFiles(members) <= maxTracked
+	if s.tracked {
+		s.wb = startWriteback(s.durable)
 	}
-	if err := s.files(members, first); err != nil {
+	first, err := s.probe(members)
+	if err == nil {
+		err = s.files(members, first)
+	}
+	if s.wb != nil {
+		err = errors.Join(err, s.wb.finish())
+		s.wb = nil
+	}
+	if err != nil {
 		return err
 	}
 	if err := s.links(members); err != nil {
@@ -324,42 +332,13 @@ type worker struct {
 	cname  []byte // the file's name, NUL-terminated for a raw openat
 	cloned int64
 	copied int64
-	held   []heldFile // written files whose write-back was started, oldest first
-	dirty  bool       // the file being filled got data written or truncated, not only cloned
+	dirty  bool // the file being filled got data written or truncated, not only cloned
 }
 
-// heldFile is a written file kept open until its write-back is waited for.
-type heldFile struct {
-	fd int
-	m  *tarutil.Member
-}
-
-// done waits for the write-back of the files the worker holds, closes them, and adds its
-// counts to the stager's.
+// done adds the worker's counts to the stager's.
 func (w *worker) done(err error) error {
-	for len(w.held) > 0 {
-		if e := w.release(err == nil); err == nil {
-			err = e
-		}
-	}
 	w.s.cloned.Add(w.cloned)
 	w.s.copied.Add(w.copied)
-	return err
-}
-
-// release closes the oldest held file, first waiting for its write-back if wait.
-func (w *worker) release(wait bool) error {
-	h := w.held[0]
-	w.held = append(w.held[:0], w.held[1:]...)
-	var err error
-	if wait {
-		if e := w.s.durable.Wait(h.fd); e != nil {
-			err = memberError(h.m, &os.PathError{Op: "write back", Path: h.m.Name, Err: e})
-		}
-	}
-	if e := closeFd(h.fd); err == nil && e != nil {
-		err = memberError(h.m, &os.PathError{Op: "close", Path: h.m.Name, Err: e})
-	}
 	return err
 }
 
@@ -373,11 +352,6 @@ func (w *worker) dir(members []tarutil.Member, group []int32) error {
 		defer unix.Close(dirfd)
 	}
 	for _, i := range group {
-		if len(w.held) == maxHeld {
-			if err := w.release(true); err != nil {
-				return err
-			}
-		}
 		m := &members[i]
 		if err := w.file(dirfd, path.Base(m.Name), m); err != nil {
 			return memberError(m, err)
@@ -410,9 +384,8 @@ func (w *worker) file(dirfd int, name string, m *tarutil.Member) error {
 	if err == nil {
 		err = w.s.setTime(fd, m)
 	}
-	if err == nil && (w.dirty || w.copied > copied) && w.s.durable.Tracks() {
-		w.s.durable.Start(fd)
-		w.held = append(w.held, heldFile{fd, m}) // dir waits for it, or done
+	if err == nil && (w.dirty || w.copied > copied) && w.s.wb != nil {
+		w.s.wb.files <- heldFile{fd, m} // which closes it
 		return nil
 	}
 	if cerr := closeFd(fd); err == nil && cerr != nil {
