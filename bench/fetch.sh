@@ -8,6 +8,11 @@
 # Environment: SIZE=1073741824 (bytes of file data)  RUNS=7 (rounds)  WORK=/var/tmp/pkg-fetch-bench
 #              PKG_B=path of another pkg binary (an older build, say), timed in the same rounds
 #              ARCHIVES="zst gz" (which compressions to time)
+#              ARCHIVE=path of a real .tar.zst or .tar.gz, timed instead of the generated package
+#              (a generated tree's even sizes and fresh files miss what real ones cost)
+#              FS=xfs|btrfs (as root): the cache and the commands' output on a fresh loop
+#              filesystem of that kind, made and mounted under WORK; ext4 (the default): WORK's
+#              filesystem (also ext4 on this project's machines)
 # Needs go, curl, zstd, gzip, hyperfine, python3, strace and /usr/bin/time (apt-get install
 # curl zstd hyperfine strace time), and about 4 GiB free under WORK.
 # Every command starts with an empty cache and output, after a sync, so none pays for the
@@ -27,14 +32,36 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 for tool in go curl zstd gzip hyperfine python3 strace /usr/bin/time; do
 	command -v "$tool" >/dev/null || { echo "bench/fetch.sh: $tool missing (apt-get install curl zstd hyperfine strace time)" >&2; exit 2; }
 done
+FS=${FS:-ext4}
+case $FS in
+ext4) ;;
+xfs | btrfs)
+	[ "$(id -u)" = 0 ] || { echo "bench/fetch.sh: FS=$FS needs root (mkfs, mount)" >&2; exit 2; }
+	command -v "mkfs.$FS" >/dev/null || { echo "bench/fetch.sh: mkfs.$FS missing (apt-get install xfsprogs btrfs-progs)" >&2; exit 2; } ;;
+*) echo "bench/fetch.sh: FS must be xfs, btrfs or ext4" >&2; exit 2 ;;
+esac
+if [ -n "${ARCHIVE:-}" ]; then
+	case $ARCHIVE in
+	*.tar.zst) ARCHIVES=zst ;;
+	*.tar.gz) ARCHIVES=gz ;;
+	*) echo "bench/fetch.sh: ARCHIVE must be a .tar.zst or a .tar.gz" >&2; exit 2 ;;
+	esac
+	[ -s "$ARCHIVE" ] || { echo "bench/fetch.sh: $ARCHIVE: no such archive" >&2; exit 2; }
+	ARCHIVE=$(realpath "$ARCHIVE")
+fi
 
 mkdir -p "$WORK/bin" "$WORK/results"
 (cd "$top" && go build -o "$WORK/bin/pkg" ./cmd/pkg && go build -o "$WORK/bin/fetchtool" ./bench/fetchtool)
 pkg=$WORK/bin/pkg
 repo=$WORK/repo-$SIZE
 
-# The repository: one tree, compressed twice, added with pkg repo add (which checks it).
-if [ ! -s "$repo/index.json" ]; then
+# The repository: one tree, compressed twice, added with pkg repo add (which checks it);
+# or the real archive, as package tree-zst (or tree-gz).
+if [ -n "${ARCHIVE:-}" ]; then
+	repo=$WORK/repo-real
+	rm -rf "$repo" && mkdir -p "$repo"
+	"$pkg" --quiet repo add "$repo" "$ARCHIVE" --name "tree-$ARCHIVES" --version 1
+elif [ ! -s "$repo/index.json" ]; then
 	rm -rf "$repo" && mkdir -p "$repo"
 	"$WORK/bin/fetchtool" gen "$SIZE" > "$WORK/tree.tar"
 	zstd -q -3 -T0 -f "$WORK/tree.tar" -o "$WORK/tree.tar.zst"
@@ -47,11 +74,24 @@ fi
 rm -f "$WORK/url"
 "$WORK/bin/fetchtool" serve "$repo" "$WORK/url" &
 server=$!
-trap 'kill $server' EXIT
+mnt=$WORK mounted=
+trap 'kill $server; if [ -n "$mounted" ]; then umount "$mnt" && rm -f "$WORK/$FS.img"; fi' EXIT
+if [ "$FS" != ext4 ]; then # sparse, as large as any run here needs
+	mnt=$WORK/mnt-$FS
+	mkdir -p "$mnt"
+	umount "$mnt" 2>/dev/null || true
+	rm -f "$WORK/$FS.img" && truncate -s 32G "$WORK/$FS.img"
+	case $FS in
+	xfs) mkfs.xfs -q -f -m reflink=1 "$WORK/$FS.img" ;;
+	btrfs) mkfs.btrfs -q -f "$WORK/$FS.img" ;;
+	esac
+	mount -o loop "$WORK/$FS.img" "$mnt"
+	mounted=1
+fi
 for _ in $(seq 50); do [ -s "$WORK/url" ] && break; sleep 0.1; done
 url=$(cat "$WORK/url")
 
-cache=$WORK/cache out=$WORK/out.tar dl=$WORK/download
+cache=$mnt/cache out=$mnt/out.tar dl=$mnt/download
 clean="rm -rf $cache $out $dl; sync"
 rm -f "$WORK/results/"*.json
 # hyperfine runs one command's runs back to back; on a shared machine whose speed drifts
@@ -60,14 +100,15 @@ rm -f "$WORK/results/"*.json
 for z in $ARCHIVES; do
 	unz="zstd -d -q"
 	[ "$z" = gz ] && unz="gzip -d"
+	archive=$(basename "$(ls "$repo"/tree-"$z"*.tar."$z" | head -1)") # as repo add named it
 	for round in $(seq 0 "$RUNS"); do # round 0 is the warm-up
 		other=()
 		[ -n "${PKG_B:-}" ] && other=(-n "pkg fetch (PKG_B)" "$PKG_B --quiet --cache $cache --repo $url fetch tree-$z")
 		hyperfine --runs 1 --prepare "$clean" --cleanup "$clean" \
 			--export-json "$WORK/results/$z-$round.json" \
 			-n "pkg fetch" "$pkg --quiet --cache $cache --repo $url fetch tree-$z" "${other[@]}" \
-			-n "curl | ${unz%% *} -d" "curl -sf ${url}tree.tar.$z | $unz > $out" \
-			-n "curl -o && ${unz%% *} -d" "curl -sf -o $dl ${url}tree.tar.$z && $unz < $dl > $out" >/dev/null
+			-n "curl | ${unz%% *} -d" "curl -sf ${url}$archive | $unz > $out" \
+			-n "curl -o && ${unz%% *} -d" "curl -sf -o $dl ${url}$archive && $unz < $dl > $out" >/dev/null
 	done
 done
 
@@ -79,11 +120,13 @@ for z in $ARCHIVES; do
 done
 eval "$clean"
 
-python3 - "$WORK/results" "$RUNS" $ARCHIVES <<'EOF'
+python3 - "$WORK/results" "$RUNS" "$FS" "${ARCHIVE:-generated, $SIZE bytes of files}" $ARCHIVES <<'EOF'
 import json, re, statistics, sys
 
-res, rounds, zs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+res, rounds, fs, what, zs = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
 med = statistics.median
+print(f"{what}, cache and output on {fs}, {rounds} rounds")
+print()
 # CPU is user plus system time of the command and its children: on a shared machine it
 # varies less than wall time, and shows how much of the machine each command needs.
 print("| archive | command | median | min | max | pkg fetch / this (median of rounds) | CPU (median) |")

@@ -17,19 +17,19 @@ func TestBzip2(t *testing.T) {
 	testfs.NeedTools(t, "bzip2")
 	base := t.TempDir()
 	writeTree(t, filepath.Join(base, "hello"))
-	run(t, base, "tar", "-cjf", "hello.tar.bz2", "hello")
+	testfs.Run(t, base, "tar", "-cjf", "hello.tar.bz2", "hello")
 	got, err := Inspect(filepath.Join(base, "hello.tar.bz2"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	run(t, dir, "tar", "-xf", filepath.Join(base, "hello.tar.bz2"))
+	testfs.Run(t, dir, "tar", "-xf", filepath.Join(base, "hello.tar.bz2"))
 	testfs.SameTree(t, "members of the .tar.bz2", membersTree(got.Members), extracted(t, dir))
 
 	if err := os.WriteFile(filepath.Join(base, "empty.tar"), make([]byte, 10240), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run(t, base, "bzip2", "empty.tar")
+	testfs.Run(t, base, "bzip2", "empty.tar")
 	data, err := os.ReadFile(filepath.Join(base, "empty.tar.bz2"))
 	if err != nil {
 		t.Fatal(err)

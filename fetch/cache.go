@@ -227,19 +227,19 @@ func (c *Cache) Has(sha string) bool {
 	return err == nil && serr == nil
 }
 
-// readEntryHeader splits an entry's index file into its first line's fields, boot ""
-// when the entry is settled, and the rest.
-func readEntryHeader(data []byte) (name, version, boot string, rest []byte, err error) {
+// readEntryHeader splits the start of an entry's index file into its first line's fields,
+// boot "" when the entry is settled, and the offset of what follows.
+func readEntryHeader(data []byte) (name, version, boot string, rest int, err error) {
 	i := bytes.IndexByte(data[:min(len(data), 512)], '\n')
 	if i < 0 || !bytes.HasPrefix(data, []byte(entryMagic+" ")) {
-		return "", "", "", nil, errors.New("not an entry index")
+		return "", "", "", 0, errors.New("not an entry index")
 	}
 	f := strings.Fields(string(data[len(entryMagic)+1 : i]))
 	if len(f) != 2 && len(f) != 3 {
-		return "", "", "", nil, errors.New("not an entry index")
+		return "", "", "", 0, errors.New("not an entry index")
 	}
 	f = append(f, "")
-	return f[0], f[1], f[2], data[i+1:], nil
+	return f[0], f[1], f[2], i + 1, nil
 }
 
 // Fetch makes sure the aligned tar of p is in the cache, downloading and converting it if
@@ -373,15 +373,25 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	}()
 	boot := bootID()
 	fw := newFileWriter(tmp, boot == "")
-	st, err := convert(fw, src, conversion{lim: tarutil.Limits{Bytes: p.InstalledSize, Files: p.Files}, tmp: filepath.Join(c.dir, "tmp")})
+	// The index is written as the members pass, so that no list of them is held; locked
+	// while written, as the tar is, so that one a killed fetch left goes after orphanAge.
+	sums, err = c.writeTemp("index", true, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		bw.WriteString(entryHeader(p.Name, p.Version, boot))
+		st, err := convert(fw, src, conversion{lim: tarutil.Limits{Bytes: p.InstalledSize, Files: p.Files}, tmp: filepath.Join(c.dir, "tmp"), idx: bw})
+		if err != nil {
+			fw.abort()
+			return err
+		}
+		if err := fw.Close(); err != nil {
+			return err
+		}
+		if err := checkStats(p, st); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 	if err != nil {
-		fw.abort()
-		return err
-	}
-	if err := fw.Close(); err != nil {
-		return err
-	}
-	if err := checkStats(p, st); err != nil {
 		return err
 	}
 	if boot == "" {
@@ -389,14 +399,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 			return err
 		}
 	}
-	info, err := tmp.Stat()
-	if err != nil {
-		return err
-	}
 	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if sums, err = c.writeTemp("idx", true, func(w io.Writer) error { return writeEntryIndex(w, p, boot, info.Size(), st.Members) }); err != nil {
 		return err
 	}
 	if c.Has(p.SHA256) {
@@ -440,15 +443,6 @@ func entryHeader(name, version, boot string) string {
 		h += " " + boot
 	}
 	return h + "\n"
-}
-
-func writeEntryIndex(w io.Writer, p repo.Package, boot string, tarSize int64, members []tarutil.Member) error {
-	bw := bufio.NewWriter(w)
-	bw.WriteString(entryHeader(p.Name, p.Version, boot))
-	if err := tarutil.WriteIndex(bw, tarSize, members); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // writeTemp writes a new temporary file of the cache with fill, syncs it if sync is set,

@@ -120,6 +120,7 @@ type conversion struct {
 	tmp     string    // directory a zip is staged in
 	local   *os.File  // the archive, when it is a file already: a zip is read from it, not staged
 	control **Control // if not nil, set to a .deb's control fields
+	idx     io.Writer // if not nil, where the tar's index is written (tarutil.AlignIndex)
 }
 
 // convert reads an archive from src, decompresses it and writes its aligned form to w, in
@@ -128,10 +129,15 @@ type conversion struct {
 // (where each file's data is hashed).
 // An error from src comes first: a wrong archive makes the decompressor fail too, but is
 // the cause. After any other failure src is still read to its end, to report a wrong
-// archive as such, unless writing w failed.
+// archive as such, unless writing w failed or src is cv.local, which nothing verifies.
+// With cv.idx not nil, the tar's index is written there as the members pass
+// (tarutil.AlignIndex) rather than listed in the Stats.
 func convert(w io.Writer, src io.Reader, cv conversion) (tarutil.Stats, error) {
 	raw, plain := newPipe(pipeChunks, pipeChunkSize), newPipe(pipeChunks, pipeChunkSize)
 	abort := make(chan struct{})
+	if cv.local != nil {
+		close(abort)
+	}
 	srcErr, decErr := make(chan error, 1), make(chan error, 1)
 	go func() { srcErr <- pump(raw, src, abort) }()
 	go func() {
@@ -143,9 +149,9 @@ func convert(w io.Writer, src io.Reader, cv conversion) (tarutil.Stats, error) {
 	if l, ok := w.(tarutil.Lender); ok {
 		aw = &stickyLender{out, l}
 	}
-	st, err := align(aw, plain, cv.lim)
+	st, err := align(aw, cv.idx, plain, cv.lim)
 	plain.closeRead()
-	if out.err != nil {
+	if out.err != nil && cv.local == nil {
 		close(abort)
 	}
 	e1, e2 := <-srcErr, <-decErr
@@ -212,10 +218,16 @@ func inflateTar(plain *pipe, r *bufio.Reader, src io.Reader) error {
 	return plain.fill(zr)
 }
 
-// align writes the aligned form of the tar read from r to w, then reads the rest of r to
-// its end, so that the decompressor checks its trailer.
-func align(w io.Writer, r io.Reader, lim tarutil.Limits) (tarutil.Stats, error) {
-	st, err := tarutil.AlignLimits(w, r, lim)
+// align writes the aligned form of the tar read from r to w, and its index to idx unless
+// it is nil, then reads the rest of r to its end, so that the decompressor checks its trailer.
+func align(w, idx io.Writer, r io.Reader, lim tarutil.Limits) (tarutil.Stats, error) {
+	var st tarutil.Stats
+	var err error
+	if idx != nil {
+		st, err = tarutil.AlignIndex(w, idx, r, lim)
+	} else {
+		st, err = tarutil.AlignLimits(w, r, lim)
+	}
 	if err != nil {
 		return st, err
 	}

@@ -30,10 +30,11 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if ms, ok := c.checked.Load(sha); ok {
 		return ms.([]tarutil.Member), nil
 	}
-	data, idx, err := readEntryIndex(c.idxPath(sha))
+	ix, err := openEntryIndex(c.idxPath(sha))
 	if err != nil {
 		return nil, fmt.Errorf("fetch: index of cached %s: %w", sha, err)
 	}
+	defer ix.f.Close()
 	f, err := os.Open(c.Path(sha))
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
@@ -43,10 +44,10 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
-	name, version, boot, rest, err := readEntryHeader(data)
+	name, version, boot, err := ix.name, ix.version, ix.boot, ix.err
 	var ms []tarutil.Member
 	if err == nil {
-		ms, err = tarutil.ReadIndex(rest, info.Size())
+		ms, err = tarutil.ReadIndex(ix.rest(), ix.info.Size()-ix.off, info.Size())
 	}
 	budget := int64(spotBudget)
 	crashed := boot != "" && boot != bootID() // written unsynced before a reboot
@@ -61,7 +62,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 		c.drop(sha, info)
 		return nil, fmt.Errorf("%w: %s: %v; removed from the cache", ErrDamaged, what, err)
 	}
-	switch was := (unsynced{idx: idx, tar: info}); {
+	switch was := (unsynced{idx: ix.info, tar: info}); {
 	case crashed:
 		// All of its data checked: settled, or checked again at its next first use, unless
 		// its tar could not be synced and is gone.
@@ -75,19 +76,43 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	return ms, nil
 }
 
-// readEntryIndex returns the contents of an entry's index file, and the file's description.
-func readEntryIndex(path string) ([]byte, fs.FileInfo, error) {
+// entryIndex is an entry's index file, open, with its first line read.
+type entryIndex struct {
+	f                   *os.File
+	info                fs.FileInfo
+	name, version, boot string
+	off                 int64 // where the tar's index (tarutil.WriteIndex) starts
+	err                 error // why the first line is not an entry's
+}
+
+// openEntryIndex opens an entry's index file and reads its first line. An error is about
+// the file; one about its first line is in the entryIndex.
+func openEntryIndex(path string) (*entryIndex, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		f.Close()
+		return nil, err
 	}
-	data, err := io.ReadAll(f)
-	return data, info, err
+	head := make([]byte, 512)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		f.Close()
+		return nil, err
+	}
+	ix := &entryIndex{f: f, info: info}
+	var off int
+	ix.name, ix.version, ix.boot, off, ix.err = readEntryHeader(head[:n])
+	ix.off = int64(off)
+	return ix, nil
+}
+
+// rest returns the tar's index.
+func (ix *entryIndex) rest() *io.SectionReader {
+	return io.NewSectionReader(ix.f, ix.off, ix.info.Size()-ix.off)
 }
 
 // drop removes the entry with this sha256, the tar first, unless its tar is no longer the

@@ -210,12 +210,10 @@ func debianBinary(a *arReader) error {
 
 func (d *debMember) Read(p []byte) (int, error) { return d.a.Read(p) }
 
-// finish checks that the decompressor read all of the data member and that no second
-// data member follows; other members after it are ignored (deb(5)).
+// finish checks that no second data member follows; other members after it are ignored
+// (deb(5)). The decompressor has read the data member to its end, refusing any bytes after
+// its stream.
 func (d *debMember) finish() error {
-	if n, _ := io.Copy(io.Discard, d.a); n > 0 {
-		return &debError{member: d.name, err: fmt.Errorf("%d bytes after its compressed tar", n)}
-	}
 	for {
 		name, err := d.a.next()
 		if err == io.EOF {

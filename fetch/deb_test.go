@@ -10,24 +10,16 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
+
 	"pkg/internal/testfs"
 	"pkg/tarutil"
 )
-
-// run runs a command, failing the test with its output if it fails.
-func run(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
 
 // writeTree writes, under dir, files of every kind a package may hold: an executable, a
 // plain file, one big enough to be aligned, an empty directory and a symlink.
@@ -86,7 +78,7 @@ func buildDeb(t *testing.T, comp string) string {
 		t.Fatal(err)
 	}
 	deb := filepath.Join(base, "hello.deb")
-	run(t, base, "dpkg-deb", "--root-owner-group", "-Z", comp, "--build", tree, deb)
+	testfs.Run(t, base, "dpkg-deb", "--root-owner-group", "-Z", comp, "--build", tree, deb)
 	return deb
 }
 
@@ -129,7 +121,7 @@ func TestDebFormats(t *testing.T) {
 				t.Errorf("control: got %+v, want %+v", got.Control, want)
 			}
 			dir := t.TempDir()
-			run(t, dir, "dpkg-deb", "-x", deb, dir)
+			testfs.Run(t, dir, "dpkg-deb", "-x", deb, dir)
 			testfs.SameTree(t, "members of "+comp+" .deb", membersTree(got.Members), extracted(t, dir))
 		})
 	}
@@ -213,6 +205,28 @@ func TestDebRefused(t *testing.T) {
 				t.Errorf("convert: %v, not ErrDeb", err)
 			}
 		})
+	}
+}
+
+// TestDebAfterStream refuses a data member with bytes after its compressed tar, in each
+// compression: its decompressor reads the member to its end, past the 64 KiB the member's
+// buffer holds, and refuses what follows its stream.
+func TestDebAfterStream(t *testing.T) {
+	plain := makeTar(t, []file{{"usr/share/big", bytes.Repeat([]byte("x"), 9000)}})
+	var zs bytes.Buffer
+	zw, _ := zstd.NewWriter(&zs)
+	zw.Write(plain)
+	zw.Close()
+	control := gzipped(t, makeTar(t, []file{{"./control", []byte("Package: hello\nVersion: 1\n")}}))
+	for ext, data := range map[string][]byte{
+		".gz": gzipped(t, plain), ".zst": zs.Bytes(), ".xz": xzStream(t, plain, 1<<20, xz.CRC64),
+	} {
+		member := append(bytes.Clone(data), bytes.Repeat([]byte("x"), 100)...)
+		deb := arArchive(arMember{"debian-binary", []byte("2.0\n"), 0}, arMember{"control.tar.gz", control, 0}, arMember{"data.tar" + ext, member, 0})
+		_, err := convert(io.Discard, bytes.NewReader(deb), conversion{})
+		if want := `deb member "data.tar` + ext + `": `; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, ErrDeb) {
+			t.Errorf("%s with 100 bytes after its stream: %v, want ErrDeb naming the member", ext, err)
+		}
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 	"pkg/tarutil"
 )
 
-// inflateAll decompresses data the way a fetch does, through the xz guard for xz.
+// inflateAll decompresses data the way a fetch does.
 func inflateAll(data []byte) ([]byte, error) {
 	src := bytes.NewReader(data)
 	zr, err := decompress(bufio.NewReader(src), src)
@@ -78,9 +78,9 @@ func somewhatRandom(n int) []byte {
 	return b[:n]
 }
 
-// TestXZGuard checks that streams of several blocks and streams, with every check type,
-// padding between streams, and dictionaries up to the limit pass through unchanged.
-func TestXZGuard(t *testing.T) {
+// TestXZStreams decodes streams of several blocks and streams, with every check type,
+// padding between streams, and dictionaries up to the limit.
+func TestXZStreams(t *testing.T) {
 	data := somewhatRandom(300 << 10)
 	var cat []byte
 	for _, check := range []byte{xz.None, xz.CRC32, xz.CRC64, xz.SHA256} {
@@ -101,8 +101,8 @@ func TestXZGuard(t *testing.T) {
 	}
 }
 
-// TestXZGuardInterop reads what xz(1) writes, incompressible chunks included.
-func TestXZGuardInterop(t *testing.T) {
+// TestXZInterop reads what xz(1) writes, incompressible chunks included.
+func TestXZInterop(t *testing.T) {
 	needXZ(t)
 	data := somewhatRandom(1 << 20)
 	for _, args := range [][]string{{"-6"}, {"--check=sha256", "--block-size=100000"}, {"--check=none", "-0"}} {

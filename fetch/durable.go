@@ -197,22 +197,22 @@ func (c *Cache) unchanged(sha string, was unsynced) error {
 // settledIndex writes a temporary copy of the entry's index without its boot, synced if sync,
 // and returns its path; "" if the index has no boot. The index read must be the file idx.
 func (c *Cache) settledIndex(sha string, idx fs.FileInfo, sync bool) (string, error) {
-	data, now, err := readEntryIndex(c.idxPath(sha))
+	ix, err := openEntryIndex(c.idxPath(sha))
 	if err != nil {
 		return "", replaced(err)
 	}
-	if !os.SameFile(now, idx) {
+	defer ix.f.Close()
+	if !os.SameFile(ix.info, idx) {
 		return "", errReplaced
 	}
-	name, version, boot, rest, err := readEntryHeader(data)
-	if err != nil || boot == "" {
-		return "", err
+	if ix.err != nil || ix.boot == "" {
+		return "", ix.err
 	}
 	return c.writeTemp("idx", sync, func(w io.Writer) error {
-		if _, err := io.WriteString(w, entryHeader(name, version, "")); err != nil {
+		if _, err := io.WriteString(w, entryHeader(ix.name, ix.version, "")); err != nil {
 			return err
 		}
-		_, err := w.Write(rest)
+		_, err := io.Copy(w, ix.rest())
 		return err
 	})
 }

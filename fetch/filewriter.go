@@ -187,8 +187,14 @@ func (w *fileWriter) writeAt(b []byte, off int64) error {
 	return nil
 }
 
-// Close writes what is buffered, waits for the writes, and cuts the padding off. It does
-// not close the file.
+// Close writes what is buffered, waits for the writes, and cuts the padding off, if any.
+// It does not close the file.
+//
+// A file of the right size already is left alone: on XFS, an ftruncate to a size that is
+// not a multiple of the block, even the file's own size, zeroes the rest of the last block
+// and then writes back and waits for all of the file's data that is not on disk yet (a
+// fetch of 480 MB onto a loop XFS spent 1.7 s in it), which is the wait the page cache is
+// there to avoid.
 func (w *fileWriter) Close() error {
 	if len(w.buf) > 0 {
 		w.send()
@@ -197,6 +203,9 @@ func (w *fileWriter) Close() error {
 	w.wg.Wait()
 	if err := w.failed(); err != nil {
 		return err
+	}
+	if info, err := w.f.Stat(); err == nil && info.Size() == w.n {
+		return nil
 	}
 	return w.f.Truncate(w.n)
 }

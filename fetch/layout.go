@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -99,13 +100,16 @@ func makeCache(use *os.File, dir string, tag []byte) error {
 		return fmt.Errorf("fetch: open cache %s: %w", dir, &os.PathError{Op: "open", Path: dir, Err: err})
 	}
 	d := os.NewFile(uintptr(fd), dir)
-	names, err := d.Readdirnames(2)
+	names, err := d.Readdirnames(len(subdirs) + 2)
 	d.Close()
 	if err != nil && err != io.EOF {
 		return fmt.Errorf("fetch: open cache %s: %w", dir, err)
 	}
+	// A process making the cache writes the tag before the subdirectories: they may be
+	// there by now, beside a tag this one read before it was whole.
+	tagged := slices.Contains(names, tagName)
 	for _, name := range names {
-		if name != tagName {
+		if name != tagName && !(tagged && slices.Contains(subdirs, name)) {
 			return notCache(dir, "it is not empty and has no %s", tagName)
 		}
 	}

@@ -7,29 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"pkg/internal/testfs"
 )
-
-// oldFiles writes files, relative to dir, two days old: past every age at which the cache
-// removes what it made.
-func oldFiles(t *testing.T, dir string, names ...string) {
-	t.Helper()
-	old := time.Now().Add(-2 * staleAge)
-	for _, name := range names {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, old, old); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // homeFiles are what a home directory given as the cache may hold, named as the cache's
 // own files are.
@@ -50,7 +30,7 @@ func TestOpenNotCache(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			oldFiles(t, dir, homeFiles...)
+			testfs.OldFiles(t, dir, homeFiles...)
 			if tt.tag != "" {
 				if err := os.WriteFile(filepath.Join(dir, tagName), []byte(tt.tag), 0o644); err != nil {
 					t.Fatal(err)
@@ -79,7 +59,7 @@ func TestOpenSymlinkedSubdir(t *testing.T) {
 			c := open()
 			c.Close()
 			outside := t.TempDir()
-			oldFiles(t, outside, "a-1.tar", "idx-2", strings.Repeat("d", 64)+".idx")
+			testfs.OldFiles(t, outside, "a-1.tar", "idx-2", strings.Repeat("d", 64)+".idx")
 			before := testfs.Tree(t, outside)
 			link := filepath.Join(c.dir, sub)
 			if err := os.Remove(link); err != nil {
@@ -109,7 +89,7 @@ func TestCleanThroughSymlink(t *testing.T) {
 	}
 	outside := t.TempDir()
 	sha := strings.Repeat("e", 64)
-	oldFiles(t, outside, "a-1.tar", sha+".tar", sha+".idx")
+	testfs.OldFiles(t, outside, "a-1.tar", sha+".tar", sha+".idx")
 	before := testfs.Tree(t, outside)
 	for _, sub := range []string{"tmp", "tars"} {
 		if err := os.Remove(filepath.Join(c.dir, sub)); err != nil {
@@ -142,6 +122,13 @@ func TestNewCacheTagged(t *testing.T) {
 		{"empty tag", func(dir string) error { return writeIn(dir, tagName, "") }},
 		{"part of the tag", func(dir string) error { return writeIn(dir, tagName, cacheTag[:20]) }},
 		{"tag only", func(dir string) error { return writeIn(dir, tagName, cacheTag) }},
+		// Another process made tars/ after this one read the start of its tag.
+		{"part of the tag, then tars", func(dir string) error {
+			if err := writeIn(dir, tagName, cacheTag[:20]); err != nil {
+				return err
+			}
+			return os.Mkdir(filepath.Join(dir, "tars"), 0o755)
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "cache")
@@ -182,7 +169,7 @@ func writeIn(dir, name, data string) error {
 // so: opening it, removing every entry and every unfinished download keeps them all.
 func TestRemoveOnlyOwn(t *testing.T) {
 	c := openCache(t)
-	oldFiles(t, c.dir, "tmp/notes.txt", "tmp/a.tar", "tmp/A-1.tar", "tmp/-1", "tmp/x-1.tar.gz", "tmp/fetch-abc",
+	testfs.OldFiles(t, c.dir, "tmp/notes.txt", "tmp/a.tar", "tmp/A-1.tar", "tmp/-1", "tmp/x-1.tar.gz", "tmp/fetch-abc",
 		"tars/photos.tar", "tars/"+strings.Repeat("A", 64)+".tar", "tars/00.idx", "tars/"+strings.Repeat("f", 64)+".tar.bak")
 	if err := os.Symlink("/nonexistent", filepath.Join(c.dir, "tmp", "b-1.tar")); err != nil {
 		t.Fatal(err)

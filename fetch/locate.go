@@ -71,13 +71,11 @@ func checkRelative(raw, rel string) error {
 		// Decoded twice on the way (url.URL.JoinPath reads its elements as escaped).
 		return errors.New("encoded percent sign")
 	}
+	// Enough for filepath.IsLocal too: no segment is empty (no leading slash), "." or "..".
 	for seg := range strings.SplitSeq(rel, "/") {
 		if seg == "" || seg == "." || seg == ".." {
 			return fmt.Errorf("segment %q", seg)
 		}
-	}
-	if !filepath.IsLocal(rel) {
-		return errors.New("not beneath the repository")
 	}
 	return nil
 }

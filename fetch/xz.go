@@ -30,10 +30,9 @@ import (
 var errXZ = errors.New("xz: malformed stream")
 
 const (
-	xzHeaderLen  = 12 // stream header and stream footer
-	xzLZMA2      = 0x21
-	xzMaxFilters = 4
-	xzEndLen     = 2 + 2*10 + 3 + 4 + xzHeaderLen // the longest index of one block, and the footer
+	xzHeaderLen = 12 // stream header and stream footer
+	xzLZMA2     = 0x21
+	xzEndLen    = 2 + 2*10 + 3 + 4 + xzHeaderLen // the longest index of one block, and the footer
 
 	// xzInFlight bounds the bytes of the blocks read ahead, compressed and decoded; a
 	// block is decoded in parallel when its bytes are at most xzMaxBlock. Multi-threaded
@@ -46,6 +45,7 @@ const (
 type xzReader struct {
 	order  chan *xzJob // every block's job in stream order, then one with end set
 	stop   chan struct{}
+	done   chan struct{} // closed when the splitter no longer reads the input
 	once   sync.Once
 	budget *xzBudget
 	seq    *xz.Reader // decodes the streamed blocks
@@ -55,8 +55,7 @@ type xzReader struct {
 	err    error
 
 	mu        sync.Mutex
-	free      [][]byte // buffers of the jobs returned, for the next ones
-	closed    bool
+	free      [][]byte       // buffers of the jobs returned, for the next ones
 	streaming *io.PipeReader // the input of the streamed block the splitter writes
 }
 
@@ -75,9 +74,6 @@ type xzJob struct {
 
 // wrap names the block in err.
 func (j *xzJob) wrap(err error) error {
-	if err == nil {
-		return nil
-	}
 	return fmt.Errorf("xz block %d at byte %d: %w", j.block, j.at, err)
 }
 
@@ -86,6 +82,7 @@ func newXZReader(br *bufio.Reader) *xzReader {
 	x := &xzReader{
 		order:  make(chan *xzJob, 2*workers),
 		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
 		budget: &xzBudget{max: xzInFlight},
 	}
 	x.budget.cond.L = &x.budget.mu
@@ -179,19 +176,19 @@ func (x *xzReader) put(b []byte) {
 	}
 }
 
-// Close stops the splitter and the workers.
+// Close stops the splitter and the workers, and returns once the splitter reads the input no more.
 func (x *xzReader) Close() error {
 	x.once.Do(func() {
 		close(x.stop)
 		x.budget.close()
 		x.mu.Lock()
-		x.closed = true
 		if x.streaming != nil {
 			x.streaming.CloseWithError(errReaderGone)
 		}
 		x.mu.Unlock()
 		x.out, x.dec, x.err = nil, nil, errStopped
 	})
+	<-x.done // the input is the caller's again: a .deb reads on after its data member
 	return nil
 }
 
@@ -281,6 +278,7 @@ type xzSplitter struct {
 var errStopped = errors.New("xz: reader closed")
 
 func (s *xzSplitter) run() {
+	defer close(s.x.done)
 	defer close(s.work)
 	err := s.streams()
 	if err == errStopped {
@@ -300,7 +298,7 @@ func (s *xzSplitter) send(j *xzJob) error {
 		return errStopped
 	}
 	if j.done != nil {
-		s.work <- j // never blocks: work has the room order has
+		s.work <- j // at most until a worker takes a job: work has the room order has
 	}
 	return nil
 }
@@ -494,11 +492,12 @@ func (s *xzSplitter) streamed(h []byte, start int64) error {
 	pr, pw := io.Pipe()
 	x := s.x
 	x.mu.Lock()
-	closed := x.closed
 	x.streaming = pr // Close closes it: the reader may never reach this block
 	x.mu.Unlock()
-	if closed {
+	select {
+	case <-x.stop: // Close may have looked for x.streaming before it was set
 		return errStopped
+	default:
 	}
 	if err := s.send(&xzJob{pr: pr, block: s.blocks, at: start}); err != nil {
 		return err

@@ -118,6 +118,24 @@ func TestXZDamage(t *testing.T) {
 	}
 }
 
+// TestXZDamageStreamed refuses a block decoded as it is read, one whose header gives no
+// sizes, damaged in its data, naming the block.
+func TestXZDamageStreamed(t *testing.T) {
+	data := somewhatRandom(1 << 20)
+	s := xzStream(t, data, 1<<30, xz.CRC64)
+	if comp, size, _ := parseBlockHeader(s[xzHeaderLen : xzHeaderLen+(int(s[xzHeaderLen])+1)*4]); comp >= 0 || size >= 0 {
+		t.Fatalf("block header gives sizes %d, %d: want none", comp, size)
+	}
+	s[len(s)/2] ^= 0x55
+	got, err := inflateAll(s)
+	if want := "xz block 1 at byte 12: "; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %v, want one starting %q", err, want)
+	}
+	if !bytes.HasPrefix(data, got) {
+		t.Errorf("returned %d bytes that are not the start of the data", len(got))
+	}
+}
+
 // TestXZDamageCache leaves the cache as it was after fetching a package whose xz stream
 // is damaged in a middle block, as its publisher made it (the index's sha256 is of the
 // damaged archive).

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -79,13 +80,10 @@ func inflateZip(plain *pipe, r io.Reader, cv conversion) error {
 	return fillZip(plain, zr)
 }
 
-// stageZip writes r into a temporary file of cv.tmp, or reads it to its end when it is
-// cv.local, and returns the file, its size and what removes it.
+// stageZip writes r into a temporary file of cv.tmp, unless the archive is cv.local, and
+// returns the file, its size and what removes it.
 func stageZip(r io.Reader, cv conversion) (*os.File, int64, func(), error) {
 	if cv.local != nil {
-		if _, err := io.Copy(io.Discard, r); err != nil {
-			return nil, 0, nil, err
-		}
 		info, err := cv.local.Stat()
 		if err != nil {
 			return nil, 0, nil, err
@@ -173,6 +171,21 @@ func zipMember(tw *tar.Writer, f *zip.File) error {
 	return nil
 }
 
+// zipTime is f's modification time as unzip (Info-ZIP) sets it. The two read MS-DOS times
+// alike, out-of-range fields carrying over, but for a month of 0, which unzip takes as
+// January and archive/zip as the December before: Go's module zips, whose dates are all 0,
+// would be a month off (1979-11-30 for 1979-12-31). A time from an extra field stands.
+func zipTime(f *zip.File) time.Time {
+	d, t := f.ModifiedDate, f.ModifiedTime
+	at := func(month time.Month) time.Time {
+		return time.Date(int(d>>9)+1980, month, int(d&0x1f), int(t>>11), int(t>>5&0x3f), int(t&0x1f)*2, 0, time.UTC)
+	}
+	if d>>5&0xf == 0 && f.Modified.Equal(at(0)) {
+		return at(time.January)
+	}
+	return f.Modified
+}
+
 // zipHeader is the tar header of f. A member made on Unix (its creator Unix or macOS, and
 // a mode in its external attributes) keeps its mode: file type and permission bits, which
 // tarutil then checks like a tar's. Others record no Unix mode: their directories (names
@@ -182,7 +195,7 @@ func zipHeader(f *zip.File) (*tar.Header, error) {
 		return nil, &tarutil.MemberError{Name: f.Name, Err: fmt.Errorf("%w: %d bytes", tarutil.ErrLimit, f.UncompressedSize64)}
 	}
 	hdr := &tar.Header{Name: f.Name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(f.UncompressedSize64),
-		ModTime: f.Modified, Format: tar.FormatPAX}
+		ModTime: zipTime(f), Format: tar.FormatPAX}
 	dir := len(f.Name) > 0 && f.Name[len(f.Name)-1] == '/'
 	mode := f.ExternalAttrs >> 16
 	if c := f.CreatorVersion >> 8; c != creatorUnix && c != creatorMacOS || mode == 0 {

@@ -62,12 +62,11 @@ var zipEntries = []zipEntry{
 // compares its members with what unzip extracts.
 func TestZip(t *testing.T) {
 	tests := []struct {
-		name    string
-		zip     []byte
-		want    map[string]string // nil: what unzip extracts
-		members int
+		name string
+		zip  []byte
+		want map[string]string // nil: what unzip extracts
 	}{
-		{"unix", makeZip(t, zipEntries...), nil, 0},
+		{"unix", makeZip(t, zipEntries...), nil},
 		// Go's module zips (golang.org/x/mod/zip) are made by zip.Writer.Create: no modes.
 		{"module", makeZip(t, zipEntry{"example.com/m@v1.0.0/go.mod", 0, "module example.com/m\n"},
 			zipEntry{"example.com/m@v1.0.0/cmd/m/main.go", 0, "package main\n"}), map[string]string{
@@ -77,9 +76,9 @@ func TestZip(t *testing.T) {
 			"example.com/m@v1.0.0/cmd/m":         "dir -rwxr-xr-x",
 			"example.com/m@v1.0.0/go.mod":        plainFile("module example.com/m\n"),
 			"example.com/m@v1.0.0/cmd/m/main.go": plainFile("package main\n"),
-		}, 0},
-		{"no unix dir", makeZip(t, zipEntry{"d/", 0, ""}, zipEntry{"d/f", 0, "f"}), nil, 0},
-		{"empty", makeZip(t), map[string]string{}, 0},
+		}},
+		{"no unix dir", makeZip(t, zipEntry{"d/", 0, ""}, zipEntry{"d/f", 0, "f"}), nil},
+		{"empty", makeZip(t), map[string]string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,7 +114,7 @@ func unzipped(t *testing.T, data []byte) map[string]string {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run(t, dir, "unzip", "-q", path)
+	testfs.Run(t, dir, "unzip", "-q", path)
 	return extracted(t, dir)
 }
 
@@ -125,7 +124,7 @@ func TestZipByZip(t *testing.T) {
 	testfs.NeedTools(t, "zip")
 	base := t.TempDir()
 	writeTree(t, filepath.Join(base, "hello"))
-	run(t, base, "zip", "-q", "-r", "-y", "hello.zip", "hello")
+	testfs.Run(t, base, "zip", "-q", "-r", "-y", "hello.zip", "hello")
 	data, err := os.ReadFile(filepath.Join(base, "hello.zip"))
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +137,34 @@ func TestZipByZip(t *testing.T) {
 		t.Errorf("a zip has control fields: %+v", got.Control)
 	}
 	testfs.SameTree(t, "members of zip's zip", membersTree(got.Members), unzipped(t, data))
+}
+
+// TestZipInPlace reads a local zip, as Inspect does, from the file itself: its bytes are not
+// also read in order, past what the pipes in front of the conversion hold (4 MiB).
+func TestZipInPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.zip")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "big", Method: zip.Store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(make([]byte, 32<<20))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	src := &countingReader{r: f}
+	f.Seek(0, io.SeekStart)
+	if st, err := convert(io.Discard, src, conversion{local: f}); err != nil || len(st.Members) != 1 {
+		t.Fatalf("convert: %d members, %v", len(st.Members), err)
+	}
+	if src.n > 8<<20 {
+		t.Errorf("read %d bytes of a 32 MiB zip in order, besides reading it in place", src.n)
+	}
 }
 
 // TestZipRefused checks that a zip's members go through the checks a tar's do, and that
@@ -210,5 +237,53 @@ func TestFetchZip(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Join(c.dir, "tmp")); len(ents) != 0 {
 		t.Errorf("cache tmp holds %d files, want none", len(ents))
+	}
+}
+
+// TestZipTime reads MS-DOS times as unzip 6.0 extracted them (TZ=UTC), including a month
+// of 0, as every member of a module zip from proxy.golang.org has.
+func TestZipTime(t *testing.T) {
+	utc := func(y int, mo time.Month, d, h, mi, s int) time.Time {
+		return time.Date(y, mo, d, h, mi, s, 0, time.UTC)
+	}
+	// An extended timestamp (APPNOTE.TXT 4.6.1, 0x5455): flags, then the mtime in Unix seconds.
+	ext := []byte{0x55, 0x54, 5, 0, 1, 0x00, 0xf1, 0x53, 0x65} // 1700000000
+	tests := []struct {
+		name       string
+		date, time uint16
+		extra      []byte
+		want       time.Time
+	}{
+		{"zero", 0, 0, nil, utc(1979, time.December, 31, 0, 0, 0)},
+		{"month 0", 5<<9 | 5, 0, nil, utc(1985, time.January, 5, 0, 0, 0)},
+		{"day 0", 5<<9 | 3<<5, 0, nil, utc(1985, time.February, 28, 0, 0, 0)},
+		{"month 13", 5<<9 | 13<<5 | 5, 0, nil, utc(1986, time.January, 5, 0, 0, 0)},
+		{"overflow", 5<<9 | 2<<5 | 31, 25<<11 | 61<<5 | 31, nil, utc(1985, time.March, 4, 2, 2, 2)},
+		{"plain", 44<<9 | 11<<5 | 14, 22<<11 | 13<<5 | 10, nil, utc(2024, time.November, 14, 22, 13, 20)},
+		{"extended timestamp, month 0", 0, 0, ext, time.Unix(1700000000, 0)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			zw := zip.NewWriter(&b)
+			h := &zip.FileHeader{Name: "f", ModifiedDate: tt.date, ModifiedTime: tt.time, Extra: tt.extra}
+			if _, err := zw.CreateHeader(h); err != nil {
+				t.Fatal(err)
+			}
+			if err := zw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			zr, err := zip.NewReader(bytes.NewReader(b.Bytes()), int64(b.Len()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			hdr, err := zipHeader(zr.File[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !hdr.ModTime.Equal(tt.want) {
+				t.Errorf("mtime %v, want %v", hdr.ModTime.UTC(), tt.want)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -29,21 +30,34 @@ const wrapperHead = "#!/bin/sh\n# pkg: "
 // maxWrapper bounds what readBin reads of a file in bin/ to tell whether it is pkg's.
 const maxWrapper = 64 << 10 // 64 KiB
 
-// binWant is what <root>/bin holds for the bin entry b of p when the root holds all: a
-// symlink's target ("../pkgs/..."), or, when p or a package it depends on, directly or
-// not, declares library directories, a wrapper script that runs the command with them on
-// LD_LIBRARY_PATH. A symlink costs nothing at run time; the script, a shell's start
+// binWants returns, by command, what <root>/bin holds for p's commands when the root holds
+// all: a symlink's target ("../pkgs/..."), or, when p or a package it depends on, directly
+// or not, declares library directories, a wrapper script that runs the command with them
+// on LD_LIBRARY_PATH. A symlink costs nothing at run time; the script, a shell's start
 // (about 1 ms), and it names the root by its absolute path.
-func (r *Root) binWant(all map[string]*db.Package, p *db.Package, b string) string {
+func (r *Root) binWants(all map[string]*db.Package, p *db.Package) map[string]string {
+	wants := make(map[string]string, len(p.Bin))
+	if len(p.Bin) == 0 {
+		return wants
+	}
 	dirs := r.libDirs(all, p)
+	for _, b := range p.Bin {
+		wants[command(b)] = r.binWant(dirs, p.Name, b)
+	}
+	return wants
+}
+
+// binWant is what <root>/bin holds for the bin entry b of the package pkg, whose commands
+// run with the library directories dirs (binWants).
+func (r *Root) binWant(dirs []string, pkg, b string) string {
 	if len(dirs) == 0 {
-		return binTarget(p.Name, b)
+		return binTarget(pkg, b)
 	}
 	_, file := repo.SplitBin(b)
-	return wrapperHead + command(b) + " of " + p.Name + ", with the libraries of the packages it uses\n" +
+	return wrapperHead + command(b) + " of " + pkg + ", with the libraries of the packages it uses\n" +
 		"LD_LIBRARY_PATH=" + shellQuote(strings.Join(dirs, ":")) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n" +
 		"export LD_LIBRARY_PATH\n" +
-		"exec " + shellQuote(filepath.Join(r.pkgDir(p.Name), path.Clean(file))) + " \"$@\"\n"
+		"exec " + shellQuote(filepath.Join(r.pkgDir(pkg), path.Clean(file))) + " \"$@\"\n"
 }
 
 // libDirs returns the library directories of p and of the packages of all it depends on,
@@ -267,9 +281,7 @@ func (r *Root) wantBins() (map[string]string, error) {
 	pkgs := named(all)
 	want := make(map[string]string)
 	for _, p := range pkgs {
-		for _, b := range p.Bin {
-			want[command(b)] = r.binWant(pkgs, p, b)
-		}
+		maps.Copy(want, r.binWants(pkgs, p))
 	}
 	return want, nil
 }
@@ -279,10 +291,10 @@ func (r *Root) wantBins() (map[string]string, error) {
 // committed: once its record is written only renames remain, and a full filesystem can no
 // longer fail an install that has committed.
 func (r *Root) prepareLinks(all map[string]*db.Package, s *Staged) (made []string, err error) {
-	s.wants = make(map[string]string, len(s.rec.Bin))
+	s.wants = r.binWants(all, s.rec)
 	for _, b := range s.rec.Bin {
-		cmd, target := command(b), r.binWant(all, s.rec, b)
-		s.wants[cmd] = target
+		cmd := command(b)
+		target := s.wants[cmd]
 		if t, err := readBin(r.path("bin", cmd)); err == nil && t == target {
 			continue
 		}

@@ -111,9 +111,13 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	if err != nil {
 		return nil, err
 	}
+	staging := r.path(".pkg", "staging")
+	if err := checkFolds(staging, members); err != nil {
+		return nil, err
+	}
 	members = executable(p.Bin, members)
 	files := withDigests(members)
-	dir, err := os.MkdirTemp(r.path(".pkg", "staging"), p.Name+".")
+	dir, err := os.MkdirTemp(staging, p.Name+".")
 	if err != nil {
 		return nil, err
 	}

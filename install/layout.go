@@ -17,7 +17,7 @@ import (
 var layout = []struct {
 	rel   string
 	dir   bool
-	later bool // made when first needed, not by Open
+	later bool // a directory made when first needed, not by Open
 }{
 	{rel: ".pkg", dir: true},
 	{rel: ".pkg/staging", dir: true},
@@ -25,8 +25,8 @@ var layout = []struct {
 	{rel: ".pkg/saved", dir: true, later: true},
 	{rel: "pkgs", dir: true},
 	{rel: "bin", dir: true},
-	{rel: ".pkg/lock", later: true},
-	{rel: ".pkg/db", later: true},
+	{rel: ".pkg/lock"},
+	{rel: ".pkg/db"},
 }
 
 // LayoutError is returned by Open for a root where something other than what pkg made holds

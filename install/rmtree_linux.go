@@ -20,9 +20,6 @@ const direntBufSize = 32 << 10
 
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, direntBufSize); return &b }}
 
-// removeTree deletes the tree at path (see removeIn).
-func removeTree(path string) error { return removeIn(filepath.Dir(path), filepath.Base(path)) }
-
 // removeTree deletes the tree at path, in r's staging or trash, through no symlink under r's
 // directory and on its mount alone.
 func (r *Root) removeTree(path string) error {

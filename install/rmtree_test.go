@@ -11,6 +11,9 @@ import (
 	"pkg/internal/testfs"
 )
 
+// removeTree deletes the tree at path as Root.removeTree does one under its root.
+func removeTree(path string) error { return removeIn(filepath.Dir(path), filepath.Base(path)) }
+
 func TestRemoveTree(t *testing.T) {
 	top := filepath.Join(t.TempDir(), "tree")
 	for i := range 30 {

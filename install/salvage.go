@@ -216,7 +216,7 @@ func (sv *salvage) differs(c *fileChecker, fd int, name string, f *db.File, st *
 	if f.Type == '2' {
 		diffs, err = c.checkTarget(fd, name, f, nil)
 	} else {
-		diffs, err = c.checkFile(fd, name, f, st, nil)
+		diffs, err = c.checkFile(nil, fd, name, f, st, nil)
 	}
 	return err != nil || slices.ContainsFunc(diffs, func(d string) bool { return d != "mode" })
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/tarutil"
 )
 
 // Problem is one way an installed package differs from its record.
@@ -50,25 +51,48 @@ const verifyChunk = 256 // files of one directory checked by one job
 // process may not read (a package's own modes, or another user's root) is checked by its
 // metadata instead: its type and mode as recorded and no change since the install (ctime),
 // as its data and entries cannot have changed without that; else it is "unreadable".
-func (r *Root) Verify(names ...string) ([]Problem, error) {
+func (r *Root) Verify(names ...string) ([]Problem, error) { return r.VerifyWith(nil, names...) }
+
+// Cache gives VerifyWith the aligned tars packages were installed from (fetch.Cache).
+type Cache interface {
+	Path(sha256 string) string                       // where the tar of the archive with this sha256 is
+	Members(sha256 string) ([]tarutil.Member, error) // its members, with data offsets and digests
+}
+
+// VerifyWith is Verify, reading from the files whose data install cloned only what they do
+// not share with the cache's tar: a write to a shared block moves it elsewhere (copy on
+// write), so a file whose byte at L is still on the block of the tar's byte at its member's
+// offset plus L holds what the tar holds there. The bytes not so shared, as a tail written
+// by install, are compared with the tar's. Every other file, and any whose map differs
+// (defragmented, deduplicated, copied), is hashed; so are all files when cache is nil, or
+// lacks a package's archive, or the filesystem cannot report extents (FIEMAP). Shared
+// blocks are not read: damage beneath the filesystem shows only by hashing (cache nil).
+func (r *Root) VerifyWith(cache Cache, names ...string) ([]Problem, error) {
+	problems, _, err := r.verify(cache, names)
+	return problems, err
+}
+
+// verify is VerifyWith, also returning how many bytes it found shared with the cache and
+// did not read.
+func (r *Root) verify(cache Cache, names []string) ([]Problem, int64, error) {
 	pkgs, files, err := r.db.Installed(names...) // one transaction: one state, without the lock too
 	if err != nil {
-		return nil, fmt.Errorf("verify: %w", err)
+		return nil, 0, fmt.Errorf("verify: %w", err)
 	}
 	all, err := r.db.List()
 	if err != nil {
-		return nil, fmt.Errorf("verify: %w", err)
+		return nil, 0, fmt.Errorf("verify: %w", err)
 	}
-	v := &verifier{all: named(all)}
+	v := &verifier{all: named(all), cache: cache}
 	defer v.close()
 	for i := range pkgs {
 		if err := v.add(r, &pkgs[i], files[i]); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	problems, err := v.run()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	slices.SortStableFunc(problems, func(a, b Problem) int {
 		if c := strings.Compare(a.Package, b.Package); c != 0 {
@@ -76,7 +100,7 @@ func (r *Root) Verify(names ...string) ([]Problem, error) {
 		}
 		return strings.Compare(a.Path, b.Path)
 	})
-	return problems, nil
+	return problems, v.unread.Load(), nil
 }
 
 // verifier checks the files of several packages, a directory or part of one per job.
@@ -85,6 +109,8 @@ type verifier struct {
 	jobs     []verifyJob
 	problems []Problem              // found before the jobs run
 	all      map[string]*db.Package // every installed package, for the commands' libraries
+	cache    Cache                  // nil: hash every file
+	unread   atomic.Int64           // bytes found shared with the cache
 }
 
 // verifyTree is one installed package, open for checking.
@@ -93,6 +119,7 @@ type verifyTree struct {
 	fd       int // the package directory
 	files    []db.File
 	recorded map[string]int // index in files by path
+	src      *cachedTar     // the tar it was cloned from, nil if none
 
 	mu         sync.Mutex
 	unreadable map[string]bool // the closed directories reported
@@ -122,6 +149,9 @@ func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
 		return nil
 	}
 	t := &verifyTree{pkg: p, fd: fd, files: files, recorded: make(map[string]int, len(files)), unreadable: map[string]bool{}}
+	if v.cache != nil {
+		t.src = openCachedTar(v.cache, p.SHA256)
+	}
 	v.trees = append(v.trees, t)
 	byDir := map[string][]int{".": nil}
 	dirs := []string{"."}
@@ -149,6 +179,7 @@ func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
 // install made, when the root holds all.
 func checkBinLinks(r *Root, p *db.Package, all map[string]*db.Package) []Problem {
 	var problems []Problem
+	wants := r.binWants(all, p)
 	for _, b := range p.Bin {
 		link := r.path("bin", command(b))
 		got, err := readBin(link)
@@ -156,7 +187,7 @@ func checkBinLinks(r *Root, p *db.Package, all map[string]*db.Package) []Problem
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			kind = "missing"
-		case err == nil && got == r.binWant(all, p, b):
+		case err == nil && got == wants[command(b)]:
 			continue
 		case errors.Is(err, syscall.EINVAL): // not a symlink
 			what = WhatForeign
@@ -169,6 +200,7 @@ func checkBinLinks(r *Root, p *db.Package, all map[string]*db.Package) []Problem
 func (v *verifier) close() {
 	for _, t := range v.trees {
 		unix.Close(t.fd)
+		t.src.close()
 	}
 }
 
@@ -185,7 +217,7 @@ func (v *verifier) run() ([]Problem, error) {
 		wg.Go(func() {
 			bp := copyBufs.Get().(*[]byte) // bytes read at once from a file being hashed
 			defer copyBufs.Put(bp)
-			c := &fileChecker{h: sha256.New(), buf: *bp}
+			c := &fileChecker{h: sha256.New(), buf: *bp, fm: new(fiemapBuf), unread: &v.unread}
 			for i := next.Add(1) - 1; i < int64(len(v.jobs)); i = next.Add(1) - 1 {
 				if errs[w] = c.run(&v.jobs[i]); errs[w] != nil {
 					next.Store(int64(len(v.jobs)))
@@ -206,8 +238,12 @@ func (v *verifier) run() ([]Problem, error) {
 
 // fileChecker runs jobs with its own hash and buffer.
 type fileChecker struct {
-	h   hash.Hash
-	buf []byte
+	h      hash.Hash
+	buf    []byte
+	fm     *fiemapBuf
+	ext    []extent      // of the file being checked
+	tarExt []extent      // of its member's data in the cache's tar
+	unread *atomic.Int64 // bytes found shared with the cache
 }
 
 func (j *verifyJob) add(p, kind, what string) {
@@ -397,7 +433,7 @@ func (c *fileChecker) check(j *verifyJob, dirfd int, f *db.File) error {
 	case f.Type == tar.TypeSymlink:
 		diffs, err = c.checkTarget(dirfd, base, f, diffs)
 	default:
-		diffs, err = c.checkFile(dirfd, base, f, &st, diffs)
+		diffs, err = c.checkFile(j.tree.src, dirfd, base, f, &st, diffs)
 	}
 	closed := errors.Is(err, unix.EACCES) // its data
 	if err != nil && !closed {
@@ -437,8 +473,9 @@ func (c *fileChecker) checkTarget(dirfd int, base string, f *db.File, diffs []st
 
 // checkFile compares a regular file's mode, size and data with its record. A hardlink's
 // record has its target's digest, and neither mode nor size. When the data cannot be
-// read, it returns the differences found before with the error.
-func (c *fileChecker) checkFile(dirfd int, base string, f *db.File, st *unix.Stat_t, diffs []string) ([]string, error) {
+// read, it returns the differences found before with the error. src, when not nil, is the
+// tar the file's data was cloned from.
+func (c *fileChecker) checkFile(src *cachedTar, dirfd int, base string, f *db.File, st *unix.Stat_t, diffs []string) ([]string, error) {
 	if f.Type != tar.TypeLink && st.Mode&0o7777 != uint32(f.Mode) {
 		diffs = append(diffs, "mode")
 	}
@@ -448,7 +485,15 @@ func (c *fileChecker) checkFile(dirfd int, base string, f *db.File, st *unix.Sta
 	if f.SHA256 == [32]byte{} {
 		return diffs, nil
 	}
-	sum, err := c.hash(dirfd, base)
+	fd, err := unix.Openat(dirfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return diffs, err
+	}
+	defer unix.Close(fd)
+	if c.sameAsCached(src, fd, f) {
+		return diffs, nil
+	}
+	sum, err := c.hash(fd)
 	if err != nil {
 		return diffs, err
 	}
@@ -458,14 +503,9 @@ func (c *fileChecker) checkFile(dirfd int, base string, f *db.File, st *unix.Sta
 	return diffs, nil
 }
 
-// hash returns the sha256 of the regular file base in dirfd.
-func (c *fileChecker) hash(dirfd int, base string) ([32]byte, error) {
+// hash returns the sha256 of the regular file open at fd.
+func (c *fileChecker) hash(fd int) ([32]byte, error) {
 	var sum [32]byte
-	fd, err := unix.Openat(dirfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return sum, err
-	}
-	defer unix.Close(fd)
 	c.h.Reset()
 	for {
 		n, err := unix.Read(fd, c.buf[:])

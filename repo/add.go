@@ -373,3 +373,16 @@ func lockDir(dir string) (unlock func(), err error) {
 	}
 	return func() { f.Close() }, nil
 }
+
+// lockedIndex takes the lock of dir (lockDir) and reads its index, for a change of it.
+func lockedIndex(dir string) (ix *Index, unlock func(), err error) {
+	unlock, err = lockDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ix, err = readIndex(filepath.Join(dir, indexName)); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return ix, unlock, nil
+}

@@ -212,14 +212,15 @@ func checkMeta(p *Package) error {
 
 // checkNumbers refuses a size, installed_size or files that is negative or past its limit.
 func checkNumbers(p *Package) error {
+	gib := func(n int64) string { return fmt.Sprintf("%d GiB", n>>30) }
 	for _, n := range []struct {
 		field  string
 		v, max int64
 		limit  string // max, with its unit
 	}{
-		{"size", p.Size, maxSize, "512 GiB"},
-		{"installed_size", p.InstalledSize, maxInstalledSize, "256 GiB"},
-		{"files", int64(p.Files), maxFiles, "1048576 files"},
+		{"size", p.Size, maxSize, gib(maxSize)},
+		{"installed_size", p.InstalledSize, maxInstalledSize, gib(maxInstalledSize)},
+		{"files", int64(p.Files), maxFiles, fmt.Sprintf("%d files", maxFiles)},
 	} {
 		switch {
 		case n.v < 0:

@@ -93,19 +93,14 @@ func remove(dir string, rm Removal, s *Signer) (*Removed, error) {
 			return nil, err
 		}
 	}
-	name := filepath.Join(dir, indexName)
-	if _, err := os.Stat(name); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, indexName)); err != nil {
 		return nil, err
 	}
-	unlock, err := lockDir(dir)
+	ix, unlock, err := lockedIndex(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	ix, err := readIndex(name)
-	if err != nil {
-		return nil, err
-	}
 	gone, kept := []Package{}, []Package{}
 	for _, p := range ix.Packages {
 		if p.Name == rm.Name && (rm.Version == "" || p.Version == rm.Version) {

@@ -354,7 +354,7 @@ func (r *resolver) cursor(name string) cursor {
 
 // rerank starts the walk again, for a welcome that changed the order of the versions
 // not yet tried.
-func (c *cursor) rerank() { c.step, c.i, c.reranked, c.late = 0, 0, true, false }
+func (c *cursor) rerank() { c.step, c.reranked, c.late = 0, true, false }
 
 // next returns the next version to try, or false when there is none.
 func (c *cursor) next() (Package, bool) {
@@ -367,10 +367,10 @@ func (c *cursor) next() (Package, bool) {
 		}
 	}
 	for ; c.step == 1 || c.step == 2 && c.late; c.step, c.i = c.step+1, lo {
-		for c.i = max(c.i, lo); c.i < hi; c.i++ {
+		for ; c.i < hi; c.i++ {
 			k := c.i
 			c.r.work++
-			late := c.r.late(c.name, vs[k].Version)
+			late := ranksLate(vs[k].Version, c.r.welcome[c.name])
 			c.late = c.late || late
 			if k == c.prefer || late != (c.step == 2) || c.done(k) {
 				continue
@@ -391,13 +391,6 @@ func (c *cursor) take(k int) Package {
 
 // done reports whether next returned k already, before the walk started again.
 func (c *cursor) done(k int) bool { return c.reranked && slices.Contains(c.tried, k) }
-
-// late reports whether v is a pre-release that ranks after the releases of name: one of a
-// release not welcomed.
-func (r *resolver) late(name, v string) bool {
-	rel, ok := PreRelease(v)
-	return ok && !slices.ContainsFunc(r.welcome[name], func(w string) bool { return compareParts(w, rel) == 0 })
-}
 
 // bounds returns the range of r.versions[name] outside which no version meets q. Its
 // constraints bound the range exactly but for "!=", and "@" only nearly (1.07 sorts

@@ -34,19 +34,14 @@ func Sign(dir string, s *Signer) (*Index, error) {
 }
 
 func sign(dir string, s *Signer) (*Index, error) {
-	name := filepath.Join(dir, indexName)
-	if _, err := os.Stat(name); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, indexName)); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no %s to sign (add a package first)", indexName)
 	}
-	unlock, err := lockDir(dir)
+	ix, unlock, err := lockedIndex(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	ix, err := readIndex(name)
-	if err != nil {
-		return nil, err
-	}
 	if err := stamp(dir, ix, s); err != nil {
 		return nil, err
 	}

@@ -141,7 +141,7 @@ func parseVersion(v string) version {
 	if t := trimV(up); t != up {
 		up, off = t, off+1
 	}
-	if i := strings.LastIndexAny(up, "-_"); i >= 0 && i+1 < len(up) && isDigit(up[i+1]) {
+	if i := lastDash(up); i >= 0 && i+1 < len(up) && isDigit(up[i+1]) {
 		up, p.rev, p.hasRev = up[:i], up[i+1:], true
 	}
 	p.release, p.preAt = up, -1
@@ -149,6 +149,16 @@ func parseVersion(v string) version {
 		p.release, p.pre, p.hasPre, p.preAt = up[:i], up[i+1:], true, off+i
 	}
 	return p
+}
+
+// lastDash returns the index of the last "-" or "_" in s, or -1. strings.LastIndexAny
+// decodes a string under 9 bytes rune by rune: 3/4 of parseVersion's time in BenchmarkResolve.
+func lastDash(s string) int {
+	i := len(s) - 1
+	for i >= 0 && s[i] != '-' && s[i] != '_' {
+		i--
+	}
+	return i
 }
 
 // splitEpoch splits off a leading epoch, digits followed by ":".
@@ -202,10 +212,7 @@ func releaseOf(v string) []string {
 // pre-releases, but for the pre-releases of a release in welcome (see Requirement.welcomes
 // and resolver.welcome). It returns vs itself when that is the order.
 func preferred(vs []Package, welcome []string) []Package {
-	late := func(p Package) bool {
-		rel, ok := PreRelease(p.Version)
-		return ok && !slices.ContainsFunc(welcome, func(w string) bool { return compareParts(w, rel) == 0 })
-	}
+	late := func(p Package) bool { return ranksLate(p.Version, welcome) }
 	i := slices.IndexFunc(vs, late)
 	if i < 0 {
 		return vs
@@ -222,6 +229,13 @@ func preferred(vs []Package, welcome []string) []Package {
 		}
 	}
 	return out
+}
+
+// ranksLate reports whether v is a pre-release that ranks after the releases: one of a
+// release not in welcome.
+func ranksLate(v string, welcome []string) bool {
+	rel, ok := PreRelease(v)
+	return ok && !slices.ContainsFunc(welcome, func(w string) bool { return compareParts(w, rel) == 0 })
 }
 
 // extensionsEnd returns a version that sorts after v0 and every version "@v0" allows,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 
 	"pkg/internal/termtext"
 )
@@ -28,7 +29,19 @@ func Align(w io.Writer, r io.Reader) (Stats, error) {
 // AlignLimits is Align refusing an archive, at the first member past a limit
 // and before copying its data, once it exceeds lim.
 func AlignLimits(w io.Writer, r io.Reader, lim Limits) (Stats, error) {
-	c := &converter{enc: newEncoder(w), chk: newChecker(), lim: lim, dirs: make(map[string]int)}
+	return align(w, nil, r, lim)
+}
+
+// AlignIndex is AlignLimits writing the index of the aligned tar (see WriteIndex) to idx as
+// the members pass, instead of listing them in Stats.Members, so that it holds no member
+// list however many members the archive has. After an error, what was written to idx is
+// not a valid index.
+func AlignIndex(w, idx io.Writer, r io.Reader, lim Limits) (Stats, error) {
+	return align(w, newIndexWriter(idx), r, lim)
+}
+
+func align(w io.Writer, idx *indexWriter, r io.Reader, lim Limits) (Stats, error) {
+	c := &converter{enc: newEncoder(w), chk: newChecker(), lim: lim, idx: idx, dirs: make(map[string]dirWritten)}
 	defer c.enc.release()
 	c.data.h = sha256.New()
 	c.in.r = r
@@ -65,10 +78,17 @@ type converter struct {
 	chk   *checker
 	data  hashReader // member data on its way to enc
 	lim   Limits
+	idx   *indexWriter // where members go, if not to stats.Members
 	stats Stats
-	dirs  map[string]int // index in stats.Members of each directory
-	last  string         // name in the archive of the last entry read
-	end   int64          // input offset just past the last entry and its data
+	dirs  map[string]dirWritten // every directory written
+	last  string                // name in the archive of the last entry read
+	end   int64                 // input offset just past the last entry and its data
+}
+
+// dirWritten is the mode and time the converter last wrote for a directory.
+type dirWritten struct {
+	mode  fs.FileMode
+	mtime int64
 }
 
 // hashReader hashes what is read through it.
@@ -121,6 +141,11 @@ func (c *converter) finish() (Stats, error) {
 	if err := c.enc.finish(); err != nil {
 		return Stats{}, fmt.Errorf("tarutil: write end of archive: %w", err)
 	}
+	if c.idx != nil {
+		if err := c.idx.finish(c.enc.out.off); err != nil {
+			return Stats{}, fmt.Errorf("tarutil: write index: %w", err)
+		}
+	}
 	return c.stats, nil
 }
 
@@ -152,14 +177,20 @@ func (c *converter) convert(hdr *tar.Header, data io.Reader) error {
 // made up for an earlier member, say), once more when its mode or time differ, so that tar
 // extracts it as the input has it; the member takes them too.
 func (c *converter) again(m *Member, raw string) error {
-	earlier := &c.stats.Members[c.dirs[m.Name]] // every directory the checker has seen was written
-	if earlier.Mode == m.Mode && earlier.ModTime.Unix() == m.ModTime.Unix() {
+	earlier := c.dirs[m.Name] // every directory the checker has seen was written
+	if earlier.mode == m.Mode && earlier.mtime == m.ModTime.Unix() {
 		return nil
 	}
 	if err := c.enc.writeHeader(m); err != nil {
 		return fmt.Errorf("tarutil: write member %s: %w", termtext.Quote(raw), err)
 	}
-	earlier.Mode, earlier.ModTime = m.Mode, m.ModTime
+	c.dirs[m.Name] = dirWritten{m.Mode, m.ModTime.Unix()}
+	if c.idx != nil {
+		c.idx.add(m, true)
+	} else {
+		i := c.chk.index(m.Name) // the checker records each member as it is written
+		c.stats.Members[i].Mode, c.stats.Members[i].ModTime = m.Mode, m.ModTime
+	}
 	return nil
 }
 
@@ -200,11 +231,15 @@ func (c *converter) write(m *Member, raw string, r io.Reader) error {
 		c.data.h.Sum(m.SHA256[:0])
 	}
 	if m.Type == tar.TypeDir {
-		c.dirs[m.Name] = len(c.stats.Members)
+		c.dirs[m.Name] = dirWritten{m.Mode, m.ModTime.Unix()}
 	} else {
 		c.stats.Files++
 	}
-	c.stats.Members = append(c.stats.Members, *m)
+	if c.idx != nil {
+		c.idx.add(m, false)
+	} else {
+		c.stats.Members = append(c.stats.Members, *m)
+	}
 	c.stats.Bytes += m.Size
 	return nil
 }

@@ -1,19 +1,44 @@
 package tarutil
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
+
+	"pkg/internal/termtext"
 )
+
+// ErrFolded reports a member whose name differs from an earlier member's only in case or
+// Unicode normalization: where a directory folds names, the two are one file.
+var ErrFolded = errors.New("tarutil: names differ only in case or Unicode normalization")
+
+// CheckFolded refuses members, as Validate takes them, of which two differ only in case or
+// Unicode normalization (see foldKey), for an installer about to create them in a directory
+// that folds names (an ext4 or f2fs casefold directory, vfat, exfat): there the second
+// would fail to be created, or a symlink under one name would be written through under
+// the other. Elsewhere the two are distinct files, and the policy takes them. The error,
+// a *MemberError for the later member, names the earlier too.
+func CheckFolded(members []Member) error {
+	seen := make(map[string]int32, len(members)) // most keys are the names themselves
+	for i := range members {
+		name := members[i].Name
+		key := foldKey(name)
+		if j, ok := seen[key]; ok {
+			return &MemberError{Name: name, Err: fmt.Errorf("%w: %s and %s are one file where names fold",
+				ErrFolded, termtext.Quote(members[j].Name), termtext.Quote(name))}
+		}
+		seen[key] = int32(i)
+	}
+	return nil
+}
 
 // foldKey returns a key under which two names that differ only in case or in Unicode
 // normalization (a composed character against its decomposition, NFC against NFD) are
-// equal: the canonical caseless form, NFD(fold(NFD(name))) (Unicode D145). On a
-// case-insensitive or normalizing filesystem (macOS, ext4 and f2fs casefold directories,
-// ZFS normalization=formD) such names are one file, so a symlink under one would be
-// written through under the other: the policy refuses the pair. Names that differ in
-// anything else, as two different letters, have different keys.
+// equal: the canonical caseless form, NFD(fold(NFD(name))) (Unicode D145). Names that
+// differ in anything else, as two different letters, have different keys.
 func foldKey(name string) string {
 	if isASCII(name) {
 		return strings.ToLower(name) // name itself when it has no capital

@@ -3,10 +3,10 @@ package tarutil
 import (
 	"archive/tar"
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"io/fs"
@@ -16,11 +16,17 @@ import (
 )
 
 // An index lists the members of one aligned tar, with their data offsets and digests, so an
-// installer learns all it needs without reading the tar. Layout: indexMagic, the tar's size
-// and the member count as uvarints, then per member its type, mode, size, offset, mtime,
-// name and link target (varints and length-prefixed strings) and, for a regular member, its
-// sha256; last, the CRC-32C of everything before it.
-const indexMagic = "pkgidx1\n"
+// installer learns all it needs without reading the tar. Layout: indexMagic; per member its
+// type, mode, size, offset, mtime, name and link target (varints and length-prefixed
+// strings) and, for a regular member, its sha256; a directory again, as in the tar, with the
+// mode and time that replace the earlier ones; then the tar's size (8 bytes), the member
+// count (4 bytes) and the CRC-32C of everything before (4 bytes), big-endian. The counts
+// come last so that the index is written as the members pass, and read with its slice
+// made once.
+const indexMagic = "pkgidx2\n"
+
+// indexTrailer is the size of the fixed fields that end an index.
+const indexTrailer = 8 + 4 + 4
 
 // maxIndexRecord bounds one encoded member: two paths and a handful of numbers.
 const maxIndexRecord = 2*maxPathLen + 128
@@ -32,25 +38,51 @@ var (
 	crcTable = crc32.MakeTable(crc32.Castagnoli)
 )
 
-// WriteIndex writes the index of an aligned tar of tarSize bytes holding members, which
-// carry their digests. It encodes one member at a time, so that it holds no second copy of
-// the names.
-func WriteIndex(w io.Writer, tarSize int64, members []Member) error {
+// indexWriter writes an index a record at a time, with a sticky error.
+type indexWriter struct {
+	bw      *bufio.Writer
+	crc     hash.Hash32
+	b       []byte
+	members int
+}
+
+func newIndexWriter(w io.Writer) *indexWriter {
 	crc := crc32.New(crcTable)
-	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10)
-	b := make([]byte, 0, maxIndexRecord)
-	b = append(b, indexMagic...)
-	b = binary.AppendUvarint(b, uint64(tarSize))
-	b = binary.AppendUvarint(b, uint64(len(members)))
-	bw.Write(b)
-	for i := range members {
-		bw.Write(appendMember(b[:0], &members[i]))
+	x := &indexWriter{bw: bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10), crc: crc, b: make([]byte, 0, maxIndexRecord)}
+	x.bw.WriteString(indexMagic)
+	return x
+}
+
+// add writes m's record; again marks a directory written before, whose mode and time m's replace.
+func (x *indexWriter) add(m *Member, again bool) {
+	x.bw.Write(appendMember(x.b[:0], m))
+	if !again {
+		x.members++
 	}
-	if err := bw.Flush(); err != nil {
+}
+
+// finish writes the trailer of the index of a tar of tarSize bytes.
+func (x *indexWriter) finish(tarSize int64) error {
+	b := binary.BigEndian.AppendUint64(x.b[:0], uint64(tarSize))
+	x.bw.Write(binary.BigEndian.AppendUint32(b, uint32(x.members)))
+	if err := x.bw.Flush(); err != nil {
 		return err
 	}
-	_, err := w.Write(binary.BigEndian.AppendUint32(b[:0], crc.Sum32()))
+	_, err := x.bw.Write(binary.BigEndian.AppendUint32(x.b[:0], x.crc.Sum32()))
+	if err == nil {
+		err = x.bw.Flush()
+	}
 	return err
+}
+
+// WriteIndex writes the index of an aligned tar of tarSize bytes holding members, which
+// carry their digests.
+func WriteIndex(w io.Writer, tarSize int64, members []Member) error {
+	x := newIndexWriter(w)
+	for i := range members {
+		x.add(&members[i], false)
+	}
+	return x.finish(tarSize)
 }
 
 func appendMember(b []byte, m *Member) []byte {
@@ -69,30 +101,52 @@ func appendMember(b []byte, m *Member) []byte {
 	return b
 }
 
-// ReadIndex decodes an index and checks it against its tar's size: every member passes the
-// same policy as Scan, and every data range lies inside the tar, aligned where it must be.
-func ReadIndex(data []byte, tarSize int64) ([]Member, error) {
-	if len(data) < len(indexMagic)+4 || !bytes.HasPrefix(data, []byte(indexMagic)) {
+// ReadIndex decodes the index of size bytes in r and checks it against its tar's size:
+// every member passes the same policy as Scan, and every data range lies inside the tar,
+// aligned where it must be. It reads r in two passes, its checksum and then its members,
+// holding no more of it than a buffer.
+func ReadIndex(r io.ReaderAt, size, tarSize int64) ([]Member, error) {
+	if size < int64(len(indexMagic))+indexTrailer {
 		return nil, fmt.Errorf("%w: not an index", ErrIndex)
 	}
-	body := data[:len(data)-4]
-	if crc32.Checksum(body, crcTable) != binary.BigEndian.Uint32(data[len(body):]) {
+	var end [indexTrailer]byte
+	if _, err := r.ReadAt(end[:], size-indexTrailer); err != nil {
+		return nil, fmt.Errorf("tarutil: read index: %w", err)
+	}
+	crc := crc32.New(crcTable)
+	bp := copyPool.Get().(*[]byte)
+	_, err := io.CopyBuffer(crc, io.NewSectionReader(r, 0, size-4), *bp)
+	copyPool.Put(bp)
+	if err != nil {
+		return nil, fmt.Errorf("tarutil: read index: %w", err)
+	}
+	if crc.Sum32() != binary.BigEndian.Uint32(end[12:]) {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrIndex)
 	}
-	d := &indexDecoder{b: body[len(indexMagic):]}
-	if size := d.uvarint(); size != uint64(tarSize) {
-		return nil, fmt.Errorf("%w: describes a tar of %d bytes, the tar has %d", ErrIndex, size, tarSize)
+	br := readerPool.Get().(*bufio.Reader)
+	defer func() {
+		br.Reset(nil)
+		readerPool.Put(br)
+	}()
+	br.Reset(io.NewSectionReader(r, 0, size-indexTrailer))
+	if magic, err := br.Peek(len(indexMagic)); err != nil || string(magic) != indexMagic {
+		return nil, fmt.Errorf("%w: not an index", ErrIndex)
 	}
-	n := d.uvarint()
-	if d.err != nil || n > maxMembers || n > uint64(len(d.b)) {
+	br.Discard(len(indexMagic))
+	if got := int64(binary.BigEndian.Uint64(end[:])); got != tarSize {
+		return nil, fmt.Errorf("%w: describes a tar of %d bytes, the tar has %d", ErrIndex, got, tarSize)
+	}
+	n := binary.BigEndian.Uint32(end[8:])
+	if n > maxMembers || int64(n) > size {
 		return nil, fmt.Errorf("%w: bad member count", ErrIndex)
 	}
+	d := &indexDecoder{r: br}
 	return d.members(int(n), tarSize)
 }
 
-// indexDecoder reads an index body with a sticky error.
+// indexDecoder reads the records of an index with a sticky error.
 type indexDecoder struct {
-	b   []byte
+	r   *bufio.Reader
 	err error
 }
 
@@ -100,28 +154,36 @@ func (d *indexDecoder) members(n int, tarSize int64) ([]Member, error) {
 	members := make([]Member, 0, n)
 	chk := newChecker()
 	var hdr tar.Header
-	for range n {
+	for {
+		if _, err := d.r.Peek(1); err == io.EOF {
+			break
+		}
 		m := d.member(&hdr)
 		if d.err != nil {
 			return nil, fmt.Errorf("%w: member %d: %v", ErrIndex, len(members), d.err)
 		}
 		checked, ok, err := chk.check(&hdr)
-		if err != nil {
+		switch {
+		case err != nil:
 			return nil, err
-		}
-		if !ok || checked.Name != m.Name {
+		case !ok && checked.Name == m.Name && m.Type == tar.TypeDir: // a directory again
+			earlier := &members[chk.index(m.Name)]
+			earlier.Mode, earlier.ModTime = m.Mode, m.ModTime
+			continue
+		case !ok || checked.Name != m.Name:
 			return nil, &MemberError{Name: m.Name, Err: fmt.Errorf("%w: not in canonical form", ErrIndex)}
-		}
-		if len(chk.parents) > 0 {
+		case len(chk.parents) > 0:
 			return nil, &MemberError{Name: m.Name, Err: fmt.Errorf("%w: parent %s not listed before it", ErrIndex, termtext.Quote(chk.parents[0]))}
+		case len(members) == n:
+			return nil, fmt.Errorf("%w: more than the %d members it counts", ErrIndex, n)
 		}
 		if err := checkRange(&m, tarSize); err != nil {
 			return nil, err
 		}
 		members = append(members, m)
 	}
-	if len(d.b) != 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the last member", ErrIndex, len(d.b))
+	if len(members) != n {
+		return nil, fmt.Errorf("%w: %d members, it counts %d", ErrIndex, len(members), n)
 	}
 	return members, nil
 }
@@ -163,26 +225,28 @@ func (d *indexDecoder) fail(what string) {
 	if d.err == nil {
 		d.err = fmt.Errorf("bad or truncated %s", what)
 	}
-	d.b = nil
 }
 
 func (d *indexDecoder) byte() byte {
-	if len(d.b) < 1 {
-		d.fail("type")
+	if d.err != nil {
 		return 0
 	}
-	c := d.b[0]
-	d.b = d.b[1:]
+	c, err := d.r.ReadByte()
+	if err != nil {
+		d.fail("type")
+	}
 	return c
 }
 
 func (d *indexDecoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 || v > 1<<62 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadUvarint(d.r)
+	if err != nil || v > 1<<62 {
 		d.fail("number")
 		return 0
 	}
-	d.b = d.b[n:]
 	return v
 }
 
@@ -196,23 +260,33 @@ func (d *indexDecoder) mode() fs.FileMode {
 }
 
 func (d *indexDecoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadVarint(d.r)
+	if err != nil {
 		d.fail("number")
 		return 0
 	}
-	d.b = d.b[n:]
 	return v
 }
 
+// bytes returns the next n bytes, valid until the next read.
 func (d *indexDecoder) bytes(n int) []byte {
-	if n < 0 || n > len(d.b) || n > maxIndexRecord {
+	if d.err != nil {
+		return nil
+	}
+	if n < 0 || n > maxIndexRecord {
 		d.fail("string")
 		return nil
 	}
-	s := d.b[:n]
-	d.b = d.b[n:]
-	return s
+	b, err := d.r.Peek(n)
+	if err != nil {
+		d.fail("string")
+		return nil
+	}
+	d.r.Discard(n)
+	return b
 }
 
 func (d *indexDecoder) string() string {

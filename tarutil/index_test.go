@@ -38,7 +38,7 @@ func TestIndexRoundTrip(t *testing.T) {
 	if err := WriteIndex(&idx, int64(len(b)), members); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadIndex(idx.Bytes(), int64(len(b)))
+	got, err := readIndex(idx.Bytes(), int64(len(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +47,50 @@ func TestIndexRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, members) {
 		t.Errorf("ReadIndex = %+v\nwant %+v", got, members)
+	}
+}
+
+// readIndex is ReadIndex of an index in memory.
+func readIndex(data []byte, tarSize int64) ([]Member, error) {
+	return ReadIndex(bytes.NewReader(data), int64(len(data)), tarSize)
+}
+
+// utc returns members with their times in UTC, for comparisons.
+func utc(members []Member) []Member {
+	for i := range members {
+		members[i].ModTime = members[i].ModTime.UTC()
+	}
+	return members
+}
+
+// TestAlignIndex checks that AlignIndex writes the tar Align writes and, as the members
+// pass, the index of the members Align lists: a directory written again, with another
+// mode, takes its last mode in both.
+func TestAlignIndex(t *testing.T) {
+	d := dir("d/")
+	d.hdr.Mode = 0o700
+	in := makeTar(t, tar.FormatPAX, file("d/big", 10000), symlink("d/link", "big"), d, file("top", 3))
+	var tar1, tar2, idx bytes.Buffer
+	st1, err := Align(&tar1, bytes.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2, err := AlignIndex(&tar2, &idx, bytes.NewReader(in), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(tar1.Bytes(), tar2.Bytes()) || st2.Members != nil || st2.Files != st1.Files || st2.Bytes != st1.Bytes {
+		t.Fatalf("AlignIndex wrote another tar (%d bytes, Align %d) or stats %+v", tar2.Len(), tar1.Len(), st2)
+	}
+	got, err := readIndex(idx.Bytes(), int64(tar2.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(utc(got), utc(st1.Members)) {
+		t.Errorf("index of AlignIndex = %+v\nAlign's members %+v", got, st1.Members)
+	}
+	if got[0].Name != "d" || got[0].Mode != 0o700 {
+		t.Errorf("first member %+v, want d with mode 0700", got[0])
 	}
 }
 
@@ -87,7 +131,7 @@ func TestIndexRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := ReadIndex(tt.data, tt.size); !errors.Is(err, tt.target) {
+			if _, err := readIndex(tt.data, tt.size); !errors.Is(err, tt.target) {
 				t.Errorf("ReadIndex: %v, want %v", err, tt.target)
 			}
 		})
@@ -102,7 +146,7 @@ func FuzzReadIndex(f *testing.F) {
 	}
 	f.Add(idx.Bytes(), int64(len(b)))
 	f.Fuzz(func(t *testing.T, data []byte, size int64) {
-		ms, err := ReadIndex(data, size)
+		ms, err := readIndex(data, size)
 		if err != nil {
 			return
 		}
@@ -110,8 +154,9 @@ func FuzzReadIndex(f *testing.F) {
 		if err := WriteIndex(&again, size, ms); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(again.Bytes(), data) {
-			t.Errorf("accepted index does not re-encode to itself")
+		// A directory listed again is folded into its first record.
+		if ms2, err := readIndex(again.Bytes(), size); err != nil || !reflect.DeepEqual(utc(ms2), utc(ms)) {
+			t.Errorf("accepted index re-encodes to one that reads back as %v, %v", ms2, err)
 		}
 	})
 }
@@ -129,7 +174,7 @@ func BenchmarkReadIndex(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ReadIndex(idx.Bytes(), size); err != nil {
+		if _, err := readIndex(idx.Bytes(), size); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -19,17 +19,33 @@ const specialBits = 0o7000
 
 // checker applies the member policy to the headers of one archive, in order.
 type checker struct {
-	kinds   map[string]byte   // type of every path seen or synthesized, by cleaned name
-	folded  map[string]string // every path seen or synthesized, by foldKey
-	keys    []string          // foldKey of the parents and name checkFold checked last
-	parents []string          // ancestors of the last member not seen before, outermost first
-	entries int               // headers checked, skipped ones included
-	bytes   int64             // data of the regular members
-	names   int               // bytes of the names and link targets of the members checked
+	kinds   map[string]kind // every path seen or synthesized, by cleaned name
+	parents []string        // ancestors of the last member not seen before, outermost first
+	entries int             // headers checked, skipped ones included
+	bytes   int64           // data of the regular members
+	names   int             // bytes of the names and link targets of the members checked
 }
 
+// kind is a path's type flag, in the top byte, and its index among the members recorded.
+type kind uint32
+
+const _ = uint(1<<24 - maxMembers) // an index fits below the type flag
+
+func newKind(typ byte, index int) kind { return kind(typ)<<24 | kind(index) }
+func (k kind) typ() byte               { return byte(k >> 24) }
+
 func newChecker() *checker {
-	return &checker{kinds: make(map[string]byte), folded: make(map[string]string)}
+	return &checker{kinds: make(map[string]kind)}
+}
+
+// index returns the position of name, a path seen, among the members recorded, parents
+// synthesized for them included.
+func (c *checker) index(name string) int { return int(c.kinds[name] & (1<<24 - 1)) }
+
+// kind returns the type of name, 0 if it was not seen.
+func (c *checker) kind(name string) (byte, bool) {
+	k, ok := c.kinds[name]
+	return k.typ(), ok
 }
 
 // check validates hdr. It returns ok false, and no error, for entries that
@@ -73,9 +89,6 @@ func (c *checker) validate(hdr *tar.Header) (Member, bool, error) {
 	if err := c.findParents(name); err != nil {
 		return Member{}, false, err
 	}
-	if err := c.checkFold(name); err != nil {
-		return Member{}, false, err
-	}
 	m, err := c.member(hdr, name, typ)
 	if err != nil {
 		return Member{}, false, err
@@ -100,7 +113,7 @@ func (c *checker) skip(name string, typ byte) (bool, error) {
 		}
 		return true, nil
 	}
-	prev, seen := c.kinds[name]
+	prev, seen := c.kind(name)
 	if !seen {
 		return false, nil
 	}
@@ -138,42 +151,19 @@ func (c *checker) countNames(m *Member) error {
 	return nil
 }
 
-// record notes name and the parents it needed, under the keys checkFold computed.
+// record notes name and the parents it needed.
 func (c *checker) record(name string, typ byte) {
-	for i, dir := range c.parents {
-		c.kinds[dir] = tar.TypeDir
-		c.folded[c.keys[i]] = dir
-	}
-	c.kinds[name] = typ
-	c.folded[c.keys[len(c.parents)]] = name
-}
-
-// checkFold refuses name, and the parents it needs, when they differ from a path seen
-// before only in case or Unicode normalization (see foldKey). It keeps their keys, the
-// parents' first, for record.
-func (c *checker) checkFold(name string) error {
-	c.keys = c.keys[:0]
-	fold := func(p string) error {
-		key := foldKey(p)
-		if other, ok := c.folded[key]; ok && other != p {
-			return fmt.Errorf("%w: %s differs from %s only in case or Unicode normalization", ErrDuplicate, termtext.Quote(p), termtext.Quote(other))
-		}
-		c.keys = append(c.keys, key)
-		return nil
-	}
 	for _, dir := range c.parents {
-		if err := fold(dir); err != nil {
-			return err
-		}
+		c.kinds[dir] = newKind(tar.TypeDir, len(c.kinds))
 	}
-	return fold(name)
+	c.kinds[name] = newKind(typ, len(c.kinds))
 }
 
 // findParents sets c.parents to the ancestors of name not seen yet and
 // refuses a name under anything but a directory.
 func (c *checker) findParents(name string) error {
 	for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
-		kind, seen := c.kinds[dir]
+		kind, seen := c.kind(dir)
 		if seen && kind != tar.TypeDir {
 			return fmt.Errorf("%w: %s is a %s", ErrParent, termtext.Quote(dir), kindName(kind))
 		}
@@ -367,7 +357,7 @@ func (c *checker) checkHardlink(hdr *tar.Header) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: target %s: %s", ErrHardlink, termtext.Quote(hdr.Linkname), strings.TrimPrefix(err.Error(), "tarutil: "))
 	}
-	if c.kinds[target] != tar.TypeReg {
+	if typ, _ := c.kind(target); typ != tar.TypeReg {
 		return "", fmt.Errorf("%w: target %s is not an earlier regular member", ErrHardlink, termtext.Quote(hdr.Linkname))
 	}
 	return target, nil

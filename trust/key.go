@@ -146,29 +146,44 @@ func ReadKeyFile(path string) (PrivateKey, error) {
 // directory, synced, then linked to path, which fails if path exists.
 func writeNew(path string, data []byte) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*") // mode 0600
+	tmp, err := writeTemp(path, data, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("directory %s does not exist: create it first (mkdir -m 700 %s)", dir, dir)
 	}
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.Link(f.Name(), path); err != nil {
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("%s exists: remove it first if you mean to replace that key", path)
 		}
 		return err
 	}
 	return durable.Path(dir)
+}
+
+// writeTemp writes data to a new temporary file of mode perm in the directory of path,
+// synced, and returns its name; on error it leaves no file.
+func writeTemp(path string, data []byte, perm fs.FileMode) (name string, err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return f.Name(), err
 }

@@ -44,8 +44,8 @@ func RemoveTrusted(path, id string) (removed []PublicKey, err error) {
 
 // editTrusted drops the entries of key id from the file at path, appends the entry add
 // unless it is "", and returns the entries dropped; it leaves a file with neither as it is.
-// A line left with no key goes, with its
-// comment, which was about that key; a file left with nothing is kept empty.
+// A line left with no key goes, with its comment, which was about that key; a file left
+// with nothing is kept empty.
 func editTrusted(path, id, add string) (dropped []PublicKey, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -91,32 +91,14 @@ func editTrusted(path, id, add string) (dropped []PublicKey, err error) {
 
 // replaceFile replaces the file at path with data, mode 0644: a temporary file in the
 // same directory, synced, renamed over path, then the directory synced.
-func replaceFile(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+func replaceFile(path string, data []byte) error {
+	tmp, err := writeTemp(path, data, 0o644)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return durable.Path(dir)
+	return durable.Path(filepath.Dir(path))
 }

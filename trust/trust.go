@@ -118,13 +118,13 @@ func (p Policy) verify(loc string, index, sig []byte, known []Record, now time.T
 	if meta.Name == "" || meta.Version == 0 || meta.Expires.IsZero() {
 		return Result{}, refuse(loc, ErrMalformed, "signed index lacks its name, version or expires")
 	}
-	ids, err := bound(loc, keys, meta.Name)
+	keys, ids, err := bound(loc, keys, meta.Name)
 	if err != nil {
 		return Result{}, err
 	}
 	sum := sha256.Sum256(index)
 	res := Result{Record: Record{Location: loc, Name: meta.Name, Version: meta.Version, SHA256: hex.EncodeToString(sum[:])},
-		KeyID: ids[0], KeyIDs: ids, Keys: byID(keys, ids, meta.Name), Trusted: p.For(meta.Name), Expires: meta.Expires, Expired: now.After(meta.Expires)}
+		KeyID: ids[0], KeyIDs: ids, Keys: keys, Trusted: p.For(meta.Name), Expires: meta.Expires, Expired: now.After(meta.Expires)}
 	if res.Expired && !p.AllowExpired {
 		return Result{}, refuse(loc, ErrExpired, "index version %d expired at %s", meta.Version, meta.Expires.UTC().Format(time.RFC3339))
 	}
@@ -205,33 +205,30 @@ func (p Policy) ids() []string {
 // back: a mirror serving an older index signed by only one of a publisher's keys (during a
 // rotation, say) is the same repository.
 func (p Policy) For(name string) []string {
-	var ids []string
-	for _, k := range p.Keys {
-		if id := k.ID(); (k.Repo == "" || k.Repo == name) && !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
+	_, ids := p.keysFor(name)
 	return ids
 }
 
-// bound returns the ids of the keys that may sign the repository name, in keys' order.
-func bound(loc string, keys []PublicKey, name string) ([]string, error) {
-	ids := Policy{Keys: keys}.For(name)
-	if len(ids) == 0 {
-		return nil, refuse(loc, ErrNotBound, "index is for repository %q, but key %s is trusted only for repository %q",
-			name, keys[0].ID(), keys[0].Repo)
+// keysFor returns the first trusted key of each id that may sign the repository name, in
+// the policy's order, and their ids.
+func (p Policy) keysFor(name string) (keys []PublicKey, ids []string) {
+	for _, k := range p.Keys {
+		if id := k.ID(); (k.Repo == "" || k.Repo == name) && !slices.Contains(ids, id) {
+			keys, ids = append(keys, k), append(ids, id)
+		}
 	}
-	return ids, nil
+	return keys, ids
 }
 
-// byID returns, for each of ids, the first of keys with that id that may sign the
-// repository name.
-func byID(keys []PublicKey, ids []string, name string) []PublicKey {
-	out := make([]PublicKey, len(ids))
-	for i, id := range ids {
-		out[i] = keys[slices.IndexFunc(keys, func(k PublicKey) bool { return k.ID() == id && (k.Repo == "" || k.Repo == name) })]
+// bound returns those of signers that may sign the repository name, one per id, in
+// signers' order, and their ids.
+func bound(loc string, signers []PublicKey, name string) ([]PublicKey, []string, error) {
+	keys, ids := Policy{Keys: signers}.keysFor(name)
+	if len(ids) == 0 {
+		return nil, nil, refuse(loc, ErrNotBound, "index is for repository %q, but key %s is trusted only for repository %q",
+			name, signers[0].ID(), signers[0].Repo)
 	}
-	return out
+	return keys, ids, nil
 }
 
 // Follows reports, with an *Error, why r may not replace prev, an index of the same

@@ -119,6 +119,11 @@ func TestVerifyResult(t *testing.T) {
 		len(res.Keys) != 1 || res.Keys[0].String() != k.Public().String() {
 		t.Errorf("result %+v", res)
 	}
+	// A key trusted several times counts once, as the first binding that may sign demo.
+	twice := Policy{Keys: []PublicKey{boundTo(k, "other"), boundTo(k, "demo"), k.Public()}, AllowExpired: true}
+	if res, err := twice.verify(loc, ix, Sign(ix, k), nil, now); err != nil || len(res.KeyIDs) != 1 || len(res.Keys) != 1 || res.Keys[0].Repo != "demo" {
+		t.Errorf("key trusted thrice: %+v, %v; want one key, bound to demo", res, err)
+	}
 	res, err = Policy{}.verify(loc, ix, Sign(ix, k), nil, now)
 	if err != nil || res.Verified() || len(res.SignedBy) != 1 || res.SignedBy[0] != k.Public().ID() || res.Location != loc {
 		t.Errorf("unverified result %+v, %v", res, err)

@@ -36,9 +36,9 @@ func main() {
 }
 
 // write writes members members: the directories of a chain of components of at most 255
-// bytes, then files in its last directory, their own components at most 254 bytes, each named nameLen bytes in all. The chain's
-// directories are as long as the files' names need (a directory of length n has no more
-// than n bytes in its name), so the archive's name bytes are at most members*nameLen.
+// bytes, then files in its last directory, their own components at most 254 bytes, each
+// named nameLen bytes in all. The chain is only as deep as the files' names need, so the
+// archive's name bytes are at most members*nameLen.
 func write(out *bufio.Writer, members, nameLen int) error {
 	tw := tar.NewWriter(out)
 	dir := ""

@@ -15,16 +15,6 @@ import (
 	"pkg/repo"
 )
 
-// runIn runs a command in dir, failing the test with its output if it fails.
-func runIn(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
 // treeFiles are what each test archive holds, as modes, contents and symlink targets.
 var treeFiles = []struct {
 	name string
@@ -114,7 +104,7 @@ func TestInstallArchiveFormats(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(tree, "DEBIAN", "control"), []byte(control), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			runIn(t, src, "dpkg-deb", "--root-owner-group", "-Z", comp, "--build", tree, "hello.deb")
+			testfs.Run(t, src, "dpkg-deb", "--root-owner-group", "-Z", comp, "--build", tree, "hello.deb")
 			return filepath.Join(src, "hello.deb")
 		}, []string{"dpkg-deb", "-x", "ARCHIVE", "."}, nil, "usr/bin/hello"}
 	}
@@ -123,7 +113,7 @@ func TestInstallArchiveFormats(t *testing.T) {
 		{"zip", []string{"unzip"}, func(t *testing.T, src, tree string) string { return writeZip(t, src, "hello-1.0/") },
 			[]string{"unzip", "-q", "ARCHIVE"}, []string{"--name", "hello", "--version", "1.0"}, "hello-1.0/usr/bin/hello"},
 		{"tar.bz2", []string{"tar", "bzip2"}, func(t *testing.T, src, tree string) string {
-			runIn(t, tree, "tar", "-cjf", "../hello.tar.bz2", ".")
+			testfs.Run(t, tree, "tar", "-cjf", "../hello.tar.bz2", ".")
 			return filepath.Join(src, "hello.tar.bz2")
 		}, []string{"tar", "-xf", "ARCHIVE"}, []string{"--name", "hello", "--version", "1.0"}, "usr/bin/hello"},
 	}
@@ -145,7 +135,7 @@ func TestInstallArchiveFormats(t *testing.T) {
 			for i := range args {
 				args[i] = strings.ReplaceAll(args[i], "ARCHIVE", archive)
 			}
-			runIn(t, want, args...)
+			testfs.Run(t, want, args...)
 			got, exp := testfs.Tree(t, filepath.Join(e.root, "pkgs", "hello")), testfs.Tree(t, want)
 			delete(got, ".")
 			delete(exp, ".")

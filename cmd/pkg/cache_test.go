@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"pkg/fetch"
 	"pkg/internal/testfs"
@@ -144,25 +143,6 @@ func TestCleanNamesUsers(t *testing.T) {
 	}
 }
 
-// oldFiles writes files, relative to dir, two days old: past every age at which pkg
-// removes what it made in a cache.
-func oldFiles(t *testing.T, dir string, names ...string) {
-	t.Helper()
-	old := time.Now().Add(-48 * time.Hour)
-	for _, name := range names {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, old, old); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestNotCache gives a home directory as the cache, with files named as a cache's are in
 // tmp/ and tars/: every command that uses the cache refuses it, naming it, says what to do,
 // and leaves it as it was.
@@ -171,7 +151,7 @@ func TestNotCache(t *testing.T) {
 	e.initRoot()
 	e.cache = t.TempDir()
 	sha := strings.Repeat("a", 64)
-	oldFiles(t, e.cache, "tmp/notes.txt", "tmp/hello-1.tar", "tars/"+sha+".tar", "tars/"+sha+".idx", "tars/photos.tar")
+	testfs.OldFiles(t, e.cache, "tmp/notes.txt", "tmp/hello-1.tar", "tars/"+sha+".tar", "tars/"+sha+".idx", "tars/photos.tar")
 	before := testfs.Tree(t, e.cache)
 	for _, args := range [][]string{{"search"}, {"fetch", "libgreet"}, {"install", "libgreet"}, {"cache", "list"}, {"cache", "clean"}, {"cache", "prune"}} {
 		_, stderr, code := e.pkg(args...)
@@ -190,7 +170,7 @@ func TestSymlinkedCacheDir(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.ok("fetch", "libgreet")
 	outside := t.TempDir()
-	oldFiles(t, outside, "hello-1.tar", "idx-2", "notes.txt")
+	testfs.OldFiles(t, outside, "hello-1.tar", "idx-2", "notes.txt")
 	before := testfs.Tree(t, outside)
 	tmp := filepath.Join(e.cache, "tmp")
 	if err := os.Remove(tmp); err != nil {

@@ -81,10 +81,7 @@ func repoAddAction(c *cli.Context) error {
 	}
 	name, version, summary := c.String("name"), c.String("version"), c.String("summary")
 	if ctl := st.Control; ctl != nil {
-		if version == "" {
-			version = ctl.Version
-		}
-		name = cmp.Or(name, ctl.Package)
+		name, version = cmp.Or(name, ctl.Package), cmp.Or(version, ctl.Version)
 		if !c.IsSet("summary") {
 			summary = ctl.Description
 		}

@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/fetch"
 	"pkg/install"
 )
 
@@ -17,7 +19,10 @@ func verifyCommand() *cli.Command {
 		Name:      "verify",
 		Usage:     "check installed files against what was installed: type, mode, size, content",
 		ArgsUsage: "[NAME...]",
-		Action:    verifyAction,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "full", Usage: "read and hash every file, also those that still share their blocks with the cache"},
+		},
+		Action: verifyAction,
 	}
 }
 
@@ -45,7 +50,11 @@ func verifyAction(c *cli.Context) error {
 	if err := needInstalled("verify", names, all); err != nil {
 		return err
 	}
-	problems, err := root.Verify(names...)
+	var cache install.Cache
+	if !c.Bool("full") {
+		cache = verifyCache(c)
+	}
+	problems, err := root.VerifyWith(cache, names...)
 	if err != nil {
 		return err
 	}
@@ -79,4 +88,19 @@ func verifyAction(c *cli.Context) error {
 	}
 	say(c, "verified %s, %s", count(pkgs, "package"), count(files, "file"))
 	return nil
+}
+
+var _ install.Cache = (*fetch.Cache)(nil)
+
+// verifyCache opens the cache for verify to compare extents with, or returns nil, to hash
+// every file, when there is none: verify makes no cache.
+func verifyCache(c *cli.Context) install.Cache {
+	if _, err := os.Stat(c.String("cache")); err != nil {
+		return nil
+	}
+	cache, err := openCache(c)
+	if err != nil {
+		return nil
+	}
+	return cache
 }

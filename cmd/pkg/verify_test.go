@@ -175,3 +175,53 @@ func TestListAfterCutShort(t *testing.T) {
 		t.Errorf("list once verify undid the change: %q", stderr)
 	}
 }
+
+// TestVerifyFull damages, on XFS, a file whose data install cloned, in its cloned part, and
+// checks that verify reports it with and without --full, that an entry gone from the cache
+// leaves verify hashing, and that verify makes no cache.
+func TestVerifyFull(t *testing.T) {
+	e := newEnv(t, testfs.Mount(t, "xfs"), demoRepo)
+	e.ok("install", "hello")
+	for _, args := range [][]string{{"verify"}, {"verify", "--full"}} {
+		if out, _ := e.ok(args...); out != "verified 2 packages, 5 files\n" {
+			t.Errorf("%v: %q", args, out)
+		}
+	}
+	book := filepath.Join(e.root, "pkgs/libgreet/share/libgreet/phrasebook")
+	flip := func() {
+		f, err := os.OpenFile(book, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		b := make([]byte, 1)
+		if _, err := f.ReadAt(b, 100); err != nil {
+			t.Fatal(err)
+		}
+		b[0] ^= 1
+		if _, err := f.WriteAt(b, 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flip()
+	want := "libgreet 1.0.0: modified share/libgreet/phrasebook (content)\n"
+	for _, args := range [][]string{{"verify"}, {"verify", "--full"}} {
+		if out, _, code := e.pkg(args...); code != 1 || out != want {
+			t.Errorf("%v of a changed cloned byte: exit %d, %q; want 1, %q", args, code, out, want)
+		}
+	}
+	flip() // back as it was, on blocks of its own
+	if out, _ := e.ok("verify"); out != "verified 2 packages, 5 files\n" {
+		t.Errorf("verify of the file changed back: %q", out)
+	}
+	if err := os.RemoveAll(e.cache); err != nil {
+		t.Fatal(err)
+	}
+	flip()
+	if out, _, code := e.pkg("verify"); code != 1 || out != want {
+		t.Errorf("verify without the cache: exit %d, %q; want 1, %q", code, out, want)
+	}
+	if _, err := os.Stat(e.cache); !os.IsNotExist(err) {
+		t.Errorf("verify made the cache: %v", err)
+	}
+}

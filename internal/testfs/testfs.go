@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -23,10 +24,14 @@ var mkfs = map[string][]string{
 	// Blocks larger than the 4 KiB the aligned tar aligns to (kernel 6.12 and later).
 	"xfs16k": {"mkfs.xfs", "-q", "-f", "-m", "reflink=1", "-b", "size=16384"},
 	"btrfs":  {"mkfs.btrfs", "-q", "-f"},
+	"ext4":   {"mkfs.ext4", "-q", "-F"},
+	// Directories may fold names (chattr +F), where the kernel has CONFIG_UNICODE.
+	"ext4casefold": {"mkfs.ext4", "-q", "-F", "-O", "casefold"},
+	"vfat":         {"mkfs.vfat"},
 }
 
-// Mount returns the root of a fresh filesystem of kind "xfs", "xfs16k" or "btrfs", unmounted and
-// deleted when t ends. It skips t when that is impossible here (not root, no mkfs), except
+// Mount returns the root of a fresh filesystem of kind "xfs", "xfs16k", "btrfs", "ext4",
+// "ext4casefold" or "vfat", unmounted and deleted when t ends. It skips t when that is impossible here (not root, no mkfs), except
 // under CI=true, where it fails.
 func Mount(t testing.TB, kind string) string {
 	t.Helper()
@@ -38,7 +43,7 @@ func Mount(t testing.TB, kind string) string {
 		Unavailable(t, "testfs: mounting "+kind+" needs root")
 	}
 	if _, err := exec.LookPath(args[0]); err != nil {
-		Unavailable(t, "testfs: "+args[0]+" not installed (apt-get install xfsprogs btrfs-progs)")
+		Unavailable(t, "testfs: "+args[0]+" not installed (apt-get install xfsprogs btrfs-progs e2fsprogs dosfstools)")
 	}
 	dir := t.TempDir()
 	img, mnt := filepath.Join(dir, kind+".img"), filepath.Join(dir, "mnt")
@@ -51,10 +56,31 @@ func Mount(t testing.TB, kind string) string {
 	if err := os.Truncate(img, imageSize); err != nil {
 		t.Fatal(err)
 	}
-	run(t, append(args, img)...)
-	run(t, "mount", "-o", "loop", img, mnt)
+	Run(t, "", append(args, img)...)
+	Run(t, "", "mount", "-o", "loop", img, mnt)
 	unmountAtEnd(t, mnt)
 	return mnt
+}
+
+// Folding returns an empty directory that folds names, unmounted when t ends: a casefold
+// directory (chattr +F) of a fresh ext4, or else the root of a fresh vfat. It skips t,
+// also under CI=true, when the kernel can make neither (no CONFIG_UNICODE, no vfat), saying
+// so; when it can but tools or privileges are missing, it skips or fails as Mount does.
+func Folding(t testing.TB) string {
+	t.Helper()
+	if _, err := os.Stat("/sys/fs/ext4/features/casefold"); err == nil {
+		dir := filepath.Join(Mount(t, "ext4casefold"), "folding")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		Run(t, "", "chattr", "+F", dir)
+		return dir
+	}
+	if b, err := os.ReadFile("/proc/filesystems"); err == nil && strings.Contains(string(b), "\tvfat\n") {
+		return Mount(t, "vfat")
+	}
+	t.Skip("testfs: this kernel can make no directory that folds names: ext4 without casefold (CONFIG_UNICODE), no vfat in /proc/filesystems")
+	return ""
 }
 
 // Tmpfs returns the root of a fresh tmpfs of size bytes, with options such as "nr_inodes=50"
@@ -67,7 +93,7 @@ func Tmpfs(t testing.TB, size int64, options ...string) string {
 	}
 	mnt := t.TempDir()
 	opts := strings.Join(append([]string{fmt.Sprintf("size=%d", size)}, options...), ",")
-	run(t, "mount", "-t", "tmpfs", "-o", opts, "tmpfs", mnt)
+	Run(t, "", "mount", "-t", "tmpfs", "-o", opts, "tmpfs", mnt)
 	unmountAtEnd(t, mnt)
 	return mnt
 }
@@ -101,10 +127,32 @@ func NeedTools(t testing.TB, tools ...string) {
 	}
 }
 
-func run(t testing.TB, args ...string) {
+// Run runs a command in dir ("" for the test's own), failing t with its output if it fails.
+func Run(t testing.TB, dir string, args ...string) {
 	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("testfs: %v: %v\n%s", args, err, out)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// OldFiles writes each name, a path relative to dir, with its name as content, two days
+// old: past every age at which pkg removes what it made in a cache.
+func OldFiles(t testing.TB, dir string, names ...string) {
+	t.Helper()
+	old := time.Now().Add(-48 * time.Hour)
+	for _, name := range names {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -193,6 +241,6 @@ func Remount(t testing.TB, mnt string) {
 	if len(imgs) != 1 {
 		t.Fatalf("testfs: %s is not a mount of Mount", mnt)
 	}
-	run(t, "umount", mnt)
-	run(t, "mount", "-o", "loop", imgs[0], mnt)
+	Run(t, "", "umount", mnt)
+	Run(t, "", "mount", "-o", "loop", imgs[0], mnt)
 }

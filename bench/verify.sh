@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Times pkg verify (extent maps where the data is cloned) against pkg verify --full and
+# sha256sum of the same files, on a loop-mounted XFS, warm (page cache kept) and cold
+# (caches dropped before each command).
+#
+# Run as root from anywhere:   bench/verify.sh
+# Environment: SHAPES="big kernel" (bench/gentree shapes)  FS="xfs"  RUNS=5  WORK=/var/tmp/pkg-verify-bench
+#              DEBS="golang-1.19-go_*.deb ..." also times packages published from these files
+#              (apt-get download golang-1.19-go golang-1.19-src).
+# Each round runs every command once, in turn, after a warm-up round. Results: medians over
+# rounds and the median of each round's ratio on stdout, hyperfine JSON under $WORK/results.
+set -euo pipefail
+
+SHAPES=${SHAPES:-big kernel}
+FS=${FS:-xfs}
+RUNS=${RUNS:-5}
+WORK=${WORK:-/var/tmp/pkg-verify-bench}
+DEBS=${DEBS:-}
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+[ "$(id -u)" = 0 ] || { echo "bench/verify.sh: needs root (mount, mkfs, drop_caches)" >&2; exit 2; }
+for tool in hyperfine mkfs.xfs python3; do
+	command -v "$tool" >/dev/null || { echo "bench/verify.sh: $tool missing (apt-get install hyperfine xfsprogs)" >&2; exit 2; }
+done
+debs=()
+for f in $DEBS; do debs+=("$(realpath "$f")"); done
+
+mkdir -p "$WORK/bin" "$WORK/tars" "$WORK/results"
+(cd "$top" && go build -o "$WORK/bin/pkg" ./cmd/pkg && go build -o "$WORK/bin/gentree" ./bench/gentree)
+pkg=$WORK/bin/pkg
+for shape in $SHAPES; do
+	[ -s "$WORK/tars/$shape.tar" ] || "$WORK/bin/gentree" -shape "$shape" > "$WORK/tars/$shape.tar"
+done
+
+mnt=$WORK/mnt
+cleanup() { umount "$mnt" 2>/dev/null || true; rm -f "$WORK"/*.img; }
+trap cleanup EXIT
+
+# rounds NAME ARGS...: runs hyperfine's commands once each, in turn, in a warm-up round and
+# then RUNS rounds, so that a machine whose load drifts favours none; JSON to results/NAME-R.json.
+rounds() {
+	local name=$1
+	shift
+	for r in $(seq 0 "$RUNS"); do
+		hyperfine -N --style none --runs 1 --export-json "$WORK/results/$name-$r.json" "$@" >/dev/null 2>&1
+	done
+}
+
+names=()
+for kind in $FS; do
+	mkdir -p "$mnt"
+	umount "$mnt" 2>/dev/null || true
+	rm -f "$WORK/$kind.img" && truncate -s 24G "$WORK/$kind.img"
+	case $kind in
+	xfs) mkfs.xfs -q -f -m reflink=1 "$WORK/$kind.img" ;;
+	btrfs) mkfs.btrfs -q -f "$WORK/$kind.img" >/dev/null ;;
+	esac
+	mount -o loop "$WORK/$kind.img" "$mnt"
+	d=$mnt
+	g="--root $d/r --cache $d/cache --repo $d/repo --quiet"
+	pkgs=()
+	for shape in $SHAPES; do
+		$pkg --quiet repo add "$d/repo" "$WORK/tars/$shape.tar" --name "$shape" --version 1
+		pkgs+=("$shape")
+	done
+	for deb in "${debs[@]}"; do
+		$pkg --quiet repo add "$d/repo" "$deb"
+		pkgs+=("$(basename "$deb" | cut -d_ -f1)")
+	done
+	for p in "${pkgs[@]}"; do
+		$pkg $g install "$p"
+		files=$(find "$d/r/pkgs/$p" -type f | wc -l)
+		bytes=$(du -sb --apparent-size "$d/r/pkgs/$p" | cut -f1)
+		echo "$kind $p: $files files, $((bytes >> 20)) MiB"
+		sums="find $d/r/pkgs/$p -type f -print0"
+		for temp in warm cold; do
+			prep=()
+			[ "$temp" = cold ] && prep=(--prepare "sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'")
+			name=$kind-$p-$temp
+			rounds "$name" "${prep[@]}" \
+				-n "pkg verify" "$pkg $g verify $p" \
+				-n "pkg verify --full" "$pkg $g verify --full $p" \
+				-n "sha256sum" "sh -c '$sums | xargs -0 sha256sum >/dev/null'"
+			names+=("$name")
+		done
+		$pkg $g remove "$p"
+	done
+	umount "$mnt"
+	rm -f "$WORK/$kind.img"
+done
+
+python3 - "$WORK/results" "$RUNS" "${names[@]}" <<'EOF'
+import json, statistics, sys
+results, runs, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+print(f"{'case':<32} {'command':<18} {'median s':>9} {'median ratio to pkg verify':>27}")
+for n in names:
+    rounds = [json.load(open(f"{results}/{n}-{r}.json"))["results"] for r in range(1, runs + 1)]
+    for i, c in enumerate(rounds[0]):
+        t = [rs[i]["mean"] for rs in rounds]
+        ratio = [rs[i]["mean"] / rs[0]["mean"] for rs in rounds]
+        print(f"{n:<32} {c['command']:<18} {statistics.median(t):>9.3f} {statistics.median(ratio):>27.1f}")
+EOF

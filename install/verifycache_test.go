@@ -1,0 +1,260 @@
+package install
+
+import (
+	"archive/tar"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/internal/testfs"
+	"pkg/tarutil"
+)
+
+// testCache is a Cache of one tar, under the sha256 pkgOf gives.
+type testCache string
+
+func (c testCache) Path(string) string { return string(c) }
+
+func (c testCache) Members(string) ([]tarutil.Member, error) { return scanWithDigests(string(c)) }
+
+// sizes of sharedTree's files: "big" and "other" have a tail past their last whole block.
+const (
+	bigSize   = 20*4096 + 100 // over minShared
+	bigPrefix = bigSize &^ 4095
+	exactSize = 17 * 4096
+)
+
+func randomData(seed uint64, n int) string {
+	b := make([]byte, n)
+	r := rand.New(rand.NewPCG(seed, 0))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return string(b)
+}
+
+// sharedTree is a package with files install clones, one it writes (small) and a hardlink.
+func sharedTree() []entry {
+	return []entry{
+		{name: "big", typ: tar.TypeReg, mode: 0o644, data: randomData(1, bigSize)},
+		{name: "other", typ: tar.TypeReg, mode: 0o644, data: randomData(2, bigSize)},
+		{name: "exact", typ: tar.TypeReg, mode: 0o644, data: randomData(3, exactSize)},
+		{name: "small", typ: tar.TypeReg, mode: 0o644, data: "small"},
+		{name: "same", typ: tar.TypeLink, link: "big"},
+	}
+}
+
+// fragment rewrites the file at name 16 KiB at a time, each synced between blocks of
+// another file, so that its blocks are not contiguous and a defragmenter has work to do.
+func fragment(t *testing.T, name string) {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	must(t, err)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0)
+	must(t, err)
+	defer f.Close()
+	g, err := os.Create(name + ".gaps")
+	must(t, err)
+	defer os.Remove(name + ".gaps")
+	defer g.Close()
+	for b := range slices.Chunk([]byte(data), 16384) {
+		_, err := f.Write(b)
+		must(t, err)
+		must(t, f.Sync())
+		_, err = g.Write(make([]byte, 4096))
+		must(t, err)
+		must(t, g.Sync())
+	}
+}
+
+// cloneInto replaces the first n bytes of the file dst with a clone of src's at off.
+func cloneInto(t *testing.T, dst, src string, off, n int64) {
+	t.Helper()
+	d, err := os.OpenFile(dst, os.O_WRONLY, 0)
+	must(t, err)
+	defer d.Close()
+	s, err := os.Open(src)
+	must(t, err)
+	defer s.Close()
+	must(t, unix.IoctlFileCloneRange(int(d.Fd()), &unix.FileCloneRange{Src_fd: int64(s.Fd()), Src_offset: uint64(off), Src_length: uint64(n)}))
+}
+
+func pwrite(t *testing.T, name string, data string, off int64) {
+	t.Helper()
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	must(t, err)
+	defer f.Close()
+	_, err = f.WriteAt([]byte(data), off)
+	must(t, err)
+}
+
+func defragment(t *testing.T, kind, name string) {
+	t.Helper()
+	args := map[string][]string{"xfs": {"xfs_fsr", name}, "btrfs": {"btrfs", "filesystem", "defragment", name}}[kind]
+	if _, err := exec.LookPath(args[0]); err != nil {
+		testfs.Unavailable(t, args[0]+" not installed (apt-get install xfsprogs btrfs-progs)")
+	}
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, out)
+	}
+}
+
+// TestVerifyShared installs sharedTree from a fragmented tar on XFS, btrfs and ext4, in two
+// roots, changes the first one way per case, and checks what VerifyWith reports, and whether
+// it proved the big file intact by its extents (all of its cloned bytes unread) or read it:
+// a file that still shares the cache tar's blocks at its member's place is not read, and
+// every other is read, so that one sharing blocks with another place of the tar, or with
+// another file, is reported.
+func TestVerifyShared(t *testing.T) {
+	type env struct {
+		kind, dir, tar string
+		off            map[string]int64 // data offsets in the tar
+	}
+	tests := []struct {
+		name    string
+		reflink bool // the case needs a filesystem that shares extents
+		damage  func(t *testing.T, e env)
+		want    []string
+		unread  bool // big is proved intact by its extents
+	}{
+		{"intact", false, func(*testing.T, env) {}, nil, true},
+		{"cloned-byte", false, func(t *testing.T, e env) { flipByte(t, filepath.Join(e.dir, "big"), 5000) },
+			[]string{"t 1: modified big (content)", "t 1: modified same (content)"}, false},
+		{"tail-byte", false, func(t *testing.T, e env) { flipByte(t, filepath.Join(e.dir, "big"), bigSize-1) },
+			[]string{"t 1: modified big (content)", "t 1: modified same (content)"}, false},
+		{"rewritten-same", false, func(t *testing.T, e env) {
+			must(t, os.WriteFile(filepath.Join(e.dir, "big"), []byte(sharedTree()[0].data), 0))
+		}, nil, false},
+		{"rewritten-other", false, func(t *testing.T, e env) {
+			must(t, os.WriteFile(filepath.Join(e.dir, "big"), []byte(sharedTree()[1].data), 0))
+		}, []string{"t 1: modified big (content)", "t 1: modified same (content)"}, false},
+		{"defragmented", true, func(t *testing.T, e env) { defragment(t, e.kind, filepath.Join(e.dir, "big")) }, nil, false},
+		{"cloned-from-other-member", true, func(t *testing.T, e env) {
+			cloneInto(t, filepath.Join(e.dir, "big"), e.tar, e.off["other"], bigPrefix)
+		}, []string{"t 1: modified big (content)", "t 1: modified same (content)"}, false},
+		{"cloned-one-block-off", true, func(t *testing.T, e env) {
+			cloneInto(t, filepath.Join(e.dir, "big"), e.tar, e.off["big"]+4096, bigPrefix-4096)
+		}, []string{"t 1: modified big (content)", "t 1: modified same (content)"}, false},
+		{"cloned-from-other-file", true, func(t *testing.T, e env) {
+			other := filepath.Join(filepath.Dir(e.tar), "other")
+			must(t, os.WriteFile(other, []byte(sharedTree()[1].data), 0o644))
+			cloneInto(t, filepath.Join(e.dir, "big"), other, 0, bigPrefix)
+		}, []string{"t 1: modified big (content)", "t 1: modified same (content)"}, false},
+		{"cloned-from-copy", true, func(t *testing.T, e env) {
+			copy := filepath.Join(filepath.Dir(e.tar), "copy")
+			must(t, os.WriteFile(copy, []byte(sharedTree()[0].data), 0o644))
+			cloneInto(t, filepath.Join(e.dir, "big"), copy, 0, bigPrefix)
+		}, nil, false},
+		{"tar-rewritten", false, func(t *testing.T, e env) { // its blocks move: big shares nothing with it
+			pwrite(t, e.tar, sharedTree()[0].data, e.off["big"])
+		}, nil, false},
+		{"tar-damaged", false, func(t *testing.T, e env) {
+			pwrite(t, e.tar, sharedTree()[1].data, e.off["big"])
+		}, nil, false},
+		{"tar-tail-damaged", false, func(t *testing.T, e env) { pwrite(t, e.tar, "X", e.off["big"]+bigSize-1) }, nil, false},
+		{"cache-gone", false, func(t *testing.T, e env) { must(t, os.Remove(e.tar)) }, nil, false},
+		{"cache-gone-changed", false, func(t *testing.T, e env) {
+			must(t, os.Remove(e.tar))
+			flipByte(t, filepath.Join(e.dir, "big"), 5000)
+		}, []string{"t 1: modified big (content)", "t 1: modified same (content)"}, false},
+	}
+	for _, kind := range []string{"xfs", "btrfs", "ext4"} {
+		t.Run(kind, func(t *testing.T) {
+			var base string
+			if kind == "ext4" {
+				base = t.TempDir()
+			} else {
+				base = testfs.Mount(t, kind)
+			}
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					if tt.reflink && kind == "ext4" {
+						t.Skip("ext4 shares no extents")
+					}
+					work := filepath.Join(base, tt.name)
+					must(t, os.Mkdir(work, 0o755))
+					tarPath := alignedTar(t, work, sharedTree())
+					fragment(t, tarPath)
+					r := openRoot(t, filepath.Join(work, "root"))
+					defer r.Close()
+					p := pkgOf("t", "1")
+					p.Bin = nil
+					if _, err := r.Install(tarPath, p); err != nil {
+						t.Fatal(err)
+					}
+					// Another root's install keeps the tar's blocks shared when this one's are not.
+					r2 := openRoot(t, filepath.Join(work, "root2"))
+					defer r2.Close()
+					if _, err := r2.Install(tarPath, p); err != nil {
+						t.Fatal(err)
+					}
+					members, err := scanWithDigests(tarPath)
+					must(t, err)
+					e := env{kind: kind, dir: r.pkgDir("t"), tar: tarPath, off: map[string]int64{}}
+					for _, m := range members {
+						e.off[m.Name] = m.Offset
+					}
+					_, intact, err := r.verify(testCache(tarPath), nil)
+					must(t, err)
+					if want := kind != "ext4"; (intact > 0) != want {
+						t.Fatalf("intact tree: %d bytes proved by extents, want some: %v", intact, want)
+					}
+					tt.damage(t, e)
+					problems, unread, err := r.verify(testCache(tarPath), nil)
+					must(t, err)
+					var got []string
+					for _, p := range problems {
+						got = append(got, p.String())
+					}
+					if !slices.Equal(got, tt.want) {
+						t.Errorf("VerifyWith:\n got %q\nwant %q", got, tt.want)
+					}
+					if (unread == intact) != (tt.unread || kind == "ext4") {
+						t.Errorf("%d bytes proved by extents, %d in the intact tree: want big proved so: %v", unread, intact, tt.unread)
+					}
+					full, err := r.Verify()
+					must(t, err)
+					if !slices.EqualFunc(full, problems, func(a, b Problem) bool { return a == b }) {
+						t.Errorf("Verify, hashing all: %v, VerifyWith: %v", full, problems)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestUnshared checks the extent comparison on maps made up to the byte: a file's range is
+// matched only where it sits at the physical place of the tar's byte at the member's
+// offset plus its own.
+func TestUnshared(t *testing.T) {
+	tar := []extent{{0, 1000, 100}, {100, 5000, 50}, {150, 9000, 100}}
+	tests := []struct {
+		name string
+		file []extent
+		off  int64
+		size int64
+		want []span
+	}{
+		{"all", []extent{{0, 1010, 90}, {90, 5000, 50}, {140, 9000, 60}}, 10, 200, nil},
+		{"tail", []extent{{0, 1010, 90}, {90, 5000, 50}}, 10, 145, []span{{140, 145}}},
+		{"extent-past-size", []extent{{0, 1010, 90}, {90, 5000, 4096}}, 10, 120, nil},
+		{"none", nil, 10, 50, []span{{0, 50}}},
+		{"one-off", []extent{{0, 1011, 90}}, 10, 90, []span{{0, 90}}},
+		{"other-offset", []extent{{0, 1000, 90}}, 10, 90, []span{{0, 90}}},
+		{"middle", []extent{{0, 1010, 20}, {20, 7000, 20}, {40, 1050, 50}}, 10, 90, []span{{20, 40}}},
+		{"split-in-tar", []extent{{0, 1080, 30}}, 80, 30, []span{{20, 30}}},
+		{"past-tar", []extent{{0, 9090, 100}}, 240, 100, []span{{10, 100}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := unshared(tt.file, tar, tt.off, tt.size); !slices.Equal(got, tt.want) {
+				t.Errorf("unshared = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
