@@ -5,6 +5,8 @@
 #
 # Run as root from anywhere:   bench/install.sh
 # Environment: SHAPES="kernel firmware big"  FS="xfs btrfs ext4"  RUNS=3  WORK=/var/tmp/pkg-bench
+#              A shape is one bench/gentree makes, or NAME=ARCHIVE: a real archive pkg reads
+#              (fonts=/var/tmp/fonts-noto-core_20201225-1_all.deb, from apt-get download).
 #              STRACE=1 also counts syscalls and peak RSS of one install of each shape.
 # Every timed command ends with a sync of its filesystem (pkg syncs itself); each is run once
 # to warm up (first writes into a fresh sparse image pay for allocation), then RUNS times.
@@ -26,9 +28,16 @@ mkdir -p "$WORK/bin" "$WORK/tars" "$WORK/results"
 (cd "$top" && go build -o "$WORK/bin/pkg" ./cmd/pkg && go build -o "$WORK/bin/floor" ./bench/floor &&
 	go build -o "$WORK/bin/gentree" ./bench/gentree)
 pkg=$WORK/bin/pkg floor=$WORK/bin/floor
-for shape in $SHAPES; do
-	[ -s "$WORK/tars/$shape.tar" ] || "$WORK/bin/gentree" -shape "$shape" > "$WORK/tars/$shape.tar"
+names=
+for spec in $SHAPES; do
+	case $spec in
+	*=*) ln -sf "$(realpath "${spec#*=}")" "$WORK/tars/${spec%%=*}.${spec##*.}" ;;
+	*) [ -s "$WORK/tars/$spec.tar" ] || "$WORK/bin/gentree" -shape "$spec" > "$WORK/tars/$spec.tar" ;;
+	esac
+	names="$names ${spec%%=*}"
 done
+# archive NAME: the archive of that shape.
+archive() { ls "$WORK/tars/$1".* | head -1; }
 
 # mountfs KIND: prints a fresh directory on that filesystem.
 mountfs() {
@@ -64,12 +73,13 @@ for kind in $FS; do
 	reflink=always tails=
 	[ "$kind" = ext4 ] && reflink=auto
 	[ "$kind" = xfs ] && tails=-tails
-	for shape in $SHAPES; do
+	for shape in $names; do
 		g="--root $d/r --cache $d/cache --repo $d/repo --quiet"
-		$pkg --quiet repo add "$d/repo" "$WORK/tars/$shape.tar" --name "$shape" --version 1
+		$pkg --quiet repo add "$d/repo" "$(archive "$shape")" --name "$shape" --version 1
 		$pkg $g fetch "$shape"
 		aligned=$(ls "$d"/cache/tars/*.tar | head -1)
 		mkdir -p "$d/t" && tar -xf "$aligned" -C "$d/t" # the source tree for cp
+		find "$d/t" -type f | wc -l > "$WORK/results/$kind-$shape-files.txt"
 		hf "$kind-$shape-install" \
 			-n "pkg install" --prepare "rm -rf $d/r" "$pkg $g install $shape" \
 			-n "tar -xf" --prepare "sh -c 'rm -rf $d/x; mkdir $d/x'" "sh -c 'tar -xf $aligned -C $d/x && sync -f $d/x'" \
@@ -98,4 +108,6 @@ for kind in $FS; do
 	unmountfs "$kind"
 done
 
-python3 "$top/bench/table.py" "$WORK/results" $FS -- $SHAPES
+python3 "$top/bench/table.py" "$WORK/results" $FS -- $names
+# The chart of the README and docs/: CHART=docs/install.svg bench/install.sh
+[ -z "${CHART:-}" ] || python3 "$top/bench/chart.py" "$WORK/results" "$CHART" $FS -- $names

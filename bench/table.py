@@ -29,7 +29,6 @@ def main():
     results, rest = sys.argv[1], sys.argv[2:]
     sep = rest.index("--")
     fss, shapes = rest[:sep], rest[sep + 1:]
-    files = {"kernel": 80000, "firmware": 2500, "big": 40}
     cols = ["pkg install", "tar -xf", "cp --reflink", "empty floor", "irreducible floor"]
     print("| fs | shape | " + " | ".join(cols) + " | pkg/floor | pkg remove | rm -rf | df growth | syscalls/file | peak RSS |")
     print("|" + "---|" * (len(cols) + 8))
@@ -41,7 +40,9 @@ def main():
             t = medians(base + "-install.json")
             r = medians(base + "-remove.json")
             grown, tree = map(int, open(base + "-df.txt").read().split())
-            sc = strace_per_file(base + "-strace.txt", files[shape]) if os.path.exists(base + "-strace.txt") else float("nan")
+            with open(base + "-files.txt") as f:
+                files = int(f.read())
+            sc = strace_per_file(base + "-strace.txt", files) if os.path.exists(base + "-strace.txt") else float("nan")
             mem = rss(base + "-time.txt") if os.path.exists(base + "-time.txt") else float("nan")
             row = [f"{t[c]:.3f}" for c in cols]
             row.append(f"{t['pkg install'] / t['irreducible floor']:.2f}x")

@@ -24,7 +24,8 @@ import (
 // A block whose header gives both its sizes, as multi-threaded xz writes them, is read
 // whole and decoded by one of GOMAXPROCS workers while the splitter reads the next; its
 // output is returned in order. Any other block (single-threaded xz writes one for the
-// whole stream) is decoded as it is read, by the reader's caller.
+// whole stream) is decoded as it is read, by the host's xz (xzproc.go) or else by the
+// reader's caller.
 
 // errXZ reports an xz stream whose structure the splitter cannot follow.
 var errXZ = errors.New("xz: malformed stream")
@@ -48,7 +49,8 @@ type xzReader struct {
 	done   chan struct{} // closed when the splitter no longer reads the input
 	once   sync.Once
 	budget *xzBudget
-	seq    *xz.Reader // decodes the streamed blocks
+	seq    *xz.Reader // decodes the streamed blocks, where there is no hostXZ
+	proc   *xzProc    // the xz process decoding the current streamed block
 	cur    *xzJob     // the job being returned
 	out    []byte     // the unread output of a buffered job
 	dec    io.Reader  // the decoder of a streamed job
@@ -122,6 +124,10 @@ func (x *xzReader) Read(p []byte) (int, error) {
 // next waits for the next block and makes its output current. At the end of the
 // stream it returns io.EOF, or the error that ended it.
 func (x *xzReader) next() error {
+	if x.proc != nil {
+		x.proc.stop()
+		x.proc = nil
+	}
 	if x.cur != nil {
 		x.budget.release(x.cur.weight)
 		x.put(x.cur.in)
@@ -133,6 +139,14 @@ func (x *xzReader) next() error {
 		return j.end
 	}
 	x.cur = j
+	if j.pr != nil && hostXZ() != "" {
+		p, err := startXZ(hostXZ(), j.pr)
+		if err != nil {
+			return j.wrap(err)
+		}
+		x.proc, x.dec = p, p
+		return nil
+	}
 	if j.pr != nil {
 		if x.seq == nil {
 			var err error
@@ -186,6 +200,9 @@ func (x *xzReader) Close() error {
 			x.streaming.CloseWithError(errReaderGone)
 		}
 		x.mu.Unlock()
+		if x.proc != nil {
+			x.proc.stop()
+		}
 		x.out, x.dec, x.err = nil, nil, errStopped
 	})
 	<-x.done // the input is the caller's again: a .deb reads on after its data member

@@ -119,21 +119,47 @@ func TestXZDamage(t *testing.T) {
 }
 
 // TestXZDamageStreamed refuses a block decoded as it is read, one whose header gives no
-// sizes, damaged in its data, naming the block.
+// sizes, damaged in its data, naming the block, with the host's xz and with the Go decoder.
+// Its output is checked only at its end, so bytes before the error may be wrong: the
+// archive's sha256 is what refuses a damaged download, and a cache entry is whole or absent.
 func TestXZDamageStreamed(t *testing.T) {
 	data := somewhatRandom(1 << 20)
 	s := xzStream(t, data, 1<<30, xz.CRC64)
 	if comp, size, _ := parseBlockHeader(s[xzHeaderLen : xzHeaderLen+(int(s[xzHeaderLen])+1)*4]); comp >= 0 || size >= 0 {
 		t.Fatalf("block header gives sizes %d, %d: want none", comp, size)
 	}
-	s[len(s)/2] ^= 0x55
-	got, err := inflateAll(s)
-	if want := "xz block 1 at byte 12: "; err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("error %v, want one starting %q", err, want)
-	}
-	if !bytes.HasPrefix(data, got) {
-		t.Errorf("returned %d bytes that are not the start of the data", len(got))
-	}
+	damaged := bytes.Clone(s)
+	damaged[len(s)/2] ^= 0x55
+	truncated := s[:len(s)-100]
+	eachXZDecoder(t, func(t *testing.T) {
+		if got, err := inflateAll(s); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("undamaged: %d bytes, %v", len(got), err)
+		}
+		for name, b := range map[string][]byte{"damaged": damaged, "truncated": truncated} {
+			got, err := inflateAll(b)
+			if want := "xz block 1 at byte 12: "; err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%s: error %v, want one starting %q", name, err, want)
+			}
+			if len(got) >= len(data) {
+				t.Errorf("%s: returned all %d bytes", name, len(got))
+			}
+		}
+	})
+}
+
+// eachXZDecoder runs f with the host's xz decoding streamed blocks, if there is one, and
+// with the Go decoder.
+func eachXZDecoder(t *testing.T, f func(t *testing.T)) {
+	host := hostXZ
+	defer func() { hostXZ = host }()
+	t.Run("host", func(t *testing.T) {
+		if host() == "" {
+			testfs.NeedTools(t, "xz")
+		}
+		f(t)
+	})
+	hostXZ = func() string { return "" }
+	t.Run("go", f)
 }
 
 // TestXZDamageCache leaves the cache as it was after fetching a package whose xz stream
@@ -171,16 +197,18 @@ func TestXZClose(t *testing.T) {
 		"parallel": xzMulti(t, data, 128<<10),
 		"streamed": xzStream(t, data, 1<<20, xz.CRC64),
 	}
-	for name, s := range streams {
-		zr := newXZReader(bufio.NewReader(bytes.NewReader(s)))
-		if _, err := io.ReadFull(zr, make([]byte, 300<<10)); err != nil {
-			t.Fatalf("%s: %v", name, err)
+	eachXZDecoder(t, func(t *testing.T) {
+		for name, s := range streams {
+			zr := newXZReader(bufio.NewReader(bytes.NewReader(s)))
+			if _, err := io.ReadFull(zr, make([]byte, 300<<10)); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			zr.Close()
+			if _, err := zr.Read(make([]byte, 1<<20)); !errors.Is(err, errStopped) {
+				t.Errorf("%s: read after close: %v, want errStopped", name, err)
+			}
 		}
-		zr.Close()
-		if _, err := zr.Read(make([]byte, 1<<20)); !errors.Is(err, errStopped) {
-			t.Errorf("%s: read after close: %v, want errStopped", name, err)
-		}
-	}
+	})
 }
 
 // BenchmarkXZ decodes 16 MiB to io.Discard from one block, and from 16 blocks of 1 MiB
