@@ -139,6 +139,27 @@ const (
 // must have been changed (say its mode) after every Wait, so that the journal it forces
 // holds every earlier change to the trees; on btrfs, by one transaction commit; elsewhere
 // by one syncfs(2).
+//
+// Why that is enough for a commit that renames the trees into place afterwards, so that
+// after a crash a package is its old tree or its new one, whole:
+//   - XFS: a file's page write-back ends only after the transactions its completion needs
+//     (unwritten extent conversion, the on-disk size, a COW remap) are committed to the
+//     in-memory log, and block allocation happens before the I/O, so once Wait returned
+//     every change that locates the file's data is in the log; clones and creates were
+//     logged when they returned. The dir's chmod (a chmod always logs the inode: ctime)
+//     comes later, and an fsync forces the log up to its sequence, so every earlier
+//     transaction too, in one log write that starts with a cache flush of the device:
+//     the data written before are on the media before the log records that point at them.
+//   - ext4 with a journal: the same, with jbd2: allocation at write-back and the unwritten
+//     conversion at completion (before the pages' write-back ends) join the running
+//     transaction; the chmod's handle joins the same or a later one, and fsync of the dir
+//     waits for the commit of that transaction, and jbd2 commits in order, each commit
+//     block written after a cache flush.
+//   - btrfs: Wait (FIEMAP_FLAG_SYNC) returns once the file's ordered extents completed,
+//     that is once its file extent items are in the running transaction; the commit writes
+//     every tree of that transaction and then the superblock, after a cache flush.
+//     Others' delayed allocations are not written unless the filesystem is mounted
+//     flushoncommit (which only adds to what the commit writes).
 func Commit(dirs ...string) error {
 	if len(dirs) == 0 {
 		return nil
