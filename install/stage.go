@@ -67,7 +67,7 @@ type stager struct {
 	noKernelCopy atomic.Bool
 	noTimes      bool          // leave modification times as creating the members made them (benchmarks)
 	durable      durable.Files // how what the workers write is made durable for the commit (durable.Commit)
-	wb           *writeback    // while the files are made, where s.durable tracks writes
+	wb           *writeback    // while the files are made, if tracked
 	tracked      bool          // every file written was waited for: the commit need not sync the whole filesystem
 }
 
@@ -100,16 +100,16 @@ func (s *stager) close() {
 	runtime.KeepAlive(s.src)
 }
 
-// stage creates every member, each with its mode and modification time. Where s.durable
-// tracks writes, it starts the write-back of each file written as soon as it is written,
-// and waits for them all if they are few enough (maxTracked).
+// stage creates every member, each with its mode and modification time, and waits for
+// the write-back of the data it wrote, if s.durable tracks it and the files are few
+// enough (maxTracked).
 func (s *stager) stage(members []tarutil.Member) error {
 	if err := s.dirs(members); err != nil {
 		return err
 	}
-	if s.durable.Tracks() {
-		s.tracked = dataFiles(members) <= maxTracked
-		s.wb = startWriteback(s.durable, s.tracked)
+	s.tracked = s.durable.Tracks() && dataFiles(members) <= maxTracked
+	if s.tracked {
+		s.wb = startWriteback(s.durable)
 	}
 	first, err := s.probe(members)
 	if err == nil {

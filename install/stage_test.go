@@ -126,9 +126,9 @@ func TestStageMethods(t *testing.T) {
 	}
 }
 
-// TestStageUntracked stages more files than maxTracked, whose write-back is started but
-// not waited for (the commit syncs the filesystem), and a few, which are waited for: each
-// tree must be whole, tracked as it should be, and every file it wrote closed.
+// TestStageUntracked stages more files than maxTracked, which are left to the commit's
+// syncfs, and a few, whose write-back is waited for: each tree must be whole, tracked as it
+// should be, and every file it wrote closed.
 func TestStageUntracked(t *testing.T) {
 	for _, kind := range []string{"xfs", "btrfs"} {
 		t.Run(kind, func(t *testing.T) {

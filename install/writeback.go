@@ -14,18 +14,18 @@ import (
 // writeback goroutines, which start its write-back at once and wait for it once maxHeld
 // later files have been started, then close it. So the disk works while the workers do,
 // the workers never wait for it, and the commit waits for the install's own data only,
-// not for what other processes left to write (durable.Commit). For a tree of more than
-// maxTracked files the goroutines only start each file's write-back and close it, and the
-// commit's syncfs then finds most of the tree written.
+// not for what other processes left to write (durable.Commit).
 
 const (
 	// maxTracked is the most files with data a staged tree may have for its files to be
-	// waited for one by one; past it the commit syncs the whole filesystem. Waiting file by
-	// file holds the workers to the disk's pace, a few files behind: on loop XFS (direct
-	// I/O) the kernel-shaped tree (80k files) took 46.6 s so against 31 to 41 s with a
-	// syncfs, with or without an early start (bench/sync.sh, KERNEL=1, load 13), while a
-	// syncfs after another process wrote 3 GiB costs seconds whatever the tree. A few
-	// thousand files cost well under that.
+	// written back one by one; past it the commit syncs the whole filesystem, and starts
+	// nothing early. File by file, the kernel cannot merge adjacent writes across files:
+	// on loop XFS the kernel-shaped tree (80k files) took 1.7 times its --no-sync time so,
+	// 1.4 with one syncfs (bench/sync.sh, KERNEL=1), while a syncfs after another process
+	// wrote 3 GiB costs seconds whatever the tree. Even only starting each file's
+	// write-back as it is written, then one syncfs, sent the device 81,000 writes against
+	// 35,000 for the syncfs alone and took 20.9 and 28.1 s against 12.9 and 19.7 s (two
+	// alternating rounds, load 5.5 to 8). A few thousand files cost well under that.
 	maxTracked = 4096
 
 	writebackWorkers = 2
@@ -51,25 +51,23 @@ type heldFile struct {
 	m  *tarutil.Member
 }
 
-// writeback starts the write-back of the files sent to it and, if wait is set, waits for
-// each (durable.Files).
+// writeback makes the files sent to it durable.Files-waited.
 type writeback struct {
 	files chan heldFile
-	wait  bool
 	wg    sync.WaitGroup
 	errs  [writebackWorkers]error // the first of each goroutine
 }
 
-func startWriteback(d durable.Files, wait bool) *writeback {
-	wb := &writeback{files: make(chan heldFile, maxHeld), wait: wait}
+func startWriteback(d durable.Files) *writeback {
+	wb := &writeback{files: make(chan heldFile, maxHeld)}
 	for i := range writebackWorkers {
 		wb.wg.Go(func() { wb.errs[i] = wb.run(d) })
 	}
 	return wb
 }
 
-// run starts the write-back of each file received and, if wb.wait is set, waits for it
-// maxHeld files later; then it closes it. After the first error it only closes them.
+// run starts the write-back of each file received, waits for it maxHeld files later, and
+// closes it; after the first error it only closes them.
 func (wb *writeback) run(d durable.Files) error {
 	var err error
 	held := make([]heldFile, 0, maxHeld)
@@ -88,12 +86,6 @@ func (wb *writeback) run(d durable.Files) error {
 	for h := range wb.files {
 		if err == nil {
 			d.Start(h.fd)
-		}
-		if !wb.wait {
-			if e := closeFd(h.fd); err == nil && e != nil {
-				err = memberError(h.m, &os.PathError{Op: "close", Path: h.m.Name, Err: e})
-			}
-			continue
 		}
 		if len(held) == maxHeld {
 			release()
