@@ -1,7 +1,8 @@
 // Package db records what is installed under a root: one record per package, the files each
-// package owns, the intents of commits in progress, and the last signed index of each
-// repository the root accepted, with the keys that verified it. It stores them in a bbolt file. It does not touch the
-// installed trees.
+// package owns, which packages the user asked for, the intents of commits in progress, the
+// last signed index of each repository the root accepted, with the keys that verified it,
+// and the standing conditions the user was told of. It stores them in a bbolt file. It
+// does not touch the installed trees.
 package db
 
 import (
@@ -175,7 +176,7 @@ func (d *DB) view(fn func(tx *bolt.Tx) error) error {
 
 // buckets are created by the first write transaction, not at Open: on a new root that
 // saves a transaction of its own, two fdatasyncs, and commands that only read never write.
-var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket}
+var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket, requestedBucket, saidBucket}
 
 // get returns the value of key in the bucket name, nil if either is missing.
 func get(tx *bolt.Tx, name, key []byte) []byte {
@@ -328,8 +329,9 @@ func (d *DB) SetIntents(ins []Intent) error {
 	})
 }
 
-// Commit records packages with their files and deletes the packages named in remove, and
-// the intents of all of them, in one transaction: files[i] are those of ps[i].
+// Commit records packages with their files and deletes the packages named in remove, with
+// their requests (Request), and the intents of all of them, in one transaction: files[i]
+// are those of ps[i].
 func (d *DB) Commit(ps []*Package, files [][]File, remove []string) error {
 	vs := make([][]byte, len(ps))
 	for i, p := range ps {
@@ -345,7 +347,7 @@ func (d *DB) Commit(ps []*Package, files [][]File, remove []string) error {
 	}
 	return d.update(what, func(tx *bolt.Tx) error {
 		for _, name := range remove {
-			for _, b := range [][]byte{filesBucket, pkgsBucket, intentsBucket} {
+			for _, b := range [][]byte{filesBucket, pkgsBucket, intentsBucket, requestedBucket} {
 				if err := tx.Bucket(b).Delete([]byte(name)); err != nil {
 					return err
 				}

@@ -71,6 +71,9 @@ type Cache struct {
 	// too, calling Waiting again with nil pids.
 	Waiting   func(p repo.Package, pids []int)
 	WaitLimit time.Duration
+
+	// ReadOnly makes VerifiedIndex keep no copy of the index it reads, for a dry run.
+	ReadOnly bool
 }
 
 // Entry is a package in the cache.
@@ -128,10 +131,21 @@ func writable(dir string) error {
 	case errors.Is(err, unix.EROFS):
 		why = "on a read-only filesystem"
 	case unix.Stat(tmp, &st) == nil && int(st.Uid) == os.Geteuid():
-		return fmt.Errorf("cache %s is yours but read-only (%s is mode %04o), and every use writes to it: make it writable (chmod -R u+w %s) or pass another --cache",
-			dir, tmp, st.Mode&0o7777, dir)
+		return &ReadOnlyError{Dir: dir, Path: tmp, Mode: fs.FileMode(st.Mode & 0o7777)}
 	}
 	return fmt.Errorf("cache %s is %s: %w", dir, why, &os.PathError{Op: "access", Path: tmp, Err: err})
+}
+
+// A ReadOnlyError is a cache of the user's own that they cannot write, as every use does.
+type ReadOnlyError struct {
+	Dir  string
+	Path string // the directory found not writable
+	Mode fs.FileMode
+}
+
+func (e *ReadOnlyError) Error() string {
+	return fmt.Sprintf("cache %s is yours but read-only (%s is mode %04o), and every use writes to it: make it writable (chmod -R u+w %s)",
+		e.Dir, e.Path, uint32(e.Mode), e.Dir)
 }
 
 // Close ends c's use of the cache: its lock is released. c must not be used after.
@@ -345,8 +359,9 @@ func sameFile(f *os.File, path string) bool {
 
 // store converts the archive read from src into temporary files and, once src has
 // verified it, renames them into place: the digests, then the tar, which commits the
-// entry. The tar is synced first only when this boot cannot be told (durable.go). When
-// another process committed it first, store drops its own copy.
+// entry. Before that, the tar shares the blocks of the files it has in common with the
+// package's other entries (share.go). The tar is synced first only when this boot cannot be
+// told (durable.go). When another process committed it first, store drops its own copy.
 func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	tmp, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), p.Name+"-*.tar")
 	if err != nil {
@@ -394,6 +409,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	if err != nil {
 		return err
 	}
+	c.share(tmp, sums, p)
 	if boot == "" {
 		if err := tmp.Sync(); err != nil {
 			return err

@@ -295,7 +295,7 @@ func TestIndexUnreachable(t *testing.T) {
 	}
 	srv.Close()
 	signed := trusting(t, srv.URL, Options{Trust: trust.Policy{RequireSigned: true}})
-	note := "; the cache holds this repository's index as of " + read.Format("2006-01-02 15:04 MST") + ", which --offline uses"
+	note := "; the cache holds this repository's index as of " + read.Format("2006-01-02 15:04 MST") + ", usable offline"
 	for _, tt := range []struct {
 		name string
 		c    *Cache

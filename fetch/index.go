@@ -73,7 +73,7 @@ func (c *Cache) Index(ctx context.Context, s *Source) (*repo.Index, error) {
 func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Record) (*repo.Index, trust.Result, error) {
 	path := c.indexPath(s)
 	saved, err := loadIndex(path)
-	if errors.Is(err, fs.ErrNotExist) && c.adoptIndex(s, path) {
+	if errors.Is(err, fs.ErrNotExist) && !c.ReadOnly && c.adoptIndex(s, path) {
 		saved, err = loadIndex(path)
 	}
 	if s.offline {
@@ -111,6 +111,7 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 	}
 	fresh.VerifiedBy = res.KeyIDs
 	switch {
+	case c.ReadOnly:
 	case !fresh.differs(saved):
 		// Best effort: the copy's time says when it was last current, for offlineNote.
 		os.Chtimes(path, time.Time{}, time.Now())
@@ -184,7 +185,7 @@ func (s *Source) offlineNote(saved *savedIndex, path string, known []trust.Recor
 		return ""
 	}
 	return "; the cache holds this repository's index as of " + info.ModTime().Format("2006-01-02 15:04 MST") +
-		", which --offline uses"
+		", usable offline"
 }
 
 // offlineIndex returns the copy kept, verified again but accepted past its expiry: it is
@@ -194,7 +195,7 @@ func (s *Source) offlineIndex(saved *savedIndex, err error, path string, known [
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, trust.Result{}, err
 	case saved == nil:
-		return nil, trust.Result{}, fmt.Errorf("%w: no saved index of %s (run pkg once online)", ErrOffline, s)
+		return nil, trust.Result{}, fmt.Errorf("%w: no saved index of %s (it is saved when pkg reads the repository online)", ErrOffline, s)
 	}
 	p := s.policy
 	p.AllowExpired = true

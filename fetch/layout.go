@@ -37,8 +37,17 @@ var subdirs = []string{"tars", "tmp", "index", "roots"}
 var ErrNotCache = errors.New("fetch: not a pkg cache")
 
 func notCache(dir, format string, args ...any) error {
-	return fmt.Errorf("fetch: cache %s: %w: %s", dir, ErrNotCache, fmt.Sprintf(format, args...))
+	return &notCacheError{dir: dir, why: fmt.Sprintf(format, args...)}
 }
+
+// notCacheError is ErrNotCache about one directory, said once.
+type notCacheError struct{ dir, why string }
+
+func (e *notCacheError) Error() string {
+	return "fetch: cache " + e.dir + " is not a pkg cache: " + e.why
+}
+
+func (e *notCacheError) Unwrap() error { return ErrNotCache }
 
 // layout makes sure that the directory use, at dir, is pkg's cache with all its
 // subdirectories, making it one if it is empty.

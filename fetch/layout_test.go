@@ -41,7 +41,7 @@ func TestOpenNotCache(t *testing.T) {
 			if err == nil {
 				c.Close()
 			}
-			if !errors.Is(err, ErrNotCache) || !strings.Contains(err.Error(), "cache "+dir+": ") || !strings.HasSuffix(err.Error(), tt.want) {
+			if !errors.Is(err, ErrNotCache) || !strings.Contains(err.Error(), "cache "+dir+" is not a pkg cache: ") || !strings.HasSuffix(err.Error(), tt.want) {
 				t.Errorf("OpenCache: %v; want ErrNotCache naming %s: %s", err, dir, tt.want)
 			}
 			testfs.SameTree(t, dir, testfs.Tree(t, dir), before)

@@ -111,7 +111,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	}
 	results := make([]*Result, len(staged))
 	for i, s := range staged {
-		s.res.Elapsed += time.Since(start)
+		s.res.Commit = time.Since(start)
 		results[i] = s.res
 	}
 	for _, sv := range svs { // before the trees go

@@ -197,6 +197,17 @@ func (r *Root) ownLinks(staged []*Staged) error {
 	return nil
 }
 
+// An UnlinkedError is a command of an installed package that something else took the
+// place of; reinstalling the package links it again.
+type UnlinkedError struct {
+	Path    string // the command's link in bin/
+	Package string
+}
+
+func (e *UnlinkedError) Error() string {
+	return fmt.Sprintf("command %s of %s is not linked: something else is in its place", e.Path, e.Package)
+}
+
 // checkLinked returns an error for each command of the staged packages that does not
 // point at them: a file put in its place since checkBins looked.
 func (r *Root) checkLinked(staged []*Staged) error {
@@ -205,8 +216,7 @@ func (r *Root) checkLinked(staged []*Staged) error {
 		for _, b := range s.rec.Bin {
 			cmd := command(b)
 			if t, err := readBin(r.path("bin", cmd)); err != nil || t != s.wants[cmd] {
-				errs = append(errs, fmt.Errorf("command %s of %s is not linked: something else is in its place; remove or rename it, then run pkg install --reinstall %s",
-					r.path("bin", cmd), s.rec.Name, s.rec.Name))
+				errs = append(errs, &UnlinkedError{Path: r.path("bin", cmd), Package: s.rec.Name})
 			}
 		}
 	}

@@ -29,7 +29,8 @@ type Result struct {
 	Copied        int64         // bytes written
 	Method        Method        // how bulk data moved; "" when no file needed a bulk transfer
 	Fallback      error         // why the method is not Clone, when it is not
-	Elapsed       time.Duration // staging it, and the commit it was part of
+	Elapsed       time.Duration // staging it, without the commit
+	Commit        time.Duration // the commit it was part of, shared by every package in it
 }
 
 // Staged is a package built in a staging directory and not yet visible in the root.
@@ -147,7 +148,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	res.Cloned, res.Copied, res.Method, res.Fallback = st.cloned.Load(), st.copied.Load(), st.method, st.fallback
 	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
 		Summary: p.Summary, Files: res.Files, Size: res.Bytes}
-	res.Elapsed = time.Since(start) // Apply adds the commit's time
+	res.Elapsed = time.Since(start) // Apply sets Commit
 	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own, whole: !st.tracked}, nil
 }
 

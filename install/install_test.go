@@ -105,7 +105,7 @@ func TestInstallUpgradeRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Files != 4 || res.Bytes != 16004+18 || res.Cloned+res.Copied != res.Bytes {
+	if res.Commit <= 0 || res.Files != 4 || res.Bytes != 16004+18 || res.Cloned+res.Copied != res.Bytes {
 		t.Errorf("result = %+v", res)
 	}
 	dir := r.pkgDir("tool")

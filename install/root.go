@@ -180,6 +180,11 @@ func (r *Root) Abandon() error {
 // DB returns the root's database, for queries.
 func (r *Root) DB() *db.DB { return r.db }
 
+// Remember records that the user was told of the standing condition key in state ("" for
+// its end), so that a later command can stay quiet until the state changes: what was said
+// is kept with the root, and db.DB.SaidState reads it back.
+func (r *Root) Remember(key, state string) error { return r.db.PutSaid(key, state) }
+
 // Dir returns the root's absolute path.
 func (r *Root) Dir() string { return r.dir }
 
@@ -392,6 +397,9 @@ func inode(path string) (uint64, bool) {
 // elsewhere into staging or trash, which are emptied.
 func (r *Root) rename(a, b string) error {
 	if err := r.renameat(a, b, 0); err != nil {
+		if errors.Is(err, unix.EXDEV) {
+			err = ErrSplitRoot
+		}
 		return &os.LinkError{Op: "rename", Old: a, New: b, Err: err}
 	}
 	return nil
@@ -405,6 +413,8 @@ func (r *Root) exchange(a, b string) error {
 		return nil
 	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
 		return &os.LinkError{Op: "exchange", Old: a, New: b, Err: ErrNoExchange}
+	case errors.Is(err, unix.EXDEV):
+		return &os.LinkError{Op: "exchange", Old: a, New: b, Err: ErrSplitRoot}
 	}
 	return &os.LinkError{Op: "exchange", Old: a, New: b, Err: err}
 }
@@ -433,6 +443,11 @@ func (r *Root) renameat(a, b string, flags uint) error {
 // ErrNoExchange is what an upgrade on a filesystem that cannot swap two directories in one
 // step (renameat2 RENAME_EXCHANGE: NFS, vfat, some FUSE filesystems) fails with.
 var ErrNoExchange = errors.New("the filesystem cannot swap two directories in one step (renameat2 RENAME_EXCHANGE), which replacing an installed package needs")
+
+// ErrSplitRoot is what moving a tree within the root fails with where its pkgs/ and .pkg/
+// are on different filesystems (EXDEV): a mount inside the root, or overlayfs without
+// redirect_dir, which cannot rename a directory of a lower layer.
+var ErrSplitRoot = errors.New("the root's pkgs/ and .pkg/ are on different filesystems, and pkg moves trees between them")
 
 // umask reads the process umask without changing it (Linux 4.7 and later report it).
 func umask() fs.FileMode {

@@ -258,3 +258,70 @@ func TestUnshared(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifySharedVersions: a tar whose member data lie on an older tar's blocks (the
+// cache shares the files consecutive versions have in common) still proves the files
+// installed from it intact by their extents, the member's place being the newer tar's, and
+// goes on doing so once the older tar is gone.
+func TestVerifySharedVersions(t *testing.T) {
+	for _, kind := range []string{"xfs", "btrfs"} {
+		t.Run(kind, func(t *testing.T) {
+			work := testfs.Mount(t, kind)
+			older := alignedTar(t, work, append([]entry{{name: "added", typ: tar.TypeReg, mode: 0o644, data: randomData(9, 5000)}}, sharedTree()...))
+			newer := alignedTar(t, work, sharedTree())
+			om, err := scanWithDigests(older)
+			must(t, err)
+			nm, err := scanWithDigests(newer)
+			must(t, err)
+			dedupeMember(t, older, memberAt(om, "big"), newer, memberAt(nm, "big"))
+			if shared, _, err := testfs.SharedBytes(newer); err != nil || shared < bigPrefix {
+				t.Fatalf("newer tar: %d bytes shared (%v), want big's %d", shared, err, bigPrefix)
+			}
+			r := openRoot(t, filepath.Join(work, "root"))
+			defer r.Close()
+			p := pkgOf("t", "2")
+			p.Bin = nil
+			if _, err := r.Install(newer, p); err != nil {
+				t.Fatal(err)
+			}
+			for _, step := range []string{"both tars", "older tar removed"} {
+				if step == "older tar removed" {
+					must(t, os.Remove(older))
+				}
+				problems, unread, err := r.verify(testCache(newer), nil)
+				must(t, err)
+				if len(problems) != 0 || unread < 2*bigPrefix { // big and other
+					t.Errorf("%s: problems %v, %d bytes proved by extents, want none and at least %d", step, problems, unread, 2*bigPrefix)
+				}
+			}
+		})
+	}
+}
+
+// memberAt returns the member named name of ms.
+func memberAt(ms []tarutil.Member, name string) tarutil.Member {
+	for _, m := range ms {
+		if m.Name == name {
+			return m
+		}
+	}
+	return tarutil.Member{}
+}
+
+// dedupeMember makes the whole blocks of member b's data in the tar dst share those of
+// member a's in src, as the cache does for a member an older version holds.
+func dedupeMember(t *testing.T, src string, a tarutil.Member, dst string, b tarutil.Member) {
+	t.Helper()
+	s, err := os.Open(src)
+	must(t, err)
+	defer s.Close()
+	d, err := os.OpenFile(dst, os.O_RDWR, 0)
+	must(t, err)
+	defer d.Close()
+	r := unix.FileDedupeRange{Src_offset: uint64(a.Offset), Src_length: uint64(a.Size &^ 4095),
+		Info: []unix.FileDedupeRangeInfo{{Dest_fd: int64(d.Fd()), Dest_offset: uint64(b.Offset)}}}
+	must(t, unix.IoctlFileDedupeRange(int(s.Fd()), &r))
+	if r.Info[0].Status != unix.FILE_DEDUPE_RANGE_SAME || r.Info[0].Bytes_deduped != uint64(a.Size&^4095) {
+		t.Fatalf("dedupe: status %d, %d bytes", r.Info[0].Status, r.Info[0].Bytes_deduped)
+	}
+}

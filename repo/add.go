@@ -42,11 +42,19 @@ func Add(dir, archivePath string, p Package) (Package, error) {
 	return p, err
 }
 
-func add(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
+// add adds p to dir's index, its archive at archivePath copied into dir, or, when
+// remote is not "", recorded as the URL remote that archivePath is a download of.
+func add(dir, archivePath, remote string, p Package, s *Signer) (Package, Meta, error) {
 	if !validName(p.Name) {
 		return p, Meta{}, badName(p.Name)
 	}
 	p.Archive = archiveStem(p) + archiveExt(archivePath) // checked as the index's are
+	if remote != "" {
+		if !strings.HasPrefix(remote, "http://") && !strings.HasPrefix(remote, "https://") {
+			return p, Meta{}, fmt.Errorf("archive URL %s is not an http(s) URL", remote)
+		}
+		p.Archive = remote
+	}
 	p.Bin = slices.Clone(p.Bin)
 	for i, b := range p.Bin {
 		p.Bin[i] = CleanBin(b)
@@ -63,16 +71,17 @@ func add(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
 		return p, Meta{}, err
 	}
 	defer unlock()
-	m, err := place(dir, archivePath, &p, s)
+	m, err := place(dir, archivePath, remote != "", &p, s)
 	if err != nil {
 		return p, m, fmt.Errorf("package %s: %w", p.id(), err)
 	}
 	return p, m, nil
 }
 
-// place reads dir's index, copies the archive in, sets p's size and sha256 and writes
-// the index with p, signed by s if not nil. It returns the index's Meta as written.
-func place(dir, archivePath string, p *Package, s *Signer) (Meta, error) {
+// place reads dir's index, copies the archive in unless it is remote, sets p's size and
+// sha256 and writes the index with p, signed by s if not nil. It returns the index's Meta
+// as written.
+func place(dir, archivePath string, remote bool, p *Package, s *Signer) (Meta, error) {
 	ix, err := readIndex(filepath.Join(dir, indexName))
 	if err != nil {
 		return Meta{}, err
@@ -83,7 +92,15 @@ func place(dir, archivePath string, p *Package, s *Signer) (Meta, error) {
 	if err := stamp(dir, ix, s); err != nil {
 		return Meta{}, err
 	}
-	if p.Archive, p.Size, p.SHA256, err = placeArchive(dir, archivePath, archiveStem(*p), archiveExt(archivePath)); err != nil {
+	if remote {
+		p.Size, p.SHA256, err = HashFile(archivePath)
+	} else {
+		p.Archive, p.Size, p.SHA256, err = placeArchive(dir, archivePath, archiveStem(*p), archiveExt(archivePath))
+	}
+	if err != nil {
+		return Meta{}, err
+	}
+	if err := checkNumbers(p); err != nil {
 		return Meta{}, err
 	}
 	ix.put(*p)
@@ -94,7 +111,7 @@ func place(dir, archivePath string, p *Package, s *Signer) (Meta, error) {
 // installing p would run into once ix holds it, each dependency taken at the version it
 // alone would resolve to (the newest, releases first); or nil. Install refuses a cycle.
 func (ix *Index) cycleWith(p Package) []string {
-	next := &Index{Packages: slices.Clone(ix.Packages)}
+	next := &Index{Packages: slices.Clone(ix.Packages), Platform: p.Platform}
 	next.put(p)
 	all := next.versions()
 	seen := make(map[string]bool)
@@ -137,8 +154,14 @@ var archiveExts = []string{".tar.gz", ".tar.zst", ".tar.xz", ".tar.bz2"}
 // ".tar.zst", ".deb", ".zip"; what follows the last dot for others; none without a dot.
 // archiveStem is NAME-VERSION, an epoch's ":" written "_": a relative URL whose first
 // segment has a ":" reads as a scheme ("hello-1:2.0.deb").
+// An entry for one platform has it last: NAME-VERSION-PLATFORM, so that the builds of one
+// version for several platforms never clash.
 func archiveStem(p Package) string {
-	return p.Name + "-" + strings.ReplaceAll(p.Version, ":", "_")
+	stem := p.Name + "-" + strings.ReplaceAll(p.Version, ":", "_")
+	if p.Platform != "" {
+		stem += "-" + p.Platform
+	}
+	return stem
 }
 
 func archiveExt(path string) string {
@@ -269,19 +292,31 @@ func HashFile(name string) (int64, string, error) {
 	return n, hex.EncodeToString(h.Sum(nil)), err
 }
 
-// put inserts p, replacing the entry of the same name and version, and sorts the
-// entries by name and version.
+// put inserts p, replacing the entry of the same name, version and platform, and sorts
+// the entries by name, version and platform.
 func (ix *Index) put(p Package) {
 	ix.Packages = slices.DeleteFunc(ix.Packages, func(q Package) bool {
-		return q.Name == p.Name && q.Version == p.Version
+		return q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform
 	})
 	ix.Packages = append(ix.Packages, p)
 	slices.SortFunc(ix.Packages, func(a, b Package) int {
 		if c := strings.Compare(a.Name, b.Name); c != 0 {
 			return c
 		}
-		return CompareVersions(a.Version, b.Version)
+		if c := CompareVersions(a.Version, b.Version); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Platform, b.Platform)
 	})
+}
+
+// setFormat makes ix's format 2 when an entry names a platform, else 1, which every
+// reader of indexes reads.
+func (ix *Index) setFormat() {
+	ix.Format = 1
+	if slices.ContainsFunc(ix.Packages, func(p Package) bool { return p.Platform != "" }) {
+		ix.Format = 2
+	}
 }
 
 // readIndex reads and parses the index at name, or returns an empty one if there is none.

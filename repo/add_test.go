@@ -222,7 +222,7 @@ func TestAddRefuses(t *testing.T) {
 
 func TestAddRefusesBadIndex(t *testing.T) {
 	dir := t.TempDir()
-	bad := `{"format": 2}`
+	bad := `{"format": 3}`
 	if err := os.WriteFile(filepath.Join(dir, "index.json"), []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestAddRefusesBadIndex(t *testing.T) {
 	if err == nil {
 		t.Fatal("Add: no error")
 	}
-	checkError(t, err, "a@1", "format 2")
+	checkError(t, err, "a@1", "format 3")
 	if data, _ := os.ReadFile(filepath.Join(dir, "index.json")); string(data) != bad {
 		t.Errorf("index.json changed: %s", data)
 	}

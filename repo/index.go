@@ -36,9 +36,13 @@ const (
 
 // Index is a repository's index.json.
 type Index struct {
-	Format int `json:"format"`
+	Format int `json:"format"` // 1, or 2 when an entry names a platform
 	Meta
 	Packages []Package `json:"packages"`
+
+	// Platform is the platform Resolve and the others resolve for, GOOS-GOARCH: they take
+	// the entries for it and those for any. Empty means Host. It is not part of the JSON.
+	Platform string `json:"-"`
 }
 
 // Meta is what an index says about itself. A signed index has all of it, inside the
@@ -62,6 +66,7 @@ type Package struct {
 	Summary       string   `json:"summary,omitempty"`
 	InstalledSize int64    `json:"installed_size,omitempty"`
 	Files         int      `json:"files,omitempty"`
+	Platform      string   `json:"platform,omitempty"` // GOOS-GOARCH it runs on; empty: any
 }
 
 // Parse decodes and validates an index (format must be 1; unknown fields ignored).
@@ -122,8 +127,8 @@ func checkFormat(data []byte) error {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return fmt.Errorf("index: %v", jsonError(data, err))
 	}
-	if head.Format != 1 {
-		return fmt.Errorf("index format %d is not supported (this pkg reads format 1)", head.Format)
+	if head.Format != 1 && head.Format != 2 {
+		return fmt.Errorf("index format %d is not supported (this pkg reads formats 1 and 2)", head.Format)
 	}
 	return nil
 }
@@ -154,10 +159,15 @@ func (ix *Index) check() error {
 		if err := checkPackage(p); err != nil {
 			return err
 		}
-		if seen[p.id()] {
-			return fmt.Errorf("package %s: listed twice", p.id())
+		if p.Platform != "" && ix.Format < 2 {
+			// A reader of format 1 would take it for a package of any platform.
+			return fmt.Errorf("package %s: a platform needs index format 2", p.id())
 		}
-		seen[p.id()] = true
+		key := p.id() + " " + p.Platform
+		if seen[key] {
+			return fmt.Errorf("package %s: listed twice", p.what())
+		}
+		seen[key] = true
 	}
 	return nil
 }
@@ -177,6 +187,14 @@ func normalize(p *Package) {
 
 // id is name@version, for messages; the name must be valid.
 func (p *Package) id() string { return p.Name + "@" + p.Version }
+
+// what is id and, for an entry of one platform, the platform: "jq@1.7 for linux-arm64".
+func (p *Package) what() string {
+	if p.Platform == "" {
+		return p.id()
+	}
+	return p.id() + " for " + p.Platform
+}
 
 // checkPackage validates an entry whose name is valid.
 func checkPackage(p *Package) error {
@@ -200,6 +218,8 @@ func checkMeta(p *Package) error {
 		return fmt.Errorf("package %s: no archive", p.id())
 	case !validArchive(p.Archive):
 		return fmt.Errorf("package %s: archive %q is neither a clean relative path nor an http(s) URL", p.id(), p.Archive)
+	case p.Platform != "" && CheckPlatform(p.Platform) != nil:
+		return fmt.Errorf("package %s: %v", p.id(), CheckPlatform(p.Platform))
 	case strings.ContainsFunc(p.Summary, unicode.IsControl):
 		// pkg prints it: an escape sequence could rewrite the user's terminal.
 		return fmt.Errorf("package %s: summary %q has control characters", p.id(), p.Summary)

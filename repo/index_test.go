@@ -168,8 +168,8 @@ func TestParseRefusesFormat(t *testing.T) {
 	tests := []struct {
 		data, want string
 	}{
-		{`{"format": 2, "packages": {"changed": true}}`, "repo: index format 2 is not supported (this pkg reads format 1)"},
-		{`{"packages": []}`, "repo: index format 0 is not supported (this pkg reads format 1)"},
+		{`{"format": 3, "packages": {"changed": true}}`, "repo: index format 3 is not supported (this pkg reads formats 1 and 2)"},
+		{`{"packages": []}`, "repo: index format 0 is not supported (this pkg reads formats 1 and 2)"},
 	}
 	for _, tt := range tests {
 		_, err := Parse([]byte(tt.data))
@@ -263,6 +263,7 @@ func TestCleanBin(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(goodIndex))
+	f.Add([]byte(multiIndex))
 	f.Add([]byte(`{"format": 1, "packages": []}`))
 	f.Add([]byte(`{"format": 1, "packages": null, "x": 1}`))
 	f.Add([]byte(`{"format": 1, "packages": [{"name": "a", "version": "1-rc1", "archive": "a.tar", "sha256": "` + testSum + `", "depends": ["b>=1,<2", "c@3"], "bin": []}]}`))

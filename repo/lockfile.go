@@ -2,12 +2,14 @@ package repo
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,8 +17,13 @@ import (
 	"strings"
 )
 
-// lockFormat is the lockfile format this package reads and writes.
-const lockFormat = 1
+// lockFormat is the lockfile format this package writes for a lock of any platform, and
+// platformLockFormat that of a lock for some: a reader of format 1 would take every line
+// for its own platform. It reads both.
+const (
+	lockFormat         = 1
+	platformLockFormat = 2
+)
 
 // MaxLockSize bounds a lockfile read from anywhere.
 const MaxLockSize = 16 << 20 // 16 MiB
@@ -25,11 +32,16 @@ const MaxLockSize = 16 << 20 // 16 MiB
 // it needs neither the index nor a resolution. Each package's Archive is the absolute URL
 // of its archive (http, https or file), and its Size and SHA256 are what that URL must
 // serve.
+//
+// A lock for some platforms (Platforms) holds one resolution for each: a package's line
+// with no Platform is the same for all of them, and a package whose resolution differs
+// by platform, or that only some need, has a line for each platform that needs it.
 type Lock struct {
-	Repo     string        // the repository resolved against, as an absolute URL
-	Index    *LockIndex    // the signed index resolved, when a trusted key verified it
-	Requires []Requirement // what was requested, sorted and without duplicates
-	Packages []Package     // the resolution, sorted by name
+	Repo      string        // the repository resolved against, as an absolute URL
+	Index     *LockIndex    // the signed index resolved, when a trusted key verified it
+	Platforms []string      // the platforms resolved for, sorted; none: any, the index naming none
+	Requires  []Requirement // what was requested, sorted and without duplicates
+	Packages  []Package     // the resolution, sorted by name and platform
 }
 
 // LockIndex names the signed index a lock was resolved from: a later lock of the same
@@ -44,13 +56,14 @@ type LockIndex struct {
 // lockFile is a Lock as JSON: the requirements and the packages one to a line, so that a
 // change to one shows as a change to one line.
 type lockFile struct {
-	Lockfile int         `json:"lockfile"`
-	Repo     string      `json:"repo"`
-	Inputs   string      `json:"inputs"`
-	Locked   string      `json:"locked,omitempty"` // digest of the packages; older lockfiles lack it
-	Index    *LockIndex  `json:"index,omitempty"`
-	Requires []string    `json:"requires"`
-	Packages []lockEntry `json:"packages"`
+	Lockfile  int         `json:"lockfile"`
+	Repo      string      `json:"repo"`
+	Inputs    string      `json:"inputs"`
+	Locked    string      `json:"locked,omitempty"` // digest of the packages; older lockfiles lack it
+	Index     *LockIndex  `json:"index,omitempty"`
+	Platforms []string    `json:"platforms,omitempty"`
+	Requires  []string    `json:"requires"`
+	Packages  []lockEntry `json:"packages"`
 }
 
 type lockEntry struct {
@@ -64,20 +77,58 @@ type lockEntry struct {
 	Lib           []string `json:"lib,omitempty"`
 	InstalledSize int64    `json:"installed_size,omitempty"`
 	Files         int      `json:"files,omitempty"`
+	Platform      string   `json:"platform,omitempty"` // the one platform of the lock's this line is for
 }
 
 // NewLock returns the lock of pkgs, the resolution of reqs against the repository at
 // repoURL, whose Archive fields the caller has made absolute URLs.
 func NewLock(repoURL string, reqs []Requirement, pkgs []Package) *Lock {
-	l := &Lock{Repo: repoURL, Requires: canonical(reqs), Packages: slices.Clone(pkgs)}
-	for i := range l.Packages {
-		p := &l.Packages[i]
-		*p = Package{Name: p.Name, Version: p.Version, Archive: p.Archive, Size: p.Size, SHA256: p.SHA256,
-			Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files}
-		normalize(p)
+	l := &Lock{Repo: repoURL, Requires: canonical(reqs)}
+	for _, p := range pkgs {
+		l.Packages = append(l.Packages, locked(p, ""))
 	}
-	slices.SortFunc(l.Packages, func(a, b Package) int { return strings.Compare(a.Name, b.Name) })
+	sortLocked(l.Packages)
 	return l
+}
+
+// NewLockFor is NewLock for the resolutions of reqs for several platforms, keyed by
+// platform (at least one).
+func NewLockFor(repoURL string, reqs []Requirement, byPlatform map[string][]Package) *Lock {
+	l := &Lock{Repo: repoURL, Requires: canonical(reqs), Platforms: slices.Sorted(maps.Keys(byPlatform))}
+	lines := make(map[string][]Package) // name → its line for each platform needing it, in order
+	for _, platform := range l.Platforms {
+		for _, p := range byPlatform[platform] {
+			lines[p.Name] = append(lines[p.Name], locked(p, platform))
+		}
+	}
+	for _, ps := range lines {
+		first := ps[0]
+		first.Platform = ""
+		same := len(ps) == len(l.Platforms) && !slices.ContainsFunc(ps, func(p Package) bool {
+			p.Platform = ""
+			return jsonText(entryOf(p)) != jsonText(entryOf(first))
+		})
+		if same {
+			ps = []Package{first}
+		}
+		l.Packages = append(l.Packages, ps...)
+	}
+	sortLocked(l.Packages)
+	return l
+}
+
+// locked is p as a lock's line for platform ("" for all of the lock's).
+func locked(p Package, platform string) Package {
+	q := Package{Name: p.Name, Version: p.Version, Archive: p.Archive, Size: p.Size, SHA256: p.SHA256,
+		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: platform}
+	normalize(&q)
+	return q
+}
+
+func sortLocked(pkgs []Package) {
+	slices.SortFunc(pkgs, func(a, b Package) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Platform, b.Platform))
+	})
 }
 
 // canonical returns reqs in their String form's order, without duplicates.
@@ -100,13 +151,13 @@ func Inputs(reqs []Requirement) string {
 // entryOf is p as a lockfile line.
 func entryOf(p Package) lockEntry {
 	return lockEntry{Name: p.Name, Version: p.Version, URL: p.Archive, Size: p.Size, SHA256: p.SHA256,
-		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files}
+		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: p.Platform}
 }
 
 // pkg is the package a lockfile line locks.
 func (e lockEntry) pkg() Package {
 	return Package{Name: e.Name, Version: e.Version, Archive: e.URL, Size: e.Size, SHA256: e.SHA256,
-		Depends: e.Depends, Bin: e.Bin, Lib: e.Lib, InstalledSize: e.InstalledSize, Files: e.Files}
+		Depends: e.Depends, Bin: e.Bin, Lib: e.Lib, InstalledSize: e.InstalledSize, Files: e.Files, Platform: e.Platform}
 }
 
 // digest returns what a lockfile records in "locked" for pkgs, sorted by name as a lock's
@@ -122,21 +173,58 @@ func digest(pkgs []Package) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-// Order returns the locked packages with every package after its dependencies, checking
-// that they are exactly what the requirements need from them.
-func (l *Lock) Order() ([]Package, error) {
-	pkgs, err := newResolver(&Index{Format: 1, Packages: l.Packages}).resolve(l.Requires)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrLockfile, err)
+// Order is OrderFor(Host): the packages to install here.
+func (l *Lock) Order() ([]Package, error) { return l.OrderFor(Host) }
+
+// OrderFor returns the packages locked for platform with every package after its
+// dependencies, checking that they are exactly what the requirements need from them. A
+// lock for some platforms but not this one is refused with a *LockPlatformError; a lock
+// for any platform serves every one. The packages' Platform is empty.
+func (l *Lock) OrderFor(platform string) ([]Package, error) {
+	if len(l.Platforms) > 0 && !slices.Contains(l.Platforms, platform) {
+		return nil, &LockPlatformError{Platforms: l.Platforms, Platform: platform}
 	}
-	if len(pkgs) < len(l.Packages) {
-		for _, p := range l.Packages {
+	var mine []Package
+	for _, p := range l.Packages {
+		if p.runsOn(platform) {
+			p.Platform = ""
+			mine = append(mine, p)
+		}
+	}
+	pkgs, err := newResolver(&Index{Format: 1, Packages: mine}).resolve(l.Requires)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s%v", ErrLockfile, l.forPlatform(platform), err)
+	}
+	if len(pkgs) < len(mine) {
+		for _, p := range mine {
 			if !slices.ContainsFunc(pkgs, func(q Package) bool { return q.Name == p.Name }) {
-				return nil, fmt.Errorf("%w: %s %s is locked but not required", ErrLockfile, p.Name, p.Version)
+				return nil, fmt.Errorf("%w: %s%s %s is locked but not required", ErrLockfile, l.forPlatform(platform), p.Name, p.Version)
 			}
 		}
 	}
 	return pkgs, nil
+}
+
+// forPlatform is "for PLATFORM: " in a message about a lock for some platforms, else "".
+func (l *Lock) forPlatform(platform string) string {
+	if len(l.Platforms) == 0 {
+		return ""
+	}
+	return "for " + platform + ": "
+}
+
+// LockPlatformError is returned for a lock that has no packages for the platform asked.
+type LockPlatformError struct {
+	Platforms []string // those the lock is for
+	Platform  string
+}
+
+func (e *LockPlatformError) Error() string {
+	where := "this machine is " + e.Platform
+	if e.Platform != Host {
+		where = "not for " + e.Platform
+	}
+	return fmt.Sprintf("repo: the lockfile locks packages for %s only; %s", joinList(e.Platforms, "and"), where)
 }
 
 // Resolve is ix.Resolve(reqs) for a lockfile replacing l, which may be nil: a pre-release
@@ -157,15 +245,37 @@ func (l *Lock) resolve(ix *Index, reqs []Requirement) ([]Package, error) {
 	return r.resolve(reqs)
 }
 
-// Outdated re-resolves the lock's requirements against ix and returns an error naming the
-// first package whose resolution differs from what is locked, or nil.
+// Outdated re-resolves the lock's requirements against ix, for each of its platforms, and
+// returns an error naming the first package whose resolution differs from what is locked,
+// or nil.
 func (l *Lock) Outdated(ix *Index) error {
+	for _, platform := range l.platforms() {
+		if err := l.outdatedFor(ix.ForPlatform(platform), platform); err != nil {
+			return fmt.Errorf("repo: lockfile is out of date: %s%v", l.forPlatform(platform), err)
+		}
+	}
+	return nil
+}
+
+// platforms returns the lock's platforms, or Host for a lock of any.
+func (l *Lock) platforms() []string {
+	if len(l.Platforms) == 0 {
+		return []string{Host}
+	}
+	return l.Platforms
+}
+
+func (l *Lock) outdatedFor(ix *Index, platform string) error {
 	now, err := l.resolve(ix, l.Requires)
 	if err != nil {
-		return fmt.Errorf("repo: lockfile is out of date: its requirements no longer resolve: %v", err)
+		return fmt.Errorf("its requirements no longer resolve: %v", err)
 	}
-	locked := make(map[string]Package, len(l.Packages))
-	for _, p := range l.Packages {
+	mine, err := l.OrderFor(platform)
+	if err != nil {
+		return err
+	}
+	locked := make(map[string]Package, len(mine))
+	for _, p := range mine {
 		locked[p.Name] = p
 	}
 	slices.SortFunc(now, func(a, b Package) int { return strings.Compare(a.Name, b.Name) })
@@ -173,17 +283,17 @@ func (l *Lock) Outdated(ix *Index) error {
 		q, ok := locked[p.Name]
 		switch {
 		case !ok:
-			return fmt.Errorf("repo: lockfile is out of date: %s %s is now required and not locked", p.Name, p.Version)
+			return fmt.Errorf("%s %s is now required and not locked", p.Name, p.Version)
 		case q.Version != p.Version:
-			return fmt.Errorf("repo: lockfile is out of date: %s is locked at %s, the index now resolves %s", p.Name, q.Version, p.Version)
+			return fmt.Errorf("%s is locked at %s, the index now resolves %s", p.Name, q.Version, p.Version)
 		case q.SHA256 != p.SHA256:
-			return fmt.Errorf("repo: lockfile is out of date: %s %s is locked with sha256 %s, the index now has %s", p.Name, p.Version, q.SHA256, p.SHA256)
+			return fmt.Errorf("%s %s is locked with sha256 %s, the index now has %s", p.Name, p.Version, q.SHA256, p.SHA256)
 		}
 		delete(locked, p.Name)
 	}
-	for _, p := range l.Packages {
+	for _, p := range mine {
 		if _, ok := locked[p.Name]; ok {
-			return fmt.Errorf("repo: lockfile is out of date: %s %s is locked and no longer required", p.Name, p.Version)
+			return fmt.Errorf("%s %s is locked and no longer required", p.Name, p.Version)
 		}
 	}
 	return nil
@@ -192,6 +302,9 @@ func (l *Lock) Outdated(ix *Index) error {
 // Encode writes l as the lockfile's JSON.
 func (l *Lock) Encode(w io.Writer) error {
 	lf := lockFile{Lockfile: lockFormat, Repo: l.Repo, Inputs: Inputs(l.Requires), Locked: digest(l.Packages)}
+	if len(l.Platforms) > 0 {
+		lf.Lockfile = platformLockFormat
+	}
 	for _, r := range l.Requires {
 		lf.Requires = append(lf.Requires, r.String())
 	}
@@ -203,6 +316,9 @@ func (l *Lock) Encode(w io.Writer) error {
 		jsonText(lf.Repo), jsonText(lf.Inputs), jsonText(lf.Locked))
 	if l.Index != nil {
 		fmt.Fprintf(&b, "  \"index\": %s,\n", jsonText(l.Index))
+	}
+	if len(l.Platforms) > 0 {
+		fmt.Fprintf(&b, "  \"platforms\": %s,\n", jsonText(l.Platforms))
 	}
 	writeList(&b, "requires", lf.Requires, ",")
 	writeList(&b, "packages", lf.Packages, "")
@@ -275,8 +391,10 @@ func ParseLock(data []byte) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLockfile, err)
 	}
-	if _, err := l.Order(); err != nil {
-		return nil, err
+	for _, platform := range l.platforms() {
+		if _, err := l.OrderFor(platform); err != nil {
+			return nil, err
+		}
 	}
 	return l, nil
 }
@@ -290,16 +408,19 @@ func parseLock(data []byte) (*Lock, error) {
 		return nil, jsonError(data, err)
 	}
 	if head.Lockfile == 0 {
-		return nil, errors.New(`not a lockfile: no "lockfile" format number ('pkg lock' writes one)`)
+		return nil, errors.New(`not a lockfile: no "lockfile" format number`)
 	}
-	if head.Lockfile != lockFormat {
-		return nil, fmt.Errorf("format %d is not supported (this pkg reads format %d)", head.Lockfile, lockFormat)
+	if head.Lockfile != lockFormat && head.Lockfile != platformLockFormat {
+		return nil, fmt.Errorf("format %d is not supported (this pkg reads formats %d and %d)", head.Lockfile, lockFormat, platformLockFormat)
 	}
 	var lf lockFile
 	if err := json.Unmarshal(data, &lf); err != nil {
 		return nil, jsonError(data, err)
 	}
-	l := &Lock{Repo: lf.Repo, Index: lf.Index}
+	l := &Lock{Repo: lf.Repo, Index: lf.Index, Platforms: lf.Platforms}
+	if err := checkLockPlatforms(head.Lockfile, l.Platforms); err != nil {
+		return nil, err
+	}
 	if x := lf.Index; x != nil && (!validName(x.Name) || x.Version == 0 || x.Version > maxIndexVersion || len(x.Keys) == 0) {
 		return nil, fmt.Errorf("index %s: want the name, version (1 to %d) and key ids of a signed index", jsonText(x), uint64(maxIndexVersion))
 	}
@@ -312,24 +433,65 @@ func parseLock(data []byte) (*Lock, error) {
 	}
 	l.Requires = canonical(l.Requires)
 	if got := Inputs(l.Requires); got != lf.Inputs {
-		return nil, fmt.Errorf("inputs %s are not the digest of its requires (%s): edited by hand? run pkg lock", lf.Inputs, got)
+		return nil, fmt.Errorf("inputs %s are not the digest of its requires (%s): edited by hand?", lf.Inputs, got)
 	}
 	for i, e := range lf.Packages {
 		p := e.pkg()
 		if err := checkLocked(&p); err != nil {
 			return nil, fmt.Errorf("packages[%d]: %v", i, err)
 		}
-		if i > 0 && lf.Packages[i-1].Name >= p.Name {
-			return nil, fmt.Errorf("packages[%d]: %s is out of order or listed twice (want sorted by name)", i, p.Name)
+		if err := checkLine(l, p); err != nil {
+			return nil, fmt.Errorf("packages[%d]: %v", i, err)
 		}
 		l.Packages = append(l.Packages, p)
 	}
 	if lf.Locked != "" {
 		if got := digest(l.Packages); got != lf.Locked {
-			return nil, fmt.Errorf("locked %s is not the digest of its packages (%s): edited by hand? run pkg lock", lf.Locked, got)
+			return nil, fmt.Errorf("locked %s is not the digest of its packages (%s): edited by hand?", lf.Locked, got)
 		}
 	}
 	return l, nil
+}
+
+// checkLockPlatforms checks the platforms of a lockfile of the given format.
+func checkLockPlatforms(format int, platforms []string) error {
+	switch {
+	case format == platformLockFormat && len(platforms) == 0:
+		return fmt.Errorf("format %d names no platforms", format)
+	case format != platformLockFormat && len(platforms) > 0:
+		return fmt.Errorf("format %d may not name platforms (format %d does)", format, platformLockFormat)
+	}
+	for i, s := range platforms {
+		if err := CheckPlatform(s); err != nil {
+			return fmt.Errorf("platforms: %v", err)
+		}
+		if i > 0 && platforms[i-1] >= s {
+			return fmt.Errorf("platforms: %s is out of order or listed twice (want sorted)", s)
+		}
+	}
+	return nil
+}
+
+// checkLine checks p, the next line of l, against the lines before it: sorted by name and
+// platform, and for a name either one line for all of l's platforms or one for each
+// platform that needs it.
+func checkLine(l *Lock, p Package) error {
+	if p.Platform != "" && !slices.Contains(l.Platforms, p.Platform) {
+		return fmt.Errorf("%s %s: platform %q is not one of the lockfile's platforms", p.Name, p.Version, p.Platform)
+	}
+	if len(l.Packages) == 0 {
+		return nil
+	}
+	prev := l.Packages[len(l.Packages)-1]
+	switch {
+	case prev.Name < p.Name:
+		return nil
+	case prev.Name > p.Name || prev.Platform >= p.Platform:
+		return fmt.Errorf("%s is out of order or listed twice (want sorted by name and platform)", p.Name)
+	case prev.Platform == "":
+		return fmt.Errorf("%s: a line for all platforms and one for %s", p.Name, p.Platform)
+	}
+	return nil
 }
 
 // checkLocked validates a locked package, whose Archive is an absolute URL.

@@ -138,7 +138,7 @@ func TestParseLockRefuses(t *testing.T) {
 	tests := []struct {
 		name, old, new, want string
 	}{
-		{"format", `"lockfile": 1`, `"lockfile": 2`, "format 2 is not supported"},
+		{"format", `"lockfile": 1`, `"lockfile": 3`, "format 3 is not supported"},
 		{"requires edited", `"tool<2"`, `"tool<3"`, "are not the digest of its requires"},
 		{"digest edited", `"inputs": "sha256:`, `"inputs": "sha256:0`, "are not the digest of its requires"},
 		{"unsorted", appLine + ",\n    " + libLine, libLine + ",\n    " + appLine, "packages[1]: app is out of order"},
@@ -242,6 +242,7 @@ func TestLockOutdated(t *testing.T) {
 func FuzzParseLock(f *testing.F) {
 	f.Add(encodeLock(f, testLock(f, lockIndex, "app", "tool<2")))
 	f.Add(encodeLock(f, NewLock(testRepoURL, nil, nil)))
+	f.Add(encodeLock(f, platformLock(f, "hello", "libgreet")))
 	f.Add(strings.Replace(encodeLock(f, testLock(f, lockIndex, "lib")), `"size":0`, `"size":9223372036854775807`, 1))
 	f.Fuzz(func(t *testing.T, text string) {
 		l, err := ParseLock([]byte(text))

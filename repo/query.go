@@ -14,12 +14,15 @@ import (
 func (ix *Index) Lookup(r Requirement) (Package, error) {
 	var vs []Package
 	for _, p := range ix.Packages {
-		if p.Name == r.Name {
+		if p.Name == r.Name && p.runsOn(ix.target()) {
 			vs = append(vs, p)
 		}
 	}
 	if len(vs) == 0 {
-		return Package{}, fmt.Errorf("repo: %s", missing(r.Name, ix.versions()))
+		if err := ix.elsewhere(r.Name); err != nil {
+			return Package{}, err
+		}
+		return Package{}, missing(r.Name, ix.versions())
 	}
 	sortNewestFirst(vs)
 	for _, p := range preferred(vs, r.welcomes()) {
@@ -27,21 +30,26 @@ func (ix *Index) Lookup(r Requirement) (Package, error) {
 			return p, nil
 		}
 	}
-	return Package{}, fmt.Errorf("repo: no version of %q satisfies %s; %s", r.Name, r, offered(vs))
+	return Package{}, fmt.Errorf("no version of %q satisfies %s; %s", r.Name, r, offered(vs))
 }
 
 // missing says that the index has no package name, and names the packages it may mean.
-func missing(name string, all map[string][]Package) string {
-	return fmt.Sprintf("package %q not found", name) + DidYouMean(name, slices.Collect(maps.Keys(all)))
+func missing(name string, all map[string][]Package) error {
+	return &MissingError{Name: name, Near: Similar(name, slices.Collect(maps.Keys(all)))}
 }
 
 // DidYouMean returns `; did you mean "a" or "b"?` for the names close to name, a name
 // not found among names, or "" when none is.
 func DidYouMean(name string, names []string) string {
-	found := Similar(name, names)
+	return didYouMean(Similar(name, names))
+}
+
+// didYouMean returns `; did you mean "a" or "b"?` for found, or "" for none.
+func didYouMean(found []string) string {
 	if len(found) == 0 {
 		return ""
 	}
+	found = slices.Clone(found)
 	for i, n := range found {
 		found[i] = strconv.Quote(n)
 	}
@@ -127,11 +135,14 @@ func offered(vs []Package) string {
 // Search returns the version an install would take (the newest release, or the newest
 // pre-release when there is no release) of every package whose name or summary contains
 // word (case-insensitive; all packages when word is empty), sorted by name. Only that
-// version's summary is searched.
+// version's summary is searched, and only packages for ix's platform are.
 func (ix *Index) Search(word string) []Package {
 	word = strings.ToLower(word)
 	best := make(map[string]Package)
 	for _, p := range ix.Packages {
+		if !p.runsOn(ix.target()) {
+			continue
+		}
 		if q, ok := best[p.Name]; !ok || installsBefore(p.Version, q.Version) {
 			best[p.Name] = p
 		}
@@ -160,13 +171,19 @@ func installsBefore(a, b string) bool {
 
 // versions maps each name to its packages, newest first.
 func (ix *Index) versions() map[string][]Package {
+	platform := ix.target()
 	count := make(map[string]int)
 	for _, p := range ix.Packages {
-		count[p.Name]++
+		if p.runsOn(platform) {
+			count[p.Name]++
+		}
 	}
 	all := make([]Package, len(ix.Packages)) // one allocation, each name's versions a part
 	m := make(map[string][]Package, len(count))
 	for _, p := range ix.Packages {
+		if !p.runsOn(platform) {
+			continue
+		}
 		vs, ok := m[p.Name]
 		if !ok {
 			n := count[p.Name]

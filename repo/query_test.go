@@ -17,9 +17,9 @@ func TestLookup(t *testing.T) {
 		{req: "jq<2", want: "jq 1.10"},
 		{req: "jq@1.7.1", want: "jq 1.7.1"},
 		{req: "jq>=1.7,<1.8", want: "jq 1.7.1"},
-		{req: "jq>=4", err: `repo: no version of "jq" satisfies jq>=4; the index has 3.0-beta, 2.0-rc1, 1.10, 1.7.1 and 1 older`},
-		{req: "zq", err: `repo: package "zq" not found; did you mean "jq" or "yq"?`},
-		{req: "xyz", err: `repo: package "xyz" not found`},
+		{req: "jq>=4", err: `no version of "jq" satisfies jq>=4; the index has 3.0-beta, 2.0-rc1, 1.10, 1.7.1 and 1 older`},
+		{req: "zq", err: `package "zq" not found; did you mean "jq" or "yq"?`},
+		{req: "xyz", err: `package "xyz" not found`},
 	}
 	for _, tt := range tests {
 		got, err := ix.Lookup(parseReqs(t, tt.req)[0])

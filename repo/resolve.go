@@ -29,16 +29,12 @@ var errGaveUp = errors.New("search too long")
 // Resolve backtracks and tries the next older version. It gives up, with an error, on an
 // index that would keep it searching for more than a few seconds.
 func (ix *Index) Resolve(reqs []Requirement) ([]Package, error) {
-	return resolveIn(ix.versions(), reqs)
+	return newResolver(ix).resolve(reqs)
 }
 
 // resolveIn is Resolve in versions, ix.versions() of an index.
 func resolveIn(versions map[string][]Package, reqs []Requirement) ([]Package, error) {
-	pkgs, err := resolverFor(versions).resolve(reqs)
-	if err != nil {
-		return nil, fmt.Errorf("repo: %w", err)
-	}
-	return pkgs, nil
+	return resolverFor(versions).resolve(reqs)
 }
 
 // ResolveInstalled is Resolve for an install into a root that holds installed, one record
@@ -62,11 +58,7 @@ func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement) ([]Pa
 		keep = append(keep, Requirement{Name: p.Name})
 	}
 	slices.SortFunc(keep, func(a, b Requirement) int { return strings.Compare(a.Name, b.Name) })
-	pkgs, err := r.resolve(reqs, keep...)
-	if err != nil {
-		return nil, fmt.Errorf("repo: %w", err)
-	}
-	return pkgs, nil
+	return r.resolve(reqs, keep...)
 }
 
 // need is a requirement on a name and who imposed it: by names the package as "name
@@ -110,24 +102,29 @@ type softError struct{ error }
 // latest of them: versions tried at the levels in between cannot help (conflict-directed
 // backjumping).
 type resolver struct {
-	versions map[string][]Package // newest first
-	prefer   map[string]string    // name → the version tried first (ResolveInstalled)
-	tries    map[string]int       // name → versions chosen, for the message of a search given up
-	welcome  map[string][]string  // name → releases whose pre-releases rank with releases (see welcomeFor)
-	needs    map[string][]need
-	chosen   map[string]choice
-	queue    []string // names in the order they are decided
-	queued   map[string]bool
-	log      []string // the name of each need added, for undo
-	work     int      // version checks made, against maxResolveWork
-	hard     error    // first failure whose message holds whatever else is chosen
-	soft     error    // first softError
+	versions  map[string][]Package    // newest first
+	elsewhere func(name string) error // a name's *PlatformError, if any; may be nil
+	prefer    map[string]string       // name → the version tried first (ResolveInstalled)
+	tries     map[string]int          // name → versions chosen, for the message of a search given up
+	welcome   map[string][]string     // name → releases whose pre-releases rank with releases (see welcomeFor)
+	needs     map[string][]need
+	chosen    map[string]choice
+	queue     []string // names in the order they are decided
+	queued    map[string]bool
+	log       []string // the name of each need added, for undo
+	work      int      // version checks made, against maxResolveWork
+	hard      error    // first failure whose message holds whatever else is chosen
+	soft      error    // first softError
 }
 
 // mark records how far the log and the queue went, for undo.
 type mark struct{ log, queue int }
 
-func newResolver(ix *Index) *resolver { return resolverFor(ix.versions()) }
+func newResolver(ix *Index) *resolver {
+	r := resolverFor(ix.versions())
+	r.elsewhere = ix.elsewhere
+	return r
+}
 
 // resolverFor returns a resolver over versions, ix.versions() of an index, which it does
 // not change.
@@ -261,10 +258,19 @@ func (r *resolver) require(n need) (levels, error) {
 	r.log = append(r.log, name)
 	r.welcomeFor(name, n.req.welcomes())
 	if len(r.versions[name]) == 0 {
-		if n.by == "" {
-			return nil, errors.New(missing(name, r.versions))
+		var err error
+		if r.elsewhere != nil {
+			err = r.elsewhere(name)
 		}
-		return nil, fmt.Errorf("package %q not found (required by %s)", name, n.by)
+		switch {
+		case err != nil && n.by != "":
+			return nil, fmt.Errorf("%w (required by %s)", err, n.by)
+		case err != nil:
+			return nil, err
+		case n.by == "":
+			return nil, missing(name, r.versions)
+		}
+		return nil, &MissingError{Name: name, By: n.by}
 	}
 	if !r.satisfiable(name) {
 		return r.imposers(name), r.clash(name)
@@ -490,16 +496,64 @@ const maxClashNeeds = 8
 
 // clash names the constrained needs on name; together they allow no version.
 func (r *resolver) clash(name string) error {
-	var parts []string
+	e := &ConflictError{Name: name, Offered: r.versions[name]}
 	for _, n := range r.needs[name] {
 		if len(n.req.Constraints) > 0 {
-			parts = append(parts, n.String())
+			e.Needs = append(e.Needs, Imposed{Requirement: n.req, By: n.by})
 		}
 	}
-	if len(parts) > maxClashNeeds {
-		parts = append(parts[:maxClashNeeds-1], fmt.Sprintf("%d more", len(parts)-maxClashNeeds+1))
+	if len(e.Needs) > maxClashNeeds {
+		e.More = len(e.Needs) - maxClashNeeds + 1
+		e.Needs = e.Needs[:maxClashNeeds-1]
 	}
-	return fmt.Errorf("no version of %q satisfies %s; %s", name, joinList(parts, "and"), offered(r.versions[name]))
+	return e
+}
+
+// A ConflictError is a name no version of which meets every need on it together.
+type ConflictError struct {
+	Name    string
+	Needs   []Imposed // the constrained requirements on Name
+	More    int       // how many more needs there are than Needs lists
+	Offered []Package // the versions the index has of Name, newest first
+}
+
+// An Imposed is a requirement and who imposed it: By names the package as "name version",
+// or is "" for a requirement of the caller's.
+type Imposed struct {
+	Requirement
+	By string
+}
+
+func (n Imposed) String() string {
+	if n.By == "" {
+		return n.Requirement.String() + " (requested)"
+	}
+	return n.Requirement.String() + " (required by " + n.By + ")"
+}
+
+func (e *ConflictError) Error() string {
+	parts := make([]string, 0, len(e.Needs)+1)
+	for _, n := range e.Needs {
+		parts = append(parts, n.String())
+	}
+	if e.More > 0 {
+		parts = append(parts, fmt.Sprintf("%d more", e.More))
+	}
+	return fmt.Sprintf("no version of %q satisfies %s; %s", e.Name, joinList(parts, "and"), offered(e.Offered))
+}
+
+// A MissingError is a package name the resolver found no version of in the index.
+type MissingError struct {
+	Name string
+	By   string   // the package that requires it, as "name version"; "" if the caller does
+	Near []string // names in the index close to Name, when the caller requires it
+}
+
+func (e *MissingError) Error() string {
+	if e.By != "" {
+		return fmt.Sprintf("package %q not found (required by %s)", e.Name, e.By)
+	}
+	return fmt.Sprintf("package %q not found", e.Name) + didYouMean(e.Near)
 }
 
 // joinList joins as "a", "a and b", "a, b and c", with conj for "and".

@@ -25,6 +25,19 @@ type Signer struct {
 // Sign signs dir's index.json: it sets the index's name, adds one to its version, sets its
 // expiry, and writes the index and then its signature, each atomically. It returns the
 // index as signed.
+// An UnsignedError is a repository left with a new index.json and the old signature,
+// which users refuse, as writing the new signature failed: signing it again mends it.
+type UnsignedError struct {
+	Dir string
+	Err error // why the signature could not be written
+}
+
+func (e *UnsignedError) Error() string {
+	return fmt.Sprintf("%v: %s now holds the new index.json with the old signature, which users refuse", e.Err, e.Dir)
+}
+
+func (e *UnsignedError) Unwrap() error { return e.Err }
+
 func Sign(dir string, s *Signer) (*Index, error) {
 	ix, err := sign(dir, s)
 	if err != nil {
@@ -51,9 +64,21 @@ func sign(dir string, s *Signer) (*Index, error) {
 // AddSigned is Add that signs the index it writes as Sign does, and also returns the
 // index's Meta as signed. With a nil signer it is Add.
 func AddSigned(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
-	p, m, err := add(dir, archivePath, p, s)
+	p, m, err := add(dir, archivePath, "", p, s)
 	if err != nil {
 		return Package{}, Meta{}, fmt.Errorf("repo: add %s to %s: %w", archivePath, dir, err)
+	}
+	return p, m, nil
+}
+
+// AddURL is AddSigned for an archive published elsewhere, at the http(s) URL archiveURL,
+// of which archivePath is a download: the index records the URL as p's Archive and the
+// size and sha256 of archivePath, and dir gets no copy. An install fetches the URL and
+// checks that it still serves those bytes.
+func AddURL(dir, archiveURL, archivePath string, p Package, s *Signer) (Package, Meta, error) {
+	p, m, err := add(dir, archivePath, archiveURL, p, s)
+	if err != nil {
+		return Package{}, Meta{}, fmt.Errorf("repo: add %s to %s: %w", archiveURL, dir, err)
 	}
 	return p, m, nil
 }
@@ -91,6 +116,7 @@ func stamp(dir string, ix *Index, s *Signer) error {
 
 // writeIndex writes ix as dir's index.json and, given a signer, then its signature.
 func writeIndex(dir string, ix *Index, s *Signer) error {
+	ix.setFormat()
 	var b bytes.Buffer
 	if err := ix.encode(&b); err != nil {
 		return err
@@ -102,7 +128,7 @@ func writeIndex(dir string, ix *Index, s *Signer) error {
 		return nil
 	}
 	if err := writeFile(dir, SignatureName, writeBytes(s.Sign(b.Bytes()))); err != nil {
-		return fmt.Errorf("%w: %s now holds the new index.json with the old signature, which users refuse; once the cause is fixed, run 'pkg repo sign %s'", err, dir, dir)
+		return &UnsignedError{Dir: dir, Err: err}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,7 +101,7 @@ func TestParseMeta(t *testing.T) {
 	if err != nil || m.Name != "demo" || m.Version != 3 || m.Expires.Year() != 2030 {
 		t.Errorf("ParseMeta: %+v, %v", m, err)
 	}
-	for _, bad := range []string{`{"format": 2, "name": "demo"}`, `{"format": 1, "name": "Demo"}`,
+	for _, bad := range []string{`{"format": 3, "name": "demo"}`, `{"format": 1, "name": "Demo"}`,
 		`{"format": 1, "version": -1}`, `{"format": 1, "expires": "tomorrow"}`} {
 		if _, err := ParseMeta([]byte(bad)); err == nil {
 			t.Errorf("ParseMeta(%s): no error", bad)
@@ -143,7 +144,8 @@ func TestSignatureNotWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Sign(dir, testSigner("", time.Now().Add(time.Hour)))
-	if err == nil || !strings.Contains(err.Error(), dir+" now holds the new index.json with the old signature, which users refuse; once the cause is fixed, run 'pkg repo sign "+dir+"'") {
+	var ue *UnsignedError
+	if !errors.As(err, &ue) || ue.Dir != dir || !strings.Contains(err.Error(), dir+" now holds the new index.json with the old signature, which users refuse") {
 		t.Errorf("Sign with the signature's place taken: %v", err)
 	}
 }

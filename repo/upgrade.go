@@ -164,7 +164,7 @@ func movable(installed map[string]Package, names []string) map[string]bool {
 // withInstalled returns ix with each installed package in place of the index's entry of
 // the same name and version, so that keeping an installed version keeps it exactly.
 func withInstalled(ix *Index, installed map[string]Package) *Index {
-	out := &Index{Format: ix.Format}
+	out := &Index{Format: ix.Format, Platform: ix.Platform}
 	for _, p := range ix.Packages {
 		if q, ok := installed[p.Name]; !ok || q.Version != p.Version {
 			out.Packages = append(out.Packages, p)

@@ -32,7 +32,7 @@ type PublicKey struct {
 func ParsePublicKey(s string) (PublicKey, error) {
 	var k PublicKey
 	if strings.Contains(s, secretPrefix) { // never echoed: it would end up in logs
-		return k, fmt.Errorf("trust: a private signing key (%s...) was given where a public key is trusted: pass the public key, %s<base64>, which pkg repo keygen printed and the key file's first line holds", secretPrefix, publicPrefix)
+		return k, fmt.Errorf("trust: a private signing key (%s...) was given where a public key is trusted: pass the public key, %s<base64>, the first line of the key file", secretPrefix, publicPrefix)
 	}
 	text := s
 	if !strings.HasPrefix(s, publicPrefix) {

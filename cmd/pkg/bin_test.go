@@ -46,7 +46,7 @@ func TestRemoveLinkFails(t *testing.T) {
 	mutable := immutable(t, bin)
 
 	out, stderr, code := e.pkg("remove", "hello")
-	if code != 1 || out != "removed hello 1.2.0\nlibgreet 1.0.0 is no longer needed by another package ('pkg remove libgreet' removes it)\n" ||
+	if code != 1 || out != "removed hello 1.2.0\nlibgreet 1.0.0 is no longer needed by another package ('pkg autoremove' removes it)\n" ||
 		!strings.Contains(stderr, "could not update the command links in "+bin) ||
 		!strings.Contains(stderr, "hint: the packages are as the command left them") {
 		t.Errorf("remove with bin/ immutable: exit %d, %q, %q", code, out, stderr)

@@ -5,17 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
+
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/db"
 	"pkg/fetch"
-	"pkg/install"
-	"pkg/internal/termtext"
+	"pkg/txn"
 )
 
 func cacheCommand() *cli.Command {
@@ -100,7 +96,10 @@ func cachePruneAction(c *cli.Context) error {
 	if cache == nil {
 		return err
 	}
-	used, err := usedEntries(c, cache)
+	used, forgot, err := txn.Used(cache, c.String("root"), rootOptions(c))
+	for _, dir := range forgot {
+		note(c, "forgot root %s, which installed from this cache and is gone", dir)
+	}
 	if err != nil {
 		return err
 	}
@@ -130,47 +129,6 @@ func removingCache(c *cli.Context) (*fetch.Cache, error) {
 	return cache, nil
 }
 
-// usedEntries returns the sha256s of the archives installed in the root and in the other
-// roots recorded as installing from cache. It forgets the roots that are gone, and fails
-// for one it cannot read: what that root uses is not known.
-func usedEntries(c *cli.Context, cache *fetch.Cache) (map[string]bool, error) {
-	used := make(map[string]bool)
-	add := func(d *db.DB) error {
-		ps, err := d.List()
-		for _, p := range ps {
-			used[p.SHA256] = true
-		}
-		return err
-	}
-	own, err := filepath.Abs(c.String("root"))
-	if err != nil {
-		return nil, err
-	}
-	if err := install.View(own, rootOptions(c), nil, add); err != nil {
-		return nil, err
-	}
-	others, err := cache.Roots()
-	if err != nil {
-		return nil, err
-	}
-	for _, dir := range others {
-		if dir == own {
-			continue
-		}
-		err := install.View(dir, rootOptions(c), nil, add)
-		switch {
-		case errors.Is(err, install.ErrNoRoot):
-			if cache.ForgetRoot(dir) == nil {
-				note(c, "forgot root %s, which installed from this cache and is gone", dir)
-			}
-		case err != nil:
-			return nil, fmt.Errorf("cache prune: root %s also installs from this cache, and what it uses cannot be read, so nothing was removed (if that root is no longer used, remove %s): %w",
-				dir, cache.RootFile(dir), err)
-		}
-	}
-	return used, nil
-}
-
 // cacheRemove removes the entries keep refuses and says how many and how much.
 func cacheRemove(c *cli.Context, cache *fetch.Cache, keep func(fetch.Entry) bool, why string) error {
 	removed, err := cache.Remove(keep)
@@ -197,24 +155,4 @@ func cacheMissing(c *cli.Context) bool {
 	}
 	note(c, "nothing is cached: no cache at %s", dir)
 	return true
-}
-
-// processes names pids by their command lines: "pid 12 (pkg install hello), pid 34 (pkg
-// sync)".
-func processes(pids []int) string {
-	var named []string
-	for _, pid := range pids {
-		name := "pid " + strconv.Itoa(pid)
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && len(b) > 0 {
-			args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-			args[0] = filepath.Base(args[0])
-			line := termtext.Printable(strings.Join(args, " "))
-			if short := cut(line, 100); short != line {
-				line = short + "…"
-			}
-			name += " (" + line + ")"
-		}
-		named = append(named, name)
-	}
-	return strings.Join(named, ", ")
 }

@@ -65,7 +65,7 @@ func TestDamagedCache(t *testing.T) {
 			e.ok("fetch", "hello")
 			damage()
 			out, stderr := e.ok("install", "hello")
-			if !strings.Contains(stderr, "pkg: note: cached package damaged: hello 1.2.0") || !strings.Contains(stderr, "fetching it again") ||
+			if !strings.Contains(stderr, "pkg: note: fetch: cached package damaged: hello 1.2.0") || !strings.Contains(stderr, "fetching it again") ||
 				!strings.Contains(out, "installed hello 1.2.0") {
 				t.Errorf("install of damaged hello:\n%s%s", out, stderr)
 			}

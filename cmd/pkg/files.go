@@ -6,15 +6,18 @@ import (
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/report"
 
 	"github.com/urfave/cli/v2"
 )
 
 func filesCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "files",
-		Usage:     "list the files of an installed package, relative to its directory",
-		ArgsUsage: "NAME",
+		Name:         "files",
+		Usage:        "list the files of an installed package, relative to its directory",
+		ArgsUsage:    "NAME",
+		Flags:        []cli.Flag{jsonFlag("files")},
+		BashComplete: completeInstalled,
 		Action: func(c *cli.Context) error {
 			if err := needArgs(c, 1, "package name"); err != nil {
 				return err
@@ -26,9 +29,10 @@ func filesCommand() *cli.Command {
 			if err := installedNames("files", []string{name}); err != nil {
 				return err
 			}
-			var files []db.File
+			var ps []db.Package
+			var files [][]db.File
 			err := viewRoot(c, func(d *db.DB) (err error) {
-				files, err = d.Files(name)
+				ps, files, err = d.Installed(name)
 				if errors.Is(err, db.ErrNotInstalled) {
 					installed, _ := d.List() // for a suggestion only
 					return notInstalled("files", name, installed)
@@ -41,7 +45,10 @@ func filesCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			for _, f := range files {
+			if c.Bool("json") {
+				return printJSON(c, report.NewFiles(&ps[0], files[0]))
+			}
+			for _, f := range files[0] {
 				fmt.Fprintln(c.App.Writer, f.Path)
 			}
 			return nil

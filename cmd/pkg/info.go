@@ -11,60 +11,121 @@ import (
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/repo"
+	"pkg/report"
 
 	"github.com/urfave/cli/v2"
 )
 
 func infoCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "info",
-		Usage:     "show an installed package",
-		ArgsUsage: "NAME",
-		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "package name"); err != nil {
-				return err
-			}
-			if err := maxArgs(c, 1); err != nil {
-				return err
-			}
-			name := c.Args().First()
-			if err := installedNames("info", []string{name}); err != nil {
-				return err
-			}
-			var p *db.Package
-			err := viewRoot(c, func(d *db.DB) (err error) {
-				p, err = d.Get(name)
-				if errors.Is(err, db.ErrNotInstalled) {
-					installed, _ := d.List() // for a suggestion only
-					return notInstalled("info", name, installed)
-				}
-				return err
-			})
-			if errors.Is(err, install.ErrNoRoot) {
-				return fmt.Errorf("info %s: not installed: %w", name, err)
-			}
-			if err != nil {
-				return err
-			}
-			dir, err := filepath.Abs(c.String("root"))
-			if err != nil {
-				return err
-			}
-			return printInfo(c.App.Writer, p, filepath.Join(dir, "pkgs", p.Name))
-		},
+		Name:         "info",
+		Usage:        "show a package: as installed, or as the repository offers it",
+		ArgsUsage:    "NAME",
+		Flags:        []cli.Flag{jsonFlag("info")},
+		BashComplete: completeInstalled,
+		Action:       infoAction,
 	}
 }
 
-// printInfo prints p's record, and dir, where it is installed; it leaves out empty fields.
-func printInfo(w io.Writer, p *db.Package, dir string) error {
+func infoAction(c *cli.Context) error {
+	if err := needArgs(c, 1, "package name"); err != nil {
+		return err
+	}
+	if err := maxArgs(c, 1); err != nil {
+		return err
+	}
+	name := c.Args().First()
+	if err := installedNames("info", []string{name}); err != nil {
+		return err
+	}
+	var p *db.Package
+	var installed []db.Package
+	var requested map[string]string
+	err := viewRoot(c, func(d *db.DB) (err error) {
+		if p, err = d.Get(name); errors.Is(err, db.ErrNotInstalled) {
+			installed, _ = d.List() // for a suggestion only
+		} else if err == nil {
+			requested, err = d.Requested()
+		}
+		return err
+	})
+	notHere := errors.Is(err, db.ErrNotInstalled) || errors.Is(err, install.ErrNoRoot)
+	switch {
+	case notHere && c.String("repo") != "":
+		return offeredInfo(c, name, installed)
+	case errors.Is(err, db.ErrNotInstalled):
+		return notInstalled("info", name, installed)
+	case errors.Is(err, install.ErrNoRoot):
+		return fmt.Errorf("info %s: not installed: %w", name, err)
+	case err != nil:
+		return err
+	}
+	dir, err := filepath.Abs(c.String("root"))
+	if err != nil {
+		return err
+	}
+	info := report.InstalledInfo(p, filepath.Join(dir, "pkgs", p.Name), requested[p.Name])
+	if c.Bool("json") {
+		return printJSON(c, info)
+	}
+	return printInfo(c.App.Writer, info)
+}
+
+// offeredInfo shows name, which is not among installed, as the repository offers it: the
+// version a new install takes.
+func offeredInfo(c *cli.Context, name string, installed []db.Package) error {
+	_, ix, err := openFetcher(c, false)
+	if err != nil {
+		return err
+	}
+	p, err := ix.Lookup(repo.Requirement{Name: name})
+	if len(ix.Versions(name)) == 0 {
+		var names []string
+		for _, q := range append(installedPackages(installed), ix.Search("")...) {
+			names = append(names, q.Name)
+		}
+		return fmt.Errorf("info %s: not installed, and %s has no package of that name%s", name, ix.Source, repo.DidYouMean(name, unique(names)))
+	} else if err != nil {
+		return err
+	}
+	info := report.OfferedInfo(p, ix.Versions(name))
+	if c.Bool("json") {
+		return printJSON(c, info)
+	}
+	return printInfo(c.App.Writer, info)
+}
+
+// printInfo prints info, leaving out empty fields.
+func printInfo(w io.Writer, p report.Info) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
 	fmt.Fprintf(tw, "name:\t%s\nversion:\t%s\n", p.Name, p.Version)
-	for _, f := range [][2]string{{"summary", p.Summary}, {"depends", strings.Join(p.Depends, ", ")}, {"bin", strings.Join(p.Bin, ", ")}, {"lib", strings.Join(p.Lib, ", ")}} {
+	fields := [][2]string{{"summary", p.Summary}, {"depends", strings.Join(p.Depends, ", ")},
+		{"bin", strings.Join(p.Bin, ", ")}, {"lib", strings.Join(p.Lib, ", ")}}
+	if p.Files > 0 || p.Installed {
+		fields = append(fields, [2]string{"files", fmt.Sprint(p.Files)})
+	}
+	if p.Size > 0 || p.Installed {
+		fields = append(fields, [2]string{"size", size(p.Size)})
+	}
+	if p.ArchiveSize > 0 {
+		fields = append(fields, [2]string{"download", size(p.ArchiveSize)})
+	}
+	fields = append(fields, [2]string{"sha256", p.SHA256})
+	for _, f := range fields {
 		if f[1] != "" {
 			fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])
 		}
 	}
-	fmt.Fprintf(tw, "files:\t%d\nsize:\t%s\nsha256:\t%s\n", p.Files, size(p.Size), p.SHA256)
-	fmt.Fprintf(tw, "installed:\t%s\ndirectory:\t%s\n", p.Installed.Local().Format(time.RFC3339), dir)
+	if !p.Installed {
+		fmt.Fprintf(tw, "installed:\tno ('pkg install %s' installs it)\nversions:\t%s\n", p.Name, strings.Join(p.Versions, ", "))
+		return tw.Flush()
+	}
+	req := "no (installed as a dependency)"
+	if p.Requested != "" {
+		req = "yes, as " + p.Requested
+	}
+	fmt.Fprintf(tw, "requested:\t%s\n", req)
+	fmt.Fprintf(tw, "installed:\t%s\ndirectory:\t%s\n", p.InstalledAt.Local().Format(time.RFC3339), p.Directory)
 	return tw.Flush()
 }

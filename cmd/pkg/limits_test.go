@@ -98,7 +98,7 @@ func TestSyncMirrorEscape(t *testing.T) {
 	for _, loc := range []string{filepath.Join(mirror, "deep"), serve(t, mirror) + "/deep/"} {
 		e.repo = loc
 		_, stderr, code := e.pkg("sync", "-f", lock)
-		if want := "pkg: archive URL " + bad + `: path under file://` + dir + `/: segment ".."`; code != 1 || !strings.Contains(stderr, want) {
+		if want := "pkg: fetch: archive URL " + bad + `: path under file://` + dir + `/: segment ".."`; code != 1 || !strings.Contains(stderr, want) {
 			t.Errorf("sync from %s: exit %d, stderr %q; want exit 1 and %q", loc, code, stderr, want)
 		}
 		testfs.SameTree(t, "root", rootTree(t, e.root), root)

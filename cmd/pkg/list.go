@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"text/tabwriter"
@@ -10,20 +9,24 @@ import (
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/report"
 )
 
 func listCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "list",
 		Usage: "list installed packages",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array"}},
+		Flags: []cli.Flag{jsonFlag("list")},
 		Action: func(c *cli.Context) error {
 			if err := maxArgs(c, 0); err != nil {
 				return err
 			}
 			var ps []db.Package
+			var requested map[string]string
 			err := viewRoot(c, func(d *db.DB) (err error) {
-				ps, err = d.List()
+				if ps, err = d.List(); err == nil {
+					requested, err = d.Requested()
+				}
 				return err
 			})
 			if errors.Is(err, install.ErrNoRoot) {
@@ -32,7 +35,7 @@ func listCommand() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
-				return printJSON(c, ps)
+				return printJSON(c, report.NewList(ps, requested))
 			}
 			printTable(c, ps)
 			return nil
@@ -40,15 +43,14 @@ func listCommand() *cli.Command {
 	}
 }
 
-func printJSON(c *cli.Context, ps []db.Package) error {
-	if ps == nil {
-		ps = []db.Package{}
-	}
-	enc := json.NewEncoder(c.App.Writer)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // "lib>=1.0", not "lib\u003e=1.0"
-	return enc.Encode(ps)
+// jsonFlag is --json of the command name, which prints the schema docs/json/NAME.md
+// documents.
+func jsonFlag(name string) cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print JSON (schema pkg." + name + "/1)"}
 }
+
+// printJSON prints v, a type of package report.
+func printJSON(c *cli.Context, v any) error { return report.Write(c.App.Writer, v) }
 
 func printTable(c *cli.Context, ps []db.Package) {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)

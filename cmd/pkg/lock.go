@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/repo"
-	"pkg/trust"
+	"pkg/txn"
 )
 
 func lockCommand() *cli.Command {
@@ -22,6 +22,7 @@ func lockCommand() *cli.Command {
 			"against the repository it records unless --repo is given.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "pkg.lock", Usage: "lockfile to write"},
+			&cli.StringSliceFlag{Name: "platform", Usage: "lock for these platforms, GOOS-GOARCH, comma-separated or repeated (default: this machine's, where the repository names platforms)"},
 		},
 		Action: lockAction,
 	}
@@ -41,24 +42,20 @@ func lockAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	f, ix, err := openFetcher(c)
+	platforms, err := lockPlatforms(c)
 	if err != nil {
 		return err
 	}
-	pkgs, err := old.Resolve(ix, reqs)
-	if err != nil && c.NArg() == 0 {
+	_, ix, err := openFetcher(c, false)
+	if err != nil {
+		return err
+	}
+	l, err := txn.Lock(old, ix, reqs, path, platforms)
+	if ue := (*txn.UnresolvedError)(nil); c.NArg() == 0 && errors.As(err, &ue) {
 		return fmt.Errorf("%w; these are the requirements %s records (%s): to change them, name the ones to lock, 'pkg lock -o %s NAME...'",
-			f.about(err), path, joinRequirements(reqs), path)
+			err, path, joinRequirements(reqs), path)
 	}
 	if err != nil {
-		return f.about(err)
-	}
-	for i := range pkgs {
-		pkgs[i].Archive = f.src.ArchiveURL(pkgs[i])
-	}
-	l := repo.NewLock(f.src.URL(), reqs, pkgs)
-	l.Index = lockIndex(f.index)
-	if err := checkLockIndex(old, l.Index, path); err != nil {
 		return err
 	}
 	if err := repo.WriteLock(path, l); err != nil {
@@ -79,11 +76,25 @@ func lockAction(c *cli.Context) error {
 		say(c, "%s", line)
 	}
 	if old != nil && len(changes) == 0 && repo.Inputs(old.Requires) == repo.Inputs(l.Requires) {
-		say(c, "%s is up to date: %s", path, count(len(l.Packages), "package"))
+		say(c, "%s is up to date: %s", path, lockedCount(l))
 		return nil
 	}
-	say(c, "wrote %s: %s", path, count(len(l.Packages), "package"))
+	say(c, "wrote %s: %s", path, lockedCount(l))
 	return nil
+}
+
+// lockPlatforms returns the platforms of --platform, comma-separated or repeated.
+func lockPlatforms(c *cli.Context) ([]string, error) {
+	var platforms []string
+	for _, v := range c.StringSlice("platform") {
+		for p := range strings.SplitSeq(v, ",") {
+			if err := repo.CheckPlatform(p); err != nil {
+				return nil, usagef("lock: --platform: %v", err)
+			}
+			platforms = append(platforms, p)
+		}
+	}
+	return platforms, nil
 }
 
 // lockRequirements returns the requirements given, or else those old records, and makes
@@ -105,53 +116,75 @@ func lockChanges(old, l *repo.Lock) []string {
 	was := map[string]repo.Package{}
 	if old != nil {
 		for _, p := range old.Packages {
-			was[p.Name] = p
+			was[p.Name+" "+p.Platform] = p
 		}
 	}
 	var lines []string
 	for _, p := range l.Packages {
-		q, ok := was[p.Name]
+		key := p.Name + " " + p.Platform
+		q, ok := was[key]
 		switch {
 		case !ok:
-			lines = append(lines, fmt.Sprintf("locked %s %s", p.Name, p.Version))
+			lines = append(lines, fmt.Sprintf("locked %s %s%s", p.Name, p.Version, forPlatform(p)))
 		case q.Version != p.Version:
-			lines = append(lines, fmt.Sprintf("locked %s %s (was %s)", p.Name, p.Version, q.Version))
+			lines = append(lines, fmt.Sprintf("locked %s %s%s (was %s)", p.Name, p.Version, forPlatform(p), q.Version))
 		case q.SHA256 != p.SHA256 || q.Archive != p.Archive:
-			lines = append(lines, fmt.Sprintf("locked %s %s (new archive)", p.Name, p.Version))
+			lines = append(lines, fmt.Sprintf("locked %s %s%s (new archive)", p.Name, p.Version, forPlatform(p)))
 		}
-		delete(was, p.Name)
+		delete(was, key)
 	}
 	if old != nil {
 		for _, p := range old.Packages {
-			if _, ok := was[p.Name]; ok {
-				lines = append(lines, fmt.Sprintf("unlocked %s %s", p.Name, p.Version))
+			if _, ok := was[p.Name+" "+p.Platform]; ok {
+				lines = append(lines, fmt.Sprintf("unlocked %s %s%s", p.Name, p.Version, forPlatform(p)))
 			}
 		}
 	}
 	return lines
 }
 
-// lockIndex is what a lockfile records of the index res describes: nil unless verified.
-func lockIndex(res trust.Result) *repo.LockIndex {
-	if !res.Verified() {
-		return nil
+// lockedCount says how many packages l locks: "3 packages", or "3 packages for 2
+// platforms" for a lock of some.
+func lockedCount(l *repo.Lock) string {
+	if len(l.Platforms) == 0 {
+		return count(len(l.Packages), "package")
 	}
-	return &repo.LockIndex{Name: res.Name, Version: res.Version, Keys: res.KeyIDs}
+	names := make(map[string]bool)
+	for _, p := range l.Packages {
+		names[p.Name] = true
+	}
+	return count(len(names), "package") + " for " + count(len(l.Platforms), "platform")
 }
 
-// checkLockIndex refuses to resolve old's requirements, the lockfile at path, against the
-// index now (nil: not verified) if old came from a signed index of the same repository
-// that now is unverified or older: the publisher's packages would be swapped for older
-// ones, or anyone's.
-func checkLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
-	switch {
-	case old == nil || old.Index == nil:
-	case now == nil:
-		return fmt.Errorf("%s was made from version %d of signed repository %s (key %s), and this index is not verified: pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)",
-			path, old.Index.Version, old.Index.Name, strings.Join(old.Index.Keys, ", "))
-	case now.Name == old.Index.Name && now.Version < old.Index.Version:
-		return fmt.Errorf("index version %d of repository %s is older than version %d, which %s was made from: a mirror or proxy is serving an old index; try again later, or another mirror (if the publisher really started over, remove %s and lock again)",
-			now.Version, now.Name, old.Index.Version, path, path)
+// forPlatform is " for PLATFORM" for a lockfile's line of one platform, else "".
+func forPlatform(p repo.Package) string {
+	if p.Platform == "" {
+		return ""
+	}
+	return " for " + p.Platform
+}
+
+// checkLockInputs refuses requirements given on the command line unless they are the
+// lockfile's.
+func checkLockInputs(c *cli.Context, l *repo.Lock, path string) error {
+	if c.NArg() == 0 {
+		return nil
+	}
+	reqs, err := requirements(c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	if repo.Inputs(reqs) != repo.Inputs(l.Requires) {
+		return fmt.Errorf("%s is out of date: it locks %s, not %s (run 'pkg lock -o %s %s')", path,
+			joinRequirements(l.Requires), joinRequirements(reqs), path, strings.Join(c.Args().Slice(), " "))
 	}
 	return nil
+}
+
+func joinRequirements(reqs []repo.Requirement) string {
+	s := make([]string, len(reqs))
+	for i, r := range reqs {
+		s[i] = r.String()
+	}
+	return strings.Join(s, " ")
 }

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -88,9 +88,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	err := app.RunContext(ctx, flagsFirst(app, args))
+	args = flagsFirst(app, args)
+	err := checkArgs(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
 	closeCaches(app)
 	var ue *usageError
+	var fe *flagError
 	switch {
 	case unknown != "":
 		fmt.Fprintf(stderr, "pkg: unknown command %q%s\npkg: hint: run '%s' for the list\n", unknown, guess, help)
@@ -103,25 +108,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, context.Canceled): // cut short by the signal
 		fmt.Fprintln(stderr, "pkg: interrupted")
 		return 130
+	case errors.As(err, &fe):
+		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: %s\n", err, flagHint(fe))
+		return 2
 	case errors.As(err, &ue):
 		usage := "pkg help"
 		if used != "" && !ue.global {
 			usage = "pkg " + used + " --help"
 		}
-		msg := userText(err)
-		if own := used + ": "; used != "" && strings.HasPrefix(err.Error(), own) && !strings.HasPrefix(msg, own) {
-			msg = own + msg // "install: missing package name": the command's name, not a library's
-		}
-		msg = flagError.ReplaceAllStringFunc(msg, flagAsTyped)
-		msg = badValue.ReplaceAllStringFunc(msg, valueAsTyped)
-		if m := envError.FindStringSubmatch(msg); m != nil {
-			fmt.Fprintf(stderr, "pkg: environment variable %s=%s is not a boolean\npkg: hint: set it to 1 or 0 (true and false work too), or unset it\n", m[2], m[1])
-			return 2
-		}
-		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: run '%s' for usage\n", msg, usage)
+		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: run '%s' for usage\n", err, usage)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "pkg: %s\n", userText(err))
+		fmt.Fprintf(stderr, "pkg: %s\n", err)
 		if h := hint(err, dirs); h != "" {
 			fmt.Fprintf(stderr, "pkg: hint: %s\n", h)
 		}
@@ -141,20 +139,6 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return ctx, stop
 }
 
-// libraryPrefix is the name of one of pkg's packages at the start of an error's text, of a
-// wrapped one (after ": "), of an added clause (after "; ") or of a joined one (a line):
-// Go's convention, but noise to a user, who knows no package names.
-var libraryPrefix = regexp.MustCompile(`(^|: |; |\n)(?:db|fetch|install|repo|tarutil|trust): `)
-
-// userText is err's text without the package names its layers put in front.
-func userText(err error) string {
-	s := err.Error()
-	for t := ""; t != s; { // again for prefixes that follow each other
-		t, s = s, libraryPrefix.ReplaceAllString(s, "$1")
-	}
-	return s
-}
-
 func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:           "pkg",
@@ -172,7 +156,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			installCommand(), removeCommand(), listCommand(), filesCommand(), infoCommand(),
 			searchCommand(), fetchCommand(), cacheCommand(), repoCommand(), verifyCommand(),
 			lockCommand(), syncCommand(), upgradeCommand(), envCommand(), trustCommand(),
+			outdatedCommand(), whyCommand(), autoremoveCommand(), completionCommand(),
 		},
+		EnableBashCompletion: true, // pkg completion's scripts ask for what comes next
 	}
 	return app
 }
@@ -192,63 +178,10 @@ func commandGuess(name string, cmds []*cli.Command) string {
 	return repo.DidYouMean(name, names)
 }
 
-func onUsageError(c *cli.Context, err error, _ bool) error {
-	msg := err.Error()
-	if m := flagError.FindStringSubmatch(msg); m != nil && m[1] == "flag provided but not defined" && c != nil {
-		var names []string // the long flags the command takes, its own and pkg's
-		for _, f := range append(slices.Clip(c.App.Flags), c.Command.Flags...) {
-			if !slices.Contains(names, f.Names()[0]) {
-				names = append(names, f.Names()[0])
-			}
-		}
-		if near := repo.Similar(m[2], names); len(near) > 0 {
-			msg += "; did you mean --" + strings.Join(near, " or --") + "?"
-		}
-	}
-	return &usageError{msg: msg}
-}
-
-// flagError is how the flag package words an unknown flag and one missing its value, naming
-// the flag with one dash whichever the user typed.
-var flagError = regexp.MustCompile(`(flag provided but not defined|flag needs an argument): -+(\S+)`)
-
-// badValue is how the flag package words a value it cannot parse, naming the flag with one
-// dash whichever the user typed.
-var badValue = regexp.MustCompile(`invalid value ("[^"]*") for flag -+([\w-]+): parse error`)
-
-// valueAsTyped rewrites a badValue match as "invalid value "x" for --name".
-func valueAsTyped(m string) string {
-	sub := badValue.FindStringSubmatch(m)
-	name := "--" + sub[2]
-	if len(sub[2]) == 1 {
-		name = "-" + sub[2]
-	}
-	msg := "invalid value " + sub[1] + " for " + name
-	switch name {
-	case "--lock-timeout":
-		msg += ": a duration with its unit, such as 30s or 5m"
-	case "--expires":
-		msg += ": a duration in hours, minutes or seconds, such as 720h for 30 days"
-	}
-	return msg
-}
-
-// envError is how urfave/cli words an environment variable that does not parse as a
-// boolean flag's value (strconv.ParseBool).
-var envError = regexp.MustCompile(`could not parse ("[^"]*") as bool value from environment variable "(\w+)"`)
-
-// flagAsTyped rewrites a flagError match in the forms pkg's own flags take, "-x" or "--name":
-// "unknown flag --name", "flag --name needs a value".
-func flagAsTyped(m string) string {
-	sub := flagError.FindStringSubmatch(m)
-	name := "--" + sub[2]
-	if len(sub[2]) == 1 {
-		name = "-" + sub[2]
-	}
-	if sub[1] == "flag needs an argument" {
-		return "flag " + name + " needs a value"
-	}
-	return "unknown flag " + name
+// onUsageError marks what urfave/cli's flag parsing refuses as a usage error, in its own
+// words: checkArgs has refused, in pkg's, all but malformed flags such as "---x".
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return &usageError{msg: err.Error()}
 }
 
 // track makes every command of cmds, under the name prefix, report flag errors as usage
@@ -323,11 +256,39 @@ func openCache(c *cli.Context) (*fetch.Cache, error) {
 	return cache, err
 }
 
+// openCacheFor opens the cache as openCache does, or, for a dry run, so that nothing in it
+// changes: it keeps no index read, and a cache that does not exist yet is read as an empty
+// one in a temporary directory, removed when pkg ends.
+func openCacheFor(c *cli.Context, dry bool) (*fetch.Cache, error) {
+	if !dry {
+		return openCache(c)
+	}
+	dir := c.String("cache")
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		tmp, err := os.MkdirTemp("", "pkg-dry-run-")
+		if err != nil {
+			return nil, err
+		}
+		c.App.Metadata["temporary cache"] = tmp
+		dir = tmp
+	}
+	cache, err := fetch.OpenCache(dir)
+	if err == nil {
+		cache.ReadOnly = true
+		caches, _ := c.App.Metadata["caches"].([]*fetch.Cache)
+		c.App.Metadata["caches"] = append(caches, cache)
+	}
+	return cache, err
+}
+
 // closeCaches closes the caches the command opened.
 func closeCaches(app *cli.App) {
 	caches, _ := app.Metadata["caches"].([]*fetch.Cache)
 	for _, c := range caches {
 		c.Close()
+	}
+	if tmp, ok := app.Metadata["temporary cache"].(string); ok {
+		os.RemoveAll(tmp)
 	}
 }
 
@@ -356,6 +317,9 @@ func globalFlags() []cli.Flag {
 // parsing flags at the first argument and users write "pkg repo add DIR FILE --name N",
 // and global flags written after the command ahead of the command.
 func flagsFirst(app *cli.App, args []string) []string {
+	if args[len(args)-1] == "--generate-bash-completion" { // urfave/cli wants it last; nothing runs
+		return args
+	}
 	i, cmds := 1, app.Commands
 	var cmd *cli.Command
 walk:
@@ -472,14 +436,17 @@ func xdgDir(env, fallback string) string {
 
 func openRoot(c *cli.Context) (*install.Root, error) {
 	r, err := install.Open(c.Context, c.String("root"), rootOptions(c))
+	if err == nil {
+		heldRoot(c, r)
+	}
 	if err == nil && r.Links() != nil {
-		warn(c, "%s; once it can be changed, 'pkg verify' names the links still wrong", userText(r.Links()))
+		warn(c, "%s; once it can be changed, 'pkg verify' names the links still wrong", r.Links())
 	}
 	if err == nil && r.Recovered() != "" {
 		note(c, "an earlier pkg command was cut short: %s", r.Recovered())
 	}
 	if err == nil && r.Leftovers() != nil {
-		warn(c, "could not delete what an earlier command left behind (the root is as recorded; delete it by hand): %s", userText(r.Leftovers()))
+		warn(c, "could not delete what an earlier command left behind (the root is as recorded; delete it by hand): %s", r.Leftovers())
 	}
 	var st unix.Stat_t
 	if err == nil && os.Geteuid() == 0 && unix.Stat(r.Dir(), &st) == nil && st.Uid != 0 {
@@ -503,7 +470,7 @@ func closeRoot(root *install.Root, err error) {
 // not pass as an empty root, nor be created.
 func rootExists(c *cli.Context) error {
 	if err := install.Exists(c.String("root")); err != nil {
-		return fmt.Errorf("%w: nothing was ever installed there (check --root or PKG_ROOT)", err)
+		return fmt.Errorf("%w: nothing was ever installed there", err)
 	}
 	return nil
 }
@@ -531,14 +498,11 @@ func peekRoot(c *cli.Context, fn func(d *db.DB) error) error {
 	return err
 }
 
-// userinfo matches the credentials of a URL, as in https://user:token@host/.
-var userinfo = regexp.MustCompile(`(://)[^/@\s]*@`)
-
 func rootOptions(c *cli.Context) install.Options {
 	return install.Options{
 		NoSync:      c.Bool("no-sync"),
 		LockTimeout: c.Duration("lock-timeout"),
-		Owner:       userinfo.ReplaceAllString(strings.Join(os.Args, " "), "$1"), // others can read it
+		Owner:       strings.Join(withoutCredentials(os.Args), " "), // others can read it
 		Waiting: func(holder string) {
 			fmt.Fprintf(c.App.ErrWriter, "pkg: waiting for %s to finish with %s\n", holder, c.String("root"))
 		},
@@ -548,35 +512,35 @@ func rootOptions(c *cli.Context) install.Options {
 // openSource opens --repo. retrying announces each new attempt after a failed request or
 // download; nil prints a note.
 func openSource(c *cli.Context, retrying func(err error, wait time.Duration, attempt, max int)) (*fetch.Source, error) {
-	return openPinnedSource(c, nil, retrying)
-}
-
-// openPinnedSource opens --repo as openSource does, trusting also the keys the root's
-// record pin (if not nil) pinned the repository to.
-func openPinnedSource(c *cli.Context, pin *db.Repo, retrying func(err error, wait time.Duration, attempt, max int)) (*fetch.Source, error) {
-	if c.String("repo") == "" {
-		return nil, globalUsagef("no repository: pass --repo or set PKG_REPO")
-	}
-	if c.Int("jobs") < 1 {
-		return nil, globalUsagef("--jobs must be at least 1")
-	}
-	policy, err := trustPolicy(c)
-	if err == nil && pin != nil {
-		policy, err = pinPolicy(policy, *pin)
-	}
+	o, err := sourceOptions(c, retrying)
 	if err != nil {
 		return nil, err
+	}
+	return fetch.NewSource(c.String("repo"), o)
+}
+
+// sourceOptions are the options of a source of --repo under the flags' trust policy.
+func sourceOptions(c *cli.Context, retrying func(err error, wait time.Duration, attempt, max int)) (fetch.Options, error) {
+	if c.String("repo") == "" {
+		return fetch.Options{}, globalUsagef("no repository: pass --repo or set PKG_REPO")
+	}
+	if c.Int("jobs") < 1 {
+		return fetch.Options{}, globalUsagef("--jobs must be at least 1")
+	}
+	policy, err := trustPolicy(c)
+	if err != nil {
+		return fetch.Options{}, err
 	}
 	if retrying == nil {
 		retrying = func(err error, wait time.Duration, attempt, max int) { noteRetry(c, nil, err, wait, attempt, max) }
 	}
-	return fetch.NewSource(c.String("repo"), fetch.Options{Offline: c.Bool("offline"), Trust: policy, Retrying: retrying})
+	return fetch.Options{Offline: c.Bool("offline"), Trust: policy, Retrying: retrying}, nil
 }
 
 // noteRetry says, unless --quiet, that a request or download is tried again and why: above
 // the progress bars bs when they are drawn.
 func noteRetry(c *cli.Context, bs *bars, err error, wait time.Duration, attempt, max int) {
-	noteAbove(c, bs, "%s; trying again in %s (attempt %d of %d)", userText(err), dur(wait), attempt, max)
+	noteAbove(c, bs, "%s; trying again in %s (attempt %d of %d)", err, dur(wait), attempt, max)
 }
 
 // noteAbove prints a note unless --quiet: above the bars bs, if not nil, else to stderr.

@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
+
+	"pkg/internal/termtext"
 )
 
 // redraw is how often the bars are drawn again.
@@ -156,4 +160,24 @@ func cut(s string, n int) string {
 		return s
 	}
 	return string(r[:n])
+}
+
+// processes names pids by their command lines: "pid 12 (pkg install hello), pid 34 (pkg
+// sync)".
+func processes(pids []int) string {
+	var named []string
+	for _, pid := range pids {
+		name := "pid " + strconv.Itoa(pid)
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && len(b) > 0 {
+			args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+			args[0] = filepath.Base(args[0])
+			line := termtext.Printable(strings.Join(args, " "))
+			if short := cut(line, 100); short != line {
+				line = short + "…"
+			}
+			name += " (" + line + ")"
+		}
+		named = append(named, name)
+	}
+	return strings.Join(named, ", ")
 }

@@ -7,10 +7,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/db"
 	"pkg/install"
 	"pkg/repo"
 	"pkg/trust"
+	"pkg/txn"
 )
 
 // defaultExpires is how long a signed index stays valid unless told: long enough for a
@@ -134,7 +134,7 @@ func repoForgetCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				gone, err := forgetRepo(root.DB(), src.URL(), policy)
+				gone, err := txn.Forget(root, src.URL(), policy)
 				if err != nil {
 					return err
 				}
@@ -152,28 +152,4 @@ func repoForgetCommand() *cli.Command {
 			return nil
 		},
 	}
-}
-
-// forgetRepo deletes the root's record of the repository at location and, since a record
-// of the same repository elsewhere (a mirror) bounds it too, those signed by its key or a
-// key p trusts for it; it returns what it deleted.
-func forgetRepo(d *db.DB, location string, p trust.Policy) ([]db.Repo, error) {
-	r, ok, err := d.Repo(location)
-	if err != nil || !ok {
-		return nil, err
-	}
-	all, err := d.Repos()
-	if err != nil {
-		return nil, err
-	}
-	var gone []db.Repo
-	for _, o := range all {
-		if o.Location == location || sameRepo(o, r.Name, append(p.For(r.Name), r.KeyID)...) {
-			if err := d.DeleteRepo(o.Location); err != nil {
-				return gone, err
-			}
-			gone = append(gone, o)
-		}
-	}
-	return gone, nil
 }

@@ -1,183 +1,94 @@
 package main
 
 import (
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"io/fs"
-	"net"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/repo"
 	"pkg/trust"
+	"pkg/txn"
 )
 
 // trustPolicy returns the keys pkg trusts, from --trusted-key, PKG_TRUSTED_KEYS and the
-// root's trusted-keys file, and whether it requires signatures. Every key applies to every
-// repository, unless bound to one repository name ("NAME=pkg-ed25519:...").
+// root's trusted-keys file, and whether it requires signatures (txn.Policy).
 func trustPolicy(c *cli.Context) (trust.Policy, error) {
-	p := trust.Policy{RequireSigned: c.Bool("require-signed")}
 	sources, err := keySources(c)
-	for _, s := range sources {
-		p.Keys = append(p.Keys, s.keys...)
-	}
-	return p, err
-}
-
-// keySource is where trusted keys come from, and those keys.
-type keySource struct {
-	name string // "--trusted-key", "PKG_TRUSTED_KEYS", or the root's trusted-keys file
-	keys []trust.PublicKey
+	return txn.Policy(sources, c.Bool("require-signed")), err
 }
 
 // keySources returns the trusted keys of each source.
-func keySources(c *cli.Context) ([]keySource, error) {
-	flag := keySource{name: "--trusted-key"}
+func keySources(c *cli.Context) ([]txn.KeySource, error) {
+	flag := txn.KeySource{Name: "--trusted-key"}
 	for _, v := range c.StringSlice("trusted-key") {
 		keys, err := trust.ParseKeys(v)
 		if err != nil {
 			return nil, globalUsagef("--trusted-key: %v", err)
 		}
-		flag.keys = append(flag.keys, keys...)
+		flag.Keys = append(flag.Keys, keys...)
 	}
-	env := keySource{name: "PKG_TRUSTED_KEYS"}
+	env := txn.KeySource{Name: "PKG_TRUSTED_KEYS"}
 	var err error
-	if env.keys, err = trust.ParseKeys(os.Getenv("PKG_TRUSTED_KEYS")); err != nil {
+	if env.Keys, err = trust.ParseKeys(os.Getenv("PKG_TRUSTED_KEYS")); err != nil {
 		return nil, fmt.Errorf("PKG_TRUSTED_KEYS: %w", err)
 	}
-	file := keySource{name: trustedKeysFile(c.String("root"))}
-	if file.keys, err = trust.ReadTrusted(file.name); err != nil {
-		return nil, fmt.Errorf("read the trusted keys of root %s: %w", c.String("root"), err)
-	}
-	return []keySource{flag, env, file}, nil
+	file, err := txn.RootKeys(c.String("root"))
+	return []txn.KeySource{flag, env, file}, err
 }
 
-// trustedKeysFile is where the root keeps the keys it trusts (package trust's format).
-func trustedKeysFile(root string) string { return filepath.Join(root, ".pkg", "trusted-keys") }
-
-// pinPolicy returns p trusting also, for pin's repository only, the keys the root pinned it
-// to, and requiring a signature even when no key is left for it.
-func pinPolicy(p trust.Policy, pin db.Repo) (trust.Policy, error) {
-	for _, s := range pin.Keys {
-		k, err := trust.ParsePublicKey(s)
-		if err != nil {
-			return p, fmt.Errorf("the root's record of repository %s: %w", pin.Location, err)
-		}
-		k.Repo = pin.Name
-		p.Keys = append(p.Keys, k)
+// keyScope says which repositories k may sign.
+func keyScope(k trust.PublicKey) string {
+	if k.Repo == "" {
+		return "for any repository"
 	}
-	p.RequireSigned = true
-	return p, nil
+	return "for repository " + k.Repo + " only"
 }
 
-// openFetcher opens the repository and the cache and reads the index, believed only as
-// the trust policy allows and, where the root has a record of the repository (a pin),
-// only if a key trusted for it verifies it (the keys the record pinned it to are) and it
-// is not older than that record. It warns about an index it could not verify. It reads
-// the root's record without its lock, so that a slow repository does not hold the root:
-// install and upgrade take the lock after, and check the index against the record again
-// then (fetcher.accept). Without a root, the cache's last verified copy of the index
-// bounds the next one likewise (fetch.PinnedError).
+// openFetcher opens the cache and reads the index of --repo for the root (txn.ReadIndex),
+// warning about an index it could not verify, and returns a fetcher of its packages. For a
+// dry run, it changes nothing in the cache: it keeps no copy of the index read, and reads
+// a cache that does not exist yet as an empty one.
 //
 // Only install and upgrade record an index in the root. That is enough: search, fetch and
 // lock install nothing, and cached archives are named by sha256; sync installs by the
 // lockfile's sha256s, whatever the index says.
-func openFetcher(c *cli.Context) (*fetcher, *repo.Index, error) {
-	f := &fetcher{c: c}
-	src, err := openSource(c, f.retrying)
+func openFetcher(c *cli.Context, dry bool) (*txn.Fetcher, *txn.Index, error) {
+	obs := &progress{c: c}
+	o, err := sourceOptions(c, obs.retrying)
 	if err != nil {
 		return nil, nil, err
 	}
-	cache, err := openCache(c)
+	cache, err := openCacheFor(c, dry)
 	if err != nil {
 		return nil, nil, err
 	}
-	pin, err := rootPin(c, src.URL())
+	ix, err := txn.ReadIndex(c.Context, cache, c.String("root"), rootOptions(c), c.String("repo"), o)
 	if err != nil {
 		return nil, nil, err
 	}
-	var known []trust.Record
-	if pin != nil {
-		known = []trust.Record{record(*pin)}
-		if src, err = openPinnedSource(c, pin, f.retrying); err != nil {
-			return nil, nil, err
-		}
+	if ix.NotKept != nil {
+		warn(c, "%s; --offline will not have it", ix.NotKept)
 	}
-	ix, res, err := cache.VerifiedIndex(c.Context, src, known...)
-	if nk := (*fetch.NotKeptError)(nil); errors.As(err, &nk) {
-		warn(c, "%s; --offline will not have it", userText(err))
-		err = nil
-	}
-	if te := (*trust.Error)(nil); pin != nil && errors.As(err, &te) {
-		err = &pinnedError{root: c.String("root"), pin: *pin, err: err}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	warnIndex(c, res)
-	if t, ok := cache.IndexTime(src); ok && c.Bool("offline") {
+	warnIndex(c, ix.Trust)
+	if t, ok := cache.IndexTime(ix.Source); ok && c.Bool("offline") {
 		// What offline installs, locks and --frozen checks are as current as.
-		note(c, "offline: using the index of %s as last read %s (%s ago)", src.URL(), t.Local().Format("2006-01-02 15:04"), roughly(time.Since(t)))
+		note(c, "offline: using the index of %s as last read %s (%s ago)", ix.Source.URL(), t.Local().Format("2006-01-02 15:04"), roughly(time.Since(t)))
 	}
-	f.src, f.index, f.pin = src, res, pin
-	f.useCache(cache)
-	return f, ix, nil
+	return newFetcher(c, obs, ix.Source, cache), ix, nil
 }
 
-// rootPin returns the root's record of the repository at url, or nil where there is none
-// (or no root).
-func rootPin(c *cli.Context, url string) (*db.Repo, error) {
-	var pin *db.Repo
-	err := peekRoot(c, func(d *db.DB) error {
-		r, ok, err := d.Repo(url)
-		if ok {
-			pin = &r
-		}
-		return err
-	})
-	return pin, err
-}
-
-// pinnedError is an index refused for a repository whose signed index the root accepted:
-// with or without keys given, the index must verify with a key trusted for it.
-type pinnedError struct {
-	root string
-	pin  db.Repo
-	err  error // a *trust.Error
-}
-
-func (e *pinnedError) Error() string {
-	return fmt.Sprintf("%v (root %s pinned repository %s%s when it accepted its index version %d)",
-		e.err, e.root, e.pin.Name, pinnedKeys(e.pin), e.pin.Version)
-}
-
-func (e *pinnedError) Unwrap() error { return e.err }
-
-// pinnedKeys says which keys pin pinned its repository to, " to key ID", or "" for none.
-func pinnedKeys(pin db.Repo) string {
-	var ids []string
-	for _, s := range pin.Keys {
-		if k, err := trust.ParsePublicKey(s); err == nil {
-			ids = append(ids, k.ID())
-		}
-	}
-	switch len(ids) {
-	case 0:
-		return ""
-	case 1:
-		return " to key " + ids[0]
-	}
-	return " to keys " + strings.Join(ids, ", ")
+// newFetcher returns a fetcher from src into cache, reporting to obs.
+func newFetcher(c *cli.Context, obs *progress, src *fetch.Source, cache *fetch.Cache) *txn.Fetcher {
+	f := &txn.Fetcher{Source: src, Jobs: c.Int("jobs"), Offline: c.Bool("offline"), Observer: obs}
+	f.UseCache(cache, c.Duration("lock-timeout"))
+	cache.NoSync = c.Bool("no-sync")
+	return f
 }
 
 // roughly says d in its largest unit: "5 minutes", "3 hours", "2 days".
@@ -193,36 +104,16 @@ func roughly(d time.Duration) string {
 	return fmt.Sprintf("%d days", d/(24*time.Hour))
 }
 
-// stale reports whether the root's record of the repository changed since f read the
-// index, as when another command accepted a newer index while this one waited for the
-// root: the index must then be read again, or accept would refuse it as a rollback.
-func (f *fetcher) stale(root *install.Root) (bool, error) {
-	now, ok, err := root.DB().Repo(f.src.URL())
-	switch {
-	case err != nil:
-		return false, err
-	case !ok || f.pin == nil:
-		return ok != (f.pin != nil), nil
-	}
-	return record(now) != record(*f.pin) || !slices.Equal(now.Keys, f.pin.Keys), nil
-}
-
-// sameRepo reports whether r records the repository name signed by one of keyIDs: a record
-// from before records carried key ids stands for its own location only.
-func sameRepo(r db.Repo, name string, keyIDs ...string) bool {
-	return r.KeyID != "" && r.Name == name && slices.Contains(keyIDs, r.KeyID)
-}
-
-// openRootFor takes the root's lock for a command that read the index with f and returns
-// the root, and f, or a fetcher with the index read again if f's is stale.
-func openRootFor(c *cli.Context, f *fetcher, ix *repo.Index) (*install.Root, *fetcher, *repo.Index, error) {
+// openRootFor takes the root's lock for a command that read the index ix and returns the
+// root, and f and ix, or those of the index read again if ix is stale.
+func openRootFor(c *cli.Context, f *txn.Fetcher, ix *txn.Index) (*install.Root, *txn.Fetcher, *txn.Index, error) {
 	root, err := openRoot(c)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if stale, err := f.stale(root); err != nil || stale {
+	if stale, err := ix.Stale(root); err != nil || stale {
 		if err == nil {
-			f, ix, err = openFetcher(c)
+			f, ix, err = openFetcher(c, false)
 		}
 		if err != nil {
 			root.Close()
@@ -232,74 +123,62 @@ func openRootFor(c *cli.Context, f *fetcher, ix *repo.Index) (*install.Root, *fe
 	return root, f, ix, nil
 }
 
-// accept records in root that it accepted the fetcher's index, when a trusted key
-// verified it, and the keys that did (the root pins the repository to them), before
-// anything from that index is installed. It refuses, under the root's lock, an index the
-// root's record forbids: one older than the record, and an unverified one from a
-// repository whose signed index the root accepted before.
-func (f *fetcher) accept(root *install.Root) error {
-	res := f.index // sync reads no index: this is empty, and no root records one
-	prev, ok, err := root.DB().Repo(res.Location)
+// checkLockSigned checks that the lockfile says it was made from an index a key trusted
+// here verified, where signatures are required (txn.CheckLockSigned), warning about one
+// that says nothing.
+func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
+	policy, err := trustPolicy(c)
 	if err != nil {
 		return err
 	}
-	if !res.Verified() {
-		if ok {
-			return fmt.Errorf("repository %s: %w: this root installed from its signed index (version %d) before",
-				res.Location, errNotVerified, prev.Version)
-		}
-		return nil
+	loc := c.String("repo") // the repository sync installs from
+	if loc == "" {
+		loc = l.Repo
 	}
-	keys := make([]string, len(res.Keys))
-	for i, k := range res.Keys {
-		k.Repo = "" // the record binds it to its repository
-		keys[i] = k.String()
+	unrecorded, err := txn.CheckLockSigned(l, path, policy, c.String("root"), rootOptions(c), loc)
+	if unrecorded {
+		warn(c, "%s does not say it was made from a verified index: lock it again with the publisher's key to record it", path)
 	}
-	if ok {
-		if record(prev) == res.Record && prev.KeyID == res.KeyID && slices.Equal(prev.Keys, keys) {
-			return nil
-		}
-		if err := res.Record.Follows(record(prev)); err != nil {
-			return err
-		}
-	}
-	// The same repository, signed by a key trusted for it, from another location (a mirror,
-	// or another spelling of the host) may not roll back what was accepted there either.
-	all, err := root.DB().Repos()
-	if err != nil {
-		return err
-	}
-	for _, r := range all {
-		if r.Location != res.Location && sameRepo(r, res.Name, res.Trusted...) {
-			if err := res.Record.NotOlder(record(r)); err != nil {
-				return err
-			}
-		}
-	}
-	return root.DB().PutRepo(db.Repo{Location: res.Location, Name: res.Name, Version: res.Version,
-		SHA256: res.SHA256, KeyID: res.KeyID, Keys: keys, Accepted: time.Now().UTC()})
-}
-
-func record(r db.Repo) trust.Record {
-	return trust.Record{Location: r.Location, Name: r.Name, Version: r.Version, SHA256: r.SHA256}
+	return err
 }
 
 // warnIndex prints one line about an index that is not verified, or verified but
-// expired, and a hint for the first. It prints under --quiet too: it is about what pkg
-// trusts, not its progress.
+// expired, and a hint for the first, once per root until that changes (tellOnce). It
+// warns under --quiet too, as it is about what pkg trusts; an unsigned local directory
+// is only a note: no one stands between it and pkg.
 func warnIndex(c *cli.Context, res trust.Result) {
+	key, state, say := "index "+res.Location, "", func() bool { return true }
 	switch {
 	case res.Expired:
-		warn(c, "repository %s: offline, using the last verified index (version %d), which expired at %s",
-			res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339))
+		state = fmt.Sprintf("expired version %d", res.Version)
+		say = func() bool {
+			warn(c, "repository %s: offline, using the last verified index (version %d), which expired at %s",
+				res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339))
+			return true
+		}
 	case res.Verified():
 	case len(res.SignedBy) > 0:
-		warnHint(c, &unverified{errUntrustedRepo, fmt.Sprintf("repository %s is signed by key %s, but no key is trusted for it, so its index is not verified",
-			res.Location, strings.Join(res.SignedBy, ", "))})
+		state = "signed by " + strings.Join(res.SignedBy, ", ")
+		say = func() bool {
+			warnHint(c, &unverified{errUntrustedRepo, fmt.Sprintf("repository %s is signed by key %s, but no key is trusted for it, so its index is not verified",
+				res.Location, strings.Join(res.SignedBy, ", "))})
+			return true
+		}
+	case strings.HasPrefix(res.Location, "file://"):
+		state = "unsigned"
+		say = func() bool {
+			note(c, "repository %s is not signed; pkg cannot tell whether its packages are the publisher's; %s", res.Location, hint(errUnsignedRepo, nil))
+			return !c.Bool("quiet")
+		}
 	default:
-		warnHint(c, &unverified{errUnsignedRepo, fmt.Sprintf("repository %s is not signed; pkg cannot tell whether its packages are the publisher's",
-			res.Location)})
+		state = "unsigned"
+		say = func() bool {
+			warnHint(c, &unverified{errUnsignedRepo, fmt.Sprintf("repository %s is not signed; pkg cannot tell whether its packages are the publisher's",
+				res.Location)})
+			return true
+		}
 	}
+	tellOnce(c, key, state, say)
 }
 
 // unverified is a warning about an index pkg uses unverified; its kind keys its hint.
@@ -325,153 +204,4 @@ func warnHint(c *cli.Context, w *unverified) {
 // warn prints a warning to stderr, even under --quiet.
 func warn(c *cli.Context, format string, args ...any) {
 	fmt.Fprintf(c.App.ErrWriter, "pkg: warning: "+format+"\n", args...)
-}
-
-// errNotVerified refuses an unverified index of a repository a root accepted signed before.
-var errNotVerified = errors.New("index not verified")
-
-// pinHint says what to do about an index refused for want of a trusted key's signature,
-// of a repository the root pinned (pinnedError) or the cache's copy of which a trusted key
-// verified (fetch.PinnedError).
-const pinHint = "once pkg accepted a signed index of a repository, it takes only indexes a key trusted for it verifies; " +
-	"if the publisher changed keys, trust the new one with 'pkg trust add KEY' ('pkg trust list' shows the pins); " +
-	"if the repository really stopped signing, 'pkg repo forget' unpins it"
-
-// trustHints say what to do about each refusal of an index.
-var trustHints = []struct {
-	err  error
-	hint string
-}{
-	{fetch.ErrUnreachable, "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
-	{fetch.ErrNoRepository, "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
-	{errNotVerified, pinHint},
-	{errUnsignedRepo, "--require-signed refuses such repositories; once the publisher signs it, trust their key with 'pkg trust add KEY'"},
-	{errUntrustedRepo, "trust the publisher's key with 'pkg trust add KEY' (or --trusted-key for one command), and pkg then requires it"},
-	{trust.ErrUnsigned, "ask the publisher to sign the repository (pkg repo sign); if it is signed, something on the way removed its index.json.sig"},
-	{trust.ErrUntrusted, "get the publisher's public key (pkg-ed25519:...) from them and trust it with 'pkg trust add KEY' (or --trusted-key for one command); if they changed keys, trust the new one"},
-	{trust.ErrBadSignature, "the index or its signature was altered after signing, or a cache on the way holds a stale one: try again, or another mirror, and tell the publisher if it persists"},
-	{trust.ErrMalformed, "ask the publisher to sign the repository again with pkg repo sign"},
-	{trust.ErrWrongName, "check --repo: this location serves another repository's index than before (if the publisher really renamed it, run 'pkg repo forget')"},
-	{trust.ErrNotBound, "the key is trusted only for the repository its REPO= binding names: if the publisher renamed the repository, trust the key for the new name ('pkg trust add NAME=KEY', or in --trusted-key or PKG_TRUSTED_KEYS)"},
-	{fetch.ErrMismatch, "the archive served is not the one the index (or lockfile) names: a mirror or proxy may hold a stale or altered copy; try again, or another mirror, and tell the publisher if it persists"},
-	{trust.ErrExpired, "the publisher must sign the index again (pkg repo sign) before it expires, and a mirror serving an old copy looks the same; --offline installs from the last verified copy"},
-	{trust.ErrRollback, "a mirror or proxy is serving an old index: try again later, or another mirror (if the publisher really started over, run 'pkg --repo LOCATION repo forget' for the location the newer version came from)"},
-	{trust.ErrReused, "the index changed without a new version, so the publisher or their key signed two different indexes: tell the publisher (if they really started over, run 'pkg repo forget')"},
-}
-
-// pinnedHint returns pinHint for an index refused for want of a trusted key's signature
-// where pkg pinned the repository, or "".
-func pinnedHint(err error) string {
-	pe, fe := (*pinnedError)(nil), (*fetch.PinnedError)(nil)
-	switch {
-	case errors.As(err, &fe):
-	case !errors.As(err, &pe):
-		return ""
-	case !errors.Is(err, trust.ErrUnsigned) && !errors.Is(err, trust.ErrUntrusted) && !errors.Is(err, trust.ErrNotBound):
-		return "" // the kind's hint says more
-	}
-	return pinHint
-}
-
-// pathDenied reports whether err is a permission refused on one of dirs, a path in one of
-// them, or a parent of one.
-func pathDenied(err error, dirs []string) bool {
-	var pe *fs.PathError
-	if !errors.As(err, &pe) || !errors.Is(pe.Err, fs.ErrPermission) {
-		return false
-	}
-	p := filepath.Clean(pe.Path)
-	return slices.ContainsFunc(dirs, func(d string) bool {
-		d, _ = filepath.Abs(d)
-		return d == p || strings.HasPrefix(p, d+"/") || strings.HasPrefix(d, p+"/")
-	})
-}
-
-// hint returns what to do about err, given the root and the cache (dirs), or "".
-func hint(err error, dirs []string) string {
-	var le *install.LinksError
-	if errors.As(err, &le) {
-		return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
-	}
-	if h := networkHint(err); h != "" {
-		return h
-	}
-	if errors.Is(err, install.ErrNoExchange) {
-		return "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"
-	}
-	if le := (*os.LinkError)(nil); errors.As(err, &le) && (le.Op == "rename" || le.Op == "exchange") && errors.Is(le.Err, syscall.EXDEV) &&
-		strings.Contains(le.Old+le.New, string(filepath.Separator)+"pkgs"+string(filepath.Separator)) {
-		return "pkg moves trees within the root, so its pkgs/ and .pkg/ must be on one filesystem; on overlayfs (a container's layers), mount with redirect_dir=on"
-	}
-	if errors.Is(err, fetch.ErrGone) {
-		return "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"
-	}
-	if ne := (*repo.NeededError)(nil); errors.As(err, &ne) {
-		return "remove those packages (or versions) first, or pass --force to leave their dependencies unmet"
-	}
-	if errors.Is(err, repo.ErrLockfile) {
-		return "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"
-	}
-	if errors.Is(err, errNotCached) {
-		return "fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"
-	}
-	if errors.Is(err, install.ErrLocked) {
-		return "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"
-	}
-	if errors.Is(err, fetch.ErrNotCache) {
-		return "pkg deletes files in its cache, so it makes one only in a new or empty directory and uses no other: point --cache (PKG_CACHE) at a new or empty directory"
-	}
-	if errors.Is(err, install.ErrReadOnly) {
-		return "remount it read-write to change it, or choose another --root; list, info, files and verify work as they are"
-	}
-	if h := fullHint(err); h != "" {
-		return h
-	}
-	if pathDenied(err, dirs) {
-		return "pkg reads and writes --root (PKG_ROOT) and --cache (PKG_CACHE), by default under your home: a root or cache of another user's needs directories of your own"
-	}
-	if h := pinnedHint(err); h != "" {
-		return h
-	}
-	for _, h := range trustHints {
-		if errors.Is(err, h.err) {
-			return h.hint
-		}
-	}
-	return ""
-}
-
-// fullHint says what to do about a full or read-only filesystem, naming the path err is
-// about when it has one.
-func fullHint(err error) string {
-	where := "the root or the cache"
-	var pe *fs.PathError
-	if errors.As(err, &pe) && filepath.IsAbs(pe.Path) { // not a member's path in staging
-		where = pe.Path
-	}
-	switch {
-	case errors.Is(err, syscall.ENOSPC):
-		return fmt.Sprintf("the filesystem holding %s is full (of data or of inodes): free space there, or choose another --root or --cache", where)
-	case errors.Is(err, syscall.EDQUOT):
-		return fmt.Sprintf("your disk quota on the filesystem holding %s is used up: free space there, or choose another --root or --cache", where)
-	case errors.Is(err, syscall.EROFS):
-		return fmt.Sprintf("%s is on a read-only filesystem: choose another --root or --cache", where)
-	}
-	return ""
-}
-
-// networkHint says what to do about a proxy that fails, a certificate no trusted authority
-// signed, or a server that wants credentials; "" for other errors.
-func networkHint(err error) string {
-	var op *net.OpError
-	var ca x509.UnknownAuthorityError
-	switch {
-	case errors.As(err, &op) && op.Op == "proxyconnect":
-		return "the proxy HTTP_PROXY or HTTPS_PROXY names is refusing or unreachable: check those variables (and NO_PROXY)"
-	case errors.As(err, &ca):
-		return "if the server's certificate comes from your organisation's own authority, point SSL_CERT_FILE (or SSL_CERT_DIR) at that authority's certificate"
-	case errors.Is(err, fetch.ErrDenied):
-		return "if the repository needs credentials, put them in the --repo URL (https://user:token@host/path/); pkg records them nowhere"
-	}
-	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"pkg/db"
 	"pkg/repo"
 	"pkg/trust"
+	"pkg/txn"
 )
 
 func trustCommand() *cli.Command {
@@ -55,7 +56,7 @@ func trustAddAction(c *cli.Context) error {
 		return err
 	}
 	defer root.Close()
-	replaced, err := trust.AddTrusted(trustedKeysFile(root.Dir()), k)
+	replaced, err := trust.AddTrusted(txn.TrustedKeysFile(root.Dir()), k)
 	if err != nil {
 		return err
 	}
@@ -65,14 +66,6 @@ func trustAddAction(c *cli.Context) error {
 	}
 	say(c, "root %s trusts key %s %s%s", root.Dir(), k.ID(), keyScope(k), was)
 	return nil
-}
-
-// keyScope says which repositories k may sign.
-func keyScope(k trust.PublicKey) string {
-	if k.Repo == "" {
-		return "for any repository"
-	}
-	return "for repository " + k.Repo + " only"
 }
 
 // trustListAction prints the trusted keys, one a line with where it comes from, then the
@@ -91,29 +84,26 @@ func trustListAction(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	for _, s := range sources {
-		for _, k := range s.keys {
+		for _, k := range s.Keys {
 			pub := k
 			pub.Repo = ""
-			fmt.Fprintf(w, "key %s %s: %s (%s)\n", k.ID(), keyScope(k), pub, s.name)
+			fmt.Fprintf(w, "key %s %s: %s (%s)\n", k.ID(), keyScope(k), pub, s.Name)
 		}
 	}
 	for _, p := range pins {
-		keys := pinnedKeys(p)
+		keys := txn.PinnedKeys(p)
 		if keys == "" {
 			keys = " to no key: refused until a key is trusted for it"
 		}
 		fmt.Fprintf(w, "pinned %s: repository %s, version %d,%s\n", p.Location, p.Name, p.Version, keys)
 	}
-	if len(pins) == 0 && !slices.ContainsFunc(sources, func(s keySource) bool { return len(s.keys) > 0 }) {
+	if len(pins) == 0 && !slices.ContainsFunc(sources, func(s txn.KeySource) bool { return len(s.Keys) > 0 }) {
 		note(c, "no key is trusted and root %s pinned no repository: 'pkg trust add KEY' trusts a publisher's key", c.String("root"))
 	}
 	return nil
 }
 
-// trustRemoveAction removes a key from the root's trusted-keys file and from the keys of
-// the repositories the root pinned, under the root's lock. A repository whose last key it
-// was stays pinned: its indexes are refused until a key is trusted for it again, or the
-// repository is forgotten.
+// trustRemoveAction removes a key from the root's trusted keys and pins (txn.Distrust).
 func trustRemoveAction(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return usagef("trust remove: want one key or key id, got %s", count(c.NArg(), "argument"))
@@ -132,11 +122,7 @@ func trustRemoveAction(c *cli.Context) error {
 		return err
 	}
 	defer root.Close()
-	removed, err := trust.RemoveTrusted(trustedKeysFile(root.Dir()), id)
-	if err != nil {
-		return err
-	}
-	unpinned, err := unpinKey(root.DB(), id)
+	removed, unpinned, err := txn.Distrust(root, id)
 	if err != nil {
 		return err
 	}
@@ -148,7 +134,7 @@ func trustRemoveAction(c *cli.Context) error {
 	}
 	for _, p := range unpinned {
 		if len(p.Keys) > 0 {
-			say(c, "repository %s (%s) stays pinned%s", p.Location, p.Name, pinnedKeys(p))
+			say(c, "repository %s (%s) stays pinned%s", p.Location, p.Name, txn.PinnedKeys(p))
 			continue
 		}
 		warn(c, "repository %s (%s) stays pinned, to no key now: its indexes are refused until you trust its publisher's key ('pkg trust add KEY'), or forget it ('pkg --repo %s repo forget')",
@@ -156,35 +142,10 @@ func trustRemoveAction(c *cli.Context) error {
 	}
 	if sources, err := keySources(c); err == nil {
 		for _, s := range sources[:2] { // the flag and the environment, which pkg does not change
-			if slices.ContainsFunc(s.keys, func(k trust.PublicKey) bool { return k.ID() == id }) {
-				note(c, "key %s is still trusted by %s, for this command", id, s.name)
+			if slices.ContainsFunc(s.Keys, func(k trust.PublicKey) bool { return k.ID() == id }) {
+				note(c, "key %s is still trusted by %s, for this command", id, s.Name)
 			}
 		}
 	}
 	return nil
-}
-
-// unpinKey removes the key id from the keys of the repositories d pinned to it and returns
-// their records as they are now.
-func unpinKey(d *db.DB, id string) ([]db.Repo, error) {
-	pins, err := d.Repos()
-	if err != nil {
-		return nil, err
-	}
-	var changed []db.Repo
-	for _, p := range pins {
-		keep := slices.DeleteFunc(slices.Clone(p.Keys), func(s string) bool {
-			k, err := trust.ParsePublicKey(s)
-			return err == nil && k.ID() == id
-		})
-		if len(keep) == len(p.Keys) {
-			continue
-		}
-		p.Keys = keep
-		if err := d.PutRepo(p); err != nil {
-			return changed, err
-		}
-		changed = append(changed, p)
-	}
-	return changed, nil
 }

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -10,6 +10,7 @@ import (
 
 	"pkg/db"
 	"pkg/repo"
+	"pkg/txn"
 )
 
 func upgradeCommand() *cli.Command {
@@ -20,12 +21,16 @@ func upgradeCommand() *cli.Command {
 			"the rest stay as they are and their depends constrain the upgrade. All are staged,\n" +
 			"then swapped in together: the root holds all the new versions or none.",
 		ArgsUsage: "[NAME...]",
+		Flags:     planFlags(),
 		Action:    upgradeAction,
 	}
 }
 
 func upgradeAction(c *cli.Context) error {
 	names := unique(c.Args().Slice())
+	if err := checkPlanFlags(c); err != nil {
+		return err
+	}
 	if err := rootExists(c); err != nil {
 		return err
 	}
@@ -39,9 +44,17 @@ func upgradeAction(c *cli.Context) error {
 	if err := peekRoot(c, check); err != nil { // a typo needs no index
 		return err
 	}
-	f, ix, err := openFetcher(c) // the root's accepted index bounds a rollback
+	dry := c.Bool("dry-run")
+	f, ix, err := openFetcher(c, dry) // the root's accepted index bounds a rollback
 	if err != nil {
 		return err
+	}
+	if dry {
+		plan, err := txn.UpgradePlan(c.String("root"), ix, recs, names, f.Cache)
+		if err != nil {
+			return err
+		}
+		return showPlan(c, plan, f.Cache)
 	}
 	root, f, ix, err := openRootFor(c, f, ix)
 	if err != nil {
@@ -51,35 +64,26 @@ func upgradeAction(c *cli.Context) error {
 	if err := check(root.DB()); err != nil { // again: another command may have changed the root
 		return err
 	}
-	installed := installedPackages(recs)
-	pkgs, err := ix.Upgrade(installed, names)
+	plan, err := txn.UpgradePlan(root.Dir(), ix, recs, names, f.Cache)
 	if err != nil {
 		return err
 	}
-	var todo []repo.Package
-	for _, p := range pkgs {
-		if !isInstalled(recs, p) {
-			todo = append(todo, p)
-		}
-	}
-	held := ix.HeldBack(installed, names, pkgs)
-	for _, h := range held {
-		if cur, _ := findRec(recs, h.Package.Name); cur.Version != h.Package.Version {
-			say(c, "%s goes from %s to %s, not further: %s", h.Package.Name, cur.Version, h.Package.Version, heldReason(h))
+	for _, h := range plan.Held {
+		if h.From != h.Version {
+			say(c, "%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, heldReason(h.Detail))
 			continue
 		}
-		say(c, "kept %s at %s: %s", h.Package.Name, h.Package.Version, heldReason(h))
+		say(c, "kept %s at %s: %s", h.Name, h.Version, heldReason(h.Detail))
 	}
 	switch {
-	case len(todo) == 0 && len(held) > 0:
+	case plan.Empty() && len(plan.Held) > 0:
 		say(c, "nothing to upgrade")
 		return nil
-	case len(todo) == 0:
+	case plan.Empty():
 		say(c, "everything is up to date")
 		return nil
 	}
-	in := &installer{c: c, f: f, root: root, recs: recs}
-	return in.apply(todo)
+	return apply(c, root, plan, f)
 }
 
 // heldReason says why an upgrade keeps h where it is.
@@ -97,18 +101,35 @@ func heldReason(h repo.Held) string {
 	return "the repository no longer offers it"
 }
 
-// pinnedWhy words err, the resolver's refusal of name at version, for upgrade's report. The
-// resolver calls all of upgrade's own requirements "requested": the version tried is
-// called what instead, and each installed package "installed" (or "installed, or newer").
+// pinnedWhy words err, the resolver's refusal of name at version, for upgrade's report: a
+// conflict without the versions the index has (the upgrade says them), and upgrade's own
+// requirements by what they are: the version tried is called what, and each installed
+// package "installed" (or "installed, or newer" where it may move).
 func pinnedWhy(name, version, what string, err error) string {
-	why, _, _ := strings.Cut(userText(err), "; the index has ") // the versions: said by the upgrade
-	why = strings.ReplaceAll(why, name+"="+version+" (requested)", name+"="+version+" ("+what+")")
-	return pinWords.ReplaceAllStringFunc(why, func(m string) string {
-		if strings.Contains(m, ">=") {
-			return strings.Replace(m, "(requested)", "(installed, or newer)", 1)
+	var ce *repo.ConflictError
+	if !errors.As(err, &ce) {
+		return err.Error()
+	}
+	var parts []string
+	for _, n := range ce.Needs {
+		switch {
+		case n.By != "":
+			parts = append(parts, n.String())
+		case n.Name == name && slices.Equal(n.Constraints, []repo.Constraint{{Op: "=", Version: version}}):
+			parts = append(parts, n.Requirement.String()+" ("+what+")")
+		case slices.ContainsFunc(n.Constraints, func(c repo.Constraint) bool { return c.Op == ">=" }):
+			parts = append(parts, n.Requirement.String()+" (installed, or newer)")
+		default:
+			parts = append(parts, n.Requirement.String()+" (installed)")
 		}
-		return strings.Replace(m, "(requested)", "(installed)", 1)
-	})
+	}
+	if ce.More > 0 {
+		parts = append(parts, fmt.Sprintf("%d more", ce.More))
+	}
+	if len(parts) > 1 {
+		parts = []string{strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]}
+	}
+	return fmt.Sprintf("no version of %q satisfies %s", ce.Name, strings.Join(parts, ""))
 }
 
 // installedPackages returns the records as the index entries Upgrade takes.
@@ -119,10 +140,6 @@ func installedPackages(recs []db.Package) []repo.Package {
 	}
 	return ps
 }
-
-// pinWords finds upgrade's own requirements in a resolver's error: NAME>=V or NAME=V,
-// which it calls requested.
-var pinWords = regexp.MustCompile(`[a-z0-9][a-z0-9+._-]*>?=\S+ \(requested\)`)
 
 func isInstalled(recs []db.Package, p repo.Package) bool {
 	r, ok := findRec(recs, p.Name)

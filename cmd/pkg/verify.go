@@ -12,6 +12,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/report"
 )
 
 func verifyCommand() *cli.Command {
@@ -21,8 +22,10 @@ func verifyCommand() *cli.Command {
 		ArgsUsage: "[NAME...]",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "full", Usage: "read and hash every file, also those that still share their blocks with the cache"},
+			jsonFlag("verify"),
 		},
-		Action: verifyAction,
+		BashComplete: completeInstalled,
+		Action:       verifyAction,
 	}
 }
 
@@ -62,8 +65,20 @@ func verifyAction(c *cli.Context) error {
 		note(c, "%s holds what upgrades and removes found added or changed in packages' directories (%d kept): look through it, and delete what you no longer need",
 			filepath.Join(root.Dir(), ".pkg", "saved"), len(saved))
 	}
-	for _, p := range problems {
-		fmt.Fprintln(c.App.Writer, p)
+	pkgs, files := 0, 0
+	for _, p := range all {
+		if len(names) == 0 || slices.Contains(names, p.Name) {
+			pkgs, files = pkgs+1, files+p.Files
+		}
+	}
+	if c.Bool("json") {
+		if err := printJSON(c, report.NewVerify(pkgs, files, problems)); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range problems {
+			fmt.Fprintln(c.App.Writer, p)
+		}
 	}
 	if len(problems) > 0 {
 		var broken, foreign []string
@@ -80,13 +95,9 @@ func verifyAction(c *cli.Context) error {
 		return fmt.Errorf("verify: %s found; %spkg install --reinstall %s restores what was installed (keeping what you changed in .pkg/saved)",
 			count(len(problems), "problem"), first, strings.Join(unique(broken), " "))
 	}
-	pkgs, files := 0, 0
-	for _, p := range all {
-		if len(names) == 0 || slices.Contains(names, p.Name) {
-			pkgs, files = pkgs+1, files+p.Files
-		}
+	if !c.Bool("json") { // the JSON says it
+		say(c, "verified %s, %s", count(pkgs, "package"), count(files, "file"))
 	}
-	say(c, "verified %s, %s", count(pkgs, "package"), count(files, "file"))
 	return nil
 }
 

@@ -97,10 +97,13 @@ func TestReadersChangeNothing(t *testing.T) {
 	if out, stderr := e.ok("list"); out != "" || stderr != "pkg: note: nothing is installed: "+noRoot+"\n" {
 		t.Errorf("list without a root: %q, %q", out, stderr)
 	}
-	if out, _ := e.ok("--quiet", "list", "--json"); out != "[]\n" {
+	if out, _ := e.ok("--quiet", "list", "--json"); out != "{\n  \"schema\": \"pkg.list/1\",\n  \"packages\": []\n}\n" {
 		t.Errorf("list --json without a root: %q", out)
 	}
-	for _, args := range [][]string{{"info", "hello"}, {"files", "hello"}} {
+	if out, _ := e.ok("info", "hello"); !strings.Contains(out, "installed: no ('pkg install hello' installs it)\n") {
+		t.Errorf("info without a root: %q, want the repository's hello, not installed", out)
+	}
+	for _, args := range [][]string{{"files", "hello"}} {
 		if _, stderr, code := e.pkg(args...); code != 1 || !strings.Contains(stderr, args[0]+" hello: not installed: "+noRoot+"\n") {
 			t.Errorf("%s without a root: exit %d, %q", args[0], code, stderr)
 		}

@@ -244,3 +244,47 @@ func Remount(t testing.TB, mnt string) {
 	Run(t, "", "umount", mnt)
 	Run(t, "", "mount", "-o", "loop", imgs[0], mnt)
 }
+
+// Extent is a range of a file's data at a place on its filesystem.
+type Extent struct {
+	Logical, Physical, Length int64
+	Shared                    bool // FIEMAP_EXTENT_SHARED
+}
+
+// Extents returns the extents of the file at path that overlap [off, off+n), in order.
+func Extents(path string, off, n int64) ([]Extent, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Extent
+	for start, end := uint64(off), uint64(off+n); start < end; {
+		fm := fiemap{Start: start, Length: end - start, Flags: fiemapFlagSync, ExtentCount: fiemapMaxExtents}
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), fsIocFiemap, uintptr(unsafe.Pointer(&fm))); e != 0 {
+			return nil, &os.PathError{Op: "fiemap", Path: path, Err: e}
+		}
+		if fm.Mapped == 0 {
+			break
+		}
+		for _, e := range fm.Extents[:fm.Mapped] {
+			out = append(out, Extent{int64(e.Logical), int64(e.Physical), int64(e.Length), e.Flags&fiemapExtentShare != 0})
+			start = e.Logical + e.Length
+			if e.Flags&fiemapExtentLast != 0 {
+				return out, nil
+			}
+		}
+	}
+	return out, nil
+}
+
+// PhysicalAt returns where on the filesystem the byte at logical offset at lies, in a file
+// whose extents are es, or -1 where es map nothing there.
+func PhysicalAt(es []Extent, at int64) int64 {
+	for _, e := range es {
+		if at >= e.Logical && at < e.Logical+e.Length {
+			return e.Physical + at - e.Logical
+		}
+	}
+	return -1
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/install"
+	"pkg/repo"
+	"pkg/txn"
+)
+
+// apply makes the change plan plans in root, fetching through f (nil for a plan that
+// fetches nothing), and reports what it did.
+func apply(c *cli.Context, root *install.Root, plan *txn.Plan, f *txn.Fetcher) error {
+	var out *txn.Outcome
+	err := func() (err error) {
+		if f == nil {
+			out, err = plan.Apply(c.Context, root, nil)
+			return err
+		}
+		obs := f.Observer.(*progress)
+		return obs.during(plan.Packages(), func() error { out, err = plan.Apply(c.Context, root, f); return err })
+	}()
+	if out == nil {
+		return err
+	}
+	saySalvaged(c, root)
+	noted := false
+	for _, res := range out.Results {
+		sayResult(c, res, out.Again, plan.FromLock(), &noted)
+	}
+	if len(out.Results) > 0 { // the per-package times are their staging: the commit is shared
+		say(c, "committed %s in %s", count(len(out.Results), "package"), dur(out.Results[0].Commit))
+	}
+	var links *install.LinksError // committed all the same
+	if err != nil && !errors.As(err, &links) {
+		return err
+	}
+	for _, r := range out.Removed {
+		if r.Version == "" {
+			say(c, "removed %s", r.Name)
+		} else {
+			say(c, "removed %s %s", r.Name, r.Version)
+		}
+	}
+	for _, ch := range out.Commands {
+		gone, added := strings.Join(ch.Gone, ", "), strings.Join(ch.Added, ", ")
+		switch {
+		case gone != "" && added != "":
+			say(c, "%s %s has command %s in place of %s", ch.Name, ch.Version, added, gone)
+		case gone != "":
+			say(c, "%s %s no longer has command %s", ch.Name, ch.Version, gone)
+		default:
+			say(c, "%s %s now has command %s", ch.Name, ch.Version, added)
+		}
+	}
+	for _, p := range out.Unneeded {
+		say(c, "%s %s is no longer needed by another package ('pkg autoremove' removes it)", p.Name, p.Version)
+	}
+	if out.Unshared != nil {
+		note(c, "%s; a cache prune from another root may remove what this one installed from", out.Unshared)
+	}
+	if out.Unsettled != nil {
+		note(c, "%s; cache entries left unsynced have all their data checked at their first use after a reboot", out.Unsettled)
+	}
+	return err
+}
+
+// sayResult says what was installed, and noteCopy why it was copied.
+func sayResult(c *cli.Context, res *install.Result, again, locked bool, noted *bool) {
+	noteCopy(c, res, noted)
+	what := "installed " + res.Name + " " + res.Version
+	switch n := repo.CompareVersions(res.Version, res.Previous); {
+	case again || res.Again:
+		what = "reinstalled " + res.Name + " " + res.Version
+	case res.Previous == "":
+	case n > 0:
+		what = "upgraded " + res.Name + " " + res.Previous + " to " + res.Version
+	case n < 0:
+		what = "downgraded " + res.Name + " " + res.Previous + " to " + res.Version
+	case locked: // the same version from another archive: the lockfile's, older or newer
+		what = "replaced " + res.Name + " " + res.Version + " with the archive the lockfile names"
+	default:
+		what = "replaced " + res.Name + " " + res.Version + " with the archive the repository now has of it"
+	}
+	say(c, "%s: %s, %s (%s cloned, %s copied) in %s", what,
+		count(res.Files, "file"), size(res.Bytes), size(res.Cloned), size(res.Copied), dur(res.Elapsed))
+}
+
+// noteCopy says, once per root until that changes (tellOnce), why an install copies its
+// data rather than share blocks with the cache; *noted keeps it to once per command.
+func noteCopy(c *cli.Context, res *install.Result, noted *bool) {
+	switch {
+	case res.Method == install.Clone && res.Fallback == nil:
+		tellOnce(c, "copy", "", nil)
+		return
+	case res.Fallback == nil || *noted:
+		return
+	}
+	*noted = true
+	how := "with copy_file_range"
+	if res.Method == install.Copy {
+		how = "through a buffer"
+	}
+	why := res.Fallback.Error()
+	switch {
+	case errors.Is(res.Fallback, syscall.EXDEV):
+		why = fmt.Sprintf("the cache %s and the root %s are on different filesystems or mounts", c.String("cache"), c.String("root"))
+	case errors.Is(res.Fallback, syscall.EOPNOTSUPP):
+		why = fmt.Sprintf("the filesystem of %s cannot share blocks between files (XFS and btrfs can)", c.String("root"))
+	}
+	tellOnce(c, "copy", how+": "+why, func() bool {
+		note(c, "%s: copying %s instead of sharing blocks", why, how)
+		return !c.Bool("quiet")
+	})
+}
+
+// saySalvaged says what the last change kept of the trees it replaced or removed: files
+// the user added to a package's directory, or changed in it. It says so under --quiet too.
+func saySalvaged(c *cli.Context, root *install.Root) {
+	for _, s := range root.Salvaged() {
+		if len(s.Paths) > 0 {
+			list := strings.Join(s.Paths[:min(len(s.Paths), 5)], ", ")
+			if more := len(s.Paths) - 5; more > 0 {
+				list += fmt.Sprintf(" and %d more", more)
+			}
+			warn(c, "the directory of %s %s held %s that it did not install or that changed since: kept in %s: %s",
+				s.Name, s.Version, count(len(s.Paths), "path"), s.Dir, list)
+		}
+		rest := "the directory"
+		if len(s.Paths) > 0 {
+			rest = "the rest of the directory"
+		}
+		switch {
+		case s.Err != nil:
+			warn(c, "%s of %s %s held what pkg could not sort out, and could not be kept (%s): it stays under %s for the next pkg command to keep",
+				rest, s.Name, s.Version, s.Err, filepath.Join(root.Dir(), ".pkg"))
+		case s.Tree != "":
+			warn(c, "%s of %s %s held what pkg could not sort out (a part it could not read or move): kept whole in %s", rest, s.Name, s.Version, s.Tree)
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/db"
+)
+
+func completionCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "completion",
+		Usage:     "print a script that completes pkg's commands, flags and installed package names in a shell",
+		ArgsUsage: "bash|zsh|fish",
+		Description: "bash: source <(pkg completion bash), or save it as ~/.local/share/bash-completion/completions/pkg\n" +
+			"zsh: save it as _pkg in a directory of $fpath\n" +
+			"fish: pkg completion fish > ~/.config/fish/completions/pkg.fish",
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 1, "shell (bash, zsh or fish)"); err != nil {
+				return err
+			}
+			if err := maxArgs(c, 1); err != nil {
+				return err
+			}
+			var script string
+			switch sh := c.Args().First(); sh {
+			case "bash":
+				script = bashCompletion
+			case "zsh":
+				script = zshCompletion
+			case "fish":
+				s, err := c.App.ToFishCompletion()
+				if err != nil {
+					return err
+				}
+				script = s + fishInstalled
+			default:
+				return usagef("completion: no completion for shell %q: bash, zsh or fish", sh)
+			}
+			_, err := fmt.Fprint(c.App.Writer, script)
+			return err
+		},
+	}
+}
+
+// The bash and zsh scripts ask pkg itself, through urfave/cli's --generate-bash-completion
+// (cli.App.EnableBashCompletion), what may come next: the commands, a command's flags
+// after a "-", and for the commands that take them the installed packages' names.
+const bashCompletion = `# bash completion for pkg
+_pkg() {
+	local cur=${COMP_WORDS[COMP_CWORD]}
+	local args=("${COMP_WORDS[@]:1:COMP_CWORD-1}")
+	[[ $cur == -* ]] && args+=("$cur")
+	local IFS=$'\n'
+	COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" "${args[@]}" --generate-bash-completion 2>/dev/null)" -- "$cur"))
+}
+complete -o default -F _pkg pkg
+`
+
+const zshCompletion = `#compdef pkg
+_pkg() {
+	local -a opts
+	opts=("${(@f)$(${words[1]} ${words[2,CURRENT-1]} ${${words[CURRENT]}:#[^-]*} --generate-bash-completion 2>/dev/null)}")
+	opts=(${opts:#})
+	if (( ${#opts} )); then
+		compadd -a opts
+	else
+		_files
+	fi
+}
+compdef _pkg pkg
+`
+
+// fishInstalled adds installed package names to the fish script for the commands that
+// take them (completeInstalled).
+const fishInstalled = `complete -c pkg -n '__fish_seen_subcommand_from info files why verify remove upgrade' -f -a '(pkg list 2>/dev/null | string replace -r "\\s.*" "")'
+`
+
+// completeInstalled completes a command's flags after a "-", else the names of the
+// installed packages. The word completed is read from os.Args, as urfave/cli's own
+// completion reads it (cli.DefaultCompleteWithFlags): a flag cut short fails to parse.
+func completeInstalled(c *cli.Context) {
+	if n := len(os.Args); n > 2 && strings.HasPrefix(os.Args[n-2], "-") {
+		cli.DefaultCompleteWithFlags(c.Command)(c)
+		return
+	}
+	peekRoot(c, func(d *db.DB) error {
+		ps, err := d.List()
+		for _, p := range ps {
+			fmt.Fprintln(c.App.Writer, p.Name)
+		}
+		return err
+	})
+}

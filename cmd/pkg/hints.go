@@ -1,0 +1,201 @@
+package main
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/trust"
+	"pkg/txn"
+)
+
+// A hintRule gives the advice for the errors it matches: those errors.Is finds err in,
+// or, where err is nil, those for which fn returns a hint.
+type hintRule struct {
+	err  error
+	hint string
+	fn   func(err error, dirs []string) string
+}
+
+// hints is pkg's advice, by the error it is about, the first rule that matches winning:
+// libraries name no flag or command, so what to type lives here alone.
+var hints = []hintRule{
+	{fn: func(err error, _ []string) string {
+		if ue := (*install.UnlinkedError)(nil); errors.As(err, &ue) {
+			return fmt.Sprintf("remove or rename it, then run 'pkg install --reinstall %s'", ue.Package)
+		}
+		return ""
+	}},
+	{fn: func(err error, _ []string) string {
+		if le := (*install.LinksError)(nil); errors.As(err, &le) {
+			return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
+		}
+		return ""
+	}},
+	{fn: func(err error, _ []string) string { return networkHint(err) }},
+	{err: install.ErrNoExchange, hint: "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"},
+	{err: install.ErrSplitRoot, hint: "pkg moves trees within the root, so its pkgs/ and .pkg/ must be on one filesystem; on overlayfs (a container's layers), mount with redirect_dir=on"},
+	{err: fetch.ErrGone, hint: "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"},
+	{fn: func(err error, _ []string) string {
+		if ne := (*repo.NeededError)(nil); errors.As(err, &ne) {
+			return "remove those packages (or versions) first, or pass --force to leave their dependencies unmet"
+		}
+		return ""
+	}},
+	{fn: func(err error, _ []string) string {
+		if ue := (*repo.UnsignedError)(nil); errors.As(err, &ue) {
+			return fmt.Sprintf("once the cause is fixed, run 'pkg repo sign %s'", ue.Dir)
+		}
+		return ""
+	}},
+	{fn: func(err error, _ []string) string {
+		if re := (*repo.RepublishError)(nil); errors.As(err, &re) {
+			return "or pass --replace to change the entry all the same"
+		}
+		return ""
+	}},
+	{err: repo.ErrLockfile, hint: "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"},
+	{err: txn.ErrLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
+	{err: txn.ErrNotCached, hint: "fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"},
+	{err: install.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},
+	{err: install.ErrLocked, hint: "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"},
+	{err: fetch.ErrNotCache, hint: "pkg deletes files in its cache, so it makes one only in a new or empty directory and uses no other: point --cache (PKG_CACHE) at a new or empty directory"},
+	{fn: func(err error, _ []string) string {
+		if re := (*fetch.ReadOnlyError)(nil); errors.As(err, &re) {
+			return "or point --cache (PKG_CACHE) at a directory you can write"
+		}
+		return ""
+	}},
+	{err: install.ErrReadOnly, hint: "remount it read-write to change it, or choose another --root; list, info, files and verify work as they are"},
+	{fn: func(err error, _ []string) string { return fullHint(err) }},
+	{fn: func(err error, dirs []string) string {
+		if pathDenied(err, dirs) {
+			return "pkg reads and writes --root (PKG_ROOT) and --cache (PKG_CACHE), by default under your home: a root or cache of another user's needs directories of your own"
+		}
+		return ""
+	}},
+	{fn: func(err error, _ []string) string { return pinnedHint(err) }},
+	{err: fetch.ErrUnreachable, hint: "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
+	{err: fetch.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},
+	{err: fetch.ErrNoRepository, hint: "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
+	{err: txn.ErrNotVerified, hint: pinHint},
+	{err: errUnsignedRepo, hint: "--require-signed refuses such repositories; once the publisher signs it, trust their key with 'pkg trust add KEY'"},
+	{err: errUntrustedRepo, hint: "trust the publisher's key with 'pkg trust add KEY' (or --trusted-key for one command), and pkg then requires it"},
+	{err: trust.ErrUnsigned, hint: "ask the publisher to sign the repository (pkg repo sign); if it is signed, something on the way removed its index.json.sig"},
+	{err: trust.ErrUntrusted, hint: "get the publisher's public key (pkg-ed25519:...) from them and trust it with 'pkg trust add KEY' (or --trusted-key for one command); if they changed keys, trust the new one"},
+	{err: trust.ErrBadSignature, hint: "the index or its signature was altered after signing, or a cache on the way holds a stale one: try again, or another mirror, and tell the publisher if it persists"},
+	{err: trust.ErrMalformed, hint: "ask the publisher to sign the repository again with pkg repo sign"},
+	{err: trust.ErrWrongName, hint: "check --repo: this location serves another repository's index than before (if the publisher really renamed it, run 'pkg repo forget')"},
+	{err: trust.ErrNotBound, hint: "the key is trusted only for the repository its REPO= binding names: if the publisher renamed the repository, trust the key for the new name ('pkg trust add NAME=KEY', or in --trusted-key or PKG_TRUSTED_KEYS)"},
+	{err: fetch.ErrMismatch, hint: "the archive served is not the one the index (or lockfile) names: a mirror or proxy may hold a stale or altered copy; try again, or another mirror, and tell the publisher if it persists"},
+	{err: trust.ErrExpired, hint: "the publisher must sign the index again (pkg repo sign) before it expires, and a mirror serving an old copy looks the same; --offline installs from the last verified copy"},
+	{err: trust.ErrRollback, hint: "a mirror or proxy is serving an old index: try again later, or another mirror (if the publisher really started over, run 'pkg --repo LOCATION repo forget' for the location the newer version came from)"},
+	{err: trust.ErrReused, hint: "the index changed without a new version, so the publisher or their key signed two different indexes: tell the publisher (if they really started over, run 'pkg repo forget')"},
+}
+
+// hint returns what to do about err, given the root and the cache (dirs), or "".
+func hint(err error, dirs []string) string {
+	for _, h := range hints {
+		switch {
+		case h.err != nil && errors.Is(err, h.err):
+			return h.hint
+		case h.fn != nil:
+			if s := h.fn(err, dirs); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// flagHint says what to do about a flag pkg refused.
+func flagHint(fe *flagError) string {
+	switch {
+	case fe.env != "" && fe.want == "a boolean":
+		return "set it to 1 or 0 (true and false work too), or unset it"
+	case fe.env != "":
+		return "set it to " + fe.want + ", or unset it"
+	case fe.command != "":
+		return "run 'pkg " + fe.command + " --help' for usage"
+	}
+	return "run 'pkg help' for usage"
+}
+
+// pinHint says what to do about an index refused for want of a trusted key's signature,
+// of a repository the root pinned (txn.PinnedError) or the cache's copy of which a trusted key
+// verified (fetch.PinnedError).
+const pinHint = "once pkg accepted a signed index of a repository, it takes only indexes a key trusted for it verifies; " +
+	"if the publisher changed keys, trust the new one with 'pkg trust add KEY' ('pkg trust list' shows the pins); " +
+	"if the repository really stopped signing, 'pkg repo forget' unpins it"
+
+// pinnedHint returns pinHint for an index refused for want of a trusted key's signature
+// where pkg pinned the repository, or "".
+func pinnedHint(err error) string {
+	pe, fe := (*txn.PinnedError)(nil), (*fetch.PinnedError)(nil)
+	switch {
+	case errors.As(err, &fe):
+	case !errors.As(err, &pe):
+		return ""
+	case !errors.Is(err, trust.ErrUnsigned) && !errors.Is(err, trust.ErrUntrusted) && !errors.Is(err, trust.ErrNotBound):
+		return "" // the kind's hint says more
+	}
+	return pinHint
+}
+
+// pathDenied reports whether err is a permission refused on one of dirs, a path in one of
+// them, or a parent of one.
+func pathDenied(err error, dirs []string) bool {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || !errors.Is(pe.Err, fs.ErrPermission) {
+		return false
+	}
+	p := filepath.Clean(pe.Path)
+	return slices.ContainsFunc(dirs, func(d string) bool {
+		d, _ = filepath.Abs(d)
+		return d == p || strings.HasPrefix(p, d+"/") || strings.HasPrefix(d, p+"/")
+	})
+}
+
+// fullHint says what to do about a full or read-only filesystem, naming the path err is
+// about when it has one.
+func fullHint(err error) string {
+	where := "the root or the cache"
+	var pe *fs.PathError
+	if errors.As(err, &pe) && filepath.IsAbs(pe.Path) { // not a member's path in staging
+		where = pe.Path
+	}
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return fmt.Sprintf("the filesystem holding %s is full (of data or of inodes): free space there, or choose another --root or --cache", where)
+	case errors.Is(err, syscall.EDQUOT):
+		return fmt.Sprintf("your disk quota on the filesystem holding %s is used up: free space there, or choose another --root or --cache", where)
+	case errors.Is(err, syscall.EROFS):
+		return fmt.Sprintf("%s is on a read-only filesystem: choose another --root or --cache", where)
+	}
+	return ""
+}
+
+// networkHint says what to do about a proxy that fails, a certificate no trusted authority
+// signed, or a server that wants credentials; "" for other errors.
+func networkHint(err error) string {
+	var op *net.OpError
+	var ca x509.UnknownAuthorityError
+	switch {
+	case errors.As(err, &op) && op.Op == "proxyconnect":
+		return "the proxy HTTP_PROXY or HTTPS_PROXY names is refusing or unreachable: check those variables (and NO_PROXY)"
+	case errors.As(err, &ca):
+		return "if the server's certificate comes from your organisation's own authority, point SSL_CERT_FILE (or SSL_CERT_DIR) at that authority's certificate"
+	case errors.Is(err, fetch.ErrDenied):
+		return "if the repository needs credentials, put them in the --repo URL (https://user:token@host/path/); pkg records them nowhere"
+	}
+	return ""
+}

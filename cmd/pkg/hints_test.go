@@ -1,0 +1,184 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/txn"
+)
+
+// TestLibraryErrorHints checks that the facts a library's typed error carries get the
+// advice, flags and commands included, from the hint table.
+func TestLibraryErrorHints(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("could not update the command links: %w", &install.UnlinkedError{Path: "/r/bin/hello", Package: "hello"}), "then run 'pkg install --reinstall hello'"},
+		{&fetch.ReadOnlyError{Dir: "/c", Path: "/c/tmp", Mode: 0o555}, "point --cache (PKG_CACHE) at a directory you can write"},
+		{&repo.UnsignedError{Dir: "/srv/repo", Err: os.ErrPermission}, "run 'pkg repo sign /srv/repo'"},
+		{&os.LinkError{Op: "rename", Old: "/r/pkgs/a", New: "/r/.pkg/trash/a", Err: install.ErrSplitRoot}, "must be on one filesystem"},
+		{fmt.Errorf("pkg.lock was made from a signed repository, and this index is %w", txn.ErrLockNotVerified), "--trusted-key"},
+		{fmt.Errorf("%w: no saved index of x", fetch.ErrOffline), "without --offline"},
+		{fmt.Errorf("root /r: %w: nothing was ever installed there", install.ErrNoRoot), "check --root (PKG_ROOT)"},
+	} {
+		if got := hint(tt.err, nil); !strings.Contains(got, tt.want) {
+			t.Errorf("hint(%v) = %q, want %q in it", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestResolverErrorsTyped checks that upgrade words the resolver's conflict from its
+// fields: the upgrade's own requirements by what they are, not "requested".
+func TestResolverErrorsTyped(t *testing.T) {
+	ce := &repo.ConflictError{Name: "lib", Needs: []repo.Imposed{
+		{Requirement: repo.Requirement{Name: "lib", Constraints: []repo.Constraint{{Op: "=", Version: "2"}}}},
+		{Requirement: repo.Requirement{Name: "lib", Constraints: []repo.Constraint{{Op: "<", Version: "2"}}}, By: "app 1"},
+	}}
+	got := pinnedWhy("lib", "2", "the newest", fmt.Errorf("repo: %w", ce))
+	if want := `no version of "lib" satisfies lib=2 (the newest) and lib<2 (required by app 1)`; got != want {
+		t.Errorf("pinnedWhy = %q, want %q", got, want)
+	}
+	if got := pinnedWhy("lib", "2", "tried", errors.New("search too long")); got != "search too long" {
+		t.Errorf("pinnedWhy of another error = %q", got)
+	}
+}
+
+// libraryDirs are pkg's packages that the CLI builds on: none of their messages may name
+// one of its flags or commands.
+var libraryDirs = []string{"db", "fetch", "install", "repo", "tarutil", "trust"}
+
+// TestLibrariesNameNoFlag checks every string literal in the libraries' non-test sources
+// for a flag of pkg's ("--cache") or one of its commands ("pkg lock"). A literal without a
+// space is not a message: it may be an argument to another program, such as xz's --quiet.
+func TestLibrariesNameNoFlag(t *testing.T) {
+	app := newApp(nil, nil)
+	var words []string
+	var addFlags func(flags []cli.Flag)
+	addFlags = func(flags []cli.Flag) {
+		for _, f := range flags {
+			words = append(words, "--"+f.Names()[0])
+		}
+	}
+	addFlags(app.Flags)
+	for _, c := range app.Commands {
+		addFlags(c.Flags)
+		words = append(words, "'pkg "+c.Name, "run pkg "+c.Name, "pkg "+c.Name+" -") // not "a pkg cache"
+		for _, s := range c.Subcommands {
+			addFlags(s.Flags)
+		}
+	}
+	for _, dir := range libraryDirs {
+		files, err := filepath.Glob(filepath.Join("..", "..", dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("sources of %s: %v", dir, err)
+		}
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, file, nil, 0) // no comments: they may name flags
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				s, _ := strconv.Unquote(lit.Value)
+				if !strings.Contains(s, " ") {
+					return true
+				}
+				for _, w := range words {
+					if containsWord(s, w) {
+						t.Errorf("%s: %q names %q", fset.Position(lit.Pos()), s, w)
+					}
+				}
+				return true
+			})
+		}
+	}
+}
+
+// containsWord reports whether s holds w not followed by a letter, digit or dash.
+func containsWord(s, w string) bool {
+	for i := strings.Index(s, w); i >= 0; {
+		end := i + len(w)
+		if end == len(s) || !strings.ContainsRune("abcdefghijklmnopqrstuvwxyz0123456789-", rune(s[end])) {
+			return true
+		}
+		j := strings.Index(s[end:], w)
+		if j < 0 {
+			return false
+		}
+		i = end + j
+	}
+	return false
+}
+
+// TestNoRegexp checks that cmd/pkg matches no text with regular expressions: errors are
+// told apart by type.
+func TestNoRegexp(t *testing.T) {
+	files, _ := filepath.Glob("*.go")
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"regexp"` {
+				t.Errorf("%s imports regexp", file)
+			}
+		}
+	}
+}
+
+// TestFlagErrors checks flags refused before urfave/cli parses them: each named as typed,
+// with what it takes, and an environment variable's value by the variable.
+func TestFlagErrors(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	for _, tt := range []struct {
+		env, args []string
+		want      string
+	}{
+		{nil, []string{"--offline=maybe", "list"}, "pkg: invalid value \"maybe\" for --offline: a boolean\npkg: hint: run 'pkg help' for usage\n"},
+		{nil, []string{"install", "--reinstall=x", "hello"}, "pkg: invalid value \"x\" for --reinstall: a boolean\npkg: hint: run 'pkg install --help' for usage\n"},
+		{nil, []string{"cache", "list", "--nope"}, "pkg: unknown flag --nope\npkg: hint: run 'pkg cache list --help' for usage\n"},
+		{[]string{"PKG_REQUIRE_SIGNED", "sometimes"}, []string{"list"}, "pkg: environment variable PKG_REQUIRE_SIGNED=\"sometimes\" is not a boolean\npkg: hint: set it to 1 or 0 (true and false work too), or unset it\n"},
+	} {
+		if tt.env != nil {
+			t.Setenv(tt.env[0], tt.env[1])
+		}
+		if _, stderr, code := e.pkg(tt.args...); code != 2 || stderr != tt.want {
+			t.Errorf("pkg %s: exit %d, %q; want 2 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
+		}
+		if tt.env != nil {
+			os.Unsetenv(tt.env[0])
+		}
+	}
+}
+
+func TestWithoutCredentials(t *testing.T) {
+	got := strings.Join(withoutCredentials([]string{"pkg", "--repo", "https://u:tok@h/p/", "--repo=http://tok@h/", "install", "a@1"}), " ")
+	if want := "pkg --repo https://h/p/ --repo=http://h/ install a@1"; got != want {
+		t.Errorf("withoutCredentials = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/db"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/report"
+)
+
+func outdatedCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "outdated",
+		Usage: "list installed packages the repository has newer versions of: installed, newest allowed, newest",
+		Flags: []cli.Flag{jsonFlag("outdated")},
+		Action: func(c *cli.Context) error {
+			if err := maxArgs(c, 0); err != nil {
+				return err
+			}
+			recs, requested, err := installedAndRequested(c)
+			if err != nil {
+				return err
+			}
+			_, ix, err := openFetcher(c, false)
+			if err != nil {
+				return err
+			}
+			var reqs []repo.Requirement
+			for _, s := range requested {
+				if r, err := repo.ParseRequirement(s); err == nil {
+					reqs = append(reqs, r)
+				}
+			}
+			out := report.NewOutdated(ix.Outdated(installedPackages(recs), reqs))
+			if c.Bool("json") {
+				return printJSON(c, out)
+			}
+			if len(out.Packages) == 0 {
+				say(c, "%s up to date", count(len(recs), "package"))
+				return nil
+			}
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tINSTALLED\tALLOWED\tNEWEST")
+			for _, p := range out.Packages {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Installed, p.Allowed, p.Newest)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// installedAndRequested returns the root's installed packages and the requirements of
+// those the user asked for (db.DB.Requested); none where there is no root.
+func installedAndRequested(c *cli.Context) (recs []db.Package, requested map[string]string, err error) {
+	err = viewRoot(c, func(d *db.DB) (err error) {
+		if recs, err = d.List(); err == nil {
+			requested, err = d.Requested()
+		}
+		return err
+	})
+	if errors.Is(err, install.ErrNoRoot) {
+		note(c, "nothing is installed: %v", err)
+		err = nil
+	}
+	return recs, requested, err
+}

@@ -1,0 +1,304 @@
+// Package config reads pkg's configuration files: the repositories to use, by name, each
+// with its URLs (the first, then mirrors), its trusted keys and its priority, and the
+// cache's default limits.
+//
+// Three files are read, each optional, and merged in this order, a later one winning:
+// the system's (/etc/pkg/config.toml), the user's ($XDG_CONFIG_HOME/pkg/config.toml,
+// ~/.config/pkg/config.toml by default) and the root's (<root>/.pkg/config.toml). A
+// repository is defined whole by the last file that names it; a cache limit is taken
+// from the last file that sets it. Flags and PKG_* variables win over all files: that is
+// the caller's to apply. The format is in docs/config.md.
+//
+// The files are TOML, read with github.com/pelletier/go-toml/v2: in strict mode it names
+// the line and column of an unknown key, which BurntSushi/toml cannot (its Undecoded keys
+// carry no position), and it decoded a realistic file 5 times as fast with a sixth of the
+// allocations, for 104 KiB more in a stripped binary than BurntSushi's (docs/config.md).
+package config
+
+import (
+	"bytes"
+	"cmp"
+	"encoding"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// MaxFileSize bounds a configuration file.
+const MaxFileSize = 1 << 20 // 1 MiB
+
+// SystemFile is the system-wide configuration file.
+const SystemFile = "/etc/pkg/config.toml"
+
+// Config is the configuration the files give together.
+type Config struct {
+	Repos []Repo // highest priority first; among equal priorities, by name
+	Cache Cache
+
+	maxSizeSet, olderThanSet bool // the file set them, if only to 0
+}
+
+// Repo is a repository the configuration names.
+type Repo struct {
+	Name     string   // as the configuration names it: [repo.NAME]
+	URLs     []string // the repository's location, then its mirrors, in order of use
+	Keys     []string // trusted keys for it, [REPO=]pkg-ed25519:..., as pkg trust add takes them
+	Priority int      // a name resolves from the highest-priority repository that has it
+	File     string   // the file that defined it
+}
+
+// Cache is what the configuration says of the cache: defaults for pkg cache prune.
+type Cache struct {
+	MaxSize   int64         // bytes; 0: no limit
+	OlderThan time.Duration // 0: no limit
+}
+
+// Error is an error in a configuration file, where it is.
+type Error struct {
+	File      string
+	Line, Col int    // 1-based; 0 when the error has no place
+	Key       string // the dotted key, or ""
+	Err       error
+}
+
+func (e *Error) Error() string {
+	where := e.File
+	if e.Line > 0 {
+		where = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Col)
+	}
+	if e.Key != "" {
+		return fmt.Sprintf("config %s: %s: %v", where, e.Key, e.Err)
+	}
+	return fmt.Sprintf("config %s: %v", where, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Files returns the files Load reads for the root at root ("" for none), the first of
+// the lowest precedence.
+func Files(root string) []string {
+	files := []string{SystemFile}
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if !filepath.IsAbs(dir) { // the XDG Base Directory spec: a relative value is ignored
+		if home, err := os.UserHomeDir(); err == nil {
+			dir = filepath.Join(home, ".config")
+		} else {
+			dir = ""
+		}
+	}
+	if dir != "" {
+		files = append(files, filepath.Join(dir, "pkg", "config.toml"))
+	}
+	if root != "" {
+		files = append(files, filepath.Join(root, ".pkg", "config.toml"))
+	}
+	return files
+}
+
+// Load reads the files that exist among files, the first of the lowest precedence, and
+// merges them.
+func Load(files ...string) (*Config, error) {
+	var parsed []*Config
+	for _, name := range files {
+		data, err := readFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, &Error{File: name, Err: err}
+		}
+		c, err := Parse(name, data)
+		if err != nil {
+			return nil, err
+		}
+		parsed = append(parsed, c)
+	}
+	return Merge(parsed...), nil
+}
+
+func readFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(io.LimitReader(f, MaxFileSize+1)); err != nil {
+		return nil, err
+	}
+	if b.Len() > MaxFileSize {
+		return nil, fmt.Errorf("over the %d-byte limit", MaxFileSize)
+	}
+	return b.Bytes(), nil
+}
+
+// Merge merges configurations, the first of the lowest precedence: a repository is the
+// last one of its name, and each cache limit the last one set.
+func Merge(configs ...*Config) *Config {
+	out := &Config{}
+	byName := make(map[string]Repo)
+	for _, c := range configs {
+		for _, r := range c.Repos {
+			byName[r.Name] = r
+		}
+		if c.maxSizeSet {
+			out.Cache.MaxSize, out.maxSizeSet = c.Cache.MaxSize, true
+		}
+		if c.olderThanSet {
+			out.Cache.OlderThan, out.olderThanSet = c.Cache.OlderThan, true
+		}
+	}
+	for _, r := range byName {
+		out.Repos = append(out.Repos, r)
+	}
+	sortRepos(out.Repos)
+	return out
+}
+
+func sortRepos(rs []Repo) {
+	slices.SortFunc(rs, func(a, b Repo) int {
+		return cmp.Or(cmp.Compare(b.Priority, a.Priority), strings.Compare(a.Name, b.Name))
+	})
+}
+
+// file is a configuration file as TOML, its values checked as they are decoded.
+type file struct {
+	Repo  map[string]repoTable `toml:"repo"`
+	Cache struct {
+		MaxSize   size     `toml:"max-size"`
+		OlderThan duration `toml:"older-than"`
+	} `toml:"cache"`
+}
+
+type repoTable struct {
+	URLs     []location `toml:"urls"`
+	Keys     []key      `toml:"keys"`
+	Priority int        `toml:"priority"`
+}
+
+// shape is file with plain types, decoded first: its errors are those of keys and types
+// alone, and the messages of the types say what each key wants (typeOf).
+type shape struct {
+	Repo map[string]struct {
+		URLs     []string `toml:"urls"`
+		Keys     []string `toml:"keys"`
+		Priority int      `toml:"priority"`
+	} `toml:"repo"`
+	Cache struct {
+		MaxSize   string `toml:"max-size"`
+		OlderThan string `toml:"older-than"`
+	} `toml:"cache"`
+}
+
+// typeOf is what each key of shape holds, by the last part of its name.
+var typeOf = map[string]string{
+	"urls": "a list of strings", "keys": "a list of strings", "priority": "an integer",
+	"max-size": `a string such as "20GiB"`, "older-than": `a string such as "30d"`,
+	"repo": "tables, [repo.NAME]", "cache": "a table, [cache]",
+}
+
+// Parse parses the configuration file name holding data. Unknown keys, values of the
+// wrong type and values that are not valid are errors naming the file, the line and the key.
+func Parse(name string, data []byte) (*Config, error) {
+	var sh shape
+	if err := decode(data, &sh); err != nil {
+		return nil, decodeError(name, err, nil)
+	}
+	var f file
+	if err := decode(data, &f); err != nil {
+		return nil, decodeError(name, err, &sh)
+	}
+	c := &Config{Cache: Cache{MaxSize: f.Cache.MaxSize.n, OlderThan: f.Cache.OlderThan.d},
+		maxSizeSet: sh.Cache.MaxSize != "", olderThanSet: sh.Cache.OlderThan != ""}
+	for n, t := range f.Repo {
+		if err := checkName(n); err != nil {
+			return nil, &Error{File: name, Key: "repo." + n, Err: err}
+		}
+		if len(t.URLs) == 0 {
+			return nil, &Error{File: name, Key: "repo." + n, Err: errors.New("no urls")}
+		}
+		r := Repo{Name: n, Priority: t.Priority, File: name}
+		for _, u := range t.URLs {
+			r.URLs = append(r.URLs, u.s)
+		}
+		for _, k := range t.Keys {
+			r.Keys = append(r.Keys, k.s)
+		}
+		c.Repos = append(c.Repos, r)
+	}
+	sortRepos(c.Repos)
+	return c, nil
+}
+
+func decode(data []byte, v any) error {
+	d := toml.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	return d.Decode(v)
+}
+
+// decodeError places a decoder's error in the file name. Without sh, of the shape's
+// decoding, an error at a key is one of type, and says what the key wants; with sh, the
+// file's decoding failed at a value a check refused, which sh's cause names.
+func decodeError(name string, err error, sh *shape) error {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		e := strict.Errors[0]
+		line, col := e.Position()
+		return &Error{File: name, Line: line, Col: col, Key: strings.Join(e.Key(), "."), Err: errUnknownKey}
+	}
+	var de *toml.DecodeError
+	if !errors.As(err, &de) {
+		return &Error{File: name, Err: err}
+	}
+	line, col := de.Position()
+	e := &Error{File: name, Line: line, Col: col, Key: strings.Join(de.Key(), "."), Err: err}
+	k := de.Key()
+	switch {
+	case sh == nil && len(k) > 0 && typeOf[k[len(k)-1]] != "":
+		e.Err = fmt.Errorf("want %s", typeOf[k[len(k)-1]])
+	case sh != nil:
+		if cause := sh.cause(k); cause != nil {
+			e.Err = cause
+		}
+	}
+	return e
+}
+
+// cause returns the error of the first value at key k of s that its check refuses: that
+// at which the decoding into file stopped, the values of a list being checked in order.
+func (s *shape) cause(k []string) error {
+	switch {
+	case len(k) == 3 && k[0] == "repo" && k[2] == "urls":
+		return firstError[location](s.Repo[k[1]].URLs...)
+	case len(k) == 3 && k[0] == "repo" && k[2] == "keys":
+		return firstError[key](s.Repo[k[1]].Keys...)
+	case len(k) == 2 && k[0] == "cache" && k[1] == "max-size":
+		return firstError[size](s.Cache.MaxSize)
+	case len(k) == 2 && k[0] == "cache" && k[1] == "older-than":
+		return firstError[duration](s.Cache.OlderThan)
+	}
+	return nil
+}
+
+func firstError[T any, PT interface {
+	*T
+	encoding.TextUnmarshaler
+}](values ...string) error {
+	for _, v := range values {
+		if err := PT(new(T)).UnmarshalText([]byte(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errUnknownKey is the cause of an Error for a key the format does not have.
+var errUnknownKey = errors.New("unknown key")

@@ -1,0 +1,51 @@
+package db
+
+import (
+	"maps"
+	"path/filepath"
+	"testing"
+)
+
+// TestRequested records requests, ignores one for a package not installed, and forgets
+// the request of a package removed.
+func TestRequested(t *testing.T) {
+	d := open(t, filepath.Join(t.TempDir(), "db"))
+	ps := []*Package{{Name: "app", Version: "1"}, {Name: "lib", Version: "1"}}
+	if err := d.Commit(ps, [][]File{nil, nil}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Request(map[string]string{"app": "app>=1", "ghost": "ghost"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.Requested(); err != nil || !maps.Equal(got, map[string]string{"app": "app>=1"}) {
+		t.Errorf("Requested = %v, %v; want app alone", got, err)
+	}
+	if err := d.Request(map[string]string{"app": "app", "lib": "lib@1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := d.Requested(); !maps.Equal(got, map[string]string{"app": "app", "lib": "lib@1"}) {
+		t.Errorf("Requested after a second request = %v", got)
+	}
+	if err := d.Commit(nil, nil, []string{"app"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Commit([]*Package{{Name: "app", Version: "2"}}, [][]File{nil}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := d.Requested(); !maps.Equal(got, map[string]string{"lib": "lib@1"}) {
+		t.Errorf("Requested after app was removed and installed again as a dependency = %v", got)
+	}
+}
+
+// TestSaid reports a key new once.
+func TestSaid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	for i, want := range []bool{true, false} {
+		if got, err := open(t, path).Said("a"); got != want || err != nil {
+			t.Errorf("Said #%d = %v, %v; want %v", i+1, got, err, want)
+		}
+	}
+	if got, _ := open(t, path).Said("b"); !got {
+		t.Error("Said of another key: not new")
+	}
+}

@@ -1,0 +1,60 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+)
+
+// maxDownload bounds what Download writes: the largest archive an index entry may have.
+const maxDownload = 512 << 30 // 512 GiB
+
+// Download writes the archive at rawURL, an absolute http(s) URL, to f from its start,
+// for a publisher who records the URL in an index in place of a copy: the index's size
+// and sha256 are then measured from f. It retries as Fetch does, each attempt from the
+// first byte.
+func Download(ctx context.Context, rawURL string, f *os.File) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("fetch: download %s: not an absolute http(s) URL", rawURL)
+	}
+	s, err := NewSource(rawURL, Options{})
+	if err != nil {
+		return err
+	}
+	return s.retry(ctx, func() error { return s.downloadTo(ctx, u, f) })
+}
+
+func (s *Source) downloadTo(ctx context.Context, u *url.URL, f *os.File) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	resp, err := s.send(ctx, u, nil, s.answer)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
+	}
+	if err := encoded(u, resp.Header, "an archive"); err != nil {
+		return err
+	}
+	if resp.ContentLength > maxDownload {
+		return fmt.Errorf("GET %s: %d bytes, over the %d-byte limit of an archive", u.Redacted(), resp.ContentLength, int64(maxDownload))
+	}
+	n, err := io.Copy(f, io.LimitReader(resp.Body, maxDownload+1))
+	switch {
+	case err != nil:
+		return fmt.Errorf("GET %s: %w", u.Redacted(), err)
+	case n > maxDownload:
+		return fmt.Errorf("GET %s: over the %d-byte limit of an archive", u.Redacted(), int64(maxDownload))
+	}
+	return nil
+}

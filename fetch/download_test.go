@@ -1,0 +1,52 @@
+package fetch
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// TestDownload fetches an archive by URL after a 503 and a body cut short, whole and once; refuses a 404, naming
+// the URL, without retrying; and refuses what is not an http(s) URL.
+func TestDownload(t *testing.T) {
+	var gets atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch n := gets.Add(1); {
+		case r.URL.Path != "/a.tar":
+			http.NotFound(w, r)
+		case n == 1:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case n == 2: // cut short: the next attempt starts again from the first byte
+			w.Header().Set("Content-Length", "100")
+			w.Write([]byte("the arch"))
+		default:
+			w.Write([]byte("the archive"))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	f, err := os.Create(filepath.Join(t.TempDir(), "download"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := Download(context.Background(), srv.URL+"/a.tar", f); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(f.Name()); string(data) != "the archive" || gets.Load() != 3 {
+		t.Errorf("downloaded %q in %d GETs, want %q in 3", data, gets.Load(), "the archive")
+	}
+	gets.Store(10)
+	if err := Download(context.Background(), srv.URL+"/missing.tar", f); err == nil || !strings.Contains(err.Error(), srv.URL+"/missing.tar") || gets.Load() != 11 {
+		t.Errorf("Download of a 404: %v after %d GETs, want one naming the URL after 1", err, gets.Load()-10)
+	}
+	for _, bad := range []string{"file:///etc/passwd", "ftp://host/a.tar", "/tmp/a.tar", "https:///a.tar"} {
+		if err := Download(context.Background(), bad, f); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("Download(%s): %v, want an error naming it", bad, err)
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package repo
+
+import (
+	"reflect"
+	"testing"
+)
+
+// installedSet: app needs mid and lib; mid needs lib; tool needs nothing; old needs gone
+// (not installed); orphan depended on lib once and was left behind.
+func installedSet() []Package {
+	return []Package{
+		{Name: "app", Version: "1", Depends: []string{"mid>=1", "lib"}},
+		{Name: "mid", Version: "1", Depends: []string{"lib>=1,<3"}},
+		{Name: "lib", Version: "1"},
+		{Name: "tool", Version: "1"},
+		{Name: "leaf", Version: "1"},
+		{Name: "orphan", Version: "1", Depends: []string{"leaf"}},
+	}
+}
+
+func TestWhy(t *testing.T) {
+	tests := []struct {
+		name       string
+		requested  []string
+		dependents []string
+		chains     [][]string
+	}{
+		{"lib", []string{"app", "tool"}, []string{"app", "mid"}, [][]string{{"app", "lib"}}},
+		{"lib", []string{"mid", "app"}, []string{"app", "mid"}, [][]string{{"app", "lib"}, {"mid", "lib"}}},
+		{"mid", []string{"app"}, []string{"app"}, [][]string{{"app", "mid"}}},
+		{"leaf", []string{"app"}, []string{"orphan"}, nil},
+		{"app", []string{"app"}, nil, nil},
+		{"tool", nil, nil, nil},
+	}
+	for _, tt := range tests {
+		deps, chains := Why(installedSet(), tt.requested, tt.name)
+		if !reflect.DeepEqual(deps, tt.dependents) || !reflect.DeepEqual(chains, tt.chains) {
+			t.Errorf("Why(%s, requested %v) = %v, %v; want %v, %v", tt.name, tt.requested, deps, chains, tt.dependents, tt.chains)
+		}
+	}
+}
+
+// TestWhyDeepChain finds the shortest of two chains.
+func TestWhyDeepChain(t *testing.T) {
+	set := []Package{
+		{Name: "a", Depends: []string{"b", "z"}},
+		{Name: "b", Depends: []string{"c"}},
+		{Name: "c", Depends: []string{"d"}},
+		{Name: "z", Depends: []string{"d"}},
+		{Name: "d"},
+	}
+	if _, chains := Why(set, []string{"a"}, "d"); !reflect.DeepEqual(chains, [][]string{{"a", "z", "d"}}) {
+		t.Errorf("chains = %v, want a z d", chains)
+	}
+}
+
+func TestUnneeded(t *testing.T) {
+	tests := []struct {
+		requested []string
+		want      []string
+	}{
+		{[]string{"app", "tool"}, []string{"leaf", "orphan"}},
+		{[]string{"mid"}, []string{"app", "leaf", "orphan", "tool"}},
+		{[]string{"orphan", "app", "tool", "gone"}, nil},
+		{nil, []string{"app", "leaf", "lib", "mid", "orphan", "tool"}},
+	}
+	for _, tt := range tests {
+		if got := Unneeded(installedSet(), tt.requested); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Unneeded(requested %v) = %v, want %v", tt.requested, got, tt.want)
+		}
+	}
+}
+
+func TestOutdated(t *testing.T) {
+	ix := &Index{Packages: []Package{
+		{Name: "app", Version: "1"}, {Name: "app", Version: "2", Depends: []string{"lib>=2"}},
+		{Name: "lib", Version: "1"}, {Name: "lib", Version: "1.5"}, {Name: "lib", Version: "2"}, {Name: "lib", Version: "3"},
+		{Name: "pin", Version: "1"}, {Name: "pin", Version: "1.1"}, {Name: "pin", Version: "2"},
+		{Name: "pre", Version: "1"}, {Name: "pre", Version: "2-rc1"}, {Name: "pre", Version: "2-rc2"},
+		{Name: "top", Version: "1"},
+		{Name: "user", Version: "1", Depends: []string{"lib<3"}},
+	}}
+	installed := []Package{
+		{Name: "app", Version: "1"}, {Name: "lib", Version: "1"}, {Name: "pin", Version: "1"},
+		{Name: "pre", Version: "2-rc1"}, {Name: "top", Version: "1"}, {Name: "user", Version: "1", Depends: []string{"lib<3"}},
+	}
+	pin, _ := ParseRequirement("pin@1")
+	got := ix.Outdated(installed, []Requirement{pin, {Name: "app"}})
+	want := []Outdated{
+		{Name: "app", Installed: "1", Allowed: "2", Newest: "2"},
+		{Name: "lib", Installed: "1", Allowed: "2", Newest: "3"},
+		{Name: "pin", Installed: "1", Allowed: "1.1", Newest: "2"},
+		{Name: "pre", Installed: "2-rc1", Allowed: "2-rc2", Newest: "2-rc2"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Outdated =\n%+v\nwant\n%+v", got, want)
+	}
+	// A requirement that cannot hold with what is installed: the depends alone decide.
+	old, _ := ParseRequirement("pin<1")
+	got = ix.Outdated(installed, []Requirement{old})
+	if len(got) != 4 || got[2].Allowed != "2" {
+		t.Errorf("Outdated with an impossible request = %+v, want pin allowed 2", got)
+	}
+}

@@ -1,0 +1,112 @@
+package repo
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+)
+
+// Host is the platform this program runs on, GOOS-GOARCH: the one an Index resolves for
+// unless told another.
+const Host = runtime.GOOS + "-" + runtime.GOARCH
+
+// Go's targets (go tool dist list), the spellings a platform is made of.
+var (
+	goos = []string{"aix", "android", "darwin", "dragonfly", "freebsd", "illumos", "ios", "js",
+		"linux", "netbsd", "openbsd", "plan9", "solaris", "wasip1", "windows"}
+	goarch = []string{"386", "amd64", "arm", "arm64", "loong64", "mips", "mips64", "mips64le",
+		"mipsle", "ppc64", "ppc64le", "riscv64", "s390x", "wasm"}
+	// otherArch are the spellings of other tools (uname -m, Debian) for Go's.
+	otherArch = map[string]string{"x86_64": "amd64", "x86-64": "amd64", "x64": "amd64", "aarch64": "arm64",
+		"i386": "386", "i686": "386", "armhf": "arm", "armv7l": "arm", "ppc64el": "ppc64le"}
+)
+
+// CheckPlatform returns an error unless s is a platform as Go spells its targets,
+// GOOS-GOARCH ("linux-amd64", "linux-arm64").
+func CheckPlatform(s string) error {
+	goOS, arch, ok := strings.Cut(s, "-")
+	if ok && slices.Contains(goos, goOS) && slices.Contains(goarch, arch) {
+		return nil
+	}
+	hint := ""
+	if a, ok := otherArch[arch]; ok && slices.Contains(goos, goOS) {
+		hint = fmt.Sprintf("; did you mean %q?", goOS+"-"+a)
+	}
+	return fmt.Errorf("bad platform %.40q: want GOOS-GOARCH as Go spells them, such as linux-amd64 or linux-arm64%s", s, hint)
+}
+
+// ForPlatform returns ix as it resolves for platform: its entries for platform and those
+// for any platform. The packages are shared with ix.
+func (ix *Index) ForPlatform(platform string) *Index {
+	out := *ix
+	out.Platform = platform
+	return &out
+}
+
+// target is the platform ix resolves for.
+func (ix *Index) target() string {
+	if ix.Platform == "" {
+		return Host
+	}
+	return ix.Platform
+}
+
+// runsOn reports whether p is for platform: p's own, or any when p names none.
+func (p *Package) runsOn(platform string) bool {
+	return p.Platform == "" || p.Platform == platform
+}
+
+// PlatformError is returned for a package that an index offers only for other platforms
+// than the one resolved for.
+type PlatformError struct {
+	Name, Version string   // the package, at the newest version offered elsewhere
+	Offered       []string // the platforms offering it, sorted
+	Platform      string   // the platform resolved for
+}
+
+func (e *PlatformError) Error() string {
+	where := "this machine is " + e.Platform
+	if e.Platform != Host {
+		where = "not for " + e.Platform
+	}
+	return fmt.Sprintf("%s %s is offered for %s only; %s", e.Name, e.Version, joinList(e.Offered, "and"), where)
+}
+
+// elsewhere returns the error for name, which ix has no entry of for its target platform:
+// a *PlatformError when it has one for another, else nil.
+func (ix *Index) elsewhere(name string) error {
+	var e *PlatformError
+	for _, p := range ix.Packages {
+		if p.Name != name || p.runsOn(ix.target()) {
+			continue
+		}
+		if e == nil {
+			e = &PlatformError{Name: name, Version: p.Version, Platform: ix.target()}
+		}
+		if CompareVersions(p.Version, e.Version) > 0 {
+			e.Version = p.Version
+		}
+		if !slices.Contains(e.Offered, p.Platform) {
+			e.Offered = append(e.Offered, p.Platform)
+		}
+	}
+	if e == nil {
+		return nil
+	}
+	slices.Sort(e.Offered)
+	return e
+}
+
+// Platforms returns the platforms ix's entries name, sorted: none for an index whose
+// packages are all for any platform.
+func (ix *Index) Platforms() []string {
+	var out []string
+	for _, p := range ix.Packages {
+		if p.Platform != "" && !slices.Contains(out, p.Platform) {
+			out = append(out, p.Platform)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,57 @@
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// ReadDir returns the index of the repository directory dir, or an empty one if it cannot
+// be read, and whether dir has none: what an addition to dir builds on.
+func ReadDir(dir string) (ix *Index, missing bool) {
+	data, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil {
+		return &Index{}, errors.Is(err, fs.ErrNotExist)
+	}
+	if ix, err = Parse(data); err != nil {
+		return &Index{}, false
+	}
+	return ix, false
+}
+
+// RepublishError refuses to publish again a version a repository has, with another archive
+// or other metadata: users who installed it would hold something the index no longer
+// describes.
+type RepublishError struct {
+	Dir string
+	Had Package // the entry the repository has
+}
+
+func (e *RepublishError) Error() string {
+	return fmt.Sprintf("repo add: %s already has %s %s (archive %s, sha256 %s), which this would change under the users who installed it: publish a new version",
+		e.Dir, e.Had.Name, e.Had.Version, e.Had.Archive, e.Had.SHA256)
+}
+
+// CheckRepublish returns a *RepublishError when ix, the index of the repository dir, has
+// p's name and version with another archive than the file archive, or other metadata.
+func CheckRepublish(dir, archive string, ix *Index, p Package) error {
+	i := slices.IndexFunc(ix.Packages, func(q Package) bool {
+		return q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform
+	})
+	if i < 0 {
+		return nil
+	}
+	q := ix.Packages[i]
+	_, sum, err := HashFile(archive)
+	if err != nil {
+		return err
+	}
+	if sum == q.SHA256 && slices.Equal(q.Depends, p.Depends) && slices.Equal(q.Bin, p.Bin) &&
+		slices.Equal(q.Lib, p.Lib) && q.Summary == p.Summary {
+		return nil
+	}
+	return &RepublishError{Dir: dir, Had: q}
+}

@@ -1,0 +1,33 @@
+package report_test
+
+import (
+	"os"
+
+	"pkg/db"
+	"pkg/repo"
+	"pkg/report"
+)
+
+func ExampleNewWhy() {
+	installed := []repo.Package{
+		{Name: "app", Version: "1.0", Depends: []string{"lib>=1"}},
+		{Name: "lib", Version: "1.0"},
+	}
+	neededBy, chains := repo.Why(installed, []string{"app"}, "lib")
+	report.Write(os.Stdout, report.NewWhy(&db.Package{Name: "lib", Version: "1.0"}, "", neededBy, chains))
+	// Output:
+	// {
+	//   "schema": "pkg.why/1",
+	//   "name": "lib",
+	//   "version": "1.0",
+	//   "needed_by": [
+	//     "app"
+	//   ],
+	//   "chains": [
+	//     [
+	//       "app",
+	//       "lib"
+	//     ]
+	//   ]
+	// }
+}

@@ -1,0 +1,238 @@
+// Package report defines what pkg prints as JSON: one documented type per command, each
+// with a schema name and version, built from the records and results of the other
+// packages, so that scripts do not depend on how the database stores them. It computes
+// nothing of its own and writes nothing.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"pkg/db"
+	"pkg/install"
+	"pkg/repo"
+)
+
+// The schemas, a name and a version: a change that can break a reader of a schema makes a
+// new version of it; new fields do not.
+const (
+	ListSchema     = "pkg.list/1"
+	InfoSchema     = "pkg.info/1"
+	SearchSchema   = "pkg.search/1"
+	FilesSchema    = "pkg.files/1"
+	OutdatedSchema = "pkg.outdated/1"
+	WhySchema      = "pkg.why/1"
+	VerifySchema   = "pkg.verify/1"
+)
+
+// List is what is installed in a root (docs/json/list.md).
+type List struct {
+	Schema   string      `json:"schema"`
+	Packages []Installed `json:"packages"`
+}
+
+// Installed is one installed package of a List.
+type Installed struct {
+	Name        string    `json:"name"`
+	Version     string    `json:"version"`
+	Requested   bool      `json:"requested"` // asked for, not only installed as a dependency
+	Files       int       `json:"files"`
+	Size        int64     `json:"size"`
+	InstalledAt time.Time `json:"installed_at"`
+}
+
+// NewList is the List of recs, the installed packages, of which requested maps those the
+// user asked for to their requirements (db.DB.Requested).
+func NewList(recs []db.Package, requested map[string]string) List {
+	l := List{Schema: ListSchema, Packages: make([]Installed, 0, len(recs))}
+	for _, p := range recs {
+		_, asked := requested[p.Name]
+		l.Packages = append(l.Packages, Installed{Name: p.Name, Version: p.Version, Requested: asked,
+			Files: p.Files, Size: p.Size, InstalledAt: p.Installed.UTC()})
+	}
+	return l
+}
+
+// Info describes a package, installed or as the repository offers it (docs/json/info.md).
+type Info struct {
+	Schema      string     `json:"schema"`
+	Name        string     `json:"name"`
+	Version     string     `json:"version"`
+	Summary     string     `json:"summary,omitempty"`
+	Depends     []string   `json:"depends,omitempty"`
+	Bin         []string   `json:"bin,omitempty"`
+	Lib         []string   `json:"lib,omitempty"`
+	Installed   bool       `json:"installed"`
+	Requested   string     `json:"requested,omitempty"` // the requirement it was asked for by, if it was
+	InstalledAt *time.Time `json:"installed_at,omitempty"`
+	Directory   string     `json:"directory,omitempty"` // where it is installed
+	Files       int        `json:"files"`               // 0 for one not installed whose index entry does not say
+	Size        int64      `json:"size"`                // bytes of its regular files, likewise
+	ArchiveSize int64      `json:"archive_size,omitempty"`
+	SHA256      string     `json:"sha256"` // of the archive
+	Versions    []string   `json:"versions,omitempty"`
+}
+
+// InstalledInfo is the Info of p, installed in dir, and requested by req ("" if it was
+// installed only as a dependency).
+func InstalledInfo(p *db.Package, dir, req string) Info {
+	at := p.Installed.UTC()
+	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Summary: p.Summary,
+		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, Installed: true, Requested: req, InstalledAt: &at,
+		Directory: dir, Files: p.Files, Size: p.Size, SHA256: p.SHA256}
+}
+
+// OfferedInfo is the Info of p, an index entry of a package that is not installed, whose
+// index offers versions, newest first.
+func OfferedInfo(p repo.Package, versions []string) Info {
+	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Summary: p.Summary,
+		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, Files: p.Files, Size: p.InstalledSize,
+		ArchiveSize: p.Size, SHA256: p.SHA256, Versions: versions}
+}
+
+// Search is what a repository offers that matches a word (docs/json/search.md).
+type Search struct {
+	Schema   string  `json:"schema"`
+	Query    string  `json:"query"`
+	Packages []Found `json:"packages"`
+}
+
+// Found is one package of a Search, at the version a new install takes.
+type Found struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Summary   string `json:"summary,omitempty"`
+	Installed string `json:"installed,omitempty"` // the version installed, if any
+}
+
+// NewSearch is the Search of found, the packages matching query (repo.Index.Search), with
+// the versions of recs, the installed packages.
+func NewSearch(query string, found []repo.Package, recs []db.Package) Search {
+	s := Search{Schema: SearchSchema, Query: query, Packages: make([]Found, 0, len(found))}
+	for _, p := range found {
+		f := Found{Name: p.Name, Version: p.Version, Summary: p.Summary}
+		if i := slices.IndexFunc(recs, func(r db.Package) bool { return r.Name == p.Name }); i >= 0 {
+			f.Installed = recs[i].Version
+		}
+		s.Packages = append(s.Packages, f)
+	}
+	return s
+}
+
+// Files lists the files of an installed package (docs/json/files.md).
+type Files struct {
+	Schema  string `json:"schema"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Files   []File `json:"files"`
+}
+
+// File is one path of Files, relative to the package's directory.
+type File struct {
+	Path   string `json:"path"`
+	Type   string `json:"type"` // "file", "dir", "symlink" or "hardlink"
+	Mode   string `json:"mode"` // permission bits in octal, as "0755"
+	Size   int64  `json:"size,omitempty"`
+	SHA256 string `json:"sha256,omitempty"` // of a file's data, a hardlink target's, or a symlink's target
+}
+
+// fileTypes names the tar type flags db.File records.
+var fileTypes = map[byte]string{'0': "file", '5': "dir", '2': "symlink", '1': "hardlink"}
+
+// NewFiles is the Files of p, whose files are files.
+func NewFiles(p *db.Package, files []db.File) Files {
+	out := Files{Schema: FilesSchema, Name: p.Name, Version: p.Version, Files: make([]File, 0, len(files))}
+	for _, f := range files {
+		e := File{Path: f.Path, Type: fileTypes[f.Type], Mode: fmt.Sprintf("%04o", f.Mode.Perm()), Size: f.Size}
+		if f.SHA256 != ([32]byte{}) {
+			e.SHA256 = fmt.Sprintf("%x", f.SHA256)
+		}
+		out.Files = append(out.Files, e)
+	}
+	return out
+}
+
+// Outdated lists the installed packages a repository has newer versions of
+// (docs/json/outdated.md).
+type Outdated struct {
+	Schema   string          `json:"schema"`
+	Packages []OutdatedEntry `json:"packages"`
+}
+
+// OutdatedEntry is one package of Outdated (repo.Outdated).
+type OutdatedEntry struct {
+	Name      string `json:"name"`
+	Installed string `json:"installed"`
+	Allowed   string `json:"allowed"`
+	Newest    string `json:"newest"`
+}
+
+// NewOutdated is the Outdated of found (repo.Index.Outdated).
+func NewOutdated(found []repo.Outdated) Outdated {
+	out := Outdated{Schema: OutdatedSchema, Packages: make([]OutdatedEntry, 0, len(found))}
+	for _, o := range found {
+		out.Packages = append(out.Packages, OutdatedEntry(o))
+	}
+	return out
+}
+
+// Why says why a package is installed (docs/json/why.md).
+type Why struct {
+	Schema    string     `json:"schema"`
+	Name      string     `json:"name"`
+	Version   string     `json:"version"`
+	Requested string     `json:"requested,omitempty"` // the requirement it was asked for by, if it was
+	NeededBy  []string   `json:"needed_by"`           // installed packages that depend on it directly
+	Chains    [][]string `json:"chains"`              // from each requested package that needs it, to it
+}
+
+// NewWhy is the Why of p, requested by req ("" if not), from repo.Why's result.
+func NewWhy(p *db.Package, req string, neededBy []string, chains [][]string) Why {
+	w := Why{Schema: WhySchema, Name: p.Name, Version: p.Version, Requested: req, NeededBy: neededBy, Chains: chains}
+	if w.NeededBy == nil {
+		w.NeededBy = []string{}
+	}
+	if w.Chains == nil {
+		w.Chains = [][]string{}
+	}
+	return w
+}
+
+// Verify is the result of checking installed packages against their records
+// (docs/json/verify.md).
+type Verify struct {
+	Schema   string    `json:"schema"`
+	Packages int       `json:"packages"` // checked
+	Files    int       `json:"files"`    // checked
+	Problems []Problem `json:"problems"`
+}
+
+// Problem is one difference found (install.Problem).
+type Problem struct {
+	Package string `json:"package"`
+	Version string `json:"version"`
+	Path    string `json:"path"`
+	Kind    string `json:"kind"`
+	What    string `json:"what,omitempty"`
+}
+
+// NewVerify is the Verify of checking pkgs packages with files files, which found ps.
+func NewVerify(pkgs, files int, ps []install.Problem) Verify {
+	v := Verify{Schema: VerifySchema, Packages: pkgs, Files: files, Problems: make([]Problem, 0, len(ps))}
+	for _, p := range ps {
+		v.Problems = append(v.Problems, Problem{Package: p.Package, Version: p.Version, Path: p.Path, Kind: p.Kind, What: p.What})
+	}
+	return v
+}
+
+// Write writes v, one of this package's types, to w as indented JSON, with "<", ">" and
+// "&" as they are ("lib>=1.0", not "lib\u003e=1.0").
+func Write(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

@@ -1,0 +1,104 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"pkg/db"
+	"pkg/install"
+	"pkg/repo"
+)
+
+var at = time.Date(2026, 12, 2, 10, 0, 0, 0, time.FixedZone("x", 3600))
+
+// TestJSON checks each type's JSON against the example of its document, and that the
+// document names the schema the type carries.
+func TestJSON(t *testing.T) {
+	p := &db.Package{Name: "app", Version: "1.0", SHA256: "ab", Depends: []string{"lib>=1,<2"}, Bin: []string{"bin/app"},
+		Installed: at, Files: 2, Size: 10}
+	tests := []struct {
+		doc  string
+		v    any
+		want string
+	}{
+		{"list", NewList([]db.Package{*p}, map[string]string{"app": "app"}),
+			`{"schema":"pkg.list/1","packages":[{"name":"app","version":"1.0","requested":true,"files":2,"size":10,"installed_at":"2026-12-02T09:00:00Z"}]}`},
+		{"list", NewList(nil, nil), `{"schema":"pkg.list/1","packages":[]}`},
+		{"info", InstalledInfo(p, "/r/pkgs/app", "app>=1"),
+			`{"schema":"pkg.info/1","name":"app","version":"1.0","depends":["lib>=1,<2"],"bin":["bin/app"],"installed":true,"requested":"app>=1","installed_at":"2026-12-02T09:00:00Z","directory":"/r/pkgs/app","files":2,"size":10,"sha256":"ab"}`},
+		{"info", OfferedInfo(repo.Package{Name: "lib", Version: "2", Size: 99, SHA256: "cd", Summary: "a lib"}, []string{"2", "1"}),
+			`{"schema":"pkg.info/1","name":"lib","version":"2","summary":"a lib","installed":false,"files":0,"size":0,"archive_size":99,"sha256":"cd","versions":["2","1"]}`},
+		{"search", NewSearch("a", []repo.Package{{Name: "app", Version: "2"}, {Name: "bar", Version: "1", Summary: "b"}}, []db.Package{*p}),
+			`{"schema":"pkg.search/1","query":"a","packages":[{"name":"app","version":"2","installed":"1.0"},{"name":"bar","version":"1","summary":"b"}]}`},
+		{"files", NewFiles(p, []db.File{{Path: "bin", Type: '5', Mode: fs.ModeDir | 0o755}, {Path: "bin/app", Type: '0', Mode: 0o755, Size: 10, SHA256: [32]byte{1}},
+			{Path: "bin/a", Type: '2', Mode: fs.ModeSymlink | 0o777, SHA256: [32]byte{2}}, {Path: "bin/h", Type: '1', Mode: 0o644, SHA256: [32]byte{1}}}),
+			`{"schema":"pkg.files/1","name":"app","version":"1.0","files":[{"path":"bin","type":"dir","mode":"0755"},{"path":"bin/app","type":"file","mode":"0755","size":10,"sha256":"0100000000000000000000000000000000000000000000000000000000000000"},{"path":"bin/a","type":"symlink","mode":"0777","sha256":"0200000000000000000000000000000000000000000000000000000000000000"},{"path":"bin/h","type":"hardlink","mode":"0644","sha256":"0100000000000000000000000000000000000000000000000000000000000000"}]}`},
+		{"outdated", NewOutdated([]repo.Outdated{{Name: "lib", Installed: "1", Allowed: "1.5", Newest: "2"}}),
+			`{"schema":"pkg.outdated/1","packages":[{"name":"lib","installed":"1","allowed":"1.5","newest":"2"}]}`},
+		{"outdated", NewOutdated(nil), `{"schema":"pkg.outdated/1","packages":[]}`},
+		{"why", NewWhy(p, "", []string{"top"}, [][]string{{"top", "app"}}),
+			`{"schema":"pkg.why/1","name":"app","version":"1.0","needed_by":["top"],"chains":[["top","app"]]}`},
+		{"why", NewWhy(p, "app", nil, nil), `{"schema":"pkg.why/1","name":"app","version":"1.0","requested":"app","needed_by":[],"chains":[]}`},
+		{"verify", NewVerify(1, 2, []install.Problem{{Package: "app", Version: "1.0", Path: "bin/app", Kind: "modified", What: "content"}}),
+			`{"schema":"pkg.verify/1","packages":1,"files":2,"problems":[{"package":"app","version":"1.0","path":"bin/app","kind":"modified","what":"content"}]}`},
+		{"verify", NewVerify(0, 0, nil), `{"schema":"pkg.verify/1","packages":0,"files":0,"problems":[]}`},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		err := Write(&b, tt.v)
+		var compact bytes.Buffer
+		if err == nil {
+			err = json.Compact(&compact, []byte(b.String()))
+		}
+		if got := compact.String(); err != nil || got != tt.want {
+			t.Errorf("%s: %s, %v\nwant %s", tt.doc, compact.String(), err, tt.want)
+		}
+		doc, err := os.ReadFile(filepath.Join("..", "docs", "json", tt.doc+".md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema := "pkg." + tt.doc + "/1"
+		if !strings.Contains(string(doc), "`"+schema+"`") {
+			t.Errorf("docs/json/%s.md does not name %s", tt.doc, schema)
+		}
+	}
+}
+
+// TestDocumentedFields checks that each field of each type is in its document's table.
+func TestDocumentedFields(t *testing.T) {
+	for doc, v := range map[string][]any{
+		"list": {List{}, Installed{}}, "info": {Info{}}, "search": {Search{}, Found{}}, "files": {Files{}, File{}},
+		"outdated": {Outdated{}, OutdatedEntry{}}, "why": {Why{}}, "verify": {Verify{}, Problem{}},
+	} {
+		text, err := os.ReadFile(filepath.Join("..", "docs", "json", doc+".md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range v {
+			for _, name := range jsonNames(x) {
+				if !regexp.MustCompile("(?m)^\\| `" + name + "` \\|").Match(text) {
+					t.Errorf("docs/json/%s.md has no row for %q (%T)", doc, name, x)
+				}
+			}
+		}
+	}
+}
+
+// jsonNames returns the JSON names of the fields of struct v.
+func jsonNames(v any) []string {
+	var names []string
+	rt := reflect.TypeOf(v)
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		names = append(names, name)
+	}
+	return names
+}

@@ -1,0 +1,149 @@
+package txn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"pkg/db"
+	"pkg/install"
+	"pkg/repo"
+)
+
+// Outcome is what Apply did.
+type Outcome struct {
+	Results []*install.Result // of the packages installed, in the plan's order
+	Removed []db.Package      // the records of the packages removed, as they were
+	Before  []db.Package      // the root's records before the change
+	Again   bool              // the packages were installed again as they were
+	// Commands are the packages kept across the change whose commands changed, and
+	// Unneeded those that another package depended on before and none does now, which the
+	// user did not ask for (nothing removes them by itself: the user may have asked for
+	// them before).
+	Commands []CommandChange
+	Unneeded []db.Package
+	// Unshared says the cache could not record the root as one it serves, so that a prune
+	// from another root may remove what this one installed from; Unsettled that entries
+	// were left unsynced, which costs a full check at their first use after a reboot.
+	Unshared, Unsettled error
+}
+
+// CommandChange is a package kept across a change whose commands changed.
+type CommandChange struct {
+	Name, Version string
+	Gone, Added   []string // command names
+}
+
+// Apply makes the change p plans in root, which must be locked as it was when p was made.
+// It records that the root accepted the index p comes from (Accept), then fetches the
+// packages through f, stages each as soon as it is in the cache, and once all are staged
+// commits them and the removals together: a download that fails changes nothing in the
+// root, and the root never holds a package without the dependencies installed with it.
+// On success, the cache records the root as one it serves and makes the entries installed
+// durable. A *install.LinksError comes with the Outcome of a change committed all the same.
+func (p *Plan) Apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outcome, error) {
+	if err := ctx.Err(); err != nil { // interrupted while waiting for the root
+		return nil, err
+	}
+	if err := Accept(root, p.index); err != nil {
+		return nil, err
+	}
+	staged := make([]*install.Staged, len(p.install))
+	if f != nil && f.Offline {
+		if err := p.CheckCached(f.Cache); err != nil {
+			return nil, err
+		}
+	}
+	if len(p.install) > 0 {
+		err := f.Fetch(ctx, p.install, func(ctx context.Context, i int, tar string) error {
+			pk := p.install[i]
+			members, err := f.Cache.Members(pk.SHA256)
+			if err != nil {
+				return fmt.Errorf("install %s %s: %w", pk.Name, pk.Version, err)
+			}
+			staged[i], err = root.Stage(ctx, tar, pk, members)
+			return err
+		})
+		if err != nil {
+			root.Discard(slices.DeleteFunc(staged, func(s *install.Staged) bool { return s == nil })...)
+			return nil, err
+		}
+	}
+	out := &Outcome{Before: p.before, Again: p.again}
+	results, err := root.Apply(staged, p.remove)
+	out.Results = results
+	var links *install.LinksError // committed all the same
+	if err != nil && !errors.As(err, &links) {
+		return out, err
+	}
+	for _, name := range p.remove {
+		rec, _ := find(p.before, name)
+		rec.Name = name
+		out.Removed = append(out.Removed, rec)
+	}
+	if after, err := root.DB().List(); err == nil {
+		out.Commands, out.Unneeded = changed(p.before, after, p.Wanted)
+	}
+	if len(p.install) > 0 {
+		out.Unshared = f.Cache.AddRoot(root.Dir()) // so that a prune from another root keeps them
+		shas := make([]string, len(p.install))
+		for i, pk := range p.install {
+			shas[i] = pk.SHA256
+		}
+		// The fetches did not wait for the disk; now that the packages are installed, their
+		// cache entries are worth making durable, so that a reboot (or a cache restored on
+		// another machine) does not mean hashing all of their data again.
+		out.Unsettled = f.Cache.Settle(shas...)
+	}
+	if links != nil {
+		return out, links
+	}
+	return out, nil
+}
+
+// changed returns the command changes of the packages kept from before to after, and the
+// packages no longer needed by another that are not wanted.
+func changed(before, after []db.Package, wanted func(string) bool) (cmds []CommandChange, unneeded []db.Package) {
+	for _, p := range after {
+		old, ok := find(before, p.Name)
+		if !ok || slices.Equal(old.Bin, p.Bin) {
+			continue
+		}
+		if gone, added := commandNames(old.Bin, p.Bin), commandNames(p.Bin, old.Bin); len(gone)+len(added) > 0 {
+			cmds = append(cmds, CommandChange{Name: p.Name, Version: p.Version, Gone: gone, Added: added})
+		}
+	}
+	needed, neededBefore := dependedOn(after), dependedOn(before)
+	for _, p := range after {
+		if neededBefore[p.Name] && !needed[p.Name] && !wanted(p.Name) {
+			unneeded = append(unneeded, p)
+		}
+	}
+	return cmds, unneeded
+}
+
+// commandNames returns the command names of bin entries a that b lacks.
+func commandNames(a, b []string) []string {
+	var names []string
+	for _, p := range a {
+		name, _ := repo.SplitBin(p)
+		if !slices.ContainsFunc(b, func(q string) bool { n, _ := repo.SplitBin(q); return n == name }) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// dependedOn returns the names that a package of pkgs depends on.
+func dependedOn(pkgs []db.Package) map[string]bool {
+	on := make(map[string]bool)
+	for _, p := range pkgs {
+		for _, d := range p.Depends {
+			if r, err := repo.ParseRequirement(d); err == nil {
+				on[r.Name] = true
+			}
+		}
+	}
+	return on
+}

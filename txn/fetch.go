@@ -1,0 +1,168 @@
+package txn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"pkg/fetch"
+	"pkg/repo"
+)
+
+// Observer hears of a Fetcher's downloads, on several goroutines at once.
+type Observer interface {
+	// Fetching is called as the download of p starts; the bytes downloaded go through the
+	// writer it returns, if not nil.
+	Fetching(p repo.Package) io.Writer
+	// Fetched is called once p is in the cache, or its download failed.
+	Fetched(ev Fetched)
+	// Waiting is called when p waits for another fetch of its archive, by the processes
+	// pids where they are known; again once that wait is over and p is fetched all the same.
+	Waiting(p repo.Package, pids []int, again bool)
+	// Refetching is called when the cache holds p damaged (err), before it is fetched again.
+	Refetching(p repo.Package, err error)
+}
+
+// How says how a package came to be in the cache.
+type How int
+
+const (
+	Downloaded How = iota // this fetch downloaded it
+	Cached                // the cache held it already
+	ByOther               // another process fetched it while this one waited
+)
+
+// Fetched is the end of one package's fetch.
+type Fetched struct {
+	Package repo.Package
+	How     How
+	Elapsed time.Duration // of the download
+	Err     error         // why the fetch failed, or nil
+}
+
+// Fetcher fetches packages from Source into Cache, Jobs at once.
+type Fetcher struct {
+	Source   *fetch.Source
+	Cache    *fetch.Cache
+	Jobs     int
+	Offline  bool
+	Observer Observer // nil: no one hears
+
+	waited sync.Map // sha256 → true for the archives another fetch was downloading
+}
+
+// UseCache makes f fetch into cache, waiting at most limit (0: for ever) for another fetch
+// of the same archive before fetching it too.
+func (f *Fetcher) UseCache(cache *fetch.Cache, limit time.Duration) {
+	f.Cache = cache
+	cache.WaitLimit = limit
+	cache.Waiting = func(p repo.Package, pids []int) {
+		_, again := f.waited.Swap(p.SHA256, true)
+		if f.Observer != nil {
+			f.Observer.Waiting(p, pids, again)
+		}
+	}
+}
+
+// Fetch fetches pkgs and calls ready, if not nil, with the index in pkgs and the cached tar
+// of each as soon as that one is in the cache, and a context done once Fetch gives up;
+// ready runs on several goroutines at once. Packages of one archive are fetched once.
+// At the first error of a fetch or of ready, Fetch cancels the rest and returns that error.
+// Offline, it first fails naming every package missing from the cache (*NotCachedError).
+func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx context.Context, i int, tar string) error) error {
+	if f.Offline {
+		if err := CheckCached(f.Cache, pkgs, false); err != nil {
+			return err
+		}
+	}
+	outer := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg      sync.WaitGroup
+		once    sync.Once
+		first   error
+		slots   = make(chan struct{}, max(f.Jobs, 1))
+		fetches = make(map[string]func() (string, error)) // sha256 → its one fetch
+	)
+	for _, p := range pkgs {
+		if fetches[p.SHA256] == nil {
+			fetches[p.SHA256] = sync.OnceValues(func() (string, error) { return f.one(ctx, p) })
+		}
+	}
+	for i, p := range pkgs {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			tar, err := fetches[p.SHA256]()
+			if err == nil && ready != nil {
+				err = ready(ctx, i, tar)
+			}
+			if err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		})
+	}
+	wg.Wait()
+	if first == nil {
+		first = outer.Err()
+	}
+	return first
+}
+
+// one fetches p and tells the observer.
+func (f *Fetcher) one(ctx context.Context, p repo.Package) (string, error) {
+	obs := f.Observer
+	if f.Cache.Has(p.SHA256) {
+		_, err := f.Cache.Members(p.SHA256)
+		if !errors.Is(err, fetch.ErrDamaged) {
+			if obs != nil {
+				obs.Fetched(Fetched{Package: p, How: Cached})
+			}
+			return f.Cache.Fetch(ctx, f.Source, p, nil)
+		}
+		if f.Offline {
+			return "", fmt.Errorf("%w; %w, so it is not fetched again", err, fetch.ErrOffline)
+		}
+		if obs != nil {
+			obs.Refetching(p, err)
+		}
+	}
+	progress := &counter{}
+	if obs != nil {
+		progress.w = obs.Fetching(p)
+	}
+	start := time.Now()
+	tar, err := f.Cache.Fetch(ctx, f.Source, p, progress)
+	ev := Fetched{Package: p, How: Downloaded, Elapsed: time.Since(start), Err: err}
+	if _, ok := f.waited.Load(p.SHA256); ok && err == nil && progress.n == 0 {
+		ev.How = ByOther
+	}
+	if obs != nil {
+		obs.Fetched(ev)
+	}
+	return tar, err
+}
+
+// counter counts the bytes written through it to w, if any.
+type counter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *counter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	if c.w != nil {
+		return c.w.Write(p)
+	}
+	return len(p), nil
+}

@@ -1,0 +1,114 @@
+package txn_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/txn"
+)
+
+// addPackage adds to the repository in dir a package holding one command, bin/NAME.
+func addPackage(t testing.TB, dir, name, version string, depends ...string) repo.Package {
+	t.Helper()
+	p, err := publish(dir, t.TempDir(), name, version, depends...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// publish adds a package to the repository in dir as addPackage does, writing its archive
+// in tmp first.
+func publish(dir, tmp, name, version string, depends ...string) (repo.Package, error) {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	data := []byte("#!/bin/sh\necho " + name + " " + version + "\n")
+	for _, h := range []*tar.Header{
+		{Typeflag: tar.TypeDir, Name: "bin/", Mode: 0o755},
+		{Typeflag: tar.TypeReg, Name: "bin/" + name, Mode: 0o755, Size: int64(len(data))},
+	} {
+		h.ModTime = time.Unix(1700000000, 0)
+		if err := tw.WriteHeader(h); err != nil {
+			return repo.Package{}, err
+		}
+	}
+	tw.Write(data)
+	if err := tw.Close(); err != nil {
+		return repo.Package{}, err
+	}
+	archive := filepath.Join(tmp, name+"-"+version+".tar")
+	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
+		return repo.Package{}, err
+	}
+	return repo.Add(dir, archive, repo.Package{Name: name, Version: version, Depends: depends, Bin: []string{"bin/" + name}})
+}
+
+// world is a repository, a cache and roots installing from them.
+type world struct {
+	t     testing.TB
+	repo  string
+	cache *fetch.Cache
+}
+
+func newWorld(t testing.TB) *world {
+	t.Helper()
+	base := t.TempDir()
+	cache, err := fetch.OpenCache(filepath.Join(base, "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cache.Close() })
+	return &world{t: t, repo: filepath.Join(base, "repo"), cache: cache}
+}
+
+// index reads the repository's index for the root at dir.
+func (w *world) index(dir string) *txn.Index {
+	w.t.Helper()
+	ix, err := txn.ReadIndex(context.Background(), w.cache, dir, install.Options{}, w.repo, fetch.Options{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return ix
+}
+
+// install installs reqs into the root at dir.
+func (w *world) install(dir string, reqs ...string) *txn.Outcome {
+	w.t.Helper()
+	root, err := install.Open(context.Background(), dir, install.Options{NoSync: true})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer root.Close()
+	ix := w.index(dir)
+	var rs []repo.Requirement
+	for _, s := range reqs {
+		r, err := repo.ParseRequirement(s)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	recs, err := root.DB().List()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	plan, err := txn.InstallPlan(root.Dir(), ix, recs, rs, w.cache)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	f := &txn.Fetcher{Source: ix.Source, Jobs: 2}
+	f.UseCache(w.cache, 0)
+	out, err := plan.Apply(context.Background(), root, f)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+package txn
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/trust"
+)
+
+// LockIndex is what a lockfile records of the index res describes: nil unless verified.
+func LockIndex(res trust.Result) *repo.LockIndex {
+	if !res.Verified() {
+		return nil
+	}
+	return &repo.LockIndex{Name: res.Name, Version: res.Version, Keys: res.KeyIDs}
+}
+
+// ErrLockNotVerified refuses to lock against an unverified index where the lockfile was
+// made from a signed one.
+var ErrLockNotVerified = errors.New("not verified")
+
+// CheckLockIndex refuses to resolve old's requirements, the lockfile at path, against the
+// index now (nil: not verified) if old came from a signed index of the same repository
+// that now is unverified or older: the publisher's packages would be swapped for older
+// ones, or anyone's.
+func CheckLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
+	switch {
+	case old == nil || old.Index == nil:
+	case now == nil:
+		return fmt.Errorf("%s was made from version %d of signed repository %s (key %s), and this index is %w",
+			path, old.Index.Version, old.Index.Name, strings.Join(old.Index.Keys, ", "), ErrLockNotVerified)
+	case now.Name == old.Index.Name && now.Version < old.Index.Version:
+		return fmt.Errorf("index version %d of repository %s is older than version %d, which %s was made from: a mirror or proxy is serving an old index; try again later, or another mirror (if the publisher really started over, remove %s and lock again)",
+			now.Version, now.Name, old.Index.Version, path, path)
+	}
+	return nil
+}
+
+// CheckLockSigned checks, when p requires signatures or trusts a key, or pin (the root's
+// record of the repository, if not nil) pinned it, that the lockfile l at path says it was
+// made from an index a key trusted here verified: a sync reads no index. The lockfile's
+// word is all there is, so this guards against a mistake (a lockfile made without the
+// key), not against an edit. A lockfile that says nothing is refused where signatures are
+// required, and reported as unrecorded otherwise.
+//
+// The repository is the one at location, which a sync installs from, and pin the root's
+// record of it, read from the root at dir without its lock.
+func CheckLockSigned(l *repo.Lock, path string, p trust.Policy, dir string, o install.Options, location string) (unrecorded bool, err error) {
+	src, err := fetch.NewSource(location, fetch.Options{})
+	if err != nil {
+		return false, err
+	}
+	pin, err := Pin(dir, o, src.URL())
+	if err != nil {
+		return false, err
+	}
+	if pin != nil {
+		if p, err = PinPolicy(p, *pin); err != nil {
+			return false, err
+		}
+	}
+	if !p.RequireSigned && len(p.Keys) == 0 {
+		return false, nil
+	}
+	if l.Index == nil {
+		if pin != nil {
+			return false, fmt.Errorf("%s does not say it was made from a verified index, and root %s pinned repository %s%s: lock it again with the publisher's key",
+				path, dir, pin.Name, PinnedKeys(*pin))
+		}
+		if p.RequireSigned {
+			return false, fmt.Errorf("%s does not say it was made from a verified index, and --require-signed needs that: lock it again with the publisher's key (pkg lock --trusted-key KEY)", path)
+		}
+		return true, nil
+	}
+	for _, k := range p.Keys {
+		if slices.Contains(l.Index.Keys, k.ID()) && (k.Repo == "" || k.Repo == l.Index.Name) {
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("%s was made from an index of repository %s verified by key %s, none of which is trusted here: trust one of them too (--trusted-key), or lock again with a key trusted here",
+		path, l.Index.Name, strings.Join(l.Index.Keys, ", "))
+}
+
+// CheckFrozen refuses the lockfile l at path unless ix, the repository's index now, is no
+// older than the one l was made from (CheckLockIndex) and still resolves l's requirements
+// to its packages.
+func CheckFrozen(l *repo.Lock, ix *Index, path string) error {
+	if err := CheckLockIndex(l, LockIndex(ix.Trust), path); err != nil {
+		return err
+	}
+	if err := l.Outdated(ix.Index); err != nil {
+		return fmt.Errorf("%s: %w (run 'pkg lock -o %s' to update it)", path, err, path)
+	}
+	return nil
+}
+
+// Lock resolves reqs against ix into a lockfile, with each archive's URL and what it records
+// of the index, for platforms, or those old was for, or this machine's where ix names
+// platforms, or else for any. It refuses the lockfile where it would replace old (the
+// lockfile at path, or nil) with one from an older or unverified index of old's signed
+// repository (CheckLockIndex). Requirements the index cannot meet come back as an
+// *UnresolvedError.
+func Lock(old *repo.Lock, ix *Index, reqs []repo.Requirement, path string, platforms []string) (*repo.Lock, error) {
+	switch {
+	case len(platforms) > 0:
+	case old != nil && len(old.Platforms) > 0:
+		platforms = old.Platforms
+	case len(ix.Platforms()) > 0:
+		platforms = []string{repo.Host}
+	}
+	by := make(map[string][]repo.Package)
+	each := platforms
+	if len(each) == 0 {
+		each = []string{""} // ix's target: this machine's, which an index without platforms never changes
+	}
+	for _, p := range each {
+		pkgs, err := old.Resolve(ix.ForPlatform(p), reqs)
+		if err != nil {
+			return nil, &UnresolvedError{ix.About(err)}
+		}
+		for i := range pkgs {
+			pkgs[i].Archive = ix.Source.ArchiveURL(pkgs[i])
+		}
+		by[p] = pkgs
+	}
+	l := repo.NewLockFor(ix.Source.URL(), reqs, by)
+	if len(platforms) == 0 {
+		l = repo.NewLock(ix.Source.URL(), reqs, by[""])
+	}
+	l.Index = LockIndex(ix.Trust)
+	if err := CheckLockIndex(old, l.Index, path); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// UnresolvedError is requirements to lock that the index cannot meet.
+type UnresolvedError struct{ Err error }
+
+func (e *UnresolvedError) Error() string { return e.Err.Error() }
+
+func (e *UnresolvedError) Unwrap() error { return e.Err }

@@ -1,0 +1,305 @@
+package txn
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"pkg/db"
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/trust"
+)
+
+// Schema names the version of Plan's JSON form (docs/json/plan.md).
+const Schema = "pkg.plan/1"
+
+// Action is what a change does to one package.
+type Action string
+
+const (
+	Install   Action = "install"   // not installed before
+	Upgrade   Action = "upgrade"   // to a newer version
+	Downgrade Action = "downgrade" // to an older version
+	Replace   Action = "replace"   // the same version from another archive, or with other metadata
+	Reinstall Action = "reinstall" // the same version and archive, its files put back
+	Remove    Action = "remove"
+	Keep      Action = "keep" // asked for and installed as asked: nothing to do
+)
+
+// Change is what a plan does to one package.
+type Change struct {
+	Action   Action `json:"action"`
+	Name     string `json:"name"`
+	Version  string `json:"version"`        // installed after the change; for a removal, before
+	From     string `json:"from,omitempty"` // the version installed before, when it is replaced
+	Download int64  `json:"download_bytes"` // bytes of archive to download: 0 when cached
+	Why      string `json:"why"`            // "requested", "dependency of NAME", "in the lockfile", ...
+}
+
+// Plan is a change to a root, as resolved and not yet made: what it downloads, installs,
+// upgrades, reinstalls and removes, and why each package is in it. Its JSON form, with
+// Schema, is the documented output of a dry run. Apply makes the change: only a Plan made
+// by this package's functions, not one read back from JSON, which describes.
+type Plan struct {
+	Schema    string   `json:"schema"`
+	Root      string   `json:"root"`
+	Changes   []Change `json:"changes"`             // in the order they are fetched, removals last
+	Unchanged []Change `json:"unchanged,omitempty"` // asked for and already installed as asked
+	Held      []Held   `json:"held,omitempty"`      // an upgrade's packages kept from their newest version
+	Download  int64    `json:"download_bytes"`      // bytes to download in all
+	// Disk is the change of the bytes of installed files, as the index records the new
+	// packages' sizes (where it does not, they count as 0): negative when it frees space.
+	Disk int64 `json:"disk_bytes"`
+
+	install []repo.Package
+	remove  []string
+	index   trust.Result // accepted into the root before anything of it is installed
+	before  []db.Package // the root's records the plan was made from
+	again   bool         // a reinstall
+	locked  bool         // from a lockfile: its sha256s, not the index's
+	why     func(name string) string
+}
+
+// Held is an installed package an upgrade keeps from the newest version.
+type Held struct {
+	Name    string    `json:"name"`
+	From    string    `json:"from"`    // installed now
+	Version string    `json:"version"` // after the upgrade
+	Newest  string    `json:"newest,omitempty"`
+	Detail  repo.Held `json:"-"` // what the resolver says of it
+}
+
+// FromLock reports whether the plan installs a lockfile's archives (a sync).
+func (p *Plan) FromLock() bool { return p.locked }
+
+// Empty reports whether the plan changes nothing.
+func (p *Plan) Empty() bool { return len(p.install) == 0 && len(p.remove) == 0 }
+
+// Wanted reports whether the user asked for the package name: they named it, or it is
+// in the lockfile synced.
+func (p *Plan) Wanted(name string) bool { return p.locked || p.why(name) == "requested" }
+
+// Packages returns the packages the plan installs, in order.
+func (p *Plan) Packages() []repo.Package { return p.install }
+
+// Removes returns the names of the packages the plan removes.
+func (p *Plan) Removes() []string { return p.remove }
+
+// fill computes the changes of p from its packages and the root's records, with cache
+// (if not nil) telling what need not be downloaded.
+func (p *Plan) fill(cache *fetch.Cache) *Plan {
+	p.Schema = Schema
+	p.Changes = []Change{}
+	for _, pk := range p.install {
+		c := Change{Action: Install, Name: pk.Name, Version: pk.Version, Why: p.why(pk.Name)}
+		if cache == nil || !cache.Has(pk.SHA256) {
+			c.Download = pk.Size
+		}
+		p.Disk += pk.InstalledSize
+		if cur, ok := find(p.before, pk.Name); ok {
+			p.Disk -= cur.Size
+			c.From = cur.Version
+			switch n := repo.CompareVersions(pk.Version, cur.Version); {
+			case p.again:
+				c.Action, c.From = Reinstall, ""
+			case n > 0:
+				c.Action = Upgrade
+			case n < 0:
+				c.Action = Downgrade
+			case cur.SHA256 == pk.SHA256 && slices.Equal(cur.Depends, pk.Depends) && slices.Equal(cur.Bin, pk.Bin):
+				c.Action, c.From = Reinstall, "" // a sync puts back a tree deleted by hand
+			default:
+				c.Action = Replace
+			}
+		}
+		p.Download += c.Download
+		p.Changes = append(p.Changes, c)
+	}
+	for _, name := range p.remove {
+		cur, _ := find(p.before, name)
+		p.Disk -= cur.Size
+		p.Changes = append(p.Changes, Change{Action: Remove, Name: name, Version: cur.Version, Why: p.why(name)})
+	}
+	return p
+}
+
+func find(recs []db.Package, name string) (db.Package, bool) {
+	if i := slices.IndexFunc(recs, func(p db.Package) bool { return p.Name == name }); i >= 0 {
+		return recs[i], true
+	}
+	return db.Package{}, false
+}
+
+// installed reports whether recs hold p as resolved.
+func installed(recs []db.Package, p repo.Package) bool {
+	r, ok := find(recs, p.Name)
+	return ok && r.Version == p.Version && r.SHA256 == p.SHA256
+}
+
+// Installed returns the records as the index entries the resolver takes.
+func Installed(recs []db.Package) []repo.Package {
+	ps := make([]repo.Package, len(recs))
+	for i, r := range recs {
+		ps[i] = repo.Package{Name: r.Name, Version: r.Version, SHA256: r.SHA256, Depends: r.Depends, Bin: r.Bin, Lib: r.Lib, Summary: r.Summary}
+	}
+	return ps
+}
+
+// reasons says why each package of all is wanted: "requested" for the names asked for,
+// "dependency of A, B" for those others depend on, and def for the rest.
+func reasons(all []repo.Package, requested []string, def string) func(string) string {
+	by := make(map[string][]string)
+	for _, p := range all {
+		for _, d := range p.Depends {
+			if r, err := repo.ParseRequirement(d); err == nil && !slices.Contains(by[r.Name], p.Name) {
+				by[r.Name] = append(by[r.Name], p.Name)
+			}
+		}
+	}
+	return func(name string) string {
+		switch {
+		case slices.Contains(requested, name):
+			return "requested"
+		case len(by[name]) > 0:
+			return "dependency of " + strings.Join(by[name], ", ")
+		}
+		return def
+	}
+}
+
+func names(reqs []repo.Requirement) []string {
+	s := make([]string, len(reqs))
+	for i, r := range reqs {
+		s[i] = r.Name
+	}
+	return s
+}
+
+// InstallPlan resolves reqs against ix, with the root's records before, into the plan of
+// installing what the root does not hold as resolved. The cache, if not nil, tells what is
+// downloaded.
+func InstallPlan(root string, ix *Index, before []db.Package, reqs []repo.Requirement, cache *fetch.Cache) (*Plan, error) {
+	pkgs, err := ix.ResolveInstalled(Installed(before), reqs)
+	if err != nil {
+		return nil, ix.About(err)
+	}
+	p := &Plan{Root: root, index: ix.Trust, before: before, why: reasons(append(pkgs, Installed(before)...), names(reqs), "")}
+	for _, pk := range pkgs {
+		if !installed(before, pk) {
+			p.install = append(p.install, pk)
+		} else if slices.Contains(names(reqs), pk.Name) {
+			p.Unchanged = append(p.Unchanged, Change{Action: Keep, Name: pk.Name, Version: pk.Version, Why: "requested"})
+		}
+	}
+	return p.fill(cache), nil
+}
+
+// ReinstallPlan is the plan of installing again the installed packages named: the same
+// version and archive, as the index has them, so that nothing changes but their files.
+func ReinstallPlan(root string, ix *Index, before []db.Package, names []string, cache *fetch.Cache) (*Plan, error) {
+	p := &Plan{Root: root, index: ix.Trust, before: before, again: true, why: reasons(nil, names, "")}
+	for _, name := range names {
+		if slices.ContainsFunc(p.install, func(q repo.Package) bool { return q.Name == name }) {
+			continue // named twice
+		}
+		cur, ok := find(before, name)
+		if !ok {
+			return nil, fmt.Errorf("reinstall %s: not installed (pkg install %s installs it)", name, name)
+		}
+		pk, err := ix.Lookup(repo.Requirement{Name: name, Constraints: []repo.Constraint{{Op: "=", Version: cur.Version}}})
+		if err != nil {
+			return nil, fmt.Errorf("reinstall %s %s: %w", cur.Name, cur.Version, err)
+		}
+		if pk.SHA256 != cur.SHA256 {
+			return nil, &RepublishedError{Name: cur.Name, Version: cur.Version, Index: pk.SHA256, Installed: cur.SHA256}
+		}
+		// As installed: the entry may have been republished with other metadata for the
+		// same archive (repo add --replace), which a reinstall does not take.
+		pk.Depends, pk.Bin, pk.Lib, pk.Summary = cur.Depends, cur.Bin, cur.Lib, cur.Summary
+		p.install = append(p.install, pk)
+	}
+	return p.fill(cache), nil
+}
+
+// RepublishedError refuses a reinstall of a package whose archive the repository replaced:
+// a reinstall only puts back the archive installed.
+type RepublishedError struct {
+	Name, Version    string
+	Index, Installed string // sha256s
+}
+
+func (e *RepublishedError) Error() string {
+	return fmt.Sprintf("reinstall %s %s: the repository's archive (sha256 %s) is not the one installed (%s): the publisher replaced it, and a reinstall only puts back the archive installed; 'pkg upgrade %s' takes the repository's",
+		e.Name, e.Version, e.Index, e.Installed, e.Name)
+}
+
+// UpgradePlan is the plan of moving the installed packages named (all, with none) and
+// those they depend on to the newest versions the other installed packages allow.
+func UpgradePlan(root string, ix *Index, before []db.Package, names []string, cache *fetch.Cache) (*Plan, error) {
+	cur := Installed(before)
+	pkgs, err := ix.Upgrade(cur, names)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Root: root, index: ix.Trust, before: before, why: reasons(pkgs, names, "upgrade")}
+	for _, pk := range pkgs {
+		if !installed(before, pk) {
+			p.install = append(p.install, pk)
+		}
+	}
+	for _, h := range ix.HeldBack(cur, names, pkgs) {
+		was, _ := find(before, h.Package.Name)
+		p.Held = append(p.Held, Held{Name: h.Package.Name, From: was.Version, Version: h.Package.Version, Newest: h.Newest, Detail: h})
+	}
+	return p.fill(cache), nil
+}
+
+// RemovePlan is the plan of removing the installed packages named.
+func RemovePlan(root string, before []db.Package, names []string) *Plan {
+	return (&Plan{Root: root, before: before, remove: names, why: reasons(nil, names, "")}).fill(nil)
+}
+
+// SyncPlan is the plan of making root hold exactly the packages of l, or, with keepExtra,
+// at least them; kept are the installed packages l does not list that keepExtra keeps. A
+// nil root is one where nothing is installed yet.
+func SyncPlan(root *install.Root, l *repo.Lock, keepExtra bool, cache *fetch.Cache) (p *Plan, kept []string, err error) {
+	want, err := l.Order()
+	if err != nil {
+		return nil, nil, err
+	}
+	ip, dir, before := &install.Plan{Install: want}, "", []db.Package(nil)
+	if root != nil {
+		if ip, err = root.Plan(want); err != nil {
+			return nil, nil, err
+		}
+		if before, err = root.DB().List(); err != nil {
+			return nil, nil, err
+		}
+		dir = root.Dir()
+	}
+	if keepExtra {
+		kept, ip.Remove = ip.Remove, nil
+	}
+	def := func(name string) string {
+		if slices.Contains(ip.Remove, name) {
+			return "not in the lockfile"
+		}
+		return "in the lockfile"
+	}
+	p = &Plan{Root: dir, before: before, install: ip.Install, remove: ip.Remove, locked: true, why: def}
+	return p.fill(cache), kept, nil
+}
+
+// Relocate makes the plan fetch each archive of a lockfile made from the repository at
+// from through src (a mirror, or the same repository with its credentials).
+func (p *Plan) Relocate(src *fetch.Source, from string) error {
+	for i, pk := range p.install {
+		var err error
+		if p.install[i], err = src.Relocate(pk, from); err != nil {
+			return err
+		}
+	}
+	return nil
+}

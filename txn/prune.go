@@ -1,0 +1,65 @@
+package txn
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"pkg/db"
+	"pkg/fetch"
+	"pkg/install"
+)
+
+// Used returns the sha256s of the archives installed in the root at dir and in the other
+// roots the cache records as installing from it, reading each without its lock. It forgets
+// the roots that are gone, returning them, and fails for one it cannot read: what that root
+// uses is not known. Once no other process uses the cache (fetch.Cache.Exclusive), what
+// every root installed from it is in that root's database.
+func Used(cache *fetch.Cache, dir string, o install.Options) (used map[string]bool, forgot []string, err error) {
+	used = make(map[string]bool)
+	add := func(d *db.DB) error {
+		ps, err := d.List()
+		for _, p := range ps {
+			used[p.SHA256] = true
+		}
+		return err
+	}
+	own, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := install.View(own, o, nil, add); err != nil {
+		return nil, nil, err
+	}
+	others, err := cache.Roots()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, other := range others {
+		if other == own {
+			continue
+		}
+		err := install.View(other, o, nil, add)
+		switch {
+		case errors.Is(err, install.ErrNoRoot):
+			if cache.ForgetRoot(other) == nil {
+				forgot = append(forgot, other)
+			}
+		case err != nil:
+			return nil, forgot, fmt.Errorf("cache prune: root %s also installs from this cache, and what it uses cannot be read, so nothing was removed (if that root is no longer used, remove %s): %w",
+				other, cache.RootFile(other), err)
+		}
+	}
+	return used, forgot, nil
+}
+
+// Prune removes from cache, which must be Exclusive, the entries no root that installs
+// from it uses (Used), and returns them and the roots it forgot.
+func Prune(cache *fetch.Cache, dir string, o install.Options) (removed []fetch.Entry, forgot []string, err error) {
+	used, forgot, err := Used(cache, dir, o)
+	if err != nil {
+		return nil, forgot, err
+	}
+	removed, err = cache.Remove(func(e fetch.Entry) bool { return used[e.SHA256] })
+	return removed, forgot, err
+}
