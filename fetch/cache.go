@@ -32,7 +32,7 @@ const staleAge = 24 * time.Hour
 // that nobody holds and that has not changed for orphanAge was left by a process that died
 // (killed, or a second Ctrl-C): it is removed without waiting staleAge. The age keeps a file
 // that was created but not yet locked, or written and about to be renamed. An entry's index
-// ("idx-") is left to staleAge: Settle writes it before a syncfs that may take longer.
+// ("idx-") is left to staleAge: Settle writes it before fsyncs that may take longer.
 const orphanAge = time.Minute
 
 // entryMagic starts the first line of an entry's index file.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"pkg/internal/durable"
 )
@@ -47,12 +48,14 @@ func replaced(err error) error {
 type unsynced struct{ idx, tar fs.FileInfo }
 
 // Settle makes the cache entries with these sha256s durable, if this Cache found them
-// written in this boot and not yet synced: one syncfs of the cache's filesystem, an fsync
-// of each tar (which reports its write-back errors), then each index replaced by one without
-// the boot, unless the entry changed meanwhile. An entry that another process removed or
-// fetched again is skipped without error: a new copy is synced too or keeps its mark, to
-// have all of its data checked at its first use after a reboot. One whose tar fails to
-// sync is removed. With NoSync set, the marks are dropped without syncing anything.
+// written in this boot and not yet synced: each index is written anew without the boot, it
+// and the entry's tar are fsynced (on a few goroutines, so that the filesystem can share
+// its journal commits among them; a whole-filesystem sync would also write what other
+// processes wrote), then each index is replaced by its new copy, unless the entry changed
+// meanwhile. An entry that another process removed or fetched again is skipped without
+// error: a new copy is synced too or keeps its mark, to have all of its data checked at its
+// first use after a reboot. One whose tar fails to sync is removed. With NoSync set, the
+// marks are dropped without syncing anything.
 func (c *Cache) Settle(shas ...string) error {
 	var todo []string
 	var was []unsynced
@@ -73,21 +76,29 @@ func (c *Cache) Settle(shas ...string) error {
 			}
 		}
 	}()
+	var paths []string // each new index, then its tar
 	for i, sha := range todo {
 		var err error
 		if tmps[i], err = c.settledIndex(sha, was[i].idx, false); err != nil && !errors.Is(err, errReplaced) {
 			errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, err))
 		}
+		if tmps[i] != "" {
+			paths = append(paths, tmps[i], c.Path(sha))
+		}
 	}
-	if err := c.syncFS(); err != nil {
-		return errors.Join(append(errs, fmt.Errorf("fetch: settle cache: %w", err))...)
-	}
+	synced := c.fsyncAll(paths)
 	renamed := false
 	for i, sha := range todo {
 		if tmps[i] == "" {
 			continue
 		}
-		if err := c.replaceIndex(sha, tmps[i], was[i]); err != nil {
+		idxErr, tarErr := synced[0], synced[1]
+		synced = synced[2:]
+		if idxErr != nil {
+			errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, idxErr))
+			continue
+		}
+		if err := c.replaceIndex(sha, tmps[i], was[i], tarErr); err != nil {
 			if !errors.Is(err, errReplaced) {
 				errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, err))
 			}
@@ -103,37 +114,58 @@ func (c *Cache) Settle(shas ...string) error {
 	return errors.Join(errs...)
 }
 
+// settleWorkers is how many fsyncs Settle runs at once.
+const settleWorkers = 4
+
+// fsyncAll fsyncs the files at paths on up to settleWorkers goroutines and returns the
+// error of each.
+func (c *Cache) fsyncAll(paths []string) []error {
+	errs := make([]error, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(settleWorkers, len(paths)) {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(paths)); i = next.Add(1) - 1 {
+				errs[i] = c.fsync(paths[i])
+			}
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
 // settle makes durable the entry whose data Members has just checked: the same steps as
-// Settle, for one entry, with fsyncs instead of a syncfs.
+// Settle, for one entry.
 func (c *Cache) settle(sha string, was unsynced) error {
 	tmp, err := c.settledIndex(sha, was.idx, !c.NoSync)
 	if err != nil || tmp == "" {
 		return err
 	}
 	defer os.Remove(tmp)
-	if err := c.replaceIndex(sha, tmp, was); err != nil {
+	if err := c.replaceIndex(sha, tmp, was, c.fsync(c.Path(sha))); err != nil {
 		return err
 	}
 	return c.fsync(c.tarsDir())
 }
 
-// replaceIndex fsyncs the entry's tar and renames tmp over its index, if both are still the
-// files was describes; a tar that fails to sync is removed. If the tar changed under the
-// rename, another process is fetching the entry again and the rename may have replaced its
-// marked index: its tar's data, written before that index, are synced too.
-func (c *Cache) replaceIndex(sha, tmp string, was unsynced) error {
+// replaceIndex renames tmp, synced, over the entry's index, if the index and the tar are
+// still the files was describes; synced is the error of the fsync of its tar, which is
+// removed if that failed. If the tar changed under the rename, another process is
+// fetching the entry again and the rename may have replaced its marked index: its tar's
+// data, written before that index, are synced too.
+func (c *Cache) replaceIndex(sha, tmp string, was unsynced, synced error) error {
 	if err := c.unchanged(sha, was); err != nil {
 		return err
 	}
-	if err := c.fsync(c.Path(sha)); err != nil {
+	if synced != nil {
 		c.drop(sha, was.tar)
-		return fmt.Errorf("%w; removed from the cache", err)
+		return fmt.Errorf("%w; removed from the cache", synced)
 	}
 	if err := os.Rename(tmp, c.idxPath(sha)); err != nil {
 		return err
 	}
 	if tar, err := os.Stat(c.Path(sha)); err != nil || !os.SameFile(tar, was.tar) {
-		return c.syncFS()
+		return replaced(c.fsync(c.Path(sha)))
 	}
 	return nil
 }
@@ -144,14 +176,6 @@ func (c *Cache) fsync(path string) error {
 		return nil
 	}
 	return durable.Path(path)
-}
-
-// syncFS flushes the cache's filesystem, unless c.NoSync is set.
-func (c *Cache) syncFS() error {
-	if c.NoSync {
-		return nil
-	}
-	return durable.FS(c.tarsDir())
 }
 
 // unchanged reports an error unless the entry's index and tar are the files was describes.

@@ -53,7 +53,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		}
 	}()
 	if len(staged) > 0 {
-		if err := r.syncfs(staged[0].dir); err != nil {
+		if err := r.commitTrees(staged); err != nil {
 			return nil, changeError(staged, remove, err)
 		}
 	}

@@ -43,6 +43,7 @@ type Staged struct {
 	own   []string          // its commands changed by hand, to point back at commit (checkBins)
 	wants map[string]string // what bin/ holds for each of its commands once committed (prepareLinks)
 	keep  bool              // left to the next start: a failed commit may have made it the only copy of a tree
+	whole bool              // its writes were not tracked: the commit syncs the whole filesystem
 }
 
 // Install installs p from the aligned tar at tarPath, replacing any installed version of it.
@@ -130,6 +131,9 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	if err != nil {
 		return nil, err
 	}
+	if r.o.NoSync {
+		st.durable = durable.Files{} // nothing to write back for a commit that does not sync
+	}
 	defer st.close()
 	if err := st.stage(members); err != nil {
 		return nil, err
@@ -139,7 +143,9 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 		return nil, err
 	}
 	// MkdirTemp made the top 0700, which keeps a tree being built private; an installed one
-	// is as readable as any directory the umask allows.
+	// is as readable as any directory the umask allows. The workers have waited for every
+	// file's write-back: this change comes after all that their completion logged, so the
+	// commit's fsync of dir, forcing the journal up to it, carries them (durable.Commit).
 	if err := os.Chmod(dir, 0o755&^r.umask); err != nil {
 		return nil, err
 	}
@@ -147,7 +153,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
 		Summary: p.Summary, Files: res.Files, Size: res.Bytes}
 	res.Elapsed = time.Since(start) // Apply sets Commit
-	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own}, nil
+	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own, whole: !st.tracked}, nil
 }
 
 // fileRecords yields the database records of members, sorted by path, each hardlink with
@@ -384,10 +390,19 @@ func (r *Root) swapIn(staging, dst string) error {
 	return r.rename(staging, dst)
 }
 
-// syncfs makes everything written to the root's filesystem durable, once per install.
-func (r *Root) syncfs(dir string) error {
+// commitTrees makes the staged trees durable, once per commit: where their files were
+// waited for, with durable.Commit, which leaves what others wrote to the filesystem to
+// its own time; otherwise with one syncfs.
+func (r *Root) commitTrees(staged []*Staged) error {
 	if r.o.NoSync {
 		return nil
 	}
-	return durable.FS(dir)
+	dirs := make([]string, len(staged))
+	for i, s := range staged {
+		if s.whole {
+			return durable.FS(s.dir)
+		}
+		dirs[i] = s.dir
+	}
+	return durable.Commit(dirs...)
 }

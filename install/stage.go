@@ -3,6 +3,7 @@ package install
 import (
 	"archive/tar"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/durable"
 	"pkg/internal/termtext"
 	"pkg/tarutil"
 )
@@ -62,7 +64,10 @@ type stager struct {
 	copied   atomic.Int64
 	// noKernelCopy is set when sendfile or copy_file_range refused a small copy.
 	noKernelCopy atomic.Bool
-	noTimes      bool // leave modification times as creating the members made them (benchmarks)
+	noTimes      bool          // leave modification times as creating the members made them (benchmarks)
+	durable      durable.Files // how what the workers write is made durable for the commit (durable.Commit)
+	wb           *writeback    // while the files are made, if tracked
+	tracked      bool          // every file written was waited for: the commit need not sync the whole filesystem
 }
 
 // newStager opens the staging directory dir to fill it from src, of size bytes.
@@ -74,6 +79,7 @@ func newStager(ctx context.Context, src *os.File, size int64, dir string, umask 
 	s := &stager{ctx: ctx, src: src, srcfd: int(src.Fd()), size: size, dirfd: dirfd, umask: umask,
 		workers: min(runtime.GOMAXPROCS(0), 4), methods: []Method{Clone, CopyFileRange, Copy}}
 	s.block = tarutil.Alignment
+	s.durable = durable.ForFS(dirfd)
 	var st unix.Statfs_t
 	if unix.Fstatfs(dirfd, &st) == nil {
 		if st.Type == unix.BTRFS_SUPER_MAGIC {
@@ -93,16 +99,26 @@ func (s *stager) close() {
 	runtime.KeepAlive(s.src)
 }
 
-// stage creates every member, each with its mode and modification time.
+// stage creates every member, each with its mode and modification time, and waits for
+// the write-back of the data it wrote, if s.durable tracks it and the files are few
+// enough (maxTracked).
 func (s *stager) stage(members []tarutil.Member) error {
 	if err := s.dirs(members); err != nil {
 		return err
 	}
-	first, err := s.probe(members)
-	if err != nil {
-		return err
+	s.tracked = s.durable.Tracks() && dataFiles(members) <= maxTracked
+	if s.tracked {
+		s.wb = startWriteback(s.durable)
 	}
-	if err := s.files(members, first); err != nil {
+	first, err := s.probe(members)
+	if err == nil {
+		err = s.files(members, first)
+	}
+	if s.wb != nil {
+		err = errors.Join(err, s.wb.finish())
+		s.wb = nil
+	}
+	if err != nil {
 		return err
 	}
 	if err := s.links(members); err != nil {
@@ -315,6 +331,7 @@ type worker struct {
 	cname  []byte // the file's name, NUL-terminated for a raw openat
 	cloned int64
 	copied int64
+	dirty  bool // the file being filled got data written or truncated, not only cloned
 }
 
 // done adds the worker's counts to the stager's.
@@ -357,12 +374,18 @@ func (w *worker) file(dirfd int, name string, m *tarutil.Member) error {
 	if err != nil {
 		return &os.PathError{Op: "create", Path: m.Name, Err: err}
 	}
+	copied := w.copied
+	w.dirty = false
 	err = w.fill(fd, m)
 	if err == nil && m.Mode&w.s.umask != 0 {
 		err = os.NewSyscallError("fchmod", unix.Fchmod(fd, uint32(m.Mode)))
 	}
 	if err == nil {
 		err = w.s.setTime(fd, m)
+	}
+	if err == nil && (w.dirty || w.copied > copied) && w.s.wb != nil {
+		w.s.wb.files <- heldFile{fd, m} // which closes it
+		return nil
 	}
 	if cerr := closeFd(fd); err == nil && cerr != nil {
 		err = &os.PathError{Op: "close", Path: m.Name, Err: cerr}
@@ -395,6 +418,7 @@ func (w *worker) fill(fd int, m *tarutil.Member) error {
 	}
 	if n > m.Size {
 		w.cloned -= n - m.Size
+		w.dirty = true // btrfs zeroes the cut block's end in the page cache
 		return os.NewSyscallError("ftruncate", unix.Ftruncate(fd, m.Size))
 	}
 	return w.small(fd, m.Offset+n, n, m.Size-n, false)

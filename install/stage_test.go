@@ -125,3 +125,56 @@ func TestStageMethods(t *testing.T) {
 		})
 	}
 }
+
+// TestStageUntracked stages more files than maxTracked, which are left to the commit's
+// syncfs, and a few, whose write-back is waited for: each tree must be whole, tracked as it
+// should be, and every file it wrote closed.
+func TestStageUntracked(t *testing.T) {
+	for _, kind := range []string{"xfs", "btrfs"} {
+		t.Run(kind, func(t *testing.T) {
+			base := testfs.Mount(t, kind)
+			for _, n := range []int{maxTracked + 1, 10} {
+				entries := []entry{{name: "d/", typ: tar.TypeDir, mode: 0o755}}
+				for i := range n {
+					entries = append(entries, entry{name: fmt.Sprintf("d/f%d", i), typ: tar.TypeReg, mode: 0o644, data: fmt.Sprint(i)})
+				}
+				src, members, size := scannedTar(t, base, entries)
+				dir := filepath.Join(base, fmt.Sprint("tree", n))
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				fds := openFds(t)
+				s, err := newStager(context.Background(), src, size, dir, 0o022)
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = s.stage(members)
+				s.close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if now := openFds(t); now != fds {
+					t.Errorf("%d files: %d descriptors open after staging, %d before", n, now, fds)
+				}
+				if want := n <= maxTracked; s.tracked != want {
+					t.Errorf("%d files: tracked %v, want %v", n, s.tracked, want)
+				}
+				for _, e := range entries[1:] {
+					if got := readFile(t, filepath.Join(dir, e.name)); got != e.data {
+						t.Fatalf("%d files: %s holds %q, want %q", n, e.name, got, e.data)
+					}
+				}
+			}
+		})
+	}
+}
+
+// openFds counts the process's open file descriptors.
+func openFds(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(fds)
+}

@@ -1,7 +1,11 @@
 package durable
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,6 +19,187 @@ func FS(path string) error {
 	defer f.Close()
 	if err := unix.Syncfs(int(f.Fd())); err != nil {
 		return &os.PathError{Op: "syncfs", Path: path, Err: err}
+	}
+	return nil
+}
+
+// kind is how a filesystem makes a tree durable without flushing what others wrote to it.
+type kind int
+
+const (
+	// syncAll: no way known; syncfs(2) flushes the whole filesystem.
+	syncAll kind = iota
+	// journal (XFS; ext4 with its journal): metadata changes are transactions committed to
+	// one journal in order, and an fsync(2) forces the journal up to the file's last change,
+	// so every earlier transaction with it. Data is written back and waited for file by file
+	// (the transactions its completion logs, the file's size and extents, then come before).
+	journal
+	// btrfs: metadata is committed with the transaction, which a commit writes without
+	// flushing other files' delayed allocations (unless mounted flushoncommit, which only
+	// adds to what it writes). A file's data is in the tree once its ordered extents have
+	// completed, which FIEMAP_FLAG_SYNC waits for; page writeback alone ends before that.
+	btrfs
+)
+
+// Files makes the data written to files of one filesystem durable, with the commit of
+// Commit: Start after writing a file, Wait before the commit.
+type Files struct{ kind kind }
+
+// ForFS returns the Files of the filesystem holding the open file or directory fd.
+func ForFS(fd int) Files {
+	var st unix.Statfs_t
+	if unix.Fstatfs(fd, &st) != nil {
+		return Files{}
+	}
+	switch st.Type {
+	case unix.XFS_SUPER_MAGIC:
+		return Files{journal}
+	case unix.BTRFS_SUPER_MAGIC:
+		return Files{btrfs}
+	case unix.EXT4_SUPER_MAGIC:
+		if hasJournal(fd) {
+			return Files{journal}
+		}
+	}
+	return Files{}
+}
+
+// hasJournal reports whether the ext2/3/4 filesystem holding fd has an internal jbd2
+// journal, which the kernel lists as /proc/fs/jbd2/<device>-8 (inode 8 holds it).
+func hasJournal(fd int) bool {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return false
+	}
+	dev, err := filepath.EvalSymlinks(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev)))
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat("/proc/fs/jbd2/" + filepath.Base(dev) + "-8")
+	return err == nil
+}
+
+// Tracks reports whether Start and Wait do anything: where they do not, Commit flushes
+// the whole filesystem.
+func (f Files) Tracks() bool { return f.kind != syncAll }
+
+// Start starts writing back the data of the open file fd (sync_file_range(2)
+// SYNC_FILE_RANGE_WRITE), so that Wait finds it written or on its way. Errors are Wait's to
+// report.
+func (f Files) Start(fd int) {
+	if f.kind != syncAll {
+		unix.SyncFileRange(fd, 0, 0, unix.SYNC_FILE_RANGE_WRITE)
+	}
+}
+
+// Wait writes back the data of the open file fd and waits until it is on the disk (past
+// the disk's cache only once Commit's journal force or transaction commit flushes it),
+// reporting a write-back error.
+func (f Files) Wait(fd int) error {
+	switch f.kind {
+	case journal:
+		return unix.SyncFileRange(fd, 0, 0, unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER)
+	case btrfs:
+		return fiemapSync(fd)
+	}
+	return nil
+}
+
+// fiemap is struct fiemap of linux/fiemap.h, with no room for extents: the call only counts them.
+type fiemap struct {
+	start, length                uint64
+	flags, mapped, count, unused uint32
+}
+
+const (
+	fsIocFiemap    = 0xc020660b // _IOWR('f', 11, struct fiemap)
+	fiemapFlagSync = 0x1        // FIEMAP_FLAG_SYNC: write back and wait first
+)
+
+var _ = [1]struct{}{}[unsafe.Sizeof(fiemap{})-32] // the kernel's struct is 32 bytes
+
+// fiemapSync writes back fd's data and waits for its ordered extents (btrfs_fiemap does
+// for FIEMAP_FLAG_SYNC), without logging the inode as an fsync would.
+func fiemapSync(fd int) error {
+	fm := fiemap{length: ^uint64(0), flags: fiemapFlagSync}
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), fsIocFiemap, uintptr(unsafe.Pointer(&fm)))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+const (
+	btrfsIocStartSync = 0x80089418 // _IOR(0x94, 24, __u64): commit the running transaction, give its id
+	btrfsIocWaitSync  = 0x40089416 // _IOW(0x94, 22, __u64): wait until that transaction is on the disk
+)
+
+// Commit makes durable the trees at dirs, all on one filesystem, and the data of their
+// files once Files.Wait returned for each: on XFS and ext4, by an fsync of each dir, which
+// must have been changed (say its mode) after every Wait, so that the journal it forces
+// holds every earlier change to the trees; on btrfs, by one transaction commit; elsewhere
+// by one syncfs(2).
+//
+// Why that is enough for a commit that renames the trees into place afterwards, so that
+// after a crash a package is its old tree or its new one, whole:
+//   - XFS: a file's page write-back ends only after the transactions its completion needs
+//     (unwritten extent conversion, the on-disk size, a COW remap) are committed to the
+//     in-memory log, and block allocation happens before the I/O, so once Wait returned
+//     every change that locates the file's data is in the log; clones and creates were
+//     logged when they returned. The dir's chmod (a chmod always logs the inode: ctime)
+//     comes later, and an fsync forces the log up to its sequence, so every earlier
+//     transaction too, in one log write that starts with a cache flush of the device:
+//     the data written before are on the media before the log records that point at them.
+//   - ext4 with a journal: the same, with jbd2: allocation at write-back and the unwritten
+//     conversion at completion (before the pages' write-back ends) join the running
+//     transaction; the chmod's handle joins the same or a later one, and fsync of the dir
+//     waits for the commit of that transaction, and jbd2 commits in order, each commit
+//     block written after a cache flush.
+//   - btrfs: Wait (FIEMAP_FLAG_SYNC) returns once the file's ordered extents completed,
+//     that is once its file extent items are in the running transaction; the commit writes
+//     every tree of that transaction and then the superblock, after a cache flush.
+//     Others' delayed allocations are not written unless the filesystem is mounted
+//     flushoncommit (which only adds to what the commit writes).
+func Commit(dirs ...string) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	f, err := os.Open(dirs[0])
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	switch ForFS(int(f.Fd())).kind {
+	case journal:
+		var errs []error
+		for _, dir := range dirs {
+			errs = append(errs, Path(dir))
+		}
+		return errors.Join(errs...)
+	case btrfs:
+		err := commitBtrfs(int(f.Fd()))
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.ENOTTY) && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EINVAL) {
+			return &os.PathError{Op: "commit btrfs transaction", Path: dirs[0], Err: err}
+		}
+		// Refused (a seccomp filter, a kernel without these ioctls): syncfs does it too.
+	}
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
+		return &os.PathError{Op: "syncfs", Path: dirs[0], Err: err}
+	}
+	return nil
+}
+
+// commitBtrfs commits the running transaction of the btrfs holding fd and waits for it.
+func commitBtrfs(fd int) error {
+	var id uint64
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), btrfsIocStartSync, uintptr(unsafe.Pointer(&id))); e != 0 {
+		return e
+	}
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), btrfsIocWaitSync, uintptr(unsafe.Pointer(&id))); e != 0 {
+		return e
 	}
 	return nil
 }

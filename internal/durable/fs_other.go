@@ -11,3 +11,26 @@ import (
 func FS(path string) error {
 	return &os.PathError{Op: "syncfs", Path: path, Err: errors.ErrUnsupported}
 }
+
+// Files tracks nothing here.
+type Files struct{}
+
+// ForFS returns the Files of the filesystem holding fd.
+func ForFS(fd int) Files { return Files{} }
+
+// Tracks reports false: Commit cannot make a tree durable here.
+func (Files) Tracks() bool { return false }
+
+// Start does nothing.
+func (Files) Start(fd int) {}
+
+// Wait does nothing.
+func (Files) Wait(fd int) error { return nil }
+
+// Commit fails: there is no syncfs(2) here.
+func Commit(dirs ...string) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	return FS(dirs[0])
+}

@@ -208,6 +208,43 @@ func SharedBytes(path string) (shared, mapped int64, err error) {
 	}
 }
 
+// goingDownNoLogFlush is FS_IOC_SHUTDOWN (XFS_IOC_GOINGDOWN, _IOR('X', 125, __u32)) with
+// XFS_FSOP_GOING_FLAGS_NOLOGFLUSH: the filesystem stops at once, writing nothing more, not
+// even its journal's buffered commits, as a power cut would leave it (xfstests' godown).
+const (
+	fsIocShutdown      = 0x8004587D
+	shutdownNoLogFlush = 0x2
+)
+
+// Shutdown stops the filesystem mounted at mnt as a power cut would: every write not yet
+// on the device (dirty pages, journal commits not yet forced) is lost, and every later
+// call on it fails with EIO, until Remount. It returns the ioctl's error, ENOTTY or
+// EOPNOTSUPP where the filesystem cannot shut down.
+func Shutdown(mnt string) error {
+	f, err := os.Open(mnt)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	flags := uint32(shutdownNoLogFlush)
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), fsIocShutdown, uintptr(unsafe.Pointer(&flags))); e != 0 {
+		return &os.PathError{Op: "ioctl FS_IOC_SHUTDOWN", Path: mnt, Err: e}
+	}
+	return nil
+}
+
+// Remount unmounts mnt, a mount Mount made, and mounts its image again, which replays the
+// journal as the first mount after a crash does.
+func Remount(t testing.TB, mnt string) {
+	t.Helper()
+	imgs, _ := filepath.Glob(filepath.Join(filepath.Dir(mnt), "*.img"))
+	if len(imgs) != 1 {
+		t.Fatalf("testfs: %s is not a mount of Mount", mnt)
+	}
+	Run(t, "", "umount", mnt)
+	Run(t, "", "mount", "-o", "loop", imgs[0], mnt)
+}
+
 // Extent is a range of a file's data at a place on its filesystem.
 type Extent struct {
 	Logical, Physical, Length int64
