@@ -43,16 +43,3 @@ func (d *DB) Request(reqs map[string]string) error {
 		return nil
 	})
 }
-
-// Said records key, a standing condition the user was told of, and reports whether it
-// was new: false when it was recorded before.
-func (d *DB) Said(key string) (isNew bool, err error) {
-	err = d.update("record "+key, func(tx *bolt.Tx) error {
-		b := tx.Bucket(saidBucket)
-		if isNew = b.Get([]byte(key)) == nil; isNew {
-			return b.Put([]byte(key), []byte{})
-		}
-		return nil
-	})
-	return isNew, err
-}

@@ -36,16 +36,3 @@ func TestRequested(t *testing.T) {
 		t.Errorf("Requested after app was removed and installed again as a dependency = %v", got)
 	}
 }
-
-// TestSaid reports a key new once.
-func TestSaid(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "db")
-	for i, want := range []bool{true, false} {
-		if got, err := open(t, path).Said("a"); got != want || err != nil {
-			t.Errorf("Said #%d = %v, %v; want %v", i+1, got, err, want)
-		}
-	}
-	if got, _ := open(t, path).Said("b"); !got {
-		t.Error("Said of another key: not new")
-	}
-}

@@ -17,7 +17,3 @@ func (r *Root) Request(reqs []repo.Requirement) error {
 	}
 	return r.db.Request(m)
 }
-
-// Told records that the user was told of the standing condition key (a sentence and what
-// it is about) and reports whether it is the first time.
-func (r *Root) Told(key string) (first bool, err error) { return r.db.Said(key) }

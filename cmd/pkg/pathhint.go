@@ -24,12 +24,17 @@ func afterInstall(c *cli.Context, root *install.Root, reqs []repo.Requirement, e
 		return errors.Join(err, rerr)
 	}
 	bin := filepath.Join(root.Dir(), "bin")
-	if ents, _ := os.ReadDir(bin); len(ents) == 0 || onPath(bin, os.Getenv("PATH")) || c.Bool("quiet") {
+	if ents, _ := os.ReadDir(bin); len(ents) == 0 || onPath(bin, os.Getenv("PATH")) {
+		tellOnce(c, "path", "", nil) // said again once bin/ leaves PATH
 		return err
 	}
-	if first, _ := root.Told("not on PATH: " + bin); first {
+	tellOnce(c, "path", bin, func() bool {
+		if c.Bool("quiet") {
+			return false
+		}
 		note(c, "%s is not on PATH; to run the commands pkg installs there, add it in your shell's profile: export PATH=%s", bin, shellQuote(bin+":")+`"$PATH"`)
-	}
+		return true
+	})
 	return err
 }
 
