@@ -11,6 +11,7 @@ import (
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/report"
 
@@ -106,10 +107,10 @@ func printInfo(w io.Writer, p report.Info) error {
 		fields = append(fields, [2]string{"files", fmt.Sprint(p.Files)})
 	}
 	if p.Size > 0 || p.Installed {
-		fields = append(fields, [2]string{"size", size(p.Size)})
+		fields = append(fields, [2]string{"size", units.Size(p.Size)})
 	}
 	if p.ArchiveSize > 0 {
-		fields = append(fields, [2]string{"download", size(p.ArchiveSize)})
+		fields = append(fields, [2]string{"download", units.Size(p.ArchiveSize)})
 	}
 	fields = append(fields, [2]string{"sha256", p.SHA256})
 	for _, f := range fields {

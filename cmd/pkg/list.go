@@ -9,6 +9,7 @@ import (
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/internal/units"
 	"pkg/report"
 )
 
@@ -55,7 +56,7 @@ func printJSON(c *cli.Context, v any) error { return report.Write(c.App.Writer, 
 func printTable(c *cli.Context, ps []db.Package) {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Version, count(p.Files, "file"), size(p.Size))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Version, units.Count(p.Files, "file"), units.Size(p.Size))
 	}
 	tw.Flush()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -104,13 +105,13 @@ func lockRequirements(c *cli.Context, old *repo.Lock) ([]repo.Requirement, error
 // platforms" for a lock of some.
 func lockedCount(l *repo.Lock) string {
 	if len(l.Platforms) == 0 {
-		return count(len(l.Packages), "package")
+		return units.Count(len(l.Packages), "package")
 	}
 	names := make(map[string]bool)
 	for _, p := range l.Packages {
 		names[p.Name] = true
 	}
-	return count(len(names), "package") + " for " + count(len(l.Platforms), "platform")
+	return units.Count(len(names), "package") + " for " + units.Count(len(l.Platforms), "platform")
 }
 
 // checkLockInputs refuses requirements given on the command line unless they are the

@@ -11,11 +11,9 @@ import (
 	"log"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,6 +25,8 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/units"
+	"pkg/internal/xdg"
 	"pkg/repo"
 )
 
@@ -419,20 +419,8 @@ func takesValue(flags []cli.Flag, a string) int {
 	return 0
 }
 
-func defaultRoot() string  { return xdgDir("XDG_DATA_HOME", ".local/share") }
-func defaultCache() string { return xdgDir("XDG_CACHE_HOME", ".cache") }
-
-// xdgDir returns $env/pkg, or ~/fallback/pkg.
-func xdgDir(env, fallback string) string {
-	if d := os.Getenv(env); d != "" {
-		return filepath.Join(d, "pkg")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "pkg")
-	}
-	return filepath.Join(home, fallback, "pkg")
-}
+func defaultRoot() string  { return xdg.Dir("XDG_DATA_HOME", ".local/share") }
+func defaultCache() string { return xdg.Dir("XDG_CACHE_HOME", ".cache") }
 
 func openRoot(c *cli.Context) (*install.Root, error) {
 	r, err := install.Open(c.Context, c.String("root"), rootOptions(c))
@@ -540,7 +528,7 @@ func sourceOptions(c *cli.Context, retrying func(err error, wait time.Duration, 
 // noteRetry says, unless --quiet, that a request or download is tried again and why: above
 // the progress bars bs when they are drawn.
 func noteRetry(c *cli.Context, bs *bars, err error, wait time.Duration, attempt, max int) {
-	noteAbove(c, bs, "%s; trying again in %s (attempt %d of %d)", err, dur(wait), attempt, max)
+	noteAbove(c, bs, "%s; trying again in %s (attempt %d of %d)", err, units.Duration(wait), attempt, max)
 }
 
 // noteAbove prints a note unless --quiet: above the bars bs, if not nil, else to stderr.
@@ -585,36 +573,4 @@ func needArgs(c *cli.Context, min int, what string) error {
 		return usagef("%s: missing %s", c.Command.Name, what)
 	}
 	return nil
-}
-
-// size formats a byte count for people.
-func size(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-// count formats n things: "1 file", "2 files".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
-}
-
-// dur formats a duration to about three significant digits.
-func dur(d time.Duration) string {
-	for _, u := range []time.Duration{time.Second, time.Millisecond, time.Microsecond} {
-		if d >= u {
-			return d.Round(u / 100).String()
-		}
-	}
-	return d.String()
 }

@@ -9,6 +9,7 @@ import (
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/report"
 )
@@ -41,7 +42,7 @@ func outdatedCommand() *cli.Command {
 				return printJSON(c, out)
 			}
 			if len(out.Packages) == 0 {
-				say(c, "%s up to date", count(len(recs), "package"))
+				say(c, "%s up to date", units.Count(len(recs), "package"))
 				return nil
 			}
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)

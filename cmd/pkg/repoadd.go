@@ -12,6 +12,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/units"
 	"pkg/repo"
 )
 
@@ -22,7 +23,7 @@ func repoAddAction(c *cli.Context) error {
 		return err
 	}
 	if c.NArg() < 2 {
-		return usagef("repo add: want REPO_DIR ARCHIVE, got %s", count(c.NArg(), "argument"))
+		return usagef("repo add: want REPO_DIR ARCHIVE, got %s", units.Count(c.NArg(), "argument"))
 	}
 	dir, archive := c.Args().Get(0), c.Args().Get(1)
 	platform := c.String("platform")
@@ -94,7 +95,7 @@ func repoAddAction(c *cli.Context) error {
 	if created {
 		note(c, "%s had no index.json: this is a new repository", dir)
 	}
-	say(c, "added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, size(p.Size), count(p.Files, "file"), p.SHA256)
+	say(c, "added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, units.Size(p.Size), units.Count(p.Files, "file"), p.SHA256)
 	if rel, ok := repo.PreRelease(p.Version); ok {
 		note(c, "%s is a pre-release of %s: it sorts before %s, and installs take a release while there is one (a packaging revision of %s is written %s-1 or %s+1)",
 			p.Version, rel, rel, rel, rel, rel)

@@ -11,6 +11,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/trust"
 	"pkg/txn"
@@ -78,7 +79,7 @@ func openFetcher(c *cli.Context, dry bool) (*txn.Fetcher, *txn.Index, error) {
 	warnIndex(c, ix.Trust)
 	if t, ok := cache.IndexTime(ix.Source); ok && c.Bool("offline") {
 		// What offline installs, locks and --frozen checks are as current as.
-		note(c, "offline: using the index of %s as last read %s (%s ago)", ix.Source.URL(), t.Local().Format("2006-01-02 15:04"), roughly(time.Since(t)))
+		note(c, "offline: using the index of %s as last read %s (%s ago)", ix.Source.URL(), t.Local().Format("2006-01-02 15:04"), units.Roughly(time.Since(t)))
 	}
 	return newFetcher(c, obs, ix.Source, cache), ix, nil
 }
@@ -89,19 +90,6 @@ func newFetcher(c *cli.Context, obs *progress, src *fetch.Source, cache *fetch.C
 	f.UseCache(cache, c.Duration("lock-timeout"))
 	cache.NoSync = c.Bool("no-sync")
 	return f
-}
-
-// roughly says d in its largest unit: "5 minutes", "3 hours", "2 days".
-func roughly(d time.Duration) string {
-	switch {
-	case d < 2*time.Minute:
-		return "a minute"
-	case d < 2*time.Hour:
-		return fmt.Sprintf("%d minutes", d/time.Minute)
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%d hours", d/time.Hour)
-	}
-	return fmt.Sprintf("%d days", d/(24*time.Hour))
 }
 
 // openRootFor takes the root's lock for a command that read the index ix and returns the

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
+	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/trust"
 	"pkg/txn"
@@ -39,7 +40,7 @@ func trustCommand() *cli.Command {
 // trustAddAction adds the key to the root's trusted-keys file, under the root's lock.
 func trustAddAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return usagef("trust add: want one key, [REPO=]pkg-ed25519:..., got %s", count(c.NArg(), "argument"))
+		return usagef("trust add: want one key, [REPO=]pkg-ed25519:..., got %s", units.Count(c.NArg(), "argument"))
 	}
 	k, err := trust.ParsePublicKey(c.Args().First())
 	if err != nil {
@@ -106,7 +107,7 @@ func trustListAction(c *cli.Context) error {
 // trustRemoveAction removes a key from the root's trusted keys and pins (txn.Distrust).
 func trustRemoveAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return usagef("trust remove: want one key or key id, got %s", count(c.NArg(), "argument"))
+		return usagef("trust remove: want one key or key id, got %s", units.Count(c.NArg(), "argument"))
 	}
 	id := c.Args().First()
 	if k, err := trust.ParsePublicKey(id); err == nil {
