@@ -30,20 +30,17 @@ func infoCommand() *cli.Command {
 }
 
 func infoAction(c *cli.Context) error {
-	if err := needArgs(c, 1, "package name"); err != nil {
+	name, err := oneArg(c, "package name")
+	if err != nil {
 		return err
 	}
-	if err := maxArgs(c, 1); err != nil {
-		return err
-	}
-	name := c.Args().First()
 	if err := installedNames("info", []string{name}); err != nil {
 		return err
 	}
 	var p *db.Package
 	var installed []db.Package
 	var requested map[string]string
-	err := viewRoot(c, func(d *db.DB) (err error) {
+	err = viewRoot(c, func(d *db.DB) (err error) {
 		if p, err = d.Get(name); errors.Is(err, db.ErrNotInstalled) {
 			installed, _ = d.List() // for a suggestion only
 		} else if err == nil {

@@ -20,13 +20,10 @@ func whyCommand() *cli.Command {
 		Flags:        []cli.Flag{jsonFlag("why")},
 		BashComplete: completeInstalled,
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "package name"); err != nil {
+			name, err := oneArg(c, "package name")
+			if err != nil {
 				return err
 			}
-			if err := maxArgs(c, 1); err != nil {
-				return err
-			}
-			name := c.Args().First()
 			recs, requested, err := installedAndRequested(c)
 			if err != nil {
 				return err
