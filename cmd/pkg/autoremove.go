@@ -1,13 +1,9 @@
 package main
 
 import (
-	"maps"
-	"slices"
-
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
-	"pkg/repo"
 	"pkg/txn"
 )
 
@@ -29,7 +25,7 @@ func autoremoveCommand() *cli.Command {
 			if c.Bool("dry-run") {
 				var recs []db.Package
 				var names []string
-				err := peekRoot(c, func(d *db.DB) (err error) { recs, names, err = unneeded(d); return err })
+				err := peekRoot(c, func(d *db.DB) (err error) { recs, names, err = txn.Unneeded(d); return err })
 				if err != nil {
 					return err
 				}
@@ -40,7 +36,7 @@ func autoremoveCommand() *cli.Command {
 				return err
 			}
 			defer root.Close()
-			recs, names, err := unneeded(root.DB())
+			recs, names, err := txn.Unneeded(root.DB())
 			if err != nil {
 				return err
 			}
@@ -51,17 +47,4 @@ func autoremoveCommand() *cli.Command {
 			return apply(c, root, txn.RemovePlan(root.Dir(), recs, names), nil)
 		},
 	}
-}
-
-// unneeded returns the root's records and the names of the packages no asked-for one needs.
-func unneeded(d *db.DB) ([]db.Package, []string, error) {
-	recs, err := d.List()
-	if err != nil {
-		return nil, nil, err
-	}
-	requested, err := d.Requested()
-	if err != nil {
-		return nil, nil, err
-	}
-	return recs, repo.Unneeded(installedPackages(recs), slices.Collect(maps.Keys(requested))), nil
 }

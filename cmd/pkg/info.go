@@ -14,6 +14,7 @@ import (
 	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/report"
+	"pkg/txn"
 
 	"github.com/urfave/cli/v2"
 )
@@ -80,7 +81,7 @@ func offeredInfo(c *cli.Context, name string, installed []db.Package) error {
 	p, err := ix.Lookup(repo.Requirement{Name: name})
 	if len(ix.Versions(name)) == 0 {
 		var names []string
-		for _, q := range append(installedPackages(installed), ix.Search("")...) {
+		for _, q := range append(txn.Installed(installed), ix.Search("")...) {
 			names = append(names, q.Name)
 		}
 		return fmt.Errorf("info %s: not installed, and %s has no package of that name%s", name, ix.Source, repo.DidYouMean(name, unique(names)))

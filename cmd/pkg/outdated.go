@@ -12,6 +12,7 @@ import (
 	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/report"
+	"pkg/txn"
 )
 
 func outdatedCommand() *cli.Command {
@@ -37,7 +38,7 @@ func outdatedCommand() *cli.Command {
 					reqs = append(reqs, r)
 				}
 			}
-			out := report.NewOutdated(ix.Outdated(installedPackages(recs), reqs))
+			out := report.NewOutdated(ix.Outdated(txn.Installed(recs), reqs))
 			if c.Bool("json") {
 				return printJSON(c, out)
 			}

@@ -132,20 +132,6 @@ func pinnedWhy(name, version, what string, err error) string {
 	return fmt.Sprintf("no version of %q satisfies %s", ce.Name, strings.Join(parts, ""))
 }
 
-// installedPackages returns the records as the index entries Upgrade takes.
-func installedPackages(recs []db.Package) []repo.Package {
-	ps := make([]repo.Package, len(recs))
-	for i, r := range recs {
-		ps[i] = repo.Package{Name: r.Name, Version: r.Version, SHA256: r.SHA256, Depends: r.Depends, Bin: r.Bin, Lib: r.Lib, Summary: r.Summary}
-	}
-	return ps
-}
-
-func isInstalled(recs []db.Package, p repo.Package) bool {
-	r, ok := findRec(recs, p.Name)
-	return ok && r.Version == p.Version && r.SHA256 == p.SHA256
-}
-
 // findRec returns the record of name among recs.
 func findRec(recs []db.Package, name string) (db.Package, bool) {
 	if i := slices.IndexFunc(recs, func(p db.Package) bool { return p.Name == name }); i >= 0 {

@@ -10,6 +10,7 @@ import (
 
 	"pkg/repo"
 	"pkg/report"
+	"pkg/txn"
 )
 
 func whyCommand() *cli.Command {
@@ -32,7 +33,7 @@ func whyCommand() *cli.Command {
 				return err
 			}
 			p, _ := findRec(recs, name)
-			neededBy, chains := repo.Why(installedPackages(recs), slices.Collect(maps.Keys(requested)), name)
+			neededBy, chains := repo.Why(txn.Installed(recs), slices.Collect(maps.Keys(requested)), name)
 			w := report.NewWhy(&p, requested[name], neededBy, chains)
 			if c.Bool("json") {
 				return printJSON(c, w)
