@@ -66,7 +66,7 @@ func showPlan(c *cli.Context, plan *txn.Plan, cache *fetch.Cache) error {
 		fmt.Fprintf(w, "%s %s is already installed\n", k.Name, k.Version)
 	}
 	for _, h := range plan.Held {
-		fmt.Fprintf(w, "keep %s at %s: %s\n", h.Name, h.Version, heldReason(h.Detail))
+		fmt.Fprintf(w, "keep %s at %s: %s\n", h.Name, h.Version, h.Detail.Why())
 	}
 	disk := units.Size(abs(plan.Disk)) + " more disk space"
 	if plan.Disk < 0 {
