@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"pkg/db"
 	"pkg/txn"
 )
 
@@ -22,29 +21,7 @@ func autoremoveCommand() *cli.Command {
 			if err := rootExists(c); err != nil {
 				return err
 			}
-			if c.Bool("dry-run") {
-				var recs []db.Package
-				var names []string
-				err := peekRoot(c, func(d *db.DB) (err error) { recs, names, err = txn.Unneeded(d); return err })
-				if err != nil {
-					return err
-				}
-				return showPlan(c, txn.RemovePlan(c.String("root"), recs, names), nil)
-			}
-			root, err := openRoot(c)
-			if err != nil {
-				return err
-			}
-			defer root.Close()
-			recs, names, err := txn.Unneeded(root.DB())
-			if err != nil {
-				return err
-			}
-			if len(names) == 0 {
-				say(c, "nothing to remove: every installed package was asked for or is needed by one that was")
-				return nil
-			}
-			return apply(c, root, txn.RemovePlan(root.Dir(), recs, names), nil)
+			return removeChosen(c, "nothing to remove: every installed package was asked for or is needed by one that was", txn.Unneeded)
 		},
 	}
 }

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
-	"pkg/install"
 	"pkg/internal/units"
 	"pkg/report"
 )
@@ -22,17 +20,8 @@ func listCommand() *cli.Command {
 			if err := maxArgs(c, 0); err != nil {
 				return err
 			}
-			var ps []db.Package
-			var requested map[string]string
-			err := viewRoot(c, func(d *db.DB) (err error) {
-				if ps, err = d.List(); err == nil {
-					requested, err = d.Requested()
-				}
-				return err
-			})
-			if errors.Is(err, install.ErrNoRoot) {
-				note(c, "nothing is installed: %v", err)
-			} else if err != nil {
+			ps, requested, err := installedAndRequested(c)
+			if err != nil {
 				return err
 			}
 			if c.Bool("json") {

@@ -31,30 +31,25 @@ func TestCount(t *testing.T) {
 	}
 }
 
-func TestDuration(t *testing.T) {
+// TestDurations checks both wordings of a duration: to three digits, and roughly.
+func TestDurations(t *testing.T) {
 	for _, tc := range []struct {
+		name string
+		fn   func(time.Duration) string
 		d    time.Duration
 		want string
 	}{
-		{500 * time.Nanosecond, "500ns"}, {1234567 * time.Nanosecond, "1.23ms"},
-		{6012345678 * time.Nanosecond, "6.01s"}, {90 * time.Second, "1m30s"},
+		{"Duration", Duration, 500 * time.Nanosecond, "500ns"},
+		{"Duration", Duration, 1234567 * time.Nanosecond, "1.23ms"},
+		{"Duration", Duration, 6012345678 * time.Nanosecond, "6.01s"},
+		{"Duration", Duration, 90 * time.Second, "1m30s"},
+		{"Roughly", Roughly, 10 * time.Second, "a minute"},
+		{"Roughly", Roughly, 5 * time.Minute, "5 minutes"},
+		{"Roughly", Roughly, 3 * time.Hour, "3 hours"},
+		{"Roughly", Roughly, 72 * time.Hour, "3 days"},
 	} {
-		if got := Duration(tc.d); got != tc.want {
-			t.Errorf("Duration(%v) = %q, want %q", tc.d, got, tc.want)
-		}
-	}
-}
-
-func TestRoughly(t *testing.T) {
-	for _, tc := range []struct {
-		d    time.Duration
-		want string
-	}{
-		{10 * time.Second, "a minute"}, {5 * time.Minute, "5 minutes"},
-		{3 * time.Hour, "3 hours"}, {72 * time.Hour, "3 days"},
-	} {
-		if got := Roughly(tc.d); got != tc.want {
-			t.Errorf("Roughly(%v) = %q, want %q", tc.d, got, tc.want)
+		if got := tc.fn(tc.d); got != tc.want {
+			t.Errorf("%s(%v) = %q, want %q", tc.name, tc.d, got, tc.want)
 		}
 	}
 }
