@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -32,7 +31,7 @@ func repoAddAction(c *cli.Context) error {
 			return usagef("repo add: --platform: %v", err)
 		}
 	}
-	local, remote, cleanup, err := downloadArchive(c, archive)
+	local, remote, cleanup, err := fetch.Local(c.Context, archive)
 	if err != nil {
 		return err
 	}
@@ -119,22 +118,4 @@ func repoAddAction(c *cli.Context) error {
 		saySigned(c, dir, meta, keys)
 	}
 	return nil
-}
-
-// downloadArchive returns the path of the archive repo add reads: archive itself, or, for
-// an http(s) URL, a temporary download of it, which cleanup removes.
-func downloadArchive(c *cli.Context, archive string) (local string, remote bool, cleanup func(), err error) {
-	if !strings.HasPrefix(archive, "http://") && !strings.HasPrefix(archive, "https://") {
-		return archive, false, func() {}, nil
-	}
-	f, err := os.CreateTemp("", "pkg-repo-add-*")
-	if err != nil {
-		return "", false, nil, err
-	}
-	cleanup = func() { f.Close(); os.Remove(f.Name()) }
-	if err := fetch.Download(c.Context, archive, f); err != nil {
-		cleanup()
-		return "", false, nil, err
-	}
-	return f.Name(), true, cleanup, nil
 }
