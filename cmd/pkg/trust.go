@@ -43,14 +43,6 @@ func keySources(c *cli.Context) ([]txn.KeySource, error) {
 	return []txn.KeySource{flag, env, file}, err
 }
 
-// keyScope says which repositories k may sign.
-func keyScope(k trust.PublicKey) string {
-	if k.Repo == "" {
-		return "for any repository"
-	}
-	return "for repository " + k.Repo + " only"
-}
-
 // openFetcher opens the cache and reads the index of --repo for the root (txn.ReadIndex),
 // warning about an index it could not verify, and returns a fetcher of its packages. For a
 // dry run, it changes nothing in the cache: it keeps no copy of the index read, and reads

@@ -63,9 +63,9 @@ func trustAddAction(c *cli.Context) error {
 	}
 	was := ""
 	if len(replaced) > 0 && !slices.ContainsFunc(replaced, func(r trust.PublicKey) bool { return r.Repo == k.Repo }) {
-		was = " (was " + keyScope(replaced[0]) + ")"
+		was = " (was " + replaced[0].Scope() + ")"
 	}
-	say(c, "root %s trusts key %s %s%s", root.Dir(), k.ID(), keyScope(k), was)
+	say(c, "root %s trusts key %s %s%s", root.Dir(), k.ID(), k.Scope(), was)
 	return nil
 }
 
@@ -88,7 +88,7 @@ func trustListAction(c *cli.Context) error {
 		for _, k := range s.Keys {
 			pub := k
 			pub.Repo = ""
-			fmt.Fprintf(w, "key %s %s: %s (%s)\n", k.ID(), keyScope(k), pub, s.Name)
+			fmt.Fprintf(w, "key %s %s: %s (%s)\n", k.ID(), k.Scope(), pub, s.Name)
 		}
 	}
 	for _, p := range pins {
@@ -131,7 +131,7 @@ func trustRemoveAction(c *cli.Context) error {
 		return fmt.Errorf("trust remove: root %s does not trust key %s, nor pinned a repository to it ('pkg trust list' shows the keys)", root.Dir(), id)
 	}
 	for _, k := range removed {
-		say(c, "root %s no longer trusts key %s %s", root.Dir(), id, keyScope(k))
+		say(c, "root %s no longer trusts key %s %s", root.Dir(), id, k.Scope())
 	}
 	for _, p := range unpinned {
 		if len(p.Keys) > 0 {
