@@ -1,8 +1,10 @@
 package repo
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Upgrade resolves the upgrade of installed packages: the named ones and the installed
@@ -174,4 +176,50 @@ func withInstalled(ix *Index, installed map[string]Package) *Index {
 		out.Packages = append(out.Packages, p)
 	}
 	return out
+}
+
+// Why says why an upgrade keeps h where it is.
+func (h Held) Why() string {
+	switch {
+	case h.Newest != "":
+		why := fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, conflictWhy(h.Package.Name, h.Newest, "the newest", h.Reason))
+		if h.Next != "" {
+			why += fmt.Sprintf("; nor %s: %s", h.Next, conflictWhy(h.Package.Name, h.Next, "tried", h.NextReason))
+		}
+		return why
+	case h.Older != "":
+		return fmt.Sprintf("the repository offers only older versions (newest %s)", h.Older)
+	}
+	return "the repository no longer offers it"
+}
+
+// conflictWhy words err, the resolver's refusal of name at version, for Held.Why: a
+// conflict without the versions the index has (the upgrade says them), and upgrade's own
+// requirements by what they are: the version tried is called what, and each installed
+// package "installed" (or "installed, or newer" where it may move).
+func conflictWhy(name, version, what string, err error) string {
+	var ce *ConflictError
+	if !errors.As(err, &ce) {
+		return err.Error()
+	}
+	var parts []string
+	for _, n := range ce.Needs {
+		switch {
+		case n.By != "":
+			parts = append(parts, n.String())
+		case n.Name == name && slices.Equal(n.Constraints, []Constraint{{Op: "=", Version: version}}):
+			parts = append(parts, n.Requirement.String()+" ("+what+")")
+		case slices.ContainsFunc(n.Constraints, func(c Constraint) bool { return c.Op == ">=" }):
+			parts = append(parts, n.Requirement.String()+" (installed, or newer)")
+		default:
+			parts = append(parts, n.Requirement.String()+" (installed)")
+		}
+	}
+	if ce.More > 0 {
+		parts = append(parts, fmt.Sprintf("%d more", ce.More))
+	}
+	if len(parts) > 1 {
+		parts = []string{strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]}
+	}
+	return fmt.Sprintf("no version of %q satisfies %s", ce.Name, strings.Join(parts, ""))
 }

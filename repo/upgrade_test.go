@@ -2,6 +2,7 @@ package repo
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -270,5 +271,21 @@ func TestHeldBackNext(t *testing.T) {
 	h := held[0]
 	if h.Newest != "2.0" || h.Next != "1.2" || !strings.Contains(h.NextReason.Error(), "libfoo=1.0 (required by appc 1)") {
 		t.Errorf("HeldBack = %+v, want 2.0 then 1.2 refused for appc's libfoo=1.0", h)
+	}
+}
+
+// TestResolverErrorsTyped checks that Held.Why words the resolver's conflict from its
+// fields: the upgrade's own requirements by what they are, not "requested".
+func TestResolverErrorsTyped(t *testing.T) {
+	ce := &ConflictError{Name: "lib", Needs: []Imposed{
+		{Requirement: Requirement{Name: "lib", Constraints: []Constraint{{Op: "=", Version: "2"}}}},
+		{Requirement: Requirement{Name: "lib", Constraints: []Constraint{{Op: "<", Version: "2"}}}, By: "app 1"},
+	}}
+	got := conflictWhy("lib", "2", "the newest", fmt.Errorf("repo: %w", ce))
+	if want := `no version of "lib" satisfies lib=2 (the newest) and lib<2 (required by app 1)`; got != want {
+		t.Errorf("conflictWhy = %q, want %q", got, want)
+	}
+	if got := conflictWhy("lib", "2", "tried", errors.New("search too long")); got != "search too long" {
+		t.Errorf("conflictWhy of another error = %q", got)
 	}
 }

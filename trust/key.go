@@ -90,6 +90,15 @@ func (k PublicKey) String() string {
 	return s
 }
 
+// Scope says which repositories k may sign: "for any repository", or "for repository
+// NAME only".
+func (k PublicKey) Scope() string {
+	if k.Repo == "" {
+		return "for any repository"
+	}
+	return "for repository " + k.Repo + " only"
+}
+
 // PrivateKey is a publisher's signing key.
 type PrivateKey struct {
 	key ed25519.PrivateKey

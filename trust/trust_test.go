@@ -234,3 +234,14 @@ func FuzzParseKeys(f *testing.F) {
 		}
 	})
 }
+
+func TestKeyScope(t *testing.T) {
+	k := newKey(t).Public()
+	if got := k.Scope(); got != "for any repository" {
+		t.Errorf("Scope of a key for any repository = %q", got)
+	}
+	k.Repo = "demo"
+	if got := k.Scope(); got != "for repository demo only" {
+		t.Errorf("Scope of a key bound to demo = %q", got)
+	}
+}

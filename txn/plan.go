@@ -2,6 +2,7 @@ package txn
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -302,4 +303,18 @@ func (p *Plan) Relocate(src *fetch.Source, from string) error {
 		}
 	}
 	return nil
+}
+
+// Unneeded returns the records of the database d and the names of the packages that no
+// package asked for needs, directly or through others.
+func Unneeded(d *db.DB) ([]db.Package, []string, error) {
+	recs, err := d.List()
+	if err != nil {
+		return nil, nil, err
+	}
+	requested, err := d.Requested()
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, repo.Unneeded(Installed(recs), slices.Collect(maps.Keys(requested))), nil
 }

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"maps"
-	"slices"
-
 	"github.com/urfave/cli/v2"
 
-	"pkg/db"
-	"pkg/repo"
 	"pkg/txn"
 )
 
@@ -26,42 +21,7 @@ func autoremoveCommand() *cli.Command {
 			if err := rootExists(c); err != nil {
 				return err
 			}
-			if c.Bool("dry-run") {
-				var recs []db.Package
-				var names []string
-				err := peekRoot(c, func(d *db.DB) (err error) { recs, names, err = unneeded(d); return err })
-				if err != nil {
-					return err
-				}
-				return showPlan(c, txn.RemovePlan(c.String("root"), recs, names), nil)
-			}
-			root, err := openRoot(c)
-			if err != nil {
-				return err
-			}
-			defer root.Close()
-			recs, names, err := unneeded(root.DB())
-			if err != nil {
-				return err
-			}
-			if len(names) == 0 {
-				say(c, "nothing to remove: every installed package was asked for or is needed by one that was")
-				return nil
-			}
-			return apply(c, root, txn.RemovePlan(root.Dir(), recs, names), nil)
+			return removeChosen(c, "nothing to remove: every installed package was asked for or is needed by one that was", txn.Unneeded)
 		},
 	}
-}
-
-// unneeded returns the root's records and the names of the packages no asked-for one needs.
-func unneeded(d *db.DB) ([]db.Package, []string, error) {
-	recs, err := d.List()
-	if err != nil {
-		return nil, nil, err
-	}
-	requested, err := d.Requested()
-	if err != nil {
-		return nil, nil, err
-	}
-	return recs, repo.Unneeded(installedPackages(recs), slices.Collect(maps.Keys(requested))), nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/fetch"
+	"pkg/internal/units"
 	"pkg/txn"
 )
 
@@ -66,7 +67,7 @@ func cacheListAction(c *cli.Context) error {
 			what = "unknown package"
 			bad = append(bad, e.Err)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.SHA256[:min(16, len(e.SHA256))], what, size(e.Size),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.SHA256[:min(16, len(e.SHA256))], what, units.Size(e.Size),
 			e.Used.Local().Format("2006-01-02 15:04"))
 	}
 	if err := tw.Flush(); err != nil {
@@ -75,7 +76,7 @@ func cacheListAction(c *cli.Context) error {
 	switch {
 	case len(bad) > 0:
 		return fmt.Errorf("cache list: cannot read which package each of %s is (%v): the cache's files must be readable by whoever uses it; 'pkg cache clean' as their owner removes them",
-			count(len(bad), "cached archive"), bad[0])
+			units.Count(len(bad), "cached archive"), bad[0])
 	case len(es) == 0:
 		note(c, "nothing is cached in %s", c.String("cache"))
 	}
@@ -139,9 +140,9 @@ func cacheRemove(c *cli.Context, cache *fetch.Cache, keep func(fetch.Entry) bool
 	if err == nil || len(removed) > 0 { // what was removed before the error, if anything
 		unfinished := ""
 		if u := cache.RemoveUnfinished(); u > 0 {
-			unfinished = ", and " + size(u) + " that killed downloads left"
+			unfinished = ", and " + units.Size(u) + " that killed downloads left"
 		}
-		say(c, "removed %s%s, %s%s", count(len(removed), "cached package"), why, size(n), unfinished)
+		say(c, "removed %s%s, %s%s", units.Count(len(removed), "cached package"), why, units.Size(n), unfinished)
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/install"
+	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -35,7 +36,7 @@ func apply(c *cli.Context, root *install.Root, plan *txn.Plan, f *txn.Fetcher) e
 		sayResult(c, res, out.Again, plan.FromLock(), &noted)
 	}
 	if len(out.Results) > 0 { // the per-package times are their staging: the commit is shared
-		say(c, "committed %s in %s", count(len(out.Results), "package"), dur(out.Results[0].Commit))
+		say(c, "committed %s in %s", units.Count(len(out.Results), "package"), units.Duration(out.Results[0].Commit))
 	}
 	var links *install.LinksError // committed all the same
 	if err != nil && !errors.As(err, &links) {
@@ -89,7 +90,7 @@ func sayResult(c *cli.Context, res *install.Result, again, locked bool, noted *b
 		what = "replaced " + res.Name + " " + res.Version + " with the archive the repository now has of it"
 	}
 	say(c, "%s: %s, %s (%s cloned, %s copied) in %s", what,
-		count(res.Files, "file"), size(res.Bytes), size(res.Cloned), size(res.Copied), dur(res.Elapsed))
+		units.Count(res.Files, "file"), units.Size(res.Bytes), units.Size(res.Cloned), units.Size(res.Copied), units.Duration(res.Elapsed))
 }
 
 // noteCopy says, once per root until that changes (tellOnce), why an install copies its
@@ -130,7 +131,7 @@ func saySalvaged(c *cli.Context, root *install.Root) {
 				list += fmt.Sprintf(" and %d more", more)
 			}
 			warn(c, "the directory of %s %s held %s that it did not install or that changed since: kept in %s: %s",
-				s.Name, s.Version, count(len(s.Paths), "path"), s.Dir, list)
+				s.Name, s.Version, units.Count(len(s.Paths), "path"), s.Dir, list)
 		}
 		rest := "the directory"
 		if len(s.Paths) > 0 {

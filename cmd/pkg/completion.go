@@ -19,14 +19,12 @@ func completionCommand() *cli.Command {
 			"zsh: save it as _pkg in a directory of $fpath\n" +
 			"fish: pkg completion fish > ~/.config/fish/completions/pkg.fish",
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "shell (bash, zsh or fish)"); err != nil {
-				return err
-			}
-			if err := maxArgs(c, 1); err != nil {
+			sh, err := oneArg(c, "shell (bash, zsh or fish)")
+			if err != nil {
 				return err
 			}
 			var script string
-			switch sh := c.Args().First(); sh {
+			switch sh {
 			case "bash":
 				script = bashCompletion
 			case "zsh":
@@ -40,7 +38,7 @@ func completionCommand() *cli.Command {
 			default:
 				return usagef("completion: no completion for shell %q: bash, zsh or fish", sh)
 			}
-			_, err := fmt.Fprint(c.App.Writer, script)
+			_, err = fmt.Fprint(c.App.Writer, script)
 			return err
 		},
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -100,7 +101,7 @@ func (o *progress) Fetched(ev txn.Fetched) {
 		o.report(b, "%s %s is in the cache: another pkg fetched it", p.Name, p.Version)
 	default:
 		d := ev.Elapsed
-		o.report(b, "fetched %s %s: %s in %s%s", p.Name, p.Version, size(p.Size), dur(d), throughput(p.Size, d))
+		o.report(b, "fetched %s %s: %s in %s%s", p.Name, p.Version, units.Size(p.Size), units.Duration(d), throughput(p.Size, d))
 	}
 }
 
@@ -133,7 +134,7 @@ func throughput(n int64, d time.Duration) string {
 	if n < rateMinSize || d < rateMinTime {
 		return ""
 	}
-	return " (" + size(int64(float64(n)/d.Seconds())) + "/s)"
+	return " (" + units.Size(int64(float64(n)/d.Seconds())) + "/s)"
 }
 
 // retrying announces another attempt at a request or a download, above the bars if any.

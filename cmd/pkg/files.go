@@ -19,19 +19,16 @@ func filesCommand() *cli.Command {
 		Flags:        []cli.Flag{jsonFlag("files")},
 		BashComplete: completeInstalled,
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "package name"); err != nil {
+			name, err := oneArg(c, "package name")
+			if err != nil {
 				return err
 			}
-			if err := maxArgs(c, 1); err != nil {
-				return err
-			}
-			name := c.Args().First()
 			if err := installedNames("files", []string{name}); err != nil {
 				return err
 			}
 			var ps []db.Package
 			var files [][]db.File
-			err := viewRoot(c, func(d *db.DB) (err error) {
+			err = viewRoot(c, func(d *db.DB) (err error) {
 				ps, files, err = d.Installed(name)
 				if errors.Is(err, db.ErrNotInstalled) {
 					installed, _ := d.List() // for a suggestion only

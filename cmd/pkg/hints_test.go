@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -38,22 +37,6 @@ func TestLibraryErrorHints(t *testing.T) {
 		if got := hint(tt.err, nil); !strings.Contains(got, tt.want) {
 			t.Errorf("hint(%v) = %q, want %q in it", tt.err, got, tt.want)
 		}
-	}
-}
-
-// TestResolverErrorsTyped checks that upgrade words the resolver's conflict from its
-// fields: the upgrade's own requirements by what they are, not "requested".
-func TestResolverErrorsTyped(t *testing.T) {
-	ce := &repo.ConflictError{Name: "lib", Needs: []repo.Imposed{
-		{Requirement: repo.Requirement{Name: "lib", Constraints: []repo.Constraint{{Op: "=", Version: "2"}}}},
-		{Requirement: repo.Requirement{Name: "lib", Constraints: []repo.Constraint{{Op: "<", Version: "2"}}}, By: "app 1"},
-	}}
-	got := pinnedWhy("lib", "2", "the newest", fmt.Errorf("repo: %w", ce))
-	if want := `no version of "lib" satisfies lib=2 (the newest) and lib<2 (required by app 1)`; got != want {
-		t.Errorf("pinnedWhy = %q, want %q", got, want)
-	}
-	if got := pinnedWhy("lib", "2", "tried", errors.New("search too long")); got != "search too long" {
-		t.Errorf("pinnedWhy of another error = %q", got)
 	}
 }
 

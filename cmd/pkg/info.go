@@ -11,8 +11,10 @@ import (
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/report"
+	"pkg/txn"
 
 	"github.com/urfave/cli/v2"
 )
@@ -29,20 +31,17 @@ func infoCommand() *cli.Command {
 }
 
 func infoAction(c *cli.Context) error {
-	if err := needArgs(c, 1, "package name"); err != nil {
+	name, err := oneArg(c, "package name")
+	if err != nil {
 		return err
 	}
-	if err := maxArgs(c, 1); err != nil {
-		return err
-	}
-	name := c.Args().First()
 	if err := installedNames("info", []string{name}); err != nil {
 		return err
 	}
 	var p *db.Package
 	var installed []db.Package
 	var requested map[string]string
-	err := viewRoot(c, func(d *db.DB) (err error) {
+	err = viewRoot(c, func(d *db.DB) (err error) {
 		if p, err = d.Get(name); errors.Is(err, db.ErrNotInstalled) {
 			installed, _ = d.List() // for a suggestion only
 		} else if err == nil {
@@ -82,7 +81,7 @@ func offeredInfo(c *cli.Context, name string, installed []db.Package) error {
 	p, err := ix.Lookup(repo.Requirement{Name: name})
 	if len(ix.Versions(name)) == 0 {
 		var names []string
-		for _, q := range append(installedPackages(installed), ix.Search("")...) {
+		for _, q := range append(txn.Installed(installed), ix.Search("")...) {
 			names = append(names, q.Name)
 		}
 		return fmt.Errorf("info %s: not installed, and %s has no package of that name%s", name, ix.Source, repo.DidYouMean(name, unique(names)))
@@ -106,10 +105,10 @@ func printInfo(w io.Writer, p report.Info) error {
 		fields = append(fields, [2]string{"files", fmt.Sprint(p.Files)})
 	}
 	if p.Size > 0 || p.Installed {
-		fields = append(fields, [2]string{"size", size(p.Size)})
+		fields = append(fields, [2]string{"size", units.Size(p.Size)})
 	}
 	if p.ArchiveSize > 0 {
-		fields = append(fields, [2]string{"download", size(p.ArchiveSize)})
+		fields = append(fields, [2]string{"download", units.Size(p.ArchiveSize)})
 	}
 	fields = append(fields, [2]string{"sha256", p.SHA256})
 	for _, f := range fields {

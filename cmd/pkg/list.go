@@ -1,14 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
-	"pkg/install"
+	"pkg/internal/units"
 	"pkg/report"
 )
 
@@ -21,17 +20,8 @@ func listCommand() *cli.Command {
 			if err := maxArgs(c, 0); err != nil {
 				return err
 			}
-			var ps []db.Package
-			var requested map[string]string
-			err := viewRoot(c, func(d *db.DB) (err error) {
-				if ps, err = d.List(); err == nil {
-					requested, err = d.Requested()
-				}
-				return err
-			})
-			if errors.Is(err, install.ErrNoRoot) {
-				note(c, "nothing is installed: %v", err)
-			} else if err != nil {
+			ps, requested, err := installedAndRequested(c)
+			if err != nil {
 				return err
 			}
 			if c.Bool("json") {
@@ -55,7 +45,7 @@ func printJSON(c *cli.Context, v any) error { return report.Write(c.App.Writer, 
 func printTable(c *cli.Context, ps []db.Package) {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Version, count(p.Files, "file"), size(p.Size))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Version, units.Count(p.Files, "file"), units.Size(p.Size))
 	}
 	tw.Flush()
 }

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -61,17 +61,7 @@ func lockAction(c *cli.Context) error {
 	if err := repo.WriteLock(path, l); err != nil {
 		return err
 	}
-	changes := lockChanges(old, l)
-	switch {
-	case old == nil || l.Index == nil:
-	case old.Index == nil:
-		changes = append([]string{fmt.Sprintf("recorded index %s version %d, verified by key %s", l.Index.Name, l.Index.Version, strings.Join(l.Index.Keys, ", "))}, changes...)
-	case old.Index.Version != l.Index.Version || !slices.Equal(old.Index.Keys, l.Index.Keys):
-		changes = append([]string{fmt.Sprintf("index %s version %d, verified by key %s (was version %d)", l.Index.Name, l.Index.Version, strings.Join(l.Index.Keys, ", "), old.Index.Version)}, changes...)
-	}
-	if old != nil && old.Repo != l.Repo {
-		changes = append([]string{fmt.Sprintf("repository %s (was %s)", l.Repo, old.Repo)}, changes...)
-	}
+	changes := txn.LockChanges(old, l)
 	for _, line := range changes {
 		say(c, "%s", line)
 	}
@@ -111,57 +101,17 @@ func lockRequirements(c *cli.Context, old *repo.Lock) ([]repo.Requirement, error
 	return requirements(c.Args().Slice())
 }
 
-// lockChanges describes how the packages of l differ from those of old, by name.
-func lockChanges(old, l *repo.Lock) []string {
-	was := map[string]repo.Package{}
-	if old != nil {
-		for _, p := range old.Packages {
-			was[p.Name+" "+p.Platform] = p
-		}
-	}
-	var lines []string
-	for _, p := range l.Packages {
-		key := p.Name + " " + p.Platform
-		q, ok := was[key]
-		switch {
-		case !ok:
-			lines = append(lines, fmt.Sprintf("locked %s %s%s", p.Name, p.Version, forPlatform(p)))
-		case q.Version != p.Version:
-			lines = append(lines, fmt.Sprintf("locked %s %s%s (was %s)", p.Name, p.Version, forPlatform(p), q.Version))
-		case q.SHA256 != p.SHA256 || q.Archive != p.Archive:
-			lines = append(lines, fmt.Sprintf("locked %s %s%s (new archive)", p.Name, p.Version, forPlatform(p)))
-		}
-		delete(was, key)
-	}
-	if old != nil {
-		for _, p := range old.Packages {
-			if _, ok := was[p.Name+" "+p.Platform]; ok {
-				lines = append(lines, fmt.Sprintf("unlocked %s %s%s", p.Name, p.Version, forPlatform(p)))
-			}
-		}
-	}
-	return lines
-}
-
 // lockedCount says how many packages l locks: "3 packages", or "3 packages for 2
 // platforms" for a lock of some.
 func lockedCount(l *repo.Lock) string {
 	if len(l.Platforms) == 0 {
-		return count(len(l.Packages), "package")
+		return units.Count(len(l.Packages), "package")
 	}
 	names := make(map[string]bool)
 	for _, p := range l.Packages {
 		names[p.Name] = true
 	}
-	return count(len(names), "package") + " for " + count(len(l.Platforms), "platform")
-}
-
-// forPlatform is " for PLATFORM" for a lockfile's line of one platform, else "".
-func forPlatform(p repo.Package) string {
-	if p.Platform == "" {
-		return ""
-	}
-	return " for " + p.Platform
+	return units.Count(len(names), "package") + " for " + units.Count(len(l.Platforms), "platform")
 }
 
 // checkLockInputs refuses requirements given on the command line unless they are the

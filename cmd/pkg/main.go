@@ -7,26 +7,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
-	"pkg/db"
 	"pkg/fetch"
-	"pkg/install"
+	"pkg/internal/units"
 	"pkg/repo"
 )
 
@@ -227,77 +221,6 @@ func version() string {
 	return rev + dirty + " (" + info.GoVersion + ")"
 }
 
-// defaultDirs treats an empty --root or --cache (PKG_ROOT= in a script, say) as unset:
-// otherwise pkg would make its root or cache in the current directory.
-func defaultDirs(c *cli.Context) error {
-	for name, def := range map[string]string{"root": defaultRoot(), "cache": defaultCache()} {
-		if c.String(name) == "" {
-			if err := c.Set(name, def); err != nil {
-				return err
-			}
-			c.App.Metadata["default "+name] = true
-		}
-		// Said once here, not as each later open of a path under it would say it.
-		if info, err := os.Stat(c.String(name)); err == nil && !info.IsDir() {
-			return globalUsagef("--%s %s is not a directory", name, c.String(name))
-		}
-	}
-	return nil
-}
-
-// openCache opens the cache, for the rest of the command: run closes it, which lets other
-// processes remove entries again (fetch.OpenCache).
-func openCache(c *cli.Context) (*fetch.Cache, error) {
-	cache, err := fetch.OpenCache(c.String("cache"))
-	if err == nil {
-		caches, _ := c.App.Metadata["caches"].([]*fetch.Cache)
-		c.App.Metadata["caches"] = append(caches, cache)
-	}
-	return cache, err
-}
-
-// openCacheFor opens the cache as openCache does, or, for a dry run, so that nothing in it
-// changes: it keeps no index read, and a cache that does not exist yet is read as an empty
-// one in a temporary directory, removed when pkg ends.
-func openCacheFor(c *cli.Context, dry bool) (*fetch.Cache, error) {
-	if !dry {
-		return openCache(c)
-	}
-	dir := c.String("cache")
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		tmp, err := os.MkdirTemp("", "pkg-dry-run-")
-		if err != nil {
-			return nil, err
-		}
-		c.App.Metadata["temporary cache"] = tmp
-		dir = tmp
-	}
-	cache, err := fetch.OpenCache(dir)
-	if err == nil {
-		cache.ReadOnly = true
-		caches, _ := c.App.Metadata["caches"].([]*fetch.Cache)
-		c.App.Metadata["caches"] = append(caches, cache)
-	}
-	return cache, err
-}
-
-// closeCaches closes the caches the command opened.
-func closeCaches(app *cli.App) {
-	caches, _ := app.Metadata["caches"].([]*fetch.Cache)
-	for _, c := range caches {
-		c.Close()
-	}
-	if tmp, ok := app.Metadata["temporary cache"].(string); ok {
-		os.RemoveAll(tmp)
-	}
-}
-
-// rootNamed reports whether the user named the root (--root or PKG_ROOT, not empty)
-// rather than leaving it at the default.
-func rootNamed(c *cli.Context) bool {
-	return c.IsSet("root") && c.App.Metadata["default root"] != true
-}
-
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "root", EnvVars: []string{"PKG_ROOT"}, Value: defaultRoot(), Usage: "install root"},
@@ -310,202 +233,6 @@ func globalFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "lock-timeout", Value: 5 * time.Minute, Usage: "how long to wait for another pkg process to finish with the root (0: for ever)"},
 		&cli.StringSliceFlag{Name: "trusted-key", Usage: "trust a publisher's key, [REPO=]pkg-ed25519:..., and require every repository to verify with a trusted key (repeatable; also PKG_TRUSTED_KEYS, and 'pkg trust add' for the root)"},
 		&cli.BoolFlag{Name: "require-signed", EnvVars: []string{"PKG_REQUIRE_SIGNED"}, Usage: "refuse a repository no trusted key verifies"},
-	}
-}
-
-// flagsFirst moves a command's flags ahead of its arguments, since urfave/cli/v2 stops
-// parsing flags at the first argument and users write "pkg repo add DIR FILE --name N",
-// and global flags written after the command ahead of the command.
-func flagsFirst(app *cli.App, args []string) []string {
-	if args[len(args)-1] == "--generate-bash-completion" { // urfave/cli wants it last; nothing runs
-		return args
-	}
-	i, cmds := 1, app.Commands
-	var cmd *cli.Command
-walk:
-	for i < len(args) {
-		a := args[i]
-		switch {
-		case a == "--":
-			return args
-		case strings.HasPrefix(a, "-") && cmd != nil && !defines(cmd.Flags, a) && defines(app.Flags, a):
-			break walk // a global flag after the command: moved below
-		case strings.HasPrefix(a, "-") && cmd != nil: // the command's own flag, before its arguments
-			i += 1 + takesValue(cmd.Flags, a)
-			continue
-		case strings.HasPrefix(a, "-"):
-			i += 1 + takesValue(app.Flags, a)
-			continue
-		}
-		next := findCommand(cmds, a)
-		if next == nil {
-			break
-		}
-		cmd, cmds = next, next.Subcommands
-		i++
-	}
-	if cmd == nil || i >= len(args) {
-		return args
-	}
-	var globals, flags, rest []string
-	for j := i; j < len(args); j++ {
-		a := args[j]
-		switch {
-		case a == "--":
-			rest = append(rest, args[j:]...)
-			j = len(args)
-		case a == "-h" || a == "--help": // the command's help, whatever else is there
-			return append(slices.Clip(args[:i]), a)
-		case strings.HasPrefix(a, "-") && len(a) > 1 && !defines(cmd.Flags, a) && defines(app.Flags, a):
-			// a global flag after the command ("pkg install x --offline"): it goes before it
-			n := takesValue(app.Flags, a)
-			if j+n >= len(args) { // its value is missing: alone, it is refused as such
-				return []string{args[0], a}
-			}
-			globals = append(globals, args[j:j+1+n]...)
-			j += n
-		case strings.HasPrefix(a, "-") && len(a) > 1:
-			n := takesValue(cmd.Flags, a)
-			if j+n >= len(args) { // its value is missing: it must not take an argument's place
-				return append(slices.Clip(args[:i]), a)
-			}
-			flags = append(flags, args[j:j+1+n]...)
-			j += n
-		default:
-			rest = append(rest, a)
-		}
-	}
-	out := append(append([]string{args[0]}, globals...), args[1:i]...)
-	return append(append(out, flags...), rest...)
-}
-
-// defines reports whether the flag token a names one of flags.
-func defines(flags []cli.Flag, a string) bool {
-	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-	for _, f := range flags {
-		if slices.Contains(f.Names(), name) {
-			return true
-		}
-	}
-	return false
-}
-
-func findCommand(cmds []*cli.Command, name string) *cli.Command {
-	for _, c := range cmds {
-		if c.HasName(name) {
-			return c
-		}
-	}
-	return nil
-}
-
-// takesValue returns 1 if the flag token a needs the next argument as its value.
-func takesValue(flags []cli.Flag, a string) int {
-	name := strings.TrimLeft(a, "-")
-	if strings.Contains(name, "=") {
-		return 0
-	}
-	for _, f := range flags {
-		for _, n := range f.Names() {
-			if n != name {
-				continue
-			}
-			if _, ok := f.(*cli.BoolFlag); ok {
-				return 0
-			}
-			return 1
-		}
-	}
-	return 0
-}
-
-func defaultRoot() string  { return xdgDir("XDG_DATA_HOME", ".local/share") }
-func defaultCache() string { return xdgDir("XDG_CACHE_HOME", ".cache") }
-
-// xdgDir returns $env/pkg, or ~/fallback/pkg.
-func xdgDir(env, fallback string) string {
-	if d := os.Getenv(env); d != "" {
-		return filepath.Join(d, "pkg")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "pkg")
-	}
-	return filepath.Join(home, fallback, "pkg")
-}
-
-func openRoot(c *cli.Context) (*install.Root, error) {
-	r, err := install.Open(c.Context, c.String("root"), rootOptions(c))
-	if err == nil {
-		heldRoot(c, r)
-	}
-	if err == nil && r.Links() != nil {
-		warn(c, "%s; once it can be changed, 'pkg verify' names the links still wrong", r.Links())
-	}
-	if err == nil && r.Recovered() != "" {
-		note(c, "an earlier pkg command was cut short: %s", r.Recovered())
-	}
-	if err == nil && r.Leftovers() != nil {
-		warn(c, "could not delete what an earlier command left behind (the root is as recorded; delete it by hand): %s", r.Leftovers())
-	}
-	var st unix.Stat_t
-	if err == nil && os.Geteuid() == 0 && unix.Stat(r.Dir(), &st) == nil && st.Uid != 0 {
-		note(c, "running as root in %s, which belongs to uid %d: what pkg installs there belongs to root, and that user cannot remove it; run pkg as that user", r.Dir(), st.Uid)
-	}
-	return r, err
-}
-
-// closeRoot closes root after a command that may have made it, abandoning it if the
-// command failed: a first install or sync that failed leaves no root.
-func closeRoot(root *install.Root, err error) {
-	if err != nil {
-		root.Abandon()
-	} else {
-		root.Close()
-	}
-}
-
-// rootExists refuses, for a command that only works on what is installed (remove, verify,
-// upgrade, cache prune), a root where nothing was ever installed: a mistyped --root must
-// not pass as an empty root, nor be created.
-func rootExists(c *cli.Context) error {
-	if err := install.Exists(c.String("root")); err != nil {
-		return fmt.Errorf("%w: nothing was ever installed there", err)
-	}
-	return nil
-}
-
-// viewRoot calls fn with the root's database, without waiting for a command that is
-// changing the root: fn then sees what was installed before that command.
-func viewRoot(c *cli.Context, fn func(d *db.DB) error) error {
-	busy := func(holder string) {
-		if holder == "" {
-			note(c, "a pkg command did not finish changing %s (it was cut short, or failed); the next one that locks it undoes that change, and this is what was installed before it", c.String("root"))
-			return
-		}
-		note(c, "%s is changing %s; this is what was installed before it started", holder, c.String("root"))
-	}
-	return install.View(c.String("root"), rootOptions(c), busy, fn)
-}
-
-// peekRoot calls fn with the root's database as viewRoot does, silently, and not at all
-// where there is no root yet.
-func peekRoot(c *cli.Context, fn func(d *db.DB) error) error {
-	err := install.View(c.String("root"), rootOptions(c), nil, fn)
-	if errors.Is(err, install.ErrNoRoot) {
-		return nil
-	}
-	return err
-}
-
-func rootOptions(c *cli.Context) install.Options {
-	return install.Options{
-		NoSync:      c.Bool("no-sync"),
-		LockTimeout: c.Duration("lock-timeout"),
-		Owner:       strings.Join(withoutCredentials(os.Args), " "), // others can read it
-		Waiting: func(holder string) {
-			fmt.Fprintf(c.App.ErrWriter, "pkg: waiting for %s to finish with %s\n", holder, c.String("root"))
-		},
 	}
 }
 
@@ -540,7 +267,7 @@ func sourceOptions(c *cli.Context, retrying func(err error, wait time.Duration, 
 // noteRetry says, unless --quiet, that a request or download is tried again and why: above
 // the progress bars bs when they are drawn.
 func noteRetry(c *cli.Context, bs *bars, err error, wait time.Duration, attempt, max int) {
-	noteAbove(c, bs, "%s; trying again in %s (attempt %d of %d)", err, dur(wait), attempt, max)
+	noteAbove(c, bs, "%s; trying again in %s (attempt %d of %d)", err, units.Duration(wait), attempt, max)
 }
 
 // noteAbove prints a note unless --quiet: above the bars bs, if not nil, else to stderr.
@@ -577,44 +304,4 @@ func note(c *cli.Context, format string, args ...any) {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// needArgs returns a usage error unless the command got at least min arguments.
-func needArgs(c *cli.Context, min int, what string) error {
-	if c.NArg() < min {
-		return usagef("%s: missing %s", c.Command.Name, what)
-	}
-	return nil
-}
-
-// size formats a byte count for people.
-func size(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-// count formats n things: "1 file", "2 files".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
-}
-
-// dur formats a duration to about three significant digits.
-func dur(d time.Duration) string {
-	for _, u := range []time.Duration{time.Second, time.Millisecond, time.Microsecond} {
-		if d >= u {
-			return d.Round(u / 100).String()
-		}
-	}
-	return d.String()
 }

@@ -9,8 +9,10 @@ import (
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/report"
+	"pkg/txn"
 )
 
 func outdatedCommand() *cli.Command {
@@ -36,12 +38,12 @@ func outdatedCommand() *cli.Command {
 					reqs = append(reqs, r)
 				}
 			}
-			out := report.NewOutdated(ix.Outdated(installedPackages(recs), reqs))
+			out := report.NewOutdated(ix.Outdated(txn.Installed(recs), reqs))
 			if c.Bool("json") {
 				return printJSON(c, out)
 			}
 			if len(out.Packages) == 0 {
-				say(c, "%s up to date", count(len(recs), "package"))
+				say(c, "%s up to date", units.Count(len(recs), "package"))
 				return nil
 			}
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)

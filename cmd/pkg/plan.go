@@ -11,6 +11,7 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/units"
 	"pkg/txn"
 )
 
@@ -54,7 +55,7 @@ func showPlan(c *cli.Context, plan *txn.Plan, cache *fetch.Cache) error {
 			about = append(about, ch.Why)
 		}
 		if ch.Download > 0 {
-			about = append(about, size(ch.Download)+" to download")
+			about = append(about, units.Size(ch.Download)+" to download")
 		}
 		if len(about) > 0 {
 			what += " (" + strings.Join(about, "; ") + ")"
@@ -65,13 +66,13 @@ func showPlan(c *cli.Context, plan *txn.Plan, cache *fetch.Cache) error {
 		fmt.Fprintf(w, "%s %s is already installed\n", k.Name, k.Version)
 	}
 	for _, h := range plan.Held {
-		fmt.Fprintf(w, "keep %s at %s: %s\n", h.Name, h.Version, heldReason(h.Detail))
+		fmt.Fprintf(w, "keep %s at %s: %s\n", h.Name, h.Version, h.Detail.Why())
 	}
-	disk := size(abs(plan.Disk)) + " more disk space"
+	disk := units.Size(abs(plan.Disk)) + " more disk space"
 	if plan.Disk < 0 {
-		disk = size(-plan.Disk) + " of disk space freed"
+		disk = units.Size(-plan.Disk) + " of disk space freed"
 	}
-	fmt.Fprintf(w, "dry run: %s, %s to download, %s; nothing was changed\n", count(len(plan.Changes), "change"), size(plan.Download), disk)
+	fmt.Fprintf(w, "dry run: %s, %s to download, %s; nothing was changed\n", units.Count(len(plan.Changes), "change"), units.Size(plan.Download), disk)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"pkg/db"
 	"pkg/txn"
 
 	"github.com/urfave/cli/v2"
@@ -26,29 +27,41 @@ func removeCommand() *cli.Command {
 			if err := rootExists(c); err != nil {
 				return fmt.Errorf("remove %s: not installed: %w", strings.Join(names, " "), err)
 			}
-			if c.Bool("dry-run") {
-				recs, err := peekRecords(c)
+			return removeChosen(c, "", func(d *db.DB) ([]db.Package, []string, error) {
+				recs, err := d.List()
 				if err == nil {
 					err = needInstalled("remove", names, recs)
 				}
-				if err != nil {
-					return err
-				}
-				return showPlan(c, txn.RemovePlan(c.String("root"), recs, names), nil)
-			}
-			root, err := openRoot(c)
-			if err != nil {
-				return err
-			}
-			defer root.Close()
-			recs, err := root.DB().List()
-			if err == nil {
-				err = needInstalled("remove", names, recs)
-			}
-			if err != nil {
-				return err
-			}
-			return apply(c, root, txn.RemovePlan(root.Dir(), recs, names), nil)
+				return recs, names, err
+			})
 		},
 	}
+}
+
+// removeChosen removes the packages pick chooses from the root's database, or for a dry run
+// shows the plan of it; none is what it says when pick chooses none.
+func removeChosen(c *cli.Context, none string, pick func(d *db.DB) ([]db.Package, []string, error)) error {
+	if c.Bool("dry-run") {
+		var recs []db.Package
+		var names []string
+		err := peekRoot(c, func(d *db.DB) (err error) { recs, names, err = pick(d); return err })
+		if err != nil {
+			return err
+		}
+		return showPlan(c, txn.RemovePlan(c.String("root"), recs, names), nil)
+	}
+	root, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	recs, names, err := pick(root.DB())
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		say(c, "%s", none)
+		return nil
+	}
+	return apply(c, root, txn.RemovePlan(root.Dir(), recs, names), nil)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/internal/units"
 	"pkg/repo"
 )
 
@@ -48,7 +49,7 @@ func noArgs(cmd *cli.Command) *cli.Command {
 
 func repoRemoveAction(c *cli.Context) error {
 	if c.NArg() != 2 {
-		return usagef("repo remove: want REPO_DIR NAME[=VERSION], got %s", count(c.NArg(), "argument"))
+		return usagef("repo remove: want REPO_DIR NAME[=VERSION], got %s", units.Count(c.NArg(), "argument"))
 	}
 	dir := c.Args().Get(0)
 	name, version, pinned := strings.Cut(c.Args().Get(1), "=")

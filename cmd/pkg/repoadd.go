@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/units"
 	"pkg/repo"
 )
 
@@ -22,7 +22,7 @@ func repoAddAction(c *cli.Context) error {
 		return err
 	}
 	if c.NArg() < 2 {
-		return usagef("repo add: want REPO_DIR ARCHIVE, got %s", count(c.NArg(), "argument"))
+		return usagef("repo add: want REPO_DIR ARCHIVE, got %s", units.Count(c.NArg(), "argument"))
 	}
 	dir, archive := c.Args().Get(0), c.Args().Get(1)
 	platform := c.String("platform")
@@ -31,7 +31,7 @@ func repoAddAction(c *cli.Context) error {
 			return usagef("repo add: --platform: %v", err)
 		}
 	}
-	local, remote, cleanup, err := downloadArchive(c, archive)
+	local, remote, cleanup, err := fetch.Local(c.Context, archive)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func repoAddAction(c *cli.Context) error {
 	if created {
 		note(c, "%s had no index.json: this is a new repository", dir)
 	}
-	say(c, "added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, size(p.Size), count(p.Files, "file"), p.SHA256)
+	say(c, "added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, units.Size(p.Size), units.Count(p.Files, "file"), p.SHA256)
 	if rel, ok := repo.PreRelease(p.Version); ok {
 		note(c, "%s is a pre-release of %s: it sorts before %s, and installs take a release while there is one (a packaging revision of %s is written %s-1 or %s+1)",
 			p.Version, rel, rel, rel, rel, rel)
@@ -118,22 +118,4 @@ func repoAddAction(c *cli.Context) error {
 		saySigned(c, dir, meta, keys)
 	}
 	return nil
-}
-
-// downloadArchive returns the path of the archive repo add reads: archive itself, or, for
-// an http(s) URL, a temporary download of it, which cleanup removes.
-func downloadArchive(c *cli.Context, archive string) (local string, remote bool, cleanup func(), err error) {
-	if !strings.HasPrefix(archive, "http://") && !strings.HasPrefix(archive, "https://") {
-		return archive, false, func() {}, nil
-	}
-	f, err := os.CreateTemp("", "pkg-repo-add-*")
-	if err != nil {
-		return "", false, nil, err
-	}
-	cleanup = func() { f.Close(); os.Remove(f.Name()) }
-	if err := fetch.Download(c.Context, archive, f); err != nil {
-		cleanup()
-		return "", false, nil, err
-	}
-	return f.Name(), true, cleanup, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/trust"
 	"pkg/txn"
@@ -42,14 +43,6 @@ func keySources(c *cli.Context) ([]txn.KeySource, error) {
 	return []txn.KeySource{flag, env, file}, err
 }
 
-// keyScope says which repositories k may sign.
-func keyScope(k trust.PublicKey) string {
-	if k.Repo == "" {
-		return "for any repository"
-	}
-	return "for repository " + k.Repo + " only"
-}
-
 // openFetcher opens the cache and reads the index of --repo for the root (txn.ReadIndex),
 // warning about an index it could not verify, and returns a fetcher of its packages. For a
 // dry run, it changes nothing in the cache: it keeps no copy of the index read, and reads
@@ -78,7 +71,7 @@ func openFetcher(c *cli.Context, dry bool) (*txn.Fetcher, *txn.Index, error) {
 	warnIndex(c, ix.Trust)
 	if t, ok := cache.IndexTime(ix.Source); ok && c.Bool("offline") {
 		// What offline installs, locks and --frozen checks are as current as.
-		note(c, "offline: using the index of %s as last read %s (%s ago)", ix.Source.URL(), t.Local().Format("2006-01-02 15:04"), roughly(time.Since(t)))
+		note(c, "offline: using the index of %s as last read %s (%s ago)", ix.Source.URL(), t.Local().Format("2006-01-02 15:04"), units.Roughly(time.Since(t)))
 	}
 	return newFetcher(c, obs, ix.Source, cache), ix, nil
 }
@@ -89,19 +82,6 @@ func newFetcher(c *cli.Context, obs *progress, src *fetch.Source, cache *fetch.C
 	f.UseCache(cache, c.Duration("lock-timeout"))
 	cache.NoSync = c.Bool("no-sync")
 	return f
-}
-
-// roughly says d in its largest unit: "5 minutes", "3 hours", "2 days".
-func roughly(d time.Duration) string {
-	switch {
-	case d < 2*time.Minute:
-		return "a minute"
-	case d < 2*time.Hour:
-		return fmt.Sprintf("%d minutes", d/time.Minute)
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%d hours", d/time.Hour)
-	}
-	return fmt.Sprintf("%d days", d/(24*time.Hour))
 }
 
 // openRootFor takes the root's lock for a command that read the index ix and returns the

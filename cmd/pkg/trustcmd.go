@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
+	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/trust"
 	"pkg/txn"
@@ -39,7 +40,7 @@ func trustCommand() *cli.Command {
 // trustAddAction adds the key to the root's trusted-keys file, under the root's lock.
 func trustAddAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return usagef("trust add: want one key, [REPO=]pkg-ed25519:..., got %s", count(c.NArg(), "argument"))
+		return usagef("trust add: want one key, [REPO=]pkg-ed25519:..., got %s", units.Count(c.NArg(), "argument"))
 	}
 	k, err := trust.ParsePublicKey(c.Args().First())
 	if err != nil {
@@ -62,9 +63,9 @@ func trustAddAction(c *cli.Context) error {
 	}
 	was := ""
 	if len(replaced) > 0 && !slices.ContainsFunc(replaced, func(r trust.PublicKey) bool { return r.Repo == k.Repo }) {
-		was = " (was " + keyScope(replaced[0]) + ")"
+		was = " (was " + replaced[0].Scope() + ")"
 	}
-	say(c, "root %s trusts key %s %s%s", root.Dir(), k.ID(), keyScope(k), was)
+	say(c, "root %s trusts key %s %s%s", root.Dir(), k.ID(), k.Scope(), was)
 	return nil
 }
 
@@ -87,7 +88,7 @@ func trustListAction(c *cli.Context) error {
 		for _, k := range s.Keys {
 			pub := k
 			pub.Repo = ""
-			fmt.Fprintf(w, "key %s %s: %s (%s)\n", k.ID(), keyScope(k), pub, s.Name)
+			fmt.Fprintf(w, "key %s %s: %s (%s)\n", k.ID(), k.Scope(), pub, s.Name)
 		}
 	}
 	for _, p := range pins {
@@ -106,7 +107,7 @@ func trustListAction(c *cli.Context) error {
 // trustRemoveAction removes a key from the root's trusted keys and pins (txn.Distrust).
 func trustRemoveAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return usagef("trust remove: want one key or key id, got %s", count(c.NArg(), "argument"))
+		return usagef("trust remove: want one key or key id, got %s", units.Count(c.NArg(), "argument"))
 	}
 	id := c.Args().First()
 	if k, err := trust.ParsePublicKey(id); err == nil {
@@ -130,7 +131,7 @@ func trustRemoveAction(c *cli.Context) error {
 		return fmt.Errorf("trust remove: root %s does not trust key %s, nor pinned a repository to it ('pkg trust list' shows the keys)", root.Dir(), id)
 	}
 	for _, k := range removed {
-		say(c, "root %s no longer trusts key %s %s", root.Dir(), id, keyScope(k))
+		say(c, "root %s no longer trusts key %s %s", root.Dir(), id, k.Scope())
 	}
 	for _, p := range unpinned {
 		if len(p.Keys) > 0 {

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
-	"pkg/repo"
 	"pkg/txn"
 )
 
@@ -70,10 +66,10 @@ func upgradeAction(c *cli.Context) error {
 	}
 	for _, h := range plan.Held {
 		if h.From != h.Version {
-			say(c, "%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, heldReason(h.Detail))
+			say(c, "%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, h.Detail.Why())
 			continue
 		}
-		say(c, "kept %s at %s: %s", h.Name, h.Version, heldReason(h.Detail))
+		say(c, "kept %s at %s: %s", h.Name, h.Version, h.Detail.Why())
 	}
 	switch {
 	case plan.Empty() && len(plan.Held) > 0:
@@ -84,66 +80,6 @@ func upgradeAction(c *cli.Context) error {
 		return nil
 	}
 	return apply(c, root, plan, f)
-}
-
-// heldReason says why an upgrade keeps h where it is.
-func heldReason(h repo.Held) string {
-	switch {
-	case h.Newest != "":
-		why := fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, pinnedWhy(h.Package.Name, h.Newest, "the newest", h.Reason))
-		if h.Next != "" {
-			why += fmt.Sprintf("; nor %s: %s", h.Next, pinnedWhy(h.Package.Name, h.Next, "tried", h.NextReason))
-		}
-		return why
-	case h.Older != "":
-		return fmt.Sprintf("the repository offers only older versions (newest %s)", h.Older)
-	}
-	return "the repository no longer offers it"
-}
-
-// pinnedWhy words err, the resolver's refusal of name at version, for upgrade's report: a
-// conflict without the versions the index has (the upgrade says them), and upgrade's own
-// requirements by what they are: the version tried is called what, and each installed
-// package "installed" (or "installed, or newer" where it may move).
-func pinnedWhy(name, version, what string, err error) string {
-	var ce *repo.ConflictError
-	if !errors.As(err, &ce) {
-		return err.Error()
-	}
-	var parts []string
-	for _, n := range ce.Needs {
-		switch {
-		case n.By != "":
-			parts = append(parts, n.String())
-		case n.Name == name && slices.Equal(n.Constraints, []repo.Constraint{{Op: "=", Version: version}}):
-			parts = append(parts, n.Requirement.String()+" ("+what+")")
-		case slices.ContainsFunc(n.Constraints, func(c repo.Constraint) bool { return c.Op == ">=" }):
-			parts = append(parts, n.Requirement.String()+" (installed, or newer)")
-		default:
-			parts = append(parts, n.Requirement.String()+" (installed)")
-		}
-	}
-	if ce.More > 0 {
-		parts = append(parts, fmt.Sprintf("%d more", ce.More))
-	}
-	if len(parts) > 1 {
-		parts = []string{strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]}
-	}
-	return fmt.Sprintf("no version of %q satisfies %s", ce.Name, strings.Join(parts, ""))
-}
-
-// installedPackages returns the records as the index entries Upgrade takes.
-func installedPackages(recs []db.Package) []repo.Package {
-	ps := make([]repo.Package, len(recs))
-	for i, r := range recs {
-		ps[i] = repo.Package{Name: r.Name, Version: r.Version, SHA256: r.SHA256, Depends: r.Depends, Bin: r.Bin, Lib: r.Lib, Summary: r.Summary}
-	}
-	return ps
-}
-
-func isInstalled(recs []db.Package, p repo.Package) bool {
-	r, ok := findRec(recs, p.Name)
-	return ok && r.Version == p.Version && r.SHA256 == p.SHA256
 }
 
 // findRec returns the record of name among recs.

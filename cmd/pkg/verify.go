@@ -12,6 +12,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/units"
 	"pkg/report"
 )
 
@@ -93,10 +94,10 @@ func verifyAction(c *cli.Context) error {
 			first = "move " + strings.Join(foreign, " and ") + " away (not pkg's to replace), then "
 		}
 		return fmt.Errorf("verify: %s found; %spkg install --reinstall %s restores what was installed (keeping what you changed in .pkg/saved)",
-			count(len(problems), "problem"), first, strings.Join(unique(broken), " "))
+			units.Count(len(problems), "problem"), first, strings.Join(unique(broken), " "))
 	}
 	if !c.Bool("json") { // the JSON says it
-		say(c, "verified %s, %s", count(pkgs, "package"), count(files, "file"))
+		say(c, "verified %s, %s", units.Count(pkgs, "package"), units.Count(files, "file"))
 	}
 	return nil
 }

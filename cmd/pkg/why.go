@@ -10,6 +10,7 @@ import (
 
 	"pkg/repo"
 	"pkg/report"
+	"pkg/txn"
 )
 
 func whyCommand() *cli.Command {
@@ -20,13 +21,10 @@ func whyCommand() *cli.Command {
 		Flags:        []cli.Flag{jsonFlag("why")},
 		BashComplete: completeInstalled,
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "package name"); err != nil {
+			name, err := oneArg(c, "package name")
+			if err != nil {
 				return err
 			}
-			if err := maxArgs(c, 1); err != nil {
-				return err
-			}
-			name := c.Args().First()
 			recs, requested, err := installedAndRequested(c)
 			if err != nil {
 				return err
@@ -35,7 +33,7 @@ func whyCommand() *cli.Command {
 				return err
 			}
 			p, _ := findRec(recs, name)
-			neededBy, chains := repo.Why(installedPackages(recs), slices.Collect(maps.Keys(requested)), name)
+			neededBy, chains := repo.Why(txn.Installed(recs), slices.Collect(maps.Keys(requested)), name)
 			w := report.NewWhy(&p, requested[name], neededBy, chains)
 			if c.Bool("json") {
 				return printJSON(c, w)

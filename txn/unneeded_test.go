@@ -1,0 +1,61 @@
+package txn_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"pkg/db"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/txn"
+)
+
+// TestUnneeded finds the dependency left behind once the package asked for is removed.
+func TestUnneeded(t *testing.T) {
+	w := newWorld(t)
+	addPackage(t, w.repo, "lib", "1")
+	addPackage(t, w.repo, "app", "1", "lib")
+	dir := filepath.Join(t.TempDir(), "root")
+	w.install(dir, "app")
+	root, err := install.Open(context.Background(), dir, install.Options{NoSync: true})
+	if err == nil {
+		err = root.Request([]repo.Requirement{{Name: "app"}}) // as pkg install records it
+		root.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	unneeded := func() ([]db.Package, []string) {
+		t.Helper()
+		var recs []db.Package
+		var names []string
+		err := install.View(dir, install.Options{}, nil, func(d *db.DB) (err error) {
+			recs, names, err = txn.Unneeded(d)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs, names
+	}
+	if recs, names := unneeded(); len(recs) != 2 || len(names) != 0 {
+		t.Fatalf("Unneeded with app installed: %d records, %q; want 2, none unneeded", len(recs), names)
+	}
+	root, err = install.Open(context.Background(), dir, install.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := root.DB().List()
+	if err == nil {
+		_, err = txn.RemovePlan(dir, recs, []string{"app"}).Apply(context.Background(), root, nil)
+	}
+	root.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs, names := unneeded(); len(recs) != 1 || !slices.Equal(names, []string{"lib"}) {
+		t.Errorf("Unneeded after removing app: %d records, %q; want lib", len(recs), names)
+	}
+}
