@@ -333,6 +333,12 @@ func (d *DB) SetIntents(ins []Intent) error {
 // their requests (Request), and the intents of all of them, in one transaction: files[i]
 // are those of ps[i], from WriteFiles.
 func (d *DB) Commit(ps []*Package, files []*FileList, remove []string) error {
+	return d.CommitRequested(ps, files, remove, nil)
+}
+
+// CommitRequested is Commit that also records, as Request does, that the user asked for
+// the packages named in requested, in the same transaction.
+func (d *DB) CommitRequested(ps []*Package, files []*FileList, remove []string, requested map[string]string) error {
 	vs := make([][]byte, len(ps))
 	for i, p := range ps {
 		v, err := json.Marshal(p)
@@ -367,7 +373,7 @@ func (d *DB) Commit(ps []*Package, files []*FileList, remove []string) error {
 				return err
 			}
 		}
-		return nil
+		return putRequests(tx, requested)
 	})
 }
 

@@ -31,15 +31,17 @@ func (d *DB) Requested() (map[string]string, error) {
 // Request records that the user asked for each installed package of reqs, a name, by the
 // requirement it maps to, replacing what was recorded; names not installed are ignored.
 func (d *DB) Request(reqs map[string]string) error {
-	return d.update("record requested packages", func(tx *bolt.Tx) error {
-		for name, req := range reqs {
-			if tx.Bucket(pkgsBucket).Get([]byte(name)) == nil {
-				continue
-			}
-			if err := tx.Bucket(requestedBucket).Put([]byte(name), []byte(req)); err != nil {
-				return err
-			}
+	return d.update("record requested packages", func(tx *bolt.Tx) error { return putRequests(tx, reqs) })
+}
+
+func putRequests(tx *bolt.Tx, reqs map[string]string) error {
+	for name, req := range reqs {
+		if tx.Bucket(pkgsBucket).Get([]byte(name)) == nil {
+			continue
 		}
-		return nil
-	})
+		if err := tx.Bucket(requestedBucket).Put([]byte(name), []byte(req)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

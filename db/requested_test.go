@@ -36,3 +36,18 @@ func TestRequested(t *testing.T) {
 		t.Errorf("Requested after app was removed and installed again as a dependency = %v", got)
 	}
 }
+
+// TestCommitRequested records the requests with the packages, in the commit's transaction,
+// ignoring those for packages the commit leaves uninstalled.
+func TestCommitRequested(t *testing.T) {
+	d := open(t, filepath.Join(t.TempDir(), "db"))
+	ps := []*Package{{Name: "app", Version: "1"}, {Name: "lib", Version: "1"}}
+	err := d.CommitRequested(ps, []*FileList{writeFiles(t, d, nil), writeFiles(t, d, nil)}, nil,
+		map[string]string{"app": "app>=1", "gone": "gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.Requested(); err != nil || !maps.Equal(got, map[string]string{"app": "app>=1"}) {
+		t.Errorf("Requested after CommitRequested = %v, %v", got, err)
+	}
+}

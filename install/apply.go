@@ -30,7 +30,12 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	start := time.Now()
 	r.salvaged = nil
 	defer r.Discard(staged...)
+	requests := r.requests
+	r.requests = nil
 	if len(staged) == 0 && len(remove) == 0 {
+		if len(requests) > 0 { // asked for, installed already
+			return nil, r.db.Request(requests)
+		}
 		return nil, nil
 	}
 	recs, err := r.db.List()
@@ -101,7 +106,7 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		s.rec.Installed = now
 		news[i], files[i] = s.rec, s.files
 	}
-	if err := r.db.Commit(news, files, remove); err != nil {
+	if err := r.db.CommitRequested(news, files, remove, requests); err != nil {
 		if done, known := r.recorded(all); done || !known { // or the next start finds out
 			keep(staged)
 			svs, trash = nil, nil // the next start keeps the marked trees

@@ -2,9 +2,11 @@ package install
 
 import "pkg/repo"
 
-// Request records that the user asked for the installed packages reqs name, by those
-// requirements (several on one name combine), replacing what was recorded for them.
-func (r *Root) Request(reqs []repo.Requirement) error {
+// Request has the next Apply record, in its commit, that the user asked for the packages
+// reqs name, by those requirements (two on one name combined), replacing what was recorded;
+// names the commit leaves uninstalled are ignored. With nothing to change, Apply records
+// only that.
+func (r *Root) Request(reqs []repo.Requirement) {
 	byName := make(map[string]repo.Requirement, len(reqs))
 	for _, q := range reqs {
 		cur := byName[q.Name]
@@ -15,5 +17,5 @@ func (r *Root) Request(reqs []repo.Requirement) error {
 	for name, q := range byName {
 		m[name] = q.String()
 	}
-	return r.db.Request(m)
+	r.requests = m
 }

@@ -21,7 +21,8 @@ func TestUnneeded(t *testing.T) {
 	w.install(dir, "app")
 	root, err := install.Open(context.Background(), dir, install.Options{NoSync: true})
 	if err == nil {
-		err = root.Request([]repo.Requirement{{Name: "app"}}) // as pkg install records it
+		root.Request([]repo.Requirement{{Name: "app"}}) // as pkg install records it
+		_, err = root.Apply(nil, nil)
 		root.Close()
 	}
 	if err != nil {

@@ -68,7 +68,10 @@ func installAction(c *cli.Context) (err error) {
 	for _, k := range plan.Unchanged {
 		say(c, "%s %s is already installed", k.Name, k.Version)
 	}
-	return afterInstall(c, root, reqs, apply(c, root, plan, f))
+	if !c.Bool("reinstall") {
+		root.Request(reqs) // recorded by the commit
+	}
+	return afterInstall(c, root, apply(c, root, plan, f))
 }
 
 // installPlan is the plan of an install, or of a reinstall with --reinstall.

@@ -9,19 +9,14 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/install"
-	"pkg/repo"
 )
 
 // afterInstall follows an install or sync whose commit ended in err: once it committed
-// (err nil, or only command links wrong), it records that the user asked for reqs and
-// says, the first time, how to put the root's bin/ on PATH when it is not. It returns
-// err, or the error of recording.
-func afterInstall(c *cli.Context, root *install.Root, reqs []repo.Requirement, err error) error {
+// (err nil, or only command links wrong), it says, the first time, how to put the root's
+// bin/ on PATH when it is not. It returns err.
+func afterInstall(c *cli.Context, root *install.Root, err error) error {
 	if links := (*install.LinksError)(nil); err != nil && !errors.As(err, &links) {
 		return err
-	}
-	if rerr := root.Request(reqs); rerr != nil {
-		return errors.Join(err, rerr)
 	}
 	bin := filepath.Join(root.Dir(), "bin")
 	if ents, _ := os.ReadDir(bin); len(ents) == 0 || onPath(bin, os.Getenv("PATH")) {

@@ -73,7 +73,8 @@ func syncAction(c *cli.Context) (err error) {
 	if err := plan.Relocate(src, l.Repo); err != nil {
 		return err
 	}
-	return afterInstall(c, root, l.Requires, apply(c, root, plan, newFetcher(c, obs, src, cache)))
+	root.Request(l.Requires) // recorded by the commit
+	return afterInstall(c, root, apply(c, root, plan, newFetcher(c, obs, src, cache)))
 }
 
 // syncDryRun shows the plan of a sync, reading the root without its lock.
