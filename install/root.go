@@ -45,9 +45,9 @@ type Root struct {
 	left  error  // what Open could not delete of what commands cut short left
 	found string // what Open undid or deleted of what commands cut short left, said for Recovered
 
-	salvaged []Salvage        // what the last Apply kept of the trees it replaced or removed
+	salvaged []Salvage         // what the last Apply kept of the trees it replaced or removed
 	requests map[string]string // what Request recorded, for the next Apply's commit
-	unsure   []string  // what rollback kept of trees it could not tell apart, said for Recovered
+	unsure   []string          // what rollback kept of trees it could not tell apart, said for Recovered
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
