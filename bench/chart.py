@@ -16,7 +16,7 @@ TOOLS = [  # hyperfine command name, label, colour
     ("tar -xf", "GNU tar -xf", "#ed8936"),
     ("irreducible floor", "floor (tails only)", "#48bb78"),
 ]
-BAR, GAP, LEFT, TOP, WIDTH = 14, 16, 190, 40, 760
+BAR, GAP, LEFT, TOP, WIDTH, CAP = 14, 16, 190, 40, 760, 4.0
 
 
 def medians(path):
@@ -36,9 +36,10 @@ def main():
                 groups.append((f"{shape} on {fs}", medians(path)))
     if not groups:
         sys.exit(f"chart.py: no results in {results}")
-    # The longest bar, relative to cp, sets the scale; tar on small files can be 10x.
-    scale = max(t[c] / t["cp --reflink"] for _, t in groups for c, _, _ in TOOLS if c in t)
-    plot = WIDTH - LEFT - 70
+    # The longest bar, relative to cp, sets the scale, up to CAP: tar on big files is 250x
+    # cp, and would flatten every other bar; longer bars end in a break mark.
+    scale = min(CAP, max(t[c] / t["cp --reflink"] for _, t in groups for c, _, _ in TOOLS if c in t))
+    plot = WIDTH - LEFT - 200
     height = TOP + len(groups) * (len(TOOLS) * BAR + GAP) + 30
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
            f'font-family="sans-serif" font-size="11">',
@@ -54,9 +55,11 @@ def main():
         svg.append(f'<text x="{LEFT - 8}" y="{y + len(TOOLS) * BAR / 2 + 4}" text-anchor="end">{escape(label)}</text>')
         for cmd, _, colour in TOOLS:
             if cmd in t:
-                w = plot * t[cmd] / t["cp --reflink"] / scale
+                ratio = t[cmd] / t["cp --reflink"]
+                w = plot * min(ratio, scale) / scale
+                label = f"{t[cmd]:.3g} s" + (f" ({ratio:.0f}x, off the scale)" if ratio > scale else "")
                 svg.append(f'<rect x="{LEFT}" y="{y}" width="{w:.1f}" height="{BAR - 2}" fill="{colour}"/>'
-                           f'<text x="{LEFT + w + 4:.1f}" y="{y + BAR - 4}">{t[cmd]:.3g} s</text>')
+                           f'<text x="{LEFT + w + 4:.1f}" y="{y + BAR - 4}">{escape(label)}</text>')
             y += BAR
         y += GAP
     svg.append(f'<line x1="{one:.1f}" y1="{TOP}" x2="{one:.1f}" y2="{y - GAP}" stroke="black" stroke-dasharray="3,3"/>')
