@@ -28,6 +28,7 @@ ARCHIVES=${ARCHIVES:-zst gz}
 [ "$RUNS" -ge 1 ] || { echo "bench/fetch.sh: RUNS must be at least 1" >&2; exit 2; }
 WORK=${WORK:-/var/tmp/pkg-fetch-bench}
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/bench/loopfs.sh"
 
 for tool in go curl zstd gzip hyperfine python3 strace /usr/bin/time; do
 	command -v "$tool" >/dev/null || { echo "bench/fetch.sh: $tool missing (apt-get install curl zstd hyperfine strace time)" >&2; exit 2; }
@@ -78,14 +79,7 @@ mnt=$WORK mounted=
 trap 'kill $server; if [ -n "$mounted" ]; then umount "$mnt" && rm -f "$WORK/$FS.img"; fi' EXIT
 if [ "$FS" != ext4 ]; then # sparse, as large as any run here needs
 	mnt=$WORK/mnt-$FS
-	mkdir -p "$mnt"
-	umount "$mnt" 2>/dev/null || true
-	rm -f "$WORK/$FS.img" && truncate -s 32G "$WORK/$FS.img"
-	case $FS in
-	xfs) mkfs.xfs -q -f -m reflink=1 "$WORK/$FS.img" ;;
-	btrfs) mkfs.btrfs -q -f "$WORK/$FS.img" ;;
-	esac
-	mount -o loop "$WORK/$FS.img" "$mnt"
+	loopfs "$FS" "$WORK/$FS.img" 32G "$mnt"
 	mounted=1
 fi
 for _ in $(seq 50); do [ -s "$WORK/url" ] && break; sleep 0.1; done

@@ -18,6 +18,7 @@ FS=${FS:-xfs btrfs ext4}
 RUNS=${RUNS:-3}
 WORK=${WORK:-/var/tmp/pkg-bench}
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/bench/loopfs.sh"
 
 [ "$(id -u)" = 0 ] || { echo "bench/install.sh: needs root (mount, mkfs)" >&2; exit 2; }
 for tool in hyperfine mkfs.xfs mkfs.btrfs python3 strace /usr/bin/time; do
@@ -46,13 +47,7 @@ mountfs() {
 	if [ "$kind" = ext4 ]; then
 		rm -rf "$mnt" && mkdir -p "$mnt"
 	else
-		umount "$mnt" 2>/dev/null || true
-		rm -f "$WORK/$kind.img" && truncate -s 24G "$WORK/$kind.img"
-		case $kind in # their notes go to stderr: stdout is this function's answer
-		xfs) mkfs.xfs -q -f -m reflink=1 "$WORK/$kind.img" >&2 ;;
-		btrfs) mkfs.btrfs -q -f "$WORK/$kind.img" >&2 ;;
-		esac
-		mount -o loop "$WORK/$kind.img" "$mnt"
+		loopfs "$kind" "$WORK/$kind.img" 24G "$mnt" # stdout is this function's answer
 	fi
 	echo "$mnt"
 }

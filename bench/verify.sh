@@ -17,6 +17,7 @@ RUNS=${RUNS:-5}
 WORK=${WORK:-/var/tmp/pkg-verify-bench}
 DEBS=${DEBS:-}
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/bench/loopfs.sh"
 
 [ "$(id -u)" = 0 ] || { echo "bench/verify.sh: needs root (mount, mkfs, drop_caches)" >&2; exit 2; }
 for tool in hyperfine mkfs.xfs python3; do
@@ -48,14 +49,7 @@ rounds() {
 
 names=()
 for kind in $FS; do
-	mkdir -p "$mnt"
-	umount "$mnt" 2>/dev/null || true
-	rm -f "$WORK/$kind.img" && truncate -s 24G "$WORK/$kind.img"
-	case $kind in
-	xfs) mkfs.xfs -q -f -m reflink=1 "$WORK/$kind.img" ;;
-	btrfs) mkfs.btrfs -q -f "$WORK/$kind.img" >/dev/null ;;
-	esac
-	mount -o loop "$WORK/$kind.img" "$mnt"
+	loopfs "$kind" "$WORK/$kind.img" 24G "$mnt"
 	d=$mnt
 	g="--root $d/r --cache $d/cache --repo $d/repo --quiet"
 	pkgs=()

@@ -32,6 +32,7 @@ VERSIONS=${VERSIONS:-v0.14.0 v0.15.0 v0.16.0}
 RUNS=${RUNS:-7}
 WORK=${WORK:-/var/tmp/pkg-versions}
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/bench/loopfs.sh"
 me=bench/versions.sh
 
 [ "$(id -u)" = 0 ] || { echo "$me: needs root (mount, mkfs)" >&2; exit 2; }
@@ -134,25 +135,31 @@ echo "$MODULE ${vs[*]}: files $((sum >> 10)) KiB in all, $((distinct >> 10)) KiB
 mnt=$WORK/mnt
 cleanup() { umount "$mnt" 2>/dev/null || true; rm -f "$WORK"/*.img; }
 trap cleanup EXIT
-used() { sync; df -B1 --output=used "$mnt" | tail -1 | tr -d ' '; }
+# used prints the bytes used on $mnt once they settle: XFS frees an unlinked file's blocks in
+# the background (deferred inode inactivation), after sync returns.
+used() {
+	local a b
+	sync
+	b=$(df -B1 --output=used "$mnt" | tail -1)
+	for _ in $(seq 20); do
+		sleep 0.5
+		sync
+		a=$b b=$(df -B1 --output=used "$mnt" | tail -1)
+		[ "$a" != "$b" ] || break
+	done
+	echo "$b" | tr -d ' '
+}
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 fail=0
 bad() { echo "  FAIL: $*"; fail=1; }
 
 for kind in $FS; do
-	mkdir -p "$mnt"
-	umount "$mnt" 2>/dev/null || true
-	rm -f "$WORK/$kind.img" && truncate -s 4G "$WORK/$kind.img"
-	case $kind in
-	xfs) mkfs.xfs -q -f -m reflink=1 "$WORK/$kind.img" ;;
-	btrfs) mkfs.btrfs -q -f "$WORK/$kind.img" >/dev/null ;;
-	esac
-	mount -o loop "$WORK/$kind.img" "$mnt"
+	loopfs "$kind" "$WORK/$kind.img" 4G "$mnt"
 	repo=$WORK/repo-$kind C=$mnt/cache
 	rm -rf "$repo"
-	# P ARGS...: pkg on this cache and repository, without its warning that the repository
-	# is not signed.
-	P() { { "$pkg" --quiet --cache "$C" --repo "$repo" "$@" 2>&1 1>&3 3>&- | { grep -v 'is not signed' || true; } >&2; } 3>&1; }
+	# P ARGS...: pkg on this cache and repository (an unsigned local one is only a note, which
+	# --quiet hides).
+	P() { "$pkg" --quiet --cache "$C" --repo "$repo" "$@"; }
 	for i in 0 1 2; do
 		P repo add "$repo" "${zips[$i]}" --name text --version "${vs[$i]#v}"
 	done

@@ -212,6 +212,9 @@ func readMembers(path string, f *os.File) ([]tarutil.Member, error) {
 // share shares what it can of the new tar of p, written to tmp with its index in sums,
 // with the entries of p's package.
 func (c *Cache) share(tmp *os.File, sums string, p repo.Package) {
+	if block, _ := shareFS(tmp); block == 0 {
+		return // before listing the cache and reading indexes, on every fetch
+	}
 	d := c.donors(p.Name, p.SHA256)
 	if d == nil {
 		return

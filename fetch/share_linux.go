@@ -12,12 +12,13 @@ import (
 // (BTRFS_MAX_DEDUPE_LEN) and XFS, which takes more, compares as fast in pieces.
 const maxDedupe = 16 << 20 // 16 MiB
 
-// shareFS returns the block of dst's filesystem, the unit it shares, or 0 where it shares
-// in units the aligned tar does not align to; and whether it keeps an extent allocated
-// while any of its blocks is in use (btrfs).
+// shareFS returns the block of dst's filesystem, the unit it shares, or 0 where it cannot
+// share (not XFS or btrfs) or shares in units the aligned tar does not align to; and whether
+// it keeps an extent allocated while any of its blocks is in use (btrfs).
 func shareFS(dst *os.File) (block int64, bookends bool) {
 	var st unix.Statfs_t
-	if unix.Fstatfs(int(dst.Fd()), &st) != nil || st.Bsize <= 0 || tarutil.Alignment%st.Bsize != 0 {
+	if unix.Fstatfs(int(dst.Fd()), &st) != nil || st.Type != unix.XFS_SUPER_MAGIC && st.Type != unix.BTRFS_SUPER_MAGIC ||
+		st.Bsize <= 0 || tarutil.Alignment%st.Bsize != 0 {
 		return 0, false
 	}
 	return st.Bsize, st.Type == unix.BTRFS_SUPER_MAGIC

@@ -71,7 +71,7 @@ func installAction(c *cli.Context) (err error) {
 	if !c.Bool("reinstall") {
 		root.Request(reqs) // recorded by the commit
 	}
-	return afterInstall(c, root, apply(c, root, plan, f))
+	return pathHint(c, root, apply(c, root, plan, f))
 }
 
 // installPlan is the plan of an install, or of a reinstall with --reinstall.

@@ -11,10 +11,10 @@ import (
 	"pkg/install"
 )
 
-// afterInstall follows an install or sync whose commit ended in err: once it committed
+// pathHint follows an install or sync whose commit ended in err: once it committed
 // (err nil, or only command links wrong), it says, the first time, how to put the root's
 // bin/ on PATH when it is not. It returns err.
-func afterInstall(c *cli.Context, root *install.Root, err error) error {
+func pathHint(c *cli.Context, root *install.Root, err error) error {
 	if links := (*install.LinksError)(nil); err != nil && !errors.As(err, &links) {
 		return err
 	}

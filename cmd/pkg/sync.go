@@ -74,7 +74,7 @@ func syncAction(c *cli.Context) (err error) {
 		return err
 	}
 	root.Request(l.Requires) // recorded by the commit
-	return afterInstall(c, root, apply(c, root, plan, newFetcher(c, obs, src, cache)))
+	return pathHint(c, root, apply(c, root, plan, newFetcher(c, obs, src, cache)))
 }
 
 // syncDryRun shows the plan of a sync, reading the root without its lock.
