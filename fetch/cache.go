@@ -82,7 +82,7 @@ type Entry struct {
 	Name    string
 	Version string
 	Size    int64     // bytes of the aligned tar
-	Used    time.Time // when it was last fetched or asked for
+	Used    time.Time // when it was last fetched or installed from, to within useResolution
 	Err     error     // why Name and Version are not known: its digests file is unreadable or damaged
 }
 
@@ -294,15 +294,34 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 // cached reports whether the cache holds p's entry, undamaged, and marks its use. A
 // damaged entry (removed by Members) makes it return false and why.
 func (c *Cache) cached(p repo.Package) (bool, error) {
-	if !c.Has(p.SHA256) {
+	tar, err := os.Stat(c.Path(p.SHA256))
+	if err != nil {
+		return false, nil
+	}
+	if _, err := os.Stat(c.idxPath(p.SHA256)); err != nil {
 		return false, nil
 	}
 	if _, err := c.Members(p.SHA256); errors.Is(err, ErrDamaged) {
 		return false, err
 	}
-	// Best effort: last use only orders what to prune by hand.
-	os.Chtimes(c.Path(p.SHA256), time.Time{}, time.Now())
+	markUsed(c.Path(p.SHA256), tar.ModTime())
 	return true, nil
+}
+
+// useResolution is how precisely an entry's last use is kept: within it, a use writes
+// nothing, so that a command run in a loop does not dirty the tar's inode each time.
+// Limits are days and orders, not minutes.
+const useResolution = time.Hour
+
+// markUsed records, best effort, that the entry whose tar is at path, of mtime was, is
+// used now: its tar's mtime is its last use (Entry.Used), set in one utimensat. UTIME_NOW
+// needs only write access, which the cache's user has.
+func markUsed(path string, was time.Time) {
+	if time.Since(was) < useResolution {
+		return
+	}
+	now := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_NOW}}
+	unix.UtimesNanoAt(unix.AT_FDCWD, path, now, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // claim takes the lock that makes one fetch at a time download p's archive into the

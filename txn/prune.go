@@ -54,12 +54,13 @@ func Used(cache *fetch.Cache, dir string, o install.Options) (used map[string]bo
 }
 
 // Prune removes from cache, which must be Exclusive, the entries no root that installs
-// from it uses (Used), and returns them and the roots it forgot.
-func Prune(cache *fetch.Cache, dir string, o install.Options) (removed []fetch.Entry, forgot []string, err error) {
+// from it uses (Used) that the limits l let go (fetch.Cache.Trim: without limits, all of
+// them), and returns what it did and the roots it forgot.
+func Prune(cache *fetch.Cache, dir string, o install.Options, l fetch.Limits) (t fetch.Trimmed, forgot []string, err error) {
 	used, forgot, err := Used(cache, dir, o)
 	if err != nil {
-		return nil, forgot, err
+		return t, forgot, err
 	}
-	removed, err = cache.Remove(func(e fetch.Entry) bool { return used[e.SHA256] })
-	return removed, forgot, err
+	t, err = cache.Trim(l, func(e fetch.Entry) bool { return used[e.SHA256] })
+	return t, forgot, err
 }

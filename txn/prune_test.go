@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"pkg/fetch"
 	"pkg/install"
 	"pkg/txn"
 )
@@ -29,16 +30,16 @@ func TestPruneAcrossRoots(t *testing.T) {
 	if err := w.cache.Exclusive(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	removed, _, err := txn.Prune(w.cache, a, install.Options{})
-	if err != nil || len(removed) != 0 {
-		t.Errorf("Prune with both roots: removed %v, %v; want none", removed, err)
+	t0, _, err := txn.Prune(w.cache, a, install.Options{}, fetch.Limits{})
+	if err != nil || len(t0.Removed) != 0 {
+		t.Errorf("Prune with both roots: removed %v, %v; want none", t0.Removed, err)
 	}
 	if err := os.RemoveAll(b); err != nil {
 		t.Fatal(err)
 	}
-	removed, forgot, err = txn.Prune(w.cache, a, install.Options{})
-	if err != nil || len(removed) != 1 || removed[0].SHA256 != tool.SHA256 || !slices.Equal(forgot, []string{b}) {
-		t.Errorf("Prune once root b is gone: removed %v, forgot %v, %v; want tool, and b forgotten", removed, forgot, err)
+	t1, forgot, err := txn.Prune(w.cache, a, install.Options{}, fetch.Limits{})
+	if removed := t1.Removed; err != nil || len(removed) != 1 || removed[0].SHA256 != tool.SHA256 || !slices.Equal(forgot, []string{b}) {
+		t.Errorf("Prune once root b is gone: removed %v, forgot %v, %v; want tool, and b forgotten", t1.Removed, forgot, err)
 	}
 	if roots, err := w.cache.Roots(); err != nil || !slices.Equal(roots, []string{a}) {
 		t.Errorf("roots after: %v, %v; want only %s", roots, err, a)
