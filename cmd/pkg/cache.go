@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/config"
 	"pkg/fetch"
 	"pkg/internal/units"
 	"pkg/txn"
@@ -34,11 +35,17 @@ func cacheCommand() *cli.Command {
 				if cache == nil {
 					return err
 				}
-				return cacheRemove(c, cache, func(fetch.Entry) bool { return false }, "")
+				t, err := cache.Trim(fetch.Limits{}, func(fetch.Entry) bool { return false })
+				sayRemoved(c, cache, t, err, "")
+				return err
 			},
 		}, {
-			Name:   "prune",
-			Usage:  "remove the cached packages no installed package uses",
+			Name:  "prune",
+			Usage: "remove the cached packages no installed package uses, within limits",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "older-than", Usage: "remove only those unused for longer than `DURATION` (30d, 12h; 0: all)"},
+				&cli.StringFlag{Name: "max-size", Usage: "remove the least recently used until the cache takes at most `SIZE` of disk (10GiB, 500MB; 0: all)"},
+			},
 			Action: cachePruneAction,
 		}},
 	}
@@ -87,6 +94,10 @@ func cachePruneAction(c *cli.Context) error {
 	if err := maxArgs(c, 0); err != nil {
 		return err
 	}
+	l, err := cacheLimits(c)
+	if err != nil {
+		return err
+	}
 	if err := rootExists(c); err != nil {
 		return err
 	}
@@ -97,14 +108,50 @@ func cachePruneAction(c *cli.Context) error {
 	if cache == nil {
 		return err
 	}
-	used, forgot, err := txn.Used(cache, c.String("root"), rootOptions(c))
+	t, forgot, err := txn.Prune(cache, c.String("root"), rootOptions(c), l)
 	for _, dir := range forgot {
 		note(c, "forgot root %s, which installed from this cache and is gone", dir)
 	}
-	if err != nil {
-		return err
+	why := " no installed package uses"
+	if l.OlderThan > 0 {
+		why += " and unused for " + units.Roughly(l.OlderThan)
 	}
-	return cacheRemove(c, cache, func(e fetch.Entry) bool { return used[e.SHA256] }, " no installed package uses")
+	if l.MaxSize > 0 {
+		why += ", the least recently used first"
+	}
+	sayRemoved(c, cache, t, err, why)
+	if err == nil && l.MaxSize > 0 && t.Size > l.MaxSize {
+		note(c, "the cache takes %s, over its limit of %s: the rest is what installed packages use", units.Size(t.Size), units.Size(l.MaxSize))
+	}
+	return err
+}
+
+// cacheLimits returns the limits of cache prune: each flag given, else the configuration's.
+// A flag of 0 lifts both limits: every entry no root uses goes.
+func cacheLimits(c *cli.Context) (fetch.Limits, error) {
+	cfg, err := config.Load(config.Files(c.String("root"))...)
+	if err != nil {
+		return fetch.Limits{}, err
+	}
+	l := fetch.Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
+	if c.IsSet("older-than") {
+		d, err := units.ParseDuration(c.String("older-than"))
+		if err != nil {
+			return l, usagef("cache prune --older-than: %v", err)
+		}
+		l.OlderThan = d
+	}
+	if c.IsSet("max-size") {
+		n, err := units.ParseSize(c.String("max-size"))
+		if err != nil {
+			return l, usagef("cache prune --max-size: %v", err)
+		}
+		l.MaxSize = n
+	}
+	if c.IsSet("older-than") && l.OlderThan == 0 || c.IsSet("max-size") && l.MaxSize == 0 {
+		return fetch.Limits{}, nil
+	}
+	return l, nil
 }
 
 // removingCache opens the cache to remove entries, as its only user, saying so if it must
@@ -130,21 +177,17 @@ func removingCache(c *cli.Context) (*fetch.Cache, error) {
 	return cache, nil
 }
 
-// cacheRemove removes the entries keep refuses and says how many and how much.
-func cacheRemove(c *cli.Context, cache *fetch.Cache, keep func(fetch.Entry) bool, why string) error {
-	removed, err := cache.Remove(keep)
-	var n int64
-	for _, e := range removed {
-		n += e.Size
+// sayRemoved says how many entries t removed and how much disk that freed, with the
+// leftovers of killed downloads it removes too, unless err came before any removal.
+func sayRemoved(c *cli.Context, cache *fetch.Cache, t fetch.Trimmed, err error, why string) {
+	if err != nil && len(t.Removed) == 0 {
+		return
 	}
-	if err == nil || len(removed) > 0 { // what was removed before the error, if anything
-		unfinished := ""
-		if u := cache.RemoveUnfinished(); u > 0 {
-			unfinished = ", and " + units.Size(u) + " that killed downloads left"
-		}
-		say(c, "removed %s%s, %s%s", units.Count(len(removed), "cached package"), why, units.Size(n), unfinished)
+	unfinished := ""
+	if u := cache.RemoveUnfinished(); u > 0 {
+		unfinished = ", and " + units.Size(u) + " that killed downloads left"
 	}
-	return err
+	say(c, "removed %s%s, %s%s", units.Count(len(t.Removed), "cached package"), why, units.Size(t.Freed), unfinished)
 }
 
 // cacheMissing reports, with a note, that the cache directory does not exist: the cache
