@@ -49,6 +49,7 @@ const entryMagic = "pkg-entry 1"
 //	                     boot is not known to be on disk (durable.go)
 //	index/<sha256 of the index's location>.json
 //	roots/               the roots that install from the cache (roots.go)
+//	last-prune           its mtime: when the cache was last pruned (LastPruned)
 //	tmp/                 files being written
 //	CACHEDIR.TAG         what makes the directory pkg's cache (layout.go)
 //
@@ -171,6 +172,25 @@ func (c *Cache) Exclusive(ctx context.Context, waiting func(pids []int)) error {
 			return err
 		}
 	}
+}
+
+// TryExclusive makes c the only user of the cache, as Exclusive does, if no other process
+// uses it now, and reports whether it did. Otherwise c holds its shared lock again, taken
+// anew: flock(2) drops it to try, so a prune that was waiting may have run in between.
+func (c *Cache) TryExclusive() (bool, error) {
+	switch err := flock(c.use, unix.LOCK_EX|unix.LOCK_NB); {
+	case err == nil:
+		c.only = true
+		return true, nil
+	case noFlock(err):
+		return true, nil
+	case !errors.Is(err, unix.EWOULDBLOCK):
+		return false, fmt.Errorf("fetch: lock cache %s: %w", c.dir, err)
+	}
+	if err := flock(c.use, unix.LOCK_SH); err != nil {
+		return false, fmt.Errorf("fetch: lock cache %s: %w", c.dir, err)
+	}
+	return false, nil
 }
 
 // lockers returns the pids of the other processes holding a flock of f, from /proc/locks,

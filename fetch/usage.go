@@ -1,10 +1,16 @@
 package fetch
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The cache's size, for its limits, is the disk its entries occupy, each block counted
@@ -168,3 +174,37 @@ func (c *Cache) Trim(l Limits, keep func(Entry) bool) (Trimmed, error) {
 	slices.SortStableFunc(t.Removed, func(a, b Entry) int { return a.Used.Compare(b.Used) })
 	return t, err
 }
+
+// pruneStamp is the file of the cache whose mtime is its last prune.
+const pruneStamp = "last-prune"
+
+// LastPruned returns when MarkPruned was last called on the cache; the zero time if never.
+func (c *Cache) LastPruned() (time.Time, error) {
+	var st unix.Stat_t
+	err := unix.Fstatat(int(c.use.Fd()), pruneStamp, &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return time.Time{}, nil
+	case err != nil:
+		return time.Time{}, &os.PathError{Op: "stat", Path: c.stampPath(), Err: err}
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return time.Time{}, notCache(c.dir, "%s is not a regular file", c.stampPath())
+	}
+	return time.Unix(st.Mtim.Unix()), nil
+}
+
+// MarkPruned records that the cache is pruned now.
+func (c *Cache) MarkPruned() error {
+	fd, err := unix.Openat(int(c.use.Fd()), pruneStamp, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err == nil {
+		now := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
+		err = unix.UtimesNanoAt(int(c.use.Fd()), pruneStamp, now, unix.AT_SYMLINK_NOFOLLOW)
+		unix.Close(fd)
+	}
+	if err != nil {
+		return fmt.Errorf("fetch: record the prune of the cache: %w", &fs.PathError{Op: "touch", Path: c.stampPath(), Err: err})
+	}
+	return nil
+}
+
+func (c *Cache) stampPath() string { return filepath.Join(c.dir, pruneStamp) }

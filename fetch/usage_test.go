@@ -189,3 +189,29 @@ func TestExclusiveWaitsForUsers(t *testing.T) {
 		t.Errorf("Trim once the other user is done: %+v, %v", got, err)
 	}
 }
+
+// TestTryExclusive: TryExclusive fails while another Cache is open, keeping a shared lock
+// (a third Cache cannot be exclusive either), and succeeds once c is the only user.
+func TestTryExclusive(t *testing.T) {
+	c := openCache(t)
+	other, err := OpenCache(c.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if only, err := c.TryExclusive(); only || err != nil {
+		t.Fatalf("TryExclusive with another user: %v, %v", only, err)
+	}
+	other.Close()
+	third, err := OpenCache(c.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	if only, err := third.TryExclusive(); only || err != nil {
+		t.Errorf("TryExclusive of a third Cache while the first is open: %v, %v; want false: the first keeps its shared lock", only, err)
+	}
+	third.Close()
+	if only, err := c.TryExclusive(); !only || err != nil {
+		t.Errorf("TryExclusive as the only user: %v, %v", only, err)
+	}
+}

@@ -154,6 +154,32 @@ func cacheLimits(c *cli.Context) (fetch.Limits, error) {
 	return l, nil
 }
 
+// growing are the commands that may add entries to the cache, after which autoPrune runs.
+var growing = map[string]bool{"install": true, "upgrade": true, "sync": true, "fetch": true, "run": true}
+
+// autoPrune prunes the cache the command used, when the configuration sets a limit and a
+// prune is due (txn.AutoPrune), saying what it removed, or why it could not, in one line.
+// c is the app's context, after the command, which has closed its root.
+func autoPrune(c *cli.Context, command string) {
+	caches, _ := c.App.Metadata["caches"].([]*fetch.Cache)
+	if !growing[command] || len(caches) == 0 || caches[0].ReadOnly {
+		return
+	}
+	cfg, err := config.Load(config.Files(c.String("root"))...)
+	if err != nil {
+		return // the command reading the configuration says so
+	}
+	l := fetch.Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
+	t, _, done, err := txn.AutoPrune(caches[0], c.String("root"), rootOptions(c), l)
+	switch {
+	case err != nil:
+		note(c, "the cache was not pruned: %v", err)
+	case done && len(t.Removed) > 0:
+		note(c, "pruned the cache to its configured limits: removed %s no installed package uses, %s; it takes %s",
+			units.Count(len(t.Removed), "cached package"), units.Size(t.Freed), units.Size(t.Size))
+	}
+}
+
 // removingCache opens the cache to remove entries, as its only user, saying so if it must
 // wait for others; it returns nil where there is no cache (cacheMissing notes it).
 func removingCache(c *cli.Context) (*fetch.Cache, error) {

@@ -329,3 +329,33 @@ func TestPruneWaitsForUsers(t *testing.T) {
 		t.Errorf("cache prune while another command uses the cache: exit %d, %q, %q", code, out.String(), stderr.String())
 	}
 }
+
+// TestAutoPrune: with a configured limit, the first fetch that finds a prune due (a day
+// after the last) prunes the cache, in one line; the next finds nothing due and says nothing.
+func TestAutoPrune(t *testing.T) {
+	e := agedEnv(t)
+	if err := os.WriteFile(filepath.Join(e.root, ".pkg", "config.toml"), []byte("[cache]\nolder-than = \"30d\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stamp := filepath.Join(e.cache, "last-prune")
+	if _, stderr := e.ok("fetch", "libgreet"); stderr != "" {
+		t.Errorf("first fetch with a limit: %q; want nothing said", stderr)
+	}
+	if _, err := os.Stat(stamp); err != nil {
+		t.Fatalf("the first command with a limit starts counting: %v", err)
+	}
+	was := time.Now().Add(-2 * 24 * time.Hour)
+	if err := os.Chtimes(stamp, was, was); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr := e.ok("fetch", "libgreet")
+	if want := "pkg: note: pruned the cache to its configured limits: removed 1 cached package no installed package uses, "; !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("fetch once a prune is due: %q; want one line %q...", stderr, want)
+	}
+	if got := e.cachedNames(); !slices.Equal(got, []string{"hello", "libgreet"}) {
+		t.Errorf("after the automatic prune: %v cached, want hello and libgreet", got)
+	}
+	if _, stderr := e.ok("fetch", "libgreet"); stderr != "" {
+		t.Errorf("fetch just after a prune: %q; want nothing said", stderr)
+	}
+}
