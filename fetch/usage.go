@@ -118,6 +118,10 @@ func allocated(path string) int64 {
 	return info.Size()
 }
 
+// DiskUsage returns the bytes of disk the entries es of the cache occupy, each block
+// counted once however many of them share it, as Trim counts them.
+func (c *Cache) DiskUsage(es []Entry) int64 { return c.usage(es).total }
+
 // Limits bound what the cache keeps of the entries nothing needs (Trim). Zero means no
 // limit of that kind.
 type Limits struct {

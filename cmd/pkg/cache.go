@@ -86,6 +86,8 @@ func cacheListAction(c *cli.Context) error {
 			units.Count(len(bad), "cached archive"), bad[0])
 	case len(es) == 0:
 		note(c, "nothing is cached in %s", c.String("cache"))
+	default:
+		note(c, "%s, %s of disk (a block several share counted once)", units.Count(len(es), "cached package"), units.Size(cache.DiskUsage(es)))
 	}
 	return nil
 }

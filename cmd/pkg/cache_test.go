@@ -359,3 +359,13 @@ func TestAutoPrune(t *testing.T) {
 		t.Errorf("fetch just after a prune: %q; want nothing said", stderr)
 	}
 }
+
+// TestCacheListDisk: cache list says the disk its entries take, as prune counts it.
+func TestCacheListDisk(t *testing.T) {
+	e := agedEnv(t)
+	out, stderr := e.ok("cache", "list")
+	if !strings.HasPrefix(stderr, "pkg: note: 3 cached packages, ") || !strings.HasSuffix(stderr, " KiB of disk (a block several share counted once)\n") ||
+		strings.Count(out, "\n") != 3 {
+		t.Errorf("cache list: %q, %q", out, stderr)
+	}
+}
