@@ -14,8 +14,8 @@ import (
 // Used returns the sha256s of the archives installed in the root at dir, if there is one,
 // and in the other roots the cache records as installing from it, reading each without its
 // lock. It forgets the roots that are gone, returning them, and fails for one it cannot
-// read: what that root uses is not known. Once no other process uses the cache (fetch.Cache.Exclusive), what
-// every root installed from it is in that root's database.
+// read: what that root uses is not known. Once no other process uses the cache
+// (fetch.Cache.Exclusive), what every root installed from it is in that root's database.
 func Used(cache *fetch.Cache, dir string, o install.Options) (used map[string]bool, forgot []string, err error) {
 	used = make(map[string]bool)
 	add := func(d *db.DB) error {
@@ -64,7 +64,7 @@ func Prune(cache *fetch.Cache, dir string, o install.Options, l fetch.Limits) (t
 	}
 	t, err = cache.Trim(l, func(e fetch.Entry) bool { return used[e.SHA256] })
 	if err == nil {
-		err = cache.MarkPruned()
+		cache.MarkPruned() // best effort: AutoPrune then waits a day
 	}
 	return t, forgot, err
 }
