@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -259,5 +260,37 @@ func BenchmarkMarkUsed(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// BenchmarkDiskUsage measures a cache of 100 entries of 8 members each, on XFS, as prune
+// and cache list do: one FIEMAP per tar (more for a tar of over 256 extents).
+func BenchmarkDiskUsage(b *testing.B) {
+	c, err := OpenCache(filepath.Join(testfs.Mount(b, "xfs"), "cache"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	dir := b.TempDir()
+	s := quick(b, dir)
+	for i := range 100 {
+		var files []file
+		for j := range 8 {
+			files = append(files, file{fmt.Sprintf("share/f%d", j), randomData(uint64(1000*i+j), 64<<10)})
+		}
+		archive := gzipped(b, makeTar(b, files))
+		p := entry(fmt.Sprintf("p%d", i), archive, files)
+		os.WriteFile(filepath.Join(dir, p.Archive), archive, 0o644)
+		if err := fetchOne(c, s, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	es, err := c.List()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		c.DiskUsage(es)
 	}
 }
