@@ -1,13 +1,13 @@
 package fetch
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -15,8 +15,8 @@ import (
 
 // The cache's size, for its limits, is the disk its entries occupy, each block counted
 // once however many entries share it (share.go dedupes the members versions have in
-// common): the physical ranges of the tars' extents (FIEMAP) are merged, as `btrfs
-// filesystem du` counts a set of files, and each index adds its own blocks. Where the
+// common): the physical ranges of the tars' extents (FIEMAP) are merged, and each index
+// adds its own blocks. Where the
 // filesystem does not say where data lie, a tar counts its allocated blocks alone, as du
 // does. Blocks a root's installed files share with a tar count as the cache's: removing the
 // entry would not free them, but an entry a root uses is never removed.
@@ -94,7 +94,7 @@ func (c *Cache) entryPlaces(sha string) ([]span, int64) {
 	if !ok {
 		return nil, alone + allocated(f.Name())
 	}
-	slices.SortFunc(places, func(a, b span) int { return int(a.from - b.from) })
+	slices.SortFunc(places, func(a, b span) int { return cmp.Compare(a.from, b.from) })
 	merged := places[:0]
 	for _, s := range places {
 		if n := len(merged); n > 0 && s.from <= merged[n-1].to {
@@ -108,14 +108,11 @@ func (c *Cache) entryPlaces(sha string) ([]span, int64) {
 
 // allocated returns the bytes of disk the file at path occupies, as du counts them.
 func allocated(path string) int64 {
-	info, err := os.Lstat(path)
-	if err != nil {
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) != nil {
 		return 0
 	}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return st.Blocks * 512
-	}
-	return info.Size()
+	return st.Blocks * 512
 }
 
 // DiskUsage returns the bytes of disk the entries es of the cache occupy, each block
@@ -158,7 +155,7 @@ func (c *Cache) Trim(l Limits, keep func(Entry) bool) (Trimmed, error) {
 	for _, i := range order {
 		e := es[i]
 		switch {
-		case l == Limits{}:
+		case l == Limits{}: // every one goes
 		case l.OlderThan > 0 && e.Used.Before(cut):
 		case l.MaxSize > 0 && u.total > l.MaxSize:
 		default:
