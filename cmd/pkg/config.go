@@ -78,10 +78,11 @@ func configured(r config.Repo) report.Repository {
 	return report.Repository{Name: r.Name, URLs: r.URLs, Keys: r.Keys, Priority: r.Priority, From: r.File}
 }
 
-// flagRepos returns the repositories of --repo, each [NAME=]LOCATION, or else of PKG_REPO.
+// flagRepos returns the repositories of --repo, each [NAME=]LOCATION, or else of PKG_REPO;
+// an empty --repo drops the ones before it.
 func flagRepos(c *cli.Context) ([]report.Repository, error) {
 	values, from := c.StringSlice("repo"), "--repo"
-	if len(values) == 0 && os.Getenv("PKG_REPO") != "" {
+	if !c.IsSet("repo") && os.Getenv("PKG_REPO") != "" { // --repo= overrides it with none
 		values, from = []string{os.Getenv("PKG_REPO")}, "PKG_REPO"
 	}
 	var out []report.Repository
@@ -94,7 +95,8 @@ func flagRepos(c *cli.Context) ([]report.Repository, error) {
 			if name != "" {
 				return nil, globalUsagef("%s %q: no location", from, v)
 			}
-			continue // --repo= names none, as PKG_REPO= does
+			out = nil // --repo= drops those before it, and PKG_REPO
+			continue
 		}
 		out = append(out, report.Repository{Name: name, URLs: []string{loc}, From: from})
 	}
@@ -105,7 +107,7 @@ func flagRepos(c *cli.Context) ([]report.Repository, error) {
 // uses, unless --repo or PKG_REPO says otherwise: each by its recorded name, URL and a
 // configured repository's of that name, if any.
 func useLockRepos(c *cli.Context, l *repo.Lock, path string) {
-	if len(c.StringSlice("repo")) > 0 || os.Getenv("PKG_REPO") != "" {
+	if c.IsSet("repo") || os.Getenv("PKG_REPO") != "" {
 		return
 	}
 	var rs []report.Repository
