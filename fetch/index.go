@@ -312,7 +312,7 @@ func (c *Cache) credentialedCopies(s *Source) (best *savedIndex, paths []string)
 	var bestVersion uint64
 	for _, e := range ents {
 		path := filepath.Join(dir, e.Name())
-		if path == own || !strings.HasSuffix(path, ".json") {
+		if path == own {
 			continue
 		}
 		saved, err := loadIndex(path)
