@@ -131,7 +131,8 @@ func (s *Source) readBelieved(ctx context.Context, c *Cache, saved *savedIndex, 
 		s.m.use(i)
 	}
 	if me := (mirrorErrors)(nil); errors.As(err, &me) {
-		// Each failure says whether it was the read or the index.
+		// Told as a failure to read, for the offline note: each mirror's error says what
+		// it was.
 		err = &readError{fmt.Errorf("repository %s: every mirror failed: %w", s.URL(), err)}
 	}
 	return fresh, ix, res, err

@@ -25,6 +25,9 @@ type mirrorServer struct {
 }
 
 func newMirrorServer(t *testing.T, files map[string][]byte) *mirrorServer {
+	if files == nil {
+		files = map[string][]byte{}
+	}
 	m := &mirrorServer{files: files, counts: map[string]int{}}
 	m.server = newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
 		m.mu.Lock()
@@ -49,6 +52,12 @@ func (m *mirrorServer) count(path string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.counts[path]
+}
+
+func (m *mirrorServer) answer(status int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.status = status
 }
 
 func (m *mirrorServer) set(path string, data []byte) {
@@ -109,7 +118,7 @@ func TestFailover(t *testing.T) {
 	index, sig := signedIndex(t, key, 2, time.Now().Add(time.Hour), p)
 	refused := refusedURL(t)
 	busy := newMirrorServer(t, nil)
-	busy.status = http.StatusServiceUnavailable
+	busy.answer(http.StatusServiceUnavailable)
 	good := newMirrorServer(t, map[string][]byte{"index.json": index, "index.json.sig": sig, p.Archive: archive})
 	open := cacheOpener(t)
 	c := open()
@@ -208,7 +217,7 @@ func TestFailoverRefusesIndex(t *testing.T) {
 			if _, _, err := c.VerifiedIndex(t.Context(), trusting(t, first.URL, trustedBy(key))); err != nil {
 				t.Fatal(err)
 			}
-			first.status = http.StatusBadGateway
+			first.answer(http.StatusBadGateway)
 
 			// The first URL is down, the next mirror serves a bad index, the last the
 			// one the cache holds.
@@ -227,7 +236,7 @@ func TestFailoverRefusesIndex(t *testing.T) {
 			}
 
 			// No mirror serves a good one: refused, naming the bad one.
-			good.status = http.StatusBadGateway
+			good.answer(http.StatusBadGateway)
 			_, _, err = open().VerifiedIndex(t.Context(), mirrored(t, &key, &notes{}, first.URL, bad.URL, good.URL))
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), "mirror "+bad.URL+"/: trust:") {
 				t.Errorf("VerifiedIndex: %v; want %v naming %s", err, tt.want, bad.URL)
@@ -284,7 +293,8 @@ func TestFailoverArchive(t *testing.T) {
 func TestFailoverEveryMirror(t *testing.T) {
 	a := newMirrorServer(t, nil)
 	b := newMirrorServer(t, nil)
-	a.status, b.status = http.StatusInternalServerError, http.StatusServiceUnavailable
+	a.answer(http.StatusInternalServerError)
+	b.answer(http.StatusServiceUnavailable)
 	c := openCache(t)
 	n := notes{}
 	s := mirrored(t, nil, &n, a.URL, b.URL)
@@ -302,6 +312,16 @@ func TestFailoverEveryMirror(t *testing.T) {
 		if _, err := c.readDown(m.URL + "/"); err != nil {
 			t.Errorf("no record of %s down: %v", m.URL, err)
 		}
+	}
+
+	// Once one serves again, its record goes.
+	b.set("index.json", writeIndex(t))
+	b.answer(0)
+	if _, _, err := c.VerifiedIndex(t.Context(), mirrored(t, nil, &notes{}, a.URL, b.URL)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.readDown(b.URL + "/"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("record of %s after it served: %v", b.URL, err)
 	}
 }
 

@@ -153,13 +153,18 @@ func (s *Source) indexLocation() string {
 	return filepath.Join(s.dir, "index.json")
 }
 
-// openArchive returns the bytes of p's archive, and where they come from.
+// openArchive returns the bytes of p's archive, and where they come from: an absolute
+// URL as it is, a path from the repository or, with mirrors, the first to serve it (c
+// keeps those found down, and may be nil).
 func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package) (io.ReadCloser, string, error) {
 	u, err := url.Parse(p.Archive)
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
 		d, err := s.openDownload(ctx, u, p.Size)
-		return d, u.Redacted(), err
+		if err != nil {
+			return nil, u.Redacted(), err
+		}
+		return d, u.Redacted(), nil
 	case err == nil && u.Scheme == "file": // a lockfile's URL; an index's archive cannot be one
 		return openLocal(ctx, u.Path)
 	case s.m != nil:
