@@ -33,11 +33,12 @@ import (
 //
 // What a mirror serves is believed as the first location's would be: an index of another
 // repository, older than one accepted before, badly signed, or unverified where a key is
-// trusted is refused naming the mirror, and the next mirror is asked. No mirror can make
-// pkg accept an index the first location could not serve, and the floor of what was
-// accepted before holds across them, so the index believed is never older than the newest
-// seen; a stale mirror, common since mirrors sync on a schedule, costs a request rather
-// than the command. Archives are checked against the index whichever mirror serves them.
+// trusted is refused naming the mirror, and the next mirror is asked, rather than the
+// command stopped as apt does: no mirror can make pkg accept an index the first location
+// could not serve, and the floor of what was accepted before holds across them, so a
+// hostile mirror can only withhold, and a stale one, common since mirrors sync on a
+// schedule, costs a request rather than the command. Archives are checked against the
+// index whichever mirror serves them.
 const downFor = 10 * time.Minute
 
 // mirrors are a Source's locations and what is known of which of them serve.
