@@ -265,7 +265,13 @@ func sourceOptions(c *cli.Context, retrying func(err error, wait time.Duration, 
 	if retrying == nil {
 		retrying = func(err error, wait time.Duration, attempt, max int) { noteRetry(c, nil, err, wait, attempt, max) }
 	}
-	return fetch.Options{Offline: c.Bool("offline"), Trust: policy, Retrying: retrying}, nil
+	return fetch.Options{Offline: c.Bool("offline"), Trust: policy, Retrying: retrying, Failover: func(to string, why error) { noteFailover(c, to, why) }}, nil
+}
+
+// noteFailover says, unless --quiet, that the mirror to served a request the mirrors
+// before it failed, and why they did.
+func noteFailover(c *cli.Context, to string, why error) {
+	noteAbove(c, nil, "%v; using %s", why, to)
 }
 
 // noteRetry says, unless --quiet, that a request or download is tried again and why: above
