@@ -46,10 +46,6 @@ var ErrUnreachable = errors.New("fetch: repository unreachable")
 type Options struct {
 	Offline bool         // never read the repository: indexes and archives come from the cache only
 	Trust   trust.Policy // which indexes of the repository to believe
-	// Mirrors are further URLs of the same repository, tried in order after the first;
-	// the repository's identity (its cached index, its trust pin) stays the first URL.
-	Mirrors []string
-
 	// Retrying, if not nil, is called before each wait to try a request or a download
 	// again, by several goroutines at once when several downloads run: err says why the
 	// last attempt failed and names the URL; attempt, of at most max, comes after wait.
