@@ -300,7 +300,7 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 	if ok, _ := c.cached(p); ok { // committed by the fetch that held the claim
 		return dst, nil
 	}
-	body, where, err := s.openArchive(ctx, p)
+	body, where, err := s.openArchive(ctx, c, p)
 	if err != nil {
 		return "", fmt.Errorf("fetch %s %s: %w", p.Name, p.Version, err)
 	}

@@ -82,6 +82,9 @@ type giveUpError struct {
 }
 
 func (e *giveUpError) Error() string {
+	if e.tries == 1 {
+		return e.err.Error()
+	}
 	return fmt.Sprintf("%v (gave up after %d attempts)", e.err, e.tries)
 }
 
@@ -234,15 +237,24 @@ func (s *Source) send(ctx context.Context, u *url.URL, h http.Header, answer tim
 	return resp, nil
 }
 
+// attempts is how many times a request is made before it fails: once when another mirror
+// follows, to ask that one at once (mirror.go).
+func (s *Source) attempts() int {
+	if s.next {
+		return 1
+	}
+	return s.tries
+}
+
 // retry calls try, again after a backoff while it fails in a way that may pass, at most
-// the source's tries times.
+// the source's attempts.
 func (s *Source) retry(ctx context.Context, try func() error) error {
 	for n := 1; ; n++ {
 		err := try()
 		switch {
 		case err == nil || !retryable(err) || ctx.Err() != nil:
 			return err
-		case n == s.tries:
+		case n >= s.attempts():
 			return &giveUpError{err, n}
 		}
 		if err := s.pause(ctx, err, n); err != nil {
@@ -345,10 +357,14 @@ type download struct {
 	err       error
 }
 
-// openDownload requests u and returns its body once the server has answered.
+// openDownload requests u, at most the source's attempts times, and returns its body
+// once the server has answered.
 func (s *Source) openDownload(ctx context.Context, u *url.URL, size int64) (*download, error) {
 	d := &download{s: s, ctx: ctx, u: u, size: size}
 	for d.body == nil && !d.done {
+		if d.fails >= s.attempts() {
+			return nil, &giveUpError{d.last, d.fails}
+		}
 		if err := d.connect(); err != nil {
 			return nil, err
 		}

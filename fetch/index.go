@@ -87,24 +87,12 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 			known = append(known, res.Record)
 		}
 	}
-	fresh, where, err := s.readIndex(ctx, saved)
-	if err != nil {
+	fresh, ix, res, err := s.readBelieved(ctx, c, saved, known)
+	if re := (*readError)(nil); errors.As(err, &re) {
 		if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrNoRepository) {
 			err = fmt.Errorf("%w%s", err, s.offlineNote(saved, path, known))
 		}
 		return nil, trust.Result{}, fmt.Errorf("fetch: %w", err)
-	}
-	ix, res, err := s.believe(fresh, where, s.policy, known)
-	if errors.Is(err, trust.ErrBadSignature) && sleep(ctx, s.backoffFor(1)) == nil {
-		// A publisher replaces index.json and index.json.sig one after the other, and a
-		// read between the two finds them apart: read both again once.
-		if again, w, err2 := s.readIndex(ctx, nil); err2 == nil {
-			fresh, where = again, w
-			ix, res, err = s.believe(fresh, where, s.policy, known)
-		}
-	}
-	if err == nil {
-		err = saved.pins(s, res)
 	}
 	if err != nil {
 		return nil, res, err
@@ -125,6 +113,58 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 	}
 	return ix, res, nil
 }
+
+// readBelieved reads the index from s, or from the first of its mirrors to serve one it
+// believes, and believes it.
+func (s *Source) readBelieved(ctx context.Context, c *Cache, saved *savedIndex, known []trust.Record) (*savedIndex, *repo.Index, trust.Result, error) {
+	if s.m == nil {
+		return s.readFrom(ctx, s, saved, known)
+	}
+	var fresh *savedIndex
+	var ix *repo.Index
+	var res trust.Result
+	i, err := s.failover(ctx, c, func(e *Source) (err error) {
+		fresh, ix, res, err = s.readFrom(ctx, e, saved, known)
+		return err
+	})
+	if err == nil {
+		s.m.use(i)
+	}
+	if me := (mirrorErrors)(nil); errors.As(err, &me) {
+		// Told as a failure to read, for the offline note: each mirror's error says what
+		// it was.
+		err = &readError{fmt.Errorf("repository %s: every mirror failed: %w", s.URL(), err)}
+	}
+	return fresh, ix, res, err
+}
+
+// readFrom reads the index from e, s or one of its mirrors, and believes it as s's. A
+// failure to read it is a *readError.
+func (s *Source) readFrom(ctx context.Context, e *Source, saved *savedIndex, known []trust.Record) (*savedIndex, *repo.Index, trust.Result, error) {
+	fresh, where, err := e.readIndex(ctx, saved)
+	if err != nil {
+		return nil, nil, trust.Result{}, &readError{err}
+	}
+	ix, res, err := s.believe(fresh, where, s.policy, known)
+	if errors.Is(err, trust.ErrBadSignature) && sleep(ctx, s.backoffFor(1)) == nil {
+		// A publisher replaces index.json and index.json.sig one after the other, and a
+		// read between the two finds them apart: read both again once.
+		if again, w, err2 := e.readIndex(ctx, nil); err2 == nil {
+			fresh, where = again, w
+			ix, res, err = s.believe(fresh, where, s.policy, known)
+		}
+	}
+	if err == nil {
+		err = saved.pins(s, res)
+	}
+	return fresh, ix, res, err
+}
+
+// readError is a failure to read an index, as opposed to one to believe it.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
 
 // NotKeptError is returned by VerifiedIndex, with the index, when the index passed but the
 // cache could not keep a copy of it (a full disk, say): --offline then has an older copy,

@@ -46,11 +46,19 @@ var ErrUnreachable = errors.New("fetch: repository unreachable")
 type Options struct {
 	Offline bool         // never read the repository: indexes and archives come from the cache only
 	Trust   trust.Policy // which indexes of the repository to believe
-
 	// Retrying, if not nil, is called before each wait to try a request or a download
 	// again, by several goroutines at once when several downloads run: err says why the
 	// last attempt failed and names the URL; attempt, of at most max, comes after wait.
 	Retrying func(err error, wait time.Duration, attempt, max int)
+
+	// Mirrors are further locations of the same repository, tried in order after the
+	// first when it cannot serve a request (mirror.go). The first stays the repository's
+	// identity: its copy in the cache, the keys trusted for it, its lock records.
+	Mirrors []string
+
+	// Failover, if not nil, is called when a request was served by the mirror to, after
+	// the mirrors before it failed: why wraps a *MirrorError for each, each said once.
+	Failover func(to string, why error)
 }
 
 // Source is a repository: a local directory, a file:// URL or an http(s):// URL of the
@@ -71,37 +79,63 @@ type Source struct {
 	window   time.Duration
 	indexMax time.Duration // longest wait for an index and its signature, retries included
 	retrying func(err error, wait time.Duration, attempt, max int)
+
+	m    *mirrors // nil without Options.Mirrors
+	next bool     // another mirror follows this one: a request gets one attempt
 }
 
-// NewSource parses a repository location. A location naming index.json itself is accepted.
+// NewSource parses a repository location, and its mirrors'. A location naming index.json
+// itself is accepted.
 func NewSource(location string, o Options) (*Source, error) {
 	s := &Source{loc: location, offline: o.Offline, policy: o.Trust, client: newClient(), tries: maxTries,
 		backoff: firstBackoff, answer: answerTimeout, idle: idleTimeout, minRate: minRate, window: rateWindow,
 		indexMax: indexTimeout, retrying: o.Retrying}
-	u, err := url.Parse(location)
+	first, err := parseLocation(location)
+	if err != nil {
+		return nil, err
+	}
+	s.dir, s.base = first.dir, first.base
+	if len(o.Mirrors) > 0 {
+		if s.m, err = newMirrors(first, o.Mirrors, o.Failover); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// location is where a Source reads from: a local directory or a remote one.
+type location struct {
+	loc  string
+	dir  string   // local repository directory, or ""
+	base *url.URL // remote repository directory, with a trailing slash, or nil
+}
+
+func parseLocation(loc string) (location, error) {
+	l := location{loc: loc}
+	u, err := url.Parse(loc)
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
 		u.Path = strings.TrimSuffix(u.Path, "index.json")
 		if !strings.HasSuffix(u.Path, "/") {
 			u.Path += "/"
 		}
-		s.base = u
+		l.base = u
 	case err == nil && u.Scheme == "file":
-		s.dir = u.Path
+		l.dir = u.Path
 	case err == nil && u.Scheme != "" && len(u.Scheme) > 1:
-		return nil, fmt.Errorf("fetch: repository %s: scheme %q is not supported (use a path, file://, http:// or https://)", location, u.Scheme)
+		return l, fmt.Errorf("fetch: repository %s: scheme %q is not supported (use a path, file://, http:// or https://)", loc, u.Scheme)
 	default:
-		s.dir = location
+		l.dir = loc
 	}
-	if s.dir != "" {
-		if filepath.Base(s.dir) == "index.json" {
-			s.dir = filepath.Dir(s.dir)
+	if l.dir != "" {
+		if filepath.Base(l.dir) == "index.json" {
+			l.dir = filepath.Dir(l.dir)
 		}
-		if s.dir, err = filepath.Abs(s.dir); err != nil {
-			return nil, fmt.Errorf("fetch: repository %s: %w", location, err)
+		if l.dir, err = filepath.Abs(l.dir); err != nil {
+			return l, fmt.Errorf("fetch: repository %s: %w", loc, err)
 		}
 	}
-	return s, nil
+	return l, nil
 }
 
 // String returns the location as given.
@@ -118,25 +152,50 @@ func (s *Source) indexLocation() string {
 	return filepath.Join(s.dir, "index.json")
 }
 
-// openArchive returns the bytes of p's archive, and where they come from.
-func (s *Source) openArchive(ctx context.Context, p repo.Package) (io.ReadCloser, string, error) {
+// openArchive returns the bytes of p's archive, and where they come from: an absolute
+// URL as it is, a path from the repository or, with mirrors, the first to serve it (c
+// keeps those found down, and may be nil).
+func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package) (io.ReadCloser, string, error) {
 	u, err := url.Parse(p.Archive)
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
+		d, err := s.openDownload(ctx, u, p.Size)
+		if err != nil {
+			return nil, u.Redacted(), err
+		}
+		return d, u.Redacted(), nil
 	case err == nil && u.Scheme == "file": // a lockfile's URL; an index's archive cannot be one
 		return openLocal(ctx, u.Path)
-	case s.base != nil:
-		u = s.base.JoinPath(p.Archive)
-		if rel, ok := strings.CutPrefix(u.Path, s.base.Path); !ok || !filepath.IsLocal(rel) {
-			return nil, u.Redacted(), fmt.Errorf("archive %s is not beneath the repository %s", p.Archive, s.URL())
+	case s.m != nil:
+		return s.openMirrored(ctx, c, p)
+	}
+	return s.openBeneath(ctx, p)
+}
+
+// openBeneath opens p's archive, named by a path relative to the repository.
+func (s *Source) openBeneath(ctx context.Context, p repo.Package) (io.ReadCloser, string, error) {
+	if s.base == nil {
+		if !filepath.IsLocal(filepath.FromSlash(p.Archive)) {
+			return nil, s.dir, &outsideError{p.Archive, s.dir}
 		}
-	case !filepath.IsLocal(filepath.FromSlash(p.Archive)):
-		return nil, s.dir, fmt.Errorf("archive %s is not beneath the repository %s", p.Archive, s.dir)
-	default:
 		return openLocal(ctx, filepath.Join(s.dir, filepath.FromSlash(p.Archive)))
 	}
+	u := s.base.JoinPath(p.Archive)
+	if rel, ok := strings.CutPrefix(u.Path, s.base.Path); !ok || !filepath.IsLocal(rel) {
+		return nil, u.Redacted(), &outsideError{p.Archive, s.URL()}
+	}
 	d, err := s.openDownload(ctx, u, p.Size)
-	return d, u.Redacted(), err
+	if err != nil {
+		return nil, u.Redacted(), err
+	}
+	return d, u.Redacted(), nil
+}
+
+// outsideError refuses an archive path that leads out of the repository.
+type outsideError struct{ archive, repo string }
+
+func (e *outsideError) Error() string {
+	return "archive " + e.archive + " is not beneath the repository " + e.repo
 }
 
 // openLocal opens the archive at path, to be read until ctx is done. Anything but a

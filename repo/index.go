@@ -67,6 +67,10 @@ type Package struct {
 	InstalledSize int64    `json:"installed_size,omitempty"`
 	Files         int      `json:"files,omitempty"`
 	Platform      string   `json:"platform,omitempty"` // GOOS-GOARCH it runs on; empty: any
+
+	// Repo names the repository the entry comes from in an index of several (Merge); ""
+	// in one repository's. It is not part of the index's JSON.
+	Repo string `json:"-"`
 }
 
 // Parse decodes and validates an index (format must be 1; unknown fields ignored).
@@ -254,7 +258,11 @@ func checkNumbers(p *Package) error {
 
 func checkLists(p *Package) error {
 	for _, d := range p.Depends {
-		if _, err := parseRequirement(d); err != nil {
+		r, err := parseRequirement(d)
+		if err == nil && r.Repo != "" { // repositories are named by the user's configuration, not the publisher
+			err = fmt.Errorf("requirement %q names a repository", d)
+		}
+		if err != nil {
 			return fmt.Errorf("package %s: depends: %v", p.id(), err)
 		}
 	}

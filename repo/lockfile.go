@@ -17,12 +17,15 @@ import (
 	"strings"
 )
 
-// lockFormat is the lockfile format this package writes for a lock of any platform, and
-// platformLockFormat that of a lock for some: a reader of format 1 would take every line
-// for its own platform. It reads both.
+// lockFormat is the lockfile format this package writes for a lock of one repository and
+// any platform, platformLockFormat that of a lock for some platforms (a reader of format 1
+// would take every line for its own platform), and reposLockFormat that of a lock of
+// several repositories, for any platform or some (a reader of 1 or 2 would fetch every
+// line from the first). It reads all three.
 const (
 	lockFormat         = 1
 	platformLockFormat = 2
+	reposLockFormat    = 3
 )
 
 // MaxLockSize bounds a lockfile read from anywhere.
@@ -37,8 +40,9 @@ const MaxLockSize = 16 << 20 // 16 MiB
 // with no Platform is the same for all of them, and a package whose resolution differs
 // by platform, or that only some need, has a line for each platform that needs it.
 type Lock struct {
-	Repo      string        // the repository resolved against, as an absolute URL
-	Index     *LockIndex    // the signed index resolved, when a trusted key verified it
+	Repo      string        // the repository resolved against, as an absolute URL; of several, the first
+	Index     *LockIndex    // the signed index of Repo resolved, when a trusted key verified it
+	Repos     []LockRepo    // of several repositories, each, highest priority first (Repo and Index the first's); else none
 	Platforms []string      // the platforms resolved for, sorted; none: any, the index naming none
 	Requires  []Requirement // what was requested, sorted and without duplicates
 	Packages  []Package     // the resolution, sorted by name and platform
@@ -53,6 +57,27 @@ type LockIndex struct {
 	Keys    []string `json:"keys"` // ids of the trusted keys that verified it
 }
 
+// LockRepo is one of the repositories a lock of several was resolved against. A package's
+// Repo names the one it comes from.
+type LockRepo struct {
+	Name  string     `json:"name"` // as the configuration, or the command line, named it
+	URL   string     `json:"url"`  // an absolute URL
+	Index *LockIndex `json:"index,omitempty"`
+}
+
+// Of returns the repository named name among l's, and whether l has it; a lock of one
+// repository has it under every name.
+func (l *Lock) Of(name string) (LockRepo, bool) {
+	if len(l.Repos) == 0 {
+		return LockRepo{URL: l.Repo, Index: l.Index}, true
+	}
+	i := slices.IndexFunc(l.Repos, func(r LockRepo) bool { return r.Name == name })
+	if i < 0 {
+		return LockRepo{}, false
+	}
+	return l.Repos[i], true
+}
+
 // lockFile is a Lock as JSON: the requirements and the packages one to a line, so that a
 // change to one shows as a change to one line.
 type lockFile struct {
@@ -61,6 +86,7 @@ type lockFile struct {
 	Inputs    string      `json:"inputs"`
 	Locked    string      `json:"locked,omitempty"` // digest of the packages; older lockfiles lack it
 	Index     *LockIndex  `json:"index,omitempty"`
+	Repos     []LockRepo  `json:"repos,omitempty"`
 	Platforms []string    `json:"platforms,omitempty"`
 	Requires  []string    `json:"requires"`
 	Packages  []lockEntry `json:"packages"`
@@ -78,6 +104,7 @@ type lockEntry struct {
 	InstalledSize int64    `json:"installed_size,omitempty"`
 	Files         int      `json:"files,omitempty"`
 	Platform      string   `json:"platform,omitempty"` // the one platform of the lock's this line is for
+	Repo          string   `json:"repo,omitempty"`     // in a lock of several repositories, the one it comes from
 }
 
 // NewLock returns the lock of pkgs, the resolution of reqs against the repository at
@@ -120,7 +147,7 @@ func NewLockFor(repoURL string, reqs []Requirement, byPlatform map[string][]Pack
 // locked is p as a lock's line for platform ("" for all of the lock's).
 func locked(p Package, platform string) Package {
 	q := Package{Name: p.Name, Version: p.Version, Archive: p.Archive, Size: p.Size, SHA256: p.SHA256,
-		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: platform}
+		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: platform, Repo: p.Repo}
 	normalize(&q)
 	return q
 }
@@ -151,13 +178,13 @@ func Inputs(reqs []Requirement) string {
 // entryOf is p as a lockfile line.
 func entryOf(p Package) lockEntry {
 	return lockEntry{Name: p.Name, Version: p.Version, URL: p.Archive, Size: p.Size, SHA256: p.SHA256,
-		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: p.Platform}
+		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: p.Platform, Repo: p.Repo}
 }
 
 // pkg is the package a lockfile line locks.
 func (e lockEntry) pkg() Package {
 	return Package{Name: e.Name, Version: e.Version, Archive: e.URL, Size: e.Size, SHA256: e.SHA256,
-		Depends: e.Depends, Bin: e.Bin, Lib: e.Lib, InstalledSize: e.InstalledSize, Files: e.Files, Platform: e.Platform}
+		Depends: e.Depends, Bin: e.Bin, Lib: e.Lib, InstalledSize: e.InstalledSize, Files: e.Files, Platform: e.Platform, Repo: e.Repo}
 }
 
 // digest returns what a lockfile records in "locked" for pkgs, sorted by name as a lock's
@@ -302,7 +329,10 @@ func (l *Lock) outdatedFor(ix *Index, platform string) error {
 // Encode writes l as the lockfile's JSON.
 func (l *Lock) Encode(w io.Writer) error {
 	lf := lockFile{Lockfile: lockFormat, Repo: l.Repo, Inputs: Inputs(l.Requires), Locked: digest(l.Packages)}
-	if len(l.Platforms) > 0 {
+	switch {
+	case len(l.Repos) > 0:
+		lf.Lockfile = reposLockFormat
+	case len(l.Platforms) > 0:
 		lf.Lockfile = platformLockFormat
 	}
 	for _, r := range l.Requires {
@@ -316,6 +346,9 @@ func (l *Lock) Encode(w io.Writer) error {
 		jsonText(lf.Repo), jsonText(lf.Inputs), jsonText(lf.Locked))
 	if l.Index != nil {
 		fmt.Fprintf(&b, "  \"index\": %s,\n", jsonText(l.Index))
+	}
+	if len(l.Repos) > 0 {
+		writeList(&b, "repos", l.Repos, ",")
 	}
 	if len(l.Platforms) > 0 {
 		fmt.Fprintf(&b, "  \"platforms\": %s,\n", jsonText(l.Platforms))
@@ -410,19 +443,22 @@ func parseLock(data []byte) (*Lock, error) {
 	if head.Lockfile == 0 {
 		return nil, errors.New(`not a lockfile: no "lockfile" format number`)
 	}
-	if head.Lockfile != lockFormat && head.Lockfile != platformLockFormat {
-		return nil, fmt.Errorf("format %d is not supported (this pkg reads formats %d and %d)", head.Lockfile, lockFormat, platformLockFormat)
+	if head.Lockfile < lockFormat || head.Lockfile > reposLockFormat {
+		return nil, fmt.Errorf("format %d is not supported (this pkg reads formats %d to %d)", head.Lockfile, lockFormat, reposLockFormat)
 	}
 	var lf lockFile
 	if err := json.Unmarshal(data, &lf); err != nil {
 		return nil, jsonError(data, err)
 	}
-	l := &Lock{Repo: lf.Repo, Index: lf.Index, Platforms: lf.Platforms}
+	l := &Lock{Repo: lf.Repo, Index: lf.Index, Repos: lf.Repos, Platforms: lf.Platforms}
 	if err := checkLockPlatforms(head.Lockfile, l.Platforms); err != nil {
 		return nil, err
 	}
-	if x := lf.Index; x != nil && (!validName(x.Name) || x.Version == 0 || x.Version > maxIndexVersion || len(x.Keys) == 0) {
-		return nil, fmt.Errorf("index %s: want the name, version (1 to %d) and key ids of a signed index", jsonText(x), uint64(maxIndexVersion))
+	if err := checkLockIndex(lf.Index); err != nil {
+		return nil, err
+	}
+	if err := checkLockRepos(head.Lockfile, l); err != nil {
+		return nil, err
 	}
 	for _, s := range lf.Requires {
 		r, err := parseRequirement(s)
@@ -443,6 +479,9 @@ func parseLock(data []byte) (*Lock, error) {
 		if err := checkLine(l, p); err != nil {
 			return nil, fmt.Errorf("packages[%d]: %v", i, err)
 		}
+		if _, ok := l.Of(p.Repo); !ok || len(l.Repos) == 0 && p.Repo != "" {
+			return nil, fmt.Errorf("packages[%d]: %s %s: repo %q is not one of the lockfile's repos", i, p.Name, p.Version, p.Repo)
+		}
 		l.Packages = append(l.Packages, p)
 	}
 	if lf.Locked != "" {
@@ -453,12 +492,48 @@ func parseLock(data []byte) (*Lock, error) {
 	return l, nil
 }
 
+func checkLockIndex(x *LockIndex) error {
+	if x != nil && (!validName(x.Name) || x.Version == 0 || x.Version > maxIndexVersion || len(x.Keys) == 0) {
+		return fmt.Errorf("index %s: want the name, version (1 to %d) and key ids of a signed index", jsonText(x), uint64(maxIndexVersion))
+	}
+	return nil
+}
+
+// checkLockRepos checks the repos of l, a lockfile of the given format: for format 3,
+// two or more, each named once, the first being l's repo and index.
+func checkLockRepos(format int, l *Lock) error {
+	switch {
+	case format == reposLockFormat && len(l.Repos) < 2:
+		return fmt.Errorf("format %d names fewer than two repos", format)
+	case format != reposLockFormat && len(l.Repos) > 0:
+		return fmt.Errorf("format %d may not name repos (format %d does)", format, reposLockFormat)
+	case len(l.Repos) == 0:
+		return nil
+	case l.Repos[0].URL != l.Repo || jsonText(l.Repos[0].Index) != jsonText(l.Index):
+		return errors.New("repo and index are not those of the first of its repos")
+	}
+	for i, r := range l.Repos {
+		switch {
+		case !validName(r.Name):
+			return fmt.Errorf("repos[%d]: %v", i, badRepoName(r.Name))
+		case !validLockURL(strings.TrimSuffix(r.URL, "/")):
+			return fmt.Errorf("repos[%d]: url %q is not an absolute http, https or file URL", i, r.URL)
+		case slices.ContainsFunc(l.Repos[:i], func(q LockRepo) bool { return q.Name == r.Name }):
+			return fmt.Errorf("repos[%d]: %s is listed twice", i, r.Name)
+		}
+		if err := checkLockIndex(r.Index); err != nil {
+			return fmt.Errorf("repos[%d]: %v", i, err)
+		}
+	}
+	return nil
+}
+
 // checkLockPlatforms checks the platforms of a lockfile of the given format.
 func checkLockPlatforms(format int, platforms []string) error {
 	switch {
 	case format == platformLockFormat && len(platforms) == 0:
 		return fmt.Errorf("format %d names no platforms", format)
-	case format != platformLockFormat && len(platforms) > 0:
+	case format == lockFormat && len(platforms) > 0:
 		return fmt.Errorf("format %d may not name platforms (format %d does)", format, platformLockFormat)
 	}
 	for i, s := range platforms {

@@ -12,6 +12,7 @@ const maxNameLen = 128 // bytes
 type Requirement struct {
 	Name        string
 	Constraints []Constraint
+	Repo        string // the repository it pins the name to, as "team/jq" pins jq to team; "" for any
 }
 
 // Constraint bounds a version: Op is one of "=", "!=", "<", "<=", ">", ">=", and the
@@ -30,7 +31,8 @@ var ops = []string{">=", "<=", "!=", "=", "<", ">"}
 
 // ParseRequirement parses "name", or a name followed by comma-joined constraints
 // ("jq=1.7", "jq>=1.6,<2"), or "name@V", for V and the versions that extend it
-// (Constraint).
+// (Constraint), each optionally after "REPO/" to pin the name to the repository REPO
+// ("team/jq@1.7"): neither names nor versions hold a "/" before the constraints.
 // No spaces are allowed.
 func ParseRequirement(s string) (Requirement, error) {
 	r, err := parseRequirement(s)
@@ -46,6 +48,12 @@ func parseRequirement(s string) (Requirement, error) {
 		i = len(s)
 	}
 	r := Requirement{Name: s[:i]}
+	if repo, name, ok := strings.Cut(r.Name, "/"); ok {
+		if !validName(repo) {
+			return Requirement{}, fmt.Errorf("requirement %q: bad repository name %q (want [a-z0-9][a-z0-9._+-]*)", s, repo)
+		}
+		r.Repo, r.Name = repo, name
+	}
 	if !validName(r.Name) {
 		return Requirement{}, fmt.Errorf("requirement %q: %v", s, badName(r.Name))
 	}
@@ -172,6 +180,9 @@ func (r Requirement) welcomes() []string {
 // String returns r in the form ParseRequirement reads, as in "jq>=1.6,<2" or "jq@1.7".
 func (r Requirement) String() string {
 	var b strings.Builder
+	if r.Repo != "" {
+		b.WriteString(r.Repo + "/")
+	}
 	b.WriteString(r.Name)
 	for i, c := range r.Constraints {
 		if i > 0 {

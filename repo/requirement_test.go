@@ -12,20 +12,23 @@ func TestParseRequirement(t *testing.T) {
 		want Requirement
 	}{
 		{"jq", Requirement{Name: "jq"}},
-		{"jq=1.7", Requirement{"jq", []Constraint{{"=", "1.7"}}}},
-		{"jq@1.7.1", Requirement{"jq", []Constraint{{"@", "1.7.1"}}}},
-		{"jq@2", Requirement{"jq", []Constraint{{"@", "2"}}}},
-		{"jq@1.7-rc1", Requirement{"jq", []Constraint{{"@", "1.7-rc1"}}}},
-		{"jq@v1.7", Requirement{"jq", []Constraint{{"@", "v1.7"}}}},
-		{"util-linux=2:2.39.5-0+deb12u3", Requirement{"util-linux", []Constraint{{"=", "2:2.39.5-0+deb12u3"}}}},
-		{"jq>=1.0_beta", Requirement{"jq", []Constraint{{">=", "1.0_beta"}}}},
-		{"jq>=1.6", Requirement{"jq", []Constraint{{">=", "1.6"}}}},
-		{"jq<2", Requirement{"jq", []Constraint{{"<", "2"}}}},
-		{"jq>=1.6,<2", Requirement{"jq", []Constraint{{">=", "1.6"}, {"<", "2"}}}},
-		{"jq<=1.6,>1,!=1.5", Requirement{"jq", []Constraint{{"<=", "1.6"}, {">", "1"}, {"!=", "1.5"}}}},
+		{"jq=1.7", Requirement{Name: "jq", Constraints: []Constraint{{"=", "1.7"}}}},
+		{"jq@1.7.1", Requirement{Name: "jq", Constraints: []Constraint{{"@", "1.7.1"}}}},
+		{"jq@2", Requirement{Name: "jq", Constraints: []Constraint{{"@", "2"}}}},
+		{"jq@1.7-rc1", Requirement{Name: "jq", Constraints: []Constraint{{"@", "1.7-rc1"}}}},
+		{"jq@v1.7", Requirement{Name: "jq", Constraints: []Constraint{{"@", "v1.7"}}}},
+		{"util-linux=2:2.39.5-0+deb12u3", Requirement{Name: "util-linux", Constraints: []Constraint{{"=", "2:2.39.5-0+deb12u3"}}}},
+		{"jq>=1.0_beta", Requirement{Name: "jq", Constraints: []Constraint{{">=", "1.0_beta"}}}},
+		{"jq>=1.6", Requirement{Name: "jq", Constraints: []Constraint{{">=", "1.6"}}}},
+		{"jq<2", Requirement{Name: "jq", Constraints: []Constraint{{"<", "2"}}}},
+		{"jq>=1.6,<2", Requirement{Name: "jq", Constraints: []Constraint{{">=", "1.6"}, {"<", "2"}}}},
+		{"jq<=1.6,>1,!=1.5", Requirement{Name: "jq", Constraints: []Constraint{{"<=", "1.6"}, {">", "1"}, {"!=", "1.5"}}}},
 		{"libssl1.1+x-dev", Requirement{Name: "libssl1.1+x-dev"}},
-		{"g++>=13-rc1", Requirement{"g++", []Constraint{{">=", "13-rc1"}}}},
+		{"g++>=13-rc1", Requirement{Name: "g++", Constraints: []Constraint{{">=", "13-rc1"}}}},
 		{"python3.12", Requirement{Name: "python3.12"}},
+		{"team/jq", Requirement{Name: "jq", Repo: "team"}},
+		{"team/jq@1.7", Requirement{Name: "jq", Repo: "team", Constraints: []Constraint{{"@", "1.7"}}}},
+		{"my.repo/jq>=1,<2", Requirement{Name: "jq", Repo: "my.repo", Constraints: []Constraint{{">=", "1"}, {"<", "2"}}}},
 	}
 	for _, tt := range tests {
 		got, err := ParseRequirement(tt.in)
@@ -39,6 +42,7 @@ func TestParseRequirementRefuses(t *testing.T) {
 	tests := []string{
 		"", "JQ", "Jq>=1", "jq>=", "jq@", "jq=", ">=1", "@1", "jq>=1,", "jq>=1,,<2", "jq>=1,jq<2",
 		"jq==1", "jq=>1", "jq!1", "jq>=V1", "jq>=1:", "jq=a:1", "jq >=1", "jq@1,<2", "jq@1,", "jq>=1,@2", "jq@@1", "jq@>=1", "jq>=1.0 ", "_jq",
+		"/jq", "team/", "Team/jq", "a/b/jq", "team/jq/x", "jq@1/2", "jq>=1/2",
 		strings.Repeat("a", 129), "jq=1" + strings.Repeat("0", 64),
 	}
 	for _, in := range tests {

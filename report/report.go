@@ -26,6 +26,7 @@ const (
 	OutdatedSchema = "pkg.outdated/1"
 	WhySchema      = "pkg.why/1"
 	VerifySchema   = "pkg.verify/1"
+	ReposSchema    = "pkg.repos/1"
 )
 
 // List is what is installed in a root (docs/json/list.md).
@@ -235,4 +236,38 @@ func Write(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// Repos is pkg repo list --json: the repositories a command uses, in the order names
+// resolve from them.
+type Repos struct {
+	Schema string       `json:"schema"`
+	Repos  []Repository `json:"repos"`
+}
+
+// Repository is one repository in effect and where it was given.
+type Repository struct {
+	Name     string   `json:"name"`
+	URLs     []string `json:"urls"`     // the repository, then its mirrors
+	Keys     []string `json:"keys"`     // trusted for it alone, as given
+	Priority int      `json:"priority"` // the configuration's; 0 for one given otherwise
+	From     string   `json:"from"`     // "--repo", "PKG_REPO", a configuration file, or a lockfile
+}
+
+// NewRepos returns the report of repos, in their order.
+func NewRepos(repos []Repository) Repos {
+	r := Repos{Schema: ReposSchema, Repos: make([]Repository, 0, len(repos))}
+	for _, x := range repos {
+		x.URLs = nonNil(x.URLs)
+		x.Keys = nonNil(x.Keys)
+		r.Repos = append(r.Repos, x)
+	}
+	return r
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -50,6 +50,9 @@ func TestJSON(t *testing.T) {
 		{"verify", NewVerify(1, 2, []install.Problem{{Package: "app", Version: "1.0", Path: "bin/app", Kind: "modified", What: "content"}}),
 			`{"schema":"pkg.verify/1","packages":1,"files":2,"problems":[{"package":"app","version":"1.0","path":"bin/app","kind":"modified","what":"content"}]}`},
 		{"verify", NewVerify(0, 0, nil), `{"schema":"pkg.verify/1","packages":0,"files":0,"problems":[]}`},
+		{"repos", NewRepos([]Repository{{Name: "team", URLs: []string{"https://a/team/", "https://b/team/"}, Keys: []string{"pkg-ed25519:k"}, Priority: 20, From: "/etc/pkg/config.toml"}, {Name: "x", URLs: []string{"file:///srv/x/"}, From: "--repo"}}),
+			`{"schema":"pkg.repos/1","repos":[{"name":"team","urls":["https://a/team/","https://b/team/"],"keys":["pkg-ed25519:k"],"priority":20,"from":"/etc/pkg/config.toml"},{"name":"x","urls":["file:///srv/x/"],"keys":[],"priority":0,"from":"--repo"}]}`},
+		{"repos", NewRepos(nil), `{"schema":"pkg.repos/1","repos":[]}`},
 	}
 	for _, tt := range tests {
 		var b strings.Builder
@@ -76,7 +79,7 @@ func TestJSON(t *testing.T) {
 func TestDocumentedFields(t *testing.T) {
 	for doc, v := range map[string][]any{
 		"list": {List{}, Installed{}}, "info": {Info{}}, "search": {Search{}, Found{}}, "files": {Files{}, File{}},
-		"outdated": {Outdated{}, OutdatedEntry{}}, "why": {Why{}}, "verify": {Verify{}, Problem{}},
+		"outdated": {Outdated{}, OutdatedEntry{}}, "why": {Why{}}, "verify": {Verify{}, Problem{}}, "repos": {Repos{}, Repository{}},
 	} {
 		text, err := os.ReadFile(filepath.Join("..", "docs", "json", doc+".md"))
 		if err != nil {

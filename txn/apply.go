@@ -46,8 +46,10 @@ func (p *Plan) Apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 	if err := ctx.Err(); err != nil { // interrupted while waiting for the root
 		return nil, err
 	}
-	if err := Accept(root, p.index); err != nil {
-		return nil, err
+	for _, res := range p.indexes {
+		if err := Accept(root, res); err != nil {
+			return nil, err
+		}
 	}
 	staged := make([]*install.Staged, len(p.install))
 	if f != nil && f.Offline {

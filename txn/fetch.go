@@ -43,9 +43,10 @@ type Fetched struct {
 	Err     error         // why the fetch failed, or nil
 }
 
-// Fetcher fetches packages from Source into Cache, Jobs at once.
+// Fetcher fetches packages from their repository's source into Cache, Jobs at once.
 type Fetcher struct {
-	Source   *fetch.Source
+	Source   *fetch.Source            // of the packages of a repository Sources does not name
+	Sources  map[string]*fetch.Source // by repository name (Package.Repo), as Index.Sources gives them
 	Cache    *fetch.Cache
 	Jobs     int
 	Offline  bool
@@ -128,7 +129,7 @@ func (f *Fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 			if obs != nil {
 				obs.Fetched(Fetched{Package: p, How: Cached})
 			}
-			return f.Cache.Fetch(ctx, f.Source, p, nil)
+			return f.Cache.Fetch(ctx, f.source(p), p, nil)
 		}
 		if f.Offline {
 			return "", fmt.Errorf("%w; %w, so it is not fetched again", err, fetch.ErrOffline)
@@ -142,7 +143,7 @@ func (f *Fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 		progress.w = obs.Fetching(p)
 	}
 	start := time.Now()
-	tar, err := f.Cache.Fetch(ctx, f.Source, p, progress)
+	tar, err := f.Cache.Fetch(ctx, f.source(p), p, progress)
 	ev := Fetched{Package: p, How: Downloaded, Elapsed: time.Since(start), Err: err}
 	if _, ok := f.waited.Load(p.SHA256); ok && err == nil && progress.n == 0 {
 		ev.How = ByOther
@@ -151,6 +152,14 @@ func (f *Fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 		obs.Fetched(ev)
 	}
 	return tar, err
+}
+
+// source returns the source of p's repository.
+func (f *Fetcher) source(p repo.Package) *fetch.Source {
+	if s := f.Sources[p.Repo]; s != nil {
+		return s
+	}
+	return f.Source
 }
 
 // counter counts the bytes written through it to w, if any.

@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -41,16 +42,56 @@ func CheckLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
 	return nil
 }
 
+// CheckLockIndexes is CheckLockIndex for each signed repository of old, the lockfile at
+// path, against the repositories of l, its replacement: the one of the same URL or, else,
+// of an index of the same name. A signed repository of old that l does not have is
+// refused as unverified, since its packages would come from another.
+func CheckLockIndexes(old, l *repo.Lock, path string) error {
+	if old == nil {
+		return nil
+	}
+	if len(old.Repos) == 0 && len(l.Repos) == 0 {
+		return CheckLockIndex(old, l.Index, path)
+	}
+	now := lockRepos(l)
+	for _, o := range lockRepos(old) {
+		if o.Index == nil {
+			continue
+		}
+		i := slices.IndexFunc(now, func(n repo.LockRepo) bool { return n.URL == o.URL })
+		if i < 0 {
+			i = slices.IndexFunc(now, func(n repo.LockRepo) bool { return n.Index != nil && n.Index.Name == o.Index.Name })
+		}
+		var x *repo.LockIndex
+		if i >= 0 {
+			x = now[i].Index
+		}
+		if err := CheckLockIndex(&repo.Lock{Repo: o.URL, Index: o.Index}, x, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockRepos returns the repositories of l: its Repos, or the one it names.
+func lockRepos(l *repo.Lock) []repo.LockRepo {
+	if len(l.Repos) > 0 {
+		return l.Repos
+	}
+	return []repo.LockRepo{{URL: l.Repo, Index: l.Index}}
+}
+
 // CheckLockSigned checks, when p requires signatures or trusts a key, or pin (the root's
-// record of the repository, if not nil) pinned it, that the lockfile l at path says it was
-// made from an index a key trusted here verified: a sync reads no index. The lockfile's
+// record of the repository, if not nil) pinned it, that the lockfile at path says it was
+// made from an index a key trusted here verified (x, nil if it says none): a sync reads
+// no index. The lockfile's
 // word is all there is, so this guards against a mistake (a lockfile made without the
 // key), not against an edit. A lockfile that says nothing is refused where signatures are
 // required, and reported as unrecorded otherwise.
 //
 // The repository is the one at location, which a sync installs from, and pin the root's
 // record of it, read from the root at dir without its lock.
-func CheckLockSigned(l *repo.Lock, path string, p trust.Policy, dir string, o install.Options, location string) (unrecorded bool, err error) {
+func CheckLockSigned(x *repo.LockIndex, path string, p trust.Policy, dir string, o install.Options, location string) (unrecorded bool, err error) {
 	src, err := fetch.NewSource(location, fetch.Options{})
 	if err != nil {
 		return false, err
@@ -67,7 +108,7 @@ func CheckLockSigned(l *repo.Lock, path string, p trust.Policy, dir string, o in
 	if !p.RequireSigned && len(p.Keys) == 0 {
 		return false, nil
 	}
-	if l.Index == nil {
+	if x == nil {
 		if pin != nil {
 			return false, fmt.Errorf("%s does not say it was made from a verified index, and root %s pinned repository %s%s: lock it again with the publisher's key",
 				path, dir, pin.Name, PinnedKeys(*pin))
@@ -78,22 +119,26 @@ func CheckLockSigned(l *repo.Lock, path string, p trust.Policy, dir string, o in
 		return true, nil
 	}
 	for _, k := range p.Keys {
-		if slices.Contains(l.Index.Keys, k.ID()) && (k.Repo == "" || k.Repo == l.Index.Name) {
+		if slices.Contains(x.Keys, k.ID()) && (k.Repo == "" || k.Repo == x.Name) {
 			return false, nil
 		}
 	}
 	return false, fmt.Errorf("%s was made from an index of repository %s verified by key %s, none of which is trusted here: trust one of them too (--trusted-key), or lock again with a key trusted here",
-		path, l.Index.Name, strings.Join(l.Index.Keys, ", "))
+		path, x.Name, strings.Join(x.Keys, ", "))
 }
 
 // CheckFrozen refuses the lockfile l at path unless ix, the repository's index now, is no
 // older than the one l was made from (CheckLockIndex) and still resolves l's requirements
 // to its packages.
 func CheckFrozen(l *repo.Lock, ix *Index, path string) error {
-	if err := CheckLockIndex(l, LockIndex(ix.Trust), path); err != nil {
+	if err := CheckLockIndexes(l, &repo.Lock{Repo: ix.Source.URL(), Index: LockIndex(ix.Trust), Repos: ix.lockRepos()}, path); err != nil {
 		return err
 	}
-	if err := l.Outdated(ix.Index); err != nil {
+	in, err := ix.For(l.Requires)
+	if err != nil {
+		return err
+	}
+	if err := l.Outdated(in); err != nil {
 		return fmt.Errorf("%s: %w (run 'pkg lock -o %s' to update it)", path, err, path)
 	}
 	return nil
@@ -118,13 +163,18 @@ func Lock(old *repo.Lock, ix *Index, reqs []repo.Requirement, path string, platf
 	if len(each) == 0 {
 		each = []string{""} // ix's target: this machine's, which an index without platforms never changes
 	}
+	in, err := ix.For(reqs)
+	if err != nil {
+		return nil, &UnresolvedError{ix.About(err)}
+	}
+	sources := ix.Sources()
 	for _, p := range each {
-		pkgs, err := old.Resolve(ix.ForPlatform(p), reqs)
+		pkgs, err := old.Resolve(in.ForPlatform(p), reqs)
 		if err != nil {
 			return nil, &UnresolvedError{ix.About(err)}
 		}
 		for i := range pkgs {
-			pkgs[i].Archive = ix.Source.ArchiveURL(pkgs[i])
+			pkgs[i].Archive = sources[pkgs[i].Repo].ArchiveURL(pkgs[i])
 		}
 		by[p] = pkgs
 	}
@@ -132,11 +182,23 @@ func Lock(old *repo.Lock, ix *Index, reqs []repo.Requirement, path string, platf
 	if len(platforms) == 0 {
 		l = repo.NewLock(ix.Source.URL(), reqs, by[""])
 	}
-	l.Index = LockIndex(ix.Trust)
-	if err := CheckLockIndex(old, l.Index, path); err != nil {
+	l.Index, l.Repos = LockIndex(ix.Trust), ix.lockRepos()
+	if err := CheckLockIndexes(old, l, path); err != nil {
 		return nil, err
 	}
 	return l, nil
+}
+
+// lockRepos is what a lockfile records of the repositories of ix: nothing for one.
+func (ix *Index) lockRepos() []repo.LockRepo {
+	if ix.repos == nil {
+		return nil
+	}
+	var rs []repo.LockRepo
+	for _, r := range ix.repos {
+		rs = append(rs, repo.LockRepo{Name: r.Name, URL: r.Source.URL(), Index: LockIndex(r.Trust)})
+	}
+	return rs
 }
 
 // UnresolvedError is requirements to lock that the index cannot meet.
@@ -152,6 +214,9 @@ func LockChanges(old, l *repo.Lock) []string {
 	var lines []string
 	if old != nil && old.Repo != l.Repo {
 		lines = append(lines, fmt.Sprintf("repository %s (was %s)", l.Repo, old.Repo))
+	}
+	if old != nil && repoNames(old) != repoNames(l) && len(l.Repos) > 0 {
+		lines = append(lines, fmt.Sprintf("repositories %s (was %s)", repoNames(l), cmp.Or(repoNames(old), old.Repo)))
 	}
 	switch {
 	case old == nil || l.Index == nil:
@@ -195,4 +260,13 @@ func forPlatform(p repo.Package) string {
 		return ""
 	}
 	return " for " + p.Platform
+}
+
+// repoNames lists the repositories of a lock of several, "team, stable", or is "".
+func repoNames(l *repo.Lock) string {
+	var s []string
+	for _, r := range l.Repos {
+		s = append(s, r.Name)
+	}
+	return strings.Join(s, ", ")
 }

@@ -56,10 +56,10 @@ type Plan struct {
 
 	install []repo.Package
 	remove  []string
-	index   trust.Result // accepted into the root before anything of it is installed
-	before  []db.Package // the root's records the plan was made from
-	again   bool         // a reinstall
-	locked  bool         // from a lockfile: its sha256s, not the index's
+	indexes []trust.Result // accepted into the root before anything of them is installed
+	before  []db.Package   // the root's records the plan was made from
+	again   bool           // a reinstall
+	locked  bool           // from a lockfile: its sha256s, not the index's
 	why     func(name string) string
 }
 
@@ -186,7 +186,7 @@ func InstallPlan(root string, ix *Index, before []db.Package, reqs []repo.Requir
 	if err != nil {
 		return nil, ix.About(err)
 	}
-	p := &Plan{Root: root, index: ix.Trust, before: before, why: reasons(append(pkgs, Installed(before)...), names(reqs), "")}
+	p := &Plan{Root: root, indexes: ix.results(), before: before, why: reasons(append(pkgs, Installed(before)...), names(reqs), "")}
 	for _, pk := range pkgs {
 		if !installed(before, pk) {
 			p.install = append(p.install, pk)
@@ -200,7 +200,7 @@ func InstallPlan(root string, ix *Index, before []db.Package, reqs []repo.Requir
 // ReinstallPlan is the plan of installing again the installed packages named: the same
 // version and archive, as the index has them, so that nothing changes but their files.
 func ReinstallPlan(root string, ix *Index, before []db.Package, names []string, cache *fetch.Cache) (*Plan, error) {
-	p := &Plan{Root: root, index: ix.Trust, before: before, again: true, why: reasons(nil, names, "")}
+	p := &Plan{Root: root, indexes: ix.results(), before: before, again: true, why: reasons(nil, names, "")}
 	for _, name := range names {
 		if slices.ContainsFunc(p.install, func(q repo.Package) bool { return q.Name == name }) {
 			continue // named twice
@@ -244,7 +244,7 @@ func UpgradePlan(root string, ix *Index, before []db.Package, names []string, ca
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Root: root, index: ix.Trust, before: before, why: reasons(pkgs, names, "upgrade")}
+	p := &Plan{Root: root, indexes: ix.results(), before: before, why: reasons(pkgs, names, "upgrade")}
 	for _, pk := range pkgs {
 		if !installed(before, pk) {
 			p.install = append(p.install, pk)
@@ -293,10 +293,18 @@ func SyncPlan(root *install.Root, l *repo.Lock, keepExtra bool, cache *fetch.Cac
 	return p.fill(cache), kept, nil
 }
 
-// Relocate makes the plan fetch each archive of a lockfile made from the repository at
-// from through src (a mirror, or the same repository with its credentials).
-func (p *Plan) Relocate(src *fetch.Source, from string) error {
+// Relocate makes the plan fetch each archive of the lockfile l through the source of its
+// repository in sources, by name ("" for a lock of one): a mirror, or the same repository
+// with its credentials. A package whose repository has no source there keeps its URL.
+func (p *Plan) Relocate(l *repo.Lock, sources map[string]*fetch.Source) error {
 	for i, pk := range p.install {
+		src, from, ok := sources[pk.Repo], "", false
+		if r, in := l.Of(pk.Repo); in {
+			from, ok = r.URL, src != nil
+		}
+		if !ok {
+			continue
+		}
 		var err error
 		if p.install[i], err = src.Relocate(pk, from); err != nil {
 			return err

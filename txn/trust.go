@@ -16,15 +16,19 @@ import (
 	"pkg/trust"
 )
 
-// Index is a repository's index as read for a root, with how it passed the trust policy.
+// Index is a repository's index as read for a root, with how it passed the trust policy;
+// or, made by Merge, the indexes of several as one.
 type Index struct {
 	*repo.Index
+	Name   string // the repository's name, as the configuration or the command line gives it
 	Source *fetch.Source
 	Trust  trust.Result
 	Pin    *db.Repo // the root's record of the repository when the index was read, or nil
 	// NotKept, a *fetch.NotKeptError, says the index passed but the cache could not keep a
 	// copy of it: offline, an older one serves, or none.
 	NotKept error
+
+	repos []*Index // of several, each, highest priority first (Merge); nil for one
 }
 
 // ErrNotVerified refuses an unverified index of a repository a root accepted signed before.
@@ -69,11 +73,6 @@ func ReadIndex(ctx context.Context, cache *fetch.Cache, dir string, ro install.O
 		return nil, err
 	}
 	return ix, nil
-}
-
-// About names the repository in err, an error resolving requirements against its index.
-func (ix *Index) About(err error) error {
-	return fmt.Errorf("%w (repository %s)", err, ix.Source.URL())
 }
 
 // Pin returns the root's record of the repository at url, or nil where there is none (or
@@ -141,10 +140,12 @@ func PinnedKeys(pin db.Repo) string {
 	return " to keys " + strings.Join(ids, ", ")
 }
 
-// Stale reports whether the root's record of the repository changed since ix was read, as
-// when another command accepted a newer index while this one waited for the root: the
+// Stale reports whether the root's record of a repository of ix changed since ix was read,
+// as when another command accepted a newer index while this one waited for the root: the
 // index must then be read again, or Accept would refuse it as a rollback.
-func (ix *Index) Stale(root *install.Root) (bool, error) {
+func (ix *Index) Stale(root *install.Root) (bool, error) { return ix.stale(root) }
+
+func (ix *Index) staleOne(root *install.Root) (bool, error) {
 	now, ok, err := root.DB().Repo(ix.Source.URL())
 	switch {
 	case err != nil:

@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/config"
 	"pkg/fetch"
 	"pkg/internal/units"
 	"pkg/txn"
@@ -131,7 +130,7 @@ func cachePruneAction(c *cli.Context) error {
 // cacheLimits returns the limits of cache prune: each flag given, else the configuration's.
 // A flag of 0 lifts both limits: every entry no root uses goes.
 func cacheLimits(c *cli.Context) (fetch.Limits, error) {
-	cfg, err := config.Load(config.Files(c.String("root"))...)
+	cfg, err := loadConfig(c)
 	if err != nil {
 		return fetch.Limits{}, err
 	}
@@ -167,7 +166,7 @@ func autoPrune(c *cli.Context, command string) {
 	if !growing[command] || len(caches) == 0 || caches[0].ReadOnly {
 		return
 	}
-	cfg, err := config.Load(config.Files(c.String("root"))...)
+	cfg, err := loadConfig(c)
 	if err != nil {
 		return // the command reading the configuration says so
 	}

@@ -51,7 +51,7 @@ func infoAction(c *cli.Context) error {
 	})
 	notHere := errors.Is(err, db.ErrNotInstalled) || errors.Is(err, install.ErrNoRoot)
 	switch {
-	case notHere && c.String("repo") != "":
+	case notHere && hasRepos(c):
 		return offeredInfo(c, name, installed)
 	case errors.Is(err, db.ErrNotInstalled):
 		return notInstalled("info", name, installed)

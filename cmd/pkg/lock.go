@@ -90,10 +90,8 @@ func lockPlatforms(c *cli.Context) ([]string, error) {
 // lockRequirements returns the requirements given, or else those old records, and makes
 // old's repository the default of --repo.
 func lockRequirements(c *cli.Context, old *repo.Lock) ([]repo.Requirement, error) {
-	if old != nil && c.String("repo") == "" {
-		if err := c.Set("repo", old.Repo); err != nil {
-			return nil, err
-		}
+	if old != nil {
+		useLockRepos(c, old, c.String("output"))
 	}
 	if c.NArg() == 0 {
 		return old.Requires, nil

@@ -231,7 +231,7 @@ func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "root", EnvVars: []string{"PKG_ROOT"}, Value: defaultRoot(), Usage: "install root"},
 		&cli.StringFlag{Name: "cache", EnvVars: []string{"PKG_CACHE"}, Value: defaultCache(), Usage: "cache directory"},
-		&cli.StringFlag{Name: "repo", EnvVars: []string{"PKG_REPO"}, Usage: "repository: a directory, file:// or http(s):// URL"},
+		&cli.StringSliceFlag{Name: "repo", Usage: "repository, [NAME=]LOCATION: a directory, file:// or http(s):// URL (repeatable, highest priority first, before the configured ones; also PKG_REPO, one)"},
 		&cli.BoolFlag{Name: "no-sync", Usage: "skip the sync before each commit (throwaway machines only)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: defaultJobs(), Usage: "packages to fetch at once"},
@@ -242,21 +242,25 @@ func globalFlags() []cli.Flag {
 	}
 }
 
-// openSource opens --repo. retrying announces each new attempt after a failed request or
-// download; nil prints a note.
+// openSource opens the first repository in effect (repositories). retrying announces
+// each new attempt after a failed request or download; nil prints a note.
 func openSource(c *cli.Context, retrying func(err error, wait time.Duration, attempt, max int)) (*fetch.Source, error) {
-	o, err := sourceOptions(c, retrying)
+	rs, err := repositories(c)
 	if err != nil {
 		return nil, err
 	}
-	return fetch.NewSource(c.String("repo"), o)
+	if len(rs) == 0 {
+		return nil, errNoRepo
+	}
+	src, _, err := repoSource(c, rs[0], retrying)
+	return src, err
 }
 
-// sourceOptions are the options of a source of --repo under the flags' trust policy.
+// errNoRepo is the error of a command that needs a repository and has none.
+var errNoRepo = globalUsagef("no repository: pass --repo, set PKG_REPO or configure one (docs/config.md)")
+
+// sourceOptions are the options of a source under the flags' trust policy.
 func sourceOptions(c *cli.Context, retrying func(err error, wait time.Duration, attempt, max int)) (fetch.Options, error) {
-	if c.String("repo") == "" {
-		return fetch.Options{}, globalUsagef("no repository: pass --repo or set PKG_REPO")
-	}
 	if c.Int("jobs") < 1 {
 		return fetch.Options{}, globalUsagef("--jobs must be at least 1")
 	}
@@ -267,7 +271,13 @@ func sourceOptions(c *cli.Context, retrying func(err error, wait time.Duration, 
 	if retrying == nil {
 		retrying = func(err error, wait time.Duration, attempt, max int) { noteRetry(c, nil, err, wait, attempt, max) }
 	}
-	return fetch.Options{Offline: c.Bool("offline"), Trust: policy, Retrying: retrying}, nil
+	return fetch.Options{Offline: c.Bool("offline"), Trust: policy, Retrying: retrying, Failover: func(to string, why error) { noteFailover(c, to, why) }}, nil
+}
+
+// noteFailover says, unless --quiet, that the mirror to served a request the mirrors
+// before it failed, and why they did.
+func noteFailover(c *cli.Context, to string, why error) {
+	noteAbove(c, nil, "%v; using %s", why, to)
 }
 
 // noteRetry says, unless --quiet, that a request or download is tried again and why: above

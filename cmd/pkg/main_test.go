@@ -479,7 +479,7 @@ func TestUsage(t *testing.T) {
 	}
 	for args, want := range map[string]string{
 		"--lock-timeout 5 list": "pkg: invalid value \"5\" for --lock-timeout: a duration with its unit, such as 30s or 5m\npkg: hint: run 'pkg help' for usage\n",
-		"--repo= search":        "pkg: no repository: pass --repo or set PKG_REPO\npkg: hint: run 'pkg help' for usage\n",
+		"--repo= search":        "pkg: no repository: pass --repo, set PKG_REPO or configure one (docs/config.md)\npkg: hint: run 'pkg help' for usage\n",
 		"repo sign d --key k --expires 30d": "pkg: invalid value \"30d\" for --expires: a duration in hours, minutes or seconds, such as 720h for 30 days\n" +
 			"pkg: hint: run 'pkg repo sign --help' for usage\n",
 	} {

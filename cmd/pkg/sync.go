@@ -62,7 +62,7 @@ func syncAction(c *cli.Context) (err error) {
 	// lock, so this cannot deadlock, and a no-op sync needs no cache at all. A prune between
 	// the plan and here only means fetching again what it removed.
 	obs := &progress{c: c}
-	src, err := openSource(c, obs.retrying)
+	srcs, _, err := lockSources(c, l)
 	if err != nil {
 		return err
 	}
@@ -70,11 +70,17 @@ func syncAction(c *cli.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := plan.Relocate(src, l.Repo); err != nil {
+	if err := plan.Relocate(l, srcs); err != nil {
 		return err
 	}
 	root.Request(l.Requires) // recorded by the commit
-	return pathHint(c, root, apply(c, root, plan, newFetcher(c, obs, src, cache)))
+	first := ""
+	if len(l.Repos) > 0 {
+		first = l.Repos[0].Name
+	}
+	f := newFetcher(c, obs, srcs[first], cache)
+	f.Sources = srcs
+	return pathHint(c, root, apply(c, root, plan, f))
 }
 
 // syncDryRun shows the plan of a sync, reading the root without its lock.
@@ -118,12 +124,11 @@ func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
 	if err := checkLockSigned(c, l, path); err != nil {
 		return nil, err
 	}
-	if c.String("repo") == "" {
-		if err := c.Set("repo", l.Repo); err != nil {
-			return nil, err
+	useLockRepos(c, l, path)
+	if rs, err := flagRepos(c); err == nil && len(rs) > 0 && len(l.Repos) == 0 {
+		if src, err := fetch.NewSource(rs[0].URLs[0], fetch.Options{}); err == nil && src.URL() != l.Repo {
+			note(c, "using the repository at %s (--repo or PKG_REPO) in place of %s, which %s records", src.URL(), l.Repo, path)
 		}
-	} else if src, err := fetch.NewSource(c.String("repo"), fetch.Options{}); err == nil && src.URL() != l.Repo {
-		note(c, "using the repository at %s (--repo or PKG_REPO) in place of %s, which %s records", src.URL(), l.Repo, path)
 	}
 	if c.Bool("frozen") {
 		_, ix, err := openFetcher(c, c.Bool("dry-run"))

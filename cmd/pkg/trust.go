@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"pkg/install"
 	"pkg/internal/units"
 	"pkg/repo"
+	"pkg/report"
 	"pkg/trust"
 	"pkg/txn"
 )
@@ -43,8 +45,9 @@ func keySources(c *cli.Context) ([]txn.KeySource, error) {
 	return []txn.KeySource{flag, env, file}, err
 }
 
-// openFetcher opens the cache and reads the index of --repo for the root (txn.ReadIndex),
-// warning about an index it could not verify, and returns a fetcher of its packages. For a
+// openFetcher opens the cache and reads the index of each repository in effect for the
+// root (txn.ReadIndex, repositories), warning about an index it could not verify, and
+// returns them as one (txn.Merge) and a fetcher of their packages. For a
 // dry run, it changes nothing in the cache: it keeps no copy of the index read, and reads
 // a cache that does not exist yet as an empty one.
 //
@@ -53,27 +56,45 @@ func keySources(c *cli.Context) ([]txn.KeySource, error) {
 // lockfile's sha256s, whatever the index says.
 func openFetcher(c *cli.Context, dry bool) (*txn.Fetcher, *txn.Index, error) {
 	obs := &progress{c: c}
-	o, err := sourceOptions(c, obs.retrying)
+	rs, err := repositories(c)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(rs) == 0 {
+		return nil, nil, errNoRepo
 	}
 	cache, err := openCacheFor(c, dry)
 	if err != nil {
 		return nil, nil, err
 	}
-	ix, err := txn.ReadIndex(c.Context, cache, c.String("root"), rootOptions(c), c.String("repo"), o)
+	var ixs []*txn.Index
+	for _, r := range rs {
+		_, o, err := repoSource(c, r, obs.retrying)
+		if err != nil {
+			return nil, nil, err
+		}
+		ix, err := txn.ReadIndex(c.Context, cache, c.String("root"), rootOptions(c), r.URLs[0], o)
+		if err != nil {
+			return nil, nil, err
+		}
+		ix.Name = r.Name
+		if ix.NotKept != nil {
+			warn(c, "%s; --offline will not have it", ix.NotKept)
+		}
+		warnIndex(c, ix.Trust)
+		if t, ok := cache.IndexTime(ix.Source); ok && c.Bool("offline") {
+			// What offline installs, locks and --frozen checks are as current as.
+			note(c, "offline: using the index of %s as last read %s (%s ago)", ix.Source.URL(), t.Local().Format("2006-01-02 15:04"), units.Roughly(time.Since(t)))
+		}
+		ixs = append(ixs, ix)
+	}
+	ix, err := txn.Merge(ixs)
 	if err != nil {
 		return nil, nil, err
 	}
-	if ix.NotKept != nil {
-		warn(c, "%s; --offline will not have it", ix.NotKept)
-	}
-	warnIndex(c, ix.Trust)
-	if t, ok := cache.IndexTime(ix.Source); ok && c.Bool("offline") {
-		// What offline installs, locks and --frozen checks are as current as.
-		note(c, "offline: using the index of %s as last read %s (%s ago)", ix.Source.URL(), t.Local().Format("2006-01-02 15:04"), units.Roughly(time.Since(t)))
-	}
-	return newFetcher(c, obs, ix.Source, cache), ix, nil
+	f := newFetcher(c, obs, ix.Source, cache)
+	f.Sources = ix.Sources()
+	return f, ix, nil
 }
 
 // newFetcher returns a fetcher from src into cache, reporting to obs.
@@ -107,19 +128,61 @@ func openRootFor(c *cli.Context, f *txn.Fetcher, ix *txn.Index) (*install.Root, 
 // here verified, where signatures are required (txn.CheckLockSigned), warning about one
 // that says nothing.
 func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
-	policy, err := trustPolicy(c)
+	global, err := trustPolicy(c)
 	if err != nil {
 		return err
 	}
-	loc := c.String("repo") // the repository sync installs from
-	if loc == "" {
-		loc = l.Repo
+	srcs, rs, err := lockSources(c, l)
+	if err != nil {
+		return err
 	}
-	unrecorded, err := txn.CheckLockSigned(l, path, policy, c.String("root"), rootOptions(c), loc)
-	if unrecorded {
-		warn(c, "%s does not say it was made from a verified index: lock it again with the publisher's key to record it", path)
+	for name, src := range srcs {
+		r, _ := l.Of(name)
+		policy, err := withKeys(global, rs[name])
+		if err != nil {
+			return err
+		}
+		unrecorded, err := txn.CheckLockSigned(r.Index, path, policy, c.String("root"), rootOptions(c), src.URL())
+		if unrecorded {
+			warn(c, "%s does not say it was made from a verified index: lock it again with the publisher's key to record it", path)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return err
+	return nil
+}
+
+// lockSources returns the source of each repository of the lockfile l a sync installs
+// from, by the name its packages give (Package.Repo; "" for a lock of one), and the
+// repository in effect each is: the first for a lock of one; else the one of the same
+// name, or the lockfile's own record of it.
+func lockSources(c *cli.Context, l *repo.Lock) (map[string]*fetch.Source, map[string]report.Repository, error) {
+	rs, err := repositories(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	srcs, used := make(map[string]*fetch.Source), make(map[string]report.Repository)
+	for _, lr := range l.Repos {
+		r := report.Repository{Name: lr.Name, URLs: []string{lr.URL}}
+		if i := slices.IndexFunc(rs, func(x report.Repository) bool { return x.Name == lr.Name }); i >= 0 {
+			r = rs[i]
+		}
+		used[lr.Name] = r
+	}
+	if len(l.Repos) == 0 {
+		used[""] = report.Repository{URLs: []string{l.Repo}}
+		if len(rs) > 0 {
+			used[""] = rs[0]
+		}
+	}
+	obs := &progress{c: c}
+	for name, r := range used {
+		if srcs[name], _, err = repoSource(c, r, obs.retrying); err != nil {
+			return nil, nil, err
+		}
+	}
+	return srcs, used, nil
 }
 
 // warnIndex prints one line about an index that is not verified, or verified but

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pkg/repo"
+)
+
+// multiRepo is a repository directory served over loopback HTTP.
+type multiRepo struct{ dir, url string }
+
+// newMultiRepo makes a repository of packages "name version [depends...]", each with a
+// command bin/NAME saying its name, version and repository, served over HTTP.
+func newMultiRepo(t *testing.T, label string, pkgs ...string) multiRepo {
+	t.Helper()
+	r := multiRepo{dir: filepath.Join(t.TempDir(), label)}
+	pub := newEnv(t, t.TempDir(), r.dir)
+	for _, line := range pkgs {
+		f := strings.Fields(line)
+		archive := filepath.Join(t.TempDir(), f[0]+".tar")
+		script := "#!/bin/sh\necho " + f[0] + " " + f[1] + " from " + label + "\n"
+		if err := os.WriteFile(archive, pax(t, moded(tf("bin/"+f[0], script), 0o755)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"repo", "add", r.dir, archive, "--name", f[0], "--version", f[1], "--bin", "bin/" + f[0]}
+		for _, d := range f[2:] {
+			args = append(args, "--depends", d)
+		}
+		pub.ok(args...)
+	}
+	r.url = serve(t, r.dir) + "/"
+	return r
+}
+
+// TestSeveralRepos uses three repositories over HTTP: team (signed, its key in the
+// user's configuration, priority 20), stable (unsigned, priority 10) and extra (unsigned,
+// given by --repo, so first). A name resolves from the first that has it, REPO/NAME pins
+// one, dependencies cross them, each keeps its own trust, and a lockfile across them
+// records each package's repository, which sync takes it from.
+func TestSeveralRepos(t *testing.T) {
+	team := newMultiRepo(t, "team", "app 1.0 lib>=1", "tool 1.0")
+	stable := newMultiRepo(t, "stable", "lib 1.0", "tool 2.0", "app 9.0")
+	extra := newMultiRepo(t, "extra", "more 1.0 tool")
+	keyFile := filepath.Join(t.TempDir(), "key")
+	out, _ := newEnv(t, t.TempDir(), team.dir).ok("repo", "keygen", "-o", keyFile)
+	pub := strings.TrimSpace(out)
+	newEnv(t, t.TempDir(), team.dir).ok("repo", "sign", team.dir, "--key", keyFile)
+
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	cfg := filepath.Join(xdg, "pkg", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := "[repo.team]\nurls = [\"" + team.url + "\"]\nkeys = [\"" + pub + "\"]\npriority = 20\n\n[repo.stable]\nurls = [\"" + stable.url + "\"]\npriority = 10\n"
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, t.TempDir(), "extra="+extra.url)
+
+	// repo list: the flag's first, then by priority, each saying where it came from.
+	stdout, _ := e.ok("repo", "list", "--json")
+	var list struct {
+		Schema string
+		Repos  []struct {
+			Name, From string
+			URLs, Keys []string
+			Priority   int
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range list.Repos {
+		got = append(got, r.Name+" "+r.From+" "+strings.Join(r.URLs, ",")+" "+strings.Join(r.Keys, ","))
+	}
+	want := []string{"extra --repo " + extra.url + " ", "team " + cfg + " " + team.url + " " + pub, "stable " + cfg + " " + stable.url + " "}
+	if list.Schema != "pkg.repos/1" || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("repo list --json:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if stdout, _ := e.ok("repo", "list"); !strings.Contains(stdout, "team (priority 20, from "+cfg+")") || !strings.Contains(stdout, "extra (from --repo)") {
+		t.Errorf("repo list:\n%s", stdout)
+	}
+
+	// Priority and a dependency across repositories: app from team, lib from stable, and
+	// team's tool 1.0 over stable's 2.0; unsigned stable and extra are warned about, team not.
+	_, stderr := e.ok("install", "app", "more")
+	for _, w := range []string{"repository " + stable.url + " is not signed", "repository " + extra.url + " is not signed"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("install: stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+	if strings.Contains(stderr, team.url+" is not signed") {
+		t.Errorf("install warns about signed team:\n%s", stderr)
+	}
+	checkRun(t, e, "app", "app 1.0 from team")
+	checkRun(t, e, "lib", "lib 1.0 from stable")
+	checkRun(t, e, "tool", "tool 1.0 from team")
+	checkRun(t, e, "more", "more 1.0 from extra")
+
+	// A pin takes the name from that repository alone.
+	e.ok("install", "stable/tool")
+	checkRun(t, e, "tool", "tool 2.0 from stable")
+	if _, stderr, code := e.pkg("install", "stabel/tool"); code != 1 || !strings.Contains(stderr, `no repository stabel in use (extra, team and stable); did you mean "stable"?`) {
+		t.Errorf("install stabel/tool: exit %d, %s", code, stderr)
+	}
+
+	// Each repository keeps its trust: --require-signed refuses the unsigned ones by URL,
+	// and team's index, once accepted signed, is refused unsigned, while stable's changes
+	// pass as before.
+	if _, stderr, code := e.pkg("--require-signed", "install", "app"); code != 1 || !strings.Contains(stderr, extra.url) {
+		t.Errorf("--require-signed install: exit %d, %s", code, stderr)
+	}
+	os.Remove(filepath.Join(team.dir, "index.json.sig"))
+	if _, stderr, code := e.pkg("search", "app"); code != 1 || !strings.Contains(stderr, "repository "+team.url) {
+		t.Errorf("search with team's signature gone: exit %d, %s; want a refusal naming %s", code, stderr, team.url)
+	}
+	newEnv(t, t.TempDir(), team.dir).ok("repo", "sign", team.dir, "--key", keyFile)
+
+	// A lockfile across them: format 3, each repository and each package's; sync into a
+	// new root takes each from its repository.
+	lock := filepath.Join(t.TempDir(), "pkg.lock")
+	e.ok("lock", "-o", lock, "app", "stable/tool", "more")
+	l, err := repo.ReadLock(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, from []string
+	for _, r := range l.Repos {
+		names = append(names, r.Name)
+	}
+	for _, p := range l.Packages {
+		from = append(from, p.Name+"@"+p.Version+" "+p.Repo)
+	}
+	if strings.Join(names, ",") != "extra,team,stable" || strings.Join(from, ", ") != "app@1.0 team, lib@1.0 stable, more@1.0 extra, tool@2.0 stable" {
+		t.Errorf("lockfile: repos %v, packages %v", names, from)
+	}
+	if x := l.Repos[1].Index; x == nil || l.Repos[0].Index != nil || l.Repos[2].Index != nil {
+		t.Errorf("lockfile records the index of team only (verified): %+v", l.Repos)
+	}
+	fresh := newEnv(t, t.TempDir(), "")
+	fresh.ok("sync", "-f", lock, "--root", fresh.root)
+	checkRun(t, fresh, "tool", "tool 2.0 from stable")
+	checkRun(t, fresh, "app", "app 1.0 from team")
+	checkRun(t, fresh, "more", "more 1.0 from extra")
+}
+
+// checkRun runs the installed command name in e's root and checks what it says.
+func checkRun(t *testing.T, e *env, name, want string) {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(e.root, "bin", name)).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != want {
+		t.Errorf("%s: %q, %v; want %q", name, out, err, want)
+	}
+}

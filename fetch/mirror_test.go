@@ -1,0 +1,352 @@
+package fetch
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"pkg/trust"
+)
+
+// mirrorServer serves a repository's index, signature and archive, which the test may
+// change, or a status in place of all of them, counting requests by path.
+type mirrorServer struct {
+	*server
+	files  map[string][]byte // by path, without the leading slash; absent: 404
+	status int               // answer to everything, if not 0
+	counts map[string]int
+}
+
+func newMirrorServer(t *testing.T, files map[string][]byte) *mirrorServer {
+	if files == nil {
+		files = map[string][]byte{}
+	}
+	m := &mirrorServer{files: files, counts: map[string]int{}}
+	m.server = newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		m.mu.Lock()
+		path := strings.TrimPrefix(r.URL.Path, "/")
+		m.counts[path]++
+		data, ok := m.files[path]
+		status := m.status
+		m.mu.Unlock()
+		switch {
+		case status != 0:
+			w.WriteHeader(status)
+		case !ok:
+			http.NotFound(w, r)
+		default:
+			serveArchive(w, r, data)
+		}
+	})
+	return m
+}
+
+func (m *mirrorServer) count(path string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.counts[path]
+}
+
+func (m *mirrorServer) answer(status int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.status = status
+}
+
+func (m *mirrorServer) set(path string, data []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.files[path] = data
+}
+
+// refusedURL returns the URL of a loopback port nothing listens on.
+func refusedURL(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr + "/"
+}
+
+// notes records what a source's Failover says.
+type notes struct {
+	mu  sync.Mutex
+	to  []string
+	why []error
+}
+
+func (n *notes) failover(to string, why error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.to = append(n.to, to)
+	n.why = append(n.why, why)
+}
+
+func (n *notes) len() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.to)
+}
+
+// mirrored returns a source of first and mirrors that trusts key, if any, and retries
+// without waiting long.
+func mirrored(t *testing.T, key *trust.PrivateKey, n *notes, first string, mirrors ...string) *Source {
+	t.Helper()
+	o := Options{Mirrors: mirrors, Failover: n.failover}
+	if key != nil {
+		o.Trust = trust.Policy{Keys: []trust.PublicKey{key.Public()}}
+	}
+	return trusting(t, first, o)
+}
+
+// TestFailover reads a signed index and its archive from the third of three URLs, the
+// first refusing connections and the second answering 503, with one note that names both,
+// one request to the second, and the first URL kept as the repository's identity; the
+// next command asks the third first, and the second again once its record has expired.
+func TestFailover(t *testing.T) {
+	key := newTestKey(t)
+	archive, p := testArchive(t)
+	index, sig := signedIndex(t, key, 2, time.Now().Add(time.Hour), p)
+	refused := refusedURL(t)
+	busy := newMirrorServer(t, nil)
+	busy.answer(http.StatusServiceUnavailable)
+	good := newMirrorServer(t, map[string][]byte{"index.json": index, "index.json.sig": sig, p.Archive: archive})
+	open := cacheOpener(t)
+	c := open()
+	var n notes
+	s := mirrored(t, &key, &n, refused, busy.URL, good.URL)
+
+	ix, res, err := c.VerifiedIndex(t.Context(), s)
+	if err != nil || len(ix.Packages) != 1 || !res.Verified() {
+		t.Fatalf("VerifiedIndex: %v", err)
+	}
+	if res.Location != refused {
+		t.Errorf("verified as %s, want the first URL %s", res.Location, refused)
+	}
+	if !bytes.Contains(savedBytes(c, s), index) {
+		t.Error("the index is not kept under the first URL")
+	}
+	if _, err := c.Fetch(t.Context(), s, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if n.len() != 1 {
+		t.Fatalf("%d notes, want 1: %v", n.len(), n.why)
+	}
+	if n.to[0] != good.URL+"/" {
+		t.Errorf("note says it uses %s, want %s", n.to[0], good.URL+"/")
+	}
+	why := n.why[0]
+	if msg := why.Error(); !errors.Is(why, syscall.ECONNREFUSED) || !strings.Contains(msg, "mirror "+refused+":") ||
+		!strings.Contains(msg, "mirror "+busy.URL+"/:") || !strings.Contains(msg, "503") {
+		t.Errorf("note: %v; want both mirrors named, with connection refused and 503", why)
+	}
+	if got := busy.count("index.json") + busy.count(p.Archive); got != 1 {
+		t.Errorf("%d requests to the mirror answering 503, want 1", got)
+	}
+
+	// The next command.
+	var n2 notes
+	s2 := mirrored(t, &key, &n2, refused, busy.URL, good.URL)
+	if _, _, err := open().VerifiedIndex(t.Context(), s2); err != nil {
+		t.Fatal(err)
+	}
+	if got := busy.count("index.json"); got != 1 {
+		t.Errorf("the next command asked the mirror found down first: %d requests, want 1", got)
+	}
+	if n2.len() != 0 {
+		t.Errorf("the next command said %v", n2.why)
+	}
+
+	// Once the record has expired, the mirror is asked in its turn again.
+	if err := c.writeDown(downRecord{URL: busy.URL + "/", Until: time.Now().Add(-time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	s3 := mirrored(t, &key, &notes{}, busy.URL, good.URL)
+	if _, _, err := open().VerifiedIndex(t.Context(), s3); err != nil {
+		t.Fatal(err)
+	}
+	if got := busy.count("index.json"); got != 2 {
+		t.Errorf("%d requests to the mirror whose record expired, want 2", got)
+	}
+}
+
+// TestFailoverRefusesIndex refuses each bad index a first mirror serves, naming it, and
+// believes the next mirror's; when every mirror serves a bad one, the error names each and
+// the cache keeps its copy.
+func TestFailoverRefusesIndex(t *testing.T) {
+	key, other := newTestKey(t), newTestKey(t)
+	_, p := testArchive(t)
+	later := time.Now().Add(time.Hour)
+	v2, v2sig := signedIndex(t, key, 2, later, p)
+	v1, v1sig := signedIndex(t, key, 1, later, p)
+	foreign, foreignSig := func() ([]byte, []byte) {
+		b := bytes.Replace(v2, []byte(`"name":"demo"`), []byte(`"name":"other"`), 1)
+		return b, trust.Sign(b, key)
+	}()
+	tampered := bytes.Replace(v2, []byte(`"version":"1.0"`), []byte(`"version":"6.6"`), 1)
+	for _, tt := range []struct {
+		name       string
+		index, sig []byte
+		want       error
+	}{
+		{"older", v1, v1sig, trust.ErrRollback},
+		{"another repository's", foreign, foreignSig, trust.ErrWrongName},
+		{"tampered", tampered, v2sig, trust.ErrBadSignature},
+		{"signed by another key", v2, trust.Sign(v2, other), trust.ErrUntrusted},
+		{"unsigned", v2, nil, trust.ErrUnsigned},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			first := newMirrorServer(t, map[string][]byte{"index.json": v2, "index.json.sig": v2sig})
+			bad := newMirrorServer(t, map[string][]byte{"index.json": tt.index})
+			if tt.sig != nil {
+				bad.set("index.json.sig", tt.sig)
+			}
+			good := newMirrorServer(t, map[string][]byte{"index.json": v2, "index.json.sig": v2sig})
+			open := cacheOpener(t)
+			c := open()
+			if _, _, err := c.VerifiedIndex(t.Context(), trusting(t, first.URL, trustedBy(key))); err != nil {
+				t.Fatal(err)
+			}
+			first.answer(http.StatusBadGateway)
+
+			// The first URL is down, the next mirror serves a bad index, the last the
+			// one the cache holds.
+			var n notes
+			s := mirrored(t, &key, &n, first.URL, bad.URL, good.URL)
+			kept := savedBytes(c, s)
+			ix, res, err := c.VerifiedIndex(t.Context(), s)
+			if err != nil || res.Version != 2 || ix.Packages[0].Version != "1.0" {
+				t.Fatalf("VerifiedIndex: %+v, %v", res, err)
+			}
+			if n.len() != 1 || !errors.Is(n.why[0], tt.want) || !strings.Contains(n.why[0].Error(), "mirror "+bad.URL+"/: trust:") {
+				t.Errorf("notes %v; want one, %v naming %s", n.why, tt.want, bad.URL)
+			}
+			if _, err := c.readDown(bad.URL + "/"); err == nil {
+				t.Error("a mirror serving a bad index is recorded as down")
+			}
+
+			// No mirror serves a good one: refused, naming the bad one.
+			good.answer(http.StatusBadGateway)
+			_, _, err = open().VerifiedIndex(t.Context(), mirrored(t, &key, &notes{}, first.URL, bad.URL, good.URL))
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), "mirror "+bad.URL+"/: trust:") {
+				t.Errorf("VerifiedIndex: %v; want %v naming %s", err, tt.want, bad.URL)
+			}
+			if !bytes.Equal(savedBytes(c, s), kept) {
+				t.Error("a refused index changed the cache's copy")
+			}
+		})
+	}
+}
+
+// TestFailoverArchive fetches an archive a stale mirror lacks from the next, without
+// recording the stale one as down, and refuses one whose bytes do not match, naming the
+// mirror that served them.
+func TestFailoverArchive(t *testing.T) {
+	archive, p := testArchive(t)
+	index := writeIndex(t, p)
+	stale := newMirrorServer(t, map[string][]byte{"index.json": index})
+	good := newMirrorServer(t, map[string][]byte{"index.json": index, p.Archive: archive})
+	c := openCache(t)
+	var n notes
+	s := mirrored(t, nil, &n, stale.URL, good.URL)
+	if _, _, err := c.VerifiedIndex(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Fetch(t.Context(), s, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if n.len() != 1 || !errors.Is(n.why[0], ErrGone) {
+		t.Errorf("notes %v, want one of the archive missing", n.why)
+	}
+	if _, err := c.readDown(stale.URL + "/"); err == nil {
+		t.Error("a mirror lacking an archive is recorded as down")
+	}
+
+	corrupt := bytes.Clone(archive)
+	corrupt[len(corrupt)/2] ^= 1
+	bad := newMirrorServer(t, map[string][]byte{"index.json": index, p.Archive: corrupt})
+	c = openCache(t)
+	s = mirrored(t, nil, &notes{}, bad.URL, good.URL)
+	if _, _, err := c.VerifiedIndex(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Fetch(t.Context(), s, p, nil)
+	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), bad.URL+"/"+p.Archive) {
+		t.Errorf("Fetch: %v; want ErrMismatch naming %s", err, bad.URL+"/"+p.Archive)
+	}
+	checkEmpty(t, c)
+}
+
+// TestFailoverEveryMirror fails, naming every mirror, when none serves; the last is
+// retried as a source without mirrors is, the others asked once.
+func TestFailoverEveryMirror(t *testing.T) {
+	a := newMirrorServer(t, nil)
+	b := newMirrorServer(t, nil)
+	a.answer(http.StatusInternalServerError)
+	b.answer(http.StatusServiceUnavailable)
+	c := openCache(t)
+	n := notes{}
+	s := mirrored(t, nil, &n, a.URL, b.URL)
+	_, _, err := c.VerifiedIndex(t.Context(), s)
+	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "mirror "+a.URL+"/:") || !strings.Contains(err.Error(), "mirror "+b.URL+"/:") {
+		t.Errorf("VerifiedIndex: %v; want ErrUnreachable naming both mirrors", err)
+	}
+	if got, want := []int{a.count("index.json"), b.count("index.json")}, []int{1, maxTries}; got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("requests %v, want %v", got, want)
+	}
+	if n.len() != 0 {
+		t.Errorf("notes %v with no mirror serving", n.why)
+	}
+	for _, m := range []*mirrorServer{a, b} {
+		if _, err := c.readDown(m.URL + "/"); err != nil {
+			t.Errorf("no record of %s down: %v", m.URL, err)
+		}
+	}
+
+	// Once one serves again, its record goes.
+	b.set("index.json", writeIndex(t))
+	b.answer(0)
+	if _, _, err := c.VerifiedIndex(t.Context(), mirrored(t, nil, &notes{}, a.URL, b.URL)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.readDown(b.URL + "/"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("record of %s after it served: %v", b.URL, err)
+	}
+}
+
+// TestMirrorsRefusedLocation refuses a mirror pkg cannot read, naming it.
+func TestMirrorsRefusedLocation(t *testing.T) {
+	_, err := NewSource("https://example.com/repo/", Options{Mirrors: []string{"ftp://mirror.example.com/repo/"}})
+	if err == nil || !strings.Contains(err.Error(), "ftp://mirror.example.com/repo/") {
+		t.Errorf("NewSource: %v; want an error naming the mirror", err)
+	}
+}
+
+// TestMirrorLocal reads from a local mirror when the first location is down.
+func TestMirrorLocal(t *testing.T) {
+	dir, p := localRepo(t)
+	if err := os.WriteFile(dir+"/index.json", writeIndex(t, p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := openCache(t)
+	s := mirrored(t, nil, &notes{}, refusedURL(t), dir)
+	ix, err := c.Index(t.Context(), s)
+	if err != nil || len(ix.Packages) != 1 {
+		t.Fatalf("Index: %v", err)
+	}
+	if err := fetchOne(c, s, p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+}

@@ -1,0 +1,73 @@
+package repo
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Merge returns the indexes of several repositories, named names and highest priority
+// first, as one index: each package name's entries are those of the first index that has
+// the name (for any platform), or of the repository pins names for it (name → repository),
+// and each entry's Repo is its repository's name. A pin to a repository not among names,
+// or to one without the name, is a *PinError.
+func Merge(names []string, ixs []*Index, pins map[string]string) (*Index, error) {
+	out := &Index{Format: 1}
+	from := make(map[string]string) // package name → the repository serving it
+	for name, r := range pins {
+		i := slices.Index(names, r)
+		if i < 0 {
+			return nil, &PinError{Repo: r, Name: name, Repos: names}
+		}
+		if !slices.ContainsFunc(ixs[i].Packages, func(p Package) bool { return p.Name == name }) {
+			return nil, &PinError{Repo: r, Name: name}
+		}
+		from[name] = r
+	}
+	for i, ix := range ixs {
+		out.Format = max(out.Format, ix.Format)
+		for _, p := range ix.Packages {
+			if r, ok := from[p.Name]; !ok {
+				from[p.Name] = names[i]
+			} else if r != names[i] {
+				continue
+			}
+			p.Repo = names[i]
+			out.Packages = append(out.Packages, p)
+		}
+	}
+	return out, nil
+}
+
+// PinError is a requirement pinned to a repository that is not in use (Repos lists those
+// that are) or has no package of its name (Repos is nil).
+type PinError struct {
+	Repo, Name string
+	Repos      []string
+}
+
+func (e *PinError) Error() string {
+	if e.Repos != nil {
+		return fmt.Sprintf("repo: requirement %s/%s: no repository %s in use (%s)%s", e.Repo, e.Name, e.Repo,
+			joinList(e.Repos, "and"), DidYouMean(e.Repo, e.Repos))
+	}
+	return fmt.Sprintf("repo: requirement %s/%s: repository %s has no package %s", e.Repo, e.Name, e.Repo, e.Name)
+}
+
+// Pins returns the repository each of reqs pins its name to, or nil for none. Two pins of
+// one name to different repositories are an error.
+func Pins(reqs []Requirement) (map[string]string, error) {
+	var pins map[string]string
+	for _, r := range reqs {
+		if r.Repo == "" {
+			continue
+		}
+		if pins == nil {
+			pins = make(map[string]string)
+		}
+		if was, ok := pins[r.Name]; ok && was != r.Repo {
+			return nil, fmt.Errorf("repo: %s is pinned to two repositories, %s and %s", r.Name, was, r.Repo)
+		}
+		pins[r.Name] = r.Repo
+	}
+	return pins, nil
+}

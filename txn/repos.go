@@ -1,0 +1,133 @@
+package txn
+
+import (
+	"fmt"
+	"strings"
+
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/trust"
+)
+
+// Merge returns the indexes of several repositories, each read by ReadIndex and named,
+// highest priority first, as one: its repo.Index is their merge (repo.Merge), each
+// package knowing its repository, and its Source, Trust, Pin and NotKept are the first's.
+// Of one, it returns that one.
+func Merge(ixs []*Index) (*Index, error) {
+	if len(ixs) == 1 {
+		return ixs[0], nil
+	}
+	names, each := make([]string, len(ixs)), make([]*repo.Index, len(ixs))
+	for i, ix := range ixs {
+		names[i], each[i] = ix.Name, ix.Index
+	}
+	merged, err := repo.Merge(names, each, nil)
+	if err != nil {
+		return nil, err
+	}
+	first := *ixs[0]
+	first.Index, first.repos = merged, ixs
+	return &first, nil
+}
+
+// Repos returns the indexes ix is made of, highest priority first: ix alone, unless
+// Merge made it of several.
+func (ix *Index) Repos() []*Index {
+	if ix.repos == nil {
+		return []*Index{ix}
+	}
+	return ix.repos
+}
+
+// Sources returns the source of each repository of ix, by name: what a Fetcher fetches
+// each package from (Package.Repo).
+func (ix *Index) Sources() map[string]*fetch.Source {
+	m := make(map[string]*fetch.Source)
+	for _, r := range ix.Repos() {
+		m[r.Name] = r.Source
+	}
+	if ix.repos == nil {
+		m[""] = ix.Source // one repository's packages name none
+	}
+	return m
+}
+
+// For returns the index to resolve reqs in: ix's, with the names reqs pin to a
+// repository ("team/jq") taken from that repository (repo.Merge).
+func (ix *Index) For(reqs []repo.Requirement) (*repo.Index, error) {
+	pins, err := repo.Pins(reqs)
+	if err != nil || pins == nil {
+		return ix.Index, err
+	}
+	var names []string
+	var each []*repo.Index
+	for _, r := range ix.Repos() {
+		names, each = append(names, r.Name), append(each, r.Index)
+	}
+	merged, err := repo.Merge(names, each, pins)
+	if err != nil {
+		return nil, err
+	}
+	merged.Platform = ix.Index.Platform
+	if ix.repos == nil { // one repository's packages name none
+		for i := range merged.Packages {
+			merged.Packages[i].Repo = ""
+		}
+	}
+	return merged, nil
+}
+
+// Resolve is repo.Index.Resolve in ix.For(reqs).
+func (ix *Index) Resolve(reqs []repo.Requirement) ([]repo.Package, error) {
+	in, err := ix.For(reqs)
+	if err != nil {
+		return nil, err
+	}
+	return in.Resolve(reqs)
+}
+
+// ResolveInstalled is repo.Index.ResolveInstalled in ix.For(reqs).
+func (ix *Index) ResolveInstalled(installed []repo.Package, reqs []repo.Requirement) ([]repo.Package, error) {
+	in, err := ix.For(reqs)
+	if err != nil {
+		return nil, err
+	}
+	return in.ResolveInstalled(installed, reqs)
+}
+
+// urls names the repositories of ix, for messages.
+func (ix *Index) urls() string {
+	var s []string
+	for _, r := range ix.Repos() {
+		s = append(s, r.Source.URL())
+	}
+	if len(s) == 1 {
+		return "repository " + s[0]
+	}
+	return "repositories " + strings.Join(s, ", ")
+}
+
+// stale reports whether the root's record of any repository of ix changed since it was read.
+func (ix *Index) stale(root *install.Root) (bool, error) {
+	for _, r := range ix.Repos() {
+		if stale, err := r.staleOne(root); err != nil || stale {
+			return stale, err
+		}
+	}
+	return false, nil
+}
+
+// About names the repositories in err, an error resolving requirements against ix.
+func (ix *Index) About(err error) error {
+	return fmt.Errorf("%w (%s)", err, ix.urls())
+}
+
+// results returns how the index of each repository of ix passed the trust policy.
+func (ix *Index) results() []trust.Result {
+	var rs []trust.Result
+	for _, r := range ix.Repos() {
+		rs = append(rs, r.Trust)
+	}
+	return rs
+}
