@@ -54,7 +54,9 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	ro := rootOptions(c)
-	ro.Waiting = func(holder string) { fmt.Fprintf(c.App.ErrWriter, "pkg: waiting for %s to finish making the root of this run\n", holder) }
+	ro.Waiting = func(holder string) {
+		fmt.Fprintf(c.App.ErrWriter, "pkg: waiting for %s to finish making the root of this run\n", holder)
+	}
 	var r *runner.Run
 	err = f.Observer.(*progress).during(nil, func() error { r, err = runner.Make(c.Context, f, ix, req, w, ro); return err })
 	if ce := (*runner.CommandError)(nil); errors.As(err, &ce) && len(ce.Commands)+len(ce.Others) > 0 {
