@@ -22,10 +22,10 @@ import (
 // A run repeated while the index it was resolved from is unchanged reads only the memo
 // of its request: <cache>/run/memo/<digest of the request>.json names the run root and
 // the command, and what the files that show a change of the index (fetch.IndexFiles) were
-// before that index was read. A local repository's index.json and signature are what it
-// resolved from for as long as they are unchanged; a remote repository's, for MaxAge after
-// the cache's copy of its index was last read from it (each read touches it), and never
-// past the index's expiry. Whatever fails to match, Reuse says no and the run resolves
+// when it was read: a local repository's index.json and signature, as they were before the
+// read, are what it resolved from for as long as they are unchanged; a remote repository's
+// index, for MaxAge after the read, as long as the cache's copy of it is as that read left
+// it (every read touches it); neither past the index's expiry. Whatever fails to match, Reuse says no and the run resolves
 // again; that the memo is only a hint is why it is written without a sync.
 
 // MaxAge is how long after the cache's copy of a remote repository's index was last read
@@ -48,7 +48,8 @@ type fileState struct {
 }
 
 // Watch returns what the files that show a change of the index of req's repository are
-// now, for Make: taken before the index is read, so that a change after it shows.
+// now, for Make: taken before the index is read, so that a change of a local repository
+// after it shows.
 func Watch(cacheDir string, req Request) Watched {
 	src, err := fetch.NewSource(req.Repo, fetch.Options{})
 	if err != nil {
@@ -110,8 +111,13 @@ func (w Watched) remember(runs string, req Request, r *Run, expires time.Time) e
 	if len(w.Files) == 0 {
 		return nil
 	}
-	for _, f := range w.Files {
-		if stateOf(f.Path) != f {
+	for i, f := range w.Files {
+		switch now := stateOf(f.Path); {
+		case w.Remote:
+			// The read touched the copy: it is now as this read left it, unless another
+			// process read the repository since, which MaxAge bounds.
+			w.Files[i] = now
+		case now != f:
 			return nil // changed while it was read: what it is now may not be what r holds
 		}
 	}
