@@ -85,7 +85,11 @@ func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Index, req Request, w Wat
 	if err != nil {
 		return nil, ix.About(err)
 	}
-	main := pkgs[slices.IndexFunc(pkgs, func(p repo.Package) bool { return p.Name == req.Package.Name })]
+	i := slices.IndexFunc(pkgs, func(p repo.Package) bool { return p.Name == req.Package.Name })
+	if i < 0 { // the resolver returns every package asked for
+		return nil, fmt.Errorf("run %s: not among the packages resolved", req.Package)
+	}
+	main := pkgs[i]
 	cmd, err := Pick(main, pkgs, req.Command)
 	if err != nil {
 		return nil, err

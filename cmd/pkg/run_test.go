@@ -182,5 +182,17 @@ func TestRun(t *testing.T) {
 			t.Errorf("four runs at once of one set made %d roots", got-roots)
 		}
 	})
+	t.Run("prune", func(t *testing.T) {
+		e.ok("cache", "prune")
+		list, _ := e.ok("cache", "list")
+		for _, want := range []string{"tool 1", "tool 2", "helper 1", "fresh 1"} {
+			if !strings.Contains(list, want) {
+				t.Errorf("cache list after a prune: %q; want %s, which a run root holds", list, want)
+			}
+		}
+		if out, stderr, code := e.run("--offline", "--refresh", "tool@1"); out != "tool 1 \n" || code != 3 {
+			t.Errorf("run --offline after a prune: exit %d, %q, %q", code, out, stderr)
+		}
+	})
 	testfs.SameTree(t, "the user's root", testfs.Tree(t, e.root), userRoot)
 }
