@@ -19,7 +19,7 @@ func runCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "with", Usage: "also put this package, NAME[@VERSION|CONSTRAINT], in the command's root (repeatable)"},
 			&cli.StringFlag{Name: "cmd", Usage: "the command to run, when the package has several"},
-			&cli.BoolFlag{Name: "refresh", Usage: "read the repository's index now, even if a run read it in the last " + runner.MaxAge.String()},
+			&cli.BoolFlag{Name: "refresh", Usage: "read the repository's index now, even if a run read it in the last " + fmt.Sprint(runner.MaxAge.Minutes()) + " minutes"},
 		},
 		Action: runAction,
 	}
