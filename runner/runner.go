@@ -56,9 +56,9 @@ func (r Request) requirements() []repo.Requirement {
 
 // Run is a command ready to run from a run root.
 type Run struct {
-	Root    string // the run root
-	Command string // its name in Root/bin
-	Package repo.Package
+	Root    string       // the run root
+	Command string       // its name in Root/bin
+	Package repo.Package // the package run: only its name and version when reused
 	// Outcome is what making the root did: nil when the root held the set already.
 	Outcome *txn.Outcome
 	// NoMemo says why the memo of the request could not be written: the next run
@@ -77,8 +77,9 @@ func (r *Run) Close() error { return r.used.Close() }
 // Make resolves req against ix into a set of packages, picks the command, and returns it
 // ready to run from the set's run root, making that root (through f, under the root's
 // lock, with the options o) where it does not hold the set yet. w is what Watch saw
-// before ix was read: the memo it writes is good while that holds. A bad request changes
-// nothing.
+// before ix was read: the memo it writes is good while that holds. A request refused
+// before anything is fetched (a package or a command that is not there) makes nothing; a
+// root whose making fails is left with no database, as a first install leaves one.
 func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Index, req Request, w Watched, o install.Options) (*Run, error) {
 	reqs := req.requirements()
 	pkgs, err := ix.Resolve(reqs)
