@@ -284,10 +284,23 @@ func (c *Cache) ForgetIndex(s *Source) error {
 
 func (c *Cache) indexPath(s *Source) string { return c.indexFile(s.indexLocation()) }
 
+// IndexFiles returns the files that change when the index of s may have, for a caller that
+// keeps what it made of the index while they do not: a local repository's index.json and
+// its signature, or, for a remote one (remote true), the copy of its index kept in the
+// cache at dir, which every read of the repository touches, changed or not.
+func IndexFiles(dir string, s *Source) (paths []string, remote bool) {
+	if s.base != nil {
+		return []string{indexFileIn(dir, s.indexLocation())}, true
+	}
+	return []string{filepath.Join(s.dir, "index.json"), filepath.Join(s.dir, repo.SignatureName)}, false
+}
+
 // indexFile is where the copy of the index at location is kept.
-func (c *Cache) indexFile(location string) string {
+func (c *Cache) indexFile(location string) string { return indexFileIn(c.dir, location) }
+
+func indexFileIn(dir, location string) string {
 	sum := sha256.Sum256([]byte(location))
-	return filepath.Join(c.dir, "index", hex.EncodeToString(sum[:])+".json")
+	return filepath.Join(dir, "index", hex.EncodeToString(sum[:])+".json")
 }
 
 // adoptIndex moves to path the newest of the copies an older pkg kept of s's index under

@@ -65,3 +65,12 @@ func (c *Cache) ForgetRoot(root string) error {
 	}
 	return nil
 }
+
+// RunDir returns the cache's directory of run roots, <cache>/run, making it if needed; it
+// refuses one that is a symlink or not a directory, as it does the other subdirectories.
+func (c *Cache) RunDir() (string, error) {
+	if err := subdir(c.use, c.dir, "run"); err != nil {
+		return "", err
+	}
+	return filepath.Join(c.dir, "run"), nil
+}

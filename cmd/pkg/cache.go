@@ -155,8 +155,9 @@ func cacheLimits(c *cli.Context) (fetch.Limits, error) {
 	return l, nil
 }
 
-// growing are the commands that may add entries to the cache, after which autoPrune runs.
-var growing = map[string]bool{"install": true, "upgrade": true, "sync": true, "fetch": true, "run": true}
+// growing are the commands that may add entries to the cache, after which autoPrune runs;
+// not run, which becomes its command (execve) once its root is ready.
+var growing = map[string]bool{"install": true, "upgrade": true, "sync": true, "fetch": true}
 
 // autoPrune prunes the cache the command used, when the configuration sets a limit and a
 // prune is due (txn.AutoPrune), saying what it removed, or why it could not, in one line.

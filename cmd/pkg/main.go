@@ -156,7 +156,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			installCommand(), removeCommand(), listCommand(), filesCommand(), infoCommand(),
 			searchCommand(), fetchCommand(), cacheCommand(), repoCommand(), verifyCommand(),
 			lockCommand(), syncCommand(), upgradeCommand(), envCommand(), trustCommand(),
-			outdatedCommand(), whyCommand(), autoremoveCommand(), completionCommand(),
+			outdatedCommand(), whyCommand(), autoremoveCommand(), completionCommand(), runCommand(),
 		},
 		EnableBashCompletion: true, // pkg completion's scripts ask for what comes next
 	}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/internal/testfs"
+	"pkg/repo"
+)
+
+// runEnv is a repository of scripts, a user's root and a cache, and the pkg binary, for
+// pkg run, which replaces its process with the command and so cannot run in the test's.
+type runEnv struct {
+	*env
+	bin, base string
+}
+
+// publishScript adds package name at version to the repository, one script per command.
+func (e *runEnv) publishScript(name, version string, scripts map[string]string) {
+	e.t.Helper()
+	ents := []ent{td("bin/")}
+	var bins []string
+	for cmd, body := range scripts {
+		f := tf("bin/"+cmd, "#!/bin/sh\n"+body+"\n")
+		f.hdr.Mode = 0o755
+		ents = append(ents, f)
+		bins = append(bins, "bin/"+cmd)
+	}
+	addHostile(e.t, e.base, repo.Package{Name: name, Version: version, Bin: bins}, pax(e.t, ents...))
+}
+
+// run runs pkg run with args and returns its stdout, stderr and exit status.
+func (e *runEnv) run(args ...string) (stdout, stderr string, code int) {
+	e.t.Helper()
+	cmd := exec.Command(e.bin, append([]string{"--root", e.root, "--cache", e.cache, "--repo", e.repo, "run"}, args...)...)
+	var o, er bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &er
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		e.t.Fatal(err)
+	}
+	return o.String(), er.String(), code
+}
+
+// runRoots returns the run roots in the cache.
+func (e *runEnv) runRoots() []string {
+	e.t.Helper()
+	roots, err := filepath.Glob(filepath.Join(e.cache, "run", strings.Repeat("[0-9a-f]", 32)))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return roots
+}
+
+func inodeOf(t *testing.T, path string) uint64 {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}
+
+// TestRun runs commands with pkg run: the first run makes a root under the cache and runs
+// the command with its arguments, passing its exit status through; a second reuses that
+// root without reading the index or writing its database; --with adds packages, whose
+// commands are on PATH; a new version published makes a new root; a package with several
+// commands needs --cmd; two runs at once make one root; and the user's root is never
+// changed.
+func TestRun(t *testing.T) {
+	base := t.TempDir()
+	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: buildPkg(t), base: base}
+	e.publishScript("tool", "1", map[string]string{"tool": `echo "tool 1 $*"; if command -v helper >/dev/null; then helper; fi; exit 3`})
+	e.publishScript("helper", "1", map[string]string{"helper": "echo helper 1"})
+	e.publishScript("multi", "1", map[string]string{"a": "echo a", "b": "echo b"})
+	e.ok("install", "-q", "multi")
+	userRoot := testfs.Tree(t, e.root)
+
+	out, stderr, code := e.run("tool", "--", "x", "y z", "--cmd")
+	if out != "tool 1 x y z --cmd\n" || code != 3 || !strings.Contains(stderr, "installed tool 1 into "+filepath.Join(e.cache, "run")) {
+		t.Fatalf("first run: exit %d, stdout %q, stderr %q; want the command's output and exit status 3", code, out, stderr)
+	}
+	roots := e.runRoots()
+	if len(roots) != 1 {
+		t.Fatalf("run roots after the first run: %q", roots)
+	}
+	first := roots[0]
+	tree, ino, db := testfs.Tree(t, first), inodeOf(t, filepath.Join(first, "pkgs", "tool")), filepath.Join(first, ".pkg", "db")
+	dbInfo, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("warm", func(t *testing.T) {
+		out, stderr, code := e.run("tool", "--", "again")
+		if out != "tool 1 again\n" || code != 3 || stderr != "" {
+			t.Fatalf("warm run: exit %d, stdout %q, stderr %q; want the output, and nothing said", code, out, stderr)
+		}
+		testfs.SameTree(t, "run root after a warm run", testfs.Tree(t, first), tree)
+		if now, err := os.Stat(db); err != nil || !now.ModTime().Equal(dbInfo.ModTime()) || inodeOf(t, filepath.Join(first, "pkgs", "tool")) != ino {
+			t.Errorf("warm run changed the run root: database %v, %v", now.ModTime(), err)
+		}
+		// Resolved again (the memo bypassed), the set is the same: the root is reused as it is.
+		if out, stderr, code := e.run("--refresh", "tool"); out != "tool 1 \n" || code != 3 || strings.Contains(stderr, "installed") || len(e.runRoots()) != 1 {
+			t.Errorf("run --refresh: exit %d, stdout %q, stderr %q; roots %q", code, out, stderr, e.runRoots())
+		}
+		if inodeOf(t, filepath.Join(first, "pkgs", "tool")) != ino {
+			t.Errorf("run --refresh installed tool again")
+		}
+	})
+	t.Run("with", func(t *testing.T) {
+		out, stderr, code := e.run("--with", "helper", "tool")
+		if out != "tool 1 \nhelper 1\n" || code != 3 || len(e.runRoots()) != 2 {
+			t.Errorf("run --with helper tool: exit %d, stdout %q, stderr %q, roots %q; want helper on PATH, in a root of its own", code, out, stderr, e.runRoots())
+		}
+	})
+	t.Run("commands", func(t *testing.T) {
+		for _, c := range []struct {
+			args       []string
+			code       int
+			out, error string
+		}{
+			{[]string{"multi"}, 2, "", `pkg: run multi 1: the package has several commands, none named multi: a, b (--cmd NAME picks one)`},
+			{[]string{"--cmd", "nope", "tool"}, 2, "", `pkg: run tool 1: no command "nope": it has tool (--cmd NAME picks one)`},
+			{[]string{"--cmd", "b", "multi"}, 0, "b\n", ""},
+			{[]string{"--cmd", "helper", "--with", "helper", "tool"}, 0, "helper 1\n", ""},
+		} {
+			roots := len(e.runRoots())
+			out, stderr, code := e.run(c.args...)
+			if code != c.code || out != c.out || !strings.Contains(stderr, c.error) {
+				t.Errorf("run %q: exit %d, stdout %q, stderr %q; want exit %d, %q, %q", c.args, code, out, stderr, c.code, c.out, c.error)
+			}
+			if c.code != 0 && len(e.runRoots()) != roots {
+				t.Errorf("run %q, refused, made a root", c.args)
+			}
+		}
+	})
+	t.Run("new version", func(t *testing.T) {
+		e.publishScript("tool", "2", map[string]string{"tool": `echo "tool 2 $*"`})
+		out, stderr, code := e.run("tool")
+		if out != "tool 2 \n" || code != 0 || !strings.Contains(stderr, "installed tool 2") {
+			t.Fatalf("run after tool 2 was published: exit %d, stdout %q, stderr %q", code, out, stderr)
+		}
+		if out, _, _ := e.run("tool@1"); out != "tool 1 \n" {
+			t.Errorf("run tool@1: %q", out)
+		}
+		testfs.SameTree(t, "the first run root", testfs.Tree(t, first), tree)
+	})
+	t.Run("at once", func(t *testing.T) {
+		e.publishScript("fresh", "1", map[string]string{"fresh": "echo fresh"})
+		roots := len(e.runRoots())
+		var wg sync.WaitGroup
+		outs := make([]string, 4)
+		for i := range outs {
+			wg.Go(func() {
+				out, stderr, code := e.run("fresh")
+				outs[i] = out + stderr
+				if code != 0 {
+					outs[i] += " exit " + string(rune('0'+code))
+				}
+			})
+		}
+		wg.Wait()
+		for _, o := range outs {
+			if !strings.HasPrefix(o, "fresh\n") || strings.Contains(o, "exit") {
+				t.Errorf("one of four runs at once: %q", o)
+			}
+		}
+		if got := len(e.runRoots()); got != roots+1 {
+			t.Errorf("four runs at once of one set made %d roots", got-roots)
+		}
+	})
+	t.Run("prune", func(t *testing.T) {
+		e.ok("cache", "prune")
+		list, _ := e.ok("cache", "list")
+		for _, want := range []string{"tool 1", "tool 2", "helper 1", "fresh 1"} {
+			if !strings.Contains(list, want) {
+				t.Errorf("cache list after a prune: %q; want %s, which a run root holds", list, want)
+			}
+		}
+		if out, stderr, code := e.run("--offline", "--refresh", "tool@1"); out != "tool 1 \n" || code != 3 {
+			t.Errorf("run --offline after a prune: exit %d, %q, %q", code, out, stderr)
+		}
+	})
+	testfs.SameTree(t, "the user's root", testfs.Tree(t, e.root), userRoot)
+}

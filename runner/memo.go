@@ -1,0 +1,240 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/fetch"
+	"pkg/repo"
+)
+
+// A run repeated while the index it was resolved from is unchanged reads only the memo
+// of its request: <cache>/run/memo/<digest of the request>.json names the run root and
+// the command, and what the files that show a change of the index (fetch.IndexFiles) were
+// when it was read: a local repository's index.json and signature, as they were before the
+// read, are what it resolved from for as long as they are unchanged; a remote repository's
+// index, for MaxAge after the read, as long as the cache's copy of it is as that read left
+// it (every read touches it); neither past the index's expiry. Whatever fails to match, Reuse says no and the run resolves
+// again; that the memo is only a hint is why it is written without a sync.
+
+// MaxAge is how long after the cache's copy of a remote repository's index was last read
+// from the repository a run resolved from it is reused without reading the index again.
+const MaxAge = 10 * time.Minute
+
+// Watched is what the files that show a change of the repositories' indexes were at a
+// moment.
+type Watched struct {
+	Files []fileState `json:"files"`
+}
+
+type fileState struct {
+	Path    string `json:"path"`
+	Remote  bool   `json:"remote,omitempty"` // the cache's copy of a remote repository's index
+	Missing bool   `json:"missing,omitempty"`
+	Ino     uint64 `json:"ino,omitempty"`
+	Size    int64  `json:"size,omitempty"`
+	Mtime   int64  `json:"mtime,omitempty"` // in nanoseconds
+	Ctime   int64  `json:"ctime,omitempty"`
+}
+
+// Watch returns what the files that show a change of the indexes of req's repositories
+// are now, for Make: taken before the indexes are read, so that a change of a local
+// repository after it shows.
+func Watch(cacheDir string, req Request) Watched {
+	var w Watched
+	for _, r := range req.Repos {
+		src, err := fetch.NewSource(r.Location, fetch.Options{})
+		if err != nil {
+			return Watched{}
+		}
+		paths, remote := fetch.IndexFiles(cacheDir, src)
+		for _, p := range paths {
+			st := stateOf(p)
+			st.Remote = remote
+			w.Files = append(w.Files, st)
+		}
+	}
+	return w
+}
+
+func stateOf(path string) fileState {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return fileState{Path: path, Missing: true}
+	}
+	return fileState{Path: path, Ino: st.Ino, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}
+}
+
+// memo is a request's memo.
+type memo struct {
+	Set     string    `json:"set"` // the run root's name
+	Command string    `json:"command"`
+	Package string    `json:"package"`
+	Version string    `json:"version"`
+	Expires time.Time `json:"expires,omitzero"` // of the index
+	Watched
+}
+
+// requestKey names the memo of req: a digest of what decides what it resolves to and
+// whether its index is believed.
+func requestKey(req Request) (string, error) {
+	root, err := filepath.Abs(req.Root)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "pkg run request 2\nplatform %s\nroot %s\ncommand %q\nrequire-signed %t\n",
+		repo.Host, root, req.Command, req.Trust.RequireSigned)
+	for _, r := range req.Repos {
+		src, err := fetch.NewSource(r.Location, fetch.Options{})
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "repo %s %s\n", r.Name, src.URL())
+		for _, k := range r.Keys {
+			fmt.Fprintf(&b, "repo key %s\n", k)
+		}
+	}
+	for _, q := range req.requirements() {
+		fmt.Fprintf(&b, "requirement %s\n", q)
+	}
+	for _, k := range req.Trust.Keys {
+		fmt.Fprintf(&b, "key %s\n", k)
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:16]), nil
+}
+
+// remember writes the memo of req, which resolved to r, unless w was not taken (the
+// repository's location could not be parsed) or the index changed since.
+func (w Watched) remember(runs string, req Request, r *Run, expires time.Time) error {
+	if len(w.Files) == 0 {
+		return nil
+	}
+	for i, f := range w.Files {
+		now := stateOf(f.Path)
+		now.Remote = f.Remote
+		switch {
+		case f.Remote:
+			// The read touched the copy: it is now as this read left it, unless another
+			// process read the repository since, which MaxAge bounds.
+			w.Files[i] = now
+		case now != f:
+			return nil // changed while it was read: what it is now may not be what r holds
+		}
+	}
+	key, err := requestKey(req)
+	if err != nil {
+		return err
+	}
+	m := memo{Set: filepath.Base(r.Root), Command: r.Command, Package: r.Package.Name, Version: r.Package.Version, Expires: expires, Watched: w}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(runs, "memo")
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".new-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(dir, key+".json"))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// Reuse returns req ready to run from the run root its memo names, if the memo holds:
+// the index it was resolved from is unchanged (offline, however long ago it was read),
+// and the root still has the command. It reads the memo and stats a few files; it opens
+// neither the cache nor a database.
+func Reuse(ctx context.Context, cacheDir string, req Request, offline bool) (*Run, bool) {
+	key, err := requestKey(req)
+	if err != nil {
+		return nil, false
+	}
+	runs := filepath.Join(cacheDir, "run")
+	b, err := os.ReadFile(filepath.Join(runs, "memo", key+".json"))
+	if err != nil {
+		return nil, false
+	}
+	var m memo
+	if json.Unmarshal(b, &m) != nil || !validSet(m.Set) || len(m.Files) == 0 || m.Command == "" || strings.ContainsRune(m.Command, '/') {
+		return nil, false
+	}
+	now := time.Now()
+	for _, f := range m.Files {
+		st := stateOf(f.Path)
+		st.Remote = f.Remote
+		if st != f || f.Remote && !offline && now.Sub(time.Unix(0, f.Mtime)) > MaxAge {
+			return nil, false
+		}
+	}
+	if !offline && !m.Expires.IsZero() && now.After(m.Expires) {
+		return nil, false
+	}
+	r := &Run{Root: filepath.Join(runs, m.Set), Command: m.Command, Package: repo.Package{Name: m.Package, Version: m.Version}}
+	if r.used, err = hold(ctx, r.Root+".used"); err != nil {
+		return nil, false
+	}
+	if _, err := os.Stat(r.Path()); err != nil {
+		r.used.Close()
+		return nil, false
+	}
+	return r, true
+}
+
+// validSet reports whether s can name a run root: SetKey's hex digits.
+func validSet(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+// Exec runs the command in place of this process, with args after its name and the
+// environment env, the run root's bin/ first on PATH; the command inherits the root's
+// shared lock, so that the root is known to be in use until the command exits. It
+// returns only if the command could not be started.
+func (r *Run) Exec(args, env []string) error {
+	bin := filepath.Join(r.Root, "bin")
+	path := bin
+	out := make([]string, 0, len(env)+1)
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "PATH="); ok {
+			if v != "" {
+				path = bin + string(filepath.ListSeparator) + v
+			}
+			continue
+		}
+		out = append(out, e)
+	}
+	out = append(out, "PATH="+path)
+	if _, err := unix.FcntlInt(r.used.Fd(), unix.F_SETFD, 0); err != nil {
+		return fmt.Errorf("run %s: %w", r.Path(), err)
+	}
+	err := syscall.Exec(r.Path(), append([]string{r.Command}, args...), out)
+	unix.FcntlInt(r.used.Fd(), unix.F_SETFD, unix.FD_CLOEXEC)
+	return &os.PathError{Op: "run", Path: r.Path(), Err: err}
+}

@@ -1,0 +1,259 @@
+// Package runner runs a package's command without installing it into the user's root:
+// from a root of its own under the cache, <cache>/run/<set>, made by the same plan and
+// commit as any install (so it is whole or absent) and named by the set of packages a
+// request resolves to, on this platform. A request that resolves to the same set again
+// reuses it. A memo per request (memo.go) lets a run repeated while the repository's
+// index has not changed skip the index, the resolution and the root's database.
+//
+// Layout, under <cache>/run:
+//
+//	<set>/            a run root (install.Root), recorded with the cache like any root
+//	<set>.used        flocked shared by every run of it, for as long as its command runs
+//	                  (the lock passes to the command), and touched by each: its mtime
+//	                  is the root's last use
+//	memo/<req>.json   what a request last resolved to (memo.go)
+//
+// It prints nothing, and never opens the user's root but to read its records.
+package runner
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/install"
+	"pkg/repo"
+	"pkg/trust"
+	"pkg/txn"
+)
+
+// Request is a command to run: the package's, from a root holding it and With.
+type Request struct {
+	Repos   []Repo // the repositories, in the order names resolve from them
+	Package repo.Requirement
+	With    []repo.Requirement
+	Command string // the command's name in bin/; "" picks the package's (Pick)
+	// What else the index is believed under: the keys trusted and whether a signature is
+	// required, and the user's root, whose records pin repositories. A request that
+	// differs in any of them is another request.
+	Trust trust.Policy
+	Root  string
+}
+
+// Repo is a repository a request resolves from.
+type Repo struct {
+	Name, Location string
+	Keys           []string // trusted for it alone
+}
+
+func (r Request) requirements() []repo.Requirement {
+	return append([]repo.Requirement{r.Package}, r.With...)
+}
+
+// Run is a command ready to run from a run root.
+type Run struct {
+	Root    string       // the run root
+	Command string       // its name in Root/bin
+	Package repo.Package // the package run: only its name and version when reused
+	// Outcome is what making the root did: nil when the root held the set already.
+	Outcome *txn.Outcome
+	// NoMemo says why the memo of the request could not be written: the next run
+	// resolves it again.
+	NoMemo error
+
+	used *os.File // <set>.used, flocked shared
+}
+
+// Path is the command's path in the run root.
+func (r *Run) Path() string { return filepath.Join(r.Root, "bin", r.Command) }
+
+// Close releases the run root, for a caller that does not Exec.
+func (r *Run) Close() error { return r.used.Close() }
+
+// Make resolves req against ix into a set of packages, picks the command, and returns it
+// ready to run from the set's run root, making that root (through f, under the root's
+// lock, with the options o) where it does not hold the set yet. w is what Watch saw
+// before ix was read: the memo it writes is good while that holds. A request refused
+// before anything is fetched (a package or a command that is not there) makes nothing; a
+// root whose making fails is left with no database, as a first install leaves one.
+func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Index, req Request, w Watched, o install.Options) (*Run, error) {
+	reqs := req.requirements()
+	pkgs, err := ix.Resolve(reqs)
+	if err != nil {
+		return nil, ix.About(err)
+	}
+	i := slices.IndexFunc(pkgs, func(p repo.Package) bool { return p.Name == req.Package.Name })
+	if i < 0 { // the resolver returns every package asked for
+		return nil, fmt.Errorf("run %s: not among the packages resolved", req.Package)
+	}
+	main := pkgs[i]
+	cmd, err := Pick(main, pkgs, req.Command)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := f.Cache.RunDir()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(runs, SetKey(pkgs, repo.Host))
+	used, err := hold(ctx, dir+".used")
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Root: dir, Command: cmd, Package: main, used: used}
+	if r.Outcome, err = makeRoot(ctx, f, ix, dir, reqs, o); err != nil {
+		used.Close()
+		return nil, err
+	}
+	if _, err := os.Lstat(r.Path()); err != nil {
+		used.Close()
+		return nil, fmt.Errorf("run %s %s: command %s: %w", main.Name, main.Version, cmd, err)
+	}
+	r.NoMemo = w.remember(runs, req, r, expires(ix))
+	return r, nil
+}
+
+// expires returns the earliest expiry of ix's signed indexes, zero if none expires.
+func expires(ix *txn.Index) time.Time {
+	var first time.Time
+	for _, r := range ix.Repos() {
+		if e := r.Trust.Expires; !e.IsZero() && (first.IsZero() || e.Before(first)) {
+			first = e
+		}
+	}
+	return first
+}
+
+// makeRoot installs reqs into the run root at dir unless it holds them as resolved, and
+// returns what that did, nil if nothing.
+func makeRoot(ctx context.Context, f *txn.Fetcher, ix *txn.Index, dir string, reqs []repo.Requirement, o install.Options) (*txn.Outcome, error) {
+	root, err := install.Open(ctx, dir, o)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := root.DB().List()
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	plan, err := txn.InstallPlan(dir, ix, recs, reqs, f.Cache)
+	if err != nil {
+		root.Abandon()
+		return nil, err
+	}
+	if plan.Empty() {
+		f.Cache.AddRoot(dir) // recorded by the commit that made it; this keeps it so
+		return nil, root.Close()
+	}
+	out, err := plan.Apply(ctx, root, f)
+	if err != nil {
+		root.Abandon()
+		return nil, err
+	}
+	return out, root.Close()
+}
+
+// SetKey names the run root of the packages pkgs on platform: a digest of each package's
+// name, version, archive, dependencies, commands and libraries, whatever their order.
+func SetKey(pkgs []repo.Package, platform string) string {
+	lines := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		lines[i] = fmt.Sprintf("%q %q %s %q %q %q", p.Name, p.Version, p.SHA256, p.Depends, p.Bin, p.Lib)
+	}
+	slices.Sort(lines)
+	sum := sha256.Sum256([]byte("pkg run set 1\n" + platform + "\n" + strings.Join(lines, "\n")))
+	return hex.EncodeToString(sum[:16])
+}
+
+// CommandError is a command that cannot be run: the package has none, or several and
+// none named like it, or none named as asked, among its own and the others of the run.
+type CommandError struct {
+	Package, Version string
+	Asked            string   // the command asked for, or ""
+	Commands         []string // the package's commands
+	Others           []string // the commands of the other packages of the run
+}
+
+func (e *CommandError) Error() string {
+	what := "run " + e.Package + " " + e.Version
+	switch {
+	case e.Asked != "" && len(e.Commands)+len(e.Others) == 0:
+		return fmt.Sprintf("%s: no command %q: it has no commands", what, e.Asked)
+	case e.Asked != "":
+		return fmt.Sprintf("%s: no command %q: it has %s", what, e.Asked, strings.Join(append(slices.Clip(e.Commands), e.Others...), ", "))
+	case len(e.Commands) == 0:
+		return what + ": the package has no commands"
+	}
+	return fmt.Sprintf("%s: the package has several commands, none named %s: %s", what, e.Package, strings.Join(e.Commands, ", "))
+}
+
+// Pick returns the command of p to run: the one asked for, which may also be one of
+// another package of the run, all; else p's only command, or the one named like p.
+func Pick(p repo.Package, all []repo.Package, asked string) (string, error) {
+	own := commands(p)
+	if asked == "" && len(own) == 1 {
+		return own[0], nil
+	}
+	if slices.Contains(own, asked) || asked == "" && slices.Contains(own, p.Name) {
+		return cmp.Or(asked, p.Name), nil
+	}
+	var others []string
+	for _, q := range all {
+		if q.Name != p.Name {
+			others = append(others, commands(q)...)
+		}
+	}
+	if asked != "" && slices.Contains(others, asked) {
+		return asked, nil
+	}
+	return "", &CommandError{Package: p.Name, Version: p.Version, Asked: asked, Commands: own, Others: others}
+}
+
+func commands(p repo.Package) []string {
+	var names []string
+	for _, b := range p.Bin {
+		name, _ := repo.SplitBin(b)
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// hold opens path, creating it, and flocks it shared, waiting until ctx is done; it
+// touches it, as the last use of its root.
+func hold(ctx context.Context, path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	for {
+		err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, &os.PathError{Op: "flock", Path: path, Err: err}
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	now := time.Now()
+	os.Chtimes(path, now, now) // best effort: a use missed only makes the root look older
+	return f, nil
+}

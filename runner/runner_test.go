@@ -1,0 +1,228 @@
+package runner
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/txn"
+)
+
+func TestPick(t *testing.T) {
+	tool := repo.Package{Name: "tool", Version: "1", Bin: []string{"bin/tool"}}
+	multi := repo.Package{Name: "multi", Version: "2", Bin: []string{"bin/b", "bin/a"}}
+	named := repo.Package{Name: "b", Version: "1", Bin: []string{"bin/b", "x=bin/a"}}
+	none := repo.Package{Name: "data", Version: "1"}
+	for _, c := range []struct {
+		p     repo.Package
+		all   []repo.Package
+		asked string
+		want  string
+		err   string
+	}{
+		{tool, nil, "", "tool", ""},
+		{tool, nil, "tool", "tool", ""},
+		{named, nil, "", "b", ""},
+		{named, nil, "x", "x", ""},
+		{multi, nil, "a", "a", ""},
+		{tool, []repo.Package{tool, multi}, "b", "b", ""},
+		{multi, nil, "", "", "run multi 2: the package has several commands, none named multi: a, b"},
+		{tool, []repo.Package{tool, multi}, "c", "", `run tool 1: no command "c": it has tool, a, b`},
+		{none, nil, "", "", "run data 1: the package has no commands"},
+		{none, nil, "x", "", `run data 1: no command "x": it has no commands`},
+	} {
+		got, err := Pick(c.p, c.all, c.asked)
+		var ce *CommandError
+		if got != c.want || (c.err == "") != (err == nil) || err != nil && (err.Error() != c.err || !errors.As(err, &ce)) {
+			t.Errorf("Pick(%s, %q) = %q, %v; want %q, %q", c.p.Name, c.asked, got, err, c.want, c.err)
+		}
+	}
+}
+
+// publish adds name at version, whose one command prints "name version", to the
+// repository in dir.
+func publish(t *testing.T, dir, name, version string) {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	data := []byte("#!/bin/sh\necho " + name + " " + version + "\n")
+	for _, h := range []*tar.Header{
+		{Typeflag: tar.TypeDir, Name: "bin/", Mode: 0o755},
+		{Typeflag: tar.TypeReg, Name: "bin/" + name, Mode: 0o755, Size: int64(len(data))},
+	} {
+		h.ModTime = time.Unix(1700000000, 0)
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw.Write(data)
+	tw.Close()
+	archive := filepath.Join(t.TempDir(), name+".tar")
+	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Add(dir, archive, repo.Package{Name: name, Version: version, Bin: []string{"bin/" + name}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// world is a repository, a cache, and a user's root that stays empty.
+type world struct {
+	t                       *testing.T
+	repo, cacheDir, userDir string
+}
+
+func newWorld(t *testing.T) *world {
+	base := t.TempDir()
+	return &world{t: t, repo: filepath.Join(base, "repo"), cacheDir: filepath.Join(base, "cache"), userDir: filepath.Join(base, "root")}
+}
+
+// make runs the cold path of a run of name from location, as pkg run does.
+func (w *world) make(location, name string) *Run {
+	w.t.Helper()
+	ctx := context.Background()
+	req := Request{Repos: []Repo{{Location: location}}, Package: repo.Requirement{Name: name}, Root: w.userDir}
+	watched := Watch(w.cacheDir, req)
+	cache, err := fetch.OpenCache(w.cacheDir)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer cache.Close()
+	ix, err := txn.ReadIndex(ctx, cache, w.userDir, install.Options{}, location, fetch.Options{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	f := &txn.Fetcher{Source: ix.Source, Jobs: 1}
+	f.UseCache(cache, 0)
+	r, err := Make(ctx, f, ix, req, watched, install.Options{NoSync: true})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if r.NoMemo != nil {
+		w.t.Errorf("memo: %v", r.NoMemo)
+	}
+	r.Close()
+	return r
+}
+
+// reuse reports where the warm path of a run of name would run it from, "" for nowhere.
+func (w *world) reuse(location, name string, offline bool) string {
+	r, ok := Reuse(context.Background(), w.cacheDir, Request{Repos: []Repo{{Location: location}}, Package: repo.Requirement{Name: name}, Root: w.userDir}, offline)
+	if !ok {
+		return ""
+	}
+	r.Close()
+	return r.Root
+}
+
+func ino(t *testing.T, path string) uint64 {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}
+
+// TestMakeReuse makes a run root, reuses it (by its memo, and by resolving again), and
+// makes another once a new version is published to the local repository.
+func TestMakeReuse(t *testing.T) {
+	w := newWorld(t)
+	publish(t, w.repo, "tool", "1")
+	if got := w.reuse(w.repo, "tool", false); got != "" {
+		t.Fatalf("Reuse before any run: %s", got)
+	}
+	first := w.make(w.repo, "tool")
+	if first.Outcome == nil || len(first.Outcome.Results) != 1 || first.Command != "tool" || first.Package.Version != "1" {
+		t.Fatalf("first Make: %+v", first)
+	}
+	tree := ino(t, filepath.Join(first.Root, "pkgs", "tool"))
+	if got := w.reuse(w.repo, "tool", false); got != first.Root {
+		t.Errorf("Reuse after the first run: %q, want %s", got, first.Root)
+	}
+	again := w.make(w.repo, "tool")
+	if again.Outcome != nil || again.Root != first.Root || ino(t, filepath.Join(first.Root, "pkgs", "tool")) != tree {
+		t.Errorf("Make of the same set: root %s, outcome %+v; want %s as it was", again.Root, again.Outcome, first.Root)
+	}
+	if _, err := os.Stat(w.userDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the user's root after runs: %v; want none made", err)
+	}
+
+	publish(t, w.repo, "tool", "2")
+	if got := w.reuse(w.repo, "tool", false); got != "" {
+		t.Errorf("Reuse once tool 2 is published: %s; want none", got)
+	}
+	second := w.make(w.repo, "tool")
+	if second.Root == first.Root || second.Package.Version != "2" || second.Outcome == nil {
+		t.Errorf("Make once tool 2 is published: %+v", second)
+	}
+	if got := w.reuse(w.repo, "tool", false); got != second.Root {
+		t.Errorf("Reuse after it: %q, want %s", got, second.Root)
+	}
+}
+
+// TestReuseRemote reuses a run from a remote repository for MaxAge after the index was
+// last read, however the repository changed meanwhile; offline, past it too.
+func TestReuseRemote(t *testing.T) {
+	w := newWorld(t)
+	publish(t, w.repo, "tool", "1")
+	srv := httptest.NewServer(http.FileServer(http.Dir(w.repo)))
+	defer srv.Close()
+	r := w.make(srv.URL, "tool")
+	publish(t, w.repo, "tool", "2")
+	// http.FileServer's Last-Modified is to the second: a conditional read must see it change.
+	later := time.Now().Add(2 * time.Second)
+	if err := os.Chtimes(filepath.Join(w.repo, "index.json"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.reuse(srv.URL, "tool", false); got != r.Root {
+		t.Errorf("Reuse within MaxAge: %q, want %s", got, r.Root)
+	}
+	paths, _ := fetch.IndexFiles(w.cacheDir, source(t, srv.URL))
+	old := time.Now().Add(-MaxAge - time.Minute)
+	if err := os.Chtimes(paths[0], old, old); err != nil {
+		t.Fatal(err)
+	}
+	// The memo holds what the copy was: touched since, it no longer matches; remade with
+	// the old time, it matches, and the copy is too old.
+	w.rememberAs(srv.URL, r)
+	if got := w.reuse(srv.URL, "tool", false); got != "" {
+		t.Errorf("Reuse past MaxAge: %q, want none", got)
+	}
+	if got := w.reuse(srv.URL, "tool", true); got != r.Root {
+		t.Errorf("Reuse offline past MaxAge: %q, want %s", got, r.Root)
+	}
+	if second := w.make(srv.URL, "tool"); second.Package.Version != "2" {
+		t.Errorf("Make past MaxAge: %+v, want tool 2", second)
+	}
+}
+
+func source(t *testing.T, location string) *fetch.Source {
+	s, err := fetch.NewSource(location, fetch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// rememberAs writes the memo of a run of r's package from location, watching the files as
+// they are now.
+func (w *world) rememberAs(location string, r *Run) {
+	w.t.Helper()
+	req := Request{Repos: []Repo{{Location: location}}, Package: repo.Requirement{Name: r.Package.Name}, Root: w.userDir}
+	if err := Watch(w.cacheDir, req).remember(filepath.Join(w.cacheDir, "run"), req, r, time.Time{}); err != nil {
+		w.t.Fatal(err)
+	}
+}
