@@ -69,11 +69,14 @@ func (c *fileChecker) sameAsCached(src *cachedTar, fd int, f *db.File) bool {
 		st.Dev != src.dev || st.Size != m.Size {
 		return false
 	}
+	// Only whole blocks can be shared: asking for the last, partial one too would cost the
+	// filesystem a lookup of its sharing (XFS) for bytes compared anyway.
+	whole := m.Size &^ (tarutil.Alignment - 1)
 	var err error
-	if c.ext, err = c.fm.sharedExtents(fd, 0, m.Size, c.ext[:0]); err != nil || len(c.ext) == 0 {
+	if c.ext, err = c.fm.sharedExtents(fd, 0, whole, c.ext[:0]); err != nil || len(c.ext) == 0 {
 		return false
 	}
-	if c.tarExt, err = c.fm.sharedExtents(src.fd, m.Offset, m.Offset+m.Size, c.tarExt[:0]); err != nil {
+	if c.tarExt, err = c.fm.sharedExtents(src.fd, m.Offset, m.Offset+whole, c.tarExt[:0]); err != nil {
 		return false
 	}
 	gaps := unshared(c.ext, c.tarExt, m.Offset, m.Size)
