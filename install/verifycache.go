@@ -3,6 +3,7 @@ package install
 import (
 	"archive/tar"
 	"bytes"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -45,6 +46,15 @@ func openCachedTar(cache Cache, sha string) *cachedTar {
 		}
 	}
 	return s
+}
+
+// startCachedTar opens the tar as openCachedTar does, on a goroutine of its own, so that
+// reading the cache's index overlaps listing the package's directories, and returns what
+// waits for it.
+func startCachedTar(cache Cache, sha string) func() *cachedTar {
+	done := make(chan *cachedTar, 1)
+	go func() { done <- openCachedTar(cache, sha) }()
+	return sync.OnceValue(func() *cachedTar { return <-done })
 }
 
 func (s *cachedTar) close() {
