@@ -7,6 +7,10 @@
 # Environment: SHAPES="big kernel" (bench/gentree shapes)  FS="xfs"  RUNS=5  WORK=/var/tmp/pkg-verify-bench
 #              DEBS="golang-1.19-go_*.deb ..." also times packages published from these files
 #              (apt-get download golang-1.19-go golang-1.19-src).
+#              TARS="linux-source-6.1.tar.xz ..." also times these tars (any compression pkg reads),
+#              each published as the package named by its file name without .tar and what follows
+#              (the kernel's: dpkg-deb -x linux-source-6.1_*.deb, then usr/src/linux-source-6.1.tar.xz).
+#              TEMPS="warm cold": cold drops the page cache of the whole machine before each command.
 # Each round runs every command once, in turn, after a warm-up round. Results: medians over
 # rounds and the median of each round's ratio on stdout, hyperfine JSON under $WORK/results.
 set -euo pipefail
@@ -16,6 +20,8 @@ FS=${FS:-xfs}
 RUNS=${RUNS:-5}
 WORK=${WORK:-/var/tmp/pkg-verify-bench}
 DEBS=${DEBS:-}
+TARS=${TARS:-}
+TEMPS=${TEMPS:-warm cold}
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/bench/loopfs.sh"
 
@@ -25,6 +31,8 @@ for tool in hyperfine mkfs.xfs python3; do
 done
 debs=()
 for f in $DEBS; do debs+=("$(realpath "$f")"); done
+tars=()
+for f in $TARS; do tars+=("$(realpath "$f")"); done
 
 mkdir -p "$WORK/bin" "$WORK/tars" "$WORK/results"
 (cd "$top" && go build -o "$WORK/bin/pkg" ./cmd/pkg && go build -o "$WORK/bin/gentree" ./bench/gentree)
@@ -61,13 +69,18 @@ for kind in $FS; do
 		$pkg --quiet repo add "$d/repo" "$deb"
 		pkgs+=("$(basename "$deb" | cut -d_ -f1)")
 	done
+	for t in "${tars[@]}"; do
+		name=$(basename "$t") && name=${name%%.tar*}
+		$pkg --quiet repo add "$d/repo" "$t" --name "$name" --version 1
+		pkgs+=("$name")
+	done
 	for p in "${pkgs[@]}"; do
 		$pkg $g install "$p"
 		files=$(find "$d/r/pkgs/$p" -type f | wc -l)
 		bytes=$(du -sb --apparent-size "$d/r/pkgs/$p" | cut -f1)
 		echo "$kind $p: $files files, $((bytes >> 20)) MiB"
 		sums="find $d/r/pkgs/$p -type f -print0"
-		for temp in warm cold; do
+		for temp in $TEMPS; do
 			prep=()
 			[ "$temp" = cold ] && prep=(--prepare "sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'")
 			name=$kind-$p-$temp

@@ -118,8 +118,8 @@ type verifyTree struct {
 	pkg      *db.Package
 	fd       int // the package directory
 	files    []db.File
-	recorded map[string]int // index in files by path
-	src      *cachedTar     // the tar it was cloned from, nil if none
+	recorded map[string]int    // index in files by path
+	src      func() *cachedTar // waits for the tar it was cloned from, opened meanwhile; nil if none
 
 	mu         sync.Mutex
 	unreadable map[string]bool // the closed directories reported
@@ -150,7 +150,7 @@ func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
 	}
 	t := &verifyTree{pkg: p, fd: fd, files: files, recorded: make(map[string]int, len(files)), unreadable: map[string]bool{}}
 	if v.cache != nil {
-		t.src = openCachedTar(v.cache, p.SHA256)
+		t.src = startCachedTar(v.cache, p.SHA256)
 	}
 	v.trees = append(v.trees, t)
 	byDir := map[string][]int{".": nil}
@@ -200,7 +200,9 @@ func checkBinLinks(r *Root, p *db.Package, all map[string]*db.Package) []Problem
 func (v *verifier) close() {
 	for _, t := range v.trees {
 		unix.Close(t.fd)
-		t.src.close()
+		if t.src != nil {
+			t.src().close()
+		}
 	}
 }
 
@@ -433,7 +435,11 @@ func (c *fileChecker) check(j *verifyJob, dirfd int, f *db.File) error {
 	case f.Type == tar.TypeSymlink:
 		diffs, err = c.checkTarget(dirfd, base, f, diffs)
 	default:
-		diffs, err = c.checkFile(j.tree.src, dirfd, base, f, &st, diffs)
+		var src *cachedTar
+		if j.tree.src != nil && (f.Type == tar.TypeLink || f.Size >= minShared) {
+			src = j.tree.src()
+		}
+		diffs, err = c.checkFile(src, dirfd, base, f, &st, diffs)
 	}
 	closed := errors.Is(err, unix.EACCES) // its data
 	if err != nil && !closed {

@@ -3,6 +3,7 @@ package install
 import (
 	"archive/tar"
 	"bytes"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -47,6 +48,15 @@ func openCachedTar(cache Cache, sha string) *cachedTar {
 	return s
 }
 
+// startCachedTar opens the tar as openCachedTar does, on a goroutine of its own, so that
+// reading the cache's index overlaps listing the package's directories, and returns what
+// waits for it.
+func startCachedTar(cache Cache, sha string) func() *cachedTar {
+	done := make(chan *cachedTar, 1)
+	go func() { done <- openCachedTar(cache, sha) }()
+	return sync.OnceValue(func() *cachedTar { return <-done })
+}
+
 func (s *cachedTar) close() {
 	if s != nil {
 		unix.Close(s.fd)
@@ -69,11 +79,14 @@ func (c *fileChecker) sameAsCached(src *cachedTar, fd int, f *db.File) bool {
 		st.Dev != src.dev || st.Size != m.Size {
 		return false
 	}
+	// Only whole blocks can be shared: asking for the last, partial one too would cost the
+	// filesystem a lookup of its sharing (XFS) for bytes compared anyway.
+	whole := m.Size &^ (tarutil.Alignment - 1)
 	var err error
-	if c.ext, err = c.fm.sharedExtents(fd, 0, m.Size, c.ext[:0]); err != nil || len(c.ext) == 0 {
+	if c.ext, err = c.fm.sharedExtents(fd, 0, whole, c.ext[:0]); err != nil || len(c.ext) == 0 {
 		return false
 	}
-	if c.tarExt, err = c.fm.sharedExtents(src.fd, m.Offset, m.Offset+m.Size, c.tarExt[:0]); err != nil {
+	if c.tarExt, err = c.fm.sharedExtents(src.fd, m.Offset, m.Offset+whole, c.tarExt[:0]); err != nil {
 		return false
 	}
 	gaps := unshared(c.ext, c.tarExt, m.Offset, m.Size)
