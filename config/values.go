@@ -1,15 +1,13 @@
 package config
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
+	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -60,61 +58,18 @@ func (k *key) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// size is a number of bytes, written as a number with an optional unit: B, kB, MB, GB,
-// TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024): "20GiB", "500MB".
+// size is a number of bytes, as units.ParseSize reads it: "20GiB", "500MB".
 type size struct{ n int64 }
 
-var sizeUnits = []struct {
-	suffix string
-	n      float64
-}{
-	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-	{"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
+func (s *size) UnmarshalText(text []byte) (err error) {
+	s.n, err = units.ParseSize(string(text))
+	return err
 }
 
-func (s *size) UnmarshalText(text []byte) error {
-	v := strings.TrimSpace(string(text))
-	mult := 1.0
-	for _, u := range sizeUnits {
-		if num, ok := strings.CutSuffix(v, u.suffix); ok {
-			v, mult = strings.TrimSpace(num), u.n
-			break
-		}
-	}
-	n, err := strconv.ParseFloat(v, 64)
-	switch {
-	case err != nil || math.IsNaN(n) || math.IsInf(n, 0):
-		return fmt.Errorf("size %q: want a number and a unit, such as 20GiB or 500MB", text)
-	case n < 0:
-		return fmt.Errorf("size %q is negative", text)
-	case n*mult >= math.MaxInt64:
-		return fmt.Errorf("size %q is too large", text)
-	}
-	s.n = int64(n * mult)
-	return nil
-}
-
-// duration is a length of time as Go's time.ParseDuration reads it, or a whole number of
-// days: "720h", "30d".
+// duration is a length of time as units.ParseDuration reads it: "720h", "30d".
 type duration struct{ d time.Duration }
 
-func (d *duration) UnmarshalText(text []byte) error {
-	s := string(text)
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.ParseUint(days, 10, 16)
-		if err != nil {
-			return fmt.Errorf("duration %q: want whole days, such as 30d", s)
-		}
-		d.d = time.Duration(n) * 24 * time.Hour
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	switch {
-	case err != nil:
-		return fmt.Errorf("duration %q: want 30d, 720h or the like", s)
-	case v < 0:
-		return errors.New("duration " + strconv.Quote(s) + " is negative")
-	}
-	d.d = v
-	return nil
+func (d *duration) UnmarshalText(text []byte) (err error) {
+	d.d, err = units.ParseDuration(string(text))
+	return err
 }

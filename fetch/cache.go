@@ -49,6 +49,7 @@ const entryMagic = "pkg-entry 1"
 //	                     boot is not known to be on disk (durable.go)
 //	index/<sha256 of the index's location>.json
 //	roots/               the roots that install from the cache (roots.go)
+//	last-prune           its mtime: when the cache was last pruned (LastPruned)
 //	tmp/                 files being written
 //	CACHEDIR.TAG         what makes the directory pkg's cache (layout.go)
 //
@@ -82,7 +83,7 @@ type Entry struct {
 	Name    string
 	Version string
 	Size    int64     // bytes of the aligned tar
-	Used    time.Time // when it was last fetched or asked for
+	Used    time.Time // when it was last fetched or installed from, to within useResolution
 	Err     error     // why Name and Version are not known: its digests file is unreadable or damaged
 }
 
@@ -171,6 +172,25 @@ func (c *Cache) Exclusive(ctx context.Context, waiting func(pids []int)) error {
 			return err
 		}
 	}
+}
+
+// TryExclusive makes c the only user of the cache, as Exclusive does, if no other process
+// uses it now, and reports whether it did. Otherwise c holds its shared lock again, taken
+// anew: flock(2) drops it to try, so a prune that was waiting may have run in between.
+func (c *Cache) TryExclusive() (bool, error) {
+	switch err := flock(c.use, unix.LOCK_EX|unix.LOCK_NB); {
+	case err == nil:
+		c.only = true
+		return true, nil
+	case noFlock(err):
+		return true, nil
+	case !errors.Is(err, unix.EWOULDBLOCK):
+		return false, fmt.Errorf("fetch: lock cache %s: %w", c.dir, err)
+	}
+	if err := flock(c.use, unix.LOCK_SH); err != nil {
+		return false, fmt.Errorf("fetch: lock cache %s: %w", c.dir, err)
+	}
+	return false, nil
 }
 
 // lockers returns the pids of the other processes holding a flock of f, from /proc/locks,
@@ -294,15 +314,34 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 // cached reports whether the cache holds p's entry, undamaged, and marks its use. A
 // damaged entry (removed by Members) makes it return false and why.
 func (c *Cache) cached(p repo.Package) (bool, error) {
-	if !c.Has(p.SHA256) {
+	tar, err := os.Stat(c.Path(p.SHA256))
+	if err != nil {
+		return false, nil
+	}
+	if _, err := os.Stat(c.idxPath(p.SHA256)); err != nil {
 		return false, nil
 	}
 	if _, err := c.Members(p.SHA256); errors.Is(err, ErrDamaged) {
 		return false, err
 	}
-	// Best effort: last use only orders what to prune by hand.
-	os.Chtimes(c.Path(p.SHA256), time.Time{}, time.Now())
+	markUsed(c.Path(p.SHA256), tar.ModTime())
 	return true, nil
+}
+
+// useResolution is how precisely an entry's last use is kept: within it, a use writes
+// nothing, so that a command run in a loop does not dirty the tar's inode each time.
+// Limits are days and orders, not minutes.
+const useResolution = time.Hour
+
+// markUsed records, best effort, that the entry whose tar is at path, of mtime was, is
+// used now: its tar's mtime is its last use (Entry.Used), set in one utimensat. UTIME_NOW
+// needs only write access, which the cache's user has.
+func markUsed(path string, was time.Time) {
+	if time.Since(was) < useResolution {
+		return
+	}
+	now := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_NOW}}
+	unix.UtimesNanoAt(unix.AT_FDCWD, path, now, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // claim takes the lock that makes one fetch at a time download p's archive into the

@@ -4,17 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
 )
 
-// Used returns the sha256s of the archives installed in the root at dir and in the other
-// roots the cache records as installing from it, reading each without its lock. It forgets
-// the roots that are gone, returning them, and fails for one it cannot read: what that root
-// uses is not known. Once no other process uses the cache (fetch.Cache.Exclusive), what
-// every root installed from it is in that root's database.
+// Used returns the sha256s of the archives installed in the root at dir, if there is one,
+// and in the other roots the cache records as installing from it, reading each without its
+// lock. It forgets the roots that are gone, returning them, and fails for one it cannot
+// read: what that root uses is not known. Once no other process uses the cache
+// (fetch.Cache.Exclusive), what every root installed from it is in that root's database.
 func Used(cache *fetch.Cache, dir string, o install.Options) (used map[string]bool, forgot []string, err error) {
 	used = make(map[string]bool)
 	add := func(d *db.DB) error {
@@ -28,7 +29,7 @@ func Used(cache *fetch.Cache, dir string, o install.Options) (used map[string]bo
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := install.View(own, o, nil, add); err != nil {
+	if err := install.View(own, o, nil, add); err != nil && !errors.Is(err, install.ErrNoRoot) {
 		return nil, nil, err
 	}
 	others, err := cache.Roots()
@@ -54,12 +55,47 @@ func Used(cache *fetch.Cache, dir string, o install.Options) (used map[string]bo
 }
 
 // Prune removes from cache, which must be Exclusive, the entries no root that installs
-// from it uses (Used), and returns them and the roots it forgot.
-func Prune(cache *fetch.Cache, dir string, o install.Options) (removed []fetch.Entry, forgot []string, err error) {
+// from it uses (Used) that the limits l let go (fetch.Cache.Trim: without limits, all of
+// them), and returns what it did and the roots it forgot.
+func Prune(cache *fetch.Cache, dir string, o install.Options, l fetch.Limits) (t fetch.Trimmed, forgot []string, err error) {
 	used, forgot, err := Used(cache, dir, o)
 	if err != nil {
-		return nil, forgot, err
+		return t, forgot, err
 	}
-	removed, err = cache.Remove(func(e fetch.Entry) bool { return used[e.SHA256] })
-	return removed, forgot, err
+	t, err = cache.Trim(l, func(e fetch.Entry) bool { return used[e.SHA256] })
+	if err == nil {
+		cache.MarkPruned() // best effort: AutoPrune then waits a day
+	}
+	return t, forgot, err
+}
+
+// AutoEvery is how often AutoPrune prunes a cache, at most.
+const AutoEvery = 24 * time.Hour
+
+// AutoPrune is Prune within l for the end of a command that may have grown the cache, when
+// l sets a limit: it prunes only if the cache's last prune is AutoEvery old and no other
+// process uses the cache, and reports whether it did, having recorded it even if it failed,
+// so that a failure is said once a day. A cache never pruned starts counting. This process
+// must have closed the root at dir. When nothing is due, it costs one fstatat.
+func AutoPrune(cache *fetch.Cache, dir string, o install.Options, l fetch.Limits) (t fetch.Trimmed, forgot []string, done bool, err error) {
+	if l == (fetch.Limits{}) {
+		return t, nil, false, nil
+	}
+	last, err := cache.LastPruned()
+	switch {
+	case err != nil:
+		return t, nil, false, err
+	case last.IsZero():
+		return t, nil, false, cache.MarkPruned()
+	case time.Since(last) < AutoEvery:
+		return t, nil, false, nil
+	}
+	if only, err := cache.TryExclusive(); !only || err != nil {
+		return t, nil, false, err
+	}
+	t, forgot, err = Prune(cache, dir, o, l)
+	if err != nil {
+		cache.MarkPruned()
+	}
+	return t, forgot, true, err
 }

@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"pkg/fetch"
 	"pkg/internal/testfs"
@@ -202,5 +204,168 @@ func TestEmptyCacheDir(t *testing.T) {
 	}
 	if out, _ := e.ok("cache", "clean"); !strings.HasPrefix(out, "removed 1 cached package, ") {
 		t.Errorf("cache clean: %q", out)
+	}
+}
+
+// agedEnv installs libgreet and fetches fortunes and hello, whose entries it makes last
+// used 40 and 10 days ago.
+func agedEnv(t *testing.T) *env {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "libgreet")
+	e.ok("fetch", "fortunes", "hello")
+	cache, err := fetch.OpenCache(e.cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	es, err := cache.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range es {
+		ago := map[string]time.Duration{"fortunes": 40 * 24 * time.Hour, "hello": 10 * 24 * time.Hour}[en.Name]
+		if err := os.Chtimes(cache.Path(en.SHA256), time.Now().Add(-ago), time.Now().Add(-ago)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+// cachedNames returns the packages cache list shows.
+func (e *env) cachedNames() []string {
+	out, _ := e.ok("cache", "list")
+	var names []string
+	for line := range strings.Lines(out) {
+		if f := strings.Fields(line); len(f) > 1 {
+			names = append(names, f[1])
+		}
+	}
+	return names
+}
+
+// TestPruneLimits: --older-than removes what was unused for longer and keeps recent ones;
+// --max-size removes the least recently used and keeps what a root uses, past the limit;
+// the configuration's limits apply without flags, and a flag replaces them.
+func TestPruneLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		config     string
+		args       []string
+		want, note string
+		left       []string
+	}{
+		{"older than", "", []string{"--older-than", "30d"},
+			"removed 1 cached package no installed package uses and unused for 30 days, ", "", []string{"hello", "libgreet"}},
+		{"recent kept", "", []string{"--older-than", "1000h"}, "removed 0 cached packages", "", []string{"fortunes", "hello", "libgreet"}},
+		{"max-size", "", []string{"--max-size", "1"}, "removed 2 cached packages no installed package uses, the least recently used first, ",
+			"pkg: note: the cache takes ", []string{"libgreet"}},
+		{"under max-size", "", []string{"--max-size", "1TiB"}, "removed 0 cached packages", "", []string{"fortunes", "hello", "libgreet"}},
+		{"configured", "[cache]\nolder-than = \"30d\"\n", nil, "removed 1 cached package no installed package uses and unused for 30 days, ", "", []string{"hello", "libgreet"}},
+		{"flag over configured", "[cache]\nolder-than = \"30d\"\n", []string{"--older-than", "5d"}, "removed 2 cached packages", "", []string{"libgreet"}},
+		{"flag 0 lifts the configured", "[cache]\nolder-than = \"60d\"\nmax-size = \"1TiB\"\n", []string{"--older-than", "0"},
+			"removed 2 cached packages no installed package uses, ", "", []string{"libgreet"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := agedEnv(t)
+			if tc.config != "" {
+				if err := os.WriteFile(filepath.Join(e.root, ".pkg", "config.toml"), []byte(tc.config), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, stderr := e.ok(append([]string{"cache", "prune"}, tc.args...)...)
+			if !strings.HasPrefix(out, tc.want) || !strings.HasPrefix(stderr, tc.note) || tc.note == "" && stderr != "" {
+				t.Errorf("cache prune %v: %q, %q; want %q..., %q...", tc.args, out, stderr, tc.want, tc.note)
+			}
+			if tc.note != "" && !strings.HasSuffix(stderr, "over its limit of 1 B: the rest is what installed packages use\n") {
+				t.Errorf("cache prune %v: note %q", tc.args, stderr)
+			}
+			if got := e.cachedNames(); !slices.Equal(got, tc.left) {
+				t.Errorf("cache prune %v left %v, want %v", tc.args, got, tc.left)
+			}
+		})
+	}
+}
+
+// TestPruneBadLimits: a value the flag cannot read is a usage error naming the flag, and
+// nothing is removed.
+func TestPruneBadLimits(t *testing.T) {
+	e := agedEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--older-than", "a month"}, `pkg: cache prune --older-than: duration "a month": want 30d, 720h or the like`},
+		{[]string{"--older-than", "-3d"}, `pkg: cache prune --older-than: duration "-3d": want whole days, such as 30d`},
+		{[]string{"--max-size", "10 gigs"}, `pkg: cache prune --max-size: size "10 gigs": want a number and a unit, such as 20GiB or 500MB`},
+		{[]string{"--max-size", "-1GiB"}, `pkg: cache prune --max-size: size "-1GiB" is negative`},
+	} {
+		_, stderr, code := e.pkg(append([]string{"cache", "prune"}, tc.args...)...)
+		if want := tc.want + "\npkg: hint: run 'pkg cache prune --help' for usage\n"; code != 2 || stderr != want {
+			t.Errorf("cache prune %v: exit %d, %q; want 2, %q", tc.args, code, stderr, want)
+		}
+	}
+	if got := e.cachedNames(); len(got) != 3 {
+		t.Errorf("after bad limits, cached: %v", got)
+	}
+}
+
+// TestPruneWaitsForUsers runs cache prune --max-size while another command uses the cache:
+// prune says it waits, and the entries stay until that command is done.
+func TestPruneWaitsForUsers(t *testing.T) {
+	e := agedEnv(t)
+	other, err := fetch.OpenCache(e.cache) // as another process would hold it
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	stderr := &releaseOn{want: "waiting for the other pkg commands using the cache " + e.cache, release: func() {
+		if es, err := other.List(); err != nil || len(es) != 3 {
+			t.Errorf("entries while prune waits: %v, %v", es, err)
+		}
+		other.Close()
+	}}
+	code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "cache", "prune", "--max-size", "1"}, &out, stderr)
+	if code != 0 || !strings.HasPrefix(out.String(), "removed 2 cached packages") || !strings.Contains(stderr.String(), stderr.want) {
+		t.Errorf("cache prune while another command uses the cache: exit %d, %q, %q", code, out.String(), stderr.String())
+	}
+}
+
+// TestAutoPrune: with a configured limit, the first fetch that finds a prune due (a day
+// after the last) prunes the cache, in one line; the next finds nothing due and says nothing.
+func TestAutoPrune(t *testing.T) {
+	e := agedEnv(t)
+	if err := os.WriteFile(filepath.Join(e.root, ".pkg", "config.toml"), []byte("[cache]\nolder-than = \"30d\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stamp := filepath.Join(e.cache, "last-prune")
+	if _, stderr := e.ok("fetch", "libgreet"); stderr != "" {
+		t.Errorf("first fetch with a limit: %q; want nothing said", stderr)
+	}
+	if _, err := os.Stat(stamp); err != nil {
+		t.Fatalf("the first command with a limit starts counting: %v", err)
+	}
+	was := time.Now().Add(-2 * 24 * time.Hour)
+	if err := os.Chtimes(stamp, was, was); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr := e.ok("fetch", "libgreet")
+	if want := "pkg: note: pruned the cache to its configured limits: removed 1 cached package no installed package uses, "; !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("fetch once a prune is due: %q; want one line %q...", stderr, want)
+	}
+	if got := e.cachedNames(); !slices.Equal(got, []string{"hello", "libgreet"}) {
+		t.Errorf("after the automatic prune: %v cached, want hello and libgreet", got)
+	}
+	if _, stderr := e.ok("fetch", "libgreet"); stderr != "" {
+		t.Errorf("fetch just after a prune: %q; want nothing said", stderr)
+	}
+}
+
+// TestCacheListDisk: cache list says the disk its entries take, as prune counts it.
+func TestCacheListDisk(t *testing.T) {
+	e := agedEnv(t)
+	out, stderr := e.ok("cache", "list")
+	if !strings.HasPrefix(stderr, "pkg: note: 3 cached packages, ") || !strings.HasSuffix(stderr, " KiB of disk (a block several share counted once)\n") ||
+		strings.Count(out, "\n") != 3 {
+		t.Errorf("cache list: %q, %q", out, stderr)
 	}
 }

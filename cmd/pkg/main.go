@@ -63,9 +63,12 @@ const memoryLimit = 160 << 20 // 160 MiB
 
 // run is main without the exit, so tests can call it.
 func run(args []string, stdout, stderr io.Writer) int {
+	// The app's context, once known, for autoPrune.
+	var global *cli.Context
 	app := newApp(stdout, stderr)
 	var dirs []string // the root and the cache, once known
 	app.Before = func(c *cli.Context) error {
+		global = c
 		err := defaultDirs(c)
 		dirs = []string{c.String("root"), c.String("cache")}
 		return err
@@ -86,6 +89,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	err := checkArgs(app, args)
 	if err == nil {
 		err = app.RunContext(ctx, args)
+	}
+	if err == nil && ctx.Err() == nil && global != nil {
+		autoPrune(global, used)
 	}
 	closeCaches(app)
 	var ue *usageError

@@ -53,3 +53,56 @@ func TestDurations(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSize(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    int64
+		wantErr string
+	}{
+		{"0", 0, ""}, {"512", 512, ""}, {"10GiB", 10 << 30, ""}, {"1.5 KiB", 1536, ""},
+		{"500MB", 500e6, ""}, {"2kB", 2000, ""}, {"7B", 7, ""},
+		{"", 0, `size "": want a number and a unit, such as 20GiB or 500MB`},
+		{"10 gigs", 0, `size "10 gigs": want a number and a unit, such as 20GiB or 500MB`},
+		{"NaN", 0, `size "NaN": want a number and a unit, such as 20GiB or 500MB`},
+		{"-1GiB", 0, `size "-1GiB" is negative`},
+		{"9000000TiB", 0, `size "9000000TiB" is too large`},
+	} {
+		got, err := ParseSize(tc.in)
+		if gotErr := errString(err); got != tc.want || gotErr != tc.wantErr {
+			t.Errorf("ParseSize(%q) = %d, %q; want %d, %q", tc.in, got, gotErr, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	const day = 24 * time.Hour
+	for _, tc := range []struct {
+		in      string
+		want    time.Duration
+		wantErr string
+	}{
+		{"30d", 30 * day, ""}, {"0d", 0, ""}, {"720h", 720 * time.Hour, ""}, {"1d12h", day + 12*time.Hour, ""},
+		{"90m", 90 * time.Minute, ""}, {"0", 0, ""},
+		{"a month", 0, `duration "a month": want 30d, 720h or the like`},
+		{"1.5d", 0, `duration "1.5d": want whole days, such as 30d`},
+		{"d", 0, `duration "d": want whole days, such as 30d`},
+		{"-1d", 0, `duration "-1d": want whole days, such as 30d`},
+		{"-5h", 0, `duration "-5h" is negative`},
+		{"1d-5h", 0, `duration "1d-5h" is negative`},
+		{"1dh", 0, `duration "1dh": want 30d, 720h or the like`},
+		{"", 0, `duration "": want 30d, 720h or the like`},
+	} {
+		got, err := ParseDuration(tc.in)
+		if gotErr := errString(err); got != tc.want || gotErr != tc.wantErr {
+			t.Errorf("ParseDuration(%q) = %v, %q; want %v, %q", tc.in, got, gotErr, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
