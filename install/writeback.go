@@ -131,13 +131,13 @@ const (
 // little left to write. A syncfs, unlike a write-back file by file, lets the kernel merge
 // adjacent writes of many small files.
 type flusher struct {
-	dir     *os.File
-	bytes   atomic.Int64 // written since the last syncfs started
-	files   atomic.Int64 // written since the last syncfs started
-	busy    atomic.Bool
-	wg      sync.WaitGroup
-	err     error // the first syncfs error, which a later syncfs on another descriptor may not see
-	mu      sync.Mutex
+	dir   *os.File
+	bytes atomic.Int64 // written since the last syncfs started
+	files atomic.Int64 // written since the last syncfs started
+	busy  atomic.Bool
+	wg    sync.WaitGroup
+	err   error // the first syncfs error, which a later syncfs on another descriptor may not see
+	mu    sync.Mutex
 }
 
 // newFlusher returns the flusher of the filesystem holding dir, or nil if it cannot open dir.
