@@ -20,11 +20,12 @@ import (
 // Apply commits staged trees and removes the named packages together, so that the root
 // holds either the whole change or none of it: after one sync, one transaction records an
 // intent for each, every tree is swapped in and every removed tree renamed to the trash,
-// one fsync of pkgs/ makes that durable, and one transaction records every package, deletes
+// one sync makes the trees and the renames durable (durable.Commit), and one transaction
+// records every package, deletes
 // the removed ones and clears the intents. On an error it puts every old tree back; after
 // a crash the next start does (see reconcile). A *LinksError means the change was
-// committed, but not every command link follows it. It costs two transactions and one directory
-// fsync in all, however many packages change. Install, Remove, and pkg's install, upgrade,
+// committed, but not every command link follows it. It costs two transactions and one sync
+// (a directory fsync, a btrfs commit or a syncfs) in all, however many packages change. Install, Remove, and pkg's install, upgrade,
 // sync and remove all commit through it.
 func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	start := time.Now()
@@ -57,11 +58,6 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 			sv.drop()
 		}
 	}()
-	if len(staged) > 0 {
-		if err := r.commitTrees(staged); err != nil {
-			return nil, changeError(staged, remove, err)
-		}
-	}
 	ins, made, err := r.intents(recs, staged)
 	var rins []db.Intent
 	if err == nil {
@@ -95,9 +91,10 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 			return nil, fmt.Errorf("remove %s: %w", in.Name, errors.Join(err, r.undoAll(staged, all, len(ins)+j, made)))
 		}
 	}
-	// From here a failed fsync or write is not retried (see rollback): the trees go back and
-	// the intents stay for the next start to complete.
-	if err := r.syncDir(r.path("pkgs")); err != nil {
+	// The trees and the renames reach the disk together (durable.Commit), after the intents
+	// and before the records. From here a failed fsync or write is not retried (see
+	// rollback): the trees go back and the intents stay for the next start to complete.
+	if err := r.commitTrees(staged); err != nil {
 		return nil, changeError(staged, remove, errors.Join(err, r.rollbackAll(staged, all)))
 	}
 	now := time.Now().UTC()
@@ -130,9 +127,12 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		}
 	}
 	svs = nil
-	// The space of the trees replaced or removed first: bin/ may need some. Links still to
-	// make stay prepared (.cmd.new), which tells the next start to finish them.
-	r.emptyTrash(trash)
+	// The space of the trees replaced or removed first: bin/ may need some. A child deletes
+	// the removed ones where this process can start one, holding the lock (RunTrashChild).
+	// Links still to make stay prepared (.cmd.new), which tells the next start to finish them.
+	if !r.emptyTrashLater(trash) {
+		r.emptyTrash(trash)
+	}
 	trash = nil
 	r.Discard(staged...)
 	if err := errors.Join(r.ownLinks(staged), r.syncBins(true), r.checkLinked(staged)); err != nil {

@@ -134,6 +134,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	if r.o.NoSync {
 		st.durable = durable.Files{} // nothing to write back for a commit that does not sync
 	}
+	st.sync = !r.o.NoSync
 	defer st.close()
 	if err := st.stage(members); err != nil {
 		return nil, err
@@ -144,8 +145,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	}
 	// MkdirTemp made the top 0700, which keeps a tree being built private; an installed one
 	// is as readable as any directory the umask allows. The workers have waited for every
-	// file's write-back: this change comes after all that their completion logged, so the
-	// commit's fsync of dir, forcing the journal up to it, carries them (durable.Commit).
+	// file's write-back: the commit's sync after the rename carries it (durable.Commit).
 	if err := os.Chmod(dir, 0o755&^r.umask); err != nil {
 		return nil, err
 	}
@@ -390,19 +390,20 @@ func (r *Root) swapIn(staging, dst string) error {
 	return r.rename(staging, dst)
 }
 
-// commitTrees makes the staged trees durable, once per commit: where their files were
-// waited for, with durable.Commit, which leaves what others wrote to the filesystem to
-// its own time; otherwise with one syncfs.
+// commitTrees makes the staged trees just renamed into pkgs/ durable with the renames, and
+// the renames of a removal, once per commit: where the trees' files were waited for, with
+// durable.Commit, which leaves what others wrote to the filesystem to its own time; where
+// not, with one syncfs; with an fsync of pkgs/ for a commit that only removes.
 func (r *Root) commitTrees(staged []*Staged) error {
 	if r.o.NoSync {
 		return nil
 	}
-	dirs := make([]string, len(staged))
-	for i, s := range staged {
-		if s.whole {
-			return durable.FS(s.dir)
-		}
-		dirs[i] = s.dir
+	pkgs := r.path("pkgs")
+	switch {
+	case len(staged) == 0:
+		return durable.Path(pkgs)
+	case slices.ContainsFunc(staged, func(s *Staged) bool { return s.whole }):
+		return durable.FS(pkgs)
 	}
-	return durable.Commit(dirs...)
+	return durable.Commit(pkgs)
 }

@@ -53,6 +53,7 @@ type stager struct {
 	srcfd    int
 	size     int64 // of src
 	dirfd    int   // the staging directory
+	dir      string
 	umask    fs.FileMode
 	tail     tailMode
 	block    int64 // a clone's offsets and lengths are multiples of it: the filesystem's block, at least tarutil.Alignment
@@ -68,6 +69,8 @@ type stager struct {
 	durable      durable.Files // how what the workers write is made durable for the commit (durable.Commit)
 	wb           *writeback    // while the files are made, if tracked
 	tracked      bool          // every file written was waited for: the commit need not sync the whole filesystem
+	sync         bool          // the commit syncs: an untracked tree is written back as it is staged (flusher)
+	fl           *flusher      // while the files are made, if syncing and not tracked
 }
 
 // newStager opens the staging directory dir to fill it from src, of size bytes.
@@ -76,7 +79,7 @@ func newStager(ctx context.Context, src *os.File, size int64, dir string, umask 
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	s := &stager{ctx: ctx, src: src, srcfd: int(src.Fd()), size: size, dirfd: dirfd, umask: umask,
+	s := &stager{ctx: ctx, src: src, srcfd: int(src.Fd()), size: size, dirfd: dirfd, dir: dir, umask: umask,
 		workers: min(runtime.GOMAXPROCS(0), 4), methods: []Method{Clone, CopyFileRange, Copy}}
 	s.block = tarutil.Alignment
 	s.durable = durable.ForFS(dirfd)
@@ -109,6 +112,8 @@ func (s *stager) stage(members []tarutil.Member) error {
 	s.tracked = s.durable.Tracks() && dataFiles(members) <= maxTracked
 	if s.tracked {
 		s.wb = startWriteback(s.durable)
+	} else if s.sync {
+		s.fl = newFlusher(s.dir)
 	}
 	first, err := s.probe(members)
 	if err == nil {
@@ -118,6 +123,8 @@ func (s *stager) stage(members []tarutil.Member) error {
 		err = errors.Join(err, s.wb.finish())
 		s.wb = nil
 	}
+	err = errors.Join(err, s.fl.finish())
+	s.fl = nil
 	if err != nil {
 		return err
 	}
@@ -383,6 +390,7 @@ func (w *worker) file(dirfd int, name string, m *tarutil.Member) error {
 	if err == nil {
 		err = w.s.setTime(fd, m)
 	}
+	w.s.fl.wrote(w.copied - copied)
 	if err == nil && (w.dirty || w.copied > copied) && w.s.wb != nil {
 		w.s.wb.files <- heldFile{fd, m} // which closes it
 		return nil

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"pkg/fetch"
+	"pkg/install"
 	"pkg/internal/units"
 	"pkg/repo"
 )
@@ -40,6 +41,9 @@ func globalUsagef(format string, args ...any) error {
 }
 
 func main() {
+	if install.RunTrashChild() { // started by a command of this binary to delete removed trees
+		return
+	}
 	// net/http logs what it cannot report to its caller (a server sending more than it
 	// declared) through the log package: raw bytes, unprefixed, in the middle of pkg's output.
 	log.SetOutput(io.Discard)

@@ -134,60 +134,55 @@ const (
 	btrfsIocWaitSync  = 0x40089416 // _IOW(0x94, 22, __u64): wait until that transaction is on the disk
 )
 
-// Commit makes durable the trees at dirs, all on one filesystem, and the data of their
-// files once Files.Wait returned for each: on XFS and ext4, by an fsync of each dir, which
-// must have been changed (say its mode) after every Wait, so that the journal it forces
-// holds every earlier change to the trees; on btrfs, by one transaction commit; elsewhere
-// by one syncfs(2).
+// Commit makes durable the trees just renamed into dir, all on its filesystem, with the
+// renames, and the data of their files once Files.Wait returned for each before the
+// renames: on XFS and ext4, by an fsync of dir, a journal force up to its last change (the
+// renames); on btrfs, by one transaction commit; elsewhere by one syncfs(2). A commit that
+// renames staged trees into place after recording its intent durably needs nothing before
+// the renames: a crash before Commit returned finds the intent and puts the old tree back,
+// and once it returned the new trees are on the disk whole.
 //
-// Why that is enough for a commit that renames the trees into place afterwards, so that
-// after a crash a package is its old tree or its new one, whole:
+// Why that is enough on each, so that the record written afterwards never describes a tree
+// that a crash could take away:
 //   - XFS: a file's page write-back ends only after the transactions its completion needs
 //     (unwritten extent conversion, the on-disk size, a COW remap) are committed to the
 //     in-memory log, and block allocation happens before the I/O, so once Wait returned
 //     every change that locates the file's data is in the log; clones and creates were
-//     logged when they returned. The dir's chmod (a chmod always logs the inode: ctime)
-//     comes later, and an fsync forces the log up to its sequence, so every earlier
-//     transaction too, in one log write that starts with a cache flush of the device:
-//     the data written before are on the media before the log records that point at them.
+//     logged when they returned. The rename comes later, and an fsync of dir forces the log
+//     up to its sequence, so every earlier transaction too, in one log write that starts
+//     with a cache flush of the device: the data written before are on the media before
+//     the log records that point at them.
 //   - ext4 with a journal: the same, with jbd2: allocation at write-back and the unwritten
 //     conversion at completion (before the pages' write-back ends) join the running
-//     transaction; the chmod's handle joins the same or a later one, and fsync of the dir
-//     waits for the commit of that transaction, and jbd2 commits in order, each commit
-//     block written after a cache flush.
+//     transaction; the rename joins the same or a later one, and fsync of dir waits for the
+//     commit of that transaction, and jbd2 commits in order, each commit block written
+//     after a cache flush.
 //   - btrfs: Wait (FIEMAP_FLAG_SYNC) returns once the file's ordered extents completed,
-//     that is once its file extent items are in the running transaction; the commit writes
-//     every tree of that transaction and then the superblock, after a cache flush.
-//     Others' delayed allocations are not written unless the filesystem is mounted
-//     flushoncommit (which only adds to what the commit writes).
-func Commit(dirs ...string) error {
-	if len(dirs) == 0 {
-		return nil
-	}
-	f, err := os.Open(dirs[0])
+//     that is once its file extent items are in the running transaction, which the rename
+//     joins too; the commit writes every tree of that transaction and then the superblock,
+//     after a cache flush. Others' delayed allocations are not written unless the
+//     filesystem is mounted flushoncommit (which only adds to what the commit writes).
+func Commit(dir string) error {
+	f, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	switch ForFS(int(f.Fd())).kind {
 	case journal:
-		var errs []error
-		for _, dir := range dirs {
-			errs = append(errs, Path(dir))
-		}
-		return errors.Join(errs...)
+		return f.Sync()
 	case btrfs:
 		err := commitBtrfs(int(f.Fd()))
 		if err == nil {
 			return nil
 		}
 		if !errors.Is(err, unix.ENOTTY) && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EINVAL) {
-			return &os.PathError{Op: "commit btrfs transaction", Path: dirs[0], Err: err}
+			return &os.PathError{Op: "commit btrfs transaction", Path: dir, Err: err}
 		}
 		// Refused (a seccomp filter, a kernel without these ioctls): syncfs does it too.
 	}
 	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return &os.PathError{Op: "syncfs", Path: dirs[0], Err: err}
+		return &os.PathError{Op: "syncfs", Path: dir, Err: err}
 	}
 	return nil
 }

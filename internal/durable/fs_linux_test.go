@@ -9,7 +9,7 @@ import (
 )
 
 // TestCommit checks that XFS and btrfs are told apart, each written file waited for, and
-// the tree committed, without a syncfs.
+// the tree renamed into a directory committed with it, without a syncfs.
 func TestCommit(t *testing.T) {
 	for _, tc := range []struct {
 		fs   string
@@ -36,10 +36,14 @@ func TestCommit(t *testing.T) {
 			if err := files.Wait(int(f.Fd())); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Chmod(dir, 0o755); err != nil {
+			into := filepath.Join(filepath.Dir(dir), "pkgs")
+			if err := os.Mkdir(into, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := Commit(dir); err != nil {
+			if err := os.Rename(dir, filepath.Join(into, "tree")); err != nil {
+				t.Fatal(err)
+			}
+			if err := Commit(into); err != nil {
 				t.Fatal(err)
 			}
 		})
