@@ -17,10 +17,9 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"pkg/fetch"
-	"pkg/internal/units"
+	prog "pkg/internal/progress"
 	"pkg/repo"
 )
 
@@ -265,21 +264,12 @@ func sourceOptions(c *cli.Context, retrying func(err error, wait time.Duration, 
 }
 
 // noteRetry says, unless --quiet, that a request or download is tried again and why: above
-// the progress bars bs when they are drawn.
-func noteRetry(c *cli.Context, bs *bars, err error, wait time.Duration, attempt, max int) {
-	noteAbove(c, bs, "%s; trying again in %s (attempt %d of %d)", err, units.Duration(wait), attempt, max)
-}
-
-// noteAbove prints a note unless --quiet: above the bars bs, if not nil, else to stderr.
-func noteAbove(c *cli.Context, bs *bars, format string, args ...any) {
-	line := "pkg: note: " + fmt.Sprintf(format, args...)
-	switch {
-	case c.Bool("quiet"):
-	case bs != nil:
-		bs.print(line)
-	default:
-		fmt.Fprintln(c.App.ErrWriter, line)
+// the progress bars of r when it is not nil.
+func noteRetry(c *cli.Context, r *prog.Reporter, err error, wait time.Duration, attempt, max int) {
+	if r == nil {
+		r = (&progress{c: c}).rep()
 	}
+	r.Retrying(err, wait, attempt, max)
 }
 
 // defaultJobs is how many packages pkg fetches at once unless told: one download keeps
@@ -299,9 +289,4 @@ func note(c *cli.Context, format string, args ...any) {
 	if !c.Bool("quiet") {
 		fmt.Fprintf(c.App.ErrWriter, "pkg: note: "+format+"\n", args...)
 	}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
