@@ -13,6 +13,7 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/cliusage"
 	"pkg/internal/xdg"
 )
 
@@ -160,7 +161,7 @@ func rootOptions(c *cli.Context) install.Options {
 	return install.Options{
 		NoSync:      c.Bool("no-sync"),
 		LockTimeout: c.Duration("lock-timeout"),
-		Owner:       strings.Join(withoutCredentials(os.Args), " "), // others can read it
+		Owner:       strings.Join(cliusage.WithoutCredentials(os.Args), " "), // others can read it
 		Waiting: func(holder string) {
 			fmt.Fprintf(c.App.ErrWriter, "pkg: waiting for %s to finish with %s\n", holder, c.String("root"))
 		},

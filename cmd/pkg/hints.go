@@ -13,6 +13,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/cliusage"
 	"pkg/repo"
 	"pkg/trust"
 	"pkg/txn"
@@ -118,14 +119,14 @@ func hint(err error, dirs []string) string {
 }
 
 // flagHint says what to do about a flag pkg refused.
-func flagHint(fe *flagError) string {
+func flagHint(fe *cliusage.FlagError) string {
 	switch {
-	case fe.env != "" && fe.want == "a boolean":
+	case fe.Env != "" && fe.Want == "a boolean":
 		return "set it to 1 or 0 (true and false work too), or unset it"
-	case fe.env != "":
-		return "set it to " + fe.want + ", or unset it"
-	case fe.command != "":
-		return "run 'pkg " + fe.command + " --help' for usage"
+	case fe.Env != "":
+		return "set it to " + fe.Want + ", or unset it"
+	case fe.Command != "":
+		return "run 'pkg " + fe.Command + " --help' for usage"
 	}
 	return "run 'pkg help' for usage"
 }

@@ -12,31 +12,15 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/fetch"
+	"pkg/internal/cliusage"
 	prog "pkg/internal/progress"
-	"pkg/repo"
 )
-
-// usageError marks an error in how pkg was called; main exits 2 for it.
-type usageError struct {
-	msg    string
-	global bool // about a global flag: 'pkg help' lists those, not the command's help
-}
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return &usageError{msg: fmt.Sprintf(format, args...)} }
-
-// globalUsagef is usagef for a mistake in the global flags.
-func globalUsagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...), global: true}
-}
 
 func main() {
 	// net/http logs what it cannot report to its caller (a server sending more than it
@@ -70,25 +54,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return err
 	}
 	used := "" // the command run, as "cache list", once known
-	track(app.Commands, "", &used)
+	cliusage.Track(app.Commands, &used)
 	unknown, help, guess := "", "pkg help", ""
 	app.CommandNotFound = func(c *cli.Context, name string) {
-		unknown, guess = name, commandGuess(name, c.App.Commands)
+		unknown, guess = name, cliusage.Guess(name, c.App.Commands)
 		if c.Command != nil && c.Command.Name != "" && c.Command.Name != c.App.Name { // a subcommand of c.Command's
 			help = "pkg " + c.Command.Name + " help"
-			guess = commandGuess(name, c.Command.Subcommands)
+			guess = cliusage.Guess(name, c.Command.Subcommands)
 		}
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	args = flagsFirst(app, args)
-	err := checkArgs(app, args)
+	args = cliusage.FlagsFirst(app, args)
+	err := cliusage.Check(app, args, map[string]string{"expires": "a duration in hours, minutes or seconds, such as 720h for 30 days"})
 	if err == nil {
 		err = app.RunContext(ctx, args)
 	}
 	closeCaches(app)
-	var ue *usageError
-	var fe *flagError
+	var ue *cliusage.UsageError
+	var fe *cliusage.FlagError
 	switch {
 	case unknown != "":
 		fmt.Fprintf(stderr, "pkg: unknown command %q%s\npkg: hint: run '%s' for the list\n", unknown, guess, help)
@@ -106,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case errors.As(err, &ue):
 		usage := "pkg help"
-		if used != "" && !ue.global {
+		if used != "" && !ue.Global {
 			usage = "pkg " + used + " --help"
 		}
 		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: run '%s' for usage\n", err, usage)
@@ -140,7 +124,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		ExitErrHandler: func(*cli.Context, error) {}, // main owns exit codes, so deferred cleanup runs
-		OnUsageError:   onUsageError,
+		OnUsageError:   cliusage.OnUsageError,
 		Metadata:       map[string]any{}, // what a command records for run: defaultDirs, openCache
 		Flags:          globalFlags(),
 		// A value is one value: "--depends 'lib>=1,<2'" is one constraint, not two flags.
@@ -154,48 +138,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		EnableBashCompletion: true, // pkg completion's scripts ask for what comes next
 	}
 	return app
-}
-
-// commandGuess returns `; did you mean "install"?` for a mistyped command name among cmds,
-// or `; did you mean "cache clean"?` for the name of a subcommand of one of them; else "".
-func commandGuess(name string, cmds []*cli.Command) string {
-	var names []string
-	for _, c := range cmds {
-		names = append(names, c.Name)
-		for _, sub := range c.Subcommands {
-			if sub.Name == name {
-				return fmt.Sprintf("; did you mean %q?", c.Name+" "+sub.Name)
-			}
-		}
-	}
-	return repo.DidYouMean(name, names)
-}
-
-// onUsageError marks what urfave/cli's flag parsing refuses as a usage error, in its own
-// words: checkArgs has refused, in pkg's, all but malformed flags such as "---x".
-func onUsageError(_ *cli.Context, err error, _ bool) error {
-	return &usageError{msg: err.Error()}
-}
-
-// track makes every command of cmds, under the name prefix, report flag errors as usage
-// errors and set *used to its name once it runs or its flags fail.
-func track(cmds []*cli.Command, prefix string, used *string) {
-	for _, c := range cmds {
-		name := strings.TrimSpace(prefix + " " + c.Name)
-		c.OnUsageError = func(ctx *cli.Context, err error, sub bool) error {
-			*used = name
-			return onUsageError(ctx, err, sub)
-		}
-		before := c.Before
-		c.Before = func(ctx *cli.Context) error {
-			*used = name
-			if before != nil {
-				return before(ctx)
-			}
-			return nil
-		}
-		track(c.Subcommands, name, used)
-	}
 }
 
 // version describes the build: the commit it was built from, when the go command recorded
