@@ -3,15 +3,13 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
-	"pkg/internal/units"
+	"pkg/report"
 	"pkg/txn"
 )
 
@@ -44,39 +42,8 @@ func showPlan(c *cli.Context, plan *txn.Plan, cache *fetch.Cache) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(plan)
 	}
-	w := c.App.Writer
-	for _, ch := range plan.Changes {
-		what := string(ch.Action) + " " + ch.Name + " " + ch.Version
-		if ch.From != "" {
-			what = string(ch.Action) + " " + ch.Name + " " + ch.From + " to " + ch.Version
-		}
-		var about []string
-		if ch.Why != "" {
-			about = append(about, ch.Why)
-		}
-		if ch.Download > 0 {
-			about = append(about, units.Size(ch.Download)+" to download")
-		}
-		if len(about) > 0 {
-			what += " (" + strings.Join(about, "; ") + ")"
-		}
-		fmt.Fprintln(w, what)
-	}
-	for _, k := range plan.Unchanged {
-		fmt.Fprintf(w, "%s %s is already installed\n", k.Name, k.Version)
-	}
-	for _, h := range plan.Held {
-		fmt.Fprintf(w, "keep %s at %s: %s\n", h.Name, h.Version, h.Detail.Why())
-	}
-	disk := units.Size(abs(plan.Disk)) + " more disk space"
-	if plan.Disk < 0 {
-		disk = units.Size(-plan.Disk) + " of disk space freed"
-	}
-	fmt.Fprintf(w, "dry run: %s, %s to download, %s; nothing was changed\n", units.Count(len(plan.Changes), "change"), units.Size(plan.Download), disk)
-	return nil
+	return report.WritePlan(c.App.Writer, plan)
 }
-
-func abs(n int64) int64 { return max(n, -n) }
 
 // peekRecords returns the root's records without its lock, or none where there is no root.
 func peekRecords(c *cli.Context) ([]db.Package, error) {
