@@ -1,0 +1,68 @@
+package report
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"pkg/install"
+	"pkg/txn"
+)
+
+// TestResultText words each result by what happened to the package.
+func TestResultText(t *testing.T) {
+	stats := ": 3 files, 1.0 KiB (1.0 KiB cloned, 0 B copied) in 0s"
+	for _, tt := range []struct {
+		res           install.Result
+		again, locked bool
+		want          string
+	}{
+		{install.Result{Name: "t", Version: "1.0"}, false, false, "installed t 1.0"},
+		{install.Result{Name: "t", Version: "1.0", Previous: "1.0", Again: true}, false, false, "reinstalled t 1.0"},
+		{install.Result{Name: "t", Version: "1.0", Previous: "0.9"}, true, false, "reinstalled t 1.0"},
+		{install.Result{Name: "t", Version: "1.1", Previous: "1.0"}, false, false, "upgraded t 1.0 to 1.1"},
+		{install.Result{Name: "t", Version: "1.0", Previous: "1.1"}, false, true, "downgraded t 1.1 to 1.0"},
+		{install.Result{Name: "t", Version: "1.0", Previous: "1.0"}, false, true, "replaced t 1.0 with the archive the lockfile names"},
+		{install.Result{Name: "t", Version: "1.0", Previous: "1.0"}, false, false, "replaced t 1.0 with the archive the repository now has of it"},
+	} {
+		tt.res.Files, tt.res.Bytes, tt.res.Cloned = 3, 1024, 1024
+		if got := ResultText(&tt.res, tt.again, tt.locked); got != tt.want+stats {
+			t.Errorf("ResultText(%+v, %v, %v) = %q, want %q", tt.res, tt.again, tt.locked, got, tt.want+stats)
+		}
+	}
+}
+
+func TestCommandText(t *testing.T) {
+	for _, tt := range []struct {
+		ch   txn.CommandChange
+		want string
+	}{
+		{txn.CommandChange{Name: "a", Version: "1", Gone: []string{"x"}, Added: []string{"y", "z"}}, "a 1 has command y, z in place of x"},
+		{txn.CommandChange{Name: "a", Version: "1", Gone: []string{"x"}}, "a 1 no longer has command x"},
+		{txn.CommandChange{Name: "a", Version: "1", Added: []string{"y"}}, "a 1 now has command y"},
+	} {
+		if got := CommandText(tt.ch); got != tt.want {
+			t.Errorf("CommandText(%+v) = %q, want %q", tt.ch, got, tt.want)
+		}
+	}
+}
+
+func TestSalvageText(t *testing.T) {
+	paths := []string{"a", "b", "c", "d", "e", "f", "g"}
+	for _, tt := range []struct {
+		s    install.Salvage
+		want []string
+	}{
+		{install.Salvage{Name: "t", Version: "1", Paths: paths[:1], Dir: "/r/.pkg/saved/t"},
+			[]string{"the directory of t 1 held 1 path that it did not install or that changed since: kept in /r/.pkg/saved/t: a"}},
+		{install.Salvage{Name: "t", Version: "1", Paths: paths, Dir: "/s", Tree: "/r/.pkg/saved/t-tree"}, []string{
+			"the directory of t 1 held 7 paths that it did not install or that changed since: kept in /s: a, b, c, d, e and 2 more",
+			"the rest of the directory of t 1 held what pkg could not sort out (a part it could not read or move): kept whole in /r/.pkg/saved/t-tree"}},
+		{install.Salvage{Name: "t", Version: "1", Err: errors.New("no space")}, []string{
+			"the directory of t 1 held what pkg could not sort out, and could not be kept (no space): it stays under /r/.pkg for the next pkg command to keep"}},
+	} {
+		if got := SalvageText(tt.s, "/r"); !slices.Equal(got, tt.want) {
+			t.Errorf("SalvageText(%+v) =\n%q\nwant\n%q", tt.s, got, tt.want)
+		}
+	}
+}
