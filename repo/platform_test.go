@@ -318,3 +318,13 @@ func TestAddURL(t *testing.T) {
 	}
 	checkDir(t, dir, "index.json", "index.json.sig")
 }
+
+func TestParsePlatformValues(t *testing.T) {
+	got, err := ParsePlatforms([]string{"linux-amd64,linux-arm64", "darwin-arm64"})
+	if want := []string{"linux-amd64", "linux-arm64", "darwin-arm64"}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("ParsePlatforms = %q, %v; want %q", got, err, want)
+	}
+	if _, err := ParsePlatforms([]string{"linux-amd64,linux-armv7"}); err == nil || !strings.Contains(err.Error(), "linux-armv7") {
+		t.Errorf("ParsePlatforms of linux-armv7: %v", err)
+	}
+}

@@ -86,14 +86,12 @@ func installPlan(c *cli.Context, ix *txn.Index, recs []db.Package, reqs []repo.R
 	return txn.InstallPlan(c.String("root"), ix, recs, reqs, f.Cache)
 }
 
+// requirements parses the command's arguments as requirements, refusing a bad one as a
+// usage error.
 func requirements(args []string) ([]repo.Requirement, error) {
-	reqs := make([]repo.Requirement, len(args))
-	for i, a := range args {
-		r, err := repo.ParseRequirement(a)
-		if err != nil {
-			return nil, usagef("%v", err)
-		}
-		reqs[i] = r
+	reqs, err := repo.ParseRequirements(args)
+	if err != nil {
+		return nil, usagef("%v", err)
 	}
 	return reqs, nil
 }

@@ -42,9 +42,9 @@ func lockAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	platforms, err := lockPlatforms(c)
+	platforms, err := repo.ParsePlatforms(c.StringSlice("platform"))
 	if err != nil {
-		return err
+		return usagef("lock: --platform: %v", err)
 	}
 	_, ix, err := openFetcher(c, false)
 	if err != nil {
@@ -53,7 +53,7 @@ func lockAction(c *cli.Context) error {
 	l, err := txn.Lock(old, ix, reqs, path, platforms)
 	if ue := (*txn.UnresolvedError)(nil); c.NArg() == 0 && errors.As(err, &ue) {
 		return fmt.Errorf("%w; these are the requirements %s records (%s): to change them, name the ones to lock, 'pkg lock -o %s NAME...'",
-			err, path, joinRequirements(reqs), path)
+			err, path, repo.JoinRequirements(reqs), path)
 	}
 	if err != nil {
 		return err
@@ -71,20 +71,6 @@ func lockAction(c *cli.Context) error {
 	}
 	say(c, "wrote %s: %s", path, lockedCount(l))
 	return nil
-}
-
-// lockPlatforms returns the platforms of --platform, comma-separated or repeated.
-func lockPlatforms(c *cli.Context) ([]string, error) {
-	var platforms []string
-	for _, v := range c.StringSlice("platform") {
-		for p := range strings.SplitSeq(v, ",") {
-			if err := repo.CheckPlatform(p); err != nil {
-				return nil, usagef("lock: --platform: %v", err)
-			}
-			platforms = append(platforms, p)
-		}
-	}
-	return platforms, nil
 }
 
 // lockRequirements returns the requirements given, or else those old records, and makes
@@ -126,15 +112,7 @@ func checkLockInputs(c *cli.Context, l *repo.Lock, path string) error {
 	}
 	if repo.Inputs(reqs) != repo.Inputs(l.Requires) {
 		return fmt.Errorf("%s is out of date: it locks %s, not %s (run 'pkg lock -o %s %s')", path,
-			joinRequirements(l.Requires), joinRequirements(reqs), path, strings.Join(c.Args().Slice(), " "))
+			repo.JoinRequirements(l.Requires), repo.JoinRequirements(reqs), path, strings.Join(c.Args().Slice(), " "))
 	}
 	return nil
-}
-
-func joinRequirements(reqs []repo.Requirement) string {
-	s := make([]string, len(reqs))
-	for i, r := range reqs {
-		s[i] = r.String()
-	}
-	return strings.Join(s, " ")
 }
