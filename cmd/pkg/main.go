@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/fetch"
+	"pkg/internal/buildinfo"
 	"pkg/internal/cliusage"
 	prog "pkg/internal/progress"
 )
@@ -120,7 +121,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:           "pkg",
 		Usage:          "install packages copy-on-write",
-		Version:        version(),
+		Version:        buildinfo.Version(),
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		ExitErrHandler: func(*cli.Context, error) {}, // main owns exit codes, so deferred cleanup runs
@@ -138,28 +139,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		EnableBashCompletion: true, // pkg completion's scripts ask for what comes next
 	}
 	return app
-}
-
-// version describes the build: the commit it was built from, when the go command recorded
-// one, and the Go release.
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	rev, dirty := "", ""
-	for _, s := range info.Settings {
-		switch {
-		case s.Key == "vcs.revision":
-			rev = s.Value[:min(len(s.Value), 12)]
-		case s.Key == "vcs.modified" && s.Value == "true":
-			dirty = "+changes"
-		}
-	}
-	if rev == "" {
-		rev = info.Main.Version
-	}
-	return rev + dirty + " (" + info.GoVersion + ")"
 }
 
 func globalFlags() []cli.Flag {
