@@ -34,6 +34,15 @@ func ResultText(res *install.Result, again, locked bool) string {
 		units.Count(res.Files, "file"), units.Size(res.Bytes), units.Size(res.Cloned), units.Size(res.Copied), units.Duration(res.Elapsed))
 }
 
+// HeldText says why an upgrade kept a package from its newest version: at the version it
+// had, or short of the newest.
+func HeldText(h txn.Held) string {
+	if h.From != h.Version {
+		return fmt.Sprintf("%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, h.Detail.Why())
+	}
+	return fmt.Sprintf("kept %s at %s: %s", h.Name, h.Version, h.Detail.Why())
+}
+
 // CommandText says how the commands of a package kept across a change changed.
 func CommandText(ch txn.CommandChange) string {
 	gone, added := strings.Join(ch.Gone, ", "), strings.Join(ch.Added, ", ")

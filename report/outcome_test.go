@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"pkg/install"
+	"pkg/repo"
 	"pkg/txn"
 )
 
@@ -63,6 +64,21 @@ func TestSalvageText(t *testing.T) {
 	} {
 		if got := SalvageText(tt.s, "/r"); !slices.Equal(got, tt.want) {
 			t.Errorf("SalvageText(%+v) =\n%q\nwant\n%q", tt.s, got, tt.want)
+		}
+	}
+}
+
+func TestHeldText(t *testing.T) {
+	detail := repo.Held{Package: repo.Package{Name: "t", Version: "1.0"}, Older: "0.9"}
+	for _, tt := range []struct {
+		h    txn.Held
+		want string
+	}{
+		{txn.Held{Name: "t", From: "1.0", Version: "1.0", Detail: detail}, "kept t at 1.0: " + detail.Why()},
+		{txn.Held{Name: "t", From: "0.5", Version: "1.0", Detail: detail}, "t goes from 0.5 to 1.0, not further: " + detail.Why()},
+	} {
+		if got := HeldText(tt.h); got != tt.want {
+			t.Errorf("HeldText(%+v) = %q, want %q", tt.h, got, tt.want)
 		}
 	}
 }

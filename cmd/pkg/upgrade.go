@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
+	"pkg/report"
 	"pkg/txn"
 )
 
@@ -65,11 +66,7 @@ func upgradeAction(c *cli.Context) error {
 		return err
 	}
 	for _, h := range plan.Held {
-		if h.From != h.Version {
-			say(c, "%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, h.Detail.Why())
-			continue
-		}
-		say(c, "kept %s at %s: %s", h.Name, h.Version, h.Detail.Why())
+		say(c, "%s", report.HeldText(h))
 	}
 	switch {
 	case plan.Empty() && len(plan.Held) > 0:
