@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"pkg/db"
 	"pkg/install"
 	"pkg/internal/units"
 	"pkg/repo"
@@ -78,6 +79,27 @@ func SalvageText(s install.Salvage, root string) []string {
 			rest, s.Name, s.Version, s.Err, filepath.Join(root, ".pkg")))
 	case s.Tree != "":
 		lines = append(lines, fmt.Sprintf("%s of %s %s held what pkg could not sort out (a part it could not read or move): kept whole in %s", rest, s.Name, s.Version, s.Tree))
+	}
+	return lines
+}
+
+// TrustText says, a line each, the keys of sources with where each comes from, and the
+// repositories pins records the root pinned to their keys.
+func TrustText(sources []txn.KeySource, pins []db.Repo) []string {
+	var lines []string
+	for _, s := range sources {
+		for _, k := range s.Keys {
+			pub := k
+			pub.Repo = ""
+			lines = append(lines, fmt.Sprintf("key %s %s: %s (%s)", k.ID(), k.Scope(), pub, s.Name))
+		}
+	}
+	for _, p := range pins {
+		keys := txn.PinnedKeys(p)
+		if keys == "" {
+			keys = " to no key: refused until a key is trusted for it"
+		}
+		lines = append(lines, fmt.Sprintf("pinned %s: repository %s, version %d,%s", p.Location, p.Name, p.Version, keys))
 	}
 	return lines
 }

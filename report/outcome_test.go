@@ -5,8 +5,10 @@ import (
 	"slices"
 	"testing"
 
+	"pkg/db"
 	"pkg/install"
 	"pkg/repo"
+	"pkg/trust"
 	"pkg/txn"
 )
 
@@ -80,5 +82,26 @@ func TestHeldText(t *testing.T) {
 		if got := HeldText(tt.h); got != tt.want {
 			t.Errorf("HeldText(%+v) = %q, want %q", tt.h, got, tt.want)
 		}
+	}
+}
+
+func TestTrustText(t *testing.T) {
+	k, err := trust.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := k.Public()
+	bound := pub
+	bound.Repo = "demo"
+	sources := []txn.KeySource{{Name: "--trusted-key", Keys: []trust.PublicKey{pub}}, {Name: "PKG_TRUSTED_KEYS"}, {Name: "/r/.pkg/trusted-keys", Keys: []trust.PublicKey{bound}}}
+	pins := []db.Repo{{Location: "https://h/r/", Name: "demo", Version: 3, Keys: []string{pub.String()}}, {Location: "file:///x/", Name: "x", Version: 1}}
+	want := []string{
+		"key " + pub.ID() + " for any repository: " + pub.String() + " (--trusted-key)",
+		"key " + pub.ID() + " for repository demo only: " + pub.String() + " (/r/.pkg/trusted-keys)",
+		"pinned https://h/r/: repository demo, version 3," + txn.PinnedKeys(pins[0]),
+		"pinned file:///x/: repository x, version 1, to no key: refused until a key is trusted for it",
+	}
+	if got := TrustText(sources, pins); !slices.Equal(got, want) {
+		t.Errorf("TrustText =\n%q\nwant\n%q", got, want)
 	}
 }
