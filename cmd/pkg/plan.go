@@ -45,14 +45,38 @@ func showPlan(c *cli.Context, plan *txn.Plan, cache *fetch.Cache) error {
 	return report.WritePlan(c.App.Writer, plan)
 }
 
-// peekRecords returns the root's records without its lock, or none where there is no root.
-func peekRecords(c *cli.Context) ([]db.Package, error) {
-	var recs []db.Package
-	err := peekRoot(c, func(d *db.DB) (err error) {
-		recs, err = d.List()
-		return err
-	})
-	return recs, err
+// planned makes a change's plan from the index of --repo and the root's records, which
+// recs reads (again under the root's lock: another command may have changed them). For a
+// dry run it shows the plan, reading the root without its lock, and returns no root; else
+// it returns the root, locked, for the caller to close, with the plan and its fetcher.
+func planned(c *cli.Context, recs func(d *db.DB) ([]db.Package, error),
+	plan func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error)) (*install.Root, *txn.Plan, *txn.Fetcher, error) {
+	dry := c.Bool("dry-run")
+	f, ix, err := openFetcher(c, dry) // the root's accepted index bounds a rollback
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if dry {
+		var rs []db.Package
+		if err := peekRoot(c, func(d *db.DB) (err error) { rs, err = recs(d); return err }); err != nil {
+			return nil, nil, nil, err
+		}
+		p, err := plan(c.String("root"), ix, rs, f.Cache)
+		if err == nil {
+			err = showPlan(c, p, f.Cache)
+		}
+		return nil, nil, nil, err
+	}
+	root, f, ix, err := openRootFor(c, f, ix)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rs, err := recs(root.DB())
+	var p *txn.Plan
+	if err == nil {
+		p, err = plan(root.Dir(), ix, rs, f.Cache)
+	}
+	return root, p, f, err
 }
 
 // readOnlyRoot opens the root to read without its lock, or returns nil where there is none.
