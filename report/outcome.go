@@ -103,3 +103,16 @@ func TrustText(sources []txn.KeySource, pins []db.Repo) []string {
 	}
 	return lines
 }
+
+// LockCount says how many packages l locks: "3 packages", or "3 packages for 2
+// platforms" for a lock of some.
+func LockCount(l *repo.Lock) string {
+	if len(l.Platforms) == 0 {
+		return units.Count(len(l.Packages), "package")
+	}
+	names := make(map[string]bool)
+	for _, p := range l.Packages {
+		names[p.Name] = true
+	}
+	return units.Count(len(names), "package") + " for " + units.Count(len(l.Platforms), "platform")
+}

@@ -105,3 +105,15 @@ func TestTrustText(t *testing.T) {
 		t.Errorf("TrustText =\n%q\nwant\n%q", got, want)
 	}
 }
+
+func TestLockCount(t *testing.T) {
+	one := &repo.Lock{Packages: []repo.Package{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
+	some := &repo.Lock{Platforms: []string{"linux-amd64", "linux-arm64"},
+		Packages: []repo.Package{{Name: "a", Platform: "linux-amd64"}, {Name: "a", Platform: "linux-arm64"}, {Name: "b"}}}
+	if got := LockCount(one); got != "3 packages" {
+		t.Errorf("LockCount of a lock for any platform = %q", got)
+	}
+	if got := LockCount(some); got != "2 packages for 2 platforms" {
+		t.Errorf("LockCount of a lock for two platforms = %q", got)
+	}
+}

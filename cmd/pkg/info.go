@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"pkg/db"
@@ -60,10 +61,7 @@ func infoAction(c *cli.Context) error {
 		return err
 	}
 	info := report.InstalledInfo(p, filepath.Join(dir, "pkgs", p.Name), requested[p.Name])
-	if c.Bool("json") {
-		return printJSON(c, info)
-	}
-	return info.WriteText(c.App.Writer, "")
+	return show(c, info, func(w io.Writer) error { return info.WriteText(w, "") })
 }
 
 // offeredInfo shows name, which is not among installed, as the repository offers it: the
@@ -84,8 +82,7 @@ func offeredInfo(c *cli.Context, name string, installed []db.Package) error {
 		return err
 	}
 	info := report.OfferedInfo(p, ix.Versions(name))
-	if c.Bool("json") {
-		return printJSON(c, info)
-	}
-	return info.WriteText(c.App.Writer, fmt.Sprintf(" ('pkg install %s' installs it)", name))
+	return show(c, info, func(w io.Writer) error {
+		return info.WriteText(w, fmt.Sprintf(" ('pkg install %s' installs it)", name))
+	})
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/internal/units"
 	"pkg/repo"
+	"pkg/report"
 	"pkg/txn"
 )
 
@@ -66,10 +66,10 @@ func lockAction(c *cli.Context) error {
 		say(c, "%s", line)
 	}
 	if old != nil && len(changes) == 0 && repo.Inputs(old.Requires) == repo.Inputs(l.Requires) {
-		say(c, "%s is up to date: %s", path, lockedCount(l))
+		say(c, "%s is up to date: %s", path, report.LockCount(l))
 		return nil
 	}
-	say(c, "wrote %s: %s", path, lockedCount(l))
+	say(c, "wrote %s: %s", path, report.LockCount(l))
 	return nil
 }
 
@@ -85,19 +85,6 @@ func lockRequirements(c *cli.Context, old *repo.Lock) ([]repo.Requirement, error
 		return old.Requires, nil
 	}
 	return requirements(c.Args().Slice())
-}
-
-// lockedCount says how many packages l locks: "3 packages", or "3 packages for 2
-// platforms" for a lock of some.
-func lockedCount(l *repo.Lock) string {
-	if len(l.Platforms) == 0 {
-		return units.Count(len(l.Packages), "package")
-	}
-	names := make(map[string]bool)
-	for _, p := range l.Packages {
-		names[p.Name] = true
-	}
-	return units.Count(len(names), "package") + " for " + units.Count(len(l.Platforms), "platform")
 }
 
 // checkLockInputs refuses requirements given on the command line unless they are the
