@@ -52,8 +52,8 @@ type Intent struct {
 	Name    string `json:"name"`    // package name
 	Staging string `json:"staging"` // where the other tree is (staging dir or trash), relative to the root
 	Inode   uint64 `json:"inode"`   // inode of the new tree's top directory (install)
-	// Inode of the installed tree an install replaces, 0 if none (or an older pkg's intent):
-	// where it is still in pkgs/, nothing was swapped.
+	// Inode of the installed tree an install replaces, 0 if none: where it is still in
+	// pkgs/, nothing was swapped.
 	OldInode uint64 `json:"old_inode,omitempty"`
 }
 
@@ -91,24 +91,15 @@ type Options struct {
 	NoCreate bool          // fail with fs.ErrNotExist rather than create: for readers without the root's lock
 }
 
-// minSize is the size of the smallest whole database: bbolt creates one with four pages
-// (two meta pages, a freelist, a leaf) of the system's page size, at least 4 KiB on Linux.
-// A first commit makes the file larger.
-const minSize = 4 * 4096
-
-// Open returns the database at path, creating it if it does not exist. A file smaller than
-// any whole database is the creation of an older pkg cut short (it wrote the new file in
-// place; bbolt would fault reading it), nothing was ever committed to it, and it is
-// created again.
+// Open returns the database at path, creating it if it does not exist.
 func Open(path string, o Options) (*DB, error) {
 	d := &DB{path: path, timeout: o.Timeout}
-	info, err := os.Stat(path)
-	missing := errors.Is(err, fs.ErrNotExist)
-	if missing || err == nil && info.Size() < minSize {
+	_, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		if o.NoCreate {
 			return nil, fmt.Errorf("db: %s: %w", path, fs.ErrNotExist)
 		}
-		if err := d.create(!missing); err != nil {
+		if err := d.create(); err != nil {
 			return nil, fmt.Errorf("db: create %s: %w", path, err)
 		}
 		d.created = true
@@ -117,10 +108,10 @@ func Open(path string, o Options) (*DB, error) {
 }
 
 // create makes an empty database under a temporary name and links it to d.path, so that a
-// creation cut short, by a crash or a full disk, leaves no partial database. It replaces
-// the file at d.path only when over is set: an incomplete one. The caller holds the root's
-// lock, so the temporary name is its own; a database linked meanwhile is kept.
-func (d *DB) create(over bool) error {
+// creation cut short, by a crash or a full disk, leaves no partial database. The caller
+// holds the root's lock, so the temporary name is its own; a database linked meanwhile is
+// kept.
+func (d *DB) create() error {
 	tmp := d.path + ".new"
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -129,11 +120,7 @@ func (d *DB) create(over bool) error {
 	if err == nil {
 		err = b.Close()
 	}
-	switch {
-	case err != nil:
-	case over:
-		err = os.Rename(tmp, d.path)
-	default:
+	if err == nil {
 		if err = os.Link(tmp, d.path); errors.Is(err, fs.ErrExist) {
 			err = nil
 		}

@@ -19,7 +19,7 @@ type Repo struct {
 	Name     string    `json:"name"`
 	Version  uint64    `json:"version"`
 	SHA256   string    `json:"sha256"`         // of the index's exact bytes
-	KeyID    string    `json:"key,omitempty"`  // the trusted key that verified it; older records lack it
+	KeyID    string    `json:"key"`            // the trusted key that verified it
 	Keys     []string  `json:"keys,omitempty"` // the public keys that verified it, as package trust writes them
 	Accepted time.Time `json:"accepted"`
 }

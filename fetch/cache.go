@@ -75,6 +75,8 @@ type Cache struct {
 
 	// ReadOnly makes VerifiedIndex keep no copy of the index it reads, for a dry run.
 	ReadOnly bool
+
+	temporary string // the directory OpenCacheReadOnly made, which Close removes
 }
 
 // Entry is a package in the cache.
@@ -150,7 +152,35 @@ func (e *ReadOnlyError) Error() string {
 }
 
 // Close ends c's use of the cache: its lock is released. c must not be used after.
-func (c *Cache) Close() error { return c.use.Close() }
+func (c *Cache) Close() error {
+	err := c.use.Close()
+	if c.temporary != "" {
+		os.RemoveAll(c.temporary)
+	}
+	return err
+}
+
+// OpenCacheReadOnly opens the cache at dir, as OpenCache does, so that a dry run changes
+// nothing in it: it keeps no index it reads (ReadOnly), and a cache that does not exist
+// yet is read as an empty one in a temporary directory, which Close removes.
+func OpenCacheReadOnly(dir string) (*Cache, error) {
+	tmp := ""
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if tmp, err = os.MkdirTemp("", "pkg-dry-run-"); err != nil {
+			return nil, fmt.Errorf("fetch: %w", err)
+		}
+		dir = tmp
+	}
+	c, err := OpenCache(dir)
+	if err != nil {
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+		return nil, err
+	}
+	c.ReadOnly, c.temporary = true, tmp
+	return c, nil
+}
 
 // Exclusive makes c the only user of the cache, for Remove: it waits, until ctx is done,
 // for the other processes using the cache to end, calling waiting once if it must, with

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"net/http"
 	"os"
@@ -294,5 +295,32 @@ func TestIndexNotKept(t *testing.T) {
 	}
 	if ents, err := os.ReadDir(filepath.Join(dir, "tmp")); err != nil || len(ents) != 0 {
 		t.Errorf("tmp/ after: %v, %v", ents, err)
+	}
+}
+
+// TestOpenCacheReadOnly opens a cache that does not exist for a dry run: nothing is made
+// at its path, and the empty cache read in its place is gone once closed; an existing
+// cache is opened read-only, in place.
+func TestOpenCacheReadOnly(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "cache")
+	c, err := OpenCacheReadOnly(missing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := c.dir
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) || !c.ReadOnly || tmp == missing {
+		t.Errorf("OpenCacheReadOnly of a missing cache: made %s (%v), ReadOnly %v, in %s", missing, err, c.ReadOnly, tmp)
+	}
+	c.Close()
+	if _, err := os.Stat(tmp); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Close left the temporary cache %s: %v", tmp, err)
+	}
+	dir := t.TempDir()
+	if c, err = OpenCacheReadOnly(dir); err != nil || !c.ReadOnly || c.dir != dir {
+		t.Fatalf("OpenCacheReadOnly of %s: %v, %+v", dir, err, c)
+	}
+	c.Close()
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("Close removed the cache itself: %v", err)
 	}
 }

@@ -73,9 +73,6 @@ func (c *Cache) Index(ctx context.Context, s *Source) (*repo.Index, error) {
 func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Record) (*repo.Index, trust.Result, error) {
 	path := c.indexPath(s)
 	saved, err := loadIndex(path)
-	if errors.Is(err, fs.ErrNotExist) && !c.ReadOnly && c.adoptIndex(s, path) {
-		saved, err = loadIndex(path)
-	}
 	if s.offline {
 		return s.offlineIndex(saved, err, path, known)
 	}
@@ -270,12 +267,8 @@ func (fresh *savedIndex) differs(saved *savedIndex) bool {
 }
 
 // ForgetIndex removes the copy kept of the repository's index, so that its next index
-// need not follow it, and those an older pkg kept under names with credentials.
+// need not follow it.
 func (c *Cache) ForgetIndex(s *Source) error {
-	_, olds := c.credentialedCopies(s)
-	for _, old := range olds {
-		os.Remove(old)
-	}
 	if err := os.Remove(c.indexPath(s)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("fetch: %w", err)
 	}
@@ -301,52 +294,6 @@ func (c *Cache) indexFile(location string) string { return indexFileIn(c.dir, lo
 func indexFileIn(dir, location string) string {
 	sum := sha256.Sum256([]byte(location))
 	return filepath.Join(dir, "index", hex.EncodeToString(sum[:])+".json")
-}
-
-// adoptIndex moves to path the newest of the copies an older pkg kept of s's index under
-// names made from its URL with credentials, which they also recorded, removes the others,
-// and reports whether it moved one.
-func (c *Cache) adoptIndex(s *Source, path string) bool {
-	best, olds := c.credentialedCopies(s)
-	if best == nil || c.saveIndex(path, best) != nil {
-		return false
-	}
-	for _, old := range olds {
-		os.Remove(old) // they hold the credentials
-	}
-	return true
-}
-
-// credentialedCopies returns the copies an older pkg kept of s's index under names made
-// from its URL with credentials: the newest, without them, and the paths of all.
-func (c *Cache) credentialedCopies(s *Source) (best *savedIndex, paths []string) {
-	dir := filepath.Join(c.dir, "index")
-	ents, _ := os.ReadDir(dir)
-	own, location := c.indexPath(s), s.indexLocation()
-	var bestVersion uint64
-	for _, e := range ents {
-		path := filepath.Join(dir, e.Name())
-		if path == own {
-			continue
-		}
-		saved, err := loadIndex(path)
-		if err != nil {
-			continue
-		}
-		u, err := url.Parse(saved.Location)
-		if err != nil || u.User == nil {
-			continue
-		}
-		if u.User = nil; u.String() != location {
-			continue
-		}
-		paths = append(paths, path)
-		if m, _ := repo.ParseMeta(saved.data); best == nil || m.Version > bestVersion {
-			best, bestVersion = saved, m.Version
-			best.Location = location
-		}
-	}
-	return best, paths
 }
 
 func loadIndex(path string) (*savedIndex, error) {

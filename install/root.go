@@ -101,9 +101,8 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 // ErrNoRoot is returned by View and Exists for a directory that holds no root.
 var ErrNoRoot = errors.New("no root")
 
-// Exists returns an ErrNoRoot error unless dir holds a root: a whole database, not the
-// start of one an older pkg's creation left. A root whose layout Open refuses exists, for
-// Open to say why.
+// Exists returns an ErrNoRoot error unless dir holds a root: its database. A root whose
+// layout Open refuses exists, for Open to say why.
 func Exists(dir string) error {
 	_, err := OpenReadOnly(dir, Options{})
 	if le := (*LayoutError)(nil); errors.As(err, &le) {
@@ -292,7 +291,7 @@ func (r *Root) rollback(in db.Intent) error {
 		// The inodes tell where they are; the trees' shapes only where neither is in pkgs/
 		// (the root moved to another filesystem, or was restored from a copy).
 		ino, ok := inode(dst)
-		if !ok || ino == in.OldInode && in.OldInode != 0 {
+		if !ok || ino == in.OldInode {
 			return nil
 		}
 		swapped, sure := ino == in.Inode, true

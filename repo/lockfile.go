@@ -84,7 +84,7 @@ type lockFile struct {
 	Lockfile  int         `json:"lockfile"`
 	Repo      string      `json:"repo"`
 	Inputs    string      `json:"inputs"`
-	Locked    string      `json:"locked,omitempty"` // digest of the packages; older lockfiles lack it
+	Locked    string      `json:"locked"` // digest of the packages
 	Index     *LockIndex  `json:"index,omitempty"`
 	Repos     []LockRepo  `json:"repos,omitempty"`
 	Platforms []string    `json:"platforms,omitempty"`
@@ -484,10 +484,11 @@ func parseLock(data []byte) (*Lock, error) {
 		}
 		l.Packages = append(l.Packages, p)
 	}
-	if lf.Locked != "" {
-		if got := digest(l.Packages); got != lf.Locked {
-			return nil, fmt.Errorf("locked %s is not the digest of its packages (%s): edited by hand?", lf.Locked, got)
-		}
+	if lf.Locked == "" {
+		return nil, errors.New(`no "locked" digest of its packages`)
+	}
+	if got := digest(l.Packages); got != lf.Locked {
+		return nil, fmt.Errorf("locked %s is not the digest of its packages (%s): edited by hand?", lf.Locked, got)
 	}
 	return l, nil
 }

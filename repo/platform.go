@@ -22,6 +22,21 @@ var (
 		"i386": "386", "i686": "386", "armhf": "arm", "armv7l": "arm", "ppc64el": "ppc64le"}
 )
 
+// ParsePlatforms returns the platforms of values, each one or several joined by commas,
+// refusing any CheckPlatform refuses.
+func ParsePlatforms(values []string) ([]string, error) {
+	var platforms []string
+	for _, v := range values {
+		for p := range strings.SplitSeq(v, ",") {
+			if err := CheckPlatform(p); err != nil {
+				return nil, err
+			}
+			platforms = append(platforms, p)
+		}
+	}
+	return platforms, nil
+}
+
 // CheckPlatform returns an error unless s is a platform as Go spells its targets,
 // GOOS-GOARCH ("linux-amd64", "linux-arm64").
 func CheckPlatform(s string) error {

@@ -42,6 +42,28 @@ func ParseRequirement(s string) (Requirement, error) {
 	return r, nil
 }
 
+// ParseRequirements parses each of args as ParseRequirement does.
+func ParseRequirements(args []string) ([]Requirement, error) {
+	reqs := make([]Requirement, len(args))
+	for i, a := range args {
+		r, err := ParseRequirement(a)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = r
+	}
+	return reqs, nil
+}
+
+// JoinRequirements returns reqs as they are written, separated by spaces.
+func JoinRequirements(reqs []Requirement) string {
+	s := make([]string, len(reqs))
+	for i, r := range reqs {
+		s[i] = r.String()
+	}
+	return strings.Join(s, " ")
+}
+
 func parseRequirement(s string) (Requirement, error) {
 	i := strings.IndexAny(s, "=<>!@")
 	if i < 0 {

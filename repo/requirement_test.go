@@ -192,3 +192,13 @@ func FuzzParseRequirement(f *testing.F) {
 		}
 	})
 }
+
+func TestParseRequirements(t *testing.T) {
+	reqs, err := ParseRequirements([]string{"jq>=1.6,<2", "app", "tool@1"})
+	if err != nil || JoinRequirements(reqs) != "jq>=1.6,<2 app tool@1" {
+		t.Errorf("ParseRequirements: %q, %v", JoinRequirements(reqs), err)
+	}
+	if _, err := ParseRequirements([]string{"app", "Bad!"}); err == nil {
+		t.Error("ParseRequirements took Bad!")
+	}
+}

@@ -1,7 +1,8 @@
 // Package report defines what pkg prints as JSON: one documented type per command, each
 // with a schema name and version, built from the records and results of the other
-// packages, so that scripts do not depend on how the database stores them. It computes
-// nothing of its own and writes nothing.
+// packages, so that scripts do not depend on how the database stores them; and how each,
+// and a txn.Plan, reads as text. It computes nothing of its own and writes only to the
+// writer it is given.
 package report
 
 import (

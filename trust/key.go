@@ -53,6 +53,15 @@ func ParsePublicKey(s string) (PublicKey, error) {
 	return k, nil
 }
 
+// ParseKeyID returns the id of s, a key as ParsePublicKey parses it or a key id of 16 hex
+// digits, and false if s is neither.
+func ParseKeyID(s string) (string, bool) {
+	if k, err := ParsePublicKey(s); err == nil {
+		return k.ID(), true
+	}
+	return s, len(s) == 16 && strings.Trim(s, "0123456789abcdef") == ""
+}
+
 // ParseKeys parses trusted keys separated by commas, spaces or newlines; "#" starts a
 // comment that runs to the end of its line.
 func ParseKeys(text string) ([]PublicKey, error) {

@@ -245,3 +245,24 @@ func TestKeyScope(t *testing.T) {
 		t.Errorf("Scope of a key bound to demo = %q", got)
 	}
 }
+
+func TestParseKeyID(t *testing.T) {
+	k := newKey(t).Public()
+	for _, tt := range []struct {
+		s    string
+		want string
+		ok   bool
+	}{
+		{k.String(), k.ID(), true},
+		{"demo=" + k.String(), k.ID(), true},
+		{k.ID(), k.ID(), true},
+		{"0123456789ABCDEF", "", false},
+		{"0123456789abcde", "", false},
+		{"pkg-ed25519:AAAA", "", false},
+	} {
+		id, ok := ParseKeyID(tt.s)
+		if ok != tt.ok || ok && id != tt.want {
+			t.Errorf("ParseKeyID(%q) = %q, %v; want %q, %v", tt.s, id, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -86,8 +86,8 @@ func lockRepos(l *repo.Lock) []repo.LockRepo {
 // made from an index a key trusted here verified (x, nil if it says none): a sync reads
 // no index. The lockfile's
 // word is all there is, so this guards against a mistake (a lockfile made without the
-// key), not against an edit. A lockfile that says nothing is refused where signatures are
-// required, and reported as unrecorded otherwise.
+// key), not against an edit. A lockfile that says nothing is refused; unrecorded is always
+// false (cmd/pkg reads it until its trust code drops the warning it gave).
 //
 // The repository is the one at location, which a sync installs from, and pin the root's
 // record of it, read from the root at dir without its lock.
@@ -116,7 +116,7 @@ func CheckLockSigned(x *repo.LockIndex, path string, p trust.Policy, dir string,
 		if p.RequireSigned {
 			return false, fmt.Errorf("%s does not say it was made from a verified index, and --require-signed needs that: lock it again with the publisher's key (pkg lock --trusted-key KEY)", path)
 		}
-		return true, nil
+		return false, fmt.Errorf("%s does not say it was made from a verified index, and a key is trusted here: lock it again with the publisher's key", path)
 	}
 	for _, k := range p.Keys {
 		if slices.Contains(x.Keys, k.ID()) && (k.Repo == "" || k.Repo == x.Name) {

@@ -209,10 +209,9 @@ func record(r db.Repo) trust.Record {
 	return trust.Record{Location: r.Location, Name: r.Name, Version: r.Version, SHA256: r.SHA256}
 }
 
-// sameRepo reports whether r records the repository name signed by one of keyIDs: a record
-// without a key id stands for its own location only.
+// sameRepo reports whether r records the repository name signed by one of keyIDs.
 func sameRepo(r db.Repo, name string, keyIDs ...string) bool {
-	return r.KeyID != "" && r.Name == name && slices.Contains(keyIDs, r.KeyID)
+	return r.Name == name && slices.Contains(keyIDs, r.KeyID)
 }
 
 // Forget deletes the root's record of the repository at location and, since a record of

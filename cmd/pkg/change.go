@@ -3,15 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/install"
 	"pkg/internal/units"
-	"pkg/repo"
+	"pkg/report"
 	"pkg/txn"
 )
 
@@ -50,15 +48,7 @@ func apply(c *cli.Context, root *install.Root, plan *txn.Plan, f *txn.Fetcher) e
 		}
 	}
 	for _, ch := range out.Commands {
-		gone, added := strings.Join(ch.Gone, ", "), strings.Join(ch.Added, ", ")
-		switch {
-		case gone != "" && added != "":
-			say(c, "%s %s has command %s in place of %s", ch.Name, ch.Version, added, gone)
-		case gone != "":
-			say(c, "%s %s no longer has command %s", ch.Name, ch.Version, gone)
-		default:
-			say(c, "%s %s now has command %s", ch.Name, ch.Version, added)
-		}
+		say(c, "%s", report.CommandText(ch))
 	}
 	for _, p := range out.Unneeded {
 		say(c, "%s %s is no longer needed by another package ('pkg autoremove' removes it)", p.Name, p.Version)
@@ -75,22 +65,7 @@ func apply(c *cli.Context, root *install.Root, plan *txn.Plan, f *txn.Fetcher) e
 // sayResult says what was installed, and noteCopy why it was copied.
 func sayResult(c *cli.Context, res *install.Result, again, locked bool, noted *bool) {
 	noteCopy(c, res, noted)
-	what := "installed " + res.Name + " " + res.Version
-	switch n := repo.CompareVersions(res.Version, res.Previous); {
-	case again || res.Again:
-		what = "reinstalled " + res.Name + " " + res.Version
-	case res.Previous == "":
-	case n > 0:
-		what = "upgraded " + res.Name + " " + res.Previous + " to " + res.Version
-	case n < 0:
-		what = "downgraded " + res.Name + " " + res.Previous + " to " + res.Version
-	case locked: // the same version from another archive: the lockfile's, older or newer
-		what = "replaced " + res.Name + " " + res.Version + " with the archive the lockfile names"
-	default:
-		what = "replaced " + res.Name + " " + res.Version + " with the archive the repository now has of it"
-	}
-	say(c, "%s: %s, %s (%s cloned, %s copied) in %s", what,
-		units.Count(res.Files, "file"), units.Size(res.Bytes), units.Size(res.Cloned), units.Size(res.Copied), units.Duration(res.Elapsed))
+	say(c, "%s", report.ResultText(res, again, locked))
 }
 
 // noteCopy says, once per root until that changes (tellOnce), why an install copies its
@@ -125,24 +100,8 @@ func noteCopy(c *cli.Context, res *install.Result, noted *bool) {
 // the user added to a package's directory, or changed in it. It says so under --quiet too.
 func saySalvaged(c *cli.Context, root *install.Root) {
 	for _, s := range root.Salvaged() {
-		if len(s.Paths) > 0 {
-			list := strings.Join(s.Paths[:min(len(s.Paths), 5)], ", ")
-			if more := len(s.Paths) - 5; more > 0 {
-				list += fmt.Sprintf(" and %d more", more)
-			}
-			warn(c, "the directory of %s %s held %s that it did not install or that changed since: kept in %s: %s",
-				s.Name, s.Version, units.Count(len(s.Paths), "path"), s.Dir, list)
-		}
-		rest := "the directory"
-		if len(s.Paths) > 0 {
-			rest = "the rest of the directory"
-		}
-		switch {
-		case s.Err != nil:
-			warn(c, "%s of %s %s held what pkg could not sort out, and could not be kept (%s): it stays under %s for the next pkg command to keep",
-				rest, s.Name, s.Version, s.Err, filepath.Join(root.Dir(), ".pkg"))
-		case s.Tree != "":
-			warn(c, "%s of %s %s held what pkg could not sort out (a part it could not read or move): kept whole in %s", rest, s.Name, s.Version, s.Tree)
+		for _, line := range report.SalvageText(s, root.Dir()) {
+			warn(c, "%s", line)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/cliusage"
 	"pkg/internal/xdg"
 )
 
@@ -38,34 +38,17 @@ func defaultDirs(c *cli.Context) error {
 
 // openCache opens the cache, for the rest of the command: run closes it, which lets other
 // processes remove entries again (fetch.OpenCache).
-func openCache(c *cli.Context) (*fetch.Cache, error) {
-	cache, err := fetch.OpenCache(c.String("cache"))
-	if err == nil {
-		caches, _ := c.App.Metadata["caches"].([]*fetch.Cache)
-		c.App.Metadata["caches"] = append(caches, cache)
-	}
-	return cache, err
-}
+func openCache(c *cli.Context) (*fetch.Cache, error) { return openCacheFor(c, false) }
 
 // openCacheFor opens the cache as openCache does, or, for a dry run, so that nothing in it
-// changes: it keeps no index read, and a cache that does not exist yet is read as an empty
-// one in a temporary directory, removed when pkg ends.
+// changes (fetch.OpenCacheReadOnly).
 func openCacheFor(c *cli.Context, dry bool) (*fetch.Cache, error) {
-	if !dry {
-		return openCache(c)
+	open := fetch.OpenCache
+	if dry {
+		open = fetch.OpenCacheReadOnly
 	}
-	dir := c.String("cache")
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		tmp, err := os.MkdirTemp("", "pkg-dry-run-")
-		if err != nil {
-			return nil, err
-		}
-		c.App.Metadata["temporary cache"] = tmp
-		dir = tmp
-	}
-	cache, err := fetch.OpenCache(dir)
+	cache, err := open(c.String("cache"))
 	if err == nil {
-		cache.ReadOnly = true
 		caches, _ := c.App.Metadata["caches"].([]*fetch.Cache)
 		c.App.Metadata["caches"] = append(caches, cache)
 	}
@@ -77,9 +60,6 @@ func closeCaches(app *cli.App) {
 	caches, _ := app.Metadata["caches"].([]*fetch.Cache)
 	for _, c := range caches {
 		c.Close()
-	}
-	if tmp, ok := app.Metadata["temporary cache"].(string); ok {
-		os.RemoveAll(tmp)
 	}
 }
 
@@ -160,7 +140,7 @@ func rootOptions(c *cli.Context) install.Options {
 	return install.Options{
 		NoSync:      c.Bool("no-sync"),
 		LockTimeout: c.Duration("lock-timeout"),
-		Owner:       strings.Join(withoutCredentials(os.Args), " "), // others can read it
+		Owner:       strings.Join(cliusage.WithoutCredentials(os.Args), " "), // others can read it
 		Waiting: func(holder string) {
 			fmt.Fprintf(c.App.ErrWriter, "pkg: waiting for %s to finish with %s\n", holder, c.String("root"))
 		},

@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"pkg/internal/shell"
 )
 
 func envCommand() *cli.Command {
@@ -30,14 +31,8 @@ func envCommand() *cli.Command {
 				_, err = fmt.Fprintln(c.App.Writer, bin)
 				return err
 			}
-			_, err = fmt.Fprintf(c.App.Writer, "export PATH=\"%s:$PATH\"\n", shellEscape(bin))
+			_, err = fmt.Fprintf(c.App.Writer, "export PATH=\"%s:$PATH\"\n", shell.Escape(bin))
 			return err
 		},
 	}
-}
-
-// shellEscape escapes s for the inside of a POSIX shell's double quotes, where only
-// these four bytes are special.
-func shellEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`").Replace(s)
 }

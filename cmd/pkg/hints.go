@@ -13,6 +13,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/cliusage"
 	"pkg/repo"
 	"pkg/trust"
 	"pkg/txn"
@@ -29,52 +30,28 @@ type hintRule struct {
 // hints is pkg's advice, by the error it is about, the first rule that matches winning:
 // libraries name no flag or command, so what to type lives here alone.
 var hints = []hintRule{
-	{fn: func(err error, _ []string) string {
-		if ue := (*install.UnlinkedError)(nil); errors.As(err, &ue) {
-			return fmt.Sprintf("remove or rename it, then run 'pkg install --reinstall %s'", ue.Package)
-		}
-		return ""
-	}},
-	{fn: func(err error, _ []string) string {
-		if le := (*install.LinksError)(nil); errors.As(err, &le) {
-			return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
-		}
-		return ""
-	}},
+	{fn: as(func(ue *install.UnlinkedError) string {
+		return fmt.Sprintf("remove or rename it, then run 'pkg install --reinstall %s'", ue.Package)
+	})},
+	{fn: as(func(le *install.LinksError) string {
+		return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
+	})},
 	{fn: func(err error, _ []string) string { return networkHint(err) }},
 	{err: install.ErrNoExchange, hint: "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"},
 	{err: install.ErrSplitRoot, hint: "pkg moves trees within the root, so its pkgs/ and .pkg/ must be on one filesystem; on overlayfs (a container's layers), mount with redirect_dir=on"},
 	{err: fetch.ErrGone, hint: "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"},
-	{fn: func(err error, _ []string) string {
-		if ne := (*repo.NeededError)(nil); errors.As(err, &ne) {
-			return "remove those packages (or versions) first, or pass --force to leave their dependencies unmet"
-		}
-		return ""
-	}},
-	{fn: func(err error, _ []string) string {
-		if ue := (*repo.UnsignedError)(nil); errors.As(err, &ue) {
-			return fmt.Sprintf("once the cause is fixed, run 'pkg repo sign %s'", ue.Dir)
-		}
-		return ""
-	}},
-	{fn: func(err error, _ []string) string {
-		if re := (*repo.RepublishError)(nil); errors.As(err, &re) {
-			return "or pass --replace to change the entry all the same"
-		}
-		return ""
-	}},
+	{fn: asHint[*repo.NeededError]("remove those packages (or versions) first, or pass --force to leave their dependencies unmet")},
+	{fn: as(func(ue *repo.UnsignedError) string {
+		return fmt.Sprintf("once the cause is fixed, run 'pkg repo sign %s'", ue.Dir)
+	})},
+	{fn: asHint[*repo.RepublishError]("or pass --replace to change the entry all the same")},
 	{err: repo.ErrLockfile, hint: "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"},
 	{err: txn.ErrLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
 	{err: txn.ErrNotCached, hint: "fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"},
 	{err: install.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},
 	{err: install.ErrLocked, hint: "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"},
 	{err: fetch.ErrNotCache, hint: "pkg deletes files in its cache, so it makes one only in a new or empty directory and uses no other: point --cache (PKG_CACHE) at a new or empty directory"},
-	{fn: func(err error, _ []string) string {
-		if re := (*fetch.ReadOnlyError)(nil); errors.As(err, &re) {
-			return "or point --cache (PKG_CACHE) at a directory you can write"
-		}
-		return ""
-	}},
+	{fn: asHint[*fetch.ReadOnlyError]("or point --cache (PKG_CACHE) at a directory you can write")},
 	{err: install.ErrReadOnly, hint: "remount it read-write to change it, or choose another --root; list, info, files and verify work as they are"},
 	{fn: func(err error, _ []string) string { return fullHint(err) }},
 	{fn: func(err error, dirs []string) string {
@@ -102,6 +79,22 @@ var hints = []hintRule{
 	{err: trust.ErrReused, hint: "the index changed without a new version, so the publisher or their key signed two different indexes: tell the publisher (if they really started over, run 'pkg repo forget')"},
 }
 
+// as makes a hint rule's fn of hint, for the errors errors.As finds a T in.
+func as[T error](hint func(T) string) func(error, []string) string {
+	return func(err error, _ []string) string {
+		var t T
+		if errors.As(err, &t) {
+			return hint(t)
+		}
+		return ""
+	}
+}
+
+// asHint is the fn of a hint rule giving hint for the errors errors.As finds a T in.
+func asHint[T error](hint string) func(error, []string) string {
+	return as(func(T) string { return hint })
+}
+
 // hint returns what to do about err, given the root and the cache (dirs), or "".
 func hint(err error, dirs []string) string {
 	for _, h := range hints {
@@ -118,14 +111,14 @@ func hint(err error, dirs []string) string {
 }
 
 // flagHint says what to do about a flag pkg refused.
-func flagHint(fe *flagError) string {
+func flagHint(fe *cliusage.FlagError) string {
 	switch {
-	case fe.env != "" && fe.want == "a boolean":
+	case fe.Env != "" && fe.Want == "a boolean":
 		return "set it to 1 or 0 (true and false work too), or unset it"
-	case fe.env != "":
-		return "set it to " + fe.want + ", or unset it"
-	case fe.command != "":
-		return "run 'pkg " + fe.command + " --help' for usage"
+	case fe.Env != "":
+		return "set it to " + fe.Want + ", or unset it"
+	case fe.Command != "":
+		return "run 'pkg " + fe.Command + " --help' for usage"
 	}
 	return "run 'pkg help' for usage"
 }

@@ -158,10 +158,3 @@ func TestFlagErrors(t *testing.T) {
 		}
 	}
 }
-
-func TestWithoutCredentials(t *testing.T) {
-	got := strings.Join(withoutCredentials([]string{"pkg", "--repo", "https://u:tok@h/p/", "--repo=http://tok@h/", "install", "a@1"}), " ")
-	if want := "pkg --repo https://h/p/ --repo=http://h/ install a@1"; got != want {
-		t.Errorf("withoutCredentials = %q, want %q", got, want)
-	}
-}

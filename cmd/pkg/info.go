@@ -5,13 +5,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
-	"text/tabwriter"
-	"time"
 
 	"pkg/db"
 	"pkg/install"
-	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/report"
 	"pkg/txn"
@@ -65,10 +61,7 @@ func infoAction(c *cli.Context) error {
 		return err
 	}
 	info := report.InstalledInfo(p, filepath.Join(dir, "pkgs", p.Name), requested[p.Name])
-	if c.Bool("json") {
-		return printJSON(c, info)
-	}
-	return printInfo(c.App.Writer, info)
+	return show(c, info, func(w io.Writer) error { return info.WriteText(w, "") })
 }
 
 // offeredInfo shows name, which is not among installed, as the repository offers it: the
@@ -89,42 +82,7 @@ func offeredInfo(c *cli.Context, name string, installed []db.Package) error {
 		return err
 	}
 	info := report.OfferedInfo(p, ix.Versions(name))
-	if c.Bool("json") {
-		return printJSON(c, info)
-	}
-	return printInfo(c.App.Writer, info)
-}
-
-// printInfo prints info, leaving out empty fields.
-func printInfo(w io.Writer, p report.Info) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
-	fmt.Fprintf(tw, "name:\t%s\nversion:\t%s\n", p.Name, p.Version)
-	fields := [][2]string{{"summary", p.Summary}, {"depends", strings.Join(p.Depends, ", ")},
-		{"bin", strings.Join(p.Bin, ", ")}, {"lib", strings.Join(p.Lib, ", ")}}
-	if p.Files > 0 || p.Installed {
-		fields = append(fields, [2]string{"files", fmt.Sprint(p.Files)})
-	}
-	if p.Size > 0 || p.Installed {
-		fields = append(fields, [2]string{"size", units.Size(p.Size)})
-	}
-	if p.ArchiveSize > 0 {
-		fields = append(fields, [2]string{"download", units.Size(p.ArchiveSize)})
-	}
-	fields = append(fields, [2]string{"sha256", p.SHA256})
-	for _, f := range fields {
-		if f[1] != "" {
-			fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])
-		}
-	}
-	if !p.Installed {
-		fmt.Fprintf(tw, "installed:\tno ('pkg install %s' installs it)\nversions:\t%s\n", p.Name, strings.Join(p.Versions, ", "))
-		return tw.Flush()
-	}
-	req := "no (installed as a dependency)"
-	if p.Requested != "" {
-		req = "yes, as " + p.Requested
-	}
-	fmt.Fprintf(tw, "requested:\t%s\n", req)
-	fmt.Fprintf(tw, "installed:\t%s\ndirectory:\t%s\n", p.InstalledAt.Local().Format(time.RFC3339), p.Directory)
-	return tw.Flush()
+	return show(c, info, func(w io.Writer) error {
+		return info.WriteText(w, fmt.Sprintf(" ('pkg install %s' installs it)", name))
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
+	"pkg/fetch"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -36,33 +37,13 @@ func installAction(c *cli.Context) (err error) {
 			return usagef("install --reinstall: give names of installed packages, not %s", r)
 		}
 	}
-	dry := c.Bool("dry-run")
-	f, ix, err := openFetcher(c, dry)
-	if err != nil {
-		return err
+	root, plan, f, err := planned(c, (*db.DB).List, func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
+		return installPlan(c, dir, ix, recs, reqs, cache)
+	})
+	if root != nil {
+		defer func() { closeRoot(root, err) }()
 	}
-	if dry {
-		recs, err := peekRecords(c)
-		if err != nil {
-			return err
-		}
-		plan, err := installPlan(c, ix, recs, reqs, f)
-		if err != nil {
-			return err
-		}
-		return showPlan(c, plan, f.Cache)
-	}
-	root, f, ix, err := openRootFor(c, f, ix)
-	if err != nil {
-		return err
-	}
-	defer func() { closeRoot(root, err) }()
-	recs, err := root.DB().List()
-	if err != nil {
-		return err
-	}
-	plan, err := installPlan(c, ix, recs, reqs, f)
-	if err != nil {
+	if err != nil || root == nil {
 		return err
 	}
 	for _, k := range plan.Unchanged {
@@ -75,25 +56,23 @@ func installAction(c *cli.Context) (err error) {
 }
 
 // installPlan is the plan of an install, or of a reinstall with --reinstall.
-func installPlan(c *cli.Context, ix *txn.Index, recs []db.Package, reqs []repo.Requirement, f *txn.Fetcher) (*txn.Plan, error) {
+func installPlan(c *cli.Context, dir string, ix *txn.Index, recs []db.Package, reqs []repo.Requirement, cache *fetch.Cache) (*txn.Plan, error) {
 	if c.Bool("reinstall") {
 		names := make([]string, len(reqs))
 		for i, r := range reqs {
 			names[i] = r.Name
 		}
-		return txn.ReinstallPlan(c.String("root"), ix, recs, names, f.Cache)
+		return txn.ReinstallPlan(dir, ix, recs, names, cache)
 	}
-	return txn.InstallPlan(c.String("root"), ix, recs, reqs, f.Cache)
+	return txn.InstallPlan(dir, ix, recs, reqs, cache)
 }
 
+// requirements parses the command's arguments as requirements, refusing a bad one as a
+// usage error.
 func requirements(args []string) ([]repo.Requirement, error) {
-	reqs := make([]repo.Requirement, len(args))
-	for i, a := range args {
-		r, err := repo.ParseRequirement(a)
-		if err != nil {
-			return nil, usagef("%v", err)
-		}
-		reqs[i] = r
+	reqs, err := repo.ParseRequirements(args)
+	if err != nil {
+		return nil, usagef("%v", err)
 	}
 	return reqs, nil
 }

@@ -14,9 +14,10 @@ import (
 // hugeSize is the largest int64, a size no archive has.
 const hugeSize = "9223372036854775807"
 
-// TestHugeSize installs from an index, and syncs from a lockfile without a "locked" digest
-// (as older pkg wrote), whose hello declares a size of 2^63-1: both are refused, naming the
-// package and the field, and change neither the root, nor the cache, nor the database.
+// TestHugeSize installs from an index, and syncs from a lockfile, whose hello declares a
+// size of 2^63-1: both are refused, naming the package and the field (before the lockfile's
+// "locked" digest, which the edit breaks), and change neither the root, nor the cache, nor
+// the database.
 func TestHugeSize(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(demoRepo)); err != nil {
@@ -42,7 +43,6 @@ func TestHugeSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data = regexp.MustCompile(`(?m)^  "locked": .*\n`).ReplaceAll(data, nil)
 	edited := regexp.MustCompile(`("name":"hello",[^}]*"size":)\d+`).ReplaceAll(data, []byte("${1}"+hugeSize))
 	if bytes.Equal(edited, data) {
 		t.Fatalf("no size of hello in\n%s", data)

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"text/tabwriter"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/db"
-	"pkg/internal/units"
 	"pkg/report"
 )
 
@@ -24,11 +21,8 @@ func listCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				return printJSON(c, report.NewList(ps, requested))
-			}
-			printTable(c, ps)
-			return nil
+			l := report.NewList(ps, requested)
+			return show(c, l, l.WriteText)
 		},
 	}
 }
@@ -42,10 +36,10 @@ func jsonFlag(name string) cli.Flag {
 // printJSON prints v, a type of package report.
 func printJSON(c *cli.Context, v any) error { return report.Write(c.App.Writer, v) }
 
-func printTable(c *cli.Context, ps []db.Package) {
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Version, units.Count(p.Files, "file"), units.Size(p.Size))
+// show prints doc, a type of package report, as JSON with --json, else as text does.
+func show(c *cli.Context, doc any, text func(io.Writer) error) error {
+	if c.Bool("json") {
+		return printJSON(c, doc)
 	}
-	tw.Flush()
+	return text(c.App.Writer)
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/internal/units"
 	"pkg/repo"
+	"pkg/report"
 	"pkg/txn"
 )
 
@@ -42,9 +42,9 @@ func lockAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	platforms, err := lockPlatforms(c)
+	platforms, err := repo.ParsePlatforms(c.StringSlice("platform"))
 	if err != nil {
-		return err
+		return usagef("lock: --platform: %v", err)
 	}
 	_, ix, err := openFetcher(c, false)
 	if err != nil {
@@ -53,7 +53,7 @@ func lockAction(c *cli.Context) error {
 	l, err := txn.Lock(old, ix, reqs, path, platforms)
 	if ue := (*txn.UnresolvedError)(nil); c.NArg() == 0 && errors.As(err, &ue) {
 		return fmt.Errorf("%w; these are the requirements %s records (%s): to change them, name the ones to lock, 'pkg lock -o %s NAME...'",
-			err, path, joinRequirements(reqs), path)
+			err, path, repo.JoinRequirements(reqs), path)
 	}
 	if err != nil {
 		return err
@@ -66,25 +66,11 @@ func lockAction(c *cli.Context) error {
 		say(c, "%s", line)
 	}
 	if old != nil && len(changes) == 0 && repo.Inputs(old.Requires) == repo.Inputs(l.Requires) {
-		say(c, "%s is up to date: %s", path, lockedCount(l))
+		say(c, "%s is up to date: %s", path, report.LockCount(l))
 		return nil
 	}
-	say(c, "wrote %s: %s", path, lockedCount(l))
+	say(c, "wrote %s: %s", path, report.LockCount(l))
 	return nil
-}
-
-// lockPlatforms returns the platforms of --platform, comma-separated or repeated.
-func lockPlatforms(c *cli.Context) ([]string, error) {
-	var platforms []string
-	for _, v := range c.StringSlice("platform") {
-		for p := range strings.SplitSeq(v, ",") {
-			if err := repo.CheckPlatform(p); err != nil {
-				return nil, usagef("lock: --platform: %v", err)
-			}
-			platforms = append(platforms, p)
-		}
-	}
-	return platforms, nil
 }
 
 // lockRequirements returns the requirements given, or else those old records, and makes
@@ -99,19 +85,6 @@ func lockRequirements(c *cli.Context, old *repo.Lock) ([]repo.Requirement, error
 	return requirements(c.Args().Slice())
 }
 
-// lockedCount says how many packages l locks: "3 packages", or "3 packages for 2
-// platforms" for a lock of some.
-func lockedCount(l *repo.Lock) string {
-	if len(l.Platforms) == 0 {
-		return units.Count(len(l.Packages), "package")
-	}
-	names := make(map[string]bool)
-	for _, p := range l.Packages {
-		names[p.Name] = true
-	}
-	return units.Count(len(names), "package") + " for " + units.Count(len(l.Platforms), "platform")
-}
-
 // checkLockInputs refuses requirements given on the command line unless they are the
 // lockfile's.
 func checkLockInputs(c *cli.Context, l *repo.Lock, path string) error {
@@ -124,15 +97,7 @@ func checkLockInputs(c *cli.Context, l *repo.Lock, path string) error {
 	}
 	if repo.Inputs(reqs) != repo.Inputs(l.Requires) {
 		return fmt.Errorf("%s is out of date: it locks %s, not %s (run 'pkg lock -o %s %s')", path,
-			joinRequirements(l.Requires), joinRequirements(reqs), path, strings.Join(c.Args().Slice(), " "))
+			repo.JoinRequirements(l.Requires), repo.JoinRequirements(reqs), path, strings.Join(c.Args().Slice(), " "))
 	}
 	return nil
-}
-
-func joinRequirements(reqs []repo.Requirement) string {
-	s := make([]string, len(reqs))
-	for i, r := range reqs {
-		s[i] = r.String()
-	}
-	return strings.Join(s, " ")
 }

@@ -12,33 +12,17 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"pkg/fetch"
 	"pkg/install"
-	"pkg/internal/units"
-	"pkg/repo"
+	"pkg/internal/buildinfo"
+	"pkg/internal/cliusage"
+	prog "pkg/internal/progress"
 )
-
-// usageError marks an error in how pkg was called; main exits 2 for it.
-type usageError struct {
-	msg    string
-	global bool // about a global flag: 'pkg help' lists those, not the command's help
-}
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return &usageError{msg: fmt.Sprintf(format, args...)} }
-
-// globalUsagef is usagef for a mistake in the global flags.
-func globalUsagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...), global: true}
-}
 
 func main() {
 	if install.RunTrashChild() { // started by a command of this binary to delete removed trees
@@ -78,19 +62,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return err
 	}
 	used := "" // the command run, as "cache list", once known
-	track(app.Commands, "", &used)
+	cliusage.Track(app.Commands, &used)
 	unknown, help, guess := "", "pkg help", ""
 	app.CommandNotFound = func(c *cli.Context, name string) {
-		unknown, guess = name, commandGuess(name, c.App.Commands)
+		unknown, guess = name, cliusage.Guess(name, c.App.Commands)
 		if c.Command != nil && c.Command.Name != "" && c.Command.Name != c.App.Name { // a subcommand of c.Command's
 			help = "pkg " + c.Command.Name + " help"
-			guess = commandGuess(name, c.Command.Subcommands)
+			guess = cliusage.Guess(name, c.Command.Subcommands)
 		}
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	args = flagsFirst(app, args)
-	err := checkArgs(app, args)
+	args = cliusage.FlagsFirst(app, args)
+	err := cliusage.Check(app, args, map[string]string{"expires": "a duration in hours, minutes or seconds, such as 720h for 30 days"})
 	if err == nil {
 		err = app.RunContext(ctx, args)
 	}
@@ -98,8 +82,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		autoPrune(global, used)
 	}
 	closeCaches(app)
-	var ue *usageError
-	var fe *flagError
+	var ue *cliusage.UsageError
+	var fe *cliusage.FlagError
 	switch {
 	case unknown != "":
 		fmt.Fprintf(stderr, "pkg: unknown command %q%s\npkg: hint: run '%s' for the list\n", unknown, guess, help)
@@ -117,7 +101,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case errors.As(err, &ue):
 		usage := "pkg help"
-		if used != "" && !ue.global {
+		if used != "" && !ue.Global {
 			usage = "pkg " + used + " --help"
 		}
 		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: run '%s' for usage\n", err, usage)
@@ -147,11 +131,11 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:           "pkg",
 		Usage:          "install packages copy-on-write",
-		Version:        version(),
+		Version:        buildinfo.Version(),
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		ExitErrHandler: func(*cli.Context, error) {}, // main owns exit codes, so deferred cleanup runs
-		OnUsageError:   onUsageError,
+		OnUsageError:   cliusage.OnUsageError,
 		Metadata:       map[string]any{}, // what a command records for run: defaultDirs, openCache
 		Flags:          globalFlags(),
 		// A value is one value: "--depends 'lib>=1,<2'" is one constraint, not two flags.
@@ -165,70 +149,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		EnableBashCompletion: true, // pkg completion's scripts ask for what comes next
 	}
 	return app
-}
-
-// commandGuess returns `; did you mean "install"?` for a mistyped command name among cmds,
-// or `; did you mean "cache clean"?` for the name of a subcommand of one of them; else "".
-func commandGuess(name string, cmds []*cli.Command) string {
-	var names []string
-	for _, c := range cmds {
-		names = append(names, c.Name)
-		for _, sub := range c.Subcommands {
-			if sub.Name == name {
-				return fmt.Sprintf("; did you mean %q?", c.Name+" "+sub.Name)
-			}
-		}
-	}
-	return repo.DidYouMean(name, names)
-}
-
-// onUsageError marks what urfave/cli's flag parsing refuses as a usage error, in its own
-// words: checkArgs has refused, in pkg's, all but malformed flags such as "---x".
-func onUsageError(_ *cli.Context, err error, _ bool) error {
-	return &usageError{msg: err.Error()}
-}
-
-// track makes every command of cmds, under the name prefix, report flag errors as usage
-// errors and set *used to its name once it runs or its flags fail.
-func track(cmds []*cli.Command, prefix string, used *string) {
-	for _, c := range cmds {
-		name := strings.TrimSpace(prefix + " " + c.Name)
-		c.OnUsageError = func(ctx *cli.Context, err error, sub bool) error {
-			*used = name
-			return onUsageError(ctx, err, sub)
-		}
-		before := c.Before
-		c.Before = func(ctx *cli.Context) error {
-			*used = name
-			if before != nil {
-				return before(ctx)
-			}
-			return nil
-		}
-		track(c.Subcommands, name, used)
-	}
-}
-
-// version describes the build: the commit it was built from, when the go command recorded
-// one, and the Go release.
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	rev, dirty := "", ""
-	for _, s := range info.Settings {
-		switch {
-		case s.Key == "vcs.revision":
-			rev = s.Value[:min(len(s.Value), 12)]
-		case s.Key == "vcs.modified" && s.Value == "true":
-			dirty = "+changes"
-		}
-	}
-	if rev == "" {
-		rev = info.Main.Version
-	}
-	return rev + dirty + " (" + info.GoVersion + ")"
 }
 
 func globalFlags() []cli.Flag {
@@ -281,25 +201,16 @@ func sourceOptions(c *cli.Context, retrying func(err error, wait time.Duration, 
 // noteFailover says, unless --quiet, that the mirror to served a request the mirrors
 // before it failed, and why they did.
 func noteFailover(c *cli.Context, to string, why error) {
-	noteAbove(c, nil, "%v; using %s", why, to)
+	(&progress{c: c}).rep().Note("%v; using %s", why, to)
 }
 
 // noteRetry says, unless --quiet, that a request or download is tried again and why: above
-// the progress bars bs when they are drawn.
-func noteRetry(c *cli.Context, bs *bars, err error, wait time.Duration, attempt, max int) {
-	noteAbove(c, bs, "%s; trying again in %s (attempt %d of %d)", err, units.Duration(wait), attempt, max)
-}
-
-// noteAbove prints a note unless --quiet: above the bars bs, if not nil, else to stderr.
-func noteAbove(c *cli.Context, bs *bars, format string, args ...any) {
-	line := "pkg: note: " + fmt.Sprintf(format, args...)
-	switch {
-	case c.Bool("quiet"):
-	case bs != nil:
-		bs.print(line)
-	default:
-		fmt.Fprintln(c.App.ErrWriter, line)
+// the progress bars of r when it is not nil.
+func noteRetry(c *cli.Context, r *prog.Reporter, err error, wait time.Duration, attempt, max int) {
+	if r == nil {
+		r = (&progress{c: c}).rep()
 	}
+	r.Retrying(err, wait, attempt, max)
 }
 
 // defaultJobs is how many packages pkg fetches at once unless told: one download keeps
@@ -319,9 +230,4 @@ func note(c *cli.Context, format string, args ...any) {
 	if !c.Bool("quiet") {
 		fmt.Fprintf(c.App.ErrWriter, "pkg: note: "+format+"\n", args...)
 	}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -39,19 +37,11 @@ func outdatedCommand() *cli.Command {
 				}
 			}
 			out := report.NewOutdated(ix.Outdated(txn.Installed(recs), reqs))
-			if c.Bool("json") {
-				return printJSON(c, out)
-			}
-			if len(out.Packages) == 0 {
+			if len(out.Packages) == 0 && !c.Bool("json") {
 				say(c, "%s up to date", units.Count(len(recs), "package"))
 				return nil
 			}
-			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tINSTALLED\tALLOWED\tNEWEST")
-			for _, p := range out.Packages {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Installed, p.Allowed, p.Newest)
-			}
-			return tw.Flush()
+			return show(c, out, out.WriteText)
 		},
 	}
 }

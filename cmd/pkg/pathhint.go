@@ -4,11 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/install"
+	"pkg/internal/shell"
 )
 
 // pathHint follows an install or sync whose commit ended in err: once it committed
@@ -19,7 +19,7 @@ func pathHint(c *cli.Context, root *install.Root, err error) error {
 		return err
 	}
 	bin := filepath.Join(root.Dir(), "bin")
-	if ents, _ := os.ReadDir(bin); len(ents) == 0 || onPath(bin, os.Getenv("PATH")) {
+	if ents, _ := os.ReadDir(bin); len(ents) == 0 || shell.OnPath(bin, os.Getenv("PATH")) {
 		tellOnce(c, "path", "", nil) // said again once bin/ leaves PATH
 		return err
 	}
@@ -27,30 +27,8 @@ func pathHint(c *cli.Context, root *install.Root, err error) error {
 		if c.Bool("quiet") {
 			return false
 		}
-		note(c, "%s is not on PATH; to run the commands pkg installs there, add it in your shell's profile: export PATH=%s", bin, shellQuote(bin+":")+`"$PATH"`)
+		note(c, "%s is not on PATH; to run the commands pkg installs there, add it in your shell's profile: export PATH=%s", bin, shell.Quote(bin+":")+`"$PATH"`)
 		return true
 	})
 	return err
-}
-
-// onPath reports whether dir is one of the directories of path, a PATH value.
-func onPath(dir, path string) bool {
-	want, err := os.Stat(dir)
-	if err != nil {
-		return false
-	}
-	for _, d := range filepath.SplitList(path) {
-		if info, err := os.Stat(d); err == nil && filepath.IsAbs(d) && os.SameFile(info, want) {
-			return true
-		}
-	}
-	return false
-}
-
-// shellQuote quotes s for a POSIX shell where it needs it.
-func shellQuote(s string) string {
-	if !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

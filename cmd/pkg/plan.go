@@ -3,15 +3,13 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
-	"pkg/internal/units"
+	"pkg/report"
 	"pkg/txn"
 )
 
@@ -44,48 +42,41 @@ func showPlan(c *cli.Context, plan *txn.Plan, cache *fetch.Cache) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(plan)
 	}
-	w := c.App.Writer
-	for _, ch := range plan.Changes {
-		what := string(ch.Action) + " " + ch.Name + " " + ch.Version
-		if ch.From != "" {
-			what = string(ch.Action) + " " + ch.Name + " " + ch.From + " to " + ch.Version
-		}
-		var about []string
-		if ch.Why != "" {
-			about = append(about, ch.Why)
-		}
-		if ch.Download > 0 {
-			about = append(about, units.Size(ch.Download)+" to download")
-		}
-		if len(about) > 0 {
-			what += " (" + strings.Join(about, "; ") + ")"
-		}
-		fmt.Fprintln(w, what)
-	}
-	for _, k := range plan.Unchanged {
-		fmt.Fprintf(w, "%s %s is already installed\n", k.Name, k.Version)
-	}
-	for _, h := range plan.Held {
-		fmt.Fprintf(w, "keep %s at %s: %s\n", h.Name, h.Version, h.Detail.Why())
-	}
-	disk := units.Size(abs(plan.Disk)) + " more disk space"
-	if plan.Disk < 0 {
-		disk = units.Size(-plan.Disk) + " of disk space freed"
-	}
-	fmt.Fprintf(w, "dry run: %s, %s to download, %s; nothing was changed\n", units.Count(len(plan.Changes), "change"), units.Size(plan.Download), disk)
-	return nil
+	return report.WritePlan(c.App.Writer, plan)
 }
 
-func abs(n int64) int64 { return max(n, -n) }
-
-// peekRecords returns the root's records without its lock, or none where there is no root.
-func peekRecords(c *cli.Context) ([]db.Package, error) {
-	var recs []db.Package
-	err := peekRoot(c, func(d *db.DB) (err error) {
-		recs, err = d.List()
-		return err
-	})
-	return recs, err
+// planned makes a change's plan from the index of --repo and the root's records, which
+// recs reads (again under the root's lock: another command may have changed them). For a
+// dry run it shows the plan, reading the root without its lock, and returns no root; else
+// it returns the root, locked, for the caller to close, with the plan and its fetcher.
+func planned(c *cli.Context, recs func(d *db.DB) ([]db.Package, error),
+	plan func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error)) (*install.Root, *txn.Plan, *txn.Fetcher, error) {
+	dry := c.Bool("dry-run")
+	f, ix, err := openFetcher(c, dry) // the root's accepted index bounds a rollback
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if dry {
+		var rs []db.Package
+		if err := peekRoot(c, func(d *db.DB) (err error) { rs, err = recs(d); return err }); err != nil {
+			return nil, nil, nil, err
+		}
+		p, err := plan(c.String("root"), ix, rs, f.Cache)
+		if err == nil {
+			err = showPlan(c, p, f.Cache)
+		}
+		return nil, nil, nil, err
+	}
+	root, f, ix, err := openRootFor(c, f, ix)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rs, err := recs(root.DB())
+	var p *txn.Plan
+	if err == nil {
+		p, err = plan(root.Dir(), ix, rs, f.Cache)
+	}
+	return root, p, f, err
 }
 
 // readOnlyRoot opens the root to read without its lock, or returns nil where there is none.

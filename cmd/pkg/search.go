@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,36 +30,7 @@ func searchCommand() *cli.Command {
 			var recs []db.Package // for the marks only: a root pkg cannot read has none
 			_ = peekRoot(c, func(d *db.DB) (err error) { recs, err = d.List(); return err })
 			s := report.NewSearch(c.Args().First(), found, recs)
-			if c.Bool("json") {
-				return printJSON(c, s)
-			}
-			return printFound(c, s.Packages)
+			return show(c, s, s.WriteText)
 		},
 	}
-}
-
-// printFound prints one line per package, its version marked "[installed]", or
-// "[installed: V]" where another version is.
-func printFound(c *cli.Context, found []report.Found) error {
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	for _, p := range found {
-		v := p.Version
-		switch p.Installed {
-		case "":
-		case p.Version:
-			v += " [installed]"
-		default:
-			v += " [installed: " + p.Installed + "]"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, v, p.Summary)
-	}
-	tw.Flush()
-	for line := range strings.Lines(b.String()) {
-		// No padding after a missing summary.
-		if _, err := fmt.Fprintln(c.App.Writer, strings.TrimRight(line, " \n")); err != nil {
-			return err
-		}
-	}
-	return nil
 }

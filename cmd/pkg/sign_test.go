@@ -582,10 +582,10 @@ func TestLockSigned(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, unsigned+" does not say it was made from a verified index, and --require-signed needs that") {
 		t.Errorf("sync --require-signed of a lockfile made without the key: exit %d, %q", code, stderr)
 	}
-	// With a trusted key but signatures not required, as for lockfiles from before pkg
-	// recorded the index: a warning.
-	if _, stderr := e.ok(append(trusted, "sync", "-f", unsigned)...); !strings.Contains(stderr, "warning: "+unsigned+" does not say it was made from a verified index") {
-		t.Errorf("sync with a key of a lockfile made without it: %q", stderr)
+	// With a trusted key, signatures are required too.
+	_, stderr, code = e.pkg(append(trusted, "sync", "-f", unsigned)...)
+	if code != 1 || !strings.Contains(stderr, "pkg: "+unsigned+" does not say it was made from a verified index, and a key is trusted here") {
+		t.Errorf("sync with a key of a lockfile made without it: exit %d, %q", code, stderr)
 	}
 	if out, _ := e.ok(append(trusted, "--cache", t.TempDir(), "lock", "-o", unsigned)...); !strings.HasPrefix(out, "recorded index demo version 1, verified by key "+keyID(t, r.pub)+"\n") {
 		t.Errorf("lock with the key of a lockfile made without it: %q", out)

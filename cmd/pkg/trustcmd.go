@@ -3,13 +3,13 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
 	"pkg/internal/units"
 	"pkg/repo"
+	"pkg/report"
 	"pkg/trust"
 	"pkg/txn"
 )
@@ -83,20 +83,8 @@ func trustListAction(c *cli.Context) error {
 	}); err != nil {
 		return err
 	}
-	w := c.App.Writer
-	for _, s := range sources {
-		for _, k := range s.Keys {
-			pub := k
-			pub.Repo = ""
-			fmt.Fprintf(w, "key %s %s: %s (%s)\n", k.ID(), k.Scope(), pub, s.Name)
-		}
-	}
-	for _, p := range pins {
-		keys := txn.PinnedKeys(p)
-		if keys == "" {
-			keys = " to no key: refused until a key is trusted for it"
-		}
-		fmt.Fprintf(w, "pinned %s: repository %s, version %d,%s\n", p.Location, p.Name, p.Version, keys)
+	for _, line := range report.TrustText(sources, pins) {
+		fmt.Fprintln(c.App.Writer, line)
 	}
 	if len(pins) == 0 && !slices.ContainsFunc(sources, func(s txn.KeySource) bool { return len(s.Keys) > 0 }) {
 		note(c, "no key is trusted and root %s pinned no repository: 'pkg trust add KEY' trusts a publisher's key", c.String("root"))
@@ -109,10 +97,8 @@ func trustRemoveAction(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return usagef("trust remove: want one key or key id, got %s", units.Count(c.NArg(), "argument"))
 	}
-	id := c.Args().First()
-	if k, err := trust.ParsePublicKey(id); err == nil {
-		id = k.ID()
-	} else if len(id) != 16 || strings.Trim(id, "0123456789abcdef") != "" {
+	id, ok := trust.ParseKeyID(c.Args().First())
+	if !ok {
 		return usagef("trust remove: %q is neither a key, [REPO=]pkg-ed25519:..., nor a key id of 16 hex digits ('pkg trust list' shows them)", id)
 	}
 	if err := rootExists(c); err != nil {

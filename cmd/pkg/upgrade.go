@@ -6,6 +6,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
+	"pkg/fetch"
+	"pkg/report"
 	"pkg/txn"
 )
 
@@ -30,46 +32,27 @@ func upgradeAction(c *cli.Context) error {
 	if err := rootExists(c); err != nil {
 		return err
 	}
-	var recs []db.Package
-	check := func(d *db.DB) (err error) {
-		if recs, err = d.List(); err == nil {
+	list := func(d *db.DB) ([]db.Package, error) {
+		recs, err := d.List()
+		if err == nil {
 			err = needInstalled("upgrade", names, recs)
 		}
+		return recs, err
+	}
+	if err := peekRoot(c, func(d *db.DB) error { _, err := list(d); return err }); err != nil { // a typo needs no index
 		return err
 	}
-	if err := peekRoot(c, check); err != nil { // a typo needs no index
-		return err
+	root, plan, f, err := planned(c, list, func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
+		return txn.UpgradePlan(dir, ix, recs, names, cache)
+	})
+	if root != nil {
+		defer root.Close()
 	}
-	dry := c.Bool("dry-run")
-	f, ix, err := openFetcher(c, dry) // the root's accepted index bounds a rollback
-	if err != nil {
-		return err
-	}
-	if dry {
-		plan, err := txn.UpgradePlan(c.String("root"), ix, recs, names, f.Cache)
-		if err != nil {
-			return err
-		}
-		return showPlan(c, plan, f.Cache)
-	}
-	root, f, ix, err := openRootFor(c, f, ix)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	if err := check(root.DB()); err != nil { // again: another command may have changed the root
-		return err
-	}
-	plan, err := txn.UpgradePlan(root.Dir(), ix, recs, names, f.Cache)
-	if err != nil {
+	if err != nil || root == nil {
 		return err
 	}
 	for _, h := range plan.Held {
-		if h.From != h.Version {
-			say(c, "%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, h.Detail.Why())
-			continue
-		}
-		say(c, "kept %s at %s: %s", h.Name, h.Version, h.Detail.Why())
+		say(c, "%s", report.HeldText(h))
 	}
 	switch {
 	case plan.Empty() && len(plan.Held) > 0:

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -38,31 +36,7 @@ func whyCommand() *cli.Command {
 			if c.Bool("json") {
 				return printJSON(c, w)
 			}
-			printWhy(c, w)
-			return nil
+			return w.WriteText(c.App.Writer, " ('pkg autoremove' removes it)")
 		},
-	}
-}
-
-func printWhy(c *cli.Context, w report.Why) {
-	out := c.App.Writer
-	nv := w.Name + " " + w.Version
-	if w.Requested != "" {
-		fmt.Fprintf(out, "%s was asked for, as %s\n", nv, w.Requested)
-	}
-	switch {
-	case len(w.NeededBy) == 0 && w.Requested == "":
-		fmt.Fprintf(out, "%s was not asked for and no installed package needs it ('pkg autoremove' removes it)\n", nv)
-		return
-	case len(w.NeededBy) == 0:
-		fmt.Fprintf(out, "%s is needed by no other installed package\n", nv)
-		return
-	}
-	fmt.Fprintf(out, "%s is needed by %s\n", nv, strings.Join(w.NeededBy, ", "))
-	for _, ch := range w.Chains {
-		fmt.Fprintf(out, "  %s\n", strings.Join(ch, " -> "))
-	}
-	if len(w.Chains) == 0 && w.Requested == "" {
-		fmt.Fprintf(out, "no package that was asked for needs it ('pkg autoremove' removes it)\n")
 	}
 }

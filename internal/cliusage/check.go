@@ -1,8 +1,7 @@
-package main
+package cliusage
 
 import (
 	"fmt"
-	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -14,46 +13,47 @@ import (
 	"pkg/repo"
 )
 
-// A flagError is a flag pkg refuses before urfave/cli parses the arguments. pkg checks the
-// flags itself because the errors of the flag package urfave/cli parses with are bare
+// A FlagError is a flag Check refuses before urfave/cli parses the arguments. Check reads
+// the flags itself because the errors of the flag package urfave/cli parses with are bare
 // strings (flag.FlagSet.failf returns errors.New(msg), src/flag/flag.go), and so are
 // urfave/cli's for an environment variable it cannot parse (fmt.Errorf with %s in
 // BoolFlag.Apply, flag_bool.go:118 of urfave/cli v2.27.7): neither can be told apart
 // without reading its text.
-type flagError struct {
-	flag    string // as typed, without "=value": "--jobs", "-j"
-	command string // "cache list"; "" for a global flag
-	problem string // "unknown flag", "needs a value", "invalid value"
-	value   string // the invalid value
-	want    string // what the flag takes: "a whole number"
-	near    []string
-	env     string // the environment variable the value came from
+type FlagError struct {
+	Flag    string // as typed, without "=value": "--jobs", "-j"
+	Command string // "cache list"; "" for a global flag
+	Problem string // "unknown flag", "needs a value", "invalid value"
+	Value   string // the invalid value
+	Want    string // what the flag takes: "a whole number"
+	Near    []string
+	Env     string // the environment variable the value came from
 }
 
-func (e *flagError) Error() string {
+func (e *FlagError) Error() string {
 	switch {
-	case e.env != "":
-		return fmt.Sprintf("environment variable %s=%q is not %s", e.env, e.value, e.want)
-	case e.problem == "unknown flag" && len(e.near) > 0:
-		return fmt.Sprintf("unknown flag %s; did you mean --%s?", e.flag, strings.Join(e.near, " or --"))
-	case e.problem == "unknown flag":
-		return "unknown flag " + e.flag
-	case e.problem == "needs a value":
-		return "flag " + e.flag + " needs a value"
-	case e.want != "":
-		return fmt.Sprintf("invalid value %q for %s: %s", e.value, e.flag, e.want)
+	case e.Env != "":
+		return fmt.Sprintf("environment variable %s=%q is not %s", e.Env, e.Value, e.Want)
+	case e.Problem == "unknown flag" && len(e.Near) > 0:
+		return fmt.Sprintf("unknown flag %s; did you mean --%s?", e.Flag, strings.Join(e.Near, " or --"))
+	case e.Problem == "unknown flag":
+		return "unknown flag " + e.Flag
+	case e.Problem == "needs a value":
+		return "flag " + e.Flag + " needs a value"
+	case e.Want != "":
+		return fmt.Sprintf("invalid value %q for %s: %s", e.Value, e.Flag, e.Want)
 	}
-	return fmt.Sprintf("invalid value %q for %s", e.value, e.flag)
+	return fmt.Sprintf("invalid value %q for %s", e.Value, e.Flag)
 }
 
-// checkArgs checks the flags in args, as flagsFirst ordered them, and the environment
-// variables of the flags of the command they run.
-func checkArgs(app *cli.App, args []string) error {
+// Check checks the flags in args, as FlagsFirst ordered them, and the environment
+// variables of the flags of the command they run. wants says, by flag name, what a flag
+// whose value is refused takes, where its type alone says too little.
+func Check(app *cli.App, args []string, wants map[string]string) error {
 	if app.EnableBashCompletion && len(args) > 1 && args[len(args)-1] == "--generate-bash-completion" {
 		return nil // an unfinished command line, being completed (checkShellCompleteFlag in urfave/cli's help.go)
 	}
 	flags, cmds, command := app.Flags, app.Commands, ""
-	if err := checkEnv(flags); err != nil {
+	if err := checkEnv(flags, wants); err != nil {
 		return err
 	}
 	for i := 1; i < len(args); i++ {
@@ -67,7 +67,7 @@ func checkArgs(app *cli.App, args []string) error {
 				return nil // an argument: urfave/cli parses no flags after it
 			}
 			flags, cmds, command = next.Flags, next.Subcommands, strings.TrimSpace(command+" "+next.Name)
-			if err := checkEnv(flags); err != nil {
+			if err := checkEnv(flags, wants); err != nil {
 				return err
 			}
 			continue
@@ -79,27 +79,27 @@ func checkArgs(app *cli.App, args []string) error {
 		}
 		f := lookupFlag(flags, name)
 		if f == nil {
-			return &flagError{flag: typed, command: command, problem: "unknown flag", near: similarFlags(app, flags, name)}
+			return &FlagError{Flag: typed, Command: command, Problem: "unknown flag", Near: similarFlags(app, flags, name)}
 		}
 		_, isBool := f.(*cli.BoolFlag)
 		switch {
 		case isBool && !hasValue:
 			continue
 		case !hasValue && i+1 >= len(args):
-			return &flagError{flag: typed, command: command, problem: "needs a value"}
+			return &FlagError{Flag: typed, Command: command, Problem: "needs a value"}
 		case !hasValue:
 			i++
 			value = args[i]
 		}
-		if want := badValue(f, value); want != "" {
-			return &flagError{flag: typed, command: command, problem: "invalid value", value: value, want: want}
+		if want := badValue(f, value, wants); want != "" {
+			return &FlagError{Flag: typed, Command: command, Problem: "invalid value", Value: value, Want: want}
 		}
 	}
 	return nil
 }
 
 // checkEnv checks the values of the environment variables flags read.
-func checkEnv(flags []cli.Flag) error {
+func checkEnv(flags []cli.Flag, wants map[string]string) error {
 	for _, f := range flags {
 		ev, ok := f.(interface{ GetEnvVars() []string })
 		if !ok {
@@ -107,8 +107,8 @@ func checkEnv(flags []cli.Flag) error {
 		}
 		for _, env := range ev.GetEnvVars() {
 			if v := os.Getenv(env); v != "" {
-				if want := badValue(f, v); want != "" {
-					return &flagError{flag: "--" + f.Names()[0], problem: "invalid value", value: v, want: want, env: env}
+				if want := badValue(f, v, wants); want != "" {
+					return &FlagError{Flag: "--" + f.Names()[0], Problem: "invalid value", Value: v, Want: want, Env: env}
 				}
 			}
 		}
@@ -118,7 +118,7 @@ func checkEnv(flags []cli.Flag) error {
 
 // badValue says what f takes if value is not that, or "" if value is valid, parsing it
 // as the flag package does.
-func badValue(f cli.Flag, value string) string {
+func badValue(f cli.Flag, value string, wants map[string]string) string {
 	switch f := f.(type) {
 	case *cli.BoolFlag:
 		if _, err := strconv.ParseBool(value); err != nil {
@@ -130,8 +130,8 @@ func badValue(f cli.Flag, value string) string {
 		}
 	case *cli.DurationFlag:
 		if _, err := time.ParseDuration(value); err != nil {
-			if f.Name == "expires" {
-				return "a duration in hours, minutes or seconds, such as 720h for 30 days"
+			if w := wants[f.Name]; w != "" {
+				return w
 			}
 			return "a duration with its unit, such as 30s or 5m"
 		}
@@ -148,7 +148,7 @@ func lookupFlag(flags []cli.Flag, name string) cli.Flag {
 	return nil
 }
 
-// similarFlags returns the long flags near name among the command's flags and pkg's.
+// similarFlags returns the long flags near name among the command's flags and the app's.
 func similarFlags(app *cli.App, flags []cli.Flag, name string) []string {
 	var names []string
 	for _, f := range append(slices.Clip(app.Flags), flags...) {
@@ -157,22 +157,4 @@ func similarFlags(app *cli.App, flags []cli.Flag, name string) []string {
 		}
 	}
 	return repo.Similar(name, names)
-}
-
-// withoutCredentials returns args with the user information removed from any URL in them,
-// as in https://user:token@host/.
-func withoutCredentials(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = a
-		flag, v, isFlag := strings.Cut(a, "=")
-		if !isFlag || !strings.HasPrefix(flag, "-") {
-			v = a
-		}
-		if u, err := url.Parse(v); err == nil && u.User != nil {
-			u.User = nil
-			out[i] = strings.TrimSuffix(a, v) + u.String()
-		}
-	}
-	return out
 }

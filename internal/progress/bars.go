@@ -1,20 +1,16 @@
-package main
+package progress
 
 import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
-
-	"pkg/internal/termtext"
 )
 
 // redraw is how often the bars are drawn again.
@@ -58,9 +54,15 @@ func (b *bar) String() string {
 	return b.line
 }
 
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
 // newBars returns bars drawing on w, or nil when w is not a terminal.
 func newBars(w io.Writer) *bars {
-	if !isTerminal(w) {
+	if !IsTerminal(w) {
 		return nil
 	}
 	width, _, err := term.GetSize(int(w.(*os.File).Fd()))
@@ -118,13 +120,6 @@ func (bs *bars) finish(b *bar, line string) {
 	bs.draw(line)
 }
 
-// print prints line above the bars.
-func (bs *bars) print(line string) {
-	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	bs.draw(line)
-}
-
 // close erases the bars.
 func (bs *bars) close() {
 	close(bs.stop)
@@ -160,24 +155,4 @@ func cut(s string, n int) string {
 		return s
 	}
 	return string(r[:n])
-}
-
-// processes names pids by their command lines: "pid 12 (pkg install hello), pid 34 (pkg
-// sync)".
-func processes(pids []int) string {
-	var named []string
-	for _, pid := range pids {
-		name := "pid " + strconv.Itoa(pid)
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && len(b) > 0 {
-			args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-			args[0] = filepath.Base(args[0])
-			line := termtext.Printable(strings.Join(args, " "))
-			if short := cut(line, 100); short != line {
-				line = short + "…"
-			}
-			name += " (" + line + ")"
-		}
-		named = append(named, name)
-	}
-	return strings.Join(named, ", ")
 }

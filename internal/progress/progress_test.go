@@ -1,0 +1,84 @@
+package progress
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"pkg/repo"
+	"pkg/txn"
+)
+
+// TestThroughput: a small or quick download gives no rate.
+func TestThroughput(t *testing.T) {
+	for _, tt := range []struct {
+		n    int64
+		d    time.Duration
+		want string
+	}{
+		{174, time.Second, ""},
+		{64 << 20, 10 * time.Millisecond, ""},
+		{64 << 20, 2 * time.Second, " (32.0 MiB/s)"},
+	} {
+		if got := throughput(tt.n, tt.d); got != tt.want {
+			t.Errorf("throughput(%d, %v) = %q, want %q", tt.n, tt.d, got, tt.want)
+		}
+	}
+}
+
+// TestReporter checks what a Reporter says, off a terminal, for each kind of fetch, and
+// that Quiet silences it and Verbose adds the cached packages.
+func TestReporter(t *testing.T) {
+	p := repo.Package{Name: "hello", Version: "1.2.0", Size: 2 << 20, SHA256: "ab"}
+	events := []txn.Fetched{
+		{Package: p, How: txn.Cached},
+		{Package: p, How: txn.ByOther},
+		{Package: p, Elapsed: time.Second},
+		{Package: p, Err: errors.New("broken")},
+	}
+	for _, tt := range []struct {
+		name string
+		o    Options
+		out  string
+	}{
+		{"plain", Options{}, "hello 1.2.0 is in the cache: another pkg fetched it\nfetched hello 1.2.0: 2.0 MiB in 1s (2.0 MiB/s)\n"},
+		{"verbose", Options{Verbose: true}, "hello 1.2.0 is already in the cache\nhello 1.2.0 is in the cache: another pkg fetched it\nfetched hello 1.2.0: 2.0 MiB in 1s (2.0 MiB/s)\n"},
+		{"quiet", Options{Quiet: true}, ""},
+	} {
+		var out, notes bytes.Buffer
+		tt.o.NotePrefix = "note: "
+		r := New(&out, &notes, tt.o)
+		err := r.During([]repo.Package{p}, func() error {
+			if w := r.Fetching(p); w != nil {
+				t.Errorf("%s: Fetching off a terminal returned a bar", tt.name)
+			}
+			for _, ev := range events {
+				r.Fetched(ev)
+			}
+			r.Retrying(errors.New("read index: reset"), time.Second, 2, 3)
+			return nil
+		})
+		if err != nil || out.String() != tt.out {
+			t.Errorf("%s: out %q, %v; want %q", tt.name, out.String(), err, tt.out)
+		}
+		wantNote := "note: read index: reset; trying again in 1s (attempt 2 of 3)\n"
+		if tt.o.Quiet {
+			wantNote = ""
+		}
+		if notes.String() != wantNote {
+			t.Errorf("%s: notes %q, want %q", tt.name, notes.String(), wantNote)
+		}
+	}
+}
+
+// TestProcesses names this process by its command line, and a pid that is gone by its
+// number alone.
+func TestProcesses(t *testing.T) {
+	got := Processes([]int{os.Getpid(), 1 << 30})
+	if !strings.HasPrefix(got, "pid ") || !strings.Contains(got, "progress.test") || !strings.HasSuffix(got, ", pid 1073741824") {
+		t.Errorf("Processes = %q", got)
+	}
+}

@@ -1,0 +1,118 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"pkg/db"
+	"pkg/install"
+	"pkg/internal/units"
+	"pkg/repo"
+	"pkg/txn"
+)
+
+// ResultText says what a change did to one package, by what happened: installed,
+// reinstalled (again: the whole change put packages back as they were), upgraded,
+// downgraded, or replaced by another archive of its version (locked: the lockfile's),
+// with its files, bytes and time.
+func ResultText(res *install.Result, again, locked bool) string {
+	what := "installed " + res.Name + " " + res.Version
+	switch n := repo.CompareVersions(res.Version, res.Previous); {
+	case again || res.Again:
+		what = "reinstalled " + res.Name + " " + res.Version
+	case res.Previous == "":
+	case n > 0:
+		what = "upgraded " + res.Name + " " + res.Previous + " to " + res.Version
+	case n < 0:
+		what = "downgraded " + res.Name + " " + res.Previous + " to " + res.Version
+	case locked: // the same version from another archive: the lockfile's, older or newer
+		what = "replaced " + res.Name + " " + res.Version + " with the archive the lockfile names"
+	default:
+		what = "replaced " + res.Name + " " + res.Version + " with the archive the repository now has of it"
+	}
+	return fmt.Sprintf("%s: %s, %s (%s cloned, %s copied) in %s", what,
+		units.Count(res.Files, "file"), units.Size(res.Bytes), units.Size(res.Cloned), units.Size(res.Copied), units.Duration(res.Elapsed))
+}
+
+// HeldText says why an upgrade kept a package from its newest version: at the version it
+// had, or short of the newest.
+func HeldText(h txn.Held) string {
+	if h.From != h.Version {
+		return fmt.Sprintf("%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, h.Detail.Why())
+	}
+	return fmt.Sprintf("kept %s at %s: %s", h.Name, h.Version, h.Detail.Why())
+}
+
+// CommandText says how the commands of a package kept across a change changed.
+func CommandText(ch txn.CommandChange) string {
+	gone, added := strings.Join(ch.Gone, ", "), strings.Join(ch.Added, ", ")
+	switch {
+	case gone != "" && added != "":
+		return fmt.Sprintf("%s %s has command %s in place of %s", ch.Name, ch.Version, added, gone)
+	case gone != "":
+		return fmt.Sprintf("%s %s no longer has command %s", ch.Name, ch.Version, gone)
+	}
+	return fmt.Sprintf("%s %s now has command %s", ch.Name, ch.Version, added)
+}
+
+// SalvageText says what a change kept of a tree it replaced or removed (install.Salvage):
+// files the user added to the package's directory or changed in it, and the rest where
+// pkg could not sort it out, in root.
+func SalvageText(s install.Salvage, root string) []string {
+	var lines []string
+	if len(s.Paths) > 0 {
+		list := strings.Join(s.Paths[:min(len(s.Paths), 5)], ", ")
+		if more := len(s.Paths) - 5; more > 0 {
+			list += fmt.Sprintf(" and %d more", more)
+		}
+		lines = append(lines, fmt.Sprintf("the directory of %s %s held %s that it did not install or that changed since: kept in %s: %s",
+			s.Name, s.Version, units.Count(len(s.Paths), "path"), s.Dir, list))
+	}
+	rest := "the directory"
+	if len(s.Paths) > 0 {
+		rest = "the rest of the directory"
+	}
+	switch {
+	case s.Err != nil:
+		lines = append(lines, fmt.Sprintf("%s of %s %s held what pkg could not sort out, and could not be kept (%s): it stays under %s for the next pkg command to keep",
+			rest, s.Name, s.Version, s.Err, filepath.Join(root, ".pkg")))
+	case s.Tree != "":
+		lines = append(lines, fmt.Sprintf("%s of %s %s held what pkg could not sort out (a part it could not read or move): kept whole in %s", rest, s.Name, s.Version, s.Tree))
+	}
+	return lines
+}
+
+// TrustText says, a line each, the keys of sources with where each comes from, and the
+// repositories pins records the root pinned to their keys.
+func TrustText(sources []txn.KeySource, pins []db.Repo) []string {
+	var lines []string
+	for _, s := range sources {
+		for _, k := range s.Keys {
+			pub := k
+			pub.Repo = ""
+			lines = append(lines, fmt.Sprintf("key %s %s: %s (%s)", k.ID(), k.Scope(), pub, s.Name))
+		}
+	}
+	for _, p := range pins {
+		keys := txn.PinnedKeys(p)
+		if keys == "" {
+			keys = " to no key: refused until a key is trusted for it"
+		}
+		lines = append(lines, fmt.Sprintf("pinned %s: repository %s, version %d,%s", p.Location, p.Name, p.Version, keys))
+	}
+	return lines
+}
+
+// LockCount says how many packages l locks: "3 packages", or "3 packages for 2
+// platforms" for a lock of some.
+func LockCount(l *repo.Lock) string {
+	if len(l.Platforms) == 0 {
+		return units.Count(len(l.Packages), "package")
+	}
+	names := make(map[string]bool)
+	for _, p := range l.Packages {
+		names[p.Name] = true
+	}
+	return units.Count(len(names), "package") + " for " + units.Count(len(l.Platforms), "platform")
+}

@@ -1,0 +1,48 @@
+package report
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"pkg/txn"
+)
+
+// TestWriteText prints each document as text, the tip where it applies.
+func TestWriteText(t *testing.T) {
+	var plan txn.Plan
+	plan.Changes = []txn.Change{
+		{Action: "install", Name: "hello", Version: "1.2.0", Download: 2048, Why: "requested"},
+		{Action: "upgrade", Name: "libgreet", From: "1.0", Version: "1.1", Why: "dependency of hello"},
+	}
+	plan.Unchanged = []txn.Change{{Name: "jq", Version: "1.7"}}
+	plan.Download, plan.Disk = 2048, -4096
+	for _, tt := range []struct {
+		name  string
+		write func(b io.Writer) error
+		want  string
+	}{
+		{"list", List{Packages: []Installed{{Name: "hello", Version: "1.2.0", Files: 3, Size: 1536}, {Name: "jq", Version: "1.7", Files: 1, Size: 10}}}.WriteText,
+			"hello  1.2.0  3 files  1.5 KiB\njq     1.7    1 file   10 B\n"},
+		{"search", Search{Packages: []Found{{Name: "hello", Version: "1.2.0", Summary: "says hello", Installed: "1.2.0"}, {Name: "jq", Version: "1.7", Installed: "1.6"}, {Name: "x", Version: "1"}}}.WriteText,
+			"hello  1.2.0 [installed]     says hello\njq     1.7 [installed: 1.6]\nx      1\n"},
+		{"outdated", Outdated{Packages: []OutdatedEntry{{Name: "jq", Installed: "1.6", Allowed: "1.7", Newest: "2.0"}}}.WriteText,
+			"NAME  INSTALLED  ALLOWED  NEWEST\njq    1.6        1.7      2.0\n"},
+		{"offered info", func(b io.Writer) error {
+			return Info{Name: "jq", Version: "1.7", Depends: []string{"onig>=6"}, ArchiveSize: 2048, SHA256: "ab", Versions: []string{"1.7", "1.6"}}.WriteText(b, " (tip)")
+		}, "name:      jq\nversion:   1.7\ndepends:   onig>=6\ndownload:  2.0 KiB\nsha256:    ab\ninstalled: no (tip)\nversions:  1.7, 1.6\n"},
+		{"why unneeded", func(b io.Writer) error { return Why{Name: "onig", Version: "6"}.WriteText(b, " (tip)") },
+			"onig 6 was not asked for and no installed package needs it (tip)\n"},
+		{"why needed", func(b io.Writer) error {
+			return Why{Name: "onig", Version: "6", NeededBy: []string{"jq"}, Chains: [][]string{{"jq", "onig"}}}.WriteText(b, " (tip)")
+		}, "onig 6 is needed by jq\n  jq -> onig\n"},
+		{"plan", func(b io.Writer) error { return WritePlan(b, &plan) },
+			"install hello 1.2.0 (requested; 2.0 KiB to download)\nupgrade libgreet 1.0 to 1.1 (dependency of hello)\njq 1.7 is already installed\n" +
+				"dry run: 2 changes, 2.0 KiB to download, 4.0 KiB of disk space freed; nothing was changed\n"},
+	} {
+		var b strings.Builder
+		if err := tt.write(&b); err != nil || b.String() != tt.want {
+			t.Errorf("%s: %v\n%s\nwant\n%s", tt.name, err, b.String(), tt.want)
+		}
+	}
+}
