@@ -3,6 +3,7 @@ package txn_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -66,16 +67,25 @@ func (r *twoRepos) sign(t *testing.T) {
 // index reads both repositories for the root at dir, team trusting the key, and merges them.
 func (r *twoRepos) index(t *testing.T, dir string) *txn.Index {
 	t.Helper()
+	return r.read(t, r.w.cache, dir, "team", "main")
+}
+
+// read reads the repositories named, in that order, through cache for the root at dir,
+// team trusting the key, and merges them.
+func (r *twoRepos) read(t *testing.T, cache *fetch.Cache, dir string, names ...string) *txn.Index {
+	t.Helper()
+	repos := map[string]struct {
+		url   string
+		trust trust.Policy
+	}{"team": {r.team, trust.Policy{Keys: []trust.PublicKey{r.key.Public()}}}, "main": {r.main, trust.Policy{}}}
 	var ixs []*txn.Index
-	for _, s := range []struct {
-		name, url string
-		trust     trust.Policy
-	}{{"team", r.team, trust.Policy{Keys: []trust.PublicKey{r.key.Public()}}}, {"main", r.main, trust.Policy{}}} {
-		ix, err := txn.ReadIndex(context.Background(), r.w.cache, dir, install.Options{}, s.url, fetch.Options{Trust: s.trust})
+	for _, name := range names {
+		s := repos[name]
+		ix, err := txn.ReadIndex(context.Background(), cache, dir, install.Options{}, s.url, fetch.Options{Trust: s.trust})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ix.Name = s.name
+		ix.Name = name
 		ixs = append(ixs, ix)
 	}
 	ix, err := txn.Merge(ixs)
@@ -90,6 +100,16 @@ func fetcher(ix *txn.Index, cache *fetch.Cache) *txn.Fetcher {
 	f := &txn.Fetcher{Source: ix.Source, Sources: ix.Sources(), Jobs: 2}
 	f.UseCache(cache, 0)
 	return f
+}
+
+func openCache(t *testing.T) *fetch.Cache {
+	t.Helper()
+	cache, err := fetch.OpenCache(filepath.Join(t.TempDir(), "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cache.Close() })
+	return cache
 }
 
 // says runs the command NAME of the root at dir and returns what it prints.
@@ -176,12 +196,7 @@ func TestTwoRepos(t *testing.T) {
 	}
 
 	// A fresh root and cache: every archive is fetched again, each from its repository.
-	fresh := openRoot(t)
-	cache, err := fetch.OpenCache(filepath.Join(t.TempDir(), "cache"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cache.Close() })
+	fresh, cache := openRoot(t), openCache(t)
 	sp, _, err := txn.SyncPlan(fresh, l, false, cache)
 	if err != nil {
 		t.Fatal(err)
@@ -195,6 +210,54 @@ func TestTwoRepos(t *testing.T) {
 	for name, w := range map[string]string{"hello": "hello 2", "lib": "lib 1", "jq": "jq 1"} {
 		if got := says(t, fresh.Dir(), name); got != w {
 			t.Errorf("synced root: %s says %q, want %q", name, got, w)
+		}
+	}
+}
+
+// TestLockReposRefuses locks again over a lockfile of two repositories, the first signed:
+// a lock from an older signed index of it, as a stale mirror serves, is refused naming
+// it, and so is one that leaves it out, whose packages would come from the other.
+func TestLockReposRefuses(t *testing.T) {
+	r := newTwoRepos(t)
+	var old [][]byte // team's index and signature, version 1
+	for _, name := range []string{"index.json", repo.SignatureName} {
+		b, err := os.ReadFile(filepath.Join(r.teamDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		old = append(old, b)
+	}
+	r.sign(t)
+	reqs := []repo.Requirement{{Name: "hello"}, {Name: "jq"}}
+	l, err := txn.Lock(nil, r.index(t, ""), reqs, "pkg.lock", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := l.Repos[0].Index; x == nil || x.Version != 2 {
+		t.Fatalf("lock records team's index %+v, want version 2", x)
+	}
+
+	for i, name := range []string{"index.json", repo.SignatureName} {
+		if err := os.WriteFile(filepath.Join(r.teamDir, name), old[i], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		what  string
+		ix    *txn.Index
+		reqs  []repo.Requirement
+		want  string
+		check func(error) bool
+	}{
+		// A fresh cache, which holds no later copy of team's index to refuse it with.
+		{"an older signed index of team", r.read(t, openCache(t), "", "team", "main"), reqs,
+			"index version 1 of repository team is older than version 2, which pkg.lock was made from", nil},
+		{"main alone", r.read(t, openCache(t), "", "main"), []repo.Requirement{{Name: "jq"}},
+			"pkg.lock was made from version 2 of signed repository team", func(err error) bool { return errors.Is(err, txn.ErrLockNotVerified) }},
+	} {
+		_, err := txn.Lock(l, tc.ix, tc.reqs, "pkg.lock", nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || tc.check != nil && !tc.check(err) {
+			t.Errorf("lock over it with %s: %v; want it refused: %s", tc.what, err, tc.want)
 		}
 	}
 }
