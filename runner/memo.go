@@ -48,8 +48,8 @@ type fileState struct {
 	Ctime   int64  `json:"ctime,omitempty"`
 }
 
-// Watch returns what the files that show a change of the indexes of req's repositories
-// are now, for Make: taken before the indexes are read, so that a change of a local
+// Watch returns what the files that show a change of the indexes of req's repositories,
+// and its lockfile, are now, for Make: taken before the indexes are read, so that a change of a local
 // repository after it shows.
 func Watch(cacheDir string, req Request) Watched {
 	var w Watched
@@ -64,6 +64,9 @@ func Watch(cacheDir string, req Request) Watched {
 			st.Remote = remote
 			w.Files = append(w.Files, st)
 		}
+	}
+	if req.Lock != "" {
+		w.Files = append(w.Files, stateOf(req.Lock))
 	}
 	return w
 }
@@ -108,6 +111,13 @@ func requestKey(req Request) (string, error) {
 	}
 	for _, q := range req.requirements() {
 		fmt.Fprintf(&b, "requirement %s\n", q)
+	}
+	if req.Lock != "" {
+		lock, err := filepath.Abs(req.Lock)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "lock %s\n", lock)
 	}
 	for _, k := range req.Trust.Keys {
 		fmt.Fprintf(&b, "key %s\n", k)

@@ -31,6 +31,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/db"
 	"pkg/install"
 	"pkg/repo"
 	"pkg/trust"
@@ -48,6 +49,9 @@ type Request struct {
 	// differs in any of them is another request.
 	Trust trust.Policy
 	Root  string
+	// Lock, if not "", is a lockfile whose packages for this platform the run takes, at the
+	// versions and sha256s it records, in place of the index's resolution.
+	Lock string
 }
 
 // Repo is a repository a request resolves from.
@@ -88,9 +92,19 @@ func (r *Run) Close() error { return r.used.Close() }
 // root whose making fails is left with no database, as a first install leaves one.
 func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Index, req Request, w Watched, o install.Options) (*Run, error) {
 	reqs := req.requirements()
-	pkgs, err := ix.Resolve(reqs)
+	var pkgs []repo.Package
+	var lock *repo.Lock
+	var err error
+	if req.Lock != "" {
+		lock, err = fromLock(req.Lock, reqs)
+		if err == nil {
+			pkgs, err = lock.Order()
+		}
+	} else if pkgs, err = ix.Resolve(reqs); err != nil {
+		err = ix.About(err)
+	}
 	if err != nil {
-		return nil, ix.About(err)
+		return nil, err
 	}
 	i := slices.IndexFunc(pkgs, func(p repo.Package) bool { return p.Name == req.Package.Name })
 	if i < 0 { // the resolver returns every package asked for
@@ -111,7 +125,19 @@ func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Index, req Request, w Wat
 		return nil, err
 	}
 	r := &Run{Root: dir, Command: cmd, Package: main, used: used}
-	if r.Outcome, err = makeRoot(ctx, f, ix, dir, reqs, o); err != nil {
+	plan := func(root *install.Root, recs []db.Package) (*txn.Plan, error) {
+		return txn.InstallPlan(dir, ix, recs, reqs, f.Cache)
+	}
+	if lock != nil {
+		plan = func(root *install.Root, _ []db.Package) (*txn.Plan, error) {
+			p, _, err := txn.SyncPlan(root, lock, false, f.Cache)
+			if err == nil {
+				err = p.Relocate(lock, ix.Sources())
+			}
+			return p, err
+		}
+	}
+	if r.Outcome, err = makeRoot(ctx, f, dir, plan, o); err != nil {
 		used.Close()
 		return nil, err
 	}
@@ -134,9 +160,41 @@ func expires(ix *txn.Index) time.Time {
 	return first
 }
 
-// makeRoot installs reqs into the run root at dir unless it holds them as resolved, and
-// returns what that did, nil if nothing.
-func makeRoot(ctx context.Context, f *txn.Fetcher, ix *txn.Index, dir string, reqs []repo.Requirement, o install.Options) (*txn.Outcome, error) {
+// fromLock returns the lock of what reqs need of the lockfile at path on this platform:
+// each package asked for, at the version and sha256 it locks, and those it depends on.
+// A package asked for that it does not lock, or not as asked, is refused naming it.
+func fromLock(path string, reqs []repo.Requirement) (*repo.Lock, error) {
+	l, err := repo.ReadLock(path)
+	if err != nil {
+		return nil, err
+	}
+	all, err := l.Order()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	want := make([]repo.Requirement, len(reqs))
+	for i, q := range reqs {
+		j := slices.IndexFunc(all, func(p repo.Package) bool { return p.Name == q.Name })
+		switch {
+		case j < 0:
+			return nil, fmt.Errorf("run %s: %s does not lock %s for %s", q, path, q.Name, repo.Host)
+		case !q.Allows(all[j].Version):
+			return nil, fmt.Errorf("run %s: %s locks %s %s", q, path, q.Name, all[j].Version)
+		case q.Repo != "" && all[j].Repo != q.Repo:
+			return nil, fmt.Errorf("run %s: %s locks %s from repository %s", q, path, q.Name, cmp.Or(all[j].Repo, l.Repo))
+		}
+		want[i] = repo.Requirement{Name: q.Name}
+	}
+	pkgs, err := (&repo.Index{Format: 1, Packages: all}).Resolve(want)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &repo.Lock{Repo: l.Repo, Index: l.Index, Repos: l.Repos, Requires: want, Packages: pkgs}, nil
+}
+
+// makeRoot makes the run root at dir hold what plan, given the root and its records,
+// installs, and returns what that did, nil if nothing.
+func makeRoot(ctx context.Context, f *txn.Fetcher, dir string, makePlan func(*install.Root, []db.Package) (*txn.Plan, error), o install.Options) (*txn.Outcome, error) {
 	root, err := install.Open(ctx, dir, o)
 	if err != nil {
 		return nil, err
@@ -146,7 +204,7 @@ func makeRoot(ctx context.Context, f *txn.Fetcher, ix *txn.Index, dir string, re
 		root.Close()
 		return nil, err
 	}
-	plan, err := txn.InstallPlan(dir, ix, recs, reqs, f.Cache)
+	plan, err := makePlan(root, recs)
 	if err != nil {
 		root.Abandon()
 		return nil, err

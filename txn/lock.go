@@ -110,11 +110,11 @@ func CheckLockSigned(x *repo.LockIndex, path string, p trust.Policy, dir string,
 	}
 	if x == nil {
 		if pin != nil {
-			return false, fmt.Errorf("%s does not say it was made from a verified index, and root %s pinned repository %s%s: lock it again with the publisher's key",
-				path, dir, pin.Name, PinnedKeys(*pin))
+			return false, fmt.Errorf("%s %w, and root %s pinned repository %s%s",
+				path, ErrLockUnverified, dir, pin.Name, PinnedKeys(*pin))
 		}
 		if p.RequireSigned {
-			return false, fmt.Errorf("%s does not say it was made from a verified index, and --require-signed needs that: lock it again with the publisher's key (pkg lock --trusted-key KEY)", path)
+			return false, fmt.Errorf("%s %w, and signatures are required", path, ErrLockUnverified)
 		}
 		return false, fmt.Errorf("%s does not say it was made from a verified index, and a key is trusted here: lock it again with the publisher's key", path)
 	}
@@ -123,9 +123,16 @@ func CheckLockSigned(x *repo.LockIndex, path string, p trust.Policy, dir string,
 			return false, nil
 		}
 	}
-	return false, fmt.Errorf("%s was made from an index of repository %s verified by key %s, none of which is trusted here: trust one of them too (--trusted-key), or lock again with a key trusted here",
-		path, x.Name, strings.Join(x.Keys, ", "))
+	return false, fmt.Errorf("%s was made from an index of repository %s verified by key %s, %w",
+		path, x.Name, strings.Join(x.Keys, ", "), ErrLockUntrusted)
 }
+
+// CheckLockSigned's refusals: a lockfile that does not say it was made from a verified
+// index, and one made from an index verified by keys none of which is trusted here.
+var (
+	ErrLockUnverified = errors.New("does not say it was made from a verified index")
+	ErrLockUntrusted  = errors.New("none of which is trusted here")
+)
 
 // CheckFrozen refuses the lockfile l at path unless ix, the repository's index now, is no
 // older than the one l was made from (CheckLockIndex) and still resolves l's requirements
@@ -139,10 +146,21 @@ func CheckFrozen(l *repo.Lock, ix *Index, path string) error {
 		return err
 	}
 	if err := l.Outdated(in); err != nil {
-		return fmt.Errorf("%s: %w (run 'pkg lock -o %s' to update it)", path, err, path)
+		return &OutdatedError{Path: path, Err: err}
 	}
 	return nil
 }
+
+// OutdatedError refuses the lockfile at Path as frozen: the index no longer resolves its
+// requirements to its packages (Err says how).
+type OutdatedError struct {
+	Path string
+	Err  error
+}
+
+func (e *OutdatedError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+func (e *OutdatedError) Unwrap() error { return e.Err }
 
 // Lock resolves reqs against ix into a lockfile, with each archive's URL and what it records
 // of the index, for platforms, or those old was for, or this machine's where ix names

@@ -232,8 +232,8 @@ type RepublishedError struct {
 }
 
 func (e *RepublishedError) Error() string {
-	return fmt.Sprintf("reinstall %s %s: the repository's archive (sha256 %s) is not the one installed (%s): the publisher replaced it, and a reinstall only puts back the archive installed; 'pkg upgrade %s' takes the repository's",
-		e.Name, e.Version, e.Index, e.Installed, e.Name)
+	return fmt.Sprintf("reinstall %s %s: the repository's archive (sha256 %s) is not the one installed (%s): the publisher replaced it, and a reinstall only puts back the archive installed",
+		e.Name, e.Version, e.Index, e.Installed)
 }
 
 // UpgradePlan is the plan of moving the installed packages named (all, with none) and

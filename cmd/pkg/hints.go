@@ -46,6 +46,20 @@ var hints = []hintRule{
 	})},
 	{fn: asHint[*repo.RepublishError]("or pass --replace to change the entry all the same")},
 	{err: repo.ErrLockfile, hint: "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"},
+	{err: txn.ErrLockUnverified, hint: "lock it again with the publisher's key ('pkg lock --trusted-key KEY', or trust it first with 'pkg trust add KEY')"},
+	{err: txn.ErrLockUntrusted, hint: "trust one of those keys too ('pkg trust add KEY', or --trusted-key for one command), or lock again with a key trusted here"},
+	{fn: func(err error, _ []string) string {
+		if oe := (*txn.OutdatedError)(nil); errors.As(err, &oe) {
+			return fmt.Sprintf("run 'pkg lock -o %s' to update it", oe.Path)
+		}
+		return ""
+	}},
+	{fn: func(err error, _ []string) string {
+		if re := (*txn.RepublishedError)(nil); errors.As(err, &re) {
+			return fmt.Sprintf("'pkg upgrade %s' takes the repository's", re.Name)
+		}
+		return ""
+	}},
 	{err: txn.ErrLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
 	{err: txn.ErrNotCached, hint: "fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"},
 	{err: install.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},

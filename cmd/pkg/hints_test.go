@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -31,6 +32,10 @@ func TestLibraryErrorHints(t *testing.T) {
 		{&repo.UnsignedError{Dir: "/srv/repo", Err: os.ErrPermission}, "run 'pkg repo sign /srv/repo'"},
 		{&os.LinkError{Op: "rename", Old: "/r/pkgs/a", New: "/r/.pkg/trash/a", Err: install.ErrSplitRoot}, "must be on one filesystem"},
 		{fmt.Errorf("pkg.lock was made from a signed repository, and this index is %w", txn.ErrLockNotVerified), "--trusted-key"},
+		{fmt.Errorf("pkg.lock %w, and signatures are required", txn.ErrLockUnverified), "'pkg lock --trusted-key KEY'"},
+		{fmt.Errorf("pkg.lock was made from an index of repository r verified by key k, %w", txn.ErrLockUntrusted), "--trusted-key for one command"},
+		{&txn.OutdatedError{Path: "ci.lock", Err: errors.New("repo: lockfile is out of date")}, "run 'pkg lock -o ci.lock' to update it"},
+		{&txn.RepublishedError{Name: "lib", Version: "1"}, "'pkg upgrade lib' takes the repository's"},
 		{fmt.Errorf("%w: no saved index of x", fetch.ErrOffline), "without --offline"},
 		{fmt.Errorf("root /r: %w: nothing was ever installed there", install.ErrNoRoot), "check --root (PKG_ROOT)"},
 	} {
@@ -42,7 +47,7 @@ func TestLibraryErrorHints(t *testing.T) {
 
 // libraryDirs are pkg's packages that the CLI builds on: none of their messages may name
 // one of its flags or commands.
-var libraryDirs = []string{"db", "fetch", "install", "repo", "tarutil", "trust"}
+var libraryDirs = []string{"config", "db", "fetch", "install", "repo", "runner", "tarutil", "trust", "txn"}
 
 // TestLibrariesNameNoFlag checks every string literal in the libraries' non-test sources
 // for a flag of pkg's ("--cache") or one of its commands ("pkg lock"). A literal without a

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,5 +160,56 @@ func checkRun(t *testing.T, e *env, name, want string) {
 	out, err := exec.Command(filepath.Join(e.root, "bin", name)).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != want {
 		t.Errorf("%s: %q, %v; want %q", name, out, err, want)
+	}
+}
+
+// TestConfigMirrors installs from a configured repository with three URLs: the first
+// refuses connections, the second answers 503, the third serves. One note names both
+// that failed and the one used, and repo list shows all three.
+func TestConfigMirrors(t *testing.T) {
+	good := newMultiRepo(t, "good", "hello 1.0")
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(busy.Close)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + l.Addr().String() + "/"
+	l.Close()
+
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	cfg := filepath.Join(xdg, "pkg", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	urls := []string{refused, busy.URL + "/", good.url}
+	conf := "[repo.main]\nurls = [\"" + strings.Join(urls, "\", \"") + "\"]\n"
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, t.TempDir(), "")
+
+	_, stderr := e.ok("install", "hello")
+	if out, err := exec.Command(filepath.Join(e.root, "bin", "hello")).Output(); err != nil || string(out) != "hello 1.0 from good\n" {
+		t.Errorf("hello says %q, %v", out, err)
+	}
+	var notes []string
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "pkg: note: ") && !strings.Contains(line, "is not on PATH") {
+			notes = append(notes, line)
+		}
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], refused) || !strings.Contains(notes[0], busy.URL) || !strings.HasSuffix(notes[0], "; using "+good.url) {
+		t.Errorf("install notes %q; want one naming %s and %s, then using %s", notes, refused, busy.URL, good.url)
+	}
+
+	stdout, _ := e.ok("repo", "list")
+	for _, u := range urls {
+		if !strings.Contains(stdout, u) {
+			t.Errorf("repo list:\n%s\nwant %s in it", stdout, u)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/repo"
 	"pkg/runner"
 )
 
@@ -19,6 +20,7 @@ func runCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "with", Usage: "also put this package, NAME[@VERSION|CONSTRAINT], in the command's root (repeatable)"},
 			&cli.StringFlag{Name: "cmd", Usage: "the command to run, when the package has several"},
+			&cli.StringFlag{Name: "lock", Usage: "take the packages at the versions and sha256s this lockfile records for this platform", TakesFile: true},
 			&cli.BoolFlag{Name: "refresh", Usage: "read the repository's index now, even if a run read it in the last " + fmt.Sprint(runner.MaxAge.Minutes()) + " minutes"},
 		},
 		Action: runAction,
@@ -42,7 +44,7 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	req := runner.Request{Package: reqs[0], With: reqs[1:], Command: c.String("cmd"), Trust: o.Trust, Root: c.String("root")}
+	req := runner.Request{Package: reqs[0], With: reqs[1:], Command: c.String("cmd"), Trust: o.Trust, Root: c.String("root"), Lock: c.String("lock")}
 	for _, r := range repos {
 		req.Repos = append(req.Repos, runner.Repo{Name: r.Name, Location: r.URLs[0], Keys: r.Keys})
 	}
@@ -56,6 +58,15 @@ func runAction(c *cli.Context) error {
 		}
 	}
 	w := runner.Watch(c.String("cache"), req)
+	if req.Lock != "" {
+		l, err := repo.ReadLock(req.Lock)
+		if err != nil {
+			return err
+		}
+		if err := checkLockSigned(c, l, req.Lock); err != nil {
+			return err
+		}
+	}
 	f, ix, err := openFetcher(c, false)
 	if err != nil {
 		return err

@@ -196,3 +196,44 @@ func TestRun(t *testing.T) {
 	})
 	testfs.SameTree(t, "the user's root", testfs.Tree(t, e.root), userRoot)
 }
+
+// TestRunLock runs with --lock: the lockfile's version although a newer one is published,
+// again from the same root while the lockfile is unchanged, and, once the lockfile moves
+// to the newer version, that one from a new root; a package the lockfile does not lock is
+// refused by name, and the user's root is never changed.
+func TestRunLock(t *testing.T) {
+	base := t.TempDir()
+	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: buildPkg(t), base: base}
+	e.publishScript("tool", "1", map[string]string{"tool": "echo tool 1"})
+	e.publishScript("helper", "1", map[string]string{"helper": "echo helper 1"})
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "tool")
+	e.publishScript("tool", "2", map[string]string{"tool": "echo tool 2"})
+	e.ok("install", "-q", "helper")
+	userRoot := testfs.Tree(t, e.root)
+
+	if out, stderr, code := e.run("--lock", lock, "tool"); out != "tool 1\n" || code != 0 || !strings.Contains(stderr, "installed tool 1 into") {
+		t.Fatalf("run --lock at tool 1: exit %d, stdout %q, stderr %q; want tool 1, installed for the run", code, out, stderr)
+	}
+	if out, stderr, code := e.run("--lock", lock, "tool"); out != "tool 1\n" || code != 0 || stderr != "" {
+		t.Errorf("run --lock again: exit %d, stdout %q, stderr %q; want tool 1, nothing said", code, out, stderr)
+	}
+	if roots := e.runRoots(); len(roots) != 1 {
+		t.Fatalf("run roots %q, want one", roots)
+	}
+
+	e.ok("lock", "-o", lock, "tool@2")
+	if out, stderr, code := e.run("--lock", lock, "tool"); out != "tool 2\n" || code != 0 || !strings.Contains(stderr, "installed tool 2 into") || len(e.runRoots()) != 2 {
+		t.Errorf("run --lock after the lockfile moved to tool 2: exit %d, stdout %q, stderr %q, roots %q; want tool 2 from a new root", code, out, stderr, e.runRoots())
+	}
+	if _, stderr, code := e.run("--lock", lock, "helper"); code != 1 || !strings.Contains(stderr, lock+" does not lock helper for "+repo.Host) {
+		t.Errorf("run --lock of a package the lockfile lacks: exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, code := e.run("--lock", lock, "tool@1"); code != 1 || !strings.Contains(stderr, lock+" locks tool 2") {
+		t.Errorf("run --lock of another version than locked: exit %d, stderr %q", code, stderr)
+	}
+	if out, _, code := e.run("tool"); out != "tool 2\n" || code != 0 {
+		t.Errorf("run without the lockfile: exit %d, stdout %q; want the newest, tool 2", code, out)
+	}
+	testfs.SameTree(t, "the user's root after runs with --lock", testfs.Tree(t, e.root), userRoot)
+}

@@ -579,7 +579,7 @@ func TestLockSigned(t *testing.T) {
 	unsigned := filepath.Join(t.TempDir(), "unsigned.lock")
 	e.ok("--cache", t.TempDir(), "lock", "-o", unsigned, "hello")
 	_, stderr, code = e.pkg("--require-signed", "sync", "-f", unsigned)
-	if code != 1 || !strings.Contains(stderr, unsigned+" does not say it was made from a verified index, and --require-signed needs that") {
+	if code != 1 || !strings.Contains(stderr, unsigned+" does not say it was made from a verified index, and signatures are required\npkg: hint: lock it again with the publisher's key ('pkg lock --trusted-key KEY'") {
 		t.Errorf("sync --require-signed of a lockfile made without the key: exit %d, %q", code, stderr)
 	}
 	// With a trusted key, signatures are required too.
@@ -592,7 +592,7 @@ func TestLockSigned(t *testing.T) {
 	}
 	other, _ := newEnv(t, t.TempDir(), r.dir).ok("repo", "keygen", "-o", filepath.Join(t.TempDir(), "other.key"))
 	_, stderr, code = e.pkg("--trusted-key", strings.TrimSpace(other), "sync", "-f", lock)
-	if code != 1 || !strings.Contains(stderr, "none of which is trusted here: trust one of them too") {
+	if code != 1 || !strings.Contains(stderr, "none of which is trusted here\npkg: hint: trust one of those keys too ('pkg trust add KEY', or --trusted-key for one command)") {
 		t.Errorf("sync of a lockfile verified by another key: exit %d, %q", code, stderr)
 	}
 }

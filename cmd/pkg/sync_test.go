@@ -191,7 +191,7 @@ func TestSyncFailsOnChangedArchive(t *testing.T) {
 	checkDBEmpty(t, e.root)
 
 	_, stderr, code = e.pkg("sync", "-f", lock, "--frozen")
-	if code != 1 || !strings.Contains(stderr, "lib 1.5 is locked with sha256 "+hex.EncodeToString(oldSum[:])) {
+	if code != 1 || !strings.Contains(stderr, "lib 1.5 is locked with sha256 "+hex.EncodeToString(oldSum[:])) || !strings.Contains(stderr, "\npkg: hint: run 'pkg lock -o "+lock+"' to update it\n") {
 		t.Errorf("sync --frozen of a changed archive: exit %d, %q", code, stderr)
 	}
 }
