@@ -236,3 +236,7 @@ func rmdirAt(parent int, name string) error {
 	}
 	return err
 }
+
+// RemoveTree deletes the tree rel under dir (a directory pkg owns), reaching it through no
+// symlink and on dir's mount alone; a tree already gone is no error.
+func RemoveTree(dir, rel string) error { return removeIn(dir, rel) }

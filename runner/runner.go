@@ -290,6 +290,17 @@ func commands(p repo.Package) []string {
 // hold opens path, creating it, and flocks it shared, waiting until ctx is done; it
 // touches it, as the last use of its root.
 func hold(ctx context.Context, path string) (*os.File, error) {
+	for {
+		f, err := holdOnce(ctx, path)
+		if f != nil || err != nil {
+			return f, err
+		}
+	}
+}
+
+// holdOnce is hold of the file path names now: nil, nil if Prune removed it while this
+// waited for its lock.
+func holdOnce(ctx context.Context, path string) (*os.File, error) {
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
@@ -311,7 +322,12 @@ func hold(ctx context.Context, path string) (*os.File, error) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	now := time.Now()
-	os.Chtimes(path, now, now) // best effort: a use missed only makes the root look older
+	var held, now unix.Stat_t
+	if unix.Fstat(fd, &held) != nil || unix.Stat(path, &now) != nil || held.Ino != now.Ino || held.Dev != now.Dev {
+		f.Close() // pruned while this waited
+		return nil, nil
+	}
+	t := time.Now()
+	os.Chtimes(path, t, t) // best effort: a use missed only makes the root look older
 	return f, nil
 }

@@ -1,0 +1,80 @@
+package runner
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/fetch"
+	"pkg/install"
+)
+
+// Prune removes the run roots of cache that no command runs from and none has used since
+// before (each <set>.used's mtime; a zero before takes every idle one), and forgets them
+// as roots, so that their entries are the cache's to prune. A run that starts meanwhile
+// waits for the root's removal and makes it again. It returns how many it removed.
+func Prune(cache *fetch.Cache, before time.Time) (int, error) {
+	runs, err := cache.RunDir()
+	if err != nil {
+		return 0, err
+	}
+	names, err := os.ReadDir(runs)
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, n := range names {
+		set, ok := strings.CutSuffix(n.Name(), ".used")
+		if !ok || !validSet(set) {
+			continue
+		}
+		done, err := pruneRun(cache, runs, set, before)
+		if err != nil {
+			return removed, err
+		}
+		if done {
+			removed++
+		}
+	}
+	return removed, nil
+}
+
+// pruneRun removes the run root set if its .used file can be locked exclusively at once
+// and was last touched before before. The .used file goes last, still locked: a run
+// waiting for it finds it replaced (hold) and starts afresh.
+func pruneRun(cache *fetch.Cache, runs, set string, before time.Time) (bool, error) {
+	used := filepath.Join(runs, set+".used")
+	fd, err := unix.Open(used, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return false, nil
+		}
+		return false, &os.PathError{Op: "open", Path: used, Err: err}
+	}
+	defer unix.Close(fd)
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return false, nil // a command runs from it, or is making it
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return false, &os.PathError{Op: "stat", Path: used, Err: err}
+	}
+	if !before.IsZero() && !time.Unix(st.Mtim.Unix()).Before(before) {
+		return false, nil
+	}
+	root := filepath.Join(runs, set)
+	if err := install.RemoveTree(runs, set); err != nil {
+		return false, err
+	}
+	if err := cache.ForgetRoot(root); err != nil {
+		return false, err
+	}
+	if err := os.Remove(used); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	return true, nil
+}

@@ -1,0 +1,76 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"pkg/fetch"
+)
+
+// TestPrune removes the run roots unused since a moment, and only those no command holds,
+// forgetting them as roots; a run afterwards makes its root again.
+func TestPrune(t *testing.T) {
+	w := newWorld(t)
+	for _, n := range []string{"old", "busy", "recent"} {
+		publish(t, w.repo, n, "1")
+	}
+	runs := map[string]*Run{}
+	for _, n := range []string{"old", "busy", "recent"} {
+		runs[n] = w.make(w.repo, n)
+	}
+	long := time.Now().Add(-48 * time.Hour)
+	for _, n := range []string{"old", "busy"} {
+		if err := os.Chtimes(runs[n].Root+".used", long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	busy, err := hold(context.Background(), runs["busy"].Root+".used") // a command running from it
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(runs["busy"].Root+".used", long, long)
+	defer busy.Close()
+
+	cache, err := fetch.OpenCache(w.cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	n, err := Prune(cache, time.Now().Add(-24*time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("Prune = %d, %v; want 1 removed", n, err)
+	}
+	for name, gone := range map[string]bool{"old": true, "busy": false, "recent": false} {
+		_, err := os.Stat(runs[name].Root)
+		if os.IsNotExist(err) != gone {
+			t.Errorf("run root of %s: gone %t, want %t (%v)", name, !gone, gone, err)
+		}
+	}
+	roots, err := cache.Roots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(roots, runs["old"].Root) || !slices.Contains(roots, runs["recent"].Root) {
+		t.Errorf("roots recorded after prune: %q", roots)
+	}
+	if _, err := os.Stat(runs["old"].Root + ".used"); !os.IsNotExist(err) {
+		t.Errorf("old's .used: %v, want it removed", err)
+	}
+
+	// Without a moment, every idle one goes.
+	if n, err := Prune(cache, time.Time{}); err != nil || n != 1 {
+		t.Fatalf("Prune(zero) = %d, %v; want 1 (recent) removed, busy kept", n, err)
+	}
+	if _, err := os.Stat(runs["busy"].Root); err != nil {
+		t.Errorf("busy run root: %v", err)
+	}
+
+	again := w.make(w.repo, "old")
+	if _, err := os.Stat(filepath.Join(again.Root, "bin", "old")); err != nil {
+		t.Errorf("a run after the prune: %v", err)
+	}
+}
