@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -83,21 +82,4 @@ func lockRequirements(c *cli.Context, old *repo.Lock) ([]repo.Requirement, error
 		return old.Requires, nil
 	}
 	return requirements(c.Args().Slice())
-}
-
-// checkLockInputs refuses requirements given on the command line unless they are the
-// lockfile's.
-func checkLockInputs(c *cli.Context, l *repo.Lock, path string) error {
-	if c.NArg() == 0 {
-		return nil
-	}
-	reqs, err := requirements(c.Args().Slice())
-	if err != nil {
-		return err
-	}
-	if repo.Inputs(reqs) != repo.Inputs(l.Requires) {
-		return fmt.Errorf("%s is out of date: it locks %s, not %s (run 'pkg lock -o %s %s')", path,
-			repo.JoinRequirements(l.Requires), repo.JoinRequirements(reqs), path, strings.Join(c.Args().Slice(), " "))
-	}
-	return nil
 }
