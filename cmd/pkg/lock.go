@@ -60,15 +60,9 @@ func lockAction(c *cli.Context) error {
 	if err := repo.WriteLock(path, l); err != nil {
 		return err
 	}
-	changes := txn.LockChanges(old, l)
-	for _, line := range changes {
+	for _, line := range report.LockText(old, l, path) {
 		say(c, "%s", line)
 	}
-	if old != nil && len(changes) == 0 && repo.Inputs(old.Requires) == repo.Inputs(l.Requires) {
-		say(c, "%s is up to date: %s", path, report.LockCount(l))
-		return nil
-	}
-	say(c, "wrote %s: %s", path, report.LockCount(l))
 	return nil
 }
 
