@@ -1,8 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -37,12 +37,7 @@ func showPlan(c *cli.Context, plan *txn.Plan, cache *fetch.Cache) error {
 			return err
 		}
 	}
-	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		return enc.Encode(plan)
-	}
-	return report.WritePlan(c.App.Writer, plan)
+	return show(c, plan, func(w io.Writer) error { return report.WritePlan(w, plan) })
 }
 
 // change makes a change's plan from the index of --repo and the root's records, which
