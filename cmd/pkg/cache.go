@@ -6,12 +6,12 @@ import (
 	"io/fs"
 	"os"
 
-	"text/tabwriter"
-
 	"github.com/urfave/cli/v2"
 
 	"pkg/fetch"
+	prog "pkg/internal/progress"
 	"pkg/internal/units"
+	"pkg/report"
 	"pkg/txn"
 )
 
@@ -24,20 +24,9 @@ func cacheCommand() *cli.Command {
 			Usage:  "list the cached packages: entry, package, size, last use",
 			Action: cacheListAction,
 		}, {
-			Name:  "clean",
-			Usage: "remove every cached package",
-			Action: func(c *cli.Context) error {
-				if err := maxArgs(c, 0); err != nil {
-					return err
-				}
-				cache, err := removingCache(c)
-				if cache == nil {
-					return err
-				}
-				t, err := cache.Trim(fetch.Limits{}, func(fetch.Entry) bool { return false })
-				sayRemoved(c, cache, t, err, "")
-				return err
-			},
+			Name:   "clean",
+			Usage:  "remove every cached package",
+			Action: func(c *cli.Context) error { return trimCache(c, false) },
 		}, {
 			Name:  "prune",
 			Usage: "remove the cached packages no installed package uses, within limits",
@@ -45,17 +34,14 @@ func cacheCommand() *cli.Command {
 				&cli.StringFlag{Name: "older-than", Usage: "remove only those unused for longer than `DURATION` (30d, 12h; 0: all)"},
 				&cli.StringFlag{Name: "max-size", Usage: "remove the least recently used until the cache takes at most `SIZE` of disk (10GiB, 500MB; 0: all)"},
 			},
-			Action: cachePruneAction,
+			Action: func(c *cli.Context) error { return trimCache(c, true) },
 		}},
 	}
 }
 
 func cacheListAction(c *cli.Context) error {
-	if err := maxArgs(c, 0); err != nil {
+	if err := maxArgs(c, 0); err != nil || cacheMissing(c) {
 		return err
-	}
-	if cacheMissing(c) {
-		return nil
 	}
 	cache, err := openCache(c)
 	if err != nil {
@@ -65,64 +51,58 @@ func cacheListAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-	var bad []error
-	for _, e := range es {
-		what := e.Name + " " + e.Version
-		if e.Err != nil {
-			what = "unknown package"
-			bad = append(bad, e.Err)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.SHA256[:min(16, len(e.SHA256))], what, units.Size(e.Size),
-			e.Used.Local().Format("2006-01-02 15:04"))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	bad, err := report.WriteCache(c.App.Writer, es)
 	switch {
+	case err != nil:
+		return err
 	case len(bad) > 0:
 		return fmt.Errorf("cache list: cannot read which package each of %s is (%v): the cache's files must be readable by whoever uses it; 'pkg cache clean' as their owner removes them",
 			units.Count(len(bad), "cached archive"), bad[0])
 	case len(es) == 0:
 		note(c, "nothing is cached in %s", c.String("cache"))
 	default:
-		note(c, "%s, %s of disk (a block several share counted once)", units.Count(len(es), "cached package"), units.Size(cache.DiskUsage(es)))
+		note(c, "%s", report.CacheText(len(es), cache.DiskUsage(es)))
 	}
 	return nil
 }
 
-func cachePruneAction(c *cli.Context) error {
+// trimCache removes every entry (cache clean) or, pruning, those no root uses within the
+// limits (txn.Prune).
+func trimCache(c *cli.Context, prune bool) error {
 	if err := maxArgs(c, 0); err != nil {
 		return err
 	}
-	l, err := cacheLimits(c)
-	if err != nil {
-		return err
+	var l fetch.Limits
+	if prune {
+		var err error
+		if l, err = cacheLimits(c); err != nil {
+			return err
+		}
+		if err := rootExists(c); err != nil {
+			return err
+		}
 	}
-	if err := rootExists(c); err != nil {
-		return err
-	}
-	// Once no other process uses the cache, what every root installed is in its database.
-	// The roots' own locks are not needed, so a command that waits for the cache while it
+	// The roots' locks are not needed, so a command that waits for the cache while it
 	// holds one cannot hold this one up.
 	cache, err := removingCache(c)
 	if cache == nil {
 		return err
 	}
-	t, forgot, err := txn.Prune(cache, c.String("root"), rootOptions(c), l)
-	for _, dir := range forgot {
-		note(c, "forgot root %s, which installed from this cache and is gone", dir)
+	var t fetch.Trimmed
+	if prune {
+		var forgot []string
+		t, forgot, err = txn.Prune(cache, c.String("root"), rootOptions(c), l)
+		for _, dir := range forgot {
+			note(c, "forgot root %s, which installed from this cache and is gone", dir)
+		}
+	} else {
+		t, err = cache.Trim(l, func(fetch.Entry) bool { return false })
 	}
-	why := " no installed package uses"
-	if l.OlderThan > 0 {
-		why += " and unused for " + units.Roughly(l.OlderThan)
+	if err == nil || len(t.Removed) > 0 { // an error before any removal is all there is to say
+		say(c, "%s", report.TrimmedText(t, prune, l, cache.RemoveUnfinished()))
 	}
-	if l.MaxSize > 0 {
-		why += ", the least recently used first"
-	}
-	sayRemoved(c, cache, t, err, why)
-	if err == nil && l.MaxSize > 0 && t.Size > l.MaxSize {
-		note(c, "the cache takes %s, over its limit of %s: the rest is what installed packages use", units.Size(t.Size), units.Size(l.MaxSize))
+	if s := report.OverLimitText(t, l); err == nil && s != "" {
+		note(c, "%s", s)
 	}
 	return err
 }
@@ -136,18 +116,14 @@ func cacheLimits(c *cli.Context) (fetch.Limits, error) {
 	}
 	l := fetch.Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
 	if c.IsSet("older-than") {
-		d, err := units.ParseDuration(c.String("older-than"))
-		if err != nil {
+		if l.OlderThan, err = units.ParseDuration(c.String("older-than")); err != nil {
 			return l, usagef("cache prune --older-than: %v", err)
 		}
-		l.OlderThan = d
 	}
 	if c.IsSet("max-size") {
-		n, err := units.ParseSize(c.String("max-size"))
-		if err != nil {
+		if l.MaxSize, err = units.ParseSize(c.String("max-size")); err != nil {
 			return l, usagef("cache prune --max-size: %v", err)
 		}
-		l.MaxSize = n
 	}
 	if c.IsSet("older-than") && l.OlderThan == 0 || c.IsSet("max-size") && l.MaxSize == 0 {
 		return fetch.Limits{}, nil
@@ -159,9 +135,9 @@ func cacheLimits(c *cli.Context) (fetch.Limits, error) {
 // not run, which becomes its command (execve) once its root is ready.
 var growing = map[string]bool{"install": true, "upgrade": true, "sync": true, "fetch": true}
 
-// autoPrune prunes the cache the command used, when the configuration sets a limit and a
-// prune is due (txn.AutoPrune), saying what it removed, or why it could not, in one line.
-// c is the app's context, after the command, which has closed its root.
+// autoPrune prunes the cache the command used when a prune is due (txn.AutoPrune), saying
+// what it removed, or why it could not, in one line. c is the app's context, after the
+// command, which has closed its root.
 func autoPrune(c *cli.Context, command string) {
 	caches, _ := c.App.Metadata["caches"].([]*fetch.Cache)
 	if !growing[command] || len(caches) == 0 || caches[0].ReadOnly {
@@ -173,12 +149,10 @@ func autoPrune(c *cli.Context, command string) {
 	}
 	l := fetch.Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
 	t, _, done, err := txn.AutoPrune(caches[0], c.String("root"), rootOptions(c), l)
-	switch {
-	case err != nil:
+	if err != nil {
 		note(c, "the cache was not pruned: %v", err)
-	case done && len(t.Removed) > 0:
-		note(c, "pruned the cache to its configured limits: removed %s no installed package uses, %s; it takes %s",
-			units.Count(len(t.Removed), "cached package"), units.Size(t.Freed), units.Size(t.Size))
+	} else if s := report.AutoPrunedText(t); done && s != "" {
+		note(c, "%s", s)
 	}
 }
 
@@ -189,33 +163,19 @@ func removingCache(c *cli.Context) (*fetch.Cache, error) {
 		return nil, nil
 	}
 	cache, err := openCache(c)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = cache.Exclusive(c.Context, func(pids []int) {
+			who := ""
+			if len(pids) > 0 {
+				who = ": " + prog.Processes(pids)
+			}
+			note(c, "waiting for the other pkg commands using the cache %s to finish%s", c.String("cache"), who)
+		})
 	}
-	err = cache.Exclusive(c.Context, func(pids []int) {
-		who := ""
-		if len(pids) > 0 {
-			who = ": " + processes(pids)
-		}
-		note(c, "waiting for the other pkg commands using the cache %s to finish%s", c.String("cache"), who)
-	})
 	if err != nil {
 		return nil, err
 	}
 	return cache, nil
-}
-
-// sayRemoved says how many entries t removed and how much disk that freed, with the
-// leftovers of killed downloads it removes too, unless err came before any removal.
-func sayRemoved(c *cli.Context, cache *fetch.Cache, t fetch.Trimmed, err error, why string) {
-	if err != nil && len(t.Removed) == 0 {
-		return
-	}
-	unfinished := ""
-	if u := cache.RemoveUnfinished(); u > 0 {
-		unfinished = ", and " + units.Size(u) + " that killed downloads left"
-	}
-	say(c, "removed %s%s, %s%s", units.Count(len(t.Removed), "cached package"), why, units.Size(t.Freed), unfinished)
 }
 
 // cacheMissing reports, with a note, that the cache directory does not exist: the cache

@@ -67,6 +67,3 @@ func (o *progress) Refetching(p repo.Package, err error)           { o.rep().Ref
 func (o *progress) retrying(err error, wait time.Duration, attempt, max int) {
 	o.rep().Retrying(err, wait, attempt, max)
 }
-
-// processes names pids by their command lines (progress.Processes).
-func processes(pids []int) string { return prog.Processes(pids) }

@@ -5,6 +5,7 @@ import (
 
 	"pkg/db"
 	"pkg/fetch"
+	"pkg/install"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -21,7 +22,7 @@ func installCommand() *cli.Command {
 	}
 }
 
-func installAction(c *cli.Context) (err error) {
+func installAction(c *cli.Context) error {
 	if err := needArgs(c, 1, "package name"); err != nil {
 		return err
 	}
@@ -37,34 +38,24 @@ func installAction(c *cli.Context) (err error) {
 			return usagef("install --reinstall: give names of installed packages, not %s", r)
 		}
 	}
-	root, plan, f, err := planned(c, (*db.DB).List, func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
-		return installPlan(c, dir, ix, recs, reqs, cache)
-	})
-	if root != nil {
-		defer func() { closeRoot(root, err) }()
-	}
-	if err != nil || root == nil {
-		return err
-	}
-	for _, k := range plan.Unchanged {
-		say(c, "%s %s is already installed", k.Name, k.Version)
-	}
-	if !c.Bool("reinstall") {
-		root.Request(reqs) // recorded by the commit
-	}
-	return pathHint(c, root, apply(c, root, plan, f))
-}
-
-// installPlan is the plan of an install, or of a reinstall with --reinstall.
-func installPlan(c *cli.Context, dir string, ix *txn.Index, recs []db.Package, reqs []repo.Requirement, cache *fetch.Cache) (*txn.Plan, error) {
-	if c.Bool("reinstall") {
-		names := make([]string, len(reqs))
-		for i, r := range reqs {
-			names[i] = r.Name
+	return change(c, (*db.DB).List, func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
+		if c.Bool("reinstall") {
+			names := make([]string, len(reqs))
+			for i, r := range reqs {
+				names[i] = r.Name
+			}
+			return txn.ReinstallPlan(dir, ix, recs, names, cache)
 		}
-		return txn.ReinstallPlan(dir, ix, recs, names, cache)
-	}
-	return txn.InstallPlan(dir, ix, recs, reqs, cache)
+		return txn.InstallPlan(dir, ix, recs, reqs, cache)
+	}, func(root *install.Root, plan *txn.Plan) bool {
+		for _, k := range plan.Unchanged {
+			say(c, "%s %s is already installed", k.Name, k.Version)
+		}
+		if !c.Bool("reinstall") {
+			root.Request(reqs) // recorded by the commit
+		}
+		return true
+	})
 }
 
 // requirements parses the command's arguments as requirements, refusing a bad one as a

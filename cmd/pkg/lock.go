@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -61,15 +60,9 @@ func lockAction(c *cli.Context) error {
 	if err := repo.WriteLock(path, l); err != nil {
 		return err
 	}
-	changes := txn.LockChanges(old, l)
-	for _, line := range changes {
+	for _, line := range report.LockText(old, l, path) {
 		say(c, "%s", line)
 	}
-	if old != nil && len(changes) == 0 && repo.Inputs(old.Requires) == repo.Inputs(l.Requires) {
-		say(c, "%s is up to date: %s", path, report.LockCount(l))
-		return nil
-	}
-	say(c, "wrote %s: %s", path, report.LockCount(l))
 	return nil
 }
 
@@ -83,21 +76,4 @@ func lockRequirements(c *cli.Context, old *repo.Lock) ([]repo.Requirement, error
 		return old.Requires, nil
 	}
 	return requirements(c.Args().Slice())
-}
-
-// checkLockInputs refuses requirements given on the command line unless they are the
-// lockfile's.
-func checkLockInputs(c *cli.Context, l *repo.Lock, path string) error {
-	if c.NArg() == 0 {
-		return nil
-	}
-	reqs, err := requirements(c.Args().Slice())
-	if err != nil {
-		return err
-	}
-	if repo.Inputs(reqs) != repo.Inputs(l.Requires) {
-		return fmt.Errorf("%s is out of date: it locks %s, not %s (run 'pkg lock -o %s %s')", path,
-			repo.JoinRequirements(l.Requires), repo.JoinRequirements(reqs), path, strings.Join(c.Args().Slice(), " "))
-	}
-	return nil
 }

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -37,46 +37,46 @@ func showPlan(c *cli.Context, plan *txn.Plan, cache *fetch.Cache) error {
 			return err
 		}
 	}
-	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		return enc.Encode(plan)
-	}
-	return report.WritePlan(c.App.Writer, plan)
+	return show(c, plan, func(w io.Writer) error { return report.WritePlan(w, plan) })
 }
 
-// planned makes a change's plan from the index of --repo and the root's records, which
-// recs reads (again under the root's lock: another command may have changed them). For a
-// dry run it shows the plan, reading the root without its lock, and returns no root; else
-// it returns the root, locked, for the caller to close, with the plan and its fetcher.
-func planned(c *cli.Context, recs func(d *db.DB) ([]db.Package, error),
-	plan func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error)) (*install.Root, *txn.Plan, *txn.Fetcher, error) {
+// change makes a change's plan from the index of --repo and the root's records, which
+// recs reads (again under the root's lock: another command may have changed them). A dry
+// run shows the plan, reading the root without its lock; else change applies the plan
+// unless ready, told of it first, says there is nothing to do.
+func change(c *cli.Context, recs func(d *db.DB) ([]db.Package, error),
+	plan func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error),
+	ready func(root *install.Root, p *txn.Plan) bool) (err error) {
 	dry := c.Bool("dry-run")
 	f, ix, err := openFetcher(c, dry) // the root's accepted index bounds a rollback
 	if err != nil {
-		return nil, nil, nil, err
+		return err
 	}
 	if dry {
 		var rs []db.Package
 		if err := peekRoot(c, func(d *db.DB) (err error) { rs, err = recs(d); return err }); err != nil {
-			return nil, nil, nil, err
+			return err
 		}
 		p, err := plan(c.String("root"), ix, rs, f.Cache)
-		if err == nil {
-			err = showPlan(c, p, f.Cache)
+		if err != nil {
+			return err
 		}
-		return nil, nil, nil, err
+		return showPlan(c, p, f.Cache)
 	}
 	root, f, ix, err := openRootFor(c, f, ix)
 	if err != nil {
-		return nil, nil, nil, err
+		return err
 	}
+	defer func() { closeRoot(root, err) }()
 	rs, err := recs(root.DB())
-	var p *txn.Plan
-	if err == nil {
-		p, err = plan(root.Dir(), ix, rs, f.Cache)
+	if err != nil {
+		return err
 	}
-	return root, p, f, err
+	p, err := plan(root.Dir(), ix, rs, f.Cache)
+	if err != nil || !ready(root, p) {
+		return err
+	}
+	return pathHint(c, root, apply(c, root, p, f))
 }
 
 // readOnlyRoot opens the root to read without its lock, or returns nil where there is none.

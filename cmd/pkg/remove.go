@@ -41,11 +41,11 @@ func removeCommand() *cli.Command {
 // removeChosen removes the packages pick chooses from the root's database, or for a dry run
 // shows the plan of it; none is what it says when pick chooses none.
 func removeChosen(c *cli.Context, none string, pick func(d *db.DB) ([]db.Package, []string, error)) error {
+	var recs []db.Package
+	var names []string
+	read := func(d *db.DB) (err error) { recs, names, err = pick(d); return err }
 	if c.Bool("dry-run") {
-		var recs []db.Package
-		var names []string
-		err := peekRoot(c, func(d *db.DB) (err error) { recs, names, err = pick(d); return err })
-		if err != nil {
+		if err := peekRoot(c, read); err != nil {
 			return err
 		}
 		return showPlan(c, txn.RemovePlan(c.String("root"), recs, names), nil)
@@ -55,8 +55,7 @@ func removeChosen(c *cli.Context, none string, pick func(d *db.DB) ([]db.Package
 		return err
 	}
 	defer root.Close()
-	recs, names, err := pick(root.DB())
-	if err != nil {
+	if err := read(root.DB()); err != nil {
 		return err
 	}
 	if len(names) == 0 {

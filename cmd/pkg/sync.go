@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/fetch"
+	"pkg/install"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -32,64 +33,23 @@ func syncCommand() *cli.Command {
 
 // syncAction checks the lockfile, compares it with the root and, when they differ, stages
 // every package to install, then commits them and removes the extras together.
-// Nothing but the lockfile and the database is read when they agree.
+// Nothing but the lockfile and the database is read when they agree. A dry run reads the
+// root without its lock.
 func syncAction(c *cli.Context) (err error) {
 	path := c.String("file")
 	l, err := readSyncLock(c, path)
 	if err != nil {
 		return err
 	}
+	var root *install.Root
+	var cache *fetch.Cache
 	if c.Bool("dry-run") {
-		return syncDryRun(c, l, path)
+		if root, err = readOnlyRoot(c); err == nil {
+			cache, err = openCacheFor(c, true)
+		}
+	} else if root, err = openRoot(c); err == nil {
+		defer func() { closeRoot(root, err) }()
 	}
-	root, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer func() { closeRoot(root, err) }()
-	plan, kept, err := txn.SyncPlan(root, l, c.Bool("keep-extra"), nil)
-	if err != nil {
-		return err
-	}
-	if err := checkSyncPlan(c, plan, kept, path); err != nil {
-		return err
-	}
-	if plan.Empty() {
-		say(c, "nothing to do: root matches %s", path)
-		return nil
-	}
-	// The cache is opened under the root's lock, unlike in install: a prune takes no root
-	// lock, so this cannot deadlock, and a no-op sync needs no cache at all. A prune between
-	// the plan and here only means fetching again what it removed.
-	obs := &progress{c: c}
-	srcs, _, err := lockSources(c, l)
-	if err != nil {
-		return err
-	}
-	cache, err := openCache(c)
-	if err != nil {
-		return err
-	}
-	if err := plan.Relocate(l, srcs); err != nil {
-		return err
-	}
-	root.Request(l.Requires) // recorded by the commit
-	first := ""
-	if len(l.Repos) > 0 {
-		first = l.Repos[0].Name
-	}
-	f := newFetcher(c, obs, srcs[first], cache)
-	f.Sources = srcs
-	return pathHint(c, root, apply(c, root, plan, f))
-}
-
-// syncDryRun shows the plan of a sync, reading the root without its lock.
-func syncDryRun(c *cli.Context, l *repo.Lock, path string) error {
-	root, err := readOnlyRoot(c)
-	if err != nil {
-		return err
-	}
-	cache, err := openCacheFor(c, true)
 	if err != nil {
 		return err
 	}
@@ -100,10 +60,42 @@ func syncDryRun(c *cli.Context, l *repo.Lock, path string) error {
 	if plan.Root == "" {
 		plan.Root = c.String("root")
 	}
-	if err := checkSyncPlan(c, plan, kept, path); err != nil {
+	if len(kept) > 0 {
+		note(c, "keeping %s, not in %s", strings.Join(kept, ", "), path)
+	}
+	if rm := plan.Removes(); len(rm) > 0 && !rootNamed(c) {
+		// A project's lockfile synced into the user's own root would take their tools away.
+		return fmt.Errorf("sync: %s does not list %s, installed in your default root %s; nothing was changed: pass --keep-extra to keep them, --root DIR for a root of the project's own, or --root %s to make this one hold exactly %s",
+			path, strings.Join(rm, ", "), plan.Root, plan.Root, path)
+	}
+	switch {
+	case c.Bool("dry-run"):
+		return showPlan(c, plan, cache)
+	case plan.Empty():
+		say(c, "nothing to do: root matches %s", path)
+		return nil
+	}
+	// The cache is opened under the root's lock, unlike in install: a prune takes no root
+	// lock, so this cannot deadlock, and a no-op sync needs no cache at all. A prune between
+	// the plan and here only means fetching again what it removed.
+	srcs, _, err := lockSources(c, l)
+	if err == nil {
+		cache, err = openCache(c)
+	}
+	if err == nil {
+		err = plan.Relocate(l, srcs)
+	}
+	if err != nil {
 		return err
 	}
-	return showPlan(c, plan, cache)
+	root.Request(l.Requires) // recorded by the commit
+	first := ""
+	if len(l.Repos) > 0 {
+		first = l.Repos[0].Name
+	}
+	f := newFetcher(c, &progress{c: c}, srcs[first], cache)
+	f.Sources = srcs
+	return pathHint(c, root, apply(c, root, plan, f))
 }
 
 // readSyncLock reads the lockfile at path and checks it against the command line and the
@@ -118,10 +110,17 @@ func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	if err := checkLockInputs(c, l, path); err != nil {
-		return nil, err
+	reqs, err := requirements(c.Args().Slice())
+	if err == nil {
+		err = txn.CheckInputs(l, reqs, path)
 	}
-	if err := checkLockSigned(c, l, path); err != nil {
+	if se := (*txn.StaleLockError)(nil); errors.As(err, &se) {
+		return nil, fmt.Errorf("%w (run 'pkg lock -o %s %s')", err, path, strings.Join(c.Args().Slice(), " "))
+	}
+	if err == nil {
+		err = checkLockSigned(c, l, path)
+	}
+	if err != nil {
 		return nil, err
 	}
 	useLockRepos(c, l, path)
@@ -130,28 +129,12 @@ func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
 			note(c, "using the repository at %s (--repo or PKG_REPO) in place of %s, which %s records", src.URL(), l.Repo, path)
 		}
 	}
-	if c.Bool("frozen") {
-		_, ix, err := openFetcher(c, c.Bool("dry-run"))
-		if err != nil {
-			return nil, err
-		}
-		if err := txn.CheckFrozen(l, ix, path); err != nil {
-			return nil, err
-		}
+	if !c.Bool("frozen") {
+		return l, nil
 	}
-	return l, nil
-}
-
-// checkSyncPlan notes the extras --keep-extra keeps, and refuses to remove packages from
-// the default root.
-func checkSyncPlan(c *cli.Context, plan *txn.Plan, kept []string, path string) error {
-	if len(kept) > 0 {
-		note(c, "keeping %s, not in %s", strings.Join(kept, ", "), path)
+	_, ix, err := openFetcher(c, c.Bool("dry-run"))
+	if err == nil {
+		err = txn.CheckFrozen(l, ix, path)
 	}
-	if rm := plan.Removes(); len(rm) > 0 && !rootNamed(c) {
-		// A project's lockfile synced into the user's own root would take their tools away.
-		return fmt.Errorf("sync: %s does not list %s, installed in your default root %s; nothing was changed: pass --keep-extra to keep them, --root DIR for a root of the project's own, or --root %s to make this one hold exactly %s",
-			path, strings.Join(rm, ", "), plan.Root, plan.Root, path)
-	}
-	return nil
+	return l, err
 }

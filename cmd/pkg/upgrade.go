@@ -7,6 +7,7 @@ import (
 
 	"pkg/db"
 	"pkg/fetch"
+	"pkg/install"
 	"pkg/report"
 	"pkg/txn"
 )
@@ -42,27 +43,20 @@ func upgradeAction(c *cli.Context) error {
 	if err := peekRoot(c, func(d *db.DB) error { _, err := list(d); return err }); err != nil { // a typo needs no index
 		return err
 	}
-	root, plan, f, err := planned(c, list, func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
+	return change(c, list, func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
 		return txn.UpgradePlan(dir, ix, recs, names, cache)
+	}, func(_ *install.Root, plan *txn.Plan) bool {
+		for _, h := range plan.Held {
+			say(c, "%s", report.HeldText(h))
+		}
+		switch {
+		case plan.Empty() && len(plan.Held) > 0:
+			say(c, "nothing to upgrade")
+		case plan.Empty():
+			say(c, "everything is up to date")
+		}
+		return !plan.Empty()
 	})
-	if root != nil {
-		defer root.Close()
-	}
-	if err != nil || root == nil {
-		return err
-	}
-	for _, h := range plan.Held {
-		say(c, "%s", report.HeldText(h))
-	}
-	switch {
-	case plan.Empty() && len(plan.Held) > 0:
-		say(c, "nothing to upgrade")
-		return nil
-	case plan.Empty():
-		say(c, "everything is up to date")
-		return nil
-	}
-	return apply(c, root, plan, f)
 }
 
 // findRec returns the record of name among recs.

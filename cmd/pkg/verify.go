@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/fetch"
 	"pkg/install"
-	"pkg/internal/units"
 	"pkg/report"
 )
 
@@ -66,38 +64,21 @@ func verifyAction(c *cli.Context) error {
 		note(c, "%s holds what upgrades and removes found added or changed in packages' directories (%d kept): look through it, and delete what you no longer need",
 			filepath.Join(root.Dir(), ".pkg", "saved"), len(saved))
 	}
-	pkgs, files := 0, 0
-	for _, p := range all {
-		if len(names) == 0 || slices.Contains(names, p.Name) {
-			pkgs, files = pkgs+1, files+p.Files
-		}
-	}
-	if c.Bool("json") {
-		if err := printJSON(c, report.NewVerify(pkgs, files, problems)); err != nil {
-			return err
-		}
-	} else {
-		for _, p := range problems {
-			fmt.Fprintln(c.App.Writer, p)
-		}
+	v := report.VerifyOf(all, names, problems)
+	if err := show(c, v, v.WriteText); err != nil {
+		return err
 	}
 	if len(problems) > 0 {
-		var broken, foreign []string
-		for _, p := range problems {
-			broken = append(broken, p.Package)
-			if p.What == install.WhatForeign {
-				foreign = append(foreign, p.Path)
-			}
-		}
+		reinstall, foreign := v.Repair()
 		first := ""
 		if len(foreign) > 0 {
 			first = "move " + strings.Join(foreign, " and ") + " away (not pkg's to replace), then "
 		}
-		return fmt.Errorf("verify: %s found; %spkg install --reinstall %s restores what was installed (keeping what you changed in .pkg/saved)",
-			units.Count(len(problems), "problem"), first, strings.Join(unique(broken), " "))
+		return fmt.Errorf("verify: %s; %spkg install --reinstall %s restores what was installed (keeping what you changed in .pkg/saved)",
+			v.Text(), first, strings.Join(reinstall, " "))
 	}
 	if !c.Bool("json") { // the JSON says it
-		say(c, "verified %s, %s", units.Count(pkgs, "package"), units.Count(files, "file"))
+		say(c, "%s", v.Text())
 	}
 	return nil
 }

@@ -1,0 +1,57 @@
+package report
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"pkg/fetch"
+)
+
+func TestTrimmedText(t *testing.T) {
+	two := fetch.Trimmed{Removed: make([]fetch.Entry, 2), Freed: 2048, Size: 4096}
+	tests := []struct {
+		pruned     bool
+		l          fetch.Limits
+		unfinished int64
+		want       string
+	}{
+		{false, fetch.Limits{}, 0, "removed 2 cached packages, 2.0 KiB"},
+		{false, fetch.Limits{}, 1024, "removed 2 cached packages, 2.0 KiB, and 1.0 KiB that killed downloads left"},
+		{true, fetch.Limits{}, 0, "removed 2 cached packages no installed package uses, 2.0 KiB"},
+		{true, fetch.Limits{OlderThan: 30 * 24 * time.Hour, MaxSize: 1}, 0,
+			"removed 2 cached packages no installed package uses and unused for 30 days, the least recently used first, 2.0 KiB"},
+	}
+	for _, tt := range tests {
+		if got := TrimmedText(two, tt.pruned, tt.l, tt.unfinished); got != tt.want {
+			t.Errorf("TrimmedText(%v, %+v, %d) = %q, want %q", tt.pruned, tt.l, tt.unfinished, got, tt.want)
+		}
+	}
+	if got := OverLimitText(two, fetch.Limits{MaxSize: 4096}); got != "" {
+		t.Errorf("OverLimitText at the limit = %q, want none", got)
+	}
+	if got := OverLimitText(two, fetch.Limits{MaxSize: 1}); !strings.Contains(got, "over its limit of 1 B") {
+		t.Errorf("OverLimitText over the limit = %q", got)
+	}
+	if got := AutoPrunedText(fetch.Trimmed{}); got != "" {
+		t.Errorf("AutoPrunedText of nothing removed = %q, want none", got)
+	}
+}
+
+func TestWriteCache(t *testing.T) {
+	bad := errors.New("damaged")
+	es := []fetch.Entry{
+		{SHA256: strings.Repeat("a", 64), Name: "hello", Version: "1.0", Size: 10240},
+		{SHA256: strings.Repeat("b", 64), Err: bad},
+	}
+	var b strings.Builder
+	unknown, err := WriteCache(&b, es)
+	if err != nil || len(unknown) != 1 || unknown[0] != bad {
+		t.Fatalf("WriteCache: %v, %v; want the damaged entry's error", unknown, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "aaaaaaaaaaaaaaaa  hello 1.0        10.0 KiB") || !strings.Contains(lines[1], "unknown package") {
+		t.Errorf("WriteCache printed:\n%s", b.String())
+	}
+}

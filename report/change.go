@@ -1,0 +1,75 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"pkg/install"
+	"pkg/internal/units"
+	"pkg/txn"
+)
+
+// CommittedText says how many packages out installed and how long their shared commit
+// took (each ResultText's time is its staging alone), or returns "" for none.
+func CommittedText(out *txn.Outcome) string {
+	if len(out.Results) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("committed %s in %s", units.Count(len(out.Results), "package"), units.Duration(out.Results[0].Commit))
+}
+
+// ChangeText says what a committed change did besides installing: the packages it
+// removed, the commands that changed, and the packages no longer needed, each followed
+// by unneededTip.
+func ChangeText(out *txn.Outcome, unneededTip string) []string {
+	var lines []string
+	for _, r := range out.Removed {
+		if r.Version == "" {
+			lines = append(lines, "removed "+r.Name)
+		} else {
+			lines = append(lines, "removed "+r.Name+" "+r.Version)
+		}
+	}
+	for _, ch := range out.Commands {
+		lines = append(lines, CommandText(ch))
+	}
+	for _, p := range out.Unneeded {
+		lines = append(lines, p.Name+" "+p.Version+" is no longer needed by another package"+unneededTip)
+	}
+	return lines
+}
+
+// ChangeNotes says what the cache could not do for a committed change: record the root
+// (Unshared), or sync its entries (Unsettled).
+func ChangeNotes(out *txn.Outcome) []string {
+	var notes []string
+	if out.Unshared != nil {
+		notes = append(notes, out.Unshared.Error()+"; a cache prune from another root may remove what this one installed from")
+	}
+	if out.Unsettled != nil {
+		notes = append(notes, out.Unsettled.Error()+"; cache entries left unsynced have all their data checked at their first use after a reboot")
+	}
+	return notes
+}
+
+// CopyText says how res copied its data rather than share blocks with the cache at cache,
+// and why, for a root at root; both are "" where it shared them.
+func CopyText(res *install.Result, cache, root string) (how, why string) {
+	if res.Fallback == nil {
+		return "", ""
+	}
+	how = "with copy_file_range"
+	if res.Method == install.Copy {
+		how = "through a buffer"
+	}
+	switch {
+	case errors.Is(res.Fallback, syscall.EXDEV):
+		why = fmt.Sprintf("the cache %s and the root %s are on different filesystems or mounts", cache, root)
+	case errors.Is(res.Fallback, syscall.EOPNOTSUPP):
+		why = fmt.Sprintf("the filesystem of %s cannot share blocks between files (XFS and btrfs can)", root)
+	default:
+		why = res.Fallback.Error()
+	}
+	return how, why
+}

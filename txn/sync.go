@@ -1,0 +1,26 @@
+package txn
+
+import (
+	"fmt"
+
+	"pkg/repo"
+)
+
+// StaleLockError is a lockfile made for other requirements than those given.
+type StaleLockError struct {
+	Path         string
+	Locks, Given []repo.Requirement
+}
+
+func (e *StaleLockError) Error() string {
+	return fmt.Sprintf("%s is out of date: it locks %s, not %s", e.Path, repo.JoinRequirements(e.Locks), repo.JoinRequirements(e.Given))
+}
+
+// CheckInputs refuses, with a *StaleLockError, requirements other than those the lockfile
+// l at path was made for; no requirements stand for l's own.
+func CheckInputs(l *repo.Lock, reqs []repo.Requirement, path string) error {
+	if len(reqs) == 0 || repo.Inputs(reqs) == repo.Inputs(l.Requires) {
+		return nil
+	}
+	return &StaleLockError{Path: path, Locks: l.Requires, Given: reqs}
+}
