@@ -13,11 +13,20 @@ import (
 	"pkg/install"
 )
 
-// Prune removes the run roots of cache that no command runs from and none has used since
-// before (each <set>.used's mtime; a zero before takes every idle one), and forgets them
-// as roots, so that their entries are the cache's to prune. A run that starts meanwhile
-// waits for the root's removal and makes it again. It returns how many it removed.
-func Prune(cache *fetch.Cache, before time.Time) (int, error) {
+// Prune removes the run roots of cache that no command runs from and that the limits l
+// take, and forgets them as roots, so that their entries are the cache's to prune: every
+// idle one without limits, those unused for l.OlderThan (each <set>.used's mtime is its
+// last use), none under a size limit alone (they are remade on demand, but their entries
+// are what runs use). A run that starts meanwhile waits for the root's removal and makes
+// it again. It returns how many it removed.
+func Prune(cache *fetch.Cache, l fetch.Limits) (int, error) {
+	var before time.Time
+	switch {
+	case l.OlderThan > 0:
+		before = time.Now().Add(-l.OlderThan)
+	case l.MaxSize > 0:
+		return 0, nil
+	}
 	runs, err := cache.RunDir()
 	if err != nil {
 		return 0, err

@@ -40,7 +40,10 @@ func TestPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cache.Close()
-	n, err := Prune(cache, time.Now().Add(-24*time.Hour))
+	if n, err := Prune(cache, fetch.Limits{MaxSize: 1}); err != nil || n != 0 {
+		t.Fatalf("Prune(max size) = %d, %v; want none removed", n, err)
+	}
+	n, err := Prune(cache, fetch.Limits{OlderThan: 24 * time.Hour})
 	if err != nil || n != 1 {
 		t.Fatalf("Prune = %d, %v; want 1 removed", n, err)
 	}
@@ -61,9 +64,9 @@ func TestPrune(t *testing.T) {
 		t.Errorf("old's .used: %v, want it removed", err)
 	}
 
-	// Without a moment, every idle one goes.
-	if n, err := Prune(cache, time.Time{}); err != nil || n != 1 {
-		t.Fatalf("Prune(zero) = %d, %v; want 1 (recent) removed, busy kept", n, err)
+	// Without limits, every idle one goes.
+	if n, err := Prune(cache, fetch.Limits{}); err != nil || n != 1 {
+		t.Fatalf("Prune(no limits) = %d, %v; want 1 (recent) removed, busy kept", n, err)
 	}
 	if _, err := os.Stat(runs["busy"].Root); err != nil {
 		t.Errorf("busy run root: %v", err)

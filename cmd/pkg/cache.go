@@ -12,6 +12,7 @@ import (
 	prog "pkg/internal/progress"
 	"pkg/internal/units"
 	"pkg/report"
+	"pkg/runner"
 	"pkg/txn"
 )
 
@@ -88,6 +89,13 @@ func trimCache(c *cli.Context, prune bool) error {
 	if cache == nil {
 		return err
 	}
+	n, err := runner.Prune(cache, l)
+	if n > 0 {
+		say(c, "removed %s no command runs from", units.Count(n, "run root"))
+	}
+	if err != nil {
+		return err
+	}
 	var t fetch.Trimmed
 	if prune {
 		var forgot []string
@@ -153,6 +161,13 @@ func autoPrune(c *cli.Context, command string) {
 		note(c, "the cache was not pruned: %v", err)
 	} else if s := report.AutoPrunedText(t); done && s != "" {
 		note(c, "%s", s)
+	}
+	if done && l.OlderThan > 0 { // their entries go at the next prune
+		if n, err := runner.Prune(caches[0], l); err != nil {
+			note(c, "the run roots were not pruned: %v", err)
+		} else if n > 0 {
+			note(c, "removed %s unused for %s", units.Count(n, "run root"), units.Duration(l.OlderThan))
+		}
 	}
 }
 

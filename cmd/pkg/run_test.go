@@ -183,15 +183,29 @@ func TestRun(t *testing.T) {
 		}
 	})
 	t.Run("prune", func(t *testing.T) {
-		e.ok("cache", "prune")
+		before := len(e.runRoots())
+		e.ok("cache", "prune", "--older-than", "1h")
 		list, _ := e.ok("cache", "list")
 		for _, want := range []string{"tool 1", "tool 2", "helper 1", "fresh 1"} {
 			if !strings.Contains(list, want) {
-				t.Errorf("cache list after a prune: %q; want %s, which a run root holds", list, want)
+				t.Errorf("cache list after a prune of what is an hour old: %q; want %s, which a run root used just now holds", list, want)
 			}
+		}
+		if got := len(e.runRoots()); got != before {
+			t.Errorf("a prune of what is an hour old left %d of %d run roots", got, before)
 		}
 		if out, stderr, code := e.run("--offline", "--refresh", "tool@1"); out != "tool 1 \n" || code != 3 {
 			t.Errorf("run --offline after a prune: exit %d, %q, %q", code, out, stderr)
+		}
+		out, _ := e.ok("cache", "prune")
+		if !strings.Contains(out, "run roots no command runs from") || len(e.runRoots()) != 0 {
+			t.Errorf("cache prune: %q, %d run roots left; want every idle one removed", out, len(e.runRoots()))
+		}
+		if list, _ := e.ok("cache", "list"); strings.Contains(list, "tool 1") {
+			t.Errorf("cache list after a prune: %q; want tool 1 gone with the run roots", list)
+		}
+		if _, stderr, code := e.run("--offline", "tool@1"); code != 1 || !strings.Contains(stderr, "not in the cache: tool 1") {
+			t.Errorf("run --offline after the run roots went: exit %d, %q; want not in the cache", code, stderr)
 		}
 	})
 	testfs.SameTree(t, "the user's root", testfs.Tree(t, e.root), userRoot)
