@@ -84,7 +84,7 @@ func (c *checker) validate(hdr *tar.Header) (Member, bool, error) {
 		return Member{}, false, err
 	}
 	if skip { // a directory again
-		return Member{Name: name, Type: typ, Mode: fs.FileMode(hdr.Mode & 0o777), ModTime: hdr.ModTime}, false, nil
+		return Member{Name: name, Type: typ, Mode: fs.FileMode(hdr.Mode & 0o777), MTime: hdr.ModTime.Unix()}, false, nil
 	}
 	if err := c.findParents(name); err != nil {
 		return Member{}, false, err
@@ -125,7 +125,7 @@ func (c *checker) skip(name string, typ byte) (bool, error) {
 
 // member builds the Member for a validated name and type, checking links.
 func (c *checker) member(hdr *tar.Header, name string, typ byte) (Member, error) {
-	m := Member{Name: name, Type: typ, Mode: fs.FileMode(hdr.Mode & 0o777), ModTime: hdr.ModTime}
+	m := Member{Name: name, Type: typ, Mode: fs.FileMode(hdr.Mode & 0o777), MTime: hdr.ModTime.Unix()}
 	var err error
 	switch typ {
 	case tar.TypeReg:

@@ -3,6 +3,7 @@ package tarutil
 import (
 	"archive/tar"
 	"fmt"
+	"time"
 
 	"pkg/internal/termtext"
 )
@@ -26,7 +27,7 @@ func Validate(members []Member) error {
 
 // checkMember applies the policy to m, through hdr, its header.
 func (c *checker) checkMember(m *Member, hdr *tar.Header) error {
-	*hdr = tar.Header{Typeflag: m.Type, Name: m.Name, Linkname: m.Linkname, Mode: int64(m.Mode & 0o777), Size: m.Size, ModTime: m.ModTime}
+	*hdr = tar.Header{Typeflag: m.Type, Name: m.Name, Linkname: m.Linkname, Mode: int64(m.Mode & 0o777), Size: m.Size, ModTime: time.Unix(m.MTime, 0)}
 	if m.Type == tar.TypeDir {
 		hdr.Name += "/"
 	}
