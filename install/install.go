@@ -291,9 +291,18 @@ func LibDirs(members []tarutil.Member) []string {
 // CheckBin refuses a package's bin entries unless each names a file, hardlink or symlink
 // among its members.
 func CheckBin(bin []string, members []tarutil.Member) error {
-	types := make(map[string]byte, len(members))
-	for _, m := range members {
-		types[m.Name] = m.Type
+	if len(bin) == 0 {
+		return nil
+	}
+	types := make(map[string]byte, len(bin)) // of the bin entries' files only: members may be 2^20
+	for _, b := range bin {
+		_, file := repo.SplitBin(b)
+		types[path.Clean(file)] = 0
+	}
+	for i := range members {
+		if _, ok := types[members[i].Name]; ok {
+			types[members[i].Name] = members[i].Type
+		}
 	}
 	for _, b := range bin {
 		_, file := repo.SplitBin(b)

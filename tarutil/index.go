@@ -153,7 +153,7 @@ type indexDecoder struct {
 func (d *indexDecoder) members(n int, tarSize int64) ([]Member, error) {
 	members := make([]Member, 0, n)
 	chk := newChecker()
-	chk.kinds = make(map[string]kind, n) // grown, it left half its size behind
+	chk.paths.reserve(n)
 	var hdr tar.Header
 	for {
 		if _, err := d.r.Peek(1); err == io.EOF {

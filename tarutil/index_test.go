@@ -180,3 +180,22 @@ func itoa(i int) string {
 		}
 	}
 }
+
+// BenchmarkValidate applies the policy to the list of an index of 30,000 files, as a
+// Stage does before creating anything.
+func BenchmarkValidate(b *testing.B) {
+	ms := make([]Member, 0, 30100)
+	for d := range 100 {
+		ms = append(ms, Member{Name: "dir/d" + itoa(d), Type: tar.TypeDir, Mode: 0o755})
+	}
+	for i := range 30000 {
+		ms = append(ms, Member{Name: "dir/d" + itoa(i%100) + "/file" + itoa(i), Type: tar.TypeReg, Mode: 0o644, Size: 1024, Offset: int64(1024 + i*2048)})
+	}
+	ms = append([]Member{{Name: "dir", Type: tar.TypeDir, Mode: 0o755}}, ms...)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Validate(ms); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

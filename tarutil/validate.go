@@ -15,7 +15,7 @@ import (
 // It returns the first refusal, a *MemberError.
 func Validate(members []Member) error {
 	c := newChecker()
-	c.kinds = make(map[string]kind, len(members)) // its growth would hold two tables at once
+	c.paths.reserve(len(members))
 	var hdr tar.Header
 	for i := range members {
 		if err := c.checkMember(&members[i], &hdr); err != nil {
