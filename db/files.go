@@ -31,6 +31,10 @@ const (
 	// pkg nor bbolt (which copies the values of a transaction at its commit) holds it whole.
 	// 16 MiB is a list of about 150,000 files of ordinary names.
 	heldChunks = 4
+	// aheadChunkSize is where a chunk written ahead ends. bbolt rewrites a leaf whole, and
+	// one of values this large holds two to four of them: each transaction of 4 MiB chunks
+	// allocated, and read back through its map, 8 to 16 MiB (bench/names.sh).
+	aheadChunkSize = 1 << 20 // 1 MiB
 )
 
 // FileList is a package's file list made ready for Commit by WriteFiles.
@@ -59,11 +63,15 @@ func (d *DB) WriteFiles(files iter.Seq[File]) (*FileList, error) {
 		prev = f.Path
 		cur = appendFile(cur, &f)
 		l.files++
-		if len(cur) < chunkSize {
+		size := chunkSize
+		if l.gen != 0 {
+			size = aheadChunkSize
+		}
+		if len(cur) < size {
 			continue
 		}
 		// The chunks after the first are long lists': made whole, not grown by append.
-		l.held, cur = append(l.held, cur), make([]byte, 0, chunkSize+maxRecordSize)
+		l.held, cur = append(l.held, cur), make([]byte, 0, size+maxRecordSize)
 		if len(l.held) > heldChunks || l.gen != 0 {
 			if err := d.writeHeld(l); err != nil {
 				return nil, err

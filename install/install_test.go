@@ -458,7 +458,7 @@ func TestExecutable(t *testing.T) {
 		{[]string{"h=package/bin/hard", "package/bin/gone"}, []fs.FileMode{0o644, 0o600, 0o755, 0, 0, 0, 0o755, 0o644}},
 	}
 	for _, tt := range tests {
-		if got := modes(executable(tt.bin, members)); !slices.Equal(got, tt.want) {
+		if got := modes(executable(tt.bin, members, byName(members))); !slices.Equal(got, tt.want) {
 			t.Errorf("executable(%q): modes %o, want %o", tt.bin, got, tt.want)
 		}
 		if !slices.Equal(members, before) {

@@ -315,7 +315,7 @@ func (s *stager) modes(members []tarutil.Member) error {
 // mtime returns the times utimensat gives a member: its modification time, and its access
 // time left as creating it made it.
 func mtime(m *tarutil.Member) [2]unix.Timespec {
-	return [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Sec: m.ModTime.Unix(), Nsec: int64(m.ModTime.Nanosecond())}}
+	return [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Sec: m.MTime}}
 }
 
 // setTime sets the modification time of fd, open on m, to m's, unless s.noTimes.

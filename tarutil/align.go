@@ -164,7 +164,7 @@ func (c *converter) convert(hdr *tar.Header, data io.Reader) error {
 		return err
 	}
 	for _, dir := range c.chk.parents {
-		d := Member{Name: dir, Type: tar.TypeDir, Mode: 0o755, ModTime: m.ModTime}
+		d := Member{Name: dir, Type: tar.TypeDir, Mode: 0o755, MTime: m.MTime}
 		if err := c.write(&d, dir, nil); err != nil {
 			return err
 		}
@@ -178,18 +178,18 @@ func (c *converter) convert(hdr *tar.Header, data io.Reader) error {
 // extracts it as the input has it; the member takes them too.
 func (c *converter) again(m *Member, raw string) error {
 	earlier := c.dirs[m.Name] // every directory the checker has seen was written
-	if earlier.mode == m.Mode && earlier.mtime == m.ModTime.Unix() {
+	if earlier.mode == m.Mode && earlier.mtime == m.MTime {
 		return nil
 	}
 	if err := c.enc.writeHeader(m); err != nil {
 		return fmt.Errorf("tarutil: write member %s: %w", termtext.Quote(raw), err)
 	}
-	c.dirs[m.Name] = dirWritten{m.Mode, m.ModTime.Unix()}
+	c.dirs[m.Name] = dirWritten{m.Mode, m.MTime}
 	if c.idx != nil {
 		c.idx.add(m, true)
 	} else {
 		i := c.chk.index(m.Name) // the checker records each member as it is written
-		c.stats.Members[i].Mode, c.stats.Members[i].ModTime = m.Mode, m.ModTime
+		c.stats.Members[i].Mode, c.stats.Members[i].MTime = m.Mode, m.MTime
 	}
 	return nil
 }
@@ -231,7 +231,7 @@ func (c *converter) write(m *Member, raw string, r io.Reader) error {
 		c.data.h.Sum(m.SHA256[:0])
 	}
 	if m.Type == tar.TypeDir {
-		c.dirs[m.Name] = dirWritten{m.Mode, m.ModTime.Unix()}
+		c.dirs[m.Name] = dirWritten{m.Mode, m.MTime}
 	} else {
 		c.stats.Files++
 	}

@@ -297,7 +297,7 @@ func TestHugeMember(t *testing.T) {
 		var buf bytes.Buffer
 		e := newEncoder(&buf)
 		e.out.off = 3 * blockSize
-		m := Member{Name: "huge", Type: tar.TypeReg, Mode: 0o644, Size: size, ModTime: testTime}
+		m := Member{Name: "huge", Type: tar.TypeReg, Mode: 0o644, Size: size, MTime: testTime.Unix()}
 		if err := e.writeHeader(&m); err != nil {
 			t.Fatal(err)
 		}

@@ -319,7 +319,7 @@ func checkScan(tb testing.TB, b []byte, got []member) {
 	}
 	for i, m := range ms {
 		g := eff[i]
-		sw := want{name: m.Name, typ: m.Type, mode: m.Mode, size: m.Size, mtime: m.ModTime.Unix(), link: m.Linkname, sum: g.sum}
+		sw := want{name: m.Name, typ: m.Type, mode: m.Mode, size: m.Size, mtime: m.MTime, link: m.Linkname, sum: g.sum}
 		if m.Type == tar.TypeReg {
 			sw.sum = sha256.Sum256(b[m.Offset : m.Offset+m.Size])
 		}

@@ -90,7 +90,7 @@ func appendMember(b []byte, m *Member) []byte {
 	b = binary.AppendUvarint(b, uint64(m.Mode))
 	b = binary.AppendUvarint(b, uint64(m.Size))
 	b = binary.AppendUvarint(b, uint64(m.Offset))
-	b = binary.AppendVarint(b, m.ModTime.Unix())
+	b = binary.AppendVarint(b, m.MTime)
 	b = binary.AppendUvarint(b, uint64(len(m.Name)))
 	b = append(b, m.Name...)
 	b = binary.AppendUvarint(b, uint64(len(m.Linkname)))
@@ -153,6 +153,7 @@ type indexDecoder struct {
 func (d *indexDecoder) members(n int, tarSize int64) ([]Member, error) {
 	members := make([]Member, 0, n)
 	chk := newChecker()
+	chk.paths.reserve(n)
 	var hdr tar.Header
 	for {
 		if _, err := d.r.Peek(1); err == io.EOF {
@@ -168,7 +169,7 @@ func (d *indexDecoder) members(n int, tarSize int64) ([]Member, error) {
 			return nil, err
 		case !ok && checked.Name == m.Name && m.Type == tar.TypeDir: // a directory again
 			earlier := &members[chk.index(m.Name)]
-			earlier.Mode, earlier.ModTime = m.Mode, m.ModTime
+			earlier.Mode, earlier.MTime = m.Mode, m.MTime
 			continue
 		case !ok || checked.Name != m.Name:
 			return nil, &MemberError{Name: m.Name, Err: fmt.Errorf("%w: not in canonical form", ErrIndex)}
@@ -195,16 +196,21 @@ func (d *indexDecoder) member(hdr *tar.Header) Member {
 	m.Mode = d.mode()
 	m.Size = int64(d.uvarint())
 	m.Offset = int64(d.uvarint())
-	m.ModTime = time.Unix(d.varint(), 0)
-	m.Name = d.string()
+	m.MTime = d.varint()
+	raw := d.bytes(int(min(d.uvarint(), maxIndexRecord+1)))
+	if m.Type == tar.TypeDir { // the header's name, with its slash, holds the member's
+		raw = append(raw[:len(raw):len(raw)], '/')
+	}
+	hname := string(raw)
+	m.Name = hname
+	if m.Type == tar.TypeDir {
+		m.Name = hname[:len(hname)-1]
+	}
 	m.Linkname = d.string()
 	if m.Type == tar.TypeReg {
 		copy(m.SHA256[:], d.bytes(len(m.SHA256)))
 	}
-	*hdr = tar.Header{Typeflag: m.Type, Name: m.Name, Linkname: m.Linkname, Mode: int64(m.Mode), Size: m.Size, ModTime: m.ModTime}
-	if m.Type == tar.TypeDir {
-		hdr.Name += "/"
-	}
+	*hdr = tar.Header{Typeflag: m.Type, Name: hname, Linkname: m.Linkname, Mode: int64(m.Mode), Size: m.Size, ModTime: time.Unix(m.MTime, 0)}
 	return m
 }
 

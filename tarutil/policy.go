@@ -19,33 +19,28 @@ const specialBits = 0o7000
 
 // checker applies the member policy to the headers of one archive, in order.
 type checker struct {
-	kinds   map[string]kind // every path seen or synthesized, by cleaned name
-	parents []string        // ancestors of the last member not seen before, outermost first
-	entries int             // headers checked, skipped ones included
-	bytes   int64           // data of the regular members
-	names   int             // bytes of the names and link targets of the members checked
+	paths   pathSet  // every path seen or synthesized, by cleaned name
+	parents []string // ancestors of the last member not seen before, outermost first
+	entries int      // headers checked, skipped ones included
+	bytes   int64    // data of the regular members
+	names   int      // bytes of the names and link targets of the members checked
 }
 
-// kind is a path's type flag, in the top byte, and its index among the members recorded.
-type kind uint32
-
-const _ = uint(1<<24 - maxMembers) // an index fits below the type flag
-
-func newKind(typ byte, index int) kind { return kind(typ)<<24 | kind(index) }
-func (k kind) typ() byte               { return byte(k >> 24) }
-
 func newChecker() *checker {
-	return &checker{kinds: make(map[string]kind)}
+	return &checker{}
 }
 
 // index returns the position of name, a path seen, among the members recorded, parents
 // synthesized for them included.
-func (c *checker) index(name string) int { return int(c.kinds[name] & (1<<24 - 1)) }
+func (c *checker) index(name string) int {
+	n, _, _ := c.paths.find(name)
+	return n
+}
 
 // kind returns the type of name, 0 if it was not seen.
 func (c *checker) kind(name string) (byte, bool) {
-	k, ok := c.kinds[name]
-	return k.typ(), ok
+	_, typ, ok := c.paths.find(name)
+	return typ, ok
 }
 
 // check validates hdr. It returns ok false, and no error, for entries that
@@ -84,7 +79,7 @@ func (c *checker) validate(hdr *tar.Header) (Member, bool, error) {
 		return Member{}, false, err
 	}
 	if skip { // a directory again
-		return Member{Name: name, Type: typ, Mode: fs.FileMode(hdr.Mode & 0o777), ModTime: hdr.ModTime}, false, nil
+		return Member{Name: name, Type: typ, Mode: fs.FileMode(hdr.Mode & 0o777), MTime: hdr.ModTime.Unix()}, false, nil
 	}
 	if err := c.findParents(name); err != nil {
 		return Member{}, false, err
@@ -125,7 +120,7 @@ func (c *checker) skip(name string, typ byte) (bool, error) {
 
 // member builds the Member for a validated name and type, checking links.
 func (c *checker) member(hdr *tar.Header, name string, typ byte) (Member, error) {
-	m := Member{Name: name, Type: typ, Mode: fs.FileMode(hdr.Mode & 0o777), ModTime: hdr.ModTime}
+	m := Member{Name: name, Type: typ, Mode: fs.FileMode(hdr.Mode & 0o777), MTime: hdr.ModTime.Unix()}
 	var err error
 	switch typ {
 	case tar.TypeReg:
@@ -154,9 +149,9 @@ func (c *checker) countNames(m *Member) error {
 // record notes name and the parents it needed.
 func (c *checker) record(name string, typ byte) {
 	for _, dir := range c.parents {
-		c.kinds[dir] = newKind(tar.TypeDir, len(c.kinds))
+		c.paths.add(dir, tar.TypeDir)
 	}
-	c.kinds[name] = newKind(typ, len(c.kinds))
+	c.paths.add(name, typ)
 }
 
 // findParents sets c.parents to the ancestors of name not seen yet and
@@ -173,7 +168,7 @@ func (c *checker) findParents(name string) error {
 		c.parents = append(c.parents, dir)
 	}
 	slices.Reverse(c.parents)
-	if len(c.kinds)+len(c.parents) >= maxMembers {
+	if c.paths.len()+len(c.parents) >= maxMembers {
 		return fmt.Errorf("%w: more than %d members", ErrLimit, maxMembers)
 	}
 	return nil

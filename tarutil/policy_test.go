@@ -174,7 +174,7 @@ func TestPolicyAllows(t *testing.T) {
 func TestMemberLimit(t *testing.T) {
 	c := newChecker()
 	for i := range maxMembers - 1 {
-		c.kinds[strconv.Itoa(i)] = newKind(tar.TypeReg, i)
+		c.paths.add(strconv.Itoa(i), tar.TypeReg)
 	}
 	if _, _, err := c.check(&tar.Header{Typeflag: tar.TypeReg, Name: "last"}); err != nil {
 		t.Fatalf("member %d: %v", maxMembers, err)

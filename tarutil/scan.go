@@ -53,7 +53,7 @@ func (s *scanner) add(hdr *tar.Header) error {
 		// A directory written again, with its mode and time from the input; one implied
 		// by the members under it (in a tar not written by Align) is not among members.
 		if i, ok := s.dirs[m.Name]; ok {
-			s.members[i].Mode, s.members[i].ModTime = m.Mode, m.ModTime
+			s.members[i].Mode, s.members[i].MTime = m.Mode, m.MTime
 		}
 		return nil
 	}

@@ -17,7 +17,6 @@ import (
 	"io"
 	"io/fs"
 	"strings"
-	"time"
 
 	"pkg/internal/termtext"
 )
@@ -48,8 +47,8 @@ type Member struct {
 	Size     int64       // data bytes of a regular member, else 0
 	Offset   int64       // offset of a regular member's data in the tar, else 0
 	Linkname string      // symlink target as written; hardlink target as a cleaned member Name
-	ModTime  time.Time
-	SHA256   [32]byte // digest of a regular member's data, when known (Align, ReadIndex)
+	MTime    int64       // modification time in Unix seconds, all that Align writes and an index keeps
+	SHA256   [32]byte    // digest of a regular member's data, when known (Align, ReadIndex)
 }
 
 // Stats describes a converted archive.

@@ -3,6 +3,7 @@ package tarutil
 import (
 	"archive/tar"
 	"fmt"
+	"time"
 
 	"pkg/internal/termtext"
 )
@@ -14,7 +15,7 @@ import (
 // It returns the first refusal, a *MemberError.
 func Validate(members []Member) error {
 	c := newChecker()
-	c.kinds = make(map[string]kind, len(members)) // its growth would hold two tables at once
+	c.paths.reserve(len(members))
 	var hdr tar.Header
 	for i := range members {
 		if err := c.checkMember(&members[i], &hdr); err != nil {
@@ -26,7 +27,7 @@ func Validate(members []Member) error {
 
 // checkMember applies the policy to m, through hdr, its header.
 func (c *checker) checkMember(m *Member, hdr *tar.Header) error {
-	*hdr = tar.Header{Typeflag: m.Type, Name: m.Name, Linkname: m.Linkname, Mode: int64(m.Mode & 0o777), Size: m.Size, ModTime: m.ModTime}
+	*hdr = tar.Header{Typeflag: m.Type, Name: m.Name, Linkname: m.Linkname, Mode: int64(m.Mode & 0o777), Size: m.Size, ModTime: time.Unix(m.MTime, 0)}
 	if m.Type == tar.TypeDir {
 		hdr.Name += "/"
 	}

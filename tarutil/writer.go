@@ -160,7 +160,7 @@ func (e *encoder) writeHeader(m *Member) error {
 	if m.Type == tar.TypeDir {
 		name += "/"
 	}
-	mtime := m.ModTime.Unix()
+	mtime := m.MTime
 	e.paxRecords(name, m, mtime)
 	if len(e.pax) > 0 {
 		e.putBlock(paxHeaderName, "", tar.TypeXHeader, 0o644, int64(len(e.pax)), 0)
@@ -175,7 +175,7 @@ func (e *encoder) writeHeader(m *Member) error {
 
 // memberBlock builds in e.blk the ustar header block Align writes for m under name.
 func (e *encoder) memberBlock(name string, m *Member) {
-	e.putBlock(name, m.Linkname, m.Type, int64(m.Mode&0o777), m.Size, m.ModTime.Unix())
+	e.putBlock(name, m.Linkname, m.Type, int64(m.Mode&0o777), m.Size, m.MTime)
 }
 
 // paxRecords sets e.pax to the records m needs, in a fixed order.

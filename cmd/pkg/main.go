@@ -40,7 +40,7 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// Near the limit the collector runs as often as it must (at most half the CPU): for
 		// an archive at tarutil's limits, fetch peaks at 169 MiB RSS, not 197 (CASES=max
-		// bench/names.sh, with and without GOMEMLIMIT=off); install at 288 MiB.
+		// bench/names.sh, with and without GOMEMLIMIT=off); install at 235 MiB.
 		debug.SetMemoryLimit(memoryLimit)
 	}
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
