@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/config"
 	"pkg/report"
 	"pkg/trust"
 )
@@ -20,7 +21,7 @@ func repoListCommand() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
-				return report.Write(c.App.Writer, report.NewRepos(rs))
+				return report.Write(c.App.Writer, report.NewRepos(reportRepos(rs)))
 			}
 			if len(rs) == 0 {
 				say(c, "no repositories: pass --repo, set PKG_REPO or configure one (docs/config.md)")
@@ -44,9 +45,18 @@ func repoListCommand() *cli.Command {
 }
 
 // repoLine is the head line of r in pkg repo list.
-func repoLine(r report.Repository) string {
-	if r.From == "--repo" || r.From == "PKG_REPO" {
-		return fmt.Sprintf("%s (from %s)", r.Name, r.From)
+func repoLine(r config.Repo) string {
+	if r.File == "--repo" || r.File == "PKG_REPO" {
+		return fmt.Sprintf("%s (from %s)", r.Name, r.File)
 	}
-	return fmt.Sprintf("%s (priority %d, from %s)", r.Name, r.Priority, r.From)
+	return fmt.Sprintf("%s (priority %d, from %s)", r.Name, r.Priority, r.File)
+}
+
+// reportRepos returns rs as pkg repo list --json reports them.
+func reportRepos(rs []config.Repo) []report.Repository {
+	out := make([]report.Repository, len(rs))
+	for i, r := range rs {
+		out[i] = report.Repository{Name: r.Name, URLs: r.URLs, Keys: r.Keys, Priority: r.Priority, From: r.File}
+	}
+	return out
 }

@@ -4,17 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/config"
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/internal/units"
 	"pkg/repo"
-	"pkg/report"
 	"pkg/trust"
 	"pkg/txn"
 )
@@ -138,7 +137,7 @@ func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
 	}
 	for name, src := range srcs {
 		r, _ := l.Of(name)
-		policy, err := withKeys(global, rs[name])
+		policy, err := rs[name].Trust(global)
 		if err != nil {
 			return err
 		}
@@ -154,29 +153,13 @@ func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
 }
 
 // lockSources returns the source of each repository of the lockfile l a sync installs
-// from, by the name its packages give (Package.Repo; "" for a lock of one), and the
-// repository in effect each is: the first for a lock of one; else the one of the same
-// name, or the lockfile's own record of it.
-func lockSources(c *cli.Context, l *repo.Lock) (map[string]*fetch.Source, map[string]report.Repository, error) {
+// from, by the name its packages give (config.LockUses), and the repository each is.
+func lockSources(c *cli.Context, l *repo.Lock) (map[string]*fetch.Source, map[string]config.Repo, error) {
 	rs, err := repositories(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	srcs, used := make(map[string]*fetch.Source), make(map[string]report.Repository)
-	for _, lr := range l.Repos {
-		r := report.Repository{Name: lr.Name, URLs: []string{lr.URL}}
-		if i := slices.IndexFunc(rs, func(x report.Repository) bool { return x.Name == lr.Name }); i >= 0 {
-			r = rs[i]
-		}
-		used[lr.Name] = r
-	}
-	if len(l.Repos) == 0 {
-		used[""] = report.Repository{URLs: []string{l.Repo}}
-		if len(rs) > 0 {
-			used[""] = rs[0]
-		}
-	}
-	obs := &progress{c: c}
+	srcs, used, obs := make(map[string]*fetch.Source), config.LockUses(l, rs), &progress{c: c}
 	for name, r := range used {
 		if srcs[name], _, err = repoSource(c, r, obs.retrying); err != nil {
 			return nil, nil, err
