@@ -173,59 +173,28 @@ func lockSources(c *cli.Context, l *repo.Lock) (map[string]*fetch.Source, map[st
 // warns under --quiet too, as it is about what pkg trusts; an unsigned local directory
 // is only a note: no one stands between it and pkg.
 func warnIndex(c *cli.Context, res trust.Result) {
-	key, state, say := "index "+res.Location, "", func() bool { return true }
-	switch {
-	case res.Expired:
-		state = fmt.Sprintf("expired version %d", res.Version)
-		say = func() bool {
+	u := res.Unverified()
+	tellOnce(c, "index "+res.Location, res.Standing(), func() bool {
+		switch {
+		case res.Expired:
 			warn(c, "repository %s: offline, using the last verified index (version %d), which expired at %s",
 				res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339))
-			return true
-		}
-	case res.Verified():
-	case len(res.SignedBy) > 0:
-		state = "signed by " + strings.Join(res.SignedBy, ", ")
-		say = func() bool {
-			warnHint(c, &unverified{errUntrustedRepo, fmt.Sprintf("repository %s is signed by key %s, but no key is trusted for it, so its index is not verified",
-				res.Location, strings.Join(res.SignedBy, ", "))})
-			return true
-		}
-	case strings.HasPrefix(res.Location, "file://"):
-		state = "unsigned"
-		say = func() bool {
-			note(c, "repository %s is not signed; pkg cannot tell whether its packages are the publisher's; %s", res.Location, hint(errUnsignedRepo, nil))
+		case u == nil:
+		case errors.Is(u, trust.ErrUsedUnsigned) && strings.HasPrefix(res.Location, "file://"):
+			note(c, "%v; %s", u, hint(u, nil))
 			return !c.Bool("quiet")
+		default:
+			warn(c, "%v; %s", u, hint(u, nil))
 		}
-	default:
-		state = "unsigned"
-		say = func() bool {
-			warnHint(c, &unverified{errUnsignedRepo, fmt.Sprintf("repository %s is not signed; pkg cannot tell whether its packages are the publisher's",
-				res.Location)})
-			return true
-		}
-	}
-	tellOnce(c, key, state, say)
+		return true
+	})
 }
 
-// unverified is a warning about an index pkg uses unverified; its kind keys its hint.
-type unverified struct {
-	kind error // errUnsignedRepo or errUntrustedRepo
-	msg  string
-}
-
-func (w *unverified) Error() string { return w.msg }
-
-func (w *unverified) Unwrap() error { return w.kind }
-
+// The hints' keys for an index used unverified (trust.UnverifiedError).
 var (
-	errUnsignedRepo  = errors.New("repository not signed")
-	errUntrustedRepo = errors.New("repository key not trusted")
+	errUnsignedRepo  = trust.ErrUsedUnsigned
+	errUntrustedRepo = trust.ErrUsedUntrusted
 )
-
-// warnHint prints w as a warning, its hint on the same line: one line per warning.
-func warnHint(c *cli.Context, w *unverified) {
-	warn(c, "%s; %s", w.msg, hint(w, nil))
-}
 
 // warn prints a warning to stderr, even under --quiet.
 func warn(c *cli.Context, format string, args ...any) {
