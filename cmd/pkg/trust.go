@@ -27,18 +27,13 @@ func trustPolicy(c *cli.Context) (trust.Policy, error) {
 
 // keySources returns the trusted keys of each source.
 func keySources(c *cli.Context) ([]txn.KeySource, error) {
-	flag := txn.KeySource{Name: "--trusted-key"}
-	for _, v := range c.StringSlice("trusted-key") {
-		keys, err := trust.ParseKeys(v)
-		if err != nil {
-			return nil, globalUsagef("--trusted-key: %v", err)
-		}
-		flag.Keys = append(flag.Keys, keys...)
+	flag, err := txn.ParseKeySource("--trusted-key", c.StringSlice("trusted-key")...)
+	if err != nil {
+		return nil, globalUsagef("%v", err)
 	}
-	env := txn.KeySource{Name: "PKG_TRUSTED_KEYS"}
-	var err error
-	if env.Keys, err = trust.ParseKeys(os.Getenv("PKG_TRUSTED_KEYS")); err != nil {
-		return nil, fmt.Errorf("PKG_TRUSTED_KEYS: %w", err)
+	env, err := txn.ParseKeySource("PKG_TRUSTED_KEYS", os.Getenv("PKG_TRUSTED_KEYS"))
+	if err != nil {
+		return nil, err
 	}
 	file, err := txn.RootKeys(c.String("root"))
 	return []txn.KeySource{flag, env, file}, err
@@ -124,32 +119,24 @@ func openRootFor(c *cli.Context, f *txn.Fetcher, ix *txn.Index) (*install.Root, 
 }
 
 // checkLockSigned checks that the lockfile says it was made from an index a key trusted
-// here verified, where signatures are required (txn.CheckLockSigned), warning about one
-// that says nothing.
+// here verified, where signatures are required (txn.CheckLockSigned).
 func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
 	global, err := trustPolicy(c)
 	if err != nil {
 		return err
 	}
 	srcs, rs, err := lockSources(c, l)
-	if err != nil {
-		return err
-	}
 	for name, src := range srcs {
 		r, _ := l.Of(name)
-		policy, err := rs[name].Trust(global)
-		if err != nil {
-			return err
-		}
-		unrecorded, err := txn.CheckLockSigned(r.Index, path, policy, c.String("root"), rootOptions(c), src.URL())
-		if unrecorded {
-			warn(c, "%s does not say it was made from a verified index: lock it again with the publisher's key to record it", path)
+		var policy trust.Policy
+		if policy, err = rs[name].Trust(global); err == nil {
+			_, err = txn.CheckLockSigned(r.Index, path, policy, c.String("root"), rootOptions(c), src.URL())
 		}
 		if err != nil {
-			return err
+			break
 		}
 	}
-	return nil
+	return err
 }
 
 // lockSources returns the source of each repository of the lockfile l a sync installs
