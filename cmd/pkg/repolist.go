@@ -1,13 +1,10 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
 	"pkg/config"
 	"pkg/report"
-	"pkg/trust"
 )
 
 func repoListCommand() *cli.Command {
@@ -26,33 +23,15 @@ func repoListCommand() *cli.Command {
 			if len(rs) == 0 {
 				say(c, "no repositories: pass --repo, set PKG_REPO or configure one (docs/config.md)")
 			}
-			for _, r := range rs {
-				say(c, "%s", repoLine(r))
-				for i, u := range r.URLs {
-					say(c, "  %s %s", map[bool]string{true: "url   ", false: "mirror"}[i == 0], u)
-				}
-				for _, s := range r.Keys {
-					id := "?"
-					if k, err := trust.ParsePublicKey(s); err == nil {
-						id = k.ID()
-					}
-					say(c, "  key    %s %s", id, s)
-				}
+			for _, line := range report.ReposText(reportRepos(rs)) {
+				say(c, "%s", line)
 			}
 			return nil
 		},
 	}
 }
 
-// repoLine is the head line of r in pkg repo list.
-func repoLine(r config.Repo) string {
-	if r.File == "--repo" || r.File == "PKG_REPO" {
-		return fmt.Sprintf("%s (from %s)", r.Name, r.File)
-	}
-	return fmt.Sprintf("%s (priority %d, from %s)", r.Name, r.Priority, r.File)
-}
-
-// reportRepos returns rs as pkg repo list --json reports them.
+// reportRepos returns rs as pkg repo list reports them.
 func reportRepos(rs []config.Repo) []report.Repository {
 	out := make([]report.Repository, len(rs))
 	for i, r := range rs {
