@@ -1,12 +1,10 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
+	"pkg/config"
 	"pkg/report"
-	"pkg/trust"
 )
 
 func repoListCommand() *cli.Command {
@@ -20,33 +18,24 @@ func repoListCommand() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
-				return report.Write(c.App.Writer, report.NewRepos(rs))
+				return report.Write(c.App.Writer, report.NewRepos(reportRepos(rs)))
 			}
 			if len(rs) == 0 {
 				say(c, "no repositories: pass --repo, set PKG_REPO or configure one (docs/config.md)")
 			}
-			for _, r := range rs {
-				say(c, "%s", repoLine(r))
-				for i, u := range r.URLs {
-					say(c, "  %s %s", map[bool]string{true: "url   ", false: "mirror"}[i == 0], u)
-				}
-				for _, s := range r.Keys {
-					id := "?"
-					if k, err := trust.ParsePublicKey(s); err == nil {
-						id = k.ID()
-					}
-					say(c, "  key    %s %s", id, s)
-				}
+			for _, line := range report.ReposText(reportRepos(rs)) {
+				say(c, "%s", line)
 			}
 			return nil
 		},
 	}
 }
 
-// repoLine is the head line of r in pkg repo list.
-func repoLine(r report.Repository) string {
-	if r.From == "--repo" || r.From == "PKG_REPO" {
-		return fmt.Sprintf("%s (from %s)", r.Name, r.From)
+// reportRepos returns rs as pkg repo list reports them.
+func reportRepos(rs []config.Repo) []report.Repository {
+	out := make([]report.Repository, len(rs))
+	for i, r := range rs {
+		out[i] = report.Repository{Name: r.Name, URLs: r.URLs, Keys: r.Keys, Priority: r.Priority, From: r.File}
 	}
-	return fmt.Sprintf("%s (priority %d, from %s)", r.Name, r.Priority, r.From)
+	return out
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -85,22 +84,11 @@ func newSigner(c *cli.Context, name string) (*repo.Signer, []trust.PrivateKey, e
 	if c.Duration("expires") <= 0 {
 		return nil, nil, usagef("%s: --expires must be positive", c.Command.Name)
 	}
-	var keys []trust.PrivateKey
-	for _, path := range c.StringSlice("key") {
-		k, err := trust.ReadKeyFile(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		if info, err := os.Stat(path); err == nil && info.Mode().Perm()&0o077 != 0 {
-			warn(c, "signing key %s can be read by others (mode %04o): whoever reads it can sign for you; chmod 600 %s", path, info.Mode().Perm(), path)
-		}
-		keys = append(keys, k)
+	keys, exposed, err := trust.ReadSigningKeys(c.StringSlice("key"))
+	for _, e := range exposed {
+		warn(c, "%v", e)
 	}
-	if len(keys) == 0 {
-		return nil, nil, nil
-	}
-	return &repo.Signer{Name: name, Expires: time.Now().Add(c.Duration("expires")),
-		Sign: func(index []byte) []byte { return trust.Sign(index, keys...) }}, keys, nil
+	return trust.NewSigner(name, time.Now().Add(c.Duration("expires")), keys), keys, err
 }
 
 // saySigned reports a signed index and the public keys that verify it.

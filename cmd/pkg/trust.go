@@ -4,17 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/config"
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/internal/units"
 	"pkg/repo"
-	"pkg/report"
 	"pkg/trust"
 	"pkg/txn"
 )
@@ -28,18 +27,13 @@ func trustPolicy(c *cli.Context) (trust.Policy, error) {
 
 // keySources returns the trusted keys of each source.
 func keySources(c *cli.Context) ([]txn.KeySource, error) {
-	flag := txn.KeySource{Name: "--trusted-key"}
-	for _, v := range c.StringSlice("trusted-key") {
-		keys, err := trust.ParseKeys(v)
-		if err != nil {
-			return nil, globalUsagef("--trusted-key: %v", err)
-		}
-		flag.Keys = append(flag.Keys, keys...)
+	flag, err := txn.ParseKeySource("--trusted-key", c.StringSlice("trusted-key")...)
+	if err != nil {
+		return nil, globalUsagef("%v", err)
 	}
-	env := txn.KeySource{Name: "PKG_TRUSTED_KEYS"}
-	var err error
-	if env.Keys, err = trust.ParseKeys(os.Getenv("PKG_TRUSTED_KEYS")); err != nil {
-		return nil, fmt.Errorf("PKG_TRUSTED_KEYS: %w", err)
+	env, err := txn.ParseKeySource("PKG_TRUSTED_KEYS", os.Getenv("PKG_TRUSTED_KEYS"))
+	if err != nil {
+		return nil, err
 	}
 	file, err := txn.RootKeys(c.String("root"))
 	return []txn.KeySource{flag, env, file}, err
@@ -125,58 +119,34 @@ func openRootFor(c *cli.Context, f *txn.Fetcher, ix *txn.Index) (*install.Root, 
 }
 
 // checkLockSigned checks that the lockfile says it was made from an index a key trusted
-// here verified, where signatures are required (txn.CheckLockSigned), warning about one
-// that says nothing.
+// here verified, where signatures are required (txn.CheckLockSigned).
 func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
 	global, err := trustPolicy(c)
 	if err != nil {
 		return err
 	}
 	srcs, rs, err := lockSources(c, l)
-	if err != nil {
-		return err
-	}
 	for name, src := range srcs {
 		r, _ := l.Of(name)
-		policy, err := withKeys(global, rs[name])
-		if err != nil {
-			return err
-		}
-		unrecorded, err := txn.CheckLockSigned(r.Index, path, policy, c.String("root"), rootOptions(c), src.URL())
-		if unrecorded {
-			warn(c, "%s does not say it was made from a verified index: lock it again with the publisher's key to record it", path)
+		var policy trust.Policy
+		if policy, err = rs[name].Trust(global); err == nil {
+			_, err = txn.CheckLockSigned(r.Index, path, policy, c.String("root"), rootOptions(c), src.URL())
 		}
 		if err != nil {
-			return err
+			break
 		}
 	}
-	return nil
+	return err
 }
 
 // lockSources returns the source of each repository of the lockfile l a sync installs
-// from, by the name its packages give (Package.Repo; "" for a lock of one), and the
-// repository in effect each is: the first for a lock of one; else the one of the same
-// name, or the lockfile's own record of it.
-func lockSources(c *cli.Context, l *repo.Lock) (map[string]*fetch.Source, map[string]report.Repository, error) {
+// from, by the name its packages give (config.LockUses), and the repository each is.
+func lockSources(c *cli.Context, l *repo.Lock) (map[string]*fetch.Source, map[string]config.Repo, error) {
 	rs, err := repositories(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	srcs, used := make(map[string]*fetch.Source), make(map[string]report.Repository)
-	for _, lr := range l.Repos {
-		r := report.Repository{Name: lr.Name, URLs: []string{lr.URL}}
-		if i := slices.IndexFunc(rs, func(x report.Repository) bool { return x.Name == lr.Name }); i >= 0 {
-			r = rs[i]
-		}
-		used[lr.Name] = r
-	}
-	if len(l.Repos) == 0 {
-		used[""] = report.Repository{URLs: []string{l.Repo}}
-		if len(rs) > 0 {
-			used[""] = rs[0]
-		}
-	}
-	obs := &progress{c: c}
+	srcs, used, obs := make(map[string]*fetch.Source), config.LockUses(l, rs), &progress{c: c}
 	for name, r := range used {
 		if srcs[name], _, err = repoSource(c, r, obs.retrying); err != nil {
 			return nil, nil, err
@@ -190,59 +160,28 @@ func lockSources(c *cli.Context, l *repo.Lock) (map[string]*fetch.Source, map[st
 // warns under --quiet too, as it is about what pkg trusts; an unsigned local directory
 // is only a note: no one stands between it and pkg.
 func warnIndex(c *cli.Context, res trust.Result) {
-	key, state, say := "index "+res.Location, "", func() bool { return true }
-	switch {
-	case res.Expired:
-		state = fmt.Sprintf("expired version %d", res.Version)
-		say = func() bool {
+	u := res.Unverified()
+	tellOnce(c, "index "+res.Location, res.Standing(), func() bool {
+		switch {
+		case res.Expired:
 			warn(c, "repository %s: offline, using the last verified index (version %d), which expired at %s",
 				res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339))
-			return true
-		}
-	case res.Verified():
-	case len(res.SignedBy) > 0:
-		state = "signed by " + strings.Join(res.SignedBy, ", ")
-		say = func() bool {
-			warnHint(c, &unverified{errUntrustedRepo, fmt.Sprintf("repository %s is signed by key %s, but no key is trusted for it, so its index is not verified",
-				res.Location, strings.Join(res.SignedBy, ", "))})
-			return true
-		}
-	case strings.HasPrefix(res.Location, "file://"):
-		state = "unsigned"
-		say = func() bool {
-			note(c, "repository %s is not signed; pkg cannot tell whether its packages are the publisher's; %s", res.Location, hint(errUnsignedRepo, nil))
+		case u == nil:
+		case errors.Is(u, trust.ErrUsedUnsigned) && strings.HasPrefix(res.Location, "file://"):
+			note(c, "%v; %s", u, hint(u, nil))
 			return !c.Bool("quiet")
+		default:
+			warn(c, "%v; %s", u, hint(u, nil))
 		}
-	default:
-		state = "unsigned"
-		say = func() bool {
-			warnHint(c, &unverified{errUnsignedRepo, fmt.Sprintf("repository %s is not signed; pkg cannot tell whether its packages are the publisher's",
-				res.Location)})
-			return true
-		}
-	}
-	tellOnce(c, key, state, say)
+		return true
+	})
 }
 
-// unverified is a warning about an index pkg uses unverified; its kind keys its hint.
-type unverified struct {
-	kind error // errUnsignedRepo or errUntrustedRepo
-	msg  string
-}
-
-func (w *unverified) Error() string { return w.msg }
-
-func (w *unverified) Unwrap() error { return w.kind }
-
+// The hints' keys for an index used unverified (trust.UnverifiedError).
 var (
-	errUnsignedRepo  = errors.New("repository not signed")
-	errUntrustedRepo = errors.New("repository key not trusted")
+	errUnsignedRepo  = trust.ErrUsedUnsigned
+	errUntrustedRepo = trust.ErrUsedUntrusted
 )
-
-// warnHint prints w as a warning, its hint on the same line: one line per warning.
-func warnHint(c *cli.Context, w *unverified) {
-	warn(c, "%s; %s", w.msg, hint(w, nil))
-}
 
 // warn prints a warning to stderr, even under --quiet.
 func warn(c *cli.Context, format string, args ...any) {

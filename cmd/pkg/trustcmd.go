@@ -128,10 +128,8 @@ func trustRemoveAction(c *cli.Context) error {
 			p.Location, p.Name, p.Location)
 	}
 	if sources, err := keySources(c); err == nil {
-		for _, s := range sources[:2] { // the flag and the environment, which pkg does not change
-			if slices.ContainsFunc(s.Keys, func(k trust.PublicKey) bool { return k.ID() == id }) {
-				note(c, "key %s is still trusted by %s, for this command", id, s.Name)
-			}
+		for _, name := range txn.Trusting(sources[:2], id) { // the flag and the environment, which pkg does not change
+			note(c, "key %s is still trusted by %s, for this command", id, name)
 		}
 	}
 	return nil

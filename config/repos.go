@@ -1,0 +1,119 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+
+	"pkg/repo"
+	"pkg/trust"
+)
+
+// Use returns the repositories a command uses, given these for it (each with its
+// location as URLs[0] and where it was given as File), in the order names resolve from
+// them: the given ones, then the configured ones not among them. A given location that is
+// a configured repository's first URL is that repository, with its name, mirrors and
+// keys; so is a given name that is a configured one's, if byName (a lockfile's record).
+// A given repository without a name is named after its location, and a name taken
+// already gets a suffix: "-2", "-3"...
+func (c *Config) Use(given []Repo, byName bool) []Repo {
+	var out []Repo
+	taken := func(name string) bool {
+		return slices.ContainsFunc(out, func(r Repo) bool { return r.Name == name })
+	}
+	for _, g := range given {
+		if i := slices.IndexFunc(c.Repos, func(r Repo) bool {
+			return r.URLs[0] == g.URLs[0] || byName && r.Name == g.Name
+		}); i >= 0 {
+			g = c.Repos[i]
+		}
+		if g.Name == "" {
+			g.Name = nameOf(g.URLs[0])
+		}
+		for n, base := 2, g.Name; taken(g.Name); n++ {
+			g.Name = fmt.Sprintf("%s-%d", base, n)
+		}
+		out = append(out, g)
+	}
+	for _, r := range c.Repos {
+		if !taken(r.Name) && !slices.ContainsFunc(out, func(o Repo) bool { return o.URLs[0] == r.URLs[0] }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// SplitRepo splits a repository given as [NAME=]LOCATION; a NAME that is not a valid
+// repository name is part of the location.
+func SplitRepo(s string) (name, location string) {
+	name, location, ok := strings.Cut(s, "=")
+	if !ok || !repo.ValidName(name) {
+		return "", s
+	}
+	return name, location
+}
+
+// LockRepos returns the repositories the lockfile l at path records, by name and URL.
+func LockRepos(l *repo.Lock, path string) []Repo {
+	var rs []Repo
+	for _, r := range l.Repos {
+		rs = append(rs, Repo{Name: r.Name, URLs: []string{r.URL}, File: "lockfile " + path})
+	}
+	if len(rs) == 0 {
+		rs = []Repo{{URLs: []string{l.Repo}, File: "lockfile " + path}}
+	}
+	return rs
+}
+
+// LockUses returns the repository of rs (those in effect) each repository of the lockfile
+// l is, by the name its packages give it (repo.Package.Repo; "" for a lock of one): the
+// one of the same name, else the lockfile's record of it; for a lock of one, the first.
+func LockUses(l *repo.Lock, rs []Repo) map[string]Repo {
+	used := make(map[string]Repo)
+	for _, lr := range l.Repos {
+		r := Repo{Name: lr.Name, URLs: []string{lr.URL}}
+		if i := slices.IndexFunc(rs, func(x Repo) bool { return x.Name == lr.Name }); i >= 0 {
+			r = rs[i]
+		}
+		used[lr.Name] = r
+	}
+	if len(l.Repos) == 0 {
+		used[""] = Repo{URLs: []string{l.Repo}}
+		if len(rs) > 0 {
+			used[""] = rs[0]
+		}
+	}
+	return used
+}
+
+// Trust returns p trusting also the keys of r, which makes r's index need a signature.
+func (r Repo) Trust(p trust.Policy) (trust.Policy, error) {
+	p.Keys = slices.Clone(p.Keys)
+	for _, s := range r.Keys {
+		k, err := trust.ParsePublicKey(s)
+		if err != nil {
+			return p, fmt.Errorf("repository %s (%s): key: %w", r.Name, r.File, err)
+		}
+		p.Keys = append(p.Keys, k)
+	}
+	return p, nil
+}
+
+// nameOf makes a repository name of a location: its last path element, else its host,
+// else "repo".
+func nameOf(loc string) string {
+	p := loc
+	if u, err := url.Parse(loc); err == nil && u.Scheme != "" {
+		p = strings.TrimSuffix(u.Path, "index.json")
+		if strings.Trim(p, "/") == "" {
+			p = u.Hostname()
+		}
+	}
+	name := strings.ToLower(path.Base(strings.TrimSuffix(strings.TrimSuffix(p, "index.json"), "/")))
+	if !repo.ValidName(name) {
+		return "repo"
+	}
+	return name
+}

@@ -1,0 +1,68 @@
+package config
+
+import (
+	"reflect"
+	"testing"
+
+	"pkg/repo"
+)
+
+func TestUse(t *testing.T) {
+	team := Repo{Name: "team", URLs: []string{"https://team.example/r", "https://mirror.example/r"}, Priority: 10, File: "pkg.toml"}
+	main := Repo{Name: "main", URLs: []string{"https://main.example/pkgs/"}, File: "pkg.toml"}
+	cfg := &Config{Repos: []Repo{team, main}}
+	flag := func(name, loc string) Repo { return Repo{Name: name, URLs: []string{loc}, File: "--repo"} }
+	for _, tc := range []struct {
+		name   string
+		given  []Repo
+		byName bool
+		want   []Repo
+	}{
+		{"configured only", nil, false, []Repo{team, main}},
+		{"given first, named after its path", []Repo{flag("", "/srv/Local/")}, false,
+			[]Repo{{Name: "local", URLs: []string{"/srv/Local/"}, File: "--repo"}, team, main}},
+		{"named after its host", []Repo{flag("", "https://x.example/index.json")}, false,
+			[]Repo{{Name: "x.example", URLs: []string{"https://x.example/index.json"}, File: "--repo"}, team, main}},
+		{"a configured URL is that repository", []Repo{flag("", "https://main.example/pkgs/")}, false, []Repo{main, team}},
+		{"a name taken gets a suffix", []Repo{flag("team", "/a"), flag("team", "/b")}, false,
+			[]Repo{{Name: "team", URLs: []string{"/a"}, File: "--repo"}, {Name: "team-2", URLs: []string{"/b"}, File: "--repo"}, main}},
+		{"a flag's name is not the configured one", []Repo{flag("main", "/m")}, false,
+			[]Repo{{Name: "main", URLs: []string{"/m"}, File: "--repo"}, team}},
+		{"a lockfile's name is", []Repo{{Name: "main", URLs: []string{"/m"}, File: "lockfile l"}}, true, []Repo{main, team}},
+	} {
+		if got := cfg.Use(tc.given, tc.byName); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: Use = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestSplitRepo(t *testing.T) {
+	for _, tc := range []struct{ in, name, loc string }{
+		{"team=/srv/r", "team", "/srv/r"},
+		{"/srv/a=b", "", "/srv/a=b"},
+		{"https://x/?a=b", "", "https://x/?a=b"},
+		{"team=", "team", ""},
+		{"", "", ""},
+	} {
+		if name, loc := SplitRepo(tc.in); name != tc.name || loc != tc.loc {
+			t.Errorf("SplitRepo(%q) = %q, %q, want %q, %q", tc.in, name, loc, tc.name, tc.loc)
+		}
+	}
+}
+
+func TestLockUses(t *testing.T) {
+	inEffect := []Repo{{Name: "team", URLs: []string{"https://team.example/r", "https://m.example/r"}}}
+	two := &repo.Lock{Repos: []repo.LockRepo{{Name: "team", URL: "https://old.example/r"}, {Name: "other", URL: "/o"}}}
+	got := LockUses(two, inEffect)
+	want := map[string]Repo{"team": inEffect[0], "other": {Name: "other", URLs: []string{"/o"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("LockUses = %+v, want %+v", got, want)
+	}
+	one := &repo.Lock{Repo: "/recorded"}
+	if got := LockUses(one, nil)[""]; !reflect.DeepEqual(got.URLs, []string{"/recorded"}) {
+		t.Errorf("LockUses of a lock of one, none in effect = %+v, want its record", got)
+	}
+	if got := LockUses(one, inEffect)[""]; got.Name != "team" {
+		t.Errorf("LockUses of a lock of one = %+v, want the first in effect", got)
+	}
+}

@@ -1,0 +1,106 @@
+// Package publish adds archives to a repository directory: it checks an archive against
+// the entry it is added as, adds it (copied, or recorded at the URL it is published at),
+// and says what the new entry may lack.
+package publish
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+)
+
+// An Archive is one to add, read from a path or downloaded from an http(s) URL.
+type Archive struct {
+	Location string // as given
+	Path     string // where it is read from: Location, or a temporary download of it
+	Remote   bool   // Location is a URL
+	fetch.Contents
+	cleanup func()
+}
+
+// Open reads the archive at location, a path or an http(s) URL (fetch.Local), refusing
+// anything an install would refuse (fetch.Inspect). Close removes a download.
+func Open(ctx context.Context, location string) (*Archive, error) {
+	local, remote, cleanup, err := fetch.Local(ctx, location)
+	if err != nil {
+		return nil, err
+	}
+	st, err := fetch.Inspect(local)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	return &Archive{Location: location, Path: local, Remote: remote, Contents: st, cleanup: cleanup}, nil
+}
+
+// Close removes the temporary download of a, if any.
+func (a *Archive) Close() { a.cleanup() }
+
+// Added is what Add did, and what the new entry may lack.
+type Added struct {
+	Package  repo.Package   // the entry as added
+	Meta     repo.Meta      // the index's, as signed (with a signer)
+	Created  bool           // the directory had no index.json
+	Replaced []repo.Package // the entry of the same name, version and platform it replaced
+	Missing  []string       // the entry's dependencies no package of the repository is named by
+	LibDirs  []string       // directories of shared libraries in the archive, if the entry names none
+}
+
+// Add adds a to the repository directory dir as the entry p, whose size, file count and
+// commands' and library directories' spelling it sets, and signs the index with s unless
+// s is nil. It refuses commands that cannot run and library directories not in a, and,
+// unless replace, a name and version the repository has already with another archive or
+// other metadata (repo.CheckRepublish).
+func Add(dir string, a *Archive, p repo.Package, replace bool, s *repo.Signer) (*Added, error) {
+	p.Bin, p.Lib = slices.Clone(p.Bin), slices.Clone(p.Lib)
+	for i := range p.Bin {
+		p.Bin[i] = repo.CleanBin(p.Bin[i])
+	}
+	for i := range p.Lib {
+		p.Lib[i] = path.Clean(p.Lib[i])
+	}
+	if err := install.CheckRunnable(p.Bin, a.Members); err != nil {
+		return nil, fmt.Errorf("repo add %s %s: %w", p.Name, p.Version, err)
+	}
+	if err := install.CheckLib(p.Lib, a.Members); err != nil {
+		return nil, fmt.Errorf("repo add %s %s: %w", p.Name, p.Version, err)
+	}
+	p.InstalledSize, p.Files = a.Bytes, a.Stats.Files
+	before, created := repo.ReadDir(dir)
+	if !replace {
+		if err := repo.CheckRepublish(dir, a.Path, before, p); err != nil {
+			return nil, err
+		}
+	}
+	res := &Added{Created: created}
+	var err error
+	if a.Remote {
+		res.Package, res.Meta, err = repo.AddURL(dir, a.Location, a.Path, p, s)
+	} else {
+		res.Package, res.Meta, err = repo.AddSigned(dir, a.Location, p, s)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p = res.Package
+	for _, q := range before.Packages {
+		if q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform {
+			res.Replaced = append(res.Replaced, q)
+		}
+	}
+	for _, d := range p.Depends { // the index now holds before's packages and p
+		r, err := repo.ParseRequirement(d)
+		if err == nil && r.Name != p.Name && !slices.ContainsFunc(before.Packages, func(q repo.Package) bool { return q.Name == r.Name }) {
+			res.Missing = append(res.Missing, d)
+		}
+	}
+	if len(p.Lib) == 0 {
+		res.LibDirs = install.LibDirs(a.Members)
+	}
+	return res, nil
+}
