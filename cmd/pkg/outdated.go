@@ -8,7 +8,6 @@ import (
 	"pkg/db"
 	"pkg/install"
 	"pkg/internal/units"
-	"pkg/repo"
 	"pkg/report"
 	"pkg/txn"
 )
@@ -30,13 +29,7 @@ func outdatedCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			var reqs []repo.Requirement
-			for _, s := range requested {
-				if r, err := repo.ParseRequirement(s); err == nil {
-					reqs = append(reqs, r)
-				}
-			}
-			out := report.NewOutdated(ix.Outdated(txn.Installed(recs), reqs))
+			out := report.NewOutdated(ix.Outdated(txn.Installed(recs), txn.Requirements(requested)))
 			if len(out.Packages) == 0 && !c.Bool("json") {
 				say(c, "%s up to date", units.Count(len(recs), "package"))
 				return nil
