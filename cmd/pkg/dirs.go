@@ -54,7 +54,6 @@ func openCacheFor(c *cli.Context, dry bool) (*fetch.Cache, error) {
 	return cache, err
 }
 
-// closeCaches closes the caches the command opened.
 func closeCaches(app *cli.App) {
 	caches, _ := app.Metadata["caches"].([]*fetch.Cache)
 	for _, c := range caches {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -19,6 +18,7 @@ import (
 	"pkg/internal/buildinfo"
 	"pkg/internal/cliusage"
 	"pkg/internal/process"
+	"pkg/txn"
 )
 
 func main() {
@@ -125,7 +125,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "repo", Usage: "repository, [NAME=]LOCATION: a directory, file:// or http(s):// URL (repeatable, highest priority first, before the configured ones; also PKG_REPO, one)"},
 		&cli.BoolFlag{Name: "no-sync", Usage: "skip the sync before each commit (throwaway machines only)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
-		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: defaultJobs(), Usage: "packages to fetch at once"},
+		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: txn.DefaultJobs(), Usage: "packages to fetch at once"},
 		&cli.BoolFlag{Name: "offline", EnvVars: []string{"PKG_OFFLINE"}, Usage: "use only the cache: no network, no repository"},
 		&cli.DurationFlag{Name: "lock-timeout", Value: 5 * time.Minute, Usage: "how long to wait for another pkg process to finish with the root (0: for ever)"},
 		&cli.StringSliceFlag{Name: "trusted-key", Usage: "trust a publisher's key, [REPO=]pkg-ed25519:..., and require every repository to verify with a trusted key (repeatable; also PKG_TRUSTED_KEYS, and 'pkg trust add' for the root)"},
@@ -167,11 +167,6 @@ func sourceOptions(c *cli.Context, retrying func(err error, wait time.Duration, 
 	failover := func(to string, why error) { (&progress{c: c}).rep().Note("%v; using %s", why, to) }
 	return fetch.Options{Offline: c.Bool("offline"), Trust: policy, Retrying: retrying, Failover: failover}, nil
 }
-
-// defaultJobs is how many packages pkg fetches at once unless told: one download keeps
-// most of two cores busy (decompressing, and hashing while aligning), so more only help
-// while downloads wait for the network; past four they mostly share one server.
-func defaultJobs() int { return min(4, 2*runtime.GOMAXPROCS(0)) }
 
 // say prints a line to stdout unless --quiet.
 func say(c *cli.Context, format string, args ...any) {
