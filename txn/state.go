@@ -45,3 +45,12 @@ func Offered(ix *Index, name string, installed []db.Package) (repo.Package, erro
 	}
 	return p, err
 }
+
+// ReadInstalled returns d's installed packages and the requirements of those the user
+// asked for (db.DB.Requested).
+func ReadInstalled(d *db.DB) (recs []db.Package, requested map[string]string, err error) {
+	if recs, err = d.List(); err == nil {
+		requested, err = d.Requested()
+	}
+	return recs, requested, err
+}

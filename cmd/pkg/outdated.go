@@ -43,9 +43,7 @@ func outdatedCommand() *cli.Command {
 // those the user asked for (db.DB.Requested); none where there is no root.
 func installedAndRequested(c *cli.Context) (recs []db.Package, requested map[string]string, err error) {
 	err = viewRoot(c, func(d *db.DB) (err error) {
-		if recs, err = d.List(); err == nil {
-			requested, err = d.Requested()
-		}
+		recs, requested, err = txn.ReadInstalled(d)
 		return err
 	})
 	if errors.Is(err, install.ErrNoRoot) {
