@@ -1,15 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
 	"pkg/internal/cliusage"
-	"pkg/repo"
+	"pkg/txn"
 )
 
 // The argument checks of cliusage, and its usage errors, as the commands call them.
@@ -34,53 +34,32 @@ func unique(names []string) []string {
 	return out
 }
 
-// installedNames refuses, as a usage error of the command op, an argument that cannot
-// name an installed package: a name with a version or constraint, or no name at all.
-func installedNames(op string, names []string) error {
-	for _, n := range names {
-		if r, err := repo.ParseRequirement(n); err == nil && len(r.Constraints) > 0 {
-			tip := ""
-			if op == "upgrade" {
-				tip = fmt.Sprintf(" ('pkg install %s' installs the version it names)", n)
-			}
-			return usagef("%s takes names of installed packages, not %s%s", op, n, tip)
-		}
-		if !repo.ValidName(n) && !repo.ValidName(strings.ToLower(n)) { // "Hello" gets a did-you-mean
-			return usagef("%s: %q is not a package name", op, n)
-		}
-	}
-	return nil
+// installedNames is txn.CheckNames for the command op, its refusals usage errors.
+func installedNames(op string, names []string) error { return nameUsage(txn.CheckNames(op, names)) }
+
+// needInstalled is txn.NeedInstalled for the command op, with installedNames' usage errors.
+func needInstalled(op string, names []string, installed []db.Package) error {
+	return nameUsage(txn.NeedInstalled(op, names, installed))
 }
 
-// needInstalled returns the error of the command op for the first of names that
-// installed lacks, or nil; a usage error for what installedNames refuses.
-func needInstalled(op string, names []string, installed []db.Package) error {
-	if err := installedNames(op, names); err != nil {
+// nameUsage makes a *txn.NameError a usage error; upgrade's of a version says what does.
+func nameUsage(err error) error {
+	var ne *txn.NameError
+	if !errors.As(err, &ne) {
 		return err
 	}
-	for _, n := range names {
-		if !slices.ContainsFunc(installed, func(p db.Package) bool { return p.Name == n }) {
-			return notInstalled(op, n, installed)
-		}
+	if ne.Versioned && ne.Op == "upgrade" {
+		return usagef("%v ('pkg install %s' installs the version it names)", err, ne.Arg)
 	}
-	return nil
+	return usagef("%v", err)
 }
 
-// notInstalled is the error of the command op for name, which installed lacks.
+// notInstalled is the error of the command op for name, which installed lacks; a question
+// about a package (info, files) suggests the repository when no installed name is close.
 func notInstalled(op, name string, installed []db.Package) error {
-	tip := didYouMean(name, installed)
-	if tip == "" && (op == "info" || op == "files") { // a question about a package: the repository may have it
-		tip = fmt.Sprintf(" (try 'pkg search %s')", name)
+	err := txn.NotInstalled(op, name, installed)
+	if err.Close == "" && (op == "info" || op == "files") {
+		return fmt.Errorf("%w (try 'pkg search %s')", err, name)
 	}
-	return fmt.Errorf("%s %s: not installed%s", op, name, tip)
-}
-
-// didYouMean offers the installed packages whose names are close to name, a name not
-// installed, as repo.DidYouMean does.
-func didYouMean(name string, installed []db.Package) string {
-	names := make([]string, len(installed))
-	for i, p := range installed {
-		names[i] = p.Name
-	}
-	return repo.DidYouMean(name, names)
+	return err
 }

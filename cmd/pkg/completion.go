@@ -1,6 +1,7 @@
 package main
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"strings"
@@ -45,37 +46,16 @@ func completionCommand() *cli.Command {
 }
 
 // The bash and zsh scripts ask pkg itself, through urfave/cli's --generate-bash-completion
-// (cli.App.EnableBashCompletion), what may come next: the commands, a command's flags
-// after a "-", and for the commands that take them the installed packages' names.
-const bashCompletion = `# bash completion for pkg
-_pkg() {
-	local cur=${COMP_WORDS[COMP_CWORD]}
-	local args=("${COMP_WORDS[@]:1:COMP_CWORD-1}")
-	[[ $cur == -* ]] && args+=("$cur")
-	local IFS=$'\n'
-	COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" "${args[@]}" --generate-bash-completion 2>/dev/null)" -- "$cur"))
-}
-complete -o default -F _pkg pkg
-`
-
-const zshCompletion = `#compdef pkg
-_pkg() {
-	local -a opts
-	opts=("${(@f)$(${words[1]} ${words[2,CURRENT-1]} ${${words[CURRENT]}:#[^-]*} --generate-bash-completion 2>/dev/null)}")
-	opts=(${opts:#})
-	if (( ${#opts} )); then
-		compadd -a opts
-	else
-		_files
-	fi
-}
-compdef _pkg pkg
-`
-
-// fishInstalled adds installed package names to the fish script for the commands that
-// take them (completeInstalled).
-const fishInstalled = `complete -c pkg -n '__fish_seen_subcommand_from info files why verify remove upgrade' -f -a '(pkg list 2>/dev/null | string replace -r "\\s.*" "")'
-`
+// (cli.App.EnableBashCompletion), what may come next; fish's adds the installed packages'
+// names to urfave/cli's script for the commands that take them (completeInstalled).
+var (
+	//go:embed completion/pkg.bash
+	bashCompletion string
+	//go:embed completion/_pkg
+	zshCompletion string
+	//go:embed completion/installed.fish
+	fishInstalled string
+)
 
 // completeInstalled completes a command's flags after a "-", else the names of the
 // installed packages. The word completed is read from os.Args, as urfave/cli's own

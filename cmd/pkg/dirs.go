@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
 
 	"pkg/db"
 	"pkg/fetch"
@@ -55,7 +54,6 @@ func openCacheFor(c *cli.Context, dry bool) (*fetch.Cache, error) {
 	return cache, err
 }
 
-// closeCaches closes the caches the command opened.
 func closeCaches(app *cli.App) {
 	caches, _ := app.Metadata["caches"].([]*fetch.Cache)
 	for _, c := range caches {
@@ -74,23 +72,21 @@ func defaultCache() string { return xdg.Dir("XDG_CACHE_HOME", ".cache") }
 
 func openRoot(c *cli.Context) (*install.Root, error) {
 	r, err := install.Open(c.Context, c.String("root"), rootOptions(c))
-	if err == nil {
-		heldRoot(c, r)
+	if err != nil {
+		return r, err
 	}
-	if err == nil && r.Links() != nil {
+	heldRoot(c, r)
+	if r.Links() != nil {
 		warn(c, "%s; once it can be changed, 'pkg verify' names the links still wrong", r.Links())
 	}
-	if err == nil && r.Recovered() != "" {
-		note(c, "an earlier pkg command was cut short: %s", r.Recovered())
+	for _, n := range r.Notes() {
+		if n.Warn {
+			warn(c, "%s", n.Text)
+		} else {
+			note(c, "%s", n.Text)
+		}
 	}
-	if err == nil && r.Leftovers() != nil {
-		warn(c, "could not delete what an earlier command left behind (the root is as recorded; delete it by hand): %s", r.Leftovers())
-	}
-	var st unix.Stat_t
-	if err == nil && os.Geteuid() == 0 && unix.Stat(r.Dir(), &st) == nil && st.Uid != 0 {
-		note(c, "running as root in %s, which belongs to uid %d: what pkg installs there belongs to root, and that user cannot remove it; run pkg as that user", r.Dir(), st.Uid)
-	}
-	return r, err
+	return r, nil
 }
 
 // closeRoot closes root after a command that may have made it, abandoning it if the
@@ -116,13 +112,7 @@ func rootExists(c *cli.Context) error {
 // viewRoot calls fn with the root's database, without waiting for a command that is
 // changing the root: fn then sees what was installed before that command.
 func viewRoot(c *cli.Context, fn func(d *db.DB) error) error {
-	busy := func(holder string) {
-		if holder == "" {
-			note(c, "a pkg command did not finish changing %s (it was cut short, or failed); the next one that locks it undoes that change, and this is what was installed before it", c.String("root"))
-			return
-		}
-		note(c, "%s is changing %s; this is what was installed before it started", holder, c.String("root"))
-	}
+	busy := func(holder string) { note(c, "%s", install.BusyText(holder, c.String("root"))) }
 	return install.View(c.String("root"), rootOptions(c), busy, fn)
 }
 

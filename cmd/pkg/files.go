@@ -42,13 +42,8 @@ func filesCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				return printJSON(c, report.NewFiles(&ps[0], files[0]))
-			}
-			for _, f := range files[0] {
-				fmt.Fprintln(c.App.Writer, f.Path)
-			}
-			return nil
+			f := report.NewFiles(&ps[0], files[0])
+			return show(c, f, f.WriteText)
 		},
 	}
 }

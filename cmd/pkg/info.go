@@ -8,7 +8,6 @@ import (
 
 	"pkg/db"
 	"pkg/install"
-	"pkg/repo"
 	"pkg/report"
 	"pkg/txn"
 
@@ -71,15 +70,9 @@ func offeredInfo(c *cli.Context, name string, installed []db.Package) error {
 	if err != nil {
 		return err
 	}
-	p, err := ix.Lookup(repo.Requirement{Name: name})
-	if len(ix.Versions(name)) == 0 {
-		var names []string
-		for _, q := range append(txn.Installed(installed), ix.Search("")...) {
-			names = append(names, q.Name)
-		}
-		return fmt.Errorf("info %s: not installed, and %s has no package of that name%s", name, ix.Source, repo.DidYouMean(name, unique(names)))
-	} else if err != nil {
-		return err
+	p, err := txn.Offered(ix, name, installed)
+	if err != nil {
+		return fmt.Errorf("info %w", err)
 	}
 	info := report.OfferedInfo(p, ix.Versions(name))
 	return show(c, info, func(w io.Writer) error {

@@ -9,10 +9,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"os/signal"
-	"runtime"
-	"runtime/debug"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -21,7 +17,8 @@ import (
 	"pkg/install"
 	"pkg/internal/buildinfo"
 	"pkg/internal/cliusage"
-	prog "pkg/internal/progress"
+	"pkg/internal/process"
+	"pkg/txn"
 )
 
 func main() {
@@ -31,23 +28,9 @@ func main() {
 	// net/http logs what it cannot report to its caller (a server sending more than it
 	// declared) through the log package: raw bytes, unprefixed, in the middle of pkg's output.
 	log.SetOutput(io.Discard)
-	if os.Getenv("GOGC") == "" {
-		// The heap is mostly member lists that live for one command: collecting at half the
-		// default growth keeps an 80,000-file install's peak RSS at 55 MiB rather than 70,
-		// for a few more short collections.
-		debug.SetGCPercent(50)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// Near the limit the collector runs as often as it must (at most half the CPU): for
-		// an archive at tarutil's limits, fetch peaks at 169 MiB RSS, not 197 (CASES=max
-		// bench/names.sh, with and without GOMEMLIMIT=off); install at 235 MiB.
-		debug.SetMemoryLimit(memoryLimit)
-	}
+	process.TuneHeap()
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
-
-// memoryLimit is the soft limit of the Go heap (runtime/debug.SetMemoryLimit).
-const memoryLimit = 160 << 20 // 160 MiB
 
 // run is main without the exit, so tests can call it.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -63,15 +46,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	used := "" // the command run, as "cache list", once known
 	cliusage.Track(app.Commands, &used)
-	unknown, help, guess := "", "pkg help", ""
-	app.CommandNotFound = func(c *cli.Context, name string) {
-		unknown, guess = name, cliusage.Guess(name, c.App.Commands)
-		if c.Command != nil && c.Command.Name != "" && c.Command.Name != c.App.Name { // a subcommand of c.Command's
-			help = "pkg " + c.Command.Name + " help"
-			guess = cliusage.Guess(name, c.Command.Subcommands)
-		}
-	}
-	ctx, stop := interruptible()
+	var unknown *cliusage.UnknownError
+	cliusage.Unknown(app, &unknown)
+	ctx, stop := process.Interruptible()
 	defer stop()
 	args = cliusage.FlagsFirst(app, args)
 	err := cliusage.Check(app, args, map[string]string{"expires": "a duration in hours, minutes or seconds, such as 720h for 30 days"})
@@ -85,9 +62,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var ue *cliusage.UsageError
 	var fe *cliusage.FlagError
 	switch {
-	case unknown != "":
-		fmt.Fprintf(stderr, "pkg: unknown command %q%s\npkg: hint: run '%s' for the list\n", unknown, guess, help)
-		return 2
+	case unknown != nil:
+		return fail(stderr, 2, unknown, "run '"+unknown.Help+"' for the list")
 	case err == nil && ctx.Err() != nil: // the signal came once nothing could stop it
 		fmt.Fprintln(stderr, "pkg: interrupted too late to stop: the command completed")
 		return 0
@@ -97,34 +73,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "pkg: interrupted")
 		return 130
 	case errors.As(err, &fe):
-		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: %s\n", err, flagHint(fe))
-		return 2
+		return fail(stderr, 2, err, flagHint(fe))
 	case errors.As(err, &ue):
 		usage := "pkg help"
 		if used != "" && !ue.Global {
 			usage = "pkg " + used + " --help"
 		}
-		fmt.Fprintf(stderr, "pkg: %s\npkg: hint: run '%s' for usage\n", err, usage)
-		return 2
+		return fail(stderr, 2, err, "run '"+usage+"' for usage")
 	default:
-		fmt.Fprintf(stderr, "pkg: %s\n", err)
-		if h := hint(err, dirs); h != "" {
-			fmt.Fprintf(stderr, "pkg: hint: %s\n", h)
-		}
-		return 1
+		return fail(stderr, 1, err, hint(err, dirs))
 	}
 }
 
-// interruptible returns a context that the first SIGINT or SIGTERM cancels: downloads stop
-// and remove what they wrote, and a command not yet committing changes nothing. A second
-// signal kills pkg at once, which the commit protocol makes as safe as a crash.
-func interruptible() (context.Context, context.CancelFunc) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
-	return ctx, stop
+// fail prints err and its hint, if not "", and returns the exit code.
+func fail(w io.Writer, code int, err error, hint string) int {
+	fmt.Fprintf(w, "pkg: %s\n", err)
+	if hint != "" {
+		fmt.Fprintf(w, "pkg: hint: %s\n", hint)
+	}
+	return code
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
@@ -158,7 +125,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "repo", Usage: "repository, [NAME=]LOCATION: a directory, file:// or http(s):// URL (repeatable, highest priority first, before the configured ones; also PKG_REPO, one)"},
 		&cli.BoolFlag{Name: "no-sync", Usage: "skip the sync before each commit (throwaway machines only)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
-		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: defaultJobs(), Usage: "packages to fetch at once"},
+		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: txn.DefaultJobs(), Usage: "packages to fetch at once"},
 		&cli.BoolFlag{Name: "offline", EnvVars: []string{"PKG_OFFLINE"}, Usage: "use only the cache: no network, no repository"},
 		&cli.DurationFlag{Name: "lock-timeout", Value: 5 * time.Minute, Usage: "how long to wait for another pkg process to finish with the root (0: for ever)"},
 		&cli.StringSliceFlag{Name: "trusted-key", Usage: "trust a publisher's key, [REPO=]pkg-ed25519:..., and require every repository to verify with a trusted key (repeatable; also PKG_TRUSTED_KEYS, and 'pkg trust add' for the root)"},
@@ -193,30 +160,13 @@ func sourceOptions(c *cli.Context, retrying func(err error, wait time.Duration, 
 		return fetch.Options{}, err
 	}
 	if retrying == nil {
-		retrying = func(err error, wait time.Duration, attempt, max int) { noteRetry(c, nil, err, wait, attempt, max) }
+		retrying = func(err error, wait time.Duration, attempt, max int) {
+			(&progress{c: c}).rep().Retrying(err, wait, attempt, max)
+		}
 	}
-	return fetch.Options{Offline: c.Bool("offline"), Trust: policy, Retrying: retrying, Failover: func(to string, why error) { noteFailover(c, to, why) }}, nil
+	failover := func(to string, why error) { (&progress{c: c}).rep().Note("%v; using %s", why, to) }
+	return fetch.Options{Offline: c.Bool("offline"), Trust: policy, Retrying: retrying, Failover: failover}, nil
 }
-
-// noteFailover says, unless --quiet, that the mirror to served a request the mirrors
-// before it failed, and why they did.
-func noteFailover(c *cli.Context, to string, why error) {
-	(&progress{c: c}).rep().Note("%v; using %s", why, to)
-}
-
-// noteRetry says, unless --quiet, that a request or download is tried again and why: above
-// the progress bars of r when it is not nil.
-func noteRetry(c *cli.Context, r *prog.Reporter, err error, wait time.Duration, attempt, max int) {
-	if r == nil {
-		r = (&progress{c: c}).rep()
-	}
-	r.Retrying(err, wait, attempt, max)
-}
-
-// defaultJobs is how many packages pkg fetches at once unless told: one download keeps
-// most of two cores busy (decompressing, and hashing while aligning), so more only help
-// while downloads wait for the network; past four they mostly share one server.
-func defaultJobs() int { return min(4, 2*runtime.GOMAXPROCS(0)) }
 
 // say prints a line to stdout unless --quiet.
 func say(c *cli.Context, format string, args ...any) {

@@ -8,7 +8,6 @@ import (
 	"pkg/db"
 	"pkg/install"
 	"pkg/internal/units"
-	"pkg/repo"
 	"pkg/report"
 	"pkg/txn"
 )
@@ -30,13 +29,7 @@ func outdatedCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			var reqs []repo.Requirement
-			for _, s := range requested {
-				if r, err := repo.ParseRequirement(s); err == nil {
-					reqs = append(reqs, r)
-				}
-			}
-			out := report.NewOutdated(ix.Outdated(txn.Installed(recs), reqs))
+			out := report.NewOutdated(ix.Outdated(txn.Installed(recs), txn.Requirements(requested)))
 			if len(out.Packages) == 0 && !c.Bool("json") {
 				say(c, "%s up to date", units.Count(len(recs), "package"))
 				return nil
@@ -50,9 +43,7 @@ func outdatedCommand() *cli.Command {
 // those the user asked for (db.DB.Requested); none where there is no root.
 func installedAndRequested(c *cli.Context) (recs []db.Package, requested map[string]string, err error) {
 	err = viewRoot(c, func(d *db.DB) (err error) {
-		if recs, err = d.List(); err == nil {
-			requested, err = d.Requested()
-		}
+		recs, requested, err = txn.ReadInstalled(d)
 		return err
 	})
 	if errors.Is(err, install.ErrNoRoot) {

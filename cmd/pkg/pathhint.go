@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -13,16 +12,13 @@ import (
 
 // pathHint follows an install or sync whose commit ended in err: once it committed
 // (err nil, or only command links wrong), it says, the first time, how to put the root's
-// bin/ on PATH when it is not. It returns err.
+// bin/ on PATH when it is not; once bin/ is on PATH it is said again after it leaves. It
+// returns err.
 func pathHint(c *cli.Context, root *install.Root, err error) error {
 	if links := (*install.LinksError)(nil); err != nil && !errors.As(err, &links) {
 		return err
 	}
-	bin := filepath.Join(root.Dir(), "bin")
-	if ents, _ := os.ReadDir(bin); len(ents) == 0 || shell.OnPath(bin, os.Getenv("PATH")) {
-		tellOnce(c, "path", "", nil) // said again once bin/ leaves PATH
-		return err
-	}
+	bin := root.BinOffPath(os.Getenv("PATH"))
 	tellOnce(c, "path", bin, func() bool {
 		if c.Bool("quiet") {
 			return false

@@ -1,0 +1,1 @@
+complete -c pkg -n '__fish_seen_subcommand_from info files why verify remove upgrade' -f -a '(pkg list 2>/dev/null | string replace -r "\\s.*" "")'

@@ -1,0 +1,9 @@
+# bash completion for pkg
+_pkg() {
+	local cur=${COMP_WORDS[COMP_CWORD]}
+	local args=("${COMP_WORDS[@]:1:COMP_CWORD-1}")
+	[[ $cur == -* ]] && args+=("$cur")
+	local IFS=$'\n'
+	COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" "${args[@]}" --generate-bash-completion 2>/dev/null)" -- "$cur"))
+}
+complete -o default -F _pkg pkg

@@ -1,0 +1,64 @@
+package install
+
+import "pkg/db"
+
+// Notices says a standing condition (an unsigned repository, a root that cannot share
+// blocks with the cache) once per root until it changes: the root records, under the
+// condition's key, the state it was in when said (Root.Remember), and a later command
+// that finds the same state says nothing. Where there is no root yet, or the line was not
+// printed (a note under a quiet command), nothing is recorded, and the next command says
+// it. The zero value is ready once Dir is set.
+type Notices struct {
+	Dir     string  // the root, read for what it records while no root is held
+	Options Options // for reading it
+	DryRun  bool    // record nothing: a dry run leaves the root as it was
+
+	root    *Root
+	pending map[string]string // said, not yet recorded
+}
+
+// Tell calls say unless the root records that the user was told of the condition key in
+// state; state "" is the condition's end, which says nothing and forgets it. say reports
+// whether it printed.
+func (n *Notices) Tell(key, state string, say func() bool) {
+	if state == n.told(key) || state != "" && !say() {
+		return
+	}
+	if n.pending == nil {
+		n.pending = make(map[string]string)
+	}
+	n.pending[key] = state
+	n.record()
+}
+
+// Hold records root as the one the command holds, and in it what was said before.
+func (n *Notices) Hold(root *Root) {
+	n.root = root
+	n.record()
+}
+
+// told returns the state the root records for key, "" if none or if there is no root.
+func (n *Notices) told(key string) string {
+	if n.root != nil {
+		state, _ := n.root.DB().SaidState(key)
+		return state
+	}
+	var state string
+	View(n.Dir, n.Options, nil, func(d *db.DB) (err error) {
+		state, err = d.SaidState(key)
+		return err
+	})
+	return state
+}
+
+// record writes what was said into the held root, if any; what fails is said again.
+func (n *Notices) record() {
+	if n.root == nil || n.DryRun {
+		return
+	}
+	for key, state := range n.pending {
+		if n.root.Remember(key, state) == nil {
+			delete(n.pending, key)
+		}
+	}
+}

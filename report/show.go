@@ -1,0 +1,16 @@
+package report
+
+import (
+	"fmt"
+	"io"
+)
+
+// WriteText prints the files' paths, one a line.
+func (f Files) WriteText(w io.Writer) error {
+	for _, e := range f.Files {
+		if _, err := fmt.Fprintln(w, e.Path); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+package txn
+
+import (
+	"errors"
+	"testing"
+
+	"pkg/db"
+)
+
+func TestNeedInstalled(t *testing.T) {
+	installed := []db.Package{{Name: "hello"}, {Name: "lib"}}
+	tests := []struct {
+		names []string
+		want  string // the error, "" for none
+	}{
+		{[]string{"hello", "lib"}, ""},
+		{[]string{"hello>=1"}, "remove takes names of installed packages, not hello>=1"},
+		{[]string{"a/b"}, `remove: "a/b" is not a package name`},
+		{[]string{"lib", "helo"}, `remove helo: not installed; did you mean "hello"?`},
+		{[]string{"zzz"}, "remove zzz: not installed"},
+	}
+	for _, tt := range tests {
+		err := NeedInstalled("remove", tt.names, installed)
+		if got := errString(err); got != tt.want {
+			t.Errorf("NeedInstalled(%q) = %q, want %q", tt.names, got, tt.want)
+		}
+	}
+	var ne *NameError
+	if err := CheckNames("upgrade", []string{"hello=1.0"}); !errors.As(err, &ne) || !ne.Versioned || ne.Arg != "hello=1.0" {
+		t.Errorf("CheckNames(hello=1.0) = %#v", err)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

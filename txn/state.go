@@ -1,0 +1,56 @@
+package txn
+
+import (
+	"fmt"
+	"slices"
+
+	"pkg/db"
+	"pkg/repo"
+)
+
+// Requirements parses the requirements db.DB.Requested returns, leaving out any that
+// does not parse.
+func Requirements(requested map[string]string) []repo.Requirement {
+	var reqs []repo.Requirement
+	for _, s := range requested {
+		if r, err := repo.ParseRequirement(s); err == nil {
+			reqs = append(reqs, r)
+		}
+	}
+	return reqs
+}
+
+// A NotOfferedError is a name neither installed nor in the index of Source; Close offers
+// the names close to it among both (repo.DidYouMean).
+type NotOfferedError struct {
+	Name, Source, Close string
+}
+
+func (e *NotOfferedError) Error() string {
+	return fmt.Sprintf("%s: not installed, and %s has no package of that name%s", e.Name, e.Source, e.Close)
+}
+
+// Offered returns name's package in ix at the version a new install takes, or a
+// *NotOfferedError where ix has no package of that name and installed lacks it.
+func Offered(ix *Index, name string, installed []db.Package) (repo.Package, error) {
+	p, err := ix.Lookup(repo.Requirement{Name: name})
+	if len(ix.Versions(name)) == 0 {
+		var names []string
+		for _, q := range append(Installed(installed), ix.Search("")...) {
+			if !slices.Contains(names, q.Name) {
+				names = append(names, q.Name)
+			}
+		}
+		return p, &NotOfferedError{Name: name, Source: ix.Source.String(), Close: repo.DidYouMean(name, names)}
+	}
+	return p, err
+}
+
+// ReadInstalled returns d's installed packages and the requirements of those the user
+// asked for (db.DB.Requested).
+func ReadInstalled(d *db.DB) (recs []db.Package, requested map[string]string, err error) {
+	if recs, err = d.List(); err == nil {
+		requested, err = d.Requested()
+	}
+	return recs, requested, err
+}
