@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # Times pkg remove of the kernel-shaped tree (80,000 files) on a fresh loop-mounted XFS,
 # alternating two pkg binaries round by round, a sync inside each timing: to compare a
-# change to the remove path with the build before it. pkg remove returns once the removal
-# is committed and a child deletes the tree: "until deleted" is how long after that the
-# root's lock, which the child holds, comes free.
+# change to the remove path with the build before it.
 #
 # With BASELINE=1 it also times, in each round, rm -rf of pkg's installed tree (moved out
 # of the root) and rm -rf of a cp -a --reflink=always copy of the extracted tree: the tree's
@@ -45,8 +43,6 @@ for i in $(seq "$ROUNDS"); do
 		"$b" $g install kernel 2>/dev/null
 		sync -f "$mnt"
 		timed "$b remove" "'$b' $g remove kernel 2>/dev/null"
-		# pkg remove returns once committed; its child deletes the tree holding the root's lock.
-		timed "$b remove, until deleted" "flock '$mnt/r/.pkg/lock' true"
 	done
 	if [ "$BASELINE" = 1 ]; then
 		"$WORK/bin/pkg" $g install kernel 2>/dev/null
