@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Times pkg install from a warm cache against GNU tar -xf, cp -a --reflink=always and the two
 # floors (files created empty; files created with only the bytes no clone covers), and pkg
-# remove (until it returns, and until its child has deleted the tree) against rm -rf, on
-# loop-mounted XFS and btrfs and on the machine's ext4.
+# remove against rm -rf, on loop-mounted XFS and btrfs and on the machine's ext4.
 #
 # Run as root from anywhere:   bench/install.sh
 # Environment: SHAPES="kernel firmware big"  FS="xfs btrfs ext4"  RUNS=3  WORK=/var/tmp/pkg-bench
@@ -22,7 +21,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/bench/loopfs.sh"
 
 [ "$(id -u)" = 0 ] || { echo "bench/install.sh: needs root (mount, mkfs)" >&2; exit 2; }
-for tool in hyperfine mkfs.xfs mkfs.btrfs python3 strace flock /usr/bin/time; do
+for tool in hyperfine mkfs.xfs mkfs.btrfs python3 strace /usr/bin/time; do
 	command -v "$tool" >/dev/null || { echo "bench/install.sh: $tool missing (apt-get install hyperfine xfsprogs btrfs-progs strace time)" >&2; exit 2; }
 done
 
@@ -90,13 +89,9 @@ for kind in $FS; do
 		after=$(df -k --output=used "$d" | tail -1)
 		echo "$((after - before)) $(du -sk --apparent-size "$d/t" | cut -f1)" > "$WORK/results/$kind-$shape-df.txt"
 		$pkg $g remove "$shape"
-		# pkg remove returns once the removal is committed; a child of it holds the root's lock
-		# while it deletes the tree: "pkg remove, deleted" waits for that too (flock).
 		hf "$kind-$shape-remove" \
-			-n "pkg remove" --prepare "sh -c 'flock $d/r/.pkg/lock true; $pkg $g install $shape'" "sh -c '$pkg $g remove $shape && sync -f $d'" \
-			-n "pkg remove, deleted" --prepare "sh -c 'flock $d/r/.pkg/lock true; $pkg $g install $shape'" "sh -c '$pkg $g remove $shape && flock $d/r/.pkg/lock true && sync -f $d'" \
-			-n "rm -rf" --prepare "sh -c 'flock $d/r/.pkg/lock true; rm -rf $d/c; cp -a --reflink=$reflink $d/t $d/c && sync -f $d'" "sh -c 'rm -rf $d/c && sync -f $d'"
-		flock "$d/r/.pkg/lock" true
+			-n "pkg remove" --prepare "$pkg $g install $shape" "sh -c '$pkg $g remove $shape && sync -f $d'" \
+			-n "rm -rf" --prepare "sh -c 'rm -rf $d/c; cp -a --reflink=$reflink $d/t $d/c && sync -f $d'" "sh -c 'rm -rf $d/c && sync -f $d'"
 		if [ "${STRACE:-0}" = 1 ]; then
 			rm -rf "$d/r"
 			strace -c -f -o "$WORK/results/$kind-$shape-strace.txt" $pkg $g install "$shape"

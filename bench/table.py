@@ -30,8 +30,8 @@ def main():
     sep = rest.index("--")
     fss, shapes = rest[:sep], rest[sep + 1:]
     cols = ["pkg install", "tar -xf", "cp --reflink", "empty floor", "irreducible floor"]
-    print("| fs | shape | " + " | ".join(cols) + " | pkg/floor | pkg remove | deleted | rm -rf | df growth | syscalls/file | peak RSS |")
-    print("|" + "---|" * (len(cols) + 9))
+    print("| fs | shape | " + " | ".join(cols) + " | pkg/floor | pkg remove | rm -rf | df growth | syscalls/file | peak RSS |")
+    print("|" + "---|" * (len(cols) + 8))
     for fs in fss:
         for shape in shapes:
             base = os.path.join(results, f"{fs}-{shape}")
@@ -46,10 +46,9 @@ def main():
             mem = rss(base + "-time.txt") if os.path.exists(base + "-time.txt") else float("nan")
             row = [f"{t[c]:.3f}" for c in cols]
             row.append(f"{t['pkg install'] / t['irreducible floor']:.2f}x")
-            row += [f"{r['pkg remove']:.3f}", f"{r.get('pkg remove, deleted', float('nan')):.3f}", f"{r['rm -rf']:.3f}", f"{100 * grown / tree:.2f}%", f"{sc:.2f}", f"{mem:.0f} MiB"]
+            row += [f"{r['pkg remove']:.3f}", f"{r['rm -rf']:.3f}", f"{100 * grown / tree:.2f}%", f"{sc:.2f}", f"{mem:.0f} MiB"]
             print(f"| {fs} | {shape} | " + " | ".join(row) + " |")
-    print("\nseconds, medians; pkg remove until it returns, deleted until its child has deleted the tree;"
-          " df growth is the used space an install added, as a share of the tree's bytes")
+    print("\nseconds, medians; df growth is the used space an install added, as a share of the tree's bytes")
 
 
 main()
