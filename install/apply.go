@@ -127,12 +127,9 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		}
 	}
 	svs = nil
-	// The space of the trees replaced or removed first: bin/ may need some. A child deletes
-	// the removed ones where this process can start one, holding the lock (RunTrashChild).
-	// Links still to make stay prepared (.cmd.new), which tells the next start to finish them.
-	if !r.emptyTrashLater(trash) {
-		r.emptyTrash(trash)
-	}
+	// The space of the trees replaced or removed first: bin/ may need some. Links still to
+	// make stay prepared (.cmd.new), which tells the next start to finish them.
+	r.emptyTrash(trash)
 	trash = nil
 	r.Discard(staged...)
 	if err := errors.Join(r.ownLinks(staged), r.syncBins(true), r.checkLinked(staged)); err != nil {

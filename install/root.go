@@ -48,7 +48,6 @@ type Root struct {
 	salvaged []Salvage         // what the last Apply kept of the trees it replaced or removed
 	requests map[string]string // what Request recorded, for the next Apply's commit
 	unsure   []string          // what rollback kept of trees it could not tell apart, said for Recovered
-	handed   bool              // a child holds the lock on, emptying the trash (RunTrashChild)
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
@@ -143,15 +142,12 @@ func (r *Root) tellBusy(busy func(holder string)) {
 	}
 }
 
-// Close releases the lock, and empties the owner written in it first, unless a child
-// emptying the trash holds it on (RunTrashChild).
+// Close releases the lock, and empties the owner written in it first.
 func (r *Root) Close() error {
 	if r.lock == nil { // OpenReadOnly
 		return nil
 	}
-	if !r.handed { // a child holds the lock on, and has written its own owner
-		r.lock.Truncate(0)
-	}
+	r.lock.Truncate(0)
 	return r.lock.Close()
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/fetch"
-	"pkg/install"
 	"pkg/internal/buildinfo"
 	"pkg/internal/cliusage"
 	"pkg/internal/process"
@@ -22,9 +21,6 @@ import (
 )
 
 func main() {
-	if install.RunTrashChild() { // started by a command of this binary to delete removed trees
-		return
-	}
 	// net/http logs what it cannot report to its caller (a server sending more than it
 	// declared) through the log package: raw bytes, unprefixed, in the middle of pkg's output.
 	log.SetOutput(io.Discard)

@@ -310,19 +310,15 @@ func checkCache(dir string, w world) []string {
 	return problems
 }
 
-// lockFree checks that no process holds the root's lock, or holds it long.
+// lockFree checks that no process holds the root's lock.
 func lockFree(root string) error {
 	f, err := os.Open(filepath.Join(root, ".pkg", "lock"))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	// A child of the last command may hold it while it deletes the trees that command
-	// removed (install.RunTrashChild): the root is whole once it is done.
-	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(10 * time.Millisecond) {
-		if err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil {
-			return nil
-		}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return fmt.Errorf("the root's lock is held: %v", err)
 	}
-	return fmt.Errorf("the root's lock is held past 20s: %v", err)
+	return nil
 }
