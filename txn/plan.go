@@ -237,10 +237,15 @@ func (e *RepublishedError) Error() string {
 }
 
 // UpgradePlan is the plan of moving the installed packages named (all, with none) and
-// those they depend on to the newest versions the other installed packages allow.
-func UpgradePlan(root string, ix *Index, before []db.Package, names []string, cache *fetch.Cache) (*Plan, error) {
+// those they depend on to the newest versions the other installed packages allow, each
+// pinned to a repository by what was requested (db.Requested) taken from it alone.
+func UpgradePlan(root string, ix *Index, before []db.Package, names []string, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
 	cur := Installed(before)
-	pkgs, err := ix.Upgrade(cur, names)
+	in, err := ix.For(pinned(requested))
+	if err != nil {
+		return nil, err
+	}
+	pkgs, err := in.Upgrade(cur, names)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +255,7 @@ func UpgradePlan(root string, ix *Index, before []db.Package, names []string, ca
 			p.install = append(p.install, pk)
 		}
 	}
-	for _, h := range ix.HeldBack(cur, names, pkgs) {
+	for _, h := range in.HeldBack(cur, names, pkgs) {
 		was, _ := find(before, h.Package.Name)
 		p.Held = append(p.Held, Held{Name: h.Package.Name, From: was.Version, Version: h.Package.Version, Newest: h.Newest, Detail: h})
 	}
@@ -325,4 +330,16 @@ func Unneeded(d *db.DB) ([]db.Package, []string, error) {
 		return nil, nil, err
 	}
 	return recs, repo.Unneeded(Installed(recs), slices.Collect(maps.Keys(requested))), nil
+}
+
+// pinned returns the recorded requests (db.Requested) that pin a repository ("team/jq"),
+// as names only: an upgrade keeps a pinned package to its repository.
+func pinned(requested map[string]string) []repo.Requirement {
+	var pins []repo.Requirement
+	for _, s := range requested {
+		if q, err := repo.ParseRequirement(s); err == nil && q.Repo != "" {
+			pins = append(pins, repo.Requirement{Repo: q.Repo, Name: q.Name})
+		}
+	}
+	return pins
 }

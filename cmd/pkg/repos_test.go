@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"pkg/repo"
 )
@@ -22,22 +23,35 @@ type multiRepo struct{ dir, url string }
 func newMultiRepo(t *testing.T, label string, pkgs ...string) multiRepo {
 	t.Helper()
 	r := multiRepo{dir: filepath.Join(t.TempDir(), label)}
-	pub := newEnv(t, t.TempDir(), r.dir)
 	for _, line := range pkgs {
-		f := strings.Fields(line)
-		archive := filepath.Join(t.TempDir(), f[0]+".tar")
-		script := "#!/bin/sh\necho " + f[0] + " " + f[1] + " from " + label + "\n"
-		if err := os.WriteFile(archive, pax(t, moded(tf("bin/"+f[0], script), 0o755)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		args := []string{"repo", "add", r.dir, archive, "--name", f[0], "--version", f[1], "--bin", "bin/" + f[0]}
-		for _, d := range f[2:] {
-			args = append(args, "--depends", d)
-		}
-		pub.ok(args...)
+		r.publish(t, label, line)
 	}
 	r.url = serve(t, r.dir) + "/"
 	return r
+}
+
+// published counts publish calls, each moving an index's mtime a second further on.
+var published int
+
+// publish adds the package "name version [depends...]" to r, named label.
+func (r multiRepo) publish(t *testing.T, label, line string) {
+	t.Helper()
+	f := strings.Fields(line)
+	archive := filepath.Join(t.TempDir(), f[0]+".tar")
+	script := "#!/bin/sh\necho " + f[0] + " " + f[1] + " from " + label + "\n"
+	if err := os.WriteFile(archive, pax(t, moded(tf("bin/"+f[0], script), 0o755)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"repo", "add", r.dir, archive, "--name", f[0], "--version", f[1], "--bin", "bin/" + f[0]}
+	for _, d := range f[2:] {
+		args = append(args, "--depends", d)
+	}
+	newEnv(t, t.TempDir(), r.dir).ok(args...)
+	// The server says Last-Modified in whole seconds: a publish within the second of the
+	// last read would look unchanged.
+	published++
+	later := time.Now().Add(time.Duration(published) * time.Second)
+	os.Chtimes(filepath.Join(r.dir, "index.json"), later, later)
 }
 
 // TestSeveralRepos uses three repositories over HTTP: team (signed, its key in the
@@ -110,6 +124,15 @@ func TestSeveralRepos(t *testing.T) {
 	// A pin takes the name from that repository alone.
 	e.ok("install", "stable/tool")
 	checkRun(t, e, "tool", "tool 2.0 from stable")
+	// The pin outlives the install: an upgrade takes stable's next tool, not team's newer one.
+	os.Remove(filepath.Join(team.dir, "index.json.sig"))
+	team.publish(t, "team", "tool 3.0")
+	newEnv(t, t.TempDir(), team.dir).ok("repo", "sign", team.dir, "--key", keyFile)
+	e.ok("upgrade")
+	checkRun(t, e, "tool", "tool 2.0 from stable")
+	stable.publish(t, "stable", "tool 2.1")
+	e.ok("upgrade", "tool")
+	checkRun(t, e, "tool", "tool 2.1 from stable")
 	if _, stderr, code := e.pkg("install", "stabel/tool"); code != 1 || !strings.Contains(stderr, `no repository stabel in use (extra, team and stable); did you mean "stable"?`) {
 		t.Errorf("install stabel/tool: exit %d, %s", code, stderr)
 	}
@@ -141,7 +164,7 @@ func TestSeveralRepos(t *testing.T) {
 	for _, p := range l.Packages {
 		from = append(from, p.Name+"@"+p.Version+" "+p.Repo)
 	}
-	if strings.Join(names, ",") != "extra,team,stable" || strings.Join(from, ", ") != "app@1.0 team, lib@1.0 stable, more@1.0 extra, tool@2.0 stable" {
+	if strings.Join(names, ",") != "extra,team,stable" || strings.Join(from, ", ") != "app@1.0 team, lib@1.0 stable, more@1.0 extra, tool@2.1 stable" {
 		t.Errorf("lockfile: repos %v, packages %v", names, from)
 	}
 	if x := l.Repos[1].Index; x == nil || l.Repos[0].Index != nil || l.Repos[2].Index != nil {
@@ -149,7 +172,7 @@ func TestSeveralRepos(t *testing.T) {
 	}
 	fresh := newEnv(t, t.TempDir(), "")
 	fresh.ok("sync", "-f", lock, "--root", fresh.root)
-	checkRun(t, fresh, "tool", "tool 2.0 from stable")
+	checkRun(t, fresh, "tool", "tool 2.1 from stable")
 	checkRun(t, fresh, "app", "app 1.0 from team")
 	checkRun(t, fresh, "more", "more 1.0 from extra")
 }

@@ -33,10 +33,14 @@ func upgradeAction(c *cli.Context) error {
 	if err := rootExists(c); err != nil {
 		return err
 	}
+	var requested map[string]string
 	list := func(d *db.DB) ([]db.Package, error) {
 		recs, err := d.List()
 		if err == nil {
 			err = needInstalled("upgrade", names, recs)
+		}
+		if err == nil {
+			requested, err = d.Requested()
 		}
 		return recs, err
 	}
@@ -44,7 +48,7 @@ func upgradeAction(c *cli.Context) error {
 		return err
 	}
 	return change(c, list, func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
-		return txn.UpgradePlan(dir, ix, recs, names, cache)
+		return txn.UpgradePlan(dir, ix, recs, names, requested, cache)
 	}, func(_ *install.Root, plan *txn.Plan) bool {
 		for _, h := range plan.Held {
 			say(c, "%s", report.HeldText(h))
