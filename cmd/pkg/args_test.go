@@ -27,7 +27,7 @@ func TestExtraArgs(t *testing.T) {
 		{[]string{"cache", "prune", "x"}, `cache prune: unexpected argument "x"`},
 		{[]string{"repo", "add", "dir", "a.tar", "b.tar", "--name", "a", "--version", "1"}, `repo add: unexpected argument "b.tar" (repo add takes REPO_DIR ARCHIVE)`},
 		{[]string{"repo", "keygen", "x", "-o", filepath.Join(t.TempDir(), "key")}, `repo keygen: unexpected argument "x"`},
-		{[]string{"repo", "forget", "x"}, `repo forget: unexpected argument "x"`},
+		{[]string{"repo", "forget", "x", "y"}, `repo forget: unexpected argument "y"`},
 	}
 	for _, tt := range tests {
 		_, stderr, code := e.pkg(tt.args...)

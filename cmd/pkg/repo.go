@@ -37,7 +37,7 @@ func repoCommand() *cli.Command {
 				&cli.BoolFlag{Name: "force", Usage: "remove it even if other packages in the index depend on it"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
 			Action: repoRemoveAction,
-		}, noArgs(repoKeygenCommand()), repoSignCommand(), noArgs(repoForgetCommand()), noArgs(repoListCommand())},
+		}, noArgs(repoKeygenCommand()), repoSignCommand(), repoForgetCommand(), noArgs(repoListCommand())},
 	}
 }
 

@@ -149,6 +149,17 @@ func TestSeveralRepos(t *testing.T) {
 	}
 	newEnv(t, t.TempDir(), team.dir).ok("repo", "sign", team.dir, "--key", keyFile)
 
+	// repo forget takes a repository by name; team's pin goes, stable's index copy too.
+	if out, _ := e.ok("repo", "forget", "team"); !strings.Contains(out, "of repository team") || !strings.Contains(out, "forgot the index of "+team.url) {
+		t.Errorf("repo forget team: %q", out)
+	}
+	if out, _ := e.ok("repo", "forget", "stable"); !strings.Contains(out, "forgot the index of "+stable.url) {
+		t.Errorf("repo forget stable: %q", out)
+	}
+	if _, stderr, code := e.pkg("repo", "forget", "nope"); code != 2 || !strings.Contains(stderr, "no repository nope in use (extra, team, stable)") {
+		t.Errorf("repo forget nope: exit %d, %s", code, stderr)
+	}
+
 	// A lockfile across them: format 3, each repository and each package's; sync into a
 	// new root takes each from its repository.
 	lock := filepath.Join(t.TempDir(), "pkg.lock")

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/fetch"
 	"pkg/install"
 	"pkg/repo"
 	"pkg/trust"
@@ -101,10 +103,14 @@ func saySigned(c *cli.Context, dir string, m repo.Meta, keys []trust.PrivateKey)
 
 func repoForgetCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "forget",
-		Usage: "forget the signed index of --repo that the root and the cache accepted last, and the keys the root pinned it to, so that a repository its publisher started over, or stopped signing, is accepted again",
+		Name:      "forget",
+		Usage:     "forget the signed index of a repository (the first in use, or the one named) that the root and the cache accepted last, and the keys the root pinned it to, so that a repository its publisher started over, or stopped signing, is accepted again",
+		ArgsUsage: "[NAME]",
 		Action: func(c *cli.Context) error {
-			src, err := openSource(c, nil)
+			if err := maxArgs(c, 1); err != nil {
+				return err
+			}
+			src, err := namedSource(c, c.Args().First())
 			if err != nil {
 				return err
 			}
@@ -140,4 +146,21 @@ func repoForgetCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// namedSource is the source of the repository in use named name, or of the first with "".
+func namedSource(c *cli.Context, name string) (*fetch.Source, error) {
+	rs, err := repositories(c)
+	if err != nil || name == "" {
+		return openSource(c, nil)
+	}
+	var names []string
+	for _, r := range rs {
+		if r.Name == name {
+			src, _, err := repoSource(c, r, nil)
+			return src, err
+		}
+		names = append(names, r.Name)
+	}
+	return nil, usagef("no repository %s in use (%s)", name, strings.Join(names, ", "))
 }
