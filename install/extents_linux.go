@@ -2,41 +2,9 @@ package install
 
 import (
 	"sort"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"pkg/internal/fiemap"
 )
-
-// FIEMAP, from linux/fiemap.h and linux/fs.h.
-const (
-	fsIocFiemap      = 0xC020660B
-	fiemapFlagSync   = 0x1 // write dirty pages back first, so the map is that of the data a read sees
-	fiemapExtentLast = 0x1
-	// Extents whose physical address does not locate their bytes one to one: unknown or
-	// delayed (not allocated yet), encoded (compressed), encrypted, unaligned, inline or
-	// tail-packed, unwritten (reads as zeros).
-	fiemapUnmatchable  = 0x2 | 0x4 | 0x8 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
-	fiemapExtentShared = 0x2000
-	fiemapBatch        = 64 // extents asked for per ioctl
-)
-
-type fiemapExtent struct {
-	Logical, Physical, Length uint64
-	_                         [2]uint64
-	Flags                     uint32
-	_                         [3]uint32
-}
-
-type fiemapHeader struct {
-	Start, Length                 uint64
-	Flags, Mapped, ExtentCount, _ uint32
-}
-
-// fiemapBuf is one FIEMAP request and its answer, reused by one goroutine.
-type fiemapBuf struct {
-	fiemapHeader
-	extents [fiemapBatch]fiemapExtent
-}
 
 // extent is a range of a file's data at a known place on its filesystem.
 type extent struct{ logical, physical, length int64 }
@@ -46,30 +14,15 @@ type span struct{ from, to int64 }
 
 // sharedExtents appends to out the extents of the open file fd that overlap [start, end)
 // and that the filesystem reports shared with another file, at addresses that locate their
-// bytes (not encoded, inline or unwritten), in order.
-func (b *fiemapBuf) sharedExtents(fd int, start, end int64, out []extent) ([]extent, error) {
-	for start < end {
-		b.fiemapHeader = fiemapHeader{Start: uint64(start), Length: uint64(end - start), Flags: fiemapFlagSync, ExtentCount: fiemapBatch}
-		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), fsIocFiemap, uintptr(unsafe.Pointer(b))); e != 0 {
-			return out, e
+// bytes (not encoded, inline or unwritten), in order, dirty pages written back first.
+func sharedExtents(m *fiemap.Map, fd int, start, end int64, out []extent) ([]extent, error) {
+	err := m.Each(fd, uint64(start), uint64(end), fiemap.FlagSync, func(e fiemap.Extent) bool {
+		if e.Flags&(fiemap.Unmatchable|fiemap.ExtentShared) == fiemap.ExtentShared {
+			out = append(out, extent{int64(e.Logical), int64(e.Physical), int64(e.Length)})
 		}
-		if b.Mapped == 0 {
-			break
-		}
-		for _, e := range b.extents[:b.Mapped] {
-			if e.Flags&(fiemapUnmatchable|fiemapExtentShared) == fiemapExtentShared {
-				out = append(out, extent{int64(e.Logical), int64(e.Physical), int64(e.Length)})
-			}
-			start = int64(e.Logical + e.Length)
-			if e.Flags&fiemapExtentLast != 0 {
-				return out, nil
-			}
-		}
-		if b.Mapped < fiemapBatch {
-			break
-		}
-	}
-	return out, nil
+		return true
+	})
+	return out, err
 }
 
 // unshared returns the ranges of the first size bytes of a file, whose extents are file,

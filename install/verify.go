@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/internal/fiemap"
 	"pkg/tarutil"
 )
 
@@ -219,7 +220,7 @@ func (v *verifier) run() ([]Problem, error) {
 		wg.Go(func() {
 			bp := copyBufs.Get().(*[]byte) // bytes read at once from a file being hashed
 			defer copyBufs.Put(bp)
-			c := &fileChecker{h: sha256.New(), buf: *bp, fm: new(fiemapBuf), unread: &v.unread}
+			c := &fileChecker{h: sha256.New(), buf: *bp, fm: new(fiemap.Map), unread: &v.unread}
 			for i := next.Add(1) - 1; i < int64(len(v.jobs)); i = next.Add(1) - 1 {
 				if errs[w] = c.run(&v.jobs[i]); errs[w] != nil {
 					next.Store(int64(len(v.jobs)))
@@ -242,7 +243,7 @@ func (v *verifier) run() ([]Problem, error) {
 type fileChecker struct {
 	h      hash.Hash
 	buf    []byte
-	fm     *fiemapBuf
+	fm     *fiemap.Map
 	ext    []extent      // of the file being checked
 	tarExt []extent      // of its member's data in the cache's tar
 	unread *atomic.Int64 // bytes found shared with the cache

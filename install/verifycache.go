@@ -83,10 +83,10 @@ func (c *fileChecker) sameAsCached(src *cachedTar, fd int, f *db.File) bool {
 	// filesystem a lookup of its sharing (XFS) for bytes compared anyway.
 	whole := m.Size &^ (tarutil.Alignment - 1)
 	var err error
-	if c.ext, err = c.fm.sharedExtents(fd, 0, whole, c.ext[:0]); err != nil || len(c.ext) == 0 {
+	if c.ext, err = sharedExtents(c.fm, fd, 0, whole, c.ext[:0]); err != nil || len(c.ext) == 0 {
 		return false
 	}
-	if c.tarExt, err = c.fm.sharedExtents(src.fd, m.Offset, m.Offset+whole, c.tarExt[:0]); err != nil {
+	if c.tarExt, err = sharedExtents(c.fm, src.fd, m.Offset, m.Offset+whole, c.tarExt[:0]); err != nil {
 		return false
 	}
 	gaps := unshared(c.ext, c.tarExt, m.Offset, m.Size)
