@@ -35,7 +35,9 @@ func TestCheckBin(t *testing.T) {
 		if (err == nil) != tc.ok {
 			t.Errorf("CheckBin(%q) = %v, want ok %v", tc.bin, err, tc.ok)
 		}
-		if got := after.TotalAlloc - before.TotalAlloc; got > 4<<10 {
+		// The count is the whole process's, other tests' goroutines included: the bound is
+		// far under what a map of the members took (several MiB), far over that noise.
+		if got := after.TotalAlloc - before.TotalAlloc; got > 64<<10 {
 			t.Errorf("CheckBin(%q) of %d members allocated %d bytes", tc.bin, len(members), got)
 		}
 	}
