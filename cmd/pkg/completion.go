@@ -19,35 +19,32 @@ func completionCommand() *cli.Command {
 		Description: "bash: source <(pkg completion bash), or save it as ~/.local/share/bash-completion/completions/pkg\n" +
 			"zsh: save it as _pkg in a directory of $fpath\n" +
 			"fish: pkg completion fish > ~/.config/fish/completions/pkg.fish",
+		Before: takes(1, 1, "shell (bash, zsh or fish)"),
 		Action: func(c *cli.Context) error {
-			sh, err := oneArg(c, "shell (bash, zsh or fish)")
-			if err != nil {
-				return err
+			sh := c.Args().First()
+			script, ok := completions[sh]
+			if !ok {
+				return usagef("completion: no completion for shell %q: bash, zsh or fish", sh)
 			}
-			var script string
-			switch sh {
-			case "bash":
-				script = bashCompletion
-			case "zsh":
-				script = zshCompletion
-			case "fish":
+			if sh == "fish" {
 				s, err := c.App.ToFishCompletion()
 				if err != nil {
 					return err
 				}
-				script = s + fishInstalled
-			default:
-				return usagef("completion: no completion for shell %q: bash, zsh or fish", sh)
+				script = s + script
 			}
-			_, err = fmt.Fprint(c.App.Writer, script)
+			_, err := fmt.Fprint(c.App.Writer, script)
 			return err
 		},
 	}
 }
 
-// The bash and zsh scripts ask pkg itself, through urfave/cli's --generate-bash-completion
-// (cli.App.EnableBashCompletion), what may come next; fish's adds the installed packages'
-// names to urfave/cli's script for the commands that take them (completeInstalled).
+// completions are the scripts by shell. The bash and zsh scripts ask pkg itself, through
+// urfave/cli's --generate-bash-completion (cli.App.EnableBashCompletion), what may come
+// next; fish's adds the installed packages' names to urfave/cli's script for the commands
+// that take them (completeInstalled).
+var completions = map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishInstalled}
+
 var (
 	//go:embed completion/pkg.bash
 	bashCompletion string

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/internal/units"
+	"pkg/internal/cliusage"
 	"pkg/repo"
+	"pkg/report"
 )
 
 func repoCommand() *cli.Command {
@@ -28,7 +28,8 @@ func repoCommand() *cli.Command {
 				&cli.StringFlag{Name: "platform", Usage: "the platform the package runs on, GOOS-GOARCH such as linux-amd64 (default: any)"},
 				&cli.BoolFlag{Name: "replace", Usage: "replace the entry of the same name and version, if it differs"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
-			Action: repoAddAction,
+			Before:    cliusage.All(takes(0, 2, ""), want(2, "REPO_DIR ARCHIVE")),
+			Action:    repoAddAction,
 		}, {
 			Name:      "remove",
 			Usage:     "remove a package, or one version of it, from a repository's index and delete its archive",
@@ -36,21 +37,13 @@ func repoCommand() *cli.Command {
 			Flags: append([]cli.Flag{
 				&cli.BoolFlag{Name: "force", Usage: "remove it even if other packages in the index depend on it"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
+			Before: want(2, "REPO_DIR NAME[=VERSION]"),
 			Action: repoRemoveAction,
 		}, noArgs(repoKeygenCommand()), repoSignCommand(), repoForgetCommand(), noArgs(repoListCommand())},
 	}
 }
 
-// noArgs makes cmd, whose action reads no arguments, refuse any.
-func noArgs(cmd *cli.Command) *cli.Command {
-	cmd.Before = func(c *cli.Context) error { return maxArgs(c, 0) }
-	return cmd
-}
-
 func repoRemoveAction(c *cli.Context) error {
-	if c.NArg() != 2 {
-		return usagef("repo remove: want REPO_DIR NAME[=VERSION], got %s", units.Count(c.NArg(), "argument"))
-	}
 	dir := c.Args().Get(0)
 	name, version, pinned := strings.Cut(c.Args().Get(1), "=")
 	if pinned && version == "" {
@@ -64,15 +57,9 @@ func repoRemoveAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range res.Packages {
-		say(c, "removed %s %s from %s", p.Name, p.Version, dir)
-	}
-	for _, a := range res.Archives {
-		say(c, "deleted %s", filepath.Join(dir, filepath.FromSlash(a)))
-	}
-	for _, n := range res.Broken {
-		warn(c, "%s %s depends on %s, which %s no longer satisfies", n.Name, n.Version, n.Depends, dir)
-	}
+	lines, warnings := report.RemovedText(dir, res)
+	tellAll(c, say, lines)
+	tellAll(c, warn, warnings)
 	if signer != nil {
 		saySigned(c, dir, res.Meta, keys)
 	}

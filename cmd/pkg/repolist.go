@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"pkg/config"
 	"pkg/report"
 )
 
@@ -18,24 +17,13 @@ func repoListCommand() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
-				return report.Write(c.App.Writer, report.NewRepos(reportRepos(rs)))
+				return report.Write(c.App.Writer, report.NewRepos(report.ReposOf(rs)))
 			}
 			if len(rs) == 0 {
 				say(c, "no repositories: pass --repo, set PKG_REPO or configure one (docs/config.md)")
 			}
-			for _, line := range report.ReposText(reportRepos(rs)) {
-				say(c, "%s", line)
-			}
+			tellAll(c, say, report.ReposText(report.ReposOf(rs)))
 			return nil
 		},
 	}
-}
-
-// reportRepos returns rs as pkg repo list reports them.
-func reportRepos(rs []config.Repo) []report.Repository {
-	out := make([]report.Repository, len(rs))
-	for i, r := range rs {
-		out[i] = report.Repository{Name: r.Name, URLs: r.URLs, Keys: r.Keys, Priority: r.Priority, From: r.File}
-	}
-	return out
 }

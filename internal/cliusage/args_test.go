@@ -1,0 +1,43 @@
+package cliusage
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// TestBefore runs commands whose Before checks the count of their arguments, the action
+// running only when the count is right.
+func TestBefore(t *testing.T) {
+	for _, tt := range []struct {
+		before     cli.BeforeFunc
+		args, want string // want "": the action runs
+	}{
+		{Args(1, -1, "name"), "app c", "c: missing name"},
+		{Args(1, -1, "name"), "app c a b c", ""},
+		{Args(0, 1, ""), "app c", ""},
+		{Args(0, 1, ""), "app c a b", `c: unexpected argument "b" (c takes A)`},
+		{Args(1, 1, "name"), "app c a", ""},
+		{Want(2, "DIR NAME"), "app c a", "c: want DIR NAME, got 1 argument"},
+		{Want(2, "DIR NAME"), "app c a b c", "c: want DIR NAME, got 3 arguments"},
+		{Want(2, "DIR NAME"), "app c a b", ""},
+		{All(Args(0, 2, ""), Want(2, "DIR NAME")), "app c a b c", `c: unexpected argument "c" (c takes A)`},
+		{All(Args(0, 2, ""), Want(2, "DIR NAME")), "app c a", "c: want DIR NAME, got 1 argument"},
+	} {
+		ran := false
+		app := &cli.App{Name: "app", ExitErrHandler: func(*cli.Context, error) {}, Commands: []*cli.Command{{
+			Name: "c", ArgsUsage: "A", Before: tt.before,
+			Action: func(*cli.Context) error { ran = true; return nil },
+		}}}
+		err := app.Run(strings.Fields(tt.args))
+		var ue *UsageError
+		switch {
+		case tt.want == "" && (err != nil || !ran):
+			t.Errorf("%s: %v, ran %v; want the action to run", tt.args, err, ran)
+		case tt.want != "" && (!errors.As(err, &ue) || err.Error() != tt.want || ran):
+			t.Errorf("%s: %v, ran %v; want %q", tt.args, err, ran, tt.want)
+		}
+	}
+}
