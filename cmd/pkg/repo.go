@@ -28,8 +28,8 @@ func repoCommand() *cli.Command {
 				&cli.StringFlag{Name: "platform", Usage: "the platform the package runs on, GOOS-GOARCH such as linux-amd64 (default: any)"},
 				&cli.BoolFlag{Name: "replace", Usage: "replace the entry of the same name and version, if it differs"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
-			Before:    cliusage.All(takes(0, 2, ""), want(2, "REPO_DIR ARCHIVE")),
-			Action:    repoAddAction,
+			Before: cliusage.All(takes(0, 2, ""), want(2, "REPO_DIR ARCHIVE")),
+			Action: repoAddAction,
 		}, {
 			Name:      "remove",
 			Usage:     "remove a package, or one version of it, from a repository's index and delete its archive",
