@@ -208,7 +208,7 @@ func NewWhy(p *db.Package, req string, neededBy []string, chains [][]string) Why
 // WhyOf is the Why of name, one of recs, the root's installed packages, of which
 // requested maps those the user asked for to their requirements (db.DB.Requested).
 func WhyOf(recs []db.Package, requested map[string]string, name string) Why {
-	p := recs[slices.IndexFunc(recs, func(p db.Package) bool { return p.Name == name })]
+	p, _ := txn.Find(recs, name)
 	neededBy, chains := repo.Why(txn.Installed(recs), slices.Collect(maps.Keys(requested)), name)
 	return NewWhy(&p, requested[name], neededBy, chains)
 }

@@ -27,6 +27,7 @@ func syncCommand() *cli.Command {
 			&cli.BoolFlag{Name: "frozen", Usage: "fail unless the repository still resolves the lockfile's requirements to its packages"},
 			&cli.BoolFlag{Name: "keep-extra", Usage: "keep installed packages the lockfile does not list"},
 		}, planFlags()...),
+		Before: planning(0, -1, ""),
 		Action: syncAction,
 	}
 }
@@ -101,9 +102,6 @@ func syncAction(c *cli.Context) (err error) {
 // readSyncLock reads the lockfile at path and checks it against the command line and the
 // trust policy, and makes its repository the default of --repo.
 func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
-	if err := checkPlanFlags(c); err != nil {
-		return nil, err
-	}
 	l, err := repo.ReadLock(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("sync: no lockfile %s: 'pkg lock NAME...' writes one, or pass -f FILE", path)
@@ -113,9 +111,6 @@ func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
 	reqs, err := requirements(c.Args().Slice())
 	if err == nil {
 		err = txn.CheckInputs(l, reqs, path)
-	}
-	if se := (*txn.StaleLockError)(nil); errors.As(err, &se) {
-		return nil, fmt.Errorf("%w (run 'pkg lock -o %s %s')", err, path, strings.Join(c.Args().Slice(), " "))
 	}
 	if err == nil {
 		err = checkLockSigned(c, l, path)
