@@ -90,11 +90,7 @@ func syncAction(c *cli.Context) (err error) {
 		return err
 	}
 	root.Request(l.Requires) // recorded by the commit
-	first := ""
-	if len(l.Repos) > 0 {
-		first = l.Repos[0].Name
-	}
-	f := newFetcher(c, &progress{c: c}, srcs[first], cache)
+	f := newFetcher(c, &progress{c: c}, txn.FirstSource(l, srcs), cache)
 	f.Sources = srcs
 	return pathHint(c, root, apply(c, root, plan, f))
 }
