@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"pkg/fetch"
 	"pkg/repo"
 )
 
@@ -34,5 +35,18 @@ func TestCheckInputs(t *testing.T) {
 		if tt.stale && err.Error() != "pkg.lock is out of date: it locks app tool<1.5, not "+repo.JoinRequirements(tt.given) {
 			t.Errorf("CheckInputs(%v) says %q", tt.given, err)
 		}
+	}
+}
+
+// TestFirstSource: a lockfile of one repository names its source ""; of several, the
+// first repository's name does.
+func TestFirstSource(t *testing.T) {
+	one, two := &fetch.Source{}, &fetch.Source{}
+	srcs := map[string]*fetch.Source{"": one, "main": two, "extra": one}
+	if got := FirstSource(&repo.Lock{}, srcs); got != one {
+		t.Errorf("FirstSource(one repository) = %p, want %p", got, one)
+	}
+	if got := FirstSource(&repo.Lock{Repos: []repo.LockRepo{{Name: "main"}, {Name: "extra"}}}, srcs); got != two {
+		t.Errorf("FirstSource(main, extra) = %p, want %p", got, two)
 	}
 }

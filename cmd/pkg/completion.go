@@ -3,12 +3,11 @@ package main
 import (
 	_ "embed"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
+	"pkg/internal/cliusage"
 )
 
 func completionCommand() *cli.Command {
@@ -54,19 +53,14 @@ var (
 	fishInstalled string
 )
 
-// completeInstalled completes a command's flags after a "-", else the names of the
-// installed packages. The word completed is read from os.Args, as urfave/cli's own
-// completion reads it (cli.DefaultCompleteWithFlags): a flag cut short fails to parse.
-func completeInstalled(c *cli.Context) {
-	if n := len(os.Args); n > 2 && strings.HasPrefix(os.Args[n-2], "-") {
-		cli.DefaultCompleteWithFlags(c.Command)(c)
-		return
-	}
+// completeInstalled completes a command's flags, else the names of the installed packages.
+var completeInstalled = cliusage.Complete(func(c *cli.Context) (names []string) {
 	peekRoot(c, func(d *db.DB) error {
 		ps, err := d.List()
 		for _, p := range ps {
-			fmt.Fprintln(c.App.Writer, p.Name)
+			names = append(names, p.Name)
 		}
 		return err
 	})
-}
+	return names
+})

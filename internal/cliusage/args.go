@@ -1,6 +1,10 @@
 package cliusage
 
 import (
+	"fmt"
+	"os"
+	"strings"
+
 	"github.com/urfave/cli/v2"
 
 	"pkg/internal/units"
@@ -37,5 +41,20 @@ func All(checks ...cli.BeforeFunc) cli.BeforeFunc {
 			}
 		}
 		return nil
+	}
+}
+
+// Complete is a command's BashComplete that offers its flags after a "-", else the words
+// names returns. The word completed is read from os.Args, as urfave/cli's own completion
+// reads it (cli.DefaultCompleteWithFlags): a flag cut short fails to parse.
+func Complete(names func(c *cli.Context) []string) cli.BashCompleteFunc {
+	return func(c *cli.Context) {
+		if n := len(os.Args); n > 2 && strings.HasPrefix(os.Args[n-2], "-") {
+			cli.DefaultCompleteWithFlags(c.Command)(c)
+			return
+		}
+		for _, name := range names(c) {
+			fmt.Fprintln(c.App.Writer, name)
+		}
 	}
 }

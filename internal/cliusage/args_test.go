@@ -2,6 +2,7 @@ package cliusage
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -38,6 +39,29 @@ func TestBefore(t *testing.T) {
 			t.Errorf("%s: %v, ran %v; want the action to run", tt.args, err, ran)
 		case tt.want != "" && (!errors.As(err, &ue) || err.Error() != tt.want || ran):
 			t.Errorf("%s: %v, ran %v; want %q", tt.args, err, ran, tt.want)
+		}
+	}
+}
+
+// TestComplete completes a command's argument with the words given, and a word that
+// starts with "-" with its flags.
+func TestComplete(t *testing.T) {
+	for _, tt := range []struct{ args, want string }{
+		{"app c --generate-bash-completion", "hello\nlibgreet\n"},
+		{"app c --a --generate-bash-completion", "--all\n"},
+	} {
+		var out strings.Builder
+		app := &cli.App{Name: "app", Writer: &out, EnableBashCompletion: true, Commands: []*cli.Command{{
+			Name: "c", Flags: []cli.Flag{&cli.BoolFlag{Name: "all"}},
+			BashComplete: Complete(func(*cli.Context) []string { return []string{"hello", "libgreet"} }),
+		}}}
+		args := strings.Fields(tt.args)
+		old := os.Args
+		os.Args = args
+		err := app.Run(args)
+		os.Args = old
+		if err != nil || out.String() != tt.want {
+			t.Errorf("%s: %v, %q, want %q", tt.args, err, out.String(), tt.want)
 		}
 	}
 }
