@@ -34,3 +34,14 @@ func FirstSource(l *repo.Lock, srcs map[string]*fetch.Source) *fetch.Source {
 	}
 	return srcs[l.Repos[0].Name]
 }
+
+// ReadLock reads the lockfile at path (repo.ReadLock) and refuses, with a
+// *StaleLockError, one made for other requirements than reqs (CheckInputs); no reqs stand
+// for the lockfile's own.
+func ReadLock(path string, reqs []repo.Requirement) (*repo.Lock, error) {
+	l, err := repo.ReadLock(path)
+	if err == nil {
+		err = CheckInputs(l, reqs, path)
+	}
+	return l, err
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -82,16 +81,10 @@ func repoAddAction(c *cli.Context) error {
 		return err
 	}
 	defer a.Close()
-	p := repo.Package{Name: c.String("name"), Version: c.String("version"), Depends: c.StringSlice("depends"),
-		Bin: c.StringSlice("bin"), Lib: c.StringSlice("lib"), Summary: c.String("summary"), Platform: c.String("platform")}
-	if ctl := a.Control; ctl != nil {
-		p.Name, p.Version = cmp.Or(p.Name, ctl.Package), cmp.Or(p.Version, ctl.Version)
-		if !c.IsSet("summary") {
-			p.Summary = ctl.Description
-		}
-		if ctl.Depends != "" && !c.IsSet("depends") {
-			note(c, "%s depends on %s: Debian's names, not recorded (give the pkg packages it needs with --depends)", archive, ctl.Depends)
-		}
+	p := a.Entry(repo.Package{Name: c.String("name"), Version: c.String("version"), Depends: c.StringSlice("depends"),
+		Bin: c.StringSlice("bin"), Lib: c.StringSlice("lib"), Summary: c.String("summary"), Platform: c.String("platform")}, c.IsSet("summary"))
+	if a.Control != nil && a.Control.Depends != "" && !c.IsSet("depends") {
+		note(c, "%s depends on %s: Debian's names, not recorded (give the pkg packages it needs with --depends)", archive, a.Control.Depends)
 	}
 	if p.Name == "" || p.Version == "" {
 		return usagef("repo add: --name and --version are required (a .deb's control file gives them)")

@@ -98,17 +98,14 @@ func syncAction(c *cli.Context) (err error) {
 // readSyncLock reads the lockfile at path and checks it against the command line and the
 // trust policy, and makes its repository the default of --repo.
 func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
-	l, err := repo.ReadLock(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("sync: no lockfile %s: 'pkg lock NAME...' writes one, or pass -f FILE", path)
-	} else if err != nil {
+	reqs, err := requirements(c.Args().Slice())
+	if err != nil {
 		return nil, err
 	}
-	reqs, err := requirements(c.Args().Slice())
-	if err == nil {
-		err = txn.CheckInputs(l, reqs, path)
-	}
-	if err == nil {
+	l, err := txn.ReadLock(path, reqs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("sync: no lockfile %s: 'pkg lock NAME...' writes one, or pass -f FILE", path)
+	} else if err == nil {
 		err = checkLockSigned(c, l, path)
 	}
 	if err != nil {
