@@ -9,7 +9,7 @@ import (
 	"pkg/report"
 )
 
-// What the verb files share: their argument checks, and --json.
+// What the verb files share: their argument checks, --json, and telling lines.
 
 // takes is a command's Before refusing fewer than min arguments, naming what is missing,
 // and more than max (max < 0: any number); want, any number but n, saying what it wants.
