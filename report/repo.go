@@ -19,13 +19,13 @@ func ReposOf(rs []config.Repo) []Repository {
 	return out
 }
 
-// AddedText says what publish.Add did in the repository directory dir: the entry added,
-// and notes on what is new to the repository or may surprise: a new repository, a
+// AddedText says what publish.Add did in the repository directory dir: that it made a
+// new repository ("" if not), the entry added, and notes on what may surprise: a
 // pre-release, entries replaced, dependencies the repository does not offer.
-func AddedText(dir string, res *publish.Added) (added string, notes []string) {
+func AddedText(dir string, res *publish.Added) (created, added string, notes []string) {
 	p := res.Package
 	if res.Created {
-		notes = append(notes, dir+" had no index.json: this is a new repository")
+		created = dir + " had no index.json: this is a new repository"
 	}
 	added = fmt.Sprintf("added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, units.Size(p.Size), units.Count(p.Files, "file"), p.SHA256)
 	if rel, ok := repo.PreRelease(p.Version); ok {
@@ -38,7 +38,7 @@ func AddedText(dir string, res *publish.Added) (added string, notes []string) {
 	for _, d := range res.Missing {
 		notes = append(notes, fmt.Sprintf("%s %s depends on %s, which %s does not offer (yet)", p.Name, p.Version, d, dir))
 	}
-	return added, notes
+	return created, added, notes
 }
 
 // RemovedText says what repo.Remove did in the repository directory dir, a line for each

@@ -17,13 +17,15 @@ import (
 // the order repo add prints them.
 func TestAddedText(t *testing.T) {
 	p := repo.Package{Name: "t", Version: "2.0-rc1", Archive: "t-2.0-rc1.tar", Size: 2048, Files: 3, SHA256: "ab12"}
-	added, notes := AddedText("/srv/r", &publish.Added{Package: p, Created: true, Missing: []string{"lib>=1"},
+	created, added, notes := AddedText("/srv/r", &publish.Added{Package: p, Created: true, Missing: []string{"lib>=1"},
 		Replaced: []repo.Package{{Name: "t", Version: "2.0-rc1", Archive: "old.tar"}}})
+	if want := "/srv/r had no index.json: this is a new repository"; created != want {
+		t.Errorf("created = %q, want %q", created, want)
+	}
 	if want := "added t 2.0-rc1 to /srv/r: t-2.0-rc1.tar, 2.0 KiB, 3 files, sha256 ab12"; added != want {
 		t.Errorf("added = %q, want %q", added, want)
 	}
 	want := []string{
-		"/srv/r had no index.json: this is a new repository",
 		"2.0-rc1 is a pre-release of 2.0: it sorts before 2.0, and installs take a release while there is one (a packaging revision of 2.0 is written 2.0-1 or 2.0+1)",
 		`this replaced the entry of t 2.0-rc1 (archive old.tar, depends [], bin [])`,
 		"t 2.0-rc1 depends on lib>=1, which /srv/r does not offer (yet)",
@@ -32,8 +34,8 @@ func TestAddedText(t *testing.T) {
 		t.Errorf("notes = %q, want %q", notes, want)
 	}
 	p.Version = "2.0"
-	if _, notes := AddedText("/srv/r", &publish.Added{Package: p}); len(notes) != 0 {
-		t.Errorf("a release added to a repository: notes %q, want none", notes)
+	if created, _, notes := AddedText("/srv/r", &publish.Added{Package: p}); created != "" || len(notes) != 0 {
+		t.Errorf("a release added to a repository: %q, notes %q, want none", created, notes)
 	}
 }
 

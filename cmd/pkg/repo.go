@@ -97,9 +97,12 @@ func repoAddAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	added, notes := report.AddedText(dir, res)
-	tellAll(c, note, notes)
+	created, added, notes := report.AddedText(dir, res)
+	if created != "" {
+		note(c, "%s", created)
+	}
 	say(c, "%s", added)
+	tellAll(c, note, notes)
 	if p = res.Package; len(res.LibDirs) > 0 {
 		note(c, "%s %s has shared libraries in %s: --lib %s puts them on LD_LIBRARY_PATH for the commands of the packages that depend on it",
 			p.Name, p.Version, strings.Join(res.LibDirs, ", "), strings.Join(res.LibDirs, " --lib "))
