@@ -4,6 +4,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
@@ -103,4 +104,17 @@ func Add(dir string, a *Archive, p repo.Package, replace bool, s *repo.Signer) (
 		res.LibDirs = install.LibDirs(a.Members)
 	}
 	return res, nil
+}
+
+// Entry returns p completed from the control file of a, if a is a .deb: its Package and
+// Version where p has no name or version, and, unless keepSummary, its Description's
+// first line as the summary. It takes no Depends: those are Debian's names.
+func (a *Archive) Entry(p repo.Package, keepSummary bool) repo.Package {
+	if ctl := a.Control; ctl != nil {
+		p.Name, p.Version = cmp.Or(p.Name, ctl.Package), cmp.Or(p.Version, ctl.Version)
+		if !keepSummary {
+			p.Summary = ctl.Description
+		}
+	}
+	return p
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"pkg/fetch"
 	"pkg/repo"
 )
 
@@ -70,5 +71,27 @@ func TestAdd(t *testing.T) {
 	res, err = Add(dir, a, p, true, nil)
 	if err != nil || res.Created || len(res.Replaced) != 1 {
 		t.Errorf("Add replacing: %+v, %v; want the old entry replaced", res, err)
+	}
+}
+
+// TestEntry: a .deb's control file names the entry where the flags do not, and gives its
+// summary unless one was given; an archive without one leaves the entry as given.
+func TestEntry(t *testing.T) {
+	deb := &Archive{}
+	deb.Control = &fetch.Control{Package: "hello", Version: "2.10-1", Description: "says hello", Depends: "libc6"}
+	for _, tt := range []struct {
+		a           *Archive
+		p           repo.Package
+		keepSummary bool
+		want        repo.Package
+	}{
+		{deb, repo.Package{}, false, repo.Package{Name: "hello", Version: "2.10-1", Summary: "says hello"}},
+		{deb, repo.Package{Name: "hi", Summary: "mine"}, false, repo.Package{Name: "hi", Version: "2.10-1", Summary: "says hello"}},
+		{deb, repo.Package{Version: "3", Summary: ""}, true, repo.Package{Name: "hello", Version: "3"}},
+		{&Archive{}, repo.Package{Name: "t"}, false, repo.Package{Name: "t"}},
+	} {
+		if got := tt.a.Entry(tt.p, tt.keepSummary); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Entry(%+v, %v) = %+v, want %+v", tt.p, tt.keepSummary, got, tt.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 
 	"pkg/install"
@@ -17,6 +18,15 @@ func CommittedText(out *txn.Outcome) string {
 		return ""
 	}
 	return fmt.Sprintf("committed %s in %s", units.Count(len(out.Results), "package"), units.Duration(out.Results[0].Commit))
+}
+
+// InstalledText names the packages out installed, "a 1.0, b 2.0", or returns "" for none.
+func InstalledText(out *txn.Outcome) string {
+	made := make([]string, len(out.Results))
+	for i, res := range out.Results {
+		made[i] = res.Name + " " + res.Version
+	}
+	return strings.Join(made, ", ")
 }
 
 // ChangeText says what a committed change did besides installing: the packages it

@@ -9,12 +9,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"time"
 
 	"pkg/db"
 	"pkg/install"
 	"pkg/repo"
+	"pkg/txn"
 )
 
 // The schemas, a name and a version: a change that can break a reader of a schema makes a
@@ -201,6 +203,14 @@ func NewWhy(p *db.Package, req string, neededBy []string, chains [][]string) Why
 		w.Chains = [][]string{}
 	}
 	return w
+}
+
+// WhyOf is the Why of name, one of recs, the root's installed packages, of which
+// requested maps those the user asked for to their requirements (db.DB.Requested).
+func WhyOf(recs []db.Package, requested map[string]string, name string) Why {
+	p, _ := txn.Find(recs, name)
+	neededBy, chains := repo.Why(txn.Installed(recs), slices.Collect(maps.Keys(requested)), name)
+	return NewWhy(&p, requested[name], neededBy, chains)
 }
 
 // Verify is the result of checking installed packages against their records

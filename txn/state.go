@@ -54,3 +54,6 @@ func ReadInstalled(d *db.DB) (recs []db.Package, requested map[string]string, er
 	}
 	return recs, requested, err
 }
+
+// Find returns the record of name among recs, the records of a root's installed packages.
+func Find(recs []db.Package, name string) (db.Package, bool) { return find(recs, name) }

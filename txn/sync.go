@@ -3,6 +3,7 @@ package txn
 import (
 	"fmt"
 
+	"pkg/fetch"
 	"pkg/repo"
 )
 
@@ -23,4 +24,24 @@ func CheckInputs(l *repo.Lock, reqs []repo.Requirement, path string) error {
 		return nil
 	}
 	return &StaleLockError{Path: path, Locks: l.Requires, Given: reqs}
+}
+
+// FirstSource returns, of srcs, the sources of the lockfile l's repositories by name (as
+// Relocate takes them), that of l's first repository, "" for a lockfile of one.
+func FirstSource(l *repo.Lock, srcs map[string]*fetch.Source) *fetch.Source {
+	if len(l.Repos) == 0 {
+		return srcs[""]
+	}
+	return srcs[l.Repos[0].Name]
+}
+
+// ReadLock reads the lockfile at path (repo.ReadLock) and refuses, with a
+// *StaleLockError, one made for other requirements than reqs (CheckInputs); no reqs stand
+// for the lockfile's own.
+func ReadLock(path string, reqs []repo.Requirement) (*repo.Lock, error) {
+	l, err := repo.ReadLock(path)
+	if err == nil {
+		err = CheckInputs(l, reqs, path)
+	}
+	return l, err
 }

@@ -8,19 +8,11 @@ import (
 
 func autoremoveCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "autoremove",
-		Usage: "remove the packages that were installed as dependencies and that no package asked for needs any more",
-		Flags: planFlags(),
+		Name:   "autoremove",
+		Usage:  "remove the packages that were installed as dependencies and that no package asked for needs any more",
+		Flags:  planFlags(),
+		Before: planning(0, 0, "", rootExists),
 		Action: func(c *cli.Context) error {
-			if err := maxArgs(c, 0); err != nil {
-				return err
-			}
-			if err := checkPlanFlags(c); err != nil {
-				return err
-			}
-			if err := rootExists(c); err != nil {
-				return err
-			}
 			return removeChosen(c, "nothing to remove: every installed package was asked for or is needed by one that was", txn.Unneeded)
 		},
 	}

@@ -3,12 +3,11 @@ package main
 import (
 	_ "embed"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
+	"pkg/internal/cliusage"
 )
 
 func completionCommand() *cli.Command {
@@ -19,35 +18,32 @@ func completionCommand() *cli.Command {
 		Description: "bash: source <(pkg completion bash), or save it as ~/.local/share/bash-completion/completions/pkg\n" +
 			"zsh: save it as _pkg in a directory of $fpath\n" +
 			"fish: pkg completion fish > ~/.config/fish/completions/pkg.fish",
+		Before: takes(1, 1, "shell (bash, zsh or fish)"),
 		Action: func(c *cli.Context) error {
-			sh, err := oneArg(c, "shell (bash, zsh or fish)")
-			if err != nil {
-				return err
+			sh := c.Args().First()
+			script, ok := completions[sh]
+			if !ok {
+				return usagef("completion: no completion for shell %q: bash, zsh or fish", sh)
 			}
-			var script string
-			switch sh {
-			case "bash":
-				script = bashCompletion
-			case "zsh":
-				script = zshCompletion
-			case "fish":
+			if sh == "fish" {
 				s, err := c.App.ToFishCompletion()
 				if err != nil {
 					return err
 				}
-				script = s + fishInstalled
-			default:
-				return usagef("completion: no completion for shell %q: bash, zsh or fish", sh)
+				script = s + script
 			}
-			_, err = fmt.Fprint(c.App.Writer, script)
+			_, err := fmt.Fprint(c.App.Writer, script)
 			return err
 		},
 	}
 }
 
-// The bash and zsh scripts ask pkg itself, through urfave/cli's --generate-bash-completion
-// (cli.App.EnableBashCompletion), what may come next; fish's adds the installed packages'
-// names to urfave/cli's script for the commands that take them (completeInstalled).
+// completions are the scripts by shell. The bash and zsh scripts ask pkg itself, through
+// urfave/cli's --generate-bash-completion (cli.App.EnableBashCompletion), what may come
+// next; fish's adds the installed packages' names to urfave/cli's script for the commands
+// that take them (completeInstalled).
+var completions = map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishInstalled}
+
 var (
 	//go:embed completion/pkg.bash
 	bashCompletion string
@@ -57,19 +53,14 @@ var (
 	fishInstalled string
 )
 
-// completeInstalled completes a command's flags after a "-", else the names of the
-// installed packages. The word completed is read from os.Args, as urfave/cli's own
-// completion reads it (cli.DefaultCompleteWithFlags): a flag cut short fails to parse.
-func completeInstalled(c *cli.Context) {
-	if n := len(os.Args); n > 2 && strings.HasPrefix(os.Args[n-2], "-") {
-		cli.DefaultCompleteWithFlags(c.Command)(c)
-		return
-	}
+// completeInstalled completes a command's flags, else the names of the installed packages.
+var completeInstalled = cliusage.Complete(func(c *cli.Context) (names []string) {
 	peekRoot(c, func(d *db.DB) error {
 		ps, err := d.List()
 		for _, p := range ps {
-			fmt.Fprintln(c.App.Writer, p.Name)
+			names = append(names, p.Name)
 		}
 		return err
 	})
-}
+	return names
+})

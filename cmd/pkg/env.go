@@ -18,20 +18,18 @@ func envCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "bin-dir", Usage: "print only the directory, unquoted"},
 		},
+		Before: takes(0, 0, ""),
 		Action: func(c *cli.Context) error {
-			if err := maxArgs(c, 0); err != nil {
-				return err
-			}
 			root, err := filepath.Abs(c.String("root"))
 			if err != nil {
 				return err
 			}
 			bin := filepath.Join(root, "bin")
+			line := fmt.Sprintf("export PATH=\"%s:$PATH\"", shell.Escape(bin))
 			if c.Bool("bin-dir") {
-				_, err = fmt.Fprintln(c.App.Writer, bin)
-				return err
+				line = bin
 			}
-			_, err = fmt.Fprintf(c.App.Writer, "export PATH=\"%s:$PATH\"\n", shell.Escape(bin))
+			_, err = fmt.Fprintln(c.App.Writer, line)
 			return err
 		},
 	}

@@ -18,31 +18,28 @@ func filesCommand() *cli.Command {
 		ArgsUsage:    "NAME",
 		Flags:        []cli.Flag{jsonFlag("files")},
 		BashComplete: completeInstalled,
+		Before:       takes(1, 1, "package name"),
 		Action: func(c *cli.Context) error {
-			name, err := oneArg(c, "package name")
-			if err != nil {
-				return err
-			}
+			name := c.Args().First()
 			if err := installedNames("files", []string{name}); err != nil {
 				return err
 			}
-			var ps []db.Package
-			var files [][]db.File
-			err = viewRoot(c, func(d *db.DB) (err error) {
-				ps, files, err = d.Installed(name)
+			var f report.Files
+			err := viewRoot(c, func(d *db.DB) error {
+				ps, files, err := d.Installed(name)
 				if errors.Is(err, db.ErrNotInstalled) {
 					installed, _ := d.List() // for a suggestion only
 					return notInstalled("files", name, installed)
+				} else if err == nil {
+					f = report.NewFiles(&ps[0], files[0])
 				}
 				return err
 			})
 			if errors.Is(err, install.ErrNoRoot) {
 				return fmt.Errorf("files %s: not installed: %w", name, err)
-			}
-			if err != nil {
+			} else if err != nil {
 				return err
 			}
-			f := report.NewFiles(&ps[0], files[0])
 			return show(c, f, f.WriteText)
 		},
 	}

@@ -21,45 +21,37 @@ func infoCommand() *cli.Command {
 		ArgsUsage:    "NAME",
 		Flags:        []cli.Flag{jsonFlag("info")},
 		BashComplete: completeInstalled,
+		Before:       takes(1, 1, "package name"),
 		Action:       infoAction,
 	}
 }
 
 func infoAction(c *cli.Context) error {
-	name, err := oneArg(c, "package name")
-	if err != nil {
-		return err
-	}
+	name := c.Args().First()
 	if err := installedNames("info", []string{name}); err != nil {
 		return err
 	}
-	var p *db.Package
-	var installed []db.Package
+	var recs []db.Package
 	var requested map[string]string
-	err = viewRoot(c, func(d *db.DB) (err error) {
-		if p, err = d.Get(name); errors.Is(err, db.ErrNotInstalled) {
-			installed, _ = d.List() // for a suggestion only
-		} else if err == nil {
-			requested, err = d.Requested()
-		}
+	err := viewRoot(c, func(d *db.DB) (err error) { recs, requested, err = txn.ReadInstalled(d); return err })
+	noRoot := errors.Is(err, install.ErrNoRoot)
+	if err != nil && !noRoot {
 		return err
-	})
-	notHere := errors.Is(err, db.ErrNotInstalled) || errors.Is(err, install.ErrNoRoot)
+	}
+	p, ok := txn.Find(recs, name)
 	switch {
-	case notHere && hasRepos(c):
-		return offeredInfo(c, name, installed)
-	case errors.Is(err, db.ErrNotInstalled):
-		return notInstalled("info", name, installed)
-	case errors.Is(err, install.ErrNoRoot):
+	case !ok && hasRepos(c):
+		return offeredInfo(c, name, recs)
+	case noRoot:
 		return fmt.Errorf("info %s: not installed: %w", name, err)
-	case err != nil:
-		return err
+	case !ok:
+		return notInstalled("info", name, recs)
 	}
 	dir, err := filepath.Abs(c.String("root"))
 	if err != nil {
 		return err
 	}
-	info := report.InstalledInfo(p, filepath.Join(dir, "pkgs", p.Name), requested[p.Name])
+	info := report.InstalledInfo(&p, filepath.Join(dir, "pkgs", p.Name), requested[p.Name])
 	return show(c, info, func(w io.Writer) error { return info.WriteText(w, "") })
 }
 

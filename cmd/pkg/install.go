@@ -18,32 +18,26 @@ func installCommand() *cli.Command {
 		Flags: append([]cli.Flag{&cli.BoolFlag{Name: "reinstall",
 			Usage: "install the named installed packages again, same version and archive (puts back what pkg verify reports)"}},
 			planFlags()...),
+		Before: planning(1, -1, "package name"),
 		Action: installAction,
 	}
 }
 
 func installAction(c *cli.Context) error {
-	if err := needArgs(c, 1, "package name"); err != nil {
-		return err
-	}
 	reqs, err := requirements(c.Args().Slice())
 	if err != nil {
 		return err
 	}
-	if err := checkPlanFlags(c); err != nil {
-		return err
-	}
-	for _, r := range reqs {
-		if c.Bool("reinstall") && len(r.Constraints) > 0 {
+	reinstall := c.Bool("reinstall")
+	names := make([]string, len(reqs))
+	for i, r := range reqs {
+		if reinstall && len(r.Constraints) > 0 {
 			return usagef("install --reinstall: give names of installed packages, not %s", r)
 		}
+		names[i] = r.Name
 	}
 	return change(c, (*db.DB).List, func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
-		if c.Bool("reinstall") {
-			names := make([]string, len(reqs))
-			for i, r := range reqs {
-				names[i] = r.Name
-			}
+		if reinstall {
 			return txn.ReinstallPlan(dir, ix, recs, names, cache)
 		}
 		return txn.InstallPlan(dir, ix, recs, reqs, cache)
@@ -51,7 +45,7 @@ func installAction(c *cli.Context) error {
 		for _, k := range plan.Unchanged {
 			say(c, "%s %s is already installed", k.Name, k.Version)
 		}
-		if !c.Bool("reinstall") {
+		if !reinstall {
 			root.Request(reqs) // recorded by the commit
 		}
 		return true

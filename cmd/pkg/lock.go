@@ -36,14 +36,20 @@ func lockAction(c *cli.Context) error {
 	case err != nil && c.NArg() == 0:
 		return err
 	}
-	// With packages named, an unreadable lockfile is written anew (old is nil).
-	reqs, err := lockRequirements(c, old)
-	if err != nil {
+	// With packages named, an unreadable lockfile is written anew (old is nil); with none,
+	// old's requirements are locked again. Either way old's repositories are the default.
+	reqs, err := requirements(c.Args().Slice())
+	platforms, perr := repo.ParsePlatforms(c.StringSlice("platform"))
+	switch {
+	case err != nil:
 		return err
+	case perr != nil:
+		return usagef("lock: --platform: %v", perr)
+	case old != nil:
+		useLockRepos(c, old, path)
 	}
-	platforms, err := repo.ParsePlatforms(c.StringSlice("platform"))
-	if err != nil {
-		return usagef("lock: --platform: %v", err)
+	if c.NArg() == 0 {
+		reqs = old.Requires
 	}
 	_, ix, err := openFetcher(c, false)
 	if err != nil {
@@ -54,26 +60,12 @@ func lockAction(c *cli.Context) error {
 		return fmt.Errorf("%w; these are the requirements %s records (%s): to change them, name the ones to lock, 'pkg lock -o %s NAME...'",
 			err, path, repo.JoinRequirements(reqs), path)
 	}
+	if err == nil {
+		err = repo.WriteLock(path, l)
+	}
 	if err != nil {
 		return err
 	}
-	if err := repo.WriteLock(path, l); err != nil {
-		return err
-	}
-	for _, line := range report.LockText(old, l, path) {
-		say(c, "%s", line)
-	}
+	tellAll(c, say, report.LockText(old, l, path))
 	return nil
-}
-
-// lockRequirements returns the requirements given, or else those old records, and makes
-// old's repository the default of --repo.
-func lockRequirements(c *cli.Context, old *repo.Lock) ([]repo.Requirement, error) {
-	if old != nil {
-		useLockRepos(c, old, c.String("output"))
-	}
-	if c.NArg() == 0 {
-		return old.Requires, nil
-	}
-	return requirements(c.Args().Slice())
 }

@@ -14,13 +14,11 @@ import (
 
 func outdatedCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "outdated",
-		Usage: "list installed packages the repository has newer versions of: installed, newest allowed, newest",
-		Flags: []cli.Flag{jsonFlag("outdated")},
+		Name:   "outdated",
+		Usage:  "list installed packages the repository has newer versions of: installed, newest allowed, newest",
+		Flags:  []cli.Flag{jsonFlag("outdated")},
+		Before: takes(0, 0, ""),
 		Action: func(c *cli.Context) error {
-			if err := maxArgs(c, 0); err != nil {
-				return err
-			}
 			recs, requested, err := installedAndRequested(c)
 			if err != nil {
 				return err

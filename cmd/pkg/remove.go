@@ -16,13 +16,8 @@ func removeCommand() *cli.Command {
 		Usage:     "remove installed packages",
 		ArgsUsage: "NAME...",
 		Flags:     planFlags(),
+		Before:    planning(1, -1, "package name"),
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "package name"); err != nil {
-				return err
-			}
-			if err := checkPlanFlags(c); err != nil {
-				return err
-			}
 			names := unique(c.Args().Slice())
 			if err := rootExists(c); err != nil {
 				return fmt.Errorf("remove %s: not installed: %w", strings.Join(names, " "), err)

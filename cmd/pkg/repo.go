@@ -1,13 +1,14 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/internal/units"
+	"pkg/internal/cliusage"
+	"pkg/publish"
 	"pkg/repo"
+	"pkg/report"
 )
 
 func repoCommand() *cli.Command {
@@ -28,6 +29,7 @@ func repoCommand() *cli.Command {
 				&cli.StringFlag{Name: "platform", Usage: "the platform the package runs on, GOOS-GOARCH such as linux-amd64 (default: any)"},
 				&cli.BoolFlag{Name: "replace", Usage: "replace the entry of the same name and version, if it differs"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
+			Before: cliusage.All(takes(0, 2, ""), want(2, "REPO_DIR ARCHIVE")),
 			Action: repoAddAction,
 		}, {
 			Name:      "remove",
@@ -36,21 +38,13 @@ func repoCommand() *cli.Command {
 			Flags: append([]cli.Flag{
 				&cli.BoolFlag{Name: "force", Usage: "remove it even if other packages in the index depend on it"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
+			Before: want(2, "REPO_DIR NAME[=VERSION]"),
 			Action: repoRemoveAction,
 		}, noArgs(repoKeygenCommand()), repoSignCommand(), repoForgetCommand(), noArgs(repoListCommand())},
 	}
 }
 
-// noArgs makes cmd, whose action reads no arguments, refuse any.
-func noArgs(cmd *cli.Command) *cli.Command {
-	cmd.Before = func(c *cli.Context) error { return maxArgs(c, 0) }
-	return cmd
-}
-
 func repoRemoveAction(c *cli.Context) error {
-	if c.NArg() != 2 {
-		return usagef("repo remove: want REPO_DIR NAME[=VERSION], got %s", units.Count(c.NArg(), "argument"))
-	}
 	dir := c.Args().Get(0)
 	name, version, pinned := strings.Cut(c.Args().Get(1), "=")
 	if pinned && version == "" {
@@ -64,17 +58,79 @@ func repoRemoveAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range res.Packages {
-		say(c, "removed %s %s from %s", p.Name, p.Version, dir)
+	lines, warnings := report.RemovedText(dir, res)
+	tellAll(c, say, lines)
+	tellAll(c, warn, warnings)
+	if signer != nil {
+		saySigned(c, dir, res.Meta, keys)
 	}
-	for _, a := range res.Archives {
-		say(c, "deleted %s", filepath.Join(dir, filepath.FromSlash(a)))
+	return nil
+}
+
+// repoAddAction adds an archive to a repository directory (publish.Add), and notes what
+// the new entry may lack.
+func repoAddAction(c *cli.Context) error {
+	dir, archive := c.Args().Get(0), c.Args().Get(1)
+	if platform := c.String("platform"); platform != "" {
+		if err := repo.CheckPlatform(platform); err != nil {
+			return usagef("repo add: --platform: %v", err)
+		}
 	}
-	for _, n := range res.Broken {
-		warn(c, "%s %s depends on %s, which %s no longer satisfies", n.Name, n.Version, n.Depends, dir)
+	a, err := publish.Open(c.Context, archive)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	p := a.Entry(repo.Package{Name: c.String("name"), Version: c.String("version"), Depends: c.StringSlice("depends"),
+		Bin: c.StringSlice("bin"), Lib: c.StringSlice("lib"), Summary: c.String("summary"), Platform: c.String("platform")}, c.IsSet("summary"))
+	if a.Control != nil && a.Control.Depends != "" && !c.IsSet("depends") {
+		note(c, "%s depends on %s: Debian's names, not recorded (give the pkg packages it needs with --depends)", archive, a.Control.Depends)
+	}
+	if p.Name == "" || p.Version == "" {
+		return usagef("repo add: --name and --version are required (a .deb's control file gives them)")
+	}
+	signer, keys, err := newSigner(c, "")
+	if err != nil {
+		return err
+	}
+	res, err := publish.Add(dir, a, p, c.Bool("replace"), signer)
+	if err != nil {
+		return err
+	}
+	created, added, notes := report.AddedText(dir, res)
+	if created != "" {
+		note(c, "%s", created)
+	}
+	say(c, "%s", added)
+	tellAll(c, note, notes)
+	if p = res.Package; len(res.LibDirs) > 0 {
+		note(c, "%s %s has shared libraries in %s: --lib %s puts them on LD_LIBRARY_PATH for the commands of the packages that depend on it",
+			p.Name, p.Version, strings.Join(res.LibDirs, ", "), strings.Join(res.LibDirs, " --lib "))
 	}
 	if signer != nil {
 		saySigned(c, dir, res.Meta, keys)
 	}
 	return nil
+}
+
+func repoListCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "show the repositories in effect, in the order names resolve from them: name, priority, URLs, keys and where each was given",
+		Flags: []cli.Flag{jsonFlag("repos")},
+		Action: func(c *cli.Context) error {
+			rs, err := repositories(c)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return report.Write(c.App.Writer, report.NewRepos(report.ReposOf(rs)))
+			}
+			if len(rs) == 0 {
+				say(c, "no repositories: pass --repo, set PKG_REPO or configure one (docs/config.md)")
+			}
+			tellAll(c, say, report.ReposText(report.ReposOf(rs)))
+			return nil
+		},
+	}
 }

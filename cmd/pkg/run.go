@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/config"
 	"pkg/repo"
+	"pkg/report"
 	"pkg/runner"
 )
 
@@ -23,31 +24,27 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "lock", Usage: "take the packages at the versions and sha256s this lockfile records for this platform", TakesFile: true},
 			&cli.BoolFlag{Name: "refresh", Usage: "read the repository's index now, even if a run read it in the last " + fmt.Sprint(runner.MaxAge.Minutes()) + " minutes"},
 		},
+		Before: takes(1, -1, "package name"),
 		Action: runAction,
 	}
 }
 
 func runAction(c *cli.Context) error {
 	c.App.Writer = c.App.ErrWriter // stdout is the command's alone
-	if err := needArgs(c, 1, "package name"); err != nil {
-		return err
-	}
 	reqs, err := requirements(append([]string{c.Args().First()}, c.StringSlice("with")...))
 	if err != nil {
 		return err
 	}
 	o, err := sourceOptions(c, nil)
+	var repos []config.Repo
+	if err == nil {
+		repos, err = repositories(c)
+	}
 	if err != nil {
 		return err
 	}
-	repos, err := repositories(c)
-	if err != nil {
-		return err
-	}
-	req := runner.Request{Package: reqs[0], With: reqs[1:], Command: c.String("cmd"), Trust: o.Trust, Root: c.String("root"), Lock: c.String("lock")}
-	for _, r := range repos {
-		req.Repos = append(req.Repos, runner.Repo{Name: r.Name, Location: r.URLs[0], Keys: r.Keys})
-	}
+	req := runner.Request{Repos: runner.ReposOf(repos), Package: reqs[0], With: reqs[1:], Command: c.String("cmd"),
+		Trust: o.Trust, Root: c.String("root"), Lock: c.String("lock")}
 	args := c.Args().Tail()
 	if len(args) > 0 && args[0] == "--" { // the flags end at NAME: "--" is not the command's
 		args = args[1:]
@@ -60,10 +57,10 @@ func runAction(c *cli.Context) error {
 	w := runner.Watch(c.String("cache"), req)
 	if req.Lock != "" {
 		l, err := repo.ReadLock(req.Lock)
-		if err != nil {
-			return err
+		if err == nil {
+			err = checkLockSigned(c, l, req.Lock)
 		}
-		if err := checkLockSigned(c, l, req.Lock); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -79,16 +76,11 @@ func runAction(c *cli.Context) error {
 	err = f.Observer.(*progress).during(nil, func() error { r, err = runner.Make(c.Context, f, ix, req, w, ro); return err })
 	if ce := (*runner.CommandError)(nil); errors.As(err, &ce) && len(ce.Commands)+len(ce.Others) > 0 {
 		return usagef("%v (--cmd NAME picks one)", err)
-	}
-	if err != nil {
+	} else if err != nil {
 		return err
 	}
 	if r.Outcome != nil {
-		var made []string
-		for _, res := range r.Outcome.Results {
-			made = append(made, res.Name+" "+res.Version)
-		}
-		note(c, "installed %s into %s for this run", strings.Join(made, ", "), r.Root)
+		note(c, "installed %s into %s for this run", report.InstalledText(r.Outcome), r.Root)
 	}
 	if r.NoMemo != nil {
 		note(c, "the next run of %s resolves it again: %v", reqs[0], r.NoMemo)

@@ -15,10 +15,8 @@ func searchCommand() *cli.Command {
 		Usage:     "list what the repository offers, each package at the version a new install takes, marking what is installed",
 		ArgsUsage: "[WORD]",
 		Flags:     []cli.Flag{jsonFlag("search")},
+		Before:    takes(0, 1, ""),
 		Action: func(c *cli.Context) error {
-			if err := maxArgs(c, 1); err != nil {
-				return err
-			}
 			_, ix, err := openFetcher(c, false)
 			if err != nil {
 				return err

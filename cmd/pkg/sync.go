@@ -27,6 +27,7 @@ func syncCommand() *cli.Command {
 			&cli.BoolFlag{Name: "frozen", Usage: "fail unless the repository still resolves the lockfile's requirements to its packages"},
 			&cli.BoolFlag{Name: "keep-extra", Usage: "keep installed packages the lockfile does not list"},
 		}, planFlags()...),
+		Before: planning(0, -1, ""),
 		Action: syncAction,
 	}
 }
@@ -89,11 +90,7 @@ func syncAction(c *cli.Context) (err error) {
 		return err
 	}
 	root.Request(l.Requires) // recorded by the commit
-	first := ""
-	if len(l.Repos) > 0 {
-		first = l.Repos[0].Name
-	}
-	f := newFetcher(c, &progress{c: c}, srcs[first], cache)
+	f := newFetcher(c, &progress{c: c}, txn.FirstSource(l, srcs), cache)
 	f.Sources = srcs
 	return pathHint(c, root, apply(c, root, plan, f))
 }
@@ -101,23 +98,14 @@ func syncAction(c *cli.Context) (err error) {
 // readSyncLock reads the lockfile at path and checks it against the command line and the
 // trust policy, and makes its repository the default of --repo.
 func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
-	if err := checkPlanFlags(c); err != nil {
+	reqs, err := requirements(c.Args().Slice())
+	if err != nil {
 		return nil, err
 	}
-	l, err := repo.ReadLock(path)
+	l, err := txn.ReadLock(path, reqs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("sync: no lockfile %s: 'pkg lock NAME...' writes one, or pass -f FILE", path)
-	} else if err != nil {
-		return nil, err
-	}
-	reqs, err := requirements(c.Args().Slice())
-	if err == nil {
-		err = txn.CheckInputs(l, reqs, path)
-	}
-	if se := (*txn.StaleLockError)(nil); errors.As(err, &se) {
-		return nil, fmt.Errorf("%w (run 'pkg lock -o %s %s')", err, path, strings.Join(c.Args().Slice(), " "))
-	}
-	if err == nil {
+	} else if err == nil {
 		err = checkLockSigned(c, l, path)
 	}
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
-	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/report"
 	"pkg/trust"
@@ -23,6 +22,7 @@ func trustCommand() *cli.Command {
 			Usage:     "trust a publisher's key in the root: every repository must then verify with a trusted key",
 			ArgsUsage: "[REPO=]pkg-ed25519:...",
 			Flags:     []cli.Flag{&cli.StringFlag{Name: "repo-name", Usage: "trust the key for the repository of this name only"}},
+			Before:    want(1, "one key, [REPO=]pkg-ed25519:..."),
 			Action:    trustAddAction,
 		}, noArgs(&cli.Command{
 			Name:   "list",
@@ -32,6 +32,7 @@ func trustCommand() *cli.Command {
 			Name:      "remove",
 			Usage:     "stop trusting a key in the root, and unpin it from the repositories the root pinned to it",
 			ArgsUsage: "KEY|ID",
+			Before:    want(1, "one key or key id"),
 			Action:    trustRemoveAction,
 		}},
 	}
@@ -39,9 +40,6 @@ func trustCommand() *cli.Command {
 
 // trustAddAction adds the key to the root's trusted-keys file, under the root's lock.
 func trustAddAction(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usagef("trust add: want one key, [REPO=]pkg-ed25519:..., got %s", units.Count(c.NArg(), "argument"))
-	}
 	k, err := trust.ParsePublicKey(c.Args().First())
 	if err != nil {
 		return usagef("trust add: %v", err)
@@ -61,11 +59,7 @@ func trustAddAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	was := ""
-	if len(replaced) > 0 && !slices.ContainsFunc(replaced, func(r trust.PublicKey) bool { return r.Repo == k.Repo }) {
-		was = " (was " + replaced[0].Scope() + ")"
-	}
-	say(c, "root %s trusts key %s %s%s", root.Dir(), k.ID(), k.Scope(), was)
+	say(c, "%s", report.TrustedText(root.Dir(), k, replaced))
 	return nil
 }
 
@@ -73,17 +67,14 @@ func trustAddAction(c *cli.Context) error {
 // repositories the root pinned.
 func trustListAction(c *cli.Context) error {
 	sources, err := keySources(c)
+	var pins []db.Repo
+	if err == nil {
+		err = peekRoot(c, func(d *db.DB) (err error) { pins, err = d.Repos(); return err })
+	}
 	if err != nil {
 		return err
 	}
-	var pins []db.Repo
-	if err := peekRoot(c, func(d *db.DB) (err error) {
-		pins, err = d.Repos()
-		return err
-	}); err != nil {
-		return err
-	}
-	for _, line := range report.TrustText(sources, pins) {
+	for _, line := range report.TrustText(sources, pins) { // under --quiet too: it is what was asked for
 		fmt.Fprintln(c.App.Writer, line)
 	}
 	if len(pins) == 0 && !slices.ContainsFunc(sources, func(s txn.KeySource) bool { return len(s.Keys) > 0 }) {
@@ -94,9 +85,6 @@ func trustListAction(c *cli.Context) error {
 
 // trustRemoveAction removes a key from the root's trusted keys and pins (txn.Distrust).
 func trustRemoveAction(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usagef("trust remove: want one key or key id, got %s", units.Count(c.NArg(), "argument"))
-	}
 	id, ok := trust.ParseKeyID(c.Args().First())
 	if !ok {
 		return usagef("trust remove: %q is neither a key, [REPO=]pkg-ed25519:..., nor a key id of 16 hex digits ('pkg trust list' shows them)", id)
@@ -116,14 +104,9 @@ func trustRemoveAction(c *cli.Context) error {
 	if len(removed) == 0 && len(unpinned) == 0 {
 		return fmt.Errorf("trust remove: root %s does not trust key %s, nor pinned a repository to it ('pkg trust list' shows the keys)", root.Dir(), id)
 	}
-	for _, k := range removed {
-		say(c, "root %s no longer trusts key %s %s", root.Dir(), id, k.Scope())
-	}
-	for _, p := range unpinned {
-		if len(p.Keys) > 0 {
-			say(c, "repository %s (%s) stays pinned%s", p.Location, p.Name, txn.PinnedKeys(p))
-			continue
-		}
+	lines, unkeyed := report.DistrustedText(root.Dir(), id, removed, unpinned)
+	tellAll(c, say, lines)
+	for _, p := range unkeyed {
 		warn(c, "repository %s (%s) stays pinned, to no key now: its indexes are refused until you trust its publisher's key ('pkg trust add KEY'), or forget it ('pkg --repo %s repo forget')",
 			p.Location, p.Name, p.Location)
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"slices"
-
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
@@ -21,26 +19,17 @@ func upgradeCommand() *cli.Command {
 			"then swapped in together: the root holds all the new versions or none.",
 		ArgsUsage: "[NAME...]",
 		Flags:     planFlags(),
+		Before:    planning(0, -1, "", rootExists),
 		Action:    upgradeAction,
 	}
 }
 
 func upgradeAction(c *cli.Context) error {
 	names := unique(c.Args().Slice())
-	if err := checkPlanFlags(c); err != nil {
-		return err
-	}
-	if err := rootExists(c); err != nil {
-		return err
-	}
 	var requested map[string]string
-	list := func(d *db.DB) ([]db.Package, error) {
-		recs, err := d.List()
-		if err == nil {
+	list := func(d *db.DB) (recs []db.Package, err error) {
+		if recs, requested, err = txn.ReadInstalled(d); err == nil {
 			err = needInstalled("upgrade", names, recs)
-		}
-		if err == nil {
-			requested, err = d.Requested()
 		}
 		return recs, err
 	}
@@ -61,12 +50,4 @@ func upgradeAction(c *cli.Context) error {
 		}
 		return !plan.Empty()
 	})
-}
-
-// findRec returns the record of name among recs.
-func findRec(recs []db.Package, name string) (db.Package, bool) {
-	if i := slices.IndexFunc(recs, func(p db.Package) bool { return p.Name == name }); i >= 0 {
-		return recs[i], true
-	}
-	return db.Package{}, false
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/fetch"
 	"pkg/install"
 	"pkg/report"
 )
@@ -24,6 +23,7 @@ func verifyCommand() *cli.Command {
 			jsonFlag("verify"),
 		},
 		BashComplete: completeInstalled,
+		Before:       rootExists,
 		Action:       verifyAction,
 	}
 }
@@ -31,9 +31,6 @@ func verifyCommand() *cli.Command {
 // verifyAction prints one line per problem on stdout and fails when there is any.
 func verifyAction(c *cli.Context) error {
 	names := unique(c.Args().Slice())
-	if err := rootExists(c); err != nil {
-		return err
-	}
 	root, err := openRoot(c)
 	// Checking needs no writing; on a read-only filesystem nothing changes it meanwhile.
 	if notYours := errors.Is(err, install.ErrNotYours); notYours || errors.Is(err, install.ErrReadOnly) {
@@ -46,15 +43,18 @@ func verifyAction(c *cli.Context) error {
 	}
 	defer root.Close()
 	all, err := root.DB().List()
+	if err == nil {
+		err = needInstalled("verify", names, all)
+	}
 	if err != nil {
 		return err
 	}
-	if err := needInstalled("verify", names, all); err != nil {
-		return err
-	}
+	// The cache's extents spare hashing the files that still share them; verify makes no cache.
 	var cache install.Cache
-	if !c.Bool("full") {
-		cache = verifyCache(c)
+	if _, err := os.Stat(c.String("cache")); err == nil && !c.Bool("full") {
+		if fc, err := openCache(c); err == nil {
+			cache = fc
+		}
 	}
 	problems, err := root.VerifyWith(cache, names...)
 	if err != nil {
@@ -68,32 +68,17 @@ func verifyAction(c *cli.Context) error {
 	if err := show(c, v, v.WriteText); err != nil {
 		return err
 	}
-	if len(problems) > 0 {
-		reinstall, foreign := v.Repair()
-		first := ""
-		if len(foreign) > 0 {
-			first = "move " + strings.Join(foreign, " and ") + " away (not pkg's to replace), then "
+	if len(problems) == 0 {
+		if !c.Bool("json") { // the JSON says it
+			say(c, "%s", v.Text())
 		}
-		return fmt.Errorf("verify: %s; %spkg install --reinstall %s restores what was installed (keeping what you changed in .pkg/saved)",
-			v.Text(), first, strings.Join(reinstall, " "))
-	}
-	if !c.Bool("json") { // the JSON says it
-		say(c, "%s", v.Text())
-	}
-	return nil
-}
-
-var _ install.Cache = (*fetch.Cache)(nil)
-
-// verifyCache opens the cache for verify to compare extents with, or returns nil, to hash
-// every file, when there is none: verify makes no cache.
-func verifyCache(c *cli.Context) install.Cache {
-	if _, err := os.Stat(c.String("cache")); err != nil {
 		return nil
 	}
-	cache, err := openCache(c)
-	if err != nil {
-		return nil
+	reinstall, foreign := v.Repair()
+	first := ""
+	if len(foreign) > 0 {
+		first = "move " + strings.Join(foreign, " and ") + " away (not pkg's to replace), then "
 	}
-	return cache
+	return fmt.Errorf("verify: %s; %spkg install --reinstall %s restores what was installed (keeping what you changed in .pkg/saved)",
+		v.Text(), first, strings.Join(reinstall, " "))
 }

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"maps"
-	"slices"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/repo"
 	"pkg/report"
-	"pkg/txn"
 )
 
 func whyCommand() *cli.Command {
@@ -18,25 +15,18 @@ func whyCommand() *cli.Command {
 		ArgsUsage:    "NAME",
 		Flags:        []cli.Flag{jsonFlag("why")},
 		BashComplete: completeInstalled,
+		Before:       takes(1, 1, "package name"),
 		Action: func(c *cli.Context) error {
-			name, err := oneArg(c, "package name")
-			if err != nil {
-				return err
-			}
+			name := c.Args().First()
 			recs, requested, err := installedAndRequested(c)
+			if err == nil {
+				err = needInstalled("why", []string{name}, recs)
+			}
 			if err != nil {
 				return err
 			}
-			if err := needInstalled("why", []string{name}, recs); err != nil {
-				return err
-			}
-			p, _ := findRec(recs, name)
-			neededBy, chains := repo.Why(txn.Installed(recs), slices.Collect(maps.Keys(requested)), name)
-			w := report.NewWhy(&p, requested[name], neededBy, chains)
-			if c.Bool("json") {
-				return printJSON(c, w)
-			}
-			return w.WriteText(c.App.Writer, " ('pkg autoremove' removes it)")
+			w := report.WhyOf(recs, requested, name)
+			return show(c, w, func(out io.Writer) error { return w.WriteText(out, " ('pkg autoremove' removes it)") })
 		},
 	}
 }

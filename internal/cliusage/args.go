@@ -1,0 +1,60 @@
+package cliusage
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/internal/units"
+)
+
+// Args is a command's Before that refuses fewer than min arguments, naming what is
+// missing (NeedArgs), and more than max (MaxArgs); max < 0 takes any number.
+func Args(min, max int, what string) cli.BeforeFunc {
+	return func(c *cli.Context) error {
+		if err := NeedArgs(c, min, what); err != nil || max < 0 {
+			return err
+		}
+		return MaxArgs(c, max)
+	}
+}
+
+// Want is a command's Before that refuses any number of arguments but n, saying what it
+// wants: "repo remove: want REPO_DIR NAME[=VERSION], got 1 argument".
+func Want(n int, what string) cli.BeforeFunc {
+	return func(c *cli.Context) error {
+		if c.NArg() != n {
+			return Errorf("%s: want %s, got %s", commandName(c), what, units.Count(c.NArg(), "argument"))
+		}
+		return nil
+	}
+}
+
+// All is a command's Before that runs checks in order, returning the first error.
+func All(checks ...cli.BeforeFunc) cli.BeforeFunc {
+	return func(c *cli.Context) error {
+		for _, check := range checks {
+			if err := check(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// Complete is a command's BashComplete that offers its flags after a "-", else the words
+// names returns. The word completed is read from os.Args, as urfave/cli's own completion
+// reads it (cli.DefaultCompleteWithFlags): a flag cut short fails to parse.
+func Complete(names func(c *cli.Context) []string) cli.BashCompleteFunc {
+	return func(c *cli.Context) {
+		if n := len(os.Args); n > 2 && strings.HasPrefix(os.Args[n-2], "-") {
+			cli.DefaultCompleteWithFlags(c.Command)(c)
+			return
+		}
+		for _, name := range names(c) {
+			fmt.Fprintln(c.App.Writer, name)
+		}
+	}
+}

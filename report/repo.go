@@ -1,0 +1,57 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"pkg/config"
+	"pkg/internal/units"
+	"pkg/publish"
+	"pkg/repo"
+)
+
+// ReposOf is rs, the repositories in effect, as Repos and ReposText report them.
+func ReposOf(rs []config.Repo) []Repository {
+	out := make([]Repository, len(rs))
+	for i, r := range rs {
+		out[i] = Repository{Name: r.Name, URLs: r.URLs, Keys: r.Keys, Priority: r.Priority, From: r.File}
+	}
+	return out
+}
+
+// AddedText says what publish.Add did in the repository directory dir: that it made a
+// new repository ("" if not), the entry added, and notes on what may surprise: a
+// pre-release, entries replaced, dependencies the repository does not offer.
+func AddedText(dir string, res *publish.Added) (created, added string, notes []string) {
+	p := res.Package
+	if res.Created {
+		created = dir + " had no index.json: this is a new repository"
+	}
+	added = fmt.Sprintf("added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, units.Size(p.Size), units.Count(p.Files, "file"), p.SHA256)
+	if rel, ok := repo.PreRelease(p.Version); ok {
+		notes = append(notes, fmt.Sprintf("%s is a pre-release of %s: it sorts before %s, and installs take a release while there is one (a packaging revision of %s is written %s-1 or %s+1)",
+			p.Version, rel, rel, rel, rel, rel))
+	}
+	for _, q := range res.Replaced {
+		notes = append(notes, fmt.Sprintf("this replaced the entry of %s %s (archive %s, depends %q, bin %q)", q.Name, q.Version, q.Archive, q.Depends, q.Bin))
+	}
+	for _, d := range res.Missing {
+		notes = append(notes, fmt.Sprintf("%s %s depends on %s, which %s does not offer (yet)", p.Name, p.Version, d, dir))
+	}
+	return created, added, notes
+}
+
+// RemovedText says what repo.Remove did in the repository directory dir, a line for each
+// entry removed and each archive deleted, and warns of each dependency it left unmet.
+func RemovedText(dir string, res *repo.Removed) (lines, warnings []string) {
+	for _, p := range res.Packages {
+		lines = append(lines, fmt.Sprintf("removed %s %s from %s", p.Name, p.Version, dir))
+	}
+	for _, a := range res.Archives {
+		lines = append(lines, "deleted "+filepath.Join(dir, filepath.FromSlash(a)))
+	}
+	for _, n := range res.Broken {
+		warnings = append(warnings, fmt.Sprintf("%s %s depends on %s, which %s no longer satisfies", n.Name, n.Version, n.Depends, dir))
+	}
+	return lines, warnings
+}
