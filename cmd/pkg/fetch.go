@@ -1,13 +1,18 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	prog "pkg/internal/progress"
 	"pkg/repo"
+	"pkg/session"
+	"pkg/trust"
 	"pkg/txn"
 )
 
@@ -39,15 +44,16 @@ func fetchCommand() *cli.Command {
 	}
 }
 
-// progress reports a txn.Fetcher's downloads (progress.Reporter), made from the command's
-// flags when first used.
+// progress is the session's observer (session.Observer): it reports a fetch's downloads
+// (progress.Reporter), made from the command's flags when first used, and words what the
+// session tells.
 type progress struct {
 	c       *cli.Context
 	verbose bool // also report packages already in the cache
 	r       *prog.Reporter
 }
 
-var _ txn.Observer = (*progress)(nil)
+var _ session.Observer = (*progress)(nil)
 
 func (o *progress) rep() *prog.Reporter {
 	if o.r == nil {
@@ -64,6 +70,40 @@ func (o *progress) Fetching(p repo.Package) io.Writer              { return o.re
 func (o *progress) Fetched(ev txn.Fetched)                         { o.rep().Fetched(ev) }
 func (o *progress) Waiting(p repo.Package, pids []int, again bool) { o.rep().Waiting(p, pids, again) }
 func (o *progress) Refetching(p repo.Package, err error)           { o.rep().Refetching(p, err) }
-func (o *progress) retrying(err error, wait time.Duration, attempt, max int) {
+func (o *progress) Retrying(err error, wait time.Duration, attempt, max int) {
 	o.rep().Retrying(err, wait, attempt, max)
+}
+func (o *progress) Note(text string) { o.rep().Note("%s", text) }
+func (o *progress) Warn(text string) { warn(o.c, "%s", text) }
+func (o *progress) RootWaiting(holder string) {
+	fmt.Fprintf(o.c.App.ErrWriter, "pkg: waiting for %s to finish with %s\n", holder, o.c.String("root"))
+}
+func (o *progress) LinksWrong(err error) {
+	warn(o.c, "%s; once it can be changed, 'pkg verify' names the links still wrong", err)
+}
+
+// IndexRead warns of an index the cache could not keep, and of one not verified, or
+// verified but expired, with a hint for the first, once per root until that changes
+// (tellOnce). It warns under --quiet too, as it is about what pkg trusts; an unsigned
+// local directory is only a note: no one stands between it and pkg.
+func (o *progress) IndexRead(ix *txn.Index) {
+	c, res := o.c, ix.Trust
+	if ix.NotKept != nil {
+		warn(c, "%s; --offline will not have it", ix.NotKept)
+	}
+	u := res.Unverified()
+	tellOnce(c, "index "+res.Location, res.Standing(), func() bool {
+		switch {
+		case res.Expired:
+			warn(c, "repository %s: offline, using the last verified index (version %d), which expired at %s",
+				res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339))
+		case u == nil:
+		case errors.Is(u, trust.ErrUsedUnsigned) && strings.HasPrefix(res.Location, "file://"):
+			note(c, "%v; %s", u, hint(u, nil))
+			return !c.Bool("quiet")
+		default:
+			warn(c, "%v; %s", u, hint(u, nil))
+		}
+		return true
+	})
 }
