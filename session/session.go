@@ -204,3 +204,20 @@ func (s *Session) noRepo() error {
 	}
 	return ErrNoRepo
 }
+
+// GivenRepos returns the repositories of values, each [NAME=]LOCATION, given as from (a
+// flag, a variable); an empty one drops those before it.
+func GivenRepos(from string, values ...string) ([]config.Repo, error) {
+	var out []config.Repo
+	for _, v := range values {
+		name, loc := config.SplitRepo(v)
+		if loc == "" && name != "" {
+			return nil, fmt.Errorf("%s %q: no location", from, v)
+		} else if loc == "" {
+			out = nil
+			continue
+		}
+		out = append(out, config.Repo{Name: name, URLs: []string{loc}, File: from})
+	}
+	return out, nil
+}

@@ -49,25 +49,18 @@ func sess(c *cli.Context) *session.Session {
 // errNoRepo is the error of a command that needs a repository and has none.
 var errNoRepo = globalUsagef("no repository: pass --repo, set PKG_REPO or configure one (docs/config.md)")
 
-// flagRepos returns the repositories of --repo, each [NAME=]LOCATION, or else of PKG_REPO;
-// an empty --repo drops the ones before it.
+// flagRepos returns the repositories of --repo, or else of PKG_REPO (session.GivenRepos);
+// an empty --repo drops the ones before it, and PKG_REPO.
 func flagRepos(c *cli.Context) ([]config.Repo, error) {
 	values, from := c.StringSlice("repo"), "--repo"
 	if !c.IsSet("repo") && os.Getenv("PKG_REPO") != "" { // --repo= overrides it with none
 		values, from = []string{os.Getenv("PKG_REPO")}, "PKG_REPO"
 	}
-	var out []config.Repo
-	for _, v := range values {
-		name, loc := config.SplitRepo(v)
-		if loc == "" && name != "" {
-			return nil, globalUsagef("%s %q: no location", from, v)
-		} else if loc == "" {
-			out = nil // --repo= drops those before it, and PKG_REPO
-			continue
-		}
-		out = append(out, config.Repo{Name: name, URLs: []string{loc}, File: from})
+	rs, err := session.GivenRepos(from, values...)
+	if err != nil {
+		return nil, globalUsagef("%v", err)
 	}
-	return out, nil
+	return rs, nil
 }
 
 // useLockRepos makes the repositories of the lockfile l at path those a lock or sync

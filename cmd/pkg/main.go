@@ -37,28 +37,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		dirs = []string{c.String("root"), c.String("cache")}
 		return err
 	}
-	used := "" // the command run, as "cache list", once known
-	cliusage.Track(app.Commands, &used)
-	var unknown *cliusage.UnknownError
-	cliusage.Unknown(app, &unknown)
 	ctx, stop := process.Interruptible()
 	defer stop()
-	args = cliusage.FlagsFirst(app, args)
-	err := cliusage.Check(app, args, map[string]string{"expires": "a duration in hours, minutes or seconds, such as 720h for 30 days"})
-	if err == nil {
-		err = app.RunContext(ctx, args)
-	}
+	used, err := cliusage.Run(ctx, app, args, map[string]string{"expires": "a duration in hours, minutes or seconds, such as 720h for 30 days"})
 	if s, ok := app.Metadata["session"].(*session.Session); ok {
 		if err == nil && ctx.Err() == nil && growing[used] {
 			s.AutoPrune()
 		}
 		s.Close()
 	}
-	var ue *cliusage.UsageError
-	var fe *cliusage.FlagError
+	if h, ok := cliusage.Hint(app, used, err); ok {
+		return fail(stderr, 2, err, h)
+	}
 	switch {
-	case unknown != nil:
-		return fail(stderr, 2, unknown, "run '"+unknown.Help+"' for the list")
 	case err == nil && ctx.Err() != nil: // the signal came once nothing could stop it
 		fmt.Fprintln(stderr, "pkg: interrupted too late to stop: the command completed")
 		return 0
@@ -67,17 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, context.Canceled): // cut short by the signal
 		fmt.Fprintln(stderr, "pkg: interrupted")
 		return 130
-	case errors.As(err, &fe):
-		return fail(stderr, 2, err, flagHint(fe))
-	case errors.As(err, &ue):
-		usage := "pkg help"
-		if used != "" && !ue.Global {
-			usage = "pkg " + used + " --help"
-		}
-		return fail(stderr, 2, err, "run '"+usage+"' for usage")
-	default:
-		return fail(stderr, 1, err, hint(err, dirs))
 	}
+	return fail(stderr, 1, err, hint(err, dirs))
 }
 
 // fail prints err and its hint, if not "", and returns the exit code.
