@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"pkg/config"
 	"pkg/db"
@@ -53,8 +54,10 @@ func ExampleSession_Change() {
 	if err := s.Change(context.Background(), recs, plan, show, do); err != nil {
 		panic(err)
 	}
-	fmt.Println(obs.lines[0])
+	for _, line := range obs.lines { // what the observer was told
+		fmt.Println(strings.Replace(line, base, "BASE", 1))
+	}
 	// Output:
 	// installed hello 1
-	// index demo
+	// unverified (local true): repository file://BASE/repo/ is not signed; pkg cannot tell whether its packages are the publisher's
 }

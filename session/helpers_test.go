@@ -66,4 +66,8 @@ func (r *recorder) Note(text string)          { r.add("note: %s", text) }
 func (r *recorder) Warn(text string)          { r.add("warning: %s", text) }
 func (r *recorder) RootWaiting(holder string) { r.add("waiting for %s", holder) }
 func (r *recorder) LinksWrong(err error)      { r.add("links: %v", err) }
-func (r *recorder) IndexRead(ix *txn.Index)   { r.add("index %s", ix.Name) }
+func (r *recorder) NotKept(err error)         { r.add("not kept: %v", err) }
+func (r *recorder) Unverified(err error, local bool) bool {
+	r.add("unverified (local %v): %v", local, err)
+	return true
+}

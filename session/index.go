@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"pkg/config"
@@ -43,7 +45,7 @@ func (s *Session) OpenFetcher(ctx context.Context, dry bool) (*txn.Fetcher, *txn
 			return nil, nil, err
 		}
 		ix.Name = r.Name
-		s.obs.IndexRead(ix)
+		s.tellTrust(ix)
 		if t, ok := cache.IndexTime(ix.Source); ok && s.Offline {
 			// What offline installs, locks and frozen checks are as current as.
 			s.obs.Note(fmt.Sprintf("offline: using the index of %s as last read %s (%s ago)", ix.Source.URL(), t.Local().Format("2006-01-02 15:04"), units.Roughly(time.Since(t))))
@@ -200,4 +202,22 @@ func (s *Session) Forget(ctx context.Context, name string) (*Forgotten, error) {
 		out.InRoot = true
 	}
 	return out, cache.ForgetIndex(src)
+}
+
+// tellTrust tells the observer of an index the cache could not keep, and, once per root
+// until that changes (Tell), of one not verified, or verified but expired.
+func (s *Session) tellTrust(ix *txn.Index) {
+	if ix.NotKept != nil {
+		s.obs.NotKept(ix.NotKept)
+	}
+	res := ix.Trust
+	s.Tell("index "+res.Location, res.Standing(), func() bool {
+		if u := res.Unverified(); res.Expired {
+			s.obs.Warn(fmt.Sprintf("repository %s: offline, using the last verified index (version %d), which expired at %s",
+				res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339)))
+		} else if u != nil {
+			return s.obs.Unverified(u, errors.Is(u, trust.ErrUsedUnsigned) && strings.HasPrefix(res.Location, "file://"))
+		}
+		return true
+	})
 }

@@ -54,7 +54,11 @@ type Observer interface {
 	Warn(text string)
 	RootWaiting(holder string) // another process keeps the root's lock past a retry
 	LinksWrong(err error)      // a root opened whose bin/ links could not be synced (*install.LinksError)
-	IndexRead(ix *txn.Index)   // an index read, for what the command says of its trust and its copy
+	NotKept(err error)         // an index passed, but the cache could not keep a copy (*fetch.NotKeptError)
+	// Unverified is an index used unverified (err, a *trust.UnverifiedError); local for an
+	// unsigned directory on this machine, with no one between it and pkg. It reports
+	// whether it said so (Tell).
+	Unverified(err error, local bool) (said bool)
 }
 
 // Session is one command's run. Close it at the end.

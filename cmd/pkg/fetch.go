@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -12,7 +10,6 @@ import (
 	prog "pkg/internal/progress"
 	"pkg/repo"
 	"pkg/session"
-	"pkg/trust"
 	"pkg/txn"
 )
 
@@ -82,28 +79,15 @@ func (o *progress) LinksWrong(err error) {
 	warn(o.c, "%s; once it can be changed, 'pkg verify' names the links still wrong", err)
 }
 
-// IndexRead warns of an index the cache could not keep, and of one not verified, or
-// verified but expired, with a hint for the first, once per root until that changes
-// (tellOnce). It warns under --quiet too, as it is about what pkg trusts; an unsigned
-// local directory is only a note: no one stands between it and pkg.
-func (o *progress) IndexRead(ix *txn.Index) {
-	c, res := o.c, ix.Trust
-	if ix.NotKept != nil {
-		warn(c, "%s; --offline will not have it", ix.NotKept)
+func (o *progress) NotKept(err error) { warn(o.c, "%s; --offline will not have it", err) }
+
+// Unverified warns of an index used unverified, with a hint, under --quiet too, as it is
+// about what pkg trusts; of an unsigned local directory it is only a note.
+func (o *progress) Unverified(err error, local bool) bool {
+	if local {
+		note(o.c, "%v; %s", err, hint(err, nil))
+		return !o.c.Bool("quiet")
 	}
-	u := res.Unverified()
-	tellOnce(c, "index "+res.Location, res.Standing(), func() bool {
-		switch {
-		case res.Expired:
-			warn(c, "repository %s: offline, using the last verified index (version %d), which expired at %s",
-				res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339))
-		case u == nil:
-		case errors.Is(u, trust.ErrUsedUnsigned) && strings.HasPrefix(res.Location, "file://"):
-			note(c, "%v; %s", u, hint(u, nil))
-			return !c.Bool("quiet")
-		default:
-			warn(c, "%v; %s", u, hint(u, nil))
-		}
-		return true
-	})
+	warn(o.c, "%v; %s", err, hint(err, nil))
+	return true
 }
