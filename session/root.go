@@ -8,6 +8,7 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/report"
 )
 
 // OpenCache opens the cache for the rest of the session (Close closes it), or, for a dry
@@ -96,3 +97,19 @@ func (s *Session) ReadOnlyRoot() (*install.Root, error) {
 // Tell calls say unless the root records that the user was told of the condition key in
 // state (install.Notices); state "" is the condition's end. say reports whether it printed.
 func (s *Session) Tell(key, state string, say func() bool) { s.notices.Tell(key, state, say) }
+
+// TellCopy calls say, once per root until that changes (Tell), with how an install copied
+// its data rather than share blocks with the cache, and why (report.CopyText); an install
+// that shared them ends the condition. *told, once set, keeps it to once per change.
+func (s *Session) TellCopy(res *install.Result, told *bool, say func(how, why string) bool) {
+	switch {
+	case res.Method == install.Clone && res.Fallback == nil:
+		s.Tell("copy", "", nil)
+		return
+	case res.Fallback == nil || *told:
+		return
+	}
+	*told = true
+	how, why := report.CopyText(res, s.Cache, s.Root)
+	s.Tell("copy", how+": "+why, func() bool { return say(how, why) })
+}

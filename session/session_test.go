@@ -301,3 +301,34 @@ func TestErrorKinds(t *testing.T) {
 		t.Errorf("PathOf a member's path = %q, want none", got)
 	}
 }
+
+// TestTellCopy: why an install copies is said once per root until that changes: not again
+// by the next session while it holds, again once an install shared blocks in between.
+func TestTellCopy(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	copied := &install.Result{Method: install.Copy, Fallback: errors.New("cross-device")}
+	shared := &install.Result{Method: install.Clone}
+	for i, tt := range []struct {
+		results []*install.Result
+		want    int // times said
+	}{
+		{[]*install.Result{copied, copied}, 1}, // once per change
+		{[]*install.Result{copied}, 0},         // the root records it was said
+		{[]*install.Result{shared}, 0},         // the condition ends
+		{[]*install.Result{copied}, 1},         // and is new again
+	} {
+		s, _ := newSession(t, session.Options{Root: root}, "")
+		r, err := s.OpenRoot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		said, told := 0, false
+		for _, res := range tt.results {
+			s.TellCopy(res, &told, func(how, why string) bool { said++; return true })
+		}
+		r.Close()
+		if said != tt.want {
+			t.Errorf("session %d: said %d times, want %d", i, said, tt.want)
+		}
+	}
+}
