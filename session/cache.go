@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"time"
 
 	"pkg/fetch"
 	prog "pkg/internal/progress"
@@ -16,25 +15,48 @@ import (
 	"pkg/txn"
 )
 
-// Limits returns the limits of a prune: each one given (not nil), else the
-// configuration's. A limit given as 0 lifts both: every entry no root uses goes.
-func (s *Session) Limits(olderThan *time.Duration, maxSize *int64) (fetch.Limits, error) {
+// Limits returns the limits of a prune: each one given, by its name in the
+// configuration's [cache] ("older-than", "max-size"), else the configuration's. A limit
+// given as 0 lifts both: every entry no root uses goes. A value it cannot read is a
+// *LimitError; other names are not limits.
+func (s *Session) Limits(given map[string]string) (fetch.Limits, error) {
 	cfg, err := s.Config()
 	if err != nil {
 		return fetch.Limits{}, err
 	}
 	l := fetch.Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
-	if olderThan != nil {
-		l.OlderThan = *olderThan
+	lifted := false
+	for _, name := range []string{"older-than", "max-size"} { // in order: the same error first, always
+		v, ok := given[name]
+		if !ok {
+			continue
+		}
+		if name == "older-than" {
+			l.OlderThan, err = units.ParseDuration(v)
+			lifted = lifted || err == nil && l.OlderThan == 0
+		} else {
+			l.MaxSize, err = units.ParseSize(v)
+			lifted = lifted || err == nil && l.MaxSize == 0
+		}
+		if err != nil {
+			return fetch.Limits{}, &LimitError{Name: name, Err: err}
+		}
 	}
-	if maxSize != nil {
-		l.MaxSize = *maxSize
-	}
-	if olderThan != nil && *olderThan == 0 || maxSize != nil && *maxSize == 0 {
+	if lifted {
 		return fetch.Limits{}, nil
 	}
 	return l, nil
 }
+
+// LimitError is a limit of Limits' that it cannot read.
+type LimitError struct {
+	Name string
+	Err  error
+}
+
+func (e *LimitError) Error() string { return "cache limit " + e.Name + ": " + e.Err.Error() }
+
+func (e *LimitError) Unwrap() error { return e.Err }
 
 // Trimmed is what Trim removed.
 type Trimmed struct {

@@ -190,21 +190,24 @@ func cmpOr(a, b string) string {
 // TestLimits: a prune's limits are those given, else the configuration's; 0 lifts both.
 func TestLimits(t *testing.T) {
 	const cfg = "[cache]\nmax-size = \"1MiB\"\nolder-than = \"2d\"\n"
-	day, zero, kib, none := 24*time.Hour, time.Duration(0), int64(1024), int64(0)
+	day := 24 * time.Hour
 	for _, tt := range []struct {
-		older *time.Duration
-		size  *int64
+		given map[string]string
 		want  fetch.Limits
+		err   string
 	}{
-		{nil, nil, fetch.Limits{OlderThan: 2 * day, MaxSize: 1 << 20}},
-		{&day, nil, fetch.Limits{OlderThan: day, MaxSize: 1 << 20}},
-		{nil, &kib, fetch.Limits{OlderThan: 2 * day, MaxSize: 1024}},
-		{&zero, &kib, fetch.Limits{}},
-		{&day, &none, fetch.Limits{}},
+		{nil, fetch.Limits{OlderThan: 2 * day, MaxSize: 1 << 20}, ""},
+		{map[string]string{"older-than": "1d"}, fetch.Limits{OlderThan: day, MaxSize: 1 << 20}, ""},
+		{map[string]string{"max-size": "1KiB"}, fetch.Limits{OlderThan: 2 * day, MaxSize: 1024}, ""},
+		{map[string]string{"older-than": "0", "max-size": "1KiB"}, fetch.Limits{}, ""},
+		{map[string]string{"older-than": "1d", "max-size": "0"}, fetch.Limits{}, ""},
+		{map[string]string{"max-size": "lots"}, fetch.Limits{}, "max-size"},
 	} {
 		s, _ := newSession(t, session.Options{}, cfg)
-		if l, err := s.Limits(tt.older, tt.size); err != nil || l != tt.want {
-			t.Errorf("Limits(%v, %v) = %+v, %v; want %+v", tt.older, tt.size, l, err, tt.want)
+		l, err := s.Limits(tt.given)
+		var le *session.LimitError
+		if l != tt.want || (tt.err == "") != (err == nil) || err != nil && (!errors.As(err, &le) || le.Name != tt.err) {
+			t.Errorf("Limits(%v) = %+v, %v; want %+v, error of %q", tt.given, l, err, tt.want, tt.err)
 		}
 	}
 }

@@ -1,14 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/fetch"
 	"pkg/internal/units"
 	"pkg/report"
+	"pkg/session"
 )
 
 func cacheCommand() *cli.Command {
@@ -97,26 +98,17 @@ func trimCache(c *cli.Context, prune bool) error {
 // cacheLimits returns the limits of cache prune: each flag given, else the configuration's
 // (session.Limits).
 func cacheLimits(c *cli.Context) (fetch.Limits, error) {
-	if _, err := loadConfig(c); err != nil { // its error first
-		return fetch.Limits{}, err
-	}
-	var older *time.Duration
-	var size *int64
-	if c.IsSet("older-than") {
-		d, err := units.ParseDuration(c.String("older-than"))
-		if err != nil {
-			return fetch.Limits{}, usagef("cache prune --older-than: %v", err)
+	given := make(map[string]string)
+	for _, name := range []string{"older-than", "max-size"} {
+		if c.IsSet(name) {
+			given[name] = c.String(name)
 		}
-		older = &d
 	}
-	if c.IsSet("max-size") {
-		n, err := units.ParseSize(c.String("max-size"))
-		if err != nil {
-			return fetch.Limits{}, usagef("cache prune --max-size: %v", err)
-		}
-		size = &n
+	l, err := sess(c).Limits(given)
+	if le := (*session.LimitError)(nil); errors.As(err, &le) {
+		return l, usagef("cache prune --%s: %v", le.Name, le.Err)
 	}
-	return sess(c).Limits(older, size)
+	return l, err
 }
 
 // growing are the commands that may add entries to the cache, after which run prunes it
