@@ -50,11 +50,11 @@ var ErrNoRepo = errors.New("no repository")
 type Observer interface {
 	txn.Observer
 	Retrying(err error, wait time.Duration, attempt, max int) // a request or download is tried again
-	Note(text string)
-	Warn(text string)
-	RootWaiting(holder string) // another process keeps the root's lock past a retry
-	LinksWrong(err error)      // a root opened whose bin/ links could not be synced (*install.LinksError)
-	NotKept(err error)         // an index passed, but the cache could not keep a copy (*fetch.NotKeptError)
+	Note(text string)                                         // advice, which a quiet command may leave out
+	Warn(text string)                                         // said all the same
+	RootWaiting(holder string)                                // another process keeps the root's lock past a retry
+	LinksWrong(err error)                                     // a root opened whose bin/ links could not be synced (*install.LinksError)
+	NotKept(err error)                                        // an index passed, but the cache could not keep a copy (*fetch.NotKeptError)
 	// Unverified is an index used unverified (err, a *trust.UnverifiedError); local for an
 	// unsigned directory on this machine, with no one between it and pkg. It reports
 	// whether it said so (Tell).
