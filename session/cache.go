@@ -152,3 +152,25 @@ func (s *Session) CacheMissing() bool {
 	s.obs.Note("nothing is cached: no cache at " + s.Cache)
 	return true
 }
+
+// Listing is the cache's entries and the disk they take.
+type Listing struct {
+	Entries []fetch.Entry
+	Disk    int64 // with shared blocks counted once (fetch.Cache.DiskUsage)
+}
+
+// List returns the cache's entries, or nil where there is no cache (CacheMissing).
+func (s *Session) List() (*Listing, error) {
+	if s.CacheMissing() {
+		return nil, nil
+	}
+	cache, err := s.OpenCache(false)
+	if err != nil {
+		return nil, err
+	}
+	es, err := cache.List()
+	if err != nil {
+		return nil, err
+	}
+	return &Listing{Entries: es, Disk: cache.DiskUsage(es)}, nil
+}

@@ -218,8 +218,11 @@ func TestNoCache(t *testing.T) {
 	if tr, err := s.Trim(context.Background(), true, fetch.Limits{}); tr != nil || err != nil {
 		t.Errorf("Trim without a cache: %+v, %v", tr, err)
 	}
+	if l, err := s.List(); l != nil || err != nil {
+		t.Errorf("List without a cache: %+v, %v", l, err)
+	}
 	if _, err := os.Stat(s.Cache); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("Trim made the cache: %v", err)
+		t.Errorf("Trim or List made the cache: %v", err)
 	}
 	if want := "note: nothing is cached: no cache at " + s.Cache; !slices.Contains(obs.lines, want) {
 		t.Errorf("told %q, want %q", obs.lines, want)

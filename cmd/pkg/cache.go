@@ -37,28 +37,24 @@ func cacheCommand() *cli.Command {
 }
 
 func cacheListAction(c *cli.Context) error {
-	if err := maxArgs(c, 0); err != nil || sess(c).CacheMissing() {
+	if err := maxArgs(c, 0); err != nil {
 		return err
 	}
-	cache, err := openCache(c)
-	if err != nil {
+	l, err := sess(c).List()
+	if l == nil {
 		return err
 	}
-	es, err := cache.List()
-	if err != nil {
-		return err
-	}
-	bad, err := report.WriteCache(c.App.Writer, es)
+	bad, err := report.WriteCache(c.App.Writer, l.Entries)
 	switch {
 	case err != nil:
 		return err
 	case len(bad) > 0:
 		return fmt.Errorf("cache list: cannot read which package each of %s is (%v): the cache's files must be readable by whoever uses it; 'pkg cache clean' as their owner removes them",
 			units.Count(len(bad), "cached archive"), bad[0])
-	case len(es) == 0:
+	case len(l.Entries) == 0:
 		note(c, "nothing is cached in %s", c.String("cache"))
 	default:
-		note(c, "%s", report.CacheText(len(es), cache.DiskUsage(es)))
+		note(c, "%s", report.CacheText(len(l.Entries), l.Disk))
 	}
 	return nil
 }
