@@ -18,8 +18,8 @@ import (
 )
 
 // OpenFetcher opens the cache and reads the index of each repository in effect for the
-// root (txn.ReadIndex), telling the observer of each (IndexRead), and returns them as one
-// (txn.Merge) and a fetcher of their packages. For a dry run (dry), it changes nothing in
+// root (txn.ReadIndex), telling the observer what there is to say of each, and returns
+// them as one (txn.Merge) and a fetcher of their packages. For a dry run (dry), it changes nothing in
 // the cache: it keeps no copy of the index read, and reads a cache that does not exist
 // yet as an empty one.
 func (s *Session) OpenFetcher(ctx context.Context, dry bool) (*txn.Fetcher, *txn.Index, error) {
