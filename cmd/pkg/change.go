@@ -48,19 +48,10 @@ func apply(c *cli.Context, root *install.Root, plan *txn.Plan, f *txn.Fetcher) (
 	return err
 }
 
-// noteCopy says, once per root until that changes (tellOnce), why an install copies its
-// data rather than share blocks with the cache; *noted keeps it to once per command.
+// noteCopy notes why an install copies its data rather than share blocks with the cache
+// (session.TellCopy); *noted keeps it to once per command.
 func noteCopy(c *cli.Context, res *install.Result, noted *bool) {
-	switch {
-	case res.Method == install.Clone && res.Fallback == nil:
-		tellOnce(c, "copy", "", nil)
-		return
-	case res.Fallback == nil || *noted:
-		return
-	}
-	*noted = true
-	how, why := report.CopyText(res, c.String("cache"), c.String("root"))
-	tellOnce(c, "copy", how+": "+why, func() bool {
+	sess(c).TellCopy(res, noted, func(how, why string) bool {
 		note(c, "%s: copying %s instead of sharing blocks", why, how)
 		return !c.Bool("quiet")
 	})

@@ -2,91 +2,133 @@ package main
 
 import (
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/config"
+	"pkg/db"
 	"pkg/fetch"
+	"pkg/install"
+	"pkg/internal/cliusage"
+	"pkg/internal/xdg"
 	"pkg/repo"
+	"pkg/session"
+	"pkg/trust"
+	"pkg/txn"
 )
 
-// loadConfig returns the configuration of the files for --root (config.Files), read once
-// per command.
-func loadConfig(c *cli.Context) (*config.Config, error) {
-	if cfg, ok := c.App.Metadata["config"].(*config.Config); ok {
-		return cfg, nil
+// sess returns the command's session (session.New), made of the flags when first used;
+// run closes it.
+func sess(c *cli.Context) *session.Session {
+	if s, ok := c.App.Metadata["session"].(*session.Session); ok {
+		return s
 	}
-	cfg, err := config.Load(config.Files(c.String("root"))...)
+	o := session.Options{Root: c.String("root"), Cache: c.String("cache"), NoRepo: errNoRepo,
+		RequireSigned: c.Bool("require-signed"), Offline: c.Bool("offline"), NoSync: c.Bool("no-sync"),
+		DryRun: c.Bool("dry-run"), Jobs: c.Int("jobs"), LockTimeout: c.Duration("lock-timeout"),
+		Owner: strings.Join(cliusage.WithoutCredentials(os.Args), " ")} // others can read it
+	o.Repos, o.Invalid.Repos = flagRepos(c)
+	flag, err := txn.ParseKeySource("--trusted-key", c.StringSlice("trusted-key")...)
 	if err != nil {
-		return nil, err
+		o.Invalid.Keys = globalUsagef("%v", err)
 	}
-	c.App.Metadata["config"] = cfg
-	return cfg, nil
+	env, err := txn.ParseKeySource("PKG_TRUSTED_KEYS", os.Getenv("PKG_TRUSTED_KEYS"))
+	if o.Keys = []txn.KeySource{flag, env}; err != nil && o.Invalid.Keys == nil {
+		o.Invalid.Keys = err
+	}
+	if o.Jobs < 1 {
+		o.Invalid.Jobs = globalUsagef("--jobs must be at least 1")
+	}
+	s := session.New(o, &progress{c: c})
+	c.App.Metadata["session"] = s
+	return s
 }
 
-// repositories returns the repositories a command uses (config.Use): those of --repo (or
-// else PKG_REPO), or those a lock or sync took from its lockfile (useLockRepos), then the
-// configured ones.
-func repositories(c *cli.Context) ([]config.Repo, error) {
-	cfg, err := loadConfig(c)
-	if err != nil {
-		return nil, err
-	}
-	if given, ok := c.App.Metadata["lock-repos"].([]config.Repo); ok {
-		return cfg.Use(given, true), nil
-	}
-	given, err := flagRepos(c)
-	return cfg.Use(given, false), err
-}
+// errNoRepo is the error of a command that needs a repository and has none.
+var errNoRepo = globalUsagef("no repository: pass --repo, set PKG_REPO or configure one (docs/config.md)")
 
-// flagRepos returns the repositories of --repo, each [NAME=]LOCATION, or else of PKG_REPO;
-// an empty --repo drops the ones before it.
+// flagRepos returns the repositories of --repo, or else of PKG_REPO (session.GivenRepos);
+// an empty --repo drops the ones before it, and PKG_REPO.
 func flagRepos(c *cli.Context) ([]config.Repo, error) {
 	values, from := c.StringSlice("repo"), "--repo"
 	if !c.IsSet("repo") && os.Getenv("PKG_REPO") != "" { // --repo= overrides it with none
 		values, from = []string{os.Getenv("PKG_REPO")}, "PKG_REPO"
 	}
-	var out []config.Repo
-	for _, v := range values {
-		name, loc := config.SplitRepo(v)
-		if loc == "" && name != "" {
-			return nil, globalUsagef("%s %q: no location", from, v)
-		} else if loc == "" {
-			out = nil // --repo= drops those before it, and PKG_REPO
-			continue
-		}
-		out = append(out, config.Repo{Name: name, URLs: []string{loc}, File: from})
+	rs, err := session.GivenRepos(from, values...)
+	if err != nil {
+		return nil, globalUsagef("%v", err)
 	}
-	return out, nil
+	return rs, nil
 }
 
 // useLockRepos makes the repositories of the lockfile l at path those a lock or sync
 // uses, unless --repo or PKG_REPO says otherwise.
 func useLockRepos(c *cli.Context, l *repo.Lock, path string) {
 	if !c.IsSet("repo") && os.Getenv("PKG_REPO") == "" {
-		c.App.Metadata["lock-repos"] = config.LockRepos(l, path)
+		sess(c).UseLock(l, path)
 	}
 }
 
-// repoSource returns the source of r, its first URL with the rest as mirrors, under the
-// flags' trust policy with r's own keys added.
-func repoSource(c *cli.Context, r config.Repo, retrying func(err error, wait time.Duration, attempt, max int)) (*fetch.Source, fetch.Options, error) {
-	o, err := sourceOptions(c, retrying)
-	if err == nil {
-		o.Trust, err = r.Trust(o.Trust)
+// defaultDirs treats an empty --root or --cache (PKG_ROOT= in a script, say) as unset:
+// otherwise pkg would make its root or cache in the current directory.
+func defaultDirs(c *cli.Context) error {
+	for name, def := range map[string]string{"root": defaultRoot(), "cache": defaultCache()} {
+		if c.String(name) == "" {
+			if err := c.Set(name, def); err != nil {
+				return err
+			}
+			c.App.Metadata["default "+name] = true
+		}
+		// Said once here, not as each later open of a path under it would say it.
+		if info, err := os.Stat(c.String(name)); err == nil && !info.IsDir() {
+			return globalUsagef("--%s %s is not a directory", name, c.String(name))
+		}
 	}
-	if err != nil {
-		return nil, o, err
-	}
-	o.Mirrors = r.URLs[1:]
-	src, err := fetch.NewSource(r.URLs[0], o)
-	return src, o, err
+	return nil
 }
 
-// hasRepos reports whether a repository is in effect (repositories); a configuration
-// that cannot be read counts as one, so that its error is what the command reports.
-func hasRepos(c *cli.Context) bool {
-	rs, err := repositories(c)
-	return err != nil || len(rs) > 0
+// rootNamed reports whether the user named the root (--root or PKG_ROOT, not empty)
+// rather than leaving it at the default.
+func rootNamed(c *cli.Context) bool {
+	return c.IsSet("root") && c.App.Metadata["default root"] != true
+}
+
+func defaultRoot() string  { return xdg.Dir("XDG_DATA_HOME", ".local/share") }
+func defaultCache() string { return xdg.Dir("XDG_CACHE_HOME", ".cache") }
+
+// The session's calls (package session), as the commands call them.
+func loadConfig(c *cli.Context) (*config.Config, error)           { return sess(c).Config() }
+func repositories(c *cli.Context) ([]config.Repo, error)          { return sess(c).Repositories() }
+func hasRepos(c *cli.Context) bool                                { return sess(c).HasRepos() }
+func keySources(c *cli.Context) ([]txn.KeySource, error)          { return sess(c).KeySources() }
+func trustPolicy(c *cli.Context) (trust.Policy, error)            { return sess(c).TrustPolicy() }
+func rootOptions(c *cli.Context) install.Options                  { return sess(c).RootOptions() }
+func openCache(c *cli.Context) (*fetch.Cache, error)              { return sess(c).OpenCache(false) }
+func openCacheFor(c *cli.Context, dry bool) (*fetch.Cache, error) { return sess(c).OpenCache(dry) }
+func openRoot(c *cli.Context) (*install.Root, error)              { return sess(c).OpenRoot(c.Context) }
+func closeRoot(root *install.Root, err error)                     { session.CloseRoot(root, err) }
+func rootExists(c *cli.Context) error                             { return sess(c).RootExists() }
+func viewRoot(c *cli.Context, fn func(d *db.DB) error) error      { return sess(c).ViewRoot(fn) }
+func peekRoot(c *cli.Context, fn func(d *db.DB) error) error      { return sess(c).PeekRoot(fn) }
+func readOnlyRoot(c *cli.Context) (*install.Root, error)          { return sess(c).ReadOnlyRoot() }
+func tellOnce(c *cli.Context, key, state string, say func() bool) { sess(c).Tell(key, state, say) }
+func openFetcher(c *cli.Context, dry bool) (*txn.Fetcher, *txn.Index, error) {
+	return sess(c).OpenFetcher(c.Context, dry)
+}
+func openRootFor(c *cli.Context, f *txn.Fetcher, ix *txn.Index) (*install.Root, *txn.Fetcher, *txn.Index, error) {
+	return sess(c).OpenRootFor(c.Context, f, ix)
+}
+func newFetcher(c *cli.Context, obs *progress, src *fetch.Source, cache *fetch.Cache) *txn.Fetcher {
+	return sess(c).NewFetcher(obs, src, cache)
+}
+func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
+	return sess(c).CheckLockSigned(l, path)
+}
+func lockSources(c *cli.Context, l *repo.Lock) (map[string]*fetch.Source, map[string]config.Repo, error) {
+	return sess(c).LockSources(l)
+}
+func sourceOptions(c *cli.Context, _ func(err error, wait time.Duration, attempt, max int)) (fetch.Options, error) {
+	return sess(c).SourceOptions()
 }

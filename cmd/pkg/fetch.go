@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	prog "pkg/internal/progress"
 	"pkg/repo"
+	"pkg/session"
 	"pkg/txn"
 )
 
@@ -39,15 +41,16 @@ func fetchCommand() *cli.Command {
 	}
 }
 
-// progress reports a txn.Fetcher's downloads (progress.Reporter), made from the command's
-// flags when first used.
+// progress is the session's observer (session.Observer): it reports a fetch's downloads
+// (progress.Reporter), made from the command's flags when first used, and words what the
+// session tells.
 type progress struct {
 	c       *cli.Context
 	verbose bool // also report packages already in the cache
 	r       *prog.Reporter
 }
 
-var _ txn.Observer = (*progress)(nil)
+var _ session.Observer = (*progress)(nil)
 
 func (o *progress) rep() *prog.Reporter {
 	if o.r == nil {
@@ -64,6 +67,27 @@ func (o *progress) Fetching(p repo.Package) io.Writer              { return o.re
 func (o *progress) Fetched(ev txn.Fetched)                         { o.rep().Fetched(ev) }
 func (o *progress) Waiting(p repo.Package, pids []int, again bool) { o.rep().Waiting(p, pids, again) }
 func (o *progress) Refetching(p repo.Package, err error)           { o.rep().Refetching(p, err) }
-func (o *progress) retrying(err error, wait time.Duration, attempt, max int) {
+func (o *progress) Retrying(err error, wait time.Duration, attempt, max int) {
 	o.rep().Retrying(err, wait, attempt, max)
+}
+func (o *progress) Note(text string) { o.rep().Note("%s", text) }
+func (o *progress) Warn(text string) { warn(o.c, "%s", text) }
+func (o *progress) RootWaiting(holder string) {
+	fmt.Fprintf(o.c.App.ErrWriter, "pkg: waiting for %s to finish with %s\n", holder, o.c.String("root"))
+}
+func (o *progress) LinksWrong(err error) {
+	warn(o.c, "%s; once it can be changed, 'pkg verify' names the links still wrong", err)
+}
+
+func (o *progress) NotKept(err error) { warn(o.c, "%s; --offline will not have it", err) }
+
+// Unverified warns of an index used unverified, with a hint, under --quiet too, as it is
+// about what pkg trusts; of an unsigned local directory it is only a note.
+func (o *progress) Unverified(err error, local bool) bool {
+	if local {
+		note(o.c, "%v; %s", err, hint(err, nil))
+		return !o.c.Bool("quiet")
+	}
+	warn(o.c, "%v; %s", err, hint(err, nil))
+	return true
 }

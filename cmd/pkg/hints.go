@@ -1,29 +1,27 @@
 package main
 
 import (
+	"cmp"
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io/fs"
-	"net"
-	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 
 	"pkg/fetch"
 	"pkg/install"
-	"pkg/internal/cliusage"
 	"pkg/repo"
+	"pkg/session"
 	"pkg/trust"
 	"pkg/txn"
 )
 
-// A hintRule gives the advice for the errors it matches: those errors.Is finds err in,
-// or, where err is nil, those for which fn returns a hint.
+// A hintRule gives the advice for the errors it matches: those errors.Is finds err in, or
+// is reports, or, with neither, those for which fn returns a hint.
 type hintRule struct {
 	err  error
-	hint string
+	is   func(err error) bool
+	hint string // with path, its %s is the path err is about (session.PathOf)
+	path bool
 	fn   func(err error, dirs []string) string
 }
 
@@ -36,7 +34,9 @@ var hints = []hintRule{
 	{fn: as(func(le *install.LinksError) string {
 		return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
 	})},
-	{fn: func(err error, _ []string) string { return networkHint(err) }},
+	{is: session.ProxyFailed, hint: "the proxy HTTP_PROXY or HTTPS_PROXY names is refusing or unreachable: check those variables (and NO_PROXY)"},
+	{fn: asHint[x509.UnknownAuthorityError]("if the server's certificate comes from your organisation's own authority, point SSL_CERT_FILE (or SSL_CERT_DIR) at that authority's certificate")},
+	{err: fetch.ErrDenied, hint: "if the repository needs credentials, put them in the --repo URL (https://user:token@host/path/); pkg records them nowhere"},
 	{err: install.ErrNoExchange, hint: "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"},
 	{err: install.ErrSplitRoot, hint: "pkg moves trees within the root, so its pkgs/ and .pkg/ must be on one filesystem; on overlayfs (a container's layers), mount with redirect_dir=on"},
 	{err: fetch.ErrGone, hint: "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"},
@@ -48,18 +48,10 @@ var hints = []hintRule{
 	{err: repo.ErrLockfile, hint: "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"},
 	{err: txn.ErrLockUnverified, hint: "lock it again with the publisher's key ('pkg lock --trusted-key KEY', or trust it first with 'pkg trust add KEY')"},
 	{err: txn.ErrLockUntrusted, hint: "trust one of those keys too ('pkg trust add KEY', or --trusted-key for one command), or lock again with a key trusted here"},
-	{fn: func(err error, _ []string) string {
-		if oe := (*txn.OutdatedError)(nil); errors.As(err, &oe) {
-			return fmt.Sprintf("run 'pkg lock -o %s' to update it", oe.Path)
-		}
-		return ""
-	}},
-	{fn: func(err error, _ []string) string {
-		if re := (*txn.RepublishedError)(nil); errors.As(err, &re) {
-			return fmt.Sprintf("'pkg upgrade %s' takes the repository's", re.Name)
-		}
-		return ""
-	}},
+	{fn: as(func(oe *txn.OutdatedError) string { return fmt.Sprintf("run 'pkg lock -o %s' to update it", oe.Path) })},
+	{fn: as(func(re *txn.RepublishedError) string {
+		return fmt.Sprintf("'pkg upgrade %s' takes the repository's", re.Name)
+	})},
 	{err: txn.ErrLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
 	{err: txn.ErrNotCached, hint: "fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"},
 	{err: install.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},
@@ -67,20 +59,22 @@ var hints = []hintRule{
 	{err: fetch.ErrNotCache, hint: "pkg deletes files in its cache, so it makes one only in a new or empty directory and uses no other: point --cache (PKG_CACHE) at a new or empty directory"},
 	{fn: asHint[*fetch.ReadOnlyError]("or point --cache (PKG_CACHE) at a directory you can write")},
 	{err: install.ErrReadOnly, hint: "remount it read-write to change it, or choose another --root; list, info, files and verify work as they are"},
-	{fn: func(err error, _ []string) string { return fullHint(err) }},
+	{err: syscall.ENOSPC, path: true, hint: "the filesystem holding %s is full (of data or of inodes): free space there, or choose another --root or --cache"},
+	{err: syscall.EDQUOT, path: true, hint: "your disk quota on the filesystem holding %s is used up: free space there, or choose another --root or --cache"},
+	{err: syscall.EROFS, path: true, hint: "%s is on a read-only filesystem: choose another --root or --cache"},
 	{fn: func(err error, dirs []string) string {
-		if pathDenied(err, dirs) {
+		if session.PathDenied(err, dirs...) {
 			return "pkg reads and writes --root (PKG_ROOT) and --cache (PKG_CACHE), by default under your home: a root or cache of another user's needs directories of your own"
 		}
 		return ""
 	}},
-	{fn: func(err error, _ []string) string { return pinnedHint(err) }},
+	{is: session.PinRefused, hint: pinHint},
 	{err: fetch.ErrUnreachable, hint: "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
 	{err: fetch.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},
 	{err: fetch.ErrNoRepository, hint: "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
 	{err: txn.ErrNotVerified, hint: pinHint},
-	{err: errUnsignedRepo, hint: "--require-signed refuses such repositories; once the publisher signs it, trust their key with 'pkg trust add KEY'"},
-	{err: errUntrustedRepo, hint: "trust the publisher's key with 'pkg trust add KEY' (or --trusted-key for one command), and pkg then requires it"},
+	{err: trust.ErrUsedUnsigned, hint: "--require-signed refuses such repositories; once the publisher signs it, trust their key with 'pkg trust add KEY'"},
+	{err: trust.ErrUsedUntrusted, hint: "trust the publisher's key with 'pkg trust add KEY' (or --trusted-key for one command), and pkg then requires it"},
 	{err: trust.ErrUnsigned, hint: "ask the publisher to sign the repository (pkg repo sign); if it is signed, something on the way removed its index.json.sig"},
 	{err: trust.ErrUntrusted, hint: "get the publisher's public key (pkg-ed25519:...) from them and trust it with 'pkg trust add KEY' (or --trusted-key for one command); if they changed keys, trust the new one"},
 	{err: trust.ErrBadSignature, hint: "the index or its signature was altered after signing, or a cache on the way holds a stale one: try again, or another mirror, and tell the publisher if it persists"},
@@ -116,7 +110,10 @@ func asHint[T error](hint string) func(error, []string) string {
 func hint(err error, dirs []string) string {
 	for _, h := range hints {
 		switch {
-		case h.err != nil && errors.Is(err, h.err):
+		case h.err != nil && errors.Is(err, h.err) || h.is != nil && h.is(err):
+			if h.path {
+				return fmt.Sprintf(h.hint, cmp.Or(session.PathOf(err), "the root or the cache"))
+			}
 			return h.hint
 		case h.fn != nil:
 			if s := h.fn(err, dirs); s != "" {
@@ -127,85 +124,8 @@ func hint(err error, dirs []string) string {
 	return ""
 }
 
-// flagHint says what to do about a flag pkg refused.
-func flagHint(fe *cliusage.FlagError) string {
-	switch {
-	case fe.Env != "" && fe.Want == "a boolean":
-		return "set it to 1 or 0 (true and false work too), or unset it"
-	case fe.Env != "":
-		return "set it to " + fe.Want + ", or unset it"
-	case fe.Command != "":
-		return "run 'pkg " + fe.Command + " --help' for usage"
-	}
-	return "run 'pkg help' for usage"
-}
-
 // pinHint says what to do about an index refused for want of a trusted key's signature,
-// of a repository the root pinned (txn.PinnedError) or the cache's copy of which a trusted key
-// verified (fetch.PinnedError).
+// of a repository pkg pinned (session.PinRefused).
 const pinHint = "once pkg accepted a signed index of a repository, it takes only indexes a key trusted for it verifies; " +
 	"if the publisher changed keys, trust the new one with 'pkg trust add KEY' ('pkg trust list' shows the pins); " +
 	"if the repository really stopped signing, 'pkg repo forget' unpins it"
-
-// pinnedHint returns pinHint for an index refused for want of a trusted key's signature
-// where pkg pinned the repository, or "".
-func pinnedHint(err error) string {
-	pe, fe := (*txn.PinnedError)(nil), (*fetch.PinnedError)(nil)
-	switch {
-	case errors.As(err, &fe):
-	case !errors.As(err, &pe):
-		return ""
-	case !errors.Is(err, trust.ErrUnsigned) && !errors.Is(err, trust.ErrUntrusted) && !errors.Is(err, trust.ErrNotBound):
-		return "" // the kind's hint says more
-	}
-	return pinHint
-}
-
-// pathDenied reports whether err is a permission refused on one of dirs, a path in one of
-// them, or a parent of one.
-func pathDenied(err error, dirs []string) bool {
-	var pe *fs.PathError
-	if !errors.As(err, &pe) || !errors.Is(pe.Err, fs.ErrPermission) {
-		return false
-	}
-	p := filepath.Clean(pe.Path)
-	return slices.ContainsFunc(dirs, func(d string) bool {
-		d, _ = filepath.Abs(d)
-		return d == p || strings.HasPrefix(p, d+"/") || strings.HasPrefix(d, p+"/")
-	})
-}
-
-// fullHint says what to do about a full or read-only filesystem, naming the path err is
-// about when it has one.
-func fullHint(err error) string {
-	where := "the root or the cache"
-	var pe *fs.PathError
-	if errors.As(err, &pe) && filepath.IsAbs(pe.Path) { // not a member's path in staging
-		where = pe.Path
-	}
-	switch {
-	case errors.Is(err, syscall.ENOSPC):
-		return fmt.Sprintf("the filesystem holding %s is full (of data or of inodes): free space there, or choose another --root or --cache", where)
-	case errors.Is(err, syscall.EDQUOT):
-		return fmt.Sprintf("your disk quota on the filesystem holding %s is used up: free space there, or choose another --root or --cache", where)
-	case errors.Is(err, syscall.EROFS):
-		return fmt.Sprintf("%s is on a read-only filesystem: choose another --root or --cache", where)
-	}
-	return ""
-}
-
-// networkHint says what to do about a proxy that fails, a certificate no trusted authority
-// signed, or a server that wants credentials; "" for other errors.
-func networkHint(err error) string {
-	var op *net.OpError
-	var ca x509.UnknownAuthorityError
-	switch {
-	case errors.As(err, &op) && op.Op == "proxyconnect":
-		return "the proxy HTTP_PROXY or HTTPS_PROXY names is refusing or unreachable: check those variables (and NO_PROXY)"
-	case errors.As(err, &ca):
-		return "if the server's certificate comes from your organisation's own authority, point SSL_CERT_FILE (or SSL_CERT_DIR) at that authority's certificate"
-	case errors.Is(err, fetch.ErrDenied):
-		return "if the repository needs credentials, put them in the --repo URL (https://user:token@host/path/); pkg records them nowhere"
-	}
-	return ""
-}

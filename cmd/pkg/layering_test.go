@@ -37,12 +37,14 @@ func TestCmdWritesNoDatabase(t *testing.T) {
 	}
 }
 
-// TestLibrariesPrintNothing: the transaction library imports neither the CLI framework nor
-// the progress bars; it reports through txn.Observer and its results.
+// TestLibrariesPrintNothing: the transaction and session libraries import neither the CLI
+// framework nor the progress bars; they report through their Observers and results.
 func TestLibrariesPrintNothing(t *testing.T) {
-	files, err := filepath.Glob("../../txn/*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("txn sources: %v, %v", files, err)
+	txn, err := filepath.Glob("../../txn/*.go")
+	session, err2 := filepath.Glob("../../session/*.go")
+	files := append(txn, session...)
+	if err != nil || err2 != nil || len(txn) == 0 || len(session) == 0 {
+		t.Fatalf("txn and session sources: %v, %v, %v", files, err, err2)
 	}
 	fset := token.NewFileSet()
 	for _, name := range files {

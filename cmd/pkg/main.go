@@ -13,10 +13,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/fetch"
 	"pkg/internal/buildinfo"
 	"pkg/internal/cliusage"
 	"pkg/internal/process"
+	"pkg/session"
 	"pkg/txn"
 )
 
@@ -30,36 +30,26 @@ func main() {
 
 // run is main without the exit, so tests can call it.
 func run(args []string, stdout, stderr io.Writer) int {
-	// The app's context, once known, for autoPrune.
-	var global *cli.Context
 	app := newApp(stdout, stderr)
 	var dirs []string // the root and the cache, once known
 	app.Before = func(c *cli.Context) error {
-		global = c
 		err := defaultDirs(c)
 		dirs = []string{c.String("root"), c.String("cache")}
 		return err
 	}
-	used := "" // the command run, as "cache list", once known
-	cliusage.Track(app.Commands, &used)
-	var unknown *cliusage.UnknownError
-	cliusage.Unknown(app, &unknown)
 	ctx, stop := process.Interruptible()
 	defer stop()
-	args = cliusage.FlagsFirst(app, args)
-	err := cliusage.Check(app, args, map[string]string{"expires": "a duration in hours, minutes or seconds, such as 720h for 30 days"})
-	if err == nil {
-		err = app.RunContext(ctx, args)
+	used, err := cliusage.Run(ctx, app, args, map[string]string{"expires": "a duration in hours, minutes or seconds, such as 720h for 30 days"})
+	if s, ok := app.Metadata["session"].(*session.Session); ok {
+		if err == nil && ctx.Err() == nil && growing[used] {
+			s.AutoPrune()
+		}
+		s.Close()
 	}
-	if err == nil && ctx.Err() == nil && global != nil {
-		autoPrune(global, used)
+	if h, ok := cliusage.Hint(app, used, err); ok {
+		return fail(stderr, 2, err, h)
 	}
-	closeCaches(app)
-	var ue *cliusage.UsageError
-	var fe *cliusage.FlagError
 	switch {
-	case unknown != nil:
-		return fail(stderr, 2, unknown, "run '"+unknown.Help+"' for the list")
 	case err == nil && ctx.Err() != nil: // the signal came once nothing could stop it
 		fmt.Fprintln(stderr, "pkg: interrupted too late to stop: the command completed")
 		return 0
@@ -68,17 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, context.Canceled): // cut short by the signal
 		fmt.Fprintln(stderr, "pkg: interrupted")
 		return 130
-	case errors.As(err, &fe):
-		return fail(stderr, 2, err, flagHint(fe))
-	case errors.As(err, &ue):
-		usage := "pkg help"
-		if used != "" && !ue.Global {
-			usage = "pkg " + used + " --help"
-		}
-		return fail(stderr, 2, err, "run '"+usage+"' for usage")
-	default:
-		return fail(stderr, 1, err, hint(err, dirs))
 	}
+	return fail(stderr, 1, err, hint(err, dirs))
 }
 
 // fail prints err and its hint, if not "", and returns the exit code.
@@ -99,7 +80,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ErrWriter:      stderr,
 		ExitErrHandler: func(*cli.Context, error) {}, // main owns exit codes, so deferred cleanup runs
 		OnUsageError:   cliusage.OnUsageError,
-		Metadata:       map[string]any{}, // what a command records for run: defaultDirs, openCache
+		Metadata:       map[string]any{}, // what a command records for run: defaultDirs, sess
 		Flags:          globalFlags(),
 		// A value is one value: "--depends 'lib>=1,<2'" is one constraint, not two flags.
 		DisableSliceFlagSeparator: true,
@@ -129,41 +110,6 @@ func globalFlags() []cli.Flag {
 	}
 }
 
-// openSource opens the first repository in effect (repositories). retrying announces
-// each new attempt after a failed request or download; nil prints a note.
-func openSource(c *cli.Context, retrying func(err error, wait time.Duration, attempt, max int)) (*fetch.Source, error) {
-	rs, err := repositories(c)
-	if err != nil {
-		return nil, err
-	}
-	if len(rs) == 0 {
-		return nil, errNoRepo
-	}
-	src, _, err := repoSource(c, rs[0], retrying)
-	return src, err
-}
-
-// errNoRepo is the error of a command that needs a repository and has none.
-var errNoRepo = globalUsagef("no repository: pass --repo, set PKG_REPO or configure one (docs/config.md)")
-
-// sourceOptions are the options of a source under the flags' trust policy.
-func sourceOptions(c *cli.Context, retrying func(err error, wait time.Duration, attempt, max int)) (fetch.Options, error) {
-	if c.Int("jobs") < 1 {
-		return fetch.Options{}, globalUsagef("--jobs must be at least 1")
-	}
-	policy, err := trustPolicy(c)
-	if err != nil {
-		return fetch.Options{}, err
-	}
-	if retrying == nil {
-		retrying = func(err error, wait time.Duration, attempt, max int) {
-			(&progress{c: c}).rep().Retrying(err, wait, attempt, max)
-		}
-	}
-	failover := func(to string, why error) { (&progress{c: c}).rep().Note("%v; using %s", why, to) }
-	return fetch.Options{Offline: c.Bool("offline"), Trust: policy, Retrying: retrying, Failover: failover}, nil
-}
-
 // say prints a line to stdout unless --quiet.
 func say(c *cli.Context, format string, args ...any) {
 	if !c.Bool("quiet") {
@@ -176,4 +122,9 @@ func note(c *cli.Context, format string, args ...any) {
 	if !c.Bool("quiet") {
 		fmt.Fprintf(c.App.ErrWriter, "pkg: note: "+format+"\n", args...)
 	}
+}
+
+// warn prints a warning to stderr, even under --quiet.
+func warn(c *cli.Context, format string, args ...any) {
+	fmt.Fprintf(c.App.ErrWriter, "pkg: warning: "+format+"\n", args...)
 }

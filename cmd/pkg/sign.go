@@ -1,17 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/fetch"
-	"pkg/install"
 	"pkg/repo"
+	"pkg/session"
 	"pkg/trust"
-	"pkg/txn"
 )
 
 // defaultExpires is how long a signed index stays valid unless told: long enough for a
@@ -110,57 +108,23 @@ func repoForgetCommand() *cli.Command {
 			if err := maxArgs(c, 1); err != nil {
 				return err
 			}
-			src, err := namedSource(c, c.Args().First())
+			f, err := sess(c).Forget(c.Context, c.Args().First())
+			if ue := (*session.UnknownRepoError)(nil); errors.As(err, &ue) {
+				return usagef("%v", err)
+			} else if f == nil {
+				return err
+			}
+			for _, r := range f.Gone {
+				say(c, "forgot version %d of repository %s, accepted from %s", r.Version, r.Name, r.Location)
+			}
+			if f.InRoot && len(f.Gone) == 0 {
+				note(c, "the root has no record of %s; if an index from it is refused as older than one accepted from another location, forget that location (pkg --repo LOCATION repo forget)", f.URL)
+			}
 			if err != nil {
 				return err
 			}
-			cache, err := openCache(c)
-			if err != nil {
-				return err
-			}
-			if install.Exists(c.String("root")) == nil { // a root is not made to forget nothing
-				root, err := openRoot(c)
-				if err != nil {
-					return err
-				}
-				defer root.Close()
-				policy, err := trustPolicy(c)
-				if err != nil {
-					return err
-				}
-				gone, err := txn.Forget(root, src.URL(), policy)
-				if err != nil {
-					return err
-				}
-				for _, r := range gone {
-					say(c, "forgot version %d of repository %s, accepted from %s", r.Version, r.Name, r.Location)
-				}
-				if len(gone) == 0 {
-					note(c, "the root has no record of %s; if an index from it is refused as older than one accepted from another location, forget that location (pkg --repo LOCATION repo forget)", src.URL())
-				}
-			}
-			if err := cache.ForgetIndex(src); err != nil {
-				return err
-			}
-			say(c, "forgot the index of %s: its next signed index is accepted at any version", src.URL())
+			say(c, "forgot the index of %s: its next signed index is accepted at any version", f.URL)
 			return nil
 		},
 	}
-}
-
-// namedSource is the source of the repository in use named name, or of the first with "".
-func namedSource(c *cli.Context, name string) (*fetch.Source, error) {
-	rs, err := repositories(c)
-	if err != nil || name == "" {
-		return openSource(c, nil)
-	}
-	var names []string
-	for _, r := range rs {
-		if r.Name == name {
-			src, _, err := repoSource(c, r, nil)
-			return src, err
-		}
-		names = append(names, r.Name)
-	}
-	return nil, usagef("no repository %s in use (%s)", name, strings.Join(names, ", "))
 }

@@ -1,0 +1,55 @@
+package cliusage
+
+import (
+	"context"
+	"errors"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Run runs app on the command line args as it is written (FlagsFirst), once Check finds
+// no mistake in its flags (wants as for Check). It returns the command run, as "cache
+// list" ("" where none was), and the command's error, or an *UnknownError for a command
+// line that names no command.
+func Run(ctx context.Context, app *cli.App, args []string, wants map[string]string) (used string, err error) {
+	Track(app.Commands, &used)
+	var unknown *UnknownError
+	Unknown(app, &unknown)
+	args = FlagsFirst(app, args)
+	if err = Check(app, args, wants); err == nil {
+		err = app.RunContext(ctx, args)
+	}
+	if unknown != nil {
+		return used, unknown
+	}
+	return used, err
+}
+
+// Hint returns what to do about a mistake in the command line, err an *UnknownError, a
+// *FlagError or a *UsageError, for the command used (Run); ok is false for other errors.
+func Hint(app *cli.App, used string, err error) (hint string, ok bool) {
+	var un *UnknownError
+	var fe *FlagError
+	var ue *UsageError
+	usage := app.Name + " help"
+	switch {
+	case errors.As(err, &un):
+		return "run '" + un.Help + "' for the list", true
+	case errors.As(err, &fe):
+		switch {
+		case fe.Env != "" && fe.Want == "a boolean":
+			return "set it to 1 or 0 (true and false work too), or unset it", true
+		case fe.Env != "":
+			return "set it to " + fe.Want + ", or unset it", true
+		case fe.Command != "":
+			usage = app.Name + " " + fe.Command + " --help"
+		}
+	case errors.As(err, &ue):
+		if used != "" && !ue.Global {
+			usage = app.Name + " " + used + " --help"
+		}
+	default:
+		return "", false
+	}
+	return "run '" + usage + "' for usage", true
+}

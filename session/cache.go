@@ -1,0 +1,176 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"pkg/fetch"
+	prog "pkg/internal/progress"
+	"pkg/internal/units"
+	"pkg/report"
+	"pkg/runner"
+	"pkg/txn"
+)
+
+// Limits returns the limits of a prune: each one given, by its name in the
+// configuration's [cache] ("older-than", "max-size"), else the configuration's. A limit
+// given as 0 lifts both: every entry no root uses goes. A value it cannot read is a
+// *LimitError; other names are not limits.
+func (s *Session) Limits(given map[string]string) (fetch.Limits, error) {
+	cfg, err := s.Config()
+	if err != nil {
+		return fetch.Limits{}, err
+	}
+	l := fetch.Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
+	lifted := false
+	for _, name := range []string{"older-than", "max-size"} { // in order: the same error first, always
+		v, ok := given[name]
+		if !ok {
+			continue
+		}
+		if name == "older-than" {
+			l.OlderThan, err = units.ParseDuration(v)
+			lifted = lifted || err == nil && l.OlderThan == 0
+		} else {
+			l.MaxSize, err = units.ParseSize(v)
+			lifted = lifted || err == nil && l.MaxSize == 0
+		}
+		if err != nil {
+			return fetch.Limits{}, &LimitError{Name: name, Err: err}
+		}
+	}
+	if lifted {
+		return fetch.Limits{}, nil
+	}
+	return l, nil
+}
+
+// LimitError is a limit of Limits' that it cannot read.
+type LimitError struct {
+	Name string
+	Err  error
+}
+
+func (e *LimitError) Error() string { return "cache limit " + e.Name + ": " + e.Err.Error() }
+
+func (e *LimitError) Unwrap() error { return e.Err }
+
+// Trimmed is what Trim removed.
+type Trimmed struct {
+	fetch.Trimmed
+	RunRoots   int   // run roots removed (runner.Prune)
+	Unfinished int64 // bytes of unfinished downloads removed (fetch.Cache.RemoveUnfinished)
+}
+
+// Trim removes the cache's entries: every one, or, pruning, those no root uses within l
+// (txn.Prune), and the run roots l allows. It needs no root's lock, so that a command
+// that waits for the cache while it holds one cannot hold it up. Where there is no cache
+// it returns nil, having said so. An error after a removal comes with what was removed.
+func (s *Session) Trim(ctx context.Context, prune bool, l fetch.Limits) (*Trimmed, error) {
+	cache, err := s.RemovingCache(ctx)
+	if cache == nil {
+		return nil, err
+	}
+	out := &Trimmed{}
+	if out.RunRoots, err = runner.Prune(cache, l); err != nil {
+		return out, err
+	}
+	if prune {
+		var forgot []string
+		out.Trimmed, forgot, err = txn.Prune(cache, s.Root, s.RootOptions(), l)
+		for _, dir := range forgot {
+			s.obs.Note(fmt.Sprintf("forgot root %s, which installed from this cache and is gone", dir))
+		}
+	} else {
+		out.Trimmed, err = cache.Trim(l, func(fetch.Entry) bool { return false })
+	}
+	if err == nil || len(out.Removed) > 0 { // an error before any removal is all there is to say
+		out.Unfinished = cache.RemoveUnfinished()
+	}
+	return out, err
+}
+
+// AutoPrune prunes the cache the session opened first when a prune is due (txn.AutoPrune),
+// and then the run roots unused for the configured time, saying what it removed, or why
+// it could not. Call it after the command, once the root is closed; it does nothing after
+// a dry run or where no cache was opened.
+func (s *Session) AutoPrune() {
+	if len(s.caches) == 0 || s.caches[0].ReadOnly {
+		return
+	}
+	cfg, err := s.Config()
+	if err != nil {
+		return // the command reading the configuration said so
+	}
+	cache, l := s.caches[0], fetch.Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
+	t, _, done, err := txn.AutoPrune(cache, s.Root, s.RootOptions(), l)
+	if err != nil {
+		s.obs.Note(fmt.Sprintf("the cache was not pruned: %v", err))
+	} else if text := report.AutoPrunedText(t); done && text != "" {
+		s.obs.Note(text)
+	}
+	if done && l.OlderThan > 0 { // their entries go at the next prune
+		if n, err := runner.Prune(cache, l); err != nil {
+			s.obs.Note(fmt.Sprintf("the run roots were not pruned: %v", err))
+		} else if n > 0 {
+			s.obs.Note(fmt.Sprintf("removed %s unused for %s", units.Count(n, "run root"), units.Duration(l.OlderThan)))
+		}
+	}
+}
+
+// RemovingCache opens the cache to remove entries, as its only user, saying so if it must
+// wait for others; it returns nil where there is no cache (CacheMissing).
+func (s *Session) RemovingCache(ctx context.Context) (*fetch.Cache, error) {
+	if s.CacheMissing() {
+		return nil, nil
+	}
+	cache, err := s.OpenCache(false)
+	if err == nil {
+		err = cache.Exclusive(ctx, func(pids []int) {
+			who := ""
+			if len(pids) > 0 {
+				who = ": " + prog.Processes(pids)
+			}
+			s.obs.Note(fmt.Sprintf("waiting for the other pkg commands using the cache %s to finish%s", s.Cache, who))
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cache, nil
+}
+
+// CacheMissing reports, with a note, that the cache directory does not exist: there is
+// then nothing to show or remove, and no directory is made.
+func (s *Session) CacheMissing() bool {
+	if _, err := os.Stat(s.Cache); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	s.obs.Note("nothing is cached: no cache at " + s.Cache)
+	return true
+}
+
+// Listing is the cache's entries and the disk they take.
+type Listing struct {
+	Entries []fetch.Entry
+	Disk    int64 // with shared blocks counted once (fetch.Cache.DiskUsage)
+}
+
+// List returns the cache's entries, or nil where there is no cache (CacheMissing).
+func (s *Session) List() (*Listing, error) {
+	if s.CacheMissing() {
+		return nil, nil
+	}
+	cache, err := s.OpenCache(false)
+	if err != nil {
+		return nil, err
+	}
+	es, err := cache.List()
+	if err != nil {
+		return nil, err
+	}
+	return &Listing{Entries: es, Disk: cache.DiskUsage(es)}, nil
+}

@@ -1,0 +1,73 @@
+package session_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"pkg/repo"
+	"pkg/txn"
+)
+
+// publish adds to the repository directory dir a package name at version whose one file
+// is the command bin/name, writing its archive in tmp.
+func publish(dir, tmp, name, version string, depends ...string) error {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	data := []byte("#!/bin/sh\necho " + name + " " + version + "\n")
+	for _, h := range []*tar.Header{
+		{Typeflag: tar.TypeDir, Name: "bin/", Mode: 0o755},
+		{Typeflag: tar.TypeReg, Name: "bin/" + name, Mode: 0o755, Size: int64(len(data))},
+	} {
+		h.ModTime = time.Unix(1700000000, 0)
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+	}
+	tw.Write(data)
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	archive := filepath.Join(tmp, name+"-"+version+".tar")
+	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	_, err := repo.Add(dir, archive, repo.Package{Name: name, Version: version, Depends: depends, Bin: []string{"bin/" + name}})
+	return err
+}
+
+// recorder is an Observer that keeps what it is told, as lines.
+type recorder struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (r *recorder) add(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lines = append(r.lines, fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) Fetching(p repo.Package) io.Writer { return nil }
+func (r *recorder) Fetched(ev txn.Fetched)            {}
+func (r *recorder) Waiting(repo.Package, []int, bool) {}
+func (r *recorder) Refetching(p repo.Package, err error) {
+	r.add("refetching %s: %v", p.Name, err)
+}
+func (r *recorder) Retrying(err error, wait time.Duration, attempt, max int) {
+	r.add("retrying: %v", err)
+}
+func (r *recorder) Note(text string)          { r.add("note: %s", text) }
+func (r *recorder) Warn(text string)          { r.add("warning: %s", text) }
+func (r *recorder) RootWaiting(holder string) { r.add("waiting for %s", holder) }
+func (r *recorder) LinksWrong(err error)      { r.add("links: %v", err) }
+func (r *recorder) NotKept(err error)         { r.add("not kept: %v", err) }
+func (r *recorder) Unverified(err error, local bool) bool {
+	r.add("unverified (local %v): %v", local, err)
+	return true
+}

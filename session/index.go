@@ -1,0 +1,223 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"pkg/config"
+	"pkg/db"
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/internal/units"
+	"pkg/repo"
+	"pkg/trust"
+	"pkg/txn"
+)
+
+// OpenFetcher opens the cache and reads the index of each repository in effect for the
+// root (txn.ReadIndex), telling the observer what there is to say of each, and returns
+// them as one (txn.Merge) and a fetcher of their packages. For a dry run (dry), it changes nothing in
+// the cache: it keeps no copy of the index read, and reads a cache that does not exist
+// yet as an empty one.
+func (s *Session) OpenFetcher(ctx context.Context, dry bool) (*txn.Fetcher, *txn.Index, error) {
+	rs, err := s.Repositories()
+	if err == nil && len(rs) == 0 {
+		err = s.noRepo()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	cache, err := s.OpenCache(dry)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ixs []*txn.Index
+	for _, r := range rs {
+		_, o, err := s.RepoSource(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		ix, err := txn.ReadIndex(ctx, cache, s.Root, s.RootOptions(), r.URLs[0], o)
+		if err != nil {
+			return nil, nil, err
+		}
+		ix.Name = r.Name
+		s.tellTrust(ix)
+		if t, ok := cache.IndexTime(ix.Source); ok && s.Offline {
+			// What offline installs, locks and frozen checks are as current as.
+			s.obs.Note(fmt.Sprintf("offline: using the index of %s as last read %s (%s ago)", ix.Source.URL(), t.Local().Format("2006-01-02 15:04"), units.Roughly(time.Since(t))))
+		}
+		ixs = append(ixs, ix)
+	}
+	ix, err := txn.Merge(ixs)
+	if err != nil {
+		return nil, nil, err
+	}
+	f := s.NewFetcher(s.obs, ix.Source, cache)
+	f.Sources = ix.Sources()
+	return f, ix, nil
+}
+
+// NewFetcher returns a fetcher from src into cache, reporting to obs.
+func (s *Session) NewFetcher(obs txn.Observer, src *fetch.Source, cache *fetch.Cache) *txn.Fetcher {
+	f := &txn.Fetcher{Source: src, Jobs: s.Jobs, Offline: s.Offline, Observer: obs}
+	f.UseCache(cache, s.LockTimeout)
+	cache.NoSync = s.NoSync
+	return f
+}
+
+// OpenRootFor takes the root's lock for a change whose index ix was read without it, and
+// returns the root, and f and ix, or those of the index read again if ix is stale.
+func (s *Session) OpenRootFor(ctx context.Context, f *txn.Fetcher, ix *txn.Index) (*install.Root, *txn.Fetcher, *txn.Index, error) {
+	root, err := s.OpenRoot(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if stale, err := ix.Stale(root); err != nil || stale {
+		if err == nil {
+			f, ix, err = s.OpenFetcher(ctx, false)
+		}
+		if err != nil {
+			root.Close()
+			return nil, nil, nil, err
+		}
+	}
+	return root, f, ix, nil
+}
+
+// Change is the flow of a change: read the indexes, read the root's records (recs; again
+// under the root's lock, as another command may have changed them), make the plan. A
+// dry run calls show with it, having read the root without its lock; else Change calls
+// do with the root, held, the plan and the fetcher, and closes the root, abandoning it if
+// the change failed.
+func (s *Session) Change(ctx context.Context, recs func(d *db.DB) ([]db.Package, error),
+	plan func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error),
+	show func(p *txn.Plan, cache *fetch.Cache) error,
+	do func(root *install.Root, p *txn.Plan, f *txn.Fetcher) error) (err error) {
+	f, ix, err := s.OpenFetcher(ctx, s.DryRun) // the root's accepted index bounds a rollback
+	if err != nil {
+		return err
+	}
+	if s.DryRun {
+		var rs []db.Package
+		if err := s.PeekRoot(func(d *db.DB) (err error) { rs, err = recs(d); return err }); err != nil {
+			return err
+		}
+		p, err := plan(s.Root, ix, rs, f.Cache)
+		if err != nil {
+			return err
+		}
+		return show(p, f.Cache)
+	}
+	root, f, ix, err := s.OpenRootFor(ctx, f, ix)
+	if err != nil {
+		return err
+	}
+	defer func() { CloseRoot(root, err) }()
+	rs, err := recs(root.DB())
+	if err != nil {
+		return err
+	}
+	p, err := plan(root.Dir(), ix, rs, f.Cache)
+	if err != nil {
+		return err
+	}
+	return do(root, p, f)
+}
+
+// CheckLockSigned checks that the lockfile l at path says it was made from indexes a key
+// trusted here verified, where signatures are required (txn.CheckLockSigned).
+func (s *Session) CheckLockSigned(l *repo.Lock, path string) error {
+	global, err := s.TrustPolicy()
+	if err != nil {
+		return err
+	}
+	srcs, rs, err := s.LockSources(l)
+	for name, src := range srcs {
+		r, _ := l.Of(name)
+		var policy trust.Policy
+		if policy, err = rs[name].Trust(global); err == nil {
+			_, err = txn.CheckLockSigned(r.Index, path, policy, s.Root, s.RootOptions(), src.URL())
+		}
+		if err != nil {
+			break
+		}
+	}
+	return err
+}
+
+// LockSources returns the source of each repository of the lockfile l a sync installs
+// from, by the name its packages give (config.LockUses), and the repository each is.
+func (s *Session) LockSources(l *repo.Lock) (map[string]*fetch.Source, map[string]config.Repo, error) {
+	rs, err := s.Repositories()
+	if err != nil {
+		return nil, nil, err
+	}
+	srcs, used := make(map[string]*fetch.Source), config.LockUses(l, rs)
+	for name, r := range used {
+		if srcs[name], _, err = s.RepoSource(r); err != nil {
+			return nil, nil, err
+		}
+	}
+	return srcs, used, nil
+}
+
+// Forgotten is what Forget forgot of a repository.
+type Forgotten struct {
+	URL    string
+	InRoot bool      // there is a root, and it was looked in
+	Gone   []db.Repo // the root's records forgotten
+}
+
+// Forget forgets the signed index of the repository in effect named name (the first for
+// "") that the root and the cache accepted last, and the keys the root pinned it to
+// (txn.Forget, fetch.Cache.ForgetIndex). It makes no root. What it forgot of the root
+// comes with an error of the cache's.
+func (s *Session) Forget(ctx context.Context, name string) (*Forgotten, error) {
+	src, err := s.Source(name)
+	if err != nil {
+		return nil, err
+	}
+	cache, err := s.OpenCache(false)
+	if err != nil {
+		return nil, err
+	}
+	out := &Forgotten{URL: src.URL()}
+	if install.Exists(s.Root) == nil {
+		root, err := s.OpenRoot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer root.Close()
+		policy, err := s.TrustPolicy()
+		if err != nil {
+			return nil, err
+		}
+		if out.Gone, err = txn.Forget(root, src.URL(), policy); err != nil {
+			return nil, err
+		}
+		out.InRoot = true
+	}
+	return out, cache.ForgetIndex(src)
+}
+
+// tellTrust tells the observer of an index the cache could not keep, and, once per root
+// until that changes (Tell), of one not verified, or verified but expired.
+func (s *Session) tellTrust(ix *txn.Index) {
+	if ix.NotKept != nil {
+		s.obs.NotKept(ix.NotKept)
+	}
+	res := ix.Trust
+	s.Tell("index "+res.Location, res.Standing(), func() bool {
+		if u := res.Unverified(); res.Expired {
+			s.obs.Warn(fmt.Sprintf("repository %s: offline, using the last verified index (version %d), which expired at %s",
+				res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339)))
+		} else if u != nil {
+			return s.obs.Unverified(u, errors.Is(u, trust.ErrUsedUnsigned) && strings.HasPrefix(res.Location, "file://"))
+		}
+		return true
+	})
+}

@@ -1,0 +1,115 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"pkg/db"
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/report"
+)
+
+// OpenCache opens the cache for the rest of the session (Close closes it), or, for a dry
+// run (dry), so that nothing in it changes (fetch.OpenCacheReadOnly).
+func (s *Session) OpenCache(dry bool) (*fetch.Cache, error) {
+	open := fetch.OpenCache
+	if dry {
+		open = fetch.OpenCacheReadOnly
+	}
+	cache, err := open(s.Cache)
+	if err == nil {
+		s.caches = append(s.caches, cache)
+	}
+	return cache, err
+}
+
+// OpenRoot opens the root, taking its lock (install.Open), and tells the observer what
+// there is to say of it.
+func (s *Session) OpenRoot(ctx context.Context) (*install.Root, error) {
+	r, err := install.Open(ctx, s.Root, s.RootOptions())
+	if err != nil {
+		return r, err
+	}
+	s.notices.Hold(r)
+	if r.Links() != nil {
+		s.obs.LinksWrong(r.Links())
+	}
+	for _, n := range r.Notes() {
+		if n.Warn {
+			s.obs.Warn(n.Text)
+		} else {
+			s.obs.Note(n.Text)
+		}
+	}
+	return r, nil
+}
+
+// CloseRoot closes root after a call that may have made it, abandoning it if the call
+// failed (err): a first install or sync that failed leaves no root.
+func CloseRoot(root *install.Root, err error) {
+	if err != nil {
+		root.Abandon()
+	} else {
+		root.Close()
+	}
+}
+
+// RootExists refuses a root where nothing was ever installed, for what works only on what
+// is installed: a mistyped root must not pass as an empty one, nor be created.
+func (s *Session) RootExists() error {
+	if err := install.Exists(s.Root); err != nil {
+		return fmt.Errorf("%w: nothing was ever installed there", err)
+	}
+	return nil
+}
+
+// ViewRoot calls fn with the root's database without waiting for a command that is
+// changing the root: fn then sees what was installed before it, and the observer hears
+// so.
+func (s *Session) ViewRoot(fn func(d *db.DB) error) error {
+	busy := func(holder string) { s.obs.Note(install.BusyText(holder, s.Root)) }
+	return install.View(s.Root, s.RootOptions(), busy, fn)
+}
+
+// PeekRoot calls fn with the root's database as ViewRoot does, silently, and not at all
+// where there is no root yet.
+func (s *Session) PeekRoot(fn func(d *db.DB) error) error {
+	err := install.View(s.Root, s.RootOptions(), nil, fn)
+	if errors.Is(err, install.ErrNoRoot) {
+		return nil
+	}
+	return err
+}
+
+// ReadOnlyRoot opens the root to read without its lock, or returns nil where there is none.
+func (s *Session) ReadOnlyRoot() (*install.Root, error) {
+	err := install.Exists(s.Root)
+	if errors.Is(err, install.ErrNoRoot) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return install.OpenReadOnly(s.Root, s.RootOptions())
+}
+
+// Tell calls say unless the root records that the user was told of the condition key in
+// state (install.Notices); state "" is the condition's end. say reports whether it printed.
+func (s *Session) Tell(key, state string, say func() bool) { s.notices.Tell(key, state, say) }
+
+// TellCopy calls say, once per root until that changes (Tell), with how an install copied
+// its data rather than share blocks with the cache, and why (report.CopyText); an install
+// that shared them ends the condition. *told, once set, keeps it to once per change.
+func (s *Session) TellCopy(res *install.Result, told *bool, say func(how, why string) bool) {
+	switch {
+	case res.Method == install.Clone && res.Fallback == nil:
+		s.Tell("copy", "", nil)
+		return
+	case res.Fallback == nil || *told:
+		return
+	}
+	*told = true
+	how, why := report.CopyText(res, s.Cache, s.Root)
+	s.Tell("copy", how+": "+why, func() bool { return say(how, why) })
+}

@@ -1,0 +1,227 @@
+// Package session is what one pkg command runs with: its root and cache, the
+// repositories and trusted keys it was given, and how it runs (offline, jobs, a dry run),
+// with the calls that open those for it. It reads the configuration once, closes the
+// caches it opened, opens the root with what to say of it, and reads and merges the
+// indexes of the repositories in effect.
+//
+// It is a package of its own, not part of txn, because it is about one command's run
+// rather than a change to a root: txn's calls take their directories and options as
+// arguments, and a session supplies the same ones to each. It names no flag or command:
+// what the user should hear goes to its Observer, and what a command must word itself
+// (with its flags) comes as a typed value.
+package session
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"pkg/config"
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/trust"
+	"pkg/txn"
+)
+
+// Options are what a command was given.
+type Options struct {
+	Root, Cache string
+	Repos       []config.Repo   // the repositories given, ahead of the configured ones (config.Use)
+	Keys        []txn.KeySource // the trusted keys given; the root's trusted-keys file is added
+	Invalid     Invalid         // mistakes in what was given, each returned by the calls that need it
+	NoRepo      error           // returned where a repository is needed and none is in effect (ErrNoRepo if nil)
+
+	RequireSigned, Offline, NoSync, DryRun bool
+	Jobs                                   int           // downloads at once
+	LockTimeout                            time.Duration // for the root's lock and the cache's claims; 0 waits for ever
+	Owner                                  string        // describes this process to those that wait for it
+}
+
+// Invalid holds why the repositories, keys or jobs given are wrong, so that a command
+// that uses none of them does not fail on them.
+type Invalid struct{ Repos, Keys, Jobs error }
+
+// ErrNoRepo is the error of a call that needs a repository where none is in effect.
+var ErrNoRepo = errors.New("no repository")
+
+// Observer hears what a session's calls want said, beside their results.
+type Observer interface {
+	txn.Observer
+	Retrying(err error, wait time.Duration, attempt, max int) // a request or download is tried again
+	Note(text string)                                         // advice, which a quiet command may leave out
+	Warn(text string)                                         // said all the same
+	RootWaiting(holder string)                                // another process keeps the root's lock past a retry
+	LinksWrong(err error)                                     // a root opened whose bin/ links could not be synced (*install.LinksError)
+	NotKept(err error)                                        // an index passed, but the cache could not keep a copy (*fetch.NotKeptError)
+	// Unverified is an index used unverified (err, a *trust.UnverifiedError); local for an
+	// unsigned directory on this machine, with no one between it and pkg. It reports
+	// whether it said so (Tell).
+	Unverified(err error, local bool) (said bool)
+}
+
+// Session is one command's run. Close it at the end.
+type Session struct {
+	Options
+	obs     Observer
+	cfg     *config.Config
+	byName  bool // Repos are a lockfile's (UseLock)
+	caches  []*fetch.Cache
+	notices *install.Notices
+}
+
+// New returns the session of a command given o, reporting to obs.
+func New(o Options, obs Observer) *Session {
+	s := &Session{Options: o, obs: obs}
+	s.notices = &install.Notices{Dir: o.Root, Options: s.RootOptions(), DryRun: o.DryRun}
+	return s
+}
+
+// Close closes the caches the session opened, which lets other processes remove entries
+// again (fetch.OpenCache).
+func (s *Session) Close() {
+	for _, c := range s.caches {
+		c.Close()
+	}
+	s.caches = nil
+}
+
+// Config returns the configuration of the files for the root (config.Files), read once.
+func (s *Session) Config() (*config.Config, error) {
+	if s.cfg != nil {
+		return s.cfg, nil
+	}
+	cfg, err := config.Load(config.Files(s.Root)...)
+	if err == nil {
+		s.cfg = cfg
+	}
+	return cfg, err
+}
+
+// Repositories returns the repositories in effect (config.Use): those given, or a
+// lockfile's (UseLock), then the configured ones.
+func (s *Session) Repositories() ([]config.Repo, error) {
+	cfg, err := s.Config()
+	if err != nil {
+		return nil, err
+	}
+	return cfg.Use(s.Repos, s.byName), s.Invalid.Repos
+}
+
+// UseLock makes the repositories of the lockfile l at path those given, a configured
+// repository of the same name taking the place of each.
+func (s *Session) UseLock(l *repo.Lock, path string) {
+	s.Repos, s.byName, s.Invalid.Repos = config.LockRepos(l, path), true, nil
+}
+
+// HasRepos reports whether a repository is in effect; a configuration that cannot be
+// read counts as one, so that its error is what the command reports.
+func (s *Session) HasRepos() bool {
+	rs, err := s.Repositories()
+	return err != nil || len(rs) > 0
+}
+
+// RootOptions are the options the session opens the root with.
+func (s *Session) RootOptions() install.Options {
+	return install.Options{NoSync: s.NoSync, LockTimeout: s.LockTimeout, Owner: s.Owner, Waiting: s.obs.RootWaiting}
+}
+
+// KeySources returns the trusted keys of each source: those given, then the root's.
+func (s *Session) KeySources() ([]txn.KeySource, error) {
+	if s.Invalid.Keys != nil {
+		return nil, s.Invalid.Keys
+	}
+	file, err := txn.RootKeys(s.Root)
+	return append(append([]txn.KeySource(nil), s.Keys...), file), err
+}
+
+// TrustPolicy returns the keys the session trusts and whether it requires signatures
+// (txn.Policy).
+func (s *Session) TrustPolicy() (trust.Policy, error) {
+	sources, err := s.KeySources()
+	return txn.Policy(sources, s.RequireSigned), err
+}
+
+// SourceOptions are the options of a source under the session's trust policy.
+func (s *Session) SourceOptions() (fetch.Options, error) {
+	if s.Invalid.Jobs != nil {
+		return fetch.Options{}, s.Invalid.Jobs
+	}
+	policy, err := s.TrustPolicy()
+	if err != nil {
+		return fetch.Options{}, err
+	}
+	failover := func(to string, why error) { s.obs.Note(fmt.Sprintf("%v; using %s", why, to)) }
+	return fetch.Options{Offline: s.Offline, Trust: policy, Retrying: s.obs.Retrying, Failover: failover}, nil
+}
+
+// RepoSource returns the source of r, its first URL with the rest as mirrors, under the
+// session's trust policy with r's own keys added.
+func (s *Session) RepoSource(r config.Repo) (*fetch.Source, fetch.Options, error) {
+	o, err := s.SourceOptions()
+	if err == nil {
+		o.Trust, err = r.Trust(o.Trust)
+	}
+	if err != nil {
+		return nil, o, err
+	}
+	o.Mirrors = r.URLs[1:]
+	src, err := fetch.NewSource(r.URLs[0], o)
+	return src, o, err
+}
+
+// UnknownRepoError is the error of Source for a name no repository in effect has.
+type UnknownRepoError struct {
+	Name  string
+	InUse []string // the names of those in effect
+}
+
+func (e *UnknownRepoError) Error() string {
+	return fmt.Sprintf("no repository %s in use (%s)", e.Name, strings.Join(e.InUse, ", "))
+}
+
+// Source returns the source of the repository in effect named name, or of the first
+// for "".
+func (s *Session) Source(name string) (*fetch.Source, error) {
+	rs, err := s.Repositories()
+	if err == nil && len(rs) == 0 && name == "" {
+		err = s.noRepo()
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, r := range rs {
+		if name == "" || r.Name == name {
+			src, _, err := s.RepoSource(r)
+			return src, err
+		}
+		names = append(names, r.Name)
+	}
+	return nil, &UnknownRepoError{Name: name, InUse: names}
+}
+
+func (s *Session) noRepo() error {
+	if s.NoRepo != nil {
+		return s.NoRepo
+	}
+	return ErrNoRepo
+}
+
+// GivenRepos returns the repositories of values, each [NAME=]LOCATION, given as from (a
+// flag, a variable); an empty one drops those before it.
+func GivenRepos(from string, values ...string) ([]config.Repo, error) {
+	var out []config.Repo
+	for _, v := range values {
+		name, loc := config.SplitRepo(v)
+		if loc == "" && name != "" {
+			return nil, fmt.Errorf("%s %q: no location", from, v)
+		} else if loc == "" {
+			out = nil
+			continue
+		}
+		out = append(out, config.Repo{Name: name, URLs: []string{loc}, File: from})
+	}
+	return out, nil
+}

@@ -1,0 +1,340 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"pkg/config"
+	"pkg/db"
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/session"
+	"pkg/trust"
+	"pkg/txn"
+)
+
+// newSession returns a session of o in a new directory, with its root and cache there
+// unless o names them, and no configuration but the root's (config).
+func newSession(t *testing.T, o session.Options, config string) (*session.Session, *recorder) {
+	t.Helper()
+	base := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", base)
+	if o.Root == "" {
+		o.Root = filepath.Join(base, "root")
+	}
+	if o.Cache == "" {
+		o.Cache = filepath.Join(base, "cache")
+	}
+	if o.Jobs == 0 {
+		o.Jobs = 1
+	}
+	if config != "" {
+		if err := os.MkdirAll(filepath.Join(o.Root, ".pkg"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(o.Root, ".pkg", "config.toml"), []byte(config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	obs := &recorder{}
+	s := session.New(o, obs)
+	t.Cleanup(s.Close)
+	return s, obs
+}
+
+func names(rs []config.Repo) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Name+"="+r.URLs[0])
+	}
+	return out
+}
+
+// TestRepositories: the repositories given come before the configured ones; a lockfile's
+// take their place (UseLock), and a mistake in those given is returned by what uses them.
+func TestRepositories(t *testing.T) {
+	const cfg = "[repo.stable]\nurls = [\"https://example.com/stable/\"]\n"
+	bad := errors.New("bad --repo")
+	for _, tt := range []struct {
+		name    string
+		o       session.Options
+		want    []string
+		wantErr error
+	}{
+		{"configured", session.Options{}, []string{"stable=https://example.com/stable/"}, nil},
+		{"given first", session.Options{Repos: []config.Repo{{Name: "mine", URLs: []string{"/srv/mine"}}}},
+			[]string{"mine=/srv/mine", "stable=https://example.com/stable/"}, nil},
+		{"given is configured", session.Options{Repos: []config.Repo{{URLs: []string{"https://example.com/stable/"}}}},
+			[]string{"stable=https://example.com/stable/"}, nil},
+		{"invalid", session.Options{Invalid: session.Invalid{Repos: bad}}, []string{"stable=https://example.com/stable/"}, bad},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := newSession(t, tt.o, cfg)
+			rs, err := s.Repositories()
+			if got := names(rs); !slices.Equal(got, tt.want) || !errors.Is(err, tt.wantErr) {
+				t.Errorf("Repositories() = %q, %v; want %q, %v", got, err, tt.want, tt.wantErr)
+			}
+			if !s.HasRepos() {
+				t.Error("HasRepos() = false with repositories configured")
+			}
+		})
+	}
+}
+
+// TestNoRepo: a call that needs a repository where none is in effect returns the error
+// the command gave, else ErrNoRepo; a name none has is an *UnknownRepoError listing those
+// in use.
+func TestNoRepo(t *testing.T) {
+	mine := errors.New("no repository: give one")
+	for _, tt := range []struct {
+		noRepo, want error
+	}{{nil, session.ErrNoRepo}, {mine, mine}} {
+		s, _ := newSession(t, session.Options{NoRepo: tt.noRepo}, "")
+		if s.HasRepos() {
+			t.Error("HasRepos() = true with none")
+		}
+		if _, _, err := s.OpenFetcher(context.Background(), true); !errors.Is(err, tt.want) {
+			t.Errorf("OpenFetcher without a repository: %v, want %v", err, tt.want)
+		}
+		if _, err := s.Source(""); !errors.Is(err, tt.want) {
+			t.Errorf("Source(\"\") without a repository: %v, want %v", err, tt.want)
+		}
+	}
+	s, _ := newSession(t, session.Options{Repos: []config.Repo{{Name: "a", URLs: []string{"/srv/a"}}}}, "")
+	var ue *session.UnknownRepoError
+	if _, err := s.Source("b"); !errors.As(err, &ue) || !slices.Equal(ue.InUse, []string{"a"}) || err.Error() != "no repository b in use (a)" {
+		t.Errorf("Source(b) with a alone: %v", err)
+	}
+	if src, err := s.Source("a"); err != nil || src.URL() != "file:///srv/a/" {
+		t.Errorf("Source(a): %v, %v", src.URL(), err)
+	}
+}
+
+// TestInvalid: a mistake in the jobs or keys given is returned by the calls that need
+// them, jobs first, and by no other.
+func TestInvalid(t *testing.T) {
+	jobs, keys := errors.New("bad jobs"), errors.New("bad keys")
+	s, _ := newSession(t, session.Options{Invalid: session.Invalid{Jobs: jobs, Keys: keys}}, "")
+	if _, err := s.SourceOptions(); err != jobs {
+		t.Errorf("SourceOptions: %v, want %v", err, jobs)
+	}
+	if _, err := s.KeySources(); err != keys {
+		t.Errorf("KeySources: %v, want %v", err, keys)
+	}
+	if _, err := s.Repositories(); err != nil {
+		t.Errorf("Repositories: %v, want none", err)
+	}
+	s, _ = newSession(t, session.Options{Invalid: session.Invalid{Keys: keys}}, "")
+	if _, err := s.SourceOptions(); err != keys {
+		t.Errorf("SourceOptions: %v, want %v", err, keys)
+	}
+}
+
+// TestKeySources: the keys given come first, then the root's file; a policy requires
+// signatures where asked to.
+func TestKeySources(t *testing.T) {
+	k, err := trust.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	given, err := txn.ParseKeySource("given", k.Public().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newSession(t, session.Options{Keys: []txn.KeySource{given}, RequireSigned: true}, "")
+	srcs, err := s.KeySources()
+	if err != nil || len(srcs) != 2 || srcs[0].Name != "given" || srcs[1].Name != txn.TrustedKeysFile(s.Root) {
+		t.Fatalf("KeySources: %+v, %v", srcs, err)
+	}
+	p, err := s.TrustPolicy()
+	if err != nil || !p.RequireSigned || len(p.Keys) != 1 {
+		t.Errorf("TrustPolicy: %+v, %v", p, err)
+	}
+}
+
+// TestGivenRepos parses repositories given as [NAME=]LOCATION.
+func TestGivenRepos(t *testing.T) {
+	for _, tt := range []struct {
+		values []string
+		want   []string
+		err    string
+	}{
+		{[]string{"/srv/a"}, []string{"=/srv/a"}, ""},
+		{[]string{"a=/srv/a", "https://x/b"}, []string{"a=/srv/a", "=https://x/b"}, ""},
+		{[]string{"a=/srv/a", "", "/srv/c"}, []string{"=/srv/c"}, ""},
+		{[]string{"a="}, nil, `from "a=": no location`},
+	} {
+		rs, err := session.GivenRepos("from", tt.values...)
+		if got := names(rs); !slices.Equal(got, tt.want) || fmt.Sprint(err) != cmpOr(tt.err, "<nil>") {
+			t.Errorf("GivenRepos(%q) = %q, %v; want %q, %s", tt.values, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// TestLimits: a prune's limits are those given, else the configuration's; 0 lifts both.
+func TestLimits(t *testing.T) {
+	const cfg = "[cache]\nmax-size = \"1MiB\"\nolder-than = \"2d\"\n"
+	day := 24 * time.Hour
+	for _, tt := range []struct {
+		given map[string]string
+		want  fetch.Limits
+		err   string
+	}{
+		{nil, fetch.Limits{OlderThan: 2 * day, MaxSize: 1 << 20}, ""},
+		{map[string]string{"older-than": "1d"}, fetch.Limits{OlderThan: day, MaxSize: 1 << 20}, ""},
+		{map[string]string{"max-size": "1KiB"}, fetch.Limits{OlderThan: 2 * day, MaxSize: 1024}, ""},
+		{map[string]string{"older-than": "0", "max-size": "1KiB"}, fetch.Limits{}, ""},
+		{map[string]string{"older-than": "1d", "max-size": "0"}, fetch.Limits{}, ""},
+		{map[string]string{"max-size": "lots"}, fetch.Limits{}, "max-size"},
+	} {
+		s, _ := newSession(t, session.Options{}, cfg)
+		l, err := s.Limits(tt.given)
+		var le *session.LimitError
+		if l != tt.want || (tt.err == "") != (err == nil) || err != nil && (!errors.As(err, &le) || le.Name != tt.err) {
+			t.Errorf("Limits(%v) = %+v, %v; want %+v, error of %q", tt.given, l, err, tt.want, tt.err)
+		}
+	}
+}
+
+// TestNoCache: the cache calls make no cache where there is none, and say so.
+func TestNoCache(t *testing.T) {
+	s, obs := newSession(t, session.Options{}, "")
+	if tr, err := s.Trim(context.Background(), true, fetch.Limits{}); tr != nil || err != nil {
+		t.Errorf("Trim without a cache: %+v, %v", tr, err)
+	}
+	if l, err := s.List(); l != nil || err != nil {
+		t.Errorf("List without a cache: %+v, %v", l, err)
+	}
+	if _, err := os.Stat(s.Cache); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Trim or List made the cache: %v", err)
+	}
+	if want := "note: nothing is cached: no cache at " + s.Cache; !slices.Contains(obs.lines, want) {
+		t.Errorf("told %q, want %q", obs.lines, want)
+	}
+	s.AutoPrune() // no cache was opened: nothing to do
+}
+
+// TestDryRun: a dry run's change shows the plan and changes nothing: no root, no cache.
+func TestDryRun(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	if err := publish(dir, base, "hello", "1"); err != nil {
+		t.Fatal(err)
+	}
+	s, obs := newSession(t, session.Options{Repos: []config.Repo{{Name: "r", URLs: []string{dir}}}, DryRun: true}, "")
+	var shown *txn.Plan
+	err := s.Change(context.Background(),
+		func(d *db.DB) ([]db.Package, error) {
+			t.Error("read the records of a root that does not exist")
+			return nil, nil
+		},
+		func(root string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
+			return txn.InstallPlan(root, ix, recs, nil, cache)
+		},
+		func(p *txn.Plan, _ *fetch.Cache) error { shown = p; return nil },
+		func(*install.Root, *txn.Plan, *txn.Fetcher) error { t.Error("a dry run applied its plan"); return nil })
+	if err != nil || shown == nil {
+		t.Fatalf("Change: %v, plan %v", err, shown)
+	}
+	for _, p := range []string{s.Root, s.Cache} {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a dry run made %s: %v", p, err)
+		}
+	}
+	s.AutoPrune() // the cache is read-only: nothing to do
+	if len(obs.lines) != 1 || !strings.HasPrefix(obs.lines[0], "unverified (local true): repository file://") {
+		t.Errorf("told %q", obs.lines)
+	}
+}
+
+// TestRootExists refuses a root where nothing was installed, naming why.
+func TestRootExists(t *testing.T) {
+	s, _ := newSession(t, session.Options{}, "")
+	if err := s.RootExists(); !errors.Is(err, install.ErrNoRoot) || !strings.HasSuffix(err.Error(), ": nothing was ever installed there") {
+		t.Errorf("RootExists of none: %v", err)
+	}
+	if r, err := s.ReadOnlyRoot(); r != nil || err != nil {
+		t.Errorf("ReadOnlyRoot of none: %v, %v", r, err)
+	}
+	if err := s.PeekRoot(func(*db.DB) error { return errors.New("called") }); err != nil {
+		t.Errorf("PeekRoot of none: %v", err)
+	}
+}
+
+// TestErrorKinds checks the classifications commands give advice by.
+func TestErrorKinds(t *testing.T) {
+	denied := &fs.PathError{Op: "open", Path: "/home/u/.cache/pkg/tmp", Err: fs.ErrPermission}
+	for _, tt := range []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"denied in a dir", session.PathDenied(denied, "/srv", "/home/u/.cache/pkg"), true},
+		{"denied on a parent", session.PathDenied(&fs.PathError{Path: "/home/u", Err: fs.ErrPermission}, "/home/u/.cache/pkg"), true},
+		{"denied elsewhere", session.PathDenied(denied, "/srv"), false},
+		{"not denied", session.PathDenied(&fs.PathError{Path: "/srv", Err: fs.ErrNotExist}, "/srv"), false},
+		{"proxy", session.ProxyFailed(fmt.Errorf("get: %w", &net.OpError{Op: "proxyconnect", Err: errors.New("refused")})), true},
+		{"dial", session.ProxyFailed(&net.OpError{Op: "dial", Err: errors.New("refused")}), false},
+		{"cache pin", session.PinRefused(fmt.Errorf("read: %w", &fetch.PinnedError{Repo: "file:///r"})), true},
+		{"root pin, unsigned", session.PinRefused(&txn.PinnedError{Err: trust.ErrUnsigned}), true},
+		{"root pin, expired", session.PinRefused(&txn.PinnedError{Err: trust.ErrExpired}), false},
+		{"unsigned, no pin", session.PinRefused(trust.ErrUnsigned), false},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+	if got := session.PathOf(fmt.Errorf("write: %w", denied)); got != denied.Path {
+		t.Errorf("PathOf = %q", got)
+	}
+	if got := session.PathOf(&fs.PathError{Path: "bin/x", Err: fs.ErrExist}); got != "" {
+		t.Errorf("PathOf a member's path = %q, want none", got)
+	}
+}
+
+// TestTellCopy: why an install copies is said once per root until that changes: not again
+// by the next session while it holds, again once an install shared blocks in between.
+func TestTellCopy(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	copied := &install.Result{Method: install.Copy, Fallback: errors.New("cross-device")}
+	shared := &install.Result{Method: install.Clone}
+	for i, tt := range []struct {
+		results []*install.Result
+		want    int // times said
+	}{
+		{[]*install.Result{copied, copied}, 1}, // once per change
+		{[]*install.Result{copied}, 0},         // the root records it was said
+		{[]*install.Result{shared}, 0},         // the condition ends
+		{[]*install.Result{copied}, 1},         // and is new again
+	} {
+		s, _ := newSession(t, session.Options{Root: root}, "")
+		r, err := s.OpenRoot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		said, told := 0, false
+		for _, res := range tt.results {
+			s.TellCopy(res, &told, func(how, why string) bool { said++; return true })
+		}
+		r.Close()
+		if said != tt.want {
+			t.Errorf("session %d: said %d times, want %d", i, said, tt.want)
+		}
+	}
+}
