@@ -126,8 +126,8 @@ type verifyTree struct {
 	unreadable map[string]bool // the closed directories reported
 }
 
-// verifyJob lists one directory (list), checking it and finding extra entries, or checks
-// some of the files recorded in it.
+// verifyJob checks some of the files recorded in one directory, and first lists it (list),
+// checking its mode and finding extra entries.
 type verifyJob struct {
 	tree     *verifyTree
 	dir      string
@@ -165,11 +165,11 @@ func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
 		dir := path.Dir(f.Path)
 		byDir[dir] = append(byDir[dir], i)
 	}
-	for _, dir := range dirs {
-		v.jobs = append(v.jobs, verifyJob{tree: t, dir: dir, list: true})
-	}
-	for dir, idx := range byDir {
-		for chunk := range slices.Chunk(idx, verifyChunk) {
+	for _, dir := range dirs { // a directory's listing and its first files open it once
+		idx := byDir[dir]
+		first := idx[:min(len(idx), verifyChunk)]
+		v.jobs = append(v.jobs, verifyJob{tree: t, dir: dir, list: true, files: first})
+		for chunk := range slices.Chunk(idx[len(first):], verifyChunk) {
 			v.jobs = append(v.jobs, verifyJob{tree: t, dir: dir, files: chunk})
 		}
 	}
@@ -267,6 +267,14 @@ func (c *fileChecker) runJob(j *verifyJob) error {
 		flags = unix.O_RDONLY | unix.O_DIRECTORY
 	}
 	fd, err := openBeneath(j.tree.fd, j.dir, flags)
+	if errors.Is(err, unix.EACCES) && j.list && len(j.files) > 0 {
+		// A directory this process may search and not read: its files are checked all the same.
+		if err := c.closed(j); err != nil {
+			return err
+		}
+		j.list = false
+		return c.runJob(j)
+	}
 	if errors.Is(err, unix.EACCES) {
 		return c.closed(j)
 	}
@@ -275,7 +283,9 @@ func (c *fileChecker) runJob(j *verifyJob) error {
 	}
 	defer unix.Close(fd)
 	if j.list {
-		return c.list(j, fd)
+		if err := c.list(j, fd); err != nil {
+			return err
+		}
 	}
 	for _, i := range j.files {
 		if err := c.check(j, fd, &j.tree.files[i]); errors.Is(err, errClosed) {
@@ -357,26 +367,25 @@ func unchanged(f *db.File, st *unix.Stat_t, p *db.Package) bool {
 }
 
 // unreachable reports what a job could not open: its directory, when the job lists it, and
-// otherwise every file the job checks as missing.
+// every file the job checks as missing.
 func (c *fileChecker) unreachable(j *verifyJob, err error) error {
 	if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
 		return err
 	}
-	if !j.list {
-		for _, i := range j.files {
-			j.add(j.tree.files[i].Path, "missing", "")
+	if j.list {
+		// Is the directory itself something else, or is a directory above it gone?
+		kind, what := "missing", ""
+		if pfd, _, perr := openParent(j.tree.fd, j.dir); perr == nil {
+			closeParent(j.tree.fd, pfd)
+			if !errors.Is(err, unix.ENOENT) {
+				kind, what = "modified", "type"
+			}
 		}
-		return nil
+		j.add(j.dir, kind, what)
 	}
-	// Is the directory itself something else, or is a directory above it gone?
-	kind, what := "missing", ""
-	if pfd, _, perr := openParent(j.tree.fd, j.dir); perr == nil {
-		closeParent(j.tree.fd, pfd)
-		if !errors.Is(err, unix.ENOENT) {
-			kind, what = "modified", "type"
-		}
+	for _, i := range j.files {
+		j.add(j.tree.files[i].Path, "missing", "")
 	}
-	j.add(j.dir, kind, what)
 	return nil
 }
 
