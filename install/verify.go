@@ -119,8 +119,8 @@ type verifyTree struct {
 	pkg      *db.Package
 	fd       int // the package directory
 	files    []db.File
-	recorded map[string]int    // index in files by path
-	src      func() *cachedTar // waits for the tar it was cloned from, opened meanwhile; nil if none
+	recorded map[string]int // index in files by path
+	src      *pendingTar    // the tar it was cloned from, being opened; nil if none
 
 	mu         sync.Mutex
 	unreadable map[string]bool // the closed directories reported
@@ -133,6 +133,7 @@ type verifyJob struct {
 	dir      string
 	list     bool
 	files    []int // indexes in tree.files
+	later    []int // of files, those left for when the tree's tar is open (run)
 	problems []Problem
 }
 
@@ -202,7 +203,7 @@ func (v *verifier) close() {
 	for _, t := range v.trees {
 		unix.Close(t.fd)
 		if t.src != nil {
-			t.src().close()
+			t.src.get().close()
 		}
 	}
 }
@@ -211,32 +212,57 @@ func (v *verifier) close() {
 // files are not cached, and every core hashing when they are.
 func verifyWorkers() int { return min(max(runtime.GOMAXPROCS(0), 4), 16) }
 
-// run runs every job and returns all problems.
+// run runs every job and returns all problems. The files a job would check against a
+// tar whose index is still being read are left for a second round, after every job: a
+// worker does not wait for the index (a kernel tree's takes a second) while other files
+// can be checked.
 func (v *verifier) run() ([]Problem, error) {
+	if err := v.runJobs(v.jobs, true); err != nil {
+		return nil, err
+	}
+	var again []verifyJob
+	for _, j := range v.jobs {
+		if len(j.later) > 0 {
+			again = append(again, verifyJob{tree: j.tree, dir: j.dir, files: j.later})
+		}
+	}
+	if err := v.runJobs(again, false); err != nil {
+		return nil, err
+	}
+	problems := v.problems
+	for _, jobs := range [][]verifyJob{v.jobs, again} {
+		for i := range jobs {
+			problems = append(problems, jobs[i].problems...)
+		}
+	}
+	return problems, nil
+}
+
+// runJobs runs jobs on verifyWorkers goroutines; early, they leave for later the files that
+// would wait for a tar.
+func (v *verifier) runJobs(jobs []verifyJob, early bool) error {
 	var next atomic.Int64
-	errs := make([]error, verifyWorkers())
+	errs := make([]error, min(verifyWorkers(), len(jobs)))
 	var wg sync.WaitGroup
 	for w := range errs {
 		wg.Go(func() {
 			bp := copyBufs.Get().(*[]byte) // bytes read at once from a file being hashed
 			defer copyBufs.Put(bp)
-			c := &fileChecker{h: sha256.New(), buf: *bp, fm: new(fiemap.Map), unread: &v.unread}
-			for i := next.Add(1) - 1; i < int64(len(v.jobs)); i = next.Add(1) - 1 {
-				if errs[w] = c.run(&v.jobs[i]); errs[w] != nil {
-					next.Store(int64(len(v.jobs)))
+			c := &fileChecker{h: sha256.New(), buf: *bp, fm: new(fiemap.Map), unread: &v.unread, early: early}
+			for i := next.Add(1) - 1; i < int64(len(jobs)); i = next.Add(1) - 1 {
+				if errs[w] = c.run(&jobs[i]); errs[w] != nil {
+					next.Store(int64(len(jobs)))
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	problems := v.problems
-	for i := range v.jobs {
-		problems = append(problems, v.jobs[i].problems...)
-	}
-	return problems, nil
+	return errors.Join(errs...)
+}
+
+// needsTar reports whether f of t is checked against the tar it was cloned from.
+func needsTar(t *verifyTree, f *db.File) bool {
+	return t.src != nil && (f.Type == tar.TypeLink || f.Size >= minShared)
 }
 
 // fileChecker runs jobs with its own hash and buffer.
@@ -247,6 +273,7 @@ type fileChecker struct {
 	ext    []extent      // of the file being checked
 	tarExt []extent      // of its member's data in the cache's tar
 	unread *atomic.Int64 // bytes found shared with the cache
+	early  bool          // leave the files that would wait for a tar (verifyJob.later)
 }
 
 func (j *verifyJob) add(p, kind, what string) {
@@ -288,6 +315,10 @@ func (c *fileChecker) runJob(j *verifyJob) error {
 		}
 	}
 	for _, i := range j.files {
+		if c.early && needsTar(j.tree, &j.tree.files[i]) && !j.tree.src.ready() {
+			j.later = append(j.later, i)
+			continue
+		}
 		if err := c.check(j, fd, &j.tree.files[i]); errors.Is(err, errClosed) {
 			return c.closed(j)
 		} else if err != nil {
@@ -446,8 +477,8 @@ func (c *fileChecker) check(j *verifyJob, dirfd int, f *db.File) error {
 		diffs, err = c.checkTarget(dirfd, base, f, diffs)
 	default:
 		var src *cachedTar
-		if j.tree.src != nil && (f.Type == tar.TypeLink || f.Size >= minShared) {
-			src = j.tree.src()
+		if needsTar(j.tree, f) {
+			src = j.tree.src.get()
 		}
 		diffs, err = c.checkFile(src, dirfd, base, f, &st, diffs)
 	}
