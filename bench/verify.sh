@@ -11,6 +11,7 @@
 #              each published as the package named by its file name without .tar and what follows
 #              (the kernel's: dpkg-deb -x linux-source-6.1_*.deb, then usr/src/linux-source-6.1.tar.xz).
 #              TEMPS="warm cold": cold drops the page cache of the whole machine before each command.
+#              PKG_A=/path/to/older/pkg also times that build's pkg verify in every round.
 # Each round runs every command once, in turn, after a warm-up round. Results: medians over
 # rounds and the median of each round's ratio on stdout, hyperfine JSON under $WORK/results.
 set -euo pipefail
@@ -84,8 +85,10 @@ for kind in $FS; do
 			prep=()
 			[ "$temp" = cold ] && prep=(--prepare "sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'")
 			name=$kind-$p-$temp
+			other=()
+			[ -z "${PKG_A:-}" ] || other=(-n "PKG_A verify" "$PKG_A $g verify $p")
 			rounds "$name" "${prep[@]}" \
-				-n "pkg verify" "$pkg $g verify $p" \
+				-n "pkg verify" "$pkg $g verify $p" "${other[@]}" \
 				-n "pkg verify --full" "$pkg $g verify --full $p" \
 				-n "sha256sum" "sh -c '$sums | xargs -0 sha256sum >/dev/null'"
 			names+=("$name")
@@ -99,6 +102,7 @@ done
 python3 - "$WORK/results" "$RUNS" "${names[@]}" <<'EOF'
 import json, statistics, sys
 results, runs, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+print(f"load: {open('/proc/loadavg').read().strip()}")
 print(f"{'case':<32} {'command':<18} {'median s':>9} {'median ratio to pkg verify':>27}")
 for n in names:
     rounds = [json.load(open(f"{results}/{n}-{r}.json"))["results"] for r in range(1, runs + 1)]

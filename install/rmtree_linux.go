@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -34,11 +35,12 @@ func (r *Root) removeTree(path string) error {
 var errMountPoint = errors.New("a mount point of another filesystem: not entered")
 
 // removeIn deletes the tree rel under dir, reaching it through no symlink and entering no
-// mount point: everything on dir's mount. Each subdirectory of the top is emptied by one
-// of a few workers (one on XFS and btrfs), relative to directory descriptors, reading names
-// with getdents64 into a pooled buffer that is given back at the end of each directory;
-// files are unlinked as they are read. A file or symlink at rel (left where a package's
-// tree was) is unlinked.
+// mount point: everything on dir's mount. Directories are emptied by a few workers (one on
+// XFS and btrfs), each taking a subdirectory found where one is spare, at any depth (a
+// package's tree is one directory, usr/ or NAME-VERSION/, at its top), relative to
+// directory descriptors, reading names with getdents64 into a pooled buffer that is given
+// back at the end of each directory; files are unlinked as they are read. A file or
+// symlink at rel (left where a package's tree was) is unlinked.
 func removeIn(dir, rel string) error {
 	path := filepath.Join(dir, rel)
 	top, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -84,57 +86,52 @@ func removeWorkers(fd int) int {
 	return min(runtime.GOMAXPROCS(0), 4)
 }
 
-// removeSubdirs removes the named subdirectories of the directory open at fd, on m, on up to
-// workers goroutines.
-func removeSubdirs(fd int, names []string, m mount, workers int) error {
-	work := make(chan string)
-	errs := make(chan error, len(names))
-	var wg sync.WaitGroup
-	for range min(workers, len(names)) {
-		wg.Go(func() {
-			for name := range work {
-				errs <- removeAt(fd, name, m, 1)
-			}
-		})
+// remover removes trees on one mount, a directory at a time on each of its goroutines.
+type remover struct {
+	m     mount
+	spare chan struct{} // a token for each goroutine that may yet be started
+}
+
+func newRemover(m mount, workers int) *remover {
+	rm := &remover{m: m, spare: make(chan struct{}, max(workers-1, 0))}
+	for range cap(rm.spare) {
+		rm.spare <- struct{}{}
 	}
-	for _, name := range names {
-		work <- name
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		all = append(all, err)
-	}
-	return errors.Join(all...)
+	return rm
 }
 
 // removeAt removes the directory name in parent, on m, and everything under it, its
-// subdirectories on up to workers goroutines.
+// subdirectories on up to workers goroutines in all.
 func removeAt(parent int, name string, m mount, workers int) error {
-	fd, err := openDirAt(parent, name)
+	return newRemover(m, workers).dir(parent, name)
+}
+
+// dir removes the directory name in parent and everything under it: its files as they are
+// read, then each subdirectory, on a new goroutine while a token is spare, else on this one;
+// then the directory itself, once every subdirectory is gone.
+func (rm *remover) dir(parent int, name string) error {
+	fd, err := rm.open(parent, name)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: name, Err: err}
 	}
-	var st fileStat
-	if err = st.at(fd, "", 0); err == nil && !st.mount.same(m) {
-		err = &os.PathError{Op: "open", Path: name, Err: errMountPoint}
-	}
 	var sub []string
-	if err == nil {
-		err = emptyDir(fd, name, func(s string) { sub = append(sub, s) })
-	}
+	err = emptyDir(fd, name, func(s string) { sub = append(sub, s) })
 	if err == nil && len(sub) > 0 {
-		if workers > 1 {
-			err = removeSubdirs(fd, sub, m, workers)
-		} else {
-			for _, s := range sub {
-				if err = removeAt(fd, s, m, 1); err != nil {
-					break
-				}
+		var wg sync.WaitGroup
+		errs := make([]error, len(sub))
+		for i, s := range sub {
+			select {
+			case <-rm.spare:
+				wg.Go(func() {
+					errs[i] = rm.dir(fd, s)
+					rm.spare <- struct{}{}
+				})
+			default:
+				errs[i] = rm.dir(fd, s)
 			}
 		}
+		wg.Wait()
+		err = errors.Join(errs...)
 	}
 	unix.Close(fd)
 	if err != nil {
@@ -142,6 +139,44 @@ func removeAt(parent int, name string, m mount, workers int) error {
 	}
 	return rmdirAt(parent, name)
 }
+
+// open opens the directory name of parent to empty it, refusing a mount point: in one
+// openat2 that crosses none (RESOLVE_NO_XDEV), or where the kernel lacks it or the
+// directory is closed to this process (openDirAt), by the mount of what it opened.
+func (rm *remover) open(parent int, name string) (int, error) {
+	if !noOpenat2.Load() {
+		how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_NO_XDEV | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+		fd, err := unix.Openat2(parent, name, &how)
+		switch err {
+		case nil:
+			return fd, nil
+		case unix.EXDEV:
+			return -1, errMountPoint
+		case unix.ENOSYS, unix.EPERM: // kernels before 5.6; seccomp filters older than openat2
+			noOpenat2.Store(true)
+		case unix.EACCES, unix.EAGAIN, unix.EINTR:
+		default:
+			return -1, err
+		}
+	}
+	fd, err := openDirAt(parent, name)
+	if err != nil {
+		return -1, err
+	}
+	var st fileStat
+	if err = st.at(fd, "", 0); err == nil && !st.mount.same(rm.m) {
+		err = errMountPoint
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// noOpenat2 is set once openat2 is found missing.
+var noOpenat2 atomic.Bool
 
 // emptyDir unlinks every non-directory in the directory name open at fd and reports its
 // subdirectories to subdir.

@@ -119,20 +119,21 @@ type verifyTree struct {
 	pkg      *db.Package
 	fd       int // the package directory
 	files    []db.File
-	recorded map[string]int    // index in files by path
-	src      func() *cachedTar // waits for the tar it was cloned from, opened meanwhile; nil if none
+	recorded map[string]int // index in files by path
+	src      *pendingTar    // the tar it was cloned from, being opened; nil if none
 
 	mu         sync.Mutex
 	unreadable map[string]bool // the closed directories reported
 }
 
-// verifyJob lists one directory (list), checking it and finding extra entries, or checks
-// some of the files recorded in it.
+// verifyJob checks some of the files recorded in one directory, and first lists it (list),
+// checking its mode and finding extra entries.
 type verifyJob struct {
 	tree     *verifyTree
 	dir      string
 	list     bool
 	files    []int // indexes in tree.files
+	later    []int // of files, those left for when the tree's tar is open (run)
 	problems []Problem
 }
 
@@ -165,11 +166,11 @@ func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
 		dir := path.Dir(f.Path)
 		byDir[dir] = append(byDir[dir], i)
 	}
-	for _, dir := range dirs {
-		v.jobs = append(v.jobs, verifyJob{tree: t, dir: dir, list: true})
-	}
-	for dir, idx := range byDir {
-		for chunk := range slices.Chunk(idx, verifyChunk) {
+	for _, dir := range dirs { // a directory's listing and its first files open it once
+		idx := byDir[dir]
+		first := idx[:min(len(idx), verifyChunk)]
+		v.jobs = append(v.jobs, verifyJob{tree: t, dir: dir, list: true, files: first})
+		for chunk := range slices.Chunk(idx[len(first):], verifyChunk) {
 			v.jobs = append(v.jobs, verifyJob{tree: t, dir: dir, files: chunk})
 		}
 	}
@@ -202,7 +203,7 @@ func (v *verifier) close() {
 	for _, t := range v.trees {
 		unix.Close(t.fd)
 		if t.src != nil {
-			t.src().close()
+			t.src.get().close()
 		}
 	}
 }
@@ -211,32 +212,57 @@ func (v *verifier) close() {
 // files are not cached, and every core hashing when they are.
 func verifyWorkers() int { return min(max(runtime.GOMAXPROCS(0), 4), 16) }
 
-// run runs every job and returns all problems.
+// run runs every job and returns all problems. The files a job would check against a
+// tar whose index is still being read are left for a second round, after every job: a
+// worker does not wait for the index (a kernel tree's takes a second) while other files
+// can be checked.
 func (v *verifier) run() ([]Problem, error) {
+	if err := v.runJobs(v.jobs, true); err != nil {
+		return nil, err
+	}
+	var again []verifyJob
+	for _, j := range v.jobs {
+		if len(j.later) > 0 {
+			again = append(again, verifyJob{tree: j.tree, dir: j.dir, files: j.later})
+		}
+	}
+	if err := v.runJobs(again, false); err != nil {
+		return nil, err
+	}
+	problems := v.problems
+	for _, jobs := range [][]verifyJob{v.jobs, again} {
+		for i := range jobs {
+			problems = append(problems, jobs[i].problems...)
+		}
+	}
+	return problems, nil
+}
+
+// runJobs runs jobs on verifyWorkers goroutines; early, they leave for later the files that
+// would wait for a tar.
+func (v *verifier) runJobs(jobs []verifyJob, early bool) error {
 	var next atomic.Int64
-	errs := make([]error, verifyWorkers())
+	errs := make([]error, min(verifyWorkers(), len(jobs)))
 	var wg sync.WaitGroup
 	for w := range errs {
 		wg.Go(func() {
 			bp := copyBufs.Get().(*[]byte) // bytes read at once from a file being hashed
 			defer copyBufs.Put(bp)
-			c := &fileChecker{h: sha256.New(), buf: *bp, fm: new(fiemap.Map), unread: &v.unread}
-			for i := next.Add(1) - 1; i < int64(len(v.jobs)); i = next.Add(1) - 1 {
-				if errs[w] = c.run(&v.jobs[i]); errs[w] != nil {
-					next.Store(int64(len(v.jobs)))
+			c := &fileChecker{h: sha256.New(), buf: *bp, fm: new(fiemap.Map), unread: &v.unread, early: early}
+			for i := next.Add(1) - 1; i < int64(len(jobs)); i = next.Add(1) - 1 {
+				if errs[w] = c.run(&jobs[i]); errs[w] != nil {
+					next.Store(int64(len(jobs)))
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	problems := v.problems
-	for i := range v.jobs {
-		problems = append(problems, v.jobs[i].problems...)
-	}
-	return problems, nil
+	return errors.Join(errs...)
+}
+
+// needsTar reports whether f of t is checked against the tar it was cloned from.
+func needsTar(t *verifyTree, f *db.File) bool {
+	return t.src != nil && (f.Type == tar.TypeLink || f.Size >= minShared)
 }
 
 // fileChecker runs jobs with its own hash and buffer.
@@ -247,6 +273,7 @@ type fileChecker struct {
 	ext    []extent      // of the file being checked
 	tarExt []extent      // of its member's data in the cache's tar
 	unread *atomic.Int64 // bytes found shared with the cache
+	early  bool          // leave the files that would wait for a tar (verifyJob.later)
 }
 
 func (j *verifyJob) add(p, kind, what string) {
@@ -267,6 +294,14 @@ func (c *fileChecker) runJob(j *verifyJob) error {
 		flags = unix.O_RDONLY | unix.O_DIRECTORY
 	}
 	fd, err := openBeneath(j.tree.fd, j.dir, flags)
+	if errors.Is(err, unix.EACCES) && j.list && len(j.files) > 0 {
+		// A directory this process may search and not read: its files are checked all the same.
+		if err := c.closed(j); err != nil {
+			return err
+		}
+		j.list = false
+		return c.runJob(j)
+	}
 	if errors.Is(err, unix.EACCES) {
 		return c.closed(j)
 	}
@@ -275,9 +310,15 @@ func (c *fileChecker) runJob(j *verifyJob) error {
 	}
 	defer unix.Close(fd)
 	if j.list {
-		return c.list(j, fd)
+		if err := c.list(j, fd); err != nil {
+			return err
+		}
 	}
 	for _, i := range j.files {
+		if c.early && needsTar(j.tree, &j.tree.files[i]) && !j.tree.src.ready() {
+			j.later = append(j.later, i)
+			continue
+		}
 		if err := c.check(j, fd, &j.tree.files[i]); errors.Is(err, errClosed) {
 			return c.closed(j)
 		} else if err != nil {
@@ -357,26 +398,25 @@ func unchanged(f *db.File, st *unix.Stat_t, p *db.Package) bool {
 }
 
 // unreachable reports what a job could not open: its directory, when the job lists it, and
-// otherwise every file the job checks as missing.
+// every file the job checks as missing.
 func (c *fileChecker) unreachable(j *verifyJob, err error) error {
 	if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
 		return err
 	}
-	if !j.list {
-		for _, i := range j.files {
-			j.add(j.tree.files[i].Path, "missing", "")
+	if j.list {
+		// Is the directory itself something else, or is a directory above it gone?
+		kind, what := "missing", ""
+		if pfd, _, perr := openParent(j.tree.fd, j.dir); perr == nil {
+			closeParent(j.tree.fd, pfd)
+			if !errors.Is(err, unix.ENOENT) {
+				kind, what = "modified", "type"
+			}
 		}
-		return nil
+		j.add(j.dir, kind, what)
 	}
-	// Is the directory itself something else, or is a directory above it gone?
-	kind, what := "missing", ""
-	if pfd, _, perr := openParent(j.tree.fd, j.dir); perr == nil {
-		closeParent(j.tree.fd, pfd)
-		if !errors.Is(err, unix.ENOENT) {
-			kind, what = "modified", "type"
-		}
+	for _, i := range j.files {
+		j.add(j.tree.files[i].Path, "missing", "")
 	}
-	j.add(j.dir, kind, what)
 	return nil
 }
 
@@ -437,8 +477,8 @@ func (c *fileChecker) check(j *verifyJob, dirfd int, f *db.File) error {
 		diffs, err = c.checkTarget(dirfd, base, f, diffs)
 	default:
 		var src *cachedTar
-		if j.tree.src != nil && (f.Type == tar.TypeLink || f.Size >= minShared) {
-			src = j.tree.src()
+		if needsTar(j.tree, f) {
+			src = j.tree.src.get()
 		}
 		diffs, err = c.checkFile(src, dirfd, base, f, &st, diffs)
 	}

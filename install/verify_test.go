@@ -234,3 +234,36 @@ func TestVerifyClosed(t *testing.T) {
 	}
 	assertEmpty(t, r)
 }
+
+// TestVerifySearchOnly checks, as nobody, the files of a directory its owner may search and
+// not list (mode 0100): a directory's listing and its files are checked on one descriptor
+// where it can be read, and a changed file in this one is reported all the same.
+func TestVerifySearchOnly(t *testing.T) {
+	if asNobody(t) {
+		return
+	}
+	base := t.TempDir()
+	t.Cleanup(func() { removeTree(base) })
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	p := pkgOf("xo", "1")
+	p.Bin = nil
+	tarPath := alignedTar(t, base, []entry{
+		{name: "xo/", typ: tar.TypeDir, mode: 0o100},
+		{name: "xo/f", typ: tar.TypeReg, mode: 0o644, data: "as installed"},
+	})
+	if _, err := r.Install(tarPath, p); err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := r.Verify(); err != nil || len(problems) != 0 {
+		t.Errorf("Verify of the intact tree = %v, %v", problems, err)
+	}
+	must(t, os.WriteFile(filepath.Join(r.pkgDir("xo"), "xo", "f"), []byte("as CHANGED  "), 0o644))
+	problems, err := r.Verify()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) != 1 || problems[0].String() != "xo 1: modified xo/f (content)" {
+		t.Errorf("Verify after a change = %v, want xo/f's content", problems)
+	}
+}

@@ -3,7 +3,6 @@ package install
 import (
 	"archive/tar"
 	"bytes"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -48,13 +47,37 @@ func openCachedTar(cache Cache, sha string) *cachedTar {
 	return s
 }
 
-// startCachedTar opens the tar as openCachedTar does, on a goroutine of its own, so that
-// reading the cache's index overlaps listing the package's directories, and returns what
-// waits for it.
-func startCachedTar(cache Cache, sha string) func() *cachedTar {
-	done := make(chan *cachedTar, 1)
-	go func() { done <- openCachedTar(cache, sha) }()
-	return sync.OnceValue(func() *cachedTar { return <-done })
+// pendingTar is a cachedTar being opened, on a goroutine of its own, so that reading the
+// cache's index overlaps checking the files that need no tar.
+type pendingTar struct {
+	done chan struct{}
+	tar  *cachedTar
+}
+
+// startCachedTar opens the tar as openCachedTar does, on a goroutine of its own.
+func startCachedTar(cache Cache, sha string) *pendingTar {
+	p := &pendingTar{done: make(chan struct{})}
+	go func() {
+		p.tar = openCachedTar(cache, sha)
+		close(p.done)
+	}()
+	return p
+}
+
+// ready reports whether the tar is open (or found missing): whether get would not wait.
+func (p *pendingTar) ready() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// get waits for the tar and returns it, or nil when its entry is gone or damaged.
+func (p *pendingTar) get() *cachedTar {
+	<-p.done
+	return p.tar
 }
 
 func (s *cachedTar) close() {

@@ -2,12 +2,14 @@ package install
 
 import (
 	"archive/tar"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -323,5 +325,50 @@ func dedupeMember(t *testing.T, src string, a tarutil.Member, dst string, b taru
 	must(t, unix.IoctlFileDedupeRange(int(s.Fd()), &r))
 	if r.Info[0].Status != unix.FILE_DEDUPE_RANGE_SAME || r.Info[0].Bytes_deduped != uint64(a.Size&^4095) {
 		t.Fatalf("dedupe: status %d, %d bytes", r.Info[0].Status, r.Info[0].Bytes_deduped)
+	}
+}
+
+// slowCache is a testCache whose index takes a while to read.
+type slowCache struct{ testCache }
+
+func (c slowCache) Members(sha string) ([]tarutil.Member, error) {
+	time.Sleep(100 * time.Millisecond)
+	return c.testCache.Members(sha)
+}
+
+// TestVerifySlowIndex checks that the files left for when a slow index is read are checked
+// then, by their extents: the intact tree is proved so as with a quick one, and a changed
+// byte in a cloned file is reported.
+func TestVerifySlowIndex(t *testing.T) {
+	base := testfs.Mount(t, "xfs")
+	var entries []entry
+	for i := range 40 { // files that need no index, for the workers to check meanwhile
+		entries = append(entries, entry{name: fmt.Sprintf("s%d", i), typ: tar.TypeReg, mode: 0o644, data: randomData(uint64(i), 3000)})
+	}
+	entries = append(entries, sharedTree()...)
+	tarPath := alignedTar(t, base, entries)
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	p := pkgOf("t", "1")
+	p.Bin = nil
+	if _, err := r.Install(tarPath, p); err != nil {
+		t.Fatal(err)
+	}
+	_, quick, err := r.verify(testCache(tarPath), nil)
+	must(t, err)
+	problems, slow, err := r.verify(slowCache{testCache(tarPath)}, nil)
+	must(t, err)
+	if len(problems) != 0 || slow != quick || quick == 0 {
+		t.Errorf("intact tree, slow index: %v, %d bytes proved by extents, %d with a quick index", problems, slow, quick)
+	}
+	flipByte(t, filepath.Join(r.pkgDir("t"), "big"), 5000)
+	problems, _, err = r.verify(slowCache{testCache(tarPath)}, nil)
+	must(t, err)
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.String())
+	}
+	if want := []string{"t 1: modified big (content)", "t 1: modified same (content)"}; !slices.Equal(got, want) {
+		t.Errorf("changed byte, slow index:\n got %q\nwant %q", got, want)
 	}
 }
