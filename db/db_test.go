@@ -3,6 +3,7 @@ package db
 import (
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -259,5 +260,52 @@ func TestNoHoles(t *testing.T) {
 	}
 	if st.Blocks*512 < st.Size { // SEEK_HOLE would count allocated, unwritten blocks as a hole
 		t.Errorf("%d bytes of blocks for a file of %d", st.Blocks*512, st.Size)
+	}
+}
+
+// TestFirstCommitsSyncs counts, with strace, the fsyncs and fdatasyncs of a new database's
+// creation and first two write transactions (a root's first install: its intents, then its
+// records) on XFS: one fsync for the creation, which needs no directory fsync there, and
+// bbolt's two fdatasyncs per transaction, none for growing the file (the empty database
+// bbolt made in memory, and fdatasynced there, is not counted). Before, the creation
+// took an fdatasync and a directory fsync, and each transaction one more fsync to grow.
+func TestFirstCommitsSyncs(t *testing.T) {
+	if dir := os.Getenv("PKG_DB_SYNCS"); dir != "" { // the process strace watches
+		d := open(t, filepath.Join(dir, "db"))
+		if err := d.SetIntents([]Intent{{Op: "install", Name: "big", Staging: "s", Inode: 7}}); err != nil {
+			t.Fatal(err)
+		}
+		files := make([]File, 2000) // about 100 KiB of list, past bbolt's first sizes
+		for i := range files {
+			files[i] = File{Path: fmt.Sprintf("usr/lib/big/file%05d", i), Type: '0', Mode: 0o644}
+		}
+		if err := d.Commit([]*Package{{Name: "big", Version: "1"}}, []*FileList{writeFiles(t, d, files)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	testfs.NeedTools(t, "strace")
+	dir := testfs.Mount(t, "xfs")
+	out := filepath.Join(t.TempDir(), "strace")
+	cmd := exec.Command("strace", "-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o", out,
+		os.Args[0], "-test.run=^TestFirstCommitsSyncs$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "PKG_DB_SYNCS="+dir)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int{}
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, name := range []string{"fsync(", "fdatasync("} {
+			if strings.Contains(line, " "+name) && strings.Contains(line, "<"+dir) { // -y: the fd's path
+				calls[strings.TrimSuffix(name, "(")]++
+			}
+		}
+	}
+	if want := map[string]int{"fsync": 1, "fdatasync": 4}; !reflect.DeepEqual(calls, want) {
+		t.Errorf("syncs = %v, want %v:\n%s", calls, want, b)
 	}
 }
