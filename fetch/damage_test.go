@@ -3,7 +3,11 @@ package fetch
 import (
 	"archive/tar"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -207,4 +211,70 @@ func TestUnsyncedEntry(t *testing.T) {
 		t.Fatalf("Members of a damaged entry from another boot: %v, want ErrDamaged naming share/big", err)
 	}
 	checkEmpty(t, c)
+}
+
+// TestSpotSample checks that the first use of an entry with more than spotBudget bytes of
+// data hashes a sample of spotSample bytes, not spotBudget: it counts what the process
+// reads (rchar in /proc/self/io), which for the 48 files of 32 KiB here was over 1 MiB.
+func TestSpotSample(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var files []file
+	for i := range 48 {
+		data := make([]byte, 32<<10)
+		for j := range data {
+			data[j] = byte(rng.IntN(256))
+		}
+		files = append(files, file{fmt.Sprintf("share/f%02d", i), data})
+	}
+	archive := gzipped(t, makeTar(t, files))
+	p := entry("sample", archive, files)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, p.Archive), archive, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewSource(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := cacheOpener(t)
+	c := open()
+	if err := fetchOne(c, src, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Settle(p.SHA256); err != nil { // else an entry of another boot is hashed whole
+		t.Fatal(err)
+	}
+	idx, err := os.Stat(c.idxPath(p.SHA256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = open()
+	before := readChars(t)
+	if _, err := c.Members(p.SHA256); err != nil {
+		t.Fatal(err)
+	}
+	// The index is read twice (its checksum, then its members), 64 headers of 512 bytes.
+	read, most := readChars(t)-before, 2*idx.Size()+64*512+spotSample+32<<10
+	if read > most {
+		t.Errorf("Members read %d bytes, want at most %d", read, most)
+	}
+}
+
+// readChars returns the bytes this process has read (rchar in /proc/self/io).
+func readChars(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		t.Skipf("no read count: %v", err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Skip("no rchar in /proc/self/io")
+	return 0
 }
