@@ -72,13 +72,18 @@ var (
 // (appendFile).
 const fileRecordSize = 1 + 4 + 8 + 32
 
-// DB is a database file. It is opened for each transaction and closed after it, so other
-// processes can read it between the transactions of a command that changes the root.
-// Whoever writes it must hold the root's lock (package install).
+// DB is a database file. It is opened for each write transaction and closed after it, so
+// other processes can read it between the transactions of a command that changes the root;
+// with Options.Hold, one read-only opening serves the reads between two writes. Whoever
+// writes it must hold the root's lock (package install).
 type DB struct {
 	path    string
 	timeout time.Duration
 	created bool // by Open
+
+	mu     sync.Mutex // held by each transaction
+	hold   bool       // Options.Hold, until Release
+	reader *bolt.DB   // open read-only since the last write, if hold
 
 	allocated atomic.Int64 // size up to which this DB gave the file its blocks
 	collected atomic.Bool  // whether a write transaction has collected the chunks of lists never committed
@@ -91,11 +96,16 @@ func (d *DB) Created() bool { return d.created }
 type Options struct {
 	Timeout  time.Duration // how long a transaction waits for another process's; 0 waits forever
 	NoCreate bool          // fail with fs.ErrNotExist rather than create: for readers without the root's lock
+	// Hold keeps the file open read-only from one read to the next write, or to Release,
+	// rather than open it for each read (a dozen times in an install): for the holder of
+	// the root's lock, as no other process writes meanwhile. Its shared lock lets other
+	// processes read.
+	Hold bool
 }
 
 // Open returns the database at path, creating it if it does not exist.
 func Open(path string, o Options) (*DB, error) {
-	d := &DB{path: path, timeout: o.Timeout}
+	d := &DB{path: path, timeout: o.Timeout, hold: o.Hold}
 	_, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if o.NoCreate {
@@ -203,12 +213,44 @@ func openNoFollow(name string, flag int, perm os.FileMode) (*os.File, error) {
 
 // view runs fn in a read transaction.
 func (d *DB) view(fn func(tx *bolt.Tx) error) error {
-	b, err := d.open(true)
-	if err != nil {
-		return err
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.hold {
+		b, err := d.open(true)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		return b.View(fn)
 	}
-	defer b.Close()
-	return b.View(fn)
+	if d.reader == nil {
+		b, err := d.open(true)
+		if err != nil {
+			return err
+		}
+		d.reader = b
+	}
+	return d.reader.View(fn)
+}
+
+// Release closes the file held open for reads (Options.Hold), and has each later read open
+// it again: before the root's lock is given up, and before the file is removed.
+func (d *DB) Release() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.hold = false
+	return d.dropReader()
+}
+
+// dropReader closes the reader, if open; d.mu is held. The write transactions' exclusive
+// lock would wait for its shared one, in this process too.
+func (d *DB) dropReader() error {
+	if d.reader == nil {
+		return nil
+	}
+	err := d.reader.Close()
+	d.reader = nil
+	return err
 }
 
 // buckets are created by the first write transaction, not at Open: on a new root that
@@ -431,6 +473,9 @@ func (d *DB) prepare(tx *bolt.Tx) error {
 
 // update runs fn in a write transaction, prepared.
 func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.dropReader()
 	b, err := d.open(false)
 	if err != nil {
 		return err

@@ -330,3 +330,63 @@ func BenchmarkCreate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReads runs the reads of an install's planning (a dozen, each a transaction),
+// with the file held open between them (Options.Hold) and opened for each.
+func BenchmarkReads(b *testing.B) {
+	for _, hold := range []bool{false, true} {
+		b.Run("hold="+strconv.FormatBool(hold), func(b *testing.B) {
+			d, err := Open(filepath.Join(b.TempDir(), "db"), Options{Hold: hold})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Release()
+			if err := d.SetIntents(nil); err != nil { // the buckets
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				for range 12 {
+					if _, err := d.List(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestHeldReader checks that a DB holding its file open for reads sees its own writes, lets
+// another DB of the file read meanwhile and write once released.
+func TestHeldReader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d, err := Open(path, Options{Hold: true, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps, err := d.List(); err != nil || len(ps) != 0 {
+		t.Fatalf("List: %v, %v", ps, err)
+	}
+	if err := d.Commit([]*Package{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err) // waits for no reader of its own
+	}
+	if ps, err := d.List(); err != nil || len(ps) != 1 {
+		t.Errorf("List after a write: %v, %v", ps, err)
+	}
+	other := open(t, path)
+	if ps, err := other.List(); err != nil || len(ps) != 1 {
+		t.Errorf("another DB's List while held: %v, %v", ps, err)
+	}
+	if err := other.Commit(nil, nil, []string{"a"}); err == nil {
+		t.Error("another DB wrote while the file was held for reads")
+	}
+	if err := d.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Commit(nil, nil, []string{"a"}); err != nil {
+		t.Errorf("another DB's write after Release: %v", err)
+	}
+	if ps, err := d.List(); err != nil || len(ps) != 0 {
+		t.Errorf("List after Release and another's write: %v, %v", ps, err)
+	}
+}
