@@ -9,10 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -70,13 +72,18 @@ var (
 // (appendFile).
 const fileRecordSize = 1 + 4 + 8 + 32
 
-// DB is a database file. It is opened for each transaction and closed after it, so other
-// processes can read it between the transactions of a command that changes the root.
-// Whoever writes it must hold the root's lock (package install).
+// DB is a database file. It is opened for each write transaction and closed after it, so
+// other processes can read it between the transactions of a command that changes the root;
+// with Options.Hold, one read-only opening serves the reads between two writes. Whoever
+// writes it must hold the root's lock (package install).
 type DB struct {
 	path    string
 	timeout time.Duration
 	created bool // by Open
+
+	mu     sync.Mutex // held by each transaction
+	hold   bool       // Options.Hold, until Release
+	reader *bolt.DB   // open read-only since the last write, if hold
 
 	allocated atomic.Int64 // size up to which this DB gave the file its blocks
 	collected atomic.Bool  // whether a write transaction has collected the chunks of lists never committed
@@ -89,11 +96,16 @@ func (d *DB) Created() bool { return d.created }
 type Options struct {
 	Timeout  time.Duration // how long a transaction waits for another process's; 0 waits forever
 	NoCreate bool          // fail with fs.ErrNotExist rather than create: for readers without the root's lock
+	// Hold keeps the file open read-only from one read to the next write, or to Release,
+	// rather than open it for each read (a dozen times in an install): for the holder of
+	// the root's lock, as no other process writes meanwhile. Its shared lock lets other
+	// processes read.
+	Hold bool
 }
 
 // Open returns the database at path, creating it if it does not exist.
 func Open(path string, o Options) (*DB, error) {
-	d := &DB{path: path, timeout: o.Timeout}
+	d := &DB{path: path, timeout: o.Timeout, hold: o.Hold}
 	_, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if o.NoCreate {
@@ -107,18 +119,44 @@ func Open(path string, o Options) (*DB, error) {
 	return d, nil
 }
 
-// create makes an empty database under a temporary name and links it to d.path, so that a
-// creation cut short, by a crash or a full disk, leaves no partial database. The caller
-// holds the root's lock, so the temporary name is its own; a database linked meanwhile is
-// kept.
+// initialSize is the size a database file is created with, its blocks allocated. bbolt
+// grows a file with an ftruncate and an fsync each time its pages pass the end: from
+// bbolt's 16 KiB, a root's first install paid two (the intents' pages, then the file list's),
+// about a millisecond each on loop XFS. A first install of 500 files (the Go toolchain) ends
+// at 88 KiB; one of thousands still grows the file, as it should where it may not fit: a
+// commit that needs space the filesystem has not failed at its write (test/crash TestENOSPC).
+const initialSize = 128 << 10
+
+// create makes an empty database under a temporary name, durable, and links it to d.path,
+// so that a creation cut short, by a crash or a full disk, leaves no partial database. The
+// caller holds the root's lock, so the temporary name is its own; a database linked
+// meanwhile is kept. Where the filesystem commits metadata in order (durable.Files.Tracks:
+// XFS, ext4 with a journal, btrfs), the link needs no directory fsync of its own: the first
+// commit that relies on the database renames a tree after it, and that rename reaches the
+// disk only with the link, or later; until then a lost link loses an empty database.
 func (d *DB) create() error {
 	tmp := d.path + ".new"
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	b, err := bolt.Open(tmp, 0o644, &bolt.Options{Timeout: d.timeout, OpenFile: openNoFollow})
+	empty, err := emptyDatabase()
+	if err != nil {
+		return err
+	}
+	f, err := openNoFollow(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(empty, 0)
+	if err == nil && unix.Fallocate(int(f.Fd()), 0, 0, initialSize) == nil { // else bbolt grows it
+		d.allocated.Store(initialSize)
+	}
 	if err == nil {
-		err = b.Close()
+		err = f.Sync() // the contents and the size, before any name but tmp can reach the disk
+	}
+	ordered := durable.ForFS(int(f.Fd())).Tracks()
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	if err == nil {
 		if err = os.Link(tmp, d.path); errors.Is(err, fs.ErrExist) {
@@ -126,11 +164,34 @@ func (d *DB) create() error {
 		}
 	}
 	os.Remove(tmp)
-	if err != nil {
+	if err != nil || ordered {
 		return err
 	}
 	return durable.Path(filepath.Dir(d.path))
 }
+
+// emptyDatabase returns the bytes of a new bbolt file, which bbolt writes into an empty
+// file and fdatasyncs: made in memory, once, so that create syncs the file once, with its
+// size.
+var emptyDatabase = sync.OnceValues(func() ([]byte, error) {
+	fd, err := unix.MemfdCreate("pkg-db", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("memfd_create", err)
+	}
+	mem := os.NewFile(uintptr(fd), "pkg-db")
+	defer mem.Close()
+	b, err := bolt.Open(mem.Name(), 0o600, &bolt.Options{OpenFile: func(string, int, os.FileMode) (*os.File, error) {
+		fd, err := unix.FcntlInt(mem.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+		return os.NewFile(uintptr(fd), mem.Name()), err
+	}})
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Close(); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(mem)
+})
 
 // open opens the file for one transaction, waiting for other processes' transactions:
 // bbolt locks it shared for reading and exclusively for writing.
@@ -153,12 +214,44 @@ func openNoFollow(name string, flag int, perm os.FileMode) (*os.File, error) {
 
 // view runs fn in a read transaction.
 func (d *DB) view(fn func(tx *bolt.Tx) error) error {
-	b, err := d.open(true)
-	if err != nil {
-		return err
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.hold {
+		b, err := d.open(true)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		return b.View(fn)
 	}
-	defer b.Close()
-	return b.View(fn)
+	if d.reader == nil {
+		b, err := d.open(true)
+		if err != nil {
+			return err
+		}
+		d.reader = b
+	}
+	return d.reader.View(fn)
+}
+
+// Release closes the file held open for reads (Options.Hold), and has each later read open
+// it again: before the root's lock is given up, and before the file is removed.
+func (d *DB) Release() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.hold = false
+	return d.dropReader()
+}
+
+// dropReader closes the reader, if open; d.mu is held. The write transactions' exclusive
+// lock would wait for its shared one, in this process too.
+func (d *DB) dropReader() error {
+	if d.reader == nil {
+		return nil
+	}
+	err := d.reader.Close()
+	d.reader = nil
+	return err
 }
 
 // buckets are created by the first write transaction, not at Open: on a new root that
@@ -381,6 +474,9 @@ func (d *DB) prepare(tx *bolt.Tx) error {
 
 // update runs fn in a write transaction, prepared.
 func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.dropReader()
 	b, err := d.open(false)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package db
 import (
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -259,5 +260,133 @@ func TestNoHoles(t *testing.T) {
 	}
 	if st.Blocks*512 < st.Size { // SEEK_HOLE would count allocated, unwritten blocks as a hole
 		t.Errorf("%d bytes of blocks for a file of %d", st.Blocks*512, st.Size)
+	}
+}
+
+// TestFirstCommitsSyncs counts, with strace, the fsyncs and fdatasyncs of a new database's
+// creation and first two write transactions (a root's first install: its intents, then its
+// records) on XFS: one fsync for the creation, which needs no directory fsync there, and
+// bbolt's two fdatasyncs per transaction, none for growing the file (the empty database
+// bbolt made in memory, and fdatasynced there, is not counted). Before, the creation
+// took an fdatasync and a directory fsync, and each transaction one more fsync to grow.
+func TestFirstCommitsSyncs(t *testing.T) {
+	if dir := os.Getenv("PKG_DB_SYNCS"); dir != "" { // the process strace watches
+		d := open(t, filepath.Join(dir, "db"))
+		if err := d.SetIntents([]Intent{{Op: "install", Name: "big", Staging: "s", Inode: 7}}); err != nil {
+			t.Fatal(err)
+		}
+		files := make([]File, 1000) // about 60 KiB of list, as the Go toolchain's, past bbolt's first sizes
+		for i := range files {
+			files[i] = File{Path: fmt.Sprintf("usr/lib/big/file%05d", i), Type: '0', Mode: 0o644}
+		}
+		if err := d.Commit([]*Package{{Name: "big", Version: "1"}}, []*FileList{writeFiles(t, d, files)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	testfs.NeedTools(t, "strace")
+	dir := testfs.Mount(t, "xfs")
+	out := filepath.Join(t.TempDir(), "strace")
+	cmd := exec.Command("strace", "-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o", out,
+		os.Args[0], "-test.run=^TestFirstCommitsSyncs$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "PKG_DB_SYNCS="+dir)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int{}
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, name := range []string{"fsync(", "fdatasync("} {
+			if strings.Contains(line, " "+name) && strings.Contains(line, "<"+dir) { // -y: the fd's path
+				calls[strings.TrimSuffix(name, "(")]++
+			}
+		}
+	}
+	if want := map[string]int{"fsync": 1, "fdatasync": 4}; !reflect.DeepEqual(calls, want) {
+		t.Errorf("syncs = %v, want %v:\n%s", calls, want, b)
+	}
+}
+
+// BenchmarkCreate creates a database and runs a root's first two write transactions on
+// it (intents, then a record with a file list of 2,000 files), as a first install does, on
+// XFS.
+func BenchmarkCreate(b *testing.B) {
+	dir := testfs.Mount(b, "xfs")
+	files := make([]File, 2000)
+	for i := range files {
+		files[i] = File{Path: fmt.Sprintf("usr/lib/big/file%05d", i), Type: '0', Mode: 0o644}
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		d := open(b, filepath.Join(dir, strconv.Itoa(i)))
+		if err := d.SetIntents([]Intent{{Op: "install", Name: "big", Staging: "s", Inode: 7}}); err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Commit([]*Package{{Name: "big", Version: "1"}}, []*FileList{writeFiles(b, d, files)}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReads runs the reads of an install's planning (a dozen, each a transaction),
+// with the file held open between them (Options.Hold) and opened for each.
+func BenchmarkReads(b *testing.B) {
+	for _, hold := range []bool{false, true} {
+		b.Run("hold="+strconv.FormatBool(hold), func(b *testing.B) {
+			d, err := Open(filepath.Join(b.TempDir(), "db"), Options{Hold: hold})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Release()
+			if err := d.SetIntents(nil); err != nil { // the buckets
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				for range 12 {
+					if _, err := d.List(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestHeldReader checks that a DB holding its file open for reads sees its own writes, lets
+// another DB of the file read meanwhile and write once released.
+func TestHeldReader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d, err := Open(path, Options{Hold: true, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps, err := d.List(); err != nil || len(ps) != 0 {
+		t.Fatalf("List: %v, %v", ps, err)
+	}
+	if err := d.Commit([]*Package{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err) // waits for no reader of its own
+	}
+	if ps, err := d.List(); err != nil || len(ps) != 1 {
+		t.Errorf("List after a write: %v, %v", ps, err)
+	}
+	other := open(t, path)
+	if ps, err := other.List(); err != nil || len(ps) != 1 {
+		t.Errorf("another DB's List while held: %v, %v", ps, err)
+	}
+	if err := other.Commit(nil, nil, []string{"a"}); err == nil {
+		t.Error("another DB wrote while the file was held for reads")
+	}
+	if err := d.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Commit(nil, nil, []string{"a"}); err != nil {
+		t.Errorf("another DB's write after Release: %v", err)
+	}
+	if ps, err := d.List(); err != nil || len(ps) != 0 {
+		t.Errorf("List after Release and another's write: %v, %v", ps, err)
 	}
 }

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"archive/tar"
 	"errors"
 	"fmt"
 	"io"
@@ -15,17 +16,26 @@ import (
 // ErrDamaged reports a cache entry found damaged, and removed, when it was about to be used.
 var ErrDamaged = errors.New("fetch: cached package damaged")
 
-// spotBudget is how much member data an entry's first use in a process hashes: all of a
-// small package, a sample of a large one (tarutil.SpotCheck). Installed files are checked
-// entirely by 'pkg verify'. At 8 MiB the check hashed most of a 40-package, 255 MiB
-// lockfile and took a fifth of a warm sync (bench/bootstrap.sh: 324 ms, 254 ms at 1 MiB).
+// spotBudget is how much member data an entry's first use in a process hashes all of: a
+// package with no more data is checked whole. At 8 MiB the check hashed most of a
+// 40-package, 255 MiB lockfile and took a fifth of a warm sync (bench/bootstrap.sh: 324 ms,
+// 254 ms at 1 MiB).
 const spotBudget = 1 << 20 // 1 MiB
+
+// spotSample is how much of a larger package's data the check hashes, with its header
+// sample (tarutil.SpotCheck): a tar shifted, cut, overwritten or replaced shows in its
+// headers and first members, while damage to a few blocks of a large tar escapes any
+// sample that costs little (1 MiB of the Go toolchain's 327 MiB, hashed in about 0.8 ms,
+// misses a damaged block 996 times in 1000); an entry written unsynced before a reboot,
+// which may hold such damage, is hashed whole.
+const spotSample = 64 << 10 // 64 KiB
 
 // Members returns the members of the entry with this sha256, with their data offsets and
 // digests, from its index, checked against the tar once per Cache: its size, a sample of its
-// headers and the digests of up to spotBudget bytes of its data, or of all of its data when
-// the entry was written unsynced in an earlier boot. A damaged entry is removed, so that the
-// next Fetch downloads it again, and reported as ErrDamaged.
+// headers and the digests of its data: all of it up to spotBudget bytes, spotSample bytes
+// of more, all of it again when the entry was written unsynced in an earlier boot. A
+// damaged entry is removed, so that the next Fetch downloads it again, and reported as
+// ErrDamaged.
 func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if ms, ok := c.checked.Load(sha); ok {
 		return ms.([]tarutil.Member), nil
@@ -50,6 +60,9 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 		ms, err = tarutil.ReadIndex(ix.rest(), ix.info.Size()-ix.off, info.Size())
 	}
 	budget := int64(spotBudget)
+	if dataSize(ms) > spotBudget {
+		budget = spotSample
+	}
 	crashed := boot != "" && boot != bootID() // written unsynced before a reboot
 	if crashed {
 		budget = math.MaxInt64
@@ -74,6 +87,17 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	}
 	c.checked.Store(sha, ms)
 	return ms, nil
+}
+
+// dataSize returns the bytes of the regular members' data.
+func dataSize(ms []tarutil.Member) int64 {
+	var n int64
+	for i := range ms {
+		if ms[i].Type == tar.TypeReg {
+			n += ms[i].Size
+		}
+	}
+	return n
 }
 
 // entryIndex is an entry's index file, open, with its first line read.

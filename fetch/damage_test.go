@@ -3,7 +3,11 @@ package fetch
 import (
 	"archive/tar"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -207,4 +211,103 @@ func TestUnsyncedEntry(t *testing.T) {
 		t.Fatalf("Members of a damaged entry from another boot: %v, want ErrDamaged naming share/big", err)
 	}
 	checkEmpty(t, c)
+}
+
+// TestSpotSample checks that the first use of an entry with more than spotBudget bytes of
+// data hashes a sample of spotSample bytes, not spotBudget: it counts what the process
+// reads (rchar in /proc/self/io), which for the 48 files of 32 KiB here was over 1 MiB.
+func TestSpotSample(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	sha := sampleEntry(t, dir)
+	c, err := OpenCache(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	idx, err := os.Stat(c.idxPath(sha))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := readChars(t)
+	if _, err := c.Members(sha); err != nil {
+		t.Fatal(err)
+	}
+	// The index is read twice (its checksum, then its members), 64 headers of 512 bytes.
+	read, most := readChars(t)-before, 2*idx.Size()+64*512+spotSample+32<<10
+	if read > most {
+		t.Errorf("Members read %d bytes, want at most %d", read, most)
+	}
+}
+
+// BenchmarkMembers reads and checks the members of an entry of 48 files of 32 KiB, as a
+// process's first use does.
+func BenchmarkMembers(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "cache")
+	sha := sampleEntry(b, dir)
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := OpenCache(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Members(sha); err != nil {
+			b.Fatal(err)
+		}
+		c.Close()
+	}
+}
+
+// sampleEntry fetches a package of 48 files of 32 KiB (1.5 MiB) into the cache at dir,
+// settled, and returns its sha256.
+func sampleEntry(t testing.TB, dir string) string {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var files []file
+	for i := range 48 {
+		data := make([]byte, 32<<10)
+		for j := range data {
+			data[j] = byte(rng.IntN(256))
+		}
+		files = append(files, file{fmt.Sprintf("share/f%02d", i), data})
+	}
+	archive := gzipped(t, makeTar(t, files))
+	p := entry("sample", archive, files)
+	repoDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(repoDir, p.Archive), archive, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewSource(repoDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := OpenCache(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := fetchOne(c, src, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Settle(p.SHA256); err != nil { // else an entry of another boot is hashed whole
+		t.Fatal(err)
+	}
+	return p.SHA256
+}
+
+// readChars returns the bytes this process has read (rchar in /proc/self/io).
+func readChars(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		t.Skipf("no read count: %v", err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Skip("no rchar in /proc/self/io")
+	return 0
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -641,5 +642,49 @@ func TestReconcileUnsure(t *testing.T) {
 	kept, _ := filepath.Glob(r.path(".pkg", "saved", "tool-unsure.*", "bin", "tool"))
 	if len(kept) != 1 || readFile(t, kept[0]) != "edited, longer than before\n" || !strings.Contains(r.Recovered(), "as pkg could not tell it from the one in pkgs/") {
 		t.Errorf("after reconcile: kept %q; recovered %q", kept, r.Recovered())
+	}
+}
+
+// TestInstallOpensDatabase counts, with strace, how often a first install into a new root
+// (Open, Install, Close) opens the database file (created under another name, then
+// linked): once for each of the commit's two write transactions, and once read-only for the
+// reads before the first and once for those after the last (db.Options.Hold). Before,
+// every read opened it again: 8 opens in all.
+func TestInstallOpensDatabase(t *testing.T) {
+	if dir := os.Getenv("PKG_INSTALL_OPENS"); dir != "" { // the process strace watches
+		r := openRoot(t, filepath.Join(dir, "root"))
+		if _, err := r.Install(filepath.Join(dir, "tool.tar"), pkgOf("tool", "1")); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	testfs.NeedTools(t, "strace")
+	dir := t.TempDir()
+	if err := os.Rename(alignedTar(t, dir, version1()), filepath.Join(dir, "tool.tar")); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "strace")
+	cmd := exec.Command("strace", "-f", "-qq", "-e", "trace=open,openat,openat2", "-o", out,
+		os.Args[0], "-test.run=^TestInstallOpensDatabase$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "PKG_INSTALL_OPENS="+dir)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := `"` + filepath.Join(dir, "root", ".pkg", "db") + `"`
+	var opens []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, path) {
+			opens = append(opens, line)
+		}
+	}
+	if len(opens) > 4 {
+		t.Errorf("%d opens of the database, want at most 4:\n%s", len(opens), strings.Join(opens, "\n"))
 	}
 }

@@ -63,13 +63,14 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 		lock.Close()
 		return nil, err
 	}
-	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout})
+	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout, Hold: true})
 	if err != nil {
 		lock.Close()
 		return nil, err
 	}
 	r := &Root{dir: dir, lock: lock, db: d, o: o, umask: umask()}
 	if err := r.reconcile(); err != nil {
+		d.Release()
 		lock.Close()
 		return nil, err
 	}
@@ -142,11 +143,12 @@ func (r *Root) tellBusy(busy func(holder string)) {
 	}
 }
 
-// Close releases the lock, and empties the owner written in it first.
+// Close releases the database and the lock, and empties the owner written in it first.
 func (r *Root) Close() error {
 	if r.lock == nil { // OpenReadOnly
 		return nil
 	}
+	r.db.Release()
 	r.lock.Truncate(0)
 	return r.lock.Close()
 }
@@ -171,6 +173,7 @@ func (r *Root) Abandon() error {
 		ps, err := r.db.List()
 		ins, err2 := r.db.Intents()
 		if err == nil && err2 == nil && len(ps) == 0 && len(ins) == 0 {
+			r.db.Release()
 			os.Remove(r.path(".pkg", "db"))
 		}
 	}
