@@ -56,14 +56,14 @@ func (s *Session) OpenFetcher(ctx context.Context, dry bool) (*txn.Fetcher, *txn
 	if err != nil {
 		return nil, nil, err
 	}
-	f := s.NewFetcher(s.obs, ix.Source, cache)
+	f := s.NewFetcher(ix.Source, cache)
 	f.Sources = ix.Sources()
 	return f, ix, nil
 }
 
-// NewFetcher returns a fetcher from src into cache, reporting to obs.
-func (s *Session) NewFetcher(obs txn.Observer, src *fetch.Source, cache *fetch.Cache) *txn.Fetcher {
-	f := &txn.Fetcher{Source: src, Jobs: s.Jobs, Offline: s.Offline, Observer: obs}
+// NewFetcher returns a fetcher from src into cache, reporting to the session's observer.
+func (s *Session) NewFetcher(src *fetch.Source, cache *fetch.Cache) *txn.Fetcher {
+	f := &txn.Fetcher{Source: src, Jobs: s.Jobs, Offline: s.Offline, Observer: s.obs}
 	f.UseCache(cache, s.LockTimeout)
 	cache.NoSync = s.NoSync
 	return f

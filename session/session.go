@@ -34,6 +34,7 @@ type Options struct {
 	NoRepo      error           // returned where a repository is needed and none is in effect (ErrNoRepo if nil)
 
 	RequireSigned, Offline, NoSync, DryRun bool
+	DefaultRoot                            bool          // Root is the default, not one the user named
 	Jobs                                   int           // downloads at once
 	LockTimeout                            time.Duration // for the root's lock and the cache's claims; 0 waits for ever
 	Owner                                  string        // describes this process to those that wait for it

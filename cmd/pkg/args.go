@@ -5,18 +5,13 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/urfave/cli/v2"
-
 	"pkg/db"
 	"pkg/internal/cliusage"
 	"pkg/txn"
 )
 
-// The argument checks of cliusage, and its usage errors, as the commands call them.
-func needArgs(c *cli.Context, min int, what string) error { return cliusage.NeedArgs(c, min, what) }
-func oneArg(c *cli.Context, what string) (string, error)  { return cliusage.OneArg(c, what) }
-func maxArgs(c *cli.Context, max int) error               { return cliusage.MaxArgs(c, max) }
-func usagef(format string, args ...any) error             { return cliusage.Errorf(format, args...) }
+// usagef is cliusage.Errorf: a usage error of the command.
+func usagef(format string, args ...any) error { return cliusage.Errorf(format, args...) }
 
 // globalUsagef is usagef for a mistake in the global flags.
 func globalUsagef(format string, args ...any) error {

@@ -55,7 +55,7 @@ var (
 
 // completeInstalled completes a command's flags, else the names of the installed packages.
 var completeInstalled = cliusage.Complete(func(c *cli.Context) (names []string) {
-	peekRoot(c, func(d *db.DB) error {
+	sess(c).PeekRoot(func(d *db.DB) error {
 		ps, err := d.List()
 		for _, p := range ps {
 			names = append(names, p.Name)

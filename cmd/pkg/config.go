@@ -3,19 +3,15 @@ package main
 import (
 	"os"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/config"
-	"pkg/db"
-	"pkg/fetch"
-	"pkg/install"
 	"pkg/internal/cliusage"
+	prog "pkg/internal/progress"
 	"pkg/internal/xdg"
 	"pkg/repo"
 	"pkg/session"
-	"pkg/trust"
 	"pkg/txn"
 )
 
@@ -27,7 +23,7 @@ func sess(c *cli.Context) *session.Session {
 	}
 	o := session.Options{Root: c.String("root"), Cache: c.String("cache"), NoRepo: errNoRepo,
 		RequireSigned: c.Bool("require-signed"), Offline: c.Bool("offline"), NoSync: c.Bool("no-sync"),
-		DryRun: c.Bool("dry-run"), Jobs: c.Int("jobs"), LockTimeout: c.Duration("lock-timeout"),
+		DryRun: c.Bool("dry-run"), DefaultRoot: !rootNamed(c), Jobs: c.Int("jobs"), LockTimeout: c.Duration("lock-timeout"),
 		Owner: strings.Join(cliusage.WithoutCredentials(os.Args), " ")} // others can read it
 	o.Repos, o.Invalid.Repos = flagRepos(c)
 	flag, err := txn.ParseKeySource("--trusted-key", c.StringSlice("trusted-key")...)
@@ -41,7 +37,9 @@ func sess(c *cli.Context) *session.Session {
 	if o.Jobs < 1 {
 		o.Invalid.Jobs = globalUsagef("--jobs must be at least 1")
 	}
-	s := session.New(o, &progress{c: c})
+	obs := prog.NewObserver(c.App.Writer, c.App.ErrWriter, "pkg", c.String("root"),
+		prog.Options{Quiet: c.Bool("quiet"), LockTimeout: c.Duration("lock-timeout")})
+	s := session.New(o, progress{obs, c})
 	c.App.Metadata["session"] = s
 	return s
 }
@@ -97,38 +95,3 @@ func rootNamed(c *cli.Context) bool {
 
 func defaultRoot() string  { return xdg.Dir("XDG_DATA_HOME", ".local/share") }
 func defaultCache() string { return xdg.Dir("XDG_CACHE_HOME", ".cache") }
-
-// The session's calls (package session), as the commands call them.
-func loadConfig(c *cli.Context) (*config.Config, error)           { return sess(c).Config() }
-func repositories(c *cli.Context) ([]config.Repo, error)          { return sess(c).Repositories() }
-func hasRepos(c *cli.Context) bool                                { return sess(c).HasRepos() }
-func keySources(c *cli.Context) ([]txn.KeySource, error)          { return sess(c).KeySources() }
-func trustPolicy(c *cli.Context) (trust.Policy, error)            { return sess(c).TrustPolicy() }
-func rootOptions(c *cli.Context) install.Options                  { return sess(c).RootOptions() }
-func openCache(c *cli.Context) (*fetch.Cache, error)              { return sess(c).OpenCache(false) }
-func openCacheFor(c *cli.Context, dry bool) (*fetch.Cache, error) { return sess(c).OpenCache(dry) }
-func openRoot(c *cli.Context) (*install.Root, error)              { return sess(c).OpenRoot(c.Context) }
-func closeRoot(root *install.Root, err error)                     { session.CloseRoot(root, err) }
-func rootExists(c *cli.Context) error                             { return sess(c).RootExists() }
-func viewRoot(c *cli.Context, fn func(d *db.DB) error) error      { return sess(c).ViewRoot(fn) }
-func peekRoot(c *cli.Context, fn func(d *db.DB) error) error      { return sess(c).PeekRoot(fn) }
-func readOnlyRoot(c *cli.Context) (*install.Root, error)          { return sess(c).ReadOnlyRoot() }
-func tellOnce(c *cli.Context, key, state string, say func() bool) { sess(c).Tell(key, state, say) }
-func openFetcher(c *cli.Context, dry bool) (*txn.Fetcher, *txn.Index, error) {
-	return sess(c).OpenFetcher(c.Context, dry)
-}
-func openRootFor(c *cli.Context, f *txn.Fetcher, ix *txn.Index) (*install.Root, *txn.Fetcher, *txn.Index, error) {
-	return sess(c).OpenRootFor(c.Context, f, ix)
-}
-func newFetcher(c *cli.Context, obs *progress, src *fetch.Source, cache *fetch.Cache) *txn.Fetcher {
-	return sess(c).NewFetcher(obs, src, cache)
-}
-func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
-	return sess(c).CheckLockSigned(l, path)
-}
-func lockSources(c *cli.Context, l *repo.Lock) (map[string]*fetch.Source, map[string]config.Repo, error) {
-	return sess(c).LockSources(l)
-}
-func sourceOptions(c *cli.Context, _ func(err error, wait time.Duration, attempt, max int)) (fetch.Options, error) {
-	return sess(c).SourceOptions()
-}

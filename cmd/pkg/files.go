@@ -25,7 +25,7 @@ func filesCommand() *cli.Command {
 				return err
 			}
 			var f report.Files
-			err := viewRoot(c, func(d *db.DB) error {
+			err := sess(c).ViewRoot(func(d *db.DB) error {
 				ps, files, err := d.Installed(name)
 				if errors.Is(err, db.ErrNotInstalled) {
 					installed, _ := d.List() // for a suggestion only

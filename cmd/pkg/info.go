@@ -33,14 +33,14 @@ func infoAction(c *cli.Context) error {
 	}
 	var recs []db.Package
 	var requested map[string]string
-	err := viewRoot(c, func(d *db.DB) (err error) { recs, requested, err = txn.ReadInstalled(d); return err })
+	err := sess(c).ViewRoot(func(d *db.DB) (err error) { recs, requested, err = txn.ReadInstalled(d); return err })
 	noRoot := errors.Is(err, install.ErrNoRoot)
 	if err != nil && !noRoot {
 		return err
 	}
 	p, ok := txn.Find(recs, name)
 	switch {
-	case !ok && hasRepos(c):
+	case !ok && sess(c).HasRepos():
 		return offeredInfo(c, name, recs)
 	case noRoot:
 		return fmt.Errorf("info %s: not installed: %w", name, err)
@@ -58,7 +58,7 @@ func infoAction(c *cli.Context) error {
 // offeredInfo shows name, which is not among installed, as the repository offers it: the
 // version a new install takes.
 func offeredInfo(c *cli.Context, name string, installed []db.Package) error {
-	_, ix, err := openFetcher(c, false)
+	_, ix, err := sess(c).OpenFetcher(c.Context, false)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func lockAction(c *cli.Context) error {
 	if c.NArg() == 0 {
 		reqs = old.Requires
 	}
-	_, ix, err := openFetcher(c, false)
+	_, ix, err := sess(c).OpenFetcher(c.Context, false)
 	if err != nil {
 		return err
 	}

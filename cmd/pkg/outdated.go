@@ -23,7 +23,7 @@ func outdatedCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			_, ix, err := openFetcher(c, false)
+			_, ix, err := sess(c).OpenFetcher(c.Context, false)
 			if err != nil {
 				return err
 			}
@@ -40,7 +40,7 @@ func outdatedCommand() *cli.Command {
 // installedAndRequested returns the root's installed packages and the requirements of
 // those the user asked for (db.DB.Requested); none where there is no root.
 func installedAndRequested(c *cli.Context) (recs []db.Package, requested map[string]string, err error) {
-	err = viewRoot(c, func(d *db.DB) (err error) {
+	err = sess(c).ViewRoot(func(d *db.DB) (err error) {
 		recs, requested, err = txn.ReadInstalled(d)
 		return err
 	})

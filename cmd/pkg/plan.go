@@ -50,6 +50,6 @@ func change(c *cli.Context, recs func(d *db.DB) ([]db.Package, error),
 		if !ready(root, p) {
 			return nil
 		}
-		return pathHint(c, root, apply(c, root, p, f))
+		return apply(c, root, p, f)
 	})
 }

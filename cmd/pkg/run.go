@@ -35,10 +35,10 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o, err := sourceOptions(c, nil)
+	o, err := sess(c).SourceOptions()
 	var repos []config.Repo
 	if err == nil {
-		repos, err = repositories(c)
+		repos, err = sess(c).Repositories()
 	}
 	if err != nil {
 		return err
@@ -58,22 +58,22 @@ func runAction(c *cli.Context) error {
 	if req.Lock != "" {
 		l, err := repo.ReadLock(req.Lock)
 		if err == nil {
-			err = checkLockSigned(c, l, req.Lock)
+			err = sess(c).CheckLockSigned(l, req.Lock)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	f, ix, err := openFetcher(c, false)
+	f, ix, err := sess(c).OpenFetcher(c.Context, false)
 	if err != nil {
 		return err
 	}
-	ro := rootOptions(c)
+	ro := sess(c).RootOptions()
 	ro.Waiting = func(holder string) {
 		fmt.Fprintf(c.App.ErrWriter, "pkg: waiting for %s to finish making the root of this run\n", holder)
 	}
 	var r *runner.Run
-	err = f.Observer.(*progress).during(nil, func() error { r, err = runner.Make(c.Context, f, ix, req, w, ro); return err })
+	err = f.Observer.(progress).During(nil, func() error { r, err = runner.Make(c.Context, f, ix, req, w, ro); return err })
 	if ce := (*runner.CommandError)(nil); errors.As(err, &ce) && len(ce.Commands)+len(ce.Others) > 0 {
 		return usagef("%v (--cmd NAME picks one)", err)
 	} else if err != nil {

@@ -17,7 +17,7 @@ func searchCommand() *cli.Command {
 		Flags:     []cli.Flag{jsonFlag("search")},
 		Before:    takes(0, 1, ""),
 		Action: func(c *cli.Context) error {
-			_, ix, err := openFetcher(c, false)
+			_, ix, err := sess(c).OpenFetcher(c.Context, false)
 			if err != nil {
 				return err
 			}
@@ -26,7 +26,7 @@ func searchCommand() *cli.Command {
 				return fmt.Errorf("search: nothing in %s matches %q", ix.Source, c.Args().First())
 			}
 			var recs []db.Package // for the marks only: a root pkg cannot read has none
-			_ = peekRoot(c, func(d *db.DB) (err error) { recs, err = d.List(); return err })
+			_ = sess(c).PeekRoot(func(d *db.DB) (err error) { recs, err = d.List(); return err })
 			s := report.NewSearch(c.Args().First(), found, recs)
 			return show(c, s, s.WriteText)
 		},

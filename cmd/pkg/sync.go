@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/repo"
+	"pkg/session"
 	"pkg/txn"
 )
 
@@ -32,67 +32,27 @@ func syncCommand() *cli.Command {
 	}
 }
 
-// syncAction checks the lockfile, compares it with the root and, when they differ, stages
-// every package to install, then commits them and removes the extras together.
-// Nothing but the lockfile and the database is read when they agree. A dry run reads the
-// root without its lock.
-func syncAction(c *cli.Context) (err error) {
+// syncAction checks the lockfile and makes the root hold exactly its packages
+// (session.Sync). Nothing but the lockfile and the database is read when they agree.
+func syncAction(c *cli.Context) error {
 	path := c.String("file")
 	l, err := readSyncLock(c, path)
 	if err != nil {
 		return err
 	}
-	var root *install.Root
-	var cache *fetch.Cache
-	if c.Bool("dry-run") {
-		if root, err = readOnlyRoot(c); err == nil {
-			cache, err = openCacheFor(c, true)
+	err = sess(c).Sync(c.Context, l, path, c.Bool("keep-extra"), func(p *txn.Plan, cache *fetch.Cache) error {
+		return showPlan(c, p, cache)
+	}, func(root *install.Root, p *txn.Plan, f *txn.Fetcher) error {
+		if f == nil {
+			say(c, "nothing to do: root matches %s", path)
+			return nil
 		}
-	} else if root, err = openRoot(c); err == nil {
-		defer func() { closeRoot(root, err) }()
+		return apply(c, root, p, f)
+	})
+	if ee := (*session.ExtraError)(nil); errors.As(err, &ee) {
+		return fmt.Errorf("%w: pass --keep-extra to keep them, --root DIR for a root of the project's own, or --root %s to make this one hold exactly %s", err, ee.Root, path)
 	}
-	if err != nil {
-		return err
-	}
-	plan, kept, err := txn.SyncPlan(root, l, c.Bool("keep-extra"), cache)
-	if err != nil {
-		return err
-	}
-	if plan.Root == "" {
-		plan.Root = c.String("root")
-	}
-	if len(kept) > 0 {
-		note(c, "keeping %s, not in %s", strings.Join(kept, ", "), path)
-	}
-	if rm := plan.Removes(); len(rm) > 0 && !rootNamed(c) {
-		// A project's lockfile synced into the user's own root would take their tools away.
-		return fmt.Errorf("sync: %s does not list %s, installed in your default root %s; nothing was changed: pass --keep-extra to keep them, --root DIR for a root of the project's own, or --root %s to make this one hold exactly %s",
-			path, strings.Join(rm, ", "), plan.Root, plan.Root, path)
-	}
-	switch {
-	case c.Bool("dry-run"):
-		return showPlan(c, plan, cache)
-	case plan.Empty():
-		say(c, "nothing to do: root matches %s", path)
-		return nil
-	}
-	// The cache is opened under the root's lock, unlike in install: a prune takes no root
-	// lock, so this cannot deadlock, and a no-op sync needs no cache at all. A prune between
-	// the plan and here only means fetching again what it removed.
-	srcs, _, err := lockSources(c, l)
-	if err == nil {
-		cache, err = openCache(c)
-	}
-	if err == nil {
-		err = plan.Relocate(l, srcs)
-	}
-	if err != nil {
-		return err
-	}
-	root.Request(l.Requires) // recorded by the commit
-	f := newFetcher(c, &progress{c: c}, txn.FirstSource(l, srcs), cache)
-	f.Sources = srcs
-	return pathHint(c, root, apply(c, root, plan, f))
+	return err
 }
 
 // readSyncLock reads the lockfile at path and checks it against the command line and the
@@ -106,7 +66,7 @@ func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("sync: no lockfile %s: 'pkg lock NAME...' writes one, or pass -f FILE", path)
 	} else if err == nil {
-		err = checkLockSigned(c, l, path)
+		err = sess(c).CheckLockSigned(l, path)
 	}
 	if err != nil {
 		return nil, err
@@ -120,7 +80,7 @@ func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
 	if !c.Bool("frozen") {
 		return l, nil
 	}
-	_, ix, err := openFetcher(c, c.Bool("dry-run"))
+	_, ix, err := sess(c).OpenFetcher(c.Context, c.Bool("dry-run"))
 	if err == nil {
 		err = txn.CheckFrozen(l, ix, path)
 	}

@@ -50,7 +50,7 @@ func trustAddAction(c *cli.Context) error {
 		}
 		k.Repo = name
 	}
-	root, err := openRoot(c)
+	root, err := sess(c).OpenRoot(c.Context)
 	if err != nil {
 		return err
 	}
@@ -66,10 +66,10 @@ func trustAddAction(c *cli.Context) error {
 // trustListAction prints the trusted keys, one a line with where it comes from, then the
 // repositories the root pinned.
 func trustListAction(c *cli.Context) error {
-	sources, err := keySources(c)
+	sources, err := sess(c).KeySources()
 	var pins []db.Repo
 	if err == nil {
-		err = peekRoot(c, func(d *db.DB) (err error) { pins, err = d.Repos(); return err })
+		err = sess(c).PeekRoot(func(d *db.DB) (err error) { pins, err = d.Repos(); return err })
 	}
 	if err != nil {
 		return err
@@ -89,10 +89,10 @@ func trustRemoveAction(c *cli.Context) error {
 	if !ok {
 		return usagef("trust remove: %q is neither a key, [REPO=]pkg-ed25519:..., nor a key id of 16 hex digits ('pkg trust list' shows them)", id)
 	}
-	if err := rootExists(c); err != nil {
+	if err := sess(c).RootExists(); err != nil {
 		return err
 	}
-	root, err := openRoot(c)
+	root, err := sess(c).OpenRoot(c.Context)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func trustRemoveAction(c *cli.Context) error {
 		warn(c, "repository %s (%s) stays pinned, to no key now: its indexes are refused until you trust its publisher's key ('pkg trust add KEY'), or forget it ('pkg --repo %s repo forget')",
 			p.Location, p.Name, p.Location)
 	}
-	if sources, err := keySources(c); err == nil {
+	if sources, err := sess(c).KeySources(); err == nil {
 		for _, name := range txn.Trusting(sources[:2], id) { // the flag and the environment, which pkg does not change
 			note(c, "key %s is still trusted by %s, for this command", id, name)
 		}

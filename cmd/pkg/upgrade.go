@@ -33,7 +33,7 @@ func upgradeAction(c *cli.Context) error {
 		}
 		return recs, err
 	}
-	if err := peekRoot(c, func(d *db.DB) error { _, err := list(d); return err }); err != nil { // a typo needs no index
+	if err := sess(c).PeekRoot(func(d *db.DB) error { _, err := list(d); return err }); err != nil { // a typo needs no index
 		return err
 	}
 	return change(c, list, func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {

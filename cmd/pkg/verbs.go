@@ -21,6 +21,10 @@ func planning(min, max int, what string, more ...cli.BeforeFunc) cli.BeforeFunc 
 	return cliusage.All(append([]cli.BeforeFunc{takes(min, max, what), checkPlanFlags}, more...)...)
 }
 
+// rootExists is a command's Before refusing a root where nothing was ever installed
+// (session.RootExists).
+func rootExists(c *cli.Context) error { return sess(c).RootExists() }
+
 // noArgs makes cmd, whose action reads no arguments, refuse any.
 func noArgs(cmd *cli.Command) *cli.Command {
 	cmd.Before = takes(0, 0, "")

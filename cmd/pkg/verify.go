@@ -31,10 +31,10 @@ func verifyCommand() *cli.Command {
 // verifyAction prints one line per problem on stdout and fails when there is any.
 func verifyAction(c *cli.Context) error {
 	names := unique(c.Args().Slice())
-	root, err := openRoot(c)
+	root, err := sess(c).OpenRoot(c.Context)
 	// Checking needs no writing; on a read-only filesystem nothing changes it meanwhile.
 	if notYours := errors.Is(err, install.ErrNotYours); notYours || errors.Is(err, install.ErrReadOnly) {
-		if root, err = install.OpenReadOnly(c.String("root"), rootOptions(c)); err == nil && notYours {
+		if root, err = install.OpenReadOnly(c.String("root"), sess(c).RootOptions()); err == nil && notYours {
 			note(c, "%s is not yours: verifying without its lock, so a command changing it meanwhile may show as problems", root.Dir())
 		}
 	}
@@ -52,7 +52,7 @@ func verifyAction(c *cli.Context) error {
 	// The cache's extents spare hashing the files that still share them; verify makes no cache.
 	var cache install.Cache
 	if _, err := os.Stat(c.String("cache")); err == nil && !c.Bool("full") {
-		if fc, err := openCache(c); err == nil {
+		if fc, err := sess(c).OpenCache(false); err == nil {
 			cache = fc
 		}
 	}
