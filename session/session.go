@@ -79,6 +79,9 @@ func New(o Options, obs Observer) *Session {
 	return s
 }
 
+// Observer returns the observer the session reports to.
+func (s *Session) Observer() Observer { return s.obs }
+
 // Close closes the caches the session opened, which lets other processes remove entries
 // again (fetch.OpenCache).
 func (s *Session) Close() {

@@ -2,15 +2,60 @@ package main
 
 import (
 	"errors"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/db"
+	"pkg/fetch"
 	"pkg/install"
 	"pkg/internal/shell"
 	"pkg/report"
 	"pkg/txn"
 )
+
+// planFlags are the flags of a command that changes the root and can show its plan instead.
+func planFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print what the command would do, and change nothing"},
+		&cli.BoolFlag{Name: "json", Usage: "with --dry-run, print the plan as JSON (schema " + txn.Schema + ", docs/json/plan.md)"},
+	}
+}
+
+// checkPlanFlags refuses --json without --dry-run: there is no plan to print.
+func checkPlanFlags(c *cli.Context) error {
+	if c.Bool("json") && !c.Bool("dry-run") {
+		return usagef("%s: --json prints the plan of a dry run: pass --dry-run too", c.Command.Name)
+	}
+	return nil
+}
+
+// showPlan prints plan: as JSON with --json, else a line per change and a total.
+// Offline, it refuses as the change would a plan that needs what cache (if not nil) lacks.
+func showPlan(c *cli.Context, plan *txn.Plan, cache *fetch.Cache) error {
+	if cache != nil && c.Bool("offline") {
+		if err := plan.CheckCached(cache); err != nil {
+			return err
+		}
+	}
+	return show(c, plan, func(w io.Writer) error { return report.WritePlan(w, plan) })
+}
+
+// change makes a change's plan (session.Change) from the index of --repo and the root's
+// records, which recs reads; a dry run shows it, else it is applied unless ready, told of
+// it first, says there is nothing to do.
+func change(c *cli.Context, recs func(d *db.DB) ([]db.Package, error),
+	plan func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error),
+	ready func(root *install.Root, p *txn.Plan) bool) error {
+	show := func(p *txn.Plan, cache *fetch.Cache) error { return showPlan(c, p, cache) }
+	return sess(c).Change(c.Context, recs, plan, show, func(root *install.Root, p *txn.Plan, f *txn.Fetcher) error {
+		if !ready(root, p) {
+			return nil
+		}
+		return apply(c, root, p, f)
+	})
+}
 
 // apply makes the change plan plans in root, fetching through f (nil for a plan that
 // fetches nothing), and reports what it did. Once a change that fetched committed (with

@@ -23,8 +23,9 @@ func sess(c *cli.Context) *session.Session {
 	}
 	o := session.Options{Root: c.String("root"), Cache: c.String("cache"), NoRepo: errNoRepo,
 		RequireSigned: c.Bool("require-signed"), Offline: c.Bool("offline"), NoSync: c.Bool("no-sync"),
-		DryRun: c.Bool("dry-run"), DefaultRoot: !rootNamed(c), Jobs: c.Int("jobs"), LockTimeout: c.Duration("lock-timeout"),
+		DryRun: c.Bool("dry-run"), Jobs: c.Int("jobs"), LockTimeout: c.Duration("lock-timeout"),
 		Owner: strings.Join(cliusage.WithoutCredentials(os.Args), " ")} // others can read it
+	o.DefaultRoot = !c.IsSet("root") || c.App.Metadata["default root"] == true // not named by --root or PKG_ROOT
 	o.Repos, o.Invalid.Repos = flagRepos(c)
 	flag, err := txn.ParseKeySource("--trusted-key", c.StringSlice("trusted-key")...)
 	if err != nil {
@@ -87,11 +88,31 @@ func defaultDirs(c *cli.Context) error {
 	return nil
 }
 
-// rootNamed reports whether the user named the root (--root or PKG_ROOT, not empty)
-// rather than leaving it at the default.
-func rootNamed(c *cli.Context) bool {
-	return c.IsSet("root") && c.App.Metadata["default root"] != true
-}
-
 func defaultRoot() string  { return xdg.Dir("XDG_DATA_HOME", ".local/share") }
 func defaultCache() string { return xdg.Dir("XDG_CACHE_HOME", ".cache") }
+
+// progress is the session's observer: progress.Observer, with the reports whose advice
+// names pkg's commands and flags.
+type progress struct {
+	*prog.Observer
+	c *cli.Context
+}
+
+var _ session.Observer = progress{}
+
+func (o progress) LinksWrong(err error) {
+	warn(o.c, "%s; once it can be changed, 'pkg verify' names the links still wrong", err)
+}
+
+func (o progress) NotKept(err error) { warn(o.c, "%s; --offline will not have it", err) }
+
+// Unverified warns of an index used unverified, with a hint, under --quiet too, as it is
+// about what pkg trusts; of an unsigned local directory it is only a note.
+func (o progress) Unverified(err error, local bool) bool {
+	if local {
+		note(o.c, "%v; %s", err, hint(err, nil))
+		return !o.c.Bool("quiet")
+	}
+	warn(o.c, "%v; %s", err, hint(err, nil))
+	return true
+}

@@ -6,12 +6,12 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/urfave/cli/v2"
+
 	"pkg/db"
 	"pkg/install"
 	"pkg/report"
 	"pkg/txn"
-
-	"github.com/urfave/cli/v2"
 )
 
 func infoCommand() *cli.Command {
@@ -70,4 +70,28 @@ func offeredInfo(c *cli.Context, name string, installed []db.Package) error {
 	return show(c, info, func(w io.Writer) error {
 		return info.WriteText(w, fmt.Sprintf(" ('pkg install %s' installs it)", name))
 	})
+}
+
+func searchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "search",
+		Usage:     "list what the repository offers, each package at the version a new install takes, marking what is installed",
+		ArgsUsage: "[WORD]",
+		Flags:     []cli.Flag{jsonFlag("search")},
+		Before:    takes(0, 1, ""),
+		Action: func(c *cli.Context) error {
+			_, ix, err := sess(c).OpenFetcher(c.Context, false)
+			if err != nil {
+				return err
+			}
+			found := ix.Search(c.Args().First())
+			if len(found) == 0 && c.NArg() > 0 && !c.Bool("json") {
+				return fmt.Errorf("search: nothing in %s matches %q", ix.Source, c.Args().First())
+			}
+			var recs []db.Package // for the marks only: a root pkg cannot read has none
+			_ = sess(c).PeekRoot(func(d *db.DB) (err error) { recs, err = d.List(); return err })
+			s := report.NewSearch(c.Args().First(), found, recs)
+			return show(c, s, s.WriteText)
+		},
+	}
 }

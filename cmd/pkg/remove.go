@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"pkg/db"
 	"pkg/txn"
-
-	"github.com/urfave/cli/v2"
 )
 
 func removeCommand() *cli.Command {
@@ -58,4 +58,16 @@ func removeChosen(c *cli.Context, none string, pick func(d *db.DB) ([]db.Package
 		return nil
 	}
 	return apply(c, root, txn.RemovePlan(root.Dir(), recs, names), nil)
+}
+
+func autoremoveCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "autoremove",
+		Usage:  "remove the packages that were installed as dependencies and that no package asked for needs any more",
+		Flags:  planFlags(),
+		Before: planning(0, 0, "", rootExists),
+		Action: func(c *cli.Context) error {
+			return removeChosen(c, "nothing to remove: every installed package was asked for or is needed by one that was", txn.Unneeded)
+		},
+	}
 }

@@ -1,0 +1,54 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"pkg/config"
+	"pkg/db"
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/session"
+	"pkg/txn"
+)
+
+// TestVerify installs a package, then verifies it: a name not installed is a
+// *txn.NotInstalledError, an intact root has no problems, and a changed file is one.
+func TestVerify(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	if err := publish(dir, base, "hello", "1"); err != nil {
+		t.Fatal(err)
+	}
+	o := session.Options{Root: filepath.Join(base, "root"), Cache: filepath.Join(base, "cache"), Repos: []config.Repo{{Name: "r", URLs: []string{dir}}}}
+	s, _ := newSession(t, o, "")
+	err := s.Change(context.Background(), (*db.DB).List,
+		func(root string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
+			return txn.InstallPlan(root, ix, recs, []repo.Requirement{{Name: "hello"}}, cache)
+		}, nil,
+		func(r *install.Root, p *txn.Plan, f *txn.Fetcher) error { _, err := p.Apply(context.Background(), r, f); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	var ne *txn.NotInstalledError
+	if _, _, err := s.Verify(context.Background(), []string{"nope"}, false); !errors.As(err, &ne) {
+		t.Errorf("Verify(nope): %v, want a *txn.NotInstalledError", err)
+	}
+	for _, full := range []bool{false, true} {
+		all, problems, err := s.Verify(context.Background(), nil, full)
+		if err != nil || len(all) != 1 || len(problems) != 0 {
+			t.Errorf("Verify (full %v) of an intact root: %v, %v, %v", full, all, problems, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(o.Root, "pkgs", "hello", "bin", "hello"), []byte("changed\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, problems, err := s.Verify(context.Background(), []string{"hello"}, true); err != nil || len(problems) != 1 {
+		t.Errorf("Verify of a changed file: %v, %v; want one problem", problems, err)
+	}
+}
