@@ -16,25 +16,63 @@ import (
 	"pkg/txn"
 )
 
-// TestVerify installs a package, then verifies it: a name not installed is a
-// *txn.NotInstalledError, an intact root has no problems, and a changed file is one.
-func TestVerify(t *testing.T) {
+// installed returns a session whose root has name installed from a repository of name
+// and tool, and the session's options.
+func installed(t *testing.T, name string) (*session.Session, session.Options) {
+	t.Helper()
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
-	if err := publish(dir, base, "hello", "1"); err != nil {
-		t.Fatal(err)
+	for _, n := range []string{name, "tool"} {
+		if err := publish(dir, base, n, "1"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	o := session.Options{Root: filepath.Join(base, "root"), Cache: filepath.Join(base, "cache"), Repos: []config.Repo{{Name: "r", URLs: []string{dir}}}}
 	s, _ := newSession(t, o, "")
 	err := s.Change(context.Background(), (*db.DB).List,
 		func(root string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
-			return txn.InstallPlan(root, ix, recs, []repo.Requirement{{Name: "hello"}}, cache)
+			return txn.InstallPlan(root, ix, recs, []repo.Requirement{{Name: name}}, cache)
 		}, nil,
-		func(r *install.Root, p *txn.Plan, f *txn.Fetcher) error { _, err := p.Apply(context.Background(), r, f); return err })
+		func(r *install.Root, p *txn.Plan, f *txn.Fetcher) error {
+			_, err := p.Apply(context.Background(), r, f)
+			return err
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
+	return s, o
+}
+
+// TestInfo shows an installed package, one the repository offers, and, with no
+// repository, refuses one not installed.
+func TestInfo(t *testing.T) {
+	s, o := installed(t, "hello")
+	for _, tt := range []struct {
+		name    string
+		offered bool
+	}{{"hello", false}, {"tool", true}} {
+		info, offered, err := s.Info(context.Background(), tt.name)
+		if err != nil || info.Name != tt.name || info.Installed == offered || offered != tt.offered {
+			t.Errorf("Info(%s) = %+v, offered %v, %v", tt.name, info, offered, err)
+		}
+	}
+	var nf *txn.NotOfferedError
+	if _, _, err := s.Info(context.Background(), "nope"); !errors.As(err, &nf) {
+		t.Errorf("Info(nope): %v, want a *txn.NotOfferedError", err)
+	}
+	o.Repos = nil
+	s, _ = newSession(t, o, "")
+	var ne *txn.NotInstalledError
+	if _, _, err := s.Info(context.Background(), "tool"); !errors.As(err, &ne) {
+		t.Errorf("Info(tool) with no repository: %v, want a *txn.NotInstalledError", err)
+	}
+}
+
+// TestVerify installs a package, then verifies it: a name not installed is a
+// *txn.NotInstalledError, an intact root has no problems, and a changed file is one.
+func TestVerify(t *testing.T) {
+	s, o := installed(t, "hello")
 	var ne *txn.NotInstalledError
 	if _, _, err := s.Verify(context.Background(), []string{"nope"}, false); !errors.As(err, &ne) {
 		t.Errorf("Verify(nope): %v, want a *txn.NotInstalledError", err)

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/db"
-	"pkg/install"
 	"pkg/report"
-	"pkg/txn"
 )
 
 func infoCommand() *cli.Command {
@@ -31,45 +27,15 @@ func infoAction(c *cli.Context) error {
 	if err := installedNames("info", []string{name}); err != nil {
 		return err
 	}
-	var recs []db.Package
-	var requested map[string]string
-	err := sess(c).ViewRoot(func(d *db.DB) (err error) { recs, requested, err = txn.ReadInstalled(d); return err })
-	noRoot := errors.Is(err, install.ErrNoRoot)
-	if err != nil && !noRoot {
-		return err
-	}
-	p, ok := txn.Find(recs, name)
-	switch {
-	case !ok && sess(c).HasRepos():
-		return offeredInfo(c, name, recs)
-	case noRoot:
-		return fmt.Errorf("info %s: not installed: %w", name, err)
-	case !ok:
-		return notInstalled("info", name, recs)
-	}
-	dir, err := filepath.Abs(c.String("root"))
+	info, offered, err := sess(c).Info(c.Context, name)
 	if err != nil {
-		return err
+		return searchTip(err)
 	}
-	info := report.InstalledInfo(&p, filepath.Join(dir, "pkgs", p.Name), requested[p.Name])
-	return show(c, info, func(w io.Writer) error { return info.WriteText(w, "") })
-}
-
-// offeredInfo shows name, which is not among installed, as the repository offers it: the
-// version a new install takes.
-func offeredInfo(c *cli.Context, name string, installed []db.Package) error {
-	_, ix, err := sess(c).OpenFetcher(c.Context, false)
-	if err != nil {
-		return err
+	tip := ""
+	if offered {
+		tip = fmt.Sprintf(" ('pkg install %s' installs it)", name)
 	}
-	p, err := txn.Offered(ix, name, installed)
-	if err != nil {
-		return fmt.Errorf("info %w", err)
-	}
-	info := report.OfferedInfo(p, ix.Versions(name))
-	return show(c, info, func(w io.Writer) error {
-		return info.WriteText(w, fmt.Sprintf(" ('pkg install %s' installs it)", name))
-	})
+	return show(c, info, func(w io.Writer) error { return info.WriteText(w, tip) })
 }
 
 func searchCommand() *cli.Command {

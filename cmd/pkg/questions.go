@@ -11,6 +11,7 @@ import (
 	"pkg/install"
 	"pkg/internal/units"
 	"pkg/report"
+	"pkg/txn"
 )
 
 func listCommand() *cli.Command {
@@ -48,7 +49,7 @@ func filesCommand() *cli.Command {
 				ps, files, err := d.Installed(name)
 				if errors.Is(err, db.ErrNotInstalled) {
 					installed, _ := d.List() // for a suggestion only
-					return notInstalled("files", name, installed)
+					return searchTip(txn.NotInstalled("files", name, installed))
 				} else if err == nil {
 					f = report.NewFiles(&ps[0], files[0])
 				}

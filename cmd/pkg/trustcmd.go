@@ -38,7 +38,7 @@ func trustCommand() *cli.Command {
 	}
 }
 
-// trustAddAction adds the key to the root's trusted-keys file, under the root's lock.
+// trustAddAction adds the key to the root's trusted keys (session.Trust).
 func trustAddAction(c *cli.Context) error {
 	k, err := trust.ParsePublicKey(c.Args().First())
 	if err != nil {
@@ -50,16 +50,11 @@ func trustAddAction(c *cli.Context) error {
 		}
 		k.Repo = name
 	}
-	root, err := sess(c).OpenRoot(c.Context)
+	dir, replaced, err := sess(c).Trust(c.Context, k)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	replaced, err := trust.AddTrusted(txn.TrustedKeysFile(root.Dir()), k)
-	if err != nil {
-		return err
-	}
-	say(c, "%s", report.TrustedText(root.Dir(), k, replaced))
+	say(c, "%s", report.TrustedText(dir, k, replaced))
 	return nil
 }
 
@@ -83,28 +78,20 @@ func trustListAction(c *cli.Context) error {
 	return nil
 }
 
-// trustRemoveAction removes a key from the root's trusted keys and pins (txn.Distrust).
+// trustRemoveAction removes a key from the root's trusted keys and pins (session.Distrust).
 func trustRemoveAction(c *cli.Context) error {
 	id, ok := trust.ParseKeyID(c.Args().First())
 	if !ok {
 		return usagef("trust remove: %q is neither a key, [REPO=]pkg-ed25519:..., nor a key id of 16 hex digits ('pkg trust list' shows them)", id)
 	}
-	if err := sess(c).RootExists(); err != nil {
-		return err
-	}
-	root, err := sess(c).OpenRoot(c.Context)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	removed, unpinned, err := txn.Distrust(root, id)
+	dir, removed, unpinned, err := sess(c).Distrust(c.Context, id)
 	if err != nil {
 		return err
 	}
 	if len(removed) == 0 && len(unpinned) == 0 {
-		return fmt.Errorf("trust remove: root %s does not trust key %s, nor pinned a repository to it ('pkg trust list' shows the keys)", root.Dir(), id)
+		return fmt.Errorf("trust remove: root %s does not trust key %s, nor pinned a repository to it ('pkg trust list' shows the keys)", dir, id)
 	}
-	lines, unkeyed := report.DistrustedText(root.Dir(), id, removed, unpinned)
+	lines, unkeyed := report.DistrustedText(dir, id, removed, unpinned)
 	tellAll(c, say, lines)
 	for _, p := range unkeyed {
 		warn(c, "repository %s (%s) stays pinned, to no key now: its indexes are refused until you trust its publisher's key ('pkg trust add KEY'), or forget it ('pkg --repo %s repo forget')",

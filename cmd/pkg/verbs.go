@@ -96,12 +96,11 @@ func nameUsage(err error) error {
 	return usagef("%v", err)
 }
 
-// notInstalled is the error of the command op for name, which installed lacks; a question
-// about a package (info, files) suggests the repository when no installed name is close.
-func notInstalled(op, name string, installed []db.Package) error {
-	err := txn.NotInstalled(op, name, installed)
-	if err.Close == "" && (op == "info" || op == "files") {
-		return fmt.Errorf("%w (try 'pkg search %s')", err, name)
+// searchTip adds to the *txn.NotInstalledError of a question about a package (info,
+// files) that the repository may have it, when no installed name is close.
+func searchTip(err error) error {
+	if ne := (*txn.NotInstalledError)(nil); errors.As(err, &ne) && ne.Close == "" {
+		return fmt.Errorf("%w (try 'pkg search %s')", err, ne.Name)
 	}
 	return err
 }
