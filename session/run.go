@@ -11,9 +11,8 @@ import (
 // Run returns the run of req with the session's repositories, trust policy and root: the
 // one made before for the same packages while it is current (runner.Reuse), unless
 // refresh, else one made now (runner.Make), the signatures of its lockfile checked first
-// (CheckLockSigned). waiting hears of another process making the same run's root; during
-// wraps the making, which fetches.
-func (s *Session) Run(ctx context.Context, req runner.Request, refresh bool, waiting func(holder string), during func(fn func() error) error) (*runner.Run, error) {
+// (CheckLockSigned). waiting hears of another process making the same run's root.
+func (s *Session) Run(ctx context.Context, req runner.Request, refresh bool, waiting func(holder string)) (*runner.Run, error) {
 	o, err := s.SourceOptions()
 	var repos []config.Repo
 	if err == nil {
@@ -45,6 +44,6 @@ func (s *Session) Run(ctx context.Context, req runner.Request, refresh bool, wai
 	ro := s.RootOptions()
 	ro.Waiting = waiting
 	var r *runner.Run
-	err = during(func() error { r, err = runner.Make(ctx, f, ix, req, w, ro); return err })
+	err = s.obs.During(nil, func() error { r, err = runner.Make(ctx, f, ix, req, w, ro); return err })
 	return r, err
 }

@@ -50,6 +50,7 @@ var ErrNoRepo = errors.New("no repository")
 // Observer hears what a session's calls want said, beside their results.
 type Observer interface {
 	txn.Observer
+	During(pkgs []repo.Package, fn func() error) error        // fn fetches pkgs (nil: not known yet), whose progress it may show meanwhile
 	Retrying(err error, wait time.Duration, attempt, max int) // a request or download is tried again
 	Note(text string)                                         // advice, which a quiet command may leave out
 	Warn(text string)                                         // said all the same

@@ -81,3 +81,14 @@ func (s *Session) Sync(ctx context.Context, l *repo.Lock, path string, keep bool
 	f.Sources = srcs
 	return do(root, plan, f)
 }
+
+// CheckFrozen checks that the indexes in effect still resolve the requirements of the
+// lockfile l at path to its packages (txn.CheckFrozen); for a dry run it changes nothing
+// in the cache.
+func (s *Session) CheckFrozen(ctx context.Context, l *repo.Lock, path string) error {
+	_, ix, err := s.OpenFetcher(ctx, s.DryRun)
+	if err != nil {
+		return err
+	}
+	return txn.CheckFrozen(l, ix, path)
+}

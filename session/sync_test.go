@@ -102,3 +102,28 @@ func TestSync(t *testing.T) {
 		t.Errorf("dry run of sync hello: %v, plan %+v", err, shown)
 	}
 }
+
+// TestCheckFrozen: a lockfile passes while the repository resolves it to its packages,
+// and not once a newer version is published.
+func TestCheckFrozen(t *testing.T) {
+	s, o := installed(t, "hello")
+	_, ix, err := s.OpenFetcher(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := txn.Lock(nil, ix, []repo.Requirement{{Name: "hello"}}, "pkg.lock", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckFrozen(context.Background(), l, "pkg.lock"); err != nil {
+		t.Errorf("CheckFrozen of a current lockfile: %v", err)
+	}
+	dir := o.Repos[0].URLs[0]
+	if err := publish(dir, filepath.Dir(dir), "hello", "2"); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = newSession(t, o, "")
+	if err := s.CheckFrozen(context.Background(), l, "pkg.lock"); err == nil {
+		t.Error("CheckFrozen passed a lockfile the repository resolves otherwise")
+	}
+}

@@ -7,42 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"pkg/config"
-	"pkg/db"
-	"pkg/fetch"
-	"pkg/install"
-	"pkg/repo"
-	"pkg/session"
 	"pkg/txn"
 )
-
-// installed returns a session whose root has name installed from a repository of name
-// and tool, and the session's options.
-func installed(t *testing.T, name string) (*session.Session, session.Options) {
-	t.Helper()
-	base := t.TempDir()
-	dir := filepath.Join(base, "repo")
-	for _, n := range []string{name, "tool"} {
-		if err := publish(dir, base, n, "1"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	o := session.Options{Root: filepath.Join(base, "root"), Cache: filepath.Join(base, "cache"), Repos: []config.Repo{{Name: "r", URLs: []string{dir}}}}
-	s, _ := newSession(t, o, "")
-	err := s.Change(context.Background(), (*db.DB).List,
-		func(root string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
-			return txn.InstallPlan(root, ix, recs, []repo.Requirement{{Name: name}}, cache)
-		}, nil,
-		func(r *install.Root, p *txn.Plan, f *txn.Fetcher) error {
-			_, err := p.Apply(context.Background(), r, f)
-			return err
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	return s, o
-}
 
 // TestInfo shows an installed package, one the repository offers, and, with no
 // repository, refuses one not installed.

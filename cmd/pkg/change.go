@@ -66,7 +66,7 @@ func apply(c *cli.Context, root *install.Root, plan *txn.Plan, f *txn.Fetcher) (
 	if f == nil {
 		out, err = plan.Apply(c.Context, root, nil)
 	} else {
-		err = f.Observer.(progress).During(plan.Packages(), func() error { out, err = plan.Apply(c.Context, root, f); return err })
+		err = sess(c).Observer().During(plan.Packages(), func() error { out, err = plan.Apply(c.Context, root, f); return err })
 	}
 	if out == nil {
 		return err

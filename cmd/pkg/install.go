@@ -116,17 +116,8 @@ func fetchCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			f, ix, err := sess(c).OpenFetcher(c.Context, false)
-			if err != nil {
-				return err
-			}
-			pkgs, err := ix.Resolve(reqs)
-			if err != nil {
-				return ix.About(err)
-			}
-			obs := f.Observer.(progress)
-			obs.Verbose()
-			return obs.During(pkgs, func() error { return f.Fetch(c.Context, pkgs, nil) })
+			sess(c).Observer().(progress).Verbose()
+			return sess(c).Fetch(c.Context, reqs)
 		},
 	}
 }

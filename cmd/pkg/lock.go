@@ -136,12 +136,8 @@ func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
 			note(c, "using the repository at %s (--repo or PKG_REPO) in place of %s, which %s records", src.URL(), l.Repo, path)
 		}
 	}
-	if !c.Bool("frozen") {
-		return l, nil
+	if c.Bool("frozen") {
+		return l, sess(c).CheckFrozen(c.Context, l, path)
 	}
-	_, ix, err := sess(c).OpenFetcher(c.Context, c.Bool("dry-run"))
-	if err == nil {
-		err = txn.CheckFrozen(l, ix, path)
-	}
-	return l, err
+	return l, nil
 }
