@@ -116,7 +116,7 @@ func fetchCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			sess(c).Observer().(progress).Verbose()
+			sess(c).Observer().(progress).Verbose() // naming what the cache had too
 			return sess(c).Fetch(c.Context, reqs)
 		},
 	}
