@@ -20,6 +20,31 @@ func CommittedText(out *txn.Outcome) string {
 	return fmt.Sprintf("committed %s in %s", units.Count(len(out.Results), "package"), units.Duration(out.Results[0].Commit))
 }
 
+// Told is what to tell of a command's work: lines for its output, notes and warnings.
+type Told struct{ Out, Notes, Warnings []string }
+
+// AppliedText is what to tell of a change applied to the root at dir, out its outcome
+// (locked: of a lockfile): what Apply kept of the trees it replaced (warnings), a line per
+// package and one for the commit, and, if the change committed (done), what else it did
+// (ChangeText, with unneededTip) and what the cache could not do (ChangeNotes).
+func AppliedText(out *txn.Outcome, locked bool, salvaged []install.Salvage, dir string, done bool, unneededTip string) Told {
+	var t Told
+	for _, s := range salvaged {
+		t.Warnings = append(t.Warnings, SalvageText(s, dir)...)
+	}
+	for _, res := range out.Results {
+		t.Out = append(t.Out, ResultText(res, out.Again, locked))
+	}
+	if s := CommittedText(out); s != "" {
+		t.Out = append(t.Out, s)
+	}
+	if done {
+		t.Out = append(t.Out, ChangeText(out, unneededTip)...)
+		t.Notes = ChangeNotes(out)
+	}
+	return t
+}
+
 // InstalledText names the packages out installed, "a 1.0, b 2.0", or returns "" for none.
 func InstalledText(out *txn.Outcome) string {
 	made := make([]string, len(out.Results))

@@ -48,3 +48,24 @@ func TestCopyText(t *testing.T) {
 		}
 	}
 }
+
+// TestAppliedText: a change that did not commit says what it staged, but not what it
+// removed nor what the cache could not do.
+func TestAppliedText(t *testing.T) {
+	out := &txn.Outcome{
+		Results:  []*install.Result{{Name: "a", Version: "2", Previous: "1", Files: 1, Bytes: 10}},
+		Removed:  []db.Package{{Name: "b", Version: "1"}},
+		Unshared: errors.New("record root"),
+	}
+	for _, done := range []bool{true, false} {
+		told := AppliedText(out, false, nil, "/r", done, "")
+		want := Told{Out: []string{"upgraded a 1 to 2: 1 file, 10 B (0 B cloned, 0 B copied) in 0s", "committed 1 package in 0s"}}
+		if done {
+			want.Out = append(want.Out, "removed b 1")
+			want.Notes = []string{"record root; a cache prune from another root may remove what this one installed from"}
+		}
+		if !slices.Equal(told.Out, want.Out) || !slices.Equal(told.Notes, want.Notes) || len(told.Warnings) != 0 {
+			t.Errorf("done %v: AppliedText = %q, want %q", done, told, want)
+		}
+	}
+}

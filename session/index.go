@@ -56,14 +56,28 @@ func (s *Session) OpenFetcher(ctx context.Context, dry bool) (*txn.Fetcher, *txn
 	if err != nil {
 		return nil, nil, err
 	}
-	f := s.NewFetcher(s.obs, ix.Source, cache)
+	f := s.NewFetcher(ix.Source, cache)
 	f.Sources = ix.Sources()
 	return f, ix, nil
 }
 
-// NewFetcher returns a fetcher from src into cache, reporting to obs.
-func (s *Session) NewFetcher(obs txn.Observer, src *fetch.Source, cache *fetch.Cache) *txn.Fetcher {
-	f := &txn.Fetcher{Source: src, Jobs: s.Jobs, Offline: s.Offline, Observer: obs}
+// Fetch downloads the packages the indexes in effect resolve reqs to, with their
+// dependencies, into the cache (txn.Fetcher.Fetch), the observer hearing of each.
+func (s *Session) Fetch(ctx context.Context, reqs []repo.Requirement) error {
+	f, ix, err := s.OpenFetcher(ctx, false)
+	if err != nil {
+		return err
+	}
+	pkgs, err := ix.Resolve(reqs)
+	if err != nil {
+		return ix.About(err)
+	}
+	return s.obs.During(pkgs, func() error { return f.Fetch(ctx, pkgs, nil) })
+}
+
+// NewFetcher returns a fetcher from src into cache, reporting to the session's observer.
+func (s *Session) NewFetcher(src *fetch.Source, cache *fetch.Cache) *txn.Fetcher {
+	f := &txn.Fetcher{Source: src, Jobs: s.Jobs, Offline: s.Offline, Observer: s.obs}
 	f.UseCache(cache, s.LockTimeout)
 	cache.NoSync = s.NoSync
 	return f

@@ -98,18 +98,27 @@ func (s *Session) ReadOnlyRoot() (*install.Root, error) {
 // state (install.Notices); state "" is the condition's end. say reports whether it printed.
 func (s *Session) Tell(key, state string, say func() bool) { s.notices.Tell(key, state, say) }
 
-// TellCopy calls say, once per root until that changes (Tell), with how an install copied
-// its data rather than share blocks with the cache, and why (report.CopyText); an install
-// that shared them ends the condition. *told, once set, keeps it to once per change.
-func (s *Session) TellCopy(res *install.Result, told *bool, say func(how, why string) bool) {
-	switch {
-	case res.Method == install.Clone && res.Fallback == nil:
-		s.Tell("copy", "", nil)
-		return
-	case res.Fallback == nil || *told:
-		return
+// TellCopy calls say, once per root until that changes (Tell), with how an install of
+// results copied its data rather than share blocks with the cache, and why
+// (report.CopyText), for the first that did; one that shared them ends the condition.
+func (s *Session) TellCopy(results []*install.Result, say func(how, why string) bool) {
+	told := false
+	for _, res := range results {
+		switch {
+		case res.Method == install.Clone && res.Fallback == nil:
+			s.Tell("copy", "", nil)
+		case res.Fallback != nil && !told:
+			told = true
+			how, why := report.CopyText(res, s.Cache, s.Root)
+			s.Tell("copy", how+": "+why, func() bool { return say(how, why) })
+		}
 	}
-	*told = true
-	how, why := report.CopyText(res, s.Cache, s.Root)
-	s.Tell("copy", how+": "+why, func() bool { return say(how, why) })
+}
+
+// TellPath calls say, once per root until that changes (Tell), with the root's bin/ if it
+// holds commands and is not on path, a PATH value (install.Root.BinOffPath); once bin/ is
+// on path, it is said again after it leaves.
+func (s *Session) TellPath(root *install.Root, path string, say func(bin string) bool) {
+	bin := root.BinOffPath(path)
+	s.Tell("path", bin, func() bool { return say(bin) })
 }

@@ -34,6 +34,7 @@ type Options struct {
 	NoRepo      error           // returned where a repository is needed and none is in effect (ErrNoRepo if nil)
 
 	RequireSigned, Offline, NoSync, DryRun bool
+	DefaultRoot                            bool          // Root is the default, not one the user named
 	Jobs                                   int           // downloads at once
 	LockTimeout                            time.Duration // for the root's lock and the cache's claims; 0 waits for ever
 	Owner                                  string        // describes this process to those that wait for it
@@ -49,6 +50,7 @@ var ErrNoRepo = errors.New("no repository")
 // Observer hears what a session's calls want said, beside their results.
 type Observer interface {
 	txn.Observer
+	During(pkgs []repo.Package, fn func() error) error        // fn fetches pkgs (nil: not known yet), whose progress it may show meanwhile
 	Retrying(err error, wait time.Duration, attempt, max int) // a request or download is tried again
 	Note(text string)                                         // advice, which a quiet command may leave out
 	Warn(text string)                                         // said all the same
@@ -77,6 +79,9 @@ func New(o Options, obs Observer) *Session {
 	s.notices = &install.Notices{Dir: o.Root, Options: s.RootOptions(), DryRun: o.DryRun}
 	return s
 }
+
+// Observer returns the observer the session reports to.
+func (s *Session) Observer() Observer { return s.obs }
 
 // Close closes the caches the session opened, which lets other processes remove entries
 // again (fetch.OpenCache).

@@ -328,13 +328,45 @@ func TestTellCopy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		said, told := 0, false
-		for _, res := range tt.results {
-			s.TellCopy(res, &told, func(how, why string) bool { said++; return true })
-		}
+		said := 0
+		s.TellCopy(tt.results, func(how, why string) bool { said++; return true })
 		r.Close()
 		if said != tt.want {
 			t.Errorf("session %d: said %d times, want %d", i, said, tt.want)
+		}
+	}
+}
+
+// TestTellPath: a root's bin/ off PATH is said once per root, not while it is on PATH, and
+// again once it has left PATH.
+func TestTellPath(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	bin := filepath.Join(root, "bin")
+	for i, tt := range []struct {
+		path string
+		want int // times said
+	}{
+		{"/usr/bin", 1},
+		{"/usr/bin", 0},           // the root records it was said
+		{bin + ":/usr/bin", 0},    // on PATH: the condition ends
+		{"/usr/bin:/usr/sbin", 1}, // and is new again
+	} {
+		s, _ := newSession(t, session.Options{Root: root}, "")
+		r, err := s.OpenRoot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bin, "tool"), nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var said []string
+		s.TellPath(r, tt.path, func(dir string) bool { said = append(said, dir); return true })
+		r.Close()
+		if len(said) != tt.want || len(said) > 0 && said[0] != bin {
+			t.Errorf("session %d, PATH %s: said %q, want %s %d times", i, tt.path, said, bin, tt.want)
 		}
 	}
 }

@@ -16,15 +16,15 @@ func cacheCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "cache",
 		Usage: "show or empty the cache of converted packages",
-		Subcommands: []*cli.Command{{
+		Subcommands: []*cli.Command{noArgs(&cli.Command{
 			Name:   "list",
 			Usage:  "list the cached packages: entry, package, size, last use",
 			Action: cacheListAction,
-		}, {
+		}), noArgs(&cli.Command{
 			Name:   "clean",
 			Usage:  "remove every cached package",
 			Action: func(c *cli.Context) error { return trimCache(c, false) },
-		}, {
+		}), noArgs(&cli.Command{
 			Name:  "prune",
 			Usage: "remove the cached packages no installed package uses, within limits",
 			Flags: []cli.Flag{
@@ -32,14 +32,11 @@ func cacheCommand() *cli.Command {
 				&cli.StringFlag{Name: "max-size", Usage: "remove the least recently used until the cache takes at most `SIZE` of disk (10GiB, 500MB; 0: all)"},
 			},
 			Action: func(c *cli.Context) error { return trimCache(c, true) },
-		}},
+		})},
 	}
 }
 
 func cacheListAction(c *cli.Context) error {
-	if err := maxArgs(c, 0); err != nil {
-		return err
-	}
 	l, err := sess(c).List()
 	if l == nil {
 		return err
@@ -62,16 +59,13 @@ func cacheListAction(c *cli.Context) error {
 // trimCache removes every entry (cache clean) or, pruning, those no root uses within the
 // limits (session.Trim).
 func trimCache(c *cli.Context, prune bool) error {
-	if err := maxArgs(c, 0); err != nil {
-		return err
-	}
 	var l fetch.Limits
 	if prune {
 		var err error
 		if l, err = cacheLimits(c); err != nil {
 			return err
 		}
-		if err := rootExists(c); err != nil {
+		if err := sess(c).RootExists(); err != nil {
 			return err
 		}
 	}

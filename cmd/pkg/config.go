@@ -3,19 +3,15 @@ package main
 import (
 	"os"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"pkg/config"
-	"pkg/db"
-	"pkg/fetch"
-	"pkg/install"
 	"pkg/internal/cliusage"
+	prog "pkg/internal/progress"
 	"pkg/internal/xdg"
 	"pkg/repo"
 	"pkg/session"
-	"pkg/trust"
 	"pkg/txn"
 )
 
@@ -29,6 +25,7 @@ func sess(c *cli.Context) *session.Session {
 		RequireSigned: c.Bool("require-signed"), Offline: c.Bool("offline"), NoSync: c.Bool("no-sync"),
 		DryRun: c.Bool("dry-run"), Jobs: c.Int("jobs"), LockTimeout: c.Duration("lock-timeout"),
 		Owner: strings.Join(cliusage.WithoutCredentials(os.Args), " ")} // others can read it
+	o.DefaultRoot = !c.IsSet("root") || c.App.Metadata["default root"] == true // not named by --root or PKG_ROOT
 	o.Repos, o.Invalid.Repos = flagRepos(c)
 	flag, err := txn.ParseKeySource("--trusted-key", c.StringSlice("trusted-key")...)
 	if err != nil {
@@ -41,7 +38,9 @@ func sess(c *cli.Context) *session.Session {
 	if o.Jobs < 1 {
 		o.Invalid.Jobs = globalUsagef("--jobs must be at least 1")
 	}
-	s := session.New(o, &progress{c: c})
+	obs := prog.NewObserver(c.App.Writer, c.App.ErrWriter, "pkg", c.String("root"),
+		prog.Options{Quiet: c.Bool("quiet"), LockTimeout: c.Duration("lock-timeout")})
+	s := session.New(o, progress{obs, c})
 	c.App.Metadata["session"] = s
 	return s
 }
@@ -89,46 +88,31 @@ func defaultDirs(c *cli.Context) error {
 	return nil
 }
 
-// rootNamed reports whether the user named the root (--root or PKG_ROOT, not empty)
-// rather than leaving it at the default.
-func rootNamed(c *cli.Context) bool {
-	return c.IsSet("root") && c.App.Metadata["default root"] != true
-}
-
 func defaultRoot() string  { return xdg.Dir("XDG_DATA_HOME", ".local/share") }
 func defaultCache() string { return xdg.Dir("XDG_CACHE_HOME", ".cache") }
 
-// The session's calls (package session), as the commands call them.
-func loadConfig(c *cli.Context) (*config.Config, error)           { return sess(c).Config() }
-func repositories(c *cli.Context) ([]config.Repo, error)          { return sess(c).Repositories() }
-func hasRepos(c *cli.Context) bool                                { return sess(c).HasRepos() }
-func keySources(c *cli.Context) ([]txn.KeySource, error)          { return sess(c).KeySources() }
-func trustPolicy(c *cli.Context) (trust.Policy, error)            { return sess(c).TrustPolicy() }
-func rootOptions(c *cli.Context) install.Options                  { return sess(c).RootOptions() }
-func openCache(c *cli.Context) (*fetch.Cache, error)              { return sess(c).OpenCache(false) }
-func openCacheFor(c *cli.Context, dry bool) (*fetch.Cache, error) { return sess(c).OpenCache(dry) }
-func openRoot(c *cli.Context) (*install.Root, error)              { return sess(c).OpenRoot(c.Context) }
-func closeRoot(root *install.Root, err error)                     { session.CloseRoot(root, err) }
-func rootExists(c *cli.Context) error                             { return sess(c).RootExists() }
-func viewRoot(c *cli.Context, fn func(d *db.DB) error) error      { return sess(c).ViewRoot(fn) }
-func peekRoot(c *cli.Context, fn func(d *db.DB) error) error      { return sess(c).PeekRoot(fn) }
-func readOnlyRoot(c *cli.Context) (*install.Root, error)          { return sess(c).ReadOnlyRoot() }
-func tellOnce(c *cli.Context, key, state string, say func() bool) { sess(c).Tell(key, state, say) }
-func openFetcher(c *cli.Context, dry bool) (*txn.Fetcher, *txn.Index, error) {
-	return sess(c).OpenFetcher(c.Context, dry)
+// progress is the session's observer: progress.Observer, with the reports whose advice
+// names pkg's commands and flags.
+type progress struct {
+	*prog.Observer
+	c *cli.Context
 }
-func openRootFor(c *cli.Context, f *txn.Fetcher, ix *txn.Index) (*install.Root, *txn.Fetcher, *txn.Index, error) {
-	return sess(c).OpenRootFor(c.Context, f, ix)
+
+var _ session.Observer = progress{}
+
+func (o progress) LinksWrong(err error) {
+	warn(o.c, "%s; once it can be changed, 'pkg verify' names the links still wrong", err)
 }
-func newFetcher(c *cli.Context, obs *progress, src *fetch.Source, cache *fetch.Cache) *txn.Fetcher {
-	return sess(c).NewFetcher(obs, src, cache)
-}
-func checkLockSigned(c *cli.Context, l *repo.Lock, path string) error {
-	return sess(c).CheckLockSigned(l, path)
-}
-func lockSources(c *cli.Context, l *repo.Lock) (map[string]*fetch.Source, map[string]config.Repo, error) {
-	return sess(c).LockSources(l)
-}
-func sourceOptions(c *cli.Context, _ func(err error, wait time.Duration, attempt, max int)) (fetch.Options, error) {
-	return sess(c).SourceOptions()
+
+func (o progress) NotKept(err error) { warn(o.c, "%s; --offline will not have it", err) }
+
+// Unverified warns of an index used unverified, with a hint, under --quiet too, as it is
+// about what pkg trusts; of an unsigned local directory it is only a note.
+func (o progress) Unverified(err error, local bool) bool {
+	if local {
+		note(o.c, "%v; %s", err, hint(err, nil))
+		return !o.c.Bool("quiet")
+	}
+	warn(o.c, "%v; %s", err, hint(err, nil))
+	return true
 }

@@ -7,8 +7,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/fetch"
+	"pkg/install"
 	"pkg/repo"
 	"pkg/report"
+	"pkg/session"
 	"pkg/txn"
 )
 
@@ -51,7 +54,7 @@ func lockAction(c *cli.Context) error {
 	if c.NArg() == 0 {
 		reqs = old.Requires
 	}
-	_, ix, err := openFetcher(c, false)
+	_, ix, err := sess(c).OpenFetcher(c.Context, false)
 	if err != nil {
 		return err
 	}
@@ -68,4 +71,73 @@ func lockAction(c *cli.Context) error {
 	}
 	tellAll(c, say, report.LockText(old, l, path))
 	return nil
+}
+
+func syncCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "sync",
+		Usage:     "make the root hold exactly the packages of a lockfile",
+		ArgsUsage: "[NAME[@VERSION|CONSTRAINT]...]",
+		Description: "sync installs what is missing, replaces what differs and removes what the lockfile\n" +
+			"does not list, fetching each archive by the lockfile's URL and checking it against the\n" +
+			"lockfile's size and sha256. Requirements given must be those the lockfile was made for.",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Value: "pkg.lock", Usage: "lockfile to read"},
+			&cli.BoolFlag{Name: "frozen", Usage: "fail unless the repository still resolves the lockfile's requirements to its packages"},
+			&cli.BoolFlag{Name: "keep-extra", Usage: "keep installed packages the lockfile does not list"},
+		}, planFlags()...),
+		Before: planning(0, -1, ""),
+		Action: syncAction,
+	}
+}
+
+// syncAction checks the lockfile and makes the root hold exactly its packages
+// (session.Sync). Nothing but the lockfile and the database is read when they agree.
+func syncAction(c *cli.Context) error {
+	path := c.String("file")
+	l, err := readSyncLock(c, path)
+	if err != nil {
+		return err
+	}
+	err = sess(c).Sync(c.Context, l, path, c.Bool("keep-extra"), func(p *txn.Plan, cache *fetch.Cache) error {
+		return showPlan(c, p, cache)
+	}, func(root *install.Root, p *txn.Plan, f *txn.Fetcher) error {
+		if f == nil {
+			say(c, "nothing to do: root matches %s", path)
+			return nil
+		}
+		return apply(c, root, p, f)
+	})
+	if ee := (*session.ExtraError)(nil); errors.As(err, &ee) {
+		return fmt.Errorf("%w: pass --keep-extra to keep them, --root DIR for a root of the project's own, or --root %s to make this one hold exactly %s", err, ee.Root, path)
+	}
+	return err
+}
+
+// readSyncLock reads the lockfile at path and checks it against the command line and the
+// trust policy, and makes its repository the default of --repo.
+func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
+	reqs, err := requirements(c.Args().Slice())
+	if err != nil {
+		return nil, err
+	}
+	l, err := txn.ReadLock(path, reqs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("sync: no lockfile %s: 'pkg lock NAME...' writes one, or pass -f FILE", path)
+	} else if err == nil {
+		err = sess(c).CheckLockSigned(l, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	useLockRepos(c, l, path)
+	if rs, err := flagRepos(c); err == nil && len(rs) > 0 && len(l.Repos) == 0 {
+		if src, err := fetch.NewSource(rs[0].URLs[0], fetch.Options{}); err == nil && src.URL() != l.Repo {
+			note(c, "using the repository at %s (--repo or PKG_REPO) in place of %s, which %s records", src.URL(), l.Repo, path)
+		}
+	}
+	if c.Bool("frozen") {
+		return l, sess(c).CheckFrozen(c.Context, l, path)
+	}
+	return l, nil
 }

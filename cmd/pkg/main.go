@@ -72,7 +72,7 @@ func fail(w io.Writer, code int, err error, hint string) int {
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
-	app := &cli.App{
+	return &cli.App{
 		Name:           "pkg",
 		Usage:          "install packages copy-on-write",
 		Version:        buildinfo.Version(),
@@ -92,7 +92,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		},
 		EnableBashCompletion: true, // pkg completion's scripts ask for what comes next
 	}
-	return app
 }
 
 func globalFlags() []cli.Flag {

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"pkg/db"
 	"pkg/txn"
-
-	"github.com/urfave/cli/v2"
 )
 
 func removeCommand() *cli.Command {
@@ -19,7 +19,7 @@ func removeCommand() *cli.Command {
 		Before:    planning(1, -1, "package name"),
 		Action: func(c *cli.Context) error {
 			names := unique(c.Args().Slice())
-			if err := rootExists(c); err != nil {
+			if err := sess(c).RootExists(); err != nil {
 				return fmt.Errorf("remove %s: not installed: %w", strings.Join(names, " "), err)
 			}
 			return removeChosen(c, "", func(d *db.DB) ([]db.Package, []string, error) {
@@ -40,12 +40,12 @@ func removeChosen(c *cli.Context, none string, pick func(d *db.DB) ([]db.Package
 	var names []string
 	read := func(d *db.DB) (err error) { recs, names, err = pick(d); return err }
 	if c.Bool("dry-run") {
-		if err := peekRoot(c, read); err != nil {
+		if err := sess(c).PeekRoot(read); err != nil {
 			return err
 		}
 		return showPlan(c, txn.RemovePlan(c.String("root"), recs, names), nil)
 	}
-	root, err := openRoot(c)
+	root, err := sess(c).OpenRoot(c.Context)
 	if err != nil {
 		return err
 	}
@@ -58,4 +58,16 @@ func removeChosen(c *cli.Context, none string, pick func(d *db.DB) ([]db.Package
 		return nil
 	}
 	return apply(c, root, txn.RemovePlan(root.Dir(), recs, names), nil)
+}
+
+func autoremoveCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "autoremove",
+		Usage:  "remove the packages that were installed as dependencies and that no package asked for needs any more",
+		Flags:  planFlags(),
+		Before: planning(0, 0, "", rootExists),
+		Action: func(c *cli.Context) error {
+			return removeChosen(c, "nothing to remove: every installed package was asked for or is needed by one that was", txn.Unneeded)
+		},
+	}
 }

@@ -119,7 +119,7 @@ func repoListCommand() *cli.Command {
 		Usage: "show the repositories in effect, in the order names resolve from them: name, priority, URLs, keys and where each was given",
 		Flags: []cli.Flag{jsonFlag("repos")},
 		Action: func(c *cli.Context) error {
-			rs, err := repositories(c)
+			rs, err := sess(c).Repositories()
 			if err != nil {
 				return err
 			}

@@ -7,8 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/config"
-	"pkg/repo"
 	"pkg/report"
 	"pkg/runner"
 )
@@ -35,45 +33,14 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o, err := sourceOptions(c, nil)
-	var repos []config.Repo
-	if err == nil {
-		repos, err = repositories(c)
-	}
-	if err != nil {
-		return err
-	}
-	req := runner.Request{Repos: runner.ReposOf(repos), Package: reqs[0], With: reqs[1:], Command: c.String("cmd"),
-		Trust: o.Trust, Root: c.String("root"), Lock: c.String("lock")}
 	args := c.Args().Tail()
 	if len(args) > 0 && args[0] == "--" { // the flags end at NAME: "--" is not the command's
 		args = args[1:]
 	}
-	if !c.Bool("refresh") {
-		if r, ok := runner.Reuse(c.Context, c.String("cache"), req, c.Bool("offline")); ok {
-			return r.Exec(args, os.Environ())
-		}
-	}
-	w := runner.Watch(c.String("cache"), req)
-	if req.Lock != "" {
-		l, err := repo.ReadLock(req.Lock)
-		if err == nil {
-			err = checkLockSigned(c, l, req.Lock)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	f, ix, err := openFetcher(c, false)
-	if err != nil {
-		return err
-	}
-	ro := rootOptions(c)
-	ro.Waiting = func(holder string) {
+	req := runner.Request{Package: reqs[0], With: reqs[1:], Command: c.String("cmd"), Lock: c.String("lock")}
+	r, err := sess(c).Run(c.Context, req, c.Bool("refresh"), func(holder string) {
 		fmt.Fprintf(c.App.ErrWriter, "pkg: waiting for %s to finish making the root of this run\n", holder)
-	}
-	var r *runner.Run
-	err = f.Observer.(*progress).during(nil, func() error { r, err = runner.Make(c.Context, f, ix, req, w, ro); return err })
+	})
 	if ce := (*runner.CommandError)(nil); errors.As(err, &ce) && len(ce.Commands)+len(ce.Others) > 0 {
 		return usagef("%v (--cmd NAME picks one)", err)
 	} else if err != nil {

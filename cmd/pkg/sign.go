@@ -57,10 +57,8 @@ func repoSignCommand() *cli.Command {
 		ArgsUsage: "REPO_DIR",
 		Flags: append(signFlags("signing key file from 'pkg repo keygen' (required; repeatable)"),
 			&cli.StringFlag{Name: "name", Usage: "the repository's name (default: the index's, else the directory's)"}),
+		Before: want(1, "REPO_DIR"),
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usagef("repo sign: want REPO_DIR, got %d arguments", c.NArg())
-			}
 			s, keys, err := newSigner(c, c.String("name"))
 			if err != nil {
 				return err
@@ -104,10 +102,8 @@ func repoForgetCommand() *cli.Command {
 		Name:      "forget",
 		Usage:     "forget the signed index of a repository (the first in use, or the one named) that the root and the cache accepted last, and the keys the root pinned it to, so that a repository its publisher started over, or stopped signing, is accepted again",
 		ArgsUsage: "[NAME]",
+		Before:    takes(0, 1, ""),
 		Action: func(c *cli.Context) error {
-			if err := maxArgs(c, 1); err != nil {
-				return err
-			}
 			f, err := sess(c).Forget(c.Context, c.Args().First())
 			if ue := (*session.UnknownRepoError)(nil); errors.As(err, &ue) {
 				return usagef("%v", err)

@@ -38,7 +38,7 @@ func trustCommand() *cli.Command {
 	}
 }
 
-// trustAddAction adds the key to the root's trusted-keys file, under the root's lock.
+// trustAddAction adds the key to the root's trusted keys (session.Trust).
 func trustAddAction(c *cli.Context) error {
 	k, err := trust.ParsePublicKey(c.Args().First())
 	if err != nil {
@@ -50,26 +50,21 @@ func trustAddAction(c *cli.Context) error {
 		}
 		k.Repo = name
 	}
-	root, err := openRoot(c)
+	dir, replaced, err := sess(c).Trust(c.Context, k)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	replaced, err := trust.AddTrusted(txn.TrustedKeysFile(root.Dir()), k)
-	if err != nil {
-		return err
-	}
-	say(c, "%s", report.TrustedText(root.Dir(), k, replaced))
+	say(c, "%s", report.TrustedText(dir, k, replaced))
 	return nil
 }
 
 // trustListAction prints the trusted keys, one a line with where it comes from, then the
 // repositories the root pinned.
 func trustListAction(c *cli.Context) error {
-	sources, err := keySources(c)
+	sources, err := sess(c).KeySources()
 	var pins []db.Repo
 	if err == nil {
-		err = peekRoot(c, func(d *db.DB) (err error) { pins, err = d.Repos(); return err })
+		err = sess(c).PeekRoot(func(d *db.DB) (err error) { pins, err = d.Repos(); return err })
 	}
 	if err != nil {
 		return err
@@ -83,34 +78,26 @@ func trustListAction(c *cli.Context) error {
 	return nil
 }
 
-// trustRemoveAction removes a key from the root's trusted keys and pins (txn.Distrust).
+// trustRemoveAction removes a key from the root's trusted keys and pins (session.Distrust).
 func trustRemoveAction(c *cli.Context) error {
 	id, ok := trust.ParseKeyID(c.Args().First())
 	if !ok {
 		return usagef("trust remove: %q is neither a key, [REPO=]pkg-ed25519:..., nor a key id of 16 hex digits ('pkg trust list' shows them)", id)
 	}
-	if err := rootExists(c); err != nil {
-		return err
-	}
-	root, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	removed, unpinned, err := txn.Distrust(root, id)
+	dir, removed, unpinned, err := sess(c).Distrust(c.Context, id)
 	if err != nil {
 		return err
 	}
 	if len(removed) == 0 && len(unpinned) == 0 {
-		return fmt.Errorf("trust remove: root %s does not trust key %s, nor pinned a repository to it ('pkg trust list' shows the keys)", root.Dir(), id)
+		return fmt.Errorf("trust remove: root %s does not trust key %s, nor pinned a repository to it ('pkg trust list' shows the keys)", dir, id)
 	}
-	lines, unkeyed := report.DistrustedText(root.Dir(), id, removed, unpinned)
+	lines, unkeyed := report.DistrustedText(dir, id, removed, unpinned)
 	tellAll(c, say, lines)
 	for _, p := range unkeyed {
 		warn(c, "repository %s (%s) stays pinned, to no key now: its indexes are refused until you trust its publisher's key ('pkg trust add KEY'), or forget it ('pkg --repo %s repo forget')",
 			p.Location, p.Name, p.Location)
 	}
-	if sources, err := keySources(c); err == nil {
+	if sources, err := sess(c).KeySources(); err == nil {
 		for _, name := range txn.Trusting(sources[:2], id) { // the flag and the environment, which pkg does not change
 			note(c, "key %s is still trusted by %s, for this command", id, name)
 		}

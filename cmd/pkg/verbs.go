@@ -1,12 +1,17 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/db"
 	"pkg/internal/cliusage"
 	"pkg/report"
+	"pkg/txn"
 )
 
 // What the verb files share: their argument checks, --json, and telling lines.
@@ -20,6 +25,10 @@ var takes, want = cliusage.Args, cliusage.Want
 func planning(min, max int, what string, more ...cli.BeforeFunc) cli.BeforeFunc {
 	return cliusage.All(append([]cli.BeforeFunc{takes(min, max, what), checkPlanFlags}, more...)...)
 }
+
+// rootExists is a command's Before refusing a root where nothing was ever installed
+// (session.RootExists).
+func rootExists(c *cli.Context) error { return sess(c).RootExists() }
 
 // noArgs makes cmd, whose action reads no arguments, refuse any.
 func noArgs(cmd *cli.Command) *cli.Command {
@@ -46,4 +55,52 @@ func tellAll(c *cli.Context, tell func(c *cli.Context, format string, args ...an
 	for _, line := range lines {
 		tell(c, "%s", line)
 	}
+}
+
+// usagef is cliusage.Errorf: a usage error of the command.
+func usagef(format string, args ...any) error { return cliusage.Errorf(format, args...) }
+
+// globalUsagef is usagef for a mistake in the global flags.
+func globalUsagef(format string, args ...any) error {
+	return &cliusage.UsageError{Msg: fmt.Sprintf(format, args...), Global: true}
+}
+
+// unique returns names without repeats, each where it first appears.
+func unique(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// installedNames is txn.CheckNames for the command op, its refusals usage errors.
+func installedNames(op string, names []string) error { return nameUsage(txn.CheckNames(op, names)) }
+
+// needInstalled is txn.NeedInstalled for the command op, with installedNames' usage errors.
+func needInstalled(op string, names []string, installed []db.Package) error {
+	return nameUsage(txn.NeedInstalled(op, names, installed))
+}
+
+// nameUsage makes a *txn.NameError a usage error; upgrade's of a version says what does.
+func nameUsage(err error) error {
+	var ne *txn.NameError
+	if !errors.As(err, &ne) {
+		return err
+	}
+	if ne.Versioned && ne.Op == "upgrade" {
+		return usagef("%v ('pkg install %s' installs the version it names)", err, ne.Arg)
+	}
+	return usagef("%v", err)
+}
+
+// searchTip adds to the *txn.NotInstalledError of a question about a package (info,
+// files) that the repository may have it, when no installed name is close.
+func searchTip(err error) error {
+	if ne := (*txn.NotInstalledError)(nil); errors.As(err, &ne) && ne.Close == "" {
+		return fmt.Errorf("%w (try 'pkg search %s')", err, ne.Name)
+	}
+	return err
 }

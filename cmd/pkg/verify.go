@@ -1,15 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/install"
 	"pkg/report"
 )
 
@@ -31,38 +27,9 @@ func verifyCommand() *cli.Command {
 // verifyAction prints one line per problem on stdout and fails when there is any.
 func verifyAction(c *cli.Context) error {
 	names := unique(c.Args().Slice())
-	root, err := openRoot(c)
-	// Checking needs no writing; on a read-only filesystem nothing changes it meanwhile.
-	if notYours := errors.Is(err, install.ErrNotYours); notYours || errors.Is(err, install.ErrReadOnly) {
-		if root, err = install.OpenReadOnly(c.String("root"), rootOptions(c)); err == nil && notYours {
-			note(c, "%s is not yours: verifying without its lock, so a command changing it meanwhile may show as problems", root.Dir())
-		}
-	}
+	all, problems, err := sess(c).Verify(c.Context, names, c.Bool("full"))
 	if err != nil {
-		return err
-	}
-	defer root.Close()
-	all, err := root.DB().List()
-	if err == nil {
-		err = needInstalled("verify", names, all)
-	}
-	if err != nil {
-		return err
-	}
-	// The cache's extents spare hashing the files that still share them; verify makes no cache.
-	var cache install.Cache
-	if _, err := os.Stat(c.String("cache")); err == nil && !c.Bool("full") {
-		if fc, err := openCache(c); err == nil {
-			cache = fc
-		}
-	}
-	problems, err := root.VerifyWith(cache, names...)
-	if err != nil {
-		return err
-	}
-	if saved := root.Saved(); len(saved) > 0 {
-		note(c, "%s holds what upgrades and removes found added or changed in packages' directories (%d kept): look through it, and delete what you no longer need",
-			filepath.Join(root.Dir(), ".pkg", "saved"), len(saved))
+		return nameUsage(err)
 	}
 	v := report.VerifyOf(all, names, problems)
 	if err := show(c, v, v.WriteText); err != nil {

@@ -83,14 +83,6 @@ func NeedArgs(c *cli.Context, min int, what string) error {
 	return nil
 }
 
-// OneArg returns the command's one argument, what, or a usage error for none or more.
-func OneArg(c *cli.Context, what string) (string, error) {
-	if err := NeedArgs(c, 1, what); err != nil {
-		return "", err
-	}
-	return c.Args().First(), MaxArgs(c, 1)
-}
-
 // MaxArgs returns a usage error naming the arguments past the first max.
 func MaxArgs(c *cli.Context, max int) error {
 	if c.NArg() <= max {

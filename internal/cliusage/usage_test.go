@@ -69,7 +69,7 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestArgs runs a command of one argument with none, one and two, and a mistyped command.
+// TestArgs runs a command of one argument (Args) with none, one and two, and a mistyped command.
 func TestArgs(t *testing.T) {
 	for _, tt := range []struct{ args, want string }{
 		{"app show", "show: missing name"},
@@ -78,7 +78,7 @@ func TestArgs(t *testing.T) {
 	} {
 		app := &cli.App{Name: "app", ExitErrHandler: func(*cli.Context, error) {}, Commands: []*cli.Command{{
 			Name: "show", ArgsUsage: "NAME",
-			Action: func(c *cli.Context) error { _, err := OneArg(c, "name"); return err },
+			Before: Args(1, 1, "name"), Action: func(*cli.Context) error { return nil },
 		}}}
 		err := app.Run(strings.Fields(tt.args))
 		var ue *UsageError

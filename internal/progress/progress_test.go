@@ -82,3 +82,28 @@ func TestProcesses(t *testing.T) {
 		t.Errorf("Processes = %q", got)
 	}
 }
+
+// TestObserver checks the lines an Observer prints for a session: notes (silenced by
+// Quiet), warnings and waits for the root (said all the same), and Verbose's cached
+// packages.
+func TestObserver(t *testing.T) {
+	p := repo.Package{Name: "hello", Version: "1.2.0"}
+	for _, quiet := range []bool{false, true} {
+		var out, notes bytes.Buffer
+		o := NewObserver(&out, &notes, "pkg", "/r", Options{Quiet: quiet})
+		o.Note("offline")
+		o.Warn("unsigned")
+		o.RootWaiting("pid 7")
+		o.Fetched(txn.Fetched{Package: p, How: txn.Cached})
+		o.Verbose()
+		o.Fetched(txn.Fetched{Package: p, How: txn.Cached})
+		wantNotes := "pkg: note: offline\npkg: warning: unsigned\npkg: waiting for pid 7 to finish with /r\n"
+		wantOut := "hello 1.2.0 is already in the cache\n"
+		if quiet {
+			wantNotes, wantOut = "pkg: warning: unsigned\npkg: waiting for pid 7 to finish with /r\n", ""
+		}
+		if notes.String() != wantNotes || out.String() != wantOut {
+			t.Errorf("quiet %v: notes %q, out %q; want %q, %q", quiet, notes.String(), out.String(), wantNotes, wantOut)
+		}
+	}
+}

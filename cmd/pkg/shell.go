@@ -3,12 +3,39 @@ package main
 import (
 	_ "embed"
 	"fmt"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/db"
 	"pkg/internal/cliusage"
+	"pkg/internal/shell"
 )
+
+func envCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "env",
+		Usage: "print the shell command that puts the root's commands on PATH",
+		Description: "eval \"$(pkg env)\" in a POSIX shell; in GitHub Actions,\n" +
+			"pkg env --bin-dir >> \"$GITHUB_PATH\" does it for the steps that follow.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "bin-dir", Usage: "print only the directory, unquoted"},
+		},
+		Before: takes(0, 0, ""),
+		Action: func(c *cli.Context) error {
+			root, err := filepath.Abs(c.String("root"))
+			if err != nil {
+				return err
+			}
+			bin := filepath.Join(root, "bin")
+			line := fmt.Sprintf("export PATH=\"%s:$PATH\"", shell.Escape(bin))
+			if c.Bool("bin-dir") {
+				line = bin
+			}
+			_, err = fmt.Fprintln(c.App.Writer, line)
+			return err
+		},
+	}
+}
 
 func completionCommand() *cli.Command {
 	return &cli.Command{
@@ -54,13 +81,4 @@ var (
 )
 
 // completeInstalled completes a command's flags, else the names of the installed packages.
-var completeInstalled = cliusage.Complete(func(c *cli.Context) (names []string) {
-	peekRoot(c, func(d *db.DB) error {
-		ps, err := d.List()
-		for _, p := range ps {
-			names = append(names, p.Name)
-		}
-		return err
-	})
-	return names
-})
+var completeInstalled = cliusage.Complete(func(c *cli.Context) []string { return sess(c).InstalledNames() })

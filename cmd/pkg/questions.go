@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/db"
+	"pkg/install"
+	"pkg/internal/units"
+	"pkg/report"
+	"pkg/txn"
+)
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "list",
+		Usage:  "list installed packages",
+		Flags:  []cli.Flag{jsonFlag("list")},
+		Before: takes(0, 0, ""),
+		Action: func(c *cli.Context) error {
+			ps, requested, err := sess(c).Installed()
+			if err != nil {
+				return err
+			}
+			l := report.NewList(ps, requested)
+			return show(c, l, l.WriteText)
+		},
+	}
+}
+
+func filesCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "files",
+		Usage:        "list the files of an installed package, relative to its directory",
+		ArgsUsage:    "NAME",
+		Flags:        []cli.Flag{jsonFlag("files")},
+		BashComplete: completeInstalled,
+		Before:       takes(1, 1, "package name"),
+		Action: func(c *cli.Context) error {
+			name := c.Args().First()
+			if err := installedNames("files", []string{name}); err != nil {
+				return err
+			}
+			var f report.Files
+			err := sess(c).ViewRoot(func(d *db.DB) error {
+				ps, files, err := d.Installed(name)
+				if errors.Is(err, db.ErrNotInstalled) {
+					installed, _ := d.List() // for a suggestion only
+					return searchTip(txn.NotInstalled("files", name, installed))
+				} else if err == nil {
+					f = report.NewFiles(&ps[0], files[0])
+				}
+				return err
+			})
+			if errors.Is(err, install.ErrNoRoot) {
+				return fmt.Errorf("files %s: not installed: %w", name, err)
+			} else if err != nil {
+				return err
+			}
+			return show(c, f, f.WriteText)
+		},
+	}
+}
+
+func whyCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "why",
+		Usage:        "say why a package is installed: whether it was asked for, and which installed packages need it",
+		ArgsUsage:    "NAME",
+		Flags:        []cli.Flag{jsonFlag("why")},
+		BashComplete: completeInstalled,
+		Before:       takes(1, 1, "package name"),
+		Action: func(c *cli.Context) error {
+			name := c.Args().First()
+			recs, requested, err := sess(c).Installed()
+			if err == nil {
+				err = needInstalled("why", []string{name}, recs)
+			}
+			if err != nil {
+				return err
+			}
+			w := report.WhyOf(recs, requested, name)
+			return show(c, w, func(out io.Writer) error { return w.WriteText(out, " ('pkg autoremove' removes it)") })
+		},
+	}
+}
+
+func outdatedCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "outdated",
+		Usage:  "list installed packages the repository has newer versions of: installed, newest allowed, newest",
+		Flags:  []cli.Flag{jsonFlag("outdated")},
+		Before: takes(0, 0, ""),
+		Action: func(c *cli.Context) error {
+			n, found, err := sess(c).Outdated(c.Context)
+			if err != nil {
+				return err
+			}
+			out := report.NewOutdated(found)
+			if len(out.Packages) == 0 && !c.Bool("json") {
+				say(c, "%s up to date", units.Count(n, "package"))
+				return nil
+			}
+			return show(c, out, out.WriteText)
+		},
+	}
+}

@@ -1,0 +1,36 @@
+package progress
+
+import (
+	"fmt"
+	"io"
+)
+
+// An Observer is what a command's session reports to (session.Observer, less the reports
+// whose advice names the command's own flags, which the command adds): its fetches go to
+// a Reporter, its notes above the bars, its warnings and waits to the notes' writer.
+type Observer struct {
+	*Reporter
+	name, root string
+}
+
+// NewObserver returns an Observer printing to out and notes, each note, warning and wait
+// begun with name ("pkg"), saying of a wait for the root's lock that it waits for root.
+// o's NotePrefix is set from name.
+func NewObserver(out, notes io.Writer, name, root string, o Options) *Observer {
+	o.NotePrefix = name + ": note: "
+	return &Observer{Reporter: New(out, notes, o), name: name, root: root}
+}
+
+// Note prints text as a note, unless Quiet.
+func (o *Observer) Note(text string) { o.Reporter.Note("%s", text) }
+
+// Warn prints text as a warning, Quiet or not.
+func (o *Observer) Warn(text string) { fmt.Fprintf(o.notes, "%s: warning: %s\n", o.name, text) }
+
+// RootWaiting says that the process holder keeps the root's lock, Quiet or not.
+func (o *Observer) RootWaiting(holder string) {
+	fmt.Fprintf(o.notes, "%s: waiting for %s to finish with %s\n", o.name, holder, o.root)
+}
+
+// Verbose makes the fetches from now on also say which packages were in the cache already.
+func (o *Observer) Verbose() { o.o.Verbose = true }

@@ -1,0 +1,50 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"pkg/db"
+	"pkg/install"
+	"pkg/report"
+	"pkg/txn"
+)
+
+// Info returns what there is to show of the package name (report.Info): as installed, or,
+// where it is not and a repository is in effect, as the indexes offer it (offered; a
+// *txn.NotOfferedError where they have no such package). Not installed where no
+// repository is in effect, it is a *txn.NotInstalledError, or one wrapping
+// install.ErrNoRoot where nothing was ever installed.
+func (s *Session) Info(ctx context.Context, name string) (info report.Info, offered bool, err error) {
+	var recs []db.Package
+	var requested map[string]string
+	err = s.ViewRoot(func(d *db.DB) (err error) { recs, requested, err = txn.ReadInstalled(d); return err })
+	noRoot := errors.Is(err, install.ErrNoRoot)
+	if err != nil && !noRoot {
+		return info, false, err
+	}
+	p, ok := txn.Find(recs, name)
+	switch {
+	case !ok && s.HasRepos():
+		_, ix, err := s.OpenFetcher(ctx, false)
+		if err != nil {
+			return info, false, err
+		}
+		p, err := txn.Offered(ix, name, recs)
+		if err != nil {
+			return info, false, fmt.Errorf("info %w", err)
+		}
+		return report.OfferedInfo(p, ix.Versions(name)), true, nil
+	case noRoot:
+		return info, false, fmt.Errorf("info %s: not installed: %w", name, err)
+	case !ok:
+		return info, false, txn.NotInstalled("info", name, recs)
+	}
+	dir, err := filepath.Abs(s.Root)
+	if err != nil {
+		return info, false, err
+	}
+	return report.InstalledInfo(&p, filepath.Join(dir, "pkgs", p.Name), requested[p.Name]), false, nil
+}

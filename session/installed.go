@@ -1,0 +1,53 @@
+package session
+
+import (
+	"context"
+	"errors"
+
+	"pkg/db"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/txn"
+)
+
+// Installed returns the root's installed packages and the requirements of those the user
+// asked for (txn.ReadInstalled), read without waiting for a command changing the root
+// (ViewRoot); none where there is no root, and the observer hears so.
+func (s *Session) Installed() (recs []db.Package, requested map[string]string, err error) {
+	err = s.ViewRoot(func(d *db.DB) (err error) {
+		recs, requested, err = txn.ReadInstalled(d)
+		return err
+	})
+	if errors.Is(err, install.ErrNoRoot) {
+		s.obs.Note("nothing is installed: " + err.Error())
+		err = nil
+	}
+	return recs, requested, err
+}
+
+// InstalledNames returns the names of the root's installed packages, silently (PeekRoot),
+// or as many as it could read.
+func (s *Session) InstalledNames() (names []string) {
+	s.PeekRoot(func(d *db.DB) error {
+		ps, err := d.List()
+		for _, p := range ps {
+			names = append(names, p.Name)
+		}
+		return err
+	})
+	return names
+}
+
+// Outdated returns how many packages are installed and those of them the indexes in
+// effect have newer versions of (repo.Index.Outdated).
+func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outdated, err error) {
+	recs, requested, err := s.Installed()
+	if err != nil {
+		return 0, nil, err
+	}
+	_, ix, err := s.OpenFetcher(ctx, false)
+	if err != nil {
+		return 0, nil, err
+	}
+	return len(recs), ix.Outdated(txn.Installed(recs), txn.Requirements(requested)), nil
+}

@@ -1,0 +1,49 @@
+package session
+
+import (
+	"context"
+
+	"pkg/config"
+	"pkg/repo"
+	"pkg/runner"
+)
+
+// Run returns the run of req with the session's repositories, trust policy and root: the
+// one made before for the same packages while it is current (runner.Reuse), unless
+// refresh, else one made now (runner.Make), the signatures of its lockfile checked first
+// (CheckLockSigned). waiting hears of another process making the same run's root.
+func (s *Session) Run(ctx context.Context, req runner.Request, refresh bool, waiting func(holder string)) (*runner.Run, error) {
+	o, err := s.SourceOptions()
+	var repos []config.Repo
+	if err == nil {
+		repos, err = s.Repositories()
+	}
+	if err != nil {
+		return nil, err
+	}
+	req.Repos, req.Trust, req.Root = runner.ReposOf(repos), o.Trust, s.Root
+	if !refresh {
+		if r, ok := runner.Reuse(ctx, s.Cache, req, s.Offline); ok {
+			return r, nil
+		}
+	}
+	w := runner.Watch(s.Cache, req)
+	if req.Lock != "" {
+		l, err := repo.ReadLock(req.Lock)
+		if err == nil {
+			err = s.CheckLockSigned(l, req.Lock)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	f, ix, err := s.OpenFetcher(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	ro := s.RootOptions()
+	ro.Waiting = waiting
+	var r *runner.Run
+	err = s.obs.During(nil, func() error { r, err = runner.Make(ctx, f, ix, req, w, ro); return err })
+	return r, err
+}

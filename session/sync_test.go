@@ -1,0 +1,129 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"pkg/config"
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/session"
+	"pkg/txn"
+)
+
+// TestSync syncs a root to a lockfile, then to one that lists another package: into the
+// default root that is refused (*session.ExtraError) and changes nothing, keeping the
+// extra it is done with a note, and a sync that matches calls do with no fetcher.
+func TestSync(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	for _, name := range []string{"hello", "tool"} {
+		if err := publish(dir, base, name, "1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, cache := filepath.Join(base, "root"), filepath.Join(base, "cache")
+	repos := []config.Repo{{Name: "r", URLs: []string{dir}}}
+	lock := func(name string) *repo.Lock {
+		s, _ := newSession(t, session.Options{Root: root, Cache: cache, Repos: repos}, "")
+		_, ix, err := s.OpenFetcher(context.Background(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := txn.Lock(nil, ix, []repo.Requirement{{Name: name}}, "pkg.lock", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	hello, tool := lock("hello"), lock("tool")
+	noShow := func(*txn.Plan, *fetch.Cache) error { t.Error("Sync showed the plan of a change"); return nil }
+	sync := func(l *repo.Lock, o session.Options, keep bool) (fetched bool, obs *recorder, err error) {
+		o.Root, o.Cache, o.Repos = root, cache, repos
+		s, obs := newSession(t, o, "")
+		err = s.Sync(context.Background(), l, "pkg.lock", keep, noShow, func(r *install.Root, p *txn.Plan, f *txn.Fetcher) error {
+			if fetched = f != nil; f == nil {
+				return nil
+			}
+			_, err := p.Apply(context.Background(), r, f)
+			return err
+		})
+		return fetched, obs, err
+	}
+	if fetched, _, err := sync(hello, session.Options{}, false); err != nil || !fetched {
+		t.Fatalf("sync hello: %v, given a fetcher %v", err, fetched)
+	}
+	installed := func() []string {
+		var names []string
+		r, err := install.OpenReadOnly(root, install.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		ps, err := r.DB().List()
+		for _, p := range ps {
+			names = append(names, p.Name)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	if got := installed(); !slices.Equal(got, []string{"hello"}) {
+		t.Fatalf("after sync hello: %v", got)
+	}
+	_, _, err := sync(tool, session.Options{DefaultRoot: true}, false)
+	var ee *session.ExtraError
+	if !errors.As(err, &ee) || !slices.Equal(ee.Extra, []string{"hello"}) || ee.Root != root || ee.Lock != "pkg.lock" {
+		t.Errorf("sync tool into the default root: %v, want an ExtraError for hello", err)
+	}
+	if got := installed(); !slices.Equal(got, []string{"hello"}) {
+		t.Errorf("after the refused sync: %v", got)
+	}
+	_, obs, err := sync(tool, session.Options{DefaultRoot: true}, true)
+	if err != nil || !slices.Contains(obs.lines, "note: keeping hello, not in pkg.lock") {
+		t.Errorf("sync tool keeping the extra: %v, told %q", err, obs.lines)
+	}
+	if got := installed(); !slices.Equal(got, []string{"hello", "tool"}) {
+		t.Errorf("after sync tool keeping the extra: %v", got)
+	}
+	if fetched, _, err := sync(tool, session.Options{}, true); err != nil || fetched {
+		t.Errorf("sync of a root that matches: %v, given a fetcher %v", err, fetched)
+	}
+	var shown *txn.Plan
+	s, _ := newSession(t, session.Options{Root: root, Cache: cache, Repos: repos, DryRun: true}, "")
+	err = s.Sync(context.Background(), hello, "pkg.lock", false, func(p *txn.Plan, _ *fetch.Cache) error { shown = p; return nil },
+		func(*install.Root, *txn.Plan, *txn.Fetcher) error { t.Error("a dry run applied its plan"); return nil })
+	if err != nil || shown == nil || !slices.Equal(shown.Removes(), []string{"tool"}) {
+		t.Errorf("dry run of sync hello: %v, plan %+v", err, shown)
+	}
+}
+
+// TestCheckFrozen: a lockfile passes while the repository resolves it to its packages,
+// and not once a newer version is published.
+func TestCheckFrozen(t *testing.T) {
+	s, o := installed(t, "hello")
+	_, ix, err := s.OpenFetcher(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := txn.Lock(nil, ix, []repo.Requirement{{Name: "hello"}}, "pkg.lock", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckFrozen(context.Background(), l, "pkg.lock"); err != nil {
+		t.Errorf("CheckFrozen of a current lockfile: %v", err)
+	}
+	dir := o.Repos[0].URLs[0]
+	if err := publish(dir, filepath.Dir(dir), "hello", "2"); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = newSession(t, o, "")
+	if err := s.CheckFrozen(context.Background(), l, "pkg.lock"); err == nil {
+		t.Error("CheckFrozen passed a lockfile the repository resolves otherwise")
+	}
+}

@@ -1,0 +1,54 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"pkg/db"
+	"pkg/install"
+	"pkg/txn"
+)
+
+// Verify checks the files of the installed packages names (all for none) against what was
+// installed (install.Root.VerifyWith), and returns every installed package and the
+// problems found; a name not installed is a *txn.NotInstalledError (and one with a version
+// a *txn.NameError). It takes the root's lock
+// where it can: a root of another user's, or on a read-only filesystem, it reads without,
+// saying so of the first. The cache's extents spare hashing the files that still share
+// them, unless full; it makes no cache.
+func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []db.Package, problems []install.Problem, err error) {
+	root, err := s.OpenRoot(ctx)
+	// Checking needs no writing; on a read-only filesystem nothing changes it meanwhile.
+	if notYours := errors.Is(err, install.ErrNotYours); notYours || errors.Is(err, install.ErrReadOnly) {
+		if root, err = install.OpenReadOnly(s.Root, s.RootOptions()); err == nil && notYours {
+			s.obs.Note(root.Dir() + " is not yours: verifying without its lock, so a command changing it meanwhile may show as problems")
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer root.Close()
+	if all, err = root.DB().List(); err == nil {
+		err = txn.NeedInstalled("verify", names, all)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var cache install.Cache
+	if _, err := os.Stat(s.Cache); err == nil && !full {
+		if fc, err := s.OpenCache(false); err == nil {
+			cache = fc
+		}
+	}
+	if problems, err = root.VerifyWith(cache, names...); err != nil {
+		return nil, nil, err
+	}
+	if saved := root.Saved(); len(saved) > 0 {
+		s.obs.Note(fmt.Sprintf("%s holds what upgrades and removes found added or changed in packages' directories (%d kept): look through it, and delete what you no longer need",
+			filepath.Join(root.Dir(), ".pkg", "saved"), len(saved)))
+	}
+	return all, problems, nil
+}

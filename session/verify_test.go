@@ -1,0 +1,58 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"pkg/txn"
+)
+
+// TestInfo shows an installed package, one the repository offers, and, with no
+// repository, refuses one not installed.
+func TestInfo(t *testing.T) {
+	s, o := installed(t, "hello")
+	for _, tt := range []struct {
+		name    string
+		offered bool
+	}{{"hello", false}, {"tool", true}} {
+		info, offered, err := s.Info(context.Background(), tt.name)
+		if err != nil || info.Name != tt.name || info.Installed == offered || offered != tt.offered {
+			t.Errorf("Info(%s) = %+v, offered %v, %v", tt.name, info, offered, err)
+		}
+	}
+	var nf *txn.NotOfferedError
+	if _, _, err := s.Info(context.Background(), "nope"); !errors.As(err, &nf) {
+		t.Errorf("Info(nope): %v, want a *txn.NotOfferedError", err)
+	}
+	o.Repos = nil
+	s, _ = newSession(t, o, "")
+	var ne *txn.NotInstalledError
+	if _, _, err := s.Info(context.Background(), "tool"); !errors.As(err, &ne) {
+		t.Errorf("Info(tool) with no repository: %v, want a *txn.NotInstalledError", err)
+	}
+}
+
+// TestVerify installs a package, then verifies it: a name not installed is a
+// *txn.NotInstalledError, an intact root has no problems, and a changed file is one.
+func TestVerify(t *testing.T) {
+	s, o := installed(t, "hello")
+	var ne *txn.NotInstalledError
+	if _, _, err := s.Verify(context.Background(), []string{"nope"}, false); !errors.As(err, &ne) {
+		t.Errorf("Verify(nope): %v, want a *txn.NotInstalledError", err)
+	}
+	for _, full := range []bool{false, true} {
+		all, problems, err := s.Verify(context.Background(), nil, full)
+		if err != nil || len(all) != 1 || len(problems) != 0 {
+			t.Errorf("Verify (full %v) of an intact root: %v, %v, %v", full, all, problems, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(o.Root, "pkgs", "hello", "bin", "hello"), []byte("changed\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, problems, err := s.Verify(context.Background(), []string{"hello"}, true); err != nil || len(problems) != 1 {
+		t.Errorf("Verify of a changed file: %v, %v; want one problem", problems, err)
+	}
+}
