@@ -24,8 +24,8 @@ import (
 // A block whose header gives both its sizes, as multi-threaded xz writes them, is read
 // whole and decoded by one of GOMAXPROCS workers while the splitter reads the next; its
 // output is returned in order. Any other block (single-threaded xz writes one for the
-// whole stream) is decoded as it is read, by the host's xz (xzproc.go) or else by the
-// reader's caller.
+// whole stream) is decoded as it is read. Either is decoded by the host's xz where there
+// is one (xzproc.go), else by the Go decoder: a worker's, or the reader's caller's.
 
 // errXZ reports an xz stream whose structure the splitter cannot follow.
 var errXZ = errors.New("xz: malformed stream")
@@ -213,6 +213,11 @@ func (x *xzReader) Close() error {
 func decodeBlocks(work <-chan *xzJob) {
 	var zr *xz.Reader
 	for j := range work {
+		if path := hostXZ(); path != "" {
+			j.err = decodeBlockHost(path, j)
+			close(j.done)
+			continue
+		}
 		if zr == nil {
 			zr, j.err = xz.NewReader(nil, maxWindow)
 		}
@@ -233,6 +238,32 @@ func decodeBlock(zr *xz.Reader, j *xzJob) error {
 	}
 	var b [1]byte
 	if n, err := zr.Read(b[:]); n > 0 || err != io.EOF { // reads and checks the index
+		if err == nil || err == io.EOF {
+			err = errXZ
+		}
+		return err
+	}
+	return nil
+}
+
+// decodeBlockHost decodes a buffered block with the host's xz at path, which checks the
+// block's sizes and check against the one-block index the splitter wrote after it. It
+// needs about half the CPU of the Go decoder: linux-source-6.1.tar.xz, 55 blocks of 24 MiB,
+// 1.36 GB, 13 s of CPU in xz -d against 27 s for a pkg fetch decoding in Go.
+func decodeBlockHost(path string, j *xzJob) error {
+	p, err := startXZ(path, bytes.NewReader(j.in))
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	if _, err := io.ReadFull(p, j.out); err != nil {
+		if err == io.ErrUnexpectedEOF {
+			err = errXZ // xz ended well, short of the size the header gives
+		}
+		return err
+	}
+	var b [1]byte
+	if n, err := p.Read(b[:]); n > 0 || err != io.EOF { // xz's exit, after its checks
 		if err == nil || err == io.EOF {
 			err = errXZ
 		}

@@ -58,21 +58,54 @@ func xzBlocks(t testing.TB, s []byte) (blocks []int, index int) {
 func TestXZBlocks(t *testing.T) {
 	needXZ(t)
 	data := somewhatRandom(3 << 20)
+	streams := map[string][]byte{}
 	for _, c := range []string{"none", "crc32", "crc64", "sha256"} {
-		s := xzMulti(t, data, 200<<10, "--check="+c)
-		if blocks, _ := xzBlocks(t, s); len(blocks) != 16 {
+		streams[c] = xzMulti(t, data, 200<<10, "--check="+c)
+		if blocks, _ := xzBlocks(t, streams[c]); len(blocks) != 16 {
 			t.Fatalf("check %s: %d blocks, want 16", c, len(blocks))
-		}
-		got, err := inflateAll(s)
-		if err != nil || !bytes.Equal(got, data) {
-			t.Errorf("check %s: %d bytes, %v", c, len(got), err)
 		}
 	}
 	big := bytes.Repeat([]byte("0123456789abcdef"), (xzMaxBlock+1<<20)/16)
 	s := xzMulti(t, big, xzMaxBlock+1<<20)
 	s = append(append(s, 0, 0, 0, 0), xzMulti(t, data, 1<<20)...)
-	if got, err := inflateAll(s); err != nil || !bytes.Equal(got, append(big, data...)) {
-		t.Errorf("a block over %d MiB, then a stream of small ones: %d bytes, %v", xzMaxBlock>>20, len(got), err)
+	eachXZDecoder(t, func(t *testing.T) {
+		for c, s := range streams {
+			got, err := inflateAll(s)
+			if err != nil || !bytes.Equal(got, data) {
+				t.Errorf("check %s: %d bytes, %v", c, len(got), err)
+			}
+		}
+		if got, err := inflateAll(s); err != nil || !bytes.Equal(got, append(big, data...)) {
+			t.Errorf("a block over %d MiB, then a stream of small ones: %d bytes, %v", xzMaxBlock>>20, len(got), err)
+		}
+	})
+}
+
+// TestXZHostBlocks decodes each block that gives its sizes with the host's xz, one
+// process a block, where there is one: it needs half the CPU of the Go decoder.
+func TestXZHostBlocks(t *testing.T) {
+	needXZ(t)
+	xzPath, err := exec.LookPath("xz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	runs, script := filepath.Join(dir, "runs"), filepath.Join(dir, "xz")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho run >> "+runs+"\nexec "+xzPath+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	host := hostXZ
+	defer func() { hostXZ = host }()
+	hostXZ = func() string { return script }
+	data := somewhatRandom(2 << 20)
+	s := xzMulti(t, data, 256<<10)
+	blocks, _ := xzBlocks(t, s)
+	if got, err := inflateAll(s); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("%d bytes, %v", len(got), err)
+	}
+	log, _ := os.ReadFile(runs)
+	if n := bytes.Count(log, []byte("run\n")); n != len(blocks) {
+		t.Errorf("xz ran %d times for %d blocks, want once a block", n, len(blocks))
 	}
 }
 
@@ -104,16 +137,18 @@ func TestXZDamage(t *testing.T) {
 		}, "index record"},
 		{"index CRC32", func(b []byte) { b[len(b)-xzHeaderLen-1] ^= 1 }, "index or footer"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b := bytes.Clone(s)
-			tc.damage(b)
-			got, err := inflateAll(b)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %v, want one with %q", err, tc.want)
-			}
-			if !bytes.HasPrefix(data, got) {
-				t.Errorf("returned %d bytes that are not the start of the data", len(got))
-			}
+		eachXZDecoder(t, func(t *testing.T) {
+			t.Run(tc.name, func(t *testing.T) {
+				b := bytes.Clone(s)
+				tc.damage(b)
+				got, err := inflateAll(b)
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("error %v, want one with %q", err, tc.want)
+				}
+				if !bytes.HasPrefix(data, got) {
+					t.Errorf("returned %d bytes that are not the start of the data", len(got))
+				}
+			})
 		})
 	}
 }
@@ -212,7 +247,7 @@ func TestXZClose(t *testing.T) {
 }
 
 // BenchmarkXZ decodes 16 MiB to io.Discard from one block, and from 16 blocks of 1 MiB
-// that give their sizes, as xz -T writes them.
+// that give their sizes, as xz -T writes them, with the host's xz and with the Go decoder.
 func BenchmarkXZ(b *testing.B) {
 	needXZ(b)
 	data := somewhatRandom(16 << 20)
@@ -223,16 +258,23 @@ func BenchmarkXZ(b *testing.B) {
 		{"1block", xzStream(b, data, 1<<30, xz.CRC64)},
 		{"16blocks", xzMulti(b, data, 1<<20)},
 	} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(data)))
-			b.ReportAllocs()
-			for b.Loop() {
-				zr := newXZReader(bufio.NewReaderSize(bytes.NewReader(bc.stream), streamBufSize))
-				if _, err := io.Copy(io.Discard, zr); err != nil {
-					b.Fatal(err)
+		for _, dec := range []string{"host", "go"} {
+			b.Run(bc.name+"/"+dec, func(b *testing.B) {
+				if dec == "go" {
+					host := hostXZ
+					defer func() { hostXZ = host }()
+					hostXZ = func() string { return "" }
 				}
-				zr.Close()
-			}
-		})
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					zr := newXZReader(bufio.NewReaderSize(bytes.NewReader(bc.stream), streamBufSize))
+					if _, err := io.Copy(io.Discard, zr); err != nil {
+						b.Fatal(err)
+					}
+					zr.Close()
+				}
+			})
+		}
 	}
 }
