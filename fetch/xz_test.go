@@ -11,9 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"pkg/internal/testfs"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ulikunitz/xz"
 )
@@ -106,6 +108,45 @@ func TestXZHostBlocks(t *testing.T) {
 	log, _ := os.ReadFile(runs)
 	if n := bytes.Count(log, []byte("run\n")); n != len(blocks) {
 		t.Errorf("xz ran %d times for %d blocks, want once a block", n, len(blocks))
+	}
+}
+
+// TestXZHostOffHeap decodes blocks that give their sizes with the host's xz into files in
+// memory, not the Go heap, and closes every such file once the reader is closed.
+func TestXZHostOffHeap(t *testing.T) {
+	needXZ(t)
+	if !memFiles() {
+		t.Skip("no memfd_create here")
+	}
+	data := bytes.Repeat([]byte("pkg fetch decodes xz blocks\n"), (16<<20)/28)
+	s := xzMulti(t, data, 1<<20)
+	fds := func() int { es, _ := os.ReadDir("/proc/self/fd"); return len(es) }
+	before := fds()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	zr := newXZReader(bufio.NewReader(bytes.NewReader(s)))
+	n, err := io.Copy(io.Discard, zr)
+	runtime.ReadMemStats(&m1)
+	if err != nil || n != int64(len(data)) {
+		t.Fatalf("%d bytes, %v", n, err)
+	}
+	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > uint64(len(data))/4 {
+		t.Errorf("allocated %d bytes decoding %d: want the output out of the heap", alloc, len(data))
+	}
+	zr.Close()
+	zr = newXZReader(bufio.NewReader(bytes.NewReader(s)))
+	if _, err := io.ReadFull(zr, make([]byte, 3<<20)); err != nil {
+		t.Fatal(err)
+	}
+	zr.Close()
+	for range 100 { // the blocks queued when Close came are decoded, then closed
+		if fds() <= before {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := fds(); n > before {
+		t.Errorf("%d files open after Close, %d before", n, before)
 	}
 }
 

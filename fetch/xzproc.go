@@ -35,10 +35,14 @@ type xzProc struct {
 	err    error
 }
 
+// xzArgs make xz decode its input to its output, single-threaded, within the memory that
+// a dictionary of maxWindow needs.
+var xzArgs = []string{"--decompress", "--stdout", "--quiet", "--threads=1",
+	"--memlimit-decompress=" + strconv.Itoa(maxWindow+maxWindow/4)}
+
 func startXZ(path string, in io.Reader) (*xzProc, error) {
 	p := &xzProc{in: &failReader{r: in}}
-	p.cmd = exec.Command(path, "--decompress", "--stdout", "--quiet", "--threads=1",
-		"--memlimit-decompress="+strconv.Itoa(maxWindow+maxWindow/4))
+	p.cmd = exec.Command(path, xzArgs...)
 	p.cmd.Stdin = p.in
 	p.cmd.Stderr = &p.stderr
 	var err error
