@@ -74,7 +74,8 @@ type xzReader struct {
 type xzJob struct {
 	in     []byte   // the block as a stream of its own
 	out    []byte   // its output, of the size its header gives; or
-	file   *os.File // its output, where the host's xz wrote it (decodeBlockHost)
+	xz     string   // the host's xz, to decode it into file, where out is nil
+	file   *os.File // its output, where xz wrote it (decodeBlockHost)
 	size   int64    // the size its header gives
 	weight int64
 	done   chan struct{} // closed when out is decoded or err set
@@ -260,7 +261,7 @@ func decodeBlocks(work <-chan *xzJob) {
 	var zr *xz.Reader
 	for j := range work {
 		if j.out == nil {
-			j.err = decodeBlockHost(hostXZ(), j)
+			j.err = decodeBlockHost(j)
 			close(j.done)
 			continue
 		}
@@ -292,18 +293,18 @@ func decodeBlock(zr *xz.Reader, j *xzJob) error {
 	return nil
 }
 
-// decodeBlockHost decodes a buffered block with the host's xz at path into a file in
+// decodeBlockHost decodes a buffered block with the host's xz, j.xz, into a file in
 // memory, j.file, which xz writes itself: the output is not in the Go heap, whose soft
 // limit (internal/process) three blocks of 24 MiB would reach, making the collector run
 // every few MiB allocated (a fetch of linux-source-6.1.tar.xz: 35 s against 24-27 s with
 // GOMEMLIMIT=off, under load). xz checks the block's sizes and check against the one-block
 // index the splitter wrote after it; it needs about half the CPU of the Go decoder.
-func decodeBlockHost(path string, j *xzJob) error {
+func decodeBlockHost(j *xzJob) error {
 	f, err := memFile("xz-block")
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(path, xzArgs...)
+	cmd := exec.Command(j.xz, xzArgs...)
 	var stderr limitedBuffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(j.in), f, &stderr
 	err = cmd.Run()
@@ -497,7 +498,7 @@ func (s *xzSplitter) block(c byte) error {
 	s.records = append(s.records, r)
 	in = s.appendEnd(in, r)
 	j := &xzJob{in: in, size: size, weight: weight, done: make(chan struct{}), block: s.blocks, at: start}
-	if hostXZ() == "" || !memFiles() {
+	if j.xz = hostXZ(); j.xz == "" || !memFiles() {
 		j.out = s.x.get(size)
 	}
 	return s.send(j)
