@@ -8,7 +8,8 @@
 # Environment: SIZE=1073741824 (bytes of file data)  RUNS=7 (rounds)  WORK=/var/tmp/pkg-fetch-bench
 #              PKG_B=path of another pkg binary (an older build, say), timed in the same rounds
 #              ARCHIVES="zst gz" (which compressions to time)
-#              ARCHIVE=path of a real .tar.zst or .tar.gz, timed instead of the generated package
+#              ARCHIVE=path of a real .tar.zst, .tar.gz or .tar.xz, timed instead of the generated
+#              package (the pipe then decompresses with zstd -d, gzip -d or xz -d)
 #              (a generated tree's even sizes and fresh files miss what real ones cost)
 #              FS=xfs|btrfs (as root): the cache and the commands' output on a fresh loop
 #              filesystem of that kind, made and mounted under WORK; ext4 (the default): WORK's
@@ -45,7 +46,8 @@ if [ -n "${ARCHIVE:-}" ]; then
 	case $ARCHIVE in
 	*.tar.zst) ARCHIVES=zst ;;
 	*.tar.gz) ARCHIVES=gz ;;
-	*) echo "bench/fetch.sh: ARCHIVE must be a .tar.zst or a .tar.gz" >&2; exit 2 ;;
+	*.tar.xz) ARCHIVES=xz ;;
+	*) echo "bench/fetch.sh: ARCHIVE must be a .tar.zst, a .tar.gz or a .tar.xz" >&2; exit 2 ;;
 	esac
 	[ -s "$ARCHIVE" ] || { echo "bench/fetch.sh: $ARCHIVE: no such archive" >&2; exit 2; }
 	ARCHIVE=$(realpath "$ARCHIVE")
@@ -92,8 +94,11 @@ rm -f "$WORK/results/"*.json
 # over minutes that biases the comparison, so each round runs every command once, in turn,
 # and the table gives medians over rounds and the median of each round's ratio.
 for z in $ARCHIVES; do
-	unz="zstd -d -q"
-	[ "$z" = gz ] && unz="gzip -d"
+	case $z in
+	gz) unz="gzip -d" ;;
+	xz) unz="xz -d" ;;
+	*) unz="zstd -d -q" ;;
+	esac
 	archive=$(basename "$(ls "$repo"/tree-"$z"*.tar."$z" | head -1)") # as repo add named it
 	for round in $(seq 0 "$RUNS"); do # round 0 is the warm-up
 		other=()

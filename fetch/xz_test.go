@@ -11,9 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"pkg/internal/testfs"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ulikunitz/xz"
 )
@@ -58,21 +60,93 @@ func xzBlocks(t testing.TB, s []byte) (blocks []int, index int) {
 func TestXZBlocks(t *testing.T) {
 	needXZ(t)
 	data := somewhatRandom(3 << 20)
+	streams := map[string][]byte{}
 	for _, c := range []string{"none", "crc32", "crc64", "sha256"} {
-		s := xzMulti(t, data, 200<<10, "--check="+c)
-		if blocks, _ := xzBlocks(t, s); len(blocks) != 16 {
+		streams[c] = xzMulti(t, data, 200<<10, "--check="+c)
+		if blocks, _ := xzBlocks(t, streams[c]); len(blocks) != 16 {
 			t.Fatalf("check %s: %d blocks, want 16", c, len(blocks))
-		}
-		got, err := inflateAll(s)
-		if err != nil || !bytes.Equal(got, data) {
-			t.Errorf("check %s: %d bytes, %v", c, len(got), err)
 		}
 	}
 	big := bytes.Repeat([]byte("0123456789abcdef"), (xzMaxBlock+1<<20)/16)
 	s := xzMulti(t, big, xzMaxBlock+1<<20)
 	s = append(append(s, 0, 0, 0, 0), xzMulti(t, data, 1<<20)...)
-	if got, err := inflateAll(s); err != nil || !bytes.Equal(got, append(big, data...)) {
-		t.Errorf("a block over %d MiB, then a stream of small ones: %d bytes, %v", xzMaxBlock>>20, len(got), err)
+	eachXZDecoder(t, func(t *testing.T) {
+		for c, s := range streams {
+			got, err := inflateAll(s)
+			if err != nil || !bytes.Equal(got, data) {
+				t.Errorf("check %s: %d bytes, %v", c, len(got), err)
+			}
+		}
+		if got, err := inflateAll(s); err != nil || !bytes.Equal(got, append(big, data...)) {
+			t.Errorf("a block over %d MiB, then a stream of small ones: %d bytes, %v", xzMaxBlock>>20, len(got), err)
+		}
+	})
+}
+
+// TestXZHostBlocks decodes each block that gives its sizes with the host's xz, one
+// process a block, where there is one: it needs half the CPU of the Go decoder.
+func TestXZHostBlocks(t *testing.T) {
+	needXZ(t)
+	xzPath, err := exec.LookPath("xz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	runs, script := filepath.Join(dir, "runs"), filepath.Join(dir, "xz")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho run >> "+runs+"\nexec "+xzPath+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	host := hostXZ
+	defer func() { hostXZ = host }()
+	hostXZ = func() string { return script }
+	data := somewhatRandom(2 << 20)
+	s := xzMulti(t, data, 256<<10)
+	blocks, _ := xzBlocks(t, s)
+	if got, err := inflateAll(s); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("%d bytes, %v", len(got), err)
+	}
+	log, _ := os.ReadFile(runs)
+	if n := bytes.Count(log, []byte("run\n")); n != len(blocks) {
+		t.Errorf("xz ran %d times for %d blocks, want once a block", n, len(blocks))
+	}
+}
+
+// TestXZHostOffHeap decodes blocks that give their sizes with the host's xz into files in
+// memory, not the Go heap, and closes every such file once the reader is closed.
+func TestXZHostOffHeap(t *testing.T) {
+	needXZ(t)
+	if !memFiles() {
+		t.Skip("no memfd_create here")
+	}
+	data := bytes.Repeat([]byte("pkg fetch decodes xz blocks\n"), (16<<20)/28)
+	s := xzMulti(t, data, 1<<20)
+	fds := func() int { es, _ := os.ReadDir("/proc/self/fd"); return len(es) }
+	before := fds()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	zr := newXZReader(bufio.NewReader(bytes.NewReader(s)))
+	n, err := io.Copy(io.Discard, zr)
+	runtime.ReadMemStats(&m1)
+	if err != nil || n != int64(len(data)) {
+		t.Fatalf("%d bytes, %v", n, err)
+	}
+	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > uint64(len(data))/4 {
+		t.Errorf("allocated %d bytes decoding %d: want the output out of the heap", alloc, len(data))
+	}
+	zr.Close()
+	zr = newXZReader(bufio.NewReader(bytes.NewReader(s)))
+	if _, err := io.ReadFull(zr, make([]byte, 3<<20)); err != nil {
+		t.Fatal(err)
+	}
+	zr.Close()
+	for range 100 { // the blocks queued when Close came are decoded, then closed
+		if fds() <= before {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := fds(); n > before {
+		t.Errorf("%d files open after Close, %d before", n, before)
 	}
 }
 
@@ -104,16 +178,18 @@ func TestXZDamage(t *testing.T) {
 		}, "index record"},
 		{"index CRC32", func(b []byte) { b[len(b)-xzHeaderLen-1] ^= 1 }, "index or footer"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b := bytes.Clone(s)
-			tc.damage(b)
-			got, err := inflateAll(b)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %v, want one with %q", err, tc.want)
-			}
-			if !bytes.HasPrefix(data, got) {
-				t.Errorf("returned %d bytes that are not the start of the data", len(got))
-			}
+		eachXZDecoder(t, func(t *testing.T) {
+			t.Run(tc.name, func(t *testing.T) {
+				b := bytes.Clone(s)
+				tc.damage(b)
+				got, err := inflateAll(b)
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("error %v, want one with %q", err, tc.want)
+				}
+				if !bytes.HasPrefix(data, got) {
+					t.Errorf("returned %d bytes that are not the start of the data", len(got))
+				}
+			})
 		})
 	}
 }
@@ -212,7 +288,7 @@ func TestXZClose(t *testing.T) {
 }
 
 // BenchmarkXZ decodes 16 MiB to io.Discard from one block, and from 16 blocks of 1 MiB
-// that give their sizes, as xz -T writes them.
+// that give their sizes, as xz -T writes them, with the host's xz and with the Go decoder.
 func BenchmarkXZ(b *testing.B) {
 	needXZ(b)
 	data := somewhatRandom(16 << 20)
@@ -223,16 +299,23 @@ func BenchmarkXZ(b *testing.B) {
 		{"1block", xzStream(b, data, 1<<30, xz.CRC64)},
 		{"16blocks", xzMulti(b, data, 1<<20)},
 	} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(data)))
-			b.ReportAllocs()
-			for b.Loop() {
-				zr := newXZReader(bufio.NewReaderSize(bytes.NewReader(bc.stream), streamBufSize))
-				if _, err := io.Copy(io.Discard, zr); err != nil {
-					b.Fatal(err)
+		for _, dec := range []string{"host", "go"} {
+			b.Run(bc.name+"/"+dec, func(b *testing.B) {
+				if dec == "go" {
+					host := hostXZ
+					defer func() { hostXZ = host }()
+					hostXZ = func() string { return "" }
 				}
-				zr.Close()
-			}
-		})
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					zr := newXZReader(bufio.NewReaderSize(bytes.NewReader(bc.stream), streamBufSize))
+					if _, err := io.Copy(io.Discard, zr); err != nil {
+						b.Fatal(err)
+					}
+					zr.Close()
+				}
+			})
+		}
 	}
 }

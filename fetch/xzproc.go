@@ -9,12 +9,13 @@ import (
 	"sync"
 )
 
-// hostXZ is the xz(1) that decodes the blocks the splitter streams, "" where there is
-// none and the Go decoder does. A block without sizes in its header, as single-threaded
-// xz writes one for a whole stream, cannot be split; xz decodes it 1.6x as fast as the
-// Go decoder (golang-1.19-go's data.tar.xz re-compressed as one block: 5.7 s against
-// 9.1 s), and in a process of its own, so that decoding overlaps the conversion. The
-// splitter has refused the block's dictionary if it is over maxWindow before xz sees it.
+// hostXZ is the xz(1) that decodes the blocks, "" where there is none and the Go decoder
+// does. xz decodes 1.6x as fast as the Go decoder (golang-1.19-go's data.tar.xz
+// re-compressed as one block: 5.7 s against 9.1 s), in a process of its own, so that
+// decoding overlaps the conversion: one process streams a block without sizes in its
+// header (single-threaded xz writes one for a whole stream), which cannot be split; one
+// per block decodes each buffered block (xz.go). The splitter has refused the block's
+// dictionary if it is over maxWindow before xz sees it.
 var hostXZ = sync.OnceValue(func() string {
 	path, err := exec.LookPath("xz")
 	if err != nil {
@@ -34,10 +35,14 @@ type xzProc struct {
 	err    error
 }
 
+// xzArgs make xz decode its input to its output, single-threaded, within the memory that
+// a dictionary of maxWindow needs.
+var xzArgs = []string{"--decompress", "--stdout", "--quiet", "--threads=1",
+	"--memlimit-decompress=" + strconv.Itoa(maxWindow+maxWindow/4)}
+
 func startXZ(path string, in io.Reader) (*xzProc, error) {
 	p := &xzProc{in: &failReader{r: in}}
-	p.cmd = exec.Command(path, "--decompress", "--stdout", "--quiet", "--threads=1",
-		"--memlimit-decompress="+strconv.Itoa(maxWindow+maxWindow/4))
+	p.cmd = exec.Command(path, xzArgs...)
 	p.cmd.Stdin = p.in
 	p.cmd.Stderr = &p.stderr
 	var err error
