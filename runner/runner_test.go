@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -16,6 +14,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/testrepo"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -55,25 +54,7 @@ func TestPick(t *testing.T) {
 // repository in dir.
 func publish(t *testing.T, dir, name, version string) {
 	t.Helper()
-	var b bytes.Buffer
-	tw := tar.NewWriter(&b)
-	data := []byte("#!/bin/sh\necho " + name + " " + version + "\n")
-	for _, h := range []*tar.Header{
-		{Typeflag: tar.TypeDir, Name: "bin/", Mode: 0o755},
-		{Typeflag: tar.TypeReg, Name: "bin/" + name, Mode: 0o755, Size: int64(len(data))},
-	} {
-		h.ModTime = time.Unix(1700000000, 0)
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tw.Write(data)
-	tw.Close()
-	archive := filepath.Join(t.TempDir(), name+".tar")
-	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := repo.Add(dir, archive, repo.Package{Name: name, Version: version, Bin: []string{"bin/" + name}}); err != nil {
+	if _, err := testrepo.Publish(dir, t.TempDir(), name, version); err != nil {
 		t.Fatal(err)
 	}
 }

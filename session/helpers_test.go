@@ -1,12 +1,9 @@
 package session_test
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -16,35 +13,15 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/testrepo"
 	"pkg/repo"
 	"pkg/session"
 	"pkg/txn"
 )
 
-// publish adds to the repository directory dir a package name at version whose one file
-// is the command bin/name, writing its archive in tmp.
+// publish adds to the repository directory dir a package name at version (testrepo.Publish).
 func publish(dir, tmp, name, version string, depends ...string) error {
-	var b bytes.Buffer
-	tw := tar.NewWriter(&b)
-	data := []byte("#!/bin/sh\necho " + name + " " + version + "\n")
-	for _, h := range []*tar.Header{
-		{Typeflag: tar.TypeDir, Name: "bin/", Mode: 0o755},
-		{Typeflag: tar.TypeReg, Name: "bin/" + name, Mode: 0o755, Size: int64(len(data))},
-	} {
-		h.ModTime = time.Unix(1700000000, 0)
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-	}
-	tw.Write(data)
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	archive := filepath.Join(tmp, name+"-"+version+".tar")
-	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
-		return err
-	}
-	_, err := repo.Add(dir, archive, repo.Package{Name: name, Version: version, Depends: depends, Bin: []string{"bin/" + name}})
+	_, err := testrepo.Publish(dir, tmp, name, version, depends...)
 	return err
 }
 

@@ -1,16 +1,13 @@
 package txn_test
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/testrepo"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -25,31 +22,8 @@ func addPackage(t testing.TB, dir, name, version string, depends ...string) repo
 	return p
 }
 
-// publish adds a package to the repository in dir as addPackage does, writing its archive
-// in tmp first.
-func publish(dir, tmp, name, version string, depends ...string) (repo.Package, error) {
-	var b bytes.Buffer
-	tw := tar.NewWriter(&b)
-	data := []byte("#!/bin/sh\necho " + name + " " + version + "\n")
-	for _, h := range []*tar.Header{
-		{Typeflag: tar.TypeDir, Name: "bin/", Mode: 0o755},
-		{Typeflag: tar.TypeReg, Name: "bin/" + name, Mode: 0o755, Size: int64(len(data))},
-	} {
-		h.ModTime = time.Unix(1700000000, 0)
-		if err := tw.WriteHeader(h); err != nil {
-			return repo.Package{}, err
-		}
-	}
-	tw.Write(data)
-	if err := tw.Close(); err != nil {
-		return repo.Package{}, err
-	}
-	archive := filepath.Join(tmp, name+"-"+version+".tar")
-	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
-		return repo.Package{}, err
-	}
-	return repo.Add(dir, archive, repo.Package{Name: name, Version: version, Depends: depends, Bin: []string{"bin/" + name}})
-}
+// publish adds a package to the repository in dir (testrepo.Publish).
+var publish = testrepo.Publish
 
 // world is a repository, a cache and roots installing from them.
 type world struct {
