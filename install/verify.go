@@ -391,7 +391,9 @@ func closedDir(top int, dir string) (string, unix.Stat_t, error) {
 }
 
 // unchanged reports whether st, of a file that cannot be read, is as f records it and had no
-// change since p was installed: a write, a chmod or a new entry sets its ctime.
+// change since p was installed: a write, a chmod or a new entry sets its ctime. The kernel
+// stamps ctime from its coarse clock, so a change within a tick (at most 10 ms) of the
+// commit can pass as none.
 func unchanged(f *db.File, st *unix.Stat_t, p *db.Package) bool {
 	return st.Mode&unix.S_IFMT == recordedType(f.Type) && (f.Type == tar.TypeLink || st.Mode&0o7777 == uint32(f.Mode)) &&
 		st.Ctim.Nano() <= p.Installed.UnixNano()

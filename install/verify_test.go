@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"pkg/db"
 )
@@ -207,6 +208,9 @@ func TestVerifyClosed(t *testing.T) {
 		t.Errorf("Verify after the reinstall = %v, %v", problems, err)
 	}
 	dir := r.pkgDir("closed")
+	// ctime comes from the kernel's coarse clock, up to a tick (10 ms at HZ=100) behind the
+	// install's stamp: changes within that tick of the commit look installed (unchanged).
+	time.Sleep(20 * time.Millisecond)
 	must(t, os.Chmod(filepath.Join(dir, "none"), 0o600)) // the user reads it, and closes it again
 	must(t, os.Chmod(filepath.Join(dir, "none"), 0))
 	must(t, os.Chmod(filepath.Join(dir, "rw"), 0o700))
