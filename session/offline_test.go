@@ -69,7 +69,9 @@ func TestOffline(t *testing.T) {
 
 	o.Offline, bare.Offline = true, true
 	obs, err := installWith(t, o, "hello")
-	if err != nil || !slices.ContainsFunc(obs.lines, func(l string) bool { return strings.HasPrefix(l, "note: offline: using the index of "+srv.URL+"/ as last read ") }) {
+	if err != nil || !slices.ContainsFunc(obs.lines, func(l string) bool {
+		return strings.HasPrefix(l, "note: offline: using the index of "+srv.URL+"/ as last read ")
+	}) {
 		t.Errorf("offline install: %v, told %q; want a note of the index's age", err, obs.lines)
 	}
 	was := stateOf(t, o)
