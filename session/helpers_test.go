@@ -31,12 +31,18 @@ func publish(dir, tmp, name, version string, depends ...string) error {
 type recorder struct {
 	mu    sync.Mutex
 	lines []string
+	onAdd func(line string) // if not nil, called with each line as it is told
 }
 
 func (r *recorder) add(format string, args ...any) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lines = append(r.lines, fmt.Sprintf(format, args...))
+	line := fmt.Sprintf(format, args...)
+	r.lines = append(r.lines, line)
+	on := r.onAdd
+	r.mu.Unlock()
+	if on != nil {
+		on(line)
+	}
 }
 
 func (r *recorder) During(pkgs []repo.Package, fn func() error) error {
