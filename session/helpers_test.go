@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/testfs"
 	"pkg/internal/testrepo"
 	"pkg/repo"
 	"pkg/session"
@@ -29,12 +31,18 @@ func publish(dir, tmp, name, version string, depends ...string) error {
 type recorder struct {
 	mu    sync.Mutex
 	lines []string
+	onAdd func(line string) // if not nil, called with each line as it is told
 }
 
 func (r *recorder) add(format string, args ...any) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lines = append(r.lines, fmt.Sprintf(format, args...))
+	line := fmt.Sprintf(format, args...)
+	r.lines = append(r.lines, line)
+	on := r.onAdd
+	r.mu.Unlock()
+	if on != nil {
+		on(line)
+	}
 }
 
 func (r *recorder) During(pkgs []repo.Package, fn func() error) error {
@@ -73,18 +81,88 @@ func installed(t *testing.T, name string) (*session.Session, session.Options) {
 	}
 	o := session.Options{Root: filepath.Join(base, "root"), Cache: filepath.Join(base, "cache"), Repos: []config.Repo{{Name: "r", URLs: []string{dir}}}}
 	s, _ := newSession(t, o, "")
-	err := s.Change(context.Background(), (*db.DB).List,
-		func(root string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
-			return txn.InstallPlan(root, ix, recs, []repo.Requirement{{Name: name}}, cache)
-		}, nil,
-		func(r *install.Root, p *txn.Plan, f *txn.Fetcher) error {
-			r.Request([]repo.Requirement{{Name: name}})
-			_, err := p.Apply(context.Background(), r, f)
-			return err
-		})
-	if err != nil {
+	if err := installIn(s, name); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 	return s, o
+}
+
+// installWith installs reqs as pkg install does, in a new session of o, and returns what its
+// observer was told.
+func installWith(t *testing.T, o session.Options, reqs ...string) (*recorder, error) {
+	t.Helper()
+	s, obs := newSession(t, o, "")
+	defer s.Close()
+	return obs, installIn(s, reqs...)
+}
+
+func installIn(s *session.Session, reqs ...string) error {
+	var rs []repo.Requirement
+	for _, r := range reqs {
+		req, err := repo.ParseRequirement(r)
+		if err != nil {
+			return err
+		}
+		rs = append(rs, req)
+	}
+	return s.Change(context.Background(), (*db.DB).List,
+		func(root string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
+			return txn.InstallPlan(root, ix, recs, rs, cache)
+		}, nil,
+		func(r *install.Root, p *txn.Plan, f *txn.Fetcher) error {
+			r.Request(rs)
+			_, err := p.Apply(context.Background(), r, f)
+			return err
+		})
+}
+
+// state describes the root at dir, its database and the cache, for before-and-after
+// checks: the root's tree but for its database and lock, and what the database records
+// (intents, packages with their files, repositories accepted), "" where there is no root.
+type state struct {
+	root, cache map[string]string
+	db          string
+}
+
+func stateOf(t *testing.T, o session.Options) state {
+	t.Helper()
+	st := state{root: testfs.Tree(t, o.Root, ".pkg/db", ".pkg/lock"), cache: testfs.Tree(t, o.Cache)}
+	err := install.View(o.Root, install.Options{}, nil, func(d *db.DB) error {
+		ins, err := d.Intents()
+		if err != nil {
+			return err
+		}
+		st.db = fmt.Sprintf("intents %v;", ins)
+		ps, err := d.List()
+		for _, p := range ps {
+			files, err := d.Files(p.Name)
+			if err != nil {
+				return err
+			}
+			st.db += fmt.Sprintf(" %s %s %v %x;", p.Name, p.Version, p.Bin, files)
+		}
+		if err != nil {
+			return err
+		}
+		rs, err := d.Repos()
+		for _, r := range rs {
+			st.db += fmt.Sprintf(" repository %+v;", r)
+		}
+		return err
+	})
+	if err != nil && !errors.Is(err, install.ErrNoRoot) {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// same reports, as errors of t, how now differs from was.
+func (was state) same(t *testing.T, now state) {
+	t.Helper()
+	testfs.SameTree(t, "root", now.root, was.root)
+	testfs.SameTree(t, "cache", now.cache, was.cache)
+	if now.db != was.db {
+		t.Errorf("database changed:\n%s\nwas\n%s", now.db, was.db)
+	}
 }

@@ -37,6 +37,9 @@ func TestCheckCached(t *testing.T) {
 			"offline: not in the cache: hello 1.2 (the cache holds hello 1.1: ask for hello=1.1)"},
 		{"another version cached, from a lockfile", []repo.Package{v2}, true,
 			"offline: not in the cache: hello 1.2"},
+		{"another archive of the version, by the index", []repo.Package{republished}, false,
+			"offline: not in the cache: hello 1.1 (sha256 " + republished.SHA256[:16] + "… by the saved index; the cache holds hello 1.1 with sha256 " +
+				v1.SHA256[:16] + "…, another archive of it)"},
 		{"another archive of the version", []repo.Package{republished}, true,
 			"offline: not in the cache: hello 1.1 (sha256 " + republished.SHA256[:16] + "… by the lockfile; the cache holds hello 1.1 with sha256 " +
 				v1.SHA256[:16] + "…, another archive of it)"},

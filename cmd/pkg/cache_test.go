@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -70,53 +69,6 @@ func TestCacheMissing(t *testing.T) {
 		if _, err := os.Stat(e.cache); !os.IsNotExist(err) {
 			t.Fatalf("pkg %s made the cache: %v", strings.Join(args, " "), err)
 		}
-	}
-}
-
-// TestPruneSharedCache prunes a cache two roots install from: what the other root uses is
-// kept, until that root is gone.
-func TestPruneSharedCache(t *testing.T) {
-	base := t.TempDir()
-	a, b := newEnv(t, base, demoRepo), newEnv(t, base, demoRepo)
-	b.root = filepath.Join(base, "root-b")
-	a.ok("install", "hello")
-	b.ok("install", "fortunes")
-	if out, _ := a.ok("cache", "prune"); !strings.HasPrefix(out, "removed 0 cached packages") {
-		t.Errorf("prune while root-b uses fortunes: %q", out)
-	}
-	b.ok("--offline", "install", "--reinstall", "fortunes")
-	if err := os.RemoveAll(b.root); err != nil {
-		t.Fatal(err)
-	}
-	if out, stderr := a.ok("cache", "prune"); !strings.HasPrefix(out, "removed 1 cached package ") ||
-		!strings.Contains(stderr, "forgot root "+b.root+", which installed from this cache and is gone") {
-		t.Errorf("prune once root-b is gone: %q, %q", out, stderr)
-	}
-	if ents, err := os.ReadDir(filepath.Join(a.cache, "roots")); err != nil || len(ents) != 1 {
-		t.Errorf("roots recorded after root-b is gone: %v, %v", ents, err)
-	}
-}
-
-// TestCleanWaitsForUsers runs cache clean while another command uses the cache (an install
-// between its fetch and its commit, say): clean says it waits, and removes nothing until
-// that command is done, which here is when clean says it waits.
-func TestCleanWaitsForUsers(t *testing.T) {
-	e := newEnv(t, t.TempDir(), demoRepo)
-	e.ok("fetch", "libgreet")
-	other, err := fetch.OpenCache(e.cache) // as another process would hold it
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	stderr := &releaseOn{want: "waiting for the other pkg commands using the cache " + e.cache, release: func() {
-		if es, err := other.List(); err != nil || len(es) != 1 {
-			t.Errorf("entries while clean waits: %v, %v", es, err)
-		}
-		other.Close()
-	}}
-	code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "cache", "clean"}, &out, stderr)
-	if code != 0 || !strings.HasPrefix(out.String(), "removed 1 cached package") || !strings.Contains(stderr.String(), stderr.want) {
-		t.Errorf("cache clean while another command uses the cache: exit %d, %q, %q", code, out.String(), stderr.String())
 	}
 }
 
@@ -243,46 +195,25 @@ func (e *env) cachedNames() []string {
 	return names
 }
 
-// TestPruneLimits: --older-than removes what was unused for longer and keeps recent ones;
-// --max-size removes the least recently used and keeps what a root uses, past the limit;
-// the configuration's limits apply without flags, and a flag replaces them.
+// TestPruneLimits: cache prune says what it removed by which limit, and, past
+// --max-size, what is left over it. Session's TestPruneLimits has what each limit removes.
 func TestPruneLimits(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		config     string
 		args       []string
 		want, note string
-		left       []string
 	}{
-		{"older than", "", []string{"--older-than", "30d"},
-			"removed 1 cached package no installed package uses and unused for 30 days, ", "", []string{"hello", "libgreet"}},
-		{"recent kept", "", []string{"--older-than", "1000h"}, "removed 0 cached packages", "", []string{"fortunes", "hello", "libgreet"}},
-		{"max-size", "", []string{"--max-size", "1"}, "removed 2 cached packages no installed package uses, the least recently used first, ",
-			"pkg: note: the cache takes ", []string{"libgreet"}},
-		{"under max-size", "", []string{"--max-size", "1TiB"}, "removed 0 cached packages", "", []string{"fortunes", "hello", "libgreet"}},
-		{"configured", "[cache]\nolder-than = \"30d\"\n", nil, "removed 1 cached package no installed package uses and unused for 30 days, ", "", []string{"hello", "libgreet"}},
-		{"flag over configured", "[cache]\nolder-than = \"30d\"\n", []string{"--older-than", "5d"}, "removed 2 cached packages", "", []string{"libgreet"}},
-		{"flag 0 lifts the configured", "[cache]\nolder-than = \"60d\"\nmax-size = \"1TiB\"\n", []string{"--older-than", "0"},
-			"removed 2 cached packages no installed package uses, ", "", []string{"libgreet"}},
+		{[]string{"--older-than", "30d"}, "removed 1 cached package no installed package uses and unused for 30 days, ", ""},
+		{[]string{"--max-size", "1"}, "removed 2 cached packages no installed package uses, the least recently used first, ",
+			"pkg: note: the cache takes "},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := agedEnv(t)
-			if tc.config != "" {
-				if err := os.WriteFile(filepath.Join(e.root, ".pkg", "config.toml"), []byte(tc.config), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			out, stderr := e.ok(append([]string{"cache", "prune"}, tc.args...)...)
-			if !strings.HasPrefix(out, tc.want) || !strings.HasPrefix(stderr, tc.note) || tc.note == "" && stderr != "" {
-				t.Errorf("cache prune %v: %q, %q; want %q..., %q...", tc.args, out, stderr, tc.want, tc.note)
-			}
-			if tc.note != "" && !strings.HasSuffix(stderr, "over its limit of 1 B: the rest is what installed packages use\n") {
-				t.Errorf("cache prune %v: note %q", tc.args, stderr)
-			}
-			if got := e.cachedNames(); !slices.Equal(got, tc.left) {
-				t.Errorf("cache prune %v left %v, want %v", tc.args, got, tc.left)
-			}
-		})
+		e := agedEnv(t)
+		out, stderr := e.ok(append([]string{"cache", "prune"}, tc.args...)...)
+		if !strings.HasPrefix(out, tc.want) || !strings.HasPrefix(stderr, tc.note) || tc.note == "" && stderr != "" {
+			t.Errorf("cache prune %v: %q, %q; want %q..., %q...", tc.args, out, stderr, tc.want, tc.note)
+		}
+		if tc.note != "" && !strings.HasSuffix(stderr, "over its limit of 1 B: the rest is what installed packages use\n") {
+			t.Errorf("cache prune %v: note %q", tc.args, stderr)
+		}
 	}
 }
 
@@ -306,57 +237,6 @@ func TestPruneBadLimits(t *testing.T) {
 	}
 	if got := e.cachedNames(); len(got) != 3 {
 		t.Errorf("after bad limits, cached: %v", got)
-	}
-}
-
-// TestPruneWaitsForUsers runs cache prune --max-size while another command uses the cache:
-// prune says it waits, and the entries stay until that command is done.
-func TestPruneWaitsForUsers(t *testing.T) {
-	e := agedEnv(t)
-	other, err := fetch.OpenCache(e.cache) // as another process would hold it
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	stderr := &releaseOn{want: "waiting for the other pkg commands using the cache " + e.cache, release: func() {
-		if es, err := other.List(); err != nil || len(es) != 3 {
-			t.Errorf("entries while prune waits: %v, %v", es, err)
-		}
-		other.Close()
-	}}
-	code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "cache", "prune", "--max-size", "1"}, &out, stderr)
-	if code != 0 || !strings.HasPrefix(out.String(), "removed 2 cached packages") || !strings.Contains(stderr.String(), stderr.want) {
-		t.Errorf("cache prune while another command uses the cache: exit %d, %q, %q", code, out.String(), stderr.String())
-	}
-}
-
-// TestAutoPrune: with a configured limit, the first fetch that finds a prune due (a day
-// after the last) prunes the cache, in one line; the next finds nothing due and says nothing.
-func TestAutoPrune(t *testing.T) {
-	e := agedEnv(t)
-	if err := os.WriteFile(filepath.Join(e.root, ".pkg", "config.toml"), []byte("[cache]\nolder-than = \"30d\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	stamp := filepath.Join(e.cache, "last-prune")
-	if _, stderr := e.ok("fetch", "libgreet"); stderr != "" {
-		t.Errorf("first fetch with a limit: %q; want nothing said", stderr)
-	}
-	if _, err := os.Stat(stamp); err != nil {
-		t.Fatalf("the first command with a limit starts counting: %v", err)
-	}
-	was := time.Now().Add(-2 * 24 * time.Hour)
-	if err := os.Chtimes(stamp, was, was); err != nil {
-		t.Fatal(err)
-	}
-	_, stderr := e.ok("fetch", "libgreet")
-	if want := "pkg: note: pruned the cache to its configured limits: removed 1 cached package no installed package uses, "; !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
-		t.Errorf("fetch once a prune is due: %q; want one line %q...", stderr, want)
-	}
-	if got := e.cachedNames(); !slices.Equal(got, []string{"hello", "libgreet"}) {
-		t.Errorf("after the automatic prune: %v cached, want hello and libgreet", got)
-	}
-	if _, stderr := e.ok("fetch", "libgreet"); stderr != "" {
-		t.Errorf("fetch just after a prune: %q; want nothing said", stderr)
 	}
 }
 

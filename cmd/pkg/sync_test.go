@@ -303,26 +303,12 @@ func TestLockPreRelease(t *testing.T) {
 	}
 }
 
+// TestSyncOffline syncs one root from a repository over HTTP, stops the server, and syncs
+// a second root sharing the cache on XFS: it needs no network, and its files share their
+// blocks with the cache. Session's TestSyncOffline has the offline contract on any
+// filesystem, and the refusal of what the cache lacks.
 func TestSyncOffline(t *testing.T) {
-	for _, kind := range []string{"xfs", ""} {
-		name := kind
-		if name == "" {
-			name = "tmpdir"
-		}
-		t.Run(name, func(t *testing.T) {
-			base := t.TempDir()
-			if kind != "" {
-				base = testfs.Mount(t, kind)
-			}
-			testSyncOffline(t, base, kind != "")
-		})
-	}
-}
-
-// testSyncOffline syncs one root from a repository over HTTP, stops the server, and syncs
-// a second root sharing the cache: it needs no network, and with reflink its files share
-// their blocks with the cache.
-func testSyncOffline(t *testing.T, base string, reflink bool) {
+	base := testfs.Mount(t, "xfs")
 	srv := httptest.NewServer(http.FileServer(http.Dir(syncRepo(t))))
 	first := newEnv(t, base, srv.URL)
 	lock := filepath.Join(base, "pkg.lock")
@@ -337,22 +323,11 @@ func testSyncOffline(t *testing.T, base string, reflink bool) {
 		t.Errorf("offline sync: %q", out)
 	}
 	second.checkInstalled("offline sync", "app 1.0, lib 1.5, tool 1.10")
-	if reflink {
-		data := filepath.Join(second.root, "pkgs/lib/share/lib/data")
-		if shared, mapped, err := testfs.SharedBytes(data); err != nil || shared != 64<<10 {
-			t.Errorf("%s: %d of %d bytes shared (%v), want all 64 KiB", data, shared, mapped, err)
-		}
+	data := filepath.Join(second.root, "pkgs/lib/share/lib/data")
+	if shared, mapped, err := testfs.SharedBytes(data); err != nil || shared != 64<<10 {
+		t.Errorf("%s: %d of %d bytes shared (%v), want all 64 KiB", data, shared, mapped, err)
 	}
 	checkDigests(t, second.root, "lib")
-
-	// The server is gone: a package missing from the cache is named.
-	third := newEnv(t, filepath.Join(base, "third"), srv.URL)
-	third.cache = first.cache
-	third.ok("--offline", "lock", "-o", filepath.Join(base, "extra.lock"), "extra")
-	_, stderr, code := third.pkg("--offline", "sync", "-f", filepath.Join(base, "extra.lock"))
-	if code != 1 || !strings.Contains(stderr, "not in the cache: extra 1.0") {
-		t.Errorf("offline sync of an uncached package: exit %d, %q", code, stderr)
-	}
 }
 
 // TestSyncRelocates syncs from a lockfile made against one copy of the repository, with
