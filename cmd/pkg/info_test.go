@@ -2,7 +2,7 @@ package main
 
 import (
 	"path/filepath"
-	"regexp"
+	"strings"
 	"testing"
 
 	"pkg/repo"
@@ -12,12 +12,12 @@ import (
 func TestInfoOmitsEmpty(t *testing.T) {
 	tests := []struct {
 		p    repo.Package
-		want string // the lines after version, to files
+		want []string // the lines between version and files, spaces collapsed
 	}{
-		{repo.Package{Name: "bare", Version: "1"}, ""},
-		{repo.Package{Name: "lib", Version: "1", Bin: []string{"bin/lib"}}, "bin: +bin/lib\n"},
+		{repo.Package{Name: "bare", Version: "1"}, nil},
+		{repo.Package{Name: "lib", Version: "1", Bin: []string{"bin/lib"}}, []string{"bin: bin/lib"}},
 		{repo.Package{Name: "app", Version: "2", Summary: "an app", Depends: []string{"lib>=1", "bare"}},
-			"summary: +an app\ndepends: +lib>=1, bare\n"},
+			[]string{"summary: an app", "depends: lib>=1, bare"}},
 	}
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
@@ -25,9 +25,14 @@ func TestInfoOmitsEmpty(t *testing.T) {
 	for _, tt := range tests {
 		addHostile(t, base, tt.p, packageTar(t, tt.p.Name, tt.p.Version, 'i'))
 		e.ok("install", tt.p.Name)
-		want := regexp.MustCompile(`^name: +` + tt.p.Name + `\nversion: +` + tt.p.Version + `\n` + tt.want + `files: +3\n`)
-		if out, _ := e.ok("info", tt.p.Name); !want.MatchString(out) {
-			t.Errorf("info %s:\n%s\nwant it to match %s", tt.p.Name, out, want)
+		want := append(append([]string{"name: " + tt.p.Name, "version: " + tt.p.Version}, tt.want...), "files: 3")
+		out, _ := e.ok("info", tt.p.Name)
+		var got []string
+		for _, line := range strings.Split(out, "\n") {
+			got = append(got, strings.Join(strings.Fields(line), " "))
+		}
+		if len(got) < len(want) || strings.Join(got[:len(want)], "\n") != strings.Join(want, "\n") {
+			t.Errorf("info %s:\n%s\nwant it to begin with %q", tt.p.Name, out, want)
 		}
 	}
 }
