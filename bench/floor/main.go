@@ -7,6 +7,12 @@
 // -tails also writes the last partial block of files of a block or more (on XFS pkg writes
 // it; on btrfs pkg clones it, so leave -tails off there). Files under one block are always
 // written.
+//
+// Two modes model designs rather than floors: -clone also clones each file's whole blocks
+// from the tar (what pkg does, without pkg); -tailfiles DIR clones the body from the tar and
+// the partial last block from a file of its own in DIR whose end is the tail's end, as a
+// clone of a whole file can (files under one block stay written). -prepare DIR writes those
+// tail files, untimed, as a fetch would.
 package main
 
 import (
@@ -24,18 +30,69 @@ import (
 func main() {
 	empty := flag.Bool("empty", false, "create the files empty")
 	tails := flag.Bool("tails", false, "also write the partial last block of big files")
+	clone := flag.Bool("clone", false, "clone the whole blocks of files from the tar")
+	tailDir := flag.String("tailfiles", "", "clone the partial last blocks of big files from the files in `DIR`")
+	prepare := flag.String("prepare", "", "write the tail files into `DIR` and stop")
 	flag.Parse()
-	if flag.NArg() != 2 {
-		fmt.Fprintln(os.Stderr, "usage: floor [-empty] [-tails] ALIGNED_TAR DEST")
+	if flag.NArg() != 2 && !(*prepare != "" && flag.NArg() == 1) {
+		fmt.Fprintln(os.Stderr, "usage: floor [-empty] [-tails] [-clone] [-tailfiles DIR] ALIGNED_TAR DEST | floor -prepare DIR ALIGNED_TAR")
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), flag.Arg(1), *empty, *tails); err != nil {
+	var err error
+	if *prepare != "" {
+		err = prepareTails(flag.Arg(0), *prepare)
+	} else {
+		err = run(flag.Arg(0), flag.Arg(1), mode{empty: *empty, tails: *tails, clone: *clone || *tailDir != "", tailDir: *tailDir})
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "floor: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(tarPath, dest string, empty, tails bool) error {
+type mode struct {
+	empty, tails, clone bool
+	tailDir             string
+	src, tailFD         int // the tar's descriptor, the tail directory's
+}
+
+// prepareTails writes, for each member of a block or more with a partial last block, that
+// block's bytes to DIR/N, N the member's place in the tar, and syncs them.
+func prepareTails(tarPath, dir string) error {
+	f, err := os.Open(tarPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	members, err := tarutil.Scan(f)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i, m := range members {
+		body := m.Size &^ (tarutil.Alignment - 1)
+		if m.Type != tar.TypeReg || m.Size < tarutil.Alignment || body == m.Size {
+			continue
+		}
+		b := make([]byte, m.Size-body)
+		if _, err := f.ReadAt(b, m.Offset+body); err != nil {
+			return err
+		}
+		if err := os.WriteFile(fmt.Sprintf("%s/%d", dir, i), b, 0o644); err != nil {
+			return err
+		}
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return unix.Syncfs(int(d.Fd()))
+}
+
+func run(tarPath, dest string, md mode) error {
 	f, err := os.Open(tarPath)
 	if err != nil {
 		return err
@@ -56,15 +113,21 @@ func run(tarPath, dest string, empty, tails bool) error {
 	if err != nil {
 		return err
 	}
+	md.src = int(f.Fd())
+	if md.tailDir != "" {
+		if md.tailFD, err = unix.Open(md.tailDir, unix.O_PATH|unix.O_DIRECTORY, 0); err != nil {
+			return err
+		}
+	}
 	dirs := map[string]int{".": root}
-	for _, m := range members {
+	for i, m := range members {
 		switch m.Type {
 		case tar.TypeDir:
 			if err := unix.Mkdirat(root, m.Name, 0o755); err != nil {
 				return err
 			}
 		case tar.TypeReg:
-			if err := file(root, dirs, m, data, empty, tails); err != nil {
+			if err := file(root, dirs, i, m, data, md); err != nil {
 				return fmt.Errorf("%s: %w", m.Name, err)
 			}
 		}
@@ -72,7 +135,7 @@ func run(tarPath, dest string, empty, tails bool) error {
 	return unix.Syncfs(root)
 }
 
-func file(root int, dirs map[string]int, m tarutil.Member, data []byte, empty, tails bool) error {
+func file(root int, dirs map[string]int, i int, m tarutil.Member, data []byte, md mode) error {
 	dir := path.Dir(m.Name)
 	dfd, ok := dirs[dir]
 	if !ok {
@@ -88,15 +151,41 @@ func file(root int, dirs map[string]int, m tarutil.Member, data []byte, empty, t
 	}
 	defer unix.Close(fd)
 	var from int64 = m.Size // write nothing
+	body := m.Size &^ (tarutil.Alignment - 1)
 	switch {
-	case empty:
+	case md.empty:
 	case m.Size < tarutil.Alignment:
 		from = 0
-	case tails:
-		from = m.Size &^ (tarutil.Alignment - 1)
+	case md.tailDir != "":
+		if err := cloneRange(fd, md.src, m.Offset, 0, body); err != nil {
+			return err
+		}
+		if body < m.Size {
+			tfd, err := unix.Openat(md.tailFD, fmt.Sprint(i), unix.O_RDONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer unix.Close(tfd)
+			return cloneRange(fd, tfd, 0, body, m.Size-body)
+		}
+		return nil
+	case md.clone:
+		if err := cloneRange(fd, md.src, m.Offset, 0, body); err != nil {
+			return err
+		}
+		from = body
+	case md.tails:
+		from = body
 	}
 	if from < m.Size {
 		_, err = unix.Pwrite(fd, data[m.Offset+from:m.Offset+m.Size], from)
 	}
 	return err
+}
+
+func cloneRange(dst, src int, srcOff, dstOff, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	return unix.IoctlFileCloneRange(dst, &unix.FileCloneRange{Src_fd: int64(src), Src_offset: uint64(srcOff), Src_length: uint64(n), Dest_offset: uint64(dstOff)})
 }
