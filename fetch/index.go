@@ -62,7 +62,7 @@ func (c *Cache) Index(ctx context.Context, s *Source) (*repo.Index, error) {
 }
 
 // VerifiedIndex returns the repository's index once the source's trust policy believes
-// it, and how it passed. known are indexes of the repository accepted before, which it
+// it and its Admit, if any, admits it, and how it passed. known are indexes of the repository accepted before, which it
 // may not roll back; the copy kept in the cache counts as one while its signature still
 // verifies. Online, it reads the index (asking only for a copy newer than the one kept)
 // and its signature, and keeps both once they pass, replacing a kept copy that is damaged;
@@ -246,9 +246,12 @@ func (s *Source) offlineIndex(saved *savedIndex, err error, path string, known [
 	return ix, res, nil
 }
 
-// believe verifies an index under p, then parses it.
+// believe verifies an index under p, asks the source's Admit, then parses it.
 func (s *Source) believe(si *savedIndex, where string, p trust.Policy, known []trust.Record) (*repo.Index, trust.Result, error) {
 	res, err := p.Verify(s.URL(), si.data, si.Signature, known...)
+	if err == nil && s.admit != nil {
+		err = s.admit(res)
+	}
 	if err != nil {
 		return nil, res, err
 	}

@@ -320,11 +320,9 @@ func TestRollbackFromMirror(t *testing.T) {
 	if want := "index version 1 is older than version 2, accepted before from " + r.URL + "/"; !errors.Is(err, trust.ErrRollback) || !strings.Contains(err.Error(), want) {
 		t.Errorf("install from a mirror serving version 1: %v; want trust.ErrRollback, %q", err, want)
 	}
-	// The root refuses it, under its lock, after the cache kept the mirror's index as
-	// that location's: the root and its database are as they were.
-	now := stateOf(t, o)
-	now.cache = was.cache
-	was.same(t, now)
+	// The root refuses it before the cache keeps the mirror's index as that location's:
+	// the root, the cache and the database are as they were.
+	was.same(t, stateOf(t, o))
 
 	s, _ := newSession(t, atMirror, "")
 	if f, err := s.Forget(t.Context(), ""); err != nil || !f.InRoot || len(f.Gone) != 0 || f.URL != "file://"+mirror+"/" {
