@@ -64,7 +64,8 @@ func TestSignedRefusals(t *testing.T) {
 		serve    func() // then the repository changes so
 		unkeyed  bool   // the refused install is given no key
 		require  bool   // and requires signatures
-		want     error  // what errors.Is finds; nil: see text
+		want     error  // what errors.Is finds; nil: see tooLarge and text
+		tooLarge bool   // the error is a *fetch.TooLargeError of index.json
 		text     string // in the error
 		pinRefus bool   // a refusal session.PinRefused names (the commands advise on the pin)
 	}{{
@@ -110,10 +111,9 @@ func TestSignedRefusals(t *testing.T) {
 		serve: func() { r.Sign(time.Hour, "other") },
 		want:  trust.ErrWrongName, text: `index is for repository "other", but this location served repository "demo" before`,
 	}, {
-		// No sentinel marks an index over the limit: fetch says so in words.
-		name:  "oversized index",
-		serve: func() { r.Huge.Store(true) },
-		text:  "index.json is over the 67108864-byte limit",
+		name:     "oversized index",
+		serve:    func() { r.Huge.Store(true) },
+		tooLarge: true, text: "index.json is over the 67108864-byte limit",
 	}, {
 		name:  "signature removed",
 		serve: unsign,
@@ -164,11 +164,14 @@ func TestSignedRefusals(t *testing.T) {
 			_, err := installWith(t, refused, "hello")
 			t.Logf("refused: %v", err)
 			var pe *txn.PinnedError
+			var tl *fetch.TooLargeError
 			switch {
 			case err == nil:
 				t.Fatal("installed")
 			case tt.want != nil && !errors.Is(err, tt.want):
 				t.Errorf("error is not %v", tt.want)
+			case tt.tooLarge && (!errors.As(err, &tl) || tl.Name != "index.json" || tl.Limit != repo.MaxIndexSize):
+				t.Errorf("error is not a *fetch.TooLargeError of index.json and its limit: %#v", tl)
 			case tt.want != nil && (!errors.As(err, &pe) || pe.Root != o.Root || pe.Pin.Name != "demo" || pe.Pin.Version != 1 && tt.setup == nil):
 				t.Errorf("error is not a *txn.PinnedError of the root's pin: %+v", pe)
 			case session.PinRefused(err) != tt.pinRefus:
