@@ -160,6 +160,18 @@ func (c *Cache) Close() error {
 	return err
 }
 
+// Share returns another Cache of c's directory for this process, holding c's lock with it:
+// the cache is in use until both are closed, and either may become its only user
+// (Exclusive) while the other is open, as two Caches opened apart cannot. The share of a
+// dry run's temporary cache must not outlive it.
+func (c *Cache) Share() (*Cache, error) {
+	fd, err := unix.FcntlInt(c.use.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("fetch: share cache %s: %w", c.dir, err)
+	}
+	return &Cache{dir: c.dir, use: os.NewFile(uintptr(fd), c.use.Name()), only: c.only, NoSync: c.NoSync, ReadOnly: c.ReadOnly}, nil
+}
+
 // OpenCacheReadOnly opens the cache at dir, as OpenCache does, so that a dry run changes
 // nothing in it: it keeps no index it reads (ReadOnly), and a cache that does not exist
 // yet is read as an empty one in a temporary directory, which Close removes.

@@ -62,7 +62,7 @@ func (c *Cache) Index(ctx context.Context, s *Source) (*repo.Index, error) {
 }
 
 // VerifiedIndex returns the repository's index once the source's trust policy believes
-// it, and how it passed. known are indexes of the repository accepted before, which it
+// it and its Admit, if any, admits it, and how it passed. known are indexes of the repository accepted before, which it
 // may not roll back; the copy kept in the cache counts as one while its signature still
 // verifies. Online, it reads the index (asking only for a copy newer than the one kept)
 // and its signature, and keeps both once they pass, replacing a kept copy that is damaged;
@@ -246,9 +246,12 @@ func (s *Source) offlineIndex(saved *savedIndex, err error, path string, known [
 	return ix, res, nil
 }
 
-// believe verifies an index under p, then parses it.
+// believe verifies an index under p, asks the source's Admit, then parses it.
 func (s *Source) believe(si *savedIndex, where string, p trust.Policy, known []trust.Record) (*repo.Index, trust.Result, error) {
 	res, err := p.Verify(s.URL(), si.data, si.Signature, known...)
+	if err == nil && s.admit != nil {
+		err = s.admit(res)
+	}
 	if err != nil {
 		return nil, res, err
 	}
@@ -369,8 +372,8 @@ func (s *Source) readIndexFile(ctx context.Context, saved *savedIndex) (*savedIn
 			return nil, where, err
 		}
 		defer f.Close()
-		if fresh.data, err = readLimited(f, repo.MaxIndexSize, "index.json"); err != nil {
-			return nil, where, fmt.Errorf("read %s: %w", where, err)
+		if fresh.data, err = readLimited(f, repo.MaxIndexSize, where, "index.json"); err != nil {
+			return nil, where, err
 		}
 		return fresh, where, nil
 	}
@@ -422,10 +425,10 @@ func (s *Source) getIndex(ctx context.Context, u *url.URL, h http.Header, fresh 
 	}
 	fresh.ETag, fresh.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	if resp.ContentLength > repo.MaxIndexSize {
-		return false, fmt.Errorf("read %s: %w", u.Redacted(), tooLarge("index.json", repo.MaxIndexSize))
+		return false, &TooLargeError{URL: u.Redacted(), Name: "index.json", Limit: repo.MaxIndexSize}
 	}
-	if fresh.data, err = readLimited(resp.Body, repo.MaxIndexSize, "index.json"); err != nil {
-		return false, fmt.Errorf("read %s: %w", u.Redacted(), err)
+	if fresh.data, err = readLimited(resp.Body, repo.MaxIndexSize, u.Redacted(), "index.json"); err != nil {
+		return false, err
 	}
 	ct := resp.Header.Get("Content-Type")
 	if strings.HasPrefix(ct, "text/html") && bytes.HasPrefix(bytes.TrimSpace(fresh.data), []byte("<")) {
@@ -447,9 +450,9 @@ func (s *Source) readSignature(ctx context.Context) ([]byte, error) {
 			return nil, err
 		}
 		defer f.Close()
-		sig, err := readLimited(f, trust.MaxSignatureSize, repo.SignatureName)
+		sig, err := readLimited(f, trust.MaxSignatureSize, path, repo.SignatureName)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
+			return nil, err
 		}
 		return sig, nil
 	}
@@ -478,22 +481,34 @@ func (s *Source) getSignature(ctx context.Context, u *url.URL) ([]byte, error) {
 	default:
 		return nil, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
 	}
-	sig, err := readLimited(resp.Body, trust.MaxSignatureSize, repo.SignatureName)
+	sig, err := readLimited(resp.Body, trust.MaxSignatureSize, u.Redacted(), repo.SignatureName)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", u.Redacted(), err)
+		return nil, err
 	}
 	return sig, nil
 }
 
-// readLimited reads what, refusing more than limit bytes.
-func readLimited(r io.Reader, limit int64, what string) ([]byte, error) {
+// readLimited reads what from r, read at where, refusing more than limit bytes with a
+// *TooLargeError.
+func readLimited(r io.Reader, limit int64, where, what string) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err == nil && int64(len(data)) > limit {
-		err = tooLarge(what, limit)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", where, err)
+	case int64(len(data)) > limit:
+		return nil, &TooLargeError{URL: where, Name: what, Limit: limit}
 	}
-	return data, err
+	return data, nil
 }
 
-func tooLarge(what string, limit int64) error {
-	return fmt.Errorf("%s is over the %d-byte limit (no repository needs one this big: refusing it)", what, limit)
+// TooLargeError refuses a file over its size limit: a repository's index.json or
+// index.json.sig, as read at URL.
+type TooLargeError struct {
+	URL   string // where it was read: a URL, or a local repository's file
+	Name  string // the file's name
+	Limit int64  // bytes
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("read %s: %s is over the %d-byte limit (no repository needs one this big: refusing it)", e.URL, e.Name, e.Limit)
 }

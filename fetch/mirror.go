@@ -258,7 +258,7 @@ func (c *Cache) readDown(url string) (downRecord, error) {
 		return r, err
 	}
 	defer f.Close()
-	b, err := readLimited(f, maxDownRecord, "mirror record")
+	b, err := readLimited(f, maxDownRecord, f.Name(), "mirror record")
 	if err == nil {
 		err = json.Unmarshal(b, &r)
 	}

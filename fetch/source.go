@@ -59,6 +59,11 @@ type Options struct {
 	// Failover, if not nil, is called when a request was served by the mirror to, after
 	// the mirrors before it failed: why wraps a *MirrorError for each, each said once.
 	Failover func(to string, why error)
+
+	// Admit, if not nil, has the last word on an index the trust policy believes, before
+	// it is used or kept in the cache: its error refuses the index. A root's records of
+	// the repository, which may forbid an index the cache would take, are its use.
+	Admit func(trust.Result) error
 }
 
 // Source is a repository: a local directory, a file:// URL or an http(s):// URL of the
@@ -69,6 +74,7 @@ type Source struct {
 	base    *url.URL // remote repository directory, with a trailing slash, or nil
 	offline bool
 	policy  trust.Policy
+	admit   func(trust.Result) error
 
 	client   *http.Client
 	tries    int           // attempts at a request
@@ -87,7 +93,7 @@ type Source struct {
 // NewSource parses a repository location, and its mirrors'. A location naming index.json
 // itself is accepted.
 func NewSource(location string, o Options) (*Source, error) {
-	s := &Source{loc: location, offline: o.Offline, policy: o.Trust, client: newClient(), tries: maxTries,
+	s := &Source{loc: location, offline: o.Offline, policy: o.Trust, admit: o.Admit, client: newClient(), tries: maxTries,
 		backoff: firstBackoff, answer: answerTimeout, idle: idleTimeout, minRate: minRate, window: rateWindow,
 		indexMax: indexTimeout, retrying: o.Retrying}
 	first, err := parseLocation(location)

@@ -298,8 +298,12 @@ func TestIndexTooLarge(t *testing.T) {
 		c := openCache(t)
 		s := quick(t, srv.URL)
 		_, err := c.Index(t.Context(), s)
-		if err == nil || !strings.Contains(err.Error(), "over the 67108864-byte limit") || !strings.Contains(err.Error(), srv.URL+"/index.json") {
-			t.Errorf("declared %v: %v, want the limit and the URL", declared, err)
+		var tl *TooLargeError
+		if !errors.As(err, &tl) || tl.URL != srv.URL+"/index.json" || tl.Name != "index.json" || tl.Limit != repo.MaxIndexSize {
+			t.Errorf("declared %v: %v (%#v), want a *TooLargeError of %s/index.json and its limit", declared, err, tl, srv.URL)
+		}
+		if err == nil || !strings.Contains(err.Error(), "read "+srv.URL+"/index.json: index.json is over the 67108864-byte limit") {
+			t.Errorf("declared %v: %v, want the URL and the limit", declared, err)
 		}
 		if savedBytes(c, s) != nil {
 			t.Errorf("declared %v: an index over the limit was saved", declared)

@@ -1,12 +1,15 @@
 package fetch
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"pkg/internal/testfs"
 	"pkg/repo"
@@ -216,6 +219,32 @@ func TestTryExclusive(t *testing.T) {
 	third.Close()
 	if only, err := c.TryExclusive(); !only || err != nil {
 		t.Errorf("TryExclusive as the only user: %v, %v", only, err)
+	}
+}
+
+// TestShare: a share of c holds c's lock with it, so that it becomes the only user while c
+// is open, and the cache stays held, to another process, until both are closed.
+func TestShare(t *testing.T) {
+	c := openCache(t)
+	share, err := c.Share()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if only, err := share.TryExclusive(); !only || err != nil {
+		t.Fatalf("TryExclusive of a share while c is open: %v, %v; want true", only, err)
+	}
+	probe, err := os.Open(c.dir) // as another process would lock it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	share.Close()
+	if err := unix.Flock(int(probe.Fd()), unix.LOCK_SH|unix.LOCK_NB); !errors.Is(err, unix.EWOULDBLOCK) {
+		t.Errorf("lock the cache once the share is closed: %v; want EWOULDBLOCK, c holding it", err)
+	}
+	c.Close()
+	if err := unix.Flock(int(probe.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		t.Errorf("lock the cache once both are closed: %v", err)
 	}
 }
 

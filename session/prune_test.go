@@ -199,3 +199,37 @@ func TestAutoPruneOnce(t *testing.T) {
 	}
 	step("just after a prune", nil)
 }
+
+// TestTrimOwnCache trims the cache the same session has open, for a fetch, for itself
+// and for a dry run: only other processes' use of the cache holds a trim up.
+func TestTrimOwnCache(t *testing.T) {
+	o := aged(t)
+	s, _ := newSession(t, o, "")
+	if err := s.Fetch(t.Context(), []repo.Requirement{{Name: "hello"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, dry := range []bool{false, true} {
+		if _, err := s.OpenCache(dry); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	var tr *session.Trimmed
+	go func() {
+		var err error
+		tr, err = s.Trim(t.Context(), true, fetch.Limits{MaxSize: 1})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil || len(tr.Removed) != 2 {
+			t.Errorf("Trim of the session's own cache: %+v, %v; want fortunes and hello removed", tr, err)
+		}
+	case <-time.After(10 * time.Second): // a deadlock guard, not a timing assertion
+		t.Fatal("Trim hung on the session's own use of the cache")
+	}
+	s.Close()
+	if got := cached(t, o); !slices.Equal(got, []string{"libgreet"}) {
+		t.Errorf("left %v, want libgreet", got)
+	}
+}

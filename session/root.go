@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"pkg/db"
 	"pkg/fetch"
@@ -12,17 +13,32 @@ import (
 )
 
 // OpenCache opens the cache for the rest of the session (Close closes it), or, for a dry
-// run (dry), so that nothing in it changes (fetch.OpenCacheReadOnly).
+// run (dry), so that nothing in it changes (fetch.OpenCacheReadOnly). The session's
+// caches share one lock (fetch.Cache.Share), so that its own use does not hold up its
+// Trim.
 func (s *Session) OpenCache(dry bool) (*fetch.Cache, error) {
+	if s.shared != nil {
+		cache, err := s.shared.Share()
+		if err == nil {
+			cache.ReadOnly = dry
+			s.caches = append(s.caches, cache)
+		}
+		return cache, err
+	}
+	_, missing := os.Stat(s.Cache)
 	open := fetch.OpenCache
 	if dry {
 		open = fetch.OpenCacheReadOnly
 	}
 	cache, err := open(s.Cache)
-	if err == nil {
-		s.caches = append(s.caches, cache)
+	if err != nil {
+		return nil, err
 	}
-	return cache, err
+	if !dry || missing == nil { // a dry run's of no cache is a temporary one, shared with none
+		s.shared = cache
+	}
+	s.caches = append(s.caches, cache)
+	return cache, nil
 }
 
 // OpenRoot opens the root, taking its lock (install.Open), and tells the observer what

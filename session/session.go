@@ -70,6 +70,7 @@ type Session struct {
 	cfg     *config.Config
 	byName  bool // Repos are a lockfile's (UseLock)
 	caches  []*fetch.Cache
+	shared  *fetch.Cache // the first of caches of the directory Cache, whose lock they share
 	notices *install.Notices
 }
 
@@ -89,7 +90,7 @@ func (s *Session) Close() {
 	for _, c := range s.caches {
 		c.Close()
 	}
-	s.caches = nil
+	s.caches, s.shared = nil, nil
 }
 
 // Config returns the configuration of the files for the root (config.Files), read once.

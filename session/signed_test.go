@@ -64,7 +64,8 @@ func TestSignedRefusals(t *testing.T) {
 		serve    func() // then the repository changes so
 		unkeyed  bool   // the refused install is given no key
 		require  bool   // and requires signatures
-		want     error  // what errors.Is finds; nil: see text
+		want     error  // what errors.Is finds; nil: see tooLarge and text
+		tooLarge bool   // the error is a *fetch.TooLargeError of index.json
 		text     string // in the error
 		pinRefus bool   // a refusal session.PinRefused names (the commands advise on the pin)
 	}{{
@@ -110,10 +111,9 @@ func TestSignedRefusals(t *testing.T) {
 		serve: func() { r.Sign(time.Hour, "other") },
 		want:  trust.ErrWrongName, text: `index is for repository "other", but this location served repository "demo" before`,
 	}, {
-		// No sentinel marks an index over the limit: fetch says so in words.
-		name:  "oversized index",
-		serve: func() { r.Huge.Store(true) },
-		text:  "index.json is over the 67108864-byte limit",
+		name:     "oversized index",
+		serve:    func() { r.Huge.Store(true) },
+		tooLarge: true, text: "index.json is over the 67108864-byte limit",
 	}, {
 		name:  "signature removed",
 		serve: unsign,
@@ -164,11 +164,14 @@ func TestSignedRefusals(t *testing.T) {
 			_, err := installWith(t, refused, "hello")
 			t.Logf("refused: %v", err)
 			var pe *txn.PinnedError
+			var tl *fetch.TooLargeError
 			switch {
 			case err == nil:
 				t.Fatal("installed")
 			case tt.want != nil && !errors.Is(err, tt.want):
 				t.Errorf("error is not %v", tt.want)
+			case tt.tooLarge && (!errors.As(err, &tl) || tl.Name != "index.json" || tl.Limit != repo.MaxIndexSize):
+				t.Errorf("error is not a *fetch.TooLargeError of index.json and its limit: %#v", tl)
 			case tt.want != nil && (!errors.As(err, &pe) || pe.Root != o.Root || pe.Pin.Name != "demo" || pe.Pin.Version != 1 && tt.setup == nil):
 				t.Errorf("error is not a *txn.PinnedError of the root's pin: %+v", pe)
 			case session.PinRefused(err) != tt.pinRefus:
@@ -320,11 +323,9 @@ func TestRollbackFromMirror(t *testing.T) {
 	if want := "index version 1 is older than version 2, accepted before from " + r.URL + "/"; !errors.Is(err, trust.ErrRollback) || !strings.Contains(err.Error(), want) {
 		t.Errorf("install from a mirror serving version 1: %v; want trust.ErrRollback, %q", err, want)
 	}
-	// The root refuses it, under its lock, after the cache kept the mirror's index as
-	// that location's: the root and its database are as they were.
-	now := stateOf(t, o)
-	now.cache = was.cache
-	was.same(t, now)
+	// The root refuses it before the cache keeps the mirror's index as that location's:
+	// the root, the cache and the database are as they were.
+	was.same(t, stateOf(t, o))
 
 	s, _ := newSession(t, atMirror, "")
 	if f, err := s.Forget(t.Context(), ""); err != nil || !f.InRoot || len(f.Gone) != 0 || f.URL != "file://"+mirror+"/" {

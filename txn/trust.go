@@ -37,20 +37,27 @@ var ErrNotVerified = errors.New("index not verified")
 // ReadIndex reads the index of the repository at location through cache, believed only as
 // the policy of o allows and, where the root at dir has a record of the repository (a
 // pin), only if a key trusted for it verifies it (the keys the record pinned it to are)
-// and it is not older than that record; an index refused for want of such a key comes
-// with a *PinnedError. It reads the root's record without its lock, so that a slow
-// repository does not hold the root: a change takes the lock after, and Accept checks the
-// index against the record again then. Without a root, the cache's last verified copy of
-// the index bounds the next one likewise (fetch.PinnedError).
+// and it is not older than that record, nor than the root's records of the repository
+// at other locations (Accept); an index refused for want of such a key comes with a
+// *PinnedError. The cache keeps no index the root refuses. It reads the root's records
+// without its lock, so that a slow repository does not hold the root: a change takes the
+// lock after, and Accept checks the index against the records again then. Without a
+// root, the cache's last verified copy of the index bounds the next one likewise
+// (fetch.PinnedError).
 func ReadIndex(ctx context.Context, cache *fetch.Cache, dir string, ro install.Options, location string, o fetch.Options) (*Index, error) {
+	recs, err := records(dir, ro)
+	if err != nil {
+		return nil, err
+	}
+	o.Admit = func(res trust.Result) error {
+		_, err := admits(recs, res)
+		return err
+	}
 	src, err := fetch.NewSource(location, o)
 	if err != nil {
 		return nil, err
 	}
-	pin, err := Pin(dir, ro, src.URL())
-	if err != nil {
-		return nil, err
-	}
+	pin := recordAt(recs, src.URL())
 	var known []trust.Record
 	if pin != nil {
 		known = []trust.Record{record(*pin)}
@@ -90,6 +97,30 @@ func Pin(dir string, o install.Options, url string) (*db.Repo, error) {
 		return nil, nil
 	}
 	return pin, err
+}
+
+// records returns the root's records of repositories, none where there is no root,
+// reading the root without its lock.
+func records(dir string, o install.Options) ([]db.Repo, error) {
+	var all []db.Repo
+	err := install.View(dir, o, nil, func(d *db.DB) (err error) {
+		all, err = d.Repos()
+		return err
+	})
+	if errors.Is(err, install.ErrNoRoot) {
+		return nil, nil
+	}
+	return all, err
+}
+
+// recordAt returns the record of the repository at location among recs, or nil.
+func recordAt(recs []db.Repo, location string) *db.Repo {
+	for i := range recs {
+		if recs[i].Location == location {
+			return &recs[i]
+		}
+	}
+	return nil
 }
 
 // PinPolicy returns p trusting also, for pin's repository only, the keys the root pinned it
@@ -164,45 +195,53 @@ func (ix *Index) staleOne(root *install.Root) (bool, error) {
 // reads no index) records nothing.
 func Accept(root *install.Root, res trust.Result) error {
 	d := root.DB()
-	prev, ok, err := d.Repo(res.Location)
+	all, err := d.Repos()
 	if err != nil {
 		return err
 	}
+	keys, err := admits(all, res)
+	if err != nil || keys == nil {
+		return err
+	}
+	return d.PutRepo(db.Repo{Location: res.Location, Name: res.Name, Version: res.Version,
+		SHA256: res.SHA256, KeyID: res.KeyID, Keys: keys, Accepted: time.Now().UTC()})
+}
+
+// admits refuses, as Accept does, the index res describes where the root's records recs
+// forbid it; else it returns the keys to record it with, or nil when there is nothing to
+// record.
+func admits(recs []db.Repo, res trust.Result) ([]string, error) {
+	prev := recordAt(recs, res.Location)
 	if !res.Verified() {
-		if ok {
-			return fmt.Errorf("repository %s: %w: this root installed from its signed index (version %d) before",
+		if prev != nil {
+			return nil, fmt.Errorf("repository %s: %w: this root installed from its signed index (version %d) before",
 				res.Location, ErrNotVerified, prev.Version)
 		}
-		return nil
+		return nil, nil
 	}
 	keys := make([]string, len(res.Keys))
 	for i, k := range res.Keys {
 		k.Repo = "" // the record binds it to its repository
 		keys[i] = k.String()
 	}
-	if ok {
-		if record(prev) == res.Record && prev.KeyID == res.KeyID && slices.Equal(prev.Keys, keys) {
-			return nil
+	if prev != nil {
+		if record(*prev) == res.Record && prev.KeyID == res.KeyID && slices.Equal(prev.Keys, keys) {
+			return nil, nil
 		}
-		if err := res.Record.Follows(record(prev)); err != nil {
-			return err
+		if err := res.Record.Follows(record(*prev)); err != nil {
+			return nil, err
 		}
 	}
 	// The same repository, signed by a key trusted for it, from another location (a mirror,
 	// or another spelling of the host) may not roll back what was accepted there either.
-	all, err := d.Repos()
-	if err != nil {
-		return err
-	}
-	for _, r := range all {
+	for _, r := range recs {
 		if r.Location != res.Location && sameRepo(r, res.Name, res.Trusted...) {
 			if err := res.Record.NotOlder(record(r)); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	return d.PutRepo(db.Repo{Location: res.Location, Name: res.Name, Version: res.Version,
-		SHA256: res.SHA256, KeyID: res.KeyID, Keys: keys, Accepted: time.Now().UTC()})
+	return keys, nil
 }
 
 func record(r db.Repo) trust.Record {
