@@ -10,6 +10,7 @@ import (
 
 	"pkg/config"
 	"pkg/fetch"
+	"pkg/internal/testrepo"
 	"pkg/repo"
 	"pkg/session"
 )
@@ -34,21 +35,7 @@ func aged(t *testing.T) session.Options {
 		t.Fatal(err)
 	}
 	s.Close()
-	cache, err := fetch.OpenCache(o.Cache)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cache.Close()
-	es, err := cache.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range es {
-		was := time.Now().Add(-map[string]time.Duration{"fortunes": 40 * 24 * time.Hour, "hello": 10 * 24 * time.Hour}[e.Name])
-		if err := os.Chtimes(cache.Path(e.SHA256), was, was); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testrepo.Age(t, o.Cache, map[string]time.Duration{"fortunes": 40 * 24 * time.Hour, "hello": 10 * 24 * time.Hour})
 	return o
 }
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"pkg/fetch"
 	"pkg/internal/testfs"
+	"pkg/internal/testrepo"
 )
 
 func TestCacheCleanCount(t *testing.T) {
@@ -165,21 +165,7 @@ func agedEnv(t *testing.T) *env {
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.ok("install", "libgreet")
 	e.ok("fetch", "fortunes", "hello")
-	cache, err := fetch.OpenCache(e.cache)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cache.Close()
-	es, err := cache.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, en := range es {
-		ago := map[string]time.Duration{"fortunes": 40 * 24 * time.Hour, "hello": 10 * 24 * time.Hour}[en.Name]
-		if err := os.Chtimes(cache.Path(en.SHA256), time.Now().Add(-ago), time.Now().Add(-ago)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testrepo.Age(t, e.cache, map[string]time.Duration{"fortunes": 40 * 24 * time.Hour, "hello": 10 * 24 * time.Hour})
 	return e
 }
 
