@@ -29,14 +29,7 @@ mkdir -p "$WORK/bin" "$WORK/tars" "$WORK/results"
 (cd "$top" && go build -o "$WORK/bin/pkg" ./cmd/pkg && go build -o "$WORK/bin/floor" ./bench/floor &&
 	go build -o "$WORK/bin/gentree" ./bench/gentree)
 pkg=$WORK/bin/pkg floor=$WORK/bin/floor
-names=
-for spec in $SHAPES; do
-	case $spec in
-	*=*) ln -sf "$(realpath "${spec#*=}")" "$WORK/tars/${spec%%=*}.${spec##*.}" ;;
-	*) [ -s "$WORK/tars/$spec.tar" ] || "$WORK/bin/gentree" -shape "$spec" > "$WORK/tars/$spec.tar" ;;
-	esac
-	names="$names ${spec%%=*}"
-done
+names=$(benchtars "$WORK" "$WORK/bin/gentree" $SHAPES)
 # archive NAME: the archive of that shape.
 archive() { ls "$WORK/tars/$1".* | head -1; }
 

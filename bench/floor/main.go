@@ -97,6 +97,7 @@ func run(tarPath, dest string, md mode) error {
 	if err != nil {
 		return err
 	}
+	defer f.Close() // and keeps f, whose descriptor the clones use, from being finalized
 	members, err := tarutil.Scan(f)
 	if err != nil {
 		return err
