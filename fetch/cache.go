@@ -162,15 +162,22 @@ func (c *Cache) Close() error {
 
 // Share returns another Cache of c's directory for this process, holding c's lock with it:
 // the cache is in use until both are closed, and either may become its only user
-// (Exclusive) while the other is open, as two Caches opened apart cannot. The share of a
-// dry run's temporary cache must not outlive it.
+// (Exclusive) while the other is open, as two Caches opened apart cannot. A temporary
+// cache (Temporary), which its Close removes, is not shared.
 func (c *Cache) Share() (*Cache, error) {
+	if c.temporary != "" {
+		return nil, fmt.Errorf("fetch: share cache %s: a dry run's temporary cache is not shared", c.dir)
+	}
 	fd, err := unix.FcntlInt(c.use.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("fetch: share cache %s: %w", c.dir, err)
 	}
 	return &Cache{dir: c.dir, use: os.NewFile(uintptr(fd), c.use.Name()), only: c.only, NoSync: c.NoSync, ReadOnly: c.ReadOnly}, nil
 }
+
+// Temporary reports whether c stands, for a dry run, for a cache that does not exist yet
+// (OpenCacheReadOnly).
+func (c *Cache) Temporary() bool { return c.temporary != "" }
 
 // OpenCacheReadOnly opens the cache at dir, as OpenCache does, so that a dry run changes
 // nothing in it: it keeps no index it reads (ReadOnly), and a cache that does not exist
@@ -196,7 +203,7 @@ func OpenCacheReadOnly(dir string) (*Cache, error) {
 
 // Exclusive makes c the only user of the cache, for Remove: it waits, until ctx is done,
 // for the other processes using the cache to end, calling waiting once if it must, with
-// their pids where /proc/locks tells them.
+// their pids where /proc/locks tells them. While it waits, c and its shares hold no lock.
 func (c *Cache) Exclusive(ctx context.Context, waiting func(pids []int)) error {
 	for first := true; ; first = false {
 		err := flock(c.use, unix.LOCK_EX|unix.LOCK_NB)
@@ -211,6 +218,12 @@ func (c *Cache) Exclusive(ctx context.Context, waiting func(pids []int)) error {
 			waiting(lockers(c.use))
 		}
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			// flock(2) dropped the shared lock to try, for c and its shares: given up,
+			// they hold it again. (Taken between tries, two processes waiting so would
+			// each keep the other from ever getting the cache.)
+			if lerr := flock(c.use, unix.LOCK_SH); lerr != nil {
+				return fmt.Errorf("fetch: lock cache %s: %w", c.dir, lerr)
+			}
 			return err
 		}
 	}

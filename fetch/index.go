@@ -62,9 +62,9 @@ func (c *Cache) Index(ctx context.Context, s *Source) (*repo.Index, error) {
 }
 
 // VerifiedIndex returns the repository's index once the source's trust policy believes
-// it and its Admit, if any, admits it, and how it passed. known are indexes of the repository accepted before, which it
-// may not roll back; the copy kept in the cache counts as one while its signature still
-// verifies. Online, it reads the index (asking only for a copy newer than the one kept)
+// it and its Admit, if any, admits it, and how it passed. known are indexes of the
+// repository accepted before, which it may not roll back; the copy kept in the cache
+// counts as one while its signature still verifies. Online, it reads the index (asking only for a copy newer than the one kept)
 // and its signature, and keeps both once they pass, replacing a kept copy that is damaged;
 // offline, it verifies the copy kept, which may have expired since. A refused index
 // changes nothing in the cache, and so does one no trusted key verifies, with a
@@ -502,7 +502,8 @@ func readLimited(r io.Reader, limit int64, where, what string) ([]byte, error) {
 }
 
 // TooLargeError refuses a file over its size limit: a repository's index.json or
-// index.json.sig, as read at URL.
+// index.json.sig as read at URL (a URL, or a local repository's path), or a file of the
+// cache's own.
 type TooLargeError struct {
 	URL   string // where it was read: a URL, or a local repository's file
 	Name  string // the file's name

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -245,6 +246,55 @@ func TestShare(t *testing.T) {
 	c.Close()
 	if err := unix.Flock(int(probe.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
 		t.Errorf("lock the cache once both are closed: %v", err)
+	}
+}
+
+// TestExclusiveGivenUp: an Exclusive that gives up waiting leaves c and its shares holding
+// the cache again, though flock(2) dropped their lock to try.
+func TestExclusiveGivenUp(t *testing.T) {
+	c := openCache(t)
+	defer c.Close()
+	share, err := c.Share()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer share.Close()
+	other, err := OpenCache(c.dir) // another user, which keeps c waiting
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if err := share.Exclusive(ctx, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Exclusive while another uses the cache: %v, want the deadline", err)
+	}
+	other.Close()
+	probe, err := os.Open(c.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	if err := unix.Flock(int(probe.Fd()), unix.LOCK_EX|unix.LOCK_NB); !errors.Is(err, unix.EWOULDBLOCK) {
+		t.Errorf("lock the cache exclusively after the Exclusive gave up: %v; want EWOULDBLOCK, c holding it", err)
+	}
+}
+
+// TestShareTemporary: a dry run's stand-in for a missing cache says so, and is not shared,
+// as its Close removes it.
+func TestShareTemporary(t *testing.T) {
+	c, err := OpenCacheReadOnly(filepath.Join(t.TempDir(), "none"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if !c.Temporary() {
+		t.Error("Temporary of the cache standing for a missing one: false")
+	}
+	if _, err := c.Share(); err == nil {
+		t.Error("Share of a temporary cache: no error")
+	}
+	if real := openCache(t); real.Temporary() {
+		t.Error("Temporary of a cache that exists: true")
 	}
 }
 

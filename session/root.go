@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"pkg/db"
 	"pkg/fetch"
@@ -25,7 +24,6 @@ func (s *Session) OpenCache(dry bool) (*fetch.Cache, error) {
 		}
 		return cache, err
 	}
-	_, missing := os.Stat(s.Cache)
 	open := fetch.OpenCache
 	if dry {
 		open = fetch.OpenCacheReadOnly
@@ -34,7 +32,7 @@ func (s *Session) OpenCache(dry bool) (*fetch.Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !dry || missing == nil { // a dry run's of no cache is a temporary one, shared with none
+	if !cache.Temporary() {
 		s.shared = cache
 	}
 	s.caches = append(s.caches, cache)

@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,8 +50,10 @@ func ReadIndex(ctx context.Context, cache *fetch.Cache, dir string, ro install.O
 	if err != nil {
 		return nil, err
 	}
+	var refused error // by the records of other locations: not this location's pin
 	o.Admit = func(res trust.Result) error {
 		_, err := admits(recs, res)
+		refused = cmp.Or(refused, err)
 		return err
 	}
 	src, err := fetch.NewSource(location, o)
@@ -73,7 +76,7 @@ func ReadIndex(ctx context.Context, cache *fetch.Cache, dir string, ro install.O
 	if nk := (*fetch.NotKeptError)(nil); errors.As(err, &nk) {
 		ix.NotKept, err = err, nil
 	}
-	if te := (*trust.Error)(nil); pin != nil && errors.As(err, &te) {
+	if te := (*trust.Error)(nil); pin != nil && errors.As(err, &te) && (refused == nil || !errors.Is(err, refused)) {
 		err = &PinnedError{Root: dir, Pin: *pin, Err: err}
 	}
 	if err != nil {
