@@ -32,6 +32,8 @@ mkdir -p "$WORK/bin" "$WORK/tars" "$WORK/results"
 pkg=$WORK/bin/pkg floor=$WORK/bin/floor
 names=$(benchtars "$WORK" "$WORK/bin/gentree" $SHAPES)
 
+# A run that fails leaves no filesystem mounted.
+trap 'for kind in $FS; do umount "$WORK/mnt-$kind" 2>/dev/null && rm -f "$WORK/$kind.img"; done' EXIT
 for kind in $FS; do
 	d=$WORK/mnt-$kind
 	loopfs "$kind" "$WORK/$kind.img" 24G "$d"
