@@ -64,8 +64,9 @@ func (c *Cache) Index(ctx context.Context, s *Source) (*repo.Index, error) {
 // VerifiedIndex returns the repository's index once the source's trust policy believes
 // it and its Admit, if any, admits it, and how it passed. known are indexes of the
 // repository accepted before, which it may not roll back; the copy kept in the cache
-// counts as one while its signature still verifies. Online, it reads the index (asking only for a copy newer than the one kept)
-// and its signature, and keeps both once they pass, replacing a kept copy that is damaged;
+// counts as one while its signature still verifies. Online, it reads the index (asking
+// only for a copy newer than the one kept) and its signature, and keeps both once they
+// pass, replacing a kept copy that is damaged;
 // offline, it verifies the copy kept, which may have expired since. A refused index
 // changes nothing in the cache, and so does one no trusted key verifies, with a
 // *PinnedError, once the copy kept was verified. A *NotKeptError comes with the index it

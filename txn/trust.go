@@ -76,7 +76,7 @@ func ReadIndex(ctx context.Context, cache *fetch.Cache, dir string, ro install.O
 	if nk := (*fetch.NotKeptError)(nil); errors.As(err, &nk) {
 		ix.NotKept, err = err, nil
 	}
-	if te := (*trust.Error)(nil); pin != nil && errors.As(err, &te) && (refused == nil || !errors.Is(err, refused)) {
+	if te := (*trust.Error)(nil); pin != nil && errors.As(err, &te) && !errors.Is(err, refused) {
 		err = &PinnedError{Root: dir, Pin: *pin, Err: err}
 	}
 	if err != nil {
@@ -88,18 +88,11 @@ func ReadIndex(ctx context.Context, cache *fetch.Cache, dir string, ro install.O
 // Pin returns the root's record of the repository at url, or nil where there is none (or
 // no root), reading the root without its lock.
 func Pin(dir string, o install.Options, url string) (*db.Repo, error) {
-	var pin *db.Repo
-	err := install.View(dir, o, nil, func(d *db.DB) error {
-		r, ok, err := d.Repo(url)
-		if ok {
-			pin = &r
-		}
-		return err
-	})
-	if errors.Is(err, install.ErrNoRoot) {
-		return nil, nil
+	recs, err := records(dir, o)
+	if err != nil {
+		return nil, err
 	}
-	return pin, err
+	return recordAt(recs, url), nil
 }
 
 // records returns the root's records of repositories, none where there is no root,

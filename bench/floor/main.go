@@ -157,22 +157,17 @@ func file(root int, dirs map[string]int, i int, m tarutil.Member, data []byte, m
 	case md.empty:
 	case m.Size < tarutil.Alignment:
 		from = 0
-	case md.tailDir != "":
+	case md.clone: // also with tailDir
 		if err := cloneRange(fd, md.src, m.Offset, 0, body); err != nil {
 			return err
 		}
-		if body < m.Size {
+		if md.tailDir != "" && body < m.Size {
 			tfd, err := unix.Openat(md.tailFD, fmt.Sprint(i), unix.O_RDONLY, 0)
 			if err != nil {
 				return err
 			}
 			defer unix.Close(tfd)
 			return cloneRange(fd, tfd, 0, body, m.Size-body)
-		}
-		return nil
-	case md.clone:
-		if err := cloneRange(fd, md.src, m.Offset, 0, body); err != nil {
-			return err
 		}
 		from = body
 	case md.tails:
