@@ -2,9 +2,11 @@ package process
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestTuneHeap(t *testing.T) {
@@ -15,7 +17,7 @@ func TestTuneHeap(t *testing.T) {
 		percent          int
 		limit            int64
 	}{
-		{"", "", 50, MemoryLimit},
+		{"", "", smallPercent, MemoryLimit},
 		{"100", "off", 100, math.MaxInt64},
 	}
 	for _, tt := range tests {
@@ -28,6 +30,22 @@ func TestTuneHeap(t *testing.T) {
 			t.Errorf("GOGC=%q GOMEMLIMIT=%q: percent %d, limit %d; want %d, %d", tt.gogc, tt.gomemlimit, p, l, tt.percent, tt.limit)
 		}
 	}
+}
+
+// TestTuneHeapGrown checks that the first collection sets the percent for a grown heap.
+func TestTuneHeapGrown(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	t.Setenv("GOGC", "")
+	TuneHeap()
+	for range 100 {
+		runtime.GC() // the cleanup runs on a goroutine of its own, after a collection
+		if p := debug.SetGCPercent(smallPercent); p == grownPercent {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("GC percent still %d after collections; want %d", smallPercent, grownPercent)
 }
 
 func TestInterruptible(t *testing.T) {
