@@ -77,6 +77,13 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	if err := r.db.SetIntents(all); err != nil {
 		return nil, changeError(staged, remove, err)
 	}
+	// The data staged was written back meanwhile: it must be on the disk before the trees
+	// are renamed into place (durable.Commit), not before the intents.
+	for _, s := range staged {
+		if err := s.written(); err != nil {
+			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoAll(staged, all, 0, made)))
+		}
+	}
 	for i, s := range staged {
 		if err := r.swapIn(s.dir, r.pkgDir(s.rec.Name)); err != nil {
 			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoAll(staged, all, i, made)))

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -36,14 +37,15 @@ type Result struct {
 
 // Staged is a package built in a staging directory and not yet visible in the root.
 type Staged struct {
-	dir   string
-	rec   *db.Package
-	files *db.FileList
-	res   *Result
-	own   []string          // its commands changed by hand, to point back at commit (checkBins)
-	wants map[string]string // what bin/ holds for each of its commands once committed (prepareLinks)
-	keep  bool              // left to the next start: a failed commit may have made it the only copy of a tree
-	whole bool              // its writes were not tracked: the commit syncs the whole filesystem
+	dir     string
+	rec     *db.Package
+	files   *db.FileList
+	res     *Result
+	own     []string          // its commands changed by hand, to point back at commit (checkBins)
+	wants   map[string]string // what bin/ holds for each of its commands once committed (prepareLinks)
+	keep    bool              // left to the next start: a failed commit may have made it the only copy of a tree
+	whole   bool              // its writes were not tracked: the commit syncs the whole filesystem
+	writing                   // the write-back of its data, which the commit waits for before its renames
 }
 
 // Install installs p from the aligned tar at tarPath, replacing any installed version of it.
@@ -84,6 +86,7 @@ func (r *Root) Stage(ctx context.Context, tarPath string, p repo.Package, member
 // committed upgrade.
 func (r *Root) Discard(staged ...*Staged) {
 	for _, s := range staged {
+		s.written() // its goroutines end before its tree goes
 		if !s.keep {
 			r.removeTree(s.dir)
 		}
@@ -142,19 +145,18 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	}
 	files, err := r.db.WriteFiles(fileRecords(members, order))
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, st.written())
 	}
 	// MkdirTemp made the top 0700, which keeps a tree being built private; an installed one
-	// is as readable as any directory the umask allows. The workers have waited for every
-	// file's write-back: the commit's sync after the rename carries it (durable.Commit).
+	// is as readable as any directory the umask allows.
 	if err := os.Chmod(dir, 0o755&^r.umask); err != nil {
-		return nil, err
+		return nil, errors.Join(err, st.written())
 	}
 	res.Cloned, res.Copied, res.Method, res.Fallback = st.cloned.Load(), st.copied.Load(), st.method, st.fallback
 	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
 		Summary: p.Summary, Files: res.Files, Size: res.Bytes}
 	res.Elapsed = time.Since(start) // Apply sets Commit
-	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own, whole: !st.tracked}, nil
+	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own, whole: !st.tracked, writing: st.writing}, nil
 }
 
 // fileRecords yields the database records of members, in order (byName), each hardlink

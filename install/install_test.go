@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"pkg/db"
 	"pkg/internal/testfs"
 	"pkg/repo"
@@ -371,6 +373,49 @@ func TestFileInPlaceOfCommand(t *testing.T) {
 	}
 }
 
+// TestWritebackErrorChangesNothing fails the write-back of an upgrade's data, which the
+// commit waits for after recording its intent: the upgrade must be refused, naming the
+// package, with the old version installed and recorded, no intent left and nothing staged.
+func TestWritebackErrorChangesNothing(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
+		t.Fatal(err)
+	}
+	tarPath := alignedTar(t, base, version2())
+	members, err := scanWithDigests(tarPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Stage(context.Background(), tarPath, pkgOf("tool", "2"), members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.written(); err != nil {
+		t.Fatal(err)
+	}
+	s.wb = &writeback{}
+	s.wb.errs[0] = &os.PathError{Op: "write back", Path: "bin/tool", Err: unix.EIO}
+	if _, err := r.Apply([]*Staged{s}, nil); !errors.Is(err, unix.EIO) || !strings.Contains(err.Error(), "install tool 2: ") {
+		t.Errorf("Apply with a failed write-back: %v; want EIO, naming tool 2", err)
+	}
+	if got := readFile(t, filepath.Join(r.Dir(), "bin/tool")); !strings.Contains(got, "v1") {
+		t.Errorf("bin/tool = %q, want version 1's", got)
+	}
+	if ps, err := r.DB().List(); err != nil || len(ps) != 1 || ps[0].Version != "1" {
+		t.Errorf("database lists %+v, %v; want tool 1", ps, err)
+	}
+	if ins, err := r.DB().Intents(); err != nil || len(ins) != 0 {
+		t.Errorf("intents left: %+v, %v", ins, err)
+	}
+	for _, d := range []string{".pkg/staging", ".pkg/trash"} {
+		if ents, _ := os.ReadDir(r.path(d)); len(ents) != 0 {
+			t.Errorf("%s holds %v", d, ents)
+		}
+	}
+}
+
 // TestUnmanagedTreeKept installs a package whose pkgs/ directory exists with no record: the
 // install is refused, naming the directory, and the user's file stays.
 func TestUnmanagedTreeKept(t *testing.T) {
@@ -568,7 +613,7 @@ func stageTool(t *testing.T, r *Root, base string, entries []entry) (string, uin
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.stage(members); err != nil {
+	if err := errors.Join(s.stage(members), s.written()); err != nil {
 		t.Fatal(err)
 	}
 	s.close()

@@ -3,6 +3,7 @@ package install
 import (
 	"archive/tar"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,6 +60,9 @@ func benchStage(b *testing.B, base string, noTimes bool) {
 		if err := s.stage(members); err != nil {
 			b.Fatal(err)
 		}
+		if err := s.written(); err != nil {
+			b.Fatal(err)
+		}
 		s.close()
 		runtime.ReadMemStats(&after)
 		allocs += after.Mallocs - before.Mallocs
@@ -105,7 +109,7 @@ func TestStageMethods(t *testing.T) {
 				}
 				s.methods = []Method{method}
 				s.noKernelCopy.Store(buffered)
-				err = s.stage(members)
+				err = errors.Join(s.stage(members), s.written())
 				s.close()
 				if err != nil {
 					t.Fatalf("%s: %v", method, err)
@@ -128,7 +132,7 @@ func TestStageMethods(t *testing.T) {
 
 // TestStageUntracked stages more files than maxTracked, which are left to the commit's
 // syncfs, and a few, whose write-back is waited for: each tree must be whole, tracked as it
-// should be, and every file it wrote closed.
+// should be, and every file it wrote closed once its write-back is waited for.
 func TestStageUntracked(t *testing.T) {
 	for _, kind := range []string{"xfs", "btrfs"} {
 		t.Run(kind, func(t *testing.T) {
@@ -153,8 +157,11 @@ func TestStageUntracked(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if err := s.written(); err != nil {
+					t.Fatal(err)
+				}
 				if now := openFds(t); now != fds {
-					t.Errorf("%d files: %d descriptors open after staging, %d before", n, now, fds)
+					t.Errorf("%d files: %d descriptors open once written back, %d before", n, now, fds)
 				}
 				if want := n <= maxTracked; s.tracked != want {
 					t.Errorf("%d files: tracked %v, want %v", n, s.tracked, want)

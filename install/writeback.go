@@ -18,7 +18,9 @@ import (
 // writeback goroutines, which start its write-back at once and wait for it once maxHeld
 // later files have been started, then close it. So the disk works while the workers do,
 // the workers never wait for it, and the commit waits for the install's own data only,
-// not for what other processes left to write (durable.Commit).
+// not for what other processes left to write (durable.Commit). Nor does it wait before
+// recording its intent: the last write-backs go on meanwhile, and the commit waits for
+// them (Staged.written) only before the trees are renamed into place.
 
 const (
 	// maxTracked is the most files with data a staged tree may have for its files to be
@@ -102,10 +104,12 @@ func (wb *writeback) run(d durable.Files) error {
 	return err
 }
 
-// finish waits until every file sent has been written back and closed, once no more will
-// be sent, and returns the first error.
-func (wb *writeback) finish() error {
-	close(wb.files)
+// sent tells wb that no more files will come: its goroutines end once the last is closed.
+func (wb *writeback) sent() { close(wb.files) }
+
+// wait waits, after sent, until every file has been written back and closed, and returns
+// the first error.
+func (wb *writeback) wait() error {
 	wb.wg.Wait()
 	for _, err := range wb.errs {
 		if err != nil {
