@@ -64,11 +64,24 @@ type writeback struct {
 	errs  [writebackWorkers]error // the first of each goroutine
 }
 
+// maxWriting is how many staged trees may have their write-back under way at once in a
+// process, each holding up to writebackWorkers×maxHeld files open until it ends: hundreds
+// of packages staged while the disk is slow must not run out of descriptors.
+const maxWriting = 8
+
+var writingSlots = make(chan struct{}, maxWriting)
+
+// startWriteback starts a writeback, once fewer than maxWriting are under way.
 func startWriteback(d durable.Files) *writeback {
+	writingSlots <- struct{}{}
 	wb := &writeback{files: make(chan heldFile, maxHeld)}
 	for i := range writebackWorkers {
 		wb.wg.Go(func() { wb.errs[i] = wb.run(d) })
 	}
+	go func() {
+		wb.wg.Wait()
+		<-writingSlots
+	}()
 	return wb
 }
 
