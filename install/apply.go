@@ -18,11 +18,11 @@ import (
 )
 
 // Apply commits staged trees and removes the named packages together, so that the root
-// holds either the whole change or none of it: after one sync, one transaction records an
-// intent for each, every tree is swapped in and every removed tree renamed to the trash,
-// one sync makes the trees and the renames durable (durable.Commit), and one transaction
-// records every package, deletes
-// the removed ones and clears the intents. On an error it puts every old tree back; after
+// holds either the whole change or none of it: one transaction records an intent for each,
+// the write-back of the staged data is waited for, every tree is swapped in and every
+// removed tree renamed to the trash, one sync makes the trees and the renames durable
+// (durable.Commit), and one transaction records every package, deletes the removed ones
+// and clears the intents. On an error it puts every old tree back; after
 // a crash the next start does (see reconcile). A *LinksError means the change was
 // committed, but not every command link follows it. It costs two transactions and one sync
 // (a directory fsync, a btrfs commit or a syncfs) in all, however many packages change. Install, Remove, and pkg's install, upgrade,

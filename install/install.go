@@ -73,7 +73,9 @@ func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
 // until Apply. members describe the tar, with data offsets and digests, as
 // tarutil.ReadIndex or Align give them (validated); the digests are recorded with the files.
 // Several packages may be staged at once, from several goroutines. Once ctx is done, Stage
-// stops between directories and removes what it built.
+// stops between directories and removes what it built. The write-back of the data it wrote
+// goes on after it returns: a Staged goes to Apply or Discard, which wait for it and close
+// its files.
 func (r *Root) Stage(ctx context.Context, tarPath string, p repo.Package, members []tarutil.Member) (*Staged, error) {
 	s, err := r.stage(ctx, tarPath, p, members)
 	if err != nil {
@@ -156,7 +158,9 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
 		Summary: p.Summary, Files: res.Files, Size: res.Bytes}
 	res.Elapsed = time.Since(start) // Apply sets Commit
-	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own, whole: !st.tracked, writing: st.writing}, nil
+	w := st.writing
+	st.writing = writing{} // the Staged's to wait for
+	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own, whole: !st.tracked, writing: w}, nil
 }
 
 // fileRecords yields the database records of members, in order (byName), each hardlink

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -413,6 +414,50 @@ func TestWritebackErrorChangesNothing(t *testing.T) {
 		if ents, _ := os.ReadDir(r.path(d)); len(ents) != 0 {
 			t.Errorf("%s holds %v", d, ents)
 		}
+	}
+}
+
+// TestApplyWaitsForWriteback gives Apply a staged tree whose write-back is still under way:
+// the intent may be recorded meanwhile, the tree renamed into place only once it ended.
+func TestApplyWaitsForWriteback(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	tarPath := alignedTar(t, base, version1())
+	members, err := scanWithDigests(tarPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Stage(context.Background(), tarPath, pkgOf("tool", "1"), members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.written(); err != nil {
+		t.Fatal(err)
+	}
+	s.wb = &writeback{}
+	s.wb.wg.Add(1)
+	early := make(chan error, 1)
+	go func() {
+		defer s.wb.wg.Done()
+		for {
+			if ins, err := r.DB().Intents(); err != nil || len(ins) > 0 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond) // time enough for a rename that does not wait
+		_, err := os.Lstat(r.pkgDir("tool"))
+		early <- err
+	}()
+	if _, err := r.Apply([]*Staged{s}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-early; !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("pkgs/tool while the write-back was under way: %v; want it not there yet", err)
+	}
+	if _, err := os.Lstat(r.pkgDir("tool")); err != nil {
+		t.Errorf("pkgs/tool after Apply: %v", err)
 	}
 }
 

@@ -103,14 +103,17 @@ func (s *stager) close() {
 
 // stage creates every member, each with its mode and modification time. The write-back of
 // the data it wrote, if s.durable tracks it and the files are few enough (maxTracked), or
-// else the flusher's, goes on until written is called.
+// else the flusher's, goes on after stage returns; written waits for it.
 func (s *stager) stage(members []tarutil.Member) error {
 	if err := s.dirs(members); err != nil {
 		return err
 	}
 	s.tracked = s.durable.Tracks() && dataFiles(members) <= maxTracked
 	if s.tracked {
-		s.wb = startWriteback(s.durable)
+		var err error
+		if s.wb, err = startWriteback(s.ctx, s.durable); err != nil {
+			return err
+		}
 	} else if s.sync {
 		s.fl = newFlusher(s.dir)
 	}

@@ -3,6 +3,7 @@ package install
 import (
 	"archive/tar"
 	"cmp"
+	"context"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -65,15 +66,21 @@ type writeback struct {
 }
 
 // maxWriting is how many staged trees may have their write-back under way at once in a
-// process, each holding up to writebackWorkers×maxHeld files open until it ends: hundreds
-// of packages staged while the disk is slow must not run out of descriptors.
+// process, each holding up to about 3×maxHeld files open until it ends (held by its
+// goroutines and queued to them): hundreds of packages staged while the disk is slow must
+// not run out of descriptors.
 const maxWriting = 8
 
 var writingSlots = make(chan struct{}, maxWriting)
 
-// startWriteback starts a writeback, once fewer than maxWriting are under way.
-func startWriteback(d durable.Files) *writeback {
-	writingSlots <- struct{}{}
+// startWriteback starts a writeback, once fewer than maxWriting are under way, or returns
+// ctx's error if it is done first.
+func startWriteback(ctx context.Context, d durable.Files) (*writeback, error) {
+	select {
+	case writingSlots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	wb := &writeback{files: make(chan heldFile, maxHeld)}
 	for i := range writebackWorkers {
 		wb.wg.Go(func() { wb.errs[i] = wb.run(d) })
@@ -82,7 +89,7 @@ func startWriteback(d durable.Files) *writeback {
 		wb.wg.Wait()
 		<-writingSlots
 	}()
-	return wb
+	return wb, nil
 }
 
 // run starts the write-back of each file received, waits for it maxHeld files later, and
@@ -148,7 +155,7 @@ const (
 // little left to write. A syncfs, unlike a write-back file by file, lets the kernel merge
 // adjacent writes of many small files.
 type flusher struct {
-	dir   *os.File
+	dir   string       // opened for each syncfs: a staged tree holds no descriptor while it waits
 	bytes atomic.Int64 // written since the last syncfs started
 	files atomic.Int64 // written since the last syncfs started
 	busy  atomic.Bool
@@ -157,14 +164,8 @@ type flusher struct {
 	mu    sync.Mutex
 }
 
-// newFlusher returns the flusher of the filesystem holding dir, or nil if it cannot open dir.
-func newFlusher(dir string) *flusher {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil
-	}
-	return &flusher{dir: f}
-}
+// newFlusher returns the flusher of the filesystem holding dir.
+func newFlusher(dir string) *flusher { return &flusher{dir: dir} }
 
 // wrote counts a file of the staged tree into which n bytes were written.
 func (f *flusher) wrote(n int64) {
@@ -178,9 +179,9 @@ func (f *flusher) wrote(n int64) {
 	f.files.Store(0)
 	f.wg.Go(func() {
 		defer f.busy.Store(false)
-		if err := unix.Syncfs(int(f.dir.Fd())); err != nil {
+		if err := syncfs(f.dir); err != nil {
 			f.mu.Lock()
-			f.err = cmp.Or(f.err, error(&os.PathError{Op: "syncfs", Path: f.dir.Name(), Err: err}))
+			f.err = cmp.Or(f.err, err)
 			f.mu.Unlock()
 		}
 	})
@@ -192,6 +193,18 @@ func (f *flusher) finish() error {
 		return nil
 	}
 	f.wg.Wait()
-	f.dir.Close()
 	return f.err
+}
+
+// syncfs writes back the filesystem holding dir.
+func syncfs(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	if err := unix.Syncfs(fd); err != nil {
+		return &os.PathError{Op: "syncfs", Path: dir, Err: err}
+	}
+	return nil
 }

@@ -31,7 +31,11 @@ func TuneHeap() {
 		// growth keeps an 80,000-file install's peak RSS at 58-60 MiB (52-56 collecting at
 		// 50 from the start, 70 at the default 100).
 		debug.SetGCPercent(smallPercent)
-		runtime.AddCleanup(new([64]byte), func(int) { debug.SetGCPercent(grownPercent) }, 0)
+		runtime.AddCleanup(new([64]byte), func(int) {
+			if p := debug.SetGCPercent(grownPercent); p != smallPercent { // set since: kept
+				debug.SetGCPercent(p)
+			}
+		}, 0)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// Near the limit the collector runs as often as it must (at most half the CPU): for
