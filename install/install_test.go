@@ -374,6 +374,25 @@ func TestFileInPlaceOfCommand(t *testing.T) {
 	}
 }
 
+// stageWritten stages p from entries in r and waits for its write-back: a test may then
+// give it another.
+func stageWritten(t *testing.T, r *Root, base string, entries []entry, p repo.Package) *Staged {
+	t.Helper()
+	tarPath := alignedTar(t, base, entries)
+	members, err := scanWithDigests(tarPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Stage(context.Background(), tarPath, p, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.written(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestWritebackErrorChangesNothing fails the write-back of an upgrade's data, which the
 // commit waits for after recording its intent: the upgrade must be refused, naming the
 // package, with the old version installed and recorded, no intent left and nothing staged.
@@ -384,18 +403,7 @@ func TestWritebackErrorChangesNothing(t *testing.T) {
 	if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
 		t.Fatal(err)
 	}
-	tarPath := alignedTar(t, base, version2())
-	members, err := scanWithDigests(tarPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := r.Stage(context.Background(), tarPath, pkgOf("tool", "2"), members)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.written(); err != nil {
-		t.Fatal(err)
-	}
+	s := stageWritten(t, r, base, version2(), pkgOf("tool", "2"))
 	s.wb = &writeback{}
 	s.wb.errs[0] = &os.PathError{Op: "write back", Path: "bin/tool", Err: unix.EIO}
 	if _, err := r.Apply([]*Staged{s}, nil); !errors.Is(err, unix.EIO) || !strings.Contains(err.Error(), "install tool 2: ") {
@@ -423,18 +431,7 @@ func TestApplyWaitsForWriteback(t *testing.T) {
 	base := t.TempDir()
 	r := openRoot(t, filepath.Join(base, "root"))
 	defer r.Close()
-	tarPath := alignedTar(t, base, version1())
-	members, err := scanWithDigests(tarPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := r.Stage(context.Background(), tarPath, pkgOf("tool", "1"), members)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.written(); err != nil {
-		t.Fatal(err)
-	}
+	s := stageWritten(t, r, base, version1(), pkgOf("tool", "1"))
 	s.wb = &writeback{}
 	s.wb.wg.Add(1)
 	early := make(chan error, 1)
