@@ -141,18 +141,23 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 		st.durable = durable.Files{} // nothing to write back for a commit that does not sync
 	}
 	st.sync = !r.o.NoSync
-	defer st.close()
+	defer func() {
+		if err != nil { // the write-back staging started ends before the tree goes
+			err = errors.Join(err, st.written())
+		}
+		st.close()
+	}()
 	if err := st.stage(members); err != nil {
 		return nil, err
 	}
 	files, err := r.db.WriteFiles(fileRecords(members, order))
 	if err != nil {
-		return nil, errors.Join(err, st.written())
+		return nil, err
 	}
 	// MkdirTemp made the top 0700, which keeps a tree being built private; an installed one
 	// is as readable as any directory the umask allows.
 	if err := os.Chmod(dir, 0o755&^r.umask); err != nil {
-		return nil, errors.Join(err, st.written())
+		return nil, err
 	}
 	res.Cloned, res.Copied, res.Method, res.Fallback = st.cloned.Load(), st.copied.Load(), st.method, st.fallback
 	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,

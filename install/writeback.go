@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
 	"pkg/internal/durable"
 	"pkg/tarutil"
 )
@@ -179,7 +177,7 @@ func (f *flusher) wrote(n int64) {
 	f.files.Store(0)
 	f.wg.Go(func() {
 		defer f.busy.Store(false)
-		if err := syncfs(f.dir); err != nil {
+		if err := durable.FS(f.dir); err != nil {
 			f.mu.Lock()
 			f.err = cmp.Or(f.err, err)
 			f.mu.Unlock()
@@ -194,17 +192,4 @@ func (f *flusher) finish() error {
 	}
 	f.wg.Wait()
 	return f.err
-}
-
-// syncfs writes back the filesystem holding dir.
-func syncfs(dir string) error {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &os.PathError{Op: "open", Path: dir, Err: err}
-	}
-	defer unix.Close(fd)
-	if err := unix.Syncfs(fd); err != nil {
-		return &os.PathError{Op: "syncfs", Path: dir, Err: err}
-	}
-	return nil
 }

@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/durable"
 	"pkg/tarutil"
 )
 
@@ -84,12 +85,7 @@ func prepareTails(tarPath, dir string) error {
 			return err
 		}
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return unix.Syncfs(int(d.Fd()))
+	return durable.FS(dir)
 }
 
 func run(tarPath, dest string, md mode) error {
