@@ -18,11 +18,11 @@ import (
 )
 
 // Apply commits staged trees and removes the named packages together, so that the root
-// holds either the whole change or none of it: one transaction records an intent for each,
-// the write-back of the staged data is waited for, every tree is swapped in and every
-// removed tree renamed to the trash, one sync makes the trees and the renames durable
-// (durable.Commit), and one transaction records every package, deletes the removed ones
-// and clears the intents. On an error it puts every old tree back; after
+// holds either the whole change or none of it: after one sync, one transaction records an
+// intent for each, every tree is swapped in and every removed tree renamed to the trash,
+// one sync makes the trees and the renames durable (durable.Commit), and one transaction
+// records every package, deletes
+// the removed ones and clears the intents. On an error it puts every old tree back; after
 // a crash the next start does (see reconcile). A *LinksError means the change was
 // committed, but not every command link follows it. It costs two transactions and one sync
 // (a directory fsync, a btrfs commit or a syncfs) in all, however many packages change. Install, Remove, and pkg's install, upgrade,
@@ -76,13 +76,6 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	all := append(ins, rins...)
 	if err := r.db.SetIntents(all); err != nil {
 		return nil, changeError(staged, remove, err)
-	}
-	// The data staged was written back meanwhile: it must be on the disk before the trees
-	// are renamed into place (durable.Commit), not before the intents.
-	for _, s := range staged {
-		if err := s.written(); err != nil {
-			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoAll(staged, all, 0, made)))
-		}
 	}
 	for i, s := range staged {
 		if err := r.swapIn(s.dir, r.pkgDir(s.rec.Name)); err != nil {

@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -37,15 +36,14 @@ type Result struct {
 
 // Staged is a package built in a staging directory and not yet visible in the root.
 type Staged struct {
-	dir     string
-	rec     *db.Package
-	files   *db.FileList
-	res     *Result
-	own     []string          // its commands changed by hand, to point back at commit (checkBins)
-	wants   map[string]string // what bin/ holds for each of its commands once committed (prepareLinks)
-	keep    bool              // left to the next start: a failed commit may have made it the only copy of a tree
-	whole   bool              // its writes were not tracked: the commit syncs the whole filesystem
-	writing                   // the write-back of its data, which the commit waits for before its renames
+	dir   string
+	rec   *db.Package
+	files *db.FileList
+	res   *Result
+	own   []string          // its commands changed by hand, to point back at commit (checkBins)
+	wants map[string]string // what bin/ holds for each of its commands once committed (prepareLinks)
+	keep  bool              // left to the next start: a failed commit may have made it the only copy of a tree
+	whole bool              // its writes were not tracked: the commit syncs the whole filesystem
 }
 
 // Install installs p from the aligned tar at tarPath, replacing any installed version of it.
@@ -73,9 +71,7 @@ func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
 // until Apply. members describe the tar, with data offsets and digests, as
 // tarutil.ReadIndex or Align give them (validated); the digests are recorded with the files.
 // Several packages may be staged at once, from several goroutines. Once ctx is done, Stage
-// stops between directories and removes what it built. The write-back of the data it wrote
-// goes on after it returns: a Staged goes to Apply or Discard, which wait for it and close
-// its files.
+// stops between directories and removes what it built.
 func (r *Root) Stage(ctx context.Context, tarPath string, p repo.Package, members []tarutil.Member) (*Staged, error) {
 	s, err := r.stage(ctx, tarPath, p, members)
 	if err != nil {
@@ -88,7 +84,6 @@ func (r *Root) Stage(ctx context.Context, tarPath string, p repo.Package, member
 // committed upgrade.
 func (r *Root) Discard(staged ...*Staged) {
 	for _, s := range staged {
-		s.written() // its goroutines end before its tree goes
 		if !s.keep {
 			r.removeTree(s.dir)
 		}
@@ -141,12 +136,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 		st.durable = durable.Files{} // nothing to write back for a commit that does not sync
 	}
 	st.sync = !r.o.NoSync
-	defer func() {
-		if err != nil { // the write-back staging started ends before the tree goes
-			err = errors.Join(err, st.written())
-		}
-		st.close()
-	}()
+	defer st.close()
 	if err := st.stage(members); err != nil {
 		return nil, err
 	}
@@ -155,7 +145,8 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 		return nil, err
 	}
 	// MkdirTemp made the top 0700, which keeps a tree being built private; an installed one
-	// is as readable as any directory the umask allows.
+	// is as readable as any directory the umask allows. The workers have waited for every
+	// file's write-back: the commit's sync after the rename carries it (durable.Commit).
 	if err := os.Chmod(dir, 0o755&^r.umask); err != nil {
 		return nil, err
 	}
@@ -163,9 +154,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
 		Summary: p.Summary, Files: res.Files, Size: res.Bytes}
 	res.Elapsed = time.Since(start) // Apply sets Commit
-	w := st.writing
-	st.writing = writing{} // the Staged's to wait for
-	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own, whole: !st.tracked, writing: w}, nil
+	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own, whole: !st.tracked}, nil
 }
 
 // fileRecords yields the database records of members, in order (byName), each hardlink

@@ -12,9 +12,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"pkg/db"
 	"pkg/internal/testfs"
@@ -374,90 +371,6 @@ func TestFileInPlaceOfCommand(t *testing.T) {
 	}
 }
 
-// stageWritten stages p from entries in r and waits for its write-back: a test may then
-// give it another.
-func stageWritten(t *testing.T, r *Root, base string, entries []entry, p repo.Package) *Staged {
-	t.Helper()
-	tarPath := alignedTar(t, base, entries)
-	members, err := scanWithDigests(tarPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := r.Stage(context.Background(), tarPath, p, members)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.written(); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// TestWritebackErrorChangesNothing fails the write-back of an upgrade's data, which the
-// commit waits for after recording its intent: the upgrade must be refused, naming the
-// package, with the old version installed and recorded, no intent left and nothing staged.
-func TestWritebackErrorChangesNothing(t *testing.T) {
-	base := t.TempDir()
-	r := openRoot(t, filepath.Join(base, "root"))
-	defer r.Close()
-	if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
-		t.Fatal(err)
-	}
-	s := stageWritten(t, r, base, version2(), pkgOf("tool", "2"))
-	s.wb = &writeback{}
-	s.wb.errs[0] = &os.PathError{Op: "write back", Path: "bin/tool", Err: unix.EIO}
-	if _, err := r.Apply([]*Staged{s}, nil); !errors.Is(err, unix.EIO) || !strings.Contains(err.Error(), "install tool 2: ") {
-		t.Errorf("Apply with a failed write-back: %v; want EIO, naming tool 2", err)
-	}
-	if got := readFile(t, filepath.Join(r.Dir(), "bin/tool")); !strings.Contains(got, "v1") {
-		t.Errorf("bin/tool = %q, want version 1's", got)
-	}
-	if ps, err := r.DB().List(); err != nil || len(ps) != 1 || ps[0].Version != "1" {
-		t.Errorf("database lists %+v, %v; want tool 1", ps, err)
-	}
-	if ins, err := r.DB().Intents(); err != nil || len(ins) != 0 {
-		t.Errorf("intents left: %+v, %v", ins, err)
-	}
-	for _, d := range []string{".pkg/staging", ".pkg/trash"} {
-		if ents, _ := os.ReadDir(r.path(d)); len(ents) != 0 {
-			t.Errorf("%s holds %v", d, ents)
-		}
-	}
-}
-
-// TestApplyWaitsForWriteback gives Apply a staged tree whose write-back is still under way:
-// the intent may be recorded meanwhile, the tree renamed into place only once it ended.
-func TestApplyWaitsForWriteback(t *testing.T) {
-	base := t.TempDir()
-	r := openRoot(t, filepath.Join(base, "root"))
-	defer r.Close()
-	s := stageWritten(t, r, base, version1(), pkgOf("tool", "1"))
-	s.wb = &writeback{}
-	s.wb.wg.Add(1)
-	early := make(chan error, 1)
-	go func() {
-		defer s.wb.wg.Done()
-		for {
-			if ins, err := r.DB().Intents(); err != nil || len(ins) > 0 {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
-		time.Sleep(50 * time.Millisecond) // time enough for a rename that does not wait
-		_, err := os.Lstat(r.pkgDir("tool"))
-		early <- err
-	}()
-	if _, err := r.Apply([]*Staged{s}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-early; !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("pkgs/tool while the write-back was under way: %v; want it not there yet", err)
-	}
-	if _, err := os.Lstat(r.pkgDir("tool")); err != nil {
-		t.Errorf("pkgs/tool after Apply: %v", err)
-	}
-}
-
 // TestUnmanagedTreeKept installs a package whose pkgs/ directory exists with no record: the
 // install is refused, naming the directory, and the user's file stays.
 func TestUnmanagedTreeKept(t *testing.T) {
@@ -655,7 +568,7 @@ func stageTool(t *testing.T, r *Root, base string, entries []entry) (string, uin
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := errors.Join(s.stage(members), s.written()); err != nil {
+	if err := s.stage(members); err != nil {
 		t.Fatal(err)
 	}
 	s.close()

@@ -67,9 +67,10 @@ type stager struct {
 	noKernelCopy atomic.Bool
 	noTimes      bool          // leave modification times as creating the members made them (benchmarks)
 	durable      durable.Files // how what the workers write is made durable for the commit (durable.Commit)
-	writing                    // a writeback if tracked, else a flusher if syncing; until written
-	tracked      bool          // every file written is waited for: the commit need not sync the whole filesystem
+	wb           *writeback    // while the files are made, if tracked
+	tracked      bool          // every file written was waited for: the commit need not sync the whole filesystem
 	sync         bool          // the commit syncs: an untracked tree is written back as it is staged (flusher)
+	fl           *flusher      // while the files are made, if syncing and not tracked
 }
 
 // newStager opens the staging directory dir to fill it from src, of size bytes.
@@ -101,19 +102,16 @@ func (s *stager) close() {
 	runtime.KeepAlive(s.src)
 }
 
-// stage creates every member, each with its mode and modification time. The write-back of
-// the data it wrote, if s.durable tracks it and the files are few enough (maxTracked), or
-// else the flusher's, goes on after stage returns; written waits for it.
+// stage creates every member, each with its mode and modification time, and waits for
+// the write-back of the data it wrote, if s.durable tracks it and the files are few
+// enough (maxTracked).
 func (s *stager) stage(members []tarutil.Member) error {
 	if err := s.dirs(members); err != nil {
 		return err
 	}
 	s.tracked = s.durable.Tracks() && dataFiles(members) <= maxTracked
 	if s.tracked {
-		var err error
-		if s.wb, err = startWriteback(s.ctx, s.durable); err != nil {
-			return err
-		}
+		s.wb = startWriteback(s.durable)
 	} else if s.sync {
 		s.fl = newFlusher(s.dir)
 	}
@@ -122,37 +120,18 @@ func (s *stager) stage(members []tarutil.Member) error {
 		err = s.files(members, first)
 	}
 	if s.wb != nil {
-		s.wb.sent()
+		err = errors.Join(err, s.wb.finish())
+		s.wb = nil
 	}
-	if err == nil {
-		err = s.links(members)
-	}
-	if err == nil {
-		err = s.modes(members)
-	}
+	err = errors.Join(err, s.fl.finish())
+	s.fl = nil
 	if err != nil {
-		return errors.Join(err, s.written())
+		return err
 	}
-	return nil
-}
-
-// writing is the write-back of a staged tree's data, under way while the tree waits for
-// its commit: the writeback of its tracked files, or the flusher of an untracked tree.
-type writing struct {
-	wb *writeback
-	fl *flusher
-}
-
-// written waits, once, for the write-back to end, and returns its first error.
-func (w *writing) written() error {
-	var err error
-	if w.wb != nil {
-		err = w.wb.wait()
-		w.wb = nil
+	if err := s.links(members); err != nil {
+		return err
 	}
-	err = errors.Join(err, w.fl.finish())
-	w.fl = nil
-	return err
+	return s.modes(members)
 }
 
 // memberError names the member an error is about; nil stays nil.

@@ -3,10 +3,11 @@ package install
 import (
 	"archive/tar"
 	"cmp"
-	"context"
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 
 	"pkg/internal/durable"
 	"pkg/tarutil"
@@ -17,9 +18,7 @@ import (
 // writeback goroutines, which start its write-back at once and wait for it once maxHeld
 // later files have been started, then close it. So the disk works while the workers do,
 // the workers never wait for it, and the commit waits for the install's own data only,
-// not for what other processes left to write (durable.Commit). Nor does it wait before
-// recording its intent: the last write-backs go on meanwhile, and the commit waits for
-// them (Staged.written) only before the trees are renamed into place.
+// not for what other processes left to write (durable.Commit).
 
 const (
 	// maxTracked is the most files with data a staged tree may have for its files to be
@@ -63,31 +62,12 @@ type writeback struct {
 	errs  [writebackWorkers]error // the first of each goroutine
 }
 
-// maxWriting is how many staged trees may have their write-back under way at once in a
-// process, each holding up to about 3×maxHeld files open until it ends (held by its
-// goroutines and queued to them): hundreds of packages staged while the disk is slow must
-// not run out of descriptors.
-const maxWriting = 8
-
-var writingSlots = make(chan struct{}, maxWriting)
-
-// startWriteback starts a writeback, once fewer than maxWriting are under way, or returns
-// ctx's error if it is done first.
-func startWriteback(ctx context.Context, d durable.Files) (*writeback, error) {
-	select {
-	case writingSlots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+func startWriteback(d durable.Files) *writeback {
 	wb := &writeback{files: make(chan heldFile, maxHeld)}
 	for i := range writebackWorkers {
 		wb.wg.Go(func() { wb.errs[i] = wb.run(d) })
 	}
-	go func() {
-		wb.wg.Wait()
-		<-writingSlots
-	}()
-	return wb, nil
+	return wb
 }
 
 // run starts the write-back of each file received, waits for it maxHeld files later, and
@@ -122,12 +102,10 @@ func (wb *writeback) run(d durable.Files) error {
 	return err
 }
 
-// sent tells wb that no more files will come: its goroutines end once the last is closed.
-func (wb *writeback) sent() { close(wb.files) }
-
-// wait waits, after sent, until every file has been written back and closed, and returns
-// the first error.
-func (wb *writeback) wait() error {
+// finish waits until every file sent has been written back and closed, once no more will
+// be sent, and returns the first error.
+func (wb *writeback) finish() error {
+	close(wb.files)
 	wb.wg.Wait()
 	for _, err := range wb.errs {
 		if err != nil {
@@ -153,7 +131,7 @@ const (
 // little left to write. A syncfs, unlike a write-back file by file, lets the kernel merge
 // adjacent writes of many small files.
 type flusher struct {
-	dir   string       // opened for each syncfs: a staged tree holds no descriptor while it waits
+	dir   *os.File
 	bytes atomic.Int64 // written since the last syncfs started
 	files atomic.Int64 // written since the last syncfs started
 	busy  atomic.Bool
@@ -162,8 +140,14 @@ type flusher struct {
 	mu    sync.Mutex
 }
 
-// newFlusher returns the flusher of the filesystem holding dir.
-func newFlusher(dir string) *flusher { return &flusher{dir: dir} }
+// newFlusher returns the flusher of the filesystem holding dir, or nil if it cannot open dir.
+func newFlusher(dir string) *flusher {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	return &flusher{dir: f}
+}
 
 // wrote counts a file of the staged tree into which n bytes were written.
 func (f *flusher) wrote(n int64) {
@@ -177,9 +161,9 @@ func (f *flusher) wrote(n int64) {
 	f.files.Store(0)
 	f.wg.Go(func() {
 		defer f.busy.Store(false)
-		if err := durable.FS(f.dir); err != nil {
+		if err := unix.Syncfs(int(f.dir.Fd())); err != nil {
 			f.mu.Lock()
-			f.err = cmp.Or(f.err, err)
+			f.err = cmp.Or(f.err, error(&os.PathError{Op: "syncfs", Path: f.dir.Name(), Err: err}))
 			f.mu.Unlock()
 		}
 	})
@@ -191,5 +175,6 @@ func (f *flusher) finish() error {
 		return nil
 	}
 	f.wg.Wait()
+	f.dir.Close()
 	return f.err
 }

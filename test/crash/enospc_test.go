@@ -128,7 +128,7 @@ func TestENOSPC(t *testing.T) {
 }
 
 // runFull runs pkg with args after filling the filesystem of path to leave bytes, or, when
-// late, fills it the moment staging is done (the staged tree's top gets its mode: see fillReclaimed), with
+// late, fills it the moment staging is done (the staged tree's top gets its mode), with
 // pkg stopped meanwhile.
 func (e *env) runFull(args []string, path string, leave int64, late bool) (stderr string, code int) {
 	t := e.t
@@ -152,7 +152,7 @@ func (e *env) runFull(args []string, path string, leave int64, late bool) (stder
 			return
 		}
 		c.Process.Signal(syscall.SIGSTOP)
-		filled <- fillReclaimed(path, leave)
+		filled <- testfs.Fill(path, leave)
 		c.Process.Signal(syscall.SIGCONT)
 	}
 	go wt.run()
@@ -172,34 +172,6 @@ func (e *env) runFull(args []string, path string, leave int64, late bool) (stder
 		t.Errorf("pkg %v: staging never completed", args)
 	}
 	return out.String(), c.ProcessState.ExitCode()
-}
-
-// fillReclaimed fills path's filesystem as testfs.Fill does, taking too the space XFS holds
-// for the speculative preallocations of open files (the staged files whose write-back the
-// commit has yet to wait for) and gives back only when an allocation fails for want of it.
-func fillReclaimed(path string, leave int64) error {
-	if err := testfs.Fill(path, leave); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	// Fails, once XFS freed what it held, perhaps after taking some of it.
-	unix.Fallocate(int(f.Fd()), 0, info.Size(), 64<<20)
-	if err := testfs.Fill(path, leave); err != nil {
-		return err
-	}
-	free, err := testfs.Free(path)
-	if err != nil || free >= leave {
-		return err
-	}
-	return unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 0, leave-free)
 }
 
 // errorLines returns the lines of stderr that are not warnings or notes.
