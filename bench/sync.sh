@@ -5,8 +5,8 @@
 # data to the same filesystem (dd without a sync, then at once pkg install), with and without
 # --no-sync; with KERNEL=1 also the kernel-shaped tree of bench/gentree (80k files) on a quiet
 # filesystem, with and without --no-sync. Beside the seconds it counts, from the loop device's
-# stat, the writes and the cache flushes each install sent to the device (medians): these do not
-# depend on the machine's load.
+# stat, the writes, the MiB written and the cache flushes each install sent to the device
+# (medians): these do not depend on the machine's load.
 #
 # Run as root from anywhere:   bench/sync.sh
 # Environment: FS="xfs btrfs ext4"  RUNS=7  LOAD_MIB=3072  KERNEL=0  KRUNS=3  WORK=/var/tmp/pkg-sync-bench
@@ -59,8 +59,9 @@ if [ "$KERNEL" = 1 ] && ! [ -s "$WORK/kernel.tar" ]; then
 fi
 
 now() { date +%s.%N; }
-# timed FILE CMD...: appends CMD's wall seconds to FILE, and to FILE.io the writes and the
-# flushes the loop device $dev completed meanwhile (fields 5 and 16 of its stat).
+# timed FILE CMD...: appends CMD's wall seconds to FILE, and to FILE.io the writes, the
+# flushes and the sectors written that the loop device $dev completed meanwhile (fields 5,
+# 16 and 7 of its stat).
 timed() {
 	local out=$1 t0 t1 a b
 	shift
@@ -70,7 +71,7 @@ timed() {
 	t1=$(now)
 	read -ra b < "/sys/block/$dev/stat"
 	echo "$t1 - $t0" | bc >> "$out"
-	echo "$((b[4] - a[4])) $((b[15] - a[15]))" >> "$out.io"
+	echo "$((b[4] - a[4])) $((b[15] - a[15])) $((b[6] - a[6]))" >> "$out.io"
 }
 
 res=$WORK/results
@@ -136,7 +137,7 @@ def runs(name, ext=".txt"):
 def med(rows, col):
     return statistics.median(float(r[col]) for r in rows)
 print(f"{'fs':6} {'case':7} {'build':6} {'sync s':>8} {'no-sync s':>10} {'ratio':>6}"
-      f" {'writes':>7} {'flushes':>7} {'nosync w':>8} {'nosync f':>8}")
+      f" {'writes':>7} {'flushes':>7} {'MiB':>7} {'nosync w':>8} {'nosync f':>8} {'nosync MiB':>10}")
 for kind in kinds:
     for case in ("quiet", "load", "kernel"):
         for n in names:
@@ -146,5 +147,6 @@ for kind in kinds:
             io, nio = runs(f"{kind}-{case}-{n}-sync", ".txt.io"), runs(f"{kind}-{case}-{n}-no-sync", ".txt.io")
             ratio = statistics.median(float(a[0]) / float(b[0]) for a, b in zip(s, ns))
             print(f"{kind:6} {case:7} {n:6} {med(s, 0):8.3f} {med(ns, 0):10.3f} {ratio:6.2f}"
-                  f" {med(io, 0):7.0f} {med(io, 1):7.0f} {med(nio, 0):8.0f} {med(nio, 1):8.0f}")
+                  f" {med(io, 0):7.0f} {med(io, 1):7.0f} {med(io, 2) / 2048:7.1f}"
+                  f" {med(nio, 0):8.0f} {med(nio, 1):8.0f} {med(nio, 2) / 2048:10.1f}")
 EOF

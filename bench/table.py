@@ -1,5 +1,10 @@
 """Prints the medians of bench/install.sh's hyperfine results as a table.
 
+Where the run had the shape "one" (a one-file tree) on a filesystem, each tree there also
+gets "at cp's pace": cp's time plus what pkg takes beyond cp for that one file (start, index,
+database, commit): what pkg would take if its work per file were cp's, and its ratio
+to cp; likewise for remove against rm -rf.
+
 usage: table.py RESULTS_DIR FS... -- SHAPE...
 """
 import json
@@ -30,9 +35,14 @@ def main():
     sep = rest.index("--")
     fss, shapes = rest[:sep], rest[sep + 1:]
     cols = ["pkg install", "tar -xf", "cp --reflink", "empty floor", "irreducible floor"]
-    print("| fs | shape | " + " | ".join(cols) + " | pkg/floor | pkg remove | rm -rf | df growth | syscalls/file | peak RSS |")
-    print("|" + "---|" * (len(cols) + 8))
+    print("| fs | shape | " + " | ".join(cols) + " | pkg/floor | pkg/cp | at cp's pace | pkg remove | rm -rf | remove at rm's pace | df growth | syscalls/file | peak RSS |")
+    print("|" + "---|" * (len(cols) + 11))
     for fs in fss:
+        one = os.path.join(results, f"{fs}-one")
+        fixed = rmfixed = float("nan")
+        if "one" in shapes and os.path.exists(one + "-install.json"):
+            t, r = medians(one + "-install.json"), medians(one + "-remove.json")
+            fixed, rmfixed = t["pkg install"] - t["cp --reflink"], r["pkg remove"] - r["rm -rf"]
         for shape in shapes:
             base = os.path.join(results, f"{fs}-{shape}")
             if not os.path.exists(base + "-install.json"):
@@ -45,10 +55,14 @@ def main():
             sc = strace_per_file(base + "-strace.txt", files) if os.path.exists(base + "-strace.txt") else float("nan")
             mem = rss(base + "-time.txt") if os.path.exists(base + "-time.txt") else float("nan")
             row = [f"{t[c]:.3f}" for c in cols]
+            cp, rm = t["cp --reflink"], r["rm -rf"]
             row.append(f"{t['pkg install'] / t['irreducible floor']:.2f}x")
-            row += [f"{r['pkg remove']:.3f}", f"{r['rm -rf']:.3f}", f"{100 * grown / tree:.2f}%", f"{sc:.2f}", f"{mem:.0f} MiB"]
+            row += [f"{t['pkg install'] / cp:.2f}x", f"{cp + fixed:.3f} ({(cp + fixed) / cp:.2f}x)"]
+            row += [f"{r['pkg remove']:.3f}", f"{rm:.3f}", f"{rm + rmfixed:.3f} ({(rm + rmfixed) / rm:.2f}x)"]
+            row += [f"{100 * grown / tree:.2f}%", f"{sc:.2f}", f"{mem:.0f} MiB"]
             print(f"| {fs} | {shape} | " + " | ".join(row) + " |")
-    print("\nseconds, medians; df growth is the used space an install added, as a share of the tree's bytes")
+    print("\nseconds, medians; df growth is the used space an install added, as a share of the tree's bytes;")
+    print("at cp's (rm's) pace: cp's (rm -rf's) time plus pkg's beyond it on the one-file tree, and its ratio")
 
 
 main()

@@ -1,5 +1,6 @@
 // Command gentree writes a deterministic synthetic package as a plain tar to stdout, shaped
-// like a kernel source tree, a firmware collection or a few big files, for benchmarks.
+// like a kernel source tree, a firmware collection, a few big files or one file, for
+// benchmarks.
 //
 //	go run ./bench/gentree -shape kernel > kernel.tar
 package main
@@ -35,10 +36,13 @@ var shapes = map[string]shape{
 	"big": {40, 40, func(*rand.Rand) int64 { return 32 << 20 }},
 	// The many-small-files case of tarutil's benchmark, for counting write(2) calls.
 	"small": {30000, 100, func(*rand.Rand) int64 { return 1 << 10 }},
+	// One file of 1 MiB and 100 bytes (bench/sync.sh's package): what a command costs
+	// whatever its tree, to set beside the same copy by cp.
+	"one": {1, 1, func(*rand.Rand) int64 { return 1<<20 + 100 }},
 }
 
 func main() {
-	name := flag.String("shape", "kernel", "kernel, firmware, big or small")
+	name := flag.String("shape", "kernel", "kernel, firmware, big, small or one")
 	scale := flag.Float64("scale", 1, "multiply the number of files by this")
 	flag.Parse()
 	sh, ok := shapes[*name]
