@@ -8,6 +8,7 @@ to cp; likewise for remove against rm -rf.
 usage: table.py RESULTS_DIR FS... -- SHAPE...
 """
 import json
+import math
 import os
 import re
 import sys
@@ -28,6 +29,13 @@ def rss(path):
     with open(path) as f:
         m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", f.read())
     return int(m.group(1)) / 1024 if m else float("nan")
+
+
+def pace(base, fixed):
+    """base plus pkg's fixed cost, and its ratio to base; blank without a one-file run."""
+    if math.isnan(fixed):
+        return ""
+    return f"{base + fixed:.3f} ({(base + fixed) / base:.2f}x)"
 
 
 def main():
@@ -57,8 +65,8 @@ def main():
             row = [f"{t[c]:.3f}" for c in cols]
             cp, rm = t["cp --reflink"], r["rm -rf"]
             row.append(f"{t['pkg install'] / t['irreducible floor']:.2f}x")
-            row += [f"{t['pkg install'] / cp:.2f}x", f"{cp + fixed:.3f} ({(cp + fixed) / cp:.2f}x)"]
-            row += [f"{r['pkg remove']:.3f}", f"{rm:.3f}", f"{rm + rmfixed:.3f} ({(rm + rmfixed) / rm:.2f}x)"]
+            row += [f"{t['pkg install'] / cp:.2f}x", pace(cp, fixed)]
+            row += [f"{r['pkg remove']:.3f}", f"{rm:.3f}", pace(rm, rmfixed)]
             row += [f"{100 * grown / tree:.2f}%", f"{sc:.2f}", f"{mem:.0f} MiB"]
             print(f"| {fs} | {shape} | " + " | ".join(row) + " |")
     print("\nseconds, medians; df growth is the used space an install added, as a share of the tree's bytes;")

@@ -36,7 +36,7 @@ var shapes = map[string]shape{
 	"big": {40, 40, func(*rand.Rand) int64 { return 32 << 20 }},
 	// The many-small-files case of tarutil's benchmark, for counting write(2) calls.
 	"small": {30000, 100, func(*rand.Rand) int64 { return 1 << 10 }},
-	// One file of 1 MiB and 100 bytes (bench/sync.sh's package): what a command costs
+	// One file of 1 MiB and 100 bytes (the size of bench/sync.sh's): what a command costs
 	// whatever its tree, to set beside the same copy by cp.
 	"one": {1, 1, func(*rand.Rand) int64 { return 1<<20 + 100 }},
 }
