@@ -78,6 +78,7 @@ const fileRecordSize = 1 + 4 + 8 + 32
 // writes it must hold the root's lock (package install).
 type DB struct {
 	path    string
+	dir     *os.File // Options.Dir, or nil
 	timeout time.Duration
 	created bool // by Open
 
@@ -101,12 +102,16 @@ type Options struct {
 	// the root's lock, as no other process writes meanwhile. Its shared lock lets other
 	// processes read.
 	Hold bool
+	// Dir, when not nil, is the directory holding the file: the file is then reached from
+	// it by its base name, through no symlink, and path only names it in messages, so that
+	// a directory on the way swapped for a symlink while the DB is open leads nowhere else.
+	Dir *os.File
 }
 
 // Open returns the database at path, creating it if it does not exist.
 func Open(path string, o Options) (*DB, error) {
-	d := &DB{path: path, timeout: o.Timeout, hold: o.Hold}
-	_, err := os.Stat(path)
+	d := &DB{path: path, dir: o.Dir, timeout: o.Timeout, hold: o.Hold}
+	_, err := d.size(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if o.NoCreate {
 			return nil, fmt.Errorf("db: %s: %w", path, fs.ErrNotExist)
@@ -136,14 +141,14 @@ const initialSize = 128 << 10
 // disk only with the link, or later; until then a lost link loses an empty database.
 func (d *DB) create() error {
 	tmp := d.path + ".new"
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := d.remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	empty, err := emptyDatabase()
 	if err != nil {
 		return err
 	}
-	f, err := openNoFollow(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := d.openFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
@@ -159,13 +164,16 @@ func (d *DB) create() error {
 		err = cerr
 	}
 	if err == nil {
-		if err = os.Link(tmp, d.path); errors.Is(err, fs.ErrExist) {
+		if err = d.link(tmp, d.path); errors.Is(err, fs.ErrExist) {
 			err = nil
 		}
 	}
-	os.Remove(tmp)
+	d.remove(tmp)
 	if err != nil || ordered {
 		return err
+	}
+	if d.dir != nil {
+		return d.dir.Sync()
 	}
 	return durable.Path(filepath.Dir(d.path))
 }
@@ -196,7 +204,7 @@ var emptyDatabase = sync.OnceValues(func() ([]byte, error) {
 // open opens the file for one transaction, waiting for other processes' transactions:
 // bbolt locks it shared for reading and exclusively for writing.
 func (d *DB) open(readOnly bool) (*bolt.DB, error) {
-	b, err := bolt.Open(d.path, 0o644, &bolt.Options{Timeout: d.timeout, ReadOnly: readOnly, OpenFile: openNoFollow})
+	b, err := bolt.Open(d.path, 0o644, &bolt.Options{Timeout: d.timeout, ReadOnly: readOnly, OpenFile: d.openFile})
 	switch {
 	case errors.Is(err, bolt.ErrTimeout):
 		return nil, fmt.Errorf("db: %s is busy in another process: gave up after %v", d.path, d.timeout)
@@ -206,10 +214,57 @@ func (d *DB) open(readOnly bool) (*bolt.DB, error) {
 	return b, nil
 }
 
-// openNoFollow opens the database file, failing (ELOOP) where a symlink is in its place:
-// whoever may write the root must not have pkg write a file elsewhere.
-func openNoFollow(name string, flag int, perm os.FileMode) (*os.File, error) {
-	return os.OpenFile(name, flag|unix.O_NOFOLLOW, perm)
+// openFile opens the database file name (d.path, or its temporary name), failing (ELOOP)
+// where a symlink is in its place: whoever may write the root must not have pkg write a
+// file elsewhere. With Options.Dir, it is reached from that directory.
+func (d *DB) openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+	if d.dir == nil {
+		return os.OpenFile(name, flag|unix.O_NOFOLLOW, perm)
+	}
+	fd, err := unix.Openat(int(d.dir.Fd()), filepath.Base(name), flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm))
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// size returns the size of the database file name.
+func (d *DB) size(name string) (int64, error) {
+	if d.dir == nil {
+		info, err := os.Stat(name)
+		if err != nil {
+			return 0, err
+		}
+		return info.Size(), nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(d.dir.Fd()), filepath.Base(name), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return 0, &os.PathError{Op: "stat", Path: name, Err: err}
+	}
+	return st.Size, nil
+}
+
+// remove removes the database file name.
+func (d *DB) remove(name string) error {
+	if d.dir == nil {
+		return os.Remove(name)
+	}
+	if err := unix.Unlinkat(int(d.dir.Fd()), filepath.Base(name), 0); err != nil {
+		return &os.PathError{Op: "remove", Path: name, Err: err}
+	}
+	return nil
+}
+
+// link links the database file old to name.
+func (d *DB) link(old, name string) error {
+	if d.dir == nil {
+		return os.Link(old, name)
+	}
+	fd := int(d.dir.Fd())
+	if err := unix.Linkat(fd, filepath.Base(old), fd, filepath.Base(name), 0); err != nil {
+		return &os.LinkError{Op: "link", Old: old, New: name, Err: err}
+	}
+	return nil
 }
 
 // view runs fn in a read transaction.
@@ -501,16 +556,16 @@ func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 // recorded. Best effort: where the filesystem cannot (or is full already), the file stays
 // as it is.
 func (d *DB) allocate() {
-	info, err := os.Stat(d.path)
-	if err != nil || info.Size() <= d.allocated.Load() {
+	size, err := d.size(d.path)
+	if err != nil || size <= d.allocated.Load() {
 		return
 	}
-	f, err := openNoFollow(d.path, os.O_WRONLY, 0)
+	f, err := d.openFile(d.path, os.O_WRONLY, 0)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	if unix.Fallocate(int(f.Fd()), 0, 0, info.Size()) == nil {
-		d.allocated.Store(info.Size())
+	if unix.Fallocate(int(f.Fd()), 0, 0, size) == nil {
+		d.allocated.Store(size)
 	}
 }

@@ -3,15 +3,15 @@ package install
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"pkg/db"
 	"pkg/repo"
@@ -78,16 +78,17 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		return nil, changeError(staged, remove, err)
 	}
 	for i, s := range staged {
-		if err := r.swapIn(s.dir, r.pkgDir(s.rec.Name)); err != nil {
+		if err := r.swapIn(place{staging, s.name}, place{pkgs, s.rec.Name}); err != nil {
 			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoAll(staged, all, i, made)))
 		}
 	}
 	for j, in := range rins {
 		// A tree already deleted by hand leaves nothing to move: the record goes all the same.
-		if _, ok := inode(r.pkgDir(in.Name)); !ok {
+		if _, ok := r.inode(place{pkgs, in.Name}); !ok {
 			continue
 		}
-		if err := r.rename(r.pkgDir(in.Name), r.path(in.Staging)); err != nil {
+		to, _ := placeOf(in.Staging) // a name trashName picked
+		if err := r.rename(place{pkgs, in.Name}, to); err != nil {
 			return nil, fmt.Errorf("remove %s: %w", in.Name, errors.Join(err, r.undoAll(staged, all, len(ins)+j, made)))
 		}
 	}
@@ -145,7 +146,7 @@ func (r *Root) checkUnmanaged(recs []db.Package, staged []*Staged) error {
 		if slices.ContainsFunc(recs, func(p db.Package) bool { return p.Name == s.rec.Name }) {
 			continue
 		}
-		if _, ok := inode(r.pkgDir(s.rec.Name)); ok {
+		if _, ok := r.inode(place{pkgs, s.rec.Name}); ok {
 			return fmt.Errorf("install %s %s: %s exists and is not managed by pkg: remove or rename it, then try again",
 				s.rec.Name, s.rec.Version, r.pkgDir(s.rec.Name))
 		}
@@ -238,25 +239,28 @@ func checkApply(recs []db.Package, staged []*Staged, remove []string) error {
 func (r *Root) removeIntents(remove []string) ([]db.Intent, error) {
 	ins := make([]db.Intent, 0, len(remove))
 	for _, name := range remove {
-		trash, err := r.trashName(name)
+		to, err := r.trashName(name)
 		if err != nil {
 			return nil, fmt.Errorf("remove %s: %w", name, err)
 		}
-		ins = append(ins, db.Intent{Op: "remove", Name: name, Staging: trash})
+		ins = append(ins, db.Intent{Op: "remove", Name: name, Staging: relOf(to)})
 	}
 	return ins, nil
 }
 
-// trashName returns a name in the trash, relative to the root, that nothing has: the tree
-// is renamed to it, which takes no new inode or block, so a remove works on a full
-// filesystem. The root's lock keeps others from taking it meanwhile.
-func (r *Root) trashName(name string) (string, error) {
+// trashName returns a place in the trash that nothing has: the tree is renamed to it,
+// which takes no new inode or block, so a remove works on a full filesystem. The root's
+// lock keeps others from taking it meanwhile.
+func (r *Root) trashName(name string) (place, error) {
 	for {
-		rel := filepath.Join(".pkg", "trash", name+"."+strconv.FormatUint(uint64(rand.Uint32()), 10))
-		if _, err := os.Lstat(r.path(rel)); errors.Is(err, fs.ErrNotExist) {
-			return rel, nil
-		} else if err != nil {
-			return "", err
+		p := place{trash, name + "." + strconv.FormatUint(uint64(rand.Uint32()), 10)}
+		var st unix.Stat_t
+		if err := r.stat(p, &st); errors.Is(err, unix.ENOENT) {
+			return p, nil
+		} else if err == nil {
+			continue
+		} else {
+			return place{}, &os.PathError{Op: "lstat", Path: r.pathOf(p), Err: err}
 		}
 	}
 }
@@ -277,12 +281,12 @@ func (r *Root) dropTrash(ins []db.Intent) {
 // removes.
 func (r *Root) markOld(svs []*salvage, staged []*Staged, rins []db.Intent) error {
 	for _, sv := range svs {
-		tree := ""
+		var tree place
 		if i := slices.IndexFunc(staged, func(s *Staged) bool { return s.rec.Name == sv.rec.Name }); i >= 0 {
-			tree = staged[i].dir
+			tree = place{staging, staged[i].name}
 		} else {
 			i := slices.IndexFunc(rins, func(in db.Intent) bool { return in.Name == sv.rec.Name })
-			tree = r.path(rins[i].Staging)
+			tree, _ = placeOf(rins[i].Staging)
 		}
 		if err := sv.mark(tree); err != nil {
 			return fmt.Errorf("keep what the user changed in %s: %w", sv.rec.Name, err)
@@ -294,7 +298,9 @@ func (r *Root) markOld(svs []*salvage, staged []*Staged, rins []db.Intent) error
 // emptyTrash deletes the trees removal intents moved to the trash, once recorded.
 func (r *Root) emptyTrash(ins []db.Intent) {
 	for _, in := range ins {
-		r.removeTree(r.path(in.Staging))
+		if p, ok := placeOf(in.Staging); ok {
+			r.removeTree(p)
+		}
 	}
 }
 
@@ -354,17 +360,17 @@ func (r *Root) intents(recs []db.Package, staged []*Staged) ([]db.Intent, [][]st
 		if j := slices.IndexFunc(recs, func(p db.Package) bool { return p.Name == s.rec.Name }); j >= 0 {
 			s.res.Previous, s.res.Again = recs[j].Version, recs[j].SHA256 == s.rec.SHA256
 		}
-		ino, ok := inode(s.dir)
+		tree := place{staging, s.name}
+		ino, ok := r.inode(tree)
 		if !ok {
-			return nil, made, fmt.Errorf("install %s %s: staged tree %s is gone", s.rec.Name, s.rec.Version, s.dir)
+			return nil, made, fmt.Errorf("install %s %s: staged tree %s is gone", s.rec.Name, s.rec.Version, r.pathOf(tree))
 		}
 		var err error
 		if made[i], err = r.prepareLinks(next, s); err != nil {
 			return nil, made, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, err)
 		}
-		rel, _ := filepath.Rel(r.dir, s.dir)
-		old, _ := inode(r.pkgDir(s.rec.Name))
-		ins[i] = db.Intent{Op: "install", Name: s.rec.Name, Staging: rel, Inode: ino, OldInode: old}
+		old, _ := r.inode(place{pkgs, s.rec.Name})
+		ins[i] = db.Intent{Op: "install", Name: s.rec.Name, Staging: relOf(tree), Inode: ino, OldInode: old}
 	}
 	return ins, made, nil
 }

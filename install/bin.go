@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"pkg/db"
 	"pkg/repo"
 )
@@ -101,17 +103,26 @@ func ours(got string) bool {
 	return strings.HasPrefix(got, "../pkgs/") || strings.HasPrefix(got, wrapperHead)
 }
 
-// readBin returns what the bin/ entry at name holds: a symlink's target, or the script of
-// a wrapper of pkg's. For anything else it returns readlink's error (EINVAL for a file).
-func readBin(name string) (string, error) {
-	t, err := os.Readlink(name)
-	if !errors.Is(err, syscall.EINVAL) {
-		return t, err
+// readBin returns what the bin/ entry name holds: a symlink's target, or the script of a
+// wrapper of pkg's. For anything else it returns readlink's error (EINVAL for a file).
+func (r *Root) readBin(name string) (string, error) {
+	if r.fd[bin] < 0 { // a read-only root without bin/
+		return "", &os.PathError{Op: "readlink", Path: r.path("bin", name), Err: unix.ENOENT}
 	}
-	f, oerr := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(r.fd[bin], name, buf)
+	if err == nil {
+		return string(buf[:n]), nil
+	}
+	err = &os.PathError{Op: "readlink", Path: r.path("bin", name), Err: err}
+	if !errors.Is(err, syscall.EINVAL) {
+		return "", err
+	}
+	fd, oerr := unix.Openat(r.fd[bin], name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if oerr != nil {
 		return "", err
 	}
+	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	if info, serr := f.Stat(); serr != nil || !info.Mode().IsRegular() || info.Size() > maxWrapper {
 		return "", err
@@ -124,20 +135,24 @@ func readBin(name string) (string, error) {
 }
 
 // makeBin creates the bin/ entry name as want, what binWant returned.
-func makeBin(name, want string) error {
+func (r *Root) makeBin(name, want string) error {
 	if !strings.HasPrefix(want, wrapperHead) {
-		return os.Symlink(want, name)
+		if err := unix.Symlinkat(want, r.fd[bin], name); err != nil {
+			return &os.LinkError{Op: "symlink", Old: want, New: r.path("bin", name), Err: err}
+		}
+		return nil
 	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o755)
+	fd, err := unix.Openat(r.fd[bin], name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o755)
 	if err != nil {
-		return err
+		return &os.PathError{Op: "open", Path: r.path("bin", name), Err: err}
 	}
+	f := os.NewFile(uintptr(fd), r.path("bin", name))
 	_, err = io.WriteString(f, want)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(name)
+		unix.Unlinkat(r.fd[bin], name, 0)
 	}
 	return err
 }
@@ -165,7 +180,7 @@ func (r *Root) checkBins(p repo.Package) (own []string, err error) {
 	for _, b := range p.Bin {
 		cmd := command(b)
 		where := r.path("bin", cmd)
-		t, err := readBin(where)
+		t, err := r.readBin(cmd)
 		switch {
 		case errors.Is(err, os.ErrNotExist) || err == nil && ours(t):
 		case err == nil && slices.Contains(declared, cmd):
@@ -186,7 +201,7 @@ func (r *Root) ownLinks(staged []*Staged) error {
 			if !slices.Contains(s.own, cmd) {
 				continue
 			}
-			if t, err := readBin(r.path("bin", cmd)); err != nil || ours(t) {
+			if t, err := r.readBin(cmd); err != nil || ours(t) {
 				continue // gone, a file now, or pkg's: syncBins' part
 			}
 			if err := r.link(cmd, s.wants[cmd]); err != nil {
@@ -215,7 +230,7 @@ func (r *Root) checkLinked(staged []*Staged) error {
 	for _, s := range staged {
 		for _, b := range s.rec.Bin {
 			cmd := command(b)
-			if t, err := readBin(r.path("bin", cmd)); err != nil || t != s.wants[cmd] {
+			if t, err := r.readBin(cmd); err != nil || t != s.wants[cmd] {
 				errs = append(errs, &UnlinkedError{Path: r.path("bin", cmd), Package: s.rec.Name})
 			}
 		}
@@ -247,25 +262,26 @@ func (r *Root) syncBins(create bool) error {
 	if err != nil {
 		return err
 	}
-	ents, err := os.ReadDir(r.path("bin"))
+	ents, err := r.names(place{in: bin})
 	if err != nil {
 		return err
 	}
-	create = create || slices.ContainsFunc(ents, func(e os.DirEntry) bool { return pendingLink(e.Name()) })
+	slices.Sort(ents)
+	create = create || slices.ContainsFunc(ents, pendingLink)
 	var pending []string
-	for _, e := range ents {
-		t, err := readBin(r.path("bin", e.Name()))
-		w, declared := want[e.Name()]
+	for _, name := range ents {
+		t, err := r.readBin(name)
+		w, declared := want[name]
 		if err != nil || !ours(t) || w == t || declared && !create {
-			delete(want, e.Name())
+			delete(want, name)
 			continue
 		}
-		if pendingLink(e.Name()) {
-			pending = append(pending, e.Name()) // from prepareLinks: link renames it, or it goes below
+		if pendingLink(name) {
+			pending = append(pending, name) // from prepareLinks: link renames it, or it goes below
 			continue
 		}
-		if err := os.Remove(r.path("bin", e.Name())); err != nil {
-			return err
+		if err := unix.Unlinkat(r.fd[bin], name, 0); err != nil {
+			return &os.PathError{Op: "remove", Path: r.path("bin", name), Err: err}
 		}
 	}
 	if create {
@@ -276,7 +292,7 @@ func (r *Root) syncBins(create bool) error {
 		}
 	}
 	for _, name := range pending {
-		if err := os.Remove(r.path("bin", name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := r.remove(place{bin, name}); err != nil {
 			return err
 		}
 	}
@@ -305,7 +321,7 @@ func (r *Root) prepareLinks(all map[string]*db.Package, s *Staged) (made []strin
 	for _, b := range s.rec.Bin {
 		cmd := command(b)
 		target := s.wants[cmd]
-		if t, err := readBin(r.path("bin", cmd)); err == nil && t == target {
+		if t, err := r.readBin(cmd); err == nil && t == target {
 			continue
 		}
 		ok, err := r.pending(cmd, target)
@@ -322,19 +338,19 @@ func (r *Root) prepareLinks(all map[string]*db.Package, s *Staged) (made []strin
 // pending makes <root>/bin/.cmd.new target, a link's or a wrapper's (binWant), unless it
 // is that already, and reports whether it made one. It replaces only an entry of pkg's.
 func (r *Root) pending(cmd, target string) (bool, error) {
-	tmp := r.path("bin", "."+cmd+".new")
-	t, err := readBin(tmp)
+	tmp := "." + cmd + ".new"
+	t, err := r.readBin(tmp)
 	switch {
 	case err == nil && t == target:
 		return false, nil
 	case err == nil && ours(t):
-		if err := os.Remove(tmp); err != nil {
-			return false, err
+		if err := unix.Unlinkat(r.fd[bin], tmp, 0); err != nil {
+			return false, &os.PathError{Op: "remove", Path: r.path("bin", tmp), Err: err}
 		}
 	case !errors.Is(err, os.ErrNotExist):
-		return false, fmt.Errorf("%s is in the way of command %s: remove or rename it, then try again", tmp, cmd)
+		return false, fmt.Errorf("%s is in the way of command %s: remove or rename it, then try again", r.path("bin", tmp), cmd)
 	}
-	return true, makeBin(tmp, target)
+	return true, r.makeBin(tmp, target)
 }
 
 // dropPending removes the links prepareLinks made for cmds, when they are still those.
@@ -342,9 +358,9 @@ func (r *Root) dropPending(staged []*Staged, made [][]string) {
 	for i, cmds := range made {
 		for _, b := range staged[i].rec.Bin {
 			cmd := command(b)
-			tmp := r.path("bin", "."+cmd+".new")
-			if t, err := readBin(tmp); err == nil && t == staged[i].wants[cmd] && slices.Contains(cmds, cmd) {
-				os.Remove(tmp)
+			tmp := "." + cmd + ".new"
+			if t, err := r.readBin(tmp); err == nil && t == staged[i].wants[cmd] && slices.Contains(cmds, cmd) {
+				unix.Unlinkat(r.fd[bin], tmp, 0)
 			}
 		}
 	}
@@ -360,5 +376,8 @@ func (r *Root) link(cmd, target string) error {
 	if _, err := r.pending(cmd, target); err != nil {
 		return err
 	}
-	return os.Rename(r.path("bin", "."+cmd+".new"), r.path("bin", cmd))
+	if err := unix.Renameat(r.fd[bin], "."+cmd+".new", r.fd[bin], cmd); err != nil {
+		return &os.LinkError{Op: "rename", Old: r.path("bin", "."+cmd+".new"), New: r.path("bin", cmd), Err: err}
+	}
+	return nil
 }

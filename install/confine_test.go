@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -114,7 +115,7 @@ func TestStagerResolvesNoSymlinks(t *testing.T) {
 			}
 			defer src.Close()
 			info, _ := src.Stat()
-			s, err := newStager(context.Background(), src, info.Size(), dir, 0o022)
+			s, err := stagerAt(context.Background(), src, info.Size(), dir, 0o022)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,4 +190,13 @@ func TestStageCanceled(t *testing.T) {
 	if ents, _ := os.ReadDir(r.path(".pkg", "staging")); len(ents) != 0 {
 		t.Errorf("staging holds %v", ents)
 	}
+}
+
+// stagerAt is newStager of the directory dir.
+func stagerAt(ctx context.Context, src *os.File, size int64, dir string, umask fs.FileMode) (*stager, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return newStager(ctx, src, size, fd, dir, umask), nil
 }

@@ -14,10 +14,10 @@ import (
 // kernel can make none.
 var dirFolds = folds
 
-// checkFolds refuses members of which two would be one file in dir, the staging directory,
-// when it folds names (tarutil.CheckFolded): found before anything is created.
-func checkFolds(dir string, members []tarutil.Member) error {
-	fold, err := dirFolds(dir)
+// checkFolds refuses members of which two would be one file in the staging directory open
+// at fd, dir, when it folds names (tarutil.CheckFolded): found before anything is created.
+func checkFolds(fd int, dir string, members []tarutil.Member) error {
+	fold, err := dirFolds(fd, dir)
 	if err != nil || !fold {
 		return err
 	}
@@ -39,16 +39,11 @@ const (
 	ntfs3Magic = 0x7366746e
 )
 
-// folds reports whether the directory dir folds names, so that two names differing only
-// in case (or Unicode normalization, where the filesystem normalizes) are one file there:
-// a casefold directory or a directory of a filesystem that folds all names. Directories
-// made in dir fold as it does.
-func folds(dir string) (bool, error) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false, &os.PathError{Op: "open", Path: dir, Err: err}
-	}
-	defer unix.Close(fd)
+// folds reports whether the directory dir, open at fd (not O_PATH), folds names, so that
+// two names differing only in case (or Unicode normalization, where the filesystem
+// normalizes) are one file there: a casefold directory or a directory of a filesystem that
+// folds all names. Directories made in dir fold as it does.
+func folds(fd int, dir string) (bool, error) {
 	var st unix.Statfs_t
 	if err := unix.Fstatfs(fd, &st); err != nil {
 		return false, &os.PathError{Op: "statfs", Path: dir, Err: err}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"pkg/internal/testfs"
 	"pkg/repo"
 	"pkg/tarutil"
@@ -36,7 +38,7 @@ func TestFoldedNamesInstall(t *testing.T) {
 	for _, kind := range []string{"xfs", "btrfs", "ext4"} {
 		t.Run(kind, func(t *testing.T) {
 			base := testfs.Mount(t, kind)
-			if fold, err := folds(base); err != nil || fold {
+			if fold, err := foldsAt(t, base); err != nil || fold {
 				t.Fatalf("folds(%s) = %v, %v; want false", kind, fold, err)
 			}
 			r := openRoot(t, filepath.Join(base, "root"))
@@ -64,7 +66,7 @@ func TestFoldedNamesInstall(t *testing.T) {
 func TestFoldedNamesRefused(t *testing.T) {
 	t.Run("folding-directory", func(t *testing.T) {
 		dir := testfs.Folding(t)
-		if fold, err := folds(dir); err != nil || !fold {
+		if fold, err := foldsAt(t, dir); err != nil || !fold {
 			t.Fatalf("folds(%s) = %v, %v; want true", dir, fold, err)
 		}
 		testFoldedRefused(t, dir)
@@ -72,7 +74,7 @@ func TestFoldedNamesRefused(t *testing.T) {
 	// Where the kernel can make no folding directory, the refusal itself is checked on an
 	// ordinary one that the test says folds.
 	t.Run("stand-in", func(t *testing.T) {
-		dirFolds = func(string) (bool, error) { return true, nil }
+		dirFolds = func(int, string) (bool, error) { return true, nil }
 		t.Cleanup(func() { dirFolds = folds })
 		testFoldedRefused(t, t.TempDir())
 	})
@@ -89,4 +91,15 @@ func testFoldedRefused(t *testing.T, base string) {
 	}
 	testfs.SameTree(t, "root", testfs.Tree(t, r.Dir()), before)
 	assertEmpty(t, r)
+}
+
+// foldsAt is folds of the directory dir.
+func foldsAt(t *testing.T, dir string) (bool, error) {
+	t.Helper()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	return folds(fd, dir)
 }

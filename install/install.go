@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math/rand/v2"
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"pkg/db"
 	"pkg/internal/durable"
@@ -36,7 +40,7 @@ type Result struct {
 
 // Staged is a package built in a staging directory and not yet visible in the root.
 type Staged struct {
-	dir   string
+	name  string // its tree's name in staging
 	rec   *db.Package
 	files *db.FileList
 	res   *Result
@@ -85,7 +89,7 @@ func (r *Root) Stage(ctx context.Context, tarPath string, p repo.Package, member
 func (r *Root) Discard(staged ...*Staged) {
 	for _, s := range staged {
 		if !s.keep {
-			r.removeTree(s.dir)
+			r.removeTree(place{staging, s.name})
 		}
 	}
 }
@@ -113,25 +117,21 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	if err != nil {
 		return nil, err
 	}
-	staging := r.path(".pkg", "staging")
-	if err := checkFolds(staging, members); err != nil {
+	if err := checkFolds(r.fd[staging], r.path(".pkg", "staging"), members); err != nil {
 		return nil, err
 	}
 	order := byName(members)
 	members = executable(p.Bin, members, order)
-	dir, err := os.MkdirTemp(staging, p.Name+".")
+	tree, dirfd, err := r.makeStaging(p.Name)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			r.removeTree(dir)
+			r.removeTree(tree)
 		}
 	}()
-	st, err := newStager(ctx, src, info.Size(), dir, r.umask)
-	if err != nil {
-		return nil, err
-	}
+	st := newStager(ctx, src, info.Size(), dirfd, r.pathOf(tree), r.umask)
 	if r.o.NoSync {
 		st.durable = durable.Files{} // nothing to write back for a commit that does not sync
 	}
@@ -144,17 +144,17 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	if err != nil {
 		return nil, err
 	}
-	// MkdirTemp made the top 0700, which keeps a tree being built private; an installed one
-	// is as readable as any directory the umask allows. The workers have waited for every
-	// file's write-back: the commit's sync after the rename carries it (durable.Commit).
-	if err := os.Chmod(dir, 0o755&^r.umask); err != nil {
-		return nil, err
+	// makeStaging made the top 0700, which keeps a tree being built private; an installed
+	// one is as readable as any directory the umask allows. The workers have waited for
+	// every file's write-back: the commit's sync after the rename carries it (durable.Commit).
+	if err := unix.Fchmod(dirfd, uint32(0o755&^r.umask)); err != nil {
+		return nil, &os.PathError{Op: "chmod", Path: r.pathOf(tree), Err: err}
 	}
 	res.Cloned, res.Copied, res.Method, res.Fallback = st.cloned.Load(), st.copied.Load(), st.method, st.fallback
 	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
 		Summary: p.Summary, Files: res.Files, Size: res.Bytes}
 	res.Elapsed = time.Since(start) // Apply sets Commit
-	return &Staged{dir: dir, rec: rec, files: files, res: res, own: own, whole: !st.tracked}, nil
+	return &Staged{name: tree.name, rec: rec, files: files, res: res, own: own, whole: !st.tracked}, nil
 }
 
 // fileRecords yields the database records of members, in order (byName), each hardlink
@@ -386,12 +386,32 @@ func executable(bin []string, members []tarutil.Member, order []int32) []tarutil
 	return out
 }
 
-// swapIn renames the staged tree to dst, exchanging it with the tree already there.
-func (r *Root) swapIn(staging, dst string) error {
-	if _, ok := inode(dst); ok {
-		return r.exchange(staging, dst)
+// makeStaging makes a directory in staging, private (0700), named for the package p and
+// nothing else there, and opens it, through no symlink: the top of the tree Stage builds.
+func (r *Root) makeStaging(p string) (place, int, error) {
+	for {
+		tree := place{staging, p + "." + strconv.FormatUint(uint64(rand.Uint32()), 10)}
+		err := unix.Mkdirat(r.fd[staging], tree.name, 0o700)
+		if err == unix.EEXIST {
+			continue
+		}
+		if err != nil {
+			return tree, -1, &os.PathError{Op: "mkdir", Path: r.pathOf(tree), Err: err}
+		}
+		fd, err := r.open(tree, unix.O_RDONLY|unix.O_DIRECTORY)
+		if err != nil {
+			unix.Unlinkat(r.fd[staging], tree.name, unix.AT_REMOVEDIR)
+		}
+		return tree, fd, err
 	}
-	return r.rename(staging, dst)
+}
+
+// swapIn renames the staged tree to dst, exchanging it with the tree already there.
+func (r *Root) swapIn(tree, dst place) error {
+	if _, ok := r.inode(dst); ok {
+		return r.exchange(tree, dst)
+	}
+	return r.rename(tree, dst)
 }
 
 // commitTrees makes the staged trees just renamed into pkgs/ durable with the renames, and
@@ -402,12 +422,17 @@ func (r *Root) commitTrees(staged []*Staged) error {
 	if r.o.NoSync {
 		return nil
 	}
-	pkgs := r.path("pkgs")
+	fd, err := r.open(place{in: pkgs}, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	dir := os.NewFile(uintptr(fd), r.path("pkgs"))
+	defer dir.Close()
 	switch {
 	case len(staged) == 0:
-		return durable.Path(pkgs)
+		return dir.Sync()
 	case slices.ContainsFunc(staged, func(s *Staged) bool { return s.whole }):
-		return durable.FS(pkgs)
+		return durable.SyncFS(dir)
 	}
-	return durable.Commit(pkgs)
+	return durable.CommitDir(dir)
 }

@@ -215,12 +215,12 @@ func testInterruptedUpgrade(t *testing.T, next []entry, moved, early bool) {
 	if moved {
 		ino += 1 << 20 // as the inode recorded before a move to another filesystem
 	}
-	rel, _ := filepath.Rel(rootDir, staging)
+	rel := relOf(staging)
 	if err := r.db.SetIntents([]db.Intent{{Op: "install", Name: "tool", Staging: rel, Inode: ino}}); err != nil {
 		t.Fatal(err)
 	}
 	if !early {
-		if err := r.swapIn(staging, r.pkgDir("tool")); err != nil {
+		if err := r.swapIn(staging, place{pkgs, "tool"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -495,17 +495,17 @@ func TestSalvageAfterCrash(t *testing.T) {
 	if err != nil || len(svs) != 2 {
 		t.Fatalf("findChanges = %d, %v", len(svs), err)
 	}
-	trash := r.path(".pkg", "trash", "tool.1")
+	trashDir := r.path(".pkg", "trash", "tool.1")
 	for _, sv := range svs {
-		tree := trash
+		tree := place{trash, "tool.1"}
 		if sv.rec.Name == "other" {
-			tree = r.path(".pkg", "trash", "other.1") // a remove that did not happen
+			tree = place{trash, "other.1"} // a remove that did not happen
 		}
 		if err := sv.mark(tree); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Rename(r.pkgDir("tool"), trash); err != nil {
+	if err := os.Rename(r.pkgDir("tool"), trashDir); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.db.Commit(nil, nil, []string{"tool"}); err != nil {
@@ -513,7 +513,7 @@ func TestSalvageAfterCrash(t *testing.T) {
 	}
 	for _, sv := range svs {
 		if sv.rec.Name == "tool" { // the first move of keep
-			if err := os.Rename(filepath.Join(trash, "NOTES"), filepath.Join(sv.s.Dir, "NOTES")); err != nil {
+			if err := os.Rename(filepath.Join(trashDir, "NOTES"), filepath.Join(sv.s.Dir, "NOTES")); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -557,23 +557,20 @@ func scannedTar(tb testing.TB, base string, entries []entry) (*os.File, []taruti
 
 // stageTool stages entries as package tool in r's staging, as an install does before its
 // intent, and returns the staged tree and its inode.
-func stageTool(t *testing.T, r *Root, base string, entries []entry) (string, uint64) {
+func stageTool(t *testing.T, r *Root, base string, entries []entry) (place, uint64) {
 	t.Helper()
-	staging, err := os.MkdirTemp(r.path(".pkg", "staging"), "tool.")
+	tree, fd, err := r.makeStaging("tool")
 	if err != nil {
 		t.Fatal(err)
 	}
 	src, members, size := scannedTar(t, base, entries)
-	s, err := newStager(context.Background(), src, size, staging, r.umask)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newStager(context.Background(), src, size, fd, r.pathOf(tree), r.umask)
 	if err := s.stage(members); err != nil {
 		t.Fatal(err)
 	}
 	s.close()
-	ino, _ := inode(staging)
-	return staging, ino
+	ino, _ := r.inode(tree)
+	return tree, ino
 }
 
 // TestReconcileKeepsEditedTree: a reinstall is cut short after its intent and before its
@@ -595,8 +592,8 @@ func TestReconcileKeepsEditedTree(t *testing.T) {
 		}
 	}
 	staging, ino := stageTool(t, r, base, version1())
-	old, _ := inode(r.pkgDir("tool"))
-	rel, _ := filepath.Rel(rootDir, staging)
+	old, _ := r.inode(place{pkgs, "tool"})
+	rel := relOf(staging)
 	if err := r.db.SetIntents([]db.Intent{{Op: "install", Name: "tool", Staging: rel, Inode: ino, OldInode: old}}); err != nil {
 		t.Fatal(err)
 	}
@@ -626,13 +623,13 @@ func TestReconcileUnsure(t *testing.T) {
 		t.Fatal(err)
 	}
 	staging, ino := stageTool(t, r, base, version2())
-	old, _ := inode(r.pkgDir("tool"))
-	rel, _ := filepath.Rel(rootDir, staging)
+	old, _ := r.inode(place{pkgs, "tool"})
+	rel := relOf(staging)
 	moved := uint64(1 << 20) // as recorded before the root was restored from a copy
 	if err := r.db.SetIntents([]db.Intent{{Op: "install", Name: "tool", Staging: rel, Inode: ino + moved, OldInode: old + moved}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.swapIn(staging, r.pkgDir("tool")); err != nil {
+	if err := r.swapIn(staging, place{pkgs, "tool"}); err != nil {
 		t.Fatal(err)
 	}
 	r.Close() // the crash

@@ -28,30 +28,36 @@ var ErrReadOnly = errors.New("on a read-only filesystem")
 // lockRetry is how long a waiting command sleeps between tries of the lock.
 const lockRetry = 50 * time.Millisecond
 
-// openLock checks the root's layout under dir, creates it if needed and opens its lock file,
-// without locking it. It returns dir made absolute.
-func openLock(dir string) (string, *os.File, error) {
+// openLock checks the root's layout under dir, creates it if needed, opens its directories
+// (openLayout) and its lock file, without locking it. It returns dir made absolute.
+func openLock(dir string) (string, parts, *os.File, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return "", nil, err
+		return "", parts{}, nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", nil, fmt.Errorf("install: create root: %w", err)
+		return "", parts{}, nil, fmt.Errorf("install: create root: %w", err)
 	}
-	if err := makeLayout(dir, true); err != nil {
-		return "", nil, err
+	fds, err := openLayout(dir, true)
+	if err != nil {
+		return "", fds, nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, ".pkg", "lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	path := filepath.Join(dir, ".pkg", "lock")
+	fd, err := unix.Openat(fds[meta], "lock", unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		fds.close()
+		err = &os.PathError{Op: "open", Path: path, Err: err}
+	}
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		return "", nil, fmt.Errorf("root %s is %w: %w", dir, ErrNotYours, err)
+		return "", fds, nil, fmt.Errorf("root %s is %w: %w", dir, ErrNotYours, err)
 	case errors.Is(err, syscall.EROFS):
-		return "", nil, fmt.Errorf("root %s is %w: %w", dir, ErrReadOnly, err)
+		return "", fds, nil, fmt.Errorf("root %s is %w: %w", dir, ErrReadOnly, err)
 	}
 	if err != nil {
-		return "", nil, fmt.Errorf("install: open the lock of root %s: %w", dir, err)
+		return "", fds, nil, fmt.Errorf("install: open the lock of root %s: %w", dir, err)
 	}
-	return dir, f, nil
+	return dir, fds, os.NewFile(uintptr(fd), path), nil
 }
 
 // tryLock takes the lock f, how being unix.LOCK_EX or LOCK_SH, if no other process holds it

@@ -25,7 +25,7 @@ func (r *Root) Notes() []Note {
 		ns = append(ns, Note{true, fmt.Sprintf("could not delete what an earlier command left behind (the root is as recorded; delete it by hand): %s", r.left)})
 	}
 	var st unix.Stat_t
-	if os.Geteuid() == 0 && unix.Stat(r.dir, &st) == nil && st.Uid != 0 {
+	if os.Geteuid() == 0 && unix.Fstat(r.fd[top], &st) == nil && st.Uid != 0 {
 		ns = append(ns, Note{false, fmt.Sprintf("running as root in %s, which belongs to uid %d: what pkg installs there belongs to root, and that user cannot remove it; run pkg as that user", r.dir, st.Uid)})
 	}
 	return ns

@@ -2,9 +2,9 @@ package install
 
 import (
 	"errors"
-	"io/fs"
-	"os"
 	"slices"
+
+	"golang.org/x/sys/unix"
 
 	"pkg/db"
 	"pkg/repo"
@@ -53,8 +53,9 @@ func (r *Root) Plan(want []repo.Package) (*Plan, error) {
 
 // hasTree reports whether pkgs/name is a directory, or may be: only its absence is sure.
 func (r *Root) hasTree(name string) bool {
-	info, err := os.Lstat(r.pkgDir(name))
-	return err == nil && info.IsDir() || err != nil && !errors.Is(err, fs.ErrNotExist)
+	var st unix.Stat_t
+	err := r.stat(place{pkgs, name}, &st)
+	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR || err != nil && !errors.Is(err, unix.ENOENT)
 }
 
 func same(cur db.Package, p repo.Package) bool {

@@ -21,14 +21,13 @@ const direntBufSize = 32 << 10
 
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, direntBufSize); return &b }}
 
-// removeTree deletes the tree at path, in r's staging or trash, through no symlink under r's
-// directory and on its mount alone.
-func (r *Root) removeTree(path string) error {
-	rel, err := filepath.Rel(r.dir, path)
-	if err != nil || !filepath.IsLocal(rel) {
-		return &os.PathError{Op: "remove", Path: path, Err: errors.New("not in the root")}
+// removeTree deletes the tree at p, reached from its part's descriptor through no symlink,
+// on the root's mount alone.
+func (r *Root) removeTree(p place) error {
+	if r.fd[p.in] < 0 {
+		return nil // a part made when first needed: nothing in it
 	}
-	return removeIn(r.dir, rel)
+	return removeBeneath(r.fd[top], r.fd[p.in], p.name, r.pathOf(p))
 }
 
 // errMountPoint is what removing a tree fails with where it holds a mount point.
@@ -42,17 +41,22 @@ var errMountPoint = errors.New("a mount point of another filesystem: not entered
 // back at the end of each directory; files are unlinked as they are read. A file or
 // symlink at rel (left where a package's tree was) is unlinked.
 func removeIn(dir, rel string) error {
-	path := filepath.Join(dir, rel)
 	top, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: dir, Err: err}
 	}
 	defer unix.Close(top)
+	return removeBeneath(top, top, filepath.ToSlash(rel), filepath.Join(dir, rel))
+}
+
+// removeBeneath is removeIn of the tree rel beneath the directory dirfd, path in messages,
+// on the mount of the directory mnt.
+func removeBeneath(mnt, dirfd int, rel, path string) error {
 	var on fileStat
-	if err := on.at(top, "", 0); err != nil {
-		return &os.PathError{Op: "stat", Path: dir, Err: err}
+	if err := on.at(mnt, "", 0); err != nil {
+		return &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	err = inParent(top, filepath.ToSlash(rel), func(parent int, base string) error {
+	err := inParent(dirfd, rel, func(parent int, base string) error {
 		var st fileStat
 		if err := st.at(parent, base, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return err

@@ -8,9 +8,10 @@ import (
 	"archive/tar"
 	"bufio"
 	"context"
-	"encoding/hex"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,8 +23,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
-	"pkg/internal/durable"
-	"pkg/repo"
 )
 
 // Options controls how a root is opened and changed.
@@ -36,8 +35,10 @@ type Options struct {
 
 // Root is an open install root. It holds the root's lock until Close.
 type Root struct {
-	dir   string
+	dir   string   // for messages: nothing is reached by it once open
+	fd    parts    // the root and its directories, open from Open to Close
 	lock  *os.File // flocked: every command that changes the root holds it to its end
+	metaDir *os.File // .pkg, through which the database is opened
 	db    *db.DB
 	o     Options
 	umask fs.FileMode
@@ -55,26 +56,49 @@ type Root struct {
 // *LayoutError, a root where what holds the place of a part of the layout is not what pkg
 // made there: a symlink, say, which a start would follow to empty the directory beyond.
 func Open(ctx context.Context, dir string, o Options) (*Root, error) {
-	dir, lock, err := openLock(dir)
+	dir, fds, lock, err := openLock(dir)
 	if err != nil {
 		return nil, err
 	}
+	r := &Root{dir: dir, fd: fds, lock: lock, o: o, umask: umask()}
 	if err := waitLock(ctx, lock, dir, o); err != nil {
-		lock.Close()
+		r.closeParts()
 		return nil, err
 	}
-	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout, Hold: true})
-	if err != nil {
-		lock.Close()
+	if r.db, err = r.openDB(db.Options{Timeout: o.LockTimeout, Hold: true}); err != nil {
+		r.closeParts()
 		return nil, err
 	}
-	r := &Root{dir: dir, lock: lock, db: d, o: o, umask: umask()}
 	if err := r.reconcile(); err != nil {
-		d.Release()
-		lock.Close()
+		r.db.Release()
+		r.closeParts()
 		return nil, err
 	}
 	return r, nil
+}
+
+// openDB opens the root's database, reached through the descriptor of .pkg.
+func (r *Root) openDB(o db.Options) (*db.DB, error) {
+	fd, err := unix.FcntlInt(uintptr(r.fd[meta]), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "dup", Path: r.path(".pkg"), Err: err}
+	}
+	r.metaDir = os.NewFile(uintptr(fd), r.path(".pkg"))
+	o.Dir = r.metaDir
+	return db.Open(r.path(".pkg", "db"), o)
+}
+
+// closeParts closes the descriptors of the root's directories and the lock.
+func (r *Root) closeParts() {
+	r.fd.close()
+	if r.metaDir != nil {
+		r.metaDir.Close()
+		r.metaDir = nil
+	}
+	if r.lock != nil {
+		r.lock.Close()
+		r.lock = nil
+	}
 }
 
 // OpenReadOnly opens the root at dir for Verify and DB only, without its lock, for a user
@@ -85,17 +109,22 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := makeLayout(dir, false); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+	fds, err := openLayout(dir, false)
+	if err == nil && fds[meta] < 0 {
+		err = &os.PathError{Op: "open", Path: filepath.Join(dir, ".pkg"), Err: unix.ENOENT}
 	}
-	d, err := db.Open(filepath.Join(dir, ".pkg", "db"), db.Options{Timeout: o.LockTimeout, NoCreate: true})
+	r := &Root{dir: dir, fd: fds, o: o} // it stages nothing: no umask
+	if err == nil {
+		r.db, err = r.openDB(db.Options{Timeout: o.LockTimeout, NoCreate: true})
+	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w at %s", ErrNoRoot, dir)
+		err = fmt.Errorf("%w at %s", ErrNoRoot, dir)
 	}
 	if err != nil {
+		r.closeParts()
 		return nil, err
 	}
-	return &Root{dir: dir, db: d, o: o}, nil // it stages nothing: no umask
+	return r, nil
 }
 
 // ErrNoRoot is returned by View and Exists for a directory that holds no root.
@@ -104,11 +133,14 @@ var ErrNoRoot = errors.New("no root")
 // Exists returns an ErrNoRoot error unless dir holds a root: its database. A root whose
 // layout Open refuses exists, for Open to say why.
 func Exists(dir string) error {
-	_, err := OpenReadOnly(dir, Options{})
+	r, err := OpenReadOnly(dir, Options{})
 	if le := (*LayoutError)(nil); errors.As(err, &le) {
 		return nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return r.Close()
 }
 
 // View calls fn with the root's database as the last commit left it, changing nothing and
@@ -121,6 +153,7 @@ func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) err
 	if err != nil {
 		return err
 	}
+	defer r.Close()
 	if busy != nil {
 		r.tellBusy(busy)
 	}
@@ -130,7 +163,8 @@ func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) err
 // tellBusy calls busy with the holder of r's lock, if a command holds it, or with "" if a
 // command was cut short in the middle of a change.
 func (r *Root) tellBusy(busy func(holder string)) {
-	if lock, err := os.OpenFile(r.path(".pkg", "lock"), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0); err == nil {
+	if fd, err := unix.Openat(r.fd[meta], "lock", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+		lock := os.NewFile(uintptr(fd), r.path(".pkg", "lock"))
 		defer lock.Close()
 		// A shared lock, released at once, only looks: others looking do not see it.
 		if locked, err := tryLock(lock, unix.LOCK_SH); err == nil && !locked {
@@ -145,12 +179,16 @@ func (r *Root) tellBusy(busy func(holder string)) {
 
 // Close releases the database and the lock, and empties the owner written in it first.
 func (r *Root) Close() error {
+	r.db.Release()
 	if r.lock == nil { // OpenReadOnly
+		r.closeParts()
 		return nil
 	}
-	r.db.Release()
 	r.lock.Truncate(0)
-	return r.lock.Close()
+	err := r.lock.Close()
+	r.lock = nil
+	r.closeParts()
+	return err
 }
 
 // Links returns the error that kept Open from making bin/ agree with the database, or nil.
@@ -174,7 +212,7 @@ func (r *Root) Abandon() error {
 		ins, err2 := r.db.Intents()
 		if err == nil && err2 == nil && len(ps) == 0 && len(ins) == 0 {
 			r.db.Release()
-			os.Remove(r.path(".pkg", "db"))
+			unix.Unlinkat(r.fd[meta], "db", 0)
 		}
 	}
 	return r.Close()
@@ -191,9 +229,11 @@ func (r *Root) Remember(key, state string) error { return r.db.PutSaid(key, stat
 // Dir returns the root's absolute path.
 func (r *Root) Dir() string { return r.dir }
 
+// path returns where elem is under the root, for messages and the wrapper scripts' text:
+// nothing is reached by it.
 func (r *Root) path(elem ...string) string { return filepath.Join(append([]string{r.dir}, elem...)...) }
 
-// pkgDir is where an installed package's tree lives.
+// pkgDir is where an installed package's tree lives, for messages and the wrapper scripts.
 func (r *Root) pkgDir(name string) string { return r.path("pkgs", name) }
 
 // reconcile undoes every pending intent, keeps the trees salvage markers name
@@ -214,14 +254,15 @@ func (r *Root) reconcile() error {
 		}
 	}
 	kept, stuck := r.keepMarked() // before staging and trash are emptied
-	var left []string             // what commands cut short left in staging and trash
-	for _, d := range []string{".pkg/staging", ".pkg/trash"} {
-		ents, err := os.ReadDir(r.path(d))
+	var left []place              // what commands cut short left in staging and trash
+	for _, d := range []part{staging, trash} {
+		names, err := r.names(place{in: d})
 		if err != nil {
 			return err
 		}
-		for _, e := range ents {
-			if p := r.path(d, e.Name()); !slices.Contains(stuck, p) {
+		slices.Sort(names)
+		for _, name := range names {
+			if p := (place{d, name}); !slices.Contains(stuck, p) {
 				left = append(left, p)
 			}
 		}
@@ -235,7 +276,7 @@ func (r *Root) reconcile() error {
 	var (
 		errs  []error
 		found []string
-		gone  = map[string][]string{} // staging or trash → the names of the trees deleted there (NAME.N)
+		gone  = map[part][]string{} // staging or trash → the names of the trees deleted there (NAME.N)
 	)
 	for _, in := range ins {
 		found = append(found, "undid an interrupted "+in.Op+" of "+in.Name)
@@ -243,23 +284,22 @@ func (r *Root) reconcile() error {
 	found = append(found, kept...)
 	found = append(found, r.unsure...)
 	for _, p := range stuck {
-		found = append(found, "could not keep yet the tree at "+p+", which may hold files of the user's: it stays for the next start")
+		found = append(found, "could not keep yet the tree at "+r.pathOf(p)+", which may hold files of the user's: it stays for the next start")
 	}
-	for _, path := range left { // the lock is held: nothing was added since
-		if err := r.removeTree(path); err != nil {
+	for _, p := range left { // the lock is held: nothing was added since
+		if err := r.removeTree(p); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		name := filepath.Base(path)
-		name = name[:max(strings.LastIndexByte(name, '.'), 0)]
-		if d := filepath.Base(filepath.Dir(path)); name != "" && !slices.Contains(gone[d], name) {
-			gone[d] = append(gone[d], name)
+		name := p.name[:max(strings.LastIndexByte(p.name, '.'), 0)]
+		if name != "" && !slices.Contains(gone[p.in], name) {
+			gone[p.in] = append(gone[p.in], name)
 		}
 	}
-	if names := gone["staging"]; len(names) > 0 {
+	if names := gone[staging]; len(names) > 0 {
 		found = append(found, "deleted the unfinished install of "+strings.Join(names, ", "))
 	}
-	if names := gone["trash"]; len(names) > 0 {
+	if names := gone[trash]; len(names) > 0 {
 		found = append(found, "deleted the replaced or removed tree of "+strings.Join(names, ", "))
 	}
 	r.found = strings.Join(found, "; ")
@@ -272,11 +312,14 @@ func (r *Root) undo(in db.Intent) error {
 	if err := r.rollback(in); err != nil {
 		return err
 	}
-	if err := r.syncDir(r.path("pkgs")); err != nil {
+	if err := r.sync(place{in: pkgs}); err != nil {
 		return err
 	}
 	return r.db.ClearIntent(in.Name)
 }
+
+// errNotPkgs is what an intent fails with whose other tree is not in staging or trash.
+var errNotPkgs = errors.New("not a tree in the root's staging or trash")
 
 // rollback puts back the tree that in's commit replaced, if its rename was done, and
 // leaves in recorded. A commit that fails after its intent calls it and not undo: it must
@@ -284,12 +327,16 @@ func (r *Root) undo(in db.Intent) error {
 // could not write, and a retry then succeeds over them), so its own undo is made durable
 // by the intent, which the next start finds and completes.
 func (r *Root) rollback(in db.Intent) error {
-	dst, other := r.pkgDir(in.Name), r.path(in.Staging)
+	dst := place{pkgs, in.Name}
+	other, ok := placeOf(in.Staging)
+	if !ok || other.in == saved {
+		return &os.PathError{Op: "undo", Path: r.path(in.Staging), Err: errNotPkgs}
+	}
 	switch in.Op {
 	case "install":
 		// The inodes tell where they are; the trees' shapes only where neither is in pkgs/
 		// (the root moved to another filesystem, or was restored from a copy).
-		ino, ok := inode(dst)
+		ino, ok := r.inode(dst)
 		if !ok || ino == in.OldInode {
 			return nil
 		}
@@ -300,17 +347,17 @@ func (r *Root) rollback(in db.Intent) error {
 		if swapped {
 			return r.putBack(dst, other)
 		}
-		if _, there := inode(other); !sure && there {
+		if _, there := r.inode(other); !sure && there {
 			// Which tree is the old one, edited by the user, cannot be told: the other one
 			// is kept rather than deleted with staging.
-			kept := r.path(".pkg", "saved", in.Name+"-unsure."+filepath.Base(other))
-			if r.makeDir(filepath.Join(".pkg", "saved")) == nil && r.rename(other, kept) == nil {
-				r.unsure = append(r.unsure, fmt.Sprintf("kept the tree of %s that an interrupted install left, as pkg could not tell it from the one in pkgs/, in %s", in.Name, kept))
+			kept := place{saved, in.Name + "-unsure." + other.name}
+			if r.makeSaved() == nil && r.rename(other, kept) == nil {
+				r.unsure = append(r.unsure, fmt.Sprintf("kept the tree of %s that an interrupted install left, as pkg could not tell it from the one in pkgs/, in %s", in.Name, r.pathOf(kept)))
 			}
 		}
 	case "remove":
-		if _, ok := inode(dst); !ok {
-			if _, ok := inode(other); ok {
+		if _, ok := r.inode(dst); !ok {
+			if _, ok := r.inode(other); ok {
 				return r.rename(other, dst)
 			}
 		}
@@ -325,14 +372,24 @@ func (r *Root) rollback(in db.Intent) error {
 // left in pkgs/ unrecorded is then refused by the next install rather than recorded. Where
 // neither tree has the recorded shape or data (the user edited the old one), it reports
 // not swapped and not sure.
-func (r *Root) swappedElsewhere(name, dst, other string) (swapped, sure bool) {
+func (r *Root) swappedElsewhere(name string, dst, other place) (swapped, sure bool) {
 	files, err := r.db.Files(name)
 	if errors.Is(err, db.ErrNotInstalled) || err == nil && len(files) == 0 {
 		return false, true
 	} else if err != nil {
 		return false, false
 	}
-	switch dstOld, otherOld := hasShape(dst, files), hasShape(other, files); {
+	dstFd, err := r.open(dst, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return false, false
+	}
+	defer unix.Close(dstFd)
+	otherFd, err := r.open(other, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return false, false
+	}
+	defer unix.Close(otherFd)
+	switch dstOld, otherOld := hasShape(dstFd, files), hasShape(otherFd, files); {
 	case dstOld != otherOld:
 		return otherOld, true
 	case !dstOld:
@@ -344,24 +401,26 @@ func (r *Root) swappedElsewhere(name, dst, other string) (swapped, sure bool) {
 		if f.Type != tar.TypeReg {
 			continue
 		}
-		_, a, errA := repo.HashFile(filepath.Join(dst, f.Path))
-		_, b, errB := repo.HashFile(filepath.Join(other, f.Path))
+		a, errA := hashBeneath(dstFd, f.Path)
+		b, errB := hashBeneath(otherFd, f.Path)
 		if errA != nil || errB != nil {
 			return false, false
 		}
-		if want := hex.EncodeToString(f.SHA256[:]); a != b {
-			return b == want && a != want, a == want || b == want
+		if a != b {
+			return b == f.SHA256 && a != f.SHA256, a == f.SHA256 || b == f.SHA256
 		}
 	}
 	return false, true
 }
 
-// hasShape reports whether the tree at dir has every path of files, each of its type and,
-// for a regular file (not a hardlink, whose record has no size), of its size.
-func hasShape(dir string, files []db.File) bool {
+// hasShape reports whether the tree open at fd has every path of files, each of its type
+// and, for a regular file (not a hardlink, whose record has no size), of its size.
+func hasShape(fd int, files []db.File) bool {
 	for _, f := range files {
 		var st unix.Stat_t
-		if unix.Lstat(filepath.Join(dir, f.Path), &st) != nil {
+		if inParent(fd, f.Path, func(dir int, base string) error {
+			return unix.Fstatat(dir, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+		}) != nil {
 			return false
 		}
 		if st.Mode&unix.S_IFMT != recordedType(f.Type) || f.Type == tar.TypeReg && st.Size != f.Size {
@@ -371,70 +430,63 @@ func hasShape(dir string, files []db.File) bool {
 	return true
 }
 
+// hashBeneath returns the sha256 of the regular file name beneath fd, reached through no
+// symlink.
+func hashBeneath(fd int, name string) ([32]byte, error) {
+	var sum [32]byte
+	f, err := openBeneath(fd, name, unix.O_RDONLY|unix.O_NONBLOCK)
+	if err != nil {
+		return sum, err
+	}
+	file := os.NewFile(uintptr(f), name)
+	defer file.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, file); err != nil {
+		return sum, err
+	}
+	h.Sum(sum[:0])
+	return sum, nil
+}
+
 // putBack moves a committed new tree from dst back to other, swapping the old tree back into
 // dst when it is still at other.
-func (r *Root) putBack(dst, other string) error {
-	if _, ok := inode(other); ok {
+func (r *Root) putBack(dst, other place) error {
+	if _, ok := r.inode(other); ok {
 		return r.exchange(other, dst)
 	}
 	return r.rename(dst, other)
 }
 
-func (r *Root) syncDir(dir string) error {
-	if r.o.NoSync {
-		return nil
-	}
-	return durable.Path(dir)
-}
-
-func inode(path string) (uint64, bool) {
-	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil {
-		return 0, false
-	}
-	return st.Ino, true
-}
-
-// rename renames a to b, both paths under r's directory, each reached from it through no
-// symlink: what may write the root cannot have pkg move a tree elsewhere, or one from
-// elsewhere into staging or trash, which are emptied.
-func (r *Root) rename(a, b string) error {
+// rename renames a to b, each reached from its part's descriptor through no symlink: what
+// may write the root cannot have pkg move a tree elsewhere, or one from elsewhere into
+// staging or trash, which are emptied.
+func (r *Root) rename(a, b place) error {
 	if err := r.renameat(a, b, 0); err != nil {
 		if errors.Is(err, unix.EXDEV) {
 			err = ErrSplitRoot
 		}
-		return &os.LinkError{Op: "rename", Old: a, New: b, Err: err}
+		return &os.LinkError{Op: "rename", Old: r.pathOf(a), New: r.pathOf(b), Err: err}
 	}
 	return nil
 }
 
-// exchange swaps a and b, as rename resolves them.
-func (r *Root) exchange(a, b string) error {
+// exchange swaps a and b, as rename reaches them.
+func (r *Root) exchange(a, b place) error {
 	err := r.renameat(a, b, unix.RENAME_EXCHANGE)
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
-		return &os.LinkError{Op: "exchange", Old: a, New: b, Err: ErrNoExchange}
+		return &os.LinkError{Op: "exchange", Old: r.pathOf(a), New: r.pathOf(b), Err: ErrNoExchange}
 	case errors.Is(err, unix.EXDEV):
-		return &os.LinkError{Op: "exchange", Old: a, New: b, Err: ErrSplitRoot}
+		return &os.LinkError{Op: "exchange", Old: r.pathOf(a), New: r.pathOf(b), Err: ErrSplitRoot}
 	}
-	return &os.LinkError{Op: "exchange", Old: a, New: b, Err: err}
+	return &os.LinkError{Op: "exchange", Old: r.pathOf(a), New: r.pathOf(b), Err: err}
 }
 
-func (r *Root) renameat(a, b string, flags uint) error {
-	relA, errA := filepath.Rel(r.dir, a)
-	relB, errB := filepath.Rel(r.dir, b)
-	if errA != nil || errB != nil || !filepath.IsLocal(relA) || !filepath.IsLocal(relB) {
-		return errors.New("not in the root")
-	}
-	top, err := unix.Open(r.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(top)
-	return inParent(top, filepath.ToSlash(relA), func(fa int, baseA string) error {
-		return inParent(top, filepath.ToSlash(relB), func(fb int, baseB string) error {
+func (r *Root) renameat(a, b place, flags uint) error {
+	return r.at(a, func(fa int, baseA string) error {
+		return r.at(b, func(fb int, baseB string) error {
 			if flags == 0 {
 				return unix.Renameat(fa, baseA, fb, baseB)
 			}

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
+	"io"
+	"math/rand/v2"
 	"os"
-	"path/filepath"
+	"path"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +20,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
-	"pkg/internal/durable"
 )
 
 // Salvage is what a change kept of a package tree it replaced or removed: what the package
@@ -44,8 +45,9 @@ type salvage struct {
 	paths  []string            // to keep, relative to the tree
 	whole  bool                // a part could not be read: keep the whole tree
 	s      Salvage
-	tree   string // where the commit leaves the tree (mark)
-	marker string
+	tree   place  // where the commit leaves the tree (mark)
+	dir    string // sv.s.Dir's name in saved
+	marker string // the marker's name in saved
 }
 
 // marker is what a salvage's marker file holds.
@@ -73,8 +75,8 @@ func (r *Root) findChanges(recs []db.Package, staged []*Staged, remove []string)
 	}
 	var svs []*salvage
 	for i, p := range olds {
-		fd, err := unix.Open(r.pkgDir(p.Name), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err == unix.ENOENT {
+		fd, err := r.open(place{pkgs, p.Name}, unix.O_RDONLY|unix.O_DIRECTORY)
+		if errors.Is(err, unix.ENOENT) {
 			continue // gone: nothing of the user's in it
 		}
 		sv := &salvage{r: r, rec: p, s: Salvage{Name: p.Name, Version: p.Version}}
@@ -223,43 +225,62 @@ func (sv *salvage) differs(c *fileChecker, fd int, name string, f *db.File, st *
 
 // mark makes sv's salvage directory and a marker beside it naming tree, where the commit
 // will leave the old tree, durable before the commit.
-func (sv *salvage) mark(tree string) error {
+func (sv *salvage) mark(tree place) error {
+	r := sv.r
 	sv.tree = tree
-	saved := sv.r.path(".pkg", "saved")
-	if err := sv.r.makeDir(filepath.Join(".pkg", "saved")); err != nil {
+	if err := r.makeSaved(); err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp(saved, sv.rec.Name+"-"+sv.rec.Version+".")
+	data, err := json.Marshal(marker{Tree: relOf(tree), Name: sv.rec.Name, Installed: sv.rec.Installed})
 	if err != nil {
 		return err
 	}
-	rel, err := filepath.Rel(sv.r.dir, tree)
+	dir, err := r.makeTemp(saved, sv.rec.Name+"-"+sv.rec.Version+".", func(fd int, name string) (int, error) {
+		return -1, unix.Mkdirat(fd, name, 0o755)
+	})
 	if err != nil {
 		return err
 	}
-	data, err := json.Marshal(marker{Tree: rel, Name: sv.rec.Name, Installed: sv.rec.Installed})
+	sv.s.Dir, sv.dir, sv.marker = r.pathOf(dir), dir.name, dir.name+markerSuffix
+	// Written under a temporary name, then renamed: a marker is whole or absent.
+	var fd int
+	tmp, err := r.makeTemp(saved, ".marker-", func(dirfd int, name string) (int, error) {
+		fd, err = unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		return fd, err
+	})
 	if err != nil {
 		return err
 	}
-	sv.s.Dir, sv.marker = dir, dir+markerSuffix
-	tmp, err := os.CreateTemp(saved, ".marker-") // then renamed: a marker is whole or absent
+	f := os.NewFile(uintptr(fd), r.pathOf(tmp))
+	_, err = f.Write(data)
+	if err == nil && !r.o.NoSync {
+		err = f.Sync()
+	}
+	err = errors.Join(err, f.Close())
 	if err == nil {
-		_, err = tmp.Write(data)
-		err = errors.Join(err, tmp.Close())
-		if err == nil {
-			err = os.Rename(tmp.Name(), sv.marker)
+		err = r.rename(tmp, place{saved, sv.marker})
+	}
+	if err != nil {
+		r.remove(tmp)
+		return err
+	}
+	return errors.Join(r.sync(place{in: saved}), r.sync(place{in: meta}))
+}
+
+// makeTemp makes, with mk, an entry named prefix and a random number in the part in that
+// nothing has yet, and returns its place and what mk returned.
+func (r *Root) makeTemp(in part, prefix string, mk func(dirfd int, name string) (int, error)) (place, error) {
+	for {
+		p := place{in, prefix + strconv.FormatUint(uint64(rand.Uint32()), 10)}
+		_, err := mk(r.fd[in], p.name)
+		if err == unix.EEXIST {
+			continue
 		}
 		if err != nil {
-			os.Remove(tmp.Name())
+			return p, &os.PathError{Op: "create", Path: r.pathOf(p), Err: err}
 		}
+		return p, nil
 	}
-	if err != nil {
-		return err
-	}
-	if sv.r.o.NoSync {
-		return nil
-	}
-	return errors.Join(durable.Path(sv.marker), durable.Path(saved), durable.Path(filepath.Dir(saved)))
 }
 
 // markerSuffix names a salvage's marker: its directory's name and this.
@@ -270,11 +291,11 @@ const markerSuffix = ".pending"
 // marker goes, unless the tree could not be kept at all: ok false, and the caller must
 // leave the tree for the next start (keepMarked).
 func (sv *salvage) keep() (s Salvage, ok bool) {
-	tree := sv.tree
+	r, tree := sv.r, sv.tree
 	if !sv.whole {
 		for _, p := range sv.paths {
-			to := filepath.Join(sv.s.Dir, filepath.FromSlash(p))
-			if os.MkdirAll(filepath.Dir(to), 0o755) != nil || sv.r.rename(filepath.Join(tree, filepath.FromSlash(p)), to) != nil {
+			to := place{saved, sv.dir + "/" + p}
+			if r.mkdirAll(place{saved, path.Dir(to.name)}) != nil || r.rename(place{tree.in, tree.name + "/" + p}, to) != nil {
 				sv.whole = true // a directory the user made read-only, say: keep the rest whole
 				break
 			}
@@ -283,71 +304,98 @@ func (sv *salvage) keep() (s Salvage, ok bool) {
 	}
 	if sv.whole {
 		if len(sv.s.Paths) == 0 {
-			removeEmptyDirs(sv.s.Dir) // what a move that failed began
+			removeEmptyDirs(r.fd[saved], sv.dir) // what a move that failed began
 		}
-		if sv.s.Tree, sv.s.Err = sv.r.keepTree(tree, sv.s.Dir); sv.s.Err != nil {
+		if sv.s.Tree, sv.s.Err = r.keepTree(tree, place{saved, sv.dir}); sv.s.Err != nil {
 			return sv.s, false
 		}
 	}
 	slices.Sort(sv.s.Paths)
-	os.Remove(sv.marker)
+	r.remove(place{saved, sv.marker})
 	return sv.s, true
 }
 
-// removeEmptyDirs removes dir and the directories under it, deepest first, where empty.
-func removeEmptyDirs(dir string) {
-	var dirs []string
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			dirs = append(dirs, p)
+// mkdirAll makes the directory p and those above it in its part that are missing.
+func (r *Root) mkdirAll(p place) error {
+	elems := strings.Split(p.name, "/")
+	for i := range elems {
+		q := place{p.in, strings.Join(elems[:i+1], "/")}
+		err := r.at(q, func(fd int, base string) error { return unix.Mkdirat(fd, base, 0o755) })
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			return &os.PathError{Op: "mkdir", Path: r.pathOf(q), Err: unwrapPath(err)}
 		}
-		return nil
-	})
-	for i := len(dirs) - 1; i >= 0; i-- {
-		os.Remove(dirs[i])
 	}
+	return nil
+}
+
+// removeEmptyDirs removes the directory name in parent and the directories under it,
+// deepest first, where empty, reaching each through no symlink.
+func removeEmptyDirs(parent int, name string) {
+	fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), name)
+	names, _ := f.Readdirnames(-1)
+	for _, n := range names {
+		removeEmptyDirs(fd, n)
+	}
+	f.Close()
+	unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
 }
 
 // keepTree renames tree to dir, or beside it when dir already holds what was moved out of
 // it, and returns where it is.
-func (r *Root) keepTree(tree, dir string) (string, error) {
-	if _, there := inode(dir); os.Remove(dir) != nil && there { // not empty
-		dir += "-rest"
+func (r *Root) keepTree(tree, dir place) (string, error) {
+	_, there := r.inode(dir)
+	err := r.at(dir, func(fd int, base string) error { return unix.Unlinkat(fd, base, unix.AT_REMOVEDIR) })
+	if err != nil && there { // not empty
+		dir.name += "-rest"
 	}
-	return dir, r.rename(tree, dir)
+	return r.pathOf(dir), r.rename(tree, dir)
 }
 
 // drop removes sv's marker and directory, for a change that did not happen.
 func (sv *salvage) drop() {
 	if sv.marker != "" {
-		os.Remove(sv.marker)
-		os.Remove(sv.s.Dir)
+		sv.r.remove(place{saved, sv.marker})
+		sv.r.remove(place{saved, sv.dir})
 	}
 }
+
+// maxMarker bounds what keepMarked reads of a file that looks like a marker.
+const maxMarker = 64 << 10 // 64 KiB
 
 // keepMarked keeps whole, at a start, each old tree a marker names that a commit cut short
 // left in staging or trash, if the commit happened (the record of its name changed), and
 // returns what it kept, as reconcile says, and the trees it could not keep, which must
 // stay where they are (their markers stay too, for the next start).
-func (r *Root) keepMarked() (kept, stuck []string) {
-	markers, _ := filepath.Glob(r.path(".pkg", "saved", "*"+markerSuffix))
-	for _, path := range markers {
+func (r *Root) keepMarked() (kept []string, stuck []place) {
+	if r.fd[saved] < 0 {
+		return nil, nil
+	}
+	names, _ := r.names(place{in: saved})
+	slices.Sort(names)
+	for _, name := range names {
+		if !strings.HasSuffix(name, markerSuffix) {
+			continue
+		}
 		var m marker
-		data, err := os.ReadFile(path)
+		data, err := r.readSmall(place{saved, name}, maxMarker)
 		if err == nil {
 			err = json.Unmarshal(data, &m)
 		}
-		parent := filepath.Dir(filepath.Clean(m.Tree))
-		if err != nil || parent != filepath.Join(".pkg", "staging") && parent != filepath.Join(".pkg", "trash") {
+		tree, ok := placeOf(m.Tree)
+		if err != nil || !ok || tree.in != staging && tree.in != trash {
 			continue // not pkg's: left alone
 		}
 		rec, err := r.db.Get(m.Name)
 		if err != nil && !errors.Is(err, db.ErrNotInstalled) {
-			stuck = append(stuck, r.path(m.Tree)) // cannot tell: the next start decides
+			stuck = append(stuck, tree) // cannot tell: the next start decides
 			continue
 		}
-		dir, tree := strings.TrimSuffix(path, markerSuffix), r.path(m.Tree)
-		_, there := inode(tree)
+		dir := place{saved, strings.TrimSuffix(name, markerSuffix)}
+		_, there := r.inode(tree)
 		switch committed := err != nil || !rec.Installed.Equal(m.Installed); {
 		case committed && there:
 			where, err := r.keepTree(tree, dir)
@@ -357,20 +405,42 @@ func (r *Root) keepMarked() (kept, stuck []string) {
 			}
 			kept = append(kept, fmt.Sprintf("kept the old tree of %s, with files of yours in it, in %s", m.Name, where))
 		default:
-			os.Remove(dir) // empty, unless the commit's own moves had begun
+			r.at(dir, func(fd int, base string) error { return unix.Unlinkat(fd, base, unix.AT_REMOVEDIR) }) // empty, unless the commit's own moves had begun
 		}
-		os.Remove(path)
+		r.remove(place{saved, name})
 	}
 	return kept, stuck
+}
+
+// readSmall reads the regular file p, of at most max bytes, without blocking on a FIFO.
+func (r *Root) readSmall(p place, max int64) ([]byte, error) {
+	fd, err := r.open(p, unix.O_RDONLY|unix.O_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), r.pathOf(p))
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() || info.Size() > max {
+		return nil, &os.PathError{Op: "read", Path: r.pathOf(p), Err: errors.New("not a small regular file")}
+	}
+	return io.ReadAll(io.LimitReader(f, max))
 }
 
 // Saved returns the directories under .pkg/saved that hold what salvages kept, without
 // their markers or a marker being written.
 func (r *Root) Saved() []string {
-	saved, _ := filepath.Glob(r.path(".pkg", "saved", "*"))
-	return slices.DeleteFunc(saved, func(p string) bool {
-		return strings.HasSuffix(p, markerSuffix) || strings.HasPrefix(filepath.Base(p), ".")
-	})
+	if r.fd[saved] < 0 {
+		return nil
+	}
+	names, _ := r.names(place{in: saved})
+	slices.Sort(names)
+	var dirs []string
+	for _, name := range names {
+		if !strings.HasSuffix(name, markerSuffix) && !strings.HasPrefix(name, ".") {
+			dirs = append(dirs, r.path(".pkg", "saved", name))
+		}
+	}
+	return dirs
 }
 
 // Salvaged returns what the last Apply kept of the trees it replaced or removed.

@@ -73,12 +73,9 @@ type stager struct {
 	fl           *flusher      // while the files are made, if syncing and not tracked
 }
 
-// newStager opens the staging directory dir to fill it from src, of size bytes.
-func newStager(ctx context.Context, src *os.File, size int64, dir string, umask fs.FileMode) (*stager, error) {
-	dirfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
-	}
+// newStager returns a stager to fill the staging directory dir, open at dirfd (not
+// O_PATH), from src, of size bytes. It closes dirfd at close.
+func newStager(ctx context.Context, src *os.File, size int64, dirfd int, dir string, umask fs.FileMode) *stager {
 	s := &stager{ctx: ctx, src: src, srcfd: int(src.Fd()), size: size, dirfd: dirfd, dir: dir, umask: umask,
 		workers: min(runtime.GOMAXPROCS(0), 4), methods: []Method{Clone, CopyFileRange, Copy}}
 	s.block = tarutil.Alignment
@@ -94,7 +91,7 @@ func newStager(ctx context.Context, src *os.File, size int64, dir string, umask 
 			s.block = b
 		}
 	}
-	return s, nil
+	return s
 }
 
 func (s *stager) close() {
@@ -113,7 +110,7 @@ func (s *stager) stage(members []tarutil.Member) error {
 	if s.tracked {
 		s.wb = startWriteback(s.durable)
 	} else if s.sync {
-		s.fl = newFlusher(s.dir)
+		s.fl = newFlusher(s.dirfd, s.dir)
 	}
 	first, err := s.probe(members)
 	if err == nil {

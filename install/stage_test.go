@@ -51,7 +51,7 @@ func benchStage(b *testing.B, base string, noTimes bool) {
 			b.Fatal(err)
 		}
 		runtime.ReadMemStats(&before)
-		s, err := newStager(context.Background(), src, size, dir, 0o022)
+		s, err := stagerAt(context.Background(), src, size, dir, 0o022)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestStageMethods(t *testing.T) {
 				if err := os.Mkdir(dir, 0o755); err != nil {
 					t.Fatal(err)
 				}
-				s, err := newStager(context.Background(), src, size, dir, 0o022)
+				s, err := stagerAt(context.Background(), src, size, dir, 0o022)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -144,7 +144,7 @@ func TestStageUntracked(t *testing.T) {
 					t.Fatal(err)
 				}
 				fds := openFds(t)
-				s, err := newStager(context.Background(), src, size, dir, 0o022)
+				s, err := stagerAt(context.Background(), src, size, dir, 0o022)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -190,7 +190,7 @@ func stageFuzz(t *testing.T, src, stage string, members []tarutil.Member) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newStager(context.Background(), f, info.Size(), stage, 0o022)
+	s, err := stagerAt(context.Background(), f, info.Size(), stage, 0o022)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,13 +139,13 @@ type verifyJob struct {
 
 func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
 	v.problems = append(v.problems, checkBinLinks(r, p, v.all)...)
-	fd, err := unix.Open(r.pkgDir(p.Name), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := r.open(place{pkgs, p.Name}, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		kind, what := "modified", "type"
 		if errors.Is(err, unix.ENOENT) {
 			kind, what = "missing", "package directory"
 		} else if !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
-			return &os.PathError{Op: "open", Path: r.pkgDir(p.Name), Err: err}
+			return err
 		}
 		v.problems = append(v.problems, Problem{Package: p.Name, Version: p.Version, Path: ".", Kind: kind, What: what})
 		return nil
@@ -184,7 +184,7 @@ func checkBinLinks(r *Root, p *db.Package, all map[string]*db.Package) []Problem
 	wants := r.binWants(all, p)
 	for _, b := range p.Bin {
 		link := r.path("bin", command(b))
-		got, err := readBin(link)
+		got, err := r.readBin(command(b))
 		kind, what := "modified", "command link"
 		switch {
 		case errors.Is(err, os.ErrNotExist):

@@ -140,13 +140,14 @@ type flusher struct {
 	mu    sync.Mutex
 }
 
-// newFlusher returns the flusher of the filesystem holding dir, or nil if it cannot open dir.
-func newFlusher(dir string) *flusher {
-	f, err := os.Open(dir)
+// newFlusher returns the flusher of the filesystem holding dir, open at fd, or nil if it
+// cannot duplicate fd.
+func newFlusher(fd int, dir string) *flusher {
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
-	return &flusher{dir: f}
+	return &flusher{dir: os.NewFile(uintptr(dup), dir)}
 }
 
 // wrote counts a file of the staged tree into which n bytes were written.

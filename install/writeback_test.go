@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"pkg/internal/testfs"
 )
 
@@ -33,7 +35,12 @@ func TestFlusher(t *testing.T) {
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			f := newFlusher(mnt)
+			fd, err := unix.Open(mnt, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := newFlusher(fd, mnt)
+			unix.Close(fd)
 			tc.wrote(f)
 			if err := f.finish(); err != nil {
 				t.Fatal(err)

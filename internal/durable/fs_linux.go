@@ -17,8 +17,13 @@ func FS(path string) error {
 		return err
 	}
 	defer f.Close()
+	return SyncFS(f)
+}
+
+// SyncFS flushes the whole filesystem holding the open file f, with syncfs(2).
+func SyncFS(f *os.File) error {
 	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return &os.PathError{Op: "syncfs", Path: path, Err: err}
+		return &os.PathError{Op: "syncfs", Path: f.Name(), Err: err}
 	}
 	return nil
 }
@@ -168,6 +173,12 @@ func Commit(dir string) error {
 		return err
 	}
 	defer f.Close()
+	return CommitDir(f)
+}
+
+// CommitDir is Commit of the directory open as f.
+func CommitDir(f *os.File) error {
+	dir := f.Name()
 	switch ForFS(int(f.Fd())).kind {
 	case journal:
 		return f.Sync()

@@ -29,3 +29,9 @@ func (Files) Wait(fd int) error { return nil }
 
 // Commit fails: there is no syncfs(2) here.
 func Commit(dir string) error { return FS(dir) }
+
+// SyncFS fails: there is no syncfs(2) here.
+func SyncFS(f *os.File) error { return FS(f.Name()) }
+
+// CommitDir fails: there is no syncfs(2) here.
+func CommitDir(f *os.File) error { return FS(f.Name()) }

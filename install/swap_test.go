@@ -1,0 +1,309 @@
+package install
+
+import (
+	"archive/tar"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/repo"
+)
+
+// swapRounds is how many commands each TestSwappedDirectory case runs while its directory
+// is swapped back and forth; swapBound ends the case earlier on a slow machine, and
+// swapHang fails it where a command never ends.
+const (
+	swapRounds = 150
+	swapBound  = 20 * time.Second
+	swapHang   = 60 * time.Second
+)
+
+// TestSwappedDirectory swaps one directory of a root (or the root itself) for a symlink to
+// a decoy directory and back, in a loop, while installs, upgrades and removes run, each
+// from its own Open, as whoever may rename entries in the root (or beside it) could: a
+// command may fail while the symlink is in place, but nothing in the decoy may change, and
+// the root is consistent afterwards (verify finds nothing, the database, pkgs/ and bin/
+// agree).
+func TestSwappedDirectory(t *testing.T) {
+	for _, part := range []string{"bin", ".pkg/staging", ".pkg/saved", "pkgs", ".pkg/trash", "."} {
+		name := part
+		if part == "." {
+			name = "root"
+		}
+		t.Run(name, func(t *testing.T) { testSwapped(t, part) })
+	}
+}
+
+func testSwapped(t *testing.T, part string) {
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	tars := [2]string{alignedTar(t, base, swapVersion("1")), alignedTar(t, base, swapVersion("2"))}
+	r := openRoot(t, root)
+	must(t, os.MkdirAll(r.path(".pkg", "saved"), 0o755))
+	if _, err := r.Install(tars[0], swapPackage("lib", "1")); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+
+	decoy := filepath.Join(base, "decoy")
+	if part == "." {
+		makeDecoyRoot(t, decoy, tars[0])
+	} else {
+		makeDecoy(t, decoy)
+	}
+	before := snapshot(t, decoy)
+
+	// What the user adds to the installed tree, for the salvage of each upgrade and
+	// remove: written through a descriptor of pkgs/ opened before the swaps begin.
+	pkgs, err := os.OpenRoot(filepath.Join(root, "pkgs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pkgs.Close()
+
+	dir := filepath.Join(root, part)
+	stop := swapLoop(t, filepath.Dir(dir), filepath.Base(dir), decoy)
+	done := make(chan struct{})
+	var ok [3]int // installs, upgrades and removes that succeeded
+	go func() {
+		defer close(done)
+		end := time.Now().Add(swapBound)
+		for i := 0; i < swapRounds && time.Now().Before(end); i++ {
+			step := i % 3
+			if step > 0 { // a file of the user's in the tree an upgrade or remove replaces
+				pkgs.WriteFile(filepath.Join("tool", fmt.Sprintf("notes-%d", i)), []byte("mine"), 0o644)
+			}
+			if err := swapStep(root, step, tars); err == nil {
+				ok[step]++
+			} else if testing.Verbose() {
+				t.Logf("round %d: %v", i, err)
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(swapHang):
+		t.Fatal("the commands did not end")
+	}
+	stop()
+
+	snapshot(t, decoy) // readable
+	sameSnapshot(t, snapshot(t, decoy), before)
+	if ok[0] == 0 || ok[1]+ok[2] == 0 {
+		t.Errorf("installs, upgrades, removes that succeeded: %v: the test proves nothing", ok)
+	}
+	checkConsistent(t, root)
+}
+
+// swapStep opens the root at dir and installs tool 1 (step 0), upgrades it to 2 (1) or
+// removes it (2).
+func swapStep(dir string, step int, tars [2]string) error {
+	r, err := Open(context.Background(), dir, Options{NoSync: step != 1})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	switch step {
+	case 0:
+		_, err = r.Install(tars[0], swapPackage("tool", "1"))
+	case 1:
+		_, err = r.Install(tars[1], swapPackage("tool", "2"))
+	default:
+		if _, gerr := r.DB().Get("tool"); gerr == nil {
+			err = r.Remove("tool")
+		}
+	}
+	return err
+}
+
+// swapVersion is a package with a command and a library directory, so that its command is
+// a wrapper script where it uses lib's libraries, and a link otherwise.
+func swapVersion(v string) []entry {
+	return []entry{
+		{name: "bin/", typ: tar.TypeDir, mode: 0o755},
+		{name: "bin/tool", typ: tar.TypeReg, mode: 0o755, data: "#!/bin/sh\necho v" + v + "\n"},
+		{name: "lib/", typ: tar.TypeDir, mode: 0o755},
+		{name: "lib/libx.so", typ: tar.TypeReg, mode: 0o644, data: "lib " + v},
+		{name: "lib/sub/", typ: tar.TypeDir, mode: 0o755},
+		{name: "lib/sub/data", typ: tar.TypeReg, mode: 0o644, data: "data " + v},
+	}
+}
+
+func swapPackage(name, version string) repo.Package {
+	p := repo.Package{Name: name, Version: version, SHA256: fmt.Sprintf("%064d", 0), Bin: []string{name + "=bin/tool"}}
+	if name == "lib" {
+		p.Lib = []string{"lib"}
+	} else if version == "2" {
+		p.Depends = []string{"lib"}
+	}
+	return p
+}
+
+// makeDecoy makes a directory that every part of a root could be taken for: a package's
+// tree, leftovers of staging and trash, a command link no package declares and a file.
+func makeDecoy(t *testing.T, dir string) {
+	for _, d := range []string{"tool/bin", "tool.1/bin", "lib-1.2", "lib"} {
+		must(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "tool", "bin", "tool"), []byte("decoy"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "tool.1", "bin", "tool"), []byte("decoy"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "keep"), []byte("decoy"), 0o644))
+	must(t, os.Symlink("../pkgs/gone/bin/x", filepath.Join(dir, "stale")))
+	must(t, os.Symlink("../pkgs/other/bin/tool", filepath.Join(dir, "tool-cmd")))
+}
+
+// makeDecoyRoot makes a root of its own at dir, with lib installed.
+func makeDecoyRoot(t *testing.T, dir, tarPath string) {
+	r := openRoot(t, dir)
+	if _, err := r.Install(tarPath, swapPackage("lib", "1")); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	makeDecoy(t, filepath.Join(dir, ".pkg", "staging"))
+}
+
+// swapLoop exchanges the entry name of dir with a symlink to decoy beside it, and back, in
+// a loop, until the function it returns is called, which leaves name as it was.
+func swapLoop(t *testing.T, dir, name, decoy string) (stop func()) {
+	link := ".swap-" + name
+	must(t, os.Symlink(decoy, filepath.Join(dir, link)))
+	d, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var quit atomic.Bool
+	var wg sync.WaitGroup
+	var swaps atomic.Int64
+	wg.Go(func() {
+		for !quit.Load() {
+			for range 2 {
+				if err := unix.Renameat2(d, name, d, link, unix.RENAME_EXCHANGE); err != nil {
+					t.Errorf("swap %s: %v", name, err)
+					quit.Store(true)
+					return
+				}
+				swaps.Add(1)
+				runtime.Gosched()
+			}
+		}
+	})
+	return func() {
+		quit.Store(true)
+		wg.Wait()
+		unix.Close(d)
+		if swaps.Load() < 10 {
+			t.Errorf("%d swaps", swaps.Load())
+		}
+		must(t, os.Remove(filepath.Join(dir, link)))
+	}
+}
+
+// snapshot describes every entry under dir: type and mode, size, modification time, and
+// a file's content digest or a symlink's target.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		desc := fmt.Sprintf("%v %d %d", info.Mode(), info.Size(), info.ModTime().UnixNano())
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			desc += " -> " + target
+		case info.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(data)
+			desc += " " + hex.EncodeToString(sum[:8])
+		}
+		rel, _ := filepath.Rel(dir, p)
+		got[rel] = desc
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func sameSnapshot(t *testing.T, got, want map[string]string) {
+	t.Helper()
+	for _, p := range slices.Sorted(maps.Keys(want)) {
+		if got[p] != want[p] {
+			t.Errorf("decoy %s is %q, was %q", p, got[p], want[p])
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(got)) {
+		if _, ok := want[p]; !ok {
+			t.Errorf("decoy %s (%s) is new", p, got[p])
+		}
+	}
+}
+
+// checkConsistent opens the root at dir and checks that verify finds nothing, that pkgs/
+// holds a tree for each package the database records and nothing else, that bin/ holds
+// their commands and nothing else, and that staging and trash are empty.
+func checkConsistent(t *testing.T, dir string) {
+	t.Helper()
+	r := openRoot(t, dir)
+	defer r.Close()
+	problems, err := r.Verify()
+	// The files of the user's that no upgrade or remove since found are theirs, not a problem.
+	problems = slices.DeleteFunc(problems, func(p Problem) bool { return p.Kind == "extra" && strings.HasPrefix(p.Path, "notes-") })
+	if err != nil || len(problems) > 0 {
+		t.Errorf("verify: %v, %v", problems, err)
+	}
+	recs, err := r.DB().List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, cmds []string
+	for _, p := range recs {
+		names = append(names, p.Name)
+		for _, b := range p.Bin {
+			cmds = append(cmds, command(b))
+		}
+	}
+	slices.Sort(cmds)
+	for _, c := range []struct {
+		dir  string
+		want []string
+	}{{"pkgs", names}, {"bin", cmds}, {".pkg/staging", nil}, {".pkg/trash", nil}} {
+		ents, err := os.ReadDir(filepath.Join(dir, c.dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range ents {
+			got = append(got, e.Name())
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s holds %q, want %q", c.dir, got, c.want)
+		}
+	}
+}
