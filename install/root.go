@@ -35,16 +35,16 @@ type Options struct {
 
 // Root is an open install root. It holds the root's lock until Close.
 type Root struct {
-	dir   string   // for messages: nothing is reached by it once open
-	fd    parts    // the root and its directories, open from Open to Close
-	lock  *os.File // flocked: every command that changes the root holds it to its end
+	dir     string   // for messages: nothing is reached by it once open
+	fd      parts    // the root and its directories, open from Open to Close
+	lock    *os.File // flocked: every command that changes the root holds it to its end
 	metaDir *os.File // .pkg, through which the database is opened
-	db    *db.DB
-	o     Options
-	umask fs.FileMode
-	links error  // a *LinksError: bin/ could not be synced at Open
-	left  error  // what Open could not delete of what commands cut short left
-	found string // what Open undid or deleted of what commands cut short left, said for Recovered
+	db      *db.DB
+	o       Options
+	umask   fs.FileMode
+	links   error  // a *LinksError: bin/ could not be synced at Open
+	left    error  // what Open could not delete of what commands cut short left
+	found   string // what Open undid or deleted of what commands cut short left, said for Recovered
 
 	salvaged []Salvage         // what the last Apply kept of the trees it replaced or removed
 	requests map[string]string // what Request recorded, for the next Apply's commit
