@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -23,20 +23,23 @@ import (
 	"pkg/repo"
 )
 
-// swapRounds is how many commands each TestSwappedDirectory case runs while its directory
-// is swapped back and forth; swapBound ends the case earlier on a slow machine, and
-// swapHang fails it where a command never ends.
+// swapRounds is how many commands each TestSwappedDirectory case runs at least while its
+// directory is swapped back and forth, and more until each kind succeeded swapSuccesses
+// times; swapBound ends the case earlier on a slow machine, and swapHang fails it where a
+// command never ends.
 const (
-	swapRounds = 150
-	swapBound  = 20 * time.Second
-	swapHang   = 60 * time.Second
+	swapRounds    = 200
+	swapSuccesses = 5
+	swapBound     = 20 * time.Second
+	swapHang      = 60 * time.Second
 )
 
 // TestSwappedDirectory swaps one directory of a root (or the root itself) for a symlink to
-// a decoy directory and back, in a loop, while installs, upgrades and removes run, each
-// from its own Open, as whoever may rename entries in the root (or beside it) could: a
-// command may fail while the symlink is in place, but nothing in the decoy may change, and
-// the root is consistent afterwards (verify finds nothing, the database, pkgs/ and bin/
+// a decoy directory and back, in a loop, while installs, upgrades, removes and verifies
+// run, each from its own Open, as whoever may rename entries in the root (or beside it)
+// could: a command may fail while the symlink is in place, but nothing in the decoy may
+// change, nothing pkg says may come from the decoy (a start's cleanup, verify's findings),
+// and the root is consistent afterwards (verify finds nothing, the database, pkgs/ and bin/
 // agree).
 func TestSwappedDirectory(t *testing.T) {
 	for _, part := range []string{"bin", ".pkg/staging", ".pkg/saved", "pkgs", ".pkg/trash", "."} {
@@ -78,16 +81,20 @@ func testSwapped(t *testing.T, part string) {
 	dir := filepath.Join(root, part)
 	stop := swapLoop(t, filepath.Dir(dir), filepath.Base(dir), decoy)
 	done := make(chan struct{})
-	var ok [3]int // installs, upgrades and removes that succeeded
+	var ok [4]int // installs, verifies, upgrades and removes that succeeded
 	go func() {
 		defer close(done)
 		end := time.Now().Add(swapBound)
-		for i := 0; i < swapRounds && time.Now().Before(end); i++ {
-			step := i % 3
-			if step > 0 { // a file of the user's in the tree an upgrade or remove replaces
+		for i := 0; (i < swapRounds || slices.Min(ok[:]) < swapSuccesses) && time.Now().Before(end); i++ {
+			step := i % 4
+			if step >= 2 { // a file of the user's in the tree an upgrade or remove replaces
 				pkgs.WriteFile(filepath.Join("tool", fmt.Sprintf("notes-%d", i)), []byte("mine"), 0o644)
 			}
-			if err := swapStep(root, step, tars); err == nil {
+			err, wrong := swapStep(root, step, tars)
+			if wrong != nil {
+				t.Errorf("round %d: %v", i, wrong)
+			}
+			if err == nil {
 				ok[step]++
 			} else if testing.Verbose() {
 				t.Logf("round %d: %v", i, err)
@@ -103,31 +110,46 @@ func testSwapped(t *testing.T, part string) {
 
 	snapshot(t, decoy) // readable
 	sameSnapshot(t, snapshot(t, decoy), before)
-	if ok[0] == 0 || ok[1]+ok[2] == 0 {
-		t.Errorf("installs, upgrades, removes that succeeded: %v: the test proves nothing", ok)
+	if slices.Min(ok[:]) == 0 {
+		t.Errorf("installs, verifies, upgrades, removes that succeeded: %v: the test proves nothing", ok)
 	}
 	checkConsistent(t, root)
 }
 
-// swapStep opens the root at dir and installs tool 1 (step 0), upgrades it to 2 (1) or
-// removes it (2).
-func swapStep(dir string, step int, tars [2]string) error {
-	r, err := Open(context.Background(), dir, Options{NoSync: step != 1})
+// swapStep opens the root at dir and installs tool 1 (step 0), verifies it (1), upgrades
+// it to 2 (2) or removes it (3). It returns the error of the command, which the swap may
+// cause, and what the command got wrong: it said something of the decoy.
+func swapStep(dir string, step int, tars [2]string) (err, wrong error) {
+	r, err := Open(context.Background(), dir, Options{NoSync: step != 2})
 	if err != nil {
-		return err
+		return err, nil
 	}
 	defer r.Close()
+	if said := r.Recovered() + fmt.Sprint(r.Leftovers()); strings.Contains(said, "decoy") {
+		return nil, fmt.Errorf("the start found %s", said)
+	}
 	switch step {
 	case 0:
 		_, err = r.Install(tars[0], swapPackage("tool", "1"))
 	case 1:
+		var problems []Problem
+		if problems, err = r.Verify(); len(mistaken(problems)) > 0 {
+			return err, fmt.Errorf("verify found %v", mistaken(problems))
+		}
+	case 2:
 		_, err = r.Install(tars[1], swapPackage("tool", "2"))
 	default:
 		if _, gerr := r.DB().Get("tool"); gerr == nil {
 			err = r.Remove("tool")
 		}
 	}
-	return err
+	return err, nil
+}
+
+// mistaken returns problems but the files of the user's that no upgrade or remove found
+// since, which are theirs, not a problem.
+func mistaken(problems []Problem) []Problem {
+	return slices.DeleteFunc(problems, func(p Problem) bool { return p.Kind == "extra" && strings.HasPrefix(p.Path, "notes-") })
 }
 
 // swapVersion is a package with a command and a library directory, so that its command is
@@ -156,13 +178,13 @@ func swapPackage(name, version string) repo.Package {
 // makeDecoy makes a directory that every part of a root could be taken for: a package's
 // tree, leftovers of staging and trash, a command link no package declares and a file.
 func makeDecoy(t *testing.T, dir string) {
-	for _, d := range []string{"tool/bin", "tool.1/bin", "lib-1.2", "lib"} {
+	for _, d := range []string{"tool/bin", "decoy.1/bin", "decoy-1.2", "decoy"} {
 		must(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
 	}
 	must(t, os.WriteFile(filepath.Join(dir, "tool", "bin", "tool"), []byte("decoy"), 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "tool.1", "bin", "tool"), []byte("decoy"), 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "keep"), []byte("decoy"), 0o644))
-	must(t, os.Symlink("../pkgs/gone/bin/x", filepath.Join(dir, "stale")))
+	must(t, os.WriteFile(filepath.Join(dir, "decoy.1", "bin", "tool"), []byte("decoy"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "decoy-keep"), []byte("decoy"), 0o644))
+	must(t, os.Symlink("../pkgs/gone/bin/x", filepath.Join(dir, "decoy-stale")))
 	must(t, os.Symlink("../pkgs/other/bin/tool", filepath.Join(dir, "tool-cmd")))
 }
 
@@ -197,7 +219,7 @@ func swapLoop(t *testing.T, dir, name, decoy string) (stop func()) {
 					return
 				}
 				swaps.Add(1)
-				runtime.Gosched()
+				time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond)
 			}
 		}
 	})
@@ -273,9 +295,7 @@ func checkConsistent(t *testing.T, dir string) {
 	r := openRoot(t, dir)
 	defer r.Close()
 	problems, err := r.Verify()
-	// The files of the user's that no upgrade or remove since found are theirs, not a problem.
-	problems = slices.DeleteFunc(problems, func(p Problem) bool { return p.Kind == "extra" && strings.HasPrefix(p.Path, "notes-") })
-	if err != nil || len(problems) > 0 {
+	if problems = mistaken(problems); err != nil || len(problems) > 0 {
 		t.Errorf("verify: %v, %v", problems, err)
 	}
 	recs, err := r.DB().List()
