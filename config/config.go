@@ -21,7 +21,6 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -30,6 +29,8 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"pkg/internal/regfile"
 )
 
 // MaxFileSize bounds a configuration file.
@@ -108,7 +109,7 @@ func Files(root string) []string {
 func Load(files ...string) (*Config, error) {
 	var parsed []*Config
 	for _, name := range files {
-		data, err := readFile(name)
+		data, err := regfile.ReadFile(name, MaxFileSize)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -122,22 +123,6 @@ func Load(files ...string) (*Config, error) {
 		parsed = append(parsed, c)
 	}
 	return Merge(parsed...), nil
-}
-
-func readFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var b bytes.Buffer
-	if _, err := b.ReadFrom(io.LimitReader(f, MaxFileSize+1)); err != nil {
-		return nil, err
-	}
-	if b.Len() > MaxFileSize {
-		return nil, fmt.Errorf("over the %d-byte limit", MaxFileSize)
-	}
-	return b.Bytes(), nil
 }
 
 // Merge merges configurations, the first of the lowest precedence: a repository is the

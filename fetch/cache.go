@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/internal/durable"
+	"pkg/internal/regfile"
 	"pkg/repo"
 	"pkg/tarutil"
 )
@@ -730,7 +731,7 @@ type Contents struct {
 // Inspect reads a local archive the way Fetch would and returns what it holds, refusing
 // anything an install would refuse. A .deb's control member is read too.
 func Inspect(path string) (Contents, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path, 0)
 	if err != nil {
 		return Contents{}, err
 	}

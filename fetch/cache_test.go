@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/regfile"
 	"pkg/internal/testfs"
 	"pkg/repo"
 )
@@ -92,7 +93,8 @@ func TestFetchLocalNotFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openCache(t).Fetch(context.Background(), s, p, nil); err == nil || !strings.Contains(err.Error(), path+" is not a regular file") {
+	var nr *regfile.NotRegularError
+	if _, err := openCache(t).Fetch(context.Background(), s, p, nil); !errors.As(err, &nr) || !strings.Contains(err.Error(), path) {
 		t.Errorf("Fetch of a FIFO: %v", err)
 	}
 }

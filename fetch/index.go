@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"pkg/internal/regfile"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -366,7 +367,7 @@ func (s *Source) readIndexFile(ctx context.Context, saved *savedIndex) (*savedIn
 	where := s.indexLocation()
 	fresh := &savedIndex{Location: where}
 	if s.base == nil {
-		f, err := os.Open(where)
+		f, err := regfile.Open(where, 0)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, where, noRepository(fmt.Sprintf("no repository at %s: %s does not exist", s.dir, where))
 		} else if err != nil {
@@ -443,7 +444,7 @@ func (s *Source) getIndex(ctx context.Context, u *url.URL, h http.Header, fresh 
 func (s *Source) readSignature(ctx context.Context) ([]byte, error) {
 	if s.base == nil {
 		path := filepath.Join(s.dir, repo.SignatureName)
-		f, err := os.Open(path)
+		f, err := regfile.Open(path, 0)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}

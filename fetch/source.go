@@ -19,9 +19,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
+	"pkg/internal/regfile"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -207,17 +207,10 @@ func (e *outsideError) Error() string {
 // openLocal opens the archive at path, to be read until ctx is done. Anything but a
 // regular file is refused: a FIFO would block the open, a directory fail later.
 func openLocal(ctx context.Context, path string) (io.ReadCloser, string, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // no effect on a regular file
+	f, err := regfile.Open(path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, path, gone{err}
 	} else if err != nil {
-		return nil, path, err
-	}
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		f.Close()
-		if err == nil {
-			err = fmt.Errorf("%s is not a regular file (%s)", path, info.Mode().Type())
-		}
 		return nil, path, err
 	}
 	return &localArchive{f, ctx}, path, nil

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/internal/durable"
+	"pkg/internal/regfile"
 )
 
 const indexName = "index.json"
@@ -206,7 +207,7 @@ func copyArchive(dir, src, name string) (int64, string, error) {
 	var size int64
 	h := sha256.New()
 	err := writeFile(dir, name, func(w io.Writer) error {
-		f, err := os.Open(src)
+		f, err := regfile.Open(src, 0)
 		if err != nil {
 			return err
 		}
@@ -240,12 +241,12 @@ func sameContents(src, dst string) (exists, same bool, err error) {
 }
 
 func equalFiles(a, b string) (bool, error) {
-	fa, err := os.Open(a)
+	fa, err := regfile.Open(a, 0)
 	if err != nil {
 		return false, err
 	}
 	defer fa.Close()
-	fb, err := os.Open(b)
+	fb, err := regfile.Open(b, 0)
 	if err != nil {
 		return false, err
 	}
@@ -282,7 +283,7 @@ func cmpErr(errA, errB error) error {
 
 // HashFile returns the size of the file name and its sha256, in hex.
 func HashFile(name string) (int64, string, error) {
-	f, err := os.Open(name)
+	f, err := regfile.Open(name, 0)
 	if err != nil {
 		return 0, "", err
 	}
@@ -321,7 +322,7 @@ func (ix *Index) setFormat() {
 
 // readIndex reads and parses the index at name, or returns an empty one if there is none.
 func readIndex(name string) (*Index, error) {
-	f, err := os.Open(name)
+	f, err := regfile.Open(name, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Index{Format: 1}, nil
 	}

@@ -11,10 +11,11 @@ import (
 	"io"
 	"maps"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"pkg/internal/regfile"
 )
 
 // lockFormat is the lockfile format this package writes for a lock of one repository and
@@ -400,7 +401,7 @@ var ErrLockfile = errors.New("repo: lockfile")
 
 // ReadLock reads and parses the lockfile at path.
 func ReadLock(path string) (*Lock, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path, 0)
 	if err != nil {
 		return nil, err
 	}

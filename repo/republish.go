@@ -4,15 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
+
+	"pkg/internal/regfile"
 )
 
 // ReadDir returns the index of the repository directory dir, or an empty one if it cannot
 // be read, and whether dir has none: what an addition to dir builds on.
 func ReadDir(dir string) (ix *Index, missing bool) {
-	data, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	data, err := regfile.ReadFile(filepath.Join(dir, "index.json"), MaxIndexSize)
 	if err != nil {
 		return &Index{}, errors.Is(err, fs.ErrNotExist)
 	}

@@ -14,12 +14,20 @@ import (
 	"strings"
 
 	"pkg/internal/durable"
+	"pkg/internal/regfile"
 	"pkg/repo"
 )
 
 const (
 	publicPrefix = "pkg-ed25519:"
 	secretPrefix = "pkg-ed25519-secret:"
+)
+
+// Bounds of what ReadKeyFile and the trusted-keys files read: a key file is one key and
+// its comment line; a trusted-keys file, thousands of keys.
+const (
+	maxKeyFileSize  = 64 << 10 // 64 KiB
+	maxKeysFileSize = 1 << 20  // 1 MiB
 )
 
 // PublicKey is a publisher's key, as pkg trusts it: optionally bound to one repository.
@@ -142,7 +150,7 @@ func (k PrivateKey) marshal() []byte {
 
 // ReadKeyFile reads a signing key written by WriteKeyFile.
 func ReadKeyFile(path string) (PrivateKey, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, maxKeyFileSize)
 	if err != nil {
 		return PrivateKey{}, fmt.Errorf("trust: read key: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"pkg/internal/durable"
+	"pkg/internal/regfile"
 )
 
 // A trusted-keys file holds trusted keys as ParseKeys reads them. AddTrusted and
@@ -17,7 +18,7 @@ import (
 
 // ReadTrusted returns the keys of the trusted-keys file at path: none if there is no file.
 func ReadTrusted(path string) ([]PublicKey, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, maxKeysFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
@@ -47,7 +48,7 @@ func RemoveTrusted(path, id string) (removed []PublicKey, err error) {
 // A line left with no key goes, with its comment, which was about that key; a file left
 // with nothing is kept empty.
 func editTrusted(path, id, add string) (dropped []PublicKey, err error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, maxKeysFileSize)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("trust: %w", err)
 	}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestFIFOs: a FIFO where pkg reads a file that a user, or another user, names or may
+// write (configuration, trusted keys, a lockfile, a local repository's index and
+// signature, a signing key, the archive of repo add) ends the command at once with an
+// error naming the path and what it is; before, each open waited for a writer for ever.
+func TestFIFOs(t *testing.T) {
+	tests := []struct {
+		name string
+		fifo string   // relative to the test's directory
+		args []string // after the env's global flags; {base} is the test's directory
+	}{
+		{"user config", "xdg/pkg/config.toml", []string{"search"}},
+		{"root config", "root/.pkg/config.toml", []string{"search"}},
+		{"root trusted keys", "root/.pkg/trusted-keys", []string{"trust", "list"}},
+		{"lockfile of sync", "pkg.lock", []string{"sync", "--file", "{base}/pkg.lock"}},
+		{"lockfile of lock", "pkg.lock", []string{"lock", "--output", "{base}/pkg.lock"}},
+		{"lockfile of run", "pkg.lock", []string{"run", "--lock", "{base}/pkg.lock", "hello"}},
+		{"local index", "local/index.json", []string{"search"}},
+		{"local signature", "local/index.json.sig", []string{"--require-signed", "search"}},
+		{"signing key", "key", []string{"repo", "sign", "--key", "{base}/key", "{base}/signed"}},
+		{"archive of repo add", "x.tar.gz", []string{"repo", "add", "--name", "x", "--version", "1", "{base}/signed", "{base}/x.tar.gz"}},
+		{"repository index of repo add", "signed/index.json", []string{"repo", "add", "--name", "x", "--version", "1", "{base}/signed", demoRepo + "/hello-1.2.0.tar.zst"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			t.Setenv("XDG_CONFIG_HOME", filepath.Join(base, "xdg"))
+			e := newEnv(t, base, demoRepo)
+			if strings.HasPrefix(tt.fifo, "local/") {
+				e.repo = filepath.Join(base, "local") // the first repository: its error is the command's
+			}
+			e.initRoot()
+			for _, dir := range []string{"xdg/pkg", "local", "signed"} {
+				if err := os.MkdirAll(filepath.Join(base, dir), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(base, "local", "index.json"), []byte(`{"format":1,"packages":[]}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fifo := filepath.Join(base, tt.fifo)
+			os.Remove(fifo)
+			if err := unix.Mkfifo(fifo, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := make([]string, len(tt.args))
+			for i, a := range tt.args {
+				args[i] = strings.ReplaceAll(a, "{base}", base)
+			}
+			_, stderr, code := pkgWithin(t, e, 5*time.Second, fifo, args...)
+			if code != 1 || !strings.Contains(stderr, fifo+": a named pipe (FIFO), not a regular file") {
+				t.Errorf("pkg %v: exit %d, stderr %q; want 1 and an error naming %s as a named pipe", args, code, stderr, fifo)
+			}
+		})
+	}
+}
+
+// pkgWithin runs pkg as e.pkg does, and fails the test if it has not ended within limit.
+// Then it opens fifo for writing, and closes it, so that a pkg blocked opening it goes on.
+func pkgWithin(t *testing.T, e *env, limit time.Duration, fifo string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	type result struct {
+		stdout, stderr string
+		code           int
+	}
+	done := make(chan result, 1)
+	go func() {
+		o, er, c := e.pkg(args...)
+		done <- result{o, er, c}
+	}()
+	select {
+	case r := <-done:
+		return r.stdout, r.stderr, r.code
+	case <-time.After(limit):
+		t.Errorf("pkg %v still running after %v", args, limit)
+	}
+	for {
+		if fd, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+			unix.Close(fd)
+		}
+		select {
+		case r := <-done:
+			return r.stdout, r.stderr, r.code
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
