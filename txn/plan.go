@@ -267,6 +267,13 @@ func RemovePlan(root string, before []db.Package, names []string) *Plan {
 	return (&Plan{Root: root, before: before, remove: names, why: reasons(nil, names, "")}).fill(nil)
 }
 
+// UnneededPlan is the plan of removing the installed packages named, which Unneeded found
+// no package asked for needs: each is in it as "no longer needed", not as requested.
+func UnneededPlan(root string, before []db.Package, names []string) *Plan {
+	why := func(string) string { return "no longer needed" }
+	return (&Plan{Root: root, before: before, remove: names, why: why}).fill(nil)
+}
+
 // SyncPlan is the plan of making root hold exactly the packages of l, or, with keepExtra,
 // at least them; kept are the installed packages l does not list that keepExtra keeps. A
 // nil root is one where nothing is installed yet.

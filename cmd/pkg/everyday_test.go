@@ -6,10 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"pkg/report"
+	"pkg/txn"
 )
 
 // decode parses out, the output of a --json command, into v and checks its schema.
@@ -319,5 +321,21 @@ func TestBashCompletion(t *testing.T) {
 		if err != nil || string(out) != tt.want+"\n" {
 			t.Errorf("completing %q: %v, %q; want %q", tt.words, err, out, tt.want)
 		}
+	}
+}
+
+// TestAutoremoveWhy checks that autoremove's plan says each orphan is no longer needed,
+// in text and JSON, not that the user named it.
+func TestAutoremoveWhy(t *testing.T) {
+	e := everydayEnv(t)
+	e.ok("remove", "app")
+	out, _ := e.ok("autoremove", "--dry-run")
+	if !strings.HasPrefix(out, "remove lib 1.0 (no longer needed)\n") {
+		t.Errorf("autoremove --dry-run: %q, want lib removed as no longer needed", out)
+	}
+	out, _ = e.ok("autoremove", "--dry-run", "--json")
+	plan := decode[txn.Plan](t, "autoremove --dry-run --json", out, txn.Schema)
+	if got, want := changes(plan), []string{"remove lib 1.0 (no longer needed)"}; !slices.Equal(got, want) {
+		t.Errorf("autoremove --dry-run --json: %q, want %q", got, want)
 	}
 }

@@ -22,7 +22,7 @@ func removeCommand() *cli.Command {
 			if err := sess(c).RootExists(); err != nil {
 				return fmt.Errorf("remove %s: not installed: %w", strings.Join(names, " "), err)
 			}
-			return removeChosen(c, "", func(d *db.DB) ([]db.Package, []string, error) {
+			return removeChosen(c, "", txn.RemovePlan, func(d *db.DB) ([]db.Package, []string, error) {
 				recs, err := d.List()
 				if err == nil {
 					err = needInstalled("remove", names, recs)
@@ -33,9 +33,11 @@ func removeCommand() *cli.Command {
 	}
 }
 
-// removeChosen removes the packages pick chooses from the root's database, or for a dry run
-// shows the plan of it; none is what it says when pick chooses none.
-func removeChosen(c *cli.Context, none string, pick func(d *db.DB) ([]db.Package, []string, error)) error {
+// removeChosen removes the packages pick chooses from the root's database, by the plan
+// plan makes of them, or for a dry run shows that plan; none is what it says when pick
+// chooses none.
+func removeChosen(c *cli.Context, none string, plan func(root string, recs []db.Package, names []string) *txn.Plan,
+	pick func(d *db.DB) ([]db.Package, []string, error)) error {
 	var recs []db.Package
 	var names []string
 	read := func(d *db.DB) (err error) { recs, names, err = pick(d); return err }
@@ -43,7 +45,7 @@ func removeChosen(c *cli.Context, none string, pick func(d *db.DB) ([]db.Package
 		if err := sess(c).PeekRoot(read); err != nil {
 			return err
 		}
-		return showPlan(c, txn.RemovePlan(c.String("root"), recs, names), nil)
+		return showPlan(c, plan(c.String("root"), recs, names), nil)
 	}
 	root, err := sess(c).OpenRoot(c.Context)
 	if err != nil {
@@ -57,7 +59,7 @@ func removeChosen(c *cli.Context, none string, pick func(d *db.DB) ([]db.Package
 		say(c, "%s", none)
 		return nil
 	}
-	return apply(c, root, txn.RemovePlan(root.Dir(), recs, names), nil)
+	return apply(c, root, plan(root.Dir(), recs, names), nil)
 }
 
 func autoremoveCommand() *cli.Command {
@@ -67,7 +69,7 @@ func autoremoveCommand() *cli.Command {
 		Flags:  planFlags(),
 		Before: planning(0, 0, "", rootExists),
 		Action: func(c *cli.Context) error {
-			return removeChosen(c, "nothing to remove: every installed package was asked for or is needed by one that was", txn.Unneeded)
+			return removeChosen(c, "nothing to remove: every installed package was asked for or is needed by one that was", txn.UnneededPlan, txn.Unneeded)
 		},
 	}
 }
