@@ -90,13 +90,12 @@ func LockUses(l *repo.Lock, rs []Repo) map[string]Repo {
 
 // Trust returns p trusting also the keys of r, which makes r's index need a signature.
 func (r Repo) Trust(p trust.Policy) (trust.Policy, error) {
-	p.Keys = slices.Clone(p.Keys)
 	for _, s := range r.Keys {
 		k, err := trust.ParsePublicKey(s)
 		if err != nil {
 			return p, fmt.Errorf("repository %s (%s): key: %w", r.Name, r.File, err)
 		}
-		p.Keys = append(p.Keys, k)
+		p = p.With(k)
 	}
 	return p, nil
 }

@@ -73,6 +73,18 @@ type Policy struct {
 	AllowExpired  bool // accept an expired index, as a copy kept for offline use
 }
 
+// With returns p trusting also keys, each once: a key whose id p already trusts for every
+// repository, or for the same one, adds nothing, however many sources name it.
+func (p Policy) With(keys ...PublicKey) Policy {
+	p.Keys = slices.Clone(p.Keys)
+	for _, k := range keys {
+		if !slices.ContainsFunc(p.Keys, func(t PublicKey) bool { return t.ID() == k.ID() && (t.Repo == "" || t.Repo == k.Repo) }) {
+			p.Keys = append(p.Keys, k)
+		}
+	}
+	return p
+}
+
 // Record is an index accepted: what a later index of the repository must not roll back.
 type Record struct {
 	Location string // the repository's location
@@ -192,10 +204,13 @@ func (p Policy) signers(loc string, index, sig []byte) ([]PublicKey, error) {
 		strings.Join(ids, ", "), strings.Join(p.ids(), ", "))
 }
 
+// ids returns the ids of the trusted keys, each once (a key bound to two names is one).
 func (p Policy) ids() []string {
-	ids := make([]string, len(p.Keys))
-	for i, k := range p.Keys {
-		ids[i] = k.ID()
+	var ids []string
+	for _, k := range p.Keys {
+		if !slices.Contains(ids, k.ID()) {
+			ids = append(ids, k.ID())
+		}
 	}
 	return ids
 }

@@ -122,14 +122,13 @@ func recordAt(recs []db.Repo, location string) *db.Repo {
 // PinPolicy returns p trusting also, for pin's repository only, the keys the root pinned it
 // to, and requiring a signature even when no key is left for it.
 func PinPolicy(p trust.Policy, pin db.Repo) (trust.Policy, error) {
-	p.Keys = slices.Clone(p.Keys)
 	for _, s := range pin.Keys {
 		k, err := trust.ParsePublicKey(s)
 		if err != nil {
 			return p, fmt.Errorf("the root's record of repository %s: %w", pin.Location, err)
 		}
 		k.Repo = pin.Name
-		p.Keys = append(p.Keys, k)
+		p = p.With(k)
 	}
 	p.RequireSigned = true
 	return p, nil
@@ -337,7 +336,7 @@ func RootKeys(dir string) (KeySource, error) {
 func Policy(sources []KeySource, requireSigned bool) trust.Policy {
 	p := trust.Policy{RequireSigned: requireSigned}
 	for _, s := range sources {
-		p.Keys = append(p.Keys, s.Keys...)
+		p = p.With(s.Keys...)
 	}
 	return p
 }

@@ -391,3 +391,22 @@ func TestPinEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestTrustedKeyOnce names a key trusted by every source at once (--trusted-key,
+// PKG_TRUSTED_KEYS, the root's trusted-keys, the root's pin) once in the refusal of an
+// index signed by another key.
+func TestTrustedKeyOnce(t *testing.T) {
+	r := newSignedRepo(t)
+	e, trusted := r.user()
+	id := keyID(t, r.pub)
+	e.ok(append(trusted, "install", "libgreet")...) // pins demo to the key
+	e.ok("trust", "add", r.pub)
+	t.Setenv("PKG_TRUSTED_KEYS", "demo="+r.pub)
+	other := filepath.Join(t.TempDir(), "other")
+	r.publisher().ok("repo", "keygen", "-o", other)
+	r.publisher().ok("repo", "sign", r.dir, "--key", other)
+	_, stderr, code := e.pkg(append(trusted, "install", "hello")...)
+	if code != 1 || !strings.Contains(stderr, "(trusted: "+id+")") {
+		t.Errorf("install of an index signed by another key: exit %d, want key %s listed once:\n%s", code, id, stderr)
+	}
+}
