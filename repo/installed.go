@@ -14,20 +14,21 @@ type Outdated struct {
 	// packages by allow; Installed when none newer is.
 	Allowed string
 	Newest  string // the newest version the index has, releases first unless Installed is a pre-release
+	Held    string // the requirement that holds it below Newest (Upgrade's holds), if one does
 }
 
 // Outdated returns the installed packages for which ix has a newer version than
-// installed, sorted by name; requested are the requirements the user asked for packages
-// by. Where those requirements cannot hold together with an upgrade (one older than what
-// is installed, say), Allowed is what the depends alone allow.
-func (ix *Index) Outdated(installed []Package, requested []Requirement) []Outdated {
+// installed, sorted by name; holds are the requirements the user keeps packages to, as
+// Upgrade takes them. Where those cannot hold together with an upgrade (one older than
+// what is installed, say), Allowed is what the depends alone allow.
+func (ix *Index) Outdated(installed []Package, holds []Requirement) []Outdated {
 	allowed := make(map[string]string, len(installed))
 	byName := make(map[string]Package, len(installed))
 	for _, p := range installed {
 		byName[p.Name], allowed[p.Name] = p, p.Version
 	}
-	reqs, free := upgradeReqs(byName, installed, nil)
-	plan, err := withInstalled(ix, kept(ix, byName, free)).Resolve(append(reqs, requested...))
+	reqs, free := upgradeReqs(byName, installed, nil, holds)
+	plan, err := withInstalled(ix, kept(ix, byName, free)).Resolve(reqs)
 	if err != nil {
 		plan, _ = ix.Upgrade(installed, nil)
 	}
@@ -43,7 +44,11 @@ func (ix *Index) Outdated(installed []Package, requested []Requirement) []Outdat
 		if len(vs) == 0 || CompareVersions(vs[0].Version, p.Version) <= 0 {
 			continue
 		}
-		out = append(out, Outdated{Name: p.Name, Installed: p.Version, Allowed: allowed[p.Name], Newest: vs[0].Version})
+		o := Outdated{Name: p.Name, Installed: p.Version, Allowed: allowed[p.Name], Newest: vs[0].Version}
+		if h, ok := holdOf(holds, p); ok && !h.Allows(o.Newest) {
+			o.Held = h.String()
+		}
+		out = append(out, o)
 	}
 	slices.SortFunc(out, func(a, b Outdated) int { return strings.Compare(a.Name, b.Name) })
 	return out

@@ -89,7 +89,7 @@ func TestOutdated(t *testing.T) {
 	want := []Outdated{
 		{Name: "app", Installed: "1", Allowed: "2", Newest: "2"},
 		{Name: "lib", Installed: "1", Allowed: "2", Newest: "3"},
-		{Name: "pin", Installed: "1", Allowed: "1.1", Newest: "2"},
+		{Name: "pin", Installed: "1", Allowed: "1.1", Newest: "2", Held: "pin@1"},
 		{Name: "pre", Installed: "2-rc1", Allowed: "2-rc2", Newest: "2-rc2"},
 	}
 	if !reflect.DeepEqual(got, want) {

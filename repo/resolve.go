@@ -41,8 +41,9 @@ func resolveIn(versions map[string][]Package, reqs []Requirement) ([]Package, er
 // per name: the installed packages stay, every depends of theirs still holds, and a name
 // reqs does not ask for keeps its installed version unless a need rules that out, so that
 // an install moves nothing it does not have to. The result holds the installed packages
-// too, changed or not. An installed version the index no longer has can still be kept.
-func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement) ([]Package, error) {
+// too, changed or not. An installed version the index no longer has can still be kept. A
+// name reqs does not ask for stays within its hold, if holds has one (as Upgrade takes them).
+func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement, holds ...Requirement) ([]Package, error) {
 	byName := make(map[string]Package, len(installed))
 	for _, p := range installed {
 		byName[p.Name] = p
@@ -55,7 +56,11 @@ func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement) ([]Pa
 			continue
 		}
 		r.prefer[p.Name] = p.Version
-		keep = append(keep, Requirement{Name: p.Name})
+		if h, ok := holdOf(holds, p); ok {
+			keep = append(keep, h)
+		} else {
+			keep = append(keep, Requirement{Name: p.Name})
+		}
 	}
 	slices.SortFunc(keep, func(a, b Requirement) int { return strings.Compare(a.Name, b.Name) })
 	return r.resolve(reqs, keep...)

@@ -14,9 +14,12 @@ import (
 // installed package may move. A newer version's new
 // dependencies are added. An installed version missing from ix is kept as installed.
 //
+// A package that may move stays within its hold, if holds has one: a requirement with a
+// version constraint the user keeps it to, as apt-mark hold or brew pin do.
+//
 // installed lists one record per installed name. The result holds every package of the
 // upgraded set, changed or not, in dependency order.
-func (ix *Index) Upgrade(installed []Package, names []string) ([]Package, error) {
+func (ix *Index) Upgrade(installed []Package, names []string, holds ...Requirement) ([]Package, error) {
 	byName := make(map[string]Package, len(installed))
 	for _, p := range installed {
 		byName[p.Name] = p
@@ -26,8 +29,18 @@ func (ix *Index) Upgrade(installed []Package, names []string) ([]Package, error)
 			return nil, fmt.Errorf("repo: upgrade %s: not installed", n)
 		}
 	}
-	reqs, free := upgradeReqs(byName, installed, names) // ">=V" of a pre-release welcomes its release's
+	reqs, free := upgradeReqs(byName, installed, names, holds) // ">=V" of a pre-release welcomes its release's
 	return withInstalled(ix, kept(ix, byName, free)).Resolve(reqs)
+}
+
+// holdOf returns the hold of the installed package p among holds: a requirement on its name
+// with a version constraint, without the repository it may name.
+func holdOf(holds []Requirement, p Package) (Requirement, bool) {
+	i := slices.IndexFunc(holds, func(h Requirement) bool { return h.Name == p.Name && len(h.Constraints) > 0 })
+	if i < 0 {
+		return Requirement{}, false
+	}
+	return Requirement{Name: p.Name, Constraints: holds[i].Constraints}, true
 }
 
 // kept returns the installed packages an upgrade keeps exactly as installed, in place of
@@ -50,8 +63,8 @@ func kept(ix *Index, byName map[string]Package, free map[string]bool) map[string
 }
 
 // upgradeReqs returns what Upgrade resolves: each installed package at its version, or at
-// least at it when it may move; and which may move.
-func upgradeReqs(byName map[string]Package, installed []Package, names []string) ([]Requirement, map[string]bool) {
+// least at it and within its hold when it may move; and which may move.
+func upgradeReqs(byName map[string]Package, installed []Package, names []string, holds []Requirement) ([]Requirement, map[string]bool) {
 	free := movable(byName, names)
 	reqs := make([]Requirement, 0, len(installed))
 	for _, p := range installed {
@@ -60,6 +73,9 @@ func upgradeReqs(byName map[string]Package, installed []Package, names []string)
 			op = ">="
 		}
 		reqs = append(reqs, Requirement{Name: p.Name, Constraints: []Constraint{{Op: op, Version: p.Version}}})
+		if h, ok := holdOf(holds, p); ok && free[p.Name] {
+			reqs = append(reqs, h)
+		}
 	}
 	return reqs, free
 }
@@ -70,11 +86,14 @@ type Held struct {
 	Package Package // as the upgrade leaves it
 	Newest  string  // the version not older than installed an upgrade would take on its own (preferred); "" if none
 	Older   string  // when Newest is "", the newest version the index has, if any
-	Reason  error   // what resolving the upgrade with Newest runs into; nil when Newest is ""
+	Reason  error   // what resolving the upgrade with Newest runs into; nil when Newest is "" or Hold keeps it
+	// Hold is the package's own hold, when that is what keeps it below Newest; nil otherwise.
+	Hold *Requirement
 	// The version just below Newest, newer than the package's, which the upgrade could not
 	// take either, and why (another package's constraint, say); "" and nil if none.
 	Next       string
 	NextReason error
+	holds      []Requirement // the holds of the upgrade, which Why calls so
 }
 
 // HeldBack returns the packages of plan, the result of Upgrade(installed, names), that
@@ -82,13 +101,14 @@ type Held struct {
 // with what stops it: the error of the same upgrade with that package at Newest. A
 // package that could reach Newest on its own, but not together with the others, is not
 // listed. It also returns, with Newest "", the packages that may move but that the index
-// offers only in older versions, or not at all.
-func (ix *Index) HeldBack(installed []Package, names []string, plan []Package) []Held {
+// offers only in older versions, or not at all. A package its own hold keeps below Newest
+// comes with that Hold (holds as Upgrade takes them).
+func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, holds ...Requirement) []Held {
 	byName := make(map[string]Package, len(installed))
 	for _, p := range installed {
 		byName[p.Name] = p
 	}
-	reqs, free := upgradeReqs(byName, installed, names)
+	reqs, free := upgradeReqs(byName, installed, names, holds)
 	versions, with := ix.versions(), withInstalled(ix, kept(ix, byName, free)).versions()
 	var held []Held
 	for _, p := range plan {
@@ -111,6 +131,10 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package) [
 		if vs[i].Version == p.Version {
 			continue
 		}
+		if hold, ok := holdOf(holds, cur); ok && !hold.Allows(vs[i].Version) {
+			held = append(held, Held{Package: p, Newest: vs[i].Version, Hold: &hold})
+			continue
+		}
 		pinned := func(v string) error {
 			rs := slices.Clone(reqs)
 			for j := range rs {
@@ -121,7 +145,7 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package) [
 			_, err := resolveIn(with, rs)
 			return err
 		}
-		h := Held{Package: p, Newest: vs[i].Version, Reason: pinned(vs[i].Version)}
+		h := Held{Package: p, Newest: vs[i].Version, Reason: pinned(vs[i].Version), holds: holds}
 		if h.Reason == nil {
 			continue
 		}
@@ -181,10 +205,12 @@ func withInstalled(ix *Index, installed map[string]Package) *Index {
 // Why says why an upgrade keeps h where it is.
 func (h Held) Why() string {
 	switch {
+	case h.Hold != nil:
+		return fmt.Sprintf("held by its request %s (newest %s)", h.Hold, h.Newest)
 	case h.Newest != "":
-		why := fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, conflictWhy(h.Package.Name, h.Newest, "the newest", h.Reason))
+		why := fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, h.conflictWhy(h.Newest, "the newest", h.Reason))
 		if h.Next != "" {
-			why += fmt.Sprintf("; nor %s: %s", h.Next, conflictWhy(h.Package.Name, h.Next, "tried", h.NextReason))
+			why += fmt.Sprintf("; nor %s: %s", h.Next, h.conflictWhy(h.Next, "tried", h.NextReason))
 		}
 		return why
 	case h.Older != "":
@@ -193,11 +219,12 @@ func (h Held) Why() string {
 	return "the repository no longer offers it"
 }
 
-// conflictWhy words err, the resolver's refusal of name at version, for Held.Why: a
+// conflictWhy words err, the resolver's refusal of h's package at version, for Why: a
 // conflict without the versions the index has (the upgrade says them), and upgrade's own
-// requirements by what they are: the version tried is called what, and each installed
-// package "installed" (or "installed, or newer" where it may move).
-func conflictWhy(name, version, what string, err error) string {
+// requirements by what they are: the version tried is called what, a hold "held", and each
+// installed package "installed" (or "installed, or newer" where it may move).
+func (h Held) conflictWhy(version, what string, err error) string {
+	name := h.Package.Name
 	var ce *ConflictError
 	if !errors.As(err, &ce) {
 		return err.Error()
@@ -207,6 +234,10 @@ func conflictWhy(name, version, what string, err error) string {
 		switch {
 		case n.By != "":
 			parts = append(parts, n.String())
+		case slices.ContainsFunc(h.holds, func(r Requirement) bool {
+			return r.Name == n.Name && slices.Equal(r.Constraints, n.Constraints)
+		}):
+			parts = append(parts, n.Requirement.String()+" (held)")
 		case n.Name == name && slices.Equal(n.Constraints, []Constraint{{Op: "=", Version: version}}):
 			parts = append(parts, n.Requirement.String()+" ("+what+")")
 		case slices.ContainsFunc(n.Constraints, func(c Constraint) bool { return c.Op == ">=" }):

@@ -281,11 +281,12 @@ func TestResolverErrorsTyped(t *testing.T) {
 		{Requirement: Requirement{Name: "lib", Constraints: []Constraint{{Op: "=", Version: "2"}}}},
 		{Requirement: Requirement{Name: "lib", Constraints: []Constraint{{Op: "<", Version: "2"}}}, By: "app 1"},
 	}}
-	got := conflictWhy("lib", "2", "the newest", fmt.Errorf("repo: %w", ce))
+	h := Held{Package: Package{Name: "lib", Version: "1"}}
+	got := h.conflictWhy("2", "the newest", fmt.Errorf("repo: %w", ce))
 	if want := `no version of "lib" satisfies lib=2 (the newest) and lib<2 (required by app 1)`; got != want {
 		t.Errorf("conflictWhy = %q, want %q", got, want)
 	}
-	if got := conflictWhy("lib", "2", "tried", errors.New("search too long")); got != "search too long" {
+	if got := h.conflictWhy("2", "tried", errors.New("search too long")); got != "search too long" {
 		t.Errorf("conflictWhy of another error = %q", got)
 	}
 }

@@ -71,6 +71,7 @@ type Info struct {
 	Lib         []string   `json:"lib,omitempty"`
 	Installed   bool       `json:"installed"`
 	Requested   string     `json:"requested,omitempty"` // the requirement it was asked for by, if it was
+	Held        bool       `json:"held,omitempty"`      // Requested has a version constraint, which upgrades keep it within
 	InstalledAt *time.Time `json:"installed_at,omitempty"`
 	Directory   string     `json:"directory,omitempty"` // where it is installed
 	Files       int        `json:"files"`               // 0 for one not installed whose index entry does not say
@@ -81,11 +82,11 @@ type Info struct {
 }
 
 // InstalledInfo is the Info of p, installed in dir, and requested by req ("" if it was
-// installed only as a dependency).
-func InstalledInfo(p *db.Package, dir, req string) Info {
+// installed only as a dependency), which holds it (txn.Holds) or not.
+func InstalledInfo(p *db.Package, dir, req string, held bool) Info {
 	at := p.Installed.UTC()
 	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Summary: p.Summary,
-		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, Installed: true, Requested: req, InstalledAt: &at,
+		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, Installed: true, Requested: req, Held: held, InstalledAt: &at,
 		Directory: dir, Files: p.Files, Size: p.Size, SHA256: p.SHA256}
 }
 
@@ -172,6 +173,7 @@ type OutdatedEntry struct {
 	Installed string `json:"installed"`
 	Allowed   string `json:"allowed"`
 	Newest    string `json:"newest"`
+	Held      string `json:"held_by,omitempty"` // the requirement it was asked for by that keeps it below newest
 }
 
 // NewOutdated is the Outdated of found (repo.Index.Outdated).

@@ -49,7 +49,10 @@ func (p Info) WriteText(w io.Writer, tip string) error {
 		return tw.Flush()
 	}
 	req := "no (installed as a dependency)"
-	if p.Requested != "" {
+	switch {
+	case p.Held:
+		req = "yes, as " + p.Requested + " (held: upgrades keep it to that)"
+	case p.Requested != "":
 		req = "yes, as " + p.Requested
 	}
 	fmt.Fprintf(tw, "requested:\t%s\n", req)
@@ -83,14 +86,25 @@ func (s Search) WriteText(w io.Writer) error {
 	return nil
 }
 
-// WriteText prints a table of the packages: installed, newest allowed, newest.
+// WriteText prints a table of the packages: installed, newest allowed, newest; then a line
+// for each package held below the newest by the requirement it was asked for by.
 func (o Outdated) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tINSTALLED\tALLOWED\tNEWEST")
 	for _, p := range o.Packages {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Installed, p.Allowed, p.Newest)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range o.Packages {
+		if p.Held != "" {
+			if _, err := fmt.Fprintf(w, "%s is held by its request %s\n", p.Name, p.Held); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // WriteText says whether the package was asked for and which packages need it, through

@@ -126,7 +126,7 @@ func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Index, req Request, w Wat
 	}
 	r := &Run{Root: dir, Command: cmd, Package: main, used: used}
 	plan := func(root *install.Root, recs []db.Package) (*txn.Plan, error) {
-		return txn.InstallPlan(dir, ix, recs, reqs, f.Cache)
+		return txn.InstallPlan(dir, ix, recs, reqs, nil, f.Cache)
 	}
 	if lock != nil {
 		plan = func(root *install.Root, _ []db.Package) (*txn.Plan, error) {

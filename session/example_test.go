@@ -42,7 +42,7 @@ func ExampleSession_Change() {
 
 	recs := func(d *db.DB) ([]db.Package, error) { recs, _, err := txn.ReadInstalled(d); return recs, err }
 	plan := func(root string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
-		return txn.InstallPlan(root, ix, recs, []repo.Requirement{{Name: "hello"}}, cache)
+		return txn.InstallPlan(root, ix, recs, []repo.Requirement{{Name: "hello"}}, nil, cache)
 	}
 	show := func(p *txn.Plan, _ *fetch.Cache) error { return nil } // for a dry run
 	do := func(root *install.Root, p *txn.Plan, f *txn.Fetcher) error {

@@ -108,7 +108,7 @@ func installIn(s *session.Session, reqs ...string) error {
 	}
 	return s.Change(context.Background(), (*db.DB).List,
 		func(root string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
-			return txn.InstallPlan(root, ix, recs, rs, cache)
+			return txn.InstallPlan(root, ix, recs, rs, nil, cache)
 		}, nil,
 		func(r *install.Root, p *txn.Plan, f *txn.Fetcher) error {
 			r.Request(rs)

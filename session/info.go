@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/repo"
 	"pkg/report"
 	"pkg/txn"
 )
@@ -46,5 +48,6 @@ func (s *Session) Info(ctx context.Context, name string) (info report.Info, offe
 	if err != nil {
 		return info, false, err
 	}
-	return report.InstalledInfo(&p, filepath.Join(dir, "pkgs", p.Name), requested[p.Name]), false, nil
+	held := slices.ContainsFunc(txn.Holds(recs, requested, nil), func(h repo.Requirement) bool { return h.Name == name })
+	return report.InstalledInfo(&p, filepath.Join(dir, "pkgs", p.Name), requested[p.Name], held), false, nil
 }

@@ -39,7 +39,7 @@ func (s *Session) InstalledNames() (names []string) {
 }
 
 // Outdated returns how many packages are installed and those of them the indexes in
-// effect have newer versions of (repo.Index.Outdated).
+// effect have newer versions of (repo.Index.Outdated), with the holds of the requests.
 func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outdated, err error) {
 	recs, requested, err := s.Installed()
 	if err != nil {
@@ -49,5 +49,5 @@ func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outda
 	if err != nil {
 		return 0, nil, err
 	}
-	return len(recs), ix.Outdated(txn.Installed(recs), txn.Requirements(requested)), nil
+	return len(recs), ix.Outdated(txn.Installed(recs), txn.Holds(recs, requested, nil)), nil
 }

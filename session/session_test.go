@@ -245,7 +245,7 @@ func TestDryRun(t *testing.T) {
 			return nil, nil
 		},
 		func(root string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
-			return txn.InstallPlan(root, ix, recs, nil, cache)
+			return txn.InstallPlan(root, ix, recs, nil, nil, cache)
 		},
 		func(p *txn.Plan, _ *fetch.Cache) error { shown = p; return nil },
 		func(*install.Root, *txn.Plan, *txn.Fetcher) error { t.Error("a dry run applied its plan"); return nil })

@@ -40,7 +40,7 @@ func ExamplePlan() {
 	if err != nil {
 		panic(err)
 	}
-	plan, err := txn.InstallPlan(root.Dir(), ix, nil, []repo.Requirement{{Name: "hello"}}, cache)
+	plan, err := txn.InstallPlan(root.Dir(), ix, nil, []repo.Requirement{{Name: "hello"}}, nil, cache)
 	if err != nil {
 		panic(err)
 	}

@@ -117,7 +117,7 @@ func ExamplePrune() {
 	if err != nil {
 		panic(err)
 	}
-	plan, err := txn.InstallPlan(root.Dir(), ix, nil, []repo.Requirement{{Name: "hello"}}, cache)
+	plan, err := txn.InstallPlan(root.Dir(), ix, nil, []repo.Requirement{{Name: "hello"}}, nil, cache)
 	if err == nil {
 		_, err = plan.Apply(ctx, root, f)
 	}

@@ -52,7 +52,7 @@ func TestInstallFromMirror(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := txn.InstallPlan(root.Dir(), ix, recs, rs, w.cache)
+	plan, err := txn.InstallPlan(root.Dir(), ix, recs, rs, nil, w.cache)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,21 @@ type Held struct {
 	From    string    `json:"from"`    // installed now
 	Version string    `json:"version"` // after the upgrade
 	Newest  string    `json:"newest,omitempty"`
-	Detail  repo.Held `json:"-"` // what the resolver says of it
+	HeldBy  string    `json:"held_by,omitempty"` // the package's hold (Holds), when that is what keeps it
+	Detail  repo.Held `json:"-"`                 // what the resolver says of it
+}
+
+// HeldError refuses an upgrade naming installed packages that their holds (Holds) keep
+// below their newest versions, as brew refuses to upgrade a pinned formula named: a hold
+// moves only by a requirement with a new constraint.
+type HeldError struct{ Held []Held }
+
+func (e *HeldError) Error() string {
+	var s []string
+	for _, h := range e.Held {
+		s = append(s, fmt.Sprintf("upgrade %s: %s %s is held by its request %s (newest %s)", h.Name, h.Name, h.From, h.HeldBy, h.Newest))
+	}
+	return strings.Join(s, "; ")
 }
 
 // FromLock reports whether the plan installs a lockfile's archives (a sync).
@@ -179,10 +193,11 @@ func names(reqs []repo.Requirement) []string {
 }
 
 // InstallPlan resolves reqs against ix, with the root's records before, into the plan of
-// installing what the root does not hold as resolved. The cache, if not nil, tells what is
-// downloaded.
-func InstallPlan(root string, ix *Index, before []db.Package, reqs []repo.Requirement, cache *fetch.Cache) (*Plan, error) {
-	pkgs, err := ix.ResolveInstalled(Installed(before), reqs)
+// installing what the root does not hold as resolved. An installed package reqs do not
+// name stays within its hold (Holds of requested, db.Requested). The cache, if not nil,
+// tells what is downloaded.
+func InstallPlan(root string, ix *Index, before []db.Package, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
+	pkgs, err := ix.ResolveInstalled(Installed(before), reqs, Holds(before, requested, nil)...)
 	if err != nil {
 		return nil, ix.About(err)
 	}
@@ -236,16 +251,20 @@ func (e *RepublishedError) Error() string {
 		e.Name, e.Version, e.Index, e.Installed)
 }
 
-// UpgradePlan is the plan of moving the installed packages named (all, with none) and
-// those they depend on to the newest versions the other installed packages allow, each
-// pinned to a repository by what was requested (db.Requested) taken from it alone.
-func UpgradePlan(root string, ix *Index, before []db.Package, names []string, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
-	cur := Installed(before)
+// UpgradePlan is the plan of moving the installed packages named by reqs (all, with none)
+// and those they depend on to the newest versions the other installed packages and the
+// holds (Holds: what was requested, db.Requested, with a version constraint) allow, each
+// pinned to a repository by what was requested taken from it alone. A requirement of reqs
+// with a constraint is the package's hold from now on; one without that names a package
+// its hold keeps below the newest version is refused (*HeldError).
+func UpgradePlan(root string, ix *Index, before []db.Package, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
+	cur, names := Installed(before), names(reqs)
 	in, err := ix.For(pinned(requested))
 	if err != nil {
 		return nil, err
 	}
-	pkgs, err := in.Upgrade(cur, names)
+	holds := Holds(before, requested, reqs)
+	pkgs, err := in.Upgrade(cur, names, holds...)
 	if err != nil {
 		return nil, err
 	}
@@ -255,9 +274,20 @@ func UpgradePlan(root string, ix *Index, before []db.Package, names []string, re
 			p.install = append(p.install, pk)
 		}
 	}
-	for _, h := range in.HeldBack(cur, names, pkgs) {
+	var named []Held
+	for _, h := range in.HeldBack(cur, names, pkgs, holds...) {
 		was, _ := find(before, h.Package.Name)
-		p.Held = append(p.Held, Held{Name: h.Package.Name, From: was.Version, Version: h.Package.Version, Newest: h.Newest, Detail: h})
+		held := Held{Name: h.Package.Name, From: was.Version, Version: h.Package.Version, Newest: h.Newest, Detail: h}
+		if h.Hold != nil {
+			held.HeldBy = h.Hold.String()
+			if slices.Contains(names, held.Name) && !slices.ContainsFunc(reqs, func(r repo.Requirement) bool { return r.Name == held.Name && len(r.Constraints) > 0 }) {
+				named = append(named, held)
+			}
+		}
+		p.Held = append(p.Held, held)
+	}
+	if len(named) > 0 {
+		return nil, &HeldError{Held: named}
 	}
 	return p.fill(cache), nil
 }

@@ -88,12 +88,12 @@ func (ix *Index) Resolve(reqs []repo.Requirement) ([]repo.Package, error) {
 }
 
 // ResolveInstalled is repo.Index.ResolveInstalled in ix.For(reqs).
-func (ix *Index) ResolveInstalled(installed []repo.Package, reqs []repo.Requirement) ([]repo.Package, error) {
+func (ix *Index) ResolveInstalled(installed []repo.Package, reqs []repo.Requirement, holds ...repo.Requirement) ([]repo.Package, error) {
 	in, err := ix.For(reqs)
 	if err != nil {
 		return nil, err
 	}
-	return in.ResolveInstalled(installed, reqs)
+	return in.ResolveInstalled(installed, reqs, holds...)
 }
 
 // urls names the repositories of ix, for messages.

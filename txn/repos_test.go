@@ -136,7 +136,7 @@ func TestTwoRepos(t *testing.T) {
 	}
 
 	reqs := []repo.Requirement{{Name: "hello"}, {Name: "jq", Repo: "main"}}
-	plan, err := txn.InstallPlan(root.Dir(), ix, nil, reqs, r.w.cache)
+	plan, err := txn.InstallPlan(root.Dir(), ix, nil, reqs, nil, r.w.cache)
 	if err != nil {
 		t.Fatal(err)
 	}

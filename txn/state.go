@@ -3,6 +3,7 @@ package txn
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"pkg/db"
 	"pkg/repo"
@@ -18,6 +19,30 @@ func Requirements(requested map[string]string) []repo.Requirement {
 		}
 	}
 	return reqs
+}
+
+// Holds returns the holds of the installed packages recs: the requirements with a version
+// constraint they were asked for by (db.Requested) that their installed versions meet, a
+// request of given, requirements named on the command line, taking the place of the
+// recorded one where it has a constraint. A hold keeps its package within it on an
+// upgrade (repo.Index.Upgrade), as apt-mark hold or brew pin do.
+func Holds(recs []db.Package, requested map[string]string, given []repo.Requirement) []repo.Requirement {
+	var holds []repo.Requirement
+	for _, r := range given { // two on one name are one, as install records them
+		if i := slices.IndexFunc(holds, func(h repo.Requirement) bool { return h.Name == r.Name }); i >= 0 {
+			holds[i].Constraints = append(slices.Clone(holds[i].Constraints), r.Constraints...)
+		} else if len(r.Constraints) > 0 {
+			holds = append(holds, repo.Requirement{Name: r.Name, Constraints: r.Constraints})
+		}
+	}
+	for _, r := range Requirements(requested) {
+		p, ok := find(recs, r.Name)
+		if ok && len(r.Constraints) > 0 && r.Allows(p.Version) && !slices.ContainsFunc(holds, func(h repo.Requirement) bool { return h.Name == r.Name }) {
+			holds = append(holds, r)
+		}
+	}
+	slices.SortFunc(holds, func(a, b repo.Requirement) int { return strings.Compare(a.Name, b.Name) })
+	return holds
 }
 
 // A NotOfferedError is a name neither installed nor in the index of Source; Close offers

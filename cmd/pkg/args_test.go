@@ -105,7 +105,7 @@ func TestDidYouMean(t *testing.T) {
 }
 
 // TestNamesNotRequirements checks that the commands taking installed names refuse a
-// version or constraint as a usage error, upgrade pointing at install.
+// version or constraint as a usage error, and upgrade a repository.
 func TestNamesNotRequirements(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.ok("install", "hello")
@@ -113,7 +113,7 @@ func TestNamesNotRequirements(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"upgrade", "hello@2"}, "pkg: upgrade takes names of installed packages, not hello@2 ('pkg install hello@2' installs the version it names)\n"},
+		{[]string{"upgrade", "team/hello"}, "pkg: upgrade: \"team/hello\" is not a package name\n"},
 		{[]string{"remove", "hello>=1"}, "pkg: remove takes names of installed packages, not hello>=1\n"},
 		{[]string{"info", "hello@1"}, "pkg: info takes names of installed packages, not hello@1\n"},
 		{[]string{"files", "../x"}, "pkg: files: \"../x\" is not a package name\n"},

@@ -49,13 +49,13 @@ func everydayEnv(t *testing.T) *env {
 func TestOutdated(t *testing.T) {
 	e := everydayEnv(t)
 	out, _ := e.ok("outdated")
-	want := "NAME  INSTALLED  ALLOWED  NEWEST\nlib   1.0        1.5      2.0\ntool  1.0        1.0      1.10\n"
+	want := "NAME  INSTALLED  ALLOWED  NEWEST\nlib   1.0        1.5      2.0\ntool  1.0        1.0      1.10\ntool is held by its request tool@1.0\n"
 	if out != want {
 		t.Errorf("outdated:\n%s\nwant\n%s", out, want)
 	}
 	out, _ = e.ok("outdated", "--json")
 	got := decode[report.Outdated](t, "outdated --json", out, "pkg.outdated/1")
-	wantJSON := []report.OutdatedEntry{{Name: "lib", Installed: "1.0", Allowed: "1.5", Newest: "2.0"}, {Name: "tool", Installed: "1.0", Allowed: "1.0", Newest: "1.10"}}
+	wantJSON := []report.OutdatedEntry{{Name: "lib", Installed: "1.0", Allowed: "1.5", Newest: "2.0"}, {Name: "tool", Installed: "1.0", Allowed: "1.0", Newest: "1.10", Held: "tool@1.0"}}
 	if !reflect.DeepEqual(got.Packages, wantJSON) {
 		t.Errorf("outdated --json = %+v, want %+v", got.Packages, wantJSON)
 	}
@@ -161,7 +161,7 @@ func TestSearchMarksInstalled(t *testing.T) {
 	if out != want {
 		t.Errorf("search:\n%s\nwant\n%s", out, want)
 	}
-	e.ok("upgrade", "tool")
+	e.ok("install", "tool") // asked for without a version now: it moves to 1.10
 	out, _ = e.ok("search", "--json", "to")
 	s := decode[report.Search](t, "search --json", out, "pkg.search/1")
 	if want := []report.Found{{Name: "tool", Version: "1.10", Installed: "1.10"}}; s.Query != "to" || !reflect.DeepEqual(s.Packages, want) {

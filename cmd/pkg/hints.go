@@ -9,6 +9,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/shell"
 	"pkg/repo"
 	"pkg/session"
 	"pkg/trust"
@@ -51,6 +52,11 @@ var hints = []hintRule{
 	{fn: as(func(oe *txn.OutdatedError) string { return fmt.Sprintf("run 'pkg lock -o %s' to update it", oe.Path) })},
 	{fn: as(func(re *txn.RepublishedError) string {
 		return fmt.Sprintf("'pkg upgrade %s' takes the repository's", re.Name)
+	})},
+	{fn: as(func(he *txn.HeldError) string {
+		h := he.Held[0]
+		return fmt.Sprintf("a package asked for with a version or constraint is held to it; to move it, name it with a new one: pkg upgrade %s (or pkg install %s@%s) holds it there, pkg install %s takes the newest and holds it no more",
+			shell.Quote(h.Name+">="+h.Newest), h.Name, h.Newest, h.Name)
 	})},
 	{err: txn.ErrLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
 	{err: txn.ErrNotCached, hint: "fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"},

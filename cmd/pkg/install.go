@@ -37,11 +37,16 @@ func installAction(c *cli.Context) error {
 		}
 		names[i] = r.Name
 	}
-	return change(c, (*db.DB).List, func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
+	var requested map[string]string
+	list := func(d *db.DB) (recs []db.Package, err error) {
+		recs, requested, err = txn.ReadInstalled(d)
+		return recs, err
+	}
+	return change(c, list, func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
 		if reinstall {
 			return txn.ReinstallPlan(dir, ix, recs, names, cache)
 		}
-		return txn.InstallPlan(dir, ix, recs, reqs, cache)
+		return txn.InstallPlan(dir, ix, recs, reqs, requested, cache)
 	}, func(root *install.Root, plan *txn.Plan) bool {
 		for _, k := range plan.Unchanged {
 			say(c, "%s %s is already installed", k.Name, k.Version)
@@ -66,11 +71,13 @@ func requirements(args []string) ([]repo.Requirement, error) {
 func upgradeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "upgrade",
-		Usage: "move installed packages to the newest versions the other installed packages allow",
+		Usage: "move installed packages to the newest versions the other installed packages and the holds allow",
 		Description: "With names, only those packages and the installed packages they depend on move;\n" +
 			"the rest stay as they are and their depends constrain the upgrade. All are staged,\n" +
-			"then swapped in together: the root holds all the new versions or none.",
-		ArgsUsage: "[NAME...]",
+			"then swapped in together: the root holds all the new versions or none.\n" +
+			"A package installed with a version or constraint (NAME=V, NAME@V, 'NAME>=V') is held:\n" +
+			"it moves only within that, and a name with a new constraint moves it and holds it there.",
+		ArgsUsage: "[NAME[CONSTRAINT]...]",
 		Flags:     planFlags(),
 		Before:    planning(0, -1, "", rootExists),
 		Action:    upgradeAction,
@@ -78,7 +85,7 @@ func upgradeCommand() *cli.Command {
 }
 
 func upgradeAction(c *cli.Context) error {
-	names := unique(c.Args().Slice())
+	reqs, names := upgradeArgs(c.Args().Slice())
 	var requested map[string]string
 	list := func(d *db.DB) (recs []db.Package, err error) {
 		if recs, requested, err = txn.ReadInstalled(d); err == nil {
@@ -90,8 +97,8 @@ func upgradeAction(c *cli.Context) error {
 		return err
 	}
 	return change(c, list, func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
-		return txn.UpgradePlan(dir, ix, recs, names, requested, cache)
-	}, func(_ *install.Root, plan *txn.Plan) bool {
+		return txn.UpgradePlan(dir, ix, recs, reqs, requested, cache)
+	}, func(root *install.Root, plan *txn.Plan) bool {
 		for _, h := range plan.Held {
 			say(c, "%s", report.HeldText(h))
 		}
@@ -101,8 +108,42 @@ func upgradeAction(c *cli.Context) error {
 		case plan.Empty():
 			say(c, "everything is up to date")
 		}
+		if holds := newHolds(reqs, requested); len(holds) > 0 {
+			root.Request(holds) // recorded by the commit
+			return true
+		}
 		return !plan.Empty()
 	})
+}
+
+// upgradeArgs returns upgrade's arguments as requirements, and the names they give. A name
+// with a constraint is a new hold; one with a repository is refused, as a name is.
+func upgradeArgs(args []string) (reqs []repo.Requirement, names []string) {
+	for _, a := range args {
+		r, err := repo.ParseRequirement(a)
+		if err != nil || len(r.Constraints) == 0 || r.Repo != "" {
+			r = repo.Requirement{Name: a} // checked as a name by needInstalled
+		}
+		reqs = append(reqs, r)
+		names = append(names, r.Name)
+	}
+	return reqs, unique(names)
+}
+
+// newHolds returns the requirements of reqs with a constraint, each keeping the repository
+// its package was requested from (requested, db.Requested): the requests to record.
+func newHolds(reqs []repo.Requirement, requested map[string]string) []repo.Requirement {
+	var holds []repo.Requirement
+	for _, r := range reqs {
+		if len(r.Constraints) == 0 {
+			continue
+		}
+		if was, err := repo.ParseRequirement(requested[r.Name]); err == nil {
+			r.Repo = was.Repo
+		}
+		holds = append(holds, r)
+	}
+	return holds
 }
 
 func fetchCommand() *cli.Command {

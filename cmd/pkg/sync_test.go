@@ -590,7 +590,10 @@ func TestInstallKeepsDependents(t *testing.T) {
 	e.checkInstalled("install tool", "app 1.0, lib 1.0, tool 1.0")
 
 	addPackage(t, dir, "pin", "1.0", "lib>=2.0")
-	e.ok("install", "pin")
+	if _, stderr, code := e.pkg("install", "pin"); code != 1 || !strings.Contains(stderr, "lib=1.0") { // lib=1.0 holds it
+		t.Errorf("install pin, which needs lib>=2.0, with lib=1.0 held: exit %d, %q", code, stderr)
+	}
+	e.ok("install", "pin", "lib") // named without a version, lib is held no more
 	e.checkInstalled("install pin", "app 1.0, lib 2.0, pin 1.0, tool 1.0")
 	_, stderr, code := e.pkg("install", "lib=1.0")
 	if code != 1 || !strings.Contains(stderr, `no version of "lib" satisfies lib=1.0 (requested), `) || !strings.Contains(stderr, ` and lib>=2.0 (required by pin 1.0)`) {

@@ -84,16 +84,12 @@ func needInstalled(op string, names []string, installed []db.Package) error {
 	return nameUsage(txn.NeedInstalled(op, names, installed))
 }
 
-// nameUsage makes a *txn.NameError a usage error; upgrade's of a version says what does.
+// nameUsage makes a *txn.NameError a usage error.
 func nameUsage(err error) error {
-	var ne *txn.NameError
-	if !errors.As(err, &ne) {
-		return err
+	if ne := (*txn.NameError)(nil); errors.As(err, &ne) {
+		return usagef("%v", err)
 	}
-	if ne.Versioned && ne.Op == "upgrade" {
-		return usagef("%v ('pkg install %s' installs the version it names)", err, ne.Arg)
-	}
-	return usagef("%v", err)
+	return err
 }
 
 // searchTip adds to the *txn.NotInstalledError of a question about a package (info,
