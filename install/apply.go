@@ -43,10 +43,14 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkApply(recs, staged, remove); err != nil {
+	incoming := make([]*db.Package, len(staged))
+	for i, s := range staged {
+		incoming[i] = s.rec
+	}
+	if err := checkApply(recs, incoming, remove); err != nil {
 		return nil, err
 	}
-	if err := r.checkUnmanaged(recs, staged); err != nil {
+	if err := r.checkUnmanaged(recs, incoming); err != nil {
 		return nil, err
 	}
 	svs, err := r.findChanges(recs, staged, remove)
@@ -139,26 +143,26 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 	return results, nil
 }
 
-// checkUnmanaged refuses to install a package where pkgs/ holds a directory of its name that
-// no record owns: it is not pkg's to replace (someone made it by hand, or copied it in).
-func (r *Root) checkUnmanaged(recs []db.Package, staged []*Staged) error {
+// checkUnmanaged refuses to install a package of staged where pkgs/ holds a directory of its
+// name that no record owns: it is not pkg's to replace (someone made it by hand, or copied
+// it in).
+func (r *Root) checkUnmanaged(recs []db.Package, staged []*db.Package) error {
 	for _, s := range staged {
-		if slices.ContainsFunc(recs, func(p db.Package) bool { return p.Name == s.rec.Name }) {
+		if slices.ContainsFunc(recs, func(p db.Package) bool { return p.Name == s.Name }) {
 			continue
 		}
-		if _, ok := r.inode(place{pkgs, s.rec.Name}); ok {
-			return fmt.Errorf("install %s %s: %s exists and is not managed by pkg: remove or rename it, then try again",
-				s.rec.Name, s.rec.Version, r.pkgDir(s.rec.Name))
+		if _, ok := r.inode(place{pkgs, s.Name}); ok {
+			return fmt.Errorf("install %s %s: %w", s.Name, s.Version, &UnmanagedError{Path: r.pkgDir(s.Name)})
 		}
 	}
 	return nil
 }
 
-// checkApply refuses a change to recs, the installed packages, that would leave two
-// packages providing one command, or a package depending on one removed, missing or at a
-// version it does not allow (for the dependencies the change touches); and the removal of
-// a package not installed.
-func checkApply(recs []db.Package, staged []*Staged, remove []string) error {
+// checkApply refuses a change to recs, the installed packages, installing the records
+// staged, that would leave two packages providing one command (*ClashError), or a package
+// depending on one removed, missing or at a version it does not allow (for the
+// dependencies the change touches); and the removal of a package not installed.
+func checkApply(recs []db.Package, staged []*db.Package, remove []string) error {
 	next := make(map[string]*db.Package, len(recs)+len(staged)) // what the root would hold
 	for i := range recs {
 		next[recs[i].Name] = &recs[i]
@@ -170,7 +174,7 @@ func checkApply(recs []db.Package, staged []*Staged, remove []string) error {
 		delete(next, name)
 	}
 	for _, s := range staged {
-		next[s.rec.Name] = s.rec
+		next[s.Name] = s
 	}
 	names := slices.Sorted(maps.Keys(next))
 	providers := make(map[string][]string) // command → the packages providing it
@@ -181,20 +185,14 @@ func checkApply(recs []db.Package, staged []*Staged, remove []string) error {
 	}
 	incoming := make(map[string]bool, len(staged))
 	for _, s := range staged {
-		incoming[s.rec.Name] = true
+		incoming[s.Name] = true
 	}
 	for _, s := range staged {
-		for _, b := range s.rec.Bin {
+		for _, b := range s.Bin {
 			cmd := command(b)
 			for _, other := range providers[cmd] {
-				switch {
-				case other == s.rec.Name:
-				case incoming[other]:
-					return fmt.Errorf("install %s %s: command %q is also provided by %s, installed with it",
-						s.rec.Name, s.rec.Version, cmd, other)
-				default:
-					return fmt.Errorf("install %s %s: command %q is already provided by package %s (remove %s first to have %s's)",
-						s.rec.Name, s.rec.Version, cmd, other, other, s.rec.Name)
+				if other != s.Name {
+					return &ClashError{Package: s.Name, Version: s.Version, Command: cmd, Other: other, Incoming: incoming[other]}
 				}
 			}
 		}

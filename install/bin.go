@@ -186,7 +186,7 @@ func (r *Root) checkBins(p repo.Package) (own []string, err error) {
 		case err == nil && slices.Contains(declared, cmd):
 			own = append(own, cmd)
 		default:
-			return nil, fmt.Errorf("command %s exists and is not managed by pkg: remove or rename it, then try again", where)
+			return nil, &UnmanagedError{Path: where, Command: true}
 		}
 	}
 	return own, nil

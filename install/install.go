@@ -244,7 +244,7 @@ func (r *Root) check(p repo.Package, res *Result, members []tarutil.Member) (own
 		return nil, err
 	}
 	if len(p.Lib) > 0 && strings.ContainsAny(r.dir, ":;") {
-		return nil, fmt.Errorf("root %s holds ':' or ';', which cannot be in the LD_LIBRARY_PATH its commands need", r.dir)
+		return nil, libPathError(r.dir)
 	}
 	return r.checkBins(p)
 }

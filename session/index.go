@@ -104,9 +104,9 @@ func (s *Session) OpenRootFor(ctx context.Context, f *txn.Fetcher, ix *txn.Index
 
 // Change is the flow of a change: read the indexes, read the root's records (recs; again
 // under the root's lock, as another command may have changed them), make the plan. A
-// dry run calls show with it, having read the root without its lock; else Change calls
-// do with the root, held, the plan and the fetcher, and closes the root, abandoning it if
-// the change failed.
+// dry run checks the plan as the change would (CheckPlan) and calls show with it, having
+// read the root without its lock; else Change calls do with the root, held, the plan and
+// the fetcher, and closes the root, abandoning it if the change failed.
 func (s *Session) Change(ctx context.Context, recs func(d *db.DB) ([]db.Package, error),
 	plan func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error),
 	show func(p *txn.Plan, cache *fetch.Cache) error,
@@ -121,6 +121,9 @@ func (s *Session) Change(ctx context.Context, recs func(d *db.DB) ([]db.Package,
 			return err
 		}
 		p, err := plan(s.Root, ix, rs, f.Cache)
+		if err == nil {
+			err = s.CheckPlan(p)
+		}
 		if err != nil {
 			return err
 		}
@@ -140,6 +143,16 @@ func (s *Session) Change(ctx context.Context, recs func(d *db.DB) ([]db.Package,
 		return err
 	}
 	return do(root, p, f)
+}
+
+// CheckPlan refuses the plan p of a dry run as the change would before it downloads
+// (txn.Plan.Check), reading the root without its lock.
+func (s *Session) CheckPlan(p *txn.Plan) error {
+	root, err := s.ReadOnlyRoot()
+	if err != nil {
+		return err
+	}
+	return p.Check(root)
 }
 
 // CheckLockSigned checks that the lockfile l at path says it was made from indexes a key

@@ -59,6 +59,9 @@ func (s *Session) Sync(ctx context.Context, l *repo.Lock, path string, keep bool
 	}
 	switch {
 	case s.DryRun:
+		if err := plan.Check(root); err != nil {
+			return err
+		}
 		return show(plan, cache)
 	case plan.Empty():
 		return do(root, plan, nil)

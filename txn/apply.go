@@ -46,6 +46,9 @@ func (p *Plan) Apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 	if err := ctx.Err(); err != nil { // interrupted while waiting for the root
 		return nil, err
 	}
+	if err := p.Check(root); err != nil {
+		return nil, err
+	}
 	for _, res := range p.indexes {
 		if err := Accept(root, res); err != nil {
 			return nil, err
@@ -102,6 +105,17 @@ func (p *Plan) Apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 		return out, links
 	}
 	return out, nil
+}
+
+// Check refuses the plan where the commit would, on what the index, the root's records and
+// its directories say alone (install.Root.Check): a dry run checks it so that it says what
+// the change would do, and Apply checks it before it downloads anything. A nil root is one
+// where nothing is installed yet (install.CheckChange).
+func (p *Plan) Check(root *install.Root) error {
+	if root == nil {
+		return install.CheckChange(p.Root, nil, p.install, p.remove)
+	}
+	return root.Check(p.install, p.remove)
 }
 
 // changed returns the command changes of the packages kept from before to after, and the

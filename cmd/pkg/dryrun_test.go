@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"pkg/repo"
 	"pkg/txn"
 )
 
@@ -172,5 +173,57 @@ func TestDryRunNothingYet(t *testing.T) {
 	}
 	if _, stderr, code := e.pkg("install", "--json", "tool"); code != 2 || !strings.Contains(stderr, "--dry-run") {
 		t.Errorf("install --json without --dry-run: exit %d, %q", code, stderr)
+	}
+}
+
+// TestDryRunChecks has a dry run refuse what the change would refuse on the index and the
+// root alone, and the change refuse it before downloading anything: a command another
+// package provides, a directory in pkgs/ or a command in bin/ that pkg did not make, a
+// removal that breaks a dependency, a sync that breaks a package it keeps. Each leaves the
+// root and the cache as they were.
+func TestDryRunChecks(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "tool-a", "1")
+	archive := pax(t, td("bin/"), moded(tf("bin/tool-b", "#!/bin/sh\n"), 0o755))
+	addHostile(t, base, repo.Package{Name: "tool-b", Version: "1", Bin: []string{"tool-a=bin/tool-b"}}, archive)
+	addPackage(t, dir, "lib", "1")
+	addPackage(t, dir, "app", "1", "lib<2")
+	addPackage(t, dir, "stray", "1")
+	addPackage(t, dir, "cmd", "1")
+	e := newEnv(t, base, dir)
+	e.ok("install", "tool-a", "app")
+	lock := filepath.Join(base, "pkg.lock")
+	addPackage(t, dir, "lib", "2")
+	e.ok("lock", "-o", lock, "lib@2")
+	if err := os.Mkdir(filepath.Join(e.root, "pkgs", "stray"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.root, "bin", "cmd"), []byte("mine\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"install", "tool-b"}, `install tool-b 1: command "tool-a" is already provided by package tool-a`},
+		{[]string{"install", "stray"}, "install stray 1: " + filepath.Join(e.root, "pkgs", "stray") + " exists and is not managed by pkg"},
+		{[]string{"install", "cmd"}, "install cmd 1: command " + filepath.Join(e.root, "bin", "cmd") + " exists and is not managed by pkg"},
+		{[]string{"remove", "lib"}, "remove lib: app 1 depends on it"},
+		{[]string{"sync", "-f", lock, "--keep-extra"}, "install lib 2: app 1 depends on lib<2"},
+	} {
+		for _, dry := range []bool{true, false} {
+			args := tt.args
+			if dry {
+				args = append(slices.Clone(args), "--dry-run")
+			}
+			before := map[string]map[string]string{e.root: snapshot(t, e.root), e.cache: snapshot(t, e.cache)}
+			_, stderr, code := e.pkg(args...)
+			if code != 1 || !strings.Contains(stderr, "pkg: "+tt.want) {
+				t.Errorf("%s: exit %d, %q; want 1 and %q", strings.Join(args, " "), code, stderr, tt.want)
+			}
+			sameTrees(t, strings.Join(args, " "), before) // nothing downloaded
+		}
 	}
 }

@@ -45,7 +45,11 @@ func removeChosen(c *cli.Context, none string, plan func(root string, recs []db.
 		if err := sess(c).PeekRoot(read); err != nil {
 			return err
 		}
-		return showPlan(c, plan(c.String("root"), recs, names), nil)
+		p := plan(c.String("root"), recs, names)
+		if err := sess(c).CheckPlan(p); err != nil {
+			return err
+		}
+		return showPlan(c, p, nil)
 	}
 	root, err := sess(c).OpenRoot(c.Context)
 	if err != nil {

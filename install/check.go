@@ -1,0 +1,98 @@
+package install
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"pkg/db"
+	"pkg/repo"
+)
+
+// A ClashError refuses to install a package whose command another package provides: one
+// installed, or, with Incoming, one installed with it.
+type ClashError struct {
+	Package, Version string
+	Command          string
+	Other            string // the package that provides it too
+	Incoming         bool
+}
+
+func (e *ClashError) Error() string {
+	if e.Incoming {
+		return fmt.Sprintf("install %s %s: command %q is also provided by %s, installed with it", e.Package, e.Version, e.Command, e.Other)
+	}
+	return fmt.Sprintf("install %s %s: command %q is already provided by package %s (remove %s first to have %s's)",
+		e.Package, e.Version, e.Command, e.Other, e.Other, e.Package)
+}
+
+// An UnmanagedError is a directory in pkgs/, or with Command a command in bin/, where a
+// package goes that pkg did not make: it is not pkg's to replace.
+type UnmanagedError struct {
+	Path    string
+	Command bool
+}
+
+func (e *UnmanagedError) Error() string {
+	if e.Command {
+		return fmt.Sprintf("command %s exists and is not managed by pkg: remove or rename it, then try again", e.Path)
+	}
+	return e.Path + " exists and is not managed by pkg: remove or rename it, then try again"
+}
+
+// CheckChange refuses a change to the root at dir, which holds recs (none where there is
+// no root yet), installing pkgs and removing the names remove, where Apply or Stage would
+// refuse it on what the index and the database say alone: a command two packages provide,
+// a dependency the change breaks, a removal of what is not installed, a package with lib
+// directories in a root whose path cannot be in LD_LIBRARY_PATH. It reads nothing, so a
+// dry run says what the change would, and a change fails before it downloads.
+func CheckChange(dir string, recs []db.Package, pkgs []repo.Package, remove []string) error {
+	if err := checkApply(recs, records(pkgs), remove); err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range pkgs {
+		if len(p.Lib) > 0 && strings.ContainsAny(dir, ":;") {
+			return fmt.Errorf("install %s %s: %w", p.Name, p.Version, libPathError(dir))
+		}
+	}
+	return nil
+}
+
+// Check is CheckChange in r, with what r's directories say: a directory in pkgs/ no record
+// owns, or a command in bin/ that is not pkg's, where a package of pkgs goes
+// (*UnmanagedError). It changes nothing, and works on a root opened read-only.
+func (r *Root) Check(pkgs []repo.Package, remove []string) error {
+	recs, err := r.db.List()
+	if err != nil {
+		return err
+	}
+	if err := CheckChange(r.dir, recs, pkgs, remove); err != nil {
+		return err
+	}
+	if err := r.checkUnmanaged(recs, records(pkgs)); err != nil {
+		return err
+	}
+	for _, p := range pkgs {
+		if _, err := r.checkBins(p); err != nil {
+			return fmt.Errorf("install %s %s: %w", p.Name, p.Version, err)
+		}
+	}
+	return nil
+}
+
+// records returns the records of pkgs as far as the index describes them.
+func records(pkgs []repo.Package) []*db.Package {
+	recs := make([]*db.Package, len(pkgs))
+	for i, p := range pkgs {
+		recs[i] = &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib}
+	}
+	return recs
+}
+
+func libPathError(dir string) error {
+	return fmt.Errorf("root %s holds ':' or ';', which cannot be in the LD_LIBRARY_PATH its commands need", dir)
+}

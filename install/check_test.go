@@ -1,0 +1,55 @@
+package install
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"pkg/db"
+	"pkg/repo"
+)
+
+// TestCheck refuses, before anything is staged, a change the commit would refuse: a command
+// two packages provide (*ClashError), a directory in pkgs/ or a command in bin/ that pkg did
+// not make (*UnmanagedError), a dependency broken, a lib package in a root whose path
+// cannot be in LD_LIBRARY_PATH; and changes nothing.
+func TestCheck(t *testing.T) {
+	r := openRoot(t, t.TempDir())
+	installed := []db.Package{{Name: "a", Version: "1", Bin: []string{"bin/tool"}}, {Name: "app", Version: "1", Depends: []string{"a>=1"}}}
+	clash := repo.Package{Name: "b", Version: "1", Bin: []string{"tool=bin/b"}}
+	var ce *ClashError
+	if err := CheckChange(r.Dir(), installed, []repo.Package{clash}, nil); !errors.As(err, &ce) || ce.Other != "a" || ce.Incoming {
+		t.Errorf("CheckChange of a command installed = %v, want a *ClashError naming a", err)
+	}
+	if err := CheckChange(r.Dir(), nil, []repo.Package{clash, {Name: "c", Version: "1", Bin: []string{"tool=bin/c"}}}, nil); !errors.As(err, &ce) || !ce.Incoming {
+		t.Errorf("CheckChange of two packages with one command = %v, want a *ClashError, incoming", err)
+	}
+	if err := CheckChange(r.Dir(), installed, nil, []string{"a"}); err == nil {
+		t.Errorf("CheckChange of removing what app depends on: no error")
+	}
+	if err := CheckChange(r.Dir(), installed, []repo.Package{{Name: "a", Version: "0.9", Bin: []string{"bin/tool"}}}, nil); err == nil {
+		t.Errorf("CheckChange of a version app does not allow: no error")
+	}
+	lib := repo.Package{Name: "l", Version: "1", Lib: []string{"lib"}}
+	if err := CheckChange(filepath.Join(t.TempDir(), "a:b"), nil, []repo.Package{lib}, nil); err == nil {
+		t.Errorf("CheckChange of a lib package into a root with ':': no error")
+	}
+
+	if err := os.Mkdir(filepath.Join(r.Dir(), "pkgs", "stray"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Dir(), "bin", "mine"), []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var ue *UnmanagedError
+	if err := r.Check([]repo.Package{{Name: "stray", Version: "1"}}, nil); !errors.As(err, &ue) || ue.Command {
+		t.Errorf("Check of a tree pkgs/ holds unrecorded = %v, want an *UnmanagedError", err)
+	}
+	if err := r.Check([]repo.Package{{Name: "m", Version: "1", Bin: []string{"mine=bin/m"}}}, nil); !errors.As(err, &ue) || !ue.Command {
+		t.Errorf("Check of a command bin/ holds that is not pkg's = %v, want an *UnmanagedError of a command", err)
+	}
+	if err := r.Check([]repo.Package{{Name: "ok", Version: "1", Bin: []string{"bin/ok"}}}, nil); err != nil {
+		t.Errorf("Check of a package nothing is in the way of: %v", err)
+	}
+}
