@@ -54,7 +54,17 @@ type Repo struct {
 	Keys     []string // trusted keys for it, [REPO=]pkg-ed25519:..., as pkg trust add takes them
 	Priority int      // a name resolves from the highest-priority repository that has it
 	File     string   // the file that defined it
+	Naming   Naming   // who gave Name
 }
+
+// Naming is who gave a repository its name.
+type Naming int
+
+const (
+	ByUser     Naming = iota // the configuration ([repo.NAME]) or the command line (NAME=LOCATION)
+	ByLocation               // pkg, after its location (LocationName): the name its index gives itself takes its place
+	ByLock                   // a lockfile, as it records it
+)
 
 // Cache is what the configuration says of the cache: defaults for pkg cache prune.
 type Cache struct {

@@ -30,7 +30,7 @@ func (c *Config) Use(given []Repo, byName bool) []Repo {
 			g = c.Repos[i]
 		}
 		if g.Name == "" {
-			g.Name = nameOf(g.URLs[0])
+			g.Name, g.Naming = LocationName(g.URLs[0]), ByLocation
 		}
 		for n, base := 2, g.Name; taken(g.Name); n++ {
 			g.Name = fmt.Sprintf("%s-%d", base, n)
@@ -59,7 +59,7 @@ func SplitRepo(s string) (name, location string) {
 func LockRepos(l *repo.Lock, path string) []Repo {
 	var rs []Repo
 	for _, r := range l.Repos {
-		rs = append(rs, Repo{Name: r.Name, URLs: []string{r.URL}, File: "lockfile " + path})
+		rs = append(rs, Repo{Name: r.Name, URLs: []string{r.URL}, File: "lockfile " + path, Naming: ByLock})
 	}
 	if len(rs) == 0 {
 		rs = []Repo{{URLs: []string{l.Repo}, File: "lockfile " + path}}
@@ -100,9 +100,9 @@ func (r Repo) Trust(p trust.Policy) (trust.Policy, error) {
 	return p, nil
 }
 
-// nameOf makes a repository name of a location: its last path element, else its host,
-// else "repo".
-func nameOf(loc string) string {
+// LocationName makes a repository name of a location: its last path element, else its
+// host, else "repo".
+func LocationName(loc string) string {
 	p := loc
 	if u, err := url.Parse(loc); err == nil && u.Scheme != "" {
 		p = strings.TrimSuffix(u.Path, "index.json")

@@ -20,9 +20,9 @@ func TestUse(t *testing.T) {
 	}{
 		{"configured only", nil, false, []Repo{team, main}},
 		{"given first, named after its path", []Repo{flag("", "/srv/Local/")}, false,
-			[]Repo{{Name: "local", URLs: []string{"/srv/Local/"}, File: "--repo"}, team, main}},
+			[]Repo{{Name: "local", URLs: []string{"/srv/Local/"}, File: "--repo", Naming: ByLocation}, team, main}},
 		{"named after its host", []Repo{flag("", "https://x.example/index.json")}, false,
-			[]Repo{{Name: "x.example", URLs: []string{"https://x.example/index.json"}, File: "--repo"}, team, main}},
+			[]Repo{{Name: "x.example", URLs: []string{"https://x.example/index.json"}, File: "--repo", Naming: ByLocation}, team, main}},
 		{"a configured URL is that repository", []Repo{flag("", "https://main.example/pkgs/")}, false, []Repo{main, team}},
 		{"a name taken gets a suffix", []Repo{flag("team", "/a"), flag("team", "/b")}, false,
 			[]Repo{{Name: "team", URLs: []string{"/a"}, File: "--repo"}, {Name: "team-2", URLs: []string{"/b"}, File: "--repo"}, main}},

@@ -282,6 +282,22 @@ func (c *Cache) ForgetIndex(s *Source) error {
 
 func (c *Cache) indexPath(s *Source) string { return c.indexFile(s.indexLocation()) }
 
+// IndexName returns the name that the copy of s's index kept in the cache at dir gives its
+// repository (repo.Meta.Name, which a signed index always has), or "" where there is no
+// copy or it names none. It believes nothing: it is what the repository calls itself, for
+// calling it so, not for trusting it.
+func IndexName(dir string, s *Source) string {
+	saved, err := loadIndex(indexFileIn(dir, s.indexLocation()))
+	if err != nil {
+		return ""
+	}
+	m, err := repo.ParseMeta(saved.data)
+	if err != nil {
+		return ""
+	}
+	return m.Name
+}
+
 // IndexFiles returns the files that change when the index of s may have, for a caller that
 // keeps what it made of the index while they do not: a local repository's index.json and
 // its signature, or, for a remote one (remote true), the copy of its index kept in the

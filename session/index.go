@@ -44,7 +44,9 @@ func (s *Session) OpenFetcher(ctx context.Context, dry bool) (*txn.Fetcher, *txn
 		if err != nil {
 			return nil, nil, err
 		}
-		ix.Name = r.Name
+		if ix.Name, err = indexName(rs, r, ix); err != nil {
+			return nil, nil, err
+		}
 		s.tellTrust(ix)
 		if t, ok := cache.IndexTime(ix.Source); ok && s.Offline {
 			// What offline installs, locks and frozen checks are as current as.

@@ -14,6 +14,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,13 +107,76 @@ func (s *Session) Config() (*config.Config, error) {
 }
 
 // Repositories returns the repositories in effect (config.Use): those given, or a
-// lockfile's (UseLock), then the configured ones.
+// lockfile's (UseLock), then the configured ones. One that pkg named after its location
+// bears the name its index gives itself instead, once the cache keeps a copy of that index
+// (fetch.IndexName), unless another in effect has that name.
 func (s *Session) Repositories() ([]config.Repo, error) {
 	cfg, err := s.Config()
 	if err != nil {
 		return nil, err
 	}
-	return cfg.Use(s.Repos, s.byName), s.Invalid.Repos
+	rs := cfg.Use(s.Repos, s.byName)
+	for i, r := range rs {
+		if r.Naming != config.ByLocation {
+			continue
+		}
+		if src, err := fetch.NewSource(r.URLs[0], fetch.Options{}); err == nil {
+			rs[i].Name = free(rs, r.Name, fetch.IndexName(s.Cache, src))
+		}
+	}
+	return rs, s.Invalid.Repos
+}
+
+// free returns name if it is a repository name none of rs has, else was.
+func free(rs []config.Repo, was, name string) string {
+	if !repo.ValidName(name) || slices.ContainsFunc(rs, func(r config.Repo) bool { return r.Name == name }) {
+		return was
+	}
+	return name
+}
+
+// indexName returns the name of r, in effect among rs, once its index ix is read: the
+// name the index gives itself, where pkg named r after its location; a *RepoNameError
+// where the user named r otherwise.
+func indexName(rs []config.Repo, r config.Repo, ix *txn.Index) (string, error) {
+	switch n := ix.Meta.Name; {
+	case n == "" || n == r.Name || r.Naming == config.ByLock:
+		return r.Name, nil
+	case r.Naming == config.ByUser:
+		return "", &RepoNameError{Given: r.Name, Name: n, URL: r.URLs[0], File: r.File}
+	default:
+		return free(rs, r.Name, n), nil
+	}
+}
+
+// RepoNameError is a repository called by a name that is not its own: by the user, where
+// its index names it otherwise (File says where the user named it), or by the name pkg made
+// of its location (File ""), which the index's name took the place of.
+type RepoNameError struct {
+	Given, Name string // the name used, and the repository's own
+	URL, File   string
+}
+
+func (e *RepoNameError) Error() string {
+	if e.File != "" {
+		return fmt.Sprintf("repository %s (%s, from %s): its index names it %s", e.Given, e.URL, e.File, e.Name)
+	}
+	return fmt.Sprintf("repository %s is named %s, as its index names it, not %s", e.URL, e.Name, e.Given)
+}
+
+// CheckRepoName returns a *RepoNameError where name is that pkg made of the location of a
+// repository in effect that is named otherwise (Repositories), and nil for any other name.
+func (s *Session) CheckRepoName(name string) error {
+	rs, err := s.Repositories()
+	if err != nil || slices.ContainsFunc(rs, func(r config.Repo) bool { return r.Name == name }) {
+		return nil
+	}
+	for _, r := range rs {
+		if r.Naming == config.ByLocation && config.LocationName(r.URLs[0]) == name {
+			return &RepoNameError{Given: name, Name: r.Name, URL: r.URLs[0]}
+		}
+	}
+	return nil
 }
 
 // UseLock makes the repositories of the lockfile l at path those given, a configured
@@ -204,6 +268,9 @@ func (s *Session) Source(name string) (*fetch.Source, error) {
 			return src, err
 		}
 		names = append(names, r.Name)
+	}
+	if err := s.CheckRepoName(name); err != nil {
+		return nil, err
 	}
 	return nil, &UnknownRepoError{Name: name, InUse: names}
 }

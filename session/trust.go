@@ -9,8 +9,14 @@ import (
 )
 
 // Trust adds k to the root's trusted keys (trust.AddTrusted), under the root's lock, and
-// returns the root's directory and the keys k replaced.
+// returns the root's directory and the keys k replaced. A key bound to a repository by a
+// name that is not its own is refused (CheckRepoName).
 func (s *Session) Trust(ctx context.Context, k trust.PublicKey) (dir string, replaced []trust.PublicKey, err error) {
+	if k.Repo != "" {
+		if err := s.CheckRepoName(k.Repo); err != nil {
+			return "", nil, err
+		}
+	}
 	root, err := s.OpenRoot(ctx)
 	if err != nil {
 		return "", nil, err

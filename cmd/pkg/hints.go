@@ -58,6 +58,12 @@ var hints = []hintRule{
 		return fmt.Sprintf("a package asked for with a version or constraint is held to it; to move it, name it with a new one: pkg upgrade %s (or pkg install %s@%s) holds it there, pkg install %s takes the newest and holds it no more",
 			shell.Quote(h.Name+">="+h.Newest), h.Name, h.Newest, h.Name)
 	})},
+	{fn: as(func(ne *session.RepoNameError) string {
+		if ne.File != "" {
+			return fmt.Sprintf("a signed repository has the one name its index gives it: name it %s in %s, or leave the name out", ne.Name, ne.File)
+		}
+		return fmt.Sprintf("call it %s ('pkg repo list' shows the names in effect)", ne.Name)
+	})},
 	{err: txn.ErrLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
 	{err: txn.ErrNotCached, hint: "fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"},
 	{err: install.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},
