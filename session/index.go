@@ -151,9 +151,13 @@ func (s *Session) Change(ctx context.Context, recs func(d *db.DB) ([]db.Package,
 // (txn.Plan.Check), reading the root without its lock.
 func (s *Session) CheckPlan(p *txn.Plan) error {
 	root, err := s.ReadOnlyRoot()
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
+	case root == nil:
+		return p.Check(nil)
 	}
+	defer root.Close()
 	return p.Check(root)
 }
 

@@ -35,7 +35,10 @@ func (s *Session) Sync(ctx context.Context, l *repo.Lock, path string, keep bool
 	var root *install.Root
 	var cache *fetch.Cache
 	if s.DryRun {
-		if root, err = s.ReadOnlyRoot(); err == nil {
+		if root, err = s.ReadOnlyRoot(); err == nil && root != nil {
+			defer root.Close()
+		}
+		if err == nil {
 			cache, err = s.OpenCache(true)
 		}
 	} else if root, err = s.OpenRoot(ctx); err == nil {
