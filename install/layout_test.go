@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/regfile"
 	"pkg/internal/testfs"
 )
 
@@ -172,5 +173,34 @@ func TestRenameConfined(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(base, "root", "pkgs.real", "tool", "bin", "tool")); err != nil {
 		t.Errorf("the tree swapped in: %v", err)
+	}
+}
+
+// TestTrustedKeys replaces and reads the root's trusted-keys file through the root's
+// descriptors: the file is 0644 whatever the umask, a read of a file missing says so, and
+// a FIFO in its place is refused at once rather than waited on.
+func TestTrustedKeys(t *testing.T) {
+	r := openRoot(t, filepath.Join(t.TempDir(), "root"))
+	defer r.Close()
+	f := r.TrustedKeys()
+	if _, err := f.Read(); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Read of no file: %v", err)
+	}
+	old := unix.Umask(0o077)
+	err := f.Replace([]byte("keys\n"))
+	unix.Umask(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.Read(); string(got) != "keys\n" || err != nil {
+		t.Errorf("Read = %q, %v", got, err)
+	}
+	if info, err := os.Stat(r.path(".pkg", "trusted-keys")); err != nil || info.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, %v; want 0644", info.Mode(), err)
+	}
+	must(t, os.Remove(r.path(".pkg", "trusted-keys")))
+	must(t, unix.Mkfifo(r.path(".pkg", "trusted-keys"), 0o644))
+	if _, err := f.Read(); !errors.As(err, new(*regfile.NotRegularError)) {
+		t.Errorf("Read of a FIFO: %v", err)
 	}
 }

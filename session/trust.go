@@ -22,7 +22,7 @@ func (s *Session) Trust(ctx context.Context, k trust.PublicKey) (dir string, rep
 		return "", nil, err
 	}
 	defer root.Close()
-	replaced, err = trust.AddTrusted(txn.TrustedKeysFile(root.Dir()), k)
+	replaced, err = trust.AddTrusted(root.TrustedKeys(), k)
 	return root.Dir(), replaced, err
 }
 

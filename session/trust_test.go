@@ -3,7 +3,18 @@ package session_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"pkg/install"
 	"pkg/session"
@@ -36,4 +47,108 @@ func TestTrust(t *testing.T) {
 	if err != nil || len(removed) != 1 || removed[0].ID() != k.Public().ID() || dir == "" {
 		t.Errorf("Distrust: %q, %v, %v", dir, removed, err)
 	}
+}
+
+// TestTrustSwappedRoot trusts and distrusts keys while the root is swapped for a symlink to
+// a decoy root and back in a loop, as whoever may rename entries beside the root could: a
+// command may fail while the symlink is in place, but the decoy never changes, and the
+// root's trusted keys are what the commands that succeeded left.
+func TestTrustSwappedRoot(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	root, decoy := filepath.Join(base, "root"), filepath.Join(base, "decoy")
+	keys := make([]trust.PublicKey, 2)
+	for i := range keys {
+		k, err := trust.GenerateKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = k.Public()
+	}
+	for _, dir := range []string{root, decoy} {
+		s, _ := newSession(t, session.Options{Root: dir}, "")
+		if _, _, err := s.Trust(ctx, keys[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := describeTree(t, decoy)
+	link := filepath.Join(base, ".swap")
+	if err := os.Symlink(decoy, link); err != nil {
+		t.Fatal(err)
+	}
+	var quit atomic.Bool
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for !quit.Load() {
+			if err := unix.Renameat2(unix.AT_FDCWD, root, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE); err != nil {
+				t.Errorf("swap: %v", err)
+				return
+			}
+			time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond)
+		}
+	})
+	trusted, succeeded := true, 0 // keys[1] is trusted in root; trusts and distrusts that succeeded
+	for i := 0; i < 400 && (i < 100 || succeeded < 10); i++ {
+		s, _ := newSession(t, session.Options{Root: root}, "")
+		var err error
+		if i%2 == 0 {
+			_, _, err = s.Trust(ctx, keys[1])
+		} else {
+			_, _, _, err = s.Distrust(ctx, keys[1].ID())
+		}
+		if err == nil {
+			trusted, succeeded = i%2 == 0, succeeded+1
+		}
+	}
+	quit.Store(true)
+	wg.Wait()
+	if info, err := os.Lstat(root); err != nil || info.Mode()&fs.ModeSymlink != 0 { // the swap left in place
+		if err := unix.Renameat2(unix.AT_FDCWD, root, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := describeTree(t, decoy); !maps.Equal(got, before) {
+		t.Errorf("the decoy changed:\n%v\nwas\n%v", got, before)
+	}
+	got, err := trust.ReadTrusted(filepath.Join(root, ".pkg", "trusted-keys"))
+	if err != nil || len(got) != 1+btoi(trusted) || succeeded == 0 {
+		t.Errorf("the root trusts %v, %v; want keys[1] trusted: %v (%d commands succeeded)", got, err, trusted, succeeded)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// describeTree describes every entry under dir: mode, size, modification time and a file's
+// contents.
+func describeTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		desc := fmt.Sprintf("%v %d %d", info.Mode(), info.Size(), info.ModTime().UnixNano())
+		if info.Mode().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			desc += " " + string(data)
+		}
+		got[p] = desc
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

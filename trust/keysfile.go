@@ -4,11 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
-	"pkg/internal/durable"
 	"pkg/internal/regfile"
 )
 
@@ -31,24 +28,34 @@ func ReadTrusted(path string) ([]PublicKey, error) {
 	return keys, nil
 }
 
-// AddTrusted adds k, with its binding, to the trusted-keys file at path, creating the
-// file, in place of the entries of the same key, which it returns.
-func AddTrusted(path string, k PublicKey) (replaced []PublicKey, err error) {
-	return editTrusted(path, k.ID(), k.String())
+// A KeysFile is a trusted-keys file that AddTrusted and RemoveTrusted edit, read and
+// replaced whole where its keeper says (install.Root.TrustedKeys: through the descriptor of
+// the root's directory, not by path).
+type KeysFile interface {
+	Name() string              // where it is, for messages
+	Read() ([]byte, error)     // without blocking on a FIFO; an error matching fs.ErrNotExist where there is none
+	Replace(data []byte) error // atomically: a crash leaves the old file or the new one
 }
 
-// RemoveTrusted removes the entries of the key whose ID is id from the trusted-keys file
-// at path and returns them.
-func RemoveTrusted(path, id string) (removed []PublicKey, err error) {
-	return editTrusted(path, id, "")
+// AddTrusted adds k, with its binding, to the trusted-keys file f, creating the file, in
+// place of the entries of the same key, which it returns.
+func AddTrusted(f KeysFile, k PublicKey) (replaced []PublicKey, err error) {
+	return editTrusted(f, k.ID(), k.String())
 }
 
-// editTrusted drops the entries of key id from the file at path, appends the entry add
-// unless it is "", and returns the entries dropped; it leaves a file with neither as it is.
-// A line left with no key goes, with its comment, which was about that key; a file left
+// RemoveTrusted removes the entries of the key whose ID is id from the trusted-keys file f
+// and returns them.
+func RemoveTrusted(f KeysFile, id string) (removed []PublicKey, err error) {
+	return editTrusted(f, id, "")
+}
+
+// editTrusted drops the entries of key id from the file f, appends the entry add unless
+// it is "", and returns the entries dropped; it leaves a file with neither as it is. A
+// line left with no key goes, with its comment, which was about that key; a file left
 // with nothing is kept empty.
-func editTrusted(path, id, add string) (dropped []PublicKey, err error) {
-	data, err := regfile.ReadFile(path, maxKeysFileSize)
+func editTrusted(f KeysFile, id, add string) (dropped []PublicKey, err error) {
+	path := f.Name()
+	data, err := f.Read()
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("trust: %w", err)
 	}
@@ -84,22 +91,8 @@ func editTrusted(path, id, add string) (dropped []PublicKey, err error) {
 	if add != "" {
 		b.WriteString(add + "\n")
 	}
-	if err := replaceFile(path, []byte(b.String())); err != nil {
+	if err := f.Replace([]byte(b.String())); err != nil {
 		return nil, fmt.Errorf("trust: write %s: %w", path, err)
 	}
 	return dropped, nil
-}
-
-// replaceFile replaces the file at path with data, mode 0644: a temporary file in the
-// same directory, synced, renamed over path, then the directory synced.
-func replaceFile(path string, data []byte) error {
-	tmp, err := writeTemp(path, data, 0o644)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return durable.Path(filepath.Dir(path))
 }

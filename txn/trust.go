@@ -302,12 +302,14 @@ func Unpin(root *install.Root, id string) ([]db.Repo, error) {
 // TrustedKeysFile is where the root at dir keeps the keys it trusts (package trust's format).
 func TrustedKeysFile(dir string) string { return filepath.Join(dir, ".pkg", "trusted-keys") }
 
+var _ trust.KeysFile = (*install.MetaFile)(nil)
+
 // Distrust removes the key id from the keys root trusts and from the keys of the
 // repositories it pinned to it, returning the keys removed and the pins as they are now. A
 // repository whose last key it was stays pinned: its indexes are refused until a key is
 // trusted for it again, or the repository is forgotten.
 func Distrust(root *install.Root, id string) (removed []trust.PublicKey, unpinned []db.Repo, err error) {
-	if removed, err = trust.RemoveTrusted(TrustedKeysFile(root.Dir()), id); err != nil {
+	if removed, err = trust.RemoveTrusted(root.TrustedKeys(), id); err != nil {
 		return nil, nil, err
 	}
 	unpinned, err = Unpin(root, id)
