@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"pkg/db"
 	"pkg/install"
@@ -50,4 +51,36 @@ func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outda
 		return 0, nil, err
 	}
 	return len(recs), ix.Outdated(txn.Installed(recs), txn.Holds(recs, requested, nil)), nil
+}
+
+// OfferedNames returns the names of the packages the repositories in effect offer, read
+// only from the copies of their indexes the cache keeps (as offline): no network, nothing
+// changed in the cache, nothing said. A repository whose copy cannot be read or believed
+// is left out. It is what a shell completes a name to install with.
+func (s *Session) OfferedNames(ctx context.Context) []string {
+	rs, err := s.Repositories()
+	if err != nil {
+		return nil
+	}
+	cache, err := s.OpenCache(true)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, r := range rs {
+		_, o, err := s.RepoSource(r)
+		if err != nil {
+			continue
+		}
+		o.Offline = true
+		ix, err := txn.ReadIndex(ctx, cache, s.Root, s.RootOptions(), r.URLs[0], o)
+		if err != nil {
+			continue
+		}
+		for _, p := range ix.Packages {
+			names = append(names, p.Name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -274,7 +276,7 @@ func TestCompletion(t *testing.T) {
 	if out := e.complete(); !strings.Contains(out, "\noutdated\nwhy\nautoremove\ncompletion\n") {
 		t.Errorf("the commands completed: %q", out)
 	}
-	for _, cmd := range []string{"info", "why", "files", "verify"} {
+	for _, cmd := range []string{"info", "why", "files", "verify", "remove", "upgrade"} {
 		if out := e.complete(cmd); out != "app\nlib\ntool\n" {
 			t.Errorf("%s completes %q, want the installed names", cmd, out)
 		}
@@ -302,25 +304,77 @@ func (e *env) complete(args ...string) string {
 // TestBashCompletion sources the bash script and completes with the pkg command built.
 func TestBashCompletion(t *testing.T) {
 	e := everydayEnv(t)
-	bin := buildPkg(t)
-	script := filepath.Join(t.TempDir(), "pkg.bash")
-	if err := os.WriteFile(script, []byte(mustOut(e.ok("completion", "bash"))), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	complete := bashCompleter(t, e)
 	tests := []struct{ words, want string }{
 		{"pkg out", "outdated"},
 		{"pkg why --j", "--json"},
 		{"pkg --root " + e.root + " why t", "tool"},
 	}
 	for _, tt := range tests {
-		words := strings.Fields(tt.words)
+		if got := complete(tt.words); got != tt.want+"\n" {
+			t.Errorf("completing %q: %q; want %q", tt.words, got, tt.want)
+		}
+	}
+}
+
+// TestBashCompletionNames completes, through the bash script, the installed packages'
+// names where a command takes them and the offered ones after install and fetch, read from
+// the cache's copy of the index with the repository gone; never urfave/cli's help command
+// ("help", "h") where a name or a file is expected.
+func TestBashCompletionNames(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "app", "1.0", "lib>=1,<2")
+	addPackage(t, dir, "tool", "1.0")
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	e := newEnv(t, base, srv.URL)
+	e.ok("install", "app")
+	srv.Close() // from here on, only the cache has the index
+	complete := bashCompleter(t, e)
+	global := "pkg --root " + e.root + " --cache " + e.cache + " --repo " + e.repo + " "
+	tests := []struct{ words, want string }{
+		{global + "remove ", "app\nlib\n"},
+		{global + "remove a", "app\n"},
+		{global + "upgrade ", "app\nlib\n"},
+		{global + "upgrade l", "lib\n"},
+		{global + "info ", "app\nlib\n"},
+		{global + "install ", "app\nlib\ntool\n"},
+		{global + "install t", "tool\n"},
+		{global + "fetch ", "app\nlib\ntool\n"},
+		{global + "install ./", "\n"}, // bash's -o default completes the file names
+		{global + "lock ", "\n"},
+		{global + "sync ", "\n"},
+		{global + "repo add ", "\n"},
+		{"pkg --root " + filepath.Join(base, "none") + " remove ", "\n"},
+	}
+	for _, tt := range tests {
+		if got := complete(tt.words); got != tt.want {
+			t.Errorf("completing %q: %q; want %q", tt.words, got, tt.want)
+		}
+	}
+}
+
+// bashCompleter returns a function that completes the last of words (split at spaces) as
+// bash would with pkg's completion script, and the pkg command built, and returns
+// COMPREPLY a line each.
+func bashCompleter(t *testing.T, e *env) func(words string) string {
+	bin := buildPkg(t)
+	script := filepath.Join(t.TempDir(), "pkg.bash")
+	if err := os.WriteFile(script, []byte(mustOut(e.ok("completion", "bash"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return func(line string) string {
+		t.Helper()
+		words := strings.Split(line, " ")
 		words[0] = bin
 		cmd := exec.Command("bash", "-c", `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($#-1)); _pkg; printf '%s\n' "${COMPREPLY[@]}"`, "bash", script)
 		cmd.Args = append(cmd.Args, words...)
 		out, err := cmd.CombinedOutput()
-		if err != nil || string(out) != tt.want+"\n" {
-			t.Errorf("completing %q: %v, %q; want %q", tt.words, err, out, tt.want)
+		if err != nil {
+			t.Errorf("completing %q: %v, %s", line, err, out)
 		}
+		return string(out)
 	}
 }
 

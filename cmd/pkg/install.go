@@ -19,8 +19,9 @@ func installCommand() *cli.Command {
 		Flags: append([]cli.Flag{&cli.BoolFlag{Name: "reinstall",
 			Usage: "install the named installed packages again, same version and archive (puts back what pkg verify reports)"}},
 			planFlags()...),
-		Before: planning(1, -1, "package name"),
-		Action: installAction,
+		Before:       planning(1, -1, "package name"),
+		BashComplete: completeOffered,
+		Action:       installAction,
 	}
 }
 
@@ -77,10 +78,11 @@ func upgradeCommand() *cli.Command {
 			"then swapped in together: the root holds all the new versions or none.\n" +
 			"A package installed with a version or constraint (NAME=V, NAME@V, 'NAME>=V') is held:\n" +
 			"it moves only within that, and a name with a new constraint moves it and holds it there.",
-		ArgsUsage: "[NAME[CONSTRAINT]...]",
-		Flags:     planFlags(),
-		Before:    planning(0, -1, "", rootExists),
-		Action:    upgradeAction,
+		ArgsUsage:    "[NAME[CONSTRAINT]...]",
+		Flags:        planFlags(),
+		Before:       planning(0, -1, "", rootExists),
+		BashComplete: completeInstalled,
+		Action:       upgradeAction,
 	}
 }
 
@@ -148,10 +150,11 @@ func newHolds(reqs []repo.Requirement, requested map[string]string) []repo.Requi
 
 func fetchCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "fetch",
-		Usage:     "download packages and their dependencies into the cache without installing",
-		ArgsUsage: "NAME[@VERSION|CONSTRAINT]...",
-		Before:    takes(1, -1, "package name"),
+		Name:         "fetch",
+		Usage:        "download packages and their dependencies into the cache without installing",
+		ArgsUsage:    "NAME[@VERSION|CONSTRAINT]...",
+		Before:       takes(1, -1, "package name"),
+		BashComplete: completeOffered,
 		Action: func(c *cli.Context) error {
 			reqs, err := requirements(c.Args().Slice())
 			if err != nil {

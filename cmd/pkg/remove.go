@@ -12,11 +12,12 @@ import (
 
 func removeCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "remove",
-		Usage:     "remove installed packages",
-		ArgsUsage: "NAME...",
-		Flags:     planFlags(),
-		Before:    planning(1, -1, "package name"),
+		Name:         "remove",
+		Usage:        "remove installed packages",
+		ArgsUsage:    "NAME...",
+		Flags:        planFlags(),
+		Before:       planning(1, -1, "package name"),
+		BashComplete: completeInstalled,
 		Action: func(c *cli.Context) error {
 			names := unique(c.Args().Slice())
 			if err := sess(c).RootExists(); err != nil {

@@ -67,8 +67,8 @@ func completionCommand() *cli.Command {
 
 // completions are the scripts by shell. The bash and zsh scripts ask pkg itself, through
 // urfave/cli's --generate-bash-completion (cli.App.EnableBashCompletion), what may come
-// next; fish's adds the installed packages' names to urfave/cli's script for the commands
-// that take them (completeInstalled).
+// next; fish's adds, to urfave/cli's script, the names pkg itself completes for the commands
+// that take package names (completeInstalled, completeOffered).
 var completions = map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishInstalled}
 
 var (
@@ -82,3 +82,7 @@ var (
 
 // completeInstalled completes a command's flags, else the names of the installed packages.
 var completeInstalled = cliusage.Complete(func(c *cli.Context) []string { return sess(c).InstalledNames() })
+
+// completeOffered completes a command's flags, else the names of the packages the
+// repositories offer, as the cache's copies of their indexes have them (no network).
+var completeOffered = cliusage.Complete(func(c *cli.Context) []string { return sess(c).OfferedNames(c.Context) })

@@ -44,6 +44,10 @@ func All(checks ...cli.BeforeFunc) cli.BeforeFunc {
 	}
 }
 
+// CompleteFlags is a command's BashComplete that offers its flags after a "-", else
+// nothing, so that the shell completes file names.
+var CompleteFlags = Complete(func(*cli.Context) []string { return nil })
+
 // Complete is a command's BashComplete that offers its flags after a "-", else the words
 // names returns. The word completed is read from os.Args, as urfave/cli's own completion
 // reads it (cli.DefaultCompleteWithFlags): a flag cut short fails to parse.

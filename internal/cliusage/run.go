@@ -10,9 +10,11 @@ import (
 // Run runs app on the command line args as it is written (FlagsFirst), once Check finds
 // no mistake in its flags (wants as for Check). It returns the command run, as "cache
 // list" ("" where none was), and the command's error, or an *UnknownError for a command
-// line that names no command.
+// line that names no command. A command without subcommands or a BashComplete of its own
+// completes only its flags (CompleteFlags).
 func Run(ctx context.Context, app *cli.App, args []string, wants map[string]string) (used string, err error) {
 	Track(app.Commands, &used)
+	completeLeaves(app.Commands)
 	var unknown *UnknownError
 	Unknown(app, &unknown)
 	args = FlagsFirst(app, args)
@@ -23,6 +25,20 @@ func Run(ctx context.Context, app *cli.App, args []string, wants map[string]stri
 		return used, unknown
 	}
 	return used, err
+}
+
+// completeLeaves gives each command of cmds, and of their subcommands, that has none
+// and no BashComplete, CompleteFlags: urfave/cli's default offers the help command urfave/cli
+// adds to every command ("help", "h") as if it were an argument.
+func completeLeaves(cmds []*cli.Command) {
+	for _, c := range cmds {
+		switch {
+		case len(c.Subcommands) > 0:
+			completeLeaves(c.Subcommands)
+		case c.BashComplete == nil:
+			c.BashComplete = CompleteFlags
+		}
+	}
 }
 
 // Hint returns what to do about a mistake in the command line, err an *UnknownError, a
