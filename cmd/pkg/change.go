@@ -73,7 +73,7 @@ func apply(c *cli.Context, root *install.Root, plan *txn.Plan, f *txn.Fetcher) (
 	}
 	done := err == nil || errors.As(err, new(*install.LinksError)) // committed all the same
 	told := report.AppliedText(out, plan.FromLock(), root.Salvaged(), root.Dir(), done, " ('pkg autoremove' removes it)")
-	tellAll(c, warn, told.Warnings) // said under --quiet too
+	tellAll(c, warn, told.Warnings)
 	sess(c).TellCopy(out.Results, func(how, why string) bool {
 		note(c, "%s: copying %s instead of sharing blocks", why, how)
 		return !c.Bool("quiet")

@@ -106,13 +106,14 @@ func (o progress) LinksWrong(err error) {
 
 func (o progress) NotKept(err error) { warn(o.c, "%s; --offline will not have it", err) }
 
-// Unverified warns of an index used unverified, with a hint, under --quiet too, as it is
-// about what pkg trusts; of an unsigned local directory it is only a note.
+// Unverified warns of an index used unverified, with a hint; of an unsigned local
+// directory it is only a note. Under --quiet it says neither, nor counts it as said, so
+// that the next command not quiet says it.
 func (o progress) Unverified(err error, local bool) bool {
 	if local {
 		note(o.c, "%v; %s", err, hint(err, nil))
-		return !o.c.Bool("quiet")
+	} else {
+		warn(o.c, "%v; %s", err, hint(err, nil))
 	}
-	warn(o.c, "%v; %s", err, hint(err, nil))
-	return true
+	return !o.c.Bool("quiet")
 }

@@ -100,7 +100,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "cache", EnvVars: []string{"PKG_CACHE"}, Value: defaultCache(), Usage: "cache directory"},
 		&cli.StringSliceFlag{Name: "repo", Usage: "repository, [NAME=]LOCATION: a directory, file:// or http(s):// URL (repeatable, highest priority first, before the configured ones; also PKG_REPO, one)"},
 		&cli.BoolFlag{Name: "no-sync", Usage: "skip the sync before each commit (throwaway machines only)"},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors and the results asked for: no progress, notes or warnings"},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: txn.DefaultJobs(), Usage: "packages to fetch at once"},
 		&cli.BoolFlag{Name: "offline", EnvVars: []string{"PKG_OFFLINE"}, Usage: "use only the cache: no network, no repository"},
 		&cli.DurationFlag{Name: "lock-timeout", Value: 5 * time.Minute, Usage: "how long to wait for another pkg process to finish with the root (0: for ever)"},
@@ -123,7 +123,9 @@ func note(c *cli.Context, format string, args ...any) {
 	}
 }
 
-// warn prints a warning to stderr, even under --quiet.
+// warn prints a warning to stderr unless --quiet, which prints only errors.
 func warn(c *cli.Context, format string, args ...any) {
-	fmt.Fprintf(c.App.ErrWriter, "pkg: warning: "+format+"\n", args...)
+	if !c.Bool("quiet") {
+		fmt.Fprintf(c.App.ErrWriter, "pkg: warning: "+format+"\n", args...)
+	}
 }

@@ -9,10 +9,11 @@ import (
 	"pkg/internal/testfs"
 )
 
-// TestUnverifiedSaidOnce checks that a root hears of an unverified repository once, even
-// under --quiet (a warning), and again only when that changes: from signed by a key not
-// trusted to unsigned. A command that changes the root records what it said; one that
-// only reads it (search) writes nothing, so it says it until one does.
+// TestUnverifiedSaidOnce checks that a root hears of an unverified repository once (a
+// warning), and again only when that changes: from signed by a key not trusted to
+// unsigned. A command that changes the root records what it said; one that only reads it
+// (search) writes nothing, so it says it until one does; --quiet says nothing, and so
+// records nothing.
 func TestUnverifiedSaidOnce(t *testing.T) {
 	r := newSignedRepo(t)
 	e := newEnv(t, t.TempDir(), r.url)
@@ -24,13 +25,15 @@ func TestUnverifiedSaidOnce(t *testing.T) {
 	}{
 		{[]string{"search"}, signedBy}, // no root yet
 		{[]string{"search"}, signedBy},
-		{[]string{"--quiet", "install", "hello"}, signedBy},
-		{[]string{"install", "fortunes"}, ""},
+		{[]string{"--quiet", "install", "hello"}, ""},
+		{[]string{"install", "fortunes"}, signedBy},
 		{[]string{"search"}, ""},
 		{[]string{"unsign"}, ""},
-		{[]string{"--quiet", "search"}, unsigned}, // a command that only reads the root records nothing
+		{[]string{"--quiet", "search"}, ""},
+		{[]string{"search"}, unsigned}, // a command that only reads the root records nothing
 		{[]string{"search"}, unsigned},
-		{[]string{"--quiet", "upgrade"}, unsigned},
+		{[]string{"--quiet", "upgrade"}, ""},
+		{[]string{"upgrade"}, unsigned},
 		{[]string{"search"}, ""},
 		{[]string{"upgrade"}, ""},
 	} {

@@ -196,8 +196,8 @@ func TestSignedVerified(t *testing.T) {
 	}
 }
 
-// TestUnverifiedWarning warns once per command, even under --quiet, about an unsigned
-// repository and about a signed one whose key is not trusted; --require-signed and
+// TestUnverifiedWarning warns once per command about an unsigned repository and about a
+// signed one whose key is not trusted, and --quiet not at all; --require-signed and
 // PKG_REQUIRE_SIGNED refuse both.
 func TestUnverifiedWarning(t *testing.T) {
 	unsigned := newEnv(t, t.TempDir(), serve(t, demoRepo))
@@ -210,7 +210,10 @@ func TestUnverifiedWarning(t *testing.T) {
 		{unsigned, "pkg: warning: repository " + unsigned.repo + "/ is not signed; "},
 		{untrusted, "pkg: warning: repository " + r.url + "/ is signed by key " + keyID(t, r.pub) + ", but no key is trusted for it, so its index is not verified; trust the publisher's key with 'pkg trust add KEY'"},
 	} {
-		_, stderr := tt.e.ok("--quiet", "install", "hello")
+		if _, stderr := tt.e.ok("--quiet", "install", "hello"); stderr != "" {
+			t.Errorf("--quiet install: stderr %q, want none", stderr)
+		}
+		_, stderr := tt.e.ok("install", "fortunes")
 		if strings.Count(stderr, "pkg: warning:") != 1 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("stderr:\n%s\nwant one warning: %q", stderr, tt.want)
 		}

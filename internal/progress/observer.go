@@ -24,12 +24,18 @@ func NewObserver(out, notes io.Writer, name, root string, o Options) *Observer {
 // Note prints text as a note, unless Quiet.
 func (o *Observer) Note(text string) { o.Reporter.Note("%s", text) }
 
-// Warn prints text as a warning, Quiet or not.
-func (o *Observer) Warn(text string) { fmt.Fprintf(o.notes, "%s: warning: %s\n", o.name, text) }
+// Warn prints text as a warning, unless Quiet: quiet prints only errors.
+func (o *Observer) Warn(text string) {
+	if !o.o.Quiet {
+		fmt.Fprintf(o.notes, "%s: warning: %s\n", o.name, text)
+	}
+}
 
-// RootWaiting says that the process holder keeps the root's lock, Quiet or not.
+// RootWaiting says that the process holder keeps the root's lock, unless Quiet.
 func (o *Observer) RootWaiting(holder string) {
-	fmt.Fprintf(o.notes, "%s: waiting for %s to finish with %s\n", o.name, holder, o.root)
+	if !o.o.Quiet {
+		fmt.Fprintf(o.notes, "%s: waiting for %s to finish with %s\n", o.name, holder, o.root)
+	}
 }
 
 // Verbose makes the fetches from now on also say which packages were in the cache already.
