@@ -347,6 +347,8 @@ func (r *Root) pending(cmd, target string) (bool, error) {
 		if err := unix.Unlinkat(r.fd[bin], tmp, 0); err != nil {
 			return false, &os.PathError{Op: "remove", Path: r.path("bin", tmp), Err: err}
 		}
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return false, err // the name cannot be made, not something in the way
 	case !errors.Is(err, os.ErrNotExist):
 		return false, fmt.Errorf("%s is in the way of command %s: remove or rename it, then try again", r.path("bin", tmp), cmd)
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"pkg/db"
@@ -684,4 +685,20 @@ func TestInstallOpensDatabase(t *testing.T) {
 	if len(opens) > 4 {
 		t.Errorf("%d opens of the database, want at most 4:\n%s", len(opens), strings.Join(opens, "\n"))
 	}
+}
+
+// TestCommandNameTooLong installs a package whose command's name, 252 bytes, fits a file
+// name but bin/.NAME.new does not: the install fails with ENAMETOOLONG, not as if
+// something were in the way, and leaves nothing installed.
+func TestCommandNameTooLong(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	p := pkgOf("tool", "1")
+	p.Bin = []string{strings.Repeat("c", 252) + "=bin/tool"}
+	_, err := r.Install(alignedTar(t, base, version1()), p)
+	if !errors.Is(err, syscall.ENAMETOOLONG) {
+		t.Fatalf("install: %v, want ENAMETOOLONG", err)
+	}
+	assertEmpty(t, r)
 }

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -286,4 +287,27 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip:\ngot  %+v\nwant %+v", ix2, ix)
 		}
 	})
+}
+
+// TestCommandLenLimit checks that a command's name of MaxCommandLen bytes passes and one
+// byte more, which bin/.NAME.new could not be made of, is refused by Parse and by Add with
+// a *CommandTooLongError naming the package and the command.
+func TestCommandLenLimit(t *testing.T) {
+	long := strings.Repeat("c", MaxCommandLen)
+	if _, err := Parse(indexOf(t, hello(func(p *Package) { p.Bin = []string{long + "=bin/hello"} }))); err != nil {
+		t.Errorf("Parse with a command of %d bytes: %v", MaxCommandLen, err)
+	}
+	for _, bin := range []string{long + "c=bin/hello", "bin/" + long + "cc"} {
+		_, err := Parse(indexOf(t, hello(func(p *Package) { p.Bin = []string{bin} })))
+		var ce *CommandTooLongError
+		if !errors.As(err, &ce) || ce.Package != "hello@1.2.0" || len(ce.Command) <= MaxCommandLen {
+			t.Errorf("Parse with bin %.10q...: %v, want a *CommandTooLongError", bin, err)
+		}
+		dir := t.TempDir()
+		_, err = Add(dir, writeArchive(t, "hello-1.2.0.tar", "archive"), Package{Name: "hello", Version: "1.2.0", Bin: []string{bin}})
+		if !errors.As(err, &ce) || ce.Package != "hello@1.2.0" {
+			t.Errorf("Add with bin %.10q...: %v, want a *CommandTooLongError", bin, err)
+		}
+		checkDir(t, dir)
+	}
 }

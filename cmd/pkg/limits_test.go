@@ -140,3 +140,44 @@ func TestSyncMirrorEscape(t *testing.T) {
 		checkDBEmpty(t, e.root)
 	}
 }
+
+// TestLongCommandName adds, and installs from an index edited to hold, a package whose
+// command's name is 252 bytes: a file name, but bin/.NAME.new is not one. repo add refuses
+// it and the index refuses it when read, each naming the package and the command, and
+// neither changes the repository, the root or the cache.
+func TestLongCommandName(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "tool", "1.0")
+	e := newEnv(t, base, dir)
+	e.initRoot()
+	long := strings.Repeat("c", 252)
+	want := "package tool@2.0: command \"cccccccccccccccccccccccccccccccccccccccc\"... is 252 bytes, over the limit of 250 bytes"
+	archive := filepath.Join(base, "tool-2.0.tar")
+	if err := os.WriteFile(archive, packageTar(t, "tool", "2.0", 'x'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	repoTree := testfs.Tree(t, dir)
+	_, stderr, code := e.pkg("repo", "add", dir, archive, "--name", "tool", "--version", "2.0", "--bin", long+"=bin/tool")
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("repo add: exit %d, %q; want 1 and %q", code, stderr, want)
+	}
+	testfs.SameTree(t, "repository", testfs.Tree(t, dir), repoTree)
+
+	index := filepath.Join(dir, "index.json")
+	data, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte(`"1.0"`), []byte(`"2.0"`), 1)
+	data = bytes.Replace(data, []byte(`"bin/tool"`), []byte(`"`+long+`=bin/tool"`), 1)
+	if err := os.WriteFile(index, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := rootTree(t, e.root)
+	if _, stderr, code := e.pkg("install", "tool"); code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("install: exit %d, %q; want 1 and %q", code, stderr, want)
+	}
+	testfs.SameTree(t, "root", rootTree(t, e.root), root)
+	checkDBEmpty(t, e.root)
+}
