@@ -36,6 +36,9 @@ type Package struct {
 	Installed time.Time `json:"installed"`
 	Files     int       `json:"files"` // members that are not directories
 	Size      int64     `json:"size"`  // bytes of regular files
+	// Origin is the local archive file the package was installed from (pkg install
+	// ./FILE), an absolute path; "" for a repository's package.
+	Origin string `json:"origin,omitempty"`
 }
 
 // File is one path a package owns, relative to its package directory.

@@ -93,6 +93,9 @@ type Package struct {
 	// Repo names the repository the entry comes from in an index of several (Merge); ""
 	// in one repository's. It is not part of the index's JSON.
 	Repo string `json:"-"`
+	// Origin is the local archive file, an absolute path, of an entry that stands for one
+	// (pkg install ./FILE); "" for a repository's. It is not part of the index's JSON.
+	Origin string `json:"-"`
 }
 
 // Parse decodes and validates an index (format must be 1; unknown fields ignored).
@@ -100,6 +103,20 @@ type Package struct {
 func Parse(data []byte) (*Index, error) {
 	ix, err := parse(data)
 	if err != nil {
+		return nil, fmt.Errorf("repo: %w", err)
+	}
+	return ix, nil
+}
+
+// NewIndex returns the index of pkgs, each checked as Parse checks an entry.
+func NewIndex(pkgs ...Package) (*Index, error) {
+	ix := &Index{Format: 1, Packages: slices.Clone(pkgs)}
+	for _, p := range pkgs {
+		if p.Platform != "" {
+			ix.Format = 2
+		}
+	}
+	if err := ix.check(); err != nil {
 		return nil, fmt.Errorf("repo: %w", err)
 	}
 	return ix, nil

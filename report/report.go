@@ -46,6 +46,7 @@ type Installed struct {
 	Files       int       `json:"files"`
 	Size        int64     `json:"size"`
 	InstalledAt time.Time `json:"installed_at"`
+	Origin      string    `json:"origin,omitempty"` // the local archive file it was installed from
 }
 
 // NewList is the List of recs, the installed packages, of which requested maps those the
@@ -55,7 +56,7 @@ func NewList(recs []db.Package, requested map[string]string) List {
 	for _, p := range recs {
 		_, asked := requested[p.Name]
 		l.Packages = append(l.Packages, Installed{Name: p.Name, Version: p.Version, Requested: asked,
-			Files: p.Files, Size: p.Size, InstalledAt: p.Installed.UTC()})
+			Files: p.Files, Size: p.Size, InstalledAt: p.Installed.UTC(), Origin: p.Origin})
 	}
 	return l
 }
@@ -79,6 +80,7 @@ type Info struct {
 	ArchiveSize int64      `json:"archive_size,omitempty"`
 	SHA256      string     `json:"sha256"` // of the archive
 	Versions    []string   `json:"versions,omitempty"`
+	Origin      string     `json:"origin,omitempty"` // the local archive file it was installed from
 }
 
 // InstalledInfo is the Info of p, installed in dir, and requested by req ("" if it was
@@ -87,7 +89,7 @@ func InstalledInfo(p *db.Package, dir, req string, held bool) Info {
 	at := p.Installed.UTC()
 	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Summary: p.Summary,
 		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, Installed: true, Requested: req, Held: held, InstalledAt: &at,
-		Directory: dir, Files: p.Files, Size: p.Size, SHA256: p.SHA256}
+		Directory: dir, Files: p.Files, Size: p.Size, SHA256: p.SHA256, Origin: p.Origin}
 }
 
 // OfferedInfo is the Info of p, an index entry of a package that is not installed, whose

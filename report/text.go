@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"pkg/internal/termtext"
 	"pkg/internal/units"
 	"pkg/txn"
 )
@@ -14,11 +15,16 @@ import (
 // The documents as people read them: each WriteText prints its document as the commands
 // do without --json. A tip is the command's own advice, appended where it applies.
 
-// WriteText prints one line per package: name, version, files, size.
+// WriteText prints one line per package: name, version, files, size, and the local
+// archive file it came from, if it did.
 func (l List) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, p := range l.Packages {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Version, units.Count(p.Files, "file"), units.Size(p.Size))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s", p.Name, p.Version, units.Count(p.Files, "file"), units.Size(p.Size))
+		if p.Origin != "" {
+			fmt.Fprintf(tw, "\tfrom %s", termtext.Printable(p.Origin))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
@@ -56,6 +62,9 @@ func (p Info) WriteText(w io.Writer, tip string) error {
 		req = "yes, as " + p.Requested
 	}
 	fmt.Fprintf(tw, "requested:\t%s\n", req)
+	if p.Origin != "" {
+		fmt.Fprintf(tw, "from:\t%s (a local archive file: upgrade leaves it)\n", termtext.Printable(p.Origin))
+	}
 	fmt.Fprintf(tw, "installed:\t%s\ndirectory:\t%s\n", p.InstalledAt.Local().Format(time.RFC3339), p.Directory)
 	return tw.Flush()
 }

@@ -21,10 +21,11 @@ import (
 // root (txn.ReadIndex), telling the observer what there is to say of each, and returns
 // them as one (txn.Merge) and a fetcher of their packages. For a dry run (dry), it changes nothing in
 // the cache: it keeps no copy of the index read, and reads a cache that does not exist
-// yet as an empty one.
+// yet as an empty one. With no repository in effect but local archive files given
+// (Local), the index is nil: Change adds theirs.
 func (s *Session) OpenFetcher(ctx context.Context, dry bool) (*txn.Fetcher, *txn.Index, error) {
 	rs, err := s.Repositories()
-	if err == nil && len(rs) == 0 {
+	if err == nil && len(rs) == 0 && len(s.Local) == 0 {
 		err = s.noRepo()
 	}
 	if err != nil {
@@ -53,6 +54,9 @@ func (s *Session) OpenFetcher(ctx context.Context, dry bool) (*txn.Fetcher, *txn
 			s.obs.Note(fmt.Sprintf("offline: using the index of %s as last read %s (%s ago)", ix.Source.URL(), t.Local().Format("2006-01-02 15:04"), units.Roughly(time.Since(t))))
 		}
 		ixs = append(ixs, ix)
+	}
+	if len(ixs) == 0 {
+		return s.NewFetcher(nil, cache), nil, nil
 	}
 	ix, err := txn.Merge(ixs)
 	if err != nil {
@@ -89,8 +93,8 @@ func (s *Session) NewFetcher(src *fetch.Source, cache *fetch.Cache) *txn.Fetcher
 // returns the root, and f and ix, or those of the index read again if ix is stale.
 func (s *Session) OpenRootFor(ctx context.Context, f *txn.Fetcher, ix *txn.Index) (*install.Root, *txn.Fetcher, *txn.Index, error) {
 	root, err := s.OpenRoot(ctx)
-	if err != nil {
-		return nil, nil, nil, err
+	if err != nil || ix == nil {
+		return root, f, ix, err
 	}
 	if stale, err := ix.Stale(root); err != nil || stale {
 		if err == nil {
@@ -105,7 +109,8 @@ func (s *Session) OpenRootFor(ctx context.Context, f *txn.Fetcher, ix *txn.Index
 }
 
 // Change is the flow of a change: read the indexes, read the root's records (recs; again
-// under the root's lock, as another command may have changed them), make the plan. A
+// under the root's lock, as another command may have changed them), add the repositories
+// of local archive files, given and installed (txn.Index.WithLocal), make the plan. A
 // dry run checks the plan as the change would (CheckPlan) and calls show with it, having
 // read the root without its lock; else Change calls do with the root, held, the plan and
 // the fetcher, and closes the root, abandoning it if the change failed.
@@ -120,6 +125,9 @@ func (s *Session) Change(ctx context.Context, recs func(d *db.DB) ([]db.Package,
 	if s.DryRun {
 		var rs []db.Package
 		if err := s.PeekRoot(func(d *db.DB) (err error) { rs, err = recs(d); return err }); err != nil {
+			return err
+		}
+		if ix, err = s.withLocal(f, ix, rs); err != nil {
 			return err
 		}
 		p, err := plan(s.Root, ix, rs, f.Cache)
@@ -138,6 +146,9 @@ func (s *Session) Change(ctx context.Context, recs func(d *db.DB) ([]db.Package,
 	defer func() { CloseRoot(root, err) }()
 	rs, err := recs(root.DB())
 	if err != nil {
+		return err
+	}
+	if ix, err = s.withLocal(f, ix, rs); err != nil {
 		return err
 	}
 	p, err := plan(root.Dir(), ix, rs, f.Cache)
@@ -159,6 +170,16 @@ func (s *Session) CheckPlan(p *txn.Plan) error {
 	}
 	defer root.Close()
 	return p.Check(root)
+}
+
+// withLocal returns ix with the repositories of the local archive files given (Local) and
+// of those the root's records rs hold (txn.Index.WithLocal), and makes f fetch from them.
+func (s *Session) withLocal(f *txn.Fetcher, ix *txn.Index, rs []db.Package) (*txn.Index, error) {
+	ix, err := ix.WithLocal(s.Local, rs)
+	if err == nil && ix != nil {
+		f.Source, f.Sources = ix.Source, ix.Sources()
+	}
+	return ix, err
 }
 
 // CheckLockSigned checks that the lockfile l at path says it was made from indexes a key

@@ -40,13 +40,17 @@ func (s *Session) InstalledNames() (names []string) {
 }
 
 // Outdated returns how many packages are installed and those of them the indexes in
-// effect have newer versions of (repo.Index.Outdated), with the holds of the requests.
+// effect have newer versions of (repo.Index.Outdated), with the holds of the requests; a
+// package from a local archive file is held, as an upgrade holds it (txn.Index.WithLocal).
 func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outdated, err error) {
 	recs, requested, err := s.Installed()
 	if err != nil {
 		return 0, nil, err
 	}
 	_, ix, err := s.OpenFetcher(ctx, false)
+	if err == nil {
+		ix, err = ix.WithLocal(nil, recs)
+	}
 	if err != nil {
 		return 0, nil, err
 	}

@@ -31,6 +31,7 @@ type Options struct {
 	Root, Cache string
 	Repos       []config.Repo   // the repositories given, ahead of the configured ones (config.Use)
 	Keys        []txn.KeySource // the trusted keys given; the root's trusted-keys file is added
+	Local       []repo.Package  // local archive files a change installs, each as its entry, Origin set (txn.Index.WithLocal)
 	Invalid     Invalid         // mistakes in what was given, each returned by the calls that need it
 	NoRepo      error           // returned where a repository is needed and none is in effect (ErrNoRepo if nil)
 

@@ -67,7 +67,8 @@ func (m Missing) String() string {
 // shortSHA shortens a sha256 to the digits a cache listing shows.
 func shortSHA(sha string) string { return sha[:min(16, len(sha))] + "…" }
 
-// CheckCached returns a *NotCachedError unless cache holds every package of pkgs; byLock
+// CheckCached returns a *NotCachedError unless cache holds every package of pkgs but those
+// of local archive files (Origin), which are read, not fetched; byLock
 // says their sha256s come from a lockfile.
 func CheckCached(cache *fetch.Cache, pkgs []repo.Package, byLock bool) error {
 	var (
@@ -76,7 +77,7 @@ func CheckCached(cache *fetch.Cache, pkgs []repo.Package, byLock bool) error {
 		listed  bool
 	)
 	for _, p := range pkgs {
-		if cache.Has(p.SHA256) {
+		if cache.Has(p.SHA256) || p.Origin != "" { // a local archive file is read, not fetched
 			continue
 		}
 		if !listed {

@@ -157,7 +157,7 @@ func installed(recs []db.Package, p repo.Package) bool {
 func Installed(recs []db.Package) []repo.Package {
 	ps := make([]repo.Package, len(recs))
 	for i, r := range recs {
-		ps[i] = repo.Package{Name: r.Name, Version: r.Version, SHA256: r.SHA256, Depends: r.Depends, Bin: r.Bin, Lib: r.Lib, Summary: r.Summary}
+		ps[i] = repo.Package{Name: r.Name, Version: r.Version, SHA256: r.SHA256, Depends: r.Depends, Bin: r.Bin, Lib: r.Lib, Summary: r.Summary, Origin: r.Origin}
 	}
 	return ps
 }

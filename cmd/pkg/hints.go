@@ -10,6 +10,7 @@ import (
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/internal/shell"
+	"pkg/publish"
 	"pkg/repo"
 	"pkg/session"
 	"pkg/trust"
@@ -46,6 +47,7 @@ var hints = []hintRule{
 		return fmt.Sprintf("once the cause is fixed, run 'pkg repo sign %s'", ue.Dir)
 	})},
 	{fn: asHint[*repo.RepublishError]("or pass --replace to change the entry all the same")},
+	{fn: asHint[*publish.UnnamedError]("pass --name and --version, or give the file a name such as tool-1.0.tar.gz")},
 	{err: repo.ErrLockfile, hint: "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"},
 	{err: txn.ErrLockUnverified, hint: "lock it again with the publisher's key ('pkg lock --trusted-key KEY', or trust it first with 'pkg trust add KEY')"},
 	{err: txn.ErrLockUntrusted, hint: "trust one of those keys too ('pkg trust add KEY', or --trusted-key for one command), or lock again with a key trusted here"},

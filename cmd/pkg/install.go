@@ -14,11 +14,14 @@ import (
 func installCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "install",
-		Usage:     "install packages and their dependencies",
-		ArgsUsage: "NAME[@VERSION|CONSTRAINT]...",
-		Flags: append([]cli.Flag{&cli.BoolFlag{Name: "reinstall",
+		Usage:     "install packages and their dependencies, from the repositories or local archive files",
+		ArgsUsage: "NAME[@VERSION|CONSTRAINT]|FILE...",
+		Description: "A FILE is a local archive (./tool-1.0.tar.gz, /tmp/x.deb): installed as it is, its\n" +
+			"dependencies from the repositories, and held: upgrade leaves it, and 'pkg install REPO/NAME'\n" +
+			"takes a repository's version instead.",
+		Flags: append(append([]cli.Flag{&cli.BoolFlag{Name: "reinstall",
 			Usage: "install the named installed packages again, same version and archive (puts back what pkg verify reports)"}},
-			planFlags()...),
+			localFlags()...), planFlags()...),
 		Before:       planning(1, -1, "package name"),
 		BashComplete: completeOffered,
 		Action:       installAction,
@@ -26,7 +29,11 @@ func installCommand() *cli.Command {
 }
 
 func installAction(c *cli.Context) error {
-	reqs, err := requirements(c.Args().Slice())
+	args, err := localArchives(c, c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	reqs, err := requirements(args)
 	if err != nil {
 		return err
 	}

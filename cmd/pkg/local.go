@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/publish"
+	"pkg/repo"
+)
+
+// localFlags are install's flags for the local archive files it is given.
+func localFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "name", Usage: "a local archive's package name (default: a .deb's Package, else the file's NAME-VERSION.EXT)"},
+		&cli.StringFlag{Name: "version", Usage: "a local archive's version (default: a .deb's Version, else the file's NAME-VERSION.EXT)"},
+		&cli.StringSliceFlag{Name: "depends", Usage: "a local archive's dependency, from the repositories: name, name=V, name>=V, name<V (repeatable)"},
+		&cli.StringSliceFlag{Name: "bin", Usage: "a local archive's command, PATH or NAME=PATH (repeatable; default: the files anyone may run in its bin/, usr/bin/, usr/local/bin/)"},
+		&cli.StringSliceFlag{Name: "lib", Usage: "a local archive's directory of shared libraries (repeatable)"},
+	}
+}
+
+// isLocalArchive reports whether install's argument a names a local archive file rather
+// than a package: a path that begins "/", "./" or "../", or an existing regular file whose
+// name holds a "/" (which "repo/name" does too) or ends as an archive's does.
+func isLocalArchive(a string) bool {
+	switch {
+	case strings.Contains(a, "://"):
+		return false
+	case strings.HasPrefix(a, "/") || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../"):
+		return true
+	case !strings.Contains(a, "/") && !publish.HasArchiveEnding(a):
+		return false
+	}
+	info, err := os.Stat(a)
+	return err == nil && info.Mode().IsRegular()
+}
+
+// localArchives gives the session the arguments of install that are local archive files
+// (isLocalArchive), each as its entry (publish.Archive.Local) described by the flags, and
+// returns the arguments with each file replaced by its package's name.
+func localArchives(c *cli.Context, args []string) ([]string, error) {
+	var files int
+	for _, a := range args {
+		if isLocalArchive(a) {
+			files++
+		}
+	}
+	flags := []string{"name", "version", "depends", "bin", "lib"}
+	switch {
+	case files == 0 && slicesAny(flags, c.IsSet):
+		return nil, usagef("install: --name, --version, --depends, --bin and --lib describe a local archive file, and none is given")
+	case files > 1 && (c.IsSet("name") || c.IsSet("version")):
+		return nil, usagef("install: --name and --version describe one local archive file, and %d are given", files)
+	case files > 0 && c.Bool("reinstall"):
+		return nil, usagef("install --reinstall: give names of installed packages, not files")
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		if !isLocalArchive(a) {
+			out[i] = a
+			continue
+		}
+		p, err := localArchive(c, a)
+		if err != nil {
+			return nil, err
+		}
+		sess(c).Local = append(sess(c).Local, p)
+		out[i] = p.Name
+	}
+	return out, nil
+}
+
+// localArchive reads the local archive file at path and returns its entry.
+func localArchive(c *cli.Context, path string) (repo.Package, error) {
+	a, err := publish.Open(c.Context, path)
+	if err != nil {
+		return repo.Package{}, fmt.Errorf("install: %w", err) // err names the file
+	}
+	defer a.Close()
+	var bin []string
+	if c.IsSet("bin") {
+		bin = c.StringSlice("bin")
+	}
+	p, err := a.Local(repo.Package{Name: c.String("name"), Version: c.String("version"),
+		Depends: c.StringSlice("depends"), Bin: bin, Lib: c.StringSlice("lib")})
+	if err != nil {
+		return p, fmt.Errorf("install: %w", err)
+	}
+	if a.Control != nil && a.Control.Depends != "" && !c.IsSet("depends") {
+		note(c, "%s depends on %s: Debian's names, not installed (give the packages it needs with --depends)", path, a.Control.Depends)
+	}
+	return p, nil
+}
+
+// slicesAny reports whether f holds for any of s.
+func slicesAny(s []string, f func(string) bool) bool {
+	for _, v := range s {
+		if f(v) {
+			return true
+		}
+	}
+	return false
+}

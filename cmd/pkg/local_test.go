@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pkg/internal/testfs"
+	"pkg/report"
+)
+
+// writeFile writes data to dir/name and returns its path.
+func writeFile(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// gzipped returns data compressed with gzip.
+func gzipped(t *testing.T, data []byte) []byte {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// debOf returns a .deb (ar(5): debian-binary, control.tar.gz, data.tar.gz) whose control
+// file is control and whose data is the tar data.
+func debOf(t *testing.T, control string, data []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString("!<arch>\n")
+	for _, m := range []struct {
+		name string
+		data []byte
+	}{
+		{"debian-binary", []byte("2.0\n")},
+		{"control.tar.gz", gzipped(t, pax(t, tf("./control", control)))},
+		{"data.tar.gz", gzipped(t, data)},
+	} {
+		fmt.Fprintf(&b, "%-16s%-12d%-6d%-6d%-8o%-10d`\n", m.name, 0, 0, 0, 0o644, len(m.data))
+		b.Write(m.data)
+		if len(m.data)%2 == 1 {
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+// TestInstallLocalArchive installs local archive files as apt and npm do: a .tar.gz named
+// NAME-VERSION, with a dependency from the repository; a .deb by its control file; one
+// given by an absolute path and named by flags. Each is recorded with its file, shown by
+// list and info, verified, held by upgrade and outdated until a repository's version is
+// asked for by its repository's name, and removed.
+func TestInstallLocalArchive(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "tool", "2.0")
+	e := newEnv(t, base, dir)
+	files := t.TempDir()
+	t.Chdir(files)
+	tgz := writeFile(t, files, "tool-1.0.tar.gz", gzipped(t, packageTar(t, "tool", "1.0", 'l')))
+
+	e.ok("install", "./tool-1.0.tar.gz", "--depends", "lib")
+	if out, _ := e.ok("list"); !strings.Contains(out, "tool  1.0  3 files  64.0 KiB  from "+tgz+"\n") || !strings.HasPrefix(out, "lib ") {
+		t.Errorf("list:\n%s", out)
+	}
+	if out, _ := e.ok("info", "tool"); !strings.Contains(out, "from:      "+tgz+" (a local archive file: upgrade leaves it)\n") {
+		t.Errorf("info tool:\n%s", out)
+	}
+	if got := decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1"); len(got.Packages) != 2 || got.Packages[1].Origin != tgz || got.Packages[0].Origin != "" {
+		t.Errorf("list --json: %+v", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.root, "bin", "tool")); err != nil || string(b) != "#!/bin/sh\necho tool 1.0\n" {
+		t.Errorf("bin/tool: %q, %v", b, err)
+	}
+	e.ok("verify")
+
+	// Held: upgrade and outdated leave it, and so does install by name; install REPO/NAME
+	// takes the repository's.
+	if out, _ := e.ok("upgrade"); out != "everything is up to date\n" {
+		t.Errorf("upgrade: %q", out)
+	}
+	if out, _ := e.ok("outdated"); strings.Contains(out, "tool") {
+		t.Errorf("outdated: %q", out)
+	}
+	if out, _ := e.ok("install", "tool"); out != "tool 1.0 is already installed\n" {
+		t.Errorf("install tool: %q", out)
+	}
+	e.ok("install", "repo/tool")
+	if out, _ := e.ok("list"); !strings.Contains(out, "tool  2.0  3 files  64.0 KiB\n") {
+		t.Errorf("list after install repo/tool:\n%s", out)
+	}
+
+	// A .deb, named by its control file, in place of the repository's version.
+	deb := writeFile(t, files, "whatever.deb", debOf(t, "Package: tool\nVersion: 3.0\nDescription: a tool\n",
+		pax(t, td("./usr/"), td("./usr/bin/"), moded(tf("./usr/bin/tool", "#!/bin/sh\necho deb\n"), 0o755))))
+	e.ok("install", "./whatever.deb")
+	if out, _ := e.ok("info", "tool"); !strings.Contains(out, "version:   3.0\nsummary:   a tool\nbin:       usr/bin/tool\n") || !strings.Contains(out, "from:      "+deb) {
+		t.Errorf("info tool after the .deb:\n%s", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.root, "bin", "tool")); err != nil || string(b) != "#!/bin/sh\necho deb\n" {
+		t.Errorf("bin/tool from the .deb: %q, %v", b, err)
+	}
+
+	// An absolute path whose name says nothing, named by flags.
+	odd := writeFile(t, files, "download", packageTar(t, "other", "1", 'o'))
+	e.ok("install", odd, "--name", "other", "--version", "0.9")
+	if out, _ := e.ok("list"); !strings.Contains(out, "other  0.9  3 files  64.0 KiB  from "+odd+"\n") {
+		t.Errorf("list after installing %s:\n%s", odd, out)
+	}
+	e.ok("verify")
+	e.ok("remove", "tool", "other", "lib")
+	if out, _ := e.ok("list"); out != "" {
+		t.Errorf("list after remove: %q", out)
+	}
+}
+
+// TestInstallLocalArchiveRefused checks what install refuses of local archive files, each
+// naming the file and changing neither the root nor the cache: a missing file, one whose
+// name gives no package name and version, a hostile archive, a command that is not in it,
+// the flags without a file, and --name for two files.
+func TestInstallLocalArchiveRefused(t *testing.T) {
+	base := t.TempDir()
+	e := newEnv(t, base, "")
+	e.initRoot()
+	files := t.TempDir()
+	t.Chdir(files)
+	writeFile(t, files, "noversion.tar", packageTar(t, "tool", "1.0", 'x'))
+	writeFile(t, files, "evil-1.0.tar", pax(t, tf("../outside", "x")))
+	writeFile(t, files, "tool-1.0.tar", packageTar(t, "tool", "1.0", 'x'))
+	root := rootTree(t, e.root)
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"./missing-1.0.tar.gz"}, 1, "install: open ./missing-1.0.tar.gz: no such file or directory\n"},
+		{[]string{"noversion.tar"}, 1, "install: archive noversion.tar: no package name and version"},
+		{[]string{"./evil-1.0.tar"}, 1, `install: ./evil-1.0.tar: tarutil: member "../outside": path escapes the package`},
+		{[]string{"./tool-1.0.tar", "--bin", "bin/nothere"}, 1, `install: archive ./tool-1.0.tar: bin "bin/nothere"`},
+		{[]string{"tool", "--name", "tool"}, 2, "install: --name, --version, --depends, --bin and --lib describe a local archive file, and none is given"},
+		{[]string{"./tool-1.0.tar", "tool-1.0.tar", "--name", "x"}, 2, "install: --name and --version describe one local archive file, and 2 are given"},
+	} {
+		_, stderr, code := e.pkg(append([]string{"install"}, tt.args...)...)
+		if code != tt.code || !strings.HasPrefix(stderr, "pkg: "+tt.want) {
+			t.Errorf("install %v: exit %d, %q; want %d and %q", tt.args, code, stderr, tt.code, tt.want)
+		}
+	}
+	testfs.SameTree(t, "root", rootTree(t, e.root), root)
+	if _, err := os.Stat(e.cache); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the cache was made: %v", err)
+	}
+	checkDBEmpty(t, e.root)
+}
+
+// TestInstallLocalArchiveOffline installs a local archive file with no repository, offline,
+// and a dry run of it, which changes nothing.
+func TestInstallLocalArchiveOffline(t *testing.T) {
+	e := newEnv(t, t.TempDir(), "")
+	tar := writeFile(t, t.TempDir(), "tool-1.0.tar", packageTar(t, "tool", "1.0", 'x'))
+	e.initRoot()
+	root := rootTree(t, e.root)
+	if out, _ := e.ok("--offline", "install", "--dry-run", tar); !strings.Contains(out, "tool") {
+		t.Errorf("install --dry-run: %q", out)
+	}
+	testfs.SameTree(t, "root", rootTree(t, e.root), root)
+	e.ok("--offline", "install", tar)
+	if out, _ := e.ok("list"); !strings.HasPrefix(out, "tool  1.0  ") {
+		t.Errorf("list: %q", out)
+	}
+}

@@ -1,0 +1,137 @@
+package publish
+
+import (
+	"archive/tar"
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"pkg/install"
+	"pkg/repo"
+	"pkg/tarutil"
+)
+
+// archiveEndings are the endings of the names of the archives pkg reads (fetch sniffs the
+// format from the bytes; these only tell a file's name from a package's).
+var archiveEndings = []string{".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst", ".tar.xz", ".txz",
+	".tar.bz2", ".tbz2", ".tbz", ".deb", ".zip"}
+
+// HasArchiveEnding reports whether name ends as an archive's name does: ".tar.gz", ".deb"...
+func HasArchiveEnding(name string) bool {
+	_, ok := cutEnding(name)
+	return ok
+}
+
+func cutEnding(name string) (stem string, ok bool) {
+	for _, e := range archiveEndings {
+		if s, ok := strings.CutSuffix(name, e); ok && s != "" {
+			return s, true
+		}
+	}
+	return name, false
+}
+
+// SplitFileName returns the package name and version an archive's file name gives,
+// NAME-VERSION and an archive's ending ("tool-1.0.tar.gz", "my-tool-2.1.0-rc1.tgz"): split
+// at the first "-" after which a version starts. ok is false when it gives none.
+func SplitFileName(file string) (name, version string, ok bool) {
+	stem, ok := cutEnding(path.Base(file))
+	if !ok {
+		return "", "", false
+	}
+	for i := range len(stem) {
+		if stem[i] != '-' {
+			continue
+		}
+		r, err := repo.ParseRequirement(stem[:i] + "=" + stem[i+1:])
+		if err == nil && r.Repo == "" && len(r.Constraints) == 1 {
+			return stem[:i], stem[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+// UnnamedError is a local archive file whose package name or version neither a .deb's
+// control file, nor the file's name, nor the entry given says.
+type UnnamedError struct{ Path string }
+
+func (e *UnnamedError) Error() string {
+	return fmt.Sprintf("archive %s: no package name and version: its file name is not NAME-VERSION and an archive's ending (such as tool-1.0.tar.gz)", e.Path)
+}
+
+// Local returns the entry of a, a local archive file installed as it is (pkg install
+// ./FILE): p completed from a .deb's control file (Entry), else from the file's name
+// (SplitFileName), where p lacks a name or version; as commands, where p names none, the
+// files anyone may run directly in the archive's bin/, usr/bin/ or usr/local/bin/; the
+// file's size and sha256, its name as the archive, and its absolute path as the Origin.
+// The entry is checked as an index's would be (repo.NewIndex), its commands and library
+// directories against the members of a.
+func (a *Archive) Local(p repo.Package) (repo.Package, error) {
+	if a.Remote {
+		return p, fmt.Errorf("archive %s: not a local file", a.Location)
+	}
+	p = a.Entry(p, false)
+	if p.Name == "" || p.Version == "" {
+		name, version, ok := SplitFileName(a.Path)
+		if !ok {
+			return p, &UnnamedError{Path: a.Location}
+		}
+		if p.Name == "" {
+			p.Name = name
+		}
+		if p.Version == "" {
+			p.Version = version
+		}
+	}
+	if p.Bin == nil {
+		p.Bin = Commands(a.Members)
+	}
+	p.Bin, p.Lib = slices.Clone(p.Bin), slices.Clone(p.Lib)
+	for i := range p.Bin {
+		p.Bin[i] = repo.CleanBin(p.Bin[i])
+	}
+	for i := range p.Lib {
+		p.Lib[i] = path.Clean(p.Lib[i])
+	}
+	if err := install.CheckRunnable(p.Bin, a.Members); err != nil {
+		return p, fmt.Errorf("archive %s: %w", a.Location, err)
+	}
+	if err := install.CheckLib(p.Lib, a.Members); err != nil {
+		return p, fmt.Errorf("archive %s: %w", a.Location, err)
+	}
+	abs, err := filepath.Abs(a.Path)
+	if err != nil {
+		return p, err
+	}
+	if p.Size, p.SHA256, err = repo.HashFile(abs); err != nil {
+		return p, err
+	}
+	p.Archive, p.Origin, p.InstalledSize, p.Files = filepath.Base(abs), abs, a.Bytes, a.Stats.Files
+	if _, err := repo.NewIndex(p); err != nil {
+		return p, fmt.Errorf("archive %s: %w", a.Location, err)
+	}
+	return p, nil
+}
+
+// commandDirs are the directories whose runnable files Commands takes as commands.
+var commandDirs = []string{"bin", "usr/bin", "usr/local/bin"}
+
+// Commands returns the bin entries of the files anyone may run (or symlinks) directly in
+// a bin/, usr/bin/ or usr/local/bin/ of members, in member order, one per command name,
+// each of which leads to a file of the package or out of it (install.CheckRunnable).
+func Commands(members []tarutil.Member) []string {
+	var bin, names []string
+	for _, m := range members {
+		dir, base := path.Split(m.Name)
+		runnable := m.Type == tar.TypeSymlink || (m.Type == tar.TypeReg || m.Type == tar.TypeLink) && m.Mode&0o111 != 0
+		if runnable && slices.Contains(commandDirs, strings.TrimSuffix(dir, "/")) && !slices.Contains(names, base) && !strings.HasPrefix(base, ".") {
+			bin, names = append(bin, m.Name), append(names, base)
+		}
+	}
+	if install.CheckRunnable(bin, members) == nil { // each checked alone only when one fails
+		return bin
+	}
+	return slices.DeleteFunc(bin, func(b string) bool { return install.CheckRunnable([]string{b}, members) != nil })
+}

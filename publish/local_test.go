@@ -1,0 +1,101 @@
+package publish
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"pkg/repo"
+	"pkg/tarutil"
+)
+
+// TestSplitFileName checks the package name and version a local archive's file name gives.
+func TestSplitFileName(t *testing.T) {
+	for _, tt := range []struct{ file, name, version string }{
+		{"tool-1.0.tar.gz", "tool", "1.0"},
+		{"/tmp/dir-2/tool-1.0.tgz", "tool", "1.0"},
+		{"my-tool-2.1.0-rc1.tar.zst", "my-tool", "2.1.0-rc1"},
+		{"python3-foo-1.2.tar", "python3-foo", "1.2"},
+		{"tool-v1.0.zip", "tool", "v1.0"},
+		{"tool_1.0_amd64.deb", "", ""},
+		{"tool.tar.gz", "", ""},
+		{"Tool-1.0.tar.gz", "", ""},
+		{"tool-1.0", "", ""},
+		{".tar.gz", "", ""},
+	} {
+		name, version, ok := SplitFileName(tt.file)
+		if name != tt.name || version != tt.version || ok != (tt.name != "") {
+			t.Errorf("SplitFileName(%q) = %q, %q, %v; want %q, %q", tt.file, name, version, ok, tt.name, tt.version)
+		}
+	}
+}
+
+// TestCommands checks the commands a local archive without bin entries gets: the files
+// anyone may run, and symlinks, directly in bin/, usr/bin/ and usr/local/bin/, one per name.
+func TestCommands(t *testing.T) {
+	members := []tarutil.Member{
+		{Name: "bin", Type: tar.TypeDir, Mode: 0o755},
+		{Name: "bin/a", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "bin/data", Type: tar.TypeReg, Mode: 0o644},
+		{Name: "bin/.hidden", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "usr/bin/a", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "usr/bin/b", Type: tar.TypeSymlink, Linkname: "../../bin/a"},
+		{Name: "usr/bin/dangling", Type: tar.TypeSymlink, Linkname: "missing"},
+		{Name: "usr/local/bin/c", Type: tar.TypeLink, Linkname: "bin/a", Mode: 0o755},
+		{Name: "usr/bin/sub/d", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "share/e", Type: tar.TypeReg, Mode: 0o755},
+	}
+	want := []string{"bin/a", "usr/bin/b", "usr/local/bin/c"}
+	if got := Commands(members); !slices.Equal(got, want) {
+		t.Errorf("Commands = %q, want %q", got, want)
+	}
+}
+
+// TestLocal checks a local archive's entry: named by its file, its commands found, its
+// size, sha256 and absolute path set; and the errors of a file that gives no name, of a
+// command too long for bin/, and of a missing file.
+func TestLocal(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	writeTar(t, filepath.Join(dir, "tool-1.0.tar"), "bin/tool", "share/x")
+	a, err := Open(context.Background(), "tool-1.0.tar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	p, err := a.Local(repo.Package{Depends: []string{"lib>=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, sum, _ := repo.HashFile(filepath.Join(dir, "tool-1.0.tar"))
+	want := repo.Package{Name: "tool", Version: "1.0", Archive: "tool-1.0.tar", Size: size, SHA256: sum, Depends: []string{"lib>=1"},
+		Bin: []string{"bin/tool"}, InstalledSize: 4, Files: 2, Origin: filepath.Join(dir, "tool-1.0.tar")}
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("Local:\ngot  %+v\nwant %+v", p, want)
+	}
+	if _, err := a.Local(repo.Package{Name: "tool", Version: "1", Bin: []string{strings.Repeat("c", 251) + "=bin/tool"}}); !errors.As(err, new(*repo.CommandTooLongError)) {
+		t.Errorf("Local with a command of 251 bytes: %v, want a *repo.CommandTooLongError", err)
+	}
+
+	writeTar(t, filepath.Join(dir, "tool.tar"), "bin/tool")
+	b, err := Open(context.Background(), "tool.tar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.Local(repo.Package{}); !errors.As(err, new(*UnnamedError)) {
+		t.Errorf("Local of tool.tar: %v, want an *UnnamedError", err)
+	}
+	if p, err := b.Local(repo.Package{Name: "tool", Version: "2"}); err != nil || p.Name != "tool" || p.Version != "2" {
+		t.Errorf("Local of tool.tar named: %+v, %v", p, err)
+	}
+	if _, err := Open(context.Background(), "missing-1.0.tar"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open of a missing file: %v, want fs.ErrNotExist", err)
+	}
+}

@@ -1,0 +1,49 @@
+package txn
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+
+	"pkg/db"
+	"pkg/fetch"
+	"pkg/repo"
+)
+
+// WithLocal returns ix with, ahead of its repositories, one for each local archive file:
+// each of given (its Origin the file), and each installed package of recs that came from
+// one and that given does not name. Such a repository offers only its one package, so a
+// name installed from a file stays as installed, held, until a requirement pins it to a
+// repository ("main/tool") or the package is removed. Each is named by its file's path,
+// which no configured repository's name can be, and read from the file's directory.
+func (ix *Index) WithLocal(given []repo.Package, recs []db.Package) (*Index, error) {
+	pkgs := slices.Clone(given)
+	for _, r := range Installed(recs) {
+		if r.Origin != "" && !slices.ContainsFunc(given, func(p repo.Package) bool { return p.Name == r.Name }) {
+			r.Archive = filepath.Base(r.Origin)
+			if info, err := os.Stat(r.Origin); err == nil { // fetched again only if the cache lost it
+				r.Size = info.Size()
+			}
+			pkgs = append(pkgs, r)
+		}
+	}
+	if len(pkgs) == 0 {
+		return ix, nil
+	}
+	var ixs []*Index
+	for _, p := range pkgs {
+		one, err := repo.NewIndex(p)
+		if err != nil {
+			return nil, err
+		}
+		src, err := fetch.NewSource(filepath.Dir(p.Origin), fetch.Options{})
+		if err != nil {
+			return nil, err
+		}
+		ixs = append(ixs, &Index{Index: one, Name: p.Origin, Source: src})
+	}
+	if ix != nil {
+		ixs = append(ixs, ix.Repos()...)
+	}
+	return Merge(ixs)
+}
