@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,11 +22,17 @@ import (
 // root (txn.ReadIndex), telling the observer what there is to say of each, and returns
 // them as one (txn.Merge) and a fetcher of their packages. For a dry run (dry), it changes nothing in
 // the cache: it keeps no copy of the index read, and reads a cache that does not exist
-// yet as an empty one. With no repository in effect but local archive files given
-// (Local), the index is nil: Change adds theirs.
+// yet as an empty one.
 func (s *Session) OpenFetcher(ctx context.Context, dry bool) (*txn.Fetcher, *txn.Index, error) {
+	return s.openFetcher(ctx, dry, false)
+}
+
+// openFetcher is OpenFetcher, which, for a change (local), returns a nil index where no
+// repository is in effect but there are local archive files, given or installed: Change
+// adds their repositories (withLocal).
+func (s *Session) openFetcher(ctx context.Context, dry, local bool) (*txn.Fetcher, *txn.Index, error) {
 	rs, err := s.Repositories()
-	if err == nil && len(rs) == 0 && len(s.Local) == 0 {
+	if err == nil && len(rs) == 0 && !(local && (len(s.Local) > 0 || s.localInstalled())) {
 		err = s.noRepo()
 	}
 	if err != nil {
@@ -118,7 +125,7 @@ func (s *Session) Change(ctx context.Context, recs func(d *db.DB) ([]db.Package,
 	plan func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error),
 	show func(p *txn.Plan, cache *fetch.Cache) error,
 	do func(root *install.Root, p *txn.Plan, f *txn.Fetcher) error) (err error) {
-	f, ix, err := s.OpenFetcher(ctx, s.DryRun) // the root's accepted index bounds a rollback
+	f, ix, err := s.openFetcher(ctx, s.DryRun, true) // the root's accepted index bounds a rollback
 	if err != nil {
 		return err
 	}
@@ -172,14 +179,29 @@ func (s *Session) CheckPlan(p *txn.Plan) error {
 	return p.Check(root)
 }
 
+// localInstalled reports whether the root holds a package from a local archive file,
+// read as PeekRoot reads it.
+func (s *Session) localInstalled() (found bool) {
+	s.PeekRoot(func(d *db.DB) error {
+		ps, err := d.List()
+		found = slices.ContainsFunc(ps, func(p db.Package) bool { return p.Origin != "" })
+		return err
+	})
+	return found
+}
+
 // withLocal returns ix with the repositories of the local archive files given (Local) and
 // of those the root's records rs hold (txn.Index.WithLocal), and makes f fetch from them.
 func (s *Session) withLocal(f *txn.Fetcher, ix *txn.Index, rs []db.Package) (*txn.Index, error) {
 	ix, err := ix.WithLocal(s.Local, rs)
-	if err == nil && ix != nil {
-		f.Source, f.Sources = ix.Source, ix.Sources()
+	switch {
+	case err != nil:
+		return nil, err
+	case ix == nil: // no repository, and the local packages read before are gone
+		return nil, s.noRepo()
 	}
-	return ix, err
+	f.Source, f.Sources = ix.Source, ix.Sources()
+	return ix, nil
 }
 
 // CheckLockSigned checks that the lockfile l at path says it was made from indexes a key

@@ -169,7 +169,8 @@ func TestInstallLocalArchiveRefused(t *testing.T) {
 }
 
 // TestInstallLocalArchiveOffline installs a local archive file with no repository, offline,
-// and a dry run of it, which changes nothing.
+// and a dry run of it, which changes nothing; with the cache emptied, a reinstall reads the
+// file again.
 func TestInstallLocalArchiveOffline(t *testing.T) {
 	e := newEnv(t, t.TempDir(), "")
 	tar := writeFile(t, t.TempDir(), "tool-1.0.tar", packageTar(t, "tool", "1.0", 'x'))
@@ -183,4 +184,10 @@ func TestInstallLocalArchiveOffline(t *testing.T) {
 	if out, _ := e.ok("list"); !strings.HasPrefix(out, "tool  1.0  ") {
 		t.Errorf("list: %q", out)
 	}
+	e.ok("cache", "clean")
+	if err := os.WriteFile(filepath.Join(e.root, "pkgs", "tool", "bin", "tool"), []byte("changed"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("--offline", "install", "--reinstall", "tool")
+	e.ok("verify")
 }
