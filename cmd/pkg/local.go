@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -50,7 +51,7 @@ func localArchives(c *cli.Context, args []string) ([]string, error) {
 	}
 	flags := []string{"name", "version", "depends", "bin", "lib"}
 	switch {
-	case files == 0 && slicesAny(flags, c.IsSet):
+	case files == 0 && slices.ContainsFunc(flags, c.IsSet):
 		return nil, usagef("install: --name, --version, --depends, --bin and --lib describe a local archive file, and none is given")
 	case files > 1 && (c.IsSet("name") || c.IsSet("version")):
 		return nil, usagef("install: --name and --version describe one local archive file, and %d are given", files)
@@ -73,8 +74,16 @@ func localArchives(c *cli.Context, args []string) ([]string, error) {
 	return out, nil
 }
 
-// localArchive reads the local archive file at path and returns its entry.
+// localArchive reads the local archive file at path and returns its entry. A FIFO, a
+// device or a directory is refused before it is opened: opening a FIFO waits for a writer.
 func localArchive(c *cli.Context, path string) (repo.Package, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return repo.Package{}, fmt.Errorf("install: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return repo.Package{}, fmt.Errorf("install: %s is %s, not an archive file", path, kind(info.Mode()))
+	}
 	a, err := publish.Open(c.Context, path)
 	if err != nil {
 		return repo.Package{}, fmt.Errorf("install: %w", err) // err names the file
@@ -95,12 +104,17 @@ func localArchive(c *cli.Context, path string) (repo.Package, error) {
 	return p, nil
 }
 
-// slicesAny reports whether f holds for any of s.
-func slicesAny(s []string, f func(string) bool) bool {
-	for _, v := range s {
-		if f(v) {
-			return true
-		}
+// kind names the type of a file that is not a regular one.
+func kind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
 	}
-	return false
+	return "not a regular file"
 }

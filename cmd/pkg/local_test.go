@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"pkg/internal/testfs"
 	"pkg/report"
 )
@@ -143,13 +145,18 @@ func TestInstallLocalArchiveRefused(t *testing.T) {
 	writeFile(t, files, "noversion.tar", packageTar(t, "tool", "1.0", 'x'))
 	writeFile(t, files, "evil-1.0.tar", pax(t, tf("../outside", "x")))
 	writeFile(t, files, "tool-1.0.tar", packageTar(t, "tool", "1.0", 'x'))
+	if err := unix.Mkfifo(filepath.Join(files, "fifo-1.0.tar"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	root := rootTree(t, e.root)
 	for _, tt := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"./missing-1.0.tar.gz"}, 1, "install: open ./missing-1.0.tar.gz: no such file or directory\n"},
+		{[]string{"./missing-1.0.tar.gz"}, 1, "install: stat ./missing-1.0.tar.gz: no such file or directory\n"},
+		{[]string{"./fifo-1.0.tar"}, 1, "install: ./fifo-1.0.tar is a FIFO, not an archive file\n"},
+		{[]string{"./"}, 1, "install: ./ is a directory, not an archive file\n"},
 		{[]string{"noversion.tar"}, 1, "install: archive noversion.tar: no package name and version"},
 		{[]string{"./evil-1.0.tar"}, 1, `install: ./evil-1.0.tar: tarutil: member "../outside": path escapes the package`},
 		{[]string{"./tool-1.0.tar", "--bin", "bin/nothere"}, 1, `install: archive ./tool-1.0.tar: bin "bin/nothere"`},
