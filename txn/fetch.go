@@ -144,6 +144,9 @@ func (f *Fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 	}
 	start := time.Now()
 	tar, err := f.Cache.Fetch(ctx, f.source(p), p, progress)
+	if err != nil && p.Origin != "" {
+		err = &LocalError{Origin: p.Origin, Err: err}
+	}
 	ev := Fetched{Package: p, How: Downloaded, Elapsed: time.Since(start), Err: err}
 	if _, ok := f.waited.Load(p.SHA256); ok && err == nil && progress.n == 0 {
 		ev.How = ByOther
@@ -153,6 +156,16 @@ func (f *Fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 	}
 	return tar, err
 }
+
+// LocalError is the failure to read a package's local archive file (repo.Package.Origin)
+// into the cache: the file may be gone, or changed since it was installed. Err names it.
+type LocalError struct {
+	Origin string
+	Err    error
+}
+
+func (e *LocalError) Error() string { return e.Err.Error() }
+func (e *LocalError) Unwrap() error { return e.Err }
 
 // source returns the source of p's repository.
 func (f *Fetcher) source(p repo.Package) *fetch.Source {

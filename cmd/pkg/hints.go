@@ -41,6 +41,9 @@ var hints = []hintRule{
 	{err: fetch.ErrDenied, hint: "if the repository needs credentials, put them in the --repo URL (https://user:token@host/path/); pkg records them nowhere"},
 	{err: install.ErrNoExchange, hint: "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"},
 	{err: install.ErrSplitRoot, hint: "pkg moves trees within the root, so its pkgs/ and .pkg/ must be on one filesystem; on overlayfs (a container's layers), mount with redirect_dir=on"},
+	{fn: as(func(le *txn.LocalError) string {
+		return fmt.Sprintf("put %s back as it was, or take a repository's version with 'pkg install REPO/NAME'", le.Origin)
+	})},
 	{err: fetch.ErrGone, hint: "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"},
 	{fn: asHint[*repo.NeededError]("remove those packages (or versions) first, or pass --force to leave their dependencies unmet")},
 	{fn: as(func(ue *repo.UnsignedError) string {

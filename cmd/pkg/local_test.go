@@ -197,4 +197,13 @@ func TestInstallLocalArchiveOffline(t *testing.T) {
 	}
 	e.ok("--offline", "install", "--reinstall", "tool")
 	e.ok("verify")
+	// Gone, the file cannot be read again: the hint says what to do.
+	if err := os.Rename(tar, tar+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("cache", "clean")
+	_, stderr, code := e.pkg("install", "--reinstall", "tool")
+	if want := "pkg: hint: put " + tar + " back as it was, or take a repository's version with 'pkg install REPO/NAME'\n"; code != 1 || !strings.HasSuffix(stderr, want) {
+		t.Errorf("reinstall with the file gone: exit %d, %q; want the hint %q", code, stderr, want)
+	}
 }
