@@ -146,13 +146,13 @@ func newChecker() *fileChecker { return &fileChecker{h: sha256.New(), buf: make(
 
 // readDir reads the directory rel of the tree open at top, pushes its recorded
 // subdirectories, and returns the paths in it to keep, or whether to keep the whole tree.
-// A recorded directory the user swapped for a symlink since its parent was read is only
-// followed to paths that the old tree lacks, which keep then fails to move: the tree is
-// kept whole. A directory that the package's own modes keep this process out of holds
-// nothing of the user's if it is as installed (sv.closedAsInstalled).
+// It is reached through no symlink: a recorded directory the user swapped for a symlink
+// since its parent was read has the tree kept whole. A directory that the package's own
+// modes keep this process out of holds nothing of the user's if it is as installed
+// (sv.closedAsInstalled).
 func (sv *salvage) readDir(top int, rel string, push func(string), c *fileChecker) (keep []string, whole bool) {
-	fd, err := unix.Openat(top, cmp.Or(rel, "."), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err == unix.EACCES {
+	fd, err := openBeneath(top, strings.TrimSuffix(cmp.Or(rel, "."), "/"), unix.O_RDONLY|unix.O_DIRECTORY)
+	if errors.Is(err, unix.EACCES) {
 		return nil, !sv.closedAsInstalled(top, rel)
 	}
 	if err != nil {
