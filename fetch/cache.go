@@ -18,7 +18,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"pkg/internal/durable"
 	"pkg/internal/regfile"
 	"pkg/repo"
 	"pkg/tarutil"
@@ -54,10 +53,16 @@ const entryMagic = "pkg-entry 1"
 //	tmp/                 files being written
 //	CACHEDIR.TAG         what makes the directory pkg's cache (layout.go)
 //
-// pkg removes only the files it names so there, never through a symlink.
+// pkg removes only the files it names so there, never through a symlink, and reaches
+// every file through its directory as opened (dirs.go).
 type Cache struct {
 	dir       string
 	use       *os.File // the cache directory, flocked shared while in use, exclusively to remove entries
+	tars      *os.File // its subdirectories, opened beneath use through no symlink
+	tmp       *os.File
+	index     *os.File
+	roots     *os.File
+	runs      runDir   // run/, opened when first asked for (RunDir)
 	only      bool     // the exclusive flock is held: no other process uses the cache
 	checked   sync.Map // sha256 → []tarutil.Member of the entries this Cache has checked
 	unsettled sync.Map // sha256 → unsynced for those of them written in this boot, not yet synced
@@ -112,20 +117,38 @@ func OpenCache(dir string) (*Cache, error) {
 		use.Close()
 		return nil, err
 	}
-	if err := writable(dir); err != nil {
-		use.Close()
+	c := &Cache{dir: dir, use: use}
+	if err := c.openSubdirs(); err != nil {
+		c.Close()
 		return nil, err
 	}
-	c := &Cache{dir: dir, use: use}
+	if err := writable(dir, c.tmp); err != nil {
+		c.Close()
+		return nil, err
+	}
 	c.removeTemporary()
 	return c, nil
 }
 
-// writable refuses the cache at dir unless this process can write it: every use does (its
-// entries are private to their owner), so it says so at once.
-func writable(dir string) error {
-	tmp := filepath.Join(dir, "tmp")
-	err := unix.Access(tmp, unix.W_OK)
+// openSubdirs opens the subdirectories of the cache that layout made.
+func (c *Cache) openSubdirs() error {
+	for _, sub := range []struct {
+		f    **os.File
+		name string
+	}{{&c.tars, "tars"}, {&c.tmp, "tmp"}, {&c.index, "index"}, {&c.roots, "roots"}} {
+		f, err := c.openSubdir(sub.name)
+		if err != nil {
+			return fmt.Errorf("fetch: open cache: %w", err)
+		}
+		*sub.f = f
+	}
+	return nil
+}
+
+// writable refuses the cache at dir unless this process can write its directory tmp: every
+// use does (its entries are private to their owner), so it says so at once.
+func writable(dir string, tmp *os.File) error {
+	err := unix.Faccessat(int(tmp.Fd()), ".", unix.W_OK, 0)
 	if err == nil {
 		return nil
 	}
@@ -134,10 +157,10 @@ func writable(dir string) error {
 	switch {
 	case errors.Is(err, unix.EROFS):
 		why = "on a read-only filesystem"
-	case unix.Stat(tmp, &st) == nil && int(st.Uid) == os.Geteuid():
-		return &ReadOnlyError{Dir: dir, Path: tmp, Mode: fs.FileMode(st.Mode & 0o7777)}
+	case unix.Fstat(int(tmp.Fd()), &st) == nil && int(st.Uid) == os.Geteuid():
+		return &ReadOnlyError{Dir: dir, Path: tmp.Name(), Mode: fs.FileMode(st.Mode & 0o7777)}
 	}
-	return fmt.Errorf("cache %s is %s: %w", dir, why, &os.PathError{Op: "access", Path: tmp, Err: err})
+	return fmt.Errorf("cache %s is %s: %w", dir, why, &os.PathError{Op: "access", Path: tmp.Name(), Err: err})
 }
 
 // A ReadOnlyError is a cache of the user's own that they cannot write, as every use does.
@@ -154,6 +177,11 @@ func (e *ReadOnlyError) Error() string {
 
 // Close ends c's use of the cache: its lock is released. c must not be used after.
 func (c *Cache) Close() error {
+	for _, d := range []*os.File{c.tars, c.tmp, c.index, c.roots, c.runs.f} {
+		if d != nil {
+			d.Close()
+		}
+	}
 	err := c.use.Close()
 	if c.temporary != "" {
 		os.RemoveAll(c.temporary)
@@ -169,11 +197,16 @@ func (c *Cache) Share() (*Cache, error) {
 	if c.temporary != "" {
 		return nil, fmt.Errorf("fetch: share cache %s: a dry run's temporary cache is not shared", c.dir)
 	}
-	fd, err := unix.FcntlInt(c.use.Fd(), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("fetch: share cache %s: %w", c.dir, err)
+	s := &Cache{dir: c.dir, only: c.only, NoSync: c.NoSync, ReadOnly: c.ReadOnly}
+	for _, d := range []struct{ to, from **os.File }{{&s.use, &c.use}, {&s.tars, &c.tars}, {&s.tmp, &c.tmp}, {&s.index, &c.index}, {&s.roots, &c.roots}} {
+		f, err := dup(*d.from)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("fetch: share cache %s: %w", c.dir, err)
+		}
+		*d.to = f
 	}
-	return &Cache{dir: c.dir, use: os.NewFile(uintptr(fd), c.use.Name()), only: c.only, NoSync: c.NoSync, ReadOnly: c.ReadOnly}, nil
+	return s, nil
 }
 
 // Temporary reports whether c stands, for a dry run, for a cache that does not exist yet
@@ -302,18 +335,19 @@ func flock(f *os.File, how int) error {
 	}
 }
 
-// Path returns where the aligned tar of the archive with this sha256 is kept.
-func (c *Cache) Path(sha string) string { return filepath.Join(c.dir, "tars", sha+".tar") }
+// Path returns a path to the aligned tar of the archive with this sha256, for this
+// process while c is open: through the cache's tars/ as c opened it (fdPath), so that
+// what opens it reads the cache's tar whatever took that directory's name meanwhile.
+func (c *Cache) Path(sha string) string { return fdPath(c.tars) + "/" + tarName(sha) }
 
-func (c *Cache) idxPath(sha string) string { return filepath.Join(c.dir, "tars", sha+".idx") }
-
-// tarsDir is the directory of the entries.
-func (c *Cache) tarsDir() string { return filepath.Join(c.dir, "tars") }
+// tarName and idxName are the names, in tars/, of an entry's tar and index.
+func tarName(sha string) string { return sha + ".tar" }
+func idxName(sha string) string { return sha + ".idx" }
 
 // Has reports whether the archive with this sha256 is in the cache.
 func (c *Cache) Has(sha string) bool {
-	_, err := os.Stat(c.Path(sha))
-	_, serr := os.Stat(c.idxPath(sha))
+	_, err := statAt(c.tars, tarName(sha))
+	_, serr := statAt(c.tars, idxName(sha))
 	return err == nil && serr == nil
 }
 
@@ -370,17 +404,17 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 // cached reports whether the cache holds p's entry, undamaged, and marks its use. A
 // damaged entry (removed by Members) makes it return false and why.
 func (c *Cache) cached(p repo.Package) (bool, error) {
-	tar, err := os.Stat(c.Path(p.SHA256))
+	tar, err := statAt(c.tars, tarName(p.SHA256))
 	if err != nil {
 		return false, nil
 	}
-	if _, err := os.Stat(c.idxPath(p.SHA256)); err != nil {
+	if _, err := statAt(c.tars, idxName(p.SHA256)); err != nil {
 		return false, nil
 	}
 	if _, err := c.Members(p.SHA256); errors.Is(err, ErrDamaged) {
 		return false, err
 	}
-	markUsed(c.Path(p.SHA256), tar.ModTime())
+	markUsed(c.tars, tarName(p.SHA256), tar.ModTime())
 	return true, nil
 }
 
@@ -389,15 +423,15 @@ func (c *Cache) cached(p repo.Package) (bool, error) {
 // Limits are days and orders, not minutes.
 const useResolution = time.Hour
 
-// markUsed records, best effort, that the entry whose tar is at path, of mtime was, is
-// used now: its tar's mtime is its last use (Entry.Used), set in one utimensat. UTIME_NOW
-// needs only write access, which the cache's user has.
-func markUsed(path string, was time.Time) {
+// markUsed records, best effort, that the entry whose tar is name in tars, of mtime was,
+// is used now: its tar's mtime is its last use (Entry.Used), set in one utimensat.
+// UTIME_NOW needs only write access, which the cache's user has.
+func markUsed(tars *os.File, name string, was time.Time) {
 	if time.Since(was) < useResolution {
 		return
 	}
 	now := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_NOW}}
-	unix.UtimesNanoAt(unix.AT_FDCWD, path, now, unix.AT_SYMLINK_NOFOLLOW)
+	unix.UtimesNanoAt(int(tars.Fd()), name, now, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // claim takes the lock that makes one fetch at a time download p's archive into the
@@ -405,26 +439,26 @@ func markUsed(path string, was time.Time) {
 // release removes the file and unlocks it. Where the file cannot be made or locked, or the
 // wait is over, claim lets the fetch go on without it.
 func (c *Cache) claim(ctx context.Context, p repo.Package) (release func(), err error) {
-	path := filepath.Join(c.dir, "tmp", "fetch-"+p.SHA256)
+	name := "fetch-" + p.SHA256
 	none := func() {}
 	var deadline time.Time // of the wait, once it began
 	var f *os.File         // kept open across tries
 	for {
 		if f == nil {
-			if f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+			if f, err = openAt(c.tmp, name, unix.O_RDWR|unix.O_CREAT, 0o644); err != nil {
 				return none, nil
 			}
 		}
 		switch err := flock(f, unix.LOCK_EX|unix.LOCK_NB); {
-		case err == nil && sameFile(f, path):
-			return func() { os.Remove(path); f.Close() }, nil
+		case err == nil && sameFile(f, c.tmp, name):
+			return func() { unix.Unlinkat(int(c.tmp.Fd()), name, 0); f.Close() }, nil
 		case err == nil: // removed by the fetch that held it: take the one there now
 			f.Close()
 			f = nil
 			continue
 		case !errors.Is(err, unix.EWOULDBLOCK): // a filesystem that locks nothing
 			f.Close()
-			os.Remove(path)
+			unix.Unlinkat(int(c.tmp.Fd()), name, 0)
 			return none, nil
 		case deadline.IsZero():
 			deadline = time.Now().Add(c.WaitLimit)
@@ -445,10 +479,10 @@ func (c *Cache) claim(ctx context.Context, p repo.Package) (release func(), err 
 	}
 }
 
-// sameFile reports whether f is the file at path.
-func sameFile(f *os.File, path string) bool {
+// sameFile reports whether f is the file name of the directory d.
+func sameFile(f *os.File, d *os.File, name string) bool {
 	held, err1 := f.Stat()
-	now, err2 := os.Stat(path)
+	now, err2 := statAt(d, name)
 	return err1 == nil && err2 == nil && os.SameFile(held, now)
 }
 
@@ -463,22 +497,23 @@ func sameFile(f *os.File, path string) bool {
 // the old boot (its data are all checked): a journal orders the tar's link after the
 // index's rename. When another process committed it first, store drops its own copy.
 func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
-	tmp, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), p.Name+"-*.tar")
+	tmp, err := createTemp(c.tmp, p.Name+"-*.tar")
 	if err != nil {
 		return err
 	}
+	name := filepath.Base(tmp.Name())
 	// Until the rename, a second descriptor holds the lock that tells removeTemporary the
 	// file is being written; tmp itself is closed before.
-	if lk, err := os.Open(tmp.Name()); err == nil {
+	if lk, err := openAt(c.tmp, name, unix.O_RDONLY, 0); err == nil {
 		defer lk.Close()
 		unix.Flock(int(lk.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	}
-	sums := "" // the temporary index file, until renamed
+	sums := "" // the temporary index file's name in tmp/, until renamed
 	drop := func() {
 		tmp.Close()
-		os.Remove(tmp.Name())
+		unix.Unlinkat(int(c.tmp.Fd()), name, 0)
 		if sums != "" {
-			os.Remove(sums)
+			unix.Unlinkat(int(c.tmp.Fd()), sums, 0)
 		}
 	}
 	defer func() {
@@ -494,7 +529,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	sums, err = c.writeTemp("index", settled, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		bw.WriteString(entryHeader(p.Name, p.Version, boot))
-		st, err := convert(fw, src, conversion{lim: tarutil.Limits{Bytes: p.InstalledSize, Files: p.Files}, tmp: filepath.Join(c.dir, "tmp"), idx: bw})
+		st, err := convert(fw, src, conversion{lim: tarutil.Limits{Bytes: p.InstalledSize, Files: p.Files}, tmp: fdPath(c.tmp), idx: bw})
 		if err != nil {
 			fw.abort()
 			return err
@@ -523,30 +558,32 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 		drop()
 		return nil
 	}
-	rename := os.Rename
-	if settled {
-		rename = c.rename
+	rename := func(from, to string) error {
+		if err := renameAt(c.tmp, from, c.tars, to); err != nil || !settled {
+			return err
+		}
+		return c.tars.Sync()
 	}
-	if err := rename(sums, c.idxPath(p.SHA256)); err != nil {
+	if err := rename(sums, idxName(p.SHA256)); err != nil {
 		return err
 	}
 	sums = ""
 	// Linked, not renamed over: another process that committed the same entry meanwhile
 	// keeps its tar, which a root may have cloned from already.
-	switch err := os.Link(tmp.Name(), c.Path(p.SHA256)); {
+	switch err := linkAt(c.tmp, name, c.tars, tarName(p.SHA256)); {
 	case errors.Is(err, unix.EPERM) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EMLINK):
-		return rename(tmp.Name(), c.Path(p.SHA256)) // a filesystem without hard links
+		return rename(name, tarName(p.SHA256)) // a filesystem without hard links
 	case errors.Is(err, fs.ErrExist): // nothing new in tars/ but the index
-		os.Remove(tmp.Name())
+		unix.Unlinkat(int(c.tmp.Fd()), name, 0)
 		return nil
 	case err != nil:
 		return err
 	}
-	os.Remove(tmp.Name())
+	unix.Unlinkat(int(c.tmp.Fd()), name, 0)
 	if !settled {
 		return nil
 	}
-	return durable.Path(c.tarsDir())
+	return c.tars.Sync()
 }
 
 // checkStats refuses an archive whose contents disagree with its index entry.
@@ -570,17 +607,18 @@ func entryHeader(name, version, boot string) string {
 }
 
 // writeTemp writes a new temporary file of the cache with fill, syncs it if sync is set,
-// and returns its path.
+// and returns its name in tmp/.
 func (c *Cache) writeTemp(pattern string, sync bool, fill func(io.Writer) error) (_ string, err error) {
-	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), pattern+"-*")
+	f, err := createTemp(c.tmp, pattern+"-*")
 	if err != nil {
 		return "", err
 	}
+	name := filepath.Base(f.Name())
 	unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) // until closed: see orphanAge
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(f.Name())
+			unix.Unlinkat(int(c.tmp.Fd()), name, 0)
 		}
 	}()
 	if err := fill(f); err != nil {
@@ -591,45 +629,41 @@ func (c *Cache) writeTemp(pattern string, sync bool, fill func(io.Writer) error)
 			return "", err
 		}
 	}
-	return f.Name(), f.Close()
+	return name, f.Close()
 }
 
-// writeFile replaces path, in the cache, with what fill writes, atomically.
-func (c *Cache) writeFile(path string, fill func(io.Writer) error) error {
-	tmp, err := c.writeTemp(filepath.Base(path), true, fill)
+// writeFile replaces the file name of the cache's directory d with what fill writes,
+// atomically and durably.
+func (c *Cache) writeFile(d *os.File, name string, fill func(io.Writer) error) error {
+	tmp, err := c.writeTemp(name, true, fill)
 	if err != nil {
 		return err
 	}
-	if err := c.rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := renameAt(c.tmp, tmp, d, name); err != nil {
+		unix.Unlinkat(int(c.tmp.Fd()), tmp, 0)
 		return err
 	}
-	return nil
-}
-
-// rename moves a synced file into place and makes the rename durable.
-func (c *Cache) rename(from, to string) error {
-	if err := os.Rename(from, to); err != nil {
-		return err
-	}
-	return durable.Path(filepath.Dir(to))
+	return d.Sync()
 }
 
 // List returns the entries of the cache, by name, version and sha256.
 func (c *Cache) List() ([]Entry, error) {
-	ents, err := os.ReadDir(c.tarsDir())
+	names, err := readNames(c.tars)
 	if err != nil {
 		return nil, fmt.Errorf("fetch: list cache: %w", err)
 	}
 	var es []Entry
-	for _, d := range ents {
-		sha, ok := strings.CutSuffix(d.Name(), ".tar")
-		info, err := d.Info()
-		if !ok || !isSHA256(sha) || !d.Type().IsRegular() || err != nil {
+	for _, name := range names {
+		sha, ok := strings.CutSuffix(name, ".tar")
+		if !ok || !isSHA256(sha) {
+			continue
+		}
+		info, err := statAt(c.tars, name)
+		if err != nil || !info.Mode().IsRegular() {
 			continue
 		}
 		e := Entry{SHA256: sha, Size: info.Size(), Used: info.ModTime()}
-		f, err := os.Open(c.idxPath(sha))
+		f, err := openAt(c.tars, idxName(sha), unix.O_RDONLY|unix.O_NONBLOCK, 0)
 		if err == nil {
 			head := make([]byte, 512)
 			n, _ := io.ReadFull(f, head)
@@ -658,27 +692,22 @@ func (c *Cache) Remove(keep func(Entry) bool) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	tars, err := c.openSubdir("tars")
-	if err != nil {
-		return nil, err
-	}
-	defer tars.Close()
 	var removed []Entry
 	for _, e := range es {
 		if keep(e) {
 			continue
 		}
-		if err := unix.Unlinkat(int(tars.Fd()), e.SHA256+".tar", 0); err != nil && !errors.Is(err, unix.ENOENT) {
-			return removed, fmt.Errorf("remove %s from the cache: %w", entryName(e.SHA256, e.Name, e.Version), &os.PathError{Op: "remove", Path: c.Path(e.SHA256), Err: err})
+		if err := removeAt(c.tars, tarName(e.SHA256)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return removed, fmt.Errorf("remove %s from the cache: %w", entryName(e.SHA256, e.Name, e.Version), err)
 		}
-		unix.Unlinkat(int(tars.Fd()), e.SHA256+".idx", 0)
+		unix.Unlinkat(int(c.tars.Fd()), idxName(e.SHA256), 0)
 		removed = append(removed, e)
 	}
-	c.removeOld("tars", func(_ *os.File, name string, age time.Duration) bool {
+	removeOld(c.tars, func(_ *os.File, name string, age time.Duration) bool {
 		sha, ok := strings.CutSuffix(name, ".idx")
 		return age > staleAge && ok && isSHA256(sha) && !c.Has(sha)
 	})
-	return removed, tars.Sync()
+	return removed, c.tars.Sync()
 }
 
 // RemoveUnfinished removes what downloads that were killed left in tmp/, which the cache
@@ -688,7 +717,7 @@ func (c *Cache) RemoveUnfinished() int64 {
 	if !c.only {
 		return 0
 	}
-	return c.removeOld("tmp", func(_ *os.File, name string, _ time.Duration) bool { return ownTemp(name) })
+	return removeOld(c.tmp, func(_ *os.File, name string, _ time.Duration) bool { return ownTemp(name) })
 }
 
 // entryName names an entry in messages: its package and version, or, when its index could
@@ -703,7 +732,7 @@ func entryName(sha, name, version string) string {
 // removeTemporary removes the temporary files of tmp/ that are older than staleAge, and
 // those no live process holds that are older than orphanAge.
 func (c *Cache) removeTemporary() {
-	c.removeOld("tmp", func(dir *os.File, name string, age time.Duration) bool {
+	removeOld(c.tmp, func(dir *os.File, name string, age time.Duration) bool {
 		switch {
 		case !ownTemp(name) || age < orphanAge:
 			return false

@@ -9,7 +9,8 @@ import (
 	"math"
 	"os"
 
-	"pkg/internal/durable"
+	"golang.org/x/sys/unix"
+
 	"pkg/tarutil"
 )
 
@@ -40,12 +41,12 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if ms, ok := c.checked.Load(sha); ok {
 		return ms.([]tarutil.Member), nil
 	}
-	ix, err := openEntryIndex(c.idxPath(sha))
+	ix, err := openEntryIndex(c.tars, idxName(sha))
 	if err != nil {
 		return nil, fmt.Errorf("fetch: index of cached %s: %w", sha, err)
 	}
 	defer ix.f.Close()
-	f, err := os.Open(c.Path(sha))
+	f, err := openAt(c.tars, tarName(sha), unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
@@ -109,10 +110,10 @@ type entryIndex struct {
 	err                 error // why the first line is not an entry's
 }
 
-// openEntryIndex opens an entry's index file and reads its first line. An error is about
-// the file; one about its first line is in the entryIndex.
-func openEntryIndex(path string) (*entryIndex, error) {
-	f, err := os.Open(path)
+// openEntryIndex opens an entry's index file, name in the directory d, and reads its first
+// line. An error is about the file; one about its first line is in the entryIndex.
+func openEntryIndex(d *os.File, name string) (*entryIndex, error) {
+	f, err := openAt(d, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -142,11 +143,11 @@ func (ix *entryIndex) rest() *io.SectionReader {
 // drop removes the entry with this sha256, the tar first, unless its tar is no longer the
 // file checked: another process may have fetched it again meanwhile.
 func (c *Cache) drop(sha string, checked fs.FileInfo) {
-	if now, err := os.Stat(c.Path(sha)); err != nil || !os.SameFile(now, checked) {
+	if now, err := statAt(c.tars, tarName(sha)); err != nil || !os.SameFile(now, checked) {
 		return
 	}
-	os.Remove(c.Path(sha))
-	os.Remove(c.idxPath(sha))
+	unix.Unlinkat(int(c.tars.Fd()), tarName(sha), 0)
+	unix.Unlinkat(int(c.tars.Fd()), idxName(sha), 0)
 	c.checked.Delete(sha)
-	durable.Path(c.tarsDir())
+	c.tars.Sync()
 }

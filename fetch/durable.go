@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"pkg/internal/durable"
+	"golang.org/x/sys/unix"
 )
 
 // A fetched entry is written through the page cache and committed without waiting for the
@@ -72,21 +72,21 @@ func (c *Cache) Settle(shas ...string) error {
 	defer func() {
 		for _, tmp := range tmps {
 			if tmp != "" {
-				os.Remove(tmp)
+				unix.Unlinkat(int(c.tmp.Fd()), tmp, 0)
 			}
 		}
 	}()
-	var paths []string // each new index, then its tar
+	var files []fileAt // each new index, then its tar
 	for i, sha := range todo {
 		var err error
 		if tmps[i], err = c.settledIndex(sha, was[i].idx, false); err != nil && !errors.Is(err, errReplaced) {
 			errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, err))
 		}
 		if tmps[i] != "" {
-			paths = append(paths, tmps[i], c.Path(sha))
+			files = append(files, fileAt{c.tmp, tmps[i]}, fileAt{c.tars, tarName(sha)})
 		}
 	}
-	synced := c.fsyncAll(paths)
+	synced := c.fsyncAll(files)
 	renamed := false
 	for i, sha := range todo {
 		if tmps[i] == "" {
@@ -107,7 +107,7 @@ func (c *Cache) Settle(shas ...string) error {
 		tmps[i], renamed = "", true
 	}
 	if renamed {
-		if err := c.fsync(c.tarsDir()); err != nil {
+		if err := c.syncTars(); err != nil {
 			errs = append(errs, fmt.Errorf("fetch: settle cache: %w", err))
 		}
 	}
@@ -117,16 +117,21 @@ func (c *Cache) Settle(shas ...string) error {
 // settleWorkers is how many fsyncs Settle runs at once.
 const settleWorkers = 4
 
-// fsyncAll fsyncs the files at paths on up to settleWorkers goroutines and returns the
-// error of each.
-func (c *Cache) fsyncAll(paths []string) []error {
-	errs := make([]error, len(paths))
+// fileAt is the file name of the directory d.
+type fileAt struct {
+	d    *os.File
+	name string
+}
+
+// fsyncAll fsyncs files on up to settleWorkers goroutines and returns the error of each.
+func (c *Cache) fsyncAll(files []fileAt) []error {
+	errs := make([]error, len(files))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(settleWorkers, len(paths)) {
+	for range min(settleWorkers, len(files)) {
 		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(len(paths)); i = next.Add(1) - 1 {
-				errs[i] = c.fsync(paths[i])
+			for i := next.Add(1) - 1; i < int64(len(files)); i = next.Add(1) - 1 {
+				errs[i] = c.fsync(files[i].d, files[i].name)
 			}
 		})
 	}
@@ -141,14 +146,14 @@ func (c *Cache) settle(sha string, was unsynced) error {
 	if err != nil || tmp == "" {
 		return err
 	}
-	defer os.Remove(tmp)
-	if err := c.replaceIndex(sha, tmp, was, c.fsync(c.Path(sha))); err != nil {
+	defer unix.Unlinkat(int(c.tmp.Fd()), tmp, 0)
+	if err := c.replaceIndex(sha, tmp, was, c.fsync(c.tars, tarName(sha))); err != nil {
 		return err
 	}
-	return c.fsync(c.tarsDir())
+	return c.syncTars()
 }
 
-// replaceIndex renames tmp, synced, over the entry's index, if the index and the tar are
+// replaceIndex renames the file tmp of tmp/, synced, over the entry's index, if the index and the tar are
 // still the files was describes; synced is the error of the fsync of its tar, which is
 // removed if that failed. If the tar changed under the rename, another process is
 // fetching the entry again and the rename may have replaced its marked index: its tar's
@@ -161,30 +166,38 @@ func (c *Cache) replaceIndex(sha, tmp string, was unsynced, synced error) error 
 		c.drop(sha, was.tar)
 		return fmt.Errorf("%w; removed from the cache", synced)
 	}
-	if err := os.Rename(tmp, c.idxPath(sha)); err != nil {
+	if err := renameAt(c.tmp, tmp, c.tars, idxName(sha)); err != nil {
 		return err
 	}
-	if tar, err := os.Stat(c.Path(sha)); err != nil || !os.SameFile(tar, was.tar) {
-		return replaced(c.fsync(c.Path(sha)))
+	if tar, err := statAt(c.tars, tarName(sha)); err != nil || !os.SameFile(tar, was.tar) {
+		return replaced(c.fsync(c.tars, tarName(sha)))
 	}
 	return nil
 }
 
-// fsync is durable.Path, unless c.NoSync is set.
-func (c *Cache) fsync(path string) error {
+// fsync fsyncs the file name of the directory d, unless c.NoSync is set.
+func (c *Cache) fsync(d *os.File, name string) error {
 	if c.NoSync {
 		return nil
 	}
-	return durable.Path(path)
+	return syncAt(d, name)
+}
+
+// syncTars makes what was renamed in tars/ durable, unless c.NoSync is set.
+func (c *Cache) syncTars() error {
+	if c.NoSync {
+		return nil
+	}
+	return c.tars.Sync()
 }
 
 // unchanged reports an error unless the entry's index and tar are the files was describes.
 func (c *Cache) unchanged(sha string, was unsynced) error {
-	idx, err := os.Stat(c.idxPath(sha))
+	idx, err := statAt(c.tars, idxName(sha))
 	if err != nil {
 		return replaced(err)
 	}
-	tar, err := os.Stat(c.Path(sha))
+	tar, err := statAt(c.tars, tarName(sha))
 	if err != nil {
 		return replaced(err)
 	}
@@ -195,9 +208,9 @@ func (c *Cache) unchanged(sha string, was unsynced) error {
 }
 
 // settledIndex writes a temporary copy of the entry's index without its boot, synced if sync,
-// and returns its path; "" if the index has no boot. The index read must be the file idx.
+// and returns its name in tmp/; "" if the index has no boot. The index read must be the file idx.
 func (c *Cache) settledIndex(sha string, idx fs.FileInfo, sync bool) (string, error) {
-	ix, err := openEntryIndex(c.idxPath(sha))
+	ix, err := openEntryIndex(c.tars, idxName(sha))
 	if err != nil {
 		return "", replaced(err)
 	}

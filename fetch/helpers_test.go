@@ -220,3 +220,6 @@ func cacheOpener(t testing.TB) func() *Cache {
 		return c
 	}
 }
+
+// idxPath is where the index of the entry with this sha256 is.
+func (c *Cache) idxPath(sha string) string { return filepath.Join(c.dir, "tars", idxName(sha)) }

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"pkg/internal/regfile"
 	"pkg/repo"
 	"pkg/trust"
@@ -35,6 +37,7 @@ type savedIndex struct {
 	// an index of the repository that no trusted key verifies.
 	VerifiedBy []string `json:"verified_by,omitempty"`
 	data       []byte
+	read       time.Time // the copy's mtime: when it was last current (loadIndex)
 }
 
 // PinnedError refuses an index that no trusted key verifies, of a repository whose copy
@@ -73,8 +76,8 @@ func (c *Cache) Index(ctx context.Context, s *Source) (*repo.Index, error) {
 // *PinnedError, once the copy kept was verified. A *NotKeptError comes with the index it
 // could not keep.
 func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Record) (*repo.Index, trust.Result, error) {
-	path := c.indexPath(s)
-	saved, err := loadIndex(path)
+	name, path := indexName(s.indexLocation()), c.indexPath(s)
+	saved, err := loadIndex(c.index, name)
 	if s.offline {
 		return s.offlineIndex(saved, err, path, known)
 	}
@@ -101,12 +104,13 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 	case c.ReadOnly:
 	case !fresh.differs(saved):
 		// Best effort: the copy's time says when it was last current, for offlineNote.
-		os.Chtimes(path, time.Time{}, time.Now())
+		now := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_NOW}}
+		unix.UtimesNanoAt(int(c.index.Fd()), name, now, unix.AT_SYMLINK_NOFOLLOW)
 	case !res.Verified() && fresh.demotes(saved):
 		// Read without a key: a signed copy stays, as the floor for the next read with
 		// the key and for --offline, unless this one is signed too and no older.
 	default:
-		if err := c.saveIndex(path, fresh); err != nil {
+		if err := c.saveIndex(name, fresh); err != nil {
 			return ix, res, &NotKeptError{Repo: s.URL(), Err: err}
 		}
 	}
@@ -206,7 +210,7 @@ func (i *savedIndex) demotes(saved *savedIndex) bool {
 // IndexTime returns when the copy of s's index kept in the cache was last read from the
 // repository, changed or not; false when there is none.
 func (c *Cache) IndexTime(s *Source) (time.Time, bool) {
-	info, err := os.Stat(c.indexPath(s))
+	info, err := statAt(c.index, indexName(s.indexLocation()))
 	if err != nil {
 		return time.Time{}, false
 	}
@@ -216,14 +220,13 @@ func (c *Cache) IndexTime(s *Source) (time.Time, bool) {
 // offlineNote tells, after the repository could not be reached, that an offline source
 // would use the copy kept, and how current it is; "" when there is none it would believe.
 func (s *Source) offlineNote(saved *savedIndex, path string, known []trust.Record) string {
-	info, err := os.Stat(path)
-	if saved == nil || err != nil {
+	if saved == nil {
 		return ""
 	}
 	if _, _, err := s.offlineIndex(saved, nil, path, known); err != nil {
 		return ""
 	}
-	return "; the cache holds this repository's index as of " + info.ModTime().Format("2006-01-02 15:04 MST") +
+	return "; the cache holds this repository's index as of " + saved.read.Format("2006-01-02 15:04 MST") +
 		", usable offline"
 }
 
@@ -274,12 +277,13 @@ func (fresh *savedIndex) differs(saved *savedIndex) bool {
 // ForgetIndex removes the copy kept of the repository's index, so that its next index
 // need not follow it.
 func (c *Cache) ForgetIndex(s *Source) error {
-	if err := os.Remove(c.indexPath(s)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := removeAt(c.index, indexName(s.indexLocation())); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("fetch: %w", err)
 	}
 	return nil
 }
 
+// indexPath names the copy of s's index in messages.
 func (c *Cache) indexPath(s *Source) string { return c.indexFile(s.indexLocation()) }
 
 // IndexName returns the name that the copy of s's index kept in the cache at dir gives its
@@ -313,29 +317,45 @@ func IndexFiles(dir string, s *Source) (paths []string, remote bool) {
 func (c *Cache) indexFile(location string) string { return indexFileIn(c.dir, location) }
 
 func indexFileIn(dir, location string) string {
-	sum := sha256.Sum256([]byte(location))
-	return filepath.Join(dir, "index", hex.EncodeToString(sum[:])+".json")
+	return filepath.Join(dir, "index", indexName(location))
 }
 
-func loadIndex(path string) (*savedIndex, error) {
-	b, err := os.ReadFile(path)
+// indexName is the name, in index/, of the copy of the index at location.
+func indexName(location string) string {
+	sum := sha256.Sum256([]byte(location))
+	return hex.EncodeToString(sum[:]) + ".json"
+}
+
+// loadIndex reads the copy of an index kept as name in the directory index.
+func loadIndex(index *os.File, name string) (*savedIndex, error) {
+	f, err := openAt(index, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	path := f.Name()
 	head, data, ok := bytes.Cut(b, []byte("\n"))
-	saved := &savedIndex{data: data}
+	saved := &savedIndex{data: data, read: info.ModTime()}
 	if !ok || json.Unmarshal(head, saved) != nil {
 		return nil, fmt.Errorf("fetch: %s is not a saved index (remove it)", path)
 	}
 	return saved, nil
 }
 
-func (c *Cache) saveIndex(path string, saved *savedIndex) error {
+func (c *Cache) saveIndex(name string, saved *savedIndex) error {
 	head, err := json.Marshal(saved)
 	if err != nil {
 		return err
 	}
-	return c.writeFile(path, func(w io.Writer) error {
+	return c.writeFile(c.index, name, func(w io.Writer) error {
 		_, err := w.Write(append(append(head, '\n'), saved.data...))
 		return err
 	})

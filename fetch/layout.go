@@ -181,17 +181,10 @@ func (c *Cache) openSubdir(name string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// removeOld removes the regular files of the cache's subdirectory sub that old reports,
-// given the directory, their names and ages, and returns their bytes. It works relative
-// to the directory, opened through no symlink, so that it removes nothing outside the
-// cache.
-func (c *Cache) removeOld(sub string, old func(dir *os.File, name string, age time.Duration) bool) int64 {
-	d, err := c.openSubdir(sub)
-	if err != nil {
-		return 0
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
+// removeOld removes the regular files of the cache's subdirectory d that old reports,
+// given the directory, their names and ages, and returns their bytes.
+func removeOld(d *os.File, old func(dir *os.File, name string, age time.Duration) bool) int64 {
+	names, _ := readNames(d)
 	var n int64
 	for _, name := range names {
 		var st unix.Stat_t

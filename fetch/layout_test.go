@@ -80,8 +80,9 @@ func TestOpenSymlinkedSubdir(t *testing.T) {
 	}
 }
 
-// TestCleanThroughSymlink makes tmp/ and tars/ symlinks while the cache is open, as its
-// only user, and removes everything it may: nothing in their targets is removed.
+// TestCleanThroughSymlink puts symlinks in place of tmp/ and tars/ while the cache is open,
+// as its only user, and removes everything it may: it works in the directories it opened,
+// and nothing in the symlinks' targets is removed.
 func TestCleanThroughSymlink(t *testing.T) {
 	c := openCache(t)
 	if err := c.Exclusive(context.Background(), nil); err != nil {
@@ -92,7 +93,7 @@ func TestCleanThroughSymlink(t *testing.T) {
 	testfs.OldFiles(t, outside, "a-1.tar", sha+".tar", sha+".idx")
 	before := testfs.Tree(t, outside)
 	for _, sub := range []string{"tmp", "tars"} {
-		if err := os.Remove(filepath.Join(c.dir, sub)); err != nil {
+		if err := os.Rename(filepath.Join(c.dir, sub), filepath.Join(c.dir, sub+".aside")); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.Symlink(outside, filepath.Join(c.dir, sub)); err != nil {
@@ -102,8 +103,8 @@ func TestCleanThroughSymlink(t *testing.T) {
 	if n := c.RemoveUnfinished(); n != 0 {
 		t.Errorf("RemoveUnfinished through a symlinked tmp/ = %d, want 0", n)
 	}
-	if removed, err := c.Remove(func(Entry) bool { return false }); !errors.Is(err, ErrNotCache) || len(removed) != 0 {
-		t.Errorf("Remove through a symlinked tars/ = %v, %v; want nothing removed and ErrNotCache", removed, err)
+	if removed, err := c.Remove(func(Entry) bool { return false }); err != nil || len(removed) != 0 {
+		t.Errorf("Remove with a symlink in place of tars/ = %v, %v; want nothing removed", removed, err)
 	}
 	testfs.SameTree(t, "the symlinks' target", testfs.Tree(t, outside), before)
 }

@@ -10,10 +10,11 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"pkg/repo"
 )
@@ -166,7 +167,7 @@ func (m *mirrors) served(i int) {
 	if !m.down[i].IsZero() {
 		m.down[i] = time.Time{}
 		if m.cache != nil && !m.cache.ReadOnly {
-			os.Remove(m.cache.downPath(m.locs[i].url()))
+			unix.Unlinkat(int(m.cache.index.Fd()), downName(m.locs[i].url()), 0)
 		}
 	}
 }
@@ -245,15 +246,16 @@ type downRecord struct {
 // maxDownRecord bounds the record read: one is a URL and an error's text.
 const maxDownRecord = 64 << 10 // 64 KiB
 
-func (c *Cache) downPath(url string) string {
+// downName is the name, in index/, of the record of url found down.
+func downName(url string) string {
 	sum := sha256.Sum256([]byte(url))
-	return filepath.Join(c.dir, "index", hex.EncodeToString(sum[:])+".down")
+	return hex.EncodeToString(sum[:]) + ".down"
 }
 
 // readDown returns the record of url found down, unless there is none in force.
 func (c *Cache) readDown(url string) (downRecord, error) {
 	var r downRecord
-	f, err := os.Open(c.downPath(url))
+	f, err := openAt(c.index, downName(url), unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return r, err
 	}
@@ -276,7 +278,7 @@ func (c *Cache) writeDown(r downRecord) error {
 	if err != nil {
 		return err
 	}
-	return c.writeFile(c.downPath(r.URL), func(w io.Writer) error {
+	return c.writeFile(c.index, downName(r.URL), func(w io.Writer) error {
 		_, err := w.Write(append(b, '\n'))
 		return err
 	})

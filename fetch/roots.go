@@ -10,6 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // Several roots may install from one cache. Each records itself under roots/, one file per
@@ -17,18 +20,24 @@ import (
 // root keeps what the others use.
 
 // RootFile is where the cache records the root at the absolute path root.
-func (c *Cache) RootFile(root string) string {
+func (c *Cache) RootFile(root string) string { return filepath.Join(c.dir, "roots", rootName(root)) }
+
+// rootName is the name, in roots/, of the record of the root at the absolute path root.
+func rootName(root string) string {
 	sum := sha256.Sum256([]byte(root))
-	return filepath.Join(c.dir, "roots", hex.EncodeToString(sum[:8]))
+	return hex.EncodeToString(sum[:8])
 }
 
-// AddRoot records that the root at the absolute path root installs from the cache.
+// AddRoot records that the root at the absolute path root installs from the cache. A run
+// root is recorded by its path in the cache, also when given by the path through the
+// cache's descriptor that RunDir returns.
 func (c *Cache) AddRoot(root string) error {
-	path := c.RootFile(root)
-	if b, err := os.ReadFile(path); err == nil && string(b) == root+"\n" {
+	root = c.runs.name(root)
+	name := rootName(root)
+	if b, err := readFileAt(c.roots, name); err == nil && string(b) == root+"\n" {
 		return nil
 	}
-	err := c.writeFile(path, func(w io.Writer) error {
+	err := c.writeFile(c.roots, name, func(w io.Writer) error {
 		_, err := io.WriteString(w, root+"\n")
 		return err
 	})
@@ -38,20 +47,29 @@ func (c *Cache) AddRoot(root string) error {
 	return nil
 }
 
+// maxRootRecord bounds a record of roots/ read: a path.
+const maxRootRecord = 64 << 10 // 64 KiB
+
+// readFileAt reads the record name of the directory d.
+func readFileAt(d *os.File, name string) ([]byte, error) {
+	f, err := openAt(d, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readLimited(f, maxRootRecord, f.Name(), "root record")
+}
+
 // Roots returns the roots recorded as installing from the cache.
 func (c *Cache) Roots() ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(c.dir, "roots"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	names, err := readNames(c.roots)
 	if err != nil {
 		return nil, fmt.Errorf("fetch: list the roots of the cache: %w", err)
 	}
 	var roots []string
-	for _, e := range ents {
-		path := filepath.Join(c.dir, "roots", e.Name())
-		b, err := os.ReadFile(path)
-		if root := strings.TrimSuffix(string(b), "\n"); err == nil && filepath.IsAbs(root) && c.RootFile(root) == path {
+	for _, name := range names {
+		b, err := readFileAt(c.roots, name)
+		if root := strings.TrimSuffix(string(b), "\n"); err == nil && filepath.IsAbs(root) && rootName(root) == name {
 			roots = append(roots, root)
 		}
 	}
@@ -60,17 +78,64 @@ func (c *Cache) Roots() ([]string, error) {
 
 // ForgetRoot drops the record of a root that no longer exists.
 func (c *Cache) ForgetRoot(root string) error {
-	if err := os.Remove(c.RootFile(root)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := removeAt(c.roots, rootName(c.runs.name(root))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
 }
 
-// RunDir returns the cache's directory of run roots, <cache>/run, making it if needed; it
-// refuses one that is a symlink or not a directory, as it does the other subdirectories.
-func (c *Cache) RunDir() (string, error) {
-	if err := subdir(c.use, c.dir, "run"); err != nil {
-		return "", err
+// runDir is the cache's directory of run roots, run/, once opened.
+type runDir struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string // fdPath(f)
+	dir  string // its path in the cache
+}
+
+// name returns path, a path through the run directory's descriptor, as the path in the
+// cache it stands for; any other path as it is.
+func (r *runDir) name(path string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return path
 	}
-	return filepath.Join(c.dir, "run"), nil
+	if rest, ok := strings.CutPrefix(path, r.path+"/"); ok {
+		return filepath.Join(r.dir, rest)
+	}
+	return path
+}
+
+// RunDir returns the cache's directory of run roots, <cache>/run, making it if needed, and
+// a path to it through the descriptor that c holds of it (/proc/self/fd/N), which stays
+// the cache's directory whatever takes its name: a run root reached by that path is the
+// cache's (AddRoot records it by its path in the cache). It refuses one that is a
+// symlink or not a directory, as it does the other subdirectories. The directory is c's,
+// open until c is closed.
+func (c *Cache) RunDir() (dir *os.File, path string, err error) {
+	c.runs.mu.Lock()
+	defer c.runs.mu.Unlock()
+	if c.runs.f == nil {
+		if err := subdir(c.use, c.dir, "run"); err != nil {
+			return nil, "", err
+		}
+		f, err := c.openSubdir("run")
+		if err != nil {
+			return nil, "", err
+		}
+		c.runs.f, c.runs.path, c.runs.dir = f, fdPath(f), f.Name()
+	}
+	return c.runs.f, c.runs.path, nil
+}
+
+// OpenRunDir opens the directory of run roots of the cache at dir, through no symlink,
+// without taking the cache's lock or making anything: for a run that reuses a run root
+// and opens nothing else of the cache.
+func OpenRunDir(dir string) (*os.File, error) {
+	use, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer use.Close()
+	return openAt(use, "run", unix.O_RDONLY|unix.O_DIRECTORY, 0)
 }

@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"pkg/repo"
 	"pkg/tarutil"
 )
@@ -65,11 +67,11 @@ func (c *Cache) donors(name, except string) *donors {
 
 // add opens the entry with this sha256 and remembers its members.
 func (d *donors) add(c *Cache, sha string) {
-	f, err := os.Open(c.Path(sha))
+	f, err := openAt(c.tars, tarName(sha), unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return
 	}
-	ms, err := readMembers(c.idxPath(sha), f)
+	ms, err := readMembers(c.tars, idxName(sha), f)
 	if err != nil {
 		f.Close()
 		return
@@ -192,13 +194,14 @@ func rewriteOthers(f *os.File, size int64, done []sharing) {
 	}
 }
 
-// readMembers reads the members listed by the entry index file at path, of the tar f.
-func readMembers(path string, f *os.File) ([]tarutil.Member, error) {
+// readMembers reads the members listed by the entry index file name of the directory d,
+// of the tar f.
+func readMembers(d *os.File, name string, f *os.File) ([]tarutil.Member, error) {
 	info, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	ix, err := openEntryIndex(path)
+	ix, err := openEntryIndex(d, name)
 	if err != nil {
 		return nil, err
 	}
@@ -209,8 +212,8 @@ func readMembers(path string, f *os.File) ([]tarutil.Member, error) {
 	return tarutil.ReadIndex(ix.rest(), ix.info.Size()-ix.off, info.Size())
 }
 
-// share shares what it can of the new tar of p, written to tmp with its index in sums,
-// with the entries of p's package.
+// share shares what it can of the new tar of p, written to tmp with its index in the
+// file sums of tmp/, with the entries of p's package.
 func (c *Cache) share(tmp *os.File, sums string, p repo.Package) {
 	if block, _ := shareFS(tmp); block == 0 {
 		return // before listing the cache and reading indexes, on every fetch
@@ -220,7 +223,7 @@ func (c *Cache) share(tmp *os.File, sums string, p repo.Package) {
 		return
 	}
 	defer d.close()
-	if ms, err := readMembers(sums, tmp); err == nil {
+	if ms, err := readMembers(c.tmp, sums, tmp); err == nil {
 		d.share(tmp, ms)
 	}
 }

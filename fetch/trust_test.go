@@ -205,7 +205,7 @@ func TestVerifiedIndexExpiredFloor(t *testing.T) {
 	srv.set(older, olderSig)
 	c := openCache(t)
 	s := trusting(t, srv.URL, trustedBy(key))
-	if err := c.saveIndex(c.indexPath(s), &savedIndex{Location: s.indexLocation(), Signature: savedSig, data: saved}); err != nil {
+	if err := c.saveIndex(indexName(s.indexLocation()), &savedIndex{Location: s.indexLocation(), Signature: savedSig, data: saved}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := c.VerifiedIndex(t.Context(), s); !errors.Is(err, trust.ErrRollback) {
@@ -223,7 +223,7 @@ func TestVerifiedIndexOffline(t *testing.T) {
 	c := openCache(t)
 	policy := trust.Policy{Keys: []trust.PublicKey{key.Public()}}
 	off := trusting(t, "http://127.0.0.1:1/repo/", Options{Offline: true, Trust: policy})
-	path := c.indexPath(off)
+	path := indexName(off.indexLocation())
 	if err := c.saveIndex(path, &savedIndex{Location: off.indexLocation(), Signature: sig, data: index}); err != nil {
 		t.Fatal(err)
 	}

@@ -84,15 +84,15 @@ func (u *usage) remove(i int) int64 {
 // entryPlaces returns where the data of an entry's tar lie, merged, and the bytes of the
 // entry that lie at no known place.
 func (c *Cache) entryPlaces(sha string) ([]span, int64) {
-	alone := allocated(c.idxPath(sha))
-	f, err := os.Open(c.Path(sha))
+	alone := allocated(c.tars, idxName(sha))
+	f, err := openAt(c.tars, tarName(sha), unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, alone
 	}
 	defer f.Close()
 	places, other, ok := placesOf(f)
 	if !ok {
-		return nil, alone + allocated(f.Name())
+		return nil, alone + allocated(c.tars, tarName(sha))
 	}
 	slices.SortFunc(places, func(a, b span) int { return cmp.Compare(a.from, b.from) })
 	merged := places[:0]
@@ -106,10 +106,11 @@ func (c *Cache) entryPlaces(sha string) ([]span, int64) {
 	return merged, alone + other
 }
 
-// allocated returns the bytes of disk the file at path occupies, as du counts them.
-func allocated(path string) int64 {
+// allocated returns the bytes of disk the file name of the directory d occupies, as du
+// counts them.
+func allocated(d *os.File, name string) int64 {
 	var st unix.Stat_t
-	if unix.Lstat(path, &st) != nil {
+	if unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return 0
 	}
 	return st.Blocks * 512

@@ -121,7 +121,7 @@ func TestTrimShared(t *testing.T) {
 			}
 			es, _ := c.List()
 			for _, e := range es {
-				each += allocated(c.Path(e.SHA256)) + allocated(c.idxPath(e.SHA256))
+				each += allocated(c.tars, tarName(e.SHA256)) + allocated(c.tars, idxName(e.SHA256))
 			}
 			total := c.usage(es).total
 			if total >= each*2/3 {
@@ -132,7 +132,7 @@ func TestTrimShared(t *testing.T) {
 				t.Fatalf("Trim under %d bytes: %+v, %v; want the oldest removed", total-1, got, err)
 			}
 			t.Logf("3 versions: %d bytes apart, %d counted once; removing the oldest freed %d", each, total, got.Freed)
-			if oldest := allocated(c.Path(ps[1].SHA256)); got.Freed <= 0 || got.Freed >= oldest/2 || got.Size != total-got.Freed {
+			if oldest := allocated(c.tars, tarName(ps[1].SHA256)); got.Freed <= 0 || got.Freed >= oldest/2 || got.Size != total-got.Freed {
 				t.Errorf("removing the oldest version freed %d bytes of a tar of %d, most of it shared; %d left of %d", got.Freed, oldest, got.Size, total)
 			}
 		})
@@ -316,18 +316,18 @@ func BenchmarkMarkUsed(b *testing.B) {
 			if err := fetchOne(c, s, p); err != nil {
 				b.Fatal(err)
 			}
-			path := c.Path(p.SHA256)
+			name := tarName(p.SHA256)
 			b.Run("write", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					markUsed(path, time.Time{})
+					markUsed(c.tars, name, time.Time{})
 				}
 			})
 			b.Run("skip", func(b *testing.B) {
 				b.ReportAllocs()
 				now := time.Now()
 				for b.Loop() {
-					markUsed(path, now)
+					markUsed(c.tars, name, now)
 				}
 			})
 			b.Run("fetch", func(b *testing.B) {

@@ -59,7 +59,15 @@ func (r *Root) binWant(dirs []string, pkg, b string) string {
 	return wrapperHead + command(b) + " of " + pkg + ", with the libraries of the packages it uses\n" +
 		"LD_LIBRARY_PATH=" + shellQuote(strings.Join(dirs, ":")) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n" +
 		"export LD_LIBRARY_PATH\n" +
-		"exec " + shellQuote(filepath.Join(r.pkgDir(pkg), path.Clean(file))) + " \"$@\"\n"
+		"exec " + shellQuote(filepath.Join(r.namedPkgDir(pkg), path.Clean(file))) + " \"$@\"\n"
+}
+
+// namedPkgDir is the package's directory by the path the root is known by (Options.Name).
+func (r *Root) namedPkgDir(pkg string) string {
+	if r.o.Name == "" {
+		return r.pkgDir(pkg)
+	}
+	return filepath.Join(r.o.Name, "pkgs", pkg)
 }
 
 // libDirs returns the library directories of p and of the packages of all it depends on,
@@ -72,7 +80,7 @@ func (r *Root) libDirs(all map[string]*db.Package, p *db.Package) []string {
 	walk = func(q *db.Package) {
 		seen[q.Name] = true
 		for _, l := range q.Lib {
-			dirs = append(dirs, filepath.Join(r.pkgDir(q.Name), l))
+			dirs = append(dirs, filepath.Join(r.namedPkgDir(q.Name), l))
 		}
 		for _, d := range q.Depends {
 			if req, err := repo.ParseRequirement(d); err == nil && all[req.Name] != nil && !seen[req.Name] {

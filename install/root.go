@@ -31,6 +31,10 @@ type Options struct {
 	LockTimeout time.Duration       // how long to wait for another pkg process; 0 waits forever
 	Waiting     func(holder string) // called once if another process keeps the lock past a retry
 	Owner       string              // describes this process to the ones that wait for it
+	// Name, if not "", is the path the root is known by where the dir given to Open is
+	// another way to it (a run root reached through its cache's descriptor): the
+	// wrappers in bin/, which outlive the process, name the root by it.
+	Name string
 }
 
 // Root is an open install root. It holds the root's lock until Close.

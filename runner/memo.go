@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +84,7 @@ func stateOf(path string) fileState {
 type memo struct {
 	Set     string    `json:"set"` // the run root's name
 	Command string    `json:"command"`
+	Link    string    `json:"link,omitempty"` // what bin/<command> held: a symlink's target, "" for a file
 	Package string    `json:"package"`
 	Version string    `json:"version"`
 	Expires time.Time `json:"expires,omitzero"` // of the index
@@ -126,9 +128,10 @@ func requestKey(req Request) (string, error) {
 	return hex.EncodeToString(sum[:16]), nil
 }
 
-// remember writes the memo of req, which resolved to r, unless w was not taken (the
-// repository's location could not be parsed) or the index changed since.
-func (w Watched) remember(runs string, req Request, r *Run, expires time.Time) error {
+// remember writes the memo of req, which resolved to r, into the run directory runs,
+// unless w was not taken (the repository's location could not be parsed) or the index
+// changed since.
+func (w Watched) remember(runs *os.File, req Request, r *Run, expires time.Time) error {
 	if len(w.Files) == 0 {
 		return nil
 	}
@@ -148,43 +151,56 @@ func (w Watched) remember(runs string, req Request, r *Run, expires time.Time) e
 	if err != nil {
 		return err
 	}
-	m := memo{Set: filepath.Base(r.Root), Command: r.Command, Package: r.Package.Name, Version: r.Package.Version, Expires: expires, Watched: w}
+	m := memo{Set: filepath.Base(r.Root), Command: r.Command, Link: r.link, Package: r.Package.Name, Version: r.Package.Version, Expires: expires, Watched: w}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(runs, "memo")
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".new-*")
+	dir, err := subdirIn(runs, "memo")
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(dir, key+".json"))
-	}
+	defer dir.Close()
+	return writeMemo(dir, key+".json", b)
+}
+
+// maxMemo bounds a memo read: a few paths and digests.
+const maxMemo = 1 << 20 // 1 MiB
+
+// readMemo reads the memo name of the run directory runs, through no symlink.
+func readMemo(runs *os.File, name string) ([]byte, error) {
+	dir, err := openIn(runs, "memo", unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		os.Remove(tmp.Name())
+		return nil, err
 	}
-	return err
+	defer dir.Close()
+	f, err := openIn(dir, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxMemo+1))
+	if err == nil && len(b) > maxMemo {
+		err = errors.New("memo too large")
+	}
+	return b, err
 }
 
 // Reuse returns req ready to run from the run root its memo names, if the memo holds:
 // the index it was resolved from is unchanged (offline, however long ago it was read),
-// and the root still has the command. It reads the memo and stats a few files; it opens
-// neither the cache nor a database.
+// and the root still has the command, as the memo recorded it. It reads the memo and
+// stats a few files; it opens neither the cache's lock nor a database.
 func Reuse(ctx context.Context, cacheDir string, req Request, offline bool) (*Run, bool) {
 	key, err := requestKey(req)
 	if err != nil {
 		return nil, false
 	}
-	runs := filepath.Join(cacheDir, "run")
-	b, err := os.ReadFile(filepath.Join(runs, "memo", key+".json"))
+	runs, err := fetch.OpenRunDir(cacheDir)
+	if err != nil {
+		return nil, false
+	}
+	defer runs.Close()
+	b, err := readMemo(runs, key+".json")
 	if err != nil {
 		return nil, false
 	}
@@ -203,12 +219,12 @@ func Reuse(ctx context.Context, cacheDir string, req Request, offline bool) (*Ru
 	if !offline && !m.Expires.IsZero() && now.After(m.Expires) {
 		return nil, false
 	}
-	r := &Run{Root: filepath.Join(runs, m.Set), Command: m.Command, Package: repo.Package{Name: m.Package, Version: m.Version}}
-	if r.used, err = hold(ctx, r.Root+".used"); err != nil {
+	r := &Run{Root: filepath.Join(runs.Name(), m.Set), Command: m.Command, Package: repo.Package{Name: m.Package, Version: m.Version}}
+	if r.used, err = hold(ctx, runs, m.Set+".used"); err != nil {
 		return nil, false
 	}
-	if _, err := os.Stat(r.Path()); err != nil {
-		r.used.Close()
+	if err := r.open(runs, m.Set); err != nil || r.link != m.Link {
+		r.Close() // damaged: Make repairs it
 		return nil, false
 	}
 	return r, true
@@ -241,10 +257,20 @@ func (r *Run) Exec(args, env []string) error {
 		out = append(out, e)
 	}
 	out = append(out, "PATH="+path)
-	if _, err := unix.FcntlInt(r.used.Fd(), unix.F_SETFD, 0); err != nil {
-		return fmt.Errorf("run %s: %w", r.Path(), err)
+	// The command is the file opened beneath the run root, run by its descriptor; a script's
+	// interpreter opens that path again, so its descriptor stays open across exec too.
+	keep := []*os.File{r.used}
+	if interpreted(r.exe) {
+		keep = append(keep, r.exe)
 	}
-	err := syscall.Exec(r.Path(), append([]string{r.Command}, args...), out)
-	unix.FcntlInt(r.used.Fd(), unix.F_SETFD, unix.FD_CLOEXEC)
+	for _, f := range keep {
+		if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFD, 0); err != nil {
+			return fmt.Errorf("run %s: %w", r.Path(), err)
+		}
+	}
+	err := syscall.Exec(fdPath(r.exe), append([]string{r.Command}, args...), out)
+	for _, f := range keep {
+		unix.FcntlInt(f.Fd(), unix.F_SETFD, unix.FD_CLOEXEC)
+	}
 	return &os.PathError{Op: "run", Path: r.Path(), Err: err}
 }

@@ -27,21 +27,26 @@ func Prune(cache *fetch.Cache, l fetch.Limits) (int, error) {
 	case l.MaxSize > 0:
 		return 0, nil
 	}
-	runs, err := cache.RunDir()
+	runs, through, err := cache.RunDir()
 	if err != nil {
 		return 0, err
 	}
-	names, err := os.ReadDir(runs)
+	d, err := openIn(runs, ".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return 0, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
 	if err != nil {
 		return 0, err
 	}
 	removed := 0
 	for _, n := range names {
-		set, ok := strings.CutSuffix(n.Name(), ".used")
+		set, ok := strings.CutSuffix(n, ".used")
 		if !ok || !validSet(set) {
 			continue
 		}
-		done, err := pruneRun(cache, runs, set, before)
+		done, err := pruneRun(cache, runs, through, set, before)
 		if err != nil {
 			return removed, err
 		}
@@ -52,19 +57,20 @@ func Prune(cache *fetch.Cache, l fetch.Limits) (int, error) {
 	return removed, nil
 }
 
-// pruneRun removes the run root set if its .used file can be locked exclusively at once
-// and was last touched before before. The .used file goes last, still locked: a run
-// waiting for it finds it replaced (hold) and starts afresh.
-func pruneRun(cache *fetch.Cache, runs, set string, before time.Time) (bool, error) {
-	used := filepath.Join(runs, set+".used")
-	fd, err := unix.Open(used, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+// pruneRun removes the run root set of the directory runs, reached at the path through, if
+// its .used file can be locked exclusively at once and was last touched before before.
+// The .used file goes last, still locked: a run waiting for it finds it replaced (hold)
+// and starts afresh.
+func pruneRun(cache *fetch.Cache, runs *os.File, through, set string, before time.Time) (bool, error) {
+	f, err := openIn(runs, set+".used", unix.O_RDWR|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return false, nil
 		}
-		return false, &os.PathError{Op: "open", Path: used, Err: err}
+		return false, err
 	}
-	defer unix.Close(fd)
+	defer f.Close()
+	fd, used := int(f.Fd()), f.Name()
 	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return false, nil // a command runs from it, or is making it
 	}
@@ -75,15 +81,14 @@ func pruneRun(cache *fetch.Cache, runs, set string, before time.Time) (bool, err
 	if !before.IsZero() && !time.Unix(st.Mtim.Unix()).Before(before) {
 		return false, nil
 	}
-	root := filepath.Join(runs, set)
-	if err := install.RemoveTree(runs, set); err != nil {
+	if err := install.RemoveTree(through, set); err != nil {
 		return false, err
 	}
-	if err := cache.ForgetRoot(root); err != nil {
+	if err := cache.ForgetRoot(filepath.Join(runs.Name(), set)); err != nil {
 		return false, err
 	}
-	if err := os.Remove(used); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return false, err
+	if err := unix.Unlinkat(int(runs.Fd()), set+".used", 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return false, &os.PathError{Op: "remove", Path: used, Err: err}
 	}
 	return true, nil
 }

@@ -28,7 +28,12 @@ func TestPrune(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	busy, err := hold(context.Background(), runs["busy"].Root+".used") // a command running from it
+	rd, err := fetch.OpenRunDir(w.cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	busy, err := hold(context.Background(), rd, filepath.Base(runs["busy"].Root)+".used") // a command running from it
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func (r Request) requirements() []repo.Requirement {
 
 // Run is a command ready to run from a run root.
 type Run struct {
-	Root    string       // the run root
+	Root    string       // the run root's path in the cache
 	Command string       // its name in Root/bin
 	Package repo.Package // the package run: only its name and version when reused
 	// Outcome is what making the root did: nil when the root held the set already.
@@ -76,13 +76,34 @@ type Run struct {
 	NoMemo error
 
 	used *os.File // <set>.used, flocked shared
+	exe  *os.File // the command, opened beneath the run root (openCommand)
+	link string   // what bin/<Command> held when exe was opened: a symlink's target, or ""
 }
 
 // Path is the command's path in the run root.
 func (r *Run) Path() string { return filepath.Join(r.Root, "bin", r.Command) }
 
 // Close releases the run root, for a caller that does not Exec.
-func (r *Run) Close() error { return r.used.Close() }
+func (r *Run) Close() error {
+	if r.exe != nil {
+		r.exe.Close()
+	}
+	return r.used.Close()
+}
+
+// open opens r's command in the run root set of runs, beneath the root's directory.
+func (r *Run) open(runs *os.File, set string) error {
+	root, err := openIn(runs, set, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if r.exe != nil {
+		r.exe.Close()
+	}
+	r.exe, r.link, err = openCommand(root, r.Command)
+	return err
+}
 
 // Make resolves req against ix into a set of packages, picks the command, and returns it
 // ready to run from the set's run root, making that root (through f, under the root's
@@ -115,16 +136,19 @@ func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Index, req Request, w Wat
 	if err != nil {
 		return nil, err
 	}
-	runs, err := f.Cache.RunDir()
+	runs, through, err := f.Cache.RunDir()
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(runs, SetKey(pkgs, repo.Host))
-	used, err := hold(ctx, dir+".used")
+	set := SetKey(pkgs, repo.Host)
+	used, err := hold(ctx, runs, set+".used")
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{Root: dir, Command: cmd, Package: main, used: used}
+	// The root is made through the cache's descriptor of run/; it is known by its path.
+	dir := through + "/" + set
+	r := &Run{Root: filepath.Join(runs.Name(), set), Command: cmd, Package: main, used: used}
+	o.Name = r.Root
 	plan := func(root *install.Root, recs []db.Package) (*txn.Plan, error) {
 		return txn.InstallPlan(dir, ix, recs, reqs, nil, f.Cache)
 	}
@@ -141,12 +165,31 @@ func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Index, req Request, w Wat
 		used.Close()
 		return nil, err
 	}
-	if _, err := os.Lstat(r.Path()); err != nil {
-		used.Close()
-		return nil, fmt.Errorf("run %s %s: command %s: %w", main.Name, main.Version, cmd, err)
+	if err := r.open(runs, set); err != nil {
+		// The root holds the set but not the command's link or file, deleted from it:
+		// the package that has the command is put back.
+		if r.Outcome, err = makeRoot(ctx, f, dir, repair(dir, ix, pkgs, cmd, f), o); err == nil {
+			err = r.open(runs, set)
+		}
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("run %s %s: command %s: %w", main.Name, main.Version, cmd, err)
+		}
 	}
 	r.NoMemo = w.remember(runs, req, r, expires(ix))
 	return r, nil
+}
+
+// repair returns the plan of installing again, into the run root at dir, the package of
+// pkgs that has the command cmd.
+func repair(dir string, ix *txn.Index, pkgs []repo.Package, cmd string, f *txn.Fetcher) func(*install.Root, []db.Package) (*txn.Plan, error) {
+	return func(_ *install.Root, recs []db.Package) (*txn.Plan, error) {
+		i := slices.IndexFunc(pkgs, func(p repo.Package) bool { return slices.Contains(commands(p), cmd) })
+		if i < 0 {
+			return nil, fmt.Errorf("run: no package of the run has the command %s", cmd)
+		}
+		return txn.ReinstallPlan(dir, ix, recs, []string{pkgs[i].Name}, f.Cache)
+	}
 }
 
 // expires returns the earliest expiry of ix's signed indexes, zero if none expires.
@@ -287,25 +330,25 @@ func commands(p repo.Package) []string {
 	return names
 }
 
-// hold opens path, creating it, and flocks it shared, waiting until ctx is done; it
-// touches it, as the last use of its root.
-func hold(ctx context.Context, path string) (*os.File, error) {
+// hold opens the file name of the directory runs, creating it, and flocks it shared,
+// waiting until ctx is done; it touches it, as the last use of its root.
+func hold(ctx context.Context, runs *os.File, name string) (*os.File, error) {
 	for {
-		f, err := holdOnce(ctx, path)
+		f, err := holdOnce(ctx, runs, name)
 		if f != nil || err != nil {
 			return f, err
 		}
 	}
 }
 
-// holdOnce is hold of the file path names now: nil, nil if Prune removed it while this
+// holdOnce is hold of the file name names now: nil, nil if Prune removed it while this
 // waited for its lock.
-func holdOnce(ctx context.Context, path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+func holdOnce(ctx context.Context, runs *os.File, name string) (*os.File, error) {
+	f, err := openIn(runs, name, unix.O_RDWR|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), path)
+	fd, path := int(f.Fd()), f.Name()
 	for {
 		err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)
 		if err == nil {
@@ -322,12 +365,14 @@ func holdOnce(ctx context.Context, path string) (*os.File, error) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	var held, now unix.Stat_t
-	if unix.Fstat(fd, &held) != nil || unix.Stat(path, &now) != nil || held.Ino != now.Ino || held.Dev != now.Dev {
+	var held, there unix.Stat_t
+	if unix.Fstat(fd, &held) != nil || unix.Fstatat(int(runs.Fd()), name, &there, unix.AT_SYMLINK_NOFOLLOW) != nil ||
+		held.Ino != there.Ino || held.Dev != there.Dev {
 		f.Close() // pruned while this waited
 		return nil, nil
 	}
-	t := time.Now()
-	os.Chtimes(path, t, t) // best effort: a use missed only makes the root look older
+	// Best effort: a use missed only makes the root look older.
+	now := unix.NsecToTimeval(time.Now().UnixNano())
+	unix.Futimes(fd, []unix.Timeval{now, now})
 	return f, nil
 }

@@ -203,7 +203,12 @@ func source(t *testing.T, location string) *fetch.Source {
 func (w *world) rememberAs(location string, r *Run) {
 	w.t.Helper()
 	req := Request{Repos: []Repo{{Location: location}}, Package: repo.Requirement{Name: r.Package.Name}, Root: w.userDir}
-	if err := Watch(w.cacheDir, req).remember(filepath.Join(w.cacheDir, "run"), req, r, time.Time{}); err != nil {
+	runs, err := fetch.OpenRunDir(w.cacheDir)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer runs.Close()
+	if err := Watch(w.cacheDir, req).remember(runs, req, r, time.Time{}); err != nil {
 		w.t.Fatal(err)
 	}
 }

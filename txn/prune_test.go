@@ -84,8 +84,8 @@ func TestAutoPrune(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dir := filepath.Dir(filepath.Dir(w.cache.Path(hello.SHA256))) // the cache's
-	age := func(d time.Duration) {                                // the last prune, as <cache>/last-prune records it
+	dir := filepath.Dir(filepath.Dir(w.cache.RootFile("/"))) // the cache's
+	age := func(d time.Duration) {                           // the last prune, as <cache>/last-prune records it
 		was := time.Now().Add(-d)
 		if err := os.Chtimes(filepath.Join(dir, "last-prune"), was, was); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,122 @@
+package fetch
+
+import (
+	"errors"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// A Cache opens its directory once, and each of its subdirectories once, beneath it and
+// through no symlink (openSubdir); every file in them is then reached by one name relative
+// to its directory's descriptor, never following a symlink (openat with O_NOFOLLOW,
+// renameat, linkat, unlinkat, utimensat with AT_SYMLINK_NOFOLLOW). Another user of a shared
+// cache who renames its directories, or puts a symlink in their place, while a command
+// runs, moves nothing that command reads or writes out of the cache (#30). A path that
+// other packages open (Path, the directory a zip is staged in) goes through the
+// descriptor too (fdPath).
+
+// fdPath returns a path to the directory d as opened: /proc/self/fd/N resolves to it
+// wherever it is now, whatever took its name. It is this process's alone, and good while
+// d is open.
+func fdPath(d *os.File) string { return "/proc/self/fd/" + strconv.Itoa(int(d.Fd())) }
+
+// inDir names the file name of the directory d in messages.
+func inDir(d *os.File, name string) string { return filepath.Join(d.Name(), name) }
+
+// openAt opens the file name of the directory d, never through a symlink.
+func openAt(d *os.File, name string, flag int, perm uint32) (*os.File, error) {
+	for {
+		fd, err := unix.Openat(int(d.Fd()), name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: inDir(d, name), Err: err}
+		}
+		return os.NewFile(uintptr(fd), inDir(d, name)), nil
+	}
+}
+
+// statAt returns what the file name of d is, a symlink itself rather than what it points to.
+func statAt(d *os.File, name string) (fs.FileInfo, error) {
+	f, err := openAt(d, name, unix.O_PATH, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
+}
+
+// removeAt removes the file name of d; a symlink there is removed, not followed.
+func removeAt(d *os.File, name string) error {
+	if err := unix.Unlinkat(int(d.Fd()), name, 0); err != nil {
+		return &os.PathError{Op: "remove", Path: inDir(d, name), Err: err}
+	}
+	return nil
+}
+
+// renameAt renames the file a of the directory from to b of the directory to.
+func renameAt(from *os.File, a string, to *os.File, b string) error {
+	if err := unix.Renameat(int(from.Fd()), a, int(to.Fd()), b); err != nil {
+		return &os.LinkError{Op: "rename", Old: inDir(from, a), New: inDir(to, b), Err: err}
+	}
+	return nil
+}
+
+// linkAt makes b of the directory to a hard link of the file a of the directory from.
+func linkAt(from *os.File, a string, to *os.File, b string) error {
+	if err := unix.Linkat(int(from.Fd()), a, int(to.Fd()), b, 0); err != nil {
+		return &os.LinkError{Op: "link", Old: inDir(from, a), New: inDir(to, b), Err: err}
+	}
+	return nil
+}
+
+// readNames returns the names in the directory d, read through a descriptor of its own so
+// that d's offset is nobody's concern.
+func readNames(d *os.File) ([]string, error) {
+	f, err := openAt(d, ".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// createTemp makes a new file of the directory d, named as os.CreateTemp names it: pattern
+// with its last "*" replaced by a random decimal number (ownTemp), opened read-write.
+func createTemp(d *os.File, pattern string) (*os.File, error) {
+	prefix, suffix, _ := strings.Cut(pattern, "*")
+	for range 10000 {
+		name := prefix + strconv.FormatUint(uint64(rand.Uint32()), 10) + suffix
+		f, err := openAt(d, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, 0o600)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, &os.PathError{Op: "createtemp", Path: inDir(d, pattern), Err: fs.ErrExist}
+}
+
+// dup returns a second descriptor of the directory d.
+func dup(d *os.File) (*os.File, error) {
+	fd, err := unix.FcntlInt(d.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "dup", Path: d.Name(), Err: err}
+	}
+	return os.NewFile(uintptr(fd), d.Name()), nil
+}
+
+// syncAt fsyncs the file name of d.
+func syncAt(d *os.File, name string) error {
+	f, err := openAt(d, name, unix.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
