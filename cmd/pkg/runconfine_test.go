@@ -1,0 +1,107 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"pkg/internal/testfs"
+)
+
+// TestRunSwapped swaps <cache>/run for a symlink to a decoy, in a loop, while pkg run runs
+// a command again and again, remade by --refresh or reused from its memo: the decoy is a
+// copy of run/ whose command writes a marker instead. pkg run never runs the decoy's
+// command, nothing in the decoy changes, and the run root is whole afterwards (#30).
+func TestRunSwapped(t *testing.T) {
+	base := t.TempDir()
+	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: buildPkg(t), base: base}
+	e.publishScript("tool", "1", map[string]string{"tool": "echo real"})
+	if out, stderr, code := e.run("tool"); out != "real\n" || code != 0 {
+		t.Fatalf("first run: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	runs := filepath.Join(e.cache, "run")
+	decoy := filepath.Join(base, "decoy")
+	if out, err := exec.Command("cp", "-a", runs, decoy).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+	marker := filepath.Join(base, "marker")
+	roots := e.runRoots()
+	script := filepath.Join(decoy, filepath.Base(roots[0]), "pkgs", "tool", "bin", "tool")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch "+marker+"\necho decoy\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := testfs.Snapshot(t, decoy)
+	swapper := testfs.Swap(t, runs, decoy)
+	deadline := time.Now().Add(8 * time.Second)
+	ran, refused := 0, 0
+	for i := 0; i < 400 && (i < 60 || swapper.Swaps() < 300) && time.Now().Before(deadline); i++ {
+		args := []string{"tool"}
+		if i%3 == 0 {
+			args = []string{"--refresh", "tool"}
+		}
+		out, _, code := e.run(args...)
+		switch {
+		case code == 0 && out == "real\n":
+			ran++
+		case code == 0:
+			t.Fatalf("run %d: stdout %q, want the real command's", i, out)
+		default:
+			refused++
+		}
+	}
+	swaps := swapper.Stop()
+	t.Logf("%d runs, %d refused, %d swaps", ran, refused, swaps)
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("pkg run ran the decoy's command")
+	}
+	testfs.SameTree(t, "the decoy", testfs.Snapshot(t, decoy), before)
+	if out, stderr, code := e.run("tool"); out != "real\n" || code != 0 {
+		t.Errorf("run after the swaps: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if got := e.runRoots(); len(got) != 1 || got[0] != roots[0] {
+		t.Errorf("run roots after the swaps: %q, want %q", got, roots)
+	}
+}
+
+// TestRunRepairsRoot deletes the command's link from a run root, then its file: the next
+// pkg run, from the memo or resolving again, puts the package back and runs the command.
+func TestRunRepairsRoot(t *testing.T) {
+	base := t.TempDir()
+	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: buildPkg(t), base: base}
+	e.publishScript("tool", "1", map[string]string{"tool": "echo real"})
+	if out, stderr, code := e.run("tool"); out != "real\n" || code != 0 {
+		t.Fatalf("first run: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	root := e.runRoots()[0]
+	for _, tt := range []struct {
+		name string
+		path string
+		args []string
+	}{
+		{"link", filepath.Join(root, "bin", "tool"), []string{"tool"}},
+		{"file", filepath.Join(root, "pkgs", "tool", "bin", "tool"), []string{"tool"}},
+		{"link-refresh", filepath.Join(root, "bin", "tool"), []string{"--refresh", "tool"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.Remove(tt.path); err != nil {
+				t.Fatal(err)
+			}
+			out, stderr, code := e.run(tt.args...)
+			if out != "real\n" || code != 0 {
+				t.Fatalf("run with %s deleted: exit %d, stdout %q, stderr %q", tt.path, code, out, stderr)
+			}
+			if _, err := os.Lstat(tt.path); err != nil {
+				t.Errorf("%s not put back: %v", tt.path, err)
+			}
+			if got := e.runRoots(); len(got) != 1 || got[0] != root {
+				t.Errorf("run roots: %q, want %q", got, root)
+			}
+			if out, stderr, code := e.run("tool"); out != "real\n" || code != 0 || strings.Contains(stderr, "installed") {
+				t.Errorf("run after the repair: exit %d, stdout %q, stderr %q", code, out, stderr)
+			}
+		})
+	}
+}
