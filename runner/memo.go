@@ -21,8 +21,9 @@ import (
 )
 
 // A run repeated while the index it was resolved from is unchanged reads only the memo
-// of its request: <cache>/run/memo/<digest of the request>.json names the run root and
-// the command, and what the files that show a change of the index (fetch.IndexFiles) were
+// of its request: <cache>/run/memo/<digest of the request>.json names the run root, the
+// command and what its link in bin/ holds, checked before the root is reused, and what
+// the files that show a change of the index (fetch.IndexFiles) were
 // when it was read: a local repository's index.json and signature, as they were before the
 // read, are what it resolved from for as long as they are unchanged; a remote repository's
 // index, for MaxAge after the read, as long as the cache's copy of it is as that read left
