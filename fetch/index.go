@@ -291,7 +291,12 @@ func (c *Cache) indexPath(s *Source) string { return c.indexFile(s.indexLocation
 // copy or it names none. It believes nothing: it is what the repository calls itself, for
 // calling it so, not for trusting it.
 func IndexName(dir string, s *Source) string {
-	saved, err := loadIndex(indexFileIn(dir, s.indexLocation()))
+	index, err := openCacheSubdir(dir, "index")
+	if err != nil {
+		return ""
+	}
+	defer index.Close()
+	saved, err := loadIndex(index, indexName(s.indexLocation()))
 	if err != nil {
 		return ""
 	}

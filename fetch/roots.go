@@ -131,11 +131,15 @@ func (c *Cache) RunDir() (dir *os.File, path string, err error) {
 // OpenRunDir opens the directory of run roots of the cache at dir, through no symlink,
 // without taking the cache's lock or making anything: for a run that reuses a run root
 // and opens nothing else of the cache.
-func OpenRunDir(dir string) (*os.File, error) {
+func OpenRunDir(dir string) (*os.File, error) { return openCacheSubdir(dir, "run") }
+
+// openCacheSubdir opens the subdirectory name of the cache at dir, through no symlink,
+// without opening the cache.
+func openCacheSubdir(dir, name string) (*os.File, error) {
 	use, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer use.Close()
-	return openAt(use, "run", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	return openAt(use, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 }
