@@ -105,3 +105,54 @@ func TestRunRepairsRoot(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheSwapped swaps each of tars/, tmp/ and roots/ of the cache for a symlink to a
+// decoy, in a loop, while pkg fetches, installs, upgrades, removes, prunes and cleans:
+// nothing in the decoy changes, and afterwards the root verifies and the cache serves
+// every package (#30). The fetch package's TestSwappedSubdirs covers index/ too, over HTTP.
+func TestCacheSwapped(t *testing.T) {
+	for _, sub := range []string{"tars", "tmp", "roots"} {
+		t.Run(sub, func(t *testing.T) {
+			base := t.TempDir()
+			e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), base: base}
+			for _, v := range []string{"1", "2"} {
+				e.publishScript("tool", v, map[string]string{"tool": "echo tool " + v})
+			}
+			e.publishScript("other", "1", map[string]string{"other": "echo other"})
+			e.ok("install", "-q", "other")
+			decoy := filepath.Join(base, "decoy")
+			if out, err := exec.Command("cp", "-a", filepath.Join(e.cache, sub), decoy).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v: %s", err, out)
+			}
+			if sub == "roots" { // without the root's record, which each command writes anew
+				if err := os.RemoveAll(decoy); err != nil || os.Mkdir(decoy, 0o755) != nil {
+					t.Fatal(err)
+				}
+			}
+			testfs.OldFiles(t, decoy, "tool-1.tar", "fetch-x", "0123456789abcdef")
+			before := testfs.Snapshot(t, decoy)
+			swapper := testfs.Swap(t, filepath.Join(e.cache, sub), decoy)
+			steps := [][]string{
+				{"install", "-q", "tool=1"}, {"upgrade", "-q"}, {"remove", "-q", "tool"},
+				{"cache", "prune", "--older-than", "0"}, {"fetch", "-q", "tool=1", "tool=2"},
+				{"install", "-q", "tool=2"}, {"cache", "clean"}, {"remove", "-q", "tool"},
+			}
+			deadline := time.Now().Add(6 * time.Second)
+			rounds, done := 0, 0
+			for ; (rounds < 60 || swapper.Swaps() < 300) && time.Now().Before(deadline); rounds++ {
+				if _, _, code := e.pkg(steps[rounds%len(steps)]...); code == 0 {
+					done++
+				}
+			}
+			swaps := swapper.Stop()
+			t.Logf("%d commands, %d of them done, %d swaps", rounds, done, swaps)
+			testfs.SameTree(t, "the decoy", testfs.Snapshot(t, decoy), before)
+			e.ok("verify")
+			e.ok("install", "-q", "tool=2")
+			e.ok("verify")
+			if out, _ := e.ok("cache", "list"); !strings.Contains(out, "tool 2") {
+				t.Errorf("cache list after the swaps: %q", out)
+			}
+		})
+	}
+}
