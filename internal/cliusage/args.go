@@ -3,6 +3,7 @@ package cliusage
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -50,10 +51,12 @@ var CompleteFlags = Complete(func(*cli.Context) []string { return nil })
 
 // Complete is a command's BashComplete that offers its flags after a "-", else the words
 // names returns. The word completed is read from os.Args, as urfave/cli's own completion
-// reads it (cli.DefaultCompleteWithFlags): a flag cut short fails to parse.
+// reads it (cli.DefaultCompleteWithFlags): a flag cut short fails to parse. A whole
+// boolean flag there is the word before the one completed ("remove -n <TAB>"), as the
+// scripts pass the word completed only when it starts with "-".
 func Complete(names func(c *cli.Context) []string) cli.BashCompleteFunc {
 	return func(c *cli.Context) {
-		if n := len(os.Args); n > 2 && strings.HasPrefix(os.Args[n-2], "-") {
+		if n := len(os.Args); n > 2 && strings.HasPrefix(os.Args[n-2], "-") && !isBoolFlag(c.Command, os.Args[n-2]) {
 			cli.DefaultCompleteWithFlags(c.Command)(c)
 			return
 		}
@@ -61,4 +64,15 @@ func Complete(names func(c *cli.Context) []string) cli.BashCompleteFunc {
 			fmt.Fprintln(c.App.Writer, name)
 		}
 	}
+}
+
+// isBoolFlag reports whether arg is a whole boolean flag of cmd: "-n", "--dry-run".
+func isBoolFlag(cmd *cli.Command, arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	for _, f := range cmd.Flags {
+		if _, ok := f.(*cli.BoolFlag); ok && slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
 }

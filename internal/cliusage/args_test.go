@@ -49,6 +49,7 @@ func TestComplete(t *testing.T) {
 	for _, tt := range []struct{ args, want string }{
 		{"app c --generate-bash-completion", "hello\nlibgreet\n"},
 		{"app c --a --generate-bash-completion", "--all\n"},
+		{"app c --all --generate-bash-completion", "hello\nlibgreet\n"}, // the word after a whole boolean flag
 	} {
 		var out strings.Builder
 		app := &cli.App{Name: "app", Writer: &out, EnableBashCompletion: true, Commands: []*cli.Command{{
