@@ -1,6 +1,7 @@
 package cliusage
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"slices"
@@ -60,9 +61,11 @@ func Complete(names func(c *cli.Context) []string) cli.BashCompleteFunc {
 			cli.DefaultCompleteWithFlags(c.Command)(c)
 			return
 		}
+		w := bufio.NewWriter(c.App.Writer) // an index may offer 10^5 names: one write, not one each
 		for _, name := range names(c) {
-			fmt.Fprintln(c.App.Writer, name)
+			fmt.Fprintln(w, name)
 		}
+		w.Flush()
 	}
 }
 
