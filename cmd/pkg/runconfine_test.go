@@ -12,8 +12,9 @@ import (
 )
 
 // TestRunSwapped swaps <cache>/run for a symlink to a decoy, in a loop, while pkg run runs
-// a command again and again, remade by --refresh or reused from its memo: the decoy is a
-// copy of run/ whose command writes a marker instead. pkg run never runs the decoy's
+// a command again and again, from a run root reused from its memo, checked by --refresh,
+// or made anew after cache clean removed it: the decoy is a copy of run/ whose command
+// writes a marker instead. pkg run never runs the decoy's
 // command, nothing in the decoy changes, and the run root is whole afterwards (#30).
 func TestRunSwapped(t *testing.T) {
 	base := t.TempDir()
@@ -35,17 +36,23 @@ func TestRunSwapped(t *testing.T) {
 	}
 	before := testfs.Snapshot(t, decoy)
 	swapper := testfs.Swap(t, runs, decoy)
-	deadline := time.Now().Add(8 * time.Second)
-	ran, refused := 0, 0
-	for i := 0; i < 400 && (i < 60 || swapper.Swaps() < 300) && time.Now().Before(deadline); i++ {
+	deadline := time.Now().Add(15 * time.Second)
+	ran, made, refused := 0, 0, 0
+	for i := 0; i < 400 && (i < 60 || swapper.Swaps() < 300 || made < 10) && time.Now().Before(deadline); i++ {
 		args := []string{"tool"}
-		if i%3 == 0 {
+		switch i % 6 {
+		case 0:
 			args = []string{"--refresh", "tool"}
+		case 5: // the run root goes, to be made again by the next run
+			e.pkg("cache", "clean")
 		}
-		out, _, code := e.run(args...)
+		out, stderr, code := e.run(args...)
 		switch {
 		case code == 0 && out == "real\n":
 			ran++
+			if strings.Contains(stderr, "installed") {
+				made++
+			}
 		case code == 0:
 			t.Fatalf("run %d: stdout %q, want the real command's", i, out)
 		default:
@@ -53,7 +60,7 @@ func TestRunSwapped(t *testing.T) {
 		}
 	}
 	swaps := swapper.Stop()
-	t.Logf("%d runs, %d refused, %d swaps", ran, refused, swaps)
+	t.Logf("%d runs, %d of them making the run root, %d refused, %d swaps", ran, made, refused, swaps)
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("pkg run ran the decoy's command")
 	}
