@@ -1,6 +1,9 @@
 package db
 
 import (
+	"maps"
+	"slices"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -35,7 +38,8 @@ func (d *DB) Request(reqs map[string]string) error {
 }
 
 func putRequests(tx *bolt.Tx, reqs map[string]string) error {
-	for name, req := range reqs {
+	for _, name := range slices.Sorted(maps.Keys(reqs)) { // in order: see CommitRequested
+		req := reqs[name]
 		if tx.Bucket(pkgsBucket).Get([]byte(name)) == nil {
 			continue
 		}
