@@ -81,15 +81,18 @@ const fileRecordSize = 1 + 4 + 8 + 32
 // with Options.Hold, one read-only opening serves the reads between two writes. Whoever
 // writes it must hold the root's lock (package install).
 type DB struct {
-	path    string
-	dir     *os.File // Options.Dir, or nil
-	timeout time.Duration
-	created bool // by Open
+	path      string
+	dir       *os.File // Options.Dir, or nil
+	timeout   time.Duration
+	created   bool // by Open
+	unchecked bool // Options.Unchecked
 
 	mu     sync.Mutex // held by each transaction
 	hold   bool       // Options.Hold, until Release
 	reader *bolt.DB   // open read-only since the last write, if hold
 
+	file      *os.File     // the last bbolt opened, for writeSum; d.mu is held
+	checked   uint64       // the transaction check found as its sum file says, or this DB committed; d.mu is held
 	allocated atomic.Int64 // size up to which this DB gave the file its blocks
 	collected atomic.Bool  // whether a write transaction has collected the chunks of lists never committed
 }
@@ -110,11 +113,14 @@ type Options struct {
 	// it by its base name, through no symlink, and path only names it in messages, so that
 	// a directory on the way swapped for a symlink while the DB is open leads nowhere else.
 	Dir *os.File
+	// Unchecked reads a file that fails the check against its sum file (a *DamagedError
+	// of ErrStale, say): for a repair, which takes nothing it reads on trust.
+	Unchecked bool
 }
 
 // Open returns the database at path, creating it if it does not exist.
 func Open(path string, o Options) (*DB, error) {
-	d := &DB{path: path, dir: o.Dir, timeout: o.Timeout, hold: o.Hold}
+	d := &DB{path: path, dir: o.Dir, timeout: o.Timeout, hold: o.Hold, unchecked: o.Unchecked}
 	_, err := d.size(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if o.NoCreate {
@@ -168,6 +174,11 @@ func (d *DB) create() error {
 		err = cerr
 	}
 	if err == nil {
+		if err = d.remove(d.path + ".sum"); errors.Is(err, fs.ErrNotExist) { // an earlier database's
+			err = nil
+		}
+	}
+	if err == nil {
 		if err = d.link(tmp, d.path); errors.Is(err, fs.ErrExist) {
 			err = nil
 		}
@@ -206,16 +217,53 @@ var emptyDatabase = sync.OnceValues(func() ([]byte, error) {
 })
 
 // open opens the file for one transaction, waiting for other processes' transactions:
-// bbolt locks it shared for reading and exclusively for writing.
+// bbolt locks it shared for reading and exclusively for writing. It refuses a file that
+// is damaged or older than its last commit (check) with a *DamagedError.
 func (d *DB) open(readOnly bool) (*bolt.DB, error) {
-	b, err := bolt.Open(d.path, 0o644, &bolt.Options{Timeout: d.timeout, ReadOnly: readOnly, OpenFile: d.openFile})
+	var (
+		b *bolt.DB
+		f *os.File // b's, which the sums read too
+	)
+	err := d.protect(func() (err error) {
+		// The free pages, which the check leaves out, are read at once: bbolt reads them
+		// for a write anyway.
+		b, err = bolt.Open(d.path, 0o644, &bolt.Options{Timeout: d.timeout, ReadOnly: readOnly, PreLoadFreelist: true,
+			OpenFile: func(name string, flag int, perm os.FileMode) (_ *os.File, err error) {
+				f, err = d.openWhole(name, flag, perm)
+				return f, err
+			}})
+		return err
+	})
 	switch {
 	case errors.Is(err, bolt.ErrTimeout):
 		return nil, fmt.Errorf("db: %s is busy in another process: gave up after %v", d.path, d.timeout)
+	case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrChecksum), errors.Is(err, bolt.ErrVersionMismatch):
+		return nil, d.damaged(err)
+	case errors.As(err, new(*DamagedError)):
+		return nil, err
 	case err != nil:
 		return nil, fmt.Errorf("db: open %s: %w", d.path, err)
 	}
+	if err := d.check(b, f); err != nil && !d.unchecked {
+		b.Close()
+		return nil, err
+	}
+	d.file = f
 	return b, nil
+}
+
+// openWhole opens the database file for bbolt (openFile), refusing an empty one: pkg never
+// makes one (create links a whole file), and bbolt would make it a new, empty database.
+func (d *DB) openWhole(name string, flag int, perm os.FileMode) (*os.File, error) {
+	f, err := d.openFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	if info, err := f.Stat(); err == nil && info.Size() == 0 {
+		f.Close()
+		return nil, d.damaged(errEmpty)
+	}
+	return f, nil
 }
 
 // openFile opens the database file name (d.path, or its temporary name), failing (ELOOP)
@@ -281,7 +329,7 @@ func (d *DB) view(fn func(tx *bolt.Tx) error) error {
 			return err
 		}
 		defer b.Close()
-		return b.View(fn)
+		return d.protect(func() error { return b.View(fn) })
 	}
 	if d.reader == nil {
 		b, err := d.open(true)
@@ -290,7 +338,11 @@ func (d *DB) view(fn func(tx *bolt.Tx) error) error {
 		}
 		d.reader = b
 	}
-	return d.reader.View(fn)
+	err := d.protect(func() error { return d.reader.View(fn) })
+	if errors.As(err, new(*DamagedError)) {
+		d.dropReader()
+	}
+	return err
 }
 
 // Release closes the file held open for reads (Options.Hold), and has each later read open
@@ -553,15 +605,18 @@ func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 		return err
 	}
 	defer b.Close()
-	err = b.Update(func(tx *bolt.Tx) error {
-		if err := d.prepare(tx); err != nil {
-			return err
-		}
-		return fn(tx)
+	err = d.protect(func() error {
+		return b.Update(func(tx *bolt.Tx) error {
+			if err := d.prepare(tx); err != nil {
+				return err
+			}
+			return fn(tx)
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("db: %s: %w", what, err)
 	}
+	d.writeSum(b, d.file)
 	d.allocate()
 	return nil
 }

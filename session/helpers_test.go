@@ -127,7 +127,7 @@ type state struct {
 
 func stateOf(t *testing.T, o session.Options) state {
 	t.Helper()
-	st := state{root: testfs.Tree(t, o.Root, ".pkg/db", ".pkg/lock"), cache: testfs.Tree(t, o.Cache)}
+	st := state{root: testfs.Tree(t, o.Root, ".pkg/db", ".pkg/db.sum", ".pkg/lock"), cache: testfs.Tree(t, o.Cache)}
 	err := install.View(o.Root, install.Options{}, nil, func(d *db.DB) error {
 		ins, err := d.Intents()
 		if err != nil {

@@ -42,18 +42,34 @@ func (s *Session) openFetcher(ctx context.Context, dry, local bool) (*txn.Fetche
 	if err != nil {
 		return nil, nil, err
 	}
+	ix, err := s.readIndexes(ctx, cache, rs, s.Root)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ix == nil {
+		return s.NewFetcher(nil, cache), nil, nil
+	}
+	f := s.NewFetcher(ix.Source, cache)
+	f.Sources = ix.Sources()
+	return f, ix, nil
+}
+
+// readIndexes reads the indexes of rs as the root at root ("" for none) lets it
+// (txn.ReadIndex), telling the observer what there is to say of each, and merges them;
+// nil for no repository.
+func (s *Session) readIndexes(ctx context.Context, cache *fetch.Cache, rs []config.Repo, root string) (*txn.Index, error) {
 	var ixs []*txn.Index
 	for _, r := range rs {
 		_, o, err := s.RepoSource(r)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		ix, err := txn.ReadIndex(ctx, cache, s.Root, s.RootOptions(), r.URLs[0], o)
+		ix, err := txn.ReadIndex(ctx, cache, root, s.RootOptions(), r.URLs[0], o)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if ix.Name, err = indexName(rs, r, ix); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		s.tellTrust(ix)
 		if t, ok := cache.IndexTime(ix.Source); ok && s.Offline {
@@ -63,15 +79,9 @@ func (s *Session) openFetcher(ctx context.Context, dry, local bool) (*txn.Fetche
 		ixs = append(ixs, ix)
 	}
 	if len(ixs) == 0 {
-		return s.NewFetcher(nil, cache), nil, nil
+		return nil, nil
 	}
-	ix, err := txn.Merge(ixs)
-	if err != nil {
-		return nil, nil, err
-	}
-	f := s.NewFetcher(ix.Source, cache)
-	f.Sources = ix.Sources()
-	return f, ix, nil
+	return txn.Merge(ixs)
 }
 
 // Fetch downloads the packages the indexes in effect resolve reqs to, with their

@@ -36,7 +36,7 @@ type Index struct {
 var ErrNotVerified = errors.New("index not verified")
 
 // ReadIndex reads the index of the repository at location through cache, believed only as
-// the policy of o allows and, where the root at dir has a record of the repository (a
+// the policy of o allows and, where the root at dir ("" for none) has a record of the repository (a
 // pin), only if a key trusted for it verifies it (the keys the record pinned it to are)
 // and it is not older than that record, nor than the root's records of the repository
 // at other locations (Accept); an index refused for want of such a key comes with a
@@ -95,9 +95,12 @@ func Pin(dir string, o install.Options, url string) (*db.Repo, error) {
 	return recordAt(recs, url), nil
 }
 
-// records returns the root's records of repositories, none where there is no root,
-// reading the root without its lock.
+// records returns the root's records of repositories, none where there is no root or dir
+// is "" (for a repair, which rebuilds them), reading the root without its lock.
 func records(dir string, o install.Options) ([]db.Repo, error) {
+	if dir == "" {
+		return nil, nil
+	}
 	var all []db.Repo
 	err := install.View(dir, o, nil, func(d *db.DB) (err error) {
 		all, err = d.Repos()

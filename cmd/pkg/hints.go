@@ -5,8 +5,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"syscall"
 
+	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/internal/shell"
@@ -30,6 +32,11 @@ type hintRule struct {
 // hints is pkg's advice, by the error it is about, the first rule that matches winning:
 // libraries name no flag or command, so what to type lives here alone.
 var hints = []hintRule{
+	{fn: as(func(de *db.DamagedError) string {
+		root := filepath.Dir(filepath.Dir(de.Path))
+		return fmt.Sprintf("nothing was changed; 'pkg --root %s verify --repair' records the packages in %s again from their trees and the cache, deleting nothing and keeping the damaged file",
+			shell.Quote(root), filepath.Join(root, "pkgs"))
+	})},
 	{fn: as(func(ue *install.UnlinkedError) string {
 		return fmt.Sprintf("remove or rename it, then run 'pkg install --reinstall %s'", ue.Package)
 	})},

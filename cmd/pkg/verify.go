@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/internal/termtext"
 	"pkg/report"
 )
 
@@ -16,6 +17,7 @@ func verifyCommand() *cli.Command {
 		ArgsUsage: "[NAME...]",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "full", Usage: "read and hash every file, also those that still share their blocks with the cache"},
+			&cli.BoolFlag{Name: "repair", Usage: "first record again the packages in pkgs/ from their trees and the cache, in a new database (for a damaged one)"},
 			jsonFlag("verify"),
 		},
 		BashComplete: completeInstalled,
@@ -27,6 +29,11 @@ func verifyCommand() *cli.Command {
 // verifyAction prints one line per problem on stdout and fails when there is any.
 func verifyAction(c *cli.Context) error {
 	names := unique(c.Args().Slice())
+	if c.Bool("repair") {
+		if err := repair(c); err != nil {
+			return err
+		}
+	}
 	all, problems, err := sess(c).Verify(c.Context, names, c.Bool("full"))
 	if err != nil {
 		return nameUsage(err)
@@ -48,4 +55,23 @@ func verifyAction(c *cli.Context) error {
 	}
 	return fmt.Errorf("verify: %s; %spkg install --reinstall %s restores what was installed (keeping what you changed in .pkg/saved)",
 		v.Text(), first, strings.Join(reinstall, " "))
+}
+
+// repair rebuilds the root's database (session.Repair) and says what it did.
+func repair(c *cli.Context) error {
+	b, err := sess(c).Repair(c.Context)
+	if b == nil {
+		return err
+	}
+	if b.Kept != "" {
+		note(c, "the old database is kept as %s", termtext.Quote(b.Kept))
+	}
+	say(c, "recorded %d packages again from their trees: %s", len(b.Recorded), strings.Join(b.Recorded, ", "))
+	if !b.Salvaged {
+		warn(c, "what you asked for and the repositories' pins could not be read from the old database: every package no other needs counts as asked for, and a signed repository's key must be trusted again (pkg trust add)")
+	}
+	for _, dir := range b.Unknown {
+		warn(c, "%s matches no package in the cache: kept, unrecorded; move it away, then install that package again", termtext.Quote(dir))
+	}
+	return err
 }

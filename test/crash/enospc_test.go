@@ -188,5 +188,5 @@ func errorLines(stderr string) string {
 // rootTree describes a root for before-and-after checks (testfs.Tree), leaving out the
 // database files, whose bytes change with every command; tests compare records instead.
 func rootTree(t *testing.T, root string) map[string]string {
-	return testfs.Tree(t, root, ".pkg/db", ".pkg/lock")
+	return testfs.Tree(t, root, ".pkg/db", ".pkg/db.sum", ".pkg/lock")
 }

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"pkg/db"
+	"pkg/install"
+	"pkg/internal/testfs"
+)
+
+// dbPage is bbolt's page size on the machines pkg runs on (the OS page size).
+var dbPage = os.Getpagesize()
+
+// damagedDB is a root with hello (and libgreet) and fortunes installed, its database's
+// bytes, and its files under pkgs/ and bin/ as installed.
+type damagedDB struct {
+	e         *env
+	path      string
+	good, sum []byte
+	trees     map[string]string
+	listed    []listed
+}
+
+func newDamagedDB(t *testing.T) *damagedDB {
+	e := newEnv(t, t.TempDir(), serve(t, demoRepo))
+	e.ok("install", "hello")
+	e.ok("install", "fortunes")
+	d := &damagedDB{e: e, path: filepath.Join(e.root, ".pkg", "db"), listed: e.list()}
+	var err error
+	if d.good, err = os.ReadFile(d.path); err != nil {
+		t.Fatal(err)
+	}
+	if d.sum, err = os.ReadFile(d.path + ".sum"); err != nil {
+		t.Fatal(err)
+	}
+	d.trees = d.tree(t)
+	return d
+}
+
+// tree returns what pkgs/ and bin/ hold.
+func (d *damagedDB) tree(t *testing.T) map[string]string {
+	got := testfs.Tree(t, filepath.Join(d.e.root, "pkgs"))
+	for k, v := range testfs.Tree(t, filepath.Join(d.e.root, "bin")) {
+		got["bin/"+k] = v
+	}
+	return got
+}
+
+// damage writes the good database changed by fn, and its sum.
+func (d *damagedDB) damage(t *testing.T, fn func(b []byte) []byte) {
+	t.Helper()
+	for _, p := range []string{d.path, d.path + ".sum"} {
+		os.Remove(p)
+	}
+	if err := os.WriteFile(d.path, fn(bytes.Clone(d.good)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d.path+".sum", d.sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkRefused checks that the root either works as before or every command refuses it
+// with a *db.DamagedError naming the file and, in the CLI, the repair; and that no tree
+// or link was touched.
+func (d *damagedDB) checkRefused(t *testing.T) (refused bool) {
+	t.Helper()
+	r, err := install.Open(context.Background(), d.e.root, install.Options{})
+	if err == nil {
+		r.Close()
+	} else if de := (*db.DamagedError)(nil); !errors.As(err, &de) || de.Path != d.path {
+		t.Errorf("install.Open: %v; want nil or a *db.DamagedError about %s", err, d.path)
+	}
+	for _, args := range [][]string{{"list"}, {"verify"}, {"install", "libgreet"}} {
+		_, stderr, code := d.e.pkg(args...)
+		switch {
+		case code == 0 && err == nil:
+		case code == 1 && err != nil && strings.Contains(stderr, d.path+" is damaged") && strings.Contains(stderr, "verify --repair"):
+		default:
+			t.Errorf("pkg %v: exit %d (install.Open: %v)\n%s", args, code, err, stderr)
+		}
+	}
+	testfs.SameTree(t, "pkgs/ and bin/", d.tree(t), d.trees)
+	return err != nil
+}
+
+// Where a bbolt meta page records the high water mark (pages in use), the transaction id
+// and the meta's checksum: after the page header (16 bytes), magic, version, page size and
+// flags (4×4), the root bucket (2×8) and the freelist's page (8).
+const (
+	metaPages    = 16 + 16 + 16 + 8
+	metaTxid     = metaPages + 8
+	metaChecksum = metaTxid + 8
+)
+
+// metaField returns the field at off of meta page page of b.
+func metaField(b []byte, page, off int) int {
+	return int(binary.LittleEndian.Uint64(b[page*dbPage+off:]))
+}
+
+// newestMeta returns which of b's meta pages holds the last transaction.
+func newestMeta(b []byte) int {
+	if metaField(b, 1, metaTxid) > metaField(b, 0, metaTxid) {
+		return 1
+	}
+	return 0
+}
+
+// TestDamagedDatabase damages a root's database every way a disk or a crash can: a byte
+// flipped at several places of every page, the file cut short or empty, a meta page torn.
+// No command may fault or panic, delete or change a package's tree or link, or go on with
+// what a damaged file says: each refuses it with a *db.DamagedError, naming the file and
+// the repair, or works as before (a change in a page bbolt does not read).
+func TestDamagedDatabase(t *testing.T) {
+	d := newDamagedDB(t)
+	type damage struct {
+		name string
+		fn   func(b []byte) []byte
+		want bool // refused
+	}
+	flip := func(at int) func(b []byte) []byte {
+		return func(b []byte) []byte { b[at] ^= 0xa5; return b }
+	}
+	tear := func(page, from int) func(b []byte) []byte {
+		return func(b []byte) []byte { clear(b[page*dbPage+from : (page+1)*dbPage]); return b }
+	}
+	newest := newestMeta(d.good)
+	damages := []damage{
+		{"empty", func([]byte) []byte { return nil }, true},
+		{"two-pages", func(b []byte) []byte { return b[:2*dbPage] }, true},
+		{"last-page-cut", func(b []byte) []byte { return b[:(metaField(b, newest, metaPages)-1)*dbPage] }, true},
+		{"newest-meta-torn", tear(newest, 40), true},
+		{"newest-meta-checksum", flip(newest*dbPage + metaChecksum), true},
+		{"both-metas-torn", func(b []byte) []byte { return tear(1, 24)(tear(0, 24)(b)) }, true},
+		{"older-meta-torn", tear(1-newest, 24), false},
+	}
+	for page := range len(d.good) / dbPage {
+		for _, off := range []int{0, 9, 17, 40, 100, 1000, dbPage - 1} {
+			damages = append(damages, damage{fmt.Sprintf("page%d+%d", page, off), flip(page*dbPage + off), false})
+		}
+	}
+	refused := 0
+	for _, dm := range damages {
+		t.Run(dm.name, func(t *testing.T) {
+			d.damage(t, dm.fn)
+			if d.checkRefused(t) {
+				refused++
+			} else if dm.want {
+				t.Errorf("damaged database not refused")
+			}
+		})
+	}
+	if refused < len(damages)/10 {
+		t.Errorf("%d of %d damaged databases refused: too few for the damage to have reached pages in use", refused, len(damages))
+	}
+}
+
+// TestRepairDatabase damages the database and repairs it with verify --repair: the
+// packages are recorded again as they were, their trees and links untouched, and verify
+// finds nothing wrong; a reinstall and a remove then work.
+func TestRepairDatabase(t *testing.T) {
+	d := newDamagedDB(t)
+	newest := newestMeta(d.good)
+	for _, tt := range []struct {
+		name string
+		fn   func(b []byte) []byte
+	}{
+		{"empty", func([]byte) []byte { return nil }},
+		{"newest-meta", func(b []byte) []byte { b[newest*dbPage+metaChecksum] ^= 1; return b }},
+		{"every-page-after-metas", func(b []byte) []byte {
+			for p := 2; p < len(b)/dbPage; p++ {
+				b[p*dbPage+9] ^= 0xff
+			}
+			return b
+		}},
+		{"last-page-cut", func(b []byte) []byte { return b[:(metaField(b, newest, metaPages)-1)*dbPage] }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d.damage(t, tt.fn)
+			if _, _, code := d.e.pkg("list"); code != 1 {
+				t.Fatalf("list of a damaged database: exit %d, want 1", code)
+			}
+			out, stderr := d.e.ok("verify", "--repair")
+			if !strings.Contains(out, "recorded 3 packages again") || !strings.Contains(stderr, ".pkg/db.damaged-") {
+				t.Errorf("verify --repair:\n%s%s", out, stderr)
+			}
+			testfs.SameTree(t, "pkgs/ and bin/ after the repair", d.tree(t), d.trees)
+			got := d.e.list()
+			if !slices.EqualFunc(got, d.listed, func(a, b listed) bool { return a == b }) {
+				t.Errorf("list after the repair: %v, want %v", got, d.listed)
+			}
+			d.e.ok("verify")
+			d.e.ok("install", "--reinstall", "hello")
+			d.e.ok("verify")
+			if err := os.RemoveAll(d.path + ".damaged-1"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

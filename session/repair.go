@@ -1,0 +1,45 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"pkg/install"
+	"pkg/repo"
+	"pkg/txn"
+)
+
+// Repair rebuilds the root's database from the trees in its pkgs/ and the cache's
+// entries (install.Rebuild, txn.Candidates), each package described as the indexes of the
+// repositories in effect offer it. They are read without the root's records, which may be
+// what is damaged; where none can be read, the packages are recorded without their
+// commands, libraries and dependencies, and the observer hears so.
+func (s *Session) Repair(ctx context.Context) (*install.Rebuilt, error) {
+	if err := s.RootExists(); err != nil {
+		return nil, err
+	}
+	cache, err := s.OpenCache(false)
+	if err != nil {
+		return nil, err
+	}
+	var offered *repo.Index
+	rs, err := s.Repositories()
+	if err == nil && len(rs) > 0 {
+		var ix *txn.Index
+		if ix, err = s.readIndexes(ctx, cache, rs, ""); err == nil && ix != nil {
+			offered = ix.Index
+		}
+	}
+	if offered == nil {
+		why := "no repository is given"
+		if err != nil {
+			why = err.Error()
+		}
+		s.obs.Warn(fmt.Sprintf("no index to describe the packages (%s): they are recorded without their commands, libraries and dependencies until reinstalled", why))
+	}
+	candidates, err := txn.Candidates(cache, offered)
+	if err != nil {
+		return nil, err
+	}
+	return install.Rebuild(ctx, s.Root, s.RootOptions(), candidates)
+}

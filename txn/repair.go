@@ -1,0 +1,45 @@
+package txn
+
+import (
+	"slices"
+
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/repo"
+)
+
+// Candidates returns what a tree of a root named name may hold, for install.Rebuild: each
+// entry of cache of that name, most recently used first, as ix (nil for none) offers that
+// archive (by its sha256), or else by its name and version alone, without commands,
+// libraries or dependencies. An entry Members finds damaged is no candidate.
+func Candidates(cache *fetch.Cache, ix *repo.Index) (func(name string) ([]install.Candidate, error), error) {
+	es, err := cache.List()
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(es, func(a, b fetch.Entry) int { return b.Used.Compare(a.Used) })
+	offered := make(map[string]repo.Package)
+	if ix != nil {
+		for _, p := range ix.Packages {
+			offered[p.SHA256] = p
+		}
+	}
+	return func(name string) ([]install.Candidate, error) {
+		var cs []install.Candidate
+		for _, e := range es {
+			if e.Err != nil || e.Name != name {
+				continue
+			}
+			ms, err := cache.Members(e.SHA256)
+			if err != nil {
+				continue
+			}
+			p, ok := offered[e.SHA256]
+			if !ok || p.Name != e.Name || p.Version != e.Version {
+				p = repo.Package{Name: e.Name, Version: e.Version, SHA256: e.SHA256}
+			}
+			cs = append(cs, install.Candidate{Package: p, Members: ms})
+		}
+		return cs, nil
+	}, nil
+}
