@@ -1,6 +1,7 @@
 package install
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -26,13 +27,18 @@ import (
 // a crash the next start does (see reconcile). A *LinksError means the change was
 // committed, but not every command link follows it. It costs two transactions and one sync
 // (a directory fsync, a btrfs commit or a syncfs) in all, however many packages change. Install, Remove, and pkg's install, upgrade,
-// sync and remove all commit through it.
-func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
+// sync and remove all commit through it. Once ctx is done, it stops before the records
+// are written, putting back every tree moved so far, and returns ctx's error: a change of
+// thousands of packages renames as many trees.
+func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]*Result, error) {
 	start := time.Now()
 	r.salvaged = nil
 	defer r.Discard(staged...)
 	requests := r.requests
 	r.requests = nil
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if len(staged) == 0 && len(remove) == 0 {
 		if len(requests) > 0 { // asked for, installed already
 			return nil, r.db.Request(requests)
@@ -82,7 +88,11 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 		return nil, changeError(staged, remove, err)
 	}
 	for i, s := range staged {
-		if err := r.swapIn(place{staging, s.name}, place{pkgs, s.rec.Name}); err != nil {
+		err := ctx.Err()
+		if err == nil {
+			err = r.swapIn(place{staging, s.name}, place{pkgs, s.rec.Name})
+		}
+		if err != nil {
 			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoAll(staged, all, i, made)))
 		}
 	}
@@ -92,7 +102,11 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 			continue
 		}
 		to, _ := placeOf(in.Staging) // a name trashName picked
-		if err := r.rename(place{pkgs, in.Name}, to); err != nil {
+		err := ctx.Err()
+		if err == nil {
+			err = r.rename(place{pkgs, in.Name}, to)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("remove %s: %w", in.Name, errors.Join(err, r.undoAll(staged, all, len(ins)+j, made)))
 		}
 	}
@@ -147,8 +161,9 @@ func (r *Root) Apply(staged []*Staged, remove []string) ([]*Result, error) {
 // name that no record owns: it is not pkg's to replace (someone made it by hand, or copied
 // it in).
 func (r *Root) checkUnmanaged(recs []db.Package, staged []*db.Package) error {
+	installed := named(recs)
 	for _, s := range staged {
-		if slices.ContainsFunc(recs, func(p db.Package) bool { return p.Name == s.Name }) {
+		if installed[s.Name] != nil {
 			continue
 		}
 		if _, ok := r.inode(place{pkgs, s.Name}); ok {
@@ -350,13 +365,14 @@ func changeError(staged []*Staged, remove []string, err error) error {
 func (r *Root) intents(recs []db.Package, staged []*Staged) ([]db.Intent, [][]string, error) {
 	ins := make([]db.Intent, len(staged))
 	made := make([][]string, len(staged))
+	installed := named(recs)
 	next := named(slices.Clone(recs)) // what the root holds once committed, for the commands' libraries
 	for _, s := range staged {
 		next[s.rec.Name] = s.rec
 	}
 	for i, s := range staged {
-		if j := slices.IndexFunc(recs, func(p db.Package) bool { return p.Name == s.rec.Name }); j >= 0 {
-			s.res.Previous, s.res.Again = recs[j].Version, recs[j].SHA256 == s.rec.SHA256
+		if old := installed[s.rec.Name]; old != nil {
+			s.res.Previous, s.res.Again = old.Version, old.SHA256 == s.rec.SHA256
 		}
 		tree := place{staging, s.name}
 		ino, ok := r.inode(tree)

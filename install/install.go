@@ -64,7 +64,7 @@ func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.Apply([]*Staged{s}, nil)
+	res, err := r.Apply(context.Background(), []*Staged{s}, nil)
 	if len(res) == 1 { // committed, perhaps with a LinksError
 		return res[0], err
 	}

@@ -362,7 +362,7 @@ func TestFileInPlaceOfCommand(t *testing.T) {
 	if err := os.WriteFile(link, []byte("mine\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Apply([]*Staged{s}, nil)
+	res, err := r.Apply(context.Background(), []*Staged{s}, nil)
 	var le *LinksError
 	if len(res) != 1 || !errors.As(err, &le) || !strings.Contains(err.Error(), "command "+link+" of tool is not linked") {
 		t.Errorf("Apply with a file in the place of bin/tool: %v, %v; want the result and a LinksError", res, err)

@@ -1,6 +1,9 @@
 package install
 
-import "slices"
+import (
+	"context"
+	"slices"
+)
 
 // Remove uninstalls the named packages together (see Apply): the root loses all of them or
 // none. It refuses, changing nothing, when one is not installed or another installed
@@ -12,6 +15,6 @@ func (r *Root) Remove(names ...string) error {
 			unique = append(unique, name)
 		}
 	}
-	_, err := r.Apply(nil, unique)
+	_, err := r.Apply(context.Background(), nil, unique)
 	return err
 }

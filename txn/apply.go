@@ -76,7 +76,7 @@ func (p *Plan) Apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 		}
 	}
 	out := &Outcome{Before: p.before, Again: p.again}
-	results, err := root.Apply(staged, p.remove)
+	results, err := root.Apply(ctx, staged, p.remove)
 	out.Results = results
 	var links *install.LinksError // committed all the same
 	if err != nil && !errors.As(err, &links) {

@@ -22,7 +22,7 @@ func TestUnneeded(t *testing.T) {
 	root, err := install.Open(context.Background(), dir, install.Options{NoSync: true})
 	if err == nil {
 		root.Request([]repo.Requirement{{Name: "app"}}) // as pkg install records it
-		_, err = root.Apply(nil, nil)
+		_, err = root.Apply(context.Background(), nil, nil)
 		root.Close()
 	}
 	if err != nil {
