@@ -101,7 +101,7 @@ func (d *DB) sumOf(tx *bolt.Tx, f *os.File) (sum, error) {
 	size := int64(tx.DB().Info().PageSize)
 	s := sum{txid: uint64(tx.ID()), pages: uint64(tx.Size() / size)}
 	h := crc32.New(castagnoli)
-	buf := make([]byte, 256<<10)
+	buf := make([]byte, 64<<10)
 	from := int64(2) // the first page of the run of pages in use being summed
 	flush := func(to int64) error {
 		if to == from {
