@@ -370,6 +370,7 @@ func (r *Root) intents(recs []db.Package, staged []*Staged) ([]db.Intent, [][]st
 	for _, s := range staged {
 		next[s.rec.Name] = s.rec
 	}
+	libs := newLibIndex(next)
 	for i, s := range staged {
 		if old := installed[s.rec.Name]; old != nil {
 			s.res.Previous, s.res.Again = old.Version, old.SHA256 == s.rec.SHA256
@@ -380,7 +381,7 @@ func (r *Root) intents(recs []db.Package, staged []*Staged) ([]db.Intent, [][]st
 			return nil, made, fmt.Errorf("install %s %s: staged tree %s is gone", s.rec.Name, s.rec.Version, r.pathOf(tree))
 		}
 		var err error
-		if made[i], err = r.prepareLinks(next, s); err != nil {
+		if made[i], err = r.prepareLinks(libs, s); err != nil {
 			return nil, made, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, err)
 		}
 		old, _ := r.inode(place{pkgs, s.rec.Name})

@@ -37,12 +37,12 @@ const maxWrapper = 64 << 10 // 64 KiB
 // or not, declares library directories, a wrapper script that runs the command with them
 // on LD_LIBRARY_PATH. A symlink costs nothing at run time; the script, a shell's start
 // (about 1 ms), and it names the root by its absolute path.
-func (r *Root) binWants(all map[string]*db.Package, p *db.Package) map[string]string {
+func (r *Root) binWants(libs *libIndex, p *db.Package) map[string]string {
 	wants := make(map[string]string, len(p.Bin))
 	if len(p.Bin) == 0 {
 		return wants
 	}
-	dirs := r.libDirs(all, p)
+	dirs := r.libDirs(libs, p)
 	for _, b := range p.Bin {
 		wants[command(b)] = r.binWant(dirs, p.Name, b)
 	}
@@ -70,10 +70,10 @@ func (r *Root) namedPkgDir(pkg string) string {
 	return filepath.Join(r.o.Name, "pkgs", pkg)
 }
 
-// libDirs returns the library directories of p and of the packages of all it depends on,
+// libDirs returns the library directories of p and of the packages of libs it depends on,
 // directly or not: p's first, then each dependency's, depth first in the order of the
 // depends lists, each package once, as absolute paths.
-func (r *Root) libDirs(all map[string]*db.Package, p *db.Package) []string {
+func (r *Root) libDirs(libs *libIndex, p *db.Package) []string {
 	var dirs []string
 	seen := make(map[string]bool)
 	var walk func(q *db.Package)
@@ -82,14 +82,77 @@ func (r *Root) libDirs(all map[string]*db.Package, p *db.Package) []string {
 		for _, l := range q.Lib {
 			dirs = append(dirs, filepath.Join(r.namedPkgDir(q.Name), l))
 		}
-		for _, d := range q.Depends {
-			if req, err := repo.ParseRequirement(d); err == nil && all[req.Name] != nil && !seen[req.Name] {
-				walk(all[req.Name])
+		for _, d := range libs.deps(q) {
+			if !seen[d.Name] && !libs.none(d) {
+				walk(d)
 			}
 		}
 	}
-	walk(p)
+	if !libs.none(p) {
+		walk(p)
+	}
 	return dirs
+}
+
+// libIndex holds the packages a root holds, by name, for libDirs, remembering those that
+// use no library directory, directly or not: the commands of a chain of n packages cost n
+// steps, not n² (a 100,000-deep chain, #30).
+type libIndex struct {
+	all           map[string]*db.Package
+	with, without map[string]bool // using library directories, directly or not, or none
+}
+
+func newLibIndex(all map[string]*db.Package) *libIndex {
+	return &libIndex{all: all, with: make(map[string]bool), without: make(map[string]bool)}
+}
+
+// deps returns the packages of l that p depends on, in the order of its depends list.
+func (l *libIndex) deps(p *db.Package) []*db.Package {
+	var ds []*db.Package
+	for _, d := range p.Depends {
+		if req, err := repo.ParseRequirement(d); err == nil && l.all[req.Name] != nil {
+			ds = append(ds, l.all[req.Name])
+		}
+	}
+	return ds
+}
+
+// none reports whether neither p nor any package it depends on, directly or not, declares
+// library directories.
+func (l *libIndex) none(p *db.Package) bool {
+	busy := make(map[string]bool)
+	var walk func(q *db.Package) (none, sure bool)
+	walk = func(q *db.Package) (none, sure bool) {
+		switch {
+		case l.without[q.Name]:
+			return true, true
+		case l.with[q.Name]:
+			return false, true
+		}
+		if busy[q.Name] { // a cycle: the answer is its first member's
+			return true, false
+		}
+		if len(q.Lib) > 0 {
+			l.with[q.Name] = true
+			return false, true
+		}
+		busy[q.Name] = true
+		sure = true
+		for _, d := range l.deps(q) {
+			n, s := walk(d)
+			if !n {
+				l.with[q.Name] = true
+				return false, true
+			}
+			sure = sure && s
+		}
+		if sure {
+			l.without[q.Name] = true
+		}
+		return true, sure
+	}
+	none, _ := walk(p)
+	return none
 }
 
 // named indexes packages by name.
@@ -313,9 +376,10 @@ func (r *Root) wantBins() (map[string]string, error) {
 		return nil, err
 	}
 	pkgs := named(all)
+	libs := newLibIndex(pkgs)
 	want := make(map[string]string)
 	for _, p := range pkgs {
-		maps.Copy(want, r.binWants(pkgs, p))
+		maps.Copy(want, r.binWants(libs, p))
 	}
 	return want, nil
 }
@@ -324,8 +388,8 @@ func (r *Root) wantBins() (map[string]string, error) {
 // and creates those that are missing or differ under their temporary names, before s is
 // committed: once its record is written only renames remain, and a full filesystem can no
 // longer fail an install that has committed.
-func (r *Root) prepareLinks(all map[string]*db.Package, s *Staged) (made []string, err error) {
-	s.wants = r.binWants(all, s.rec)
+func (r *Root) prepareLinks(libs *libIndex, s *Staged) (made []string, err error) {
+	s.wants = r.binWants(libs, s.rec)
 	for _, b := range s.rec.Bin {
 		cmd := command(b)
 		target := s.wants[cmd]

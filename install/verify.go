@@ -84,7 +84,7 @@ func (r *Root) verify(cache Cache, names []string) ([]Problem, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("verify: %w", err)
 	}
-	v := &verifier{all: named(all), cache: cache}
+	v := &verifier{libs: newLibIndex(named(all)), cache: cache}
 	defer v.close()
 	for i := range pkgs {
 		if err := v.add(r, &pkgs[i], files[i]); err != nil {
@@ -108,10 +108,10 @@ func (r *Root) verify(cache Cache, names []string) ([]Problem, int64, error) {
 type verifier struct {
 	trees    []*verifyTree
 	jobs     []verifyJob
-	problems []Problem              // found before the jobs run
-	all      map[string]*db.Package // every installed package, for the commands' libraries
-	cache    Cache                  // nil: hash every file
-	unread   atomic.Int64           // bytes found shared with the cache
+	problems []Problem    // found before the jobs run
+	libs     *libIndex    // every installed package, for the commands' libraries
+	cache    Cache        // nil: hash every file
+	unread   atomic.Int64 // bytes found shared with the cache
 }
 
 // verifyTree is one installed package, open for checking.
@@ -138,7 +138,7 @@ type verifyJob struct {
 }
 
 func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
-	v.problems = append(v.problems, checkBinLinks(r, p, v.all)...)
+	v.problems = append(v.problems, checkBinLinks(r, p, v.libs)...)
 	fd, err := r.open(place{pkgs, p.Name}, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		kind, what := "modified", "type"
@@ -178,10 +178,10 @@ func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
 }
 
 // checkBinLinks reports the commands of p whose links or wrappers in bin/ are not what
-// install made, when the root holds all.
-func checkBinLinks(r *Root, p *db.Package, all map[string]*db.Package) []Problem {
+// install made, when the root holds the packages of libs.
+func checkBinLinks(r *Root, p *db.Package, libs *libIndex) []Problem {
 	var problems []Problem
-	wants := r.binWants(all, p)
+	wants := r.binWants(libs, p)
 	for _, b := range p.Bin {
 		link := r.path("bin", command(b))
 		got, err := r.readBin(command(b))
