@@ -217,6 +217,7 @@ func (r *Root) Abandon() error {
 		if err == nil && err2 == nil && len(ps) == 0 && len(ins) == 0 {
 			r.db.Release()
 			unix.Unlinkat(r.fd[meta], "db", 0)
+			unix.Unlinkat(r.fd[meta], "db.sum", 0)
 		}
 	}
 	return r.Close()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/repo"
@@ -38,6 +39,7 @@ func TestLibraryErrorHints(t *testing.T) {
 		{&txn.RepublishedError{Name: "lib", Version: "1"}, "'pkg upgrade lib' takes the repository's"},
 		{fmt.Errorf("%w: no saved index of x", fetch.ErrOffline), "without --offline"},
 		{fmt.Errorf("root /r: %w: nothing was ever installed there", install.ErrNoRoot), "check --root (PKG_ROOT)"},
+		{fmt.Errorf("install: %w", &db.DamagedError{Path: "/my root/.pkg/db", Err: db.ErrStale}), "'pkg --root '/my root' verify --repair' records the packages in /my root/pkgs again"},
 	} {
 		if got := hint(tt.err, nil); !strings.Contains(got, tt.want) {
 			t.Errorf("hint(%v) = %q, want %q in it", tt.err, got, tt.want)
