@@ -595,8 +595,16 @@ func (d *DB) prepare(tx *bolt.Tx) error {
 	return collect(tx)
 }
 
-// update runs fn in a write transaction, prepared.
+// update runs fn in a write transaction, prepared, and writes its sum.
 func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
+	return d.write(what, true, fn)
+}
+
+// write runs fn in a write transaction, prepared, and writes its sum if sum: a transaction
+// that only writes chunks no record refers to yet (WriteFiles) needs none, since a
+// database that fell back from it lost nothing, and summing after each of a long list's
+// chunks would read the file again for each.
+func (d *DB) write(what string, sum bool, fn func(tx *bolt.Tx) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.dropReader()
@@ -616,7 +624,9 @@ func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("db: %s: %w", what, err)
 	}
-	d.writeSum(b, d.file)
+	if sum {
+		d.writeSum(b, d.file)
+	}
 	d.allocate()
 	return nil
 }

@@ -92,7 +92,7 @@ func (d *DB) WriteFiles(files iter.Seq[File]) (*FileList, error) {
 // writeHeld writes l's held chunks, a transaction each, and forgets them.
 func (d *DB) writeHeld(l *FileList) error {
 	for len(l.held) > 0 {
-		err := d.update("write files ahead", func(tx *bolt.Tx) error { return putChunks(tx, l, l.held[:1]) })
+		err := d.write("write files ahead", false, func(tx *bolt.Tx) error { return putChunks(tx, l, l.held[:1]) })
 		if err != nil {
 			return err
 		}
