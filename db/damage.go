@@ -33,6 +33,15 @@ var (
 	errEmpty = errors.New("empty file")
 )
 
+// staleError is the cause of a DamagedError for a file older than its sum file.
+type staleError struct{ held, committed uint64 }
+
+func (e *staleError) Error() string {
+	return fmt.Sprintf("older than its last commit: it holds transaction %d, and %d was committed", e.held, e.committed)
+}
+
+func (e *staleError) Is(target error) bool { return target == ErrStale }
+
 // damaged returns a *DamagedError about d's file.
 func (d *DB) damaged(err error) error { return &DamagedError{Path: d.path, Err: err} }
 
@@ -146,7 +155,7 @@ func (d *DB) check(b *bolt.DB, f *os.File) error {
 			id := uint64(tx.ID())
 			switch {
 			case id < rec.txid:
-				return d.damaged(fmt.Errorf("%w: it holds transaction %d, and %d was committed", ErrStale, id, rec.txid))
+				return d.damaged(&staleError{held: id, committed: rec.txid})
 			case id > rec.txid || id == d.checked:
 				return nil
 			}

@@ -250,3 +250,32 @@ func TestDamagedRootElsewhere(t *testing.T) {
 	}
 	testfs.SameTree(t, "the damaged root's pkgs/ and bin/", bad.tree(t), bad.trees)
 }
+
+// TestRepairKeepsUnknownTree: a tree in pkgs/ that no cache entry matches (its entry pruned,
+// or changed beyond its shape) stays where it is, unrecorded, and the repair names it.
+func TestRepairKeepsUnknownTree(t *testing.T) {
+	d := newDamagedDB(t)
+	stranger := filepath.Join(d.e.root, "pkgs", "stranger")
+	if err := os.MkdirAll(stranger, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d.e.root, "pkgs", "hello", "bin", "added"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(d.e.root, "pkgs", "fortunes", "share", "fortunes", "all")); err != nil {
+		t.Fatal(err)
+	}
+	d.damage(t, func([]byte) []byte { return nil })
+	// The repair, then verify, which finds the file added to hello's tree.
+	out, stderr, code := d.e.pkg("verify", "--repair", "hello", "libgreet")
+	if code != 1 || !strings.Contains(out, "recorded 2 packages again") || !strings.Contains(out, "bin/added") || !strings.Contains(stderr, stranger+`" matches no package in the cache: kept`) ||
+		!strings.Contains(stderr, filepath.Join(d.e.root, "pkgs", "fortunes")+`" matches no package`) {
+		t.Errorf("verify --repair: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, err := os.Stat(stranger); err != nil {
+		t.Errorf("the unknown tree: %v", err)
+	}
+	if got := d.e.list(); len(got) != 2 || got[0].Name != "hello" || got[1].Name != "libgreet" {
+		t.Errorf("list after the repair: %v", got)
+	}
+}
