@@ -390,13 +390,8 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 	if ok, _ := c.cached(p); ok { // committed by the fetch that held the claim
 		return dst, nil
 	}
-	body, where, err := s.openArchive(ctx, c, p)
-	if err != nil {
-		return "", fmt.Errorf("fetch %s %s: %w", p.Name, p.Version, err)
-	}
-	defer body.Close()
-	if err := c.store(newVerifier(body, p, progress), p); err != nil {
-		return "", fmt.Errorf("fetch %s %s from %s: %w", p.Name, p.Version, where, err)
+	if err := c.fetchArchive(ctx, s, p, progress); err != nil {
+		return "", err
 	}
 	return dst, nil
 }
@@ -738,8 +733,8 @@ func (c *Cache) removeTemporary() {
 			return false
 		case age > staleAge:
 			return true
-		case strings.HasPrefix(name, "idx-"):
-			return false
+		case strings.HasPrefix(name, "idx-"), isPartial(name):
+			return false // left to staleAge: see orphanAge, and partial.go
 		}
 		// Read-write: NFS locks a file opened read-only only shared.
 		fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)

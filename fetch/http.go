@@ -30,12 +30,19 @@ var userAgent = "pkg/0.1 (" + runtime.GOOS + "/" + runtime.GOARCH + "; " + runti
 // A body must also average minRate over each rateWindow, twice idleTimeout so that a pause
 // it allows costs only a body slower than 2 KiB/s: without a floor, a server sending a byte
 // a minute would take days over an archive. An index and its signature must come within
-// indexTimeout in all, retries included.
+// indexTimeout in all, retries included. A body that comes slower than minRate is not asked
+// of the same server again: the next mirror is, or the download fails, so that a trickling
+// server holds a command for one rateWindow, not one per attempt. A whole archive download,
+// every mirror, attempt and backoff included, must end within archiveSlack + size/minRate
+// (Source.deadline): 5 min for a small archive, 5 min + 17 min per MiB, so that a server
+// that cuts each body after a little, each resume forgiven by the bytes it brought, cannot
+// hold a command for ever.
 const (
 	answerTimeout = 15 * time.Second // from starting a request (connecting included) to its response's headers
 	idleTimeout   = 60 * time.Second // between two reads of a body that return data
 	minRate       = 1 << 10          // 1 KiB/s: bytes per second of a body, averaged over rateWindow
 	rateWindow    = 2 * idleTimeout
+	archiveSlack  = 5 * time.Minute // of an archive's deadline, for answers, retries and backoffs
 	indexTimeout  = 5 * time.Minute // reading an index and its signature, every attempt included
 	maxTries      = 5               // attempts at a request, and at resuming without progress
 	firstBackoff  = 500 * time.Millisecond
@@ -339,28 +346,34 @@ func (b *idleBody) Close() error {
 
 // download is the body of an archive over HTTP that survives dropped connections: it
 // asks for the rest with a Range request guarded by If-Range, and when the server sends
-// the whole archive instead, skips what it already returned.
+// the whole archive instead, skips what it already returned. A body that comes slower
+// than the source's minimum rate is not asked for again.
 type download struct {
 	s         *Source
 	ctx       context.Context
 	u         *url.URL
 	size      int64 // declared: a body that ends before it was cut short
 	body      io.ReadCloser
-	off       int64  // bytes returned
+	off       int64  // position of the next byte returned
+	begin     int64  // of the first byte returned
 	skip      int64  // bytes of body to drop, returned from an earlier one
+	restart   bool   // until a body is accepted: the bytes before off are the caller's to drop
 	validator string // strong ETag or Last-Modified of the first response, for If-Range
 	fails     int    // failed attempts since bytes last arrived
-	slow      int    // attempts given up as too slow, which bytes arriving do not forgive
 	last      error  // why the last attempt failed
 	done      bool   // the server has nothing past off
 	noRange   bool   // the server got a Range wrong: ask for all of it, and skip
 	err       error
 }
 
-// openDownload requests u, at most the source's attempts times, and returns its body
-// once the server has answered.
-func (s *Source) openDownload(ctx context.Context, u *url.URL, size int64) (*download, error) {
-	d := &download{s: s, ctx: ctx, u: u, size: size}
+var _ body = (*download)(nil)
+
+// openDownload requests u from byte off on, the caller holding the bytes before, at most
+// the source's attempts times, and returns its body once the server has answered. With
+// restart, a server that sends the whole archive makes the body start at 0 (start), the
+// caller dropping what it held; without, those bytes are skipped.
+func (s *Source) openDownload(ctx context.Context, u *url.URL, size, off int64, restart bool) (*download, error) {
+	d := &download{s: s, ctx: ctx, u: u, size: size, off: off, restart: restart, done: off > 0 && off >= size}
 	for d.body == nil && !d.done {
 		if d.fails >= s.attempts() {
 			return nil, &giveUpError{d.last, d.fails}
@@ -369,8 +382,13 @@ func (s *Source) openDownload(ctx context.Context, u *url.URL, size int64) (*dow
 			return nil, err
 		}
 	}
+	d.begin = d.off
 	return d, nil
 }
+
+func (d *download) start() int64 { return d.begin }
+
+func (d *download) from() string { return d.u.Redacted() }
 
 func (d *download) Read(p []byte) (int, error) {
 	for d.err == nil {
@@ -399,14 +417,13 @@ func (d *download) Read(p []byte) (int, error) {
 			return n, io.EOF
 		case d.ctx.Err() != nil:
 			return n, err
-		default: // cut short: resume on the next call
+		default: // cut short: resume on the next call, unless the server trickles
 			d.body.Close()
 			d.body = nil
 			d.last = fmt.Errorf("GET %s: cut off after %d bytes: %w", d.u.Redacted(), d.off, err)
 			d.fails++
 			if se := (*slowError)(nil); errors.As(err, &se) {
-				d.slow++
-				d.fails = max(d.fails, d.slow)
+				d.err = &giveUpError{d.last, 1}
 			}
 			if n > 0 {
 				return n, nil
@@ -436,7 +453,7 @@ func (d *download) Close() error {
 // connect waits after a failure, then asks for the bytes from off on. A failure that may
 // pass is counted and leaves body nil, for the caller to try again.
 func (d *download) connect() error {
-	if d.fails >= d.s.tries {
+	if d.fails >= d.s.attempts() {
 		return &giveUpError{d.last, d.fails}
 	}
 	if d.fails > 0 {
@@ -475,9 +492,20 @@ func (d *download) accept(resp *http.Response) error {
 		resp.Body.Close()
 		return nil
 	case resp.StatusCode == http.StatusOK:
+		// The server ignored the range, or the archive changed: start over.
 		d.validator = validator(resp.Header)
-		d.skip = d.off // the server ignored the range, or the archive changed: start over
+		if d.restart {
+			d.off = 0
+		} else {
+			d.skip = d.off
+		}
 	case resp.StatusCode == http.StatusPartialContent && rangeStart(resp.Header) == d.off:
+		// Another object than the one the index names, as a mirror or a new process may
+		// find, which If-Range cannot tell without the first response's validator.
+		if total := rangeTotal(resp.Header); total >= 0 && total != d.size {
+			resp.Body.Close()
+			return mismatch(fmt.Sprintf("GET %s: %s of an archive of %d bytes, index declares %d", d.u.Redacted(), resp.Status, total, d.size))
+		}
 	case resp.StatusCode == http.StatusPartialContent && !d.noRange:
 		// Bytes from elsewhere than asked (or a range not asked for): ask for the whole
 		// archive, once, and skip what arrived before.
@@ -499,6 +527,7 @@ func (d *download) accept(resp *http.Response) error {
 		return err
 	}
 	d.body = resp.Body
+	d.restart = false
 	return nil
 }
 
@@ -508,6 +537,19 @@ func validator(h http.Header) string {
 		return etag
 	}
 	return h.Get("Last-Modified")
+}
+
+// rangeTotal returns the complete length of a Content-Range, or -1 where it is not given.
+func rangeTotal(h http.Header) int64 {
+	_, total, ok := strings.Cut(h.Get("Content-Range"), "/")
+	if !ok {
+		return -1
+	}
+	n, err := strconv.ParseInt(total, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // rangeStart returns the first byte position of a Content-Range, or -1.

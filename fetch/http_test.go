@@ -541,39 +541,9 @@ func trickle(w http.ResponseWriter, r *http.Request, data []byte, chunk int) {
 	}
 }
 
-// TestSlowBody sends the archive's first response slower than the source's minimum rate:
-// the fetch gives that connection up, says so, and resumes.
-func TestSlowBody(t *testing.T) {
-	archive, p := testArchive(t)
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		if n == 1 {
-			w.Header().Set("ETag", `"v1"`)
-			w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
-			trickle(w, r, archive, 16)
-			return
-		}
-		serveArchive(w, r, archive)
-	})
-	s := quick(t, srv.URL)
-	s.minRate, s.window = 64<<10, 100*time.Millisecond
-	retries := recordRetries(s)
-	c := openCache(t)
-	if err := fetchOne(c, s, p); err != nil {
-		t.Fatal(err)
-	}
-	checkEntry(t, c, p, testFiles())
-	want := "GET " + srv.URL + "/demo.tar.gz: cut off after"
-	if got := retries(); len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.HasSuffix(got[0], "under the minimum of 65536 bytes/s; attempt 2 of 5") {
-		t.Errorf("retries announced: %q, want one: %s ... under the minimum of 65536 bytes/s; attempt 2 of 5", got, want)
-	}
-}
-
-// TestSlowBodyGivesUp sends every response slower than the minimum rate: although each
-// resumes where the last stopped, the fetch gives up after maxTries attempts, naming the
-// URL and the rate, and caches nothing.
-func TestSlowBodyGivesUp(t *testing.T) {
-	archive, p := testArchive(t)
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+// trickler serves an archive slower than a quick source's minimum rate, resuming ranges.
+func trickler(archive []byte) func(w http.ResponseWriter, r *http.Request, n int) {
+	return func(w http.ResponseWriter, r *http.Request, n int) {
 		start := 0
 		if v, ok := strings.CutPrefix(r.Header.Get("Range"), "bytes="); ok {
 			start, _ = strconv.Atoi(strings.TrimSuffix(v, "-"))
@@ -584,19 +554,91 @@ func TestSlowBodyGivesUp(t *testing.T) {
 			w.WriteHeader(http.StatusPartialContent)
 		}
 		trickle(w, r, archive[start:], 16)
-	})
+	}
+}
+
+// TestSlowBodyFails sends the archive slower than the minimum rate: the fetch gives up
+// after that one request, not after one per attempt each waiting out the rate window,
+// naming the URL and the rate, and caches nothing but the start of the download.
+func TestSlowBodyFails(t *testing.T) {
+	archive, p := testArchive(t)
+	srv := newServer(t, trickler(archive))
 	s := quick(t, srv.URL)
 	s.minRate, s.window = 64<<10, 100*time.Millisecond
 	c := openCache(t)
-	err := fetchOne(c, s, p)
+	done := make(chan error, 1)
+	go func() { done <- fetchOne(c, s, p) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("fetch from a trickling server still running after a minute")
+	}
 	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), ": GET "+srv.URL+"/demo.tar.gz: cut off after") ||
-		!strings.HasSuffix(err.Error(), "under the minimum of 65536 bytes/s (gave up after 5 attempts)") {
+		!strings.HasSuffix(err.Error(), "under the minimum of 65536 bytes/s") {
 		t.Errorf("error %v, want ErrUnreachable naming the URL and the minimum rate", err)
 	}
-	if n := len(srv.requests()); n != maxTries {
-		t.Errorf("%d requests, want %d", n, maxTries)
+	if n := len(srv.requests()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
 	}
-	checkEmpty(t, c)
+	if c.Has(p.SHA256) {
+		t.Error("the archive is cached")
+	}
+}
+
+// TestSlowBodyFailover sends the archive slower than the minimum rate from the first
+// mirror: the fetch asks the second for the rest, and records the first as down.
+func TestSlowBodyFailover(t *testing.T) {
+	archive, p := testArchive(t)
+	slow := newServer(t, trickler(archive))
+	good := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { serveArchive(w, r, archive) })
+	var n notes
+	s := mirrored(t, nil, &n, slow.URL, good.URL)
+	s.minRate, s.window = 64<<10, 100*time.Millisecond
+	c := openCache(t)
+	if err := fetchOne(c, s, p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if got := len(slow.requests()); got != 1 {
+		t.Errorf("%d requests to the slow mirror, want 1", got)
+	}
+	if reqs := good.requests(); len(reqs) != 1 || !strings.HasPrefix(reqs[0].Get("Range"), "bytes=") {
+		t.Errorf("requests to the second mirror: %v, want one for the rest", reqs)
+	}
+	if _, err := c.readDown(slow.URL + "/"); err != nil {
+		t.Errorf("no record of the slow mirror down: %v", err)
+	}
+	var se *slowError
+	if n.len() != 1 || !errors.As(n.why[0], &se) {
+		t.Errorf("notes %v, want one of the slow mirror", n.why)
+	}
+}
+
+// TestArchiveDeadline sends an archive at a rate each window accepts, but slower than its
+// deadline allows: the fetch fails with ErrUnreachable, naming the URL, the size and the
+// deadline.
+func TestArchiveDeadline(t *testing.T) {
+	archive, p := testArchive(t)
+	srv := newServer(t, trickler(archive))
+	s := quick(t, srv.URL)
+	s.minRate, s.window, s.slack = 1<<30, time.Hour, 200*time.Millisecond
+	c := openCache(t)
+	done := make(chan error, 1)
+	go func() { done <- fetchOne(c, s, p) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("fetch past its deadline still running after a minute")
+	}
+	var de *deadlineError
+	if !errors.Is(err, ErrUnreachable) || !errors.As(err, &de) || de.where != srv.URL+"/demo.tar.gz" || de.size != p.Size || de.wait != s.deadline(p.Size) {
+		t.Errorf("error %v, want a *deadlineError naming the URL, %d bytes and %v", err, p.Size, s.deadline(p.Size))
+	}
+	if c.Has(p.SHA256) {
+		t.Error("the archive is cached")
+	}
 }
 
 // TestSlowIndex sends an index slower than the minimum rate, then at a rate that passes

@@ -200,10 +200,10 @@ func removeOld(d *os.File, old func(dir *os.File, name string, age time.Duration
 }
 
 // ownTemp reports whether name, in tmp/, is a file pkg makes there: a fetch's claim
-// (fetch-SHA256), or a temporary file, NAME-N or NAME-N.tar, with os.CreateTemp's decimal N
+// (fetch-SHA256), a partial download (part-SHA256), or a temporary file, NAME-N or NAME-N.tar, with os.CreateTemp's decimal N
 // and a package's name, "idx", or the name of the file it replaces.
 func ownTemp(name string) bool {
-	if sha, ok := strings.CutPrefix(name, "fetch-"); ok && isSHA256(sha) {
+	if sha, ok := strings.CutPrefix(name, "fetch-"); isPartial(name) || ok && isSHA256(sha) {
 		return true
 	}
 	i := strings.LastIndexByte(name, '-')

@@ -60,7 +60,7 @@ func TestArchiveBeneath(t *testing.T) {
 		{"http://127.0.0.1:1/deep/", "%2e%2e/outside/a.tar"},
 		{"http://127.0.0.1:1/deep/", "../outside/a.tar"},
 	} {
-		body, _, err := quick(t, tt.location).openArchive(context.Background(), nil, repo.Package{Archive: tt.archive})
+		body, err := quick(t, tt.location).openArchive(context.Background(), nil, repo.Package{Archive: tt.archive}, 0)
 		if err == nil {
 			body.Close()
 		}

@@ -214,20 +214,102 @@ func (m *mirrors) tell(to string, tried []int, errs mirrorErrors) {
 	}
 }
 
-// openMirrored opens p's archive, named by a path relative to the repository, from the
-// first of s's mirrors that serves it.
-func (s *Source) openMirrored(ctx context.Context, c *Cache, p repo.Package) (io.ReadCloser, string, error) {
-	var body io.ReadCloser
-	var where string
-	_, err := s.failover(ctx, c, func(e *Source) (err error) {
-		body, where, err = e.openBeneath(ctx, p)
-		return err
-	})
-	if me := (mirrorErrors)(nil); errors.As(err, &me) {
-		return nil, s.URL(), fmt.Errorf("every mirror failed: %w", err)
+// openMirrored opens p's archive, named by a path relative to the repository, from kept
+// on, as openDownload does with restart, from the first of s's mirrors that serves it.
+func (s *Source) openMirrored(ctx context.Context, c *Cache, p repo.Package, kept int64) (body, error) {
+	b := &mirroredBody{s: s, ctx: ctx, p: p, order: s.m.order(c), off: kept}
+	if err := b.open(true); err != nil {
+		return nil, err
 	}
-	return body, where, err
+	b.begin = b.body.start()
+	b.off = b.begin
+	return b, nil
 }
+
+// mirroredBody is an archive read from a source's mirrors in turn: when one fails, before
+// its body or in it, the next is asked for the rest (a Range request; one that cannot
+// resume sends it all, and what came before is skipped).
+type mirroredBody struct {
+	s     *Source
+	ctx   context.Context
+	p     repo.Package
+	order []int // the locations, in the order asked
+	k     int   // order[k] is reading, or is the next to ask
+	body  body  // order[k]'s, or nil
+	off   int64 // position of the next byte returned
+	begin int64 // of the first byte returned
+	used  []string
+	errs  mirrorErrors // of order[:k], each a *MirrorError
+	err   error
+}
+
+var _ body = (*mirroredBody)(nil)
+
+// open asks the locations from order[k] on for the archive from off on, until one
+// answers; restart as openDownload's.
+func (b *mirroredBody) open(restart bool) error {
+	for ; b.k < len(b.order); b.k++ {
+		e := b.s.mirror(b.order[b.k], b.k < len(b.order)-1)
+		body, err := e.openBeneath(b.ctx, b.p, b.off, restart)
+		if err == nil {
+			b.body = body
+			b.used = append(b.used, body.from())
+			b.s.m.served(b.order[b.k])
+			b.s.m.tell(e.URL(), b.order[:b.k], b.errs)
+			return nil
+		}
+		if err := b.fail(e, err); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("every mirror failed: %w", b.errs)
+}
+
+// fail records that order[k], read through e, failed with err, and returns err if no other
+// location is to be asked: ctx is done, or the request cannot be made anywhere.
+func (b *mirroredBody) fail(e *Source, err error) error {
+	if out := (*outsideError)(nil); b.ctx.Err() != nil || errors.As(err, &out) {
+		return err
+	}
+	b.s.m.failed(b.order[b.k], err)
+	b.errs = append(b.errs, &MirrorError{URL: e.URL(), Err: err})
+	return nil
+}
+
+func (b *mirroredBody) Read(p []byte) (int, error) {
+	for b.err == nil {
+		if b.body == nil {
+			if b.err = b.open(false); b.err != nil {
+				break
+			}
+		}
+		n, err := b.body.Read(p)
+		b.off += int64(n)
+		if err == nil || err == io.EOF {
+			return n, err
+		}
+		b.body.Close()
+		b.body = nil
+		b.err = b.fail(b.s.mirror(b.order[b.k], false), err)
+		b.k++
+		if n > 0 {
+			return n, nil
+		}
+	}
+	return 0, b.err
+}
+
+func (b *mirroredBody) Close() error {
+	if b.body != nil {
+		return b.body.Close()
+	}
+	return nil
+}
+
+func (b *mirroredBody) start() int64 { return b.begin }
+
+// from names the locations that sent the bytes, in turn.
+func (b *mirroredBody) from() string { return strings.Join(b.used, ", then ") }
 
 // url names the location as Source.URL does.
 func (l location) url() string {

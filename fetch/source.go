@@ -83,6 +83,7 @@ type Source struct {
 	idle     time.Duration // longest wait for a body's next bytes
 	minRate  int64         // bytes per second a body must average over each window
 	window   time.Duration
+	slack    time.Duration // of an archive's deadline, beyond its size at minRate
 	indexMax time.Duration // longest wait for an index and its signature, retries included
 	retrying func(err error, wait time.Duration, attempt, max int)
 
@@ -94,7 +95,7 @@ type Source struct {
 // itself is accepted.
 func NewSource(location string, o Options) (*Source, error) {
 	s := &Source{loc: location, offline: o.Offline, policy: o.Trust, admit: o.Admit, client: newClient(), tries: maxTries,
-		backoff: firstBackoff, answer: answerTimeout, idle: idleTimeout, minRate: minRate, window: rateWindow,
+		backoff: firstBackoff, answer: answerTimeout, idle: idleTimeout, minRate: minRate, window: rateWindow, slack: archiveSlack,
 		indexMax: indexTimeout, retrying: o.Retrying}
 	first, err := parseLocation(location)
 	if err != nil {
@@ -158,43 +159,45 @@ func (s *Source) indexLocation() string {
 	return filepath.Join(s.dir, "index.json")
 }
 
-// openArchive returns the bytes of p's archive, and where they come from: an absolute
-// URL as it is, a path from the repository or, with mirrors, the first to serve it (c
-// keeps those found down, and may be nil).
-func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package) (io.ReadCloser, string, error) {
+// openArchive returns the bytes of p's archive from kept on, the caller holding the
+// bytes before (body.start): from an absolute URL as it is, a path from the repository
+// or, with mirrors, the first to serve it (c keeps those found down, and may be nil). A
+// download must end within its deadline (Source.deadline).
+func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package, kept int64) (body, error) {
 	u, err := url.Parse(p.Archive)
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
-		d, err := s.openDownload(ctx, u, p.Size)
-		if err != nil {
-			return nil, u.Redacted(), err
-		}
-		return d, u.Redacted(), nil
+		return s.timed(ctx, p.Size, u.Redacted(), func(ctx context.Context) (body, error) {
+			return s.openDownload(ctx, u, p.Size, kept, true)
+		})
 	case err == nil && u.Scheme == "file": // a lockfile's URL; an index's archive cannot be one
-		return openLocal(ctx, u.Path)
+		return openLocal(ctx, u.Path, kept)
 	case s.m != nil:
-		return s.openMirrored(ctx, c, p)
+		return s.timed(ctx, p.Size, s.URL(), func(ctx context.Context) (body, error) {
+			return s.openMirrored(ctx, c, p, kept)
+		})
+	case s.base != nil:
+		return s.timed(ctx, p.Size, s.base.JoinPath(p.Archive).Redacted(), func(ctx context.Context) (body, error) {
+			return s.openBeneath(ctx, p, kept, true)
+		})
 	}
-	return s.openBeneath(ctx, p)
+	return s.openBeneath(ctx, p, kept, true)
 }
 
-// openBeneath opens p's archive, named by a path relative to the repository.
-func (s *Source) openBeneath(ctx context.Context, p repo.Package) (io.ReadCloser, string, error) {
+// openBeneath opens p's archive, named by a path relative to the repository, from off on,
+// as openDownload does.
+func (s *Source) openBeneath(ctx context.Context, p repo.Package, off int64, restart bool) (body, error) {
 	if s.base == nil {
 		if !filepath.IsLocal(filepath.FromSlash(p.Archive)) {
-			return nil, s.dir, &outsideError{p.Archive, s.dir}
+			return nil, &outsideError{p.Archive, s.dir}
 		}
-		return openLocal(ctx, filepath.Join(s.dir, filepath.FromSlash(p.Archive)))
+		return openLocal(ctx, filepath.Join(s.dir, filepath.FromSlash(p.Archive)), off)
 	}
 	u := s.base.JoinPath(p.Archive)
 	if rel, ok := strings.CutPrefix(u.Path, s.base.Path); !ok || !filepath.IsLocal(rel) {
-		return nil, u.Redacted(), &outsideError{p.Archive, s.URL()}
+		return nil, &outsideError{p.Archive, s.URL()}
 	}
-	d, err := s.openDownload(ctx, u, p.Size)
-	if err != nil {
-		return nil, u.Redacted(), err
-	}
-	return d, u.Redacted(), nil
+	return s.openDownload(ctx, u, p.Size, off, restart)
 }
 
 // outsideError refuses an archive path that leads out of the repository.
@@ -204,23 +207,37 @@ func (e *outsideError) Error() string {
 	return "archive " + e.archive + " is not beneath the repository " + e.repo
 }
 
-// openLocal opens the archive at path, to be read until ctx is done. Anything but a
-// regular file is refused: a FIFO would block the open, a directory fail later.
-func openLocal(ctx context.Context, path string) (io.ReadCloser, string, error) {
+// openLocal opens the archive at path from off on, to be read until ctx is done.
+// Anything but a regular file is refused: a FIFO would block the open, a directory fail
+// later.
+func openLocal(ctx context.Context, path string, off int64) (body, error) {
 	f, err := regfile.Open(path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, path, gone{err}
+		return nil, gone{err}
 	} else if err != nil {
-		return nil, path, err
+		return nil, err
 	}
-	return &localArchive{f, ctx}, path, nil
+	if off > 0 {
+		if _, err := f.Seek(off, io.SeekStart); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return &localArchive{f, ctx, off}, nil
 }
 
 // localArchive is a local archive whose reads fail once ctx is done, as a download's do.
 type localArchive struct {
 	f   *os.File
 	ctx context.Context
+	off int64 // where it was opened
 }
+
+var _ body = (*localArchive)(nil)
+
+func (a *localArchive) start() int64 { return a.off }
+
+func (a *localArchive) from() string { return a.f.Name() }
 
 func (a *localArchive) Read(p []byte) (int, error) {
 	if err := a.ctx.Err(); err != nil {

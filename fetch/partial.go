@@ -1,0 +1,161 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/repo"
+)
+
+// How a download cut short is resumed by the next command (after kill -9, a second Ctrl-C,
+// or a network down for longer than the retries). A fetch streams the archive into the
+// converter and writes only the aligned tar, so the bytes of an archive of at least
+// partialMin that come over HTTP are also appended, as they arrive, to tmp/part-SHA256,
+// flocked by its writer. The next fetch of that archive feeds the file's bytes to the
+// verifier and the converter again (hashed anew: the sha256 at the end stays the
+// authority) and asks the source for the rest with a Range request; a source that sends
+// the whole archive instead starts it over, the file emptied. The file goes once the entry
+// is committed or the archive refused, and stays when the download failed, to be resumed.
+// It is not synced: one a crash of the machine damaged fails the sha256 check once, and
+// goes. One nobody wrote to for staleAge goes at any open of the cache (removeTemporary),
+// and every one at cache prune and clean (RemoveUnfinished).
+const partialMin = 1 << 20 // 1 MiB: below, fetching again costs less than keeping a copy
+
+// partialPrefix starts the name of a partial download in tmp/.
+const partialPrefix = "part-"
+
+// isPartial reports whether name, in tmp/, is a partial download.
+func isPartial(name string) bool {
+	sha, ok := strings.CutPrefix(name, partialPrefix)
+	return ok && isSHA256(sha)
+}
+
+// partial is the file keeping the start of an archive's download.
+type partial struct {
+	f    *os.File
+	kept int64 // bytes it held when opened, for the fetch to read first
+	n    int64 // bytes it holds
+	cut  error // why the download failed, which keeps the file
+	werr error // why it stopped keeping bytes (a full disk)
+}
+
+// openPartial returns the partial download of p, for s's fetch of it, or nil when it is
+// not kept: a small archive, a local one, or one another fetch is writing.
+func (c *Cache) openPartial(s *Source, p repo.Package) *partial {
+	if p.Size < partialMin || !s.remote(p) {
+		return nil
+	}
+	path := filepath.Join(c.dir, "tmp", partialPrefix+p.SHA256)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o644)
+	if err != nil {
+		return nil
+	}
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() || flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil || !sameFile(f, path) {
+		f.Close()
+		return nil
+	}
+	pt := &partial{f: f, kept: info.Size(), n: info.Size()}
+	if pt.kept > p.Size {
+		pt.truncate()
+	}
+	return pt
+}
+
+// remote reports whether s reads p's archive over HTTP, at first.
+func (s *Source) remote(p repo.Package) bool {
+	u, err := url.Parse(p.Archive)
+	if err == nil && u.Scheme != "" {
+		return u.Scheme == "http" || u.Scheme == "https"
+	}
+	return s.base != nil
+}
+
+// size returns the bytes pt holds for the fetch to read first; 0 for none.
+func (pt *partial) size() int64 {
+	if pt == nil {
+		return 0
+	}
+	return pt.kept
+}
+
+// truncate empties the file: its bytes are not the archive's start.
+func (pt *partial) truncate() {
+	if pt.werr = pt.f.Truncate(0); pt.werr == nil {
+		pt.kept, pt.n = 0, 0
+	}
+}
+
+// reader returns the archive's bytes: those pt kept, unless b starts over, then b's, which
+// it keeps too.
+func (pt *partial) reader(b body) io.Reader {
+	if pt == nil {
+		return b
+	}
+	if b.start() < pt.kept {
+		pt.truncate()
+	}
+	if pt.werr != nil {
+		return b
+	}
+	return io.MultiReader(io.NewSectionReader(pt.f, 0, pt.kept), &keeping{b, pt})
+}
+
+// close ends the fetch's use of pt, which failed with err: the file stays, to be resumed,
+// when the download was cut, and otherwise goes.
+func (pt *partial) close(err error) {
+	if pt == nil {
+		return
+	}
+	switch {
+	case err != nil && pt.cut != nil && pt.werr == nil:
+	case err != nil && pt.cut != nil && pt.f.Truncate(pt.n) == nil: // what a full disk let it keep
+	default:
+		os.Remove(pt.f.Name())
+	}
+	pt.f.Close()
+}
+
+// keeping is an archive's body whose bytes are appended to its partial download as they
+// are read.
+type keeping struct {
+	b  body
+	pt *partial
+}
+
+func (k *keeping) Read(p []byte) (int, error) {
+	n, err := k.b.Read(p)
+	pt := k.pt
+	if n > 0 && pt.werr == nil {
+		if _, pt.werr = pt.f.WriteAt(p[:n], pt.n); pt.werr == nil {
+			pt.n += int64(n)
+		}
+	}
+	if err != nil && err != io.EOF {
+		pt.cut = err
+	}
+	return n, err
+}
+
+// fetchArchive downloads and converts p's archive into the cache, from what a cut
+// download of it kept on.
+func (c *Cache) fetchArchive(ctx context.Context, s *Source, p repo.Package, progress io.Writer) (err error) {
+	pt := c.openPartial(s, p)
+	defer func() { pt.close(err) }()
+	b, err := s.openArchive(ctx, c, p, pt.size())
+	if err != nil {
+		return fmt.Errorf("fetch %s %s: %w", p.Name, p.Version, err)
+	}
+	defer b.Close()
+	if err := c.store(newVerifier(pt.reader(b), p, progress), p); err != nil {
+		return fmt.Errorf("fetch %s %s from %s: %w", p.Name, p.Version, b.from(), err)
+	}
+	return nil
+}

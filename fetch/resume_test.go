@@ -1,0 +1,314 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// counted serves with handle, adding the bytes of the bodies it writes to sent.
+func counted(sent *atomic.Int64, handle func(w http.ResponseWriter, r *http.Request)) func(http.ResponseWriter, *http.Request, int) {
+	return func(w http.ResponseWriter, r *http.Request, _ int) {
+		handle(countingWriter{w, sent}, r)
+	}
+}
+
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (w countingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.n.Add(int64(n))
+	return n, err
+}
+
+func (w countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// dying serves the first half of archive to the first request and then closes the
+// connection, as it does at once for every later one: a server that died.
+func dying(archive []byte) func(http.ResponseWriter, *http.Request, int) {
+	return func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			w.Header().Set("ETag", `"a"`)
+			w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
+			w.Write(archive[:len(archive)/2])
+			http.NewResponseController(w).Flush()
+		}
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// wholeOnly serves archive whole whatever the Range asked.
+func wholeOnly(archive []byte) func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
+		w.Write(archive)
+	}
+}
+
+// TestFailoverMidBody has the first mirror die in the middle of the archive: the fetch
+// asks the second for the rest with a Range request, or, where that one cannot resume,
+// takes the whole archive from it; either way the archive is cached, the first mirror is
+// asked once and recorded as down, and the next fetch asks the second first.
+func TestFailoverMidBody(t *testing.T) {
+	archive, p := testArchive(t)
+	for _, tt := range []struct {
+		name   string
+		second func(w http.ResponseWriter, r *http.Request)
+		resume bool
+	}{
+		{"ranges", func(w http.ResponseWriter, r *http.Request) { serveArchive(w, r, archive) }, true},
+		{"no ranges", wholeOnly(archive), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := newServer(t, dying(archive))
+			var sent atomic.Int64
+			b := newServer(t, counted(&sent, tt.second))
+			c := openCache(t)
+			var n notes
+			s := mirrored(t, nil, &n, a.URL, b.URL)
+			done := make(chan error, 1)
+			go func() { done <- fetchOne(c, s, p) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("fetch still running after a minute")
+			}
+			checkEntry(t, c, p, testFiles())
+			if got := len(a.requests()); got != 1 {
+				t.Errorf("%d requests to the mirror that died, want 1", got)
+			}
+			reqs := b.requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests to the second mirror, want 1", len(reqs))
+			}
+			rng := reqs[0].Get("Range")
+			start, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(rng, "bytes="), "-"), 10, 64)
+			if err != nil || start <= 0 || start >= p.Size || reqs[0].Get("If-Range") != "" {
+				t.Errorf("second mirror asked for Range %q, If-Range %q; want the rest of the archive, unconditionally", rng, reqs[0].Get("If-Range"))
+			}
+			switch got := sent.Load(); {
+			case tt.resume && got != p.Size-start:
+				t.Errorf("second mirror sent %d bytes, want the %d from %d on", got, p.Size-start, start)
+			case !tt.resume && got != p.Size:
+				t.Errorf("second mirror sent %d bytes, want the whole %d", got, p.Size)
+			}
+			if _, err := c.readDown(a.URL + "/"); err != nil {
+				t.Errorf("no record of the mirror that died: %v", err)
+			}
+			if n.len() != 1 || n.to[0] != b.URL+"/" {
+				t.Errorf("notes to %v (%v), want one, to %s", n.to, n.why, b.URL)
+			}
+			if order := mirrored(t, nil, &notes{}, a.URL, b.URL).m.order(c); order[0] != 1 {
+				t.Errorf("the next command asks mirror %d first, want the second", order[0])
+			}
+		})
+	}
+}
+
+// partialPath is where c keeps the start of a cut download of the archive with sha.
+func partialPath(c *Cache, sha string) string {
+	return filepath.Join(c.dir, "tmp", partialPrefix+sha)
+}
+
+// TestResumeKilled kills a process in the middle of a download, as kill -9 does: the next
+// fetch asks for the rest from the bytes the killed one kept, and what it kept is gone
+// once the entry is in the cache.
+func TestResumeKilled(t *testing.T) {
+	archive, p := testArchive(t)
+	if dir := os.Getenv("FETCH_TEST_KILLED_CACHE"); dir != "" {
+		c, err := OpenCache(dir)
+		if err == nil {
+			_, err = c.Fetch(context.Background(), quick(t, os.Getenv("FETCH_TEST_KILLED_URL")), p, nil)
+		}
+		t.Fatal("the fetch to be killed ended: ", err)
+	}
+	hold := make(chan struct{})
+	defer close(hold)
+	half := len(archive) / 2
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
+			w.Write(archive[:half])
+			http.NewResponseController(w).Flush()
+			<-hold
+			return
+		}
+		serveArchive(w, r, archive)
+	})
+	open := cacheOpener(t)
+	c := open()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestResumeKilled$")
+	cmd.Env = append(os.Environ(), "FETCH_TEST_KILLED_CACHE="+c.dir, "FETCH_TEST_KILLED_URL="+srv.URL)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	path := partialPath(c, p.SHA256)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if info, err := os.Stat(path); err == nil && info.Size() == int64(half) {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no partial download of %d bytes at %s after a minute", half, path)
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	c.Close()
+
+	c = open() // as the next command would, past the age of an orphan
+	old := time.Now().Add(-2 * orphanAge)
+	os.Chtimes(path, old, old)
+	c.Close()
+	c = open()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("the partial download is gone at the next open: %v", err)
+	}
+	kept := info.Size()
+	if err := fetchOne(c, quick(t, srv.URL), p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	reqs := srv.requests()
+	if want := "bytes=" + strconv.FormatInt(kept, 10) + "-"; len(reqs) != 2 || reqs[1].Get("Range") != want {
+		t.Errorf("requests %v, the second asking for Range %q; want two, the second for %q", len(reqs), reqs[len(reqs)-1].Get("Range"), want)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("partial download after the entry is cached: %v", err)
+	}
+}
+
+// TestResumeAfterFailure fails a download when the server dies, then fetches again: from
+// the bytes kept with a Range request, or, where the server now cannot resume, from the
+// start, the partial file emptied; a partial download that does not match the archive is
+// refused and removed.
+func TestResumeAfterFailure(t *testing.T) {
+	archive, p := testArchive(t)
+	for _, tt := range []struct {
+		name  string
+		serve func(w http.ResponseWriter, r *http.Request)
+		from  func(kept int64) string // the Range asked for
+		sent  func(kept int64) int64  // the bytes served
+	}{
+		{"ranges", func(w http.ResponseWriter, r *http.Request) { serveArchive(w, r, archive) },
+			func(kept int64) string { return "bytes=" + strconv.FormatInt(kept, 10) + "-" },
+			func(kept int64) int64 { return p.Size - kept }},
+		{"no ranges", wholeOnly(archive),
+			func(kept int64) string { return "bytes=" + strconv.FormatInt(kept, 10) + "-" },
+			func(int64) int64 { return p.Size }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var up atomic.Bool
+			var sent atomic.Int64
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				if !up.Load() {
+					dying(archive)(w, r, n)
+				}
+				counted(&sent, tt.serve)(w, r, n)
+			})
+			s := quick(t, srv.URL)
+			open := cacheOpener(t)
+			c := open()
+			if err := fetchOne(c, s, p); !errors.Is(err, ErrUnreachable) {
+				t.Fatalf("fetch from a server that died: %v, want ErrUnreachable", err)
+			}
+			c.Close()
+			c = open()
+			info, err := os.Stat(partialPath(c, p.SHA256))
+			if err != nil || info.Size() != int64(len(archive)/2) {
+				t.Fatalf("partial download after the failure: %v, %v; want %d bytes", info, err, len(archive)/2)
+			}
+			kept := info.Size()
+			up.Store(true)
+			before := len(srv.requests())
+			if err := fetchOne(c, s, p); err != nil {
+				t.Fatal(err)
+			}
+			checkEntry(t, c, p, testFiles())
+			reqs := srv.requests()[before:]
+			if len(reqs) != 1 || reqs[0].Get("Range") != tt.from(kept) {
+				t.Errorf("%d requests, the first for Range %q; want one for %q", len(reqs), reqs[0].Get("Range"), tt.from(kept))
+			}
+			if got, want := sent.Load(), tt.sent(kept); got != want {
+				t.Errorf("%d bytes sent, want %d", got, want)
+			}
+			if ents, err := os.ReadDir(filepath.Join(c.dir, "tmp")); err != nil || len(ents) != 0 {
+				t.Errorf("tmp/ holds %d files (%v) once the entry is cached, want none", len(ents), err)
+			}
+		})
+	}
+
+	t.Run("damaged", func(t *testing.T) {
+		srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { serveArchive(w, r, archive) })
+		c := openCache(t)
+		bad := make([]byte, len(archive)/2)
+		if err := os.WriteFile(partialPath(c, p.SHA256), bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := fetchOne(c, quick(t, srv.URL), p); !errors.Is(err, ErrMismatch) {
+			t.Fatalf("fetch after a damaged partial download: %v, want ErrMismatch", err)
+		}
+		checkEmpty(t, c)
+		if err := fetchOne(c, quick(t, srv.URL), p); err != nil {
+			t.Fatal(err)
+		}
+		checkEntry(t, c, p, testFiles())
+	})
+}
+
+// TestPartialRemoved removes a partial download at an open of the cache once nobody has
+// written it for staleAge, and at any prune or clean (RemoveUnfinished), and never one a
+// fetch is writing.
+func TestPartialRemoved(t *testing.T) {
+	_, p := testArchive(t)
+	open := cacheOpener(t)
+	c := open()
+	path := partialPath(c, p.SHA256)
+	if err := os.WriteFile(path, []byte("start"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-staleAge - time.Hour)
+	os.Chtimes(path, old, old)
+	c.Close()
+	c = open()
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("partial download untouched for %v, at the next open: %v", staleAge, err)
+	}
+
+	os.WriteFile(path, []byte("start"), 0o644)
+	s := quick(t, "http://127.0.0.1:1/")
+	held := c.openPartial(s, p)
+	if held == nil {
+		t.Fatal("openPartial of a remote archive: nil")
+	}
+	if err := c.Exclusive(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if other := c.openPartial(s, p); other != nil {
+		t.Error("a second fetch opened the partial download a first one writes")
+	}
+	held.close(nil)
+	os.WriteFile(path, []byte("start"), 0o644)
+	if n := c.RemoveUnfinished(); n == 0 {
+		t.Error("RemoveUnfinished freed nothing")
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("partial download after RemoveUnfinished: %v", err)
+	}
+}
