@@ -566,14 +566,7 @@ func TestSlowBodyFails(t *testing.T) {
 	s := quick(t, srv.URL)
 	s.minRate, s.window = 64<<10, 100*time.Millisecond
 	c := openCache(t)
-	done := make(chan error, 1)
-	go func() { done <- fetchOne(c, s, p) }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("fetch from a trickling server still running after a minute")
-	}
+	err := fetchWithin(t, time.Minute, c, s, p)
 	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), ": GET "+srv.URL+"/demo.tar.gz: cut off after") ||
 		!strings.HasSuffix(err.Error(), "under the minimum of 65536 bytes/s") {
 		t.Errorf("error %v, want ErrUnreachable naming the URL and the minimum rate", err)
@@ -596,7 +589,7 @@ func TestSlowBodyFailover(t *testing.T) {
 	s := mirrored(t, nil, &n, slow.URL, good.URL)
 	s.minRate, s.window = 64<<10, 100*time.Millisecond
 	c := openCache(t)
-	if err := fetchOne(c, s, p); err != nil {
+	if err := fetchWithin(t, time.Minute, c, s, p); err != nil {
 		t.Fatal(err)
 	}
 	checkEntry(t, c, p, testFiles())
@@ -624,14 +617,7 @@ func TestArchiveDeadline(t *testing.T) {
 	s := quick(t, srv.URL)
 	s.minRate, s.window, s.slack = 1<<30, time.Hour, 200*time.Millisecond
 	c := openCache(t)
-	done := make(chan error, 1)
-	go func() { done <- fetchOne(c, s, p) }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("fetch past its deadline still running after a minute")
-	}
+	err := fetchWithin(t, time.Minute, c, s, p)
 	var de *deadlineError
 	if !errors.Is(err, ErrUnreachable) || !errors.As(err, &de) || de.where != srv.URL+"/demo.tar.gz" || de.size != p.Size || de.wait != s.deadline(p.Size) {
 		t.Errorf("error %v, want a *deadlineError naming the URL, %d bytes and %v", err, p.Size, s.deadline(p.Size))

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"pkg/repo"
 )
 
 // counted serves with handle, adding the bytes of the bodies it writes to sent.
@@ -33,6 +35,28 @@ func (w countingWriter) Write(b []byte) (int, error) {
 }
 
 func (w countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// fetchWithin fetches p into c from s, failing the test if that takes longer than limit:
+// a hang's bound, not a measure.
+func fetchWithin(t *testing.T, limit time.Duration, c *Cache, s *Source, p repo.Package) error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Fetch(ctx, s, p, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(limit):
+		cancel()
+		<-done
+		t.Fatalf("fetch still running after %v", limit)
+		return nil
+	}
+}
 
 // dying serves the first half of archive to the first request and then closes the
 // connection, as it does at once for every later one: a server that died.
@@ -77,15 +101,8 @@ func TestFailoverMidBody(t *testing.T) {
 			c := openCache(t)
 			var n notes
 			s := mirrored(t, nil, &n, a.URL, b.URL)
-			done := make(chan error, 1)
-			go func() { done <- fetchOne(c, s, p) }()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-			case <-time.After(time.Minute):
-				t.Fatal("fetch still running after a minute")
+			if err := fetchWithin(t, time.Minute, c, s, p); err != nil {
+				t.Fatal(err)
 			}
 			checkEntry(t, c, p, testFiles())
 			if got := len(a.requests()); got != 1 {
