@@ -24,11 +24,12 @@ import (
 // moves to the next on any failure but the caller's cancellation. Each mirror but the last
 // gets one attempt: another may answer now, and waiting out this one's backoff (7.5s over
 // five attempts) or answer timeout would cost every command that; the last gets the
-// source's retries, as a source without mirrors does. Once a body flows, a cut is resumed
-// from the same mirror with those retries.
+// source's retries, as a source without mirrors does. So does a body: cut short, silent or
+// too slow at one mirror, the rest is asked of the next (mirroredBody), and the last
+// resumes a cut itself with those retries.
 //
-// A mirror with no server serving (no connection, no answer, a body cut short, a 5xx or a
-// 429) is down: this process, and every command sharing the cache through a record kept
+// A mirror with no server serving (no connection, no answer, a body cut short or too slow,
+// a 5xx or a 429) is down: this process, and every command sharing the cache through a record kept
 // there, tries it last for downFor; the record goes once it serves again. A mirror that
 // lacks an archive (a 404) is only stale, and is left for that request alone.
 //
