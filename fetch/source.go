@@ -2,8 +2,9 @@
 // HTTP(S), verifies them against the index, and converts each archive (a tar, compressed
 // or not, a .deb, or a zip, the one staged in the cache's tmp/ first) in one streaming pass
 // into an aligned tar in the cache. Nothing compressed, partial or unverified is ever
-// an entry of the cache (a cut download's bytes wait in tmp/ to be resumed: partial.go), even to other pkg processes sharing it. It believes an index only
-// as its source's trust policy allows (package trust), and keeps the last index of each
+// visible as an entry of the cache, even to other pkg processes sharing it (a cut
+// download's bytes wait in tmp/ to be resumed: partial.go). It believes an index only as
+// its source's trust policy allows (package trust), and keeps the last index of each
 // repository it believed, with its signature, so that an offline source needs no network
 // at all. It does not install anything.
 package fetch
