@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -109,15 +110,15 @@ func (pt *partial) reader(b body) io.Reader {
 }
 
 // close ends the fetch's use of pt, which failed with err: the file stays, to be resumed,
-// when the download was cut, and otherwise goes.
+// when it holds bytes and the download was cut or could not start, and otherwise goes.
 func (pt *partial) close(err error) {
 	if pt == nil {
 		return
 	}
 	switch {
-	case err != nil && pt.cut != nil && pt.werr == nil:
-	case err != nil && pt.cut != nil && pt.f.Truncate(pt.n) == nil: // what a full disk let it keep
-	default:
+	case err == nil || pt.cut == nil || pt.n == 0:
+		os.Remove(pt.f.Name())
+	case pt.werr != nil && pt.f.Truncate(pt.n) != nil: // what a full disk let it keep, or nothing
 		os.Remove(pt.f.Name())
 	}
 	pt.f.Close()
@@ -138,7 +139,7 @@ func (k *keeping) Read(p []byte) (int, error) {
 			pt.n += int64(n)
 		}
 	}
-	if err != nil && err != io.EOF {
+	if err != nil && err != io.EOF && !errors.Is(err, ErrMismatch) {
 		pt.cut = err
 	}
 	return n, err
@@ -151,6 +152,9 @@ func (c *Cache) fetchArchive(ctx context.Context, s *Source, p repo.Package, pro
 	defer func() { pt.close(err) }()
 	b, err := s.openArchive(ctx, c, p, pt.size())
 	if err != nil {
+		if pt != nil && (isDown(err) || ctx.Err() != nil) {
+			pt.cut = err // says nothing of the bytes kept
+		}
 		return fmt.Errorf("fetch %s %s: %w", p.Name, p.Version, err)
 	}
 	defer b.Close()

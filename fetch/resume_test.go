@@ -211,8 +211,8 @@ func TestResumeKilled(t *testing.T) {
 	}
 }
 
-// TestResumeAfterFailure fails a download when the server dies, then fetches again: from
-// the bytes kept with a Range request, or, where the server now cannot resume, from the
+// TestResumeAfterFailure fails a download when the server dies, and again while it is down,
+// then fetches again: from the bytes kept with a Range request, or, where the server now cannot resume, from the
 // start, the partial file emptied; a partial download that does not match the archive is
 // refused and removed.
 func TestResumeAfterFailure(t *testing.T) {
@@ -252,6 +252,13 @@ func TestResumeAfterFailure(t *testing.T) {
 				t.Fatalf("partial download after the failure: %v, %v; want %d bytes", info, err, len(archive)/2)
 			}
 			kept := info.Size()
+			// Still down: no answer says nothing of the bytes kept, which stay.
+			if err := fetchOne(c, s, p); !errors.Is(err, ErrUnreachable) {
+				t.Fatalf("fetch from a server still down: %v, want ErrUnreachable", err)
+			}
+			if info, err := os.Stat(partialPath(c, p.SHA256)); err != nil || info.Size() != kept {
+				t.Fatalf("partial download after a fetch that got no answer: %v, %v; want %d bytes", info, err, kept)
+			}
 			up.Store(true)
 			before := len(srv.requests())
 			if err := fetchOne(c, s, p); err != nil {
