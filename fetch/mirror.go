@@ -29,9 +29,9 @@ import (
 // resumes a cut itself with those retries.
 //
 // A mirror with no server serving (no connection, no answer, a body cut short or too slow,
-// a 5xx or a 429) is down: this process, and every command sharing the cache through a record kept
-// there, tries it last for downFor; the record goes once it serves again. A mirror that
-// lacks an archive (a 404) is only stale, and is left for that request alone.
+// a 5xx or a 429) is down: this process, and every command sharing the cache through a
+// record kept there, tries it last for downFor; the record goes once it serves again. A
+// mirror that lacks an archive (a 404) is only stale, and is left for that request alone.
 //
 // What a mirror serves is believed as the first location's would be: an index of another
 // repository, older than one accepted before, badly signed, or unverified where a key is
