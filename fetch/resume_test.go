@@ -336,3 +336,53 @@ func TestPartialRemoved(t *testing.T) {
 		t.Errorf("partial download after RemoveUnfinished: %v", err)
 	}
 }
+
+// TestPartialFast drops a partial download, and keeps no more, once the download has
+// come faster than the fast rate past the probe; a slower one keeps it all.
+func TestPartialFast(t *testing.T) {
+	data := make([]byte, 4<<20)
+	for _, tt := range []struct {
+		name string
+		fast float64
+		want int64 // bytes kept
+	}{
+		{"fast", 1, 0},
+		{"slow", 1 << 50, int64(len(data))},
+	} {
+		f, err := os.Create(filepath.Join(t.TempDir(), partialPrefix+strings.Repeat("0", 64)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt := &partial{f: f, probe: 1 << 20, fast: tt.fast}
+		r := pt.reader(&localArchive{f: nopFile(t, data), ctx: t.Context()})
+		buf := make([]byte, 64<<10)
+		for {
+			if _, err := r.Read(buf); err != nil {
+				break
+			}
+		}
+		info, _ := f.Stat()
+		if info.Size() != tt.want || pt.n != tt.want {
+			t.Errorf("%s: kept %d bytes (%d in the file), want %d", tt.name, pt.n, info.Size(), tt.want)
+		}
+		pt.cut = errors.New("cut")
+		pt.close(pt.cut)
+		if _, err := os.Stat(f.Name()); (err == nil) != (tt.want > 0) {
+			t.Errorf("%s: after a cut, the file: %v", tt.name, err)
+		}
+	}
+}
+
+// nopFile returns a file holding data, open for reading.
+func nopFile(t *testing.T, data []byte) *os.File {
+	path := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
