@@ -10,19 +10,23 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 )
 
 // TestInterrupt stops pkg install in the middle of a download: with SIGINT it exits 130
-// saying so and leaves the root, the database and the cache as they were; killed, it leaves
-// its partial download, which the next command that opens the cache removes once the file
-// is an orphan.
+// saying so and leaves the root and the database as they were, and the cache but for the
+// bytes of the archive that came (tmp/part-SHA256); killed, it leaves its partial tar too,
+// which the next command that opens the cache removes once the file is an orphan, while the
+// archive's bytes stay: the next install asks for the rest from where they end.
 func TestInterrupt(t *testing.T) {
 	repoDir := t.TempDir()
 	w := publish(t, repoDir, appSpec("app", "1", 300))
 	halfSent := make(chan struct{}, 1)
+	var whole atomic.Bool // serve the archive, and ranges of it
+	var ranges []string   // asked for while whole
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, ".tar.gz") {
 			http.FileServer(http.Dir(repoDir)).ServeHTTP(rw, r)
@@ -31,6 +35,11 @@ func TestInterrupt(t *testing.T) {
 		data, err := os.ReadFile(filepath.Join(repoDir, filepath.Base(r.URL.Path)))
 		if err != nil {
 			http.NotFound(rw, r)
+			return
+		}
+		if whole.Load() {
+			ranges = append(ranges, r.Header.Get("Range"))
+			http.ServeContent(rw, r, "", time.Time{}, bytes.NewReader(data))
 			return
 		}
 		rw.Header().Set("Content-Length", strconv.Itoa(len(data)))
@@ -74,8 +83,8 @@ func TestInterrupt(t *testing.T) {
 	if stderr, code := interrupted(syscall.SIGINT); code != 130 || !strings.HasSuffix(stderr, "pkg: interrupted\n") {
 		t.Errorf("after SIGINT: exit %d, stderr %q; want 130 and 'pkg: interrupted'", code, stderr)
 	}
-	if ents, _ := os.ReadDir(tmpDir); len(ents) != 0 {
-		t.Errorf("after SIGINT the cache holds %d temporary files", len(ents))
+	if ents, _ := os.ReadDir(tmpDir); len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), "part-") {
+		t.Errorf("after SIGINT the cache holds %v, want the archive's bytes that came alone", names(ents))
 	}
 	st, problems := checkRoot(e.root, w)
 	if len(st) != 0 || len(problems) != 0 {
@@ -89,6 +98,10 @@ func TestInterrupt(t *testing.T) {
 	ents := downloads(tmpDir)
 	if tars := slices.DeleteFunc(slices.Clone(ents), func(e os.DirEntry) bool { return !strings.HasSuffix(e.Name(), ".tar") }); len(tars) != 1 || len(ents) > 2 {
 		t.Fatalf("after SIGKILL the cache holds %v, want the partial download (and its digests)", names(ents))
+	}
+	parts := partials(tmpDir)
+	if len(parts) != 1 {
+		t.Fatalf("after SIGKILL the cache holds %v, want the archive's bytes that came", names(parts))
 	}
 	// Interrupted while it waits for the root's lock, pkg stops at once.
 	lock, err := os.OpenFile(filepath.Join(e.root, ".pkg", "lock"), os.O_RDWR, 0)
@@ -125,13 +138,23 @@ func TestInterrupt(t *testing.T) {
 		os.Chtimes(filepath.Join(tmpDir, ent.Name()), old, old)
 	}
 	e.ok("cache", "list")
+	if ents := downloads(tmpDir); len(ents) != 0 {
+		t.Errorf("the orphaned download survived the next command: %v", names(ents))
+	}
+	info, err := parts[0].Info()
+	if err != nil {
+		t.Fatalf("the archive's bytes kept are gone after the next command: %v", err)
+	}
+	whole.Store(true)
+	e.ok("install", "app")
+	if want := "bytes=" + strconv.FormatInt(info.Size(), 10) + "-"; len(ranges) != 1 || ranges[0] != want {
+		t.Errorf("archive requests of the install after the kill: Range %q, want one, %q", ranges, want)
+	}
 	if ents, _ := os.ReadDir(tmpDir); len(ents) != 0 {
-		t.Errorf("the orphaned download survived the next command: %v", ents)
+		t.Errorf("after the install the cache holds %v", names(ents))
 	}
 }
 
-// downloads lists the downloads being written in the cache's tmp/, leaving out the locks
-// that claim them (fetch-SHA256).
 func names(ents []os.DirEntry) []string {
 	var s []string
 	for _, e := range ents {
@@ -140,7 +163,17 @@ func names(ents []os.DirEntry) []string {
 	return s
 }
 
+// downloads lists the downloads being written in the cache's tmp/, leaving out the locks
+// that claim them (fetch-SHA256) and the archives' bytes kept (part-SHA256).
 func downloads(tmpDir string) []os.DirEntry {
 	ents, _ := os.ReadDir(tmpDir)
-	return slices.DeleteFunc(ents, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), "fetch-") })
+	return slices.DeleteFunc(ents, func(e os.DirEntry) bool {
+		return strings.HasPrefix(e.Name(), "fetch-") || strings.HasPrefix(e.Name(), "part-")
+	})
+}
+
+// partials lists the archives' bytes kept in the cache's tmp/ to resume their downloads.
+func partials(tmpDir string) []os.DirEntry {
+	ents, _ := os.ReadDir(tmpDir)
+	return slices.DeleteFunc(ents, func(e os.DirEntry) bool { return !strings.HasPrefix(e.Name(), "part-") })
 }
