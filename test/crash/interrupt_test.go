@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -26,7 +27,8 @@ func TestInterrupt(t *testing.T) {
 	w := publish(t, repoDir, appSpec("app", "1", 300))
 	halfSent := make(chan struct{}, 1)
 	var whole atomic.Bool // serve the archive, and ranges of it
-	var ranges []string   // asked for while whole
+	var mu sync.Mutex
+	var ranges []string // asked for while whole
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, ".tar.gz") {
 			http.FileServer(http.Dir(repoDir)).ServeHTTP(rw, r)
@@ -38,7 +40,9 @@ func TestInterrupt(t *testing.T) {
 			return
 		}
 		if whole.Load() {
+			mu.Lock()
 			ranges = append(ranges, r.Header.Get("Range"))
+			mu.Unlock()
 			http.ServeContent(rw, r, "", time.Time{}, bytes.NewReader(data))
 			return
 		}
@@ -147,6 +151,8 @@ func TestInterrupt(t *testing.T) {
 	}
 	whole.Store(true)
 	e.ok("install", "app")
+	mu.Lock()
+	defer mu.Unlock()
 	if want := "bytes=" + strconv.FormatInt(info.Size(), 10) + "-"; len(ranges) != 1 || ranges[0] != want {
 		t.Errorf("archive requests of the install after the kill: Range %q, want one, %q", ranges, want)
 	}
