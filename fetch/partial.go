@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -52,6 +51,8 @@ func isPartial(name string) bool {
 // partial is the file keeping the start of an archive's download.
 type partial struct {
 	f     *os.File
+	dir   *os.File // the cache's tmp/, holding it as name
+	name  string
 	kept  int64 // bytes it held when opened, for the fetch to read first
 	n     int64 // bytes it holds
 	cut   error // why the download failed, which keeps the file
@@ -70,17 +71,17 @@ func (c *Cache) openPartial(s *Source, p repo.Package) *partial {
 	if p.Size < partialMin || !s.remote(p) {
 		return nil
 	}
-	path := filepath.Join(c.dir, "tmp", partialPrefix+p.SHA256)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o644)
+	name := partialPrefix + p.SHA256
+	f, err := openAt(c.tmp, name, unix.O_RDWR|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
 	if err != nil {
 		return nil
 	}
 	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() || flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil || !sameFile(f, path) {
+	if err != nil || !info.Mode().IsRegular() || flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil || !sameFile(f, c.tmp, name) {
 		f.Close()
 		return nil
 	}
-	pt := &partial{f: f, kept: info.Size(), n: info.Size(), probe: partialProbe, fast: fastRate}
+	pt := &partial{f: f, dir: c.tmp, name: name, kept: info.Size(), n: info.Size(), probe: partialProbe, fast: fastRate}
 	if pt.kept > p.Size {
 		pt.truncate()
 	}
@@ -135,9 +136,9 @@ func (pt *partial) close(err error) {
 	}
 	switch {
 	case err == nil || pt.cut == nil || pt.n == 0:
-		os.Remove(pt.f.Name())
+		removeAt(pt.dir, pt.name)
 	case pt.werr != nil && pt.f.Truncate(pt.n) != nil: // what a full disk let it keep, or nothing
-		os.Remove(pt.f.Name())
+		removeAt(pt.dir, pt.name)
 	}
 	pt.f.Close()
 }

@@ -349,11 +349,17 @@ func TestPartialFast(t *testing.T) {
 		{"fast", 1, 0},
 		{"slow", 1 << 50, int64(len(data))},
 	} {
-		f, err := os.Create(filepath.Join(t.TempDir(), partialPrefix+strings.Repeat("0", 64)))
+		name := partialPrefix + strings.Repeat("0", 64)
+		dir, err := os.Open(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
-		pt := &partial{f: f, probe: 1 << 20, fast: tt.fast}
+		defer dir.Close()
+		f, err := os.Create(filepath.Join(dir.Name(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt := &partial{f: f, dir: dir, name: name, probe: 1 << 20, fast: tt.fast}
 		r := pt.reader(&localArchive{f: nopFile(t, data), ctx: t.Context()})
 		buf := make([]byte, 64<<10)
 		for {
