@@ -27,6 +27,7 @@ func TestInterrupt(t *testing.T) {
 	w := publish(t, repoDir, appSpec("app", "1", 300))
 	halfSent := make(chan struct{}, 1)
 	var whole atomic.Bool // serve the archive, and ranges of it
+	var half atomic.Int64 // bytes of the archive sent, when not whole
 	var mu sync.Mutex
 	var ranges []string // asked for while whole
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -46,6 +47,7 @@ func TestInterrupt(t *testing.T) {
 			http.ServeContent(rw, r, "", time.Time{}, bytes.NewReader(data))
 			return
 		}
+		half.Store(int64(len(data) / 2))
 		rw.Header().Set("Content-Length", strconv.Itoa(len(data)))
 		rw.Write(data[:len(data)/2])
 		rw.(http.Flusher).Flush()
@@ -71,8 +73,8 @@ func TestInterrupt(t *testing.T) {
 			t.Fatal("the download did not start")
 		}
 		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-			if len(downloads(tmpDir)) > 0 {
-				break // the download is being written
+			if len(downloads(tmpDir)) > 0 && kept(tmpDir) == half.Load() {
+				break // the download is being written, and all that came is kept
 			}
 			if time.Now().After(deadline) {
 				c.Process.Kill()
@@ -153,8 +155,8 @@ func TestInterrupt(t *testing.T) {
 	e.ok("install", "app")
 	mu.Lock()
 	defer mu.Unlock()
-	if want := "bytes=" + strconv.FormatInt(info.Size(), 10) + "-"; len(ranges) != 1 || ranges[0] != want {
-		t.Errorf("archive requests of the install after the kill: Range %q, want one, %q", ranges, want)
+	if want := "bytes=" + strconv.FormatInt(half.Load(), 10) + "-"; info.Size() != half.Load() || len(ranges) != 1 || ranges[0] != want {
+		t.Errorf("archive requests of the install after the kill, %d bytes kept: Range %q, want one, %q", info.Size(), ranges, want)
 	}
 	if ents, _ := os.ReadDir(tmpDir); len(ents) != 0 {
 		t.Errorf("after the install the cache holds %v", names(ents))
@@ -176,6 +178,16 @@ func downloads(tmpDir string) []os.DirEntry {
 	return slices.DeleteFunc(ents, func(e os.DirEntry) bool {
 		return strings.HasPrefix(e.Name(), "fetch-") || strings.HasPrefix(e.Name(), "part-")
 	})
+}
+
+// kept returns the bytes of the archive kept in the cache's tmp/, or -1 for none.
+func kept(tmpDir string) int64 {
+	for _, e := range partials(tmpDir) {
+		if info, err := e.Info(); err == nil {
+			return info.Size()
+		}
+	}
+	return -1
 }
 
 // partials lists the archives' bytes kept in the cache's tmp/ to resume their downloads.
