@@ -41,7 +41,10 @@ func (s *Source) ArchiveURL(p repo.Package) string {
 // Relocate returns p with its Archive, an absolute URL under the repository URL from,
 // made relative to from, so that Fetch reads it from this source: a mirror, or the same
 // repository with its credentials. Other packages are returned as they are. It refuses an
-// archive whose path under from, decoded, would not name a file beneath this source.
+// archive whose path under from, decoded, would not name a file beneath this source, and
+// a local source that is not a repository (no index.json): a lockfile's repository may
+// name any directory, such as /etc/. Fetch reads no file URL that Relocate did not make
+// a path.
 func (s *Source) Relocate(p repo.Package, from string) (repo.Package, error) {
 	raw, ok := strings.CutPrefix(p.Archive, from)
 	if !ok || !strings.HasSuffix(from, "/") || raw == "" || strings.ContainsAny(raw, "?#") {
@@ -53,6 +56,11 @@ func (s *Source) Relocate(p repo.Package, from string) (repo.Package, error) {
 	}
 	if err != nil {
 		return p, fmt.Errorf("fetch: archive URL %s: path under %s: %v", p.Archive, from, err)
+	}
+	if s.base == nil {
+		if err := s.checkLocal(); err != nil {
+			return p, err
+		}
 	}
 	p.Archive = rel
 	return p, nil

@@ -2,6 +2,9 @@ package fetch
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +16,11 @@ import (
 // stay as they are, and the rest are refused, naming the URL.
 func TestRelocate(t *testing.T) {
 	const from = "http://x/repo/"
-	s := quick(t, t.TempDir())
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), []byte(`{"format":1,"packages":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := quick(t, dir)
 	for _, tt := range []struct{ archive, want string }{
 		{from + "a.tar.gz", "a.tar.gz"},
 		{from + "pool/a%20b-1.0.tar", "pool/a b-1.0.tar"},
@@ -48,6 +55,10 @@ func TestRelocate(t *testing.T) {
 			t.Errorf("Relocate(%s): %v; want an error naming the URL and %q", archive, err, tt.why)
 		}
 	}
+	// A lockfile's repository may name any directory: one without index.json is refused.
+	if _, err := quick(t, "/etc").Relocate(repo.Package{Archive: "file:///etc/shadow"}, "file:///etc/"); !errors.Is(err, ErrNoRepository) {
+		t.Errorf("Relocate(file:///etc/shadow) to /etc: %v; want ErrNoRepository", err)
+	}
 }
 
 // TestArchiveBeneath opens archives whose relative names would leave the repository, as no
@@ -57,6 +68,9 @@ func TestArchiveBeneath(t *testing.T) {
 	for _, tt := range []struct{ location, archive string }{
 		{dir, "../outside/a.tar"},
 		{dir, "/etc/passwd"},
+		{dir, "file:///etc/passwd"}, // a lockfile's URL that Relocate did not make a path
+		{dir, "file:///proc/self/environ"},
+		{"http://127.0.0.1:1/deep/", "file:///etc/passwd"},
 		{"http://127.0.0.1:1/deep/", "%2e%2e/outside/a.tar"},
 		{"http://127.0.0.1:1/deep/", "../outside/a.tar"},
 	} {
@@ -64,7 +78,8 @@ func TestArchiveBeneath(t *testing.T) {
 		if err == nil {
 			body.Close()
 		}
-		if err == nil || !strings.Contains(err.Error(), "archive "+tt.archive+" is not beneath the repository") {
+		var out *OutsideError
+		if !errors.As(err, &out) || out.Archive != tt.archive {
 			t.Errorf("openArchive(%s) from %s: %v", tt.archive, tt.location, err)
 		}
 	}

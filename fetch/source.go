@@ -171,8 +171,10 @@ func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package, kept
 		return s.timed(ctx, p.Size, u.Redacted(), func(ctx context.Context) (body, error) {
 			return s.openDownload(ctx, u, p.Size, kept, true)
 		})
-	case err == nil && u.Scheme == "file": // a lockfile's URL; an index's archive cannot be one
-		return openLocal(ctx, u.Path, kept)
+	case err == nil && u.Scheme == "file":
+		// A lockfile's URL beneath its repository became a path (Relocate); any other
+		// may name any file on this machine.
+		return nil, &OutsideError{p.Archive, s.URL()}
 	case s.m != nil:
 		return s.timed(ctx, p.Size, s.URL(), func(ctx context.Context) (body, error) {
 			return s.openMirrored(ctx, c, p, kept)
@@ -190,22 +192,34 @@ func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package, kept
 func (s *Source) openBeneath(ctx context.Context, p repo.Package, off int64, restart bool) (body, error) {
 	if s.base == nil {
 		if !filepath.IsLocal(filepath.FromSlash(p.Archive)) {
-			return nil, &outsideError{p.Archive, s.dir}
+			return nil, &OutsideError{p.Archive, s.dir}
 		}
 		return openLocal(ctx, filepath.Join(s.dir, filepath.FromSlash(p.Archive)), off)
 	}
 	u := s.base.JoinPath(p.Archive)
 	if rel, ok := strings.CutPrefix(u.Path, s.base.Path); !ok || !filepath.IsLocal(rel) {
-		return nil, &outsideError{p.Archive, s.URL()}
+		return nil, &OutsideError{p.Archive, s.URL()}
 	}
 	return s.openDownload(ctx, u, p.Size, off, restart)
 }
 
-// outsideError refuses an archive path that leads out of the repository.
-type outsideError struct{ archive, repo string }
+// OutsideError refuses an archive that is not beneath the repository: a path that leads
+// out of it, or a file URL.
+type OutsideError struct{ Archive, Repo string }
 
-func (e *outsideError) Error() string {
-	return "archive " + e.archive + " is not beneath the repository " + e.repo
+func (e *OutsideError) Error() string {
+	return "archive " + e.Archive + " is not beneath the repository " + e.Repo
+}
+
+// checkLocal refuses, as ErrNoRepository, a local directory that holds no index.json.
+func (s *Source) checkLocal() error {
+	f, err := regfile.Open(s.indexLocation(), 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return noRepository(fmt.Sprintf("no repository at %s: %s does not exist", s.dir, s.indexLocation()))
+	} else if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // openLocal opens the archive at path from off on, to be read until ctx is done.

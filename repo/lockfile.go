@@ -423,7 +423,7 @@ func ReadLock(path string) (*Lock, error) {
 func ParseLock(data []byte) (*Lock, error) {
 	l, err := parseLock(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrLockfile, err)
+		return nil, fmt.Errorf("%w: %w", ErrLockfile, err)
 	}
 	for _, platform := range l.platforms() {
 		if _, err := l.OrderFor(platform); err != nil {
@@ -452,6 +452,9 @@ func parseLock(data []byte) (*Lock, error) {
 		return nil, jsonError(data, err)
 	}
 	l := &Lock{Repo: lf.Repo, Index: lf.Index, Repos: lf.Repos, Platforms: lf.Platforms}
+	if !validLockURL(strings.TrimSuffix(l.Repo, "/")) {
+		return nil, fmt.Errorf("repo %q is not an absolute http, https or file URL", l.Repo)
+	}
 	if err := checkLockPlatforms(head.Lockfile, l.Platforms); err != nil {
 		return nil, err
 	}
@@ -480,8 +483,12 @@ func parseLock(data []byte) (*Lock, error) {
 		if err := checkLine(l, p); err != nil {
 			return nil, fmt.Errorf("packages[%d]: %v", i, err)
 		}
-		if _, ok := l.Of(p.Repo); !ok || len(l.Repos) == 0 && p.Repo != "" {
+		r, ok := l.Of(p.Repo)
+		if !ok || len(l.Repos) == 0 && p.Repo != "" {
 			return nil, fmt.Errorf("packages[%d]: %s %s: repo %q is not one of the lockfile's repos", i, p.Name, p.Version, p.Repo)
+		}
+		if err := checkBeneath(p, r.URL); err != nil {
+			return nil, fmt.Errorf("packages[%d]: %w", i, err)
 		}
 		l.Packages = append(l.Packages, p)
 	}
@@ -590,6 +597,48 @@ func checkLocked(p *Package) error {
 		return err
 	}
 	return checkLists(p)
+}
+
+// OutsideError refuses a lockfile's package whose archive is a file URL not beneath its
+// repository's: a lockfile may come from anyone (a pull request), and a sync must not
+// read, and report the size and sha256 of, any local file it names.
+type OutsideError struct {
+	Name, Version string
+	Archive, Repo string // URLs, as the lockfile records them
+}
+
+func (e *OutsideError) Error() string {
+	return fmt.Sprintf("%s %s: archive %s is not beneath its repository %s", e.Name, e.Version, e.Archive, e.Repo)
+}
+
+// checkBeneath refuses, with an *OutsideError, a file URL as p's archive unless it names
+// a file beneath the file URL repoURL. An index's archive is a path beneath its repository
+// or an http(s) URL, which may be on another server, so an http(s) archive is not refused.
+func checkBeneath(p Package, repoURL string) error {
+	a, err := url.Parse(p.Archive)
+	if err != nil || a.Scheme != "file" {
+		return nil // validLockURL accepted it: http or https
+	}
+	r, err := url.Parse(repoURL)
+	if err != nil || r.Scheme != "file" || a.RawQuery != "" || a.Fragment != "" {
+		return &OutsideError{p.Name, p.Version, p.Archive, repoURL}
+	}
+	rel, ok := strings.CutPrefix(a.Path, strings.TrimSuffix(r.Path, "/")+"/")
+	if !ok || !localSlashPath(rel) {
+		return &OutsideError{p.Name, p.Version, p.Archive, repoURL}
+	}
+	return nil
+}
+
+// localSlashPath reports whether rel is a relative slash-separated path whose segments
+// are neither empty, "." nor "..".
+func localSlashPath(rel string) bool {
+	for seg := range strings.SplitSeq(rel, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return !strings.ContainsAny(rel, "\\\x00")
 }
 
 func validLockURL(s string) bool {

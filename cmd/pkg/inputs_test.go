@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +12,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"pkg/repo"
+	"pkg/txn"
 )
 
 // TestFIFOs: a FIFO where pkg reads a file that a user, or another user, names or may
@@ -94,5 +101,66 @@ func pkgWithin(t *testing.T, e *env, limit time.Duration, fifo string, args ...s
 			return r.stdout, r.stderr, r.code
 		case <-time.After(100 * time.Millisecond):
 		}
+	}
+}
+
+// TestSyncArchiveOutside: a lockfile naming a local file that is not beneath its
+// repository as an archive (any file of the machine, /etc/shadow, /proc/self/environ)
+// is refused before anything is read: neither the file's size nor its sha256 is
+// printed (a size other than the lockfile's is, when read). So is one whose recorded repository is a directory that is no repository.
+func TestSyncArchiveOutside(t *testing.T) {
+	base := t.TempDir()
+	repoDir := syncRepo(t)
+	secret := filepath.Join(base, "secret")
+	data := strings.Repeat("s", 4321)
+	if err := os.WriteFile(secret, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(data))
+	tests := []struct {
+		name, repo string
+		noRepo     bool   // the sync is given no --repo: the lockfile's own is used
+		named      string // in the error
+	}{
+		{"outside its repository", "file://" + repoDir + "/", false, secret},
+		{"outside its repository, no --repo", "file://" + repoDir + "/", true, secret},
+		{"beneath a directory that is no repository", "file://" + base + "/", true, filepath.Join(base, "index.json")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, t.TempDir(), repoDir)
+			lock := e.root + ".lock"
+			p := repo.Package{Name: "tool", Version: "1.0", Archive: "file://" + secret, Size: 1 << 20, SHA256: hex.EncodeToString(sum[:])}
+			if err := repo.WriteLock(lock, repo.NewLock(tt.repo, []repo.Requirement{{Name: "tool"}}, []repo.Package{p})); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"pkg", "--root", e.root, "--cache", e.cache}
+			if !tt.noRepo {
+				args = append(args, "--repo", repoDir)
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(append(args, "sync", "-f", lock), &stdout, &stderr)
+			out := stdout.String() + stderr.String()
+			if code != 1 || strings.Contains(out, "4321") || strings.Contains(out, "4.2 KiB") || strings.Contains(out, p.SHA256) || !strings.Contains(out, tt.named) {
+				t.Errorf("sync of a lockfile naming %s: exit %d, output %q; want 1, naming %s, with neither its size nor its sha256", secret, code, out, tt.named)
+			}
+			if _, err := os.Stat(filepath.Join(e.root, "pkgs", "tool")); err == nil {
+				t.Error("tool installed")
+			}
+		})
+	}
+}
+
+// TestReadLockOutside: the typed errors of the two refusals above.
+func TestReadLockOutside(t *testing.T) {
+	base := t.TempDir()
+	lock := filepath.Join(base, "pkg.lock")
+	p := repo.Package{Name: "tool", Version: "1.0", Archive: "file:///etc/shadow", SHA256: strings.Repeat("0", 64)}
+	if err := repo.WriteLock(lock, repo.NewLock("file://"+base+"/", []repo.Requirement{{Name: "tool"}}, []repo.Package{p})); err != nil {
+		t.Fatal(err)
+	}
+	var out *repo.OutsideError
+	if _, err := txn.ReadLock(lock, nil); !errors.As(err, &out) || out.Archive != p.Archive {
+		t.Errorf("ReadLock: %v; want a *repo.OutsideError naming %s", err, p.Archive)
 	}
 }

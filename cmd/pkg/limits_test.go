@@ -99,8 +99,9 @@ func hugeHello(t *testing.T, data []byte) []byte {
 
 // TestSyncMirrorEscape syncs, with --repo naming a directory deep in a mirror (a path, then
 // over HTTP), a lockfile whose URL climbs out of the recorded repository with encoded dots:
-// the archive it would reach, beside the mirror's directory, is not read, the URL is
-// named, and the root, the cache and the database are as they were.
+// the lockfile is refused as it is read, so the archive it would reach, beside the
+// mirror's directory, is not read, the URL is named, and the root, the cache and the
+// database are as they were.
 func TestSyncMirrorEscape(t *testing.T) {
 	base := t.TempDir()
 	dir := syncRepo(t)
@@ -132,7 +133,7 @@ func TestSyncMirrorEscape(t *testing.T) {
 	for _, loc := range []string{filepath.Join(mirror, "deep"), serve(t, mirror) + "/deep/"} {
 		e.repo = loc
 		_, stderr, code := e.pkg("sync", "-f", lock)
-		if want := "pkg: fetch: archive URL " + bad + `: path under file://` + dir + `/: segment ".."`; code != 1 || !strings.Contains(stderr, want) {
+		if want := "archive " + bad + " is not beneath its repository file://" + dir + "/"; code != 1 || !strings.Contains(stderr, want) {
 			t.Errorf("sync from %s: exit %d, stderr %q; want exit 1 and %q", loc, code, stderr, want)
 		}
 		testfs.SameTree(t, "root", rootTree(t, e.root), root)
