@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -162,5 +166,104 @@ func TestReadLockOutside(t *testing.T) {
 	var out *repo.OutsideError
 	if _, err := txn.ReadLock(lock, nil); !errors.As(err, &out) || out.Archive != p.Archive {
 		t.Errorf("ReadLock: %v; want a *repo.OutsideError naming %s", err, p.Archive)
+	}
+}
+
+// hostileText are strings a repository, a lockfile, a --repo value or another user of a
+// shared root may hold, each something a terminal acts on: set its title, write the
+// clipboard, clear the screen, CSI in C1, show the rest reversed or isolated.
+var hostileText = []string{
+	"\x1b]0;pwned\a",
+	"\x1b]52;c;Y3VybCBldmlsIHwgc2g=\a",
+	"\x1b[2J\x1b[H",
+	"\u009b2J",
+	"\u202egpj.exe",
+	"\u2066x\u2069\u200f",
+}
+
+// rawControl returns the first character of s a terminal would act on, and whether there is one.
+func rawControl(s string) (rune, bool) {
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+		case r < 0x20, r >= 0x7f && r <= 0x9f, r == utf8.RuneError,
+			r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x2028 && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// TestOutsideTextEscaped: text from outside reaches the terminal escaped, whatever it goes
+// through: an index's summary, command names and archive names (search, info, install),
+// a --repo value (refused, naming it escaped), a lockfile's repository and archive URL,
+// and the holder line of a root's .pkg/lock that another user of the root wrote.
+func TestOutsideTextEscaped(t *testing.T) {
+	for i, h := range hostileText {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			base := t.TempDir()
+			repoDir := filepath.Join(base, "repo")
+			if err := os.MkdirAll(repoDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			index := map[string]any{"format": 1, "packages": []map[string]any{{
+				"name": "tool", "version": "1.0", "archive": "tool" + h + ".tar", "size": 10, "sha256": strings.Repeat("0", 64),
+				"summary": "a tool " + h, "bin": []string{"x" + h + "=bin/tool"},
+			}}}
+			data, err := json.Marshal(index)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(repoDir, "index.json"), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e := newEnv(t, base, repoDir)
+			e.initRoot()
+			check := func(what string, args ...string) {
+				t.Helper()
+				var stdout, stderr bytes.Buffer
+				run(append([]string{"pkg", "--root", e.root, "--cache", e.cache, "--lock-timeout", "300ms"}, args...), &stdout, &stderr)
+				for _, out := range []string{stdout.String(), stderr.String()} {
+					if r, ok := rawControl(out); ok {
+						t.Errorf("%s: %U printed raw in %q", what, r, out)
+					}
+				}
+			}
+			check("search", "--repo", repoDir, "search")
+			check("search --json", "--repo", repoDir, "search", "--json")
+			check("info", "--repo", repoDir, "info", "tool")
+			check("install", "--repo", repoDir, "install", "tool")
+
+			check("--repo", "--repo", filepath.Join(base, h), "search")
+			var stderr bytes.Buffer
+			if code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "--repo", h, "search"}, io.Discard, &stderr); code != 1 || !strings.Contains(stderr.String(), "bad repository location") {
+				t.Errorf("--repo %q: exit %d, %q; want it refused", h, code, stderr.String())
+			}
+
+			lock := filepath.Join(base, "pkg.lock")
+			p := repo.Package{Name: "tool", Version: "1.0", Archive: "file://" + repoDir + "/tool" + h + ".tar", Size: 10, SHA256: strings.Repeat("0", 64)}
+			if err := repo.WriteLock(lock, repo.NewLock("file://"+repoDir+"/"+h+"/", []repo.Requirement{{Name: "tool"}}, []repo.Package{p})); err != nil {
+				t.Fatal(err)
+			}
+			check("sync of a lockfile with the text in its repository", "sync", "-f", lock)
+			if err := repo.WriteLock(lock, repo.NewLock("file://"+repoDir+"/", []repo.Requirement{{Name: "tool"}}, []repo.Package{p})); err != nil {
+				t.Fatal(err)
+			}
+			check("sync of a lockfile with the text in an archive's URL", "sync", "-f", lock)
+
+			holder, err := os.OpenFile(filepath.Join(e.root, ".pkg", "lock"), os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer holder.Close()
+			if err := unix.Flock(int(holder.Fd()), unix.LOCK_EX); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := holder.WriteString("pid 1 (" + h + ")\n"); err != nil {
+				t.Fatal(err)
+			}
+			check("remove, waiting for the root's lock", "--repo", repoDir, "remove", "tool")
+			check("list of a busy root", "--repo", repoDir, "list")
+		})
 	}
 }

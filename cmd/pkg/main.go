@@ -16,6 +16,7 @@ import (
 	"pkg/internal/buildinfo"
 	"pkg/internal/cliusage"
 	"pkg/internal/process"
+	"pkg/internal/termtext"
 	"pkg/session"
 	"pkg/txn"
 )
@@ -28,8 +29,11 @@ func main() {
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
-// run is main without the exit, so tests can call it.
+// run is main without the exit, so tests can call it. Everything it prints goes through
+// termtext.Safe: names, versions, summaries, URLs, paths and causes come from
+// repositories, lockfiles and other users, and their escapes must not reach a terminal.
 func run(args []string, stdout, stderr io.Writer) int {
+	stdout, stderr = termtext.NewWriter(stdout), termtext.NewWriter(stderr)
 	app := newApp(stdout, stderr)
 	var dirs []string // the root and the cache, once known
 	app.Before = func(c *cli.Context) error {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
+
+	"pkg/internal/termtext"
 )
 
 // redraw is how often the bars are drawn again.
@@ -54,15 +56,23 @@ func (b *bar) String() string {
 	return b.line
 }
 
-// IsTerminal reports whether w is a terminal.
+// IsTerminal reports whether w, or what a termtext.Writer w writes to, is a terminal.
 func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := unwrap(w).(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// newBars returns bars drawing on w, or nil when w is not a terminal.
+func unwrap(w io.Writer) io.Writer {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		return u.Unwrap()
+	}
+	return w
+}
+
+// newBars returns bars drawing on w, or on what a termtext.Writer w writes to, or nil
+// when that is not a terminal, or one that moves no cursor (TERM=dumb: Emacs's shell).
 func newBars(w io.Writer) *bars {
-	if !IsTerminal(w) {
+	if w = unwrap(w); !IsTerminal(w) || os.Getenv("TERM") == "dumb" {
 		return nil
 	}
 	width, _, err := term.GetSize(int(w.(*os.File).Fd()))
@@ -95,7 +105,7 @@ func (bs *bars) add(desc string, size int64) *bar {
 	b := &bar{}
 	b.pb = progressbar.NewOptions64(max(size, 1),
 		progressbar.OptionSetWriter(b),
-		progressbar.OptionSetDescription(desc),
+		progressbar.OptionSetDescription(termtext.Safe(desc)),
 		progressbar.OptionShowBytes(true),
 		progressbar.OptionShowTotalBytes(true),
 		progressbar.OptionShowCount(),
@@ -138,7 +148,7 @@ func (bs *bars) draw(line string) {
 		fmt.Fprintf(&sb, "\r\033[%dA", bs.drawn)
 	}
 	if line != "" {
-		sb.WriteString("\033[2K" + line + "\n")
+		sb.WriteString("\033[2K" + termtext.Safe(line) + "\n")
 	}
 	for _, b := range bs.live {
 		sb.WriteString("\033[2K" + cut(b.String(), bs.width-1) + "\n")
