@@ -71,7 +71,11 @@ type Writer struct{ w io.Writer }
 func NewWriter(w io.Writer) *Writer { return &Writer{w} }
 
 func (w *Writer) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(w.w, Safe(string(p))); err != nil {
+	s := string(p)
+	if clean(s) {
+		return w.w.Write(p)
+	}
+	if _, err := w.w.Write([]byte(Safe(s))); err != nil {
 		return 0, err
 	}
 	return len(p), nil
