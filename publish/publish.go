@@ -57,7 +57,7 @@ type Added struct {
 // s is nil. It refuses commands that cannot run and library directories not in a, and,
 // unless replace, a name and version the repository has already with another archive or
 // other metadata (repo.CheckRepublish).
-func Add(dir string, a *Archive, p repo.Package, replace bool, s *repo.Signer) (*Added, error) {
+func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bool, s *repo.Signer) (*Added, error) {
 	p.Bin, p.Lib = slices.Clone(p.Bin), slices.Clone(p.Lib)
 	for i := range p.Bin {
 		p.Bin[i] = repo.CleanBin(p.Bin[i])
@@ -81,9 +81,9 @@ func Add(dir string, a *Archive, p repo.Package, replace bool, s *repo.Signer) (
 	res := &Added{Created: created}
 	var err error
 	if a.Remote {
-		res.Package, res.Meta, err = repo.AddURL(dir, a.Location, a.Path, p, s)
+		res.Package, res.Meta, err = repo.AddURL(ctx, dir, a.Location, a.Path, p, s)
 	} else {
-		res.Package, res.Meta, err = repo.AddSigned(dir, a.Location, p, s)
+		res.Package, res.Meta, err = repo.AddSigned(ctx, dir, a.Location, p, s)
 	}
 	if err != nil {
 		return nil, err

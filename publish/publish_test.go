@@ -46,14 +46,14 @@ func TestAdd(t *testing.T) {
 	}
 	defer a.Close()
 
-	if _, err := Add(dir, a, repo.Package{Name: "a", Version: "1", Bin: []string{"bin/missing"}}, false, nil); err == nil {
+	if _, err := Add(t.Context(), dir, a, repo.Package{Name: "a", Version: "1", Bin: []string{"bin/missing"}}, false, nil); err == nil {
 		t.Error("Add with a command not in the archive: no error")
 	}
-	if _, err := Add(dir, a, repo.Package{Name: "a", Version: "1", Lib: []string{"lib"}}, false, nil); err == nil {
+	if _, err := Add(t.Context(), dir, a, repo.Package{Name: "a", Version: "1", Lib: []string{"lib"}}, false, nil); err == nil {
 		t.Error("Add with a library directory not in the archive: no error")
 	}
 	p := repo.Package{Name: "a", Version: "1", Bin: []string{"./bin/a"}, Depends: []string{"b>=2"}}
-	res, err := Add(dir, a, p, false, nil)
+	res, err := Add(t.Context(), dir, a, p, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +65,10 @@ func TestAdd(t *testing.T) {
 	}
 
 	p.Summary = "other"
-	if _, err := Add(dir, a, p, false, nil); err == nil {
+	if _, err := Add(t.Context(), dir, a, p, false, nil); err == nil {
 		t.Error("Add of the same version with other metadata: no error")
 	}
-	res, err = Add(dir, a, p, true, nil)
+	res, err = Add(t.Context(), dir, a, p, true, nil)
 	if err != nil || res.Created || len(res.Replaced) != 1 {
 		t.Errorf("Add replacing: %+v, %v; want the old entry replaced", res, err)
 	}

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -37,15 +39,16 @@ const indexName = "index.json"
 // Each file is written atomically (a temporary file in dir, fsync, rename, fsync of dir),
 // the archive first, so the index never names a missing archive. The index lists
 // packages by name, then version, as indented JSON with a trailing newline. Adds, removes
-// and signs of one directory take turns (a flock of dir).
+// and signs of one directory take turns (a flock of dir), Add waiting for its turn for as
+// long as it takes.
 func Add(dir, archivePath string, p Package) (Package, error) {
-	p, _, err := AddSigned(dir, archivePath, p, nil)
+	p, _, err := AddSigned(context.Background(), dir, archivePath, p, nil)
 	return p, err
 }
 
 // add adds p to dir's index, its archive at archivePath copied into dir, or, when
 // remote is not "", recorded as the URL remote that archivePath is a download of.
-func add(dir, archivePath, remote string, p Package, s *Signer) (Package, Meta, error) {
+func add(ctx context.Context, dir, archivePath, remote string, p Package, s *Signer) (Package, Meta, error) {
 	if !validName(p.Name) {
 		return p, Meta{}, badName(p.Name)
 	}
@@ -67,7 +70,7 @@ func add(dir, archivePath, remote string, p Package, s *Signer) (Package, Meta, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return p, Meta{}, err
 	}
-	unlock, err := lockDir(dir)
+	unlock, err := lockDir(ctx, dir)
 	if err != nil {
 		return p, Meta{}, err
 	}
@@ -386,18 +389,28 @@ func renameInto(dir, name string, write func(io.Writer) error) (err error) {
 	return os.Rename(f.Name(), filepath.Join(dir, name))
 }
 
-// lockDir waits for, and takes, the lock of the repository directory dir, a flock of the
-// directory itself (no file is added to what is published): two adds, removes or signs at once
-// would otherwise each write their own next index, and one would be lost.
-func lockDir(dir string) (unlock func(), err error) {
+// lockRetry is how often lockDir tries the lock again.
+const lockRetry = 50 * time.Millisecond
+
+// lockDir waits, until ctx is done, for the lock of the repository directory dir, and takes
+// it: a flock of the directory itself (no file is added to what is published), as two adds,
+// removes or signs at once would otherwise each write their own next index, and one would
+// be lost. It tries without blocking, as a blocked flock(2) would not end at an interrupt.
+func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err
 	}
 	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if err != unix.EINTR {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EINTR && err != unix.EWOULDBLOCK {
 			break
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, &os.PathError{Op: "lock", Path: dir, Err: ctx.Err()}
+		case <-time.After(lockRetry):
 		}
 	}
 	switch {
@@ -411,8 +424,8 @@ func lockDir(dir string) (unlock func(), err error) {
 }
 
 // lockedIndex takes the lock of dir (lockDir) and reads its index, for a change of it.
-func lockedIndex(dir string) (ix *Index, unlock func(), err error) {
-	unlock, err = lockDir(dir)
+func lockedIndex(ctx context.Context, dir string) (ix *Index, unlock func(), err error) {
+	unlock, err = lockDir(ctx, dir)
 	if err != nil {
 		return nil, nil, err
 	}

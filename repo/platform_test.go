@@ -154,7 +154,7 @@ func TestAddPlatforms(t *testing.T) {
 	if ix.Format != 2 || !reflect.DeepEqual(got, want) {
 		t.Errorf("index format %d, entries %q; want format 2, %q", ix.Format, got, want)
 	}
-	if _, err := Remove(dir, Removal{Name: "hello"}, nil); err != nil {
+	if _, err := Remove(t.Context(), dir, Removal{Name: "hello"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if ix := readIndexFile(t, dir); ix.Format != 1 {
@@ -300,7 +300,7 @@ func TestAddURL(t *testing.T) {
 	download := writeArchive(t, "download", "the upstream bytes")
 	var signed []byte
 	s := &Signer{Name: "team", Expires: time.Now().Add(time.Hour), Sign: func(b []byte) []byte { signed = b; return []byte("sig") }}
-	p, m, err := AddURL(dir, url, download, Package{Name: "tool", Version: "1.0", Platform: "linux-arm64"}, s)
+	p, m, err := AddURL(t.Context(), dir, url, download, Package{Name: "tool", Version: "1.0", Platform: "linux-arm64"}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestAddURL(t *testing.T) {
 		t.Errorf("index %+v, signed %s", ix.Packages, signed)
 	}
 	for _, bad := range []string{"file:///etc/passwd", "ftp://upstream.example/tool.tar", "https:///no-host.tar"} {
-		if _, _, err := AddURL(dir, bad, download, Package{Name: "tool", Version: "2.0"}, s); err == nil || !strings.Contains(err.Error(), bad) {
+		if _, _, err := AddURL(t.Context(), dir, bad, download, Package{Name: "tool", Version: "2.0"}, s); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("AddURL(%s): %v, want an error naming it", bad, err)
 		}
 	}

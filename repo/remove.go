@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -76,15 +77,15 @@ func (e *NotFoundError) Error() string {
 // refuses, changing nothing, entries that a package left in the index depends on and no
 // other entry satisfies (a *NeededError), unless rm.Force; and a name or version the index
 // lacks (a *NotFoundError). Adds, removes and signs of one directory take turns.
-func Remove(dir string, rm Removal, s *Signer) (*Removed, error) {
-	res, err := remove(dir, rm, s)
+func Remove(ctx context.Context, dir string, rm Removal, s *Signer) (*Removed, error) {
+	res, err := remove(ctx, dir, rm, s)
 	if err != nil {
 		return nil, fmt.Errorf("repo: remove %s from %s: %w", rm, dir, err)
 	}
 	return res, nil
 }
 
-func remove(dir string, rm Removal, s *Signer) (*Removed, error) {
+func remove(ctx context.Context, dir string, rm Removal, s *Signer) (*Removed, error) {
 	if !validName(rm.Name) {
 		return nil, badName(rm.Name)
 	}
@@ -96,7 +97,7 @@ func remove(dir string, rm Removal, s *Signer) (*Removed, error) {
 	if _, err := os.Stat(filepath.Join(dir, indexName)); err != nil {
 		return nil, err
 	}
-	ix, unlock, err := lockedIndex(dir)
+	ix, unlock, err := lockedIndex(ctx, dir)
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func TestRemove(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.rm.String(), func(t *testing.T) {
 			dir := removeRepo(t)
-			res, err := Remove(dir, tt.rm, nil)
+			res, err := Remove(t.Context(), dir, tt.rm, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +129,7 @@ func TestRemoveRefuses(t *testing.T) {
 		t.Run(tt.rm.String(), func(t *testing.T) {
 			dir := removeRepo(t)
 			before := dirState(t, dir)
-			_, err := Remove(dir, tt.rm, nil)
+			_, err := Remove(t.Context(), dir, tt.rm, nil)
 			if want := strings.ReplaceAll(tt.want, "DIR", dir); err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("Remove: %v, want %q", err, want)
 			}
@@ -139,14 +139,14 @@ func TestRemoveRefuses(t *testing.T) {
 		})
 	}
 	var ne *NeededError
-	if _, err := Remove(removeRepo(t), Removal{Name: "lib"}, nil); !errors.As(err, &ne) || len(ne.Needs) != 2 {
+	if _, err := Remove(t.Context(), removeRepo(t), Removal{Name: "lib"}, nil); !errors.As(err, &ne) || len(ne.Needs) != 2 {
 		t.Errorf("Remove of a needed package: %v, want a *NeededError of two needs", err)
 	}
 	var nf *NotFoundError
-	if _, err := Remove(removeRepo(t), Removal{Name: "nope"}, nil); !errors.As(err, &nf) {
+	if _, err := Remove(t.Context(), removeRepo(t), Removal{Name: "nope"}, nil); !errors.As(err, &nf) {
 		t.Errorf("Remove of a missing package: %v, want a *NotFoundError", err)
 	}
-	if _, err := Remove(t.TempDir(), Removal{Name: "jq"}, nil); err == nil || !strings.Contains(err.Error(), "index.json") {
+	if _, err := Remove(t.Context(), t.TempDir(), Removal{Name: "jq"}, nil); err == nil || !strings.Contains(err.Error(), "index.json") {
 		t.Errorf("Remove from a directory without an index: %v", err)
 	}
 }
@@ -175,18 +175,18 @@ func TestRemoveSigned(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "main")
 	expires := time.Now().Add(time.Hour)
 	for _, v := range []string{"1", "2"} {
-		if _, _, err := AddSigned(dir, writeArchive(t, "a-"+v+".tar", v), Package{Name: "a", Version: v}, testSigner("", expires)); err != nil {
+		if _, _, err := AddSigned(t.Context(), dir, writeArchive(t, "a-"+v+".tar", v), Package{Name: "a", Version: v}, testSigner("", expires)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	before := dirState(t, dir)
-	if _, err := Remove(dir, Removal{Name: "a", Version: "1"}, nil); err == nil || !strings.Contains(err.Error(), "is signed") {
+	if _, err := Remove(t.Context(), dir, Removal{Name: "a", Version: "1"}, nil); err == nil || !strings.Contains(err.Error(), "is signed") {
 		t.Errorf("unsigned Remove from a signed repository: %v", err)
 	}
 	if !reflect.DeepEqual(dirState(t, dir), before) {
 		t.Errorf("a refused Remove changed %s", dir)
 	}
-	res, err := Remove(dir, Removal{Name: "a", Version: "1"}, testSigner("", expires))
+	res, err := Remove(t.Context(), dir, Removal{Name: "a", Version: "1"}, testSigner("", expires))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package repo
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -38,19 +39,19 @@ func (e *UnsignedError) Error() string {
 
 func (e *UnsignedError) Unwrap() error { return e.Err }
 
-func Sign(dir string, s *Signer) (*Index, error) {
-	ix, err := sign(dir, s)
+func Sign(ctx context.Context, dir string, s *Signer) (*Index, error) {
+	ix, err := sign(ctx, dir, s)
 	if err != nil {
 		return nil, fmt.Errorf("repo: sign %s: %w", dir, err)
 	}
 	return ix, nil
 }
 
-func sign(dir string, s *Signer) (*Index, error) {
+func sign(ctx context.Context, dir string, s *Signer) (*Index, error) {
 	if _, err := os.Stat(filepath.Join(dir, indexName)); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no %s to sign (add a package first)", indexName)
 	}
-	ix, unlock, err := lockedIndex(dir)
+	ix, unlock, err := lockedIndex(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -62,9 +63,10 @@ func sign(dir string, s *Signer) (*Index, error) {
 }
 
 // AddSigned is Add that signs the index it writes as Sign does, and also returns the
-// index's Meta as signed. With a nil signer it is Add.
-func AddSigned(dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
-	p, m, err := add(dir, archivePath, "", p, s)
+// index's Meta as signed, and waits for its turn only until ctx is done. With a nil signer
+// it is Add.
+func AddSigned(ctx context.Context, dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
+	p, m, err := add(ctx, dir, archivePath, "", p, s)
 	if err != nil {
 		return Package{}, Meta{}, fmt.Errorf("repo: add %s to %s: %w", archivePath, dir, err)
 	}
@@ -75,8 +77,8 @@ func AddSigned(dir, archivePath string, p Package, s *Signer) (Package, Meta, er
 // of which archivePath is a download: the index records the URL as p's Archive and the
 // size and sha256 of archivePath, and dir gets no copy. An install fetches the URL and
 // checks that it still serves those bytes.
-func AddURL(dir, archiveURL, archivePath string, p Package, s *Signer) (Package, Meta, error) {
-	p, m, err := add(dir, archivePath, archiveURL, p, s)
+func AddURL(ctx context.Context, dir, archiveURL, archivePath string, p Package, s *Signer) (Package, Meta, error) {
+	p, m, err := add(ctx, dir, archivePath, archiveURL, p, s)
 	if err != nil {
 		return Package{}, Meta{}, fmt.Errorf("repo: add %s to %s: %w", archiveURL, dir, err)
 	}

@@ -35,10 +35,10 @@ func checkSigned(t *testing.T, dir string) *Index {
 func TestSign(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "main")
 	expires := time.Date(2030, 1, 2, 3, 4, 5, 600, time.FixedZone("x", 3600))
-	if _, err := Sign(dir, testSigner("", expires)); err == nil || !strings.Contains(err.Error(), "no index.json") {
+	if _, err := Sign(t.Context(), dir, testSigner("", expires)); err == nil || !strings.Contains(err.Error(), "no index.json") {
 		t.Errorf("Sign of a directory without an index: %v", err)
 	}
-	_, m, err := AddSigned(dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("", expires))
+	_, m, err := AddSigned(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("", expires))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,14 +49,14 @@ func TestSign(t *testing.T) {
 	if ix := checkSigned(t, dir); ix.Meta != want || len(ix.Packages) != 1 {
 		t.Errorf("index after AddSigned: %+v", ix)
 	}
-	ix, err := Sign(dir, testSigner("", expires.Add(time.Hour)))
+	ix, err := Sign(t.Context(), dir, testSigner("", expires.Add(time.Hour)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ix.Name != "main" || ix.Version != 2 || !ix.Expires.Equal(want.Expires.Add(time.Hour)) {
 		t.Errorf("Sign: %+v", ix.Meta)
 	}
-	if ix, err = Sign(dir, testSigner("renamed", expires)); err != nil || ix.Name != "renamed" || ix.Version != 3 {
+	if ix, err = Sign(t.Context(), dir, testSigner("renamed", expires)); err != nil || ix.Name != "renamed" || ix.Version != 3 {
 		t.Errorf("Sign with a name: %+v, %v", ix, err)
 	}
 	if got := checkSigned(t, dir); got.Meta != ix.Meta || len(got.Packages) != 1 {
@@ -69,7 +69,7 @@ func TestSign(t *testing.T) {
 // anything changes.
 func TestAddToSignedUnsigned(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, err := AddSigned(dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("r", time.Now())); err != nil {
+	if _, _, err := AddSigned(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("r", time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "index.json"))
@@ -87,7 +87,7 @@ func TestSignBadName(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "My Repo")
 	src := writeArchive(t, "a-1.tar", "a")
 	for _, s := range []*Signer{testSigner("", time.Now()), testSigner("Bad", time.Now()), {Name: "ok", Sign: testSigner("", time.Time{}).Sign}} {
-		if _, _, err := AddSigned(dir, src, Package{Name: "a", Version: "1"}, s); err == nil {
+		if _, _, err := AddSigned(t.Context(), dir, src, Package{Name: "a", Version: "1"}, s); err == nil {
 			t.Errorf("AddSigned with name %q, expires %v: no error", s.Name, s.Expires)
 		}
 	}
@@ -133,7 +133,7 @@ func FuzzParseMeta(f *testing.F) {
 // error says the repository now serves the index with the old signature, and what to run.
 func TestSignatureNotWritten(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "main")
-	if _, _, err := AddSigned(dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("", time.Now().Add(time.Hour))); err != nil {
+	if _, _, err := AddSigned(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("", time.Now().Add(time.Hour))); err != nil {
 		t.Fatal(err)
 	}
 	sig := filepath.Join(dir, SignatureName)
@@ -143,7 +143,7 @@ func TestSignatureNotWritten(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(sig, "x"), 0o755); err != nil { // a rename cannot replace it
 		t.Fatal(err)
 	}
-	_, err := Sign(dir, testSigner("", time.Now().Add(time.Hour)))
+	_, err := Sign(t.Context(), dir, testSigner("", time.Now().Add(time.Hour)))
 	var ue *UnsignedError
 	if !errors.As(err, &ue) || ue.Dir != dir || !strings.Contains(err.Error(), dir+" now holds the new index.json with the old signature, which users refuse") {
 		t.Errorf("Sign with the signature's place taken: %v", err)
@@ -158,7 +158,7 @@ func TestSignLastVersion(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "index.json"), index, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Sign(dir, testSigner("", time.Now().Add(time.Hour)))
+	_, err := Sign(t.Context(), dir, testSigner("", time.Now().Add(time.Hour)))
 	if err == nil || !strings.Contains(err.Error(), "index version 9007199254740991 is the last a signed index may have") {
 		t.Errorf("Sign: %v", err)
 	}

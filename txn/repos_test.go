@@ -59,7 +59,7 @@ func newTwoRepos(t *testing.T) *twoRepos {
 func (r *twoRepos) sign(t *testing.T) {
 	t.Helper()
 	s := &repo.Signer{Name: "team", Expires: time.Now().Add(time.Hour), Sign: func(b []byte) []byte { return trust.Sign(b, r.key) }}
-	if _, err := repo.Sign(r.teamDir, s); err != nil {
+	if _, err := repo.Sign(t.Context(), r.teamDir, s); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/repo"
+	"pkg/trust"
 	"pkg/txn"
 )
 
@@ -265,5 +267,61 @@ func TestOutsideTextEscaped(t *testing.T) {
 			check("remove, waiting for the root's lock", "--repo", repoDir, "remove", "tool")
 			check("list of a busy root", "--repo", repoDir, "list")
 		})
+	}
+}
+
+// TestInterruptRepoLock: repo add, remove and sign wait for the repository directory's
+// lock, which another process holds for as long as it likes; SIGINT ends each, with exit
+// 130, instead of leaving it blocked in flock(2).
+func TestInterruptRepoLock(t *testing.T) {
+	bin := buildPkg(t)
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	k, err := trust.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(base, "key")
+	if err := trust.WriteKeyFile(key, k); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"repo", "add", "--name", "tool", "--version", "1", dir, filepath.Join(demoRepo, "hello-1.2.0.tar.zst")},
+		{"repo", "remove", dir, "lib"},
+		{"repo", "sign", "--key", key, dir},
+	} {
+		cmd := exec.Command(bin, append([]string{"--root", filepath.Join(base, "root"), "--cache", filepath.Join(base, "cache")}, args...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			t.Fatalf("pkg %v ended while the repository was locked: %v, %q", args, err, stderr.String())
+		case <-time.After(500 * time.Millisecond):
+		}
+		cmd.Process.Signal(unix.SIGINT)
+		select {
+		case <-exited:
+			if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.HasSuffix(stderr.String(), "pkg: interrupted\n") {
+				t.Errorf("pkg %v after SIGINT: exit %d, stderr %q; want 130 and 'pkg: interrupted'", args, code, stderr.String())
+			}
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Errorf("pkg %v still running 5 s after SIGINT", args)
+		}
 	}
 }

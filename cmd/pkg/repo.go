@@ -54,7 +54,7 @@ func repoRemoveAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := repo.Remove(dir, repo.Removal{Name: name, Version: version, Force: c.Bool("force")}, signer)
+	res, err := repo.Remove(c.Context, dir, repo.Removal{Name: name, Version: version, Force: c.Bool("force")}, signer)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func repoAddAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := publish.Add(dir, a, p, c.Bool("replace"), signer)
+	res, err := publish.Add(c.Context, dir, a, p, c.Bool("replace"), signer)
 	if err != nil {
 		return err
 	}

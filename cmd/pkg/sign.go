@@ -66,7 +66,7 @@ func repoSignCommand() *cli.Command {
 			if s == nil {
 				return usagef("repo sign: --key is required")
 			}
-			ix, err := repo.Sign(c.Args().First(), s)
+			ix, err := repo.Sign(c.Context, c.Args().First(), s)
 			if err != nil {
 				return err
 			}

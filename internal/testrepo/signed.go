@@ -2,6 +2,7 @@ package testrepo
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -62,7 +63,7 @@ func NewSigned(t testing.TB, name string, pkgs ...[2]string) *Signed {
 // index's), and returns the index as signed.
 func (r *Signed) Sign(expires time.Duration, name string) *repo.Index {
 	r.t.Helper()
-	ix, err := repo.Sign(r.Dir, &repo.Signer{Name: name, Expires: time.Now().Add(expires), Sign: func(b []byte) []byte { return trust.Sign(b, r.Key) }})
+	ix, err := repo.Sign(context.Background(), r.Dir, &repo.Signer{Name: name, Expires: time.Now().Add(expires), Sign: func(b []byte) []byte { return trust.Sign(b, r.Key) }})
 	if err != nil {
 		r.t.Fatal(err)
 	}
