@@ -100,8 +100,8 @@ type Entry struct {
 // cannot write. It removes stale temporary files. The Cache holds a shared lock of the
 // cache until it is no longer used, so that no other process removes entries it may be
 // about to install from (Exclusive); it waits for such a removal to end, which takes no
-// root's lock.
-func OpenCache(dir string) (*Cache, error) {
+// root's lock, until ctx is done.
+func OpenCache(ctx context.Context, dir string) (*Cache, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("fetch: create cache: %w", err)
 	}
@@ -109,7 +109,7 @@ func OpenCache(dir string) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fetch: open cache: %w", err)
 	}
-	if err := flock(use, unix.LOCK_SH); err != nil && !noFlock(err) {
+	if err := waitShared(ctx, use); err != nil && !noFlock(err) {
 		use.Close()
 		return nil, fmt.Errorf("fetch: lock cache %s: %w", dir, err)
 	}
@@ -216,7 +216,7 @@ func (c *Cache) Temporary() bool { return c.temporary != "" }
 // OpenCacheReadOnly opens the cache at dir, as OpenCache does, so that a dry run changes
 // nothing in it: it keeps no index it reads (ReadOnly), and a cache that does not exist
 // yet is read as an empty one in a temporary directory, which Close removes.
-func OpenCacheReadOnly(dir string) (*Cache, error) {
+func OpenCacheReadOnly(ctx context.Context, dir string) (*Cache, error) {
 	tmp := ""
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		if tmp, err = os.MkdirTemp("", "pkg-dry-run-"); err != nil {
@@ -224,7 +224,7 @@ func OpenCacheReadOnly(dir string) (*Cache, error) {
 		}
 		dir = tmp
 	}
-	c, err := OpenCache(dir)
+	c, err := OpenCache(ctx, dir)
 	if err != nil {
 		if tmp != "" {
 			os.RemoveAll(tmp)
@@ -324,6 +324,21 @@ func lockers(f *os.File) []int {
 // pkg goes on unlocked there, as it did before it locked.
 func noFlock(err error) bool {
 	return errors.Is(err, unix.EBADF) || errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP)
+}
+
+// waitShared takes a shared lock of the cache use, waiting until ctx is done for a removal
+// holding it exclusively to end: tried without blocking, as a blocked flock(2) would not
+// end at an interrupt.
+func waitShared(ctx context.Context, use *os.File) error {
+	for {
+		err := flock(use, unix.LOCK_SH|unix.LOCK_NB)
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return err
+		}
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
 
 // flock applies how to f, again when interrupted by a signal.

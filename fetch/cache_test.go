@@ -242,7 +242,7 @@ func TestStaleTemporary(t *testing.T) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := OpenCache(c.dir); err != nil {
+	if again, err := OpenCache(context.Background(), c.dir); err != nil {
 		t.Fatal(err)
 	} else {
 		again.Close()
@@ -282,7 +282,7 @@ func TestLocalFetchCanceled(t *testing.T) {
 // with a NotKeptError, so a command that only reads it can go on.
 func TestIndexNotKept(t *testing.T) {
 	dir := testfs.Tmpfs(t, 256<<10)
-	c, err := OpenCache(dir)
+	c, err := OpenCache(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestIndexNotKept(t *testing.T) {
 // cache is opened read-only, in place.
 func TestOpenCacheReadOnly(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "cache")
-	c, err := OpenCacheReadOnly(missing)
+	c, err := OpenCacheReadOnly(context.Background(), missing)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestOpenCacheReadOnly(t *testing.T) {
 		t.Errorf("Close left the temporary cache %s: %v", tmp, err)
 	}
 	dir := t.TempDir()
-	if c, err = OpenCacheReadOnly(dir); err != nil || !c.ReadOnly || c.dir != dir {
+	if c, err = OpenCacheReadOnly(context.Background(), dir); err != nil || !c.ReadOnly || c.dir != dir {
 		t.Fatalf("OpenCacheReadOnly of %s: %v, %+v", dir, err, c)
 	}
 	c.Close()

@@ -34,7 +34,7 @@ func TestSwappedSubdirs(t *testing.T) {
 		t.Run(sub, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "cache")
 			pkgs, remote, local := swapRepos(t)
-			c, err := OpenCache(dir)
+			c, err := OpenCache(context.Background(), dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func swapDecoy(t *testing.T, pkgs []repo.Package, remote string) string {
 // cache; it fails on nothing, as a swap may make a step fail.
 func swapRound(t *testing.T, dir string, p repo.Package, remote, local string) bool {
 	ctx := context.Background()
-	c, err := OpenCache(dir)
+	c, err := OpenCache(context.Background(), dir)
 	if err != nil {
 		return false // a symlink in place of a directory at the time
 	}
@@ -147,7 +147,7 @@ func swapRound(t *testing.T, dir string, p repo.Package, remote, local string) b
 // usable: every entry's digests match its tar, and each package fetches.
 func checkWhole(t *testing.T, dir, local string, pkgs []repo.Package) {
 	t.Helper()
-	c, err := OpenCache(dir)
+	c, err := OpenCache(context.Background(), dir)
 	if err != nil {
 		t.Fatalf("cache after the swaps: %v", err)
 	}

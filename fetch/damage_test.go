@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"archive/tar"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -219,7 +220,7 @@ func TestUnsyncedEntry(t *testing.T) {
 func TestSpotSample(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
 	sha := sampleEntry(t, dir)
-	c, err := OpenCache(dir)
+	c, err := OpenCache(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func BenchmarkMembers(b *testing.B) {
 	sha := sampleEntry(b, dir)
 	b.ReportAllocs()
 	for b.Loop() {
-		c, err := OpenCache(dir)
+		c, err := OpenCache(context.Background(), dir)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -279,7 +280,7 @@ func sampleEntry(t testing.TB, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := OpenCache(dir)
+	c, err := OpenCache(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,7 +135,7 @@ func quick(t testing.TB, location string) *Source {
 
 func openCache(t testing.TB) *Cache {
 	t.Helper()
-	c, err := OpenCache(filepath.Join(t.TempDir(), "cache"))
+	c, err := OpenCache(context.Background(), filepath.Join(t.TempDir(), "cache"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func localRepo(t testing.TB) (string, repo.Package) {
 func cacheOpener(t testing.TB) func() *Cache {
 	dir := filepath.Join(t.TempDir(), "cache")
 	return func() *Cache {
-		c, err := OpenCache(dir)
+		c, err := OpenCache(context.Background(), dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,7 +37,7 @@ func TestOpenNotCache(t *testing.T) {
 				}
 			}
 			before := testfs.Tree(t, dir)
-			c, err := OpenCache(dir)
+			c, err := OpenCache(context.Background(), dir)
 			if err == nil {
 				c.Close()
 			}
@@ -68,7 +68,7 @@ func TestOpenSymlinkedSubdir(t *testing.T) {
 			if err := os.Symlink(outside, link); err != nil {
 				t.Fatal(err)
 			}
-			again, err := OpenCache(c.dir)
+			again, err := OpenCache(context.Background(), c.dir)
 			if err == nil {
 				again.Close()
 			}
@@ -140,7 +140,7 @@ func TestNewCacheTagged(t *testing.T) {
 				t.Fatal(err)
 			}
 			for range 2 {
-				c, err := OpenCache(dir)
+				c, err := OpenCache(context.Background(), dir)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -176,7 +176,7 @@ func TestRemoveOnlyOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := testfs.Tree(t, c.dir)
-	again, err := OpenCache(c.dir)
+	again, err := OpenCache(context.Background(), c.dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -147,7 +147,7 @@ func partialPath(c *Cache, sha string) string {
 func TestResumeKilled(t *testing.T) {
 	archive, p := testArchive(t)
 	if dir := os.Getenv("FETCH_TEST_KILLED_CACHE"); dir != "" {
-		c, err := OpenCache(dir)
+		c, err := OpenCache(context.Background(), dir)
 		if err == nil {
 			_, err = c.Fetch(context.Background(), quick(t, os.Getenv("FETCH_TEST_KILLED_URL")), p, nil)
 		}

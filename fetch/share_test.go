@@ -3,6 +3,7 @@ package fetch
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"io"
@@ -156,7 +157,7 @@ func usedBytes(t *testing.T, dir string) int64 {
 
 // shareCache opens a cache on a fresh filesystem of kind.
 func shareCache(t *testing.T, kind string) *Cache {
-	c, err := OpenCache(filepath.Join(testfs.Mount(t, kind), "cache"))
+	c, err := OpenCache(context.Background(), filepath.Join(testfs.Mount(t, kind), "cache"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +352,7 @@ func TestShareAsNobody(t *testing.T) {
 		}
 		return
 	}
-	c, err := OpenCache(filepath.Join(dir, "cache"))
+	c, err := OpenCache(context.Background(), filepath.Join(dir, "cache"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -175,7 +175,7 @@ func TestMarkUsed(t *testing.T) {
 // running command holds it, Exclusive waits, and the entries stay; Trim runs after.
 func TestExclusiveWaitsForUsers(t *testing.T) {
 	c, ps := agedCache(t)
-	other, err := OpenCache(c.dir)
+	other, err := OpenCache(context.Background(), c.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestExclusiveWaitsForUsers(t *testing.T) {
 // (a third Cache cannot be exclusive either), and succeeds once c is the only user.
 func TestTryExclusive(t *testing.T) {
 	c := openCache(t)
-	other, err := OpenCache(c.dir)
+	other, err := OpenCache(context.Background(), c.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestTryExclusive(t *testing.T) {
 		t.Fatalf("TryExclusive with another user: %v, %v", only, err)
 	}
 	other.Close()
-	third, err := OpenCache(c.dir)
+	third, err := OpenCache(context.Background(), c.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestExclusiveGivenUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer share.Close()
-	other, err := OpenCache(c.dir) // another user, which keeps c waiting
+	other, err := OpenCache(context.Background(), c.dir) // another user, which keeps c waiting
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestExclusiveGivenUp(t *testing.T) {
 // TestShareTemporary: a dry run's stand-in for a missing cache says so, and is not shared,
 // as its Close removes it.
 func TestShareTemporary(t *testing.T) {
-	c, err := OpenCacheReadOnly(filepath.Join(t.TempDir(), "none"))
+	c, err := OpenCacheReadOnly(context.Background(), filepath.Join(t.TempDir(), "none"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestShareTemporary(t *testing.T) {
 func BenchmarkMarkUsed(b *testing.B) {
 	for _, kind := range []string{"ext4", "xfs", "btrfs"} {
 		b.Run(kind, func(b *testing.B) {
-			c, err := OpenCache(filepath.Join(testfs.Mount(b, kind), "cache"))
+			c, err := OpenCache(context.Background(), filepath.Join(testfs.Mount(b, kind), "cache"))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -345,7 +345,7 @@ func BenchmarkMarkUsed(b *testing.B) {
 // BenchmarkDiskUsage measures a cache of 100 entries of 8 members each, on XFS, as prune
 // and cache list do: one FIEMAP per tar (more for a tar of over 256 extents).
 func BenchmarkDiskUsage(b *testing.B) {
-	c, err := OpenCache(filepath.Join(testfs.Mount(b, "xfs"), "cache"))
+	c, err := OpenCache(context.Background(), filepath.Join(testfs.Mount(b, "xfs"), "cache"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestPrune(t *testing.T) {
 	os.Chtimes(runs["busy"].Root+".used", long, long)
 	defer busy.Close()
 
-	cache, err := fetch.OpenCache(w.cacheDir)
+	cache, err := fetch.OpenCache(context.Background(), w.cacheDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func (w *world) make(location, name string) *Run {
 	ctx := context.Background()
 	req := Request{Repos: []Repo{{Location: location}}, Package: repo.Requirement{Name: name}, Root: w.userDir}
 	watched := Watch(w.cacheDir, req)
-	cache, err := fetch.OpenCache(w.cacheDir)
+	cache, err := fetch.OpenCache(context.Background(), w.cacheDir)
 	if err != nil {
 		w.t.Fatal(err)
 	}

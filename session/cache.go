@@ -127,7 +127,7 @@ func (s *Session) RemovingCache(ctx context.Context) (*fetch.Cache, error) {
 	if s.CacheMissing() {
 		return nil, nil
 	}
-	cache, err := s.OpenCache(false)
+	cache, err := s.OpenCache(ctx, false)
 	if err == nil {
 		err = cache.Exclusive(ctx, func(pids []int) {
 			who := ""
@@ -160,11 +160,11 @@ type Listing struct {
 }
 
 // List returns the cache's entries, or nil where there is no cache (CacheMissing).
-func (s *Session) List() (*Listing, error) {
+func (s *Session) List(ctx context.Context) (*Listing, error) {
 	if s.CacheMissing() {
 		return nil, nil
 	}
-	cache, err := s.OpenCache(false)
+	cache, err := s.OpenCache(ctx, false)
 	if err != nil {
 		return nil, err
 	}

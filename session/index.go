@@ -38,7 +38,7 @@ func (s *Session) openFetcher(ctx context.Context, dry, local bool) (*txn.Fetche
 	if err != nil {
 		return nil, nil, err
 	}
-	cache, err := s.OpenCache(dry)
+	cache, err := s.OpenCache(ctx, dry)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -267,7 +267,7 @@ func (s *Session) Forget(ctx context.Context, name string) (*Forgotten, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache, err := s.OpenCache(false)
+	cache, err := s.OpenCache(ctx, false)
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ func (s *Session) OfferedNames(ctx context.Context) []string {
 	if err != nil {
 		return nil
 	}
-	cache, err := s.OpenCache(true)
+	cache, err := s.OpenCache(ctx, true)
 	if err != nil {
 		return nil
 	}

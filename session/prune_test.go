@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,7 +44,7 @@ func aged(t *testing.T) session.Options {
 func cached(t *testing.T, o session.Options) []string {
 	t.Helper()
 	s, _ := newSession(t, o, "")
-	l, err := s.List()
+	l, err := s.List(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestTrimWaitsForUsers(t *testing.T) {
 	}{{"prune", true, fetch.Limits{MaxSize: 1}, 1}, {"clean", false, fetch.Limits{}, 0}} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := aged(t)
-			other, err := fetch.OpenCache(o.Cache) // as another process would hold it
+			other, err := fetch.OpenCache(context.Background(), o.Cache) // as another process would hold it
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +166,7 @@ func TestAutoPruneOnce(t *testing.T) {
 	step := func(what string, want []string) {
 		t.Helper()
 		s, obs := newSession(t, o, cfg)
-		if _, err := s.OpenCache(false); err != nil {
+		if _, err := s.OpenCache(t.Context(), false); err != nil {
 			t.Fatal(err)
 		}
 		s.AutoPrune()
@@ -196,7 +197,7 @@ func TestTrimOwnCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dry := range []bool{false, true} {
-		if _, err := s.OpenCache(dry); err != nil {
+		if _, err := s.OpenCache(t.Context(), dry); err != nil {
 			t.Fatal(err)
 		}
 	}

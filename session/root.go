@@ -15,7 +15,7 @@ import (
 // run (dry), so that nothing in it changes (fetch.OpenCacheReadOnly). The session's
 // caches share one lock (fetch.Cache.Share), so that its own use does not hold up its
 // Trim.
-func (s *Session) OpenCache(dry bool) (*fetch.Cache, error) {
+func (s *Session) OpenCache(ctx context.Context, dry bool) (*fetch.Cache, error) {
 	if s.shared != nil {
 		cache, err := s.shared.Share()
 		if err == nil {
@@ -28,7 +28,7 @@ func (s *Session) OpenCache(dry bool) (*fetch.Cache, error) {
 	if dry {
 		open = fetch.OpenCacheReadOnly
 	}
-	cache, err := open(s.Cache)
+	cache, err := open(ctx, s.Cache)
 	if err != nil {
 		return nil, err
 	}

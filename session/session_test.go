@@ -218,7 +218,7 @@ func TestNoCache(t *testing.T) {
 	if tr, err := s.Trim(context.Background(), true, fetch.Limits{}); tr != nil || err != nil {
 		t.Errorf("Trim without a cache: %+v, %v", tr, err)
 	}
-	if l, err := s.List(); l != nil || err != nil {
+	if l, err := s.List(t.Context()); l != nil || err != nil {
 		t.Errorf("List without a cache: %+v, %v", l, err)
 	}
 	if _, err := os.Stat(s.Cache); !errors.Is(err, fs.ErrNotExist) {

@@ -39,7 +39,7 @@ func (s *Session) Sync(ctx context.Context, l *repo.Lock, path string, keep bool
 			defer root.Close()
 		}
 		if err == nil {
-			cache, err = s.OpenCache(true)
+			cache, err = s.OpenCache(ctx, true)
 		}
 	} else if root, err = s.OpenRoot(ctx); err == nil {
 		defer func() { CloseRoot(root, err) }()
@@ -74,7 +74,7 @@ func (s *Session) Sync(ctx context.Context, l *repo.Lock, path string, keep bool
 	// the plan and here only means fetching again what it removed.
 	srcs, _, err := s.LockSources(l)
 	if err == nil {
-		cache, err = s.OpenCache(false)
+		cache, err = s.OpenCache(ctx, false)
 	}
 	if err == nil {
 		err = plan.Relocate(l, srcs)

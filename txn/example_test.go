@@ -25,7 +25,7 @@ func ExamplePlan() {
 	publish(dir, base, "libgreet", "1")
 	publish(dir, base, "hello", "1", "libgreet>=1")
 
-	cache, err := fetch.OpenCache(filepath.Join(base, "cache"))
+	cache, err := fetch.OpenCache(context.Background(), filepath.Join(base, "cache"))
 	if err != nil {
 		panic(err)
 	}

@@ -25,7 +25,7 @@ func ExampleCheckCached() {
 	dir := filepath.Join(base, "repo")
 	v1, _ := publish(dir, base, "hello", "1.1")
 	v2, _ := publish(dir, base, "hello", "1.2")
-	cache, err := fetch.OpenCache(filepath.Join(base, "cache"))
+	cache, err := fetch.OpenCache(context.Background(), filepath.Join(base, "cache"))
 	if err != nil {
 		panic(err)
 	}
@@ -97,7 +97,7 @@ func ExamplePrune() {
 	dir := filepath.Join(base, "repo")
 	hello, _ := publish(dir, base, "hello", "1")
 	old, _ := publish(dir, base, "old", "1")
-	cache, err := fetch.OpenCache(filepath.Join(base, "cache"))
+	cache, err := fetch.OpenCache(context.Background(), filepath.Join(base, "cache"))
 	if err != nil {
 		panic(err)
 	}

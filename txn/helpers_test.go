@@ -35,7 +35,7 @@ type world struct {
 func newWorld(t testing.TB) *world {
 	t.Helper()
 	base := t.TempDir()
-	cache, err := fetch.OpenCache(filepath.Join(base, "cache"))
+	cache, err := fetch.OpenCache(context.Background(), filepath.Join(base, "cache"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package txn_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,7 +113,7 @@ func TestAutoPrune(t *testing.T) {
 	step("pruned just now", month, false)
 
 	age(2 * txn.AutoEvery)
-	other, err := fetch.OpenCache(dir) // another command's
+	other, err := fetch.OpenCache(context.Background(), dir) // another command's
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func fetcher(ix *txn.Index, cache *fetch.Cache) *txn.Fetcher {
 
 func openCache(t *testing.T) *fetch.Cache {
 	t.Helper()
-	cache, err := fetch.OpenCache(filepath.Join(t.TempDir(), "cache"))
+	cache, err := fetch.OpenCache(context.Background(), filepath.Join(t.TempDir(), "cache"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func cacheCommand() *cli.Command {
 }
 
 func cacheListAction(c *cli.Context) error {
-	l, err := sess(c).List()
+	l, err := sess(c).List(c.Context)
 	if l == nil {
 		return err
 	}

@@ -270,14 +270,17 @@ func TestOutsideTextEscaped(t *testing.T) {
 	}
 }
 
-// TestInterruptRepoLock: repo add, remove and sign wait for the repository directory's
-// lock, which another process holds for as long as it likes; SIGINT ends each, with exit
-// 130, instead of leaving it blocked in flock(2).
-func TestInterruptRepoLock(t *testing.T) {
+// TestInterruptLockWaits: repo add, remove and sign wait for the repository directory's
+// lock, and every command that uses the cache for its shared lock, which another process
+// (a cache prune, or another user of a shared cache) holds for as long as it likes; SIGINT
+// ends each, with exit 130, instead of leaving it blocked in flock(2).
+func TestInterruptLockWaits(t *testing.T) {
 	bin := buildPkg(t)
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
 	addPackage(t, dir, "lib", "1.0")
+	e := newEnv(t, base, dir)
+	e.ok("fetch", "lib")
 	k, err := trust.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
@@ -286,20 +289,24 @@ func TestInterruptRepoLock(t *testing.T) {
 	if err := trust.WriteKeyFile(key, k); err != nil {
 		t.Fatal(err)
 	}
-	lock, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
-		t.Fatal(err)
+	for _, locked := range []string{dir, e.cache} {
+		lock, err := os.Open(locked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lock.Close()
+		if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, args := range [][]string{
 		{"repo", "add", "--name", "tool", "--version", "1", dir, filepath.Join(demoRepo, "hello-1.2.0.tar.zst")},
 		{"repo", "remove", dir, "lib"},
 		{"repo", "sign", "--key", key, dir},
+		{"--repo", dir, "install", "lib"},
+		{"cache", "list"},
 	} {
-		cmd := exec.Command(bin, append([]string{"--root", filepath.Join(base, "root"), "--cache", filepath.Join(base, "cache")}, args...)...)
+		cmd := exec.Command(bin, append([]string{"--root", e.root, "--cache", e.cache}, args...)...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {

@@ -12,7 +12,7 @@ import (
 // long ago.
 func Age(t testing.TB, dir string, ages map[string]time.Duration) {
 	t.Helper()
-	cache, err := fetch.OpenCache(dir)
+	cache, err := fetch.OpenCache(t.Context(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -259,7 +259,7 @@ func checkCache(dir string, w world) []string {
 			bySHA[s.sha] = s
 		}
 	}
-	c, err := fetch.OpenCache(dir)
+	c, err := fetch.OpenCache(context.Background(), dir)
 	if err != nil {
 		return []string{err.Error()}
 	}
