@@ -39,6 +39,17 @@ func clean(s string) bool {
 	return true
 }
 
+// plain reports whether p is printable ASCII, newlines and tabs: what Safe leaves as it
+// is without decoding a character.
+func plain(p []byte) bool {
+	for _, c := range p {
+		if c >= utf8.RuneSelf || c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 // Safe returns s with what could make a terminal do anything but show text escaped:
 // control characters but newline and tab, the bidirectional controls, the line and
 // paragraph separators, each as \uXXXX (also an escape inside a JSON string), and bytes
@@ -71,11 +82,10 @@ type Writer struct{ w io.Writer }
 func NewWriter(w io.Writer) *Writer { return &Writer{w} }
 
 func (w *Writer) Write(p []byte) (int, error) {
-	s := string(p)
-	if clean(s) {
+	if plain(p) {
 		return w.w.Write(p)
 	}
-	if _, err := w.w.Write([]byte(Safe(s))); err != nil {
+	if _, err := w.w.Write([]byte(Safe(string(p)))); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -3,6 +3,7 @@ package termtext
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"testing"
 )
 
@@ -73,5 +74,24 @@ func TestHasControl(t *testing.T) {
 		if got := HasControl(tt.in); got != tt.want {
 			t.Errorf("HasControl(%q) = %v, want %v", tt.in, got, tt.want)
 		}
+	}
+}
+
+// BenchmarkWriter writes lines as pkg's listings do, through a Writer: clean ones (the
+// common case, one scan) and ones with a bidirectional control in each.
+func BenchmarkWriter(b *testing.B) {
+	for _, bc := range []struct{ name, line string }{
+		{"clean", "hello      1.2.0      says hello to whoever runs it, in any of 40 languages\n"},
+		{"escaped", "hello      1.2.0      says hello \u202eto whoever runs it, in any of 40 languages\n"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			w := NewWriter(io.Discard)
+			p := []byte(bc.line)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(p)))
+			for b.Loop() {
+				w.Write(p)
+			}
+		})
 	}
 }
