@@ -15,6 +15,7 @@ type Outdated struct {
 	Allowed string
 	Newest  string // the newest version the index has, releases first unless Installed is a pre-release
 	Held    string // the requirement that holds it below Newest (Upgrade's holds), if one does
+	Origin  string // the local archive file it was installed from, which keeps it at Installed
 }
 
 // Outdated returns the installed packages for which ix has a newer version than

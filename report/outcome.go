@@ -7,6 +7,7 @@ import (
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/internal/termtext"
 	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/txn"
@@ -38,7 +39,10 @@ func ResultText(res *install.Result, again, locked bool) string {
 // HeldText says why an upgrade kept a package from its newest version: at the version it
 // had, or short of the newest.
 func HeldText(h txn.Held) string {
-	if h.From != h.Version {
+	switch {
+	case h.Origin != "":
+		return fmt.Sprintf("kept %s at %s: installed from the local archive file %s (newest %s)", h.Name, h.Version, termtext.Printable(h.Origin), h.Newest)
+	case h.From != h.Version:
 		return fmt.Sprintf("%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, h.Detail.Why())
 	}
 	return fmt.Sprintf("kept %s at %s: %s", h.Name, h.Version, h.Detail.Why())

@@ -176,6 +176,7 @@ type OutdatedEntry struct {
 	Allowed   string `json:"allowed"`
 	Newest    string `json:"newest"`
 	Held      string `json:"held_by,omitempty"` // the requirement it was asked for by that keeps it below newest
+	Origin    string `json:"origin,omitempty"`  // the local archive file it was installed from, which keeps it
 }
 
 // NewOutdated is the Outdated of found (repo.Index.Outdated).

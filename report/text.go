@@ -96,7 +96,8 @@ func (s Search) WriteText(w io.Writer) error {
 }
 
 // WriteText prints a table of the packages: installed, newest allowed, newest; then a line
-// for each package held below the newest by the requirement it was asked for by.
+// for each package held below the newest by the requirement it was asked for by, or by
+// the local archive file it was installed from.
 func (o Outdated) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tINSTALLED\tALLOWED\tNEWEST")
@@ -107,10 +108,15 @@ func (o Outdated) WriteText(w io.Writer) error {
 		return err
 	}
 	for _, p := range o.Packages {
-		if p.Held != "" {
-			if _, err := fmt.Fprintf(w, "%s is held by its request %s\n", p.Name, p.Held); err != nil {
-				return err
-			}
+		var err error
+		switch {
+		case p.Held != "":
+			_, err = fmt.Fprintf(w, "%s is held by its request %s\n", p.Name, p.Held)
+		case p.Origin != "":
+			_, err = fmt.Fprintf(w, "%s is installed from the local archive file %s: upgrade leaves it\n", p.Name, termtext.Printable(p.Origin))
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

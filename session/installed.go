@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"pkg/db"
 	"pkg/install"
@@ -41,7 +42,8 @@ func (s *Session) InstalledNames() (names []string) {
 
 // Outdated returns how many packages are installed and those of them the indexes in
 // effect have newer versions of (repo.Index.Outdated), with the holds of the requests; a
-// package from a local archive file is held, as an upgrade holds it (txn.Index.WithLocal).
+// package from a local archive file is held, as an upgrade holds it (txn.Index.WithLocal),
+// and listed with its file where a repository has a newer version (txn.Index.LocalNewer).
 func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outdated, err error) {
 	recs, requested, err := s.Installed()
 	if err != nil {
@@ -54,7 +56,9 @@ func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outda
 	if err != nil {
 		return 0, nil, err
 	}
-	return len(recs), ix.Outdated(txn.Installed(recs), txn.Holds(recs, requested, nil)), nil
+	out = append(ix.Outdated(txn.Installed(recs), txn.Holds(recs, requested, nil)), ix.LocalNewer(recs)...)
+	slices.SortFunc(out, func(a, b repo.Outdated) int { return strings.Compare(a.Name, b.Name) })
+	return len(recs), out, nil
 }
 
 // OfferedNames returns the names of the packages the repositories in effect offer, read

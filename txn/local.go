@@ -40,10 +40,37 @@ func (ix *Index) WithLocal(given []repo.Package, recs []db.Package) (*Index, err
 		if err != nil {
 			return nil, err
 		}
-		ixs = append(ixs, &Index{Index: one, Name: p.Origin, Source: src})
+		ixs = append(ixs, &Index{Index: one, Name: p.Origin, Source: src, origin: p.Origin})
 	}
 	if ix != nil {
 		ixs = append(ixs, ix.Repos()...)
 	}
 	return Merge(ixs)
+}
+
+// LocalNewer returns the packages of recs installed from a local archive file (Origin)
+// that a repository of ix has a newer version of, each with Allowed its version, Newest
+// that repository's newest and Origin the file: what WithLocal keeps them from. The
+// repository is the first of ix that offers the name, as a name resolves.
+func (ix *Index) LocalNewer(recs []db.Package) []repo.Outdated {
+	if ix == nil {
+		return nil
+	}
+	var out []repo.Outdated
+	for _, p := range Installed(recs) {
+		if p.Origin == "" {
+			continue
+		}
+		for _, r := range ix.Repos() {
+			if r.origin != "" || len(r.Versions(p.Name)) == 0 {
+				continue
+			}
+			for _, o := range r.Outdated([]repo.Package{p}, nil) {
+				o.Allowed, o.Origin = p.Version, p.Origin
+				out = append(out, o)
+			}
+			break
+		}
+	}
+	return out
 }

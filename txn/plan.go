@@ -70,6 +70,7 @@ type Held struct {
 	Version string    `json:"version"` // after the upgrade
 	Newest  string    `json:"newest,omitempty"`
 	HeldBy  string    `json:"held_by,omitempty"` // the package's hold (Holds), when that is what keeps it
+	Origin  string    `json:"origin,omitempty"`  // the local archive file it was installed from, when that is what keeps it
 	Detail  repo.Held `json:"-"`                 // what the resolver says of it
 }
 
@@ -256,7 +257,8 @@ func (e *RepublishedError) Error() string {
 // holds (Holds: what was requested, db.Requested, with a version constraint) allow, each
 // pinned to a repository by what was requested taken from it alone. A requirement of reqs
 // with a constraint is the package's hold from now on; one without that names a package
-// its hold keeps below the newest version is refused (*HeldError).
+// its hold keeps below the newest version is refused (*HeldError). A package from a local
+// archive file that the plan does not move is in Held where a repository has a newer version.
 func UpgradePlan(root string, ix *Index, before []db.Package, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
 	cur, names := Installed(before), names(reqs)
 	in, err := ix.For(pinned(requested))
@@ -288,6 +290,12 @@ func UpgradePlan(root string, ix *Index, before []db.Package, reqs []repo.Requir
 	}
 	if len(named) > 0 {
 		return nil, &HeldError{Held: named}
+	}
+	for _, o := range ix.LocalNewer(before) {
+		moved := slices.ContainsFunc(p.install, func(q repo.Package) bool { return q.Name == o.Name })
+		if !moved && (len(names) == 0 || slices.Contains(names, o.Name)) {
+			p.Held = append(p.Held, Held{Name: o.Name, From: o.Installed, Version: o.Installed, Newest: o.Newest, Origin: o.Origin})
+		}
 	}
 	return p.fill(cache), nil
 }

@@ -27,7 +27,7 @@ func Merge(ixs []*Index) (*Index, error) {
 		return nil, err
 	}
 	first := *ixs[0]
-	first.Index, first.repos = merged, ixs
+	first.Index, first.repos, first.origin = merged, ixs, ""
 	return &first, nil
 }
 
@@ -96,13 +96,19 @@ func (ix *Index) ResolveInstalled(installed []repo.Package, reqs []repo.Requirem
 	return in.ResolveInstalled(installed, reqs, holds...)
 }
 
-// urls names the repositories of ix, for messages.
+// urls names the repositories of ix, for messages: not the indexes of local archive
+// files (WithLocal), whose directories are no repository.
 func (ix *Index) urls() string {
 	var s []string
 	for _, r := range ix.Repos() {
-		s = append(s, r.Source.URL())
+		if r.origin == "" {
+			s = append(s, r.Source.URL())
+		}
 	}
-	if len(s) == 1 {
+	switch len(s) {
+	case 0:
+		return "no repository in use"
+	case 1:
 		return "repository " + s[0]
 	}
 	return "repositories " + strings.Join(s, ", ")

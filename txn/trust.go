@@ -29,7 +29,8 @@ type Index struct {
 	// copy of it: offline, an older one serves, or none.
 	NotKept error
 
-	repos []*Index // of several, each, highest priority first (Merge); nil for one
+	repos  []*Index // of several, each, highest priority first (Merge); nil for one
+	origin string   // the local archive file whose one package this index offers (WithLocal)
 }
 
 // ErrNotVerified refuses an unverified index of a repository a root accepted signed before.

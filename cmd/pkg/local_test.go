@@ -92,13 +92,24 @@ func TestInstallLocalArchive(t *testing.T) {
 	}
 	e.ok("verify")
 
-	// Held: upgrade and outdated leave it, and so does install by name; install REPO/NAME
-	// takes the repository's.
-	if out, _ := e.ok("upgrade"); out != "everything is up to date\n" {
+	// Held: upgrade and outdated leave it, saying so, and so does install by name; install
+	// REPO/NAME takes the repository's. The file's directory is named as no repository.
+	kept := "kept tool at 1.0: installed from the local archive file " + tgz + " (newest 2.0)\n"
+	if out, _ := e.ok("upgrade"); out != kept+"nothing to upgrade\n" {
 		t.Errorf("upgrade: %q", out)
 	}
-	if out, _ := e.ok("outdated"); strings.Contains(out, "tool") {
+	if out, _ := e.ok("upgrade", "tool"); out != kept+"nothing to upgrade\n" {
+		t.Errorf("upgrade tool: %q", out)
+	}
+	if out, _ := e.ok("outdated"); !strings.Contains(out, "tool  1.0        1.0      2.0\n") ||
+		!strings.HasSuffix(out, "tool is installed from the local archive file "+tgz+": upgrade leaves it\n") {
 		t.Errorf("outdated: %q", out)
+	}
+	if got := decode[report.Outdated](t, "outdated --json", mustOut(e.ok("outdated", "--json")), "pkg.outdated/1"); len(got.Packages) != 1 || got.Packages[0].Origin != tgz || got.Packages[0].Newest != "2.0" {
+		t.Errorf("outdated --json: %+v", got)
+	}
+	if _, errOut, code := e.pkg("install", "nope"); code != 1 || strings.Contains(errOut, "file://"+files) {
+		t.Errorf("install nope: exit %d, and the local file's directory is named as a repository: %q", code, errOut)
 	}
 	if out, _ := e.ok("install", "tool"); out != "tool 1.0 is already installed\n" {
 		t.Errorf("install tool: %q", out)
