@@ -88,17 +88,8 @@ func (a *Archive) Local(p repo.Package) (repo.Package, error) {
 	if p.Bin == nil {
 		p.Bin = Commands(a.Members)
 	}
-	p.Bin, p.Lib = slices.Clone(p.Bin), slices.Clone(p.Lib)
-	for i := range p.Bin {
-		p.Bin[i] = repo.CleanBin(p.Bin[i])
-	}
-	for i := range p.Lib {
-		p.Lib[i] = path.Clean(p.Lib[i])
-	}
-	if err := install.CheckRunnable(p.Bin, a.Members); err != nil {
-		return p, fmt.Errorf("archive %s: %w", a.Location, err)
-	}
-	if err := install.CheckLib(p.Lib, a.Members); err != nil {
+	p, err := a.checkEntry(p)
+	if err != nil {
 		return p, fmt.Errorf("archive %s: %w", a.Location, err)
 	}
 	abs, err := filepath.Abs(a.Path)

@@ -58,17 +58,8 @@ type Added struct {
 // unless replace, a name and version the repository has already with another archive or
 // other metadata (repo.CheckRepublish).
 func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bool, s *repo.Signer) (*Added, error) {
-	p.Bin, p.Lib = slices.Clone(p.Bin), slices.Clone(p.Lib)
-	for i := range p.Bin {
-		p.Bin[i] = repo.CleanBin(p.Bin[i])
-	}
-	for i := range p.Lib {
-		p.Lib[i] = path.Clean(p.Lib[i])
-	}
-	if err := install.CheckRunnable(p.Bin, a.Members); err != nil {
-		return nil, fmt.Errorf("repo add %s %s: %w", p.Name, p.Version, err)
-	}
-	if err := install.CheckLib(p.Lib, a.Members); err != nil {
+	p, err := a.checkEntry(p)
+	if err != nil {
 		return nil, fmt.Errorf("repo add %s %s: %w", p.Name, p.Version, err)
 	}
 	p.InstalledSize, p.Files = a.Bytes, a.Stats.Files
@@ -79,7 +70,6 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 		}
 	}
 	res := &Added{Created: created}
-	var err error
 	if a.Remote {
 		res.Package, res.Meta, err = repo.AddURL(ctx, dir, a.Location, a.Path, p, s)
 	} else {
@@ -104,6 +94,23 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 		res.LibDirs = install.LibDirs(a.Members)
 	}
 	return res, nil
+}
+
+// checkEntry returns p with its commands' and library directories' spelling set
+// (repo.CleanBin, path.Clean), or an error if a command cannot run or a library directory
+// is not in a (install.CheckRunnable, install.CheckLib).
+func (a *Archive) checkEntry(p repo.Package) (repo.Package, error) {
+	p.Bin, p.Lib = slices.Clone(p.Bin), slices.Clone(p.Lib)
+	for i := range p.Bin {
+		p.Bin[i] = repo.CleanBin(p.Bin[i])
+	}
+	for i := range p.Lib {
+		p.Lib[i] = path.Clean(p.Lib[i])
+	}
+	if err := install.CheckRunnable(p.Bin, a.Members); err != nil {
+		return p, err
+	}
+	return p, install.CheckLib(p.Lib, a.Members)
 }
 
 // Entry returns p completed from the control file of a, if a is a .deb: its Package and

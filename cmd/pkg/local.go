@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/internal/regfile"
 	"pkg/publish"
 	"pkg/repo"
 )
@@ -82,7 +84,7 @@ func localArchive(c *cli.Context, path string) (repo.Package, error) {
 		return repo.Package{}, fmt.Errorf("install: %w", err)
 	}
 	if !info.Mode().IsRegular() {
-		return repo.Package{}, fmt.Errorf("install: %s is %s, not an archive file", path, kind(info.Mode()))
+		return repo.Package{}, fmt.Errorf("install: %w", &fs.PathError{Op: "open", Path: path, Err: &regfile.NotRegularError{Type: info.Mode().Type()}})
 	}
 	a, err := publish.Open(c.Context, path)
 	if err != nil {
@@ -102,19 +104,4 @@ func localArchive(c *cli.Context, path string) (repo.Package, error) {
 		note(c, "%s depends on %s: Debian's names, not installed (give the packages it needs with --depends)", path, a.Control.Depends)
 	}
 	return p, nil
-}
-
-// kind names the type of a file that is not a regular one.
-func kind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file"
 }

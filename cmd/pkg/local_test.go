@@ -166,8 +166,8 @@ func TestInstallLocalArchiveRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"./missing-1.0.tar.gz"}, 1, "install: stat ./missing-1.0.tar.gz: no such file or directory\n"},
-		{[]string{"./fifo-1.0.tar"}, 1, "install: ./fifo-1.0.tar is a FIFO, not an archive file\n"},
-		{[]string{"./"}, 1, "install: ./ is a directory, not an archive file\n"},
+		{[]string{"./fifo-1.0.tar"}, 1, "install: open ./fifo-1.0.tar: a named pipe (FIFO), not a regular file\n"},
+		{[]string{"./"}, 1, "install: open ./: a directory, not a regular file\n"},
 		{[]string{"noversion.tar"}, 1, "install: archive noversion.tar: no package name and version"},
 		{[]string{"./evil-1.0.tar"}, 1, `install: ./evil-1.0.tar: tarutil: member "../outside": path escapes the package`},
 		{[]string{"./tool-1.0.tar", "--bin", "bin/nothere"}, 1, `install: archive ./tool-1.0.tar: bin "bin/nothere"`},
