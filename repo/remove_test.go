@@ -3,6 +3,7 @@ package repo
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -146,8 +147,9 @@ func TestRemoveRefuses(t *testing.T) {
 	if _, err := Remove(t.Context(), removeRepo(t), Removal{Name: "nope"}, nil); !errors.As(err, &nf) {
 		t.Errorf("Remove of a missing package: %v, want a *NotFoundError", err)
 	}
-	if _, err := Remove(t.Context(), t.TempDir(), Removal{Name: "jq"}, nil); err == nil || !strings.Contains(err.Error(), "index.json") {
-		t.Errorf("Remove from a directory without an index: %v", err)
+	var pe *fs.PathError
+	if _, err := Remove(t.Context(), t.TempDir(), Removal{Name: "jq"}, nil); !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || filepath.Base(pe.Path) != "index.json" {
+		t.Errorf("Remove from a directory without an index: %v, want fs.ErrNotExist naming index.json", err)
 	}
 }
 
