@@ -249,6 +249,9 @@ type UnknownRepoError struct {
 }
 
 func (e *UnknownRepoError) Error() string {
+	if len(e.InUse) == 0 {
+		return fmt.Sprintf("no repository %s in use: none is configured or given", e.Name)
+	}
 	return fmt.Sprintf("no repository %s in use (%s)", e.Name, strings.Join(e.InUse, ", "))
 }
 

@@ -44,3 +44,14 @@ func TestSignedRepoName(t *testing.T) {
 	}
 	e.ok("repo", "forget", "pubrepo")
 }
+
+// TestForgetNoRepoInUse names a repository that none in use is called, with none in use,
+// saying that none is rather than listing nothing.
+func TestForgetNoRepoInUse(t *testing.T) {
+	e := newEnv(t, t.TempDir(), "")
+	e.initRoot()
+	_, stderr, code := e.pkg("repo", "forget", "pubrepo")
+	if want := "pkg: repo forget: no repository pubrepo in use: none is configured or given\n"; code != 2 || !strings.HasPrefix(stderr, want) {
+		t.Errorf("repo forget pubrepo: exit %d, %q; want %q", code, stderr, want)
+	}
+}

@@ -106,7 +106,7 @@ func repoForgetCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			f, err := sess(c).Forget(c.Context, c.Args().First())
 			if ue := (*session.UnknownRepoError)(nil); errors.As(err, &ue) {
-				return usagef("%v", err)
+				return usagef("repo forget: %v", err)
 			} else if f == nil {
 				return err
 			}
