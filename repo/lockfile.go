@@ -476,18 +476,8 @@ func parseLock(data []byte) (*Lock, error) {
 		return nil, fmt.Errorf("inputs %s are not the digest of its requires (%s): edited by hand?", lf.Inputs, got)
 	}
 	for i, e := range lf.Packages {
-		p := e.pkg()
-		if err := checkLocked(&p); err != nil {
-			return nil, fmt.Errorf("packages[%d]: %v", i, err)
-		}
-		if err := checkLine(l, p); err != nil {
-			return nil, fmt.Errorf("packages[%d]: %v", i, err)
-		}
-		r, ok := l.Of(p.Repo)
-		if !ok || len(l.Repos) == 0 && p.Repo != "" {
-			return nil, fmt.Errorf("packages[%d]: %s %s: repo %q is not one of the lockfile's repos", i, p.Name, p.Version, p.Repo)
-		}
-		if err := checkBeneath(p, r.URL); err != nil {
+		p, err := lockedPackage(l, e)
+		if err != nil {
 			return nil, fmt.Errorf("packages[%d]: %w", i, err)
 		}
 		l.Packages = append(l.Packages, p)
@@ -499,6 +489,24 @@ func parseLock(data []byte) (*Lock, error) {
 		return nil, fmt.Errorf("locked %s is not the digest of its packages (%s): edited by hand?", lf.Locked, got)
 	}
 	return l, nil
+}
+
+// lockedPackage returns the package of the entry e, the next line of the lockfile l,
+// checked: valid (checkLocked), after l's lines so far (checkLine), from one of l's
+// repositories, and a file archive beneath that repository's (*OutsideError).
+func lockedPackage(l *Lock, e lockEntry) (Package, error) {
+	p := e.pkg()
+	if err := checkLocked(&p); err != nil {
+		return p, err
+	}
+	if err := checkLine(l, p); err != nil {
+		return p, err
+	}
+	r, ok := l.Of(p.Repo)
+	if !ok || len(l.Repos) == 0 && p.Repo != "" {
+		return p, fmt.Errorf("%s %s: repo %q is not one of the lockfile's repos", p.Name, p.Version, p.Repo)
+	}
+	return p, checkBeneath(p, r.URL)
 }
 
 func checkLockIndex(x *LockIndex) error {

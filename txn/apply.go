@@ -54,26 +54,9 @@ func (p *Plan) Apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 			return nil, err
 		}
 	}
-	staged := make([]*install.Staged, len(p.install))
-	if f != nil && f.Offline {
-		if err := p.CheckCached(f.Cache); err != nil {
-			return nil, err
-		}
-	}
-	if len(p.install) > 0 {
-		err := f.Fetch(ctx, p.install, func(ctx context.Context, i int, tar string) error {
-			pk := p.install[i]
-			members, err := f.Cache.Members(pk.SHA256)
-			if err != nil {
-				return fmt.Errorf("install %s %s: %w", pk.Name, pk.Version, err)
-			}
-			staged[i], err = root.Stage(ctx, tar, pk, members)
-			return err
-		})
-		if err != nil {
-			root.Discard(slices.DeleteFunc(staged, func(s *install.Staged) bool { return s == nil })...)
-			return nil, err
-		}
+	staged, err := p.stage(ctx, root, f)
+	if err != nil {
+		return nil, err
 	}
 	out := &Outcome{Before: p.before, Again: p.again}
 	results, err := root.Apply(ctx, staged, p.remove)
@@ -105,6 +88,35 @@ func (p *Plan) Apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 		return out, links
 	}
 	return out, nil
+}
+
+// stage fetches the packages p installs through f (offline, only if the cache holds them
+// all) and stages each in root as soon as it is in the cache; on an error it discards
+// what it staged.
+func (p *Plan) stage(ctx context.Context, root *install.Root, f *Fetcher) ([]*install.Staged, error) {
+	staged := make([]*install.Staged, len(p.install))
+	if len(p.install) == 0 {
+		return staged, nil
+	}
+	if f.Offline {
+		if err := p.CheckCached(f.Cache); err != nil {
+			return nil, err
+		}
+	}
+	err := f.Fetch(ctx, p.install, func(ctx context.Context, i int, tar string) error {
+		pk := p.install[i]
+		members, err := f.Cache.Members(pk.SHA256)
+		if err != nil {
+			return fmt.Errorf("install %s %s: %w", pk.Name, pk.Version, err)
+		}
+		staged[i], err = root.Stage(ctx, tar, pk, members)
+		return err
+	})
+	if err != nil {
+		root.Discard(slices.DeleteFunc(staged, func(s *install.Staged) bool { return s == nil })...)
+		return nil, err
+	}
+	return staged, nil
 }
 
 // Check refuses the plan where the commit would, on what the index, the root's records and
