@@ -96,22 +96,31 @@ func (ix *Index) ResolveInstalled(installed []repo.Package, reqs []repo.Requirem
 	return in.ResolveInstalled(installed, reqs, holds...)
 }
 
-// urls names the repositories of ix, for messages: not the indexes of local archive
-// files (WithLocal), whose directories are no repository.
+// urls names the repositories of ix, for messages, and apart from them the local archive
+// files whose indexes WithLocal added: their directories are no repository.
 func (ix *Index) urls() string {
-	var s []string
+	var files, urls []string
 	for _, r := range ix.Repos() {
-		if r.origin == "" {
-			s = append(s, r.Source.URL())
+		if r.origin != "" {
+			files = append(files, r.origin)
+		} else {
+			urls = append(urls, r.Source.URL())
 		}
 	}
-	switch len(s) {
-	case 0:
-		return "no repository in use"
-	case 1:
-		return "repository " + s[0]
+	var s []string
+	for _, l := range []struct {
+		one, many string
+		list      []string
+	}{{"local archive file ", "local archive files ", files}, {"repository ", "repositories ", urls}} {
+		switch len(l.list) {
+		case 0:
+		case 1:
+			s = append(s, l.one+l.list[0])
+		default:
+			s = append(s, l.many+strings.Join(l.list, ", "))
+		}
 	}
-	return "repositories " + strings.Join(s, ", ")
+	return strings.Join(s, "; ")
 }
 
 // stale reports whether the root's record of any repository of ix changed since it was read.

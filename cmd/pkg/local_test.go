@@ -108,8 +108,8 @@ func TestInstallLocalArchive(t *testing.T) {
 	if got := decode[report.Outdated](t, "outdated --json", mustOut(e.ok("outdated", "--json")), "pkg.outdated/1"); len(got.Packages) != 1 || got.Packages[0].Origin != tgz || got.Packages[0].Newest != "2.0" {
 		t.Errorf("outdated --json: %+v", got)
 	}
-	if _, errOut, code := e.pkg("install", "nope"); code != 1 || strings.Contains(errOut, "file://"+files) {
-		t.Errorf("install nope: exit %d, and the local file's directory is named as a repository: %q", code, errOut)
+	if _, errOut, code := e.pkg("install", "tool=2.0"); code != 1 || !strings.Contains(errOut, "(local archive file "+tgz+"; repository file://"+dir+"/)") {
+		t.Errorf("install tool=2.0: exit %d, %q; want the local file named apart from the repository", code, errOut)
 	}
 	if out, _ := e.ok("install", "tool"); out != "tool 1.0 is already installed\n" {
 		t.Errorf("install tool: %q", out)
