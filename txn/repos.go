@@ -96,8 +96,9 @@ func (ix *Index) ResolveInstalled(installed []repo.Package, reqs []repo.Requirem
 	return in.ResolveInstalled(installed, reqs, holds...)
 }
 
-// urls names the repositories of ix, for messages, and apart from them the local archive
-// files whose indexes WithLocal added: their directories are no repository.
+// urls names the repositories of ix, for messages, or says there is none, and apart
+// from them the local archive files whose indexes WithLocal added: their directories are
+// no repository.
 func (ix *Index) urls() string {
 	var files, urls []string
 	for _, r := range ix.Repos() {
@@ -107,20 +108,22 @@ func (ix *Index) urls() string {
 			urls = append(urls, r.Source.URL())
 		}
 	}
-	var s []string
-	for _, l := range []struct {
-		one, many string
-		list      []string
-	}{{"local archive file ", "local archive files ", files}, {"repository ", "repositories ", urls}} {
-		switch len(l.list) {
-		case 0:
-		case 1:
-			s = append(s, l.one+l.list[0])
-		default:
-			s = append(s, l.many+strings.Join(l.list, ", "))
-		}
+	repos := "no repository in use"
+	if len(urls) > 0 {
+		repos = named("repository", "repositories", urls)
 	}
-	return strings.Join(s, "; ")
+	if len(files) == 0 {
+		return repos
+	}
+	return named("local archive file", "local archive files", files) + "; " + repos
+}
+
+// named is list after one (a single item) or many.
+func named(one, many string, list []string) string {
+	if len(list) == 1 {
+		return one + " " + list[0]
+	}
+	return many + " " + strings.Join(list, ", ")
 }
 
 // stale reports whether the root's record of any repository of ix changed since it was read.

@@ -111,6 +111,9 @@ func TestInstallLocalArchive(t *testing.T) {
 	if _, errOut, code := e.pkg("install", "tool=2.0"); code != 1 || !strings.Contains(errOut, "(local archive file "+tgz+"; repository file://"+dir+"/)") {
 		t.Errorf("install tool=2.0: exit %d, %q; want the local file named apart from the repository", code, errOut)
 	}
+	if _, errOut, code := e.pkg("--repo", "", "install", "nope"); code != 1 || !strings.Contains(errOut, "(local archive file "+tgz+"; no repository in use)") {
+		t.Errorf("install nope with no repository: exit %d, %q; want the local file named and no repository", code, errOut)
+	}
 	if out, _ := e.ok("install", "tool"); out != "tool 1.0 is already installed\n" {
 		t.Errorf("install tool: %q", out)
 	}
