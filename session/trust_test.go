@@ -3,20 +3,12 @@ package session_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
 	"maps"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"pkg/install"
+	"pkg/internal/testfs"
 	"pkg/session"
 	"pkg/trust"
 )
@@ -71,22 +63,8 @@ func TestTrustSwappedRoot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := describeTree(t, decoy)
-	link := filepath.Join(base, ".swap")
-	if err := os.Symlink(decoy, link); err != nil {
-		t.Fatal(err)
-	}
-	var quit atomic.Bool
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for !quit.Load() {
-			if err := unix.Renameat2(unix.AT_FDCWD, root, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE); err != nil {
-				t.Errorf("swap: %v", err)
-				return
-			}
-			time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond)
-		}
-	})
+	before := testfs.Snapshot(t, decoy)
+	swap := testfs.Swap(t, root, decoy)
 	trusted, succeeded := true, 0 // keys[1] is trusted in root; trusts and distrusts that succeeded
 	for i := 0; i < 400 && (i < 100 || succeeded < 10); i++ {
 		s, _ := newSession(t, session.Options{Root: root}, "")
@@ -100,14 +78,8 @@ func TestTrustSwappedRoot(t *testing.T) {
 			trusted, succeeded = i%2 == 0, succeeded+1
 		}
 	}
-	quit.Store(true)
-	wg.Wait()
-	if info, err := os.Lstat(root); err != nil || info.Mode()&fs.ModeSymlink != 0 { // the swap left in place
-		if err := unix.Renameat2(unix.AT_FDCWD, root, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := describeTree(t, decoy); !maps.Equal(got, before) {
+	swap.Stop()
+	if got := testfs.Snapshot(t, decoy); !maps.Equal(got, before) {
 		t.Errorf("the decoy changed:\n%v\nwas\n%v", got, before)
 	}
 	got, err := trust.ReadTrusted(filepath.Join(root, ".pkg", "trusted-keys"))
@@ -121,34 +93,4 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// describeTree describes every entry under dir: mode, size, modification time and a file's
-// contents.
-func describeTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	got := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		desc := fmt.Sprintf("%v %d %d", info.Mode(), info.Size(), info.ModTime().UnixNano())
-		if info.Mode().IsRegular() {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			desc += " " + string(data)
-		}
-		got[p] = desc
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
 }
