@@ -72,16 +72,8 @@ func TestInstallMirrorDiesMidArchive(t *testing.T) {
 	}))
 	t.Cleanup(second.Close)
 
-	xdg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", xdg)
-	cfg := filepath.Join(xdg, "pkg", "config.toml")
-	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	conf := "[repo.main]\nurls = [\"" + first.URL + "/\", \"" + second.URL + "/\"]\n"
-	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	userConfig(t, conf)
 	e := newEnv(t, t.TempDir(), "")
 	_, stderr := e.ok("install", "hello")
 	if out, err := exec.Command(filepath.Join(e.root, "bin", "hello")).Output(); err != nil || string(out) != "hello 1.0 from good\n" {

@@ -68,16 +68,8 @@ func TestSeveralRepos(t *testing.T) {
 	pub := strings.TrimSpace(out)
 	newEnv(t, t.TempDir(), team.dir).ok("repo", "sign", team.dir, "--key", keyFile)
 
-	xdg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", xdg)
-	cfg := filepath.Join(xdg, "pkg", "config.toml")
-	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	conf := "[repo.team]\nurls = [\"" + team.url + "\"]\nkeys = [\"" + pub + "\"]\npriority = 20\n\n[repo.stable]\nurls = [\"" + stable.url + "\"]\npriority = 10\n"
-	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := userConfig(t, conf)
 	e := newEnv(t, t.TempDir(), "extra="+extra.url)
 
 	// repo list: the flag's first, then by priority, each saying where it came from.
@@ -213,17 +205,9 @@ func TestConfigMirrors(t *testing.T) {
 	refused := "http://" + l.Addr().String() + "/"
 	l.Close()
 
-	xdg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", xdg)
-	cfg := filepath.Join(xdg, "pkg", "config.toml")
-	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	urls := []string{refused, busy.URL + "/", good.url}
 	conf := "[repo.main]\nurls = [\"" + strings.Join(urls, "\", \"") + "\"]\n"
-	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	userConfig(t, conf)
 	e := newEnv(t, t.TempDir(), "")
 
 	_, stderr := e.ok("install", "hello")
@@ -246,4 +230,20 @@ func TestConfigMirrors(t *testing.T) {
 			t.Errorf("repo list:\n%s\nwant %s in it", stdout, u)
 		}
 	}
+}
+
+// userConfig writes conf as the user's config.toml, in an XDG_CONFIG_HOME of the test's,
+// and returns its path.
+func userConfig(t *testing.T, conf string) string {
+	t.Helper()
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	cfg := filepath.Join(xdg, "pkg", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
