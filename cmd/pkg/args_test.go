@@ -28,6 +28,10 @@ func TestExtraArgs(t *testing.T) {
 		{[]string{"repo", "add", "dir", "a.tar", "b.tar", "--name", "a", "--version", "1"}, `repo add: unexpected argument "b.tar" (repo add takes REPO_DIR ARCHIVE)`},
 		{[]string{"repo", "keygen", "x", "-o", filepath.Join(t.TempDir(), "key")}, `repo keygen: unexpected argument "x"`},
 		{[]string{"repo", "forget", "x", "y"}, `repo forget: unexpected argument "y"`},
+		{[]string{"fetch", "./tool-1.0.tar.gz"}, `fetch: "./tool-1.0.tar.gz" is a file, not a package name: only install takes local archive files`},
+		{[]string{"lock", "hello", "/tmp/x.deb"}, `lock: "/tmp/x.deb" is a file, not a package name: only install takes local archive files`},
+		{[]string{"sync", "./pkg.lock"}, `sync: "./pkg.lock" is a file, not a package name: give a lockfile with --file (-f)`},
+		{[]string{"run", "../tool.tgz"}, `run: "../tool.tgz" is a file, not a package name`},
 	}
 	for _, tt := range tests {
 		_, stderr, code := e.pkg(tt.args...)

@@ -33,7 +33,7 @@ func installAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	reqs, err := requirements(args)
+	reqs, err := requirements(c, args)
 	if err != nil {
 		return err
 	}
@@ -66,9 +66,18 @@ func installAction(c *cli.Context) error {
 	})
 }
 
-// requirements parses the command's arguments as requirements, refusing a bad one as a
-// usage error.
-func requirements(args []string) ([]repo.Requirement, error) {
+// requirements parses args, the arguments of the command of c, as requirements, refusing
+// a bad one, or a file (isLocalArchive) where install has not taken it, as a usage error.
+func requirements(c *cli.Context, args []string) ([]repo.Requirement, error) {
+	for _, a := range args {
+		switch {
+		case !isLocalArchive(a):
+		case c.Command.Name == "sync":
+			return nil, usagef("sync: %q is a file, not a package name: give a lockfile with --file (-f)", a)
+		default:
+			return nil, usagef("%s: %q is a file, not a package name: only install takes local archive files", c.Command.FullName(), a)
+		}
+	}
 	reqs, err := repo.ParseRequirements(args)
 	if err != nil {
 		return nil, usagef("%v", err)
@@ -163,7 +172,7 @@ func fetchCommand() *cli.Command {
 		Before:       takes(1, -1, "package name"),
 		BashComplete: completeOffered,
 		Action: func(c *cli.Context) error {
-			reqs, err := requirements(c.Args().Slice())
+			reqs, err := requirements(c, c.Args().Slice())
 			if err != nil {
 				return err
 			}

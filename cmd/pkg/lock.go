@@ -41,7 +41,7 @@ func lockAction(c *cli.Context) error {
 	}
 	// With packages named, an unreadable lockfile is written anew (old is nil); with none,
 	// old's requirements are locked again. Either way old's repositories are the default.
-	reqs, err := requirements(c.Args().Slice())
+	reqs, err := requirements(c, c.Args().Slice())
 	platforms, perr := repo.ParsePlatforms(c.StringSlice("platform"))
 	switch {
 	case err != nil:
@@ -117,7 +117,7 @@ func syncAction(c *cli.Context) error {
 // readSyncLock reads the lockfile at path and checks it against the command line and the
 // trust policy, and makes its repository the default of --repo.
 func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
-	reqs, err := requirements(c.Args().Slice())
+	reqs, err := requirements(c, c.Args().Slice())
 	if err != nil {
 		return nil, err
 	}

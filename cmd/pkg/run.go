@@ -29,7 +29,7 @@ func runCommand() *cli.Command {
 
 func runAction(c *cli.Context) error {
 	c.App.Writer = c.App.ErrWriter // stdout is the command's alone
-	reqs, err := requirements(append([]string{c.Args().First()}, c.StringSlice("with")...))
+	reqs, err := requirements(c, append([]string{c.Args().First()}, c.StringSlice("with")...))
 	if err != nil {
 		return err
 	}
