@@ -23,9 +23,6 @@ type Signer struct {
 	Sign    func(index []byte) []byte // the contents of index.json.sig for exactly these bytes
 }
 
-// Sign signs dir's index.json: it sets the index's name, adds one to its version, sets its
-// expiry, and writes the index and then its signature, each atomically. It returns the
-// index as signed.
 // An UnsignedError is a repository left with a new index.json and the old signature,
 // which users refuse, as writing the new signature failed: signing it again mends it.
 type UnsignedError struct {
@@ -39,6 +36,9 @@ func (e *UnsignedError) Error() string {
 
 func (e *UnsignedError) Unwrap() error { return e.Err }
 
+// Sign signs dir's index.json: it sets the index's name, adds one to its version, sets its
+// expiry, and writes the index and then its signature, each atomically. It returns the
+// index as signed. It waits for the directory's lock only until ctx is done.
 func Sign(ctx context.Context, dir string, s *Signer) (*Index, error) {
 	ix, err := sign(ctx, dir, s)
 	if err != nil {
