@@ -33,7 +33,7 @@ func AppliedText(out *txn.Outcome, locked bool, salvaged []install.Salvage, dir 
 		t.Warnings = append(t.Warnings, SalvageText(s, dir)...)
 	}
 	for _, res := range out.Results {
-		t.Out = append(t.Out, ResultText(res, out.Again, locked))
+		t.Out = append(t.Out, ResultText(res, out.Again, locked, out.Origins[res.Name]))
 	}
 	if s := CommittedText(out); s != "" {
 		t.Out = append(t.Out, s)

@@ -15,9 +15,10 @@ import (
 
 // ResultText says what a change did to one package, by what happened: installed,
 // reinstalled (again: the whole change put packages back as they were), upgraded,
-// downgraded, or replaced by another archive of its version (locked: the lockfile's),
-// with its files, bytes and time.
-func ResultText(res *install.Result, again, locked bool) string {
+// downgraded, or replaced by another archive of its version (locked: the lockfile's; else
+// the local archive file origin, if not "", or the repository's), with its files, bytes
+// and time.
+func ResultText(res *install.Result, again, locked bool, origin string) string {
 	what := "installed " + res.Name + " " + res.Version
 	switch n := repo.CompareVersions(res.Version, res.Previous); {
 	case again || res.Again:
@@ -29,6 +30,8 @@ func ResultText(res *install.Result, again, locked bool) string {
 		what = "downgraded " + res.Name + " " + res.Previous + " to " + res.Version
 	case locked: // the same version from another archive: the lockfile's, older or newer
 		what = "replaced " + res.Name + " " + res.Version + " with the archive the lockfile names"
+	case origin != "":
+		what = "replaced " + res.Name + " " + res.Version + " with the archive " + termtext.Printable(origin)
 	default:
 		what = "replaced " + res.Name + " " + res.Version + " with the archive the repository now has of it"
 	}

@@ -152,7 +152,7 @@ func (y Why) WriteText(w io.Writer, tip string) error {
 func WritePlan(w io.Writer, plan *txn.Plan) error {
 	for _, ch := range plan.Changes {
 		what := string(ch.Action) + " " + ch.Name + " " + ch.Version
-		if ch.From != "" {
+		if ch.From != "" && ch.From != ch.Version {
 			what = string(ch.Action) + " " + ch.Name + " " + ch.From + " to " + ch.Version
 		}
 		var about []string

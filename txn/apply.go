@@ -16,6 +16,7 @@ type Outcome struct {
 	Results []*install.Result // of the packages installed, in the plan's order
 	Removed []db.Package      // the records of the packages removed, as they were
 	Before  []db.Package      // the root's records before the change
+	Origins map[string]string // the local archive file of each package installed from one, by name
 	Again   bool              // the packages were installed again as they were
 	// Commands are the packages kept across the change whose commands changed, and
 	// Unneeded those that another package depended on before and none does now, which the
@@ -58,7 +59,12 @@ func (p *Plan) Apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Before: p.before, Again: p.again}
+	out := &Outcome{Before: p.before, Again: p.again, Origins: map[string]string{}}
+	for _, pk := range p.install {
+		if pk.Origin != "" {
+			out.Origins[pk.Name] = pk.Origin
+		}
+	}
 	results, err := root.Apply(ctx, staged, p.remove)
 	out.Results = results
 	var links *install.LinksError // committed all the same

@@ -74,3 +74,19 @@ func (ix *Index) LocalNewer(recs []db.Package) []repo.Outdated {
 	}
 	return out
 }
+
+// rebuilt returns installed without the packages that a local archive file of ix offers
+// at the version installed but as another archive, a rebuild given again (WithLocal): the
+// file is what was asked for, so the resolver takes it in their place.
+func (ix *Index) rebuilt(installed []repo.Package) []repo.Package {
+	return slices.DeleteFunc(slices.Clone(installed), func(p repo.Package) bool {
+		for _, r := range ix.Repos() {
+			if r.origin != "" && slices.ContainsFunc(r.Packages, func(q repo.Package) bool {
+				return q.Name == p.Name && q.Version == p.Version && q.SHA256 != p.SHA256
+			}) {
+				return true
+			}
+		}
+		return false
+	})
+}

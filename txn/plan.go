@@ -195,10 +195,11 @@ func names(reqs []repo.Requirement) []string {
 
 // InstallPlan resolves reqs against ix, with the root's records before, into the plan of
 // installing what the root does not hold as resolved. An installed package reqs do not
-// name stays within its hold (Holds of requested, db.Requested). The cache, if not nil,
-// tells what is downloaded.
+// name stays within its hold (Holds of requested, db.Requested); one a local archive file
+// of ix offers at its version but as another archive is replaced by it (a rebuild). The
+// cache, if not nil, tells what is downloaded.
 func InstallPlan(root string, ix *Index, before []db.Package, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
-	pkgs, err := ix.ResolveInstalled(Installed(before), reqs, Holds(before, requested, nil)...)
+	pkgs, err := ix.ResolveInstalled(ix.rebuilt(Installed(before)), reqs, Holds(before, requested, nil)...)
 	if err != nil {
 		return nil, ix.About(err)
 	}

@@ -221,3 +221,26 @@ func TestInstallLocalArchiveOffline(t *testing.T) {
 		t.Errorf("reinstall with the file gone: exit %d, %q; want the hint %q", code, stderr, want)
 	}
 }
+
+// TestInstallLocalArchiveRebuilt gives install a local archive file again, rebuilt at the
+// same name and version: the file given is what was asked for, so it replaces the one
+// installed, saying from which file; given again unchanged, it is already installed.
+func TestInstallLocalArchiveRebuilt(t *testing.T) {
+	e := newEnv(t, t.TempDir(), "")
+	tar := writeFile(t, t.TempDir(), "tool-1.0.tar", packageTar(t, "tool", "1.0", 'x'))
+	e.ok("install", tar)
+	writeFile(t, filepath.Dir(tar), "tool-1.0.tar", pax(t, moded(tf("bin/tool", "#!/bin/sh\necho rebuilt\n"), 0o755)))
+	if out, _ := e.ok("install", "--dry-run", tar); !strings.HasPrefix(out, "replace tool 1.0 (requested; ") {
+		t.Errorf("install --dry-run of the rebuilt file: %q", out)
+	}
+	if out, _ := e.ok("install", tar); !strings.Contains(out, "replaced tool 1.0 with the archive "+tar+": 1 file") {
+		t.Errorf("install of the rebuilt file: %q", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.root, "bin", "tool")); err != nil || string(b) != "#!/bin/sh\necho rebuilt\n" {
+		t.Errorf("bin/tool after the rebuilt file: %q, %v", b, err)
+	}
+	e.ok("verify")
+	if out, _ := e.ok("install", tar); out != "tool 1.0 is already installed\n" {
+		t.Errorf("install of the same file again: %q", out)
+	}
+}
