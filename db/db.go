@@ -492,10 +492,18 @@ func (d *DB) Intents() ([]Intent, error) {
 	return ins, err
 }
 
-// ClearIntent deletes the intent of a package without changing its record.
-func (d *DB) ClearIntent(name string) error {
-	return d.update("clear intent for "+name, func(tx *bolt.Tx) error {
-		return tx.Bucket(intentsBucket).Delete([]byte(name))
+// ClearIntents deletes the intents of packages without changing their records, in one
+// transaction however many there are.
+func (d *DB) ClearIntents(names ...string) error {
+	names = slices.Sorted(slices.Values(names))
+	return d.update("clear intents", func(tx *bolt.Tx) error {
+		b := tx.Bucket(intentsBucket)
+		for _, name := range names {
+			if err := b.Delete([]byte(name)); err != nil {
+				return fmt.Errorf("clear intent for %s: %w", name, err)
+			}
+		}
+		return nil
 	})
 }
 

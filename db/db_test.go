@@ -99,7 +99,7 @@ func TestIntents(t *testing.T) {
 	if got, _ := d.Intents(); !reflect.DeepEqual(got, []Intent{in}) {
 		t.Errorf("Intents = %+v", got)
 	}
-	if err := d.ClearIntent("x"); err != nil {
+	if err := d.ClearIntents("x"); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := d.Intents(); len(got) != 0 {
@@ -131,7 +131,7 @@ func TestOpenOnlyInTransactions(t *testing.T) {
 	if ins, err := d.Intents(); err != nil || len(ins) != 1 {
 		t.Errorf("read beside another reader: %v, %v", ins, err)
 	}
-	if err := d.ClearIntent("a"); err == nil || !strings.Contains(err.Error(), "is busy") {
+	if err := d.ClearIntents("a"); err == nil || !strings.Contains(err.Error(), "is busy") {
 		t.Errorf("write while another process reads: %v", err)
 	}
 }

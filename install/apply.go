@@ -396,11 +396,7 @@ func (r *Root) intents(recs []db.Package, staged []*Staged) ([]db.Intent, [][]st
 func (r *Root) undoAll(staged []*Staged, ins []db.Intent, n int, made [][]string) error {
 	err := r.rollbackAll(staged, ins[:n])
 	if err == nil {
-		var errs []error
-		for _, in := range ins {
-			errs = append(errs, r.undo(in))
-		}
-		err = errors.Join(errs...)
+		err = r.undo(ins)
 	}
 	if err != nil {
 		keep(staged)

@@ -3,6 +3,7 @@ package install
 import (
 	"archive/tar"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -80,8 +81,12 @@ func TestApplyChainCancel(t *testing.T) {
 	staged := stageChain(t, r, base, 1000)
 	ctx := &cancelAfter{Context: context.Background()}
 	ctx.n.Store(500)
+	before := lastTx(t, r)
 	if _, err := r.Apply(ctx, staged, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Apply cancelled half way: %v, want context.Canceled", err)
+	}
+	if n := lastTx(t, r) - before; n > 100 {
+		t.Errorf("a cancelled Apply of 1,000 packages took %d write transactions: undoing its intents must take one", n)
 	}
 	ps, err := r.DB().List()
 	ins, err2 := r.DB().Intents()
@@ -93,4 +98,18 @@ func TestApplyChainCancel(t *testing.T) {
 			t.Errorf("%s after a cancelled Apply: %d entries, %v; want none", d, len(ents), err)
 		}
 	}
+}
+
+// lastTx returns the id of the root's last write transaction, as its database's sum file
+// (.pkg/db.sum: a magic of 8 bytes, then the id big-endian) records it; 0 before the first.
+func lastTx(t *testing.T, r *Root) uint64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(r.Dir(), ".pkg", "db.sum"))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil || len(b) < 16 {
+		t.Fatalf("read the sum file: %v (%d bytes)", err, len(b))
+	}
+	return binary.BigEndian.Uint64(b[8:16])
 }

@@ -3,10 +3,14 @@ package install
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"pkg/db"
 )
 
 func TestNotes(t *testing.T) {
@@ -40,6 +44,26 @@ func TestNotes(t *testing.T) {
 	for i, n := range ns {
 		if n.Warn != want[i].Warn || !strings.HasPrefix(n.Text, want[i].Text) {
 			t.Errorf("note %d: %+v, want %+v...", i, n, want[i])
+		}
+	}
+}
+
+func TestUndone(t *testing.T) {
+	many := make([]db.Intent, 10)
+	for i := range many {
+		many[i] = db.Intent{Op: "install", Name: fmt.Sprintf("p%d", i)}
+	}
+	for _, c := range []struct {
+		ins  []db.Intent
+		want []string
+	}{
+		{nil, nil},
+		{[]db.Intent{{Op: "install", Name: "a"}, {Op: "remove", Name: "b"}, {Op: "install", Name: "c"}},
+			[]string{"undid an interrupted install of a, c", "undid an interrupted remove of b"}},
+		{many, []string{"undid an interrupted install of p0, p1, p2, p3, p4, p5, p6, p7 and 2 more"}},
+	} {
+		if got := undone(c.ins); !slices.Equal(got, c.want) {
+			t.Errorf("undone(%v) = %q, want %q", c.ins, got, c.want)
 		}
 	}
 }

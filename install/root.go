@@ -253,9 +253,9 @@ func (r *Root) reconcile() error {
 	if err != nil {
 		return err
 	}
-	for _, in := range ins {
-		if err := r.undo(in); err != nil {
-			return fmt.Errorf("install: undo interrupted %s of %s: %w", in.Op, in.Name, err)
+	if len(ins) > 0 {
+		if err := r.undo(ins); err != nil {
+			return err
 		}
 	}
 	kept, stuck := r.keepMarked() // before staging and trash are emptied
@@ -283,9 +283,7 @@ func (r *Root) reconcile() error {
 		found []string
 		gone  = map[part][]string{} // staging or trash → the names of the trees deleted there (NAME.N)
 	)
-	for _, in := range ins {
-		found = append(found, "undid an interrupted "+in.Op+" of "+in.Name)
-	}
+	found = append(found, undone(ins)...)
 	found = append(found, kept...)
 	found = append(found, r.unsure...)
 	for _, p := range stuck {
@@ -312,15 +310,50 @@ func (r *Root) reconcile() error {
 	return nil
 }
 
-// undo puts back the tree that in's commit replaced, makes that durable and clears in.
-func (r *Root) undo(in db.Intent) error {
-	if err := r.rollback(in); err != nil {
-		return err
+// undo puts back the trees that the commits of ins replaced, the last swapped first, makes
+// that durable with one sync of pkgs/ and clears ins in one transaction, so that undoing
+// many intents costs one sync and one transaction, not one each. Where a tree cannot go
+// back, every intent stays for the next start (rollback is idempotent).
+func (r *Root) undo(ins []db.Intent) error {
+	for _, in := range slices.Backward(ins) {
+		if err := r.rollback(in); err != nil {
+			return fmt.Errorf("install: undo interrupted %s of %s: %w", in.Op, in.Name, err)
+		}
 	}
 	if err := r.sync(place{in: pkgs}); err != nil {
 		return err
 	}
-	return r.db.ClearIntent(in.Name)
+	names := make([]string, len(ins))
+	for i, in := range ins {
+		names[i] = in.Name
+	}
+	return r.db.ClearIntents(names...)
+}
+
+// undoneNames is how many packages undone says by name for each operation.
+const undoneNames = 8
+
+// undone says what undo did, one sentence per operation: "undid an interrupted install of
+// a, b and 3 more", so that a commit of thousands of packages cut short is said in a line.
+func undone(ins []db.Intent) []string {
+	var ops []string
+	byOp := map[string][]string{}
+	for _, in := range ins {
+		if _, ok := byOp[in.Op]; !ok {
+			ops = append(ops, in.Op)
+		}
+		byOp[in.Op] = append(byOp[in.Op], in.Name)
+	}
+	said := make([]string, len(ops))
+	for i, op := range ops {
+		names := byOp[op]
+		list := strings.Join(names[:min(len(names), undoneNames)], ", ")
+		if len(names) > undoneNames {
+			list += fmt.Sprintf(" and %d more", len(names)-undoneNames)
+		}
+		said[i] = "undid an interrupted " + op + " of " + list
+	}
+	return said
 }
 
 // errNotPkgs is what an intent fails with whose other tree is not in staging or trash.

@@ -12,7 +12,7 @@ import (
 // TestCmdWritesNoDatabase: the commands change a root's database only through the
 // libraries (txn, install): no file of cmd/pkg calls a method of db.DB that writes.
 func TestCmdWritesNoDatabase(t *testing.T) {
-	writes := map[string]bool{"PutRepo": true, "DeleteRepo": true, "SetIntents": true, "ClearIntent": true, "Commit": true}
+	writes := map[string]bool{"PutRepo": true, "DeleteRepo": true, "SetIntents": true, "ClearIntents": true, "Commit": true}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
