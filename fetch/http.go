@@ -476,12 +476,22 @@ func (d *download) connect() error {
 func (d *download) header() http.Header {
 	h := http.Header{}
 	if d.off > 0 && !d.noRange {
-		h.Set("Range", "bytes="+strconv.FormatInt(d.off, 10)+"-")
+		h.Set("Range", byteRange(d.off, d.size))
 		if d.validator != "" {
 			h.Set("If-Range", d.validator)
 		}
 	}
 	return h
+}
+
+// byteRange is the Range header asking for the bytes of an archive of size bytes from off
+// on: closed where the size is known, as some servers answer an open-ended range with 416.
+func byteRange(off, size int64) string {
+	r := "bytes=" + strconv.FormatInt(off, 10) + "-"
+	if size > off {
+		r += strconv.FormatInt(size-1, 10)
+	}
+	return r
 }
 
 // accept takes the response to a request from off on.

@@ -546,7 +546,8 @@ func trickler(archive []byte) func(w http.ResponseWriter, r *http.Request, n int
 	return func(w http.ResponseWriter, r *http.Request, n int) {
 		start := 0
 		if v, ok := strings.CutPrefix(r.Header.Get("Range"), "bytes="); ok {
-			start, _ = strconv.Atoi(strings.TrimSuffix(v, "-"))
+			first, _, _ := strings.Cut(v, "-")
+			start, _ = strconv.Atoi(first)
 		}
 		w.Header().Set("Content-Length", strconv.Itoa(len(archive)-start))
 		if start > 0 {

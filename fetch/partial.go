@@ -83,7 +83,10 @@ func (c *Cache) openPartial(s *Source, p repo.Package) *partial {
 	}
 	pt := &partial{f: f, dir: c.tmp, name: name, kept: info.Size(), n: info.Size(), probe: partialProbe, fast: fastRate}
 	if pt.kept > p.Size {
-		pt.truncate()
+		if pt.truncate(); pt.werr != nil {
+			f.Close()
+			return nil
+		}
 	}
 	return pt
 }
@@ -179,20 +182,38 @@ func (pt *partial) judge() {
 }
 
 // fetchArchive downloads and converts p's archive into the cache, from what a cut
-// download of it kept on.
-func (c *Cache) fetchArchive(ctx context.Context, s *Source, p repo.Package, progress io.Writer) (err error) {
+// download of it kept on. One resumed so whose size or sha256 is not the index's is
+// fetched once more, from its first byte, before it is refused: the bytes kept may be what
+// was wrong (a crash of the machine, a server that sent others), and they are gone by then.
+func (c *Cache) fetchArchive(ctx context.Context, s *Source, p repo.Package, progress io.Writer) error {
+	resumed, err := c.fetchFrom(ctx, s, p, progress, true)
+	if resumed && errors.Is(err, ErrMismatch) && ctx.Err() == nil {
+		_, err = c.fetchFrom(ctx, s, p, progress, false)
+	}
+	return err
+}
+
+// fetchFrom downloads and converts p's archive into the cache, from the bytes its partial
+// download kept when resume is set, and reports whether there were any.
+func (c *Cache) fetchFrom(ctx context.Context, s *Source, p repo.Package, progress io.Writer, resume bool) (resumed bool, err error) {
 	pt := c.openPartial(s, p)
 	defer func() { pt.close(err) }()
+	if !resume && pt.size() > 0 {
+		if pt.truncate(); pt.werr != nil {
+			return false, fmt.Errorf("fetch %s %s: %w", p.Name, p.Version, pt.werr)
+		}
+	}
 	b, err := s.openArchive(ctx, c, p, pt.size())
 	if err != nil {
 		if pt != nil && (isDown(err) || ctx.Err() != nil) {
 			pt.cut = err // says nothing of the bytes kept
 		}
-		return fmt.Errorf("fetch %s %s: %w", p.Name, p.Version, err)
+		return false, fmt.Errorf("fetch %s %s: %w", p.Name, p.Version, err)
 	}
 	defer b.Close()
+	resumed = b.start() > 0
 	if err := c.store(newVerifier(pt.reader(b), p, progress), p); err != nil {
-		return fmt.Errorf("fetch %s %s from %s: %w", p.Name, p.Version, b.from(), err)
+		return resumed, fmt.Errorf("fetch %s %s from %s: %w", p.Name, p.Version, b.from(), err)
 	}
-	return nil
+	return resumed, nil
 }

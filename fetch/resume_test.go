@@ -113,8 +113,9 @@ func TestFailoverMidBody(t *testing.T) {
 				t.Fatalf("%d requests to the second mirror, want 1", len(reqs))
 			}
 			rng := reqs[0].Get("Range")
-			start, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(rng, "bytes="), "-"), 10, 64)
-			if err != nil || start <= 0 || start >= p.Size || reqs[0].Get("If-Range") != "" {
+			first, _, _ := strings.Cut(strings.TrimPrefix(rng, "bytes="), "-")
+			start, err := strconv.ParseInt(first, 10, 64)
+			if err != nil || start <= 0 || start >= p.Size || rng != rangeFrom(start, p.Size) || reqs[0].Get("If-Range") != "" {
 				t.Errorf("second mirror asked for Range %q, If-Range %q; want the rest of the archive, unconditionally", rng, reqs[0].Get("If-Range"))
 			}
 			switch got := sent.Load(); {
@@ -133,6 +134,24 @@ func TestFailoverMidBody(t *testing.T) {
 				t.Errorf("the next command asks mirror %d first, want the second", order[0])
 			}
 		})
+	}
+}
+
+// rangeFrom is the Range a fetch asks for the rest of an archive of size bytes with: from
+// kept to its last byte.
+func rangeFrom(kept, size int64) string {
+	return "bytes=" + strconv.FormatInt(kept, 10) + "-" + strconv.FormatInt(size-1, 10)
+}
+
+// closedRanges serves archive as serveArchive does, but answers a range without an end
+// with 416, as some registries do.
+func closedRanges(archive []byte) func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.Header.Get("Range"), "-") {
+			w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
+			return
+		}
+		serveArchive(w, r, archive)
 	}
 }
 
@@ -203,7 +222,7 @@ func TestResumeKilled(t *testing.T) {
 	}
 	checkEntry(t, c, p, testFiles())
 	reqs := srv.requests()
-	if want := "bytes=" + strconv.FormatInt(kept, 10) + "-"; len(reqs) != 2 || reqs[1].Get("Range") != want {
+	if want := rangeFrom(kept, p.Size); len(reqs) != 2 || reqs[1].Get("Range") != want {
 		t.Errorf("requests %v, the second asking for Range %q; want two, the second for %q", len(reqs), reqs[len(reqs)-1].Get("Range"), want)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
@@ -224,11 +243,14 @@ func TestResumeAfterFailure(t *testing.T) {
 		sent  func(kept int64) int64  // the bytes served
 	}{
 		{"ranges", func(w http.ResponseWriter, r *http.Request) { serveArchive(w, r, archive) },
-			func(kept int64) string { return "bytes=" + strconv.FormatInt(kept, 10) + "-" },
+			func(kept int64) string { return rangeFrom(kept, p.Size) },
 			func(kept int64) int64 { return p.Size - kept }},
 		{"no ranges", wholeOnly(archive),
-			func(kept int64) string { return "bytes=" + strconv.FormatInt(kept, 10) + "-" },
+			func(kept int64) string { return rangeFrom(kept, p.Size) },
 			func(int64) int64 { return p.Size }},
+		{"closed ranges only", closedRanges(archive),
+			func(kept int64) string { return rangeFrom(kept, p.Size) },
+			func(kept int64) int64 { return p.Size - kept }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var up atomic.Bool
@@ -285,14 +307,36 @@ func TestResumeAfterFailure(t *testing.T) {
 		if err := os.WriteFile(partialPath(c, p.SHA256), bad, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := fetchOne(c, quick(t, srv.URL), p); !errors.Is(err, ErrMismatch) {
-			t.Fatalf("fetch after a damaged partial download: %v, want ErrMismatch", err)
-		}
-		checkEmpty(t, c)
 		if err := fetchOne(c, quick(t, srv.URL), p); err != nil {
-			t.Fatal(err)
+			t.Fatalf("fetch after a damaged partial download: %v", err)
 		}
 		checkEntry(t, c, p, testFiles())
+		reqs := srv.requests()
+		if len(reqs) != 2 || reqs[0].Get("Range") != rangeFrom(int64(len(bad)), p.Size) || reqs[1].Get("Range") != "" {
+			t.Errorf("%d requests (%v); want the rest after the damaged copy, then all of it", len(reqs), reqs)
+		}
+		if _, err := os.Stat(partialPath(c, p.SHA256)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("partial download after the entry is cached: %v", err)
+		}
+	})
+
+	t.Run("refused", func(t *testing.T) {
+		other := make([]byte, len(archive))
+		srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { serveArchive(w, r, other) })
+		c := openCache(t)
+		if err := os.WriteFile(partialPath(c, p.SHA256), archive[:len(archive)/2], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := fetchOne(c, quick(t, srv.URL), p); !errors.Is(err, ErrMismatch) {
+			t.Fatalf("fetch of another archive than the index names: %v, want ErrMismatch", err)
+		}
+		checkEmpty(t, c)
+		if n := len(srv.requests()); n != 2 {
+			t.Errorf("%d requests, want 2: the rest, then all of it", n)
+		}
+		if _, err := os.Stat(partialPath(c, p.SHA256)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("partial download after the archive is refused: %v", err)
+		}
 	})
 }
 
