@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/regfile"
 	"pkg/repo"
 	"pkg/tarutil"
 )
@@ -199,4 +201,51 @@ func stagerAt(ctx context.Context, src *os.File, size int64, dir string, umask f
 		return nil, err
 	}
 	return newStager(ctx, src, size, fd, dir, umask), nil
+}
+
+// TestStageTarNotRegular puts a symlink to another aligned tar, and a FIFO, where the
+// cache's tar is, as another user of a shared cache may: Stage refuses each, cloning
+// nothing of the link's target and not waiting for the FIFO's writer.
+func TestStageTarNotRegular(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	decoy := alignedTar(t, base, confineEntries())
+	ms := scanMembers(t, decoy)
+	for _, tt := range []struct {
+		name string
+		make func(path string) error
+		typ  fs.FileMode
+	}{
+		{"symlink", func(path string) error { return os.Symlink(decoy, path) }, fs.ModeSymlink},
+		{"fifo", func(path string) error { return unix.Mkfifo(path, 0o644) }, fs.ModeNamedPipe},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "entry.tar")
+			if err := tt.make(path); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := r.Stage(t.Context(), path, repo.Package{Name: "tool", Version: "1"}, ms)
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second): // a hang's bound
+				if w, err := os.OpenFile(path, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+					w.Close() // the writer a FIFO's open waits for
+				}
+				t.Fatal("Stage still running after 10s")
+			}
+			var nr *regfile.NotRegularError
+			if !errors.As(err, &nr) || nr.Type != tt.typ {
+				t.Errorf("Stage of a %s: %v, want a *regfile.NotRegularError of type %v", tt.name, err, tt.typ)
+			}
+			if ents, _ := os.ReadDir(r.path(".pkg", "staging")); len(ents) != 0 {
+				t.Errorf("staging holds %v", ents)
+			}
+		})
+	}
 }

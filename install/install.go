@@ -19,6 +19,7 @@ import (
 
 	"pkg/db"
 	"pkg/internal/durable"
+	"pkg/internal/regfile"
 	"pkg/repo"
 	"pkg/tarutil"
 )
@@ -100,7 +101,9 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	if err := tarutil.Validate(members); err != nil {
 		return nil, err
 	}
-	src, err := os.Open(tarPath)
+	// The cache's tar is named beneath its tars/ descriptor (fetch.Cache.Path): a symlink
+	// or a FIFO another user of a shared cache put in its place is refused, not followed.
+	src, err := regfile.Open(tarPath, unix.O_NOFOLLOW)
 	if err != nil {
 		return nil, err
 	}

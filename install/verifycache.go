@@ -24,12 +24,12 @@ func openCachedTar(cache Cache, sha string) *cachedTar {
 	if err != nil {
 		return nil
 	}
-	fd, err := unix.Open(cache.Path(sha), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(cache.Path(sha), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil {
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
 		return nil
 	}
