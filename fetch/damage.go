@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/regfile"
 	"pkg/tarutil"
 )
 
@@ -35,8 +36,8 @@ const spotSample = 64 << 10 // 64 KiB
 // digests, from its index, checked against the tar once per Cache: its size, a sample of its
 // headers and the digests of its data: all of it up to spotBudget bytes, spotSample bytes
 // of more, all of it again when the entry was written unsynced in an earlier boot. A
-// damaged entry is removed, so that the next Fetch downloads it again, and reported as
-// ErrDamaged.
+// damaged entry, or one with anything but a regular file as its tar, is removed, so that
+// the next Fetch downloads it again, and reported as ErrDamaged.
 func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if ms, ok := c.checked.Load(sha); ok {
 		return ms.([]tarutil.Member), nil
@@ -46,15 +47,14 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 		return nil, fmt.Errorf("fetch: index of cached %s: %w", sha, err)
 	}
 	defer ix.f.Close()
-	f, err := openAt(c.tars, tarName(sha), unix.O_RDONLY|unix.O_NONBLOCK, 0)
-	if err != nil {
+	f, info, err := openTar(c.tars, tarName(sha))
+	if err != nil && info != nil {
+		c.drop(sha, info)
+		return nil, fmt.Errorf("%w: %s: %w; removed from the cache", ErrDamaged, entryName(sha, ix.name, ix.version), err)
+	} else if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("fetch: %w", err)
-	}
 	name, version, boot, err := ix.name, ix.version, ix.boot, ix.err
 	var ms []tarutil.Member
 	if err == nil {
@@ -88,6 +88,30 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	}
 	c.checked.Store(sha, ms)
 	return ms, nil
+}
+
+// openTar opens an entry's tar, name in the directory d, and returns what it is. Anything
+// but a regular file there (a symlink or a FIFO another user of a shared cache put in its
+// place) is not an entry's tar: the error then comes with what the name is, to drop it.
+func openTar(d *os.File, name string) (*os.File, fs.FileInfo, error) {
+	f, err := openAt(d, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ELOOP) {
+		if info, serr := statAt(d, name); serr == nil {
+			return nil, info, &fs.PathError{Op: "open", Path: inDir(d, name), Err: &regfile.NotRegularError{Type: info.Mode().Type()}}
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = &fs.PathError{Op: "open", Path: f.Name(), Err: &regfile.NotRegularError{Type: info.Mode().Type()}}
+	}
+	if err != nil {
+		f.Close()
+		return nil, info, err
+	}
+	return f, info, nil
 }
 
 // dataSize returns the bytes of the regular members' data.

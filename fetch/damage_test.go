@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
+	"pkg/internal/regfile"
 	"pkg/tarutil"
 )
 
@@ -311,4 +314,63 @@ func readChars(t *testing.T) int64 {
 	}
 	t.Skip("no rchar in /proc/self/io")
 	return 0
+}
+
+// TestEntryNotRegular puts a symlink to a copy of an entry's tar, and a FIFO, in the place
+// of the tar, as another user of a shared cache may: the next use finds the entry damaged
+// and removes the name (never what a symlink points to), and Fetch downloads it again.
+func TestEntryNotRegular(t *testing.T) {
+	dir, p := localRepo(t)
+	src, err := NewSource(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		put  func(path, decoy string) error
+	}{
+		{"symlink", func(path, decoy string) error { return os.Symlink(decoy, path) }},
+		{"fifo", func(path, _ string) error { return unix.Mkfifo(path, 0o644) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			open := cacheOpener(t)
+			c := open()
+			if err := fetchOne(c, src, p); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(c.dir, "tars", tarName(p.SHA256))
+			good, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decoy := filepath.Join(t.TempDir(), "decoy.tar")
+			if err := os.WriteFile(decoy, good, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.put(path, decoy); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			c = open()
+			var nr *regfile.NotRegularError
+			if _, err := c.Members(p.SHA256); !errors.Is(err, ErrDamaged) || !errors.As(err, &nr) {
+				t.Errorf("Members with a %s for its tar: %v, want ErrDamaged for a *regfile.NotRegularError", tt.name, err)
+			}
+			if c.Has(p.SHA256) {
+				t.Errorf("the entry with a %s for its tar is still in the cache", tt.name)
+			}
+			if err := fetchOne(c, src, p); err != nil {
+				t.Fatal(err)
+			}
+			if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
+				t.Errorf("the tar fetched again: %v, %v; want a regular file", info, err)
+			}
+			if b, err := os.ReadFile(decoy); err != nil || string(b) != string(good) {
+				t.Errorf("the symlink's target changed: %v", err)
+			}
+		})
+	}
 }
