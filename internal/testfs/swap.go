@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -79,22 +78,8 @@ func (s *Swapper) Stop() int64 {
 // symlink's target, so that a file written and removed again shows in its directory's.
 func Snapshot(t testing.TB, dir string) map[string]string {
 	t.Helper()
-	got := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
+	return walk(t, dir, nil, func(p string, info fs.FileInfo) (string, error) {
 		what, err := describe(p, info)
-		got[rel] = fmt.Sprintf("%s size %d mtime %d", what, info.Size(), info.ModTime().UnixNano())
-		return err
+		return fmt.Sprintf("%s size %d mtime %d", what, info.Size(), info.ModTime().UnixNano()), err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
 }

@@ -17,6 +17,12 @@ import (
 // target. The relative paths in skip are left out, with everything under them.
 func Tree(t testing.TB, dir string, skip ...string) map[string]string {
 	t.Helper()
+	return walk(t, dir, skip, describe)
+}
+
+// walk describes every entry under dir, but those at the relative paths in skip, with what.
+func walk(t testing.TB, dir string, skip []string, what func(p string, info fs.FileInfo) (string, error)) map[string]string {
+	t.Helper()
 	got := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -33,7 +39,7 @@ func Tree(t testing.TB, dir string, skip ...string) map[string]string {
 		if err != nil {
 			return err
 		}
-		got[rel], err = describe(p, info)
+		got[rel], err = what(p, info)
 		return err
 	})
 	if err != nil {
