@@ -532,27 +532,8 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 		}
 	}()
 	boot := bootID()
-	fw := newFileWriter(tmp, boot == "")
-	// The index is written as the members pass, so that no list of them is held; locked
-	// while written, as the tar is, so that one a killed fetch left goes after orphanAge.
 	settled := boot == ""
-	sums, err = c.writeTemp("index", settled, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 64<<10)
-		bw.WriteString(entryHeader(p.Name, p.Version, boot))
-		st, err := convert(fw, src, conversion{lim: tarutil.Limits{Bytes: p.InstalledSize, Files: p.Files}, tmp: fdPath(c.tmp), idx: bw})
-		if err != nil {
-			fw.abort()
-			return err
-		}
-		if err := fw.Close(); err != nil {
-			return err
-		}
-		if err := checkStats(p, st); err != nil {
-			return err
-		}
-		return bw.Flush()
-	})
-	if err != nil {
+	if sums, err = c.convertInto(tmp, src, p, boot); err != nil {
 		return err
 	}
 	c.share(tmp, sums, p)
@@ -568,21 +549,52 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 		drop()
 		return nil
 	}
-	rename := func(from, to string) error {
-		if err := renameAt(c.tmp, from, c.tars, to); err != nil || !settled {
-			return err
-		}
-		return c.tars.Sync()
-	}
-	if err := rename(sums, idxName(p.SHA256)); err != nil {
+	if err := c.renameIn(sums, idxName(p.SHA256), settled); err != nil {
 		return err
 	}
 	sums = ""
-	// Linked, not renamed over: another process that committed the same entry meanwhile
-	// keeps its tar, which a root may have cloned from already.
-	switch err := linkAt(c.tmp, name, c.tars, tarName(p.SHA256)); {
+	return c.linkTar(name, p.SHA256, settled)
+}
+
+// convertInto converts the archive read from src into the temporary tar tmp and returns the
+// name, in tmp/, of the temporary index file it writes as the members pass (so that no
+// list of them is held), with boot in its header, synced when boot is "". The index is
+// locked while written, as the tar is, so that one a killed fetch left goes after orphanAge.
+func (c *Cache) convertInto(tmp *os.File, src io.Reader, p repo.Package, boot string) (string, error) {
+	fw := newFileWriter(tmp, boot == "")
+	return c.writeTemp("index", boot == "", func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		bw.WriteString(entryHeader(p.Name, p.Version, boot))
+		st, err := convert(fw, src, conversion{lim: tarutil.Limits{Bytes: p.InstalledSize, Files: p.Files}, tmp: fdPath(c.tmp), idx: bw})
+		if err != nil {
+			fw.abort()
+			return err
+		}
+		if err := fw.Close(); err != nil {
+			return err
+		}
+		if err := checkStats(p, st); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+}
+
+// renameIn renames the file from of tmp/ to to of tars/, durably when settled.
+func (c *Cache) renameIn(from, to string, settled bool) error {
+	if err := renameAt(c.tmp, from, c.tars, to); err != nil || !settled {
+		return err
+	}
+	return c.tars.Sync()
+}
+
+// linkTar commits the entry with this sha256 whose index is in place: the tar name of tmp/
+// is linked into tars/, not renamed over, so that another process that committed the same
+// entry meanwhile keeps its tar, which a root may have cloned from already; then name goes.
+func (c *Cache) linkTar(name, sha string, settled bool) error {
+	switch err := linkAt(c.tmp, name, c.tars, tarName(sha)); {
 	case errors.Is(err, unix.EPERM) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EMLINK):
-		return rename(name, tarName(p.SHA256)) // a filesystem without hard links
+		return c.renameIn(name, tarName(sha), settled) // a filesystem without hard links
 	case errors.Is(err, fs.ErrExist): // nothing new in tars/ but the index
 		unix.Unlinkat(int(c.tmp.Fd()), name, 0)
 		return nil

@@ -113,17 +113,7 @@ func (r *Run) open(runs *os.File, set string) error {
 // root whose making fails is left with no database, as a first install leaves one.
 func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Index, req Request, w Watched, o install.Options) (*Run, error) {
 	reqs := req.requirements()
-	var pkgs []repo.Package
-	var lock *repo.Lock
-	var err error
-	if req.Lock != "" {
-		lock, err = fromLock(req.Lock, reqs)
-		if err == nil {
-			pkgs, err = lock.Order()
-		}
-	} else if pkgs, err = ix.Resolve(reqs); err != nil {
-		err = ix.About(err)
-	}
+	pkgs, lock, err := resolve(ix, req.Lock, reqs)
 	if err != nil {
 		return nil, err
 	}
@@ -149,19 +139,7 @@ func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Index, req Request, w Wat
 	dir := through + "/" + set
 	r := &Run{Root: filepath.Join(runs.Name(), set), Command: cmd, Package: main, used: used}
 	o.Name = r.Root
-	plan := func(root *install.Root, recs []db.Package) (*txn.Plan, error) {
-		return txn.InstallPlan(dir, ix, recs, reqs, nil, f.Cache)
-	}
-	if lock != nil {
-		plan = func(root *install.Root, _ []db.Package) (*txn.Plan, error) {
-			p, _, err := txn.SyncPlan(root, lock, false, f.Cache)
-			if err == nil {
-				err = p.Relocate(lock, ix.Sources())
-			}
-			return p, err
-		}
-	}
-	if r.Outcome, err = makeRoot(ctx, f, dir, plan, o); err != nil {
+	if r.Outcome, err = makeRoot(ctx, f, dir, planner(dir, ix, lock, reqs, f), o); err != nil {
 		used.Close()
 		return nil, err
 	}
@@ -178,6 +156,41 @@ func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Index, req Request, w Wat
 	}
 	r.NoMemo = w.remember(runs, req, r, expires(ix))
 	return r, nil
+}
+
+// resolve returns the packages of reqs, from the lockfile at lockPath (then also returned)
+// or else resolved against ix.
+func resolve(ix *txn.Index, lockPath string, reqs []repo.Requirement) ([]repo.Package, *repo.Lock, error) {
+	if lockPath == "" {
+		pkgs, err := ix.Resolve(reqs)
+		if err != nil {
+			return nil, nil, ix.About(err)
+		}
+		return pkgs, nil, nil
+	}
+	lock, err := fromLock(lockPath, reqs)
+	if err != nil {
+		return nil, nil, err
+	}
+	pkgs, err := lock.Order()
+	return pkgs, lock, err
+}
+
+// planner returns the plan of the run root at dir: reqs installed from ix, or, with a
+// lock, the root synced to it.
+func planner(dir string, ix *txn.Index, lock *repo.Lock, reqs []repo.Requirement, f *txn.Fetcher) func(*install.Root, []db.Package) (*txn.Plan, error) {
+	if lock == nil {
+		return func(_ *install.Root, recs []db.Package) (*txn.Plan, error) {
+			return txn.InstallPlan(dir, ix, recs, reqs, nil, f.Cache)
+		}
+	}
+	return func(root *install.Root, _ []db.Package) (*txn.Plan, error) {
+		p, _, err := txn.SyncPlan(root, lock, false, f.Cache)
+		if err == nil {
+			err = p.Relocate(lock, ix.Sources())
+		}
+		return p, err
+	}
 }
 
 // repair returns the plan of installing again, into the run root at dir, the package of
