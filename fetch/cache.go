@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/dirfd"
 	"pkg/internal/regfile"
 	"pkg/repo"
 	"pkg/tarutil"
@@ -351,9 +352,9 @@ func flock(f *os.File, how int) error {
 }
 
 // Path returns a path to the aligned tar of the archive with this sha256, for this
-// process while c is open: through the cache's tars/ as c opened it (fdPath), so that
+// process while c is open: through the cache's tars/ as c opened it (dirfd.Path), so that
 // what opens it reads the cache's tar whatever took that directory's name meanwhile.
-func (c *Cache) Path(sha string) string { return fdPath(c.tars) + "/" + tarName(sha) }
+func (c *Cache) Path(sha string) string { return dirfd.Path(c.tars) + "/" + tarName(sha) }
 
 // tarName and idxName are the names, in tars/, of an entry's tar and index.
 func tarName(sha string) string { return sha + ".tar" }
@@ -455,7 +456,7 @@ func (c *Cache) claim(ctx context.Context, p repo.Package) (release func(), err 
 	var f *os.File         // kept open across tries
 	for {
 		if f == nil {
-			if f, err = openAt(c.tmp, name, unix.O_RDWR|unix.O_CREAT, 0o644); err != nil {
+			if f, err = dirfd.Open(c.tmp, name, unix.O_RDWR|unix.O_CREAT, 0o644); err != nil {
 				return none, nil
 			}
 		}
@@ -514,7 +515,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	name := filepath.Base(tmp.Name())
 	// Until the rename, a second descriptor holds the lock that tells removeTemporary the
 	// file is being written; tmp itself is closed before.
-	if lk, err := openAt(c.tmp, name, unix.O_RDONLY, 0); err == nil {
+	if lk, err := dirfd.Open(c.tmp, name, unix.O_RDONLY, 0); err == nil {
 		defer lk.Close()
 		unix.Flock(int(lk.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	}
@@ -565,7 +566,7 @@ func (c *Cache) convertInto(tmp *os.File, src io.Reader, p repo.Package, boot st
 	return c.writeTemp("index", boot == "", func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		bw.WriteString(entryHeader(p.Name, p.Version, boot))
-		st, err := convert(fw, src, conversion{lim: tarutil.Limits{Bytes: p.InstalledSize, Files: p.Files}, tmp: fdPath(c.tmp), idx: bw})
+		st, err := convert(fw, src, conversion{lim: tarutil.Limits{Bytes: p.InstalledSize, Files: p.Files}, tmp: dirfd.Path(c.tmp), idx: bw})
 		if err != nil {
 			fw.abort()
 			return err
@@ -685,7 +686,7 @@ func (c *Cache) List() ([]Entry, error) {
 			continue
 		}
 		e := Entry{SHA256: sha, Size: info.Size(), Used: info.ModTime()}
-		f, err := openAt(c.tars, idxName(sha), unix.O_RDONLY|unix.O_NONBLOCK, 0)
+		f, err := dirfd.Open(c.tars, idxName(sha), unix.O_RDONLY|unix.O_NONBLOCK, 0)
 		if err == nil {
 			head := make([]byte, 512)
 			n, _ := io.ReadFull(f, head)

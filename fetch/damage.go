@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/dirfd"
 	"pkg/internal/regfile"
 	"pkg/tarutil"
 )
@@ -94,7 +95,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 // but a regular file there (a symlink or a FIFO another user of a shared cache put in its
 // place) is not an entry's tar: the error then comes with what the name is, to drop it.
 func openTar(d *os.File, name string) (*os.File, fs.FileInfo, error) {
-	f, err := openAt(d, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := dirfd.Open(d, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if errors.Is(err, unix.ELOOP) {
 		if info, serr := statAt(d, name); serr == nil {
 			return nil, info, &fs.PathError{Op: "open", Path: inDir(d, name), Err: &regfile.NotRegularError{Type: info.Mode().Type()}}
@@ -137,7 +138,7 @@ type entryIndex struct {
 // openEntryIndex opens an entry's index file, name in the directory d, and reads its first
 // line. An error is about the file; one about its first line is in the entryIndex.
 func openEntryIndex(d *os.File, name string) (*entryIndex, error) {
-	f, err := openAt(d, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := dirfd.Open(d, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

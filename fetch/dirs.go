@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"pkg/internal/dirfd"
 )
 
 // A Cache opens its directory once, and each of its subdirectories once, beneath it and
@@ -19,33 +21,14 @@ import (
 // cache who renames its directories, or puts a symlink in their place, while a command
 // runs, moves nothing that command reads or writes out of the cache (#30). A path that
 // other packages open (Path, the directory a zip is staged in) goes through the
-// descriptor too (fdPath).
-
-// fdPath returns a path to the directory d as opened: /proc/self/fd/N resolves to it
-// wherever it is now, whatever took its name. It is this process's alone, and good while
-// d is open.
-func fdPath(d *os.File) string { return "/proc/self/fd/" + strconv.Itoa(int(d.Fd())) }
+// descriptor too (dirfd.Path).
 
 // inDir names the file name of the directory d in messages.
 func inDir(d *os.File, name string) string { return filepath.Join(d.Name(), name) }
 
-// openAt opens the file name of the directory d, never through a symlink.
-func openAt(d *os.File, name string, flag int, perm uint32) (*os.File, error) {
-	for {
-		fd, err := unix.Openat(int(d.Fd()), name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: inDir(d, name), Err: err}
-		}
-		return os.NewFile(uintptr(fd), inDir(d, name)), nil
-	}
-}
-
 // statAt returns what the file name of d is, a symlink itself rather than what it points to.
 func statAt(d *os.File, name string) (fs.FileInfo, error) {
-	f, err := openAt(d, name, unix.O_PATH, 0)
+	f, err := dirfd.Open(d, name, unix.O_PATH, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +63,7 @@ func linkAt(from *os.File, a string, to *os.File, b string) error {
 // readNames returns the names in the directory d, read through a descriptor of its own so
 // that d's offset is nobody's concern.
 func readNames(d *os.File) ([]string, error) {
-	f, err := openAt(d, ".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	f, err := dirfd.Open(d, ".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +77,7 @@ func createTemp(d *os.File, pattern string) (*os.File, error) {
 	prefix, suffix, _ := strings.Cut(pattern, "*")
 	for range 10000 {
 		name := prefix + strconv.FormatUint(uint64(rand.Uint32()), 10) + suffix
-		f, err := openAt(d, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, 0o600)
+		f, err := dirfd.Open(d, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, 0o600)
 		if !errors.Is(err, fs.ErrExist) {
 			return f, err
 		}
@@ -113,7 +96,7 @@ func dup(d *os.File) (*os.File, error) {
 
 // syncAt fsyncs the file name of d.
 func syncAt(d *os.File, name string) error {
-	f, err := openAt(d, name, unix.O_RDONLY, 0)
+	f, err := dirfd.Open(d, name, unix.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}

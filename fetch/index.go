@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/dirfd"
 	"pkg/internal/regfile"
 	"pkg/repo"
 	"pkg/trust"
@@ -333,7 +334,7 @@ func indexName(location string) string {
 
 // loadIndex reads the copy of an index kept as name in the directory index.
 func loadIndex(index *os.File, name string) (*savedIndex, error) {
-	f, err := openAt(index, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := dirfd.Open(index, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/dirfd"
 	"pkg/repo"
 )
 
@@ -338,7 +339,7 @@ func downName(url string) string {
 // readDown returns the record of url found down, unless there is none in force.
 func (c *Cache) readDown(url string) (downRecord, error) {
 	var r downRecord
-	f, err := openAt(c.index, downName(url), unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := dirfd.Open(c.index, downName(url), unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return r, err
 	}

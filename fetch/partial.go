@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/dirfd"
 	"pkg/repo"
 )
 
@@ -72,7 +73,7 @@ func (c *Cache) openPartial(s *Source, p repo.Package) *partial {
 		return nil
 	}
 	name := partialPrefix + p.SHA256
-	f, err := openAt(c.tmp, name, unix.O_RDWR|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
+	f, err := dirfd.Open(c.tmp, name, unix.O_RDWR|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
 	if err != nil {
 		return nil
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"pkg/internal/dirfd"
 )
 
 // Several roots may install from one cache. Each records itself under roots/, one file per
@@ -52,7 +54,7 @@ const maxRootRecord = 64 << 10 // 64 KiB
 
 // readFileAt reads the record name of the directory d.
 func readFileAt(d *os.File, name string) ([]byte, error) {
-	f, err := openAt(d, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := dirfd.Open(d, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func (c *Cache) ForgetRoot(root string) error {
 type runDir struct {
 	mu   sync.Mutex
 	f    *os.File
-	path string // fdPath(f)
+	path string // dirfd.Path(f)
 	dir  string // its path in the cache
 }
 
@@ -123,7 +125,7 @@ func (c *Cache) RunDir() (dir *os.File, path string, err error) {
 		if err != nil {
 			return nil, "", err
 		}
-		c.runs.f, c.runs.path, c.runs.dir = f, fdPath(f), f.Name()
+		c.runs.f, c.runs.path, c.runs.dir = f, dirfd.Path(f), f.Name()
 	}
 	return c.runs.f, c.runs.path, nil
 }
@@ -141,5 +143,5 @@ func openCacheSubdir(dir, name string) (*os.File, error) {
 		return nil, err
 	}
 	defer use.Close()
-	return openAt(use, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	return dirfd.Open(use, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 }

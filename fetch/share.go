@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/dirfd"
 	"pkg/repo"
 	"pkg/tarutil"
 )
@@ -67,7 +68,7 @@ func (c *Cache) donors(name, except string) *donors {
 
 // add opens the entry with this sha256 and remembers its members.
 func (d *donors) add(c *Cache, sha string) {
-	f, err := openAt(c.tars, tarName(sha), unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := dirfd.Open(c.tars, tarName(sha), unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return
 	}

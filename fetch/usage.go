@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"pkg/internal/dirfd"
 )
 
 // The cache's size, for its limits, is the disk its entries occupy, each block counted
@@ -85,7 +87,7 @@ func (u *usage) remove(i int) int64 {
 // entry that lie at no known place.
 func (c *Cache) entryPlaces(sha string) ([]span, int64) {
 	alone := allocated(c.tars, idxName(sha))
-	f, err := openAt(c.tars, tarName(sha), unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := dirfd.Open(c.tars, tarName(sha), unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, alone
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"pkg/internal/dirfd"
 )
 
 // A run reaches everything under <cache>/run through the directory the cache opened
@@ -19,30 +21,18 @@ import (
 // directories makes it neither write nor run anything outside the cache (#30). The
 // command's PATH and a wrapper's exec still name the run root by its path.
 
-// fdPath returns a path to the file f as opened, for this process while f is open.
-func fdPath(f *os.File) string { return "/proc/self/fd/" + strconv.Itoa(int(f.Fd())) }
-
-// openIn opens name in the directory d, never through a symlink.
-func openIn(d *os.File, name string, flag int, perm uint32) (*os.File, error) {
-	fd, err := unix.Openat(int(d.Fd()), name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: filepath.Join(d.Name(), name), Err: err}
-	}
-	return os.NewFile(uintptr(fd), filepath.Join(d.Name(), name)), nil
-}
-
 // subdirIn opens the directory name of d, making it if missing; a symlink there is refused.
 func subdirIn(d *os.File, name string) (*os.File, error) {
 	if err := unix.Mkdirat(int(d.Fd()), name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
 		return nil, &os.PathError{Op: "mkdir", Path: filepath.Join(d.Name(), name), Err: err}
 	}
-	return openIn(d, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	return dirfd.Open(d, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 }
 
 // binLink returns what bin/<cmd> of the run root holds, read through no symlink: a
 // symlink's target, "" for a file.
 func binLink(root *os.File, cmd string) (string, error) {
-	bin, err := openIn(root, "bin", unix.O_PATH|unix.O_DIRECTORY, 0)
+	bin, err := dirfd.Open(root, "bin", unix.O_PATH|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return "", err
 	}
@@ -150,7 +140,7 @@ func interpreted(f *os.File) bool {
 // writeMemo writes b as name in the directory d, by rename, never through a symlink.
 func writeMemo(d *os.File, name string, b []byte) error {
 	tmp := ".new-" + strconv.FormatUint(uint64(rand.Uint32()), 10)
-	f, err := openIn(d, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o644)
+	f, err := dirfd.Open(d, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}

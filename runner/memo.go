@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/fetch"
+	"pkg/internal/dirfd"
 	"pkg/repo"
 )
 
@@ -170,12 +171,12 @@ const maxMemo = 1 << 20 // 1 MiB
 
 // readMemo reads the memo name of the run directory runs, through no symlink.
 func readMemo(runs *os.File, name string) ([]byte, error) {
-	dir, err := openIn(runs, "memo", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	dir, err := dirfd.Open(runs, "memo", unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer dir.Close()
-	f, err := openIn(dir, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := dirfd.Open(dir, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +270,7 @@ func (r *Run) Exec(args, env []string) error {
 			return fmt.Errorf("run %s: %w", r.Path(), err)
 		}
 	}
-	err := syscall.Exec(fdPath(r.exe), append([]string{r.Command}, args...), out)
+	err := syscall.Exec(dirfd.Path(r.exe), append([]string{r.Command}, args...), out)
 	for _, f := range keep {
 		unix.FcntlInt(f.Fd(), unix.F_SETFD, unix.FD_CLOEXEC)
 	}

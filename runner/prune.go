@@ -11,6 +11,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/dirfd"
 )
 
 // Prune removes the run roots of cache that no command runs from and that the limits l
@@ -31,7 +32,7 @@ func Prune(cache *fetch.Cache, l fetch.Limits) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	d, err := openIn(runs, ".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	d, err := dirfd.Open(runs, ".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -62,7 +63,7 @@ func Prune(cache *fetch.Cache, l fetch.Limits) (int, error) {
 // The .used file goes last, still locked: a run waiting for it finds it replaced (hold)
 // and starts afresh.
 func pruneRun(cache *fetch.Cache, runs *os.File, through, set string, before time.Time) (bool, error) {
-	f, err := openIn(runs, set+".used", unix.O_RDWR|unix.O_NONBLOCK, 0)
+	f, err := dirfd.Open(runs, set+".used", unix.O_RDWR|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return false, nil

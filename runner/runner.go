@@ -33,6 +33,7 @@ import (
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/internal/dirfd"
 	"pkg/repo"
 	"pkg/trust"
 	"pkg/txn"
@@ -93,7 +94,7 @@ func (r *Run) Close() error {
 
 // open opens r's command in the run root set of runs, beneath the root's directory.
 func (r *Run) open(runs *os.File, set string) error {
-	root, err := openIn(runs, set, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	root, err := dirfd.Open(runs, set, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return err
 	}
@@ -357,7 +358,7 @@ func hold(ctx context.Context, runs *os.File, name string) (*os.File, error) {
 // holdOnce is hold of the file name names now: nil, nil if Prune removed it while this
 // waited for its lock.
 func holdOnce(ctx context.Context, runs *os.File, name string) (*os.File, error) {
-	f, err := openIn(runs, name, unix.O_RDWR|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
+	f, err := dirfd.Open(runs, name, unix.O_RDWR|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
 	if err != nil {
 		return nil, err
 	}
