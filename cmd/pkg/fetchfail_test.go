@@ -79,7 +79,7 @@ func TestInstallMirrorDiesMidArchive(t *testing.T) {
 	if out, err := exec.Command(filepath.Join(e.root, "bin", "hello")).Output(); err != nil || string(out) != "hello 1.0 from good\n" {
 		t.Errorf("hello says %q, %v", out, err)
 	}
-	if want := "bytes=" + strconv.Itoa(size/2) + "-"; len(ranges) != 1 || ranges[0] != want {
+	if want := "bytes=" + strconv.Itoa(size/2) + "-" + strconv.Itoa(size-1); len(ranges) != 1 || ranges[0] != want {
 		t.Errorf("archive requests to the second URL with Range %q; want one, %q", ranges, want)
 	}
 	if got := sent.Load(); got != int64(size-size/2) {
