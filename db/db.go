@@ -6,6 +6,7 @@
 package db
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,7 +83,8 @@ const fileRecordSize = 1 + 4 + 8 + 32
 // writes it must hold the root's lock (package install).
 type DB struct {
 	path      string
-	dir       *os.File // Options.Dir, or nil
+	dir       *os.File        // Options.Dir, or nil
+	ctx       context.Context // Options.Context, or nil
 	timeout   time.Duration
 	created   bool // by Open
 	unchecked bool // Options.Unchecked
@@ -116,11 +118,14 @@ type Options struct {
 	// Unchecked reads a file that fails the check against its sum file (a *DamagedError
 	// of ErrStale, say): for a repair, which takes nothing it reads on trust.
 	Unchecked bool
+	// Context, when not nil, ends a wait for another process's transaction once it is
+	// done, with its error: the DB lives as long as the command that opened it.
+	Context context.Context
 }
 
 // Open returns the database at path, creating it if it does not exist.
 func Open(path string, o Options) (*DB, error) {
-	d := &DB{path: path, dir: o.Dir, timeout: o.Timeout, hold: o.Hold, unchecked: o.Unchecked}
+	d := &DB{path: path, dir: o.Dir, ctx: o.Context, timeout: o.Timeout, hold: o.Hold, unchecked: o.Unchecked}
 	_, err := d.size(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if o.NoCreate {
@@ -224,19 +229,23 @@ func (d *DB) open(readOnly bool) (*bolt.DB, error) {
 		b *bolt.DB
 		f *os.File // b's, which the sums read too
 	)
-	err := d.protect(func() (err error) {
-		// The free pages, which the check leaves out, are read at once: bbolt reads them
-		// for a write anyway.
-		b, err = bolt.Open(d.path, 0o644, &bolt.Options{Timeout: d.timeout, ReadOnly: readOnly, PreLoadFreelist: true,
-			OpenFile: func(name string, flag int, perm os.FileMode) (_ *os.File, err error) {
-				f, err = d.openWhole(name, flag, perm)
-				return f, err
-			}})
-		return err
+	err := d.waitLock(func() error {
+		return d.protect(func() (err error) {
+			// The free pages, which the check leaves out, are read at once: bbolt reads
+			// them for a write anyway.
+			b, err = bolt.Open(d.path, 0o644, &bolt.Options{Timeout: lockPoll, ReadOnly: readOnly, PreLoadFreelist: true,
+				OpenFile: func(name string, flag int, perm os.FileMode) (_ *os.File, err error) {
+					f, err = d.openWhole(name, flag, perm)
+					return f, err
+				}})
+			return err
+		})
 	})
 	switch {
 	case errors.Is(err, bolt.ErrTimeout):
-		return nil, fmt.Errorf("db: %s is busy in another process: gave up after %v", d.path, d.timeout)
+		return nil, &BusyError{Path: d.path, Waited: d.timeout}
+	case errors.Is(err, errInterrupted):
+		return nil, fmt.Errorf("db: wait for %s: %w", d.path, d.ctx.Err())
 	case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrChecksum), errors.Is(err, bolt.ErrVersionMismatch):
 		return nil, d.damaged(err)
 	case errors.As(err, new(*DamagedError)):
@@ -250,6 +259,54 @@ func (d *DB) open(readOnly bool) (*bolt.DB, error) {
 	}
 	d.file = f
 	return b, nil
+}
+
+// lockPoll is how often a wait for another process's transaction tries bbolt's lock
+// again: bbolt's own wait (a Timeout of 0 or longer than this) cannot be interrupted, and
+// an interrupt must end a command at any point (#30).
+const lockPoll = 50 * time.Millisecond
+
+// BusyError is returned by a transaction that waited Options.Timeout for another
+// process's and gave up.
+type BusyError struct {
+	Path   string // the database file
+	Waited time.Duration
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("db: %s is busy in another process: gave up after %v", e.Path, e.Waited)
+}
+
+// errInterrupted is waitLock's error where Options.Context ended the wait.
+var errInterrupted = errors.New("db: wait interrupted")
+
+// waitLock calls try, which opens the file with bbolt's lock tried once (Timeout:
+// lockPoll), every lockPoll while it fails with bolt.ErrTimeout, until Options.Timeout
+// has passed (bolt.ErrTimeout) or Options.Context is done (errInterrupted).
+func (d *DB) waitLock(try func() error) error {
+	var deadline <-chan time.Time
+	if d.timeout > 0 {
+		t := time.NewTimer(d.timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	var done <-chan struct{}
+	if d.ctx != nil {
+		done = d.ctx.Done()
+	}
+	for {
+		err := try()
+		if !errors.Is(err, bolt.ErrTimeout) {
+			return err
+		}
+		select {
+		case <-deadline:
+			return err
+		case <-done:
+			return errInterrupted
+		case <-time.After(lockPoll):
+		}
+	}
 }
 
 // openWhole opens the database file for bbolt (openFile), refusing an empty one: pkg never

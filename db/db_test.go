@@ -1,6 +1,7 @@
 package db
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -119,8 +120,9 @@ func TestOpenOnlyInTransactions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("another writer between transactions: %v", err)
 	}
-	if _, err := d.Intents(); err == nil || !strings.Contains(err.Error(), "is busy in another process: gave up after 200ms") {
-		t.Errorf("read while another process writes: %v", err)
+	var busy *BusyError
+	if _, err := d.Intents(); !errors.As(err, &busy) || busy.Path != path || busy.Waited != 200*time.Millisecond {
+		t.Errorf("read while another process writes: %v; want a *BusyError after 200ms", err)
 	}
 	other.Close()
 	reader, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: 100 * time.Millisecond, ReadOnly: true})
@@ -131,8 +133,52 @@ func TestOpenOnlyInTransactions(t *testing.T) {
 	if ins, err := d.Intents(); err != nil || len(ins) != 1 {
 		t.Errorf("read beside another reader: %v, %v", ins, err)
 	}
-	if err := d.ClearIntents("a"); err == nil || !strings.Contains(err.Error(), "is busy") {
-		t.Errorf("write while another process reads: %v", err)
+	if err := d.ClearIntents("a"); !errors.As(err, new(*BusyError)) {
+		t.Errorf("write while another process reads: %v; want a *BusyError", err)
+	}
+}
+
+// TestWaitEndsWithContext checks that a transaction waiting for another process's, with
+// no timeout, ends when its context is done, reads and writes alike (#30: an interrupt
+// ends any command at any point).
+func TestWaitEndsWithContext(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	if err := open(t, path).SetIntents([]Intent{{Op: "install", Name: "a", Staging: "s"}}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for _, tc := range []struct {
+		name string
+		fn   func(d *DB) error
+	}{
+		{"read", func(d *DB) error { _, err := d.Intents(); return err }},
+		{"write", func(d *DB) error { return d.ClearIntents("a") }},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		d, err := Open(path, Options{Context: ctx})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- tc.fn(d) }()
+		select {
+		case err := <-done:
+			t.Fatalf("%s ended while another process writes: %v", tc.name, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		cancel()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("%s after cancel: %v; want context.Canceled", tc.name, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s still waiting 5 s after its context ended", tc.name)
+		}
 	}
 }
 

@@ -47,6 +47,7 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 	if err != nil {
 		return nil, err
 	}
+	o.Context = ctx
 	r := &Root{dir: dir, fd: fds, lock: lock, o: o, umask: umask()}
 	if err := waitLock(ctx, lock, dir, o); err != nil {
 		r.closeParts()
@@ -64,7 +65,10 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 	if err != nil {
 		return nil, err
 	}
-	repos, reqs, salvaged := r.salvageRecords()
+	repos, reqs, salvaged, err := r.salvageRecords()
+	if err != nil {
+		return nil, err
+	}
 	var st unix.Stat_t
 	if unix.Fstatat(r.fd[meta], "db", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		if out.Kept, err = r.keepDatabase(); err != nil {
@@ -185,12 +189,23 @@ func (r *Root) keepDatabase() (string, error) {
 }
 
 // salvageRecords reads the records of repositories and of what was asked for from the
-// root's database, where it can be trusted that far (see Rebuild).
-func (r *Root) salvageRecords() ([]db.Repo, map[string]string, bool) {
+// root's database, where it can be trusted that far (see Rebuild); ok is false where it
+// cannot. A wait for another process's transaction that ended (a *db.BusyError, an
+// interrupt) is err: the repair stops rather than go on without the records.
+func (r *Root) salvageRecords() (repos []db.Repo, reqs map[string]string, ok bool, err error) {
+	defer func() {
+		if err == nil {
+			return
+		}
+		repos, reqs, ok = nil, nil, false
+		if !errors.As(err, new(*db.BusyError)) && (r.o.Context == nil || r.o.Context.Err() == nil) {
+			err = nil
+		}
+	}()
 	o := db.Options{Timeout: r.o.LockTimeout, NoCreate: true}
 	d, err := r.openDB(o)
 	if err != nil {
-		return nil, nil, false
+		return nil, nil, false, err
 	}
 	defer func() { r.metaDir.Close(); r.metaDir = nil }()
 	_, err = d.List()
@@ -199,18 +214,13 @@ func (r *Root) salvageRecords() ([]db.Repo, map[string]string, bool) {
 		o.Unchecked = true
 		d, err = r.openDB(o)
 	}
-	if err != nil {
-		return nil, nil, false
+	if err == nil {
+		repos, err = d.Repos()
 	}
-	repos, err := d.Repos()
-	if err != nil {
-		return nil, nil, false
+	if err == nil {
+		reqs, err = d.Requested()
 	}
-	reqs, err := d.Requested()
-	if err != nil {
-		return nil, nil, false
-	}
-	return repos, reqs, true
+	return repos, reqs, err == nil, err
 }
 
 // unneeded returns, as asked for by name, the packages of recs no other one depends on.

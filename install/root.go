@@ -35,6 +35,9 @@ type Options struct {
 	// another way to it (a run root reached through its cache's descriptor): the
 	// wrappers in bin/, which outlive the process, name the root by it.
 	Name string
+	// Context, when not nil, ends a wait for another process's database transaction
+	// (db.Options.Context) in View, OpenReadOnly and Exists; Open and Rebuild use their ctx.
+	Context context.Context
 }
 
 // Root is an open install root. It holds the root's lock until Close.
@@ -64,6 +67,7 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.Context = ctx
 	r := &Root{dir: dir, fd: fds, lock: lock, o: o, umask: umask()}
 	if err := waitLock(ctx, lock, dir, o); err != nil {
 		r.closeParts()
@@ -81,15 +85,21 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 	return r, nil
 }
 
-// openDB opens the root's database, reached through the descriptor of .pkg.
+// openDB opens the root's database, reached through r.metaDir, a descriptor of .pkg it
+// opens, and ended by r's Options.Context.
 func (r *Root) openDB(o db.Options) (*db.DB, error) {
 	fd, err := unix.FcntlInt(uintptr(r.fd[meta]), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "dup", Path: r.path(".pkg"), Err: err}
 	}
 	r.metaDir = os.NewFile(uintptr(fd), r.path(".pkg"))
-	o.Dir = r.metaDir
-	return db.Open(r.path(".pkg", "db"), o)
+	o.Dir, o.Context = r.metaDir, r.o.Context
+	d, err := db.Open(r.path(".pkg", "db"), o)
+	if err != nil {
+		r.metaDir.Close()
+		r.metaDir = nil
+	}
+	return d, err
 }
 
 // closeParts closes the descriptors of the root's directories and the lock.

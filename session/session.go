@@ -12,6 +12,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,6 +41,9 @@ type Options struct {
 	Jobs                                   int           // downloads at once
 	LockTimeout                            time.Duration // for the root's lock and the cache's claims; 0 waits for ever
 	Owner                                  string        // describes this process to those that wait for it
+	// Context, when not nil, is the command's: once done, it ends the waits of calls
+	// that take none for another process's hold on the root's database.
+	Context context.Context
 }
 
 // Invalid holds why the repositories, keys or jobs given are wrong, so that a command
@@ -195,7 +199,7 @@ func (s *Session) HasRepos() bool {
 
 // RootOptions are the options the session opens the root with.
 func (s *Session) RootOptions() install.Options {
-	return install.Options{NoSync: s.NoSync, LockTimeout: s.LockTimeout, Owner: s.Owner, Waiting: s.obs.RootWaiting}
+	return install.Options{NoSync: s.NoSync, LockTimeout: s.LockTimeout, Owner: s.Owner, Waiting: s.obs.RootWaiting, Context: s.Context}
 }
 
 // KeySources returns the trusted keys of each source: those given, then the root's.

@@ -24,7 +24,8 @@ func sess(c *cli.Context) *session.Session {
 	o := session.Options{Root: c.String("root"), Cache: c.String("cache"), NoRepo: errNoRepo,
 		RequireSigned: c.Bool("require-signed"), Offline: c.Bool("offline"), NoSync: c.Bool("no-sync"),
 		DryRun: c.Bool("dry-run"), Jobs: c.Int("jobs"), LockTimeout: c.Duration("lock-timeout"),
-		Owner: strings.Join(cliusage.WithoutCredentials(os.Args), " ")} // others can read it
+		Owner:   strings.Join(cliusage.WithoutCredentials(os.Args), " "), // others can read it
+		Context: c.Context}
 	o.DefaultRoot = !c.IsSet("root") || c.App.Metadata["default root"] == true // not named by --root or PKG_ROOT
 	o.Repos, o.Invalid.Repos = flagRepos(c)
 	flag, err := txn.ParseKeySource("--trusted-key", c.StringSlice("trusted-key")...)

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestInterruptDatabaseWaits: a command waiting for bbolt's lock on the root's database,
+// which another process holds (a reader without the root's lock, or a writer), ends at
+// SIGINT with 130 and "pkg: interrupted", whether it reads, changes or repairs the root,
+// and with no --lock-timeout (#30: an interrupt ends any command at any point). The
+// repair stops before it replaces the database, keeping the records it would salvage.
+func TestInterruptDatabaseWaits(t *testing.T) {
+	bin := buildPkg(t)
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	e := newEnv(t, base, dir)
+	e.ok("install", "lib")
+	lock, err := os.Open(filepath.Join(e.root, ".pkg", "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil { // as bbolt's writer does
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"list"},
+		{"--repo", dir, "install", "lib"},
+		{"remove", "lib"},
+		{"verify", "--repair"},
+	} {
+		cmd := exec.Command(bin, append([]string{"--root", e.root, "--cache", e.cache}, args...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			t.Fatalf("pkg %v ended while the database was locked: %v, %q", args, err, stderr.String())
+		case <-time.After(500 * time.Millisecond):
+		}
+		cmd.Process.Signal(unix.SIGINT)
+		select {
+		case <-exited:
+			if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.HasSuffix(stderr.String(), "pkg: interrupted\n") {
+				t.Errorf("pkg %v after SIGINT: exit %d, stderr %q; want 130 and 'pkg: interrupted'", args, code, stderr.String())
+			}
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Errorf("pkg %v still running 5 s after SIGINT", args)
+		}
+	}
+	lock.Close()
+	if out, _ := e.ok("list"); !strings.Contains(out, "lib") {
+		t.Errorf("list after the interrupted commands: %q; want lib still installed", out)
+	}
+	if kept, _ := filepath.Glob(filepath.Join(e.root, ".pkg", "db.damaged-*")); len(kept) != 0 {
+		t.Errorf("the interrupted repair replaced the database: %v", kept)
+	}
+}
