@@ -69,31 +69,17 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 	if err != nil {
 		return nil, err
 	}
-	var st unix.Stat_t
-	if unix.Fstatat(r.fd[meta], "db", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		if out.Kept, err = r.keepDatabase(); err != nil {
-			return nil, err
-		}
-	}
-	if r.db, err = r.openDB(db.Options{Timeout: o.LockTimeout, Hold: true}); err != nil {
-		return nil, err
-	}
-	files := make([]*db.FileList, len(recs))
-	for i := range recs {
-		if files[i], err = r.db.WriteFiles(slices.Values(lists[i])); err != nil {
-			return nil, err
-		}
-	}
 	if !salvaged {
 		reqs = unneeded(recs)
 	}
-	if err := r.db.CommitRequested(recs, files, nil, reqs); err != nil {
+	if err := r.buildDatabase(recs, lists, reqs, repos); err != nil {
 		return nil, err
 	}
-	for _, rp := range repos {
-		if err := r.db.PutRepo(rp); err != nil {
-			return nil, err
-		}
+	if out.Kept, err = r.replaceDatabase(); err != nil {
+		return nil, err
+	}
+	if r.db, err = r.openDB(db.Options{Timeout: o.LockTimeout, Hold: true}); err != nil {
+		return nil, err
 	}
 	out.Salvaged, out.Repos = salvaged, len(repos)
 	if err := r.reconcile(); err != nil {
@@ -166,23 +152,104 @@ func matchTree(fd int, name string, cands []Candidate) (*db.Package, []db.File, 
 	return nil, nil, false
 }
 
-// keepDatabase moves the root's database aside, to .pkg/db.damaged-N, with its sum file.
-func (r *Root) keepDatabase() (string, error) {
+// rebuilt is the name, in .pkg, of the database Rebuild makes before it takes the place of
+// the root's: a repair cut short or failed leaves the root's database as it was.
+const rebuilt = "db.rebuilt"
+
+// buildDatabase makes the database .pkg/db.rebuilt holding recs, lists, reqs and repos,
+// keeping aside (keepFile) one that a repair cut short left there.
+func (r *Root) buildDatabase(recs []*db.Package, lists [][]db.File, reqs map[string]string, repos []db.Repo) (err error) {
+	var st unix.Stat_t
+	if unix.Fstatat(r.fd[meta], rebuilt, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		if _, err := r.keepFile(rebuilt); err != nil {
+			return err
+		}
+	}
+	d, err := r.openDBAt(rebuilt, db.Options{Timeout: r.o.LockTimeout, Hold: true})
+	if err != nil {
+		return err
+	}
+	defer func() { d.Release(); r.metaDir.Close(); r.metaDir = nil }()
+	files := make([]*db.FileList, len(recs))
+	for i := range recs {
+		if files[i], err = d.WriteFiles(slices.Values(lists[i])); err != nil {
+			return err
+		}
+	}
+	if err := d.CommitRequested(recs, files, nil, reqs); err != nil {
+		return err
+	}
+	for _, rp := range repos {
+		if err := d.PutRepo(rp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replaceDatabase puts .pkg/db.rebuilt in the place of the root's database, which it keeps
+// as .pkg/db.damaged-N (keepFile), and returns where; "" where there was none. The two
+// files are exchanged in one rename, so that a crash leaves one database or the other in
+// place, never none; the sum files follow. Until they have, the new database is refused
+// as older than the old sum or unchecked as newer: never trusted against a wrong sum.
+func (r *Root) replaceDatabase() (string, error) {
+	fd := r.fd[meta]
+	if err := r.exchangeFiles(fd, rebuilt, "db"); err != nil {
+		return "", err
+	}
+	if err := r.exchangeFiles(fd, rebuilt+".sum", "db.sum"); err != nil {
+		return "", err
+	}
+	var kept string
+	var st unix.Stat_t
+	if unix.Fstatat(fd, rebuilt, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		var err error
+		if kept, err = r.keepFile(rebuilt); err != nil {
+			return "", err
+		}
+	}
+	if err := unix.Fsync(fd); err != nil {
+		return "", &os.PathError{Op: "fsync", Path: r.path(".pkg"), Err: err}
+	}
+	return kept, nil
+}
+
+// exchangeFiles exchanges the files from and to in .pkg (fd), or renames from to to where to
+// is missing, or removes to where from is.
+func (r *Root) exchangeFiles(fd int, from, to string) error {
+	err := unix.Renameat2(fd, from, fd, to, unix.RENAME_EXCHANGE)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.ENOENT):
+		err = unix.Renameat2(fd, from, fd, to, unix.RENAME_NOREPLACE)
+		if errors.Is(err, unix.ENOENT) { // from is missing
+			if err = unix.Unlinkat(fd, to, 0); errors.Is(err, unix.ENOENT) {
+				return nil
+			}
+		}
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: r.path(".pkg", from), New: r.path(".pkg", to), Err: err}
+	}
+	return nil
+}
+
+// keepFile moves the database name in .pkg aside, to .pkg/db.damaged-N, dropping its sum
+// file, and returns where.
+func (r *Root) keepFile(name string) (string, error) {
 	fd := r.fd[meta]
 	for n := 1; ; n++ {
 		kept := "db.damaged-" + strconv.Itoa(n)
-		err := unix.Renameat2(fd, "db", fd, kept, unix.RENAME_NOREPLACE)
+		err := unix.Renameat2(fd, name, fd, kept, unix.RENAME_NOREPLACE)
 		if errors.Is(err, unix.EEXIST) {
 			continue
 		}
 		if err != nil {
-			return "", &os.LinkError{Op: "rename", Old: r.path(".pkg", "db"), New: r.path(".pkg", kept), Err: err}
+			return "", &os.LinkError{Op: "rename", Old: r.path(".pkg", name), New: r.path(".pkg", kept), Err: err}
 		}
-		if err := unix.Unlinkat(fd, "db.sum", 0); err != nil && !errors.Is(err, unix.ENOENT) {
-			return "", &os.PathError{Op: "remove", Path: r.path(".pkg", "db.sum"), Err: err}
-		}
-		if err := unix.Fsync(fd); err != nil {
-			return "", &os.PathError{Op: "fsync", Path: r.path(".pkg"), Err: err}
+		if err := unix.Unlinkat(fd, name+".sum", 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			return "", &os.PathError{Op: "remove", Path: r.path(".pkg", name+".sum"), Err: err}
 		}
 		return r.path(".pkg", kept), nil
 	}

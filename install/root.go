@@ -86,15 +86,18 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 }
 
 // openDB opens the root's database, reached through r.metaDir, a descriptor of .pkg it
-// opens, and ended by r's Options.Context.
-func (r *Root) openDB(o db.Options) (*db.DB, error) {
+// opens, its waits ended by r's Options.Context.
+func (r *Root) openDB(o db.Options) (*db.DB, error) { return r.openDBAt("db", o) }
+
+// openDBAt opens the database file name in .pkg as openDB does the root's.
+func (r *Root) openDBAt(name string, o db.Options) (*db.DB, error) {
 	fd, err := unix.FcntlInt(uintptr(r.fd[meta]), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "dup", Path: r.path(".pkg"), Err: err}
 	}
 	r.metaDir = os.NewFile(uintptr(fd), r.path(".pkg"))
 	o.Dir, o.Context = r.metaDir, r.o.Context
-	d, err := db.Open(r.path(".pkg", "db"), o)
+	d, err := db.Open(r.path(".pkg", name), o)
 	if err != nil {
 		r.metaDir.Close()
 		r.metaDir = nil
