@@ -43,14 +43,8 @@ type Rebuilt struct {
 // where it is only older than its last commit (db.ErrStale) or not damaged at all: its
 // other pages are not read, as bbolt cannot read every damage safely.
 func Rebuild(ctx context.Context, dir string, o Options, candidates func(name string) ([]Candidate, error)) (_ *Rebuilt, err error) {
-	dir, fds, lock, err := openLock(dir)
+	r, err := lockRoot(ctx, dir, o)
 	if err != nil {
-		return nil, err
-	}
-	o.Context = ctx
-	r := &Root{dir: dir, fd: fds, lock: lock, o: o, umask: umask()}
-	if err := waitLock(ctx, lock, dir, o); err != nil {
-		r.closeParts()
 		return nil, err
 	}
 	defer func() {

@@ -63,14 +63,8 @@ type Root struct {
 // *LayoutError, a root where what holds the place of a part of the layout is not what pkg
 // made there: a symlink, say, which a start would follow to empty the directory beyond.
 func Open(ctx context.Context, dir string, o Options) (*Root, error) {
-	dir, fds, lock, err := openLock(dir)
+	r, err := lockRoot(ctx, dir, o)
 	if err != nil {
-		return nil, err
-	}
-	o.Context = ctx
-	r := &Root{dir: dir, fd: fds, lock: lock, o: o, umask: umask()}
-	if err := waitLock(ctx, lock, dir, o); err != nil {
-		r.closeParts()
 		return nil, err
 	}
 	if r.db, err = r.openDB(db.Options{Timeout: o.LockTimeout, Hold: true}); err != nil {
@@ -79,6 +73,22 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 	}
 	if err := r.reconcile(); err != nil {
 		r.db.Release()
+		r.closeParts()
+		return nil, err
+	}
+	return r, nil
+}
+
+// lockRoot opens the root at dir (openLock) and takes its lock, waiting until ctx is done,
+// for Open and Rebuild, which open its database next. ctx becomes its Options.Context.
+func lockRoot(ctx context.Context, dir string, o Options) (*Root, error) {
+	dir, fds, lock, err := openLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	o.Context = ctx
+	r := &Root{dir: dir, fd: fds, lock: lock, o: o, umask: umask()}
+	if err := waitLock(ctx, lock, dir, o); err != nil {
 		r.closeParts()
 		return nil, err
 	}

@@ -3,11 +3,7 @@ package install
 import (
 	"archive/tar"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io/fs"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -20,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/testfs"
 	"pkg/repo"
 )
 
@@ -68,7 +65,7 @@ func testSwapped(t *testing.T, part string) {
 	} else {
 		makeDecoy(t, decoy)
 	}
-	before := snapshot(t, decoy)
+	before := testfs.Snapshot(t, decoy)
 
 	// What the user adds to the installed tree, for the salvage of each upgrade and
 	// remove: written through a descriptor of pkgs/ opened before the swaps begin.
@@ -108,8 +105,7 @@ func testSwapped(t *testing.T, part string) {
 	}
 	stop()
 
-	snapshot(t, decoy) // readable
-	sameSnapshot(t, snapshot(t, decoy), before)
+	testfs.SameTree(t, "decoy", testfs.Snapshot(t, decoy), before)
 	if slices.Min(ok[:]) == 0 {
 		t.Errorf("installs, verifies, upgrades, removes that succeeded: %v: the test proves nothing", ok)
 	}
@@ -231,59 +227,6 @@ func swapLoop(t *testing.T, dir, name, decoy string) (stop func()) {
 			t.Errorf("%d swaps", swaps.Load())
 		}
 		must(t, os.Remove(filepath.Join(dir, link)))
-	}
-}
-
-// snapshot describes every entry under dir: type and mode, size, modification time, and
-// a file's content digest or a symlink's target.
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	got := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		desc := fmt.Sprintf("%v %d %d", info.Mode(), info.Size(), info.ModTime().UnixNano())
-		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			desc += " -> " + target
-		case info.Mode().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(data)
-			desc += " " + hex.EncodeToString(sum[:8])
-		}
-		rel, _ := filepath.Rel(dir, p)
-		got[rel] = desc
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-func sameSnapshot(t *testing.T, got, want map[string]string) {
-	t.Helper()
-	for _, p := range slices.Sorted(maps.Keys(want)) {
-		if got[p] != want[p] {
-			t.Errorf("decoy %s is %q, was %q", p, got[p], want[p])
-		}
-	}
-	for _, p := range slices.Sorted(maps.Keys(got)) {
-		if _, ok := want[p]; !ok {
-			t.Errorf("decoy %s (%s) is new", p, got[p])
-		}
 	}
 }
 

@@ -38,30 +38,7 @@ func TestInterruptDatabaseWaits(t *testing.T) {
 		{"remove", "lib"},
 		{"verify", "--repair"},
 	} {
-		cmd := exec.Command(bin, append([]string{"--root", e.root, "--cache", e.cache}, args...)...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		select {
-		case err := <-exited:
-			t.Fatalf("pkg %v ended while the database was locked: %v, %q", args, err, stderr.String())
-		case <-time.After(500 * time.Millisecond):
-		}
-		cmd.Process.Signal(unix.SIGINT)
-		select {
-		case <-exited:
-			if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.HasSuffix(stderr.String(), "pkg: interrupted\n") {
-				t.Errorf("pkg %v after SIGINT: exit %d, stderr %q; want 130 and 'pkg: interrupted'", args, code, stderr.String())
-			}
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Errorf("pkg %v still running 5 s after SIGINT", args)
-		}
+		interruptWaiting(t, bin, append([]string{"--root", e.root, "--cache", e.cache}, args...)...)
 	}
 	lock.Close()
 	if out, _ := e.ok("list"); !strings.Contains(out, "lib") {
@@ -69,5 +46,35 @@ func TestInterruptDatabaseWaits(t *testing.T) {
 	}
 	if kept, _ := filepath.Glob(filepath.Join(e.root, ".pkg", "db.damaged-*")); len(kept) != 0 {
 		t.Errorf("the interrupted repair replaced the database: %v", kept)
+	}
+}
+
+// interruptWaiting runs pkg with args, which must still be waiting after half a second,
+// then sends it SIGINT, after which it must end within 5 s, with 130 and "pkg: interrupted".
+func interruptWaiting(t *testing.T, bin string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		t.Fatalf("pkg %v ended without waiting: %v, %q", args, err, stderr.String())
+	case <-time.After(500 * time.Millisecond):
+	}
+	cmd.Process.Signal(unix.SIGINT)
+	select {
+	case <-exited:
+		if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.HasSuffix(stderr.String(), "pkg: interrupted\n") {
+			t.Errorf("pkg %v after SIGINT: exit %d, stderr %q; want 130 and 'pkg: interrupted'", args, code, stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Errorf("pkg %v still running 5 s after SIGINT", args)
 	}
 }

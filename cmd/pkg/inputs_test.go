@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -306,29 +305,6 @@ func TestInterruptLockWaits(t *testing.T) {
 		{"--repo", dir, "install", "lib"},
 		{"cache", "list"},
 	} {
-		cmd := exec.Command(bin, append([]string{"--root", e.root, "--cache", e.cache}, args...)...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		select {
-		case err := <-exited:
-			t.Fatalf("pkg %v ended while the repository was locked: %v, %q", args, err, stderr.String())
-		case <-time.After(500 * time.Millisecond):
-		}
-		cmd.Process.Signal(unix.SIGINT)
-		select {
-		case <-exited:
-			if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.HasSuffix(stderr.String(), "pkg: interrupted\n") {
-				t.Errorf("pkg %v after SIGINT: exit %d, stderr %q; want 130 and 'pkg: interrupted'", args, code, stderr.String())
-			}
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Errorf("pkg %v still running 5 s after SIGINT", args)
-		}
+		interruptWaiting(t, bin, append([]string{"--root", e.root, "--cache", e.cache}, args...)...)
 	}
 }
