@@ -56,6 +56,43 @@ func TestDamagedPages(t *testing.T) {
 	}
 }
 
+// TestDamagedOpenClosesFile: an opening that bbolt's panic on a damaged page ends (here
+// its free list, read by bolt.Open) closes the file, whose lock would stay held.
+func TestDamagedOpenClosesFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	commitBig(t, open(t, path), 2000)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fds := func() int {
+		es, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(es)
+	}
+	page, damaged := os.Getpagesize(), 0
+	for p := 2; p < len(good)/page; p++ {
+		b := slices.Clone(good)
+		b[p*page+8] ^= 0xff // the page's flags
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := fds()
+		_, err := open(t, path).Files("big")
+		if errors.As(err, new(*DamagedError)) {
+			damaged++
+		}
+		if after := fds(); after != before {
+			t.Errorf("page %d damaged: %d descriptors open after %v, %d before", p, after, err, before)
+		}
+	}
+	if damaged == 0 {
+		t.Error("no damaged page refused")
+	}
+}
+
 // BenchmarkCheck opens a database and reads a record: with its sum checked (the first
 // opening of a command), and without a sum file (as before sums), for a root of a few
 // packages and for one whose file lists take 10 MB (100,000 files of a kernel tree's path

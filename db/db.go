@@ -241,6 +241,9 @@ func (d *DB) open(readOnly bool) (*bolt.DB, error) {
 			return err
 		})
 	})
+	if err != nil && f != nil {
+		f.Close() // a panic recovered in bolt.Open left it open, with its lock
+	}
 	switch {
 	case errors.Is(err, bolt.ErrTimeout):
 		return nil, &BusyError{Path: d.path, Waited: d.timeout}
