@@ -22,13 +22,13 @@ import (
 // holds either the whole change or none of it: after one sync, one transaction records an
 // intent for each, every tree is swapped in and every removed tree renamed to the trash,
 // one sync makes the trees and the renames durable (durable.Commit), and one transaction
-// records every package, deletes
-// the removed ones and clears the intents. On an error it puts every old tree back; after
-// a crash the next start does (see reconcile). A *LinksError means the change was
-// committed, but not every command link follows it. It costs two transactions and one sync
-// (a directory fsync, a btrfs commit or a syncfs) in all, however many packages change. Install, Remove, and pkg's install, upgrade,
-// sync and remove all commit through it. Once ctx is done, it stops before the records
-// are written, putting back every tree moved so far, and returns ctx's error: a change of
+// records every package, deletes the removed ones and clears the intents. On an error it
+// puts every old tree back; after a crash the next start does (see reconcile). A
+// *LinksError means the change was committed, but not every command link follows it. It
+// costs two transactions and one sync (a directory fsync, a btrfs commit or a syncfs) in
+// all, however many packages change. Install, Remove, and pkg's install, upgrade, sync
+// and remove all commit through it. Once ctx is done, it stops before the records are
+// written, putting back every tree moved so far, and returns ctx's error: a change of
 // thousands of packages renames as many trees.
 func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]*Result, error) {
 	start := time.Now()
@@ -87,28 +87,8 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err := r.db.SetIntents(all); err != nil {
 		return nil, changeError(staged, remove, err)
 	}
-	for i, s := range staged {
-		err := ctx.Err()
-		if err == nil {
-			err = r.swapIn(place{staging, s.name}, place{pkgs, s.rec.Name})
-		}
-		if err != nil {
-			return nil, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoAll(staged, all, i, made)))
-		}
-	}
-	for j, in := range rins {
-		// A tree already deleted by hand leaves nothing to move: the record goes all the same.
-		if _, ok := r.inode(place{pkgs, in.Name}); !ok {
-			continue
-		}
-		to, _ := placeOf(in.Staging) // a name trashName picked
-		err := ctx.Err()
-		if err == nil {
-			err = r.rename(place{pkgs, in.Name}, to)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("remove %s: %w", in.Name, errors.Join(err, r.undoAll(staged, all, len(ins)+j, made)))
-		}
+	if err := r.moveTrees(ctx, staged, rins, all, made); err != nil {
+		return nil, err
 	}
 	// The trees and the renames reach the disk together (durable.Commit), after the intents
 	// and before the records. From here a failed fsync or write is not retried (see
@@ -155,6 +135,36 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		return results, &LinksError{Dir: r.path("bin"), Err: err}
 	}
 	return results, nil
+}
+
+// moveTrees swaps each staged tree into pkgs/ and renames each tree of rins (the intents
+// of removals, after those of staged in all) to the trash, until ctx is done; on an error
+// it puts back what it moved (undoAll).
+func (r *Root) moveTrees(ctx context.Context, staged []*Staged, rins, all []db.Intent, made [][]string) error {
+	for i, s := range staged {
+		err := ctx.Err()
+		if err == nil {
+			err = r.swapIn(place{staging, s.name}, place{pkgs, s.rec.Name})
+		}
+		if err != nil {
+			return fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoAll(staged, all, i, made)))
+		}
+	}
+	for j, in := range rins {
+		// A tree already deleted by hand leaves nothing to move: the record goes all the same.
+		if _, ok := r.inode(place{pkgs, in.Name}); !ok {
+			continue
+		}
+		to, _ := placeOf(in.Staging) // a name trashName picked
+		err := ctx.Err()
+		if err == nil {
+			err = r.rename(place{pkgs, in.Name}, to)
+		}
+		if err != nil {
+			return fmt.Errorf("remove %s: %w", in.Name, errors.Join(err, r.undoAll(staged, all, len(all)-len(rins)+j, made)))
+		}
+	}
+	return nil
 }
 
 // checkUnmanaged refuses to install a package of staged where pkgs/ holds a directory of its
