@@ -39,9 +39,10 @@ type Rebuilt struct {
 // the shape of (every path, of its type and size), and a tree none matches is kept,
 // unrecorded. It deletes no tree of pkgs/, keeps the database it replaces beside the new
 // one, takes the root's lock as Open does, and then makes bin/ agree with the records.
-// The records of repositories and of what was asked for are read from the old database
-// where it is only older than its last commit (db.ErrStale) or not damaged at all: its
-// other pages are not read, as bbolt cannot read every damage safely.
+// The records of packages, repositories and what was asked for are read from the old
+// database where it is only older than its last commit (db.ErrStale) or not damaged at
+// all: its other pages are not read, as bbolt cannot read every damage safely. A package's
+// record is taken for its tree where its archive is one the tree matches (recorded).
 func Rebuild(ctx context.Context, dir string, o Options, candidates func(name string) ([]Candidate, error)) (_ *Rebuilt, err error) {
 	r, err := lockRoot(ctx, dir, o)
 	if err != nil {
@@ -54,19 +55,24 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 		}
 		err = errors.Join(err, r.Close())
 	}()
-	out := &Rebuilt{}
+	old, err := r.salvageRecords()
+	if err != nil {
+		return nil, err
+	}
+	out := &Rebuilt{Salvaged: old != nil}
+	if old != nil {
+		candidates = recorded(old.pkgs, candidates)
+	} else {
+		old = &oldRecords{}
+	}
 	recs, lists, err := r.match(candidates, out)
 	if err != nil {
 		return nil, err
 	}
-	repos, reqs, salvaged, err := r.salvageRecords()
-	if err != nil {
-		return nil, err
+	if !out.Salvaged {
+		old.reqs = unneeded(recs)
 	}
-	if !salvaged {
-		reqs = unneeded(recs)
-	}
-	if err := r.buildDatabase(recs, lists, reqs, repos); err != nil {
+	if err := r.buildDatabase(recs, lists, old.reqs, old.repos); err != nil {
 		return nil, err
 	}
 	if out.Kept, err = r.replaceDatabase(); err != nil {
@@ -75,7 +81,7 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 	if r.db, err = r.openDB(db.Options{Timeout: o.LockTimeout, Hold: true}); err != nil {
 		return nil, err
 	}
-	out.Salvaged, out.Repos = salvaged, len(repos)
+	out.Repos = len(old.repos)
 	if err := r.reconcile(); err != nil {
 		return out, err
 	}
@@ -141,7 +147,7 @@ func matchTree(fd int, name string, cands []Candidate) (*db.Package, []db.File, 
 			installed = time.Unix(st.Ctim.Unix())
 		}
 		return &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
-			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC()}, files, true
+			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin}, files, true
 	}
 	return nil, nil, false
 }
@@ -249,16 +255,23 @@ func (r *Root) keepFile(name string) (string, error) {
 	}
 }
 
-// salvageRecords reads the records of repositories and of what was asked for from the
-// root's database, where it can be trusted that far (see Rebuild); ok is false where it
+// oldRecords is what Rebuild reads of the database it replaces.
+type oldRecords struct {
+	pkgs  []db.Package
+	repos []db.Repo
+	reqs  map[string]string
+}
+
+// salvageRecords reads the records of packages, repositories and what was asked for from
+// the root's database, where it can be trusted that far (see Rebuild); nil where it
 // cannot. A wait for another process's transaction that ended (a *db.BusyError, an
 // interrupt) is err: the repair stops rather than go on without the records.
-func (r *Root) salvageRecords() (repos []db.Repo, reqs map[string]string, ok bool, err error) {
+func (r *Root) salvageRecords() (s *oldRecords, err error) {
 	defer func() {
 		if err == nil {
 			return
 		}
-		repos, reqs, ok = nil, nil, false
+		s = nil
 		if !errors.As(err, new(*db.BusyError)) && (r.o.Context == nil || r.o.Context.Err() == nil) {
 			err = nil
 		}
@@ -266,22 +279,48 @@ func (r *Root) salvageRecords() (repos []db.Repo, reqs map[string]string, ok boo
 	o := db.Options{Timeout: r.o.LockTimeout, NoCreate: true}
 	d, err := r.openDB(o)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, err
 	}
 	defer func() { r.metaDir.Close(); r.metaDir = nil }()
-	_, err = d.List()
+	s = &oldRecords{}
+	s.pkgs, err = d.List()
 	if errors.Is(err, db.ErrStale) {
 		r.metaDir.Close()
 		o.Unchecked = true
-		d, err = r.openDB(o)
+		if d, err = r.openDB(o); err == nil {
+			s.pkgs, err = d.List()
+		}
 	}
 	if err == nil {
-		repos, err = d.Repos()
+		s.repos, err = d.Repos()
 	}
 	if err == nil {
-		reqs, err = d.Requested()
+		s.reqs, err = d.Requested()
 	}
-	return repos, reqs, err == nil, err
+	return s, err
+}
+
+// recorded returns candidates with, first for each name, the archive its record in pkgs
+// (the old database's) names by sha256, described as that record says: a package from a
+// local archive file, which no index describes, keeps its origin, commands and
+// dependencies.
+func recorded(pkgs []db.Package, candidates func(name string) ([]Candidate, error)) func(name string) ([]Candidate, error) {
+	old := named(pkgs)
+	return func(name string) ([]Candidate, error) {
+		cs, err := candidates(name)
+		p := old[name]
+		if err != nil || p == nil {
+			return cs, err
+		}
+		for _, c := range cs {
+			if c.Package.SHA256 == p.SHA256 && c.Package.Version == p.Version {
+				as := repo.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
+					Summary: p.Summary, Origin: p.Origin}
+				return append([]Candidate{{Package: as, Members: c.Members}}, cs...), nil
+			}
+		}
+		return cs, nil
+	}
 }
 
 // unneeded returns, as asked for by name, the packages of recs no other one depends on.

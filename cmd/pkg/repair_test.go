@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
+
+	"pkg/report"
 )
 
 // TestRepairFailedKeepsDatabase: a repair that fails before its new database is whole
@@ -43,4 +47,49 @@ func TestRepairFailedKeepsDatabase(t *testing.T) {
 	if got := d.e.list(); !slices.Equal(got, d.listed) {
 		t.Errorf("list after the repair: %v, want %v", got, d.listed)
 	}
+}
+
+// TestRepairKeepsLocalArchive: a package installed from a local archive file, which no
+// repository's index describes, keeps after a repair what its record said where the old
+// database can be read that far: the file it came from, its commands (its link in bin/)
+// and its dependencies.
+func TestRepairKeepsLocalArchive(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	e := newEnv(t, base, dir)
+	files := t.TempDir()
+	t.Chdir(files)
+	writeFile(t, files, "tool-1.0.tar.gz", gzipped(t, packageTar(t, "tool", "1.0", 'l')))
+	e.ok("install", "./tool-1.0.tar.gz", "--depends", "lib")
+	before := decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1")
+	info, _ := e.ok("info", "tool")
+	e.ok("verify", "--repair")
+	after := decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1")
+	for i := range after.Packages {
+		after.Packages[i].InstalledAt = before.Packages[i].InstalledAt // the tree's ctime, not the commit's time
+	}
+	if !reflect.DeepEqual(after, before) {
+		t.Errorf("list --json after the repair: %+v, was %+v", after, before)
+	}
+	if got, _ := e.ok("info", "tool"); lines(got, "bin:", "depends:", "from:") != lines(info, "bin:", "depends:", "from:") {
+		t.Errorf("info tool after the repair:\n%s\nwas\n%s", got, info)
+	}
+	if _, err := os.Lstat(filepath.Join(e.root, "bin", "tool")); err != nil {
+		t.Errorf("bin/tool after the repair: %v", err)
+	}
+	e.ok("verify")
+}
+
+// lines returns the lines of text that begin with one of prefixes.
+func lines(text string, prefixes ...string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(text, "\n") {
+		for _, p := range prefixes {
+			if strings.HasPrefix(l, p) {
+				b.WriteString(l)
+			}
+		}
+	}
+	return b.String()
 }
