@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"pkg/fetch"
-	prog "pkg/internal/progress"
+	"pkg/internal/procname"
 	"pkg/internal/units"
 	"pkg/report"
 	"pkg/runner"
@@ -132,7 +132,7 @@ func (s *Session) RemovingCache(ctx context.Context) (*fetch.Cache, error) {
 		err = cache.Exclusive(ctx, func(pids []int) {
 			who := ""
 			if len(pids) > 0 {
-				who = ": " + prog.Processes(pids)
+				who = ": " + procname.Names(pids)
 			}
 			s.obs.Note(fmt.Sprintf("waiting for the other pkg commands using the cache %s to finish%s", s.Cache, who))
 		})

@@ -15,7 +15,7 @@ import (
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/internal/testfs"
-	"pkg/internal/testrepo"
+	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 	"pkg/session"
 	"pkg/txn"

@@ -11,7 +11,7 @@ import (
 
 	"pkg/config"
 	"pkg/fetch"
-	"pkg/internal/testrepo"
+	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 	"pkg/session"
 )

@@ -13,7 +13,7 @@ import (
 	"pkg/config"
 	"pkg/fetch"
 	"pkg/install"
-	"pkg/internal/testrepo"
+	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 	"pkg/session"
 	"pkg/trust"

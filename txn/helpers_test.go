@@ -7,7 +7,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
-	"pkg/internal/testrepo"
+	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 	"pkg/txn"
 )

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"pkg/internal/testfs"
-	"pkg/internal/testrepo"
+	"pkg/pkgtest/testrepo"
 )
 
 func TestCacheCleanCount(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/cmd/pkg/internal/cliusage"
+	prog "pkg/cmd/pkg/internal/progress"
 	"pkg/config"
-	"pkg/internal/cliusage"
-	prog "pkg/internal/progress"
 	"pkg/internal/xdg"
 	"pkg/repo"
 	"pkg/session"

@@ -49,7 +49,7 @@ func TestLibraryErrorHints(t *testing.T) {
 
 // libraryDirs are pkg's packages that the CLI builds on: none of their messages may name
 // one of its flags or commands.
-var libraryDirs = []string{"config", "db", "fetch", "install", "internal/progress", "repo", "report", "runner", "session", "tarutil", "trust", "txn"}
+var libraryDirs = []string{"config", "db", "fetch", "install", "cmd/pkg/internal/progress", "repo", "report", "runner", "session", "tarutil", "trust", "txn"}
 
 // TestLibrariesNameNoFlag checks every string literal in the libraries' non-test sources
 // for a flag of pkg's ("--cache") or one of its commands ("pkg lock"). A literal without a

@@ -13,8 +13,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/cmd/pkg/internal/cliusage"
 	"pkg/internal/buildinfo"
-	"pkg/internal/cliusage"
 	"pkg/internal/process"
 	"pkg/internal/termtext"
 	"pkg/session"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/internal/cliusage"
+	"pkg/cmd/pkg/internal/cliusage"
 	"pkg/publish"
 	"pkg/repo"
 	"pkg/report"

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"pkg/internal/testrepo"
+	"pkg/pkgtest/testrepo"
 	"pkg/report"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/cmd/pkg/internal/cliusage"
 	"pkg/db"
-	"pkg/internal/cliusage"
 	"pkg/report"
 	"pkg/txn"
 )

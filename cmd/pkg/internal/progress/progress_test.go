@@ -3,8 +3,6 @@ package progress
 import (
 	"bytes"
 	"errors"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -71,15 +69,6 @@ func TestReporter(t *testing.T) {
 		if notes.String() != wantNote {
 			t.Errorf("%s: notes %q, want %q", tt.name, notes.String(), wantNote)
 		}
-	}
-}
-
-// TestProcesses names this process by its command line, and a pid that is gone by its
-// number alone.
-func TestProcesses(t *testing.T) {
-	got := Processes([]int{os.Getpid(), 1 << 30})
-	if !strings.HasPrefix(got, "pid ") || !strings.Contains(got, "progress.test") || !strings.HasSuffix(got, ", pid 1073741824") {
-		t.Errorf("Processes = %q", got)
 	}
 }
 

@@ -7,14 +7,10 @@ package progress
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"pkg/internal/termtext"
+	"pkg/internal/procname"
 	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/txn"
@@ -101,7 +97,7 @@ func (r *Reporter) Waiting(p repo.Package, pids []int, again bool) {
 	}
 	who := "another pkg"
 	if len(pids) > 0 {
-		who = Processes(pids)
+		who = procname.Names(pids)
 	}
 	r.Note("%s %s: waiting for %s, fetching it into the cache", p.Name, p.Version, who)
 }
@@ -159,24 +155,4 @@ func throughput(n int64, d time.Duration) string {
 		return ""
 	}
 	return " (" + units.Size(int64(float64(n)/d.Seconds())) + "/s)"
-}
-
-// Processes names pids by their command lines: "pid 12 (pkg install hello), pid 34 (pkg
-// sync)".
-func Processes(pids []int) string {
-	var named []string
-	for _, pid := range pids {
-		name := "pid " + strconv.Itoa(pid)
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && len(b) > 0 {
-			args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-			args[0] = filepath.Base(args[0])
-			line := termtext.Printable(strings.Join(args, " "))
-			if short := cut(line, 100); short != line {
-				line = short + "…"
-			}
-			name += " (" + line + ")"
-		}
-		named = append(named, name)
-	}
-	return strings.Join(named, ", ")
 }
