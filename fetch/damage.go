@@ -20,9 +20,8 @@ import (
 var ErrDamaged = errors.New("fetch: cached package damaged")
 
 // spotBudget is how much member data an entry's first use in a process hashes all of: a
-// package with no more data is checked whole. At 8 MiB the check hashed most of a
-// 40-package, 255 MiB lockfile and took a fifth of a warm sync (bench/bootstrap.sh: 324 ms,
-// 254 ms at 1 MiB).
+// package with no more data is checked whole. Larger budgets cost a warm sync a noticeable
+// share (bench/bootstrap.sh; docs/history.md).
 const spotBudget = 1 << 20 // 1 MiB
 
 // spotSample is how much of a larger package's data the check hashes, with its header

@@ -10,26 +10,18 @@ import (
 // A cache file is written in buffers of fileBufSize bytes, from goroutines of its own,
 // through the page cache in pieces of pageCacheWrite bytes. Only where the boot cannot be
 // told, and the file is synced at once (durable.go), is it written with O_DIRECT where the
-// filesystem allows: that measured cheaper than the page cache copy plus the writeback the
-// fsync waits for (1 GiB on this project's ext4: 0.47 s and 0.14 s of system CPU, against
-// 0.87 to 1.6 s and 0.5 to 1.3 s).
-//
-// Two writers with O_DIRECT: with one, the aligning goroutine waited 0.2 s per GiB for a
-// free buffer in a traced fetch. One through the page cache, where two writers of one file
-// contend for its inode lock: bench/fetch.sh, zstd, 14 rounds alternating, one writer
-// 1.37 to 1.82 s, median 1.52 s and 2.8 s of CPU; two 1.39 to 2.91 s, median 2.2 s and
-// 3.9 s of CPU; the pipe 1.24 s.
-// Buffers larger than 1 MiB measured slower (bench/fetch.sh, zstd: 2.19 s with 8 of 1 MiB,
-// 2.51 s with 4 of 2 MiB, 2.56 s with 4 of 4 MiB, in one hyperfine run).
+// filesystem allows, which costs less CPU than the page cache copy plus the writeback the
+// fsync waits for. Two writers with O_DIRECT, so the aligning goroutine does not wait for a
+// free buffer; one through the page cache, where two writers of one file contend for its
+// inode lock. Larger buffers are slower (bench/fetch.sh; figures in docs/history.md).
 const (
 	fileBufSize = 1 << 20 // 1 MiB
 	fileBufs    = 8
 	directAlign = 4096 // O_DIRECT alignment of buffers, offsets and lengths; covers every device in use
 
 	// pageCacheWrite bounds a write through the page cache. Large writes get large folios,
-	// which on a VM with free page reporting (this one) seem to come from memory handed
-	// back to the host: after another command freed 1.4 GiB of page cache, dd of 1 GiB took
-	// 2.3 to 2.5 s of system time in 1 MiB writes and 0.30 to 0.34 s in 128 KiB ones.
+	// which on a VM with free page reporting can cost several times the system time of
+	// small writes (docs/history.md).
 	pageCacheWrite = 128 << 10
 )
 
@@ -192,9 +184,8 @@ func (w *fileWriter) writeAt(b []byte, off int64) error {
 //
 // A file of the right size already is left alone: on XFS, an ftruncate to a size that is
 // not a multiple of the block, even the file's own size, zeroes the rest of the last block
-// and then writes back and waits for all of the file's data that is not on disk yet (a
-// fetch of 480 MB onto a loop XFS spent 1.7 s in it), which is the wait the page cache is
-// there to avoid.
+// and then writes back and waits for all of the file's data that is not on disk yet, which
+// is the wait the page cache is there to avoid.
 func (w *fileWriter) Close() error {
 	if len(w.buf) > 0 {
 		w.send()

@@ -29,9 +29,8 @@ import (
 // goes. One nobody wrote to for staleAge goes at any open of the cache (removeTemporary),
 // and every one at cache prune and clean (RemoveUnfinished).
 //
-// Keeping costs a copy into the page cache, about 1.2 ms of CPU per MB on this project's
-// machines (a 95 MB loopback fetch took 0.86 s against 0.71 s, docs/design.md), which a
-// download slower than some MiB/s hides behind the network. One that has come faster
+// Keeping costs a copy into the page cache (about 1.2 ms of CPU per MB, docs/history.md),
+// which a download slower than some MiB/s hides behind the network. One that has come faster
 // than fastRate, once past partialProbe, stops keeping and drops what it kept: a fetch
 // that fast is over in seconds, and one killed costs about as much again.
 const (

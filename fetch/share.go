@@ -18,8 +18,7 @@ import (
 // and what changed. The kernel compares the blocks byte for byte before it shares them:
 // an older tar whose data were damaged shares nothing, and the new entry's data stay what
 // was verified. The comparison costs little next to FICLONERANGE, which would trust the
-// older tar's index (x/text v0.15.0 onto v0.14.0, the older tar in the page cache, sharing
-// timed: 66 ms against 58 ms on a loop XFS, 156 against 125 ms on btrfs, medians of 7).
+// older tar's index (docs/history.md).
 // A member's last, partial block holds the next member's header too, which
 // differs from tar to tar: it stays the new tar's own. Prune and clean need nothing more:
 // a block goes when the last tar that holds it goes.
@@ -105,10 +104,8 @@ func (d *donors) close() {
 // written.
 //
 // The kernel writes a range back before it shares it, and the new tar's data are still in
-// the page cache: written back at once, golang.org/x/text v0.15.0 (542 files, 40 MiB,
-// fetched into a loop XFS holding v0.14.0) shared in half the time it took range by range
-// (this function timed: 95 ms against 189 ms, medians of 5, load 15 on 2 cores), and its
-// sync has that much less to write.
+// the page cache: written back at once, they share in about half the time they take range
+// by range (docs/history.md), and the sync has that much less to write.
 func (d *donors) share(dst *os.File, ms []tarutil.Member) int64 {
 	block, bookends := shareFS(dst)
 	info, err := dst.Stat()

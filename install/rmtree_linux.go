@@ -79,9 +79,8 @@ func removeBeneath(mnt, dirfd int, rel, path string) error {
 }
 
 // removeWorkers is how many goroutines remove a tree on the filesystem of fd. Parallel
-// unlinks contend on XFS's log and btrfs's tree locks: removing an installed kernel tree
-// (80k files) took 2.9 s with one worker and 3.9 s with two on XFS, 1.7 s and 2.5 s on
-// btrfs (twice the system time); on ext4 two workers took 5.3-6.5 s where one took 9.1-9.7.
+// unlinks contend on XFS's log and btrfs's tree locks, and help on ext4 (kernel-shaped tree,
+// docs/history.md).
 func removeWorkers(fd int) int {
 	var st unix.Statfs_t
 	if unix.Fstatfs(fd, &st) == nil && (st.Type == unix.XFS_SUPER_MAGIC || st.Type == unix.BTRFS_SUPER_MAGIC) {

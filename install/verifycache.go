@@ -131,8 +131,7 @@ func (c *fileChecker) sameAsCached(src *cachedTar, fd int, f *db.File) bool {
 
 // minShared is the smallest file checked by its extents; smaller ones are hashed. Reading
 // one from the disk costs about what reading its tail from it and from the tar does
-// (bench/verify.sh, kernel shape, cold: 31.9 s with files from 4 KiB so checked, against
-// 21.8 s hashing all).
+// (bench/verify.sh, kernel shape, cold; docs/history.md).
 const minShared = 64 << 10 // 64 KiB
 
 // sameBytes reports whether the bytes of g in the file fd equal those at off+g in the tar.

@@ -24,12 +24,10 @@ const (
 func TuneHeap() {
 	if os.Getenv("GOGC") == "" {
 		// Most commands (verify, list, the install of a toolchain) allocate a few MiB and
-		// exit: a collection costs them its time and its threads, 3 ms of the 27 ms that
-		// verifying Go's toolchain took at GOGC 50, where the first came at 2 MiB. So none
-		// comes before 16 MiB. A heap that grows past it is mostly member lists that live
-		// for the command: from the first collection on, collecting at half the default
-		// growth keeps an 80,000-file install's peak RSS at 58-60 MiB (52-56 collecting at
-		// 50 from the start, 70 at the default 100).
+		// exit, and a collection costs them its time and its threads: none comes before
+		// 16 MiB. A heap that grows past it is mostly member lists that live for the
+		// command: from the first collection on, half the default growth bounds a large
+		// install's peak RSS (docs/history.md).
 		debug.SetGCPercent(smallPercent)
 		runtime.AddCleanup(new([64]byte), func(int) {
 			if p := debug.SetGCPercent(grownPercent); p != smallPercent { // set since: kept
@@ -38,9 +36,9 @@ func TuneHeap() {
 		}, 0)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		// Near the limit the collector runs as often as it must (at most half the CPU): for
-		// an archive at tarutil's limits, fetch peaks at 169 MiB RSS, not 197 (CASES=max
-		// bench/names.sh, with and without GOMEMLIMIT=off); install at 235 MiB.
+		// Near the limit the collector runs as often as it must (at most half the CPU),
+		// which lowers the peak of an archive at tarutil's limits (bench/names.sh,
+		// docs/history.md).
 		debug.SetMemoryLimit(MemoryLimit)
 	}
 }
