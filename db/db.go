@@ -140,11 +140,10 @@ func Open(path string, o Options) (*DB, error) {
 }
 
 // initialSize is the size a database file is created with, its blocks allocated. bbolt
-// grows a file with an ftruncate and an fsync each time its pages pass the end: from
-// bbolt's 16 KiB, a root's first install paid two (the intents' pages, then the file list's),
-// about a millisecond each on loop XFS. A first install of 500 files (the Go toolchain) ends
-// at 88 KiB; one of thousands still grows the file, as it should where it may not fit: a
-// commit that needs space the filesystem has not failed at its write (test/crash TestENOSPC).
+// grows a file with an ftruncate and an fsync each time its pages pass the end; at this
+// size a root's first install of a few hundred files pays none (docs/history.md). One of
+// thousands still grows the file, as it should where it may not fit: a commit that needs
+// space the filesystem has not failed at its write (test/crash TestENOSPC).
 const initialSize = 128 << 10
 
 // create makes an empty database under a temporary name, durable, and links it to d.path,

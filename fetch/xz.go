@@ -296,9 +296,9 @@ func decodeBlock(zr *xz.Reader, j *xzJob) error {
 // decodeBlockHost decodes a buffered block with the host's xz, j.xz, into a file in
 // memory, j.file, which xz writes itself: the output is not in the Go heap, whose soft
 // limit (internal/process) three blocks of 24 MiB would reach, making the collector run
-// every few MiB allocated (a fetch of linux-source-6.1.tar.xz: 35 s against 24-27 s with
-// GOMEMLIMIT=off, under load). xz checks the block's sizes and check against the one-block
-// index the splitter wrote after it; it needs about half the CPU of the Go decoder.
+// every few MiB allocated (docs/history.md). xz checks the block's sizes and check
+// against the one-block index the splitter wrote after it; it needs about half the CPU of
+// the Go decoder.
 func decodeBlockHost(j *xzJob) error {
 	f, err := memFile("xz-block")
 	if err != nil {

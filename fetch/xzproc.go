@@ -10,12 +10,11 @@ import (
 )
 
 // hostXZ is the xz(1) that decodes the blocks, "" where there is none and the Go decoder
-// does. xz decodes 1.6x as fast as the Go decoder (golang-1.19-go's data.tar.xz
-// re-compressed as one block: 5.7 s against 9.1 s), in a process of its own, so that
-// decoding overlaps the conversion: one process streams a block without sizes in its
-// header (single-threaded xz writes one for a whole stream), which cannot be split; one
-// per block decodes each buffered block (xz.go). The splitter has refused the block's
-// dictionary if it is over maxWindow before xz sees it.
+// does. xz decodes about 1.6x as fast as the Go decoder (docs/history.md), in a process of
+// its own, so that decoding overlaps the conversion: one process streams a block without
+// sizes in its header (single-threaded xz writes one for a whole stream), which cannot be
+// split; one per block decodes each buffered block (xz.go). The splitter has refused the
+// block's dictionary if it is over maxWindow before xz sees it.
 var hostXZ = sync.OnceValue(func() string {
 	path, err := exec.LookPath("xz")
 	if err != nil {

@@ -23,13 +23,10 @@ import (
 const (
 	// maxTracked is the most files with data a staged tree may have for its files to be
 	// written back one by one; past it the commit syncs the whole filesystem, and starts
-	// nothing early. File by file, the kernel cannot merge adjacent writes across files:
-	// on loop XFS the kernel-shaped tree (80k files) took 1.7 times its --no-sync time so,
-	// 1.4 with one syncfs (bench/sync.sh, KERNEL=1), while a syncfs after another process
-	// wrote 3 GiB costs seconds whatever the tree. Even only starting each file's
-	// write-back as it is written, then one syncfs, sent the device 81,000 writes against
-	// 35,000 for the syncfs alone and took 20.9 and 28.1 s against 12.9 and 19.7 s (two
-	// alternating rounds, load 5.5 to 8). A few thousand files cost well under that.
+	// nothing early. File by file, the kernel cannot merge adjacent writes across files,
+	// which costs a tree of tens of thousands of files more than a syncfs does, while a
+	// syncfs after another process wrote gigabytes costs seconds whatever the tree
+	// (bench/sync.sh, KERNEL=1; docs/history.md).
 	maxTracked = 4096
 
 	writebackWorkers = 2
@@ -117,9 +114,8 @@ func (wb *writeback) finish() error {
 
 // How much an untracked tree's workers write between the syncfs calls that write it back
 // while they go on (flusher): so many bytes or so many files, whichever comes first, as a
-// small file costs the disk a write of its own. On loop XFS the kernel-shaped tree (80k
-// files, 133 MiB written) left its commit's syncfs 2.6 ms instead of 4.6 s so, and sent the
-// device 48,138 writes against 49,101 without (one install each, load 20).
+// small file costs the disk a write of its own. The commit's syncfs then finds little left
+// to write, at no more device writes (docs/history.md).
 const (
 	flushBytes = 64 << 20 // 64 MiB
 	flushFiles = 4096
