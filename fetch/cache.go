@@ -497,15 +497,16 @@ func sameFile(f *os.File, d *os.File, name string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(held, now)
 }
 
-// store converts the archive read from src into temporary files and, once src has
-// verified it, renames them into place: the digests, then the tar, which commits the
-// entry. Before that, the tar shares the blocks of the files it has in common with the
-// package's other entries (share.go). Only when this boot cannot be told are the index and
-// the tar synced, and the renames made durable (durable.go): an entry marked with the boot
-// waits for no disk, as an fsync on XFS waits for a journal write queued behind the tar's
-// writeback (docs/history.md). After a crash such an entry is gone, or its index is
-// unreadable (the entry is removed at first use) or carries the old boot (its data are all checked): a journal orders the tar's link after the
-// index's rename. When another process committed it first, store drops its own copy.
+// store converts the archive read from src into temporary files and, once src has verified
+// it, renames them into place: the digests, then the tar, which commits the entry. Before
+// that, the tar shares the blocks of the files it has in common with the package's other
+// entries (share.go). Only when this boot cannot be told are the index and the tar synced,
+// and the renames made durable (durable.go): an entry marked with the boot waits for no
+// disk, as an fsync on XFS waits for a journal write queued behind the tar's writeback
+// (docs/history.md). After a crash such an entry is gone, or its index is unreadable (the
+// entry is removed at first use) or carries the old boot (its data are all checked): a
+// journal orders the tar's link after the index's rename. When another process committed it
+// first, store drops its own copy.
 func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	tmp, err := createTemp(c.tmp, p.Name+"-*.tar")
 	if err != nil {
