@@ -313,8 +313,7 @@ func TestNoHoles(t *testing.T) {
 // creation and first two write transactions (a root's first install: its intents, then its
 // records) on XFS: one fsync for the creation, which needs no directory fsync there, and
 // bbolt's two fdatasyncs per transaction, none for growing the file (the empty database
-// bbolt made in memory, and fdatasynced there, is not counted). Before, the creation
-// took an fdatasync and a directory fsync, and each transaction one more fsync to grow.
+// bbolt made in memory, and fdatasynced there, is not counted).
 func TestFirstCommitsSyncs(t *testing.T) {
 	if dir := os.Getenv("PKG_DB_SYNCS"); dir != "" { // the process strace watches
 		d := open(t, filepath.Join(dir, "db"))
