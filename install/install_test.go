@@ -646,8 +646,7 @@ func TestReconcileUnsure(t *testing.T) {
 // TestInstallOpensDatabase counts, with strace, how often a first install into a new root
 // (Open, Install, Close) opens the database file (created under another name, then
 // linked): once for each of the commit's two write transactions, and once read-only for the
-// reads before the first and once for those after the last (db.Options.Hold). Before,
-// every read opened it again: 8 opens in all.
+// reads before the first and once for those after the last (db.Options.Hold).
 func TestInstallOpensDatabase(t *testing.T) {
 	if dir := os.Getenv("PKG_INSTALL_OPENS"); dir != "" { // the process strace watches
 		r := openRoot(t, filepath.Join(dir, "root"))
