@@ -196,18 +196,21 @@ func TestCorruptArchive(t *testing.T) {
 	bad[len(bad)/2] ^= 0xff
 	c := openCache(t)
 	err := c.store(newVerifier(bytes.NewReader(bad), p, nil), p)
-	if err == nil || !strings.HasPrefix(err.Error(), "sha256 mismatch") {
+	if !errors.Is(err, ErrMismatch) {
 		t.Errorf("error %v, want a sha256 mismatch", err)
 	}
 	checkEmpty(t, c)
 }
+
+// errDiskFull is the error of failAfter.
+var errDiskFull = errors.New("disk full")
 
 // failAfter is a writer that fails after n bytes.
 type failAfter struct{ n int }
 
 func (w *failAfter) Write(p []byte) (int, error) {
 	if len(p) > w.n {
-		return 0, errors.New("disk full")
+		return 0, errDiskFull
 	}
 	w.n -= len(p)
 	return len(p), nil
@@ -220,7 +223,7 @@ func TestConvertWriteError(t *testing.T) {
 	p.Size += 64 << 20
 	src := &countingReader{r: newVerifier(bytes.NewReader(append(archive, make([]byte, 64<<20)...)), p, nil)}
 	_, err := convert(&failAfter{n: 100000}, src, conversion{})
-	if err == nil || !strings.Contains(err.Error(), "disk full") {
+	if !errors.Is(err, errDiskFull) {
 		t.Errorf("error %v, want the write error", err)
 	}
 	if src.n > 32<<20 {

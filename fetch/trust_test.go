@@ -258,21 +258,24 @@ func TestSignatureStatus(t *testing.T) {
 	for _, tt := range []struct {
 		status int
 		o      Options
-		want   string // in the error; "" for none
+		want   error  // nil for none, or with says
+		says   string // in an error no sentinel names: the status
 	}{
-		{http.StatusForbidden, Options{}, ""},
-		{http.StatusGone, trusted, "not signed"},
-		{http.StatusForbidden, trusted, "not signed"},
-		{http.StatusInternalServerError, Options{}, ""},
-		{http.StatusInternalServerError, trusted, "500"},
-		{http.StatusTeapot, trusted, "418"},
+		{http.StatusForbidden, Options{}, nil, ""},
+		{http.StatusGone, trusted, trust.ErrUnsigned, ""},
+		{http.StatusForbidden, trusted, trust.ErrUnsigned, ""},
+		{http.StatusInternalServerError, Options{}, nil, ""},
+		{http.StatusInternalServerError, trusted, ErrUnreachable, ""},
+		{http.StatusTeapot, trusted, nil, "418"},
 	} {
 		srv.mu.Lock()
 		srv.sigStatus = tt.status
 		srv.mu.Unlock()
 		_, res, err := c.VerifiedIndex(t.Context(), trusting(t, srv.URL, tt.o))
-		if tt.want == "" && (err != nil || res.Verified()) || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
-			t.Errorf("signature answered %d, %d keys: %+v, %v; want error %q", tt.status, len(tt.o.Trust.Keys), res, err, tt.want)
+		refused := tt.want != nil || tt.says != ""
+		if !refused && (err != nil || res.Verified()) || tt.want != nil && !errors.Is(err, tt.want) ||
+			tt.says != "" && (err == nil || !strings.Contains(err.Error(), tt.says)) {
+			t.Errorf("signature answered %d, %d keys: %+v, %v; want error %v %q", tt.status, len(tt.o.Trust.Keys), res, err, tt.want, tt.says)
 		}
 	}
 }
