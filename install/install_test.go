@@ -387,7 +387,7 @@ func TestUnmanagedTreeKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1"))
-	if err == nil || !strings.Contains(err.Error(), filepath.Dir(mine)+" exists and is not managed by pkg") {
+	if ue := (*UnmanagedError)(nil); !errors.As(err, &ue) || ue.Path != filepath.Dir(mine) {
 		t.Errorf("install over an unmanaged pkgs/tool: %v", err)
 	}
 	if b, err := os.ReadFile(mine); err != nil || string(b) != "precious\n" {

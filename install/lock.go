@@ -16,14 +16,14 @@ import (
 )
 
 // ErrNotYours is returned by Open for a root whose lock this user may not take.
-var ErrNotYours = errors.New("not yours to change")
+var ErrNotYours = errors.New("install: root not yours to change")
 
 // ErrLocked is returned by Open when another command held the root's lock for all of
 // Options.LockTimeout.
-var ErrLocked = errors.New("locked")
+var ErrLocked = errors.New("install: root locked")
 
 // ErrReadOnly is returned by Open for a root on a read-only filesystem.
-var ErrReadOnly = errors.New("on a read-only filesystem")
+var ErrReadOnly = errors.New("install: root on a read-only filesystem")
 
 // lockRetry is how long a waiting command sleeps between tries of the lock.
 const lockRetry = 50 * time.Millisecond
@@ -50,9 +50,9 @@ func openLock(dir string) (string, parts, *os.File, error) {
 	}
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		return "", fds, nil, fmt.Errorf("root %s is %w: %w", dir, ErrNotYours, err)
+		return "", fds, nil, &reasonError{fmt.Sprintf("root %s is not yours to change: %v", dir, err), ErrNotYours, err}
 	case errors.Is(err, syscall.EROFS):
-		return "", fds, nil, fmt.Errorf("root %s is %w: %w", dir, ErrReadOnly, err)
+		return "", fds, nil, &reasonError{fmt.Sprintf("root %s is on a read-only filesystem: %v", dir, err), ErrReadOnly, err}
 	}
 	if err != nil {
 		return "", fds, nil, fmt.Errorf("install: open the lock of root %s: %w", dir, err)
@@ -93,7 +93,7 @@ func waitLock(ctx context.Context, f *os.File, dir string, o Options) error {
 		wait := lockRetry
 		if o.LockTimeout != 0 {
 			if wait = min(wait, time.Until(deadline)); wait <= 0 {
-				return fmt.Errorf("install: root %s is %w by %s: gave up after %v", dir, ErrLocked, readOwner(f), o.LockTimeout)
+				return &reasonError{fmt.Sprintf("install: root %s is locked by %s: gave up after %v", dir, readOwner(f), o.LockTimeout), ErrLocked, nil}
 			}
 		}
 		select {

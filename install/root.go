@@ -145,7 +145,7 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 		r.db, err = r.openDB(db.Options{Timeout: o.LockTimeout, NoCreate: true})
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		err = fmt.Errorf("%w at %s", ErrNoRoot, dir)
+		err = &reasonError{"no root at " + dir, ErrNoRoot, nil}
 	}
 	if err != nil {
 		r.closeParts()
@@ -155,7 +155,7 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 }
 
 // ErrNoRoot is returned by View and Exists for a directory that holds no root.
-var ErrNoRoot = errors.New("no root")
+var ErrNoRoot = errors.New("install: no root")
 
 // Exists returns an ErrNoRoot error unless dir holds a root: its database. A root whose
 // layout Open refuses exists, for Open to say why.
@@ -524,7 +524,7 @@ func (r *Root) putBack(dst, other place) error {
 func (r *Root) rename(a, b place) error {
 	if err := r.renameat(a, b, 0); err != nil {
 		if errors.Is(err, unix.EXDEV) {
-			err = ErrSplitRoot
+			err = errSplitRoot
 		}
 		return &os.LinkError{Op: "rename", Old: r.pathOf(a), New: r.pathOf(b), Err: err}
 	}
@@ -538,9 +538,9 @@ func (r *Root) exchange(a, b place) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
-		return &os.LinkError{Op: "exchange", Old: r.pathOf(a), New: r.pathOf(b), Err: ErrNoExchange}
+		return &os.LinkError{Op: "exchange", Old: r.pathOf(a), New: r.pathOf(b), Err: errNoExchange}
 	case errors.Is(err, unix.EXDEV):
-		return &os.LinkError{Op: "exchange", Old: r.pathOf(a), New: r.pathOf(b), Err: ErrSplitRoot}
+		return &os.LinkError{Op: "exchange", Old: r.pathOf(a), New: r.pathOf(b), Err: errSplitRoot}
 	}
 	return &os.LinkError{Op: "exchange", Old: r.pathOf(a), New: r.pathOf(b), Err: err}
 }
@@ -558,12 +558,28 @@ func (r *Root) renameat(a, b place, flags uint) error {
 
 // ErrNoExchange is what an upgrade on a filesystem that cannot swap two directories in one
 // step (renameat2 RENAME_EXCHANGE: NFS, vfat, some FUSE filesystems) fails with.
-var ErrNoExchange = errors.New("the filesystem cannot swap two directories in one step (renameat2 RENAME_EXCHANGE), which replacing an installed package needs")
+var ErrNoExchange = errors.New("install: no exchange of directories")
+
+var errNoExchange = &reasonError{"the filesystem cannot swap two directories in one step (renameat2 RENAME_EXCHANGE), which replacing an installed package needs", ErrNoExchange, nil}
 
 // ErrSplitRoot is what moving a tree within the root fails with where its pkgs/ and .pkg/
 // are on different filesystems (EXDEV): a mount inside the root, or overlayfs without
 // redirect_dir, which cannot rename a directory of a lower layer.
-var ErrSplitRoot = errors.New("the root's pkgs/ and .pkg/ are on different filesystems, and pkg moves trees between them")
+var ErrSplitRoot = errors.New("install: root split across filesystems")
+
+var errSplitRoot = &reasonError{"the root's pkgs/ and .pkg/ are on different filesystems, and pkg moves trees between them", ErrSplitRoot, nil}
+
+// reasonError is an error worded in full that errors.Is matches to its sentinel is, so a
+// sentinel keeps the package prefix while the message reads as one sentence.
+type reasonError struct {
+	msg string
+	is  error
+	err error // the cause, or nil
+}
+
+func (e *reasonError) Error() string        { return e.msg }
+func (e *reasonError) Is(target error) bool { return target == e.is }
+func (e *reasonError) Unwrap() error        { return e.err }
 
 // umask reads the process umask without changing it (Linux 4.7 and later report it).
 func umask() fs.FileMode {
