@@ -51,7 +51,7 @@ type Options struct {
 type Invalid struct{ Repos, Keys, Jobs error }
 
 // ErrNoRepo is the error of a call that needs a repository where none is in effect.
-var ErrNoRepo = errors.New("no repository")
+var ErrNoRepo = errors.New("session: no repository")
 
 // Observer hears what a session's calls want said, beside their results.
 type Observer interface {

@@ -23,7 +23,7 @@ func LockIndex(res trust.Result) *repo.LockIndex {
 
 // ErrLockNotVerified refuses to lock against an unverified index where the lockfile was
 // made from a signed one.
-var ErrLockNotVerified = errors.New("not verified")
+var ErrLockNotVerified = errors.New("txn: index not verified for a lockfile of a signed one")
 
 // CheckLockIndex refuses to resolve old's requirements, the lockfile at path, against the
 // index now (nil: not verified) if old came from a signed index of the same repository
@@ -33,8 +33,8 @@ func CheckLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
 	switch {
 	case old == nil || old.Index == nil:
 	case now == nil:
-		return fmt.Errorf("%s was made from version %d of signed repository %s (key %s), and this index is %w",
-			path, old.Index.Version, old.Index.Name, strings.Join(old.Index.Keys, ", "), ErrLockNotVerified)
+		return &reasonError{fmt.Sprintf("%s was made from version %d of signed repository %s (key %s), and this index is not verified",
+			path, old.Index.Version, old.Index.Name, strings.Join(old.Index.Keys, ", ")), ErrLockNotVerified}
 	case now.Name == old.Index.Name && now.Version < old.Index.Version:
 		return fmt.Errorf("index version %d of repository %s is older than version %d, which %s was made from: a mirror or proxy is serving an old index; try again later, or another mirror (if the publisher really started over, remove %s and lock again)",
 			now.Version, now.Name, old.Index.Version, path, path)
@@ -110,11 +110,11 @@ func CheckLockSigned(x *repo.LockIndex, path string, p trust.Policy, dir string,
 	}
 	if x == nil {
 		if pin != nil {
-			return false, fmt.Errorf("%s %w, and root %s pinned repository %s%s",
-				path, ErrLockUnverified, dir, pin.Name, PinnedKeys(*pin))
+			return false, &reasonError{fmt.Sprintf("%s does not say it was made from a verified index, and root %s pinned repository %s%s",
+				path, dir, pin.Name, PinnedKeys(*pin)), ErrLockUnverified}
 		}
 		if p.RequireSigned {
-			return false, fmt.Errorf("%s %w, and signatures are required", path, ErrLockUnverified)
+			return false, &reasonError{path + " does not say it was made from a verified index, and signatures are required", ErrLockUnverified}
 		}
 		return false, fmt.Errorf("%s does not say it was made from a verified index, and a key is trusted here: lock it again with the publisher's key", path)
 	}
@@ -123,16 +123,26 @@ func CheckLockSigned(x *repo.LockIndex, path string, p trust.Policy, dir string,
 			return false, nil
 		}
 	}
-	return false, fmt.Errorf("%s was made from an index of repository %s verified by key %s, %w",
-		path, x.Name, strings.Join(x.Keys, ", "), ErrLockUntrusted)
+	return false, &reasonError{fmt.Sprintf("%s was made from an index of repository %s verified by key %s, none of which is trusted here",
+		path, x.Name, strings.Join(x.Keys, ", ")), ErrLockUntrusted}
 }
 
 // CheckLockSigned's refusals: a lockfile that does not say it was made from a verified
 // index, and one made from an index verified by keys none of which is trusted here.
 var (
-	ErrLockUnverified = errors.New("does not say it was made from a verified index")
-	ErrLockUntrusted  = errors.New("none of which is trusted here")
+	ErrLockUnverified = errors.New("txn: lockfile not made from a verified index")
+	ErrLockUntrusted  = errors.New("txn: lockfile made from an index no key trusted here verified")
 )
+
+// reasonError is an error worded in full that errors.Is matches to its sentinel is, so a
+// sentinel keeps the package prefix while the message reads as one sentence.
+type reasonError struct {
+	msg string
+	is  error
+}
+
+func (e *reasonError) Error() string        { return e.msg }
+func (e *reasonError) Is(target error) bool { return target == e.is }
 
 // CheckFrozen refuses the lockfile l at path unless ix, the repository's index now, is no
 // older than the one l was made from (CheckLockIndex) and still resolves l's requirements

@@ -11,7 +11,7 @@ import (
 )
 
 // ErrNotCached is the refusal of an offline change that needs archives the cache lacks.
-var ErrNotCached = errors.New("offline: not in the cache")
+var ErrNotCached = errors.New("txn: offline and not in the cache")
 
 // NotCachedError names the packages an offline change needs that the cache lacks, and for
 // each what the cache holds in its place.
@@ -32,7 +32,7 @@ func (e *NotCachedError) Error() string {
 	for i, m := range e.Missing {
 		s[i] = m.String()
 	}
-	return ErrNotCached.Error() + ": " + strings.Join(s, ", ")
+	return "offline: not in the cache: " + strings.Join(s, ", ")
 }
 
 func (e *NotCachedError) Is(target error) bool { return target == ErrNotCached }

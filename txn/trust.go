@@ -34,7 +34,7 @@ type Index struct {
 }
 
 // ErrNotVerified refuses an unverified index of a repository a root accepted signed before.
-var ErrNotVerified = errors.New("index not verified")
+var ErrNotVerified = errors.New("txn: index of a pinned repository not verified")
 
 // ReadIndex reads the index of the repository at location through cache, believed only as
 // the policy of o allows and, where the root at dir ("" for none) has a record of the repository (a
@@ -213,8 +213,8 @@ func admits(recs []db.Repo, res trust.Result) ([]string, error) {
 	prev := recordAt(recs, res.Location)
 	if !res.Verified() {
 		if prev != nil {
-			return nil, fmt.Errorf("repository %s: %w: this root installed from its signed index (version %d) before",
-				res.Location, ErrNotVerified, prev.Version)
+			return nil, &reasonError{fmt.Sprintf("repository %s: index not verified: this root installed from its signed index (version %d) before",
+				res.Location, prev.Version), ErrNotVerified}
 		}
 		return nil, nil
 	}
