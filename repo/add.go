@@ -314,20 +314,11 @@ func (ix *Index) put(p Package) {
 	})
 }
 
-// setFormat makes ix's format 2 when an entry names a platform, else 1, which every
-// reader of indexes reads.
-func (ix *Index) setFormat() {
-	ix.Format = 1
-	if slices.ContainsFunc(ix.Packages, func(p Package) bool { return p.Platform != "" }) {
-		ix.Format = 2
-	}
-}
-
 // readIndex reads and parses the index at name, or returns an empty one if there is none.
 func readIndex(name string) (*Index, error) {
 	f, err := regfile.Open(name, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &Index{Format: 1}, nil
+		return &Index{Format: indexFormat}, nil
 	}
 	if err != nil {
 		return nil, err

@@ -56,9 +56,12 @@ func (e *CommandTooLongError) Error() string {
 		e.Package, e.Command, len(e.Command), MaxCommandLen, nameMax)
 }
 
+// indexFormat is the one index format this package reads and writes.
+const indexFormat = 1
+
 // Index is a repository's index.json.
 type Index struct {
-	Format int `json:"format"` // 1, or 2 when an entry names a platform
+	Format int `json:"format"` // always 1, the one format this package reads and writes
 	Meta
 	Packages []Package `json:"packages"`
 
@@ -110,12 +113,7 @@ func Parse(data []byte) (*Index, error) {
 
 // NewIndex returns the index of pkgs, each checked as Parse checks an entry.
 func NewIndex(pkgs ...Package) (*Index, error) {
-	ix := &Index{Format: 1, Packages: slices.Clone(pkgs)}
-	for _, p := range pkgs {
-		if p.Platform != "" {
-			ix.Format = 2
-		}
-	}
+	ix := &Index{Format: indexFormat, Packages: slices.Clone(pkgs)}
 	if err := ix.check(); err != nil {
 		return nil, fmt.Errorf("repo: %w", err)
 	}
@@ -170,8 +168,8 @@ func checkFormat(data []byte) error {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return fmt.Errorf("index: %v", jsonError(data, err))
 	}
-	if head.Format != 1 && head.Format != 2 {
-		return fmt.Errorf("index format %d is not supported (this pkg reads formats 1 and 2)", head.Format)
+	if head.Format != indexFormat {
+		return fmt.Errorf("index format %d is not supported (this pkg reads format %d)", head.Format, indexFormat)
 	}
 	return nil
 }
@@ -201,10 +199,6 @@ func (ix *Index) check() error {
 		normalize(p)
 		if err := checkPackage(p); err != nil {
 			return err
-		}
-		if p.Platform != "" && ix.Format < 2 {
-			// A reader of format 1 would take it for a package of any platform.
-			return fmt.Errorf("package %s: a platform needs index format 2", p.id())
 		}
 		key := p.id() + " " + p.Platform
 		if seen[key] {

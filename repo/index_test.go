@@ -169,8 +169,8 @@ func TestParseRefusesFormat(t *testing.T) {
 	tests := []struct {
 		data, want string
 	}{
-		{`{"format": 3, "packages": {"changed": true}}`, "repo: index format 3 is not supported (this pkg reads formats 1 and 2)"},
-		{`{"packages": []}`, "repo: index format 0 is not supported (this pkg reads formats 1 and 2)"},
+		{`{"format": 2, "packages": {"changed": true}}`, "repo: index format 2 is not supported (this pkg reads format 1)"},
+		{`{"packages": []}`, "repo: index format 0 is not supported (this pkg reads format 1)"},
 	}
 	for _, tt := range tests {
 		_, err := Parse([]byte(tt.data))

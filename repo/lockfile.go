@@ -18,16 +18,9 @@ import (
 	"pkg/internal/regfile"
 )
 
-// lockFormat is the lockfile format this package writes for a lock of one repository and
-// any platform, platformLockFormat that of a lock for some platforms (a reader of format 1
-// would take every line for its own platform), and reposLockFormat that of a lock of
-// several repositories, for any platform or some (a reader of 1 or 2 would fetch every
-// line from the first). It reads all three.
-const (
-	lockFormat         = 1
-	platformLockFormat = 2
-	reposLockFormat    = 3
-)
+// lockFormat is the one lockfile format this package writes and reads: a lock of one
+// repository or several, for any platform or some.
+const lockFormat = 1
 
 // MaxLockSize bounds a lockfile read from anywhere.
 const MaxLockSize = 16 << 20 // 16 MiB
@@ -330,12 +323,6 @@ func (l *Lock) outdatedFor(ix *Index, platform string) error {
 // Encode writes l as the lockfile's JSON.
 func (l *Lock) Encode(w io.Writer) error {
 	lf := lockFile{Lockfile: lockFormat, Repo: l.Repo, Inputs: Inputs(l.Requires), Locked: digest(l.Packages)}
-	switch {
-	case len(l.Repos) > 0:
-		lf.Lockfile = reposLockFormat
-	case len(l.Platforms) > 0:
-		lf.Lockfile = platformLockFormat
-	}
 	for _, r := range l.Requires {
 		lf.Requires = append(lf.Requires, r.String())
 	}
@@ -444,8 +431,8 @@ func parseLock(data []byte) (*Lock, error) {
 	if head.Lockfile == 0 {
 		return nil, errors.New(`not a lockfile: no "lockfile" format number`)
 	}
-	if head.Lockfile < lockFormat || head.Lockfile > reposLockFormat {
-		return nil, fmt.Errorf("format %d is not supported (this pkg reads formats %d to %d)", head.Lockfile, lockFormat, reposLockFormat)
+	if head.Lockfile != lockFormat {
+		return nil, fmt.Errorf("format %d is not supported (this pkg reads format %d)", head.Lockfile, lockFormat)
 	}
 	var lf lockFile
 	if err := json.Unmarshal(data, &lf); err != nil {
@@ -455,13 +442,13 @@ func parseLock(data []byte) (*Lock, error) {
 	if !validLockURL(strings.TrimSuffix(l.Repo, "/")) {
 		return nil, fmt.Errorf("repo %q is not an absolute http, https or file URL", l.Repo)
 	}
-	if err := checkLockPlatforms(head.Lockfile, l.Platforms); err != nil {
+	if err := checkLockPlatforms(l.Platforms); err != nil {
 		return nil, err
 	}
 	if err := checkLockIndex(lf.Index); err != nil {
 		return nil, err
 	}
-	if err := checkLockRepos(head.Lockfile, l); err != nil {
+	if err := checkLockRepos(l); err != nil {
 		return nil, err
 	}
 	for _, s := range lf.Requires {
@@ -516,14 +503,12 @@ func checkLockIndex(x *LockIndex) error {
 	return nil
 }
 
-// checkLockRepos checks the repos of l, a lockfile of the given format: for format 3,
-// two or more, each named once, the first being l's repo and index.
-func checkLockRepos(format int, l *Lock) error {
+// checkLockRepos checks the repos of l: none (a lock of one repository), or two or more,
+// each named once, the first being l's repo and index.
+func checkLockRepos(l *Lock) error {
 	switch {
-	case format == reposLockFormat && len(l.Repos) < 2:
-		return fmt.Errorf("format %d names fewer than two repos", format)
-	case format != reposLockFormat && len(l.Repos) > 0:
-		return fmt.Errorf("format %d may not name repos (format %d does)", format, reposLockFormat)
+	case len(l.Repos) == 1:
+		return errors.New("repos names one repository (a lock of one names none)")
 	case len(l.Repos) == 0:
 		return nil
 	case l.Repos[0].URL != l.Repo || jsonText(l.Repos[0].Index) != jsonText(l.Index):
@@ -545,14 +530,8 @@ func checkLockRepos(format int, l *Lock) error {
 	return nil
 }
 
-// checkLockPlatforms checks the platforms of a lockfile of the given format.
-func checkLockPlatforms(format int, platforms []string) error {
-	switch {
-	case format == platformLockFormat && len(platforms) == 0:
-		return fmt.Errorf("format %d names no platforms", format)
-	case format == lockFormat && len(platforms) > 0:
-		return fmt.Errorf("format %d may not name platforms (format %d does)", format, platformLockFormat)
-	}
+// checkLockPlatforms checks the platforms of a lockfile: valid, sorted, each named once.
+func checkLockPlatforms(platforms []string) error {
 	for i, s := range platforms {
 		if err := CheckPlatform(s); err != nil {
 			return fmt.Errorf("platforms: %v", err)

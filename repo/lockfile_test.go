@@ -149,7 +149,7 @@ func TestParseLockRefuses(t *testing.T) {
 	tests := []struct {
 		name, old, new, want string
 	}{
-		{"format", `"lockfile": 1`, `"lockfile": 4`, "format 4 is not supported"},
+		{"format", `"lockfile": 1`, `"lockfile": 2`, "format 2 is not supported"},
 		{"requires edited", `"tool<2"`, `"tool<3"`, "are not the digest of its requires"},
 		{"digest edited", `"inputs": "sha256:`, `"inputs": "sha256:0`, "are not the digest of its requires"},
 		{"unsorted", appLine + ",\n    " + libLine, libLine + ",\n    " + appLine, "packages[1]: app is out of order"},

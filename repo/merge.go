@@ -11,7 +11,7 @@ import (
 // and each entry's Repo is its repository's name. A pin to a repository not among names,
 // or to one without the name, is a *PinError.
 func Merge(names []string, ixs []*Index, pins map[string]string) (*Index, error) {
-	out := &Index{Format: 1}
+	out := &Index{Format: indexFormat}
 	from := make(map[string]string) // package name → the repository serving it
 	for name, r := range pins {
 		i := slices.Index(names, r)
@@ -24,7 +24,6 @@ func Merge(names []string, ixs []*Index, pins map[string]string) (*Index, error)
 		from[name] = r
 	}
 	for i, ix := range ixs {
-		out.Format = max(out.Format, ix.Format)
 		for _, p := range ix.Packages {
 			if r, ok := from[p.Name]; !ok {
 				from[p.Name] = names[i]

@@ -99,7 +99,7 @@ func TestLockRepos(t *testing.T) {
 	l.Index = &LockIndex{Name: "team", Version: 3, Keys: []string{"0123456789abcdef"}}
 	l.Repos = []LockRepo{{Name: "team", URL: testRepoURL, Index: l.Index}, {Name: "stable", URL: "file:///srv/stable/"}}
 	text := encodeLock(t, l)
-	for _, want := range []string{`"lockfile": 3,`, `"repos": [`, `{"name":"stable","url":"file:///srv/stable/"}`, `"sha256":"` + testSum + `","repo":"stable"}`} {
+	for _, want := range []string{`"lockfile": 1,`, `"repos": [`, `{"name":"stable","url":"file:///srv/stable/"}`, `"sha256":"` + testSum + `","repo":"stable"}`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("lockfile lacks %s:\n%s", want, text)
 		}
@@ -117,7 +117,7 @@ func TestLockRepos(t *testing.T) {
 	for _, tt := range []struct{ old, new, want string }{
 		{`"repo":"stable"`, `"repo":"other"`, `repo "other" is not one of the lockfile's repos`},
 		{`{"name":"stable","url":"file:///srv/stable/"}`, `{"name":"team","url":"file:///srv/stable/"}`, "repos[1]: team is listed twice"},
-		{`"lockfile": 3`, `"lockfile": 1`, "format 1 may not name repos"},
+		{",\n    " + `{"name":"stable","url":"file:///srv/stable/"}`, ``, "repos names one repository"},
 		{`"repo": "https://example.com/repo/"`, `"repo": "https://example.com/other/"`, "not those of the first of its repos"},
 	} {
 		_, err := ParseLock([]byte(strings.Replace(text, tt.old, tt.new, 1)))

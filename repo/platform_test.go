@@ -35,7 +35,7 @@ func TestCheckPlatform(t *testing.T) {
 
 // multiIndex is a repository for two platforms: hello built for each, a library for any,
 // and jq for arm64 alone.
-var multiIndex = `{"format": 2, "packages": [
+var multiIndex = `{"format": 1, "packages": [
   {"name": "hello", "version": "1.0", "archive": "hello-1.0-linux-amd64.tar", "sha256": "` + testSum + `", "depends": ["libgreet"], "platform": "linux-amd64"},
   {"name": "hello", "version": "1.0", "archive": "hello-1.0-linux-arm64.tar", "sha256": "` + testSum + `", "depends": ["libgreet"], "platform": "linux-arm64"},
   {"name": "hello", "version": "1.1", "archive": "hello-1.1-linux-arm64.tar", "sha256": "` + testSum + `", "platform": "linux-arm64"},
@@ -53,7 +53,6 @@ func TestParsePlatforms(t *testing.T) {
 	}
 	for _, tt := range []struct{ name, from, to, want string }{
 		{"bad platform", `"platform": "linux-arm64"}`, `"platform": "linux-aarch64"}`, `package hello@1.0: bad platform "linux-aarch64"`},
-		{"platform in format 1", `"format": 2`, `"format": 1`, "package hello@1.0: a platform needs index format 2"},
 		{"twice for one platform", `"platform": "linux-arm64"}`, `"platform": "linux-amd64"}`, "package hello@1.0 for linux-amd64: listed twice"},
 	} {
 		_, err := Parse([]byte(strings.Replace(multiIndex, tt.from, tt.to, 1)))
@@ -151,14 +150,8 @@ func TestAddPlatforms(t *testing.T) {
 		got = append(got, p.what()+" "+p.Archive)
 	}
 	want := []string{"doc@1 doc-1.tar", "hello@1.0 for linux-amd64 hello-1.0-linux-amd64.tar.gz", "hello@1.0 for linux-arm64 hello-1.0-linux-arm64.tar.gz"}
-	if ix.Format != 2 || !reflect.DeepEqual(got, want) {
-		t.Errorf("index format %d, entries %q; want format 2, %q", ix.Format, got, want)
-	}
-	if _, err := Remove(t.Context(), dir, Removal{Name: "hello"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if ix := readIndexFile(t, dir); ix.Format != 1 {
-		t.Errorf("index format %d with no platform left, want 1", ix.Format)
+	if ix.Format != 1 || !reflect.DeepEqual(got, want) {
+		t.Errorf("index format %d, entries %q; want format 1, %q", ix.Format, got, want)
 	}
 	if _, err := Add(dir, writeArchive(t, "x.tar", "x"), Package{Name: "x", Version: "1", Platform: "linux-x86_64"}); err == nil || !strings.Contains(err.Error(), `"linux-amd64"`) {
 		t.Errorf("Add for linux-x86_64: %v, want an error suggesting linux-amd64", err)
@@ -199,7 +192,7 @@ func TestLockPlatforms(t *testing.T) {
 	l := platformLock(t, "hello", "libgreet")
 	text := encodeLock(t, l)
 	for _, want := range []string{
-		`"lockfile": 2,`,
+		`"lockfile": 1,`,
 		`"platforms": ["linux-amd64","linux-arm64"],`,
 		`{"name":"hello","version":"1.0","url":"https://example.com/repo/hello-1.0-linux-amd64.tar","size":0,"sha256":"` + testSum + `","depends":["libgreet"],"platform":"linux-amd64"},`,
 		`{"name":"hello","version":"1.1","url":"https://example.com/repo/hello-1.1-linux-arm64.tar","size":0,"sha256":"` + testSum + `","platform":"linux-arm64"},`,
@@ -243,8 +236,7 @@ func TestLockPlatformsRefused(t *testing.T) {
 	amd := `"platform":"linux-amd64"}`
 	arm := regexp.MustCompile(`\n    \{"name":"hello","version":"1.1".*`).FindString(good)
 	for _, tt := range []struct{ name, from, to, want string }{
-		{"format 1", `"lockfile": 2`, `"lockfile": 1`, "format 1 may not name platforms"},
-		{"no platforms", `"platforms": ["linux-amd64","linux-arm64"],` + "\n", "", "format 2 names no platforms"},
+		{"no platforms", `"platforms": ["linux-amd64","linux-arm64"],` + "\n", "", `platform "linux-amd64" is not one of the lockfile's platforms`},
 		{"bad platform", `["linux-amd64","linux-arm64"]`, `["linux-amd64","linux-arm"]`, `platform "linux-arm64" is not one of the lockfile's platforms`},
 		{"unsorted platforms", `["linux-amd64","linux-arm64"]`, `["linux-arm64","linux-amd64"]`, "linux-amd64 is out of order"},
 		{"twice for one platform", `"platform":"linux-arm64"}`, `"platform":"linux-amd64"}`, "hello is out of order or listed twice"},

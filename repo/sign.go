@@ -118,7 +118,7 @@ func stamp(dir string, ix *Index, s *Signer) error {
 
 // writeIndex writes ix as dir's index.json and, given a signer, then its signature.
 func writeIndex(dir string, ix *Index, s *Signer) error {
-	ix.setFormat()
+	ix.Format = indexFormat
 	var b bytes.Buffer
 	if err := ix.encode(&b); err != nil {
 		return err

@@ -125,7 +125,7 @@ func says(t *testing.T, dir, name string) string {
 // TestTwoRepos installs from two repositories over loopback HTTP, a signed one before an
 // unsigned one: a name resolves from the first that has it, a pin takes it from the
 // other, a dependency resolves across them, the signed one is recorded in the root and
-// the other not, and a lockfile of both (format 3) syncs a fresh root, through a fresh
+// the other not, and a lockfile of both syncs a fresh root, through a fresh
 // cache, to the same.
 func TestTwoRepos(t *testing.T) {
 	r := newTwoRepos(t)
@@ -187,8 +187,8 @@ func TestTwoRepos(t *testing.T) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		t.Fatal(err)
 	}
-	if head.Lockfile != 3 || len(head.Repos) != 2 || head.Repos[0].Name != "team" || head.Repos[0].Index == nil || head.Repos[1].Index != nil {
-		t.Fatalf("lockfile %s; want format 3 of team (signed, its index recorded) and main", data)
+	if head.Lockfile != 1 || len(head.Repos) != 2 || head.Repos[0].Name != "team" || head.Repos[0].Index == nil || head.Repos[1].Index != nil {
+		t.Fatalf("lockfile %s; want format 1 of team (signed, its index recorded) and main", data)
 	}
 	l, err = repo.ReadLock(path)
 	if err != nil {

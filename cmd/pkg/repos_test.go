@@ -152,7 +152,7 @@ func TestSeveralRepos(t *testing.T) {
 		t.Errorf("repo forget nope: exit %d, %s", code, stderr)
 	}
 
-	// A lockfile across them: format 3, each repository and each package's; sync into a
+	// A lockfile across them: each repository and each package's; sync into a
 	// new root takes each from its repository.
 	lock := filepath.Join(t.TempDir(), "pkg.lock")
 	e.ok("lock", "-o", lock, "app", "stable/tool", "more")
