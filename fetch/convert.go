@@ -226,7 +226,7 @@ func align(w, idx io.Writer, r io.Reader, lim tarutil.Limits) (tarutil.Stats, er
 	if idx != nil {
 		st, err = tarutil.AlignIndex(w, idx, r, lim)
 	} else {
-		st, err = tarutil.AlignLimits(w, r, lim)
+		st, err = tarutil.Align(w, r, lim)
 	}
 	if err != nil {
 		return st, err

@@ -290,7 +290,7 @@ func TestShareDirect(t *testing.T) {
 				}
 				defer f.Close()
 				fw := newFileWriter(f, true)
-				st, err := tarutil.Align(fw, bytes.NewReader(makeTar(t, files)))
+				st, err := tarutil.Align(fw, bytes.NewReader(makeTar(t, files)), tarutil.Limits{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -313,7 +313,7 @@ func TestShareDirect(t *testing.T) {
 				t.Fatal(err)
 			}
 			var want bytes.Buffer
-			if _, err := tarutil.Align(&want, bytes.NewReader(makeTar(t, releases[1]))); err != nil {
+			if _, err := tarutil.Align(&want, bytes.NewReader(makeTar(t, releases[1])), tarutil.Limits{}); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got, want.Bytes()) {

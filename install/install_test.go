@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -53,7 +54,7 @@ func alignedTar(t testing.TB, dir string, entries []entry) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := tarutil.Align(f, &raw); err != nil {
+	if _, err := tarutil.Align(f, &raw, tarutil.Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	return f.Name()
@@ -525,8 +526,8 @@ func TestSalvageAfterCrash(t *testing.T) {
 	defer r.Close()
 	moved, _ := filepath.Glob(r.path(".pkg", "saved", "tool-1.*", "NOTES"))
 	rest, _ := filepath.Glob(r.path(".pkg", "saved", "tool-1.*-rest", "NOTES2"))
-	if len(moved) != 1 || len(rest) != 1 || !strings.Contains(r.Recovered(), "kept the old tree of tool, with files of yours in it, in ") {
-		t.Errorf("after the start: kept %q and %q; recovered %q", moved, rest, r.Recovered())
+	if len(moved) != 1 || len(rest) != 1 || !strings.Contains(fmt.Sprint(r.Notes()), "kept the old tree of tool, with files of yours in it, in ") {
+		t.Errorf("after the start: kept %q and %q; recovered %q", moved, rest, fmt.Sprint(r.Notes()))
 	}
 	if got := readFile(t, filepath.Join(r.pkgDir("other"), "NOTES")); got != "mine" {
 		t.Errorf("other's NOTES = %q", got)
@@ -638,8 +639,8 @@ func TestReconcileUnsure(t *testing.T) {
 	r = openRoot(t, rootDir)
 	defer r.Close()
 	kept, _ := filepath.Glob(r.path(".pkg", "saved", "tool-unsure.*", "bin", "tool"))
-	if len(kept) != 1 || readFile(t, kept[0]) != "edited, longer than before\n" || !strings.Contains(r.Recovered(), "as pkg could not tell it from the one in pkgs/") {
-		t.Errorf("after reconcile: kept %q; recovered %q", kept, r.Recovered())
+	if len(kept) != 1 || readFile(t, kept[0]) != "edited, longer than before\n" || !strings.Contains(fmt.Sprint(r.Notes()), "as pkg could not tell it from the one in pkgs/") {
+		t.Errorf("after reconcile: kept %q; recovered %q", kept, fmt.Sprint(r.Notes()))
 	}
 }
 

@@ -59,7 +59,7 @@ func timedTar(t *testing.T, dir string) (raw, aligned string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := tarutil.Align(f, bytes.NewReader(b.Bytes())); err != nil {
+	if _, err := tarutil.Align(f, bytes.NewReader(b.Bytes()), tarutil.Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	return raw, f.Name()

@@ -51,11 +51,11 @@ type Root struct {
 	umask   fs.FileMode
 	links   error  // a *LinksError: bin/ could not be synced at Open
 	left    error  // what Open could not delete of what commands cut short left
-	found   string // what Open undid or deleted of what commands cut short left, said for Recovered
+	found   string // what Open undid or deleted of what commands cut short left, said by Notes
 
 	salvaged []Salvage         // what the last Apply kept of the trees it replaced or removed
 	requests map[string]string // what Request recorded, for the next Apply's commit
-	unsure   []string          // what rollback kept of trees it could not tell apart, said for Recovered
+	unsure   []string          // what rollback kept of trees it could not tell apart, said by Notes
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
@@ -221,15 +221,6 @@ func (r *Root) Close() error {
 // Links returns the error that kept Open from making bin/ agree with the database, or nil.
 func (r *Root) Links() error { return r.links }
 
-// Leftovers returns the error that kept Open from deleting what commands cut short left
-// in staging or trash, or nil. The root is as recorded all the same.
-func (r *Root) Leftovers() error { return r.left }
-
-// Recovered says what Open undid or deleted of what commands cut short (killed, or a
-// failed disk) left in the root, or "": "undid an interrupted install of app; deleted an
-// unfinished install of big, big2".
-func (r *Root) Recovered() string { return r.found }
-
 // Abandon closes r after a command that failed. If Open created the root's database and
 // nothing was installed since, it removes the database first, so that a first install
 // that failed leaves no root: the directory again holds none (Exists).
@@ -266,7 +257,7 @@ func (r *Root) pkgDir(name string) string { return r.path("pkgs", name) }
 
 // reconcile undoes every pending intent, keeps the trees salvage markers name
 // (keepMarked), makes bin/ agree with the database, and empties staging and trash (what it
-// cannot delete stays, for Leftovers to report). An intent still present means its
+// cannot delete stays, for Notes to report). An intent still present means its
 // database record was not written, so the database describes the tree that was there
 // before; putting that tree back is always possible and always consistent. A commit leaves an intent, staging or trash
 // until its links are done: finding one, bin/ is synced in full, and before they are

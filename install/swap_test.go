@@ -121,7 +121,7 @@ func swapStep(dir string, step int, tars [2]string) (err, wrong error) {
 		return err, nil
 	}
 	defer r.Close()
-	if said := r.Recovered() + fmt.Sprint(r.Leftovers()); strings.Contains(said, "decoy") {
+	if said := fmt.Sprint(r.Notes()); strings.Contains(said, "decoy") {
 		return nil, fmt.Errorf("the start found %s", said)
 	}
 	switch step {

@@ -148,7 +148,7 @@ func FuzzValidate(f *testing.F) {
 			return
 		}
 		var aligned bytes.Buffer
-		st, err := tarutil.Align(&aligned, bytes.NewReader(archive))
+		st, err := tarutil.Align(&aligned, bytes.NewReader(archive), tarutil.Limits{})
 		if err != nil {
 			return
 		}

@@ -21,18 +21,14 @@ import (
 // its end-of-archive blocks is refused as truncated. After an error, what
 // was written to w is not a valid archive. The sha256 of every regular
 // member's data is computed as it is copied. r is read through a pooled
-// buffer unless it has a ReadByte method, the mark of a buffered reader.
-func Align(w io.Writer, r io.Reader) (Stats, error) {
-	return AlignLimits(w, r, Limits{})
-}
-
-// AlignLimits is Align refusing an archive, at the first member past a limit
-// and before copying its data, once it exceeds lim.
-func AlignLimits(w io.Writer, r io.Reader, lim Limits) (Stats, error) {
+// buffer unless it has a ReadByte method, the mark of a buffered reader. An
+// archive past a limit of lim is refused at the first member past it, before its
+// data is copied.
+func Align(w io.Writer, r io.Reader, lim Limits) (Stats, error) {
 	return align(w, nil, r, lim)
 }
 
-// AlignIndex is AlignLimits writing the index of the aligned tar (see WriteIndex) to idx as
+// AlignIndex is Align writing the index of the aligned tar to idx as
 // the members pass, instead of listing them in Stats.Members, so that it holds no member
 // list however many members the archive has. After an error, what was written to idx is
 // not a valid index.

@@ -125,11 +125,11 @@ func TestAlign(t *testing.T) {
 func TestAlignDeterministic(t *testing.T) {
 	for _, tc := range alignCases(t) {
 		var a, b bytes.Buffer
-		if _, err := Align(&a, bytes.NewReader(tc.in)); err != nil {
+		if _, err := Align(&a, bytes.NewReader(tc.in), Limits{}); err != nil {
 			t.Fatal(err)
 		}
 		// The second reads in short pieces, through Align's own buffer (no ReadByte).
-		if _, err := Align(&b, iotest.HalfReader(bytes.NewReader(tc.in))); err != nil {
+		if _, err := Align(&b, iotest.HalfReader(bytes.NewReader(tc.in)), Limits{}); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(a.Bytes(), b.Bytes()) {
@@ -143,7 +143,7 @@ func TestAlignDeterministic(t *testing.T) {
 func TestAlignSynthesized(t *testing.T) {
 	in := makeTar(t, tar.FormatUSTAR, file("a/b/c", 1), file("a/d", 1))
 	var out bytes.Buffer
-	if _, err := Align(&out, bytes.NewReader(in)); err != nil {
+	if _, err := Align(&out, bytes.NewReader(in), Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -170,7 +170,7 @@ func TestAlignTruncated(t *testing.T) {
 		len(in) - 10:  `archive truncated`,
 	}
 	for cut, want := range cuts {
-		_, err := Align(io.Discard, bytes.NewReader(in[:cut]))
+		_, err := Align(io.Discard, bytes.NewReader(in[:cut]), Limits{})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("cut at %d: error %v, want one containing %q", cut, err, want)
 		}
@@ -183,7 +183,7 @@ func TestAlignTruncated(t *testing.T) {
 func TestAlignTruncatedAfterMeta(t *testing.T) {
 	for _, format := range []tar.Format{tar.FormatGNU, tar.FormatPAX} {
 		in := makeTar(t, format, file(longName+longName, 1))
-		_, err := Align(io.Discard, bytes.NewReader(in[:2*blockSize]))
+		_, err := Align(io.Discard, bytes.NewReader(in[:2*blockSize]), Limits{})
 		if err == nil || !strings.Contains(err.Error(), "end of empty archive: archive truncated") {
 			t.Errorf("%v: error %v, want truncated", format, err)
 		}
@@ -191,7 +191,7 @@ func TestAlignTruncatedAfterMeta(t *testing.T) {
 }
 
 func TestAlignNotTar(t *testing.T) {
-	_, err := Align(io.Discard, strings.NewReader(strings.Repeat("not a tar ", 100)))
+	_, err := Align(io.Discard, strings.NewReader(strings.Repeat("not a tar ", 100)), Limits{})
 	if err == nil || !strings.HasPrefix(err.Error(), "tarutil: read first header: ") {
 		t.Errorf("error %v, want a read error", err)
 	}
@@ -210,7 +210,7 @@ func (w *failWriter) Write(p []byte) (int, error) {
 func TestAlignWriteError(t *testing.T) {
 	in := makeTar(t, tar.FormatPAX, file("a", 300000), file("b", 1))
 	for _, n := range []int{0, 100000, 305000} {
-		_, err := Align(&failWriter{n: n}, bytes.NewReader(in))
+		_, err := Align(&failWriter{n: n}, bytes.NewReader(in), Limits{})
 		if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.HasPrefix(err.Error(), "tarutil: write ") {
 			t.Errorf("writer failing after %d bytes: error %v", n, err)
 		}
@@ -242,7 +242,7 @@ func TestAlignLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var w countWriter
-		st, err := AlignLimits(&w, bytes.NewReader(in), tt.lim)
+		st, err := Align(&w, bytes.NewReader(in), tt.lim)
 		if tt.name == "" {
 			if err != nil || st.Files != 3 || len(st.Members) != 4 {
 				t.Errorf("%+v: %+v, %v", tt.lim, st, err)
@@ -364,7 +364,7 @@ func TestAlignWritesOnBoundaries(t *testing.T) {
 	in := makeTar(t, tar.FormatPAX, file("a", 5*copyBufSize+77), file("b", hashAsideMin+3*copyBufSize+1),
 		file("small", 100), file("c", 2*copyBufSize))
 	var w offsetWriter
-	if _, err := Align(&w, bytes.NewReader(in)); err != nil {
+	if _, err := Align(&w, bytes.NewReader(in), Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	big := 0
@@ -424,13 +424,13 @@ func TestAlignLender(t *testing.T) {
 	in := makeTar(t, tar.FormatPAX, file("small", 1000), file("mid", 300<<10+7), file("big", 3<<20+5),
 		file("d/big2", 2<<20), file("tail", 100))
 	var plain bytes.Buffer
-	want, err := Align(&plain, bytes.NewReader(in))
+	want, err := Align(&plain, bytes.NewReader(in), Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for bufs, lends := range map[int]bool{hashAhead + 1: true, hashAhead: false} { // Hold just enough, or not
 		l := newRingLender(bufs, copyBufSize)
-		got, err := Align(l, bytes.NewReader(in))
+		got, err := Align(l, bytes.NewReader(in), Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -74,7 +74,7 @@ func BenchmarkAlign(b *testing.B) {
 			f := tempFile(b)
 			// One conversion first fills the buffer pools, as in a process converting
 			// many archives.
-			st, err := Align(f, bytes.NewReader(in))
+			st, err := Align(f, bytes.NewReader(in), Limits{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -84,7 +84,7 @@ func BenchmarkAlign(b *testing.B) {
 			bytes0, gc0 := allocated()
 			for b.Loop() {
 				rewind(b, f)
-				if _, err := Align(f, bytes.NewReader(in)); err != nil {
+				if _, err := Align(f, bytes.NewReader(in), Limits{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -139,7 +139,7 @@ func BenchmarkDigestBaseline(b *testing.B) {
 
 func BenchmarkScan(b *testing.B) {
 	f := tempFile(b)
-	if _, err := Align(f, bytes.NewReader(benchTar(b, 30000, 1<<10))); err != nil {
+	if _, err := Align(f, bytes.NewReader(benchTar(b, 30000, 1<<10)), Limits{}); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()

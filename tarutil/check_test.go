@@ -16,7 +16,7 @@ func TestSpotCheck(t *testing.T) {
 		entries = append(entries, file(fmt.Sprintf("many/f%03d", i), 10+i))
 	}
 	var out bytes.Buffer
-	st, err := Align(&out, bytes.NewReader(makeTar(t, tar.FormatPAX, entries...)))
+	st, err := Align(&out, bytes.NewReader(makeTar(t, tar.FormatPAX, entries...)), Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,8 +24,8 @@ func FuzzAlign(f *testing.F) {
 		// Read directly (bytes.Reader has ReadByte) and through Align's buffer, in short
 		// pieces: both must agree.
 		var direct, buffered bytes.Buffer
-		_, err := Align(&direct, bytes.NewReader(in))
-		_, err2 := Align(&buffered, iotest.HalfReader(bytes.NewReader(in)))
+		_, err := Align(&direct, bytes.NewReader(in), Limits{})
+		_, err2 := Align(&buffered, iotest.HalfReader(bytes.NewReader(in)), Limits{})
 		if (err == nil) != (err2 == nil) || err == nil && !bytes.Equal(direct.Bytes(), buffered.Bytes()) {
 			t.Fatalf("read directly: %v; read in pieces through a buffer: %v, or different output", err, err2)
 		}
@@ -42,7 +42,7 @@ func FuzzScan(f *testing.F) {
 	for _, tt := range toolArchives {
 		if toolPresent(tt.tool) {
 			var out bytes.Buffer
-			if _, err := Align(&out, bytes.NewReader(pack(f, sourceTree(f, tt.long), tt.tool, tt.args...))); err != nil {
+			if _, err := Align(&out, bytes.NewReader(pack(f, sourceTree(f, tt.long), tt.tool, tt.args...)), Limits{}); err != nil {
 				f.Fatal(err)
 			}
 			f.Add(out.Bytes())

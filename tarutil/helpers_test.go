@@ -208,7 +208,7 @@ func gotWant(m member) want {
 func roundTrip(tb testing.TB, in []byte) []byte {
 	tb.Helper()
 	var out bytes.Buffer
-	stats, err := Align(&out, bytes.NewReader(in))
+	stats, err := Align(&out, bytes.NewReader(in), Limits{})
 	if err != nil {
 		tb.Fatalf("Align: %v", err)
 	}
@@ -355,4 +355,14 @@ func writeFile(tb testing.TB, name string, data []byte, mode fs.FileMode) {
 	if err := os.Chmod(name, mode); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// writeIndex writes the index of an aligned tar of tarSize bytes holding members, which
+// carry their digests, as AlignIndex writes it.
+func writeIndex(w io.Writer, tarSize int64, members []Member) error {
+	x := newIndexWriter(w)
+	for i := range members {
+		x.add(&members[i], false)
+	}
+	return x.finish(tarSize)
 }

@@ -75,16 +75,6 @@ func (x *indexWriter) finish(tarSize int64) error {
 	return err
 }
 
-// WriteIndex writes the index of an aligned tar of tarSize bytes holding members, which
-// carry their digests.
-func WriteIndex(w io.Writer, tarSize int64, members []Member) error {
-	x := newIndexWriter(w)
-	for i := range members {
-		x.add(&members[i], false)
-	}
-	return x.finish(tarSize)
-}
-
 func appendMember(b []byte, m *Member) []byte {
 	b = append(b, m.Type)
 	b = binary.AppendUvarint(b, uint64(m.Mode))

@@ -16,7 +16,7 @@ func indexed(t testing.TB) ([]byte, []Member) {
 	in := makeTar(t, tar.FormatPAX, dir("d/"), file("d/big", 10000), file("d/small", 10),
 		hardlink("d/same", "d/big"), symlink("d/link", "big"), file("top", 0))
 	var out bytes.Buffer
-	if _, err := Align(&out, bytes.NewReader(in)); err != nil {
+	if _, err := Align(&out, bytes.NewReader(in), Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	b := out.Bytes()
@@ -35,7 +35,7 @@ func indexed(t testing.TB) ([]byte, []Member) {
 func TestIndexRoundTrip(t *testing.T) {
 	b, members := indexed(t)
 	var idx bytes.Buffer
-	if err := WriteIndex(&idx, int64(len(b)), members); err != nil {
+	if err := writeIndex(&idx, int64(len(b)), members); err != nil {
 		t.Fatal(err)
 	}
 	got, err := readIndex(idx.Bytes(), int64(len(b)))
@@ -60,7 +60,7 @@ func TestAlignIndex(t *testing.T) {
 	d.hdr.Mode = 0o700
 	in := makeTar(t, tar.FormatPAX, file("d/big", 10000), symlink("d/link", "big"), d, file("top", 3))
 	var tar1, tar2, idx bytes.Buffer
-	st1, err := Align(&tar1, bytes.NewReader(in))
+	st1, err := Align(&tar1, bytes.NewReader(in), Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestIndexRefuses(t *testing.T) {
 	size := int64(len(b))
 	encode := func(ms []Member) []byte {
 		var idx bytes.Buffer
-		if err := WriteIndex(&idx, size, ms); err != nil {
+		if err := writeIndex(&idx, size, ms); err != nil {
 			t.Fatal(err)
 		}
 		return idx.Bytes()
@@ -130,7 +130,7 @@ func TestIndexRefuses(t *testing.T) {
 func FuzzReadIndex(f *testing.F) {
 	b, members := indexed(f)
 	var idx bytes.Buffer
-	if err := WriteIndex(&idx, int64(len(b)), members); err != nil {
+	if err := writeIndex(&idx, int64(len(b)), members); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(idx.Bytes(), int64(len(b)))
@@ -140,7 +140,7 @@ func FuzzReadIndex(f *testing.F) {
 			return
 		}
 		var again bytes.Buffer
-		if err := WriteIndex(&again, size, ms); err != nil {
+		if err := writeIndex(&again, size, ms); err != nil {
 			t.Fatal(err)
 		}
 		// A directory listed again is folded into its first record.
@@ -158,7 +158,7 @@ func BenchmarkReadIndex(b *testing.B) {
 	ms = append([]Member{{Name: "dir", Type: tar.TypeDir, Mode: 0o755}}, ms...)
 	var idx bytes.Buffer
 	size := int64(1024 + 30000*2048 + 1024)
-	if err := WriteIndex(&idx, size, ms); err != nil {
+	if err := writeIndex(&idx, size, ms); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()

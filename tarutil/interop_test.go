@@ -335,7 +335,7 @@ func TestToolRefused(t *testing.T) {
 			src := t.TempDir()
 			tt.make(t, src)
 			in := pack(t, src, "tar", append(tt.args, "-cf", "OUT", ".")...)
-			_, err := Align(&bytes.Buffer{}, bytes.NewReader(in))
+			_, err := Align(&bytes.Buffer{}, bytes.NewReader(in), Limits{})
 			wantRefused(t, err, tt.member, tt.err)
 		})
 	}
@@ -377,7 +377,7 @@ func TestDirectoryAfterItsFiles(t *testing.T) {
 	secret.hdr.ModTime = later
 	in := makeTar(t, tar.FormatPAX, file("secret/f", 1), secret, dir("open/"), withMode(dir("open/"), 0o750))
 	var out bytes.Buffer
-	st, err := Align(&out, bytes.NewReader(in))
+	st, err := Align(&out, bytes.NewReader(in), Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func TestMemoryPerMember(t *testing.T) {
 	ms, names := manyMembers(n)
 	tarSize := ms[len(ms)-1].Offset + 3*blockSize
 	var idx bytes.Buffer
-	if err := WriteIndex(&idx, tarSize, ms); err != nil {
+	if err := writeIndex(&idx, tarSize, ms); err != nil {
 		t.Fatal(err)
 	}
 	var err error

@@ -140,7 +140,7 @@ func TestBreakouts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Align(io.Discard, bytes.NewReader(tt.in))
+			_, err := Align(io.Discard, bytes.NewReader(tt.in), Limits{})
 			wantRefused(t, err, tt.member, tt.err)
 			_, err = Scan(bytes.NewReader(tt.in))
 			wantRefused(t, err, tt.member, tt.err)
@@ -243,7 +243,7 @@ func TestNameBytesAlign(t *testing.T) {
 		pw.CloseWithError(tw.Close())
 	}()
 	defer pr.Close()
-	_, err := Align(io.Discard, pr)
+	_, err := Align(io.Discard, pr, Limits{})
 	var me *MemberError
 	if !errors.As(err, &me) || !errors.Is(err, ErrLimit) {
 		t.Fatalf("Align: %v, want a member refused for the name limit", err)
@@ -261,7 +261,7 @@ func TestNameBytesAlign(t *testing.T) {
 func TestPAXHeaderSize(t *testing.T) {
 	in := rawPAX(t, file("f", 1), "comment="+strings.Repeat("x", 1<<20))
 	for _, f := range []func() error{
-		func() error { _, err := Align(io.Discard, bytes.NewReader(in)); return err },
+		func() error { _, err := Align(io.Discard, bytes.NewReader(in), Limits{}); return err },
 		func() error { _, err := Scan(bytes.NewReader(in)); return err },
 	} {
 		if err := f(); !errors.Is(err, tar.ErrFieldTooLong) {
@@ -295,7 +295,7 @@ func TestFolded(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var aligned bytes.Buffer
-			st, err := Align(&aligned, bytes.NewReader(tt.in))
+			st, err := Align(&aligned, bytes.NewReader(tt.in), Limits{})
 			if err != nil {
 				t.Fatalf("Align: %v", err)
 			}
@@ -380,7 +380,7 @@ func TestValidate(t *testing.T) {
 
 func TestMemberErrorText(t *testing.T) {
 	in := makeTar(t, tar.FormatPAX, file("a/../../x", 1))
-	_, err := Align(io.Discard, bytes.NewReader(in))
+	_, err := Align(io.Discard, bytes.NewReader(in), Limits{})
 	if got, want := err.Error(), `tarutil: member "a/../../x": path escapes the package`; got != want {
 		t.Errorf("error %q, want %q", got, want)
 	}
@@ -441,7 +441,7 @@ func TestClimbsAfterName(t *testing.T) {
 func TestInsecurePathDebug(t *testing.T) {
 	t.Setenv("GODEBUG", "tarinsecurepath=0")
 	in := makeTar(t, tar.FormatPAX, file("ok", 1), file("/etc/passwd", 1))
-	_, err := Align(io.Discard, bytes.NewReader(in))
+	_, err := Align(io.Discard, bytes.NewReader(in), Limits{})
 	wantRefused(t, err, "/etc/passwd", ErrUnsafePath)
 	roundTrip(t, makeTar(t, tar.FormatPAX, file("a/./b", 1), dir("./")))
 }

@@ -11,7 +11,7 @@ import (
 func aligned(tb testing.TB, in []byte) []byte {
 	tb.Helper()
 	var out bytes.Buffer
-	if _, err := Align(&out, bytes.NewReader(in)); err != nil {
+	if _, err := Align(&out, bytes.NewReader(in), Limits{}); err != nil {
 		tb.Fatal(err)
 	}
 	return out.Bytes()

@@ -58,7 +58,7 @@ type Stats struct {
 	Members []Member // as Scan would return them, with their data's digests
 }
 
-// Limits bounds what AlignLimits accepts from an archive; a zero field is no limit.
+// Limits bounds what Align accepts from an archive; a zero field is no limit.
 type Limits struct {
 	Bytes int64 // sum of regular members' sizes
 	Files int   // members that are not directories
