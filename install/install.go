@@ -437,5 +437,5 @@ func (r *Root) commitTrees(staged []*Staged) error {
 	case slices.ContainsFunc(staged, func(s *Staged) bool { return s.whole }):
 		return durable.SyncFS(dir)
 	}
-	return durable.CommitDir(dir)
+	return durable.Commit(dir)
 }

@@ -73,7 +73,7 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 	if a.Remote {
 		res.Package, res.Meta, err = repo.AddURL(ctx, dir, a.Location, a.Path, p, s)
 	} else {
-		res.Package, res.Meta, err = repo.AddSigned(ctx, dir, a.Location, p, s)
+		res.Package, res.Meta, err = repo.Add(ctx, dir, a.Location, p, s)
 	}
 	if err != nil {
 		return nil, err

@@ -39,11 +39,15 @@ const indexName = "index.json"
 // Each file is written atomically (a temporary file in dir, fsync, rename, fsync of dir),
 // the archive first, so the index never names a missing archive. The index lists
 // packages by name, then version, as indented JSON with a trailing newline. Adds, removes
-// and signs of one directory take turns (a flock of dir), Add waiting for its turn for as
-// long as it takes.
-func Add(dir, archivePath string, p Package) (Package, error) {
-	p, _, err := AddSigned(context.Background(), dir, archivePath, p, nil)
-	return p, err
+// and signs of one directory take turns (a flock of dir), Add waiting for its turn until
+// ctx is done. Given a signer, it signs the index it writes as Sign does; it returns the
+// index's Meta as written.
+func Add(ctx context.Context, dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
+	p, m, err := add(ctx, dir, archivePath, "", p, s)
+	if err != nil {
+		return Package{}, Meta{}, fmt.Errorf("repo: add %s to %s: %w", archivePath, dir, err)
+	}
+	return p, m, nil
 }
 
 // add adds p to dir's index, its archive at archivePath copied into dir, or, when

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -65,7 +66,7 @@ func TestAddCreatesIndex(t *testing.T) {
 	src := writeArchive(t, "hello-1.2.0.tar.zst", data)
 	p := Package{Name: "hello", Version: "1.2.0", Depends: []string{"libgreet>=1.0,<2"}, Bin: []string{"bin/hello"},
 		Summary: "says <hello>", InstalledSize: 40960, Files: 12, Size: 99, SHA256: "stale", Archive: "x"}
-	got, err := Add(dir, src, p)
+	got, err := addUnsigned(dir, src, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestAddVersions(t *testing.T) {
 	}
 	for _, a := range adds {
 		src := writeArchive(t, a.name+"-"+a.version+".tar", a.name+a.version)
-		if _, err := Add(dir, src, Package{Name: a.name, Version: a.version, Summary: a.summary}); err != nil {
+		if _, err := addUnsigned(dir, src, Package{Name: a.name, Version: a.version, Summary: a.summary}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -137,7 +138,7 @@ func TestAddExistingArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, src := range []string{inDir, writeArchive(t, "a-1.tar", "same")} {
-		got, err := Add(dir, src, Package{Name: "a", Version: "1"})
+		got, err := addUnsigned(dir, src, Package{Name: "a", Version: "1"})
 		if err != nil {
 			t.Fatalf("Add(%s): %v", src, err)
 		}
@@ -150,7 +151,7 @@ func TestAddExistingArchive(t *testing.T) {
 	// A replaced entry's archive keeps its name and bytes: the new one takes the next name.
 	for _, want := range []string{"a-1-2.tar", "a-1-3.tar", "a-1-2.tar"} {
 		data := map[string]string{"a-1-2.tar": "different", "a-1-3.tar": "more"}[want]
-		got, err := Add(dir, writeArchive(t, "a-1.tar", data), Package{Name: "a", Version: "1"})
+		got, err := addUnsigned(dir, writeArchive(t, "a-1.tar", data), Package{Name: "a", Version: "1"})
 		if err != nil || got.Archive != want || got.SHA256 != sum(data) {
 			t.Errorf("Add over other bytes: archive %s, sha256 %s, %v; want %s, %s", got.Archive, got.SHA256, err, want, sum(data))
 		}
@@ -177,7 +178,7 @@ func TestAddOwnNames(t *testing.T) {
 	}
 	var want []string
 	for _, a := range adds {
-		got, err := Add(dir, writeArchive(t, a.src, a.name+a.version), Package{Name: a.name, Version: a.version})
+		got, err := addUnsigned(dir, writeArchive(t, a.src, a.name+a.version), Package{Name: a.name, Version: a.version})
 		if err != nil || got.Archive != a.want {
 			t.Errorf("Add(%s as %s %s): archive %q, %v; want %q", a.src, a.name, a.version, got.Archive, err, a.want)
 		}
@@ -210,7 +211,7 @@ func TestAddRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			_, err := Add(dir, tt.src, tt.p)
+			_, err := addUnsigned(dir, tt.src, tt.p)
 			if err == nil {
 				t.Fatal("Add: no error")
 			}
@@ -226,7 +227,7 @@ func TestAddRefusesBadIndex(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "index.json"), []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Add(dir, writeArchive(t, "a-1.tar", "x"), Package{Name: "a", Version: "1"})
+	_, err := addUnsigned(dir, writeArchive(t, "a-1.tar", "x"), Package{Name: "a", Version: "1"})
 	if err == nil {
 		t.Fatal("Add: no error")
 	}
@@ -297,7 +298,7 @@ func TestAddCycle(t *testing.T) {
 // addLine adds the package "name version depends..." to dir, with an archive of its own.
 func addLine(t *testing.T, dir, line string) error {
 	f := strings.Fields(line)
-	_, err := Add(dir, writeArchive(t, f[0]+"-"+f[1]+".tar", line), Package{Name: f[0], Version: f[1], Depends: f[2:]})
+	_, err := addUnsigned(dir, writeArchive(t, f[0]+"-"+f[1]+".tar", line), Package{Name: f[0], Version: f[1], Depends: f[2:]})
 	return err
 }
 
@@ -324,7 +325,7 @@ func TestAddConcurrent(t *testing.T) {
 	for i := range n {
 		archive := writeArchive(t, fmt.Sprintf("p%02d-1.tar", i), fmt.Sprintf("data %d", i))
 		wg.Go(func() {
-			_, err := Add(dir, archive, Package{Name: fmt.Sprintf("p%02d", i), Version: "1"})
+			_, err := addUnsigned(dir, archive, Package{Name: fmt.Sprintf("p%02d", i), Version: "1"})
 			errs <- err
 		})
 	}
@@ -345,7 +346,7 @@ func TestAddConcurrent(t *testing.T) {
 func TestAddCleansBin(t *testing.T) {
 	dir := t.TempDir()
 	bin := []string{"./usr/bin/jq", "q=./usr/bin/jq"}
-	p, err := Add(dir, writeArchive(t, "jq.tar", "x"), Package{Name: "jq", Version: "1.7.1", Bin: bin})
+	p, err := addUnsigned(dir, writeArchive(t, "jq.tar", "x"), Package{Name: "jq", Version: "1.7.1", Bin: bin})
 	if want := []string{"usr/bin/jq", "q=usr/bin/jq"}; err != nil || !slices.Equal(p.Bin, want) {
 		t.Fatalf("Add: bin %q, %v; want %q", p.Bin, err, want)
 	}
@@ -355,4 +356,10 @@ func TestAddCleansBin(t *testing.T) {
 	if bin[0] != "./usr/bin/jq" {
 		t.Errorf("Add changed its argument: %q", bin)
 	}
+}
+
+// addUnsigned is Add without a signer, waiting as long as it takes.
+func addUnsigned(dir, archivePath string, p Package) (Package, error) {
+	p, _, err := Add(context.Background(), dir, archivePath, p, nil)
+	return p, err
 }

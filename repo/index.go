@@ -2,7 +2,7 @@
 // versions and requirements, and the resolution of requirements to packages.
 //
 // It does no network I/O: another package fetches an index's bytes and calls Parse.
-// Add and Remove maintain an index in a local directory, and Sign and AddSigned a signed one: the
+// Add and Remove maintain an index in a local directory, and sign it given a Signer: the
 // index's Meta (name, version, expiry) set inside the signed bytes and a detached
 // signature, made by the caller's function, next to it in index.json.sig. This package
 // neither makes nor checks signatures.

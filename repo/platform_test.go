@@ -135,12 +135,12 @@ func TestResolveRefusesOtherPlatform(t *testing.T) {
 func TestAddPlatforms(t *testing.T) {
 	dir := t.TempDir()
 	for _, platform := range []string{"linux-arm64", "linux-amd64"} {
-		_, err := Add(dir, writeArchive(t, "hello.tar.gz", "built for "+platform), Package{Name: "hello", Version: "1.0", Platform: platform})
+		_, err := addUnsigned(dir, writeArchive(t, "hello.tar.gz", "built for "+platform), Package{Name: "hello", Version: "1.0", Platform: platform})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := Add(dir, writeArchive(t, "doc.tar", "any"), Package{Name: "doc", Version: "1"}); err != nil {
+	if _, err := addUnsigned(dir, writeArchive(t, "doc.tar", "any"), Package{Name: "doc", Version: "1"}); err != nil {
 		t.Fatal(err)
 	}
 	checkDir(t, dir, "index.json", "doc-1.tar", "hello-1.0-linux-amd64.tar.gz", "hello-1.0-linux-arm64.tar.gz")
@@ -153,7 +153,7 @@ func TestAddPlatforms(t *testing.T) {
 	if ix.Format != 1 || !reflect.DeepEqual(got, want) {
 		t.Errorf("index format %d, entries %q; want format 1, %q", ix.Format, got, want)
 	}
-	if _, err := Add(dir, writeArchive(t, "x.tar", "x"), Package{Name: "x", Version: "1", Platform: "linux-x86_64"}); err == nil || !strings.Contains(err.Error(), `"linux-amd64"`) {
+	if _, err := addUnsigned(dir, writeArchive(t, "x.tar", "x"), Package{Name: "x", Version: "1", Platform: "linux-x86_64"}); err == nil || !strings.Contains(err.Error(), `"linux-amd64"`) {
 		t.Errorf("Add for linux-x86_64: %v, want an error suggesting linux-amd64", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x-1-linux-x86_64.tar")); err == nil {

@@ -72,7 +72,7 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("the index has no %s (it has %s %s)", e.Removal, e.Removal.Name, strings.Join(e.Have, ", "))
 }
 
-// Remove removes rm's entries from dir's index.json, signed by s if not nil, as AddSigned
+// Remove removes rm's entries from dir's index.json, signed by s if not nil, as Add
 // writes it, and then deletes each local archive they name that no entry left names. It
 // refuses, changing nothing, entries that a package left in the index depends on and no
 // other entry satisfies (a *NeededError), unless rm.Force; and a name or version the index

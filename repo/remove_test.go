@@ -31,7 +31,7 @@ func removeRepo(t *testing.T) string {
 		{writeArchive(t, "app-1.tar", "app 1"), Package{Name: "app", Version: "1", Depends: []string{"lib>=1"}}},
 		{writeArchive(t, "app-2.tar", "app 2"), Package{Name: "app", Version: "2", Depends: []string{"lib>=2"}}},
 	} {
-		if _, err := Add(dir, p.archive, p.p); err != nil {
+		if _, err := addUnsigned(dir, p.archive, p.p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -177,7 +177,7 @@ func TestRemoveSigned(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "main")
 	expires := time.Now().Add(time.Hour)
 	for _, v := range []string{"1", "2"} {
-		if _, _, err := AddSigned(t.Context(), dir, writeArchive(t, "a-"+v+".tar", v), Package{Name: "a", Version: v}, testSigner("", expires)); err != nil {
+		if _, _, err := Add(t.Context(), dir, writeArchive(t, "a-"+v+".tar", v), Package{Name: "a", Version: v}, testSigner("", expires)); err != nil {
 			t.Fatal(err)
 		}
 	}

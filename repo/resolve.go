@@ -76,13 +76,6 @@ type need struct {
 	lo, hi int
 }
 
-func (n need) String() string {
-	if n.by == "" {
-		return n.req.String() + " (requested)"
-	}
-	return n.req.String() + " (required by " + n.by + ")"
-}
-
 // choice is a selected package with its parsed depends and its decision's level.
 type choice struct {
 	pkg   Package

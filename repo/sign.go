@@ -16,7 +16,7 @@ import (
 // SignatureName is the file next to index.json that holds its detached signature.
 const SignatureName = indexName + ".sig"
 
-// Signer makes the index that Sign or AddSigned writes a signed one.
+// Signer makes the index that Sign or Add writes a signed one.
 type Signer struct {
 	Name    string                    // the repository's name: "" keeps the index's, else takes the directory's
 	Expires time.Time                 // when the signed index goes stale
@@ -62,18 +62,7 @@ func sign(ctx context.Context, dir string, s *Signer) (*Index, error) {
 	return ix, writeIndex(dir, ix, s)
 }
 
-// AddSigned is Add that signs the index it writes as Sign does, and also returns the
-// index's Meta as signed, and waits for its turn only until ctx is done. With a nil signer
-// it is Add.
-func AddSigned(ctx context.Context, dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
-	p, m, err := add(ctx, dir, archivePath, "", p, s)
-	if err != nil {
-		return Package{}, Meta{}, fmt.Errorf("repo: add %s to %s: %w", archivePath, dir, err)
-	}
-	return p, m, nil
-}
-
-// AddURL is AddSigned for an archive published elsewhere, at the http(s) URL archiveURL,
+// AddURL is Add for an archive published elsewhere, at the http(s) URL archiveURL,
 // of which archivePath is a download: the index records the URL as p's Archive and the
 // size and sha256 of archivePath, and dir gets no copy. An install fetches the URL and
 // checks that it still serves those bytes.

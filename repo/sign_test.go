@@ -38,7 +38,7 @@ func TestSign(t *testing.T) {
 	if _, err := Sign(t.Context(), dir, testSigner("", expires)); err == nil || !strings.Contains(err.Error(), "no index.json") {
 		t.Errorf("Sign of a directory without an index: %v", err)
 	}
-	_, m, err := AddSigned(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("", expires))
+	_, m, err := Add(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("", expires))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,11 +69,11 @@ func TestSign(t *testing.T) {
 // anything changes.
 func TestAddToSignedUnsigned(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, err := AddSigned(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("r", time.Now())); err != nil {
+	if _, _, err := Add(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("r", time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "index.json"))
-	_, err := Add(dir, writeArchive(t, "b-1.tar", "b"), Package{Name: "b", Version: "1"})
+	_, err := addUnsigned(dir, writeArchive(t, "b-1.tar", "b"), Package{Name: "b", Version: "1"})
 	if err == nil || !strings.Contains(err.Error(), "is signed") {
 		t.Errorf("unsigned Add to a signed repository: %v", err)
 	}
@@ -87,7 +87,7 @@ func TestSignBadName(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "My Repo")
 	src := writeArchive(t, "a-1.tar", "a")
 	for _, s := range []*Signer{testSigner("", time.Now()), testSigner("Bad", time.Now()), {Name: "ok", Sign: testSigner("", time.Time{}).Sign}} {
-		if _, _, err := AddSigned(t.Context(), dir, src, Package{Name: "a", Version: "1"}, s); err == nil {
+		if _, _, err := Add(t.Context(), dir, src, Package{Name: "a", Version: "1"}, s); err == nil {
 			t.Errorf("AddSigned with name %q, expires %v: no error", s.Name, s.Expires)
 		}
 	}
@@ -133,7 +133,7 @@ func FuzzParseMeta(f *testing.F) {
 // error says the repository now serves the index with the old signature, and what to run.
 func TestSignatureNotWritten(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "main")
-	if _, _, err := AddSigned(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("", time.Now().Add(time.Hour))); err != nil {
+	if _, _, err := Add(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("", time.Now().Add(time.Hour))); err != nil {
 		t.Fatal(err)
 	}
 	sig := filepath.Join(dir, SignatureName)

@@ -415,7 +415,7 @@ func addHostile(t *testing.T, base string, p repo.Package, archive []byte) {
 	if err := os.WriteFile(file, archive, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := repo.Add(filepath.Join(base, "repo"), file, p); err != nil {
+	if _, _, err := repo.Add(t.Context(), filepath.Join(base, "repo"), file, p, nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -192,7 +192,7 @@ func TestFetchSharedArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"one", "two"} {
-		if _, err := repo.Add(dir, archive, repo.Package{Name: name, Version: "1"}); err != nil {
+		if _, _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: name, Version: "1"}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

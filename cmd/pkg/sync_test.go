@@ -24,7 +24,7 @@ func addPackage(t *testing.T, dir, name, version string, depends ...string) repo
 	if err := os.WriteFile(archive, packageTar(t, name, version, 'v'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := repo.Add(dir, archive, repo.Package{Name: name, Version: version, Depends: depends, Bin: []string{"bin/" + name}})
+	p, _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: name, Version: version, Depends: depends, Bin: []string{"bin/" + name}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,13 +139,14 @@ const (
 	btrfsIocWaitSync  = 0x40089416 // _IOW(0x94, 22, __u64): wait until that transaction is on the disk
 )
 
-// Commit makes durable the trees just renamed into dir, all on its filesystem, with the
-// renames, and the data of their files once Files.Wait returned for each before the
-// renames: on XFS and ext4, by an fsync of dir, a journal force up to its last change (the
-// renames); on btrfs, by one transaction commit; elsewhere by one syncfs(2). A commit that
-// renames staged trees into place after recording its intent durably needs nothing before
-// the renames: a crash before Commit returned finds the intent and puts the old tree back,
-// and once it returned the new trees are on the disk whole.
+// Commit makes durable the trees just renamed into the directory open as f, all on its
+// filesystem, with the renames, and the data of their files once Files.Wait returned for
+// each before the renames: on XFS and ext4, by an fsync of f, a journal force up to its
+// last change (the renames); on btrfs, by one transaction commit; elsewhere by one
+// syncfs(2). A commit that renames staged trees into place after recording its intent
+// durably needs nothing before the renames: a crash before Commit returned finds the
+// intent and puts the old tree back, and once it returned the new trees are on the disk
+// whole.
 //
 // Why that is enough on each, so that the record written afterwards never describes a tree
 // that a crash could take away:
@@ -167,17 +168,7 @@ const (
 //     joins too; the commit writes every tree of that transaction and then the superblock,
 //     after a cache flush. Others' delayed allocations are not written unless the
 //     filesystem is mounted flushoncommit (which only adds to what the commit writes).
-func Commit(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return CommitDir(f)
-}
-
-// CommitDir is Commit of the directory open as f.
-func CommitDir(f *os.File) error {
+func Commit(f *os.File) error {
 	dir := f.Name()
 	switch ForFS(int(f.Fd())).kind {
 	case journal:

@@ -43,7 +43,7 @@ func TestCommit(t *testing.T) {
 			if err := os.Rename(dir, filepath.Join(into, "tree")); err != nil {
 				t.Fatal(err)
 			}
-			if err := Commit(into); err != nil {
+			if err := commitPath(into); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -61,7 +61,17 @@ func TestCommitOther(t *testing.T) {
 	if files := ForFS(int(f.Fd())); files.Tracks() {
 		t.Errorf("tmpfs: ForFS = %v, want syncAll", files.kind)
 	}
-	if err := Commit(dir); err != nil {
+	if err := commitPath(dir); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// commitPath is Commit of the directory at dir.
+func commitPath(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return Commit(f)
 }

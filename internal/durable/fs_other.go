@@ -27,11 +27,8 @@ func (Files) Start(fd int) {}
 // Wait does nothing.
 func (Files) Wait(fd int) error { return nil }
 
-// Commit fails: there is no syncfs(2) here.
-func Commit(dir string) error { return FS(dir) }
-
 // SyncFS fails: there is no syncfs(2) here.
 func SyncFS(f *os.File) error { return FS(f.Name()) }
 
-// CommitDir fails: there is no syncfs(2) here.
-func CommitDir(f *os.File) error { return FS(f.Name()) }
+// Commit fails: there is no syncfs(2) here.
+func Commit(f *os.File) error { return FS(f.Name()) }

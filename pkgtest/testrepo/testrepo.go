@@ -4,6 +4,7 @@ package testrepo
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"time"
@@ -36,5 +37,6 @@ func Publish(dir, tmp, name, version string, depends ...string) (repo.Package, e
 	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
 		return repo.Package{}, err
 	}
-	return repo.Add(dir, archive, repo.Package{Name: name, Version: version, Depends: depends, Bin: []string{"bin/" + name}})
+	p, _, err := repo.Add(context.Background(), dir, archive, repo.Package{Name: name, Version: version, Depends: depends, Bin: []string{"bin/" + name}}, nil)
+	return p, err
 }

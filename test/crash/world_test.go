@@ -65,8 +65,8 @@ func publish(t testing.TB, dir string, specs ...*spec) world {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := repo.Add(dir, archive, repo.Package{Name: s.name, Version: s.version, Depends: s.depends,
-			Bin: s.bin, Summary: "generated for crash tests", InstalledSize: st.Bytes, Files: st.Files})
+		p, _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: s.name, Version: s.version, Depends: s.depends,
+			Bin: s.bin, Summary: "generated for crash tests", InstalledSize: st.Bytes, Files: st.Files}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
