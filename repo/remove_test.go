@@ -171,7 +171,7 @@ func dirState(t *testing.T, dir string) map[string]string {
 	return state
 }
 
-// TestRemoveSigned signs the index it writes with the next version, as AddSigned does,
+// TestRemoveSigned signs the index it writes with the next version, as Add does,
 // and refuses, changing nothing, to rewrite a signed index unsigned.
 func TestRemoveSigned(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "main")

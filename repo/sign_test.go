@@ -44,10 +44,10 @@ func TestSign(t *testing.T) {
 	}
 	want := Meta{Name: "main", Version: 1, Expires: time.Date(2030, 1, 2, 2, 4, 5, 0, time.UTC)}
 	if m != want {
-		t.Errorf("AddSigned: meta %+v, want %+v", m, want)
+		t.Errorf("Add: meta %+v, want %+v", m, want)
 	}
 	if ix := checkSigned(t, dir); ix.Meta != want || len(ix.Packages) != 1 {
-		t.Errorf("index after AddSigned: %+v", ix)
+		t.Errorf("index after Add: %+v", ix)
 	}
 	ix, err := Sign(t.Context(), dir, testSigner("", expires.Add(time.Hour)))
 	if err != nil {
@@ -88,7 +88,7 @@ func TestSignBadName(t *testing.T) {
 	src := writeArchive(t, "a-1.tar", "a")
 	for _, s := range []*Signer{testSigner("", time.Now()), testSigner("Bad", time.Now()), {Name: "ok", Sign: testSigner("", time.Time{}).Sign}} {
 		if _, _, err := Add(t.Context(), dir, src, Package{Name: "a", Version: "1"}, s); err == nil {
-			t.Errorf("AddSigned with name %q, expires %v: no error", s.Name, s.Expires)
+			t.Errorf("Add with name %q, expires %v: no error", s.Name, s.Expires)
 		}
 	}
 	if _, err := os.Stat(dir); err == nil {
