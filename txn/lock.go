@@ -25,6 +25,10 @@ func LockIndex(res trust.Result) *repo.LockIndex {
 // made from a signed one.
 var ErrLockNotVerified = errors.New("txn: index not verified for a lockfile of a signed one")
 
+// ErrLockRollback refuses to lock against an index older than the one the lockfile was made
+// from.
+var ErrLockRollback = errors.New("txn: index older than the lockfile's")
+
 // CheckLockIndex refuses to resolve old's requirements, the lockfile at path, against the
 // index now (nil: not verified) if old came from a signed index of the same repository
 // that now is unverified or older: the publisher's packages would be swapped for older
@@ -36,8 +40,8 @@ func CheckLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
 		return &reasonError{fmt.Sprintf("%s was made from version %d of signed repository %s (key %s), and this index is not verified",
 			path, old.Index.Version, old.Index.Name, strings.Join(old.Index.Keys, ", ")), ErrLockNotVerified}
 	case now.Name == old.Index.Name && now.Version < old.Index.Version:
-		return fmt.Errorf("index version %d of repository %s is older than version %d, which %s was made from: a mirror or proxy is serving an old index; try again later, or another mirror (if the publisher really started over, remove %s and lock again)",
-			now.Version, now.Name, old.Index.Version, path, path)
+		return &reasonError{fmt.Sprintf("index version %d of repository %s is older than version %d, which %s was made from: a mirror or proxy is serving an old index; try again later, or another mirror (if the publisher really started over, remove %s and lock again)",
+			now.Version, now.Name, old.Index.Version, path, path), ErrLockRollback}
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func TestLock(t *testing.T) {
 		t.Errorf("Lock over a lockfile of a signed index, unverified: %v", err)
 	}
 	older := txn.LockIndex(trust.Result{Record: trust.Record{Name: "r", Version: 1}, KeyID: "k"})
-	if err := txn.CheckLockIndex(signed, older, "pkg.lock"); err == nil || !strings.Contains(err.Error(), "older than version 2") {
+	if err := txn.CheckLockIndex(signed, older, "pkg.lock"); !errors.Is(err, txn.ErrLockRollback) {
 		t.Errorf("CheckLockIndex of an older index: %v", err)
 	}
 }
