@@ -168,13 +168,23 @@ func ReadKeyFile(path string) (PrivateKey, error) {
 	return PrivateKey{}, fmt.Errorf("trust: %s is not a pkg signing key (%s<base64 of %d bytes>)", path, secretPrefix, ed25519.SeedSize)
 }
 
+// causeError is an error worded in full that wraps its cause, fs.ErrExist or
+// fs.ErrNotExist for a key file, so callers match the cause and read one sentence.
+type causeError struct {
+	msg string
+	err error
+}
+
+func (e *causeError) Error() string { return e.msg }
+func (e *causeError) Unwrap() error { return e.err }
+
 // writeNew writes data to a new file at path, mode 0600: a temporary file in the same
 // directory, synced, then linked to path, which fails if path exists.
 func writeNew(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	tmp, err := writeTemp(path, data, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("directory %s does not exist: create it first (mkdir -m 700 %s)", dir, dir)
+		return &causeError{fmt.Sprintf("directory %s does not exist: create it first (mkdir -m 700 %s)", dir, dir), err}
 	}
 	if err != nil {
 		return err
@@ -182,7 +192,7 @@ func writeNew(path string, data []byte) error {
 	defer os.Remove(tmp)
 	if err := os.Link(tmp, path); err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("%s exists: remove it first if you mean to replace that key", path)
+			return &causeError{path + " exists: remove it first if you mean to replace that key", err}
 		}
 		return err
 	}

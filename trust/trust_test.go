@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,7 +170,7 @@ func TestKeyFile(t *testing.T) {
 	if err != nil || got.Public().String() != k.Public().String() {
 		t.Errorf("ReadKeyFile: %v, %v", got.Public(), err)
 	}
-	if err := WriteKeyFile(path, newKey(t)); err == nil || !strings.Contains(err.Error(), "exists") {
+	if err := WriteKeyFile(path, newKey(t)); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("WriteKeyFile over an existing key: %v", err)
 	}
 	if again, _ := ReadKeyFile(path); again.Public().String() != k.Public().String() {
@@ -185,7 +186,7 @@ func TestKeyFile(t *testing.T) {
 		t.Error("ReadKeyFile read a public key as a signing key")
 	}
 	missing := filepath.Join(t.TempDir(), "keys")
-	if err := WriteKeyFile(filepath.Join(missing, "k"), k); err == nil || !strings.Contains(err.Error(), "directory "+missing+" does not exist") {
+	if err := WriteKeyFile(filepath.Join(missing, "k"), k); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) {
 		t.Errorf("WriteKeyFile into a missing directory: %v", err)
 	}
 }
