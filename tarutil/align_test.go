@@ -3,6 +3,7 @@ package tarutil
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -192,16 +193,19 @@ func TestAlignTruncatedAfterMeta(t *testing.T) {
 
 func TestAlignNotTar(t *testing.T) {
 	_, err := Align(io.Discard, strings.NewReader(strings.Repeat("not a tar ", 100)), Limits{})
-	if err == nil || !strings.HasPrefix(err.Error(), "tarutil: read first header: ") {
+	if !errors.Is(err, tar.ErrHeader) || !strings.HasPrefix(err.Error(), "tarutil: read first header: ") {
 		t.Errorf("error %v, want a read error", err)
 	}
 }
+
+// errDiskFull is the error of failWriter.
+var errDiskFull = errors.New("disk full")
 
 type failWriter struct{ n int }
 
 func (w *failWriter) Write(p []byte) (int, error) {
 	if w.n < len(p) {
-		return 0, fmt.Errorf("disk full")
+		return 0, errDiskFull
 	}
 	w.n -= len(p)
 	return len(p), nil
@@ -211,7 +215,7 @@ func TestAlignWriteError(t *testing.T) {
 	in := makeTar(t, tar.FormatPAX, file("a", 300000), file("b", 1))
 	for _, n := range []int{0, 100000, 305000} {
 		_, err := Align(&failWriter{n: n}, bytes.NewReader(in), Limits{})
-		if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.HasPrefix(err.Error(), "tarutil: write ") {
+		if !errors.Is(err, errDiskFull) || !strings.HasPrefix(err.Error(), "tarutil: write ") {
 			t.Errorf("writer failing after %d bytes: error %v", n, err)
 		}
 	}
