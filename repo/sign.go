@@ -36,6 +36,16 @@ func (e *UnsignedError) Error() string {
 
 func (e *UnsignedError) Unwrap() error { return e.Err }
 
+// ErrSigned refuses to write an index without a signer into a signed directory: its
+// signature would no longer match.
+var ErrSigned = errors.New("repo: repository signed, and no key to sign with")
+
+// signedError is an ErrSigned that says which directory.
+type signedError struct{ msg string }
+
+func (e *signedError) Error() string        { return e.msg }
+func (e *signedError) Is(target error) bool { return target == ErrSigned }
+
 // Sign signs dir's index.json: it sets the index's name, adds one to its version, sets its
 // expiry, and writes the index and then its signature, each atomically. It returns the
 // index as signed. It waits for the directory's lock only until ctx is done.
@@ -79,7 +89,7 @@ func AddURL(ctx context.Context, dir, archiveURL, archivePath string, p Package,
 func stamp(dir string, ix *Index, s *Signer) error {
 	if s == nil {
 		if _, err := os.Stat(filepath.Join(dir, SignatureName)); err == nil {
-			return fmt.Errorf("%s is signed: sign the new index with the repository's key, or remove %s to publish it unsigned", dir, SignatureName)
+			return &signedError{fmt.Sprintf("%s is signed: sign the new index with the repository's key, or remove %s to publish it unsigned", dir, SignatureName)}
 		}
 		return nil
 	}

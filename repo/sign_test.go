@@ -74,7 +74,7 @@ func TestAddToSignedUnsigned(t *testing.T) {
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "index.json"))
 	_, err := addUnsigned(dir, writeArchive(t, "b-1.tar", "b"), Package{Name: "b", Version: "1"})
-	if err == nil || !strings.Contains(err.Error(), "is signed") {
+	if !errors.Is(err, ErrSigned) {
 		t.Errorf("unsigned Add to a signed repository: %v", err)
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(before, after) {
