@@ -185,8 +185,8 @@ func (r *Root) checkUnmanaged(recs []db.Package, staged []*db.Package) error {
 
 // checkApply refuses a change to recs, the installed packages, installing the records
 // staged, that would leave two packages providing one command (*ClashError), or a package
-// depending on one removed, missing or at a version it does not allow (for the
-// dependencies the change touches); and the removal of a package not installed.
+// depending on one removed, missing or at a version it does not allow (ErrDependency, for
+// the dependencies the change touches); and the removal of a package not installed.
 func checkApply(recs []db.Package, staged []*db.Package, remove []string) error {
 	next := make(map[string]*db.Package, len(recs)+len(staged)) // what the root would hold
 	for i := range recs {
@@ -237,7 +237,7 @@ func checkApply(recs []db.Package, staged []*db.Package, remove []string) error 
 			if len(users) > 1 {
 				verb = "depend"
 			}
-			return fmt.Errorf("remove %s: %s %s on it (remove %s too, or first)", gone, strings.Join(versions, ", "), verb, strings.Join(users, " "))
+			return dependencyError("remove %s: %s %s on it (remove %s too, or first)", gone, strings.Join(versions, ", "), verb, strings.Join(users, " "))
 		}
 	}
 	for _, name := range names {
@@ -246,11 +246,11 @@ func checkApply(recs []db.Package, staged []*db.Package, remove []string) error 
 			switch {
 			case err != nil:
 			case incoming[req.Name] && !req.Allows(next[req.Name].Version):
-				return fmt.Errorf("install %s %s: %s %s depends on %s", req.Name, next[req.Name].Version, name, next[name].Version, req)
+				return dependencyError("install %s %s: %s %s depends on %s", req.Name, next[req.Name].Version, name, next[name].Version, req)
 			case incoming[name] && next[req.Name] == nil:
-				return fmt.Errorf("install %s %s: it depends on %s, which is not installed", name, next[name].Version, req)
+				return dependencyError("install %s %s: it depends on %s, which is not installed", name, next[name].Version, req)
 			case incoming[name] && !req.Allows(next[req.Name].Version):
-				return fmt.Errorf("install %s %s: it depends on %s, and %s %s is installed", name, next[name].Version, req, req.Name, next[req.Name].Version)
+				return dependencyError("install %s %s: it depends on %s, and %s %s is installed", name, next[name].Version, req, req.Name, next[req.Name].Version)
 			}
 		}
 	}
@@ -352,6 +352,15 @@ func (r *Root) recorded(ins []db.Intent) (done, known bool) {
 		}
 	}
 	return true, true
+}
+
+// ErrDependency is the refusal of a change that would leave an installed package without a
+// dependency at a version it allows.
+var ErrDependency = errors.New("install: dependency not met")
+
+// dependencyError is an ErrDependency worded by format and args.
+func dependencyError(format string, args ...any) error {
+	return &reasonError{fmt.Sprintf(format, args...), ErrDependency, nil}
 }
 
 // changeError names the packages of a change that failed as a whole.

@@ -25,11 +25,11 @@ func TestCheck(t *testing.T) {
 	if err := CheckChange(r.Dir(), nil, []repo.Package{clash, {Name: "c", Version: "1", Bin: []string{"tool=bin/c"}}}, nil); !errors.As(err, &ce) || !ce.Incoming {
 		t.Errorf("CheckChange of two packages with one command = %v, want a *ClashError, incoming", err)
 	}
-	if err := CheckChange(r.Dir(), installed, nil, []string{"a"}); err == nil {
-		t.Errorf("CheckChange of removing what app depends on: no error")
+	if err := CheckChange(r.Dir(), installed, nil, []string{"a"}); !errors.Is(err, ErrDependency) {
+		t.Errorf("CheckChange of removing what app depends on = %v, want ErrDependency", err)
 	}
-	if err := CheckChange(r.Dir(), installed, []repo.Package{{Name: "a", Version: "0.9", Bin: []string{"bin/tool"}}}, nil); err == nil {
-		t.Errorf("CheckChange of a version app does not allow: no error")
+	if err := CheckChange(r.Dir(), installed, []repo.Package{{Name: "a", Version: "0.9", Bin: []string{"bin/tool"}}}, nil); !errors.Is(err, ErrDependency) {
+		t.Errorf("CheckChange of a version app does not allow = %v, want ErrDependency", err)
 	}
 	lib := repo.Package{Name: "l", Version: "1", Lib: []string{"lib"}}
 	if err := CheckChange(filepath.Join(t.TempDir(), "a:b"), nil, []repo.Package{lib}, nil); err == nil {
