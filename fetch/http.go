@@ -108,6 +108,15 @@ func newClient() *http.Client {
 	return &http.Client{Transport: t, CheckRedirect: checkRedirect}
 }
 
+// ErrCleartextRedirect is the refusal of a redirect from https to http.
+var ErrCleartextRedirect = errors.New("fetch: redirect from https to cleartext")
+
+// cleartextRedirect is an ErrCleartextRedirect that says from where to where.
+type cleartextRedirect string
+
+func (e cleartextRedirect) Error() string        { return string(e) }
+func (e cleartextRedirect) Is(target error) bool { return target == ErrCleartextRedirect }
+
 // checkRedirect follows at most 10 redirects, to http(s) only, and none from https to
 // http: an unsigned repository read over TLS would be read in cleartext, and nothing would
 // vouch for its archives.
@@ -119,7 +128,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	case req.URL.Scheme != "http" && req.URL.Scheme != "https":
 		return fmt.Errorf("%s redirects to %s, which pkg does not follow (only http and https)", from, req.URL.Redacted())
 	case via[0].URL.Scheme == "https" && req.URL.Scheme != "https":
-		return fmt.Errorf("%s redirects from https to %s, which pkg refuses: the repository would be read in cleartext", from, req.URL.Redacted())
+		return cleartextRedirect(fmt.Sprintf("%s redirects from https to %s, which pkg refuses: the repository would be read in cleartext", from, req.URL.Redacted()))
 	}
 	return nil
 }

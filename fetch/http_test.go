@@ -466,7 +466,7 @@ func TestServersThatChangeTheBytes(t *testing.T) {
 	t.Cleanup(tls.Close)
 	s := quick(t, tls.URL)
 	s.client.Transport.(*http.Transport).TLSClientConfig = tls.Client().Transport.(*http.Transport).TLSClientConfig
-	if _, err := openCache(t).Index(t.Context(), s); err == nil || !strings.Contains(err.Error(), "redirects from https to "+plain.URL+"/index.json, which pkg refuses") {
+	if _, err := openCache(t).Index(t.Context(), s); !errors.Is(err, ErrCleartextRedirect) || !strings.Contains(err.Error(), plain.URL+"/index.json") {
 		t.Errorf("Index from https redirected to http: %v", err)
 	}
 }
