@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"errors"
 	"slices"
 	"testing"
 )
@@ -9,6 +10,7 @@ func TestLookup(t *testing.T) {
 	ix := testIndex("jq 1.6", "jq 1.10", "jq 1.7.1", "jq 2.0-rc1", "jq 3.0-beta", "yq 4")
 	tests := []struct {
 		req, want, err string
+		near           []string // with err "missing": the *MissingError's names it may mean
 	}{
 		{req: "jq", want: "jq 1.10"},             // releases first
 		{req: "jq>1.10", want: "jq 3.0-beta"},    // a pre-release when no release will do
@@ -18,12 +20,17 @@ func TestLookup(t *testing.T) {
 		{req: "jq@1.7.1", want: "jq 1.7.1"},
 		{req: "jq>=1.7,<1.8", want: "jq 1.7.1"},
 		{req: "jq>=4", err: `no version of "jq" satisfies jq>=4; the index has 3.0-beta, 2.0-rc1, 1.10, 1.7.1 and 1 older`},
-		{req: "zq", err: `package "zq" not found; did you mean "jq" or "yq"?`},
-		{req: "xyz", err: `package "xyz" not found`},
+		{req: "zq", err: "missing", near: []string{"jq", "yq"}},
+		{req: "xyz", err: "missing"},
 	}
 	for _, tt := range tests {
 		got, err := ix.Lookup(parseReqs(t, tt.req)[0])
+		var me *MissingError
 		switch {
+		case tt.err == "missing":
+			if !errors.As(err, &me) || me.Name != tt.req || !slices.Equal(me.Near, tt.near) {
+				t.Errorf("Lookup(%s): got error %v, want a *MissingError naming %q", tt.req, err, tt.near)
+			}
 		case tt.err != "":
 			if err == nil || err.Error() != tt.err {
 				t.Errorf("Lookup(%s): got error %v, want %q", tt.req, err, tt.err)
