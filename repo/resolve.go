@@ -453,14 +453,24 @@ func (r *resolver) note(err error) {
 	}
 }
 
+// ErrGaveUp is what the error of a resolution that stopped at its budget of version checks
+// is: requiring exact versions of the packages it names may let it finish.
+var ErrGaveUp = errors.New("repo: resolution gave up")
+
+// gaveUpError is an ErrGaveUp that says where the search was stuck.
+type gaveUpError string
+
+func (e gaveUpError) Error() string        { return string(e) }
+func (e gaveUpError) Is(target error) bool { return target == ErrGaveUp }
+
 // failure explains why solve found no selection: the first failure on the path that
 // preferred the newest versions, unless the search gave up.
 func (r *resolver) failure(reqs []Requirement) error {
 	switch {
 	case r.work > maxResolveWork && r.hard != nil && r.hard != errGaveUp:
-		return fmt.Errorf("resolving %s: gave up after %d version checks%s; first conflict: %v", joinReqs(reqs), maxResolveWork, r.busiest(), r.hard)
+		return gaveUpError(fmt.Sprintf("resolving %s: gave up after %d version checks%s; first conflict: %v", joinReqs(reqs), maxResolveWork, r.busiest(), r.hard))
 	case r.work > maxResolveWork:
-		return fmt.Errorf("resolving %s: gave up after %d version checks%s", joinReqs(reqs), maxResolveWork, r.busiest())
+		return gaveUpError(fmt.Sprintf("resolving %s: gave up after %d version checks%s", joinReqs(reqs), maxResolveWork, r.busiest()))
 	case r.hard != nil:
 		return r.hard
 	case r.soft != nil:

@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -221,7 +222,7 @@ func TestResolveRefuses(t *testing.T) {
 func TestResolveGivesUp(t *testing.T) {
 	r := resolverFor(expandIndex(pigeonholeIndex(10)).versions())
 	_, err := r.resolve(expandReqs(pigeonholeReqs(10)))
-	if err == nil || !strings.Contains(err.Error(), "gave up") || !strings.Contains(err.Error(), "backtracking over p") {
+	if !errors.Is(err, ErrGaveUp) || !strings.Contains(err.Error(), "backtracking over p") {
 		t.Fatalf("resolve: got error %v, want one that gives up, naming the packages it backtracked over", err)
 	}
 	if over := r.work - maxResolveWork; over > 10_000 { // a step past the budget at most
