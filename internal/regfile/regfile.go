@@ -46,7 +46,7 @@ func typeName(t fs.FileMode) string {
 func Open(name string, flag int) (*os.File, error) {
 	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|flag, 0)
 	if err != nil {
-		if flag&unix.O_NOFOLLOW != 0 && isLoop(err) {
+		if flag&unix.O_NOFOLLOW != 0 && errors.Is(err, unix.ELOOP) { // O_NOFOLLOW's refusal of a symlink
 			err = &fs.PathError{Op: "open", Path: name, Err: &NotRegularError{fs.ModeSymlink}}
 		}
 		return nil, err
@@ -56,11 +56,6 @@ func Open(name string, flag int) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
-}
-
-// isLoop reports whether err is O_NOFOLLOW's refusal of a symlink.
-func isLoop(err error) bool {
-	return errors.Is(err, unix.ELOOP)
 }
 
 // Check returns an *fs.PathError with a *NotRegularError if f, opened by whatever means
