@@ -169,7 +169,6 @@ const (
 //     after a cache flush. Others' delayed allocations are not written unless the
 //     filesystem is mounted flushoncommit (which only adds to what the commit writes).
 func Commit(f *os.File) error {
-	dir := f.Name()
 	switch ForFS(int(f.Fd())).kind {
 	case journal:
 		return f.Sync()
@@ -179,14 +178,11 @@ func Commit(f *os.File) error {
 			return nil
 		}
 		if !errors.Is(err, unix.ENOTTY) && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EINVAL) {
-			return &os.PathError{Op: "commit btrfs transaction", Path: dir, Err: err}
+			return &os.PathError{Op: "commit btrfs transaction", Path: f.Name(), Err: err}
 		}
 		// Refused (a seccomp filter, a kernel without these ioctls): syncfs does it too.
 	}
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return &os.PathError{Op: "syncfs", Path: dir, Err: err}
-	}
-	return nil
+	return SyncFS(f)
 }
 
 // commitBtrfs commits the running transaction of the btrfs holding fd and waits for it.
