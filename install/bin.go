@@ -189,16 +189,7 @@ func (r *Root) readBin(name string) (string, error) {
 	if !errors.Is(err, syscall.EINVAL) {
 		return "", err
 	}
-	fd, oerr := unix.Openat(r.fd[bin], name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if oerr != nil {
-		return "", err
-	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	if info, serr := f.Stat(); serr != nil || !info.Mode().IsRegular() || info.Size() > maxWrapper {
-		return "", err
-	}
-	b, rerr := io.ReadAll(io.LimitReader(f, maxWrapper))
+	b, rerr := r.readSmall(place{bin, name}, maxWrapper)
 	if rerr != nil || !bytes.HasPrefix(b, []byte(wrapperHead)) {
 		return "", err
 	}
