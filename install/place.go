@@ -99,6 +99,11 @@ func (r *Root) remove(p place) error {
 	return nil
 }
 
+// rmdir removes the directory p where it is empty.
+func (r *Root) rmdir(p place) error {
+	return r.at(p, func(fd int, base string) error { return unix.Unlinkat(fd, base, unix.AT_REMOVEDIR) })
+}
+
 // sync makes durable what was renamed or created in the directory p, unless the root's
 // options say not to.
 func (r *Root) sync(p place) error {

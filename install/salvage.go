@@ -348,8 +348,7 @@ func removeEmptyDirs(parent int, name string) {
 // it, and returns where it is.
 func (r *Root) keepTree(tree, dir place) (string, error) {
 	_, there := r.inode(dir)
-	err := r.at(dir, func(fd int, base string) error { return unix.Unlinkat(fd, base, unix.AT_REMOVEDIR) })
-	if err != nil && there { // not empty
+	if r.rmdir(dir) != nil && there { // not empty
 		dir.name += "-rest"
 	}
 	return r.pathOf(dir), r.rename(tree, dir)
@@ -405,7 +404,7 @@ func (r *Root) keepMarked() (kept []string, stuck []place) {
 			}
 			kept = append(kept, fmt.Sprintf("kept the old tree of %s, with files of yours in it, in %s", m.Name, where))
 		default:
-			r.at(dir, func(fd int, base string) error { return unix.Unlinkat(fd, base, unix.AT_REMOVEDIR) }) // empty, unless the commit's own moves had begun
+			r.rmdir(dir) // empty, unless the commit's own moves had begun
 		}
 		r.remove(place{saved, name})
 	}
