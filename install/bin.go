@@ -401,7 +401,7 @@ func (r *Root) prepareLinks(libs *libIndex, s *Staged) (made []string, err error
 // pending makes <root>/bin/.cmd.new target, a link's or a wrapper's (binWant), unless it
 // is that already, and reports whether it made one. It replaces only an entry of pkg's.
 func (r *Root) pending(cmd, target string) (bool, error) {
-	tmp := "." + cmd + ".new"
+	tmp := pendingName(cmd)
 	t, err := r.readBin(tmp)
 	switch {
 	case err == nil && t == target:
@@ -423,13 +423,16 @@ func (r *Root) dropPending(staged []*Staged, made [][]string) {
 	for i, cmds := range made {
 		for _, b := range staged[i].rec.Bin {
 			cmd := command(b)
-			tmp := "." + cmd + ".new"
+			tmp := pendingName(cmd)
 			if t, err := r.readBin(tmp); err == nil && t == staged[i].wants[cmd] && slices.Contains(cmds, cmd) {
 				unix.Unlinkat(r.fd[bin], tmp, 0)
 			}
 		}
 	}
 }
+
+// pendingName is the bin/ name of the link to cmd being prepared.
+func pendingName(cmd string) string { return "." + cmd + ".new" }
 
 // pendingLink reports whether the bin/ entry name is a link being prepared (".cmd.new").
 func pendingLink(name string) bool {
@@ -441,8 +444,9 @@ func (r *Root) link(cmd, target string) error {
 	if _, err := r.pending(cmd, target); err != nil {
 		return err
 	}
-	if err := unix.Renameat(r.fd[bin], "."+cmd+".new", r.fd[bin], cmd); err != nil {
-		return &os.LinkError{Op: "rename", Old: r.path("bin", "."+cmd+".new"), New: r.path("bin", cmd), Err: err}
+	tmp := pendingName(cmd)
+	if err := unix.Renameat(r.fd[bin], tmp, r.fd[bin], cmd); err != nil {
+		return &os.LinkError{Op: "rename", Old: r.path("bin", tmp), New: r.path("bin", cmd), Err: err}
 	}
 	return nil
 }
