@@ -159,11 +159,8 @@ const rebuilt = "db.rebuilt"
 // buildDatabase makes the database .pkg/db.rebuilt holding recs, lists, reqs and repos,
 // keeping aside (keepFile) one that a repair cut short left there.
 func (r *Root) buildDatabase(recs []*db.Package, lists [][]db.File, reqs map[string]string, repos []db.Repo) (err error) {
-	var st unix.Stat_t
-	if unix.Fstatat(r.fd[meta], rebuilt, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		if _, err := r.keepFile(rebuilt); err != nil {
-			return err
-		}
+	if _, err := r.keepFile(rebuilt); err != nil {
+		return err
 	}
 	d, err := r.openDBAt(rebuilt, db.Options{Timeout: r.o.LockTimeout, Hold: true})
 	if err != nil {
@@ -200,13 +197,9 @@ func (r *Root) replaceDatabase() (string, error) {
 	if err := r.exchangeFiles(fd, rebuilt+".sum", "db.sum"); err != nil {
 		return "", err
 	}
-	var kept string
-	var st unix.Stat_t
-	if unix.Fstatat(fd, rebuilt, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		var err error
-		if kept, err = r.keepFile(rebuilt); err != nil {
-			return "", err
-		}
+	kept, err := r.keepFile(rebuilt)
+	if err != nil {
+		return "", err
 	}
 	if err := unix.Fsync(fd); err != nil {
 		return "", &os.PathError{Op: "fsync", Path: r.path(".pkg"), Err: err}
@@ -236,16 +229,18 @@ func (r *Root) exchangeFiles(fd int, from, to string) error {
 }
 
 // keepFile moves the database name in .pkg aside, to .pkg/db.damaged-N, dropping its sum
-// file, and returns where.
+// file, and returns where; "" where there is no name.
 func (r *Root) keepFile(name string) (string, error) {
 	fd := r.fd[meta]
 	for n := 1; ; n++ {
 		kept := "db.damaged-" + strconv.Itoa(n)
 		err := unix.Renameat2(fd, name, fd, kept, unix.RENAME_NOREPLACE)
-		if errors.Is(err, unix.EEXIST) {
+		switch {
+		case errors.Is(err, unix.EEXIST):
 			continue
-		}
-		if err != nil {
+		case errors.Is(err, unix.ENOENT):
+			return "", nil
+		case err != nil:
 			return "", &os.LinkError{Op: "rename", Old: r.path(".pkg", name), New: r.path(".pkg", kept), Err: err}
 		}
 		if err := unix.Unlinkat(fd, name+".sum", 0); err != nil && !errors.Is(err, unix.ENOENT) {
