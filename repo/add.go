@@ -392,7 +392,7 @@ const lockRetry = 50 * time.Millisecond
 // removes or signs at once would otherwise each write their own next index, and one would
 // be lost. It tries without blocking, as a blocked flock(2) would not end at an interrupt.
 func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
-	f, err := os.Open(dir)
+	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0) // a FIFO at dir would block os.Open
 	if err != nil {
 		return nil, err
 	}

@@ -2,12 +2,15 @@ package repo
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // testSigner "signs" by prefixing the index with "sig of ", so tests can check what was signed.
@@ -164,5 +167,19 @@ func TestSignLastVersion(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(got, index) {
 		t.Errorf("index.json changed:\n%s", got)
+	}
+}
+
+// TestSignFIFO: a FIFO given as the repository's directory is refused, not waited on for
+// a writer.
+func TestSignFIFO(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "fifo")
+	if err := unix.Mkfifo(dir, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(5*time.Second, func() { panic("Sign of a FIFO still blocked after 5 s") })
+	defer timer.Stop()
+	if _, err := Sign(context.Background(), dir, &Signer{Sign: func([]byte) []byte { return nil }}); !errors.Is(err, unix.ENOTDIR) {
+		t.Errorf("Sign of a FIFO: %v; want ENOTDIR", err)
 	}
 }
