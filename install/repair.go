@@ -190,26 +190,26 @@ func (r *Root) buildDatabase(recs []*db.Package, lists [][]db.File, reqs map[str
 // place, never none; the sum files follow. Until they have, the new database is refused
 // as older than the old sum or unchecked as newer: never trusted against a wrong sum.
 func (r *Root) replaceDatabase() (string, error) {
-	fd := r.fd[meta]
-	if err := r.exchangeFiles(fd, rebuilt, "db"); err != nil {
+	if err := r.exchangeFiles(rebuilt, "db"); err != nil {
 		return "", err
 	}
-	if err := r.exchangeFiles(fd, rebuilt+".sum", "db.sum"); err != nil {
+	if err := r.exchangeFiles(rebuilt+".sum", "db.sum"); err != nil {
 		return "", err
 	}
 	kept, err := r.keepFile(rebuilt)
 	if err != nil {
 		return "", err
 	}
-	if err := unix.Fsync(fd); err != nil {
+	if err := unix.Fsync(r.fd[meta]); err != nil {
 		return "", &os.PathError{Op: "fsync", Path: r.path(".pkg"), Err: err}
 	}
 	return kept, nil
 }
 
-// exchangeFiles exchanges the files from and to in .pkg (fd), or renames from to to where to
-// is missing, or removes to where from is.
-func (r *Root) exchangeFiles(fd int, from, to string) error {
+// exchangeFiles exchanges the files from and to in .pkg, or renames from to to where to is
+// missing, or removes to where from is.
+func (r *Root) exchangeFiles(from, to string) error {
+	fd := r.fd[meta]
 	err := unix.Renameat2(fd, from, fd, to, unix.RENAME_EXCHANGE)
 	switch {
 	case err == nil:
