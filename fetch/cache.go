@@ -515,7 +515,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	name := filepath.Base(tmp.Name())
 	// Until the rename, a second descriptor holds the lock that tells removeTemporary the
 	// file is being written; tmp itself is closed before.
-	if lk, err := dirfd.Open(c.tmp, name, unix.O_RDONLY, 0); err == nil {
+	if lk, err := dirfd.Open(c.tmp, name, unix.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
 		defer lk.Close()
 		unix.Flock(int(lk.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	}

@@ -94,9 +94,10 @@ func dup(d *os.File) (*os.File, error) {
 	return os.NewFile(uintptr(fd), d.Name()), nil
 }
 
-// syncAt fsyncs the file name of d.
+// syncAt fsyncs the file name of d; O_NONBLOCK, so that a FIFO another user put there
+// does not block the open.
 func syncAt(d *os.File, name string) error {
-	f, err := dirfd.Open(d, name, unix.O_RDONLY, 0)
+	f, err := dirfd.Open(d, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}
