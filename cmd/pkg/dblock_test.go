@@ -24,14 +24,7 @@ func TestInterruptDatabaseWaits(t *testing.T) {
 	addPackage(t, dir, "lib", "1.0")
 	e := newEnv(t, base, dir)
 	e.ok("install", "lib")
-	lock, err := os.Open(filepath.Join(e.root, ".pkg", "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil { // as bbolt's writer does
-		t.Fatal(err)
-	}
+	lock := holdFlock(t, filepath.Join(e.root, ".pkg", "db")) // as bbolt's writer does
 	for _, args := range [][]string{
 		{"list"},
 		{"--repo", dir, "install", "lib"},
@@ -47,6 +40,21 @@ func TestInterruptDatabaseWaits(t *testing.T) {
 	if kept, _ := filepath.Glob(filepath.Join(e.root, ".pkg", "db.damaged-*")); len(kept) != 0 {
 		t.Errorf("the interrupted repair replaced the database: %v", kept)
 	}
+}
+
+// holdFlock opens path read-only and takes flock(2)'s exclusive lock on it, as another
+// process would, until the test ends or the returned file is closed.
+func holdFlock(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // interruptWaiting runs pkg with args, which must still be waiting after half a second,

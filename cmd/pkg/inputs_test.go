@@ -288,16 +288,8 @@ func TestInterruptLockWaits(t *testing.T) {
 	if err := trust.WriteKeyFile(key, k); err != nil {
 		t.Fatal(err)
 	}
-	for _, locked := range []string{dir, e.cache} {
-		lock, err := os.Open(locked)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer lock.Close()
-		if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
-			t.Fatal(err)
-		}
-	}
+	holdFlock(t, dir)
+	holdFlock(t, e.cache)
 	for _, args := range [][]string{
 		{"repo", "add", "--name", "tool", "--version", "1", dir, filepath.Join(demoRepo, "hello-1.2.0.tar.zst")},
 		{"repo", "remove", dir, "lib"},
