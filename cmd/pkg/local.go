@@ -45,28 +45,24 @@ func isLocalArchive(a string) bool {
 // (isLocalArchive), each as its entry (publish.Archive.Local) described by the flags, and
 // returns the arguments with each file replaced by its package's name.
 func localArchives(c *cli.Context, args []string) ([]string, error) {
-	var files int
-	for _, a := range args {
+	var files []int // the indexes in args of the local archive files
+	for i, a := range args {
 		if isLocalArchive(a) {
-			files++
+			files = append(files, i)
 		}
 	}
 	flags := []string{"name", "version", "depends", "bin", "lib"}
 	switch {
-	case files == 0 && slices.ContainsFunc(flags, c.IsSet):
+	case len(files) == 0 && slices.ContainsFunc(flags, c.IsSet):
 		return nil, usagef("install: --name, --version, --depends, --bin and --lib describe a local archive file, and none is given")
-	case files > 1 && (c.IsSet("name") || c.IsSet("version")):
-		return nil, usagef("install: --name and --version describe one local archive file, and %d are given", files)
-	case files > 0 && c.Bool("reinstall"):
+	case len(files) > 1 && (c.IsSet("name") || c.IsSet("version")):
+		return nil, usagef("install: --name and --version describe one local archive file, and %d are given", len(files))
+	case len(files) > 0 && c.Bool("reinstall"):
 		return nil, usagef("install --reinstall: give names of installed packages, not files")
 	}
-	out := make([]string, len(args))
-	for i, a := range args {
-		if !isLocalArchive(a) {
-			out[i] = a
-			continue
-		}
-		p, err := localArchive(c, a)
+	out := slices.Clone(args)
+	for _, i := range files {
+		p, err := localArchive(c, args[i])
 		if err != nil {
 			return nil, err
 		}
