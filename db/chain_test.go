@@ -12,9 +12,9 @@ import (
 func BenchmarkCommitMany(b *testing.B) {
 	for _, n := range []int{12500, 25000, 50000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			ps := make([]*Package, n)
+			ps := make([]*Record, n)
 			for i := range ps {
-				ps[i] = &Package{Name: fmt.Sprintf("p%x", uint32(i)*2654435761), Version: "1", Depends: []string{fmt.Sprintf("d%d", i)}}
+				ps[i] = &Record{Name: fmt.Sprintf("p%x", uint32(i)*2654435761), Version: "1", Depends: []string{fmt.Sprintf("d%d", i)}}
 			}
 			files := []File{{Path: "bin", Type: '5', Mode: 0o755}, {Path: "bin/x", Type: '0', Mode: 0o755, Size: 10}}
 			b.ReportAllocs()

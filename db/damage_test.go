@@ -20,7 +20,7 @@ func commitBig(tb testing.TB, d *DB, n int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := d.Commit([]*Package{{Name: "big", Version: "1"}}, []*FileList{l}, nil); err != nil {
+	if err := d.Commit([]*Record{{Name: "big", Version: "1"}}, []*FileList{l}, nil); err != nil {
 		tb.Fatal(err)
 	}
 }

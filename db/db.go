@@ -26,8 +26,8 @@ import (
 	"pkg/internal/durable"
 )
 
-// Package is the record of one installed package.
-type Package struct {
+// Record is the record of one installed package.
+type Record struct {
 	Name      string    `json:"name"`
 	Version   string    `json:"version"`
 	SHA256    string    `json:"sha256"` // of the published archive
@@ -459,25 +459,25 @@ func (d *DB) Check() error {
 }
 
 // Get returns the record of an installed package, or ErrNotInstalled.
-func (d *DB) Get(name string) (*Package, error) {
-	var p *Package
+func (d *DB) Get(name string) (*Record, error) {
+	var p *Record
 	err := d.view(func(tx *bolt.Tx) error {
 		v := get(tx, pkgsBucket, []byte(name))
 		if v == nil {
 			return fmt.Errorf("%w: %s", ErrNotInstalled, name)
 		}
-		p = new(Package)
+		p = new(Record)
 		return json.Unmarshal(v, p)
 	})
 	return p, err
 }
 
 // List returns every installed package, sorted by name.
-func (d *DB) List() ([]Package, error) {
-	var ps []Package
+func (d *DB) List() ([]Record, error) {
+	var ps []Record
 	err := d.view(func(tx *bolt.Tx) error {
 		return forEach(tx, pkgsBucket, func(_, v []byte) error {
-			var p Package
+			var p Record
 			if err := json.Unmarshal(v, &p); err != nil {
 				return err
 			}
@@ -491,9 +491,9 @@ func (d *DB) List() ([]Package, error) {
 // Installed returns, from one transaction, the records of the named packages, or of every
 // installed package when names is empty, sorted by name, each with its files sorted by
 // path; ErrNotInstalled for a name that has no record.
-func (d *DB) Installed(names ...string) ([]Package, [][]File, error) {
+func (d *DB) Installed(names ...string) ([]Record, [][]File, error) {
 	names = slices.Sorted(slices.Values(names))
-	var ps []Package
+	var ps []Record
 	var files [][]File
 	err := d.view(func(tx *bolt.Tx) error {
 		if len(names) == 0 {
@@ -504,7 +504,7 @@ func (d *DB) Installed(names ...string) ([]Package, [][]File, error) {
 			if v == nil || fv == nil {
 				return fmt.Errorf("%w: %s", ErrNotInstalled, name)
 			}
-			var p Package
+			var p Record
 			if err := json.Unmarshal(v, &p); err != nil {
 				return err
 			}
@@ -591,7 +591,7 @@ func (d *DB) SetIntents(ins []Intent) error {
 // Commit records packages with their files and deletes the packages named in remove, with
 // their requests (Request), and the intents of all of them, in one transaction: files[i]
 // are those of ps[i], from WriteFiles.
-func (d *DB) Commit(ps []*Package, files []*FileList, remove []string) error {
+func (d *DB) Commit(ps []*Record, files []*FileList, remove []string) error {
 	return d.CommitRequested(ps, files, remove, nil)
 }
 
@@ -601,7 +601,7 @@ func (d *DB) Commit(ps []*Package, files []*FileList, remove []string) error {
 // Keys are put in order: bbolt splits a node only at the commit, so each put into a node
 // grown by the same transaction moves the entries after it, and thousands of packages put in
 // any other order cost time in the square of their number (a 50,000-deep chain, #30).
-func (d *DB) CommitRequested(ps []*Package, files []*FileList, remove []string, requested map[string]string) error {
+func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, requested map[string]string) error {
 	order := make([]int, len(ps)) // ps by name
 	for i := range order {
 		order[i] = i

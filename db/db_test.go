@@ -33,13 +33,13 @@ func open(t testing.TB, path string) *DB {
 
 func TestCommitListFilesDelete(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
-	p := &Package{Name: "hello", Version: "1.2.0", SHA256: "ab", Depends: []string{"libgreet>=1"}, Files: 2, Size: 10,
+	p := &Record{Name: "hello", Version: "1.2.0", SHA256: "ab", Depends: []string{"libgreet>=1"}, Files: 2, Size: 10,
 		Installed: time.Unix(1700000000, 0).UTC()}
 	files := []File{{Path: "z", Type: '0', Mode: 0o644, Size: 10, SHA256: sha256.Sum256([]byte("0123456789"))}, {Path: "a", Type: '5', Mode: 0o755}}
 	if err := d.SetIntents([]Intent{{Op: "install", Name: "hello", Staging: "s", Inode: 7}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Commit([]*Package{p}, []*FileList{writeFiles(t, d, files)}, nil); err != nil {
+	if err := d.Commit([]*Record{p}, []*FileList{writeFiles(t, d, files)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := d.Get("hello")
@@ -244,16 +244,16 @@ func TestCreateFull(t *testing.T) {
 // or of all, sorted by name, and refuses a name without a record.
 func TestInstalled(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
-	var ps []*Package
+	var ps []*Record
 	var files []*FileList
 	for _, name := range []string{"zeta", "alpha", "mid"} {
-		ps = append(ps, &Package{Name: name, Version: "1", Files: 1})
+		ps = append(ps, &Record{Name: name, Version: "1", Files: 1})
 		files = append(files, writeFiles(t, d, []File{{Path: name + "/f", Type: '0', Mode: 0o644}}))
 	}
 	if err := d.Commit(ps, files, nil); err != nil {
 		t.Fatal(err)
 	}
-	names := func(ps []Package, fs [][]File) (s []string) {
+	names := func(ps []Record, fs [][]File) (s []string) {
 		for i, p := range ps {
 			s = append(s, p.Name+":"+fs[i][0].Path)
 		}
@@ -292,7 +292,7 @@ func TestNoHoles(t *testing.T) {
 	for i := range files {
 		files[i] = File{Path: strings.Repeat("x", 40) + strconv.Itoa(i), Type: '0', Mode: 0o644}
 	}
-	if err := d.Commit([]*Package{{Name: "big", Version: "1"}}, []*FileList{writeFiles(t, d, files)}, nil); err != nil {
+	if err := d.Commit([]*Record{{Name: "big", Version: "1"}}, []*FileList{writeFiles(t, d, files)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)
@@ -324,7 +324,7 @@ func TestFirstCommitsSyncs(t *testing.T) {
 		for i := range files {
 			files[i] = File{Path: fmt.Sprintf("usr/lib/big/file%05d", i), Type: '0', Mode: 0o644}
 		}
-		if err := d.Commit([]*Package{{Name: "big", Version: "1"}}, []*FileList{writeFiles(t, d, files)}, nil); err != nil {
+		if err := d.Commit([]*Record{{Name: "big", Version: "1"}}, []*FileList{writeFiles(t, d, files)}, nil); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -370,7 +370,7 @@ func BenchmarkCreate(b *testing.B) {
 		if err := d.SetIntents([]Intent{{Op: "install", Name: "big", Staging: "s", Inode: 7}}); err != nil {
 			b.Fatal(err)
 		}
-		if err := d.Commit([]*Package{{Name: "big", Version: "1"}}, []*FileList{writeFiles(b, d, files)}, nil); err != nil {
+		if err := d.Commit([]*Record{{Name: "big", Version: "1"}}, []*FileList{writeFiles(b, d, files)}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -412,7 +412,7 @@ func TestHeldReader(t *testing.T) {
 	if ps, err := d.List(); err != nil || len(ps) != 0 {
 		t.Fatalf("List: %v, %v", ps, err)
 	}
-	if err := d.Commit([]*Package{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+	if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
 		t.Fatal(err) // waits for no reader of its own
 	}
 	if ps, err := d.List(); err != nil || len(ps) != 1 {

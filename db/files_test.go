@@ -81,7 +81,7 @@ func TestFilesAhead(t *testing.T) {
 	if l.gen == 0 || len(l.held) != 0 {
 		t.Fatalf("a list of %d chunks was not written ahead: generation %d, %d chunks held", l.chunks, l.gen, len(l.held))
 	}
-	if err := d.Commit([]*Package{{Name: "big", Version: "1"}}, []*FileList{l}, nil); err != nil {
+	if err := d.Commit([]*Record{{Name: "big", Version: "1"}}, []*FileList{l}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := d.Files("big"); err != nil || !reflect.DeepEqual(got, files) {
@@ -94,7 +94,7 @@ func TestFilesAhead(t *testing.T) {
 		t.Errorf("chunks after the commit: %v; want %d of generation %d", gens, l.chunks, l.gen)
 	}
 	small := writeFiles(t, d, files[:3])
-	if err := d.Commit([]*Package{{Name: "big", Version: "2"}}, []*FileList{small}, nil); err != nil {
+	if err := d.Commit([]*Record{{Name: "big", Version: "2"}}, []*FileList{small}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if gens := chunkGens(t, path); len(gens) != 1 || gens[small.gen] != 1 {
@@ -121,7 +121,7 @@ func TestFilesNeverCommitted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	d := open(t, path)
 	kept := writeFiles(t, d, manyFiles("kept", aheadFiles))
-	if err := d.Commit([]*Package{{Name: "kept", Version: "1"}}, []*FileList{kept}, nil); err != nil {
+	if err := d.Commit([]*Record{{Name: "kept", Version: "1"}}, []*FileList{kept}, nil); err != nil {
 		t.Fatal(err)
 	}
 	lost := writeFiles(t, d, manyFiles("lost", aheadFiles))
@@ -141,7 +141,7 @@ func TestFilesNeverCommitted(t *testing.T) {
 	if gens := chunkGens(t, path); len(gens) != 1 || gens[kept.gen] != int(kept.chunks) {
 		t.Errorf("chunks after the next DB's first write: %v; want the %d of generation %d", gens, kept.chunks, kept.gen)
 	}
-	err := d.Commit([]*Package{{Name: "lost", Version: "1"}}, []*FileList{lost}, nil)
+	err := d.Commit([]*Record{{Name: "lost", Version: "1"}}, []*FileList{lost}, nil)
 	if err == nil || !strings.Contains(err.Error(), "files of lost: chunks written ahead are gone") {
 		t.Errorf("Commit of a collected list: %v", err)
 	}
@@ -223,7 +223,7 @@ func TestWriteFilesUnsorted(t *testing.T) {
 // TestEmptyFileList checks that a package without files reads back as one.
 func TestEmptyFileList(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
-	if err := d.Commit([]*Package{{Name: "empty", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+	if err := d.Commit([]*Record{{Name: "empty", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := d.Files("empty"); err != nil || len(got) != 0 {
@@ -249,7 +249,7 @@ func BenchmarkCommit(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := d.Commit([]*Package{{Name: "p", Version: "1"}}, []*FileList{l}, nil); err != nil {
+				if err := d.Commit([]*Record{{Name: "p", Version: "1"}}, []*FileList{l}, nil); err != nil {
 					b.Fatal(err)
 				}
 				if err := d.Commit(nil, nil, []string{"p"}); err != nil {

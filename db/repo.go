@@ -11,10 +11,10 @@ import (
 // reposBucket maps a repository's location to the JSON of its Repo.
 var reposBucket = []byte("repos")
 
-// Repo is the last signed index of a repository that the root accepted: a later index
+// Pin is the last signed index of a repository that the root accepted: a later index
 // of that repository may not roll it back, and must verify with a key the root trusts
 // for it, such as Keys (the root pinned the repository to them).
-type Repo struct {
+type Pin struct {
 	Location string    `json:"location"`
 	Name     string    `json:"name"`
 	Version  uint64    `json:"version"`
@@ -25,11 +25,11 @@ type Repo struct {
 }
 
 // Repos returns the records of every repository the root accepted a signed index of.
-func (d *DB) Repos() ([]Repo, error) {
-	var rs []Repo
+func (d *DB) Repos() ([]Pin, error) {
+	var rs []Pin
 	err := d.view(func(tx *bolt.Tx) error {
 		return forEach(tx, reposBucket, func(k, v []byte) error {
-			var r Repo
+			var r Pin
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("db: repository %s: %w", k, err)
 			}
@@ -41,7 +41,7 @@ func (d *DB) Repos() ([]Repo, error) {
 }
 
 // Repo returns the record of the repository at location, if the root has one.
-func (d *DB) Repo(location string) (r Repo, ok bool, err error) {
+func (d *DB) Repo(location string) (r Pin, ok bool, err error) {
 	err = d.view(func(tx *bolt.Tx) error {
 		v := get(tx, reposBucket, []byte(location))
 		if v == nil {
@@ -57,7 +57,7 @@ func (d *DB) Repo(location string) (r Repo, ok bool, err error) {
 }
 
 // PutRepo records r, replacing the record of the same location.
-func (d *DB) PutRepo(r Repo) error {
+func (d *DB) PutRepo(r Pin) error {
 	v, err := json.Marshal(r)
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ func TestRepo(t *testing.T) {
 	if _, ok, err := d.Repo(loc); ok || err != nil {
 		t.Fatalf("Repo of an empty database: %v, %v", ok, err)
 	}
-	r := Repo{Location: loc, Name: "demo", Version: 3, SHA256: "ab", KeyID: "0011223344556677",
+	r := Pin{Location: loc, Name: "demo", Version: 3, SHA256: "ab", KeyID: "0011223344556677",
 		Keys: []string{"pkg-ed25519:AAAA", "pkg-ed25519:BBBB"}, Accepted: time.Unix(1700000000, 0).UTC()}
 	for _, v := range []uint64{3, 4} {
 		r.Version = v

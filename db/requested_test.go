@@ -10,7 +10,7 @@ import (
 // the request of a package removed.
 func TestRequested(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
-	ps := []*Package{{Name: "app", Version: "1"}, {Name: "lib", Version: "1"}}
+	ps := []*Record{{Name: "app", Version: "1"}, {Name: "lib", Version: "1"}}
 	if err := d.Commit(ps, []*FileList{writeFiles(t, d, nil), writeFiles(t, d, nil)}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestRequested(t *testing.T) {
 	if err := d.Commit(nil, nil, []string{"app"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Commit([]*Package{{Name: "app", Version: "2"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+	if err := d.Commit([]*Record{{Name: "app", Version: "2"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := d.Requested(); !maps.Equal(got, map[string]string{"lib": "lib@1"}) {
@@ -41,7 +41,7 @@ func TestRequested(t *testing.T) {
 // ignoring those for packages the commit leaves uninstalled.
 func TestCommitRequested(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
-	ps := []*Package{{Name: "app", Version: "1"}, {Name: "lib", Version: "1"}}
+	ps := []*Record{{Name: "app", Version: "1"}, {Name: "lib", Version: "1"}}
 	err := d.CommitRequested(ps, []*FileList{writeFiles(t, d, nil), writeFiles(t, d, nil)}, nil,
 		map[string]string{"app": "app>=1", "gone": "gone"})
 	if err != nil {

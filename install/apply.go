@@ -49,7 +49,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err != nil {
 		return nil, err
 	}
-	incoming := make([]*db.Package, len(staged))
+	incoming := make([]*db.Record, len(staged))
 	for i, s := range staged {
 		incoming[i] = s.rec
 	}
@@ -97,7 +97,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		return nil, changeError(staged, remove, errors.Join(err, r.rollbackAll(staged, all)))
 	}
 	now := time.Now().UTC()
-	news, files := make([]*db.Package, len(staged)), make([]*db.FileList, len(staged))
+	news, files := make([]*db.Record, len(staged)), make([]*db.FileList, len(staged))
 	for i, s := range staged {
 		s.rec.Installed = now
 		news[i], files[i] = s.rec, s.files
@@ -170,7 +170,7 @@ func (r *Root) moveTrees(ctx context.Context, staged []*Staged, rins, all []db.I
 // checkUnmanaged refuses to install a package of staged where pkgs/ holds a directory of its
 // name that no record owns: it is not pkg's to replace (someone made it by hand, or copied
 // it in).
-func (r *Root) checkUnmanaged(recs []db.Package, staged []*db.Package) error {
+func (r *Root) checkUnmanaged(recs []db.Record, staged []*db.Record) error {
 	installed := named(recs)
 	for _, s := range staged {
 		if installed[s.Name] != nil {
@@ -187,8 +187,8 @@ func (r *Root) checkUnmanaged(recs []db.Package, staged []*db.Package) error {
 // staged, that would leave two packages providing one command (*ClashError), or a package
 // depending on one removed, missing or at a version it does not allow (ErrDependency, for
 // the dependencies the change touches); and the removal of a package not installed.
-func checkApply(recs []db.Package, staged []*db.Package, remove []string) error {
-	next := make(map[string]*db.Package, len(recs)+len(staged)) // what the root would hold
+func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
+	next := make(map[string]*db.Record, len(recs)+len(staged)) // what the root would hold
 	for i := range recs {
 		next[recs[i].Name] = &recs[i]
 	}
@@ -381,7 +381,7 @@ func changeError(staged []*Staged, remove []string, err error) error {
 
 // intents notes what each staged package replaces among recs, prepares its command links
 // and returns the intents of its commit, and the links it made for each package.
-func (r *Root) intents(recs []db.Package, staged []*Staged) ([]db.Intent, [][]string, error) {
+func (r *Root) intents(recs []db.Record, staged []*Staged) ([]db.Intent, [][]string, error) {
 	ins := make([]db.Intent, len(staged))
 	made := make([][]string, len(staged))
 	installed := named(recs)

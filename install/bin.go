@@ -37,7 +37,7 @@ const maxWrapper = 64 << 10 // 64 KiB
 // or not, declares library directories, a wrapper script that runs the command with them
 // on LD_LIBRARY_PATH. A symlink costs nothing at run time; the script, a shell's start
 // (about 1 ms), and it names the root by its absolute path.
-func (r *Root) binWants(libs *libIndex, p *db.Package) map[string]string {
+func (r *Root) binWants(libs *libIndex, p *db.Record) map[string]string {
 	wants := make(map[string]string, len(p.Bin))
 	if len(p.Bin) == 0 {
 		return wants
@@ -73,11 +73,11 @@ func (r *Root) namedPkgDir(pkg string) string {
 // libDirs returns the library directories of p and of the packages of libs it depends on,
 // directly or not: p's first, then each dependency's, depth first in the order of the
 // depends lists, each package once, as absolute paths.
-func (r *Root) libDirs(libs *libIndex, p *db.Package) []string {
+func (r *Root) libDirs(libs *libIndex, p *db.Record) []string {
 	var dirs []string
 	seen := make(map[string]bool)
-	var walk func(q *db.Package)
-	walk = func(q *db.Package) {
+	var walk func(q *db.Record)
+	walk = func(q *db.Record) {
 		seen[q.Name] = true
 		for _, l := range q.Lib {
 			dirs = append(dirs, filepath.Join(r.namedPkgDir(q.Name), l))
@@ -98,17 +98,17 @@ func (r *Root) libDirs(libs *libIndex, p *db.Package) []string {
 // use no library directory, directly or not: the commands of a chain of n packages cost n
 // steps, not n² (a 100,000-deep chain, #30).
 type libIndex struct {
-	all           map[string]*db.Package
+	all           map[string]*db.Record
 	with, without map[string]bool // using library directories, directly or not, or none
 }
 
-func newLibIndex(all map[string]*db.Package) *libIndex {
+func newLibIndex(all map[string]*db.Record) *libIndex {
 	return &libIndex{all: all, with: make(map[string]bool), without: make(map[string]bool)}
 }
 
 // deps returns the packages of l that p depends on, in the order of its depends list.
-func (l *libIndex) deps(p *db.Package) []*db.Package {
-	var ds []*db.Package
+func (l *libIndex) deps(p *db.Record) []*db.Record {
+	var ds []*db.Record
 	for _, d := range p.Depends {
 		if req, err := repo.ParseRequirement(d); err == nil && l.all[req.Name] != nil {
 			ds = append(ds, l.all[req.Name])
@@ -119,10 +119,10 @@ func (l *libIndex) deps(p *db.Package) []*db.Package {
 
 // none reports whether neither p nor any package it depends on, directly or not, declares
 // library directories.
-func (l *libIndex) none(p *db.Package) bool {
+func (l *libIndex) none(p *db.Record) bool {
 	busy := make(map[string]bool)
-	var walk func(q *db.Package) (none, sure bool)
-	walk = func(q *db.Package) (none, sure bool) {
+	var walk func(q *db.Record) (none, sure bool)
+	walk = func(q *db.Record) (none, sure bool) {
 		switch {
 		case l.without[q.Name]:
 			return true, true
@@ -156,8 +156,8 @@ func (l *libIndex) none(p *db.Package) bool {
 }
 
 // named indexes packages by name.
-func named(pkgs []db.Package) map[string]*db.Package {
-	all := make(map[string]*db.Package, len(pkgs))
+func named(pkgs []db.Record) map[string]*db.Record {
+	all := make(map[string]*db.Record, len(pkgs))
 	for i := range pkgs {
 		all[pkgs[i].Name] = &pkgs[i]
 	}

@@ -46,7 +46,7 @@ func (e *UnmanagedError) Error() string {
 // a dependency the change breaks, a removal of what is not installed, a package with lib
 // directories in a root whose path cannot be in LD_LIBRARY_PATH. It reads nothing, so a
 // dry run says what the change would, and a change fails before it downloads.
-func CheckChange(dir string, recs []db.Package, pkgs []repo.Package, remove []string) error {
+func CheckChange(dir string, recs []db.Record, pkgs []repo.Package, remove []string) error {
 	if err := checkApply(recs, records(pkgs), remove); err != nil {
 		return err
 	}
@@ -85,10 +85,10 @@ func (r *Root) Check(pkgs []repo.Package, remove []string) error {
 }
 
 // records returns the records of pkgs as far as the index describes them.
-func records(pkgs []repo.Package) []*db.Package {
-	recs := make([]*db.Package, len(pkgs))
+func records(pkgs []repo.Package) []*db.Record {
+	recs := make([]*db.Record, len(pkgs))
 	for i, p := range pkgs {
-		recs[i] = &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib}
+		recs[i] = &db.Record{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib}
 	}
 	return recs
 }

@@ -16,7 +16,7 @@ import (
 // cannot be in LD_LIBRARY_PATH; and changes nothing.
 func TestCheck(t *testing.T) {
 	r := openRoot(t, t.TempDir())
-	installed := []db.Package{{Name: "a", Version: "1", Bin: []string{"bin/tool"}}, {Name: "app", Version: "1", Depends: []string{"a>=1"}}}
+	installed := []db.Record{{Name: "a", Version: "1", Bin: []string{"bin/tool"}}, {Name: "app", Version: "1", Depends: []string{"a>=1"}}}
 	clash := repo.Package{Name: "b", Version: "1", Bin: []string{"tool=bin/b"}}
 	var ce *ClashError
 	if err := CheckChange(r.Dir(), installed, []repo.Package{clash}, nil); !errors.As(err, &ce) || ce.Other != "a" || ce.Incoming {

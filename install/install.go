@@ -42,7 +42,7 @@ type Result struct {
 // Staged is a package built in a staging directory and not yet visible in the root.
 type Staged struct {
 	name  string // its tree's name in staging
-	rec   *db.Package
+	rec   *db.Record
 	files *db.FileList
 	res   *Result
 	own   []string          // its commands changed by hand, to point back at commit (checkBins)
@@ -154,7 +154,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 		return nil, &os.PathError{Op: "chmod", Path: r.pathOf(tree), Err: err}
 	}
 	res.Cloned, res.Copied, res.Method, res.Fallback = st.cloned.Load(), st.copied.Load(), st.method, st.fallback
-	rec := &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
+	rec := &db.Record{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
 		Summary: p.Summary, Files: res.Files, Size: res.Bytes, Origin: p.Origin}
 	res.Elapsed = time.Since(start) // Apply sets Commit
 	return &Staged{name: tree.name, rec: rec, files: files, res: res, own: own, whole: !st.tracked}, nil

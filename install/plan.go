@@ -10,30 +10,30 @@ import (
 	"pkg/repo"
 )
 
-// Plan is what makes a root hold exactly a set of packages.
-type Plan struct {
+// Delta is what makes a root hold exactly a set of packages.
+type Delta struct {
 	Install []repo.Package // wanted and not installed as wanted, in the order wanted
 	Remove  []string       // installed and not wanted, by name
 	Keep    []string       // installed as wanted, by name
 }
 
 // Empty reports whether the root already holds the set.
-func (p *Plan) Empty() bool { return len(p.Install) == 0 && len(p.Remove) == 0 }
+func (p *Delta) Empty() bool { return len(p.Install) == 0 && len(p.Remove) == 0 }
 
 // Plan compares the installed packages with want, one package per name. A package is
 // installed as wanted when its version, archive sha256, depends and commands all match
 // and its tree is there; any other version, older or newer, is replaced, and a tree
 // deleted by hand is installed again.
-func (r *Root) Plan(want []repo.Package) (*Plan, error) {
+func (r *Root) Plan(want []repo.Package) (*Delta, error) {
 	all, err := r.db.List()
 	if err != nil {
 		return nil, err
 	}
-	have := make(map[string]db.Package, len(all))
+	have := make(map[string]db.Record, len(all))
 	for _, p := range all {
 		have[p.Name] = p
 	}
-	plan := &Plan{}
+	plan := &Delta{}
 	for _, p := range want {
 		if cur, ok := have[p.Name]; ok && same(cur, p) && r.hasTree(p.Name) {
 			plan.Keep = append(plan.Keep, p.Name)
@@ -58,7 +58,7 @@ func (r *Root) hasTree(name string) bool {
 	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR || err != nil && !errors.Is(err, unix.ENOENT)
 }
 
-func same(cur db.Package, p repo.Package) bool {
+func same(cur db.Record, p repo.Package) bool {
 	return cur.Version == p.Version && cur.SHA256 == p.SHA256 &&
 		slices.Equal(cur.Depends, p.Depends) && slices.Equal(cur.Bin, p.Bin)
 }

@@ -92,14 +92,14 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 }
 
 // match finds the record of each tree in pkgs/ among its candidates.
-func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Rebuilt) ([]*db.Package, [][]db.File, error) {
+func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Rebuilt) ([]*db.Record, [][]db.File, error) {
 	names, err := r.names(place{pkgs, ""})
 	if err != nil {
 		return nil, nil, err
 	}
 	slices.Sort(names)
 	var (
-		recs  []*db.Package
+		recs  []*db.Record
 		lists [][]db.File
 	)
 	for _, name := range names {
@@ -128,7 +128,7 @@ func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Reb
 // matchTree returns the record of the tree pkgs/name, open at fd, as the first of cands it
 // has the shape of would have made it, installed when the tree was renamed into pkgs/ (its
 // ctime).
-func matchTree(fd int, name string, cands []Candidate) (*db.Package, []db.File, bool) {
+func matchTree(fd int, name string, cands []Candidate) (*db.Record, []db.File, bool) {
 	for _, c := range cands {
 		p := c.Package
 		if p.Name != name || tarutil.Validate(c.Members) != nil {
@@ -146,7 +146,7 @@ func matchTree(fd int, name string, cands []Candidate) (*db.Package, []db.File, 
 		if unix.Fstat(fd, &st) == nil {
 			installed = time.Unix(st.Ctim.Unix())
 		}
-		return &db.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
+		return &db.Record{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
 			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin}, files, true
 	}
 	return nil, nil, false
@@ -158,7 +158,7 @@ const rebuilt = "db.rebuilt"
 
 // buildDatabase makes the database .pkg/db.rebuilt holding recs, lists, reqs and repos,
 // keeping aside (keepFile) one that a repair cut short left there.
-func (r *Root) buildDatabase(recs []*db.Package, lists [][]db.File, reqs map[string]string, repos []db.Repo) (err error) {
+func (r *Root) buildDatabase(recs []*db.Record, lists [][]db.File, reqs map[string]string, repos []db.Pin) (err error) {
 	if _, err := r.keepFile(rebuilt); err != nil {
 		return err
 	}
@@ -252,8 +252,8 @@ func (r *Root) keepFile(name string) (string, error) {
 
 // oldRecords is what Rebuild reads of the database it replaces.
 type oldRecords struct {
-	pkgs  []db.Package
-	repos []db.Repo
+	pkgs  []db.Record
+	repos []db.Pin
 	reqs  map[string]string
 }
 
@@ -299,7 +299,7 @@ func (r *Root) salvageRecords() (s *oldRecords, err error) {
 // (the old database's) names by sha256, described as that record says: a package from a
 // local archive file, which no index describes, keeps its origin, commands and
 // dependencies.
-func recorded(pkgs []db.Package, candidates func(name string) ([]Candidate, error)) func(name string) ([]Candidate, error) {
+func recorded(pkgs []db.Record, candidates func(name string) ([]Candidate, error)) func(name string) ([]Candidate, error) {
 	old := named(pkgs)
 	return func(name string) ([]Candidate, error) {
 		cs, err := candidates(name)
@@ -319,7 +319,7 @@ func recorded(pkgs []db.Package, candidates func(name string) ([]Candidate, erro
 }
 
 // unneeded returns, as asked for by name, the packages of recs no other one depends on.
-func unneeded(recs []*db.Package) map[string]string {
+func unneeded(recs []*db.Record) map[string]string {
 	needed := make(map[string]bool)
 	for _, p := range recs {
 		for _, dep := range p.Depends {

@@ -40,7 +40,7 @@ type Salvage struct {
 // rather than deleting it with the rest of staging and trash.
 type salvage struct {
 	r      *Root
-	rec    db.Package
+	rec    db.Record
 	files  map[string]*db.File // what the package installed, by path
 	paths  []string            // to keep, relative to the tree
 	whole  bool                // a part could not be read: keep the whole tree
@@ -59,7 +59,7 @@ type marker struct {
 
 // findChanges returns a salvage for each tree of recs that staged replace or remove names
 // holding something of the user's.
-func (r *Root) findChanges(recs []db.Package, staged []*Staged, remove []string) ([]*salvage, error) {
+func (r *Root) findChanges(recs []db.Record, staged []*Staged, remove []string) ([]*salvage, error) {
 	var names []string
 	for _, p := range recs {
 		if slices.ContainsFunc(staged, func(s *Staged) bool { return s.rec.Name == p.Name }) || slices.Contains(remove, p.Name) {

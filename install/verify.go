@@ -116,7 +116,7 @@ type verifier struct {
 
 // verifyTree is one installed package, open for checking.
 type verifyTree struct {
-	pkg      *db.Package
+	pkg      *db.Record
 	fd       int // the package directory
 	files    []db.File
 	recorded map[string]int // index in files by path
@@ -137,7 +137,7 @@ type verifyJob struct {
 	problems []Problem
 }
 
-func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
+func (v *verifier) add(r *Root, p *db.Record, files []db.File) error {
 	v.problems = append(v.problems, checkBinLinks(r, p, v.libs)...)
 	fd, err := r.open(place{pkgs, p.Name}, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
@@ -179,7 +179,7 @@ func (v *verifier) add(r *Root, p *db.Package, files []db.File) error {
 
 // checkBinLinks reports the commands of p whose links or wrappers in bin/ are not what
 // install made, when the root holds the packages of libs.
-func checkBinLinks(r *Root, p *db.Package, libs *libIndex) []Problem {
+func checkBinLinks(r *Root, p *db.Record, libs *libIndex) []Problem {
 	var problems []Problem
 	wants := r.binWants(libs, p)
 	for _, b := range p.Bin {
@@ -394,7 +394,7 @@ func closedDir(top int, dir string) (string, unix.Stat_t, error) {
 // change since p was installed: a write, a chmod or a new entry sets its ctime. The kernel
 // stamps ctime from its coarse clock, so a change within a tick (at most 10 ms) of the
 // commit can pass as none.
-func unchanged(f *db.File, st *unix.Stat_t, p *db.Package) bool {
+func unchanged(f *db.File, st *unix.Stat_t, p *db.Record) bool {
 	return st.Mode&unix.S_IFMT == recordedType(f.Type) && (f.Type == tar.TypeLink || st.Mode&0o7777 == uint32(f.Mode)) &&
 		st.Ctim.Nano() <= p.Installed.UnixNano()
 }

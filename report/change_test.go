@@ -14,8 +14,8 @@ import (
 
 func TestChangeText(t *testing.T) {
 	out := &txn.Outcome{
-		Removed:  []db.Package{{Name: "a", Version: "1.0"}, {Name: "b"}},
-		Unneeded: []db.Package{{Name: "c", Version: "2.0"}},
+		Removed:  []db.Record{{Name: "a", Version: "1.0"}, {Name: "b"}},
+		Unneeded: []db.Record{{Name: "c", Version: "2.0"}},
 		Unshared: errors.New("record root"),
 	}
 	want := []string{"removed a 1.0", "removed b", "c 2.0 is no longer needed by another package (tip)"}
@@ -54,7 +54,7 @@ func TestCopyText(t *testing.T) {
 func TestAppliedText(t *testing.T) {
 	out := &txn.Outcome{
 		Results:  []*install.Result{{Name: "a", Version: "2", Previous: "1", Files: 1, Bytes: 10}},
-		Removed:  []db.Package{{Name: "b", Version: "1"}},
+		Removed:  []db.Record{{Name: "b", Version: "1"}},
 		Unshared: errors.New("record root"),
 	}
 	for _, done := range []bool{true, false} {

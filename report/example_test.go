@@ -14,7 +14,7 @@ func ExampleNewWhy() {
 		{Name: "lib", Version: "1.0"},
 	}
 	neededBy, chains := repo.Why(installed, []string{"app"}, "lib")
-	report.Write(os.Stdout, report.NewWhy(&db.Package{Name: "lib", Version: "1.0"}, "", neededBy, chains))
+	report.Write(os.Stdout, report.NewWhy(&db.Record{Name: "lib", Version: "1.0"}, "", neededBy, chains))
 	// Output:
 	// {
 	//   "schema": "pkg.why/1",

@@ -92,7 +92,7 @@ func SalvageText(s install.Salvage, root string) []string {
 
 // TrustText says, a line each, the keys of sources with where each comes from, and the
 // repositories pins records the root pinned to their keys.
-func TrustText(sources []txn.KeySource, pins []db.Repo) []string {
+func TrustText(sources []txn.KeySource, pins []db.Pin) []string {
 	var lines []string
 	for _, s := range sources {
 		for _, k := range s.Keys {

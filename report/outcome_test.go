@@ -96,7 +96,7 @@ func TestTrustText(t *testing.T) {
 	bound := pub
 	bound.Repo = "demo"
 	sources := []txn.KeySource{{Name: "--trusted-key", Keys: []trust.PublicKey{pub}}, {Name: "PKG_TRUSTED_KEYS"}, {Name: "/r/.pkg/trusted-keys", Keys: []trust.PublicKey{bound}}}
-	pins := []db.Repo{{Location: "https://h/r/", Name: "demo", Version: 3, Keys: []string{pub.String()}}, {Location: "file:///x/", Name: "x", Version: 1}}
+	pins := []db.Pin{{Location: "https://h/r/", Name: "demo", Version: 3, Keys: []string{pub.String()}}, {Location: "file:///x/", Name: "x", Version: 1}}
 	want := []string{
 		"key " + pub.ID() + " for any repository: " + pub.String() + " (--trusted-key)",
 		"key " + pub.ID() + " for repository demo only: " + pub.String() + " (/r/.pkg/trusted-keys)",

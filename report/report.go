@@ -51,7 +51,7 @@ type Installed struct {
 
 // NewList is the List of recs, the installed packages, of which requested maps those the
 // user asked for to their requirements (db.DB.Requested).
-func NewList(recs []db.Package, requested map[string]string) List {
+func NewList(recs []db.Record, requested map[string]string) List {
 	l := List{Schema: ListSchema, Packages: make([]Installed, 0, len(recs))}
 	for _, p := range recs {
 		_, asked := requested[p.Name]
@@ -85,7 +85,7 @@ type Info struct {
 
 // InstalledInfo is the Info of p, installed in dir, and requested by req ("" if it was
 // installed only as a dependency), which holds it (txn.Holds) or not.
-func InstalledInfo(p *db.Package, dir, req string, held bool) Info {
+func InstalledInfo(p *db.Record, dir, req string, held bool) Info {
 	at := p.Installed.UTC()
 	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Summary: p.Summary,
 		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, Installed: true, Requested: req, Held: held, InstalledAt: &at,
@@ -117,11 +117,11 @@ type Found struct {
 
 // NewSearch is the Search of found, the packages matching query (repo.Index.Search), with
 // the versions of recs, the installed packages.
-func NewSearch(query string, found []repo.Package, recs []db.Package) Search {
+func NewSearch(query string, found []repo.Package, recs []db.Record) Search {
 	s := Search{Schema: SearchSchema, Query: query, Packages: make([]Found, 0, len(found))}
 	for _, p := range found {
 		f := Found{Name: p.Name, Version: p.Version, Summary: p.Summary}
-		if i := slices.IndexFunc(recs, func(r db.Package) bool { return r.Name == p.Name }); i >= 0 {
+		if i := slices.IndexFunc(recs, func(r db.Record) bool { return r.Name == p.Name }); i >= 0 {
 			f.Installed = recs[i].Version
 		}
 		s.Packages = append(s.Packages, f)
@@ -150,7 +150,7 @@ type File struct {
 var fileTypes = map[byte]string{'0': "file", '5': "dir", '2': "symlink", '1': "hardlink"}
 
 // NewFiles is the Files of p, whose files are files.
-func NewFiles(p *db.Package, files []db.File) Files {
+func NewFiles(p *db.Record, files []db.File) Files {
 	out := Files{Schema: FilesSchema, Name: p.Name, Version: p.Version, Files: make([]File, 0, len(files))}
 	for _, f := range files {
 		e := File{Path: f.Path, Type: fileTypes[f.Type], Mode: fmt.Sprintf("%04o", f.Mode.Perm()), Size: f.Size}
@@ -199,7 +199,7 @@ type Why struct {
 }
 
 // NewWhy is the Why of p, requested by req ("" if not), from repo.Why's result.
-func NewWhy(p *db.Package, req string, neededBy []string, chains [][]string) Why {
+func NewWhy(p *db.Record, req string, neededBy []string, chains [][]string) Why {
 	w := Why{Schema: WhySchema, Name: p.Name, Version: p.Version, Requested: req, NeededBy: neededBy, Chains: chains}
 	if w.NeededBy == nil {
 		w.NeededBy = []string{}
@@ -212,7 +212,7 @@ func NewWhy(p *db.Package, req string, neededBy []string, chains [][]string) Why
 
 // WhyOf is the Why of name, one of recs, the root's installed packages, of which
 // requested maps those the user asked for to their requirements (db.DB.Requested).
-func WhyOf(recs []db.Package, requested map[string]string, name string) Why {
+func WhyOf(recs []db.Record, requested map[string]string, name string) Why {
 	p, _ := txn.Find(recs, name)
 	neededBy, chains := repo.Why(txn.Installed(recs), slices.Collect(maps.Keys(requested)), name)
 	return NewWhy(&p, requested[name], neededBy, chains)

@@ -22,21 +22,21 @@ var at = time.Date(2026, 12, 2, 10, 0, 0, 0, time.FixedZone("x", 3600))
 // TestJSON checks each type's JSON against the example of its document, and that the
 // document names the schema the type carries.
 func TestJSON(t *testing.T) {
-	p := &db.Package{Name: "app", Version: "1.0", SHA256: "ab", Depends: []string{"lib>=1,<2"}, Bin: []string{"bin/app"},
+	p := &db.Record{Name: "app", Version: "1.0", SHA256: "ab", Depends: []string{"lib>=1,<2"}, Bin: []string{"bin/app"},
 		Installed: at, Files: 2, Size: 10}
 	tests := []struct {
 		doc  string
 		v    any
 		want string
 	}{
-		{"list", NewList([]db.Package{*p}, map[string]string{"app": "app"}),
+		{"list", NewList([]db.Record{*p}, map[string]string{"app": "app"}),
 			`{"schema":"pkg.list/1","packages":[{"name":"app","version":"1.0","requested":true,"files":2,"size":10,"installed_at":"2026-12-02T09:00:00Z"}]}`},
 		{"list", NewList(nil, nil), `{"schema":"pkg.list/1","packages":[]}`},
 		{"info", InstalledInfo(p, "/r/pkgs/app", "app>=1", true),
 			`{"schema":"pkg.info/1","name":"app","version":"1.0","depends":["lib>=1,<2"],"bin":["bin/app"],"installed":true,"requested":"app>=1","held":true,"installed_at":"2026-12-02T09:00:00Z","directory":"/r/pkgs/app","files":2,"size":10,"sha256":"ab"}`},
 		{"info", OfferedInfo(repo.Package{Name: "lib", Version: "2", Size: 99, SHA256: "cd", Summary: "a lib"}, []string{"2", "1"}),
 			`{"schema":"pkg.info/1","name":"lib","version":"2","summary":"a lib","installed":false,"files":0,"size":0,"archive_size":99,"sha256":"cd","versions":["2","1"]}`},
-		{"search", NewSearch("a", []repo.Package{{Name: "app", Version: "2"}, {Name: "bar", Version: "1", Summary: "b"}}, []db.Package{*p}),
+		{"search", NewSearch("a", []repo.Package{{Name: "app", Version: "2"}, {Name: "bar", Version: "1", Summary: "b"}}, []db.Record{*p}),
 			`{"schema":"pkg.search/1","query":"a","packages":[{"name":"app","version":"2","installed":"1.0"},{"name":"bar","version":"1","summary":"b"}]}`},
 		{"files", NewFiles(p, []db.File{{Path: "bin", Type: '5', Mode: fs.ModeDir | 0o755}, {Path: "bin/app", Type: '0', Mode: 0o755, Size: 10, SHA256: [32]byte{1}},
 			{Path: "bin/a", Type: '2', Mode: fs.ModeSymlink | 0o777, SHA256: [32]byte{2}}, {Path: "bin/h", Type: '1', Mode: 0o644, SHA256: [32]byte{1}}}),

@@ -22,7 +22,7 @@ func TrustedText(dir string, k trust.PublicKey, replaced []trust.PublicKey) stri
 // DistrustedText says what txn.Distrust did in the root at dir for the key id: a line for
 // each key removed and each repository that stays pinned to other keys; unkeyed are the
 // repositories that stay pinned to no key.
-func DistrustedText(dir, id string, removed []trust.PublicKey, unpinned []db.Repo) (lines []string, unkeyed []db.Repo) {
+func DistrustedText(dir, id string, removed []trust.PublicKey, unpinned []db.Pin) (lines []string, unkeyed []db.Pin) {
 	for _, k := range removed {
 		lines = append(lines, fmt.Sprintf("root %s no longer trusts key %s %s", dir, id, k.Scope()))
 	}

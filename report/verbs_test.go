@@ -76,9 +76,9 @@ func TestTrustChangeText(t *testing.T) {
 			t.Errorf("TrustedText(%s, %v) = %q, want %q", tt.k.Scope(), tt.replaced, got, want)
 		}
 	}
-	keyed := db.Repo{Name: "main", Location: "https://a/", Keys: []string{"0123456789abcdef"}}
-	bare := db.Repo{Name: "other", Location: "https://b/"}
-	lines, unkeyed := DistrustedText("/r", k.ID(), []trust.PublicKey{bound}, []db.Repo{bare, keyed})
+	keyed := db.Pin{Name: "main", Location: "https://a/", Keys: []string{"0123456789abcdef"}}
+	bare := db.Pin{Name: "other", Location: "https://b/"}
+	lines, unkeyed := DistrustedText("/r", k.ID(), []trust.PublicKey{bound}, []db.Pin{bare, keyed})
 	want := []string{"root /r no longer trusts key " + k.ID() + " for repository main only", "repository https://a/ (main) stays pinned" + txn.PinnedKeys(keyed)}
 	if !slices.Equal(lines, want) || len(unkeyed) != 1 || unkeyed[0].Name != "other" {
 		t.Errorf("DistrustedText = %q, %v; want %q and the repository other", lines, unkeyed, want)
@@ -87,7 +87,7 @@ func TestTrustChangeText(t *testing.T) {
 
 // TestVerbDocuments: why, repo list and run's note are built from the records as given.
 func TestVerbDocuments(t *testing.T) {
-	recs := []db.Package{
+	recs := []db.Record{
 		{Name: "app", Version: "1", Depends: []string{"lib"}},
 		{Name: "lib", Version: "2", Depends: []string{"zlib"}},
 		{Name: "zlib", Version: "3"},

@@ -12,7 +12,7 @@ import (
 
 // VerifyOf is the Verify of checking the packages named among recs (all of them without
 // names), which found ps.
-func VerifyOf(recs []db.Package, names []string, ps []install.Problem) Verify {
+func VerifyOf(recs []db.Record, names []string, ps []install.Problem) Verify {
 	pkgs, files := 0, 0
 	for _, p := range recs {
 		if len(names) == 0 || slices.Contains(names, p.Name) {

@@ -10,7 +10,7 @@ import (
 )
 
 func TestVerifyOf(t *testing.T) {
-	recs := []db.Package{{Name: "a", Files: 2}, {Name: "b", Files: 3}}
+	recs := []db.Record{{Name: "a", Files: 2}, {Name: "b", Files: 3}}
 	if got := VerifyOf(recs, nil, nil).Text(); got != "verified 2 packages, 5 files" {
 		t.Errorf("VerifyOf all: %q", got)
 	}

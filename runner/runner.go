@@ -41,7 +41,7 @@ import (
 
 // Request is a command to run: the package's, from a root holding it and With.
 type Request struct {
-	Repos   []Repo // the repositories, in the order names resolve from them
+	Repos   []RepoRef // the repositories, in the order names resolve from them
 	Package repo.Requirement
 	With    []repo.Requirement
 	Command string // the command's name in bin/; "" picks the package's (Pick)
@@ -55,8 +55,8 @@ type Request struct {
 	Lock string
 }
 
-// Repo is a repository a request resolves from.
-type Repo struct {
+// RepoRef is a repository a request resolves from.
+type RepoRef struct {
 	Name, Location string
 	Keys           []string // trusted for it alone
 }
@@ -112,7 +112,7 @@ func (r *Run) open(runs *os.File, set string) error {
 // before ix was read: the memo it writes is good while that holds. A request refused
 // before anything is fetched (a package or a command that is not there) makes nothing; a
 // root whose making fails is left with no database, as a first install leaves one.
-func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Index, req Request, w Watched, o install.Options) (*Run, error) {
+func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Catalog, req Request, w Watched, o install.Options) (*Run, error) {
 	reqs := req.requirements()
 	pkgs, lock, err := resolve(ix, req.Lock, reqs)
 	if err != nil {
@@ -161,7 +161,7 @@ func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Index, req Request, w Wat
 
 // resolve returns the packages of reqs, from the lockfile at lockPath (then also returned)
 // or else resolved against ix.
-func resolve(ix *txn.Index, lockPath string, reqs []repo.Requirement) ([]repo.Package, *repo.Lock, error) {
+func resolve(ix *txn.Catalog, lockPath string, reqs []repo.Requirement) ([]repo.Package, *repo.Lock, error) {
 	if lockPath == "" {
 		pkgs, err := ix.Resolve(reqs)
 		if err != nil {
@@ -179,13 +179,13 @@ func resolve(ix *txn.Index, lockPath string, reqs []repo.Requirement) ([]repo.Pa
 
 // planner returns the plan of the run root at dir: reqs installed from ix, or, with a
 // lock, the root synced to it.
-func planner(dir string, ix *txn.Index, lock *repo.Lock, reqs []repo.Requirement, f *txn.Fetcher) func(*install.Root, []db.Package) (*txn.Plan, error) {
+func planner(dir string, ix *txn.Catalog, lock *repo.Lock, reqs []repo.Requirement, f *txn.Fetcher) func(*install.Root, []db.Record) (*txn.Plan, error) {
 	if lock == nil {
-		return func(_ *install.Root, recs []db.Package) (*txn.Plan, error) {
+		return func(_ *install.Root, recs []db.Record) (*txn.Plan, error) {
 			return txn.InstallPlan(dir, ix, recs, reqs, nil, f.Cache)
 		}
 	}
-	return func(root *install.Root, _ []db.Package) (*txn.Plan, error) {
+	return func(root *install.Root, _ []db.Record) (*txn.Plan, error) {
 		p, _, err := txn.SyncPlan(root, lock, false, f.Cache)
 		if err == nil {
 			err = p.Relocate(lock, ix.Sources())
@@ -196,8 +196,8 @@ func planner(dir string, ix *txn.Index, lock *repo.Lock, reqs []repo.Requirement
 
 // repair returns the plan of installing again, into the run root at dir, the package of
 // pkgs that has the command cmd.
-func repair(dir string, ix *txn.Index, pkgs []repo.Package, cmd string, f *txn.Fetcher) func(*install.Root, []db.Package) (*txn.Plan, error) {
-	return func(_ *install.Root, recs []db.Package) (*txn.Plan, error) {
+func repair(dir string, ix *txn.Catalog, pkgs []repo.Package, cmd string, f *txn.Fetcher) func(*install.Root, []db.Record) (*txn.Plan, error) {
+	return func(_ *install.Root, recs []db.Record) (*txn.Plan, error) {
 		i := slices.IndexFunc(pkgs, func(p repo.Package) bool { return slices.Contains(commands(p), cmd) })
 		if i < 0 {
 			return nil, fmt.Errorf("run: no package of the run has the command %s", cmd)
@@ -207,7 +207,7 @@ func repair(dir string, ix *txn.Index, pkgs []repo.Package, cmd string, f *txn.F
 }
 
 // expires returns the earliest expiry of ix's signed indexes, zero if none expires.
-func expires(ix *txn.Index) time.Time {
+func expires(ix *txn.Catalog) time.Time {
 	var first time.Time
 	for _, r := range ix.Repos() {
 		if e := r.Trust.Expires; !e.IsZero() && (first.IsZero() || e.Before(first)) {
@@ -251,7 +251,7 @@ func fromLock(path string, reqs []repo.Requirement) (*repo.Lock, error) {
 
 // makeRoot makes the run root at dir hold what plan, given the root and its records,
 // installs, and returns what that did, nil if nothing.
-func makeRoot(ctx context.Context, f *txn.Fetcher, dir string, makePlan func(*install.Root, []db.Package) (*txn.Plan, error), o install.Options) (*txn.Outcome, error) {
+func makeRoot(ctx context.Context, f *txn.Fetcher, dir string, makePlan func(*install.Root, []db.Record) (*txn.Plan, error), o install.Options) (*txn.Outcome, error) {
 	root, err := install.Open(ctx, dir, o)
 	if err != nil {
 		return nil, err

@@ -74,7 +74,7 @@ func newWorld(t *testing.T) *world {
 func (w *world) make(location, name string) *Run {
 	w.t.Helper()
 	ctx := context.Background()
-	req := Request{Repos: []Repo{{Location: location}}, Package: repo.Requirement{Name: name}, Root: w.userDir}
+	req := Request{Repos: []RepoRef{{Location: location}}, Package: repo.Requirement{Name: name}, Root: w.userDir}
 	watched := Watch(w.cacheDir, req)
 	cache, err := fetch.OpenCache(context.Background(), w.cacheDir)
 	if err != nil {
@@ -100,7 +100,7 @@ func (w *world) make(location, name string) *Run {
 
 // reuse reports where the warm path of a run of name would run it from, "" for nowhere.
 func (w *world) reuse(location, name string, offline bool) string {
-	r, ok := Reuse(context.Background(), w.cacheDir, Request{Repos: []Repo{{Location: location}}, Package: repo.Requirement{Name: name}, Root: w.userDir}, offline)
+	r, ok := Reuse(context.Background(), w.cacheDir, Request{Repos: []RepoRef{{Location: location}}, Package: repo.Requirement{Name: name}, Root: w.userDir}, offline)
 	if !ok {
 		return ""
 	}
@@ -202,7 +202,7 @@ func source(t *testing.T, location string) *fetch.Source {
 // they are now.
 func (w *world) rememberAs(location string, r *Run) {
 	w.t.Helper()
-	req := Request{Repos: []Repo{{Location: location}}, Package: repo.Requirement{Name: r.Package.Name}, Root: w.userDir}
+	req := Request{Repos: []RepoRef{{Location: location}}, Package: repo.Requirement{Name: r.Package.Name}, Root: w.userDir}
 	runs, err := fetch.OpenRunDir(w.cacheDir)
 	if err != nil {
 		w.t.Fatal(err)

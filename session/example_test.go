@@ -40,8 +40,8 @@ func ExampleSession_Change() {
 	}, obs)
 	defer s.Close()
 
-	recs := func(d *db.DB) ([]db.Package, error) { recs, _, err := txn.ReadInstalled(d); return recs, err }
-	plan := func(root string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
+	recs := func(d *db.DB) ([]db.Record, error) { recs, _, err := txn.ReadInstalled(d); return recs, err }
+	plan := func(root string, ix *txn.Catalog, recs []db.Record, cache *fetch.Cache) (*txn.Plan, error) {
 		return txn.InstallPlan(root, ix, recs, []repo.Requirement{{Name: "hello"}}, nil, cache)
 	}
 	show := func(p *txn.Plan, _ *fetch.Cache) error { return nil } // for a dry run

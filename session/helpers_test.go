@@ -107,7 +107,7 @@ func installIn(s *session.Session, reqs ...string) error {
 		rs = append(rs, req)
 	}
 	return s.Change(context.Background(), (*db.DB).List,
-		func(root string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
+		func(root string, ix *txn.Catalog, recs []db.Record, cache *fetch.Cache) (*txn.Plan, error) {
 			return txn.InstallPlan(root, ix, recs, rs, nil, cache)
 		}, nil,
 		func(r *install.Root, p *txn.Plan, f *txn.Fetcher) error {

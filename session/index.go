@@ -23,14 +23,14 @@ import (
 // them as one (txn.Merge) and a fetcher of their packages. For a dry run (dry), it changes nothing in
 // the cache: it keeps no copy of the index read, and reads a cache that does not exist
 // yet as an empty one.
-func (s *Session) OpenFetcher(ctx context.Context, dry bool) (*txn.Fetcher, *txn.Index, error) {
+func (s *Session) OpenFetcher(ctx context.Context, dry bool) (*txn.Fetcher, *txn.Catalog, error) {
 	return s.openFetcher(ctx, dry, false)
 }
 
 // openFetcher is OpenFetcher, which, for a change (local), returns a nil index where no
 // repository is in effect but there are local archive files, given or installed: Change
 // adds their repositories (withLocal).
-func (s *Session) openFetcher(ctx context.Context, dry, local bool) (*txn.Fetcher, *txn.Index, error) {
+func (s *Session) openFetcher(ctx context.Context, dry, local bool) (*txn.Fetcher, *txn.Catalog, error) {
 	rs, err := s.Repositories()
 	if err == nil && len(rs) == 0 && !(local && (len(s.Local) > 0 || s.localInstalled())) {
 		err = s.noRepo()
@@ -57,8 +57,8 @@ func (s *Session) openFetcher(ctx context.Context, dry, local bool) (*txn.Fetche
 // readIndexes reads the indexes of rs as the root at root ("" for none) lets it
 // (txn.ReadIndex), telling the observer what there is to say of each, and merges them;
 // nil for no repository.
-func (s *Session) readIndexes(ctx context.Context, cache *fetch.Cache, rs []config.Repo, root string) (*txn.Index, error) {
-	var ixs []*txn.Index
+func (s *Session) readIndexes(ctx context.Context, cache *fetch.Cache, rs []config.Repo, root string) (*txn.Catalog, error) {
+	var ixs []*txn.Catalog
 	for _, r := range rs {
 		_, o, err := s.RepoSource(r)
 		if err != nil {
@@ -108,7 +108,7 @@ func (s *Session) NewFetcher(src *fetch.Source, cache *fetch.Cache) *txn.Fetcher
 
 // OpenRootFor takes the root's lock for a change whose index ix was read without it, and
 // returns the root, and f and ix, or those of the index read again if ix is stale.
-func (s *Session) OpenRootFor(ctx context.Context, f *txn.Fetcher, ix *txn.Index) (*install.Root, *txn.Fetcher, *txn.Index, error) {
+func (s *Session) OpenRootFor(ctx context.Context, f *txn.Fetcher, ix *txn.Catalog) (*install.Root, *txn.Fetcher, *txn.Catalog, error) {
 	root, err := s.OpenRoot(ctx)
 	if err != nil || ix == nil {
 		return root, f, ix, err
@@ -127,12 +127,12 @@ func (s *Session) OpenRootFor(ctx context.Context, f *txn.Fetcher, ix *txn.Index
 
 // Change is the flow of a change: read the indexes, read the root's records (recs; again
 // under the root's lock, as another command may have changed them), add the repositories
-// of local archive files, given and installed (txn.Index.WithLocal), make the plan. A
+// of local archive files, given and installed (txn.Catalog.WithLocal), make the plan. A
 // dry run checks the plan as the change would (CheckPlan) and calls show with it, having
 // read the root without its lock; else Change calls do with the root, held, the plan and
 // the fetcher, and closes the root, abandoning it if the change failed.
-func (s *Session) Change(ctx context.Context, recs func(d *db.DB) ([]db.Package, error),
-	plan func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error),
+func (s *Session) Change(ctx context.Context, recs func(d *db.DB) ([]db.Record, error),
+	plan func(dir string, ix *txn.Catalog, recs []db.Record, cache *fetch.Cache) (*txn.Plan, error),
 	show func(p *txn.Plan, cache *fetch.Cache) error,
 	do func(root *install.Root, p *txn.Plan, f *txn.Fetcher) error) (err error) {
 	f, ix, err := s.openFetcher(ctx, s.DryRun, true) // the root's accepted index bounds a rollback
@@ -140,7 +140,7 @@ func (s *Session) Change(ctx context.Context, recs func(d *db.DB) ([]db.Package,
 		return err
 	}
 	if s.DryRun {
-		var rs []db.Package
+		var rs []db.Record
 		if err := s.PeekRoot(func(d *db.DB) (err error) { rs, err = recs(d); return err }); err != nil {
 			return err
 		}
@@ -194,15 +194,15 @@ func (s *Session) CheckPlan(p *txn.Plan) error {
 func (s *Session) localInstalled() (found bool) {
 	s.PeekRoot(func(d *db.DB) error {
 		ps, err := d.List()
-		found = slices.ContainsFunc(ps, func(p db.Package) bool { return p.Origin != "" })
+		found = slices.ContainsFunc(ps, func(p db.Record) bool { return p.Origin != "" })
 		return err
 	})
 	return found
 }
 
 // withLocal returns ix with the repositories of the local archive files given (Local) and
-// of those the root's records rs hold (txn.Index.WithLocal), and makes f fetch from them.
-func (s *Session) withLocal(f *txn.Fetcher, ix *txn.Index, rs []db.Package) (*txn.Index, error) {
+// of those the root's records rs hold (txn.Catalog.WithLocal), and makes f fetch from them.
+func (s *Session) withLocal(f *txn.Fetcher, ix *txn.Catalog, rs []db.Record) (*txn.Catalog, error) {
 	ix, err := ix.WithLocal(s.Local, rs)
 	switch {
 	case err != nil:
@@ -254,8 +254,8 @@ func (s *Session) LockSources(l *repo.Lock) (map[string]*fetch.Source, map[strin
 // Forgotten is what Forget forgot of a repository.
 type Forgotten struct {
 	URL    string
-	InRoot bool      // there is a root, and it was looked in
-	Gone   []db.Repo // the root's records forgotten
+	InRoot bool     // there is a root, and it was looked in
+	Gone   []db.Pin // the root's records forgotten
 }
 
 // Forget forgets the signed index of the repository in effect named name (the first for
@@ -292,7 +292,7 @@ func (s *Session) Forget(ctx context.Context, name string) (*Forgotten, error) {
 
 // tellTrust tells the observer of an index the cache could not keep, and, once per root
 // until that changes (Tell), of one not verified, or verified but expired.
-func (s *Session) tellTrust(ix *txn.Index) {
+func (s *Session) tellTrust(ix *txn.Catalog) {
 	if ix.NotKept != nil {
 		s.obs.NotKept(ix.NotKept)
 	}

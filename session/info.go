@@ -20,7 +20,7 @@ import (
 // repository is in effect, it is a *txn.NotInstalledError, or one wrapping
 // install.ErrNoRoot where nothing was ever installed.
 func (s *Session) Info(ctx context.Context, name string) (info report.Info, offered bool, err error) {
-	var recs []db.Package
+	var recs []db.Record
 	var requested map[string]string
 	err = s.ViewRoot(func(d *db.DB) (err error) { recs, requested, err = txn.ReadInstalled(d); return err })
 	noRoot := errors.Is(err, install.ErrNoRoot)

@@ -15,7 +15,7 @@ import (
 // Installed returns the root's installed packages and the requirements of those the user
 // asked for (txn.ReadInstalled), read without waiting for a command changing the root
 // (ViewRoot); none where there is no root, and the observer hears so.
-func (s *Session) Installed() (recs []db.Package, requested map[string]string, err error) {
+func (s *Session) Installed() (recs []db.Record, requested map[string]string, err error) {
 	err = s.ViewRoot(func(d *db.DB) (err error) {
 		recs, requested, err = txn.ReadInstalled(d)
 		return err
@@ -42,8 +42,8 @@ func (s *Session) InstalledNames() (names []string) {
 
 // Outdated returns how many packages are installed and those of them the indexes in
 // effect have newer versions of (repo.Index.Outdated), with the holds of the requests; a
-// package from a local archive file is held, as an upgrade holds it (txn.Index.WithLocal),
-// and listed with its file where a repository has a newer version (txn.Index.LocalNewer).
+// package from a local archive file is held, as an upgrade holds it (txn.Catalog.WithLocal),
+// and listed with its file where a repository has a newer version (txn.Catalog.LocalNewer).
 func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outdated, err error) {
 	recs, requested, err := s.Installed()
 	if err != nil {

@@ -25,7 +25,7 @@ func (s *Session) Repair(ctx context.Context) (*install.Rebuilt, error) {
 	var offered *repo.Index
 	rs, err := s.Repositories()
 	if err == nil && len(rs) > 0 {
-		var ix *txn.Index
+		var ix *txn.Catalog
 		if ix, err = s.readIndexes(ctx, cache, rs, ""); err == nil && ix != nil {
 			offered = ix.Index
 		}

@@ -32,7 +32,7 @@ type Options struct {
 	Root, Cache string
 	Repos       []config.Repo   // the repositories given, ahead of the configured ones (config.Use)
 	Keys        []txn.KeySource // the trusted keys given; the root's trusted-keys file is added
-	Local       []repo.Package  // local archive files a change installs, each as its entry, Origin set (txn.Index.WithLocal)
+	Local       []repo.Package  // local archive files a change installs, each as its entry, Origin set (txn.Catalog.WithLocal)
 	Invalid     Invalid         // mistakes in what was given, each returned by the calls that need it
 	NoRepo      error           // returned where a repository is needed and none is in effect (ErrNoRepo if nil)
 
@@ -143,7 +143,7 @@ func free(rs []config.Repo, was, name string) string {
 // indexName returns the name of r, in effect among rs, once its index ix is read: the
 // name the index gives itself, where pkg named r after its location; a *RepoNameError
 // where the user named r otherwise.
-func indexName(rs []config.Repo, r config.Repo, ix *txn.Index) (string, error) {
+func indexName(rs []config.Repo, r config.Repo, ix *txn.Catalog) (string, error) {
 	switch n := ix.Meta.Name; {
 	case n == "" || n == r.Name || r.Naming == config.ByLock:
 		return r.Name, nil

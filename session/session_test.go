@@ -240,11 +240,11 @@ func TestDryRun(t *testing.T) {
 	s, obs := newSession(t, session.Options{Repos: []config.Repo{{Name: "r", URLs: []string{dir}}}, DryRun: true}, "")
 	var shown *txn.Plan
 	err := s.Change(context.Background(),
-		func(d *db.DB) ([]db.Package, error) {
+		func(d *db.DB) ([]db.Record, error) {
 			t.Error("read the records of a root that does not exist")
 			return nil, nil
 		},
-		func(root string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
+		func(root string, ix *txn.Catalog, recs []db.Record, cache *fetch.Cache) (*txn.Plan, error) {
 			return txn.InstallPlan(root, ix, recs, nil, nil, cache)
 		},
 		func(p *txn.Plan, _ *fetch.Cache) error { shown = p; return nil },

@@ -30,7 +30,7 @@ func (s *Session) Trust(ctx context.Context, k trust.PublicKey) (dir string, rep
 // installed (RootExists), and from the pins of its repositories (txn.Distrust), under the
 // root's lock; it returns the root's directory, the keys removed and the repositories
 // unpinned.
-func (s *Session) Distrust(ctx context.Context, id string) (dir string, removed []trust.PublicKey, unpinned []db.Repo, err error) {
+func (s *Session) Distrust(ctx context.Context, id string) (dir string, removed []trust.PublicKey, unpinned []db.Pin, err error) {
 	if err := s.RootExists(); err != nil {
 		return "", nil, nil, err
 	}

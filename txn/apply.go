@@ -14,8 +14,8 @@ import (
 // Outcome is what Apply did.
 type Outcome struct {
 	Results []*install.Result // of the packages installed, in the plan's order
-	Removed []db.Package      // the records of the packages removed, as they were
-	Before  []db.Package      // the root's records before the change
+	Removed []db.Record       // the records of the packages removed, as they were
+	Before  []db.Record       // the root's records before the change
 	Origins map[string]string // the local archive file of each package installed from one, by name
 	Again   bool              // the packages were installed again as they were
 	// Commands are the packages kept across the change whose commands changed, and
@@ -23,7 +23,7 @@ type Outcome struct {
 	// user did not ask for (nothing removes them by itself: the user may have asked for
 	// them before).
 	Commands []CommandChange
-	Unneeded []db.Package
+	Unneeded []db.Record
 	// Unshared says the cache could not record the root as one it serves, so that a prune
 	// from another root may remove what this one installed from; Unsettled that entries
 	// were left unsynced, which costs a full check at their first use after a reboot.
@@ -138,7 +138,7 @@ func (p *Plan) Check(root *install.Root) error {
 
 // changed returns the command changes of the packages kept from before to after, and the
 // packages no longer needed by another that are not wanted.
-func changed(before, after []db.Package, wanted func(string) bool) (cmds []CommandChange, unneeded []db.Package) {
+func changed(before, after []db.Record, wanted func(string) bool) (cmds []CommandChange, unneeded []db.Record) {
 	for _, p := range after {
 		old, ok := find(before, p.Name)
 		if !ok || slices.Equal(old.Bin, p.Bin) {
@@ -170,7 +170,7 @@ func commandNames(a, b []string) []string {
 }
 
 // dependedOn returns the names that a package of pkgs depends on.
-func dependedOn(pkgs []db.Package) map[string]bool {
+func dependedOn(pkgs []db.Record) map[string]bool {
 	on := make(map[string]bool)
 	for _, p := range pkgs {
 		for _, d := range p.Depends {

@@ -44,7 +44,7 @@ func newWorld(t testing.TB) *world {
 }
 
 // index reads the repository's index for the root at dir.
-func (w *world) index(dir string) *txn.Index {
+func (w *world) index(dir string) *txn.Catalog {
 	w.t.Helper()
 	ix, err := txn.ReadIndex(context.Background(), w.cache, dir, install.Options{}, w.repo, fetch.Options{})
 	if err != nil {

@@ -18,7 +18,7 @@ func TestUpgradeHold(t *testing.T) {
 	addPackage(t, w.repo, "semver", "7.6.0")
 	addPackage(t, w.repo, "semver", "7.7.1")
 	ix := w.index(t.TempDir())
-	before := []db.Package{{Name: "semver", Version: old.Version, SHA256: old.SHA256}}
+	before := []db.Record{{Name: "semver", Version: old.Version, SHA256: old.SHA256}}
 	requested := map[string]string{"semver": "semver=7.5.4"}
 
 	p, err := txn.UpgradePlan("/r", ix, before, nil, requested, nil)

@@ -16,7 +16,7 @@ import (
 // name installed from a file stays as installed, held, until a requirement pins it to a
 // repository ("main/tool") or the package is removed. Each is named by its file's path,
 // which no configured repository's name can be, and read from the file's directory.
-func (ix *Index) WithLocal(given []repo.Package, recs []db.Package) (*Index, error) {
+func (ix *Catalog) WithLocal(given []repo.Package, recs []db.Record) (*Catalog, error) {
 	pkgs := slices.Clone(given)
 	for _, r := range Installed(recs) {
 		if r.Origin != "" && !slices.ContainsFunc(given, func(p repo.Package) bool { return p.Name == r.Name }) {
@@ -30,7 +30,7 @@ func (ix *Index) WithLocal(given []repo.Package, recs []db.Package) (*Index, err
 	if len(pkgs) == 0 {
 		return ix, nil
 	}
-	var ixs []*Index
+	var ixs []*Catalog
 	for _, p := range pkgs {
 		one, err := repo.NewIndex(p)
 		if err != nil {
@@ -40,7 +40,7 @@ func (ix *Index) WithLocal(given []repo.Package, recs []db.Package) (*Index, err
 		if err != nil {
 			return nil, err
 		}
-		ixs = append(ixs, &Index{Index: one, Name: p.Origin, Source: src, origin: p.Origin})
+		ixs = append(ixs, &Catalog{Index: one, Name: p.Origin, Source: src, origin: p.Origin})
 	}
 	if ix != nil {
 		ixs = append(ixs, ix.Repos()...)
@@ -52,7 +52,7 @@ func (ix *Index) WithLocal(given []repo.Package, recs []db.Package) (*Index, err
 // that a repository of ix has a newer version of, each with Allowed its version, Newest
 // that repository's newest and Origin the file: what WithLocal keeps them from. The
 // repository is the first of ix that offers the name, as a name resolves.
-func (ix *Index) LocalNewer(recs []db.Package) []repo.Outdated {
+func (ix *Catalog) LocalNewer(recs []db.Record) []repo.Outdated {
 	if ix == nil {
 		return nil
 	}
@@ -78,7 +78,7 @@ func (ix *Index) LocalNewer(recs []db.Package) []repo.Outdated {
 // rebuilt returns installed without the packages that a local archive file of ix offers
 // at the version installed but as another archive, a rebuild given again (WithLocal): the
 // file is what was asked for, so the resolver takes it in their place.
-func (ix *Index) rebuilt(installed []repo.Package) []repo.Package {
+func (ix *Catalog) rebuilt(installed []repo.Package) []repo.Package {
 	return slices.DeleteFunc(slices.Clone(installed), func(p repo.Package) bool {
 		for _, r := range ix.Repos() {
 			if r.origin != "" && slices.ContainsFunc(r.Packages, func(q repo.Package) bool {

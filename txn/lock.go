@@ -151,7 +151,7 @@ func (e *reasonError) Is(target error) bool { return target == e.is }
 // CheckFrozen refuses the lockfile l at path unless ix, the repository's index now, is no
 // older than the one l was made from (CheckLockIndex) and still resolves l's requirements
 // to its packages.
-func CheckFrozen(l *repo.Lock, ix *Index, path string) error {
+func CheckFrozen(l *repo.Lock, ix *Catalog, path string) error {
 	if err := CheckLockIndexes(l, &repo.Lock{Repo: ix.Source.URL(), Index: LockIndex(ix.Trust), Repos: ix.lockRepos()}, path); err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func (e *OutdatedError) Unwrap() error { return e.Err }
 // lockfile at path, or nil) with one from an older or unverified index of old's signed
 // repository (CheckLockIndex). Requirements the index cannot meet come back as an
 // *UnresolvedError.
-func Lock(old *repo.Lock, ix *Index, reqs []repo.Requirement, path string, platforms []string) (*repo.Lock, error) {
+func Lock(old *repo.Lock, ix *Catalog, reqs []repo.Requirement, path string, platforms []string) (*repo.Lock, error) {
 	switch {
 	case len(platforms) > 0:
 	case old != nil && len(old.Platforms) > 0:
@@ -222,7 +222,7 @@ func Lock(old *repo.Lock, ix *Index, reqs []repo.Requirement, path string, platf
 }
 
 // lockRepos is what a lockfile records of the repositories of ix: nothing for one.
-func (ix *Index) lockRepos() []repo.LockRepo {
+func (ix *Catalog) lockRepos() []repo.LockRepo {
 	if ix.repos == nil {
 		return nil
 	}

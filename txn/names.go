@@ -49,12 +49,12 @@ func CheckNames(op string, names []string) error {
 
 // NeedInstalled returns the error of op for the first of names that installed lacks (a
 // *NotInstalledError) or cannot name an installed package (CheckNames); nil for none.
-func NeedInstalled(op string, names []string, installed []db.Package) error {
+func NeedInstalled(op string, names []string, installed []db.Record) error {
 	if err := CheckNames(op, names); err != nil {
 		return err
 	}
 	for _, n := range names {
-		if !slices.ContainsFunc(installed, func(p db.Package) bool { return p.Name == n }) {
+		if !slices.ContainsFunc(installed, func(p db.Record) bool { return p.Name == n }) {
 			return NotInstalled(op, n, installed)
 		}
 	}
@@ -62,7 +62,7 @@ func NeedInstalled(op string, names []string, installed []db.Package) error {
 }
 
 // NotInstalled returns the error of op for name, which installed lacks.
-func NotInstalled(op, name string, installed []db.Package) *NotInstalledError {
+func NotInstalled(op, name string, installed []db.Record) *NotInstalledError {
 	names := make([]string, len(installed))
 	for i, p := range installed {
 		names[i] = p.Name

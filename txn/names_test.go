@@ -8,7 +8,7 @@ import (
 )
 
 func TestNeedInstalled(t *testing.T) {
-	installed := []db.Package{{Name: "hello"}, {Name: "lib"}}
+	installed := []db.Record{{Name: "hello"}, {Name: "lib"}}
 	tests := []struct {
 		names []string
 		want  string // the error, "" for none

@@ -57,7 +57,7 @@ type Plan struct {
 	install []repo.Package
 	remove  []string
 	indexes []trust.Result // accepted into the root before anything of them is installed
-	before  []db.Package   // the root's records the plan was made from
+	before  []db.Record    // the root's records the plan was made from
 	again   bool           // a reinstall
 	locked  bool           // from a lockfile: its sha256s, not the index's
 	why     func(name string) string
@@ -141,21 +141,21 @@ func (p *Plan) fill(cache *fetch.Cache) *Plan {
 	return p
 }
 
-func find(recs []db.Package, name string) (db.Package, bool) {
-	if i := slices.IndexFunc(recs, func(p db.Package) bool { return p.Name == name }); i >= 0 {
+func find(recs []db.Record, name string) (db.Record, bool) {
+	if i := slices.IndexFunc(recs, func(p db.Record) bool { return p.Name == name }); i >= 0 {
 		return recs[i], true
 	}
-	return db.Package{}, false
+	return db.Record{}, false
 }
 
 // installed reports whether recs hold p as resolved.
-func installed(recs []db.Package, p repo.Package) bool {
+func installed(recs []db.Record, p repo.Package) bool {
 	r, ok := find(recs, p.Name)
 	return ok && r.Version == p.Version && r.SHA256 == p.SHA256
 }
 
 // Installed returns the records as the index entries the resolver takes.
-func Installed(recs []db.Package) []repo.Package {
+func Installed(recs []db.Record) []repo.Package {
 	ps := make([]repo.Package, len(recs))
 	for i, r := range recs {
 		ps[i] = repo.Package{Name: r.Name, Version: r.Version, SHA256: r.SHA256, Depends: r.Depends, Bin: r.Bin, Lib: r.Lib, Summary: r.Summary, Origin: r.Origin}
@@ -198,7 +198,7 @@ func names(reqs []repo.Requirement) []string {
 // name stays within its hold (Holds of requested, db.Requested); one a local archive file
 // of ix offers at its version but as another archive is replaced by it (a rebuild). The
 // cache, if not nil, tells what is downloaded.
-func InstallPlan(root string, ix *Index, before []db.Package, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
+func InstallPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
 	pkgs, err := ix.ResolveInstalled(ix.rebuilt(Installed(before)), reqs, Holds(before, requested, nil)...)
 	if err != nil {
 		return nil, ix.About(err)
@@ -216,7 +216,7 @@ func InstallPlan(root string, ix *Index, before []db.Package, reqs []repo.Requir
 
 // ReinstallPlan is the plan of installing again the installed packages named: the same
 // version and archive, as the index has them, so that nothing changes but their files.
-func ReinstallPlan(root string, ix *Index, before []db.Package, names []string, cache *fetch.Cache) (*Plan, error) {
+func ReinstallPlan(root string, ix *Catalog, before []db.Record, names []string, cache *fetch.Cache) (*Plan, error) {
 	p := &Plan{Root: root, indexes: ix.results(), before: before, again: true, why: reasons(nil, names, "")}
 	for _, name := range names {
 		if slices.ContainsFunc(p.install, func(q repo.Package) bool { return q.Name == name }) {
@@ -260,7 +260,7 @@ func (e *RepublishedError) Error() string {
 // with a constraint is the package's hold from now on; one without that names a package
 // its hold keeps below the newest version is refused (*HeldError). A package from a local
 // archive file that the plan does not move is in Held where a repository has a newer version.
-func UpgradePlan(root string, ix *Index, before []db.Package, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
+func UpgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
 	cur, names := Installed(before), names(reqs)
 	in, err := ix.For(pinned(requested))
 	if err != nil {
@@ -302,13 +302,13 @@ func UpgradePlan(root string, ix *Index, before []db.Package, reqs []repo.Requir
 }
 
 // RemovePlan is the plan of removing the installed packages named.
-func RemovePlan(root string, before []db.Package, names []string) *Plan {
+func RemovePlan(root string, before []db.Record, names []string) *Plan {
 	return (&Plan{Root: root, before: before, remove: names, why: reasons(nil, names, "")}).fill(nil)
 }
 
 // UnneededPlan is the plan of removing the installed packages named, which Unneeded found
 // no package asked for needs: each is in it as "no longer needed", not as requested.
-func UnneededPlan(root string, before []db.Package, names []string) *Plan {
+func UnneededPlan(root string, before []db.Record, names []string) *Plan {
 	why := func(string) string { return "no longer needed" }
 	return (&Plan{Root: root, before: before, remove: names, why: why}).fill(nil)
 }
@@ -321,7 +321,7 @@ func SyncPlan(root *install.Root, l *repo.Lock, keepExtra bool, cache *fetch.Cac
 	if err != nil {
 		return nil, nil, err
 	}
-	ip, dir, before := &install.Plan{Install: want}, "", []db.Package(nil)
+	ip, dir, before := &install.Delta{Install: want}, "", []db.Record(nil)
 	if root != nil {
 		if ip, err = root.Plan(want); err != nil {
 			return nil, nil, err
@@ -366,7 +366,7 @@ func (p *Plan) Relocate(l *repo.Lock, sources map[string]*fetch.Source) error {
 
 // Unneeded returns the records of the database d and the names of the packages that no
 // package asked for needs, directly or through others.
-func Unneeded(d *db.DB) ([]db.Package, []string, error) {
+func Unneeded(d *db.DB) ([]db.Record, []string, error) {
 	recs, err := d.List()
 	if err != nil {
 		return nil, nil, err

@@ -14,7 +14,7 @@ import (
 // highest priority first, as one: its repo.Index is their merge (repo.Merge), each
 // package knowing its repository, and its Source, Trust, Pin and NotKept are the first's.
 // Of one, it returns that one.
-func Merge(ixs []*Index) (*Index, error) {
+func Merge(ixs []*Catalog) (*Catalog, error) {
 	if len(ixs) == 1 {
 		return ixs[0], nil
 	}
@@ -33,16 +33,16 @@ func Merge(ixs []*Index) (*Index, error) {
 
 // Repos returns the indexes ix is made of, highest priority first: ix alone, unless
 // Merge made it of several.
-func (ix *Index) Repos() []*Index {
+func (ix *Catalog) Repos() []*Catalog {
 	if ix.repos == nil {
-		return []*Index{ix}
+		return []*Catalog{ix}
 	}
 	return ix.repos
 }
 
 // Sources returns the source of each repository of ix, by name: what a Fetcher fetches
 // each package from (Package.Repo).
-func (ix *Index) Sources() map[string]*fetch.Source {
+func (ix *Catalog) Sources() map[string]*fetch.Source {
 	m := make(map[string]*fetch.Source)
 	for _, r := range ix.Repos() {
 		m[r.Name] = r.Source
@@ -55,7 +55,7 @@ func (ix *Index) Sources() map[string]*fetch.Source {
 
 // For returns the index to resolve reqs in: ix's, with the names reqs pin to a
 // repository ("team/jq") taken from that repository (repo.Merge).
-func (ix *Index) For(reqs []repo.Requirement) (*repo.Index, error) {
+func (ix *Catalog) For(reqs []repo.Requirement) (*repo.Index, error) {
 	pins, err := repo.Pins(reqs)
 	if err != nil || pins == nil {
 		return ix.Index, err
@@ -79,7 +79,7 @@ func (ix *Index) For(reqs []repo.Requirement) (*repo.Index, error) {
 }
 
 // Resolve is repo.Index.Resolve in ix.For(reqs).
-func (ix *Index) Resolve(reqs []repo.Requirement) ([]repo.Package, error) {
+func (ix *Catalog) Resolve(reqs []repo.Requirement) ([]repo.Package, error) {
 	in, err := ix.For(reqs)
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func (ix *Index) Resolve(reqs []repo.Requirement) ([]repo.Package, error) {
 }
 
 // ResolveInstalled is repo.Index.ResolveInstalled in ix.For(reqs).
-func (ix *Index) ResolveInstalled(installed []repo.Package, reqs []repo.Requirement, holds ...repo.Requirement) ([]repo.Package, error) {
+func (ix *Catalog) ResolveInstalled(installed []repo.Package, reqs []repo.Requirement, holds ...repo.Requirement) ([]repo.Package, error) {
 	in, err := ix.For(reqs)
 	if err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func (ix *Index) ResolveInstalled(installed []repo.Package, reqs []repo.Requirem
 // urls names the repositories of ix, for messages, or says there is none, and apart
 // from them the local archive files whose indexes WithLocal added: their directories are
 // no repository.
-func (ix *Index) urls() string {
+func (ix *Catalog) urls() string {
 	var files, urls []string
 	for _, r := range ix.Repos() {
 		if r.origin != "" {
@@ -127,7 +127,7 @@ func named(one, many string, list []string) string {
 }
 
 // stale reports whether the root's record of any repository of ix changed since it was read.
-func (ix *Index) stale(root *install.Root) (bool, error) {
+func (ix *Catalog) stale(root *install.Root) (bool, error) {
 	for _, r := range ix.Repos() {
 		if stale, err := r.staleOne(root); err != nil || stale {
 			return stale, err
@@ -137,12 +137,12 @@ func (ix *Index) stale(root *install.Root) (bool, error) {
 }
 
 // About names the repositories in err, an error resolving requirements against ix.
-func (ix *Index) About(err error) error {
+func (ix *Catalog) About(err error) error {
 	return fmt.Errorf("%w (%s)", err, ix.urls())
 }
 
 // results returns how the index of each repository of ix passed the trust policy.
-func (ix *Index) results() []trust.Result {
+func (ix *Catalog) results() []trust.Result {
 	var rs []trust.Result
 	for _, r := range ix.Repos() {
 		rs = append(rs, r.Trust)

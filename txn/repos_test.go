@@ -65,20 +65,20 @@ func (r *twoRepos) sign(t *testing.T) {
 }
 
 // index reads both repositories for the root at dir, team trusting the key, and merges them.
-func (r *twoRepos) index(t *testing.T, dir string) *txn.Index {
+func (r *twoRepos) index(t *testing.T, dir string) *txn.Catalog {
 	t.Helper()
 	return r.read(t, r.w.cache, dir, "team", "main")
 }
 
 // read reads the repositories named, in that order, through cache for the root at dir,
 // team trusting the key, and merges them.
-func (r *twoRepos) read(t *testing.T, cache *fetch.Cache, dir string, names ...string) *txn.Index {
+func (r *twoRepos) read(t *testing.T, cache *fetch.Cache, dir string, names ...string) *txn.Catalog {
 	t.Helper()
 	repos := map[string]struct {
 		url   string
 		trust trust.Policy
 	}{"team": {r.team, trust.Policy{Keys: []trust.PublicKey{r.key.Public()}}}, "main": {r.main, trust.Policy{}}}
-	var ixs []*txn.Index
+	var ixs []*txn.Catalog
 	for _, name := range names {
 		s := repos[name]
 		ix, err := txn.ReadIndex(context.Background(), cache, dir, install.Options{}, s.url, fetch.Options{Trust: s.trust})
@@ -96,7 +96,7 @@ func (r *twoRepos) read(t *testing.T, cache *fetch.Cache, dir string, names ...s
 }
 
 // fetcher fetches each package of ix from its own repository into cache.
-func fetcher(ix *txn.Index, cache *fetch.Cache) *txn.Fetcher {
+func fetcher(ix *txn.Catalog, cache *fetch.Cache) *txn.Fetcher {
 	f := &txn.Fetcher{Source: ix.Source, Sources: ix.Sources(), Jobs: 2}
 	f.UseCache(cache, 0)
 	return f
@@ -244,7 +244,7 @@ func TestLockReposRefuses(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		what string
-		ix   *txn.Index
+		ix   *txn.Catalog
 		reqs []repo.Requirement
 		want error
 	}{

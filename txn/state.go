@@ -26,7 +26,7 @@ func Requirements(requested map[string]string) []repo.Requirement {
 // request of given, requirements named on the command line, taking the place of the
 // recorded one where it has a constraint. A hold keeps its package within it on an
 // upgrade (repo.Index.Upgrade), as apt-mark hold or brew pin do.
-func Holds(recs []db.Package, requested map[string]string, given []repo.Requirement) []repo.Requirement {
+func Holds(recs []db.Record, requested map[string]string, given []repo.Requirement) []repo.Requirement {
 	var holds []repo.Requirement
 	for _, r := range given { // two on one name are one, as install records them
 		if i := slices.IndexFunc(holds, func(h repo.Requirement) bool { return h.Name == r.Name }); i >= 0 {
@@ -57,7 +57,7 @@ func (e *NotOfferedError) Error() string {
 
 // Offered returns name's package in ix at the version a new install takes, or a
 // *NotOfferedError where ix has no package of that name and installed lacks it.
-func Offered(ix *Index, name string, installed []db.Package) (repo.Package, error) {
+func Offered(ix *Catalog, name string, installed []db.Record) (repo.Package, error) {
 	p, err := ix.Lookup(repo.Requirement{Name: name})
 	if len(ix.Versions(name)) == 0 {
 		var names []string
@@ -73,7 +73,7 @@ func Offered(ix *Index, name string, installed []db.Package) (repo.Package, erro
 
 // ReadInstalled returns d's installed packages and the requirements of those the user
 // asked for (db.DB.Requested).
-func ReadInstalled(d *db.DB) (recs []db.Package, requested map[string]string, err error) {
+func ReadInstalled(d *db.DB) (recs []db.Record, requested map[string]string, err error) {
 	if recs, err = d.List(); err == nil {
 		requested, err = d.Requested()
 	}
@@ -81,4 +81,4 @@ func ReadInstalled(d *db.DB) (recs []db.Package, requested map[string]string, er
 }
 
 // Find returns the record of name among recs, the records of a root's installed packages.
-func Find(recs []db.Package, name string) (db.Package, bool) { return find(recs, name) }
+func Find(recs []db.Record, name string) (db.Record, bool) { return find(recs, name) }

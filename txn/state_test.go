@@ -20,7 +20,7 @@ func TestOffered(t *testing.T) {
 	if p, err := txn.Offered(ix, "hello", nil); err != nil || p.Version != "1.1" {
 		t.Errorf("Offered(hello) = %s, %v; want 1.1", p.Version, err)
 	}
-	_, err := txn.Offered(ix, "jello", []db.Package{{Name: "jelly"}})
+	_, err := txn.Offered(ix, "jello", []db.Record{{Name: "jelly"}})
 	var ne *txn.NotOfferedError
 	if !errors.As(err, &ne) || ne.Name != "jello" || ne.Close != `; did you mean "hello" or "jelly"?` {
 		t.Errorf("Offered(jello) = %v", err)
@@ -53,7 +53,7 @@ func TestReadInstalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	var recs []db.Package
+	var recs []db.Record
 	var requested map[string]string
 	err = install.View(dir, install.Options{}, nil, func(d *db.DB) (err error) {
 		recs, requested, err = txn.ReadInstalled(d)

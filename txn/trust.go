@@ -17,20 +17,20 @@ import (
 	"pkg/trust"
 )
 
-// Index is a repository's index as read for a root, with how it passed the trust policy;
+// Catalog is a repository's index as read for a root, with how it passed the trust policy;
 // or, made by Merge, the indexes of several as one.
-type Index struct {
+type Catalog struct {
 	*repo.Index
 	Name   string // the repository's name, as the configuration or the command line gives it
 	Source *fetch.Source
 	Trust  trust.Result
-	Pin    *db.Repo // the root's record of the repository when the index was read, or nil
+	Pin    *db.Pin // the root's record of the repository when the index was read, or nil
 	// NotKept, a *fetch.NotKeptError, says the index passed but the cache could not keep a
 	// copy of it: offline, an older one serves, or none.
 	NotKept error
 
-	repos  []*Index // of several, each, highest priority first (Merge); nil for one
-	origin string   // the local archive file whose one package this index offers (WithLocal)
+	repos  []*Catalog // of several, each, highest priority first (Merge); nil for one
+	origin string     // the local archive file whose one package this index offers (WithLocal)
 }
 
 // ErrNotVerified refuses an unverified index of a repository a root accepted signed before.
@@ -46,7 +46,7 @@ var ErrNotVerified = errors.New("txn: index of a pinned repository not verified"
 // lock after, and Accept checks the index against the records again then. Without a
 // root, the cache's last verified copy of the index bounds the next one likewise
 // (fetch.PinnedError).
-func ReadIndex(ctx context.Context, cache *fetch.Cache, dir string, ro install.Options, location string, o fetch.Options) (*Index, error) {
+func ReadIndex(ctx context.Context, cache *fetch.Cache, dir string, ro install.Options, location string, o fetch.Options) (*Catalog, error) {
 	recs, err := records(dir, ro)
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func ReadIndex(ctx context.Context, cache *fetch.Cache, dir string, ro install.O
 			return nil, err
 		}
 	}
-	ix := &Index{Source: src, Pin: pin}
+	ix := &Catalog{Source: src, Pin: pin}
 	ix.Index, ix.Trust, err = cache.VerifiedIndex(ctx, src, known...)
 	if nk := (*fetch.NotKeptError)(nil); errors.As(err, &nk) {
 		ix.NotKept, err = err, nil
@@ -88,7 +88,7 @@ func ReadIndex(ctx context.Context, cache *fetch.Cache, dir string, ro install.O
 
 // Pin returns the root's record of the repository at url, or nil where there is none (or
 // no root), reading the root without its lock.
-func Pin(dir string, o install.Options, url string) (*db.Repo, error) {
+func Pin(dir string, o install.Options, url string) (*db.Pin, error) {
 	recs, err := records(dir, o)
 	if err != nil {
 		return nil, err
@@ -98,11 +98,11 @@ func Pin(dir string, o install.Options, url string) (*db.Repo, error) {
 
 // records returns the root's records of repositories, none where there is no root or dir
 // is "" (for a repair, which rebuilds them), reading the root without its lock.
-func records(dir string, o install.Options) ([]db.Repo, error) {
+func records(dir string, o install.Options) ([]db.Pin, error) {
 	if dir == "" {
 		return nil, nil
 	}
-	var all []db.Repo
+	var all []db.Pin
 	err := install.View(dir, o, nil, func(d *db.DB) (err error) {
 		all, err = d.Repos()
 		return err
@@ -114,7 +114,7 @@ func records(dir string, o install.Options) ([]db.Repo, error) {
 }
 
 // recordAt returns the record of the repository at location among recs, or nil.
-func recordAt(recs []db.Repo, location string) *db.Repo {
+func recordAt(recs []db.Pin, location string) *db.Pin {
 	for i := range recs {
 		if recs[i].Location == location {
 			return &recs[i]
@@ -125,7 +125,7 @@ func recordAt(recs []db.Repo, location string) *db.Repo {
 
 // PinPolicy returns p trusting also, for pin's repository only, the keys the root pinned it
 // to, and requiring a signature even when no key is left for it.
-func PinPolicy(p trust.Policy, pin db.Repo) (trust.Policy, error) {
+func PinPolicy(p trust.Policy, pin db.Pin) (trust.Policy, error) {
 	for _, s := range pin.Keys {
 		k, err := trust.ParsePublicKey(s)
 		if err != nil {
@@ -142,7 +142,7 @@ func PinPolicy(p trust.Policy, pin db.Repo) (trust.Policy, error) {
 // with or without keys given, the index must verify with a key trusted for it.
 type PinnedError struct {
 	Root string
-	Pin  db.Repo
+	Pin  db.Pin
 	Err  error // a *trust.Error
 }
 
@@ -154,7 +154,7 @@ func (e *PinnedError) Error() string {
 func (e *PinnedError) Unwrap() error { return e.Err }
 
 // PinnedKeys says which keys pin pinned its repository to, " to key ID", or "" for none.
-func PinnedKeys(pin db.Repo) string {
+func PinnedKeys(pin db.Pin) string {
 	var ids []string
 	for _, s := range pin.Keys {
 		if k, err := trust.ParsePublicKey(s); err == nil {
@@ -173,9 +173,9 @@ func PinnedKeys(pin db.Repo) string {
 // Stale reports whether the root's record of a repository of ix changed since ix was read,
 // as when another command accepted a newer index while this one waited for the root: the
 // index must then be read again, or Accept would refuse it as a rollback.
-func (ix *Index) Stale(root *install.Root) (bool, error) { return ix.stale(root) }
+func (ix *Catalog) Stale(root *install.Root) (bool, error) { return ix.stale(root) }
 
-func (ix *Index) staleOne(root *install.Root) (bool, error) {
+func (ix *Catalog) staleOne(root *install.Root) (bool, error) {
 	now, ok, err := root.DB().Repo(ix.Source.URL())
 	switch {
 	case err != nil:
@@ -202,14 +202,14 @@ func Accept(root *install.Root, res trust.Result) error {
 	if err != nil || keys == nil {
 		return err
 	}
-	return d.PutRepo(db.Repo{Location: res.Location, Name: res.Name, Version: res.Version,
+	return d.PutRepo(db.Pin{Location: res.Location, Name: res.Name, Version: res.Version,
 		SHA256: res.SHA256, KeyID: res.KeyID, Keys: keys, Accepted: time.Now().UTC()})
 }
 
 // admits refuses, as Accept does, the index res describes where the root's records recs
 // forbid it; else it returns the keys to record it with, or nil when there is nothing to
 // record.
-func admits(recs []db.Repo, res trust.Result) ([]string, error) {
+func admits(recs []db.Pin, res trust.Result) ([]string, error) {
 	prev := recordAt(recs, res.Location)
 	if !res.Verified() {
 		if prev != nil {
@@ -243,19 +243,19 @@ func admits(recs []db.Repo, res trust.Result) ([]string, error) {
 	return keys, nil
 }
 
-func record(r db.Repo) trust.Record {
+func record(r db.Pin) trust.Record {
 	return trust.Record{Location: r.Location, Name: r.Name, Version: r.Version, SHA256: r.SHA256}
 }
 
 // sameRepo reports whether r records the repository name signed by one of keyIDs.
-func sameRepo(r db.Repo, name string, keyIDs ...string) bool {
+func sameRepo(r db.Pin, name string, keyIDs ...string) bool {
 	return r.Name == name && slices.Contains(keyIDs, r.KeyID)
 }
 
 // Forget deletes the root's record of the repository at location and, since a record of
 // the same repository elsewhere (a mirror) bounds it too, those signed by its key or a key
 // p trusts for it; it returns what it deleted.
-func Forget(root *install.Root, location string, p trust.Policy) ([]db.Repo, error) {
+func Forget(root *install.Root, location string, p trust.Policy) ([]db.Pin, error) {
 	d := root.DB()
 	r, ok, err := d.Repo(location)
 	if err != nil || !ok {
@@ -265,7 +265,7 @@ func Forget(root *install.Root, location string, p trust.Policy) ([]db.Repo, err
 	if err != nil {
 		return nil, err
 	}
-	var gone []db.Repo
+	var gone []db.Pin
 	for _, o := range all {
 		if o.Location == location || sameRepo(o, r.Name, append(p.For(r.Name), r.KeyID)...) {
 			if err := d.DeleteRepo(o.Location); err != nil {
@@ -279,13 +279,13 @@ func Forget(root *install.Root, location string, p trust.Policy) ([]db.Repo, err
 
 // Unpin removes the key id from the keys of the repositories the root pinned to it and
 // returns their records as they are now.
-func Unpin(root *install.Root, id string) ([]db.Repo, error) {
+func Unpin(root *install.Root, id string) ([]db.Pin, error) {
 	d := root.DB()
 	pins, err := d.Repos()
 	if err != nil {
 		return nil, err
 	}
-	var changed []db.Repo
+	var changed []db.Pin
 	for _, p := range pins {
 		keep := slices.DeleteFunc(slices.Clone(p.Keys), func(s string) bool {
 			k, err := trust.ParsePublicKey(s)
@@ -312,7 +312,7 @@ var _ trust.KeysFile = (*install.MetaFile)(nil)
 // repositories it pinned to it, returning the keys removed and the pins as they are now. A
 // repository whose last key it was stays pinned: its indexes are refused until a key is
 // trusted for it again, or the repository is forgotten.
-func Distrust(root *install.Root, id string) (removed []trust.PublicKey, unpinned []db.Repo, err error) {
+func Distrust(root *install.Root, id string) (removed []trust.PublicKey, unpinned []db.Pin, err error) {
 	if removed, err = trust.RemoveTrusted(root.TrustedKeys(), id); err != nil {
 		return nil, nil, err
 	}

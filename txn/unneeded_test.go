@@ -28,9 +28,9 @@ func TestUnneeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unneeded := func() ([]db.Package, []string) {
+	unneeded := func() ([]db.Record, []string) {
 		t.Helper()
-		var recs []db.Package
+		var recs []db.Record
 		var names []string
 		err := install.View(dir, install.Options{}, nil, func(d *db.DB) (err error) {
 			recs, names, err = txn.Unneeded(d)

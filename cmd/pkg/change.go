@@ -45,8 +45,8 @@ func showPlan(c *cli.Context, plan *txn.Plan, cache *fetch.Cache) error {
 // change makes a change's plan (session.Change) from the index of --repo and the root's
 // records, which recs reads; a dry run shows it, else it is applied unless ready, told of
 // it first, says there is nothing to do.
-func change(c *cli.Context, recs func(d *db.DB) ([]db.Package, error),
-	plan func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error),
+func change(c *cli.Context, recs func(d *db.DB) ([]db.Record, error),
+	plan func(dir string, ix *txn.Catalog, recs []db.Record, cache *fetch.Cache) (*txn.Plan, error),
 	ready func(root *install.Root, p *txn.Plan) bool) error {
 	show := func(p *txn.Plan, cache *fetch.Cache) error { return showPlan(c, p, cache) }
 	return sess(c).Change(c.Context, recs, plan, show, func(root *install.Root, p *txn.Plan, f *txn.Fetcher) error {

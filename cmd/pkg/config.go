@@ -92,10 +92,10 @@ func defaultDirs(c *cli.Context) error {
 func defaultRoot() string  { return xdg.Dir("XDG_DATA_HOME", ".local/share") }
 func defaultCache() string { return xdg.Dir("XDG_CACHE_HOME", ".cache") }
 
-// progress is the session's observer: progress.Observer, with the reports whose advice
+// progress is the session's observer: progress.Display, with the reports whose advice
 // names pkg's commands and flags.
 type progress struct {
-	*prog.Observer
+	*prog.Display
 	c *cli.Context
 }
 

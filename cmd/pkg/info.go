@@ -54,7 +54,7 @@ func searchCommand() *cli.Command {
 			if len(found) == 0 && c.NArg() > 0 && !c.Bool("json") {
 				return fmt.Errorf("search: nothing in %s matches %q", ix.Source, c.Args().First())
 			}
-			var recs []db.Package // for the marks only: a root pkg cannot read has none
+			var recs []db.Record // for the marks only: a root pkg cannot read has none
 			_ = sess(c).PeekRoot(func(d *db.DB) (err error) { recs, err = d.List(); return err })
 			s := report.NewSearch(c.Args().First(), found, recs)
 			return show(c, s, s.WriteText)

@@ -46,11 +46,11 @@ func installAction(c *cli.Context) error {
 		names[i] = r.Name
 	}
 	var requested map[string]string
-	list := func(d *db.DB) (recs []db.Package, err error) {
+	list := func(d *db.DB) (recs []db.Record, err error) {
 		recs, requested, err = txn.ReadInstalled(d)
 		return recs, err
 	}
-	return change(c, list, func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
+	return change(c, list, func(dir string, ix *txn.Catalog, recs []db.Record, cache *fetch.Cache) (*txn.Plan, error) {
 		if reinstall {
 			return txn.ReinstallPlan(dir, ix, recs, names, cache)
 		}
@@ -105,7 +105,7 @@ func upgradeCommand() *cli.Command {
 func upgradeAction(c *cli.Context) error {
 	reqs, names := upgradeArgs(c.Args().Slice())
 	var requested map[string]string
-	list := func(d *db.DB) (recs []db.Package, err error) {
+	list := func(d *db.DB) (recs []db.Record, err error) {
 		if recs, requested, err = txn.ReadInstalled(d); err == nil {
 			err = needInstalled("upgrade", names, recs)
 		}
@@ -114,7 +114,7 @@ func upgradeAction(c *cli.Context) error {
 	if err := sess(c).PeekRoot(func(d *db.DB) error { _, err := list(d); return err }); err != nil { // a typo needs no index
 		return err
 	}
-	return change(c, list, func(dir string, ix *txn.Index, recs []db.Package, cache *fetch.Cache) (*txn.Plan, error) {
+	return change(c, list, func(dir string, ix *txn.Catalog, recs []db.Record, cache *fetch.Cache) (*txn.Plan, error) {
 		return txn.UpgradePlan(dir, ix, recs, reqs, requested, cache)
 	}, func(root *install.Root, plan *txn.Plan) bool {
 		for _, h := range plan.Held {

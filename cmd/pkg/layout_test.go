@@ -33,7 +33,7 @@ func TestSymlinkedTrash(t *testing.T) {
 	if err := os.Symlink(theirs, trash); err != nil {
 		t.Fatal(err)
 	}
-	records := func() []db.Package {
+	records := func() []db.Record {
 		d, err := db.Open(filepath.Join(e.root, ".pkg", "db"), db.Options{NoCreate: true})
 		if err != nil {
 			t.Fatal(err)

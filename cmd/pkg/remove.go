@@ -23,7 +23,7 @@ func removeCommand() *cli.Command {
 			if err := sess(c).RootExists(); err != nil {
 				return fmt.Errorf("remove %s: not installed: %w", strings.Join(names, " "), err)
 			}
-			return removeChosen(c, "", txn.RemovePlan, func(d *db.DB) ([]db.Package, []string, error) {
+			return removeChosen(c, "", txn.RemovePlan, func(d *db.DB) ([]db.Record, []string, error) {
 				recs, err := d.List()
 				if err == nil {
 					err = needInstalled("remove", names, recs)
@@ -37,9 +37,9 @@ func removeCommand() *cli.Command {
 // removeChosen removes the packages pick chooses from the root's database, by the plan
 // plan makes of them, or for a dry run shows that plan; none is what it says when pick
 // chooses none.
-func removeChosen(c *cli.Context, none string, plan func(root string, recs []db.Package, names []string) *txn.Plan,
-	pick func(d *db.DB) ([]db.Package, []string, error)) error {
-	var recs []db.Package
+func removeChosen(c *cli.Context, none string, plan func(root string, recs []db.Record, names []string) *txn.Plan,
+	pick func(d *db.DB) ([]db.Record, []string, error)) error {
+	var recs []db.Record
 	var names []string
 	read := func(d *db.DB) (err error) { recs, names, err = pick(d); return err }
 	if c.Bool("dry-run") {

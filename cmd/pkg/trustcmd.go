@@ -62,7 +62,7 @@ func trustAddAction(c *cli.Context) error {
 // repositories the root pinned.
 func trustListAction(c *cli.Context) error {
 	sources, err := sess(c).KeySources()
-	var pins []db.Repo
+	var pins []db.Pin
 	if err == nil {
 		err = sess(c).PeekRoot(func(d *db.DB) (err error) { pins, err = d.Repos(); return err })
 	}

@@ -80,7 +80,7 @@ func unique(names []string) []string {
 func installedNames(op string, names []string) error { return nameUsage(txn.CheckNames(op, names)) }
 
 // needInstalled is txn.NeedInstalled for the command op, with installedNames' usage errors.
-func needInstalled(op string, names []string, installed []db.Package) error {
+func needInstalled(op string, names []string, installed []db.Record) error {
 	return nameUsage(txn.NeedInstalled(op, names, installed))
 }
 

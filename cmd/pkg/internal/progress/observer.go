@@ -5,10 +5,10 @@ import (
 	"io"
 )
 
-// An Observer is what a command's session reports to (session.Observer, less the reports
+// An Display is what a command's session reports to (session.Display, less the reports
 // whose advice names the command's own flags, which the command adds): its fetches go to
 // a Reporter, its notes above the bars, its warnings and waits to the notes' writer.
-type Observer struct {
+type Display struct {
 	*Reporter
 	name, root string
 }
@@ -16,27 +16,27 @@ type Observer struct {
 // NewObserver returns an Observer printing to out and notes, each note, warning and wait
 // begun with name ("pkg"), saying of a wait for the root's lock that it waits for root.
 // o's NotePrefix is set from name.
-func NewObserver(out, notes io.Writer, name, root string, o Options) *Observer {
+func NewObserver(out, notes io.Writer, name, root string, o Options) *Display {
 	o.NotePrefix = name + ": note: "
-	return &Observer{Reporter: New(out, notes, o), name: name, root: root}
+	return &Display{Reporter: New(out, notes, o), name: name, root: root}
 }
 
 // Note prints text as a note, unless Quiet.
-func (o *Observer) Note(text string) { o.Reporter.Note("%s", text) }
+func (o *Display) Note(text string) { o.Reporter.Note("%s", text) }
 
 // Warn prints text as a warning, unless Quiet: quiet prints only errors.
-func (o *Observer) Warn(text string) {
+func (o *Display) Warn(text string) {
 	if !o.o.Quiet {
 		fmt.Fprintf(o.notes, "%s: warning: %s\n", o.name, text)
 	}
 }
 
 // RootWaiting says that the process holder keeps the root's lock, unless Quiet.
-func (o *Observer) RootWaiting(holder string) {
+func (o *Display) RootWaiting(holder string) {
 	if !o.o.Quiet {
 		fmt.Fprintf(o.notes, "%s: waiting for %s to finish with %s\n", o.name, holder, o.root)
 	}
 }
 
 // Verbose makes the fetches from now on also say which packages were in the cache already.
-func (o *Observer) Verbose() { o.o.Verbose = true }
+func (o *Display) Verbose() { o.o.Verbose = true }
