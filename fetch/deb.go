@@ -23,8 +23,8 @@ const (
 // maxDebianBinary bounds the debian-binary member, "2.0\n" in every .deb.
 const maxDebianBinary = 64
 
-// ErrDeb is what the error for a .deb whose ar structure or members pkg refuses is.
-var ErrDeb = errors.New("fetch: malformed .deb")
+// errDeb is what the error for a .deb whose ar structure or members pkg refuses is.
+var errDeb = errors.New("fetch: malformed .deb")
 
 // debError is an error that is ErrDeb, naming the member concerned when there is one.
 type debError struct {
@@ -39,7 +39,7 @@ func (e *debError) Error() string {
 	return fmt.Sprintf("deb member %q: %v", e.member, e.err)
 }
 
-func (e *debError) Is(target error) bool { return target == ErrDeb }
+func (e *debError) Is(target error) bool { return target == errDeb }
 func (e *debError) Unwrap() error        { return e.err }
 
 // arReader reads the members of an ar archive in order, front to back.

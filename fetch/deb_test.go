@@ -201,7 +201,7 @@ func TestDebRefused(t *testing.T) {
 				t.Fatalf("convert: no error, want %q", tt.want)
 			case !strings.Contains(err.Error(), tt.want) || strings.Count(err.Error(), "deb member") > 1:
 				t.Errorf("convert: %v\nwant %q in it, once", err, tt.want)
-			case !errors.Is(err, ErrDeb):
+			case !errors.Is(err, errDeb):
 				t.Errorf("convert: %v, not ErrDeb", err)
 			}
 		})
@@ -224,7 +224,7 @@ func TestDebAfterStream(t *testing.T) {
 		member := append(bytes.Clone(data), bytes.Repeat([]byte("x"), 100)...)
 		deb := arArchive(arMember{"debian-binary", []byte("2.0\n"), 0}, arMember{"control.tar.gz", control, 0}, arMember{"data.tar" + ext, member, 0})
 		_, err := convert(io.Discard, bytes.NewReader(deb), conversion{})
-		if want := `deb member "data.tar` + ext + `": `; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, ErrDeb) {
+		if want := `deb member "data.tar` + ext + `": `; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, errDeb) {
 			t.Errorf("%s with 100 bytes after its stream: %v, want ErrDeb naming the member", ext, err)
 		}
 	}
@@ -240,7 +240,7 @@ func TestDebControlRefused(t *testing.T) {
 	deb := arArchive(arMember{"debian-binary", []byte("2.0\n"), 0}, arMember{"control.tar.gz", b.Bytes(), 0}, arMember{"data.tar.gz", data, 0})
 	var ctl *Control
 	_, err := convert(io.Discard, bytes.NewReader(deb), conversion{control: &ctl})
-	if want := `deb member "control.tar.gz": no control file`; err == nil || err.Error() != want || !errors.Is(err, ErrDeb) {
+	if want := `deb member "control.tar.gz": no control file`; err == nil || err.Error() != want || !errors.Is(err, errDeb) {
 		t.Errorf("convert: %v, want %q, ErrDeb", err, want)
 	}
 }

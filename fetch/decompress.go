@@ -36,8 +36,8 @@ const (
 	tarBlock    = 512
 )
 
-// ErrFormat is returned for an archive that is not a tar, compressed or not, in a format pkg reads.
-var ErrFormat = errors.New("fetch: archive is not a tar (plain, gz, zst, xz or bz2), a .deb or a .zip")
+// errFormat is returned for an archive that is not a tar, compressed or not, in a format pkg reads.
+var errFormat = errors.New("fetch: archive is not a tar (plain, gz, zst, xz or bz2), a .deb or a .zip")
 
 // decompress returns the tar stream inside br, a buffer in front of src, recognising the
 // compression by its magic bytes. Closing it releases the decompressor.
@@ -75,7 +75,7 @@ func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
 	if end, _ := br.Peek(tarBlock); len(end) == tarBlock && len(bytes.TrimLeft(end, "\x00")) == 0 {
 		return io.NopCloser(br), nil // an empty tar: its end (a meta-package's, say)
 	}
-	return nil, ErrFormat
+	return nil, errFormat
 }
 
 // isBzip2 reports whether head, the first 10 bytes of a stream, start a bzip2 stream.

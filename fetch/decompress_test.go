@@ -328,7 +328,7 @@ func TestEmptyTar(t *testing.T) {
 			t.Errorf("empty %s: %+v, %v", name, st, err)
 		}
 	}
-	if _, err := convert(io.Discard, bytes.NewReader(nil), conversion{}); !errors.Is(err, ErrFormat) {
+	if _, err := convert(io.Discard, bytes.NewReader(nil), conversion{}); !errors.Is(err, errFormat) {
 		t.Errorf("empty file: %v, want ErrFormat", err)
 	}
 }

@@ -223,3 +223,9 @@ func cacheOpener(t testing.TB) func() *Cache {
 
 // idxPath is where the index of the entry with this sha256 is.
 func (c *Cache) idxPath(sha string) string { return filepath.Join(c.dir, "tars", idxName(sha)) }
+
+// indexOnly returns the repository's index, as VerifiedIndex does with nothing known.
+func (c *Cache) indexOnly(ctx context.Context, s *Source) (*repo.Index, error) {
+	ix, _, err := c.VerifiedIndex(ctx, s)
+	return ix, err
+}

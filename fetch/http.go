@@ -108,14 +108,14 @@ func newClient() *http.Client {
 	return &http.Client{Transport: t, CheckRedirect: checkRedirect}
 }
 
-// ErrCleartextRedirect is the refusal of a redirect from https to http.
-var ErrCleartextRedirect = errors.New("fetch: redirect from https to cleartext")
+// errCleartextRedirect is the refusal of a redirect from https to http.
+var errCleartextRedirect = errors.New("fetch: redirect from https to cleartext")
 
 // cleartextRedirect is an ErrCleartextRedirect that says from where to where.
 type cleartextRedirect string
 
 func (e cleartextRedirect) Error() string        { return string(e) }
-func (e cleartextRedirect) Is(target error) bool { return target == ErrCleartextRedirect }
+func (e cleartextRedirect) Is(target error) bool { return target == errCleartextRedirect }
 
 // checkRedirect follows at most 10 redirects, to http(s) only, and none from https to
 // http: an unsigned repository read over TLS would be read in cleartext, and nothing would

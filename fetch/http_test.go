@@ -259,7 +259,7 @@ func TestSilentServer(t *testing.T) {
 		s := quick(t, srv.URL)
 		s.answer, s.idle = tt.answer, tt.idle
 		retries := recordRetries(s)
-		_, err := openCache(t).Index(t.Context(), s)
+		_, err := openCache(t).indexOnly(t.Context(), s)
 		want := fmt.Sprintf("fetch: "+tt.want+" (gave up after 5 attempts)", srv.URL)
 		if !errors.Is(err, ErrUnreachable) || err.Error() != want {
 			t.Errorf("%s: error %v, want ErrUnreachable: %s", tt.name, err, want)
@@ -286,7 +286,7 @@ func TestIndexUnreachable(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { w.Write(index) })
 	c := openCache(t)
 	s := quick(t, srv.URL)
-	if _, err := c.Index(t.Context(), s); err != nil {
+	if _, err := c.indexOnly(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
 	read := time.Date(2026, 11, 30, 16, 2, 0, 0, time.Local)
@@ -306,7 +306,7 @@ func TestIndexUnreachable(t *testing.T) {
 		{"nothing kept", openCache(t), s, false},
 		{"copy kept, unsigned but signatures required", c, signed, false},
 	} {
-		_, err := tt.c.Index(t.Context(), tt.s)
+		_, err := tt.c.indexOnly(t.Context(), tt.s)
 		want := "fetch: GET " + srv.URL + "/index.json: dial tcp "
 		if !errors.Is(err, ErrUnreachable) || !strings.HasPrefix(err.Error(), want) || strings.HasSuffix(err.Error(), note) != tt.note {
 			t.Errorf("%s: error %v, want ErrUnreachable: %s... (note %v)", tt.name, err, want, tt.note)
@@ -318,7 +318,7 @@ func TestIndexUnreachable(t *testing.T) {
 // so at once, as an ErrNoRepository.
 func TestIndexNotFound(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { http.NotFound(w, r) })
-	_, err := openCache(t).Index(t.Context(), quick(t, srv.URL+"/nosuch"))
+	_, err := openCache(t).indexOnly(t.Context(), quick(t, srv.URL+"/nosuch"))
 	want := "fetch: no repository at " + srv.URL + "/nosuch/: index.json: 404 Not Found"
 	if !errors.Is(err, ErrNoRepository) || err.Error() != want {
 		t.Errorf("error %v, want ErrNoRepository: %s", err, want)
@@ -347,7 +347,7 @@ func TestStatusEscapes(t *testing.T) {
 			conn.Close()
 		}
 	}()
-	_, err = openCache(t).Index(t.Context(), quick(t, "http://"+ln.Addr().String()+"/r"))
+	_, err = openCache(t).indexOnly(t.Context(), quick(t, "http://"+ln.Addr().String()+"/r"))
 	if err == nil || strings.ContainsAny(err.Error(), "\x1b\x07") || !strings.Contains(err.Error(), "404 Not?]0;OWNED?Found") {
 		t.Errorf("error %q, want the status without its control characters", err)
 	}
@@ -377,7 +377,7 @@ func TestIndexConditional(t *testing.T) {
 		})
 		c := openCache(t)
 		for range 2 {
-			ix, err := c.Index(t.Context(), quick(t, srv.URL))
+			ix, err := c.indexOnly(t.Context(), quick(t, srv.URL))
 			if err != nil || len(ix.Packages) != 1 || ix.Packages[0].SHA256 != p.SHA256 {
 				t.Fatalf("Index: %v, %v", ix, err)
 			}
@@ -399,7 +399,7 @@ func TestIndexOffline(t *testing.T) {
 	index := writeIndex(t, p)
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { w.Write(index) })
 	c := openCache(t)
-	if _, err := c.Index(t.Context(), quick(t, srv.URL)); err != nil {
+	if _, err := c.indexOnly(t.Context(), quick(t, srv.URL)); err != nil {
 		t.Fatal(err)
 	}
 	srv.Close()
@@ -407,14 +407,14 @@ func TestIndexOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ix, err := c.Index(t.Context(), off); err != nil || len(ix.Packages) != 1 {
+	if ix, err := c.indexOnly(t.Context(), off); err != nil || len(ix.Packages) != 1 {
 		t.Errorf("offline Index: %v, %v", ix, err)
 	}
 	if err := fetchOne(c, off, p); !errors.Is(err, ErrOffline) {
 		t.Errorf("offline Fetch of an uncached package: %v, want ErrOffline", err)
 	}
 	other, _ := NewSource(srv.URL+"/other", Options{Offline: true})
-	if _, err := c.Index(t.Context(), other); !errors.Is(err, ErrOffline) {
+	if _, err := c.indexOnly(t.Context(), other); !errors.Is(err, ErrOffline) {
 		t.Errorf("offline Index of another repository: %v, want ErrOffline", err)
 	}
 }
@@ -449,7 +449,7 @@ func TestServersThatChangeTheBytes(t *testing.T) {
 			srv := newServer(t, tt.handle)
 			c := openCache(t)
 			s := quick(t, srv.URL)
-			_, err := c.Index(t.Context(), s)
+			_, err := c.indexOnly(t.Context(), s)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("Index: %v; want %q", err, tt.want)
 			}
@@ -466,7 +466,7 @@ func TestServersThatChangeTheBytes(t *testing.T) {
 	t.Cleanup(tls.Close)
 	s := quick(t, tls.URL)
 	s.client.Transport.(*http.Transport).TLSClientConfig = tls.Client().Transport.(*http.Transport).TLSClientConfig
-	if _, err := openCache(t).Index(t.Context(), s); !errors.Is(err, ErrCleartextRedirect) || !strings.Contains(err.Error(), plain.URL+"/index.json") {
+	if _, err := openCache(t).indexOnly(t.Context(), s); !errors.Is(err, errCleartextRedirect) || !strings.Contains(err.Error(), plain.URL+"/index.json") {
 		t.Errorf("Index from https redirected to http: %v", err)
 	}
 }
@@ -651,7 +651,7 @@ func TestSlowIndex(t *testing.T) {
 		s := quick(t, srv.URL)
 		s.minRate, s.window, s.indexMax = tt.minRate, 100*time.Millisecond, tt.indexMax
 		c := openCache(t)
-		_, err := c.Index(t.Context(), s)
+		_, err := c.indexOnly(t.Context(), s)
 		prefix, suffix, _ := strings.Cut(fmt.Sprintf("fetch: "+tt.want, srv.URL), "%s")
 		if !errors.Is(err, ErrUnreachable) || !strings.HasPrefix(err.Error(), prefix) || !strings.HasSuffix(err.Error(), suffix) {
 			t.Errorf("%s: error %v, want ErrUnreachable: %s", tt.name, err, prefix+"..."+suffix)

@@ -60,12 +60,6 @@ func (e *PinnedError) Error() string {
 		e.Repo, why, e.Version, strings.Join(e.KeyIDs, ", "))
 }
 
-// Index returns the repository's index, as VerifiedIndex does with nothing known.
-func (c *Cache) Index(ctx context.Context, s *Source) (*repo.Index, error) {
-	ix, _, err := c.VerifiedIndex(ctx, s)
-	return ix, err
-}
-
 // VerifiedIndex returns the repository's index once the source's trust policy believes
 // it and its Admit, if any, admits it, and how it passed. known are indexes of the
 // repository accepted before, which it may not roll back; the copy kept in the cache

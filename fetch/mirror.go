@@ -70,15 +70,15 @@ func newMirrors(first location, urls []string, failover func(string, error)) (*m
 	return m, nil
 }
 
-// MirrorError is why one location of a repository with mirrors did not serve a request.
-type MirrorError struct {
+// mirrorError is why one location of a repository with mirrors did not serve a request.
+type mirrorError struct {
 	URL string // the mirror's URL, without credentials
 	Err error
 }
 
-func (e *MirrorError) Error() string { return "mirror " + e.URL + ": " + e.Err.Error() }
+func (e *mirrorError) Error() string { return "mirror " + e.URL + ": " + e.Err.Error() }
 
-func (e *MirrorError) Unwrap() error { return e.Err }
+func (e *mirrorError) Unwrap() error { return e.Err }
 
 // mirrorErrors are the failures of one request at mirrors tried in turn, each a *MirrorError.
 type mirrorErrors []error
@@ -128,7 +128,7 @@ func (s *Source) failover(ctx context.Context, c *Cache, try func(e *Source) err
 			return i, err
 		}
 		s.m.failed(i, err)
-		errs = append(errs, &MirrorError{URL: e.URL(), Err: err})
+		errs = append(errs, &mirrorError{URL: e.URL(), Err: err})
 	}
 	return -1, errs
 }
@@ -274,7 +274,7 @@ func (b *mirroredBody) fail(e *Source, err error) error {
 		return err
 	}
 	b.s.m.failed(b.order[b.k], err)
-	b.errs = append(b.errs, &MirrorError{URL: e.URL(), Err: err})
+	b.errs = append(b.errs, &mirrorError{URL: e.URL(), Err: err})
 	return nil
 }
 

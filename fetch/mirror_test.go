@@ -341,7 +341,7 @@ func TestMirrorLocal(t *testing.T) {
 	}
 	c := openCache(t)
 	s := mirrored(t, nil, &notes{}, refusedURL(t), dir)
-	ix, err := c.Index(t.Context(), s)
+	ix, err := c.indexOnly(t.Context(), s)
 	if err != nil || len(ix.Packages) != 1 {
 		t.Fatalf("Index: %v", err)
 	}

@@ -40,10 +40,10 @@ type noRepository string
 func (e noRepository) Error() string        { return string(e) }
 func (e noRepository) Is(target error) bool { return target == ErrNoRepository }
 
-// ErrLocation is wrapped in the error for a repository location that holds a control
+// errLocation is wrapped in the error for a repository location that holds a control
 // character or a bidirectional one: no directory or URL a person typed holds one, and a
 // location that does was made to be printed.
-var ErrLocation = errors.New("fetch: bad repository location")
+var errLocation = errors.New("fetch: bad repository location")
 
 // ErrUnreachable is wrapped in the error of a request that failed on every attempt in a
 // way that may pass later: no connection, no answer in time, a body cut short, a 5xx status.
@@ -127,7 +127,7 @@ type location struct {
 func parseLocation(loc string) (location, error) {
 	l := location{loc: loc}
 	if termtext.HasControl(loc) {
-		return l, fmt.Errorf("%w %s: it holds a control or bidirectional character", ErrLocation, termtext.Quote(loc))
+		return l, fmt.Errorf("%w %s: it holds a control or bidirectional character", errLocation, termtext.Quote(loc))
 	}
 	u, err := url.Parse(loc)
 	switch {

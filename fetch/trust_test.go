@@ -300,7 +300,7 @@ func TestIndexTooLarge(t *testing.T) {
 		})
 		c := openCache(t)
 		s := quick(t, srv.URL)
-		_, err := c.Index(t.Context(), s)
+		_, err := c.indexOnly(t.Context(), s)
 		var tl *TooLargeError
 		if !errors.As(err, &tl) || tl.URL != srv.URL+"/index.json" || tl.Name != "index.json" || tl.Limit != repo.MaxIndexSize {
 			t.Errorf("declared %v: %v (%#v), want a *TooLargeError of %s/index.json and its limit", declared, err, tl, srv.URL)
