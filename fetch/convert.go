@@ -194,30 +194,6 @@ func pump(raw *pipe, src io.Reader, abort <-chan struct{}) error {
 	}
 }
 
-// inflate decompresses r, a buffer in front of src, into plain: the tar itself, a .deb's
-// data member or a zip's members.
-func inflate(plain *pipe, r *bufio.Reader, src io.Reader, cv conversion) error {
-	head, _ := r.Peek(len(arMagic))
-	switch {
-	case string(head) == arMagic:
-		return inflateDeb(plain, r, cv.control)
-	case isZip(head):
-		return inflateZip(plain, r, cv)
-	}
-	return inflateTar(plain, r, src)
-}
-
-// inflateTar decompresses the tar in r, a buffer in front of src, into plain.
-func inflateTar(plain *pipe, r *bufio.Reader, src io.Reader) error {
-	zr, err := decompress(r, src)
-	if err != nil {
-		plain.closeWrite(err)
-		return err
-	}
-	defer zr.Close()
-	return plain.fill(zr)
-}
-
 // align writes the aligned form of the tar read from r to w, and its index to idx unless
 // it is nil, then reads the rest of r to its end, so that the decompressor checks its trailer.
 func align(w, idx io.Writer, r io.Reader, lim tarutil.Limits) (tarutil.Stats, error) {

@@ -20,6 +20,8 @@ const (
 	arHeaderLen = 60
 )
 
+func isDeb(head []byte) bool { return bytes.HasPrefix(head, []byte(arMagic)) }
+
 // maxDebianBinary bounds the debian-binary member, "2.0\n" in every .deb.
 const maxDebianBinary = 64
 
@@ -120,20 +122,6 @@ func (a *arReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// debTar reports whether name is a .deb's member prefix ("control.tar" or "data.tar")
-// with a compression pkg reads, or with another.
-func debTar(name, prefix string) (is, known bool) {
-	ext, ok := strings.CutPrefix(name, prefix)
-	if !ok || ext != "" && ext[0] != '.' {
-		return false, false
-	}
-	switch ext {
-	case "", ".gz", ".xz", ".zst", ".bz2":
-		return true, true
-	}
-	return true, false
-}
-
 // debMember is a .deb's member, one at a time: reads end at the end of the member.
 type debMember struct {
 	a    *arReader
@@ -164,7 +152,7 @@ func openDeb(r *bufio.Reader, want func(name string, r io.Reader) error) (*debMe
 		if strings.HasPrefix(name, "_") {
 			continue
 		}
-		if is, known := debTar(name, "control.tar"); is && !control {
+		if is, known := compressedTar(name, "control.tar"); is && !control {
 			if !known {
 				return nil, &debError{member: name, err: errors.New("compression not supported")}
 			}
@@ -176,14 +164,14 @@ func openDeb(r *bufio.Reader, want func(name string, r io.Reader) error) (*debMe
 			}
 			continue
 		}
-		is, known := debTar(name, "data.tar")
+		is, known := compressedTar(name, "data.tar")
 		switch {
 		case !is:
 			return nil, &debError{member: name, err: errors.New("not a member of a .deb (want control.tar, then data.tar)")}
 		case !control:
 			return nil, &debError{member: name, err: errors.New("before the control.tar member")}
 		case !known:
-			return nil, &debError{member: name, err: errors.New("compression not supported (pkg reads gz, xz, zst, bz2 or none)")}
+			return nil, &debError{member: name, err: fmt.Errorf("compression not supported (pkg reads %s)", orList(compressionNames()))}
 		}
 		return &debMember{a: a, name: name, size: a.left}, nil
 	}
@@ -222,7 +210,7 @@ func (d *debMember) finish() error {
 		if err != nil {
 			return err
 		}
-		if is, _ := debTar(name, "data.tar"); is {
+		if is, _ := compressedTar(name, "data.tar"); is {
 			return &debError{member: name, err: fmt.Errorf("a second data member, after %q", d.name)}
 		}
 	}
@@ -238,11 +226,11 @@ type afterData struct {
 func (e *afterData) Error() string { return e.err.Error() }
 func (e *afterData) Unwrap() error { return e.err }
 
-// inflateDeb decompresses the data member of the .deb in r into plain, setting *ctl, if
-// ctl is not nil, from the control member.
-func inflateDeb(plain *pipe, r *bufio.Reader, ctl **Control) error {
+// inflateDeb decompresses the data member of the .deb in r into plain, setting
+// *cv.control, if it is not nil, from the control member.
+func inflateDeb(plain *pipe, r *bufio.Reader, cv conversion) error {
 	var want func(string, io.Reader) error
-	if ctl != nil {
+	if ctl := cv.control; ctl != nil {
 		want = func(name string, r io.Reader) (err error) {
 			*ctl, err = readControl(name, r)
 			return err

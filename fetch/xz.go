@@ -29,6 +29,8 @@ import (
 // whole stream) is decoded as it is read. Either is decoded by the host's xz where there
 // is one (xzproc.go), else by the Go decoder: a worker's, or the reader's caller's.
 
+var magicXz = []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}
+
 // errXZ reports an xz stream whose structure the splitter cannot follow.
 var errXZ = errors.New("xz: malformed stream")
 
@@ -90,6 +92,10 @@ type xzJob struct {
 func (j *xzJob) wrap(err error) error {
 	return fmt.Errorf("xz block %d at byte %d: %w", j.block, j.at, err)
 }
+
+func isXZ(head []byte) bool { return bytes.HasPrefix(head, magicXz) }
+
+func openXZ(br *bufio.Reader, _ io.Reader) (io.ReadCloser, error) { return newXZReader(br), nil }
 
 func newXZReader(br *bufio.Reader) *xzReader {
 	workers := runtime.GOMAXPROCS(0)

@@ -64,7 +64,7 @@ func (e *zipError) Unwrap() error { return e.err }
 // so it cannot be converted as it arrives. It is written whole into cv.tmp (the archive
 // verified as it is written: r returns the verifier's error at its end), read from there
 // and removed. An archive that is a local file already (cv.local) is read in place.
-func inflateZip(plain *pipe, r io.Reader, cv conversion) error {
+func inflateZip(plain *pipe, r *bufio.Reader, cv conversion) error {
 	f, size, done, err := stageZip(r, cv)
 	if err != nil {
 		plain.closeWrite(err)

@@ -1,0 +1,155 @@
+package fetch
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// The archive formats pkg reads, each recognised by its first bytes: containers, whose
+// members become a tar (a .deb's data member, a zip's files), and the compressions of a
+// tar, none included. A new format is one file, with its magic and its reader, and one row
+// of containers or of compressions.
+var (
+	containers = []container{
+		{".deb", isDeb, inflateDeb},
+		{".zip", isZip, inflateZip},
+	}
+	compressions = []compression{
+		{".gz", isGzip, openGzip},
+		{".zst", isZstd, openZstd},
+		{".xz", isXZ, openXZ},
+		{".bz2", isBzip2, openBzip2},
+		{"", isTar, openPlain},
+	}
+)
+
+// A container is an archive whose members inflate writes into plain as a tar, reading
+// the archive from r, a buffer in front of the verified bytes.
+type container struct {
+	ext     string
+	is      func(head []byte) bool
+	inflate func(plain *pipe, r *bufio.Reader, cv conversion) error
+}
+
+// A compression is one of a tar. open returns the tar inside br, a buffer in front of
+// src, which a decompressor may read past br's buffer; closing it releases the
+// decompressor. ext is how a .deb's member name ends: "" for none.
+type compression struct {
+	ext  string
+	is   func(head []byte) bool
+	open func(br *bufio.Reader, src io.Reader) (io.ReadCloser, error)
+}
+
+// sniffLen is how many first bytes the formats are recognised by: a tar's first block.
+const sniffLen = tarBlock
+
+// maxWindow bounds the history a zstd frame or an xz block may make the decompressor keep.
+const maxWindow = 64 << 20 // 64 MiB
+
+// A ustar, pax or GNU tar header has "ustar" at this offset of its first block.
+const (
+	tarMagicAt  = 257
+	tarMagicEnd = tarMagicAt + 5
+	tarBlock    = 512
+)
+
+// errFormat is returned for an archive in no format pkg reads.
+var errFormat = errors.New("fetch: archive is not a tar (" + orList(compressionNames()) + ")")
+
+// decompress returns the tar stream inside br, a buffer in front of src, recognising the
+// compression by its first bytes. Closing it releases the decompressor.
+func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
+	head, _ := br.Peek(sniffLen)
+	for _, c := range compressions {
+		if c.is(head) {
+			return c.open(br, src)
+		}
+	}
+	return nil, errFormat
+}
+
+// isTar reports whether head starts a tar: a ustar, pax or GNU header, or the end of an
+// empty one (a meta-package's, say).
+func isTar(head []byte) bool {
+	if len(head) >= tarMagicEnd && bytes.HasPrefix(head[tarMagicAt:], []byte("ustar")) {
+		return true
+	}
+	return len(head) == tarBlock && len(bytes.TrimLeft(head, "\x00")) == 0
+}
+
+func openPlain(br *bufio.Reader, _ io.Reader) (io.ReadCloser, error) { return io.NopCloser(br), nil }
+
+// inflate decompresses r, a buffer in front of src, into plain: the tar itself, or the
+// one a container's members make.
+func inflate(plain *pipe, r *bufio.Reader, src io.Reader, cv conversion) error {
+	head, _ := r.Peek(sniffLen)
+	for _, c := range containers {
+		if c.is(head) {
+			return c.inflate(plain, r, cv)
+		}
+	}
+	if !slices.ContainsFunc(compressions, func(c compression) bool { return c.is(head) }) {
+		err := fmt.Errorf("%w, %s", errFormat, orList(containerNames()))
+		plain.closeWrite(err)
+		return err
+	}
+	return inflateTar(plain, r, src)
+}
+
+// inflateTar decompresses the tar in r, a buffer in front of src, into plain.
+func inflateTar(plain *pipe, r *bufio.Reader, src io.Reader) error {
+	zr, err := decompress(r, src)
+	if err != nil {
+		plain.closeWrite(err)
+		return err
+	}
+	defer zr.Close()
+	return plain.fill(zr)
+}
+
+// compressedTar reports whether name is prefix followed by the extension of a
+// compression pkg reads ("data.tar.xz"), or by another one (known false).
+func compressedTar(name, prefix string) (is, known bool) {
+	ext, ok := strings.CutPrefix(name, prefix)
+	if !ok || ext != "" && ext[0] != '.' {
+		return false, false
+	}
+	for _, c := range compressions {
+		if ext == c.ext {
+			return true, true
+		}
+	}
+	return true, false
+}
+
+// compressionNames names the compressions as messages do: "gz", ..., "plain".
+func compressionNames() []string {
+	var names []string
+	for _, c := range compressions {
+		if c.ext != "" {
+			names = append(names, c.ext[1:])
+		}
+	}
+	return append([]string{"plain"}, names...)
+}
+
+func containerNames() []string {
+	names := make([]string, len(containers))
+	for i, c := range containers {
+		names[i] = "a " + c.ext
+	}
+	return names
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
