@@ -8,9 +8,37 @@ import (
 	"slices"
 	"strings"
 
+	"pkg/db"
 	"pkg/fetch"
+	"pkg/install"
 	"pkg/trust"
 	"pkg/txn"
+)
+
+// The failures of the root, the database and the sources that a command gives advice by,
+// as session's calls return them: each the very value or type of the package below, so
+// errors.Is and errors.As find it as they find the original.
+var (
+	ErrNoRoot       = install.ErrNoRoot     // nothing was ever installed in the root
+	ErrLocked       = install.ErrLocked     // another process holds the root's lock past the timeout
+	ErrReadOnly     = install.ErrReadOnly   // the root is on a read-only filesystem
+	ErrNoExchange   = install.ErrNoExchange // the root's filesystem cannot exchange directories
+	ErrSplitRoot    = install.ErrSplitRoot  // the root's pkgs/ and .pkg/ are on two filesystems
+	ErrNotInstalled = db.ErrNotInstalled    // the root's records have no such package
+	ErrNotCache     = fetch.ErrNotCache     // the cache directory holds something else
+	ErrDenied       = fetch.ErrDenied       // the repository refused access
+	ErrGone         = fetch.ErrGone         // the repository lacks an archive its index names
+	ErrMismatch     = fetch.ErrMismatch     // an archive is not the one its index names
+	ErrUnreachable  = fetch.ErrUnreachable  // the repository cannot be reached
+	ErrOffline      = fetch.ErrOffline      // offline, with no copy of the index in the cache
+	ErrNoRepository = fetch.ErrNoRepository // the location holds no repository
+)
+
+type (
+	DamagedError  = db.DamagedError       // the root's database cannot be read
+	UnlinkedError = install.UnlinkedError // a command's link in bin/ has something else in its place
+	LinksError    = install.LinksError    // the root's bin/ links could not be updated
+	ReadOnlyError = fetch.ReadOnlyError   // the cache cannot be written
 )
 
 // What kind of failure an error is, for a command that gives advice by kind.

@@ -8,9 +8,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"pkg/db"
-	"pkg/fetch"
-	"pkg/install"
 	"pkg/internal/shell"
 	"pkg/publish"
 	"pkg/repo"
@@ -32,26 +29,26 @@ type hintRule struct {
 // hints is pkg's advice, by the error it is about, the first rule that matches winning:
 // libraries name no flag or command, so what to type lives here alone.
 var hints = []hintRule{
-	{fn: as(func(de *db.DamagedError) string {
+	{fn: as(func(de *session.DamagedError) string {
 		root := filepath.Dir(filepath.Dir(de.Path))
 		return fmt.Sprintf("nothing was changed; 'pkg --root %s verify --repair' records the packages in %s again from their trees and the cache, deleting nothing and keeping the damaged file",
 			shell.Quote(root), filepath.Join(root, "pkgs"))
 	})},
-	{fn: as(func(ue *install.UnlinkedError) string {
+	{fn: as(func(ue *session.UnlinkedError) string {
 		return fmt.Sprintf("remove or rename it, then run 'pkg install --reinstall %s'", ue.Package)
 	})},
-	{fn: as(func(le *install.LinksError) string {
+	{fn: as(func(le *session.LinksError) string {
 		return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
 	})},
 	{is: session.ProxyFailed, hint: "the proxy HTTP_PROXY or HTTPS_PROXY names is refusing or unreachable: check those variables (and NO_PROXY)"},
 	{fn: asHint[x509.UnknownAuthorityError]("if the server's certificate comes from your organisation's own authority, point SSL_CERT_FILE (or SSL_CERT_DIR) at that authority's certificate")},
-	{err: fetch.ErrDenied, hint: "if the repository needs credentials, put them in the --repo URL (https://user:token@host/path/); pkg records them nowhere"},
-	{err: install.ErrNoExchange, hint: "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"},
-	{err: install.ErrSplitRoot, hint: "pkg moves trees within the root, so its pkgs/ and .pkg/ must be on one filesystem; on overlayfs (a container's layers), mount with redirect_dir=on"},
+	{err: session.ErrDenied, hint: "if the repository needs credentials, put them in the --repo URL (https://user:token@host/path/); pkg records them nowhere"},
+	{err: session.ErrNoExchange, hint: "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"},
+	{err: session.ErrSplitRoot, hint: "pkg moves trees within the root, so its pkgs/ and .pkg/ must be on one filesystem; on overlayfs (a container's layers), mount with redirect_dir=on"},
 	{fn: as(func(le *txn.LocalError) string {
 		return fmt.Sprintf("put %s back as it was, or take a repository's version with 'pkg install REPO/NAME'", le.Origin)
 	})},
-	{err: fetch.ErrGone, hint: "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"},
+	{err: session.ErrGone, hint: "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"},
 	{fn: asHint[*repo.NeededError]("remove those packages (or versions) first, or pass --force to leave their dependencies unmet")},
 	{fn: as(func(ue *repo.UnsignedError) string {
 		return fmt.Sprintf("once the cause is fixed, run 'pkg repo sign %s'", ue.Dir)
@@ -78,11 +75,11 @@ var hints = []hintRule{
 	})},
 	{err: txn.ErrLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
 	{err: txn.ErrNotCached, hint: "fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"},
-	{err: install.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},
-	{err: install.ErrLocked, hint: "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"},
-	{err: fetch.ErrNotCache, hint: "pkg deletes files in its cache, so it makes one only in a new or empty directory and uses no other: point --cache (PKG_CACHE) at a new or empty directory"},
-	{fn: asHint[*fetch.ReadOnlyError]("or point --cache (PKG_CACHE) at a directory you can write")},
-	{err: install.ErrReadOnly, hint: "remount it read-write to change it, or choose another --root; list, info, files and verify work as they are"},
+	{err: session.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},
+	{err: session.ErrLocked, hint: "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"},
+	{err: session.ErrNotCache, hint: "pkg deletes files in its cache, so it makes one only in a new or empty directory and uses no other: point --cache (PKG_CACHE) at a new or empty directory"},
+	{fn: asHint[*session.ReadOnlyError]("or point --cache (PKG_CACHE) at a directory you can write")},
+	{err: session.ErrReadOnly, hint: "remount it read-write to change it, or choose another --root; list, info, files and verify work as they are"},
 	{err: syscall.ENOSPC, path: true, hint: "the filesystem holding %s is full (of data or of inodes): free space there, or choose another --root or --cache"},
 	{err: syscall.EDQUOT, path: true, hint: "your disk quota on the filesystem holding %s is used up: free space there, or choose another --root or --cache"},
 	{err: syscall.EROFS, path: true, hint: "%s is on a read-only filesystem: choose another --root or --cache"},
@@ -93,9 +90,9 @@ var hints = []hintRule{
 		return ""
 	}},
 	{is: session.PinRefused, hint: pinHint},
-	{err: fetch.ErrUnreachable, hint: "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
-	{err: fetch.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},
-	{err: fetch.ErrNoRepository, hint: "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
+	{err: session.ErrUnreachable, hint: "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
+	{err: session.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},
+	{err: session.ErrNoRepository, hint: "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
 	{err: txn.ErrNotVerified, hint: pinHint},
 	{err: trust.ErrUsedUnsigned, hint: "--require-signed refuses such repositories; once the publisher signs it, trust their key with 'pkg trust add KEY'"},
 	{err: trust.ErrUsedUntrusted, hint: "trust the publisher's key with 'pkg trust add KEY' (or --trusted-key for one command), and pkg then requires it"},
@@ -105,7 +102,7 @@ var hints = []hintRule{
 	{err: trust.ErrMalformed, hint: "ask the publisher to sign the repository again with pkg repo sign"},
 	{err: trust.ErrWrongName, hint: "check --repo: this location serves another repository's index than before (if the publisher really renamed it, run 'pkg repo forget')"},
 	{err: trust.ErrNotBound, hint: "the key is trusted only for the repository its REPO= binding names: if the publisher renamed the repository, trust the key for the new name ('pkg trust add NAME=KEY', or in --trusted-key or PKG_TRUSTED_KEYS)"},
-	{err: fetch.ErrMismatch, hint: "the archive served is not the one the index (or lockfile) names: a mirror or proxy may hold a stale or altered copy; try again, or another mirror, and tell the publisher if it persists"},
+	{err: session.ErrMismatch, hint: "the archive served is not the one the index (or lockfile) names: a mirror or proxy may hold a stale or altered copy; try again, or another mirror, and tell the publisher if it persists"},
 	{err: trust.ErrExpired, hint: "the publisher must sign the index again (pkg repo sign) before it expires, and a mirror serving an old copy looks the same; --offline installs from the last verified copy"},
 	{err: trust.ErrRollback, hint: "a mirror or proxy is serving an old index: try again later, or another mirror (if the publisher really started over, run 'pkg --repo LOCATION repo forget' for the location the newer version came from)"},
 	{err: trust.ErrReused, hint: "the index changed without a new version, so the publisher or their key signed two different indexes: tell the publisher (if they really started over, run 'pkg repo forget')"},
