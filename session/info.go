@@ -22,7 +22,7 @@ import (
 func (s *Session) Info(ctx context.Context, name string) (info report.Info, offered bool, err error) {
 	var recs []db.Record
 	var requested map[string]string
-	err = s.ViewRoot(func(d *db.DB) (err error) { recs, requested, err = txn.ReadInstalled(d); return err })
+	err = s.viewRoot(func(d *db.DB) (err error) { recs, requested, err = txn.ReadInstalled(d); return err })
 	noRoot := errors.Is(err, install.ErrNoRoot)
 	if err != nil && !noRoot {
 		return info, false, err
@@ -50,4 +50,17 @@ func (s *Session) Info(ctx context.Context, name string) (info report.Info, offe
 	}
 	held := slices.ContainsFunc(txn.Holds(recs, requested, nil), func(h repo.Requirement) bool { return h.Name == name })
 	return report.InstalledInfo(&p, filepath.Join(dir, "pkgs", p.Name), requested[p.Name], held), false, nil
+}
+
+// Search returns the packages of the indexes in effect that match word (repo.Index.Search),
+// each with the version installed, if any (report.Search), and where the indexes were read
+// from, for saying that nothing matched. A root pkg cannot read marks nothing installed.
+func (s *Session) Search(ctx context.Context, word string) (found report.Search, from string, err error) {
+	_, ix, err := s.OpenFetcher(ctx, false)
+	if err != nil {
+		return found, "", err
+	}
+	var recs []db.Record // for the marks only
+	_ = s.PeekRoot(func(d *db.DB) (err error) { recs, err = d.List(); return err })
+	return report.NewSearch(word, ix.Search(word), recs), ix.Source.String(), nil
 }

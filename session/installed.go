@@ -3,20 +3,25 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
 	"pkg/db"
 	"pkg/install"
 	"pkg/repo"
+	"pkg/report"
 	"pkg/txn"
 )
 
+// Record is a package as the root records it installed.
+type Record = db.Record
+
 // Installed returns the root's installed packages and the requirements of those the user
 // asked for (txn.ReadInstalled), read without waiting for a command changing the root
-// (ViewRoot); none where there is no root, and the observer hears so.
-func (s *Session) Installed() (recs []db.Record, requested map[string]string, err error) {
-	err = s.ViewRoot(func(d *db.DB) (err error) {
+// (viewRoot); none where there is no root, and the observer hears so.
+func (s *Session) Installed() (recs []Record, requested map[string]string, err error) {
+	err = s.viewRoot(func(d *db.DB) (err error) {
 		recs, requested, err = txn.ReadInstalled(d)
 		return err
 	})
@@ -27,9 +32,36 @@ func (s *Session) Installed() (recs []db.Record, requested map[string]string, er
 	return recs, requested, err
 }
 
-// InstalledNames returns the names of the root's installed packages, silently (PeekRoot),
-// or as many as it could read.
-func (s *Session) InstalledNames() (names []string) {
+// Files returns the files of the installed package name (report.Files), read as Installed
+// reads. Not installed, it is a *txn.NotInstalledError, or one wrapping ErrNoRoot where
+// nothing was ever installed.
+func (s *Session) Files(name string) (f report.Files, err error) {
+	err = s.viewRoot(func(d *db.DB) error {
+		ps, files, err := d.Installed(name)
+		if errors.Is(err, db.ErrNotInstalled) {
+			installed, _ := d.List() // for a suggestion only
+			return txn.NotInstalled("files", name, installed)
+		} else if err == nil {
+			f = report.NewFiles(&ps[0], files[0])
+		}
+		return err
+	})
+	if errors.Is(err, install.ErrNoRoot) {
+		return f, fmt.Errorf("files %s: not installed: %w", name, err)
+	}
+	return f, err
+}
+
+// Names returns what a shell completes a package name to, saying nothing: the
+// names of the root's installed packages (as many as it could read), or, offered, of the
+// packages the repositories in effect offer, read only from the copies of their indexes
+// the cache keeps (as offline: no network, nothing changed in the cache), a repository
+// whose copy cannot be read or believed left out.
+func (s *Session) Names(ctx context.Context, offered bool) []string {
+	if offered {
+		return s.offeredNames(ctx)
+	}
+	var names []string
 	s.PeekRoot(func(d *db.DB) error {
 		ps, err := d.List()
 		for _, p := range ps {
@@ -61,11 +93,8 @@ func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outda
 	return len(recs), out, nil
 }
 
-// OfferedNames returns the names of the packages the repositories in effect offer, read
-// only from the copies of their indexes the cache keeps (as offline): no network, nothing
-// changed in the cache, nothing said. A repository whose copy cannot be read or believed
-// is left out. It is what a shell completes a name to install with.
-func (s *Session) OfferedNames(ctx context.Context) []string {
+// offeredNames returns the names of the packages the repositories in effect offer (Names).
+func (s *Session) offeredNames(ctx context.Context) []string {
 	rs, err := s.Repositories()
 	if err != nil {
 		return nil

@@ -17,8 +17,8 @@ func TestInstalled(t *testing.T) {
 	if err != nil || len(recs) != 1 || recs[0].Name != "hello" || requested["hello"] != "hello" {
 		t.Errorf("Installed = %v, %v, %v", recs, requested, err)
 	}
-	if names := s.InstalledNames(); !slices.Equal(names, []string{"hello"}) {
-		t.Errorf("InstalledNames = %q", names)
+	if names := s.Names(context.Background(), false); !slices.Equal(names, []string{"hello"}) {
+		t.Errorf("Names(false) = %q", names)
 	}
 	dir := o.Repos[0].URLs[0]
 	if err := publish(dir, filepath.Dir(dir), "hello", "2"); err != nil {
@@ -33,7 +33,7 @@ func TestInstalled(t *testing.T) {
 	if recs, _, err := s.Installed(); err != nil || len(recs) != 0 || len(obs.lines) != 1 {
 		t.Errorf("Installed of no root = %v, %v; told %q", recs, err, obs.lines)
 	}
-	if names := s.InstalledNames(); len(names) != 0 {
-		t.Errorf("InstalledNames of no root = %q", names)
+	if names := s.Names(context.Background(), false); len(names) != 0 {
+		t.Errorf("Names(false) of no root = %q", names)
 	}
 }

@@ -79,10 +79,10 @@ func (s *Session) RootExists() error {
 	return nil
 }
 
-// ViewRoot calls fn with the root's database without waiting for a command that is
+// viewRoot calls fn with the root's database without waiting for a command that is
 // changing the root: fn then sees what was installed before it, and the observer hears
 // so.
-func (s *Session) ViewRoot(fn func(d *db.DB) error) error {
+func (s *Session) viewRoot(fn func(d *db.DB) error) error {
 	busy := func(holder string) { s.obs.Note(install.BusyText(holder, s.Root)) }
 	return install.View(s.Root, s.RootOptions(), busy, fn)
 }

@@ -370,15 +370,15 @@ func TestTrustPins(t *testing.T) {
 	}
 
 	s, _ = newSession(t, o, "")
-	_, removed, unpinned, err := s.Distrust(t.Context(), id)
-	if err != nil || len(removed) != 1 || len(unpinned) != 1 || unpinned[0].Name != "demo" || len(unpinned[0].Keys) != 0 {
-		t.Errorf("Distrust: removed %v, unpinned %+v, %v; want the key, and demo pinned to none", removed, unpinned, err)
+	d, err := s.Distrust(t.Context(), id)
+	if err != nil || len(d.Removed) != 1 || len(d.Unpinned) != 1 || d.Unpinned[0].Name != "demo" || len(d.Unpinned[0].Keys) != 0 {
+		t.Errorf("Distrust: %+v, %v; want the key removed, and demo pinned to none", d, err)
 	}
 	if data, _ := os.ReadFile(txn.TrustedKeysFile(o.Root)); len(data) != 0 {
 		t.Errorf("trusted-keys after Distrust: %q", data)
 	}
-	if _, removed, _, err := s.Distrust(t.Context(), id); err != nil || len(removed) != 0 {
-		t.Errorf("Distrust of a key not trusted: removed %v, %v; want none", removed, err)
+	if d, err := s.Distrust(t.Context(), id); err != nil || len(d.Removed) != 0 {
+		t.Errorf("Distrust of a key not trusted: %+v, %v; want none removed", d, err)
 	}
 	s.Close()
 	refused := func(what string, want error) {
@@ -406,7 +406,7 @@ func TestTrustPins(t *testing.T) {
 	if f, err := s.Forget(t.Context(), ""); err != nil || len(f.Gone) != 1 || f.Gone[0].Version != 1 {
 		t.Errorf("Forget: %+v, %v; want version 1 gone", f, err)
 	}
-	if _, _, _, err := s.Distrust(t.Context(), id); err != nil {
+	if _, err := s.Distrust(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

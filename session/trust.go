@@ -26,19 +26,49 @@ func (s *Session) Trust(ctx context.Context, k trust.PublicKey) (dir string, rep
 	return root.Dir(), replaced, err
 }
 
+// Distrusted is what Distrust did.
+type Distrusted struct {
+	Dir      string // the root
+	Removed  []trust.PublicKey
+	Unpinned []Pin
+	// TrustedBy names the keys given to the command (Options.Keys) that trust the key
+	// still: pkg changes none of them.
+	TrustedBy []string
+}
+
 // Distrust removes the key of id from the trusted keys of a root where something was
 // installed (RootExists), and from the pins of its repositories (txn.Distrust), under the
-// root's lock; it returns the root's directory, the keys removed and the repositories
-// unpinned.
-func (s *Session) Distrust(ctx context.Context, id string) (dir string, removed []trust.PublicKey, unpinned []db.Pin, err error) {
+// root's lock.
+func (s *Session) Distrust(ctx context.Context, id string) (*Distrusted, error) {
 	if err := s.RootExists(); err != nil {
-		return "", nil, nil, err
+		return nil, err
 	}
 	root, err := s.OpenRoot(ctx)
 	if err != nil {
-		return "", nil, nil, err
+		return nil, err
 	}
 	defer root.Close()
-	removed, unpinned, err = txn.Distrust(root, id)
-	return root.Dir(), removed, unpinned, err
+	d := &Distrusted{Dir: root.Dir()}
+	if d.Removed, d.Unpinned, err = txn.Distrust(root, id); err != nil {
+		return d, err
+	}
+	if sources, err := s.KeySources(); err == nil {
+		d.TrustedBy = txn.Trusting(sources[:len(s.Keys)], id)
+	}
+	return d, nil
+}
+
+// Pin is the root's record of a repository it accepted an index of (its location, name,
+// keys and the last version).
+type Pin = db.Pin
+
+// Trusted returns the trusted keys of each source, those given to the command first, then
+// the root's, and the repositories the root pinned, read without the root's lock (none
+// where there is no root).
+func (s *Session) Trusted() (sources []txn.KeySource, pins []Pin, err error) {
+	if sources, err = s.KeySources(); err != nil {
+		return nil, nil, err
+	}
+	err = s.PeekRoot(func(d *db.DB) (err error) { pins, err = d.Repos(); return err })
+	return sources, pins, err
 }

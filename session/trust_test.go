@@ -11,6 +11,7 @@ import (
 	"pkg/internal/testfs"
 	"pkg/session"
 	"pkg/trust"
+	"pkg/txn"
 )
 
 // TestTrust trusts a key in a root and distrusts it again; distrusting in a root where
@@ -22,7 +23,7 @@ func TestTrust(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := newSession(t, session.Options{}, "")
-	if _, _, _, err := s.Distrust(ctx, k.Public().ID()); !errors.Is(err, install.ErrNoRoot) {
+	if _, err := s.Distrust(ctx, k.Public().ID()); !errors.Is(err, install.ErrNoRoot) {
 		t.Errorf("Distrust in no root: %v, want install.ErrNoRoot", err)
 	}
 	if s.RootExists() == nil {
@@ -35,9 +36,18 @@ func TestTrust(t *testing.T) {
 	if err != nil || len(sources[len(sources)-1].Keys) != 1 {
 		t.Errorf("the root's keys after Trust: %v, %v", sources, err)
 	}
-	dir, removed, _, err := s.Distrust(ctx, k.Public().ID())
-	if err != nil || len(removed) != 1 || removed[0].ID() != k.Public().ID() || dir == "" {
-		t.Errorf("Distrust: %q, %v, %v", dir, removed, err)
+	d, err := s.Distrust(ctx, k.Public().ID())
+	if err != nil || len(d.Removed) != 1 || d.Removed[0].ID() != k.Public().ID() || d.Dir == "" || len(d.TrustedBy) != 0 {
+		t.Errorf("Distrust: %+v, %v", d, err)
+	}
+
+	given := []txn.KeySource{{Name: "--trusted-key"}, {Name: "PKG_TRUSTED_KEYS", Keys: []trust.PublicKey{k.Public()}}}
+	s, _ = newSession(t, session.Options{Root: d.Dir, Keys: given}, "")
+	if _, _, err := s.Trust(ctx, k.Public()); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := s.Distrust(ctx, k.Public().ID()); err != nil || len(d.Removed) != 1 || len(d.TrustedBy) != 1 || d.TrustedBy[0] != "PKG_TRUSTED_KEYS" {
+		t.Errorf("Distrust of a key also given: %+v, %v; want it trusted still by PKG_TRUSTED_KEYS", d, err)
 	}
 }
 
@@ -72,7 +82,7 @@ func TestTrustSwappedRoot(t *testing.T) {
 		if i%2 == 0 {
 			_, _, err = s.Trust(ctx, keys[1])
 		} else {
-			_, _, _, err = s.Distrust(ctx, keys[1].ID())
+			_, err = s.Distrust(ctx, keys[1].ID())
 		}
 		if err == nil {
 			trusted, succeeded = i%2 == 0, succeeded+1

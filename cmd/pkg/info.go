@@ -5,9 +5,6 @@ import (
 	"io"
 
 	"github.com/urfave/cli/v2"
-
-	"pkg/db"
-	"pkg/report"
 )
 
 func infoCommand() *cli.Command {
@@ -46,17 +43,13 @@ func searchCommand() *cli.Command {
 		Flags:     []cli.Flag{jsonFlag("search")},
 		Before:    takes(0, 1, ""),
 		Action: func(c *cli.Context) error {
-			_, ix, err := sess(c).OpenFetcher(c.Context, false)
+			s, from, err := sess(c).Search(c.Context, c.Args().First())
 			if err != nil {
 				return err
 			}
-			found := ix.Search(c.Args().First())
-			if len(found) == 0 && c.NArg() > 0 && !c.Bool("json") {
-				return fmt.Errorf("search: nothing in %s matches %q", ix.Source, c.Args().First())
+			if len(s.Packages) == 0 && c.NArg() > 0 && !c.Bool("json") {
+				return fmt.Errorf("search: nothing in %s matches %q", from, c.Args().First())
 			}
-			var recs []db.Record // for the marks only: a root pkg cannot read has none
-			_ = sess(c).PeekRoot(func(d *db.DB) (err error) { recs, err = d.List(); return err })
-			s := report.NewSearch(c.Args().First(), found, recs)
 			return show(c, s, s.WriteText)
 		},
 	}

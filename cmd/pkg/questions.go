@@ -1,17 +1,12 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/db"
-	"pkg/install"
 	"pkg/internal/units"
 	"pkg/report"
-	"pkg/txn"
 )
 
 func listCommand() *cli.Command {
@@ -44,21 +39,9 @@ func filesCommand() *cli.Command {
 			if err := installedNames("files", []string{name}); err != nil {
 				return err
 			}
-			var f report.Files
-			err := sess(c).ViewRoot(func(d *db.DB) error {
-				ps, files, err := d.Installed(name)
-				if errors.Is(err, db.ErrNotInstalled) {
-					installed, _ := d.List() // for a suggestion only
-					return searchTip(txn.NotInstalled("files", name, installed))
-				} else if err == nil {
-					f = report.NewFiles(&ps[0], files[0])
-				}
-				return err
-			})
-			if errors.Is(err, install.ErrNoRoot) {
-				return fmt.Errorf("files %s: not installed: %w", name, err)
-			} else if err != nil {
-				return err
+			f, err := sess(c).Files(name)
+			if err != nil {
+				return searchTip(err)
 			}
 			return show(c, f, f.WriteText)
 		},

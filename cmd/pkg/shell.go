@@ -81,8 +81,8 @@ var (
 )
 
 // completeInstalled completes a command's flags, else the names of the installed packages.
-var completeInstalled = cliusage.Complete(func(c *cli.Context) []string { return sess(c).InstalledNames() })
+var completeInstalled = cliusage.Complete(func(c *cli.Context) []string { return sess(c).Names(c.Context, false) })
 
 // completeOffered completes a command's flags, else the names of the packages the
 // repositories offer, as the cache's copies of their indexes have them (no network).
-var completeOffered = cliusage.Complete(func(c *cli.Context) []string { return sess(c).OfferedNames(c.Context) })
+var completeOffered = cliusage.Complete(func(c *cli.Context) []string { return sess(c).Names(c.Context, true) })

@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/db"
 	"pkg/repo"
 	"pkg/report"
 	"pkg/trust"
@@ -61,11 +60,7 @@ func trustAddAction(c *cli.Context) error {
 // trustListAction prints the trusted keys, one a line with where it comes from, then the
 // repositories the root pinned.
 func trustListAction(c *cli.Context) error {
-	sources, err := sess(c).KeySources()
-	var pins []db.Pin
-	if err == nil {
-		err = sess(c).PeekRoot(func(d *db.DB) (err error) { pins, err = d.Repos(); return err })
-	}
+	sources, pins, err := sess(c).Trusted()
 	if err != nil {
 		return err
 	}
@@ -84,23 +79,21 @@ func trustRemoveAction(c *cli.Context) error {
 	if !ok {
 		return usagef("trust remove: %q is neither a key, [REPO=]pkg-ed25519:..., nor a key id of 16 hex digits ('pkg trust list' shows them)", id)
 	}
-	dir, removed, unpinned, err := sess(c).Distrust(c.Context, id)
+	d, err := sess(c).Distrust(c.Context, id)
 	if err != nil {
 		return err
 	}
-	if len(removed) == 0 && len(unpinned) == 0 {
-		return fmt.Errorf("trust remove: root %s does not trust key %s, nor pinned a repository to it ('pkg trust list' shows the keys)", dir, id)
+	if len(d.Removed) == 0 && len(d.Unpinned) == 0 {
+		return fmt.Errorf("trust remove: root %s does not trust key %s, nor pinned a repository to it ('pkg trust list' shows the keys)", d.Dir, id)
 	}
-	lines, unkeyed := report.DistrustedText(dir, id, removed, unpinned)
+	lines, unkeyed := report.DistrustedText(d.Dir, id, d.Removed, d.Unpinned)
 	tellAll(c, say, lines)
 	for _, p := range unkeyed {
 		warn(c, "repository %s (%s) stays pinned, to no key now: its indexes are refused until you trust its publisher's key ('pkg trust add KEY'), or forget it ('pkg --repo %s repo forget')",
 			p.Location, p.Name, p.Location)
 	}
-	if sources, err := sess(c).KeySources(); err == nil {
-		for _, name := range txn.Trusting(sources[:2], id) { // the flag and the environment, which pkg does not change
-			note(c, "key %s is still trusted by %s, for this command", id, name)
-		}
+	for _, name := range d.TrustedBy {
+		note(c, "key %s is still trusted by %s, for this command", id, name)
 	}
 	return nil
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/cmd/pkg/internal/cliusage"
-	"pkg/db"
 	"pkg/report"
+	"pkg/session"
 	"pkg/txn"
 )
 
@@ -80,7 +80,7 @@ func unique(names []string) []string {
 func installedNames(op string, names []string) error { return nameUsage(txn.CheckNames(op, names)) }
 
 // needInstalled is txn.NeedInstalled for the command op, with installedNames' usage errors.
-func needInstalled(op string, names []string, installed []db.Record) error {
+func needInstalled(op string, names []string, installed []session.Record) error {
 	return nameUsage(txn.NeedInstalled(op, names, installed))
 }
 
