@@ -15,16 +15,27 @@ import (
 	"pkg/txn"
 )
 
+// Limits are the limits of a prune (fetch.Limits): by age and by the cache's size.
+type Limits = fetch.Limits
+
+// Upkeep is the upkeep of a session's cache: its entries listed, and removed by a prune's
+// limits or all, by a command, or pruned when due after a command that added to the cache.
+// It takes no root's lock.
+type Upkeep struct{ s *Session }
+
+// Upkeep returns the upkeep of the session's cache.
+func (s *Session) Upkeep() Upkeep { return Upkeep{s} }
+
 // Limits returns the limits of a prune: each one given, by its name in the
 // configuration's [cache] ("older-than", "max-size"), else the configuration's. A limit
 // given as 0 lifts both: every entry no root uses goes. A value it cannot read is a
 // *LimitError; other names are not limits.
-func (s *Session) Limits(given map[string]string) (fetch.Limits, error) {
-	cfg, err := s.Config()
+func (u Upkeep) Limits(given map[string]string) (Limits, error) {
+	cfg, err := u.s.config()
 	if err != nil {
-		return fetch.Limits{}, err
+		return Limits{}, err
 	}
-	l := fetch.Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
+	l := Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
 	lifted := false
 	for _, name := range []string{"older-than", "max-size"} { // in order: the same error first, always
 		v, ok := given[name]
@@ -39,11 +50,11 @@ func (s *Session) Limits(given map[string]string) (fetch.Limits, error) {
 			lifted = lifted || err == nil && l.MaxSize == 0
 		}
 		if err != nil {
-			return fetch.Limits{}, &LimitError{Name: name, Err: err}
+			return Limits{}, &LimitError{Name: name, Err: err}
 		}
 	}
 	if lifted {
-		return fetch.Limits{}, nil
+		return Limits{}, nil
 	}
 	return l, nil
 }
@@ -69,8 +80,9 @@ type Trimmed struct {
 // (txn.Prune), and the run roots l allows. It needs no root's lock, so that a command
 // that waits for the cache while it holds one cannot hold it up. Where there is no cache
 // it returns nil, having said so. An error after a removal comes with what was removed.
-func (s *Session) Trim(ctx context.Context, prune bool, l fetch.Limits) (*Trimmed, error) {
-	cache, err := s.RemovingCache(ctx)
+func (u Upkeep) Trim(ctx context.Context, prune bool, l Limits) (*Trimmed, error) {
+	s := u.s
+	cache, err := s.removingCache(ctx)
 	if cache == nil {
 		return nil, err
 	}
@@ -97,15 +109,16 @@ func (s *Session) Trim(ctx context.Context, prune bool, l fetch.Limits) (*Trimme
 // and then the run roots unused for the configured time, saying what it removed, or why
 // it could not. Call it after the command, once the root is closed; it does nothing after
 // a dry run or where no cache was opened.
-func (s *Session) AutoPrune() {
+func (u Upkeep) AutoPrune() {
+	s := u.s
 	if len(s.caches) == 0 || s.caches[0].ReadOnly {
 		return
 	}
-	cfg, err := s.Config()
+	cfg, err := s.config()
 	if err != nil {
 		return // the command reading the configuration said so
 	}
-	cache, l := s.caches[0], fetch.Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
+	cache, l := s.caches[0], Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
 	t, _, done, err := txn.AutoPrune(cache, s.Root, s.RootOptions(), l)
 	if err != nil {
 		s.obs.Note(fmt.Sprintf("the cache was not pruned: %v", err))
@@ -121,13 +134,13 @@ func (s *Session) AutoPrune() {
 	}
 }
 
-// RemovingCache opens the cache to remove entries, as its only user, saying so if it must
-// wait for others; it returns nil where there is no cache (CacheMissing).
-func (s *Session) RemovingCache(ctx context.Context) (*fetch.Cache, error) {
-	if s.CacheMissing() {
+// removingCache opens the cache to remove entries, as its only user, saying so if it must
+// wait for others; it returns nil where there is no cache (cacheMissing).
+func (s *Session) removingCache(ctx context.Context) (*fetch.Cache, error) {
+	if s.cacheMissing() {
 		return nil, nil
 	}
-	cache, err := s.OpenCache(ctx, false)
+	cache, err := s.openCache(ctx, false)
 	if err == nil {
 		err = cache.Exclusive(ctx, func(pids []int) {
 			who := ""
@@ -143,9 +156,9 @@ func (s *Session) RemovingCache(ctx context.Context) (*fetch.Cache, error) {
 	return cache, nil
 }
 
-// CacheMissing reports, with a note, that the cache directory does not exist: there is
+// cacheMissing reports, with a note, that the cache directory does not exist: there is
 // then nothing to show or remove, and no directory is made.
-func (s *Session) CacheMissing() bool {
+func (s *Session) cacheMissing() bool {
 	if _, err := os.Stat(s.Cache); !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
@@ -159,12 +172,12 @@ type Listing struct {
 	Disk    int64 // with shared blocks counted once (fetch.Cache.DiskUsage)
 }
 
-// List returns the cache's entries, or nil where there is no cache (CacheMissing).
-func (s *Session) List(ctx context.Context) (*Listing, error) {
-	if s.CacheMissing() {
+// List returns the cache's entries, or nil where there is no cache, having said so.
+func (u Upkeep) List(ctx context.Context) (*Listing, error) {
+	if u.s.cacheMissing() {
 		return nil, nil
 	}
-	cache, err := s.OpenCache(ctx, false)
+	cache, err := u.s.openCache(ctx, false)
 	if err != nil {
 		return nil, err
 	}

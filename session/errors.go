@@ -24,7 +24,6 @@ var (
 	ErrReadOnly     = install.ErrReadOnly   // the root is on a read-only filesystem
 	ErrNoExchange   = install.ErrNoExchange // the root's filesystem cannot exchange directories
 	ErrSplitRoot    = install.ErrSplitRoot  // the root's pkgs/ and .pkg/ are on two filesystems
-	ErrNotInstalled = db.ErrNotInstalled    // the root's records have no such package
 	ErrNotCache     = fetch.ErrNotCache     // the cache directory holds something else
 	ErrDenied       = fetch.ErrDenied       // the repository refused access
 	ErrGone         = fetch.ErrGone         // the repository lacks an archive its index names

@@ -84,17 +84,18 @@ func ExampleSession_Trust() {
 	fmt.Println(strings.TrimPrefix(dir, base), len(replaced), err)
 	_, replaced, err = s.Trust(context.Background(), k.Public())
 	fmt.Println(len(replaced), replaced[0].Repo, err)
-	p, err := s.TrustPolicy()
-	fmt.Println(len(p.Keys), p.Keys[0].Repo == "", p.RequireSigned, err)
+	sources, _, err := s.Trusted()
+	root := sources[len(sources)-1] // the root's trusted-keys file, after the keys given
+	fmt.Println(len(root.Keys), root.Keys[0].Repo == "", err)
 	// Output:
 	// /root 0 <nil>
 	// 1 demo <nil>
-	// 1 true false <nil>
+	// 1 true <nil>
 }
 
 // A prune of the cache: the limits given (by their names in the configuration's [cache]),
 // else the configured ones, and what it removed.
-func ExampleSession_Trim() {
+func ExampleUpkeep_Trim() {
 	base, err := os.MkdirTemp("", "session-example-")
 	if err != nil {
 		panic(err)
@@ -118,13 +119,13 @@ func ExampleSession_Trim() {
 
 	s := session.New(o, &recorder{})
 	defer func() { s.Close() }()
-	l, err := s.Limits(map[string]string{"older-than": "30d"})
+	l, err := s.Upkeep().Limits(map[string]string{"older-than": "30d"})
 	fmt.Println(l.OlderThan, err)
-	t, err := s.Trim(context.Background(), true, l)
+	t, err := s.Upkeep().Trim(context.Background(), true, l)
 	fmt.Println(len(t.Removed), err) // used a moment ago
 	s.Close()
 	s = session.New(o, &recorder{}) // the next command's: no limits, so all no root uses goes
-	t, err = s.Trim(context.Background(), true, fetch.Limits{})
+	t, err = s.Upkeep().Trim(context.Background(), true, fetch.Limits{})
 	fmt.Println(len(t.Removed), t.Removed[0].Name, err)
 	// Output:
 	// 720h0m0s <nil>

@@ -38,7 +38,7 @@ func (s *Session) openFetcher(ctx context.Context, dry, local bool) (*txn.Fetche
 	if err != nil {
 		return nil, nil, err
 	}
-	cache, err := s.OpenCache(ctx, dry)
+	cache, err := s.openCache(ctx, dry)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -178,7 +178,7 @@ func (s *Session) Change(ctx context.Context, recs func(d *db.DB) ([]db.Record, 
 // CheckPlan refuses the plan p of a dry run as the change would before it downloads
 // (txn.Plan.Check), reading the root without its lock.
 func (s *Session) CheckPlan(p *txn.Plan) error {
-	root, err := s.ReadOnlyRoot()
+	root, err := s.readOnlyRoot()
 	switch {
 	case err != nil:
 		return err
@@ -217,7 +217,7 @@ func (s *Session) withLocal(f *txn.Fetcher, ix *txn.Catalog, rs []db.Record) (*t
 // CheckLockSigned checks that the lockfile l at path says it was made from indexes a key
 // trusted here verified, where signatures are required (txn.CheckLockSigned).
 func (s *Session) CheckLockSigned(l *repo.Lock, path string) error {
-	global, err := s.TrustPolicy()
+	global, err := s.trustPolicy()
 	if err != nil {
 		return err
 	}
@@ -267,7 +267,7 @@ func (s *Session) Forget(ctx context.Context, name string) (*Forgotten, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache, err := s.OpenCache(ctx, false)
+	cache, err := s.openCache(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +278,7 @@ func (s *Session) Forget(ctx context.Context, name string) (*Forgotten, error) {
 			return nil, err
 		}
 		defer root.Close()
-		policy, err := s.TrustPolicy()
+		policy, err := s.trustPolicy()
 		if err != nil {
 			return nil, err
 		}

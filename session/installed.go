@@ -99,7 +99,7 @@ func (s *Session) offeredNames(ctx context.Context) []string {
 	if err != nil {
 		return nil
 	}
-	cache, err := s.OpenCache(ctx, true)
+	cache, err := s.openCache(ctx, true)
 	if err != nil {
 		return nil
 	}

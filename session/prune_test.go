@@ -44,7 +44,7 @@ func aged(t *testing.T) session.Options {
 func cached(t *testing.T, o session.Options) []string {
 	t.Helper()
 	s, _ := newSession(t, o, "")
-	l, err := s.List(t.Context())
+	l, err := s.Upkeep().List(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +77,11 @@ func TestPruneLimits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := aged(t)
 			s, _ := newSession(t, o, tt.config)
-			l, err := s.Limits(tt.given)
+			l, err := s.Upkeep().Limits(tt.given)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr, err := s.Trim(t.Context(), true, l)
+			tr, err := s.Upkeep().Trim(t.Context(), true, l)
 			s.Close()
 			if err != nil {
 				t.Fatal(err)
@@ -103,7 +103,7 @@ func TestPruneSharedCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := newSession(t, o, "")
-	if tr, err := s.Trim(t.Context(), true, fetch.Limits{}); err != nil || len(tr.Removed) != 1 || tr.Removed[0].Name != "hello" {
+	if tr, err := s.Upkeep().Trim(t.Context(), true, fetch.Limits{}); err != nil || len(tr.Removed) != 1 || tr.Removed[0].Name != "hello" {
 		t.Errorf("prune while root-b uses fortunes: %+v, %v; want hello alone removed", tr, err)
 	}
 	s.Close()
@@ -111,7 +111,7 @@ func TestPruneSharedCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, obs := newSession(t, o, "")
-	tr, err := s.Trim(t.Context(), true, fetch.Limits{})
+	tr, err := s.Upkeep().Trim(t.Context(), true, fetch.Limits{})
 	if err != nil || len(tr.Removed) != 1 || tr.Removed[0].Name != "fortunes" ||
 		!slices.Contains(obs.lines, "note: forgot root "+b.Root+", which installed from this cache and is gone") {
 		t.Errorf("prune once root-b is gone: %+v, %v, told %q; want fortunes removed, root-b forgotten", tr, err, obs.lines)
@@ -144,7 +144,7 @@ func TestTrimWaitsForUsers(t *testing.T) {
 					other.Close()
 				}
 			}
-			_, err = s.Trim(t.Context(), tt.prune, tt.l)
+			_, err = s.Upkeep().Trim(t.Context(), tt.prune, tt.l)
 			s.Close()
 			if err != nil || !slices.ContainsFunc(obs.lines, func(l string) bool { return strings.HasPrefix(l, want) }) {
 				t.Errorf("Trim while another command uses the cache: %v, told %q", err, obs.lines)
@@ -166,10 +166,10 @@ func TestAutoPruneOnce(t *testing.T) {
 	step := func(what string, want []string) {
 		t.Helper()
 		s, obs := newSession(t, o, cfg)
-		if _, err := s.OpenCache(t.Context(), false); err != nil {
+		if _, err := session.OpenCache(s, t.Context(), false); err != nil {
 			t.Fatal(err)
 		}
-		s.AutoPrune()
+		s.Upkeep().AutoPrune()
 		s.Close()
 		if len(obs.lines) != len(want) || len(want) == 1 && !strings.HasPrefix(obs.lines[0], want[0]) {
 			t.Errorf("%s: told %q, want %q", what, obs.lines, want)
@@ -197,7 +197,7 @@ func TestTrimOwnCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dry := range []bool{false, true} {
-		if _, err := s.OpenCache(t.Context(), dry); err != nil {
+		if _, err := session.OpenCache(s, t.Context(), dry); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -205,7 +205,7 @@ func TestTrimOwnCache(t *testing.T) {
 	var tr *session.Trimmed
 	go func() {
 		var err error
-		tr, err = s.Trim(t.Context(), true, fetch.Limits{MaxSize: 1})
+		tr, err = s.Upkeep().Trim(t.Context(), true, fetch.Limits{MaxSize: 1})
 		done <- err
 	}()
 	select {

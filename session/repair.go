@@ -18,7 +18,7 @@ func (s *Session) Repair(ctx context.Context) (*install.Rebuilt, error) {
 	if err := s.RootExists(); err != nil {
 		return nil, err
 	}
-	cache, err := s.OpenCache(ctx, false)
+	cache, err := s.openCache(ctx, false)
 	if err != nil {
 		return nil, err
 	}

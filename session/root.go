@@ -11,11 +11,11 @@ import (
 	"pkg/report"
 )
 
-// OpenCache opens the cache for the rest of the session (Close closes it), or, for a dry
+// openCache opens the cache for the rest of the session (Close closes it), or, for a dry
 // run (dry), so that nothing in it changes (fetch.OpenCacheReadOnly). The session's
 // caches share one lock (fetch.Cache.Share), so that its own use does not hold up its
 // Trim.
-func (s *Session) OpenCache(ctx context.Context, dry bool) (*fetch.Cache, error) {
+func (s *Session) openCache(ctx context.Context, dry bool) (*fetch.Cache, error) {
 	if s.shared != nil {
 		cache, err := s.shared.Share()
 		if err == nil {
@@ -87,7 +87,7 @@ func (s *Session) viewRoot(fn func(d *db.DB) error) error {
 	return install.View(s.Root, s.RootOptions(), busy, fn)
 }
 
-// PeekRoot calls fn with the root's database as ViewRoot does, silently, and not at all
+// PeekRoot calls fn with the root's database as viewRoot does, silently, and not at all
 // where there is no root yet.
 func (s *Session) PeekRoot(fn func(d *db.DB) error) error {
 	err := install.View(s.Root, s.RootOptions(), nil, fn)
@@ -97,8 +97,8 @@ func (s *Session) PeekRoot(fn func(d *db.DB) error) error {
 	return err
 }
 
-// ReadOnlyRoot opens the root to read without its lock, or returns nil where there is none.
-func (s *Session) ReadOnlyRoot() (*install.Root, error) {
+// readOnlyRoot opens the root to read without its lock, or returns nil where there is none.
+func (s *Session) readOnlyRoot() (*install.Root, error) {
 	err := install.Exists(s.Root)
 	if errors.Is(err, install.ErrNoRoot) {
 		return nil, nil

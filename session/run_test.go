@@ -38,7 +38,7 @@ func TestFetch(t *testing.T) {
 	if err := s.Fetch(context.Background(), []repo.Requirement{{Name: "tool"}}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := s.List(t.Context())
+	l, err := s.Upkeep().List(t.Context())
 	if err != nil || l == nil || len(l.Entries) != 2 || !slices.Contains(obs.lines, "during 1 packages") {
 		t.Errorf("after Fetch(tool): %+v, %v; told %q", l, err, obs.lines)
 	}

@@ -99,8 +99,8 @@ func (s *Session) Close() {
 	s.caches, s.shared = nil, nil
 }
 
-// Config returns the configuration of the files for the root (config.Files), read once.
-func (s *Session) Config() (*config.Config, error) {
+// config returns the configuration of the files for the root (config.Files), read once.
+func (s *Session) config() (*config.Config, error) {
 	if s.cfg != nil {
 		return s.cfg, nil
 	}
@@ -116,7 +116,7 @@ func (s *Session) Config() (*config.Config, error) {
 // bears the name its index gives itself instead, once the cache keeps a copy of that index
 // (fetch.IndexName), unless another in effect has that name.
 func (s *Session) Repositories() ([]config.Repo, error) {
-	cfg, err := s.Config()
+	cfg, err := s.config()
 	if err != nil {
 		return nil, err
 	}
@@ -211,9 +211,9 @@ func (s *Session) KeySources() ([]txn.KeySource, error) {
 	return append(append([]txn.KeySource(nil), s.Keys...), file), err
 }
 
-// TrustPolicy returns the keys the session trusts and whether it requires signatures
+// trustPolicy returns the keys the session trusts and whether it requires signatures
 // (txn.Policy).
-func (s *Session) TrustPolicy() (trust.Policy, error) {
+func (s *Session) trustPolicy() (trust.Policy, error) {
 	sources, err := s.KeySources()
 	return txn.Policy(sources, s.RequireSigned), err
 }
@@ -223,7 +223,7 @@ func (s *Session) SourceOptions() (fetch.Options, error) {
 	if s.Invalid.Jobs != nil {
 		return fetch.Options{}, s.Invalid.Jobs
 	}
-	policy, err := s.TrustPolicy()
+	policy, err := s.trustPolicy()
 	if err != nil {
 		return fetch.Options{}, err
 	}

@@ -155,7 +155,7 @@ func TestKeySources(t *testing.T) {
 	if err != nil || len(srcs) != 2 || srcs[0].Name != "given" || srcs[1].Name != txn.TrustedKeysFile(s.Root) {
 		t.Fatalf("KeySources: %+v, %v", srcs, err)
 	}
-	p, err := s.TrustPolicy()
+	p, err := session.TrustPolicy(s)
 	if err != nil || !p.RequireSigned || len(p.Keys) != 1 {
 		t.Errorf("TrustPolicy: %+v, %v", p, err)
 	}
@@ -204,7 +204,7 @@ func TestLimits(t *testing.T) {
 		{map[string]string{"max-size": "lots"}, fetch.Limits{}, "max-size"},
 	} {
 		s, _ := newSession(t, session.Options{}, cfg)
-		l, err := s.Limits(tt.given)
+		l, err := s.Upkeep().Limits(tt.given)
 		var le *session.LimitError
 		if l != tt.want || (tt.err == "") != (err == nil) || err != nil && (!errors.As(err, &le) || le.Name != tt.err) {
 			t.Errorf("Limits(%v) = %+v, %v; want %+v, error of %q", tt.given, l, err, tt.want, tt.err)
@@ -215,10 +215,10 @@ func TestLimits(t *testing.T) {
 // TestNoCache: the cache calls make no cache where there is none, and say so.
 func TestNoCache(t *testing.T) {
 	s, obs := newSession(t, session.Options{}, "")
-	if tr, err := s.Trim(context.Background(), true, fetch.Limits{}); tr != nil || err != nil {
+	if tr, err := s.Upkeep().Trim(context.Background(), true, fetch.Limits{}); tr != nil || err != nil {
 		t.Errorf("Trim without a cache: %+v, %v", tr, err)
 	}
-	if l, err := s.List(t.Context()); l != nil || err != nil {
+	if l, err := s.Upkeep().List(t.Context()); l != nil || err != nil {
 		t.Errorf("List without a cache: %+v, %v", l, err)
 	}
 	if _, err := os.Stat(s.Cache); !errors.Is(err, fs.ErrNotExist) {
@@ -227,7 +227,7 @@ func TestNoCache(t *testing.T) {
 	if want := "note: nothing is cached: no cache at " + s.Cache; !slices.Contains(obs.lines, want) {
 		t.Errorf("told %q, want %q", obs.lines, want)
 	}
-	s.AutoPrune() // no cache was opened: nothing to do
+	s.Upkeep().AutoPrune() // no cache was opened: nothing to do
 }
 
 // TestDryRun: a dry run's change shows the plan and changes nothing: no root, no cache.
@@ -257,7 +257,7 @@ func TestDryRun(t *testing.T) {
 			t.Errorf("a dry run made %s: %v", p, err)
 		}
 	}
-	s.AutoPrune() // the cache is read-only: nothing to do
+	s.Upkeep().AutoPrune() // the cache is read-only: nothing to do
 	if len(obs.lines) != 1 || !strings.HasPrefix(obs.lines[0], "unverified (local true): repository file://") {
 		t.Errorf("told %q", obs.lines)
 	}
@@ -269,7 +269,7 @@ func TestRootExists(t *testing.T) {
 	if err := s.RootExists(); !errors.Is(err, install.ErrNoRoot) || !strings.HasSuffix(err.Error(), ": nothing was ever installed there") {
 		t.Errorf("RootExists of none: %v", err)
 	}
-	if r, err := s.ReadOnlyRoot(); r != nil || err != nil {
+	if r, err := session.ReadOnlyRoot(s); r != nil || err != nil {
 		t.Errorf("ReadOnlyRoot of none: %v, %v", r, err)
 	}
 	if err := s.PeekRoot(func(*db.DB) error { return errors.New("called") }); err != nil {

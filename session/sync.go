@@ -35,11 +35,11 @@ func (s *Session) Sync(ctx context.Context, l *repo.Lock, path string, keep bool
 	var root *install.Root
 	var cache *fetch.Cache
 	if s.DryRun {
-		if root, err = s.ReadOnlyRoot(); err == nil && root != nil {
+		if root, err = s.readOnlyRoot(); err == nil && root != nil {
 			defer root.Close()
 		}
 		if err == nil {
-			cache, err = s.OpenCache(ctx, true)
+			cache, err = s.openCache(ctx, true)
 		}
 	} else if root, err = s.OpenRoot(ctx); err == nil {
 		defer func() { CloseRoot(root, err) }()
@@ -74,7 +74,7 @@ func (s *Session) Sync(ctx context.Context, l *repo.Lock, path string, keep bool
 	// the plan and here only means fetching again what it removed.
 	srcs, _, err := s.LockSources(l)
 	if err == nil {
-		cache, err = s.OpenCache(ctx, false)
+		cache, err = s.openCache(ctx, false)
 	}
 	if err == nil {
 		err = plan.Relocate(l, srcs)

@@ -30,7 +30,7 @@ func (s *Session) Trust(ctx context.Context, k trust.PublicKey) (dir string, rep
 type Distrusted struct {
 	Dir      string // the root
 	Removed  []trust.PublicKey
-	Unpinned []Pin
+	Unpinned []db.Pin
 	// TrustedBy names the keys given to the command (Options.Keys) that trust the key
 	// still: pkg changes none of them.
 	TrustedBy []string
@@ -58,14 +58,10 @@ func (s *Session) Distrust(ctx context.Context, id string) (*Distrusted, error) 
 	return d, nil
 }
 
-// Pin is the root's record of a repository it accepted an index of (its location, name,
-// keys and the last version).
-type Pin = db.Pin
-
 // Trusted returns the trusted keys of each source, those given to the command first, then
 // the root's, and the repositories the root pinned, read without the root's lock (none
 // where there is no root).
-func (s *Session) Trusted() (sources []txn.KeySource, pins []Pin, err error) {
+func (s *Session) Trusted() (sources []txn.KeySource, pins []db.Pin, err error) {
 	if sources, err = s.KeySources(); err != nil {
 		return nil, nil, err
 	}

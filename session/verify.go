@@ -39,7 +39,7 @@ func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []
 	}
 	var cache install.Cache
 	if _, err := os.Stat(s.Cache); err == nil && !full {
-		if fc, err := s.OpenCache(ctx, false); err == nil {
+		if fc, err := s.openCache(ctx, false); err == nil {
 			cache = fc
 		}
 	}

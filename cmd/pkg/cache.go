@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/fetch"
 	"pkg/internal/units"
 	"pkg/report"
 	"pkg/session"
@@ -37,7 +36,7 @@ func cacheCommand() *cli.Command {
 }
 
 func cacheListAction(c *cli.Context) error {
-	l, err := sess(c).List(c.Context)
+	l, err := sess(c).Upkeep().List(c.Context)
 	if l == nil {
 		return err
 	}
@@ -57,9 +56,9 @@ func cacheListAction(c *cli.Context) error {
 }
 
 // trimCache removes every entry (cache clean) or, pruning, those no root uses within the
-// limits (session.Trim).
+// limits (session.Upkeep.Trim).
 func trimCache(c *cli.Context, prune bool) error {
-	var l fetch.Limits
+	var l session.Limits
 	if prune {
 		var err error
 		if l, err = cacheLimits(c); err != nil {
@@ -69,7 +68,7 @@ func trimCache(c *cli.Context, prune bool) error {
 			return err
 		}
 	}
-	t, err := sess(c).Trim(c.Context, prune, l)
+	t, err := sess(c).Upkeep().Trim(c.Context, prune, l)
 	if t == nil {
 		return err
 	}
@@ -86,15 +85,15 @@ func trimCache(c *cli.Context, prune bool) error {
 }
 
 // cacheLimits returns the limits of cache prune: each flag given, else the configuration's
-// (session.Limits).
-func cacheLimits(c *cli.Context) (fetch.Limits, error) {
+// (session.Upkeep.Limits).
+func cacheLimits(c *cli.Context) (session.Limits, error) {
 	given := make(map[string]string)
 	for _, name := range []string{"older-than", "max-size"} {
 		if c.IsSet(name) {
 			given[name] = c.String(name)
 		}
 	}
-	l, err := sess(c).Limits(given)
+	l, err := sess(c).Upkeep().Limits(given)
 	if le := (*session.LimitError)(nil); errors.As(err, &le) {
 		return l, usagef("cache prune --%s: %v", le.Name, le.Err)
 	}
@@ -102,6 +101,6 @@ func cacheLimits(c *cli.Context) (fetch.Limits, error) {
 }
 
 // growing are the commands that may add entries to the cache, after which run prunes it
-// when due (session.AutoPrune); not run, which becomes its command (execve) once its root
+// when due (session.Upkeep.AutoPrune); not run, which becomes its command (execve) once its root
 // is ready.
 var growing = map[string]bool{"install": true, "upgrade": true, "sync": true, "fetch": true}

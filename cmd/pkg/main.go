@@ -46,7 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	used, err := cliusage.Run(ctx, app, args, map[string]string{"expires": "a duration in hours, minutes or seconds, such as 720h for 30 days"})
 	if s, ok := app.Metadata["session"].(*session.Session); ok {
 		if err == nil && ctx.Err() == nil && growing[used] {
-			s.AutoPrune()
+			s.Upkeep().AutoPrune()
 		}
 		s.Close()
 	}
