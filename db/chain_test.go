@@ -3,6 +3,7 @@ package db
 import (
 	"fmt"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"slices"
 	"testing"
 )
@@ -14,7 +15,7 @@ func BenchmarkCommitMany(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			ps := make([]*Record, n)
 			for i := range ps {
-				ps[i] = &Record{Name: fmt.Sprintf("p%x", uint32(i)*2654435761), Version: "1", Depends: []string{fmt.Sprintf("d%d", i)}}
+				ps[i] = &Record{Name: fmt.Sprintf("p%x", uint32(i)*2654435761), Version: "1", Depends: testrepo.Requires(fmt.Sprintf("d%d", i))}
 			}
 			files := []File{{Path: "bin", Type: '5', Mode: 0o755}, {Path: "bin/x", Type: '0', Mode: 0o755, Size: 10}}
 			b.ReportAllocs()

@@ -24,20 +24,21 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/internal/durable"
+	"pkg/repo"
 )
 
 // Record is the record of one installed package.
 type Record struct {
-	Name      string    `json:"name"`
-	Version   string    `json:"version"`
-	SHA256    string    `json:"sha256"` // of the published archive
-	Depends   []string  `json:"depends,omitempty"`
-	Bin       []string  `json:"bin,omitempty"`
-	Lib       []string  `json:"lib,omitempty"` // directories of shared libraries, relative to the package directory
-	Summary   string    `json:"summary,omitempty"`
-	Installed time.Time `json:"installed"`
-	Files     int       `json:"files"` // members that are not directories
-	Size      int64     `json:"size"`  // bytes of regular files
+	Name      string             `json:"name"`
+	Version   string             `json:"version"`
+	SHA256    string             `json:"sha256"`            // of the published archive
+	Depends   []repo.Requirement `json:"depends,omitempty"` // as the index had them, written as text
+	Bin       []repo.Command     `json:"bin,omitempty"`
+	Lib       []string           `json:"lib,omitempty"` // directories of shared libraries, relative to the package directory
+	Summary   string             `json:"summary,omitempty"`
+	Installed time.Time          `json:"installed"`
+	Files     int                `json:"files"` // members that are not directories
+	Size      int64              `json:"size"`  // bytes of regular files
 	// Origin is the local archive file the package was installed from (pkg install
 	// ./FILE), an absolute path; "" for a repository's package.
 	Origin string `json:"origin,omitempty"`

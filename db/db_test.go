@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"reflect"
 	"slices"
 	"strconv"
@@ -33,7 +34,7 @@ func open(t testing.TB, path string) *DB {
 
 func TestCommitListFilesDelete(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
-	p := &Record{Name: "hello", Version: "1.2.0", SHA256: "ab", Depends: []string{"libgreet>=1"}, Files: 2, Size: 10,
+	p := &Record{Name: "hello", Version: "1.2.0", SHA256: "ab", Depends: testrepo.Requires("libgreet>=1"), Files: 2, Size: 10,
 		Installed: time.Unix(1700000000, 0).UTC()}
 	files := []File{{Path: "z", Type: '0', Mode: 0o644, Size: 10, SHA256: sha256.Sum256([]byte("0123456789"))}, {Path: "a", Type: '5', Mode: 0o755}}
 	if err := d.SetIntents([]Intent{{Op: "install", Name: "hello", Staging: "s", Inode: 7}}); err != nil {

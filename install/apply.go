@@ -205,7 +205,7 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 	providers := make(map[string][]string) // command → the packages providing it
 	for _, name := range names {
 		for _, b := range next[name].Bin {
-			providers[command(b)] = append(providers[command(b)], name)
+			providers[b.Name] = append(providers[b.Name], name)
 		}
 	}
 	incoming := make(map[string]bool, len(staged))
@@ -214,7 +214,7 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 	}
 	for _, s := range staged {
 		for _, b := range s.Bin {
-			cmd := command(b)
+			cmd := b.Name
 			for _, other := range providers[cmd] {
 				if other != s.Name {
 					return &ClashError{Package: s.Name, Version: s.Version, Command: cmd, Other: other, Incoming: incoming[other]}
@@ -225,10 +225,7 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 	for _, gone := range remove {
 		var users, versions []string // what still depends on gone
 		for _, name := range names {
-			if slices.ContainsFunc(next[name].Depends, func(d string) bool {
-				req, err := repo.ParseRequirement(d)
-				return err == nil && req.Name == gone
-			}) {
+			if slices.ContainsFunc(next[name].Depends, func(d repo.Requirement) bool { return d.Name == gone }) {
 				users, versions = append(users, name), append(versions, name+" "+next[name].Version)
 			}
 		}
@@ -241,10 +238,8 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 		}
 	}
 	for _, name := range names {
-		for _, d := range next[name].Depends {
-			req, err := repo.ParseRequirement(d)
+		for _, req := range next[name].Depends {
 			switch {
-			case err != nil:
 			case incoming[req.Name] && !req.Allows(next[req.Name].Version):
 				return dependencyError("install %s %s: %s %s depends on %s", req.Name, next[req.Name].Version, name, next[name].Version, req)
 			case incoming[name] && next[req.Name] == nil:

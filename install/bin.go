@@ -20,9 +20,8 @@ import (
 )
 
 // binTarget is where <root>/bin/<command> points for a package's bin entry.
-func binTarget(pkg, bin string) string {
-	_, file := repo.SplitBin(bin)
-	return "../pkgs/" + pkg + "/" + path.Clean(file)
+func binTarget(pkg string, bin repo.Command) string {
+	return "../pkgs/" + pkg + "/" + path.Clean(bin.Path)
 }
 
 // wrapperHead starts the script pkg puts in bin/ for a command that needs library
@@ -44,22 +43,21 @@ func (r *Root) binWants(libs *libIndex, p *db.Record) map[string]string {
 	}
 	dirs := r.libDirs(libs, p)
 	for _, b := range p.Bin {
-		wants[command(b)] = r.binWant(dirs, p.Name, b)
+		wants[b.Name] = r.binWant(dirs, p.Name, b)
 	}
 	return wants
 }
 
 // binWant is what <root>/bin holds for the bin entry b of the package pkg, whose commands
 // run with the library directories dirs (binWants).
-func (r *Root) binWant(dirs []string, pkg, b string) string {
+func (r *Root) binWant(dirs []string, pkg string, b repo.Command) string {
 	if len(dirs) == 0 {
 		return binTarget(pkg, b)
 	}
-	_, file := repo.SplitBin(b)
-	return wrapperHead + command(b) + " of " + pkg + ", with the libraries of the packages it uses\n" +
+	return wrapperHead + b.Name + " of " + pkg + ", with the libraries of the packages it uses\n" +
 		"LD_LIBRARY_PATH=" + shellQuote(strings.Join(dirs, ":")) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n" +
 		"export LD_LIBRARY_PATH\n" +
-		"exec " + shellQuote(filepath.Join(r.namedPkgDir(pkg), path.Clean(file))) + " \"$@\"\n"
+		"exec " + shellQuote(filepath.Join(r.namedPkgDir(pkg), path.Clean(b.Path))) + " \"$@\"\n"
 }
 
 // namedPkgDir is the package's directory by the path the root is known by (Options.Name).
@@ -110,8 +108,8 @@ func newLibIndex(all map[string]*db.Record) *libIndex {
 func (l *libIndex) deps(p *db.Record) []*db.Record {
 	var ds []*db.Record
 	for _, d := range p.Depends {
-		if req, err := repo.ParseRequirement(d); err == nil && l.all[req.Name] != nil {
-			ds = append(ds, l.all[req.Name])
+		if l.all[d.Name] != nil {
+			ds = append(ds, l.all[d.Name])
 		}
 	}
 	return ds
@@ -219,12 +217,6 @@ func (r *Root) makeBin(name, want string) error {
 	return err
 }
 
-// command is the name in <root>/bin of a bin entry's command.
-func command(bin string) string {
-	cmd, _ := repo.SplitBin(bin)
-	return cmd
-}
-
 // checkBins refuses p when one of its commands is a file pkg does not manage, and returns
 // the commands of p that are symlinks changed by hand: the installed version of p declares
 // them, and committing p points them back (ownLinks). A file of the user's in the place of
@@ -234,13 +226,13 @@ func (r *Root) checkBins(p repo.Package) (own []string, err error) {
 	var declared []string // the commands the installed version of p declares
 	if rec, err := r.db.Get(p.Name); err == nil {
 		for _, b := range rec.Bin {
-			declared = append(declared, command(b))
+			declared = append(declared, b.Name)
 		}
 	} else if !errors.Is(err, db.ErrNotInstalled) {
 		return nil, err
 	}
 	for _, b := range p.Bin {
-		cmd := command(b)
+		cmd := b.Name
 		where := r.path("bin", cmd)
 		t, err := r.readBin(cmd)
 		switch {
@@ -259,7 +251,7 @@ func (r *Root) checkBins(p repo.Package) (own []string, err error) {
 func (r *Root) ownLinks(staged []*Staged) error {
 	for _, s := range staged {
 		for _, b := range s.rec.Bin {
-			cmd := command(b)
+			cmd := b.Name
 			if !slices.Contains(s.own, cmd) {
 				continue
 			}
@@ -291,7 +283,7 @@ func (r *Root) checkLinked(staged []*Staged) error {
 	var errs []error
 	for _, s := range staged {
 		for _, b := range s.rec.Bin {
-			cmd := command(b)
+			cmd := b.Name
 			if t, err := r.readBin(cmd); err != nil || t != s.wants[cmd] {
 				errs = append(errs, &UnlinkedError{Path: r.path("bin", cmd), Package: s.rec.Name})
 			}
@@ -382,7 +374,7 @@ func (r *Root) wantBins() (map[string]string, error) {
 func (r *Root) prepareLinks(libs *libIndex, s *Staged) (made []string, err error) {
 	s.wants = r.binWants(libs, s.rec)
 	for _, b := range s.rec.Bin {
-		cmd := command(b)
+		cmd := b.Name
 		target := s.wants[cmd]
 		if t, err := r.readBin(cmd); err == nil && t == target {
 			continue
@@ -422,7 +414,7 @@ func (r *Root) pending(cmd, target string) (bool, error) {
 func (r *Root) dropPending(staged []*Staged, made [][]string) {
 	for i, cmds := range made {
 		for _, b := range staged[i].rec.Bin {
-			cmd := command(b)
+			cmd := b.Name
 			tmp := pendingName(cmd)
 			if t, err := r.readBin(tmp); err == nil && t == staged[i].wants[cmd] && slices.Contains(cmds, cmd) {
 				unix.Unlinkat(r.fd[bin], tmp, 0)

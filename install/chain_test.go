@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -28,7 +29,7 @@ func stageChain(tb testing.TB, r *Root, base string, n int) []*Staged {
 	for i := range staged {
 		p := repo.Package{Name: fmt.Sprintf("c%06d", i), Version: "1", SHA256: strings.Repeat("a", 64)}
 		if i+1 < n {
-			p.Depends = []string{fmt.Sprintf("c%06d", i+1)}
+			p.Depends = testrepo.Requires(fmt.Sprintf("c%06d", i+1))
 		}
 		if staged[i], err = r.Stage(context.Background(), tarPath, p, members); err != nil {
 			tb.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"testing"
 
 	"pkg/db"
@@ -16,19 +17,19 @@ import (
 // cannot be in LD_LIBRARY_PATH; and changes nothing.
 func TestCheck(t *testing.T) {
 	r := openRoot(t, t.TempDir())
-	installed := []db.Record{{Name: "a", Version: "1", Bin: []string{"bin/tool"}}, {Name: "app", Version: "1", Depends: []string{"a>=1"}}}
-	clash := repo.Package{Name: "b", Version: "1", Bin: []string{"tool=bin/b"}}
+	installed := []db.Record{{Name: "a", Version: "1", Bin: testrepo.Commands("bin/tool")}, {Name: "app", Version: "1", Depends: testrepo.Requires("a>=1")}}
+	clash := repo.Package{Name: "b", Version: "1", Bin: testrepo.Commands("tool=bin/b")}
 	var ce *ClashError
 	if err := CheckChange(r.Dir(), installed, []repo.Package{clash}, nil); !errors.As(err, &ce) || ce.Other != "a" || ce.Incoming {
 		t.Errorf("CheckChange of a command installed = %v, want a *ClashError naming a", err)
 	}
-	if err := CheckChange(r.Dir(), nil, []repo.Package{clash, {Name: "c", Version: "1", Bin: []string{"tool=bin/c"}}}, nil); !errors.As(err, &ce) || !ce.Incoming {
+	if err := CheckChange(r.Dir(), nil, []repo.Package{clash, {Name: "c", Version: "1", Bin: testrepo.Commands("tool=bin/c")}}, nil); !errors.As(err, &ce) || !ce.Incoming {
 		t.Errorf("CheckChange of two packages with one command = %v, want a *ClashError, incoming", err)
 	}
 	if err := CheckChange(r.Dir(), installed, nil, []string{"a"}); !errors.Is(err, ErrDependency) {
 		t.Errorf("CheckChange of removing what app depends on = %v, want ErrDependency", err)
 	}
-	if err := CheckChange(r.Dir(), installed, []repo.Package{{Name: "a", Version: "0.9", Bin: []string{"bin/tool"}}}, nil); !errors.Is(err, ErrDependency) {
+	if err := CheckChange(r.Dir(), installed, []repo.Package{{Name: "a", Version: "0.9", Bin: testrepo.Commands("bin/tool")}}, nil); !errors.Is(err, ErrDependency) {
 		t.Errorf("CheckChange of a version app does not allow = %v, want ErrDependency", err)
 	}
 	lib := repo.Package{Name: "l", Version: "1", Lib: []string{"lib"}}
@@ -46,10 +47,10 @@ func TestCheck(t *testing.T) {
 	if err := r.Check([]repo.Package{{Name: "stray", Version: "1"}}, nil); !errors.As(err, &ue) || ue.Command {
 		t.Errorf("Check of a tree pkgs/ holds unrecorded = %v, want an *UnmanagedError", err)
 	}
-	if err := r.Check([]repo.Package{{Name: "m", Version: "1", Bin: []string{"mine=bin/m"}}}, nil); !errors.As(err, &ue) || !ue.Command {
+	if err := r.Check([]repo.Package{{Name: "m", Version: "1", Bin: testrepo.Commands("mine=bin/m")}}, nil); !errors.As(err, &ue) || !ue.Command {
 		t.Errorf("Check of a command bin/ holds that is not pkg's = %v, want an *UnmanagedError of a command", err)
 	}
-	if err := r.Check([]repo.Package{{Name: "ok", Version: "1", Bin: []string{"bin/ok"}}}, nil); err != nil {
+	if err := r.Check([]repo.Package{{Name: "ok", Version: "1", Bin: testrepo.Commands("bin/ok")}}, nil); err != nil {
 		t.Errorf("Check of a package nothing is in the way of: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"pkg/pkgtest/testrepo"
 	"pkg/tarutil"
 )
 
@@ -28,9 +29,10 @@ func TestCheckBin(t *testing.T) {
 		{[]string{"bin/f7", "bin"}, false},
 		{[]string{"bin/missing"}, false},
 	} {
+		bin := testrepo.Commands(tc.bin...)
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		err := CheckBin(tc.bin, members)
+		err := CheckBin(bin, members)
 		runtime.ReadMemStats(&after)
 		if (err == nil) != tc.ok {
 			t.Errorf("CheckBin(%q) = %v, want ok %v", tc.bin, err, tc.ok)

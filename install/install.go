@@ -280,14 +280,13 @@ func LibDirs(members []tarutil.Member) []string {
 
 // CheckBin refuses a package's bin entries unless each names a file, hardlink or symlink
 // among its members.
-func CheckBin(bin []string, members []tarutil.Member) error {
+func CheckBin(bin []repo.Command, members []tarutil.Member) error {
 	if len(bin) == 0 {
 		return nil
 	}
 	types := make(map[string]byte, len(bin)) // of the bin entries' files only: members may be 2^20
 	for _, b := range bin {
-		_, file := repo.SplitBin(b)
-		types[path.Clean(file)] = 0
+		types[path.Clean(b.Path)] = 0
 	}
 	for i := range members {
 		if _, ok := types[members[i].Name]; ok {
@@ -295,8 +294,7 @@ func CheckBin(bin []string, members []tarutil.Member) error {
 		}
 	}
 	for _, b := range bin {
-		_, file := repo.SplitBin(b)
-		if t := types[path.Clean(file)]; t != tar.TypeReg && t != tar.TypeLink && t != tar.TypeSymlink {
+		if t := types[path.Clean(b.Path)]; t != tar.TypeReg && t != tar.TypeLink && t != tar.TypeSymlink {
 			return fmt.Errorf("bin %q is not a file in the package", b)
 		}
 	}
@@ -307,7 +305,7 @@ func CheckBin(bin []string, members []tarutil.Member) error {
 // cannot run: one that leads, through the package's symlinks and hardlinks, to a missing
 // member or to something not a file. A symlink out of the package (/usr/bin/env) is taken
 // as it is. Installs check only CheckBin, so that packages published before still install.
-func CheckRunnable(bin []string, members []tarutil.Member) error {
+func CheckRunnable(bin []repo.Command, members []tarutil.Member) error {
 	order := byName(members)
 	for _, b := range bin {
 		if _, err := binFile(b, members, order); err != nil {
@@ -340,9 +338,8 @@ func lookup(members []tarutil.Member, order []int32, name string) (int, bool) {
 // binFile follows the bin entry b through the package's hardlinks and symlinks to the
 // regular member its command runs, and returns that member's index, or -1 for a symlink
 // out of the package.
-func binFile(b string, members []tarutil.Member, order []int32) (int, error) {
-	_, file := repo.SplitBin(b)
-	name := path.Clean(file)
+func binFile(b repo.Command, members []tarutil.Member, order []int32) (int, error) {
+	name := path.Clean(b.Path)
 	for hops := 0; ; hops++ {
 		i, ok := lookup(members, order, name)
 		switch {
@@ -372,7 +369,7 @@ func binFile(b string, members []tarutil.Member, order []int32) (int, error) {
 // whoever may read them (0644 becomes 0755), as npm does for the bins of a package whose
 // tarball has them 0644; members itself when none needs it. A bin that leads nowhere is
 // left to CheckBin. order is members' byName.
-func executable(bin []string, members []tarutil.Member, order []int32) []tarutil.Member {
+func executable(bin []repo.Command, members []tarutil.Member, order []int32) []tarutil.Member {
 	out, cloned := members, false
 	for _, b := range bin {
 		i, err := binFile(b, members, order)

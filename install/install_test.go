@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"slices"
 	"strings"
 	"syscall"
@@ -88,7 +89,7 @@ func openRoot(t testing.TB, dir string) *Root {
 }
 
 func pkgOf(name, version string) repo.Package {
-	return repo.Package{Name: name, Version: version, SHA256: strings.Repeat("a", 64), Bin: []string{"bin/tool"}}
+	return repo.Package{Name: name, Version: version, SHA256: strings.Repeat("a", 64), Bin: testrepo.Commands("bin/tool")}
 }
 
 func readFile(t testing.TB, path string) string {
@@ -167,7 +168,7 @@ func TestInstallRefusalChangesNothing(t *testing.T) {
 	r := openRoot(t, filepath.Join(base, "root"))
 	defer r.Close()
 	p := pkgOf("tool", "1")
-	p.Bin = []string{"bin/missing"}
+	p.Bin = testrepo.Commands("bin/missing")
 	if _, err := r.Install(alignedTar(t, base, version1()), p); err == nil || !strings.Contains(err.Error(), `bin "bin/missing"`) {
 		t.Errorf("install with a missing bin: %v", err)
 	}
@@ -177,7 +178,7 @@ func TestInstallRefusalChangesNothing(t *testing.T) {
 		t.Errorf("install with a wrong file count: %v", err)
 	}
 	p = pkgOf("tool", "1")
-	p.Depends = []string{"lib>=2"}
+	p.Depends = testrepo.Requires("lib>=2")
 	if _, err := r.Install(alignedTar(t, base, version1()), p); !errors.Is(err, ErrDependency) {
 		t.Errorf("install with a dependency missing: %v", err)
 	}
@@ -329,7 +330,7 @@ func TestPreparedLinksDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := pkgOf("tool", "1")
-	p.Bin = append(p.Bin, "share/big")
+	p.Bin = append(p.Bin, repo.ParseCommand("share/big"))
 	if _, err := r.Install(alignedTar(t, base, version1()), p); err == nil {
 		t.Fatal("Install succeeded with its link's place taken")
 	}
@@ -422,7 +423,7 @@ func TestCheckRunnable(t *testing.T) {
 		"bin":          `bin "bin" leads to bin, which is not a file`,
 		"bin/none":     `bin "bin/none" is not a file in the package`,
 	} {
-		err := CheckRunnable([]string{bin}, members)
+		err := CheckRunnable(testrepo.Commands(bin), members)
 		if want == "" && err != nil || want != "" && (err == nil || !strings.HasPrefix(err.Error(), want)) {
 			t.Errorf("CheckRunnable(%s) = %v, want %q", bin, err, want)
 		}
@@ -461,7 +462,7 @@ func TestExecutable(t *testing.T) {
 		{[]string{"h=package/bin/hard", "package/bin/gone"}, []fs.FileMode{0o644, 0o600, 0o755, 0, 0, 0, 0o755, 0o644}},
 	}
 	for _, tt := range tests {
-		if got := modes(executable(tt.bin, members, byName(members))); !slices.Equal(got, tt.want) {
+		if got := modes(executable(testrepo.Commands(tt.bin...), members, byName(members))); !slices.Equal(got, tt.want) {
 			t.Errorf("executable(%q): modes %o, want %o", tt.bin, got, tt.want)
 		}
 		if !slices.Equal(members, before) {
@@ -695,7 +696,7 @@ func TestCommandNameTooLong(t *testing.T) {
 	r := openRoot(t, filepath.Join(base, "root"))
 	defer r.Close()
 	p := pkgOf("tool", "1")
-	p.Bin = []string{strings.Repeat("c", 252) + "=bin/tool"}
+	p.Bin = testrepo.Commands(strings.Repeat("c", 252) + "=bin/tool")
 	_, err := r.Install(alignedTar(t, base, version1()), p)
 	if !errors.Is(err, syscall.ENAMETOOLONG) {
 		t.Fatalf("install: %v, want ENAMETOOLONG", err)

@@ -60,5 +60,5 @@ func (r *Root) hasTree(name string) bool {
 
 func same(cur db.Record, p repo.Package) bool {
 	return cur.Version == p.Version && cur.SHA256 == p.SHA256 &&
-		slices.Equal(cur.Depends, p.Depends) && slices.Equal(cur.Bin, p.Bin)
+		slices.EqualFunc(cur.Depends, p.Depends, repo.Requirement.Equal) && slices.Equal(cur.Bin, p.Bin)
 }

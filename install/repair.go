@@ -323,9 +323,7 @@ func unneeded(recs []*db.Record) map[string]string {
 	needed := make(map[string]bool)
 	for _, p := range recs {
 		for _, dep := range p.Depends {
-			if req, err := repo.ParseRequirement(dep); err == nil {
-				needed[req.Name] = true
-			}
+			needed[dep.Name] = true
 		}
 	}
 	reqs := make(map[string]string)

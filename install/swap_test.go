@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"slices"
 	"strings"
 	"sync"
@@ -162,11 +163,11 @@ func swapVersion(v string) []entry {
 }
 
 func swapPackage(name, version string) repo.Package {
-	p := repo.Package{Name: name, Version: version, SHA256: fmt.Sprintf("%064d", 0), Bin: []string{name + "=bin/tool"}}
+	p := repo.Package{Name: name, Version: version, SHA256: fmt.Sprintf("%064d", 0), Bin: testrepo.Commands(name + "=bin/tool")}
 	if name == "lib" {
 		p.Lib = []string{"lib"}
 	} else if version == "2" {
-		p.Depends = []string{"lib"}
+		p.Depends = testrepo.Requires("lib")
 	}
 	return p
 }
@@ -249,7 +250,7 @@ func checkConsistent(t *testing.T, dir string) {
 	for _, p := range recs {
 		names = append(names, p.Name)
 		for _, b := range p.Bin {
-			cmds = append(cmds, command(b))
+			cmds = append(cmds, b.Name)
 		}
 	}
 	slices.Sort(cmds)

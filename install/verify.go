@@ -183,13 +183,13 @@ func checkBinLinks(r *Root, p *db.Record, libs *libIndex) []Problem {
 	var problems []Problem
 	wants := r.binWants(libs, p)
 	for _, b := range p.Bin {
-		link := r.path("bin", command(b))
-		got, err := r.readBin(command(b))
+		link := r.path("bin", b.Name)
+		got, err := r.readBin(b.Name)
 		kind, what := "modified", "command link"
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			kind = "missing"
-		case err == nil && got == wants[command(b)]:
+		case err == nil && got == wants[b.Name]:
 			continue
 		case errors.Is(err, syscall.EINVAL): // not a symlink
 			what = WhatForeign

@@ -112,17 +112,18 @@ var commandDirs = []string{"bin", "usr/bin", "usr/local/bin"}
 // Commands returns the bin entries of the files anyone may run (or symlinks) directly in
 // a bin/, usr/bin/ or usr/local/bin/ of members, in member order, one per command name,
 // each of which leads to a file of the package or out of it (install.CheckRunnable).
-func Commands(members []tarutil.Member) []string {
-	var bin, names []string
+func Commands(members []tarutil.Member) []repo.Command {
+	var bin []repo.Command
+	var names []string
 	for _, m := range members {
 		dir, base := path.Split(m.Name)
 		runnable := m.Type == tar.TypeSymlink || (m.Type == tar.TypeReg || m.Type == tar.TypeLink) && m.Mode&0o111 != 0
 		if runnable && slices.Contains(commandDirs, strings.TrimSuffix(dir, "/")) && !slices.Contains(names, base) && !strings.HasPrefix(base, ".") {
-			bin, names = append(bin, m.Name), append(names, base)
+			bin, names = append(bin, repo.ParseCommand(m.Name)), append(names, base)
 		}
 	}
 	if install.CheckRunnable(bin, members) == nil { // each checked alone only when one fails
 		return bin
 	}
-	return slices.DeleteFunc(bin, func(b string) bool { return install.CheckRunnable([]string{b}, members) != nil })
+	return slices.DeleteFunc(bin, func(b repo.Command) bool { return install.CheckRunnable([]repo.Command{b}, members) != nil })
 }

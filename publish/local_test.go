@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"reflect"
 	"slices"
 	"strings"
@@ -51,7 +52,7 @@ func TestCommands(t *testing.T) {
 		{Name: "usr/bin/sub/d", Type: tar.TypeReg, Mode: 0o755},
 		{Name: "share/e", Type: tar.TypeReg, Mode: 0o755},
 	}
-	want := []string{"bin/a", "usr/bin/b", "usr/local/bin/c"}
+	want := testrepo.Commands("bin/a", "usr/bin/b", "usr/local/bin/c")
 	if got := Commands(members); !slices.Equal(got, want) {
 		t.Errorf("Commands = %q, want %q", got, want)
 	}
@@ -69,17 +70,17 @@ func TestLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	p, err := a.Local(repo.Package{Depends: []string{"lib>=1"}})
+	p, err := a.Local(repo.Package{Depends: testrepo.Requires("lib>=1")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	size, sum, _ := repo.HashFile(filepath.Join(dir, "tool-1.0.tar"))
-	want := repo.Package{Name: "tool", Version: "1.0", Archive: "tool-1.0.tar", Size: size, SHA256: sum, Depends: []string{"lib>=1"},
-		Bin: []string{"bin/tool"}, InstalledSize: 4, Files: 2, Origin: filepath.Join(dir, "tool-1.0.tar")}
+	want := repo.Package{Name: "tool", Version: "1.0", Archive: "tool-1.0.tar", Size: size, SHA256: sum, Depends: testrepo.Requires("lib>=1"),
+		Bin: testrepo.Commands("bin/tool"), InstalledSize: 4, Files: 2, Origin: filepath.Join(dir, "tool-1.0.tar")}
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("Local:\ngot  %+v\nwant %+v", p, want)
 	}
-	if _, err := a.Local(repo.Package{Name: "tool", Version: "1", Bin: []string{strings.Repeat("c", 251) + "=bin/tool"}}); !errors.As(err, new(*repo.CommandTooLongError)) {
+	if _, err := a.Local(repo.Package{Name: "tool", Version: "1", Bin: testrepo.Commands(strings.Repeat("c", 251) + "=bin/tool")}); !errors.As(err, new(*repo.CommandTooLongError)) {
 		t.Errorf("Local with a command of 251 bytes: %v, want a *repo.CommandTooLongError", err)
 	}
 

@@ -44,12 +44,12 @@ func (a *Archive) Close() { a.cleanup() }
 
 // Added is what Add did, and what the new entry may lack.
 type Added struct {
-	Package  repo.Package   // the entry as added
-	Meta     repo.Meta      // the index's, as signed (with a signer)
-	Created  bool           // the directory had no index.json
-	Replaced []repo.Package // the entry of the same name, version and platform it replaced
-	Missing  []string       // the entry's dependencies no package of the repository is named by
-	LibDirs  []string       // directories of shared libraries in the archive, if the entry names none
+	Package  repo.Package       // the entry as added
+	Meta     repo.Meta          // the index's, as signed (with a signer)
+	Created  bool               // the directory had no index.json
+	Replaced []repo.Package     // the entry of the same name, version and platform it replaced
+	Missing  []repo.Requirement // the entry's dependencies no package of the repository is named by
+	LibDirs  []string           // directories of shared libraries in the archive, if the entry names none
 }
 
 // Add adds a to the repository directory dir as the entry p, whose size, file count and
@@ -85,8 +85,7 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 		}
 	}
 	for _, d := range p.Depends { // the index now holds before's packages and p
-		r, err := repo.ParseRequirement(d)
-		if err == nil && r.Name != p.Name && !slices.ContainsFunc(before.Packages, func(q repo.Package) bool { return q.Name == r.Name }) {
+		if d.Name != p.Name && !slices.ContainsFunc(before.Packages, func(q repo.Package) bool { return q.Name == d.Name }) {
 			res.Missing = append(res.Missing, d)
 		}
 	}
@@ -97,12 +96,12 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 }
 
 // checkEntry returns p with its commands' and library directories' spelling set
-// (repo.CleanBin, path.Clean), or an error if a command cannot run or a library directory
+// (repo.Command.Clean, path.Clean), or an error if a command cannot run or a library directory
 // is not in a (install.CheckRunnable, install.CheckLib).
 func (a *Archive) checkEntry(p repo.Package) (repo.Package, error) {
 	p.Bin, p.Lib = slices.Clone(p.Bin), slices.Clone(p.Lib)
 	for i := range p.Bin {
-		p.Bin[i] = repo.CleanBin(p.Bin[i])
+		p.Bin[i] = p.Bin[i].Clean()
 	}
 	for i := range p.Lib {
 		p.Lib[i] = path.Clean(p.Lib[i])

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"reflect"
 	"testing"
 
@@ -46,21 +47,21 @@ func TestAdd(t *testing.T) {
 	}
 	defer a.Close()
 
-	if _, err := Add(t.Context(), dir, a, repo.Package{Name: "a", Version: "1", Bin: []string{"bin/missing"}}, false, nil); err == nil {
+	if _, err := Add(t.Context(), dir, a, repo.Package{Name: "a", Version: "1", Bin: testrepo.Commands("bin/missing")}, false, nil); err == nil {
 		t.Error("Add with a command not in the archive: no error")
 	}
 	if _, err := Add(t.Context(), dir, a, repo.Package{Name: "a", Version: "1", Lib: []string{"lib"}}, false, nil); err == nil {
 		t.Error("Add with a library directory not in the archive: no error")
 	}
-	p := repo.Package{Name: "a", Version: "1", Bin: []string{"./bin/a"}, Depends: []string{"b>=2"}}
+	p := repo.Package{Name: "a", Version: "1", Bin: testrepo.Commands("./bin/a"), Depends: testrepo.Requires("b>=2")}
 	res, err := Add(t.Context(), dir, a, p, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Created || res.Package.Files != 2 || !reflect.DeepEqual(res.Package.Bin, []string{"bin/a"}) {
+	if !res.Created || res.Package.Files != 2 || !reflect.DeepEqual(res.Package.Bin, testrepo.Commands("bin/a")) {
 		t.Errorf("Add = %+v, want a new repository's entry of 2 files, its bin cleaned", res)
 	}
-	if !reflect.DeepEqual(res.Missing, []string{"b>=2"}) || !reflect.DeepEqual(res.LibDirs, []string{"usr/lib"}) || res.Replaced != nil {
+	if !reflect.DeepEqual(res.Missing, testrepo.Requires("b>=2")) || !reflect.DeepEqual(res.LibDirs, []string{"usr/lib"}) || res.Replaced != nil {
 		t.Errorf("Add: missing %q, lib dirs %q, replaced %v; want b>=2, usr/lib, none", res.Missing, res.LibDirs, res.Replaced)
 	}
 

@@ -28,7 +28,7 @@ const indexName = "index.json"
 // for it in dir's index.json, creating the index if absent and replacing an entry of the
 // same name and version. It sets p's Archive, Size and SHA256, takes the rest as given
 // (the caller measures InstalledSize and Files) but for its bin paths, which it cleans
-// (CleanBin), and returns the entry as written. It refuses a package that installing
+// (Command.Clean), and returns the entry as written. It refuses a package that installing
 // would find in a dependency cycle, naming the cycle.
 //
 // The archive is named NAME-VERSION.EXT, EXT that of archivePath (archiveExt), whatever
@@ -65,7 +65,7 @@ func add(ctx context.Context, dir, archivePath, remote string, p Package, s *Sig
 	}
 	p.Bin = slices.Clone(p.Bin)
 	for i, b := range p.Bin {
-		p.Bin[i] = CleanBin(b)
+		p.Bin[i] = b.Clean()
 	}
 	normalize(&p)
 	if err := checkMeta(&p); err != nil {
@@ -127,8 +127,7 @@ func (ix *Index) cycleWith(p Package) []string {
 	var walk func(q Package) bool
 	walk = func(q Package) bool {
 		path = append(path, q.Name+" "+q.Version)
-		deps, _ := parseDepends(q) // the index's entries and p are checked already
-		for _, d := range deps {
+		for _, d := range q.Depends {
 			if d.Name == p.Name {
 				if d.Allows(p.Version) {
 					return true

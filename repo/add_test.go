@@ -64,7 +64,7 @@ func TestAddCreatesIndex(t *testing.T) {
 	dir := t.TempDir()
 	const data = "archive bytes"
 	src := writeArchive(t, "hello-1.2.0.tar.zst", data)
-	p := Package{Name: "hello", Version: "1.2.0", Depends: []string{"libgreet>=1.0,<2"}, Bin: []string{"bin/hello"},
+	p := Package{Name: "hello", Version: "1.2.0", Depends: deps("libgreet>=1.0,<2"), Bin: bins("bin/hello"),
 		Summary: "says <hello>", InstalledSize: 40960, Files: 12, Size: 99, SHA256: "stale", Archive: "x"}
 	got, err := addUnsigned(dir, src, p)
 	if err != nil {
@@ -202,8 +202,8 @@ func TestAddRefuses(t *testing.T) {
 	}{
 		{"bad name", src, Package{Name: "A", Version: "1"}, `"A"`},
 		{"bad version", src, Package{Name: "a", Version: "one"}, `"a"`},
-		{"bad depends", src, Package{Name: "a", Version: "1", Depends: []string{"b>>1"}}, "a@1"},
-		{"bad bin", src, Package{Name: "a", Version: "1", Bin: []string{"../sh"}}, "a@1"},
+		{"bad depends", src, Package{Name: "a", Version: "1", Depends: deps("b>>1")}, "a@1"},
+		{"bad bin", src, Package{Name: "a", Version: "1", Bin: bins("../sh")}, "a@1"},
 		{"negative files", src, Package{Name: "a", Version: "1", Files: -1}, "a@1"},
 		{"missing archive", filepath.Join(t.TempDir(), "a-1.tar"), Package{Name: "a", Version: "1"}, "a@1"},
 		{"archive name", writeArchive(t, "a.t\x01r", "x"), Package{Name: "a", Version: "1"}, "a@1"},
@@ -290,7 +290,7 @@ func TestAddCycle(t *testing.T) {
 		})
 	}
 	// An index Add did not write may hold a cycle that the package added does not join.
-	if got := testIndex("b 1 c", "c 1 b").cycleWith(Package{Name: "a", Version: "1", Depends: []string{"b"}}); got != nil {
+	if got := testIndex("b 1 c", "c 1 b").cycleWith(Package{Name: "a", Version: "1", Depends: deps("b")}); got != nil {
 		t.Errorf("cycle not through the package added: %q", got)
 	}
 }
@@ -298,7 +298,7 @@ func TestAddCycle(t *testing.T) {
 // addLine adds the package "name version depends..." to dir, with an archive of its own.
 func addLine(t *testing.T, dir, line string) error {
 	f := strings.Fields(line)
-	_, err := addUnsigned(dir, writeArchive(t, f[0]+"-"+f[1]+".tar", line), Package{Name: f[0], Version: f[1], Depends: f[2:]})
+	_, err := addUnsigned(dir, writeArchive(t, f[0]+"-"+f[1]+".tar", line), Package{Name: f[0], Version: f[1], Depends: deps(f[2:]...)})
 	return err
 }
 
@@ -345,15 +345,15 @@ func TestAddConcurrent(t *testing.T) {
 // and leaves the caller's slice alone.
 func TestAddCleansBin(t *testing.T) {
 	dir := t.TempDir()
-	bin := []string{"./usr/bin/jq", "q=./usr/bin/jq"}
+	bin := bins("./usr/bin/jq", "q=./usr/bin/jq")
 	p, err := addUnsigned(dir, writeArchive(t, "jq.tar", "x"), Package{Name: "jq", Version: "1.7.1", Bin: bin})
-	if want := []string{"usr/bin/jq", "q=usr/bin/jq"}; err != nil || !slices.Equal(p.Bin, want) {
+	if want := bins("usr/bin/jq", "q=usr/bin/jq"); err != nil || !slices.Equal(p.Bin, want) {
 		t.Fatalf("Add: bin %q, %v; want %q", p.Bin, err, want)
 	}
 	if got := readIndexFile(t, dir).Packages[0].Bin; !slices.Equal(got, p.Bin) {
 		t.Errorf("index bin %q, want %q", got, p.Bin)
 	}
-	if bin[0] != "./usr/bin/jq" {
+	if bin[0].Path != "./usr/bin/jq" {
 		t.Errorf("Add changed its argument: %q", bin)
 	}
 }

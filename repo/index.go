@@ -80,18 +80,18 @@ type Meta struct {
 
 // Package is one entry of an index: a version of a named package and its archive.
 type Package struct {
-	Name          string   `json:"name"`
-	Version       string   `json:"version"`
-	Archive       string   `json:"archive"`
-	Size          int64    `json:"size"`
-	SHA256        string   `json:"sha256"`
-	Depends       []string `json:"depends,omitempty"`
-	Bin           []string `json:"bin,omitempty"`
-	Lib           []string `json:"lib,omitempty"` // directories of shared libraries its and its dependents' commands run with
-	Summary       string   `json:"summary,omitempty"`
-	InstalledSize int64    `json:"installed_size,omitempty"`
-	Files         int      `json:"files,omitempty"`
-	Platform      string   `json:"platform,omitempty"` // GOOS-GOARCH it runs on; empty: any
+	Name          string        `json:"name"`
+	Version       string        `json:"version"`
+	Archive       string        `json:"archive"`
+	Size          int64         `json:"size"`
+	SHA256        string        `json:"sha256"`
+	Depends       []Requirement `json:"depends,omitempty"` // each naming no repository
+	Bin           []Command     `json:"bin,omitempty"`
+	Lib           []string      `json:"lib,omitempty"` // directories of shared libraries its and its dependents' commands run with
+	Summary       string        `json:"summary,omitempty"`
+	InstalledSize int64         `json:"installed_size,omitempty"`
+	Files         int           `json:"files,omitempty"`
+	Platform      string        `json:"platform,omitempty"` // GOOS-GOARCH it runs on; empty: any
 
 	// Repo names the repository the entry comes from in an index of several (Merge); ""
 	// in one repository's. It is not part of the index's JSON.
@@ -147,6 +147,9 @@ func parse(data []byte) (*Index, error) {
 	}
 	var ix Index
 	if err := json.Unmarshal(data, &ix); err != nil {
+		if err := dependsError(data); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("index: %v", jsonError(data, err))
 	}
 	if err := ix.Meta.check(); err != nil {
@@ -205,6 +208,28 @@ func (ix *Index) check() error {
 			return fmt.Errorf("package %s: listed twice", p.what())
 		}
 		seen[key] = true
+	}
+	return nil
+}
+
+// dependsError returns the error of the first entry of an index that failed to decode
+// whose depends does not parse, worded with the entry, or nil.
+func dependsError(data []byte) error {
+	var ix struct {
+		Packages []struct {
+			Name, Version string
+			Depends       []string
+		}
+	}
+	if json.Unmarshal(data, &ix) != nil {
+		return nil
+	}
+	for _, p := range ix.Packages {
+		for _, d := range p.Depends {
+			if _, err := parseRequirement(d); err != nil {
+				return fmt.Errorf("package %s@%s: depends: %v", p.Name, p.Version, err)
+			}
+		}
 	}
 	return nil
 }
@@ -291,17 +316,13 @@ func checkNumbers(p *Package) error {
 
 func checkLists(p *Package) error {
 	for _, d := range p.Depends {
-		r, err := parseRequirement(d)
-		if err == nil && r.Repo != "" { // repositories are named by the user's configuration, not the publisher
-			err = fmt.Errorf("requirement %q names a repository", d)
-		}
-		if err != nil {
+		if err := checkDepends(d); err != nil {
 			return fmt.Errorf("package %s: depends: %v", p.id(), err)
 		}
 	}
-	commands := make(map[string]string, len(p.Bin)) // name in bin/ → its entry
+	commands := make(map[string]Command, len(p.Bin)) // name in bin/ → its entry
 	for _, b := range p.Bin {
-		cmd, file := SplitBin(b)
+		cmd, file := b.Name, b.Path
 		switch {
 		case !validLocal(file):
 			return fmt.Errorf("package %s: bin %q: %q is not a clean relative path inside the package", p.id(), b, file)
@@ -331,32 +352,20 @@ func checkLists(p *Package) error {
 	return nil
 }
 
-// SplitBin splits a bin entry into the name of its command in <root>/bin and the path
-// of the command's file in the package. An entry is "NAME=PATH", or a PATH alone for a
-// command named after its file; an "=" after a "/" is part of a PATH ("bin/a=b").
-func SplitBin(entry string) (command, file string) {
-	if i := strings.IndexByte(entry, '='); i >= 0 && !strings.Contains(entry[:i], "/") {
-		return entry[:i], entry[i+1:]
+// checkDepends validates a requirement of an entry's depends: one that parses, as a
+// constructed one may not, and names no repository (the user's configuration names them,
+// not the publisher).
+func checkDepends(r Requirement) error {
+	s := r.String()
+	if q, err := parseRequirement(s); err != nil {
+		return err
+	} else if !q.Equal(r) {
+		return fmt.Errorf("requirement %q reads otherwise once written", s)
 	}
-	return path.Base(entry), entry
-}
-
-// CleanBin returns entry with its path cleaned, as a member's name is: "./usr/bin/jq",
-// as tar -t lists it, is "usr/bin/jq". An entry that would read otherwise once clean
-// ("./a=b") is returned as it is.
-func CleanBin(entry string) string {
-	cmd, file := SplitBin(entry)
-	clean := path.Clean(file)
-	switch {
-	case clean == file:
-		return entry
-	case len(file) < len(entry): // NAME=PATH
-		return cmd + "=" + clean
+	if r.Repo != "" {
+		return fmt.Errorf("requirement %q names a repository", s)
 	}
-	if _, f := SplitBin(clean); f != clean {
-		return entry
-	}
-	return clean
+	return nil
 }
 
 func validSHA256(s string) bool {

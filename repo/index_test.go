@@ -28,7 +28,7 @@ func TestParse(t *testing.T) {
 	}
 	want := &Index{Format: 1, Packages: []Package{
 		{Name: "hello", Version: "1.2.0", Archive: "hello-1.2.0.tar.zst", Size: 10240, SHA256: testSum,
-			Depends: []string{"libgreet>=1.0"}, Bin: []string{"bin/hello"}, Summary: "says hello",
+			Depends: deps("libgreet>=1.0"), Bin: bins("bin/hello"), Summary: "says hello",
 			InstalledSize: 40960, Files: 12},
 		{Name: "libgreet", Version: "1.0", Archive: "https://example.com/libgreet-1.0.tar.gz", SHA256: testSum},
 	}}
@@ -112,26 +112,26 @@ func TestParseRefuses(t *testing.T) {
 		{"size past limit", hello(func(p *Package) { p.Size = maxSize + 1 }), []string{"hello@1.2.0", "size 549755813889 is over"}},
 		{"huge installed_size", hello(func(p *Package) { p.InstalledSize = math.MaxInt64 }), []string{"hello@1.2.0", "installed_size 9223372036854775807 is over the limit of 256 GiB"}},
 		{"too many files", hello(func(p *Package) { p.Files = maxFiles + 1 }), []string{"hello@1.2.0", "files 1048577 is over the limit of 1048576 files"}},
-		{"bad depends", hello(func(p *Package) { p.Depends = []string{"lib>="} }), []string{"hello@1.2.0", `"lib>="`}},
-		{"absolute bin", hello(func(p *Package) { p.Bin = []string{"/bin/sh"} }), []string{"hello@1.2.0", "/bin/sh"}},
-		{"escaping bin", hello(func(p *Package) { p.Bin = []string{"bin/../../x"} }), []string{"hello@1.2.0"}},
-		{"dot bin", hello(func(p *Package) { p.Bin = []string{"."} }), []string{"hello@1.2.0"}},
-		{"empty bin", hello(func(p *Package) { p.Bin = []string{""} }), []string{"hello@1.2.0"}},
+		{"bad depends", hello(func(p *Package) { p.Depends = deps("lib>=") }), []string{"hello@1.2.0", `"lib>="`}},
+		{"absolute bin", hello(func(p *Package) { p.Bin = bins("/bin/sh") }), []string{"hello@1.2.0", "/bin/sh"}},
+		{"escaping bin", hello(func(p *Package) { p.Bin = bins("bin/../../x") }), []string{"hello@1.2.0"}},
+		{"dot bin", hello(func(p *Package) { p.Bin = bins(".") }), []string{"hello@1.2.0"}},
+		{"empty bin", hello(func(p *Package) { p.Bin = bins("") }), []string{"hello@1.2.0"}},
 		{"escape in summary", hello(func(p *Package) { p.Summary = "hi\x1b]0;OWNED\x07" }), []string{"hello@1.2.0", "control characters"}},
-		{"one command twice", hello(func(p *Package) { p.Bin = []string{"a/tool", "b/tool"} }), []string{"hello@1.2.0", `"a/tool" and "b/tool"`}},
-		{"pkg's link name", hello(func(p *Package) { p.Bin = []string{"bin/.x.new"} }), []string{"hello@1.2.0", "start with a dot"}},
-		{"unnamed command", hello(func(p *Package) { p.Bin = []string{"=bin/x"} }), []string{"hello@1.2.0", `bad command name ""`}},
-		{"named nothing", hello(func(p *Package) { p.Bin = []string{"x="} }), []string{"hello@1.2.0", `bin "x="`}},
-		{"named absolute", hello(func(p *Package) { p.Bin = []string{"x=/bin/sh"} }), []string{"hello@1.2.0", `"/bin/sh" is not a clean relative path`}},
-		{"named unclean", hello(func(p *Package) { p.Bin = []string{"x=./bin/x"} }), []string{"hello@1.2.0", `"./bin/x"`}},
-		{"named escape", hello(func(p *Package) { p.Bin = []string{"x\x1b[2J=bin/x"} }), []string{"hello@1.2.0", "bad command name"}},
-		{"named backslash", hello(func(p *Package) { p.Bin = []string{`a\b=bin/x`} }), []string{"hello@1.2.0", "bad command name"}},
+		{"one command twice", hello(func(p *Package) { p.Bin = bins("a/tool", "b/tool") }), []string{"hello@1.2.0", `"a/tool" and "b/tool"`}},
+		{"pkg's link name", hello(func(p *Package) { p.Bin = bins("bin/.x.new") }), []string{"hello@1.2.0", "start with a dot"}},
+		{"unnamed command", hello(func(p *Package) { p.Bin = bins("=bin/x") }), []string{"hello@1.2.0", `bad command name ""`}},
+		{"named nothing", hello(func(p *Package) { p.Bin = bins("x=") }), []string{"hello@1.2.0", `bin "x="`}},
+		{"named absolute", hello(func(p *Package) { p.Bin = bins("x=/bin/sh") }), []string{"hello@1.2.0", `"/bin/sh" is not a clean relative path`}},
+		{"named unclean", hello(func(p *Package) { p.Bin = bins("x=./bin/x") }), []string{"hello@1.2.0", `"./bin/x"`}},
+		{"named escape", hello(func(p *Package) { p.Bin = bins("x\x1b[2J=bin/x") }), []string{"hello@1.2.0", "bad command name"}},
+		{"named backslash", hello(func(p *Package) { p.Bin = bins(`a\b=bin/x`) }), []string{"hello@1.2.0", "bad command name"}},
 		{"lib absolute", hello(func(p *Package) { p.Lib = []string{"/usr/lib"} }), []string{"hello@1.2.0", `lib "/usr/lib" is not a clean relative path`}},
 		{"lib unclean", hello(func(p *Package) { p.Lib = []string{"usr/lib/"} }), []string{"hello@1.2.0", `lib "usr/lib/" is not a clean relative path`}},
 		{"lib separator", hello(func(p *Package) { p.Lib = []string{"usr/lib:/etc"} }), []string{"hello@1.2.0", `lib "usr/lib:/etc": a library directory may not hold ':' or ';'`}},
 		{"lib twice", hello(func(p *Package) { p.Lib = []string{"lib", "lib"} }), []string{"hello@1.2.0", `lib "lib" listed twice`}},
-		{"named dot", hello(func(p *Package) { p.Bin = []string{".x=bin/x"} }), []string{"hello@1.2.0", "start with a dot"}},
-		{"named twice", hello(func(p *Package) { p.Bin = []string{"tool=a/x", "b/tool"} }), []string{"hello@1.2.0", `"tool=a/x" and "b/tool"`}},
+		{"named dot", hello(func(p *Package) { p.Bin = bins(".x=bin/x") }), []string{"hello@1.2.0", "start with a dot"}},
+		{"named twice", hello(func(p *Package) { p.Bin = bins("tool=a/x", "b/tool") }), []string{"hello@1.2.0", `"tool=a/x" and "b/tool"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,22 +229,27 @@ func TestParseAcceptsArchives(t *testing.T) {
 	}
 }
 
-func TestSplitBin(t *testing.T) {
+func TestParseCommand(t *testing.T) {
 	tests := []struct{ entry, command, file string }{
 		{"bin/hello", "hello", "bin/hello"},
 		{"prettier=package/bin/prettier.cjs", "prettier", "package/bin/prettier.cjs"},
 		{"x=a=b", "x", "a=b"},
 		{"bin/a=b", "a=b", "bin/a=b"}, // an "=" after a "/" is the path's
 		{"tool", "tool", "tool"},
+		{"hello=bin/hello", "hello", "bin/hello"}, // written so, it stays so
 	}
 	for _, tt := range tests {
-		if cmd, file := SplitBin(tt.entry); cmd != tt.command || file != tt.file {
-			t.Errorf("SplitBin(%q) = %q, %q; want %q, %q", tt.entry, cmd, file, tt.command, tt.file)
+		c := ParseCommand(tt.entry)
+		if c.Name != tt.command || c.Path != tt.file {
+			t.Errorf("ParseCommand(%q) = %q, %q; want %q, %q", tt.entry, c.Name, c.Path, tt.command, tt.file)
+		}
+		if got := c.String(); got != tt.entry {
+			t.Errorf("ParseCommand(%q).String() = %q, want the entry", tt.entry, got)
 		}
 	}
 }
 
-func TestCleanBin(t *testing.T) {
+func TestCommandClean(t *testing.T) {
 	tests := []struct{ entry, want string }{
 		{"usr/bin/jq", "usr/bin/jq"},
 		{"./usr/bin/jq", "usr/bin/jq"}, // as tar -t lists it
@@ -256,8 +261,8 @@ func TestCleanBin(t *testing.T) {
 		{"../x", "../x"},
 	}
 	for _, tt := range tests {
-		if got := CleanBin(tt.entry); got != tt.want {
-			t.Errorf("CleanBin(%q) = %q, want %q", tt.entry, got, tt.want)
+		if got := ParseCommand(tt.entry).Clean().String(); got != tt.want {
+			t.Errorf("ParseCommand(%q).Clean() = %q, want %q", tt.entry, got, tt.want)
 		}
 	}
 }
@@ -294,17 +299,17 @@ func FuzzParse(f *testing.F) {
 // a *CommandTooLongError naming the package and the command.
 func TestCommandLenLimit(t *testing.T) {
 	long := strings.Repeat("c", MaxCommandLen)
-	if _, err := Parse(indexOf(t, hello(func(p *Package) { p.Bin = []string{long + "=bin/hello"} }))); err != nil {
+	if _, err := Parse(indexOf(t, hello(func(p *Package) { p.Bin = bins(long + "=bin/hello") }))); err != nil {
 		t.Errorf("Parse with a command of %d bytes: %v", MaxCommandLen, err)
 	}
 	for _, bin := range []string{long + "c=bin/hello", "bin/" + long + "cc"} {
-		_, err := Parse(indexOf(t, hello(func(p *Package) { p.Bin = []string{bin} })))
+		_, err := Parse(indexOf(t, hello(func(p *Package) { p.Bin = bins(bin) })))
 		var ce *CommandTooLongError
 		if !errors.As(err, &ce) || ce.Package != "hello@1.2.0" || len(ce.Command) <= MaxCommandLen {
 			t.Errorf("Parse with bin %.10q...: %v, want a *CommandTooLongError", bin, err)
 		}
 		dir := t.TempDir()
-		_, err = addUnsigned(dir, writeArchive(t, "hello-1.2.0.tar", "archive"), Package{Name: "hello", Version: "1.2.0", Bin: []string{bin}})
+		_, err = addUnsigned(dir, writeArchive(t, "hello-1.2.0.tar", "archive"), Package{Name: "hello", Version: "1.2.0", Bin: bins(bin)})
 		if !errors.As(err, &ce) || ce.Package != "hello@1.2.0" {
 			t.Errorf("Add with bin %.10q...: %v, want a *CommandTooLongError", bin, err)
 		}

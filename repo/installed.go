@@ -109,11 +109,9 @@ func dependencyGraph(installed []Package) map[string][]string {
 		deps[p.Name] = nil
 	}
 	for _, p := range installed {
-		for _, d := range p.Depends {
-			if r, err := parseRequirement(d); err == nil {
-				if _, ok := deps[r.Name]; ok && !slices.Contains(deps[p.Name], r.Name) {
-					deps[p.Name] = append(deps[p.Name], r.Name)
-				}
+		for _, r := range p.Depends {
+			if _, ok := deps[r.Name]; ok && !slices.Contains(deps[p.Name], r.Name) {
+				deps[p.Name] = append(deps[p.Name], r.Name)
 			}
 		}
 	}

@@ -9,12 +9,12 @@ import (
 // (not installed); orphan depended on lib once and was left behind.
 func installedSet() []Package {
 	return []Package{
-		{Name: "app", Version: "1", Depends: []string{"mid>=1", "lib"}},
-		{Name: "mid", Version: "1", Depends: []string{"lib>=1,<3"}},
+		{Name: "app", Version: "1", Depends: deps("mid>=1", "lib")},
+		{Name: "mid", Version: "1", Depends: deps("lib>=1,<3")},
 		{Name: "lib", Version: "1"},
 		{Name: "tool", Version: "1"},
 		{Name: "leaf", Version: "1"},
-		{Name: "orphan", Version: "1", Depends: []string{"leaf"}},
+		{Name: "orphan", Version: "1", Depends: deps("leaf")},
 	}
 }
 
@@ -43,10 +43,10 @@ func TestWhy(t *testing.T) {
 // TestWhyDeepChain finds the shortest of two chains.
 func TestWhyDeepChain(t *testing.T) {
 	set := []Package{
-		{Name: "a", Depends: []string{"b", "z"}},
-		{Name: "b", Depends: []string{"c"}},
-		{Name: "c", Depends: []string{"d"}},
-		{Name: "z", Depends: []string{"d"}},
+		{Name: "a", Depends: deps("b", "z")},
+		{Name: "b", Depends: deps("c")},
+		{Name: "c", Depends: deps("d")},
+		{Name: "z", Depends: deps("d")},
 		{Name: "d"},
 	}
 	if _, chains := Why(set, []string{"a"}, "d"); !reflect.DeepEqual(chains, [][]string{{"a", "z", "d"}}) {
@@ -73,16 +73,16 @@ func TestUnneeded(t *testing.T) {
 
 func TestOutdated(t *testing.T) {
 	ix := &Index{Packages: []Package{
-		{Name: "app", Version: "1"}, {Name: "app", Version: "2", Depends: []string{"lib>=2"}},
+		{Name: "app", Version: "1"}, {Name: "app", Version: "2", Depends: deps("lib>=2")},
 		{Name: "lib", Version: "1"}, {Name: "lib", Version: "1.5"}, {Name: "lib", Version: "2"}, {Name: "lib", Version: "3"},
 		{Name: "pin", Version: "1"}, {Name: "pin", Version: "1.1"}, {Name: "pin", Version: "2"},
 		{Name: "pre", Version: "1"}, {Name: "pre", Version: "2-rc1"}, {Name: "pre", Version: "2-rc2"},
 		{Name: "top", Version: "1"},
-		{Name: "user", Version: "1", Depends: []string{"lib<3"}},
+		{Name: "user", Version: "1", Depends: deps("lib<3")},
 	}}
 	installed := []Package{
 		{Name: "app", Version: "1"}, {Name: "lib", Version: "1"}, {Name: "pin", Version: "1"},
-		{Name: "pre", Version: "2-rc1"}, {Name: "top", Version: "1"}, {Name: "user", Version: "1", Depends: []string{"lib<3"}},
+		{Name: "pre", Version: "2-rc1"}, {Name: "top", Version: "1"}, {Name: "user", Version: "1", Depends: deps("lib<3")},
 	}
 	pin, _ := ParseRequirement("pin@1")
 	got := ix.Outdated(installed, []Requirement{pin, {Name: "app"}})

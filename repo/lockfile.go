@@ -172,22 +172,53 @@ func Inputs(reqs []Requirement) string {
 // entryOf is p as a lockfile line.
 func entryOf(p Package) lockEntry {
 	return lockEntry{Name: p.Name, Version: p.Version, URL: p.Archive, Size: p.Size, SHA256: p.SHA256,
-		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: p.Platform, Repo: p.Repo}
+		Depends: texts(p.Depends), Bin: texts(p.Bin), Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: p.Platform, Repo: p.Repo}
 }
 
-// pkg is the package a lockfile line locks.
-func (e lockEntry) pkg() Package {
-	return Package{Name: e.Name, Version: e.Version, Archive: e.URL, Size: e.Size, SHA256: e.SHA256,
-		Depends: e.Depends, Bin: e.Bin, Lib: e.Lib, InstalledSize: e.InstalledSize, Files: e.Files, Platform: e.Platform, Repo: e.Repo}
+// pkg is the package a lockfile line locks, its depends parsed.
+func (e lockEntry) pkg() (Package, error) {
+	p := Package{Name: e.Name, Version: e.Version, Archive: e.URL, Size: e.Size, SHA256: e.SHA256,
+		Lib: e.Lib, InstalledSize: e.InstalledSize, Files: e.Files, Platform: e.Platform, Repo: e.Repo}
+	for _, d := range e.Depends {
+		r, err := parseRequirement(d)
+		if err != nil {
+			return p, fmt.Errorf("package %s: depends: %v", p.id(), err)
+		}
+		p.Depends = append(p.Depends, r)
+	}
+	for _, b := range e.Bin {
+		p.Bin = append(p.Bin, ParseCommand(b))
+	}
+	return p, nil
+}
+
+// texts returns each of xs as it is written.
+func texts[T fmt.Stringer](xs []T) []string {
+	if xs == nil {
+		return nil
+	}
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = x.String()
+	}
+	return s
 }
 
 // digest returns what a lockfile records in "locked" for pkgs, sorted by name as a lock's
 // are: "sha256:" and the hex sha256 of each package's line as Encode writes it, without its
 // URL (which a user may point at a mirror), each ending in a newline.
 func digest(pkgs []Package) string {
+	es := make([]lockEntry, len(pkgs))
+	for i, p := range pkgs {
+		es[i] = entryOf(p)
+	}
+	return digestEntries(es)
+}
+
+// digestEntries is digest of the lines es.
+func digestEntries(es []lockEntry) string {
 	h := sha256.New()
-	for _, p := range pkgs {
-		e := entryOf(p)
+	for _, e := range es {
 		e.URL = ""
 		io.WriteString(h, jsonText(e)+"\n")
 	}
@@ -482,7 +513,10 @@ func parseLock(data []byte) (*Lock, error) {
 // checked: valid (checkLocked), after l's lines so far (checkLine), from one of l's
 // repositories, and a file archive beneath that repository's (*OutsideError).
 func lockedPackage(l *Lock, e lockEntry) (Package, error) {
-	p := e.pkg()
+	p, err := e.pkg()
+	if err != nil {
+		return p, err
+	}
 	if err := checkLocked(&p); err != nil {
 		return p, err
 	}

@@ -134,11 +134,7 @@ func relock(text string) string {
 	if json.Unmarshal([]byte(text), &lf) != nil {
 		return text
 	}
-	pkgs := make([]Package, len(lf.Packages))
-	for i, e := range lf.Packages {
-		pkgs[i] = e.pkg()
-	}
-	return strings.Replace(text, `"locked": "`+lf.Locked+`"`, `"locked": "`+digest(pkgs)+`"`, 1)
+	return strings.Replace(text, `"locked": "`+lf.Locked+`"`, `"locked": "`+digestEntries(lf.Packages)+`"`, 1)
 }
 
 func TestParseLockRefuses(t *testing.T) {

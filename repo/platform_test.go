@@ -94,7 +94,7 @@ func TestResolveRefusesOtherPlatform(t *testing.T) {
 		t.Fatal(err)
 	}
 	withDep := *ix
-	withDep.Packages = append(withDep.Packages, Package{Name: "tools", Version: "1", Archive: "tools-1.tar", SHA256: testSum, Depends: []string{"jq"}})
+	withDep.Packages = append(withDep.Packages, Package{Name: "tools", Version: "1", Archive: "tools-1.tar", SHA256: testSum, Depends: deps("jq")})
 	for _, tt := range []struct {
 		ix       *Index
 		platform string

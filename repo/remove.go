@@ -38,11 +38,11 @@ type Removed struct {
 
 // Need is a dependency of a package in the index.
 type Need struct {
-	Name, Version string // the package that depends
-	Depends       string // its dependency, as the index has it
+	Name, Version string      // the package that depends
+	Depends       Requirement // its dependency
 }
 
-func (n Need) String() string { return n.Name + " " + n.Version + " (" + n.Depends + ")" }
+func (n Need) String() string { return n.Name + " " + n.Version + " (" + n.Depends.String() + ")" }
 
 // NeededError is Remove's refusal of entries that packages left in the index depend on,
 // when no other entry satisfies them.
@@ -143,11 +143,10 @@ func notFound(rm Removal, ix *Index) error {
 func needed(gone, kept []Package) []Need {
 	var needs []Need
 	for _, q := range kept {
-		deps, _ := parseDepends(q) // checked when the index was read
-		for i, d := range deps {
+		for _, d := range q.Depends {
 			allows := func(p Package) bool { return p.Name == d.Name && d.Allows(p.Version) }
 			if slices.ContainsFunc(gone, allows) && !slices.ContainsFunc(kept, allows) {
-				needs = append(needs, Need{Name: q.Name, Version: q.Version, Depends: q.Depends[i]})
+				needs = append(needs, Need{Name: q.Name, Version: q.Version, Depends: d})
 			}
 		}
 	}

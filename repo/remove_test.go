@@ -28,8 +28,8 @@ func removeRepo(t *testing.T) string {
 		{jq17, Package{Name: "jq", Version: "1.7+1"}},
 		{writeArchive(t, "lib-1.tar", "lib 1"), Package{Name: "lib", Version: "1"}},
 		{writeArchive(t, "lib-2.tar", "lib 2"), Package{Name: "lib", Version: "2"}},
-		{writeArchive(t, "app-1.tar", "app 1"), Package{Name: "app", Version: "1", Depends: []string{"lib>=1"}}},
-		{writeArchive(t, "app-2.tar", "app 2"), Package{Name: "app", Version: "2", Depends: []string{"lib>=2"}}},
+		{writeArchive(t, "app-1.tar", "app 1"), Package{Name: "app", Version: "1", Depends: deps("lib>=1")}},
+		{writeArchive(t, "app-2.tar", "app 2"), Package{Name: "app", Version: "2", Depends: deps("lib>=2")}},
 	} {
 		if _, err := addUnsigned(dir, p.archive, p.p); err != nil {
 			t.Fatal(err)
@@ -78,7 +78,7 @@ func TestRemove(t *testing.T) {
 			"jq 1.6, jq 1.7, jq 1.7+1, lib 1, lib 2", nil},
 		{Removal{Name: "lib", Force: true}, []string{"1", "2"}, []string{"lib-1.tar", "lib-2.tar"},
 			"app 1, app 2, jq 1.6, jq 1.7, jq 1.7+1",
-			[]Need{{"app", "1", "lib>=1"}, {"app", "2", "lib>=2"}}},
+			[]Need{{"app", "1", deps("lib>=1")[0]}, {"app", "2", deps("lib>=2")[0]}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rm.String(), func(t *testing.T) {

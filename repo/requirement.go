@@ -2,6 +2,7 @@ package repo
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -197,6 +198,24 @@ func (r Requirement) welcomes() []string {
 		}
 	}
 	return rels
+}
+
+// Equal reports whether r and s are the same requirement, spelled the same.
+func (r Requirement) Equal(s Requirement) bool {
+	return r.Name == s.Name && r.Repo == s.Repo && slices.Equal(r.Constraints, s.Constraints)
+}
+
+// MarshalText returns r.String(): a requirement is written as it is read.
+func (r Requirement) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText parses text as ParseRequirement does.
+func (r *Requirement) UnmarshalText(text []byte) error {
+	q, err := parseRequirement(string(text))
+	if err != nil {
+		return err
+	}
+	*r = q
+	return nil
 }
 
 // String returns r in the form ParseRequirement reads, as in "jq>=1.6,<2" or "jq@1.7".

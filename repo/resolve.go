@@ -217,30 +217,14 @@ func (r *resolver) solve(i int) (bool, levels) {
 // choose selects p at level i and adds the needs of its depends. On failure it returns
 // the levels the failure depends on besides i.
 func (r *resolver) choose(p Package, i int) (levels, error) {
-	deps, err := parseDepends(p)
-	if err != nil {
-		return nil, err
-	}
-	r.chosen[p.Name] = choice{p, deps, i}
+	r.chosen[p.Name] = choice{p, p.Depends, i}
 	by := p.Name + " " + p.Version
-	for _, d := range deps {
+	for _, d := range p.Depends {
 		if cause, err := r.require(need{req: d, by: by, level: i}); err != nil {
 			return cause, err
 		}
 	}
 	return nil, nil
-}
-
-func parseDepends(p Package) ([]Requirement, error) {
-	deps := make([]Requirement, 0, len(p.Depends))
-	for _, s := range p.Depends {
-		d, err := parseRequirement(s)
-		if err != nil {
-			return nil, fmt.Errorf("package %s %s: depends: %v", p.Name, p.Version, err)
-		}
-		deps = append(deps, d)
-	}
-	return deps, nil
 }
 
 // require adds n and queues its name. It fails when no version meets every need on the

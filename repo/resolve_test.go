@@ -14,7 +14,7 @@ func testIndex(lines ...string) *Index {
 	for _, l := range lines {
 		f := strings.Fields(l)
 		ix.Packages = append(ix.Packages, Package{
-			Name: f[0], Version: f[1], Depends: f[2:],
+			Name: f[0], Version: f[1], Depends: deps(f[2:]...),
 			Archive: f[0] + "-" + f[1] + ".tar", SHA256: testSum,
 		})
 	}
@@ -202,7 +202,6 @@ func TestResolveRefuses(t *testing.T) {
 		{"cycle", []string{"a 1 b", "b 1 a"}, []string{"a"}, "dependency cycle: a -> b -> a"},
 		{"self cycle", []string{"a 1 a"}, []string{"a"}, "dependency cycle: a -> a"},
 		{"long cycle", []string{"top 1 a", "a 1 b", "b 1 c", "c 1 b"}, []string{"top"}, "dependency cycle: b -> c -> b"},
-		{"bad depends", []string{"a 1 B"}, []string{"a"}, `package a 1: depends: requirement "B"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,10 +258,9 @@ func checkResolved(t *testing.T, reqs []Requirement, got []Package) {
 		if _, dup := placed[p.Name]; dup {
 			t.Fatalf("%s twice in %s", p.Name, ids(got))
 		}
-		for _, d := range p.Depends {
-			r, err := ParseRequirement(d)
-			if err != nil || !meets(r) && r.Name != p.Name {
-				t.Fatalf("%s %s: dependency %s not met before it in %s", p.Name, p.Version, d, ids(got))
+		for _, r := range p.Depends {
+			if !meets(r) && r.Name != p.Name {
+				t.Fatalf("%s %s: dependency %s not met before it in %s", p.Name, p.Version, r, ids(got))
 			}
 		}
 		placed[p.Name] = p

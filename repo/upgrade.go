@@ -178,10 +178,8 @@ func movable(installed map[string]Package, names []string) map[string]bool {
 			continue
 		}
 		free[n] = true
-		for _, d := range p.Depends {
-			if r, err := parseRequirement(d); err == nil {
-				todo = append(todo, r.Name)
-			}
+		for _, r := range p.Depends {
+			todo = append(todo, r.Name)
 		}
 	}
 	return free

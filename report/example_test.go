@@ -10,7 +10,7 @@ import (
 
 func ExampleNewWhy() {
 	installed := []repo.Package{
-		{Name: "app", Version: "1.0", Depends: []string{"lib>=1"}},
+		{Name: "app", Version: "1.0", Depends: []repo.Requirement{{Name: "lib", Constraints: []repo.Constraint{{Op: ">=", Version: "1"}}}}},
 		{Name: "lib", Version: "1.0"},
 	}
 	neededBy, chains := repo.Why(installed, []string{"app"}, "lib")

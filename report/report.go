@@ -88,7 +88,7 @@ type Info struct {
 func InstalledInfo(p *db.Record, dir, req string, held bool) Info {
 	at := p.Installed.UTC()
 	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Summary: p.Summary,
-		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, Installed: true, Requested: req, Held: held, InstalledAt: &at,
+		Depends: texts(p.Depends), Bin: texts(p.Bin), Lib: p.Lib, Installed: true, Requested: req, Held: held, InstalledAt: &at,
 		Directory: dir, Files: p.Files, Size: p.Size, SHA256: p.SHA256, Origin: p.Origin}
 }
 
@@ -96,8 +96,20 @@ func InstalledInfo(p *db.Record, dir, req string, held bool) Info {
 // index offers versions, newest first.
 func OfferedInfo(p repo.Package, versions []string) Info {
 	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Summary: p.Summary,
-		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, Files: p.Files, Size: p.InstalledSize,
+		Depends: texts(p.Depends), Bin: texts(p.Bin), Lib: p.Lib, Files: p.Files, Size: p.InstalledSize,
 		ArchiveSize: p.Size, SHA256: p.SHA256, Versions: versions}
+}
+
+// texts returns each of xs as it is written (an index's depends and bin entries), nil for none.
+func texts[T fmt.Stringer](xs []T) []string {
+	if len(xs) == 0 {
+		return nil
+	}
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = x.String()
+	}
+	return s
 }
 
 // Search is what a repository offers that matches a word (docs/json/search.md).

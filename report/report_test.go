@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"reflect"
 	"regexp"
 	"strings"
@@ -22,7 +23,7 @@ var at = time.Date(2026, 12, 2, 10, 0, 0, 0, time.FixedZone("x", 3600))
 // TestJSON checks each type's JSON against the example of its document, and that the
 // document names the schema the type carries.
 func TestJSON(t *testing.T) {
-	p := &db.Record{Name: "app", Version: "1.0", SHA256: "ab", Depends: []string{"lib>=1,<2"}, Bin: []string{"bin/app"},
+	p := &db.Record{Name: "app", Version: "1.0", SHA256: "ab", Depends: testrepo.Requires("lib>=1,<2"), Bin: testrepo.Commands("bin/app"),
 		Installed: at, Files: 2, Size: 10}
 	tests := []struct {
 		doc  string

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"pkg/pkgtest/testrepo"
 	"slices"
 	"testing"
 
@@ -17,7 +18,7 @@ import (
 // the order repo add prints them.
 func TestAddedText(t *testing.T) {
 	p := repo.Package{Name: "t", Version: "2.0-rc1", Archive: "t-2.0-rc1.tar", Size: 2048, Files: 3, SHA256: "ab12"}
-	created, added, notes := AddedText("/srv/r", &publish.Added{Package: p, Created: true, Missing: []string{"lib>=1"},
+	created, added, notes := AddedText("/srv/r", &publish.Added{Package: p, Created: true, Missing: testrepo.Requires("lib>=1"),
 		Replaced: []repo.Package{{Name: "t", Version: "2.0-rc1", Archive: "old.tar"}}})
 	if want := "/srv/r had no index.json: this is a new repository"; created != want {
 		t.Errorf("created = %q, want %q", created, want)
@@ -42,7 +43,7 @@ func TestAddedText(t *testing.T) {
 func TestRemovedText(t *testing.T) {
 	lines, warnings := RemovedText("/srv/r", &repo.Removed{
 		Packages: []repo.Package{{Name: "t", Version: "1.0"}}, Archives: []string{"pkgs/t-1.0.tar"},
-		Broken: []repo.Need{{Name: "app", Version: "2", Depends: "t>=1"}},
+		Broken: []repo.Need{{Name: "app", Version: "2", Depends: testrepo.Requires("t>=1")[0]}},
 	})
 	if want := []string{"removed t 1.0 from /srv/r", "deleted /srv/r/pkgs/t-1.0.tar"}; !slices.Equal(lines, want) {
 		t.Errorf("lines = %q, want %q", lines, want)
@@ -88,8 +89,8 @@ func TestTrustChangeText(t *testing.T) {
 // TestVerbDocuments: why, repo list and run's note are built from the records as given.
 func TestVerbDocuments(t *testing.T) {
 	recs := []db.Record{
-		{Name: "app", Version: "1", Depends: []string{"lib"}},
-		{Name: "lib", Version: "2", Depends: []string{"zlib"}},
+		{Name: "app", Version: "1", Depends: testrepo.Requires("lib")},
+		{Name: "lib", Version: "2", Depends: testrepo.Requires("zlib")},
 		{Name: "zlib", Version: "3"},
 	}
 	w := WhyOf(recs, map[string]string{"app": "app"}, "zlib")

@@ -9,8 +9,8 @@ import (
 
 // The command a run picks: the package's only one, or the one named like the package.
 func ExamplePick() {
-	jq := repo.Package{Name: "jq", Version: "1.7", Bin: []string{"bin/jq"}}
-	tools := repo.Package{Name: "tools", Version: "2", Bin: []string{"bin/fmt", "bin/lint"}}
+	jq := repo.Package{Name: "jq", Version: "1.7", Bin: []repo.Command{{Name: "jq", Path: "bin/jq"}}}
+	tools := repo.Package{Name: "tools", Version: "2", Bin: []repo.Command{{Name: "fmt", Path: "bin/fmt"}, {Name: "lint", Path: "bin/lint"}}}
 	for _, c := range []struct {
 		p     repo.Package
 		asked string

@@ -337,8 +337,7 @@ func Pick(p repo.Package, all []repo.Package, asked string) (string, error) {
 func commands(p repo.Package) []string {
 	var names []string
 	for _, b := range p.Bin {
-		name, _ := repo.SplitBin(b)
-		names = append(names, name)
+		names = append(names, b.Name)
 	}
 	slices.Sort(names)
 	return names

@@ -20,9 +20,9 @@ import (
 )
 
 func TestPick(t *testing.T) {
-	tool := repo.Package{Name: "tool", Version: "1", Bin: []string{"bin/tool"}}
-	multi := repo.Package{Name: "multi", Version: "2", Bin: []string{"bin/b", "bin/a"}}
-	named := repo.Package{Name: "b", Version: "1", Bin: []string{"bin/b", "x=bin/a"}}
+	tool := repo.Package{Name: "tool", Version: "1", Bin: testrepo.Commands("bin/tool")}
+	multi := repo.Package{Name: "multi", Version: "2", Bin: testrepo.Commands("bin/b", "bin/a")}
+	named := repo.Package{Name: "b", Version: "1", Bin: testrepo.Commands("bin/b", "x=bin/a")}
 	none := repo.Package{Name: "data", Version: "1"}
 	for _, c := range []struct {
 		p     repo.Package

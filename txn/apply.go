@@ -158,12 +158,11 @@ func changed(before, after []db.Record, wanted func(string) bool) (cmds []Comman
 }
 
 // commandNames returns the command names of bin entries a that b lacks.
-func commandNames(a, b []string) []string {
+func commandNames(a, b []repo.Command) []string {
 	var names []string
 	for _, p := range a {
-		name, _ := repo.SplitBin(p)
-		if !slices.ContainsFunc(b, func(q string) bool { n, _ := repo.SplitBin(q); return n == name }) {
-			names = append(names, name)
+		if !slices.ContainsFunc(b, func(q repo.Command) bool { return q.Name == p.Name }) {
+			names = append(names, p.Name)
 		}
 	}
 	return names
@@ -174,9 +173,7 @@ func dependedOn(pkgs []db.Record) map[string]bool {
 	on := make(map[string]bool)
 	for _, p := range pkgs {
 		for _, d := range p.Depends {
-			if r, err := repo.ParseRequirement(d); err == nil {
-				on[r.Name] = true
-			}
+			on[d.Name] = true
 		}
 	}
 	return on

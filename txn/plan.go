@@ -124,7 +124,7 @@ func (p *Plan) fill(cache *fetch.Cache) *Plan {
 				c.Action = Upgrade
 			case n < 0:
 				c.Action = Downgrade
-			case cur.SHA256 == pk.SHA256 && slices.Equal(cur.Depends, pk.Depends) && slices.Equal(cur.Bin, pk.Bin):
+			case cur.SHA256 == pk.SHA256 && slices.EqualFunc(cur.Depends, pk.Depends, repo.Requirement.Equal) && slices.Equal(cur.Bin, pk.Bin):
 				c.Action, c.From = Reinstall, "" // a sync puts back a tree deleted by hand
 			default:
 				c.Action = Replace
@@ -169,8 +169,8 @@ func reasons(all []repo.Package, requested []string, def string) func(string) st
 	by := make(map[string][]string)
 	for _, p := range all {
 		for _, d := range p.Depends {
-			if r, err := repo.ParseRequirement(d); err == nil && !slices.Contains(by[r.Name], p.Name) {
-				by[r.Name] = append(by[r.Name], p.Name)
+			if !slices.Contains(by[d.Name], p.Name) {
+				by[d.Name] = append(by[d.Name], p.Name)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"slices"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ func TestCommandClashInOneInstall(t *testing.T) {
 	base := t.TempDir()
 	for _, name := range []string{"left", "right"} {
 		archive := pax(t, td("bin/"), tf("bin/x", "#!/bin/sh\necho "+name+"\n"))
-		addHostile(t, base, repo.Package{Name: name, Version: "1", Bin: []string{"bin/x"}}, archive)
+		addHostile(t, base, repo.Package{Name: name, Version: "1", Bin: testrepo.Commands("bin/x")}, archive)
 	}
 	e := newEnv(t, base, filepath.Join(base, "repo"))
 	e.initRoot()
@@ -201,7 +202,9 @@ func TestNamedBin(t *testing.T) {
 	}
 	var bins []string
 	for _, p := range ix.Packages {
-		bins = append(bins, p.Bin...)
+		for _, b := range p.Bin {
+			bins = append(bins, b.String())
+		}
 	}
 	if want := []string{"usr/bin/jq", "prettier=package/bin/prettier.cjs"}; !slices.Equal(bins, want) {
 		t.Errorf("index bins %q, want %q", bins, want)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"strconv"
 	"strings"
 	"testing"
@@ -314,11 +315,11 @@ func breakoutCases() []breakout {
 		}},
 		{name: "bin-symlink-escape", member: "bin/tool", archive: func(t *testing.T, _ string) []byte {
 			return pax(t, td("bin/"), tl("bin/tool", "../../base/bin/hello"))
-		}, meta: func(p *repo.Package) { p.Bin = []string{"bin/tool"} }},
+		}, meta: func(p *repo.Package) { p.Bin = testrepo.Commands("bin/tool") }},
 		{name: "bin-taken", archive: func(t *testing.T, _ string) []byte { return pax(t, td("bin/"), tf("bin/hello", "owned")) },
-			meta: func(p *repo.Package) { p.Bin = []string{"bin/hello"} }, want: `command "hello" is already provided by package base`, cached: true},
+			meta: func(p *repo.Package) { p.Bin = testrepo.Commands("bin/hello") }, want: `command "hello" is already provided by package base`, cached: true},
 		{name: "bin-directory", archive: func(t *testing.T, _ string) []byte { return pax(t, td("share/"), tf("share/x", "x")) },
-			meta: func(p *repo.Package) { p.Bin = []string{"share"} }, want: `bin "share" is not a file in the package`, cached: true},
+			meta: func(p *repo.Package) { p.Bin = testrepo.Commands("share") }, want: `bin "share" is not a file in the package`, cached: true},
 	}
 }
 
@@ -335,7 +336,7 @@ func TestBreakouts(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := newEnv(t, base, filepath.Join(base, "repo"))
-			addHostile(t, base, repo.Package{Name: "base", Version: "1.0", Bin: []string{"bin/hello"}},
+			addHostile(t, base, repo.Package{Name: "base", Version: "1.0", Bin: testrepo.Commands("bin/hello")},
 				pax(t, td("bin/"), moded(tf("bin/hello", "#!/bin/sh\necho hello\n"), 0o755), tl("lib", "bin")))
 			p := repo.Package{Name: "evil", Version: "1.0"}
 			if bc.meta != nil {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"slices"
 	"strings"
 	"testing"
@@ -186,7 +187,7 @@ func TestDryRunChecks(t *testing.T) {
 	dir := filepath.Join(base, "repo")
 	addPackage(t, dir, "tool-a", "1")
 	archive := pax(t, td("bin/"), moded(tf("bin/tool-b", "#!/bin/sh\n"), 0o755))
-	addHostile(t, base, repo.Package{Name: "tool-b", Version: "1", Bin: []string{"tool-a=bin/tool-b"}}, archive)
+	addHostile(t, base, repo.Package{Name: "tool-b", Version: "1", Bin: testrepo.Commands("tool-a=bin/tool-b")}, archive)
 	addPackage(t, dir, "lib", "1")
 	addPackage(t, dir, "app", "1", "lib<2")
 	addPackage(t, dir, "stray", "1")

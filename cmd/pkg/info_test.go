@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"strings"
 	"testing"
 
@@ -15,8 +16,8 @@ func TestInfoOmitsEmpty(t *testing.T) {
 		want []string // the lines between version and files, spaces collapsed
 	}{
 		{repo.Package{Name: "bare", Version: "1"}, nil},
-		{repo.Package{Name: "lib", Version: "1", Bin: []string{"bin/lib"}}, []string{"bin: bin/lib"}},
-		{repo.Package{Name: "app", Version: "2", Summary: "an app", Depends: []string{"lib>=1", "bare"}},
+		{repo.Package{Name: "lib", Version: "1", Bin: testrepo.Commands("bin/lib")}, []string{"bin: bin/lib"}},
+		{repo.Package{Name: "app", Version: "2", Summary: "an app", Depends: testrepo.Requires("lib>=1", "bare")},
 			[]string{"summary: an app", "depends: lib>=1, bare"}},
 	}
 	base := t.TempDir()

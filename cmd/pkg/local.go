@@ -87,12 +87,16 @@ func localArchive(c *cli.Context, path string) (repo.Package, error) {
 		return repo.Package{}, fmt.Errorf("install: %w", err) // err names the file
 	}
 	defer a.Close()
-	var bin []string
+	var bin []repo.Command
 	if c.IsSet("bin") {
-		bin = c.StringSlice("bin")
+		bin = commandFlags(c)
+	}
+	deps, err := repo.ParseRequirements(c.StringSlice("depends"))
+	if err != nil {
+		return repo.Package{}, fmt.Errorf("install: --depends: %w", err)
 	}
 	p, err := a.Local(repo.Package{Name: c.String("name"), Version: c.String("version"),
-		Depends: c.StringSlice("depends"), Bin: bin, Lib: c.StringSlice("lib")})
+		Depends: deps, Bin: bin, Lib: c.StringSlice("lib")})
 	if err != nil {
 		return p, fmt.Errorf("install: %w", err)
 	}
@@ -100,4 +104,14 @@ func localArchive(c *cli.Context, path string) (repo.Package, error) {
 		note(c, "%s depends on %s: Debian's names, not installed (give the packages it needs with --depends)", path, a.Control.Depends)
 	}
 	return p, nil
+}
+
+// commandFlags returns the commands the --bin flags name, as an index writes them
+// (repo.ParseCommand); the entry they go into checks them.
+func commandFlags(c *cli.Context) []repo.Command {
+	var bin []repo.Command
+	for _, b := range c.StringSlice("bin") {
+		bin = append(bin, repo.ParseCommand(b))
+	}
+	return bin
 }

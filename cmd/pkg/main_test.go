@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"runtime"
 	"strings"
 	"testing"
@@ -184,10 +185,10 @@ func TestUpgradeSaysChanges(t *testing.T) {
 	base := t.TempDir()
 	for _, v := range []struct {
 		version, bin string
-		depends      []string
-	}{{"1", "tool", []string{"lib"}}, {"2", "tool2", nil}} {
+		depends      []repo.Requirement
+	}{{"1", "tool", testrepo.Requires("lib")}, {"2", "tool2", nil}} {
 		archive := pax(t, td("bin/"), moded(tf("bin/"+v.bin, "#!/bin/sh\n"), 0o755))
-		addHostile(t, base, repo.Package{Name: "tool", Version: v.version, Bin: []string{"bin/" + v.bin}, Depends: v.depends}, archive)
+		addHostile(t, base, repo.Package{Name: "tool", Version: v.version, Bin: testrepo.Commands("bin/" + v.bin), Depends: v.depends}, archive)
 	}
 	addHostile(t, base, repo.Package{Name: "lib", Version: "1"}, pax(t, tf("lib.so", "x")))
 	e := newEnv(t, base, filepath.Join(base, "repo"))

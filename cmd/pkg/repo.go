@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -81,8 +82,12 @@ func repoAddAction(c *cli.Context) error {
 		return err
 	}
 	defer a.Close()
-	p := a.Entry(repo.Package{Name: c.String("name"), Version: c.String("version"), Depends: c.StringSlice("depends"),
-		Bin: c.StringSlice("bin"), Lib: c.StringSlice("lib"), Summary: c.String("summary"), Platform: c.String("platform")}, c.IsSet("summary"))
+	deps, err := repo.ParseRequirements(c.StringSlice("depends"))
+	if err != nil {
+		return fmt.Errorf("repo add: --depends: %w", err)
+	}
+	p := a.Entry(repo.Package{Name: c.String("name"), Version: c.String("version"), Depends: deps,
+		Bin: commandFlags(c), Lib: c.StringSlice("lib"), Summary: c.String("summary"), Platform: c.String("platform")}, c.IsSet("summary"))
 	if a.Control != nil && a.Control.Depends != "" && !c.IsSet("depends") {
 		note(c, "%s depends on %s: Debian's names, not recorded (give the pkg packages it needs with --depends)", archive, a.Control.Depends)
 	}

@@ -27,12 +27,12 @@ type runEnv struct {
 func (e *runEnv) publishScript(name, version string, scripts map[string]string) {
 	e.t.Helper()
 	ents := []ent{td("bin/")}
-	var bins []string
+	var bins []repo.Command
 	for cmd, body := range scripts {
 		f := tf("bin/"+cmd, "#!/bin/sh\n"+body+"\n")
 		f.hdr.Mode = 0o755
 		ents = append(ents, f)
-		bins = append(bins, "bin/"+cmd)
+		bins = append(bins, repo.Command{Name: cmd, Path: "bin/" + cmd})
 	}
 	addHostile(e.t, e.base, repo.Package{Name: name, Version: version, Bin: bins}, pax(e.t, ents...))
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ func addPackage(t *testing.T, dir, name, version string, depends ...string) repo
 	if err := os.WriteFile(archive, packageTar(t, name, version, 'v'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: name, Version: version, Depends: depends, Bin: []string{"bin/" + name}}, nil)
+	p, _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: name, Version: version, Depends: testrepo.Requires(depends...), Bin: testrepo.Commands("bin/" + name)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,7 +538,7 @@ func TestSyncMovesCommand(t *testing.T) {
 	base := t.TempDir()
 	for _, name := range []string{"node18", "node20"} {
 		archive := pax(t, td("bin/"), moded(tf("bin/node", "#!/bin/sh\necho "+name+"\n"), 0o755))
-		addHostile(t, base, repo.Package{Name: name, Version: "1", Bin: []string{"bin/node"}}, archive)
+		addHostile(t, base, repo.Package{Name: name, Version: "1", Bin: testrepo.Commands("bin/node")}, archive)
 	}
 	e := newEnv(t, base, filepath.Join(base, "repo"))
 	e.ok("install", "node18")

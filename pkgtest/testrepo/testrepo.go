@@ -37,6 +37,29 @@ func Publish(dir, tmp, name, version string, depends ...string) (repo.Package, e
 	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
 		return repo.Package{}, err
 	}
-	p, _, err := repo.Add(context.Background(), dir, archive, repo.Package{Name: name, Version: version, Depends: depends, Bin: []string{"bin/" + name}}, nil)
+	deps, err := repo.ParseRequirements(depends)
+	if err != nil {
+		return repo.Package{}, err
+	}
+	p, _, err := repo.Add(context.Background(), dir, archive, repo.Package{Name: name, Version: version, Depends: deps, Bin: Commands("bin/" + name)}, nil)
 	return p, err
+}
+
+// Requires returns the requirements written ss, as a record holds them; it panics on one
+// that does not parse, as regexp.MustCompile does.
+func Requires(ss ...string) []repo.Requirement {
+	rs, err := repo.ParseRequirements(ss)
+	if err != nil {
+		panic(err)
+	}
+	return rs
+}
+
+// Commands returns the commands of the bin entries given, as a record holds them.
+func Commands(entries ...string) []repo.Command {
+	cs := make([]repo.Command, len(entries))
+	for i, e := range entries {
+		cs[i] = repo.ParseCommand(e)
+	}
+	return cs
 }

@@ -19,7 +19,6 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
-	"pkg/repo"
 	"pkg/tarutil"
 )
 
@@ -108,10 +107,9 @@ func checkRecords(root string, w world) (state, []string) {
 		}
 	}
 	for _, p := range ps {
-		for _, dep := range p.Depends {
-			req, err := repo.ParseRequirement(dep)
-			if v, ok := st[req.Name]; err != nil || !ok || !req.Allows(v) {
-				bad("%s %s needs %s: installed %q", p.Name, p.Version, dep, v)
+		for _, req := range p.Depends {
+			if v, ok := st[req.Name]; !ok || !req.Allows(v) {
+				bad("%s %s needs %s: installed %q", p.Name, p.Version, req, v)
 			}
 		}
 	}

@@ -48,8 +48,8 @@ func (m *model) apply(s state, args []string) (state, bool) {
 			if slices.Contains(names, n) {
 				continue
 			}
-			for _, d := range m.w[n][v].depends {
-				if r, err := repo.ParseRequirement(d); err == nil && slices.Contains(names, r.Name) {
+			for _, r := range m.w[n][v].depends {
+				if slices.Contains(names, r.Name) {
 					return s, false
 				}
 			}

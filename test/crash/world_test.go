@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"pkg/pkgtest/testrepo"
 	"slices"
 	"strings"
 	"sync"
@@ -37,7 +38,8 @@ type member struct {
 // spec is one version of a generated package.
 type spec struct {
 	name, version string
-	depends, bin  []string
+	depends       []repo.Requirement
+	bin           []string
 	members       []member
 	sha           string // of the published archive
 }
@@ -66,7 +68,7 @@ func publish(t testing.TB, dir string, specs ...*spec) world {
 			t.Fatal(err)
 		}
 		p, _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: s.name, Version: s.version, Depends: s.depends,
-			Bin: s.bin, Summary: "generated for crash tests", InstalledSize: st.Bytes, Files: st.Files}, nil)
+			Bin: testrepo.Commands(s.bin...), Summary: "generated for crash tests", InstalledSize: st.Bytes, Files: st.Files}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +146,7 @@ func content(i, gen, n int) []byte {
 // of the files, drops a twentieth, adds some, changes modes and adds a command.
 func appSpec(name, v string, files int, depends ...string) *spec {
 	two := v == "2"
-	s := &spec{name: name, version: v, depends: depends, bin: []string{"bin/" + name}}
+	s := &spec{name: name, version: v, depends: testrepo.Requires(depends...), bin: []string{"bin/" + name}}
 	dir := func(n string, mode fs.FileMode) {
 		s.members = append(s.members, member{name: n, typ: tar.TypeDir, mode: mode})
 	}
@@ -216,7 +218,7 @@ func appSpec(name, v string, files int, depends ...string) *spec {
 
 // libSpec builds a small package with no commands.
 func libSpec(name, v string, depends ...string) *spec {
-	return &spec{name: name, version: v, depends: depends, members: []member{
+	return &spec{name: name, version: v, depends: testrepo.Requires(depends...), members: []member{
 		{name: "lib", typ: tar.TypeDir, mode: 0o755},
 		{name: "lib/" + name + ".so", typ: tar.TypeReg, mode: 0o644, data: content(7, 1, 9000)},
 		{name: "lib/" + name + ".txt", typ: tar.TypeReg, mode: 0o644, data: []byte(name + " " + v + "\n")},
