@@ -41,25 +41,6 @@ type savedIndex struct {
 	read       time.Time // the copy's mtime: when it was last current (loadIndex)
 }
 
-// PinnedError refuses an index that no trusted key verifies, of a repository whose copy
-// in the cache one did: that a signature is missing, or made by an unknown key, must not
-// pass for a repository nobody signs.
-type PinnedError struct {
-	Repo     string   // the repository's URL
-	Version  uint64   // of the copy in the cache
-	KeyIDs   []string // the keys that verified the copy
-	SignedBy []string // the keys whose signatures the index refused carries, if any
-}
-
-func (e *PinnedError) Error() string {
-	why := "it is not signed"
-	if len(e.SignedBy) > 0 {
-		why = "no trusted key signed it: it is signed by key " + strings.Join(e.SignedBy, ", ")
-	}
-	return fmt.Sprintf("fetch: repository %s: index not verified (%s), but the cache's copy of its index (version %d) was verified by key %s",
-		e.Repo, why, e.Version, strings.Join(e.KeyIDs, ", "))
-}
-
 // VerifiedIndex returns the repository's index once the source's trust policy believes
 // it and its Admit, if any, admits it, and how it passed. known are indexes of the
 // repository accepted before, which it may not roll back; the copy kept in the cache
@@ -68,8 +49,8 @@ func (e *PinnedError) Error() string {
 // pass, replacing a kept copy that is damaged;
 // offline, it verifies the copy kept, which may have expired since. A refused index
 // changes nothing in the cache, and so does one no trusted key verifies, with a
-// *PinnedError, once the copy kept was verified. A *NotKeptError comes with the index it
-// could not keep.
+// *trust.PinnedError, once the copy kept was verified. A *NotKeptError comes with the
+// index it could not keep.
 func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Record) (*repo.Index, trust.Result, error) {
 	name, path := indexName(s.indexLocation()), c.indexPath(s)
 	saved, err := loadIndex(c.index, name)
@@ -178,14 +159,14 @@ func (e *NotKeptError) Error() string {
 
 func (e *NotKeptError) Unwrap() error { return e.Err }
 
-// pins refuses, with a *PinnedError, the index res describes when no trusted key
-// verified it and one verified saved.
+// pins refuses, with a *trust.PinnedError of the cache (no Root), the index res describes
+// when no trusted key verified it and one verified saved.
 func (saved *savedIndex) pins(s *Source, res trust.Result) error {
 	if res.Verified() || saved == nil || len(saved.VerifiedBy) == 0 {
 		return nil
 	}
 	m, _ := repo.ParseMeta(saved.data)
-	return &PinnedError{Repo: s.URL(), Version: m.Version, KeyIDs: saved.VerifiedBy, SignedBy: res.SignedBy}
+	return &trust.PinnedError{Repo: s.URL(), Version: m.Version, KeyIDs: saved.VerifiedBy, SignedBy: res.SignedBy}
 }
 
 // demotes reports whether replacing saved, which carries a signature, with i would lose

@@ -419,10 +419,10 @@ func TestCachePins(t *testing.T) {
 	} {
 		srv.set(v6, tt.sig)
 		_, _, err := c.VerifiedIndex(t.Context(), tt.s)
-		var pe *PinnedError
+		var pe *trust.PinnedError
 		if !errors.As(err, &pe) || pe.Repo != srv.URL+"/" || pe.Version != 5 || !slices.Equal(pe.KeyIDs, []string{key.Public().ID()}) ||
 			!slices.Equal(pe.SignedBy, tt.signedBy) || !strings.Contains(err.Error(), "was verified by key "+key.Public().ID()) {
-			t.Errorf("%s: %v (%+v), want a *PinnedError naming key %s", tt.name, err, pe, key.Public().ID())
+			t.Errorf("%s: %v (%+v), want a *trust.PinnedError naming key %s", tt.name, err, pe, key.Public().ID())
 		}
 		if !bytes.Equal(savedBytes(c, withKey), kept) {
 			t.Errorf("%s: the copy changed", tt.name)

@@ -9,7 +9,9 @@ import (
 	"pkg/install"
 	"pkg/internal/termtext"
 	"pkg/internal/units"
+	"pkg/pin"
 	"pkg/repo"
+	"pkg/trust"
 	"pkg/txn"
 )
 
@@ -92,7 +94,7 @@ func SalvageText(s install.Salvage, root string) []string {
 
 // TrustText says, a line each, the keys of sources with where each comes from, and the
 // repositories pins records the root pinned to their keys.
-func TrustText(sources []txn.KeySource, pins []db.Pin) []string {
+func TrustText(sources []trust.KeySource, pins []db.Pin) []string {
 	var lines []string
 	for _, s := range sources {
 		for _, k := range s.Keys {
@@ -102,7 +104,7 @@ func TrustText(sources []txn.KeySource, pins []db.Pin) []string {
 		}
 	}
 	for _, p := range pins {
-		keys := txn.PinnedKeys(p)
+		keys := trust.PinnedTo(pin.KeyIDs(p))
 		if keys == "" {
 			keys = " to no key: refused until a key is trusted for it"
 		}

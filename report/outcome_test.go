@@ -95,12 +95,12 @@ func TestTrustText(t *testing.T) {
 	pub := k.Public()
 	bound := pub
 	bound.Repo = "demo"
-	sources := []txn.KeySource{{Name: "--trusted-key", Keys: []trust.PublicKey{pub}}, {Name: "PKG_TRUSTED_KEYS"}, {Name: "/r/.pkg/trusted-keys", Keys: []trust.PublicKey{bound}}}
+	sources := []trust.KeySource{{Name: "--trusted-key", Keys: []trust.PublicKey{pub}}, {Name: "PKG_TRUSTED_KEYS"}, {Name: "/r/.pkg/trusted-keys", Keys: []trust.PublicKey{bound}}}
 	pins := []db.Pin{{Location: "https://h/r/", Name: "demo", Version: 3, Keys: []string{pub.String()}}, {Location: "file:///x/", Name: "x", Version: 1}}
 	want := []string{
 		"key " + pub.ID() + " for any repository: " + pub.String() + " (--trusted-key)",
 		"key " + pub.ID() + " for repository demo only: " + pub.String() + " (/r/.pkg/trusted-keys)",
-		"pinned https://h/r/: repository demo, version 3," + txn.PinnedKeys(pins[0]),
+		"pinned https://h/r/: repository demo, version 3, to key " + pub.ID(),
 		"pinned file:///x/: repository x, version 1, to no key: refused until a key is trusted for it",
 	}
 	if got := TrustText(sources, pins); !slices.Equal(got, want) {

@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"pkg/db"
+	"pkg/pin"
 	"pkg/trust"
-	"pkg/txn"
 )
 
 // TrustedText says that the root at dir trusts k now, and the scope it replaced, if k took
@@ -19,7 +19,7 @@ func TrustedText(dir string, k trust.PublicKey, replaced []trust.PublicKey) stri
 	return fmt.Sprintf("root %s trusts key %s %s%s", dir, k.ID(), k.Scope(), was)
 }
 
-// DistrustedText says what txn.Distrust did in the root at dir for the key id: a line for
+// DistrustedText says what pin.Distrust did in the root at dir for the key id: a line for
 // each key removed and each repository that stays pinned to other keys; unkeyed are the
 // repositories that stay pinned to no key.
 func DistrustedText(dir, id string, removed []trust.PublicKey, unpinned []db.Pin) (lines []string, unkeyed []db.Pin) {
@@ -31,7 +31,7 @@ func DistrustedText(dir, id string, removed []trust.PublicKey, unpinned []db.Pin
 			unkeyed = append(unkeyed, p)
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("repository %s (%s) stays pinned%s", p.Location, p.Name, txn.PinnedKeys(p)))
+		lines = append(lines, fmt.Sprintf("repository %s (%s) stays pinned%s", p.Location, p.Name, trust.PinnedTo(pin.KeyIDs(p))))
 	}
 	return lines, unkeyed
 }

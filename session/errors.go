@@ -12,7 +12,6 @@ import (
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/trust"
-	"pkg/txn"
 )
 
 // The failures of the root, the database and the sources that a command gives advice by,
@@ -73,13 +72,10 @@ func ProxyFailed(err error) bool {
 }
 
 // PinRefused reports whether err refuses an index for want of a trusted key's signature
-// where pkg pinned the repository: the cache's copy of it verified (*fetch.PinnedError), or
-// the root's record of it (*txn.PinnedError) refusing one unsigned, untrusted or bound to
-// another name.
+// where pkg pinned the repository (a *trust.PinnedError): the cache's copy of it verified,
+// or the root's record of it refusing one unsigned, untrusted or bound to another name.
 func PinRefused(err error) bool {
-	if errors.As(err, new(*fetch.PinnedError)) {
-		return true
-	}
-	return errors.As(err, new(*txn.PinnedError)) &&
-		(errors.Is(err, trust.ErrUnsigned) || errors.Is(err, trust.ErrUntrusted) || errors.Is(err, trust.ErrNotBound))
+	var pe *trust.PinnedError
+	return errors.As(err, &pe) &&
+		(pe.Root == "" || errors.Is(err, trust.ErrUnsigned) || errors.Is(err, trust.ErrUntrusted) || errors.Is(err, trust.ErrNotBound))
 }

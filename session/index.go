@@ -13,6 +13,7 @@ import (
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/internal/units"
+	"pkg/pin"
 	"pkg/repo"
 	"pkg/trust"
 	"pkg/txn"
@@ -215,7 +216,7 @@ func (s *Session) withLocal(f *txn.Fetcher, ix *txn.Catalog, rs []db.Record) (*t
 }
 
 // CheckLockSigned checks that the lockfile l at path says it was made from indexes a key
-// trusted here verified, where signatures are required (txn.CheckLockSigned).
+// trusted here verified, where signatures are required (pin.CheckLockSigned).
 func (s *Session) CheckLockSigned(l *repo.Lock, path string) error {
 	global, err := s.trustPolicy()
 	if err != nil {
@@ -226,7 +227,7 @@ func (s *Session) CheckLockSigned(l *repo.Lock, path string) error {
 		r, _ := l.Of(name)
 		var policy trust.Policy
 		if policy, err = rs[name].Trust(global); err == nil {
-			_, err = txn.CheckLockSigned(r.Index, path, policy, s.Root, s.RootOptions(), src.URL())
+			err = pin.CheckLockSigned(r.Index, path, policy, s.Root, s.RootOptions(), src.URL())
 		}
 		if err != nil {
 			break
@@ -260,7 +261,7 @@ type Forgotten struct {
 
 // Forget forgets the signed index of the repository in effect named name (the first for
 // "") that the root and the cache accepted last, and the keys the root pinned it to
-// (txn.Forget, fetch.Cache.ForgetIndex). It makes no root. What it forgot of the root
+// (pin.Forget, fetch.Cache.ForgetIndex). It makes no root. What it forgot of the root
 // comes with an error of the cache's.
 func (s *Session) Forget(ctx context.Context, name string) (*Forgotten, error) {
 	src, err := s.Source(name)
@@ -282,7 +283,7 @@ func (s *Session) Forget(ctx context.Context, name string) (*Forgotten, error) {
 		if err != nil {
 			return nil, err
 		}
-		if out.Gone, err = txn.Forget(root, src.URL(), policy); err != nil {
+		if out.Gone, err = pin.Forget(root, src.URL(), policy); err != nil {
 			return nil, err
 		}
 		out.InRoot = true

@@ -22,6 +22,7 @@ import (
 	"pkg/config"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/pin"
 	"pkg/repo"
 	"pkg/trust"
 	"pkg/txn"
@@ -30,11 +31,11 @@ import (
 // Options are what a command was given.
 type Options struct {
 	Root, Cache string
-	Repos       []config.Repo   // the repositories given, ahead of the configured ones (config.Use)
-	Keys        []txn.KeySource // the trusted keys given; the root's trusted-keys file is added
-	Local       []repo.Package  // local archive files a change installs, each as its entry, Origin set (txn.Catalog.WithLocal)
-	Invalid     Invalid         // mistakes in what was given, each returned by the calls that need it
-	NoRepo      error           // returned where a repository is needed and none is in effect (ErrNoRepo if nil)
+	Repos       []config.Repo     // the repositories given, ahead of the configured ones (config.Use)
+	Keys        []trust.KeySource // the trusted keys given; the root's trusted-keys file is added
+	Local       []repo.Package    // local archive files a change installs, each as its entry, Origin set (txn.Catalog.WithLocal)
+	Invalid     Invalid           // mistakes in what was given, each returned by the calls that need it
+	NoRepo      error             // returned where a repository is needed and none is in effect (ErrNoRepo if nil)
 
 	RequireSigned, Offline, NoSync, DryRun bool
 	DefaultRoot                            bool          // Root is the default, not one the user named
@@ -203,19 +204,19 @@ func (s *Session) RootOptions() install.Options {
 }
 
 // KeySources returns the trusted keys of each source: those given, then the root's.
-func (s *Session) KeySources() ([]txn.KeySource, error) {
+func (s *Session) KeySources() ([]trust.KeySource, error) {
 	if s.Invalid.Keys != nil {
 		return nil, s.Invalid.Keys
 	}
-	file, err := txn.RootKeys(s.Root)
-	return append(append([]txn.KeySource(nil), s.Keys...), file), err
+	file, err := pin.RootKeys(s.Root)
+	return append(append([]trust.KeySource(nil), s.Keys...), file), err
 }
 
 // trustPolicy returns the keys the session trusts and whether it requires signatures
-// (txn.Policy).
+// (trust.NewPolicy).
 func (s *Session) trustPolicy() (trust.Policy, error) {
 	sources, err := s.KeySources()
-	return txn.Policy(sources, s.RequireSigned), err
+	return trust.NewPolicy(sources, s.RequireSigned), err
 }
 
 // SourceOptions are the options of a source under the session's trust policy.

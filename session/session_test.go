@@ -17,6 +17,7 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/pin"
 	"pkg/session"
 	"pkg/trust"
 	"pkg/txn"
@@ -146,13 +147,13 @@ func TestKeySources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	given, err := txn.ParseKeySource("given", k.Public().String())
+	given, err := trust.ParseKeySource("given", k.Public().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := newSession(t, session.Options{Keys: []txn.KeySource{given}, RequireSigned: true}, "")
+	s, _ := newSession(t, session.Options{Keys: []trust.KeySource{given}, RequireSigned: true}, "")
 	srcs, err := s.KeySources()
-	if err != nil || len(srcs) != 2 || srcs[0].Name != "given" || srcs[1].Name != txn.TrustedKeysFile(s.Root) {
+	if err != nil || len(srcs) != 2 || srcs[0].Name != "given" || srcs[1].Name != pin.TrustedKeysFile(s.Root) {
 		t.Fatalf("KeySources: %+v, %v", srcs, err)
 	}
 	p, err := session.TrustPolicy(s)
@@ -291,9 +292,9 @@ func TestErrorKinds(t *testing.T) {
 		{"not denied", session.PathDenied(&fs.PathError{Path: "/srv", Err: fs.ErrNotExist}, "/srv"), false},
 		{"proxy", session.ProxyFailed(fmt.Errorf("get: %w", &net.OpError{Op: "proxyconnect", Err: errors.New("refused")})), true},
 		{"dial", session.ProxyFailed(&net.OpError{Op: "dial", Err: errors.New("refused")}), false},
-		{"cache pin", session.PinRefused(fmt.Errorf("read: %w", &fetch.PinnedError{Repo: "file:///r"})), true},
-		{"root pin, unsigned", session.PinRefused(&txn.PinnedError{Err: trust.ErrUnsigned}), true},
-		{"root pin, expired", session.PinRefused(&txn.PinnedError{Err: trust.ErrExpired}), false},
+		{"cache pin", session.PinRefused(fmt.Errorf("read: %w", &trust.PinnedError{Repo: "file:///r"})), true},
+		{"root pin, unsigned", session.PinRefused(&trust.PinnedError{Root: "/r", Err: trust.ErrUnsigned}), true},
+		{"root pin, expired", session.PinRefused(&trust.PinnedError{Root: "/r", Err: trust.ErrExpired}), false},
 		{"unsigned, no pin", session.PinRefused(trust.ErrUnsigned), false},
 	} {
 		if tt.got != tt.want {

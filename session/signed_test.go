@@ -13,6 +13,7 @@ import (
 	"pkg/config"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/pin"
 	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 	"pkg/session"
@@ -27,7 +28,7 @@ func signedUser(t *testing.T, r *testrepo.Signed, keyed bool) session.Options {
 	o := session.Options{Root: filepath.Join(base, "root"), Cache: filepath.Join(base, "cache"),
 		Repos: []config.Repo{{Name: "demo", URLs: []string{r.URL}}}, Jobs: 2}
 	if keyed {
-		o.Keys = []txn.KeySource{{Name: "given", Keys: []trust.PublicKey{r.Key.Public()}}}
+		o.Keys = []trust.KeySource{{Name: "given", Keys: []trust.PublicKey{r.Key.Public()}}}
 	}
 	return o
 }
@@ -163,7 +164,7 @@ func TestSignedRefusals(t *testing.T) {
 			refused.RequireSigned = tt.require
 			_, err := installWith(t, refused, "hello")
 			t.Logf("refused: %v", err)
-			var pe *txn.PinnedError
+			var pe *trust.PinnedError
 			var tl *fetch.TooLargeError
 			switch {
 			case err == nil:
@@ -172,8 +173,8 @@ func TestSignedRefusals(t *testing.T) {
 				t.Errorf("error is not %v", tt.want)
 			case tt.tooLarge && (!errors.As(err, &tl) || tl.Name != "index.json" || tl.Limit != repo.MaxIndexSize):
 				t.Errorf("error is not a *fetch.TooLargeError of index.json and its limit: %#v", tl)
-			case tt.want != nil && (!errors.As(err, &pe) || pe.Root != o.Root || pe.Pin.Name != "demo" || pe.Pin.Version != 1 && tt.setup == nil):
-				t.Errorf("error is not a *txn.PinnedError of the root's pin: %+v", pe)
+			case tt.want != nil && (!errors.As(err, &pe) || pe.Root != o.Root || pe.Name != "demo" || pe.Version != 1 && tt.setup == nil):
+				t.Errorf("error is not a *trust.PinnedError of the root's pin: %+v", pe)
 			case session.PinRefused(err) != tt.pinRefus:
 				t.Errorf("PinRefused = %v, want %v", !tt.pinRefus, tt.pinRefus)
 			}
@@ -230,7 +231,7 @@ func TestSignedVerified(t *testing.T) {
 	bound := signedUser(t, r, false)
 	k := r.Key.Public()
 	k.Repo = "main"
-	bound.Keys = []txn.KeySource{{Name: "given", Keys: []trust.PublicKey{k}}}
+	bound.Keys = []trust.KeySource{{Name: "given", Keys: []trust.PublicKey{k}}}
 	s, _ = newSession(t, bound, "")
 	_, _, err = s.OpenFetcher(t.Context(), true)
 	if want := `index is for repository "demo", but key ` + k.ID() + ` is trusted only for repository "main"`; !errors.Is(err, trust.ErrNotBound) || !strings.Contains(err.Error(), want) {
@@ -243,7 +244,7 @@ func TestSignedVerified(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(file.Root, ".pkg"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(txn.TrustedKeysFile(file.Root), []byte(keys), 0o644); err != nil {
+	if err := os.WriteFile(pin.TrustedKeysFile(file.Root), []byte(keys), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if obs, err := installWith(t, file, "hello"); err != nil || told(obs) != nil {
@@ -355,7 +356,7 @@ func TestTrustPins(t *testing.T) {
 	if dir, replaced, err := s.Trust(t.Context(), bound); err != nil || dir != o.Root || len(replaced) != 0 {
 		t.Fatalf("Trust for demo: %q, %v, %v", dir, replaced, err)
 	}
-	if data, _ := os.ReadFile(txn.TrustedKeysFile(o.Root)); string(data) != "demo="+k.String()+"\n" {
+	if data, _ := os.ReadFile(pin.TrustedKeysFile(o.Root)); string(data) != "demo="+k.String()+"\n" {
 		t.Errorf("trusted-keys after Trust: %q", data)
 	}
 	if _, replaced, err := s.Trust(t.Context(), k); err != nil || len(replaced) != 1 || replaced[0].Repo != "demo" {
@@ -365,8 +366,9 @@ func TestTrustPins(t *testing.T) {
 	if obs, err := installWith(t, o, "hello"); err != nil || told(obs) != nil {
 		t.Fatalf("install with the key the root trusts: %v, told %q", err, told(obs))
 	}
-	if pin, err := txn.Pin(o.Root, install.Options{}, r.URL+"/"); err != nil || pin == nil || len(pin.Keys) != 1 || pin.Keys[0] != k.String() {
-		t.Errorf("the pin: %+v, %v; want it pinned to %s", pin, err, id)
+	pins, err := pin.Read(o.Root, install.Options{})
+	if p := pins.At(r.URL + "/"); err != nil || p == nil || len(p.Keys) != 1 || p.Keys[0] != k.String() {
+		t.Errorf("the pin: %+v, %v; want it pinned to %s", p, err, id)
 	}
 
 	s, _ = newSession(t, o, "")
@@ -374,7 +376,7 @@ func TestTrustPins(t *testing.T) {
 	if err != nil || len(d.Removed) != 1 || len(d.Unpinned) != 1 || d.Unpinned[0].Name != "demo" || len(d.Unpinned[0].Keys) != 0 {
 		t.Errorf("Distrust: %+v, %v; want the key removed, and demo pinned to none", d, err)
 	}
-	if data, _ := os.ReadFile(txn.TrustedKeysFile(o.Root)); len(data) != 0 {
+	if data, _ := os.ReadFile(pin.TrustedKeysFile(o.Root)); len(data) != 0 {
 		t.Errorf("trusted-keys after Distrust: %q", data)
 	}
 	if d, err := s.Distrust(t.Context(), id); err != nil || len(d.Removed) != 0 {
@@ -385,7 +387,7 @@ func TestTrustPins(t *testing.T) {
 		t.Helper()
 		was := stateOf(t, o)
 		_, err := installWith(t, o, "tool")
-		var pe *txn.PinnedError
+		var pe *trust.PinnedError
 		if !errors.Is(err, want) || !errors.As(err, &pe) || !session.PinRefused(err) || !strings.Contains(err.Error(), "pinned repository demo when it accepted its index version 1") {
 			t.Errorf("%s: %v; want %v, a refusal of the pin to no key", what, err, want)
 		}
@@ -444,13 +446,13 @@ func TestPinEveryCall(t *testing.T) {
 	} {
 		s, _ := newSession(t, o, "")
 		err := tt.call(s)
-		if !errors.Is(err, trust.ErrBadSignature) || !errors.As(err, new(*txn.PinnedError)) || !strings.Contains(err.Error(), pinned) {
+		if !errors.Is(err, trust.ErrBadSignature) || !errors.As(err, new(*trust.PinnedError)) || !strings.Contains(err.Error(), pinned) {
 			t.Errorf("%s without the key: %v; want a bad signature, naming the pin", tt.what, err)
 		}
 	}
 	s, _ := newSession(t, o, "")
 	err = s.CheckLockSigned(unsigned, "unsigned.lock")
-	if want := "unsigned.lock does not say it was made from a verified index, and root " + o.Root + " " + pinned; !errors.Is(err, txn.ErrLockUnverified) || !strings.Contains(err.Error(), want) {
+	if want := "unsigned.lock does not say it was made from a verified index, and root " + o.Root + " " + pinned; !errors.Is(err, pin.ErrLockUnverified) || !strings.Contains(err.Error(), want) {
 		t.Errorf("CheckLockSigned of a lockfile made without the key: %v; want %q", err, want)
 	}
 }
@@ -493,18 +495,18 @@ func TestLockSigned(t *testing.T) {
 	r.Put(v1, sig1)
 	cold := func(o session.Options) session.Options { o.Cache = filepath.Join(t.TempDir(), "cache"); return o }
 	_, err = lockWith(t, cold(o), l)
-	if !errors.Is(err, txn.ErrLockRollback) {
-		t.Errorf("lock against version 1: %v; want txn.ErrLockRollback", err)
+	if !errors.Is(err, pin.ErrLockRollback) {
+		t.Errorf("lock against version 1: %v; want pin.ErrLockRollback", err)
 	}
 	unkeyed := o
 	unkeyed.Keys = nil
-	if _, err := lockWith(t, cold(unkeyed), l); !errors.Is(err, txn.ErrLockNotVerified) {
-		t.Errorf("lock without the key: %v; want txn.ErrLockNotVerified", err)
+	if _, err := lockWith(t, cold(unkeyed), l); !errors.Is(err, pin.ErrLockNotVerified) {
+		t.Errorf("lock without the key: %v; want pin.ErrLockNotVerified", err)
 	}
 	// The cache's copy was verified by the key: without it, the index is refused outright.
 	_, err = lockWith(t, unkeyed, l)
-	if pe := (*fetch.PinnedError)(nil); !errors.As(err, &pe) || pe.Version != 2 || !slices.Equal(pe.KeyIDs, []string{id}) || !session.PinRefused(err) {
-		t.Errorf("lock without the key, the cache's copy verified: %v; want a *fetch.PinnedError of version 2 by %s", err, id)
+	if pe := (*trust.PinnedError)(nil); !errors.As(err, &pe) || pe.Root != "" || pe.Version != 2 || !slices.Equal(pe.KeyIDs, []string{id}) || !session.PinRefused(err) {
+		t.Errorf("lock without the key, the cache's copy verified: %v; want a *trust.PinnedError of the cache, version 2, by %s", err, id)
 	}
 
 	unsigned, err := lockWith(t, cold(unkeyed), nil, "hello")
@@ -524,9 +526,9 @@ func TestLockSigned(t *testing.T) {
 		want error
 		text string
 	}{
-		{"signatures required, a lockfile made without the key", required, unsigned, txn.ErrLockUnverified, "and signatures are required"},
+		{"signatures required, a lockfile made without the key", required, unsigned, pin.ErrLockUnverified, "and signatures are required"},
 		{"a key trusted, a lockfile made without it", o, unsigned, nil, "unsigned.lock does not say it was made from a verified index, and a key is trusted here"},
-		{"another key trusted, a lockfile verified by the key", signedUserKeyed(t, r, newKey(t).Public()), l, txn.ErrLockUntrusted, "verified by key " + id},
+		{"another key trusted, a lockfile verified by the key", signedUserKeyed(t, r, newKey(t).Public()), l, pin.ErrLockUntrusted, "verified by key " + id},
 	} {
 		s, _ := newSession(t, tt.o, "")
 		err := s.CheckLockSigned(tt.l, "unsigned.lock")
@@ -542,6 +544,6 @@ func TestLockSigned(t *testing.T) {
 // signedUserKeyed is signedUser trusting k rather than r's key.
 func signedUserKeyed(t *testing.T, r *testrepo.Signed, k trust.PublicKey) session.Options {
 	o := signedUser(t, r, false)
-	o.Keys = []txn.KeySource{{Name: "given", Keys: []trust.PublicKey{k}}}
+	o.Keys = []trust.KeySource{{Name: "given", Keys: []trust.PublicKey{k}}}
 	return o
 }

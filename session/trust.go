@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"pkg/db"
+	"pkg/pin"
 	"pkg/trust"
-	"pkg/txn"
 )
 
 // Trust adds k to the root's trusted keys (trust.AddTrusted), under the root's lock, and
@@ -37,7 +37,7 @@ type Distrusted struct {
 }
 
 // Distrust removes the key of id from the trusted keys of a root where something was
-// installed (RootExists), and from the pins of its repositories (txn.Distrust), under the
+// installed (RootExists), and from the pins of its repositories (pin.Distrust), under the
 // root's lock.
 func (s *Session) Distrust(ctx context.Context, id string) (*Distrusted, error) {
 	if err := s.RootExists(); err != nil {
@@ -49,11 +49,11 @@ func (s *Session) Distrust(ctx context.Context, id string) (*Distrusted, error) 
 	}
 	defer root.Close()
 	d := &Distrusted{Dir: root.Dir()}
-	if d.Removed, d.Unpinned, err = txn.Distrust(root, id); err != nil {
+	if d.Removed, d.Unpinned, err = pin.Distrust(root, id); err != nil {
 		return d, err
 	}
 	if sources, err := s.KeySources(); err == nil {
-		d.TrustedBy = txn.Trusting(sources[:len(s.Keys)], id)
+		d.TrustedBy = trust.Trusting(sources[:len(s.Keys)], id)
 	}
 	return d, nil
 }
@@ -61,7 +61,7 @@ func (s *Session) Distrust(ctx context.Context, id string) (*Distrusted, error) 
 // Trusted returns the trusted keys of each source, those given to the command first, then
 // the root's, and the repositories the root pinned, read without the root's lock (none
 // where there is no root).
-func (s *Session) Trusted() (sources []txn.KeySource, pins []db.Pin, err error) {
+func (s *Session) Trusted() (sources []trust.KeySource, pins []db.Pin, err error) {
 	if sources, err = s.KeySources(); err != nil {
 		return nil, nil, err
 	}

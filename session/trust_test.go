@@ -11,7 +11,6 @@ import (
 	"pkg/internal/testfs"
 	"pkg/session"
 	"pkg/trust"
-	"pkg/txn"
 )
 
 // TestTrust trusts a key in a root and distrusts it again; distrusting in a root where
@@ -41,7 +40,7 @@ func TestTrust(t *testing.T) {
 		t.Errorf("Distrust: %+v, %v", d, err)
 	}
 
-	given := []txn.KeySource{{Name: "--trusted-key"}, {Name: "PKG_TRUSTED_KEYS", Keys: []trust.PublicKey{k.Public()}}}
+	given := []trust.KeySource{{Name: "--trusted-key"}, {Name: "PKG_TRUSTED_KEYS", Keys: []trust.PublicKey{k.Public()}}}
 	s, _ = newSession(t, session.Options{Root: d.Dir, Keys: given}, "")
 	if _, _, err := s.Trust(ctx, k.Public()); err != nil {
 		t.Fatal(err)

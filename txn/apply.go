@@ -8,6 +8,7 @@ import (
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/pin"
 	"pkg/repo"
 )
 
@@ -37,7 +38,7 @@ type CommandChange struct {
 }
 
 // Apply makes the change p plans in root, which must be locked as it was when p was made.
-// It records that the root accepted the index p comes from (Accept), then fetches the
+// It records that the root accepted the index p comes from (pin.Accept), then fetches the
 // packages through f, stages each as soon as it is in the cache, and once all are staged
 // commits them and the removals together: a download that fails changes nothing in the
 // root, and the root never holds a package without the dependencies installed with it.
@@ -51,7 +52,7 @@ func (p *Plan) Apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 		return nil, err
 	}
 	for _, res := range p.indexes {
-		if err := Accept(root, res); err != nil {
+		if err := pin.Accept(root, res); err != nil {
 			return nil, err
 		}
 	}

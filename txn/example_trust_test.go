@@ -10,7 +10,6 @@ import (
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/repo"
-	"pkg/trust"
 	"pkg/txn"
 )
 
@@ -51,39 +50,6 @@ func ExampleCheckCached() {
 	// <nil>
 	// offline: not in the cache: hello 1.2 (the cache holds hello 1.1: ask for hello=1.1)
 	// hello [1.1]
-}
-
-// A root records the signed index it accepts and refuses, under its lock, one that
-// would roll the repository back.
-func ExampleAccept() {
-	base, err := os.MkdirTemp("", "txn-example-")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(base)
-	root, err := install.Open(context.Background(), filepath.Join(base, "root"), install.Options{NoSync: true})
-	if err != nil {
-		panic(err)
-	}
-	defer root.Close()
-	k, err := trust.GenerateKey()
-	if err != nil {
-		panic(err)
-	}
-	key := k.Public()
-	index := func(version uint64, sha string) trust.Result {
-		return trust.Result{Record: trust.Record{Location: "https://example.com/r/", Name: "r", Version: version, SHA256: sha},
-			KeyID: key.ID(), KeyIDs: []string{key.ID()}, Keys: []trust.PublicKey{key}, Trusted: []string{key.ID()}}
-	}
-	fmt.Println(txn.Accept(root, index(2, "b")))
-	err = txn.Accept(root, index(1, "a"))
-	fmt.Println(errors.Is(err, trust.ErrRollback))
-	pin, _ := txn.Pin(root.Dir(), install.Options{}, "https://example.com/r/")
-	fmt.Println(pin.Name, pin.Version, pin.KeyID == key.ID())
-	// Output:
-	// <nil>
-	// true
-	// r 2 true
 }
 
 // A prune removes from a cache no other process uses what no root installing from it

@@ -15,6 +15,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/pin"
 	"pkg/repo"
 	"pkg/trust"
 	"pkg/txn"
@@ -161,11 +162,12 @@ func TestTwoRepos(t *testing.T) {
 			t.Errorf("%s says %q, want %q", name, got, w)
 		}
 	}
-	if pin, err := txn.Pin(root.Dir(), install.Options{}, r.team); err != nil || pin == nil || pin.Name != "team" || pin.KeyID != r.key.Public().ID() {
-		t.Errorf("the root's record of team: %+v, %v; want it pinned to the key", pin, err)
+	pins, err := pin.Read(root.Dir(), install.Options{})
+	if p := pins.At(r.team); err != nil || p == nil || p.Name != "team" || p.KeyID != r.key.Public().ID() {
+		t.Errorf("the root's pin of team: %+v, %v; want it pinned to the key", p, err)
 	}
-	if pin, err := txn.Pin(root.Dir(), install.Options{}, r.main); err != nil || pin != nil {
-		t.Errorf("the root's record of main: %+v, %v; want none (unsigned)", pin, err)
+	if p := pins.At(r.main); p != nil {
+		t.Errorf("the root's pin of main: %+v; want none (unsigned)", p)
 	}
 
 	path := filepath.Join(t.TempDir(), "pkg.lock")
@@ -249,8 +251,8 @@ func TestLockReposRefuses(t *testing.T) {
 		want error
 	}{
 		// A fresh cache, which holds no later copy of team's index to refuse it with.
-		{"an older signed index of team", r.read(t, openCache(t), "", "team", "main"), reqs, txn.ErrLockRollback},
-		{"main alone", r.read(t, openCache(t), "", "main"), []repo.Requirement{{Name: "jq"}}, txn.ErrLockNotVerified},
+		{"an older signed index of team", r.read(t, openCache(t), "", "team", "main"), reqs, pin.ErrLockRollback},
+		{"main alone", r.read(t, openCache(t), "", "main"), []repo.Requirement{{Name: "jq"}}, pin.ErrLockNotVerified},
 	} {
 		_, err := txn.Lock(l, tc.ix, tc.reqs, "pkg.lock", nil)
 		if !errors.Is(err, tc.want) {

@@ -12,7 +12,7 @@ import (
 	"pkg/internal/xdg"
 	"pkg/repo"
 	"pkg/session"
-	"pkg/txn"
+	"pkg/trust"
 )
 
 // sess returns the command's session (session.New), made of the flags when first used;
@@ -28,12 +28,12 @@ func sess(c *cli.Context) *session.Session {
 		Context: c.Context}
 	o.DefaultRoot = !c.IsSet("root") || c.App.Metadata["default root"] == true // not named by --root or PKG_ROOT
 	o.Repos, o.Invalid.Repos = flagRepos(c)
-	flag, err := txn.ParseKeySource("--trusted-key", c.StringSlice("trusted-key")...)
+	flag, err := trust.ParseKeySource("--trusted-key", c.StringSlice("trusted-key")...)
 	if err != nil {
 		o.Invalid.Keys = globalUsagef("%v", err)
 	}
-	env, err := txn.ParseKeySource("PKG_TRUSTED_KEYS", os.Getenv("PKG_TRUSTED_KEYS"))
-	if o.Keys = []txn.KeySource{flag, env}; err != nil && o.Invalid.Keys == nil {
+	env, err := trust.ParseKeySource("PKG_TRUSTED_KEYS", os.Getenv("PKG_TRUSTED_KEYS"))
+	if o.Keys = []trust.KeySource{flag, env}; err != nil && o.Invalid.Keys == nil {
 		o.Invalid.Keys = err
 	}
 	if o.Jobs < 1 {

@@ -17,6 +17,7 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/pin"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -32,9 +33,9 @@ func TestLibraryErrorHints(t *testing.T) {
 		{&fetch.ReadOnlyError{Dir: "/c", Path: "/c/tmp", Mode: 0o555}, "point --cache (PKG_CACHE) at a directory you can write"},
 		{&repo.UnsignedError{Dir: "/srv/repo", Err: os.ErrPermission}, "run 'pkg repo sign /srv/repo'"},
 		{&os.LinkError{Op: "rename", Old: "/r/pkgs/a", New: "/r/.pkg/trash/a", Err: install.ErrSplitRoot}, "must be on one filesystem"},
-		{fmt.Errorf("pkg.lock was made from a signed repository, and this index is %w", txn.ErrLockNotVerified), "--trusted-key"},
-		{fmt.Errorf("pkg.lock %w, and signatures are required", txn.ErrLockUnverified), "'pkg lock --trusted-key KEY'"},
-		{fmt.Errorf("pkg.lock was made from an index of repository r verified by key k, %w", txn.ErrLockUntrusted), "--trusted-key for one command"},
+		{fmt.Errorf("pkg.lock was made from a signed repository, and this index is %w", pin.ErrLockNotVerified), "--trusted-key"},
+		{fmt.Errorf("pkg.lock %w, and signatures are required", pin.ErrLockUnverified), "'pkg lock --trusted-key KEY'"},
+		{fmt.Errorf("pkg.lock was made from an index of repository r verified by key k, %w", pin.ErrLockUntrusted), "--trusted-key for one command"},
 		{&txn.OutdatedError{Path: "ci.lock", Err: errors.New("repo: lockfile is out of date")}, "run 'pkg lock -o ci.lock' to update it"},
 		{&txn.RepublishedError{Name: "lib", Version: "1"}, "'pkg upgrade lib' takes the repository's"},
 		{fmt.Errorf("%w: no saved index of x", fetch.ErrOffline), "without --offline"},

@@ -9,7 +9,6 @@ import (
 	"pkg/repo"
 	"pkg/report"
 	"pkg/trust"
-	"pkg/txn"
 )
 
 func trustCommand() *cli.Command {
@@ -67,7 +66,7 @@ func trustListAction(c *cli.Context) error {
 	for _, line := range report.TrustText(sources, pins) { // under --quiet too: it is what was asked for
 		fmt.Fprintln(c.App.Writer, line)
 	}
-	if len(pins) == 0 && !slices.ContainsFunc(sources, func(s txn.KeySource) bool { return len(s.Keys) > 0 }) {
+	if len(pins) == 0 && !slices.ContainsFunc(sources, func(s trust.KeySource) bool { return len(s.Keys) > 0 }) {
 		note(c, "no key is trusted and root %s pinned no repository: 'pkg trust add KEY' trusts a publisher's key", c.String("root"))
 	}
 	return nil

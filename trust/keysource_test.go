@@ -1,16 +1,14 @@
-package txn
+package trust
 
 import (
 	"strings"
 	"testing"
-
-	"pkg/trust"
 )
 
 func TestParseKeySource(t *testing.T) {
 	var keys []string
 	for range 3 {
-		k, err := trust.GenerateKey()
+		k, err := GenerateKey()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -26,21 +24,12 @@ func TestParseKeySource(t *testing.T) {
 }
 
 func TestTrusting(t *testing.T) {
-	a, b := mustKey(t), mustKey(t)
-	sources := []KeySource{{Name: "flag", Keys: []trust.PublicKey{a}}, {Name: "env", Keys: []trust.PublicKey{b, a}}, {Name: "file"}}
+	a, b := newKey(t).Public(), newKey(t).Public()
+	sources := []KeySource{{Name: "flag", Keys: []PublicKey{a}}, {Name: "env", Keys: []PublicKey{b, a}}, {Name: "file"}}
 	if got := Trusting(sources, a.ID()); strings.Join(got, " ") != "flag env" {
 		t.Errorf("Trusting(a) = %q, want flag and env", got)
 	}
 	if got := Trusting(sources, "0123456789abcdef"); got != nil {
 		t.Errorf("Trusting(another) = %q, want none", got)
 	}
-}
-
-func mustKey(t *testing.T) trust.PublicKey {
-	t.Helper()
-	k, err := trust.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k.Public()
 }
