@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"pkg/install"
+	"pkg/internal/shell"
 	"pkg/internal/units"
 	"pkg/txn"
 )
@@ -23,24 +24,33 @@ func CommittedText(out *txn.Outcome) string {
 // Told is what to tell of a command's work: lines for its output, notes and warnings.
 type Told struct{ Out, Notes, Warnings []string }
 
-// AppliedText is what to tell of a change applied to the root at dir, out its outcome
-// (locked: of a lockfile): what Apply kept of the trees it replaced (warnings), a line per
-// package and one for the commit, and, if the change committed (done), what else it did
-// (ChangeText, with unneededTip) and what the cache could not do (ChangeNotes).
-func AppliedText(out *txn.Outcome, locked bool, salvaged []install.Salvage, dir string, done bool, unneededTip string) Told {
+// AppliedText is what to tell of a change applied, out its outcome: what Apply kept of
+// the trees it replaced (warnings), how it copied data rather than share blocks with the
+// cache (a note, CopyText), a line per package and one for the commit, and, if the change
+// committed, what else it did (ChangeText, with unneededTip), what the cache could not do
+// (ChangeNotes) and how to put a bin/ not on PATH there (a note).
+func AppliedText(out *txn.Outcome, unneededTip string) Told {
 	var t Told
-	for _, s := range salvaged {
-		t.Warnings = append(t.Warnings, SalvageText(s, dir)...)
+	for _, s := range out.Salvaged {
+		t.Warnings = append(t.Warnings, SalvageText(s, out.Root)...)
+	}
+	if out.Copied != nil {
+		how, why := CopyText(out.Copied, out.Cache, out.Root)
+		t.Notes = append(t.Notes, fmt.Sprintf("%s: copying %s instead of sharing blocks", why, how))
 	}
 	for _, res := range out.Results {
-		t.Out = append(t.Out, ResultText(res, out.Again, locked, out.Origins[res.Name]))
+		t.Out = append(t.Out, ResultText(res, out.Again, out.Locked, out.Origins[res.Name]))
 	}
 	if s := CommittedText(out); s != "" {
 		t.Out = append(t.Out, s)
 	}
-	if done {
+	if out.Committed {
 		t.Out = append(t.Out, ChangeText(out, unneededTip)...)
-		t.Notes = ChangeNotes(out)
+		t.Notes = append(t.Notes, ChangeNotes(out)...)
+	}
+	if out.OffPath != "" {
+		t.Notes = append(t.Notes, fmt.Sprintf("%s is not on PATH; to run the commands pkg installs there, add it in your shell's profile: export PATH=%s",
+			out.OffPath, shell.Quote(out.OffPath+":")+`"$PATH"`))
 	}
 	return t
 }

@@ -56,9 +56,11 @@ func TestAppliedText(t *testing.T) {
 		Results:  []*install.Result{{Name: "a", Version: "2", Previous: "1", Files: 1, Bytes: 10}},
 		Removed:  []db.Record{{Name: "b", Version: "1"}},
 		Unshared: errors.New("record root"),
+		Root:     "/r",
 	}
 	for _, done := range []bool{true, false} {
-		told := AppliedText(out, false, nil, "/r", done, "")
+		out.Committed = done
+		told := AppliedText(out, "")
 		want := Told{Out: []string{"upgraded a 1 to 2: 1 file, 10 B (0 B cloned, 0 B copied) in 0s", "committed 1 package in 0s"}}
 		if done {
 			want.Out = append(want.Out, "removed b 1")

@@ -266,16 +266,12 @@ func makeRoot(ctx context.Context, f *txn.Fetcher, dir string, makePlan func(*in
 		root.Abandon()
 		return nil, err
 	}
+	plan.Bind(txn.Target{Root: root, Fetcher: f})
 	if plan.Empty() {
 		f.Cache.AddRoot(dir) // recorded by the commit that made it; this keeps it so
-		return nil, root.Close()
+		return nil, plan.Close()
 	}
-	out, err := plan.Apply(ctx, root, f)
-	if err != nil {
-		root.Abandon()
-		return nil, err
-	}
-	return out, root.Close()
+	return plan.Apply(ctx)
 }
 
 // SetKey names the run root of the packages pkgs on platform: a digest of each package's

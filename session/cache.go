@@ -92,7 +92,7 @@ func (u Upkeep) Trim(ctx context.Context, prune bool, l Limits) (*Trimmed, error
 	}
 	if prune {
 		var forgot []string
-		out.Trimmed, forgot, err = txn.Prune(cache, s.Root, s.RootOptions(), l)
+		out.Trimmed, forgot, err = txn.Prune(cache, s.Root, s.rootOptions(), l)
 		for _, dir := range forgot {
 			s.obs.Note(fmt.Sprintf("forgot root %s, which installed from this cache and is gone", dir))
 		}
@@ -119,7 +119,7 @@ func (u Upkeep) AutoPrune() {
 		return // the command reading the configuration said so
 	}
 	cache, l := s.caches[0], Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
-	t, _, done, err := txn.AutoPrune(cache, s.Root, s.RootOptions(), l)
+	t, _, done, err := txn.AutoPrune(cache, s.Root, s.rootOptions(), l)
 	if err != nil {
 		s.obs.Note(fmt.Sprintf("the cache was not pruned: %v", err))
 	} else if text := report.AutoPrunedText(t); done && text != "" {

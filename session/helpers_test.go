@@ -12,7 +12,6 @@ import (
 
 	"pkg/config"
 	"pkg/db"
-	"pkg/fetch"
 	"pkg/install"
 	"pkg/internal/testfs"
 	"pkg/pkgtest/testrepo"
@@ -106,15 +105,12 @@ func installIn(s *session.Session, reqs ...string) error {
 		}
 		rs = append(rs, req)
 	}
-	return s.Change(context.Background(), (*db.DB).List,
-		func(root string, ix *txn.Catalog, recs []db.Record, cache *fetch.Cache) (*txn.Plan, error) {
-			return txn.InstallPlan(root, ix, recs, rs, nil, cache)
-		}, nil,
-		func(r *install.Root, p *txn.Plan, f *txn.Fetcher) error {
-			r.Request(rs)
-			_, err := p.Apply(context.Background(), r, f)
-			return err
-		})
+	p, err := s.Plan(context.Background(), session.Request{Op: session.Install, Requires: rs})
+	if err != nil {
+		return err
+	}
+	_, err = p.Apply(context.Background())
+	return err
 }
 
 // state describes the root at dir, its database and the cache, for before-and-after

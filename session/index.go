@@ -19,18 +19,13 @@ import (
 	"pkg/txn"
 )
 
-// OpenFetcher opens the cache and reads the index of each repository in effect for the
+// openFetcher opens the cache and reads the index of each repository in effect for the
 // root (txn.ReadIndex), telling the observer what there is to say of each, and returns
-// them as one (txn.Merge) and a fetcher of their packages. For a dry run (dry), it changes nothing in
-// the cache: it keeps no copy of the index read, and reads a cache that does not exist
-// yet as an empty one.
-func (s *Session) OpenFetcher(ctx context.Context, dry bool) (*txn.Fetcher, *txn.Catalog, error) {
-	return s.openFetcher(ctx, dry, false)
-}
-
-// openFetcher is OpenFetcher, which, for a change (local), returns a nil index where no
-// repository is in effect but there are local archive files, given or installed: Change
-// adds their repositories (withLocal).
+// them as one (txn.Merge) and a fetcher of their packages. For a dry run (dry), it changes
+// nothing in the cache: it keeps no copy of the index read, and reads a cache that does
+// not exist yet as an empty one. For a change (local), it returns a nil index where no
+// repository is in effect but there are local archive files, given or installed: the
+// change adds their repositories (withLocal).
 func (s *Session) openFetcher(ctx context.Context, dry, local bool) (*txn.Fetcher, *txn.Catalog, error) {
 	rs, err := s.Repositories()
 	if err == nil && len(rs) == 0 && !(local && (len(s.Local) > 0 || s.localInstalled())) {
@@ -48,9 +43,9 @@ func (s *Session) openFetcher(ctx context.Context, dry, local bool) (*txn.Fetche
 		return nil, nil, err
 	}
 	if ix == nil {
-		return s.NewFetcher(nil, cache), nil, nil
+		return s.newFetcher(nil, cache), nil, nil
 	}
-	f := s.NewFetcher(ix.Source, cache)
+	f := s.newFetcher(ix.Source, cache)
 	f.Sources = ix.Sources()
 	return f, ix, nil
 }
@@ -61,11 +56,11 @@ func (s *Session) openFetcher(ctx context.Context, dry, local bool) (*txn.Fetche
 func (s *Session) readIndexes(ctx context.Context, cache *fetch.Cache, rs []config.Repo, root string) (*txn.Catalog, error) {
 	var ixs []*txn.Catalog
 	for _, r := range rs {
-		_, o, err := s.RepoSource(r)
+		_, o, err := s.repoSource(r)
 		if err != nil {
 			return nil, err
 		}
-		ix, err := txn.ReadIndex(ctx, cache, root, s.RootOptions(), r.URLs[0], o)
+		ix, err := txn.ReadIndex(ctx, cache, root, s.rootOptions(), r.URLs[0], o)
 		if err != nil {
 			return nil, err
 		}
@@ -88,7 +83,7 @@ func (s *Session) readIndexes(ctx context.Context, cache *fetch.Cache, rs []conf
 // Fetch downloads the packages the indexes in effect resolve reqs to, with their
 // dependencies, into the cache (txn.Fetcher.Fetch), the observer hearing of each.
 func (s *Session) Fetch(ctx context.Context, reqs []repo.Requirement) error {
-	f, ix, err := s.OpenFetcher(ctx, false)
+	f, ix, err := s.openFetcher(ctx, false, false)
 	if err != nil {
 		return err
 	}
@@ -99,24 +94,37 @@ func (s *Session) Fetch(ctx context.Context, reqs []repo.Requirement) error {
 	return s.obs.During(pkgs, func() error { return f.Fetch(ctx, pkgs, nil) })
 }
 
-// NewFetcher returns a fetcher from src into cache, reporting to the session's observer.
-func (s *Session) NewFetcher(src *fetch.Source, cache *fetch.Cache) *txn.Fetcher {
+// Lock returns the lockfile of r's requirements for r's platforms, resolved against the
+// indexes in effect, r.Lock being the one at r.LockPath it replaces, if any (txn.Lock).
+func (s *Session) Lock(ctx context.Context, r Request) (*repo.Lock, error) {
+	if r.LockRepos && r.Lock != nil {
+		s.useLock(r.Lock, r.LockPath)
+	}
+	_, ix, err := s.openFetcher(ctx, false, false)
+	if err != nil {
+		return nil, err
+	}
+	return txn.Lock(r.Lock, ix, r.Requires, r.LockPath, r.Platforms)
+}
+
+// newFetcher returns a fetcher from src into cache, reporting to the session's observer.
+func (s *Session) newFetcher(src *fetch.Source, cache *fetch.Cache) *txn.Fetcher {
 	f := &txn.Fetcher{Source: src, Jobs: s.Jobs, Offline: s.Offline, Observer: s.obs}
 	f.UseCache(cache, s.LockTimeout)
 	cache.NoSync = s.NoSync
 	return f
 }
 
-// OpenRootFor takes the root's lock for a change whose index ix was read without it, and
+// openRootFor takes the root's lock for a change whose index ix was read without it, and
 // returns the root, and f and ix, or those of the index read again if ix is stale.
-func (s *Session) OpenRootFor(ctx context.Context, f *txn.Fetcher, ix *txn.Catalog) (*install.Root, *txn.Fetcher, *txn.Catalog, error) {
-	root, err := s.OpenRoot(ctx)
+func (s *Session) openRootFor(ctx context.Context, f *txn.Fetcher, ix *txn.Catalog) (*install.Root, *txn.Fetcher, *txn.Catalog, error) {
+	root, err := s.openRoot(ctx)
 	if err != nil || ix == nil {
 		return root, f, ix, err
 	}
 	if stale, err := ix.Stale(root); err != nil || stale {
 		if err == nil {
-			f, ix, err = s.OpenFetcher(ctx, false)
+			f, ix, err = s.openFetcher(ctx, false, false)
 		}
 		if err != nil {
 			root.Close()
@@ -126,74 +134,10 @@ func (s *Session) OpenRootFor(ctx context.Context, f *txn.Fetcher, ix *txn.Catal
 	return root, f, ix, nil
 }
 
-// Change is the flow of a change: read the indexes, read the root's records (recs; again
-// under the root's lock, as another command may have changed them), add the repositories
-// of local archive files, given and installed (txn.Catalog.WithLocal), make the plan. A
-// dry run checks the plan as the change would (CheckPlan) and calls show with it, having
-// read the root without its lock; else Change calls do with the root, held, the plan and
-// the fetcher, and closes the root, abandoning it if the change failed.
-func (s *Session) Change(ctx context.Context, recs func(d *db.DB) ([]db.Record, error),
-	plan func(dir string, ix *txn.Catalog, recs []db.Record, cache *fetch.Cache) (*txn.Plan, error),
-	show func(p *txn.Plan, cache *fetch.Cache) error,
-	do func(root *install.Root, p *txn.Plan, f *txn.Fetcher) error) (err error) {
-	f, ix, err := s.openFetcher(ctx, s.DryRun, true) // the root's accepted index bounds a rollback
-	if err != nil {
-		return err
-	}
-	if s.DryRun {
-		var rs []db.Record
-		if err := s.PeekRoot(func(d *db.DB) (err error) { rs, err = recs(d); return err }); err != nil {
-			return err
-		}
-		if ix, err = s.withLocal(f, ix, rs); err != nil {
-			return err
-		}
-		p, err := plan(s.Root, ix, rs, f.Cache)
-		if err == nil {
-			err = s.CheckPlan(p)
-		}
-		if err != nil {
-			return err
-		}
-		return show(p, f.Cache)
-	}
-	root, f, ix, err := s.OpenRootFor(ctx, f, ix)
-	if err != nil {
-		return err
-	}
-	defer func() { CloseRoot(root, err) }()
-	rs, err := recs(root.DB())
-	if err != nil {
-		return err
-	}
-	if ix, err = s.withLocal(f, ix, rs); err != nil {
-		return err
-	}
-	p, err := plan(root.Dir(), ix, rs, f.Cache)
-	if err != nil {
-		return err
-	}
-	return do(root, p, f)
-}
-
-// CheckPlan refuses the plan p of a dry run as the change would before it downloads
-// (txn.Plan.Check), reading the root without its lock.
-func (s *Session) CheckPlan(p *txn.Plan) error {
-	root, err := s.readOnlyRoot()
-	switch {
-	case err != nil:
-		return err
-	case root == nil:
-		return p.Check(nil)
-	}
-	defer root.Close()
-	return p.Check(root)
-}
-
 // localInstalled reports whether the root holds a package from a local archive file,
-// read as PeekRoot reads it.
+// read as peekRoot reads it.
 func (s *Session) localInstalled() (found bool) {
-	s.PeekRoot(func(d *db.DB) error {
+	s.peekRoot(func(d *db.DB) error {
 		ps, err := d.List()
 		found = slices.ContainsFunc(ps, func(p db.Record) bool { return p.Origin != "" })
 		return err
@@ -215,19 +159,19 @@ func (s *Session) withLocal(f *txn.Fetcher, ix *txn.Catalog, rs []db.Record) (*t
 	return ix, nil
 }
 
-// CheckLockSigned checks that the lockfile l at path says it was made from indexes a key
+// checkLockSigned checks that the lockfile l at path says it was made from indexes a key
 // trusted here verified, where signatures are required (pin.CheckLockSigned).
-func (s *Session) CheckLockSigned(l *repo.Lock, path string) error {
+func (s *Session) checkLockSigned(l *repo.Lock, path string) error {
 	global, err := s.trustPolicy()
 	if err != nil {
 		return err
 	}
-	srcs, rs, err := s.LockSources(l)
+	srcs, rs, err := s.lockSources(l)
 	for name, src := range srcs {
 		r, _ := l.Of(name)
 		var policy trust.Policy
 		if policy, err = rs[name].Trust(global); err == nil {
-			err = pin.CheckLockSigned(r.Index, path, policy, s.Root, s.RootOptions(), src.URL())
+			err = pin.CheckLockSigned(r.Index, path, policy, s.Root, s.rootOptions(), src.URL())
 		}
 		if err != nil {
 			break
@@ -236,16 +180,16 @@ func (s *Session) CheckLockSigned(l *repo.Lock, path string) error {
 	return err
 }
 
-// LockSources returns the source of each repository of the lockfile l a sync installs
+// lockSources returns the source of each repository of the lockfile l a sync installs
 // from, by the name its packages give (config.LockUses), and the repository each is.
-func (s *Session) LockSources(l *repo.Lock) (map[string]*fetch.Source, map[string]config.Repo, error) {
+func (s *Session) lockSources(l *repo.Lock) (map[string]*fetch.Source, map[string]config.Repo, error) {
 	rs, err := s.Repositories()
 	if err != nil {
 		return nil, nil, err
 	}
 	srcs, used := make(map[string]*fetch.Source), config.LockUses(l, rs)
 	for name, r := range used {
-		if srcs[name], _, err = s.RepoSource(r); err != nil {
+		if srcs[name], _, err = s.repoSource(r); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -264,7 +208,7 @@ type Forgotten struct {
 // (pin.Forget, fetch.Cache.ForgetIndex). It makes no root. What it forgot of the root
 // comes with an error of the cache's.
 func (s *Session) Forget(ctx context.Context, name string) (*Forgotten, error) {
-	src, err := s.Source(name)
+	src, err := s.source(name)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +218,7 @@ func (s *Session) Forget(ctx context.Context, name string) (*Forgotten, error) {
 	}
 	out := &Forgotten{URL: src.URL()}
 	if install.Exists(s.Root) == nil {
-		root, err := s.OpenRoot(ctx)
+		root, err := s.openRoot(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -292,13 +236,13 @@ func (s *Session) Forget(ctx context.Context, name string) (*Forgotten, error) {
 }
 
 // tellTrust tells the observer of an index the cache could not keep, and, once per root
-// until that changes (Tell), of one not verified, or verified but expired.
+// until that changes (install.Notices), of one not verified, or verified but expired.
 func (s *Session) tellTrust(ix *txn.Catalog) {
 	if ix.NotKept != nil {
 		s.obs.NotKept(ix.NotKept)
 	}
 	res := ix.Trust
-	s.Tell("index "+res.Location, res.Standing(), func() bool {
+	s.notices.Tell("index "+res.Location, res.Standing(), func() bool {
 		if u := res.Unverified(); res.Expired {
 			s.obs.Warn(fmt.Sprintf("repository %s: offline, using the last verified index (version %d), which expired at %s",
 				res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339)))

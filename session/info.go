@@ -29,8 +29,8 @@ func (s *Session) Info(ctx context.Context, name string) (info report.Info, offe
 	}
 	p, ok := txn.Find(recs, name)
 	switch {
-	case !ok && s.HasRepos():
-		_, ix, err := s.OpenFetcher(ctx, false)
+	case !ok && s.hasRepos():
+		_, ix, err := s.openFetcher(ctx, false, false)
 		if err != nil {
 			return info, false, err
 		}
@@ -56,11 +56,11 @@ func (s *Session) Info(ctx context.Context, name string) (info report.Info, offe
 // each with the version installed, if any (report.Search), and where the indexes were read
 // from, for saying that nothing matched. A root pkg cannot read marks nothing installed.
 func (s *Session) Search(ctx context.Context, word string) (found report.Search, from string, err error) {
-	_, ix, err := s.OpenFetcher(ctx, false)
+	_, ix, err := s.openFetcher(ctx, false, false)
 	if err != nil {
 		return found, "", err
 	}
 	var recs []db.Record // for the marks only
-	_ = s.PeekRoot(func(d *db.DB) (err error) { recs, err = d.List(); return err })
+	_ = s.peekRoot(func(d *db.DB) (err error) { recs, err = d.List(); return err })
 	return report.NewSearch(word, ix.Search(word), recs), ix.Source.String(), nil
 }

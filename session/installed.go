@@ -62,7 +62,7 @@ func (s *Session) Names(ctx context.Context, offered bool) []string {
 		return s.offeredNames(ctx)
 	}
 	var names []string
-	s.PeekRoot(func(d *db.DB) error {
+	s.peekRoot(func(d *db.DB) error {
 		ps, err := d.List()
 		for _, p := range ps {
 			names = append(names, p.Name)
@@ -81,7 +81,7 @@ func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outda
 	if err != nil {
 		return 0, nil, err
 	}
-	_, ix, err := s.OpenFetcher(ctx, false)
+	_, ix, err := s.openFetcher(ctx, false, false)
 	if err == nil {
 		ix, err = ix.WithLocal(nil, recs)
 	}
@@ -105,12 +105,12 @@ func (s *Session) offeredNames(ctx context.Context) []string {
 	}
 	var names []string
 	for _, r := range rs {
-		_, o, err := s.RepoSource(r)
+		_, o, err := s.repoSource(r)
 		if err != nil {
 			continue
 		}
 		o.Offline = true
-		ix, err := txn.ReadIndex(ctx, cache, s.Root, s.RootOptions(), r.URLs[0], o)
+		ix, err := txn.ReadIndex(ctx, cache, s.Root, s.rootOptions(), r.URLs[0], o)
 		if err != nil {
 			continue
 		}

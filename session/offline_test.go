@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"pkg/config"
-	"pkg/install"
 	"pkg/repo"
 	"pkg/session"
 	"pkg/txn"
@@ -61,7 +60,7 @@ func TestOffline(t *testing.T) {
 	bare := o // keeps the index only
 	bare.Root, bare.Cache = filepath.Join(base, "bare", "root"), filepath.Join(base, "bare", "cache")
 	s, _ = newSession(t, bare, "")
-	if _, _, err := s.OpenFetcher(t.Context(), false); err != nil {
+	if _, _, err := session.OpenFetcher(s, t.Context(), false); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -131,11 +130,10 @@ func syncWith(t *testing.T, o session.Options, l *repo.Lock) error {
 	t.Helper()
 	s, _ := newSession(t, o, "")
 	defer s.Close()
-	return s.Sync(t.Context(), l, "pkg.lock", false, nil, func(r *install.Root, p *txn.Plan, f *txn.Fetcher) error {
-		if f == nil {
-			return nil
-		}
-		_, err := p.Apply(t.Context(), r, f)
+	p, err := s.Plan(t.Context(), session.Request{Op: session.Sync, Lock: l, LockPath: "pkg.lock"})
+	if err != nil {
 		return err
-	})
+	}
+	_, err = p.Apply(t.Context())
+	return err
 }

@@ -41,5 +41,5 @@ func (s *Session) Repair(ctx context.Context) (*install.Rebuilt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return install.Rebuild(ctx, s.Root, s.RootOptions(), candidates)
+	return install.Rebuild(ctx, s.Root, s.rootOptions(), candidates)
 }

@@ -8,7 +8,6 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
-	"pkg/report"
 )
 
 // openCache opens the cache for the rest of the session (Close closes it), or, for a dry
@@ -39,10 +38,10 @@ func (s *Session) openCache(ctx context.Context, dry bool) (*fetch.Cache, error)
 	return cache, nil
 }
 
-// OpenRoot opens the root, taking its lock (install.Open), and tells the observer what
+// openRoot opens the root, taking its lock (install.Open), and tells the observer what
 // there is to say of it.
-func (s *Session) OpenRoot(ctx context.Context) (*install.Root, error) {
-	r, err := install.Open(ctx, s.Root, s.RootOptions())
+func (s *Session) openRoot(ctx context.Context) (*install.Root, error) {
+	r, err := install.Open(ctx, s.Root, s.rootOptions())
 	if err != nil {
 		return r, err
 	}
@@ -84,13 +83,13 @@ func (s *Session) RootExists() error {
 // so.
 func (s *Session) viewRoot(fn func(d *db.DB) error) error {
 	busy := func(holder string) { s.obs.Note(install.BusyText(holder, s.Root)) }
-	return install.View(s.Root, s.RootOptions(), busy, fn)
+	return install.View(s.Root, s.rootOptions(), busy, fn)
 }
 
-// PeekRoot calls fn with the root's database as viewRoot does, silently, and not at all
+// peekRoot calls fn with the root's database as viewRoot does, silently, and not at all
 // where there is no root yet.
-func (s *Session) PeekRoot(fn func(d *db.DB) error) error {
-	err := install.View(s.Root, s.RootOptions(), nil, fn)
+func (s *Session) peekRoot(fn func(d *db.DB) error) error {
+	err := install.View(s.Root, s.rootOptions(), nil, fn)
 	if errors.Is(err, install.ErrNoRoot) {
 		return nil
 	}
@@ -105,34 +104,5 @@ func (s *Session) readOnlyRoot() (*install.Root, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	return install.OpenReadOnly(s.Root, s.RootOptions())
-}
-
-// Tell calls say unless the root records that the user was told of the condition key in
-// state (install.Notices); state "" is the condition's end. say reports whether it printed.
-func (s *Session) Tell(key, state string, say func() bool) { s.notices.Tell(key, state, say) }
-
-// TellCopy calls say, once per root until that changes (Tell), with how an install of
-// results copied its data rather than share blocks with the cache, and why
-// (report.CopyText), for the first that did; one that shared them ends the condition.
-func (s *Session) TellCopy(results []*install.Result, say func(how, why string) bool) {
-	told := false
-	for _, res := range results {
-		switch {
-		case res.Method == install.Clone && res.Fallback == nil:
-			s.Tell("copy", "", nil)
-		case res.Fallback != nil && !told:
-			told = true
-			how, why := report.CopyText(res, s.Cache, s.Root)
-			s.Tell("copy", how+": "+why, func() bool { return say(how, why) })
-		}
-	}
-}
-
-// TellPath calls say, once per root until that changes (Tell), with the root's bin/ if it
-// holds commands and is not on path, a PATH value (install.Root.BinOffPath); once bin/ is
-// on path, it is said again after it leaves.
-func (s *Session) TellPath(root *install.Root, path string, say func(bin string) bool) {
-	bin := root.BinOffPath(path)
-	s.Tell("path", bin, func() bool { return say(bin) })
+	return install.OpenReadOnly(s.Root, s.rootOptions())
 }

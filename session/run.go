@@ -11,9 +11,9 @@ import (
 // Run returns the run of req with the session's repositories, trust policy and root: the
 // one made before for the same packages while it is current (runner.Reuse), unless
 // refresh, else one made now (runner.Make), the signatures of its lockfile checked first
-// (CheckLockSigned). waiting hears of another process making the same run's root.
+// (checkLockSigned). waiting hears of another process making the same run's root.
 func (s *Session) Run(ctx context.Context, req runner.Request, refresh bool, waiting func(holder string)) (*runner.Run, error) {
-	o, err := s.SourceOptions()
+	o, err := s.sourceOptions()
 	var repos []config.Repo
 	if err == nil {
 		repos, err = s.Repositories()
@@ -31,19 +31,17 @@ func (s *Session) Run(ctx context.Context, req runner.Request, refresh bool, wai
 	if req.Lock != "" {
 		l, err := repo.ReadLock(req.Lock)
 		if err == nil {
-			err = s.CheckLockSigned(l, req.Lock)
+			err = s.checkLockSigned(l, req.Lock)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	f, ix, err := s.OpenFetcher(ctx, false)
+	f, ix, err := s.openFetcher(ctx, false, false)
 	if err != nil {
 		return nil, err
 	}
-	ro := s.RootOptions()
+	ro := s.rootOptions()
 	ro.Waiting = waiting
-	var r *runner.Run
-	err = s.obs.During(nil, func() error { r, err = runner.Make(ctx, f, ix, req, w, ro); return err })
-	return r, err
+	return runner.Make(ctx, f, ix, req, w, ro)
 }

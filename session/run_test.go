@@ -11,7 +11,7 @@ import (
 )
 
 // TestRun makes the run of a package, then reuses it: the second run installs nothing,
-// and the observer hears of one making.
+// and the observer hears of one making, with its package.
 func TestRun(t *testing.T) {
 	s, o := installed(t, "hello")
 	s, obs := newSession(t, o, "")
@@ -26,7 +26,7 @@ func TestRun(t *testing.T) {
 		}
 		r.Close()
 	}
-	if n := strings.Count(strings.Join(obs.lines, "\n"), "during 0 packages"); n != 1 {
+	if n := strings.Count(strings.Join(obs.lines, "\n"), "during 1 packages"); n != 1 {
 		t.Errorf("told %q: %d makings, want 1", obs.lines, n)
 	}
 }

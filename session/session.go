@@ -1,14 +1,14 @@
 // Package session is what one pkg command runs with: its root and cache, the
 // repositories and trusted keys it was given, and how it runs (offline, jobs, a dry run),
 // with the calls that open those for it. It reads the configuration once, closes the
-// caches it opened, opens the root with what to say of it, and reads and merges the
-// indexes of the repositories in effect.
+// caches it opened, opens the root with what to say of it, reads and merges the indexes
+// of the repositories in effect, and makes a change's Request into its plan (Plan).
 //
 // It is a package of its own, not part of txn, because it is about one command's run
 // rather than a change to a root: txn's calls take their directories and options as
 // arguments, and a session supplies the same ones to each. It names no flag or command:
-// what the user should hear goes to its Observer, and what a command must word itself
-// (with its flags) comes as a typed value.
+// what the user should hear meanwhile goes to its observer (a txn.Observer, if any), and
+// what a command must word itself (an outcome, an error to advise on) comes as a value.
 package session
 
 import (
@@ -42,6 +42,11 @@ type Options struct {
 	Jobs                                   int           // downloads at once
 	LockTimeout                            time.Duration // for the root's lock and the cache's claims; 0 waits for ever
 	Owner                                  string        // describes this process to those that wait for it
+	// Path is the PATH a change's Outcome looks for the root's bin/ on (txn.Outcome.OffPath);
+	// Quiet says the command shows no notes, so that what is said once per root is not
+	// recorded as said.
+	Path  string
+	Quiet bool
 	// Context, when not nil, is the command's: once done, it ends the waits of calls
 	// that take none for another process's hold on the root's database.
 	Context context.Context
@@ -54,42 +59,26 @@ type Invalid struct{ Repos, Keys, Jobs error }
 // ErrNoRepo is the error of a call that needs a repository where none is in effect.
 var ErrNoRepo = errors.New("session: no repository")
 
-// Observer hears what a session's calls want said, beside their results.
-type Observer interface {
-	txn.Observer
-	During(pkgs []repo.Package, fn func() error) error        // fn fetches pkgs (nil: not known yet), whose progress it may show meanwhile
-	Retrying(err error, wait time.Duration, attempt, max int) // a request or download is tried again
-	Note(text string)                                         // advice, which a quiet command may leave out
-	Warn(text string)                                         // said all the same
-	RootWaiting(holder string)                                // another process keeps the root's lock past a retry
-	LinksWrong(err error)                                     // a root opened whose bin/ links could not be synced (*install.LinksError)
-	NotKept(err error)                                        // an index passed, but the cache could not keep a copy (*fetch.NotKeptError)
-	// Unverified is an index used unverified (err, a *trust.UnverifiedError); local for an
-	// unsigned directory on this machine, with no one between it and pkg. It reports
-	// whether it said so (Tell).
-	Unverified(err error, local bool) (said bool)
-}
-
 // Session is one command's run. Close it at the end.
 type Session struct {
 	Options
-	obs     Observer
+	obs     txn.Observer
 	cfg     *config.Config
-	byName  bool // Repos are a lockfile's (UseLock)
+	byName  bool // Repos are a lockfile's (useLock)
 	caches  []*fetch.Cache
 	shared  *fetch.Cache // the first of caches of the directory Cache, whose lock they share
 	notices *install.Notices
 }
 
-// New returns the session of a command given o, reporting to obs.
-func New(o Options, obs Observer) *Session {
+// New returns the session of a command given o, reporting to obs (nil: to no one).
+func New(o Options, obs txn.Observer) *Session {
+	if obs == nil {
+		obs = silent{}
+	}
 	s := &Session{Options: o, obs: obs}
-	s.notices = &install.Notices{Dir: o.Root, Options: s.RootOptions(), DryRun: o.DryRun}
+	s.notices = &install.Notices{Dir: o.Root, Options: s.rootOptions(), DryRun: o.DryRun}
 	return s
 }
-
-// Observer returns the observer the session reports to.
-func (s *Session) Observer() Observer { return s.obs }
 
 // Close closes the caches the session opened, which lets other processes remove entries
 // again (fetch.OpenCache).
@@ -113,7 +102,7 @@ func (s *Session) config() (*config.Config, error) {
 }
 
 // Repositories returns the repositories in effect (config.Use): those given, or a
-// lockfile's (UseLock), then the configured ones. One that pkg named after its location
+// lockfile's (Request.LockRepos), then the configured ones. One that pkg named after its location
 // bears the name its index gives itself instead, once the cache keeps a copy of that index
 // (fetch.IndexName), unless another in effect has that name.
 func (s *Session) Repositories() ([]config.Repo, error) {
@@ -170,9 +159,9 @@ func (e *RepoNameError) Error() string {
 	return fmt.Sprintf("repository %s is named %s, as its index names it, not %s", e.URL, e.Name, e.Given)
 }
 
-// CheckRepoName returns a *RepoNameError where name is that pkg made of the location of a
+// checkRepoName returns a *RepoNameError where name is that pkg made of the location of a
 // repository in effect that is named otherwise (Repositories), and nil for any other name.
-func (s *Session) CheckRepoName(name string) error {
+func (s *Session) checkRepoName(name string) error {
 	rs, err := s.Repositories()
 	if err != nil || slices.ContainsFunc(rs, func(r config.Repo) bool { return r.Name == name }) {
 		return nil
@@ -185,21 +174,21 @@ func (s *Session) CheckRepoName(name string) error {
 	return nil
 }
 
-// UseLock makes the repositories of the lockfile l at path those given, a configured
+// useLock makes the repositories of the lockfile l at path those given, a configured
 // repository of the same name taking the place of each.
-func (s *Session) UseLock(l *repo.Lock, path string) {
+func (s *Session) useLock(l *repo.Lock, path string) {
 	s.Repos, s.byName, s.Invalid.Repos = config.LockRepos(l, path), true, nil
 }
 
-// HasRepos reports whether a repository is in effect; a configuration that cannot be
+// hasRepos reports whether a repository is in effect; a configuration that cannot be
 // read counts as one, so that its error is what the command reports.
-func (s *Session) HasRepos() bool {
+func (s *Session) hasRepos() bool {
 	rs, err := s.Repositories()
 	return err != nil || len(rs) > 0
 }
 
-// RootOptions are the options the session opens the root with.
-func (s *Session) RootOptions() install.Options {
+// rootOptions are the options the session opens the root with.
+func (s *Session) rootOptions() install.Options {
 	return install.Options{NoSync: s.NoSync, LockTimeout: s.LockTimeout, Owner: s.Owner, Waiting: s.obs.RootWaiting, Context: s.Context}
 }
 
@@ -219,8 +208,8 @@ func (s *Session) trustPolicy() (trust.Policy, error) {
 	return trust.NewPolicy(sources, s.RequireSigned), err
 }
 
-// SourceOptions are the options of a source under the session's trust policy.
-func (s *Session) SourceOptions() (fetch.Options, error) {
+// sourceOptions are the options of a source under the session's trust policy.
+func (s *Session) sourceOptions() (fetch.Options, error) {
 	if s.Invalid.Jobs != nil {
 		return fetch.Options{}, s.Invalid.Jobs
 	}
@@ -232,10 +221,10 @@ func (s *Session) SourceOptions() (fetch.Options, error) {
 	return fetch.Options{Offline: s.Offline, Trust: policy, Retrying: s.obs.Retrying, Failover: failover}, nil
 }
 
-// RepoSource returns the source of r, its first URL with the rest as mirrors, under the
+// repoSource returns the source of r, its first URL with the rest as mirrors, under the
 // session's trust policy with r's own keys added.
-func (s *Session) RepoSource(r config.Repo) (*fetch.Source, fetch.Options, error) {
-	o, err := s.SourceOptions()
+func (s *Session) repoSource(r config.Repo) (*fetch.Source, fetch.Options, error) {
+	o, err := s.sourceOptions()
 	if err == nil {
 		o.Trust, err = r.Trust(o.Trust)
 	}
@@ -247,7 +236,7 @@ func (s *Session) RepoSource(r config.Repo) (*fetch.Source, fetch.Options, error
 	return src, o, err
 }
 
-// UnknownRepoError is the error of Source for a name no repository in effect has.
+// UnknownRepoError is the error of source for a name no repository in effect has.
 type UnknownRepoError struct {
 	Name  string
 	InUse []string // the names of those in effect
@@ -260,9 +249,9 @@ func (e *UnknownRepoError) Error() string {
 	return fmt.Sprintf("no repository %s in use (%s)", e.Name, strings.Join(e.InUse, ", "))
 }
 
-// Source returns the source of the repository in effect named name, or of the first
+// source returns the source of the repository in effect named name, or of the first
 // for "".
-func (s *Session) Source(name string) (*fetch.Source, error) {
+func (s *Session) source(name string) (*fetch.Source, error) {
 	rs, err := s.Repositories()
 	if err == nil && len(rs) == 0 && name == "" {
 		err = s.noRepo()
@@ -273,12 +262,12 @@ func (s *Session) Source(name string) (*fetch.Source, error) {
 	var names []string
 	for _, r := range rs {
 		if name == "" || r.Name == name {
-			src, _, err := s.RepoSource(r)
+			src, _, err := s.repoSource(r)
 			return src, err
 		}
 		names = append(names, r.Name)
 	}
-	if err := s.CheckRepoName(name); err != nil {
+	if err := s.checkRepoName(name); err != nil {
 		return nil, err
 	}
 	return nil, &UnknownRepoError{Name: name, InUse: names}
@@ -289,6 +278,15 @@ func (s *Session) noRepo() error {
 		return s.NoRepo
 	}
 	return ErrNoRepo
+}
+
+// SourceURL returns the URL of the repository at location, as pkg names it ("file:///srv/r/").
+func SourceURL(location string) (string, error) {
+	src, err := fetch.NewSource(location, fetch.Options{})
+	if err != nil {
+		return "", err
+	}
+	return src.URL(), nil
 }
 
 // GivenRepos returns the repositories of values, each [NAME=]LOCATION, given as from (a

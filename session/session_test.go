@@ -84,7 +84,7 @@ func TestRepositories(t *testing.T) {
 			if got := names(rs); !slices.Equal(got, tt.want) || !errors.Is(err, tt.wantErr) {
 				t.Errorf("Repositories() = %q, %v; want %q, %v", got, err, tt.want, tt.wantErr)
 			}
-			if !s.HasRepos() {
+			if !session.HasRepos(s) {
 				t.Error("HasRepos() = false with repositories configured")
 			}
 		})
@@ -100,22 +100,22 @@ func TestNoRepo(t *testing.T) {
 		noRepo, want error
 	}{{nil, session.ErrNoRepo}, {mine, mine}} {
 		s, _ := newSession(t, session.Options{NoRepo: tt.noRepo}, "")
-		if s.HasRepos() {
+		if session.HasRepos(s) {
 			t.Error("HasRepos() = true with none")
 		}
-		if _, _, err := s.OpenFetcher(context.Background(), true); !errors.Is(err, tt.want) {
+		if _, _, err := session.OpenFetcher(s, context.Background(), true); !errors.Is(err, tt.want) {
 			t.Errorf("OpenFetcher without a repository: %v, want %v", err, tt.want)
 		}
-		if _, err := s.Source(""); !errors.Is(err, tt.want) {
+		if _, err := session.SourceOf(s, ""); !errors.Is(err, tt.want) {
 			t.Errorf("Source(\"\") without a repository: %v, want %v", err, tt.want)
 		}
 	}
 	s, _ := newSession(t, session.Options{Repos: []config.Repo{{Name: "a", URLs: []string{"/srv/a"}}}}, "")
 	var ue *session.UnknownRepoError
-	if _, err := s.Source("b"); !errors.As(err, &ue) || !slices.Equal(ue.InUse, []string{"a"}) || err.Error() != "no repository b in use (a)" {
+	if _, err := session.SourceOf(s, "b"); !errors.As(err, &ue) || !slices.Equal(ue.InUse, []string{"a"}) || err.Error() != "no repository b in use (a)" {
 		t.Errorf("Source(b) with a alone: %v", err)
 	}
-	if src, err := s.Source("a"); err != nil || src.URL() != "file:///srv/a/" {
+	if src, err := session.SourceOf(s, "a"); err != nil || src.URL() != "file:///srv/a/" {
 		t.Errorf("Source(a): %v, %v", src.URL(), err)
 	}
 }
@@ -125,7 +125,7 @@ func TestNoRepo(t *testing.T) {
 func TestInvalid(t *testing.T) {
 	jobs, keys := errors.New("bad jobs"), errors.New("bad keys")
 	s, _ := newSession(t, session.Options{Invalid: session.Invalid{Jobs: jobs, Keys: keys}}, "")
-	if _, err := s.SourceOptions(); err != jobs {
+	if _, err := session.SourceOptions(s); err != jobs {
 		t.Errorf("SourceOptions: %v, want %v", err, jobs)
 	}
 	if _, err := s.KeySources(); err != keys {
@@ -135,7 +135,7 @@ func TestInvalid(t *testing.T) {
 		t.Errorf("Repositories: %v, want none", err)
 	}
 	s, _ = newSession(t, session.Options{Invalid: session.Invalid{Keys: keys}}, "")
-	if _, err := s.SourceOptions(); err != keys {
+	if _, err := session.SourceOptions(s); err != keys {
 		t.Errorf("SourceOptions: %v, want %v", err, keys)
 	}
 }
@@ -239,19 +239,12 @@ func TestDryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, obs := newSession(t, session.Options{Repos: []config.Repo{{Name: "r", URLs: []string{dir}}}, DryRun: true}, "")
-	var shown *txn.Plan
-	err := s.Change(context.Background(),
-		func(d *db.DB) ([]db.Record, error) {
-			t.Error("read the records of a root that does not exist")
-			return nil, nil
-		},
-		func(root string, ix *txn.Catalog, recs []db.Record, cache *fetch.Cache) (*txn.Plan, error) {
-			return txn.InstallPlan(root, ix, recs, nil, nil, cache)
-		},
-		func(p *txn.Plan, _ *fetch.Cache) error { shown = p; return nil },
-		func(*install.Root, *txn.Plan, *txn.Fetcher) error { t.Error("a dry run applied its plan"); return nil })
-	if err != nil || shown == nil {
-		t.Fatalf("Change: %v, plan %v", err, shown)
+	shown, err := s.Plan(context.Background(), session.Request{Op: session.Install})
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	if _, err := shown.Apply(context.Background()); !errors.Is(err, txn.ErrNotBound) {
+		t.Errorf("a dry run's plan applied: %v, want %v", err, txn.ErrNotBound)
 	}
 	for _, p := range []string{s.Root, s.Cache} {
 		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
@@ -273,7 +266,7 @@ func TestRootExists(t *testing.T) {
 	if r, err := session.ReadOnlyRoot(s); r != nil || err != nil {
 		t.Errorf("ReadOnlyRoot of none: %v, %v", r, err)
 	}
-	if err := s.PeekRoot(func(*db.DB) error { return errors.New("called") }); err != nil {
+	if err := session.PeekRoot(s, func(*db.DB) error { return errors.New("called") }); err != nil {
 		t.Errorf("PeekRoot of none: %v", err)
 	}
 }
@@ -306,68 +299,5 @@ func TestErrorKinds(t *testing.T) {
 	}
 	if got := session.PathOf(&fs.PathError{Path: "bin/x", Err: fs.ErrExist}); got != "" {
 		t.Errorf("PathOf a member's path = %q, want none", got)
-	}
-}
-
-// TestTellCopy: why an install copies is said once per root until that changes: not again
-// by the next session while it holds, again once an install shared blocks in between.
-func TestTellCopy(t *testing.T) {
-	root := filepath.Join(t.TempDir(), "root")
-	copied := &install.Result{Method: install.Copy, Fallback: errors.New("cross-device")}
-	shared := &install.Result{Method: install.Clone}
-	for i, tt := range []struct {
-		results []*install.Result
-		want    int // times said
-	}{
-		{[]*install.Result{copied, copied}, 1}, // once per change
-		{[]*install.Result{copied}, 0},         // the root records it was said
-		{[]*install.Result{shared}, 0},         // the condition ends
-		{[]*install.Result{copied}, 1},         // and is new again
-	} {
-		s, _ := newSession(t, session.Options{Root: root}, "")
-		r, err := s.OpenRoot(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		said := 0
-		s.TellCopy(tt.results, func(how, why string) bool { said++; return true })
-		r.Close()
-		if said != tt.want {
-			t.Errorf("session %d: said %d times, want %d", i, said, tt.want)
-		}
-	}
-}
-
-// TestTellPath: a root's bin/ off PATH is said once per root, not while it is on PATH, and
-// again once it has left PATH.
-func TestTellPath(t *testing.T) {
-	root := filepath.Join(t.TempDir(), "root")
-	bin := filepath.Join(root, "bin")
-	for i, tt := range []struct {
-		path string
-		want int // times said
-	}{
-		{"/usr/bin", 1},
-		{"/usr/bin", 0},           // the root records it was said
-		{bin + ":/usr/bin", 0},    // on PATH: the condition ends
-		{"/usr/bin:/usr/sbin", 1}, // and is new again
-	} {
-		s, _ := newSession(t, session.Options{Root: root}, "")
-		r, err := s.OpenRoot(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(bin, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(bin, "tool"), nil, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		var said []string
-		s.TellPath(r, tt.path, func(dir string) bool { said = append(said, dir); return true })
-		r.Close()
-		if len(said) != tt.want || len(said) > 0 && said[0] != bin {
-			t.Errorf("session %d, PATH %s: said %q, want %s %d times", i, tt.path, said, bin, tt.want)
-		}
 	}
 }

@@ -224,7 +224,7 @@ func TestSignedVerified(t *testing.T) {
 		t.Errorf("install without the key once pinned: %v, told %q", err, told(obs))
 	}
 	s, obs := newSession(t, unkeyed, "")
-	if _, _, err := s.OpenFetcher(t.Context(), true); err != nil || told(obs) != nil {
+	if _, _, err := session.OpenFetcher(s, t.Context(), true); err != nil || told(obs) != nil {
 		t.Errorf("OpenFetcher without the key once pinned: %v, told %q", err, told(obs))
 	}
 
@@ -233,7 +233,7 @@ func TestSignedVerified(t *testing.T) {
 	k.Repo = "main"
 	bound.Keys = []trust.KeySource{{Name: "given", Keys: []trust.PublicKey{k}}}
 	s, _ = newSession(t, bound, "")
-	_, _, err = s.OpenFetcher(t.Context(), true)
+	_, _, err = session.OpenFetcher(s, t.Context(), true)
 	if want := `index is for repository "demo", but key ` + k.ID() + ` is trusted only for repository "main"`; !errors.Is(err, trust.ErrNotBound) || !strings.Contains(err.Error(), want) {
 		t.Errorf("the key bound to another repository: %v; want trust.ErrNotBound, %q", err, want)
 	}
@@ -439,8 +439,8 @@ func TestPinEveryCall(t *testing.T) {
 		what string
 		call func(s *session.Session) error
 	}{
-		{"OpenFetcher", func(s *session.Session) error { _, _, err := s.OpenFetcher(t.Context(), false); return err }},
-		{"OpenFetcher, dry", func(s *session.Session) error { _, _, err := s.OpenFetcher(t.Context(), true); return err }},
+		{"OpenFetcher", func(s *session.Session) error { _, _, err := session.OpenFetcher(s, t.Context(), false); return err }},
+		{"OpenFetcher, dry", func(s *session.Session) error { _, _, err := session.OpenFetcher(s, t.Context(), true); return err }},
 		{"Fetch", func(s *session.Session) error { return s.Fetch(t.Context(), []repo.Requirement{{Name: "hello"}}) }},
 		{"Change", func(s *session.Session) error { return installIn(s, "hello") }},
 	} {
@@ -451,7 +451,7 @@ func TestPinEveryCall(t *testing.T) {
 		}
 	}
 	s, _ := newSession(t, o, "")
-	err = s.CheckLockSigned(unsigned, "unsigned.lock")
+	err = session.CheckLockSigned(s, unsigned, "unsigned.lock")
 	if want := "unsigned.lock does not say it was made from a verified index, and root " + o.Root + " " + pinned; !errors.Is(err, pin.ErrLockUnverified) || !strings.Contains(err.Error(), want) {
 		t.Errorf("CheckLockSigned of a lockfile made without the key: %v; want %q", err, want)
 	}
@@ -463,7 +463,7 @@ func lockWith(t *testing.T, o session.Options, old *repo.Lock, reqs ...string) (
 	t.Helper()
 	s, _ := newSession(t, o, "")
 	defer s.Close()
-	_, ix, err := s.OpenFetcher(t.Context(), false)
+	_, ix, err := session.OpenFetcher(s, t.Context(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -514,7 +514,7 @@ func TestLockSigned(t *testing.T) {
 		t.Fatalf("lock without the key: %+v, %v", unsigned, err)
 	}
 	s, _ := newSession(t, o, "")
-	if err := s.CheckLockSigned(l, "pkg.lock"); err != nil {
+	if err := session.CheckLockSigned(s, l, "pkg.lock"); err != nil {
 		t.Errorf("CheckLockSigned of the lockfile made with the key: %v", err)
 	}
 	required := unkeyed
@@ -531,7 +531,7 @@ func TestLockSigned(t *testing.T) {
 		{"another key trusted, a lockfile verified by the key", signedUserKeyed(t, r, newKey(t).Public()), l, pin.ErrLockUntrusted, "verified by key " + id},
 	} {
 		s, _ := newSession(t, tt.o, "")
-		err := s.CheckLockSigned(tt.l, "unsigned.lock")
+		err := session.CheckLockSigned(s, tt.l, "unsigned.lock")
 		if err == nil || tt.want != nil && !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.text) {
 			t.Errorf("%s: %v; want %v, %q", tt.what, err, tt.want, tt.text)
 		}

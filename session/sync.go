@@ -7,7 +7,6 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
-	"pkg/repo"
 	"pkg/txn"
 )
 
@@ -23,15 +22,29 @@ func (e *ExtraError) Error() string {
 		e.Lock, strings.Join(e.Extra, ", "), e.Root)
 }
 
-// Sync is the flow of a sync to the lockfile l at path: read the root (a dry run, without
-// its lock), plan the sync (txn.SyncPlan), keeping the packages l does not list if keep,
-// and refuse to remove any from the default root (*ExtraError). A dry run calls show
-// with the plan. Else Sync calls do with the root, held, and the plan, and, unless the plan
-// is empty, a fetcher from the sources of l's repositories (LockSources); it closes the
-// root, abandoning it if the sync failed.
-func (s *Session) Sync(ctx context.Context, l *repo.Lock, path string, keep bool,
-	show func(p *txn.Plan, cache *fetch.Cache) error,
-	do func(root *install.Root, p *txn.Plan, f *txn.Fetcher) error) (err error) {
+// sync is Plan of a sync to the lockfile r.Lock at r.LockPath: its signatures checked
+// (checkLockSigned), its repositories made those in effect (LockRepos), then, if Frozen,
+// the indexes in effect checked still to resolve its requirements to its packages
+// (txn.CheckFrozen), the root read (a dry run, without its lock), and the sync planned
+// (txn.SyncPlan), keeping the packages the lockfile does not list if KeepExtra, and
+// refusing to remove any from the default root (*ExtraError).
+func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) {
+	l, path := r.Lock, r.LockPath
+	if err := s.checkLockSigned(l, path); err != nil {
+		return nil, err
+	}
+	if r.LockRepos {
+		s.useLock(l, path)
+	}
+	if r.Frozen {
+		_, ix, err := s.openFetcher(ctx, s.DryRun, false)
+		if err == nil {
+			err = txn.CheckFrozen(l, ix, path)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	var root *install.Root
 	var cache *fetch.Cache
 	if s.DryRun {
@@ -41,15 +54,19 @@ func (s *Session) Sync(ctx context.Context, l *repo.Lock, path string, keep bool
 		if err == nil {
 			cache, err = s.openCache(ctx, true)
 		}
-	} else if root, err = s.OpenRoot(ctx); err == nil {
-		defer func() { CloseRoot(root, err) }()
+	} else if root, err = s.openRoot(ctx); err == nil {
+		defer func() {
+			if err != nil {
+				root.Abandon()
+			}
+		}()
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	plan, kept, err := txn.SyncPlan(root, l, keep, cache)
+	plan, kept, err := txn.SyncPlan(root, l, r.KeepExtra, cache)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if plan.Root == "" {
 		plan.Root = s.Root
@@ -58,21 +75,25 @@ func (s *Session) Sync(ctx context.Context, l *repo.Lock, path string, keep bool
 		s.obs.Note(fmt.Sprintf("keeping %s, not in %s", strings.Join(kept, ", "), path))
 	}
 	if rm := plan.Removes(); len(rm) > 0 && s.DefaultRoot {
-		return &ExtraError{Lock: path, Root: plan.Root, Extra: rm}
+		return nil, &ExtraError{Lock: path, Root: plan.Root, Extra: rm}
 	}
 	switch {
 	case s.DryRun:
 		if err := plan.Check(root); err != nil {
-			return err
+			return nil, err
 		}
-		return show(plan, cache)
+		if s.Offline {
+			return plan, plan.CheckCached(cache)
+		}
+		return plan, nil
 	case plan.Empty():
-		return do(root, plan, nil)
+		plan.Bind(s.target(root, nil, nil))
+		return plan, nil
 	}
 	// The cache is opened under the root's lock, unlike in a change: a prune takes no root
 	// lock, so this cannot deadlock, and a no-op sync needs no cache at all. A prune between
 	// the plan and here only means fetching again what it removed.
-	srcs, _, err := s.LockSources(l)
+	srcs, _, err := s.lockSources(l)
 	if err == nil {
 		cache, err = s.openCache(ctx, false)
 	}
@@ -80,21 +101,10 @@ func (s *Session) Sync(ctx context.Context, l *repo.Lock, path string, keep bool
 		err = plan.Relocate(l, srcs)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	root.Request(l.Requires) // recorded by the commit
-	f := s.NewFetcher(txn.FirstSource(l, srcs), cache)
+	f := s.newFetcher(txn.FirstSource(l, srcs), cache)
 	f.Sources = srcs
-	return do(root, plan, f)
-}
-
-// CheckFrozen checks that the indexes in effect still resolve the requirements of the
-// lockfile l at path to its packages (txn.CheckFrozen); for a dry run it changes nothing
-// in the cache.
-func (s *Session) CheckFrozen(ctx context.Context, l *repo.Lock, path string) error {
-	_, ix, err := s.OpenFetcher(ctx, s.DryRun)
-	if err != nil {
-		return err
-	}
-	return txn.CheckFrozen(l, ix, path)
+	plan.Bind(s.target(root, f, l.Requires)) // the requirements recorded by the commit
+	return plan, nil
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"pkg/config"
-	"pkg/fetch"
 	"pkg/install"
 	"pkg/repo"
 	"pkg/session"
@@ -30,28 +29,24 @@ func TestSync(t *testing.T) {
 	repos := []config.Repo{{Name: "r", URLs: []string{dir}}}
 	lock := func(name string) *repo.Lock {
 		s, _ := newSession(t, session.Options{Root: root, Cache: cache, Repos: repos}, "")
-		_, ix, err := s.OpenFetcher(context.Background(), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := txn.Lock(nil, ix, []repo.Requirement{{Name: name}}, "pkg.lock", nil)
+		l, err := s.Lock(context.Background(), session.Request{Requires: []repo.Requirement{{Name: name}}, LockPath: "pkg.lock"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return l
 	}
 	hello, tool := lock("hello"), lock("tool")
-	noShow := func(*txn.Plan, *fetch.Cache) error { t.Error("Sync showed the plan of a change"); return nil }
 	sync := func(l *repo.Lock, o session.Options, keep bool) (fetched bool, obs *recorder, err error) {
 		o.Root, o.Cache, o.Repos = root, cache, repos
 		s, obs := newSession(t, o, "")
-		err = s.Sync(context.Background(), l, "pkg.lock", keep, noShow, func(r *install.Root, p *txn.Plan, f *txn.Fetcher) error {
-			if fetched = f != nil; f == nil {
-				return nil
-			}
-			_, err := p.Apply(context.Background(), r, f)
-			return err
-		})
+		p, err := s.Plan(context.Background(), session.Request{Op: session.Sync, Lock: l, LockPath: "pkg.lock", KeepExtra: keep})
+		if err != nil {
+			return false, obs, err
+		}
+		if fetched = !p.Empty(); !fetched {
+			return false, obs, p.Close()
+		}
+		_, err = p.Apply(context.Background())
 		return fetched, obs, err
 	}
 	if fetched, _, err := sync(hello, session.Options{}, false); err != nil || !fetched {
@@ -94,12 +89,13 @@ func TestSync(t *testing.T) {
 	if fetched, _, err := sync(tool, session.Options{}, true); err != nil || fetched {
 		t.Errorf("sync of a root that matches: %v, given a fetcher %v", err, fetched)
 	}
-	var shown *txn.Plan
 	s, _ := newSession(t, session.Options{Root: root, Cache: cache, Repos: repos, DryRun: true}, "")
-	err = s.Sync(context.Background(), hello, "pkg.lock", false, func(p *txn.Plan, _ *fetch.Cache) error { shown = p; return nil },
-		func(*install.Root, *txn.Plan, *txn.Fetcher) error { t.Error("a dry run applied its plan"); return nil })
+	shown, err := s.Plan(context.Background(), session.Request{Op: session.Sync, Lock: hello, LockPath: "pkg.lock"})
 	if err != nil || shown == nil || !slices.Equal(shown.Removes(), []string{"tool"}) {
 		t.Errorf("dry run of sync hello: %v, plan %+v", err, shown)
+	}
+	if _, err := shown.Apply(context.Background()); !errors.Is(err, txn.ErrNotBound) {
+		t.Errorf("a dry run's plan applied: %v, want %v", err, txn.ErrNotBound)
 	}
 }
 
@@ -107,23 +103,22 @@ func TestSync(t *testing.T) {
 // and not once a newer version is published.
 func TestCheckFrozen(t *testing.T) {
 	s, o := installed(t, "hello")
-	_, ix, err := s.OpenFetcher(context.Background(), false)
+	l, err := s.Lock(context.Background(), session.Request{Requires: []repo.Requirement{{Name: "hello"}}, LockPath: "pkg.lock"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := txn.Lock(nil, ix, []repo.Requirement{{Name: "hello"}}, "pkg.lock", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.CheckFrozen(context.Background(), l, "pkg.lock"); err != nil {
-		t.Errorf("CheckFrozen of a current lockfile: %v", err)
+	o.DryRun = true
+	frozen := session.Request{Op: session.Sync, Lock: l, LockPath: "pkg.lock", Frozen: true}
+	s, _ = newSession(t, o, "")
+	if _, err := s.Plan(context.Background(), frozen); err != nil {
+		t.Errorf("frozen sync of a current lockfile: %v", err)
 	}
 	dir := o.Repos[0].URLs[0]
 	if err := publish(dir, filepath.Dir(dir), "hello", "2"); err != nil {
 		t.Fatal(err)
 	}
 	s, _ = newSession(t, o, "")
-	if err := s.CheckFrozen(context.Background(), l, "pkg.lock"); err == nil {
-		t.Error("CheckFrozen passed a lockfile the repository resolves otherwise")
+	if _, err := s.Plan(context.Background(), frozen); err == nil {
+		t.Error("a frozen sync passed a lockfile the repository resolves otherwise")
 	}
 }

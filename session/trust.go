@@ -10,14 +10,14 @@ import (
 
 // Trust adds k to the root's trusted keys (trust.AddTrusted), under the root's lock, and
 // returns the root's directory and the keys k replaced. A key bound to a repository by a
-// name that is not its own is refused (CheckRepoName).
+// name that is not its own is refused (checkRepoName).
 func (s *Session) Trust(ctx context.Context, k trust.PublicKey) (dir string, replaced []trust.PublicKey, err error) {
 	if k.Repo != "" {
-		if err := s.CheckRepoName(k.Repo); err != nil {
+		if err := s.checkRepoName(k.Repo); err != nil {
 			return "", nil, err
 		}
 	}
-	root, err := s.OpenRoot(ctx)
+	root, err := s.openRoot(ctx)
 	if err != nil {
 		return "", nil, err
 	}
@@ -43,7 +43,7 @@ func (s *Session) Distrust(ctx context.Context, id string) (*Distrusted, error) 
 	if err := s.RootExists(); err != nil {
 		return nil, err
 	}
-	root, err := s.OpenRoot(ctx)
+	root, err := s.openRoot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +65,6 @@ func (s *Session) Trusted() (sources []trust.KeySource, pins []db.Pin, err error
 	if sources, err = s.KeySources(); err != nil {
 		return nil, nil, err
 	}
-	err = s.PeekRoot(func(d *db.DB) (err error) { pins, err = d.Repos(); return err })
+	err = s.peekRoot(func(d *db.DB) (err error) { pins, err = d.Repos(); return err })
 	return sources, pins, err
 }

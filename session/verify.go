@@ -20,10 +20,10 @@ import (
 // saying so of the first. The cache's extents spare hashing the files that still share
 // them, unless full; it makes no cache.
 func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []db.Record, problems []install.Problem, err error) {
-	root, err := s.OpenRoot(ctx)
+	root, err := s.openRoot(ctx)
 	// Checking needs no writing; on a read-only filesystem nothing changes it meanwhile.
 	if notYours := errors.Is(err, install.ErrNotYours); notYours || errors.Is(err, install.ErrReadOnly) {
-		if root, err = install.OpenReadOnly(s.Root, s.RootOptions()); err == nil && notYours {
+		if root, err = install.OpenReadOnly(s.Root, s.rootOptions()); err == nil && notYours {
 			s.obs.Note(root.Dir() + " is not yours: verifying without its lock, so a command changing it meanwhile may show as problems")
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"syscall"
 
 	"pkg/db"
 	"pkg/install"
@@ -12,13 +13,19 @@ import (
 	"pkg/repo"
 )
 
-// Outcome is what Apply did.
+// Outcome is what Apply did: the data a command words for the user.
 type Outcome struct {
+	Root    string            // the root's directory
 	Results []*install.Result // of the packages installed, in the plan's order
 	Removed []db.Record       // the records of the packages removed, as they were
 	Before  []db.Record       // the root's records before the change
 	Origins map[string]string // the local archive file of each package installed from one, by name
 	Again   bool              // the packages were installed again as they were
+	Locked  bool              // the archives were a lockfile's (a sync)
+	// Committed says the change is in the root, its bin/ links wrong (*install.LinksError)
+	// or not; Salvaged is what the commit kept of the trees it replaced or removed.
+	Committed bool
+	Salvaged  []install.Salvage
 	// Commands are the packages kept across the change whose commands changed, and
 	// Unneeded those that another package depended on before and none does now, which the
 	// user did not ask for (nothing removes them by itself: the user may have asked for
@@ -29,6 +36,12 @@ type Outcome struct {
 	// from another root may remove what this one installed from; Unsettled that entries
 	// were left unsynced, which costs a full check at their first use after a reboot.
 	Unshared, Unsettled error
+	// Copied is the first package whose data were copied rather than sharing blocks with
+	// the cache at Cache, and OffPath the root's bin/, holding commands, where it is not on
+	// Target.Path: each set only where the root has not been told so (Target.Notices).
+	Copied  *install.Result
+	Cache   string
+	OffPath string
 }
 
 // CommandChange is a package kept across a change whose commands changed.
@@ -37,14 +50,123 @@ type CommandChange struct {
 	Gone, Added   []string // command names
 }
 
-// Apply makes the change p plans in root, which must be locked as it was when p was made.
+// Target is what Apply makes a plan in, given by the one who took the root's lock: from
+// Bind on, the plan owns the root.
+type Target struct {
+	Root     *install.Root      // held (install.Open); Apply or Close gives it up
+	Fetcher  *Fetcher           // of the plan's packages; nil for a plan that installs none
+	Requests []repo.Requirement // recorded by the commit as asked for (install.Root.Request)
+	// Notices, if not nil, holds what the root was told once (install.Notices): Apply sets
+	// Outcome.Copied and OffPath only where it has not been, and records them as told
+	// unless Quiet (the command shows no notes). Cache and Path are the cache's directory
+	// and the PATH that bin/ is looked for on.
+	Notices     *install.Notices
+	Cache, Path string
+	Quiet       bool
+}
+
+// ErrNotBound is Apply of a plan that holds no root: a dry run's, one not bound, or one
+// already applied or closed.
+var ErrNotBound = errors.New("txn: plan holds no root")
+
+// Bind makes t where p is applied; p owns t.Root from then on.
+func (p *Plan) Bind(t Target) { p.target = &t }
+
+// Close gives up the root p holds, unchanged, for a plan not applied. It may be called
+// more than once, and after Apply.
+func (p *Plan) Close() error {
+	if p.target == nil {
+		return nil
+	}
+	t := p.target
+	p.target = nil
+	return t.Root.Close()
+}
+
+// Apply makes the change p plans in the root it holds (Bind), which must be locked as it
+// was when p was made, and gives the root up, whether the change succeeds or fails (a
+// first install that failed leaves no root: install.Root.Abandon). A plan that changes
+// nothing and records no request leaves the root as it was, with an empty Outcome.
 // It records that the root accepted the index p comes from (pin.Accept), then fetches the
-// packages through f, stages each as soon as it is in the cache, and once all are staged
-// commits them and the removals together: a download that fails changes nothing in the
-// root, and the root never holds a package without the dependencies installed with it.
-// On success, the cache records the root as one it serves and makes the entries installed
-// durable. A *install.LinksError comes with the Outcome of a change committed all the same.
-func (p *Plan) Apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outcome, error) {
+// packages through the fetcher, stages each as soon as it is in the cache, and once all
+// are staged commits them and the removals together: a download that fails changes
+// nothing in the root, and the root never holds a package without the dependencies
+// installed with it. On success, the cache records the root as one it serves and makes
+// the entries installed durable. A *install.LinksError comes with the Outcome of a change
+// committed all the same.
+func (p *Plan) Apply(ctx context.Context) (out *Outcome, err error) {
+	t := p.target
+	if t == nil {
+		return nil, ErrNotBound
+	}
+	p.target = nil
+	defer func() {
+		if err != nil {
+			t.Root.Abandon()
+		} else if cerr := t.Root.Close(); cerr != nil {
+			err = cerr
+		}
+	}()
+	if p.Empty() && len(t.Requests) == 0 {
+		return &Outcome{Root: t.Root.Dir(), Before: p.before}, ctx.Err()
+	}
+	if len(t.Requests) > 0 {
+		t.Root.Request(t.Requests)
+	}
+	if f := t.Fetcher; f != nil && f.Observer != nil {
+		err = f.Observer.During(p.install, func() error { out, err = p.apply(ctx, t.Root, f); return err })
+	} else {
+		out, err = p.apply(ctx, t.Root, t.Fetcher)
+	}
+	if out == nil {
+		return nil, err
+	}
+	out.Root, out.Locked, out.Salvaged, out.Cache = t.Root.Dir(), p.locked, t.Root.Salvaged(), t.Cache
+	out.Committed = err == nil || errors.As(err, new(*install.LinksError))
+	t.tell(out)
+	return out, err
+}
+
+// tell sets what out has to say once per root (Target.Notices): how the data were copied,
+// for the first package that copied them (one that shared blocks ends the condition), and,
+// once a change that fetched committed, a bin/ that is not on Path.
+func (t *Target) tell(out *Outcome) {
+	n := t.Notices
+	if n == nil {
+		return
+	}
+	said := false
+	for _, res := range out.Results {
+		switch {
+		case res.Method == install.Clone && res.Fallback == nil:
+			n.Tell("copy", "", nil)
+		case res.Fallback != nil && !said:
+			said = true
+			n.Tell("copy", copyState(res, t.Cache), func() bool { out.Copied = res; return !t.Quiet })
+		}
+	}
+	if out.Committed && t.Fetcher != nil {
+		bin := t.Root.BinOffPath(t.Path)
+		n.Tell("path", bin, func() bool { out.OffPath = bin; return !t.Quiet })
+	}
+}
+
+// copyState is the condition of a root whose install copied res's data: how, and why:
+// the cache (at cache) on another filesystem, a filesystem that cannot share blocks, or
+// another error.
+func copyState(res *install.Result, cache string) string {
+	why := res.Fallback.Error()
+	switch {
+	case errors.Is(res.Fallback, syscall.EXDEV):
+		why = "other filesystem than the cache " + cache
+	case errors.Is(res.Fallback, syscall.EOPNOTSUPP):
+		why = "no shared blocks"
+	}
+	return string(res.Method) + ": " + why
+}
+
+// apply is Apply's change in root, through f.
+func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outcome, error) {
 	if err := ctx.Err(); err != nil { // interrupted while waiting for the root
 		return nil, err
 	}

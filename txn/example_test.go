@@ -50,7 +50,8 @@ func ExamplePlan() {
 
 	f := &txn.Fetcher{Source: ix.Source, Jobs: 2}
 	f.UseCache(cache, 0)
-	out, err := plan.Apply(ctx, root, f)
+	plan.Bind(txn.Target{Root: root, Fetcher: f}) // the plan owns the root from here
+	out, err := plan.Apply(ctx)
 	if err != nil {
 		panic(err)
 	}

@@ -85,7 +85,8 @@ func ExamplePrune() {
 	}
 	plan, err := txn.InstallPlan(root.Dir(), ix, nil, []repo.Requirement{{Name: "hello"}}, nil, cache)
 	if err == nil {
-		_, err = plan.Apply(ctx, root, f)
+		plan.Bind(txn.Target{Root: root, Fetcher: f})
+		_, err = plan.Apply(ctx)
 	}
 	root.Close()
 	if err != nil {

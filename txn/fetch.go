@@ -12,7 +12,9 @@ import (
 	"pkg/repo"
 )
 
-// Observer hears of a Fetcher's downloads, on several goroutines at once.
+// Observer hears what a change wants said beside its results: the downloads of a
+// Fetcher (on several goroutines at once), and what a session meets on the way (notes,
+// warnings, waits). A session given none says nothing.
 type Observer interface {
 	// Fetching is called as the download of p starts; the bytes downloaded go through the
 	// writer it returns, if not nil.
@@ -24,6 +26,17 @@ type Observer interface {
 	Waiting(p repo.Package, pids []int, again bool)
 	// Refetching is called when the cache holds p damaged (err), before it is fetched again.
 	Refetching(p repo.Package, err error)
+	During(pkgs []repo.Package, fn func() error) error        // fn fetches pkgs (nil: not known yet), whose progress it may show meanwhile
+	Retrying(err error, wait time.Duration, attempt, max int) // a request or download is tried again
+	Note(text string)                                         // advice, which a quiet command may leave out
+	Warn(text string)                                         // said all the same
+	RootWaiting(holder string)                                // another process keeps the root's lock past a retry
+	LinksWrong(err error)                                     // a root opened whose bin/ links could not be synced (*install.LinksError)
+	NotKept(err error)                                        // an index passed, but the cache could not keep a copy (*fetch.NotKeptError)
+	// Unverified is an index used unverified (err, a *trust.UnverifiedError); local for an
+	// unsigned directory on this machine, with no one between it and pkg. It reports
+	// whether it said so (install.Notices).
+	Unverified(err error, local bool) (said bool)
 }
 
 // How says how a package came to be in the cache.

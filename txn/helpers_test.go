@@ -80,7 +80,8 @@ func (w *world) install(dir string, reqs ...string) *txn.Outcome {
 	}
 	f := &txn.Fetcher{Source: ix.Source, Jobs: 2}
 	f.UseCache(w.cache, 0)
-	out, err := plan.Apply(context.Background(), root, f)
+	plan.Bind(txn.Target{Root: root, Fetcher: f})
+	out, err := plan.Apply(context.Background())
 	if err != nil {
 		w.t.Fatal(err)
 	}

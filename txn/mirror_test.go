@@ -58,7 +58,8 @@ func TestInstallFromMirror(t *testing.T) {
 	}
 	f := &txn.Fetcher{Source: ix.Source, Jobs: 2}
 	f.UseCache(w.cache, 0)
-	if _, err := plan.Apply(context.Background(), root, f); err != nil {
+	plan.Bind(txn.Target{Root: root, Fetcher: f})
+	if _, err := plan.Apply(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(root.Dir(), "bin", "hello")); err != nil {

@@ -61,6 +61,7 @@ type Plan struct {
 	again   bool           // a reinstall
 	locked  bool           // from a lockfile: its sha256s, not the index's
 	why     func(name string) string
+	target  *Target // where Apply makes the change (Bind)
 }
 
 // Held is an installed package an upgrade keeps from the newest version.

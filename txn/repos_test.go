@@ -154,7 +154,8 @@ func TestTwoRepos(t *testing.T) {
 			t.Errorf("plan installs %s from %q, want %q (priority, pin and cross-repository dependency)", name, from[name], w)
 		}
 	}
-	if _, err := plan.Apply(context.Background(), root, fetcher(ix, r.w.cache)); err != nil {
+	plan.Bind(txn.Target{Root: root, Fetcher: fetcher(ix, r.w.cache)})
+	if _, err := plan.Apply(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for name, w := range map[string]string{"hello": "hello 2", "lib": "lib 1", "jq": "jq 1"} {
@@ -206,7 +207,8 @@ func TestTwoRepos(t *testing.T) {
 	if err := sp.Relocate(l, ix.Sources()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sp.Apply(context.Background(), fresh, fetcher(ix, cache)); err != nil {
+	sp.Bind(txn.Target{Root: fresh, Fetcher: fetcher(ix, cache)})
+	if _, err := sp.Apply(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for name, w := range map[string]string{"hello": "hello 2", "lib": "lib 1", "jq": "jq 1"} {

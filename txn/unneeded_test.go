@@ -50,7 +50,9 @@ func TestUnneeded(t *testing.T) {
 	}
 	recs, err := root.DB().List()
 	if err == nil {
-		_, err = txn.RemovePlan(dir, recs, []string{"app"}).Apply(context.Background(), root, nil)
+		p := txn.RemovePlan(dir, recs, []string{"app"})
+		p.Bind(txn.Target{Root: root})
+		_, err = p.Apply(context.Background())
 	}
 	root.Close()
 	if err != nil {

@@ -10,9 +10,9 @@ import (
 	prog "pkg/cmd/pkg/internal/progress"
 	"pkg/config"
 	"pkg/internal/xdg"
-	"pkg/repo"
 	"pkg/session"
 	"pkg/trust"
+	"pkg/txn"
 )
 
 // sess returns the command's session (session.New), made of the flags when first used;
@@ -24,8 +24,8 @@ func sess(c *cli.Context) *session.Session {
 	o := session.Options{Root: c.String("root"), Cache: c.String("cache"), NoRepo: errNoRepo,
 		RequireSigned: c.Bool("require-signed"), Offline: c.Bool("offline"), NoSync: c.Bool("no-sync"),
 		DryRun: c.Bool("dry-run"), Jobs: c.Int("jobs"), LockTimeout: c.Duration("lock-timeout"),
-		Owner:   strings.Join(cliusage.WithoutCredentials(os.Args), " "), // others can read it
-		Context: c.Context}
+		Owner: strings.Join(cliusage.WithoutCredentials(os.Args), " "), // others can read it
+		Path:  os.Getenv("PATH"), Quiet: c.Bool("quiet"), Context: c.Context}
 	o.DefaultRoot = !c.IsSet("root") || c.App.Metadata["default root"] == true // not named by --root or PKG_ROOT
 	o.Repos, o.Invalid.Repos = flagRepos(c)
 	flag, err := trust.ParseKeySource("--trusted-key", c.StringSlice("trusted-key")...)
@@ -42,8 +42,14 @@ func sess(c *cli.Context) *session.Session {
 	obs := prog.NewObserver(c.App.Writer, c.App.ErrWriter, "pkg", c.String("root"),
 		prog.Options{Quiet: c.Bool("quiet"), LockTimeout: c.Duration("lock-timeout")})
 	s := session.New(o, progress{obs, c})
-	c.App.Metadata["session"] = s
+	c.App.Metadata["session"], c.App.Metadata["observer"] = s, obs
 	return s
+}
+
+// observer returns the observer of the command's session (sess).
+func observer(c *cli.Context) *prog.Display {
+	sess(c)
+	return c.App.Metadata["observer"].(*prog.Display)
 }
 
 // errNoRepo is the error of a command that needs a repository and has none.
@@ -61,14 +67,6 @@ func flagRepos(c *cli.Context) ([]config.Repo, error) {
 		return nil, globalUsagef("%v", err)
 	}
 	return rs, nil
-}
-
-// useLockRepos makes the repositories of the lockfile l at path those a lock or sync
-// uses, unless --repo or PKG_REPO says otherwise.
-func useLockRepos(c *cli.Context, l *repo.Lock, path string) {
-	if !c.IsSet("repo") && os.Getenv("PKG_REPO") == "" {
-		sess(c).UseLock(l, path)
-	}
 }
 
 // defaultDirs treats an empty --root or --cache (PKG_ROOT= in a script, say) as unset:
@@ -99,7 +97,7 @@ type progress struct {
 	c *cli.Context
 }
 
-var _ session.Observer = progress{}
+var _ txn.Observer = progress{}
 
 func (o progress) LinksWrong(err error) {
 	warn(o.c, "%s; once it can be changed, 'pkg verify' names the links still wrong", err)

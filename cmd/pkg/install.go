@@ -3,12 +3,9 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"pkg/db"
-	"pkg/fetch"
-	"pkg/install"
 	"pkg/repo"
 	"pkg/report"
-	"pkg/txn"
+	"pkg/session"
 )
 
 func installCommand() *cli.Command {
@@ -37,33 +34,24 @@ func installAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	reinstall := c.Bool("reinstall")
-	names := make([]string, len(reqs))
-	for i, r := range reqs {
-		if reinstall && len(r.Constraints) > 0 {
-			return usagef("install --reinstall: give names of installed packages, not %s", r)
+	r := session.Request{Op: session.Install, Requires: reqs}
+	if c.Bool("reinstall") {
+		r = session.Request{Op: session.Reinstall}
+		for _, q := range reqs {
+			if len(q.Constraints) > 0 {
+				return usagef("install --reinstall: give names of installed packages, not %s", q)
+			}
+			r.Names = append(r.Names, q.Name)
 		}
-		names[i] = r.Name
 	}
-	var requested map[string]string
-	list := func(d *db.DB) (recs []db.Record, err error) {
-		recs, requested, err = txn.ReadInstalled(d)
-		return recs, err
+	p, err := plan(c, r)
+	if p == nil {
+		return err
 	}
-	return change(c, list, func(dir string, ix *txn.Catalog, recs []db.Record, cache *fetch.Cache) (*txn.Plan, error) {
-		if reinstall {
-			return txn.ReinstallPlan(dir, ix, recs, names, cache)
-		}
-		return txn.InstallPlan(dir, ix, recs, reqs, requested, cache)
-	}, func(root *install.Root, plan *txn.Plan) bool {
-		for _, k := range plan.Unchanged {
-			say(c, "%s %s is already installed", k.Name, k.Version)
-		}
-		if !reinstall {
-			root.Request(reqs) // recorded by the commit
-		}
-		return true
-	})
+	for _, k := range p.Unchanged {
+		say(c, "%s %s is already installed", k.Name, k.Version)
+	}
+	return apply(c, p)
 }
 
 // requirements parses args, the arguments of the command of c, as requirements, refusing
@@ -103,65 +91,33 @@ func upgradeCommand() *cli.Command {
 }
 
 func upgradeAction(c *cli.Context) error {
-	reqs, names := upgradeArgs(c.Args().Slice())
-	var requested map[string]string
-	list := func(d *db.DB) (recs []db.Record, err error) {
-		if recs, requested, err = txn.ReadInstalled(d); err == nil {
-			err = needInstalled("upgrade", names, recs)
-		}
-		return recs, err
-	}
-	if err := sess(c).PeekRoot(func(d *db.DB) error { _, err := list(d); return err }); err != nil { // a typo needs no index
+	p, err := plan(c, session.Request{Op: session.Upgrade, Requires: upgradeArgs(c.Args().Slice())})
+	if p == nil {
 		return err
 	}
-	return change(c, list, func(dir string, ix *txn.Catalog, recs []db.Record, cache *fetch.Cache) (*txn.Plan, error) {
-		return txn.UpgradePlan(dir, ix, recs, reqs, requested, cache)
-	}, func(root *install.Root, plan *txn.Plan) bool {
-		for _, h := range plan.Held {
-			say(c, "%s", report.HeldText(h))
-		}
-		switch {
-		case plan.Empty() && len(plan.Held) > 0:
-			say(c, "nothing to upgrade")
-		case plan.Empty():
-			say(c, "everything is up to date")
-		}
-		if holds := newHolds(reqs, requested); len(holds) > 0 {
-			root.Request(holds) // recorded by the commit
-			return true
-		}
-		return !plan.Empty()
-	})
+	for _, h := range p.Held {
+		say(c, "%s", report.HeldText(h))
+	}
+	switch {
+	case p.Empty() && len(p.Held) > 0:
+		say(c, "nothing to upgrade")
+	case p.Empty():
+		say(c, "everything is up to date")
+	}
+	return apply(c, p) // records new holds, if any
 }
 
-// upgradeArgs returns upgrade's arguments as requirements, and the names they give. A name
-// with a constraint is a new hold; one with a repository is refused, as a name is.
-func upgradeArgs(args []string) (reqs []repo.Requirement, names []string) {
+// upgradeArgs returns upgrade's arguments as requirements. A name with a constraint is a
+// new hold; one with a repository is refused, as a name is.
+func upgradeArgs(args []string) (reqs []repo.Requirement) {
 	for _, a := range args {
 		r, err := repo.ParseRequirement(a)
 		if err != nil || len(r.Constraints) == 0 || r.Repo != "" {
-			r = repo.Requirement{Name: a} // checked as a name by needInstalled
+			r = repo.Requirement{Name: a} // checked as a name (txn.NeedInstalled)
 		}
 		reqs = append(reqs, r)
-		names = append(names, r.Name)
 	}
-	return reqs, unique(names)
-}
-
-// newHolds returns the requirements of reqs with a constraint, each keeping the repository
-// its package was requested from (requested, db.Requested): the requests to record.
-func newHolds(reqs []repo.Requirement, requested map[string]string) []repo.Requirement {
-	var holds []repo.Requirement
-	for _, r := range reqs {
-		if len(r.Constraints) == 0 {
-			continue
-		}
-		if was, err := repo.ParseRequirement(requested[r.Name]); err == nil {
-			r.Repo = was.Repo
-		}
-		holds = append(holds, r)
-	}
-	return holds
+	return reqs
 }
 
 func fetchCommand() *cli.Command {
@@ -176,7 +132,7 @@ func fetchCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			sess(c).Observer().(progress).Verbose() // naming what the cache had too
+			observer(c).Verbose() // naming what the cache had too
 			return sess(c).Fetch(c.Context, reqs)
 		},
 	}

@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/fetch"
-	"pkg/install"
 	"pkg/repo"
 	"pkg/report"
 	"pkg/session"
@@ -48,17 +47,11 @@ func lockAction(c *cli.Context) error {
 		return err
 	case perr != nil:
 		return usagef("lock: --platform: %v", perr)
-	case old != nil:
-		useLockRepos(c, old, path)
 	}
 	if c.NArg() == 0 {
 		reqs = old.Requires
 	}
-	_, ix, err := sess(c).OpenFetcher(c.Context, false)
-	if err != nil {
-		return err
-	}
-	l, err := txn.Lock(old, ix, reqs, path, platforms)
+	l, err := sess(c).Lock(c.Context, session.Request{Requires: reqs, Lock: old, LockPath: path, LockRepos: lockRepos(c), Platforms: platforms})
 	if ue := (*txn.UnresolvedError)(nil); c.NArg() == 0 && errors.As(err, &ue) {
 		return fmt.Errorf("%w; these are the requirements %s records (%s): to change them, name the ones to lock, 'pkg lock -o %s NAME...'",
 			err, path, repo.JoinRequirements(reqs), path)
@@ -91,31 +84,31 @@ func syncCommand() *cli.Command {
 	}
 }
 
-// syncAction checks the lockfile and makes the root hold exactly its packages
-// (session.Sync). Nothing but the lockfile and the database is read when they agree.
+// syncAction makes the root hold exactly the packages of the lockfile (session.Sync).
+// Nothing but the lockfile and the database is read when they agree.
 func syncAction(c *cli.Context) error {
 	path := c.String("file")
 	l, err := readSyncLock(c, path)
 	if err != nil {
 		return err
 	}
-	err = sess(c).Sync(c.Context, l, path, c.Bool("keep-extra"), func(p *txn.Plan, cache *fetch.Cache) error {
-		return showPlan(c, p, cache)
-	}, func(root *install.Root, p *txn.Plan, f *txn.Fetcher) error {
-		if f == nil {
-			say(c, "nothing to do: root matches %s", path)
-			return nil
-		}
-		return apply(c, root, p, f)
-	})
+	p, err := plan(c, session.Request{Op: session.Sync, Lock: l, LockPath: path, LockRepos: lockRepos(c),
+		KeepExtra: c.Bool("keep-extra"), Frozen: c.Bool("frozen")})
 	if ee := (*session.ExtraError)(nil); errors.As(err, &ee) {
 		return fmt.Errorf("%w: pass --keep-extra to keep them, --root DIR for a root of the project's own, or --root %s to make this one hold exactly %s", err, ee.Root, path)
 	}
-	return err
+	if p == nil {
+		return err
+	}
+	if p.Empty() {
+		say(c, "nothing to do: root matches %s", path)
+		return p.Close()
+	}
+	return apply(c, p)
 }
 
-// readSyncLock reads the lockfile at path and checks it against the command line and the
-// trust policy, and makes its repository the default of --repo.
+// readSyncLock reads the lockfile at path and checks it against the command line, and
+// says where --repo takes the place of the one repository it records.
 func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
 	reqs, err := requirements(c, c.Args().Slice())
 	if err != nil {
@@ -124,20 +117,17 @@ func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
 	l, err := txn.ReadLock(path, reqs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("sync: no lockfile %s: 'pkg lock NAME...' writes one, or pass -f FILE", path)
-	} else if err == nil {
-		err = sess(c).CheckLockSigned(l, path)
-	}
-	if err != nil {
+	} else if err != nil {
 		return nil, err
 	}
-	useLockRepos(c, l, path)
 	if rs, err := flagRepos(c); err == nil && len(rs) > 0 && len(l.Repos) == 0 {
-		if src, err := fetch.NewSource(rs[0].URLs[0], fetch.Options{}); err == nil && src.URL() != l.Repo {
-			note(c, "using the repository at %s (--repo or PKG_REPO) in place of %s, which %s records", src.URL(), l.Repo, path)
+		if url, err := session.SourceURL(rs[0].URLs[0]); err == nil && url != l.Repo {
+			note(c, "using the repository at %s (--repo or PKG_REPO) in place of %s, which %s records", url, l.Repo, path)
 		}
-	}
-	if c.Bool("frozen") {
-		return l, sess(c).CheckFrozen(c.Context, l, path)
 	}
 	return l, nil
 }
+
+// lockRepos reports whether the repositories of a lockfile are those a lock or sync uses:
+// unless --repo or PKG_REPO says otherwise.
+func lockRepos(c *cli.Context) bool { return !c.IsSet("repo") && os.Getenv("PKG_REPO") == "" }

@@ -6,8 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/db"
-	"pkg/txn"
+	"pkg/session"
 )
 
 func removeCommand() *cli.Command {
@@ -23,48 +22,23 @@ func removeCommand() *cli.Command {
 			if err := sess(c).RootExists(); err != nil {
 				return fmt.Errorf("remove %s: not installed: %w", strings.Join(names, " "), err)
 			}
-			return removeChosen(c, "", txn.RemovePlan, func(d *db.DB) ([]db.Record, []string, error) {
-				recs, err := d.List()
-				if err == nil {
-					err = needInstalled("remove", names, recs)
-				}
-				return recs, names, err
-			})
+			return removeChosen(c, session.Request{Op: session.Remove, Names: names}, "")
 		},
 	}
 }
 
-// removeChosen removes the packages pick chooses from the root's database, by the plan
-// plan makes of them, or for a dry run shows that plan; none is what it says when pick
-// chooses none.
-func removeChosen(c *cli.Context, none string, plan func(root string, recs []db.Record, names []string) *txn.Plan,
-	pick func(d *db.DB) ([]db.Record, []string, error)) error {
-	var recs []db.Record
-	var names []string
-	read := func(d *db.DB) (err error) { recs, names, err = pick(d); return err }
-	if c.Bool("dry-run") {
-		if err := sess(c).PeekRoot(read); err != nil {
-			return err
-		}
-		p := plan(c.String("root"), recs, names)
-		if err := sess(c).CheckPlan(p); err != nil {
-			return err
-		}
-		return showPlan(c, p, nil)
-	}
-	root, err := sess(c).OpenRoot(c.Context)
-	if err != nil {
+// removeChosen removes the packages of r, a remove or autoremove, or for a dry run shows
+// its plan; none is what it says when there are none.
+func removeChosen(c *cli.Context, r session.Request, none string) error {
+	p, err := plan(c, r)
+	if p == nil {
 		return err
 	}
-	defer root.Close()
-	if err := read(root.DB()); err != nil {
-		return err
-	}
-	if len(names) == 0 {
+	if p.Empty() {
 		say(c, "%s", none)
-		return nil
+		return p.Close()
 	}
-	return apply(c, root, plan(root.Dir(), recs, names), nil)
+	return apply(c, p)
 }
 
 func autoremoveCommand() *cli.Command {
@@ -74,7 +48,7 @@ func autoremoveCommand() *cli.Command {
 		Flags:  planFlags(),
 		Before: planning(0, 0, "", rootExists),
 		Action: func(c *cli.Context) error {
-			return removeChosen(c, "nothing to remove: every installed package was asked for or is needed by one that was", txn.UnneededPlan, txn.Unneeded)
+			return removeChosen(c, session.Request{Op: session.Autoremove}, "nothing to remove: every installed package was asked for or is needed by one that was")
 		},
 	}
 }

@@ -35,8 +35,6 @@ type Reporter struct {
 	live       map[string]*bar
 }
 
-var _ txn.Observer = (*Reporter)(nil)
-
 // New returns a Reporter printing to out and notes.
 func New(out, notes io.Writer, o Options) *Reporter {
 	return &Reporter{out: out, notes: notes, o: o, live: make(map[string]*bar)}

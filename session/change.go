@@ -1,0 +1,233 @@
+package session
+
+import (
+	"context"
+	"slices"
+
+	"pkg/db"
+	"pkg/install"
+	"pkg/repo"
+	"pkg/txn"
+)
+
+// Op is what a Request asks of the root.
+type Op int
+
+const (
+	Install    Op = iota // Requires installed, with their dependencies
+	Upgrade              // the installed packages Requires names (all, with none) moved up; one with a constraint is held there from now on
+	Reinstall            // the installed packages Names installed again, same version and archive
+	Remove               // the installed packages Names removed
+	Autoremove           // the packages no package asked for needs removed
+	Sync                 // the root made to hold exactly the packages of Lock
+)
+
+// Request is a change a command asks of the root, or (Session.Lock) the lockfile to write.
+type Request struct {
+	Op       Op
+	Requires []repo.Requirement // Install, Upgrade, and what Session.Lock locks
+	Names    []string           // Reinstall, Remove
+	// Lock is the lockfile at LockPath that Sync installs (read by ReadLock) or that
+	// Session.Lock writes again (nil: none yet); with LockRepos, its repositories are
+	// those in effect, ahead of the configured ones.
+	Lock      *repo.Lock
+	LockPath  string
+	LockRepos bool
+	KeepExtra bool     // Sync: keep the installed packages Lock does not list
+	Frozen    bool     // Sync: refuse unless the indexes in effect still resolve Lock's requirements to its packages
+	Platforms []string // Session.Lock: the platforms to lock for
+}
+
+// Plan returns the plan of r: the indexes in effect read, the root's records, then the
+// plan made. Apply it (txn.Plan.Apply) or Close it. Unless a dry run, the plan holds the
+// root's lock from here on, and the root was read again under it. A dry run reads the
+// root without its lock, and returns a plan checked as the change would check it
+// before it downloads (txn.Plan.Check; offline, that the cache holds what it needs), for
+// showing only.
+func (s *Session) Plan(ctx context.Context, r Request) (*txn.Plan, error) {
+	switch r.Op {
+	case Remove, Autoremove:
+		return s.removal(ctx, r)
+	case Sync:
+		return s.sync(ctx, r)
+	}
+	return s.change(ctx, r)
+}
+
+// planner makes the plan of an install, upgrade or reinstall in the root at dir.
+type planner struct {
+	r         Request
+	requested map[string]string // the root's requests (db.DB.Requested)
+}
+
+// records reads the root's records, and for an upgrade refuses names not installed.
+func (pl *planner) records(d *db.DB) (recs []db.Record, err error) {
+	if recs, pl.requested, err = txn.ReadInstalled(d); err == nil && pl.r.Op == Upgrade {
+		err = txn.NeedInstalled("upgrade", upgradeNames(pl.r.Requires), recs)
+	}
+	return recs, err
+}
+
+func (pl *planner) plan(dir string, ix *txn.Catalog, recs []db.Record, f *txn.Fetcher) (*txn.Plan, error) {
+	switch pl.r.Op {
+	case Reinstall:
+		return txn.ReinstallPlan(dir, ix, recs, pl.r.Names, f.Cache)
+	case Upgrade:
+		return txn.UpgradePlan(dir, ix, recs, pl.r.Requires, pl.requested, f.Cache)
+	}
+	return txn.InstallPlan(dir, ix, recs, pl.r.Requires, pl.requested, f.Cache)
+}
+
+// requests returns what the commit records as asked for: an install's requirements, an
+// upgrade's new holds.
+func (pl *planner) requests() []repo.Requirement {
+	switch pl.r.Op {
+	case Install:
+		return pl.r.Requires
+	case Upgrade:
+		return newHolds(pl.r.Requires, pl.requested)
+	}
+	return nil
+}
+
+// change is Plan of an install, upgrade or reinstall: the indexes read, the root's
+// records read (again under the root's lock, as another command may have changed them),
+// the repositories of local archive files added, given and installed
+// (txn.Catalog.WithLocal), the plan made.
+func (s *Session) change(ctx context.Context, r Request) (*txn.Plan, error) {
+	pl := &planner{r: r}
+	if r.Op == Upgrade { // a typo needs no index
+		if err := s.peekRoot(func(d *db.DB) error { _, err := pl.records(d); return err }); err != nil {
+			return nil, err
+		}
+	}
+	f, ix, err := s.openFetcher(ctx, s.DryRun, true) // the root's accepted index bounds a rollback
+	if err != nil {
+		return nil, err
+	}
+	if s.DryRun {
+		var rs []db.Record
+		if err := s.peekRoot(func(d *db.DB) (err error) { rs, err = pl.records(d); return err }); err != nil {
+			return nil, err
+		}
+		if ix, err = s.withLocal(f, ix, rs); err != nil {
+			return nil, err
+		}
+		p, err := pl.plan(s.Root, ix, rs, f)
+		if err == nil {
+			err = s.checkDry(p, f)
+		}
+		return p, err
+	}
+	root, f, ix, err := s.openRootFor(ctx, f, ix)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.planIn(root, f, ix, pl)
+	if err != nil {
+		root.Abandon()
+		return nil, err
+	}
+	p.Bind(s.target(root, f, pl.requests()))
+	return p, nil
+}
+
+// planIn makes pl's plan in root, held.
+func (s *Session) planIn(root *install.Root, f *txn.Fetcher, ix *txn.Catalog, pl *planner) (*txn.Plan, error) {
+	rs, err := pl.records(root.DB())
+	if err != nil {
+		return nil, err
+	}
+	if ix, err = s.withLocal(f, ix, rs); err != nil {
+		return nil, err
+	}
+	return pl.plan(root.Dir(), ix, rs, f)
+}
+
+// target is where a plan is applied: root, held, and f, with what the commit records as
+// asked for and what is said once per root.
+func (s *Session) target(root *install.Root, f *txn.Fetcher, requests []repo.Requirement) txn.Target {
+	return txn.Target{Root: root, Fetcher: f, Requests: requests, Notices: s.notices, Cache: s.Cache, Path: s.Path, Quiet: s.Quiet}
+}
+
+// checkDry refuses the plan p of a dry run as the change would before it downloads
+// (txn.Plan.Check), reading the root without its lock, and, offline, one that needs what
+// the cache of f (nil: none) lacks.
+func (s *Session) checkDry(p *txn.Plan, f *txn.Fetcher) error {
+	root, err := s.readOnlyRoot()
+	if err != nil {
+		return err
+	}
+	if root != nil {
+		defer root.Close()
+	}
+	if err := p.Check(root); err != nil || f == nil || !s.Offline {
+		return err
+	}
+	return p.CheckCached(f.Cache)
+}
+
+// removal is Plan of a remove or an autoremove.
+func (s *Session) removal(ctx context.Context, r Request) (*txn.Plan, error) {
+	var recs []db.Record
+	var names []string
+	pick := func(d *db.DB) (err error) {
+		if r.Op == Autoremove {
+			recs, names, err = txn.Unneeded(d)
+			return err
+		}
+		if recs, err = d.List(); err == nil {
+			names, err = r.Names, txn.NeedInstalled("remove", r.Names, recs)
+		}
+		return err
+	}
+	plan := txn.RemovePlan
+	if r.Op == Autoremove {
+		plan = txn.UnneededPlan
+	}
+	if s.DryRun {
+		if err := s.peekRoot(pick); err != nil {
+			return nil, err
+		}
+		p := plan(s.Root, recs, names)
+		return p, s.checkDry(p, nil)
+	}
+	root, err := s.openRoot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := pick(root.DB()); err != nil {
+		root.Close()
+		return nil, err
+	}
+	p := plan(root.Dir(), recs, names)
+	p.Bind(s.target(root, nil, nil))
+	return p, nil
+}
+
+// upgradeNames returns the names an upgrade's requirements give, each once.
+func upgradeNames(reqs []repo.Requirement) []string {
+	var names []string
+	for _, r := range reqs {
+		if !slices.Contains(names, r.Name) {
+			names = append(names, r.Name)
+		}
+	}
+	return names
+}
+
+// newHolds returns the requirements of reqs with a constraint, each keeping the repository
+// its package was requested from (requested, db.Requested): the requests to record.
+func newHolds(reqs []repo.Requirement, requested map[string]string) []repo.Requirement {
+	var holds []repo.Requirement
+	for _, r := range reqs {
+		if len(r.Constraints) == 0 {
+			continue
+		}
+		if was, err := repo.ParseRequirement(requested[r.Name]); err == nil {
+			r.Repo = was.Repo
+		}
+		holds = append(holds, r)
+	}
+	return holds
+}
