@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bufio"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -132,7 +131,7 @@ func zeroRun(run int64, p []byte) int64 {
 // end of file after a header, or after one zero block.
 func (c *converter) finish() (Stats, error) {
 	if c.in.n != c.end+2*blockSize || c.in.zeros < 2*blockSize {
-		return Stats{}, endError(c.last, "archive truncated before its end-of-archive blocks")
+		return Stats{}, endError(c.last, fmt.Errorf("%w before its end-of-archive blocks", ErrTruncated))
 	}
 	if err := c.enc.finish(); err != nil {
 		return Stats{}, fmt.Errorf("tarutil: write end of archive: %w", err)
@@ -245,8 +244,6 @@ func (c *converter) dataError(raw string, err error) error {
 	switch {
 	case c.enc.out.err != nil:
 		return fmt.Errorf("tarutil: write member %s: %w", termtext.Quote(raw), err)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("tarutil: read member %s: archive truncated: %w", termtext.Quote(raw), err)
 	}
-	return fmt.Errorf("tarutil: read member %s: %w", termtext.Quote(raw), err)
+	return readError("member "+termtext.Quote(raw), err)
 }

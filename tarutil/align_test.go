@@ -160,20 +160,20 @@ func TestAlignSynthesized(t *testing.T) {
 func TestAlignTruncated(t *testing.T) {
 	in := makeTar(t, tar.FormatPAX, file("a", 100), file("b", 10000), file("c", 5))
 	cuts := map[int]string{
-		100:           `read first header: archive truncated`,
-		512 + 50:      `read member "a": archive truncated`,
-		512 + 150:     `end of archive after member "a": archive truncated`,
-		1024:          `end of archive after member "a": archive truncated`,
-		0:             `end of empty archive: archive truncated`,
-		len(in) - 512: `end of archive after member "c": archive truncated`,
-		1024 + 100:    `read header after member "a": archive truncated`,
-		1536 + 1000:   `read member "b": archive truncated`,
-		len(in) - 10:  `archive truncated`,
+		100:           `tarutil: read first header: `,
+		512 + 50:      `tarutil: read member "a": `,
+		512 + 150:     `tarutil: end of archive after member "a": `,
+		1024:          `tarutil: end of archive after member "a": `,
+		0:             `tarutil: end of empty archive: `,
+		len(in) - 512: `tarutil: end of archive after member "c": `,
+		1024 + 100:    `tarutil: read header after member "a": `,
+		1536 + 1000:   `tarutil: read member "b": `,
+		len(in) - 10:  `tarutil: read header after member "c": `,
 	}
-	for cut, want := range cuts {
+	for cut, where := range cuts {
 		_, err := Align(io.Discard, bytes.NewReader(in[:cut]), Limits{})
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("cut at %d: error %v, want one containing %q", cut, err, want)
+		if !errors.Is(err, ErrTruncated) || !strings.HasPrefix(err.Error(), where) {
+			t.Errorf("cut at %d: error %v, want ErrTruncated at %q", cut, err, where)
 		}
 	}
 }
@@ -185,7 +185,7 @@ func TestAlignTruncatedAfterMeta(t *testing.T) {
 	for _, format := range []tar.Format{tar.FormatGNU, tar.FormatPAX} {
 		in := makeTar(t, format, file(longName+longName, 1))
 		_, err := Align(io.Discard, bytes.NewReader(in[:2*blockSize]), Limits{})
-		if err == nil || !strings.Contains(err.Error(), "end of empty archive: archive truncated") {
+		if !errors.Is(err, ErrTruncated) || !strings.HasPrefix(err.Error(), "tarutil: end of empty archive: ") {
 			t.Errorf("%v: error %v, want truncated", format, err)
 		}
 	}

@@ -75,14 +75,14 @@ func (s *scanner) add(hdr *tar.Header) error {
 // two zero blocks and the end of the file.
 func (s *scanner) checkEnd() error {
 	if s.sr.pos != s.end+2*blockSize || s.sr.zeros < 2*blockSize {
-		return endError(s.last, "not two zero blocks")
+		return endError(s.last, ErrNoEnd)
 	}
 	var b [1]byte
 	switch _, err := io.ReadFull(s.sr, b[:]); err {
 	case io.EOF:
 		return nil
 	case nil:
-		return endError(s.last, "data after the end-of-archive blocks")
+		return endError(s.last, ErrTrailing)
 	default:
 		return fmt.Errorf("tarutil: read end of archive: %w", err)
 	}

@@ -3,6 +3,7 @@ package tarutil
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -26,22 +27,23 @@ func TestScanNotAligned(t *testing.T) {
 func TestScanEnd(t *testing.T) {
 	out := aligned(t, makeTar(t, tar.FormatPAX, file("a", 5000), file("b", 10)))
 	tests := []struct {
-		name string
-		b    []byte
-		want string
+		name  string
+		b     []byte
+		want  error
+		where string
 	}{
-		{"one-zero-block", out[:len(out)-blockSize], `tarutil: end of archive after member "b": not two zero blocks`},
-		{"no-zero-blocks", out[:len(out)-2*blockSize], `tarutil: end of archive after member "b": not two zero blocks`},
-		{"extra-zero-block", append(bytes.Clone(out), zeros[:blockSize]...), `data after the end-of-archive blocks`},
-		{"trailing-byte", append(bytes.Clone(out), 'x'), `data after the end-of-archive blocks`},
-		{"truncated-end", out[:len(out)-2*blockSize+blockSize/2], `archive truncated`},
-		{"truncated-padding", out[:len(out)-2*blockSize-blockSize/2], `not two zero blocks`},
-		{"empty-file", nil, `tarutil: end of empty archive: not two zero blocks`},
+		{"one-zero-block", out[:len(out)-blockSize], ErrNoEnd, `end of archive after member "b"`},
+		{"no-zero-blocks", out[:len(out)-2*blockSize], ErrNoEnd, `end of archive after member "b"`},
+		{"extra-zero-block", append(bytes.Clone(out), zeros[:blockSize]...), ErrTrailing, `end of archive after member "b"`},
+		{"trailing-byte", append(bytes.Clone(out), 'x'), ErrTrailing, `end of archive after member "b"`},
+		{"truncated-end", out[:len(out)-2*blockSize+blockSize/2], ErrTruncated, `member "b"`},
+		{"truncated-padding", out[:len(out)-2*blockSize-blockSize/2], ErrNoEnd, `end of archive after member "b"`},
+		{"empty-file", nil, ErrNoEnd, "end of empty archive"},
 	}
 	for _, tt := range tests {
 		_, err := Scan(bytes.NewReader(tt.b))
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.want)
+		if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.where) {
+			t.Errorf("%s: error %v, want %v at %s", tt.name, err, tt.want, tt.where)
 		}
 	}
 }

@@ -80,6 +80,13 @@ var (
 	ErrNotAligned    = errors.New("tarutil: member data not aligned")
 )
 
+// Reasons an archive's stream is refused, reported with where it was read.
+var (
+	ErrTruncated = errors.New("tarutil: archive truncated")
+	ErrNoEnd     = errors.New("tarutil: not two zero blocks")
+	ErrTrailing  = errors.New("tarutil: data after the end-of-archive blocks")
+)
+
 // MemberError reports a member refused by the policy.
 type MemberError struct {
 	Name string // the member's name as it appears in the archive
@@ -102,16 +109,36 @@ func headerError(hdr *tar.Header, last string, err error) error {
 	if last != "" {
 		where = "header after member " + termtext.Quote(last)
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("tarutil: read %s: archive truncated: %w", where, err)
-	}
-	return fmt.Errorf("tarutil: read %s: %w", where, err)
+	return readError(where, err)
 }
 
-// endError reports a problem at the end of an archive whose last entry is last.
-func endError(last, problem string) error {
-	if last == "" {
-		return fmt.Errorf("tarutil: end of empty archive: %s", problem)
+// readError reports err from reading the archive at where; an early end of
+// the input is ErrTruncated.
+func readError(where string, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = fmt.Errorf("%w: %w", ErrTruncated, err)
 	}
-	return fmt.Errorf("tarutil: end of archive after member %s: %s", termtext.Quote(last), problem)
+	return &streamError{where: "read " + where, err: err}
 }
+
+// endError reports reason (ErrTruncated, ErrNoEnd, ErrTrailing) at the end of
+// an archive whose last entry is last.
+func endError(last string, reason error) error {
+	if last == "" {
+		return &streamError{where: "end of empty archive", err: reason}
+	}
+	return &streamError{where: "end of archive after member " + termtext.Quote(last), err: reason}
+}
+
+// streamError is a problem found at where in the archive, worded as
+// MemberError is, without the reason's package prefix.
+type streamError struct {
+	where string
+	err   error
+}
+
+func (e *streamError) Error() string {
+	return "tarutil: " + e.where + ": " + strings.TrimPrefix(e.err.Error(), "tarutil: ")
+}
+
+func (e *streamError) Unwrap() error { return e.err }
