@@ -48,6 +48,10 @@ type FileList struct {
 // errUnsorted is returned by WriteFiles for a list out of path order.
 var errUnsorted = errors.New("db: file list not sorted by path")
 
+// errChunksGone is returned by Commit for a list whose chunks written ahead
+// were collected by another DB's first write.
+var errChunksGone = errors.New("db: chunks written ahead are gone")
+
 // WriteFiles encodes files, which come sorted by path, each path once, for Commit to record.
 // A long list is written to the database ahead, in chunks that no package refers to until
 // Commit: if Commit never comes (an error, a crash), the first write transaction of a
@@ -172,7 +176,7 @@ func commitFiles(tx *bolt.Tx, name string, l *FileList) error {
 	l.held = nil
 	b := tx.Bucket(chunksBucket)
 	if l.chunks > 0 && b.Get(chunkKey(l.gen, l.chunks-1)) == nil {
-		return fmt.Errorf("files of %s: chunks written ahead are gone", name)
+		return fmt.Errorf("files of %s: %w", name, errChunksGone)
 	}
 	return tx.Bucket(filesBucket).Put([]byte(name), ref{gen: l.gen, chunks: l.chunks, files: l.files}.encode())
 }

@@ -142,7 +142,7 @@ func TestFilesNeverCommitted(t *testing.T) {
 		t.Errorf("chunks after the next DB's first write: %v; want the %d of generation %d", gens, kept.chunks, kept.gen)
 	}
 	err := d.Commit([]*Record{{Name: "lost", Version: "1"}}, []*FileList{lost}, nil)
-	if err == nil || !strings.Contains(err.Error(), "files of lost: chunks written ahead are gone") {
+	if !errors.Is(err, errChunksGone) || !strings.Contains(err.Error(), "files of lost") {
 		t.Errorf("Commit of a collected list: %v", err)
 	}
 	if _, err := d.Get("lost"); !errors.Is(err, ErrNotInstalled) {
