@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -29,23 +30,39 @@ func TestPick(t *testing.T) {
 		all   []repo.Package
 		asked string
 		want  string
-		err   string
+		err   *CommandError
 	}{
-		{tool, nil, "", "tool", ""},
-		{tool, nil, "tool", "tool", ""},
-		{named, nil, "", "b", ""},
-		{named, nil, "x", "x", ""},
-		{multi, nil, "a", "a", ""},
-		{tool, []repo.Package{tool, multi}, "b", "b", ""},
-		{multi, nil, "", "", "run multi 2: the package has several commands, none named multi: a, b"},
-		{tool, []repo.Package{tool, multi}, "c", "", `run tool 1: no command "c": it has tool, a, b`},
-		{none, nil, "", "", "run data 1: the package has no commands"},
-		{none, nil, "x", "", `run data 1: no command "x": it has no commands`},
+		{tool, nil, "", "tool", nil},
+		{named, nil, "", "b", nil},
+		{named, nil, "x", "x", nil},
+		{multi, nil, "a", "a", nil},
+		{tool, []repo.Package{tool, multi}, "b", "b", nil},
+		{multi, nil, "", "", &CommandError{Package: "multi", Version: "2", Commands: []string{"a", "b"}}},
+		{tool, []repo.Package{tool, multi}, "c", "", &CommandError{Package: "tool", Version: "1", Asked: "c", Commands: []string{"tool"}, Others: []string{"a", "b"}}},
+		{none, nil, "", "", &CommandError{Package: "data", Version: "1"}},
+		{none, nil, "x", "", &CommandError{Package: "data", Version: "1", Asked: "x"}},
 	} {
 		got, err := Pick(c.p, c.all, c.asked)
 		var ce *CommandError
-		if got != c.want || (c.err == "") != (err == nil) || err != nil && (err.Error() != c.err || !errors.As(err, &ce)) {
-			t.Errorf("Pick(%s, %q) = %q, %v; want %q, %q", c.p.Name, c.asked, got, err, c.want, c.err)
+		if got != c.want || (c.err == nil) != (err == nil) || err != nil && (!errors.As(err, &ce) || !reflect.DeepEqual(ce, c.err)) {
+			t.Errorf("Pick(%s, %q) = %q, %#v; want %q, %#v", c.p.Name, c.asked, got, err, c.want, c.err)
+		}
+	}
+}
+
+// TestCommandErrorText checks the words of a *CommandError, which pkg run prints.
+func TestCommandErrorText(t *testing.T) {
+	for _, c := range []struct {
+		e    CommandError
+		want string
+	}{
+		{CommandError{Package: "multi", Version: "2", Commands: []string{"a", "b"}}, "run multi 2: the package has several commands, none named multi: a, b"},
+		{CommandError{Package: "tool", Version: "1", Asked: "c", Commands: []string{"tool"}, Others: []string{"a", "b"}}, `run tool 1: no command "c": it has tool, a, b`},
+		{CommandError{Package: "data", Version: "1"}, "run data 1: the package has no commands"},
+		{CommandError{Package: "data", Version: "1", Asked: "x"}, `run data 1: no command "x": it has no commands`},
+	} {
+		if got := c.e.Error(); got != c.want {
+			t.Errorf("Error() = %q, want %q", got, c.want)
 		}
 	}
 }
