@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -234,11 +235,8 @@ func summarize(p repo.Package, members []tarutil.Member) *Result {
 // check refuses a package whose contents disagree with its index entry, or whose commands
 // are missing or taken by another package.
 func (r *Root) check(p repo.Package, res *Result, members []tarutil.Member) (own []string, err error) {
-	if p.Files != 0 && p.Files != res.Files {
-		return nil, fmt.Errorf("archive has %d files, index says %d", res.Files, p.Files)
-	}
-	if p.InstalledSize != 0 && p.InstalledSize != res.Bytes {
-		return nil, fmt.Errorf("archive has %d bytes of files, index says installed_size %d", res.Bytes, p.InstalledSize)
+	if err := p.CheckContents(res.Files, res.Bytes); err != nil {
+		return nil, err
 	}
 	if err := CheckBin(p.Bin, members); err != nil {
 		return nil, err
@@ -278,6 +276,35 @@ func LibDirs(members []tarutil.Member) []string {
 	return dirs
 }
 
+// Reasons a bin entry is refused, inside a *BinError.
+var (
+	ErrBinNotFile = errors.New("install: bin entry not a file in the package")
+	ErrBinMissing = errors.New("install: bin entry leads to no member of the package")
+	ErrBinLoop    = errors.New("install: bin entry leads through too many symlinks")
+)
+
+// BinError is a bin entry that names no file of the package, or leads to
+// none through the package's links.
+type BinError struct {
+	Bin string // the entry, as the index gives it
+	At  string // the member its links lead to, or "" for the entry's own file
+	Err error  // ErrBinNotFile, ErrBinMissing or ErrBinLoop
+}
+
+func (e *BinError) Error() string {
+	switch {
+	case e.Err == ErrBinLoop:
+		return fmt.Sprintf("bin %q: too many levels of symlinks", e.Bin)
+	case e.At == "":
+		return fmt.Sprintf("bin %q is not a file in the package", e.Bin)
+	case e.Err == ErrBinMissing:
+		return fmt.Sprintf("bin %q leads to %s, which is not in the package", e.Bin, e.At)
+	}
+	return fmt.Sprintf("bin %q leads to %s, which is not a file", e.Bin, e.At)
+}
+
+func (e *BinError) Unwrap() error { return e.Err }
+
 // CheckBin refuses a package's bin entries unless each names a file, hardlink or symlink
 // among its members.
 func CheckBin(bin []repo.Command, members []tarutil.Member) error {
@@ -295,7 +322,7 @@ func CheckBin(bin []repo.Command, members []tarutil.Member) error {
 	}
 	for _, b := range bin {
 		if t := types[path.Clean(b.Path)]; t != tar.TypeReg && t != tar.TypeLink && t != tar.TypeSymlink {
-			return fmt.Errorf("bin %q is not a file in the package", b)
+			return &BinError{Bin: b.String(), Err: ErrBinNotFile}
 		}
 	}
 	return nil
@@ -344,11 +371,11 @@ func binFile(b repo.Command, members []tarutil.Member, order []int32) (int, erro
 		i, ok := lookup(members, order, name)
 		switch {
 		case !ok && hops == 0:
-			return -1, fmt.Errorf("bin %q is not a file in the package", b)
+			return -1, &BinError{Bin: b.String(), Err: ErrBinNotFile}
 		case !ok:
-			return -1, fmt.Errorf("bin %q leads to %s, which is not in the package", b, name)
+			return -1, &BinError{Bin: b.String(), At: name, Err: ErrBinMissing}
 		case hops > 40:
-			return -1, fmt.Errorf("bin %q: too many levels of symlinks", b)
+			return -1, &BinError{Bin: b.String(), Err: ErrBinLoop}
 		}
 		switch m := &members[i]; {
 		case m.Type == tar.TypeLink:
@@ -358,7 +385,7 @@ func binFile(b repo.Command, members []tarutil.Member, order []int32) (int, erro
 		case m.Type == tar.TypeSymlink:
 			name = path.Join(path.Dir(name), m.Linkname)
 		case m.Type != tar.TypeReg:
-			return -1, fmt.Errorf("bin %q leads to %s, which is not a file", b, name)
+			return -1, &BinError{Bin: b.String(), At: name, Err: ErrBinNotFile}
 		default:
 			return i, nil
 		}

@@ -169,12 +169,13 @@ func TestInstallRefusalChangesNothing(t *testing.T) {
 	defer r.Close()
 	p := pkgOf("tool", "1")
 	p.Bin = testrepo.Commands("bin/missing")
-	if _, err := r.Install(alignedTar(t, base, version1()), p); err == nil || !strings.Contains(err.Error(), `bin "bin/missing"`) {
+	var be *BinError
+	if _, err := r.Install(alignedTar(t, base, version1()), p); !errors.As(err, &be) || be.Bin != "bin/missing" || !errors.Is(err, ErrBinNotFile) {
 		t.Errorf("install with a missing bin: %v", err)
 	}
 	p = pkgOf("tool", "1")
 	p.Files = 99
-	if _, err := r.Install(alignedTar(t, base, version1()), p); err == nil || !strings.Contains(err.Error(), "index says 99") {
+	if _, err := r.Install(alignedTar(t, base, version1()), p); !errors.Is(err, repo.ErrContents) {
 		t.Errorf("install with a wrong file count: %v", err)
 	}
 	p = pkgOf("tool", "1")
@@ -366,7 +367,8 @@ func TestFileInPlaceOfCommand(t *testing.T) {
 	}
 	res, err := r.Apply(context.Background(), []*Staged{s}, nil)
 	var le *LinksError
-	if len(res) != 1 || !errors.As(err, &le) || !strings.Contains(err.Error(), "command "+link+" of tool is not linked") {
+	var ue *UnlinkedError
+	if len(res) != 1 || !errors.As(err, &le) || !errors.As(err, &ue) || *ue != (UnlinkedError{Path: link, Package: "tool"}) {
 		t.Errorf("Apply with a file in the place of bin/tool: %v, %v; want the result and a LinksError", res, err)
 	}
 	if b, err := os.ReadFile(link); err != nil || string(b) != "mine\n" {
@@ -414,18 +416,36 @@ func TestCheckRunnable(t *testing.T) {
 		{Name: "bin/loop", Type: tar.TypeSymlink, Linkname: "loop"},
 		{Name: "bin", Type: tar.TypeDir, Mode: 0o755},
 	}
-	for bin, want := range map[string]string{
-		"bin/run": "", "bin/alias": "", "bin/up": "", "bin/hard": "", "bin/env": "",
-		"share/data": "", "run=bin/run": "", "data=share/data": "", "x=bin/up": "",
-		"x=bin/gone":   `bin "x=bin/gone" is not a file in the package`,
-		"bin/dangling": `bin "bin/dangling" leads to bin/gone, which is not in the package`,
-		"bin/loop":     `bin "bin/loop": too many levels of symlinks`,
-		"bin":          `bin "bin" leads to bin, which is not a file`,
-		"bin/none":     `bin "bin/none" is not a file in the package`,
+	for bin, want := range map[string]*BinError{
+		"bin/run": nil, "bin/alias": nil, "bin/up": nil, "bin/hard": nil, "bin/env": nil,
+		"share/data": nil, "run=bin/run": nil, "data=share/data": nil, "x=bin/up": nil,
+		"x=bin/gone":   {Bin: "x=bin/gone", Err: ErrBinNotFile},
+		"bin/dangling": {Bin: "bin/dangling", At: "bin/gone", Err: ErrBinMissing},
+		"bin/loop":     {Bin: "bin/loop", Err: ErrBinLoop},
+		"bin":          {Bin: "bin", At: "bin", Err: ErrBinNotFile},
+		"bin/none":     {Bin: "bin/none", Err: ErrBinNotFile},
 	} {
 		err := CheckRunnable(testrepo.Commands(bin), members)
-		if want == "" && err != nil || want != "" && (err == nil || !strings.HasPrefix(err.Error(), want)) {
-			t.Errorf("CheckRunnable(%s) = %v, want %q", bin, err, want)
+		var be *BinError
+		if want == nil && err != nil || want != nil && (!errors.As(err, &be) || *be != *want) {
+			t.Errorf("CheckRunnable(%s) = %#v, want %#v", bin, err, want)
+		}
+	}
+}
+
+// TestBinErrorText checks the words of each kind of *BinError.
+func TestBinErrorText(t *testing.T) {
+	for _, tt := range []struct {
+		e    BinError
+		want string
+	}{
+		{BinError{Bin: "x=bin/gone", Err: ErrBinNotFile}, `bin "x=bin/gone" is not a file in the package`},
+		{BinError{Bin: "bin/dangling", At: "bin/gone", Err: ErrBinMissing}, `bin "bin/dangling" leads to bin/gone, which is not in the package`},
+		{BinError{Bin: "bin/loop", Err: ErrBinLoop}, `bin "bin/loop": too many levels of symlinks`},
+		{BinError{Bin: "bin", At: "bin", Err: ErrBinNotFile}, `bin "bin" leads to bin, which is not a file`},
+	} {
+		if got := tt.e.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
 		}
 	}
 }
