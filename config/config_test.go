@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"pkg/trust"
 )
 
 const (
@@ -139,8 +141,8 @@ func TestParseErrors(t *testing.T) {
 		{"number for a duration", `"30d"`, `30`, 4, 14, "cache.older-than", nil},
 		{"bad url scheme", "https://artifacts.example.com/team/", "ftp://artifacts.example.com/team/", 15, 9, "repo.team.urls", nil},
 		{"relative path", `"/srv/pkg/local"`, `"srv/pkg/local"`, 20, 9, "repo.local.urls", nil},
-		{"bad key", "team=" + keyB, "team=pkg-ed25519:AAAA", 16, 9, "repo.team.keys", nil},
-		{"private key", "team=" + keyB, "pkg-ed25519-secret:AAAA", 16, 9, "repo.team.keys", nil},
+		{"bad key", "team=" + keyB, "team=pkg-ed25519:AAAA", 16, 9, "repo.team.keys", trust.ErrKey},
+		{"private key", "team=" + keyB, "pkg-ed25519-secret:AAAA", 16, 9, "repo.team.keys", trust.ErrPrivateKey},
 		{"bad size", `"20GiB"`, `"20 gigs"`, 3, 12, "cache.max-size", nil},
 		{"bad duration", `"30d"`, `"a month"`, 4, 14, "cache.older-than", nil},
 		{"no urls", `urls = ["/srv/pkg/local"]`, `priority = 1`, 0, 0, "repo.local", nil},

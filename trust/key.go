@@ -36,26 +36,33 @@ type PublicKey struct {
 	Repo string // the only repository name the key may sign, or "" for any
 }
 
-// ParsePublicKey parses "[REPO=]pkg-ed25519:<base64>".
+// Reasons ParsePublicKey refuses a key.
+var (
+	ErrKey        = errors.New("trust: not a public key")
+	ErrPrivateKey = errors.New("trust: a private signing key where a public key is trusted")
+)
+
+// ParsePublicKey parses "[REPO=]pkg-ed25519:<base64>"; it refuses anything
+// else with ErrKey, and a private key, which it does not echo, with ErrPrivateKey.
 func ParsePublicKey(s string) (PublicKey, error) {
 	var k PublicKey
 	if strings.Contains(s, secretPrefix) { // never echoed: it would end up in logs
-		return k, fmt.Errorf("trust: a private signing key (%s...) was given where a public key is trusted: pass the public key, %s<base64>, the first line of the key file", secretPrefix, publicPrefix)
+		return k, &causeError{fmt.Sprintf("trust: a private signing key (%s...) was given where a public key is trusted: pass the public key, %s<base64>, the first line of the key file", secretPrefix, publicPrefix), ErrPrivateKey}
 	}
 	text := s
 	if !strings.HasPrefix(s, publicPrefix) {
 		name, rest, ok := strings.Cut(s, "=")
 		if !ok || name == "" || !strings.HasPrefix(rest, publicPrefix) {
-			return k, fmt.Errorf("trust: key %.80q is not [REPO=]%s<base64>", s, publicPrefix)
+			return k, &causeError{fmt.Sprintf("trust: key %.80q is not [REPO=]%s<base64>", s, publicPrefix), ErrKey}
 		}
 		if !repo.ValidName(name) {
-			return k, fmt.Errorf("trust: key %.80q: %q is not a repository name ([a-z0-9][a-z0-9._+-]*)", s, name)
+			return k, &causeError{fmt.Sprintf("trust: key %.80q: %q is not a repository name ([a-z0-9][a-z0-9._+-]*)", s, name), ErrKey}
 		}
 		k.Repo, text = name, rest
 	}
 	raw, err := base64.StdEncoding.Strict().DecodeString(text[len(publicPrefix):])
 	if err != nil || len(raw) != ed25519.PublicKeySize {
-		return k, fmt.Errorf("trust: key %.80q: want %s and the base64 of %d bytes", s, publicPrefix, ed25519.PublicKeySize)
+		return k, &causeError{fmt.Sprintf("trust: key %.80q: want %s and the base64 of %d bytes", s, publicPrefix, ed25519.PublicKeySize), ErrKey}
 	}
 	k.key = raw
 	return k, nil
@@ -168,8 +175,9 @@ func ReadKeyFile(path string) (PrivateKey, error) {
 	return PrivateKey{}, fmt.Errorf("trust: %s is not a pkg signing key (%s<base64 of %d bytes>)", path, secretPrefix, ed25519.SeedSize)
 }
 
-// causeError is an error worded in full that wraps its cause, fs.ErrExist or
-// fs.ErrNotExist for a key file, so callers match the cause and read one sentence.
+// causeError is an error worded in full that wraps its cause (fs.ErrExist or
+// fs.ErrNotExist for a key file, ErrKey for a key), so callers match the cause
+// and read one sentence.
 type causeError struct {
 	msg string
 	err error

@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,7 +58,7 @@ func TestTrustedFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("nonsense\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := AddTrusted(pathFile(path), a); err == nil || !strings.Contains(err.Error(), path) {
+	if _, err := AddTrusted(pathFile(path), a); !errors.Is(err, ErrKey) || !strings.Contains(err.Error(), path) {
 		t.Errorf("AddTrusted to a malformed file: %v", err)
 	}
 	if data, _ := os.ReadFile(path); string(data) != "nonsense\n" {
