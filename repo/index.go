@@ -106,7 +106,7 @@ type Package struct {
 func Parse(data []byte) (*Index, error) {
 	ix, err := parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("repo: %w", err)
+		return nil, indexError(err)
 	}
 	return ix, nil
 }
@@ -125,7 +125,7 @@ func NewIndex(pkgs ...Package) (*Index, error) {
 func ParseMeta(data []byte) (Meta, error) {
 	m, err := parseMeta(data)
 	if err != nil {
-		return Meta{}, fmt.Errorf("repo: %w", err)
+		return Meta{}, indexError(err)
 	}
 	return m, nil
 }
@@ -161,18 +161,23 @@ func parse(data []byte) (*Index, error) {
 	return &ix, nil
 }
 
+// indexError is err of Parse or ParseMeta: an ErrIndex that says what is wrong.
+func indexError(err error) error {
+	return &reasonError{msg: "repo: " + err.Error(), reason: ErrIndex, cause: err}
+}
+
 // checkFormat checks the size and the format before the rest is decoded, so that a newer
 // index whose fields changed shape is reported as such and not as a decoding error.
 func checkFormat(data []byte) error {
 	if len(data) > MaxIndexSize {
-		return fmt.Errorf("index is %d bytes, over the %d-byte limit", len(data), MaxIndexSize)
+		return &reasonError{msg: fmt.Sprintf("index is %d bytes, over the %d-byte limit", len(data), MaxIndexSize), reason: ErrLimit}
 	}
 	var head struct{ Format int }
 	if err := json.Unmarshal(data, &head); err != nil {
 		return fmt.Errorf("index: %v", jsonError(data, err))
 	}
 	if head.Format != indexFormat {
-		return fmt.Errorf("index format %d is not supported (this pkg reads format %d)", head.Format, indexFormat)
+		return &reasonError{msg: fmt.Sprintf("index format %d is not supported (this pkg reads format %d)", head.Format, indexFormat), reason: ErrFormat}
 	}
 	return nil
 }
@@ -182,7 +187,7 @@ func (m *Meta) check() error {
 	case m.Name != "" && !validName(m.Name):
 		return badRepoName(m.Name)
 	case m.Version > maxIndexVersion:
-		return fmt.Errorf("index version %d is over the limit of %d", m.Version, uint64(maxIndexVersion))
+		return &reasonError{msg: fmt.Sprintf("index version %d is over the limit of %d", m.Version, uint64(maxIndexVersion)), reason: ErrLimit}
 	}
 	return nil
 }
@@ -308,7 +313,7 @@ func checkNumbers(p *Package) error {
 		case n.v < 0:
 			return fmt.Errorf("package %s: negative %s %d", p.id(), n.field, n.v)
 		case n.v > n.max:
-			return fmt.Errorf("package %s: %s %d is over the limit of %s", p.id(), n.field, n.v, n.limit)
+			return &reasonError{msg: fmt.Sprintf("package %s: %s %d is over the limit of %s", p.id(), n.field, n.v, n.limit), reason: ErrLimit}
 		}
 	}
 	return nil

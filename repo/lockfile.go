@@ -302,8 +302,13 @@ func (l *Lock) resolve(ix *Index, reqs []Requirement) ([]Package, error) {
 // or nil.
 func (l *Lock) Outdated(ix *Index) error {
 	for _, platform := range l.platforms() {
-		if err := l.outdatedFor(ix.ForPlatform(platform), platform); err != nil {
-			return fmt.Errorf("repo: lockfile is out of date: %s%v", l.forPlatform(platform), err)
+		err := l.outdatedFor(ix.ForPlatform(platform), platform)
+		var se *StaleError
+		switch {
+		case errors.As(err, &se):
+			return err
+		case err != nil:
+			return fmt.Errorf("repo: lockfile is out of date: %s%w", l.forPlatform(platform), err)
 		}
 	}
 	return nil
@@ -317,14 +322,50 @@ func (l *Lock) platforms() []string {
 	return l.Platforms
 }
 
-func (l *Lock) outdatedFor(ix *Index, platform string) error {
-	now, err := l.resolve(ix, l.Requires)
-	if err != nil {
-		return fmt.Errorf("its requirements no longer resolve: %v", err)
+// A StaleError is a lockfile whose requirements resolve otherwise now (Outdated):
+// for Platform ("" for a lock of any), the package Locked is locked and the
+// index resolves Now, one of them the zero Package where the package is in the
+// other alone, both of one version where its archive changed; or they no
+// longer resolve, for Err.
+type StaleError struct {
+	Platform    string
+	Locked, Now Package
+	Err         error
+}
+
+func (e *StaleError) Error() string {
+	var why string
+	switch {
+	case e.Err != nil:
+		why = "its requirements no longer resolve: " + e.Err.Error()
+	case e.Locked.Name == "":
+		why = fmt.Sprintf("%s %s is now required and not locked", e.Now.Name, e.Now.Version)
+	case e.Now.Name == "":
+		why = fmt.Sprintf("%s %s is locked and no longer required", e.Locked.Name, e.Locked.Version)
+	case e.Locked.Version != e.Now.Version:
+		why = fmt.Sprintf("%s is locked at %s, the index now resolves %s", e.Now.Name, e.Locked.Version, e.Now.Version)
+	default:
+		why = fmt.Sprintf("%s %s is locked with sha256 %s, the index now has %s", e.Now.Name, e.Now.Version, e.Locked.SHA256, e.Now.SHA256)
 	}
+	if e.Platform != "" {
+		why = "for " + e.Platform + ": " + why
+	}
+	return "repo: lockfile is out of date: " + why
+}
+
+func (e *StaleError) Unwrap() error { return e.Err }
+
+func (l *Lock) outdatedFor(ix *Index, platform string) error {
 	mine, err := l.OrderFor(platform)
 	if err != nil {
 		return err
+	}
+	if len(l.Platforms) == 0 {
+		platform = "" // a lock of any platform says none
+	}
+	now, err := l.resolve(ix, l.Requires)
+	if err != nil {
+		return &StaleError{Platform: platform, Err: err}
 	}
 	locked := make(map[string]Package, len(mine))
 	for _, p := range mine {
@@ -334,18 +375,14 @@ func (l *Lock) outdatedFor(ix *Index, platform string) error {
 	for _, p := range now {
 		q, ok := locked[p.Name]
 		switch {
-		case !ok:
-			return fmt.Errorf("%s %s is now required and not locked", p.Name, p.Version)
-		case q.Version != p.Version:
-			return fmt.Errorf("%s is locked at %s, the index now resolves %s", p.Name, q.Version, p.Version)
-		case q.SHA256 != p.SHA256:
-			return fmt.Errorf("%s %s is locked with sha256 %s, the index now has %s", p.Name, p.Version, q.SHA256, p.SHA256)
+		case !ok || q.Version != p.Version || q.SHA256 != p.SHA256:
+			return &StaleError{Platform: platform, Locked: q, Now: p}
 		}
 		delete(locked, p.Name)
 	}
 	for _, p := range mine {
 		if _, ok := locked[p.Name]; ok {
-			return fmt.Errorf("%s %s is locked and no longer required", p.Name, p.Version)
+			return &StaleError{Platform: platform, Locked: p}
 		}
 	}
 	return nil
@@ -453,7 +490,7 @@ func ParseLock(data []byte) (*Lock, error) {
 
 func parseLock(data []byte) (*Lock, error) {
 	if len(data) > MaxLockSize {
-		return nil, fmt.Errorf("%d bytes, over the %d-byte limit", len(data), MaxLockSize)
+		return nil, &reasonError{msg: fmt.Sprintf("%d bytes, over the %d-byte limit", len(data), MaxLockSize), reason: ErrLimit}
 	}
 	var head struct{ Lockfile int }
 	if err := json.Unmarshal(data, &head); err != nil {
@@ -463,7 +500,7 @@ func parseLock(data []byte) (*Lock, error) {
 		return nil, errors.New(`not a lockfile: no "lockfile" format number`)
 	}
 	if head.Lockfile != lockFormat {
-		return nil, fmt.Errorf("format %d is not supported (this pkg reads format %d)", head.Lockfile, lockFormat)
+		return nil, &reasonError{msg: fmt.Sprintf("format %d is not supported (this pkg reads format %d)", head.Lockfile, lockFormat), reason: ErrFormat}
 	}
 	var lf lockFile
 	if err := json.Unmarshal(data, &lf); err != nil {
@@ -491,7 +528,7 @@ func parseLock(data []byte) (*Lock, error) {
 	}
 	l.Requires = canonical(l.Requires)
 	if got := Inputs(l.Requires); got != lf.Inputs {
-		return nil, fmt.Errorf("inputs %s are not the digest of its requires (%s): edited by hand?", lf.Inputs, got)
+		return nil, &reasonError{msg: fmt.Sprintf("inputs %s are not the digest of its requires (%s): edited by hand?", lf.Inputs, got), reason: ErrLockEdited}
 	}
 	for i, e := range lf.Packages {
 		p, err := lockedPackage(l, e)
@@ -504,7 +541,7 @@ func parseLock(data []byte) (*Lock, error) {
 		return nil, errors.New(`no "locked" digest of its packages`)
 	}
 	if got := digest(l.Packages); got != lf.Locked {
-		return nil, fmt.Errorf("locked %s is not the digest of its packages (%s): edited by hand?", lf.Locked, got)
+		return nil, &reasonError{msg: fmt.Sprintf("locked %s is not the digest of its packages (%s): edited by hand?", lf.Locked, got), reason: ErrLockEdited}
 	}
 	return l, nil
 }

@@ -44,11 +44,25 @@ func CheckPlatform(s string) error {
 	if ok && slices.Contains(goos, goOS) && slices.Contains(goarch, arch) {
 		return nil
 	}
-	hint := ""
+	e := &BadPlatformError{Platform: s}
 	if a, ok := otherArch[arch]; ok && slices.Contains(goos, goOS) {
-		hint = fmt.Sprintf("; did you mean %q?", goOS+"-"+a)
+		e.Near = goOS + "-" + a
 	}
-	return fmt.Errorf("bad platform %.40q: want GOOS-GOARCH as Go spells them, such as linux-amd64 or linux-arm64%s", s, hint)
+	return e
+}
+
+// BadPlatformError is a platform that is not GOOS-GOARCH as Go spells them.
+type BadPlatformError struct {
+	Platform string
+	Near     string // the platform meant, where Platform spells its architecture otherwise ("x86_64"), or ""
+}
+
+func (e *BadPlatformError) Error() string {
+	hint := ""
+	if e.Near != "" {
+		hint = fmt.Sprintf("; did you mean %q?", e.Near)
+	}
+	return fmt.Sprintf("bad platform %.40q: want GOOS-GOARCH as Go spells them, such as linux-amd64 or linux-arm64%s", e.Platform, hint)
 }
 
 // ForPlatform returns ix as it resolves for platform: its entries for platform and those

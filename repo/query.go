@@ -30,7 +30,7 @@ func (ix *Index) Lookup(r Requirement) (Package, error) {
 			return p, nil
 		}
 	}
-	return Package{}, fmt.Errorf("no version of %q satisfies %s; %s", r.Name, r, offered(vs))
+	return Package{}, &ConflictError{Name: r.Name, Needs: []Imposed{{Requirement: r}}, Offered: vs}
 }
 
 // missing says that the index has no package name, and names the packages it may mean.

@@ -534,6 +534,14 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("no version of %q satisfies %s; %s", e.Name, joinList(parts, "and"), offered(e.Offered))
 }
 
+// A CycleError is packages that depend on each other in a circle: Cycle names
+// them in order, its first name again at its end.
+type CycleError struct {
+	Cycle []string
+}
+
+func (e *CycleError) Error() string { return "dependency cycle: " + strings.Join(e.Cycle, " -> ") }
+
 // A MissingError is a package name the resolver found no version of in the index.
 type MissingError struct {
 	Name string
@@ -636,7 +644,7 @@ func (r *resolver) cycle(waiting map[string]int) error {
 	for {
 		if i, ok := seen[name]; ok {
 			path = append(path[i:], name)
-			return fmt.Errorf("dependency cycle: %s", strings.Join(path, " -> "))
+			return &CycleError{Cycle: path}
 		}
 		seen[name] = len(path)
 		path = append(path, name)

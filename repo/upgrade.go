@@ -26,7 +26,7 @@ func (ix *Index) Upgrade(installed []Package, names []string, holds ...Requireme
 	}
 	for _, n := range names {
 		if _, ok := byName[n]; !ok {
-			return nil, fmt.Errorf("repo: upgrade %s: not installed", n)
+			return nil, &reasonError{msg: fmt.Sprintf("repo: upgrade %s: not installed", n), reason: ErrNotInstalled}
 		}
 	}
 	reqs, free := upgradeReqs(byName, installed, names, holds) // ">=V" of a pre-release welcomes its release's

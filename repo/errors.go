@@ -1,0 +1,25 @@
+package repo
+
+import "errors"
+
+// Reasons for a refusal that callers may match with errors.Is; the error
+// returned says in full what and where.
+var (
+	ErrIndex        = errors.New("repo: index refused")
+	ErrFormat       = errors.New("repo: format not supported")
+	ErrLimit        = errors.New("repo: over a limit")
+	ErrLockEdited   = errors.New("repo: lockfile edited by hand")
+	ErrNotInstalled = errors.New("repo: package not installed")
+)
+
+// reasonError is an error worded in full that errors.Is matches to reason,
+// one of this package's sentinels, and that unwraps to its cause, if any.
+type reasonError struct {
+	msg    string
+	reason error
+	cause  error
+}
+
+func (e *reasonError) Error() string        { return e.msg }
+func (e *reasonError) Is(target error) bool { return target == e.reason }
+func (e *reasonError) Unwrap() error        { return e.cause }
