@@ -95,7 +95,7 @@ func place(dir, archivePath string, remote bool, p *Package, s *Signer) (Meta, e
 		return Meta{}, err
 	}
 	if cycle := ix.cycleWith(*p); cycle != nil {
-		return Meta{}, fmt.Errorf("dependency cycle: %s", strings.Join(cycle, " -> "))
+		return Meta{}, &CycleError{Cycle: cycle}
 	}
 	if err := stamp(dir, ix, s); err != nil {
 		return Meta{}, err
@@ -333,7 +333,7 @@ func readIndex(name string) (*Index, error) {
 	}
 	ix, err := parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return ix, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -231,7 +232,10 @@ func TestAddRefusesBadIndex(t *testing.T) {
 	if err == nil {
 		t.Fatal("Add: no error")
 	}
-	checkError(t, err, "a@1", "format 3")
+	if !errors.Is(err, ErrFormat) {
+		t.Errorf("Add to an index of format 3: %v, want ErrFormat", err)
+	}
+	checkError(t, err, "a@1")
 	if data, _ := os.ReadFile(filepath.Join(dir, "index.json")); string(data) != bad {
 		t.Errorf("index.json changed: %s", data)
 	}
@@ -282,7 +286,9 @@ func TestAddCycle(t *testing.T) {
 			case err == nil:
 				t.Fatalf("Add(%s): no error, want cycle %s", tt.add, tt.want)
 			}
-			checkError(t, err, "dependency cycle: "+tt.want)
+			if ce := (*CycleError)(nil); !errors.As(err, &ce) || strings.Join(ce.Cycle, " -> ") != tt.want {
+				t.Errorf("Add(%s): %#v, want a *CycleError %s", tt.add, err, tt.want)
+			}
 			checkDir(t, dir, archiveNames(tt.index)...)
 			if after, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(after, before) {
 				t.Errorf("index.json changed:\n%s", after)

@@ -10,10 +10,12 @@ var (
 	ErrLimit        = errors.New("repo: over a limit")
 	ErrLockEdited   = errors.New("repo: lockfile edited by hand")
 	ErrNotInstalled = errors.New("repo: package not installed")
+	ErrTwoPins      = errors.New("repo: name pinned to two repositories")
+	ErrDuplicate    = errors.New("repo: package listed twice")
 )
 
-// reasonError is an error worded in full that errors.Is matches to reason,
-// one of this package's sentinels, and that unwraps to its cause, if any.
+// reasonError is an error worded in full that errors.Is matches to reason, a
+// sentinel, and that unwraps to its cause, if any.
 type reasonError struct {
 	msg    string
 	reason error

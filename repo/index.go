@@ -210,7 +210,7 @@ func (ix *Index) check() error {
 		}
 		key := p.id() + " " + p.Platform
 		if seen[key] {
-			return fmt.Errorf("package %s: listed twice", p.what())
+			return &reasonError{msg: fmt.Sprintf("package %s: listed twice", p.what()), reason: ErrDuplicate}
 		}
 		seen[key] = true
 	}
@@ -286,7 +286,7 @@ func checkMeta(p *Package) error {
 	case !validArchive(p.Archive):
 		return fmt.Errorf("package %s: archive %q is neither a clean relative path nor an http(s) URL", p.id(), p.Archive)
 	case p.Platform != "" && CheckPlatform(p.Platform) != nil:
-		return fmt.Errorf("package %s: %v", p.id(), CheckPlatform(p.Platform))
+		return fmt.Errorf("package %s: %w", p.id(), CheckPlatform(p.Platform))
 	case strings.ContainsFunc(p.Summary, unicode.IsControl):
 		// pkg prints it: an escape sequence could rewrite the user's terminal.
 		return fmt.Errorf("package %s: summary %q has control characters", p.id(), p.Summary)

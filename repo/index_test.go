@@ -139,16 +139,18 @@ func TestParseRefuses(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Parse: no error")
 			}
-			checkError(t, err, append(tt.want, "repo: ")...)
+			if !errors.Is(err, ErrIndex) {
+				t.Errorf("Parse: %v, want an ErrIndex", err)
+			}
+			checkError(t, err, tt.want...)
 		})
 	}
 }
 
+// checkError checks that err names each of want: the package and the field or
+// value refused.
 func checkError(t *testing.T, err error, want ...string) {
 	t.Helper()
-	if !strings.HasPrefix(err.Error(), "repo: ") {
-		t.Errorf("error %q does not start with %q", err, "repo: ")
-	}
 	for _, w := range want {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not mention %q", err, w)
@@ -162,20 +164,16 @@ func TestParseRefusesDuplicate(t *testing.T) {
 	if err == nil {
 		t.Fatal("Parse: no error")
 	}
-	checkError(t, err, "hello@1.2.0", "twice")
+	if !errors.Is(err, ErrIndex) || !errors.Is(err, ErrDuplicate) {
+		t.Errorf("Parse: %v, want an ErrIndex, ErrDuplicate", err)
+	}
+	checkError(t, err, "hello@1.2.0")
 }
 
 func TestParseRefusesFormat(t *testing.T) {
-	tests := []struct {
-		data, want string
-	}{
-		{`{"format": 2, "packages": {"changed": true}}`, "repo: index format 2 is not supported (this pkg reads format 1)"},
-		{`{"packages": []}`, "repo: index format 0 is not supported (this pkg reads format 1)"},
-	}
-	for _, tt := range tests {
-		_, err := Parse([]byte(tt.data))
-		if err == nil || err.Error() != tt.want {
-			t.Errorf("Parse(%s): got error %v, want %q", tt.data, err, tt.want)
+	for _, data := range []string{`{"format": 2, "packages": {"changed": true}}`, `{"packages": []}`} {
+		if _, err := Parse([]byte(data)); !errors.Is(err, ErrIndex) || !errors.Is(err, ErrFormat) {
+			t.Errorf("Parse(%s): got error %v, want ErrFormat", data, err)
 		}
 	}
 }
@@ -198,7 +196,9 @@ func TestParseRefusesOversized(t *testing.T) {
 	if err == nil {
 		t.Fatal("Parse: no error")
 	}
-	checkError(t, err, "limit")
+	if !errors.Is(err, ErrIndex) || !errors.Is(err, ErrLimit) {
+		t.Errorf("Parse of %d bytes: %v, want ErrLimit", len(data), err)
+	}
 	if _, err := Parse(data[:MaxIndexSize]); err != nil {
 		t.Errorf("Parse at MaxIndexSize: %v", err)
 	}
@@ -212,7 +212,7 @@ func TestParseLimits(t *testing.T) {
 		t.Errorf("Parse at the limits: %v", err)
 	}
 	data := `{"format": 1, "name": "demo", "version": 9007199254740992, "packages": []}`
-	if _, err := Parse([]byte(data)); err == nil || !strings.Contains(err.Error(), "index version 9007199254740992 is over the limit of 9007199254740991") {
+	if _, err := Parse([]byte(data)); !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "index version 9007199254740992") {
 		t.Errorf("Parse with version 2^53: %v", err)
 	}
 	if _, err := ParseMeta([]byte(data)); err == nil {

@@ -3,6 +3,7 @@ package repo
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -174,18 +175,18 @@ func TestParseLockRefuses(t *testing.T) {
 				t.Fatalf("%q is not in the lockfile:\n%s", tt.old, good)
 			}
 			_, err := ParseLock([]byte(relock(strings.Replace(good, tt.old, tt.new, 1))))
-			if err == nil || !strings.HasPrefix(err.Error(), "repo: lockfile: ") || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("ParseLock: got error %v, want one starting repo: lockfile: and holding %q", err, tt.want)
+			if !errors.Is(err, ErrLockfile) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ParseLock: got error %v, want an ErrLockfile naming %q", err, tt.want)
 			}
 		})
 	}
 	unlocked := regexp.MustCompile(`(?m)^  "locked": .*\n`).ReplaceAllString(full, "")
-	if _, err := ParseLock([]byte(unlocked)); err == nil || !strings.Contains(err.Error(), `no "locked" digest`) {
+	if _, err := ParseLock([]byte(unlocked)); !errors.Is(err, ErrLockfile) || !strings.Contains(err.Error(), `"locked"`) {
 		t.Errorf("ParseLock of a lockfile without a locked digest: %v", err)
 	}
 	// With it, a package line edited by hand is refused, but not a URL moved to a mirror.
 	edited := strings.Replace(full, `"version":"1.5"`, `"version":"1.6"`, 1)
-	if _, err := ParseLock([]byte(edited)); err == nil || !strings.Contains(err.Error(), "is not the digest of its packages") {
+	if _, err := ParseLock([]byte(edited)); !errors.Is(err, ErrLockfile) || !errors.Is(err, ErrLockEdited) {
 		t.Errorf("ParseLock of an edited version: %v", err)
 	}
 	mirror := strings.ReplaceAll(full, "https://example.com/repo/", "https://mirror.example.org/pkg/")
@@ -193,7 +194,7 @@ func TestParseLockRefuses(t *testing.T) {
 		t.Errorf("ParseLock with the URLs on a mirror: %v", err)
 	}
 	big := strings.Replace(good, `"repo": "`, `"repo": "`+strings.Repeat("x", MaxLockSize), 1)
-	if _, err := ParseLock([]byte(big)); err == nil || !strings.Contains(err.Error(), "over the") {
+	if _, err := ParseLock([]byte(big)); !errors.Is(err, ErrLockfile) || !errors.Is(err, ErrLimit) {
 		t.Errorf("ParseLock of %d bytes: %v", len(big), err)
 	}
 }
@@ -201,27 +202,31 @@ func TestParseLockRefuses(t *testing.T) {
 func TestLockOutdated(t *testing.T) {
 	l := testLock(t, lockIndex, "app", "tool<2")
 	tests := []struct {
-		name  string
-		index []string
-		want  string // "" when current
+		name        string
+		index       []string
+		locked, now string // the *StaleError's packages, as "name version"; both "" when current
+		cause       error  // or its Err
 	}{
-		{"same", lockIndex, ""},
-		{"unrelated addition", append(lockIndex, "other 1", "lib 3.0"), ""},
-		{"newer version", append(lockIndex, "tool 1.1"), "tool is locked at 1.0, the index now resolves 1.1"},
-		{"newer dependency", append(lockIndex, "lib 1.9"), "lib is locked at 1.5, the index now resolves 1.9"},
-		{"version withdrawn", []string{"app 1.0 lib>=1,<2", "lib 1.4", "tool 1.0"}, "lib is locked at 1.5, the index now resolves 1.4"},
-		{"new dependency", []string{"app 1.0 lib>=1,<2 z", "z 1", "lib 1.5", "tool 1.0"}, "z 1 is now required and not locked"},
-		{"dropped dependency", []string{"app 1.0", "lib 1.5", "tool 1.0"}, "lib 1.5 is locked and no longer required"},
-		{"unresolvable", []string{"app 1.0 lib>=1,<2", "tool 1.0"}, `no longer resolve: package "lib" not found (required by app 1.0)`},
+		{"same", lockIndex, "", "", nil},
+		{"unrelated addition", append(lockIndex, "other 1", "lib 3.0"), "", "", nil},
+		{"newer version", append(lockIndex, "tool 1.1"), "tool 1.0", "tool 1.1", nil},
+		{"newer dependency", append(lockIndex, "lib 1.9"), "lib 1.5", "lib 1.9", nil},
+		{"version withdrawn", []string{"app 1.0 lib>=1,<2", "lib 1.4", "tool 1.0"}, "lib 1.5", "lib 1.4", nil},
+		{"new dependency", []string{"app 1.0 lib>=1,<2 z", "z 1", "lib 1.5", "tool 1.0"}, "", "z 1", nil},
+		{"dropped dependency", []string{"app 1.0", "lib 1.5", "tool 1.0"}, "lib 1.5", "", nil},
+		{"unresolvable", []string{"app 1.0 lib>=1,<2", "tool 1.0"}, "", "", &MissingError{Name: "lib", By: "app 1.0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := l.Outdated(testIndex(tt.index...))
+			var se *StaleError
 			switch {
-			case tt.want == "" && err != nil:
+			case tt.locked == "" && tt.now == "" && tt.cause == nil && err != nil:
 				t.Errorf("Outdated: %v", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Errorf("Outdated: got %v, want an error holding %q", err, tt.want)
+			case tt.cause != nil && (!errors.As(err, &se) || !sameError(se.Err, tt.cause)):
+				t.Errorf("Outdated: got %#v, want a *StaleError for %#v", err, tt.cause)
+			case tt.cause == nil && (tt.locked != "" || tt.now != "") && !stale(err, "", tt.locked, tt.now):
+				t.Errorf("Outdated: got %#v, want a *StaleError of %q and %q", err, tt.locked, tt.now)
 			}
 		})
 	}
@@ -231,7 +236,7 @@ func TestLockOutdated(t *testing.T) {
 	if err := pre.Outdated(testIndex("jq 1.7", "jq 2.0-rc1")); err != nil {
 		t.Errorf("Outdated with a locked pre-release and an older release: %v", err)
 	}
-	if err := pre.Outdated(testIndex("jq 1.7", "jq 2.0-rc1", "jq 2.0")); err == nil || !strings.Contains(err.Error(), "jq is locked at 2.0-rc1, the index now resolves 2.0") {
+	if err := pre.Outdated(testIndex("jq 1.7", "jq 2.0-rc1", "jq 2.0")); !stale(err, "", "jq 2.0-rc1", "jq 2.0") {
 		t.Errorf("Outdated with the locked pre-release's release out: %v", err)
 	}
 	// Locking again moves it on to a later pre-release, as install would, not back.
@@ -240,8 +245,41 @@ func TestLockOutdated(t *testing.T) {
 	}
 	changed := testIndex(lockIndex...)
 	changed.Packages[1].SHA256 = strings.Repeat("cd", 32)
-	if err := l.Outdated(changed); err == nil || !strings.Contains(err.Error(), "lib 1.5 is locked with sha256 "+testSum) {
+	var se *StaleError
+	if err := l.Outdated(changed); !stale(err, "", "lib 1.5", "lib 1.5") || !errors.As(err, &se) || se.Locked.SHA256 != testSum || se.Now.SHA256 != changed.Packages[1].SHA256 {
 		t.Errorf("Outdated with lib's archive changed: %v", err)
+	}
+}
+
+// stale reports whether err is a *StaleError for platform of the package locked
+// and the one the index resolves now, each as "name version" or "" for none.
+func stale(err error, platform, locked, now string) bool {
+	id := func(p Package) string {
+		if p.Name == "" {
+			return ""
+		}
+		return p.Name + " " + p.Version
+	}
+	var se *StaleError
+	return errors.As(err, &se) && se.Err == nil && se.Platform == platform && id(se.Locked) == locked && id(se.Now) == now
+}
+
+// TestStaleErrorText checks the words of each kind of *StaleError.
+func TestStaleErrorText(t *testing.T) {
+	lib := Package{Name: "lib", Version: "1.5", SHA256: testSum}
+	for _, tt := range []struct {
+		e    StaleError
+		want string
+	}{
+		{StaleError{Locked: lib, Now: Package{Name: "lib", Version: "1.9"}}, "repo: lockfile is out of date: lib is locked at 1.5, the index now resolves 1.9"},
+		{StaleError{Platform: "linux-amd64", Now: Package{Name: "z", Version: "1"}}, "repo: lockfile is out of date: for linux-amd64: z 1 is now required and not locked"},
+		{StaleError{Locked: lib}, "repo: lockfile is out of date: lib 1.5 is locked and no longer required"},
+		{StaleError{Locked: lib, Now: Package{Name: "lib", Version: "1.5", SHA256: "cd"}}, "repo: lockfile is out of date: lib 1.5 is locked with sha256 " + testSum + ", the index now has cd"},
+		{StaleError{Err: &MissingError{Name: "lib", By: "app 1.0"}}, `repo: lockfile is out of date: its requirements no longer resolve: package "lib" not found (required by app 1.0)`},
+	} {
+		if got := tt.e.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
 	}
 }
 
@@ -274,8 +312,8 @@ func TestParseLockSays(t *testing.T) {
 		{strings.Replace(good, `"requires": [`, `"requires": [,`, 1), "line 6, column 17: invalid character ','"},
 		{strings.Replace(good, `"size":0`, `"size":"0"`, 1), "line 10, column "},
 	} {
-		if _, err := ParseLock([]byte(tt.data)); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParseLock: %v, want an error containing %q", err, tt.want)
+		if _, err := ParseLock([]byte(tt.data)); !errors.Is(err, ErrLockfile) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseLock: %v, want an ErrLockfile containing %q", err, tt.want)
 		}
 	}
 }

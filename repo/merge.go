@@ -64,7 +64,7 @@ func Pins(reqs []Requirement) (map[string]string, error) {
 			pins = make(map[string]string)
 		}
 		if was, ok := pins[r.Name]; ok && was != r.Repo {
-			return nil, fmt.Errorf("repo: %s is pinned to two repositories, %s and %s", r.Name, was, r.Repo)
+			return nil, &reasonError{msg: fmt.Sprintf("repo: %s is pinned to two repositories, %s and %s", r.Name, was, r.Repo), reason: ErrTwoPins}
 		}
 		pins[r.Name] = r.Repo
 	}

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -56,10 +57,10 @@ func TestMergeRefusesPins(t *testing.T) {
 	ixs := []*Index{testIndex("app 1.0"), testIndex("lib 1.0")}
 	tests := []struct {
 		reqs []string
-		want string
+		want PinError
 	}{
-		{[]string{"stabel/lib"}, `no repository stabel in use (team and stable); did you mean "stable"?`},
-		{[]string{"team/lib"}, "repository team has no package lib"},
+		{[]string{"stabel/lib"}, PinError{Repo: "stabel", Name: "lib", Repos: []string{"team", "stable"}}},
+		{[]string{"team/lib"}, PinError{Repo: "team", Name: "lib"}},
 	}
 	for _, tt := range tests {
 		pins, err := Pins(parseReqs(t, tt.reqs...))
@@ -68,14 +69,25 @@ func TestMergeRefusesPins(t *testing.T) {
 		}
 		_, err = Merge(names, ixs, pins)
 		var pe *PinError
-		if !errors.As(err, &pe) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Merge for %q: %v; want a *PinError holding %q", tt.reqs, err, tt.want)
+		if !errors.As(err, &pe) || !reflect.DeepEqual(*pe, tt.want) {
+			t.Errorf("Merge for %q: %#v; want a *PinError %+v", tt.reqs, err, tt.want)
 		}
 	}
-	if _, err := Pins(parseReqs(t, "team/app", "stable/app")); err == nil || !strings.Contains(err.Error(), "app is pinned to two repositories, team and stable") {
+	for _, tt := range []struct {
+		e    PinError
+		want string
+	}{
+		{PinError{Repo: "stabel", Name: "lib", Repos: []string{"team", "stable"}}, `repo: requirement stabel/lib: no repository stabel in use (team and stable); did you mean "stable"?`},
+		{PinError{Repo: "team", Name: "lib"}, "repo: requirement team/lib: repository team has no package lib"},
+	} {
+		if got := tt.e.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+	if _, err := Pins(parseReqs(t, "team/app", "stable/app")); !errors.Is(err, ErrTwoPins) || !strings.Contains(err.Error(), "app is pinned to two repositories, team and stable") {
 		t.Errorf("Pins of app to two: %v", err)
 	}
-	if _, err := Parse([]byte(`{"format":1,"packages":[{"name":"a","version":"1","archive":"a.tar","size":0,"sha256":"` + testSum + `","depends":["team/lib"]}]}`)); err == nil || !strings.Contains(err.Error(), `requirement "team/lib" names a repository`) {
+	if _, err := Parse([]byte(`{"format":1,"packages":[{"name":"a","version":"1","archive":"a.tar","size":0,"sha256":"` + testSum + `","depends":["team/lib"]}]}`)); !errors.Is(err, ErrIndex) || !strings.Contains(err.Error(), `requirement "team/lib" names a repository`) {
 		t.Errorf("Parse of a depends naming a repository: %v", err)
 	}
 }
@@ -121,7 +133,7 @@ func TestLockRepos(t *testing.T) {
 		{`"repo": "https://example.com/repo/"`, `"repo": "https://example.com/other/"`, "not those of the first of its repos"},
 	} {
 		_, err := ParseLock([]byte(strings.Replace(text, tt.old, tt.new, 1)))
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
+		if !errors.Is(err, ErrLockfile) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("ParseLock with %s: %v; want %q", tt.new, err, tt.want)
 		}
 	}

@@ -12,23 +12,24 @@ import (
 )
 
 func TestCheckPlatform(t *testing.T) {
-	for _, tt := range []struct{ in, err string }{
-		{"linux-amd64", ""},
-		{"linux-arm64", ""},
-		{"darwin-arm64", ""},
-		{"linux-x86_64", `did you mean "linux-amd64"?`},
-		{"linux-aarch64", `did you mean "linux-arm64"?`},
-		{"linux", "want GOOS-GOARCH"},
-		{"Linux-amd64", "want GOOS-GOARCH"},
-		{"linux-amd64-v3", "want GOOS-GOARCH"},
-		{"", "want GOOS-GOARCH"},
+	for _, tt := range []struct{ in, err, near string }{
+		{"linux-amd64", "", ""},
+		{"linux-arm64", "", ""},
+		{"darwin-arm64", "", ""},
+		{"linux-x86_64", "bad", "linux-amd64"},
+		{"linux-aarch64", "bad", "linux-arm64"},
+		{"linux", "bad", ""},
+		{"Linux-amd64", "bad", ""},
+		{"linux-amd64-v3", "bad", ""},
+		{"", "bad", ""},
 	} {
 		err := CheckPlatform(tt.in)
+		var be *BadPlatformError
 		switch {
 		case tt.err == "" && err != nil:
 			t.Errorf("CheckPlatform(%q): %v", tt.in, err)
-		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
-			t.Errorf("CheckPlatform(%q): %v, want an error containing %q", tt.in, err, tt.err)
+		case tt.err != "" && (!errors.As(err, &be) || be.Platform != tt.in || be.Near != tt.near):
+			t.Errorf("CheckPlatform(%q): %#v, want a *BadPlatformError meaning %q", tt.in, err, tt.near)
 		}
 	}
 }
@@ -51,14 +52,13 @@ func TestParsePlatforms(t *testing.T) {
 	if got := ix.Packages[1].Platform; got != "linux-arm64" {
 		t.Errorf("platform of hello 1.0's second entry: %q", got)
 	}
-	for _, tt := range []struct{ name, from, to, want string }{
-		{"bad platform", `"platform": "linux-arm64"}`, `"platform": "linux-aarch64"}`, `package hello@1.0: bad platform "linux-aarch64"`},
-		{"twice for one platform", `"platform": "linux-arm64"}`, `"platform": "linux-amd64"}`, "package hello@1.0 for linux-amd64: listed twice"},
-	} {
-		_, err := Parse([]byte(strings.Replace(multiIndex, tt.from, tt.to, 1)))
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: Parse: %v, want an error containing %q", tt.name, err, tt.want)
-		}
+	_, err = Parse([]byte(strings.Replace(multiIndex, `"platform": "linux-arm64"}`, `"platform": "linux-aarch64"}`, 1)))
+	if be := (*BadPlatformError)(nil); !errors.Is(err, ErrIndex) || !errors.As(err, &be) || be.Platform != "linux-aarch64" || !strings.Contains(err.Error(), "package hello@1.0: ") {
+		t.Errorf("bad platform: Parse: %v, want a *BadPlatformError of hello@1.0", err)
+	}
+	_, err = Parse([]byte(strings.Replace(multiIndex, `"platform": "linux-arm64"}`, `"platform": "linux-amd64"}`, 1)))
+	if !errors.Is(err, ErrIndex) || !errors.Is(err, ErrDuplicate) || !strings.Contains(err.Error(), "package hello@1.0 for linux-amd64") {
+		t.Errorf("twice for one platform: Parse: %v, want hello@1.0 for linux-amd64 named", err)
 	}
 }
 
@@ -99,29 +99,25 @@ func TestResolveRefusesOtherPlatform(t *testing.T) {
 		ix       *Index
 		platform string
 		req      string
-		want     string
+		want     PlatformError
 	}{
-		{ix, "linux-amd64", "jq", "jq 1.7 is offered for linux-arm64 only; "},
-		{ix, "linux-riscv64", "hello", "hello 1.1 is offered for linux-amd64 and linux-arm64 only; "},
-		{&withDep, "linux-amd64", "tools", "jq 1.7 is offered for linux-arm64 only; "},
+		{ix, "linux-amd64", "jq", PlatformError{Name: "jq", Version: "1.7", Offered: []string{"linux-arm64"}, Platform: "linux-amd64"}},
+		{ix, "linux-riscv64", "hello", PlatformError{Name: "hello", Version: "1.1", Offered: []string{"linux-amd64", "linux-arm64"}, Platform: "linux-riscv64"}},
+		{&withDep, "linux-amd64", "tools", PlatformError{Name: "jq", Version: "1.7", Offered: []string{"linux-arm64"}, Platform: "linux-amd64"}},
 	} {
-		where := "not for " + tt.platform
-		if tt.platform == Host {
-			where = "this machine is " + Host
-		}
-		if tt.ix == &withDep {
-			where += " (required by tools 1)"
-		}
 		for _, resolve := range []func() error{
 			func() error { _, err := tt.ix.ForPlatform(tt.platform).Resolve(parseReqs(t, tt.req)); return err },
 			func() error { _, err := tt.ix.ForPlatform(tt.platform).Lookup(parseReqs(t, tt.req)[0]); return err },
 		} {
 			err := resolve()
 			var pe *PlatformError
-			if !errors.As(err, &pe) || pe.Platform != tt.platform || !strings.HasSuffix(err.Error(), tt.want+where) {
-				t.Errorf("%s %s: %v, want a *PlatformError ending %q", tt.platform, tt.req, err, tt.want+where)
+			if !errors.As(err, &pe) || !reflect.DeepEqual(*pe, tt.want) {
+				t.Errorf("%s %s: %#v, want a *PlatformError %+v", tt.platform, tt.req, err, tt.want)
 			}
 			if tt.ix == &withDep {
+				if !strings.HasSuffix(err.Error(), " (required by tools 1)") {
+					t.Errorf("%s %s: %v does not name the package that requires it", tt.platform, tt.req, err)
+				}
 				break // Lookup does not follow dependencies
 			}
 		}
@@ -153,7 +149,8 @@ func TestAddPlatforms(t *testing.T) {
 	if ix.Format != 1 || !reflect.DeepEqual(got, want) {
 		t.Errorf("index format %d, entries %q; want format 1, %q", ix.Format, got, want)
 	}
-	if _, err := addUnsigned(dir, writeArchive(t, "x.tar", "x"), Package{Name: "x", Version: "1", Platform: "linux-x86_64"}); err == nil || !strings.Contains(err.Error(), `"linux-amd64"`) {
+	var be *BadPlatformError
+	if _, err := addUnsigned(dir, writeArchive(t, "x.tar", "x"), Package{Name: "x", Version: "1", Platform: "linux-x86_64"}); !errors.As(err, &be) || be.Near != "linux-amd64" {
 		t.Errorf("Add for linux-x86_64: %v, want an error suggesting linux-amd64", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x-1-linux-x86_64.tar")); err == nil {
@@ -220,7 +217,7 @@ func TestLockPlatforms(t *testing.T) {
 	}
 	_, err = back.OrderFor("linux-riscv64")
 	var pe *LockPlatformError
-	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "locks packages for linux-amd64 and linux-arm64 only; not for linux-riscv64") {
+	if !errors.As(err, &pe) || !reflect.DeepEqual(*pe, LockPlatformError{Platforms: []string{"linux-amd64", "linux-arm64"}, Platform: "linux-riscv64"}) {
 		t.Errorf("OrderFor(linux-riscv64): %v, want a *LockPlatformError naming both platforms", err)
 	}
 	if Host != "linux-amd64" && Host != "linux-arm64" {
@@ -248,8 +245,8 @@ func TestLockPlatformsRefused(t *testing.T) {
 			t.Fatalf("%s: no %s in\n%s", tt.name, tt.from, good)
 		}
 		_, err := ParseLock([]byte(relock(text)))
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: ParseLock: %v, want an error containing %q", tt.name, err, tt.want)
+		if !errors.Is(err, ErrLockfile) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: ParseLock: %v, want an ErrLockfile naming %q", tt.name, err, tt.want)
 		}
 	}
 }
@@ -264,7 +261,7 @@ func TestLockPlatformsOutdated(t *testing.T) {
 		t.Errorf("Outdated against its own index: %v", err)
 	}
 	ix.Packages = append(ix.Packages, Package{Name: "hello", Version: "1.2", Archive: "hello-1.2-linux-amd64.tar", SHA256: testSum, Platform: "linux-amd64"})
-	if err := l.Outdated(ix); err == nil || !strings.Contains(err.Error(), "for linux-amd64: hello is locked at 1.0, the index now resolves 1.2") {
+	if err := l.Outdated(ix); !stale(err, "linux-amd64", "hello 1.0", "hello 1.2") {
 		t.Errorf("Outdated with a newer amd64 hello: %v", err)
 	}
 }
@@ -316,7 +313,8 @@ func TestParsePlatformValues(t *testing.T) {
 	if want := []string{"linux-amd64", "linux-arm64", "darwin-arm64"}; err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("ParsePlatforms = %q, %v; want %q", got, err, want)
 	}
-	if _, err := ParsePlatforms([]string{"linux-amd64,linux-armv7"}); err == nil || !strings.Contains(err.Error(), "linux-armv7") {
+	var be *BadPlatformError
+	if _, err := ParsePlatforms([]string{"linux-amd64,linux-armv7"}); !errors.As(err, &be) || be.Platform != "linux-armv7" {
 		t.Errorf("ParsePlatforms of linux-armv7: %v", err)
 	}
 }

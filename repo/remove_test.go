@@ -116,23 +116,40 @@ func TestRemove(t *testing.T) {
 // packages left would lack a dependency.
 func TestRemoveRefuses(t *testing.T) {
 	tests := []struct {
-		rm   Removal
-		want string
+		rm    Removal
+		want  error  // a *NotFoundError or *NeededError
+		names string // or, for a bad name or version, what the error names
 	}{
-		{Removal{Name: "nope"}, "repo: remove nope from DIR: the index has no package nope"},
-		{Removal{Name: "jq", Version: "1.8"}, "repo: remove jq 1.8 from DIR: the index has no jq 1.8 (it has jq 1.6, 1.7, 1.7+1)"},
-		{Removal{Name: "lib"}, "repo: remove lib from DIR: lib is needed by app 1 (lib>=1), app 2 (lib>=2), which nothing else in the index satisfies"},
-		{Removal{Name: "lib", Version: "2"}, "repo: remove lib 2 from DIR: lib 2 is needed by app 2 (lib>=2), which nothing else in the index satisfies"},
-		{Removal{Name: "Jq"}, `bad package name "Jq"`},
-		{Removal{Name: "jq", Version: "x"}, `bad version "x"`},
+		{Removal{Name: "nope"}, &NotFoundError{Removal: Removal{Name: "nope"}}, ""},
+		{Removal{Name: "jq", Version: "1.8"}, &NotFoundError{Removal: Removal{Name: "jq", Version: "1.8"}, Have: []string{"1.6", "1.7", "1.7+1"}}, ""},
+		{Removal{Name: "lib"}, &NeededError{Removal: Removal{Name: "lib"}, Needs: []Need{{"app", "1", parseReqs(t, "lib>=1")[0]}, {"app", "2", parseReqs(t, "lib>=2")[0]}}}, ""},
+		{Removal{Name: "lib", Version: "2"}, &NeededError{Removal: Removal{Name: "lib", Version: "2"}, Needs: []Need{{"app", "2", parseReqs(t, "lib>=2")[0]}}}, ""},
+		{Removal{Name: "Jq"}, nil, `"Jq"`},
+		{Removal{Name: "jq", Version: "x"}, nil, `"x"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rm.String(), func(t *testing.T) {
 			dir := removeRepo(t)
 			before := dirState(t, dir)
 			_, err := Remove(t.Context(), dir, tt.rm, nil)
-			if want := strings.ReplaceAll(tt.want, "DIR", dir); err == nil || !strings.Contains(err.Error(), want) {
-				t.Errorf("Remove: %v, want %q", err, want)
+			var nf *NotFoundError
+			var ne *NeededError
+			switch want := tt.want.(type) {
+			case *NotFoundError:
+				if !errors.As(err, &nf) || !reflect.DeepEqual(nf, want) {
+					t.Errorf("Remove: %#v, want %#v", err, want)
+				}
+			case *NeededError:
+				if !errors.As(err, &ne) || !reflect.DeepEqual(ne, want) {
+					t.Errorf("Remove: %#v, want %#v", err, want)
+				}
+			default:
+				if err == nil || !strings.Contains(err.Error(), tt.names) {
+					t.Errorf("Remove: %v, want an error naming %s", err, tt.names)
+				}
+			}
+			if err != nil && !strings.Contains(err.Error(), dir) {
+				t.Errorf("Remove: %v does not name %s", err, dir)
 			}
 			if after := dirState(t, dir); !reflect.DeepEqual(after, before) {
 				t.Errorf("a refused Remove changed %s", dir)

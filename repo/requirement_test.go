@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -51,8 +52,8 @@ func TestParseRequirementRefuses(t *testing.T) {
 			t.Errorf("ParseRequirement(%q) = %#v, want error", in, got)
 			continue
 		}
-		if !strings.HasPrefix(err.Error(), "repo: requirement ") {
-			t.Errorf("ParseRequirement(%q): error %q does not name the requirement", in, err)
+		if re := (*RequirementError)(nil); !errors.As(err, &re) || re.Text != in {
+			t.Errorf("ParseRequirement(%q): error %#v, want a *RequirementError naming it", in, err)
 		}
 	}
 }

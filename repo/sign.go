@@ -59,7 +59,7 @@ func Sign(ctx context.Context, dir string, s *Signer) (*Index, error) {
 
 func sign(ctx context.Context, dir string, s *Signer) (*Index, error) {
 	if _, err := os.Stat(filepath.Join(dir, indexName)); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no %s to sign (add a package first)", indexName)
+		return nil, &reasonError{msg: fmt.Sprintf("no %s to sign (add a package first)", indexName), reason: fs.ErrNotExist, cause: err}
 	}
 	ix, unlock, err := lockedIndex(ctx, dir)
 	if err != nil {
@@ -109,7 +109,7 @@ func stamp(dir string, ix *Index, s *Signer) error {
 	case s.Expires.IsZero():
 		return errors.New("no expiry time for the signed index")
 	case ix.Version >= maxIndexVersion:
-		return fmt.Errorf("index version %d is the last a signed index may have", ix.Version)
+		return &reasonError{msg: fmt.Sprintf("index version %d is the last a signed index may have", ix.Version), reason: ErrLimit}
 	}
 	ix.Name, ix.Version, ix.Expires = name, ix.Version+1, s.Expires.UTC().Truncate(time.Second)
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,7 +39,7 @@ func checkSigned(t *testing.T, dir string) *Index {
 func TestSign(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "main")
 	expires := time.Date(2030, 1, 2, 3, 4, 5, 600, time.FixedZone("x", 3600))
-	if _, err := Sign(t.Context(), dir, testSigner("", expires)); err == nil || !strings.Contains(err.Error(), "no index.json") {
+	if _, err := Sign(t.Context(), dir, testSigner("", expires)); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), dir) {
 		t.Errorf("Sign of a directory without an index: %v", err)
 	}
 	_, m, err := Add(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("", expires))
@@ -148,7 +149,7 @@ func TestSignatureNotWritten(t *testing.T) {
 	}
 	_, err := Sign(t.Context(), dir, testSigner("", time.Now().Add(time.Hour)))
 	var ue *UnsignedError
-	if !errors.As(err, &ue) || ue.Dir != dir || !strings.Contains(err.Error(), dir+" now holds the new index.json with the old signature, which users refuse") {
+	if !errors.As(err, &ue) || ue.Dir != dir || ue.Err == nil {
 		t.Errorf("Sign with the signature's place taken: %v", err)
 	}
 }
@@ -162,7 +163,7 @@ func TestSignLastVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Sign(t.Context(), dir, testSigner("", time.Now().Add(time.Hour)))
-	if err == nil || !strings.Contains(err.Error(), "index version 9007199254740991 is the last a signed index may have") {
+	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "index version 9007199254740991") {
 		t.Errorf("Sign: %v", err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(got, index) {
