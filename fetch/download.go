@@ -21,14 +21,14 @@ func Download(ctx context.Context, rawURL string, f *os.File) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("fetch: download %s: not an absolute http(s) URL", rawURL)
 	}
-	s, err := NewSource(rawURL, Options{})
-	if err != nil {
+	n := newNetConfig(nil)
+	if _, err := parseLocation(rawURL, n); err != nil { // a control character
 		return err
 	}
-	return s.retry(ctx, func() error { return s.downloadTo(ctx, u, f) })
+	return n.retry(ctx, n.tries, func() error { return n.downloadTo(ctx, u, f) })
 }
 
-func (s *Source) downloadTo(ctx context.Context, u *url.URL, f *os.File) error {
+func (s *netConfig) downloadTo(ctx context.Context, u *url.URL, f *os.File) error {
 	if err := f.Truncate(0); err != nil {
 		return err
 	}

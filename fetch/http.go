@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -16,6 +18,8 @@ import (
 	"time"
 
 	"pkg/internal/termtext"
+	"pkg/repo"
+	"pkg/trust"
 )
 
 // userAgent is sent with every HTTP request.
@@ -48,6 +52,144 @@ const (
 	firstBackoff  = 500 * time.Millisecond
 	maxBackoff    = 15 * time.Second
 )
+
+// httpLocation is a repository at an http(s) URL.
+type httpLocation struct {
+	base *url.URL // the repository's directory, with a trailing slash
+	*netConfig
+}
+
+var _ transport = (*httpLocation)(nil)
+
+// newHTTPLocation returns the repository at u, or in the directory of u if it names
+// index.json.
+func newHTTPLocation(u *url.URL, n *netConfig) (transport, error) {
+	u.Path = strings.TrimSuffix(u.Path, "index.json")
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	return &httpLocation{u, n}, nil
+}
+
+func (h *httpLocation) url() string {
+	u := *h.base
+	u.User = nil
+	return u.String()
+}
+
+func (h *httpLocation) indexLocation() string { return h.archiveURL("index.json") }
+
+func (h *httpLocation) archiveURL(rel string) string {
+	u := h.base.JoinPath(rel)
+	u.User = nil
+	return u.String()
+}
+
+func (h *httpLocation) remote() bool { return true }
+
+func (h *httpLocation) checkRepository() error { return nil }
+
+// readIndex asks only for an index newer than saved's, by its ETag and Last-Modified.
+func (h *httpLocation) readIndex(ctx context.Context, saved *savedIndex, tries int) (*savedIndex, string, error) {
+	where := h.indexLocation()
+	fresh := &savedIndex{Location: where}
+	hd := http.Header{}
+	if saved != nil && saved.Location == where {
+		if saved.ETag != "" {
+			hd.Set("If-None-Match", saved.ETag)
+		}
+		if saved.LastModified != "" {
+			hd.Set("If-Modified-Since", saved.LastModified)
+		}
+	}
+	u := h.base.JoinPath("index.json")
+	notModified := false
+	err := h.retry(ctx, tries, func() error {
+		var err error
+		notModified, err = h.getIndex(ctx, u, hd, fresh)
+		return err
+	})
+	switch {
+	case notModified && saved == nil:
+		return nil, where, fmt.Errorf("GET %s: %s to a request without validators", u.Redacted(), http.StatusText(http.StatusNotModified))
+	case notModified:
+		kept := *saved
+		return &kept, u.Redacted(), nil
+	}
+	return fresh, u.Redacted(), err
+}
+
+// getIndex requests the index once and reads it into fresh, unless the server answers
+// that it has not changed.
+func (h *httpLocation) getIndex(ctx context.Context, u *url.URL, hd http.Header, fresh *savedIndex) (notModified bool, err error) {
+	resp, err := h.send(ctx, u, hd, h.answer)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusNotModified:
+		return true, nil
+	case http.StatusOK:
+	case http.StatusNotFound, http.StatusGone:
+		return false, noRepository(fmt.Sprintf("no repository at %s: index.json: %s", h.base.Redacted(), resp.Status))
+	default:
+		return false, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
+	}
+	if err := encoded(u, resp.Header, "an index"); err != nil {
+		return false, err
+	}
+	fresh.ETag, fresh.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	if resp.ContentLength > repo.MaxIndexSize {
+		return false, &TooLargeError{URL: u.Redacted(), Name: "index.json", Limit: repo.MaxIndexSize}
+	}
+	if fresh.data, err = readLimited(resp.Body, repo.MaxIndexSize, u.Redacted(), "index.json"); err != nil {
+		return false, err
+	}
+	ct := resp.Header.Get("Content-Type")
+	if strings.HasPrefix(ct, "text/html") && bytes.HasPrefix(bytes.TrimSpace(fresh.data), []byte("<")) {
+		return false, fmt.Errorf("GET %s: %w: the server answered with a web page (%s), not index.json: a login page or captive portal?", u.Redacted(), ErrUnreachable, ct)
+	}
+	return false, nil
+}
+
+func (h *httpLocation) readSignature(ctx context.Context, tries int) ([]byte, error) {
+	u := h.base.JoinPath(repo.SignatureName)
+	var sig []byte
+	err := h.retry(ctx, tries, func() error {
+		var err error
+		sig, err = h.getSignature(ctx, u)
+		return err
+	})
+	return sig, err
+}
+
+// getSignature requests the signature once. A repository without one answers 404 or
+// 410, or 403 from object stores that hide which objects exist (S3 without list rights).
+func (h *httpLocation) getSignature(ctx context.Context, u *url.URL) ([]byte, error) {
+	resp, err := h.send(ctx, u, nil, h.answer)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound, http.StatusGone, http.StatusForbidden:
+		return nil, nil
+	default:
+		return nil, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
+	}
+	return readLimited(resp.Body, trust.MaxSignatureSize, u.Redacted(), repo.SignatureName)
+}
+
+// open downloads the archive, resuming a body cut short (download).
+func (h *httpLocation) open(ctx context.Context, rel string, size, off int64, restart bool, tries int) (body, error) {
+	u := h.base.JoinPath(rel)
+	if r, ok := strings.CutPrefix(u.Path, h.base.Path); !ok || !filepath.IsLocal(r) {
+		return nil, &OutsideError{rel, h.url()}
+	}
+	return h.openDownload(ctx, u, size, off, restart, tries)
+}
 
 // idleError reports a connection that brought nothing for as long as pkg waits.
 type idleError struct {
@@ -98,6 +240,26 @@ func (e *giveUpError) Error() string {
 func (e *giveUpError) Unwrap() error { return e.err }
 
 func (e *giveUpError) Is(target error) bool { return target == ErrUnreachable }
+
+// netConfig is how a Source talks to servers, shared by its locations: the client, how
+// long it waits and how often it tries.
+type netConfig struct {
+	client   *http.Client
+	tries    int           // attempts at a request
+	backoff  time.Duration // wait after the first failure, doubled after each next one
+	answer   time.Duration // longest wait for the headers of an index's response
+	idle     time.Duration // longest wait for a body's next bytes
+	minRate  int64         // bytes per second a body must average over each window
+	window   time.Duration
+	slack    time.Duration // of an archive's deadline, beyond its size at minRate
+	indexMax time.Duration // longest wait for an index and its signature, retries included
+	retrying func(err error, wait time.Duration, attempt, max int)
+}
+
+func newNetConfig(retrying func(err error, wait time.Duration, attempt, max int)) *netConfig {
+	return &netConfig{client: newClient(), tries: maxTries, backoff: firstBackoff, answer: answerTimeout, idle: idleTimeout,
+		minRate: minRate, window: rateWindow, slack: archiveSlack, indexMax: indexTimeout, retrying: retrying}
+}
 
 // newClient returns a Source's client; send, not the transport, bounds the wait for an answer.
 func newClient() *http.Client {
@@ -195,7 +357,7 @@ func retryable(err error) bool {
 
 // backoffFor is the wait before attempt n+1, after n failures: it doubles from the source's
 // first backoff up to maxBackoff.
-func (s *Source) backoffFor(n int) time.Duration {
+func (s *netConfig) backoffFor(n int) time.Duration {
 	d := s.backoff << (n - 1)
 	if d > maxBackoff || d <= 0 {
 		d = maxBackoff
@@ -218,7 +380,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // not arrive within answer, and so does its body when no byte arrives for the source's idle
 // timeout; the body fails with a *slowError once it comes slower than the source's minimum
 // rate. Its errors name the URL.
-func (s *Source) send(ctx context.Context, u *url.URL, h http.Header, answer time.Duration) (*http.Response, error) {
+func (s *netConfig) send(ctx context.Context, u *url.URL, h http.Header, answer time.Duration) (*http.Response, error) {
 	rctx, cancel := context.WithCancel(ctx)
 	body := &idleBody{idle: s.idle, cancel: cancel, rate: s.minRate, window: s.window}
 	body.timer = time.AfterFunc(answer, body.expire)
@@ -253,24 +415,15 @@ func (s *Source) send(ctx context.Context, u *url.URL, h http.Header, answer tim
 	return resp, nil
 }
 
-// attempts is how many times a request is made before it fails: once when another mirror
-// follows, to ask that one at once (mirror.go).
-func (s *Source) attempts() int {
-	if s.next {
-		return 1
-	}
-	return s.tries
-}
-
 // retry calls try, again after a backoff while it fails in a way that may pass, at most
-// the source's attempts.
-func (s *Source) retry(ctx context.Context, try func() error) error {
+// tries times.
+func (s *netConfig) retry(ctx context.Context, tries int, try func() error) error {
 	for n := 1; ; n++ {
 		err := try()
 		switch {
 		case err == nil || !retryable(err) || ctx.Err() != nil:
 			return err
-		case n >= s.attempts():
+		case n >= tries:
 			return &giveUpError{err, n}
 		}
 		if err := s.pause(ctx, err, n); err != nil {
@@ -280,7 +433,7 @@ func (s *Source) retry(ctx context.Context, try func() error) error {
 }
 
 // pause announces attempt n+1, after n failed with err, and waits before it.
-func (s *Source) pause(ctx context.Context, err error, n int) error {
+func (s *netConfig) pause(ctx context.Context, err error, n int) error {
 	d := s.backoffFor(n)
 	if s.retrying != nil {
 		s.retrying(err, d, n+1, s.tries)
@@ -358,7 +511,8 @@ func (b *idleBody) Close() error {
 // the whole archive instead, skips what it already returned. A body that comes slower
 // than the source's minimum rate is not asked for again.
 type download struct {
-	s         *Source
+	s         *netConfig
+	tries     int // attempts at a request, and at resuming without progress
 	ctx       context.Context
 	u         *url.URL
 	size      int64 // declared: a body that ends before it was cut short
@@ -378,13 +532,13 @@ type download struct {
 var _ body = (*download)(nil)
 
 // openDownload requests u from byte off on, the caller holding the bytes before, at most
-// the source's attempts times, and returns its body once the server has answered. With
-// restart, a server that sends the whole archive makes the body start at 0 (start), the
-// caller dropping what it held; without, those bytes are skipped.
-func (s *Source) openDownload(ctx context.Context, u *url.URL, size, off int64, restart bool) (*download, error) {
-	d := &download{s: s, ctx: ctx, u: u, size: size, off: off, restart: restart, done: off > 0 && off >= size}
+// tries times, and returns its body once the server has answered. With restart, a server
+// that sends the whole archive makes the body start at 0 (start), the caller dropping
+// what it held; without, those bytes are skipped.
+func (s *netConfig) openDownload(ctx context.Context, u *url.URL, size, off int64, restart bool, tries int) (*download, error) {
+	d := &download{s: s, tries: tries, ctx: ctx, u: u, size: size, off: off, restart: restart, done: off > 0 && off >= size}
 	for d.body == nil && !d.done {
-		if d.fails >= s.attempts() {
+		if d.fails >= tries {
 			return nil, &giveUpError{d.last, d.fails}
 		}
 		if err := d.connect(); err != nil {
@@ -462,7 +616,7 @@ func (d *download) Close() error {
 // connect waits after a failure, then asks for the bytes from off on. A failure that may
 // pass is counted and leaves body nil, for the caller to try again.
 func (d *download) connect() error {
-	if d.fails >= d.s.attempts() {
+	if d.fails >= d.tries {
 		return &giveUpError{d.last, d.fails}
 	}
 	if d.fails > 0 {

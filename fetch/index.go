@@ -10,18 +10,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"pkg/internal/dirfd"
-	"pkg/internal/regfile"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -288,10 +284,11 @@ func IndexName(dir string, s *Source) string {
 // its signature, or, for a remote one (remote true), the copy of its index kept in the
 // cache at dir, which every read of the repository touches, changed or not.
 func IndexFiles(dir string, s *Source) (paths []string, remote bool) {
-	if s.base != nil {
+	if s.t.remote() {
 		return []string{indexFileIn(dir, s.indexLocation())}, true
 	}
-	return []string{filepath.Join(s.dir, "index.json"), filepath.Join(s.dir, repo.SignatureName)}, false
+	index := s.indexLocation()
+	return []string{index, filepath.Join(filepath.Dir(index), repo.SignatureName)}, false
 }
 
 // indexFile is where the copy of the index at location is kept.
@@ -361,150 +358,23 @@ func (s *Source) readIndex(ctx context.Context, saved *savedIndex) (*savedIndex,
 var errIndexTimeout = errors.New("fetch: index timeout")
 
 func (s *Source) readIndexSigned(ctx context.Context, saved *savedIndex) (*savedIndex, string, error) {
-	fresh, where, err := s.readIndexFile(ctx, saved)
+	fresh, where, err := s.t.readIndex(ctx, saved, s.attempts())
 	if err != nil {
 		return nil, where, err
 	}
-	sig, err := s.readSignature(ctx)
+	sig, err := s.t.readSignature(ctx, s.attempts())
 	if err != nil && (len(s.policy.Keys) > 0 || s.policy.RequireSigned) {
 		return nil, where, err
 	}
 	// Last-Modified counts whole seconds, so an index replaced within the second it was
 	// read is "not modified"; a new signature says it was.
 	if saved != nil && bytes.Equal(fresh.data, saved.data) && !bytes.Equal(sig, saved.Signature) {
-		if fresh, where, err = s.readIndexFile(ctx, nil); err != nil {
+		if fresh, where, err = s.t.readIndex(ctx, nil, s.attempts()); err != nil {
 			return nil, where, err
 		}
 	}
 	fresh.Signature = sig // a signature nobody can check is only kept for later
 	return fresh, where, nil
-}
-
-func (s *Source) readIndexFile(ctx context.Context, saved *savedIndex) (*savedIndex, string, error) {
-	where := s.indexLocation()
-	fresh := &savedIndex{Location: where}
-	if s.base == nil {
-		f, err := regfile.Open(where, 0)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, where, noRepository(fmt.Sprintf("no repository at %s: %s does not exist", s.dir, where))
-		} else if err != nil {
-			return nil, where, err
-		}
-		defer f.Close()
-		if fresh.data, err = readLimited(f, repo.MaxIndexSize, where, "index.json"); err != nil {
-			return nil, where, err
-		}
-		return fresh, where, nil
-	}
-	h := http.Header{}
-	if saved != nil && saved.Location == where {
-		if saved.ETag != "" {
-			h.Set("If-None-Match", saved.ETag)
-		}
-		if saved.LastModified != "" {
-			h.Set("If-Modified-Since", saved.LastModified)
-		}
-	}
-	u := s.base.JoinPath("index.json")
-	notModified := false
-	err := s.retry(ctx, func() error {
-		var err error
-		notModified, err = s.getIndex(ctx, u, h, fresh)
-		return err
-	})
-	switch {
-	case notModified && saved == nil:
-		return nil, where, fmt.Errorf("GET %s: %s to a request without validators", u.Redacted(), http.StatusText(http.StatusNotModified))
-	case notModified:
-		kept := *saved
-		return &kept, u.Redacted(), nil
-	}
-	return fresh, u.Redacted(), err
-}
-
-// getIndex requests the index once and reads it into fresh, unless the server answers
-// that it has not changed.
-func (s *Source) getIndex(ctx context.Context, u *url.URL, h http.Header, fresh *savedIndex) (notModified bool, err error) {
-	resp, err := s.send(ctx, u, h, s.answer)
-	if err != nil {
-		return false, err
-	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusNotModified:
-		return true, nil
-	case http.StatusOK:
-	case http.StatusNotFound, http.StatusGone:
-		return false, noRepository(fmt.Sprintf("no repository at %s: index.json: %s", s.base.Redacted(), resp.Status))
-	default:
-		return false, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
-	}
-	if err := encoded(u, resp.Header, "an index"); err != nil {
-		return false, err
-	}
-	fresh.ETag, fresh.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
-	if resp.ContentLength > repo.MaxIndexSize {
-		return false, &TooLargeError{URL: u.Redacted(), Name: "index.json", Limit: repo.MaxIndexSize}
-	}
-	if fresh.data, err = readLimited(resp.Body, repo.MaxIndexSize, u.Redacted(), "index.json"); err != nil {
-		return false, err
-	}
-	ct := resp.Header.Get("Content-Type")
-	if strings.HasPrefix(ct, "text/html") && bytes.HasPrefix(bytes.TrimSpace(fresh.data), []byte("<")) {
-		return false, fmt.Errorf("GET %s: %w: the server answered with a web page (%s), not index.json: a login page or captive portal?", u.Redacted(), ErrUnreachable, ct)
-	}
-	return false, nil
-}
-
-// readSignature reads the index's detached signature, or returns nil if the repository
-// has none.
-func (s *Source) readSignature(ctx context.Context) ([]byte, error) {
-	if s.base == nil {
-		path := filepath.Join(s.dir, repo.SignatureName)
-		f, err := regfile.Open(path, 0)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		sig, err := readLimited(f, trust.MaxSignatureSize, path, repo.SignatureName)
-		if err != nil {
-			return nil, err
-		}
-		return sig, nil
-	}
-	u := s.base.JoinPath(repo.SignatureName)
-	var sig []byte
-	err := s.retry(ctx, func() error {
-		var err error
-		sig, err = s.getSignature(ctx, u)
-		return err
-	})
-	return sig, err
-}
-
-// getSignature requests the signature once. A repository without one answers 404 or
-// 410, or 403 from object stores that hide which objects exist (S3 without list rights).
-func (s *Source) getSignature(ctx context.Context, u *url.URL) ([]byte, error) {
-	resp, err := s.send(ctx, u, nil, s.answer)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusNotFound, http.StatusGone, http.StatusForbidden:
-		return nil, nil
-	default:
-		return nil, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
-	}
-	sig, err := readLimited(resp.Body, trust.MaxSignatureSize, u.Redacted(), repo.SignatureName)
-	if err != nil {
-		return nil, err
-	}
-	return sig, nil
 }
 
 // readLimited reads what from r, read at where, refusing more than limit bytes with a

@@ -12,14 +12,7 @@ import (
 
 // URL returns the repository's directory as an absolute URL ending in a slash, without
 // user information: an http(s) URL, or a file URL for a local repository.
-func (s *Source) URL() string {
-	if s.base != nil {
-		u := *s.base
-		u.User = nil
-		return u.String()
-	}
-	return fileURL(s.dir + string(filepath.Separator))
-}
+func (s *Source) URL() string { return s.t.url() }
 
 // ArchiveURL returns the absolute URL of p's archive, without user information, as
 // Fetch would read it: for an index entry of this repository, or for a package whose
@@ -30,12 +23,8 @@ func (s *Source) ArchiveURL(p repo.Package) string {
 	case err == nil && u.Scheme != "" && len(u.Scheme) > 1:
 		u.User = nil
 		return u.String()
-	case s.base != nil:
-		u = s.base.JoinPath(p.Archive)
-		u.User = nil
-		return u.String()
 	}
-	return fileURL(filepath.Join(s.dir, filepath.FromSlash(p.Archive)))
+	return s.t.archiveURL(p.Archive)
 }
 
 // Relocate returns p with its Archive, an absolute URL under the repository URL from,
@@ -57,10 +46,8 @@ func (s *Source) Relocate(p repo.Package, from string) (repo.Package, error) {
 	if err != nil {
 		return p, fmt.Errorf("fetch: archive URL %s: path under %s: %v", p.Archive, from, err)
 	}
-	if s.base == nil {
-		if err := s.checkLocal(); err != nil {
-			return p, err
-		}
+	if err := s.t.checkRepository(); err != nil {
+		return p, err
 	}
 	p.Archive = rel
 	return p, nil

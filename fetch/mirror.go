@@ -56,18 +56,8 @@ type mirrors struct {
 	used  int         // the location that served the index, tried first; -1 for none
 }
 
-func newMirrors(first location, urls []string, failover func(string, error)) (*mirrors, error) {
-	m := &mirrors{locs: []location{first}, failover: failover, used: -1}
-	for _, u := range urls {
-		l, err := parseLocation(u)
-		if err != nil {
-			return nil, err
-		}
-		m.locs = append(m.locs, l)
-	}
-	m.down = make([]time.Time, len(m.locs))
-	m.told = make([]bool, len(m.locs))
-	return m, nil
+func newMirrors(locs []location, failover func(string, error)) *mirrors {
+	return &mirrors{locs: locs, failover: failover, used: -1, down: make([]time.Time, len(locs)), told: make([]bool, len(locs))}
 }
 
 // mirrorError is why one location of a repository with mirrors did not serve a request.
@@ -106,7 +96,7 @@ func isDown(err error) bool {
 func (s *Source) mirror(i int, next bool) *Source {
 	e := *s
 	l := s.m.locs[i]
-	e.loc, e.dir, e.base, e.m, e.next = l.loc, l.dir, l.base, nil, next
+	e.loc, e.t, e.m, e.next = l.loc, l.t, nil, next
 	return &e
 }
 
@@ -141,7 +131,7 @@ func (m *mirrors) order(c *Cache) []int {
 	if m.cache == nil && c != nil {
 		m.cache = c
 		for i, l := range m.locs {
-			if r, err := c.readDown(l.url()); err == nil && m.down[i].IsZero() {
+			if r, err := c.readDown(l.t.url()); err == nil && m.down[i].IsZero() {
 				m.down[i] = r.Until
 			}
 		}
@@ -169,7 +159,7 @@ func (m *mirrors) served(i int) {
 	if !m.down[i].IsZero() {
 		m.down[i] = time.Time{}
 		if m.cache != nil && !m.cache.ReadOnly {
-			unix.Unlinkat(int(m.cache.index.Fd()), downName(m.locs[i].url()), 0)
+			unix.Unlinkat(int(m.cache.index.Fd()), downName(m.locs[i].t.url()), 0)
 		}
 	}
 }
@@ -192,7 +182,7 @@ func (m *mirrors) failed(i int, err error) {
 	m.down[i] = now.Add(downFor)
 	if m.cache != nil && !m.cache.ReadOnly {
 		// Best effort: without the record, the next command asks this mirror first again.
-		m.cache.writeDown(downRecord{URL: m.locs[i].url(), Error: err.Error(), At: now, Until: m.down[i]})
+		m.cache.writeDown(downRecord{URL: m.locs[i].t.url(), Error: err.Error(), At: now, Until: m.down[i]})
 	}
 }
 
@@ -312,12 +302,6 @@ func (b *mirroredBody) start() int64 { return b.begin }
 
 // from names the locations that sent the bytes, in turn.
 func (b *mirroredBody) from() string { return strings.Join(b.used, ", then ") }
-
-// url names the location as Source.URL does.
-func (l location) url() string {
-	s := Source{dir: l.dir, base: l.base}
-	return s.URL()
-}
 
 // downRecord is a mirror found down, kept as <cache>/index/<sha256 of its URL>.down.
 type downRecord struct {

@@ -97,7 +97,7 @@ func (s *Source) remote(p repo.Package) bool {
 	if err == nil && u.Scheme != "" {
 		return u.Scheme == "http" || u.Scheme == "https"
 	}
-	return s.base != nil
+	return s.t.remote()
 }
 
 // size returns the bytes pt holds for the fetch to read first; 0 for none.

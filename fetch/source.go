@@ -1,29 +1,21 @@
 // Package fetch gets repository indexes and archives, from a local directory or over
-// HTTP(S), verifies them against the index, and converts each archive (a tar, compressed
-// or not, a .deb, or a zip, the one staged in the cache's tmp/ first) in one streaming pass
-// into an aligned tar in the cache. Nothing compressed, partial or unverified is ever
-// visible as an entry of the cache, even to other pkg processes sharing it (a cut
-// download's bytes wait in tmp/ to be resumed: partial.go). It believes an index only as
-// its source's trust policy allows (package trust), and keeps the last index of each
-// repository it believed, with its signature, so that an offline source needs no network
-// at all. It does not install anything.
+// HTTP(S), each reached by a transport (transport.go), verifies them against the index,
+// and converts each archive (a tar, compressed or not, a .deb, or a zip, the one staged in
+// the cache's tmp/ first; the formats are tables: format.go) in one streaming pass into an
+// aligned tar in the cache. Nothing compressed, partial or unverified is ever visible as
+// an entry of the cache, even to other pkg processes sharing it (a cut download's bytes
+// wait in tmp/ to be resumed: partial.go). It believes an index only as its source's
+// trust policy allows (package trust), and keeps the last index of each repository it
+// believed, with its signature, so that an offline source needs no network at all. It
+// does not install anything.
 package fetch
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
-	"pkg/internal/regfile"
-	"pkg/internal/termtext"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -64,7 +56,8 @@ type Options struct {
 	Mirrors []string
 
 	// Failover, if not nil, is called when a request was served by the mirror to, after
-	// the mirrors before it failed: why wraps a *MirrorError for each, each said once.
+	// the mirrors before it failed: why wraps an error for each, naming its URL, each
+	// said once.
 	Failover func(to string, why error)
 
 	// Admit, if not nil, has the last word on an index the trust policy believes, before
@@ -74,25 +67,15 @@ type Options struct {
 }
 
 // Source is a repository: a local directory, a file:// URL or an http(s):// URL of the
-// directory that holds index.json.
+// directory that holds index.json, and its mirrors, each reached by a transport
+// (transport.go).
 type Source struct {
 	loc     string
-	dir     string   // local repository directory, or ""
-	base    *url.URL // remote repository directory, with a trailing slash, or nil
+	t       transport
 	offline bool
 	policy  trust.Policy
 	admit   func(trust.Result) error
-
-	client   *http.Client
-	tries    int           // attempts at a request
-	backoff  time.Duration // wait after the first failure, doubled after each next one
-	answer   time.Duration // longest wait for the headers of an index's response
-	idle     time.Duration // longest wait for a body's next bytes
-	minRate  int64         // bytes per second a body must average over each window
-	window   time.Duration
-	slack    time.Duration // of an archive's deadline, beyond its size at minRate
-	indexMax time.Duration // longest wait for an index and its signature, retries included
-	retrying func(err error, wait time.Duration, attempt, max int)
+	*netConfig
 
 	m    *mirrors // nil without Options.Mirrors
 	next bool     // another mirror follows this one: a request gets one attempt
@@ -100,59 +83,40 @@ type Source struct {
 
 // NewSource parses a repository location, and its mirrors'. A location naming index.json
 // itself is accepted.
-func NewSource(location string, o Options) (*Source, error) {
-	s := &Source{loc: location, offline: o.Offline, policy: o.Trust, admit: o.Admit, client: newClient(), tries: maxTries,
-		backoff: firstBackoff, answer: answerTimeout, idle: idleTimeout, minRate: minRate, window: rateWindow, slack: archiveSlack,
-		indexMax: indexTimeout, retrying: o.Retrying}
-	first, err := parseLocation(location)
+func NewSource(loc string, o Options) (*Source, error) {
+	n := newNetConfig(o.Retrying)
+	first, err := parseLocation(loc, n)
 	if err != nil {
 		return nil, err
 	}
-	s.dir, s.base = first.dir, first.base
-	if len(o.Mirrors) > 0 {
-		if s.m, err = newMirrors(first, o.Mirrors, o.Failover); err != nil {
+	s := newSource(loc, first.t, o, n)
+	if len(o.Mirrors) == 0 {
+		return s, nil
+	}
+	locs := []location{first}
+	for _, u := range o.Mirrors {
+		l, err := parseLocation(u, n)
+		if err != nil {
 			return nil, err
 		}
+		locs = append(locs, l)
 	}
+	s.m = newMirrors(locs, o.Failover)
 	return s, nil
 }
 
-// location is where a Source reads from: a local directory or a remote one.
-type location struct {
-	loc  string
-	dir  string   // local repository directory, or ""
-	base *url.URL // remote repository directory, with a trailing slash, or nil
+// newSource returns the source at loc, reached by t, without mirrors.
+func newSource(loc string, t transport, o Options, n *netConfig) *Source {
+	return &Source{loc: loc, t: t, offline: o.Offline, policy: o.Trust, admit: o.Admit, netConfig: n}
 }
 
-func parseLocation(loc string) (location, error) {
-	l := location{loc: loc}
-	if termtext.HasControl(loc) {
-		return l, fmt.Errorf("%w %s: it holds a control or bidirectional character", errLocation, termtext.Quote(loc))
+// attempts is how many times a request is made before it fails: once when another mirror
+// follows, to ask that one at once (mirror.go).
+func (s *Source) attempts() int {
+	if s.next {
+		return 1
 	}
-	u, err := url.Parse(loc)
-	switch {
-	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
-		u.Path = strings.TrimSuffix(u.Path, "index.json")
-		if !strings.HasSuffix(u.Path, "/") {
-			u.Path += "/"
-		}
-		l.base = u
-	case err == nil && u.Scheme == "file":
-		l.dir = u.Path
-	case err == nil && u.Scheme != "" && len(u.Scheme) > 1:
-		return l, fmt.Errorf("fetch: repository %s: scheme %q is not supported (use a path, file://, http:// or https://)", loc, u.Scheme)
-	default:
-		l.dir = loc
-	}
-	if l.dir != "" {
-		if filepath.Base(l.dir) == "index.json" {
-			l.dir = filepath.Dir(l.dir)
-		}
-		if l.dir, err = filepath.Abs(l.dir); err != nil {
-			return l, fmt.Errorf("fetch: repository %s: %w", loc, err)
-		}
-	}
-	return l, nil
+	return s.tries
 }
 
 // String returns the location as given.
@@ -160,14 +124,7 @@ func (s *Source) String() string { return s.loc }
 
 // indexLocation names the index: its URL, without credentials, or absolute path. It is
 // what messages and the cache's copy of the index name.
-func (s *Source) indexLocation() string {
-	if s.base != nil {
-		u := s.base.JoinPath("index.json")
-		u.User = nil
-		return u.String()
-	}
-	return filepath.Join(s.dir, "index.json")
-}
+func (s *Source) indexLocation() string { return s.t.indexLocation() }
 
 // openArchive returns the bytes of p's archive from kept on, the caller holding the
 // bytes before (body.start): from an absolute URL as it is, a path from the repository
@@ -178,7 +135,7 @@ func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package, kept
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
 		return s.timed(ctx, p.Size, u.Redacted(), func(ctx context.Context) (body, error) {
-			return s.openDownload(ctx, u, p.Size, kept, true)
+			return s.openDownload(ctx, u, p.Size, kept, true, s.attempts())
 		})
 	case err == nil && u.Scheme == "file":
 		// A lockfile's URL beneath its repository became a path (Relocate); any other
@@ -188,8 +145,8 @@ func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package, kept
 		return s.timed(ctx, p.Size, s.URL(), func(ctx context.Context) (body, error) {
 			return s.openMirrored(ctx, c, p, kept)
 		})
-	case s.base != nil:
-		return s.timed(ctx, p.Size, s.base.JoinPath(p.Archive).Redacted(), func(ctx context.Context) (body, error) {
+	case s.t.remote():
+		return s.timed(ctx, p.Size, s.t.archiveURL(p.Archive), func(ctx context.Context) (body, error) {
 			return s.openBeneath(ctx, p, kept, true)
 		})
 	}
@@ -197,19 +154,9 @@ func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package, kept
 }
 
 // openBeneath opens p's archive, named by a path relative to the repository, from off on,
-// as openDownload does.
+// as transport.open does.
 func (s *Source) openBeneath(ctx context.Context, p repo.Package, off int64, restart bool) (body, error) {
-	if s.base == nil {
-		if !filepath.IsLocal(filepath.FromSlash(p.Archive)) {
-			return nil, &OutsideError{p.Archive, s.dir}
-		}
-		return openLocal(ctx, filepath.Join(s.dir, filepath.FromSlash(p.Archive)), off)
-	}
-	u := s.base.JoinPath(p.Archive)
-	if rel, ok := strings.CutPrefix(u.Path, s.base.Path); !ok || !filepath.IsLocal(rel) {
-		return nil, &OutsideError{p.Archive, s.URL()}
-	}
-	return s.openDownload(ctx, u, p.Size, off, restart)
+	return s.t.open(ctx, p.Archive, p.Size, off, restart, s.attempts())
 }
 
 // OutsideError refuses an archive that is not beneath the repository: a path that leads
@@ -219,55 +166,3 @@ type OutsideError struct{ Archive, Repo string }
 func (e *OutsideError) Error() string {
 	return "archive " + e.Archive + " is not beneath the repository " + e.Repo
 }
-
-// checkLocal refuses, as ErrNoRepository, a local directory that holds no index.json.
-func (s *Source) checkLocal() error {
-	f, err := regfile.Open(s.indexLocation(), 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return noRepository(fmt.Sprintf("no repository at %s: %s does not exist", s.dir, s.indexLocation()))
-	} else if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// openLocal opens the archive at path from off on, to be read until ctx is done.
-// Anything but a regular file is refused: a FIFO would block the open, a directory fail
-// later.
-func openLocal(ctx context.Context, path string, off int64) (body, error) {
-	f, err := regfile.Open(path, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, gone{err}
-	} else if err != nil {
-		return nil, err
-	}
-	if off > 0 {
-		if _, err := f.Seek(off, io.SeekStart); err != nil {
-			f.Close()
-			return nil, err
-		}
-	}
-	return &localArchive{f, ctx, off}, nil
-}
-
-// localArchive is a local archive whose reads fail once ctx is done, as a download's do.
-type localArchive struct {
-	f   *os.File
-	ctx context.Context
-	off int64 // where it was opened
-}
-
-var _ body = (*localArchive)(nil)
-
-func (a *localArchive) start() int64 { return a.off }
-
-func (a *localArchive) from() string { return a.f.Name() }
-
-func (a *localArchive) Read(p []byte) (int, error) {
-	if err := a.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return a.f.Read(p)
-}
-
-func (a *localArchive) Close() error { return a.f.Close() }

@@ -1,0 +1,103 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"pkg/internal/termtext"
+)
+
+// A transport reaches one location of a repository: a directory (directory.go) or an
+// http(s) URL (http.go). Each operation outside the process is one method, so that what a
+// Source does above them (mirrors and their failover, resuming a download, believing an
+// index, the cache's claims) touches no file or network itself, and is tested with a
+// transport in memory (transport_test.go). The model is golang.org/x/mod/sumdb's ClientOps.
+type transport interface {
+	// url names the location: an absolute URL ending in a slash, without credentials (a
+	// file URL for a directory). It is what a repository is known by: its copy in the
+	// cache, the keys trusted for it, its lock records.
+	url() string
+
+	// indexLocation names the location's index.json in messages and in the cache's copy
+	// of it: its URL without credentials or, where the location is not remote, its
+	// absolute path.
+	indexLocation() string
+
+	// archiveURL names the archive at rel, a slash-separated path beneath the location,
+	// as url does.
+	archiveURL(rel string) string
+
+	// remote reports whether the location is reached over a network: a request may fail
+	// for a while and is tried again, a download has a deadline (Source.deadline), and the
+	// bytes of a large archive are kept as they come, to be resumed (partial.go).
+	remote() bool
+
+	// checkRepository refuses, as ErrNoRepository, a location known without a request to
+	// hold no repository: a directory without index.json.
+	checkRepository() error
+
+	// readIndex reads index.json, in at most tries attempts. Given the copy the cache
+	// keeps, it returns a copy of that one when the location says the index has not
+	// changed since. where names what was read, for messages. A location that serves no
+	// index.json fails with ErrNoRepository.
+	readIndex(ctx context.Context, saved *savedIndex, tries int) (fresh *savedIndex, where string, err error)
+
+	// readSignature reads index.json.sig, in at most tries attempts, or returns nil where
+	// the location has none.
+	readSignature(ctx context.Context, tries int) ([]byte, error)
+
+	// open returns the bytes of the archive at rel, of size bytes, from off on, the caller
+	// holding the bytes before; a remote location makes at most tries attempts, and as
+	// many again at each cut that brought nothing. A location that sends the whole archive
+	// instead starts the body at 0 (body.start) with restart, the caller dropping what it
+	// held, and skips the bytes before off without. An archive the location lacks fails
+	// with ErrGone, a rel that leads out of it with an *OutsideError.
+	open(ctx context.Context, rel string, size, off int64, restart bool, tries int) (body, error)
+}
+
+// schemes make the transport of a location by its URL's scheme; a location without one
+// is a directory.
+var schemes = []struct {
+	name string
+	open func(u *url.URL, n *netConfig) (transport, error)
+}{
+	{"file", func(u *url.URL, _ *netConfig) (transport, error) { return newDirectory(u.Path) }},
+	{"http", newHTTPLocation},
+	{"https", newHTTPLocation},
+}
+
+// location is one place a Source reads from, as given and as reached.
+type location struct {
+	loc string
+	t   transport
+}
+
+// parseLocation makes the transport of the repository location loc.
+func parseLocation(loc string, n *netConfig) (location, error) {
+	if termtext.HasControl(loc) {
+		return location{}, fmt.Errorf("%w %s: it holds a control or bidirectional character", errLocation, termtext.Quote(loc))
+	}
+	var t transport
+	u, err := url.Parse(loc)
+	if err == nil && len(u.Scheme) > 1 { // one letter is a Windows drive
+		t, err = openScheme(u, n)
+	} else {
+		t, err = newDirectory(loc)
+	}
+	if err != nil {
+		return location{}, fmt.Errorf("fetch: repository %s: %w", loc, err)
+	}
+	return location{loc, t}, nil
+}
+
+func openScheme(u *url.URL, n *netConfig) (transport, error) {
+	names := []string{"a path"}
+	for _, s := range schemes {
+		if s.name == u.Scheme {
+			return s.open(u, n)
+		}
+		names = append(names, s.name+"://")
+	}
+	return nil, fmt.Errorf("scheme %q is not supported (use %s)", u.Scheme, orList(names))
+}
