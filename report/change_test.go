@@ -71,3 +71,17 @@ func TestAppliedText(t *testing.T) {
 		}
 	}
 }
+
+// TestAppliedNotes: what the root has not been told comes as notes: how it copied, and a
+// bin/ off PATH, with the line to paste.
+func TestAppliedNotes(t *testing.T) {
+	out := &txn.Outcome{Root: "/r", Cache: "/c", Committed: true, OffPath: "/r/bin",
+		Copied: &install.Result{Method: install.Copy, Fallback: syscall.EOPNOTSUPP}}
+	want := []string{
+		"the filesystem of /r cannot share blocks between files (XFS and btrfs can): copying through a buffer instead of sharing blocks",
+		`/r/bin is not on PATH; to run the commands pkg installs there, add it in your shell's profile: export PATH=/r/bin:"$PATH"`,
+	}
+	if got := AppliedText(out, "").Notes; !slices.Equal(got, want) {
+		t.Errorf("AppliedText notes = %q, want %q", got, want)
+	}
+}

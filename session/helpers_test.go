@@ -60,6 +60,7 @@ func (r *recorder) Retrying(err error, wait time.Duration, attempt, max int) {
 func (r *recorder) Note(text string)          { r.add("note: %s", text) }
 func (r *recorder) Warn(text string)          { r.add("warning: %s", text) }
 func (r *recorder) RootWaiting(holder string) { r.add("waiting for %s", holder) }
+func (r *recorder) RunWaiting(holder string)  { r.add("waiting for %s to make the run's root", holder) }
 func (r *recorder) LinksWrong(err error)      { r.add("links: %v", err) }
 func (r *recorder) NotKept(err error)         { r.add("not kept: %v", err) }
 func (r *recorder) Unverified(err error, local bool) bool {

@@ -11,8 +11,9 @@ import (
 // Run returns the run of req with the session's repositories, trust policy and root: the
 // one made before for the same packages while it is current (runner.Reuse), unless
 // refresh, else one made now (runner.Make), the signatures of its lockfile checked first
-// (checkLockSigned). waiting hears of another process making the same run's root.
-func (s *Session) Run(ctx context.Context, req runner.Request, refresh bool, waiting func(holder string)) (*runner.Run, error) {
+// (checkLockSigned). The observer hears of another process making the same run's root
+// (RunWaiting).
+func (s *Session) Run(ctx context.Context, req runner.Request, refresh bool) (*runner.Run, error) {
 	o, err := s.sourceOptions()
 	var repos []config.Repo
 	if err == nil {
@@ -42,6 +43,6 @@ func (s *Session) Run(ctx context.Context, req runner.Request, refresh bool, wai
 		return nil, err
 	}
 	ro := s.rootOptions()
-	ro.Waiting = waiting
+	ro.Waiting = s.obs.RunWaiting
 	return runner.Make(ctx, f, ix, req, w, ro)
 }

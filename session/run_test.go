@@ -17,7 +17,7 @@ func TestRun(t *testing.T) {
 	s, obs := newSession(t, o, "")
 	req := runner.Request{Package: repo.Requirement{Name: "tool"}}
 	for i, made := range []bool{true, false} {
-		r, err := s.Run(context.Background(), req, false, nil)
+		r, err := s.Run(context.Background(), req, false)
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}

@@ -23,6 +23,7 @@ func (silent) Retrying(error, time.Duration, int, int)        {}
 func (silent) Note(string)                                    {}
 func (silent) Warn(string)                                    {}
 func (silent) RootWaiting(string)                             {}
+func (silent) RunWaiting(string)                              {}
 func (silent) LinksWrong(error)                               {}
 func (silent) NotKept(error)                                  {}
 func (silent) Unverified(error, bool) bool                    { return false }

@@ -200,7 +200,7 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 		out.Removed = append(out.Removed, rec)
 	}
 	if after, err := root.DB().List(); err == nil {
-		out.Commands, out.Unneeded = changed(p.before, after, p.Wanted)
+		out.Commands, out.Unneeded = changed(p.before, after, p.wanted)
 	}
 	if len(p.install) > 0 {
 		out.Unshared = f.Cache.AddRoot(root.Dir()) // so that a prune from another root keeps them

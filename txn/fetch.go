@@ -31,6 +31,7 @@ type Observer interface {
 	Note(text string)                                         // advice, which a quiet command may leave out
 	Warn(text string)                                         // said all the same
 	RootWaiting(holder string)                                // another process keeps the root's lock past a retry
+	RunWaiting(holder string)                                 // another process is making the root of the same run (pkg run)
 	LinksWrong(err error)                                     // a root opened whose bin/ links could not be synced (*install.LinksError)
 	NotKept(err error)                                        // an index passed, but the cache could not keep a copy (*fetch.NotKeptError)
 	// Unverified is an index used unverified (err, a *trust.UnverifiedError); local for an

@@ -88,15 +88,12 @@ func (e *HeldError) Error() string {
 	return strings.Join(s, "; ")
 }
 
-// FromLock reports whether the plan installs a lockfile's archives (a sync).
-func (p *Plan) FromLock() bool { return p.locked }
-
 // Empty reports whether the plan changes nothing.
 func (p *Plan) Empty() bool { return len(p.install) == 0 && len(p.remove) == 0 }
 
-// Wanted reports whether the user asked for the package name: they named it, or it is
+// wanted reports whether the user asked for the package name: they named it, or it is
 // in the lockfile synced.
-func (p *Plan) Wanted(name string) bool { return p.locked || p.why(name) == "requested" }
+func (p *Plan) wanted(name string) bool { return p.locked || p.why(name) == "requested" }
 
 // Packages returns the packages the plan installs, in order.
 func (p *Plan) Packages() []repo.Package { return p.install }

@@ -17,9 +17,9 @@ func (e *StaleLockError) Error() string {
 	return fmt.Sprintf("%s is out of date: it locks %s, not %s", e.Path, repo.JoinRequirements(e.Locks), repo.JoinRequirements(e.Given))
 }
 
-// CheckInputs refuses, with a *StaleLockError, requirements other than those the lockfile
+// checkInputs refuses, with a *StaleLockError, requirements other than those the lockfile
 // l at path was made for; no requirements stand for l's own.
-func CheckInputs(l *repo.Lock, reqs []repo.Requirement, path string) error {
+func checkInputs(l *repo.Lock, reqs []repo.Requirement, path string) error {
 	if len(reqs) == 0 || repo.Inputs(reqs) == repo.Inputs(l.Requires) {
 		return nil
 	}
@@ -36,12 +36,12 @@ func FirstSource(l *repo.Lock, srcs map[string]*fetch.Source) *fetch.Source {
 }
 
 // ReadLock reads the lockfile at path (repo.ReadLock) and refuses, with a
-// *StaleLockError, one made for other requirements than reqs (CheckInputs); no reqs stand
+// *StaleLockError, one made for other requirements than reqs (checkInputs); no reqs stand
 // for the lockfile's own.
 func ReadLock(path string, reqs []repo.Requirement) (*repo.Lock, error) {
 	l, err := repo.ReadLock(path)
 	if err == nil {
-		err = CheckInputs(l, reqs, path)
+		err = checkInputs(l, reqs, path)
 	}
 	return l, err
 }

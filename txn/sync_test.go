@@ -30,13 +30,13 @@ func TestCheckInputs(t *testing.T) {
 		{reqs("app", "tool<2"), true},
 	}
 	for _, tt := range tests {
-		err := CheckInputs(l, tt.given, "pkg.lock")
+		err := checkInputs(l, tt.given, "pkg.lock")
 		var se *StaleLockError
 		if errors.As(err, &se) != tt.stale {
-			t.Errorf("CheckInputs(%v) = %v, want stale %v", tt.given, err, tt.stale)
+			t.Errorf("checkInputs(%v) = %v, want stale %v", tt.given, err, tt.stale)
 		}
 		if tt.stale && err.Error() != "pkg.lock is out of date: it locks app tool<1.5, not "+repo.JoinRequirements(tt.given) {
-			t.Errorf("CheckInputs(%v) says %q", tt.given, err)
+			t.Errorf("checkInputs(%v) says %q", tt.given, err)
 		}
 	}
 }

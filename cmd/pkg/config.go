@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
@@ -101,6 +102,14 @@ var _ txn.Observer = progress{}
 
 func (o progress) LinksWrong(err error) {
 	warn(o.c, "%s; once it can be changed, 'pkg verify' names the links still wrong", err)
+}
+
+// RunWaiting says that the process holder is making the root of the same run, unless
+// --quiet.
+func (o progress) RunWaiting(holder string) {
+	if !o.c.Bool("quiet") {
+		fmt.Fprintf(o.c.App.ErrWriter, "pkg: waiting for %s to finish making the root of this run\n", holder)
+	}
 }
 
 func (o progress) NotKept(err error) { warn(o.c, "%s; --offline will not have it", err) }

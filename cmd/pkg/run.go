@@ -38,11 +38,7 @@ func runAction(c *cli.Context) error {
 		args = args[1:]
 	}
 	req := runner.Request{Package: reqs[0], With: reqs[1:], Command: c.String("cmd"), Lock: c.String("lock")}
-	r, err := sess(c).Run(c.Context, req, c.Bool("refresh"), func(holder string) {
-		if !c.Bool("quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "pkg: waiting for %s to finish making the root of this run\n", holder)
-		}
-	})
+	r, err := sess(c).Run(c.Context, req, c.Bool("refresh"))
 	if ce := (*runner.CommandError)(nil); errors.As(err, &ce) && len(ce.Commands)+len(ce.Others) > 0 {
 		return usagef("%v (--cmd NAME picks one)", err)
 	} else if err != nil {
