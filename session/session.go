@@ -192,8 +192,8 @@ func (s *Session) rootOptions() install.Options {
 	return install.Options{NoSync: s.NoSync, LockTimeout: s.LockTimeout, Owner: s.Owner, Waiting: s.obs.RootWaiting, Context: s.Context}
 }
 
-// KeySources returns the trusted keys of each source: those given, then the root's.
-func (s *Session) KeySources() ([]trust.KeySource, error) {
+// keySources returns the trusted keys of each source: those given, then the root's.
+func (s *Session) keySources() ([]trust.KeySource, error) {
 	if s.Invalid.Keys != nil {
 		return nil, s.Invalid.Keys
 	}
@@ -204,7 +204,7 @@ func (s *Session) KeySources() ([]trust.KeySource, error) {
 // trustPolicy returns the keys the session trusts and whether it requires signatures
 // (trust.NewPolicy).
 func (s *Session) trustPolicy() (trust.Policy, error) {
-	sources, err := s.KeySources()
+	sources, err := s.keySources()
 	return trust.NewPolicy(sources, s.RequireSigned), err
 }
 

@@ -128,8 +128,8 @@ func TestInvalid(t *testing.T) {
 	if _, err := session.SourceOptions(s); err != jobs {
 		t.Errorf("SourceOptions: %v, want %v", err, jobs)
 	}
-	if _, err := s.KeySources(); err != keys {
-		t.Errorf("KeySources: %v, want %v", err, keys)
+	if _, _, err := s.Trusted(); err != keys {
+		t.Errorf("Trusted: %v, want %v", err, keys)
 	}
 	if _, err := s.Repositories(); err != nil {
 		t.Errorf("Repositories: %v, want none", err)
@@ -140,9 +140,9 @@ func TestInvalid(t *testing.T) {
 	}
 }
 
-// TestKeySources: the keys given come first, then the root's file; a policy requires
+// TestTrusted: the keys given come first, then the root's file; a policy requires
 // signatures where asked to.
-func TestKeySources(t *testing.T) {
+func TestTrusted(t *testing.T) {
 	k, err := trust.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
@@ -152,9 +152,9 @@ func TestKeySources(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := newSession(t, session.Options{Keys: []trust.KeySource{given}, RequireSigned: true}, "")
-	srcs, err := s.KeySources()
+	srcs, _, err := s.Trusted()
 	if err != nil || len(srcs) != 2 || srcs[0].Name != "given" || srcs[1].Name != pin.TrustedKeysFile(s.Root) {
-		t.Fatalf("KeySources: %+v, %v", srcs, err)
+		t.Fatalf("Trusted: %+v, %v", srcs, err)
 	}
 	p, err := session.TrustPolicy(s)
 	if err != nil || !p.RequireSigned || len(p.Keys) != 1 {

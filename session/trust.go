@@ -52,7 +52,7 @@ func (s *Session) Distrust(ctx context.Context, id string) (*Distrusted, error) 
 	if d.Removed, d.Unpinned, err = pin.Distrust(root, id); err != nil {
 		return d, err
 	}
-	if sources, err := s.KeySources(); err == nil {
+	if sources, err := s.keySources(); err == nil {
 		d.TrustedBy = trust.Trusting(sources[:len(s.Keys)], id)
 	}
 	return d, nil
@@ -62,7 +62,7 @@ func (s *Session) Distrust(ctx context.Context, id string) (*Distrusted, error) 
 // the root's, and the repositories the root pinned, read without the root's lock (none
 // where there is no root).
 func (s *Session) Trusted() (sources []trust.KeySource, pins []db.Pin, err error) {
-	if sources, err = s.KeySources(); err != nil {
+	if sources, err = s.keySources(); err != nil {
 		return nil, nil, err
 	}
 	err = s.peekRoot(func(d *db.DB) (err error) { pins, err = d.Repos(); return err })

@@ -31,7 +31,7 @@ func TestTrust(t *testing.T) {
 	if _, replaced, err := s.Trust(ctx, k.Public()); err != nil || len(replaced) != 0 {
 		t.Fatalf("Trust: %v, replaced %v", err, replaced)
 	}
-	sources, err := s.KeySources()
+	sources, _, err := s.Trusted()
 	if err != nil || len(sources[len(sources)-1].Keys) != 1 {
 		t.Errorf("the root's keys after Trust: %v, %v", sources, err)
 	}
