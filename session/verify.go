@@ -15,7 +15,7 @@ import (
 // Verify checks the files of the installed packages names (all for none) against what was
 // installed (install.Root.VerifyWith), and returns every installed package and the
 // problems found; a name not installed is a *txn.NotInstalledError (and one with a version
-// a *txn.NameError). It takes the root's lock
+// a *repo.NameError). It takes the root's lock
 // where it can: a root of another user's, or on a read-only filesystem, it reads without,
 // saying so of the first. The cache's extents spare hashing the files that still share
 // them, unless full; it makes no cache.

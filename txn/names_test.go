@@ -1,7 +1,6 @@
 package txn
 
 import (
-	"errors"
 	"testing"
 
 	"pkg/db"
@@ -24,10 +23,6 @@ func TestNeedInstalled(t *testing.T) {
 		if got := errString(err); got != tt.want {
 			t.Errorf("NeedInstalled(%q) = %q, want %q", tt.names, got, tt.want)
 		}
-	}
-	var ne *NameError
-	if err := CheckNames("upgrade", []string{"hello=1.0"}); !errors.As(err, &ne) || !ne.Versioned || ne.Arg != "hello=1.0" {
-		t.Errorf("CheckNames(hello=1.0) = %#v", err)
 	}
 }
 

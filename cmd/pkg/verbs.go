@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/cmd/pkg/internal/cliusage"
+	"pkg/repo"
 	"pkg/report"
 	"pkg/session"
 	"pkg/txn"
@@ -76,17 +77,17 @@ func unique(names []string) []string {
 	return out
 }
 
-// installedNames is txn.CheckNames for the command op, its refusals usage errors.
-func installedNames(op string, names []string) error { return nameUsage(txn.CheckNames(op, names)) }
+// installedNames is repo.CheckNames for the command op, its refusals usage errors.
+func installedNames(op string, names []string) error { return nameUsage(repo.CheckNames(op, names)) }
 
 // needInstalled is txn.NeedInstalled for the command op, with installedNames' usage errors.
 func needInstalled(op string, names []string, installed []session.Record) error {
 	return nameUsage(txn.NeedInstalled(op, names, installed))
 }
 
-// nameUsage makes a *txn.NameError a usage error.
+// nameUsage makes a *repo.NameError a usage error.
 func nameUsage(err error) error {
-	if ne := (*txn.NameError)(nil); errors.As(err, &ne) {
+	if ne := (*repo.NameError)(nil); errors.As(err, &ne) {
 		return usagef("%v", err)
 	}
 	return err
