@@ -18,7 +18,6 @@ import (
 	"pkg/internal/process"
 	"pkg/internal/termtext"
 	"pkg/session"
-	"pkg/txn"
 )
 
 func main() {
@@ -105,7 +104,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "repo", Usage: "repository, [NAME=]LOCATION: a directory, file:// or http(s):// URL (repeatable, highest priority first, before the configured ones; also PKG_REPO, one)"},
 		&cli.BoolFlag{Name: "no-sync", Usage: "skip the sync before each commit (throwaway machines only)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors and the results asked for: no progress, notes or warnings"},
-		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: txn.DefaultJobs(), Usage: "packages to fetch at once"},
+		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: session.DefaultJobs(), Usage: "packages to fetch at once"},
 		&cli.BoolFlag{Name: "offline", EnvVars: []string{"PKG_OFFLINE"}, Usage: "use only the cache: no network, no repository"},
 		&cli.DurationFlag{Name: "lock-timeout", Value: 5 * time.Minute, Usage: "how long to wait for another pkg process to finish with the root (0: for ever)"},
 		&cli.StringSliceFlag{Name: "trusted-key", Usage: "trust a publisher's key, [REPO=]pkg-ed25519:..., and require every repository to verify with a trusted key (repeatable; also PKG_TRUSTED_KEYS, and 'pkg trust add' for the root)"},
