@@ -76,16 +76,3 @@ func ExampleRemovePlan() {
 	// Output:
 	// {"schema":"pkg.plan/1","root":"/opt/root","changes":[{"action":"remove","name":"hello","version":"","download_bytes":0,"why":"requested"}],"download_bytes":0,"disk_bytes":0}
 }
-
-// What lock says of the lockfile it writes over another.
-func ExampleLockChanges() {
-	old := &repo.Lock{Packages: []repo.Package{{Name: "hello", Version: "1"}, {Name: "libold", Version: "1"}}}
-	l := &repo.Lock{Packages: []repo.Package{{Name: "hello", Version: "2"}, {Name: "libgreet", Version: "1"}}}
-	for _, line := range txn.LockChanges(old, l) {
-		fmt.Println(line)
-	}
-	// Output:
-	// locked hello 2 (was 1)
-	// locked libgreet 1
-	// unlocked libold 1
-}

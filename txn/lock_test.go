@@ -2,7 +2,6 @@ package txn_test
 
 import (
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 
@@ -31,30 +30,5 @@ func TestLock(t *testing.T) {
 	signed := &repo.Lock{Index: &repo.LockIndex{Name: "r", Version: 2, Keys: []string{"0123456789abcdef"}}}
 	if _, err := txn.Lock(signed, ix, []repo.Requirement{{Name: "hello"}}, "pkg.lock", nil); !errors.Is(err, pin.ErrLockNotVerified) {
 		t.Errorf("Lock over a lockfile of a signed index, unverified: %v", err)
-	}
-}
-
-// TestLockChanges describes a new lockfile against the one it replaces, a line per change.
-func TestLockChanges(t *testing.T) {
-	a1 := repo.Package{Name: "a", Version: "1", SHA256: "x"}
-	a2 := repo.Package{Name: "a", Version: "2", SHA256: "y"}
-	b := repo.Package{Name: "b", Version: "1", SHA256: "z", Platform: "linux-arm64"}
-	ix := func(v uint64) *repo.LockIndex { return &repo.LockIndex{Name: "r", Version: v, Keys: []string{"k"}} }
-	for _, tc := range []struct {
-		name   string
-		old, l *repo.Lock
-		want   []string
-	}{
-		{"new", nil, &repo.Lock{Packages: []repo.Package{a1}}, []string{"locked a 1"}},
-		{"same", &repo.Lock{Packages: []repo.Package{a1}}, &repo.Lock{Packages: []repo.Package{a1}}, nil},
-		{"upgraded", &repo.Lock{Packages: []repo.Package{a1}}, &repo.Lock{Packages: []repo.Package{a2}}, []string{"locked a 2 (was 1)"}},
-		{"new archive", &repo.Lock{Packages: []repo.Package{a1}}, &repo.Lock{Packages: []repo.Package{{Name: "a", Version: "1", SHA256: "w"}}}, []string{"locked a 1 (new archive)"}},
-		{"platform and unlocked", &repo.Lock{Packages: []repo.Package{a1}}, &repo.Lock{Packages: []repo.Package{b}}, []string{"locked b 1 for linux-arm64", "unlocked a 1"}},
-		{"repository and index", &repo.Lock{Repo: "file:///a"}, &repo.Lock{Repo: "file:///b", Index: ix(1)}, []string{"repository file:///b (was file:///a)", "recorded index r version 1, verified by key k"}},
-		{"newer index", &repo.Lock{Index: ix(1)}, &repo.Lock{Index: ix(2)}, []string{"index r version 2, verified by key k (was version 1)"}},
-	} {
-		if got := txn.LockChanges(tc.old, tc.l); !slices.Equal(got, tc.want) {
-			t.Errorf("%s: LockChanges = %q, want %q", tc.name, got, tc.want)
-		}
 	}
 }
