@@ -59,7 +59,7 @@ func OverLimitText(t fetch.Trimmed, l fetch.Limits) string {
 	return fmt.Sprintf("the cache takes %s, over its limit of %s: the rest is what installed packages use", units.Size(t.Size), units.Size(l.MaxSize))
 }
 
-// AutoPrunedText says what an automatic prune (txn.AutoPrune) removed, or returns "".
+// AutoPrunedText says what an automatic prune (session.Upkeep.AutoPrune) removed, or returns "".
 func AutoPrunedText(t fetch.Trimmed) string {
 	if len(t.Removed) == 0 {
 		return ""

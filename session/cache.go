@@ -12,7 +12,6 @@ import (
 	"pkg/internal/units"
 	"pkg/report"
 	"pkg/runner"
-	"pkg/txn"
 )
 
 // Limits are the limits of a prune (fetch.Limits): by age and by the cache's size.
@@ -77,7 +76,7 @@ type Trimmed struct {
 }
 
 // Trim removes the cache's entries: every one, or, pruning, those no root uses within l
-// (txn.Prune), and the run roots l allows. It needs no root's lock, so that a command
+// (pruneCache), and the run roots l allows. It needs no root's lock, so that a command
 // that waits for the cache while it holds one cannot hold it up. Where there is no cache
 // it returns nil, having said so. An error after a removal comes with what was removed.
 func (u Upkeep) Trim(ctx context.Context, prune bool, l Limits) (*Trimmed, error) {
@@ -92,7 +91,7 @@ func (u Upkeep) Trim(ctx context.Context, prune bool, l Limits) (*Trimmed, error
 	}
 	if prune {
 		var forgot []string
-		out.Trimmed, forgot, err = txn.Prune(cache, s.Root, s.rootOptions(), l)
+		out.Trimmed, forgot, err = pruneCache(cache, s.Root, s.rootOptions(), l)
 		for _, dir := range forgot {
 			s.obs.Note(fmt.Sprintf("forgot root %s, which installed from this cache and is gone", dir))
 		}
@@ -105,7 +104,7 @@ func (u Upkeep) Trim(ctx context.Context, prune bool, l Limits) (*Trimmed, error
 	return out, err
 }
 
-// AutoPrune prunes the cache the session opened first when a prune is due (txn.AutoPrune),
+// AutoPrune prunes the cache the session opened first when a prune is due (autoPruneCache),
 // and then the run roots unused for the configured time, saying what it removed, or why
 // it could not. Call it after the command, once the root is closed; it does nothing after
 // a dry run or where no cache was opened.
@@ -119,7 +118,7 @@ func (u Upkeep) AutoPrune() {
 		return // the command reading the configuration said so
 	}
 	cache, l := s.caches[0], Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
-	t, _, done, err := txn.AutoPrune(cache, s.Root, s.rootOptions(), l)
+	t, _, done, err := autoPruneCache(cache, s.Root, s.rootOptions(), l)
 	if err != nil {
 		s.obs.Note(fmt.Sprintf("the cache was not pruned: %v", err))
 	} else if text := report.AutoPrunedText(t); done && text != "" {

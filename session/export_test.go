@@ -5,4 +5,9 @@ var (
 	OpenCache    = (*Session).openCache
 	ReadOnlyRoot = (*Session).readOnlyRoot
 	TrustPolicy  = (*Session).trustPolicy
+
+	UsedArchives   = usedArchives
+	PruneCache     = pruneCache
+	AutoPruneCache = autoPruneCache
+	AutoEvery      = autoEvery
 )

@@ -1,0 +1,101 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"pkg/db"
+	"pkg/fetch"
+	"pkg/install"
+)
+
+// usedArchives returns the sha256s of the archives installed in the root at dir, if there
+// is one, and in the other roots the cache records as installing from it, reading each
+// without its lock. It forgets the roots that are gone, returning them, and fails for one
+// it cannot read: what that root uses is not known. Once no other process uses the cache
+// (fetch.Cache.Exclusive), what every root installed from it is in that root's database.
+func usedArchives(cache *fetch.Cache, dir string, o install.Options) (inUse map[string]bool, forgot []string, err error) {
+	inUse = make(map[string]bool)
+	add := func(d *db.DB) error {
+		ps, err := d.List()
+		for _, p := range ps {
+			inUse[p.SHA256] = true
+		}
+		return err
+	}
+	own, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := install.View(own, o, nil, add); err != nil && !errors.Is(err, install.ErrNoRoot) {
+		return nil, nil, err
+	}
+	others, err := cache.Roots()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, other := range others {
+		if other == own {
+			continue
+		}
+		err := install.View(other, o, nil, add)
+		switch {
+		case errors.Is(err, install.ErrNoRoot):
+			if cache.ForgetRoot(other) == nil {
+				forgot = append(forgot, other)
+			}
+		case err != nil:
+			return nil, forgot, fmt.Errorf("cache prune: root %s also installs from this cache, and what it uses cannot be read, so nothing was removed (if that root is no longer used, remove %s): %w",
+				other, cache.RootFile(other), err)
+		}
+	}
+	return inUse, forgot, nil
+}
+
+// pruneCache removes from cache, which must be Exclusive, the entries no root that installs
+// from it uses (usedArchives) that the limits l let go (fetch.Cache.Trim: without limits,
+// all of them), and returns what it did and the roots it forgot.
+func pruneCache(cache *fetch.Cache, dir string, o install.Options, l fetch.Limits) (t fetch.Trimmed, forgot []string, err error) {
+	inUse, forgot, err := usedArchives(cache, dir, o)
+	if err != nil {
+		return t, forgot, err
+	}
+	t, err = cache.Trim(l, func(e fetch.Entry) bool { return inUse[e.SHA256] })
+	if err == nil {
+		cache.MarkPruned() // best effort: autoPruneCache then waits a day
+	}
+	return t, forgot, err
+}
+
+// autoEvery is how often autoPruneCache prunes a cache, at most.
+const autoEvery = 24 * time.Hour
+
+// autoPruneCache is pruneCache within l for the end of a command that may have grown the
+// cache, when l sets a limit: it prunes only if the cache's last prune is autoEvery old and
+// no other process uses the cache, and reports whether it did, having recorded it even if
+// it failed, so that a failure is said once a day. A cache never pruned starts counting.
+// This process must have closed the root at dir. When nothing is due, it costs one fstatat.
+func autoPruneCache(cache *fetch.Cache, dir string, o install.Options, l fetch.Limits) (t fetch.Trimmed, forgot []string, done bool, err error) {
+	if l == (fetch.Limits{}) {
+		return t, nil, false, nil
+	}
+	last, err := cache.LastPruned()
+	switch {
+	case err != nil:
+		return t, nil, false, err
+	case last.IsZero():
+		return t, nil, false, cache.MarkPruned()
+	case time.Since(last) < autoEvery:
+		return t, nil, false, nil
+	}
+	if only, err := cache.TryExclusive(); !only || err != nil {
+		return t, nil, false, err
+	}
+	t, forgot, err = pruneCache(cache, dir, o, l)
+	if err != nil {
+		cache.MarkPruned()
+	}
+	return t, forgot, true, err
+}
