@@ -59,16 +59,6 @@ func (s *Session) openRoot(ctx context.Context) (*install.Root, error) {
 	return r, nil
 }
 
-// CloseRoot closes root after a call that may have made it, abandoning it if the call
-// failed (err): a first install or sync that failed leaves no root.
-func CloseRoot(root *install.Root, err error) {
-	if err != nil {
-		root.Abandon()
-	} else {
-		root.Close()
-	}
-}
-
 // RootExists refuses a root where nothing was ever installed, for what works only on what
 // is installed: a mistyped root must not pass as an empty one, nor be created.
 func (s *Session) RootExists() error {
