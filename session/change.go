@@ -27,7 +27,7 @@ type Request struct {
 	Op       Op
 	Requires []repo.Requirement // Install, Upgrade, and what Session.Lock locks
 	Names    []string           // Reinstall, Remove
-	// Lock is the lockfile at LockPath that Sync installs (read by ReadLock) or that
+	// Lock is the lockfile at LockPath that Sync installs (read by txn.ReadLock) or that
 	// Session.Lock writes again (nil: none yet); with LockRepos, its repositories are
 	// those in effect, ahead of the configured ones.
 	Lock      *repo.Lock
@@ -38,12 +38,13 @@ type Request struct {
 	Platforms []string // Session.Lock: the platforms to lock for
 }
 
-// Plan returns the plan of r: the indexes in effect read, the root's records, then the
-// plan made. Apply it (txn.Plan.Apply) or Close it. Unless a dry run, the plan holds the
-// root's lock from here on, and the root was read again under it. A dry run reads the
-// root without its lock, and returns a plan checked as the change would check it
-// before it downloads (txn.Plan.Check; offline, that the cache holds what it needs), for
-// showing only.
+// Plan returns the plan of r, made from the root's records and, but for a removal, the
+// indexes in effect (a sync's lockfile checked first: its signatures, and with Frozen its
+// resolution). Unless a dry run, the plan holds the root's lock from here on, the records
+// read again under it: apply it (txn.Plan.Apply) or Close it. A dry run reads the root
+// without its lock and returns a plan checked as the change would check it before it
+// downloads (txn.Plan.Check; offline, that the cache holds what it needs), to show: Apply
+// refuses it.
 func (s *Session) Plan(ctx context.Context, r Request) (*txn.Plan, error) {
 	switch r.Op {
 	case Remove, Autoremove:
@@ -54,7 +55,7 @@ func (s *Session) Plan(ctx context.Context, r Request) (*txn.Plan, error) {
 	return s.change(ctx, r)
 }
 
-// planner makes the plan of an install, upgrade or reinstall in the root at dir.
+// planner makes the plan of an install, upgrade or reinstall.
 type planner struct {
 	r         Request
 	requested map[string]string // the root's requests (db.DB.Requested)
