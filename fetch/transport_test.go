@@ -294,3 +294,33 @@ func TestMemPinned(t *testing.T) {
 		t.Error("the verified copy was replaced")
 	}
 }
+
+// TestMemStaleMirror refuses an index older than the cache's copy from the first
+// location, naming it, and takes the next mirror's: a mirror can withhold, not roll back.
+func TestMemStaleMirror(t *testing.T) {
+	key := newTestKey(t)
+	_, p := testArchive(t)
+	later := time.Now().Add(time.Hour)
+	v2, v2sig := signedIndex(t, key, 2, later, p)
+	v1, v1sig := signedIndex(t, key, 1, later, p)
+	a := newMemRepo("a", map[string][]byte{"index.json": v2, repo.SignatureName: v2sig})
+	b := newMemRepo("b", map[string][]byte{"index.json": v2, repo.SignatureName: v2sig})
+	c := openCache(t)
+	if _, _, err := c.VerifiedIndex(t.Context(), memSource(trustedBy(key), a)); err != nil {
+		t.Fatal(err)
+	}
+	a.mu.Lock()
+	a.files["index.json"], a.files[repo.SignatureName] = v1, v1sig
+	a.mu.Unlock()
+	var n notes
+	o := trustedBy(key)
+	o.Failover = n.failover
+	_, res, err := c.VerifiedIndex(t.Context(), memSource(o, a, b))
+	if err != nil || res.Version != 2 {
+		t.Fatalf("VerifiedIndex: version %d, %v; want 2 from b", res.Version, err)
+	}
+	var me *mirrorError
+	if n.len() != 1 || !errors.Is(n.why[0], trust.ErrRollback) || !errors.As(n.why[0], &me) || me.URL != a.url() {
+		t.Errorf("failovers said: %v %v; want a's rollback", n.to, n.why)
+	}
+}
