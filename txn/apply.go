@@ -69,6 +69,9 @@ type Target struct {
 // already applied or closed.
 var ErrNotBound = errors.New("txn: plan holds no root")
 
+// errNoFetcher is Apply of a plan that installs packages bound with no Fetcher.
+var errNoFetcher = errors.New("txn: plan installs packages and has no fetcher")
+
 // Bind makes t where p is applied; p owns t.Root from then on.
 func (p *Plan) Bind(t Target) { p.target = &t }
 
@@ -226,6 +229,9 @@ func (p *Plan) stage(ctx context.Context, root *install.Root, f *Fetcher) ([]*in
 	staged := make([]*install.Staged, len(p.install))
 	if len(p.install) == 0 {
 		return staged, nil
+	}
+	if f == nil {
+		return nil, errNoFetcher
 	}
 	if f.Offline {
 		if err := p.CheckCached(f.Cache); err != nil {
