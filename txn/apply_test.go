@@ -5,9 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"pkg/install"
+	"pkg/repo"
 )
 
 // tellIn opens the root at dir, as a command does, and returns what Apply's Outcome would
@@ -71,5 +73,26 @@ func TestTellPath(t *testing.T) {
 		if out := tellIn(t, root, tt.path); out.OffPath != tt.want {
 			t.Errorf("command %d, PATH %s: said %q, want %q", i, tt.path, out.OffPath, tt.want)
 		}
+	}
+}
+
+// TestApplyNoFetcher: a plan that installs packages, bound with no fetcher, is refused
+// before it changes anything, and gives up its root all the same.
+func TestApplyNoFetcher(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "root")
+	root, err := install.Open(context.Background(), dir, install.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := (&Plan{Root: dir, install: []repo.Package{{Name: "a", Version: "1", SHA256: strings.Repeat("0", 64)}}, why: reasons(nil, nil, "")}).fill(nil)
+	p.Bind(Target{Root: root})
+	if _, err := p.Apply(context.Background()); !errors.Is(err, errNoFetcher) {
+		t.Errorf("Apply with no fetcher: %v, want %v", err, errNoFetcher)
+	}
+	if _, err := p.Apply(context.Background()); !errors.Is(err, ErrNotBound) {
+		t.Errorf("Apply again: %v, want %v", err, ErrNotBound)
+	}
+	if err := install.Exists(dir); !errors.Is(err, install.ErrNoRoot) {
+		t.Errorf("the root made for the plan is still there: %v", err)
 	}
 }
