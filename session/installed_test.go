@@ -2,15 +2,18 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"pkg/session"
+	"pkg/txn"
 )
 
-// TestInstalled reads what is installed, and what of it the repository has newer; where
-// there is no root, nothing is, and the observer hears so.
+// TestInstalled reads what is installed, its files, the names a shell completes, what the
+// repository offers marked installed or not, and what of it the repository has newer;
+// where there is no root, nothing is, and the observer hears so.
 func TestInstalled(t *testing.T) {
 	s, o := installed(t, "hello")
 	recs, requested, err := s.Installed()
@@ -19,6 +22,20 @@ func TestInstalled(t *testing.T) {
 	}
 	if names := s.Names(context.Background(), false); !slices.Equal(names, []string{"hello"}) {
 		t.Errorf("Names(false) = %q", names)
+	}
+	if names := s.Names(context.Background(), true); !slices.Equal(names, []string{"hello", "tool"}) {
+		t.Errorf("Names(true) = %q; want what the cache's copy of the index offers", names)
+	}
+	if f, err := s.Files("hello"); err != nil || f.Name != "hello" || f.Version != "1" || len(f.Files) == 0 {
+		t.Errorf("Files(hello) = %+v, %v", f, err)
+	}
+	var ne *txn.NotInstalledError
+	if _, err := s.Files("tool"); !errors.As(err, &ne) || ne.Name != "tool" {
+		t.Errorf("Files(tool) = %v; want a *txn.NotInstalledError", err)
+	}
+	found, from, err := s.Search(context.Background(), "")
+	if err != nil || from != o.Repos[0].URLs[0] || len(found.Packages) != 2 || found.Packages[0].Installed != "1" || found.Packages[1].Installed != "" {
+		t.Errorf("Search = %+v, %q, %v; want hello installed and tool not, from %s", found, from, err, o.Repos[0].URLs[0])
 	}
 	dir := o.Repos[0].URLs[0]
 	if err := publish(dir, filepath.Dir(dir), "hello", "2"); err != nil {
@@ -35,5 +52,8 @@ func TestInstalled(t *testing.T) {
 	}
 	if names := s.Names(context.Background(), false); len(names) != 0 {
 		t.Errorf("Names(false) of no root = %q", names)
+	}
+	if _, err := s.Files("hello"); !errors.Is(err, session.ErrNoRoot) {
+		t.Errorf("Files of no root = %v; want session.ErrNoRoot", err)
 	}
 }
