@@ -213,14 +213,14 @@ func (sv *salvage) closedAsInstalled(top int, rel string) bool {
 // and size f records, holds other data: another symlink target or content. A change of
 // mode alone is no change of the user's data.
 func (sv *salvage) differs(c *fileChecker, fd int, name string, f *db.File, st *unix.Stat_t) bool {
-	var diffs []string
+	var diffs []error
 	var err error
 	if f.Type == '2' {
 		diffs, err = c.checkTarget(fd, name, f, nil)
 	} else {
 		diffs, err = c.checkFile(nil, fd, name, f, st, nil)
 	}
-	return err != nil || slices.ContainsFunc(diffs, func(d string) bool { return d != "mode" })
+	return err != nil || slices.ContainsFunc(diffs, func(d error) bool { return d != ErrMode })
 }
 
 // mark makes sv's salvage directory and a marker beside it naming tree, where the commit

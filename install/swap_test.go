@@ -3,6 +3,7 @@ package install
 import (
 	"archive/tar"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -129,7 +130,7 @@ func swapStep(dir string, step int, tars [2]string) (err, wrong error) {
 	case 0:
 		_, err = r.Install(tars[0], swapPackage("tool", "1"))
 	case 1:
-		var problems []Problem
+		var problems []FileError
 		if problems, err = r.Verify(); len(mistaken(problems)) > 0 {
 			return err, fmt.Errorf("verify found %v", mistaken(problems))
 		}
@@ -145,8 +146,8 @@ func swapStep(dir string, step int, tars [2]string) (err, wrong error) {
 
 // mistaken returns problems but the files of the user's that no upgrade or remove found
 // since, which are theirs, not a problem.
-func mistaken(problems []Problem) []Problem {
-	return slices.DeleteFunc(problems, func(p Problem) bool { return p.Kind == "extra" && strings.HasPrefix(p.Path, "notes-") })
+func mistaken(problems []FileError) []FileError {
+	return slices.DeleteFunc(problems, func(p FileError) bool { return errors.Is(p.Err, ErrExtra) && strings.HasPrefix(p.Path, "notes-") })
 }
 
 // swapVersion is a package with a command and a library directory, so that its command is

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io/fs"
 	"os"
 	"path"
 	"runtime"
@@ -22,25 +23,64 @@ import (
 	"pkg/tarutil"
 )
 
-// Problem is one way an installed package differs from its record.
-type Problem struct {
+// What Verify finds. A FileError's Err is one of ErrModified, ErrMissing, ErrExtra and
+// ErrUnreadable, and matches (errors.Is) what more is known: for a modified file, each of
+// ErrType, ErrMode, ErrSize, ErrContent and ErrLinkTarget that differs; for a command's
+// link in bin/, ErrCommandLink, and ErrForeign too where a file not pkg's holds its place;
+// for a package directory that is gone, ErrPackageDir; for a file this process may not
+// read, fs.ErrPermission.
+var (
+	ErrModified   = errors.New("install: modified")
+	ErrMissing    = errors.New("install: missing")
+	ErrExtra      = errors.New("install: not recorded")
+	ErrUnreadable = errors.New("install: unreadable")
+
+	ErrType        = errors.New("install: type differs")
+	ErrMode        = errors.New("install: mode differs")
+	ErrSize        = errors.New("install: size differs")
+	ErrContent     = errors.New("install: content differs")
+	ErrLinkTarget  = errors.New("install: symlink target differs")
+	ErrCommandLink = errors.New("install: command link")
+	// ErrForeign is a command's place in bin/ held by a file that is not a symlink:
+	// reinstalling does not replace it (not pkg's to remove), so it must go first.
+	ErrForeign    = errors.New("install: a file not pkg's in a command's place")
+	ErrPackageDir = errors.New("install: package directory")
+)
+
+// A FileError is one way an installed package differs from its record.
+type FileError struct {
 	Package, Version string
 	Path             string // relative to the package directory; absolute for a command link
-	Kind             string // "modified", "missing", "extra" or "unreadable"
-	What             string // what differs, for "modified": "type", "mode", "size", "content", "symlink target"; "command link" for bin/, or "command link, a file not pkg's in its place"
+	Err              error
 }
 
-// WhatForeign is a Problem's What for a command link whose place holds a file that is not a
-// symlink: reinstalling does not replace it (not pkg's to remove), so it must go first.
-const WhatForeign = "command link, a file not pkg's in its place"
+func (e FileError) Error() string {
+	return fmt.Sprintf("%s %s: %s: %v", e.Package, e.Version, e.Path, e.Err)
+}
 
-func (p Problem) String() string {
-	s := fmt.Sprintf("%s %s: %s %s", p.Package, p.Version, p.Kind, p.Path)
-	if p.What != "" {
-		s += " (" + p.What + ")"
+func (e FileError) Unwrap() error { return e.Err }
+
+// finding is a FileError's Err: its kind (ErrModified...) and what more is known.
+type finding struct {
+	kind error
+	more []error
+}
+
+// found returns the Err of a FileError of kind and more.
+func found(kind error, more ...error) error { return &finding{kind, more} }
+
+func (f *finding) Error() string {
+	if len(f.more) == 0 {
+		return f.kind.Error()
 	}
-	return s
+	s := make([]string, len(f.more))
+	for i, e := range f.more {
+		s[i] = e.Error()
+	}
+	return f.kind.Error() + " (" + strings.Join(s, ", ") + ")"
 }
+
+func (f *finding) Unwrap() []error { return append([]error{f.kind}, f.more...) }
 
 const verifyChunk = 256 // files of one directory checked by one job
 
@@ -52,7 +92,7 @@ const verifyChunk = 256 // files of one directory checked by one job
 // process may not read (a package's own modes, or another user's root) is checked by its
 // metadata instead: its type and mode as recorded and no change since the install (ctime),
 // as its data and entries cannot have changed without that; else it is "unreadable".
-func (r *Root) Verify(names ...string) ([]Problem, error) { return r.VerifyWith(nil, names...) }
+func (r *Root) Verify(names ...string) ([]FileError, error) { return r.VerifyWith(nil, names...) }
 
 // Cache gives VerifyWith the aligned tars packages were installed from (fetch.Cache).
 type Cache interface {
@@ -68,14 +108,14 @@ type Cache interface {
 // (defragmented, deduplicated, copied), is hashed; so are all files when cache is nil, or
 // lacks a package's archive, or the filesystem cannot report extents (FIEMAP). Shared
 // blocks are not read: damage beneath the filesystem shows only by hashing (cache nil).
-func (r *Root) VerifyWith(cache Cache, names ...string) ([]Problem, error) {
+func (r *Root) VerifyWith(cache Cache, names ...string) ([]FileError, error) {
 	problems, _, err := r.verify(cache, names)
 	return problems, err
 }
 
 // verify is VerifyWith, also returning how many bytes it found shared with the cache and
 // did not read.
-func (r *Root) verify(cache Cache, names []string) ([]Problem, int64, error) {
+func (r *Root) verify(cache Cache, names []string) ([]FileError, int64, error) {
 	pkgs, files, err := r.db.Installed(names...) // one transaction: one state, without the lock too
 	if err != nil {
 		return nil, 0, fmt.Errorf("verify: %w", err)
@@ -95,7 +135,7 @@ func (r *Root) verify(cache Cache, names []string) ([]Problem, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	slices.SortStableFunc(problems, func(a, b Problem) int {
+	slices.SortStableFunc(problems, func(a, b FileError) int {
 		if c := strings.Compare(a.Package, b.Package); c != 0 {
 			return c
 		}
@@ -108,7 +148,7 @@ func (r *Root) verify(cache Cache, names []string) ([]Problem, int64, error) {
 type verifier struct {
 	trees    []*verifyTree
 	jobs     []verifyJob
-	problems []Problem    // found before the jobs run
+	problems []FileError  // found before the jobs run
 	libs     *libIndex    // every installed package, for the commands' libraries
 	cache    Cache        // nil: hash every file
 	unread   atomic.Int64 // bytes found shared with the cache
@@ -134,20 +174,20 @@ type verifyJob struct {
 	list     bool
 	files    []int // indexes in tree.files
 	later    []int // of files, those left for when the tree's tar is open (run)
-	problems []Problem
+	problems []FileError
 }
 
 func (v *verifier) add(r *Root, p *db.Record, files []db.File) error {
 	v.problems = append(v.problems, checkBinLinks(r, p, v.libs)...)
 	fd, err := r.open(place{pkgs, p.Name}, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
-		kind, what := "modified", "type"
+		what := found(ErrModified, ErrType)
 		if errors.Is(err, unix.ENOENT) {
-			kind, what = "missing", "package directory"
+			what = found(ErrMissing, ErrPackageDir)
 		} else if !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
 			return err
 		}
-		v.problems = append(v.problems, Problem{Package: p.Name, Version: p.Version, Path: ".", Kind: kind, What: what})
+		v.problems = append(v.problems, FileError{Package: p.Name, Version: p.Version, Path: ".", Err: what})
 		return nil
 	}
 	t := &verifyTree{pkg: p, fd: fd, files: files, recorded: make(map[string]int, len(files)), unreadable: map[string]bool{}}
@@ -179,22 +219,22 @@ func (v *verifier) add(r *Root, p *db.Record, files []db.File) error {
 
 // checkBinLinks reports the commands of p whose links or wrappers in bin/ are not what
 // install made, when the root holds the packages of libs.
-func checkBinLinks(r *Root, p *db.Record, libs *libIndex) []Problem {
-	var problems []Problem
+func checkBinLinks(r *Root, p *db.Record, libs *libIndex) []FileError {
+	var problems []FileError
 	wants := r.binWants(libs, p)
 	for _, b := range p.Bin {
 		link := r.path("bin", b.Name)
 		got, err := r.readBin(b.Name)
-		kind, what := "modified", "command link"
+		what := found(ErrModified, ErrCommandLink)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
-			kind = "missing"
+			what = found(ErrMissing, ErrCommandLink)
 		case err == nil && got == wants[b.Name]:
 			continue
 		case errors.Is(err, syscall.EINVAL): // not a symlink
-			what = WhatForeign
+			what = found(ErrModified, ErrCommandLink, ErrForeign)
 		}
-		problems = append(problems, Problem{Package: p.Name, Version: p.Version, Path: link, Kind: kind, What: what})
+		problems = append(problems, FileError{Package: p.Name, Version: p.Version, Path: link, Err: what})
 	}
 	return problems
 }
@@ -216,7 +256,7 @@ func verifyWorkers() int { return min(max(runtime.GOMAXPROCS(0), 4), 16) }
 // tar whose index is still being read are left for a second round, after every job: a
 // worker does not wait for the index (a kernel tree's takes a second) while other files
 // can be checked.
-func (v *verifier) run() ([]Problem, error) {
+func (v *verifier) run() ([]FileError, error) {
 	if err := v.runJobs(v.jobs, true); err != nil {
 		return nil, err
 	}
@@ -276,8 +316,8 @@ type fileChecker struct {
 	early  bool          // leave the files that would wait for a tar (verifyJob.later)
 }
 
-func (j *verifyJob) add(p, kind, what string) {
-	j.problems = append(j.problems, Problem{Package: j.tree.pkg.Name, Version: j.tree.pkg.Version, Path: p, Kind: kind, What: what})
+func (j *verifyJob) add(p string, kind error, more ...error) {
+	j.problems = append(j.problems, FileError{Package: j.tree.pkg.Name, Version: j.tree.pkg.Version, Path: p, Err: found(kind, more...)})
 }
 
 // run checks one job; its errors name the package.
@@ -345,7 +385,7 @@ func (c *fileChecker) closed(j *verifyJob) error {
 		return nil
 	}
 	if ok && j.list && dir == j.dir && st.Mode&0o7777 != uint32(j.tree.files[i].Mode) {
-		j.add(dir, "modified", "mode")
+		j.add(dir, ErrModified, ErrMode)
 	}
 	j.tree.mu.Lock()
 	first := !j.tree.unreadable[dir]
@@ -354,7 +394,7 @@ func (c *fileChecker) closed(j *verifyJob) error {
 	}
 	j.tree.mu.Unlock()
 	if first {
-		j.add(dir, "unreadable", "permission denied")
+		j.add(dir, ErrUnreadable, fs.ErrPermission)
 	}
 	return nil
 }
@@ -407,17 +447,17 @@ func (c *fileChecker) unreachable(j *verifyJob, err error) error {
 	}
 	if j.list {
 		// Is the directory itself something else, or is a directory above it gone?
-		kind, what := "missing", ""
+		kind, more := ErrMissing, []error(nil)
 		if pfd, _, perr := openParent(j.tree.fd, j.dir); perr == nil {
 			closeParent(j.tree.fd, pfd)
 			if !errors.Is(err, unix.ENOENT) {
-				kind, what = "modified", "type"
+				kind, more = ErrModified, []error{ErrType}
 			}
 		}
-		j.add(j.dir, kind, what)
+		j.add(j.dir, kind, more...)
 	}
 	for _, i := range j.files {
-		j.add(j.tree.files[i].Path, "missing", "")
+		j.add(j.tree.files[i].Path, ErrMissing)
 	}
 	return nil
 }
@@ -430,7 +470,7 @@ func (c *fileChecker) list(j *verifyJob, fd int) error {
 			return &os.PathError{Op: "fstat", Path: j.dir, Err: err}
 		}
 		if st.Mode&0o7777 != uint32(j.tree.files[j.tree.recorded[j.dir]].Mode) {
-			j.add(j.dir, "modified", "mode")
+			j.add(j.dir, ErrModified, ErrMode)
 		}
 	}
 	var names []string
@@ -450,7 +490,7 @@ func (c *fileChecker) list(j *verifyJob, fd int) error {
 			p = j.dir + "/" + name
 		}
 		if _, ok := j.tree.recorded[p]; !ok {
-			j.add(p, "extra", "")
+			j.add(p, ErrExtra)
 		}
 	}
 	return nil
@@ -462,7 +502,7 @@ func (c *fileChecker) check(j *verifyJob, dirfd int, f *db.File) error {
 	var st unix.Stat_t
 	if err := unix.Fstatat(dirfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		if errors.Is(err, unix.ENOENT) {
-			j.add(f.Path, "missing", "")
+			j.add(f.Path, ErrMissing)
 			return nil
 		}
 		if errors.Is(err, unix.EACCES) {
@@ -470,11 +510,11 @@ func (c *fileChecker) check(j *verifyJob, dirfd int, f *db.File) error {
 		}
 		return &os.PathError{Op: "lstat", Path: f.Path, Err: err}
 	}
-	var diffs []string
+	var diffs []error
 	var err error
 	switch {
 	case st.Mode&unix.S_IFMT != recordedType(f.Type):
-		diffs = append(diffs, "type")
+		diffs = append(diffs, ErrType)
 	case f.Type == tar.TypeSymlink:
 		diffs, err = c.checkTarget(dirfd, base, f, diffs)
 	default:
@@ -489,10 +529,10 @@ func (c *fileChecker) check(j *verifyJob, dirfd int, f *db.File) error {
 		return &os.PathError{Op: "verify", Path: f.Path, Err: err}
 	}
 	if len(diffs) > 0 {
-		j.add(f.Path, "modified", strings.Join(diffs, ", "))
+		j.add(f.Path, ErrModified, diffs...)
 	}
 	if closed && !unchanged(f, &st, j.tree.pkg) {
-		j.add(f.Path, "unreadable", "permission denied")
+		j.add(f.Path, ErrUnreadable, fs.ErrPermission)
 	}
 	return nil
 }
@@ -509,13 +549,13 @@ func recordedType(t byte) uint32 {
 
 // checkTarget compares a symlink's target with its recorded digest. Records written before
 // targets were recorded carry none, and match any target.
-func (c *fileChecker) checkTarget(dirfd int, base string, f *db.File, diffs []string) ([]string, error) {
+func (c *fileChecker) checkTarget(dirfd int, base string, f *db.File, diffs []error) ([]error, error) {
 	n, err := unix.Readlinkat(dirfd, base, c.buf[:])
 	if err != nil {
 		return nil, err
 	}
 	if f.SHA256 != [32]byte{} && sha256.Sum256(c.buf[:n]) != f.SHA256 {
-		diffs = append(diffs, "symlink target")
+		diffs = append(diffs, ErrLinkTarget)
 	}
 	return diffs, nil
 }
@@ -524,12 +564,12 @@ func (c *fileChecker) checkTarget(dirfd int, base string, f *db.File, diffs []st
 // record has its target's digest, and neither mode nor size. When the data cannot be
 // read, it returns the differences found before with the error. src, when not nil, is the
 // tar the file's data was cloned from.
-func (c *fileChecker) checkFile(src *cachedTar, dirfd int, base string, f *db.File, st *unix.Stat_t, diffs []string) ([]string, error) {
+func (c *fileChecker) checkFile(src *cachedTar, dirfd int, base string, f *db.File, st *unix.Stat_t, diffs []error) ([]error, error) {
 	if f.Type != tar.TypeLink && st.Mode&0o7777 != uint32(f.Mode) {
-		diffs = append(diffs, "mode")
+		diffs = append(diffs, ErrMode)
 	}
 	if f.Type == tar.TypeReg && st.Size != f.Size {
-		return append(diffs, "size"), nil
+		return append(diffs, ErrSize), nil
 	}
 	if f.SHA256 == [32]byte{} {
 		return diffs, nil
@@ -547,7 +587,7 @@ func (c *fileChecker) checkFile(src *cachedTar, dirfd int, base string, f *db.Fi
 		return diffs, err
 	}
 	if sum != f.SHA256 {
-		diffs = append(diffs, "content")
+		diffs = append(diffs, ErrContent)
 	}
 	return diffs, nil
 }

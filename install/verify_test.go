@@ -65,6 +65,12 @@ func TestVerify(t *testing.T) {
 			must(t, os.Remove(filepath.Join(root, "bin/tool")))
 			must(t, os.Symlink("/bin/sh", filepath.Join(root, "bin/tool")))
 		}, []string{"tool 1: modified " + "ROOT/bin/tool (command link)"}},
+		{"command-foreign", func(t *testing.T, _, root string) {
+			must(t, os.Remove(filepath.Join(root, "bin/tool")))
+			must(t, os.WriteFile(filepath.Join(root, "bin/tool"), []byte("mine\n"), 0o755))
+		}, []string{"tool 1: modified " + "ROOT/bin/tool (command link, foreign)"}},
+		{"command-missing", func(t *testing.T, _, root string) { must(t, os.Remove(filepath.Join(root, "bin/tool"))) },
+			[]string{"tool 1: missing " + "ROOT/bin/tool (command link)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,7 +87,7 @@ func TestVerify(t *testing.T) {
 			}
 			var got []string
 			for _, p := range problems {
-				got = append(got, strings.ReplaceAll(p.String(), r.Dir(), "ROOT"))
+				got = append(got, strings.ReplaceAll(describe(p), r.Dir(), "ROOT"))
 			}
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("Verify:\n got %q\nwant %q", got, tt.want)
@@ -222,7 +228,7 @@ func TestVerifyClosed(t *testing.T) {
 	}
 	var got []string
 	for _, p := range problems {
-		got = append(got, p.String())
+		got = append(got, describe(p))
 	}
 	want := []string{"closed 1: unreadable none (permission denied)", "closed 1: modified open (mode)",
 		"closed 1: unreadable open (permission denied)", "closed 1: unreadable rw (permission denied)"}
@@ -267,7 +273,7 @@ func TestVerifySearchOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(problems) != 1 || problems[0].String() != "xo 1: modified xo/f (content)" {
+	if len(problems) != 1 || describe(problems[0]) != "xo 1: modified xo/f (content)" {
 		t.Errorf("Verify after a change = %v, want xo/f's content", problems)
 	}
 }

@@ -211,7 +211,7 @@ func TestVerifyShared(t *testing.T) {
 					must(t, err)
 					var got []string
 					for _, p := range problems {
-						got = append(got, p.String())
+						got = append(got, describe(p))
 					}
 					if !slices.Equal(got, tt.want) {
 						t.Errorf("VerifyWith:\n got %q\nwant %q", got, tt.want)
@@ -221,7 +221,7 @@ func TestVerifyShared(t *testing.T) {
 					}
 					full, err := r.Verify()
 					must(t, err)
-					if !slices.EqualFunc(full, problems, func(a, b Problem) bool { return a == b }) {
+					if !slices.EqualFunc(full, problems, func(a, b FileError) bool { return describe(a) == describe(b) }) {
 						t.Errorf("Verify, hashing all: %v, VerifyWith: %v", full, problems)
 					}
 				})
@@ -366,7 +366,7 @@ func TestVerifySlowIndex(t *testing.T) {
 	must(t, err)
 	var got []string
 	for _, p := range problems {
-		got = append(got, p.String())
+		got = append(got, describe(p))
 	}
 	if want := []string{"t 1: modified big (content)", "t 1: modified same (content)"}; !slices.Equal(got, want) {
 		t.Errorf("changed byte, slow index:\n got %q\nwant %q", got, want)

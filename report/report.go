@@ -239,7 +239,7 @@ type Verify struct {
 	Problems []Problem `json:"problems"`
 }
 
-// Problem is one difference found (install.Problem).
+// Problem is one difference found (install.FileError), worded.
 type Problem struct {
 	Package string `json:"package"`
 	Version string `json:"version"`
@@ -249,10 +249,10 @@ type Problem struct {
 }
 
 // NewVerify is the Verify of checking pkgs packages with files files, which found ps.
-func NewVerify(pkgs, files int, ps []install.Problem) Verify {
+func NewVerify(pkgs, files int, ps []install.FileError) Verify {
 	v := Verify{Schema: VerifySchema, Packages: pkgs, Files: files, Problems: make([]Problem, 0, len(ps))}
 	for _, p := range ps {
-		v.Problems = append(v.Problems, Problem{Package: p.Package, Version: p.Version, Path: p.Path, Kind: p.Kind, What: p.What})
+		v.Problems = append(v.Problems, Problem{Package: p.Package, Version: p.Version, Path: p.Path, Kind: kindWord(p.Err), What: whatWords(p.Err)})
 	}
 	return v
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -48,7 +49,7 @@ func TestJSON(t *testing.T) {
 		{"why", NewWhy(p, "", []string{"top"}, [][]string{{"top", "app"}}),
 			`{"schema":"pkg.why/1","name":"app","version":"1.0","needed_by":["top"],"chains":[["top","app"]]}`},
 		{"why", NewWhy(p, "app", nil, nil), `{"schema":"pkg.why/1","name":"app","version":"1.0","requested":"app","needed_by":[],"chains":[]}`},
-		{"verify", NewVerify(1, 2, []install.Problem{{Package: "app", Version: "1.0", Path: "bin/app", Kind: "modified", What: "content"}}),
+		{"verify", NewVerify(1, 2, []install.FileError{{Package: "app", Version: "1.0", Path: "bin/app", Err: fmt.Errorf("%w (%w)", install.ErrModified, install.ErrContent)}}),
 			`{"schema":"pkg.verify/1","packages":1,"files":2,"problems":[{"package":"app","version":"1.0","path":"bin/app","kind":"modified","what":"content"}]}`},
 		{"verify", NewVerify(0, 0, nil), `{"schema":"pkg.verify/1","packages":0,"files":0,"problems":[]}`},
 		{"repos", NewRepos([]Repository{{Name: "team", URLs: []string{"https://a/team/", "https://b/team/"}, Keys: []string{"pkg-ed25519:k"}, Priority: 20, From: "/etc/pkg/config.toml"}, {Name: "x", URLs: []string{"file:///srv/x/"}, From: "--repo"}}),

@@ -1,9 +1,12 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
+	"strings"
 
 	"pkg/db"
 	"pkg/install"
@@ -12,7 +15,7 @@ import (
 
 // VerifyOf is the Verify of checking the packages named among recs (all of them without
 // names), which found ps.
-func VerifyOf(recs []db.Record, names []string, ps []install.Problem) Verify {
+func VerifyOf(recs []db.Record, names []string, ps []install.FileError) Verify {
 	pkgs, files := 0, 0
 	for _, p := range recs {
 		if len(names) == 0 || slices.Contains(names, p.Name) {
@@ -22,10 +25,72 @@ func VerifyOf(recs []db.Record, names []string, ps []install.Problem) Verify {
 	return NewVerify(pkgs, files, ps)
 }
 
+// kinds word the kinds of install.FileError: the first that matches.
+var kinds = []struct {
+	err  error
+	word string
+}{
+	{install.ErrModified, "modified"},
+	{install.ErrMissing, "missing"},
+	{install.ErrExtra, "extra"},
+	{install.ErrUnreadable, "unreadable"},
+}
+
+// whats word what more a finding says, in the order they are listed: each that matches.
+var whats = []struct {
+	err  error
+	word string
+}{
+	{install.ErrType, "type"},
+	{install.ErrLinkTarget, "symlink target"},
+	{install.ErrMode, "mode"},
+	{install.ErrSize, "size"},
+	{install.ErrContent, "content"},
+	{install.ErrPackageDir, "package directory"},
+	{fs.ErrPermission, "permission denied"},
+}
+
+// kindWord is a problem's kind: "modified", "missing", "extra" or "unreadable".
+func kindWord(err error) string {
+	for _, k := range kinds {
+		if errors.Is(err, k.err) {
+			return k.word
+		}
+	}
+	return err.Error()
+}
+
+// whatWords says what more is known of a problem: what differs ("mode, size"), or that it
+// is a command's link, or "" for nothing.
+func whatWords(err error) string {
+	switch {
+	case errors.Is(err, install.ErrForeign):
+		return "command link, a file not pkg's in its place"
+	case errors.Is(err, install.ErrCommandLink):
+		return "command link"
+	}
+	var words []string
+	for _, w := range whats {
+		if errors.Is(err, w.err) {
+			words = append(words, w.word)
+		}
+	}
+	return strings.Join(words, ", ")
+}
+
+// String is p as pkg verify prints it: "app 1.0: modified bin/app (content)".
+func (p Problem) String() string {
+	s := fmt.Sprintf("%s %s: %s %s", p.Package, p.Version, p.Kind, p.Path)
+	if p.What != "" {
+		s += " (" + p.What + ")"
+	}
+	return s
+}
+
 // WriteText prints a line per problem.
 func (v Verify) WriteText(w io.Writer) error {
 	for _, p := range v.Problems {
-		if _, err := fmt.Fprintln(w, install.Problem(p)); err != nil {
+		if _, err := fmt.Fprintln(w, p); err != nil {
 			return err
 		}
 	}
@@ -40,15 +105,15 @@ func (v Verify) Text() string {
 	return "verified " + units.Count(v.Packages, "package") + ", " + units.Count(v.Files, "file")
 }
 
-// Repair returns what putting back the packages of v's problems takes: the packages to
+// Repair returns what putting back the packages of the problems ps takes: the packages to
 // install again, each once, and the files not pkg's that must first move out of the way
-// (install.WhatForeign).
-func (v Verify) Repair() (pkgs, foreign []string) {
-	for _, p := range v.Problems {
+// (install.ErrForeign).
+func Repair(ps []install.FileError) (pkgs, foreign []string) {
+	for _, p := range ps {
 		if !slices.Contains(pkgs, p.Package) {
 			pkgs = append(pkgs, p.Package)
 		}
-		if p.What == install.WhatForeign {
+		if errors.Is(p.Err, install.ErrForeign) {
 			foreign = append(foreign, p.Path)
 		}
 	}

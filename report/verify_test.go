@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
@@ -14,20 +16,43 @@ func TestVerifyOf(t *testing.T) {
 	if got := VerifyOf(recs, nil, nil).Text(); got != "verified 2 packages, 5 files" {
 		t.Errorf("VerifyOf all: %q", got)
 	}
-	ps := []install.Problem{
-		{Package: "b", Version: "1.0", Path: "x", Kind: "missing"},
-		{Package: "b", Version: "1.0", Path: "/r/bin/b", Kind: "modified", What: install.WhatForeign},
+	ps := []install.FileError{
+		{Package: "b", Version: "1.0", Path: "x", Err: install.ErrMissing},
+		{Package: "b", Version: "1.0", Path: "/r/bin/b", Err: fmt.Errorf("%w (%w, %w)", install.ErrModified, install.ErrCommandLink, install.ErrForeign)},
 	}
 	v := VerifyOf(recs, []string{"b"}, ps)
 	if v.Packages != 1 || v.Files != 3 || v.Text() != "2 problems found" {
 		t.Errorf("VerifyOf b: %+v, %q", v, v.Text())
 	}
-	pkgs, foreign := v.Repair()
+	pkgs, foreign := Repair(ps)
 	if !slices.Equal(pkgs, []string{"b"}) || !slices.Equal(foreign, []string{"/r/bin/b"}) {
 		t.Errorf("Repair = %q, %q; want [b], [/r/bin/b]", pkgs, foreign)
 	}
 	var b strings.Builder
-	if err := v.WriteText(&b); err != nil || b.String() != ps[0].String()+"\n"+ps[1].String()+"\n" {
-		t.Errorf("WriteText: %q, %v", b.String(), err)
+	want := "b 1.0: missing x\nb 1.0: modified /r/bin/b (command link, a file not pkg's in its place)\n"
+	if err := v.WriteText(&b); err != nil || b.String() != want {
+		t.Errorf("WriteText: %q, %v; want %q", b.String(), err, want)
+	}
+}
+
+// TestProblemWords checks the words of each kind of finding, and of what more it says, as
+// pkg verify prints them and its --json gives them.
+func TestProblemWords(t *testing.T) {
+	for _, tt := range []struct {
+		err        error
+		kind, what string
+	}{
+		{install.ErrExtra, "extra", ""},
+		{fmt.Errorf("%w (%w)", install.ErrMissing, install.ErrPackageDir), "missing", "package directory"},
+		{fmt.Errorf("%w (%w, %w, %w)", install.ErrModified, install.ErrMode, install.ErrSize, install.ErrContent), "modified", "mode, size, content"},
+		{fmt.Errorf("%w (%w)", install.ErrModified, install.ErrType), "modified", "type"},
+		{fmt.Errorf("%w (%w)", install.ErrModified, install.ErrLinkTarget), "modified", "symlink target"},
+		{fmt.Errorf("%w (%w)", install.ErrMissing, install.ErrCommandLink), "missing", "command link"},
+		{fmt.Errorf("%w (%w)", install.ErrUnreadable, fs.ErrPermission), "unreadable", "permission denied"},
+	} {
+		p := NewVerify(1, 1, []install.FileError{{Package: "a", Version: "1", Path: "f", Err: tt.err}}).Problems[0]
+		if p.Kind != tt.kind || p.What != tt.what {
+			t.Errorf("%v: kind %q, what %q; want %q, %q", tt.err, p.Kind, p.What, tt.kind, tt.what)
+		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 // where it can: a root of another user's, or on a read-only filesystem, it reads without,
 // saying so of the first. The cache's extents spare hashing the files that still share
 // them, unless full; it makes no cache.
-func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []db.Record, problems []install.Problem, err error) {
+func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []db.Record, problems []install.FileError, err error) {
 	root, err := s.openRoot(ctx)
 	// Checking needs no writing; on a read-only filesystem nothing changes it meanwhile.
 	if notYours := errors.Is(err, install.ErrNotYours); notYours || errors.Is(err, install.ErrReadOnly) {

@@ -48,7 +48,7 @@ func verifyAction(c *cli.Context) error {
 		}
 		return nil
 	}
-	reinstall, foreign := v.Repair()
+	reinstall, foreign := report.Repair(problems)
 	first := ""
 	if len(foreign) > 0 {
 		first = "move " + strings.Join(foreign, " and ") + " away (not pkg's to replace), then "

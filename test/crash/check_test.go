@@ -56,7 +56,7 @@ func checkRoot(root string, w world) (state, []string) {
 		return st, []string{"verify: " + err.Error()}
 	}
 	for _, p := range vp {
-		problems = append(problems, "verify: "+p.String())
+		problems = append(problems, "verify: "+p.Error())
 	}
 	return st, problems
 }
