@@ -31,8 +31,13 @@ import (
 
 var magicXz = []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}
 
-// errXZ reports an xz stream whose structure the splitter cannot follow.
-var errXZ = errors.New("xz: malformed stream")
+// errXZ reports an xz stream whose structure the splitter cannot follow;
+// errXZRecord and errXZFooter, an index or footer that its checks refuse.
+var (
+	errXZ       = errors.New("xz: malformed stream")
+	errXZRecord = fmt.Errorf("%w: index record does not match its block", errXZ)
+	errXZFooter = fmt.Errorf("%w: index or footer does not match", errXZ)
+)
 
 const (
 	xzHeaderLen = 12 // stream header and stream footer
@@ -90,8 +95,22 @@ type xzJob struct {
 
 // wrap names the block in err.
 func (j *xzJob) wrap(err error) error {
-	return fmt.Errorf("xz block %d at byte %d: %w", j.block, j.at, err)
+	return &xzBlockError{block: j.block, at: j.at, err: err}
 }
+
+// xzBlockError is an error of the xz block numbered block, from 1, that starts at byte
+// at of the stream.
+type xzBlockError struct {
+	block int
+	at    int64
+	err   error
+}
+
+func (e *xzBlockError) Error() string {
+	return fmt.Sprintf("xz block %d at byte %d: %v", e.block, e.at, e.err)
+}
+
+func (e *xzBlockError) Unwrap() error { return e.err }
 
 func isXZ(head []byte) bool { return bytes.HasPrefix(head, magicXz) }
 
@@ -482,7 +501,7 @@ func (s *xzSplitter) block(c byte) error {
 	s.blocks++
 	comp, size, err := parseBlockHeader(h)
 	if err != nil {
-		return fmt.Errorf("xz block %d at byte %d: %w", s.blocks, start, err)
+		return &xzBlockError{block: s.blocks, at: start, err: err}
 	}
 	pad := (4 - comp%4) % 4
 	weight := comp + pad + s.check + size
@@ -700,7 +719,7 @@ func (s *xzSplitter) index() error {
 		unpadded, err1 := readVarint(r)
 		size, err2 := readVarint(r)
 		if err1 != nil || err2 != nil || unpadded != uint64(want.unpadded) || size != uint64(want.size) {
-			return fmt.Errorf("%w: index record %d does not match its block", errXZ, i+1)
+			return fmt.Errorf("%w: record %d", errXZRecord, i+1)
 		}
 	}
 	s.at += int64(len(b)) - 1
@@ -717,7 +736,7 @@ func (s *xzSplitter) index() error {
 		binary.LittleEndian.Uint32(foot[4:]) != uint32(len(b)/4),
 		!bytes.Equal(foot[8:10], s.header[6:8]),
 		string(foot[10:]) != "YZ":
-		return fmt.Errorf("%w: index or footer does not match", errXZ)
+		return errXZFooter
 	}
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"pkg/internal/testfs"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -161,30 +160,38 @@ func TestXZDamage(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		damage func(b []byte)
-		want   string
+		want   any // the number of the block named, or the error of the index
 	}{
-		{"data of block 4", func(b []byte) { b[blocks[3]+100] ^= 0x55 }, "xz block 4 at byte"},
-		{"check of block 4", func(b []byte) { b[blocks[4]-1] ^= 1 }, "xz block 4 at byte"},
-		{"header of block 4", func(b []byte) { b[blocks[3]+2] ^= 1 }, "xz block 4 at byte"},
+		{"data of block 4", func(b []byte) { b[blocks[3]+100] ^= 0x55 }, 4},
+		{"check of block 4", func(b []byte) { b[blocks[4]-1] ^= 1 }, 4},
+		{"header of block 4", func(b []byte) { b[blocks[3]+2] ^= 1 }, 4},
 		{"size in block 4's header", func(b []byte) {
 			h := b[blocks[3] : blocks[3]+(int(b[blocks[3]])+1)*4]
 			h[2] ^= 1 // the low bit of the compressed size, after the size byte and the flags
 			crc(h, 0, len(h)-4)
-		}, "xz block 4 at byte"},
+		}, 4},
 		{"index record", func(b []byte) {
 			b[index+2] ^= 1 // the first record's unpadded size
 			end := len(b) - xzHeaderLen - 4
 			crc(b, index, end)
-		}, "index record"},
-		{"index CRC32", func(b []byte) { b[len(b)-xzHeaderLen-1] ^= 1 }, "index or footer"},
+		}, errXZRecord},
+		{"index CRC32", func(b []byte) { b[len(b)-xzHeaderLen-1] ^= 1 }, errXZFooter},
 	} {
 		eachXZDecoder(t, func(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				b := bytes.Clone(s)
 				tc.damage(b)
 				got, err := inflateAll(b)
-				if err == nil || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("error %v, want one with %q", err, tc.want)
+				var be *xzBlockError
+				switch want := tc.want.(type) {
+				case int:
+					if !errors.As(err, &be) || be.block != want || be.at != int64(blocks[want-1]) {
+						t.Errorf("error %v, want one of block %d at byte %d", err, want, blocks[want-1])
+					}
+				case error:
+					if !errors.Is(err, want) {
+						t.Errorf("error %v, want %v", err, want)
+					}
 				}
 				if !bytes.HasPrefix(data, got) {
 					t.Errorf("returned %d bytes that are not the start of the data", len(got))
@@ -213,8 +220,8 @@ func TestXZDamageStreamed(t *testing.T) {
 		}
 		for name, b := range map[string][]byte{"damaged": damaged, "truncated": truncated} {
 			got, err := inflateAll(b)
-			if want := "xz block 1 at byte 12: "; err == nil || !strings.HasPrefix(err.Error(), want) {
-				t.Errorf("%s: error %v, want one starting %q", name, err, want)
+			if be := (*xzBlockError)(nil); !errors.As(err, &be) || be.block != 1 || be.at != 12 {
+				t.Errorf("%s: error %v, want one of block 1 at byte 12", name, err)
 			}
 			if len(got) >= len(data) {
 				t.Errorf("%s: returned all %d bytes", name, len(got))
@@ -258,7 +265,7 @@ func TestXZDamageCache(t *testing.T) {
 	}
 	c := openCache(t)
 	err := fetchOne(c, quick(t, dir), p)
-	if err == nil || !strings.Contains(err.Error(), "xz block") {
+	if !errors.As(err, new(*xzBlockError)) {
 		t.Errorf("fetch: %v, want the damaged block named", err)
 	}
 	checkEmpty(t, c)
