@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -32,7 +31,7 @@ func readControl(name string, r io.Reader) (*Control, error) {
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
-			return nil, &debError{member: name, err: errors.New("no control file")}
+			return nil, &debError{member: name, err: errDebNoControl}
 		}
 		if err != nil {
 			return nil, &debError{member: name, err: err}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"pkg/tarutil"
 )
 
 // A .deb is an ar archive (deb(5)): "debian-binary", "control.tar[.EXT]" and
@@ -28,17 +30,35 @@ const maxDebianBinary = 64
 // errDeb is what the error for a .deb whose ar structure or members pkg refuses is.
 var errDeb = errors.New("fetch: malformed .deb")
 
-// debError is an error that is ErrDeb, naming the member concerned when there is one.
+// Reasons a .deb is refused, inside a debError.
+var (
+	errDebNoMagic     = errors.New("fetch: no ar magic")
+	errDebHeader      = errors.New("fetch: bad ar header")
+	errDebSize        = errors.New("fetch: bad size")
+	errDebNoData      = errors.New("fetch: no data.tar member")
+	errDebCompression = errors.New("fetch: compression not supported")
+	errDebStranger    = errors.New("fetch: not a member of a .deb (want control.tar, then data.tar)")
+	errDebOrder       = errors.New("fetch: before the control.tar member")
+	errDebFirst       = errors.New("fetch: first member not debian-binary")
+	errDebFormat      = errors.New("fetch: format not 2.x")
+	errDebSecond      = errors.New("fetch: a second data member")
+	errDebCutShort    = errors.New("fetch: compressed tar cut short at the member's end")
+	errDebNoControl   = errors.New("fetch: no control file")
+)
+
+// debError is an error that is ErrDeb, naming the member concerned when there is one,
+// and its reason (tarutil.ErrTruncated or one of the errDeb* above, possibly wrapped).
 type debError struct {
 	member string // "" for the archive as a whole
 	err    error
 }
 
 func (e *debError) Error() string {
+	why := strings.TrimPrefix(strings.TrimPrefix(e.err.Error(), "fetch: "), "tarutil: ")
 	if e.member == "" {
-		return "deb: " + e.err.Error()
+		return "deb: " + why
 	}
-	return fmt.Sprintf("deb member %q: %v", e.member, e.err)
+	return fmt.Sprintf("deb member %q: %s", e.member, why)
 }
 
 func (e *debError) Is(target error) bool { return target == errDeb }
@@ -56,7 +76,7 @@ type arReader struct {
 func newArReader(r *bufio.Reader) (*arReader, error) {
 	magic := make([]byte, len(arMagic))
 	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != arMagic {
-		return nil, &debError{err: errors.New("no ar magic")}
+		return nil, &debError{err: errDebNoMagic}
 	}
 	return &arReader{r: r}, nil
 }
@@ -75,13 +95,13 @@ func (a *arReader) next() (string, error) {
 	case err != nil:
 		return "", a.truncated(err)
 	case string(h[58:60]) != "`\n":
-		return "", &debError{err: fmt.Errorf("bad ar header after member %q", a.name)}
+		return "", &debError{err: fmt.Errorf("%w after member %q", errDebHeader, a.name)}
 	}
 	// GNU ar ends a name with "/"; dpkg-deb pads it with spaces.
 	name := strings.TrimSuffix(strings.TrimRight(string(h[0:16]), " "), "/")
 	size, err := strconv.ParseInt(strings.TrimRight(string(h[48:58]), " "), 10, 64)
 	if err != nil || size < 0 {
-		return "", &debError{member: name, err: fmt.Errorf("bad size %q in its ar header", h[48:58])}
+		return "", &debError{member: name, err: fmt.Errorf("%w %q in its ar header", errDebSize, h[48:58])}
 	}
 	a.name, a.left, a.pad = name, size, size%2 == 1
 	return name, nil
@@ -90,7 +110,7 @@ func (a *arReader) next() (string, error) {
 // truncated reports the archive ending inside a header, or inside the current member.
 func (a *arReader) truncated(err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return &debError{member: a.name, err: errors.New("archive truncated")}
+		return &debError{member: a.name, err: tarutil.ErrTruncated}
 	}
 	return err
 }
@@ -144,7 +164,7 @@ func openDeb(r *bufio.Reader, want func(name string, r io.Reader) error) (*debMe
 	for {
 		name, err := a.next()
 		if err == io.EOF {
-			return nil, &debError{err: errors.New("no data.tar member")}
+			return nil, &debError{err: errDebNoData}
 		}
 		if err != nil {
 			return nil, err
@@ -154,7 +174,7 @@ func openDeb(r *bufio.Reader, want func(name string, r io.Reader) error) (*debMe
 		}
 		if is, known := compressedTar(name, "control.tar"); is && !control {
 			if !known {
-				return nil, &debError{member: name, err: errors.New("compression not supported")}
+				return nil, &debError{member: name, err: errDebCompression}
 			}
 			control = true
 			if want != nil {
@@ -167,11 +187,11 @@ func openDeb(r *bufio.Reader, want func(name string, r io.Reader) error) (*debMe
 		is, known := compressedTar(name, "data.tar")
 		switch {
 		case !is:
-			return nil, &debError{member: name, err: errors.New("not a member of a .deb (want control.tar, then data.tar)")}
+			return nil, &debError{member: name, err: errDebStranger}
 		case !control:
-			return nil, &debError{member: name, err: errors.New("before the control.tar member")}
+			return nil, &debError{member: name, err: errDebOrder}
 		case !known:
-			return nil, &debError{member: name, err: fmt.Errorf("compression not supported (pkg reads %s)", orList(compressionNames()))}
+			return nil, &debError{member: name, err: fmt.Errorf("%w (pkg reads %s)", errDebCompression, orList(compressionNames()))}
 		}
 		return &debMember{a: a, name: name, size: a.left}, nil
 	}
@@ -181,7 +201,7 @@ func openDeb(r *bufio.Reader, want func(name string, r io.Reader) error) (*debMe
 func debianBinary(a *arReader) error {
 	name, err := a.next()
 	if err == io.EOF || err == nil && name != "debian-binary" {
-		return &debError{err: fmt.Errorf("first member is %q, not debian-binary", name)}
+		return &debError{err: fmt.Errorf("%w: %q", errDebFirst, name)}
 	}
 	if err != nil {
 		return err
@@ -191,7 +211,7 @@ func debianBinary(a *arReader) error {
 		return err
 	}
 	if !bytes.HasPrefix(v, []byte("2.")) || a.left > 0 {
-		return &debError{member: name, err: fmt.Errorf("format %.16q, not 2.x", v)}
+		return &debError{member: name, err: fmt.Errorf("%w: %.16q", errDebFormat, v)}
 	}
 	return nil
 }
@@ -211,7 +231,7 @@ func (d *debMember) finish() error {
 			return err
 		}
 		if is, _ := compressedTar(name, "data.tar"); is {
-			return &debError{member: name, err: fmt.Errorf("a second data member, after %q", d.name)}
+			return &debError{member: name, err: fmt.Errorf("%w, after %q", errDebSecond, d.name)}
 		}
 	}
 }
@@ -247,7 +267,7 @@ func inflateDeb(plain *pipe, r *bufio.Reader, cv conversion) error {
 		case err == errReaderGone || errors.As(err, &de):
 			return err
 		case errors.Is(err, io.ErrUnexpectedEOF) && d.a.left == 0:
-			return &debError{member: d.name, err: fmt.Errorf("compressed tar cut short at the member's end, %d bytes as its ar header declares: %w", d.size, err)}
+			return &debError{member: d.name, err: fmt.Errorf("%w, %d bytes as its ar header declares: %w", errDebCutShort, d.size, err)}
 		}
 		return &debError{member: d.name, err: err}
 	}

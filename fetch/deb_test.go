@@ -163,46 +163,44 @@ func TestDebRefused(t *testing.T) {
 	tests := []struct {
 		name    string
 		deb     []byte
-		want    string // in the error; "" for none
+		member  string // the member the error names, "" for the archive
+		why     error  // its reason; nil for none, or any when member is set
 		members int
 	}{
-		{"valid", arArchive(bin, arMember{"_extra", []byte("odd"), 0}, ctl, arMember{"data.tar.gz/", data, 0}, arMember{"_sig", nil, 0}), "", 5},
-		{"valid plain", arArchive(bin, ctl, arMember{"data.tar", plain, 0}), "", 5},
-		{"no data", arArchive(bin, ctl), `deb: no data.tar member`, 0},
-		{"second data", arArchive(bin, ctl, arMember{"data.tar.gz", data, 0}, arMember{"data.tar.xz", data, 0}),
-			`deb member "data.tar.xz": a second data member, after "data.tar.gz"`, 0},
-		{"lzma", arArchive(bin, ctl, arMember{"data.tar.lzma", data, 0}), `deb member "data.tar.lzma": compression not supported`, 0},
-		{"control compression", arArchive(bin, arMember{"control.tar.Z", control, 0}, arMember{"data.tar.gz", data, 0}),
-			`deb member "control.tar.Z": compression not supported`, 0},
-		{"data over its size", arArchive(bin, ctl, arMember{"data.tar.gz", data, len(data) - 100}), `deb member "data.tar.gz": compressed tar cut short at the member's end`, 0},
-		{"plain data over its size", arArchive(bin, ctl, arMember{"data.tar", plain, len(plain) - 1024}), `deb member "data.tar": `, 0},
-		{"data under its size", arArchive(bin, ctl, arMember{"data.tar.gz", data, len(data) + 100}), `deb member "data.tar.gz": archive truncated`, 0},
-		{"after the stream", arArchive(bin, ctl, arMember{"data.tar.gz", append(bytes.Clone(data), 0, 0), 0}), `deb member "data.tar.gz": compressed tar cut short at the member's end`, 0},
-		{"format 3", arArchive(arMember{"debian-binary", []byte("3.0\n"), 0}, ctl, arMember{"data.tar.gz", data, 0}),
-			`deb member "debian-binary": format "3.0\n", not 2.x`, 0},
-		{"no debian-binary", arArchive(ctl, arMember{"data.tar.gz", data, 0}), `deb: first member is "control.tar.gz", not debian-binary`, 0},
-		{"data first", arArchive(bin, arMember{"data.tar.gz", data, 0}, ctl), `deb member "data.tar.gz": before the control.tar member`, 0},
-		{"stranger", arArchive(bin, ctl, arMember{"evil", nil, 0}, arMember{"data.tar.gz", data, 0}), `deb member "evil": not a member of a .deb`, 0},
+		{"valid", arArchive(bin, arMember{"_extra", []byte("odd"), 0}, ctl, arMember{"data.tar.gz/", data, 0}, arMember{"_sig", nil, 0}), "", nil, 5},
+		{"valid plain", arArchive(bin, ctl, arMember{"data.tar", plain, 0}), "", nil, 5},
+		{"no data", arArchive(bin, ctl), "", errDebNoData, 0},
+		{"second data", arArchive(bin, ctl, arMember{"data.tar.gz", data, 0}, arMember{"data.tar.xz", data, 0}), "data.tar.xz", errDebSecond, 0},
+		{"lzma", arArchive(bin, ctl, arMember{"data.tar.lzma", data, 0}), "data.tar.lzma", errDebCompression, 0},
+		{"control compression", arArchive(bin, arMember{"control.tar.Z", control, 0}, arMember{"data.tar.gz", data, 0}), "control.tar.Z", errDebCompression, 0},
+		{"data over its size", arArchive(bin, ctl, arMember{"data.tar.gz", data, len(data) - 100}), "data.tar.gz", errDebCutShort, 0},
+		{"plain data over its size", arArchive(bin, ctl, arMember{"data.tar", plain, len(plain) - 1024}), "data.tar", nil, 0},
+		{"data under its size", arArchive(bin, ctl, arMember{"data.tar.gz", data, len(data) + 100}), "data.tar.gz", tarutil.ErrTruncated, 0},
+		{"after the stream", arArchive(bin, ctl, arMember{"data.tar.gz", append(bytes.Clone(data), 0, 0), 0}), "data.tar.gz", errDebCutShort, 0},
+		{"format 3", arArchive(arMember{"debian-binary", []byte("3.0\n"), 0}, ctl, arMember{"data.tar.gz", data, 0}), "debian-binary", errDebFormat, 0},
+		{"no debian-binary", arArchive(ctl, arMember{"data.tar.gz", data, 0}), "", errDebFirst, 0},
+		{"data first", arArchive(bin, arMember{"data.tar.gz", data, 0}, ctl), "data.tar.gz", errDebOrder, 0},
+		{"stranger", arArchive(bin, ctl, arMember{"evil", nil, 0}, arMember{"data.tar.gz", data, 0}), "evil", errDebStranger, 0},
 		{"bad size", bytes.Replace(arArchive(bin, ctl, arMember{"data.tar.gz", data, 0}), []byte(fmt.Sprintf("%-10d`", len(data))), []byte("-1        `"), 1),
-			`deb member "data.tar.gz": bad size "-1        " in its ar header`, 0},
-		{"truncated header", arArchive(bin, ctl)[:len(arArchive(bin))+30], `deb member "debian-binary": archive truncated`, 0},
+			"data.tar.gz", errDebSize, 0},
+		{"truncated header", arArchive(bin, ctl)[:len(arArchive(bin))+30], "debian-binary", tarutil.ErrTruncated, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st, err := convert(io.Discard, bytes.NewReader(tt.deb), conversion{})
+			refused := tt.member != "" || tt.why != nil
+			var de *debError
 			switch {
-			case tt.want == "" && err != nil:
+			case !refused && err != nil:
 				t.Fatalf("convert: %v", err)
-			case tt.want == "":
+			case !refused:
 				if len(st.Members) != tt.members {
 					t.Errorf("%d members, want %d: %+v", len(st.Members), tt.members, st.Members)
 				}
-			case err == nil:
-				t.Fatalf("convert: no error, want %q", tt.want)
-			case !strings.Contains(err.Error(), tt.want) || strings.Count(err.Error(), "deb member") > 1:
-				t.Errorf("convert: %v\nwant %q in it, once", err, tt.want)
-			case !errors.Is(err, errDeb):
-				t.Errorf("convert: %v, not ErrDeb", err)
+			case !errors.Is(err, errDeb) || !errors.As(err, &de) || de.member != tt.member || tt.why != nil && !errors.Is(err, tt.why):
+				t.Errorf("convert: %#v\nwant errDeb of member %q for %v", err, tt.member, tt.why)
+			case strings.Count(err.Error(), "deb member") > 1:
+				t.Errorf("convert: %v names the member twice", err)
 			}
 		})
 	}
@@ -224,7 +222,7 @@ func TestDebAfterStream(t *testing.T) {
 		member := append(bytes.Clone(data), bytes.Repeat([]byte("x"), 100)...)
 		deb := arArchive(arMember{"debian-binary", []byte("2.0\n"), 0}, arMember{"control.tar.gz", control, 0}, arMember{"data.tar" + ext, member, 0})
 		_, err := convert(io.Discard, bytes.NewReader(deb), conversion{})
-		if want := `deb member "data.tar` + ext + `": `; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, errDeb) {
+		if de := (*debError)(nil); !errors.As(err, &de) || de.member != "data.tar"+ext || !errors.Is(err, errDeb) {
 			t.Errorf("%s with 100 bytes after its stream: %v, want ErrDeb naming the member", ext, err)
 		}
 	}
@@ -240,7 +238,7 @@ func TestDebControlRefused(t *testing.T) {
 	deb := arArchive(arMember{"debian-binary", []byte("2.0\n"), 0}, arMember{"control.tar.gz", b.Bytes(), 0}, arMember{"data.tar.gz", data, 0})
 	var ctl *Control
 	_, err := convert(io.Discard, bytes.NewReader(deb), conversion{control: &ctl})
-	if want := `deb member "control.tar.gz": no control file`; err == nil || err.Error() != want || !errors.Is(err, errDeb) {
-		t.Errorf("convert: %v, want %q, ErrDeb", err, want)
+	if de := (*debError)(nil); !errors.As(err, &de) || de.member != "control.tar.gz" || !errors.Is(err, errDebNoControl) || !errors.Is(err, errDeb) {
+		t.Errorf("convert: %v, want errDebNoControl of control.tar.gz", err)
 	}
 }
