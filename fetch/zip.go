@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -47,6 +48,9 @@ const (
 // tarutil accepts, which then refuses it.
 const maxZipLink = 4096
 
+// errZipEncrypted refuses an encrypted zip member, which pkg cannot read.
+var errZipEncrypted = errors.New("fetch: encrypted")
+
 // zipError reports a zip member that cannot be read: the policy's refusals are
 // *tarutil.MemberError, as a tar's.
 type zipError struct {
@@ -54,7 +58,9 @@ type zipError struct {
 	err    error
 }
 
-func (e *zipError) Error() string { return fmt.Sprintf("zip member %q: %v", e.member, e.err) }
+func (e *zipError) Error() string {
+	return fmt.Sprintf("zip member %q: %s", e.member, strings.TrimPrefix(e.err.Error(), "fetch: "))
+}
 func (e *zipError) Unwrap() error { return e.err }
 
 // inflateZip writes the members of the zip in r into plain as a tar.
@@ -143,7 +149,7 @@ func zipMember(tw *tar.Writer, f *zip.File) error {
 		return err
 	}
 	if f.Flags&0x1 != 0 { // APPNOTE.TXT 4.4.4, bit 0
-		return &zipError{f.Name, errors.New("encrypted")}
+		return &zipError{f.Name, errZipEncrypted}
 	}
 	var rc io.ReadCloser
 	if hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeSymlink {
