@@ -94,7 +94,8 @@ func TestFetchLocalNotFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var nr *regfile.NotRegularError
-	if _, err := openCache(t).Fetch(context.Background(), s, p, nil); !errors.As(err, &nr) || !strings.Contains(err.Error(), path) {
+	var pe *fs.PathError
+	if _, err := openCache(t).Fetch(context.Background(), s, p, nil); !errors.As(err, &nr) || !errors.As(err, &pe) || pe.Path != path {
 		t.Errorf("Fetch of a FIFO: %v", err)
 	}
 }

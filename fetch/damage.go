@@ -74,7 +74,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	what := entryName(sha, name, version)
 	if err != nil {
 		c.drop(sha, info)
-		return nil, fmt.Errorf("%w: %s: %v; removed from the cache", ErrDamaged, what, err)
+		return nil, fmt.Errorf("%w: %s: %w; removed from the cache", ErrDamaged, what, err)
 	}
 	switch was := (unsynced{idx: ix.info, tar: info}); {
 	case crashed:

@@ -211,7 +211,8 @@ func TestUnsyncedEntry(t *testing.T) {
 	}
 	markOther(c)
 	c = open()
-	if _, err := c.Members(p.SHA256); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "share/big") {
+	var me *tarutil.MemberError
+	if _, err := c.Members(p.SHA256); !errors.Is(err, ErrDamaged) || !errors.As(err, &me) || me.Name != "share/big" {
 		t.Fatalf("Members of a damaged entry from another boot: %v, want ErrDamaged naming share/big", err)
 	}
 	checkEmpty(t, c)

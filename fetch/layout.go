@@ -40,8 +40,26 @@ func notCache(dir, format string, args ...any) error {
 	return &notCacheError{dir: dir, why: fmt.Sprintf(format, args...)}
 }
 
+// Reasons a directory is not a pkg cache, which a notCacheError may match besides
+// ErrNotCache.
+var (
+	errNotEmpty   = errors.New("fetch: not empty and no CACHEDIR.TAG")
+	errForeignTag = errors.New("fetch: CACHEDIR.TAG not pkg's")
+	errSymlinked  = errors.New("fetch: a symlink, which pkg does not follow")
+)
+
+// notCacheFor is notCache for one of the reasons above.
+func notCacheFor(dir string, reason error, format string, args ...any) error {
+	return &notCacheError{dir: dir, why: fmt.Sprintf(format, args...), reason: reason}
+}
+
 // notCacheError is ErrNotCache about one directory, said once.
-type notCacheError struct{ dir, why string }
+type notCacheError struct {
+	dir, why string
+	reason   error // one of the reasons above, or nil
+}
+
+func (e *notCacheError) Is(target error) bool { return e.reason != nil && target == e.reason }
 
 func (e *notCacheError) Error() string {
 	return "fetch: cache " + e.dir + " is not a pkg cache: " + e.why
@@ -76,7 +94,7 @@ func readTag(use *os.File, dir string) ([]byte, error) {
 	case errors.Is(err, unix.ENOENT):
 		return nil, nil
 	case errors.Is(err, unix.ELOOP):
-		return nil, notCache(dir, "its %s is a symlink", tagName)
+		return nil, notCacheFor(dir, errSymlinked, "its %s is a symlink", tagName)
 	case err != nil:
 		return nil, fmt.Errorf("fetch: open cache %s: %w", dir, &os.PathError{Op: "open", Path: filepath.Join(dir, tagName), Err: err})
 	}
@@ -102,7 +120,7 @@ func readTag(use *os.File, dir string) ([]byte, error) {
 func makeCache(use *os.File, dir string, tag []byte) error {
 	partial := tag != nil && bytes.HasPrefix([]byte(cacheTag), tag)
 	if tag != nil && !partial {
-		return notCache(dir, "its %s is not pkg's", tagName)
+		return notCacheFor(dir, errForeignTag, "its %s is not pkg's", tagName)
 	}
 	fd, err := unix.Openat(int(use.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -119,7 +137,7 @@ func makeCache(use *os.File, dir string, tag []byte) error {
 	tagged := slices.Contains(names, tagName)
 	for _, name := range names {
 		if name != tagName && !(tagged && slices.Contains(subdirs, name)) {
-			return notCache(dir, "it is not empty and has no %s", tagName)
+			return notCacheFor(dir, errNotEmpty, "it is not empty and has no %s", tagName)
 		}
 	}
 	// The same bytes at the same offsets, never truncated: a process making the cache at
@@ -160,7 +178,7 @@ func subdir(use *os.File, dir, name string) error {
 	case err != nil:
 		return fmt.Errorf("fetch: create cache: %w", &os.PathError{Op: "mkdir", Path: path, Err: err})
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		return notCache(dir, "%s is a symlink, which pkg does not follow", path)
+		return notCacheFor(dir, errSymlinked, "%s is a symlink, which pkg does not follow", path)
 	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
 		return notCache(dir, "%s is not a directory", path)
 	}
@@ -174,7 +192,7 @@ func (c *Cache) openSubdir(name string) (*os.File, error) {
 	if err != nil {
 		var st unix.Stat_t // a symlink is ENOTDIR, with O_DIRECTORY
 		if unix.Fstatat(int(c.use.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-			return nil, notCache(c.dir, "%s is a symlink, which pkg does not follow", path)
+			return nil, notCacheFor(c.dir, errSymlinked, "%s is a symlink, which pkg does not follow", path)
 		}
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
