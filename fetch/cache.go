@@ -574,7 +574,7 @@ func (c *Cache) convertInto(tmp *os.File, src io.Reader, p repo.Package, boot st
 		if err := fw.Close(); err != nil {
 			return err
 		}
-		if err := checkStats(p, st); err != nil {
+		if err := p.CheckContents(st.Files, st.Bytes); err != nil {
 			return err
 		}
 		return bw.Flush()
@@ -607,17 +607,6 @@ func (c *Cache) linkTar(name, sha string, settled bool) error {
 		return nil
 	}
 	return c.tars.Sync()
-}
-
-// checkStats refuses an archive whose contents disagree with its index entry.
-func checkStats(p repo.Package, st tarutil.Stats) error {
-	if p.Files != 0 && st.Files != p.Files {
-		return fmt.Errorf("archive has %d files, index says %d", st.Files, p.Files)
-	}
-	if p.InstalledSize != 0 && st.Bytes != p.InstalledSize {
-		return fmt.Errorf("archive has %d bytes of files, index says installed_size %d", st.Bytes, p.InstalledSize)
-	}
-	return nil
 }
 
 // entryHeader is the first line of an entry's index; boot is "" once the entry is settled.

@@ -39,6 +39,10 @@ var (
 	errXZFooter = fmt.Errorf("%w: index or footer does not match", errXZ)
 )
 
+// errWindow refuses an xz block whose dictionary is over maxWindow, before the
+// decoder allocates it.
+var errWindow = errors.New("fetch: decompression window over pkg's limit")
+
 const (
 	xzHeaderLen = 12 // stream header and stream footer
 	xzLZMA2     = 0x21
@@ -569,7 +573,7 @@ func checkFilters(r *bytes.Reader, count int) error {
 		r.Read(props)
 		if id == xzLZMA2 && n == 1 {
 			if d := dictSize(props[0]); d > maxWindow {
-				return fmt.Errorf("dictionary of %d MiB is over the %d MiB limit", d>>20, maxWindow>>20)
+				return fmt.Errorf("%w: dictionary of %d MiB, over %d MiB", errWindow, d>>20, maxWindow>>20)
 			}
 		}
 	}
