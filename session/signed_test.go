@@ -234,8 +234,8 @@ func TestSignedVerified(t *testing.T) {
 	bound.Keys = []trust.KeySource{{Name: "given", Keys: []trust.PublicKey{k}}}
 	s, _ = newSession(t, bound, "")
 	_, _, err = session.OpenFetcher(s, t.Context(), true)
-	if want := `index is for repository "demo", but key ` + k.ID() + ` is trusted only for repository "main"`; !errors.Is(err, trust.ErrNotBound) || !strings.Contains(err.Error(), want) {
-		t.Errorf("the key bound to another repository: %v; want trust.ErrNotBound, %q", err, want)
+	if !errors.Is(err, trust.ErrNotBound) || !strings.Contains(err.Error(), k.ID()) {
+		t.Errorf("the key bound to another repository: %v; want trust.ErrNotBound naming key %s", err, k.ID())
 	}
 
 	file := signedUser(t, r, false)
@@ -321,8 +321,8 @@ func TestRollbackFromMirror(t *testing.T) {
 	atMirror := o
 	atMirror.Repos = []config.Repo{{Name: "demo", URLs: []string{mirror}}}
 	_, err := installWith(t, atMirror, "tool")
-	if want := "index version 1 is older than version 2, accepted before from " + r.URL + "/"; !errors.Is(err, trust.ErrRollback) || !strings.Contains(err.Error(), want) {
-		t.Errorf("install from a mirror serving version 1: %v; want trust.ErrRollback, %q", err, want)
+	if te := (*trust.Error)(nil); !errors.Is(err, trust.ErrRollback) || !errors.As(err, &te) || te.Repo != "file://"+mirror+"/" || !strings.Contains(err.Error(), r.URL) {
+		t.Errorf("install from a mirror serving version 1: %#v; want trust.ErrRollback of %s naming %s", err, mirror, r.URL)
 	}
 	// The root refuses it before the cache keeps the mirror's index as that location's:
 	// the root, the cache and the database are as they were.
@@ -388,7 +388,7 @@ func TestTrustPins(t *testing.T) {
 		was := stateOf(t, o)
 		_, err := installWith(t, o, "tool")
 		var pe *trust.PinnedError
-		if !errors.Is(err, want) || !errors.As(err, &pe) || !session.PinRefused(err) || !strings.Contains(err.Error(), "pinned repository demo when it accepted its index version 1") {
+		if !errors.Is(err, want) || !errors.As(err, &pe) || !session.PinRefused(err) || pe.Name != "demo" || pe.Version != 1 || len(pe.KeyIDs) != 0 {
 			t.Errorf("%s: %v; want %v, a refusal of the pin to no key", what, err, want)
 		}
 		was.same(t, stateOf(t, o))
@@ -446,7 +446,8 @@ func TestPinEveryCall(t *testing.T) {
 	} {
 		s, _ := newSession(t, o, "")
 		err := tt.call(s)
-		if !errors.Is(err, trust.ErrBadSignature) || !errors.As(err, new(*trust.PinnedError)) || !strings.Contains(err.Error(), pinned) {
+		var pe *trust.PinnedError
+		if !errors.Is(err, trust.ErrBadSignature) || !errors.As(err, &pe) || pe.Name != "demo" || !slices.Equal(pe.KeyIDs, []string{r.Key.Public().ID()}) {
 			t.Errorf("%s without the key: %v; want a bad signature, naming the pin", tt.what, err)
 		}
 	}

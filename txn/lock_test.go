@@ -24,7 +24,8 @@ func TestLock(t *testing.T) {
 		t.Errorf("locked archive %q, want a URL", l.Packages[0].Archive)
 	}
 	_, err = txn.Lock(nil, ix, []repo.Requirement{{Name: "nope"}}, "pkg.lock", nil)
-	if ue := (*txn.UnresolvedError)(nil); !errors.As(err, &ue) || !strings.Contains(err.Error(), "(repository "+ix.Source.URL()+")") {
+	ue, me := (*txn.UnresolvedError)(nil), (*repo.MissingError)(nil)
+	if !errors.As(err, &ue) || !errors.As(err, &me) || me.Name != "nope" || !strings.Contains(err.Error(), ix.Source.URL()) {
 		t.Errorf("Lock of a package the index lacks: %v; want an *UnresolvedError naming the repository", err)
 	}
 	signed := &repo.Lock{Index: &repo.LockIndex{Name: "r", Version: 2, Keys: []string{"0123456789abcdef"}}}

@@ -3,11 +3,35 @@ package txn_test
 import (
 	"context"
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
 
 	"pkg/repo"
 	"pkg/txn"
 )
+
+// TestMissingString checks the words of what the cache lacks, which pkg prints.
+func TestMissingString(t *testing.T) {
+	v2 := repo.Package{Name: "hello", Version: "1.2", SHA256: strings.Repeat("a", 64)}
+	other := strings.Repeat("b", 64)
+	for _, tt := range []struct {
+		m    txn.Missing
+		want string
+	}{
+		{txn.Missing{Package: v2, Versions: []string{"1.1"}}, "hello 1.2 (the cache holds hello 1.1: ask for hello=1.1)"},
+		{txn.Missing{Package: v2, Versions: []string{"1.1"}, ByLock: true}, "hello 1.2"},
+		{txn.Missing{Package: v2, Archives: []string{other}}, "hello 1.2 (sha256 aaaaaaaaaaaaaaaa… by the saved index; the cache holds hello 1.2 with sha256 bbbbbbbbbbbbbbbb…, another archive of it)"},
+		{txn.Missing{Package: v2, Archives: []string{other, other}, ByLock: true}, "hello 1.2 (sha256 aaaaaaaaaaaaaaaa… by the lockfile; the cache holds hello 1.2 with sha256 bbbbbbbbbbbbbbbb…, bbbbbbbbbbbbbbbb…, other archives of it)"},
+	} {
+		if got := tt.m.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
+	}
+	if got, want := (&txn.NotCachedError{Missing: []txn.Missing{{Package: v2}, {Package: v2}}}).Error(), "offline: not in the cache: hello 1.2, hello 1.2"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
 
 // TestCheckCached: offline, a change is refused unless the cache holds each of its
 // archives, and the refusal names what the cache holds in the place of each one missing:
@@ -30,27 +54,24 @@ func TestCheckCached(t *testing.T) {
 		what   string
 		pkgs   []repo.Package
 		byLock bool
-		want   string // "" for no error
+		want   []txn.Missing // nil for no error
 	}{
-		{"all cached", []repo.Package{v1, tool}, false, ""},
-		{"another version cached", []repo.Package{v2, tool}, false,
-			"offline: not in the cache: hello 1.2 (the cache holds hello 1.1: ask for hello=1.1)"},
-		{"another version cached, from a lockfile", []repo.Package{v2}, true,
-			"offline: not in the cache: hello 1.2"},
+		{"all cached", []repo.Package{v1, tool}, false, nil},
+		{"another version cached", []repo.Package{v2, tool}, false, []txn.Missing{{Package: v2, Versions: []string{"1.1"}}}},
+		{"another version cached, from a lockfile", []repo.Package{v2}, true, []txn.Missing{{Package: v2, Versions: []string{"1.1"}, ByLock: true}}},
 		{"another archive of the version, by the index", []repo.Package{republished}, false,
-			"offline: not in the cache: hello 1.1 (sha256 " + republished.SHA256[:16] + "… by the saved index; the cache holds hello 1.1 with sha256 " +
-				v1.SHA256[:16] + "…, another archive of it)"},
+			[]txn.Missing{{Package: republished, Archives: []string{v1.SHA256}}}},
 		{"another archive of the version", []repo.Package{republished}, true,
-			"offline: not in the cache: hello 1.1 (sha256 " + republished.SHA256[:16] + "… by the lockfile; the cache holds hello 1.1 with sha256 " +
-				v1.SHA256[:16] + "…, another archive of it)"},
+			[]txn.Missing{{Package: republished, Archives: []string{v1.SHA256}, ByLock: true}}},
 	} {
 		err := txn.CheckCached(w.cache, tt.pkgs, tt.byLock)
+		var ne *txn.NotCachedError
 		switch {
-		case tt.want == "" && err != nil:
+		case tt.want == nil && err != nil:
 			t.Errorf("%s: %v", tt.what, err)
-		case tt.want == "":
-		case err == nil || err.Error() != tt.want || !errors.Is(err, txn.ErrNotCached):
-			t.Errorf("%s: %v\nwant %s", tt.what, err, tt.want)
+		case tt.want == nil:
+		case !errors.Is(err, txn.ErrNotCached) || !errors.As(err, &ne) || !reflect.DeepEqual(ne.Missing, tt.want):
+			t.Errorf("%s: %#v\nwant %+v", tt.what, err, tt.want)
 		}
 	}
 	// Offline, Fetch refuses before it fetches anything.
