@@ -9,6 +9,27 @@ import (
 	"time"
 )
 
+// Reasons ParseSize and ParseDuration refuse a value, which their errors match
+// with errors.Is; the errors say in full what was given and what is wanted.
+var (
+	ErrSyntax   = errors.New("units: not a size or duration as written")
+	ErrNegative = errors.New("units: negative")
+	ErrRange    = errors.New("units: too large")
+)
+
+// parseError is an error worded in full that errors.Is matches to its reason.
+type parseError struct {
+	msg    string
+	reason error
+}
+
+func (e *parseError) Error() string        { return e.msg }
+func (e *parseError) Is(target error) bool { return target == e.reason }
+
+func refuse(reason error, format string, args ...any) error {
+	return &parseError{msg: fmt.Sprintf(format, args...), reason: reason}
+}
+
 var sizeUnits = []struct {
 	suffix string
 	n      float64
@@ -31,11 +52,11 @@ func ParseSize(s string) (int64, error) {
 	n, err := strconv.ParseFloat(v, 64)
 	switch {
 	case err != nil || math.IsNaN(n) || math.IsInf(n, 0):
-		return 0, fmt.Errorf("size %q: want a number and a unit, such as 20GiB or 500MB", s)
+		return 0, refuse(ErrSyntax, "size %q: want a number and a unit, such as 20GiB or 500MB", s)
 	case n < 0:
-		return 0, fmt.Errorf("size %q is negative", s)
+		return 0, refuse(ErrNegative, "size %q is negative", s)
 	case n*mult >= math.MaxInt64:
-		return 0, fmt.Errorf("size %q is too large", s)
+		return 0, refuse(ErrRange, "size %q is too large", s)
 	}
 	return int64(n * mult), nil
 }
@@ -43,13 +64,13 @@ func ParseSize(s string) (int64, error) {
 // ParseDuration reads a length of time as time.ParseDuration does, after a whole number of
 // days, if any: "30d", "1d12h", "720h".
 func ParseDuration(s string) (time.Duration, error) {
-	bad := fmt.Errorf("duration %q: want 30d, 720h or the like", s)
+	bad := refuse(ErrSyntax, "duration %q: want 30d, 720h or the like", s)
 	var d time.Duration
 	rest := s
 	if i := strings.IndexByte(s, 'd'); i >= 0 {
 		n, err := strconv.ParseUint(s[:i], 10, 16)
 		if err != nil {
-			return 0, fmt.Errorf("duration %q: want whole days, such as 30d", s)
+			return 0, refuse(ErrSyntax, "duration %q: want whole days, such as 30d", s)
 		}
 		d, rest = time.Duration(n)*24*time.Hour, s[i+1:]
 		if rest == "" {
@@ -61,9 +82,9 @@ func ParseDuration(s string) (time.Duration, error) {
 	case err != nil:
 		return 0, bad
 	case v < 0:
-		return 0, errors.New("duration " + strconv.Quote(s) + " is negative")
+		return 0, refuse(ErrNegative, "duration %q is negative", s)
 	case v > math.MaxInt64-d:
-		return 0, fmt.Errorf("duration %q is too long", s)
+		return 0, refuse(ErrRange, "duration %q is too long", s)
 	}
 	return d + v, nil
 }
