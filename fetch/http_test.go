@@ -101,7 +101,8 @@ func TestGiveUp5xx(t *testing.T) {
 	})
 	c := openCache(t)
 	err := fetchOne(c, quick(t, srv.URL), p)
-	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "fetch demo 1.0: GET "+srv.URL+"/demo.tar.gz: 500") {
+	var se *statusError
+	if !errors.Is(err, ErrUnreachable) || !errors.As(err, &se) || se.code != http.StatusInternalServerError || se.where != srv.URL+"/demo.tar.gz" || !strings.Contains(err.Error(), "demo 1.0") {
 		t.Errorf("error %v, want ErrUnreachable naming the package, the URL and the 500", err)
 	}
 	if n := len(srv.requests()); n != maxTries {
@@ -118,7 +119,7 @@ func TestNoRetry4xx(t *testing.T) {
 	err := fetchOne(c, quick(t, srv.URL), p)
 	var se *statusError
 	if !errors.As(err, &se) || se.code != http.StatusNotFound || errors.Is(err, ErrUnreachable) || !errors.Is(err, ErrGone) ||
-		!strings.Contains(err.Error(), "fetch demo 1.0: GET "+srv.URL+"/demo.tar.gz: 404") {
+		se.where != srv.URL+"/demo.tar.gz" || !strings.Contains(err.Error(), "demo 1.0") {
 		t.Errorf("error %v, want a 404 (ErrGone) naming the package and the URL", err)
 	}
 	// A local repository without the archive is the same.
@@ -319,9 +320,8 @@ func TestIndexUnreachable(t *testing.T) {
 func TestIndexNotFound(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { http.NotFound(w, r) })
 	_, err := openCache(t).indexOnly(t.Context(), quick(t, srv.URL+"/nosuch"))
-	want := "fetch: no repository at " + srv.URL + "/nosuch/: index.json: 404 Not Found"
-	if !errors.Is(err, ErrNoRepository) || err.Error() != want {
-		t.Errorf("error %v, want ErrNoRepository: %s", err, want)
+	if !errors.Is(err, ErrNoRepository) || !strings.Contains(err.Error(), srv.URL+"/nosuch/") {
+		t.Errorf("error %v, want ErrNoRepository naming %s/nosuch/", err, srv.URL)
 	}
 	if n := len(srv.requests()); n != 1 {
 		t.Errorf("%d requests, want 1", n)
