@@ -10,7 +10,7 @@ import (
 )
 
 // Repair rebuilds the root's database from the trees in its pkgs/ and the cache's
-// entries (install.Rebuild, txn.Candidates), each package described as the indexes of the
+// entries (install.Rebuild, repairCandidates), each package described as the indexes of the
 // repositories in effect offer it. They are read without the root's records, which may be
 // what is damaged; where none can be read, the packages are recorded without their
 // commands, libraries and dependencies, and the observer hears so.
@@ -37,7 +37,7 @@ func (s *Session) Repair(ctx context.Context) (*install.Rebuilt, error) {
 		}
 		s.obs.Warn(fmt.Sprintf("no index to describe the packages (%s): they are recorded without their commands, libraries and dependencies until reinstalled", why))
 	}
-	candidates, err := txn.Candidates(cache, offered)
+	candidates, err := repairCandidates(cache, offered)
 	if err != nil {
 		return nil, err
 	}

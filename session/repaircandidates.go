@@ -1,4 +1,4 @@
-package txn
+package session
 
 import (
 	"slices"
@@ -8,11 +8,11 @@ import (
 	"pkg/repo"
 )
 
-// Candidates returns what a tree of a root named name may hold, for install.Rebuild: each
-// entry of cache of that name, most recently used first, as ix (nil for none) offers that
-// archive (by its sha256), or else by its name and version alone, without commands,
+// repairCandidates returns what a tree of a root named name may hold, for install.Rebuild:
+// each entry of cache of that name, most recently used first, as ix (nil for none) offers
+// that archive (by its sha256), or else by its name and version alone, without commands,
 // libraries or dependencies. An entry Members finds damaged is no candidate.
-func Candidates(cache *fetch.Cache, ix *repo.Index) (func(name string) ([]install.Candidate, error), error) {
+func repairCandidates(cache *fetch.Cache, ix *repo.Index) (func(name string) ([]install.Candidate, error), error) {
 	es, err := cache.List()
 	if err != nil {
 		return nil, err
