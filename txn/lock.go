@@ -12,7 +12,7 @@ func CheckFrozen(l *repo.Lock, ix *Catalog, path string) error {
 	if err := pin.CheckLockIndexes(l, &repo.Lock{Repo: ix.Source.URL(), Index: pin.LockIndex(ix.Trust), Repos: ix.lockRepos()}, path); err != nil {
 		return err
 	}
-	in, err := ix.For(l.Requires)
+	in, err := ix.indexFor(l.Requires)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func Lock(old *repo.Lock, ix *Catalog, reqs []repo.Requirement, path string, pla
 	if len(each) == 0 {
 		each = []string{""} // ix's target: this machine's, which an index without platforms never changes
 	}
-	in, err := ix.For(reqs)
+	in, err := ix.indexFor(reqs)
 	if err != nil {
 		return nil, &UnresolvedError{ix.About(err)}
 	}

@@ -260,7 +260,7 @@ func (e *RepublishedError) Error() string {
 // archive file that the plan does not move is in Held where a repository has a newer version.
 func UpgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
 	cur, names := Installed(before), names(reqs)
-	in, err := ix.For(pinned(requested))
+	in, err := ix.indexFor(pinned(requested))
 	if err != nil {
 		return nil, err
 	}

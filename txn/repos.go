@@ -53,9 +53,9 @@ func (ix *Catalog) Sources() map[string]*fetch.Source {
 	return m
 }
 
-// For returns the index to resolve reqs in: ix's, with the names reqs pin to a
+// indexFor returns the index to resolve reqs in: ix's, with the names reqs pin to a
 // repository ("team/jq") taken from that repository (repo.Merge).
-func (ix *Catalog) For(reqs []repo.Requirement) (*repo.Index, error) {
+func (ix *Catalog) indexFor(reqs []repo.Requirement) (*repo.Index, error) {
 	pins, err := repo.Pins(reqs)
 	if err != nil || pins == nil {
 		return ix.Index, err
@@ -78,18 +78,18 @@ func (ix *Catalog) For(reqs []repo.Requirement) (*repo.Index, error) {
 	return merged, nil
 }
 
-// Resolve is repo.Index.Resolve in ix.For(reqs).
+// Resolve is repo.Index.Resolve in ix.indexFor(reqs).
 func (ix *Catalog) Resolve(reqs []repo.Requirement) ([]repo.Package, error) {
-	in, err := ix.For(reqs)
+	in, err := ix.indexFor(reqs)
 	if err != nil {
 		return nil, err
 	}
 	return in.Resolve(reqs)
 }
 
-// ResolveInstalled is repo.Index.ResolveInstalled in ix.For(reqs).
+// ResolveInstalled is repo.Index.ResolveInstalled in ix.indexFor(reqs).
 func (ix *Catalog) ResolveInstalled(installed []repo.Package, reqs []repo.Requirement, holds ...repo.Requirement) ([]repo.Package, error) {
-	in, err := ix.For(reqs)
+	in, err := ix.indexFor(reqs)
 	if err != nil {
 		return nil, err
 	}
