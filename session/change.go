@@ -27,7 +27,7 @@ type Request struct {
 	Op       Op
 	Requires []repo.Requirement // Install, Upgrade, and what Session.Lock locks
 	Names    []string           // Reinstall, Remove
-	// Lock is the lockfile at LockPath that Sync installs (read by txn.ReadLock) or that
+	// Lock is the lockfile at LockPath that Sync installs (read by repo.ReadLockFor) or that
 	// Session.Lock writes again (nil: none yet); with LockRepos, its repositories are
 	// those in effect, ahead of the configured ones.
 	Lock      *repo.Lock

@@ -7,6 +7,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/repo"
 	"pkg/txn"
 )
 
@@ -103,8 +104,17 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 	if err != nil {
 		return nil, err
 	}
-	f := s.newFetcher(txn.FirstSource(l, srcs), cache)
+	f := s.newFetcher(firstSource(l, srcs), cache)
 	f.Sources = srcs
 	plan.Bind(s.target(root, f, l.Requires)) // the requirements recorded by the commit
 	return plan, nil
+}
+
+// firstSource returns, of srcs, the sources of the lockfile l's repositories by name (as
+// txn.Plan.Relocate takes them), that of l's first repository, "" for a lockfile of one.
+func firstSource(l *repo.Lock, srcs map[string]*fetch.Source) *fetch.Source {
+	if len(l.Repos) == 0 {
+		return srcs[""]
+	}
+	return srcs[l.Repos[0].Name]
 }

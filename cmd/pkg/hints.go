@@ -107,7 +107,7 @@ var hints = []hintRule{
 	{err: trust.ErrExpired, hint: "the publisher must sign the index again (pkg repo sign) before it expires, and a mirror serving an old copy looks the same; --offline installs from the last verified copy"},
 	{err: trust.ErrRollback, hint: "a mirror or proxy is serving an old index: try again later, or another mirror (if the publisher really started over, run 'pkg --repo LOCATION repo forget' for the location the newer version came from)"},
 	{err: trust.ErrReused, hint: "the index changed without a new version, so the publisher or their key signed two different indexes: tell the publisher (if they really started over, run 'pkg repo forget')"},
-	{fn: as(func(se *txn.StaleLockError) string {
+	{fn: as(func(se *repo.InputsError) string {
 		return fmt.Sprintf("run 'pkg lock -o %s %s' to lock these requirements", se.Path, repo.JoinRequirements(se.Given))
 	})},
 }

@@ -19,7 +19,6 @@ import (
 
 	"pkg/repo"
 	"pkg/trust"
-	"pkg/txn"
 )
 
 // TestFIFOs: a FIFO where pkg reads a file that a user, or another user, names or may
@@ -165,7 +164,7 @@ func TestReadLockOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out *repo.OutsideError
-	if _, err := txn.ReadLock(lock, nil); !errors.As(err, &out) || out.Archive != p.Archive {
+	if _, err := repo.ReadLockFor(lock, nil); !errors.As(err, &out) || out.Archive != p.Archive {
 		t.Errorf("ReadLock: %v; want a *repo.OutsideError naming %s", err, p.Archive)
 	}
 }

@@ -114,7 +114,7 @@ func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := txn.ReadLock(path, reqs)
+	l, err := repo.ReadLockFor(path, reqs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("sync: no lockfile %s: 'pkg lock NAME...' writes one, or pass -f FILE", path)
 	} else if err != nil {

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"pkg/repo"
-	"pkg/txn"
 )
 
 // TestVerbHints checks the advice the hint table gives for the typed errors of the verbs'
@@ -18,7 +17,7 @@ func TestVerbHints(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&txn.StaleLockError{Path: "ci.lock", Given: given}, "run 'pkg lock -o ci.lock app tool>=2' to lock these requirements"},
+		{&repo.InputsError{Path: "ci.lock", Given: given}, "run 'pkg lock -o ci.lock app tool>=2' to lock these requirements"},
 	} {
 		if got := hint(tt.err, nil); got != tt.want {
 			t.Errorf("hint(%v) = %q, want %q", tt.err, got, tt.want)
