@@ -16,7 +16,6 @@ import (
 	"pkg/db"
 	"pkg/install"
 	"pkg/repo"
-	"pkg/txn"
 )
 
 // The schemas, a name and a version: a change that can break a reader of a schema makes a
@@ -225,8 +224,8 @@ func NewWhy(p *db.Record, req string, neededBy []string, chains [][]string) Why 
 // WhyOf is the Why of name, one of recs, the root's installed packages, of which
 // requested maps those the user asked for to their requirements (db.DB.Requested).
 func WhyOf(recs []db.Record, requested map[string]string, name string) Why {
-	p, _ := txn.Find(recs, name)
-	neededBy, chains := repo.Why(txn.Installed(recs), slices.Collect(maps.Keys(requested)), name)
+	p, _ := db.Find(recs, name)
+	neededBy, chains := repo.Why(db.Packages(recs), slices.Collect(maps.Keys(requested)), name)
 	return NewWhy(&p, requested[name], neededBy, chains)
 }
 

@@ -63,7 +63,7 @@ type planner struct {
 
 // records reads the root's records, and for an upgrade refuses names not installed.
 func (pl *planner) records(d *db.DB) (recs []db.Record, err error) {
-	if recs, pl.requested, err = txn.ReadInstalled(d); err == nil && pl.r.Op == Upgrade {
+	if recs, pl.requested, err = d.State(); err == nil && pl.r.Op == Upgrade {
 		err = txn.NeedInstalled("upgrade", upgradeNames(pl.r.Requires), recs)
 	}
 	return recs, err

@@ -22,12 +22,12 @@ import (
 func (s *Session) Info(ctx context.Context, name string) (info report.Info, offered bool, err error) {
 	var recs []db.Record
 	var requested map[string]string
-	err = s.viewRoot(func(d *db.DB) (err error) { recs, requested, err = txn.ReadInstalled(d); return err })
+	err = s.viewRoot(func(d *db.DB) (err error) { recs, requested, err = d.State(); return err })
 	noRoot := errors.Is(err, install.ErrNoRoot)
 	if err != nil && !noRoot {
 		return info, false, err
 	}
-	p, ok := txn.Find(recs, name)
+	p, ok := db.Find(recs, name)
 	switch {
 	case !ok && s.hasRepos():
 		_, ix, err := s.openFetcher(ctx, false, false)

@@ -18,11 +18,11 @@ import (
 type Record = db.Record
 
 // Installed returns the root's installed packages and the requirements of those the user
-// asked for (txn.ReadInstalled), read without waiting for a command changing the root
+// asked for (db.DB.State), read without waiting for a command changing the root
 // (viewRoot); none where there is no root, and the observer hears so.
 func (s *Session) Installed() (recs []Record, requested map[string]string, err error) {
 	err = s.viewRoot(func(d *db.DB) (err error) {
-		recs, requested, err = txn.ReadInstalled(d)
+		recs, requested, err = d.State()
 		return err
 	})
 	if errors.Is(err, install.ErrNoRoot) {
@@ -88,7 +88,7 @@ func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outda
 	if err != nil {
 		return 0, nil, err
 	}
-	out = append(ix.Outdated(txn.Installed(recs), txn.Holds(recs, requested, nil)), ix.LocalNewer(recs)...)
+	out = append(ix.Outdated(db.Packages(recs), txn.Holds(recs, requested, nil)), ix.LocalNewer(recs)...)
 	slices.SortFunc(out, func(a, b repo.Outdated) int { return strings.Compare(a.Name, b.Name) })
 	return len(recs), out, nil
 }

@@ -198,7 +198,7 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 		return out, err
 	}
 	for _, name := range p.remove {
-		rec, _ := find(p.before, name)
+		rec, _ := db.Find(p.before, name)
 		rec.Name = name
 		out.Removed = append(out.Removed, rec)
 	}
@@ -269,7 +269,7 @@ func (p *Plan) Check(root *install.Root) error {
 // packages no longer needed by another that are not wanted.
 func changed(before, after []db.Record, wanted func(string) bool) (cmds []CommandChange, unneeded []db.Record) {
 	for _, p := range after {
-		old, ok := find(before, p.Name)
+		old, ok := db.Find(before, p.Name)
 		if !ok || slices.Equal(old.Bin, p.Bin) {
 			continue
 		}

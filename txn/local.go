@@ -18,7 +18,7 @@ import (
 // which no configured repository's name can be, and read from the file's directory.
 func (ix *Catalog) WithLocal(given []repo.Package, recs []db.Record) (*Catalog, error) {
 	pkgs := slices.Clone(given)
-	for _, r := range Installed(recs) {
+	for _, r := range db.Packages(recs) {
 		if r.Origin != "" && !slices.ContainsFunc(given, func(p repo.Package) bool { return p.Name == r.Name }) {
 			r.Archive = filepath.Base(r.Origin)
 			if info, err := os.Stat(r.Origin); err == nil { // fetched again only if the cache lost it
@@ -57,7 +57,7 @@ func (ix *Catalog) LocalNewer(recs []db.Record) []repo.Outdated {
 		return nil
 	}
 	var out []repo.Outdated
-	for _, p := range Installed(recs) {
+	for _, p := range db.Packages(recs) {
 		if p.Origin == "" {
 			continue
 		}

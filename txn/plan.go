@@ -112,7 +112,7 @@ func (p *Plan) fill(cache *fetch.Cache) *Plan {
 			c.Download = pk.Size
 		}
 		p.Disk += pk.InstalledSize
-		if cur, ok := find(p.before, pk.Name); ok {
+		if cur, ok := db.Find(p.before, pk.Name); ok {
 			p.Disk -= cur.Size
 			c.From = cur.Version
 			switch n := repo.CompareVersions(pk.Version, cur.Version); {
@@ -132,33 +132,17 @@ func (p *Plan) fill(cache *fetch.Cache) *Plan {
 		p.Changes = append(p.Changes, c)
 	}
 	for _, name := range p.remove {
-		cur, _ := find(p.before, name)
+		cur, _ := db.Find(p.before, name)
 		p.Disk -= cur.Size
 		p.Changes = append(p.Changes, Change{Action: Remove, Name: name, Version: cur.Version, Why: p.why(name)})
 	}
 	return p
 }
 
-func find(recs []db.Record, name string) (db.Record, bool) {
-	if i := slices.IndexFunc(recs, func(p db.Record) bool { return p.Name == name }); i >= 0 {
-		return recs[i], true
-	}
-	return db.Record{}, false
-}
-
 // installed reports whether recs hold p as resolved.
 func installed(recs []db.Record, p repo.Package) bool {
-	r, ok := find(recs, p.Name)
+	r, ok := db.Find(recs, p.Name)
 	return ok && r.Version == p.Version && r.SHA256 == p.SHA256
-}
-
-// Installed returns the records as the index entries the resolver takes.
-func Installed(recs []db.Record) []repo.Package {
-	ps := make([]repo.Package, len(recs))
-	for i, r := range recs {
-		ps[i] = repo.Package{Name: r.Name, Version: r.Version, SHA256: r.SHA256, Depends: r.Depends, Bin: r.Bin, Lib: r.Lib, Summary: r.Summary, Origin: r.Origin}
-	}
-	return ps
 }
 
 // reasons says why each package of all is wanted: "requested" for the names asked for,
@@ -197,11 +181,11 @@ func names(reqs []repo.Requirement) []string {
 // of ix offers at its version but as another archive is replaced by it (a rebuild). The
 // cache, if not nil, tells what is downloaded.
 func InstallPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
-	pkgs, err := ix.ResolveInstalled(ix.rebuilt(Installed(before)), reqs, Holds(before, requested, nil)...)
+	pkgs, err := ix.ResolveInstalled(ix.rebuilt(db.Packages(before)), reqs, Holds(before, requested, nil)...)
 	if err != nil {
 		return nil, ix.About(err)
 	}
-	p := &Plan{Root: root, indexes: ix.results(), before: before, why: reasons(append(pkgs, Installed(before)...), names(reqs), "")}
+	p := &Plan{Root: root, indexes: ix.results(), before: before, why: reasons(append(pkgs, db.Packages(before)...), names(reqs), "")}
 	for _, pk := range pkgs {
 		if !installed(before, pk) {
 			p.install = append(p.install, pk)
@@ -220,7 +204,7 @@ func ReinstallPlan(root string, ix *Catalog, before []db.Record, names []string,
 		if slices.ContainsFunc(p.install, func(q repo.Package) bool { return q.Name == name }) {
 			continue // named twice
 		}
-		cur, ok := find(before, name)
+		cur, ok := db.Find(before, name)
 		if !ok {
 			return nil, fmt.Errorf("reinstall %s: not installed (pkg install %s installs it)", name, name)
 		}
@@ -259,7 +243,7 @@ func (e *RepublishedError) Error() string {
 // its hold keeps below the newest version is refused (*HeldError). A package from a local
 // archive file that the plan does not move is in Held where a repository has a newer version.
 func UpgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
-	cur, names := Installed(before), names(reqs)
+	cur, names := db.Packages(before), names(reqs)
 	in, err := ix.indexFor(pinned(requested))
 	if err != nil {
 		return nil, err
@@ -277,7 +261,7 @@ func UpgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 	}
 	var named []Held
 	for _, h := range in.HeldBack(cur, names, pkgs, holds...) {
-		was, _ := find(before, h.Package.Name)
+		was, _ := db.Find(before, h.Package.Name)
 		held := Held{Name: h.Package.Name, From: was.Version, Version: h.Package.Version, Newest: h.Newest, Detail: h}
 		if h.Hold != nil {
 			held.HeldBy = h.Hold.String()
@@ -373,7 +357,7 @@ func Unneeded(d *db.DB) ([]db.Record, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return recs, repo.Unneeded(Installed(recs), slices.Collect(maps.Keys(requested))), nil
+	return recs, repo.Unneeded(db.Packages(recs), slices.Collect(maps.Keys(requested))), nil
 }
 
 // pinned returns the recorded requests (db.Requested) that pin a repository ("team/jq"),

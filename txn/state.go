@@ -9,9 +9,9 @@ import (
 	"pkg/repo"
 )
 
-// Requirements parses the requirements db.DB.Requested returns, leaving out any that
+// requirements parses the requirements db.DB.Requested returns, leaving out any that
 // does not parse.
-func Requirements(requested map[string]string) []repo.Requirement {
+func requirements(requested map[string]string) []repo.Requirement {
 	var reqs []repo.Requirement
 	for _, s := range requested {
 		if r, err := repo.ParseRequirement(s); err == nil {
@@ -35,8 +35,8 @@ func Holds(recs []db.Record, requested map[string]string, given []repo.Requireme
 			holds = append(holds, repo.Requirement{Name: r.Name, Constraints: r.Constraints})
 		}
 	}
-	for _, r := range Requirements(requested) {
-		p, ok := find(recs, r.Name)
+	for _, r := range requirements(requested) {
+		p, ok := db.Find(recs, r.Name)
 		if ok && len(r.Constraints) > 0 && r.Allows(p.Version) && !slices.ContainsFunc(holds, func(h repo.Requirement) bool { return h.Name == r.Name }) {
 			holds = append(holds, r)
 		}
@@ -61,7 +61,7 @@ func Offered(ix *Catalog, name string, installed []db.Record) (repo.Package, err
 	p, err := ix.Lookup(repo.Requirement{Name: name})
 	if len(ix.Versions(name)) == 0 {
 		var names []string
-		for _, q := range append(Installed(installed), ix.Search("")...) {
+		for _, q := range append(db.Packages(installed), ix.Search("")...) {
 			if !slices.Contains(names, q.Name) {
 				names = append(names, q.Name)
 			}
@@ -70,15 +70,3 @@ func Offered(ix *Catalog, name string, installed []db.Record) (repo.Package, err
 	}
 	return p, err
 }
-
-// ReadInstalled returns d's installed packages and the requirements of those the user
-// asked for (db.DB.Requested).
-func ReadInstalled(d *db.DB) (recs []db.Record, requested map[string]string, err error) {
-	if recs, err = d.List(); err == nil {
-		requested, err = d.Requested()
-	}
-	return recs, requested, err
-}
-
-// Find returns the record of name among recs, the records of a root's installed packages.
-func Find(recs []db.Record, name string) (db.Record, bool) { return find(recs, name) }

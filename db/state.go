@@ -1,0 +1,33 @@
+package db
+
+import (
+	"slices"
+
+	"pkg/repo"
+)
+
+// State returns the installed packages and the requirements of those the user asked for
+// (Requested).
+func (d *DB) State() (recs []Record, requested map[string]string, err error) {
+	if recs, err = d.List(); err == nil {
+		requested, err = d.Requested()
+	}
+	return recs, requested, err
+}
+
+// Find returns the record of name among recs, the records of a root's installed packages.
+func Find(recs []Record, name string) (Record, bool) {
+	if i := slices.IndexFunc(recs, func(p Record) bool { return p.Name == name }); i >= 0 {
+		return recs[i], true
+	}
+	return Record{}, false
+}
+
+// Packages returns recs as the index entries the resolver takes.
+func Packages(recs []Record) []repo.Package {
+	ps := make([]repo.Package, len(recs))
+	for i, r := range recs {
+		ps[i] = repo.Package{Name: r.Name, Version: r.Version, SHA256: r.SHA256, Depends: r.Depends, Bin: r.Bin, Lib: r.Lib, Summary: r.Summary, Origin: r.Origin}
+	}
+	return ps
+}
