@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -41,7 +42,8 @@ func TestDownload(t *testing.T) {
 		t.Errorf("downloaded %q in %d GETs, want %q in 3", data, gets.Load(), "the archive")
 	}
 	gets.Store(10)
-	if err := Download(context.Background(), srv.URL+"/missing.tar", f); err == nil || !strings.Contains(err.Error(), srv.URL+"/missing.tar") || gets.Load() != 11 {
+	var se *statusError
+	if err := Download(context.Background(), srv.URL+"/missing.tar", f); !errors.Is(err, ErrGone) || !errors.As(err, &se) || se.where != srv.URL+"/missing.tar" || gets.Load() != 11 {
 		t.Errorf("Download of a 404: %v after %d GETs, want one naming the URL after 1", err, gets.Load()-10)
 	}
 	for _, bad := range []string{"file:///etc/passwd", "ftp://host/a.tar", "/tmp/a.tar", "https:///a.tar"} {

@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -18,7 +19,7 @@ func TestParseKeySource(t *testing.T) {
 	if err != nil || s.Name != "env" || len(s.Keys) != 3 || s.Keys[2].Repo != "team" {
 		t.Errorf("ParseKeySource = %+v, %v; want 3 keys of env, the last for team", s, err)
 	}
-	if _, err := ParseKeySource("flag", keys[0], "pkg-ed25519:bad"); err == nil || !strings.HasPrefix(err.Error(), "flag: ") {
+	if _, err := ParseKeySource("flag", keys[0], "pkg-ed25519:bad"); !errors.Is(err, ErrKey) || !strings.HasPrefix(err.Error(), "flag: ") {
 		t.Errorf("ParseKeySource of a bad key: %v, want an error naming the source", err)
 	}
 }
