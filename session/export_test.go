@@ -10,4 +10,5 @@ var (
 	PruneCache     = pruneCache
 	AutoPruneCache = autoPruneCache
 	AutoEvery      = autoEvery
+	OfferedPackage = offeredPackage
 )

@@ -16,7 +16,7 @@ import (
 
 // Info returns what there is to show of the package name (report.Info): as installed, or,
 // where it is not and a repository is in effect, as the indexes offer it (offered; a
-// *txn.NotOfferedError where they have no such package). Not installed where no
+// *NotOfferedError where they have no such package). Not installed where no
 // repository is in effect, it is a *txn.NotInstalledError, or one wrapping
 // install.ErrNoRoot where nothing was ever installed.
 func (s *Session) Info(ctx context.Context, name string) (info report.Info, offered bool, err error) {
@@ -34,7 +34,7 @@ func (s *Session) Info(ctx context.Context, name string) (info report.Info, offe
 		if err != nil {
 			return info, false, err
 		}
-		p, err := txn.Offered(ix, name, recs)
+		p, err := offeredPackage(ix, name, recs)
 		if err != nil {
 			return info, false, fmt.Errorf("info %w", err)
 		}

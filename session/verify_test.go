@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"pkg/session"
 	"pkg/txn"
 )
 
@@ -23,9 +24,9 @@ func TestInfo(t *testing.T) {
 			t.Errorf("Info(%s) = %+v, offered %v, %v", tt.name, info, offered, err)
 		}
 	}
-	var nf *txn.NotOfferedError
+	var nf *session.NotOfferedError
 	if _, _, err := s.Info(context.Background(), "nope"); !errors.As(err, &nf) {
-		t.Errorf("Info(nope): %v, want a *txn.NotOfferedError", err)
+		t.Errorf("Info(nope): %v, want a *session.NotOfferedError", err)
 	}
 	o.Repos = nil
 	s, _ = newSession(t, o, "")

@@ -1,0 +1,44 @@
+package session_test
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"pkg/db"
+	"pkg/fetch"
+	"pkg/install"
+	"pkg/pkgtest/testrepo"
+	"pkg/session"
+	"pkg/txn"
+)
+
+// TestOfferedPackage: a package not installed is offered at the version a new install
+// takes; a name the index lacks is a *session.NotOfferedError offering the close names of
+// the index and of the installed packages.
+func TestOfferedPackage(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	for _, v := range []string{"1.0", "1.1"} {
+		if _, err := testrepo.Publish(dir, t.TempDir(), "hello", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache, err := fetch.OpenCache(t.Context(), filepath.Join(base, "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	ix, err := txn.ReadIndex(t.Context(), cache, filepath.Join(base, "root"), install.Options{}, dir, fetch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := session.OfferedPackage(ix, "hello", nil); err != nil || p.Version != "1.1" {
+		t.Errorf("offeredPackage(hello) = %s, %v; want 1.1", p.Version, err)
+	}
+	_, err = session.OfferedPackage(ix, "jello", []db.Record{{Name: "jelly"}})
+	var ne *session.NotOfferedError
+	if !errors.As(err, &ne) || ne.Name != "jello" || ne.Close != `; did you mean "hello" or "jelly"?` {
+		t.Errorf("offeredPackage(jello) = %v", err)
+	}
+}
