@@ -92,7 +92,7 @@ func (d directory) readSignature(context.Context, int) ([]byte, error) {
 // refused: a FIFO would block the open, a directory fail later.
 func (d directory) open(ctx context.Context, rel string, _, off int64, _ bool, _ int) (body, error) {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
-		return nil, &OutsideError{rel, d.dir}
+		return nil, &outsideError{rel, d.dir}
 	}
 	f, err := regfile.Open(filepath.Join(d.dir, filepath.FromSlash(rel)), 0)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -9,14 +9,14 @@ import (
 	"os"
 )
 
-// maxDownload bounds what Download writes: the largest archive an index entry may have.
+// maxDownload bounds what downloadFile writes: the largest archive an index entry may have.
 const maxDownload = 512 << 30 // 512 GiB
 
-// Download writes the archive at rawURL, an absolute http(s) URL, to f from its start,
+// downloadFile writes the archive at rawURL, an absolute http(s) URL, to f from its start,
 // for a publisher who records the URL in an index in place of a copy: the index's size
 // and sha256 are then measured from f. It retries as Fetch does, each attempt from the
 // first byte.
-func Download(ctx context.Context, rawURL string, f *os.File) error {
+func downloadFile(ctx context.Context, rawURL string, f *os.File) error {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("fetch: download %s: not an absolute http(s) URL", rawURL)

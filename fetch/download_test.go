@@ -35,7 +35,7 @@ func TestDownload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := Download(context.Background(), srv.URL+"/a.tar", f); err != nil {
+	if err := downloadFile(context.Background(), srv.URL+"/a.tar", f); err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(f.Name()); string(data) != "the archive" || gets.Load() != 3 {
@@ -43,12 +43,12 @@ func TestDownload(t *testing.T) {
 	}
 	gets.Store(10)
 	var se *statusError
-	if err := Download(context.Background(), srv.URL+"/missing.tar", f); !errors.Is(err, ErrGone) || !errors.As(err, &se) || se.where != srv.URL+"/missing.tar" || gets.Load() != 11 {
-		t.Errorf("Download of a 404: %v after %d GETs, want one naming the URL after 1", err, gets.Load()-10)
+	if err := downloadFile(context.Background(), srv.URL+"/missing.tar", f); !errors.Is(err, ErrGone) || !errors.As(err, &se) || se.where != srv.URL+"/missing.tar" || gets.Load() != 11 {
+		t.Errorf("downloadFile of a 404: %v after %d GETs, want one naming the URL after 1", err, gets.Load()-10)
 	}
 	for _, bad := range []string{"file:///etc/passwd", "ftp://host/a.tar", "/tmp/a.tar", "https:///a.tar"} {
-		if err := Download(context.Background(), bad, f); err == nil || !strings.Contains(err.Error(), bad) {
-			t.Errorf("Download(%s): %v, want an error naming it", bad, err)
+		if err := downloadFile(context.Background(), bad, f); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("downloadFile(%s): %v, want an error naming it", bad, err)
 		}
 	}
 }

@@ -186,7 +186,7 @@ func (h *httpLocation) getSignature(ctx context.Context, u *url.URL) ([]byte, er
 func (h *httpLocation) open(ctx context.Context, rel string, size, off int64, restart bool, tries int) (body, error) {
 	u := h.base.JoinPath(rel)
 	if r, ok := strings.CutPrefix(u.Path, h.base.Path); !ok || !filepath.IsLocal(r) {
-		return nil, &OutsideError{rel, h.url()}
+		return nil, &outsideError{rel, h.url()}
 	}
 	return h.openDownload(ctx, u, size, off, restart, tries)
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // Local returns a path to read archive from, a path or an http(s) URL: the path itself, or
-// a temporary download of the URL (Download), which cleanup removes; remote says which.
+// a temporary download of the URL (downloadFile), which cleanup removes; remote says which.
 func Local(ctx context.Context, archive string) (path string, remote bool, cleanup func(), err error) {
 	if !strings.HasPrefix(archive, "http://") && !strings.HasPrefix(archive, "https://") {
 		return archive, false, func() {}, nil
@@ -17,7 +17,7 @@ func Local(ctx context.Context, archive string) (path string, remote bool, clean
 		return "", false, nil, err
 	}
 	cleanup = func() { f.Close(); os.Remove(f.Name()) }
-	if err := Download(ctx, archive, f); err != nil {
+	if err := downloadFile(ctx, archive, f); err != nil {
 		cleanup()
 		return "", false, nil, err
 	}

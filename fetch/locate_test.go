@@ -78,7 +78,7 @@ func TestArchiveBeneath(t *testing.T) {
 		if err == nil {
 			body.Close()
 		}
-		var out *OutsideError
+		var out *outsideError
 		if !errors.As(err, &out) || out.Archive != tt.archive {
 			t.Errorf("openArchive(%s) from %s: %v", tt.archive, tt.location, err)
 		}

@@ -114,7 +114,7 @@ func (s *Source) failover(ctx context.Context, c *Cache, try func(e *Source) err
 			s.m.tell(e.URL(), order[:k], errs)
 			return i, nil
 		}
-		if out := (*OutsideError)(nil); ctx.Err() != nil || errors.As(err, &out) {
+		if out := (*outsideError)(nil); ctx.Err() != nil || errors.As(err, &out) {
 			return i, err
 		}
 		s.m.failed(i, err)
@@ -260,7 +260,7 @@ func (b *mirroredBody) open(restart bool) error {
 // fail records that order[k], read through e, failed with err, and returns err if no other
 // location is to be asked: ctx is done, or the request cannot be made anywhere.
 func (b *mirroredBody) fail(e *Source, err error) error {
-	if out := (*OutsideError)(nil); b.ctx.Err() != nil || errors.As(err, &out) {
+	if out := (*outsideError)(nil); b.ctx.Err() != nil || errors.As(err, &out) {
 		return err
 	}
 	b.s.m.failed(b.order[b.k], err)

@@ -140,7 +140,7 @@ func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package, kept
 	case err == nil && u.Scheme == "file":
 		// A lockfile's URL beneath its repository became a path (Relocate); any other
 		// may name any file on this machine.
-		return nil, &OutsideError{p.Archive, s.URL()}
+		return nil, &outsideError{p.Archive, s.URL()}
 	case s.m != nil:
 		return s.timed(ctx, p.Size, s.URL(), func(ctx context.Context) (body, error) {
 			return s.openMirrored(ctx, c, p, kept)
@@ -159,10 +159,10 @@ func (s *Source) openBeneath(ctx context.Context, p repo.Package, off int64, res
 	return s.t.open(ctx, p.Archive, p.Size, off, restart, s.attempts())
 }
 
-// OutsideError refuses an archive that is not beneath the repository: a path that leads
+// outsideError refuses an archive that is not beneath the repository: a path that leads
 // out of it, or a file URL.
-type OutsideError struct{ Archive, Repo string }
+type outsideError struct{ Archive, Repo string }
 
-func (e *OutsideError) Error() string {
+func (e *outsideError) Error() string {
 	return "archive " + e.Archive + " is not beneath the repository " + e.Repo
 }

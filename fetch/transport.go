@@ -52,7 +52,7 @@ type transport interface {
 	// many again at each cut that brought nothing. A location that sends the whole archive
 	// instead starts the body at 0 (body.start) with restart, the caller dropping what it
 	// held, and skips the bytes before off without. An archive the location lacks fails
-	// with ErrGone, a rel that leads out of it with an *OutsideError.
+	// with ErrGone, a rel that leads out of it with an *outsideError.
 	open(ctx context.Context, rel string, size, off int64, restart bool, tries int) (body, error)
 }
 
