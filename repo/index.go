@@ -34,18 +34,18 @@ const (
 	maxIndexVersion  = 1<<53 - 1 // a signed index's version: the integers JSON keeps exact (RFC 7493)
 )
 
-// MaxCommandLen bounds the name of a command, a file name in <root>/bin: a commit makes
+// maxCommandLen bounds the name of a command, a file name in <root>/bin: a commit makes
 // bin/.NAME.new first, and a file name is at most NAME_MAX, 255 bytes, on Linux
 // (pathconf(3)). Package names (128 bytes) and versions (64) leave room in every name pkg
 // makes of them, .pkg/saved/NAME-VERSION.N the longest.
-const MaxCommandLen = nameMax - len(".") - len(".new") // 250 bytes
+const maxCommandLen = nameMax - len(".") - len(".new") // 250 bytes
 
 const nameMax = 255 // bytes: NAME_MAX of Linux's filesystems
 
 var _ = uint(nameMax - (maxNameLen + len("-") + maxVersionLen + len(".") + 20)) // .pkg/saved/NAME-VERSION.N, N a uint64
 
 // A CommandTooLongError refuses a bin entry whose command's name is longer than
-// MaxCommandLen.
+// maxCommandLen.
 type CommandTooLongError struct {
 	Package string // name@version
 	Command string
@@ -53,7 +53,7 @@ type CommandTooLongError struct {
 
 func (e *CommandTooLongError) Error() string {
 	return fmt.Sprintf("package %s: command %.40q... is %d bytes, over the limit of %d bytes (bin/.COMMAND.new must fit a file name's %d)",
-		e.Package, e.Command, len(e.Command), MaxCommandLen, nameMax)
+		e.Package, e.Command, len(e.Command), maxCommandLen, nameMax)
 }
 
 // indexFormat is the one index format this package reads and writes.
@@ -335,7 +335,7 @@ func checkLists(p *Package) error {
 			return fmt.Errorf("package %s: bin %q: bad command name %q", p.id(), b, cmd)
 		case strings.HasPrefix(cmd, "."):
 			return fmt.Errorf("package %s: bin %q: a command's name may not start with a dot (pkg names its own temporary links so)", p.id(), b)
-		case len(cmd) > MaxCommandLen:
+		case len(cmd) > maxCommandLen:
 			return &CommandTooLongError{Package: p.id(), Command: cmd}
 		}
 		if other, ok := commands[cmd]; ok {

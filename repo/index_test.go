@@ -294,18 +294,18 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestCommandLenLimit checks that a command's name of MaxCommandLen bytes passes and one
+// TestCommandLenLimit checks that a command's name of maxCommandLen bytes passes and one
 // byte more, which bin/.NAME.new could not be made of, is refused by Parse and by Add with
 // a *CommandTooLongError naming the package and the command.
 func TestCommandLenLimit(t *testing.T) {
-	long := strings.Repeat("c", MaxCommandLen)
+	long := strings.Repeat("c", maxCommandLen)
 	if _, err := Parse(indexOf(t, hello(func(p *Package) { p.Bin = bins(long + "=bin/hello") }))); err != nil {
-		t.Errorf("Parse with a command of %d bytes: %v", MaxCommandLen, err)
+		t.Errorf("Parse with a command of %d bytes: %v", maxCommandLen, err)
 	}
 	for _, bin := range []string{long + "c=bin/hello", "bin/" + long + "cc"} {
 		_, err := Parse(indexOf(t, hello(func(p *Package) { p.Bin = bins(bin) })))
 		var ce *CommandTooLongError
-		if !errors.As(err, &ce) || ce.Package != "hello@1.2.0" || len(ce.Command) <= MaxCommandLen {
+		if !errors.As(err, &ce) || ce.Package != "hello@1.2.0" || len(ce.Command) <= maxCommandLen {
 			t.Errorf("Parse with bin %.10q...: %v, want a *CommandTooLongError", bin, err)
 		}
 		dir := t.TempDir()
