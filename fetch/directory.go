@@ -75,8 +75,11 @@ func (d directory) readIndex(_ context.Context, _ *savedIndex, _ int) (*savedInd
 	return fresh, where, nil
 }
 
+// signatureLocation is the path of index.json.sig.
+func (d directory) signatureLocation() string { return filepath.Join(d.dir, repo.SignatureName) }
+
 func (d directory) readSignature(context.Context, int) ([]byte, error) {
-	path := filepath.Join(d.dir, repo.SignatureName)
+	path := d.signatureLocation()
 	f, err := regfile.Open(path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -280,15 +280,14 @@ func IndexName(dir string, s *Source) string {
 }
 
 // IndexFiles returns the files that change when the index of s may have, for a caller that
-// keeps what it made of the index while they do not: a local repository's index.json and
-// its signature, or, for a remote one (remote true), the copy of its index kept in the
+// keeps what it made of the index while they do not: a directory's index.json and its
+// signature, or, for a remote repository (remote true), the copy of its index kept in the
 // cache at dir, which every read of the repository touches, changed or not.
 func IndexFiles(dir string, s *Source) (paths []string, remote bool) {
-	if s.t.remote() {
-		return []string{indexFileIn(dir, s.indexLocation())}, true
+	if d, ok := s.t.(directory); ok {
+		return []string{d.indexLocation(), d.signatureLocation()}, false
 	}
-	index := s.indexLocation()
-	return []string{index, filepath.Join(filepath.Dir(index), repo.SignatureName)}, false
+	return []string{indexFileIn(dir, s.indexLocation())}, true
 }
 
 // indexFile is where the copy of the index at location is kept.
