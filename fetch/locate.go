@@ -44,7 +44,7 @@ func (s *Source) Relocate(p repo.Package, from string) (repo.Package, error) {
 		err = checkRelative(raw, rel)
 	}
 	if err != nil {
-		return p, fmt.Errorf("fetch: archive URL %s: path under %s: %v", p.Archive, from, err)
+		return p, &pathError{archive: p.Archive, from: from, err: err}
 	}
 	if err := s.t.checkRepository(); err != nil {
 		return p, err
@@ -53,23 +53,44 @@ func (s *Source) Relocate(p repo.Package, from string) (repo.Package, error) {
 	return p, nil
 }
 
+// Reasons checkRelative refuses a path, inside a pathError.
+var (
+	errPathSlash   = errors.New("fetch: encoded slash or backslash")
+	errPathByte    = errors.New("fetch: backslash or NUL byte")
+	errPathPercent = errors.New("fetch: encoded percent sign")
+	errPathSegment = errors.New("fetch: segment")
+)
+
+// pathError refuses an archive URL whose path under the repository URL from names no
+// file beneath it.
+type pathError struct {
+	archive, from string
+	err           error // one of the errPath* reasons, or the path's unescaping error
+}
+
+func (e *pathError) Error() string {
+	return fmt.Sprintf("fetch: archive URL %s: path under %s: %s", e.archive, e.from, strings.TrimPrefix(e.err.Error(), "fetch: "))
+}
+
+func (e *pathError) Unwrap() error { return e.err }
+
 // checkRelative refuses rel, the decoded form of the URL path raw, unless it is a clean
 // relative path whose segments name the same files on a disk and on a server.
 func checkRelative(raw, rel string) error {
 	lower := strings.ToLower(raw)
 	switch {
 	case strings.Contains(lower, "%2f"), strings.Contains(lower, "%5c"):
-		return errors.New("encoded slash or backslash")
+		return errPathSlash
 	case strings.ContainsAny(rel, "\\\x00"):
-		return errors.New("backslash or NUL byte")
+		return errPathByte
 	case strings.Contains(rel, "%"):
 		// Decoded twice on the way (url.URL.JoinPath reads its elements as escaped).
-		return errors.New("encoded percent sign")
+		return errPathPercent
 	}
 	// Enough for filepath.IsLocal too: no segment is empty (no leading slash), "." or "..".
 	for seg := range strings.SplitSeq(rel, "/") {
 		if seg == "" || seg == "." || seg == ".." {
-			return fmt.Errorf("segment %q", seg)
+			return fmt.Errorf("%w %q", errPathSegment, seg)
 		}
 	}
 	return nil

@@ -33,26 +33,31 @@ func TestRelocate(t *testing.T) {
 			t.Errorf("Relocate(%s) = %q, %v; want %q", tt.archive, p.Archive, err, tt.want)
 		}
 	}
-	for _, tt := range []struct{ path, why string }{
-		{"%2e%2e/%2e%2e/outside/a.tar.gz", `segment ".."`},
-		{"../a.tar", `segment ".."`},
-		{"a/%2E%2E/%2e%2e/b.tar", `segment ".."`},
-		{"./a.tar", `segment "."`},
-		{"a/%2e/b.tar", `segment "."`},
-		{"a//b.tar", `segment ""`},
-		{"dir/", `segment ""`},
-		{"a%2fb.tar", "encoded slash"},
-		{"..%2F..%2Fa.tar", "encoded slash"},
-		{"a%5Cb.tar", "encoded slash or backslash"},
-		{`a\b.tar`, "backslash"},
-		{"a%00.tar", "NUL"},
-		{"%252e%252e/a.tar", "encoded percent sign"},
+	for _, tt := range []struct {
+		path string
+		why  error
+		seg  string // for errPathSegment, the segment refused, quoted
+	}{
+		{"%2e%2e/%2e%2e/outside/a.tar.gz", errPathSegment, `".."`},
+		{"../a.tar", errPathSegment, `".."`},
+		{"a/%2E%2E/%2e%2e/b.tar", errPathSegment, `".."`},
+		{"./a.tar", errPathSegment, `"."`},
+		{"a/%2e/b.tar", errPathSegment, `"."`},
+		{"a//b.tar", errPathSegment, `""`},
+		{"dir/", errPathSegment, `""`},
+		{"a%2fb.tar", errPathSlash, ""},
+		{"..%2F..%2Fa.tar", errPathSlash, ""},
+		{"a%5Cb.tar", errPathSlash, ""},
+		{`a\b.tar`, errPathByte, ""},
+		{"a%00.tar", errPathByte, ""},
+		{"%252e%252e/a.tar", errPathPercent, ""},
 	} {
 		archive := from + tt.path
 		_, err := s.Relocate(repo.Package{Archive: archive}, from)
-		if err == nil || !strings.Contains(err.Error(), "fetch: archive URL "+archive+": path under "+from+": ") ||
-			!strings.Contains(err.Error(), tt.why) {
-			t.Errorf("Relocate(%s): %v; want an error naming the URL and %q", archive, err, tt.why)
+		var pe *pathError
+		if !errors.As(err, &pe) || pe.archive != archive || pe.from != from || !errors.Is(err, tt.why) ||
+			tt.seg != "" && !strings.HasSuffix(err.Error(), "segment "+tt.seg) {
+			t.Errorf("Relocate(%s): %#v; want a pathError for %v %s", archive, err, tt.why, tt.seg)
 		}
 	}
 	// A lockfile's repository may name any directory: one without index.json is refused.
