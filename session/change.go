@@ -64,7 +64,7 @@ type planner struct {
 // records reads the root's records, and for an upgrade refuses names not installed.
 func (pl *planner) records(d *db.DB) (recs []db.Record, err error) {
 	if recs, pl.requested, err = d.State(); err == nil && pl.r.Op == Upgrade {
-		err = txn.NeedInstalled("upgrade", upgradeNames(pl.r.Requires), recs)
+		err = db.NeedInstalled("upgrade", upgradeNames(pl.r.Requires), recs)
 	}
 	return recs, err
 }
@@ -178,7 +178,7 @@ func (s *Session) removal(ctx context.Context, r Request) (*txn.Plan, error) {
 			return err
 		}
 		if recs, err = d.List(); err == nil {
-			names, err = r.Names, txn.NeedInstalled("remove", r.Names, recs)
+			names, err = r.Names, db.NeedInstalled("remove", r.Names, recs)
 		}
 		return err
 	}

@@ -33,10 +33,11 @@ var (
 )
 
 type (
-	DamagedError  = db.DamagedError       // the root's database cannot be read
-	UnlinkedError = install.UnlinkedError // a command's link in bin/ has something else in its place
-	LinksError    = install.LinksError    // the root's bin/ links could not be updated
-	ReadOnlyError = fetch.ReadOnlyError   // the cache cannot be written
+	DamagedError      = db.DamagedError       // the root's database cannot be read
+	NotInstalledError = db.NotInstalledError  // a name, the argument of an operation, the root lacks
+	UnlinkedError     = install.UnlinkedError // a command's link in bin/ has something else in its place
+	LinksError        = install.LinksError    // the root's bin/ links could not be updated
+	ReadOnlyError     = fetch.ReadOnlyError   // the cache cannot be written
 )
 
 // What kind of failure an error is, for a command that gives advice by kind.

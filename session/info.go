@@ -17,7 +17,7 @@ import (
 // Info returns what there is to show of the package name (report.Info): as installed, or,
 // where it is not and a repository is in effect, as the indexes offer it (offered; a
 // *NotOfferedError where they have no such package). Not installed where no
-// repository is in effect, it is a *txn.NotInstalledError, or one wrapping
+// repository is in effect, it is a *NotInstalledError, or one wrapping
 // install.ErrNoRoot where nothing was ever installed.
 func (s *Session) Info(ctx context.Context, name string) (info report.Info, offered bool, err error) {
 	var recs []db.Record
@@ -42,7 +42,7 @@ func (s *Session) Info(ctx context.Context, name string) (info report.Info, offe
 	case noRoot:
 		return info, false, fmt.Errorf("info %s: not installed: %w", name, err)
 	case !ok:
-		return info, false, txn.NotInstalled("info", name, recs)
+		return info, false, db.NotInstalled("info", name, recs)
 	}
 	dir, err := filepath.Abs(s.Root)
 	if err != nil {

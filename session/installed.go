@@ -17,6 +17,13 @@ import (
 // Record is a package as the root records it installed.
 type Record = db.Record
 
+// NeedInstalled returns the error of op for the first of names that installed lacks (a
+// *NotInstalledError) or cannot name an installed package (a *repo.NameError); nil for
+// none (db.NeedInstalled).
+func NeedInstalled(op string, names []string, installed []Record) error {
+	return db.NeedInstalled(op, names, installed)
+}
+
 // Installed returns the root's installed packages and the requirements of those the user
 // asked for (db.DB.State), read without waiting for a command changing the root
 // (viewRoot); none where there is no root, and the observer hears so.
@@ -33,14 +40,14 @@ func (s *Session) Installed() (recs []Record, requested map[string]string, err e
 }
 
 // Files returns the files of the installed package name (report.Files), read as Installed
-// reads. Not installed, it is a *txn.NotInstalledError, or one wrapping ErrNoRoot where
+// reads. Not installed, it is a *NotInstalledError, or one wrapping ErrNoRoot where
 // nothing was ever installed.
 func (s *Session) Files(name string) (f report.Files, err error) {
 	err = s.viewRoot(func(d *db.DB) error {
 		ps, files, err := d.Installed(name)
 		if errors.Is(err, db.ErrNotInstalled) {
 			installed, _ := d.List() // for a suggestion only
-			return txn.NotInstalled("files", name, installed)
+			return db.NotInstalled("files", name, installed)
 		} else if err == nil {
 			f = report.NewFiles(&ps[0], files[0])
 		}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"pkg/session"
-	"pkg/txn"
 )
 
 // TestInstalled reads what is installed, its files, the names a shell completes, what the
@@ -29,9 +28,9 @@ func TestInstalled(t *testing.T) {
 	if f, err := s.Files("hello"); err != nil || f.Name != "hello" || f.Version != "1" || len(f.Files) == 0 {
 		t.Errorf("Files(hello) = %+v, %v", f, err)
 	}
-	var ne *txn.NotInstalledError
+	var ne *session.NotInstalledError
 	if _, err := s.Files("tool"); !errors.As(err, &ne) || ne.Name != "tool" {
-		t.Errorf("Files(tool) = %v; want a *txn.NotInstalledError", err)
+		t.Errorf("Files(tool) = %v; want a *session.NotInstalledError", err)
 	}
 	found, from, err := s.Search(context.Background(), "")
 	if err != nil || from != o.Repos[0].URLs[0] || len(found.Packages) != 2 || found.Packages[0].Installed != "1" || found.Packages[1].Installed != "" {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"pkg/session"
-	"pkg/txn"
 )
 
 // TestInfo shows an installed package, one the repository offers, and, with no
@@ -30,19 +29,19 @@ func TestInfo(t *testing.T) {
 	}
 	o.Repos = nil
 	s, _ = newSession(t, o, "")
-	var ne *txn.NotInstalledError
+	var ne *session.NotInstalledError
 	if _, _, err := s.Info(context.Background(), "tool"); !errors.As(err, &ne) {
-		t.Errorf("Info(tool) with no repository: %v, want a *txn.NotInstalledError", err)
+		t.Errorf("Info(tool) with no repository: %v, want a *session.NotInstalledError", err)
 	}
 }
 
 // TestVerify installs a package, then verifies it: a name not installed is a
-// *txn.NotInstalledError, an intact root has no problems, and a changed file is one.
+// *session.NotInstalledError, an intact root has no problems, and a changed file is one.
 func TestVerify(t *testing.T) {
 	s, o := installed(t, "hello")
-	var ne *txn.NotInstalledError
+	var ne *session.NotInstalledError
 	if _, _, err := s.Verify(context.Background(), []string{"nope"}, false); !errors.As(err, &ne) {
-		t.Errorf("Verify(nope): %v, want a *txn.NotInstalledError", err)
+		t.Errorf("Verify(nope): %v, want a *session.NotInstalledError", err)
 	}
 	for _, full := range []bool{false, true} {
 		all, problems, err := s.Verify(context.Background(), nil, full)

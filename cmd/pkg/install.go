@@ -113,7 +113,7 @@ func upgradeArgs(args []string) (reqs []repo.Requirement) {
 	for _, a := range args {
 		r, err := repo.ParseRequirement(a)
 		if err != nil || len(r.Constraints) == 0 || r.Repo != "" {
-			r = repo.Requirement{Name: a} // checked as a name (txn.NeedInstalled)
+			r = repo.Requirement{Name: a} // checked as a name (session.NeedInstalled)
 		}
 		reqs = append(reqs, r)
 	}

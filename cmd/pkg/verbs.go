@@ -12,7 +12,6 @@ import (
 	"pkg/repo"
 	"pkg/report"
 	"pkg/session"
-	"pkg/txn"
 )
 
 // What the verb files share: their argument checks, --json, and telling lines.
@@ -80,9 +79,9 @@ func unique(names []string) []string {
 // installedNames is repo.CheckNames for the command op, its refusals usage errors.
 func installedNames(op string, names []string) error { return nameUsage(repo.CheckNames(op, names)) }
 
-// needInstalled is txn.NeedInstalled for the command op, with installedNames' usage errors.
+// needInstalled is session.NeedInstalled for the command op, with installedNames' usage errors.
 func needInstalled(op string, names []string, installed []session.Record) error {
-	return nameUsage(txn.NeedInstalled(op, names, installed))
+	return nameUsage(session.NeedInstalled(op, names, installed))
 }
 
 // nameUsage makes a *repo.NameError a usage error.
@@ -93,10 +92,10 @@ func nameUsage(err error) error {
 	return err
 }
 
-// searchTip adds to the *txn.NotInstalledError of a question about a package (info,
+// searchTip adds to the *session.NotInstalledError of a question about a package (info,
 // files) that the repository may have it, when no installed name is close.
 func searchTip(err error) error {
-	if ne := (*txn.NotInstalledError)(nil); errors.As(err, &ne) && ne.Close == "" {
+	if ne := (*session.NotInstalledError)(nil); errors.As(err, &ne) && ne.Close == "" {
 		return fmt.Errorf("%w (try 'pkg search %s')", err, ne.Name)
 	}
 	return err

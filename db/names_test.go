@@ -1,13 +1,11 @@
-package txn
+package db
 
 import (
 	"testing"
-
-	"pkg/db"
 )
 
 func TestNeedInstalled(t *testing.T) {
-	installed := []db.Record{{Name: "hello"}, {Name: "lib"}}
+	installed := []Record{{Name: "hello"}, {Name: "lib"}}
 	tests := []struct {
 		names []string
 		want  string // the error, "" for none

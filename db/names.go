@@ -1,10 +1,9 @@
-package txn
+package db
 
 import (
 	"fmt"
 	"slices"
 
-	"pkg/db"
 	"pkg/repo"
 )
 
@@ -20,12 +19,12 @@ func (e *NotInstalledError) Error() string {
 
 // NeedInstalled returns the error of op for the first of names that installed lacks (a
 // *NotInstalledError) or cannot name an installed package (repo.CheckNames); nil for none.
-func NeedInstalled(op string, names []string, installed []db.Record) error {
+func NeedInstalled(op string, names []string, installed []Record) error {
 	if err := repo.CheckNames(op, names); err != nil {
 		return err
 	}
 	for _, n := range names {
-		if !slices.ContainsFunc(installed, func(p db.Record) bool { return p.Name == n }) {
+		if !slices.ContainsFunc(installed, func(p Record) bool { return p.Name == n }) {
 			return NotInstalled(op, n, installed)
 		}
 	}
@@ -33,7 +32,7 @@ func NeedInstalled(op string, names []string, installed []db.Record) error {
 }
 
 // NotInstalled returns the error of op for name, which installed lacks.
-func NotInstalled(op, name string, installed []db.Record) *NotInstalledError {
+func NotInstalled(op, name string, installed []Record) *NotInstalledError {
 	names := make([]string, len(installed))
 	for i, p := range installed {
 		names[i] = p.Name
