@@ -27,6 +27,7 @@ type memRepo struct {
 	down  error             // if not nil, every request fails with it
 	cut   int64             // if > 0, a body fails after this many bytes, once
 	opens []int64           // the offset each open of an archive asked for
+	gate  chan struct{}     // if not nil, an open of an archive waits until it is closed
 }
 
 var _ transport = (*memRepo)(nil)
@@ -78,6 +79,9 @@ func (m *memRepo) open(_ context.Context, rel string, _, off int64, _ bool, _ in
 	m.mu.Lock()
 	m.opens = append(m.opens, off)
 	m.mu.Unlock()
+	if m.gate != nil {
+		<-m.gate
+	}
 	data, err := m.get(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, gone{err}
@@ -246,23 +250,39 @@ func TestMemResumeMismatch(t *testing.T) {
 }
 
 // TestMemClaims fetches one archive from several caches of one directory at once: one
-// opens it, the others wait for its claim and find the entry.
+// opens it and holds it open until the others wait for its claim, then they find the
+// entry without opening it.
 func TestMemClaims(t *testing.T) {
 	archive, p := testArchive(t)
 	m := newMemRepo("a", map[string][]byte{p.Archive: archive})
+	m.gate = make(chan struct{})
 	open := cacheOpener(t)
-	var wg sync.WaitGroup
 	errs := make([]error, 4)
+	waiting := make(chan struct{}, len(errs))
+	var wg sync.WaitGroup
 	for i := range errs {
 		c := open()
+		var once sync.Once
+		c.Waiting = func(repo.Package, []int) { once.Do(func() { waiting <- struct{}{} }) }
 		wg.Go(func() { errs[i] = fetchOne(c, memSource(Options{}, m), p) })
 	}
+	waited, timeout := 0, time.After(10*time.Second)
+wait:
+	for waited < len(errs)-1 {
+		select {
+		case <-waiting:
+			waited++
+		case <-timeout:
+			break wait
+		}
+	}
+	close(m.gate)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	if got := m.opened(); len(got) != 1 {
-		t.Errorf("opened %d times, want once", len(got))
+	if got := m.opened(); len(got) != 1 || waited != len(errs)-1 {
+		t.Errorf("opened %d times with %d fetches waiting for the claim, want once with %d", len(got), waited, len(errs)-1)
 	}
 }
 
