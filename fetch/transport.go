@@ -58,7 +58,8 @@ type transport interface {
 
 // schemes make the transport of a location by its URL's scheme; a location without one
 // is a directory. A new scheme is a file implementing transport and a row here (the
-// configuration file's check of a location, config/values.go, names the schemes too).
+// configuration file's check of a location, config/values.go, and a lockfile's of its
+// URLs, repo/lockfile.go's validLockURL, name the schemes too).
 var schemes = []struct {
 	name string
 	open func(u *url.URL, n *netConfig) (transport, error)
