@@ -247,8 +247,8 @@ type Problem struct {
 	What    string `json:"what,omitempty"`
 }
 
-// NewVerify is the Verify of checking pkgs packages with files files, which found ps.
-func NewVerify(pkgs, files int, ps []install.FileError) Verify {
+// newVerify is the Verify of checking pkgs packages with files files, which found ps.
+func newVerify(pkgs, files int, ps []install.FileError) Verify {
 	v := Verify{Schema: VerifySchema, Packages: pkgs, Files: files, Problems: make([]Problem, 0, len(ps))}
 	for _, p := range ps {
 		v.Problems = append(v.Problems, Problem{Package: p.Package, Version: p.Version, Path: p.Path, Kind: kindWord(p.Err), What: whatWords(p.Err)})

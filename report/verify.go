@@ -22,7 +22,7 @@ func VerifyOf(recs []db.Record, names []string, ps []install.FileError) Verify {
 			pkgs, files = pkgs+1, files+p.Files
 		}
 	}
-	return NewVerify(pkgs, files, ps)
+	return newVerify(pkgs, files, ps)
 }
 
 // kinds word the kinds of install.FileError: the first that matches.

@@ -50,7 +50,7 @@ func TestProblemWords(t *testing.T) {
 		{fmt.Errorf("%w (%w)", install.ErrMissing, install.ErrCommandLink), "missing", "command link"},
 		{fmt.Errorf("%w (%w)", install.ErrUnreadable, fs.ErrPermission), "unreadable", "permission denied"},
 	} {
-		p := NewVerify(1, 1, []install.FileError{{Package: "a", Version: "1", Path: "f", Err: tt.err}}).Problems[0]
+		p := newVerify(1, 1, []install.FileError{{Package: "a", Version: "1", Path: "f", Err: tt.err}}).Problems[0]
 		if p.Kind != tt.kind || p.What != tt.what {
 			t.Errorf("%v: kind %q, what %q; want %q, %q", tt.err, p.Kind, p.What, tt.kind, tt.what)
 		}
