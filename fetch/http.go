@@ -148,7 +148,7 @@ func (h *httpLocation) getIndex(ctx context.Context, u *url.URL, hd http.Header,
 	}
 	ct := resp.Header.Get("Content-Type")
 	if strings.HasPrefix(ct, "text/html") && bytes.HasPrefix(bytes.TrimSpace(fresh.data), []byte("<")) {
-		return false, fmt.Errorf("GET %s: %w: the server answered with a web page (%s), not index.json: a login page or captive portal?", u.Redacted(), ErrUnreachable, ct)
+		return false, fmt.Errorf("GET %s: %w: the server answered with a web page (%s), not index.json: a login page or captive portal?", u.Redacted(), ErrUnreachable, termtext.Printable(ct))
 	}
 	return false, nil
 }
@@ -299,7 +299,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // compressing on the way), naming the header.
 func encoded(u *url.URL, h http.Header, what string) error {
 	if ce := h.Get("Content-Encoding"); ce != "" && ce != "identity" {
-		return fmt.Errorf("GET %s: served with Content-Encoding: %s, which pkg does not undo for %s: serve the file as it is (on an object store, remove the object's Content-Encoding)", u.Redacted(), ce, what)
+		return fmt.Errorf("GET %s: served with Content-Encoding: %s, which pkg does not undo for %s: serve the file as it is (on an object store, remove the object's Content-Encoding)", u.Redacted(), termtext.Printable(ce), what)
 	}
 	return nil
 }

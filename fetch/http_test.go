@@ -438,6 +438,14 @@ func TestServersThatChangeTheBytes(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.Write([]byte("<html><body>log in</body></html>"))
 		}, "answered with a web page (text/html; charset=utf-8), not index.json", ErrUnreachable},
+		{"a header with a control character", func(w http.ResponseWriter, r *http.Request, _ int) {
+			w.Header().Set("Content-Encoding", "gz\u009b31mip") // CSI, which net/http lets through
+			w.Write(index)
+		}, "served with Content-Encoding: gz?31mip,", nil},
+		{"a web page's type with a control character", func(w http.ResponseWriter, r *http.Request, _ int) {
+			w.Header().Set("Content-Type", "text/html\u009b31m")
+			w.Write([]byte("<html><body>log in</body></html>"))
+		}, "answered with a web page (text/html?31m), not index.json", ErrUnreachable},
 		{"401", func(w http.ResponseWriter, r *http.Request, _ int) {
 			http.Error(w, "who are you", http.StatusUnauthorized)
 		}, "401 Unauthorized", ErrDenied},
