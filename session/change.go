@@ -174,7 +174,9 @@ func (s *Session) removal(ctx context.Context, r Request) (*txn.Plan, error) {
 	var names []string
 	pick := func(d *db.DB) (err error) {
 		if r.Op == Autoremove {
-			recs, names, err = txn.Unneeded(d)
+			var requested map[string]string
+			recs, requested, err = d.State()
+			names = db.Unneeded(recs, requested)
 			return err
 		}
 		if recs, err = d.List(); err == nil {

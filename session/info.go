@@ -11,7 +11,6 @@ import (
 	"pkg/install"
 	"pkg/repo"
 	"pkg/report"
-	"pkg/txn"
 )
 
 // Info returns what there is to show of the package name (report.Info): as installed, or,
@@ -48,7 +47,7 @@ func (s *Session) Info(ctx context.Context, name string) (info report.Info, offe
 	if err != nil {
 		return info, false, err
 	}
-	held := slices.ContainsFunc(txn.Holds(recs, requested, nil), func(h repo.Requirement) bool { return h.Name == name })
+	held := slices.ContainsFunc(db.Holds(recs, requested, nil), func(h repo.Requirement) bool { return h.Name == name })
 	return report.InstalledInfo(&p, filepath.Join(dir, "pkgs", p.Name), requested[p.Name], held), false, nil
 }
 

@@ -95,7 +95,7 @@ func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outda
 	if err != nil {
 		return 0, nil, err
 	}
-	out = append(ix.Outdated(db.Packages(recs), txn.Holds(recs, requested, nil)), ix.LocalNewer(recs)...)
+	out = append(ix.Outdated(db.Packages(recs), db.Holds(recs, requested, nil)), ix.LocalNewer(recs)...)
 	slices.SortFunc(out, func(a, b repo.Outdated) int { return strings.Compare(a.Name, b.Name) })
 	return len(recs), out, nil
 }

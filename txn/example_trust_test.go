@@ -12,9 +12,9 @@ import (
 	"pkg/txn"
 )
 
-// Offline, a change needs every archive it installs in the cache: CheckCached names what
+// Offline, a change needs every archive it installs in the cache: Fetch refuses naming what
 // is missing, and what the cache holds in its place.
-func ExampleCheckCached() {
+func ExampleFetcher_Fetch_offline() {
 	base, err := os.MkdirTemp("", "txn-example-")
 	if err != nil {
 		panic(err)
@@ -38,8 +38,9 @@ func ExampleCheckCached() {
 		panic(err)
 	}
 
-	fmt.Println(txn.CheckCached(cache, []repo.Package{v1}, false))
-	err = txn.CheckCached(cache, []repo.Package{v2}, false)
+	f.Offline = true
+	fmt.Println(f.Fetch(context.Background(), []repo.Package{v1}, nil))
+	err = f.Fetch(context.Background(), []repo.Package{v2}, nil)
 	fmt.Println(err)
 	var nc *txn.NotCachedError
 	if errors.As(err, &nc) {

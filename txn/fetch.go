@@ -89,7 +89,7 @@ func (f *Fetcher) UseCache(cache *fetch.Cache, limit time.Duration) {
 // Offline, it first fails naming every package missing from the cache (*NotCachedError).
 func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx context.Context, i int, tar string) error) error {
 	if f.Offline {
-		if err := CheckCached(f.Cache, pkgs, false); err != nil {
+		if err := checkCached(f.Cache, pkgs, false); err != nil {
 			return err
 		}
 	}

@@ -67,10 +67,10 @@ func (m Missing) String() string {
 // shortSHA shortens a sha256 to the digits a cache listing shows.
 func shortSHA(sha string) string { return sha[:min(16, len(sha))] + "…" }
 
-// CheckCached returns a *NotCachedError unless cache holds every package of pkgs but those
+// checkCached returns a *NotCachedError unless cache holds every package of pkgs but those
 // of local archive files (Origin), which are read, not fetched; byLock
 // says their sha256s come from a lockfile.
-func CheckCached(cache *fetch.Cache, pkgs []repo.Package, byLock bool) error {
+func checkCached(cache *fetch.Cache, pkgs []repo.Package, byLock bool) error {
 	var (
 		missing []Missing
 		entries []fetch.Entry
@@ -109,4 +109,4 @@ func missingFrom(p repo.Package, entries []fetch.Entry, byLock bool) Missing {
 
 // CheckCached returns a *NotCachedError unless cache holds every archive p installs: what
 // an offline change needs.
-func (p *Plan) CheckCached(cache *fetch.Cache) error { return CheckCached(cache, p.install, p.locked) }
+func (p *Plan) CheckCached(cache *fetch.Cache) error { return checkCached(cache, p.install, p.locked) }

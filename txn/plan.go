@@ -2,7 +2,6 @@ package txn
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -70,12 +69,12 @@ type Held struct {
 	From    string    `json:"from"`    // installed now
 	Version string    `json:"version"` // after the upgrade
 	Newest  string    `json:"newest,omitempty"`
-	HeldBy  string    `json:"held_by,omitempty"` // the package's hold (Holds), when that is what keeps it
+	HeldBy  string    `json:"held_by,omitempty"` // the package's hold (db.Holds), when that is what keeps it
 	Origin  string    `json:"origin,omitempty"`  // the local archive file it was installed from, when that is what keeps it
 	Detail  repo.Held `json:"-"`                 // what the resolver says of it
 }
 
-// HeldError refuses an upgrade naming installed packages that their holds (Holds) keep
+// HeldError refuses an upgrade naming installed packages that their holds (db.Holds) keep
 // below their newest versions, as brew refuses to upgrade a pinned formula named: a hold
 // moves only by a requirement with a new constraint.
 type HeldError struct{ Held []Held }
@@ -177,11 +176,11 @@ func names(reqs []repo.Requirement) []string {
 
 // InstallPlan resolves reqs against ix, with the root's records before, into the plan of
 // installing what the root does not hold as resolved. An installed package reqs do not
-// name stays within its hold (Holds of requested, db.Requested); one a local archive file
+// name stays within its hold (db.Holds of requested, db.Requested); one a local archive file
 // of ix offers at its version but as another archive is replaced by it (a rebuild). The
 // cache, if not nil, tells what is downloaded.
 func InstallPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
-	pkgs, err := ix.ResolveInstalled(ix.rebuilt(db.Packages(before)), reqs, Holds(before, requested, nil)...)
+	pkgs, err := ix.ResolveInstalled(ix.rebuilt(db.Packages(before)), reqs, db.Holds(before, requested, nil)...)
 	if err != nil {
 		return nil, ix.About(err)
 	}
@@ -237,7 +236,7 @@ func (e *RepublishedError) Error() string {
 
 // UpgradePlan is the plan of moving the installed packages named by reqs (all, with none)
 // and those they depend on to the newest versions the other installed packages and the
-// holds (Holds: what was requested, db.Requested, with a version constraint) allow, each
+// holds (db.Holds: what was requested, db.Requested, with a version constraint) allow, each
 // pinned to a repository by what was requested taken from it alone. A requirement of reqs
 // with a constraint is the package's hold from now on; one without that names a package
 // its hold keeps below the newest version is refused (*HeldError). A package from a local
@@ -248,7 +247,7 @@ func UpgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 	if err != nil {
 		return nil, err
 	}
-	holds := Holds(before, requested, reqs)
+	holds := db.Holds(before, requested, reqs)
 	pkgs, err := in.Upgrade(cur, names, holds...)
 	if err != nil {
 		return nil, err
@@ -288,7 +287,7 @@ func RemovePlan(root string, before []db.Record, names []string) *Plan {
 	return (&Plan{Root: root, before: before, remove: names, why: reasons(nil, names, "")}).fill(nil)
 }
 
-// UnneededPlan is the plan of removing the installed packages named, which Unneeded found
+// UnneededPlan is the plan of removing the installed packages named, which db.Unneeded found
 // no package asked for needs: each is in it as "no longer needed", not as requested.
 func UnneededPlan(root string, before []db.Record, names []string) *Plan {
 	why := func(string) string { return "no longer needed" }
@@ -344,20 +343,6 @@ func (p *Plan) Relocate(l *repo.Lock, sources map[string]*fetch.Source) error {
 		}
 	}
 	return nil
-}
-
-// Unneeded returns the records of the database d and the names of the packages that no
-// package asked for needs, directly or through others.
-func Unneeded(d *db.DB) ([]db.Record, []string, error) {
-	recs, err := d.List()
-	if err != nil {
-		return nil, nil, err
-	}
-	requested, err := d.Requested()
-	if err != nil {
-		return nil, nil, err
-	}
-	return recs, repo.Unneeded(db.Packages(recs), slices.Collect(maps.Keys(requested))), nil
 }
 
 // pinned returns the recorded requests (db.Requested) that pin a repository ("team/jq"),

@@ -33,7 +33,9 @@ func TestUnneeded(t *testing.T) {
 		var recs []db.Record
 		var names []string
 		err := install.View(dir, install.Options{}, nil, func(d *db.DB) (err error) {
-			recs, names, err = txn.Unneeded(d)
+			var requested map[string]string
+			recs, requested, err = d.State()
+			names = db.Unneeded(recs, requested)
 			return err
 		})
 		if err != nil {

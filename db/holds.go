@@ -1,14 +1,14 @@
-package txn
+package db
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
-	"pkg/db"
 	"pkg/repo"
 )
 
-// requirements parses the requirements db.DB.Requested returns, leaving out any that
+// requirements parses the requirements DB.Requested returns, leaving out any that
 // does not parse.
 func requirements(requested map[string]string) []repo.Requirement {
 	var reqs []repo.Requirement
@@ -21,11 +21,11 @@ func requirements(requested map[string]string) []repo.Requirement {
 }
 
 // Holds returns the holds of the installed packages recs: the requirements with a version
-// constraint they were asked for by (db.Requested) that their installed versions meet, a
+// constraint they were asked for by (DB.Requested) that their installed versions meet, a
 // request of given, requirements named on the command line, taking the place of the
 // recorded one where it has a constraint. A hold keeps its package within it on an
 // upgrade (repo.Index.Upgrade), as apt-mark hold or brew pin do.
-func Holds(recs []db.Record, requested map[string]string, given []repo.Requirement) []repo.Requirement {
+func Holds(recs []Record, requested map[string]string, given []repo.Requirement) []repo.Requirement {
 	var holds []repo.Requirement
 	for _, r := range given { // two on one name are one, as install records them
 		if i := slices.IndexFunc(holds, func(h repo.Requirement) bool { return h.Name == r.Name }); i >= 0 {
@@ -35,11 +35,17 @@ func Holds(recs []db.Record, requested map[string]string, given []repo.Requireme
 		}
 	}
 	for _, r := range requirements(requested) {
-		p, ok := db.Find(recs, r.Name)
+		p, ok := Find(recs, r.Name)
 		if ok && len(r.Constraints) > 0 && r.Allows(p.Version) && !slices.ContainsFunc(holds, func(h repo.Requirement) bool { return h.Name == r.Name }) {
 			holds = append(holds, r)
 		}
 	}
 	slices.SortFunc(holds, func(a, b repo.Requirement) int { return strings.Compare(a.Name, b.Name) })
 	return holds
+}
+
+// Unneeded returns the names of the packages of recs that no package asked for
+// (requested, DB.Requested) needs, directly or through others: what autoremove removes.
+func Unneeded(recs []Record, requested map[string]string) []string {
+	return repo.Unneeded(Packages(recs), slices.Collect(maps.Keys(requested)))
 }
