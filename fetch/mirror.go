@@ -95,8 +95,7 @@ func isDown(err error) bool {
 // mirror returns s reading from its location i, with one attempt per request when next.
 func (s *Source) mirror(i int, next bool) *Source {
 	e := *s
-	l := s.m.locs[i]
-	e.loc, e.t, e.m, e.next = l.loc, l.t, nil, next
+	e.location, e.m, e.next = s.m.locs[i], nil, next
 	return &e
 }
 

@@ -70,8 +70,7 @@ type Options struct {
 // directory that holds index.json, and its mirrors, each reached by a transport
 // (transport.go).
 type Source struct {
-	loc     string
-	t       transport
+	location
 	offline bool
 	policy  trust.Policy
 	admit   func(trust.Result) error
@@ -89,7 +88,7 @@ func NewSource(loc string, o Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := newSource(loc, first.t, o, n)
+	s := newSource(first, o, n)
 	if len(o.Mirrors) == 0 {
 		return s, nil
 	}
@@ -105,9 +104,9 @@ func NewSource(loc string, o Options) (*Source, error) {
 	return s, nil
 }
 
-// newSource returns the source at loc, reached by t, without mirrors.
-func newSource(loc string, t transport, o Options, n *netConfig) *Source {
-	return &Source{loc: loc, t: t, offline: o.Offline, policy: o.Trust, admit: o.Admit, netConfig: n}
+// newSource returns the source at l, without mirrors.
+func newSource(l location, o Options, n *netConfig) *Source {
+	return &Source{location: l, offline: o.Offline, policy: o.Trust, admit: o.Admit, netConfig: n}
 }
 
 // attempts is how many times a request is made before it fails: once when another mirror

@@ -137,7 +137,7 @@ func memSource(o Options, ms ...*memRepo) *Source {
 	for i, m := range ms {
 		locs[i] = location{m.url(), m}
 	}
-	s := newSource(locs[0].loc, locs[0].t, o, n)
+	s := newSource(locs[0], o, n)
 	if len(locs) > 1 {
 		s.m = newMirrors(locs, o.Failover)
 	}
