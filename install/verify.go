@@ -60,27 +60,27 @@ func (e FileError) Error() string {
 
 func (e FileError) Unwrap() error { return e.Err }
 
-// finding is a FileError's Err: its kind (ErrModified...) and what more is known.
-type finding struct {
-	kind error
-	more []error
-}
+// finding is a FileError's Err: its kind (ErrModified...), then what more is known. A
+// pointer, so that a FileError stays comparable.
+type finding struct{ errs []error }
 
 // found returns the Err of a FileError of kind and more.
-func found(kind error, more ...error) error { return &finding{kind, more} }
+func found(kind error, more ...error) error { return &finding{append([]error{kind}, more...)} }
 
 func (f *finding) Error() string {
-	if len(f.more) == 0 {
-		return f.kind.Error()
+	if len(f.errs) == 1 {
+		return f.errs[0].Error()
 	}
-	s := make([]string, len(f.more))
-	for i, e := range f.more {
+	s := make([]string, len(f.errs)-1)
+	for i, e := range f.errs[1:] {
 		s[i] = e.Error()
 	}
-	return f.kind.Error() + " (" + strings.Join(s, ", ") + ")"
+	return f.errs[0].Error() + " (" + strings.Join(s, ", ") + ")"
 }
 
-func (f *finding) Unwrap() []error { return append([]error{f.kind}, f.more...) }
+// Unwrap returns the kind and what more is known, built once: errors.Is calls it for
+// each sentinel report matches.
+func (f *finding) Unwrap() []error { return f.errs }
 
 const verifyChunk = 256 // files of one directory checked by one job
 
