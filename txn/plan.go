@@ -94,9 +94,6 @@ func (p *Plan) Empty() bool { return len(p.install) == 0 && len(p.remove) == 0 }
 // in the lockfile synced.
 func (p *Plan) wanted(name string) bool { return p.locked || p.why(name) == "requested" }
 
-// Packages returns the packages the plan installs, in order.
-func (p *Plan) Packages() []repo.Package { return p.install }
-
 // Removes returns the names of the packages the plan removes.
 func (p *Plan) Removes() []string { return p.remove }
 
