@@ -12,9 +12,9 @@ import (
 	"pkg/txn"
 )
 
-// CommittedText says how many packages out installed and how long their shared commit
-// took (each ResultText's time is its staging alone), or returns "" for none.
-func CommittedText(out *txn.Outcome) string {
+// committedText says how many packages out installed and how long their shared commit
+// took (each resultText's time is its staging alone), or returns "" for none.
+func committedText(out *txn.Outcome) string {
 	if len(out.Results) == 0 {
 		return ""
 	}
@@ -26,27 +26,27 @@ type Told struct{ Out, Notes, Warnings []string }
 
 // AppliedText is what to tell of a change applied, out its outcome: what Apply kept of
 // the trees it replaced (warnings), how it copied data rather than share blocks with the
-// cache (a note, CopyText), a line per package and one for the commit, and, if the change
-// committed, what else it did (ChangeText, with unneededTip), what the cache could not do
-// (ChangeNotes) and how to put a bin/ not on PATH there (a note).
+// cache (a note, copyText), a line per package and one for the commit, and, if the change
+// committed, what else it did (changeText, with unneededTip), what the cache could not do
+// (changeNotes) and how to put a bin/ not on PATH there (a note).
 func AppliedText(out *txn.Outcome, unneededTip string) Told {
 	var t Told
 	for _, s := range out.Salvaged {
-		t.Warnings = append(t.Warnings, SalvageText(s, out.Root)...)
+		t.Warnings = append(t.Warnings, salvageText(s, out.Root)...)
 	}
 	if out.Copied != nil {
-		how, why := CopyText(out.Copied, out.Cache, out.Root)
+		how, why := copyText(out.Copied, out.Cache, out.Root)
 		t.Notes = append(t.Notes, fmt.Sprintf("%s: copying %s instead of sharing blocks", why, how))
 	}
 	for _, res := range out.Results {
-		t.Out = append(t.Out, ResultText(res, out.Again, out.Locked, out.Origins[res.Name]))
+		t.Out = append(t.Out, resultText(res, out.Again, out.Locked, out.Origins[res.Name]))
 	}
-	if s := CommittedText(out); s != "" {
+	if s := committedText(out); s != "" {
 		t.Out = append(t.Out, s)
 	}
 	if out.Committed {
-		t.Out = append(t.Out, ChangeText(out, unneededTip)...)
-		t.Notes = append(t.Notes, ChangeNotes(out)...)
+		t.Out = append(t.Out, changeText(out, unneededTip)...)
+		t.Notes = append(t.Notes, changeNotes(out)...)
 	}
 	if out.OffPath != "" {
 		t.Notes = append(t.Notes, fmt.Sprintf("%s is not on PATH; to run the commands pkg installs there, add it in your shell's profile: export PATH=%s",
@@ -64,10 +64,10 @@ func InstalledText(out *txn.Outcome) string {
 	return strings.Join(made, ", ")
 }
 
-// ChangeText says what a committed change did besides installing: the packages it
+// changeText says what a committed change did besides installing: the packages it
 // removed, the commands that changed, and the packages no longer needed, each followed
 // by unneededTip.
-func ChangeText(out *txn.Outcome, unneededTip string) []string {
+func changeText(out *txn.Outcome, unneededTip string) []string {
 	var lines []string
 	for _, r := range out.Removed {
 		if r.Version == "" {
@@ -77,7 +77,7 @@ func ChangeText(out *txn.Outcome, unneededTip string) []string {
 		}
 	}
 	for _, ch := range out.Commands {
-		lines = append(lines, CommandText(ch))
+		lines = append(lines, commandText(ch))
 	}
 	for _, p := range out.Unneeded {
 		lines = append(lines, p.Name+" "+p.Version+" is no longer needed by another package"+unneededTip)
@@ -85,9 +85,9 @@ func ChangeText(out *txn.Outcome, unneededTip string) []string {
 	return lines
 }
 
-// ChangeNotes says what the cache could not do for a committed change: record the root
+// changeNotes says what the cache could not do for a committed change: record the root
 // (Unshared), or sync its entries (Unsettled).
-func ChangeNotes(out *txn.Outcome) []string {
+func changeNotes(out *txn.Outcome) []string {
 	var notes []string
 	if out.Unshared != nil {
 		notes = append(notes, out.Unshared.Error()+"; a cache prune from another root may remove what this one installed from")
@@ -98,9 +98,9 @@ func ChangeNotes(out *txn.Outcome) []string {
 	return notes
 }
 
-// CopyText says how res copied its data rather than share blocks with the cache at cache,
+// copyText says how res copied its data rather than share blocks with the cache at cache,
 // and why, for a root at root; both are "" where it shared them.
-func CopyText(res *install.Result, cache, root string) (how, why string) {
+func copyText(res *install.Result, cache, root string) (how, why string) {
 	if res.Fallback == nil {
 		return "", ""
 	}

@@ -19,14 +19,14 @@ func TestChangeText(t *testing.T) {
 		Unshared: errors.New("record root"),
 	}
 	want := []string{"removed a 1.0", "removed b", "c 2.0 is no longer needed by another package (tip)"}
-	if got := ChangeText(out, " (tip)"); !slices.Equal(got, want) {
-		t.Errorf("ChangeText = %q, want %q", got, want)
+	if got := changeText(out, " (tip)"); !slices.Equal(got, want) {
+		t.Errorf("changeText = %q, want %q", got, want)
 	}
-	if got := ChangeNotes(out); len(got) != 1 {
-		t.Errorf("ChangeNotes = %q, want the Unshared note alone", got)
+	if got := changeNotes(out); len(got) != 1 {
+		t.Errorf("changeNotes = %q, want the Unshared note alone", got)
 	}
-	if got := CommittedText(out); got != "" {
-		t.Errorf("CommittedText of no install = %q, want none", got)
+	if got := committedText(out); got != "" {
+		t.Errorf("committedText of no install = %q, want none", got)
 	}
 }
 
@@ -43,8 +43,8 @@ func TestCopyText(t *testing.T) {
 		{install.Result{Fallback: errors.New("odd")}, "with copy_file_range", "odd"},
 	}
 	for _, tt := range tests {
-		if how, why := CopyText(&tt.res, "/c", "/r"); how != tt.how || why != tt.why {
-			t.Errorf("CopyText(%v) = %q, %q; want %q, %q", tt.res.Fallback, how, why, tt.how, tt.why)
+		if how, why := copyText(&tt.res, "/c", "/r"); how != tt.how || why != tt.why {
+			t.Errorf("copyText(%v) = %q, %q; want %q, %q", tt.res.Fallback, how, why, tt.how, tt.why)
 		}
 	}
 }

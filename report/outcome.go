@@ -15,12 +15,12 @@ import (
 	"pkg/txn"
 )
 
-// ResultText says what a change did to one package, by what happened: installed,
+// resultText says what a change did to one package, by what happened: installed,
 // reinstalled (again: the whole change put packages back as they were), upgraded,
 // downgraded, or replaced by another archive of its version (locked: the lockfile's; else
 // the local archive file origin, if not "", or the repository's), with its files, bytes
 // and time.
-func ResultText(res *install.Result, again, locked bool, origin string) string {
+func resultText(res *install.Result, again, locked bool, origin string) string {
 	what := "installed " + res.Name + " " + res.Version
 	switch n := repo.CompareVersions(res.Version, res.Previous); {
 	case again || res.Again:
@@ -53,8 +53,8 @@ func HeldText(h txn.Held) string {
 	return fmt.Sprintf("kept %s at %s: %s", h.Name, h.Version, h.Detail.Why())
 }
 
-// CommandText says how the commands of a package kept across a change changed.
-func CommandText(ch txn.CommandChange) string {
+// commandText says how the commands of a package kept across a change changed.
+func commandText(ch txn.CommandChange) string {
 	gone, added := strings.Join(ch.Gone, ", "), strings.Join(ch.Added, ", ")
 	switch {
 	case gone != "" && added != "":
@@ -65,10 +65,10 @@ func CommandText(ch txn.CommandChange) string {
 	return fmt.Sprintf("%s %s now has command %s", ch.Name, ch.Version, added)
 }
 
-// SalvageText says what a change kept of a tree it replaced or removed (install.Salvage):
+// salvageText says what a change kept of a tree it replaced or removed (install.Salvage):
 // files the user added to the package's directory or changed in it, and the rest where
 // pkg could not sort it out, in root.
-func SalvageText(s install.Salvage, root string) []string {
+func salvageText(s install.Salvage, root string) []string {
 	var lines []string
 	if len(s.Paths) > 0 {
 		list := strings.Join(s.Paths[:min(len(s.Paths), 5)], ", ")

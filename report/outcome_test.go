@@ -31,8 +31,8 @@ func TestResultText(t *testing.T) {
 		{install.Result{Name: "t", Version: "1.0", Previous: "1.0"}, false, false, "/src/t-1.0.tar.gz", "replaced t 1.0 with the archive /src/t-1.0.tar.gz"},
 	} {
 		tt.res.Files, tt.res.Bytes, tt.res.Cloned = 3, 1024, 1024
-		if got := ResultText(&tt.res, tt.again, tt.locked, tt.origin); got != tt.want+stats {
-			t.Errorf("ResultText(%+v, %v, %v) = %q, want %q", tt.res, tt.again, tt.locked, got, tt.want+stats)
+		if got := resultText(&tt.res, tt.again, tt.locked, tt.origin); got != tt.want+stats {
+			t.Errorf("resultText(%+v, %v, %v) = %q, want %q", tt.res, tt.again, tt.locked, got, tt.want+stats)
 		}
 	}
 }
@@ -46,8 +46,8 @@ func TestCommandText(t *testing.T) {
 		{txn.CommandChange{Name: "a", Version: "1", Gone: []string{"x"}}, "a 1 no longer has command x"},
 		{txn.CommandChange{Name: "a", Version: "1", Added: []string{"y"}}, "a 1 now has command y"},
 	} {
-		if got := CommandText(tt.ch); got != tt.want {
-			t.Errorf("CommandText(%+v) = %q, want %q", tt.ch, got, tt.want)
+		if got := commandText(tt.ch); got != tt.want {
+			t.Errorf("commandText(%+v) = %q, want %q", tt.ch, got, tt.want)
 		}
 	}
 }
@@ -66,8 +66,8 @@ func TestSalvageText(t *testing.T) {
 		{install.Salvage{Name: "t", Version: "1", Err: errors.New("no space")}, []string{
 			"the directory of t 1 held what pkg could not sort out, and could not be kept (no space): it stays under /r/.pkg for the next pkg command to keep"}},
 	} {
-		if got := SalvageText(tt.s, "/r"); !slices.Equal(got, tt.want) {
-			t.Errorf("SalvageText(%+v) =\n%q\nwant\n%q", tt.s, got, tt.want)
+		if got := salvageText(tt.s, "/r"); !slices.Equal(got, tt.want) {
+			t.Errorf("salvageText(%+v) =\n%q\nwant\n%q", tt.s, got, tt.want)
 		}
 	}
 }
