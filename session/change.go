@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"pkg/db"
+	"pkg/fetch"
 	"pkg/install"
 	"pkg/repo"
 	"pkg/txn"
@@ -116,7 +117,7 @@ func (s *Session) change(ctx context.Context, r Request) (*txn.Plan, error) {
 		}
 		p, err := pl.plan(s.Root, ix, rs, f)
 		if err == nil {
-			err = s.checkDry(p, f)
+			err = s.checkDry(p, f.Cache)
 		}
 		return p, err
 	}
@@ -152,9 +153,8 @@ func (s *Session) target(root *install.Root, f *txn.Fetcher, requests []repo.Req
 }
 
 // checkDry refuses the plan p of a dry run as the change would before it downloads
-// (txn.Plan.Check), reading the root without its lock, and, offline, one that needs what
-// the cache of f (nil: none) lacks.
-func (s *Session) checkDry(p *txn.Plan, f *txn.Fetcher) error {
+// (txn.Plan.Check), reading the root without its lock (checkIn).
+func (s *Session) checkDry(p *txn.Plan, cache *fetch.Cache) error {
 	root, err := s.readOnlyRoot()
 	if err != nil {
 		return err
@@ -162,10 +162,16 @@ func (s *Session) checkDry(p *txn.Plan, f *txn.Fetcher) error {
 	if root != nil {
 		defer root.Close()
 	}
-	if err := p.Check(root); err != nil || f == nil || !s.Offline {
+	return s.checkIn(p, root, cache)
+}
+
+// checkIn refuses the plan p of a dry run as the change would in root, read without its
+// lock (nil: none yet), and, offline, one that needs what cache (nil: none) lacks.
+func (s *Session) checkIn(p *txn.Plan, root *install.Root, cache *fetch.Cache) error {
+	if err := p.Check(root); err != nil || cache == nil || !s.Offline {
 		return err
 	}
-	return p.CheckCached(f.Cache)
+	return p.CheckCached(cache)
 }
 
 // removal is Plan of a remove or an autoremove.

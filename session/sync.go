@@ -80,13 +80,7 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 	}
 	switch {
 	case s.DryRun:
-		if err := plan.Check(root); err != nil {
-			return nil, err
-		}
-		if s.Offline {
-			return plan, plan.CheckCached(cache)
-		}
-		return plan, nil
+		return plan, s.checkIn(plan, root, cache)
 	case plan.Empty():
 		plan.Bind(s.target(root, nil, nil))
 		return plan, nil
