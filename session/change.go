@@ -206,7 +206,7 @@ func (s *Session) removal(ctx context.Context, r Request) (*txn.Plan, error) {
 		return nil, err
 	}
 	if err := pick(root.DB()); err != nil {
-		root.Close()
+		root.Abandon()
 		return nil, err
 	}
 	p := plan(root.Dir(), recs, names)

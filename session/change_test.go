@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -76,5 +77,19 @@ func TestPlanGivesUpRoot(t *testing.T) {
 			}
 			root.Close()
 		})
+	}
+}
+
+// TestPlanFailedMakesNoRoot: a removal refused under the root's lock in a directory where
+// nothing was installed leaves no root there (install.Root.Abandon), as an install does.
+func TestPlanFailedMakesNoRoot(t *testing.T) {
+	o := session.Options{Root: filepath.Join(t.TempDir(), "root")}
+	s, _ := newSession(t, o, "")
+	defer s.Close()
+	if _, err := s.Plan(context.Background(), session.Request{Op: session.Remove, Names: []string{"nosuch"}}); err == nil {
+		t.Fatal("Plan of removing a package not installed passed")
+	}
+	if err := install.Exists(o.Root); !errors.Is(err, install.ErrNoRoot) {
+		t.Errorf("the refused removal left a root: %v", err)
 	}
 }
