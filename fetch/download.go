@@ -19,7 +19,7 @@ const maxDownload = 512 << 30 // 512 GiB
 func downloadFile(ctx context.Context, rawURL string, f *os.File) error {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("fetch: download %s: not an absolute http(s) URL", rawURL)
+		return &notHTTPError{rawURL}
 	}
 	n := newNetConfig(nil)
 	if _, err := parseLocation(rawURL, n); err != nil { // a control character
@@ -57,4 +57,11 @@ func (s *netConfig) downloadTo(ctx context.Context, u *url.URL, f *os.File) erro
 		return fmt.Errorf("GET %s: over the %d-byte limit of an archive", u.Redacted(), int64(maxDownload))
 	}
 	return nil
+}
+
+// notHTTPError refuses a download from a URL that is not absolute http(s).
+type notHTTPError struct{ url string }
+
+func (e *notHTTPError) Error() string {
+	return fmt.Sprintf("fetch: download %s: not an absolute http(s) URL", e.url)
 }

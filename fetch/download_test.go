@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -47,7 +46,7 @@ func TestDownload(t *testing.T) {
 		t.Errorf("downloadFile of a 404: %v after %d GETs, want one naming the URL after 1", err, gets.Load()-10)
 	}
 	for _, bad := range []string{"file:///etc/passwd", "ftp://host/a.tar", "/tmp/a.tar", "https:///a.tar"} {
-		if err := downloadFile(context.Background(), bad, f); err == nil || !strings.Contains(err.Error(), bad) {
+		if err, ne := downloadFile(context.Background(), bad, f), (*notHTTPError)(nil); !errors.As(err, &ne) || ne.url != bad {
 			t.Errorf("downloadFile(%s): %v, want an error naming it", bad, err)
 		}
 	}

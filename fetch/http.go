@@ -288,7 +288,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	case len(via) >= 10:
 		return fmt.Errorf("stopped after 10 redirects, the last from %s to %s", from, req.URL.Redacted())
 	case req.URL.Scheme != "http" && req.URL.Scheme != "https":
-		return fmt.Errorf("%s redirects to %s, which pkg does not follow (only http and https)", from, req.URL.Redacted())
+		return &schemeRedirectError{from, req.URL.Redacted()}
 	case via[0].URL.Scheme == "https" && req.URL.Scheme != "https":
 		return cleartextRedirect(fmt.Sprintf("%s redirects from https to %s, which pkg refuses: the repository would be read in cleartext", from, req.URL.Redacted()))
 	}
@@ -299,10 +299,41 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // compressing on the way), naming the header.
 func encoded(u *url.URL, h http.Header, what string) error {
 	if ce := h.Get("Content-Encoding"); ce != "" && ce != "identity" {
-		return fmt.Errorf("GET %s: served with Content-Encoding: %s, which pkg does not undo for %s: serve the file as it is (on an object store, remove the object's Content-Encoding)", u.Redacted(), termtext.Printable(ce), what)
+		return &encodingError{u.Redacted(), termtext.Printable(ce), what}
 	}
 	return nil
 }
+
+// encodingError refuses a body a server or CDN encoded on the way.
+type encodingError struct {
+	where    string // the URL
+	encoding string // the Content-Encoding header, printable
+	what     string // what the body is ("an index", "an archive")
+}
+
+func (e *encodingError) Error() string {
+	return fmt.Sprintf("GET %s: served with Content-Encoding: %s, which pkg does not undo for %s: serve the file as it is (on an object store, remove the object's Content-Encoding)", e.where, e.encoding, e.what)
+}
+
+// schemeRedirectError refuses a redirect to a scheme other than http and https.
+type schemeRedirectError struct{ from, to string }
+
+func (e *schemeRedirectError) Error() string {
+	return fmt.Sprintf("%s redirects to %s, which pkg does not follow (only http and https)", e.from, e.to)
+}
+
+// cutError is a body cut short, after off bytes, by err.
+type cutError struct {
+	where string // the URL
+	off   int64
+	err   error
+}
+
+func (e *cutError) Error() string {
+	return fmt.Sprintf("GET %s: cut off after %d bytes: %v", e.where, e.off, e.err)
+}
+
+func (e *cutError) Unwrap() error { return e.err }
 
 // statusError is an HTTP response pkg cannot use.
 type statusError struct {
@@ -583,7 +614,7 @@ func (d *download) Read(p []byte) (int, error) {
 		default: // cut short: resume on the next call, unless the server trickles
 			d.body.Close()
 			d.body = nil
-			d.last = fmt.Errorf("GET %s: cut off after %d bytes: %w", d.u.Redacted(), d.off, err)
+			d.last = &cutError{d.u.Redacted(), d.off, err}
 			d.fails++
 			if se := (*slowError)(nil); errors.As(err, &se) {
 				d.err = &giveUpError{d.last, 1}

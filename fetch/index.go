@@ -64,7 +64,7 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 	fresh, ix, res, err := s.readBelieved(ctx, c, saved, known)
 	if re := (*readError)(nil); errors.As(err, &re) {
 		if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrNoRepository) {
-			err = fmt.Errorf("%w%s", err, s.offlineNote(saved, path, known))
+			err = s.offlineCopy(err, saved, path, known)
 		}
 		return nil, trust.Result{}, fmt.Errorf("fetch: %w", err)
 	}
@@ -75,7 +75,7 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 	switch {
 	case c.ReadOnly:
 	case !fresh.differs(saved):
-		// Best effort: the copy's time says when it was last current, for offlineNote.
+		// Best effort: the copy's time says when it was last current, for offlineCopy.
 		now := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_NOW}}
 		unix.UtimesNanoAt(int(c.index.Fd()), name, now, unix.AT_SYMLINK_NOFOLLOW)
 	case !res.Verified() && fresh.demotes(saved):
@@ -189,18 +189,31 @@ func (c *Cache) IndexTime(s *Source) (time.Time, bool) {
 	return info.ModTime(), true
 }
 
-// offlineNote tells, after the repository could not be reached, that an offline source
-// would use the copy kept, and how current it is; "" when there is none it would believe.
-func (s *Source) offlineNote(saved *savedIndex, path string, known []trust.Record) string {
+// offlineCopy returns err, the repository not reached, as an *offlineCopyError when an
+// offline source would use the copy kept.
+func (s *Source) offlineCopy(err error, saved *savedIndex, path string, known []trust.Record) error {
 	if saved == nil {
-		return ""
+		return err
 	}
-	if _, _, err := s.offlineIndex(saved, nil, path, known); err != nil {
-		return ""
+	if _, _, oerr := s.offlineIndex(saved, nil, path, known); oerr != nil {
+		return err
 	}
-	return "; the cache holds this repository's index as of " + saved.read.Format("2006-01-02 15:04 MST") +
+	return &offlineCopyError{err, saved.read}
+}
+
+// offlineCopyError is the failure to reach a repository whose index the cache holds, usable
+// offline: it says how current that copy is.
+type offlineCopyError struct {
+	err  error
+	read time.Time // when the copy was last current
+}
+
+func (e *offlineCopyError) Error() string {
+	return e.err.Error() + "; the cache holds this repository's index as of " + e.read.Format("2006-01-02 15:04 MST") +
 		", usable offline"
 }
+
+func (e *offlineCopyError) Unwrap() error { return e.err }
 
 // offlineIndex returns the copy kept, verified again but accepted past its expiry: it is
 // the newest the publisher signed that pkg has seen.

@@ -51,7 +51,7 @@ func TestNameBytesRefused(t *testing.T) {
 	if !errors.As(err, &me) || !errors.Is(err, tarutil.ErrLimit) || !strings.HasPrefix(me.Name, dir) {
 		t.Fatalf("fetch: %v, want a member refused for the limit on names", err)
 	}
-	if !strings.Contains(err.Error(), "member names") || len(err.Error()) > 500 {
+	if le := (*tarutil.LimitError)(nil); !errors.As(err, &le) || le.Limit != "name bytes" || len(err.Error()) > 500 {
 		t.Errorf("error %.600q: want the limit named, and the member's name cut", err)
 	}
 	checkEmpty(t, c)

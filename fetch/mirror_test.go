@@ -360,7 +360,8 @@ func mirrorErr(err error, url string) error {
 // TestMirrorsRefusedLocation refuses a mirror pkg cannot read, naming it.
 func TestMirrorsRefusedLocation(t *testing.T) {
 	_, err := NewSource("https://example.com/repo/", Options{Mirrors: []string{"ftp://mirror.example.com/repo/"}})
-	if err == nil || !strings.Contains(err.Error(), "ftp://mirror.example.com/repo/") {
+	le, se := (*locationError)(nil), (*schemeError)(nil)
+	if !errors.As(err, &le) || le.loc != "ftp://mirror.example.com/repo/" || !errors.As(err, &se) || se.scheme != "ftp" {
 		t.Errorf("NewSource: %v; want an error naming the mirror", err)
 	}
 }

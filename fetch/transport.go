@@ -88,7 +88,7 @@ func parseLocation(loc string, n *netConfig) (location, error) {
 		t, err = newDirectory(loc)
 	}
 	if err != nil {
-		return location{}, fmt.Errorf("fetch: repository %s: %w", loc, err)
+		return location{}, &locationError{loc, err}
 	}
 	return location{loc, t}, nil
 }
@@ -101,5 +101,24 @@ func openScheme(u *url.URL, n *netConfig) (transport, error) {
 		}
 		names = append(names, s.name+"://")
 	}
-	return nil, fmt.Errorf("scheme %q is not supported (use %s)", u.Scheme, orList(names))
+	return nil, &schemeError{u.Scheme, names}
+}
+
+// locationError refuses a repository location pkg cannot read, naming it.
+type locationError struct {
+	loc string
+	err error
+}
+
+func (e *locationError) Error() string { return "fetch: repository " + e.loc + ": " + e.err.Error() }
+func (e *locationError) Unwrap() error { return e.err }
+
+// schemeError refuses a URL of a scheme no transport reads, listing those that do.
+type schemeError struct {
+	scheme    string
+	supported []string // "a path", then each scheme with its "://"
+}
+
+func (e *schemeError) Error() string {
+	return fmt.Sprintf("scheme %q is not supported (use %s)", e.scheme, orList(e.supported))
 }

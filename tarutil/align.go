@@ -197,9 +197,9 @@ func (c *converter) limit(m *Member, raw string) error {
 	}
 	switch {
 	case c.lim.Files > 0 && files > c.lim.Files:
-		return &MemberError{Name: raw, Err: fmt.Errorf("%w: more than %d files", ErrLimit, c.lim.Files)}
+		return &MemberError{Name: raw, Err: limitError("files", int64(c.lim.Files), "more than %d files", c.lim.Files)}
 	case c.lim.Bytes > 0 && bytes > c.lim.Bytes:
-		return &MemberError{Name: raw, Err: fmt.Errorf("%w: files past %d bytes in all", ErrLimit, c.lim.Bytes)}
+		return &MemberError{Name: raw, Err: limitError("bytes", c.lim.Bytes, "files past %d bytes in all", c.lim.Bytes)}
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ func (c *checker) kind(name string) (byte, bool) {
 func (c *checker) check(hdr *tar.Header) (m Member, ok bool, err error) {
 	c.parents = c.parents[:0]
 	if c.entries++; c.entries > maxEntries {
-		return Member{}, false, &MemberError{Name: hdr.Name, Err: fmt.Errorf("%w: more than %d entries", ErrLimit, maxEntries)}
+		return Member{}, false, &MemberError{Name: hdr.Name, Err: limitError("entries", maxEntries, "more than %d entries", maxEntries)}
 	}
 	if hdr.Typeflag == tar.TypeXGlobalHeader {
 		return Member{}, false, nil
@@ -89,7 +89,7 @@ func (c *checker) validate(hdr *tar.Header) (Member, bool, error) {
 		return Member{}, false, err
 	}
 	if m.Size < 0 || m.Size > maxBytes-c.bytes { // c.bytes+m.Size could overflow
-		return Member{}, false, fmt.Errorf("%w: more than %d bytes of file data", ErrLimit, int64(maxBytes))
+		return Member{}, false, limitError("file bytes", maxBytes, "more than %d bytes of file data", int64(maxBytes))
 	}
 	c.bytes += m.Size
 	if err := c.countNames(&m); err != nil {
@@ -141,7 +141,7 @@ func (c *checker) countNames(m *Member) error {
 		c.names += len(dir)
 	}
 	if c.names > maxNameBytes {
-		return fmt.Errorf("%w: more than %d bytes of member names and link targets (%d MiB)", ErrLimit, maxNameBytes, maxNameBytes>>20)
+		return limitError("name bytes", maxNameBytes, "more than %d bytes of member names and link targets (%d MiB)", maxNameBytes, maxNameBytes>>20)
 	}
 	return nil
 }
@@ -169,7 +169,7 @@ func (c *checker) findParents(name string) error {
 	}
 	slices.Reverse(c.parents)
 	if c.paths.len()+len(c.parents) >= maxMembers {
-		return fmt.Errorf("%w: more than %d members", ErrLimit, maxMembers)
+		return limitError("members", maxMembers, "more than %d members", maxMembers)
 	}
 	return nil
 }
@@ -192,14 +192,14 @@ func cleanName(raw string) (string, error) {
 	}
 	name := path.Clean(raw)
 	if len(name) > maxPathLen {
-		return "", fmt.Errorf("%w: path longer than %d bytes", ErrLimit, maxPathLen)
+		return "", limitError("path length", maxPathLen, "path longer than %d bytes", maxPathLen)
 	}
 	if strings.Count(name, "/") >= maxDepth {
-		return "", fmt.Errorf("%w: path deeper than %d components", ErrLimit, maxDepth)
+		return "", limitError("path depth", maxDepth, "path deeper than %d components", maxDepth)
 	}
 	for c := range strings.SplitSeq(name, "/") {
 		if len(c) > maxNameLen {
-			return "", fmt.Errorf("%w: a path component longer than %d bytes, which Linux cannot create", ErrLimit, maxNameLen)
+			return "", limitError("component length", maxNameLen, "a path component longer than %d bytes, which Linux cannot create", maxNameLen)
 		}
 	}
 	return name, nil
@@ -308,7 +308,7 @@ func checkSymlink(name, target string) (string, error) {
 		return "", fmt.Errorf("%w: %s in symlink target", ErrName, err)
 	}
 	if len(target) > maxLinkLen {
-		return "", fmt.Errorf("%w: symlink target of %d bytes, longer than the %d XFS can create", ErrLimit, len(target), maxLinkLen)
+		return "", limitError("symlink length", maxLinkLen, "symlink target of %d bytes, longer than the %d XFS can create", len(target), maxLinkLen)
 	}
 	if target[0] == '/' {
 		return "", fmt.Errorf("%w: absolute target %s", ErrSymlinkEscape, termtext.Quote(target))

@@ -213,8 +213,8 @@ func TestNameBytesLimit(t *testing.T) {
 	}
 	_, _, err := c.check(&tar.Header{Typeflag: tar.TypeReg, Name: "x"})
 	wantRefused(t, err, "x", ErrLimit)
-	if !strings.Contains(err.Error(), "bytes of member names") {
-		t.Errorf("error %q does not say which limit", err)
+	if le := (*LimitError)(nil); !errors.As(err, &le) || le.Limit != "name bytes" || le.Max != maxNameBytes {
+		t.Errorf("error %v, want a *LimitError of the names' bytes", err)
 	}
 }
 

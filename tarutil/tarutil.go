@@ -87,6 +87,21 @@ var (
 	ErrTrailing  = errors.New("tarutil: data after the end-of-archive blocks")
 )
 
+// LimitError is a refusal for passing one of the limits of docs/archives.md's table; it
+// is ErrLimit. Limit names which, Max is its value.
+type LimitError struct {
+	Limit  string // "entries", "file bytes", "name bytes", "members", "path length", "path depth", "component length", "symlink length", "files" or "bytes"
+	Max    int64
+	detail string // the refusal as worded after ErrLimit's text
+}
+
+func limitError(limit string, max int64, format string, args ...any) *LimitError {
+	return &LimitError{Limit: limit, Max: max, detail: fmt.Sprintf(format, args...)}
+}
+
+func (e *LimitError) Error() string        { return ErrLimit.Error() + ": " + e.detail }
+func (e *LimitError) Is(target error) bool { return target == ErrLimit }
+
 // MemberError reports a member refused by the policy.
 type MemberError struct {
 	Name string // the member's name as it appears in the archive
