@@ -105,22 +105,39 @@ func CheckLockSigned(x *repo.LockIndex, path string, pol trust.Policy, dir strin
 	}
 	if x == nil {
 		if p != nil {
-			return &reasonError{fmt.Sprintf("%s does not say it was made from a verified index, and root %s pinned repository %s%s",
-				path, dir, p.Name, trust.PinnedTo(KeyIDs(*p))), ErrLockUnverified}
+			return &LockSignedError{Path: path, Root: dir, Name: p.Name, KeyIDs: KeyIDs(*p), Err: ErrLockUnverified,
+				msg: fmt.Sprintf("%s does not say it was made from a verified index, and root %s pinned repository %s%s",
+					path, dir, p.Name, trust.PinnedTo(KeyIDs(*p)))}
 		}
 		if pol.RequireSigned {
-			return &reasonError{path + " does not say it was made from a verified index, and signatures are required", ErrLockUnverified}
+			return &LockSignedError{Path: path, Err: ErrLockUnverified,
+				msg: path + " does not say it was made from a verified index, and signatures are required"}
 		}
-		return fmt.Errorf("%s does not say it was made from a verified index, and a key is trusted here: lock it again with the publisher's key", path)
+		return &LockSignedError{Path: path, Err: ErrLockUnverified,
+			msg: path + " does not say it was made from a verified index, and a key is trusted here"}
 	}
 	for _, k := range pol.Keys {
 		if slices.Contains(x.Keys, k.ID()) && (k.Repo == "" || k.Repo == x.Name) {
 			return nil
 		}
 	}
-	return &reasonError{fmt.Sprintf("%s was made from an index of repository %s verified by key %s, none of which is trusted here",
-		path, x.Name, strings.Join(x.Keys, ", ")), ErrLockUntrusted}
+	return &LockSignedError{Path: path, Name: x.Name, KeyIDs: x.Keys, Err: ErrLockUntrusted,
+		msg: fmt.Sprintf("%s was made from an index of repository %s verified by key %s, none of which is trusted here",
+			path, x.Name, strings.Join(x.Keys, ", "))}
 }
+
+// LockSignedError is CheckLockSigned's refusal of the lockfile at Path.
+type LockSignedError struct {
+	Path   string
+	Root   string   // the root whose pin of the repository requires a verified index; "" where the policy does
+	Name   string   // the repository Root pinned, or of the index the lockfile was made from
+	KeyIDs []string // the keys Root pinned it to, or that verified the lockfile's index
+	Err    error    // ErrLockUnverified or ErrLockUntrusted
+	msg    string
+}
+
+func (e *LockSignedError) Error() string { return e.msg }
+func (e *LockSignedError) Unwrap() error { return e.Err }
 
 // CheckLockSigned's refusals: a lockfile that does not say it was made from a verified
 // index, and one made from an index verified by keys none of which is trusted here.

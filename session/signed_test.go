@@ -61,18 +61,20 @@ func TestSignedRefusals(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		setup    func() // before the root accepts the repository
-		serve    func() // then the repository changes so
-		unkeyed  bool   // the refused install is given no key
-		require  bool   // and requires signatures
-		want     error  // what errors.Is finds; nil: see tooLarge and text
-		tooLarge bool   // the error is a *fetch.TooLargeError of index.json
-		text     string // in the error
-		pinRefus bool   // a refusal session.PinRefused names (the commands advise on the pin)
+		setup    func()   // before the root accepts the repository
+		serve    func()   // then the repository changes so
+		unkeyed  bool     // the refused install is given no key
+		require  bool     // and requires signatures
+		want     error    // what errors.Is finds; nil: see tooLarge
+		tooLarge bool     // the error is a *fetch.TooLargeError of index.json
+		keys     []string // the keys the *trust.Error names
+		version  uint64   // the index version it names
+		repoName string   // the repository name it names
+		pinRefus bool     // a refusal session.PinRefused names (the commands advise on the pin)
 	}{{
 		name:  "wrong key",
 		serve: func() { index, _ := r.Files(); r.SignWith(index, other) },
-		want:  trust.ErrUntrusted, text: "is signed by key " + other.Public().ID() + ", which is not trusted", pinRefus: true,
+		want:  trust.ErrUntrusted, keys: []string{other.Public().ID()}, pinRefus: true,
 	}, {
 		name: "bad signature",
 		serve: func() {
@@ -86,61 +88,61 @@ func TestSignedRefusals(t *testing.T) {
 			}
 			r.Put(index, sig)
 		},
-		want: trust.ErrBadSignature, text: "does not match index.json",
+		want: trust.ErrBadSignature, keys: []string{r.Key.Public().ID()},
 	}, {
 		name:  "tampered index",
 		serve: tamper,
-		want:  trust.ErrBadSignature, text: "the signature by key " + r.Key.Public().ID() + " does not match index.json",
+		want:  trust.ErrBadSignature, keys: []string{r.Key.Public().ID()},
 	}, {
 		name:  "expired",
 		serve: func() { r.Sign(-time.Hour, "") },
-		want:  trust.ErrExpired, text: "index version 2 expired at ",
+		want:  trust.ErrExpired, version: 2, repoName: "demo",
 	}, {
 		name:  "rollback",
 		setup: func() { older, olderSig = r.Files(); r.Sign(time.Hour, "") },
 		serve: func() { r.Put(older, olderSig) },
-		want:  trust.ErrRollback, text: "index version 1 is older than version 2, accepted before",
+		want:  trust.ErrRollback, version: 1, repoName: "demo",
 	}, {
 		name: "same version, other bytes",
 		serve: func() {
 			index, _ := r.Files()
 			r.SignWith(bytes.Replace(index, []byte(`"hello"`), []byte(`"hellp"`), 1), r.Key)
 		},
-		want: trust.ErrReused, text: "index version 1 differs from the version 1 accepted before",
+		want: trust.ErrReused, version: 1, repoName: "demo",
 	}, {
 		name:  "another repository's index",
 		serve: func() { r.Sign(time.Hour, "other") },
-		want:  trust.ErrWrongName, text: `index is for repository "other", but this location served repository "demo" before`,
+		want:  trust.ErrWrongName, version: 2, repoName: "other",
 	}, {
 		name:     "oversized index",
 		serve:    func() { r.Huge.Store(true) },
-		tooLarge: true, text: "index.json is over the 67108864-byte limit",
+		tooLarge: true,
 	}, {
 		name:  "signature removed",
 		serve: unsign,
-		want:  trust.ErrUnsigned, text: "index is not signed (no index.json.sig), but keys are trusted for it", pinRefus: true,
+		want:  trust.ErrUnsigned, pinRefus: true,
 	}, {
 		name:    "signature removed, signatures required",
 		serve:   unsign,
 		require: true,
-		want:    trust.ErrUnsigned, text: "pinned repository demo to key " + r.Key.Public().ID(), pinRefus: true,
+		want:    trust.ErrUnsigned, pinRefus: true,
 	}, {
 		// The root pinned the repository to the key that verified its index: without the
 		// key given, each of these is refused as it is with the key.
 		name:    "tampered index, no key given",
 		serve:   tamper,
 		unkeyed: true,
-		want:    trust.ErrBadSignature, text: "pinned repository demo to key " + r.Key.Public().ID() + " when it accepted its index version 1)",
+		want:    trust.ErrBadSignature, keys: []string{r.Key.Public().ID()},
 	}, {
 		name:    "signed by an untrusted key, no key given",
 		serve:   func() { index, _ := r.Files(); r.SignWith(index, other) },
 		unkeyed: true,
-		want:    trust.ErrUntrusted, text: "is signed by key " + other.Public().ID() + ", which is not trusted", pinRefus: true,
+		want:    trust.ErrUntrusted, keys: []string{other.Public().ID()}, pinRefus: true,
 	}, {
 		name:    "signature removed, no key given",
 		serve:   unsign,
 		unkeyed: true,
-		want:    trust.ErrUnsigned, text: "pinned repository demo", pinRefus: true,
+		want:    trust.ErrUnsigned, pinRefus: true,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,20 +168,21 @@ func TestSignedRefusals(t *testing.T) {
 			t.Logf("refused: %v", err)
 			var pe *trust.PinnedError
 			var tl *fetch.TooLargeError
+			var te *trust.Error
 			switch {
 			case err == nil:
 				t.Fatal("installed")
 			case tt.want != nil && !errors.Is(err, tt.want):
 				t.Errorf("error is not %v", tt.want)
-			case tt.tooLarge && (!errors.As(err, &tl) || tl.Name != "index.json" || tl.Limit != repo.MaxIndexSize):
-				t.Errorf("error is not a *fetch.TooLargeError of index.json and its limit: %#v", tl)
-			case tt.want != nil && (!errors.As(err, &pe) || pe.Root != o.Root || pe.Name != "demo" || pe.Version != 1 && tt.setup == nil):
-				t.Errorf("error is not a *trust.PinnedError of the root's pin: %+v", pe)
+			case tt.tooLarge && (!errors.As(err, &tl) || tl.Name != "index.json" || tl.Limit != repo.MaxIndexSize || tl.URL != r.URL+"/index.json"):
+				t.Errorf("error is not a *fetch.TooLargeError of %s/index.json and its limit: %#v", r.URL, tl)
+			case tt.want != nil && (!errors.As(err, &pe) || pe.Root != o.Root || pe.Name != "demo" || pe.Version != 1 && tt.setup == nil ||
+				!slices.Equal(pe.KeyIDs, []string{r.Key.Public().ID()})):
+				t.Errorf("error is not a *trust.PinnedError of the root's pin to %s: %+v", r.Key.Public().ID(), pe)
+			case tt.want != nil && (!errors.As(err, &te) || te.Repo != r.URL+"/" || !slices.Equal(te.KeyIDs, tt.keys) || te.Version != tt.version || te.Name != tt.repoName):
+				t.Errorf("error is not a *trust.Error of %s/ naming keys %q, version %d, name %q: %+v", r.URL, tt.keys, tt.version, tt.repoName, te)
 			case session.PinRefused(err) != tt.pinRefus:
 				t.Errorf("PinRefused = %v, want %v", !tt.pinRefus, tt.pinRefus)
-			}
-			if !strings.Contains(err.Error(), r.URL) || !strings.Contains(err.Error(), tt.text) {
-				t.Errorf("error lacks %s or %q", r.URL, tt.text)
 			}
 			was.same(t, stateOf(t, o))
 
@@ -434,7 +437,6 @@ func TestPinEveryCall(t *testing.T) {
 	index, sig := r.Files()
 	r.Put(bytes.Replace(index, []byte(`"hello"`), []byte(`"hellp"`), 1), sig)
 	o.Keys = nil
-	pinned := "pinned repository demo to key " + r.Key.Public().ID()
 	for _, tt := range []struct {
 		what string
 		call func(s *session.Session) error
@@ -453,8 +455,10 @@ func TestPinEveryCall(t *testing.T) {
 	}
 	s, _ := newSession(t, o, "")
 	err = session.CheckLockSigned(s, unsigned, "unsigned.lock")
-	if want := "unsigned.lock does not say it was made from a verified index, and root " + o.Root + " " + pinned; !errors.Is(err, pin.ErrLockUnverified) || !strings.Contains(err.Error(), want) {
-		t.Errorf("CheckLockSigned of a lockfile made without the key: %v; want %q", err, want)
+	want := pin.LockSignedError{Path: "unsigned.lock", Root: o.Root, Name: "demo", KeyIDs: []string{r.Key.Public().ID()}}
+	if le := (*pin.LockSignedError)(nil); !errors.Is(err, pin.ErrLockUnverified) || !errors.As(err, &le) ||
+		le.Path != want.Path || le.Root != want.Root || le.Name != want.Name || !slices.Equal(le.KeyIDs, want.KeyIDs) {
+		t.Errorf("CheckLockSigned of a lockfile made without the key: %v; want a *pin.LockSignedError of %+v", err, want)
 	}
 }
 
@@ -525,16 +529,18 @@ func TestLockSigned(t *testing.T) {
 		o    session.Options
 		l    *repo.Lock
 		want error
-		text string
+		name string   // the repository the *pin.LockSignedError names
+		keys []string // and the keys
 	}{
-		{"signatures required, a lockfile made without the key", required, unsigned, pin.ErrLockUnverified, "and signatures are required"},
-		{"a key trusted, a lockfile made without it", o, unsigned, nil, "unsigned.lock does not say it was made from a verified index, and a key is trusted here"},
-		{"another key trusted, a lockfile verified by the key", signedUserKeyed(t, r, newKey(t).Public()), l, pin.ErrLockUntrusted, "verified by key " + id},
+		{"signatures required, a lockfile made without the key", required, unsigned, pin.ErrLockUnverified, "", nil},
+		{"a key trusted, a lockfile made without it", o, unsigned, pin.ErrLockUnverified, "", nil},
+		{"another key trusted, a lockfile verified by the key", signedUserKeyed(t, r, newKey(t).Public()), l, pin.ErrLockUntrusted, "demo", []string{id}},
 	} {
 		s, _ := newSession(t, tt.o, "")
 		err := session.CheckLockSigned(s, tt.l, "unsigned.lock")
-		if err == nil || tt.want != nil && !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.text) {
-			t.Errorf("%s: %v; want %v, %q", tt.what, err, tt.want, tt.text)
+		le := (*pin.LockSignedError)(nil)
+		if !errors.Is(err, tt.want) || !errors.As(err, &le) || le.Path != "unsigned.lock" || le.Root != "" || le.Name != tt.name || !slices.Equal(le.KeyIDs, tt.keys) {
+			t.Errorf("%s: %v; want %v of unsigned.lock naming %q, keys %q", tt.what, err, tt.want, tt.name, tt.keys)
 		}
 	}
 	if again, err := lockWith(t, cold(o), unsigned); err != nil || again.Index == nil || again.Index.Version != 1 {

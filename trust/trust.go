@@ -53,7 +53,13 @@ var (
 type Error struct {
 	Repo string // the repository's location
 	Err  error  // one of the Err values above
-	msg  string
+	// What the refusal names, where it names it: the keys whose signatures are not trusted
+	// or do not match (or the key bound to another repository), the refused index's
+	// version, the repository name it carries.
+	KeyIDs  []string
+	Version uint64
+	Name    string
+	msg     string
 }
 
 func (e *Error) Error() string { return "trust: repository " + e.Repo + ": " + e.msg }
@@ -62,6 +68,12 @@ func (e *Error) Unwrap() error { return e.Err }
 
 func refuse(repo string, kind error, format string, args ...any) *Error {
 	return &Error{Repo: repo, Err: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// of sets what e names: the keys, the index's version and the repository name it carries.
+func (e *Error) of(keyIDs []string, version uint64, name string) *Error {
+	e.KeyIDs, e.Version, e.Name = keyIDs, version, name
+	return e
 }
 
 // Policy says which indexes to believe. With no keys, any index is accepted unverified
@@ -138,7 +150,7 @@ func (p Policy) verify(loc string, index, sig []byte, known []Record, now time.T
 	res := Result{Record: Record{Location: loc, Name: meta.Name, Version: meta.Version, SHA256: hex.EncodeToString(sum[:])},
 		KeyID: ids[0], KeyIDs: ids, Keys: keys, Trusted: p.For(meta.Name), Expires: meta.Expires, Expired: now.After(meta.Expires)}
 	if res.Expired && !p.AllowExpired {
-		return Result{}, refuse(loc, ErrExpired, "index version %d expired at %s", meta.Version, meta.Expires.UTC().Format(time.RFC3339))
+		return Result{}, refuse(loc, ErrExpired, "index version %d expired at %s", meta.Version, meta.Expires.UTC().Format(time.RFC3339)).of(nil, meta.Version, meta.Name)
 	}
 	for _, k := range known {
 		if err := res.Record.Follows(k); err != nil {
@@ -167,7 +179,7 @@ func (p Policy) unverified(loc string, sig []byte) (Result, error) {
 		return Result{}, refuse(loc, ErrUnsigned, "index is not signed (no %s), and signatures are required", repo.SignatureName)
 	}
 	return Result{}, refuse(loc, ErrUntrusted, "index is signed by key %s, but no key is trusted and signatures are required",
-		strings.Join(res.SignedBy, ", "))
+		strings.Join(res.SignedBy, ", ")).of(res.SignedBy, 0, "")
 }
 
 // signers returns the trusted keys whose signatures of index verify.
@@ -198,10 +210,10 @@ func (p Policy) signers(loc string, index, sig []byte) ([]PublicKey, error) {
 		return good, nil
 	case len(bad) > 0:
 		return nil, refuse(loc, ErrBadSignature, "bad signature: the signature by key %s does not match index.json (%d bytes), so the index or its signature changed after signing",
-			strings.Join(bad, ", "), len(index))
+			strings.Join(bad, ", "), len(index)).of(bad, 0, "")
 	}
 	return nil, refuse(loc, ErrUntrusted, "index is signed by key %s, which is not trusted (trusted: %s)",
-		strings.Join(ids, ", "), strings.Join(p.ids(), ", "))
+		strings.Join(ids, ", "), strings.Join(p.ids(), ", ")).of(ids, 0, "")
 }
 
 // ids returns the ids of the trusted keys, each once (a key bound to two names is one).
@@ -241,7 +253,7 @@ func bound(loc string, signers []PublicKey, name string) ([]PublicKey, []string,
 	keys, ids := Policy{Keys: signers}.keysFor(name)
 	if len(ids) == 0 {
 		return nil, nil, refuse(loc, ErrNotBound, "index is for repository %q, but key %s is trusted only for repository %q",
-			name, signers[0].ID(), signers[0].Repo)
+			name, signers[0].ID(), signers[0].Repo).of([]string{signers[0].ID()}, 0, name)
 	}
 	return keys, ids, nil
 }
@@ -252,7 +264,7 @@ func bound(loc string, signers []PublicKey, name string) ([]PublicKey, []string,
 func (r Record) Follows(prev Record) error {
 	if r.Name != prev.Name {
 		return refuse(r.Location, ErrWrongName, "index is for repository %q, but this location served repository %q before",
-			r.Name, prev.Name)
+			r.Name, prev.Name).of(nil, r.Version, r.Name)
 	}
 	return r.NotOlder(prev)
 }
@@ -267,10 +279,10 @@ func (r Record) NotOlder(prev Record) error {
 	}
 	switch {
 	case r.Version < prev.Version:
-		return refuse(r.Location, ErrRollback, "index version %d is older than version %d, accepted before%s", r.Version, prev.Version, from)
+		return refuse(r.Location, ErrRollback, "index version %d is older than version %d, accepted before%s", r.Version, prev.Version, from).of(nil, r.Version, r.Name)
 	case r.Version == prev.Version && r.SHA256 != prev.SHA256:
 		return refuse(r.Location, ErrReused, "index version %d differs from the version %d accepted before%s (sha256 %.16s, was %.16s)",
-			r.Version, prev.Version, from, r.SHA256, prev.SHA256)
+			r.Version, prev.Version, from, r.SHA256, prev.SHA256).of(nil, r.Version, r.Name)
 	}
 	return nil
 }
