@@ -13,8 +13,9 @@ import (
 )
 
 // tellIn opens the root at dir, as a command does, and returns what Apply's Outcome would
-// say of results, in a change through a fetcher that committed, with PATH path.
-func tellIn(t *testing.T, dir, path string, results ...*install.Result) *Outcome {
+// say of results, in a change through a fetcher that committed, with PATH path, for a
+// command that shows no notes if quiet.
+func tellIn(t *testing.T, dir, path string, quiet bool, results ...*install.Result) *Outcome {
 	t.Helper()
 	n := &install.Notices{Dir: dir}
 	root, err := install.Open(context.Background(), dir, install.Options{})
@@ -24,45 +25,50 @@ func tellIn(t *testing.T, dir, path string, results ...*install.Result) *Outcome
 	defer root.Close()
 	n.Hold(root)
 	out := &Outcome{Results: results, Committed: true}
-	tg := Target{Root: root, Fetcher: &Fetcher{}, Notices: n, Path: path}
+	tg := Target{Root: root, Fetcher: &Fetcher{}, Notices: n, Path: path, Quiet: quiet}
 	tg.tell(out)
 	return out
 }
 
 // TestTellCopy: why an install copies is said once per root until that changes: not again
-// by the next command while it holds, again once an install shared blocks in between.
+// by the next command while it holds, again once an install shared blocks in between; a
+// quiet command's saying it does not count.
 func TestTellCopy(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "root")
 	copied := &install.Result{Method: install.Copy, Fallback: errors.New("cross-device")}
 	shared := &install.Result{Method: install.Clone}
 	for i, tt := range []struct {
+		quiet   bool
 		results []*install.Result
 		want    bool // said
 	}{
-		{[]*install.Result{copied, copied}, true}, // once per change
-		{[]*install.Result{copied}, false},        // the root records it was said
-		{[]*install.Result{shared}, false},        // the condition ends
-		{[]*install.Result{copied}, true},         // and is new again
+		{true, []*install.Result{copied}, true},          // to a quiet command, which shows no notes
+		{false, []*install.Result{copied, copied}, true}, // so again, once per change
+		{false, []*install.Result{copied}, false},        // the root records it was said
+		{false, []*install.Result{shared}, false},        // the condition ends
+		{false, []*install.Result{copied}, true},         // and is new again
 	} {
-		if out := tellIn(t, root, "", tt.results...); (out.Copied != nil) != tt.want || out.Copied != nil && out.Copied != copied {
+		if out := tellIn(t, root, "", tt.quiet, tt.results...); (out.Copied != nil) != tt.want || out.Copied != nil && out.Copied != copied {
 			t.Errorf("command %d: Copied %v, want said %v", i, out.Copied, tt.want)
 		}
 	}
 }
 
 // TestTellPath: a root's bin/ off PATH is said once per root, not while it is on PATH, and
-// again once it has left PATH.
+// again once it has left PATH; a quiet command's saying it does not count.
 func TestTellPath(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "root")
 	bin := filepath.Join(root, "bin")
 	for i, tt := range []struct {
-		path string
-		want string // said
+		quiet bool
+		path  string
+		want  string // said
 	}{
-		{"/usr/bin", bin},
-		{"/usr/bin", ""},            // the root records it was said
-		{bin + ":/usr/bin", ""},     // on PATH: the condition ends
-		{"/usr/bin:/usr/sbin", bin}, // and is new again
+		{true, "/usr/bin", bin},            // to a quiet command, which shows no notes
+		{false, "/usr/bin", bin},           // so again
+		{false, "/usr/bin", ""},            // the root records it was said
+		{false, bin + ":/usr/bin", ""},     // on PATH: the condition ends
+		{false, "/usr/bin:/usr/sbin", bin}, // and is new again
 	} {
 		if err := os.MkdirAll(bin, 0o755); err != nil {
 			t.Fatal(err)
@@ -70,7 +76,7 @@ func TestTellPath(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(bin, "tool"), nil, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if out := tellIn(t, root, tt.path); out.OffPath != tt.want {
+		if out := tellIn(t, root, tt.path, tt.quiet); out.OffPath != tt.want {
 			t.Errorf("command %d, PATH %s: said %q, want %q", i, tt.path, out.OffPath, tt.want)
 		}
 	}
