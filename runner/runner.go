@@ -164,10 +164,7 @@ func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Catalog, req Request, w W
 func resolve(ix *txn.Catalog, lockPath string, reqs []repo.Requirement) ([]repo.Package, *repo.Lock, error) {
 	if lockPath == "" {
 		pkgs, err := ix.Resolve(reqs)
-		if err != nil {
-			return nil, nil, ix.About(err)
-		}
-		return pkgs, nil, nil
+		return pkgs, nil, err
 	}
 	lock, err := fromLock(lockPath, reqs)
 	if err != nil {
@@ -182,7 +179,7 @@ func resolve(ix *txn.Catalog, lockPath string, reqs []repo.Requirement) ([]repo.
 func planner(dir string, ix *txn.Catalog, lock *repo.Lock, reqs []repo.Requirement, f *txn.Fetcher) func(*install.Root, []db.Record) (*txn.Plan, error) {
 	if lock == nil {
 		return func(_ *install.Root, recs []db.Record) (*txn.Plan, error) {
-			return txn.InstallPlan(dir, ix, recs, reqs, nil, f.Cache)
+			return txn.NewPlan(txn.Spec{Action: txn.Install, Requires: reqs, Root: dir, Records: recs, Catalog: ix, Cache: f.Cache})
 		}
 	}
 	return func(root *install.Root, _ []db.Record) (*txn.Plan, error) {
@@ -202,7 +199,7 @@ func repair(dir string, ix *txn.Catalog, pkgs []repo.Package, cmd string, f *txn
 		if i < 0 {
 			return nil, fmt.Errorf("run: no package of the run has the command %s", cmd)
 		}
-		return txn.ReinstallPlan(dir, ix, recs, []string{pkgs[i].Name}, f.Cache)
+		return txn.NewPlan(txn.Spec{Action: txn.Reinstall, Names: []string{pkgs[i].Name}, Root: dir, Records: recs, Catalog: ix, Cache: f.Cache})
 	}
 }
 

@@ -71,13 +71,14 @@ func (pl *planner) records(d *db.DB) (recs []db.Record, err error) {
 }
 
 func (pl *planner) plan(dir string, ix *txn.Catalog, recs []db.Record, f *txn.Fetcher) (*txn.Plan, error) {
+	a := txn.Install
 	switch pl.r.Op {
 	case Reinstall:
-		return txn.ReinstallPlan(dir, ix, recs, pl.r.Names, f.Cache)
+		a = txn.Reinstall
 	case Upgrade:
-		return txn.UpgradePlan(dir, ix, recs, pl.r.Requires, pl.requested, f.Cache)
+		a = txn.Upgrade
 	}
-	return txn.InstallPlan(dir, ix, recs, pl.r.Requires, pl.requested, f.Cache)
+	return txn.NewPlan(txn.Spec{Action: a, Requires: pl.r.Requires, Names: pl.r.Names, Root: dir, Records: recs, Requested: pl.requested, Catalog: ix, Cache: f.Cache})
 }
 
 // requests returns what the commit records as asked for: an install's requirements, an
@@ -168,48 +169,41 @@ func (s *Session) checkDry(p *txn.Plan, cache *fetch.Cache) error {
 // checkIn refuses the plan p of a dry run as the change would in root, read without its
 // lock (nil: none yet), and, offline, one that needs what cache (nil: none) lacks.
 func (s *Session) checkIn(p *txn.Plan, root *install.Root, cache *fetch.Cache) error {
-	if err := p.Check(root); err != nil || cache == nil || !s.Offline {
-		return err
+	if !s.Offline {
+		cache = nil
 	}
-	return p.CheckCached(cache)
+	return p.Check(root, cache)
 }
 
 // removal is Plan of a remove or an autoremove.
 func (s *Session) removal(ctx context.Context, r Request) (*txn.Plan, error) {
-	var recs []db.Record
-	var names []string
-	pick := func(d *db.DB) (err error) {
-		if r.Op == Autoremove {
-			var requested map[string]string
-			recs, requested, err = d.State()
-			names = db.Unneeded(recs, requested)
-			return err
+	spec := txn.Spec{Action: txn.Remove, Names: r.Names, Unneeded: r.Op == Autoremove}
+	plan := func(dir string, d *db.DB) (p *txn.Plan, err error) {
+		if spec.Records, spec.Requested, err = d.State(); err == nil && !spec.Unneeded {
+			err = db.NeedInstalled("remove", r.Names, spec.Records)
 		}
-		if recs, err = d.List(); err == nil {
-			names, err = r.Names, db.NeedInstalled("remove", r.Names, recs)
+		if err == nil {
+			spec.Root = dir
+			p, err = txn.NewPlan(spec)
 		}
-		return err
-	}
-	plan := txn.RemovePlan
-	if r.Op == Autoremove {
-		plan = txn.UnneededPlan
+		return p, err
 	}
 	if s.DryRun {
-		if err := s.peekRoot(pick); err != nil {
+		var p *txn.Plan
+		if err := s.peekRoot(func(d *db.DB) (err error) { p, err = plan(s.Root, d); return err }); err != nil {
 			return nil, err
 		}
-		p := plan(s.Root, recs, names)
 		return p, s.checkDry(p, nil)
 	}
 	root, err := s.openRoot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := pick(root.DB()); err != nil {
+	p, err := plan(root.Dir(), root.DB())
+	if err != nil {
 		root.Abandon()
 		return nil, err
 	}
-	p := plan(root.Dir(), recs, names)
 	p.Bind(s.target(root, nil, nil))
 	return p, nil
 }

@@ -89,7 +89,7 @@ func (s *Session) Fetch(ctx context.Context, reqs []repo.Requirement) error {
 	}
 	pkgs, err := ix.Resolve(reqs)
 	if err != nil {
-		return ix.About(err)
+		return err
 	}
 	return s.obs.During(pkgs, func() error { return f.Fetch(ctx, pkgs, nil) })
 }

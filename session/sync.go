@@ -75,7 +75,7 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 	if len(kept) > 0 {
 		s.obs.Note(fmt.Sprintf("keeping %s, not in %s", strings.Join(kept, ", "), path))
 	}
-	if rm := plan.Removes(); len(rm) > 0 && s.DefaultRoot {
+	if rm := removals(plan); len(rm) > 0 && s.DefaultRoot {
 		return nil, &ExtraError{Lock: path, Root: plan.Root, Extra: rm}
 	}
 	switch {
@@ -111,4 +111,15 @@ func firstSource(l *repo.Lock, srcs map[string]*fetch.Source) *fetch.Source {
 		return srcs[""]
 	}
 	return srcs[l.Repos[0].Name]
+}
+
+// removals returns the names of the packages p removes.
+func removals(p *txn.Plan) []string {
+	var names []string
+	for _, c := range p.Changes {
+		if c.Action == txn.Remove {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"pkg/db"
+	"pkg/fetch"
 	"pkg/install"
 	"pkg/pin"
 	"pkg/repo"
@@ -173,7 +174,7 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 	if err := ctx.Err(); err != nil { // interrupted while waiting for the root
 		return nil, err
 	}
-	if err := p.Check(root); err != nil {
+	if err := p.check(root); err != nil {
 		return nil, err
 	}
 	for _, res := range p.indexes {
@@ -234,7 +235,7 @@ func (p *Plan) stage(ctx context.Context, root *install.Root, f *Fetcher) ([]*in
 		return nil, errNoFetcher
 	}
 	if f.Offline {
-		if err := p.CheckCached(f.Cache); err != nil {
+		if err := checkCached(f.Cache, p.install, p.locked); err != nil {
 			return nil, err
 		}
 	}
@@ -257,8 +258,18 @@ func (p *Plan) stage(ctx context.Context, root *install.Root, f *Fetcher) ([]*in
 // Check refuses the plan where the commit would, on what the index, the root's records and
 // its directories say alone (install.Root.Check): a dry run checks it so that it says what
 // the change would do, and Apply checks it before it downloads anything. A nil root is one
-// where nothing is installed yet (install.CheckChange).
-func (p *Plan) Check(root *install.Root) error {
+// where nothing is installed yet (install.CheckChange). offline, if not nil, is the cache
+// of an offline change: the plan is refused unless it holds every archive the plan
+// installs (*NotCachedError), as Apply refuses it before it fetches.
+func (p *Plan) Check(root *install.Root, offline *fetch.Cache) error {
+	if err := p.check(root); err != nil || offline == nil {
+		return err
+	}
+	return checkCached(offline, p.install, p.locked)
+}
+
+// check is Check of the change alone.
+func (p *Plan) check(root *install.Root) error {
 	if root == nil {
 		return install.CheckChange(p.Root, nil, p.install, p.remove)
 	}

@@ -40,7 +40,7 @@ func ExamplePlan() {
 	if err != nil {
 		panic(err)
 	}
-	plan, err := txn.InstallPlan(root.Dir(), ix, nil, []repo.Requirement{{Name: "hello"}}, nil, cache)
+	plan, err := txn.NewPlan(txn.Spec{Action: txn.Install, Requires: []repo.Requirement{{Name: "hello"}}, Root: root.Dir(), Catalog: ix, Cache: cache})
 	if err != nil {
 		panic(err)
 	}
@@ -66,8 +66,11 @@ func ExamplePlan() {
 }
 
 // A plan's JSON form is what a dry run prints with --json (docs/json/plan.md).
-func ExampleRemovePlan() {
-	plan := txn.RemovePlan("/opt/root", nil, []string{"hello"})
+func ExampleNewPlan() {
+	plan, err := txn.NewPlan(txn.Spec{Action: txn.Remove, Names: []string{"hello"}, Root: "/opt/root"})
+	if err != nil {
+		panic(err)
+	}
 	b, err := json.Marshal(plan)
 	if err != nil {
 		panic(err)

@@ -74,7 +74,7 @@ func (w *world) install(dir string, reqs ...string) *txn.Outcome {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	plan, err := txn.InstallPlan(root.Dir(), ix, recs, rs, nil, w.cache)
+	plan, err := txn.NewPlan(txn.Spec{Action: txn.Install, Requires: rs, Root: root.Dir(), Records: recs, Catalog: ix, Cache: w.cache})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -21,26 +21,32 @@ func TestUpgradeHold(t *testing.T) {
 	before := []db.Record{{Name: "semver", Version: old.Version, SHA256: old.SHA256}}
 	requested := map[string]string{"semver": "semver=7.5.4"}
 
-	p, err := txn.UpgradePlan("/r", ix, before, nil, requested, nil)
+	p, err := upgrade(ix, before, nil, requested)
 	if err != nil || !p.Empty() || len(p.Held) != 1 || p.Held[0].HeldBy != "semver=7.5.4" {
-		t.Fatalf("UpgradePlan of all = %+v, %v; want semver held by semver=7.5.4", p, err)
+		t.Fatalf("upgrade of all = %+v, %v; want semver held by semver=7.5.4", p, err)
 	}
-	_, err = txn.UpgradePlan("/r", ix, before, []repo.Requirement{{Name: "semver"}}, requested, nil)
+	_, err = upgrade(ix, before, []repo.Requirement{{Name: "semver"}}, requested)
 	var he *txn.HeldError
 	if !errors.As(err, &he) || len(he.Held) != 1 || he.Held[0].Name != "semver" || he.Held[0].Newest != "7.7.1" {
-		t.Errorf("UpgradePlan of semver = %v, want a *txn.HeldError of semver below 7.7.1", err)
+		t.Errorf("upgrade of semver = %v, want a *txn.HeldError of semver below 7.7.1", err)
 	}
 	newer, err := repo.ParseRequirement("semver<7.7")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err = txn.UpgradePlan("/r", ix, before, []repo.Requirement{newer}, requested, nil)
+	p, err = upgrade(ix, before, []repo.Requirement{newer}, requested)
 	if err != nil || len(p.Packages()) != 1 || p.Packages()[0].Version != "7.6.0" || len(p.Held) != 1 || p.Held[0].HeldBy != "semver<7.7" {
-		t.Errorf("UpgradePlan of semver<7.7 = %+v, %v; want semver 7.6.0, held by semver<7.7", p, err)
+		t.Errorf("upgrade of semver<7.7 = %+v, %v; want semver 7.6.0, held by semver<7.7", p, err)
 	}
 	// A hold the installed version does not meet (a record older than holds) holds nothing.
-	p, err = txn.UpgradePlan("/r", ix, before, nil, map[string]string{"semver": "semver<7"}, nil)
+	p, err = upgrade(ix, before, nil, map[string]string{"semver": "semver<7"})
 	if err != nil || len(p.Packages()) != 1 || p.Packages()[0].Version != "7.7.1" {
-		t.Errorf("UpgradePlan with a stale hold = %+v, %v; want semver 7.7.1", p, err)
+		t.Errorf("upgrade with a stale hold = %+v, %v; want semver 7.7.1", p, err)
 	}
+}
+
+// upgrade is the plan of upgrading reqs (all, with none) in a root holding before, which
+// asked for requested.
+func upgrade(ix *txn.Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]string) (*txn.Plan, error) {
+	return txn.NewPlan(txn.Spec{Action: txn.Upgrade, Requires: reqs, Root: "/r", Records: before, Requested: requested, Catalog: ix})
 }

@@ -54,13 +54,13 @@ func Lock(old *repo.Lock, ix *Catalog, reqs []repo.Requirement, path string, pla
 	}
 	in, err := ix.indexFor(reqs)
 	if err != nil {
-		return nil, &UnresolvedError{ix.About(err)}
+		return nil, &UnresolvedError{ix.about(err)}
 	}
 	sources := ix.Sources()
 	for _, p := range each {
 		pkgs, err := old.Resolve(in.ForPlatform(p), reqs)
 		if err != nil {
-			return nil, &UnresolvedError{ix.About(err)}
+			return nil, &UnresolvedError{ix.about(err)}
 		}
 		for i := range pkgs {
 			pkgs[i].Archive = sources[pkgs[i].Repo].ArchiveURL(pkgs[i])

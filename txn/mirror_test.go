@@ -52,7 +52,7 @@ func TestInstallFromMirror(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := txn.InstallPlan(root.Dir(), ix, recs, rs, nil, w.cache)
+	plan, err := txn.NewPlan(txn.Spec{Action: txn.Install, Requires: rs, Root: root.Dir(), Records: recs, Catalog: ix, Cache: w.cache})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,3 @@ func missingFrom(p repo.Package, entries []fetch.Entry, byLock bool) Missing {
 	slices.SortFunc(m.Versions, func(a, b string) int { return repo.CompareVersions(b, a) })
 	return m
 }
-
-// CheckCached returns a *NotCachedError unless cache holds every archive p installs: what
-// an offline change needs.
-func (p *Plan) CheckCached(cache *fetch.Cache) error { return checkCached(cache, p.install, p.locked) }

@@ -94,9 +94,6 @@ func (p *Plan) Empty() bool { return len(p.install) == 0 && len(p.remove) == 0 }
 // in the lockfile synced.
 func (p *Plan) wanted(name string) bool { return p.locked || p.why(name) == "requested" }
 
-// Removes returns the names of the packages the plan removes.
-func (p *Plan) Removes() []string { return p.remove }
-
 // fill computes the changes of p from its packages and the root's records, with cache
 // (if not nil) telling what need not be downloaded.
 func (p *Plan) fill(cache *fetch.Cache) *Plan {
@@ -171,15 +168,48 @@ func names(reqs []repo.Requirement) []string {
 	return s
 }
 
-// InstallPlan resolves reqs against ix, with the root's records before, into the plan of
+// Spec is what a plan is made of (NewPlan): an action on the packages a request names,
+// and the root's state it starts from.
+type Spec struct {
+	Action    Action             // Install, Upgrade, Reinstall or Remove
+	Requires  []repo.Requirement // Install; Upgrade: the installed packages to move (all, with none)
+	Names     []string           // Reinstall, Remove: installed packages
+	Unneeded  bool               // Remove: in place of Names, the packages no request needs (db.Unneeded)
+	Root      string             // the root's directory
+	Records   []db.Record        // the root's records, read under its lock unless a dry run
+	Requested map[string]string  // the root's requests (db.DB.Requested)
+	Catalog   *Catalog           // the indexes in effect; none for Remove
+	Cache     *fetch.Cache       // if not nil, tells what need not be downloaded
+}
+
+// NewPlan makes the plan of s, resolved against s.Catalog but for a removal: installing
+// what the root does not hold as resolved, an upgrade, a reinstall, or a removal.
+func NewPlan(s Spec) (*Plan, error) {
+	switch s.Action {
+	case Install:
+		return installPlan(s.Root, s.Catalog, s.Records, s.Requires, s.Requested, s.Cache)
+	case Upgrade:
+		return upgradePlan(s.Root, s.Catalog, s.Records, s.Requires, s.Requested, s.Cache)
+	case Reinstall:
+		return reinstallPlan(s.Root, s.Catalog, s.Records, s.Names, s.Cache)
+	case Remove:
+		if s.Unneeded {
+			return unneededPlan(s.Root, s.Records, db.Unneeded(s.Records, s.Requested)), nil
+		}
+		return removePlan(s.Root, s.Records, s.Names), nil
+	}
+	return nil, fmt.Errorf("plan %s: not an action a plan is made of", s.Action)
+}
+
+// installPlan resolves reqs against ix, with the root's records before, into the plan of
 // installing what the root does not hold as resolved. An installed package reqs do not
 // name stays within its hold (db.Holds of requested, db.Requested); one a local archive file
 // of ix offers at its version but as another archive is replaced by it (a rebuild). The
 // cache, if not nil, tells what is downloaded.
-func InstallPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
+func installPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
 	pkgs, err := ix.ResolveInstalled(ix.rebuilt(db.Packages(before)), reqs, db.Holds(before, requested, nil)...)
 	if err != nil {
-		return nil, ix.About(err)
+		return nil, ix.about(err)
 	}
 	p := &Plan{Root: root, indexes: ix.results(), before: before, why: reasons(append(pkgs, db.Packages(before)...), names(reqs), "")}
 	for _, pk := range pkgs {
@@ -192,9 +222,9 @@ func InstallPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 	return p.fill(cache), nil
 }
 
-// ReinstallPlan is the plan of installing again the installed packages named: the same
+// reinstallPlan is the plan of installing again the installed packages named: the same
 // version and archive, as the index has them, so that nothing changes but their files.
-func ReinstallPlan(root string, ix *Catalog, before []db.Record, names []string, cache *fetch.Cache) (*Plan, error) {
+func reinstallPlan(root string, ix *Catalog, before []db.Record, names []string, cache *fetch.Cache) (*Plan, error) {
 	p := &Plan{Root: root, indexes: ix.results(), before: before, again: true, why: reasons(nil, names, "")}
 	for _, name := range names {
 		if slices.ContainsFunc(p.install, func(q repo.Package) bool { return q.Name == name }) {
@@ -231,14 +261,14 @@ func (e *RepublishedError) Error() string {
 		e.Name, e.Version, e.Index, e.Installed)
 }
 
-// UpgradePlan is the plan of moving the installed packages named by reqs (all, with none)
+// upgradePlan is the plan of moving the installed packages named by reqs (all, with none)
 // and those they depend on to the newest versions the other installed packages and the
 // holds (db.Holds: what was requested, db.Requested, with a version constraint) allow, each
 // pinned to a repository by what was requested taken from it alone. A requirement of reqs
 // with a constraint is the package's hold from now on; one without that names a package
 // its hold keeps below the newest version is refused (*HeldError). A package from a local
 // archive file that the plan does not move is in Held where a repository has a newer version.
-func UpgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
+func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
 	cur, names := db.Packages(before), names(reqs)
 	in, err := ix.indexFor(pinned(requested))
 	if err != nil {
@@ -279,14 +309,14 @@ func UpgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 	return p.fill(cache), nil
 }
 
-// RemovePlan is the plan of removing the installed packages named.
-func RemovePlan(root string, before []db.Record, names []string) *Plan {
+// removePlan is the plan of removing the installed packages named.
+func removePlan(root string, before []db.Record, names []string) *Plan {
 	return (&Plan{Root: root, before: before, remove: names, why: reasons(nil, names, "")}).fill(nil)
 }
 
-// UnneededPlan is the plan of removing the installed packages named, which db.Unneeded found
+// unneededPlan is the plan of removing the installed packages named, which db.Unneeded found
 // no package asked for needs: each is in it as "no longer needed", not as requested.
-func UnneededPlan(root string, before []db.Record, names []string) *Plan {
+func unneededPlan(root string, before []db.Record, names []string) *Plan {
 	why := func(string) string { return "no longer needed" }
 	return (&Plan{Root: root, before: before, remove: names, why: why}).fill(nil)
 }

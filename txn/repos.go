@@ -78,13 +78,17 @@ func (ix *Catalog) indexFor(reqs []repo.Requirement) (*repo.Index, error) {
 	return merged, nil
 }
 
-// Resolve is repo.Index.Resolve in ix.indexFor(reqs).
+// Resolve is repo.Index.Resolve in ix.indexFor(reqs), its error naming the repositories
+// of ix.
 func (ix *Catalog) Resolve(reqs []repo.Requirement) ([]repo.Package, error) {
 	in, err := ix.indexFor(reqs)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		var pkgs []repo.Package
+		if pkgs, err = in.Resolve(reqs); err == nil {
+			return pkgs, nil
+		}
 	}
-	return in.Resolve(reqs)
+	return nil, ix.about(err)
 }
 
 // ResolveInstalled is repo.Index.ResolveInstalled in ix.indexFor(reqs).
@@ -136,8 +140,8 @@ func (ix *Catalog) stale(root *install.Root) (bool, error) {
 	return false, nil
 }
 
-// About names the repositories in err, an error resolving requirements against ix.
-func (ix *Catalog) About(err error) error {
+// about names the repositories in err, an error resolving requirements against ix.
+func (ix *Catalog) about(err error) error {
 	return fmt.Errorf("%w (%s)", err, ix.urls())
 }
 

@@ -137,7 +137,7 @@ func TestTwoRepos(t *testing.T) {
 	}
 
 	reqs := []repo.Requirement{{Name: "hello"}, {Name: "jq", Repo: "main"}}
-	plan, err := txn.InstallPlan(root.Dir(), ix, nil, reqs, nil, r.w.cache)
+	plan, err := txn.NewPlan(txn.Spec{Action: txn.Install, Requires: reqs, Root: root.Dir(), Catalog: ix, Cache: r.w.cache})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,9 +52,11 @@ func TestUnneeded(t *testing.T) {
 	}
 	recs, err := root.DB().List()
 	if err == nil {
-		p := txn.RemovePlan(dir, recs, []string{"app"})
-		p.Bind(txn.Target{Root: root})
-		_, err = p.Apply(context.Background())
+		var p *txn.Plan
+		if p, err = txn.NewPlan(txn.Spec{Action: txn.Remove, Names: []string{"app"}, Root: dir, Records: recs}); err == nil {
+			p.Bind(txn.Target{Root: root})
+			_, err = p.Apply(context.Background())
+		}
 	}
 	root.Close()
 	if err != nil {
