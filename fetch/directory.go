@@ -3,7 +3,6 @@ package fetch
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -56,7 +55,7 @@ func (d directory) checkRepository() error {
 // noIndex is ErrNoRepository where err, opening index.json, says it does not exist.
 func (d directory) noIndex(err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return noRepository(fmt.Sprintf("no repository at %s: %s does not exist", d.dir, d.indexLocation()))
+		return &noRepository{d.dir, d.indexLocation() + " does not exist"}
 	}
 	return err
 }

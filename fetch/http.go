@@ -132,7 +132,7 @@ func (h *httpLocation) getIndex(ctx context.Context, u *url.URL, hd http.Header,
 		return true, nil
 	case http.StatusOK:
 	case http.StatusNotFound, http.StatusGone:
-		return false, noRepository(fmt.Sprintf("no repository at %s: index.json: %s", h.base.Redacted(), resp.Status))
+		return false, &noRepository{h.base.Redacted(), "index.json: " + resp.Status}
 	default:
 		return false, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
 	}
@@ -273,11 +273,14 @@ func newClient() *http.Client {
 // errCleartextRedirect is the refusal of a redirect from https to http.
 var errCleartextRedirect = errors.New("fetch: redirect from https to cleartext")
 
-// cleartextRedirect is an ErrCleartextRedirect that says from where to where.
-type cleartextRedirect string
+// cleartextRedirect is an errCleartextRedirect that says from where to where.
+type cleartextRedirect struct{ from, to string }
 
-func (e cleartextRedirect) Error() string        { return string(e) }
-func (e cleartextRedirect) Is(target error) bool { return target == errCleartextRedirect }
+func (e *cleartextRedirect) Error() string {
+	return fmt.Sprintf("%s redirects from https to %s, which pkg refuses: the repository would be read in cleartext", e.from, e.to)
+}
+
+func (e *cleartextRedirect) Is(target error) bool { return target == errCleartextRedirect }
 
 // checkRedirect follows at most 10 redirects, to http(s) only, and none from https to
 // http: an unsigned repository read over TLS would be read in cleartext, and nothing would
@@ -290,7 +293,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	case req.URL.Scheme != "http" && req.URL.Scheme != "https":
 		return &schemeRedirectError{from, req.URL.Redacted()}
 	case via[0].URL.Scheme == "https" && req.URL.Scheme != "https":
-		return cleartextRedirect(fmt.Sprintf("%s redirects from https to %s, which pkg refuses: the repository would be read in cleartext", from, req.URL.Redacted()))
+		return &cleartextRedirect{from, req.URL.Redacted()}
 	}
 	return nil
 }

@@ -102,7 +102,7 @@ func TestGiveUp5xx(t *testing.T) {
 	c := openCache(t)
 	err := fetchOne(c, quick(t, srv.URL), p)
 	var se *statusError
-	if !errors.Is(err, ErrUnreachable) || !errors.As(err, &se) || se.code != http.StatusInternalServerError || se.where != srv.URL+"/demo.tar.gz" || !strings.Contains(err.Error(), "demo 1.0") {
+	if !errors.Is(err, ErrUnreachable) || !errors.As(err, &se) || se.code != http.StatusInternalServerError || se.where != srv.URL+"/demo.tar.gz" || !isPackage(err, "demo", "1.0") {
 		t.Errorf("error %v, want ErrUnreachable naming the package, the URL and the 500", err)
 	}
 	if n := len(srv.requests()); n != maxTries {
@@ -119,7 +119,7 @@ func TestNoRetry4xx(t *testing.T) {
 	err := fetchOne(c, quick(t, srv.URL), p)
 	var se *statusError
 	if !errors.As(err, &se) || se.code != http.StatusNotFound || errors.Is(err, ErrUnreachable) || !errors.Is(err, ErrGone) ||
-		se.where != srv.URL+"/demo.tar.gz" || !strings.Contains(err.Error(), "demo 1.0") {
+		se.where != srv.URL+"/demo.tar.gz" || !isPackage(err, "demo", "1.0") {
 		t.Errorf("error %v, want a 404 (ErrGone) naming the package and the URL", err)
 	}
 	// A local repository without the archive is the same.
@@ -324,7 +324,7 @@ func TestIndexUnreachable(t *testing.T) {
 func TestIndexNotFound(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { http.NotFound(w, r) })
 	_, err := openCache(t).indexOnly(t.Context(), quick(t, srv.URL+"/nosuch"))
-	if !errors.Is(err, ErrNoRepository) || !strings.Contains(err.Error(), srv.URL+"/nosuch/") {
+	if nr := (*noRepository)(nil); !errors.Is(err, ErrNoRepository) || !errors.As(err, &nr) || nr.where != srv.URL+"/nosuch/" {
 		t.Errorf("error %v, want ErrNoRepository naming %s/nosuch/", err, srv.URL)
 	}
 	if n := len(srv.requests()); n != 1 {
@@ -494,7 +494,8 @@ func TestServersThatChangeTheBytes(t *testing.T) {
 	t.Cleanup(tls.Close)
 	s := quick(t, tls.URL)
 	s.client.Transport.(*http.Transport).TLSClientConfig = tls.Client().Transport.(*http.Transport).TLSClientConfig
-	if _, err := openCache(t).indexOnly(t.Context(), s); !errors.Is(err, errCleartextRedirect) || !strings.Contains(err.Error(), plain.URL+"/index.json") {
+	cr := (*cleartextRedirect)(nil)
+	if _, err := openCache(t).indexOnly(t.Context(), s); !errors.Is(err, errCleartextRedirect) || !errors.As(err, &cr) || *cr != (cleartextRedirect{tls.URL + "/index.json", plain.URL + "/index.json"}) {
 		t.Errorf("Index from https redirected to http: %v", err)
 	}
 }
@@ -698,4 +699,10 @@ func TestSlowIndex(t *testing.T) {
 			t.Errorf("%s: the cache keeps an index", tt.name)
 		}
 	}
+}
+
+// isPackage reports whether err is the failure to fetch the archive of name version.
+func isPackage(err error, name, version string) bool {
+	pe := (*packageError)(nil)
+	return errors.As(err, &pe) && pe.name == name && pe.version == version
 }

@@ -53,10 +53,16 @@ func notCacheFor(dir string, reason error, format string, args ...any) error {
 	return &notCacheError{dir: dir, why: fmt.Sprintf(format, args...), reason: reason}
 }
 
+// symlinked refuses the cache dir for path, a symlink in it.
+func symlinked(dir, path string) error {
+	return &notCacheError{dir: dir, why: path + " is a symlink, which pkg does not follow", reason: errSymlinked, path: path}
+}
+
 // notCacheError is ErrNotCache about one directory, said once.
 type notCacheError struct {
 	dir, why string
-	reason   error // one of the reasons above, or nil
+	reason   error  // one of the reasons above, or nil
+	path     string // the symlink in the cache, for errSymlinked
 }
 
 func (e *notCacheError) Is(target error) bool { return e.reason != nil && target == e.reason }
@@ -94,7 +100,7 @@ func readTag(use *os.File, dir string) ([]byte, error) {
 	case errors.Is(err, unix.ENOENT):
 		return nil, nil
 	case errors.Is(err, unix.ELOOP):
-		return nil, notCacheFor(dir, errSymlinked, "its %s is a symlink", tagName)
+		return nil, &notCacheError{dir: dir, why: "its " + tagName + " is a symlink", reason: errSymlinked, path: filepath.Join(dir, tagName)}
 	case err != nil:
 		return nil, fmt.Errorf("fetch: open cache %s: %w", dir, &os.PathError{Op: "open", Path: filepath.Join(dir, tagName), Err: err})
 	}
@@ -178,7 +184,7 @@ func subdir(use *os.File, dir, name string) error {
 	case err != nil:
 		return fmt.Errorf("fetch: create cache: %w", &os.PathError{Op: "mkdir", Path: path, Err: err})
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		return notCacheFor(dir, errSymlinked, "%s is a symlink, which pkg does not follow", path)
+		return symlinked(dir, path)
 	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
 		return notCache(dir, "%s is not a directory", path)
 	}
@@ -192,7 +198,7 @@ func (c *Cache) openSubdir(name string) (*os.File, error) {
 	if err != nil {
 		var st unix.Stat_t // a symlink is ENOTDIR, with O_DIRECTORY
 		if unix.Fstatat(int(c.use.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-			return nil, notCacheFor(c.dir, errSymlinked, "%s is a symlink, which pkg does not follow", path)
+			return nil, symlinked(c.dir, path)
 		}
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}

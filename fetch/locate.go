@@ -63,6 +63,12 @@ var (
 
 // pathError refuses an archive URL whose path under the repository URL from names no
 // file beneath it.
+// segmentError is errPathSegment for one segment of a path.
+type segmentError struct{ seg string }
+
+func (e *segmentError) Error() string        { return fmt.Sprintf("%v %q", errPathSegment, e.seg) }
+func (e *segmentError) Is(target error) bool { return target == errPathSegment }
+
 type pathError struct {
 	archive, from string
 	err           error // one of the errPath* reasons, or the path's unescaping error
@@ -90,7 +96,7 @@ func checkRelative(raw, rel string) error {
 	// Enough for filepath.IsLocal too: no segment is empty (no leading slash), "." or "..".
 	for seg := range strings.SplitSeq(rel, "/") {
 		if seg == "" || seg == "." || seg == ".." {
-			return fmt.Errorf("%w %q", errPathSegment, seg)
+			return &segmentError{seg}
 		}
 	}
 	return nil

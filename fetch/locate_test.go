@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"pkg/repo"
@@ -36,15 +35,15 @@ func TestRelocate(t *testing.T) {
 	for _, tt := range []struct {
 		path string
 		why  error
-		seg  string // for errPathSegment, the segment refused, quoted
+		seg  string // for errPathSegment, the segment refused
 	}{
-		{"%2e%2e/%2e%2e/outside/a.tar.gz", errPathSegment, `".."`},
-		{"../a.tar", errPathSegment, `".."`},
-		{"a/%2E%2E/%2e%2e/b.tar", errPathSegment, `".."`},
-		{"./a.tar", errPathSegment, `"."`},
-		{"a/%2e/b.tar", errPathSegment, `"."`},
-		{"a//b.tar", errPathSegment, `""`},
-		{"dir/", errPathSegment, `""`},
+		{"%2e%2e/%2e%2e/outside/a.tar.gz", errPathSegment, ".."},
+		{"../a.tar", errPathSegment, ".."},
+		{"a/%2E%2E/%2e%2e/b.tar", errPathSegment, ".."},
+		{"./a.tar", errPathSegment, "."},
+		{"a/%2e/b.tar", errPathSegment, "."},
+		{"a//b.tar", errPathSegment, ""},
+		{"dir/", errPathSegment, ""},
 		{"a%2fb.tar", errPathSlash, ""},
 		{"..%2F..%2Fa.tar", errPathSlash, ""},
 		{"a%5Cb.tar", errPathSlash, ""},
@@ -56,7 +55,7 @@ func TestRelocate(t *testing.T) {
 		_, err := s.Relocate(repo.Package{Archive: archive}, from)
 		var pe *pathError
 		if !errors.As(err, &pe) || pe.archive != archive || pe.from != from || !errors.Is(err, tt.why) ||
-			tt.seg != "" && !strings.HasSuffix(err.Error(), "segment "+tt.seg) {
+			tt.why == errPathSegment && !segmentIs(err, tt.seg) {
 			t.Errorf("Relocate(%s): %#v; want a pathError for %v %s", archive, err, tt.why, tt.seg)
 		}
 	}
@@ -88,4 +87,10 @@ func TestArchiveBeneath(t *testing.T) {
 			t.Errorf("openArchive(%s) from %s: %v", tt.archive, tt.location, err)
 		}
 	}
+}
+
+// segmentIs reports whether err refuses the path segment seg.
+func segmentIs(err error, seg string) bool {
+	se := (*segmentError)(nil)
+	return errors.As(err, &se) && se.seg == seg
 }

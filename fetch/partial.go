@@ -193,6 +193,18 @@ func (c *Cache) fetchArchive(ctx context.Context, s *Source, p repo.Package, pro
 	return err
 }
 
+// packageError is the failure to fetch one package's archive.
+type packageError struct {
+	name, version string
+	err           error
+}
+
+func (e *packageError) Error() string {
+	return "fetch " + e.name + " " + e.version + ": " + e.err.Error()
+}
+
+func (e *packageError) Unwrap() error { return e.err }
+
 // fetchFrom downloads and converts p's archive into the cache, from the bytes its partial
 // download kept when resume is set, and reports whether there were any.
 func (c *Cache) fetchFrom(ctx context.Context, s *Source, p repo.Package, progress io.Writer, resume bool) (resumed bool, err error) {
@@ -200,7 +212,7 @@ func (c *Cache) fetchFrom(ctx context.Context, s *Source, p repo.Package, progre
 	defer func() { pt.close(err) }()
 	if !resume && pt.size() > 0 {
 		if pt.truncate(); pt.werr != nil {
-			return false, fmt.Errorf("fetch %s %s: %w", p.Name, p.Version, pt.werr)
+			return false, &packageError{p.Name, p.Version, pt.werr}
 		}
 	}
 	b, err := s.openArchive(ctx, c, p, pt.size())
@@ -208,7 +220,7 @@ func (c *Cache) fetchFrom(ctx context.Context, s *Source, p repo.Package, progre
 		if pt != nil && (isDown(err) || ctx.Err() != nil) {
 			pt.cut = err // says nothing of the bytes kept
 		}
-		return false, fmt.Errorf("fetch %s %s: %w", p.Name, p.Version, err)
+		return false, &packageError{p.Name, p.Version, err}
 	}
 	defer b.Close()
 	resumed = b.start() > 0

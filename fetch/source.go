@@ -26,11 +26,11 @@ var ErrOffline = errors.New("fetch: offline")
 // ErrNoRepository is what the error for a location that serves no index.json is.
 var ErrNoRepository = errors.New("fetch: no repository")
 
-// noRepository is an ErrNoRepository that says where.
-type noRepository string
+// noRepository is an ErrNoRepository that says where, and why.
+type noRepository struct{ where, why string }
 
-func (e noRepository) Error() string        { return string(e) }
-func (e noRepository) Is(target error) bool { return target == ErrNoRepository }
+func (e *noRepository) Error() string        { return "no repository at " + e.where + ": " + e.why }
+func (e *noRepository) Is(target error) bool { return target == ErrNoRepository }
 
 // errLocation is wrapped in the error for a repository location that holds a control
 // character or a bidirectional one: no directory or URL a person typed holds one, and a

@@ -62,7 +62,7 @@ func (m *memRepo) readIndex(_ context.Context, _ *savedIndex, _ int) (*savedInde
 	where := m.indexLocation()
 	data, err := m.get("index.json")
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, where, noRepository("no repository at " + m.url())
+		return nil, where, &noRepository{m.url(), "no index.json"}
 	}
 	return &savedIndex{Location: where, data: data}, where, err
 }

@@ -125,7 +125,8 @@ func TestVerifiedIndexRefusals(t *testing.T) {
 		{"signature removed", v2, nil, trust.ErrUnsigned},
 	} {
 		srv.set(tt.index, tt.sig)
-		if _, _, err := c.VerifiedIndex(t.Context(), s); !errors.Is(err, tt.want) || !strings.Contains(err.Error(), srv.URL) {
+		te := (*trust.Error)(nil)
+		if _, _, err := c.VerifiedIndex(t.Context(), s); !errors.Is(err, tt.want) || !errors.As(err, &te) || te.Repo != srv.URL+"/" {
 			t.Errorf("%s: %v, want %v naming %s", tt.name, err, tt.want, srv.URL)
 		}
 		if !bytes.Equal(savedBytes(c, s), good) {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,29 +63,30 @@ func TestVerify(t *testing.T) {
 		ix, sig  []byte
 		known    []Record
 		want     error  // nil: accepted
-		contains string // in the error
+		of       Error  // the KeyIDs, Version and Name the *Error names
+		contains string // in the error, where no field tells the refusal apart: its own words
 	}{
-		{"good", Policy{Keys: trusted}, ix, sig, []Record{prev}, nil, ""},
-		{"newer", Policy{Keys: trusted}, index("demo", 6, later), Sign(index("demo", 6, later), good), []Record{prev}, nil, ""},
-		{"second signature trusted", Policy{Keys: trusted}, ix, append(Sign(ix, other), sig...), nil, nil, ""},
-		{"unsigned, no keys", Policy{}, ix, nil, nil, nil, ""},
-		{"unsigned, required", Policy{RequireSigned: true}, ix, nil, nil, ErrUnsigned, "signatures are required"},
-		{"signed, no keys, required", Policy{RequireSigned: true}, ix, sig, nil, ErrUntrusted, good.Public().ID()},
-		{"signature removed", Policy{Keys: trusted}, ix, nil, nil, ErrUnsigned, "no index.json.sig"},
-		{"wrong key", Policy{Keys: trusted}, ix, Sign(ix, other), nil, ErrUntrusted, other.Public().ID() + ", which is not trusted"},
-		{"tampered index", Policy{Keys: trusted}, tampered, sig, nil, ErrBadSignature, "does not match"},
+		{"good", Policy{Keys: trusted}, ix, sig, []Record{prev}, nil, Error{}, ""},
+		{"newer", Policy{Keys: trusted}, index("demo", 6, later), Sign(index("demo", 6, later), good), []Record{prev}, nil, Error{}, ""},
+		{"second signature trusted", Policy{Keys: trusted}, ix, append(Sign(ix, other), sig...), nil, nil, Error{}, ""},
+		{"unsigned, no keys", Policy{}, ix, nil, nil, nil, Error{}, ""},
+		{"unsigned, required", Policy{RequireSigned: true}, ix, nil, nil, ErrUnsigned, Error{}, "signatures are required"},
+		{"signed, no keys, required", Policy{RequireSigned: true}, ix, sig, nil, ErrUntrusted, Error{KeyIDs: []string{good.Public().ID()}}, ""},
+		{"signature removed", Policy{Keys: trusted}, ix, nil, nil, ErrUnsigned, Error{}, "no index.json.sig"},
+		{"wrong key", Policy{Keys: trusted}, ix, Sign(ix, other), nil, ErrUntrusted, Error{KeyIDs: []string{other.Public().ID()}}, ""},
+		{"tampered index", Policy{Keys: trusted}, tampered, sig, nil, ErrBadSignature, Error{KeyIDs: []string{good.Public().ID()}}, ""},
 		{"tampered index, key trusted twice", Policy{Keys: []PublicKey{good.Public(), boundTo(good, "demo")}}, tampered, sig, nil, ErrBadSignature,
-			"the signature by key " + good.Public().ID() + " does not match"},
-		{"bad signature", Policy{Keys: trusted}, ix, badSig, nil, ErrBadSignature, "signature by key " + good.Public().ID() + " does not match"},
-		{"garbage signature", Policy{Keys: trusted}, ix, []byte("hello\n"), nil, ErrBadSignature, "line 1"},
-		{"no meta", Policy{Keys: trusted}, noMeta, Sign(noMeta, good), nil, ErrMalformed, "lacks"},
-		{"expired", Policy{Keys: trusted}, expired, Sign(expired, good), nil, ErrExpired, "expired at 2026-01-02T03:04:04Z"},
-		{"expired, allowed", Policy{Keys: trusted, AllowExpired: true}, expired, Sign(expired, good), nil, nil, ""},
-		{"rollback", Policy{Keys: trusted}, older, Sign(older, good), []Record{prev}, ErrRollback, "version 4 is older than version 5"},
-		{"same version, other bytes", Policy{Keys: trusted}, reused, Sign(reused, good), []Record{prev}, ErrReused, "version 5 differs"},
-		{"another repository", Policy{Keys: trusted}, renamed, Sign(renamed, good), []Record{prev}, ErrWrongName, `"other"`},
-		{"key bound to another repository", Policy{Keys: []PublicKey{boundTo(good, "main")}}, ix, sig, nil, ErrNotBound, `trusted only for repository "main"`},
-		{"key bound to this repository", Policy{Keys: []PublicKey{boundTo(good, "demo")}}, ix, sig, nil, nil, ""},
+			Error{KeyIDs: []string{good.Public().ID()}}, ""},
+		{"bad signature", Policy{Keys: trusted}, ix, badSig, nil, ErrBadSignature, Error{KeyIDs: []string{good.Public().ID()}}, ""},
+		{"garbage signature", Policy{Keys: trusted}, ix, []byte("hello\n"), nil, ErrBadSignature, Error{}, "line 1"},
+		{"no meta", Policy{Keys: trusted}, noMeta, Sign(noMeta, good), nil, ErrMalformed, Error{}, "lacks"},
+		{"expired", Policy{Keys: trusted}, expired, Sign(expired, good), nil, ErrExpired, Error{Version: 6, Name: "demo"}, "expired at 2026-01-02T03:04:04Z"},
+		{"expired, allowed", Policy{Keys: trusted, AllowExpired: true}, expired, Sign(expired, good), nil, nil, Error{}, ""},
+		{"rollback", Policy{Keys: trusted}, older, Sign(older, good), []Record{prev}, ErrRollback, Error{Version: 4, Name: "demo"}, ""},
+		{"same version, other bytes", Policy{Keys: trusted}, reused, Sign(reused, good), []Record{prev}, ErrReused, Error{Version: 5, Name: "demo"}, ""},
+		{"another repository", Policy{Keys: trusted}, renamed, Sign(renamed, good), []Record{prev}, ErrWrongName, Error{Version: 6, Name: "other"}, ""},
+		{"key bound to another repository", Policy{Keys: []PublicKey{boundTo(good, "main")}}, ix, sig, nil, ErrNotBound, Error{KeyIDs: []string{good.Public().ID()}, Name: "demo"}, ""},
+		{"key bound to this repository", Policy{Keys: []PublicKey{boundTo(good, "demo")}}, ix, sig, nil, nil, Error{}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,8 +96,11 @@ func TestVerify(t *testing.T) {
 			}
 			if err != nil {
 				var e *Error
-				if !errors.As(err, &e) || e.Repo != loc || !strings.Contains(err.Error(), loc) || !strings.Contains(err.Error(), tt.contains) {
-					t.Errorf("error %q: want an *Error naming %s and containing %q", err, loc, tt.contains)
+				if !errors.As(err, &e) || e.Repo != loc || !slices.Equal(e.KeyIDs, tt.of.KeyIDs) || e.Version != tt.of.Version || e.Name != tt.of.Name {
+					t.Errorf("error %+v: want an *Error of %s naming keys %q, version %d, name %q", e, loc, tt.of.KeyIDs, tt.of.Version, tt.of.Name)
+				}
+				if !strings.Contains(err.Error(), tt.contains) {
+					t.Errorf("error %q: want it to say %q", err, tt.contains)
 				}
 				if res.Verified() {
 					t.Errorf("refused, yet verified: %+v", res)
