@@ -86,7 +86,8 @@ func testFoldedRefused(t *testing.T, base string) {
 	tarPath := alignedTar(t, t.TempDir(), foldedEntries())
 	before := testfs.Tree(t, r.Dir())
 	_, err := r.Install(tarPath, kernelPkg)
-	if !errors.Is(err, tarutil.ErrFolded) || !strings.Contains(err.Error(), `"include/xt_CONNMARK.h" and "include/xt_connmark.h"`) {
+	want := tarutil.FoldedError{Other: "include/xt_CONNMARK.h", Name: "include/xt_connmark.h"}
+	if fe := (*tarutil.FoldedError)(nil); !errors.Is(err, tarutil.ErrFolded) || !errors.As(err, &fe) || *fe != want {
 		t.Errorf("install: %v, want %v naming both headers", err, tarutil.ErrFolded)
 	}
 	testfs.SameTree(t, "root", testfs.Tree(t, r.Dir()), before)

@@ -245,5 +245,5 @@ func (c *converter) dataError(raw string, err error) error {
 	case c.enc.out.err != nil:
 		return fmt.Errorf("tarutil: write member %s: %w", termtext.Quote(raw), err)
 	}
-	return readError("member "+termtext.Quote(raw), err)
+	return readError(atMember, raw, err)
 }

@@ -159,21 +159,21 @@ func TestAlignSynthesized(t *testing.T) {
 
 func TestAlignTruncated(t *testing.T) {
 	in := makeTar(t, tar.FormatPAX, file("a", 100), file("b", 10000), file("c", 5))
-	cuts := map[int]string{
-		100:           `tarutil: read first header: `,
-		512 + 50:      `tarutil: read member "a": `,
-		512 + 150:     `tarutil: end of archive after member "a": `,
-		1024:          `tarutil: end of archive after member "a": `,
-		0:             `tarutil: end of empty archive: `,
-		len(in) - 512: `tarutil: end of archive after member "c": `,
-		1024 + 100:    `tarutil: read header after member "a": `,
-		1536 + 1000:   `tarutil: read member "b": `,
-		len(in) - 10:  `tarutil: read header after member "c": `,
+	cuts := map[int]streamError{
+		100:           {at: atHeader},
+		512 + 50:      {at: atMember, member: "a"},
+		512 + 150:     {at: atEnd, member: "a"},
+		1024:          {at: atEnd, member: "a"},
+		0:             {at: atEnd},
+		len(in) - 512: {at: atEnd, member: "c"},
+		1024 + 100:    {at: atHeader, member: "a"},
+		1536 + 1000:   {at: atMember, member: "b"},
+		len(in) - 10:  {at: atHeader, member: "c"},
 	}
 	for cut, where := range cuts {
 		_, err := Align(io.Discard, bytes.NewReader(in[:cut]), Limits{})
-		if !errors.Is(err, ErrTruncated) || !strings.HasPrefix(err.Error(), where) {
-			t.Errorf("cut at %d: error %v, want ErrTruncated at %q", cut, err, where)
+		if !errors.Is(err, ErrTruncated) || !isAt(err, where) {
+			t.Errorf("cut at %d: error %v, want ErrTruncated at %+v", cut, err, where)
 		}
 	}
 }
@@ -185,7 +185,7 @@ func TestAlignTruncatedAfterMeta(t *testing.T) {
 	for _, format := range []tar.Format{tar.FormatGNU, tar.FormatPAX} {
 		in := makeTar(t, format, file(longName+longName, 1))
 		_, err := Align(io.Discard, bytes.NewReader(in[:2*blockSize]), Limits{})
-		if !errors.Is(err, ErrTruncated) || !strings.HasPrefix(err.Error(), "tarutil: end of empty archive: ") {
+		if !errors.Is(err, ErrTruncated) || !isAt(err, streamError{at: atEnd}) {
 			t.Errorf("%v: error %v, want truncated", format, err)
 		}
 	}
@@ -193,7 +193,7 @@ func TestAlignTruncatedAfterMeta(t *testing.T) {
 
 func TestAlignNotTar(t *testing.T) {
 	_, err := Align(io.Discard, strings.NewReader(strings.Repeat("not a tar ", 100)), Limits{})
-	if !errors.Is(err, tar.ErrHeader) || !strings.HasPrefix(err.Error(), "tarutil: read first header: ") {
+	if !errors.Is(err, tar.ErrHeader) || !isAt(err, streamError{at: atHeader}) {
 		t.Errorf("error %v, want a read error", err)
 	}
 }

@@ -15,20 +15,28 @@ import (
 // Unicode normalization: where a directory folds names, the two are one file.
 var ErrFolded = errors.New("tarutil: names differ only in case or Unicode normalization")
 
+// FoldedError is ErrFolded for two members, Other the earlier.
+type FoldedError struct{ Other, Name string }
+
+func (e *FoldedError) Error() string {
+	return fmt.Sprintf("%v: %s and %s are one file where names fold", ErrFolded, termtext.Quote(e.Other), termtext.Quote(e.Name))
+}
+
+func (e *FoldedError) Is(target error) bool { return target == ErrFolded }
+
 // CheckFolded refuses members, as Validate takes them, of which two differ only in case or
 // Unicode normalization (see foldKey), for an installer about to create them in a directory
 // that folds names (an ext4 or f2fs casefold directory, vfat, exfat): there the second
 // would fail to be created, or a symlink under one name would be written through under
 // the other. Elsewhere the two are distinct files, and the policy takes them. The error,
-// a *MemberError for the later member, names the earlier too.
+// a *MemberError for the later member, names the earlier too (a *FoldedError).
 func CheckFolded(members []Member) error {
 	seen := make(map[string]int32, len(members)) // most keys are the names themselves
 	for i := range members {
 		name := members[i].Name
 		key := foldKey(name)
 		if j, ok := seen[key]; ok {
-			return &MemberError{Name: name, Err: fmt.Errorf("%w: %s and %s are one file where names fold",
-				ErrFolded, termtext.Quote(members[j].Name), termtext.Quote(name))}
+			return &MemberError{Name: name, Err: &FoldedError{Other: members[j].Name, Name: name}}
 		}
 		seen[key] = int32(i)
 	}

@@ -311,8 +311,8 @@ func TestFolded(t *testing.T) {
 			}
 			err = CheckFolded(members)
 			wantRefused(t, err, tt.member, ErrFolded)
-			if err != nil && !strings.Contains(err.Error(), strconv.Quote(tt.other)) {
-				t.Errorf("error %q does not name %q", err, tt.other)
+			if fe := (*FoldedError)(nil); err != nil && (!errors.As(err, &fe) || fe.Other != tt.other || fe.Name != tt.member) {
+				t.Errorf("error %q: want a *FoldedError of %q and %q", err, tt.other, tt.member)
 			}
 		})
 	}

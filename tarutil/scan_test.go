@@ -30,20 +30,20 @@ func TestScanEnd(t *testing.T) {
 		name  string
 		b     []byte
 		want  error
-		where string
+		where streamError // its place and member
 	}{
-		{"one-zero-block", out[:len(out)-blockSize], ErrNoEnd, `end of archive after member "b"`},
-		{"no-zero-blocks", out[:len(out)-2*blockSize], ErrNoEnd, `end of archive after member "b"`},
-		{"extra-zero-block", append(bytes.Clone(out), zeros[:blockSize]...), ErrTrailing, `end of archive after member "b"`},
-		{"trailing-byte", append(bytes.Clone(out), 'x'), ErrTrailing, `end of archive after member "b"`},
-		{"truncated-end", out[:len(out)-2*blockSize+blockSize/2], ErrTruncated, `member "b"`},
-		{"truncated-padding", out[:len(out)-2*blockSize-blockSize/2], ErrNoEnd, `end of archive after member "b"`},
-		{"empty-file", nil, ErrNoEnd, "end of empty archive"},
+		{"one-zero-block", out[:len(out)-blockSize], ErrNoEnd, streamError{at: atEnd, member: "b"}},
+		{"no-zero-blocks", out[:len(out)-2*blockSize], ErrNoEnd, streamError{at: atEnd, member: "b"}},
+		{"extra-zero-block", append(bytes.Clone(out), zeros[:blockSize]...), ErrTrailing, streamError{at: atEnd, member: "b"}},
+		{"trailing-byte", append(bytes.Clone(out), 'x'), ErrTrailing, streamError{at: atEnd, member: "b"}},
+		{"truncated-end", out[:len(out)-2*blockSize+blockSize/2], ErrTruncated, streamError{at: atHeader, member: "b"}},
+		{"truncated-padding", out[:len(out)-2*blockSize-blockSize/2], ErrNoEnd, streamError{at: atEnd, member: "b"}},
+		{"empty-file", nil, ErrNoEnd, streamError{at: atEnd}},
 	}
 	for _, tt := range tests {
 		_, err := Scan(bytes.NewReader(tt.b))
-		if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.where) {
-			t.Errorf("%s: error %v, want %v at %s", tt.name, err, tt.want, tt.where)
+		if !errors.Is(err, tt.want) || !isAt(err, tt.where) {
+			t.Errorf("%s: error %v, want %v at %+v", tt.name, err, tt.want, tt.where)
 		}
 	}
 }
@@ -128,4 +128,10 @@ func TestSeekReader(t *testing.T) {
 	if _, err := s.Seek(0, io.SeekStart); err == nil {
 		t.Error("Seek from start succeeded")
 	}
+}
+
+// isAt reports whether err is a *streamError at want's place and member.
+func isAt(err error, want streamError) bool {
+	se := (*streamError)(nil)
+	return errors.As(err, &se) && se.at == want.at && se.member == want.member
 }

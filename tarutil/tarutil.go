@@ -120,40 +120,56 @@ func headerError(hdr *tar.Header, last string, err error) error {
 	if hdr != nil && errors.Is(err, tar.ErrInsecurePath) {
 		return &MemberError{Name: hdr.Name, Err: ErrUnsafePath}
 	}
-	where := "first header"
-	if last != "" {
-		where = "header after member " + termtext.Quote(last)
-	}
-	return readError(where, err)
+	return readError(atHeader, last, err)
 }
 
-// readError reports err from reading the archive at where; an early end of
-// the input is ErrTruncated.
-func readError(where string, err error) error {
+// readError reports err from reading the archive at at, of or after member; an
+// early end of the input is ErrTruncated.
+func readError(at streamPlace, member string, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		err = fmt.Errorf("%w: %w", ErrTruncated, err)
 	}
-	return &streamError{where: "read " + where, err: err}
+	return &streamError{at: at, member: member, err: err}
 }
 
 // endError reports reason (ErrTruncated, ErrNoEnd, ErrTrailing) at the end of
 // an archive whose last entry is last.
 func endError(last string, reason error) error {
-	if last == "" {
-		return &streamError{where: "end of empty archive", err: reason}
-	}
-	return &streamError{where: "end of archive after member " + termtext.Quote(last), err: reason}
+	return &streamError{at: atEnd, member: last, err: reason}
 }
 
-// streamError is a problem found at where in the archive, worded as
+// streamPlace is where in an archive a streamError was found.
+type streamPlace int
+
+const (
+	atHeader streamPlace = iota // reading the header after member, or the first
+	atMember                    // reading member's data
+	atEnd                       // at the end of the archive, after member, or of an empty one
+)
+
+// streamError is a problem found at a place in the archive, worded as
 // MemberError is, without the reason's package prefix.
 type streamError struct {
-	where string
-	err   error
+	at     streamPlace
+	member string // the member read, or the last one before; "" for none
+	err    error
 }
 
 func (e *streamError) Error() string {
-	return "tarutil: " + e.where + ": " + strings.TrimPrefix(e.err.Error(), "tarutil: ")
+	var where string
+	switch {
+	case e.at == atMember:
+		where = "read member " + termtext.Quote(e.member)
+	case e.at == atHeader && e.member == "":
+		where = "read first header"
+	case e.at == atHeader:
+		where = "read header after member " + termtext.Quote(e.member)
+	case e.member == "":
+		where = "end of empty archive"
+	default:
+		where = "end of archive after member " + termtext.Quote(e.member)
+	}
+	return "tarutil: " + where + ": " + strings.TrimPrefix(e.err.Error(), "tarutil: ")
 }
 
 func (e *streamError) Unwrap() error { return e.err }
