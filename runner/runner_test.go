@@ -102,8 +102,7 @@ func (w *world) make(location, name string) *Run {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	f := &txn.Fetcher{Source: ix.Source, Jobs: 1}
-	f.UseCache(cache, 0)
+	f := &txn.Fetcher{Source: ix.Source, Jobs: 1, Cache: cache}
 	r, err := Make(ctx, f, ix, req, watched, install.Options{NoSync: true})
 	if err != nil {
 		w.t.Fatal(err)

@@ -109,9 +109,8 @@ func (s *Session) Lock(ctx context.Context, r Request) (*repo.Lock, error) {
 
 // newFetcher returns a fetcher from src into cache, reporting to the session's observer.
 func (s *Session) newFetcher(src *fetch.Source, cache *fetch.Cache) *txn.Fetcher {
-	f := &txn.Fetcher{Source: src, Jobs: s.Jobs, Offline: s.Offline, Observer: s.obs}
-	f.UseCache(cache, s.LockTimeout)
-	cache.NoSync = s.NoSync
+	f := &txn.Fetcher{Source: src, Cache: cache, Jobs: s.Jobs, Offline: s.Offline, Observer: s.obs}
+	cache.WaitLimit, cache.NoSync = s.LockTimeout, s.NoSync
 	return f
 }
 

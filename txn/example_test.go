@@ -48,8 +48,7 @@ func ExamplePlan() {
 		fmt.Printf("%s %s %s: %s\n", c.Action, c.Name, c.Version, c.Why)
 	}
 
-	f := &txn.Fetcher{Source: ix.Source, Jobs: 2}
-	f.UseCache(cache, 0)
+	f := &txn.Fetcher{Source: ix.Source, Jobs: 2, Cache: cache}
 	plan.Bind(txn.Target{Root: root, Fetcher: f}) // the plan owns the root from here
 	out, err := plan.Apply(ctx)
 	if err != nil {

@@ -32,8 +32,7 @@ func ExampleFetcher_Fetch_offline() {
 	if err != nil {
 		panic(err)
 	}
-	f := &txn.Fetcher{Source: src, Jobs: 1}
-	f.UseCache(cache, 0)
+	f := &txn.Fetcher{Source: src, Jobs: 1, Cache: cache}
 	if err := f.Fetch(context.Background(), []repo.Package{v1}, nil); err != nil {
 		panic(err)
 	}

@@ -61,24 +61,21 @@ type Fetched struct {
 type Fetcher struct {
 	Source   *fetch.Source            // of the packages of a repository Sources does not name
 	Sources  map[string]*fetch.Source // by repository name (Package.Repo), as Index.Sources gives them
-	Cache    *fetch.Cache
+	Cache    *fetch.Cache             // its WaitLimit bounds a wait for another fetch of the same archive
 	Jobs     int
 	Offline  bool
 	Observer Observer // nil: no one hears
 
-	waited sync.Map // sha256 → true for the archives another fetch was downloading
+	hook   sync.Once // makes waiting the cache's Waiting, on the first Fetch
+	waited sync.Map  // sha256 → true for the archives another fetch was downloading
 }
 
-// UseCache makes f fetch into cache, waiting at most limit (0: for ever) for another fetch
-// of the same archive before fetching it too.
-func (f *Fetcher) UseCache(cache *fetch.Cache, limit time.Duration) {
-	f.Cache = cache
-	cache.WaitLimit = limit
-	cache.Waiting = func(p repo.Package, pids []int) {
-		_, again := f.waited.Swap(p.SHA256, true)
-		if f.Observer != nil {
-			f.Observer.Waiting(p, pids, again)
-		}
+// waiting is the cache's Waiting while f fetches: p waits for another fetch of its
+// archive, by the processes pids.
+func (f *Fetcher) waiting(p repo.Package, pids []int) {
+	_, again := f.waited.Swap(p.SHA256, true)
+	if f.Observer != nil {
+		f.Observer.Waiting(p, pids, again)
 	}
 }
 
@@ -93,6 +90,7 @@ func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 			return err
 		}
 	}
+	f.hook.Do(func() { f.Cache.Waiting = f.waiting })
 	outer := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -78,8 +78,7 @@ func (w *world) install(dir string, reqs ...string) *txn.Outcome {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	f := &txn.Fetcher{Source: ix.Source, Jobs: 2}
-	f.UseCache(w.cache, 0)
+	f := &txn.Fetcher{Source: ix.Source, Jobs: 2, Cache: w.cache}
 	plan.Bind(txn.Target{Root: root, Fetcher: f})
 	out, err := plan.Apply(context.Background())
 	if err != nil {

@@ -56,8 +56,7 @@ func TestInstallFromMirror(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &txn.Fetcher{Source: ix.Source, Jobs: 2}
-	f.UseCache(w.cache, 0)
+	f := &txn.Fetcher{Source: ix.Source, Jobs: 2, Cache: w.cache}
 	plan.Bind(txn.Target{Root: root, Fetcher: f})
 	if _, err := plan.Apply(context.Background()); err != nil {
 		t.Fatal(err)

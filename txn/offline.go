@@ -30,17 +30,17 @@ type Missing struct {
 func (e *NotCachedError) Error() string {
 	s := make([]string, len(e.Missing))
 	for i, m := range e.Missing {
-		s[i] = m.String()
+		s[i] = m.text()
 	}
 	return "offline: not in the cache: " + strings.Join(s, ", ")
 }
 
 func (e *NotCachedError) Is(target error) bool { return target == ErrNotCached }
 
-// String is "NAME VERSION", with what the cache holds in its place: other archives of it,
+// text is "NAME VERSION", with what the cache holds in its place: other archives of it,
 // and, for a package from the index, which may be asked for at another version, other
 // versions.
-func (m Missing) String() string {
+func (m Missing) text() string {
 	p := m.Package
 	s := p.Name + " " + p.Version
 	if len(m.Archives) > 0 {

@@ -24,8 +24,9 @@ func TestMissingString(t *testing.T) {
 		{txn.Missing{Package: v2, Archives: []string{other}}, "hello 1.2 (sha256 aaaaaaaaaaaaaaaa… by the saved index; the cache holds hello 1.2 with sha256 bbbbbbbbbbbbbbbb…, another archive of it)"},
 		{txn.Missing{Package: v2, Archives: []string{other, other}, ByLock: true}, "hello 1.2 (sha256 aaaaaaaaaaaaaaaa… by the lockfile; the cache holds hello 1.2 with sha256 bbbbbbbbbbbbbbbb…, bbbbbbbbbbbbbbbb…, other archives of it)"},
 	} {
-		if got := tt.m.String(); got != tt.want {
-			t.Errorf("String() = %q, want %q", got, tt.want)
+		err := &txn.NotCachedError{Missing: []txn.Missing{tt.m}}
+		if got, want := err.Error(), "offline: not in the cache: "+tt.want; got != want {
+			t.Errorf("Error() = %q, want %q", got, want)
 		}
 	}
 	if got, want := (&txn.NotCachedError{Missing: []txn.Missing{{Package: v2}, {Package: v2}}}).Error(), "offline: not in the cache: hello 1.2, hello 1.2"; got != want {
@@ -43,8 +44,7 @@ func TestCheckCached(t *testing.T) {
 	v2 := addPackage(t, w.repo, "hello", "1.2")
 	tool := addPackage(t, w.repo, "tool", "1")
 	ix := w.index("")
-	f := &txn.Fetcher{Source: ix.Source, Jobs: 1}
-	f.UseCache(w.cache, 0)
+	f := &txn.Fetcher{Source: ix.Source, Jobs: 1, Cache: w.cache}
 	if err := f.Fetch(context.Background(), []repo.Package{v1, tool}, nil); err != nil {
 		t.Fatal(err)
 	}

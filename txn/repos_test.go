@@ -98,8 +98,7 @@ func (r *twoRepos) read(t *testing.T, cache *fetch.Cache, dir string, names ...s
 
 // fetcher fetches each package of ix from its own repository into cache.
 func fetcher(ix *txn.Catalog, cache *fetch.Cache) *txn.Fetcher {
-	f := &txn.Fetcher{Source: ix.Source, Sources: ix.Sources(), Jobs: 2}
-	f.UseCache(cache, 0)
+	f := &txn.Fetcher{Source: ix.Source, Sources: ix.Sources(), Jobs: 2, Cache: cache}
 	return f
 }
 
