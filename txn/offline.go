@@ -1,7 +1,6 @@
 package txn
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,11 +9,8 @@ import (
 	"pkg/repo"
 )
 
-// ErrNotCached is the refusal of an offline change that needs archives the cache lacks.
-var ErrNotCached = errors.New("txn: offline and not in the cache")
-
-// NotCachedError names the packages an offline change needs that the cache lacks, and for
-// each what the cache holds in its place.
+// NotCachedError is the refusal of an offline change that needs archives the cache lacks:
+// it names those packages, and for each what the cache holds in its place.
 type NotCachedError struct {
 	Missing []Missing
 }
@@ -34,8 +30,6 @@ func (e *NotCachedError) Error() string {
 	}
 	return "offline: not in the cache: " + strings.Join(s, ", ")
 }
-
-func (e *NotCachedError) Is(target error) bool { return target == ErrNotCached }
 
 // text is "NAME VERSION", with what the cache holds in its place: other archives of it,
 // and, for a package from the index, which may be asked for at another version, other
