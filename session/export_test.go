@@ -22,6 +22,7 @@ var (
 	AutoPruneCache = autoPruneCache
 	AutoEvery      = autoEvery
 	OfferedPackage = offeredPackage
+	Stale          = stale
 )
 
 // OpenFetcher is openFetcher of no change.

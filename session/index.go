@@ -121,7 +121,7 @@ func (s *Session) openRootFor(ctx context.Context, f *txn.Fetcher, ix *txn.Catal
 	if err != nil || ix == nil {
 		return root, f, ix, err
 	}
-	if stale, err := ix.Stale(root); err != nil || stale {
+	if stale, err := stale(ix, root); err != nil || stale {
 		if err == nil {
 			f, ix, err = s.openFetcher(ctx, false, false)
 		}
@@ -131,6 +131,27 @@ func (s *Session) openRootFor(ctx context.Context, f *txn.Fetcher, ix *txn.Catal
 		}
 	}
 	return root, f, ix, nil
+}
+
+// stale reports whether the root's record of a repository of ix (db.DB.Repo) changed
+// since ix was read (txn.Catalog.Pin), as when another command accepted a newer index
+// while this one waited for the root: the index must then be read again, or pin.Accept
+// would refuse it as a rollback.
+func stale(ix *txn.Catalog, root *install.Root) (bool, error) {
+	for _, r := range ix.Repos() {
+		now, ok, err := root.DB().Repo(r.Source.URL())
+		switch {
+		case err != nil:
+			return false, err
+		case !ok || r.Pin == nil:
+			if ok != (r.Pin != nil) {
+				return true, nil
+			}
+		case pin.Record(now) != pin.Record(*r.Pin) || !slices.Equal(now.Keys, r.Pin.Keys):
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // localInstalled reports whether the root holds a package from a local archive file,

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"pkg/fetch"
-	"pkg/install"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -128,16 +127,6 @@ func named(one, many string, list []string) string {
 		return one + " " + list[0]
 	}
 	return many + " " + strings.Join(list, ", ")
-}
-
-// stale reports whether the root's record of any repository of ix changed since it was read.
-func (ix *Catalog) stale(root *install.Root) (bool, error) {
-	for _, r := range ix.Repos() {
-		if stale, err := r.staleOne(root); err != nil || stale {
-			return stale, err
-		}
-	}
-	return false, nil
 }
 
 // about names the repositories in err, an error resolving requirements against ix.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"slices"
 
 	"pkg/db"
 	"pkg/fetch"
@@ -78,20 +77,4 @@ func ReadIndex(ctx context.Context, cache *fetch.Cache, dir string, ro install.O
 		return nil, err
 	}
 	return ix, nil
-}
-
-// Stale reports whether the root's record of a repository of ix changed since ix was read,
-// as when another command accepted a newer index while this one waited for the root: the
-// index must then be read again, or pin.Accept would refuse it as a rollback.
-func (ix *Catalog) Stale(root *install.Root) (bool, error) { return ix.stale(root) }
-
-func (ix *Catalog) staleOne(root *install.Root) (bool, error) {
-	now, ok, err := root.DB().Repo(ix.Source.URL())
-	switch {
-	case err != nil:
-		return false, err
-	case !ok || ix.Pin == nil:
-		return ok != (ix.Pin != nil), nil
-	}
-	return pin.Record(now) != pin.Record(*ix.Pin) || !slices.Equal(now.Keys, ix.Pin.Keys), nil
 }
