@@ -264,7 +264,7 @@ func makeRoot(ctx context.Context, f *txn.Fetcher, dir string, makePlan func(*in
 		return nil, err
 	}
 	plan.Bind(txn.Target{Root: root, Fetcher: f})
-	if plan.Empty() {
+	if len(plan.Changes) == 0 {
 		f.Cache.AddRoot(dir) // recorded by the commit that made it; this keeps it so
 		return nil, plan.Close()
 	}

@@ -81,7 +81,7 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 	switch {
 	case s.DryRun:
 		return plan, s.checkIn(plan, root, cache)
-	case plan.Empty():
+	case len(plan.Changes) == 0:
 		plan.Bind(s.target(root, nil, nil))
 		return plan, nil
 	}

@@ -43,7 +43,7 @@ func TestSync(t *testing.T) {
 		if err != nil {
 			return false, obs, err
 		}
-		if fetched = !p.Empty(); !fetched {
+		if fetched = len(p.Changes) > 0; !fetched {
 			return false, obs, p.Close()
 		}
 		_, err = p.Apply(context.Background())

@@ -111,7 +111,7 @@ func (p *Plan) Apply(ctx context.Context) (out *Outcome, err error) {
 			err = cerr
 		}
 	}()
-	if p.Empty() && len(t.Requests) == 0 {
+	if len(p.Changes) == 0 && len(t.Requests) == 0 {
 		return &Outcome{Root: t.Root.Dir(), Before: p.before}, ctx.Err()
 	}
 	if len(t.Requests) > 0 {

@@ -22,7 +22,7 @@ func TestUpgradeHold(t *testing.T) {
 	requested := map[string]string{"semver": "semver=7.5.4"}
 
 	p, err := upgrade(ix, before, nil, requested)
-	if err != nil || !p.Empty() || len(p.Held) != 1 || p.Held[0].HeldBy != "semver=7.5.4" {
+	if err != nil || len(p.Changes) > 0 || len(p.Held) != 1 || p.Held[0].HeldBy != "semver=7.5.4" {
 		t.Fatalf("upgrade of all = %+v, %v; want semver held by semver=7.5.4", p, err)
 	}
 	_, err = upgrade(ix, before, []repo.Requirement{{Name: "semver"}}, requested)

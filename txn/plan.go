@@ -45,7 +45,7 @@ type Change struct {
 type Plan struct {
 	Schema    string   `json:"schema"`
 	Root      string   `json:"root"`
-	Changes   []Change `json:"changes"`             // in the order they are fetched, removals last
+	Changes   []Change `json:"changes"`             // in the order they are fetched, removals last; none: the plan changes nothing
 	Unchanged []Change `json:"unchanged,omitempty"` // asked for and already installed as asked
 	Held      []Held   `json:"held,omitempty"`      // an upgrade's packages kept from their newest version
 	Download  int64    `json:"download_bytes"`      // bytes to download in all
@@ -86,9 +86,6 @@ func (e *HeldError) Error() string {
 	}
 	return strings.Join(s, "; ")
 }
-
-// Empty reports whether the plan changes nothing.
-func (p *Plan) Empty() bool { return len(p.install) == 0 && len(p.remove) == 0 }
 
 // wanted reports whether the user asked for the package name: they named it, or it is
 // in the lockfile synced.

@@ -99,9 +99,9 @@ func upgradeAction(c *cli.Context) error {
 		say(c, "%s", report.HeldText(h))
 	}
 	switch {
-	case p.Empty() && len(p.Held) > 0:
+	case len(p.Changes) == 0 && len(p.Held) > 0:
 		say(c, "nothing to upgrade")
-	case p.Empty():
+	case len(p.Changes) == 0:
 		say(c, "everything is up to date")
 	}
 	return apply(c, p) // records new holds, if any

@@ -100,7 +100,7 @@ func syncAction(c *cli.Context) error {
 	if p == nil {
 		return err
 	}
-	if p.Empty() {
+	if len(p.Changes) == 0 {
 		say(c, "nothing to do: root matches %s", path)
 		return p.Close()
 	}

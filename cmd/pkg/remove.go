@@ -34,7 +34,7 @@ func removeChosen(c *cli.Context, r session.Request, none string) error {
 	if p == nil {
 		return err
 	}
-	if p.Empty() {
+	if len(p.Changes) == 0 {
 		say(c, "%s", none)
 		return p.Close()
 	}
