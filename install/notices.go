@@ -17,13 +17,25 @@ type Notices struct {
 	pending map[string]string // said, not yet recorded
 }
 
-// Tell calls say unless the root records that the user was told of the condition key in
-// state; state "" is the condition's end, which says nothing and forgets it. say reports
-// whether it printed.
-func (n *Notices) Tell(key, state string, say func() bool) {
-	if state == n.told(key) || state != "" && !say() {
-		return
+// Due reports whether the condition key is to be said in state: it is not when the root
+// records that the user was told of it in that state. State "" is the condition's end:
+// never due, and the root forgets what was said of it. A caller that prints the condition
+// then records it with Said.
+func (n *Notices) Due(key, state string) bool {
+	if state == n.told(key) {
+		return false
 	}
+	if state == "" {
+		n.remember(key, state)
+		return false
+	}
+	return true
+}
+
+// Said records that the user was told of the condition key in state.
+func (n *Notices) Said(key, state string) { n.remember(key, state) }
+
+func (n *Notices) remember(key, state string) {
 	if n.pending == nil {
 		n.pending = make(map[string]string)
 	}

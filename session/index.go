@@ -262,13 +262,18 @@ func (s *Session) tellTrust(ix *txn.Catalog) {
 		s.obs.NotKept(ix.NotKept)
 	}
 	res := ix.Trust
-	s.notices.Tell("index "+res.Location, res.Standing(), func() bool {
-		if u := res.Unverified(); res.Expired {
-			s.obs.Warn(fmt.Sprintf("repository %s: offline, using the last verified index (version %d), which expired at %s",
-				res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339)))
-		} else if u != nil {
-			return s.obs.Unverified(u, errors.Is(u, trust.ErrUsedUnsigned) && strings.HasPrefix(res.Location, "file://"))
-		}
-		return true
-	})
+	key, state := "index "+res.Location, res.Standing()
+	if !s.notices.Due(key, state) {
+		return
+	}
+	said := true
+	if u := res.Unverified(); res.Expired {
+		s.obs.Warn(fmt.Sprintf("repository %s: offline, using the last verified index (version %d), which expired at %s",
+			res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339)))
+	} else if u != nil {
+		said = s.obs.Unverified(u, errors.Is(u, trust.ErrUsedUnsigned) && strings.HasPrefix(res.Location, "file://"))
+	}
+	if said {
+		s.notices.Said(key, state)
+	}
 }

@@ -143,15 +143,28 @@ func (t *Target) tell(out *Outcome) {
 	for _, res := range out.Results {
 		switch {
 		case res.Method == install.Clone && res.Fallback == nil:
-			n.Tell("copy", "", nil)
+			n.Due("copy", "")
 		case res.Fallback != nil && !said:
 			said = true
-			n.Tell("copy", copyState(res, t.Cache), func() bool { out.Copied = res; return !t.Quiet })
+			if state := copyState(res, t.Cache); n.Due("copy", state) {
+				out.Copied = res
+				t.said(n, "copy", state)
+			}
 		}
 	}
 	if out.Committed && t.Fetcher != nil {
-		bin := t.Root.BinOffPath(t.Path)
-		n.Tell("path", bin, func() bool { out.OffPath = bin; return !t.Quiet })
+		if bin := t.Root.BinOffPath(t.Path); n.Due("path", bin) {
+			out.OffPath = bin
+			t.said(n, "path", bin)
+		}
+	}
+}
+
+// said records that the user was told of key in state, unless the command is quiet: a
+// note it leaves out is still due.
+func (t *Target) said(n *install.Notices, key, state string) {
+	if !t.Quiet {
+		n.Said(key, state)
 	}
 }
 
