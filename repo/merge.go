@@ -64,9 +64,18 @@ func Pins(reqs []Requirement) (map[string]string, error) {
 			pins = make(map[string]string)
 		}
 		if was, ok := pins[r.Name]; ok && was != r.Repo {
-			return nil, &reasonError{msg: fmt.Sprintf("repo: %s is pinned to two repositories, %s and %s", r.Name, was, r.Repo), reason: ErrTwoPins}
+			return nil, &twoPinsError{r.Name, was, r.Repo}
 		}
 		pins[r.Name] = r.Repo
 	}
 	return pins, nil
 }
+
+// twoPinsError is ErrTwoPins for name, pinned to the repositories first and second.
+type twoPinsError struct{ name, first, second string }
+
+func (e *twoPinsError) Error() string {
+	return fmt.Sprintf("repo: %s is pinned to two repositories, %s and %s", e.name, e.first, e.second)
+}
+
+func (e *twoPinsError) Is(target error) bool { return target == ErrTwoPins }

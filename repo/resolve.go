@@ -442,19 +442,33 @@ func (r *resolver) note(err error) {
 var ErrGaveUp = errors.New("repo: resolution gave up")
 
 // gaveUpError is an ErrGaveUp that says where the search was stuck.
-type gaveUpError string
+type gaveUpError struct {
+	reqs    []Requirement
+	busiest []string // the packages whose versions it tried most often, at most maxBusiest
+	first   error    // the first conflict, or nil
+}
 
-func (e gaveUpError) Error() string        { return string(e) }
-func (e gaveUpError) Is(target error) bool { return target == ErrGaveUp }
+func (e *gaveUpError) Error() string {
+	msg := fmt.Sprintf("resolving %s: gave up after %d version checks", joinReqs(e.reqs), maxResolveWork)
+	if len(e.busiest) > 0 {
+		msg += ", backtracking over " + joinList(e.busiest, "and")
+	}
+	if e.first != nil {
+		msg += fmt.Sprintf("; first conflict: %v", e.first)
+	}
+	return msg
+}
+
+func (e *gaveUpError) Is(target error) bool { return target == ErrGaveUp }
 
 // failure explains why solve found no selection: the first failure on the path that
 // preferred the newest versions, unless the search gave up.
 func (r *resolver) failure(reqs []Requirement) error {
 	switch {
 	case r.work > maxResolveWork && r.hard != nil && r.hard != errGaveUp:
-		return gaveUpError(fmt.Sprintf("resolving %s: gave up after %d version checks%s; first conflict: %v", joinReqs(reqs), maxResolveWork, r.busiest(), r.hard))
+		return &gaveUpError{reqs, r.busiest(), r.hard}
 	case r.work > maxResolveWork:
-		return gaveUpError(fmt.Sprintf("resolving %s: gave up after %d version checks%s", joinReqs(reqs), maxResolveWork, r.busiest()))
+		return &gaveUpError{reqs, r.busiest(), nil}
 	case r.hard != nil:
 		return r.hard
 	case r.soft != nil:
@@ -466,20 +480,17 @@ func (r *resolver) failure(reqs []Requirement) error {
 // maxBusiest bounds the names busiest lists.
 const maxBusiest = 3
 
-// busiest names, for a search given up, the packages whose versions it tried most often:
-// ", backtracking over a, b and c".
-func (r *resolver) busiest() string {
+// busiest names, for a search given up, the packages whose versions it tried most often,
+// most first.
+func (r *resolver) busiest() []string {
 	var names []string
 	for name, n := range r.tries {
 		if n > 1 {
 			names = append(names, name)
 		}
 	}
-	if len(names) == 0 {
-		return ""
-	}
 	slices.SortFunc(names, func(a, b string) int { return cmp.Or(r.tries[b]-r.tries[a], strings.Compare(a, b)) })
-	return ", backtracking over " + joinList(names[:min(len(names), maxBusiest)], "and")
+	return names[:min(len(names), maxBusiest)]
 }
 
 // maxClashNeeds bounds the needs a conflict message lists, and the requirements a message

@@ -26,7 +26,7 @@ func (ix *Index) Upgrade(installed []Package, names []string, holds ...Requireme
 	}
 	for _, n := range names {
 		if _, ok := byName[n]; !ok {
-			return nil, &reasonError{msg: fmt.Sprintf("repo: upgrade %s: not installed", n), reason: ErrNotInstalled}
+			return nil, &notInstalledError{n}
 		}
 	}
 	reqs, free := upgradeReqs(byName, installed, names, holds) // ">=V" of a pre-release welcomes its release's
@@ -252,3 +252,9 @@ func (h Held) conflictWhy(version, what string, err error) string {
 	}
 	return fmt.Sprintf("no version of %q satisfies %s", ce.Name, strings.Join(parts, ""))
 }
+
+// notInstalledError is ErrNotInstalled for name, given to Upgrade.
+type notInstalledError struct{ name string }
+
+func (e *notInstalledError) Error() string        { return "repo: upgrade " + e.name + ": not installed" }
+func (e *notInstalledError) Is(target error) bool { return target == ErrNotInstalled }

@@ -130,7 +130,7 @@ func TestUpgradeRepublished(t *testing.T) {
 
 func TestUpgradeRefuses(t *testing.T) {
 	ix := testIndex("app 1.0")
-	if _, err := ix.Upgrade(testIndex("app 1.0").Packages, []string{"nope"}); !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "nope") {
+	if _, err := ix.Upgrade(testIndex("app 1.0").Packages, []string{"nope"}); !errors.Is(err, ErrNotInstalled) || errAs[*notInstalledError](err) == nil || errAs[*notInstalledError](err).name != "nope" {
 		t.Errorf("Upgrade of a package not installed: %v", err)
 	}
 }

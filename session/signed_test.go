@@ -237,7 +237,7 @@ func TestSignedVerified(t *testing.T) {
 	bound.Keys = []trust.KeySource{{Name: "given", Keys: []trust.PublicKey{k}}}
 	s, _ = newSession(t, bound, "")
 	_, _, err = session.OpenFetcher(s, t.Context(), true)
-	if !errors.Is(err, trust.ErrNotBound) || !strings.Contains(err.Error(), k.ID()) {
+	if te := (*trust.Error)(nil); !errors.Is(err, trust.ErrNotBound) || !errors.As(err, &te) || !slices.Equal(te.KeyIDs, []string{k.ID()}) || te.Name != "demo" {
 		t.Errorf("the key bound to another repository: %v; want trust.ErrNotBound naming key %s", err, k.ID())
 	}
 
