@@ -12,7 +12,18 @@ var (
 	ErrNotInstalled = errors.New("repo: package not installed")
 	ErrTwoPins      = errors.New("repo: name pinned to two repositories")
 	ErrDuplicate    = errors.New("repo: package listed twice")
+	ErrName         = errors.New("repo: bad package name")
+	ErrVersion      = errors.New("repo: bad version")
 )
+
+// valueError refuses value, a package name (ErrName) or version (ErrVersion).
+type valueError struct {
+	kind       error
+	value, msg string
+}
+
+func (e *valueError) Error() string        { return e.msg }
+func (e *valueError) Is(target error) bool { return target == e.kind }
 
 // reasonError is an error worded in full that errors.Is matches to reason, a
 // sentinel, and that unwraps to its cause, if any.

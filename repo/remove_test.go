@@ -117,15 +117,15 @@ func TestRemove(t *testing.T) {
 func TestRemoveRefuses(t *testing.T) {
 	tests := []struct {
 		rm    Removal
-		want  error  // a *NotFoundError or *NeededError
-		names string // or, for a bad name or version, what the error names
+		want  error  // a *NotFoundError or *NeededError, or ErrName or ErrVersion
+		value string // for ErrName or ErrVersion, the value refused
 	}{
 		{Removal{Name: "nope"}, &NotFoundError{Removal: Removal{Name: "nope"}}, ""},
 		{Removal{Name: "jq", Version: "1.8"}, &NotFoundError{Removal: Removal{Name: "jq", Version: "1.8"}, Have: []string{"1.6", "1.7", "1.7+1"}}, ""},
 		{Removal{Name: "lib"}, &NeededError{Removal: Removal{Name: "lib"}, Needs: []Need{{"app", "1", parseReqs(t, "lib>=1")[0]}, {"app", "2", parseReqs(t, "lib>=2")[0]}}}, ""},
 		{Removal{Name: "lib", Version: "2"}, &NeededError{Removal: Removal{Name: "lib", Version: "2"}, Needs: []Need{{"app", "2", parseReqs(t, "lib>=2")[0]}}}, ""},
-		{Removal{Name: "Jq"}, nil, `"Jq"`},
-		{Removal{Name: "jq", Version: "x"}, nil, `"x"`},
+		{Removal{Name: "Jq"}, ErrName, "Jq"},
+		{Removal{Name: "jq", Version: "x"}, ErrVersion, "x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rm.String(), func(t *testing.T) {
@@ -144,8 +144,8 @@ func TestRemoveRefuses(t *testing.T) {
 					t.Errorf("Remove: %#v, want %#v", err, want)
 				}
 			default:
-				if err == nil || !strings.Contains(err.Error(), tt.names) {
-					t.Errorf("Remove: %v, want an error naming %s", err, tt.names)
+				if ve := (*valueError)(nil); !errors.Is(err, tt.want) || !errors.As(err, &ve) || ve.value != tt.value {
+					t.Errorf("Remove: %v, want %v of %q", err, tt.want, tt.value)
 				}
 			}
 			if err != nil && !strings.Contains(err.Error(), dir) {

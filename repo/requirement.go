@@ -265,7 +265,7 @@ func isNameStart(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' }
 
 func badName(s string) error {
 	if len(s) > maxNameLen {
-		return fmt.Errorf("package name %.20q... is %d bytes, over %d", s, len(s), maxNameLen)
+		return &valueError{ErrName, s, fmt.Sprintf("package name %.20q... is %d bytes, over %d", s, len(s), maxNameLen)}
 	}
-	return fmt.Errorf("bad package name %q (want [a-z0-9][a-z0-9._+-]*)", s)
+	return &valueError{ErrName, s, fmt.Sprintf("bad package name %q (want [a-z0-9][a-z0-9._+-]*)", s)}
 }

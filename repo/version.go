@@ -13,19 +13,22 @@ const maxVersionLen = 64 // bytes
 // bytes of [0-9A-Za-z.+~_-], starting with a digit, or with "v" and a digit; an epoch,
 // digits and ":", may come first.
 func checkVersion(v string) error {
+	bad := func(format string, args ...any) error {
+		return &valueError{ErrVersion, v, fmt.Sprintf(format, args...)}
+	}
 	switch {
 	case v == "":
-		return fmt.Errorf("empty version")
+		return bad("empty version")
 	case len(v) > maxVersionLen:
-		return fmt.Errorf("version %.20q... is %d bytes, over %d", v, len(v), maxVersionLen)
+		return bad("version %.20q... is %d bytes, over %d", v, len(v), maxVersionLen)
 	}
 	_, up := splitEpoch(v)
 	if up == "" || !isDigit(trimV(up)[0]) {
-		return fmt.Errorf("bad version %q: must start with a digit, or v and a digit, after any epoch (1:)", v)
+		return bad("bad version %q: must start with a digit, or v and a digit, after any epoch (1:)", v)
 	}
 	for i := 0; i < len(up); i++ {
 		if !isVersionByte(up[i]) {
-			return fmt.Errorf("bad version %q: byte %q is not one of [0-9A-Za-z.+~_-]", v, up[i])
+			return bad("bad version %q: byte %q is not one of [0-9A-Za-z.+~_-]", v, up[i])
 		}
 	}
 	return nil
