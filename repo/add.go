@@ -59,7 +59,7 @@ func add(ctx context.Context, dir, archivePath, remote string, p Package, s *Sig
 	p.Archive = archiveStem(p) + archiveExt(archivePath) // checked as the index's are
 	if remote != "" {
 		if !strings.HasPrefix(remote, "http://") && !strings.HasPrefix(remote, "https://") {
-			return p, Meta{}, fmt.Errorf("archive URL %s is not an http(s) URL", remote)
+			return p, Meta{}, &archiveError{remote, fmt.Sprintf("archive URL %s is not an http(s) URL", remote)}
 		}
 		p.Archive = remote
 	}

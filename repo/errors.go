@@ -16,6 +16,11 @@ var (
 	ErrVersion      = errors.New("repo: bad version")
 )
 
+// archiveError refuses archive, a package's archive path or URL.
+type archiveError struct{ archive, msg string }
+
+func (e *archiveError) Error() string { return e.msg }
+
 // valueError refuses value, a package name (ErrName) or version (ErrVersion).
 type valueError struct {
 	kind       error

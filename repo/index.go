@@ -284,7 +284,7 @@ func checkMeta(p *Package) error {
 	case p.Archive == "":
 		return fmt.Errorf("package %s: no archive", p.id())
 	case !validArchive(p.Archive):
-		return fmt.Errorf("package %s: archive %q is neither a clean relative path nor an http(s) URL", p.id(), p.Archive)
+		return &archiveError{p.Archive, fmt.Sprintf("package %s: archive %q is neither a clean relative path nor an http(s) URL", p.id(), p.Archive)}
 	case p.Platform != "" && CheckPlatform(p.Platform) != nil:
 		return fmt.Errorf("package %s: %w", p.id(), CheckPlatform(p.Platform))
 	case strings.ContainsFunc(p.Summary, unicode.IsControl):

@@ -301,7 +301,7 @@ func TestAddURL(t *testing.T) {
 		t.Errorf("index %+v, signed %s", ix.Packages, signed)
 	}
 	for _, bad := range []string{"file:///etc/passwd", "ftp://upstream.example/tool.tar", "https:///no-host.tar"} {
-		if _, _, err := AddURL(t.Context(), dir, bad, download, Package{Name: "tool", Version: "2.0"}, s); err == nil || !strings.Contains(err.Error(), bad) {
+		if _, _, err := AddURL(t.Context(), dir, bad, download, Package{Name: "tool", Version: "2.0"}, s); errAs[*archiveError](err) == nil || errAs[*archiveError](err).archive != bad {
 			t.Errorf("AddURL(%s): %v, want an error naming it", bad, err)
 		}
 	}

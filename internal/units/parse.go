@@ -2,7 +2,6 @@ package units
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -17,17 +16,21 @@ var (
 	ErrRange    = errors.New("units: too large")
 )
 
-// parseError is an error worded in full that errors.Is matches to its reason.
+// parseError is an error worded in full that errors.Is matches to its reason, refusing
+// value, a size or a duration.
 type parseError struct {
-	msg    string
-	reason error
+	what, value string // "size" or "duration", and the text refused
+	msg         string
+	reason      error
 }
 
 func (e *parseError) Error() string        { return e.msg }
 func (e *parseError) Is(target error) bool { return target == e.reason }
 
-func refuse(reason error, format string, args ...any) error {
-	return &parseError{msg: fmt.Sprintf(format, args...), reason: reason}
+// refuse refuses value, a size or duration as what says, for reason; rest words the
+// rest after what and the quoted value.
+func refuse(reason error, what, value, rest string) error {
+	return &parseError{what: what, value: value, msg: what + " " + strconv.Quote(value) + rest, reason: reason}
 }
 
 var sizeUnits = []struct {
@@ -52,11 +55,11 @@ func ParseSize(s string) (int64, error) {
 	n, err := strconv.ParseFloat(v, 64)
 	switch {
 	case err != nil || math.IsNaN(n) || math.IsInf(n, 0):
-		return 0, refuse(ErrSyntax, "size %q: want a number and a unit, such as 20GiB or 500MB", s)
+		return 0, refuse(ErrSyntax, "size", s, ": want a number and a unit, such as 20GiB or 500MB")
 	case n < 0:
-		return 0, refuse(ErrNegative, "size %q is negative", s)
+		return 0, refuse(ErrNegative, "size", s, " is negative")
 	case n*mult >= math.MaxInt64:
-		return 0, refuse(ErrRange, "size %q is too large", s)
+		return 0, refuse(ErrRange, "size", s, " is too large")
 	}
 	return int64(n * mult), nil
 }
@@ -64,13 +67,13 @@ func ParseSize(s string) (int64, error) {
 // ParseDuration reads a length of time as time.ParseDuration does, after a whole number of
 // days, if any: "30d", "1d12h", "720h".
 func ParseDuration(s string) (time.Duration, error) {
-	bad := refuse(ErrSyntax, "duration %q: want 30d, 720h or the like", s)
+	bad := refuse(ErrSyntax, "duration", s, ": want 30d, 720h or the like")
 	var d time.Duration
 	rest := s
 	if i := strings.IndexByte(s, 'd'); i >= 0 {
 		n, err := strconv.ParseUint(s[:i], 10, 16)
 		if err != nil {
-			return 0, refuse(ErrSyntax, "duration %q: want whole days, such as 30d", s)
+			return 0, refuse(ErrSyntax, "duration", s, ": want whole days, such as 30d")
 		}
 		d, rest = time.Duration(n)*24*time.Hour, s[i+1:]
 		if rest == "" {
@@ -82,9 +85,9 @@ func ParseDuration(s string) (time.Duration, error) {
 	case err != nil:
 		return 0, bad
 	case v < 0:
-		return 0, refuse(ErrNegative, "duration %q is negative", s)
+		return 0, refuse(ErrNegative, "duration", s, " is negative")
 	case v > math.MaxInt64-d:
-		return 0, refuse(ErrRange, "duration %q is too long", s)
+		return 0, refuse(ErrRange, "duration", s, " is too long")
 	}
 	return d + v, nil
 }

@@ -3,8 +3,6 @@ package units
 import (
 	"errors"
 	"math"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -72,7 +70,7 @@ func TestParseSize(t *testing.T) {
 		{"9000000TiB", 0, ErrRange},
 	} {
 		got, err := ParseSize(tc.in)
-		if got != tc.want || !sameError(err, tc.wantErr, "size "+strconv.Quote(tc.in)) {
+		if got != tc.want || !sameError(err, tc.wantErr, "size", tc.in) {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d, %v", tc.in, got, err, tc.want, tc.wantErr)
 		}
 	}
@@ -97,17 +95,18 @@ func TestParseDuration(t *testing.T) {
 		{"", 0, ErrSyntax},
 	} {
 		got, err := ParseDuration(tc.in)
-		if got != tc.want || !sameError(err, tc.wantErr, "duration "+strconv.Quote(tc.in)) {
+		if got != tc.want || !sameError(err, tc.wantErr, "duration", tc.in) {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v, %v", tc.in, got, err, tc.want, tc.wantErr)
 		}
 	}
 }
 
-// sameError reports whether err is want (both nil, or err matching want and naming
-// what, the value refused).
-func sameError(err, want error, what string) bool {
+// sameError reports whether err is want (both nil, or err matching want and refusing
+// value, a size or duration as what says).
+func sameError(err, want error, what, value string) bool {
 	if want == nil {
 		return err == nil
 	}
-	return errors.Is(err, want) && strings.Contains(err.Error(), what)
+	pe := (*parseError)(nil)
+	return errors.Is(err, want) && errors.As(err, &pe) && pe.what == what && pe.value == value
 }
