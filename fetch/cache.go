@@ -400,7 +400,7 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 	}
 	release, err := c.claim(ctx, p)
 	if err != nil {
-		return "", &packageError{p.Name, p.Version, err}
+		return "", &packageError{p.Name, p.Version, "", err}
 	}
 	defer release()
 	if ok, _ := c.cached(p); ok { // committed by the fetch that held the claim

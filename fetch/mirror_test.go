@@ -283,7 +283,7 @@ func TestFailoverArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := c.Fetch(t.Context(), s, p, nil)
-	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), bad.URL+"/"+p.Archive) {
+	if pe := (*packageError)(nil); !errors.Is(err, ErrMismatch) || !errors.As(err, &pe) || pe.from != bad.URL+"/"+p.Archive {
 		t.Errorf("Fetch: %v; want ErrMismatch naming %s", err, bad.URL+"/"+p.Archive)
 	}
 	checkEmpty(t, c)

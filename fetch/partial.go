@@ -3,7 +3,6 @@ package fetch
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/url"
 	"os"
@@ -193,13 +192,18 @@ func (c *Cache) fetchArchive(ctx context.Context, s *Source, p repo.Package, pro
 	return err
 }
 
-// packageError is the failure to fetch one package's archive.
+// packageError is the failure to fetch one package's archive, from a URL or path once
+// its bytes came.
 type packageError struct {
 	name, version string
+	from          string // "" before any byte came
 	err           error
 }
 
 func (e *packageError) Error() string {
+	if e.from != "" {
+		return "fetch " + e.name + " " + e.version + " from " + e.from + ": " + e.err.Error()
+	}
 	return "fetch " + e.name + " " + e.version + ": " + e.err.Error()
 }
 
@@ -212,7 +216,7 @@ func (c *Cache) fetchFrom(ctx context.Context, s *Source, p repo.Package, progre
 	defer func() { pt.close(err) }()
 	if !resume && pt.size() > 0 {
 		if pt.truncate(); pt.werr != nil {
-			return false, &packageError{p.Name, p.Version, pt.werr}
+			return false, &packageError{p.Name, p.Version, "", pt.werr}
 		}
 	}
 	b, err := s.openArchive(ctx, c, p, pt.size())
@@ -220,12 +224,12 @@ func (c *Cache) fetchFrom(ctx context.Context, s *Source, p repo.Package, progre
 		if pt != nil && (isDown(err) || ctx.Err() != nil) {
 			pt.cut = err // says nothing of the bytes kept
 		}
-		return false, &packageError{p.Name, p.Version, err}
+		return false, &packageError{p.Name, p.Version, "", err}
 	}
 	defer b.Close()
 	resumed = b.start() > 0
 	if err := c.store(newVerifier(pt.reader(b), p, progress), p); err != nil {
-		return resumed, fmt.Errorf("fetch %s %s from %s: %w", p.Name, p.Version, b.from(), err)
+		return resumed, &packageError{p.Name, p.Version, b.from(), err}
 	}
 	return resumed, nil
 }
