@@ -33,11 +33,11 @@ import (
 	"pkg/internal/regfile"
 )
 
-// MaxFileSize bounds a configuration file.
-const MaxFileSize = 1 << 20 // 1 MiB
+// maxFileSize bounds a configuration file.
+const maxFileSize = 1 << 20 // 1 MiB
 
-// SystemFile is the system-wide configuration file.
-const SystemFile = "/etc/pkg/config.toml"
+// systemFile is the system-wide configuration file.
+const systemFile = "/etc/pkg/config.toml"
 
 // Config is the configuration the files give together.
 type Config struct {
@@ -72,15 +72,15 @@ type Cache struct {
 	OlderThan time.Duration // 0: no limit
 }
 
-// Error is an error in a configuration file, where it is.
-type Error struct {
+// fileError is an error in a configuration file, where it is.
+type fileError struct {
 	File      string
 	Line, Col int    // 1-based; 0 when the error has no place
 	Key       string // the dotted key, or ""
 	Err       error
 }
 
-func (e *Error) Error() string {
+func (e *fileError) Error() string {
 	where := e.File
 	if e.Line > 0 {
 		where = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Col)
@@ -91,12 +91,12 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("config %s: %v", where, e.Err)
 }
 
-func (e *Error) Unwrap() error { return e.Err }
+func (e *fileError) Unwrap() error { return e.Err }
 
 // Files returns the files Load reads for the root at root ("" for none), the first of
 // the lowest precedence.
 func Files(root string) []string {
-	files := []string{SystemFile}
+	files := []string{systemFile}
 	dir := os.Getenv("XDG_CONFIG_HOME")
 	if !filepath.IsAbs(dir) { // the XDG Base Directory spec: a relative value is ignored
 		if home, err := os.UserHomeDir(); err == nil {
@@ -119,25 +119,25 @@ func Files(root string) []string {
 func Load(files ...string) (*Config, error) {
 	var parsed []*Config
 	for _, name := range files {
-		data, err := regfile.ReadFile(name, MaxFileSize)
+		data, err := regfile.ReadFile(name, maxFileSize)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, &Error{File: name, Err: err}
+			return nil, &fileError{File: name, Err: err}
 		}
-		c, err := Parse(name, data)
+		c, err := parse(name, data)
 		if err != nil {
 			return nil, err
 		}
 		parsed = append(parsed, c)
 	}
-	return Merge(parsed...), nil
+	return merge(parsed...), nil
 }
 
-// Merge merges configurations, the first of the lowest precedence: a repository is the
+// merge merges configurations, the first of the lowest precedence: a repository is the
 // last one of its name, and each cache limit the last one set.
-func Merge(configs ...*Config) *Config {
+func merge(configs ...*Config) *Config {
 	out := &Config{}
 	byName := make(map[string]Repo)
 	for _, c := range configs {
@@ -200,9 +200,9 @@ var typeOf = map[string]string{
 	"repo": "tables, [repo.NAME]", "cache": "a table, [cache]",
 }
 
-// Parse parses the configuration file name holding data. Unknown keys, values of the
+// parse parses the configuration file name holding data. Unknown keys, values of the
 // wrong type and values that are not valid are errors naming the file, the line and the key.
-func Parse(name string, data []byte) (*Config, error) {
+func parse(name string, data []byte) (*Config, error) {
 	var sh shape
 	if err := decode(data, &sh); err != nil {
 		return nil, decodeError(name, err, nil)
@@ -215,10 +215,10 @@ func Parse(name string, data []byte) (*Config, error) {
 		maxSizeSet: sh.Cache.MaxSize != "", olderThanSet: sh.Cache.OlderThan != ""}
 	for n, t := range f.Repo {
 		if err := checkName(n); err != nil {
-			return nil, &Error{File: name, Key: "repo." + n, Err: err}
+			return nil, &fileError{File: name, Key: "repo." + n, Err: err}
 		}
 		if len(t.URLs) == 0 {
-			return nil, &Error{File: name, Key: "repo." + n, Err: errors.New("no urls")}
+			return nil, &fileError{File: name, Key: "repo." + n, Err: errors.New("no urls")}
 		}
 		r := Repo{Name: n, Priority: t.Priority, File: name}
 		for _, u := range t.URLs {
@@ -247,14 +247,14 @@ func decodeError(name string, err error, sh *shape) error {
 	if errors.As(err, &strict) && len(strict.Errors) > 0 {
 		e := strict.Errors[0]
 		line, col := e.Position()
-		return &Error{File: name, Line: line, Col: col, Key: strings.Join(e.Key(), "."), Err: errUnknownKey}
+		return &fileError{File: name, Line: line, Col: col, Key: strings.Join(e.Key(), "."), Err: errUnknownKey}
 	}
 	var de *toml.DecodeError
 	if !errors.As(err, &de) {
-		return &Error{File: name, Err: err}
+		return &fileError{File: name, Err: err}
 	}
 	line, col := de.Position()
-	e := &Error{File: name, Line: line, Col: col, Key: strings.Join(de.Key(), "."), Err: err}
+	e := &fileError{File: name, Line: line, Col: col, Key: strings.Join(de.Key(), "."), Err: err}
 	k := de.Key()
 	switch {
 	case sh == nil && len(k) > 0 && typeOf[k[len(k)-1]] != "":
@@ -295,5 +295,5 @@ func firstError[T any, PT interface {
 	return nil
 }
 
-// errUnknownKey is the cause of an Error for a key the format does not have.
+// errUnknownKey is the cause of a fileError for a key the format does not have.
 var errUnknownKey = errors.New("unknown key")

@@ -43,7 +43,7 @@ urls = ["/srv/pkg/local"]
 `
 
 func TestParse(t *testing.T) {
-	got, err := Parse("config.toml", []byte(example))
+	got, err := parse("config.toml", []byte(example))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +153,8 @@ func TestParseErrors(t *testing.T) {
 		if text == example {
 			t.Fatalf("%s: no %q in the example", tt.name, tt.from)
 		}
-		_, err := Parse("f.toml", []byte(text))
-		var ce *Error
+		_, err := parse("f.toml", []byte(text))
+		var ce *fileError
 		if !errors.As(err, &ce) || ce.File != "f.toml" || ce.Line != tt.line || ce.Col != tt.col || ce.Key != tt.key {
 			t.Errorf("%s: %#v, want an *Error at f.toml:%d:%d key %q", tt.name, err, tt.line, tt.col, tt.key)
 		} else if tt.is != nil && !errors.Is(err, tt.is) {
@@ -163,16 +163,16 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-// TestErrorText checks how an *Error names its place: file, line and column,
+// TestErrorText checks how a *fileError names its place: file, line and column,
 // and key.
 func TestErrorText(t *testing.T) {
 	for _, tt := range []struct {
-		e    Error
+		e    fileError
 		want string
 	}{
-		{Error{File: "f.toml", Line: 17, Col: 1, Key: "repo.team.prority", Err: errUnknownKey}, "config f.toml:17:1: repo.team.prority: unknown key"},
-		{Error{File: "f.toml", Key: "repo.local", Err: errors.New("no urls")}, "config f.toml: repo.local: no urls"},
-		{Error{File: "f.toml", Line: 19, Col: 12, Err: errors.New("toml: expected ']'")}, "config f.toml:19:12: toml: expected ']'"},
+		{fileError{File: "f.toml", Line: 17, Col: 1, Key: "repo.team.prority", Err: errUnknownKey}, "config f.toml:17:1: repo.team.prority: unknown key"},
+		{fileError{File: "f.toml", Key: "repo.local", Err: errors.New("no urls")}, "config f.toml: repo.local: no urls"},
+		{fileError{File: "f.toml", Line: 19, Col: 12, Err: errors.New("toml: expected ']'")}, "config f.toml:19:12: toml: expected ']'"},
 	} {
 		if got := tt.e.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)
@@ -191,8 +191,8 @@ func TestValueErrorsSay(t *testing.T) {
 		{`"30d"`, `"soon"`, "cache.older-than", `"soon"`},
 		{`"/srv/pkg/local"`, `"/srv/pkg/local", "https://"`, "repo.local.urls", `"https://"`},
 	} {
-		_, err := Parse("f.toml", []byte(strings.Replace(example, tt.from, tt.to, 1)))
-		var ce *Error
+		_, err := parse("f.toml", []byte(strings.Replace(example, tt.from, tt.to, 1)))
+		var ce *fileError
 		var de *toml.DecodeError
 		if !errors.As(err, &ce) || ce.Key != tt.key || errors.As(err, &de) || !strings.Contains(ce.Err.Error(), tt.value) {
 			t.Errorf("%s: %v, want an *Error of %s naming %s", tt.to, err, tt.key, tt.value)
@@ -221,9 +221,9 @@ func TestFiles(t *testing.T) {
 		xdg, root string
 		want      []string
 	}{
-		{"", "", []string{SystemFile, "/home/u/.config/pkg/config.toml"}},
-		{"/xdg", "/r", []string{SystemFile, "/xdg/pkg/config.toml", "/r/.pkg/config.toml"}},
-		{"relative", "", []string{SystemFile, "/home/u/.config/pkg/config.toml"}},
+		{"", "", []string{systemFile, "/home/u/.config/pkg/config.toml"}},
+		{"/xdg", "/r", []string{systemFile, "/xdg/pkg/config.toml", "/r/.pkg/config.toml"}},
+		{"relative", "", []string{systemFile, "/home/u/.config/pkg/config.toml"}},
 	} {
 		t.Setenv("XDG_CONFIG_HOME", tt.xdg)
 		if got := Files(tt.root); !reflect.DeepEqual(got, tt.want) {
@@ -237,7 +237,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(example)
 	f.Add("[repo.a]\nurls = [\"/x\"]\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		c, err := Parse("f.toml", []byte(text))
+		c, err := parse("f.toml", []byte(text))
 		if err != nil {
 			return
 		}
@@ -254,7 +254,7 @@ func BenchmarkParse(b *testing.B) {
 	data := []byte(example)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Parse("config.toml", data); err != nil {
+		if _, err := parse("config.toml", data); err != nil {
 			b.Fatal(err)
 		}
 	}
