@@ -232,7 +232,7 @@ func Reuse(ctx context.Context, cacheDir string, req Request, offline bool) (*Ru
 	return r, true
 }
 
-// validSet reports whether s can name a run root: SetKey's hex digits.
+// validSet reports whether s can name a run root: setKey's hex digits.
 func validSet(s string) bool {
 	if len(s) != 32 {
 		return false
@@ -267,12 +267,12 @@ func (r *Run) Exec(args, env []string) error {
 	}
 	for _, f := range keep {
 		if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFD, 0); err != nil {
-			return fmt.Errorf("run %s: %w", r.Path(), err)
+			return fmt.Errorf("run %s: %w", r.path(), err)
 		}
 	}
 	err := syscall.Exec(dirfd.Path(r.exe), append([]string{r.Command}, args...), out)
 	for _, f := range keep {
 		unix.FcntlInt(f.Fd(), unix.F_SETFD, unix.FD_CLOEXEC)
 	}
-	return &os.PathError{Op: "run", Path: r.Path(), Err: err}
+	return &os.PathError{Op: "run", Path: r.path(), Err: err}
 }

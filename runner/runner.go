@@ -81,8 +81,8 @@ type Run struct {
 	link string   // what bin/<Command> held when exe was opened: a symlink's target, or ""
 }
 
-// Path is the command's path in the run root.
-func (r *Run) Path() string { return filepath.Join(r.Root, "bin", r.Command) }
+// path is the command's path in the run root.
+func (r *Run) path() string { return filepath.Join(r.Root, "bin", r.Command) }
 
 // Close releases the run root, for a caller that does not Exec.
 func (r *Run) Close() error {
@@ -131,7 +131,7 @@ func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Catalog, req Request, w W
 	if err != nil {
 		return nil, err
 	}
-	set := SetKey(pkgs, repo.Host)
+	set := setKey(pkgs, repo.Host)
 	used, err := hold(ctx, runs, set+".used")
 	if err != nil {
 		return nil, err
@@ -271,9 +271,9 @@ func makeRoot(ctx context.Context, f *txn.Fetcher, dir string, makePlan func(*in
 	return plan.Apply(ctx)
 }
 
-// SetKey names the run root of the packages pkgs on platform: a digest of each package's
+// setKey names the run root of the packages pkgs on platform: a digest of each package's
 // name, version, archive, dependencies, commands and libraries, whatever their order.
-func SetKey(pkgs []repo.Package, platform string) string {
+func setKey(pkgs []repo.Package, platform string) string {
 	lines := make([]string, len(pkgs))
 	for i, p := range pkgs {
 		lines[i] = fmt.Sprintf("%q %q %s %q %q %q", p.Name, p.Version, p.SHA256, p.Depends, p.Bin, p.Lib)
