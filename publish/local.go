@@ -33,10 +33,10 @@ func cutEnding(name string) (stem string, ok bool) {
 	return name, false
 }
 
-// SplitFileName returns the package name and version an archive's file name gives,
+// splitFileName returns the package name and version an archive's file name gives,
 // NAME-VERSION and an archive's ending ("tool-1.0.tar.gz", "my-tool-2.1.0-rc1.tgz"): split
 // at the first "-" after which a version starts. ok is false when it gives none.
-func SplitFileName(file string) (name, version string, ok bool) {
+func splitFileName(file string) (name, version string, ok bool) {
 	stem, ok := cutEnding(path.Base(file))
 	if !ok {
 		return "", "", false
@@ -63,7 +63,7 @@ func (e *UnnamedError) Error() string {
 
 // Local returns the entry of a, a local archive file installed as it is (pkg install
 // ./FILE): p completed from a .deb's control file (Entry), else from the file's name
-// (SplitFileName), where p lacks a name or version; as commands, where p names none, the
+// (splitFileName), where p lacks a name or version; as commands, where p names none, the
 // files anyone may run directly in the archive's bin/, usr/bin/ or usr/local/bin/; the
 // file's size and sha256, its name as the archive, and its absolute path as the Origin.
 // The entry is checked as an index's would be (repo.NewIndex), its commands and library
@@ -74,7 +74,7 @@ func (a *Archive) Local(p repo.Package) (repo.Package, error) {
 	}
 	p = a.Entry(p, false)
 	if p.Name == "" || p.Version == "" {
-		name, version, ok := SplitFileName(a.Path)
+		name, version, ok := splitFileName(a.Path)
 		if !ok {
 			return p, &UnnamedError{Path: a.Location}
 		}
@@ -86,7 +86,7 @@ func (a *Archive) Local(p repo.Package) (repo.Package, error) {
 		}
 	}
 	if p.Bin == nil {
-		p.Bin = Commands(a.Members)
+		p.Bin = commands(a.Members)
 	}
 	p, err := a.checkEntry(p)
 	if err != nil {
@@ -106,13 +106,13 @@ func (a *Archive) Local(p repo.Package) (repo.Package, error) {
 	return p, nil
 }
 
-// commandDirs are the directories whose runnable files Commands takes as commands.
+// commandDirs are the directories whose runnable files commands takes as commands.
 var commandDirs = []string{"bin", "usr/bin", "usr/local/bin"}
 
-// Commands returns the bin entries of the files anyone may run (or symlinks) directly in
+// commands returns the bin entries of the files anyone may run (or symlinks) directly in
 // a bin/, usr/bin/ or usr/local/bin/ of members, in member order, one per command name,
 // each of which leads to a file of the package or out of it (install.CheckRunnable).
-func Commands(members []tarutil.Member) []repo.Command {
+func commands(members []tarutil.Member) []repo.Command {
 	var bin []repo.Command
 	var names []string
 	for _, m := range members {

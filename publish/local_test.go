@@ -30,9 +30,9 @@ func TestSplitFileName(t *testing.T) {
 		{"tool-1.0", "", ""},
 		{".tar.gz", "", ""},
 	} {
-		name, version, ok := SplitFileName(tt.file)
+		name, version, ok := splitFileName(tt.file)
 		if name != tt.name || version != tt.version || ok != (tt.name != "") {
-			t.Errorf("SplitFileName(%q) = %q, %q, %v; want %q, %q", tt.file, name, version, ok, tt.name, tt.version)
+			t.Errorf("splitFileName(%q) = %q, %q, %v; want %q, %q", tt.file, name, version, ok, tt.name, tt.version)
 		}
 	}
 }
@@ -53,8 +53,8 @@ func TestCommands(t *testing.T) {
 		{Name: "share/e", Type: tar.TypeReg, Mode: 0o755},
 	}
 	want := testrepo.Commands("bin/a", "usr/bin/b", "usr/local/bin/c")
-	if got := Commands(members); !slices.Equal(got, want) {
-		t.Errorf("Commands = %q, want %q", got, want)
+	if got := commands(members); !slices.Equal(got, want) {
+		t.Errorf("commands = %q, want %q", got, want)
 	}
 }
 
