@@ -27,11 +27,11 @@ var ErrLockNotVerified = errors.New("pin: index not verified for a lockfile of a
 // from.
 var ErrLockRollback = errors.New("pin: index older than the lockfile's")
 
-// CheckLockIndex refuses to resolve old's requirements, the lockfile at path, against the
+// checkLockIndex refuses to resolve old's requirements, the lockfile at path, against the
 // index now (nil: not verified) if old came from a signed index of the same repository
 // that now is unverified or older: the publisher's packages would be swapped for older
 // ones, or anyone's.
-func CheckLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
+func checkLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
 	switch {
 	case old == nil || old.Index == nil:
 	case now == nil:
@@ -44,7 +44,7 @@ func CheckLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
 	return nil
 }
 
-// CheckLockIndexes is CheckLockIndex for each signed repository of old, the lockfile at
+// CheckLockIndexes is checkLockIndex for each signed repository of old, the lockfile at
 // path, against the repositories of l, its replacement: the one of the same URL or, else,
 // of an index of the same name. A signed repository of old that l does not have is
 // refused as unverified, since its packages would come from another.
@@ -53,7 +53,7 @@ func CheckLockIndexes(old, l *repo.Lock, path string) error {
 		return nil
 	}
 	if len(old.Repos) == 0 && len(l.Repos) == 0 {
-		return CheckLockIndex(old, l.Index, path)
+		return checkLockIndex(old, l.Index, path)
 	}
 	now := lockRepos(l)
 	for _, o := range lockRepos(old) {
@@ -68,7 +68,7 @@ func CheckLockIndexes(old, l *repo.Lock, path string) error {
 		if i >= 0 {
 			x = now[i].Index
 		}
-		if err := CheckLockIndex(&repo.Lock{Repo: o.URL, Index: o.Index}, x, path); err != nil {
+		if err := checkLockIndex(&repo.Lock{Repo: o.URL, Index: o.Index}, x, path); err != nil {
 			return err
 		}
 	}

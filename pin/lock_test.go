@@ -1,10 +1,9 @@
-package pin_test
+package pin
 
 import (
 	"errors"
 	"testing"
 
-	"pkg/pin"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -13,18 +12,18 @@ import (
 // an older index of the repository, or an unverified one.
 func TestCheckLockIndex(t *testing.T) {
 	signed := &repo.Lock{Index: &repo.LockIndex{Name: "r", Version: 2, Keys: []string{"0123456789abcdef"}}}
-	if x := pin.LockIndex(trust.Result{Record: trust.Record{Name: "r", Version: 1}}); x != nil {
+	if x := LockIndex(trust.Result{Record: trust.Record{Name: "r", Version: 1}}); x != nil {
 		t.Errorf("LockIndex of an unverified index: %+v, want nil", x)
 	}
-	older := pin.LockIndex(trust.Result{Record: trust.Record{Name: "r", Version: 1}, KeyID: "k"})
-	if err := pin.CheckLockIndex(signed, older, "pkg.lock"); !errors.Is(err, pin.ErrLockRollback) {
-		t.Errorf("CheckLockIndex of an older index: %v", err)
+	older := LockIndex(trust.Result{Record: trust.Record{Name: "r", Version: 1}, KeyID: "k"})
+	if err := checkLockIndex(signed, older, "pkg.lock"); !errors.Is(err, ErrLockRollback) {
+		t.Errorf("checkLockIndex of an older index: %v", err)
 	}
-	if err := pin.CheckLockIndex(signed, nil, "pkg.lock"); !errors.Is(err, pin.ErrLockNotVerified) {
-		t.Errorf("CheckLockIndex of an unverified index: %v", err)
+	if err := checkLockIndex(signed, nil, "pkg.lock"); !errors.Is(err, ErrLockNotVerified) {
+		t.Errorf("checkLockIndex of an unverified index: %v", err)
 	}
-	newer := pin.LockIndex(trust.Result{Record: trust.Record{Name: "r", Version: 3}, KeyID: "k"})
-	if err := pin.CheckLockIndex(signed, newer, "pkg.lock"); err != nil {
-		t.Errorf("CheckLockIndex of a newer index: %v", err)
+	newer := LockIndex(trust.Result{Record: trust.Record{Name: "r", Version: 3}, KeyID: "k"})
+	if err := checkLockIndex(signed, newer, "pkg.lock"); err != nil {
+		t.Errorf("checkLockIndex of a newer index: %v", err)
 	}
 }

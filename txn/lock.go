@@ -6,7 +6,7 @@ import (
 )
 
 // CheckFrozen refuses the lockfile l at path unless ix, the repository's index now, is no
-// older than the one l was made from (pin.CheckLockIndex) and still resolves l's requirements
+// older than the one l was made from (pin.CheckLockIndexes) and still resolves l's requirements
 // to its packages.
 func CheckFrozen(l *repo.Lock, ix *Catalog, path string) error {
 	if err := pin.CheckLockIndexes(l, &repo.Lock{Repo: ix.Source.URL(), Index: pin.LockIndex(ix.Trust), Repos: ix.lockRepos()}, path); err != nil {
