@@ -77,9 +77,9 @@ func ParseKeyID(s string) (string, bool) {
 	return s, len(s) == 16 && strings.Trim(s, "0123456789abcdef") == ""
 }
 
-// ParseKeys parses trusted keys separated by commas, spaces or newlines; "#" starts a
+// parseKeys parses trusted keys separated by commas, spaces or newlines; "#" starts a
 // comment that runs to the end of its line.
-func ParseKeys(text string) ([]PublicKey, error) {
+func parseKeys(text string) ([]PublicKey, error) {
 	var keys []PublicKey
 	for line := range strings.Lines(text) {
 		line, _, _ = strings.Cut(line, "#")

@@ -9,7 +9,7 @@ import (
 	"pkg/internal/regfile"
 )
 
-// A trusted-keys file holds trusted keys as ParseKeys reads them. AddTrusted and
+// A trusted-keys file holds trusted keys as parseKeys reads them. AddTrusted and
 // RemoveTrusted edit one, keeping its other lines and their comments, and replace it
 // atomically: a crash leaves the old file or the new one.
 
@@ -21,7 +21,7 @@ func ReadTrusted(path string) ([]PublicKey, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("trust: %w", err)
 	}
-	keys, err := ParseKeys(string(data))
+	keys, err := parseKeys(string(data))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -11,11 +11,11 @@ type KeySource struct {
 	Keys []PublicKey
 }
 
-// ParseKeySource returns the keys of texts (ParseKeys) as the source name.
+// ParseKeySource returns the keys of texts (parseKeys) as the source name.
 func ParseKeySource(name string, texts ...string) (KeySource, error) {
 	s := KeySource{Name: name}
 	for _, text := range texts {
-		keys, err := ParseKeys(text)
+		keys, err := parseKeys(text)
 		if err != nil {
 			return s, fmt.Errorf("%s: %w", name, err)
 		}

@@ -139,25 +139,25 @@ func TestVerifyResult(t *testing.T) {
 func TestParseKeys(t *testing.T) {
 	a, b := newKey(t).Public(), newKey(t).Public()
 	text := fmt.Sprintf("# publishers\n%s  # main\ndemo=%s,\t%s\r\n", a, b, a)
-	keys, err := ParseKeys(text)
+	keys, err := parseKeys(text)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(keys) != 3 || keys[0].String() != a.String() || keys[1].Repo != "demo" || keys[1].ID() != b.ID() || keys[2].Repo != "" {
-		t.Errorf("ParseKeys: %v", keys)
+		t.Errorf("parseKeys: %v", keys)
 	}
 	if got := keys[1].String(); got != "demo="+b.String() {
 		t.Errorf("String: %q", got)
 	}
 	for _, bad := range []string{"pkg-ed25519:", "pkg-ed25519:AAAA", "ssh-ed25519 AAAA", "=" + a.String(), "x=y", a.String() + "A", "Demo=" + a.String()} {
-		if _, err := ParseKeys(bad); !errors.Is(err, ErrKey) {
-			t.Errorf("ParseKeys(%q): %v, want ErrKey", bad, err)
+		if _, err := parseKeys(bad); !errors.Is(err, ErrKey) {
+			t.Errorf("parseKeys(%q): %v, want ErrKey", bad, err)
 		}
 	}
 	file := string(newKey(t).marshal())
 	secret := strings.TrimSpace(file[strings.Index(file, secretPrefix):])
-	if _, err := ParseKeys(secret); !errors.Is(err, ErrPrivateKey) || strings.Contains(err.Error(), secret[len(secretPrefix):]) {
-		t.Errorf("ParseKeys of a private key: %v; want an error that does not show it", err)
+	if _, err := parseKeys(secret); !errors.Is(err, ErrPrivateKey) || strings.Contains(err.Error(), secret[len(secretPrefix):]) {
+		t.Errorf("parseKeys of a private key: %v; want an error that does not show it", err)
 	}
 }
 
@@ -228,7 +228,7 @@ func FuzzParseSignatures(f *testing.F) {
 func FuzzParseKeys(f *testing.F) {
 	f.Add("demo=" + newKey(f).Public().String() + ", # c\n" + newKey(f).Public().String())
 	f.Fuzz(func(t *testing.T, text string) {
-		keys, err := ParseKeys(text)
+		keys, err := parseKeys(text)
 		if err != nil {
 			return
 		}

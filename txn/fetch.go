@@ -34,7 +34,7 @@ type Observer interface {
 	RunWaiting(holder string)                                 // another process is making the root of the same run (pkg run)
 	LinksWrong(err error)                                     // a root opened whose bin/ links could not be synced (*install.LinksError)
 	NotKept(err error)                                        // an index passed, but the cache could not keep a copy (*fetch.NotKeptError)
-	// Unverified is an index used unverified (err, a *trust.UnverifiedError); local for an
+	// Unverified is an index used unverified (err, trust.ErrUsedUnsigned or ErrUsedUntrusted); local for an
 	// unsigned directory on this machine, with no one between it and pkg. It reports
 	// whether it said so (install.Notices).
 	Unverified(err error, local bool) (said bool)
