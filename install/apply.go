@@ -177,15 +177,15 @@ func (r *Root) checkUnmanaged(recs []db.Record, staged []*db.Record) error {
 			continue
 		}
 		if _, ok := r.inode(place{pkgs, s.Name}); ok {
-			return fmt.Errorf("install %s %s: %w", s.Name, s.Version, &UnmanagedError{Path: r.pkgDir(s.Name)})
+			return fmt.Errorf("install %s %s: %w", s.Name, s.Version, &unmanagedError{Path: r.pkgDir(s.Name)})
 		}
 	}
 	return nil
 }
 
 // checkApply refuses a change to recs, the installed packages, installing the records
-// staged, that would leave two packages providing one command (*ClashError), or a package
-// depending on one removed, missing or at a version it does not allow (ErrDependency, for
+// staged, that would leave two packages providing one command (*clashError), or a package
+// depending on one removed, missing or at a version it does not allow (errDependency, for
 // the dependencies the change touches); and the removal of a package not installed.
 func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 	next := make(map[string]*db.Record, len(recs)+len(staged)) // what the root would hold
@@ -217,7 +217,7 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 			cmd := b.Name
 			for _, other := range providers[cmd] {
 				if other != s.Name {
-					return &ClashError{Package: s.Name, Version: s.Version, Command: cmd, Other: other, Incoming: incoming[other]}
+					return &clashError{Package: s.Name, Version: s.Version, Command: cmd, Other: other, Incoming: incoming[other]}
 				}
 			}
 		}
@@ -349,13 +349,13 @@ func (r *Root) recorded(ins []db.Intent) (done, known bool) {
 	return true, true
 }
 
-// ErrDependency is the refusal of a change that would leave an installed package without a
+// errDependency is the refusal of a change that would leave an installed package without a
 // dependency at a version it allows.
-var ErrDependency = errors.New("install: dependency not met")
+var errDependency = errors.New("install: dependency not met")
 
-// dependencyError is an ErrDependency worded by format and args.
+// dependencyError is an errDependency worded by format and args.
 func dependencyError(format string, args ...any) error {
-	return &reasonError{fmt.Sprintf(format, args...), ErrDependency, nil}
+	return &reasonError{fmt.Sprintf(format, args...), errDependency, nil}
 }
 
 // changeError names the packages of a change that failed as a whole.

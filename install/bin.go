@@ -240,7 +240,7 @@ func (r *Root) checkBins(p repo.Package) (own []string, err error) {
 		case err == nil && slices.Contains(declared, cmd):
 			own = append(own, cmd)
 		default:
-			return nil, &UnmanagedError{Path: where, Command: true}
+			return nil, &unmanagedError{Path: where, Command: true}
 		}
 	}
 	return own, nil

@@ -9,16 +9,16 @@ import (
 	"pkg/repo"
 )
 
-// A ClashError refuses to install a package whose command another package provides: one
+// A clashError refuses to install a package whose command another package provides: one
 // installed, or, with Incoming, one installed with it.
-type ClashError struct {
+type clashError struct {
 	Package, Version string
 	Command          string
 	Other            string // the package that provides it too
 	Incoming         bool
 }
 
-func (e *ClashError) Error() string {
+func (e *clashError) Error() string {
 	if e.Incoming {
 		return fmt.Sprintf("install %s %s: command %q is also provided by %s, installed with it", e.Package, e.Version, e.Command, e.Other)
 	}
@@ -26,14 +26,14 @@ func (e *ClashError) Error() string {
 		e.Package, e.Version, e.Command, e.Other, e.Other, e.Package)
 }
 
-// An UnmanagedError is a directory in pkgs/, or with Command a command in bin/, where a
+// An unmanagedError is a directory in pkgs/, or with Command a command in bin/, where a
 // package goes that pkg did not make: it is not pkg's to replace.
-type UnmanagedError struct {
+type unmanagedError struct {
 	Path    string
 	Command bool
 }
 
-func (e *UnmanagedError) Error() string {
+func (e *unmanagedError) Error() string {
 	if e.Command {
 		return fmt.Sprintf("command %s exists and is not managed by pkg: remove or rename it, then try again", e.Path)
 	}
@@ -64,7 +64,7 @@ func CheckChange(dir string, recs []db.Record, pkgs []repo.Package, remove []str
 
 // Check is CheckChange in r, with what r's directories say: a directory in pkgs/ no record
 // owns, or a command in bin/ that is not pkg's, where a package of pkgs goes
-// (*UnmanagedError). It changes nothing, and works on a root opened read-only.
+// (*unmanagedError). It changes nothing, and works on a root opened read-only.
 func (r *Root) Check(pkgs []repo.Package, remove []string) error {
 	recs, err := r.db.List()
 	if err != nil {

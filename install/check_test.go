@@ -12,25 +12,25 @@ import (
 )
 
 // TestCheck refuses, before anything is staged, a change the commit would refuse: a command
-// two packages provide (*ClashError), a directory in pkgs/ or a command in bin/ that pkg did
-// not make (*UnmanagedError), a dependency broken, a lib package in a root whose path
+// two packages provide (*clashError), a directory in pkgs/ or a command in bin/ that pkg did
+// not make (*unmanagedError), a dependency broken, a lib package in a root whose path
 // cannot be in LD_LIBRARY_PATH; and changes nothing.
 func TestCheck(t *testing.T) {
 	r := openRoot(t, t.TempDir())
 	installed := []db.Record{{Name: "a", Version: "1", Bin: testrepo.Commands("bin/tool")}, {Name: "app", Version: "1", Depends: testrepo.Requires("a>=1")}}
 	clash := repo.Package{Name: "b", Version: "1", Bin: testrepo.Commands("tool=bin/b")}
-	var ce *ClashError
+	var ce *clashError
 	if err := CheckChange(r.Dir(), installed, []repo.Package{clash}, nil); !errors.As(err, &ce) || ce.Other != "a" || ce.Incoming {
-		t.Errorf("CheckChange of a command installed = %v, want a *ClashError naming a", err)
+		t.Errorf("CheckChange of a command installed = %v, want a *clashError naming a", err)
 	}
 	if err := CheckChange(r.Dir(), nil, []repo.Package{clash, {Name: "c", Version: "1", Bin: testrepo.Commands("tool=bin/c")}}, nil); !errors.As(err, &ce) || !ce.Incoming {
-		t.Errorf("CheckChange of two packages with one command = %v, want a *ClashError, incoming", err)
+		t.Errorf("CheckChange of two packages with one command = %v, want a *clashError, incoming", err)
 	}
-	if err := CheckChange(r.Dir(), installed, nil, []string{"a"}); !errors.Is(err, ErrDependency) {
-		t.Errorf("CheckChange of removing what app depends on = %v, want ErrDependency", err)
+	if err := CheckChange(r.Dir(), installed, nil, []string{"a"}); !errors.Is(err, errDependency) {
+		t.Errorf("CheckChange of removing what app depends on = %v, want errDependency", err)
 	}
-	if err := CheckChange(r.Dir(), installed, []repo.Package{{Name: "a", Version: "0.9", Bin: testrepo.Commands("bin/tool")}}, nil); !errors.Is(err, ErrDependency) {
-		t.Errorf("CheckChange of a version app does not allow = %v, want ErrDependency", err)
+	if err := CheckChange(r.Dir(), installed, []repo.Package{{Name: "a", Version: "0.9", Bin: testrepo.Commands("bin/tool")}}, nil); !errors.Is(err, errDependency) {
+		t.Errorf("CheckChange of a version app does not allow = %v, want errDependency", err)
 	}
 	lib := repo.Package{Name: "l", Version: "1", Lib: []string{"lib"}}
 	if err := CheckChange(filepath.Join(t.TempDir(), "a:b"), nil, []repo.Package{lib}, nil); err == nil {
@@ -43,12 +43,12 @@ func TestCheck(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(r.Dir(), "bin", "mine"), []byte("x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var ue *UnmanagedError
+	var ue *unmanagedError
 	if err := r.Check([]repo.Package{{Name: "stray", Version: "1"}}, nil); !errors.As(err, &ue) || ue.Command {
-		t.Errorf("Check of a tree pkgs/ holds unrecorded = %v, want an *UnmanagedError", err)
+		t.Errorf("Check of a tree pkgs/ holds unrecorded = %v, want an *unmanagedError", err)
 	}
 	if err := r.Check([]repo.Package{{Name: "m", Version: "1", Bin: testrepo.Commands("mine=bin/m")}}, nil); !errors.As(err, &ue) || !ue.Command {
-		t.Errorf("Check of a command bin/ holds that is not pkg's = %v, want an *UnmanagedError of a command", err)
+		t.Errorf("Check of a command bin/ holds that is not pkg's = %v, want an *unmanagedError of a command", err)
 	}
 	if err := r.Check([]repo.Package{{Name: "ok", Version: "1", Bin: testrepo.Commands("bin/ok")}}, nil); err != nil {
 		t.Errorf("Check of a package nothing is in the way of: %v", err)

@@ -32,15 +32,15 @@ func TestCheckBin(t *testing.T) {
 		bin := testrepo.Commands(tc.bin...)
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		err := CheckBin(bin, members)
+		err := checkBin(bin, members)
 		runtime.ReadMemStats(&after)
 		if (err == nil) != tc.ok {
-			t.Errorf("CheckBin(%q) = %v, want ok %v", tc.bin, err, tc.ok)
+			t.Errorf("checkBin(%q) = %v, want ok %v", tc.bin, err, tc.ok)
 		}
 		// The count is the whole process's, other tests' goroutines included: the bound is
 		// far under what a map of the members took (several MiB), far over that noise.
 		if got := after.TotalAlloc - before.TotalAlloc; got > 64<<10 {
-			t.Errorf("CheckBin(%q) of %d members allocated %d bytes", tc.bin, len(members), got)
+			t.Errorf("checkBin(%q) of %d members allocated %d bytes", tc.bin, len(members), got)
 		}
 	}
 }

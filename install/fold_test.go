@@ -43,7 +43,7 @@ func TestFoldedNamesInstall(t *testing.T) {
 			}
 			r := openRoot(t, filepath.Join(base, "root"))
 			defer r.Close()
-			if _, err := r.Install(alignedTar(t, base, foldedEntries()), kernelPkg); err != nil {
+			if _, err := r.installFrom(alignedTar(t, base, foldedEntries()), kernelPkg); err != nil {
 				t.Fatal(err)
 			}
 			dir := r.pkgDir("kernel")
@@ -85,7 +85,7 @@ func testFoldedRefused(t *testing.T, base string) {
 	defer r.Close()
 	tarPath := alignedTar(t, t.TempDir(), foldedEntries())
 	before := testfs.Tree(t, r.Dir())
-	_, err := r.Install(tarPath, kernelPkg)
+	_, err := r.installFrom(tarPath, kernelPkg)
 	want := tarutil.FoldedError{Other: "include/xt_CONNMARK.h", Name: "include/xt_connmark.h"}
 	if fe := (*tarutil.FoldedError)(nil); !errors.Is(err, tarutil.ErrFolded) || !errors.As(err, &fe) || *fe != want {
 		t.Errorf("install: %v, want %v naming both headers", err, tarutil.ErrFolded)

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"math/rand/v2"
 	"os"
@@ -50,27 +49,6 @@ type Staged struct {
 	wants map[string]string // what bin/ holds for each of its commands once committed (prepareLinks)
 	keep  bool              // left to the next start: a failed commit may have made it the only copy of a tree
 	whole bool              // its writes were not tracked: the commit syncs the whole filesystem
-}
-
-// Install installs p from the aligned tar at tarPath, replacing any installed version of it.
-// It scans the tar and reads its data for the file digests it records; Stage takes both
-// from the cache's index instead. On error the root and the database describe what was
-// installed before (a failed commit may leave an intent, which the next Open completes),
-// except with a *LinksError, which comes with the result: p is installed.
-func (r *Root) Install(tarPath string, p repo.Package) (*Result, error) {
-	members, err := scanWithDigests(tarPath)
-	if err != nil {
-		return nil, fmt.Errorf("install %s %s: %w", p.Name, p.Version, err)
-	}
-	s, err := r.Stage(context.Background(), tarPath, p, members)
-	if err != nil {
-		return nil, err
-	}
-	res, err := r.Apply(context.Background(), []*Staged{s}, nil)
-	if len(res) == 1 { // committed, perhaps with a LinksError
-		return res[0], err
-	}
-	return nil, err
 }
 
 // Stage builds p's tree in staging from the aligned tar at tarPath, where nothing sees it
@@ -196,31 +174,6 @@ func checkExtent(members []tarutil.Member, size int64) error {
 	return nil
 }
 
-// scanWithDigests scans the aligned tar at tarPath and reads its data for each regular
-// member's digest.
-func scanWithDigests(tarPath string) ([]tarutil.Member, error) {
-	f, err := os.Open(tarPath)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	members, err := tarutil.Scan(f)
-	if err != nil {
-		return nil, err
-	}
-	h := sha256.New()
-	for i := range members {
-		if m := &members[i]; m.Type == tar.TypeReg {
-			h.Reset()
-			if _, err := io.Copy(h, io.NewSectionReader(f, m.Offset, m.Size)); err != nil {
-				return nil, err
-			}
-			h.Sum(m.SHA256[:0])
-		}
-	}
-	return members, nil
-}
-
 func summarize(p repo.Package, members []tarutil.Member) *Result {
 	res := &Result{Name: p.Name, Version: p.Version}
 	for _, m := range members {
@@ -238,7 +191,7 @@ func (r *Root) check(p repo.Package, res *Result, members []tarutil.Member) (own
 	if err := p.CheckContents(res.Files, res.Bytes); err != nil {
 		return nil, err
 	}
-	if err := CheckBin(p.Bin, members); err != nil {
+	if err := checkBin(p.Bin, members); err != nil {
 		return nil, err
 	}
 	if err := CheckLib(p.Lib, members); err != nil {
@@ -276,38 +229,38 @@ func LibDirs(members []tarutil.Member) []string {
 	return dirs
 }
 
-// Reasons a bin entry is refused, inside a *BinError.
+// Reasons a bin entry is refused, inside a *binError.
 var (
-	ErrBinNotFile = errors.New("install: bin entry not a file in the package")
-	ErrBinMissing = errors.New("install: bin entry leads to no member of the package")
-	ErrBinLoop    = errors.New("install: bin entry leads through too many symlinks")
+	errBinNotFile = errors.New("install: bin entry not a file in the package")
+	errBinMissing = errors.New("install: bin entry leads to no member of the package")
+	errBinLoop    = errors.New("install: bin entry leads through too many symlinks")
 )
 
-// BinError is a bin entry that names no file of the package, or leads to
+// binError is a bin entry that names no file of the package, or leads to
 // none through the package's links.
-type BinError struct {
+type binError struct {
 	Bin string // the entry, as the index gives it
 	At  string // the member its links lead to, or "" for the entry's own file
-	Err error  // ErrBinNotFile, ErrBinMissing or ErrBinLoop
+	Err error  // errBinNotFile, errBinMissing or errBinLoop
 }
 
-func (e *BinError) Error() string {
+func (e *binError) Error() string {
 	switch {
-	case e.Err == ErrBinLoop:
+	case e.Err == errBinLoop:
 		return fmt.Sprintf("bin %q: too many levels of symlinks", e.Bin)
 	case e.At == "":
 		return fmt.Sprintf("bin %q is not a file in the package", e.Bin)
-	case e.Err == ErrBinMissing:
+	case e.Err == errBinMissing:
 		return fmt.Sprintf("bin %q leads to %s, which is not in the package", e.Bin, e.At)
 	}
 	return fmt.Sprintf("bin %q leads to %s, which is not a file", e.Bin, e.At)
 }
 
-func (e *BinError) Unwrap() error { return e.Err }
+func (e *binError) Unwrap() error { return e.Err }
 
-// CheckBin refuses a package's bin entries unless each names a file, hardlink or symlink
+// checkBin refuses a package's bin entries unless each names a file, hardlink or symlink
 // among its members.
-func CheckBin(bin []repo.Command, members []tarutil.Member) error {
+func checkBin(bin []repo.Command, members []tarutil.Member) error {
 	if len(bin) == 0 {
 		return nil
 	}
@@ -322,7 +275,7 @@ func CheckBin(bin []repo.Command, members []tarutil.Member) error {
 	}
 	for _, b := range bin {
 		if t := types[path.Clean(b.Path)]; t != tar.TypeReg && t != tar.TypeLink && t != tar.TypeSymlink {
-			return &BinError{Bin: b.String(), Err: ErrBinNotFile}
+			return &binError{Bin: b.String(), Err: errBinNotFile}
 		}
 	}
 	return nil
@@ -331,7 +284,7 @@ func CheckBin(bin []repo.Command, members []tarutil.Member) error {
 // CheckRunnable refuses, for a publisher, bin entries that would install commands that
 // cannot run: one that leads, through the package's symlinks and hardlinks, to a missing
 // member or to something not a file. A symlink out of the package (/usr/bin/env) is taken
-// as it is. Installs check only CheckBin, so that packages published before still install.
+// as it is. Installs check only checkBin, so that packages published before still install.
 func CheckRunnable(bin []repo.Command, members []tarutil.Member) error {
 	order := byName(members)
 	for _, b := range bin {
@@ -371,11 +324,11 @@ func binFile(b repo.Command, members []tarutil.Member, order []int32) (int, erro
 		i, ok := lookup(members, order, name)
 		switch {
 		case !ok && hops == 0:
-			return -1, &BinError{Bin: b.String(), Err: ErrBinNotFile}
+			return -1, &binError{Bin: b.String(), Err: errBinNotFile}
 		case !ok:
-			return -1, &BinError{Bin: b.String(), At: name, Err: ErrBinMissing}
+			return -1, &binError{Bin: b.String(), At: name, Err: errBinMissing}
 		case hops > 40:
-			return -1, &BinError{Bin: b.String(), Err: ErrBinLoop}
+			return -1, &binError{Bin: b.String(), Err: errBinLoop}
 		}
 		switch m := &members[i]; {
 		case m.Type == tar.TypeLink:
@@ -385,7 +338,7 @@ func binFile(b repo.Command, members []tarutil.Member, order []int32) (int, erro
 		case m.Type == tar.TypeSymlink:
 			name = path.Join(path.Dir(name), m.Linkname)
 		case m.Type != tar.TypeReg:
-			return -1, &BinError{Bin: b.String(), At: name, Err: ErrBinNotFile}
+			return -1, &binError{Bin: b.String(), At: name, Err: errBinNotFile}
 		default:
 			return i, nil
 		}
@@ -395,7 +348,7 @@ func binFile(b repo.Command, members []tarutil.Member, order []int32) (int, erro
 // executable returns members with the files that bin's commands run made executable by
 // whoever may read them (0644 becomes 0755), as npm does for the bins of a package whose
 // tarball has them 0644; members itself when none needs it. A bin that leads nowhere is
-// left to CheckBin. order is members' byName.
+// left to checkBin. order is members' byName.
 func executable(bin []repo.Command, members []tarutil.Member, order []int32) []tarutil.Member {
 	out, cloned := members, false
 	for _, b := range bin {

@@ -105,7 +105,7 @@ func TestInstallUpgradeRemove(t *testing.T) {
 	base := t.TempDir()
 	r := openRoot(t, filepath.Join(base, "root"))
 	defer r.Close()
-	res, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1"))
+	res, err := r.installFrom(alignedTar(t, base, version1()), pkgOf("tool", "1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestInstallUpgradeRemove(t *testing.T) {
 		t.Errorf("bin/tool = %q", got)
 	}
 
-	res, err = r.Install(alignedTar(t, base, version2()), pkgOf("tool", "2"))
+	res, err = r.installFrom(alignedTar(t, base, version2()), pkgOf("tool", "2"))
 	if err != nil || res.Previous != "1" {
 		t.Fatalf("upgrade: %+v, %v", res, err)
 	}
@@ -144,7 +144,7 @@ func TestInstallUpgradeRemove(t *testing.T) {
 	if got := readFile(t, filepath.Join(r.Dir(), "bin/tool")); !strings.Contains(got, "v2") {
 		t.Errorf("bin/tool after upgrade = %q", got)
 	}
-	if err := r.Remove("tool"); err != nil {
+	if err := r.uninstall("tool"); err != nil {
 		t.Fatal(err)
 	}
 	assertEmpty(t, r)
@@ -169,18 +169,18 @@ func TestInstallRefusalChangesNothing(t *testing.T) {
 	defer r.Close()
 	p := pkgOf("tool", "1")
 	p.Bin = testrepo.Commands("bin/missing")
-	var be *BinError
-	if _, err := r.Install(alignedTar(t, base, version1()), p); !errors.As(err, &be) || be.Bin != "bin/missing" || !errors.Is(err, ErrBinNotFile) {
+	var be *binError
+	if _, err := r.installFrom(alignedTar(t, base, version1()), p); !errors.As(err, &be) || be.Bin != "bin/missing" || !errors.Is(err, errBinNotFile) {
 		t.Errorf("install with a missing bin: %v", err)
 	}
 	p = pkgOf("tool", "1")
 	p.Files = 99
-	if _, err := r.Install(alignedTar(t, base, version1()), p); !errors.Is(err, repo.ErrContents) {
+	if _, err := r.installFrom(alignedTar(t, base, version1()), p); !errors.Is(err, repo.ErrContents) {
 		t.Errorf("install with a wrong file count: %v", err)
 	}
 	p = pkgOf("tool", "1")
 	p.Depends = testrepo.Requires("lib>=2")
-	if _, err := r.Install(alignedTar(t, base, version1()), p); !errors.Is(err, ErrDependency) {
+	if _, err := r.installFrom(alignedTar(t, base, version1()), p); !errors.Is(err, errDependency) {
 		t.Errorf("install with a dependency missing: %v", err)
 	}
 	assertEmpty(t, r)
@@ -212,7 +212,7 @@ func testInterruptedUpgrade(t *testing.T, next []entry, moved, early bool) {
 	base := t.TempDir()
 	rootDir := filepath.Join(base, "root")
 	r := openRoot(t, rootDir)
-	if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
+	if _, err := r.installFrom(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
 		t.Fatal(err)
 	}
 	staging, ino := stageTool(t, r, base, next)
@@ -255,7 +255,7 @@ func TestCloneShares(t *testing.T) {
 			base := testfs.Mount(t, kind)
 			r := openRoot(t, filepath.Join(base, "root"))
 			defer r.Close()
-			res, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1"))
+			res, err := r.installFrom(alignedTar(t, base, version1()), pkgOf("tool", "1"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +282,7 @@ func TestReconcileBins(t *testing.T) {
 	dir := filepath.Join(base, "root")
 	reopen := func() { openRoot(t, dir).Close() }
 	r := openRoot(t, dir)
-	if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
+	if _, err := r.installFrom(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
 		t.Fatal(err)
 	}
 	link := filepath.Join(dir, "bin", "tool")
@@ -332,7 +332,7 @@ func TestPreparedLinksDropped(t *testing.T) {
 	}
 	p := pkgOf("tool", "1")
 	p.Bin = append(p.Bin, repo.ParseCommand("share/big"))
-	if _, err := r.Install(alignedTar(t, base, version1()), p); err == nil {
+	if _, err := r.installFrom(alignedTar(t, base, version1()), p); err == nil {
 		t.Fatal("Install succeeded with its link's place taken")
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "bin", ".tool.new")); !os.IsNotExist(err) {
@@ -390,8 +390,8 @@ func TestUnmanagedTreeKept(t *testing.T) {
 	if err := os.WriteFile(mine, []byte("precious\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1"))
-	if ue := (*UnmanagedError)(nil); !errors.As(err, &ue) || ue.Path != filepath.Dir(mine) {
+	_, err := r.installFrom(alignedTar(t, base, version1()), pkgOf("tool", "1"))
+	if ue := (*unmanagedError)(nil); !errors.As(err, &ue) || ue.Path != filepath.Dir(mine) {
 		t.Errorf("install over an unmanaged pkgs/tool: %v", err)
 	}
 	if b, err := os.ReadFile(mine); err != nil || string(b) != "precious\n" {
@@ -416,33 +416,33 @@ func TestCheckRunnable(t *testing.T) {
 		{Name: "bin/loop", Type: tar.TypeSymlink, Linkname: "loop"},
 		{Name: "bin", Type: tar.TypeDir, Mode: 0o755},
 	}
-	for bin, want := range map[string]*BinError{
+	for bin, want := range map[string]*binError{
 		"bin/run": nil, "bin/alias": nil, "bin/up": nil, "bin/hard": nil, "bin/env": nil,
 		"share/data": nil, "run=bin/run": nil, "data=share/data": nil, "x=bin/up": nil,
-		"x=bin/gone":   {Bin: "x=bin/gone", Err: ErrBinNotFile},
-		"bin/dangling": {Bin: "bin/dangling", At: "bin/gone", Err: ErrBinMissing},
-		"bin/loop":     {Bin: "bin/loop", Err: ErrBinLoop},
-		"bin":          {Bin: "bin", At: "bin", Err: ErrBinNotFile},
-		"bin/none":     {Bin: "bin/none", Err: ErrBinNotFile},
+		"x=bin/gone":   {Bin: "x=bin/gone", Err: errBinNotFile},
+		"bin/dangling": {Bin: "bin/dangling", At: "bin/gone", Err: errBinMissing},
+		"bin/loop":     {Bin: "bin/loop", Err: errBinLoop},
+		"bin":          {Bin: "bin", At: "bin", Err: errBinNotFile},
+		"bin/none":     {Bin: "bin/none", Err: errBinNotFile},
 	} {
 		err := CheckRunnable(testrepo.Commands(bin), members)
-		var be *BinError
+		var be *binError
 		if want == nil && err != nil || want != nil && (!errors.As(err, &be) || *be != *want) {
 			t.Errorf("CheckRunnable(%s) = %#v, want %#v", bin, err, want)
 		}
 	}
 }
 
-// TestBinErrorText checks the words of each kind of *BinError.
+// TestBinErrorText checks the words of each kind of *binError.
 func TestBinErrorText(t *testing.T) {
 	for _, tt := range []struct {
-		e    BinError
+		e    binError
 		want string
 	}{
-		{BinError{Bin: "x=bin/gone", Err: ErrBinNotFile}, `bin "x=bin/gone" is not a file in the package`},
-		{BinError{Bin: "bin/dangling", At: "bin/gone", Err: ErrBinMissing}, `bin "bin/dangling" leads to bin/gone, which is not in the package`},
-		{BinError{Bin: "bin/loop", Err: ErrBinLoop}, `bin "bin/loop": too many levels of symlinks`},
-		{BinError{Bin: "bin", At: "bin", Err: ErrBinNotFile}, `bin "bin" leads to bin, which is not a file`},
+		{binError{Bin: "x=bin/gone", Err: errBinNotFile}, `bin "x=bin/gone" is not a file in the package`},
+		{binError{Bin: "bin/dangling", At: "bin/gone", Err: errBinMissing}, `bin "bin/dangling" leads to bin/gone, which is not in the package`},
+		{binError{Bin: "bin/loop", Err: errBinLoop}, `bin "bin/loop": too many levels of symlinks`},
+		{binError{Bin: "bin", At: "bin", Err: errBinNotFile}, `bin "bin" leads to bin, which is not a file`},
 	} {
 		if got := tt.e.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)
@@ -501,7 +501,7 @@ func TestSalvageAfterCrash(t *testing.T) {
 	for _, name := range []string{"tool", "other"} {
 		p := pkgOf(name, "1")
 		p.Bin = nil
-		if _, err := r.Install(alignedTar(t, base, version1()), p); err != nil {
+		if _, err := r.installFrom(alignedTar(t, base, version1()), p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -604,7 +604,7 @@ func TestReconcileKeepsEditedTree(t *testing.T) {
 	base := t.TempDir()
 	rootDir := filepath.Join(base, "root")
 	r := openRoot(t, rootDir)
-	if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
+	if _, err := r.installFrom(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(r.pkgDir("tool"), "bin", "tool")
@@ -639,7 +639,7 @@ func TestReconcileUnsure(t *testing.T) {
 	base := t.TempDir()
 	rootDir := filepath.Join(base, "root")
 	r := openRoot(t, rootDir)
-	if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
+	if _, err := r.installFrom(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(r.pkgDir("tool"), "bin", "tool"), []byte("edited, longer than before\n"), 0o755); err != nil {
@@ -672,7 +672,7 @@ func TestReconcileUnsure(t *testing.T) {
 func TestInstallOpensDatabase(t *testing.T) {
 	if dir := os.Getenv("PKG_INSTALL_OPENS"); dir != "" { // the process strace watches
 		r := openRoot(t, filepath.Join(dir, "root"))
-		if _, err := r.Install(filepath.Join(dir, "tool.tar"), pkgOf("tool", "1")); err != nil {
+		if _, err := r.installFrom(filepath.Join(dir, "tool.tar"), pkgOf("tool", "1")); err != nil {
 			t.Fatal(err)
 		}
 		if err := r.Close(); err != nil {
@@ -717,7 +717,7 @@ func TestCommandNameTooLong(t *testing.T) {
 	defer r.Close()
 	p := pkgOf("tool", "1")
 	p.Bin = testrepo.Commands(strings.Repeat("c", 252) + "=bin/tool")
-	_, err := r.Install(alignedTar(t, base, version1()), p)
+	_, err := r.installFrom(alignedTar(t, base, version1()), p)
 	if !errors.Is(err, syscall.ENAMETOOLONG) {
 		t.Fatalf("install: %v, want ENAMETOOLONG", err)
 	}

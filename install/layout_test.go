@@ -75,7 +75,7 @@ func TestLayoutRefused(t *testing.T) {
 			base := t.TempDir()
 			root, other := filepath.Join(base, "root"), filepath.Join(base, "other")
 			r := openRoot(t, root)
-			if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
+			if _, err := r.installFrom(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
 				t.Fatal(err)
 			}
 			must(t, r.makeSaved())

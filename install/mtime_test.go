@@ -93,7 +93,7 @@ func TestInstallKeepsMtimes(t *testing.T) {
 			defer r.Close()
 			p := pkgOf("timed", "1")
 			p.Bin = nil
-			if _, err := r.Install(aligned, p); err != nil {
+			if _, err := r.installFrom(aligned, p); err != nil {
 				t.Fatal(err)
 			}
 			extracted := filepath.Join(base, "extracted")

@@ -4,7 +4,7 @@ import "pkg/db"
 
 // Notices says a standing condition (an unsigned repository, a root that cannot share
 // blocks with the cache) once per root until it changes: the root records, under the
-// condition's key, the state it was in when said (Root.Remember), and a later command
+// condition's key, the state it was in when said (Root.remember), and a later command
 // that finds the same state says nothing. Where there is no root yet, or the line was not
 // printed (a note under a quiet command), nothing is recorded, and the next command says
 // it. The zero value is ready once Dir is set.
@@ -69,7 +69,7 @@ func (n *Notices) record() {
 		return
 	}
 	for key, state := range n.pending {
-		if n.root.Remember(key, state) == nil {
+		if n.root.remember(key, state) == nil {
 			delete(n.pending, key)
 		}
 	}

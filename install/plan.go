@@ -17,9 +17,6 @@ type Delta struct {
 	Keep    []string       // installed as wanted, by name
 }
 
-// Empty reports whether the root already holds the set.
-func (p *Delta) Empty() bool { return len(p.Install) == 0 && len(p.Remove) == 0 }
-
 // Plan compares the installed packages with want, one package per name. A package is
 // installed as wanted when its version, archive sha256, depends and commands all match
 // and its tree is there; any other version, older or newer, is replaced, and a tree

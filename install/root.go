@@ -240,10 +240,10 @@ func (r *Root) Abandon() error {
 // DB returns the root's database, for queries.
 func (r *Root) DB() *db.DB { return r.db }
 
-// Remember records that the user was told of the standing condition key in state ("" for
+// remember records that the user was told of the standing condition key in state ("" for
 // its end), so that a later command can stay quiet until the state changes: what was said
 // is kept with the root, and db.DB.SaidState reads it back.
-func (r *Root) Remember(key, state string) error { return r.db.PutSaid(key, state) }
+func (r *Root) remember(key, state string) error { return r.db.PutSaid(key, state) }
 
 // Dir returns the root's absolute path.
 func (r *Root) Dir() string { return r.dir }

@@ -56,7 +56,7 @@ func testSwapped(t *testing.T, part string) {
 	tars := [2]string{alignedTar(t, base, swapVersion("1")), alignedTar(t, base, swapVersion("2"))}
 	r := openRoot(t, root)
 	must(t, os.MkdirAll(r.path(".pkg", "saved"), 0o755))
-	if _, err := r.Install(tars[0], swapPackage("lib", "1")); err != nil {
+	if _, err := r.installFrom(tars[0], swapPackage("lib", "1")); err != nil {
 		t.Fatal(err)
 	}
 	r.Close()
@@ -128,17 +128,17 @@ func swapStep(dir string, step int, tars [2]string) (err, wrong error) {
 	}
 	switch step {
 	case 0:
-		_, err = r.Install(tars[0], swapPackage("tool", "1"))
+		_, err = r.installFrom(tars[0], swapPackage("tool", "1"))
 	case 1:
 		var problems []FileError
 		if problems, err = r.Verify(); len(mistaken(problems)) > 0 {
 			return err, fmt.Errorf("verify found %v", mistaken(problems))
 		}
 	case 2:
-		_, err = r.Install(tars[1], swapPackage("tool", "2"))
+		_, err = r.installFrom(tars[1], swapPackage("tool", "2"))
 	default:
 		if _, gerr := r.DB().Get("tool"); gerr == nil {
-			err = r.Remove("tool")
+			err = r.uninstall("tool")
 		}
 	}
 	return err, nil
@@ -189,7 +189,7 @@ func makeDecoy(t *testing.T, dir string) {
 // makeDecoyRoot makes a root of its own at dir, with lib installed.
 func makeDecoyRoot(t *testing.T, dir, tarPath string) {
 	r := openRoot(t, dir)
-	if _, err := r.Install(tarPath, swapPackage("lib", "1")); err != nil {
+	if _, err := r.installFrom(tarPath, swapPackage("lib", "1")); err != nil {
 		t.Fatal(err)
 	}
 	r.Close()

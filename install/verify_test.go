@@ -77,7 +77,7 @@ func TestVerify(t *testing.T) {
 			base := t.TempDir()
 			r := openRoot(t, filepath.Join(base, "root"))
 			defer r.Close()
-			if _, err := r.Install(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
+			if _, err := r.installFrom(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
 				t.Fatal(err)
 			}
 			tt.damage(t, r.pkgDir("tool"), r.Dir())
@@ -152,7 +152,7 @@ func BenchmarkVerify(b *testing.B) {
 	defer r.Close()
 	p := pkgOf("tree", "1")
 	p.Bin = nil
-	if _, err := r.Install(alignedTar(b, base, entries), p); err != nil {
+	if _, err := r.installFrom(alignedTar(b, base, entries), p); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -198,13 +198,13 @@ func TestVerifyClosed(t *testing.T) {
 	p := pkgOf("closed", "1")
 	p.Bin = nil
 	tarPath := alignedTar(t, base, closedTree())
-	if _, err := r.Install(tarPath, p); err != nil {
+	if _, err := r.installFrom(tarPath, p); err != nil {
 		t.Fatal(err)
 	}
 	if problems, err := r.Verify(); err != nil || len(problems) != 0 {
 		t.Errorf("Verify of the intact tree = %v, %v", problems, err)
 	}
-	if _, err := r.Install(tarPath, p); err != nil {
+	if _, err := r.installFrom(tarPath, p); err != nil {
 		t.Fatal(err)
 	}
 	if s, saved := r.Salvaged(), r.Saved(); len(s) != 0 || len(saved) != 0 {
@@ -236,7 +236,7 @@ func TestVerifyClosed(t *testing.T) {
 		t.Errorf("Verify after the user's changes:\n got %q\nwant %q", got, want)
 	}
 	must(t, os.Chmod(filepath.Join(dir, "open"), 0o644))
-	if err := r.Remove("closed"); err != nil {
+	if err := r.uninstall("closed"); err != nil {
 		t.Fatal(err)
 	}
 	if s := r.Salvaged(); len(s) != 1 || s[0].Tree == "" { // what it cannot read may be the user's
@@ -262,7 +262,7 @@ func TestVerifySearchOnly(t *testing.T) {
 		{name: "xo/", typ: tar.TypeDir, mode: 0o100},
 		{name: "xo/f", typ: tar.TypeReg, mode: 0o644, data: "as installed"},
 	})
-	if _, err := r.Install(tarPath, p); err != nil {
+	if _, err := r.installFrom(tarPath, p); err != nil {
 		t.Fatal(err)
 	}
 	if problems, err := r.Verify(); err != nil || len(problems) != 0 {

@@ -43,7 +43,7 @@ func BenchmarkVerifyShared(b *testing.B) {
 	defer r.Close()
 	p := pkgOf("tree", "1")
 	p.Bin = nil
-	if _, err := r.Install(tarPath, p); err != nil {
+	if _, err := r.installFrom(tarPath, p); err != nil {
 		b.Fatal(err)
 	}
 	cache := membersCache{tarPath, members}

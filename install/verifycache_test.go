@@ -186,13 +186,13 @@ func TestVerifyShared(t *testing.T) {
 					defer r.Close()
 					p := pkgOf("t", "1")
 					p.Bin = nil
-					if _, err := r.Install(tarPath, p); err != nil {
+					if _, err := r.installFrom(tarPath, p); err != nil {
 						t.Fatal(err)
 					}
 					// Another root's install keeps the tar's blocks shared when this one's are not.
 					r2 := openRoot(t, filepath.Join(work, "root2"))
 					defer r2.Close()
-					if _, err := r2.Install(tarPath, p); err != nil {
+					if _, err := r2.installFrom(tarPath, p); err != nil {
 						t.Fatal(err)
 					}
 					members, err := scanWithDigests(tarPath)
@@ -283,7 +283,7 @@ func TestVerifySharedVersions(t *testing.T) {
 			defer r.Close()
 			p := pkgOf("t", "2")
 			p.Bin = nil
-			if _, err := r.Install(newer, p); err != nil {
+			if _, err := r.installFrom(newer, p); err != nil {
 				t.Fatal(err)
 			}
 			for _, step := range []string{"both tars", "older tar removed"} {
@@ -351,7 +351,7 @@ func TestVerifySlowIndex(t *testing.T) {
 	defer r.Close()
 	p := pkgOf("t", "1")
 	p.Bin = nil
-	if _, err := r.Install(tarPath, p); err != nil {
+	if _, err := r.installFrom(tarPath, p); err != nil {
 		t.Fatal(err)
 	}
 	_, quick, err := r.verify(testCache(tarPath), nil)
