@@ -10,7 +10,6 @@ import (
 	"pkg/db"
 	"pkg/install"
 	"pkg/repo"
-	"pkg/report"
 	"pkg/txn"
 )
 
@@ -39,24 +38,24 @@ func (s *Session) Installed() (recs []Record, requested map[string]string, err e
 	return recs, requested, err
 }
 
-// Files returns the files of the installed package name (report.Files), read as Installed
+// Files returns the record of the installed package name and its files, read as Installed
 // reads. Not installed, it is a *NotInstalledError, or one wrapping ErrNoRoot where
 // nothing was ever installed.
-func (s *Session) Files(name string) (f report.Files, err error) {
+func (s *Session) Files(name string) (rec Record, files []db.File, err error) {
 	err = s.viewRoot(func(d *db.DB) error {
-		ps, files, err := d.Installed(name)
+		ps, fs, err := d.Installed(name)
 		if errors.Is(err, db.ErrNotInstalled) {
 			installed, _ := d.List() // for a suggestion only
 			return db.NotInstalled("files", name, installed)
 		} else if err == nil {
-			f = report.NewFiles(&ps[0], files[0])
+			rec, files = ps[0], fs[0]
 		}
 		return err
 	})
 	if errors.Is(err, install.ErrNoRoot) {
-		return f, fmt.Errorf("files %s: not installed: %w", name, err)
+		return rec, nil, fmt.Errorf("files %s: not installed: %w", name, err)
 	}
-	return f, err
+	return rec, files, err
 }
 
 // Names returns what a shell completes a package name to, saying nothing: the

@@ -25,16 +25,17 @@ func TestInstalled(t *testing.T) {
 	if names := s.Names(context.Background(), true); !slices.Equal(names, []string{"hello", "tool"}) {
 		t.Errorf("Names(true) = %q; want what the cache's copy of the index offers", names)
 	}
-	if f, err := s.Files("hello"); err != nil || f.Name != "hello" || f.Version != "1" || len(f.Files) == 0 {
-		t.Errorf("Files(hello) = %+v, %v", f, err)
+	if rec, files, err := s.Files("hello"); err != nil || rec.Name != "hello" || rec.Version != "1" || len(files) == 0 {
+		t.Errorf("Files(hello) = %+v, %d files, %v", rec, len(files), err)
 	}
 	var ne *session.NotInstalledError
-	if _, err := s.Files("tool"); !errors.As(err, &ne) || ne.Name != "tool" {
+	if _, _, err := s.Files("tool"); !errors.As(err, &ne) || ne.Name != "tool" {
 		t.Errorf("Files(tool) = %v; want a *session.NotInstalledError", err)
 	}
-	found, from, err := s.Search(context.Background(), "")
-	if err != nil || from != o.Repos[0].URLs[0] || len(found.Packages) != 2 || found.Packages[0].Installed != "1" || found.Packages[1].Installed != "" {
-		t.Errorf("Search = %+v, %q, %v; want hello installed and tool not, from %s", found, from, err, o.Repos[0].URLs[0])
+	found, err := s.Search(context.Background(), "")
+	if err != nil || found.From != o.Repos[0].URLs[0] || len(found.Packages) != 2 || found.Packages[0].Name != "hello" || found.Packages[1].Name != "tool" ||
+		len(found.Installed) != 1 || found.Installed[0].Name != "hello" || found.Installed[0].Version != "1" {
+		t.Errorf("Search = %+v, %v; want hello and tool, hello installed, from %s", found, err, o.Repos[0].URLs[0])
 	}
 	dir := o.Repos[0].URLs[0]
 	if err := publish(dir, filepath.Dir(dir), "hello", "2"); err != nil {
@@ -52,7 +53,7 @@ func TestInstalled(t *testing.T) {
 	if names := s.Names(context.Background(), false); len(names) != 0 {
 		t.Errorf("Names(false) of no root = %q", names)
 	}
-	if _, err := s.Files("hello"); !errors.Is(err, session.ErrNoRoot) {
+	if _, _, err := s.Files("hello"); !errors.Is(err, session.ErrNoRoot) {
 		t.Errorf("Files of no root = %v; want session.ErrNoRoot", err)
 	}
 }

@@ -18,19 +18,26 @@ func TestInfo(t *testing.T) {
 		name    string
 		offered bool
 	}{{"hello", false}, {"tool", true}} {
-		info, offered, err := s.Info(context.Background(), tt.name)
-		if err != nil || info.Name != tt.name || info.Installed == offered || offered != tt.offered {
+		info, err := s.Info(context.Background(), tt.name)
+		offered := info.Offered != nil
+		name := ""
+		if offered {
+			name = info.Offered.Name
+		} else if info.Installed != nil {
+			name = info.Installed.Name
+		}
+		if err != nil || name != tt.name || (info.Installed != nil) == offered || offered != tt.offered {
 			t.Errorf("Info(%s) = %+v, offered %v, %v", tt.name, info, offered, err)
 		}
 	}
 	var nf *session.NotOfferedError
-	if _, _, err := s.Info(context.Background(), "nope"); !errors.As(err, &nf) {
+	if _, err := s.Info(context.Background(), "nope"); !errors.As(err, &nf) {
 		t.Errorf("Info(nope): %v, want a *session.NotOfferedError", err)
 	}
 	o.Repos = nil
 	s, _ = newSession(t, o, "")
 	var ne *session.NotInstalledError
-	if _, _, err := s.Info(context.Background(), "tool"); !errors.As(err, &ne) {
+	if _, err := s.Info(context.Background(), "tool"); !errors.As(err, &ne) {
 		t.Errorf("Info(tool) with no repository: %v, want a *session.NotInstalledError", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"pkg/report"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -24,13 +26,17 @@ func infoAction(c *cli.Context) error {
 	if err := installedNames("info", []string{name}); err != nil {
 		return err
 	}
-	info, offered, err := sess(c).Info(c.Context, name)
+	read, err := sess(c).Info(c.Context, name)
 	if err != nil {
 		return searchTip(err)
 	}
+	var info report.Info
 	tip := ""
-	if offered {
+	if read.Offered != nil {
+		info = report.OfferedInfo(*read.Offered, read.Versions)
 		tip = fmt.Sprintf(" ('pkg install %s' installs it)", name)
+	} else {
+		info = report.InstalledInfo(read.Installed, read.Dir, read.Requested, read.Held)
 	}
 	return show(c, info, func(w io.Writer) error { return info.WriteText(w, tip) })
 }
@@ -43,12 +49,13 @@ func searchCommand() *cli.Command {
 		Flags:     []cli.Flag{jsonFlag("search")},
 		Before:    takes(0, 1, ""),
 		Action: func(c *cli.Context) error {
-			s, from, err := sess(c).Search(c.Context, c.Args().First())
+			found, err := sess(c).Search(c.Context, c.Args().First())
 			if err != nil {
 				return err
 			}
+			s := report.NewSearch(c.Args().First(), found.Packages, found.Installed)
 			if len(s.Packages) == 0 && c.NArg() > 0 && !c.Bool("json") {
-				return fmt.Errorf("search: nothing in %s matches %q", from, c.Args().First())
+				return fmt.Errorf("search: nothing in %s matches %q", found.From, c.Args().First())
 			}
 			return show(c, s, s.WriteText)
 		},

@@ -39,10 +39,11 @@ func filesCommand() *cli.Command {
 			if err := installedNames("files", []string{name}); err != nil {
 				return err
 			}
-			f, err := sess(c).Files(name)
+			rec, files, err := sess(c).Files(name)
 			if err != nil {
 				return searchTip(err)
 			}
+			f := report.NewFiles(&rec, files)
 			return show(c, f, f.WriteText)
 		},
 	}
