@@ -58,12 +58,3 @@ func OverLimitText(t fetch.Trimmed, l fetch.Limits) string {
 	}
 	return fmt.Sprintf("the cache takes %s, over its limit of %s: the rest is what installed packages use", units.Size(t.Size), units.Size(l.MaxSize))
 }
-
-// AutoPrunedText says what an automatic prune (session.Upkeep.AutoPrune) removed, or returns "".
-func AutoPrunedText(t fetch.Trimmed) string {
-	if len(t.Removed) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("pruned the cache to its configured limits: removed %s no installed package uses, %s; it takes %s",
-		units.Count(len(t.Removed), "cached package"), units.Size(t.Freed), units.Size(t.Size))
-}

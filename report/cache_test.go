@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"pkg/fetch"
+	"pkg/notice"
 )
 
 func TestTrimmedText(t *testing.T) {
@@ -34,8 +35,9 @@ func TestTrimmedText(t *testing.T) {
 	if got := OverLimitText(two, fetch.Limits{MaxSize: 1}); !strings.Contains(got, "over its limit of 1 B") {
 		t.Errorf("OverLimitText over the limit = %q", got)
 	}
-	if got := AutoPrunedText(fetch.Trimmed{}); got != "" {
-		t.Errorf("AutoPrunedText of nothing removed = %q, want none", got)
+	want := "pruned the cache to its configured limits: removed 2 cached packages no installed package uses, 2.0 KiB; it takes 4.0 KiB"
+	if got := NoticeText(notice.AutoPruned{Removed: len(two.Removed), Freed: two.Freed, Size: two.Size}); got != want {
+		t.Errorf("NoticeText(AutoPruned) = %q, want %q", got, want)
 	}
 }
 

@@ -3,14 +3,12 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 
 	"pkg/fetch"
-	"pkg/internal/procname"
 	"pkg/internal/units"
-	"pkg/report"
+	"pkg/notice"
 	"pkg/runner"
 )
 
@@ -93,7 +91,7 @@ func (u Upkeep) Trim(ctx context.Context, prune bool, l Limits) (*Trimmed, error
 		var forgot []string
 		out.Trimmed, forgot, err = pruneCache(cache, s.Root, s.rootOptions(), l)
 		for _, dir := range forgot {
-			s.obs.Note(fmt.Sprintf("forgot root %s, which installed from this cache and is gone", dir))
+			s.obs.Notice(notice.ForgotRoot{Dir: dir})
 		}
 	} else {
 		out.Trimmed, err = cache.Trim(l, func(fetch.Entry) bool { return false })
@@ -120,15 +118,15 @@ func (u Upkeep) AutoPrune() {
 	cache, l := s.caches[0], Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
 	t, _, done, err := autoPruneCache(cache, s.Root, s.rootOptions(), l)
 	if err != nil {
-		s.obs.Note(fmt.Sprintf("the cache was not pruned: %v", err))
-	} else if text := report.AutoPrunedText(t); done && text != "" {
-		s.obs.Note(text)
+		s.obs.Notice(notice.NotPruned{Err: err})
+	} else if done && len(t.Removed) > 0 {
+		s.obs.Notice(notice.AutoPruned{Removed: len(t.Removed), Freed: t.Freed, Size: t.Size})
 	}
 	if done && l.OlderThan > 0 { // their entries go at the next prune
 		if n, err := runner.Prune(cache, l); err != nil {
-			s.obs.Note(fmt.Sprintf("the run roots were not pruned: %v", err))
+			s.obs.Notice(notice.NotPruned{RunRoots: true, Err: err})
 		} else if n > 0 {
-			s.obs.Note(fmt.Sprintf("removed %s unused for %s", units.Count(n, "run root"), units.Duration(l.OlderThan)))
+			s.obs.Notice(notice.RunRootsPruned{Count: n, OlderThan: l.OlderThan})
 		}
 	}
 }
@@ -141,13 +139,7 @@ func (s *Session) removingCache(ctx context.Context) (*fetch.Cache, error) {
 	}
 	cache, err := s.openCache(ctx, false)
 	if err == nil {
-		err = cache.Exclusive(ctx, func(pids []int) {
-			who := ""
-			if len(pids) > 0 {
-				who = ": " + procname.Names(pids)
-			}
-			s.obs.Note(fmt.Sprintf("waiting for the other pkg commands using the cache %s to finish%s", s.Cache, who))
-		})
+		err = cache.Exclusive(ctx, func(pids []int) { s.obs.Notice(notice.CacheWaiting{Dir: s.Cache, Pids: pids}) })
 	}
 	if err != nil {
 		return nil, err
@@ -161,7 +153,7 @@ func (s *Session) cacheMissing() bool {
 	if _, err := os.Stat(s.Cache); !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
-	s.obs.Note("nothing is cached: no cache at " + s.Cache)
+	s.obs.Notice(notice.NoCache{Dir: s.Cache})
 	return true
 }
 

@@ -14,8 +14,10 @@ import (
 	"pkg/db"
 	"pkg/install"
 	"pkg/internal/testfs"
+	"pkg/notice"
 	"pkg/pkgtest/testrepo"
 	"pkg/repo"
+	"pkg/report"
 	"pkg/session"
 	"pkg/txn"
 )
@@ -57,8 +59,13 @@ func (r *recorder) Refetching(p repo.Package, err error) {
 func (r *recorder) Retrying(err error, wait time.Duration, attempt, max int) {
 	r.add("retrying: %v", err)
 }
-func (r *recorder) Note(text string)          { r.add("note: %s", text) }
-func (r *recorder) Warn(text string)          { r.add("warning: %s", text) }
+func (r *recorder) Notice(n notice.Notice) {
+	if n.Warning() {
+		r.add("warning: %s", report.NoticeText(n))
+	} else {
+		r.add("note: %s", report.NoticeText(n))
+	}
+}
 func (r *recorder) RootWaiting(holder string) { r.add("waiting for %s", holder) }
 func (r *recorder) RunWaiting(holder string)  { r.add("waiting for %s to make the run's root", holder) }
 func (r *recorder) LinksWrong(err error)      { r.add("links: %v", err) }

@@ -3,16 +3,14 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"pkg/config"
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
-	"pkg/internal/units"
+	"pkg/notice"
 	"pkg/pin"
 	"pkg/repo"
 	"pkg/trust"
@@ -70,7 +68,7 @@ func (s *Session) readIndexes(ctx context.Context, cache *fetch.Cache, rs []conf
 		s.tellTrust(ix)
 		if t, ok := cache.IndexTime(ix.Source); ok && s.Offline {
 			// What offline installs, locks and frozen checks are as current as.
-			s.obs.Note(fmt.Sprintf("offline: using the index of %s as last read %s (%s ago)", ix.Source.URL(), t.Local().Format("2006-01-02 15:04"), units.Roughly(time.Since(t))))
+			s.obs.Notice(notice.OfflineIndex{URL: ix.Source.URL(), Read: t})
 		}
 		ixs = append(ixs, ix)
 	}
@@ -268,8 +266,7 @@ func (s *Session) tellTrust(ix *txn.Catalog) {
 	}
 	said := true
 	if u := res.Unverified(); res.Expired {
-		s.obs.Warn(fmt.Sprintf("repository %s: offline, using the last verified index (version %d), which expired at %s",
-			res.Location, res.Version, res.Expires.UTC().Format(time.RFC3339)))
+		s.obs.Notice(notice.ExpiredIndex{Location: res.Location, Version: res.Version, Expires: res.Expires})
 	} else if u != nil {
 		said = s.obs.Unverified(u, errors.Is(u, trust.ErrUsedUnsigned) && strings.HasPrefix(res.Location, "file://"))
 	}

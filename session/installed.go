@@ -9,6 +9,7 @@ import (
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/notice"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -32,7 +33,7 @@ func (s *Session) Installed() (recs []Record, requested map[string]string, err e
 		return err
 	})
 	if errors.Is(err, install.ErrNoRoot) {
-		s.obs.Note("nothing is installed: " + err.Error())
+		s.obs.Notice(notice.NothingInstalled{Err: err})
 		err = nil
 	}
 	return recs, requested, err

@@ -2,9 +2,9 @@ package session
 
 import (
 	"context"
-	"fmt"
 
 	"pkg/install"
+	"pkg/notice"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -35,7 +35,7 @@ func (s *Session) Repair(ctx context.Context) (*install.Rebuilt, error) {
 		if err != nil {
 			why = err.Error()
 		}
-		s.obs.Warn(fmt.Sprintf("no index to describe the packages (%s): they are recorded without their commands, libraries and dependencies until reinstalled", why))
+		s.obs.Notice(notice.NoIndex{Why: why})
 	}
 	candidates, err := repairCandidates(cache, offered)
 	if err != nil {

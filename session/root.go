@@ -8,6 +8,7 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/notice"
 )
 
 // openCache opens the cache for the rest of the session (Close closes it), or, for a dry
@@ -50,11 +51,7 @@ func (s *Session) openRoot(ctx context.Context) (*install.Root, error) {
 		s.obs.LinksWrong(r.Links())
 	}
 	for _, n := range r.Notes() {
-		if n.Warn {
-			s.obs.Warn(n.Text)
-		} else {
-			s.obs.Note(n.Text)
-		}
+		s.obs.Notice(notice.RootOpened{Text: n.Text, Warn: n.Warn})
 	}
 	return r, nil
 }
@@ -72,7 +69,7 @@ func (s *Session) RootExists() error {
 // changing the root: fn then sees what was installed before it, and the observer hears
 // so.
 func (s *Session) viewRoot(fn func(d *db.DB) error) error {
-	busy := func(holder string) { s.obs.Note(install.BusyText(holder, s.Root)) }
+	busy := func(holder string) { s.obs.Notice(notice.RootBusy{Dir: s.Root, Holder: holder}) }
 	return install.View(s.Root, s.rootOptions(), busy, fn)
 }
 

@@ -22,6 +22,7 @@ import (
 	"pkg/config"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/notice"
 	"pkg/pin"
 	"pkg/repo"
 	"pkg/trust"
@@ -217,7 +218,7 @@ func (s *Session) sourceOptions() (fetch.Options, error) {
 	if err != nil {
 		return fetch.Options{}, err
 	}
-	failover := func(to string, why error) { s.obs.Note(fmt.Sprintf("%v; using %s", why, to)) }
+	failover := func(to string, why error) { s.obs.Notice(notice.Failover{To: to, Err: why}) }
 	return fetch.Options{Offline: s.Offline, Trust: policy, Retrying: s.obs.Retrying, Failover: failover}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"io"
 	"time"
 
+	"pkg/notice"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -20,8 +21,7 @@ func (silent) Waiting(repo.Package, []int, bool)              {}
 func (silent) Refetching(repo.Package, error)                 {}
 func (silent) During(_ []repo.Package, fn func() error) error { return fn() }
 func (silent) Retrying(error, time.Duration, int, int)        {}
-func (silent) Note(string)                                    {}
-func (silent) Warn(string)                                    {}
+func (silent) Notice(notice.Notice)                           {}
 func (silent) RootWaiting(string)                             {}
 func (silent) RunWaiting(string)                              {}
 func (silent) LinksWrong(error)                               {}

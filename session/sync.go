@@ -7,6 +7,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/notice"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -73,7 +74,7 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 		plan.Root = s.Root
 	}
 	if len(kept) > 0 {
-		s.obs.Note(fmt.Sprintf("keeping %s, not in %s", strings.Join(kept, ", "), path))
+		s.obs.Notice(notice.Kept{Names: kept, Lock: path})
 	}
 	if rm := removals(plan); len(rm) > 0 && s.DefaultRoot {
 		return nil, &ExtraError{Lock: path, Root: plan.Root, Extra: rm}

@@ -3,12 +3,12 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/notice"
 )
 
 // Verify checks the files of the installed packages names (all for none) against what was
@@ -23,7 +23,7 @@ func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []
 	// Checking needs no writing; on a read-only filesystem nothing changes it meanwhile.
 	if notYours := errors.Is(err, install.ErrNotYours); notYours || errors.Is(err, install.ErrReadOnly) {
 		if root, err = install.OpenReadOnly(s.Root, s.rootOptions()); err == nil && notYours {
-			s.obs.Note(root.Dir() + " is not yours: verifying without its lock, so a command changing it meanwhile may show as problems")
+			s.obs.Notice(notice.RootNotYours{Dir: root.Dir()})
 		}
 	}
 	if err != nil {
@@ -46,8 +46,7 @@ func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []
 		return nil, nil, err
 	}
 	if saved := root.Saved(); len(saved) > 0 {
-		s.obs.Note(fmt.Sprintf("%s holds what upgrades and removes found added or changed in packages' directories (%d kept): look through it, and delete what you no longer need",
-			filepath.Join(root.Dir(), ".pkg", "saved"), len(saved)))
+		s.obs.Notice(notice.Saved{Dir: filepath.Join(root.Dir(), ".pkg", "saved"), Count: len(saved)})
 	}
 	return all, problems, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pkg/fetch"
+	"pkg/notice"
 	"pkg/repo"
 )
 
@@ -28,8 +29,7 @@ type Observer interface {
 	Refetching(p repo.Package, err error)
 	During(pkgs []repo.Package, fn func() error) error        // fn fetches pkgs (nil: not known yet), whose progress it may show meanwhile
 	Retrying(err error, wait time.Duration, attempt, max int) // a request or download is tried again
-	Note(text string)                                         // advice, which a quiet command may leave out
-	Warn(text string)                                         // said all the same
+	Notice(n notice.Notice)                                   // a note (advice, which a quiet command may leave out) or a warning (said all the same)
 	RootWaiting(holder string)                                // another process keeps the root's lock past a retry
 	RunWaiting(holder string)                                 // another process is making the root of the same run (pkg run)
 	LinksWrong(err error)                                     // a root opened whose bin/ links could not be synced (*install.LinksError)

@@ -11,6 +11,8 @@ import (
 	prog "pkg/cmd/pkg/internal/progress"
 	"pkg/config"
 	"pkg/internal/xdg"
+	"pkg/notice"
+	"pkg/report"
 	"pkg/session"
 	"pkg/trust"
 	"pkg/txn"
@@ -92,13 +94,22 @@ func defaultRoot() string  { return xdg.Dir("XDG_DATA_HOME", ".local/share") }
 func defaultCache() string { return xdg.Dir("XDG_CACHE_HOME", ".cache") }
 
 // progress is the session's observer: progress.Display, with the reports whose advice
-// names pkg's commands and flags.
+// names pkg's commands and flags, and the notices as report words them.
 type progress struct {
 	*prog.Display
 	c *cli.Context
 }
 
 var _ txn.Observer = progress{}
+
+// Notice prints report's words for n as a warning, or as a note unless --quiet.
+func (o progress) Notice(n notice.Notice) {
+	if n.Warning() {
+		o.Warn(report.NoticeText(n))
+	} else {
+		o.Note(report.NoticeText(n))
+	}
+}
 
 func (o progress) LinksWrong(err error) {
 	warn(o.c, "%s; once it can be changed, 'pkg verify' names the links still wrong", err)

@@ -5,9 +5,10 @@ import (
 	"io"
 )
 
-// An Display is what a command's session reports to (session.Display, less the reports
-// whose advice names the command's own flags, which the command adds): its fetches go to
-// a Reporter, its notes above the bars, its warnings and waits to the notes' writer.
+// A Display is what a command's session reports to (a txn.Observer, less the reports
+// whose advice names the command's own flags and the notices, which the command adds and
+// words): its fetches go to a Reporter, its notes above the bars, its warnings and waits
+// to the notes' writer.
 type Display struct {
 	*Reporter
 	name, root string

@@ -1,0 +1,135 @@
+// Package notice holds what the engine says beside its results and its errors: typed
+// values, each carrying its facts, that an observer hears (txn.Observer.Notice) and
+// report.NoticeText words. A note is advice a quiet command may leave out; a warning is
+// said all the same.
+package notice
+
+import "time"
+
+// Notice is one thing to say; Warning reports whether it is a warning rather than a note.
+type Notice interface{ Warning() bool }
+
+type note struct{}
+
+func (note) Warning() bool { return false }
+
+type warning struct{}
+
+func (warning) Warning() bool { return true }
+
+// RootOpened is what opening a root found to say of it (install.Root.Notes), worded by
+// install: Text, a warning where Warn.
+type RootOpened struct {
+	Text string
+	Warn bool
+}
+
+// Warning reports Warn.
+func (n RootOpened) Warning() bool { return n.Warn }
+
+// RootBusy: the root Dir is read without waiting for Holder, which is changing it ("": a
+// change was cut short), so what is read is what was installed before that change.
+type RootBusy struct {
+	note
+	Dir, Holder string
+}
+
+// RootNotYours: the root Dir is not the user's, so it is verified without its lock.
+type RootNotYours struct {
+	note
+	Dir string
+}
+
+// NothingInstalled: there is no root, Err saying where (it wraps install.ErrNoRoot).
+type NothingInstalled struct {
+	note
+	Err error
+}
+
+// Saved: the directory Dir keeps Count files that upgrades and removes found added or
+// changed in packages' directories.
+type Saved struct {
+	note
+	Dir   string
+	Count int
+}
+
+// Kept: a sync keeps the installed packages Names, which the lockfile Lock does not list.
+type Kept struct {
+	note
+	Names []string
+	Lock  string
+}
+
+// Failover: a repository's URL failed (Err), so its mirror To is used.
+type Failover struct {
+	note
+	To  string
+	Err error
+}
+
+// OfflineIndex: offline, the index of URL is used as last read, at Read.
+type OfflineIndex struct {
+	note
+	URL  string
+	Read time.Time
+}
+
+// ExpiredIndex: offline, the last verified index of the repository at Location (its
+// version Version) is used, which expired at Expires.
+type ExpiredIndex struct {
+	warning
+	Location string
+	Version  uint64
+	Expires  time.Time
+}
+
+// NoIndex: a repair has no index to describe the packages it records (Why), so they are
+// recorded without their commands, libraries and dependencies.
+type NoIndex struct {
+	warning
+	Why string
+}
+
+// NoCache: there is no cache at Dir, so nothing is cached.
+type NoCache struct {
+	note
+	Dir string
+}
+
+// CacheWaiting: a command waits for the other commands using the cache Dir to finish,
+// the processes Pids where they are known.
+type CacheWaiting struct {
+	note
+	Dir  string
+	Pids []int
+}
+
+// ForgotRoot: a prune forgot the root Dir, which installed from the cache and is gone.
+type ForgotRoot struct {
+	note
+	Dir string
+}
+
+// NotPruned: an automatic prune of the cache, or of its run roots where RunRoots, failed
+// (Err).
+type NotPruned struct {
+	note
+	RunRoots bool
+	Err      error
+}
+
+// AutoPruned: an automatic prune removed Removed cached packages no installed package
+// uses, freeing Freed bytes; the cache takes Size.
+type AutoPruned struct {
+	note
+	Removed     int
+	Freed, Size int64
+}
+
+// RunRootsPruned: an automatic prune removed Count run roots unused for OlderThan.
+type RunRootsPruned struct {
+	note
+	Count     int
+	OlderThan time.Duration
+}

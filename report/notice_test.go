@@ -1,0 +1,43 @@
+package report
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"pkg/notice"
+)
+
+// TestNoticeText words each kind of notice as the session worded it before notices
+// were values, and says which are warnings.
+func TestNoticeText(t *testing.T) {
+	bad := errors.New("bad")
+	expires := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		n    notice.Notice
+		want string
+		warn bool
+	}{
+		{notice.RootOpened{Text: "opened", Warn: true}, "opened", true},
+		{notice.RootOpened{Text: "opened"}, "opened", false},
+		{notice.RootBusy{Dir: "/r", Holder: "pid 1 (pkg)"}, "pid 1 (pkg) is changing /r; this is what was installed before it started", false},
+		{notice.RootNotYours{Dir: "/r"}, "/r is not yours: verifying without its lock, so a command changing it meanwhile may show as problems", false},
+		{notice.NothingInstalled{Err: bad}, "nothing is installed: bad", false},
+		{notice.Saved{Dir: "/r/.pkg/saved", Count: 2}, "/r/.pkg/saved holds what upgrades and removes found added or changed in packages' directories (2 kept): look through it, and delete what you no longer need", false},
+		{notice.Kept{Names: []string{"a", "b"}, Lock: "pkg.lock"}, "keeping a, b, not in pkg.lock", false},
+		{notice.Failover{To: "http://m", Err: bad}, "bad; using http://m", false},
+		{notice.ExpiredIndex{Location: "http://r", Version: 3, Expires: expires}, "repository http://r: offline, using the last verified index (version 3), which expired at 2026-01-02T03:04:05Z", true},
+		{notice.NoIndex{Why: "no repository is given"}, "no index to describe the packages (no repository is given): they are recorded without their commands, libraries and dependencies until reinstalled", true},
+		{notice.NoCache{Dir: "/c"}, "nothing is cached: no cache at /c", false},
+		{notice.CacheWaiting{Dir: "/c"}, "waiting for the other pkg commands using the cache /c to finish", false},
+		{notice.ForgotRoot{Dir: "/r"}, "forgot root /r, which installed from this cache and is gone", false},
+		{notice.NotPruned{Err: bad}, "the cache was not pruned: bad", false},
+		{notice.NotPruned{RunRoots: true, Err: bad}, "the run roots were not pruned: bad", false},
+		{notice.RunRootsPruned{Count: 2, OlderThan: 2 * time.Hour}, "removed 2 run roots unused for 2h0m0s", false},
+	}
+	for _, tt := range tests {
+		if got := NoticeText(tt.n); got != tt.want || tt.n.Warning() != tt.warn {
+			t.Errorf("NoticeText(%#v) = %q, warning %v; want %q, warning %v", tt.n, got, tt.n.Warning(), tt.want, tt.warn)
+		}
+	}
+}
