@@ -95,7 +95,7 @@ func place(dir, archivePath string, remote bool, p *Package, s *Signer) (Meta, e
 		return Meta{}, err
 	}
 	if cycle := ix.cycleWith(*p); cycle != nil {
-		return Meta{}, &CycleError{Cycle: cycle}
+		return Meta{}, &cycleError{Cycle: cycle}
 	}
 	if err := stamp(dir, ix, s); err != nil {
 		return Meta{}, err

@@ -286,8 +286,8 @@ func TestAddCycle(t *testing.T) {
 			case err == nil:
 				t.Fatalf("Add(%s): no error, want cycle %s", tt.add, tt.want)
 			}
-			if ce := (*CycleError)(nil); !errors.As(err, &ce) || strings.Join(ce.Cycle, " -> ") != tt.want {
-				t.Errorf("Add(%s): %#v, want a *CycleError %s", tt.add, err, tt.want)
+			if ce := (*cycleError)(nil); !errors.As(err, &ce) || strings.Join(ce.Cycle, " -> ") != tt.want {
+				t.Errorf("Add(%s): %#v, want a *cycleError %s", tt.add, err, tt.want)
 			}
 			checkDir(t, dir, archiveNames(tt.index)...)
 			if after, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(after, before) {

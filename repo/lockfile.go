@@ -22,8 +22,8 @@ import (
 // repository or several, for any platform or some.
 const lockFormat = 1
 
-// MaxLockSize bounds a lockfile read from anywhere.
-const MaxLockSize = 16 << 20 // 16 MiB
+// maxLockSize bounds a lockfile read from anywhere.
+const maxLockSize = 16 << 20 // 16 MiB
 
 // Lock is a lockfile: what a set of requirements resolved to, exactly, so that installing
 // it needs neither the index nor a resolution. Each package's Archive is the absolute URL
@@ -225,16 +225,16 @@ func digestEntries(es []lockEntry) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-// Order is OrderFor(Host): the packages to install here.
-func (l *Lock) Order() ([]Package, error) { return l.OrderFor(Host) }
+// Order is orderFor(Host): the packages to install here.
+func (l *Lock) Order() ([]Package, error) { return l.orderFor(Host) }
 
-// OrderFor returns the packages locked for platform with every package after its
+// orderFor returns the packages locked for platform with every package after its
 // dependencies, checking that they are exactly what the requirements need from them. A
-// lock for some platforms but not this one is refused with a *LockPlatformError; a lock
+// lock for some platforms but not this one is refused with a *lockPlatformError; a lock
 // for any platform serves every one. The packages' Platform is empty.
-func (l *Lock) OrderFor(platform string) ([]Package, error) {
+func (l *Lock) orderFor(platform string) ([]Package, error) {
 	if len(l.Platforms) > 0 && !slices.Contains(l.Platforms, platform) {
-		return nil, &LockPlatformError{Platforms: l.Platforms, Platform: platform}
+		return nil, &lockPlatformError{Platforms: l.Platforms, Platform: platform}
 	}
 	var mine []Package
 	for _, p := range l.Packages {
@@ -265,13 +265,13 @@ func (l *Lock) forPlatform(platform string) string {
 	return "for " + platform + ": "
 }
 
-// LockPlatformError is returned for a lock that has no packages for the platform asked.
-type LockPlatformError struct {
+// lockPlatformError is returned for a lock that has no packages for the platform asked.
+type lockPlatformError struct {
 	Platforms []string // those the lock is for
 	Platform  string
 }
 
-func (e *LockPlatformError) Error() string {
+func (e *lockPlatformError) Error() string {
 	where := "this machine is " + e.Platform
 	if e.Platform != Host {
 		where = "not for " + e.Platform
@@ -303,7 +303,7 @@ func (l *Lock) resolve(ix *Index, reqs []Requirement) ([]Package, error) {
 func (l *Lock) Outdated(ix *Index) error {
 	for _, platform := range l.platforms() {
 		err := l.outdatedFor(ix.ForPlatform(platform), platform)
-		var se *StaleError
+		var se *staleError
 		switch {
 		case errors.As(err, &se):
 			return err
@@ -322,18 +322,18 @@ func (l *Lock) platforms() []string {
 	return l.Platforms
 }
 
-// A StaleError is a lockfile whose requirements resolve otherwise now (Outdated):
+// A staleError is a lockfile whose requirements resolve otherwise now (Outdated):
 // for Platform ("" for a lock of any), the package Locked is locked and the
 // index resolves Now, one of them the zero Package where the package is in the
 // other alone, both of one version where its archive changed; or they no
 // longer resolve, for Err.
-type StaleError struct {
+type staleError struct {
 	Platform    string
 	Locked, Now Package
 	Err         error
 }
 
-func (e *StaleError) Error() string {
+func (e *staleError) Error() string {
 	var why string
 	switch {
 	case e.Err != nil:
@@ -353,10 +353,10 @@ func (e *StaleError) Error() string {
 	return "repo: lockfile is out of date: " + why
 }
 
-func (e *StaleError) Unwrap() error { return e.Err }
+func (e *staleError) Unwrap() error { return e.Err }
 
 func (l *Lock) outdatedFor(ix *Index, platform string) error {
-	mine, err := l.OrderFor(platform)
+	mine, err := l.orderFor(platform)
 	if err != nil {
 		return err
 	}
@@ -365,7 +365,7 @@ func (l *Lock) outdatedFor(ix *Index, platform string) error {
 	}
 	now, err := l.resolve(ix, l.Requires)
 	if err != nil {
-		return &StaleError{Platform: platform, Err: err}
+		return &staleError{Platform: platform, Err: err}
 	}
 	locked := make(map[string]Package, len(mine))
 	for _, p := range mine {
@@ -376,20 +376,20 @@ func (l *Lock) outdatedFor(ix *Index, platform string) error {
 		q, ok := locked[p.Name]
 		switch {
 		case !ok || q.Version != p.Version || q.SHA256 != p.SHA256:
-			return &StaleError{Platform: platform, Locked: q, Now: p}
+			return &staleError{Platform: platform, Locked: q, Now: p}
 		}
 		delete(locked, p.Name)
 	}
 	for _, p := range mine {
 		if _, ok := locked[p.Name]; ok {
-			return &StaleError{Platform: platform, Locked: p}
+			return &staleError{Platform: platform, Locked: p}
 		}
 	}
 	return nil
 }
 
-// Encode writes l as the lockfile's JSON.
-func (l *Lock) Encode(w io.Writer) error {
+// encode writes l as the lockfile's JSON.
+func (l *Lock) encode(w io.Writer) error {
 	lf := lockFile{Lockfile: lockFormat, Repo: l.Repo, Inputs: Inputs(l.Requires), Locked: digest(l.Packages)}
 	for _, r := range l.Requires {
 		lf.Requires = append(lf.Requires, r.String())
@@ -444,7 +444,7 @@ func jsonText(v any) string {
 
 // WriteLock replaces the file at path with l, atomically and durably.
 func WriteLock(path string, l *Lock) error {
-	if err := writeFile(filepath.Dir(path), filepath.Base(path), l.Encode); err != nil {
+	if err := writeFile(filepath.Dir(path), filepath.Base(path), l.encode); err != nil {
 		return fmt.Errorf("repo: write lockfile: %w", err)
 	}
 	return nil
@@ -461,27 +461,27 @@ func ReadLock(path string) (*Lock, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxLockSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxLockSize+1))
 	if err != nil {
 		return nil, err
 	}
-	l, err := ParseLock(data)
+	l, err := decodeLock(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return l, nil
 }
 
-// ParseLock decodes and validates a lockfile: its format, every entry, the digest of its
+// decodeLock decodes and validates a lockfile: its format, every entry, the digest of its
 // requirements, and that its packages are exactly what its requirements resolve to among
 // them.
-func ParseLock(data []byte) (*Lock, error) {
+func decodeLock(data []byte) (*Lock, error) {
 	l, err := parseLock(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrLockfile, err)
 	}
 	for _, platform := range l.platforms() {
-		if _, err := l.OrderFor(platform); err != nil {
+		if _, err := l.orderFor(platform); err != nil {
 			return nil, err
 		}
 	}
@@ -489,8 +489,8 @@ func ParseLock(data []byte) (*Lock, error) {
 }
 
 func parseLock(data []byte) (*Lock, error) {
-	if len(data) > MaxLockSize {
-		return nil, &reasonError{msg: fmt.Sprintf("%d bytes, over the %d-byte limit", len(data), MaxLockSize), reason: ErrLimit}
+	if len(data) > maxLockSize {
+		return nil, &reasonError{msg: fmt.Sprintf("%d bytes, over the %d-byte limit", len(data), maxLockSize), reason: ErrLimit}
 	}
 	var head struct{ Lockfile int }
 	if err := json.Unmarshal(data, &head); err != nil {

@@ -31,13 +31,13 @@ func TestParseLockOutside(t *testing.T) {
 	for _, tt := range tests {
 		pkgs := []Package{{Name: "lib", Version: "1.5", Archive: tt.archive, SHA256: testSum}}
 		text := encodeLock(t, NewLock(tt.repo, []Requirement{{Name: "lib"}}, pkgs))
-		_, err := ParseLock([]byte(text))
+		_, err := decodeLock([]byte(text))
 		var out *OutsideError
 		switch {
 		case tt.outside && (!errors.As(err, &out) || out.Archive != tt.archive || !errors.Is(err, ErrLockfile)):
-			t.Errorf("ParseLock of %s from %s: %v; want an *OutsideError naming it", tt.archive, tt.repo, err)
+			t.Errorf("decodeLock of %s from %s: %v; want an *OutsideError naming it", tt.archive, tt.repo, err)
 		case !tt.outside && err != nil:
-			t.Errorf("ParseLock of %s from %s: %v", tt.archive, tt.repo, err)
+			t.Errorf("decodeLock of %s from %s: %v", tt.archive, tt.repo, err)
 		}
 	}
 	good := encodeLock(t, NewLock("file:///srv/repo/", []Requirement{{Name: "lib"}}, []Package{{Name: "lib", Version: "1.5", Archive: "https://cdn.example.org/lib-1.5.tar", SHA256: testSum}}))
@@ -46,8 +46,8 @@ func TestParseLockOutside(t *testing.T) {
 		if text == good {
 			t.Fatalf("no repo line in\n%s", good)
 		}
-		if _, err := ParseLock([]byte(text)); err == nil || !errors.Is(err, ErrLockfile) {
-			t.Errorf("ParseLock with repo %q: %v; want it refused", repoURL, err)
+		if _, err := decodeLock([]byte(text)); err == nil || !errors.Is(err, ErrLockfile) {
+			t.Errorf("decodeLock with repo %q: %v; want it refused", repoURL, err)
 		}
 	}
 }

@@ -40,7 +40,7 @@ var lockIndex = []string{"app 1.0 lib>=1,<2", "lib 1.5", "lib 2.5", "tool 1.0", 
 func encodeLock(t testing.TB, l *Lock) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := l.Encode(&b); err != nil {
+	if err := l.encode(&b); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -66,14 +66,14 @@ func TestLockRoundTrip(t *testing.T) {
 }
 `
 	if got != want {
-		t.Errorf("Encode:\n%s\nwant:\n%s", got, want)
+		t.Errorf("encode:\n%s\nwant:\n%s", got, want)
 	}
-	back, err := ParseLock([]byte(got))
+	back, err := decodeLock([]byte(got))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(back, l) {
-		t.Errorf("ParseLock(Encode(l)) = %+v, want %+v", back, l)
+		t.Errorf("decodeLock(encode(l)) = %+v, want %+v", back, l)
 	}
 	order, err := back.Order()
 	if err != nil || ids(order) != "lib 1.5, app 1.0, tool 1.0" {
@@ -100,7 +100,7 @@ func TestLockEmpty(t *testing.T) {
 	if !strings.Contains(text, `"requires": []`) || !strings.Contains(text, `"packages": []`) {
 		t.Errorf("empty lock:\n%s", text)
 	}
-	if _, err := ParseLock([]byte(text)); err != nil {
+	if _, err := decodeLock([]byte(text)); err != nil {
 		t.Error(err)
 	}
 }
@@ -174,28 +174,28 @@ func TestParseLockRefuses(t *testing.T) {
 			if !strings.Contains(good, tt.old) {
 				t.Fatalf("%q is not in the lockfile:\n%s", tt.old, good)
 			}
-			_, err := ParseLock([]byte(relock(strings.Replace(good, tt.old, tt.new, 1))))
+			_, err := decodeLock([]byte(relock(strings.Replace(good, tt.old, tt.new, 1))))
 			if !errors.Is(err, ErrLockfile) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("ParseLock: got error %v, want an ErrLockfile naming %q", err, tt.want)
+				t.Errorf("decodeLock: got error %v, want an ErrLockfile naming %q", err, tt.want)
 			}
 		})
 	}
 	unlocked := regexp.MustCompile(`(?m)^  "locked": .*\n`).ReplaceAllString(full, "")
-	if _, err := ParseLock([]byte(unlocked)); !errors.Is(err, ErrLockfile) || !strings.Contains(err.Error(), `"locked"`) {
-		t.Errorf("ParseLock of a lockfile without a locked digest: %v", err)
+	if _, err := decodeLock([]byte(unlocked)); !errors.Is(err, ErrLockfile) || !strings.Contains(err.Error(), `"locked"`) {
+		t.Errorf("decodeLock of a lockfile without a locked digest: %v", err)
 	}
 	// With it, a package line edited by hand is refused, but not a URL moved to a mirror.
 	edited := strings.Replace(full, `"version":"1.5"`, `"version":"1.6"`, 1)
-	if _, err := ParseLock([]byte(edited)); !errors.Is(err, ErrLockfile) || !errors.Is(err, ErrLockEdited) {
-		t.Errorf("ParseLock of an edited version: %v", err)
+	if _, err := decodeLock([]byte(edited)); !errors.Is(err, ErrLockfile) || !errors.Is(err, ErrLockEdited) {
+		t.Errorf("decodeLock of an edited version: %v", err)
 	}
 	mirror := strings.ReplaceAll(full, "https://example.com/repo/", "https://mirror.example.org/pkg/")
-	if _, err := ParseLock([]byte(mirror)); err != nil {
-		t.Errorf("ParseLock with the URLs on a mirror: %v", err)
+	if _, err := decodeLock([]byte(mirror)); err != nil {
+		t.Errorf("decodeLock with the URLs on a mirror: %v", err)
 	}
-	big := strings.Replace(good, `"repo": "`, `"repo": "`+strings.Repeat("x", MaxLockSize), 1)
-	if _, err := ParseLock([]byte(big)); !errors.Is(err, ErrLockfile) || !errors.Is(err, ErrLimit) {
-		t.Errorf("ParseLock of %d bytes: %v", len(big), err)
+	big := strings.Replace(good, `"repo": "`, `"repo": "`+strings.Repeat("x", maxLockSize), 1)
+	if _, err := decodeLock([]byte(big)); !errors.Is(err, ErrLockfile) || !errors.Is(err, ErrLimit) {
+		t.Errorf("decodeLock of %d bytes: %v", len(big), err)
 	}
 }
 
@@ -204,7 +204,7 @@ func TestLockOutdated(t *testing.T) {
 	tests := []struct {
 		name        string
 		index       []string
-		locked, now string // the *StaleError's packages, as "name version"; both "" when current
+		locked, now string // the *staleError's packages, as "name version"; both "" when current
 		cause       error  // or its Err
 	}{
 		{"same", lockIndex, "", "", nil},
@@ -219,14 +219,14 @@ func TestLockOutdated(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := l.Outdated(testIndex(tt.index...))
-			var se *StaleError
+			var se *staleError
 			switch {
 			case tt.locked == "" && tt.now == "" && tt.cause == nil && err != nil:
 				t.Errorf("Outdated: %v", err)
 			case tt.cause != nil && (!errors.As(err, &se) || !sameError(se.Err, tt.cause)):
-				t.Errorf("Outdated: got %#v, want a *StaleError for %#v", err, tt.cause)
+				t.Errorf("Outdated: got %#v, want a *staleError for %#v", err, tt.cause)
 			case tt.cause == nil && (tt.locked != "" || tt.now != "") && !stale(err, "", tt.locked, tt.now):
-				t.Errorf("Outdated: got %#v, want a *StaleError of %q and %q", err, tt.locked, tt.now)
+				t.Errorf("Outdated: got %#v, want a *staleError of %q and %q", err, tt.locked, tt.now)
 			}
 		})
 	}
@@ -245,13 +245,13 @@ func TestLockOutdated(t *testing.T) {
 	}
 	changed := testIndex(lockIndex...)
 	changed.Packages[1].SHA256 = strings.Repeat("cd", 32)
-	var se *StaleError
+	var se *staleError
 	if err := l.Outdated(changed); !stale(err, "", "lib 1.5", "lib 1.5") || !errors.As(err, &se) || se.Locked.SHA256 != testSum || se.Now.SHA256 != changed.Packages[1].SHA256 {
 		t.Errorf("Outdated with lib's archive changed: %v", err)
 	}
 }
 
-// stale reports whether err is a *StaleError for platform of the package locked
+// stale reports whether err is a *staleError for platform of the package locked
 // and the one the index resolves now, each as "name version" or "" for none.
 func stale(err error, platform, locked, now string) bool {
 	id := func(p Package) string {
@@ -260,22 +260,22 @@ func stale(err error, platform, locked, now string) bool {
 		}
 		return p.Name + " " + p.Version
 	}
-	var se *StaleError
+	var se *staleError
 	return errors.As(err, &se) && se.Err == nil && se.Platform == platform && id(se.Locked) == locked && id(se.Now) == now
 }
 
-// TestStaleErrorText checks the words of each kind of *StaleError.
+// TestStaleErrorText checks the words of each kind of *staleError.
 func TestStaleErrorText(t *testing.T) {
 	lib := Package{Name: "lib", Version: "1.5", SHA256: testSum}
 	for _, tt := range []struct {
-		e    StaleError
+		e    staleError
 		want string
 	}{
-		{StaleError{Locked: lib, Now: Package{Name: "lib", Version: "1.9"}}, "repo: lockfile is out of date: lib is locked at 1.5, the index now resolves 1.9"},
-		{StaleError{Platform: "linux-amd64", Now: Package{Name: "z", Version: "1"}}, "repo: lockfile is out of date: for linux-amd64: z 1 is now required and not locked"},
-		{StaleError{Locked: lib}, "repo: lockfile is out of date: lib 1.5 is locked and no longer required"},
-		{StaleError{Locked: lib, Now: Package{Name: "lib", Version: "1.5", SHA256: "cd"}}, "repo: lockfile is out of date: lib 1.5 is locked with sha256 " + testSum + ", the index now has cd"},
-		{StaleError{Err: &MissingError{Name: "lib", By: "app 1.0"}}, `repo: lockfile is out of date: its requirements no longer resolve: package "lib" not found (required by app 1.0)`},
+		{staleError{Locked: lib, Now: Package{Name: "lib", Version: "1.9"}}, "repo: lockfile is out of date: lib is locked at 1.5, the index now resolves 1.9"},
+		{staleError{Platform: "linux-amd64", Now: Package{Name: "z", Version: "1"}}, "repo: lockfile is out of date: for linux-amd64: z 1 is now required and not locked"},
+		{staleError{Locked: lib}, "repo: lockfile is out of date: lib 1.5 is locked and no longer required"},
+		{staleError{Locked: lib, Now: Package{Name: "lib", Version: "1.5", SHA256: "cd"}}, "repo: lockfile is out of date: lib 1.5 is locked with sha256 " + testSum + ", the index now has cd"},
+		{staleError{Err: &MissingError{Name: "lib", By: "app 1.0"}}, `repo: lockfile is out of date: its requirements no longer resolve: package "lib" not found (required by app 1.0)`},
 	} {
 		if got := tt.e.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)
@@ -283,7 +283,7 @@ func TestStaleErrorText(t *testing.T) {
 	}
 }
 
-// FuzzParseLock checks that ParseLock does not panic and that what it accepts encodes to
+// FuzzParseLock checks that decodeLock does not panic and that what it accepts encodes to
 // a lockfile it reads back the same.
 func FuzzParseLock(f *testing.F) {
 	f.Add(encodeLock(f, testLock(f, lockIndex, "app", "tool<2")))
@@ -291,11 +291,11 @@ func FuzzParseLock(f *testing.F) {
 	f.Add(encodeLock(f, platformLock(f, "hello", "libgreet")))
 	f.Add(strings.Replace(encodeLock(f, testLock(f, lockIndex, "lib")), `"size":0`, `"size":9223372036854775807`, 1))
 	f.Fuzz(func(t *testing.T, text string) {
-		l, err := ParseLock([]byte(text))
+		l, err := decodeLock([]byte(text))
 		if err != nil {
 			return
 		}
-		back, err := ParseLock([]byte(encodeLock(t, l)))
+		back, err := decodeLock([]byte(encodeLock(t, l)))
 		if err != nil || !reflect.DeepEqual(back, l) {
 			t.Fatalf("round trip: %+v, %v; want %+v", back, err, l)
 		}
@@ -312,8 +312,8 @@ func TestParseLockSays(t *testing.T) {
 		{strings.Replace(good, `"requires": [`, `"requires": [,`, 1), "line 6, column 17: invalid character ','"},
 		{strings.Replace(good, `"size":0`, `"size":"0"`, 1), "line 10, column "},
 	} {
-		if _, err := ParseLock([]byte(tt.data)); !errors.Is(err, ErrLockfile) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParseLock: %v, want an ErrLockfile containing %q", err, tt.want)
+		if _, err := decodeLock([]byte(tt.data)); !errors.Is(err, ErrLockfile) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("decodeLock: %v, want an ErrLockfile containing %q", err, tt.want)
 		}
 	}
 }

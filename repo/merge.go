@@ -9,17 +9,17 @@ import (
 // first, as one index: each package name's entries are those of the first index that has
 // the name (for any platform), or of the repository pins names for it (name → repository),
 // and each entry's Repo is its repository's name. A pin to a repository not among names,
-// or to one without the name, is a *PinError.
+// or to one without the name, is a *pinError.
 func Merge(names []string, ixs []*Index, pins map[string]string) (*Index, error) {
 	out := &Index{Format: indexFormat}
 	from := make(map[string]string) // package name → the repository serving it
 	for name, r := range pins {
 		i := slices.Index(names, r)
 		if i < 0 {
-			return nil, &PinError{Repo: r, Name: name, Repos: names}
+			return nil, &pinError{Repo: r, Name: name, Repos: names}
 		}
 		if !slices.ContainsFunc(ixs[i].Packages, func(p Package) bool { return p.Name == name }) {
-			return nil, &PinError{Repo: r, Name: name}
+			return nil, &pinError{Repo: r, Name: name}
 		}
 		from[name] = r
 	}
@@ -37,14 +37,14 @@ func Merge(names []string, ixs []*Index, pins map[string]string) (*Index, error)
 	return out, nil
 }
 
-// PinError is a requirement pinned to a repository that is not in use (Repos lists those
+// pinError is a requirement pinned to a repository that is not in use (Repos lists those
 // that are) or has no package of its name (Repos is nil).
-type PinError struct {
+type pinError struct {
 	Repo, Name string
 	Repos      []string
 }
 
-func (e *PinError) Error() string {
+func (e *pinError) Error() string {
 	if e.Repos != nil {
 		return fmt.Sprintf("repo: requirement %s/%s: no repository %s in use (%s)%s", e.Repo, e.Name, e.Repo,
 			joinList(e.Repos, "and"), DidYouMean(e.Repo, e.Repos))

@@ -57,10 +57,10 @@ func TestMergeRefusesPins(t *testing.T) {
 	ixs := []*Index{testIndex("app 1.0"), testIndex("lib 1.0")}
 	tests := []struct {
 		reqs []string
-		want PinError
+		want pinError
 	}{
-		{[]string{"stabel/lib"}, PinError{Repo: "stabel", Name: "lib", Repos: []string{"team", "stable"}}},
-		{[]string{"team/lib"}, PinError{Repo: "team", Name: "lib"}},
+		{[]string{"stabel/lib"}, pinError{Repo: "stabel", Name: "lib", Repos: []string{"team", "stable"}}},
+		{[]string{"team/lib"}, pinError{Repo: "team", Name: "lib"}},
 	}
 	for _, tt := range tests {
 		pins, err := Pins(parseReqs(t, tt.reqs...))
@@ -68,17 +68,17 @@ func TestMergeRefusesPins(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = Merge(names, ixs, pins)
-		var pe *PinError
+		var pe *pinError
 		if !errors.As(err, &pe) || !reflect.DeepEqual(*pe, tt.want) {
-			t.Errorf("Merge for %q: %#v; want a *PinError %+v", tt.reqs, err, tt.want)
+			t.Errorf("Merge for %q: %#v; want a *pinError %+v", tt.reqs, err, tt.want)
 		}
 	}
 	for _, tt := range []struct {
-		e    PinError
+		e    pinError
 		want string
 	}{
-		{PinError{Repo: "stabel", Name: "lib", Repos: []string{"team", "stable"}}, `repo: requirement stabel/lib: no repository stabel in use (team and stable); did you mean "stable"?`},
-		{PinError{Repo: "team", Name: "lib"}, "repo: requirement team/lib: repository team has no package lib"},
+		{pinError{Repo: "stabel", Name: "lib", Repos: []string{"team", "stable"}}, `repo: requirement stabel/lib: no repository stabel in use (team and stable); did you mean "stable"?`},
+		{pinError{Repo: "team", Name: "lib"}, "repo: requirement team/lib: repository team has no package lib"},
 	} {
 		if got := tt.e.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)
@@ -116,9 +116,9 @@ func TestLockRepos(t *testing.T) {
 			t.Errorf("lockfile lacks %s:\n%s", want, text)
 		}
 	}
-	back, err := ParseLock([]byte(text))
+	back, err := decodeLock([]byte(text))
 	if err != nil {
-		t.Fatalf("ParseLock: %v\n%s", err, text)
+		t.Fatalf("decodeLock: %v\n%s", err, text)
 	}
 	if encodeLock(t, back) != text {
 		t.Errorf("round trip:\n%s\nwant\n%s", encodeLock(t, back), text)
@@ -132,9 +132,9 @@ func TestLockRepos(t *testing.T) {
 		{",\n    " + `{"name":"stable","url":"file:///srv/stable/"}`, ``, "repos names one repository"},
 		{`"repo": "https://example.com/repo/"`, `"repo": "https://example.com/other/"`, "not those of the first of its repos"},
 	} {
-		_, err := ParseLock([]byte(strings.Replace(text, tt.old, tt.new, 1)))
+		_, err := decodeLock([]byte(strings.Replace(text, tt.old, tt.new, 1)))
 		if !errors.Is(err, ErrLockfile) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParseLock with %s: %v; want %q", tt.new, err, tt.want)
+			t.Errorf("decodeLock with %s: %v; want %q", tt.new, err, tt.want)
 		}
 	}
 }

@@ -44,20 +44,20 @@ func CheckPlatform(s string) error {
 	if ok && slices.Contains(goos, goOS) && slices.Contains(goarch, arch) {
 		return nil
 	}
-	e := &BadPlatformError{Platform: s}
+	e := &badPlatformError{Platform: s}
 	if a, ok := otherArch[arch]; ok && slices.Contains(goos, goOS) {
 		e.Near = goOS + "-" + a
 	}
 	return e
 }
 
-// BadPlatformError is a platform that is not GOOS-GOARCH as Go spells them.
-type BadPlatformError struct {
+// badPlatformError is a platform that is not GOOS-GOARCH as Go spells them.
+type badPlatformError struct {
 	Platform string
 	Near     string // the platform meant, where Platform spells its architecture otherwise ("x86_64"), or ""
 }
 
-func (e *BadPlatformError) Error() string {
+func (e *badPlatformError) Error() string {
 	hint := ""
 	if e.Near != "" {
 		hint = fmt.Sprintf("; did you mean %q?", e.Near)
@@ -86,15 +86,15 @@ func (p *Package) runsOn(platform string) bool {
 	return p.Platform == "" || p.Platform == platform
 }
 
-// PlatformError is returned for a package that an index offers only for other platforms
+// platformError is returned for a package that an index offers only for other platforms
 // than the one resolved for.
-type PlatformError struct {
+type platformError struct {
 	Name, Version string   // the package, at the newest version offered elsewhere
 	Offered       []string // the platforms offering it, sorted
 	Platform      string   // the platform resolved for
 }
 
-func (e *PlatformError) Error() string {
+func (e *platformError) Error() string {
 	where := "this machine is " + e.Platform
 	if e.Platform != Host {
 		where = "not for " + e.Platform
@@ -103,15 +103,15 @@ func (e *PlatformError) Error() string {
 }
 
 // elsewhere returns the error for name, which ix has no entry of for its target platform:
-// a *PlatformError when it has one for another, else nil.
+// a *platformError when it has one for another, else nil.
 func (ix *Index) elsewhere(name string) error {
-	var e *PlatformError
+	var e *platformError
 	for _, p := range ix.Packages {
 		if p.Name != name || p.runsOn(ix.target()) {
 			continue
 		}
 		if e == nil {
-			e = &PlatformError{Name: name, Version: p.Version, Platform: ix.target()}
+			e = &platformError{Name: name, Version: p.Version, Platform: ix.target()}
 		}
 		if CompareVersions(p.Version, e.Version) > 0 {
 			e.Version = p.Version

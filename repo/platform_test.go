@@ -24,12 +24,12 @@ func TestCheckPlatform(t *testing.T) {
 		{"", "bad", ""},
 	} {
 		err := CheckPlatform(tt.in)
-		var be *BadPlatformError
+		var be *badPlatformError
 		switch {
 		case tt.err == "" && err != nil:
 			t.Errorf("CheckPlatform(%q): %v", tt.in, err)
 		case tt.err != "" && (!errors.As(err, &be) || be.Platform != tt.in || be.Near != tt.near):
-			t.Errorf("CheckPlatform(%q): %#v, want a *BadPlatformError meaning %q", tt.in, err, tt.near)
+			t.Errorf("CheckPlatform(%q): %#v, want a *badPlatformError meaning %q", tt.in, err, tt.near)
 		}
 	}
 }
@@ -53,8 +53,8 @@ func TestParsePlatforms(t *testing.T) {
 		t.Errorf("platform of hello 1.0's second entry: %q", got)
 	}
 	_, err = Parse([]byte(strings.Replace(multiIndex, `"platform": "linux-arm64"}`, `"platform": "linux-aarch64"}`, 1)))
-	if be := (*BadPlatformError)(nil); !errors.Is(err, ErrIndex) || !errors.As(err, &be) || be.Platform != "linux-aarch64" || !strings.Contains(err.Error(), "package hello@1.0: ") {
-		t.Errorf("bad platform: Parse: %v, want a *BadPlatformError of hello@1.0", err)
+	if be := (*badPlatformError)(nil); !errors.Is(err, ErrIndex) || !errors.As(err, &be) || be.Platform != "linux-aarch64" || !strings.Contains(err.Error(), "package hello@1.0: ") {
+		t.Errorf("bad platform: Parse: %v, want a *badPlatformError of hello@1.0", err)
 	}
 	_, err = Parse([]byte(strings.Replace(multiIndex, `"platform": "linux-arm64"}`, `"platform": "linux-amd64"}`, 1)))
 	if !errors.Is(err, ErrIndex) || !errors.Is(err, ErrDuplicate) || !strings.Contains(err.Error(), "package hello@1.0 for linux-amd64") {
@@ -99,20 +99,20 @@ func TestResolveRefusesOtherPlatform(t *testing.T) {
 		ix       *Index
 		platform string
 		req      string
-		want     PlatformError
+		want     platformError
 	}{
-		{ix, "linux-amd64", "jq", PlatformError{Name: "jq", Version: "1.7", Offered: []string{"linux-arm64"}, Platform: "linux-amd64"}},
-		{ix, "linux-riscv64", "hello", PlatformError{Name: "hello", Version: "1.1", Offered: []string{"linux-amd64", "linux-arm64"}, Platform: "linux-riscv64"}},
-		{&withDep, "linux-amd64", "tools", PlatformError{Name: "jq", Version: "1.7", Offered: []string{"linux-arm64"}, Platform: "linux-amd64"}},
+		{ix, "linux-amd64", "jq", platformError{Name: "jq", Version: "1.7", Offered: []string{"linux-arm64"}, Platform: "linux-amd64"}},
+		{ix, "linux-riscv64", "hello", platformError{Name: "hello", Version: "1.1", Offered: []string{"linux-amd64", "linux-arm64"}, Platform: "linux-riscv64"}},
+		{&withDep, "linux-amd64", "tools", platformError{Name: "jq", Version: "1.7", Offered: []string{"linux-arm64"}, Platform: "linux-amd64"}},
 	} {
 		for _, resolve := range []func() error{
 			func() error { _, err := tt.ix.ForPlatform(tt.platform).Resolve(parseReqs(t, tt.req)); return err },
 			func() error { _, err := tt.ix.ForPlatform(tt.platform).Lookup(parseReqs(t, tt.req)[0]); return err },
 		} {
 			err := resolve()
-			var pe *PlatformError
+			var pe *platformError
 			if !errors.As(err, &pe) || !reflect.DeepEqual(*pe, tt.want) {
-				t.Errorf("%s %s: %#v, want a *PlatformError %+v", tt.platform, tt.req, err, tt.want)
+				t.Errorf("%s %s: %#v, want a *platformError %+v", tt.platform, tt.req, err, tt.want)
 			}
 			if tt.ix == &withDep {
 				if !strings.HasSuffix(err.Error(), " (required by tools 1)") {
@@ -122,7 +122,7 @@ func TestResolveRefusesOtherPlatform(t *testing.T) {
 			}
 		}
 	}
-	here := &PlatformError{Name: "jq", Version: "1.7", Offered: []string{"linux-arm64"}, Platform: Host}
+	here := &platformError{Name: "jq", Version: "1.7", Offered: []string{"linux-arm64"}, Platform: Host}
 	if want := "jq 1.7 is offered for linux-arm64 only; this machine is " + Host; here.Error() != want {
 		t.Errorf("on the host: %q, want %q", here.Error(), want)
 	}
@@ -149,7 +149,7 @@ func TestAddPlatforms(t *testing.T) {
 	if ix.Format != 1 || !reflect.DeepEqual(got, want) {
 		t.Errorf("index format %d, entries %q; want format 1, %q", ix.Format, got, want)
 	}
-	var be *BadPlatformError
+	var be *badPlatformError
 	if _, err := addUnsigned(dir, writeArchive(t, "x.tar", "x"), Package{Name: "x", Version: "1", Platform: "linux-x86_64"}); !errors.As(err, &be) || be.Near != "linux-amd64" {
 		t.Errorf("Add for linux-x86_64: %v, want an error suggesting linux-amd64", err)
 	}
@@ -199,7 +199,7 @@ func TestLockPlatforms(t *testing.T) {
 			t.Errorf("lockfile lacks %s:\n%s", want, text)
 		}
 	}
-	back, err := ParseLock([]byte(text))
+	back, err := decodeLock([]byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,15 +210,15 @@ func TestLockPlatforms(t *testing.T) {
 		"linux-amd64": "libgreet 2.0, hello 1.0",
 		"linux-arm64": "hello 1.1, libgreet 2.0",
 	} {
-		pkgs, err := back.OrderFor(platform)
+		pkgs, err := back.orderFor(platform)
 		if err != nil || ids(pkgs) != want {
-			t.Errorf("OrderFor(%s): %s, %v; want %s", platform, ids(pkgs), err, want)
+			t.Errorf("orderFor(%s): %s, %v; want %s", platform, ids(pkgs), err, want)
 		}
 	}
-	_, err = back.OrderFor("linux-riscv64")
-	var pe *LockPlatformError
-	if !errors.As(err, &pe) || !reflect.DeepEqual(*pe, LockPlatformError{Platforms: []string{"linux-amd64", "linux-arm64"}, Platform: "linux-riscv64"}) {
-		t.Errorf("OrderFor(linux-riscv64): %v, want a *LockPlatformError naming both platforms", err)
+	_, err = back.orderFor("linux-riscv64")
+	var pe *lockPlatformError
+	if !errors.As(err, &pe) || !reflect.DeepEqual(*pe, lockPlatformError{Platforms: []string{"linux-amd64", "linux-arm64"}, Platform: "linux-riscv64"}) {
+		t.Errorf("orderFor(linux-riscv64): %v, want a *lockPlatformError naming both platforms", err)
 	}
 	if Host != "linux-amd64" && Host != "linux-arm64" {
 		return
@@ -244,9 +244,9 @@ func TestLockPlatformsRefused(t *testing.T) {
 		if text == good {
 			t.Fatalf("%s: no %s in\n%s", tt.name, tt.from, good)
 		}
-		_, err := ParseLock([]byte(relock(text)))
+		_, err := decodeLock([]byte(relock(text)))
 		if !errors.Is(err, ErrLockfile) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: ParseLock: %v, want an ErrLockfile naming %q", tt.name, err, tt.want)
+			t.Errorf("%s: decodeLock: %v, want an ErrLockfile naming %q", tt.name, err, tt.want)
 		}
 	}
 }
@@ -313,7 +313,7 @@ func TestParsePlatformValues(t *testing.T) {
 	if want := []string{"linux-amd64", "linux-arm64", "darwin-arm64"}; err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("ParsePlatforms = %q, %v; want %q", got, err, want)
 	}
-	var be *BadPlatformError
+	var be *badPlatformError
 	if _, err := ParsePlatforms([]string{"linux-amd64,linux-armv7"}); !errors.As(err, &be) || be.Platform != "linux-armv7" {
 		t.Errorf("ParsePlatforms of linux-armv7: %v", err)
 	}

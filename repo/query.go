@@ -30,7 +30,7 @@ func (ix *Index) Lookup(r Requirement) (Package, error) {
 			return p, nil
 		}
 	}
-	return Package{}, &ConflictError{Name: r.Name, Needs: []Imposed{{Requirement: r}}, Offered: vs}
+	return Package{}, &conflictError{Name: r.Name, Needs: []imposed{{Requirement: r}}, Offered: vs}
 }
 
 // missing says that the index has no package name, and names the packages it may mean.

@@ -10,7 +10,7 @@ func TestLookup(t *testing.T) {
 	ix := testIndex("jq 1.6", "jq 1.10", "jq 1.7.1", "jq 2.0-rc1", "jq 3.0-beta", "yq 4")
 	tests := []struct {
 		req, want, err string
-		near           []string // with err "missing": the *MissingError's names it may mean; "conflict": a *ConflictError
+		near           []string // with err "missing": the *MissingError's names it may mean; "conflict": a *conflictError
 	}{
 		{req: "jq", want: "jq 1.10"},             // releases first
 		{req: "jq>1.10", want: "jq 3.0-beta"},    // a pre-release when no release will do

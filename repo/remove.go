@@ -59,13 +59,13 @@ func (e *NeededError) Error() string {
 	return fmt.Sprintf("%s is needed by %s, which nothing else in the index satisfies", e.Removal, strings.Join(by, ", "))
 }
 
-// NotFoundError is Remove's error for a package or version the index does not have.
-type NotFoundError struct {
+// notFoundError is Remove's error for a package or version the index does not have.
+type notFoundError struct {
 	Removal Removal
 	Have    []string // the versions of the name the index has
 }
 
-func (e *NotFoundError) Error() string {
+func (e *notFoundError) Error() string {
 	if len(e.Have) == 0 {
 		return fmt.Sprintf("the index has no package %s", e.Removal.Name)
 	}
@@ -76,7 +76,7 @@ func (e *NotFoundError) Error() string {
 // writes it, and then deletes each local archive they name that no entry left names. It
 // refuses, changing nothing, entries that a package left in the index depends on and no
 // other entry satisfies (a *NeededError), unless rm.Force; and a name or version the index
-// lacks (a *NotFoundError). Adds, removes and signs of one directory take turns.
+// lacks (a *notFoundError). Adds, removes and signs of one directory take turns.
 func Remove(ctx context.Context, dir string, rm Removal, s *Signer) (*Removed, error) {
 	res, err := remove(ctx, dir, rm, s)
 	if err != nil {
@@ -130,7 +130,7 @@ func remove(ctx context.Context, dir string, rm Removal, s *Signer) (*Removed, e
 }
 
 func notFound(rm Removal, ix *Index) error {
-	e := &NotFoundError{Removal: rm}
+	e := &notFoundError{Removal: rm}
 	for _, p := range ix.Packages {
 		if p.Name == rm.Name {
 			e.Have = append(e.Have, p.Version)

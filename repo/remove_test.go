@@ -117,11 +117,11 @@ func TestRemove(t *testing.T) {
 func TestRemoveRefuses(t *testing.T) {
 	tests := []struct {
 		rm    Removal
-		want  error  // a *NotFoundError or *NeededError, or ErrName or ErrVersion
+		want  error  // a *notFoundError or *NeededError, or ErrName or ErrVersion
 		value string // for ErrName or ErrVersion, the value refused
 	}{
-		{Removal{Name: "nope"}, &NotFoundError{Removal: Removal{Name: "nope"}}, ""},
-		{Removal{Name: "jq", Version: "1.8"}, &NotFoundError{Removal: Removal{Name: "jq", Version: "1.8"}, Have: []string{"1.6", "1.7", "1.7+1"}}, ""},
+		{Removal{Name: "nope"}, &notFoundError{Removal: Removal{Name: "nope"}}, ""},
+		{Removal{Name: "jq", Version: "1.8"}, &notFoundError{Removal: Removal{Name: "jq", Version: "1.8"}, Have: []string{"1.6", "1.7", "1.7+1"}}, ""},
 		{Removal{Name: "lib"}, &NeededError{Removal: Removal{Name: "lib"}, Needs: []Need{{"app", "1", parseReqs(t, "lib>=1")[0]}, {"app", "2", parseReqs(t, "lib>=2")[0]}}}, ""},
 		{Removal{Name: "lib", Version: "2"}, &NeededError{Removal: Removal{Name: "lib", Version: "2"}, Needs: []Need{{"app", "2", parseReqs(t, "lib>=2")[0]}}}, ""},
 		{Removal{Name: "Jq"}, ErrName, "Jq"},
@@ -132,10 +132,10 @@ func TestRemoveRefuses(t *testing.T) {
 			dir := removeRepo(t)
 			before := dirState(t, dir)
 			_, err := Remove(t.Context(), dir, tt.rm, nil)
-			var nf *NotFoundError
+			var nf *notFoundError
 			var ne *NeededError
 			switch want := tt.want.(type) {
-			case *NotFoundError:
+			case *notFoundError:
 				if !errors.As(err, &nf) || !reflect.DeepEqual(nf, want) {
 					t.Errorf("Remove: %#v, want %#v", err, want)
 				}
@@ -160,9 +160,9 @@ func TestRemoveRefuses(t *testing.T) {
 	if _, err := Remove(t.Context(), removeRepo(t), Removal{Name: "lib"}, nil); !errors.As(err, &ne) || len(ne.Needs) != 2 {
 		t.Errorf("Remove of a needed package: %v, want a *NeededError of two needs", err)
 	}
-	var nf *NotFoundError
+	var nf *notFoundError
 	if _, err := Remove(t.Context(), removeRepo(t), Removal{Name: "nope"}, nil); !errors.As(err, &nf) {
-		t.Errorf("Remove of a missing package: %v, want a *NotFoundError", err)
+		t.Errorf("Remove of a missing package: %v, want a *notFoundError", err)
 	}
 	var pe *fs.PathError
 	if _, err := Remove(t.Context(), t.TempDir(), Removal{Name: "jq"}, nil); !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || filepath.Base(pe.Path) != "index.json" {

@@ -73,30 +73,30 @@ func parseRequirement(s string) (Requirement, error) {
 	r := Requirement{Name: s[:i]}
 	if repo, name, ok := strings.Cut(r.Name, "/"); ok {
 		if !validName(repo) {
-			return Requirement{}, &RequirementError{Text: s, Err: fmt.Errorf("bad repository name %q (want [a-z0-9][a-z0-9._+-]*)", repo)}
+			return Requirement{}, &requirementError{Text: s, Err: fmt.Errorf("bad repository name %q (want [a-z0-9][a-z0-9._+-]*)", repo)}
 		}
 		r.Repo, r.Name = repo, name
 	}
 	if !validName(r.Name) {
-		return Requirement{}, &RequirementError{Text: s, Err: badName(r.Name)}
+		return Requirement{}, &requirementError{Text: s, Err: badName(r.Name)}
 	}
 	cs, err := parseConstraints(s[i:])
 	if err != nil {
-		return Requirement{}, &RequirementError{Text: s, Err: err}
+		return Requirement{}, &requirementError{Text: s, Err: err}
 	}
 	r.Constraints = cs
 	return r, nil
 }
 
-// RequirementError is a requirement that does not parse.
-type RequirementError struct {
+// requirementError is a requirement that does not parse.
+type requirementError struct {
 	Text string // the requirement as given
 	Err  error
 }
 
-func (e *RequirementError) Error() string { return fmt.Sprintf("requirement %q: %v", e.Text, e.Err) }
+func (e *requirementError) Error() string { return fmt.Sprintf("requirement %q: %v", e.Text, e.Err) }
 
-func (e *RequirementError) Unwrap() error { return e.Err }
+func (e *requirementError) Unwrap() error { return e.Err }
 
 func parseConstraints(s string) ([]Constraint, error) {
 	if s == "" {

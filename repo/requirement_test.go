@@ -52,8 +52,8 @@ func TestParseRequirementRefuses(t *testing.T) {
 			t.Errorf("ParseRequirement(%q) = %#v, want error", in, got)
 			continue
 		}
-		if re := (*RequirementError)(nil); !errors.As(err, &re) || re.Text != in {
-			t.Errorf("ParseRequirement(%q): error %#v, want a *RequirementError naming it", in, err)
+		if re := (*requirementError)(nil); !errors.As(err, &re) || re.Text != in {
+			t.Errorf("ParseRequirement(%q): error %#v, want a *requirementError naming it", in, err)
 		}
 	}
 }
@@ -161,9 +161,9 @@ func TestLockAt(t *testing.T) {
   ]`) {
 		t.Errorf("Encode:\n%s\nwant requires jq@1.7", text)
 	}
-	back, err := ParseLock([]byte(text))
+	back, err := decodeLock([]byte(text))
 	if err != nil || !reflect.DeepEqual(back, l) {
-		t.Errorf("ParseLock(Encode(l)) = %+v, %v; want %+v", back, err, l)
+		t.Errorf("decodeLock(Encode(l)) = %+v, %v; want %+v", back, err, l)
 	}
 	if order, err := back.Order(); err != nil || ids(order) != "jq 1.7.12" {
 		t.Errorf("Order = %q, %v; want jq 1.7.12", ids(order), err)

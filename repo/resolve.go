@@ -101,7 +101,7 @@ type softError struct{ error }
 // backjumping).
 type resolver struct {
 	versions  map[string][]Package    // newest first
-	elsewhere func(name string) error // a name's *PlatformError, if any; may be nil
+	elsewhere func(name string) error // a name's *platformError, if any; may be nil
 	prefer    map[string]string       // name → the version tried first (ResolveInstalled)
 	tries     map[string]int          // name → versions chosen, for the message of a search given up
 	welcome   map[string][]string     // name → releases whose pre-releases rank with releases (see welcomeFor)
@@ -499,10 +499,10 @@ const maxClashNeeds = 8
 
 // clash names the constrained needs on name; together they allow no version.
 func (r *resolver) clash(name string) error {
-	e := &ConflictError{Name: name, Offered: r.versions[name]}
+	e := &conflictError{Name: name, Offered: r.versions[name]}
 	for _, n := range r.needs[name] {
 		if len(n.req.Constraints) > 0 {
-			e.Needs = append(e.Needs, Imposed{Requirement: n.req, By: n.by})
+			e.Needs = append(e.Needs, imposed{Requirement: n.req, By: n.by})
 		}
 	}
 	if len(e.Needs) > maxClashNeeds {
@@ -512,29 +512,29 @@ func (r *resolver) clash(name string) error {
 	return e
 }
 
-// A ConflictError is a name no version of which meets every need on it together.
-type ConflictError struct {
+// A conflictError is a name no version of which meets every need on it together.
+type conflictError struct {
 	Name    string
-	Needs   []Imposed // the constrained requirements on Name
+	Needs   []imposed // the constrained requirements on Name
 	More    int       // how many more needs there are than Needs lists
 	Offered []Package // the versions the index has of Name, newest first
 }
 
-// An Imposed is a requirement and who imposed it: By names the package as "name version",
+// An imposed is a requirement and who imposed it: By names the package as "name version",
 // or is "" for a requirement of the caller's.
-type Imposed struct {
+type imposed struct {
 	Requirement
 	By string
 }
 
-func (n Imposed) String() string {
+func (n imposed) String() string {
 	if n.By == "" {
 		return n.Requirement.String() + " (requested)"
 	}
 	return n.Requirement.String() + " (required by " + n.By + ")"
 }
 
-func (e *ConflictError) Error() string {
+func (e *conflictError) Error() string {
 	parts := make([]string, 0, len(e.Needs)+1)
 	for _, n := range e.Needs {
 		parts = append(parts, n.String())
@@ -545,13 +545,13 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("no version of %q satisfies %s; %s", e.Name, joinList(parts, "and"), offered(e.Offered))
 }
 
-// A CycleError is packages that depend on each other in a circle: Cycle names
+// A cycleError is packages that depend on each other in a circle: Cycle names
 // them in order, its first name again at its end.
-type CycleError struct {
+type cycleError struct {
 	Cycle []string
 }
 
-func (e *CycleError) Error() string { return "dependency cycle: " + strings.Join(e.Cycle, " -> ") }
+func (e *cycleError) Error() string { return "dependency cycle: " + strings.Join(e.Cycle, " -> ") }
 
 // A MissingError is a package name the resolver found no version of in the index.
 type MissingError struct {
@@ -655,7 +655,7 @@ func (r *resolver) cycle(waiting map[string]int) error {
 	for {
 		if i, ok := seen[name]; ok {
 			path = append(path[i:], name)
-			return &CycleError{Cycle: path}
+			return &cycleError{Cycle: path}
 		}
 		seen[name] = len(path)
 		path = append(path, name)

@@ -199,10 +199,10 @@ func TestResolveRefuses(t *testing.T) {
 		{"missing exact version", []string{"jq 1.7", "jq 1.7.1.1"}, []string{"jq=1.7.1"}, conflict("jq", nil, "jq=1.7.1 (requested)")},
 		{"missing at version", []string{"x 1.9", "x 20", "x 2-rc1"}, []string{"x@2"}, conflict("x", []string{"20", "2-rc1", "1.9"}, "x@2 (requested)")},
 		{"missing deep dependency", []string{"a 1 b", "b 1 c"}, []string{"a"}, &MissingError{Name: "c", By: "b 1"}},
-		{"cycle through a diamond", []string{"a 1 b c", "b 1 d", "c 1", "d 1 a"}, []string{"a"}, &CycleError{Cycle: []string{"a", "b", "d", "a"}}},
-		{"cycle", []string{"a 1 b", "b 1 a"}, []string{"a"}, &CycleError{Cycle: []string{"a", "b", "a"}}},
-		{"self cycle", []string{"a 1 a"}, []string{"a"}, &CycleError{Cycle: []string{"a", "a"}}},
-		{"long cycle", []string{"top 1 a", "a 1 b", "b 1 c", "c 1 b"}, []string{"top"}, &CycleError{Cycle: []string{"b", "c", "b"}}},
+		{"cycle through a diamond", []string{"a 1 b c", "b 1 d", "c 1", "d 1 a"}, []string{"a"}, &cycleError{Cycle: []string{"a", "b", "d", "a"}}},
+		{"cycle", []string{"a 1 b", "b 1 a"}, []string{"a"}, &cycleError{Cycle: []string{"a", "b", "a"}}},
+		{"self cycle", []string{"a 1 a"}, []string{"a"}, &cycleError{Cycle: []string{"a", "a"}}},
+		{"long cycle", []string{"top 1 a", "a 1 b", "b 1 c", "c 1 b"}, []string{"top"}, &cycleError{Cycle: []string{"b", "c", "b"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,10 +217,10 @@ func TestResolveRefuses(t *testing.T) {
 	}
 }
 
-// conflict is the *ConflictError on name of needs, each as Imposed.String words it,
+// conflict is the *conflictError on name of needs, each as imposed.String words it,
 // the index offering the versions offered (nil: any).
-func conflict(name string, offered []string, needs ...string) *ConflictError {
-	e := &ConflictError{Name: name}
+func conflict(name string, offered []string, needs ...string) *conflictError {
+	e := &conflictError{Name: name}
 	for _, n := range needs {
 		req, by, _ := strings.Cut(strings.TrimSuffix(n, ")"), " (")
 		by = strings.TrimPrefix(strings.TrimPrefix(by, "requested"), "required by ")
@@ -228,7 +228,7 @@ func conflict(name string, offered []string, needs ...string) *ConflictError {
 		if err != nil {
 			panic(err)
 		}
-		e.Needs = append(e.Needs, Imposed{Requirement: r, By: by})
+		e.Needs = append(e.Needs, imposed{Requirement: r, By: by})
 	}
 	for _, v := range offered {
 		e.Offered = append(e.Offered, Package{Version: v})
@@ -237,12 +237,12 @@ func conflict(name string, offered []string, needs ...string) *ConflictError {
 }
 
 // sameError reports whether err is of want's type with the fields that say what failed:
-// the names, requirements and versions of a *ConflictError (its offered versions when
-// want lists some), a *MissingError's fields, a *CycleError's names, a *RequirementError's text.
+// the names, requirements and versions of a *conflictError (its offered versions when
+// want lists some), a *MissingError's fields, a *cycleError's names, a *requirementError's text.
 func sameError(err, want error) bool {
 	switch w := want.(type) {
-	case *ConflictError:
-		var e *ConflictError
+	case *conflictError:
+		var e *conflictError
 		if !errors.As(err, &e) || e.Name != w.Name || e.More != w.More || len(e.Needs) != len(w.Needs) {
 			return false
 		}
@@ -255,21 +255,21 @@ func sameError(err, want error) bool {
 	case *MissingError:
 		var e *MissingError
 		return errors.As(err, &e) && e.Name == w.Name && e.By == w.By && slices.Equal(e.Near, w.Near)
-	case *CycleError:
-		var e *CycleError
+	case *cycleError:
+		var e *cycleError
 		return errors.As(err, &e) && slices.Equal(e.Cycle, w.Cycle)
-	case *RequirementError:
-		var e *RequirementError
+	case *requirementError:
+		var e *requirementError
 		return errors.As(err, &e) && e.Text == w.Text
 	}
 	return errors.Is(err, want)
 }
 
-// imposes reports whether err is a *ConflictError on name among whose needs is need,
-// as Imposed.String words it.
+// imposes reports whether err is a *conflictError on name among whose needs is need,
+// as imposed.String words it.
 func imposes(err error, name, need string) bool {
-	var e *ConflictError
-	return errors.As(err, &e) && e.Name == name && slices.ContainsFunc(e.Needs, func(n Imposed) bool { return n.String() == need })
+	var e *conflictError
+	return errors.As(err, &e) && e.Name == name && slices.ContainsFunc(e.Needs, func(n imposed) bool { return n.String() == need })
 }
 
 // TestResolveErrorText checks the words of the errors resolution returns, which pkg prints.
@@ -284,8 +284,8 @@ func TestResolveErrorText(t *testing.T) {
 		{conflict("lib", nil, "lib>=2 (required by app 1.0)", "lib<2 (requested)"), `no version of "lib" satisfies lib>=2 (required by app 1.0) and lib<2 (requested); the index has `},
 		{conflict("lib", []string{"6", "5", "4", "3", "2", "1"}, "lib>=7 (requested)"), `no version of "lib" satisfies lib>=7 (requested); the index has 6, 5, 4, 3 and 2 older`},
 		{conflict("x", []string{"20", "2-rc1", "1.9"}, "x@2 (requested)"), `no version of "x" satisfies x@2 (requested); the index has 20, 2-rc1 and 1.9`},
-		{&CycleError{Cycle: []string{"a", "b", "d", "a"}}, "dependency cycle: a -> b -> d -> a"},
-		{&RequirementError{Text: "B", Err: badName("B")}, `requirement "B": bad package name "B" (want [a-z0-9][a-z0-9._+-]*)`},
+		{&cycleError{Cycle: []string{"a", "b", "d", "a"}}, "dependency cycle: a -> b -> d -> a"},
+		{&requirementError{Text: "B", Err: badName("B")}, `requirement "B": bad package name "B" (want [a-z0-9][a-z0-9._+-]*)`},
 	} {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)

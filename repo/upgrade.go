@@ -223,7 +223,7 @@ func (h Held) Why() string {
 // installed package "installed" (or "installed, or newer" where it may move).
 func (h Held) conflictWhy(version, what string, err error) string {
 	name := h.Package.Name
-	var ce *ConflictError
+	var ce *conflictError
 	if !errors.As(err, &ce) {
 		return err.Error()
 	}

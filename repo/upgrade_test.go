@@ -277,7 +277,7 @@ func TestHeldBackNext(t *testing.T) {
 // TestResolverErrorsTyped checks that Held.Why words the resolver's conflict from its
 // fields: the upgrade's own requirements by what they are, not "requested".
 func TestResolverErrorsTyped(t *testing.T) {
-	ce := &ConflictError{Name: "lib", Needs: []Imposed{
+	ce := &conflictError{Name: "lib", Needs: []imposed{
 		{Requirement: Requirement{Name: "lib", Constraints: []Constraint{{Op: "=", Version: "2"}}}},
 		{Requirement: Requirement{Name: "lib", Constraints: []Constraint{{Op: "<", Version: "2"}}}, By: "app 1"},
 	}}
