@@ -236,7 +236,7 @@ func OpenCacheReadOnly(ctx context.Context, dir string) (*Cache, error) {
 	return c, nil
 }
 
-// Exclusive makes c the only user of the cache, for Remove: it waits, until ctx is done,
+// Exclusive makes c the only user of the cache, to remove entries: it waits, until ctx is done,
 // for the other processes using the cache to end, calling waiting once if it must, with
 // their pids where /proc/locks tells them. While it waits, c and its shares hold no lock.
 func (c *Cache) Exclusive(ctx context.Context, waiting func(pids []int)) error {
@@ -697,9 +697,9 @@ func (c *Cache) List() ([]Entry, error) {
 	return es, nil
 }
 
-// Remove deletes the entries keep returns false for, the tar first, and returns them. It
+// removeEntries deletes the entries keep returns false for, the tar first, and returns them. It
 // also removes stale indexes whose tar is gone.
-func (c *Cache) Remove(keep func(Entry) bool) ([]Entry, error) {
+func (c *Cache) removeEntries(keep func(Entry) bool) ([]Entry, error) {
 	es, err := c.List()
 	if err != nil {
 		return nil, err

@@ -179,15 +179,15 @@ func TestListRemove(t *testing.T) {
 		es[0].Size == 0 || time.Since(es[0].Used) > time.Minute {
 		t.Fatalf("List = %+v, %v", es, err)
 	}
-	removed, err := c.Remove(func(e Entry) bool { return e.Name == "alpha" })
+	removed, err := c.removeEntries(func(e Entry) bool { return e.Name == "alpha" })
 	if err != nil || len(removed) != 1 || removed[0].Name != "zeta" {
-		t.Errorf("Remove = %+v, %v", removed, err)
+		t.Errorf("removeEntries = %+v, %v", removed, err)
 	}
 	if c.Has(pkgs[0].SHA256) || !c.Has(pkgs[1].SHA256) {
-		t.Errorf("after Remove: zeta cached %v, alpha cached %v", c.Has(pkgs[0].SHA256), c.Has(pkgs[1].SHA256))
+		t.Errorf("after removeEntries: zeta cached %v, alpha cached %v", c.Has(pkgs[0].SHA256), c.Has(pkgs[1].SHA256))
 	}
 	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
-		t.Errorf("stale digests without a tar survived Remove: %v", err)
+		t.Errorf("stale digests without a tar survived removeEntries: %v", err)
 	}
 }
 

@@ -104,8 +104,8 @@ func TestCleanThroughSymlink(t *testing.T) {
 	if n := c.RemoveUnfinished(); n != 0 {
 		t.Errorf("RemoveUnfinished through a symlinked tmp/ = %d, want 0", n)
 	}
-	if removed, err := c.Remove(func(Entry) bool { return false }); err != nil || len(removed) != 0 {
-		t.Errorf("Remove with a symlink in place of tars/ = %v, %v; want nothing removed", removed, err)
+	if removed, err := c.removeEntries(func(Entry) bool { return false }); err != nil || len(removed) != 0 {
+		t.Errorf("removeEntries with a symlink in place of tars/ = %v, %v; want nothing removed", removed, err)
 	}
 	testfs.SameTree(t, "the symlinks' target", testfs.Tree(t, outside), before)
 }
@@ -185,8 +185,8 @@ func TestRemoveOnlyOwn(t *testing.T) {
 	if err := c.Exclusive(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if removed, err := c.Remove(func(Entry) bool { return false }); err != nil || len(removed) != 0 {
-		t.Errorf("Remove = %v, %v; want nothing removed", removed, err)
+	if removed, err := c.removeEntries(func(Entry) bool { return false }); err != nil || len(removed) != 0 {
+		t.Errorf("removeEntries = %v, %v; want nothing removed", removed, err)
 	}
 	if n := c.RemoveUnfinished(); n != 0 {
 		t.Errorf("RemoveUnfinished = %d, want 0", n)

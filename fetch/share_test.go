@@ -211,7 +211,7 @@ func TestShareVersions(t *testing.T) {
 			if want := map[string]int64{"xfs": blocks}[kind]; same != want {
 				t.Errorf("share/added and its copy in %s: %d of %d whole blocks on the same disk blocks, want %d", ps[1].Version, same, blocks, want)
 			}
-			if _, err := c.Remove(func(e Entry) bool { return e.SHA256 != ps[0].SHA256 && e.SHA256 != ps[1].SHA256 }); err != nil {
+			if _, err := c.removeEntries(func(e Entry) bool { return e.SHA256 != ps[0].SHA256 && e.SHA256 != ps[1].SHA256 }); err != nil {
 				t.Fatal(err)
 			}
 			c.checked.Clear()

@@ -166,13 +166,13 @@ func (c *Cache) Trim(l Limits, keep func(Entry) bool) (Trimmed, error) {
 		}
 		drop[e.SHA256] = u.remove(i)
 	}
-	removed, err := c.Remove(func(e Entry) bool { _, ok := drop[e.SHA256]; return !ok })
+	removed, err := c.removeEntries(func(e Entry) bool { _, ok := drop[e.SHA256]; return !ok })
 	t := Trimmed{Removed: removed, Size: u.total}
 	for _, e := range removed {
 		t.Freed += drop[e.SHA256]
 		delete(drop, e.SHA256)
 	}
-	for _, n := range drop { // kept: an error stopped Remove
+	for _, n := range drop { // kept: an error stopped removeEntries
 		t.Size += n
 	}
 	slices.SortStableFunc(t.Removed, func(a, b Entry) int { return a.Used.Compare(b.Used) })

@@ -163,7 +163,7 @@ func TestLockAt(t *testing.T) {
 	}
 	back, err := decodeLock([]byte(text))
 	if err != nil || !reflect.DeepEqual(back, l) {
-		t.Errorf("decodeLock(Encode(l)) = %+v, %v; want %+v", back, err, l)
+		t.Errorf("decodeLock(encode(l)) = %+v, %v; want %+v", back, err, l)
 	}
 	if order, err := back.Order(); err != nil || ids(order) != "jq 1.7.12" {
 		t.Errorf("Order = %q, %v; want jq 1.7.12", ids(order), err)
