@@ -34,10 +34,11 @@ func ExampleAccept() {
 		return trust.Result{Record: trust.Record{Location: "https://example.com/r/", Name: "r", Version: version, SHA256: sha},
 			KeyID: key.ID(), KeyIDs: []string{key.ID()}, Keys: []trust.PublicKey{key}, Trusted: []string{key.ID()}}
 	}
-	fmt.Println(pin.Accept(root, index(2, "b")))
-	err = pin.Accept(root, index(1, "a"))
+	fmt.Println(pin.Accept(root.DB(), index(2, "b")))
+	err = pin.Accept(root.DB(), index(1, "a"))
 	fmt.Println(errors.Is(err, trust.ErrRollback))
-	pins, _ := pin.Read(root.Dir(), install.Options{})
+	all, _ := root.DB().Repos()
+	pins := pin.Set(all)
 	p := pins.At("https://example.com/r/")
 	fmt.Println(p.Name, p.Version, p.KeyID == key.ID())
 	// Output:

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"pkg/install"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -83,18 +82,15 @@ func lockRepos(l *repo.Lock) []repo.LockRepo {
 	return []repo.LockRepo{{URL: l.Repo, Index: l.Index}}
 }
 
-// CheckLockSigned checks, when pol requires signatures or trusts a key, or the root at dir
-// pinned the repository at url (its source's URL, which a sync installs from), that the
+// CheckLockSigned checks, when pol requires signatures or trusts a key, or the pins of the
+// root at dir pinned the repository at url (its source's URL, which a sync installs from), that the
 // lockfile at path says it was made from an index a key trusted here verified (x, nil if
 // it says none): a sync reads no index. The lockfile's word is all there is, so this
 // guards against a mistake (a lockfile made without the key), not against an edit. A
-// lockfile that says nothing is refused. It reads the root's pins without its lock.
-func CheckLockSigned(x *repo.LockIndex, path string, pol trust.Policy, dir string, o install.Options, url string) error {
-	pins, err := Read(dir, o)
-	if err != nil {
-		return err
-	}
+// lockfile that says nothing is refused.
+func CheckLockSigned(x *repo.LockIndex, path string, pol trust.Policy, pins Set, dir, url string) error {
 	p := pins.At(url)
+	var err error
 	if p != nil {
 		if pol, err = Policy(pol, *p); err != nil {
 			return err

@@ -15,33 +15,14 @@ import (
 	"time"
 
 	"pkg/db"
-	"pkg/install"
 	"pkg/trust"
 )
 
 // ErrNotVerified refuses an unverified index of a repository a root accepted signed before.
 var ErrNotVerified = errors.New("pin: index of a pinned repository not verified")
 
-// Set is the pins of a root, as Read reads them without its lock.
+// Set is the pins of a root, as its database records them (db.DB.Repos).
 type Set []db.Pin
-
-// Read returns the pins of the root at dir, none where there is no root or dir is "" (for
-// a repair, which rebuilds them), reading the root without its lock: a change takes the
-// lock after, and Accept checks an index against the pins again then.
-func Read(dir string, o install.Options) (Set, error) {
-	if dir == "" {
-		return nil, nil
-	}
-	var all []db.Pin
-	err := install.View(dir, o, nil, func(d *db.DB) (err error) {
-		all, err = d.Repos()
-		return err
-	})
-	if errors.Is(err, install.ErrNoRoot) {
-		return nil, nil
-	}
-	return all, err
-}
 
 // At returns the pin of the repository at location, or nil.
 func (s Set) At(location string) *db.Pin {
@@ -102,8 +83,7 @@ func Refused(dir string, p db.Pin, err error) error {
 // root's pins forbid: one older than the pin, and an unverified one from a repository
 // whose signed index the root accepted before. An empty res (a sync, which reads no
 // index) records nothing.
-func Accept(root *install.Root, res trust.Result) error {
-	d := root.DB()
+func Accept(d *db.DB, res trust.Result) error {
 	all, err := d.Repos()
 	if err != nil {
 		return err
@@ -160,8 +140,7 @@ func sameRepo(p db.Pin, name string, keyIDs ...string) bool {
 // Forget deletes the root's pin of the repository at location and, since a pin of the
 // same repository elsewhere (a mirror) bounds it too, those signed by its key or a key
 // pol trusts for it; it returns what it deleted.
-func Forget(root *install.Root, location string, pol trust.Policy) ([]db.Pin, error) {
-	d := root.DB()
+func Forget(d *db.DB, location string, pol trust.Policy) ([]db.Pin, error) {
 	r, ok, err := d.Repo(location)
 	if err != nil || !ok {
 		return nil, err
@@ -184,8 +163,7 @@ func Forget(root *install.Root, location string, pol trust.Policy) ([]db.Pin, er
 
 // Unpin removes the key id from the keys of the repositories the root pinned to it and
 // returns their pins as they are now.
-func Unpin(root *install.Root, id string) ([]db.Pin, error) {
-	d := root.DB()
+func Unpin(d *db.DB, id string) ([]db.Pin, error) {
 	pins, err := d.Repos()
 	if err != nil {
 		return nil, err
@@ -211,8 +189,6 @@ func Unpin(root *install.Root, id string) ([]db.Pin, error) {
 // TrustedKeysFile is where the root at dir keeps the keys it trusts (package trust's format).
 func TrustedKeysFile(dir string) string { return filepath.Join(dir, ".pkg", "trusted-keys") }
 
-var _ trust.KeysFile = (*install.MetaFile)(nil)
-
 // RootKeys returns the keys the root at dir trusts, none where it has no trusted-keys file.
 func RootKeys(dir string) (trust.KeySource, error) {
 	s := trust.KeySource{Name: TrustedKeysFile(dir)}
@@ -223,15 +199,15 @@ func RootKeys(dir string) (trust.KeySource, error) {
 	return s, nil
 }
 
-// Distrust removes the key id from the keys root trusts and from the keys of the
-// repositories it pinned to it, returning the keys removed and the pins as they are now. A
-// repository whose last key it was stays pinned: its indexes are refused until a key is
-// trusted for it again, or the repository is forgotten.
-func Distrust(root *install.Root, id string) (removed []trust.PublicKey, unpinned []db.Pin, err error) {
-	if removed, err = trust.RemoveTrusted(root.TrustedKeys(), id); err != nil {
+// Distrust removes the key id from keys, the keys a root trusts, and from the keys of the
+// repositories its database d pinned to it, returning the keys removed and the pins as they
+// are now. A repository whose last key it was stays pinned: its indexes are refused until
+// a key is trusted for it again, or the repository is forgotten.
+func Distrust(keys trust.KeysFile, d *db.DB, id string) (removed []trust.PublicKey, unpinned []db.Pin, err error) {
+	if removed, err = trust.RemoveTrusted(keys, id); err != nil {
 		return nil, nil, err
 	}
-	unpinned, err = Unpin(root, id)
+	unpinned, err = Unpin(d, id)
 	return removed, unpinned, err
 }
 

@@ -67,12 +67,13 @@ func TestAccept(t *testing.T) {
 		{"a newer version", verified(a, "r", 3, "s3", k), nil},
 		{"unverified from a location never accepted", trust.Result{Record: trust.Record{Location: "https://c.example/"}}, nil},
 	} {
-		err := pin.Accept(root, tt.res)
+		err := pin.Accept(root.DB(), tt.res)
 		if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
 			t.Errorf("%s: %v, want %v", tt.what, err, tt.want)
 		}
 	}
-	pins, err := pin.Read(root.Dir(), install.Options{})
+	all, err := root.DB().Repos()
+	pins := pin.Set(all)
 	p := pins.At(a)
 	if err != nil || p == nil || p.Version != 3 || p.KeyID != k.ID() || len(p.Keys) != 1 {
 		t.Fatalf("the pin after the accepts: %+v, %v; want version 3 pinned to %s", p, err, k.ID())
@@ -84,7 +85,7 @@ func TestAccept(t *testing.T) {
 		t.Errorf("KeyIDs = %q, want %s", ids, k.ID())
 	}
 
-	gone, err := pin.Forget(root, a, trust.Policy{})
+	gone, err := pin.Forget(root.DB(), a, trust.Policy{})
 	var locs []string
 	for _, r := range gone {
 		locs = append(locs, r.Location)
@@ -93,7 +94,7 @@ func TestAccept(t *testing.T) {
 	if err != nil || !slices.Equal(locs, []string{a}) {
 		t.Errorf("Forget %s: %v, %v; want it alone (the mirror was never accepted; elsewhere has another key)", a, locs, err)
 	}
-	if err := pin.Accept(root, verified(a, "r", 1, "s1", k)); err != nil {
+	if err := pin.Accept(root.DB(), verified(a, "r", 1, "s1", k)); err != nil {
 		t.Errorf("an older version once forgotten: %v", err)
 	}
 }

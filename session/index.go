@@ -184,12 +184,16 @@ func (s *Session) checkLockSigned(l *repo.Lock, path string) error {
 	if err != nil {
 		return err
 	}
+	var pins pin.Set // read without the root's lock: a sync takes it after, and reads no index
+	if err := s.peekRoot(func(d *db.DB) (err error) { pins, err = d.Repos(); return err }); err != nil {
+		return err
+	}
 	srcs, rs, err := s.lockSources(l)
 	for name, src := range srcs {
 		r, _ := l.Of(name)
 		var policy trust.Policy
 		if policy, err = rs[name].Trust(global); err == nil {
-			err = pin.CheckLockSigned(r.Index, path, policy, s.Root, s.rootOptions(), src.URL())
+			err = pin.CheckLockSigned(r.Index, path, policy, pins, s.Root, src.URL())
 		}
 		if err != nil {
 			break
@@ -245,7 +249,7 @@ func (s *Session) Forget(ctx context.Context, name string) (*Forgotten, error) {
 		if err != nil {
 			return nil, err
 		}
-		if out.Gone, err = pin.Forget(root, src.URL(), policy); err != nil {
+		if out.Gone, err = pin.Forget(root.DB(), src.URL(), policy); err != nil {
 			return nil, err
 		}
 		out.InRoot = true

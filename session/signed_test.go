@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"pkg/config"
+	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/pin"
@@ -369,7 +370,8 @@ func TestTrustPins(t *testing.T) {
 	if obs, err := installWith(t, o, "hello"); err != nil || told(obs) != nil {
 		t.Fatalf("install with the key the root trusts: %v, told %q", err, told(obs))
 	}
-	pins, err := pin.Read(o.Root, install.Options{})
+	var pins pin.Set
+	err := install.View(o.Root, install.Options{}, nil, func(d *db.DB) (err error) { pins, err = d.Repos(); return err })
 	if p := pins.At(r.URL + "/"); err != nil || p == nil || len(p.Keys) != 1 || p.Keys[0] != k.String() {
 		t.Errorf("the pin: %+v, %v; want it pinned to %s", p, err, id)
 	}

@@ -40,7 +40,7 @@ func TestStale(t *testing.T) {
 	key := k.Public()
 	res := trust.Result{Record: trust.Record{Location: ix.Source.URL(), Name: "r", Version: 1, SHA256: "s"},
 		KeyID: key.ID(), KeyIDs: []string{key.ID()}, Keys: []trust.PublicKey{key}, Trusted: []string{key.ID()}}
-	if err := pin.Accept(r, res); err != nil {
+	if err := pin.Accept(r.DB(), res); err != nil {
 		t.Fatal(err)
 	}
 	if stale, err := session.Stale(ix, r); err != nil || !stale {

@@ -49,7 +49,7 @@ func (s *Session) Distrust(ctx context.Context, id string) (*Distrusted, error) 
 	}
 	defer root.Close()
 	d := &Distrusted{Dir: root.Dir()}
-	if d.Removed, d.Unpinned, err = pin.Distrust(root, id); err != nil {
+	if d.Removed, d.Unpinned, err = pin.Distrust(root.TrustedKeys(), root.DB(), id); err != nil {
 		return d, err
 	}
 	if sources, err := s.keySources(); err == nil {

@@ -191,7 +191,7 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 		return nil, err
 	}
 	for _, res := range p.indexes {
-		if err := pin.Accept(root, res); err != nil {
+		if err := pin.Accept(root.DB(), res); err != nil {
 			return nil, err
 		}
 	}

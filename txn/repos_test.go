@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/pin"
@@ -162,7 +163,8 @@ func TestTwoRepos(t *testing.T) {
 			t.Errorf("%s says %q, want %q", name, got, w)
 		}
 	}
-	pins, err := pin.Read(root.Dir(), install.Options{})
+	var pins pin.Set // the root was given up with the plan: read it again
+	err = install.View(root.Dir(), install.Options{}, nil, func(d *db.DB) (err error) { pins, err = d.Repos(); return err })
 	if p := pins.At(r.team); err != nil || p == nil || p.Name != "team" || p.KeyID != r.key.Public().ID() {
 		t.Errorf("the root's pin of team: %+v, %v; want it pinned to the key", p, err)
 	}

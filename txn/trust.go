@@ -40,7 +40,7 @@ type Catalog struct {
 // Without a root, the cache's last verified copy of the index bounds the next one
 // likewise (a *trust.PinnedError of the cache).
 func ReadIndex(ctx context.Context, cache *fetch.Cache, dir string, ro install.Options, location string, o fetch.Options) (*Catalog, error) {
-	pins, err := pin.Read(dir, ro)
+	pins, err := readPins(dir, ro)
 	if err != nil {
 		return nil, err
 	}
@@ -77,4 +77,21 @@ func ReadIndex(ctx context.Context, cache *fetch.Cache, dir string, ro install.O
 		return nil, err
 	}
 	return ix, nil
+}
+
+// readPins returns the pins of the root at dir, none where there is no root or dir is ""
+// (for a repair, which rebuilds them), reading the root without its lock: a change takes
+// the lock after, and pin.Accept checks an index against the pins again then.
+func readPins(dir string, o install.Options) (pins pin.Set, err error) {
+	if dir == "" {
+		return nil, nil
+	}
+	err = install.View(dir, o, nil, func(d *db.DB) (err error) {
+		pins, err = d.Repos()
+		return err
+	})
+	if errors.Is(err, install.ErrNoRoot) {
+		return nil, nil
+	}
+	return pins, err
 }

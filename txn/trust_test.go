@@ -48,7 +48,7 @@ func TestUnpin(t *testing.T) {
 	k := newKey(t)
 	ix := w.index(root.Dir())
 	loc := ix.Source.URL()
-	if err := pin.Accept(root, verified(loc, "r", 1, "s", k)); err != nil {
+	if err := pin.Accept(root.DB(), verified(loc, "r", 1, "s", k)); err != nil {
 		t.Fatal(err)
 	}
 	// Pinned, the root takes only an index a key trusted for the repository verifies.
@@ -56,7 +56,7 @@ func TestUnpin(t *testing.T) {
 	if pe := (*trust.PinnedError)(nil); !errors.As(err, &pe) || !errors.Is(err, trust.ErrUnsigned) || pe.Repo != loc || pe.Root != root.Dir() {
 		t.Errorf("ReadIndex of the unsigned repository once pinned: %v; want a *trust.PinnedError of the root of an unsigned index", err)
 	}
-	changed, err := pin.Unpin(root, k.ID())
+	changed, err := pin.Unpin(root.DB(), k.ID())
 	if err != nil || len(changed) != 1 || len(changed[0].Keys) != 0 {
 		t.Errorf("Unpin: %v, %v; want the one record, with no key", changed, err)
 	}
