@@ -180,8 +180,12 @@ type Spec struct {
 }
 
 // NewPlan makes the plan of s, resolved against s.Catalog but for a removal: installing
-// what the root does not hold as resolved, an upgrade, a reinstall, or a removal.
+// what the root does not hold as resolved, an upgrade, a reinstall, or a removal. It
+// refuses a Spec giving the action an input the action does not read.
 func NewPlan(s Spec) (*Plan, error) {
+	if err := s.fits(); err != nil {
+		return nil, err
+	}
 	switch s.Action {
 	case Install:
 		return installPlan(s.Root, s.Catalog, s.Records, s.Requires, s.Requested, s.Cache)
@@ -189,13 +193,29 @@ func NewPlan(s Spec) (*Plan, error) {
 		return upgradePlan(s.Root, s.Catalog, s.Records, s.Requires, s.Requested, s.Cache)
 	case Reinstall:
 		return reinstallPlan(s.Root, s.Catalog, s.Records, s.Names, s.Cache)
-	case Remove:
-		if s.Unneeded {
-			return unneededPlan(s.Root, s.Records, db.Unneeded(s.Records, s.Requested)), nil
-		}
-		return removePlan(s.Root, s.Records, s.Names), nil
 	}
-	return nil, fmt.Errorf("plan %s: not an action a plan is made of", s.Action)
+	if s.Unneeded {
+		return unneededPlan(s.Root, s.Records, db.Unneeded(s.Records, s.Requested)), nil
+	}
+	return removePlan(s.Root, s.Records, s.Names), nil
+}
+
+// fits refuses a Spec giving its action an input it does not read, rather than ignore it.
+func (s Spec) fits() error {
+	byNames := s.Action == Reinstall || s.Action == Remove
+	switch {
+	case !byNames && s.Action != Install && s.Action != Upgrade:
+		return fmt.Errorf("plan %s: not an action a plan is made of", s.Action)
+	case len(s.Requires) > 0 && byNames:
+		return fmt.Errorf("plan %s: takes names, not requirements", s.Action)
+	case len(s.Names) > 0 && !byNames:
+		return fmt.Errorf("plan %s: takes requirements, not names", s.Action)
+	case s.Unneeded && (s.Action != Remove || len(s.Names) > 0):
+		return fmt.Errorf("plan %s: the unneeded packages are a removal's, in place of names", s.Action)
+	case (s.Catalog == nil) != (s.Action == Remove):
+		return fmt.Errorf("plan %s: a catalog is for every action but a removal", s.Action)
+	}
+	return nil
 }
 
 // installPlan resolves reqs against ix, with the root's records before, into the plan of
