@@ -17,23 +17,21 @@ type Notices struct {
 	pending map[string]string // said, not yet recorded
 }
 
-// Due reports whether the condition key is to be said in state: it is not when the root
-// records that the user was told of it in that state. State "" is the condition's end:
-// never due, and the root forgets what was said of it. A caller that prints the condition
-// then records it with Said.
-func (n *Notices) Due(key, state string) bool {
-	if state == n.told(key) {
-		return false
-	}
-	if state == "" {
-		n.remember(key, state)
-		return false
-	}
-	return true
-}
+// Due reports whether the condition key is to be said in state: the root does not record
+// that the user was told of it in that state. State "" is the condition's end (End),
+// never due. A caller that prints it then records it with Said.
+func (n *Notices) Due(key, state string) bool { return state != "" && state != n.told(key) }
 
 // Said records that the user was told of the condition key in state.
 func (n *Notices) Said(key, state string) { n.remember(key, state) }
+
+// End forgets what was said of the condition key, which holds no more, so that it is
+// said again should it return.
+func (n *Notices) End(key string) {
+	if n.told(key) != "" {
+		n.remember(key, "")
+	}
+}
 
 func (n *Notices) remember(key, state string) {
 	if n.pending == nil {

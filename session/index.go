@@ -265,6 +265,10 @@ func (s *Session) tellTrust(ix *txn.Catalog) {
 	}
 	res := ix.Trust
 	key, state := "index "+res.Location, res.Standing()
+	if state == "" {
+		s.notices.End(key)
+		return
+	}
 	if !s.notices.Due(key, state) {
 		return
 	}

@@ -143,7 +143,7 @@ func (t *Target) tell(out *Outcome) {
 	for _, res := range out.Results {
 		switch {
 		case res.Method == install.Clone && res.Fallback == nil:
-			n.Due("copy", "")
+			n.End("copy")
 		case res.Fallback != nil && !said:
 			said = true
 			if state := copyState(res, t.Cache); n.Due("copy", state) {
@@ -153,7 +153,9 @@ func (t *Target) tell(out *Outcome) {
 		}
 	}
 	if out.Committed && t.Fetcher != nil {
-		if bin := t.Root.BinOffPath(t.Path); n.Due("path", bin) {
+		if bin := t.Root.BinOffPath(t.Path); bin == "" {
+			n.End("path")
+		} else if n.Due("path", bin) {
 			out.OffPath = bin
 			t.said(n, "path", bin)
 		}
