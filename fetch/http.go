@@ -270,17 +270,19 @@ func newClient() *http.Client {
 	return &http.Client{Transport: t, CheckRedirect: checkRedirect}
 }
 
-// errCleartextRedirect is the refusal of a redirect from https to http.
-var errCleartextRedirect = errors.New("fetch: redirect from https to cleartext")
-
-// cleartextRedirect is an errCleartextRedirect that says from where to where.
-type cleartextRedirect struct{ from, to string }
-
-func (e *cleartextRedirect) Error() string {
-	return fmt.Sprintf("%s redirects from https to %s, which pkg refuses: the repository would be read in cleartext", e.from, e.to)
+// redirectError refuses a redirect from from to to: to a scheme other than http and https,
+// or, cleartext, from https to http.
+type redirectError struct {
+	from, to  string
+	cleartext bool
 }
 
-func (e *cleartextRedirect) Is(target error) bool { return target == errCleartextRedirect }
+func (e *redirectError) Error() string {
+	if e.cleartext {
+		return fmt.Sprintf("%s redirects from https to %s, which pkg refuses: the repository would be read in cleartext", e.from, e.to)
+	}
+	return fmt.Sprintf("%s redirects to %s, which pkg does not follow (only http and https)", e.from, e.to)
+}
 
 // checkRedirect follows at most 10 redirects, to http(s) only, and none from https to
 // http: an unsigned repository read over TLS would be read in cleartext, and nothing would
@@ -291,9 +293,9 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	case len(via) >= 10:
 		return fmt.Errorf("stopped after 10 redirects, the last from %s to %s", from, req.URL.Redacted())
 	case req.URL.Scheme != "http" && req.URL.Scheme != "https":
-		return &schemeRedirectError{from, req.URL.Redacted()}
+		return &redirectError{from: from, to: req.URL.Redacted()}
 	case via[0].URL.Scheme == "https" && req.URL.Scheme != "https":
-		return &cleartextRedirect{from, req.URL.Redacted()}
+		return &redirectError{from: from, to: req.URL.Redacted(), cleartext: true}
 	}
 	return nil
 }
@@ -316,13 +318,6 @@ type encodingError struct {
 
 func (e *encodingError) Error() string {
 	return fmt.Sprintf("GET %s: served with Content-Encoding: %s, which pkg does not undo for %s: serve the file as it is (on an object store, remove the object's Content-Encoding)", e.where, e.encoding, e.what)
-}
-
-// schemeRedirectError refuses a redirect to a scheme other than http and https.
-type schemeRedirectError struct{ from, to string }
-
-func (e *schemeRedirectError) Error() string {
-	return fmt.Sprintf("%s redirects to %s, which pkg does not follow (only http and https)", e.from, e.to)
 }
 
 // cutError is a body cut short, after off bytes, by err.

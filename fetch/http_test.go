@@ -469,8 +469,8 @@ func TestServersThatChangeTheBytes(t *testing.T) {
 		{"a redirect to ftp", func(w http.ResponseWriter, r *http.Request, _ int) {
 			http.Redirect(w, r, "ftp://example.org/index.json", http.StatusFound)
 		}, func(err error, url string) bool {
-			re := (*schemeRedirectError)(nil)
-			return errors.As(err, &re) && *re == schemeRedirectError{url + "/index.json", "ftp://example.org/index.json"}
+			re := (*redirectError)(nil)
+			return errors.As(err, &re) && *re == redirectError{from: url + "/index.json", to: "ftp://example.org/index.json"}
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -494,8 +494,8 @@ func TestServersThatChangeTheBytes(t *testing.T) {
 	t.Cleanup(tls.Close)
 	s := quick(t, tls.URL)
 	s.client.Transport.(*http.Transport).TLSClientConfig = tls.Client().Transport.(*http.Transport).TLSClientConfig
-	cr := (*cleartextRedirect)(nil)
-	if _, err := openCache(t).indexOnly(t.Context(), s); !errors.Is(err, errCleartextRedirect) || !errors.As(err, &cr) || *cr != (cleartextRedirect{tls.URL + "/index.json", plain.URL + "/index.json"}) {
+	re := (*redirectError)(nil)
+	if _, err := openCache(t).indexOnly(t.Context(), s); !errors.As(err, &re) || *re != (redirectError{tls.URL + "/index.json", plain.URL + "/index.json", true}) {
 		t.Errorf("Index from https redirected to http: %v", err)
 	}
 }
