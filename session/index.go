@@ -141,11 +141,9 @@ func stale(ix *txn.Catalog, root *install.Root) (bool, error) {
 		switch {
 		case err != nil:
 			return false, err
-		case !ok || r.Pin == nil:
-			if ok != (r.Pin != nil) {
-				return true, nil
-			}
-		case pin.Record(now) != pin.Record(*r.Pin) || !slices.Equal(now.Keys, r.Pin.Keys):
+		case ok != (r.Pin != nil):
+			return true, nil
+		case ok && (pin.Record(now) != pin.Record(*r.Pin) || !slices.Equal(now.Keys, r.Pin.Keys)):
 			return true, nil
 		}
 	}
