@@ -30,12 +30,3 @@ func (r *Root) Notes() []Note {
 	}
 	return ns
 }
-
-// BusyText says, for View's busy, what the database of the root dir shows while holder
-// changes it ("" for a change cut short).
-func BusyText(holder, dir string) string {
-	if holder == "" {
-		return fmt.Sprintf("a pkg command did not finish changing %s (it was cut short, or failed); the next one that locks it undoes that change, and this is what was installed before it", dir)
-	}
-	return fmt.Sprintf("%s is changing %s; this is what was installed before it started", holder, dir)
-}

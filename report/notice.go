@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"pkg/install"
 	"pkg/internal/procname"
 	"pkg/internal/units"
 	"pkg/notice"
@@ -18,7 +17,10 @@ func NoticeText(n notice.Notice) string {
 	case notice.RootOpened:
 		return n.Text
 	case notice.RootBusy:
-		return install.BusyText(n.Holder, n.Dir)
+		if n.Holder == "" {
+			return fmt.Sprintf("a pkg command did not finish changing %s (it was cut short, or failed); the next one that locks it undoes that change, and this is what was installed before it", n.Dir)
+		}
+		return fmt.Sprintf("%s is changing %s; this is what was installed before it started", n.Holder, n.Dir)
 	case notice.RootNotYours:
 		return n.Dir + " is not yours: verifying without its lock, so a command changing it meanwhile may show as problems"
 	case notice.NothingInstalled:

@@ -21,6 +21,7 @@ func TestNoticeText(t *testing.T) {
 		{notice.RootOpened{Text: "opened", Warn: true}, "opened", true},
 		{notice.RootOpened{Text: "opened"}, "opened", false},
 		{notice.RootBusy{Dir: "/r", Holder: "pid 1 (pkg)"}, "pid 1 (pkg) is changing /r; this is what was installed before it started", false},
+		{notice.RootBusy{Dir: "/r"}, "a pkg command did not finish changing /r (it was cut short, or failed); the next one that locks it undoes that change, and this is what was installed before it", false},
 		{notice.RootNotYours{Dir: "/r"}, "/r is not yours: verifying without its lock, so a command changing it meanwhile may show as problems", false},
 		{notice.NothingInstalled{Err: bad}, "nothing is installed: bad", false},
 		{notice.Saved{Dir: "/r/.pkg/saved", Count: 2}, "/r/.pkg/saved holds what upgrades and removes found added or changed in packages' directories (2 kept): look through it, and delete what you no longer need", false},
