@@ -174,9 +174,9 @@ type Spec struct {
 	Unneeded  bool               // Remove: in place of Names, the packages no request needs (db.Unneeded)
 	Root      string             // the root's directory
 	Records   []db.Record        // the root's records, read under its lock unless a dry run
-	Requested map[string]string  // the root's requests (db.DB.Requested)
+	Requested map[string]string  // the root's requests (db.DB.Requested): their holds for Install and Upgrade, what Unneeded keeps
 	Catalog   *Catalog           // the indexes in effect; none for Remove
-	Cache     *fetch.Cache       // if not nil, tells what need not be downloaded
+	Cache     *fetch.Cache       // if not nil, tells what need not be downloaded (a removal downloads nothing)
 }
 
 // NewPlan makes the plan of s, resolved against s.Catalog but for a removal: installing
