@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -547,8 +546,8 @@ func TestSalvageAfterCrash(t *testing.T) {
 	defer r.Close()
 	moved, _ := filepath.Glob(r.path(".pkg", "saved", "tool-1.*", "NOTES"))
 	rest, _ := filepath.Glob(r.path(".pkg", "saved", "tool-1.*-rest", "NOTES2"))
-	if len(moved) != 1 || len(rest) != 1 || !strings.Contains(fmt.Sprint(r.Notes()), "kept the old tree of tool, with files of yours in it, in ") {
-		t.Errorf("after the start: kept %q and %q; recovered %q", moved, rest, fmt.Sprint(r.Notes()))
+	if len(moved) != 1 || len(rest) != 1 || len(r.found.Kept) != 1 || r.found.Kept[0].Name != "tool" {
+		t.Errorf("after the start: kept %q and %q; recovered %+v", moved, rest, r.found)
 	}
 	if got := readFile(t, filepath.Join(r.pkgDir("other"), "NOTES")); got != "mine" {
 		t.Errorf("other's NOTES = %q", got)
@@ -660,8 +659,8 @@ func TestReconcileUnsure(t *testing.T) {
 	r = openRoot(t, rootDir)
 	defer r.Close()
 	kept, _ := filepath.Glob(r.path(".pkg", "saved", "tool-unsure.*", "bin", "tool"))
-	if len(kept) != 1 || readFile(t, kept[0]) != "edited, longer than before\n" || !strings.Contains(fmt.Sprint(r.Notes()), "as pkg could not tell it from the one in pkgs/") {
-		t.Errorf("after reconcile: kept %q; recovered %q", kept, fmt.Sprint(r.Notes()))
+	if len(kept) != 1 || readFile(t, kept[0]) != "edited, longer than before\n" || len(r.found.Unsure) != 1 || r.found.Unsure[0].Name != "tool" {
+		t.Errorf("after reconcile: kept %q; recovered %+v", kept, r.found)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/notice"
 )
 
 // Options controls how a root is opened and changed.
@@ -49,13 +50,13 @@ type Root struct {
 	db      *db.DB
 	o       Options
 	umask   fs.FileMode
-	links   error  // a *LinksError: bin/ could not be synced at Open
-	left    error  // what Open could not delete of what commands cut short left
-	found   string // what Open undid or deleted of what commands cut short left, said by Notes
+	links   error                // a *LinksError: bin/ could not be synced at Open
+	left    error                // what Open could not delete of what commands cut short left
+	found   notice.RootRecovered // what Open undid or deleted of what commands cut short left, said by Notes
 
 	salvaged []Salvage         // what the last Apply kept of the trees it replaced or removed
 	requests map[string]string // what Request recorded, for the next Apply's commit
-	unsure   []string          // what rollback kept of trees it could not tell apart, said by Notes
+	unsure   []notice.KeptTree // what rollback kept of trees it could not tell apart, said by Notes
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
@@ -293,15 +294,12 @@ func (r *Root) reconcile() error {
 		r.links = &LinksError{Dir: r.path("bin"), Err: err}
 	}
 	var (
-		errs  []error
-		found []string
-		gone  = map[part][]string{} // staging or trash → the names of the trees deleted there (NAME.N)
+		errs []error
+		gone = map[part][]string{} // staging or trash → the names of the trees deleted there (NAME.N)
 	)
-	found = append(found, undone(ins)...)
-	found = append(found, kept...)
-	found = append(found, r.unsure...)
+	found := notice.RootRecovered{Undone: undone(ins), Kept: kept, Unsure: r.unsure}
 	for _, p := range stuck {
-		found = append(found, "could not keep yet the tree at "+r.pathOf(p)+", which may hold files of the user's: it stays for the next start")
+		found.Stuck = append(found.Stuck, r.pathOf(p))
 	}
 	for _, p := range left { // the lock is held: nothing was added since
 		if err := r.removeTree(p); err != nil {
@@ -313,13 +311,8 @@ func (r *Root) reconcile() error {
 			gone[p.in] = append(gone[p.in], name)
 		}
 	}
-	if names := gone[staging]; len(names) > 0 {
-		found = append(found, "deleted the unfinished install of "+strings.Join(names, ", "))
-	}
-	if names := gone[trash]; len(names) > 0 {
-		found = append(found, "deleted the replaced or removed tree of "+strings.Join(names, ", "))
-	}
-	r.found = strings.Join(found, "; ")
+	found.Unfinished, found.Replaced = gone[staging], gone[trash]
+	r.found = found
 	r.left = errors.Join(errs...)
 	return nil
 }
@@ -344,28 +337,17 @@ func (r *Root) undo(ins []db.Intent) error {
 	return r.db.ClearIntents(names...)
 }
 
-// undoneNames is how many packages undone says by name for each operation.
-const undoneNames = 8
-
-// undone says what undo did, one sentence per operation: "undid an interrupted install of
-// a, b and 3 more", so that a commit of thousands of packages cut short is said in a line.
-func undone(ins []db.Intent) []string {
-	var ops []string
-	byOp := map[string][]string{}
+// undone groups what undo did by operation, in the order each operation first comes in
+// ins.
+func undone(ins []db.Intent) []notice.Undone {
+	var said []notice.Undone
 	for _, in := range ins {
-		if _, ok := byOp[in.Op]; !ok {
-			ops = append(ops, in.Op)
+		i := slices.IndexFunc(said, func(u notice.Undone) bool { return u.Op == in.Op })
+		if i < 0 {
+			i = len(said)
+			said = append(said, notice.Undone{Op: in.Op})
 		}
-		byOp[in.Op] = append(byOp[in.Op], in.Name)
-	}
-	said := make([]string, len(ops))
-	for i, op := range ops {
-		names := byOp[op]
-		list := strings.Join(names[:min(len(names), undoneNames)], ", ")
-		if len(names) > undoneNames {
-			list += fmt.Sprintf(" and %d more", len(names)-undoneNames)
-		}
-		said[i] = "undid an interrupted " + op + " of " + list
+		said[i].Names = append(said[i].Names, in.Name)
 	}
 	return said
 }
@@ -404,7 +386,7 @@ func (r *Root) rollback(in db.Intent) error {
 			// is kept rather than deleted with staging.
 			kept := place{saved, in.Name + "-unsure." + other.name}
 			if r.makeSaved() == nil && r.rename(other, kept) == nil {
-				r.unsure = append(r.unsure, fmt.Sprintf("kept the tree of %s that an interrupted install left, as pkg could not tell it from the one in pkgs/, in %s", in.Name, r.pathOf(kept)))
+				r.unsure = append(r.unsure, notice.KeptTree{Name: in.Name, Dir: r.pathOf(kept)})
 			}
 		}
 	case "remove":

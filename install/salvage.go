@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/notice"
 )
 
 // Salvage is what a change kept of a package tree it replaced or removed: what the package
@@ -369,7 +369,7 @@ const maxMarker = 64 << 10 // 64 KiB
 // left in staging or trash, if the commit happened (the record of its name changed), and
 // returns what it kept, as reconcile says, and the trees it could not keep, which must
 // stay where they are (their markers stay too, for the next start).
-func (r *Root) keepMarked() (kept []string, stuck []place) {
+func (r *Root) keepMarked() (kept []notice.KeptTree, stuck []place) {
 	if r.fd[saved] < 0 {
 		return nil, nil
 	}
@@ -402,7 +402,7 @@ func (r *Root) keepMarked() (kept []string, stuck []place) {
 				stuck = append(stuck, tree)
 				continue
 			}
-			kept = append(kept, fmt.Sprintf("kept the old tree of %s, with files of yours in it, in %s", m.Name, where))
+			kept = append(kept, notice.KeptTree{Name: m.Name, Dir: where})
 		default:
 			r.rmdir(dir) // empty, unless the commit's own moves had begun
 		}

@@ -17,15 +17,41 @@ type warning struct{}
 
 func (warning) Warning() bool { return true }
 
-// RootOpened is what opening a root found to say of it (install.Root.Notes), worded by
-// install: Text, a warning where Warn.
-type RootOpened struct {
-	Text string
-	Warn bool
+// RootRecovered: opening the root (install.Open) undid or deleted what earlier commands
+// cut short left there. Each list is in the order Open found it.
+type RootRecovered struct {
+	note
+	Undone     []Undone   // the interrupted changes undone, one per operation
+	Kept       []KeptTree // old trees with the user's files in them that a commit replaced, kept
+	Unsure     []KeptTree // trees an interrupted install left that could not be told from the one in pkgs/, kept
+	Stuck      []string   // the paths of trees that may hold the user's files, not kept yet: they stay for the next start
+	Unfinished []string   // the packages whose unfinished install was deleted
+	Replaced   []string   // the packages whose replaced or removed tree was deleted
 }
 
-// Warning reports Warn.
-func (n RootOpened) Warning() bool { return n.Warn }
+// Undone: an interrupted Op ("install", "remove") of the packages Names was undone.
+type Undone struct {
+	Op    string
+	Names []string
+}
+
+// KeptTree: a tree of the package Name was kept in the directory Dir.
+type KeptTree struct{ Name, Dir string }
+
+// RootLeftover: opening the root could not delete what earlier commands cut short left
+// (Err says what); the root is as recorded.
+type RootLeftover struct {
+	warning
+	Err error
+}
+
+// RootOfUser: this process, running as root, opened the root Dir, which belongs to the
+// user UID.
+type RootOfUser struct {
+	note
+	Dir string
+	UID uint32
+}
 
 // RootBusy: the root Dir is read without waiting for Holder, which is changing it ("": a
 // change was cut short), so what is read is what was installed before that change.

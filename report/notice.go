@@ -14,8 +14,12 @@ import (
 // note or a warning says it after the program's name.
 func NoticeText(n notice.Notice) string {
 	switch n := n.(type) {
-	case notice.RootOpened:
-		return n.Text
+	case notice.RootRecovered:
+		return "an earlier pkg command was cut short: " + recoveredText(n)
+	case notice.RootLeftover:
+		return fmt.Sprintf("could not delete what an earlier command left behind (the root is as recorded; delete it by hand): %s", n.Err)
+	case notice.RootOfUser:
+		return fmt.Sprintf("running as root in %s, which belongs to uid %d: what pkg installs there belongs to root, and that user cannot remove it; run pkg as that user", n.Dir, n.UID)
 	case notice.RootBusy:
 		if n.Holder == "" {
 			return fmt.Sprintf("a pkg command did not finish changing %s (it was cut short, or failed); the next one that locks it undoes that change, and this is what was installed before it", n.Dir)
@@ -59,4 +63,37 @@ func NoticeText(n notice.Notice) string {
 		return fmt.Sprintf("removed %s unused for %s", units.Count(n.Count, "run root"), units.Duration(n.OlderThan))
 	}
 	return fmt.Sprint(n)
+}
+
+// undoneNames is how many packages recoveredText names for each operation undone, so that
+// a commit of thousands of packages cut short is said in a line.
+const undoneNames = 8
+
+// recoveredText says what opening a root undid or deleted, a clause each, joined by "; ":
+// "undid an interrupted install of a, b and 3 more; deleted the unfinished install of c".
+func recoveredText(n notice.RootRecovered) string {
+	var said []string
+	for _, u := range n.Undone {
+		list := strings.Join(u.Names[:min(len(u.Names), undoneNames)], ", ")
+		if len(u.Names) > undoneNames {
+			list += fmt.Sprintf(" and %d more", len(u.Names)-undoneNames)
+		}
+		said = append(said, "undid an interrupted "+u.Op+" of "+list)
+	}
+	for _, k := range n.Kept {
+		said = append(said, fmt.Sprintf("kept the old tree of %s, with files of yours in it, in %s", k.Name, k.Dir))
+	}
+	for _, k := range n.Unsure {
+		said = append(said, fmt.Sprintf("kept the tree of %s that an interrupted install left, as pkg could not tell it from the one in pkgs/, in %s", k.Name, k.Dir))
+	}
+	for _, p := range n.Stuck {
+		said = append(said, "could not keep yet the tree at "+p+", which may hold files of the user's: it stays for the next start")
+	}
+	if len(n.Unfinished) > 0 {
+		said = append(said, "deleted the unfinished install of "+strings.Join(n.Unfinished, ", "))
+	}
+	if len(n.Replaced) > 0 {
+		said = append(said, "deleted the replaced or removed tree of "+strings.Join(n.Replaced, ", "))
+	}
+	return strings.Join(said, "; ")
 }

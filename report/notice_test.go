@@ -18,8 +18,20 @@ func TestNoticeText(t *testing.T) {
 		want string
 		warn bool
 	}{
-		{notice.RootOpened{Text: "opened", Warn: true}, "opened", true},
-		{notice.RootOpened{Text: "opened"}, "opened", false},
+		{notice.RootRecovered{Unfinished: []string{"big"}, Replaced: []string{"old"}}, "an earlier pkg command was cut short: deleted the unfinished install of big; deleted the replaced or removed tree of old", false},
+		{notice.RootRecovered{
+			Undone: []notice.Undone{{Op: "install", Names: []string{"a", "c"}}, {Op: "remove", Names: []string{"b"}}},
+			Kept:   []notice.KeptTree{{Name: "tool", Dir: "/r/.pkg/saved/tool-1.2"}},
+			Unsure: []notice.KeptTree{{Name: "app", Dir: "/r/.pkg/saved/app-unsure.3"}},
+			Stuck:  []string{"/r/.pkg/trash/lib.4"},
+		}, "an earlier pkg command was cut short: undid an interrupted install of a, c; undid an interrupted remove of b; " +
+			"kept the old tree of tool, with files of yours in it, in /r/.pkg/saved/tool-1.2; " +
+			"kept the tree of app that an interrupted install left, as pkg could not tell it from the one in pkgs/, in /r/.pkg/saved/app-unsure.3; " +
+			"could not keep yet the tree at /r/.pkg/trash/lib.4, which may hold files of the user's: it stays for the next start", false},
+		{notice.RootRecovered{Undone: []notice.Undone{{Op: "install", Names: []string{"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"}}}},
+			"an earlier pkg command was cut short: undid an interrupted install of p0, p1, p2, p3, p4, p5, p6, p7 and 2 more", false},
+		{notice.RootLeftover{Err: bad}, "could not delete what an earlier command left behind (the root is as recorded; delete it by hand): bad", true},
+		{notice.RootOfUser{Dir: "/r", UID: 1000}, "running as root in /r, which belongs to uid 1000: what pkg installs there belongs to root, and that user cannot remove it; run pkg as that user", false},
 		{notice.RootBusy{Dir: "/r", Holder: "pid 1 (pkg)"}, "pid 1 (pkg) is changing /r; this is what was installed before it started", false},
 		{notice.RootBusy{Dir: "/r"}, "a pkg command did not finish changing /r (it was cut short, or failed); the next one that locks it undoes that change, and this is what was installed before it", false},
 		{notice.RootNotYours{Dir: "/r"}, "/r is not yours: verifying without its lock, so a command changing it meanwhile may show as problems", false},

@@ -51,7 +51,7 @@ func (s *Session) openRoot(ctx context.Context) (*install.Root, error) {
 		s.obs.LinksWrong(r.Links())
 	}
 	for _, n := range r.Notes() {
-		s.obs.Notice(notice.RootOpened{Text: n.Text, Warn: n.Warn})
+		s.obs.Notice(n)
 	}
 	return r, nil
 }
