@@ -602,7 +602,7 @@ func (d *DB) Commit(ps []*Record, files []*FileList, remove []string) error {
 // Keys are put in order: bbolt splits a node only at the commit, so each put into a node
 // grown by the same transaction moves the entries after it, and thousands of packages put in
 // any other order cost time in the square of their number (a 50,000-deep chain, #30).
-func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, requested map[string]string) error {
+func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, requested map[string]repo.Requirement) error {
 	order := make([]int, len(ps)) // ps by name
 	for i := range order {
 		order[i] = i

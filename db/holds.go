@@ -8,24 +8,12 @@ import (
 	"pkg/repo"
 )
 
-// requirements parses the requirements DB.Requested returns, leaving out any that
-// does not parse.
-func requirements(requested map[string]string) []repo.Requirement {
-	var reqs []repo.Requirement
-	for _, s := range requested {
-		if r, err := repo.ParseRequirement(s); err == nil {
-			reqs = append(reqs, r)
-		}
-	}
-	return reqs
-}
-
 // Holds returns the holds of the installed packages recs: the requirements with a version
 // constraint they were asked for by (DB.Requested) that their installed versions meet, a
 // request of given, requirements named on the command line, taking the place of the
 // recorded one where it has a constraint. A hold keeps its package within it on an
 // upgrade (repo.Index.Upgrade), as apt-mark hold or brew pin do.
-func Holds(recs []Record, requested map[string]string, given []repo.Requirement) []repo.Requirement {
+func Holds(recs []Record, requested map[string]repo.Requirement, given []repo.Requirement) []repo.Requirement {
 	var holds []repo.Requirement
 	for _, r := range given { // two on one name are one, as install records them
 		if i := slices.IndexFunc(holds, func(h repo.Requirement) bool { return h.Name == r.Name }); i >= 0 {
@@ -34,7 +22,7 @@ func Holds(recs []Record, requested map[string]string, given []repo.Requirement)
 			holds = append(holds, repo.Requirement{Name: r.Name, Constraints: r.Constraints})
 		}
 	}
-	for _, r := range requirements(requested) {
+	for _, r := range requested {
 		p, ok := Find(recs, r.Name)
 		if ok && len(r.Constraints) > 0 && r.Allows(p.Version) && !slices.ContainsFunc(holds, func(h repo.Requirement) bool { return h.Name == r.Name }) {
 			holds = append(holds, r)
@@ -46,6 +34,6 @@ func Holds(recs []Record, requested map[string]string, given []repo.Requirement)
 
 // Unneeded returns the names of the packages of recs that no package asked for
 // (requested, DB.Requested) needs, directly or through others: what autoremove removes.
-func Unneeded(recs []Record, requested map[string]string) []string {
+func Unneeded(recs []Record, requested map[string]repo.Requirement) []string {
 	return repo.Unneeded(Packages(recs), slices.Collect(maps.Keys(requested)))
 }

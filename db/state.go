@@ -8,7 +8,7 @@ import (
 
 // State returns the installed packages and the requirements of those the user asked for
 // (Requested).
-func (d *DB) State() (recs []Record, requested map[string]string, err error) {
+func (d *DB) State() (recs []Record, requested map[string]repo.Requirement, err error) {
 	if recs, err = d.List(); err == nil {
 		requested, err = d.Requested()
 	}

@@ -17,11 +17,11 @@ func TestState(t *testing.T) {
 	if err := d.Commit(ps, files, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Request(map[string]string{"hello": "hello>=1"}); err != nil {
+	if err := d.Request(parsed(t, map[string]string{"hello": "hello>=1"})); err != nil {
 		t.Fatal(err)
 	}
 	recs, requested, err := d.State()
-	if err != nil || len(recs) != 2 || len(requested) != 1 || requested["hello"] != "hello>=1" {
+	if err != nil || len(recs) != 2 || len(requested) != 1 || requested["hello"].String() != "hello>=1" {
 		t.Errorf("State = %v, %v, %v; want hello and lib, hello>=1 requested", recs, requested, err)
 	}
 	if r, ok := Find(recs, "lib"); !ok || r.Name != "lib" {

@@ -158,7 +158,7 @@ const rebuilt = "db.rebuilt"
 
 // buildDatabase makes the database .pkg/db.rebuilt holding recs, lists, reqs and repos,
 // keeping aside (keepFile) one that a repair cut short left there.
-func (r *Root) buildDatabase(recs []*db.Record, lists [][]db.File, reqs map[string]string, repos []db.Pin) (err error) {
+func (r *Root) buildDatabase(recs []*db.Record, lists [][]db.File, reqs map[string]repo.Requirement, repos []db.Pin) (err error) {
 	if _, err := r.keepFile(rebuilt); err != nil {
 		return err
 	}
@@ -254,7 +254,7 @@ func (r *Root) keepFile(name string) (string, error) {
 type oldRecords struct {
 	pkgs  []db.Record
 	repos []db.Pin
-	reqs  map[string]string
+	reqs  map[string]repo.Requirement
 }
 
 // salvageRecords reads the records of packages, repositories and what was asked for from
@@ -319,17 +319,17 @@ func recorded(pkgs []db.Record, candidates func(name string) ([]Candidate, error
 }
 
 // unneeded returns, as asked for by name, the packages of recs no other one depends on.
-func unneeded(recs []*db.Record) map[string]string {
+func unneeded(recs []*db.Record) map[string]repo.Requirement {
 	needed := make(map[string]bool)
 	for _, p := range recs {
 		for _, dep := range p.Depends {
 			needed[dep.Name] = true
 		}
 	}
-	reqs := make(map[string]string)
+	reqs := make(map[string]repo.Requirement)
 	for _, p := range recs {
 		if !needed[p.Name] {
-			reqs[p.Name] = p.Name
+			reqs[p.Name] = repo.Requirement{Name: p.Name}
 		}
 	}
 	return reqs

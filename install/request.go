@@ -17,9 +17,5 @@ func (r *Root) Request(reqs []repo.Requirement) {
 		}
 		byName[q.Name] = cur
 	}
-	m := make(map[string]string, len(byName))
-	for name, q := range byName {
-		m[name] = q.String()
-	}
-	r.requests = m
+	r.requests = byName
 }

@@ -24,6 +24,7 @@ import (
 
 	"pkg/db"
 	"pkg/notice"
+	"pkg/repo"
 )
 
 // Options controls how a root is opened and changed.
@@ -54,9 +55,9 @@ type Root struct {
 	left    error                // what Open could not delete of what commands cut short left
 	found   notice.RootRecovered // what Open undid or deleted of what commands cut short left, said by Notes
 
-	salvaged []Salvage         // what the last Apply kept of the trees it replaced or removed
-	requests map[string]string // what Request recorded, for the next Apply's commit
-	unsure   []notice.KeptTree // what rollback kept of trees it could not tell apart, said by Notes
+	salvaged []Salvage                   // what the last Apply kept of the trees it replaced or removed
+	requests map[string]repo.Requirement // what Request recorded, for the next Apply's commit
+	unsure   []notice.KeptTree           // what rollback kept of trees it could not tell apart, said by Notes
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is

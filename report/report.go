@@ -50,7 +50,7 @@ type Installed struct {
 
 // NewList is the List of recs, the installed packages, of which requested maps those the
 // user asked for to their requirements (db.DB.Requested).
-func NewList(recs []db.Record, requested map[string]string) List {
+func NewList(recs []db.Record, requested map[string]repo.Requirement) List {
 	l := List{Schema: ListSchema, Packages: make([]Installed, 0, len(recs))}
 	for _, p := range recs {
 		_, asked := requested[p.Name]
@@ -223,10 +223,14 @@ func NewWhy(p *db.Record, req string, neededBy []string, chains [][]string) Why 
 
 // WhyOf is the Why of name, one of recs, the root's installed packages, of which
 // requested maps those the user asked for to their requirements (db.DB.Requested).
-func WhyOf(recs []db.Record, requested map[string]string, name string) Why {
+func WhyOf(recs []db.Record, requested map[string]repo.Requirement, name string) Why {
 	p, _ := db.Find(recs, name)
 	neededBy, chains := repo.Why(db.Packages(recs), slices.Collect(maps.Keys(requested)), name)
-	return NewWhy(&p, requested[name], neededBy, chains)
+	var req string
+	if r, ok := requested[name]; ok {
+		req = r.String()
+	}
+	return NewWhy(&p, req, neededBy, chains)
 }
 
 // Verify is the result of checking installed packages against their records

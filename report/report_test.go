@@ -31,7 +31,7 @@ func TestJSON(t *testing.T) {
 		v    any
 		want string
 	}{
-		{"list", NewList([]db.Record{*p}, map[string]string{"app": "app"}),
+		{"list", NewList([]db.Record{*p}, map[string]repo.Requirement{"app": {Name: "app"}}),
 			`{"schema":"pkg.list/1","packages":[{"name":"app","version":"1.0","requested":true,"files":2,"size":10,"installed_at":"2026-12-02T09:00:00Z"}]}`},
 		{"list", NewList(nil, nil), `{"schema":"pkg.list/1","packages":[]}`},
 		{"info", InstalledInfo(p, "/r/pkgs/app", "app>=1", true),

@@ -93,7 +93,7 @@ func TestVerbDocuments(t *testing.T) {
 		{Name: "lib", Version: "2", Depends: testrepo.Requires("zlib")},
 		{Name: "zlib", Version: "3"},
 	}
-	w := WhyOf(recs, map[string]string{"app": "app"}, "zlib")
+	w := WhyOf(recs, map[string]repo.Requirement{"app": {Name: "app"}}, "zlib")
 	if w.Name != "zlib" || w.Version != "3" || w.Requested != "" || !slices.Equal(w.NeededBy, []string{"lib"}) ||
 		len(w.Chains) != 1 || !slices.Equal(w.Chains[0], []string{"app", "lib", "zlib"}) {
 		t.Errorf("WhyOf(zlib) = %+v", w)

@@ -59,7 +59,7 @@ func (s *Session) Plan(ctx context.Context, r Request) (*txn.Plan, error) {
 // planner makes the plan of an install, upgrade or reinstall.
 type planner struct {
 	r         Request
-	requested map[string]string // the root's requests (db.DB.Requested)
+	requested map[string]repo.Requirement // the root's requests (db.DB.Requested)
 }
 
 // records reads the root's records, and for an upgrade refuses names not installed.
@@ -221,13 +221,13 @@ func upgradeNames(reqs []repo.Requirement) []string {
 
 // newHolds returns the requirements of reqs with a constraint, each keeping the repository
 // its package was requested from (requested, db.Requested): the requests to record.
-func newHolds(reqs []repo.Requirement, requested map[string]string) []repo.Requirement {
+func newHolds(reqs []repo.Requirement, requested map[string]repo.Requirement) []repo.Requirement {
 	var holds []repo.Requirement
 	for _, r := range reqs {
 		if len(r.Constraints) == 0 {
 			continue
 		}
-		if was, err := repo.ParseRequirement(requested[r.Name]); err == nil {
+		if was, ok := requested[r.Name]; ok {
 			r.Repo = was.Repo
 		}
 		holds = append(holds, r)

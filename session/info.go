@@ -33,7 +33,7 @@ type Info struct {
 // install.ErrNoRoot where nothing was ever installed.
 func (s *Session) Info(ctx context.Context, name string) (info Info, err error) {
 	var recs []db.Record
-	var requested map[string]string
+	var requested map[string]repo.Requirement
 	err = s.viewRoot(func(d *db.DB) (err error) { recs, requested, err = d.State(); return err })
 	noRoot := errors.Is(err, install.ErrNoRoot)
 	if err != nil && !noRoot {
@@ -61,7 +61,11 @@ func (s *Session) Info(ctx context.Context, name string) (info Info, err error) 
 		return info, err
 	}
 	held := slices.ContainsFunc(db.Holds(recs, requested, nil), func(h repo.Requirement) bool { return h.Name == name })
-	return Info{Installed: &p, Dir: filepath.Join(dir, "pkgs", p.Name), Requested: requested[p.Name], Held: held}, nil
+	info = Info{Installed: &p, Dir: filepath.Join(dir, "pkgs", p.Name), Held: held}
+	if r, ok := requested[p.Name]; ok {
+		info.Requested = r.String()
+	}
+	return info, nil
 }
 
 // Found is what Session.Search read: the packages of the indexes in effect that match a

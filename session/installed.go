@@ -27,7 +27,7 @@ func NeedInstalled(op string, names []string, installed []Record) error {
 // Installed returns the root's installed packages and the requirements of those the user
 // asked for (db.DB.State), read without waiting for a command changing the root
 // (viewRoot); none where there is no root, and the observer hears so.
-func (s *Session) Installed() (recs []Record, requested map[string]string, err error) {
+func (s *Session) Installed() (recs []Record, requested map[string]repo.Requirement, err error) {
 	err = s.viewRoot(func(d *db.DB) (err error) {
 		recs, requested, err = d.State()
 		return err

@@ -16,7 +16,7 @@ import (
 func TestInstalled(t *testing.T) {
 	s, o := installed(t, "hello")
 	recs, requested, err := s.Installed()
-	if err != nil || len(recs) != 1 || recs[0].Name != "hello" || requested["hello"] != "hello" {
+	if err != nil || len(recs) != 1 || recs[0].Name != "hello" || requested["hello"].String() != "hello" {
 		t.Errorf("Installed = %v, %v, %v", recs, requested, err)
 	}
 	if names := s.Names(context.Background(), false); !slices.Equal(names, []string{"hello"}) {

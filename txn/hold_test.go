@@ -19,7 +19,7 @@ func TestUpgradeHold(t *testing.T) {
 	addPackage(t, w.repo, "semver", "7.7.1")
 	ix := w.index(t.TempDir())
 	before := []db.Record{{Name: "semver", Version: old.Version, SHA256: old.SHA256}}
-	requested := map[string]string{"semver": "semver=7.5.4"}
+	requested := map[string]repo.Requirement{"semver": {Name: "semver", Constraints: []repo.Constraint{{Op: "=", Version: "7.5.4"}}}}
 
 	p, err := upgrade(ix, before, nil, requested)
 	if err != nil || len(p.Changes) > 0 || len(p.Held) != 1 || p.Held[0].HeldBy != "semver=7.5.4" {
@@ -39,7 +39,7 @@ func TestUpgradeHold(t *testing.T) {
 		t.Errorf("upgrade of semver<7.7 = %+v, %v; want semver 7.6.0, held by semver<7.7", p, err)
 	}
 	// A hold the installed version does not meet (a record older than holds) holds nothing.
-	p, err = upgrade(ix, before, nil, map[string]string{"semver": "semver<7"})
+	p, err = upgrade(ix, before, nil, map[string]repo.Requirement{"semver": {Name: "semver", Constraints: []repo.Constraint{{Op: "<", Version: "7"}}}})
 	if err != nil || len(p.Packages()) != 1 || p.Packages()[0].Version != "7.7.1" {
 		t.Errorf("upgrade with a stale hold = %+v, %v; want semver 7.7.1", p, err)
 	}
@@ -47,6 +47,6 @@ func TestUpgradeHold(t *testing.T) {
 
 // upgrade is the plan of upgrading reqs (all, with none) in a root holding before, which
 // asked for requested.
-func upgrade(ix *txn.Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]string) (*txn.Plan, error) {
+func upgrade(ix *txn.Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]repo.Requirement) (*txn.Plan, error) {
 	return txn.NewPlan(txn.Spec{Action: txn.Upgrade, Requires: reqs, Root: "/r", Records: before, Requested: requested, Catalog: ix})
 }

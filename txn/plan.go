@@ -168,15 +168,15 @@ func names(reqs []repo.Requirement) []string {
 // Spec is what a plan is made of (NewPlan): an action on the packages a request names,
 // and the root's state it starts from.
 type Spec struct {
-	Action    Action             // Install, Upgrade, Reinstall or Remove
-	Requires  []repo.Requirement // Install; Upgrade: the installed packages to move (all, with none)
-	Names     []string           // Reinstall, Remove: installed packages
-	Unneeded  bool               // Remove: in place of Names, the packages no request needs (db.Unneeded)
-	Root      string             // the root's directory
-	Records   []db.Record        // the root's records, read under its lock unless a dry run
-	Requested map[string]string  // the root's requests (db.DB.Requested): their holds for Install and Upgrade, what Unneeded keeps
-	Catalog   *Catalog           // the indexes in effect; none for Remove
-	Cache     *fetch.Cache       // if not nil, tells what need not be downloaded (a removal downloads nothing)
+	Action    Action                      // Install, Upgrade, Reinstall or Remove
+	Requires  []repo.Requirement          // Install; Upgrade: the installed packages to move (all, with none)
+	Names     []string                    // Reinstall, Remove: installed packages
+	Unneeded  bool                        // Remove: in place of Names, the packages no request needs (db.Unneeded)
+	Root      string                      // the root's directory
+	Records   []db.Record                 // the root's records, read under its lock unless a dry run
+	Requested map[string]repo.Requirement // the root's requests (db.DB.Requested): their holds for Install and Upgrade, what Unneeded keeps
+	Catalog   *Catalog                    // the indexes in effect; none for Remove
+	Cache     *fetch.Cache                // if not nil, tells what need not be downloaded (a removal downloads nothing)
 }
 
 // NewPlan makes the plan of s, resolved against s.Catalog but for a removal: installing
@@ -223,7 +223,7 @@ func (s Spec) fits() error {
 // name stays within its hold (db.Holds of requested, db.Requested); one a local archive file
 // of ix offers at its version but as another archive is replaced by it (a rebuild). The
 // cache, if not nil, tells what is downloaded.
-func installPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
+func installPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]repo.Requirement, cache *fetch.Cache) (*Plan, error) {
 	pkgs, err := ix.ResolveInstalled(ix.rebuilt(db.Packages(before)), reqs, db.Holds(before, requested, nil)...)
 	if err != nil {
 		return nil, ix.about(err)
@@ -285,7 +285,7 @@ func (e *RepublishedError) Error() string {
 // with a constraint is the package's hold from now on; one without that names a package
 // its hold keeps below the newest version is refused (*HeldError). A package from a local
 // archive file that the plan does not move is in Held where a repository has a newer version.
-func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]string, cache *fetch.Cache) (*Plan, error) {
+func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]repo.Requirement, cache *fetch.Cache) (*Plan, error) {
 	cur, names := db.Packages(before), names(reqs)
 	in, err := ix.indexFor(pinned(requested))
 	if err != nil {
@@ -391,10 +391,10 @@ func (p *Plan) Relocate(l *repo.Lock, sources map[string]*fetch.Source) error {
 
 // pinned returns the recorded requests (db.Requested) that pin a repository ("team/jq"),
 // as names only: an upgrade keeps a pinned package to its repository.
-func pinned(requested map[string]string) []repo.Requirement {
+func pinned(requested map[string]repo.Requirement) []repo.Requirement {
 	var pins []repo.Requirement
-	for _, s := range requested {
-		if q, err := repo.ParseRequirement(s); err == nil && q.Repo != "" {
+	for _, q := range requested {
+		if q.Repo != "" {
 			pins = append(pins, repo.Requirement{Repo: q.Repo, Name: q.Name})
 		}
 	}

@@ -33,7 +33,7 @@ func TestUnneeded(t *testing.T) {
 		var recs []db.Record
 		var names []string
 		err := install.View(dir, install.Options{}, nil, func(d *db.DB) (err error) {
-			var requested map[string]string
+			var requested map[string]repo.Requirement
 			recs, requested, err = d.State()
 			names = db.Unneeded(recs, requested)
 			return err
