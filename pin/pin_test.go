@@ -1,31 +1,14 @@
 package pin_test
 
 import (
-	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"pkg/install"
 	"pkg/pin"
+	"pkg/pkgtest/testrepo"
 	"pkg/trust"
 )
-
-func newKey(t *testing.T) trust.PublicKey {
-	t.Helper()
-	k, err := trust.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k.Public()
-}
-
-// verified is the Result of an index of repository name at loc, version v, that key verified.
-func verified(loc, name string, v uint64, sha string, key trust.PublicKey) trust.Result {
-	return trust.Result{Record: trust.Record{Location: loc, Name: name, Version: v, SHA256: sha},
-		KeyID: key.ID(), KeyIDs: []string{key.ID()}, Keys: []trust.PublicKey{key}, Trusted: []string{key.ID()}}
-}
 
 // rotated is res with key trusted to sign its repository too, as in a rotation of keys.
 func rotated(res trust.Result, key trust.PublicKey) trust.Result {
@@ -33,38 +16,28 @@ func rotated(res trust.Result, key trust.PublicKey) trust.Result {
 	return res
 }
 
-func openRoot(t *testing.T) *install.Root {
-	t.Helper()
-	root, err := install.Open(context.Background(), filepath.Join(t.TempDir(), "root"), install.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { root.Close() })
-	return root
-}
-
 // TestAccept accepts indexes into one root in turn: a root takes a newer index of a
 // repository it accepted, and refuses an older one, from the same location or a mirror
 // signed by the same key, another index of the same version, and an unverified one.
 func TestAccept(t *testing.T) {
-	k, other := newKey(t), newKey(t)
+	k, other := testrepo.Key(t), testrepo.Key(t)
 	const a, mirror, elsewhere = "https://a.example/r/", "https://mirror.example/r/", "https://b.example/r/"
-	root := openRoot(t)
+	root := testrepo.Root(t)
 	for _, tt := range []struct {
 		what string
 		res  trust.Result
 		want error // nil, or what errors.Is finds
 	}{
-		{"first signed index", verified(a, "r", 2, "s2", k), nil},
-		{"the same again", verified(a, "r", 2, "s2", k), nil},
-		{"an older version", verified(a, "r", 1, "s1", k), trust.ErrRollback},
-		{"the same version, other bytes", verified(a, "r", 2, "other", k), trust.ErrReused},
-		{"another repository's name", verified(a, "q", 3, "s3", k), trust.ErrWrongName},
+		{"first signed index", testrepo.Verified(a, "r", 2, "s2", k), nil},
+		{"the same again", testrepo.Verified(a, "r", 2, "s2", k), nil},
+		{"an older version", testrepo.Verified(a, "r", 1, "s1", k), trust.ErrRollback},
+		{"the same version, other bytes", testrepo.Verified(a, "r", 2, "other", k), trust.ErrReused},
+		{"another repository's name", testrepo.Verified(a, "q", 3, "s3", k), trust.ErrWrongName},
 		{"unverified", trust.Result{Record: trust.Record{Location: a}}, pin.ErrNotVerified},
-		{"an older version from a mirror signed by the key", verified(mirror, "r", 1, "s1", k), trust.ErrRollback},
-		{"an older version from a mirror signed by another key trusted for the repository", rotated(verified(mirror, "r", 1, "s1", other), k), trust.ErrRollback},
-		{"an older version elsewhere signed by another key", verified(elsewhere, "r", 1, "s1", other), nil},
-		{"a newer version", verified(a, "r", 3, "s3", k), nil},
+		{"an older version from a mirror signed by the key", testrepo.Verified(mirror, "r", 1, "s1", k), trust.ErrRollback},
+		{"an older version from a mirror signed by another key trusted for the repository", rotated(testrepo.Verified(mirror, "r", 1, "s1", other), k), trust.ErrRollback},
+		{"an older version elsewhere signed by another key", testrepo.Verified(elsewhere, "r", 1, "s1", other), nil},
+		{"a newer version", testrepo.Verified(a, "r", 3, "s3", k), nil},
 		{"unverified from a location never accepted", trust.Result{Record: trust.Record{Location: "https://c.example/"}}, nil},
 	} {
 		err := pin.Accept(root.DB(), tt.res)
@@ -94,7 +67,7 @@ func TestAccept(t *testing.T) {
 	if err != nil || !slices.Equal(locs, []string{a}) {
 		t.Errorf("Forget %s: %v, %v; want it alone (the mirror was never accepted; elsewhere has another key)", a, locs, err)
 	}
-	if err := pin.Accept(root.DB(), verified(a, "r", 1, "s1", k)); err != nil {
+	if err := pin.Accept(root.DB(), testrepo.Verified(a, "r", 1, "s1", k)); err != nil {
 		t.Errorf("an older version once forgotten: %v", err)
 	}
 }

@@ -3,40 +3,15 @@ package txn_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/pin"
+	"pkg/pkgtest/testrepo"
 	"pkg/trust"
 	"pkg/txn"
 )
-
-func newKey(t *testing.T) trust.PublicKey {
-	t.Helper()
-	k, err := trust.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k.Public()
-}
-
-// verified is the Result of an index of repository name at loc, version v, that key verified.
-func verified(loc, name string, v uint64, sha string, key trust.PublicKey) trust.Result {
-	return trust.Result{Record: trust.Record{Location: loc, Name: name, Version: v, SHA256: sha},
-		KeyID: key.ID(), KeyIDs: []string{key.ID()}, Keys: []trust.PublicKey{key}, Trusted: []string{key.ID()}}
-}
-
-func openRoot(t *testing.T) *install.Root {
-	t.Helper()
-	root, err := install.Open(context.Background(), filepath.Join(t.TempDir(), "root"), install.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { root.Close() })
-	return root
-}
 
 // TestUnpin: a pinned root takes only an index a key trusted for the repository verifies,
 // and removing a key from the pins changes the root's record (session's TestStale: which
@@ -44,11 +19,11 @@ func openRoot(t *testing.T) *install.Root {
 func TestUnpin(t *testing.T) {
 	w := newWorld(t)
 	addPackage(t, w.repo, "hello", "1")
-	root := openRoot(t)
-	k := newKey(t)
+	root := testrepo.Root(t)
+	k := testrepo.Key(t)
 	ix := w.index(root.Dir())
 	loc := ix.Source.URL()
-	if err := pin.Accept(root.DB(), verified(loc, "r", 1, "s", k)); err != nil {
+	if err := pin.Accept(root.DB(), testrepo.Verified(loc, "r", 1, "s", k)); err != nil {
 		t.Fatal(err)
 	}
 	// Pinned, the root takes only an index a key trusted for the repository verifies.

@@ -1,0 +1,38 @@
+package testrepo
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"pkg/install"
+	"pkg/trust"
+)
+
+// Key returns the public half of a new key.
+func Key(t testing.TB) trust.PublicKey {
+	t.Helper()
+	k, err := trust.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.Public()
+}
+
+// Verified is the Result of an index of repository name at loc, version v, with sha256
+// sha, that key verified and is trusted for.
+func Verified(loc, name string, v uint64, sha string, key trust.PublicKey) trust.Result {
+	return trust.Result{Record: trust.Record{Location: loc, Name: name, Version: v, SHA256: sha},
+		KeyID: key.ID(), KeyIDs: []string{key.ID()}, Keys: []trust.PublicKey{key}, Trusted: []string{key.ID()}}
+}
+
+// Root opens a new root in a temporary directory, without syncs, closed at the test's end.
+func Root(t testing.TB) *install.Root {
+	t.Helper()
+	root, err := install.Open(context.Background(), filepath.Join(t.TempDir(), "root"), install.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return root
+}
