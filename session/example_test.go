@@ -9,6 +9,7 @@ import (
 
 	"pkg/config"
 	"pkg/fetch"
+	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 	"pkg/session"
 	"pkg/trust"
@@ -54,7 +55,7 @@ func ExampleUpkeep_Trim() {
 	defer os.RemoveAll(base)
 	os.Setenv("XDG_CONFIG_HOME", base) // no configuration of the user's
 	dir := filepath.Join(base, "repo")
-	if err := publish(dir, base, "hello", "1"); err != nil {
+	if _, err := testrepo.Publish(dir, base, "hello", "1"); err != nil {
 		panic(err)
 	}
 	o := session.Options{Root: filepath.Join(base, "root"), Cache: filepath.Join(base, "cache"),

@@ -22,10 +22,15 @@ import (
 	"pkg/txn"
 )
 
-// publish adds to the repository directory dir a package name at version (testrepo.Publish).
-func publish(dir, tmp, name, version string, depends ...string) error {
-	_, err := testrepo.Publish(dir, tmp, name, version, depends...)
-	return err
+// publish adds to the repository directory dir a package name at version
+// (testrepo.Publish), ending the test if it cannot.
+func publish(t testing.TB, dir, name, version string, depends ...string) repo.Package {
+	t.Helper()
+	p, err := testrepo.Publish(dir, t.TempDir(), name, version, depends...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // recorder is an Observer that keeps what it is told, as lines.
@@ -82,9 +87,7 @@ func installed(t *testing.T, name string) (*session.Session, session.Options) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
 	for _, n := range []string{name, "tool"} {
-		if err := publish(dir, base, n, "1"); err != nil {
-			t.Fatal(err)
-		}
+		publish(t, dir, n, "1")
 	}
 	o := session.Options{Root: filepath.Join(base, "root"), Cache: filepath.Join(base, "cache"), Repos: []config.Repo{{Name: "r", URLs: []string{dir}}}}
 	s, _ := newSession(t, o, "")

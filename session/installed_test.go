@@ -3,7 +3,6 @@ package session_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -38,9 +37,7 @@ func TestInstalled(t *testing.T) {
 		t.Errorf("Search = %+v, %v; want hello and tool, hello installed, from %s", found, err, o.Repos[0].URLs[0])
 	}
 	dir := o.Repos[0].URLs[0]
-	if err := publish(dir, filepath.Dir(dir), "hello", "2"); err != nil {
-		t.Fatal(err)
-	}
+	publish(t, dir, "hello", "2")
 	s, _ = newSession(t, o, "")
 	n, out, err := s.Outdated(context.Background())
 	if err != nil || n != 1 || len(out) != 1 || out[0].Name != "hello" || out[0].Installed != "1" || out[0].Allowed != "2" {

@@ -8,7 +8,6 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
-	"pkg/pkgtest/testrepo"
 	"pkg/session"
 	"pkg/txn"
 )
@@ -20,9 +19,7 @@ func TestOfferedPackage(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
 	for _, v := range []string{"1.0", "1.1"} {
-		if _, err := testrepo.Publish(dir, t.TempDir(), "hello", v); err != nil {
-			t.Fatal(err)
-		}
+		publish(t, dir, "hello", v)
 	}
 	cache, err := fetch.OpenCache(t.Context(), filepath.Join(base, "cache"))
 	if err != nil {

@@ -22,9 +22,7 @@ func served(t *testing.T, base string) (session.Options, *httptest.Server) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
 	for _, p := range [][]string{{"lib", "1"}, {"hello", "1", "lib"}, {"tool", "1"}} {
-		if err := publish(dir, t.TempDir(), p[0], p[1], p[2:]...); err != nil {
-			t.Fatal(err)
-		}
+		publish(t, dir, p[0], p[1], p[2:]...)
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	t.Cleanup(srv.Close)

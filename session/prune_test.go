@@ -23,9 +23,7 @@ func aged(t *testing.T) session.Options {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
 	for _, n := range []string{"libgreet", "fortunes", "hello"} {
-		if err := publish(dir, base, n, "1"); err != nil {
-			t.Fatal(err)
-		}
+		publish(t, dir, n, "1")
 	}
 	o := session.Options{Root: filepath.Join(base, "root"), Cache: filepath.Join(base, "cache"), Repos: []config.Repo{{Name: "r", URLs: []string{dir}}}}
 	if _, err := installWith(t, o, "libgreet"); err != nil {

@@ -11,7 +11,6 @@ import (
 	"pkg/config"
 	"pkg/fetch"
 	"pkg/install"
-	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 	"pkg/session"
 )
@@ -172,11 +171,7 @@ func newRoots(t *testing.T) *roots {
 // add publishes a package of one command in the repository.
 func (w *roots) add(name, version string) repo.Package {
 	w.t.Helper()
-	p, err := testrepo.Publish(w.repo, w.t.TempDir(), name, version)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return p
+	return publish(w.t, w.repo, name, version)
 }
 
 func (w *roots) options(dir string) session.Options {

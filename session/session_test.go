@@ -235,9 +235,7 @@ func TestNoCache(t *testing.T) {
 func TestDryRun(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
-	if err := publish(dir, base, "hello", "1"); err != nil {
-		t.Fatal(err)
-	}
+	publish(t, dir, "hello", "1")
 	s, obs := newSession(t, session.Options{Repos: []config.Repo{{Name: "r", URLs: []string{dir}}}, DryRun: true}, "")
 	shown, err := s.Plan(context.Background(), session.Request{Op: session.Install})
 	if err != nil {

@@ -17,9 +17,7 @@ import (
 func TestStale(t *testing.T) {
 	base := t.TempDir()
 	dir, root := filepath.Join(base, "repo"), filepath.Join(base, "root")
-	if err := publish(dir, base, "hello", "1"); err != nil {
-		t.Fatal(err)
-	}
+	publish(t, dir, "hello", "1")
 	s, _ := newSession(t, session.Options{Root: root, Cache: filepath.Join(base, "cache"), Repos: []config.Repo{{Name: "r", URLs: []string{dir}}}}, "")
 	_, ix, err := session.OpenFetcher(s, t.Context(), false)
 	if err != nil {

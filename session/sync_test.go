@@ -21,9 +21,7 @@ func TestSync(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
 	for _, name := range []string{"hello", "tool"} {
-		if err := publish(dir, base, name, "1"); err != nil {
-			t.Fatal(err)
-		}
+		publish(t, dir, name, "1")
 	}
 	root, cache := filepath.Join(base, "root"), filepath.Join(base, "cache")
 	repos := []config.Repo{{Name: "r", URLs: []string{dir}}}
@@ -114,9 +112,7 @@ func TestCheckFrozen(t *testing.T) {
 		t.Errorf("frozen sync of a current lockfile: %v", err)
 	}
 	dir := o.Repos[0].URLs[0]
-	if err := publish(dir, filepath.Dir(dir), "hello", "2"); err != nil {
-		t.Fatal(err)
-	}
+	publish(t, dir, "hello", "2")
 	s, _ = newSession(t, o, "")
 	if _, err := s.Plan(context.Background(), frozen); err == nil {
 		t.Error("a frozen sync passed a lockfile the repository resolves otherwise")
