@@ -1,10 +1,13 @@
 package pin_test
 
 import (
+	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"testing"
 
+	"pkg/install"
 	"pkg/pin"
 	"pkg/pkgtest/testrepo"
 	"pkg/trust"
@@ -22,7 +25,7 @@ func rotated(res trust.Result, key trust.PublicKey) trust.Result {
 func TestAccept(t *testing.T) {
 	k, other := testrepo.Key(t), testrepo.Key(t)
 	const a, mirror, elsewhere = "https://a.example/r/", "https://mirror.example/r/", "https://b.example/r/"
-	root := testrepo.Root(t)
+	root := openRoot(t)
 	for _, tt := range []struct {
 		what string
 		res  trust.Result
@@ -70,4 +73,15 @@ func TestAccept(t *testing.T) {
 	if err := pin.Accept(root.DB(), testrepo.Verified(a, "r", 1, "s1", k)); err != nil {
 		t.Errorf("an older version once forgotten: %v", err)
 	}
+}
+
+// openRoot opens a new root in a temporary directory, without syncs, closed at the test's end.
+func openRoot(t *testing.T) *install.Root {
+	t.Helper()
+	root, err := install.Open(context.Background(), filepath.Join(t.TempDir(), "root"), install.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return root
 }

@@ -86,3 +86,14 @@ func (w *world) install(dir string, reqs ...string) *txn.Outcome {
 	}
 	return out
 }
+
+// openRoot opens a new root in a temporary directory, without syncs, closed at the test's end.
+func openRoot(t *testing.T) *install.Root {
+	t.Helper()
+	root, err := install.Open(context.Background(), filepath.Join(t.TempDir(), "root"), install.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return root
+}

@@ -12,7 +12,6 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
-	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -40,7 +39,7 @@ func TestInstallFromMirror(t *testing.T) {
 	o := fetch.Options{Mirrors: []string{busy.URL, good.URL}, Failover: func(to string, why error) {
 		notes = append(notes, why.Error()+"; using "+to)
 	}}
-	root := testrepo.Root(t)
+	root := openRoot(t)
 	ix, err := txn.ReadIndex(context.Background(), w.cache, root.Dir(), install.Options{}, refused, o)
 	if err != nil {
 		t.Fatal(err)

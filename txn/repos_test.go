@@ -17,7 +17,6 @@ import (
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/pin"
-	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 	"pkg/trust"
 	"pkg/txn"
@@ -131,7 +130,7 @@ func says(t *testing.T, dir, name string) string {
 // cache, to the same.
 func TestTwoRepos(t *testing.T) {
 	r := newTwoRepos(t)
-	root := testrepo.Root(t)
+	root := openRoot(t)
 	ix := r.index(t, root.Dir())
 	if got := ix.Repos(); len(got) != 2 || !got[0].Trust.Verified() || got[1].Trust.Verified() {
 		t.Fatalf("repositories %v; want team verified, then main not", got)
@@ -201,7 +200,7 @@ func TestTwoRepos(t *testing.T) {
 	}
 
 	// A fresh root and cache: every archive is fetched again, each from its repository.
-	fresh, cache := testrepo.Root(t), openCache(t)
+	fresh, cache := openRoot(t), openCache(t)
 	sp, _, err := txn.SyncPlan(fresh, l, false, cache)
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 func TestUnpin(t *testing.T) {
 	w := newWorld(t)
 	addPackage(t, w.repo, "hello", "1")
-	root := testrepo.Root(t)
+	root := openRoot(t)
 	k := testrepo.Key(t)
 	ix := w.index(root.Dir())
 	loc := ix.Source.URL()

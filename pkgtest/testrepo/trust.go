@@ -1,11 +1,8 @@
 package testrepo
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 
-	"pkg/install"
 	"pkg/trust"
 )
 
@@ -24,15 +21,4 @@ func Key(t testing.TB) trust.PublicKey {
 func Verified(loc, name string, v uint64, sha string, key trust.PublicKey) trust.Result {
 	return trust.Result{Record: trust.Record{Location: loc, Name: name, Version: v, SHA256: sha},
 		KeyID: key.ID(), KeyIDs: []string{key.ID()}, Keys: []trust.PublicKey{key}, Trusted: []string{key.ID()}}
-}
-
-// Root opens a new root in a temporary directory, without syncs, closed at the test's end.
-func Root(t testing.TB) *install.Root {
-	t.Helper()
-	root, err := install.Open(context.Background(), filepath.Join(t.TempDir(), "root"), install.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { root.Close() })
-	return root
 }
