@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"pkg/internal/termtext"
 )
 
 // ErrNotYours is returned by Open for a root whose lock this user may not take.
@@ -113,11 +115,15 @@ func waitLock(ctx context.Context, f *os.File, dir string, o Options) error {
 	return nil
 }
 
-// readOwner returns what the holder of the lock f wrote about itself.
+// readOwner returns what the holder of the lock f wrote about itself, quoted where it
+// holds a control character: a root's lock is its owner's to write, and a newline in it
+// would print a line of their choosing to another user looking at the root.
 func readOwner(f *os.File) string {
 	b := make([]byte, 4096)
 	n, _ := f.ReadAt(b, 0)
-	if s := strings.TrimSpace(string(b[:n])); s != "" {
+	if s := strings.TrimSpace(string(b[:n])); termtext.HasControl(s) {
+		return termtext.Quote(s)
+	} else if s != "" {
 		return s
 	}
 	return "another pkg process"
