@@ -568,11 +568,15 @@ func lockedPackage(l *Lock, e lockEntry) (Package, error) {
 }
 
 func checkLockIndex(x *LockIndex) error {
-	if x != nil && (!validName(x.Name) || x.Version == 0 || x.Version > maxIndexVersion || len(x.Keys) == 0) {
+	if x != nil && (!validName(x.Name) || x.Version == 0 || x.Version > maxIndexVersion || len(x.Keys) == 0 || slices.ContainsFunc(x.Keys, notKeyID)) {
 		return fmt.Errorf("index %s: want the name, version (1 to %d) and key ids of a signed index", jsonText(x), uint64(maxIndexVersion))
 	}
 	return nil
 }
+
+// notKeyID reports whether s is not a key id as trust.ParseKeyID gives one, 16 hex digits:
+// what a lockfile says verified its index is printed where it is refused (pin.LockSignedError).
+func notKeyID(s string) bool { return len(s) != 16 || strings.Trim(s, "0123456789abcdef") != "" }
 
 // checkLockRepos checks the repos of l: none (a lock of one repository), or two or more,
 // each named once, the first being l's repo and index.
