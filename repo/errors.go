@@ -14,6 +14,7 @@ var (
 	ErrDuplicate    = errors.New("repo: package listed twice")
 	ErrName         = errors.New("repo: bad package name")
 	ErrVersion      = errors.New("repo: bad version")
+	ErrAlternatives = errors.New("repo: alternatives in a request")
 )
 
 // archiveError refuses archive, a package's archive path or URL.

@@ -91,7 +91,11 @@ type Package struct {
 	Summary       string        `json:"summary,omitempty"`
 	InstalledSize int64         `json:"installed_size,omitempty"`
 	Files         int           `json:"files,omitempty"`
-	Platform      string        `json:"platform,omitempty"` // GOOS-GOARCH it runs on; empty: any
+	Platform      string        `json:"platform,omitempty"`  // GOOS-GOARCH it runs on; empty: any
+	Provides      []Requirement `json:"provides,omitempty"`  // virtual names it also meets, each bare or "NAME=V"
+	Conflicts     []Requirement `json:"conflicts,omitempty"` // packages it cannot be installed with (Debian's Conflicts and Breaks)
+	Replaces      []Requirement `json:"replaces,omitempty"`  // packages whose files it may take over (Debian's Replaces)
+	Into          string        `json:"into,omitempty"`      // the directory of the root its one top-level directory is placed at; "": its paths as they are
 
 	// Repo names the repository the entry comes from in an index of several (Merge); ""
 	// in one repository's. It is not part of the index's JSON.
@@ -147,7 +151,7 @@ func parse(data []byte) (*Index, error) {
 	}
 	var ix Index
 	if err := json.Unmarshal(data, &ix); err != nil {
-		if err := dependsError(data); err != nil {
+		if err := relationsError(data); err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("index: %v", jsonError(data, err))
@@ -217,22 +221,28 @@ func (ix *Index) check() error {
 	return nil
 }
 
-// dependsError returns the error of the first entry of an index that failed to decode
-// whose depends does not parse, worded with the entry, or nil.
-func dependsError(data []byte) error {
+// relationsError returns the error of the first entry of an index that failed to decode
+// whose depends, provides, conflicts or replaces does not parse, worded with the entry,
+// or nil.
+func relationsError(data []byte) error {
 	var ix struct {
 		Packages []struct {
-			Name, Version string
-			Depends       []string
+			Name, Version                          string
+			Depends, Provides, Conflicts, Replaces []string
 		}
 	}
 	if json.Unmarshal(data, &ix) != nil {
 		return nil
 	}
 	for _, p := range ix.Packages {
-		for _, d := range p.Depends {
-			if _, err := parseRequirement(d); err != nil {
-				return fmt.Errorf("package %s@%s: depends: %v", p.Name, p.Version, err)
+		for _, l := range []struct {
+			field string
+			reqs  []string
+		}{{"depends", p.Depends}, {"provides", p.Provides}, {"conflicts", p.Conflicts}, {"replaces", p.Replaces}} {
+			for _, d := range l.reqs {
+				if _, err := parseRequirement(d); err != nil {
+					return fmt.Errorf("package %s@%s: %s: %v", p.Name, p.Version, l.field, err)
+				}
 			}
 		}
 	}
@@ -241,8 +251,10 @@ func dependsError(data []byte) error {
 
 // normalize makes empty lists nil, as they are after a JSON round trip.
 func normalize(p *Package) {
-	if len(p.Depends) == 0 {
-		p.Depends = nil
+	for _, l := range []*[]Requirement{&p.Depends, &p.Provides, &p.Conflicts, &p.Replaces} {
+		if len(*l) == 0 {
+			*l = nil
+		}
 	}
 	if len(p.Bin) == 0 {
 		p.Bin = nil
@@ -250,6 +262,14 @@ func normalize(p *Package) {
 	if len(p.Lib) == 0 {
 		p.Lib = nil
 	}
+}
+
+// sameRelations reports whether p and q have the same depends, provides, conflicts,
+// replaces and into, spelled the same.
+func (p *Package) sameRelations(q Package) bool {
+	eq := func(a, b []Requirement) bool { return slices.EqualFunc(a, b, Requirement.Equal) }
+	return eq(p.Depends, q.Depends) && eq(p.Provides, q.Provides) && eq(p.Conflicts, q.Conflicts) &&
+		eq(p.Replaces, q.Replaces) && p.Into == q.Into
 }
 
 // id is name@version, for messages; the name must be valid.
@@ -320,10 +340,8 @@ func checkNumbers(p *Package) error {
 }
 
 func checkLists(p *Package) error {
-	for _, d := range p.Depends {
-		if err := checkDepends(d); err != nil {
-			return fmt.Errorf("package %s: depends: %v", p.id(), err)
-		}
+	if err := checkRelations(p); err != nil {
+		return err
 	}
 	commands := make(map[string]Command, len(p.Bin)) // name in bin/ → its entry
 	for _, b := range p.Bin {
@@ -357,18 +375,64 @@ func checkLists(p *Package) error {
 	return nil
 }
 
-// checkDepends validates a requirement of an entry's depends: one that parses, as a
+// checkRelations validates an entry's depends, provides, conflicts and replaces (see
+// checkRelation) and its into.
+func checkRelations(p *Package) error {
+	for _, l := range []struct {
+		field string
+		reqs  []Requirement
+	}{{"depends", p.Depends}, {"provides", p.Provides}, {"conflicts", p.Conflicts}, {"replaces", p.Replaces}} {
+		for _, r := range l.reqs {
+			if err := checkRelation(l.field, r); err != nil {
+				return fmt.Errorf("package %s: %s: %v", p.id(), l.field, err)
+			}
+		}
+	}
+	if p.Into != "" {
+		if err := CheckInto(p.Into); err != nil {
+			return fmt.Errorf("package %s: %w", p.id(), err)
+		}
+	}
+	return nil
+}
+
+// checkRelation validates a requirement of an entry's field: one that parses, as a
 // constructed one may not, and names no repository (the user's configuration names them,
-// not the publisher).
-func checkDepends(r Requirement) error {
+// not the publisher). Only depends has alternatives, and a provides is "NAME" or
+// "NAME=V".
+func checkRelation(field string, r Requirement) error {
 	s := r.String()
 	if q, err := parseRequirement(s); err != nil {
 		return err
 	} else if !q.Equal(r) {
 		return fmt.Errorf("requirement %q reads otherwise once written", s)
 	}
-	if r.Repo != "" {
+	switch {
+	case r.Repo != "":
 		return fmt.Errorf("requirement %q names a repository", s)
+	case len(r.Or) > 0 && field != "depends":
+		return fmt.Errorf("%q: alternatives are allowed only in depends", s)
+	case field == "provides" && len(r.Constraints) > 0 && providedVersion(r) == "":
+		return fmt.Errorf("%q: a provides is a name, or a name, \"=\" and a version", s)
+	}
+	return nil
+}
+
+// An IntoError refuses the into of an entry: not a clean relative path inside the
+// root, or one in pkg's own top-level directories (.pkg, pkgs).
+type IntoError struct{ Into string }
+
+func (e *IntoError) Error() string {
+	return fmt.Sprintf("into %q is not a clean relative path inside the root, outside .pkg and pkgs", e.Into)
+}
+
+// CheckInto reports why into, the into of a package, cannot be: it must be a clean
+// relative slash path inside the root whose first component is neither ".pkg" nor
+// "pkgs", pkg's own.
+func CheckInto(into string) error {
+	top, _, _ := strings.Cut(into, "/")
+	if !validLocal(into) || top == ".pkg" || top == "pkgs" {
+		return &IntoError{Into: into}
 	}
 	return nil
 }

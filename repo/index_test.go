@@ -61,6 +61,60 @@ func TestParseEmptyLists(t *testing.T) {
 	}
 }
 
+func TestParseRelations(t *testing.T) {
+	data := `{"format": 1, "packages": [{"name": "zlib1g", "version": "1:1.2.13.dfsg-1", "archive": "z.deb",
+		"sha256": "` + testSum + `", "depends": ["libc6>=2.14", "debconf>=0.5|debconf-2.0"],
+		"provides": ["libz1", "libz=1:1.2.13"], "conflicts": ["zlib1<1:1.0"], "replaces": ["zlib1g-old"],
+		"into": "lib/node_modules/zlib"}]}`
+	ix, err := Parse([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ix.Packages[0]
+	want := Package{Name: "zlib1g", Version: "1:1.2.13.dfsg-1", Archive: "z.deb", SHA256: testSum,
+		Depends:   []Requirement{{Name: "libc6", Constraints: []Constraint{{">=", "2.14"}}}, {Name: "debconf", Constraints: []Constraint{{">=", "0.5"}}, Or: []Requirement{{Name: "debconf-2.0"}}}},
+		Provides:  []Requirement{{Name: "libz1"}, {Name: "libz", Constraints: []Constraint{{"=", "1:1.2.13"}}}},
+		Conflicts: []Requirement{{Name: "zlib1", Constraints: []Constraint{{"<", "1:1.0"}}}},
+		Replaces:  []Requirement{{Name: "zlib1g-old"}}, Into: "lib/node_modules/zlib"}
+	if !reflect.DeepEqual(p, want) {
+		t.Fatalf("Parse:\ngot  %+v\nwant %+v", p, want)
+	}
+	back, err := Parse(indexOf(t, p))
+	if err != nil || !reflect.DeepEqual(back.Packages[0], want) {
+		t.Errorf("Parse(encode(p)) = %+v, %v", back, err)
+	}
+	text := string(indexOf(t, p))
+	for _, w := range []string{`"depends":["libc6\u003e=2.14","debconf\u003e=0.5|debconf-2.0"]`, `"provides":["libz1","libz=1:1.2.13"]`, `"into":"lib/node_modules/zlib"`} {
+		if !strings.Contains(text, w) {
+			t.Errorf("encoded %s, want %s in it", text, w)
+		}
+	}
+}
+
+func TestNewIndexRefusesNestedAlternatives(t *testing.T) {
+	nested := hello(func(p *Package) {
+		p.Depends = []Requirement{{Name: "a", Or: []Requirement{{Name: "b", Or: []Requirement{{Name: "c"}}}}}}
+	})
+	_, err := NewIndex(nested)
+	if err == nil {
+		t.Fatal("NewIndex took an alternative with alternatives")
+	}
+	checkError(t, err, "hello@1.2.0", "depends", `"a|b|c" reads otherwise`)
+}
+
+func TestCheckInto(t *testing.T) {
+	for _, ok := range []string{"lib/node_modules/x", "usr", ".pkgx", "pkgs.d/x", "opt/pkgs"} {
+		if err := CheckInto(ok); err != nil {
+			t.Errorf("CheckInto(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", ".", "..", "/usr", "a/../b", "a/", ".pkg", ".pkg/x", "pkgs", "pkgs/x", "a\\b"} {
+		if ie := (*IntoError)(nil); !errors.As(CheckInto(bad), &ie) || ie.Into != bad {
+			t.Errorf("CheckInto(%q) = %v, want an *IntoError", bad, CheckInto(bad))
+		}
+	}
+}
+
 // indexOf encodes an index of format 1 holding ps.
 func indexOf(t testing.TB, ps ...Package) []byte {
 	t.Helper()
@@ -132,6 +186,19 @@ func TestParseRefuses(t *testing.T) {
 		{"lib twice", hello(func(p *Package) { p.Lib = []string{"lib", "lib"} }), []string{"hello@1.2.0", `lib "lib" listed twice`}},
 		{"named dot", hello(func(p *Package) { p.Bin = bins(".x=bin/x") }), []string{"hello@1.2.0", "start with a dot"}},
 		{"named twice", hello(func(p *Package) { p.Bin = bins("tool=a/x", "b/tool") }), []string{"hello@1.2.0", `"tool=a/x" and "b/tool"`}},
+		{"bad alternative", hello(func(p *Package) { p.Depends = deps("a|B") }), []string{"hello@1.2.0", "depends", `"a|B"`}},
+		{"depends repo", hello(func(p *Package) { p.Depends = []Requirement{{Name: "a", Repo: "team"}} }), []string{"hello@1.2.0", "depends", "names a repository"}},
+		{"bad provides", hello(func(p *Package) { p.Provides = deps("libz1>=1") }), []string{"hello@1.2.0", "provides", `"libz1>=1"`}},
+		{"provides two versions", hello(func(p *Package) { p.Provides = deps("libz1=1,=2") }), []string{"hello@1.2.0", "provides", `"libz1=1,=2"`}},
+		{"provides alternatives", hello(func(p *Package) { p.Provides = deps("a|b") }), []string{"hello@1.2.0", "provides", "alternatives"}},
+		{"conflicts alternatives", hello(func(p *Package) { p.Conflicts = deps("a|b") }), []string{"hello@1.2.0", "conflicts", "alternatives"}},
+		{"bad conflicts", hello(func(p *Package) { p.Conflicts = deps("a<") }), []string{"hello@1.2.0", "conflicts", `"a<"`}},
+		{"bad replaces", hello(func(p *Package) { p.Replaces = deps("A") }), []string{"hello@1.2.0", "replaces", `"A"`}},
+		{"into absolute", hello(func(p *Package) { p.Into = "/usr" }), []string{"hello@1.2.0", `into "/usr"`}},
+		{"into dotdot", hello(func(p *Package) { p.Into = "lib/../../x" }), []string{"hello@1.2.0", "into"}},
+		{"into unclean", hello(func(p *Package) { p.Into = "lib/node_modules/" }), []string{"hello@1.2.0", "into"}},
+		{"into .pkg", hello(func(p *Package) { p.Into = ".pkg/x" }), []string{"hello@1.2.0", `into ".pkg/x"`}},
+		{"into pkgs", hello(func(p *Package) { p.Into = "pkgs" }), []string{"hello@1.2.0", `into "pkgs"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

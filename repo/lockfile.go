@@ -99,6 +99,10 @@ type lockEntry struct {
 	Files         int      `json:"files,omitempty"`
 	Platform      string   `json:"platform,omitempty"` // the one platform of the lock's this line is for
 	Repo          string   `json:"repo,omitempty"`     // in a lock of several repositories, the one it comes from
+	Provides      []string `json:"provides,omitempty"`
+	Conflicts     []string `json:"conflicts,omitempty"`
+	Replaces      []string `json:"replaces,omitempty"`
+	Into          string   `json:"into,omitempty"`
 }
 
 // NewLock returns the lock of pkgs, the resolution of reqs against the repository at
@@ -141,7 +145,8 @@ func NewLockFor(repoURL string, reqs []Requirement, byPlatform map[string][]Pack
 // locked is p as a lock's line for platform ("" for all of the lock's).
 func locked(p Package, platform string) Package {
 	q := Package{Name: p.Name, Version: p.Version, Archive: p.Archive, Size: p.Size, SHA256: p.SHA256,
-		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: platform, Repo: p.Repo}
+		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: platform, Repo: p.Repo,
+		Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into}
 	normalize(&q)
 	return q
 }
@@ -172,19 +177,27 @@ func Inputs(reqs []Requirement) string {
 // entryOf is p as a lockfile line.
 func entryOf(p Package) lockEntry {
 	return lockEntry{Name: p.Name, Version: p.Version, URL: p.Archive, Size: p.Size, SHA256: p.SHA256,
-		Depends: texts(p.Depends), Bin: texts(p.Bin), Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: p.Platform, Repo: p.Repo}
+		Depends: texts(p.Depends), Bin: texts(p.Bin), Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: p.Platform, Repo: p.Repo,
+		Provides: texts(p.Provides), Conflicts: texts(p.Conflicts), Replaces: texts(p.Replaces), Into: p.Into}
 }
 
-// pkg is the package a lockfile line locks, its depends parsed.
+// pkg is the package a lockfile line locks, its depends, provides, conflicts and
+// replaces parsed.
 func (e lockEntry) pkg() (Package, error) {
 	p := Package{Name: e.Name, Version: e.Version, Archive: e.URL, Size: e.Size, SHA256: e.SHA256,
-		Lib: e.Lib, InstalledSize: e.InstalledSize, Files: e.Files, Platform: e.Platform, Repo: e.Repo}
-	for _, d := range e.Depends {
-		r, err := parseRequirement(d)
-		if err != nil {
-			return p, fmt.Errorf("package %s: depends: %v", p.id(), err)
+		Lib: e.Lib, InstalledSize: e.InstalledSize, Files: e.Files, Platform: e.Platform, Repo: e.Repo, Into: e.Into}
+	for _, l := range []struct {
+		field string
+		text  []string
+		reqs  *[]Requirement
+	}{{"depends", e.Depends, &p.Depends}, {"provides", e.Provides, &p.Provides}, {"conflicts", e.Conflicts, &p.Conflicts}, {"replaces", e.Replaces, &p.Replaces}} {
+		for _, d := range l.text {
+			r, err := parseRequirement(d)
+			if err != nil {
+				return p, fmt.Errorf("package %s: %s: %v", p.id(), l.field, err)
+			}
+			*l.reqs = append(*l.reqs, r)
 		}
-		p.Depends = append(p.Depends, r)
 	}
 	for _, b := range e.Bin {
 		p.Bin = append(p.Bin, ParseCommand(b))
@@ -245,7 +258,7 @@ func (l *Lock) orderFor(platform string) ([]Package, error) {
 	}
 	pkgs, err := newResolver(&Index{Format: 1, Packages: mine}).resolve(l.Requires)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s%v", ErrLockfile, l.forPlatform(platform), err)
+		return nil, fmt.Errorf("%w: %s%w", ErrLockfile, l.forPlatform(platform), err)
 	}
 	if len(pkgs) < len(mine) {
 		for _, p := range mine {

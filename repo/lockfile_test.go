@@ -318,3 +318,54 @@ func TestParseLockSays(t *testing.T) {
 		}
 	}
 }
+
+// TestLockRelations checks that a lockfile carries provides, conflicts, replaces, into
+// and alternatives, so that a sync installs what the index said.
+func TestLockRelations(t *testing.T) {
+	ix := testIndex("curl 8 zlib1g debconf>=0.5|debconf-2.0 conflicts:curl-old<8 replaces:curl-old",
+		"zlib1g 1:1.2 provides:libz1=1:1.2", "debconf 1.5")
+	ix.Packages[0].Into = "opt/curl"
+	pkgs, err := ix.Resolve(parseReqs(t, "curl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLock(testRepoURL, parseReqs(t, "curl"), pkgs)
+	for i := range l.Packages {
+		l.Packages[i].Archive = testRepoURL + l.Packages[i].Archive
+	}
+	text := encodeLock(t, l)
+	for _, w := range []string{`"depends":["zlib1g","debconf>=0.5|debconf-2.0"]`, `"conflicts":["curl-old<8"]`, `"replaces":["curl-old"]`,
+		`"into":"opt/curl"`, `"provides":["libz1=1:1.2"]`} {
+		if !strings.Contains(text, w) {
+			t.Errorf("encode:\n%s\nwant %s in it", text, w)
+		}
+	}
+	back, err := decodeLock([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, l) {
+		t.Errorf("decodeLock(encode(l)) = %+v, want %+v", back, l)
+	}
+}
+
+// TestRequestAlternatives checks that alternatives are refused where a request is resolved
+// (the command line's, a lockfile's requires): a request is recorded under one name.
+func TestRequestAlternatives(t *testing.T) {
+	ix := testIndex("a 1", "b 1")
+	if _, err := ix.Resolve(parseReqs(t, "a|b")); !errors.Is(err, ErrAlternatives) {
+		t.Errorf("Resolve(a|b) = %v, want ErrAlternatives", err)
+	}
+	if _, err := ix.ResolveInstalled(nil, parseReqs(t, "a|b")); !errors.Is(err, ErrAlternatives) {
+		t.Errorf("ResolveInstalled(a|b) = %v, want ErrAlternatives", err)
+	}
+	l := testLock(t, []string{"a 1"}, "a")
+	text := strings.Replace(encodeLock(t, l), `"requires": [
+    "a"`, `"requires": [
+    "a|b"`, 1)
+	l.Requires = parseReqs(t, "a|b")
+	text = regexp.MustCompile(`"inputs": "[^"]*"`).ReplaceAllString(text, `"inputs": "`+Inputs(l.Requires)+`"`)
+	if _, err := decodeLock([]byte(text)); !errors.Is(err, ErrAlternatives) || !errors.Is(err, ErrLockfile) {
+		t.Errorf("decodeLock of requires a|b = %v, want ErrAlternatives", err)
+	}
+}

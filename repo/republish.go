@@ -50,8 +50,8 @@ func CheckRepublish(dir, archive string, ix *Index, p Package) error {
 	if err != nil {
 		return err
 	}
-	if sum == q.SHA256 && slices.EqualFunc(q.Depends, p.Depends, Requirement.Equal) && slices.Equal(q.Bin, p.Bin) &&
-		slices.Equal(q.Lib, p.Lib) && q.Summary == p.Summary {
+	if sum == q.SHA256 && slices.Equal(q.Bin, p.Bin) && slices.Equal(q.Lib, p.Lib) && q.Summary == p.Summary &&
+		q.sameRelations(p) {
 		return nil
 	}
 	return &RepublishError{Dir: dir, Had: q}

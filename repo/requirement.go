@@ -10,10 +10,15 @@ const maxNameLen = 128 // bytes
 
 // Requirement is a package name with version constraints, as in "jq>=1.6,<2".
 // A version must satisfy every constraint.
+//
+// A requirement with Or has alternatives: "debconf>=0.5|debconf-2.0" is Name debconf,
+// its constraints, and Or holding debconf-2.0. It is met by any one of its Alternatives,
+// tried in order; none of them has Or or Repo.
 type Requirement struct {
 	Name        string
 	Constraints []Constraint
-	Repo        string // the repository it pins the name to, as "team/jq" pins jq to team; "" for any
+	Repo        string        // the repository it pins the name to, as "team/jq" pins jq to team; "" for any
+	Or          []Requirement // the alternatives after the first ("a>=1|b": b), each without Or or Repo
 }
 
 // Constraint bounds a version: Op is one of "=", "!=", "<", "<=", ">", ">=", and the
@@ -34,6 +39,7 @@ var ops = []string{">=", "<=", "!=", "=", "<", ">"}
 // ("jq=1.7", "jq>=1.6,<2"), or "name@V", for V and the versions that extend it
 // (Constraint), each optionally after "REPO/" to pin the name to the repository REPO
 // ("team/jq@1.7"): neither names nor versions hold a "/" before the constraints.
+// Alternatives are joined by "|" ("debconf>=0.5|debconf-2.0") and name no repository.
 // No spaces are allowed.
 func ParseRequirement(s string) (Requirement, error) {
 	r, err := parseRequirement(s)
@@ -66,6 +72,28 @@ func JoinRequirements(reqs []Requirement) string {
 }
 
 func parseRequirement(s string) (Requirement, error) {
+	first, rest, ok := strings.Cut(s, "|")
+	r, err := parseAlternative(s, first)
+	if err != nil || !ok {
+		return r, err
+	}
+	for alt := range strings.SplitSeq(rest, "|") {
+		q, err := parseAlternative(s, alt)
+		if err != nil {
+			return Requirement{}, err
+		}
+		r.Or = append(r.Or, q)
+	}
+	for _, q := range r.Alternatives() {
+		if q.Repo != "" {
+			return Requirement{}, &requirementError{Text: s, Err: fmt.Errorf("alternative %q names a repository", q)}
+		}
+	}
+	return r, nil
+}
+
+// parseAlternative parses s, one alternative of the requirement text whole.
+func parseAlternative(whole, s string) (Requirement, error) {
 	i := strings.IndexAny(s, "=<>!@")
 	if i < 0 {
 		i = len(s)
@@ -73,16 +101,16 @@ func parseRequirement(s string) (Requirement, error) {
 	r := Requirement{Name: s[:i]}
 	if repo, name, ok := strings.Cut(r.Name, "/"); ok {
 		if !validName(repo) {
-			return Requirement{}, &requirementError{Text: s, Err: fmt.Errorf("bad repository name %q (want [a-z0-9][a-z0-9._+-]*)", repo)}
+			return Requirement{}, &requirementError{Text: whole, Err: fmt.Errorf("bad repository name %q (want [a-z0-9][a-z0-9._+-]*)", repo)}
 		}
 		r.Repo, r.Name = repo, name
 	}
 	if !validName(r.Name) {
-		return Requirement{}, &requirementError{Text: s, Err: badName(r.Name)}
+		return Requirement{}, &requirementError{Text: whole, Err: badName(r.Name)}
 	}
 	cs, err := parseConstraints(s[i:])
 	if err != nil {
-		return Requirement{}, &requirementError{Text: s, Err: err}
+		return Requirement{}, &requirementError{Text: whole, Err: err}
 	}
 	r.Constraints = cs
 	return r, nil
@@ -139,7 +167,41 @@ func newConstraint(op, v string) (Constraint, error) {
 	return Constraint{Op: op, Version: v}, nil
 }
 
-// Allows reports whether version satisfies every constraint of r.
+// Alternatives returns r's alternatives in order: r itself without Or, then r.Or.
+func (r Requirement) Alternatives() []Requirement {
+	first := r
+	first.Or = nil
+	return append([]Requirement{first}, r.Or...)
+}
+
+// Met reports whether a package name at version, providing provides, meets r: one of
+// r's alternatives names it and allows version, or names one of its provides. An
+// unversioned alternative is met by any provides of its name; a versioned one only by a
+// "NAME=V" provides whose V it allows (as Debian has it). r.Repo is not looked at.
+func (r Requirement) Met(name, version string, provides []Requirement) bool {
+	for _, a := range r.Alternatives() {
+		if a.Name == name && a.Allows(version) {
+			return true
+		}
+		for _, p := range provides {
+			if p.Name == a.Name && (len(a.Constraints) == 0 || providedVersion(p) != "" && a.Allows(providedVersion(p))) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// providedVersion is V of a "NAME=V" provides entry, "" for a bare one.
+func providedVersion(p Requirement) string {
+	if len(p.Constraints) == 1 && p.Constraints[0].Op == "=" {
+		return p.Constraints[0].Version
+	}
+	return ""
+}
+
+// Allows reports whether version satisfies every constraint of r (of its first
+// alternative: see Met for the others).
 func (r Requirement) Allows(version string) bool {
 	for _, c := range r.Constraints {
 		if !c.allows(version) {
@@ -212,7 +274,8 @@ func (r Requirement) welcomes() []string {
 
 // Equal reports whether r and s are the same requirement, spelled the same.
 func (r Requirement) Equal(s Requirement) bool {
-	return r.Name == s.Name && r.Repo == s.Repo && slices.Equal(r.Constraints, s.Constraints)
+	return r.Name == s.Name && r.Repo == s.Repo && slices.Equal(r.Constraints, s.Constraints) &&
+		slices.EqualFunc(r.Or, s.Or, Requirement.Equal)
 }
 
 // MarshalText returns r.String(): a requirement is written as it is read.
@@ -228,7 +291,8 @@ func (r *Requirement) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// String returns r in the form ParseRequirement reads, as in "jq>=1.6,<2" or "jq@1.7".
+// String returns r in the form ParseRequirement reads, as in "jq>=1.6,<2", "jq@1.7" or
+// "debconf>=0.5|debconf-2.0".
 func (r Requirement) String() string {
 	var b strings.Builder
 	if r.Repo != "" {
@@ -241,6 +305,9 @@ func (r Requirement) String() string {
 		}
 		b.WriteString(c.Op)
 		b.WriteString(c.Version)
+	}
+	for _, q := range r.Or {
+		b.WriteString("|" + q.String())
 	}
 	return b.String()
 }

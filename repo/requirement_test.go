@@ -171,7 +171,7 @@ func TestLockAt(t *testing.T) {
 }
 
 func FuzzParseRequirement(f *testing.F) {
-	for _, s := range []string{"jq", "jq@1.7.1", "jq@2", "jq>=1.6,<2", "a<=1,>0,!=0.5", "JQ", "jq>="} {
+	for _, s := range []string{"jq", "jq@1.7.1", "jq@2", "jq>=1.6,<2", "a<=1,>0,!=0.5", "JQ", "jq>=", "a>=1|b|c<2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -179,12 +179,14 @@ func FuzzParseRequirement(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !validName(r.Name) {
-			t.Fatalf("ParseRequirement(%q): bad name %q", s, r.Name)
-		}
-		for _, c := range r.Constraints {
-			if checkVersion(c.Version) != nil {
-				t.Fatalf("ParseRequirement(%q): bad version %q", s, c.Version)
+		for _, a := range r.Alternatives() {
+			if !validName(a.Name) || len(r.Or) > 0 && a.Repo != "" {
+				t.Fatalf("ParseRequirement(%q): bad alternative %#v", s, a)
+			}
+			for _, c := range a.Constraints {
+				if checkVersion(c.Version) != nil {
+					t.Fatalf("ParseRequirement(%q): bad version %q", s, c.Version)
+				}
 			}
 		}
 		r2, err := ParseRequirement(r.String())
@@ -201,5 +203,63 @@ func TestParseRequirements(t *testing.T) {
 	}
 	if _, err := ParseRequirements([]string{"app", "Bad!"}); err == nil {
 		t.Error("ParseRequirements took Bad!")
+	}
+}
+
+func TestParseAlternatives(t *testing.T) {
+	got, err := ParseRequirement("debconf>=0.5|debconf-2.0|cdebconf=1")
+	want := Requirement{Name: "debconf", Constraints: []Constraint{{">=", "0.5"}}, Or: []Requirement{
+		{Name: "debconf-2.0"}, {Name: "cdebconf", Constraints: []Constraint{{"=", "1"}}}}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("ParseRequirement = %#v, %v; want %#v", got, err, want)
+	}
+	if s := got.String(); s != "debconf>=0.5|debconf-2.0|cdebconf=1" {
+		t.Errorf("String = %q", s)
+	}
+	if alts := got.Alternatives(); len(alts) != 3 || alts[0].Or != nil || alts[0].Name != "debconf" || alts[2].Name != "cdebconf" {
+		t.Errorf("Alternatives = %#v", alts)
+	}
+	for _, in := range []string{"a|", "|a", "a||b", "a|B", "a|b>=", "team/a|b", "a|team/b", "a@1|b@", "a | b"} {
+		_, err := ParseRequirement(in)
+		if re := (*requirementError)(nil); !errors.As(err, &re) || re.Text != in {
+			t.Errorf("ParseRequirement(%q): error %v, want a *requirementError naming it", in, err)
+		}
+	}
+	other, _ := ParseRequirement("debconf>=0.5|debconf-2.0")
+	if got.Equal(other) || !other.Equal(other) {
+		t.Errorf("Equal does not compare the alternatives")
+	}
+}
+
+func TestMet(t *testing.T) {
+	tests := []struct {
+		req      string
+		name     string
+		version  string
+		provides []string
+		want     bool
+	}{
+		{"zlib1g>=1:1.2", "zlib1g", "1:1.2.13", nil, true},
+		{"zlib1g>=1:1.3", "zlib1g", "1:1.2.13", nil, false},
+		{"libz1", "zlib1g", "1:1.2.13", []string{"libz1"}, true},
+		{"libz1", "zlib1g", "1:1.2.13", []string{"libz1=1:1.2.13"}, true},
+		{"libz1>=1", "zlib1g", "1:1.2.13", []string{"libz1"}, false},            // an unversioned provides meets no versioned need
+		{"libz1>=1", "zlib1g", "1:1.2.13", []string{"libz1=1:1.2.13"}, true},    // the provided version counts,
+		{"libz1>=2:0", "zlib1g", "1:1.2.13", []string{"libz1=1:1.2.13"}, false}, // not the package's
+		{"zlib1g>=1", "libz", "3", []string{"libz1=3"}, false},
+		{"debconf>=0.5|debconf-2.0", "debconf", "1.5.82", nil, true},
+		{"debconf>=0.5|debconf-2.0", "debconf", "0.4", nil, false},
+		{"debconf>=0.5|debconf-2.0", "cdebconf", "0.270", []string{"debconf-2.0"}, true},
+		{"debconf>=0.5|debconf-2.0", "debconf-2.0", "1", nil, true},
+		{"a|b", "c", "1", []string{"d"}, false},
+	}
+	for _, tt := range tests {
+		r, err := ParseRequirement(tt.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Met(tt.name, tt.version, deps(tt.provides...)); got != tt.want {
+			t.Errorf("%s Met(%s, %s, %q) = %v, want %v", tt.req, tt.name, tt.version, tt.provides, got, tt.want)
+		}
 	}
 }

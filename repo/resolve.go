@@ -160,6 +160,11 @@ func (r *resolver) welcomeFor(name string, rels []string) {
 // resolve selects packages for reqs and for keep, names that must be in the selection at
 // any version, decided after reqs.
 func (r *resolver) resolve(reqs []Requirement, keep ...Requirement) ([]Package, error) {
+	for _, q := range reqs {
+		if len(q.Or) > 0 {
+			return nil, &reasonError{msg: fmt.Sprintf("requirement %q: alternatives are allowed only in a package's depends", q), reason: ErrAlternatives}
+		}
+	}
 	reqs = slices.Clone(reqs)
 	slices.SortStableFunc(reqs, func(a, b Requirement) int { return strings.Compare(a.Name, b.Name) })
 	for _, q := range append(slices.Clip(reqs), keep...) {

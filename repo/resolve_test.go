@@ -9,15 +9,29 @@ import (
 	"testing"
 )
 
-// testIndex builds an index from lines of "name version depends...".
+// testIndex builds an index from lines of "name version depends...", where a word
+// "provides:R", "conflicts:R" or "replaces:R" adds R to that list instead.
 func testIndex(lines ...string) *Index {
 	ix := &Index{Format: 1}
 	for _, l := range lines {
 		f := strings.Fields(l)
-		ix.Packages = append(ix.Packages, Package{
-			Name: f[0], Version: f[1], Depends: deps(f[2:]...),
-			Archive: f[0] + "-" + f[1] + ".tar", SHA256: testSum,
-		})
+		p := Package{Name: f[0], Version: f[1], Archive: f[0] + "-" + f[1] + ".tar", SHA256: testSum}
+		for _, w := range f[2:] {
+			field, req, ok := strings.Cut(w, ":")
+			switch {
+			case !ok:
+				p.Depends = append(p.Depends, deps(w)...)
+			case field == "provides":
+				p.Provides = append(p.Provides, deps(req)...)
+			case field == "conflicts":
+				p.Conflicts = append(p.Conflicts, deps(req)...)
+			case field == "replaces":
+				p.Replaces = append(p.Replaces, deps(req)...)
+			default:
+				panic("testIndex: " + w)
+			}
+		}
+		ix.Packages = append(ix.Packages, p)
 	}
 	return ix
 }
