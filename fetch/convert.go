@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"archive/tar"
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
@@ -121,6 +122,7 @@ type conversion struct {
 	local   *os.File  // the archive, when it is a file already: a zip is read from it, not staged
 	control **Control // if not nil, set to a .deb's control fields
 	idx     io.Writer // if not nil, where the tar's index is written (tarutil.AlignIndex)
+	links   *debLinks // set by convert: a .deb's absolute symlinks, made relative
 }
 
 // convert reads an archive from src, decompresses it and writes its aligned form to w, in
@@ -131,9 +133,11 @@ type conversion struct {
 // the cause. After any other failure src is still read to its end, to report a wrong
 // archive as such, unless writing w failed or src is cv.local, which nothing verifies.
 // With cv.idx not nil, the tar's index is written there as the members pass
-// (tarutil.AlignIndex) rather than listed in the Stats.
+// (tarutil.AlignIndex) rather than listed in the Stats. A .deb's absolute symlinks into
+// its own top-level directories are made relative (debLinks).
 func convert(w io.Writer, src io.Reader, cv conversion) (tarutil.Stats, error) {
 	raw, plain := newPipe(pipeChunks, pipeChunkSize), newPipe(pipeChunks, pipeChunkSize)
+	cv.links = newDebLinks()
 	abort := make(chan struct{})
 	if cv.local != nil {
 		close(abort)
@@ -149,7 +153,10 @@ func convert(w io.Writer, src io.Reader, cv conversion) (tarutil.Stats, error) {
 	if l, ok := w.(tarutil.Lender); ok {
 		aw = &stickyLender{out, l}
 	}
-	st, err := align(aw, cv.idx, plain, cv.lim)
+	st, err := align(aw, cv.idx, plain, cv.lim, cv.links.edit)
+	if err == nil {
+		err = cv.links.check()
+	}
 	plain.closeRead()
 	if out.err != nil && cv.local == nil {
 		close(abort)
@@ -195,15 +202,10 @@ func pump(raw *pipe, src io.Reader, abort <-chan struct{}) error {
 }
 
 // align writes the aligned form of the tar read from r to w, and its index to idx unless
-// it is nil, then reads the rest of r to its end, so that the decompressor checks its trailer.
-func align(w, idx io.Writer, r io.Reader, lim tarutil.Limits) (tarutil.Stats, error) {
-	var st tarutil.Stats
-	var err error
-	if idx != nil {
-		st, err = tarutil.AlignIndex(w, idx, r, lim)
-	} else {
-		st, err = tarutil.Align(w, r, lim)
-	}
+// it is nil, each header passed to edit first (tarutil.AlignEdit), then reads the rest of r
+// to its end, so that the decompressor checks its trailer.
+func align(w, idx io.Writer, r io.Reader, lim tarutil.Limits, edit func(*tar.Header)) (tarutil.Stats, error) {
+	st, err := tarutil.AlignEdit(w, idx, r, lim, edit)
 	if err != nil {
 		return st, err
 	}

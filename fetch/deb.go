@@ -1,14 +1,18 @@
 package fetch
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
+	"pkg/internal/termtext"
 	"pkg/tarutil"
 )
 
@@ -261,6 +265,7 @@ func inflateDeb(plain *pipe, r *bufio.Reader, cv conversion) error {
 		plain.closeWrite(err)
 		return err
 	}
+	cv.links.deb.Store(true) // before the data member's first byte reaches the tar reader
 	if err := inflateTar(plain, bufio.NewReaderSize(d, streamBufSize), d); err != nil {
 		var de *debError
 		switch {
@@ -275,4 +280,95 @@ func inflateDeb(plain *pipe, r *bufio.Reader, cv conversion) error {
 		return &afterData{d.name, err}
 	}
 	return nil
+}
+
+// debLinks makes the absolute symlinks of a .deb, whose members are paths from "/",
+// relative to the link's directory as they pass (edit), so that they stay inside the root
+// they are installed in; once the tar has passed, check refuses a link whose target's first
+// component is not a top-level directory of the package: it leads out of what the package
+// installs. Symlinks of other archives are left to the policy, which refuses absolute ones.
+type debLinks struct {
+	deb  atomic.Bool     // the archive is a .deb
+	tops map[string]bool // top-level directories of the package, seen or implied
+	made []relativeLink  // the links made relative, in member order
+}
+
+// relativeLink is a symlink debLinks made relative.
+type relativeLink struct {
+	raw    string // the member's name in the archive
+	target string // its absolute target
+	top    string // the target's first component
+}
+
+func newDebLinks() *debLinks { return &debLinks{tops: make(map[string]bool)} }
+
+// edit notes the top-level directory hdr is or is in, and makes its target relative if it
+// is an absolute symlink of a .deb.
+func (d *debLinks) edit(hdr *tar.Header) {
+	if !d.deb.Load() {
+		return
+	}
+	name := path.Clean("/" + hdr.Name)[1:] // a name the policy refuses is refused after
+	top, _, nested := strings.Cut(name, "/")
+	if nested || hdr.Typeflag == tar.TypeDir && top != "" {
+		d.tops[top] = true
+	}
+	if hdr.Typeflag != tar.TypeSymlink || !strings.HasPrefix(hdr.Linkname, "/") {
+		return
+	}
+	if rel, first, ok := relativeTarget(name, hdr.Linkname); ok {
+		d.made = append(d.made, relativeLink{raw: hdr.Name, target: hdr.Linkname, top: first})
+		hdr.Linkname = rel
+	}
+}
+
+// check refuses the first link made relative whose target is in no top-level directory
+// of the package, with the policy's error for an absolute target.
+func (d *debLinks) check() error {
+	for _, l := range d.made {
+		if !d.tops[l.top] {
+			return &tarutil.MemberError{Name: l.raw, Err: fmt.Errorf("%w: absolute target %s, in none of the package's top-level directories",
+				tarutil.ErrSymlinkEscape, termtext.Quote(l.target))}
+		}
+	}
+	return nil
+}
+
+// relativeTarget returns target, an absolute path, relative to the directory of the member
+// name, through their common directories ("usr/lib/a/x" to "/usr/lib/b" is "../b"), and
+// target's first component. A target with a ".." component, which the relative form could
+// not keep the meaning of through a symlinked directory, or with none, gives ok false.
+func relativeTarget(name, target string) (rel, top string, ok bool) {
+	var to []string
+	for c := range strings.SplitSeq(target, "/") {
+		switch c {
+		case "", ".":
+		case "..":
+			return "", "", false
+		default:
+			to = append(to, c)
+		}
+	}
+	if len(to) == 0 {
+		return "", "", false
+	}
+	var from []string
+	if dir := path.Dir(name); dir != "." {
+		from = strings.Split(dir, "/")
+	}
+	k := 0
+	for k < len(from) && k < len(to) && from[k] == to[k] {
+		k++
+	}
+	rel = strings.Repeat("../", len(from)-k) + strings.Join(to[k:], "/")
+	switch {
+	case rel == "":
+		rel = "."
+	case k == len(to): // target is an ancestor of the link: "../.."
+		rel = strings.TrimSuffix(rel, "/")
+	}
+	if strings.HasSuffix(target, "/") {
+		rel += "/"
+	}
+	return rel, to[0], true
 }

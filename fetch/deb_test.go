@@ -11,8 +11,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
@@ -240,5 +242,104 @@ func TestDebControlRefused(t *testing.T) {
 	_, err := convert(io.Discard, bytes.NewReader(deb), conversion{control: &ctl})
 	if de := (*debError)(nil); !errors.As(err, &de) || de.member != "control.tar.gz" || !errors.Is(err, errDebNoControl) || !errors.Is(err, errDeb) {
 		t.Errorf("convert: %v, want errDebNoControl of control.tar.gz", err)
+	}
+}
+
+// linkTar writes a tar of members "NAME" (a directory when it ends in "/", else a file)
+// and "NAME -> TARGET" (a symlink), in the order given.
+func linkTar(t *testing.T, members ...string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for _, m := range members {
+		h := &tar.Header{Name: m, Typeflag: tar.TypeReg, Mode: 0o644, ModTime: time.Unix(1700000000, 0)}
+		if name, target, ok := strings.Cut(m, " -> "); ok {
+			h.Name, h.Typeflag, h.Linkname, h.Mode = name, tar.TypeSymlink, target, 0o777
+		} else if strings.HasSuffix(m, "/") {
+			h.Typeflag, h.Mode = tar.TypeDir, 0o755
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// debOf wraps a data tar as a .deb.
+func debOf(t *testing.T, data []byte) []byte {
+	control := gzipped(t, makeTar(t, []file{{"./control", []byte("Package: hello\nVersion: 1\n")}}))
+	return arArchive(arMember{"debian-binary", []byte("2.0\n"), 0}, arMember{"control.tar.gz", control, 0}, arMember{"data.tar.gz", gzipped(t, data), 0})
+}
+
+// TestDebAbsoluteLinks: a .deb's absolute symlinks into a top-level directory the package
+// installs, listed before or after the link (members are not sorted in every .deb), are
+// made relative to the link's directory, in the members and in the index alike; one into
+// a directory the package does not install is refused naming the link, as is any absolute
+// symlink of a plain tar.
+func TestDebAbsoluteLinks(t *testing.T) {
+	tests := []struct {
+		name    string
+		members []string
+		want    map[string]string // link → its target once converted
+		refused string            // the link refused, or ""
+	}{
+		{"python", []string{"./", "./usr/lib/python3.11/sitecustomize.py -> /etc/python3.11/sitecustomize.py", "./etc/python3.11/sitecustomize.py"},
+			map[string]string{"usr/lib/python3.11/sitecustomize.py": "../../../etc/python3.11/sitecustomize.py"}, ""},
+		{"libc6", []string{"./", "./lib64/", "./lib64/ld-linux-x86-64.so.2 -> /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "./lib/", "./lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"},
+			map[string]string{"lib64/ld-linux-x86-64.so.2": "../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"}, ""},
+		{"same tree", []string{"usr/lib/go/src -> /usr/share/go/src", "usr/share/go/src/", "usr/bin/up -> /usr//./bin/", "usr/bin/here -> /usr/bin"},
+			map[string]string{"usr/lib/go/src": "../../share/go/src", "usr/bin/up": "./", "usr/bin/here": "."}, ""},
+		{"top link", []string{"usr/", "lnk -> /usr"}, map[string]string{"lnk": "usr"}, ""},
+		{"not installed", []string{"./usr/bin/tool", "./usr/bin/sh -> /bin/sh"}, nil, "./usr/bin/sh"},
+		{"top is a file", []string{"opt", "usr/x -> /opt/y"}, nil, "usr/x"},
+		{"top is a link", []string{"lib -> usr/lib", "usr/lib/a", "lib64/b -> /lib/a"}, nil, "lib64/b"},
+		{"dot-dot", []string{"usr/lib/a", "usr/bin/x -> /usr/lib/../lib/a"}, nil, "usr/bin/x"},
+		{"root", []string{"usr/bin/x -> /"}, nil, "usr/bin/x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var idx bytes.Buffer
+			var tarBuf bytes.Buffer
+			st, err := convert(&tarBuf, bytes.NewReader(debOf(t, linkTar(t, tt.members...))), conversion{})
+			var me *tarutil.MemberError
+			if tt.refused != "" {
+				if !errors.As(err, &me) || me.Name != tt.refused || !errors.Is(err, tarutil.ErrSymlinkEscape) {
+					t.Fatalf("convert: %v, want a *tarutil.MemberError of %s for ErrSymlinkEscape", err, tt.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := convert(io.Discard, bytes.NewReader(debOf(t, linkTar(t, tt.members...))), conversion{idx: &idx}); err != nil {
+				t.Fatal(err)
+			}
+			indexed, err := tarutil.ReadIndex(bytes.NewReader(idx.Bytes()), int64(idx.Len()), int64(tarBuf.Len()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			scanned, err := tarutil.Scan(bytes.NewReader(tarBuf.Bytes()))
+			if err != nil {
+				t.Fatalf("scan of the aligned tar: %v", err)
+			}
+			for what, members := range map[string][]tarutil.Member{"members": st.Members, "index": indexed, "aligned tar": scanned} {
+				got := map[string]string{}
+				for _, m := range members {
+					if m.Type == tar.TypeSymlink {
+						got[m.Name] = m.Linkname
+					}
+				}
+				if !reflect.DeepEqual(got, tt.want) {
+					t.Errorf("%s: links %q, want %q", what, got, tt.want)
+				}
+			}
+		})
+	}
+	plain := linkTar(t, "etc/x", "usr/x -> /etc/x")
+	if _, err := convert(io.Discard, bytes.NewReader(plain), conversion{}); !errors.Is(err, tarutil.ErrSymlinkEscape) {
+		t.Errorf("convert of a plain tar with an absolute symlink: %v, want ErrSymlinkEscape", err)
 	}
 }

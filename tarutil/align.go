@@ -24,7 +24,7 @@ import (
 // archive past a limit of lim is refused at the first member past it, before its
 // data is copied.
 func Align(w io.Writer, r io.Reader, lim Limits) (Stats, error) {
-	return align(w, nil, r, lim)
+	return align(w, nil, r, lim, nil)
 }
 
 // AlignIndex is Align writing the index of the aligned tar to idx as
@@ -32,11 +32,22 @@ func Align(w io.Writer, r io.Reader, lim Limits) (Stats, error) {
 // list however many members the archive has. After an error, what was written to idx is
 // not a valid index.
 func AlignIndex(w, idx io.Writer, r io.Reader, lim Limits) (Stats, error) {
-	return align(w, newIndexWriter(idx), r, lim)
+	return align(w, newIndexWriter(idx), r, lim, nil)
 }
 
-func align(w io.Writer, idx *indexWriter, r io.Reader, lim Limits) (Stats, error) {
-	c := &converter{enc: newEncoder(w), chk: newChecker(), lim: lim, idx: idx, dirs: make(map[string]dirWritten)}
+// AlignEdit is AlignIndex, or Align when idx is nil, calling edit, unless it is nil, with
+// every header before the policy checks it: a format whose archives mean what the policy
+// refuses (a .deb's absolute symlinks into its own tree) rewrites it there, in the one pass.
+func AlignEdit(w, idx io.Writer, r io.Reader, lim Limits, edit func(*tar.Header)) (Stats, error) {
+	var iw *indexWriter
+	if idx != nil {
+		iw = newIndexWriter(idx)
+	}
+	return align(w, iw, r, lim, edit)
+}
+
+func align(w io.Writer, idx *indexWriter, r io.Reader, lim Limits, edit func(*tar.Header)) (Stats, error) {
+	c := &converter{enc: newEncoder(w), chk: newChecker(), lim: lim, idx: idx, edit: edit, dirs: make(map[string]dirWritten)}
 	defer c.enc.release()
 	c.data.h = sha256.New()
 	c.in.r = r
@@ -73,7 +84,8 @@ type converter struct {
 	chk   *checker
 	data  hashReader // member data on its way to enc
 	lim   Limits
-	idx   *indexWriter // where members go, if not to stats.Members
+	idx   *indexWriter      // where members go, if not to stats.Members
+	edit  func(*tar.Header) // called with each header before it is checked, if not nil
 	stats Stats
 	dirs  map[string]dirWritten // every directory written
 	last  string                // name in the archive of the last entry read
@@ -147,6 +159,9 @@ func (c *converter) finish() (Stats, error) {
 // convert validates the member hdr and writes it, after the parent
 // directories it needs.
 func (c *converter) convert(hdr *tar.Header, data io.Reader) error {
+	if c.edit != nil {
+		c.edit(hdr)
+	}
 	m, ok, err := c.chk.check(hdr)
 	if err != nil || !ok {
 		c.last, c.end = hdr.Name, c.in.n
