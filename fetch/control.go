@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"pkg/repo"
 )
 
 // maxControl bounds a .deb's control file (dpkg's are a few KiB).
@@ -14,11 +16,19 @@ const maxControl = 1 << 20 // 1 MiB
 
 // Control is what a .deb's control file says of its package (deb-control(5)).
 type Control struct {
-	Package     string
-	Version     string
-	Description string // its first line, the synopsis
-	Depends     string // as written: Debian's names, alternatives and version operators
+	Package      string
+	Version      string
+	Architecture string
+	Description  string // its first line, the synopsis
+	// Relations holds the relation fields, by their names as deb-control(5) spells them
+	// (relationFields), as written: Debian's names, alternatives and version operators,
+	// continuation lines joined by a space.
+	Relations map[string]string
 }
+
+// relationFields are the fields of a control file that name other packages, as
+// deb-control(5) spells them; a control file's own spelling is matched ignoring case.
+var relationFields = []string{"Depends", "Pre-Depends", "Provides", "Conflicts", "Breaks", "Replaces"}
 
 // readControl reads the control file out of the control member name, a tar, read from r.
 func readControl(name string, r io.Reader) (*Control, error) {
@@ -53,32 +63,154 @@ func readControl(name string, r io.Reader) (*Control, error) {
 // parseControl reads the fields of a control file's first paragraph; a line that starts
 // with a space or a tab continues the field before.
 func parseControl(data []byte) *Control {
-	var c Control
-	var field *string
+	c := Control{Relations: map[string]string{}}
+	field := "" // the relation field continuation lines add to
 	for line := range bytes.Lines(data) {
 		s := strings.TrimRight(string(line), "\r\n")
 		if s == "" {
 			break
 		}
 		if s[0] == ' ' || s[0] == '\t' {
-			if field == &c.Depends {
-				c.Depends += " " + strings.TrimSpace(s)
+			if field != "" {
+				c.Relations[field] += " " + strings.TrimSpace(s)
 			}
 			continue
 		}
 		k, v, _ := strings.Cut(s, ":")
 		v = strings.TrimSpace(v)
-		field = nil
+		field = ""
 		switch strings.ToLower(k) {
 		case "package":
 			c.Package = v
 		case "version":
 			c.Version = v
+		case "architecture":
+			c.Architecture = v
 		case "description":
 			c.Description = v
-		case "depends":
-			c.Depends, field = v, &c.Depends
+		default:
+			for _, f := range relationFields {
+				if strings.EqualFold(k, f) {
+					c.Relations[f], field = v, f
+				}
+			}
 		}
 	}
 	return &c
+}
+
+// A ControlError is a field of a .deb's control file that pkg cannot represent: a name or
+// version outside what pkg's index allows, or a relation it has no form for.
+type ControlError struct {
+	Package  string // the control file's Package
+	Field    string // "Version", "Depends", ... as deb-control(5) spells it
+	Relation string // the relation refused, as written; "" for Package and Version
+	Err      error
+}
+
+func (e *ControlError) Error() string {
+	if e.Relation == "" {
+		return fmt.Sprintf("control file of %s: %s: %v", e.Package, e.Field, e.Err)
+	}
+	return fmt.Sprintf("control file of %s: %s: %q: %v", e.Package, e.Field, e.Relation, e.Err)
+}
+
+func (e *ControlError) Unwrap() error { return e.Err }
+
+// Check refuses a Package or Version pkg's index cannot hold.
+func (c *Control) Check() error {
+	if !repo.ValidName(c.Package) {
+		return &ControlError{Package: c.Package, Field: "Package", Err: fmt.Errorf("%q is not a package name pkg can represent ([a-z0-9][a-z0-9._+-]*, at most 128 bytes)", c.Package)}
+	}
+	var r repo.Requirement
+	if err := r.UnmarshalText([]byte(c.Package + "=" + c.Version)); err != nil {
+		return &ControlError{Package: c.Package, Field: "Version", Err: err}
+	}
+	return nil
+}
+
+// Requirements returns the relations of the named fields ("Depends", "Pre-Depends"), in
+// that order, as pkg's requirements: a Debian relation "name[:arch] [(op version)]",
+// alternatives joined by "|", is "name[op version]|...", where op "<<" is "<", ">>" is ">"
+// and the obsolete "<" and ">" are "<=" and ">=", as dpkg reads them. An architecture
+// qualifier of "any", "native" or the package's own architecture is dropped (a package of
+// Architecture all takes any); another is refused, as are architecture restrictions and
+// build profiles (source packages' syntax), alternatives in any field but Depends and
+// Pre-Depends, and an operator other than "=" in Provides.
+func (c *Control) Requirements(fields ...string) ([]repo.Requirement, error) {
+	var reqs []repo.Requirement
+	for _, f := range fields {
+		for rel := range strings.SplitSeq(c.Relations[f], ",") {
+			rel = strings.TrimSpace(rel)
+			if rel == "" { // an empty field; dpkg takes a trailing comma
+				continue
+			}
+			r, err := c.requirement(f, rel)
+			if err != nil {
+				return nil, &ControlError{Package: c.Package, Field: f, Relation: rel, Err: err}
+			}
+			reqs = append(reqs, r)
+		}
+	}
+	return reqs, nil
+}
+
+// requirement is one relation rel of field f as pkg's requirement.
+func (c *Control) requirement(f, rel string) (repo.Requirement, error) {
+	alts := strings.Split(rel, "|")
+	if len(alts) > 1 && f != "Depends" && f != "Pre-Depends" {
+		return repo.Requirement{}, fmt.Errorf("alternatives in %s", f)
+	}
+	text := make([]string, len(alts))
+	for i, a := range alts {
+		name, op, version, err := c.parseRelation(strings.TrimSpace(a))
+		if err != nil {
+			return repo.Requirement{}, err
+		}
+		if f == "Provides" && op != "" && op != "=" {
+			return repo.Requirement{}, fmt.Errorf("operator %q in Provides, which takes only \"=\"", op)
+		}
+		text[i] = name + op + version
+	}
+	var r repo.Requirement
+	err := r.UnmarshalText([]byte(strings.Join(text, "|"))) // its error names the requirement, not the package
+	return r, err
+}
+
+// debOps maps Debian's relation operators to pkg's, two-byte ones first.
+var debOps = []struct{ deb, pkg string }{{"<<", "<"}, {"<=", "<="}, {">>", ">"}, {">=", ">="}, {"=", "="}, {"<", "<="}, {">", ">="}}
+
+// parseRelation splits one alternative, "name[:arch] [(op version)]", into its name, pkg's
+// operator and the version, dropping an architecture qualifier that names this package's
+// architecture.
+func (c *Control) parseRelation(a string) (name, op, version string, err error) {
+	name, rest, _ := strings.Cut(a, "(")
+	name = strings.TrimSpace(name)
+	if i := strings.IndexAny(name, " \t[<"); i >= 0 {
+		return "", "", "", fmt.Errorf("%q after the name: architecture restrictions and build profiles belong to source packages", name[i:])
+	}
+	name, arch, qualified := strings.Cut(name, ":")
+	if qualified && arch != "any" && arch != "native" && arch != c.Architecture && c.Architecture != "all" {
+		return "", "", "", fmt.Errorf("architecture qualifier %q: pkg holds packages of one architecture, %s", ":"+arch, c.Architecture)
+	}
+	if name == "" {
+		return "", "", "", fmt.Errorf("no package name")
+	}
+	if rest == "" {
+		return name, "", "", nil
+	}
+	inner, tail, closed := strings.Cut(rest, ")")
+	if !closed || strings.TrimSpace(tail) != "" {
+		return "", "", "", fmt.Errorf("version constraint not closed by \")\", or followed by more")
+	}
+	inner = strings.TrimSpace(inner)
+	for _, o := range debOps {
+		if v, ok := strings.CutPrefix(inner, o.deb); ok {
+			if v = strings.TrimSpace(v); v == "" {
+				return "", "", "", fmt.Errorf("no version after %q", o.deb)
+			}
+			return name, o.pkg, v, nil
+		}
+	}
+	return "", "", "", fmt.Errorf("version constraint %q does not start with one of << <= = >= >>", inner)
 }

@@ -118,8 +118,9 @@ func TestDebFormats(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := &Control{Package: "hello", Version: "1.2.0-1", Description: "says hello", Depends: "libc6 (>= 2.34), libgreet1 | libgreet2"}
-			if got.Control == nil || *got.Control != *want {
+			want := &Control{Package: "hello", Version: "1.2.0-1", Architecture: "all", Description: "says hello",
+				Relations: map[string]string{"Depends": "libc6 (>= 2.34), libgreet1 | libgreet2"}}
+			if !reflect.DeepEqual(got.Control, want) {
 				t.Errorf("control: got %+v, want %+v", got.Control, want)
 			}
 			dir := t.TempDir()
