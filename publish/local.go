@@ -62,8 +62,10 @@ func (e *UnnamedError) Error() string {
 }
 
 // Local returns the entry of a, a local archive file installed as it is (pkg install
-// ./FILE): p completed from a .deb's control file (Entry), else from the file's name
-// (splitFileName), where p lacks a name or version; as commands, where p names none, the
+// ./FILE): p completed from a .deb's control file's name, version and summary (its
+// relations name Debian's packages, which the repositories in use may not hold), else from
+// the file's name (splitFileName), where p lacks a name or version; an npm tarball's Into
+// (npmInto); as commands, where p names none, the
 // files anyone may run directly in the archive's bin/, usr/bin/ or usr/local/bin/; the
 // file's size and sha256, its name as the archive, and its absolute path as the Origin.
 // The entry is checked as an index's would be (repo.NewIndex), its commands and library
@@ -72,7 +74,10 @@ func (a *Archive) Local(p repo.Package) (repo.Package, error) {
 	if a.Remote {
 		return p, fmt.Errorf("archive %s: not a local file", a.Location)
 	}
-	p = a.Entry(p, false)
+	p, err := a.named(p, false)
+	if err != nil {
+		return p, fmt.Errorf("archive %s: %w", a.Location, err)
+	}
 	if p.Name == "" || p.Version == "" {
 		name, version, ok := splitFileName(a.Path)
 		if !ok {
@@ -88,7 +93,7 @@ func (a *Archive) Local(p repo.Package) (repo.Package, error) {
 	if p.Bin == nil {
 		p.Bin = commands(a.Members)
 	}
-	p, err := a.checkEntry(p)
+	p, err = a.checkEntry(npmInto(p, a.Members))
 	if err != nil {
 		return p, fmt.Errorf("archive %s: %w", a.Location, err)
 	}

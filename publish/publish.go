@@ -48,7 +48,7 @@ type Added struct {
 	Meta     repo.Meta          // the index's, as signed (with a signer)
 	Created  bool               // the directory had no index.json
 	Replaced []repo.Package     // the entry of the same name, version and platform it replaced
-	Missing  []repo.Requirement // the entry's dependencies no package of the repository is named by
+	Missing  []repo.Requirement // the entry's dependencies no alternative of which a package of the repository is named by or provides
 	LibDirs  []string           // directories of shared libraries in the archive, if the entry names none
 }
 
@@ -84,8 +84,9 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 			res.Replaced = append(res.Replaced, q)
 		}
 	}
-	for _, d := range p.Depends { // the index now holds before's packages and p
-		if d.Name != p.Name && !slices.ContainsFunc(before.Packages, func(q repo.Package) bool { return q.Name == d.Name }) {
+	have := append(slices.Clone(before.Packages), p) // what the index holds now
+	for _, d := range p.Depends {
+		if !slices.ContainsFunc(d.Alternatives(), func(alt repo.Requirement) bool { return named(have, alt.Name) }) {
 			res.Missing = append(res.Missing, d)
 		}
 	}
@@ -93,6 +94,13 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 		res.LibDirs = install.LibDirs(a.Members)
 	}
 	return res, nil
+}
+
+// named reports whether one of pkgs is named name or provides it.
+func named(pkgs []repo.Package, name string) bool {
+	return slices.ContainsFunc(pkgs, func(q repo.Package) bool {
+		return q.Name == name || slices.ContainsFunc(q.Provides, func(v repo.Requirement) bool { return v.Name == name })
+	})
 }
 
 // checkEntry returns p with its commands' and library directories' spelling set
@@ -112,15 +120,58 @@ func (a *Archive) checkEntry(p repo.Package) (repo.Package, error) {
 	return p, install.CheckLib(p.Lib, a.Members)
 }
 
-// Entry returns p completed from the control file of a, if a is a .deb: its Package and
-// Version where p has no name or version, and, unless keepSummary, its Description's
-// first line as the summary. It takes no Depends: those are Debian's names.
-func (a *Archive) Entry(p repo.Package, keepSummary bool) repo.Package {
-	if ctl := a.Control; ctl != nil {
-		p.Name, p.Version = cmp.Or(p.Name, ctl.Package), cmp.Or(p.Version, ctl.Version)
-		if !keepSummary {
-			p.Summary = ctl.Description
+// Entry returns p, the entry a is published as, completed from what a says of itself,
+// each part where p has none (a nil list: its flag was not given). A .deb gives, from its
+// control file, its Package and Version, its Description's first line as the summary
+// (unless keepSummary), Depends and Pre-Depends as its dependencies, Provides, Conflicts
+// and Breaks as its conflicts, and Replaces (fetch.Control.Requirements); from its tree,
+// its commands (debCommands) and library directories (install.LibDirs). An npm tarball
+// gives Into (npmInto).
+func (a *Archive) Entry(p repo.Package, keepSummary bool) (repo.Package, error) {
+	p, err := a.named(p, keepSummary)
+	if err != nil || a.Control == nil {
+		return npmInto(p, a.Members), err
+	}
+	for _, f := range []struct {
+		list   *[]repo.Requirement
+		fields []string
+	}{
+		{&p.Depends, []string{"Depends", "Pre-Depends"}},
+		{&p.Provides, []string{"Provides"}},
+		{&p.Conflicts, []string{"Conflicts", "Breaks"}},
+		{&p.Replaces, []string{"Replaces"}},
+	} {
+		if *f.list == nil {
+			if *f.list, err = a.Control.Requirements(f.fields...); err != nil {
+				return p, err
+			}
 		}
 	}
-	return p
+	if p.Bin == nil {
+		p.Bin = debCommands(a.Members)
+	}
+	if p.Lib == nil {
+		p.Lib = install.LibDirs(a.Members)
+	}
+	return p, nil
+}
+
+// named returns p completed from the control file of a, if a is a .deb: its Package and
+// Version where p has no name or version (refused if pkg cannot hold them:
+// fetch.Control.Check), and, unless keepSummary, its Description's first line as the summary.
+func (a *Archive) named(p repo.Package, keepSummary bool) (repo.Package, error) {
+	ctl := a.Control
+	if ctl == nil {
+		return p, nil
+	}
+	if p.Name == "" || p.Version == "" {
+		if err := ctl.Check(); err != nil {
+			return p, err
+		}
+	}
+	p.Name, p.Version = cmp.Or(p.Name, ctl.Package), cmp.Or(p.Version, ctl.Version)
+	if !keepSummary {
+		p.Summary = ctl.Description
+	}
+	return p, nil
 }

@@ -3,14 +3,17 @@ package publish
 import (
 	"archive/tar"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
-	"pkg/pkgtest/testrepo"
 	"reflect"
+	"slices"
 	"testing"
 
 	"pkg/fetch"
+	"pkg/pkgtest/testrepo"
 	"pkg/repo"
+	"pkg/tarutil"
 )
 
 // writeTar writes a tar of the files, name to contents, each executable, at path.
@@ -75,24 +78,97 @@ func TestAdd(t *testing.T) {
 	}
 }
 
-// TestEntry: a .deb's control file names the entry where the flags do not, and gives its
-// summary unless one was given; an archive without one leaves the entry as given.
+// TestEntry: a .deb's control file and tree give the entry every part its flags do not
+// (a nil list), its summary unless one was given; a relation pkg cannot represent is
+// refused unless its flag replaces it; an npm tarball gets its Into; another archive is
+// left as given.
 func TestEntry(t *testing.T) {
 	deb := &Archive{}
-	deb.Control = &fetch.Control{Package: "hello", Version: "2.10-1", Description: "says hello", Depends: "libc6"}
+	deb.Control = &fetch.Control{Package: "hello", Version: "2.10-1", Architecture: "amd64", Description: "says hello", Relations: map[string]string{
+		"Depends": "libc6 (>= 2.34), libgreet1 | libgreet2", "Pre-Depends": "dpkg (>= 1.15)", "Provides": "greeter (= 2)",
+		"Conflicts": "hello-old", "Breaks": "hello-doc (<< 2.10)", "Replaces": "hello-old"}}
+	deb.Members = []tarutil.Member{
+		{Name: "usr", Type: tar.TypeDir}, {Name: "usr/bin", Type: tar.TypeDir},
+		{Name: "usr/bin/hello", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "usr/lib/x86_64-linux-gnu/libgreet.so.1", Type: tar.TypeReg, Mode: 0o644},
+	}
+	full := repo.Package{Name: "hello", Version: "2.10-1", Summary: "says hello",
+		Depends:   testrepo.Requires("libc6>=2.34", "libgreet1|libgreet2", "dpkg>=1.15"),
+		Provides:  testrepo.Requires("greeter=2"),
+		Conflicts: testrepo.Requires("hello-old", "hello-doc<2.10"),
+		Replaces:  testrepo.Requires("hello-old"),
+		Bin:       testrepo.Commands("usr/bin/hello"), Lib: []string{"usr/lib/x86_64-linux-gnu"}}
+	flagged := func(p repo.Package) repo.Package {
+		p.Depends, p.Provides, p.Conflicts, p.Replaces = testrepo.Requires("a"), testrepo.Requires("b"), testrepo.Requires("c"), testrepo.Requires("d")
+		p.Bin, p.Lib = testrepo.Commands("usr/bin/x"), []string{"lib"}
+		return p
+	}
+	npm := &Archive{}
+	npm.Members = []tarutil.Member{{Name: "package", Type: tar.TypeDir}, {Name: "package/package.json", Type: tar.TypeReg}}
+	into := repo.Package{Name: "prettier", Version: "3", Into: "lib/node_modules/prettier"}
+	notNPM := &Archive{}
+	notNPM.Members = append(slices.Clone(npm.Members), tarutil.Member{Name: "README", Type: tar.TypeReg})
 	for _, tt := range []struct {
 		a           *Archive
 		p           repo.Package
 		keepSummary bool
 		want        repo.Package
 	}{
-		{deb, repo.Package{}, false, repo.Package{Name: "hello", Version: "2.10-1", Summary: "says hello"}},
-		{deb, repo.Package{Name: "hi", Summary: "mine"}, false, repo.Package{Name: "hi", Version: "2.10-1", Summary: "says hello"}},
-		{deb, repo.Package{Version: "3", Summary: ""}, true, repo.Package{Name: "hello", Version: "3"}},
+		{deb, repo.Package{}, false, full},
+		{deb, repo.Package{Name: "hi", Summary: "mine"}, false, func() repo.Package { p := full; p.Name = "hi"; return p }()},
+		{deb, repo.Package{Version: "3", Summary: ""}, true, func() repo.Package { p := full; p.Version, p.Summary = "3", ""; return p }()},
+		{deb, flagged(repo.Package{}), false, flagged(repo.Package{Name: "hello", Version: "2.10-1", Summary: "says hello"})},
 		{&Archive{}, repo.Package{Name: "t"}, false, repo.Package{Name: "t"}},
+		{npm, repo.Package{Name: "prettier", Version: "3"}, false, into},
+		{npm, repo.Package{Name: "prettier", Version: "3", Into: "lib/x"}, false, repo.Package{Name: "prettier", Version: "3", Into: "lib/x"}},
+		{notNPM, repo.Package{Name: "prettier", Version: "3"}, false, repo.Package{Name: "prettier", Version: "3"}},
 	} {
-		if got := tt.a.Entry(tt.p, tt.keepSummary); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("Entry(%+v, %v) = %+v, want %+v", tt.p, tt.keepSummary, got, tt.want)
+		got, err := tt.a.Entry(tt.p, tt.keepSummary)
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Entry(%+v, %v):\ngot  %+v, %v\nwant %+v", tt.p, tt.keepSummary, got, err, tt.want)
 		}
+	}
+
+	bad := &Archive{}
+	bad.Control = &fetch.Control{Package: "hello", Version: "1", Architecture: "amd64", Relations: map[string]string{"Depends": "libc6:i386"}}
+	var ce *fetch.ControlError
+	if _, err := bad.Entry(repo.Package{}, false); !errors.As(err, &ce) || ce.Field != "Depends" || ce.Relation != "libc6:i386" {
+		t.Errorf("Entry of a .deb depending on libc6:i386: %v, want a *fetch.ControlError of its Depends", err)
+	}
+	if p, err := bad.Entry(repo.Package{Depends: testrepo.Requires("libc6")}, false); err != nil || repo.JoinRequirements(p.Depends) != "libc6" {
+		t.Errorf("Entry of that .deb with its depends given: %+v, %v", p, err)
+	}
+	bad.Control.Version = "1:x"
+	if _, err := bad.Entry(repo.Package{}, false); !errors.As(err, &ce) || ce.Field != "Version" {
+		t.Errorf("Entry of a .deb of version 1:x: %v, want a *fetch.ControlError of its Version", err)
+	}
+}
+
+// TestDebCommands: a .deb's commands are the executables directly in usr/bin, bin,
+// usr/sbin and sbin, links to one inside the package included, one per name.
+func TestDebCommands(t *testing.T) {
+	members := []tarutil.Member{
+		{Name: "usr/bin/a", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "usr/bin/data", Type: tar.TypeReg, Mode: 0o644},
+		{Name: "usr/bin/.hidden", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "usr/bin/owner-only", Type: tar.TypeReg, Mode: 0o700},
+		{Name: "usr/bin/b", Type: tar.TypeSymlink, Linkname: "../lib/b/run"},
+		{Name: "usr/lib/b/run", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "usr/bin/c", Type: tar.TypeSymlink, Linkname: "data"},
+		{Name: "usr/bin/d", Type: tar.TypeSymlink, Linkname: "python3.11"}, // another package's
+		{Name: "usr/bin/e", Type: tar.TypeSymlink, Linkname: "e2"},
+		{Name: "usr/bin/e2", Type: tar.TypeSymlink, Linkname: "e"},
+		{Name: "usr/bin/sub", Type: tar.TypeDir, Mode: 0o755},
+		{Name: "usr/bin/sub/f", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "bin/a", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "bin/g", Type: tar.TypeLink, Linkname: "usr/bin/a"},
+		{Name: "sbin/h", Type: tar.TypeSymlink, Linkname: "../usr/bin/b"},
+		{Name: "usr/sbin/i", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "usr/local/bin/j", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "usr/lib/k/bin/k", Type: tar.TypeReg, Mode: 0o755},
+	}
+	want := testrepo.Commands("usr/bin/a", "usr/bin/owner-only", "usr/bin/b", "bin/g", "sbin/h", "usr/sbin/i")
+	if got := debCommands(members); !slices.Equal(got, want) {
+		t.Errorf("debCommands = %q, want %q", got, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,6 +128,12 @@ func TestInstallArchiveFormats(t *testing.T) {
 			archive := f.build(t, src, tree)
 			e := newEnv(t, base, serve(t, dir))
 			_, stderr := e.ok(append([]string{"repo", "add", dir, archive, "--bin", f.bin}, f.flags...)...)
+			if f.flags == nil { // the control file's Depends: libc6, as a package of the repository
+				stub := filepath.Join(base, "libc6")
+				os.MkdirAll(filepath.Join(stub, "usr/share/doc/libc6"), 0o755)
+				testfs.Run(t, stub, "tar", "-cf", "../libc6.tar", ".")
+				e.ok("repo", "add", dir, filepath.Join(base, "libc6.tar"), "--name", "libc6", "--version", "2.36")
+			}
 			e.ok("install", "hello")
 
 			want := filepath.Join(base, "extracted")
@@ -148,12 +155,13 @@ func TestInstallArchiveFormats(t *testing.T) {
 			wantVersion := "1.0"
 			if f.flags == nil { // from the control file
 				wantVersion = "1:1.2.0-1"
-				if p := ix.Packages[0]; p.Summary != "says hello" || p.Depends != nil {
+				if p := ix.Packages[0]; p.Summary != "says hello" || repo.JoinRequirements(p.Depends) != "libc6>=2.34" {
 					t.Errorf("index entry from the control file: summary %q, depends %q", p.Summary, p.Depends)
 				}
-				if want := "depends on libc6 (>= 2.34): Debian's names, not recorded"; !strings.Contains(stderr, want) {
+				if want := "hello 1:1.2.0-1 depends on libc6>=2.34, which " + dir + " does not offer (yet)"; !strings.Contains(stderr, want) {
 					t.Errorf("repo add of a .deb with Depends: stderr %q lacks %q", stderr, want)
 				}
+				ix.Packages = slices.DeleteFunc(ix.Packages, func(p repo.Package) bool { return p.Name == "libc6" })
 			}
 			ext := strings.TrimPrefix(filepath.Ext(archive), ".")
 			if ext == "bz2" {

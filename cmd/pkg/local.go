@@ -100,8 +100,8 @@ func localArchive(c *cli.Context, path string) (repo.Package, error) {
 	if err != nil {
 		return p, fmt.Errorf("install: %w", err)
 	}
-	if a.Control != nil && a.Control.Depends != "" && !c.IsSet("depends") {
-		note(c, "%s depends on %s: Debian's names, not installed (give the packages it needs with --depends)", path, a.Control.Depends)
+	if a.Control != nil && a.Control.Relations["Depends"] != "" && !c.IsSet("depends") {
+		note(c, "%s depends on %s: Debian's names, not installed (give the packages it needs with --depends)", path, a.Control.Relations["Depends"])
 	}
 	return p, nil
 }

@@ -23,9 +23,12 @@ func repoCommand() *cli.Command {
 			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "name", Usage: "package name (required but for a .deb: its Package)"},
 				&cli.StringFlag{Name: "version", Usage: "package version (required but for a .deb: its Version)"},
-				&cli.StringSliceFlag{Name: "depends", Usage: "a dependency: name, name=V, name>=V, name<V (repeatable)"},
-				&cli.StringSliceFlag{Name: "bin", Usage: "a command: its file's path inside the package, or NAME=PATH to name it otherwise; installed executable (repeatable)"},
-				&cli.StringSliceFlag{Name: "lib", Usage: "a directory of shared libraries inside the package, on LD_LIBRARY_PATH for its commands and those of the packages depending on it (repeatable)"},
+				&cli.StringSliceFlag{Name: "depends", Usage: "a dependency: name, name=V, name>=V, name<V, alternatives a|b (repeatable; for a .deb: its Depends and Pre-Depends)"},
+				&cli.StringSliceFlag{Name: "provides", Usage: "a virtual package it provides: name or name=V (repeatable; for a .deb: its Provides)"},
+				&cli.StringSliceFlag{Name: "conflicts", Usage: "a package it cannot be installed with: name, name<V... (repeatable; for a .deb: its Conflicts and Breaks)"},
+				&cli.StringSliceFlag{Name: "replaces", Usage: "a package whose files it may take over: name, name<V... (repeatable; for a .deb: its Replaces)"},
+				&cli.StringSliceFlag{Name: "bin", Usage: "a command: its file's path inside the package, or NAME=PATH to name it otherwise; installed executable (repeatable; for a .deb: the executables in usr/bin, bin, usr/sbin and sbin)"},
+				&cli.StringSliceFlag{Name: "lib", Usage: "a directory of shared libraries inside the package, on LD_LIBRARY_PATH for its commands and those of the packages depending on it (repeatable; for a .deb: the directories holding lib*.so*)"},
 				&cli.StringFlag{Name: "summary", Usage: "one line describing the package (for a .deb: its Description's first line)"},
 				&cli.StringFlag{Name: "platform", Usage: "the platform the package runs on, GOOS-GOARCH such as linux-amd64 (default: any)"},
 				&cli.BoolFlag{Name: "replace", Usage: "replace the entry of the same name and version, if it differs"},
@@ -82,14 +85,25 @@ func repoAddAction(c *cli.Context) error {
 		return err
 	}
 	defer a.Close()
-	deps, err := repo.ParseRequirements(c.StringSlice("depends"))
-	if err != nil {
-		return fmt.Errorf("repo add: --depends: %w", err)
+	p := repo.Package{Name: c.String("name"), Version: c.String("version"), Summary: c.String("summary"), Platform: c.String("platform")}
+	for _, f := range []struct {
+		flag string
+		list *[]repo.Requirement
+	}{{"depends", &p.Depends}, {"provides", &p.Provides}, {"conflicts", &p.Conflicts}, {"replaces", &p.Replaces}} {
+		if c.IsSet(f.flag) {
+			if *f.list, err = repo.ParseRequirements(c.StringSlice(f.flag)); err != nil {
+				return fmt.Errorf("repo add: --%s: %w", f.flag, err)
+			}
+		}
 	}
-	p := a.Entry(repo.Package{Name: c.String("name"), Version: c.String("version"), Depends: deps,
-		Bin: commandFlags(c), Lib: c.StringSlice("lib"), Summary: c.String("summary"), Platform: c.String("platform")}, c.IsSet("summary"))
-	if a.Control != nil && a.Control.Depends != "" && !c.IsSet("depends") {
-		note(c, "%s depends on %s: Debian's names, not recorded (give the pkg packages it needs with --depends)", archive, a.Control.Depends)
+	if c.IsSet("bin") {
+		p.Bin = commandFlags(c)
+	}
+	if c.IsSet("lib") {
+		p.Lib = c.StringSlice("lib")
+	}
+	if p, err = a.Entry(p, c.IsSet("summary")); err != nil {
+		return fmt.Errorf("repo add: %w", err)
 	}
 	if p.Name == "" || p.Version == "" {
 		return usagef("repo add: --name and --version are required (a .deb's control file gives them)")

@@ -1,0 +1,80 @@
+package publish
+
+import (
+	"archive/tar"
+	"path"
+	"slices"
+	"strings"
+
+	"pkg/repo"
+	"pkg/tarutil"
+)
+
+// debCommandDirs are the directories a .deb's commands are taken from.
+var debCommandDirs = []string{"usr/bin", "bin", "usr/sbin", "sbin"}
+
+// maxHops bounds the links followed from a command to its file, as Linux's 40 (path_resolution(7)).
+const maxHops = 40
+
+// debCommands returns, in member order and one per name, the commands of a .deb's tree: the
+// members directly in usr/bin, bin, usr/sbin or sbin, named by their file name, that are
+// regular files with an execute bit, or links to one inside the package.
+func debCommands(members []tarutil.Member) []repo.Command {
+	byName := make(map[string]int, len(members))
+	for i, m := range members {
+		byName[m.Name] = i
+	}
+	var bin []repo.Command
+	var names []string
+	for i, m := range members {
+		dir, base := path.Split(m.Name)
+		if slices.Contains(debCommandDirs, strings.TrimSuffix(dir, "/")) && !strings.HasPrefix(base, ".") &&
+			!slices.Contains(names, base) && executable(members, byName, i) {
+			bin, names = append(bin, repo.ParseCommand(m.Name)), append(names, base)
+		}
+	}
+	return bin
+}
+
+// executable reports whether members[i] is, or leads through the package's links to, a
+// regular member with an execute bit.
+func executable(members []tarutil.Member, byName map[string]int, i int) bool {
+	for range maxHops {
+		m := members[i]
+		var next string
+		switch m.Type {
+		case tar.TypeReg:
+			return m.Mode&0o111 != 0
+		case tar.TypeLink:
+			next = m.Linkname
+		case tar.TypeSymlink:
+			next = path.Join(path.Dir(m.Name), m.Linkname) // the policy keeps it inside the package
+		default:
+			return false
+		}
+		j, ok := byName[next]
+		if !ok {
+			return false
+		}
+		i = j
+	}
+	return false
+}
+
+// npmInto returns p with Into set, where it has none, to npm's global place for a package
+// named p.Name, lib/node_modules/NAME, if members are an npm tarball's: all under
+// package/, with package/package.json a file.
+func npmInto(p repo.Package, members []tarutil.Member) repo.Package {
+	if p.Into != "" || p.Name == "" || !slices.ContainsFunc(members, func(m tarutil.Member) bool {
+		return m.Name == "package/package.json" && m.Type == tar.TypeReg
+	}) {
+		return p
+	}
+	for _, m := range members {
+		if m.Name != "package" && !strings.HasPrefix(m.Name, "package/") {
+			return p
+		}
+	}
+	p.Into = "lib/node_modules/" + p.Name
+	return p
+}
