@@ -6,9 +6,14 @@ import (
 	"slices"
 	"strings"
 
+	"pkg/fetch"
 	"pkg/repo"
 	"pkg/tarutil"
 )
+
+// A ControlError is a .deb's control field pkg cannot represent, naming the package, the
+// field and the relation: the entry's own part, given, replaces it.
+type ControlError = fetch.ControlError
 
 // debCommandDirs are the directories a .deb's commands are taken from.
 var debCommandDirs = []string{"usr/bin", "bin", "usr/sbin", "sbin"}

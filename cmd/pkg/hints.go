@@ -56,6 +56,11 @@ var hints = []hintRule{
 	})},
 	{fn: asHint[*repo.RepublishError]("or pass --replace to change the entry all the same")},
 	{fn: asHint[*publish.UnnamedError]("pass --name and --version, or give the file a name such as tool-1.0.tar.gz")},
+	{fn: as(func(ce *publish.ControlError) string {
+		flag := map[string]string{"Package": "--name", "Version": "--version", "Depends": "--depends", "Pre-Depends": "--depends",
+			"Provides": "--provides", "Conflicts": "--conflicts", "Breaks": "--conflicts", "Replaces": "--replaces"}[ce.Field]
+		return fmt.Sprintf("give what %s means to pkg with %s, which replaces the control file's %s", ce.Field, flag, ce.Field)
+	})},
 	{err: repo.ErrLockfile, hint: "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"},
 	{err: pin.ErrLockUnverified, hint: "lock it again with the publisher's key ('pkg lock --trusted-key KEY', or trust it first with 'pkg trust add KEY')"},
 	{err: pin.ErrLockUntrusted, hint: "trust one of those keys too ('pkg trust add KEY', or --trusted-key for one command), or lock again with a key trusted here"},

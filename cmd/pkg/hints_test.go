@@ -32,6 +32,7 @@ func TestLibraryErrorHints(t *testing.T) {
 		{fmt.Errorf("could not update the command links: %w", &install.UnlinkedError{Path: "/r/bin/hello", Package: "hello"}), "then run 'pkg install --reinstall hello'"},
 		{&fetch.ReadOnlyError{Dir: "/c", Path: "/c/tmp", Mode: 0o555}, "point --cache (PKG_CACHE) at a directory you can write"},
 		{&repo.UnsignedError{Dir: "/srv/repo", Err: os.ErrPermission}, "run 'pkg repo sign /srv/repo'"},
+		{fmt.Errorf("repo add: %w", &fetch.ControlError{Package: "a", Field: "Breaks", Relation: "b:i386", Err: errors.New("x")}), "with --conflicts, which replaces the control file's Breaks"},
 		{&os.LinkError{Op: "rename", Old: "/r/pkgs/a", New: "/r/.pkg/trash/a", Err: install.ErrSplitRoot}, "must be on one filesystem"},
 		{fmt.Errorf("pkg.lock was made from a signed repository, and this index is %w", pin.ErrLockNotVerified), "--trusted-key"},
 		{fmt.Errorf("pkg.lock %w, and signatures are required", pin.ErrLockUnverified), "'pkg lock --trusted-key KEY'"},
