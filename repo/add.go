@@ -28,8 +28,7 @@ const indexName = "index.json"
 // for it in dir's index.json, creating the index if absent and replacing an entry of the
 // same name and version. It sets p's Archive, Size and SHA256, takes the rest as given
 // (the caller measures InstalledSize and Files) but for its bin paths, which it cleans
-// (Command.Clean), and returns the entry as written. It refuses a package that installing
-// would find in a dependency cycle, naming the cycle.
+// (Command.Clean), and returns the entry as written.
 //
 // The archive is named NAME-VERSION.EXT, EXT that of archivePath (archiveExt), whatever
 // its publisher called it: two data.tar.xz, or two builds of foo.deb, never clash. A file
@@ -94,9 +93,6 @@ func place(dir, archivePath string, remote bool, p *Package, s *Signer) (Meta, e
 	if err != nil {
 		return Meta{}, err
 	}
-	if cycle := ix.cycleWith(*p); cycle != nil {
-		return Meta{}, &cycleError{Cycle: cycle}
-	}
 	if err := stamp(dir, ix, s); err != nil {
 		return Meta{}, err
 	}
@@ -113,45 +109,6 @@ func place(dir, archivePath string, remote bool, p *Package, s *Signer) (Meta, e
 	}
 	ix.put(*p)
 	return ix.Meta, writeIndex(dir, ix, s)
-}
-
-// cycleWith returns the dependency cycle, as "name version" from p back to p, that
-// installing p would run into once ix holds it, each dependency taken at the version it
-// alone would resolve to (the newest, releases first); or nil. Install refuses a cycle.
-func (ix *Index) cycleWith(p Package) []string {
-	next := &Index{Packages: slices.Clone(ix.Packages), Platform: p.Platform}
-	next.put(p)
-	all := next.versions()
-	seen := make(map[string]bool)
-	var path []string
-	var walk func(q Package) bool
-	walk = func(q Package) bool {
-		path = append(path, q.Name+" "+q.Version)
-		for _, d := range q.Depends {
-			if d.Name == p.Name {
-				if d.Allows(p.Version) {
-					return true
-				}
-				continue // a conflict, not a cycle
-			}
-			vs := preferred(all[d.Name], d.welcomes())
-			i := slices.IndexFunc(vs, func(v Package) bool { return d.Allows(v.Version) })
-			if i < 0 || seen[vs[i].id()] {
-				continue
-			}
-			dep := vs[i]
-			seen[dep.id()] = true
-			if walk(dep) {
-				return true
-			}
-		}
-		path = path[:len(path)-1]
-		return false
-	}
-	if walk(p) {
-		return append(path, p.Name+" "+p.Version)
-	}
-	return nil
 }
 
 // archiveExts are the endings archiveExt keeps whole.

@@ -180,13 +180,18 @@ func (r Requirement) Alternatives() []Requirement {
 // "NAME=V" provides whose V it allows (as Debian has it). r.Repo is not looked at.
 func (r Requirement) Met(name, version string, provides []Requirement) bool {
 	for _, a := range r.Alternatives() {
-		if a.Name == name && a.Allows(version) {
+		if a.Name == name && a.Allows(version) || a.providedBy(provides) {
 			return true
 		}
-		for _, p := range provides {
-			if p.Name == a.Name && (len(a.Constraints) == 0 || providedVersion(p) != "" && a.Allows(providedVersion(p))) {
-				return true
-			}
+	}
+	return false
+}
+
+// providedBy reports whether an entry of provides meets a, one alternative, as Met has it.
+func (a Requirement) providedBy(provides []Requirement) bool {
+	for _, p := range provides {
+		if p.Name == a.Name && (len(a.Constraints) == 0 || providedVersion(p) != "" && a.Allows(providedVersion(p))) {
+			return true
 		}
 	}
 	return false

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -21,13 +22,20 @@ var errGaveUp = errors.New("search too long")
 // transitively, at the newest versions satisfying every constraint on that name (releases
 // before pre-releases: a pre-release is taken only as preferred says), ordered
 // so every package comes after all its dependencies and, among packages that do not
-// depend on each other, by name.
+// depend on each other, by name; packages that depend on each other in a cycle come
+// together, by name.
 //
 // Requirements on the same name combine. Names are decided in the order they are first
 // required (reqs by name, then dependencies breadth-first), each at its newest version
 // that keeps every constraint satisfiable; when a later constraint rules a decision out,
-// Resolve backtracks and tries the next older version. It gives up, with an error, on an
-// index that would keep it searching for more than a few seconds.
+// Resolve backtracks and tries the next older version. A dependency that a package
+// chosen already meets (Requirement.Met: by name, or by its provides) needs nothing
+// more; else one with alternatives, or on a name that packages provide, is a decision of
+// its own, taken in the same order: each alternative in turn, the package of its name
+// first, then the packages providing it, those required already first, then by name. Two
+// packages one of whose conflicts matches the other (Met again) are never chosen
+// together. It gives up, with an error, on an index that would keep it searching for
+// more than a few seconds.
 func (ix *Index) Resolve(reqs []Requirement) ([]Package, error) {
 	return newResolver(ix).resolve(reqs)
 }
@@ -68,13 +76,35 @@ func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement, holds
 
 // need is a requirement on a name and who imposed it: by names the package as "name
 // version" and level is its decision's index in the queue; by is "" and level -1 for
-// the caller's requirements. No version of the name outside [lo, hi) meets it (bounds).
+// the caller's requirements. req is one alternative, on the name, or, when virtual, on a
+// name the package must provide. No version of the name outside [lo, hi) meets it (bounds).
 type need struct {
-	req    Requirement
-	by     string
-	level  int
-	lo, hi int
+	req     Requirement
+	virtual bool
+	by      string
+	level   int
+	lo, hi  int
 }
+
+// meets reports whether p, a version of the need's name, meets n.
+func (n need) meets(p Package) bool {
+	if n.virtual {
+		return n.req.providedBy(p.Provides)
+	}
+	return n.req.Allows(p.Version)
+}
+
+// orNeed is a dependency with alternatives, or on a provided name, that is a decision of
+// its own (see Resolve): by and level as for a need.
+type orNeed struct {
+	req   Requirement
+	by    string
+	level int
+}
+
+// orKey is the prefix of an orNeed's entry in the queue, "|" and its index in ors: no
+// package name holds a "|".
+const orKey = "|"
 
 // choice is a selected package with its parsed depends and its decision's level.
 type choice struct {
@@ -95,6 +125,8 @@ func (l levels) add(m levels) {
 // softError is a failure that a different version of an earlier decision may avoid.
 type softError struct{ error }
 
+func (e softError) Unwrap() error { return e.error }
+
 // resolver searches depth first for a selection that meets every need. A failure
 // carries the levels whose decisions caused it, and the search backs up straight to the
 // latest of them: versions tried at the levels in between cannot help (conflict-directed
@@ -105,18 +137,20 @@ type resolver struct {
 	prefer    map[string]string       // name → the version tried first (ResolveInstalled)
 	tries     map[string]int          // name → versions chosen, for the message of a search given up
 	welcome   map[string][]string     // name → releases whose pre-releases rank with releases (see welcomeFor)
-	needs     map[string][]need
-	chosen    map[string]choice
-	queue     []string // names in the order they are decided
-	queued    map[string]bool
-	log       []string // the name of each need added, for undo
-	work      int      // version checks made, against maxResolveWork
-	hard      error    // first failure whose message holds whatever else is chosen
-	soft      error    // first softError
+	relations
+	needs  map[string][]need
+	ors    []orNeed
+	chosen map[string]choice
+	queue  []string // names, and orKey entries, in the order they are decided
+	queued map[string]bool
+	log    []string // the name of each need added, for undo
+	work   int      // version checks made, against maxResolveWork
+	hard   error    // first failure whose message holds whatever else is chosen
+	soft   error    // first softError
 }
 
-// mark records how far the log and the queue went, for undo.
-type mark struct{ log, queue int }
+// mark records how far the log, the queue and ors went, for undo.
+type mark struct{ log, queue, ors int }
 
 func newResolver(ix *Index) *resolver {
 	r := resolverFor(ix.versions())
@@ -128,13 +162,14 @@ func newResolver(ix *Index) *resolver {
 // not change.
 func resolverFor(versions map[string][]Package) *resolver {
 	return &resolver{
-		versions: versions,
-		prefer:   make(map[string]string),
-		tries:    make(map[string]int),
-		welcome:  make(map[string][]string),
-		needs:    make(map[string][]need),
-		chosen:   make(map[string]choice),
-		queued:   make(map[string]bool),
+		versions:  versions,
+		relations: relationsOf(versions),
+		prefer:    make(map[string]string),
+		tries:     make(map[string]int),
+		welcome:   make(map[string][]string),
+		needs:     make(map[string][]need),
+		chosen:    make(map[string]choice),
+		queued:    make(map[string]bool),
 	}
 }
 
@@ -168,14 +203,14 @@ func (r *resolver) resolve(reqs []Requirement, keep ...Requirement) ([]Package, 
 	reqs = slices.Clone(reqs)
 	slices.SortStableFunc(reqs, func(a, b Requirement) int { return strings.Compare(a.Name, b.Name) })
 	for _, q := range append(slices.Clip(reqs), keep...) {
-		if _, err := r.require(need{req: q, level: -1}); err != nil {
+		if _, err := r.require(q.Name, need{req: q, level: -1}); err != nil {
 			return nil, err
 		}
 	}
 	if ok, _ := r.solve(0); !ok {
 		return nil, r.failure(reqs)
 	}
-	return r.order()
+	return r.order(), nil
 }
 
 // solve decides queue[i:], trying each candidate of queue[i] in turn (see cursor). On
@@ -185,6 +220,9 @@ func (r *resolver) solve(i int) (bool, levels) {
 		return true, nil
 	}
 	name := r.queue[i]
+	if strings.HasPrefix(name, orKey) {
+		return r.solveOr(i)
+	}
 	blame := r.imposers(name)
 	c, welcomed := r.cursor(name), len(r.welcome[name])
 	for {
@@ -196,7 +234,7 @@ func (r *resolver) solve(i int) (bool, levels) {
 			break
 		}
 		r.tries[name]++
-		m := mark{len(r.log), len(r.queue)}
+		m := r.mark()
 		cause, err := r.choose(p, i)
 		if err == nil {
 			var ok bool
@@ -219,31 +257,94 @@ func (r *resolver) solve(i int) (bool, levels) {
 	return false, blame
 }
 
+func (r *resolver) mark() mark { return mark{len(r.log), len(r.queue), len(r.ors)} }
+
+// solveOr decides the orNeed queue[i]: nothing when a package chosen meets it, else each
+// of its options in turn, as solve does a name's versions.
+func (r *resolver) solveOr(i int) (bool, levels) {
+	o := r.ors[r.orIndex(i)]
+	if _, ok := r.chosenFor(o.req); ok {
+		return r.solve(i + 1)
+	}
+	blame := levels{}
+	if o.level >= 0 {
+		blame[o.level] = true
+	}
+	for _, opt := range r.options(o.req) {
+		if r.work > maxResolveWork {
+			return false, nil
+		}
+		m := r.mark()
+		cause, err := r.require(opt.name, need{req: opt.req, virtual: opt.virtual, by: o.by, level: i})
+		if err == nil {
+			var ok bool
+			if ok, cause = r.solve(i + 1); ok {
+				return true, nil
+			}
+		}
+		r.note(err)
+		r.undo(m, "")
+		if err == nil && !cause[i] {
+			return false, cause
+		}
+		blame.add(cause)
+	}
+	delete(blame, i)
+	return false, blame
+}
+
+// orIndex is the index in ors of the orNeed queue[i].
+func (r *resolver) orIndex(i int) int {
+	k, _ := strconv.Atoi(strings.TrimPrefix(r.queue[i], orKey))
+	return k
+}
+
 // choose selects p at level i and adds the needs of its depends. On failure it returns
 // the levels the failure depends on besides i.
 func (r *resolver) choose(p Package, i int) (levels, error) {
 	r.chosen[p.Name] = choice{p, p.Depends, i}
+	if cause, err := r.conflicts(p); err != nil {
+		return cause, err
+	}
 	by := p.Name + " " + p.Version
 	for _, d := range p.Depends {
-		if cause, err := r.require(need{req: d, by: by, level: i}); err != nil {
+		if cause, err := r.depend(d, by, i); err != nil {
 			return cause, err
 		}
 	}
 	return nil, nil
 }
 
-// require adds n and queues its name. It fails when no version meets every need on the
-// name, or when the version already chosen does not meet n, and then returns the levels
-// of the decisions involved.
-func (r *resolver) require(n need) (levels, error) {
-	name := n.req.Name
+// depend adds d, a dependency of the package by chosen at level i: a need on its name,
+// or, with alternatives or on a provided name, an orNeed unless a package chosen meets it.
+func (r *resolver) depend(d Requirement, by string, i int) (levels, error) {
+	if len(d.Or) == 0 && len(r.providers[d.Name]) == 0 {
+		return r.require(d.Name, need{req: d, by: by, level: i})
+	}
+	if _, ok := r.chosenFor(d); ok {
+		return nil, nil
+	}
+	if len(r.options(d)) == 0 {
+		return nil, &MissingError{Name: d.String(), By: by}
+	}
+	r.queue = append(r.queue, orKey+strconv.Itoa(len(r.ors)))
+	r.ors = append(r.ors, orNeed{req: d, by: by, level: i})
+	return nil, nil
+}
+
+// require adds n, a need on name, and queues name. It fails when no version meets every
+// need on the name, or when the version already chosen does not meet n, and then returns
+// the levels of the decisions involved.
+func (r *resolver) require(name string, n need) (levels, error) {
 	if r.work > maxResolveWork {
 		return nil, errGaveUp
 	}
-	n.lo, n.hi = r.bounds(name, n.req)
+	n.lo, n.hi = r.bounds(name, n)
 	r.needs[name] = append(r.needs[name], n)
 	r.log = append(r.log, name)
-	r.welcomeFor(name, n.req.welcomes())
+	if !n.virtual {
+		r.welcomeFor(name, n.req.welcomes())
+	}
 	if len(r.versions[name]) == 0 {
 		var err error
 		if r.elsewhere != nil {
@@ -262,7 +363,7 @@ func (r *resolver) require(n need) (levels, error) {
 	if !r.satisfiable(name) {
 		return r.imposers(name), r.clash(name)
 	}
-	if c, ok := r.chosen[name]; ok && !n.req.Allows(c.pkg.Version) {
+	if c, ok := r.chosen[name]; ok && !n.meets(c.pkg) {
 		cause := r.imposers(name)
 		cause[c.level] = true
 		return cause, softError{fmt.Errorf("%s requires %s, which excludes the chosen %s %s", n.by, n.req, name, c.pkg.Version)}
@@ -307,10 +408,10 @@ func (r *resolver) span(name string) (lo, hi int) {
 
 // allowed reports whether r.versions[name][i] meets every need on name.
 func (r *resolver) allowed(name string, i int) bool {
-	v := r.versions[name][i].Version
+	p := r.versions[name][i]
 	r.work += 1 + len(r.needs[name])
 	for _, n := range r.needs[name] {
-		if !n.req.Allows(v) {
+		if !n.meets(p) {
 			return false
 		}
 	}
@@ -385,13 +486,17 @@ func (c *cursor) take(k int) Package {
 // done reports whether next returned k already, before the walk started again.
 func (c *cursor) done(k int) bool { return c.reranked && slices.Contains(c.tried, k) }
 
-// bounds returns the range of r.versions[name] outside which no version meets q. Its
+// bounds returns the range of r.versions[name] outside which no version meets n. Its
 // constraints bound the range exactly but for "!=", and "@" only nearly (1.07 sorts
-// among the versions of @1.7; an "@" of a pre-release or revision bounds only below).
-func (r *resolver) bounds(name string, q Requirement) (lo, hi int) {
+// among the versions of @1.7; an "@" of a pre-release or revision bounds only below);
+// those of a virtual need bound provided versions, not the range.
+func (r *resolver) bounds(name string, n need) (lo, hi int) {
 	vs := r.versions[name]
 	lo, hi = 0, len(vs)
-	for _, c := range q.Constraints {
+	if n.virtual {
+		return lo, hi
+	}
+	for _, c := range n.req.Constraints {
 		first := func(past func(v string) bool) int { // the first index, newest first, past c
 			return sort.Search(len(vs), func(i int) bool { r.work++; return past(vs[i].Version) })
 		}
@@ -426,7 +531,7 @@ func (r *resolver) undo(m mark, name string) {
 	for _, n := range r.queue[m.queue:] {
 		delete(r.queued, n)
 	}
-	r.log, r.queue = r.log[:m.log], r.queue[:m.queue]
+	r.log, r.queue, r.ors = r.log[:m.log], r.queue[:m.queue], r.ors[:m.ors]
 	delete(r.chosen, name)
 }
 
@@ -506,8 +611,8 @@ const maxClashNeeds = 8
 func (r *resolver) clash(name string) error {
 	e := &conflictError{Name: name, Offered: r.versions[name]}
 	for _, n := range r.needs[name] {
-		if len(n.req.Constraints) > 0 {
-			e.Needs = append(e.Needs, imposed{Requirement: n.req, By: n.by})
+		if len(n.req.Constraints) > 0 || n.virtual {
+			e.Needs = append(e.Needs, imposed{Requirement: n.req, By: n.by, Provided: n.virtual})
 		}
 	}
 	if len(e.Needs) > maxClashNeeds {
@@ -526,17 +631,23 @@ type conflictError struct {
 }
 
 // An imposed is a requirement and who imposed it: By names the package as "name version",
-// or is "" for a requirement of the caller's.
+// or is "" for a requirement of the caller's. Provided is a requirement on a name the
+// package must provide.
 type imposed struct {
 	Requirement
-	By string
+	By       string
+	Provided bool
 }
 
 func (n imposed) String() string {
-	if n.By == "" {
-		return n.Requirement.String() + " (requested)"
+	req := n.Requirement.String()
+	if n.Provided {
+		req = "providing " + req
 	}
-	return n.Requirement.String() + " (required by " + n.By + ")"
+	if n.By == "" {
+		return req + " (requested)"
+	}
+	return req + " (required by " + n.By + ")"
 }
 
 func (e *conflictError) Error() string {
@@ -549,14 +660,6 @@ func (e *conflictError) Error() string {
 	}
 	return fmt.Sprintf("no version of %q satisfies %s; %s", e.Name, joinList(parts, "and"), offered(e.Offered))
 }
-
-// A cycleError is packages that depend on each other in a circle: Cycle names
-// them in order, its first name again at its end.
-type cycleError struct {
-	Cycle []string
-}
-
-func (e *cycleError) Error() string { return "dependency cycle: " + strings.Join(e.Cycle, " -> ") }
 
 // A MissingError is a package name the resolver found no version of in the index.
 type MissingError struct {
@@ -591,88 +694,4 @@ func joinReqs(reqs []Requirement) string {
 		return joinList(s, "and")
 	}
 	return strings.Join(s, ", ")
-}
-
-// order sorts the chosen packages topologically, taking the first ready name each time.
-func (r *resolver) order() ([]Package, error) {
-	waiting, users := r.graph()
-	var ready []string
-	for name, n := range waiting {
-		if n == 0 {
-			ready = append(ready, name)
-		}
-	}
-	slices.Sort(ready)
-	var out []Package
-	for len(ready) > 0 {
-		name := ready[0]
-		ready = ready[1:]
-		out = append(out, r.chosen[name].pkg)
-		for _, u := range users[name] {
-			if waiting[u]--; waiting[u] == 0 {
-				i, _ := slices.BinarySearch(ready, u)
-				ready = slices.Insert(ready, i, u)
-			}
-		}
-	}
-	if len(out) < len(r.chosen) {
-		return nil, r.cycle(waiting)
-	}
-	return out, nil
-}
-
-// graph counts the dependencies of each chosen package and lists the users of each.
-func (r *resolver) graph() (waiting map[string]int, users map[string][]string) {
-	waiting = make(map[string]int, len(r.chosen))
-	users = make(map[string][]string)
-	for name, c := range r.chosen {
-		deps := depNames(c.deps)
-		waiting[name] = len(deps)
-		for _, d := range deps {
-			users[d] = append(users[d], name)
-		}
-	}
-	return waiting, users
-}
-
-// depNames returns the distinct names in deps, sorted.
-func depNames(deps []Requirement) []string {
-	names := make([]string, len(deps))
-	for i, d := range deps {
-		names[i] = d.Name
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
-}
-
-// cycle reports a cycle among the packages order could not place. Each of them waits on
-// another, so following the first waiting dependency from the first name must repeat.
-func (r *resolver) cycle(waiting map[string]int) error {
-	var stuck []string
-	for name, n := range waiting {
-		if n > 0 {
-			stuck = append(stuck, name)
-		}
-	}
-	name := slices.Min(stuck)
-	var path []string
-	seen := make(map[string]int)
-	for {
-		if i, ok := seen[name]; ok {
-			path = append(path[i:], name)
-			return &cycleError{Cycle: path}
-		}
-		seen[name] = len(path)
-		path = append(path, name)
-		name = r.nextWaiting(name, waiting)
-	}
-}
-
-func (r *resolver) nextWaiting(name string, waiting map[string]int) string {
-	for _, d := range depNames(r.chosen[name].deps) {
-		if waiting[d] > 0 {
-			return d
-		}
-	}
-	panic("repo: " + name + " waits on no dependency")
 }

@@ -17,18 +17,16 @@ func testIndex(lines ...string) *Index {
 		f := strings.Fields(l)
 		p := Package{Name: f[0], Version: f[1], Archive: f[0] + "-" + f[1] + ".tar", SHA256: testSum}
 		for _, w := range f[2:] {
-			field, req, ok := strings.Cut(w, ":")
-			switch {
-			case !ok:
-				p.Depends = append(p.Depends, deps(w)...)
-			case field == "provides":
+			field, req, _ := strings.Cut(w, ":")
+			switch field {
+			case "provides":
 				p.Provides = append(p.Provides, deps(req)...)
-			case field == "conflicts":
+			case "conflicts":
 				p.Conflicts = append(p.Conflicts, deps(req)...)
-			case field == "replaces":
+			case "replaces":
 				p.Replaces = append(p.Replaces, deps(req)...)
 			default:
-				panic("testIndex: " + w)
+				p.Depends = append(p.Depends, deps(w)...)
 			}
 		}
 		ix.Packages = append(ix.Packages, p)
@@ -145,6 +143,13 @@ func TestResolve(t *testing.T) {
 			[]string{"app"},
 			"app 1",
 		},
+		// A cycle's packages come together, by name, after what the cycle depends on.
+		{"cycle", []string{"b 1 a", "a 1 b"}, []string{"b"}, "a 1, b 1"},
+		{"self cycle", []string{"a 1 a"}, []string{"a"}, "a 1"},
+		{"cycle through a diamond", []string{"a 1 b c", "b 1 d", "c 1", "d 1 a"}, []string{"a"}, "c 1, a 1, b 1, d 1"},
+		{"cycle inside a chain", []string{"top 1 a", "a 1 b", "b 1 c", "c 1 b z", "z 1"}, []string{"top"}, "z 1, b 1, c 1, a 1, top 1"},
+		{"two cycles", []string{"app 1 x a", "a 1 b", "b 1 a", "x 1 y", "y 1 x b"}, []string{"app"}, "a 1, b 1, x 1, y 1, app 1"},
+		{"cycle at versions", []string{"a 1 b>=2", "b 1", "b 2 a=1"}, []string{"a"}, "a 1, b 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -213,10 +218,6 @@ func TestResolveRefuses(t *testing.T) {
 		{"missing exact version", []string{"jq 1.7", "jq 1.7.1.1"}, []string{"jq=1.7.1"}, conflict("jq", nil, "jq=1.7.1 (requested)")},
 		{"missing at version", []string{"x 1.9", "x 20", "x 2-rc1"}, []string{"x@2"}, conflict("x", []string{"20", "2-rc1", "1.9"}, "x@2 (requested)")},
 		{"missing deep dependency", []string{"a 1 b", "b 1 c"}, []string{"a"}, &MissingError{Name: "c", By: "b 1"}},
-		{"cycle through a diamond", []string{"a 1 b c", "b 1 d", "c 1", "d 1 a"}, []string{"a"}, &cycleError{Cycle: []string{"a", "b", "d", "a"}}},
-		{"cycle", []string{"a 1 b", "b 1 a"}, []string{"a"}, &cycleError{Cycle: []string{"a", "b", "a"}}},
-		{"self cycle", []string{"a 1 a"}, []string{"a"}, &cycleError{Cycle: []string{"a", "a"}}},
-		{"long cycle", []string{"top 1 a", "a 1 b", "b 1 c", "c 1 b"}, []string{"top"}, &cycleError{Cycle: []string{"b", "c", "b"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -238,11 +239,12 @@ func conflict(name string, offered []string, needs ...string) *conflictError {
 	for _, n := range needs {
 		req, by, _ := strings.Cut(strings.TrimSuffix(n, ")"), " (")
 		by = strings.TrimPrefix(strings.TrimPrefix(by, "requested"), "required by ")
+		req, provided := strings.CutPrefix(req, "providing ")
 		r, err := ParseRequirement(req)
 		if err != nil {
 			panic(err)
 		}
-		e.Needs = append(e.Needs, imposed{Requirement: r, By: by})
+		e.Needs = append(e.Needs, imposed{Requirement: r, By: by, Provided: provided})
 	}
 	for _, v := range offered {
 		e.Offered = append(e.Offered, Package{Version: v})
@@ -252,7 +254,7 @@ func conflict(name string, offered []string, needs ...string) *conflictError {
 
 // sameError reports whether err is of want's type with the fields that say what failed:
 // the names, requirements and versions of a *conflictError (its offered versions when
-// want lists some), a *MissingError's fields, a *cycleError's names, a *requirementError's text.
+// want lists some), a *MissingError's fields, a *ConflictsError's, a *requirementError's text.
 func sameError(err, want error) bool {
 	switch w := want.(type) {
 	case *conflictError:
@@ -261,7 +263,7 @@ func sameError(err, want error) bool {
 			return false
 		}
 		for i, n := range e.Needs {
-			if n.By != w.Needs[i].By || n.Requirement.String() != w.Needs[i].Requirement.String() {
+			if n.By != w.Needs[i].By || n.Requirement.String() != w.Needs[i].Requirement.String() || n.Provided != w.Needs[i].Provided {
 				return false
 			}
 		}
@@ -269,9 +271,10 @@ func sameError(err, want error) bool {
 	case *MissingError:
 		var e *MissingError
 		return errors.As(err, &e) && e.Name == w.Name && e.By == w.By && slices.Equal(e.Near, w.Near)
-	case *cycleError:
-		var e *cycleError
-		return errors.As(err, &e) && slices.Equal(e.Cycle, w.Cycle)
+	case *ConflictsError:
+		var e *ConflictsError
+		return errors.As(err, &e) && e.Name == w.Name && e.Version == w.Version && e.Conflicts.String() == w.Conflicts.String() &&
+			e.Other == w.Other && e.OtherVersion == w.OtherVersion
 	case *requirementError:
 		var e *requirementError
 		return errors.As(err, &e) && e.Text == w.Text
@@ -298,7 +301,8 @@ func TestResolveErrorText(t *testing.T) {
 		{conflict("lib", nil, "lib>=2 (required by app 1.0)", "lib<2 (requested)"), `no version of "lib" satisfies lib>=2 (required by app 1.0) and lib<2 (requested); the index has `},
 		{conflict("lib", []string{"6", "5", "4", "3", "2", "1"}, "lib>=7 (requested)"), `no version of "lib" satisfies lib>=7 (requested); the index has 6, 5, 4, 3 and 2 older`},
 		{conflict("x", []string{"20", "2-rc1", "1.9"}, "x@2 (requested)"), `no version of "x" satisfies x@2 (requested); the index has 20, 2-rc1 and 1.9`},
-		{&cycleError{Cycle: []string{"a", "b", "d", "a"}}, "dependency cycle: a -> b -> d -> a"},
+		{&ConflictsError{Name: "mawk", Version: "1.3", Conflicts: deps("gawk<5")[0], Other: "gawk", OtherVersion: "4.2"}, "mawk 1.3 conflicts with gawk 4.2 (conflicts gawk<5)"},
+		{conflict("libz1", nil, "providing libz1>=2 (required by curl 8)"), `no version of "libz1" satisfies providing libz1>=2 (required by curl 8); the index has `},
 		{&requirementError{Text: "B", Err: badName("B")}, `requirement "B": bad package name "B" (want [a-z0-9][a-z0-9._+-]*)`},
 	} {
 		if got := tt.err.Error(); got != tt.want {
@@ -328,6 +332,7 @@ func FuzzResolve(f *testing.F) {
 	f.Add("a 1\na 2 c<2\nc 1 a<2\nc 2\nb 1", "a,b")
 	f.Add("app 1 lib\nzed 1 mid\nmid 1 lib<2\nlib 1.5\nlib 2.5", "app,zed")
 	f.Add("a 1 b\nb 1 a", "a")
+	f.Add("curl 8 libz1 d>=2|e\nzlib 1 provides:libz1\nd 1\nd 2 conflicts:zlib\ne 1 d\nx 1 provides:e=1", "curl")
 	f.Add(manyIndex, manyReqs)
 	f.Add(pigeonholeIndex(6), pigeonholeReqs(6))
 	f.Fuzz(func(t *testing.T, index, reqs string) {
@@ -340,28 +345,63 @@ func FuzzResolve(f *testing.F) {
 	})
 }
 
+// checkResolved checks that got meets reqs and every depends of its packages, that no
+// two of them conflict, and that each comes after its dependencies but for those that
+// depend on it in turn (a cycle).
 func checkResolved(t *testing.T, reqs []Requirement, got []Package) {
-	placed := make(map[string]Package)
-	meets := func(r Requirement) bool {
-		p, ok := placed[r.Name]
-		return ok && r.Allows(p.Version)
+	t.Helper()
+	metBy := func(r Requirement, among []Package) int {
+		return slices.IndexFunc(among, func(q Package) bool { return r.Met(q.Name, q.Version, q.Provides) })
 	}
-	for _, p := range got {
-		if _, dup := placed[p.Name]; dup {
+	for i, p := range got {
+		if slices.ContainsFunc(got[:i], func(q Package) bool { return q.Name == p.Name }) {
 			t.Fatalf("%s twice in %s", p.Name, ids(got))
 		}
-		for _, r := range p.Depends {
-			if !meets(r) && r.Name != p.Name {
-				t.Fatalf("%s %s: dependency %s not met before it in %s", p.Name, p.Version, r, ids(got))
+		for _, q := range got {
+			for _, c := range p.Conflicts {
+				if q.Name != p.Name && c.Met(q.Name, q.Version, q.Provides) {
+					t.Fatalf("%s %s conflicts with %s %s in %s", p.Name, p.Version, q.Name, q.Version, ids(got))
+				}
 			}
 		}
-		placed[p.Name] = p
+		for _, r := range p.Depends {
+			switch j := metBy(r, got); {
+			case j < 0:
+				t.Fatalf("%s %s: dependency %s not met in %s", p.Name, p.Version, r, ids(got))
+			case metBy(r, got[:i+1]) < 0 && !reaches(got, got[j].Name, p.Name):
+				t.Fatalf("%s %s: dependency %s met after it, outside a cycle, in %s", p.Name, p.Version, r, ids(got))
+			}
+		}
 	}
 	for _, r := range reqs {
-		if !meets(r) {
+		if metBy(r, got) < 0 {
 			t.Fatalf("requirement %s not met by %s", r, ids(got))
 		}
 	}
+}
+
+// reaches reports whether from needs to, through the dependencies among pkgs (any package
+// meeting one).
+func reaches(pkgs []Package, from, to string) bool {
+	seen := map[string]bool{from: true}
+	todo := []string{from}
+	for len(todo) > 0 {
+		n := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if n == to {
+			return true
+		}
+		i := slices.IndexFunc(pkgs, func(p Package) bool { return p.Name == n })
+		for _, r := range pkgs[i].Depends {
+			for _, q := range pkgs {
+				if r.Met(q.Name, q.Version, q.Provides) && !seen[q.Name] {
+					seen[q.Name] = true
+					todo = append(todo, q.Name)
+				}
+			}
+		}
+	}
+	return false
 }
 
 // The index of issue 17, in expandIndex's notation: base at 100,000 versions and 200
@@ -491,7 +531,7 @@ func FuzzBounds(f *testing.F) {
 		}
 		sortNewestFirst(all)
 		r := resolverFor(map[string][]Package{"x": all})
-		lo, hi := r.bounds("x", q)
+		lo, hi := r.bounds("x", need{req: q})
 		for i, p := range all {
 			if (i < lo || i >= hi) && q.Allows(p.Version) {
 				t.Fatalf("bounds(%s) = [%d, %d) leaves out %s, at %d of %s", q, lo, hi, p.Version, i, ids(all))
@@ -515,5 +555,128 @@ func BenchmarkResolve(b *testing.B) {
 				ix.Resolve(rs)
 			}
 		})
+	}
+}
+
+// TestResolveRelations checks the rules of provides, alternatives and conflicts.
+func TestResolveRelations(t *testing.T) {
+	tests := []struct {
+		name  string
+		index []string
+		reqs  []string
+		want  string
+	}{
+		{"provided", []string{"curl 8 libz1", "zlib1g 1 provides:libz1"}, []string{"curl"}, "zlib1g 1, curl 8"},
+		{"provided at a version", []string{"curl 8 libz1>=1.2", "zlib1g 1 provides:libz1=1.2.13"}, []string{"curl"}, "zlib1g 1, curl 8"},
+		{"the version provided counts", []string{"a 1 v>=2", "p 5 provides:v=1", "p 3 provides:v=2"}, []string{"a"}, "p 3, a 1"},
+		{"a name before its providers", []string{"a 1 v", "v 1", "p 1 provides:v"}, []string{"a"}, "v 1, a 1"},
+		{"providers by name", []string{"a 1 v", "q 1 provides:v", "p 1 provides:v"}, []string{"a"}, "p 1, a 1"},
+		{"a provider required already", []string{"a 1 v q", "q 1 provides:v", "p 1 provides:v"}, []string{"a"}, "q 1, a 1"},
+		{"a provider chosen already", []string{"a 1 v", "q 1 provides:v", "p 1 provides:v"}, []string{"q", "a"}, "q 1, a 1"},
+		{"first alternative", []string{"a 1 x|y", "x 1", "y 1"}, []string{"a"}, "x 1, a 1"},
+		{"alternative the index lacks", []string{"a 1 x|y", "y 1"}, []string{"a"}, "y 1, a 1"},
+		{"alternative at no version", []string{"a 1 x>=2|y", "x 1", "y 1"}, []string{"a"}, "y 1, a 1"},
+		{"alternative chosen already", []string{"a 1 y x|y", "x 1", "y 1"}, []string{"a"}, "y 1, a 1"},
+		{"alternative provided", []string{"a 1 debconf>=0.5|debconf-2.0", "debconf 0.4", "cdebconf 1 provides:debconf-2.0"}, []string{"a"}, "cdebconf 1, a 1"},
+		{"alternative that fails later", []string{"a 1 x|y", "x 1 gone", "y 1"}, []string{"a"}, "y 1, a 1"},
+		{"alternative that clashes", []string{"a 1 x|y lib<2", "x 1 lib>=2", "y 1", "lib 1", "lib 2"}, []string{"a"}, "lib 1, y 1, a 1"},
+		{"conflict avoided", []string{"a 1 x|y z", "x 1 conflicts:z", "y 1", "z 1"}, []string{"a"}, "y 1, z 1, a 1"},
+		{"conflict the other way avoided", []string{"a 1 x|y z", "x 1", "y 1", "z 1 conflicts:x"}, []string{"a"}, "y 1, z 1, a 1"},
+		{"conflict at a version", []string{"a 1 b c", "b 1 conflicts:c>=2", "c 1", "c 2"}, []string{"a"}, "b 1, c 1, a 1"},
+		{"older version without the conflict", []string{"a 1 b c", "b 1", "b 2 conflicts:c", "c 1"}, []string{"a"}, "b 1, c 1, a 1"},
+		{"conflict with what it provides", []string{"a 1 libcomerr2", "b 1 provides:libcomerr2=1.47 conflicts:libcomerr2<1.43"}, []string{"a"}, "b 1, a 1"},
+		{"virtual cycle", []string{"a 1 v", "b 1 provides:v a"}, []string{"a"}, "a 1, b 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reqs := parseReqs(t, tt.reqs...)
+			got, err := testIndex(tt.index...).Resolve(reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids(got) != tt.want {
+				t.Errorf("Resolve: got %q, want %q", ids(got), tt.want)
+			}
+			checkResolved(t, reqs, got)
+		})
+	}
+}
+
+// TestResolveRelationsRefuses checks the refusals of provides, alternatives and conflicts.
+func TestResolveRelationsRefuses(t *testing.T) {
+	tests := []struct {
+		name  string
+		index []string
+		reqs  []string
+		want  error
+	}{
+		{"unversioned provides for a versioned need", []string{"a 1 v>=1", "p 1 provides:v"}, []string{"a"}, &MissingError{Name: "v>=1", By: "a 1"}},
+		{"no alternative", []string{"a 1 x|y"}, []string{"a"}, &MissingError{Name: "x|y", By: "a 1"}},
+		{"conflicts", []string{"a 1 conflicts:b", "b 1"}, []string{"a", "b"},
+			&ConflictsError{Name: "a", Version: "1", Conflicts: deps("b")[0], Other: "b", OtherVersion: "1"}},
+		{"conflicts the other way", []string{"a 1", "b 1 conflicts:a<2"}, []string{"a", "b"},
+			&ConflictsError{Name: "b", Version: "1", Conflicts: deps("a<2")[0], Other: "a", OtherVersion: "1"}},
+		{"conflicts with what one provides", []string{"exim 1 provides:mta conflicts:mta", "postfix 1 provides:mta conflicts:mta"}, []string{"exim", "postfix"},
+			&ConflictsError{Name: "postfix", Version: "1", Conflicts: deps("mta")[0], Other: "exim", OtherVersion: "1"}},
+		{"conflicts through dependencies", []string{"app 1 x y", "x 1 lib", "y 1 conflicts:lib", "lib 1"}, []string{"app"},
+			&ConflictsError{Name: "y", Version: "1", Conflicts: deps("lib")[0], Other: "lib", OtherVersion: "1"}},
+		{"provided at a version refused", []string{"a 1 v>=2", "p 1 provides:v=1"}, []string{"a"}, &MissingError{Name: "v>=2", By: "a 1"}},
+		{"request for alternatives", []string{"x 1"}, []string{"x|y"}, ErrAlternatives},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := testIndex(tt.index...).Resolve(parseReqs(t, tt.reqs...))
+			if err == nil {
+				t.Fatalf("Resolve: got %q, want error", ids(got))
+			}
+			if !sameError(err, tt.want) {
+				t.Errorf("Resolve: got error\n%#v, want\n%#v", err, tt.want)
+			}
+		})
+	}
+}
+
+// altPigeonholeIndex is pigeonholeIndex made of alternatives and conflicts: each of n
+// pigeons p0... needs one of n-1 holes, xI-H for pigeon I in hole H, each of which
+// conflicts with the other pigeons in its hole. No selection exists, and only searching
+// every assignment shows it.
+func altPigeonholeIndex(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "p%d 1 ", i)
+		for h := range n - 1 {
+			if h > 0 {
+				b.WriteByte('|')
+			}
+			fmt.Fprintf(&b, "x%d-%d", i, h)
+		}
+		b.WriteByte('\n')
+		for h := range n - 1 {
+			fmt.Fprintf(&b, "x%d-%d 1", i, h)
+			for j := range n {
+				if j != i {
+					fmt.Fprintf(&b, " conflicts:x%d-%d", j, h)
+				}
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// TestResolveGivesUpAlternatives checks that alternatives and conflicts that make the
+// search exponential stop it at the budget, as versions do (TestResolveGivesUp).
+func TestResolveGivesUpAlternatives(t *testing.T) {
+	r := resolverFor(expandIndex(altPigeonholeIndex(11)).versions())
+	_, err := r.resolve(expandReqs(pigeonholeReqs(11)))
+	if !errors.Is(err, ErrGaveUp) {
+		t.Fatalf("resolve: got error %v, want one that gives up", err)
+	}
+	if over := r.work - maxResolveWork; over > 10_000 {
+		t.Errorf("resolve did %d units of work, %d past the budget", r.work, over)
+	}
+	small := expandIndex(altPigeonholeIndex(4))
+	if _, err := small.Resolve(expandReqs(pigeonholeReqs(4))); err == nil || errors.Is(err, ErrGaveUp) {
+		t.Errorf("Resolve of 4 pigeons in 3 holes: %v, want a conflict found", err)
 	}
 }
