@@ -56,7 +56,8 @@ func (ix *Index) Outdated(installed []Package, holds []Requirement) []Outdated {
 }
 
 // Why returns why name, one of installed, is installed: the installed packages that
-// depend on it directly, and for each package of requested (names the user asked for)
+// depend on it directly (by its name, or by a name it provides: dependencyGraph), and for
+// each package of requested (names the user asked for)
 // that needs it, through its dependencies, the shortest chain of names from that package
 // to name, both included; each sorted.
 func Why(installed []Package, requested []string, name string) (dependents []string, chains [][]string) {
@@ -102,16 +103,31 @@ func Unneeded(installed []Package, requested []string) []string {
 	return out
 }
 
-// dependencyGraph maps each installed name to the installed names it depends on.
+// dependencyGraph maps each installed name to the installed names it depends on: for
+// each of its depends, the package that meets it (metBy: by name, or by provides), or,
+// where none does at the version it asks, a package of one of its alternatives' names.
 func dependencyGraph(installed []Package) map[string][]string {
+	byName := make(map[string]Package, len(installed))
+	versions := make(map[string][]Package, len(installed))
+	for _, p := range installed {
+		byName[p.Name], versions[p.Name] = p, []Package{p}
+	}
+	providers := relationsOf(versions).providers
+	get := func(name string) (Package, bool) { p, ok := byName[name]; return p, ok }
 	deps := make(map[string][]string, len(installed))
 	for _, p := range installed {
 		deps[p.Name] = nil
 	}
 	for _, p := range installed {
 		for _, r := range p.Depends {
-			if _, ok := deps[r.Name]; ok && !slices.Contains(deps[p.Name], r.Name) {
-				deps[p.Name] = append(deps[p.Name], r.Name)
+			q, ok := metBy(r, providers, get)
+			for _, a := range r.Alternatives() {
+				if !ok {
+					q, ok = get(a.Name)
+				}
+			}
+			if ok && q.Name != p.Name && !slices.Contains(deps[p.Name], q.Name) {
+				deps[p.Name] = append(deps[p.Name], q.Name)
 			}
 		}
 	}

@@ -102,3 +102,59 @@ func TestOutdated(t *testing.T) {
 		t.Errorf("Outdated with an impossible request = %+v, want pin allowed 2", got)
 	}
 }
+
+// relationsSet: curl needs libz1, which zlib1g provides, and debconf>=0.5|debconf-2.0, which
+// cdebconf meets by its provides (debconf is too old); debconf is left from before.
+func relationsSet() []Package {
+	return []Package{
+		{Name: "curl", Version: "8", Depends: deps("libz1", "debconf>=0.5|debconf-2.0")},
+		{Name: "zlib1g", Version: "1:1.2.13", Provides: deps("libz1")},
+		{Name: "cdebconf", Version: "0.270", Provides: deps("debconf-2.0")},
+		{Name: "debconf", Version: "0.4"},
+	}
+}
+
+// TestWhyRelations checks that Why names the packages a provides or an alternative meets
+// as needed by what requires them.
+func TestWhyRelations(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		dependents []string
+		chains     [][]string
+	}{
+		{"zlib1g", []string{"curl"}, [][]string{{"curl", "zlib1g"}}},
+		{"cdebconf", []string{"curl"}, [][]string{{"curl", "cdebconf"}}},
+		{"debconf", nil, nil},
+	} {
+		deps, chains := Why(relationsSet(), []string{"curl"}, tt.name)
+		if !reflect.DeepEqual(deps, tt.dependents) || !reflect.DeepEqual(chains, tt.chains) {
+			t.Errorf("Why(%s) = %v, %v; want %v, %v", tt.name, deps, chains, tt.dependents, tt.chains)
+		}
+	}
+	if got := Unneeded(relationsSet(), []string{"curl"}); !reflect.DeepEqual(got, []string{"debconf"}) {
+		t.Errorf("Unneeded = %v, want debconf alone", got)
+	}
+}
+
+// TestUpgradeRelations upgrades through a provides: the provider moves with what needs it.
+func TestUpgradeRelations(t *testing.T) {
+	installed := []Package{
+		{Name: "curl", Version: "8", Depends: deps("libz1"), Archive: "curl-8.tar", SHA256: testSum},
+		{Name: "zlib1g", Version: "1", Provides: deps("libz1"), Archive: "zlib1g-1.tar", SHA256: testSum},
+		{Name: "tool", Version: "1", Archive: "tool-1.tar", SHA256: testSum},
+	}
+	ix := testIndex("curl 8 libz1", "zlib1g 1 provides:libz1", "zlib1g 2 provides:libz1", "tool 1", "tool 2")
+	got, err := ix.Upgrade(installed, []string{"curl"})
+	if want := "tool 1, zlib1g 2, curl 8"; err != nil || ids(got) != want {
+		t.Errorf("Upgrade(curl) = %q, %v; want %q", ids(got), err, want)
+	}
+	got, err = ix.ResolveInstalled(installed, parseReqs(t, "tool"))
+	if want := "tool 2, zlib1g 1, curl 8"; err != nil || ids(got) != want {
+		t.Errorf("ResolveInstalled(tool) = %q, %v; want %q", ids(got), err, want)
+	}
+	conflicting := testIndex("curl 8 libz1", "zlib1g 1 provides:libz1", "tool 1", "tool 2 conflicts:zlib1g")
+	if _, err := conflicting.ResolveInstalled(installed, parseReqs(t, "tool>=2")); !sameError(err,
+		&ConflictsError{Name: "tool", Version: "2", Conflicts: deps("zlib1g")[0], Other: "zlib1g", OtherVersion: "1"}) {
+		t.Errorf("ResolveInstalled(tool>=2) = %v, want a *ConflictsError with the installed zlib1g", err)
+	}
+}

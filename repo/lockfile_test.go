@@ -322,7 +322,7 @@ func TestParseLockSays(t *testing.T) {
 // TestLockRelations checks that a lockfile carries provides, conflicts, replaces, into
 // and alternatives, so that a sync installs what the index said.
 func TestLockRelations(t *testing.T) {
-	ix := testIndex("curl 8 zlib1g debconf>=0.5|debconf-2.0 conflicts:curl-old<8 replaces:curl-old",
+	ix := testIndex("curl 8 libz1 debconf>=0.5|debconf-2.0 conflicts:curl-old<8 replaces:curl-old",
 		"zlib1g 1:1.2 provides:libz1=1:1.2", "debconf 1.5")
 	ix.Packages[0].Into = "opt/curl"
 	pkgs, err := ix.Resolve(parseReqs(t, "curl"))
@@ -334,7 +334,7 @@ func TestLockRelations(t *testing.T) {
 		l.Packages[i].Archive = testRepoURL + l.Packages[i].Archive
 	}
 	text := encodeLock(t, l)
-	for _, w := range []string{`"depends":["zlib1g","debconf>=0.5|debconf-2.0"]`, `"conflicts":["curl-old<8"]`, `"replaces":["curl-old"]`,
+	for _, w := range []string{`"depends":["libz1","debconf>=0.5|debconf-2.0"]`, `"conflicts":["curl-old<8"]`, `"replaces":["curl-old"]`,
 		`"into":"opt/curl"`, `"provides":["libz1=1:1.2"]`} {
 		if !strings.Contains(text, w) {
 			t.Errorf("encode:\n%s\nwant %s in it", text, w)
@@ -346,6 +346,9 @@ func TestLockRelations(t *testing.T) {
 	}
 	if !reflect.DeepEqual(back, l) {
 		t.Errorf("decodeLock(encode(l)) = %+v, want %+v", back, l)
+	}
+	if order, err := back.Order(); err != nil || ids(order) != "debconf 1.5, zlib1g 1:1.2, curl 8" {
+		t.Errorf("Order = %q, %v", ids(order), err)
 	}
 }
 

@@ -54,8 +54,8 @@ func (r *resolver) order() []Package {
 func (r *resolver) dependsOn(name string) []string {
 	var on []string
 	for _, d := range r.chosen[name].deps {
-		if c, ok := r.chosenFor(d); ok && c.pkg.Name != name {
-			on = append(on, c.pkg.Name)
+		if p, ok := r.chosenFor(d); ok && p.Name != name {
+			on = append(on, p.Name)
 		}
 	}
 	slices.Sort(on)

@@ -56,7 +56,10 @@ func didYouMean(found []string) string {
 	return "; did you mean " + joinList(found, "or") + "?"
 }
 
-// Similar returns up to three of names that are close to name (a misspelling) or contain
+// maxNear bounds the names a *MissingError suggests.
+const maxNear = 3
+
+// Similar returns up to three (maxNear) of names that are close to name (a misspelling) or contain
 // it, closest first.
 func Similar(name string, names []string) []string {
 	type candidate struct {
@@ -78,7 +81,7 @@ func Similar(name string, names []string) []string {
 		}
 	}
 	slices.SortFunc(found, func(a, b candidate) int { return cmp.Or(a.d-b.d, strings.Compare(a.name, b.name)) })
-	found = found[:min(len(found), 3)]
+	found = found[:min(len(found), maxNear)]
 	out := make([]string, len(found))
 	for i, c := range found {
 		out[i] = c.name

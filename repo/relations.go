@@ -40,21 +40,30 @@ func addName(m map[string][]string, key, name string) {
 	}
 }
 
-// chosenFor returns the chosen package that meets d, trying d's alternatives in order,
-// for each the package of its name, then those providing it by name.
-func (r *resolver) chosenFor(d Requirement) (choice, bool) {
+// chosenFor returns the chosen package that meets d, as metBy finds it.
+func (r *resolver) chosenFor(d Requirement) (Package, bool) {
+	return metBy(d, r.providers, func(name string) (Package, bool) {
+		r.work++
+		c, ok := r.chosen[name]
+		return c.pkg, ok
+	})
+}
+
+// metBy returns the package that meets d among those get finds by name, one a name, of
+// which providers names those providing each name: it tries d's alternatives in order,
+// for each the package of its name, then those providing it, by name.
+func metBy(d Requirement, providers map[string][]string, get func(name string) (Package, bool)) (Package, bool) {
 	for _, a := range d.Alternatives() {
-		if c, ok := r.chosen[a.Name]; ok && a.Allows(c.pkg.Version) {
-			return c, true
+		if p, ok := get(a.Name); ok && a.Allows(p.Version) {
+			return p, true
 		}
-		for _, name := range r.providers[a.Name] {
-			r.work++
-			if c, ok := r.chosen[name]; ok && a.providedBy(c.pkg.Provides) {
-				return c, true
+		for _, name := range providers[a.Name] {
+			if p, ok := get(name); ok && a.providedBy(p.Provides) {
+				return p, true
 			}
 		}
 	}
-	return choice{}, false
+	return Package{}, false
 }
 
 // option is a way to meet an orNeed: a need on name.

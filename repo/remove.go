@@ -139,12 +139,13 @@ func notFound(rm Removal, ix *Index) error {
 	return e
 }
 
-// needed returns the dependencies of kept that an entry of gone satisfies and none of kept.
+// needed returns the dependencies of kept that an entry of gone meets (Requirement.Met)
+// and none of kept.
 func needed(gone, kept []Package) []Need {
 	var needs []Need
 	for _, q := range kept {
 		for _, d := range q.Depends {
-			allows := func(p Package) bool { return p.Name == d.Name && d.Allows(p.Version) }
+			allows := func(p Package) bool { return d.Met(p.Name, p.Version, p.Provides) }
 			if slices.ContainsFunc(gone, allows) && !slices.ContainsFunc(kept, allows) {
 				needs = append(needs, Need{Name: q.Name, Version: q.Version, Depends: d})
 			}

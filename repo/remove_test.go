@@ -218,3 +218,25 @@ func TestRemoveSigned(t *testing.T) {
 	}
 	checkDir(t, dir, indexName, SignatureName, "a-2.tar")
 }
+
+// TestRemoveProvider refuses to remove the one entry that provides what another needs, and
+// removes it when another entry provides it too.
+func TestRemoveProvider(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	for _, p := range []Package{
+		{Name: "curl", Version: "8", Depends: deps("libz1")},
+		{Name: "zlib1g", Version: "1", Provides: deps("libz1")},
+		{Name: "zlib-ng", Version: "2", Provides: deps("libz1")},
+	} {
+		if _, err := addUnsigned(dir, writeArchive(t, p.Name+".tar", p.Name), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Remove(t.Context(), dir, Removal{Name: "zlib1g"}, nil); err != nil {
+		t.Fatalf("Remove(zlib1g) while zlib-ng provides libz1: %v", err)
+	}
+	var ne *NeededError
+	if _, err := Remove(t.Context(), dir, Removal{Name: "zlib-ng"}, nil); !errors.As(err, &ne) || len(ne.Needs) != 1 || ne.Needs[0].Depends.String() != "libz1" {
+		t.Errorf("Remove(zlib-ng), the last provider of libz1: %v, want a *NeededError for curl's libz1", err)
+	}
+}

@@ -355,6 +355,8 @@ func (r *resolver) require(name string, n need) (levels, error) {
 			return nil, fmt.Errorf("%w (required by %s)", err, n.by)
 		case err != nil:
 			return nil, err
+		case n.by == "" && len(r.providers[name]) > 0:
+			return nil, &MissingError{Name: name, Near: r.providers[name][:min(len(r.providers[name]), maxNear)]}
 		case n.by == "":
 			return nil, missing(name, r.versions)
 		}

@@ -622,6 +622,8 @@ func TestResolveRelationsRefuses(t *testing.T) {
 			&ConflictsError{Name: "y", Version: "1", Conflicts: deps("lib")[0], Other: "lib", OtherVersion: "1"}},
 		{"provided at a version refused", []string{"a 1 v>=2", "p 1 provides:v=1"}, []string{"a"}, &MissingError{Name: "v>=2", By: "a 1"}},
 		{"request for alternatives", []string{"x 1"}, []string{"x|y"}, ErrAlternatives},
+		{"request for a provided name", []string{"zlib1g 1 provides:libz1", "zlib-ng 1 provides:libz1"}, []string{"libz1"},
+			&MissingError{Name: "libz1", Near: []string{"zlib-ng", "zlib1g"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package repo
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -160,7 +161,7 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, h
 }
 
 // movable returns the names Upgrade may move: names and what they depend on among the
-// installed packages, or every installed name when names is empty.
+// installed packages (dependencyGraph), or every installed name when names is empty.
 func movable(installed map[string]Package, names []string) map[string]bool {
 	free := make(map[string]bool)
 	if len(names) == 0 {
@@ -169,18 +170,16 @@ func movable(installed map[string]Package, names []string) map[string]bool {
 		}
 		return free
 	}
+	deps := dependencyGraph(slices.Collect(maps.Values(installed)))
 	todo := slices.Clone(names)
 	for len(todo) > 0 {
 		n := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
-		p, ok := installed[n]
-		if !ok || free[n] {
+		if _, ok := installed[n]; !ok || free[n] {
 			continue
 		}
 		free[n] = true
-		for _, r := range p.Depends {
-			todo = append(todo, r.Name)
-		}
+		todo = append(todo, deps[n]...)
 	}
 	return free
 }
