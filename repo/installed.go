@@ -56,12 +56,12 @@ func (ix *Index) Outdated(installed []Package, holds []Requirement) []Outdated {
 }
 
 // Why returns why name, one of installed, is installed: the installed packages that
-// depend on it directly (by its name, or by a name it provides: dependencyGraph), and for
+// depend on it directly (by its name, or by a name it provides: Dependencies), and for
 // each package of requested (names the user asked for)
 // that needs it, through its dependencies, the shortest chain of names from that package
 // to name, both included; each sorted.
 func Why(installed []Package, requested []string, name string) (dependents []string, chains [][]string) {
-	deps := dependencyGraph(installed)
+	deps := Dependencies(installed)
 	for _, p := range installed {
 		if slices.Contains(deps[p.Name], name) {
 			dependents = append(dependents, p.Name)
@@ -82,7 +82,7 @@ func Why(installed []Package, requested []string, name string) (dependents []str
 // Unneeded returns the installed packages that none of requested (names the user asked
 // for) needs, directly or through other packages, sorted by name.
 func Unneeded(installed []Package, requested []string) []string {
-	deps := dependencyGraph(installed)
+	deps := Dependencies(installed)
 	needed := make(map[string]bool)
 	todo := slices.Clone(requested)
 	for len(todo) > 0 {
@@ -103,10 +103,11 @@ func Unneeded(installed []Package, requested []string) []string {
 	return out
 }
 
-// dependencyGraph maps each installed name to the installed names it depends on: for
-// each of its depends, the package that meets it (metBy: by name, or by provides), or,
-// where none does at the version it asks, a package of one of its alternatives' names.
-func dependencyGraph(installed []Package) map[string][]string {
+// Dependencies maps each name of installed, one package a name, to the names of
+// installed it depends on, sorted: for each of its depends, the package that meets it
+// (its alternatives in order, each by name, then by provides), or, where none does at the
+// version it asks, a package of one of its alternatives' names.
+func Dependencies(installed []Package) map[string][]string {
 	byName := make(map[string]Package, len(installed))
 	versions := make(map[string][]Package, len(installed))
 	for _, p := range installed {

@@ -161,7 +161,7 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, h
 }
 
 // movable returns the names Upgrade may move: names and what they depend on among the
-// installed packages (dependencyGraph), or every installed name when names is empty.
+// installed packages (Dependencies), or every installed name when names is empty.
 func movable(installed map[string]Package, names []string) map[string]bool {
 	free := make(map[string]bool)
 	if len(names) == 0 {
@@ -170,7 +170,7 @@ func movable(installed map[string]Package, names []string) map[string]bool {
 		}
 		return free
 	}
-	deps := dependencyGraph(slices.Collect(maps.Values(installed)))
+	deps := Dependencies(slices.Collect(maps.Values(installed)))
 	todo := slices.Clone(names)
 	for len(todo) > 0 {
 		n := todo[len(todo)-1]

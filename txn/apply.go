@@ -323,12 +323,12 @@ func commandNames(a, b []repo.Command) []string {
 	return names
 }
 
-// dependedOn returns the names that a package of pkgs depends on.
+// dependedOn returns the names of pkgs that a package of pkgs depends on (repo.Dependencies).
 func dependedOn(pkgs []db.Record) map[string]bool {
 	on := make(map[string]bool)
-	for _, p := range pkgs {
-		for _, d := range p.Depends {
-			on[d.Name] = true
+	for _, names := range repo.Dependencies(db.Packages(pkgs)) {
+		for _, n := range names {
+			on[n] = true
 		}
 	}
 	return on

@@ -136,13 +136,14 @@ func installed(recs []db.Record, p repo.Package) bool {
 }
 
 // reasons says why each package of all is wanted: "requested" for the names asked for,
-// "dependency of A, B" for those others depend on, and def for the rest.
+// "dependency of A, B" for those others depend on (by name or by what they provide), and
+// def for the rest.
 func reasons(all []repo.Package, requested []string, def string) func(string) string {
-	by := make(map[string][]string)
+	by, deps := make(map[string][]string), repo.Dependencies(all)
 	for _, p := range all {
-		for _, d := range p.Depends {
-			if !slices.Contains(by[d.Name], p.Name) {
-				by[d.Name] = append(by[d.Name], p.Name)
+		for _, d := range deps[p.Name] {
+			if !slices.Contains(by[d], p.Name) {
+				by[d] = append(by[d], p.Name)
 			}
 		}
 	}
