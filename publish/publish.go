@@ -86,7 +86,7 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 	}
 	have := append(slices.Clone(before.Packages), p) // what the index holds now
 	for _, d := range p.Depends {
-		if !slices.ContainsFunc(d.Alternatives(), func(alt repo.Requirement) bool { return named(have, alt.Name) }) {
+		if !slices.ContainsFunc(d.Alternatives(), func(alt repo.Requirement) bool { return offered(have, alt.Name) }) {
 			res.Missing = append(res.Missing, d)
 		}
 	}
@@ -96,8 +96,8 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 	return res, nil
 }
 
-// named reports whether one of pkgs is named name or provides it.
-func named(pkgs []repo.Package, name string) bool {
+// offered reports whether one of pkgs is named name or provides it.
+func offered(pkgs []repo.Package, name string) bool {
 	return slices.ContainsFunc(pkgs, func(q repo.Package) bool {
 		return q.Name == name || slices.ContainsFunc(q.Provides, func(v repo.Requirement) bool { return v.Name == name })
 	})
@@ -160,16 +160,17 @@ func (a *Archive) Entry(p repo.Package, keepSummary bool) (repo.Package, error) 
 // Version where p has no name or version (refused if pkg cannot hold them:
 // fetch.Control.Check), and, unless keepSummary, its Description's first line as the summary.
 func (a *Archive) named(p repo.Package, keepSummary bool) (repo.Package, error) {
-	ctl := a.Control
-	if ctl == nil {
+	if a.Control == nil {
 		return p, nil
 	}
+	ctl := *a.Control
+	ctl.Package, ctl.Version = cmp.Or(p.Name, ctl.Package), cmp.Or(p.Version, ctl.Version)
 	if p.Name == "" || p.Version == "" {
 		if err := ctl.Check(); err != nil {
 			return p, err
 		}
 	}
-	p.Name, p.Version = cmp.Or(p.Name, ctl.Package), cmp.Or(p.Version, ctl.Version)
+	p.Name, p.Version = ctl.Package, ctl.Version
 	if !keepSummary {
 		p.Summary = ctl.Description
 	}

@@ -142,6 +142,10 @@ func TestEntry(t *testing.T) {
 	if _, err := bad.Entry(repo.Package{}, false); !errors.As(err, &ce) || ce.Field != "Version" {
 		t.Errorf("Entry of a .deb of version 1:x: %v, want a *fetch.ControlError of its Version", err)
 	}
+	bad.Control.Package, bad.Control.Relations = "Hello", nil
+	if p, err := bad.Entry(repo.Package{Name: "hello", Version: "1"}, false); err != nil || p.Name != "hello" {
+		t.Errorf("Entry of a .deb named Hello, of version 1:x, with a name and version given: %+v, %v", p, err)
+	}
 }
 
 // TestDebCommands: a .deb's commands are the executables directly in usr/bin, bin,
