@@ -308,18 +308,28 @@ func (d *debLinks) edit(hdr *tar.Header) {
 	if !d.deb.Load() {
 		return
 	}
-	name := path.Clean("/" + hdr.Name)[1:] // a name the policy refuses is refused after
-	top, _, nested := strings.Cut(name, "/")
-	if nested || hdr.Typeflag == tar.TypeDir && top != "" {
+	top, nested := topOf(hdr.Name) // a name the policy refuses is refused after
+	if top != "." && top != "" && (nested || hdr.Typeflag == tar.TypeDir) {
 		d.tops[top] = true
 	}
 	if hdr.Typeflag != tar.TypeSymlink || !strings.HasPrefix(hdr.Linkname, "/") {
 		return
 	}
+	name := path.Clean("/" + hdr.Name)[1:]
 	if rel, first, ok := relativeTarget(name, hdr.Linkname); ok {
 		d.made = append(d.made, relativeLink{raw: hdr.Name, target: hdr.Linkname, top: first})
 		hdr.Linkname = rel
 	}
+}
+
+// topOf returns the first component of a member's name, "./" and "/" prefixes aside, and
+// whether more follows it.
+func topOf(name string) (top string, nested bool) {
+	for strings.HasPrefix(name, "./") || strings.HasPrefix(name, "/") {
+		name = strings.TrimPrefix(strings.TrimPrefix(name, "."), "/")
+	}
+	top, _, nested = strings.Cut(name, "/")
+	return top, nested
 }
 
 // check refuses the first link made relative whose target is in no top-level directory

@@ -344,3 +344,19 @@ func TestDebAbsoluteLinks(t *testing.T) {
 		t.Errorf("convert of a plain tar with an absolute symlink: %v, want ErrSymlinkEscape", err)
 	}
 }
+
+// TestTopOf checks the first component of member names as tars spell them.
+func TestTopOf(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		top    string
+		nested bool
+	}{
+		{"./usr/bin/x", "usr", true}, {"usr/", "usr", true}, {"lib64", "lib64", false}, {"/.//etc/x", "etc", true},
+		{".hidden/x", ".hidden", true}, {"./", "", false}, {".", ".", false},
+	} {
+		if top, nested := topOf(tt.name); top != tt.top || nested != tt.nested {
+			t.Errorf("topOf(%q) = %q, %v; want %q, %v", tt.name, top, nested, tt.top, tt.nested)
+		}
+	}
+}
