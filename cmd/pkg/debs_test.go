@@ -3,11 +3,57 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"pkg/internal/testfs"
+	"pkg/repo"
 )
+
+// TestRepoAddDebs publishes libc6 and its dependencies, Debian 12's own .debs fetched with
+// apt-get download, with no flags: each entry is what its control file and tree say
+// (libc6 needs libgcc-s1, which needs libc6 back; its library directory; Breaks as
+// conflicts), install pulls the dependencies, libc6's absolute lib64 link is installed
+// relative, resolving to its file inside the root, and pkg verify finds nothing wrong.
+func TestRepoAddDebs(t *testing.T) {
+	debs := testfs.AptDownload(t, "libc6", "libgcc-s1", "gcc-12-base")
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	e := newEnv(t, base, serve(t, dir))
+	for _, deb := range debs {
+		e.ok("repo", "add", dir, deb)
+	}
+	ix := readIndexFile(t, dir)
+	i := slices.IndexFunc(ix.Packages, func(p repo.Package) bool { return p.Name == "libc6" })
+	if i < 0 {
+		t.Fatalf("index %+v has no libc6", ix.Packages)
+	}
+	libc6 := ix.Packages[i]
+	if repo.JoinRequirements(libc6.Depends) != "libgcc-s1" || !slices.Contains(libc6.Lib, "lib/x86_64-linux-gnu") ||
+		!strings.Contains(" "+repo.JoinRequirements(libc6.Conflicts)+" ", " busybox<1.30.1-6 ") || repo.JoinRequirements(libc6.Replaces) != "libc6-amd64" {
+		t.Errorf("libc6's entry: depends %q, lib %q, conflicts %q, replaces %q", libc6.Depends, libc6.Lib, libc6.Conflicts, libc6.Replaces)
+	}
+
+	e.ok("install", "libc6")
+	for _, name := range []string{"libc6", "libgcc-s1", "gcc-12-base"} {
+		if _, err := os.Stat(filepath.Join(e.root, "pkgs", name)); err != nil {
+			t.Errorf("install libc6: %v", err)
+		}
+	}
+	link := filepath.Join(e.root, "pkgs", "libc6", "lib64", "ld-linux-x86-64.so.2")
+	if target, err := os.Readlink(link); err != nil || target != "../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" {
+		t.Errorf("readlink %s = %q, %v; want ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", link, target, err)
+	}
+	real, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(real); err != nil || !fi.Mode().IsRegular() || !strings.HasPrefix(real, e.root+"/") {
+		t.Errorf("%s resolves to %s (%v), want a file inside the root %s", link, real, err, e.root)
+	}
+	e.ok("verify")
+}
 
 // TestRepoAddDebLinkOut refuses a .deb whose absolute symlink leads into a top-level
 // directory it does not install, naming the link; one into its own is published.
