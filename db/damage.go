@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
+	"sync"
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/sys/unix"
@@ -60,20 +62,27 @@ func (d *DB) protect(fn func() error) (err error) {
 }
 
 // A sum file (the database's path + ".sum") records the last commit: its transaction id,
-// the database's pages then, and a CRC-32C of the pages in use but the two meta pages
-// (which bbolt checks itself, and whose other one the next commit rewrites). It is
+// the database's pages then, and the sum of its pages in use but the two meta pages (which
+// bbolt checks itself, and whose other one the next commit rewrites): each page's CRC-32C,
+// mixed with the page's number into 64 bits (pageHash), added up modulo 2^64. It is
 // written after each commit, without a sync: a crash may leave an older sum, which says
 // nothing of a newer file, never a newer sum, which would call a good file damaged. The
 // pages a commit cut short writes were free in the transaction before it, so a sum stays
 // true of its file until the next commit.
+//
+// A sum of each page's own hash follows from the one before a commit by the pages the
+// commit allocated and freed alone (sumSince): bbolt never writes a page in use, it writes
+// pages that were free and then frees those they replace. So a commit's sum costs what the
+// commit changed, not the database's size: one small install into a root that holds the
+// kernel tree's 80,000 file records reads a few pages, not the 16 MiB of them.
 type sum struct {
 	txid, pages uint64
-	crc         uint32
+	total       uint64
 }
 
 const (
-	sumMagic = "pkgsum1\n"
-	sumSize  = len(sumMagic) + 8 + 8 + 4 + 4 // magic, txid, pages, crc, CRC-32C of the rest
+	sumMagic = "pkgsum2\n"
+	sumSize  = len(sumMagic) + 8 + 8 + 8 + 4 // magic, txid, pages, total, CRC-32C of the rest
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -82,13 +91,13 @@ func (s sum) encode() []byte {
 	b := append([]byte(sumMagic), make([]byte, sumSize-len(sumMagic))...)
 	binary.BigEndian.PutUint64(b[8:], s.txid)
 	binary.BigEndian.PutUint64(b[16:], s.pages)
-	binary.BigEndian.PutUint32(b[24:], s.crc)
-	binary.BigEndian.PutUint32(b[28:], crc32.Checksum(b[:28], castagnoli))
+	binary.BigEndian.PutUint64(b[24:], s.total)
+	binary.BigEndian.PutUint32(b[32:], crc32.Checksum(b[:32], castagnoli))
 	return b
 }
 
 // readSum returns d's sum file, false where there is none or it is not whole (cut short
-// by a crash, or from before sums).
+// by a crash, or from before sums, or of sums before this form).
 func (d *DB) readSum() (sum, bool) {
 	f, err := d.openFile(d.path+".sum", os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -99,28 +108,42 @@ func (d *DB) readSum() (sum, bool) {
 	n, _ := io.ReadFull(f, b)
 	b = b[:n]
 	if n != sumSize || !bytes.HasPrefix(b, []byte(sumMagic)) ||
-		binary.BigEndian.Uint32(b[28:]) != crc32.Checksum(b[:28], castagnoli) {
+		binary.BigEndian.Uint32(b[32:]) != crc32.Checksum(b[:32], castagnoli) {
 		return sum{}, false
 	}
-	return sum{txid: binary.BigEndian.Uint64(b[8:]), pages: binary.BigEndian.Uint64(b[16:]), crc: binary.BigEndian.Uint32(b[24:])}, true
+	return sum{txid: binary.BigEndian.Uint64(b[8:]), pages: binary.BigEndian.Uint64(b[16:]), total: binary.BigEndian.Uint64(b[24:])}, true
 }
 
-// sumOf returns the sum of tx's pages, read from f, the database file.
-func (d *DB) sumOf(tx *bolt.Tx, f *os.File) (sum, error) {
+// pageHash is a page's part of a sum: its CRC-32C and its number, mixed (splitmix64's
+// finalizer) so that a page's change moves the sum by an amount no other page's undoes
+// but by chance.
+func pageHash(id uint64, crc uint32) uint64 {
+	x := id<<32 ^ uint64(crc)
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// sumAll returns the sum of tx's pages, read from f, the database file: every page.
+func sumAll(tx *bolt.Tx, f *os.File) (sum, error) {
 	size := int64(tx.DB().Info().PageSize)
 	s := sum{txid: uint64(tx.ID()), pages: uint64(tx.Size() / size)}
-	h := crc32.New(castagnoli)
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 64<<10/size*size)
 	from := int64(2) // the first page of the run of pages in use being summed
 	flush := func(to int64) error {
-		if to == from {
-			return nil
+		for from < to {
+			n := min(to-from, int64(len(buf))/size)
+			if _, err := f.ReadAt(buf[:n*size], from*size); err != nil {
+				return fmt.Errorf("read pages %d to %d of %d: %w", from, from+n, s.pages, err)
+			}
+			for i := range n {
+				s.total += pageHash(uint64(from+i), crc32.Checksum(buf[i*size:(i+1)*size], castagnoli))
+			}
+			from += n
 		}
-		n, err := io.CopyBuffer(h, io.NewSectionReader(f, from*size, (to-from)*size), buf)
-		if err == nil && n != (to-from)*size {
-			err = fmt.Errorf("file ends at page %d of %d", (from*size+n)/size, s.pages)
-		}
-		return err
+		return nil
 	}
 	for id := from; id < int64(s.pages); id++ {
 		info, err := tx.Page(int(id))
@@ -138,51 +161,227 @@ func (d *DB) sumOf(tx *bolt.Tx, f *os.File) (sum, error) {
 	if err := flush(int64(s.pages)); err != nil {
 		return sum{}, err
 	}
-	s.crc = h.Sum32()
 	return s, nil
+}
+
+// errUnfollowed is sumSince's answer where the file does not show the commit after prev
+// as it must (the other meta page is not prev's transaction, no free list is stored):
+// the sum is then made of every page.
+var errUnfollowed = errors.New("db: the commit does not follow the sum before it")
+
+// The layout of bbolt's pages (version 2 of its file format) that sumSince reads: a page
+// header (its number, flags, a count and the pages it overflows into), and a meta page's
+// fields after it.
+const (
+	pageHeaderSize   = 16
+	freelistFlag     = 0x10
+	metaMagic        = 0xED0CDAED
+	metaFreelistAt   = pageHeaderSize + 32 // after magic, version, page size, flags, root bucket
+	metaPagesAt      = pageHeaderSize + 40
+	metaTxidAt       = pageHeaderSize + 48
+	noFreelist       = 1<<64 - 1 // a meta page's free list when none is stored
+	freelistOverflow = 0xFFFF    // a count this large is the first id's place, which holds it
+)
+
+// sumSince returns the sum of tx's pages from prev, the sum of the transaction before it,
+// and the pages freed and allocated between them, read from f: the free lists of the two
+// transactions, which the two meta pages name (bbolt writes transaction N's meta page at
+// page N%2), tell which. A page freed by tx still holds what prev summed (bbolt frees a
+// page by leaving it to a later commit), and one it allocated what tx wrote.
+func sumSince(tx *bolt.Tx, f *os.File, prev sum) (sum, error) {
+	size := int64(tx.DB().Info().PageSize)
+	s := sum{txid: uint64(tx.ID()), pages: uint64(tx.Size() / size), total: prev.total}
+	if prev.txid+1 != s.txid {
+		return sum{}, errUnfollowed
+	}
+	buf := make([]byte, size)
+	meta := func(txid uint64) (free map[uint64]bool, pages uint64, err error) {
+		if _, err := f.ReadAt(buf, int64(txid%2)*size); err != nil {
+			return nil, 0, err
+		}
+		if binary.LittleEndian.Uint32(buf[pageHeaderSize:]) != metaMagic || binary.LittleEndian.Uint64(buf[metaTxidAt:]) != txid {
+			return nil, 0, errUnfollowed
+		}
+		list, pages := binary.LittleEndian.Uint64(buf[metaFreelistAt:]), binary.LittleEndian.Uint64(buf[metaPagesAt:])
+		if list == noFreelist || list < 2 || list >= pages {
+			return nil, 0, errUnfollowed
+		}
+		free, err = freeList(f, size, list, pages)
+		return free, pages, err
+	}
+	oldFree, oldPages, err := meta(prev.txid)
+	if err != nil {
+		return sum{}, err
+	}
+	newFree, newPages, err := meta(s.txid)
+	if err != nil {
+		return sum{}, err
+	}
+	if oldPages != prev.pages || newPages != s.pages {
+		return sum{}, errUnfollowed
+	}
+	hash := func(id uint64) (uint64, error) {
+		if _, err := f.ReadAt(buf, int64(id)*size); err != nil {
+			return 0, fmt.Errorf("read page %d of %d: %w", id, s.pages, err)
+		}
+		return pageHash(id, crc32.Checksum(buf, castagnoli)), nil
+	}
+	inUse := func(id, pages uint64, free map[uint64]bool) bool { return id >= 2 && id < pages && !free[id] }
+	// Freed: in use before, not now; allocated: in use now, not before. Either was free
+	// (or past the end) on one side, so the two free lists and the pages past the lower
+	// end hold them all.
+	var ids []uint64
+	for id := range oldFree {
+		ids = append(ids, id)
+	}
+	for id := range newFree {
+		ids = append(ids, id)
+	}
+	for id := min(oldPages, newPages); id < max(oldPages, newPages); id++ {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for _, id := range ids {
+		was, is := inUse(id, oldPages, oldFree), inUse(id, newPages, newFree)
+		if was == is {
+			continue
+		}
+		h, err := hash(id)
+		if err != nil {
+			return sum{}, err
+		}
+		if was {
+			s.total -= h
+		} else {
+			s.total += h
+		}
+	}
+	return s, nil
+}
+
+// freeList returns the ids of the free list stored at page list of a file of pages pages.
+func freeList(f *os.File, size int64, list, pages uint64) (map[uint64]bool, error) {
+	head := make([]byte, pageHeaderSize+8)
+	if _, err := f.ReadAt(head, int64(list)*size); err != nil {
+		return nil, err
+	}
+	flags, count := binary.LittleEndian.Uint16(head[8:]), uint64(binary.LittleEndian.Uint16(head[10:]))
+	overflow := uint64(binary.LittleEndian.Uint32(head[12:]))
+	if flags&freelistFlag == 0 || list+overflow >= pages {
+		return nil, errUnfollowed
+	}
+	at := int64(pageHeaderSize)
+	if count == freelistOverflow {
+		count, at = binary.LittleEndian.Uint64(head[pageHeaderSize:]), at+8
+	}
+	if at+int64(count)*8 > int64(overflow+1)*size {
+		return nil, errUnfollowed
+	}
+	b := make([]byte, count*8)
+	if _, err := f.ReadAt(b, int64(list)*size+at); err != nil {
+		return nil, err
+	}
+	free := make(map[uint64]bool, count)
+	for i := range count {
+		id := binary.LittleEndian.Uint64(b[i*8:])
+		if id >= pages {
+			return nil, errUnfollowed
+		}
+		free[id] = true
+	}
+	return free, nil
+}
+
+// fileID names a database file within this process's life: its device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// known is a sum this process checked or wrote, and the file's change time then: a file
+// changed since (by another process, or damaged) is checked again.
+type known struct {
+	sum   sum
+	ctime unix.Timespec
+}
+
+// sums holds, for each database file of this process, the sum it last checked or wrote.
+// A command opens a root's database more than once (several DBs: a read without the lock,
+// the root's own): a later one trusts the sum an earlier one checked, where the file has
+// not changed since, rather than read the file again, and a commit's sum follows from the
+// one before it.
+var sums sync.Map // fileID → known
+
+// stat returns f's identity and change time.
+func stat(f *os.File) (fileID, unix.Timespec, bool) {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return fileID{}, unix.Timespec{}, false
+	}
+	return fileID{uint64(st.Dev), st.Ino}, st.Ctim, true
 }
 
 // check refuses b where it is older than its sum file says, or its pages differ from the
 // sum of the same transaction. A file newer than its sum (a crash between a commit and
-// its sum) is not checked: its next commit writes a sum again.
+// its sum) is not checked: its next commit writes a sum again. A sum this process has
+// checked or written already is not checked again.
 func (d *DB) check(b *bolt.DB, f *os.File) error {
 	rec, ok := d.readSum()
 	if !ok {
 		return nil
 	}
+	key, ctime, ok := stat(f)
 	return d.protect(func() error {
 		return b.View(func(tx *bolt.Tx) error {
 			id := uint64(tx.ID())
 			switch {
 			case id < rec.txid:
 				return d.damaged(&staleError{held: id, committed: rec.txid})
-			case id > rec.txid || id == d.checked:
+			case id > rec.txid:
 				return nil
 			}
-			s, err := d.sumOf(tx, f)
+			if k, found := sums.Load(key); ok && found && k.(known) == (known{rec, ctime}) {
+				return nil
+			}
+			s, err := sumAll(tx, f)
 			if err != nil {
 				return d.damaged(err)
 			}
 			if s != rec {
 				return d.damaged(errSum)
 			}
-			d.checked = id
+			if ok {
+				sums.Store(key, known{s, ctime})
+			}
 			return nil
 		})
 	})
 }
 
-// writeSum writes the sum of b's last commit, which d has just made, and takes it as
-// checked. Where it cannot, the sum file keeps an older transaction, which checks nothing.
-func (d *DB) writeSum(b *bolt.DB, f *os.File) {
+// advance takes the sum of b's last commit, which d has just made, from the sum of the
+// transaction before it where this process knows that one, else from every page, and
+// writes it to the sum file if write. Where it cannot, the sum file keeps an older
+// transaction, which checks nothing.
+func (d *DB) advance(b *bolt.DB, f *os.File, write bool) {
+	key, ctime, ok := stat(f)
 	var s sum
 	err := d.protect(func() error {
 		return b.View(func(tx *bolt.Tx) (err error) {
-			s, err = d.sumOf(tx, f)
+			if prev, found := sums.Load(key); ok && found {
+				if s, err = sumSince(tx, f, prev.(known).sum); err == nil {
+					return nil
+				}
+			}
+			s, err = sumAll(tx, f)
 			return err
 		})
 	})
 	if err != nil {
+		sums.Delete(key)
+		return
+	}
+	if ok {
+		sums.Store(key, known{s, ctime})
+	}
+	if !write {
 		return
 	}
 	w, err := d.openFile(d.path+".sum", os.O_WRONLY|os.O_CREATE, 0o644)
@@ -190,7 +389,5 @@ func (d *DB) writeSum(b *bolt.DB, f *os.File) {
 		return
 	}
 	defer w.Close()
-	if _, err := w.WriteAt(s.encode(), 0); err == nil {
-		d.checked = s.txid
-	}
+	w.WriteAt(s.encode(), 0)
 }

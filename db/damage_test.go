@@ -3,10 +3,14 @@ package db
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // commitBig commits one package of n files whose paths are as long as a kernel tree's.
@@ -113,5 +117,87 @@ func BenchmarkCheck(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestSumFollowsCommits makes 150 commits of every kind a root's database sees (records,
+// short and long file lists, some written ahead, deletions, intents, values that span
+// several pages) and checks after each that the sum taken from the one before it and the
+// pages the commit allocated and freed (sumSince) is the sum of every page, and that the
+// sum file says so.
+func TestSumFollowsCommits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d := open(t, path)
+	rng := rand.New(rand.NewPCG(1, 2))
+	full := func() sum {
+		b, err := d.open(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		var s sum
+		if err := b.View(func(tx *bolt.Tx) (err error) { s, err = sumAll(tx, d.file); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	prev := full()
+	followed := 0
+	for i := range 150 {
+		name := fmt.Sprintf("p%d", rng.IntN(12))
+		switch rng.IntN(4) {
+		case 0:
+			if err := d.Commit(nil, nil, []string{name}); err != nil && !errors.Is(err, ErrNotInstalled) {
+				t.Fatal(err)
+			}
+		case 1:
+			if err := d.SetIntents([]Intent{{Op: "install", Name: name, Staging: fmt.Sprintf(".pkg/staging/%s.%d", name, i), Inode: uint64(i)}}); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			n := []int{1, 30, 3000, 60000}[rng.IntN(4)] // 60,000 files are written ahead
+			files := make([]File, n)
+			for j := range files {
+				files[j] = File{Path: fmt.Sprintf("usr/share/%s/%07d-%d", name, j, i), Type: '0', Mode: 0o644, Size: int64(j)}
+			}
+			l, err := d.WriteFiles(slices.Values(files))
+			if err != nil {
+				t.Fatal(err)
+			}
+			summary := strings.Repeat("x", rng.IntN(3*4096)) // a record spanning pages
+			if err := d.Commit([]*Record{{Name: name, Version: "1", Summary: summary}}, []*FileList{l}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now := full()
+		b, err := d.open(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = b.View(func(tx *bolt.Tx) error {
+			if uint64(tx.ID()) != prev.txid+1 {
+				return nil // written ahead: several transactions
+			}
+			s, err := sumSince(tx, d.file, prev)
+			if err != nil {
+				return fmt.Errorf("commit %d: %w", i, err)
+			}
+			if s != now {
+				return fmt.Errorf("commit %d: sum from the last one %+v, of every page %+v", i, s, now)
+			}
+			followed++
+			return nil
+		})
+		b.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec, ok := d.readSum(); !ok || rec != now {
+			t.Fatalf("commit %d: sum file %+v (%v), want %+v", i, rec, ok, now)
+		}
+		prev = now
+	}
+	if followed < 50 {
+		t.Errorf("only %d of 150 commits followed the one before", followed)
 	}
 }

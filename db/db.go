@@ -94,8 +94,7 @@ type DB struct {
 	hold   bool       // Options.Hold, until Release
 	reader *bolt.DB   // open read-only since the last write, if hold
 
-	file      *os.File     // the last bbolt opened, for writeSum; d.mu is held
-	checked   uint64       // the transaction check found as its sum file says, or this DB committed; d.mu is held
+	file      *os.File     // the last bbolt opened, for advance; d.mu is held
 	allocated atomic.Int64 // size up to which this DB gave the file its blocks
 	collected atomic.Bool  // whether a write transaction has collected the chunks of lists never committed
 }
@@ -427,7 +426,7 @@ func (d *DB) dropReader() error {
 
 // buckets are created by the first write transaction, not at Open: on a new root that
 // saves a transaction of its own, two fdatasyncs, and commands that only read never write.
-var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket, requestedBucket, saidBucket, chunksBucket}
+var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket, requestedBucket, saidBucket, chunksBucket, listsBucket, aheadBucket}
 
 // get returns the value of key in the bucket name, nil if either is missing.
 func get(tx *bolt.Tx, name, key []byte) []byte {
@@ -652,6 +651,7 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 // the chunks of lists whose Commit never came, before this DB writes any of its own. (Whoever
 // writes holds the root's lock: no other DB is between WriteFiles and Commit.)
 func (d *DB) prepare(tx *bolt.Tx) error {
+	old := tx.Bucket(aheadBucket) == nil // made by a pkg from before lists and marks of lists written ahead
 	for _, name := range buckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
@@ -660,7 +660,7 @@ func (d *DB) prepare(tx *bolt.Tx) error {
 	if d.collected.Swap(true) {
 		return nil
 	}
-	return collect(tx)
+	return collect(tx, old)
 }
 
 // update runs fn in a write transaction, prepared, and writes its sum.
@@ -692,10 +692,8 @@ func (d *DB) write(what string, sum bool, fn func(tx *bolt.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("db: %s: %w", what, err)
 	}
-	if sum {
-		d.writeSum(b, d.file)
-	}
 	d.allocate()
+	d.advance(b, d.file, sum)
 	return nil
 }
 

@@ -11,11 +11,25 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// chunksBucket holds file lists in chunks: the key is a generation and a chunk's number
-// (8 and 4 bytes, big-endian), the value files encoded as encodeFiles does, so that a
-// generation's chunks, read in key order, are its list sorted by path. A package's value in
-// filesBucket is a reference to its generation (refMark, then the generation, the number of chunks and of files, as uvarints).
+// listsBucket holds file lists in chunks, each list (a generation) in a bucket of its own
+// named by the generation (8 bytes, big-endian), its chunks keyed by their numbers (4 bytes,
+// big-endian), each chunk's value files encoded as appendFile does, so that a generation's
+// chunks, read in key order, are its list sorted by path. A package's value in filesBucket
+// is a reference to its generation (refMark, then the generation, the number of chunks
+// and of files, as uvarints). A bucket per list keeps a list's chunks out of the pages of
+// any other's: bbolt rewrites a page whole, and a page of a long list's chunks holds
+// megabytes, which a small install would otherwise copy (and sum) in each commit.
+var listsBucket = []byte("lists")
+
+// chunksBucket gives the generations their numbers (its sequence), and holds the chunks of
+// the lists of databases from before listsBucket, keyed by generation and chunk number (8
+// and 4 bytes), all in its own pages.
 var chunksBucket = []byte("chunks")
+
+// aheadBucket holds, as keys, the generations of chunks written ahead (WriteFiles) whose
+// Commit has not come: the first write of a later DB deletes their chunks (collect) by
+// these keys, without reading every list's.
+var aheadBucket = []byte("ahead")
 
 // refMark starts a reference.
 const refMark = 0
@@ -96,7 +110,12 @@ func (d *DB) WriteFiles(files iter.Seq[File]) (*FileList, error) {
 // writeHeld writes l's held chunks, a transaction each, and forgets them.
 func (d *DB) writeHeld(l *FileList) error {
 	for len(l.held) > 0 {
-		err := d.write("write files ahead", false, func(tx *bolt.Tx) error { return putChunks(tx, l, l.held[:1]) })
+		err := d.write("write files ahead", false, func(tx *bolt.Tx) error {
+			if err := putChunks(tx, l, l.held[:1]); err != nil {
+				return err
+			}
+			return tx.Bucket(aheadBucket).Put(genKey(l.gen), nil)
+		})
 		if err != nil {
 			return err
 		}
@@ -111,22 +130,38 @@ func putChunks(tx *bolt.Tx, l *FileList, chunks [][]byte) error {
 	if len(chunks) == 0 {
 		return nil
 	}
-	b := tx.Bucket(chunksBucket)
 	if l.gen == 0 {
-		gen, err := b.NextSequence()
+		gen, err := tx.Bucket(chunksBucket).NextSequence()
 		if err != nil {
 			return err
 		}
 		l.gen = gen
 	}
+	b, err := tx.Bucket(listsBucket).CreateBucketIfNotExists(genKey(l.gen))
+	if err != nil {
+		return err
+	}
 	for _, c := range chunks {
-		if err := b.Put(chunkKey(l.gen, l.chunks), c); err != nil {
+		if err := b.Put(binary.BigEndian.AppendUint32(nil, l.chunks), c); err != nil {
 			return err
 		}
 		l.chunks++
 	}
 	return nil
 }
+
+// chunk returns chunk i of generation gen, nil if there is none. (A database no pkg with
+// listsBucket has written yet lacks the bucket.)
+func chunk(tx *bolt.Tx, gen uint64, i uint32) []byte {
+	if lists := tx.Bucket(listsBucket); lists != nil {
+		if b := lists.Bucket(genKey(gen)); b != nil {
+			return b.Get(binary.BigEndian.AppendUint32(nil, i))
+		}
+	}
+	return tx.Bucket(chunksBucket).Get(chunkKey(gen, i))
+}
+
+func genKey(gen uint64) []byte { return binary.BigEndian.AppendUint64(make([]byte, 0, 8), gen) }
 
 func chunkKey(gen uint64, i uint32) []byte {
 	return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint64(make([]byte, 0, 12), gen), i)
@@ -174,8 +209,12 @@ func commitFiles(tx *bolt.Tx, name string, l *FileList) error {
 		return err
 	}
 	l.held = nil
-	b := tx.Bucket(chunksBucket)
-	if l.chunks > 0 && b.Get(chunkKey(l.gen, l.chunks-1)) == nil {
+	if l.gen != 0 {
+		if err := tx.Bucket(aheadBucket).Delete(genKey(l.gen)); err != nil {
+			return err
+		}
+	}
+	if l.chunks > 0 && chunk(tx, l.gen, l.chunks-1) == nil {
 		return fmt.Errorf("files of %s: %w", name, errChunksGone)
 	}
 	return tx.Bucket(filesBucket).Put([]byte(name), ref{gen: l.gen, chunks: l.chunks, files: l.files}.encode())
@@ -188,7 +227,7 @@ func deleteFiles(tx *bolt.Tx, name string) error {
 		return fmt.Errorf("files of %s: %w", name, err)
 	}
 	if ok {
-		if err := deleteGen(tx.Bucket(chunksBucket), r.gen); err != nil {
+		if err := deleteGen(tx, r.gen); err != nil {
 			return err
 		}
 	}
@@ -196,7 +235,12 @@ func deleteFiles(tx *bolt.Tx, name string) error {
 }
 
 // deleteGen deletes every chunk of a generation.
-func deleteGen(b *bolt.Bucket, gen uint64) error {
+func deleteGen(tx *bolt.Tx, gen uint64) error {
+	lists := tx.Bucket(listsBucket)
+	if lists.Bucket(genKey(gen)) != nil {
+		return lists.DeleteBucket(genKey(gen))
+	}
+	b := tx.Bucket(chunksBucket)
 	prefix := binary.BigEndian.AppendUint64(nil, gen)
 	c := b.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
@@ -207,12 +251,40 @@ func deleteGen(b *bolt.Bucket, gen uint64) error {
 	return nil
 }
 
-// collect deletes the chunks no package refers to: those of lists whose Commit never came.
-func collect(tx *bolt.Tx) error {
-	chunks := tx.Bucket(chunksBucket)
-	if k, _ := chunks.Cursor().First(); k == nil {
+// collect deletes the chunks no package refers to: those of lists whose Commit never came,
+// which aheadBucket names. In a database from before that bucket (all reports whether it
+// was just made), it finds them by reading every chunk's key.
+func collect(tx *bolt.Tx, all bool) error {
+	ahead := tx.Bucket(aheadBucket)
+	var dead []uint64
+	err := ahead.ForEach(func(k, _ []byte) error {
+		if len(k) == 8 {
+			dead = append(dead, binary.BigEndian.Uint64(k))
+		}
 		return nil
+	})
+	if err != nil {
+		return err
 	}
+	if all {
+		if dead, err = unreferenced(tx); err != nil {
+			return err
+		}
+	}
+	for _, gen := range dead {
+		if err := deleteGen(tx, gen); err != nil {
+			return err
+		}
+		if err := ahead.Delete(genKey(gen)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unreferenced returns the generations of chunks no package's list refers to.
+func unreferenced(tx *bolt.Tx) ([]uint64, error) {
+	chunks, lists := tx.Bucket(chunksBucket), tx.Bucket(listsBucket)
 	live := make(map[uint64]bool)
 	err := tx.Bucket(filesBucket).ForEach(func(_, v []byte) error {
 		if r, ok, _ := parseRef(v); ok {
@@ -221,11 +293,14 @@ func collect(tx *bolt.Tx) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var dead []uint64
 	var last uint64
 	err = chunks.ForEach(func(k, _ []byte) error {
+		if len(k) < 8 {
+			return nil
+		}
 		if gen := binary.BigEndian.Uint64(k); gen != last {
 			last = gen
 			if !live[gen] {
@@ -235,14 +310,15 @@ func collect(tx *bolt.Tx) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, gen := range dead {
-		if err := deleteGen(chunks, gen); err != nil {
-			return err
+	err = lists.ForEach(func(k, _ []byte) error {
+		if len(k) == 8 && !live[binary.BigEndian.Uint64(k)] {
+			dead = append(dead, binary.BigEndian.Uint64(k))
 		}
-	}
-	return nil
+		return nil
+	})
+	return dead, err
 }
 
 // readFiles returns the list that v, name's value in filesBucket, holds or refers to.
@@ -255,9 +331,8 @@ func readFiles(tx *bolt.Tx, v []byte) ([]File, error) {
 		return nil, errors.New("file list is not a chunk reference")
 	}
 	files := make([]File, 0, r.files)
-	b := tx.Bucket(chunksBucket)
 	for i := range r.chunks {
-		c := b.Get(chunkKey(r.gen, i))
+		c := chunk(tx, r.gen, i)
 		if c == nil {
 			return nil, fmt.Errorf("chunk %d of %d missing", i+1, r.chunks)
 		}

@@ -3,6 +3,7 @@ package db
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -63,7 +64,13 @@ func chunkGens(t *testing.T, path string) map[uint64]int {
 	defer b.Close()
 	gens := make(map[uint64]int)
 	err = b.View(func(tx *bolt.Tx) error {
-		return forEach(tx, chunksBucket, func(k, _ []byte) error { gens[binary.BigEndian.Uint64(k)]++; return nil })
+		err := forEach(tx, chunksBucket, func(k, _ []byte) error { gens[binary.BigEndian.Uint64(k)]++; return nil })
+		if err != nil {
+			return err
+		}
+		return forEach(tx, listsBucket, func(k, _ []byte) error {
+			return tx.Bucket(listsBucket).Bucket(k).ForEach(func(_, _ []byte) error { gens[binary.BigEndian.Uint64(k)]++; return nil })
+		})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -257,5 +264,56 @@ func BenchmarkCommit(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestFilesOldLayout reads a database from before lists had buckets of their own (every
+// chunk in chunksBucket, no aheadBucket): its lists read back, a commit replacing one
+// deletes its chunks, and the first write deletes the chunks no list refers to.
+func TestFilesOldLayout(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	files := manyFiles("old", 10)
+	var chunk []byte
+	for i := range files {
+		chunk = appendFile(chunk, &files[i])
+	}
+	b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket, requestedBucket, saidBucket, chunksBucket} {
+			if _, err := tx.CreateBucket(name); err != nil {
+				return err
+			}
+		}
+		rec, err := json.Marshal(Record{Name: "old", Version: "1", Files: len(files)})
+		if err != nil {
+			return err
+		}
+		c := tx.Bucket(chunksBucket)
+		return errors.Join(tx.Bucket(pkgsBucket).Put([]byte("old"), rec), c.SetSequence(8),
+			c.Put(chunkKey(7, 0), chunk), c.Put(chunkKey(8, 0), chunk), // 8: a list never committed
+			tx.Bucket(filesBucket).Put([]byte("old"), ref{gen: 7, chunks: 1, files: uint32(len(files))}.encode()))
+	})
+	if err := errors.Join(err, b.Close()); err != nil {
+		t.Fatal(err)
+	}
+	d := open(t, path)
+	if got, err := d.Files("old"); err != nil || !reflect.DeepEqual(got, files) {
+		t.Fatalf("Files(old) = %v, %v; want the %d written", got, err, len(files))
+	}
+	if gens := chunkGens(t, path); len(gens) != 2 {
+		t.Fatalf("chunks of the old database: %v", gens)
+	}
+	l := writeFiles(t, d, files[:2])
+	if err := d.Commit([]*Record{{Name: "old", Version: "2"}}, []*FileList{l}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if gens := chunkGens(t, path); len(gens) != 1 || gens[l.gen] != 1 || l.gen <= 8 {
+		t.Errorf("chunks after the first commit: %v; want only generation %d's", gens, l.gen)
+	}
+	if got, err := d.Files("old"); err != nil || !reflect.DeepEqual(got, files[:2]) {
+		t.Errorf("Files(old) after the commit = %v, %v", got, err)
 	}
 }
