@@ -141,5 +141,5 @@ type ConflictsError struct {
 }
 
 func (e *ConflictsError) Error() string {
-	return fmt.Sprintf("%s %s conflicts with %s %s (conflicts %s)", e.Name, e.Version, e.Other, e.OtherVersion, e.Conflicts)
+	return fmt.Sprintf("%s %s conflicts with %s %s (its conflicts list %s)", e.Name, e.Version, e.Other, e.OtherVersion, e.Conflicts)
 }

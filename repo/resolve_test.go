@@ -301,7 +301,7 @@ func TestResolveErrorText(t *testing.T) {
 		{conflict("lib", nil, "lib>=2 (required by app 1.0)", "lib<2 (requested)"), `no version of "lib" satisfies lib>=2 (required by app 1.0) and lib<2 (requested); the index has `},
 		{conflict("lib", []string{"6", "5", "4", "3", "2", "1"}, "lib>=7 (requested)"), `no version of "lib" satisfies lib>=7 (requested); the index has 6, 5, 4, 3 and 2 older`},
 		{conflict("x", []string{"20", "2-rc1", "1.9"}, "x@2 (requested)"), `no version of "x" satisfies x@2 (requested); the index has 20, 2-rc1 and 1.9`},
-		{&ConflictsError{Name: "mawk", Version: "1.3", Conflicts: deps("gawk<5")[0], Other: "gawk", OtherVersion: "4.2"}, "mawk 1.3 conflicts with gawk 4.2 (conflicts gawk<5)"},
+		{&ConflictsError{Name: "mawk", Version: "1.3", Conflicts: deps("gawk<5")[0], Other: "gawk", OtherVersion: "4.2"}, "mawk 1.3 conflicts with gawk 4.2 (its conflicts list gawk<5)"},
 		{conflict("libz1", nil, "providing libz1>=2 (required by curl 8)"), `no version of "libz1" satisfies providing libz1>=2 (required by curl 8); the index has `},
 		{&requirementError{Text: "B", Err: badName("B")}, `requirement "B": bad package name "B" (want [a-z0-9][a-z0-9._+-]*)`},
 	} {

@@ -51,6 +51,10 @@ var hints = []hintRule{
 	})},
 	{err: session.ErrGone, hint: "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"},
 	{fn: asHint[*repo.NeededError]("remove those packages (or versions) first, or pass --force to leave their dependencies unmet")},
+	{err: repo.ErrAlternatives, hint: "ask for one of the alternatives by its name: only a package's depends may offer a choice"},
+	{fn: as(func(ce *repo.ConflictsError) string {
+		return fmt.Sprintf("the index says %s and %s cannot be installed together: ask for one of them, or for versions of them that do not conflict", ce.Name, ce.Other)
+	})},
 	{fn: as(func(ue *repo.UnsignedError) string {
 		return fmt.Sprintf("once the cause is fixed, run 'pkg repo sign %s'", ue.Dir)
 	})},

@@ -42,6 +42,7 @@ func TestLibraryErrorHints(t *testing.T) {
 		{fmt.Errorf("%w: no saved index of x", fetch.ErrOffline), "without --offline"},
 		{fmt.Errorf("root /r: %w: nothing was ever installed there", install.ErrNoRoot), "check --root (PKG_ROOT)"},
 		{fmt.Errorf("install: %w", &db.DamagedError{Path: "/my root/.pkg/db", Err: db.ErrStale}), "'pkg --root '/my root' verify --repair' records the packages in /my root/pkgs again"},
+		{fmt.Errorf("resolve: %w", &repo.ConflictsError{Name: "mawk", Version: "1", Other: "gawk", OtherVersion: "5"}), "mawk and gawk cannot be installed together"},
 	} {
 		if got := hint(tt.err, nil); !strings.Contains(got, tt.want) {
 			t.Errorf("hint(%v) = %q, want %q in it", tt.err, got, tt.want)
