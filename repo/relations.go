@@ -53,7 +53,7 @@ func (r *resolver) chosenFor(d Requirement) (Package, bool) {
 // which providers names those providing each name: it tries d's alternatives in order,
 // for each the package of its name, then those providing it, by name.
 func metBy(d Requirement, providers map[string][]string, get func(name string) (Package, bool)) (Package, bool) {
-	for _, a := range d.Alternatives() {
+	for a := range d.alternatives() {
 		if p, ok := get(a.Name); ok && a.Allows(p.Version) {
 			return p, true
 		}
@@ -64,6 +64,21 @@ func metBy(d Requirement, providers map[string][]string, get func(name string) (
 		}
 	}
 	return Package{}, false
+}
+
+// meetable reports whether d has an option (options), without listing them.
+func (r *resolver) meetable(d Requirement) bool {
+	for a := range d.alternatives() {
+		if len(r.versions[a.Name]) > 0 || slices.ContainsFunc(r.providers[a.Name], func(name string) bool { return r.provides(name, a) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// provides reports whether a version of name provides a, an alternative.
+func (r *resolver) provides(name string, a Requirement) bool {
+	return slices.ContainsFunc(r.versions[name], func(p Package) bool { r.work++; return a.providedBy(p.Provides) })
 }
 
 // option is a way to meet an orNeed: a need on name.
@@ -78,13 +93,13 @@ type option struct {
 // version of which provides it, those queued already first, each part by name.
 func (r *resolver) options(d Requirement) []option {
 	var out []option
-	for _, a := range d.Alternatives() {
+	for a := range d.alternatives() {
 		if len(r.versions[a.Name]) > 0 {
 			out = append(out, option{name: a.Name, req: a})
 		}
 		var later []option
 		for _, name := range r.providers[a.Name] {
-			if !slices.ContainsFunc(r.versions[name], func(p Package) bool { r.work++; return a.providedBy(p.Provides) }) {
+			if !r.provides(name, a) {
 				continue
 			}
 			if o := (option{name: name, req: a, virtual: true}); r.queued[name] {

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 )
@@ -168,10 +169,22 @@ func newConstraint(op, v string) (Constraint, error) {
 }
 
 // Alternatives returns r's alternatives in order: r itself without Or, then r.Or.
-func (r Requirement) Alternatives() []Requirement {
-	first := r
-	first.Or = nil
-	return append([]Requirement{first}, r.Or...)
+func (r Requirement) Alternatives() []Requirement { return slices.Collect(r.alternatives()) }
+
+// alternatives yields Alternatives without making the slice, for the resolver's loops.
+func (r Requirement) alternatives() iter.Seq[Requirement] {
+	return func(yield func(Requirement) bool) {
+		first := r
+		first.Or = nil
+		if !yield(first) {
+			return
+		}
+		for _, a := range r.Or {
+			if !yield(a) {
+				return
+			}
+		}
+	}
 }
 
 // Met reports whether a package name at version, providing provides, meets r: one of
@@ -179,7 +192,7 @@ func (r Requirement) Alternatives() []Requirement {
 // unversioned alternative is met by any provides of its name; a versioned one only by a
 // "NAME=V" provides whose V it allows (as Debian has it). r.Repo is not looked at.
 func (r Requirement) Met(name, version string, provides []Requirement) bool {
-	for _, a := range r.Alternatives() {
+	for a := range r.alternatives() {
 		if a.Name == name && a.Allows(version) || a.providedBy(provides) {
 			return true
 		}

@@ -324,7 +324,7 @@ func (r *resolver) depend(d Requirement, by string, i int) (levels, error) {
 	if _, ok := r.chosenFor(d); ok {
 		return nil, nil
 	}
-	if len(r.options(d)) == 0 {
+	if !r.meetable(d) {
 		return nil, &MissingError{Name: d.String(), By: by}
 	}
 	r.queue = append(r.queue, orKey+strconv.Itoa(len(r.ors)))

@@ -541,11 +541,14 @@ func FuzzBounds(f *testing.F) {
 }
 
 // BenchmarkResolve times the resolver's worst cases: a name with many versions that
-// many packages need, and a search that must backtrack through every assignment.
+// many packages need, and searches that must backtrack through every assignment of
+// versions or of alternatives; and a real chain, Debian's curl.
 func BenchmarkResolve(b *testing.B) {
 	cases := []struct{ name, index, reqs string }{
 		{"versions=100000/dependents=200", manyIndex, manyReqs},
 		{"pigeonhole=7", pigeonholeIndex(7), pigeonholeReqs(7)},
+		{"alternatives-pigeonhole=7", altPigeonholeIndex(7), pigeonholeReqs(7)},
+		{"debian-curl", strings.Join(bookworm, "\n"), "curl"},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
