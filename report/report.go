@@ -67,6 +67,10 @@ type Info struct {
 	Version     string     `json:"version"`
 	Summary     string     `json:"summary,omitempty"`
 	Depends     []string   `json:"depends,omitempty"`
+	Provides    []string   `json:"provides,omitempty"`
+	Conflicts   []string   `json:"conflicts,omitempty"`
+	Replaces    []string   `json:"replaces,omitempty"`
+	Into        string     `json:"into,omitempty"`
 	Bin         []string   `json:"bin,omitempty"`
 	Lib         []string   `json:"lib,omitempty"`
 	Installed   bool       `json:"installed"`
@@ -95,8 +99,8 @@ func InstalledInfo(p *db.Record, dir, req string, held bool) Info {
 // index offers versions, newest first.
 func OfferedInfo(p repo.Package, versions []string) Info {
 	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Summary: p.Summary,
-		Depends: texts(p.Depends), Bin: texts(p.Bin), Lib: p.Lib, Files: p.Files, Size: p.InstalledSize,
-		ArchiveSize: p.Size, SHA256: p.SHA256, Versions: versions}
+		Depends: texts(p.Depends), Provides: texts(p.Provides), Conflicts: texts(p.Conflicts), Replaces: texts(p.Replaces), Into: p.Into,
+		Bin: texts(p.Bin), Lib: p.Lib, Files: p.Files, Size: p.InstalledSize, ArchiveSize: p.Size, SHA256: p.SHA256, Versions: versions}
 }
 
 // texts returns each of xs as it is written (an index's depends and bin entries), nil for none.

@@ -31,6 +31,10 @@ func TestWriteText(t *testing.T) {
 		{"offered info", func(b io.Writer) error {
 			return Info{Name: "jq", Version: "1.7", Depends: []string{"onig>=6"}, ArchiveSize: 2048, SHA256: "ab", Versions: []string{"1.7", "1.6"}}.WriteText(b, " (tip)")
 		}, "name:      jq\nversion:   1.7\ndepends:   onig>=6\ndownload:  2.0 KiB\nsha256:    ab\ninstalled: no (tip)\nversions:  1.7, 1.6\n"},
+		{"offered info with relations", func(b io.Writer) error {
+			return Info{Name: "zlib1g", Version: "1", Depends: []string{"libc6>=2.14", "debconf>=0.5|debconf-2.0"}, Provides: []string{"libz1"},
+				Conflicts: []string{"zlib1<=1:1.0.4-7"}, Replaces: []string{"zlib1"}, SHA256: "ab"}.WriteText(b, "")
+		}, "name:      zlib1g\nversion:   1\ndepends:   libc6>=2.14, debconf>=0.5|debconf-2.0\nprovides:  libz1\nconflicts: zlib1<=1:1.0.4-7\nreplaces:  zlib1\nsha256:    ab\ninstalled: no\nversions:  \n"},
 		{"why unneeded", func(b io.Writer) error { return Why{Name: "onig", Version: "6"}.WriteText(b, " (tip)") },
 			"onig 6 was not asked for and no installed package needs it (tip)\n"},
 		{"why needed", func(b io.Writer) error {
