@@ -41,7 +41,11 @@ type Record struct {
 	Size      int64              `json:"size"`  // bytes of regular files
 	// Origin is the local archive file the package was installed from (pkg install
 	// ./FILE), an absolute path; "" for a repository's package.
-	Origin string `json:"origin,omitempty"`
+	Origin    string             `json:"origin,omitempty"`
+	Provides  []repo.Requirement `json:"provides,omitempty"`  // as repo.Package's
+	Conflicts []repo.Requirement `json:"conflicts,omitempty"` // as repo.Package's
+	Replaces  []repo.Requirement `json:"replaces,omitempty"`  // packages whose files it may take over in the prefix
+	Into      string             `json:"into,omitempty"`      // where its first path component is placed in the prefix
 }
 
 // File is one path a package owns, relative to its package directory.
@@ -426,7 +430,7 @@ func (d *DB) dropReader() error {
 
 // buckets are created by the first write transaction, not at Open: on a new root that
 // saves a transaction of its own, two fdatasyncs, and commands that only read never write.
-var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket, requestedBucket, saidBucket, chunksBucket, listsBucket, aheadBucket}
+var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket, requestedBucket, saidBucket, chunksBucket, listsBucket, aheadBucket, pathsBucket, prefixBucket}
 
 // get returns the value of key in the bucket name, nil if either is missing.
 func get(tx *bolt.Tx, name, key []byte) []byte {
@@ -602,6 +606,12 @@ func (d *DB) Commit(ps []*Record, files []*FileList, remove []string) error {
 // grown by the same transaction moves the entries after it, and thousands of packages put in
 // any other order cost time in the square of their number (a 50,000-deep chain, #30).
 func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, requested map[string]repo.Requirement) error {
+	return d.CommitPrefix(ps, files, remove, requested, nil)
+}
+
+// CommitPrefix is CommitRequested that also records, in the same transaction, what the
+// change does to the prefix (nil: nothing): its paths' owners and its roll-forward.
+func (d *DB) CommitPrefix(ps []*Record, files []*FileList, remove []string, requested map[string]repo.Requirement, pc *PrefixChange) error {
 	order := make([]int, len(ps)) // ps by name
 	for i := range order {
 		order[i] = i
@@ -615,6 +625,9 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 			return err
 		}
 		vs[i] = v
+	}
+	if err := pc.encode(); err != nil {
+		return err
 	}
 	what := fmt.Sprintf("record %d packages", len(ps))
 	if len(remove) > 0 {
@@ -643,7 +656,10 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 				return err
 			}
 		}
-		return putRequests(tx, requested)
+		if err := putRequests(tx, requested); err != nil {
+			return err
+		}
+		return putPrefix(tx, pc)
 	})
 }
 

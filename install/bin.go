@@ -19,10 +19,13 @@ import (
 	"pkg/repo"
 )
 
-// binTarget is where <root>/bin/<command> points for a package's bin entry.
-func binTarget(pkg string, bin repo.Command) string {
-	return "../pkgs/" + pkg + "/" + path.Clean(bin.Path)
-}
+// binTarget is where <root>/bin/<command> points for the bin entry of p whose prefix
+// path is at: the prefix path, relative to bin/, never pkgs/ (programs that find their
+// siblings through their executable's real path then find the prefix's).
+func binTarget(at string) string { return "../" + at }
+
+// cmdPath returns the prefix path of p's command b.
+func cmdPath(p *db.Record, b repo.Command) string { return prefixPath(path.Clean(b.Path), p.Into) }
 
 // wrapperHead starts the script pkg puts in bin/ for a command that needs library
 // directories: a bin/ file that starts so is pkg's, as a symlink into pkgs/ is.
@@ -32,10 +35,12 @@ const wrapperHead = "#!/bin/sh\n# pkg: "
 const maxWrapper = 64 << 10 // 64 KiB
 
 // binWants returns, by command, what <root>/bin holds for p's commands when the root holds
-// all: a symlink's target ("../pkgs/..."), or, when p or a package it depends on, directly
-// or not, declares library directories, a wrapper script that runs the command with them
-// on LD_LIBRARY_PATH. A symlink costs nothing at run time; the script, a shell's start
-// (about 1 ms), and it names the root by its absolute path.
+// all: a symlink's target ("../usr/bin/..."), or, when p or a package it depends on,
+// directly or not, declares library directories, a wrapper script that runs the command
+// with them on LD_LIBRARY_PATH. A command whose prefix path is bin/CMD itself needs no
+// link, and has none here, unless it needs the wrapper: the wrapper then takes the
+// member's place in the prefix. A symlink costs nothing at run time; the script, a
+// shell's start (about 1 ms), and it names the root by its absolute path.
 func (r *Root) binWants(libs *libIndex, p *db.Record) map[string]string {
 	wants := make(map[string]string, len(p.Bin))
 	if len(p.Bin) == 0 {
@@ -43,42 +48,72 @@ func (r *Root) binWants(libs *libIndex, p *db.Record) map[string]string {
 	}
 	dirs := r.libDirs(libs, p)
 	for _, b := range p.Bin {
-		wants[b.Name] = r.binWant(dirs, p.Name, b)
+		if w := r.binWant(dirs, p, b); w != "" {
+			wants[b.Name] = w
+		}
 	}
 	return wants
 }
 
-// binWant is what <root>/bin holds for the bin entry b of the package pkg, whose commands
-// run with the library directories dirs (binWants).
-func (r *Root) binWant(dirs []string, pkg string, b repo.Command) string {
+// binWant is what <root>/bin holds for the bin entry b of the package p, whose commands
+// run with the library directories dirs (binWants); "" for none.
+func (r *Root) binWant(dirs []string, p *db.Record, b repo.Command) string {
+	at := cmdPath(p, b)
+	self := at == "bin/"+b.Name
 	if len(dirs) == 0 {
-		return binTarget(pkg, b)
+		if self {
+			return ""
+		}
+		return binTarget(at)
 	}
-	return wrapperHead + b.Name + " of " + pkg + ", with the libraries of the packages it uses\n" +
+	exec := r.namedPath(at)
+	if self {
+		exec = r.namedPath("pkgs", p.Name, path.Clean(b.Path))
+	}
+	return wrapperHead + b.Name + " of " + p.Name + ", with the libraries of the packages it uses\n" +
 		"LD_LIBRARY_PATH=" + shellQuote(strings.Join(dirs, ":")) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n" +
 		"export LD_LIBRARY_PATH\n" +
-		"exec " + shellQuote(filepath.Join(r.namedPkgDir(pkg), path.Clean(b.Path))) + " \"$@\"\n"
+		"exec " + shellQuote(exec) + " \"$@\"\n"
 }
 
-// namedPkgDir is the package's directory by the path the root is known by (Options.Name).
-func (r *Root) namedPkgDir(pkg string) string {
-	if r.o.Name == "" {
-		return r.pkgDir(pkg)
+// wrapperPaths returns the bin/CMD paths whose member a wrapper script takes the place of
+// (binWant), by the package whose member and command it is, for the packages of all.
+func (r *Root) wrapperPaths(all map[string]*db.Record) map[string]string {
+	libs := newLibIndex(all)
+	paths := make(map[string]string)
+	for _, p := range all {
+		for _, b := range p.Bin {
+			if at := cmdPath(p, b); at == "bin/"+b.Name && !libs.none(p) {
+				paths[at] = p.Name
+			}
+		}
 	}
-	return filepath.Join(r.o.Name, "pkgs", pkg)
+	return paths
+}
+
+// namedPath is where elem is under the root, by the path the root is known by
+// (Options.Name).
+func (r *Root) namedPath(elem ...string) string {
+	if r.o.Name == "" {
+		return r.path(elem...)
+	}
+	return filepath.Join(append([]string{r.o.Name}, elem...)...)
 }
 
 // libDirs returns the library directories of p and of the packages of libs it depends on,
 // directly or not: p's first, then each dependency's, depth first in the order of the
-// depends lists, each package once, as absolute paths.
+// depends lists, each package once, as absolute paths in the prefix.
 func (r *Root) libDirs(libs *libIndex, p *db.Record) []string {
 	var dirs []string
-	seen := make(map[string]bool)
+	seen, had := make(map[string]bool), make(map[string]bool) // packages walked, directories listed
 	var walk func(q *db.Record)
 	walk = func(q *db.Record) {
 		seen[q.Name] = true
 		for _, l := range q.Lib {
-			dirs = append(dirs, filepath.Join(r.namedPkgDir(q.Name), l))
+			if d := r.namedPath(prefixPath(path.Clean(l), q.Into)); !had[d] {
+				had[d] = true
+				dirs = append(dirs, d)
+			}
 		}
 		for _, d := range libs.deps(q) {
 			if !seen[d.Name] && !libs.none(d) {
@@ -167,9 +202,11 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// ours reports whether got, what readBin found in bin/, is pkg's.
+// ours reports whether got, what readBin found in bin/, is pkg's: a symlink up out of
+// bin/ (into the prefix, or into pkgs/ as roots made before the prefix have them), or a
+// wrapper script.
 func ours(got string) bool {
-	return strings.HasPrefix(got, "../pkgs/") || strings.HasPrefix(got, wrapperHead)
+	return strings.HasPrefix(got, "../") || strings.HasPrefix(got, wrapperHead)
 }
 
 // readBin returns what the bin/ entry name holds: a symlink's target, or the script of a
@@ -231,9 +268,20 @@ func (r *Root) checkBins(p repo.Package) (own []string, err error) {
 	} else if !errors.Is(err, db.ErrNotInstalled) {
 		return nil, err
 	}
+	keys := make([]string, len(p.Bin))
+	for i, b := range p.Bin {
+		keys[i] = "bin/" + b.Name
+	}
+	owners, err := r.db.Owners(keys) // a package's member there: the commit's conflict check decides
+	if err != nil {
+		return nil, err
+	}
 	for _, b := range p.Bin {
 		cmd := b.Name
 		where := r.path("bin", cmd)
+		if _, member := owners["bin/"+cmd]; member || prefixPath(path.Clean(b.Path), p.Into) == "bin/"+cmd {
+			continue
+		}
 		t, err := r.readBin(cmd)
 		switch {
 		case errors.Is(err, os.ErrNotExist) || err == nil && ours(t):
@@ -322,10 +370,26 @@ func (r *Root) syncBins(create bool) error {
 	}
 	slices.Sort(ents)
 	create = create || slices.ContainsFunc(ents, pendingLink)
+	keys := make([]string, len(ents))
+	for i, name := range ents {
+		keys[i] = "bin/" + name
+	}
+	members, err := r.db.Owners(keys)
+	if err != nil {
+		return err
+	}
 	var pending []string
 	for _, name := range ents {
 		t, err := r.readBin(name)
 		w, declared := want[name]
+		if _, member := members["bin/"+name]; member {
+			// A package's member in the prefix: replaced only by the wrapper of its own
+			// command (binWant), which the roll-forward leaves to this.
+			if !declared || !strings.HasPrefix(w, wrapperHead) || err == nil && t == w {
+				delete(want, name)
+			}
+			continue
+		}
 		if err != nil || !ours(t) || w == t || declared && !create {
 			delete(want, name)
 			continue

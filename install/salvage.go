@@ -31,6 +31,10 @@ type Salvage struct {
 	Paths         []string // relative to the package's directory, as they were
 	Tree          string   // where the tree, or the rest of it, is kept, when pkg could not sort it out; or ""
 	Err           error    // why the tree could not be kept: it is left for the next start to keep
+	// Prefix: Paths are paths of the root's prefix, not of the package's directory, that
+	// held something of the user's where the package's files went or were.
+	Prefix bool
+	Left   []string // directories of the prefix it listed, left holding what no package lists
 }
 
 // A salvage finds, before a commit, what the user added to one installed tree or changed

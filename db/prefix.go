@@ -1,0 +1,210 @@
+package db
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	// pathsBucket maps each path of the merged prefix (relative to the root) to its owners
+	// (encodeOwners).
+	pathsBucket = []byte("paths")
+	// prefixBucket holds the roll-forward of the prefix a commit left to do, under
+	// pendingKey, from the transaction that records the commit to the one after its links.
+	prefixBucket = []byte("prefix")
+	pendingKey   = []byte("pending")
+)
+
+// Owners are the packages that list one path of the prefix.
+type Owners struct {
+	Dir bool // a directory, which every package listing it shares
+	// Names: of a directory, the packages listing it, sorted; of a file, symlink or
+	// hardlink, a stack whose first package's member is the one in the prefix, each
+	// replacing those after it (Record.Replaces).
+	Names []string
+}
+
+// encodeOwners writes o as its kind ('d' or 'f') and its names, each ended by a NUL,
+// which no package name holds.
+func encodeOwners(o Owners) []byte {
+	v := []byte{'f'}
+	if o.Dir {
+		v[0] = 'd'
+	}
+	for _, n := range o.Names {
+		v = append(append(v, n...), 0)
+	}
+	return v
+}
+
+func decodeOwners(v []byte) (Owners, error) {
+	if len(v) == 0 || v[0] != 'd' && v[0] != 'f' || v[len(v)-1] != 0 {
+		return Owners{}, errors.New("malformed owners")
+	}
+	o := Owners{Dir: v[0] == 'd'}
+	for n := range bytes.SplitSeq(v[1:len(v)-1], []byte{0}) {
+		o.Names = append(o.Names, string(n))
+	}
+	return o, nil
+}
+
+// Owners returns the owners of each of paths that any package lists, read in one
+// transaction, one key per path: what a change costs follows the change, not the root.
+func (d *DB) Owners(paths []string) (map[string]Owners, error) {
+	owners := make(map[string]Owners)
+	err := d.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(pathsBucket)
+		if b == nil {
+			return nil
+		}
+		for _, p := range paths {
+			v := b.Get([]byte(p))
+			if v == nil {
+				continue
+			}
+			o, err := decodeOwners(v)
+			if err != nil {
+				return fmt.Errorf("db: owners of %s: %w", p, err)
+			}
+			owners[p] = o
+		}
+		return nil
+	})
+	return owners, err
+}
+
+// AllOwners returns the owners of every path of the prefix, for verify and repair.
+func (d *DB) AllOwners() (map[string]Owners, error) {
+	owners := make(map[string]Owners)
+	err := d.view(func(tx *bolt.Tx) error {
+		return forEach(tx, pathsBucket, func(k, v []byte) error {
+			o, err := decodeOwners(v)
+			if err != nil {
+				return fmt.Errorf("db: owners of %s: %w", k, err)
+			}
+			owners[string(k)] = o
+			return nil
+		})
+	})
+	return owners, err
+}
+
+// PrefixChange is what a commit changes of the prefix, recorded with its packages
+// (CommitPrefix).
+type PrefixChange struct {
+	Paths   map[string]Owners // the new owners of each path the change touches; no names: none left
+	Pending *Pending          // what the prefix must be made to hold once the commit is recorded
+	Replace bool              // Paths replace every path recorded (a repair)
+	pending []byte
+}
+
+func (pc *PrefixChange) encode() (err error) {
+	if pc != nil && pc.Pending != nil {
+		pc.pending, err = json.Marshal(pc.Pending)
+	}
+	return err
+}
+
+// Pending is the roll-forward of the prefix that a recorded commit still owes: its links
+// put in place, made durable, then the record deleted (FinishPrefix). Its size follows the
+// change.
+type Pending struct {
+	New []string  `json:"new,omitempty"` // packages whose recorded files the prefix must hold
+	Old []OldTree `json:"old,omitempty"` // trees of packages replaced or removed
+}
+
+// OldTree is a tree a commit replaced or removed, kept where it is until the roll-forward
+// is done: a path of the prefix holding its inode is pkg's to unlink, any other the user's.
+type OldTree struct {
+	Name    string   `json:"name"`
+	Version string   `json:"version"`
+	Tree    string   `json:"tree"`           // relative to the root: in .pkg/staging or .pkg/trash
+	Into    string   `json:"into,omitempty"` // its record's Into
+	Files   []string `json:"files"`          // its members' paths, relative to the tree
+}
+
+// putPrefix writes pc in tx.
+func putPrefix(tx *bolt.Tx, pc *PrefixChange) error {
+	if pc == nil {
+		return nil
+	}
+	b := tx.Bucket(pathsBucket)
+	if pc.Replace {
+		if err := tx.DeleteBucket(pathsBucket); err != nil {
+			return err
+		}
+		var err error
+		if b, err = tx.CreateBucket(pathsBucket); err != nil {
+			return err
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(pc.Paths)) { // in order: see CommitRequested
+		o := pc.Paths[p]
+		var err error
+		if len(o.Names) == 0 {
+			err = b.Delete([]byte(p))
+		} else {
+			err = b.Put([]byte(p), encodeOwners(o))
+		}
+		if err != nil {
+			return fmt.Errorf("owners of %s: %w", p, err)
+		}
+	}
+	if pc.pending == nil {
+		return nil
+	}
+	return tx.Bucket(prefixBucket).Put(pendingKey, pc.pending)
+}
+
+// PrefixPending returns the roll-forward a commit left to do, nil if none.
+func (d *DB) PrefixPending() (*Pending, error) {
+	var p *Pending
+	err := d.view(func(tx *bolt.Tx) error {
+		v := get(tx, prefixBucket, pendingKey)
+		if v == nil {
+			return nil
+		}
+		p = new(Pending)
+		if err := json.Unmarshal(v, p); err != nil {
+			return fmt.Errorf("db: pending prefix: %w", err)
+		}
+		return nil
+	})
+	return p, err
+}
+
+// FinishPrefix deletes the pending roll-forward and sets the install time of the named
+// packages to at, after their links: linking a file changes its ctime, which salvage and
+// verify compare with that time.
+func (d *DB) FinishPrefix(names []string, at time.Time) error {
+	names = slices.Sorted(slices.Values(names))
+	return d.update("finish the prefix", func(tx *bolt.Tx) error {
+		b := tx.Bucket(pkgsBucket)
+		for _, name := range names {
+			v := b.Get([]byte(name))
+			if v == nil {
+				continue
+			}
+			var p Record
+			if err := json.Unmarshal(v, &p); err != nil {
+				return err
+			}
+			p.Installed = at
+			v, err := json.Marshal(&p)
+			if err != nil {
+				return err
+			}
+			if err := b.Put([]byte(name), v); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(prefixBucket).Delete(pendingKey)
+	})
+}

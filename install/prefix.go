@@ -1,0 +1,153 @@
+package install
+
+import (
+	"archive/tar"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"pkg/db"
+	"pkg/repo"
+	"pkg/tarutil"
+)
+
+// The merged prefix: every member of every installed package is also in the root itself,
+// at its prefix path, a directory as a real directory that the packages listing it share,
+// anything else as a hard link to its inode in pkgs/NAME (design.md, Layout of a root).
+
+// prefixPath returns where the member name of a package whose record has into is in the
+// prefix: name itself, or, with into, name with its first component replaced by into.
+func prefixPath(name, into string) string {
+	if into == "" {
+		return name
+	}
+	if _, rest, ok := strings.Cut(name, "/"); ok {
+		return into + "/" + rest
+	}
+	return into
+}
+
+// entry is one path of the prefix that a package lists.
+type entry struct {
+	path   string // in the prefix
+	member string // in the package's tree; "" for a directory only above its members (Into's)
+	dir    bool
+}
+
+// prefixEntries returns the prefix paths of a package's members, each given by its path
+// and whether it is a directory, placed by into, with every directory above them, sorted
+// by path, each once.
+func prefixEntries(into string, members func(yield func(name string, dir bool) bool)) []entry {
+	var es []entry
+	seen := make(map[string]bool)
+	for name, dir := range members {
+		p := prefixPath(name, into)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		es = append(es, entry{path: p, member: name, dir: dir})
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if seen[d] {
+				break
+			}
+			seen[d] = true
+			es = append(es, entry{path: d, dir: true})
+		}
+	}
+	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.path, b.path) })
+	return es
+}
+
+// memberEntries is prefixEntries of a staged package's members.
+func memberEntries(into string, members []tarutil.Member) []entry {
+	return prefixEntries(into, func(yield func(string, bool) bool) {
+		for i := range members {
+			if !yield(members[i].Name, members[i].Type == tar.TypeDir) {
+				return
+			}
+		}
+	})
+}
+
+// fileEntries is prefixEntries of a recorded file list.
+func fileEntries(into string, files []db.File) []entry {
+	return prefixEntries(into, func(yield func(string, bool) bool) {
+		for i := range files {
+			if !yield(files[i].Path, files[i].Type == tar.TypeDir) {
+				return
+			}
+		}
+	})
+}
+
+// pathEntries is prefixEntries of an old tree's members as a pending roll-forward records
+// them (oldPaths: a directory's path ends in a slash).
+func pathEntries(into string, files []string) []entry {
+	return prefixEntries(into, func(yield func(string, bool) bool) {
+		for _, f := range files {
+			name, dir := strings.CutSuffix(f, "/")
+			if !yield(name, dir) {
+				return
+			}
+		}
+	})
+}
+
+// oldPaths returns the paths of files for a pending roll-forward's OldTree: a directory's
+// ends in a slash.
+func oldPaths(files []db.File) []string {
+	ps := make([]string, len(files))
+	for i := range files {
+		ps[i] = files[i].Path
+		if files[i].Type == tar.TypeDir {
+			ps[i] += "/"
+		}
+	}
+	return ps
+}
+
+// errReserved is what a member placed at a top-level name of pkg's own fails with.
+var errReserved = fmt.Errorf("install: member in a place of pkg's own")
+
+// checkReserved refuses a package with a member whose prefix path is in .pkg or pkgs,
+// which are pkg's, or that is bin itself and not a directory (pkg's command links live
+// in bin/).
+func checkReserved(p repo.Package, members []tarutil.Member) error {
+	for i := range members {
+		m := &members[i]
+		top, _, _ := strings.Cut(prefixPath(m.Name, p.Into), "/")
+		if top == ".pkg" || top == "pkgs" || top == "bin" && m.Type != tar.TypeDir && !strings.Contains(prefixPath(m.Name, p.Into), "/") {
+			return memberError(m, &reasonError{fmt.Sprintf("%s is pkg's own place in a root", top), errReserved, nil})
+		}
+	}
+	return nil
+}
+
+// A ConflictError refuses a change that would put two packages' files at one path of the
+// prefix (or a directory of one where the other has a file or symlink), where neither
+// replaces the other (Replaces).
+type ConflictError struct {
+	Path                     string // in the prefix, relative to the root
+	Package, Version         string // the package installed
+	Other, OtherVersion      string // the package that has the path too
+	Incoming                 bool   // Other is installed by the same change
+	Command                  bool   // the path is a command link of one of them, in bin/
+	dirInPackage, dirInOther bool
+}
+
+func (e *ConflictError) Error() string {
+	other := e.Other + " " + e.OtherVersion
+	if e.Incoming {
+		other += ", installed with it"
+	}
+	what := "is also in " + other
+	switch {
+	case e.Command:
+		what = "is a command link of one and a file of the other, " + other
+	case e.dirInPackage != e.dirInOther:
+		what = "is a directory in one and not in the other, " + other
+	}
+	return fmt.Sprintf("install %s %s: %s %s", e.Package, e.Version, e.Path, what)
+}

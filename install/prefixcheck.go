@@ -1,0 +1,179 @@
+package install
+
+import (
+	"maps"
+	"path"
+	"slices"
+
+	"pkg/db"
+	"pkg/repo"
+)
+
+// prefixChange checks the prefix paths of the staged packages against their owners once
+// the packages remove names and those staged replace are gone, and returns the new owners
+// of every path the change touches and the trees it takes out of the prefix (their Tree
+// still to be set). A path is refused, with a *ConflictError, where an owner that stays
+// lists it too, unless both list it as a directory, or one package replaces the other
+// (Replaces, at the other's version): the incoming package then goes on top of the
+// path's stack, its file in the prefix, or under the installed one that replaces it. A
+// command link in bin/ and another package's member there are a conflict too. It reads one
+// key per path of the change.
+func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string) (map[string]db.Owners, []db.OldTree, error) {
+	installed := named(recs)
+	leaving := make(map[string]bool)
+	for _, n := range remove {
+		leaving[n] = true
+	}
+	incoming := make(map[string]*db.Record, len(staged))
+	for _, s := range staged {
+		incoming[s.rec.Name] = s.rec
+		if installed[s.rec.Name] != nil {
+			leaving[s.rec.Name] = true
+		}
+	}
+	var keys []string
+	var olds []db.OldTree
+	if len(leaving) > 0 {
+		oldRecs, files, err := r.db.Installed(slices.Sorted(maps.Keys(leaving))...)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i := range oldRecs {
+			for _, e := range fileEntries(oldRecs[i].Into, files[i]) {
+				keys = append(keys, e.path)
+			}
+			olds = append(olds, db.OldTree{Name: oldRecs[i].Name, Version: oldRecs[i].Version, Into: oldRecs[i].Into, Files: oldPaths(files[i])})
+		}
+	}
+	for _, s := range staged {
+		for _, e := range s.entries {
+			keys = append(keys, e.path)
+		}
+		for _, b := range s.rec.Bin {
+			keys = append(keys, "bin/"+b.Name)
+		}
+	}
+	owners, err := r.db.Owners(keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	next := make(map[string]db.Owners, len(keys))
+	for _, k := range keys {
+		o := owners[k]
+		o.Names = slices.DeleteFunc(slices.Clone(o.Names), func(n string) bool { return leaving[n] })
+		next[k] = o
+	}
+	c := &conflicts{installed: installed, incoming: incoming, leaving: leaving}
+	for _, s := range staged {
+		for _, e := range s.entries {
+			o, err := c.add(next[e.path], e, s.rec)
+			if err != nil {
+				return nil, nil, err
+			}
+			next[e.path] = o
+		}
+	}
+	if err := c.commands(staged, next); err != nil {
+		return nil, nil, err
+	}
+	return next, olds, nil
+}
+
+// conflicts decides who may have a path of the prefix.
+type conflicts struct {
+	installed, incoming map[string]*db.Record
+	leaving             map[string]bool
+}
+
+// rec returns the record of name as the root will hold it.
+func (c *conflicts) rec(name string) *db.Record {
+	if p := c.incoming[name]; p != nil {
+		return p
+	}
+	return c.installed[name]
+}
+
+// replaces reports whether a declares that it replaces b at b's version.
+func replaces(a, b *db.Record) bool {
+	return slices.ContainsFunc(a.Replaces, func(r repo.Requirement) bool { return r.Name == b.Name && r.Allows(b.Version) })
+}
+
+// add returns o, the owners of e's path, with p, which lists e.
+func (c *conflicts) add(o db.Owners, e entry, p *db.Record) (db.Owners, error) {
+	switch {
+	case len(o.Names) == 0:
+		return db.Owners{Dir: e.dir, Names: []string{p.Name}}, nil
+	case o.Dir && e.dir:
+		i, _ := slices.BinarySearch(o.Names, p.Name)
+		o.Names = slices.Insert(o.Names, i, p.Name)
+		return o, nil
+	case o.Dir != e.dir:
+		return o, c.conflict(e.path, p, o.Names[0], e.dir, o.Dir)
+	}
+	at := len(o.Names) // above the first owner p replaces; each owner above must replace p
+	for i, n := range o.Names {
+		if replaces(p, c.rec(n)) {
+			at = i
+			break
+		}
+	}
+	for _, n := range o.Names[:at] {
+		if !replaces(c.rec(n), p) {
+			return o, c.conflict(e.path, p, n, false, false)
+		}
+	}
+	o.Names = slices.Insert(slices.Clone(o.Names), at, p.Name)
+	return o, nil
+}
+
+func (c *conflicts) conflict(path string, p *db.Record, other string, dir, otherDir bool) *ConflictError {
+	q := c.rec(other)
+	return &ConflictError{Path: path, Package: p.Name, Version: p.Version, Other: other, OtherVersion: q.Version,
+		Incoming: c.incoming[other] != nil, dirInPackage: dir, dirInOther: otherDir}
+}
+
+// commands refuses a command link of one package, bin/CMD, where another package has a
+// member, given next, the owners of the paths of the change, which hold every incoming
+// package's command paths.
+func (c *conflicts) commands(staged []*Staged, next map[string]db.Owners) error {
+	links := make(map[string]string) // bin/CMD → the package whose command link it is
+	for _, p := range c.installed {
+		if !c.leaving[p.Name] {
+			addLinks(links, p)
+		}
+	}
+	for _, s := range staged {
+		addLinks(links, s.rec)
+	}
+	for _, s := range staged {
+		for _, b := range s.rec.Bin {
+			k := "bin/" + b.Name
+			if links[k] != s.rec.Name {
+				continue
+			}
+			if o := next[k]; len(o.Names) > 0 && o.Names[0] != s.rec.Name {
+				e := c.conflict(k, s.rec, o.Names[0], false, o.Dir)
+				e.Command = true
+				return e
+			}
+		}
+		for _, e := range s.entries {
+			if owner, ok := links[e.path]; ok && owner != s.rec.Name {
+				ce := c.conflict(e.path, s.rec, owner, e.dir, false)
+				ce.Command = true
+				return ce
+			}
+		}
+	}
+	return nil
+}
+
+// addLinks adds to links the command links p's commands need: those whose prefix path is
+// not bin/CMD itself.
+func addLinks(links map[string]string, p *db.Record) {
+	for _, b := range p.Bin {
+		if k := "bin/" + b.Name; prefixPath(path.Clean(b.Path), p.Into) != k {
+			links[k] = p.Name
+		}
+	}
+}

@@ -1,0 +1,557 @@
+package install
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/db"
+	"pkg/internal/durable"
+)
+
+// rollForward makes the prefix hold what the pending record p of a recorded commit says,
+// makes that durable with one durable.Commit, and deletes the record. It is idempotent:
+// Apply runs it after the records are written, and a start that finds the record runs it
+// again before the old trees it compares with are deleted. Paths no package lists any
+// more go first, deepest first: a file or symlink is unlinked where it is the old tree's
+// inode, and kept in .pkg/saved where it is not (the user's); a directory is removed where
+// empty, else left and said. Then the paths of p's packages, shallowest first: a directory
+// is made where missing; anything else is linked to its top owner's inode unless it holds
+// that already, a file of pkg's in its place replaced by a rename, a file of the user's
+// kept first. What it kept is added to r.salvaged.
+func (r *Root) rollForward(p *db.Pending) error {
+	rf, err := r.newRoll(p)
+	if err != nil {
+		return err
+	}
+	defer rf.close()
+	if err := rf.run(); err != nil {
+		return err
+	}
+	if !r.o.NoSync {
+		if err := r.commitPrefix(); err != nil {
+			return err
+		}
+	}
+	if err := r.db.FinishPrefix(p.New, time.Now().UTC()); err != nil {
+		return err
+	}
+	r.salvaged = append(r.salvaged, rf.kept()...)
+	return nil
+}
+
+// commitPrefix makes the links of a roll-forward durable: one journal force or btrfs
+// commit covers them all (durable.Commit), as the prefix is on the root's filesystem.
+func (r *Root) commitPrefix() error {
+	fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(r.fd[top]), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: r.dir, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), r.dir)
+	defer f.Close()
+	return durable.Commit(f)
+}
+
+// roll is one roll-forward of the prefix.
+type roll struct {
+	r        *Root
+	recs     map[string]*db.Record
+	paths    []string          // every path it touches, sorted
+	dirs     map[string]bool   // those that are directories in a tree that lists them
+	owners   map[string]db.Owners
+	olds     []oldTree
+	oldOf    map[string]oldRef // path → the first old tree listing it
+	wrappers map[string]string // bin/CMD → the package whose wrapper script takes its place (binWant)
+	tops     sync.Map          // package with Into → its tree's top directory's name
+
+	mu    sync.Mutex
+	saved map[string]*Salvage // by package
+	order []string
+}
+
+type oldTree struct {
+	db.OldTree
+	fd int // its directory, or -1 where it is gone
+}
+
+type oldRef struct {
+	tree   int
+	member string
+}
+
+func (r *Root) newRoll(p *db.Pending) (*roll, error) {
+	all, err := r.db.List()
+	if err != nil {
+		return nil, err
+	}
+	rf := &roll{r: r, recs: named(all), dirs: make(map[string]bool), oldOf: make(map[string]oldRef), saved: make(map[string]*Salvage)}
+	seen := make(map[string]bool)
+	add := func(e entry) {
+		if !seen[e.path] {
+			seen[e.path] = true
+			rf.paths = append(rf.paths, e.path)
+		}
+		rf.dirs[e.path] = rf.dirs[e.path] || e.dir
+	}
+	if len(p.New) > 0 {
+		news, files, err := r.db.Installed(p.New...)
+		if err != nil {
+			return nil, err
+		}
+		for i := range news {
+			for _, e := range fileEntries(news[i].Into, files[i]) {
+				add(e)
+			}
+		}
+	}
+	for j, o := range p.Old {
+		ot := oldTree{OldTree: o, fd: -1}
+		if tree, ok := placeOf(o.Tree); ok {
+			if fd, err := r.open(tree, unix.O_PATH|unix.O_DIRECTORY); err == nil {
+				ot.fd = fd
+			}
+		}
+		rf.olds = append(rf.olds, ot)
+		for _, e := range pathEntries(o.Into, o.Files) {
+			add(e)
+			if _, ok := rf.oldOf[e.path]; !ok {
+				rf.oldOf[e.path] = oldRef{j, e.member}
+			}
+		}
+	}
+	slices.Sort(rf.paths)
+	if rf.owners, err = r.db.Owners(rf.paths); err != nil {
+		rf.close()
+		return nil, err
+	}
+	rf.wrappers = r.wrapperPaths(rf.recs)
+	return rf, nil
+}
+
+func (rf *roll) close() {
+	for _, o := range rf.olds {
+		if o.fd >= 0 {
+			unix.Close(o.fd)
+		}
+	}
+}
+
+// run removes what no package lists, deepest first, makes the directories, shallowest
+// first, and links the rest by a few workers, each taking whole directories.
+func (rf *roll) run() error {
+	var files []string
+	for _, p := range slices.Backward(rf.paths) {
+		if len(rf.owners[p].Names) == 0 {
+			if err := rf.drop(p); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range rf.paths {
+		switch o := rf.owners[p]; {
+		case len(o.Names) == 0:
+		case o.Dir:
+			if err := rf.mkdir(p); err != nil {
+				return err
+			}
+		case rf.wrappers[p] != o.Names[0]: // else a wrapper takes its place (binWant)
+			files = append(files, p)
+		}
+	}
+	return rf.linkAll(files)
+}
+
+// linkWorkers is how many goroutines link a roll-forward's files, each a directory at a
+// time: links in different directories take different directory locks.
+func linkWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
+
+// linkAll links files (sorted), by directory, on a few workers.
+func (rf *roll) linkAll(files []string) error {
+	var groups [][]string
+	for i := 0; i < len(files); {
+		dir := path.Dir(files[i])
+		j := i + 1
+		for j < len(files) && path.Dir(files[j]) == dir {
+			j++
+		}
+		groups = append(groups, files[i:j])
+		i = j
+	}
+	n := min(linkWorkers(), len(groups))
+	if n <= 1 {
+		return rf.linkGroups(0, groups)
+	}
+	var (
+		wg   sync.WaitGroup
+		next = make(chan []string)
+		errs = make([]error, n)
+	)
+	for w := range n {
+		wg.Go(func() {
+			l := rf.newLinker(w)
+			defer l.close()
+			for g := range next {
+				if errs[w] == nil {
+					errs[w] = l.linkGroup(g)
+				}
+			}
+		})
+	}
+	for _, g := range groups {
+		next <- g
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (rf *roll) linkGroups(w int, groups [][]string) error {
+	l := rf.newLinker(w)
+	defer l.close()
+	for _, g := range groups {
+		if err := l.linkGroup(g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// linker links files of one directory at a time, keeping the descriptors of the last
+// directory it used in the prefix and in the tree it links from.
+type linker struct {
+	rf       *roll
+	tmp      string // its temporary name in .pkg/staging
+	dst, src dirCache
+}
+
+func (rf *roll) newLinker(w int) *linker {
+	return &linker{rf: rf, tmp: ".link-" + strconv.Itoa(w), dst: newDirCache(rf.r.fd[top]), src: newDirCache(rf.r.fd[pkgs])}
+}
+
+func (l *linker) close() { l.dst.close(); l.src.close() }
+
+func (l *linker) linkGroup(files []string) error {
+	for _, p := range files {
+		if err := l.link(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// link makes the prefix path p a link to its top owner's member.
+func (l *linker) link(p string) error {
+	rf, r := l.rf, l.rf.r
+	owner := rf.owners[p].Names[0]
+	member, err := rf.memberOf(owner, p)
+	if err != nil {
+		return err
+	}
+	srcDir, srcBase, err := l.src.parent(owner + "/" + member)
+	if err != nil {
+		return pathError("open", r.pkgDir(owner), err)
+	}
+	var want, cur unix.Stat_t
+	if err := unix.Fstatat(srcDir, srcBase, &want, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err == unix.ENOENT { // deleted from the tree by hand: verify says so
+			return nil
+		}
+		return &os.PathError{Op: "lstat", Path: r.path("pkgs", owner, member), Err: err}
+	}
+	dir, base, err := l.dst.parent(p)
+	if err != nil {
+		return pathError("open", r.path(p), err)
+	}
+	err = unix.Fstatat(dir, base, &cur, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case err == unix.ENOENT:
+		return l.linkat(srcDir, srcBase, dir, base, p)
+	case err != nil:
+		return &os.PathError{Op: "lstat", Path: r.path(p), Err: err}
+	case cur.Ino == want.Ino && cur.Dev == want.Dev:
+		return nil // linked already (rename between two links of one inode does nothing)
+	case cur.Mode&unix.S_IFMT == unix.S_IFDIR:
+		if unix.Unlinkat(dir, base, unix.AT_REMOVEDIR) != nil {
+			if err := rf.keep(p, owner); err != nil {
+				return err
+			}
+		}
+		return l.linkat(srcDir, srcBase, dir, base, p)
+	case !rf.ours(p, &cur):
+		if err := rf.keep(p, owner); err != nil {
+			return err
+		}
+		return l.linkat(srcDir, srcBase, dir, base, p)
+	}
+	st := r.fd[staging]
+	unix.Unlinkat(st, l.tmp, 0) // a start's roll-forward finds one a crash left
+	if err := unix.Linkat(srcDir, srcBase, st, l.tmp, 0); err != nil {
+		return &os.LinkError{Op: "link", Old: r.path("pkgs", owner, member), New: r.path(".pkg", "staging", l.tmp), Err: err}
+	}
+	if err := unix.Renameat(st, l.tmp, dir, base); err != nil {
+		unix.Unlinkat(st, l.tmp, 0)
+		return &os.LinkError{Op: "rename", Old: r.path(".pkg", "staging", l.tmp), New: r.path(p), Err: err}
+	}
+	return nil
+}
+
+func (l *linker) linkat(srcDir int, srcBase string, dir int, base, p string) error {
+	if err := unix.Linkat(srcDir, srcBase, dir, base, 0); err != nil {
+		if err == unix.EXDEV {
+			return &os.LinkError{Op: "link", Old: l.rf.r.path("pkgs"), New: l.rf.r.path(p), Err: errSplitPrefix}
+		}
+		return &os.LinkError{Op: "link", Old: l.rf.r.path("pkgs"), New: l.rf.r.path(p), Err: err}
+	}
+	return nil
+}
+
+// ErrSplitPrefix is what linking a package's file into the prefix fails with where the
+// prefix directory is on another filesystem than pkgs/ (a mount point): a hard link
+// cannot cross it.
+var ErrSplitPrefix = errors.New("install: prefix split across filesystems")
+
+var errSplitPrefix = &reasonError{"a directory of the prefix is on another filesystem than pkgs/, and pkg links the packages' files into it", ErrSplitPrefix, nil}
+
+// mkdir makes the directory p of the prefix, where missing; something else in its place is
+// unlinked where pkg's, else kept in .pkg/saved first.
+func (rf *roll) mkdir(p string) error {
+	r := rf.r
+	return r.at(place{top, p}, func(dir int, base string) error {
+		err := unix.Mkdirat(dir, base, 0o755&^uint32(r.umask))
+		if err != unix.EEXIST {
+			if err != nil {
+				return &os.PathError{Op: "mkdir", Path: r.path(p), Err: err}
+			}
+			return nil
+		}
+		var cur unix.Stat_t
+		if err := unix.Fstatat(dir, base, &cur, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return &os.PathError{Op: "lstat", Path: r.path(p), Err: err}
+		}
+		if cur.Mode&unix.S_IFMT == unix.S_IFDIR {
+			return nil
+		}
+		if rf.ours(p, &cur) {
+			unix.Unlinkat(dir, base, 0)
+		} else if err := rf.keep(p, rf.owners[p].Names[0]); err != nil {
+			return err
+		}
+		if err := unix.Mkdirat(dir, base, 0o755&^uint32(r.umask)); err != nil {
+			return &os.PathError{Op: "mkdir", Path: r.path(p), Err: err}
+		}
+		return nil
+	})
+}
+
+// drop takes p, which no package lists any more, out of the prefix.
+func (rf *roll) drop(p string) error {
+	r := rf.r
+	if p == "bin" {
+		return nil // pkg's own
+	}
+	name := ""
+	if ref, ok := rf.oldOf[p]; ok {
+		name = rf.olds[ref.tree].Name
+	}
+	return r.at(place{top, p}, func(dir int, base string) error {
+		var cur unix.Stat_t
+		if err := unix.Fstatat(dir, base, &cur, unix.AT_SYMLINK_NOFOLLOW); err == unix.ENOENT {
+			return nil
+		} else if err != nil {
+			return &os.PathError{Op: "lstat", Path: r.path(p), Err: err}
+		}
+		if cur.Mode&unix.S_IFMT == unix.S_IFDIR {
+			switch err := unix.Unlinkat(dir, base, unix.AT_REMOVEDIR); err {
+			case nil, unix.ENOENT:
+			case unix.ENOTEMPTY, unix.EEXIST:
+				rf.leave(p, name)
+			default:
+				return &os.PathError{Op: "rmdir", Path: r.path(p), Err: err}
+			}
+			return nil
+		}
+		if !rf.ours(p, &cur) {
+			return rf.keep(p, name)
+		}
+		if err := unix.Unlinkat(dir, base, 0); err != nil && err != unix.ENOENT {
+			return &os.PathError{Op: "remove", Path: r.path(p), Err: err}
+		}
+		return nil
+	})
+}
+
+// ours reports whether cur, what the prefix holds at p, is pkg's: the inode of the old
+// tree that listed p, or of an owner's member, or one of pkg's command links or wrappers
+// in bin/. Where the old tree is gone, what it listed is taken for pkg's.
+func (rf *roll) ours(p string, cur *unix.Stat_t) bool {
+	r := rf.r
+	if ref, ok := rf.oldOf[p]; ok && ref.member != "" {
+		o := rf.olds[ref.tree]
+		if o.fd < 0 {
+			return true
+		}
+		var st unix.Stat_t
+		if inParent(o.fd, ref.member, func(fd int, base string) error {
+			return unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+		}) == nil && st.Ino == cur.Ino && st.Dev == cur.Dev {
+			return true
+		}
+	}
+	for _, n := range rf.owners[p].Names {
+		member, err := rf.memberOf(n, p)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if r.stat(place{pkgs, n + "/" + member}, &st) == nil && st.Ino == cur.Ino && st.Dev == cur.Dev {
+			return true
+		}
+	}
+	if cmd, ok := strings.CutPrefix(p, "bin/"); ok && !strings.Contains(cmd, "/") {
+		if t, err := r.readBin(cmd); err == nil && ours(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// memberOf returns the member of the package name whose prefix path is p.
+func (rf *roll) memberOf(name, p string) (string, error) {
+	rec := rf.recs[name]
+	if rec == nil || rec.Into == "" {
+		return p, nil
+	}
+	top, ok := rf.tops.Load(name)
+	if !ok {
+		names, err := rf.r.names(place{pkgs, name})
+		if err != nil {
+			return "", err
+		}
+		if len(names) != 1 {
+			return "", fmt.Errorf("install: %s: a package placed at %s has %d top-level entries, not one", rf.r.pkgDir(name), rec.Into, len(names))
+		}
+		top, _ = rf.tops.LoadOrStore(name, names[0])
+	}
+	return top.(string) + strings.TrimPrefix(p, rec.Into), nil
+}
+
+// keep moves what the prefix holds at p, the user's, to .pkg/saved, beside what is kept of
+// the package name.
+func (rf *roll) keep(p, name string) error {
+	r := rf.r
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	s, err := rf.salvage(name)
+	if err != nil {
+		return err
+	}
+	dir := strings.TrimPrefix(s.Dir, r.path(".pkg", "saved")+"/")
+	if err := r.mkdirAll(place{saved, path.Join(dir, path.Dir(p))}); err != nil {
+		return err
+	}
+	if err := r.rename(place{top, p}, place{saved, dir + "/" + p}); err != nil {
+		return err
+	}
+	s.Paths = append(s.Paths, p)
+	return nil
+}
+
+// leave says that the directory p, which no package lists any more, holds what is not
+// pkg's and is left.
+func (rf *roll) leave(p, name string) {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	if s, err := rf.salvage(name); err == nil {
+		s.Left = append(s.Left, p)
+	}
+}
+
+// salvage returns what the roll-forward keeps for the package name; rf.mu is held.
+func (rf *roll) salvage(name string) (*Salvage, error) {
+	if s := rf.saved[name]; s != nil {
+		return s, nil
+	}
+	r := rf.r
+	s := &Salvage{Name: name, Prefix: true}
+	if rec := rf.recs[name]; rec != nil {
+		s.Version = rec.Version
+	}
+	for _, o := range rf.olds {
+		if o.Name == name {
+			s.Version = o.Version
+		}
+	}
+	if err := r.makeSaved(); err != nil {
+		return nil, err
+	}
+	dir, err := r.makeTemp(saved, strings.TrimPrefix(name+"-"+s.Version+"-root.", "-"), func(fd int, n string) (int, error) {
+		return -1, unix.Mkdirat(fd, n, 0o755)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.Dir = r.pathOf(dir)
+	rf.saved[name] = s
+	rf.order = append(rf.order, name)
+	return s, nil
+}
+
+// kept returns what the roll-forward kept, removing the directories it made for nothing.
+func (rf *roll) kept() []Salvage {
+	var out []Salvage
+	for _, name := range rf.order {
+		s := rf.saved[name]
+		if len(s.Paths) == 0 {
+			rf.r.rmdir(place{saved, strings.TrimPrefix(s.Dir, rf.r.path(".pkg", "saved")+"/")})
+			s.Dir = ""
+		}
+		slices.Sort(s.Paths)
+		out = append(out, *s)
+	}
+	return out
+}
+
+// dirCache holds a descriptor of the last directory reached beneath base.
+type dirCache struct {
+	base int
+	name string
+	fd   int
+}
+
+func newDirCache(base int) dirCache { return dirCache{base: base, fd: -1} }
+
+// parent returns a descriptor of the directory holding rel, beneath c.base through no
+// symlink, and rel's last component.
+func (c *dirCache) parent(rel string) (int, string, error) {
+	dir, base := path.Split(rel)
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		return c.base, base, nil
+	}
+	if c.fd >= 0 && c.name == dir {
+		return c.fd, base, nil
+	}
+	c.close()
+	fd, err := openBeneath(c.base, dir, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return -1, "", err
+	}
+	c.name, c.fd = dir, fd
+	return fd, base, nil
+}
+
+func (c *dirCache) close() {
+	if c.fd >= 0 {
+		unix.Close(c.fd)
+		c.fd = -1
+	}
+}
