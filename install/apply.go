@@ -59,6 +59,10 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err := r.checkUnmanaged(recs, incoming); err != nil {
 		return nil, err
 	}
+	paths, olds, err := r.prefixChange(recs, staged, remove)
+	if err != nil {
+		return nil, err
+	}
 	svs, err := r.findChanges(recs, staged, remove)
 	if err != nil {
 		return nil, err
@@ -81,6 +85,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		r.dropPending(staged, made)
 		return nil, err
 	}
+	pc := &db.PrefixChange{Paths: paths, Pending: pending(staged, rins, olds)}
 	trash := rins // until emptied after the commit
 	defer func() { r.dropTrash(trash) }()
 	all := append(ins, rins...)
@@ -102,7 +107,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		s.rec.Installed = now
 		news[i], files[i] = s.rec, s.files
 	}
-	if err := r.db.CommitRequested(news, files, remove, requests); err != nil {
+	if err := r.db.CommitPrefix(news, files, remove, requests, pc); err != nil {
 		if done, known := r.recorded(all); done || !known { // or the next start finds out
 			keep(staged)
 			svs, trash = nil, nil // the next start keeps the marked trees
@@ -114,6 +119,14 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	for i, s := range staged {
 		s.res.Commit = time.Since(start)
 		results[i] = s.res
+	}
+	// The prefix follows the records, before the old trees it compares with go. Where it
+	// cannot, the old trees and the salvage markers stay for the next start, which
+	// finishes it.
+	if err := r.rollForward(pc.Pending); err != nil {
+		keep(staged)
+		svs, trash = nil, nil
+		return results, &LinksError{Dir: r.dir, Prefix: true, Err: err}
 	}
 	for _, sv := range svs { // before the trees go
 		s, ok := sv.keep()
@@ -250,6 +263,24 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 		}
 	}
 	return nil
+}
+
+// pending returns the roll-forward of a commit of staged, removing the packages of rins,
+// whose installed trees olds describes (prefixChange): each old tree is where the commit
+// leaves it, an upgrade's at its staged tree's place, a removal's in the trash.
+func pending(staged []*Staged, rins []db.Intent, olds []db.OldTree) *db.Pending {
+	p := &db.Pending{Old: olds}
+	for _, s := range staged {
+		p.New = append(p.New, s.rec.Name)
+	}
+	for i := range p.Old {
+		if j := slices.IndexFunc(staged, func(s *Staged) bool { return s.rec.Name == p.Old[i].Name }); j >= 0 {
+			p.Old[i].Tree = relOf(place{staging, staged[j].name})
+		} else if j := slices.IndexFunc(rins, func(in db.Intent) bool { return in.Name == p.Old[i].Name }); j >= 0 {
+			p.Old[i].Tree = rins[j].Staging
+		}
+	}
+	return p
 }
 
 // removeIntents picks a name in the trash for each package to remove and returns the

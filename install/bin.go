@@ -300,7 +300,7 @@ func (r *Root) ownLinks(staged []*Staged) error {
 	for _, s := range staged {
 		for _, b := range s.rec.Bin {
 			cmd := b.Name
-			if !slices.Contains(s.own, cmd) {
+			if _, ok := s.wants[cmd]; !ok || !slices.Contains(s.own, cmd) {
 				continue
 			}
 			if t, err := r.readBin(cmd); err != nil || ours(t) {
@@ -332,7 +332,11 @@ func (r *Root) checkLinked(staged []*Staged) error {
 	for _, s := range staged {
 		for _, b := range s.rec.Bin {
 			cmd := b.Name
-			if t, err := r.readBin(cmd); err != nil || t != s.wants[cmd] {
+			w, ok := s.wants[cmd]
+			if !ok {
+				continue // its member is the command (binWant)
+			}
+			if t, err := r.readBin(cmd); err != nil || t != w {
 				errs = append(errs, &UnlinkedError{Path: r.path("bin", cmd), Package: s.rec.Name})
 			}
 		}
@@ -342,13 +346,19 @@ func (r *Root) checkLinked(staged []*Staged) error {
 
 // LinksError is returned when a change was committed, or an interrupted one completed,
 // but bin/ could not be made to agree with it: the packages are as recorded, and some
-// command link is missing, stale or dangling until a later command can fix bin/.
+// command link is missing, stale or dangling until a later command can fix bin/. With
+// Prefix, it is the links of the packages' files in the root itself that could not all
+// be put in place: the next start finishes them.
 type LinksError struct {
-	Dir string // the root's bin directory
-	Err error
+	Dir    string // the root's bin directory; with Prefix, the root
+	Prefix bool
+	Err    error
 }
 
 func (e *LinksError) Error() string {
+	if e.Prefix {
+		return fmt.Sprintf("could not link the packages' files into %s: %v", e.Dir, e.Err)
+	}
 	return fmt.Sprintf("could not update the command links in %s: %v", e.Dir, e.Err)
 }
 
@@ -439,7 +449,10 @@ func (r *Root) prepareLinks(libs *libIndex, s *Staged) (made []string, err error
 	s.wants = r.binWants(libs, s.rec)
 	for _, b := range s.rec.Bin {
 		cmd := b.Name
-		target := s.wants[cmd]
+		target, ok := s.wants[cmd]
+		if !ok {
+			continue // its member is the command (binWant)
+		}
 		if t, err := r.readBin(cmd); err == nil && t == target {
 			continue
 		}

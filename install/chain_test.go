@@ -17,7 +17,8 @@ import (
 )
 
 // stageChain stages n packages of one small tree each, the first depending on the second
-// and so on, as an install of an n-deep dependency chain does.
+// and so on, as an install of an n-deep dependency chain does; each tree is placed in the
+// prefix at share/NAME (Into), where it is the package's own.
 func stageChain(tb testing.TB, r *Root, base string, n int) []*Staged {
 	tb.Helper()
 	tarPath := alignedTar(tb, base, []entry{{name: "share/", typ: tar.TypeDir, mode: 0o755}, {name: "share/x", typ: tar.TypeReg, mode: 0o644, data: "x\n"}})
@@ -27,7 +28,7 @@ func stageChain(tb testing.TB, r *Root, base string, n int) []*Staged {
 	}
 	staged := make([]*Staged, n)
 	for i := range staged {
-		p := repo.Package{Name: fmt.Sprintf("c%06d", i), Version: "1", SHA256: strings.Repeat("a", 64)}
+		p := repo.Package{Name: fmt.Sprintf("c%06d", i), Version: "1", SHA256: strings.Repeat("a", 64), Into: fmt.Sprintf("share/c%06d", i)}
 		if i+1 < n {
 			p.Depends = testrepo.Requires(fmt.Sprintf("c%06d", i+1))
 		}

@@ -41,14 +41,15 @@ type Result struct {
 
 // Staged is a package built in a staging directory and not yet visible in the root.
 type Staged struct {
-	name  string // its tree's name in staging
-	rec   *db.Record
-	files *db.FileList
-	res   *Result
-	own   []string          // its commands changed by hand, to point back at commit (checkBins)
-	wants map[string]string // what bin/ holds for each of its commands once committed (prepareLinks)
-	keep  bool              // left to the next start: a failed commit may have made it the only copy of a tree
-	whole bool              // its writes were not tracked: the commit syncs the whole filesystem
+	name    string // its tree's name in staging
+	rec     *db.Record
+	files   *db.FileList
+	res     *Result
+	own     []string          // its commands changed by hand, to point back at commit (checkBins)
+	wants   map[string]string // what bin/ holds for each of its commands once committed (prepareLinks)
+	keep    bool              // left to the next start: a failed commit may have made it the only copy of a tree
+	whole   bool              // its writes were not tracked: the commit syncs the whole filesystem
+	entries []prefixEntry           // its paths in the prefix
 }
 
 // Stage builds p's tree in staging from the aligned tar at tarPath, where nothing sees it
@@ -102,6 +103,9 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	if err := checkFolds(r.fd[staging], r.path(".pkg", "staging"), members); err != nil {
 		return nil, err
 	}
+	if err := checkReserved(p, members); err != nil {
+		return nil, err
+	}
 	order := byName(members)
 	members = executable(p.Bin, members, order)
 	tree, dirfd, err := r.makeStaging(p.Name)
@@ -134,9 +138,11 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	}
 	res.Cloned, res.Copied, res.Method, res.Fallback = st.cloned.Load(), st.copied.Load(), st.method, st.fallback
 	rec := &db.Record{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
-		Summary: p.Summary, Files: res.Files, Size: res.Bytes, Origin: p.Origin}
+		Summary: p.Summary, Files: res.Files, Size: res.Bytes, Origin: p.Origin,
+		Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into}
 	res.Elapsed = time.Since(start) // Apply sets Commit
-	return &Staged{name: tree.name, rec: rec, files: files, res: res, own: own, whole: !st.tracked}, nil
+	return &Staged{name: tree.name, rec: rec, files: files, res: res, own: own, whole: !st.tracked,
+		entries: memberEntries(p.Into, members)}, nil
 }
 
 // fileRecords yields the database records of members, in order (byName), each hardlink

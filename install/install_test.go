@@ -62,8 +62,8 @@ func alignedTar(t testing.TB, dir string, entries []entry) string {
 
 func version1() []entry {
 	return []entry{
-		{name: "bin/", typ: tar.TypeDir, mode: 0o755},
-		{name: "bin/tool", typ: tar.TypeReg, mode: 0o755, data: "#!/bin/sh\necho v1\n"},
+		{name: "libexec/", typ: tar.TypeDir, mode: 0o755},
+		{name: "libexec/tool", typ: tar.TypeReg, mode: 0o755, data: "#!/bin/sh\necho v1\n"},
 		{name: "share/", typ: tar.TypeDir, mode: 0o750},
 		{name: "share/big", typ: tar.TypeReg, mode: 0o640, data: strings.Repeat("0123456789abcdef", 1000) + "tail"},
 		{name: "share/same", typ: tar.TypeLink, link: "share/big"},
@@ -74,8 +74,22 @@ func version1() []entry {
 
 func version2() []entry {
 	return []entry{
-		{name: "bin/tool", typ: tar.TypeReg, mode: 0o755, data: "#!/bin/sh\necho v2\n"},
+		{name: "libexec/tool", typ: tar.TypeReg, mode: 0o755, data: "#!/bin/sh\necho v2\n"},
 	}
+}
+
+// under returns es, each member under the directory top, which it starts with: a tree
+// of its own in the prefix.
+func under(top string, es []entry) []entry {
+	out := []entry{{name: top + "/", typ: tar.TypeDir, mode: 0o755}}
+	for _, e := range es {
+		e.name = top + "/" + e.name
+		if e.typ == tar.TypeLink {
+			e.link = top + "/" + e.link
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 func openRoot(t testing.TB, dir string) *Root {
@@ -88,7 +102,7 @@ func openRoot(t testing.TB, dir string) *Root {
 }
 
 func pkgOf(name, version string) repo.Package {
-	return repo.Package{Name: name, Version: version, SHA256: strings.Repeat("a", 64), Bin: testrepo.Commands("bin/tool")}
+	return repo.Package{Name: name, Version: version, SHA256: strings.Repeat("a", 64), Bin: testrepo.Commands("tool=libexec/tool")}
 }
 
 func readFile(t testing.TB, path string) string {
@@ -115,7 +129,7 @@ func TestInstallUpgradeRemove(t *testing.T) {
 	checks := []struct {
 		path string
 		mode os.FileMode
-	}{{"bin/tool", 0o755}, {"share", os.ModeDir | 0o750}, {"share/big", 0o640}, {"ro", os.ModeDir | 0o555}}
+	}{{"libexec/tool", 0o755}, {"share", os.ModeDir | 0o750}, {"share/big", 0o640}, {"ro", os.ModeDir | 0o555}}
 	for _, c := range checks {
 		if info, err := os.Lstat(filepath.Join(dir, c.path)); err != nil || info.Mode() != c.mode {
 			t.Errorf("%s: mode %v, %v; want %v", c.path, info.Mode(), err, c.mode)
@@ -231,7 +245,7 @@ func testInterruptedUpgrade(t *testing.T, next []entry, moved, early bool) {
 
 	r = openRoot(t, rootDir)
 	defer r.Close()
-	if got := readFile(t, filepath.Join(r.pkgDir("tool"), "bin/tool")); !strings.Contains(got, "v1") {
+	if got := readFile(t, filepath.Join(r.pkgDir("tool"), "libexec/tool")); !strings.Contains(got, "v1") {
 		t.Errorf("after reconcile bin/tool = %q, want version 1", got)
 	}
 	if p, err := r.DB().Get("tool"); err != nil || p.Version != "1" {
@@ -294,11 +308,11 @@ func TestReconcileBins(t *testing.T) {
 		t.Errorf("a link deleted by hand was put back: %v", err)
 	}
 
-	if err := os.Symlink("../pkgs/tool/bin/tool", filepath.Join(dir, "bin", ".tool.new")); err != nil {
+	if err := os.Symlink("../libexec/tool", filepath.Join(dir, "bin", ".tool.new")); err != nil {
 		t.Fatal(err)
 	}
 	reopen()
-	if got, err := os.Readlink(link); err != nil || got != "../pkgs/tool/bin/tool" {
+	if got, err := os.Readlink(link); err != nil || got != "../libexec/tool" {
 		t.Errorf("a prepared link was not put in place: %q, %v", got, err)
 	}
 
@@ -500,7 +514,7 @@ func TestSalvageAfterCrash(t *testing.T) {
 	for _, name := range []string{"tool", "other"} {
 		p := pkgOf(name, "1")
 		p.Bin = nil
-		if _, err := r.installFrom(alignedTar(t, base, version1()), p); err != nil {
+		if _, err := r.installFrom(alignedTar(t, base, under(name, version1())), p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -606,7 +620,7 @@ func TestReconcileKeepsEditedTree(t *testing.T) {
 	if _, err := r.installFrom(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(r.pkgDir("tool"), "bin", "tool")
+	bin := filepath.Join(r.pkgDir("tool"), "libexec", "tool")
 	edited := strings.ToUpper(readFile(t, bin)) // same size
 	for path, data := range map[string]string{bin: edited, filepath.Join(r.pkgDir("tool"), "mine"): "mine"} {
 		if err := os.WriteFile(path, []byte(data), 0o755); err != nil {
@@ -641,7 +655,7 @@ func TestReconcileUnsure(t *testing.T) {
 	if _, err := r.installFrom(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(r.pkgDir("tool"), "bin", "tool"), []byte("edited, longer than before\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(r.pkgDir("tool"), "libexec", "tool"), []byte("edited, longer than before\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	staging, ino := stageTool(t, r, base, version2())
@@ -658,7 +672,7 @@ func TestReconcileUnsure(t *testing.T) {
 
 	r = openRoot(t, rootDir)
 	defer r.Close()
-	kept, _ := filepath.Glob(r.path(".pkg", "saved", "tool-unsure.*", "bin", "tool"))
+	kept, _ := filepath.Glob(r.path(".pkg", "saved", "tool-unsure.*", "libexec", "tool"))
 	if len(kept) != 1 || readFile(t, kept[0]) != "edited, longer than before\n" || len(r.found.Unsure) != 1 || r.found.Unsure[0].Name != "tool" {
 		t.Errorf("after reconcile: kept %q; recovered %+v", kept, r.found)
 	}
@@ -715,7 +729,7 @@ func TestCommandNameTooLong(t *testing.T) {
 	r := openRoot(t, filepath.Join(base, "root"))
 	defer r.Close()
 	p := pkgOf("tool", "1")
-	p.Bin = testrepo.Commands(strings.Repeat("c", 252) + "=bin/tool")
+	p.Bin = testrepo.Commands(strings.Repeat("c", 252) + "=libexec/tool")
 	_, err := r.installFrom(alignedTar(t, base, version1()), p)
 	if !errors.Is(err, syscall.ENAMETOOLONG) {
 		t.Fatalf("install: %v, want ENAMETOOLONG", err)

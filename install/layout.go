@@ -49,6 +49,9 @@ var layout = []struct {
 
 // partRel returns where part p is, relative to the root.
 func partRel(p part) string {
+	if p == top {
+		return "."
+	}
 	for _, l := range layout {
 		if l.part == p {
 			return l.rel

@@ -170,7 +170,7 @@ func TestRenameConfined(t *testing.T) {
 	if ents, _ := os.ReadDir(other); len(ents) != 1 {
 		t.Errorf("other holds %v", ents)
 	}
-	if _, err := os.Stat(filepath.Join(base, "root", "pkgs.real", "tool", "bin", "tool")); err != nil {
+	if _, err := os.Stat(filepath.Join(base, "root", "pkgs.real", "tool", "libexec", "tool")); err != nil {
 		t.Errorf("the tree swapped in: %v", err)
 	}
 }

@@ -28,8 +28,8 @@ func prefixPath(name, into string) string {
 	return into
 }
 
-// entry is one path of the prefix that a package lists.
-type entry struct {
+// prefixEntry is one path of the prefix that a package lists.
+type prefixEntry struct {
 	path   string // in the prefix
 	member string // in the package's tree; "" for a directory only above its members (Into's)
 	dir    bool
@@ -38,8 +38,8 @@ type entry struct {
 // prefixEntries returns the prefix paths of a package's members, each given by its path
 // and whether it is a directory, placed by into, with every directory above them, sorted
 // by path, each once.
-func prefixEntries(into string, members func(yield func(name string, dir bool) bool)) []entry {
-	var es []entry
+func prefixEntries(into string, members func(yield func(name string, dir bool) bool)) []prefixEntry {
+	var es []prefixEntry
 	seen := make(map[string]bool)
 	for name, dir := range members {
 		p := prefixPath(name, into)
@@ -47,21 +47,21 @@ func prefixEntries(into string, members func(yield func(name string, dir bool) b
 			continue
 		}
 		seen[p] = true
-		es = append(es, entry{path: p, member: name, dir: dir})
+		es = append(es, prefixEntry{path: p, member: name, dir: dir})
 		for d := path.Dir(p); d != "."; d = path.Dir(d) {
 			if seen[d] {
 				break
 			}
 			seen[d] = true
-			es = append(es, entry{path: d, dir: true})
+			es = append(es, prefixEntry{path: d, dir: true})
 		}
 	}
-	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.path, b.path) })
+	slices.SortFunc(es, func(a, b prefixEntry) int { return strings.Compare(a.path, b.path) })
 	return es
 }
 
 // memberEntries is prefixEntries of a staged package's members.
-func memberEntries(into string, members []tarutil.Member) []entry {
+func memberEntries(into string, members []tarutil.Member) []prefixEntry {
 	return prefixEntries(into, func(yield func(string, bool) bool) {
 		for i := range members {
 			if !yield(members[i].Name, members[i].Type == tar.TypeDir) {
@@ -72,7 +72,7 @@ func memberEntries(into string, members []tarutil.Member) []entry {
 }
 
 // fileEntries is prefixEntries of a recorded file list.
-func fileEntries(into string, files []db.File) []entry {
+func fileEntries(into string, files []db.File) []prefixEntry {
 	return prefixEntries(into, func(yield func(string, bool) bool) {
 		for i := range files {
 			if !yield(files[i].Path, files[i].Type == tar.TypeDir) {
@@ -84,7 +84,7 @@ func fileEntries(into string, files []db.File) []entry {
 
 // pathEntries is prefixEntries of an old tree's members as a pending roll-forward records
 // them (oldPaths: a directory's path ends in a slash).
-func pathEntries(into string, files []string) []entry {
+func pathEntries(into string, files []string) []prefixEntry {
 	return prefixEntries(into, func(yield func(string, bool) bool) {
 		for _, f := range files {
 			name, dir := strings.CutSuffix(f, "/")
@@ -108,15 +108,26 @@ func oldPaths(files []db.File) []string {
 	return ps
 }
 
+// errInto is what a member of a package placed by Into (its one top-level directory) fails
+// with beside another top-level entry.
+var errInto = fmt.Errorf("install: member outside the package's one top-level directory")
+
 // errReserved is what a member placed at a top-level name of pkg's own fails with.
 var errReserved = fmt.Errorf("install: member in a place of pkg's own")
 
 // checkReserved refuses a package with a member whose prefix path is in .pkg or pkgs,
 // which are pkg's, or that is bin itself and not a directory (pkg's command links live
-// in bin/).
+// in bin/); and, placed by Into, one with more than one top-level entry.
 func checkReserved(p repo.Package, members []tarutil.Member) error {
+	var top0 string
+	if len(members) > 0 {
+		top0, _, _ = strings.Cut(members[0].Name, "/")
+	}
 	for i := range members {
 		m := &members[i]
+		if first, _, _ := strings.Cut(m.Name, "/"); p.Into != "" && first != top0 {
+			return memberError(m, &reasonError{fmt.Sprintf("the package is placed at %s, which takes one top-level directory, and this is beside another", p.Into), errInto, nil})
+		}
 		top, _, _ := strings.Cut(prefixPath(m.Name, p.Into), "/")
 		if top == ".pkg" || top == "pkgs" || top == "bin" && m.Type != tar.TypeDir && !strings.Contains(prefixPath(m.Name, p.Into), "/") {
 			return memberError(m, &reasonError{fmt.Sprintf("%s is pkg's own place in a root", top), errReserved, nil})

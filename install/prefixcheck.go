@@ -95,11 +95,11 @@ func (c *conflicts) rec(name string) *db.Record {
 
 // replaces reports whether a declares that it replaces b at b's version.
 func replaces(a, b *db.Record) bool {
-	return slices.ContainsFunc(a.Replaces, func(r repo.Requirement) bool { return r.Name == b.Name && r.Allows(b.Version) })
+	return slices.ContainsFunc(a.Replaces, func(r repo.Requirement) bool { return r.Met(b.Name, b.Version, b.Provides) })
 }
 
 // add returns o, the owners of e's path, with p, which lists e.
-func (c *conflicts) add(o db.Owners, e entry, p *db.Record) (db.Owners, error) {
+func (c *conflicts) add(o db.Owners, e prefixEntry, p *db.Record) (db.Owners, error) {
 	switch {
 	case len(o.Names) == 0:
 		return db.Owners{Dir: e.dir, Names: []string{p.Name}}, nil

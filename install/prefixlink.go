@@ -65,8 +65,8 @@ func (r *Root) commitPrefix() error {
 type roll struct {
 	r        *Root
 	recs     map[string]*db.Record
-	paths    []string          // every path it touches, sorted
-	dirs     map[string]bool   // those that are directories in a tree that lists them
+	paths    []string        // every path it touches, sorted
+	dirs     map[string]bool // those that are directories in a tree that lists them
 	owners   map[string]db.Owners
 	olds     []oldTree
 	oldOf    map[string]oldRef // path → the first old tree listing it
@@ -95,7 +95,7 @@ func (r *Root) newRoll(p *db.Pending) (*roll, error) {
 	}
 	rf := &roll{r: r, recs: named(all), dirs: make(map[string]bool), oldOf: make(map[string]oldRef), saved: make(map[string]*Salvage)}
 	seen := make(map[string]bool)
-	add := func(e entry) {
+	add := func(e prefixEntry) {
 		if !seen[e.path] {
 			seen[e.path] = true
 			rf.paths = append(rf.paths, e.path)
@@ -234,7 +234,7 @@ type linker struct {
 }
 
 func (rf *roll) newLinker(w int) *linker {
-	return &linker{rf: rf, tmp: ".link-" + strconv.Itoa(w), dst: newDirCache(rf.r.fd[top]), src: newDirCache(rf.r.fd[pkgs])}
+	return &linker{rf: rf, tmp: ".link-" + strconv.Itoa(w), dst: rf.r.prefixDirs(), src: newDirCache(rf.r.fd[pkgs])}
 }
 
 func (l *linker) close() { l.dst.close(); l.src.close() }
@@ -257,12 +257,16 @@ func (l *linker) link(p string) error {
 		return err
 	}
 	srcDir, srcBase, err := l.src.parent(owner + "/" + member)
-	if err != nil {
+	if errors.Is(err, unix.EACCES) {
+		return nil // behind a directory whose own mode keeps pkg out: in pkgs/ alone
+	} else if err != nil {
 		return pathError("open", r.pkgDir(owner), err)
 	}
 	var want, cur unix.Stat_t
 	if err := unix.Fstatat(srcDir, srcBase, &want, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		if err == unix.ENOENT { // deleted from the tree by hand: verify says so
+		if err == unix.ENOENT || err == unix.EACCES {
+			// Deleted from the tree by hand (verify says so), or behind a directory whose
+			// own mode keeps pkg out: it is in pkgs/ alone.
 			return nil
 		}
 		return &os.PathError{Op: "lstat", Path: r.path("pkgs", owner, member), Err: err}
@@ -325,7 +329,10 @@ var errSplitPrefix = &reasonError{"a directory of the prefix is on another files
 // unlinked where pkg's, else kept in .pkg/saved first.
 func (rf *roll) mkdir(p string) error {
 	r := rf.r
-	return r.at(place{top, p}, func(dir int, base string) error {
+	if p == "bin" {
+		return nil // pkg's own, open since Open
+	}
+	return r.at(prefixPlace(p), func(dir int, base string) error {
 		err := unix.Mkdirat(dir, base, 0o755&^uint32(r.umask))
 		if err != unix.EEXIST {
 			if err != nil {
@@ -362,7 +369,7 @@ func (rf *roll) drop(p string) error {
 	if ref, ok := rf.oldOf[p]; ok {
 		name = rf.olds[ref.tree].Name
 	}
-	return r.at(place{top, p}, func(dir int, base string) error {
+	return r.at(prefixPlace(p), func(dir int, base string) error {
 		var cur unix.Stat_t
 		if err := unix.Fstatat(dir, base, &cur, unix.AT_SYMLINK_NOFOLLOW); err == unix.ENOENT {
 			return nil
@@ -458,7 +465,7 @@ func (rf *roll) keep(p, name string) error {
 	if err := r.mkdirAll(place{saved, path.Join(dir, path.Dir(p))}); err != nil {
 		return err
 	}
-	if err := r.rename(place{top, p}, place{saved, dir + "/" + p}); err != nil {
+	if err := r.rename(prefixPlace(p), place{saved, dir + "/" + p}); err != nil {
 		return err
 	}
 	s.Paths = append(s.Paths, p)
@@ -520,32 +527,49 @@ func (rf *roll) kept() []Salvage {
 	return out
 }
 
+// prefixPlace is where the prefix path p is reached from: bin/, a part of the root opened
+// once, for what is in it; the root for the rest.
+func prefixPlace(p string) place {
+	if rest, ok := strings.CutPrefix(p, "bin/"); ok {
+		return place{bin, rest}
+	}
+	return place{top, p}
+}
+
 // dirCache holds a descriptor of the last directory reached beneath base.
 type dirCache struct {
 	base int
+	bin  int // for the prefix: bin/'s descriptor, which paths under bin/ are reached from; else -1
 	name string
 	fd   int
 }
 
-func newDirCache(base int) dirCache { return dirCache{base: base, fd: -1} }
+func newDirCache(base int) dirCache { return dirCache{base: base, bin: -1, fd: -1} }
+
+// prefixDirs is a dirCache of the prefix.
+func (r *Root) prefixDirs() dirCache { return dirCache{base: r.fd[top], bin: r.fd[bin], fd: -1} }
 
 // parent returns a descriptor of the directory holding rel, beneath c.base through no
 // symlink, and rel's last component.
 func (c *dirCache) parent(rel string) (int, string, error) {
 	dir, base := path.Split(rel)
 	dir = strings.TrimSuffix(dir, "/")
-	if dir == "" {
-		return c.base, base, nil
+	from := c.base
+	if c.bin >= 0 && (dir == "bin" || strings.HasPrefix(dir, "bin/")) {
+		from, dir = c.bin, strings.TrimPrefix(strings.TrimPrefix(dir, "bin"), "/")
 	}
-	if c.fd >= 0 && c.name == dir {
+	if dir == "" {
+		return from, base, nil
+	}
+	if c.fd >= 0 && c.name == rel[:len(rel)-len(base)-1] {
 		return c.fd, base, nil
 	}
 	c.close()
-	fd, err := openBeneath(c.base, dir, unix.O_PATH|unix.O_DIRECTORY)
+	fd, err := openBeneath(from, dir, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return -1, "", err
 	}
-	c.name, c.fd = dir, fd
+	c.name, c.fd = rel[:len(rel)-len(base)-1], fd
 	return fd, base, nil
 }
 

@@ -274,8 +274,26 @@ func (r *Root) reconcile() error {
 			return err
 		}
 	}
+	// A commit recorded whose prefix was not finished: finished before the old trees it
+	// compares with go, and those stay where it cannot be.
+	p, err := r.db.PrefixPending()
+	if err != nil {
+		return err
+	}
+	var prefixStuck []place
+	if p != nil {
+		if err := r.rollForward(p); err != nil {
+			r.links = &LinksError{Dir: r.dir, Prefix: true, Err: err}
+			for _, o := range p.Old {
+				if tree, ok := placeOf(o.Tree); ok {
+					prefixStuck = append(prefixStuck, tree)
+				}
+			}
+		}
+	}
 	kept, stuck := r.keepMarked() // before staging and trash are emptied
-	var left []place              // what commands cut short left in staging and trash
+	stuck = append(stuck, prefixStuck...)
+	var left []place // what commands cut short left in staging and trash
 	for _, d := range []part{staging, trash} {
 		names, err := r.names(place{in: d})
 		if err != nil {
@@ -288,11 +306,11 @@ func (r *Root) reconcile() error {
 			}
 		}
 	}
-	if err := r.syncBins(len(ins) > 0 || len(left) > 0); err != nil {
+	if err := r.syncBins(len(ins) > 0 || len(left) > 0 || p != nil); err != nil {
 		// The packages are as recorded; what reads or verifies them still works. The
 		// links still prepared (.cmd.new) make the next start sync bin/ in full again;
 		// staging and trash go, as the space they hold may be what bin/ lacks.
-		r.links = &LinksError{Dir: r.path("bin"), Err: err}
+		r.links = errors.Join(r.links, &LinksError{Dir: r.path("bin"), Err: err})
 	}
 	var (
 		errs []error

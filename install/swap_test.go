@@ -54,16 +54,17 @@ func testSwapped(t *testing.T, part string) {
 	base := t.TempDir()
 	root := filepath.Join(base, "root")
 	tars := [2]string{alignedTar(t, base, swapVersion("1")), alignedTar(t, base, swapVersion("2"))}
+	libTar := alignedTar(t, base, swapLib())
 	r := openRoot(t, root)
 	must(t, os.MkdirAll(r.path(".pkg", "saved"), 0o755))
-	if _, err := r.installFrom(tars[0], swapPackage("lib", "1")); err != nil {
+	if _, err := r.installFrom(libTar, swapPackage("lib", "1")); err != nil {
 		t.Fatal(err)
 	}
 	r.Close()
 
 	decoy := filepath.Join(base, "decoy")
 	if part == "." {
-		makeDecoyRoot(t, decoy, tars[0])
+		makeDecoyRoot(t, decoy, libTar)
 	} else {
 		makeDecoy(t, decoy)
 	}
@@ -150,23 +151,33 @@ func mistaken(problems []FileError) []FileError {
 	return slices.DeleteFunc(problems, func(p FileError) bool { return errors.Is(p.Err, ErrExtra) && strings.HasPrefix(p.Path, "notes-") })
 }
 
-// swapVersion is a package with a command and a library directory, so that its command is
-// a wrapper script where it uses lib's libraries, and a link otherwise.
+// swapVersion is a package with a command, which is a wrapper script where it uses lib's
+// libraries (version 2), in the member's place in the prefix, and the member otherwise.
 func swapVersion(v string) []entry {
 	return []entry{
 		{name: "bin/", typ: tar.TypeDir, mode: 0o755},
 		{name: "bin/tool", typ: tar.TypeReg, mode: 0o755, data: "#!/bin/sh\necho v" + v + "\n"},
+		{name: "share/", typ: tar.TypeDir, mode: 0o755},
+		{name: "share/tool/", typ: tar.TypeDir, mode: 0o755},
+		{name: "share/tool/data", typ: tar.TypeReg, mode: 0o644, data: "data " + v},
+	}
+}
+
+// swapLib is a package with a library directory and a command, linked in bin/.
+func swapLib() []entry {
+	return []entry{
 		{name: "lib/", typ: tar.TypeDir, mode: 0o755},
-		{name: "lib/libx.so", typ: tar.TypeReg, mode: 0o644, data: "lib " + v},
+		{name: "lib/libx.so", typ: tar.TypeReg, mode: 0o644, data: "lib"},
 		{name: "lib/sub/", typ: tar.TypeDir, mode: 0o755},
-		{name: "lib/sub/data", typ: tar.TypeReg, mode: 0o644, data: "data " + v},
+		{name: "lib/sub/data", typ: tar.TypeReg, mode: 0o644, data: "data"},
+		{name: "lib/tool", typ: tar.TypeReg, mode: 0o755, data: "#!/bin/sh\necho lib\n"},
 	}
 }
 
 func swapPackage(name, version string) repo.Package {
 	p := repo.Package{Name: name, Version: version, SHA256: fmt.Sprintf("%064d", 0), Bin: testrepo.Commands(name + "=bin/tool")}
 	if name == "lib" {
-		p.Lib = []string{"lib"}
+		p.Lib, p.Bin = []string{"lib"}, testrepo.Commands("lib=lib/tool")
 	} else if version == "2" {
 		p.Depends = testrepo.Requires("lib")
 	}

@@ -223,13 +223,17 @@ func checkBinLinks(r *Root, p *db.Record, libs *libIndex) []FileError {
 	var problems []FileError
 	wants := r.binWants(libs, p)
 	for _, b := range p.Bin {
+		want, ok := wants[b.Name]
+		if !ok {
+			continue // its member is the command: verified with the prefix
+		}
 		link := r.path("bin", b.Name)
 		got, err := r.readBin(b.Name)
 		what := found(ErrModified, ErrCommandLink)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			what = found(ErrMissing, ErrCommandLink)
-		case err == nil && got == wants[b.Name]:
+		case err == nil && got == want:
 			continue
 		case errors.Is(err, syscall.EINVAL): // not a symlink
 			what = found(ErrModified, ErrCommandLink, ErrForeign)

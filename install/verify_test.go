@@ -23,38 +23,38 @@ func TestVerify(t *testing.T) {
 		want   []string
 	}{
 		{"intact", func(*testing.T, string, string) {}, nil},
-		{"mode", func(t *testing.T, dir, _ string) { must(t, os.Chmod(filepath.Join(dir, "bin/tool"), 0o700)) },
-			[]string{"tool 1: modified bin/tool (mode)"}},
+		{"mode", func(t *testing.T, dir, _ string) { must(t, os.Chmod(filepath.Join(dir, "libexec/tool"), 0o700)) },
+			[]string{"tool 1: modified libexec/tool (mode)"}},
 		{"setuid", func(t *testing.T, dir, _ string) {
-			must(t, os.Chmod(filepath.Join(dir, "bin/tool"), os.ModeSetuid|0o755))
+			must(t, os.Chmod(filepath.Join(dir, "libexec/tool"), os.ModeSetuid|0o755))
 		},
-			[]string{"tool 1: modified bin/tool (mode)"}},
+			[]string{"tool 1: modified libexec/tool (mode)"}},
 		{"dir-mode", func(t *testing.T, dir, _ string) { must(t, os.Chmod(filepath.Join(dir, "share"), 0o777)) },
 			[]string{"tool 1: modified share (mode)"}},
-		{"size", func(t *testing.T, dir, _ string) { appendTo(t, filepath.Join(dir, "bin/tool"), "x") },
-			[]string{"tool 1: modified bin/tool (size)"}},
+		{"size", func(t *testing.T, dir, _ string) { appendTo(t, filepath.Join(dir, "libexec/tool"), "x") },
+			[]string{"tool 1: modified libexec/tool (size)"}},
 		{"content", func(t *testing.T, dir, _ string) { flipByte(t, filepath.Join(dir, "share/big"), 9000) },
 			[]string{"tool 1: modified share/big (content)", "tool 1: modified share/same (content)"}},
 		{"mode-and-content", func(t *testing.T, dir, _ string) {
-			flipByte(t, filepath.Join(dir, "bin/tool"), 3)
-			must(t, os.Chmod(filepath.Join(dir, "bin/tool"), 0o644))
-		}, []string{"tool 1: modified bin/tool (mode, content)"}},
+			flipByte(t, filepath.Join(dir, "libexec/tool"), 3)
+			must(t, os.Chmod(filepath.Join(dir, "libexec/tool"), 0o644))
+		}, []string{"tool 1: modified libexec/tool (mode, content)"}},
 		{"symlink-target", func(t *testing.T, dir, _ string) {
 			must(t, os.Remove(filepath.Join(dir, "share/latest")))
 			must(t, os.Symlink("same", filepath.Join(dir, "share/latest")))
 		}, []string{"tool 1: modified share/latest (symlink target)"}},
 		{"file-to-symlink", func(t *testing.T, dir, _ string) {
-			must(t, os.Remove(filepath.Join(dir, "bin/tool")))
-			must(t, os.Symlink("/bin/sh", filepath.Join(dir, "bin/tool")))
-		}, []string{"tool 1: modified bin/tool (type)"}},
+			must(t, os.Remove(filepath.Join(dir, "libexec/tool")))
+			must(t, os.Symlink("/bin/sh", filepath.Join(dir, "libexec/tool")))
+		}, []string{"tool 1: modified libexec/tool (type)"}},
 		{"dir-to-file", func(t *testing.T, dir, _ string) {
 			must(t, os.Remove(filepath.Join(dir, "ro")))
 			must(t, os.WriteFile(filepath.Join(dir, "ro"), nil, 0o555))
 		}, []string{"tool 1: modified ro (type)"}},
 		{"missing", func(t *testing.T, dir, _ string) { must(t, os.Remove(filepath.Join(dir, "share/same"))) },
 			[]string{"tool 1: missing share/same"}},
-		{"missing-parent", func(t *testing.T, dir, _ string) { must(t, os.RemoveAll(filepath.Join(dir, "bin"))) },
-			[]string{"tool 1: missing bin", "tool 1: missing bin/tool"}},
+		{"missing-parent", func(t *testing.T, dir, _ string) { must(t, os.RemoveAll(filepath.Join(dir, "libexec"))) },
+			[]string{"tool 1: missing libexec", "tool 1: missing libexec/tool"}},
 		{"extra", func(t *testing.T, dir, _ string) {
 			must(t, os.WriteFile(filepath.Join(dir, "share/new"), nil, 0o644))
 			must(t, os.MkdirAll(filepath.Join(dir, "extra/deep"), 0o755))
