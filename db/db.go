@@ -596,22 +596,17 @@ func (d *DB) SetIntents(ins []Intent) error {
 // their requests (Request), and the intents of all of them, in one transaction: files[i]
 // are those of ps[i], from WriteFiles.
 func (d *DB) Commit(ps []*Record, files []*FileList, remove []string) error {
-	return d.CommitRequested(ps, files, remove, nil)
+	return d.CommitRequested(ps, files, remove, nil, nil)
 }
 
 // CommitRequested is Commit that also records, as Request does, that the user asked for
-// the packages named in requested, in the same transaction.
+// the packages named in requested, and what the change does to the prefix (pc, nil for
+// nothing): its paths' owners and its roll-forward, in the same transaction.
 //
 // Keys are put in order: bbolt splits a node only at the commit, so each put into a node
 // grown by the same transaction moves the entries after it, and thousands of packages put in
 // any other order cost time in the square of their number (a 50,000-deep chain, #30).
-func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, requested map[string]repo.Requirement) error {
-	return d.CommitPrefix(ps, files, remove, requested, nil)
-}
-
-// CommitPrefix is CommitRequested that also records, in the same transaction, what the
-// change does to the prefix (nil: nothing): its paths' owners and its roll-forward.
-func (d *DB) CommitPrefix(ps []*Record, files []*FileList, remove []string, requested map[string]repo.Requirement, pc *PrefixChange) error {
+func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, requested map[string]repo.Requirement, pc *PrefixChange) error {
 	order := make([]int, len(ps)) // ps by name
 	for i := range order {
 		order[i] = i

@@ -57,47 +57,39 @@ func decodeOwners(v []byte) (Owners, error) {
 
 // Owners returns the owners of each of paths that any package lists, read in one
 // transaction, one key per path: what a change costs follows the change, not the root.
+// With no paths, it returns those of every path, for verify and repair.
 func (d *DB) Owners(paths []string) (map[string]Owners, error) {
 	owners := make(map[string]Owners)
+	put := func(k, v []byte) error {
+		o, err := decodeOwners(v)
+		if err != nil {
+			return fmt.Errorf("db: owners of %s: %w", k, err)
+		}
+		owners[string(k)] = o
+		return nil
+	}
 	err := d.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(pathsBucket)
-		if b == nil {
+		switch {
+		case b == nil:
 			return nil
+		case paths == nil:
+			return b.ForEach(put)
 		}
 		for _, p := range paths {
-			v := b.Get([]byte(p))
-			if v == nil {
-				continue
+			if v := b.Get([]byte(p)); v != nil {
+				if err := put([]byte(p), v); err != nil {
+					return err
+				}
 			}
-			o, err := decodeOwners(v)
-			if err != nil {
-				return fmt.Errorf("db: owners of %s: %w", p, err)
-			}
-			owners[p] = o
 		}
 		return nil
 	})
 	return owners, err
 }
 
-// AllOwners returns the owners of every path of the prefix, for verify and repair.
-func (d *DB) AllOwners() (map[string]Owners, error) {
-	owners := make(map[string]Owners)
-	err := d.view(func(tx *bolt.Tx) error {
-		return forEach(tx, pathsBucket, func(k, v []byte) error {
-			o, err := decodeOwners(v)
-			if err != nil {
-				return fmt.Errorf("db: owners of %s: %w", k, err)
-			}
-			owners[string(k)] = o
-			return nil
-		})
-	})
-	return owners, err
-}
-
 // PrefixChange is what a commit changes of the prefix, recorded with its packages
-// (CommitPrefix).
+// (CommitRequested).
 type PrefixChange struct {
 	Paths   map[string]Owners // the new owners of each path the change touches; no names: none left
 	Pending *Pending          // what the prefix must be made to hold once the commit is recorded

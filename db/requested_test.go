@@ -70,7 +70,7 @@ func TestCommitRequested(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
 	ps := []*Record{{Name: "app", Version: "1"}, {Name: "lib", Version: "1"}}
 	err := d.CommitRequested(ps, []*FileList{writeFiles(t, d, nil), writeFiles(t, d, nil)}, nil,
-		parsed(t, map[string]string{"app": "app>=1", "gone": "gone"}))
+		parsed(t, map[string]string{"app": "app>=1", "gone": "gone"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		s.rec.Installed = now
 		news[i], files[i] = s.rec, s.files
 	}
-	if err := r.db.CommitPrefix(news, files, remove, requests, pc); err != nil {
+	if err := r.db.CommitRequested(news, files, remove, requests, pc); err != nil {
 		if done, known := r.recorded(all); done || !known { // or the next start finds out
 			keep(staged)
 			svs, trash = nil, nil // the next start keeps the marked trees
@@ -123,6 +123,11 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	// The prefix follows the records, before the old trees it compares with go. Where it
 	// cannot, the old trees and the salvage markers stay for the next start, which
 	// finishes it.
+	if testHookRecorded != nil && testHookRecorded() {
+		keep(staged)
+		svs, trash = nil, nil
+		return results, nil
+	}
 	if err := r.rollForward(pc.Pending); err != nil {
 		keep(staged)
 		svs, trash = nil, nil
@@ -149,6 +154,10 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	}
 	return results, nil
 }
+
+// testHookRecorded, where a test sets it, runs once Apply recorded a change; returning
+// true, it has Apply end there, as a crash would between the records and the prefix.
+var testHookRecorded func() bool
 
 // moveTrees swaps each staged tree into pkgs/ and renames each tree of rins (the intents
 // of removals, after those of staged in all) to the trash, until ctx is done; on an error

@@ -279,7 +279,7 @@ func (r *Root) checkBins(p repo.Package) (own []string, err error) {
 	for _, b := range p.Bin {
 		cmd := b.Name
 		where := r.path("bin", cmd)
-		if _, member := owners["bin/"+cmd]; member || prefixPath(path.Clean(b.Path), p.Into) == "bin/"+cmd {
+		if _, member := owners["bin/"+cmd]; member {
 			continue
 		}
 		t, err := r.readBin(cmd)

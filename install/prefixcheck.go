@@ -31,7 +31,7 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string)
 			leaving[s.rec.Name] = true
 		}
 	}
-	var keys []string
+	keys := []string{} // not nil: Owners(nil) reads every path
 	var olds []db.OldTree
 	if len(leaving) > 0 {
 		oldRecs, files, err := r.db.Installed(slices.Sorted(maps.Keys(leaving))...)
@@ -57,6 +57,7 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string)
 	if err != nil {
 		return nil, nil, err
 	}
+	r.looked = len(keys)
 	next := make(map[string]db.Owners, len(keys))
 	for _, k := range keys {
 		o := owners[k]

@@ -93,7 +93,7 @@ func (r *Root) newRoll(p *db.Pending) (*roll, error) {
 	if err != nil {
 		return nil, err
 	}
-	rf := &roll{r: r, recs: named(all), dirs: make(map[string]bool), oldOf: make(map[string]oldRef), saved: make(map[string]*Salvage)}
+	rf := &roll{r: r, recs: named(all), paths: []string{}, dirs: make(map[string]bool), oldOf: make(map[string]oldRef), saved: make(map[string]*Salvage)}
 	seen := make(map[string]bool)
 	add := func(e prefixEntry) {
 		if !seen[e.path] {
@@ -133,6 +133,7 @@ func (r *Root) newRoll(p *db.Pending) (*roll, error) {
 		rf.close()
 		return nil, err
 	}
+	r.looked += len(rf.paths)
 	rf.wrappers = r.wrapperPaths(rf.recs)
 	return rf, nil
 }
@@ -369,7 +370,7 @@ func (rf *roll) drop(p string) error {
 	if ref, ok := rf.oldOf[p]; ok {
 		name = rf.olds[ref.tree].Name
 	}
-	return r.at(prefixPlace(p), func(dir int, base string) error {
+	err := r.at(prefixPlace(p), func(dir int, base string) error {
 		var cur unix.Stat_t
 		if err := unix.Fstatat(dir, base, &cur, unix.AT_SYMLINK_NOFOLLOW); err == unix.ENOENT {
 			return nil
@@ -394,6 +395,10 @@ func (rf *roll) drop(p string) error {
 		}
 		return nil
 	})
+	if errors.Is(err, unix.ENOENT) { // its directory is gone already (a roll-forward done before)
+		return nil
+	}
+	return err
 }
 
 // ours reports whether cur, what the prefix holds at p, is pkg's: the inode of the old

@@ -174,7 +174,7 @@ func (r *Root) buildDatabase(recs []*db.Record, lists [][]db.File, reqs map[stri
 			return err
 		}
 	}
-	if err := d.CommitRequested(recs, files, nil, reqs); err != nil {
+	if err := d.CommitRequested(recs, files, nil, reqs, nil); err != nil {
 		return err
 	}
 	for _, rp := range repos {

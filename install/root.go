@@ -58,6 +58,7 @@ type Root struct {
 	salvaged []Salvage                   // what the last Apply kept of the trees it replaced or removed
 	requests map[string]repo.Requirement // what Request recorded, for the next Apply's commit
 	unsure   []notice.KeptTree           // what rollback kept of trees it could not tell apart, said by Notes
+	looked   int                         // prefix paths the last change looked up and rolled forward: its cost
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
@@ -280,19 +281,29 @@ func (r *Root) reconcile() error {
 	if err != nil {
 		return err
 	}
-	var prefixStuck []place
+	var olds []place // the old trees of that commit: kept while it is not finished, else its to delete
+	var prefixErr error
 	if p != nil {
-		if err := r.rollForward(p); err != nil {
-			r.links = &LinksError{Dir: r.dir, Prefix: true, Err: err}
-			for _, o := range p.Old {
-				if tree, ok := placeOf(o.Tree); ok {
-					prefixStuck = append(prefixStuck, tree)
-				}
+		prefixErr = r.rollForward(p)
+		if prefixErr != nil {
+			r.links = &LinksError{Dir: r.dir, Prefix: true, Err: prefixErr}
+		}
+		for _, o := range p.Old {
+			if tree, ok := placeOf(o.Tree); ok {
+				olds = append(olds, tree)
 			}
 		}
 	}
 	kept, stuck := r.keepMarked() // before staging and trash are emptied
-	stuck = append(stuck, prefixStuck...)
+	if prefixErr != nil {
+		stuck = append(stuck, olds...)
+	} else {
+		for _, tree := range olds { // the commit's own, not what a command cut short left
+			if !slices.Contains(stuck, tree) {
+				r.removeTree(tree)
+			}
+		}
+	}
 	var left []place // what commands cut short left in staging and trash
 	for _, d := range []part{staging, trash} {
 		names, err := r.names(place{in: d})

@@ -27,8 +27,8 @@ import (
 // ErrUnreadable, and matches (errors.Is) what more is known: for a modified file, each of
 // ErrType, ErrMode, ErrSize, ErrContent and ErrLinkTarget that differs; for a command's
 // link in bin/, ErrCommandLink, and ErrForeign too where a file not pkg's holds its place;
-// for a package directory that is gone, ErrPackageDir; for a file this process may not
-// read, fs.ErrPermission.
+// for a package directory that is gone, ErrPackageDir; for a path of the root's prefix,
+// ErrPrefix; for a file this process may not read, fs.ErrPermission.
 var (
 	ErrModified   = errors.New("install: modified")
 	ErrMissing    = errors.New("install: missing")
@@ -45,12 +45,15 @@ var (
 	// reinstalling does not replace it (not pkg's to remove), so it must go first.
 	ErrForeign    = errors.New("install: a file not pkg's in a command's place")
 	ErrPackageDir = errors.New("install: package directory")
+	// ErrPrefix is a path of the root's prefix that does not hold the package's file (its
+	// inode in pkgs/), or its directory.
+	ErrPrefix = errors.New("install: in the root's prefix")
 )
 
 // A FileError is one way an installed package differs from its record.
 type FileError struct {
 	Package, Version string
-	Path             string // relative to the package directory; absolute for a command link
+	Path             string // relative to the package directory; absolute for a command link or a path of the prefix
 	Err              error
 }
 
@@ -135,6 +138,11 @@ func (r *Root) verify(cache Cache, names []string) ([]FileError, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	inPrefix, err := r.verifyPrefix(named(all), pkgs, files)
+	if err != nil {
+		return nil, 0, fmt.Errorf("verify: %w", err)
+	}
+	problems = append(problems, inPrefix...)
 	slices.SortStableFunc(problems, func(a, b FileError) int {
 		if c := strings.Compare(a.Package, b.Package); c != 0 {
 			return c
@@ -215,6 +223,65 @@ func (v *verifier) add(r *Root, p *db.Record, files []db.File) error {
 		}
 	}
 	return nil
+}
+
+// verifyPrefix reports the paths of the packages recs, whose files are files, where the
+// root's prefix does not hold what their records say: a directory, or the inode of the
+// package's member in pkgs/ where the package is the path's top owner (one fstatat of each
+// side per path). all is every installed package.
+func (r *Root) verifyPrefix(all map[string]*db.Record, recs []db.Record, files [][]db.File) ([]FileError, error) {
+	var problems []FileError
+	wrappers := r.wrapperPaths(all)
+	dst, src := r.prefixDirs(), newDirCache(r.fd[pkgs])
+	defer dst.close()
+	defer src.close()
+	for i := range recs {
+		p := &recs[i]
+		es := fileEntries(p.Into, files[i])
+		paths := make([]string, len(es))
+		for j, e := range es {
+			paths[j] = e.path
+		}
+		owners, err := r.db.Owners(paths)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			o := owners[e.path]
+			if e.member == "" || len(o.Names) == 0 || o.Names[0] != p.Name && !o.Dir || wrappers[e.path] == p.Name || e.path == "bin" {
+				continue // another's file on top, or pkg's own
+			}
+			var cur, want unix.Stat_t
+			if !e.dir {
+				sdir, sbase, err := src.parent(p.Name + "/" + e.member)
+				if err == nil {
+					err = unix.Fstatat(sdir, sbase, &want, unix.AT_SYMLINK_NOFOLLOW)
+				}
+				if err != nil {
+					continue // missing from pkgs/ (the tree's finding), or behind its own modes: not linked
+				}
+			}
+			dir, base, err := dst.parent(e.path)
+			if err == nil {
+				err = unix.Fstatat(dir, base, &cur, unix.AT_SYMLINK_NOFOLLOW)
+			}
+			what := found(ErrModified, ErrPrefix)
+			switch {
+			case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
+				what = found(ErrMissing, ErrPrefix)
+			case err != nil:
+				what = found(ErrUnreadable, ErrPrefix, err)
+			case e.dir && cur.Mode&unix.S_IFMT == unix.S_IFDIR:
+				continue
+			case e.dir:
+				what = found(ErrModified, ErrPrefix, ErrType)
+			case cur.Ino == want.Ino && cur.Dev == want.Dev:
+				continue
+			}
+			problems = append(problems, FileError{Package: p.Name, Version: p.Version, Path: r.path(e.path), Err: what})
+		}
+	}
+	return problems, nil
 }
 
 // checkBinLinks reports the commands of p whose links or wrappers in bin/ are not what

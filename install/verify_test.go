@@ -42,11 +42,17 @@ func TestVerify(t *testing.T) {
 		{"symlink-target", func(t *testing.T, dir, _ string) {
 			must(t, os.Remove(filepath.Join(dir, "share/latest")))
 			must(t, os.Symlink("same", filepath.Join(dir, "share/latest")))
-		}, []string{"tool 1: modified share/latest (symlink target)"}},
+		}, []string{"tool 1: modified ROOT/share/latest", "tool 1: modified share/latest (symlink target)"}},
 		{"file-to-symlink", func(t *testing.T, dir, _ string) {
 			must(t, os.Remove(filepath.Join(dir, "libexec/tool")))
 			must(t, os.Symlink("/bin/sh", filepath.Join(dir, "libexec/tool")))
-		}, []string{"tool 1: modified libexec/tool (type)"}},
+		}, []string{"tool 1: modified ROOT/libexec/tool", "tool 1: modified libexec/tool (type)"}},
+		{"prefix-replaced", func(t *testing.T, _, root string) {
+			must(t, os.Remove(filepath.Join(root, "share/big")))
+			must(t, os.WriteFile(filepath.Join(root, "share/big"), []byte("mine"), 0o644))
+		}, []string{"tool 1: modified ROOT/share/big"}},
+		{"prefix-missing", func(t *testing.T, _, root string) { must(t, os.Remove(filepath.Join(root, "share/same"))) },
+			[]string{"tool 1: missing ROOT/share/same"}},
 		{"dir-to-file", func(t *testing.T, dir, _ string) {
 			must(t, os.Remove(filepath.Join(dir, "ro")))
 			must(t, os.WriteFile(filepath.Join(dir, "ro"), nil, 0o555))

@@ -47,6 +47,7 @@ var whats = []struct {
 	{install.ErrSize, "size"},
 	{install.ErrContent, "content"},
 	{install.ErrPackageDir, "package directory"},
+	{install.ErrPrefix, "in the root's prefix"},
 	{fs.ErrPermission, "permission denied"},
 }
 

@@ -27,9 +27,9 @@ pkg "$work/libgreet-1.0.0.tar.gz" --name libgreet --version 1.0.0 --summary "gre
 mkdir -p "$work/hello/bin" "$work/hello/share/doc/hello"
 cat > "$work/hello/bin/hello" <<'SH'
 #!/bin/sh
-# Prints the greeting that libgreet installs next to this package.
+# Prints the greeting that libgreet installs in the same prefix.
 here=$(dirname "$(readlink -f "$0")")
-cat "$here/../../libgreet/share/libgreet/greeting"
+cat "$here/../share/libgreet/greeting"
 SH
 chmod 755 "$work/hello/bin/hello"
 printf 'hello prints a greeting.\n' > "$work/hello/share/doc/hello/README"

@@ -36,10 +36,10 @@ func TestCommandClashInOneInstall(t *testing.T) {
 	}
 }
 
-// TestRemoveLinkFails removes a package whose command link cannot be deleted (bin/ made
-// immutable): the remove is committed all the same, says so and what to do, and exits 1;
-// later commands that open the root warn but work, and the first once bin/ can be changed
-// removes the stale link.
+// TestRemoveLinkFails removes a package whose command (its file in the prefix, bin/hello)
+// cannot be deleted (bin/ made immutable): the remove is committed all the same, says so
+// and what to do, and exits 1; later commands that open the root warn but work, and the
+// first once bin/ can be changed removes the stale file.
 func TestRemoveLinkFails(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.ok("install", "hello")
@@ -48,7 +48,7 @@ func TestRemoveLinkFails(t *testing.T) {
 
 	out, stderr, code := e.pkg("remove", "hello")
 	if code != 1 || out != "removed hello 1.2.0\nlibgreet 1.0.0 is no longer needed by another package ('pkg autoremove' removes it)\n" ||
-		!strings.Contains(stderr, "could not update the command links in "+bin) ||
+		!strings.Contains(stderr, "could not link the packages' files into "+e.root) ||
 		!strings.Contains(stderr, "hint: the packages are as the command left them") {
 		t.Errorf("remove with bin/ immutable: exit %d, %q, %q", code, out, stderr)
 	}
@@ -56,7 +56,7 @@ func TestRemoveLinkFails(t *testing.T) {
 		t.Errorf("after the remove: installed %q", got)
 	}
 	_, stderr = e.ok("verify")
-	if !strings.Contains(stderr, "pkg: warning: could not update the command links in "+bin) {
+	if !strings.Contains(stderr, "pkg: warning: could not link the packages' files into "+e.root) {
 		t.Errorf("verify with a stale link it cannot remove: %q, want a warning", stderr)
 	}
 
@@ -212,7 +212,7 @@ func TestNamedBin(t *testing.T) {
 
 	e.ok("install", "prettier", "jq")
 	link := filepath.Join(e.root, "bin", "prettier")
-	if got, err := os.Readlink(link); err != nil || got != "../pkgs/prettier/package/bin/prettier.cjs" {
+	if got, err := os.Readlink(link); err != nil || got != "../package/bin/prettier.cjs" {
 		t.Errorf("bin/prettier -> %q, %v", got, err)
 	}
 	if info, err := os.Stat(link); err != nil || info.Mode().Perm() != 0o755 {

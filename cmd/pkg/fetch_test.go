@@ -183,7 +183,7 @@ func names(t *testing.T, dir string) string {
 }
 
 // TestFetchSharedArchive: two packages of one archive are fetched once, without waiting
-// for "another pkg", and both install.
+// for "another pkg", and both install (the second replaces the first's files).
 func TestFetchSharedArchive(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
@@ -191,8 +191,8 @@ func TestFetchSharedArchive(t *testing.T) {
 	if err := os.WriteFile(archive, packageTar(t, "shared", "1", 's'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"one", "two"} {
-		if _, _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: name, Version: "1"}, nil); err != nil {
+	for _, p := range []repo.Package{{Name: "one", Version: "1"}, {Name: "two", Version: "1", Replaces: []repo.Requirement{{Name: "one"}}}} {
+		if _, _, err := repo.Add(t.Context(), dir, archive, p, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

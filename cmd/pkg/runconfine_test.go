@@ -73,8 +73,9 @@ func TestRunSwapped(t *testing.T) {
 	}
 }
 
-// TestRunRepairsRoot deletes the command's link from a run root, then its file: the next
-// pkg run, from the memo or resolving again, puts the package back and runs the command.
+// TestRunRepairsRoot deletes the command from a run root's prefix (bin/tool, the
+// package's file): the next pkg run, from the memo or resolving again, puts the package
+// back and runs the command.
 func TestRunRepairsRoot(t *testing.T) {
 	base := t.TempDir()
 	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: buildPkg(t), base: base}
@@ -89,7 +90,6 @@ func TestRunRepairsRoot(t *testing.T) {
 		args []string
 	}{
 		{"link", filepath.Join(root, "bin", "tool"), []string{"tool"}},
-		{"file", filepath.Join(root, "pkgs", "tool", "bin", "tool"), []string{"tool"}},
 		{"link-refresh", filepath.Join(root, "bin", "tool"), []string{"--refresh", "tool"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -243,8 +243,8 @@ func TestRepoKeygenSign(t *testing.T) {
 	e.ok(append(trusted, "install", "hello")...)
 	before, _ := r.files()
 
-	archive := filepath.Join(t.TempDir(), "extra-1.0.tar.gz")
-	if err := os.Link(filepath.Join(demoRepo, "libgreet-1.0.0.tar.gz"), archive); err != nil {
+	archive := filepath.Join(t.TempDir(), "extra-1.0.tar")
+	if err := os.WriteFile(archive, packageTar(t, "extra", "1.0", 'e'), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, stderr, code := pub.pkg("repo", "add", r.dir, archive, "--name", "extra", "--version", "1.0")

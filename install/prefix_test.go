@@ -1,0 +1,412 @@
+package install
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"pkg/pkgtest/testrepo"
+	"pkg/repo"
+)
+
+// tree returns the entries of files, each "PATH=CONTENT" (a file) or "PATH->TARGET" (a
+// symlink), with their directories.
+func tree(files ...string) []entry {
+	var es []entry
+	dirs := map[string]bool{}
+	for _, f := range files {
+		name, data, isFile := strings.Cut(f, "=")
+		link := ""
+		if !isFile {
+			name, link, _ = strings.Cut(f, "->")
+		}
+		for d := path.Dir(name); d != "."; d = path.Dir(d) {
+			if !dirs[d] {
+				dirs[d] = true
+				es = append(es, entry{name: d + "/", typ: tar.TypeDir, mode: 0o755})
+			}
+		}
+		if isFile {
+			es = append(es, entry{name: name, typ: tar.TypeReg, mode: 0o644, data: data})
+		} else {
+			es = append(es, entry{name: name, typ: tar.TypeSymlink, link: link})
+		}
+	}
+	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	return es
+}
+
+// prefixPkg is a package for the prefix tests, replacing the packages replaces names.
+func prefixPkg(name, version string, replaces ...string) repo.Package {
+	p := repo.Package{Name: name, Version: version, SHA256: strings.Repeat("a", 64)}
+	p.Replaces = testrepo.Requires(replaces...)
+	return p
+}
+
+// stageIn stages p's tree es in r.
+func stageIn(t *testing.T, r *Root, base string, p repo.Package, es []entry) *Staged {
+	t.Helper()
+	tarPath := alignedTar(t, base, es)
+	members, err := scanWithDigests(tarPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Stage(context.Background(), tarPath, p, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// inodeOf returns the inode at path, or 0.
+func inodeOf(path string) uint64 {
+	var st syscall.Stat_t
+	if syscall.Lstat(path, &st) != nil {
+		return 0
+	}
+	return st.Ino
+}
+
+// checkPrefix checks that the root's prefix is exactly what its records say: each path a
+// package lists is there, a directory as a directory and anything else as the inode of its
+// top owner's member in pkgs/; nothing else is (but pkg's own .pkg, pkgs and command links
+// in bin/); and Verify finds nothing.
+func checkPrefix(t *testing.T, r *Root) {
+	t.Helper()
+	owners, err := r.db.Owners(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, o := range owners {
+		full := filepath.Join(r.Dir(), p)
+		info, err := os.Lstat(full)
+		switch {
+		case err != nil:
+			t.Errorf("prefix: %s: %v", p, err)
+		case o.Dir && !info.IsDir():
+			t.Errorf("prefix: %s is not a directory", p)
+		case !o.Dir && inodeOf(full) != inodeOf(filepath.Join(r.pkgDir(o.Names[0]), p)):
+			t.Errorf("prefix: %s is not %s's", p, o.Names[0])
+		}
+	}
+	err = filepath.WalkDir(r.Dir(), func(full string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(r.Dir(), full)
+		switch {
+		case rel == ".":
+			return nil
+		case rel == ".pkg" || rel == "pkgs":
+			return filepath.SkipDir
+		case rel == "bin":
+			return nil
+		}
+		if _, ok := owners[rel]; !ok {
+			if t2, err := r.readBin(strings.TrimPrefix(rel, "bin/")); strings.HasPrefix(rel, "bin/") && err == nil && ours(t2) {
+				return nil
+			}
+			t.Errorf("prefix: %s is in the root and no package lists it", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := r.Verify(); err != nil || len(problems) > 0 {
+		t.Errorf("Verify: %v, %v", problems, err)
+	}
+}
+
+// TestPrefixShared installs two packages that share directories: each file is in the
+// prefix as a hard link to its package's (no data written twice: one inode), removing one
+// leaves the directory the other lists and the other's files, and removing both leaves an
+// empty prefix.
+func TestPrefixShared(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	a := stageIn(t, r, base, prefixPkg("a", "1"), tree("usr/lib/liba.so=a", "usr/share/doc/a/README=a", "usr/lib/liba.so.1->liba.so"))
+	b := stageIn(t, r, base, prefixPkg("b", "1"), tree("usr/lib/libb.so=b", "usr/share/doc/b/README=b"))
+	if _, err := r.Apply(context.Background(), []*Staged{a, b}, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkPrefix(t, r)
+	lib := r.path("usr/lib/liba.so")
+	var st syscall.Stat_t
+	if err := syscall.Stat(lib, &st); err != nil || st.Nlink != 2 || inodeOf(lib) != inodeOf(r.path("pkgs/a/usr/lib/liba.so")) {
+		t.Errorf("%s: %d links, %v; want the package's inode, linked twice", lib, st.Nlink, err)
+	}
+	if got, err := os.Readlink(r.path("usr/lib/liba.so.1")); err != nil || got != "liba.so" {
+		t.Errorf("symlink in the prefix: %q, %v", got, err)
+	}
+	must(t, r.uninstall("a"))
+	checkPrefix(t, r)
+	if _, err := os.Lstat(r.path("usr/share/doc/a")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a's directory stays: %v", err)
+	}
+	must(t, r.uninstall("b"))
+	checkPrefix(t, r)
+	if _, err := os.Lstat(r.path("usr")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("usr stays with no package: %v", err)
+	}
+}
+
+// TestPrefixConflict: a package with a path another has, whichever is installed, is
+// refused before anything changes, naming both and the path; so is a directory where the
+// other has a file, and two packages of one change that want one path.
+func TestPrefixConflict(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree("etc/x=a", "etc/d=file"))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	x := r.path("etc/x")
+	before := inodeOf(x)
+	for _, c := range []struct {
+		name  string
+		files []string
+		path  string
+	}{
+		{"same path", []string{"etc/x=b"}, "etc/x"},
+		{"same content", []string{"etc/x=a"}, "etc/x"},
+		{"dir over file", []string{"etc/d/y=b"}, "etc/d"},
+		{"symlink over file", []string{"etc/x->y"}, "etc/x"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := stageIn(t, r, base, prefixPkg("b", "1"), tree(c.files...))
+			_, err := r.Apply(context.Background(), []*Staged{s}, nil)
+			var ce *ConflictError
+			if !errors.As(err, &ce) || ce.Path != c.path || ce.Package != "b" || ce.Other != "a" || ce.OtherVersion != "1" {
+				t.Fatalf("Apply = %v, want a ConflictError of b and a on %s", err, c.path)
+			}
+			if msg := err.Error(); !strings.Contains(msg, "a 1") || !strings.Contains(msg, "b 1") || !strings.Contains(msg, c.path) {
+				t.Errorf("message %q does not name both and the path", msg)
+			}
+			if _, err := r.db.Get("b"); err == nil {
+				t.Error("b was recorded")
+			}
+			if _, err := os.Lstat(r.pkgDir("b")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("pkgs/b: %v", err)
+			}
+			if inodeOf(x) != before {
+				t.Error("etc/x changed")
+			}
+			checkPrefix(t, r)
+		})
+	}
+	t.Run("both incoming", func(t *testing.T) {
+		s1 := stageIn(t, r, base, prefixPkg("c", "1"), tree("opt/z=c"))
+		s2 := stageIn(t, r, base, prefixPkg("d", "1"), tree("opt/z=d"))
+		_, err := r.Apply(context.Background(), []*Staged{s1, s2}, nil)
+		var ce *ConflictError
+		if !errors.As(err, &ce) || ce.Path != "opt/z" || ce.Package != "d" || ce.Other != "c" || !ce.Incoming {
+			t.Fatalf("Apply = %v, want a ConflictError of d and c on opt/z", err)
+		}
+		checkPrefix(t, r)
+	})
+	t.Run("command link over file", func(t *testing.T) {
+		p := prefixPkg("e", "1")
+		p.Bin = testrepo.Commands("x=etc/e")
+		s1 := stageIn(t, r, base, p, tree("etc/e=e"))
+		s2 := stageIn(t, r, base, prefixPkg("f", "1"), tree("bin/x=f"))
+		_, err := r.Apply(context.Background(), []*Staged{s1, s2}, nil)
+		var ce *ConflictError
+		if !errors.As(err, &ce) || ce.Path != "bin/x" || !ce.Command {
+			t.Fatalf("Apply = %v, want a ConflictError on bin/x", err)
+		}
+		checkPrefix(t, r)
+	})
+}
+
+// TestPrefixReplaces: a package that replaces another takes its file in the prefix, and
+// the other's comes back when it goes; installed the other way round, the replaced package
+// goes under. Removing or upgrading either leaves the right file, and the prefix is what
+// the records say after each step.
+func TestPrefixReplaces(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	x := r.path("etc/x")
+	has := func(want string) {
+		t.Helper()
+		b, err := os.ReadFile(x)
+		if err != nil || string(b) != want {
+			t.Errorf("etc/x = %q, %v; want %q", b, err, want)
+		}
+		checkPrefix(t, r)
+	}
+	install := func(p repo.Package, files ...string) {
+		t.Helper()
+		if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, p, tree(files...))}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	install(prefixPkg("old", "1"), "etc/x=old 1", "etc/old=1")
+	install(prefixPkg("new", "1", "old<2"), "etc/x=new 1")
+	has("new 1")
+	install(prefixPkg("old", "1.5"), "etc/x=old 1.5", "etc/old=1.5") // still replaced: goes under
+	has("new 1")
+	must(t, r.uninstall("new"))
+	has("old 1.5")
+	install(prefixPkg("new", "1", "old<2"), "etc/x=new 1")
+	has("new 1")
+	install(prefixPkg("new", "2", "old<2"), "etc/x=new 2")
+	has("new 2")
+	must(t, r.uninstall("old"))
+	has("new 2")
+	must(t, r.uninstall("new"))
+	if _, err := os.Lstat(x); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("etc/x with no package: %v", err)
+	}
+	checkPrefix(t, r)
+
+	// The replacing package first: the replaced one goes under it.
+	install(prefixPkg("new", "2", "old<2"), "etc/x=new 2")
+	install(prefixPkg("old", "1"), "etc/x=old 1")
+	has("new 2")
+	// old 2 is not replaced by new 2: its file cannot go under, nor over.
+	s := stageIn(t, r, base, prefixPkg("old", "2"), tree("etc/x=old 2"))
+	var ce *ConflictError
+	if _, err := r.Apply(context.Background(), []*Staged{s}, nil); !errors.As(err, &ce) || ce.Other != "new" {
+		t.Errorf("upgrade of old past what new replaces = %v, want a ConflictError", err)
+	}
+	has("new 2")
+	must(t, r.uninstall("new"))
+	has("old 1")
+}
+
+// TestPrefixUpgrade: an upgrade relinks its paths to the new tree, drops the paths it no
+// longer has and the directories they leave empty, keeps a file of the user's put in place
+// of one of its files (in .pkg/saved, said), and leaves a directory holding the user's.
+func TestPrefixUpgrade(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	install := func(v string, files ...string) {
+		t.Helper()
+		if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", v), tree(files...))}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	install("1", "usr/x=1", "usr/gone/y=1", "usr/mine/z=1", "usr/edited=1")
+	must(t, os.Remove(r.path("usr/edited")))
+	must(t, os.WriteFile(r.path("usr/edited"), []byte("the user's"), 0o644))
+	must(t, os.WriteFile(r.path("usr/mine/notes"), []byte("the user's"), 0o644))
+	install("2", "usr/x=2", "usr/edited=2")
+	if b, _ := os.ReadFile(r.path("usr/x")); string(b) != "2" {
+		t.Errorf("usr/x = %q after the upgrade", b)
+	}
+	for _, gone := range []string{"usr/gone", "usr/mine/z"} {
+		if _, err := os.Lstat(r.path(gone)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s stays: %v", gone, err)
+		}
+	}
+	if _, err := os.Lstat(r.path("usr/mine/notes")); err != nil {
+		t.Errorf("the user's notes: %v", err)
+	}
+	var kept *Salvage
+	for i, s := range r.Salvaged() {
+		if s.Prefix {
+			kept = &r.Salvaged()[i]
+		}
+	}
+	if kept == nil || !slices.Equal(kept.Paths, []string{"usr/edited"}) || !slices.Equal(kept.Left, []string{"usr/mine"}) {
+		t.Fatalf("Salvaged = %+v, want usr/edited kept and usr/mine left", r.Salvaged())
+	}
+	if b, err := os.ReadFile(filepath.Join(kept.Dir, "usr/edited")); err != nil || string(b) != "the user's" {
+		t.Errorf("kept usr/edited = %q, %v", b, err)
+	}
+	must(t, os.Remove(r.path("usr/mine/notes")))
+	must(t, os.Remove(r.path("usr/mine")))
+	checkPrefix(t, r)
+}
+
+// TestPrefixRollForward cuts commits short between their records and their links (a
+// crash): the next start finishes the prefix, before the old trees it compares with go.
+func TestPrefixRollForward(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree("usr/x=1", "usr/old=1"))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	crash := func(staged []*Staged, remove ...string) {
+		t.Helper()
+		testHookRecorded = func() bool { return true }
+		defer func() { testHookRecorded = nil }()
+		if _, err := r.Apply(context.Background(), staged, remove); err != nil {
+			t.Fatal(err)
+		}
+		if p, err := r.db.PrefixPending(); err != nil || p == nil {
+			t.Fatalf("pending after the records: %v, %v", p, err)
+		}
+		r.Close()
+		r = openRoot(t, dir)
+		if p, err := r.db.PrefixPending(); err != nil || p != nil {
+			t.Errorf("pending after a start: %v, %v", p, err)
+		}
+		checkPrefix(t, r)
+		if ents, _ := os.ReadDir(r.path(".pkg", "staging")); len(ents) != 0 {
+			t.Errorf("staging after a start: %v", ents)
+		}
+	}
+	crash([]*Staged{stageIn(t, r, base, prefixPkg("a", "2"), tree("usr/x=2", "usr/new=2"))})
+	if b, _ := os.ReadFile(r.path("usr/x")); string(b) != "2" {
+		t.Errorf("usr/x = %q after the roll-forward", b)
+	}
+	crash([]*Staged{stageIn(t, r, base, prefixPkg("b", "1"), tree("opt/b=1"))}, "a")
+	if _, err := os.Lstat(r.path("usr")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("usr after a's removal rolled forward: %v", err)
+	}
+	r.Close()
+}
+
+// TestPrefixCost: installing one small package into a root that holds a large one looks
+// up and links the small one's paths only.
+func TestPrefixCost(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	var big []string
+	for i := range 2000 {
+		big = append(big, "usr/src/d"+string(rune('a'+i%26))+"/f"+strings.Repeat("x", i%7)+string(rune('a'+i/26%26))+string(rune('a'+i/676))+"=x")
+	}
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("big", "1"), tree(big...))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("small", "1"), tree("usr/src/one=1"))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// usr, usr/src and usr/src/one, each checked once and rolled forward once.
+	if r.looked != 6 {
+		t.Errorf("a one-file install into a root of 2,000 files looked up %d paths, want 6", r.looked)
+	}
+	checkPrefix(t, r)
+}
+
+// TestPrefixReserved refuses a package with a member where pkg keeps its own.
+func TestPrefixReserved(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	for _, files := range [][]string{{".pkg/db=x"}, {"pkgs/a/x=x"}, {"bin=x"}} {
+		tarPath := alignedTar(t, base, tree(files...))
+		members, err := scanWithDigests(tarPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Stage(context.Background(), tarPath, prefixPkg("a", "1"), members); !errors.Is(err, errReserved) {
+			t.Errorf("Stage of %v = %v, want errReserved", files, err)
+		}
+	}
+}
