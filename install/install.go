@@ -49,7 +49,7 @@ type Staged struct {
 	wants   map[string]string // what bin/ holds for each of its commands once committed (prepareLinks)
 	keep    bool              // left to the next start: a failed commit may have made it the only copy of a tree
 	whole   bool              // its writes were not tracked: the commit syncs the whole filesystem
-	entries []prefixEntry           // its paths in the prefix
+	entries []prefixEntry     // its paths in the prefix
 }
 
 // Stage builds p's tree in staging from the aligned tar at tarPath, where nothing sees it

@@ -38,7 +38,8 @@ type Rebuilt struct {
 // in pkgs/: each is recorded as the first of candidates(name) whose member list it has
 // the shape of (every path, of its type and size), and a tree none matches is kept,
 // unrecorded. It deletes no tree of pkgs/, keeps the database it replaces beside the new
-// one, takes the root's lock as Open does, and then makes bin/ agree with the records.
+// one, takes the root's lock as Open does, and then makes the prefix (the owners of its
+// paths, rebuilt from the file lists, and its links) and bin/ agree with the records.
 // The records of packages, repositories and what was asked for are read from the old
 // database where it is only older than its last commit (db.ErrStale) or not damaged at
 // all: its other pages are not read, as bbolt cannot read every damage safely. A package's
@@ -153,6 +154,52 @@ func matchTree(fd int, name string, cands []Candidate) (*db.Record, []db.File, b
 	return nil, nil, false
 }
 
+// rebuildPrefix returns the owners of every path of the prefix that the packages recs,
+// whose files are lists, list, and a roll-forward of them all, which the start after the
+// repair runs: what the prefix lacks is linked again. Where two packages list one file,
+// the one whose inode the prefix holds is on top; else the first by name that replaces
+// the others, else the first by name.
+func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File) *db.PrefixChange {
+	paths := make(map[string]db.Owners)
+	byName := make(map[string]*db.Record, len(recs))
+	pending := &db.Pending{}
+	dst, src := r.prefixDirs(), newDirCache(r.fd[pkgs])
+	defer dst.close()
+	defer src.close()
+	for i, p := range recs {
+		byName[p.Name] = p
+		pending.New = append(pending.New, p.Name)
+		for _, e := range fileEntries(p.Into, lists[i]) {
+			o := paths[e.path]
+			switch {
+			case len(o.Names) == 0:
+				o = db.Owners{Dir: e.dir, Names: []string{p.Name}}
+			case o.Dir && e.dir:
+				o.Names = append(o.Names, p.Name) // recs come sorted by name
+			case o.Dir || e.dir:
+				continue // a directory and a file: the first listed keeps the path
+			case r.holds(&dst, &src, e, p.Name) || replaces(p, byName[o.Names[0]]) && !r.holds(&dst, &src, e, o.Names[0]):
+				o.Names = append([]string{p.Name}, o.Names...)
+			default:
+				o.Names = append(o.Names, p.Name)
+			}
+			paths[e.path] = o
+		}
+	}
+	return &db.PrefixChange{Paths: paths, Pending: pending, Replace: true}
+}
+
+// holds reports whether the prefix holds the member of e of the package name (its inode).
+func (r *Root) holds(dst, src *dirCache, e prefixEntry, name string) bool {
+	var a, b unix.Stat_t
+	dir, base, err := dst.parent(e.path)
+	if err != nil || unix.Fstatat(dir, base, &a, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false
+	}
+	dir, base, err = src.parent(name + "/" + e.member)
+	return err == nil && unix.Fstatat(dir, base, &b, unix.AT_SYMLINK_NOFOLLOW) == nil && a.Ino == b.Ino && a.Dev == b.Dev
+}
+
 // rebuilt is the name, in .pkg, of the database Rebuild makes before it takes the place of
 // the root's: a repair cut short or failed leaves the root's database as it was.
 const rebuilt = "db.rebuilt"
@@ -174,7 +221,7 @@ func (r *Root) buildDatabase(recs []*db.Record, lists [][]db.File, reqs map[stri
 			return err
 		}
 	}
-	if err := d.CommitRequested(recs, files, nil, reqs, nil); err != nil {
+	if err := d.CommitRequested(recs, files, nil, reqs, r.rebuildPrefix(recs, lists)); err != nil {
 		return err
 	}
 	for _, rp := range repos {

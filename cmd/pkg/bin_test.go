@@ -8,6 +8,7 @@ import (
 	"pkg/pkgtest/testrepo"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"pkg/internal/testfs"
@@ -69,13 +70,18 @@ func TestRemoveLinkFails(t *testing.T) {
 	}
 }
 
-// TestReinstallRestoresLink follows verify's advice for a command link changed by hand:
-// install --reinstall puts the package's link back. A file in the place of a command no
-// installed package declares is still refused, saying what to do.
+// TestReinstallRestoresLink follows verify's advice for a command changed by hand
+// (bin/hello, the package's own file in the prefix): install --reinstall puts the
+// package's file back. A file of the user's in its place is theirs: the reinstall keeps
+// it in .pkg/saved, says so, and puts the package's back.
 func TestReinstallRestoresLink(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.ok("install", "hello")
 	link := filepath.Join(e.root, "bin", "hello")
+	same := func() bool {
+		var a, b syscall.Stat_t
+		return syscall.Lstat(link, &a) == nil && syscall.Lstat(filepath.Join(e.root, "pkgs", "hello", "bin", "hello"), &b) == nil && a.Ino == b.Ino
+	}
 	if err := os.Remove(link); err != nil {
 		t.Fatal(err)
 	}
@@ -87,31 +93,32 @@ func TestReinstallRestoresLink(t *testing.T) {
 		t.Fatalf("verify with bin/hello changed: exit %d, %q", code, stderr)
 	}
 	e.ok("install", "--reinstall", "hello")
-	if got, err := os.Readlink(link); err != nil || got != "../pkgs/hello/bin/hello" {
-		t.Errorf("bin/hello after the reinstall: %q, %v", got, err)
+	if !same() {
+		t.Error("bin/hello after the reinstall is not the package's file")
 	}
 	e.ok("verify")
 
-	// A file of the user's in the place of the command is theirs, even there.
+	// A file of the user's in the place of the command is theirs: kept.
 	if err := os.Remove(link); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(link, []byte("wrapper\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code := e.pkg("verify")
-	if want := "move " + link + " away (not pkg's to replace), then pkg install --reinstall hello"; code != 1 ||
-		!strings.Contains(out, "modified "+link+" (command link, a file not pkg's in its place)") || !strings.Contains(stderr, want) {
-		t.Errorf("verify with a file of the user's as bin/hello: exit %d, %q, %q; want %q", code, out, stderr, want)
+	out, _, code := e.pkg("verify")
+	if code != 1 || !strings.Contains(out, "modified "+link+" (in the root's prefix)") {
+		t.Errorf("verify with a file of the user's as bin/hello: exit %d, %q", code, out)
 	}
-	if _, stderr, code := e.pkg("install", "--reinstall", "hello"); code != 1 || !strings.Contains(stderr, "remove or rename it") {
-		t.Errorf("reinstall over a file of the user's: exit %d, %q", code, stderr)
+	if _, stderr := e.ok("install", "--reinstall", "hello"); !strings.Contains(stderr, "bin/hello") || !strings.Contains(stderr, ".pkg/saved") {
+		t.Errorf("reinstall over a file of the user's: %q, want it kept in .pkg/saved", stderr)
 	}
-	if b, err := os.ReadFile(link); err != nil || string(b) != "wrapper\n" {
-		t.Errorf("the user's file after a refused reinstall: %q, %v", b, err)
+	if !same() {
+		t.Error("bin/hello after the reinstall is not the package's file")
 	}
-	os.Remove(link)
-	e.ok("install", "--reinstall", "hello")
+	kept, _ := filepath.Glob(filepath.Join(e.root, ".pkg", "saved", "hello-1.2.0-root.*", "bin", "hello")) // and the symlink before
+	if !slices.ContainsFunc(kept, func(k string) bool { b, err := os.ReadFile(k); return err == nil && string(b) == "wrapper\n" }) {
+		t.Errorf("the user's bin/hello not kept: %q", kept)
+	}
 
 	e.ok("remove", "hello")
 	if err := os.WriteFile(link, []byte("mine\n"), 0o755); err != nil {

@@ -39,8 +39,9 @@ func (s state) String() string {
 // install's Verify see them: the database records package P
 // at version V if and only if pkgs/P holds exactly V's files (path, type, mode, size,
 // content), with V's file list recorded; no intent, staging or trash is left; bin/ holds
-// exactly the declared links; every installed package's dependencies are installed; and
-// bbolt's consistency check passes.
+// exactly the declared links; the prefix holds exactly the recorded packages' files, no
+// roll-forward pending; every installed package's dependencies are installed; and bbolt's
+// consistency check passes.
 func checkRoot(root string, w world) (state, []string) {
 	st, problems := checkRecords(root, w)
 	if len(problems) > 0 {
@@ -103,9 +104,15 @@ func checkRecords(root string, w world) (state, []string) {
 		}
 		problems = append(problems, checkTree(filepath.Join(root, "pkgs", p.Name), s)...)
 		for _, b := range s.bin {
-			wantBins[cmdName(b)] = "../pkgs/" + p.Name + "/" + b
+			if b != "bin/"+cmdName(b) { // else the package's own file is the command
+				wantBins[cmdName(b)] = "../" + b
+			}
 		}
 	}
+	if p, err := d.PrefixPending(); err != nil || p != nil {
+		bad("prefix roll-forward left: %+v (%v)", p, err)
+	}
+	problems = append(problems, checkPrefix(root, ps, w)...)
 	for _, p := range ps {
 		for _, req := range p.Depends {
 			if v, ok := st[req.Name]; !ok || !req.Allows(v) {
@@ -124,6 +131,9 @@ func checkRecords(root string, w world) (state, []string) {
 		}
 	}
 	for _, e := range readDir(root, "bin", bad) {
+		if slices.ContainsFunc(ps, func(p db.Record) bool { return slices.Contains(w[p.Name][p.Version].bin, "bin/"+e) }) {
+			continue // a package's file: checkPrefix's
+		}
 		target, err := os.Readlink(filepath.Join(root, "bin", e))
 		if err != nil || target != wantBins[e] {
 			bad("bin/%s -> %q, want %q", e, target, wantBins[e])
@@ -134,6 +144,59 @@ func checkRecords(root string, w world) (state, []string) {
 		bad("bin/%s missing", cmd)
 	}
 	return st, problems
+}
+
+// checkPrefix checks that the root's prefix holds exactly the members of the packages ps
+// records (none of the crash worlds' packages replaces another's): each directory as a
+// directory, anything else as the inode of the package's member in pkgs/; nothing else
+// but pkg's own .pkg, pkgs and bin/.
+func checkPrefix(root string, ps []db.Record, w world) []string {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	want := map[string]string{} // prefix path → its package; "" for a directory
+	for _, p := range ps {
+		s := w[p.Name][p.Version]
+		if s == nil {
+			continue
+		}
+		for _, m := range s.members {
+			if m.typ == tar.TypeDir {
+				want[m.name] = ""
+				continue
+			}
+			want[m.name] = p.Name
+			var got, pkg unix.Stat_t
+			if err := unix.Lstat(filepath.Join(root, m.name), &got); err != nil {
+				bad("prefix: %s of %s %s: %v", m.name, p.Name, p.Version, err)
+			} else if unix.Lstat(filepath.Join(root, "pkgs", p.Name, m.name), &pkg) == nil && got.Ino != pkg.Ino {
+				bad("prefix: %s is not %s %s's file", m.name, p.Name, p.Version)
+			}
+		}
+	}
+	err := filepath.WalkDir(root, func(full string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, full)
+		switch {
+		case rel == ".pkg" || rel == "pkgs":
+			return filepath.SkipDir
+		case rel == "." || rel == "bin":
+			return nil
+		}
+		owner, ok := want[rel]
+		switch {
+		case !ok && !strings.HasPrefix(rel, "bin/"):
+			bad("prefix: %s is in the root, in no package recorded", rel)
+		case ok && owner == "" && !e.IsDir():
+			bad("prefix: %s is not a directory", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		bad("prefix: %v", err)
+	}
+	return problems
 }
 
 // diffFiles describes the first difference between two sorted file lists, or returns "".

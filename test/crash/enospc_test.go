@@ -18,9 +18,9 @@ import (
 // smallSpec builds a package of n files of 1 to 4000 bytes: each costs a block that
 // staging writes, so a full filesystem stops it midway.
 func smallSpec(name, v string, n int) *spec {
-	s := &spec{name: name, version: v, members: []member{{name: "data", typ: tar.TypeDir, mode: 0o755}}}
+	s := &spec{name: name, version: v, members: []member{{name: "data", typ: tar.TypeDir, mode: 0o755}, {name: "data/" + name, typ: tar.TypeDir, mode: 0o755}}}
 	for i := range n {
-		s.members = append(s.members, member{name: fmt.Sprintf("data/%04d", i), typ: tar.TypeReg, mode: 0o644, data: content(i, 8+len(v), 1+i*37%4000)})
+		s.members = append(s.members, member{name: fmt.Sprintf("data/%s/%04d", name, i), typ: tar.TypeReg, mode: 0o644, data: content(i, 8+len(v), 1+i*37%4000)})
 	}
 	return s
 }

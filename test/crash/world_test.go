@@ -140,7 +140,8 @@ func content(i, gen, n int) []byte {
 	return b
 }
 
-// appSpec builds version v (1 or 2) of a package of about files files in 20 directories:
+// appSpec builds version v (1 or 2) of a package of about files files in 20 directories
+// (under opt/NAME, its command in bin/):
 // most small (written), a quarter between 4 and 20 KiB and one in twenty up to 200 KiB
 // (cloned), with a read-only directory, hardlinks and symlinks. Version 2 changes a tenth
 // of the files, drops a twentieth, adds some, changes modes and adds a command.
@@ -159,12 +160,16 @@ func appSpec(name, v string, files int, depends ...string) *spec {
 		s.bin = append(s.bin, "bin/"+name+"-helper")
 		file("bin/"+name+"-helper", 0o755, []byte("#!/bin/sh\necho helper\n"))
 	}
+	// The rest under opt/NAME: the package's own in the prefix, where the others' are too.
+	top := "opt/" + name + "/"
+	dir("opt", 0o755)
+	dir(top[:len(top)-1], 0o755)
 	for d := range 20 {
 		mode := fs.FileMode(0o755)
 		if two && d == 5 {
 			mode = 0o750
 		}
-		dir(fmt.Sprintf("d%02d", d), mode)
+		dir(fmt.Sprintf("%sd%02d", top, d), mode)
 	}
 	sizes := rand.New(rand.NewPCG(1, 2))
 	for i := range files {
@@ -188,25 +193,25 @@ func appSpec(name, v string, files int, depends ...string) *spec {
 		if i%100 == 5 {
 			mode = 0o755
 		}
-		file(fmt.Sprintf("d%02d/f%04d", i%20, i), mode, content(i, gen, n))
+		file(fmt.Sprintf("%sd%02d/f%04d", top, i%20, i), mode, content(i, gen, n))
 	}
 	if two {
-		dir("new", 0o755)
+		dir(top+"new", 0o755)
 		for i := range files / 20 {
-			file(fmt.Sprintf("new/n%04d", i), 0o644, content(i, 3, 1+i*97%9000))
+			file(fmt.Sprintf("%snew/n%04d", top, i), 0o644, content(i, 3, 1+i*97%9000))
 		}
 	}
-	dir("ro", 0o555)
-	file("ro/readme", 0o444, []byte("read-only "+v+"\n"))
+	dir(top+"ro", 0o555)
+	file(top+"ro/readme", 0o444, []byte("read-only "+v+"\n"))
 	link := func(typ byte, n, target string) {
 		s.members = append(s.members, member{name: n, typ: typ, mode: 0o777, link: target})
 	}
-	link(tar.TypeLink, "d02/hard", "d02/f0002")
+	link(tar.TypeLink, top+"d02/hard", top+"d02/f0002")
 	if two {
-		link(tar.TypeLink, "d03/hard2", "d03/f0003")
-		link(tar.TypeSymlink, "latest", "d01/f0001")
+		link(tar.TypeLink, top+"d03/hard2", top+"d03/f0003")
+		link(tar.TypeSymlink, top+"latest", "d01/f0001")
 	} else {
-		link(tar.TypeSymlink, "latest", "d00/f0000")
+		link(tar.TypeSymlink, top+"latest", "d00/f0000")
 	}
 	for i := range s.members {
 		if s.members[i].typ == tar.TypeLink {
