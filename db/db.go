@@ -1,5 +1,6 @@
 // Package db records what is installed under a root: one record per package, the files each
-// package owns, which packages the user asked for, the intents of commits in progress, the
+// package owns, the owners of each path of the root's merged prefix and the roll-forward of
+// it a commit still owes, which packages the user asked for, the intents of commits in progress, the
 // last signed index of each repository the root accepted, with the keys that verified it,
 // and the standing conditions the user was told of. It stores them in a bbolt file. It
 // does not touch the installed trees.

@@ -1,7 +1,8 @@
 // Package install puts packages from cached aligned tars into a root and takes them out again.
 // It validates every member, builds the tree in a staging directory on the root's filesystem
 // (cloning member data where the filesystem can), makes it durable with one sync, commits it
-// with one rename, and records it in the database. It never touches the network. Linux only.
+// with one rename, records it in the database, and links its files into the root's merged
+// prefix. It never touches the network. Linux only.
 package install
 
 import (

@@ -67,16 +67,35 @@ func commandText(ch txn.CommandChange) string {
 
 // salvageText says what a change kept of a tree it replaced or removed (install.Salvage):
 // files the user added to the package's directory or changed in it, and the rest where
-// pkg could not sort it out, in root.
+// pkg could not sort it out, in root; or, of the root's prefix, the user's files where the
+// package's went or were, and the directories left holding what no package has.
 func salvageText(s install.Salvage, root string) []string {
 	var lines []string
-	if len(s.Paths) > 0 {
-		list := strings.Join(s.Paths[:min(len(s.Paths), 5)], ", ")
-		if more := len(s.Paths) - 5; more > 0 {
-			list += fmt.Sprintf(" and %d more", more)
+	list := func(ps []string) string {
+		l := strings.Join(ps[:min(len(ps), 5)], ", ")
+		if more := len(ps) - 5; more > 0 {
+			l += fmt.Sprintf(" and %d more", more)
 		}
+		return l
+	}
+	if s.Prefix {
+		if len(s.Paths) > 0 {
+			lines = append(lines, fmt.Sprintf("the root held %s not pkg's where files of %s %s go or were: kept in %s: %s",
+				units.Count(len(s.Paths), "path"), s.Name, s.Version, s.Dir, list(s.Paths)))
+		}
+		if len(s.Left) > 0 {
+			dirs := "directories"
+			if len(s.Left) == 1 {
+				dirs = "directory"
+			}
+			lines = append(lines, fmt.Sprintf("%d %s of %s %s left in %s, holding what no package has: %s",
+				len(s.Left), dirs, s.Name, s.Version, root, list(s.Left)))
+		}
+		return lines
+	}
+	if len(s.Paths) > 0 {
 		lines = append(lines, fmt.Sprintf("the directory of %s %s held %s that it did not install or that changed since: kept in %s: %s",
-			s.Name, s.Version, units.Count(len(s.Paths), "path"), s.Dir, list))
+			s.Name, s.Version, units.Count(len(s.Paths), "path"), s.Dir, list(s.Paths)))
 	}
 	rest := "the directory"
 	if len(s.Paths) > 0 {

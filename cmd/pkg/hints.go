@@ -38,6 +38,12 @@ var hints = []hintRule{
 	{fn: as(func(ue *session.UnlinkedError) string {
 		return fmt.Sprintf("remove or rename it, then run 'pkg install --reinstall %s'", ue.Package)
 	})},
+	{fn: as(func(ce *session.ConflictError) string {
+		if ce.Incoming {
+			return fmt.Sprintf("install one of %s and %s, not both; nothing was changed", ce.Package, ce.Other)
+		}
+		return fmt.Sprintf("nothing was changed; 'pkg remove %s' first if %s should take its place (a package takes over another's files only where its index entry says it replaces it)", ce.Other, ce.Package)
+	})},
 	{fn: as(func(le *session.LinksError) string {
 		return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
 	})},

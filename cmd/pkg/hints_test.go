@@ -30,6 +30,8 @@ func TestLibraryErrorHints(t *testing.T) {
 		want string
 	}{
 		{fmt.Errorf("could not update the command links: %w", &install.UnlinkedError{Path: "/r/bin/hello", Package: "hello"}), "then run 'pkg install --reinstall hello'"},
+		{fmt.Errorf("install: %w", &install.ConflictError{Path: "etc/x", Package: "b", Version: "1", Other: "a", OtherVersion: "2"}), "'pkg remove a' first"},
+		{&install.ConflictError{Path: "etc/x", Package: "b", Version: "1", Other: "a", OtherVersion: "2", Incoming: true}, "install one of b and a"},
 		{&fetch.ReadOnlyError{Dir: "/c", Path: "/c/tmp", Mode: 0o555}, "point --cache (PKG_CACHE) at a directory you can write"},
 		{&repo.UnsignedError{Dir: "/srv/repo", Err: os.ErrPermission}, "run 'pkg repo sign /srv/repo'"},
 		{fmt.Errorf("repo add: %w", &fetch.ControlError{Package: "a", Field: "Breaks", Relation: "b:i386", Err: errors.New("x")}), "with --conflicts, which replaces the control file's Breaks"},
