@@ -206,9 +206,12 @@ func (r *Root) checkUnmanaged(recs []db.Record, staged []*db.Record) error {
 }
 
 // checkApply refuses a change to recs, the installed packages, installing the records
-// staged, that would leave two packages providing one command (*clashError), or a package
-// depending on one removed, missing or at a version it does not allow (errDependency, for
-// the dependencies the change touches); and the removal of a package not installed.
+// staged, that would leave two packages providing one command (*clashError), a package
+// whose dependency nothing meets (repo.Requirement.Met: a package of one of its
+// alternatives' names at a version allowed, or one that provides it) where the change
+// removed or replaced what met it or installs the package, or an incoming package and
+// another that conflicts with it (errDependency); and the removal of a package not
+// installed.
 func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 	next := make(map[string]*db.Record, len(recs)+len(staged)) // what the root would hold
 	for i := range recs {
@@ -244,10 +247,14 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 			}
 		}
 	}
+	meets := newMeets(next)
 	for _, gone := range remove {
-		var users, versions []string // what still depends on gone
+		old := named(recs)[gone]
+		var users, versions []string // what gone met and nothing left meets
 		for _, name := range names {
-			if slices.ContainsFunc(next[name].Depends, func(d repo.Requirement) bool { return d.Name == gone }) {
+			if slices.ContainsFunc(next[name].Depends, func(d repo.Requirement) bool {
+				return !meets.met(d) && d.Met(old.Name, old.Version, old.Provides)
+			}) {
 				users, versions = append(users, name), append(versions, name+" "+next[name].Version)
 			}
 		}
@@ -261,14 +268,70 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 	}
 	for _, name := range names {
 		for _, req := range next[name].Depends {
-			switch {
-			case incoming[req.Name] && !req.Allows(next[req.Name].Version):
-				return dependencyError("install %s %s: %s %s depends on %s", req.Name, next[req.Name].Version, name, next[name].Version, req)
-			case incoming[name] && next[req.Name] == nil:
-				return dependencyError("install %s %s: it depends on %s, which is not installed", name, next[name].Version, req)
-			case incoming[name] && !req.Allows(next[req.Name].Version):
-				return dependencyError("install %s %s: it depends on %s, and %s %s is installed", name, next[name].Version, req, req.Name, next[req.Name].Version)
+			if meets.met(req) {
+				continue
 			}
+			other := next[req.Name]
+			switch {
+			case other != nil && incoming[req.Name]:
+				return dependencyError("install %s %s: %s %s depends on %s", req.Name, other.Version, name, next[name].Version, req)
+			case incoming[name] && other == nil:
+				return dependencyError("install %s %s: it depends on %s, which is not installed", name, next[name].Version, req)
+			case incoming[name]:
+				return dependencyError("install %s %s: it depends on %s, and %s %s is installed", name, next[name].Version, req, req.Name, other.Version)
+			}
+		}
+	}
+	for _, s := range staged {
+		if q := meets.conflict(s); q != nil {
+			return dependencyError("install %s %s: it conflicts with %s %s", s.Name, s.Version, q.Name, q.Version)
+		}
+	}
+	return nil
+}
+
+// meets tells whether the packages a root would hold meet a requirement, by
+// repo.Requirement.Met: a package of one of its alternatives' names, or one that provides
+// it.
+type meets struct {
+	next     map[string]*db.Record
+	provided map[string][]*db.Record // virtual name → the packages providing it
+}
+
+func newMeets(next map[string]*db.Record) *meets {
+	m := &meets{next: next, provided: make(map[string][]*db.Record)}
+	for _, p := range next {
+		for _, v := range p.Provides {
+			m.provided[v.Name] = append(m.provided[v.Name], p)
+		}
+	}
+	return m
+}
+
+func (m *meets) met(req repo.Requirement) bool {
+	for _, a := range req.Alternatives() {
+		if p := m.next[a.Name]; p != nil && req.Met(p.Name, p.Version, p.Provides) {
+			return true
+		}
+		for _, p := range m.provided[a.Name] {
+			if req.Met(p.Name, p.Version, p.Provides) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// conflict returns a package the root would hold that conflicts with p, or that p
+// conflicts with (Conflicts, met as a dependency would be), or nil.
+func (m *meets) conflict(p *db.Record) *db.Record {
+	for _, q := range m.next {
+		if q.Name == p.Name {
+			continue
+		}
+		if slices.ContainsFunc(p.Conflicts, func(c repo.Requirement) bool { return c.Met(q.Name, q.Version, q.Provides) }) ||
+			slices.ContainsFunc(q.Conflicts, func(c repo.Requirement) bool { return c.Met(p.Name, p.Version, p.Provides) }) {
+			return q
 		}
 	}
 	return nil

@@ -54,3 +54,34 @@ func TestCheck(t *testing.T) {
 		t.Errorf("Check of a package nothing is in the way of: %v", err)
 	}
 }
+
+// TestCheckSatisfaction: a dependency is met by any of its alternatives or by a package
+// that provides it (repo.Requirement.Met); removing what meets it is refused only where
+// nothing else does; an incoming package that conflicts with an installed one is refused.
+func TestCheckSatisfaction(t *testing.T) {
+	dir := t.TempDir()
+	installed := []db.Record{
+		{Name: "debconf", Version: "1.5"},
+		{Name: "cdebconf", Version: "0.2", Provides: testrepo.Requires("debconf-2.0")},
+		{Name: "zlib1g", Version: "1.2.13", Provides: testrepo.Requires("libz1=1.2.13")},
+		{Name: "app", Version: "1", Depends: testrepo.Requires("debconf>=2|debconf-2.0", "libz1>=1.2")},
+	}
+	if err := CheckChange(dir, installed, []repo.Package{{Name: "tool", Version: "1", Depends: testrepo.Requires("nope|libz1")}}, nil); err != nil {
+		t.Errorf("an alternative met by a provides: %v", err)
+	}
+	if err := CheckChange(dir, installed, nil, []string{"debconf"}); err != nil {
+		t.Errorf("removing an alternative that meets nothing: %v", err)
+	}
+	if err := CheckChange(dir, installed, nil, []string{"cdebconf"}); !errors.Is(err, errDependency) {
+		t.Errorf("removing the only provider of app's dependency = %v, want errDependency", err)
+	}
+	if err := CheckChange(dir, installed, nil, []string{"zlib1g"}); !errors.Is(err, errDependency) {
+		t.Errorf("removing the versioned provider = %v, want errDependency", err)
+	}
+	if err := CheckChange(dir, installed, []repo.Package{{Name: "zlib1", Version: "1", Conflicts: testrepo.Requires("zlib1g")}}, nil); !errors.Is(err, errDependency) {
+		t.Errorf("installing a package that conflicts with an installed one = %v, want errDependency", err)
+	}
+	if err := CheckChange(dir, installed, []repo.Package{{Name: "libz-old", Version: "1", Conflicts: testrepo.Requires("libz1<1")}}, nil); err != nil {
+		t.Errorf("a conflict with a version not installed: %v", err)
+	}
+}
