@@ -50,13 +50,23 @@ func (r *Root) rollForward(p *db.Pending) error {
 }
 
 // commitPrefix makes the links of a roll-forward durable: one journal force or btrfs
-// commit covers them all (durable.Commit), as the prefix is on the root's filesystem.
+// commit covers them all (durable.Commit), as the prefix is on the root's filesystem. An
+// fsync of a directory on XFS and ext4 forces the journal only up to that directory's last
+// change, so staging is changed after every link (its mode set again, which logs it and
+// takes no space: this works on a full filesystem) and is the directory committed.
 func (r *Root) commitPrefix() error {
-	fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(r.fd[top]), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &os.PathError{Op: "open", Path: r.dir, Err: err}
+	var st unix.Stat_t
+	if err := unix.Fstat(r.fd[staging], &st); err != nil {
+		return &os.PathError{Op: "stat", Path: r.path(".pkg", "staging"), Err: err}
 	}
-	f := os.NewFile(uintptr(fd), r.dir)
+	if err := unix.Fchmod(r.fd[staging], st.Mode&0o7777); err != nil {
+		return &os.PathError{Op: "chmod", Path: r.path(".pkg", "staging"), Err: err}
+	}
+	fd, err := r.open(place{in: staging}, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), r.path(".pkg", "staging"))
 	defer f.Close()
 	return durable.Commit(f)
 }

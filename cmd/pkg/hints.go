@@ -45,6 +45,9 @@ var hints = []hintRule{
 		return fmt.Sprintf("nothing was changed; 'pkg remove %s' first if %s should take its place (a package takes over another's files only where its index entry says it replaces it)", ce.Other, ce.Package)
 	})},
 	{fn: as(func(le *session.LinksError) string {
+		if errors.Is(le, syscall.ENOSPC) || errors.Is(le, syscall.EDQUOT) {
+			return "" // the full filesystem's hint says what to do
+		}
 		return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
 	})},
 	{is: session.ProxyFailed, hint: "the proxy HTTP_PROXY or HTTPS_PROXY names is refusing or unreachable: check those variables (and NO_PROXY)"},
