@@ -219,7 +219,7 @@ func TestNamedBin(t *testing.T) {
 
 	e.ok("install", "prettier", "jq")
 	link := filepath.Join(e.root, "bin", "prettier")
-	if got, err := os.Readlink(link); err != nil || got != "../package/bin/prettier.cjs" {
+	if got, err := os.Readlink(link); err != nil || got != "../lib/node_modules/prettier/bin/prettier.cjs" {
 		t.Errorf("bin/prettier -> %q, %v", got, err)
 	}
 	if info, err := os.Stat(link); err != nil || info.Mode().Perm() != 0o755 {
