@@ -34,7 +34,7 @@ func TestGoToolchain(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command(name, args...)
 		cmd.Dir = mod
-		cmd.Env = w.env("GOCACHE="+t.TempDir(), "GOPATH="+t.TempDir(), "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOPROXY=off")
+		cmd.Env = w.env(w.path("go"), "GOCACHE="+t.TempDir(), "GOPATH="+t.TempDir(), "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOPROXY=off")
 		return strings.TrimSpace(output(t, cmd))
 	}
 	if got := run(goCmd, "env", "GOROOT"); got != goroot {

@@ -78,25 +78,25 @@ func newWorld(t testing.TB, roots ...string) *world {
 	return w
 }
 
-// env is the whole environment of what a test runs: HOME and XDG directories of its own,
-// PATH the system's directories after the root's bin, nothing of the test's own.
+// env is the whole environment of what a test runs, then extra (a later NAME= wins):
+// HOME and XDG directories of its own, PATH the root's bin then the system's directories,
+// nothing of the test's own.
 func (w *world) env(extra ...string) []string {
 	env := []string{"HOME=" + w.home, "XDG_CONFIG_HOME=" + w.home + "/config", "XDG_CACHE_HOME=" + w.home + "/cache",
-		"XDG_DATA_HOME=" + w.home + "/data", "TERM=dumb", "LC_ALL=C.UTF-8",
-		"PATH=" + strings.Join(append([]string{filepath.Join(w.root, "bin")}, systemPath("go")...), ":")}
+		"XDG_DATA_HOME=" + w.home + "/data", "TERM=dumb", "LC_ALL=C.UTF-8", w.path()}
 	return append(env, extra...)
 }
 
-// systemPath returns the system's command directories that hold none of the commands
-// named: the host's copies stay off PATH.
-func systemPath(without ...string) []string {
-	var dirs []string
+// path returns PATH=, the root's bin then the system's command directories that hold
+// none of the commands named: the host's copies of those stay off PATH.
+func (w *world) path(without ...string) string {
+	dirs := []string{filepath.Join(w.root, "bin")}
 	for _, dir := range []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"} {
 		if !slices.ContainsFunc(without, func(cmd string) bool { _, err := os.Stat(filepath.Join(dir, cmd)); return err == nil }) {
 			dirs = append(dirs, dir)
 		}
 	}
-	return dirs
+	return "PATH=" + strings.Join(dirs, ":")
 }
 
 // run runs pkg with args as given and returns its standard output, failing the test
