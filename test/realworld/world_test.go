@@ -2,6 +2,7 @@ package realworld
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -177,7 +178,7 @@ func (w *world) checkShared(names ...string) {
 		if err != nil {
 			w.t.Fatal(err)
 		}
-		m := slices.MaxFunc(ms, func(a, b tarutil.Member) int { return int(a.Size - b.Size) })
+		m := slices.MaxFunc(ms, func(a, b tarutil.Member) int { return cmp.Compare(a.Size, b.Size) })
 		w.checkClone(c.Path(sha), name, m)
 	}
 }
