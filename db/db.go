@@ -47,6 +47,7 @@ type Record struct {
 	Conflicts []repo.Requirement `json:"conflicts,omitempty"` // as repo.Package's
 	Replaces  []repo.Requirement `json:"replaces,omitempty"`  // packages whose files it may take over in the prefix
 	Into      string             `json:"into,omitempty"`      // where its first path component is placed in the prefix
+	Env       []string           `json:"env,omitempty"`       // NAME=VALUE its commands run with, as the index had them
 }
 
 // File is one path a package owns, relative to its package directory.

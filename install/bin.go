@@ -36,10 +36,10 @@ const maxWrapper = 64 << 10 // 64 KiB
 
 // binWants returns, by command, what <root>/bin holds for p's commands when the root holds
 // all: a symlink's target ("../usr/bin/..."), or, when p or a package it depends on,
-// directly or not, declares library directories, a wrapper script that runs the command
-// with them on LD_LIBRARY_PATH. A command whose prefix path is bin/CMD itself needs no
-// link, and has none here, unless it needs the wrapper: the wrapper then takes the
-// member's place in the prefix. A symlink costs nothing at run time; the script, a
+// directly or not, declares library directories, or p has env entries, a wrapper script
+// that runs the command with them on LD_LIBRARY_PATH and in its environment. A command
+// whose prefix path is bin/CMD itself needs no link, and has none here, unless it needs
+// the wrapper: the wrapper then takes the member's place in the prefix. A symlink costs nothing at run time; the script, a
 // shell's start (about 1 ms), and it names the root by its absolute path.
 func (r *Root) binWants(libs *libIndex, p *db.Record) map[string]string {
 	wants := make(map[string]string, len(p.Bin))
@@ -60,7 +60,7 @@ func (r *Root) binWants(libs *libIndex, p *db.Record) map[string]string {
 func (r *Root) binWant(dirs []string, p *db.Record, b repo.Command) string {
 	at := cmdPath(p, b)
 	self := at == "bin/"+b.Name
-	if len(dirs) == 0 {
+	if len(dirs) == 0 && len(p.Env) == 0 {
 		if self {
 			return ""
 		}
@@ -70,10 +70,26 @@ func (r *Root) binWant(dirs []string, p *db.Record, b repo.Command) string {
 	if self {
 		exec = r.namedPath("pkgs", p.Name, path.Clean(b.Path))
 	}
-	return wrapperHead + b.Name + " of " + p.Name + ", with the libraries of the packages it uses\n" +
-		"LD_LIBRARY_PATH=" + shellQuote(strings.Join(dirs, ":")) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n" +
-		"export LD_LIBRARY_PATH\n" +
-		"exec " + shellQuote(exec) + " \"$@\"\n"
+	var w strings.Builder
+	w.WriteString(wrapperHead + b.Name + " of " + p.Name)
+	if len(dirs) > 0 {
+		w.WriteString(", with the libraries of the packages it uses")
+	}
+	if len(p.Env) > 0 {
+		w.WriteString(", with its package's environment")
+	}
+	w.WriteString("\n")
+	if len(dirs) > 0 {
+		w.WriteString("LD_LIBRARY_PATH=" + shellQuote(strings.Join(dirs, ":")) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n" +
+			"export LD_LIBRARY_PATH\n")
+	}
+	root := r.namedPath()
+	for _, e := range p.Env {
+		name, value, _ := strings.Cut(e, "=")
+		w.WriteString(name + "=" + shellQuote(strings.ReplaceAll(value, "{root}", root)) + "\nexport " + name + "\n")
+	}
+	w.WriteString("exec " + shellQuote(exec) + " \"$@\"\n")
+	return w.String()
 }
 
 // wrapperPaths returns the bin/CMD paths whose member a wrapper script takes the place of
@@ -83,7 +99,7 @@ func (r *Root) wrapperPaths(all map[string]*db.Record) map[string]string {
 	paths := make(map[string]string)
 	for _, p := range all {
 		for _, b := range p.Bin {
-			if at := cmdPath(p, b); at == "bin/"+b.Name && !libs.none(p) {
+			if at := cmdPath(p, b); at == "bin/"+b.Name && (!libs.none(p) || len(p.Env) > 0) {
 				paths[at] = p.Name
 			}
 		}

@@ -89,7 +89,7 @@ func records(pkgs []repo.Package) []*db.Record {
 	recs := make([]*db.Record, len(pkgs))
 	for i, p := range pkgs {
 		recs[i] = &db.Record{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
-			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into}
+			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into, Env: p.Env}
 	}
 	return recs
 }

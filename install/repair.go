@@ -148,7 +148,7 @@ func matchTree(fd int, name string, cands []Candidate) (*db.Record, []db.File, b
 			installed = time.Unix(st.Ctim.Unix())
 		}
 		return &db.Record{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
-			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into,
+			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into, Env: p.Env,
 			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin}, files, true
 	}
 	return nil, nil, false

@@ -96,6 +96,7 @@ type Package struct {
 	Conflicts     []Requirement `json:"conflicts,omitempty"` // packages it cannot be installed with (Debian's Conflicts and Breaks)
 	Replaces      []Requirement `json:"replaces,omitempty"`  // packages whose files it may take over (Debian's Replaces)
 	Into          string        `json:"into,omitempty"`      // the directory of the root its one top-level directory is placed at; "": its paths as they are
+	Env           []string      `json:"env,omitempty"`       // NAME=VALUE its commands run with ({root}: the root's path), as CheckEnv allows
 
 	// Repo names the repository the entry comes from in an index of several (Merge); ""
 	// in one repository's. It is not part of the index's JSON.
@@ -262,14 +263,17 @@ func normalize(p *Package) {
 	if len(p.Lib) == 0 {
 		p.Lib = nil
 	}
+	if len(p.Env) == 0 {
+		p.Env = nil
+	}
 }
 
 // sameRelations reports whether p and q have the same depends, provides, conflicts,
-// replaces and into, spelled the same.
+// replaces, into and env, spelled the same.
 func (p *Package) sameRelations(q Package) bool {
 	eq := func(a, b []Requirement) bool { return slices.EqualFunc(a, b, Requirement.Equal) }
 	return eq(p.Depends, q.Depends) && eq(p.Provides, q.Provides) && eq(p.Conflicts, q.Conflicts) &&
-		eq(p.Replaces, q.Replaces) && p.Into == q.Into
+		eq(p.Replaces, q.Replaces) && p.Into == q.Into && slices.Equal(p.Env, q.Env)
 }
 
 // id is name@version, for messages; the name must be valid.
@@ -393,7 +397,63 @@ func checkRelations(p *Package) error {
 			return fmt.Errorf("package %s: %w", p.id(), err)
 		}
 	}
+	seen := make(map[string]bool, len(p.Env))
+	for _, e := range p.Env {
+		if err := CheckEnv(e); err != nil {
+			return fmt.Errorf("package %s: %w", p.id(), err)
+		}
+		name, _, _ := strings.Cut(e, "=")
+		if seen[name] {
+			return fmt.Errorf("package %s: %w", p.id(), &EnvError{Entry: e, Reason: "sets " + name + " twice"})
+		}
+		seen[name] = true
+	}
 	return nil
+}
+
+// maxEnvLen bounds an env entry: it is written into a script in bin/.
+const maxEnvLen = 4096
+
+// An EnvError refuses an env entry of a package.
+type EnvError struct {
+	Entry  string
+	Reason string
+}
+
+func (e *EnvError) Error() string { return fmt.Sprintf("env %.80q: %s", e.Entry, e.Reason) }
+
+// CheckEnv reports why entry cannot be an env entry: it must be NAME=VALUE, NAME a shell
+// variable's name ([A-Za-z_][A-Za-z0-9_]*) other than LD_LIBRARY_PATH and PATH, which pkg
+// sets or leaves to the user, VALUE without control characters, the whole at most 4 KiB.
+// "{root}" in VALUE stands for the root's absolute path: MAGIC={root}/usr/share/misc/magic.mgc.
+func CheckEnv(entry string) error {
+	name, value, ok := strings.Cut(entry, "=")
+	switch {
+	case !ok:
+		return &EnvError{entry, "not NAME=VALUE"}
+	case len(entry) > maxEnvLen:
+		return &EnvError{entry, fmt.Sprintf("%d bytes, over %d", len(entry), maxEnvLen)}
+	case !envName(name):
+		return &EnvError{entry, "the name is not a shell variable's ([A-Za-z_][A-Za-z0-9_]*)"}
+	case name == "LD_LIBRARY_PATH" || name == "PATH":
+		return &EnvError{entry, name + " is not a package's to set (pkg sets LD_LIBRARY_PATH from lib; PATH is the user's)"}
+	case strings.ContainsFunc(value, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return &EnvError{entry, "the value holds a control character"}
+	}
+	return nil
+}
+
+func envName(s string) bool {
+	if s == "" || isDigit(s[0]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // checkRelation validates a requirement of an entry's field: one that parses, as a

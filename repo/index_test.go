@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -112,6 +113,30 @@ func TestCheckInto(t *testing.T) {
 		if ie := (*IntoError)(nil); !errors.As(CheckInto(bad), &ie) || ie.Into != bad {
 			t.Errorf("CheckInto(%q) = %v, want an *IntoError", bad, CheckInto(bad))
 		}
+	}
+}
+
+func TestCheckEnv(t *testing.T) {
+	for _, ok := range []string{"MAGIC={root}/usr/share/misc/magic.mgc", "A=", "_x1=a b 'c' $d", "TERMINFO=/usr/share/terminfo"} {
+		if err := CheckEnv(ok); err != nil {
+			t.Errorf("CheckEnv(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "MAGIC", "=x", "1A=x", "A-B=x", "PATH=/bin", "LD_LIBRARY_PATH=/lib", "A=x\ny", "A=\x1b[2J", "A=" + strings.Repeat("x", 4096)} {
+		if ee := (*EnvError)(nil); !errors.As(CheckEnv(bad), &ee) || ee.Entry != bad {
+			t.Errorf("CheckEnv(%q) = %v, want an *EnvError", bad, CheckEnv(bad))
+		}
+	}
+	// An index entry is checked so too, and may not set one name twice.
+	for _, env := range [][]string{{"A=1", "A=2"}, {"PATH=/x"}} {
+		_, err := Parse(indexOf(t, hello(func(p *Package) { p.Env = env })))
+		if ee := (*EnvError)(nil); !errors.As(err, &ee) {
+			t.Errorf("Parse of env %q: %v, want an *EnvError", env, err)
+		}
+	}
+	ix, err := Parse(indexOf(t, hello(func(p *Package) { p.Env = []string{"MAGIC={root}/m"} })))
+	if err != nil || !slices.Equal(ix.Packages[0].Env, []string{"MAGIC={root}/m"}) {
+		t.Errorf("Parse of env MAGIC={root}/m: %v, %v", ix, err)
 	}
 }
 

@@ -103,6 +103,7 @@ type lockEntry struct {
 	Conflicts     []string `json:"conflicts,omitempty"`
 	Replaces      []string `json:"replaces,omitempty"`
 	Into          string   `json:"into,omitempty"`
+	Env           []string `json:"env,omitempty"`
 }
 
 // NewLock returns the lock of pkgs, the resolution of reqs against the repository at
@@ -146,7 +147,7 @@ func NewLockFor(repoURL string, reqs []Requirement, byPlatform map[string][]Pack
 func locked(p Package, platform string) Package {
 	q := Package{Name: p.Name, Version: p.Version, Archive: p.Archive, Size: p.Size, SHA256: p.SHA256,
 		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: platform, Repo: p.Repo,
-		Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into}
+		Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into, Env: p.Env}
 	normalize(&q)
 	return q
 }
@@ -178,14 +179,14 @@ func Inputs(reqs []Requirement) string {
 func entryOf(p Package) lockEntry {
 	return lockEntry{Name: p.Name, Version: p.Version, URL: p.Archive, Size: p.Size, SHA256: p.SHA256,
 		Depends: texts(p.Depends), Bin: texts(p.Bin), Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: p.Platform, Repo: p.Repo,
-		Provides: texts(p.Provides), Conflicts: texts(p.Conflicts), Replaces: texts(p.Replaces), Into: p.Into}
+		Provides: texts(p.Provides), Conflicts: texts(p.Conflicts), Replaces: texts(p.Replaces), Into: p.Into, Env: p.Env}
 }
 
 // pkg is the package a lockfile line locks, its depends, provides, conflicts and
 // replaces parsed.
 func (e lockEntry) pkg() (Package, error) {
 	p := Package{Name: e.Name, Version: e.Version, Archive: e.URL, Size: e.Size, SHA256: e.SHA256,
-		Lib: e.Lib, InstalledSize: e.InstalledSize, Files: e.Files, Platform: e.Platform, Repo: e.Repo, Into: e.Into}
+		Lib: e.Lib, InstalledSize: e.InstalledSize, Files: e.Files, Platform: e.Platform, Repo: e.Repo, Into: e.Into, Env: e.Env}
 	for _, l := range []struct {
 		field string
 		text  []string

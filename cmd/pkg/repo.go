@@ -29,6 +29,7 @@ func repoCommand() *cli.Command {
 				&cli.StringSliceFlag{Name: "replaces", Usage: "a package whose files it may take over: name, name<V... (repeatable; for a .deb: its Replaces)"},
 				&cli.StringSliceFlag{Name: "bin", Usage: "a command: its file's path inside the package, or NAME=PATH to name it otherwise; installed executable (repeatable; for a .deb: the executables in usr/bin, bin, usr/sbin and sbin)"},
 				&cli.StringSliceFlag{Name: "lib", Usage: "a directory of shared libraries inside the package, on LD_LIBRARY_PATH for its commands and those of the packages depending on it (repeatable; for a .deb: the directories holding lib*.so*)"},
+				&cli.StringSliceFlag{Name: "env", Usage: "NAME=VALUE its commands run with, for files a program looks for at a path compiled in, {root} standing for the root's path: --env MAGIC={root}/usr/lib/file/magic.mgc (repeatable)"},
 				&cli.StringFlag{Name: "summary", Usage: "one line describing the package (for a .deb: its Description's first line)"},
 				&cli.StringFlag{Name: "platform", Usage: "the platform the package runs on, GOOS-GOARCH such as linux-amd64 (default: any)"},
 				&cli.BoolFlag{Name: "replace", Usage: "replace the entry of the same name and version, if it differs"},
@@ -101,6 +102,12 @@ func repoAddAction(c *cli.Context) error {
 	}
 	if c.IsSet("lib") {
 		p.Lib = c.StringSlice("lib")
+	}
+	for _, e := range c.StringSlice("env") {
+		if err := repo.CheckEnv(e); err != nil {
+			return usagef("repo add: --env: %v", err)
+		}
+		p.Env = append(p.Env, e)
 	}
 	if p, err = a.Entry(p, c.IsSet("summary")); err != nil {
 		return fmt.Errorf("repo add: %w", err)
