@@ -71,6 +71,7 @@ type Info struct {
 	Conflicts   []string   `json:"conflicts,omitempty"`
 	Replaces    []string   `json:"replaces,omitempty"`
 	Into        string     `json:"into,omitempty"`
+	Env         []string   `json:"env,omitempty"`
 	Bin         []string   `json:"bin,omitempty"`
 	Lib         []string   `json:"lib,omitempty"`
 	Installed   bool       `json:"installed"`
@@ -91,7 +92,8 @@ type Info struct {
 func InstalledInfo(p *db.Record, dir, req string, held bool) Info {
 	at := p.Installed.UTC()
 	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Summary: p.Summary,
-		Depends: texts(p.Depends), Bin: texts(p.Bin), Lib: p.Lib, Installed: true, Requested: req, Held: held, InstalledAt: &at,
+		Depends: texts(p.Depends), Provides: texts(p.Provides), Conflicts: texts(p.Conflicts), Replaces: texts(p.Replaces), Into: p.Into, Env: p.Env,
+		Bin: texts(p.Bin), Lib: p.Lib, Installed: true, Requested: req, Held: held, InstalledAt: &at,
 		Directory: dir, Files: p.Files, Size: p.Size, SHA256: p.SHA256, Origin: p.Origin}
 }
 
@@ -99,7 +101,7 @@ func InstalledInfo(p *db.Record, dir, req string, held bool) Info {
 // index offers versions, newest first.
 func OfferedInfo(p repo.Package, versions []string) Info {
 	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Summary: p.Summary,
-		Depends: texts(p.Depends), Provides: texts(p.Provides), Conflicts: texts(p.Conflicts), Replaces: texts(p.Replaces), Into: p.Into,
+		Depends: texts(p.Depends), Provides: texts(p.Provides), Conflicts: texts(p.Conflicts), Replaces: texts(p.Replaces), Into: p.Into, Env: p.Env,
 		Bin: texts(p.Bin), Lib: p.Lib, Files: p.Files, Size: p.InstalledSize, ArchiveSize: p.Size, SHA256: p.SHA256, Versions: versions}
 }
 

@@ -35,7 +35,7 @@ func (p Info) WriteText(w io.Writer, tip string) error {
 	fmt.Fprintf(tw, "name:\t%s\nversion:\t%s\n", p.Name, p.Version)
 	fields := [][2]string{{"summary", p.Summary}, {"depends", strings.Join(p.Depends, ", ")},
 		{"provides", strings.Join(p.Provides, ", ")}, {"conflicts", strings.Join(p.Conflicts, ", ")},
-		{"replaces", strings.Join(p.Replaces, ", ")}, {"into", p.Into},
+		{"replaces", strings.Join(p.Replaces, ", ")}, {"into", p.Into}, {"env", strings.Join(p.Env, ", ")},
 		{"bin", strings.Join(p.Bin, ", ")}, {"lib", strings.Join(p.Lib, ", ")}}
 	if p.Files > 0 || p.Installed {
 		fields = append(fields, [2]string{"files", fmt.Sprint(p.Files)})
