@@ -366,6 +366,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"format": 1, "packages": null, "x": 1}`))
 	f.Add([]byte(`{"format": 1, "packages": [{"name": "a", "version": "1-rc1", "archive": "a.tar", "sha256": "` + testSum + `", "depends": ["b>=1,<2", "c@3"], "bin": []}]}`))
 	f.Add([]byte(`{"format": 2}`))
+	f.Add([]byte(`{"format": 1, "packages": [{"name": "a", "version": "1", "archive": "a.tar", "sha256": "` + testSum + `", "depends": ["b>=1|c|d=2"],
+		"provides": ["v", "w=1:2"], "conflicts": ["x<=1"], "replaces": ["y"], "into": "lib/node_modules/a"}]}`))
 	f.Add([]byte(`{"format": 1, "version": 9007199254740992, "packages": [{"name": "a", "version": "1", "archive": "a.tar", "size": 9223372036854775807, "sha256": "` + testSum + `", "installed_size": 9223372036854775807, "files": 9223372036854775807}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ix, err := Parse(data)
