@@ -57,5 +57,5 @@ func (r *Root) hasTree(name string) bool {
 
 func same(cur db.Record, p repo.Package) bool {
 	return cur.Version == p.Version && cur.SHA256 == p.SHA256 &&
-		slices.EqualFunc(cur.Depends, p.Depends, repo.Requirement.Equal) && slices.Equal(cur.Bin, p.Bin)
+		db.Packages([]db.Record{cur})[0].SameRelations(p) && slices.Equal(cur.Bin, p.Bin)
 }

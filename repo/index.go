@@ -268,9 +268,9 @@ func normalize(p *Package) {
 	}
 }
 
-// sameRelations reports whether p and q have the same depends, provides, conflicts,
+// SameRelations reports whether p and q have the same depends, provides, conflicts,
 // replaces, into and env, spelled the same.
-func (p *Package) sameRelations(q Package) bool {
+func (p Package) SameRelations(q Package) bool {
 	eq := func(a, b []Requirement) bool { return slices.EqualFunc(a, b, Requirement.Equal) }
 	return eq(p.Depends, q.Depends) && eq(p.Provides, q.Provides) && eq(p.Conflicts, q.Conflicts) &&
 		eq(p.Replaces, q.Replaces) && p.Into == q.Into && slices.Equal(p.Env, q.Env)

@@ -410,3 +410,24 @@ func TestCommandLenLimit(t *testing.T) {
 		checkDir(t, dir)
 	}
 }
+
+func TestSameRelations(t *testing.T) {
+	p := Package{Name: "a", Version: "1", Depends: deps("b|c"), Provides: deps("v=1"), Conflicts: deps("d<2"), Replaces: deps("e"), Into: "x"}
+	for _, edit := range []func(q *Package){
+		func(q *Package) { q.Depends = deps("b|d") },
+		func(q *Package) { q.Provides = deps("v") },
+		func(q *Package) { q.Conflicts = nil },
+		func(q *Package) { q.Replaces = deps("e<1") },
+		func(q *Package) { q.Into = "y" },
+		func(q *Package) { q.Env = []string{"A=1"} },
+	} {
+		q := p
+		edit(&q)
+		if p.SameRelations(q) {
+			t.Errorf("SameRelations(%+v, %+v) = true", p, q)
+		}
+	}
+	if q := p; !p.SameRelations(q) {
+		t.Error("SameRelations(p, p) = false")
+	}
+}

@@ -51,7 +51,7 @@ func CheckRepublish(dir, archive string, ix *Index, p Package) error {
 		return err
 	}
 	if sum == q.SHA256 && slices.Equal(q.Bin, p.Bin) && slices.Equal(q.Lib, p.Lib) && q.Summary == p.Summary &&
-		q.sameRelations(p) {
+		q.SameRelations(p) {
 		return nil
 	}
 	return &RepublishError{Dir: dir, Had: q}

@@ -112,7 +112,7 @@ func (p *Plan) fill(cache *fetch.Cache) *Plan {
 				c.Action = Upgrade
 			case n < 0:
 				c.Action = Downgrade
-			case cur.SHA256 == pk.SHA256 && slices.EqualFunc(cur.Depends, pk.Depends, repo.Requirement.Equal) && slices.Equal(cur.Bin, pk.Bin):
+			case cur.SHA256 == pk.SHA256 && db.Packages([]db.Record{cur})[0].SameRelations(pk) && slices.Equal(cur.Bin, pk.Bin):
 				c.Action, c.From = Reinstall, "" // a sync puts back a tree deleted by hand
 			default:
 				c.Action = Replace
@@ -262,6 +262,7 @@ func reinstallPlan(root string, ix *Catalog, before []db.Record, names []string,
 		// As installed: the entry may have been republished with other metadata for the
 		// same archive (repo add --replace), which a reinstall does not take.
 		pk.Depends, pk.Bin, pk.Lib, pk.Summary = cur.Depends, cur.Bin, cur.Lib, cur.Summary
+		pk.Provides, pk.Conflicts, pk.Replaces, pk.Into, pk.Env = cur.Provides, cur.Conflicts, cur.Replaces, cur.Into, cur.Env
 		p.install = append(p.install, pk)
 	}
 	return p.fill(cache), nil
