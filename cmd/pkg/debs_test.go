@@ -15,7 +15,8 @@ import (
 // apt-get download, with no flags: each entry is what its control file and tree say
 // (libc6 needs libgcc-s1, which needs libc6 back; its library directory; Breaks as
 // conflicts), install pulls the dependencies, libc6's absolute lib64 link is installed
-// relative, resolving to its file inside the root, and pkg verify finds nothing wrong.
+// relative, in its tree and at its prefix path, resolving to the loader beside it, and pkg
+// verify finds nothing wrong.
 func TestRepoAddDebs(t *testing.T) {
 	debs := testfs.AptDownload(t, "libc6", "libgcc-s1", "gcc-12-base")
 	base := t.TempDir()
@@ -41,16 +42,20 @@ func TestRepoAddDebs(t *testing.T) {
 			t.Errorf("install libc6: %v", err)
 		}
 	}
-	link := filepath.Join(e.root, "pkgs", "libc6", "lib64", "ld-linux-x86-64.so.2")
-	if target, err := os.Readlink(link); err != nil || target != "../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" {
-		t.Errorf("readlink %s = %q, %v; want ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", link, target, err)
-	}
-	real, err := filepath.EvalSymlinks(link)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Lstat(real); err != nil || !fi.Mode().IsRegular() || !strings.HasPrefix(real, e.root+"/") {
-		t.Errorf("%s resolves to %s (%v), want a file inside the root %s", link, real, err, e.root)
+	// The link in the package's tree, and at its prefix path: the same inode, leading to
+	// the loader libc6 itself installs, inside the root.
+	for _, link := range []string{filepath.Join(e.root, "pkgs", "libc6", "lib64", "ld-linux-x86-64.so.2"), filepath.Join(e.root, "lib64", "ld-linux-x86-64.so.2")} {
+		if target, err := os.Readlink(link); err != nil || target != "../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" {
+			t.Errorf("readlink %s = %q, %v; want ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", link, target, err)
+		}
+		real, err := filepath.EvalSymlinks(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := filepath.Join(filepath.Dir(filepath.Dir(link)), "lib/x86_64-linux-gnu/ld-linux-x86-64.so.2")
+		if fi, err := os.Lstat(real); err != nil || !fi.Mode().IsRegular() || real != want {
+			t.Errorf("%s resolves to %s (%v), want the file of lib/x86_64-linux-gnu beside it", link, real, err)
+		}
 	}
 	e.ok("verify")
 }
@@ -88,6 +93,9 @@ func TestRepoAddDebLinkOut(t *testing.T) {
 	e.ok("install", "in")
 	if got, err := os.Readlink(filepath.Join(e.root, "pkgs", "in", "usr/bin/link")); err != nil || got != "../../etc/in/conf" {
 		t.Errorf("installed link: %q, %v; want ../../etc/in/conf", got, err)
+	}
+	if data, err := os.ReadFile(filepath.Join(e.root, "usr/bin/link")); err != nil || string(data) != "x\n" {
+		t.Errorf("the link at its prefix path reads %q, %v; want its package's etc/in/conf", data, err)
 	}
 	e.ok("verify")
 }
