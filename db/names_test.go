@@ -2,10 +2,13 @@ package db
 
 import (
 	"testing"
+
+	"pkg/repo"
 )
 
 func TestNeedInstalled(t *testing.T) {
-	installed := []Record{{Name: "hello"}, {Name: "lib"}}
+	libz1 := []repo.Requirement{{Name: "libz1"}}
+	installed := []Record{{Name: "hello"}, {Name: "lib"}, {Name: "zlib1g", Provides: libz1}, {Name: "zlib-ng", Provides: libz1}}
 	tests := []struct {
 		names []string
 		want  string // the error, "" for none
@@ -15,6 +18,7 @@ func TestNeedInstalled(t *testing.T) {
 		{[]string{"a/b"}, `remove: "a/b" is not a package name`},
 		{[]string{"lib", "helo"}, `remove helo: not installed; did you mean "hello"?`},
 		{[]string{"zzz"}, "remove zzz: not installed"},
+		{[]string{"libz1"}, "remove libz1: not installed; installed zlib-ng and zlib1g provide it"},
 	}
 	for _, tt := range tests {
 		err := NeedInstalled("remove", tt.names, installed)

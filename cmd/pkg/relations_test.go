@@ -39,6 +39,9 @@ func TestInstallRelations(t *testing.T) {
 	if out, _ := e.ok("why", "zlib-ng"); !strings.Contains(out, "needed by curl") {
 		t.Errorf("why zlib-ng:\n%s", out)
 	}
+	if _, stderr, code := e.pkg("why", "libz1"); code != 1 || !strings.Contains(stderr, "why libz1: not installed; installed zlib-ng provides it") {
+		t.Errorf("why libz1, a name zlib-ng provides: exit %d\n%s", code, stderr)
+	}
 	if _, stderr, code := e.pkg("remove", "zlib-ng"); code != 1 || !strings.Contains(stderr, "curl") {
 		t.Errorf("remove zlib-ng, the one provider of curl's libz1: exit %d\n%s", code, stderr)
 	}
