@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -359,4 +360,26 @@ func TestTopOf(t *testing.T) {
 			t.Errorf("topOf(%q) = %q, %v; want %q, %v", tt.name, top, nested, tt.top, tt.nested)
 		}
 	}
+}
+
+// FuzzRelativeTarget: a target made relative leads, from the link's directory, where the
+// absolute one led, and never starts at "/".
+func FuzzRelativeTarget(f *testing.F) {
+	f.Add("usr/lib/python3.11/sitecustomize.py", "/etc/python3.11/sitecustomize.py")
+	f.Add("lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2")
+	f.Add("usr/bin/x", "/usr/bin/")
+	f.Fuzz(func(t *testing.T, name, target string) {
+		name = path.Clean("/" + name)[1:]
+		if name == "" || !strings.HasPrefix(target, "/") {
+			return
+		}
+		rel, top, ok := relativeTarget(name, target)
+		if !ok {
+			return
+		}
+		want := path.Clean(target)
+		if got := path.Clean("/" + path.Join(path.Dir(name), rel)); strings.HasPrefix(rel, "/") || got != want || !strings.HasPrefix(want, "/"+top) {
+			t.Fatalf("relativeTarget(%q, %q) = %q, %q: leads to %s, want %s", name, target, rel, top, got, want)
+		}
+	})
 }
