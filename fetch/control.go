@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -134,9 +136,11 @@ func (c *Control) Check() error {
 // alternatives joined by "|", is "name[op version]|...", where op "<<" is "<", ">>" is ">"
 // and the obsolete "<" and ">" are "<=" and ">=", as dpkg reads them. An architecture
 // qualifier of "any", "native" or the package's own architecture is dropped (a package of
-// Architecture all takes any); another is refused, as are architecture restrictions and
-// build profiles (source packages' syntax), alternatives in any field but Depends and
-// Pre-Depends, and an operator other than "=" in Provides.
+// Architecture all takes any). Another names a package pkg cannot hold, of a second
+// architecture: such an alternative is left out, and so is a Conflicts, Breaks or Replaces
+// of one, which can never apply; a dependency with no other alternative is refused, as are
+// architecture restrictions and build profiles (source packages' syntax), alternatives in
+// any field but Depends and Pre-Depends, and an operator other than "=" in Provides.
 func (c *Control) Requirements(fields ...string) ([]repo.Requirement, error) {
 	var reqs []repo.Requirement
 	for _, f := range fields {
@@ -145,36 +149,57 @@ func (c *Control) Requirements(fields ...string) ([]repo.Requirement, error) {
 			if rel == "" { // an empty field; dpkg takes a trailing comma
 				continue
 			}
-			r, err := c.requirement(f, rel)
+			r, ok, err := c.requirement(f, rel)
 			if err != nil {
 				return nil, &ControlError{Package: c.Package, Field: f, Relation: rel, Err: err}
 			}
-			reqs = append(reqs, r)
+			if ok {
+				reqs = append(reqs, r)
+			}
 		}
 	}
 	return reqs, nil
 }
 
-// requirement is one relation rel of field f as pkg's requirement.
-func (c *Control) requirement(f, rel string) (repo.Requirement, error) {
+// requirement is one relation rel of field f as pkg's requirement; ok is false for one
+// left out: a Conflicts, Breaks or Replaces of another architecture's package.
+func (c *Control) requirement(f, rel string) (r repo.Requirement, ok bool, err error) {
+	depends := f == "Depends" || f == "Pre-Depends"
 	alts := strings.Split(rel, "|")
-	if len(alts) > 1 && f != "Depends" && f != "Pre-Depends" {
-		return repo.Requirement{}, fmt.Errorf("alternatives in %s", f)
+	if len(alts) > 1 && !depends {
+		return r, false, fmt.Errorf("alternatives in %s", f)
 	}
-	text := make([]string, len(alts))
-	for i, a := range alts {
+	var text []string
+	var foreign error // the first alternative of another architecture
+	for _, a := range alts {
 		name, op, version, err := c.parseRelation(strings.TrimSpace(a))
-		if err != nil {
-			return repo.Requirement{}, err
+		var fe *foreignError
+		switch {
+		case errors.As(err, &fe) && f != "Provides":
+			foreign = cmp.Or(foreign, err)
+			continue
+		case err != nil:
+			return r, false, err
+		case f == "Provides" && op != "" && op != "=":
+			return r, false, fmt.Errorf("operator %q in Provides, which takes only \"=\"", op)
 		}
-		if f == "Provides" && op != "" && op != "=" {
-			return repo.Requirement{}, fmt.Errorf("operator %q in Provides, which takes only \"=\"", op)
-		}
-		text[i] = name + op + version
+		text = append(text, name+op+version)
 	}
-	var r repo.Requirement
-	err := r.UnmarshalText([]byte(strings.Join(text, "|"))) // its error names the requirement, not the package
-	return r, err
+	switch {
+	case text == nil && depends:
+		return r, false, foreign
+	case text == nil:
+		return r, false, nil
+	}
+	err = r.UnmarshalText([]byte(strings.Join(text, "|"))) // its error names the requirement, not the package
+	return r, err == nil, err
+}
+
+// foreignError is a relation to a package of another architecture than the package's.
+type foreignError struct{ arch, own string }
+
+func (e *foreignError) Error() string {
+	return fmt.Sprintf("architecture qualifier %q: pkg holds packages of one architecture, %s", ":"+e.arch, e.own)
 }
 
 // debOps maps Debian's relation operators to pkg's, two-byte ones first.
@@ -182,7 +207,7 @@ var debOps = []struct{ deb, pkg string }{{"<<", "<"}, {"<=", "<="}, {">>", ">"},
 
 // parseRelation splits one alternative, "name[:arch] [(op version)]", into its name, pkg's
 // operator and the version, dropping an architecture qualifier that names this package's
-// architecture.
+// architecture; a *foreignError for another.
 func (c *Control) parseRelation(a string) (name, op, version string, err error) {
 	name, rest, _ := strings.Cut(a, "(")
 	name = strings.TrimSpace(name)
@@ -190,11 +215,11 @@ func (c *Control) parseRelation(a string) (name, op, version string, err error) 
 		return "", "", "", fmt.Errorf("%q after the name: architecture restrictions and build profiles belong to source packages", name[i:])
 	}
 	name, arch, qualified := strings.Cut(name, ":")
-	if qualified && arch != "any" && arch != "native" && arch != c.Architecture && c.Architecture != "all" {
-		return "", "", "", fmt.Errorf("architecture qualifier %q: pkg holds packages of one architecture, %s", ":"+arch, c.Architecture)
-	}
 	if name == "" {
 		return "", "", "", fmt.Errorf("no package name")
+	}
+	if qualified && arch != "any" && arch != "native" && arch != c.Architecture && c.Architecture != "all" {
+		return "", "", "", &foreignError{arch: arch, own: c.Architecture}
 	}
 	if rest == "" {
 		return name, "", "", nil
