@@ -128,7 +128,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		svs, trash = nil, nil
 		return results, nil
 	}
-	if err := r.rollForward(pc.Pending); err != nil {
+	if err := r.rollForward(pc.Pending, &known{staged, paths}); err != nil {
 		keep(staged)
 		svs, trash = nil, nil
 		return results, &LinksError{Dir: r.dir, Prefix: true, Err: err}

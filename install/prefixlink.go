@@ -1,6 +1,7 @@
 package install
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -28,8 +29,8 @@ import (
 // is made where missing; anything else is linked to its top owner's inode unless it holds
 // that already, a file of pkg's in its place replaced by a rename, a file of the user's
 // kept first. What it kept is added to r.salvaged.
-func (r *Root) rollForward(p *db.Pending) error {
-	rf, err := r.newRoll(p)
+func (r *Root) rollForward(p *db.Pending, known *known) error {
+	rf, err := r.newRoll(p, known)
 	if err != nil {
 		return err
 	}
@@ -75,8 +76,7 @@ func (r *Root) commitPrefix() error {
 type roll struct {
 	r        *Root
 	recs     map[string]*db.Record
-	paths    []string        // every path it touches, sorted
-	dirs     map[string]bool // those that are directories in a tree that lists them
+	paths    []string // every path it touches, sorted
 	owners   map[string]db.Owners
 	olds     []oldTree
 	oldOf    map[string]oldRef // path → the first old tree listing it
@@ -98,21 +98,33 @@ type oldRef struct {
 	member string
 }
 
-func (r *Root) newRoll(p *db.Pending) (*roll, error) {
+// known is what Apply knows of the change it rolls forward, which a start reads again:
+// the staged packages' paths and the owners of every path of the change.
+type known struct {
+	staged []*Staged
+	owners map[string]db.Owners
+}
+
+func (r *Root) newRoll(p *db.Pending, k *known) (*roll, error) {
 	all, err := r.db.List()
 	if err != nil {
 		return nil, err
 	}
-	rf := &roll{r: r, recs: named(all), paths: []string{}, dirs: make(map[string]bool), oldOf: make(map[string]oldRef), saved: make(map[string]*Salvage)}
+	rf := &roll{r: r, recs: named(all), paths: []string{}, oldOf: make(map[string]oldRef), saved: make(map[string]*Salvage)}
 	seen := make(map[string]bool)
 	add := func(e prefixEntry) {
 		if !seen[e.path] {
 			seen[e.path] = true
 			rf.paths = append(rf.paths, e.path)
 		}
-		rf.dirs[e.path] = rf.dirs[e.path] || e.dir
 	}
-	if len(p.New) > 0 {
+	if k != nil {
+		for _, s := range k.staged {
+			for _, e := range s.entries {
+				add(e)
+			}
+		}
+	} else if len(p.New) > 0 {
 		news, files, err := r.db.Installed(p.New...)
 		if err != nil {
 			return nil, err
@@ -139,7 +151,9 @@ func (r *Root) newRoll(p *db.Pending) (*roll, error) {
 		}
 	}
 	slices.Sort(rf.paths)
-	if rf.owners, err = r.db.Owners(rf.paths); err != nil {
+	if k != nil {
+		rf.owners = k.owners
+	} else if rf.owners, err = r.db.Owners(rf.paths); err != nil {
 		rf.close()
 		return nil, err
 	}
@@ -185,8 +199,11 @@ func (rf *roll) run() error {
 // time: links in different directories take different directory locks.
 func linkWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
 
-// linkAll links files (sorted), by directory, on a few workers.
+// linkAll links files, by directory, on a few workers.
 func (rf *roll) linkAll(files []string) error {
+	slices.SortFunc(files, func(a, b string) int { // a directory's files together
+		return cmp.Or(strings.Compare(path.Dir(a), path.Dir(b)), strings.Compare(a, b))
+	})
 	var groups [][]string
 	for i := 0; i < len(files); {
 		dir := path.Dir(files[i])
@@ -245,7 +262,9 @@ type linker struct {
 }
 
 func (rf *roll) newLinker(w int) *linker {
-	return &linker{rf: rf, tmp: ".link-" + strconv.Itoa(w), dst: rf.r.prefixDirs(), src: newDirCache(rf.r.fd[pkgs])}
+	l := &linker{rf: rf, tmp: ".link-" + strconv.Itoa(w), dst: rf.r.prefixDirs(), src: newDirCache(rf.r.fd[pkgs])}
+	unix.Unlinkat(rf.r.fd[staging], l.tmp, 0) // one a crash left
+	return l
 }
 
 func (l *linker) close() { l.dst.close(); l.src.close() }
@@ -259,7 +278,8 @@ func (l *linker) linkGroup(files []string) error {
 	return nil
 }
 
-// link makes the prefix path p a link to its top owner's member.
+// link makes the prefix path p a link to its top owner's member. It tries the link
+// first: a path that is free (a new install's, all of them) costs one linkat.
 func (l *linker) link(p string) error {
 	rf, r := l.rf, l.rf.r
 	owner := rf.owners[p].Names[0]
@@ -273,22 +293,30 @@ func (l *linker) link(p string) error {
 	} else if err != nil {
 		return pathError("open", r.pkgDir(owner), err)
 	}
-	var want, cur unix.Stat_t
-	if err := unix.Fstatat(srcDir, srcBase, &want, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		if err == unix.ENOENT || err == unix.EACCES {
-			// Deleted from the tree by hand (verify says so), or behind a directory whose
-			// own mode keeps pkg out: it is in pkgs/ alone.
-			return nil
-		}
-		return &os.PathError{Op: "lstat", Path: r.path("pkgs", owner, member), Err: err}
-	}
 	dir, base, err := l.dst.parent(p)
 	if err != nil {
 		return pathError("open", r.path(p), err)
 	}
+	switch err := unix.Linkat(srcDir, srcBase, dir, base, 0); err {
+	case nil:
+		return nil
+	case unix.ENOENT, unix.EACCES:
+		// Deleted from the tree by hand (verify says so), or behind a directory whose own
+		// mode keeps pkg out: it is in pkgs/ alone.
+		return nil
+	case unix.EXDEV:
+		return &os.LinkError{Op: "link", Old: r.path("pkgs", owner, member), New: r.path(p), Err: errSplitPrefix}
+	case unix.EEXIST:
+	default:
+		return &os.LinkError{Op: "link", Old: r.path("pkgs", owner, member), New: r.path(p), Err: err}
+	}
+	var want, cur unix.Stat_t
+	if err := unix.Fstatat(srcDir, srcBase, &want, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "lstat", Path: r.path("pkgs", owner, member), Err: err}
+	}
 	err = unix.Fstatat(dir, base, &cur, unix.AT_SYMLINK_NOFOLLOW)
 	switch {
-	case err == unix.ENOENT:
+	case err == unix.ENOENT: // gone since: someone else's doing
 		return l.linkat(srcDir, srcBase, dir, base, p)
 	case err != nil:
 		return &os.PathError{Op: "lstat", Path: r.path(p), Err: err}
@@ -308,7 +336,6 @@ func (l *linker) link(p string) error {
 		return l.linkat(srcDir, srcBase, dir, base, p)
 	}
 	st := r.fd[staging]
-	unix.Unlinkat(st, l.tmp, 0) // a start's roll-forward finds one a crash left
 	if err := unix.Linkat(srcDir, srcBase, st, l.tmp, 0); err != nil {
 		return &os.LinkError{Op: "link", Old: r.path("pkgs", owner, member), New: r.path(".pkg", "staging", l.tmp), Err: err}
 	}

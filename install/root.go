@@ -285,7 +285,7 @@ func (r *Root) reconcile() error {
 	var olds []place // the old trees of that commit: kept while it is not finished, else its to delete
 	var prefixErr error
 	if p != nil {
-		prefixErr = r.rollForward(p)
+		prefixErr = r.rollForward(p, nil)
 		if prefixErr != nil {
 			r.links = &LinksError{Dir: r.dir, Prefix: true, Err: prefixErr}
 		}
