@@ -151,7 +151,7 @@ func TestResolveDebianVirtual(t *testing.T) {
 		t.Errorf("Resolve(app) = %s, %v; want zlib1g for libz1", ids(got), err)
 	}
 	_, err = ix.Resolve(parseReqs(t, "strict"))
-	if !sameError(err, &MissingError{Name: "libz1>=1:1.2", By: "strict 1"}) {
+	if !sameError(err, &MissingError{Name: "libz1>=1:1.2", By: "strict 1", Providers: []string{"zlib1g"}}) {
 		t.Errorf("Resolve(strict) = %v, want a *MissingError: an unversioned provides meets no versioned need", err)
 	}
 }

@@ -76,6 +76,18 @@ func (r *resolver) meetable(d Requirement) bool {
 	return false
 }
 
+// providersOf returns, sorted, up to maxNear of the packages that provide a name of one
+// of d's alternatives, at whatever version, for a *MissingError.
+func (r *resolver) providersOf(d Requirement) []string {
+	var names []string
+	for a := range d.alternatives() {
+		names = append(names, r.providers[a.Name]...)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	return names[:min(len(names), maxNear)]
+}
+
 // provides reports whether a version of name provides a, an alternative.
 func (r *resolver) provides(name string, a Requirement) bool {
 	return slices.ContainsFunc(r.versions[name], func(p Package) bool { r.work++; return a.providedBy(p.Provides) })

@@ -325,7 +325,7 @@ func (r *resolver) depend(d Requirement, by string, i int) (levels, error) {
 		return nil, nil
 	}
 	if !r.meetable(d) {
-		return nil, &MissingError{Name: d.String(), By: by}
+		return nil, &MissingError{Name: d.String(), By: by, Providers: r.providersOf(d)}
 	}
 	r.queue = append(r.queue, orKey+strconv.Itoa(len(r.ors)))
 	r.ors = append(r.ors, orNeed{req: d, by: by, level: i})
@@ -665,12 +665,16 @@ func (e *conflictError) Error() string {
 
 // A MissingError is a package name the resolver found no version of in the index.
 type MissingError struct {
-	Name string
-	By   string   // the package that requires it, as "name version"; "" if the caller does
-	Near []string // names in the index close to Name, when the caller requires it
+	Name      string
+	By        string   // the package that requires it, as "name version"; "" if the caller does
+	Near      []string // names in the index close to Name, when the caller requires it
+	Providers []string // packages that provide a name it asks for, though at no version it allows
 }
 
 func (e *MissingError) Error() string {
+	if e.By != "" && len(e.Providers) > 0 {
+		return fmt.Sprintf("package %q not found (required by %s); provided by %s, at no version it allows", e.Name, e.By, joinList(e.Providers, "and"))
+	}
 	if e.By != "" {
 		return fmt.Sprintf("package %q not found (required by %s)", e.Name, e.By)
 	}

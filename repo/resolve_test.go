@@ -270,7 +270,7 @@ func sameError(err, want error) bool {
 		return w.Offered == nil || slices.EqualFunc(e.Offered, w.Offered, func(a, b Package) bool { return a.Version == b.Version })
 	case *MissingError:
 		var e *MissingError
-		return errors.As(err, &e) && e.Name == w.Name && e.By == w.By && slices.Equal(e.Near, w.Near)
+		return errors.As(err, &e) && e.Name == w.Name && e.By == w.By && slices.Equal(e.Near, w.Near) && slices.Equal(e.Providers, w.Providers)
 	case *ConflictsError:
 		var e *ConflictsError
 		return errors.As(err, &e) && e.Name == w.Name && e.Version == w.Version && e.Conflicts.String() == w.Conflicts.String() &&
@@ -298,6 +298,8 @@ func TestResolveErrorText(t *testing.T) {
 		{&MissingError{Name: "helo", Near: []string{"hello", "help"}}, `package "helo" not found; did you mean "hello" or "help"?`},
 		{&MissingError{Name: "pyhton", Near: []string{"python"}}, `package "pyhton" not found; did you mean "python"?`},
 		{&MissingError{Name: "lib", By: "app 1.0"}, `package "lib" not found (required by app 1.0)`},
+		{&MissingError{Name: "libz1>=1", By: "vz 1", Providers: []string{"zlib1g"}}, `package "libz1>=1" not found (required by vz 1); provided by zlib1g, at no version it allows`},
+		{&MissingError{Name: "v>=2|w", By: "a 1", Providers: []string{"o", "p"}}, `package "v>=2|w" not found (required by a 1); provided by o and p, at no version it allows`},
 		{conflict("lib", nil, "lib>=2 (required by app 1.0)", "lib<2 (requested)"), `no version of "lib" satisfies lib>=2 (required by app 1.0) and lib<2 (requested); the index has `},
 		{conflict("lib", []string{"6", "5", "4", "3", "2", "1"}, "lib>=7 (requested)"), `no version of "lib" satisfies lib>=7 (requested); the index has 6, 5, 4, 3 and 2 older`},
 		{conflict("x", []string{"20", "2-rc1", "1.9"}, "x@2 (requested)"), `no version of "x" satisfies x@2 (requested); the index has 20, 2-rc1 and 1.9`},
@@ -613,7 +615,7 @@ func TestResolveRelationsRefuses(t *testing.T) {
 		reqs  []string
 		want  error
 	}{
-		{"unversioned provides for a versioned need", []string{"a 1 v>=1", "p 1 provides:v"}, []string{"a"}, &MissingError{Name: "v>=1", By: "a 1"}},
+		{"unversioned provides for a versioned need", []string{"a 1 v>=1", "p 1 provides:v"}, []string{"a"}, &MissingError{Name: "v>=1", By: "a 1", Providers: []string{"p"}}},
 		{"no alternative", []string{"a 1 x|y"}, []string{"a"}, &MissingError{Name: "x|y", By: "a 1"}},
 		{"conflicts", []string{"a 1 conflicts:b", "b 1"}, []string{"a", "b"},
 			&ConflictsError{Name: "a", Version: "1", Conflicts: deps("b")[0], Other: "b", OtherVersion: "1"}},
@@ -623,7 +625,9 @@ func TestResolveRelationsRefuses(t *testing.T) {
 			&ConflictsError{Name: "postfix", Version: "1", Conflicts: deps("mta")[0], Other: "exim", OtherVersion: "1"}},
 		{"conflicts through dependencies", []string{"app 1 x y", "x 1 lib", "y 1 conflicts:lib", "lib 1"}, []string{"app"},
 			&ConflictsError{Name: "y", Version: "1", Conflicts: deps("lib")[0], Other: "lib", OtherVersion: "1"}},
-		{"provided at a version refused", []string{"a 1 v>=2", "p 1 provides:v=1"}, []string{"a"}, &MissingError{Name: "v>=2", By: "a 1"}},
+		{"provided at a version refused", []string{"a 1 v>=2", "p 1 provides:v=1"}, []string{"a"}, &MissingError{Name: "v>=2", By: "a 1", Providers: []string{"p"}}},
+		{"alternatives provided at no version allowed", []string{"a 1 v>=2|w>=1", "q 1 provides:w", "p 1 provides:v=1", "o 1 provides:v=1"}, []string{"a"},
+			&MissingError{Name: "v>=2|w>=1", By: "a 1", Providers: []string{"o", "p", "q"}}},
 		{"request for alternatives", []string{"x 1"}, []string{"x|y"}, ErrAlternatives},
 		{"request for a provided name", []string{"zlib1g 1 provides:libz1", "zlib-ng 1 provides:libz1"}, []string{"libz1"},
 			&MissingError{Name: "libz1", Near: []string{"zlib-ng", "zlib1g"}}},
