@@ -305,21 +305,28 @@ func newMeets(next map[string]*db.Record) *meets {
 			m.provided[v.Name] = append(m.provided[v.Name], p)
 		}
 	}
+	for _, ps := range m.provided {
+		slices.SortFunc(ps, func(a, b *db.Record) int { return strings.Compare(a.Name, b.Name) })
+	}
 	return m
 }
 
-func (m *meets) met(req repo.Requirement) bool {
+func (m *meets) met(req repo.Requirement) bool { return m.by(req) != nil }
+
+// by returns the package that meets req: for each of its alternatives in order, the
+// package of its name, then those providing it, by name; or nil.
+func (m *meets) by(req repo.Requirement) *db.Record {
 	for _, a := range req.Alternatives() {
-		if p := m.next[a.Name]; p != nil && req.Met(p.Name, p.Version, p.Provides) {
-			return true
+		if p := m.next[a.Name]; p != nil && a.Met(p.Name, p.Version, p.Provides) {
+			return p
 		}
 		for _, p := range m.provided[a.Name] {
-			if req.Met(p.Name, p.Version, p.Provides) {
-				return true
+			if a.Met(p.Name, p.Version, p.Provides) {
+				return p
 			}
 		}
 	}
-	return false
+	return nil
 }
 
 // conflict returns a package the root would hold that conflicts with p, or that p

@@ -147,20 +147,21 @@ func (r *Root) libDirs(libs *libIndex, p *db.Record) []string {
 // use no library directory, directly or not: the commands of a chain of n packages cost n
 // steps, not n² (a 100,000-deep chain, #30).
 type libIndex struct {
-	all           map[string]*db.Record
+	all           *meets
 	with, without map[string]bool // using library directories, directly or not, or none
 }
 
 func newLibIndex(all map[string]*db.Record) *libIndex {
-	return &libIndex{all: all, with: make(map[string]bool), without: make(map[string]bool)}
+	return &libIndex{all: newMeets(all), with: make(map[string]bool), without: make(map[string]bool)}
 }
 
-// deps returns the packages of l that p depends on, in the order of its depends list.
+// deps returns the packages of l that meet p's depends (meets.by), in the order of its
+// depends list.
 func (l *libIndex) deps(p *db.Record) []*db.Record {
 	var ds []*db.Record
 	for _, d := range p.Depends {
-		if l.all[d.Name] != nil {
-			ds = append(ds, l.all[d.Name])
+		if q := l.all.by(d); q != nil {
+			ds = append(ds, q)
 		}
 	}
 	return ds
