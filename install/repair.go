@@ -345,8 +345,8 @@ func (r *Root) salvageRecords() (s *oldRecords, err error) {
 
 // recorded returns candidates with, first for each name, the archive its record in pkgs
 // (the old database's) names by sha256, described as that record says: a package from a
-// local archive file, which no index describes, keeps its origin, commands and
-// dependencies.
+// local archive file, which no index describes, keeps its origin, commands, dependencies
+// and the rest of its record.
 func recorded(pkgs []db.Record, candidates func(name string) ([]Candidate, error)) func(name string) ([]Candidate, error) {
 	old := named(pkgs)
 	return func(name string) ([]Candidate, error) {
@@ -357,8 +357,7 @@ func recorded(pkgs []db.Record, candidates func(name string) ([]Candidate, error
 		}
 		for _, c := range cs {
 			if c.Package.SHA256 == p.SHA256 && c.Package.Version == p.Version {
-				as := repo.Package{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
-					Summary: p.Summary, Origin: p.Origin}
+				as := db.Packages([]db.Record{*p})[0]
 				return append([]Candidate{{Package: as, Members: c.Members}}, cs...), nil
 			}
 		}

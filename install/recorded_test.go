@@ -1,0 +1,32 @@
+package install
+
+import (
+	"reflect"
+	"testing"
+
+	"pkg/db"
+	"pkg/pkgtest/testrepo"
+	"pkg/repo"
+)
+
+// TestRecorded: a repair that reads the old database describes a package as its record
+// does, its relations, into and env included, so that what needs it through a provides
+// still does and its prefix paths stay where they were.
+func TestRecorded(t *testing.T) {
+	sum := "ab"
+	old := db.Record{Name: "zlib1g", Version: "1", SHA256: sum, Depends: testrepo.Requires("libc6"), Bin: testrepo.Commands("bin/z"),
+		Lib: []string{"lib"}, Summary: "zlib", Origin: "/tmp/z.deb", Provides: testrepo.Requires("libz1"), Conflicts: testrepo.Requires("zlib1<1"),
+		Replaces: testrepo.Requires("zlib1"), Into: "lib/node_modules/zlib1g", Env: []string{"Z=1"}}
+	candidates := func(name string) ([]Candidate, error) {
+		return []Candidate{{Package: repo.Package{Name: name, Version: "1", SHA256: sum}}}, nil
+	}
+	cs, err := recorded([]db.Record{old}, candidates)("zlib1g")
+	if err != nil || len(cs) != 2 {
+		t.Fatalf("recorded: %+v, %v; want the record's description first", cs, err)
+	}
+	want := repo.Package{Name: old.Name, Version: old.Version, SHA256: sum, Depends: old.Depends, Bin: old.Bin, Lib: old.Lib,
+		Summary: old.Summary, Origin: old.Origin, Provides: old.Provides, Conflicts: old.Conflicts, Replaces: old.Replaces, Into: old.Into, Env: old.Env}
+	if got := cs[0].Package; !reflect.DeepEqual(got, want) {
+		t.Errorf("recorded:\ngot  %+v\nwant %+v", got, want)
+	}
+}
