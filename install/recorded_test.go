@@ -1,7 +1,9 @@
 package install
 
 import (
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
 
 	"pkg/db"
@@ -28,5 +30,21 @@ func TestRecorded(t *testing.T) {
 		Summary: old.Summary, Origin: old.Origin, Provides: old.Provides, Conflicts: old.Conflicts, Replaces: old.Replaces, Into: old.Into, Env: old.Env}
 	if got := cs[0].Package; !reflect.DeepEqual(got, want) {
 		t.Errorf("recorded:\ngot  %+v\nwant %+v", got, want)
+	}
+}
+
+// TestUnneeded: a repair without the old database takes as asked for the packages no
+// other one needs, where a provides or an alternative counts as needing.
+func TestUnneeded(t *testing.T) {
+	recs := []*db.Record{
+		{Name: "app", Version: "1", Depends: testrepo.Requires("libz1", "media-types|mime-support")},
+		{Name: "zlib1g", Version: "1", Provides: testrepo.Requires("libz1")},
+		{Name: "mime-support", Version: "3"},
+		{Name: "tool", Version: "1", Depends: testrepo.Requires("lib")},
+		{Name: "lib", Version: "1"},
+	}
+	got := slices.Sorted(maps.Keys(unneeded(recs)))
+	if want := []string{"app", "tool"}; !slices.Equal(got, want) {
+		t.Errorf("unneeded = %q, want %q", got, want)
 	}
 }

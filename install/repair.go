@@ -365,12 +365,17 @@ func recorded(pkgs []db.Record, candidates func(name string) ([]Candidate, error
 	}
 }
 
-// unneeded returns, as asked for by name, the packages of recs no other one depends on.
+// unneeded returns, as asked for by name, the packages of recs no other one depends on
+// (repo.Dependencies).
 func unneeded(recs []*db.Record) map[string]repo.Requirement {
+	pkgs := make([]db.Record, len(recs))
+	for i, p := range recs {
+		pkgs[i] = *p
+	}
 	needed := make(map[string]bool)
-	for _, p := range recs {
-		for _, dep := range p.Depends {
-			needed[dep.Name] = true
+	for _, names := range repo.Dependencies(db.Packages(pkgs)) {
+		for _, name := range names {
+			needed[name] = true
 		}
 	}
 	reqs := make(map[string]repo.Requirement)
