@@ -174,18 +174,22 @@ func (rf *roll) close() {
 // first, and links the rest by a few workers, each taking whole directories.
 func (rf *roll) run() error {
 	var files []string
+	c := rf.newDirs()
+	defer func() { c.close() }()
 	for _, p := range slices.Backward(rf.paths) {
 		if len(rf.owners[p].Names) == 0 {
-			if err := rf.drop(p); err != nil {
+			if err := rf.drop(p, c); err != nil {
 				return err
 			}
 		}
 	}
+	c.close() // directories it removed may be made again
+	c = rf.newDirs()
 	for _, p := range rf.paths {
 		switch o := rf.owners[p]; {
 		case len(o.Names) == 0:
 		case o.Dir:
-			if err := rf.mkdir(p); err != nil {
+			if err := rf.mkdir(p, c); err != nil {
 				return err
 			}
 		case rf.wrappers[p] != o.Names[0]: // else a wrapper takes its place (binWant)
@@ -256,18 +260,19 @@ func (rf *roll) linkGroups(w int, groups [][]string) error {
 // linker links files of one directory at a time, keeping the descriptors of the last
 // directory it used in the prefix and in the tree it links from.
 type linker struct {
-	rf       *roll
-	tmp      string // its temporary name in .pkg/staging
-	dst, src dirCache
+	rf  *roll
+	tmp string // its temporary name in .pkg/staging
+	*rollDirs
+	src dirCache
 }
 
 func (rf *roll) newLinker(w int) *linker {
-	l := &linker{rf: rf, tmp: ".link-" + strconv.Itoa(w), dst: rf.r.prefixDirs(), src: newDirCache(rf.r.fd[pkgs])}
+	l := &linker{rf: rf, tmp: ".link-" + strconv.Itoa(w), rollDirs: rf.newDirs(), src: newDirCache(rf.r.fd[pkgs])}
 	unix.Unlinkat(rf.r.fd[staging], l.tmp, 0) // one a crash left
 	return l
 }
 
-func (l *linker) close() { l.dst.close(); l.src.close() }
+func (l *linker) close() { l.rollDirs.close(); l.src.close() }
 
 func (l *linker) linkGroup(files []string) error {
 	for _, p := range files {
@@ -329,7 +334,7 @@ func (l *linker) link(p string) error {
 			}
 		}
 		return l.linkat(srcDir, srcBase, dir, base, p)
-	case !rf.ours(p, &cur):
+	case !rf.ours(p, &cur, l.rollDirs):
 		if err := rf.keep(p, owner); err != nil {
 			return err
 		}
@@ -365,40 +370,42 @@ var errSplitPrefix = &reasonError{"a directory of the prefix is on another files
 
 // mkdir makes the directory p of the prefix, where missing; something else in its place is
 // unlinked where pkg's, else kept in .pkg/saved first.
-func (rf *roll) mkdir(p string) error {
+func (rf *roll) mkdir(p string, c *rollDirs) error {
 	r := rf.r
 	if p == "bin" {
 		return nil // pkg's own, open since Open
 	}
-	return r.at(prefixPlace(p), func(dir int, base string) error {
-		err := unix.Mkdirat(dir, base, 0o755&^uint32(r.umask))
-		if err != unix.EEXIST {
-			if err != nil {
-				return &os.PathError{Op: "mkdir", Path: r.path(p), Err: err}
-			}
-			return nil
-		}
-		var cur unix.Stat_t
-		if err := unix.Fstatat(dir, base, &cur, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return &os.PathError{Op: "lstat", Path: r.path(p), Err: err}
-		}
-		if cur.Mode&unix.S_IFMT == unix.S_IFDIR {
-			return nil
-		}
-		if rf.ours(p, &cur) {
-			unix.Unlinkat(dir, base, 0)
-		} else if err := rf.keep(p, rf.owners[p].Names[0]); err != nil {
-			return err
-		}
-		if err := unix.Mkdirat(dir, base, 0o755&^uint32(r.umask)); err != nil {
+	dir, base, err := c.dst.parent(p)
+	if err != nil {
+		return pathError("open", r.path(p), err)
+	}
+	err = unix.Mkdirat(dir, base, 0o755&^uint32(r.umask))
+	if err != unix.EEXIST {
+		if err != nil {
 			return &os.PathError{Op: "mkdir", Path: r.path(p), Err: err}
 		}
 		return nil
-	})
+	}
+	var cur unix.Stat_t
+	if err := unix.Fstatat(dir, base, &cur, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "lstat", Path: r.path(p), Err: err}
+	}
+	if cur.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return nil
+	}
+	if rf.ours(p, &cur, c) {
+		unix.Unlinkat(dir, base, 0)
+	} else if err := rf.keep(p, rf.owners[p].Names[0]); err != nil {
+		return err
+	}
+	if err := unix.Mkdirat(dir, base, 0o755&^uint32(r.umask)); err != nil {
+		return &os.PathError{Op: "mkdir", Path: r.path(p), Err: err}
+	}
+	return nil
 }
 
 // drop takes p, which no package lists any more, out of the prefix.
-func (rf *roll) drop(p string) error {
+func (rf *roll) drop(p string, c *rollDirs) error {
 	r := rf.r
 	if p == "bin" {
 		return nil // pkg's own
@@ -407,51 +414,71 @@ func (rf *roll) drop(p string) error {
 	if ref, ok := rf.oldOf[p]; ok {
 		name = rf.olds[ref.tree].Name
 	}
-	err := r.at(prefixPlace(p), func(dir int, base string) error {
-		var cur unix.Stat_t
-		if err := unix.Fstatat(dir, base, &cur, unix.AT_SYMLINK_NOFOLLOW); err == unix.ENOENT {
-			return nil
-		} else if err != nil {
-			return &os.PathError{Op: "lstat", Path: r.path(p), Err: err}
-		}
-		if cur.Mode&unix.S_IFMT == unix.S_IFDIR {
-			switch err := unix.Unlinkat(dir, base, unix.AT_REMOVEDIR); err {
-			case nil, unix.ENOENT:
-			case unix.ENOTEMPTY, unix.EEXIST:
-				rf.leave(p, name)
-			default:
-				return &os.PathError{Op: "rmdir", Path: r.path(p), Err: err}
-			}
-			return nil
-		}
-		if !rf.ours(p, &cur) {
-			return rf.keep(p, name)
-		}
-		if err := unix.Unlinkat(dir, base, 0); err != nil && err != unix.ENOENT {
-			return &os.PathError{Op: "remove", Path: r.path(p), Err: err}
-		}
-		return nil
-	})
+	dir, base, err := c.dst.parent(p)
 	if errors.Is(err, unix.ENOENT) { // its directory is gone already (a roll-forward done before)
 		return nil
+	} else if err != nil {
+		return pathError("open", r.path(p), err)
 	}
-	return err
+	var cur unix.Stat_t
+	if err := unix.Fstatat(dir, base, &cur, unix.AT_SYMLINK_NOFOLLOW); err == unix.ENOENT {
+		return nil
+	} else if err != nil {
+		return &os.PathError{Op: "lstat", Path: r.path(p), Err: err}
+	}
+	if cur.Mode&unix.S_IFMT == unix.S_IFDIR {
+		switch err := unix.Unlinkat(dir, base, unix.AT_REMOVEDIR); err {
+		case nil, unix.ENOENT:
+		case unix.ENOTEMPTY, unix.EEXIST:
+			rf.leave(p, name)
+		default:
+			return &os.PathError{Op: "rmdir", Path: r.path(p), Err: err}
+		}
+		return nil
+	}
+	if !rf.ours(p, &cur, c) {
+		return rf.keep(p, name)
+	}
+	if err := unix.Unlinkat(dir, base, 0); err != nil && err != unix.ENOENT {
+		return &os.PathError{Op: "remove", Path: r.path(p), Err: err}
+	}
+	return nil
+}
+
+// rollDirs are the directories one goroutine of a roll-forward last used: in the prefix,
+// and in each old tree.
+type rollDirs struct {
+	dst  dirCache
+	olds []dirCache
+}
+
+func (rf *roll) newDirs() *rollDirs {
+	c := &rollDirs{dst: rf.r.prefixDirs(), olds: make([]dirCache, len(rf.olds))}
+	for i, o := range rf.olds {
+		c.olds[i] = newDirCache(o.fd)
+	}
+	return c
+}
+
+func (c *rollDirs) close() {
+	c.dst.close()
+	for i := range c.olds {
+		c.olds[i].close()
+	}
 }
 
 // ours reports whether cur, what the prefix holds at p, is pkg's: the inode of the old
 // tree that listed p, or of an owner's member, or one of pkg's command links or wrappers
 // in bin/. Where the old tree is gone, what it listed is taken for pkg's.
-func (rf *roll) ours(p string, cur *unix.Stat_t) bool {
+func (rf *roll) ours(p string, cur *unix.Stat_t, c *rollDirs) bool {
 	r := rf.r
 	if ref, ok := rf.oldOf[p]; ok && ref.member != "" {
-		o := rf.olds[ref.tree]
-		if o.fd < 0 {
+		if rf.olds[ref.tree].fd < 0 {
 			return true
 		}
 		var st unix.Stat_t
-		if inParent(o.fd, ref.member, func(fd int, base string) error {
-			return unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
-		}) == nil && st.Ino == cur.Ino && st.Dev == cur.Dev {
+		dir, base, err := c.olds[ref.tree].parent(ref.member)
+		if err == nil && unix.Fstatat(dir, base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Ino == cur.Ino && st.Dev == cur.Dev {
 			return true
 		}
 	}
