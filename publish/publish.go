@@ -123,8 +123,9 @@ func (a *Archive) checkEntry(p repo.Package) (repo.Package, error) {
 // Entry returns p, the entry a is published as, completed from what a says of itself,
 // each part where p has none (a nil list: its flag was not given). A .deb gives, from its
 // control file, its Package and Version, its Description's first line as the summary
-// (unless keepSummary), Depends and Pre-Depends as its dependencies, Provides, Conflicts
-// and Breaks as its conflicts, and Replaces (fetch.Control.Requirements); from its tree,
+// (unless keepSummary), Depends and Pre-Depends as its depends, Provides as its provides,
+// Conflicts and Breaks as its conflicts, Replaces as its replaces
+// (fetch.Control.Requirements); from its tree,
 // its commands (debCommands) and library directories (install.LibDirs). An npm tarball
 // gives Into (npmInto).
 func (a *Archive) Entry(p repo.Package, keepSummary bool) (repo.Package, error) {
