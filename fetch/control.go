@@ -124,8 +124,7 @@ func (c *Control) Check() error {
 	if !repo.ValidName(c.Package) {
 		return &ControlError{Package: c.Package, Field: "Package", Err: fmt.Errorf("%q is not a package name pkg can represent ([a-z0-9][a-z0-9._+-]*, at most 128 bytes)", c.Package)}
 	}
-	var r repo.Requirement
-	if err := r.UnmarshalText([]byte(c.Package + "=" + c.Version)); err != nil {
+	if err := repo.CheckVersion(c.Version); err != nil {
 		return &ControlError{Package: c.Package, Field: "Version", Err: err}
 	}
 	return nil

@@ -89,12 +89,20 @@ func TestControlCheck(t *testing.T) {
 		{"Hello", "1", "Package"},
 		{"hello", "1:2:3", "Version"},
 		{"hello", "", "Version"},
+		{"hello", "1,>2", "Version"},
+		{"hello", "1|b", "Version"},
 	} {
 		err := (&Control{Package: tt.pkg, Version: tt.version}).Check()
 		var ce *ControlError
 		if tt.field == "" && err != nil || tt.field != "" && (!errors.As(err, &ce) || ce.Field != tt.field) {
 			t.Errorf("Check of %s %s: %v, want an error of field %q", tt.pkg, tt.version, err, tt.field)
 		}
+		if tt.field == "Version" && !errors.Is(err, repo.ErrVersion) {
+			t.Errorf("Check of %s %s: %v, want a repo.ErrVersion", tt.pkg, tt.version, err)
+		}
+	}
+	if err := (&Control{Package: "hello"}).Check(); err == nil || err.Error() != "control file of hello: Version: empty version" {
+		t.Errorf("Check of hello without a version: %v", err)
 	}
 }
 

@@ -9,6 +9,10 @@ import (
 
 const maxVersionLen = 64 // bytes
 
+// CheckVersion reports why v cannot be a package's version (an error that is ErrVersion),
+// as checkVersion says.
+func CheckVersion(v string) error { return checkVersion(v) }
+
 // checkVersion reports why v is not a valid version: non-empty, at most maxVersionLen
 // bytes of [0-9A-Za-z.+~_-], starting with a digit, or with "v" and a digit; an epoch,
 // digits and ":", may come first.
