@@ -45,8 +45,7 @@ func splitFileName(file string) (name, version string, ok bool) {
 		if stem[i] != '-' {
 			continue
 		}
-		r, err := repo.ParseRequirement(stem[:i] + "=" + stem[i+1:])
-		if err == nil && r.Repo == "" && len(r.Constraints) == 1 {
+		if repo.ValidName(stem[:i]) && repo.CheckVersion(stem[i+1:]) == nil {
 			return stem[:i], stem[i+1:], true
 		}
 	}

@@ -29,6 +29,8 @@ func TestSplitFileName(t *testing.T) {
 		{"Tool-1.0.tar.gz", "", ""},
 		{"tool-1.0", "", ""},
 		{".tar.gz", "", ""},
+		{"tool-1.0|b.tar.gz", "", ""},
+		{"tool-1.0,<2.tar.gz", "", ""},
 	} {
 		name, version, ok := splitFileName(tt.file)
 		if name != tt.name || version != tt.version || ok != (tt.name != "") {
