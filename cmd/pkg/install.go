@@ -108,11 +108,11 @@ func upgradeAction(c *cli.Context) error {
 }
 
 // upgradeArgs returns upgrade's arguments as requirements. A name with a constraint is a
-// new hold; one with a repository is refused, as a name is.
+// new hold; one with a repository or alternatives is refused, as a name is.
 func upgradeArgs(args []string) (reqs []repo.Requirement) {
 	for _, a := range args {
 		r, err := repo.ParseRequirement(a)
-		if err != nil || len(r.Constraints) == 0 || r.Repo != "" {
+		if err != nil || len(r.Constraints) == 0 || r.Repo != "" || len(r.Or) > 0 {
 			r = repo.Requirement{Name: a} // checked as a name (session.NeedInstalled)
 		}
 		reqs = append(reqs, r)

@@ -448,6 +448,9 @@ func TestUpgrade(t *testing.T) {
 	if _, stderr, code := e.pkg("upgrade", "nope"); code != 1 || !strings.Contains(stderr, "upgrade nope: not installed") {
 		t.Errorf("upgrade nope: exit %d, %q", code, stderr)
 	}
+	if _, stderr, code := e.pkg("upgrade", "tool>=1|app"); code != 2 || !strings.Contains(stderr, "upgrade takes names of installed packages, not tool>=1|app") {
+		t.Errorf("upgrade of alternatives, which no hold can be: exit %d, %q", code, stderr)
+	}
 }
 
 // TestUpgradeNotOffered upgrades from a repository that no longer offers tool and offers
