@@ -283,7 +283,7 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 		}
 	}
 	for _, s := range staged {
-		if q := meets.conflict(s); q != nil {
+		if q := meets.conflict(s, names); q != nil {
 			return dependencyError("install %s %s: it conflicts with %s %s", s.Name, s.Version, q.Name, q.Version)
 		}
 	}
@@ -329,10 +329,12 @@ func (m *meets) by(req repo.Requirement) *db.Record {
 	return nil
 }
 
-// conflict returns a package the root would hold that conflicts with p, or that p
-// conflicts with (Conflicts, met as a dependency would be), or nil.
-func (m *meets) conflict(p *db.Record) *db.Record {
-	for _, q := range m.next {
+// conflict returns the first of names, the packages the root would hold, sorted, that
+// conflicts with p, or that p conflicts with (Conflicts, met as a dependency would be),
+// or nil.
+func (m *meets) conflict(p *db.Record, names []string) *db.Record {
+	for _, name := range names {
+		q := m.next[name]
 		if q.Name == p.Name {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"pkg/pkgtest/testrepo"
+	"strings"
 	"testing"
 
 	"pkg/db"
@@ -83,5 +84,11 @@ func TestCheckSatisfaction(t *testing.T) {
 	}
 	if err := CheckChange(dir, installed, []repo.Package{{Name: "libz-old", Version: "1", Conflicts: testrepo.Requires("libz1<1")}}, nil); err != nil {
 		t.Errorf("a conflict with a version not installed: %v", err)
+	}
+	both := []repo.Package{{Name: "mta", Version: "1", Conflicts: testrepo.Requires("debconf", "cdebconf", "zlib1g")}}
+	for range 20 { // of several conflicts, the first by name is named, every time
+		if err := CheckChange(dir, installed, both, nil); err == nil || !strings.Contains(err.Error(), "conflicts with cdebconf 0.2") {
+			t.Fatalf("installing a package that conflicts with three installed = %v, want cdebconf named", err)
+		}
 	}
 }
