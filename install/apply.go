@@ -247,16 +247,21 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 			}
 		}
 	}
-	meets := newMeets(next)
+	meets, installed := newMeets(next), named(recs)
 	for _, gone := range remove {
-		old := named(recs)[gone]
+		old := installed[gone]
 		var users, versions []string // what gone met and nothing left meets
 		for _, name := range names {
-			if slices.ContainsFunc(next[name].Depends, func(d repo.Requirement) bool {
-				return !meets.met(d) && d.Met(old.Name, old.Version, old.Provides)
-			}) {
-				users, versions = append(users, name), append(versions, name+" "+next[name].Version)
+			deps := next[name].Depends
+			i := slices.IndexFunc(deps, func(d repo.Requirement) bool { return !meets.met(d) && d.Met(old.Name, old.Version, old.Provides) })
+			if i < 0 {
+				continue
 			}
+			v := name + " " + next[name].Version
+			if d := deps[i]; d.Name != gone || len(d.Or) > 0 { // met through a provides or with alternatives
+				v += " (for " + d.String() + ")"
+			}
+			users, versions = append(users, name), append(versions, v)
 		}
 		if len(users) > 0 {
 			verb := "depends"

@@ -76,8 +76,8 @@ func TestCheckSatisfaction(t *testing.T) {
 	if err := CheckChange(dir, installed, nil, []string{"cdebconf"}); !errors.Is(err, errDependency) {
 		t.Errorf("removing the only provider of app's dependency = %v, want errDependency", err)
 	}
-	if err := CheckChange(dir, installed, nil, []string{"zlib1g"}); !errors.Is(err, errDependency) {
-		t.Errorf("removing the versioned provider = %v, want errDependency", err)
+	if err := CheckChange(dir, installed, nil, []string{"zlib1g"}); !errors.Is(err, errDependency) || !strings.Contains(err.Error(), "app 1 (for libz1>=1.2) depends on it") {
+		t.Errorf("removing the versioned provider = %v, want errDependency naming the dependency it meets", err)
 	}
 	if err := CheckChange(dir, installed, []repo.Package{{Name: "zlib1", Version: "1", Conflicts: testrepo.Requires("zlib1g")}}, nil); !errors.Is(err, errDependency) {
 		t.Errorf("installing a package that conflicts with an installed one = %v, want errDependency", err)
