@@ -415,7 +415,10 @@ func (rf *roll) drop(p string, c *rollDirs) error {
 		name = rf.olds[ref.tree].Name
 	}
 	dir, base, err := c.dst.parent(p)
-	if errors.Is(err, unix.ENOENT) { // its directory is gone already (a roll-forward done before)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		// Its directory is gone already (a roll-forward done before), or the user put
+		// something else, a symlink say, in its place: p is not in the root, and that
+		// directory's own path, dropped after it, keeps what is there.
 		return nil
 	} else if err != nil {
 		return pathError("open", r.path(p), err)
