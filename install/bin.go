@@ -387,7 +387,7 @@ func (e *LinksError) Unwrap() error { return e.Err }
 // left alone. Otherwise a link a package declares is left as it is, missing or not, for
 // verify to report.
 func (r *Root) syncBins(create bool) error {
-	want, err := r.wantBins()
+	want, pkgs, err := r.wantBins()
 	if err != nil {
 		return err
 	}
@@ -409,10 +409,17 @@ func (r *Root) syncBins(create bool) error {
 	for _, name := range ents {
 		t, err := r.readBin(name)
 		w, declared := want[name]
-		if _, member := members["bin/"+name]; member {
+		if o, member := members["bin/"+name]; member {
 			// A package's member in the prefix: replaced only by the wrapper of its own
-			// command (binWant), which the roll-forward leaves to this.
-			if !declared || !strings.HasPrefix(w, wrapperHead) || err == nil && t == w {
+			// command (binWant), which the roll-forward leaves to this; and put back where
+			// the command needs the wrapper no more (its dependencies' libraries gone).
+			wrapped := declared && strings.HasPrefix(w, wrapperHead)
+			if !wrapped && create && err == nil && strings.HasPrefix(t, wrapperHead) && len(o.Names) > 0 {
+				if err := r.unwrap(name, pkgs[o.Names[0]]); err != nil {
+					return err
+				}
+			}
+			if !wrapped || err == nil && t == w {
 				delete(want, name)
 			}
 			continue
@@ -444,10 +451,12 @@ func (r *Root) syncBins(create bool) error {
 	return nil
 }
 
-func (r *Root) wantBins() (map[string]string, error) {
+// wantBins returns what bin/ holds for every installed package's commands (binWants), and
+// the installed packages by name.
+func (r *Root) wantBins() (map[string]string, map[string]*db.Record, error) {
 	all, err := r.db.List()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pkgs := named(all)
 	libs := newLibIndex(pkgs)
@@ -455,7 +464,35 @@ func (r *Root) wantBins() (map[string]string, error) {
 	for _, p := range pkgs {
 		maps.Copy(want, r.binWants(libs, p))
 	}
-	return want, nil
+	return want, pkgs, nil
+}
+
+// unwrap links the member of p whose command cmd's wrapper holds bin/cmd back in its
+// place, through a temporary name in .pkg/staging, which a start empties.
+func (r *Root) unwrap(cmd string, p *db.Record) error {
+	if p == nil {
+		return nil
+	}
+	for _, b := range p.Bin {
+		if cmdPath(p, b) != "bin/"+cmd {
+			continue
+		}
+		member := p.Name + "/" + path.Clean(b.Path)
+		return inParent(r.fd[pkgs], member, func(fd int, base string) error {
+			const tmp = ".unwrap"
+			st := r.fd[staging]
+			unix.Unlinkat(st, tmp, 0)
+			if err := unix.Linkat(fd, base, st, tmp, 0); err != nil {
+				return &os.LinkError{Op: "link", Old: r.path("pkgs", member), New: r.path(".pkg", "staging", tmp), Err: err}
+			}
+			defer unix.Unlinkat(st, tmp, 0) // still there where bin/cmd was that inode already
+			if err := unix.Renameat(st, tmp, r.fd[bin], cmd); err != nil {
+				return &os.LinkError{Op: "rename", Old: r.path(".pkg", "staging", tmp), New: r.path("bin", cmd), Err: err}
+			}
+			return nil
+		})
+	}
+	return nil
 }
 
 // prepareLinks sets s.wants, what bin/ holds for s's commands once the root holds all,

@@ -5,6 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"pkg/pkgtest/testrepo"
+	"pkg/repo"
 )
 
 // TestPrefixUserSymlink: a symlink the user put in the prefix is never followed: where a
@@ -42,4 +45,44 @@ func TestPrefixUserSymlink(t *testing.T) {
 		t.Error("the user's symlink usr/sub stays in the prefix, not kept in .pkg/saved")
 	}
 	checkPrefix(t, r)
+}
+
+// TestPrefixWrapperFollowsDeps: a command whose member is bin/CMD gets the wrapper in its
+// place when a dependency comes to declare library directories, and its member back when
+// none does any more; verify finds nothing at each step.
+func TestPrefixWrapperFollowsDeps(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	apply := func(p repo.Package, files ...string) {
+		t.Helper()
+		if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, p, tree(files...))}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lib := func(v string, libs ...string) repo.Package {
+		p := prefixPkg("l", v)
+		p.Lib = libs
+		return p
+	}
+	apply(lib("1"), "share/l=1")
+	x := prefixPkg("x", "1")
+	x.Depends = testrepo.Requires("l")
+	x.Bin = testrepo.Commands("tool=bin/tool")
+	apply(x, "bin/tool=#!/bin/sh\n")
+	tool := r.path("bin/tool")
+	isMember := func(want bool) {
+		t.Helper()
+		if got := inodeOf(tool) == inodeOf(r.pkgDir("x")+"/bin/tool"); got != want {
+			t.Errorf("bin/tool is x's member: %v, want %v", got, want)
+		}
+		if problems, err := r.Verify(); err != nil || len(problems) > 0 {
+			t.Errorf("Verify: %v, %v", problems, err)
+		}
+	}
+	isMember(true)
+	apply(lib("2", "lib"), "lib/libl.so.1=2")
+	isMember(false)
+	apply(lib("3"), "share/l=3")
+	isMember(true)
 }
