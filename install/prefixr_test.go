@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,6 +44,76 @@ func TestPrefixUserSymlink(t *testing.T) {
 	}
 	if _, err := os.Lstat(r.path("usr/sub")); err == nil {
 		t.Error("the user's symlink usr/sub stays in the prefix, not kept in .pkg/saved")
+	}
+	checkPrefix(t, r)
+}
+
+// TestPrefixRepair: a repair rebuilds the owners of the prefix's paths, the package that
+// replaces the other on top, and the next start links again what the prefix lacks,
+// keeping a file of the user's that took a package's place.
+func TestPrefixRepair(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	cands := map[string][]Candidate{}
+	install := func(p repo.Package, files ...string) {
+		t.Helper()
+		es := tree(files...)
+		tarPath := alignedTar(t, base, es)
+		members, err := scanWithDigests(tarPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := r.Stage(context.Background(), tarPath, p, members)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Apply(context.Background(), []*Staged{s}, nil); err != nil {
+			t.Fatal(err)
+		}
+		cands[p.Name] = []Candidate{{Package: p, Members: members}}
+	}
+	install(prefixPkg("a", "1"), "etc/x=a", "etc/a=a", "etc/d/f=a")
+	install(prefixPkg("b", "1", "a"), "etc/x=b")
+	r.Close()
+	must(t, os.Remove(filepath.Join(dir, "etc/a")))
+	must(t, os.Remove(filepath.Join(dir, "etc/x")))
+	must(t, os.WriteFile(filepath.Join(dir, "etc/x"), []byte("the user's"), 0o644))
+	must(t, os.RemoveAll(filepath.Join(dir, "etc/d")))
+	if _, err := Rebuild(context.Background(), dir, Options{}, func(name string) ([]Candidate, error) { return cands[name], nil }); err != nil {
+		t.Fatal(err)
+	}
+	r = openRoot(t, dir)
+	defer r.Close()
+	if b, _ := os.ReadFile(filepath.Join(dir, "etc/x")); string(b) != "b" {
+		t.Errorf("etc/x = %q after the repair, want b's", b)
+	}
+	checkPrefix(t, r)
+}
+
+// TestPrefixSymlinkDir: a package's symlink where another package's members would go
+// through it is a conflict, installed before, after or with it, and nothing is written
+// through it.
+func TestPrefixSymlinkDir(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree("usr/lib64->lib", "usr/lib/y=a"))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var ce *ConflictError
+	s := stageIn(t, r, base, prefixPkg("b", "1"), tree("usr/lib64/x=b"))
+	if _, err := r.Apply(context.Background(), []*Staged{s}, nil); !errors.As(err, &ce) || ce.Path != "usr/lib64" {
+		t.Errorf("b through a's symlink = %v, want a ConflictError on usr/lib64", err)
+	}
+	must(t, r.uninstall("a"))
+	s1 := stageIn(t, r, base, prefixPkg("b", "1"), tree("usr/lib64/x=b"))
+	s2 := stageIn(t, r, base, prefixPkg("c", "1"), tree("usr/lib64->lib"))
+	if _, err := r.Apply(context.Background(), []*Staged{s1, s2}, nil); !errors.As(err, &ce) || ce.Path != "usr/lib64" {
+		t.Errorf("b and a symlink in one change = %v, want a ConflictError on usr/lib64", err)
+	}
+	if _, err := os.Lstat(r.path("usr/lib/x")); err == nil {
+		t.Error("usr/lib/x written through a symlink")
 	}
 	checkPrefix(t, r)
 }
