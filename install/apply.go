@@ -288,8 +288,12 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 		}
 	}
 	for _, s := range staged {
-		if q := meets.conflict(s, names); q != nil {
-			return dependencyError("install %s %s: it conflicts with %s %s", s.Name, s.Version, q.Name, q.Version)
+		switch q, c, theirs := meets.conflict(s, names); {
+		case q == nil:
+		case theirs:
+			return dependencyError("install %s %s: %s %s conflicts with it (its conflicts list %s)", s.Name, s.Version, q.Name, q.Version, c)
+		default:
+			return dependencyError("install %s %s: it conflicts with %s %s (its conflicts list %s)", s.Name, s.Version, q.Name, q.Version, c)
 		}
 	}
 	return nil
@@ -334,21 +338,22 @@ func (m *meets) by(req repo.Requirement) *db.Record {
 	return nil
 }
 
-// conflict returns the first of names, the packages the root would hold, sorted, that
-// conflicts with p, or that p conflicts with (Conflicts, met as a dependency would be),
-// or nil.
-func (m *meets) conflict(p *db.Record, names []string) *db.Record {
+// conflict returns the first of names, the packages the root would hold, sorted, that p
+// conflicts with or that conflicts with p (theirs), with the conflicts entry that matches
+// (met as a dependency would be); or a nil q.
+func (m *meets) conflict(p *db.Record, names []string) (q *db.Record, c repo.Requirement, theirs bool) {
 	for _, name := range names {
-		q := m.next[name]
-		if q.Name == p.Name {
+		if q = m.next[name]; q.Name == p.Name {
 			continue
 		}
-		if slices.ContainsFunc(p.Conflicts, func(c repo.Requirement) bool { return c.Met(q.Name, q.Version, q.Provides) }) ||
-			slices.ContainsFunc(q.Conflicts, func(c repo.Requirement) bool { return c.Met(p.Name, p.Version, p.Provides) }) {
-			return q
+		if i := slices.IndexFunc(p.Conflicts, func(c repo.Requirement) bool { return c.Met(q.Name, q.Version, q.Provides) }); i >= 0 {
+			return q, p.Conflicts[i], false
+		}
+		if i := slices.IndexFunc(q.Conflicts, func(c repo.Requirement) bool { return c.Met(p.Name, p.Version, p.Provides) }); i >= 0 {
+			return q, q.Conflicts[i], true
 		}
 	}
-	return nil
+	return nil, repo.Requirement{}, false
 }
 
 // pending returns the roll-forward of a commit of staged, removing the packages of rins,

@@ -87,8 +87,12 @@ func TestCheckSatisfaction(t *testing.T) {
 	}
 	both := []repo.Package{{Name: "mta", Version: "1", Conflicts: testrepo.Requires("debconf", "cdebconf", "zlib1g")}}
 	for range 20 { // of several conflicts, the first by name is named, every time
-		if err := CheckChange(dir, installed, both, nil); err == nil || !strings.Contains(err.Error(), "conflicts with cdebconf 0.2") {
-			t.Fatalf("installing a package that conflicts with three installed = %v, want cdebconf named", err)
+		if err := CheckChange(dir, installed, both, nil); err == nil || !strings.Contains(err.Error(), "install mta 1: it conflicts with cdebconf 0.2 (its conflicts list cdebconf)") {
+			t.Fatalf("installing a package that conflicts with three installed = %v, want cdebconf named, and the entry", err)
 		}
+	}
+	old := append(installed, db.Record{Name: "libxml2-old", Version: "1", Conflicts: testrepo.Requires("libxml2<2.7.6")})
+	if err := CheckChange(dir, old, []repo.Package{{Name: "libxml2", Version: "2.7"}}, nil); err == nil || !strings.Contains(err.Error(), "install libxml2 2.7: libxml2-old 1 conflicts with it (its conflicts list libxml2<2.7.6)") {
+		t.Errorf("installing a package an installed one conflicts with = %v, want the installed one and its entry named", err)
 	}
 }
