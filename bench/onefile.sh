@@ -51,7 +51,7 @@ for kind in $FS; do
 	d=$WORK/mnt-$kind
 	loopfs "$kind" "$WORK/$kind.img" 24G "$d"
 	g="--quiet --cache $d/cache --repo $d/repo"
-	$PKG --quiet repo add "$d/repo" "$(archive "$big")" --name "$big" --version 1
+	$PKG --quiet repo add "$d/repo" "$(archive "$big")" --name "$big" --version 1 --depends '' # alone
 	$PKG --quiet repo add "$d/repo" "$(archive one)" --name one --version 1
 	$PKG $g fetch "$big" one
 	$PKG $g --root "$d/big" install "$big"

@@ -175,7 +175,7 @@ case_kernel() {
 }
 
 case_jq() {
-	add jq "$(deb libonig5)" --lib "$libdir" && add jq "$(deb libjq1)" --lib "$libdir" --depends libonig5 &&
+	add jq "$(deb libonig5)" --lib "$libdir" --depends '' && add jq "$(deb libjq1)" --lib "$libdir" --depends libonig5 &&
 		add jq "$(deb jq)" --depends libjq1 --bin usr/bin/jq || return
 	# Directory times are compared with bsdtar's extraction of the data.tar (see compare).
 	for p in jq libjq1 libonig5; do

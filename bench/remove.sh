@@ -51,7 +51,7 @@ for kind in $FS; do
 	loopfs "$kind" "$WORK/remove-$kind.img" 24G "$mnt"
 	for name in $names; do
 		g="--root $mnt/r --cache $mnt/cache --repo $mnt/repo --quiet"
-		"$pkg" --quiet repo add "$mnt/repo" "$(ls "$WORK/tars/$name".* | head -1)" --name "$name" --version 1
+		"$pkg" --quiet repo add "$mnt/repo" "$(ls "$WORK/tars/$name".* | head -1)" --name "$name" --version 1 --depends ''
 		"$pkg" $g fetch "$name"
 		mkdir -p "$mnt/t" && tar -xf "$(ls "$mnt"/cache/tars/*.tar | head -1)" -C "$mnt/t"
 		for i in $(seq "$ROUNDS"); do

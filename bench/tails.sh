@@ -39,7 +39,7 @@ for kind in $FS; do
 	loopfs "$kind" "$WORK/$kind.img" 24G "$d"
 	for shape in $names; do
 		g="--root $d/r --cache $d/cache --repo $d/repo --quiet"
-		$pkg --quiet repo add "$d/repo" "$(ls "$WORK/tars/$shape".* | head -1)" --name "$shape" --version 1
+		$pkg --quiet repo add "$d/repo" "$(ls "$WORK/tars/$shape".* | head -1)" --name "$shape" --version 1 --depends ''
 		$pkg $g fetch "$shape"
 		aligned=$(ls "$d"/cache/tars/*.tar | head -1)
 		mkdir -p "$d/t" && tar -xf "$aligned" -C "$d/t"

@@ -67,7 +67,7 @@ for kind in $FS; do
 		pkgs+=("$shape")
 	done
 	for deb in "${debs[@]}"; do
-		$pkg --quiet repo add "$d/repo" "$deb"
+		$pkg --quiet repo add "$d/repo" "$deb" --depends '' # each alone
 		pkgs+=("$(basename "$deb" | cut -d_ -f1)")
 	done
 	for t in "${tars[@]}"; do

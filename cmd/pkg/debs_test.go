@@ -36,6 +36,14 @@ func TestRepoAddDebs(t *testing.T) {
 		t.Errorf("libc6's entry: depends %q, lib %q, conflicts %q, replaces %q", libc6.Depends, libc6.Lib, libc6.Conflicts, libc6.Replaces)
 	}
 
+	// --depends '' publishes none, where the control file names some.
+	other := filepath.Join(base, "other")
+	libc6Deb := debs[slices.IndexFunc(debs, func(d string) bool { return strings.HasPrefix(filepath.Base(d), "libc6_") })]
+	e.ok("repo", "add", other, libc6Deb, "--depends", "")
+	if ix := readIndexFile(t, other); len(ix.Packages) != 1 || ix.Packages[0].Depends != nil {
+		t.Errorf("repo add --depends '': %+v, want one entry without depends", ix.Packages)
+	}
+
 	e.ok("install", "libc6")
 	for _, name := range []string{"libc6", "libgcc-s1", "gcc-12-base"} {
 		if _, err := os.Stat(filepath.Join(e.root, "pkgs", name)); err != nil {

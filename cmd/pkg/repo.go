@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -91,8 +92,9 @@ func repoAddAction(c *cli.Context) error {
 		flag string
 		list *[]repo.Requirement
 	}{{"depends", &p.Depends}, {"provides", &p.Provides}, {"conflicts", &p.Conflicts}, {"replaces", &p.Replaces}} {
-		if c.IsSet(f.flag) {
-			if *f.list, err = repo.ParseRequirements(c.StringSlice(f.flag)); err != nil {
+		if c.IsSet(f.flag) { // --depends '' gives none: a .deb's are then not taken
+			given := slices.DeleteFunc(c.StringSlice(f.flag), func(s string) bool { return s == "" })
+			if *f.list, err = repo.ParseRequirements(given); err != nil {
 				return fmt.Errorf("repo add: --%s: %w", f.flag, err)
 			}
 		}
