@@ -45,6 +45,9 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		}
 		return nil, nil
 	}
+	if err := r.owedPrefix(); err != nil {
+		return nil, err
+	}
 	recs, err := r.db.List()
 	if err != nil {
 		return nil, err
@@ -153,6 +156,22 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		return results, &LinksError{Dir: r.path("bin"), Err: err}
 	}
 	return results, nil
+}
+
+// owedPrefix finishes the roll-forward of the prefix a commit left, which the start could
+// not (Links), before a change records its own in its place; where it still cannot, it
+// refuses the change, which would lose it: that commit's old paths would stay in the
+// prefix, no package's. The old trees it compared with stay for the next start to empty.
+func (r *Root) owedPrefix() error {
+	p, err := r.db.PrefixPending()
+	if err != nil || p == nil {
+		return err
+	}
+	if err := r.rollForward(p, nil); err != nil {
+		// Not a *LinksError, which says this change was committed.
+		return fmt.Errorf("install: nothing was changed, as %s still lacks the links of a change before, which the next command makes once this is fixed: %w", r.dir, err)
+	}
+	return nil
 }
 
 // testHookRecorded, where a test sets it, runs once Apply recorded a change; returning

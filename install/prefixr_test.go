@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"pkg/pkgtest/testrepo"
@@ -156,4 +158,50 @@ func TestPrefixWrapperFollowsDeps(t *testing.T) {
 	isMember(false)
 	apply(lib("3"), "share/l=3")
 	isMember(true)
+}
+
+// TestPrefixPendingKept: a change made while a roll-forward a start could not finish is
+// still owed does not lose it: once what stopped it is gone, the prefix is what the
+// records say.
+func TestPrefixPendingKept(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chattr +i needs root")
+	}
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree("usr/x=1", "usr/y=1"))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	testHookRecorded = func() bool { return true }
+	_, err := r.Apply(context.Background(), nil, []string{"a"})
+	testHookRecorded = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	y := filepath.Join(dir, "usr/y")
+	if out, err := exec.Command("chattr", "+i", y).CombinedOutput(); err != nil {
+		t.Skipf("chattr: %v %s", err, out)
+	}
+	defer exec.Command("chattr", "-i", y).Run()
+	r = openRoot(t, dir)
+	if r.Links() == nil {
+		t.Fatal("the roll-forward did not fail")
+	}
+	_, err = r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("b", "1"), tree("opt/b=1"))}, nil)
+	if le := new(LinksError); err == nil || errors.As(err, &le) || !strings.Contains(err.Error(), "usr/y") {
+		t.Errorf("Apply while a roll-forward is owed = %v, want a refusal naming usr/y, not a *LinksError (committed)", err)
+	}
+	if _, err := r.db.Get("b"); err == nil {
+		t.Error("b was recorded")
+	}
+	r.Close()
+	must(t, exec.Command("chattr", "-i", y).Run())
+	r = openRoot(t, dir)
+	defer r.Close()
+	if err := r.Links(); err != nil {
+		t.Fatal(err)
+	}
+	checkPrefix(t, r)
 }
