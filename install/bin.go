@@ -413,9 +413,14 @@ func (r *Root) syncBins(create bool) error {
 			// A package's member in the prefix: replaced only by the wrapper of its own
 			// command (binWant), which the roll-forward leaves to this; and put back where
 			// the command needs the wrapper no more (its dependencies' libraries gone).
-			wrapped := declared && strings.HasPrefix(w, wrapperHead)
-			if !wrapped && create && err == nil && strings.HasPrefix(t, wrapperHead) && len(o.Names) > 0 {
-				if err := r.unwrap(name, pkgs[o.Names[0]]); err != nil {
+			// The wrapper is its top owner's (a package replacing it has its file there).
+			var top *db.Record
+			if len(o.Names) > 0 {
+				top = pkgs[o.Names[0]]
+			}
+			wrapped := declared && strings.HasPrefix(w, wrapperHead) && commandAt(top, name) != nil
+			if !wrapped && create && err == nil && strings.HasPrefix(t, wrapperHead) {
+				if err := r.unwrap(name, top); err != nil {
 					return err
 				}
 			}
@@ -467,32 +472,45 @@ func (r *Root) wantBins() (map[string]string, map[string]*db.Record, error) {
 	return want, pkgs, nil
 }
 
-// unwrap links the member of p whose command cmd's wrapper holds bin/cmd back in its
-// place, through a temporary name in .pkg/staging, which a start empties.
+// commandAt returns p's command cmd where its prefix path is bin/cmd itself, or nil.
+func commandAt(p *db.Record, cmd string) *repo.Command {
+	if p == nil {
+		return nil
+	}
+	for i, b := range p.Bin {
+		if b.Name == cmd && cmdPath(p, b) == "bin/"+cmd {
+			return &p.Bin[i]
+		}
+	}
+	return nil
+}
+
+// unwrap links the member of p, the top owner of bin/cmd, back in the place a wrapper of
+// pkg's holds, through a temporary name in .pkg/staging, which a start empties.
 func (r *Root) unwrap(cmd string, p *db.Record) error {
 	if p == nil {
 		return nil
 	}
-	for _, b := range p.Bin {
-		if cmdPath(p, b) != "bin/"+cmd {
-			continue
-		}
-		member := p.Name + "/" + path.Clean(b.Path)
-		return inParent(r.fd[pkgs], member, func(fd int, base string) error {
-			const tmp = ".unwrap"
-			st := r.fd[staging]
-			unix.Unlinkat(st, tmp, 0)
-			if err := unix.Linkat(fd, base, st, tmp, 0); err != nil {
-				return &os.LinkError{Op: "link", Old: r.path("pkgs", member), New: r.path(".pkg", "staging", tmp), Err: err}
-			}
-			defer unix.Unlinkat(st, tmp, 0) // still there where bin/cmd was that inode already
-			if err := unix.Renameat(st, tmp, r.fd[bin], cmd); err != nil {
-				return &os.LinkError{Op: "rename", Old: r.path(".pkg", "staging", tmp), New: r.path("bin", cmd), Err: err}
-			}
-			return nil
-		})
+	member := "bin/" + cmd
+	if b := commandAt(p, cmd); b != nil {
+		member = path.Clean(b.Path)
+	} else if p.Into != "" {
+		return nil // not found cheaply: verify says so
 	}
-	return nil
+	member = p.Name + "/" + member
+	return inParent(r.fd[pkgs], member, func(fd int, base string) error {
+		const tmp = ".unwrap"
+		st := r.fd[staging]
+		unix.Unlinkat(st, tmp, 0)
+		if err := unix.Linkat(fd, base, st, tmp, 0); err != nil {
+			return &os.LinkError{Op: "link", Old: r.path("pkgs", member), New: r.path(".pkg", "staging", tmp), Err: err}
+		}
+		defer unix.Unlinkat(st, tmp, 0) // still there where bin/cmd was that inode already
+		if err := unix.Renameat(st, tmp, r.fd[bin], cmd); err != nil {
+			return &os.LinkError{Op: "rename", Old: r.path(".pkg", "staging", tmp), New: r.path("bin", cmd), Err: err}
+		}
+		return nil
+	})
 }
 
 // prepareLinks sets s.wants, what bin/ holds for s's commands once the root holds all,

@@ -205,3 +205,31 @@ func TestPrefixPendingKept(t *testing.T) {
 	}
 	checkPrefix(t, r)
 }
+
+// TestPrefixWrapperUnder: the wrapper of a command whose member bin/CMD another package's
+// replaces (on top of the stack) does not take that package's file's place.
+func TestPrefixWrapperUnder(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	a := prefixPkg("a", "1")
+	a.Bin = testrepo.Commands("tool=bin/tool")
+	a.Lib = []string{"lib"}
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, a, tree("bin/tool=a", "lib/liba.so.1=a"))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("b", "1", "a"), tree("bin/tool=b"))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(r.path("bin/tool")); string(b) != "b" {
+		t.Errorf("bin/tool = %q, want b's file", b)
+	}
+	checkPrefix(t, r)
+	must(t, r.uninstall("b"))
+	if b, _ := os.ReadFile(r.path("bin/tool")); !strings.HasPrefix(string(b), wrapperHead) {
+		t.Errorf("bin/tool = %q once b is gone, want a's wrapper", b)
+	}
+	if problems, err := r.Verify(); err != nil || len(problems) > 0 {
+		t.Errorf("Verify: %v, %v", problems, err)
+	}
+}

@@ -294,6 +294,11 @@ func checkBinLinks(r *Root, p *db.Record, libs *libIndex) []FileError {
 		if !ok {
 			continue // its member is the command: verified with the prefix
 		}
+		if k := "bin/" + b.Name; cmdPath(p, b) == k {
+			if o, err := r.db.Owners([]string{k}); err == nil && len(o[k].Names) > 0 && o[k].Names[0] != p.Name {
+				continue // a package replacing it has its file there, in place of its wrapper too
+			}
+		}
 		link := r.path("bin", b.Name)
 		got, err := r.readBin(b.Name)
 		what := found(ErrModified, ErrCommandLink)
