@@ -45,7 +45,7 @@ const entryMagic = "pkg-entry 1"
 //
 //	tars/<sha256>.tar    the aligned tar: its rename commits the entry
 //	tars/<sha256>.idx    "pkg-entry 1 NAME VERSION [BOOT]\n", then the tar's member
-//	                     index (tarutil.AlignIndex): offsets and data digests, so an
+//	                     index (tarutil.AlignEdit): offsets and data digests, so an
 //	                     install never scans the tar; BOOT, while the tar written in that
 //	                     boot is not known to be on disk (durable.go)
 //	index/<sha256 of the index's location>.json

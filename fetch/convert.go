@@ -121,7 +121,7 @@ type conversion struct {
 	tmp     string    // directory a zip is staged in
 	local   *os.File  // the archive, when it is a file already: a zip is read from it, not staged
 	control **Control // if not nil, set to a .deb's control fields
-	idx     io.Writer // if not nil, where the tar's index is written (tarutil.AlignIndex)
+	idx     io.Writer // if not nil, where the tar's index is written (tarutil.AlignEdit)
 	links   *debLinks // set by convert: a .deb's absolute symlinks, made relative
 }
 
@@ -133,7 +133,7 @@ type conversion struct {
 // the cause. After any other failure src is still read to its end, to report a wrong
 // archive as such, unless writing w failed or src is cv.local, which nothing verifies.
 // With cv.idx not nil, the tar's index is written there as the members pass
-// (tarutil.AlignIndex) rather than listed in the Stats. A .deb's absolute symlinks into
+// (tarutil.AlignEdit) rather than listed in the Stats. A .deb's absolute symlinks into
 // its own top-level directories are made relative (debLinks).
 func convert(w io.Writer, src io.Reader, cv conversion) (tarutil.Stats, error) {
 	raw, plain := newPipe(pipeChunks, pipeChunkSize), newPipe(pipeChunks, pipeChunkSize)

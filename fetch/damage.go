@@ -130,7 +130,7 @@ type entryIndex struct {
 	f                   *os.File
 	info                fs.FileInfo
 	name, version, boot string
-	off                 int64 // where the tar's index (tarutil.AlignIndex) starts
+	off                 int64 // where the tar's index (tarutil.AlignEdit) starts
 	err                 error // why the first line is not an entry's
 }
 

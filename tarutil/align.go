@@ -27,17 +27,12 @@ func Align(w io.Writer, r io.Reader, lim Limits) (Stats, error) {
 	return align(w, nil, r, lim, nil)
 }
 
-// AlignIndex is Align writing the index of the aligned tar to idx as
-// the members pass, instead of listing them in Stats.Members, so that it holds no member
-// list however many members the archive has. After an error, what was written to idx is
-// not a valid index.
-func AlignIndex(w, idx io.Writer, r io.Reader, lim Limits) (Stats, error) {
-	return align(w, newIndexWriter(idx), r, lim, nil)
-}
-
-// AlignEdit is AlignIndex, or Align when idx is nil, calling edit, unless it is nil, with
-// every header before the policy checks it: a format whose archives mean what the policy
-// refuses (a .deb's absolute symlinks into its own tree) rewrites it there, in the one pass.
+// AlignEdit is Align writing, unless idx is nil, the index of the aligned tar to idx as the
+// members pass, instead of listing them in Stats.Members, so that it holds no member list
+// however many members the archive has (after an error, what was written to idx is not a
+// valid index); and calling edit, unless it is nil, with every header before the policy
+// checks it: a format whose archives mean what the policy refuses (a .deb's absolute
+// symlinks into its own tree) rewrites it there, in the one pass.
 func AlignEdit(w, idx io.Writer, r io.Reader, lim Limits, edit func(*tar.Header)) (Stats, error) {
 	var iw *indexWriter
 	if idx != nil {

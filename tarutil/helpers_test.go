@@ -355,7 +355,7 @@ func writeFile(tb testing.TB, name string, data []byte, mode fs.FileMode) {
 }
 
 // writeIndex writes the index of an aligned tar of tarSize bytes holding members, which
-// carry their digests, as AlignIndex writes it.
+// carry their digests, as AlignEdit writes it.
 func writeIndex(w io.Writer, tarSize int64, members []Member) error {
 	x := newIndexWriter(w)
 	for i := range members {

@@ -52,7 +52,7 @@ func readIndex(data []byte, tarSize int64) ([]Member, error) {
 	return ReadIndex(bytes.NewReader(data), int64(len(data)), tarSize)
 }
 
-// TestAlignIndex checks that AlignIndex writes the tar Align writes and, as the members
+// TestAlignIndex checks that AlignEdit, given an index, writes the tar Align writes and, as the members
 // pass, the index of the members Align lists: a directory written again, with another
 // mode, takes its last mode in both.
 func TestAlignIndex(t *testing.T) {
@@ -64,19 +64,19 @@ func TestAlignIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st2, err := AlignIndex(&tar2, &idx, bytes.NewReader(in), Limits{})
+	st2, err := AlignEdit(&tar2, &idx, bytes.NewReader(in), Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(tar1.Bytes(), tar2.Bytes()) || st2.Members != nil || st2.Files != st1.Files || st2.Bytes != st1.Bytes {
-		t.Fatalf("AlignIndex wrote another tar (%d bytes, Align %d) or stats %+v", tar2.Len(), tar1.Len(), st2)
+		t.Fatalf("AlignEdit wrote another tar (%d bytes, Align %d) or stats %+v", tar2.Len(), tar1.Len(), st2)
 	}
 	got, err := readIndex(idx.Bytes(), int64(tar2.Len()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, st1.Members) {
-		t.Errorf("index of AlignIndex = %+v\nAlign's members %+v", got, st1.Members)
+		t.Errorf("index of AlignEdit = %+v\nAlign's members %+v", got, st1.Members)
 	}
 	if got[0].Name != "d" || got[0].Mode != 0o700 {
 		t.Errorf("first member %+v, want d with mode 0700", got[0])
