@@ -75,7 +75,7 @@ func TestCacheMissing(t *testing.T) {
 // TestCleanNamesUsers runs cache clean while another pkg process downloads into the cache:
 // clean names that process while it waits, and removes the entry once the process is done.
 func TestCleanNamesUsers(t *testing.T) {
-	bin := buildPkg(t)
+	bin := testfs.PkgBinary(t)
 	srv := holdDownloads(t) // until clean names the fetch, or 20 s
 	e := newEnv(t, t.TempDir(), srv.URL)
 	fetch := exec.Command(bin, "--cache", e.cache, "--repo", srv.URL, "fetch", "libgreet")

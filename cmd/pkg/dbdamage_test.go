@@ -231,7 +231,7 @@ func TestDamagedRootElsewhere(t *testing.T) {
 	}
 	testfs.SameTree(t, "cache after the prune refused", testfs.Tree(t, filepath.Join(bad.e.cache, "tars")), tars)
 
-	bin := buildPkg(t)
+	bin := testfs.PkgBinary(t)
 	run := func(root string) (string, int) {
 		cmd := exec.Command(bin, "--root", root, "--cache", bad.e.cache, "--repo", bad.e.repo, "run", "hello")
 		out, err := cmd.CombinedOutput()

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"pkg/internal/testfs"
 )
 
 // TestInterruptDatabaseWaits: a command waiting for bbolt's lock on the root's database,
@@ -18,7 +20,7 @@ import (
 // and with no --lock-timeout (#30: an interrupt ends any command at any point). The
 // repair stops before it replaces the database, keeping the records it would salvage.
 func TestInterruptDatabaseWaits(t *testing.T) {
-	bin := buildPkg(t)
+	bin := testfs.PkgBinary(t)
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
 	addPackage(t, dir, "lib", "1.0")

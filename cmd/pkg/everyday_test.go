@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"pkg/internal/testfs"
 	"pkg/report"
 	"pkg/txn"
 )
@@ -362,7 +363,7 @@ func TestBashCompletionNames(t *testing.T) {
 // bash would with pkg's completion script, and the pkg command built, and returns
 // COMPREPLY a line each.
 func bashCompleter(t *testing.T, e *env) func(words string) string {
-	bin := buildPkg(t)
+	bin := testfs.PkgBinary(t)
 	script := filepath.Join(t.TempDir(), "pkg.bash")
 	if err := os.WriteFile(script, []byte(mustOut(e.ok("completion", "bash"))), 0o644); err != nil {
 		t.Fatal(err)

@@ -16,17 +16,15 @@ import (
 	"time"
 
 	"pkg/db"
+	"pkg/internal/testfs"
 	"pkg/repo"
 )
 
-// buildPkg builds the pkg command into a temporary directory and returns its path.
-func buildPkg(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pkg")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+// TestMain deletes the pkg command testfs.PkgBinary built, once for the package's tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testfs.RemovePkgBinary()
+	os.Exit(code)
 }
 
 // TestFetchTwoProcesses runs two pkg processes that fetch the same package into one cache
@@ -34,7 +32,7 @@ func buildPkg(t *testing.T) string {
 // for it, naming it. Both succeed, the archive is downloaded once, and the cache holds one
 // entry and no temporary file.
 func TestFetchTwoProcesses(t *testing.T) {
-	bin := buildPkg(t)
+	bin := testfs.PkgBinary(t)
 	h := holdDownloads(t)
 	cache := filepath.Join(t.TempDir(), "cache")
 	fetch := func() *exec.Cmd { return exec.Command(bin, "--cache", cache, "--repo", h.URL, "fetch", "libgreet") }
@@ -71,7 +69,7 @@ func TestFetchTwoProcesses(t *testing.T) {
 // TestFetchAfterKilledFetch kills a pkg process downloading a package while a second waits
 // for it: the second downloads the package itself.
 func TestFetchAfterKilledFetch(t *testing.T) {
-	bin := buildPkg(t)
+	bin := testfs.PkgBinary(t)
 	h := holdDownloads(t)
 	cache := filepath.Join(t.TempDir(), "cache")
 	fetch := func() *exec.Cmd { return exec.Command(bin, "--cache", cache, "--repo", h.URL, "fetch", "libgreet") }

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/testfs"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -273,7 +274,7 @@ func TestOutsideTextEscaped(t *testing.T) {
 // (a cache prune, or another user of a shared cache) holds for as long as it likes; SIGINT
 // ends each, with exit 130, instead of leaving it blocked in flock(2).
 func TestInterruptLockWaits(t *testing.T) {
-	bin := buildPkg(t)
+	bin := testfs.PkgBinary(t)
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
 	addPackage(t, dir, "lib", "1.0")

@@ -81,7 +81,7 @@ func inodeOf(t *testing.T, path string) uint64 {
 // changed.
 func TestRun(t *testing.T) {
 	base := t.TempDir()
-	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: buildPkg(t), base: base}
+	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
 	e.publishScript("tool", "1", map[string]string{"tool": `echo "tool 1 $*"; if command -v helper >/dev/null; then helper; fi; exit 3`})
 	e.publishScript("helper", "1", map[string]string{"helper": "echo helper 1"})
 	e.publishScript("multi", "1", map[string]string{"a": "echo a", "b": "echo b"})
@@ -217,7 +217,7 @@ func TestRun(t *testing.T) {
 // refused by name, and the user's root is never changed.
 func TestRunLock(t *testing.T) {
 	base := t.TempDir()
-	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: buildPkg(t), base: base}
+	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
 	e.publishScript("tool", "1", map[string]string{"tool": "echo tool 1"})
 	e.publishScript("helper", "1", map[string]string{"helper": "echo helper 1"})
 	lock := filepath.Join(base, "pkg.lock")

@@ -35,7 +35,7 @@ func TestConcurrent(t *testing.T) {
 	w := publish(t, repoDir, libSpec("base", "1.0"), libSpec("extra", "1.0", "base>=1.0"),
 		appSpec("a", "1", 300, "base>=1.0"), appSpec("a", "2", 300, "base>=1.0", "extra"),
 		appSpec("b", "1", 200, "base"), appSpec("c", "1", 200, "a"), appSpec("d", "1", 400))
-	e := &env{t: t, bin: buildPkg(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
+	e := &env{t: t, bin: testfs.PkgBinary(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
 	e.initRoot() // verify and remove want a root
 	commands := [][]string{
 		{"install", "a@1"}, {"install", "a@2"}, {"install", "b"}, {"install", "c"}, {"install", "d"},

@@ -35,7 +35,7 @@ func TestENOSPC(t *testing.T) {
 	repoDir := t.TempDir()
 	w := publish(t, repoDir, libSpec("lib", "1.0"), appSpec("app", "1", 400, "lib>=1.0"), appSpec("app", "2", 400, "lib>=1.0"),
 		smallSpec("many", "1", 3000), smallSpec("many", "1.1", 3000), appSpec("big", "1", 1500))
-	e := &env{t: t, bin: buildPkg(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
+	e := &env{t: t, bin: testfs.PkgBinary(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
 	filler := filepath.Join(mnt, "filler")
 	e.ok("install", "app@1")
 	e.ok("fetch", "many=1", "app@2")

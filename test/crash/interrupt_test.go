@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"pkg/internal/testfs"
 	"time"
 )
 
@@ -58,7 +60,7 @@ func TestInterrupt(t *testing.T) {
 	}))
 	defer srv.Close()
 	base := t.TempDir()
-	e := &env{t: t, bin: buildPkg(t), root: filepath.Join(base, "root"), cache: filepath.Join(base, "cache"), repo: srv.URL}
+	e := &env{t: t, bin: testfs.PkgBinary(t), root: filepath.Join(base, "root"), cache: filepath.Join(base, "cache"), repo: srv.URL}
 	tmpDir := filepath.Join(e.cache, "tmp")
 
 	// interrupted runs pkg install app until half the archive is sent, then sends it sig.

@@ -49,7 +49,7 @@ func TestKill(t *testing.T) {
 	mnt := testfs.Mount(t, "xfs")
 	repoDir := t.TempDir()
 	w := publish(t, repoDir, libSpec("lib", "1.0"), appSpec("app", "1", *appFiles, "lib>=1.0"), appSpec("app", "2", *appFiles, "lib>=1.0"))
-	e := &env{t: t, bin: buildPkg(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
+	e := &env{t: t, bin: testfs.PkgBinary(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
 	s := *seed
 	if s == 0 {
 		s = uint64(time.Now().UnixNano())

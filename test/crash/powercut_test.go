@@ -37,7 +37,7 @@ var cuts = flag.Int("cuts", 4, "TestPowerCut: cuts at a random moment of an upgr
 func TestPowerCut(t *testing.T) {
 	repoDir := t.TempDir()
 	w := publish(t, repoDir, libSpec("lib", "1.0"), appSpec("app", "1", 400, "lib>=1.0"), appSpec("app", "2", 400, "lib>=1.0"))
-	bin := buildPkg(t)
+	bin := testfs.PkgBinary(t)
 	var took time.Duration // of an upgrade not cut
 	type cut struct {
 		name  string

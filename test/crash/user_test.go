@@ -34,7 +34,7 @@ func TestOtherUser(t *testing.T) {
 	}
 	repoDir := filepath.Join(base, "repo")
 	w := publish(t, repoDir, appSpec("app", "1", 10), libSpec("lib", "1.0"))
-	e := &env{t: t, bin: buildPkg(t), root: filepath.Join(base, "root"), cache: filepath.Join(base, "cache"), repo: repoDir}
+	e := &env{t: t, bin: testfs.PkgBinary(t), root: filepath.Join(base, "root"), cache: filepath.Join(base, "cache"), repo: repoDir}
 	e.ok("install", "lib")
 	before := rootTree(t, e.root)
 	if err := os.Chmod(filepath.Dir(e.bin), 0o755); err != nil {

@@ -13,16 +13,16 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"pkg/pkgtest/testrepo"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/testfs"
+	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 )
 
@@ -230,36 +230,9 @@ func libSpec(name, v string, depends ...string) *spec {
 	}}
 }
 
-// built is the pkg command, built once for all the tests of the package.
-var built struct {
-	once     sync.Once
-	dir, bin string
-	err      error
-}
-
-// buildPkg builds the pkg command, once, and returns its path.
-func buildPkg(t testing.TB) string {
-	t.Helper()
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "pkg-crash-"); built.err != nil {
-			return
-		}
-		built.bin = filepath.Join(built.dir, "pkg")
-		if out, err := exec.Command("go", "build", "-o", built.bin, "pkg/cmd/pkg").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.bin
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
+	testfs.RemovePkgBinary()
 	os.Exit(code)
 }
 

@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"pkg/fetch"
@@ -22,35 +21,9 @@ import (
 	"pkg/tarutil"
 )
 
-var built struct {
-	once     sync.Once
-	dir, bin string
-	err      error
-}
-
-// buildPkg builds the pkg command, once, and returns its path.
-func buildPkg(t testing.TB) string {
-	t.Helper()
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "pkg-realworld-"); built.err != nil {
-			return
-		}
-		built.bin = filepath.Join(built.dir, "pkg")
-		if out, err := exec.Command("go", "build", "-o", built.bin, "pkg/cmd/pkg").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.bin
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
+	testfs.RemovePkgBinary()
 	os.Exit(code)
 }
 
@@ -70,7 +43,7 @@ func newWorld(t testing.TB, roots ...string) *world {
 	debs := download(t, names)
 	t.Logf("publishing the closure of %s: %d packages: %s", strings.Join(roots, ", "), len(names), strings.Join(names, " "))
 	mnt := testfs.Mount(t, "xfs")
-	w := &world{t: t, bin: buildPkg(t), repo: filepath.Join(mnt, "repo"), cache: filepath.Join(mnt, "cache"),
+	w := &world{t: t, bin: testfs.PkgBinary(t), repo: filepath.Join(mnt, "repo"), cache: filepath.Join(mnt, "cache"),
 		root: filepath.Join(mnt, "root"), home: t.TempDir(), debs: map[string]deb{}}
 	for _, d := range debs {
 		w.debs[d.Name] = d
