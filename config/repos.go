@@ -49,7 +49,7 @@ func (c *Config) Use(given []Repo, byName bool) []Repo {
 // repository name is part of the location.
 func SplitRepo(s string) (name, location string) {
 	name, location, ok := strings.Cut(s, "=")
-	if !ok || !repo.ValidName(name) {
+	if !ok || !repo.ValidRepoName(name) {
 		return "", s
 	}
 	return name, location
@@ -111,7 +111,7 @@ func LocationName(loc string) string {
 		}
 	}
 	name := strings.ToLower(path.Base(strings.TrimSuffix(strings.TrimSuffix(p, "index.json"), "/")))
-	if !repo.ValidName(name) {
+	if !repo.ValidRepoName(name) {
 		return "repo"
 	}
 	return name

@@ -13,7 +13,7 @@ import (
 )
 
 func checkName(name string) error {
-	if !repo.ValidName(name) {
+	if !repo.ValidRepoName(name) {
 		return fmt.Errorf("bad repository name %.40q (want [a-z0-9][a-z0-9._+-]*)", name)
 	}
 	return nil

@@ -32,8 +32,11 @@ import (
 type Record struct {
 	Name      string             `json:"name"`
 	Version   string             `json:"version"`
-	SHA256    string             `json:"sha256"`            // of the published archive
-	Depends   []repo.Requirement `json:"depends,omitempty"` // as the index had them, written as text
+	Kind      string             `json:"kind,omitempty"`     // as repo.Package's
+	SHA256    string             `json:"sha256"`             // of the published archive
+	Depends   []repo.Requirement `json:"depends,omitempty"`  // as the index had them, written as text
+	Optional  []repo.Requirement `json:"optional,omitempty"` // as repo.Package's
+	Peers     []repo.Requirement `json:"peers,omitempty"`    // as repo.Package's
 	Bin       []repo.Command     `json:"bin,omitempty"`
 	Lib       []string           `json:"lib,omitempty"` // directories of shared libraries, relative to the package directory
 	Summary   string             `json:"summary,omitempty"`
@@ -49,6 +52,9 @@ type Record struct {
 	Into      string             `json:"into,omitempty"`      // where its first path component is placed in the prefix
 	Env       []string           `json:"env,omitempty"`       // NAME=VALUE its commands run with, as the index had them
 }
+
+// Key returns the instance key of the package r records, as repo.Package.Key.
+func (r *Record) Key() string { return repo.InstanceKey(r.Kind, r.Name, r.Version) }
 
 // File is one path a package owns, relative to its package directory.
 type File struct {

@@ -27,7 +27,7 @@ func Find(recs []Record, name string) (Record, bool) {
 func Packages(recs []Record) []repo.Package {
 	ps := make([]repo.Package, len(recs))
 	for i, r := range recs {
-		ps[i] = repo.Package{Name: r.Name, Version: r.Version, SHA256: r.SHA256, Depends: r.Depends, Bin: r.Bin, Lib: r.Lib, Summary: r.Summary, Origin: r.Origin,
+		ps[i] = repo.Package{Name: r.Name, Version: r.Version, Kind: r.Kind, SHA256: r.SHA256, Depends: r.Depends, Optional: r.Optional, Peers: r.Peers, Bin: r.Bin, Lib: r.Lib, Summary: r.Summary, Origin: r.Origin,
 			Provides: r.Provides, Conflicts: r.Conflicts, Replaces: r.Replaces, Into: r.Into, Env: r.Env}
 	}
 	return ps

@@ -508,7 +508,7 @@ func sameFile(f *os.File, d *os.File, name string) bool {
 // journal orders the tar's link after the index's rename. When another process committed it
 // first, store drops its own copy.
 func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
-	tmp, err := createTemp(c.tmp, p.Name+"-*.tar")
+	tmp, err := createTemp(c.tmp, repo.FileName(p.Name)+"-*.tar")
 	if err != nil {
 		return err
 	}

@@ -225,14 +225,18 @@ func removeOld(d *os.File, old func(dir *os.File, name string, age time.Duration
 
 // ownTemp reports whether name, in tmp/, is a file pkg makes there: a fetch's claim
 // (fetch-SHA256), a partial download (part-SHA256), or a temporary file, NAME-N or NAME-N.tar, with os.CreateTemp's decimal N
-// and a package's name, "idx", or the name of the file it replaces.
+// and a package's name as repo.FileName writes it, "idx", or the name of the file it replaces.
 func ownTemp(name string) bool {
 	if sha, ok := strings.CutPrefix(name, "fetch-"); isPartial(name) || ok && isSHA256(sha) {
 		return true
 	}
 	i := strings.LastIndexByte(name, '-')
 	n := strings.TrimSuffix(name[i+1:], ".tar")
-	return i > 0 && repo.ValidName(name[:i]) && n != "" && strings.Trim(n, "0123456789") == ""
+	pkg := name[:max(i, 0)]
+	if strings.HasPrefix(pkg, "@") {
+		pkg = strings.Replace(pkg, "+", "/", 1) // repo.FileName of a scoped name
+	}
+	return i > 0 && repo.ValidName(pkg) && n != "" && strings.Trim(n, "0123456789") == ""
 }
 
 // isSHA256 reports whether s is a sha256 in lowercase hex, as entries are named.

@@ -88,7 +88,7 @@ func (r *Root) Check(pkgs []repo.Package, remove []string) error {
 func records(pkgs []repo.Package) []*db.Record {
 	recs := make([]*db.Record, len(pkgs))
 	for i, p := range pkgs {
-		recs[i] = &db.Record{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
+		recs[i] = &db.Record{Name: p.Name, Version: p.Version, Kind: p.Kind, SHA256: p.SHA256, Depends: p.Depends, Optional: p.Optional, Peers: p.Peers, Bin: p.Bin, Lib: p.Lib,
 			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into, Env: p.Env}
 	}
 	return recs

@@ -137,7 +137,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 		return nil, &os.PathError{Op: "chmod", Path: r.pathOf(tree), Err: err}
 	}
 	res.Cloned, res.Copied, res.Method, res.Fallback = st.cloned.Load(), st.copied.Load(), st.method, st.fallback
-	rec := &db.Record{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
+	rec := &db.Record{Name: p.Name, Version: p.Version, Kind: p.Kind, SHA256: p.SHA256, Depends: p.Depends, Optional: p.Optional, Peers: p.Peers, Bin: p.Bin, Lib: p.Lib,
 		Summary: p.Summary, Files: res.Files, Size: res.Bytes, Origin: p.Origin,
 		Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into, Env: p.Env}
 	res.Elapsed = time.Since(start) // Apply sets Commit

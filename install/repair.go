@@ -147,7 +147,7 @@ func matchTree(fd int, name string, cands []Candidate) (*db.Record, []db.File, b
 		if unix.Fstat(fd, &st) == nil {
 			installed = time.Unix(st.Ctim.Unix())
 		}
-		return &db.Record{Name: p.Name, Version: p.Version, SHA256: p.SHA256, Depends: p.Depends, Bin: p.Bin, Lib: p.Lib,
+		return &db.Record{Name: p.Name, Version: p.Version, Kind: p.Kind, SHA256: p.SHA256, Depends: p.Depends, Optional: p.Optional, Peers: p.Peers, Bin: p.Bin, Lib: p.Lib,
 			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into, Env: p.Env,
 			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin}, files, true
 	}

@@ -121,7 +121,7 @@ var archiveExts = []string{".tar.gz", ".tar.zst", ".tar.xz", ".tar.bz2"}
 // An entry for one platform has it last: NAME-VERSION-PLATFORM, so that the builds of one
 // version for several platforms never clash.
 func archiveStem(p Package) string {
-	stem := p.Name + "-" + strings.ReplaceAll(p.Version, ":", "_")
+	stem := FileName(p.Name) + "-" + strings.ReplaceAll(p.Version, ":", "_")
 	if p.Platform != "" {
 		stem += "-" + p.Platform
 	}
@@ -267,7 +267,7 @@ func (ix *Index) put(p Package) {
 		if c := strings.Compare(a.Name, b.Name); c != 0 {
 			return c
 		}
-		if c := CompareVersions(a.Version, b.Version); c != 0 {
+		if c := a.CompareVersion(b); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Platform, b.Platform)

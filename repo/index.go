@@ -82,10 +82,13 @@ type Meta struct {
 type Package struct {
 	Name          string        `json:"name"`
 	Version       string        `json:"version"`
+	Kind          string        `json:"kind,omitempty"` // "" or KindNPM
 	Archive       string        `json:"archive"`
 	Size          int64         `json:"size"`
 	SHA256        string        `json:"sha256"`
-	Depends       []Requirement `json:"depends,omitempty"` // each naming no repository
+	Depends       []Requirement `json:"depends,omitempty"`  // each naming no repository
+	Optional      []Requirement `json:"optional,omitempty"` // of KindNPM: its optionalDependencies, NAME@npm:RANGE
+	Peers         []Requirement `json:"peers,omitempty"`    // of KindNPM: its peerDependencies not marked optional, NAME@npm:RANGE
 	Bin           []Command     `json:"bin,omitempty"`
 	Lib           []string      `json:"lib,omitempty"` // directories of shared libraries its and its dependents' commands run with
 	Summary       string        `json:"summary,omitempty"`
@@ -104,6 +107,35 @@ type Package struct {
 	// Origin is the local archive file, an absolute path, of an entry that stands for one
 	// (pkg install ./FILE); "" for a repository's. It is not part of the index's JSON.
 	Origin string `json:"-"`
+}
+
+// KindNPM is the Kind of an npm package, a tarball whose package/package.json Add read:
+// its versions are semver (CompareNPMVersions), its relations npm ranges over npm
+// packages ("debug@npm:^4.3.1"), several of its versions may be installed in one root,
+// each an instance (Key), and install places it in a node_modules layout, not by Into.
+const KindNPM = "npm"
+
+// Key returns what names p installed among a root's packages, its instance: its name, or
+// NAME@VERSION for KindNPM, of which a root may hold several versions.
+func (p Package) Key() string { return InstanceKey(p.Kind, p.Name, p.Version) }
+
+// InstanceKey is Package.Key of a package of kind named name at version.
+func InstanceKey(kind, name, version string) string {
+	if kind == KindNPM {
+		return name + "@" + version
+	}
+	return name
+}
+
+// CompareVersion orders p's version and q's, both of p's kind: CompareNPMVersions for
+// KindNPM, else CompareVersions.
+func (p Package) CompareVersion(q Package) int { return compareFor(p.Kind, p.Version, q.Version) }
+
+func compareFor(kind, a, b string) int {
+	if kind == KindNPM {
+		return CompareNPMVersions(a, b)
+	}
+	return CompareVersions(a, b)
 }
 
 // Parse decodes and validates an index (format must be 1; unknown fields ignored).
@@ -189,7 +221,7 @@ func checkFormat(data []byte) error {
 
 func (m *Meta) check() error {
 	switch {
-	case m.Name != "" && !validName(m.Name):
+	case m.Name != "" && !validRepoName(m.Name):
 		return badRepoName(m.Name)
 	case m.Version > maxIndexVersion:
 		return &reasonError{msg: fmt.Sprintf("index version %d is over the limit of %d", m.Version, uint64(maxIndexVersion)), reason: ErrLimit}
@@ -228,8 +260,8 @@ func (ix *Index) check() error {
 func relationsError(data []byte) error {
 	var ix struct {
 		Packages []struct {
-			Name, Version                          string
-			Depends, Provides, Conflicts, Replaces []string
+			Name, Version                                           string
+			Depends, Optional, Peers, Provides, Conflicts, Replaces []string
 		}
 	}
 	if json.Unmarshal(data, &ix) != nil {
@@ -239,7 +271,7 @@ func relationsError(data []byte) error {
 		for _, l := range []struct {
 			field string
 			reqs  []string
-		}{{"depends", p.Depends}, {"provides", p.Provides}, {"conflicts", p.Conflicts}, {"replaces", p.Replaces}} {
+		}{{"depends", p.Depends}, {"optional", p.Optional}, {"peers", p.Peers}, {"provides", p.Provides}, {"conflicts", p.Conflicts}, {"replaces", p.Replaces}} {
 			for _, d := range l.reqs {
 				if _, err := parseRequirement(d); err != nil {
 					return fmt.Errorf("package %s@%s: %s: %v", p.Name, p.Version, l.field, err)
@@ -252,7 +284,7 @@ func relationsError(data []byte) error {
 
 // normalize makes empty lists nil, as they are after a JSON round trip.
 func normalize(p *Package) {
-	for _, l := range []*[]Requirement{&p.Depends, &p.Provides, &p.Conflicts, &p.Replaces} {
+	for _, l := range []*[]Requirement{&p.Depends, &p.Optional, &p.Peers, &p.Provides, &p.Conflicts, &p.Replaces} {
 		if len(*l) == 0 {
 			*l = nil
 		}
@@ -268,11 +300,12 @@ func normalize(p *Package) {
 	}
 }
 
-// SameRelations reports whether p and q have the same depends, provides, conflicts,
-// replaces, into and env, spelled the same.
+// SameRelations reports whether p and q have the same kind, depends, optional, peers,
+// provides, conflicts, replaces, into and env, spelled the same.
 func (p Package) SameRelations(q Package) bool {
 	eq := func(a, b []Requirement) bool { return slices.EqualFunc(a, b, Requirement.Equal) }
-	return eq(p.Depends, q.Depends) && eq(p.Provides, q.Provides) && eq(p.Conflicts, q.Conflicts) &&
+	return p.Kind == q.Kind && eq(p.Depends, q.Depends) && eq(p.Optional, q.Optional) && eq(p.Peers, q.Peers) &&
+		eq(p.Provides, q.Provides) && eq(p.Conflicts, q.Conflicts) &&
 		eq(p.Replaces, q.Replaces) && p.Into == q.Into && slices.Equal(p.Env, q.Env)
 }
 
@@ -301,8 +334,8 @@ func checkPackage(p *Package) error {
 // checkMeta validates what Add knows before it reads the archive: everything but the
 // sha256 (Add's size is 0 until then).
 func checkMeta(p *Package) error {
-	if err := checkVersion(p.Version); err != nil {
-		return fmt.Errorf("package %q: %v", p.Name, err)
+	if err := checkKindVersion(p); err != nil {
+		return err
 	}
 	switch {
 	case p.Archive == "":
@@ -379,18 +412,40 @@ func checkLists(p *Package) error {
 	return nil
 }
 
-// checkRelations validates an entry's depends, provides, conflicts and replaces (see
-// checkRelation) and its into.
+// checkKindVersion validates an entry's kind and its version, semver for KindNPM.
+func checkKindVersion(p *Package) error {
+	check := checkVersion
+	switch p.Kind {
+	case "":
+	case KindNPM:
+		check = CheckNPMVersion
+	default:
+		return fmt.Errorf("package %q: unknown kind %q (want none or %q)", p.Name, p.Kind, KindNPM)
+	}
+	if err := check(p.Version); err != nil {
+		return fmt.Errorf("package %q: %v", p.Name, err)
+	}
+	return nil
+}
+
+// checkRelations validates an entry's depends, optional, peers, provides, conflicts and
+// replaces (see checkRelation) and its into.
 func checkRelations(p *Package) error {
 	for _, l := range []struct {
 		field string
 		reqs  []Requirement
-	}{{"depends", p.Depends}, {"provides", p.Provides}, {"conflicts", p.Conflicts}, {"replaces", p.Replaces}} {
+	}{{"depends", p.Depends}, {"optional", p.Optional}, {"peers", p.Peers}, {"provides", p.Provides}, {"conflicts", p.Conflicts}, {"replaces", p.Replaces}} {
 		for _, r := range l.reqs {
 			if err := checkRelation(l.field, r); err != nil {
 				return fmt.Errorf("package %s: %s: %v", p.id(), l.field, err)
 			}
+			if err := checkNPMRelation(p, l.field, r); err != nil {
+				return fmt.Errorf("package %s: %s: %v", p.id(), l.field, err)
+			}
 		}
+	}
+	if p.Kind == KindNPM && p.Into != "" {
+		return fmt.Errorf("package %s: into %q: an npm package is placed by the node_modules layout", p.id(), p.Into)
 	}
 	if p.Into != "" {
 		if err := CheckInto(p.Into); err != nil {
@@ -474,6 +529,22 @@ func checkRelation(field string, r Requirement) error {
 		return fmt.Errorf("%q: alternatives are allowed only in depends", s)
 	case field == "provides" && len(r.Constraints) > 0 && providedVersion(r) == "":
 		return fmt.Errorf("%q: a provides is a name, or a name, \"=\" and a version", s)
+	}
+	return nil
+}
+
+// checkNPMRelation refuses r, of p's field, where the kinds disagree: an npm package's
+// depends, optional and peers are npm requirements ("NAME@npm:RANGE"), and only an npm
+// package has optional and peers.
+func checkNPMRelation(p *Package, field string, r Requirement) error {
+	_, npm := r.NPMRange()
+	switch {
+	case p.Kind != KindNPM && (field == "optional" || field == "peers"):
+		return fmt.Errorf("%q: only an npm package has %s", r, field)
+	case p.Kind == KindNPM && (field == "depends" || field == "optional" || field == "peers") && !npm:
+		return fmt.Errorf("%q: an npm package's %s are NAME@npm:RANGE", r, field)
+	case npm && field != "depends" && field != "optional" && field != "peers":
+		return fmt.Errorf("%q: an npm range is not allowed in %s", r, field)
 	}
 	return nil
 }

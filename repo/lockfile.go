@@ -89,10 +89,13 @@ type lockFile struct {
 type lockEntry struct {
 	Name          string   `json:"name"`
 	Version       string   `json:"version"`
+	Kind          string   `json:"kind,omitempty"`
 	URL           string   `json:"url"`
 	Size          int64    `json:"size"`
 	SHA256        string   `json:"sha256"`
 	Depends       []string `json:"depends,omitempty"`
+	Optional      []string `json:"optional,omitempty"`
+	Peers         []string `json:"peers,omitempty"`
 	Bin           []string `json:"bin,omitempty"`
 	Lib           []string `json:"lib,omitempty"`
 	InstalledSize int64    `json:"installed_size,omitempty"`
@@ -145,8 +148,8 @@ func NewLockFor(repoURL string, reqs []Requirement, byPlatform map[string][]Pack
 
 // locked is p as a lock's line for platform ("" for all of the lock's).
 func locked(p Package, platform string) Package {
-	q := Package{Name: p.Name, Version: p.Version, Archive: p.Archive, Size: p.Size, SHA256: p.SHA256,
-		Depends: p.Depends, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: platform, Repo: p.Repo,
+	q := Package{Name: p.Name, Version: p.Version, Kind: p.Kind, Archive: p.Archive, Size: p.Size, SHA256: p.SHA256,
+		Depends: p.Depends, Optional: p.Optional, Peers: p.Peers, Bin: p.Bin, Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: platform, Repo: p.Repo,
 		Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into, Env: p.Env}
 	normalize(&q)
 	return q
@@ -177,21 +180,21 @@ func Inputs(reqs []Requirement) string {
 
 // entryOf is p as a lockfile line.
 func entryOf(p Package) lockEntry {
-	return lockEntry{Name: p.Name, Version: p.Version, URL: p.Archive, Size: p.Size, SHA256: p.SHA256,
-		Depends: texts(p.Depends), Bin: texts(p.Bin), Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: p.Platform, Repo: p.Repo,
+	return lockEntry{Name: p.Name, Version: p.Version, Kind: p.Kind, URL: p.Archive, Size: p.Size, SHA256: p.SHA256,
+		Depends: texts(p.Depends), Optional: texts(p.Optional), Peers: texts(p.Peers), Bin: texts(p.Bin), Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: p.Platform, Repo: p.Repo,
 		Provides: texts(p.Provides), Conflicts: texts(p.Conflicts), Replaces: texts(p.Replaces), Into: p.Into, Env: p.Env}
 }
 
 // pkg is the package a lockfile line locks, its depends, provides, conflicts and
 // replaces parsed.
 func (e lockEntry) pkg() (Package, error) {
-	p := Package{Name: e.Name, Version: e.Version, Archive: e.URL, Size: e.Size, SHA256: e.SHA256,
+	p := Package{Name: e.Name, Version: e.Version, Kind: e.Kind, Archive: e.URL, Size: e.Size, SHA256: e.SHA256,
 		Lib: e.Lib, InstalledSize: e.InstalledSize, Files: e.Files, Platform: e.Platform, Repo: e.Repo, Into: e.Into, Env: e.Env}
 	for _, l := range []struct {
 		field string
 		text  []string
 		reqs  *[]Requirement
-	}{{"depends", e.Depends, &p.Depends}, {"provides", e.Provides, &p.Provides}, {"conflicts", e.Conflicts, &p.Conflicts}, {"replaces", e.Replaces, &p.Replaces}} {
+	}{{"depends", e.Depends, &p.Depends}, {"optional", e.Optional, &p.Optional}, {"peers", e.Peers, &p.Peers}, {"provides", e.Provides, &p.Provides}, {"conflicts", e.Conflicts, &p.Conflicts}, {"replaces", e.Replaces, &p.Replaces}} {
 		for _, d := range l.text {
 			r, err := parseRequirement(d)
 			if err != nil {
@@ -582,7 +585,7 @@ func lockedPackage(l *Lock, e lockEntry) (Package, error) {
 }
 
 func checkLockIndex(x *LockIndex) error {
-	if x != nil && (!validName(x.Name) || x.Version == 0 || x.Version > maxIndexVersion || len(x.Keys) == 0 || slices.ContainsFunc(x.Keys, notKeyID)) {
+	if x != nil && (!validRepoName(x.Name) || x.Version == 0 || x.Version > maxIndexVersion || len(x.Keys) == 0 || slices.ContainsFunc(x.Keys, notKeyID)) {
 		return fmt.Errorf("index %s: want the name, version (1 to %d) and key ids of a signed index", jsonText(x), uint64(maxIndexVersion))
 	}
 	return nil
@@ -605,7 +608,7 @@ func checkLockRepos(l *Lock) error {
 	}
 	for i, r := range l.Repos {
 		switch {
-		case !validName(r.Name):
+		case !validRepoName(r.Name):
 			return fmt.Errorf("repos[%d]: %v", i, badRepoName(r.Name))
 		case !validLockURL(strings.TrimSuffix(r.URL, "/")):
 			return fmt.Errorf("repos[%d]: url %q is not an absolute http, https or file URL", i, r.URL)
@@ -660,8 +663,8 @@ func checkLocked(p *Package) error {
 		return badName(p.Name)
 	}
 	normalize(p)
-	if err := checkVersion(p.Version); err != nil {
-		return fmt.Errorf("package %q: %v", p.Name, err)
+	if err := checkKindVersion(p); err != nil {
+		return err
 	}
 	switch {
 	case !validLockURL(p.Archive):

@@ -32,3 +32,70 @@ func CheckNames(op string, names []string) error {
 	}
 	return nil
 }
+
+// maxNameLen bounds a package or repository name. npm allows 214 bytes; pkg keeps 128,
+// since a name and its version (64) make one file name (.pnpm/NAME@VERSION,
+// .pkg/saved/NAME-VERSION.N) within NAME_MAX's 255.
+const maxNameLen = 128 // bytes
+
+// ValidName reports whether s is a valid package name: [a-z0-9][a-z0-9._+-]*, or an npm
+// scoped name @SCOPE/NAME, SCOPE and NAME each [a-z0-9][a-z0-9._~-]* (npm's rule, lower
+// case), in at most 128 bytes.
+func ValidName(s string) bool { return validName(s) }
+
+// ValidRepoName reports whether s is a valid repository name: [a-z0-9][a-z0-9._+-]* in
+// at most 128 bytes. A repository's name is a file name and prefixes "REPO/NAME", so it
+// is never scoped.
+func ValidRepoName(s string) bool { return validRepoName(s) }
+
+func validName(s string) bool {
+	if len(s) > maxNameLen {
+		return false
+	}
+	rest, scoped := strings.CutPrefix(s, "@")
+	if !scoped {
+		return validRepoName(s)
+	}
+	scope, name, ok := strings.Cut(rest, "/")
+	return ok && validScopePart(scope) && validScopePart(name)
+}
+
+func validRepoName(s string) bool {
+	if s == "" || len(s) > maxNameLen || !isNameStart(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !isNameStart(s[i]) && strings.IndexByte("._+-", s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// validScopePart reports whether s, the scope or the name of a scoped name, matches
+// [a-z0-9][a-z0-9._~-]*: no "+", so that FileName is unambiguous, and no "/".
+func validScopePart(s string) bool {
+	if s == "" || !isNameStart(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !isNameStart(s[i]) && strings.IndexByte("._~-", s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func isNameStart(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' }
+
+// FileName returns the valid package name (or instance key) name as one file name: a
+// scoped name's "/" becomes "+" ("@eslint/js" is "@eslint+js"). Only scoped names start
+// with "@" and their parts hold no "+", so no two names share a file name.
+func FileName(name string) string { return strings.Replace(name, "/", "+", 1) }
+
+func badName(s string) error {
+	if len(s) > maxNameLen {
+		return &valueError{ErrName, s, fmt.Sprintf("package name %.20q... is %d bytes, over %d", s, len(s), maxNameLen)}
+	}
+	return &valueError{ErrName, s, fmt.Sprintf("bad package name %q (want [a-z0-9][a-z0-9._+-]*, or @SCOPE/NAME of [a-z0-9][a-z0-9._~-]*)", s)}
+}

@@ -113,7 +113,7 @@ func (ix *Index) elsewhere(name string) error {
 		if e == nil {
 			e = &platformError{Name: name, Version: p.Version, Platform: ix.target()}
 		}
-		if CompareVersions(p.Version, e.Version) > 0 {
+		if compareFor(p.Kind, p.Version, e.Version) > 0 {
 			e.Version = p.Version
 		}
 		if !slices.Contains(e.Offered, p.Platform) {

@@ -203,7 +203,7 @@ func (ix *Index) versions() map[string][]Package {
 // sortNewestFirst sorts vs newest first, in a pass or two when they are in order
 // already, either way round (pkg repo add writes them oldest first).
 func sortNewestFirst(vs []Package) {
-	newer := func(a, b Package) int { return CompareVersions(b.Version, a.Version) }
+	newer := func(a, b Package) int { return b.CompareVersion(a) }
 	if slices.IsSortedFunc(vs, newer) {
 		return
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 )
 
-const maxNameLen = 128 // bytes
-
 // Requirement is a package name with version constraints, as in "jq>=1.6,<2".
 // A version must satisfy every constraint.
 //
@@ -28,10 +26,17 @@ type Requirement struct {
 // digit), at the same epoch, a leading "v" aside: "@1.7" allows 1.7, 1.7.12, 1.7+1,
 // 1.7-2 and v1.7.1, not 1.70, 1.7-rc1 or 1:1.7. An "@" constraint is written only alone,
 // as "name@V".
+//
+// Or Op is "@npm:" and Version is an npm range, verbatim ("^4.3.1", ">=1.2.7 <1.3.0",
+// "1.x || >=2.5.0"), which allows the versions npm's semver allows (npmAllows). It too is
+// written only alone, as "name@npm:RANGE", in an npm package's relations and in requests.
 type Constraint struct {
 	Op      string
 	Version string
 }
+
+// npmOp is the operator of an npm range (Constraint).
+const npmOp = "@npm:"
 
 // ops lists the operators, each before any of its prefixes.
 var ops = []string{">=", "<=", "!=", "=", "<", ">"}
@@ -41,7 +46,9 @@ var ops = []string{">=", "<=", "!=", "=", "<", ">"}
 // (Constraint), each optionally after "REPO/" to pin the name to the repository REPO
 // ("team/jq@1.7"): neither names nor versions hold a "/" before the constraints.
 // Alternatives are joined by "|" ("debconf>=0.5|debconf-2.0") and name no repository.
-// No spaces are allowed.
+// No spaces are allowed, but in the range of "name@npm:RANGE", which is the rest of s
+// (Constraint). A name starting with "@" is a scoped one: "@eslint/js@9.1",
+// "team/@eslint/js".
 func ParseRequirement(s string) (Requirement, error) {
 	r, err := parseRequirement(s)
 	if err != nil {
@@ -73,6 +80,9 @@ func JoinRequirements(reqs []Requirement) string {
 }
 
 func parseRequirement(s string) (Requirement, error) {
+	if rng, ok := strings.CutPrefix(s[nameEnd(s):], npmOp); ok {
+		return parseNPM(s, rng)
+	}
 	first, rest, ok := strings.Cut(s, "|")
 	r, err := parseAlternative(s, first)
 	if err != nil || !ok {
@@ -95,19 +105,10 @@ func parseRequirement(s string) (Requirement, error) {
 
 // parseAlternative parses s, one alternative of the requirement text whole.
 func parseAlternative(whole, s string) (Requirement, error) {
-	i := strings.IndexAny(s, "=<>!@")
-	if i < 0 {
-		i = len(s)
-	}
-	r := Requirement{Name: s[:i]}
-	if repo, name, ok := strings.Cut(r.Name, "/"); ok {
-		if !validName(repo) {
-			return Requirement{}, &requirementError{Text: whole, Err: fmt.Errorf("bad repository name %q (want [a-z0-9][a-z0-9._+-]*)", repo)}
-		}
-		r.Repo, r.Name = repo, name
-	}
-	if !validName(r.Name) {
-		return Requirement{}, &requirementError{Text: whole, Err: badName(r.Name)}
+	i := nameEnd(s)
+	r, err := parseName(whole, s[:i])
+	if err != nil {
+		return Requirement{}, err
 	}
 	cs, err := parseConstraints(s[i:])
 	if err != nil {
@@ -115,6 +116,60 @@ func parseAlternative(whole, s string) (Requirement, error) {
 	}
 	r.Constraints = cs
 	return r, nil
+}
+
+// nameEnd returns the length of the "[REPO/]NAME" that s, a requirement, starts with: up
+// to the first of "=<>!@|", the "@" that starts a scoped name aside ("@eslint/js@9",
+// "team/@eslint/js").
+func nameEnd(s string) int {
+	from := 0
+	if strings.HasPrefix(s, "@") {
+		from = 1
+	} else if i := strings.Index(s, "/@"); i >= 0 && i == strings.IndexAny(s, "/=<>!@|") {
+		from = i + 2
+	}
+	if i := strings.IndexAny(s[from:], "=<>!@|"); i >= 0 {
+		return from + i
+	}
+	return len(s)
+}
+
+// parseName parses "[REPO/]NAME", the name of the requirement text whole.
+func parseName(whole, s string) (Requirement, error) {
+	r := Requirement{Name: s}
+	if !strings.HasPrefix(s, "@") {
+		if repo, name, ok := strings.Cut(s, "/"); ok {
+			if !validRepoName(repo) {
+				return Requirement{}, &requirementError{Text: whole, Err: fmt.Errorf("bad repository name %q (want [a-z0-9][a-z0-9._+-]*)", repo)}
+			}
+			r.Repo, r.Name = repo, name
+		}
+	}
+	if !validName(r.Name) {
+		return Requirement{}, &requirementError{Text: whole, Err: badName(r.Name)}
+	}
+	return r, nil
+}
+
+// parseNPM parses whole, "[REPO/]NAME@npm:RANGE", whose range is rng.
+func parseNPM(whole, rng string) (Requirement, error) {
+	r, err := parseName(whole, whole[:len(whole)-len(rng)-len(npmOp)])
+	if err != nil {
+		return Requirement{}, err
+	}
+	if _, err := parseRange(rng); err != nil {
+		return Requirement{}, &requirementError{Text: whole, Err: err}
+	}
+	r.Constraints = []Constraint{{Op: npmOp, Version: rng}}
+	return r, nil
+}
+
+// NPMRange returns the npm range of r, "name@npm:RANGE", and whether r is one.
+func (r Requirement) NPMRange() (string, bool) {
+	if len(r.Constraints) == 1 && r.Constraints[0].Op == npmOp {
+		return r.Constraints[0].Version, true
+	}
+	return "", false
 }
 
 // requirementError is a requirement that does not parse.
@@ -246,6 +301,8 @@ func (c Constraint) allows(v string) bool {
 		return n >= 0
 	case "@":
 		return n == 0 || extends(v, c.Version)
+	case npmOp:
+		return npmAllows(c.Version, v)
 	}
 	return false
 }
@@ -283,7 +340,7 @@ func trimV(up string) string {
 func (r Requirement) welcomes() []string {
 	var rels []string
 	for _, c := range r.Constraints {
-		if c.Op != "!=" {
+		if c.Op != "!=" && c.Op != npmOp { // an npm range says which pre-releases it allows
 			rels = append(rels, releaseOf(c.Version)...)
 		}
 	}
@@ -328,29 +385,4 @@ func (r Requirement) String() string {
 		b.WriteString("|" + q.String())
 	}
 	return b.String()
-}
-
-// ValidName reports whether s is a valid package or repository name.
-func ValidName(s string) bool { return validName(s) }
-
-// validName reports whether s matches [a-z0-9][a-z0-9._+-]* in at most maxNameLen bytes.
-func validName(s string) bool {
-	if s == "" || len(s) > maxNameLen || !isNameStart(s[0]) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if !isNameStart(s[i]) && strings.IndexByte("._+-", s[i]) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func isNameStart(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' }
-
-func badName(s string) error {
-	if len(s) > maxNameLen {
-		return &valueError{ErrName, s, fmt.Sprintf("package name %.20q... is %d bytes, over %d", s, len(s), maxNameLen)}
-	}
-	return &valueError{ErrName, s, fmt.Sprintf("bad package name %q (want [a-z0-9][a-z0-9._+-]*)", s)}
 }

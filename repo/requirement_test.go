@@ -171,7 +171,7 @@ func TestLockAt(t *testing.T) {
 }
 
 func FuzzParseRequirement(f *testing.F) {
-	for _, s := range []string{"jq", "jq@1.7.1", "jq@2", "jq>=1.6,<2", "a<=1,>0,!=0.5", "JQ", "jq>=", "a>=1|b|c<2"} {
+	for _, s := range []string{"jq", "jq@1.7.1", "jq@2", "jq>=1.6,<2", "a<=1,>0,!=0.5", "JQ", "jq>=", "a>=1|b|c<2", "@eslint/js@npm:^9 || 1.2 - 2", "team/@a/b@1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -184,7 +184,11 @@ func FuzzParseRequirement(f *testing.F) {
 				t.Fatalf("ParseRequirement(%q): bad alternative %#v", s, a)
 			}
 			for _, c := range a.Constraints {
-				if checkVersion(c.Version) != nil {
+				if c.Op == npmOp {
+					if _, err := parseRange(c.Version); err != nil {
+						t.Fatalf("ParseRequirement(%q): bad range %q", s, c.Version)
+					}
+				} else if checkVersion(c.Version) != nil {
 					t.Fatalf("ParseRequirement(%q): bad version %q", s, c.Version)
 				}
 			}

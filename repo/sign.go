@@ -99,12 +99,12 @@ func stamp(dir string, ix *Index, s *Signer) error {
 		if err != nil {
 			return err
 		}
-		if name = filepath.Base(abs); !validName(name) {
+		if name = filepath.Base(abs); !validRepoName(name) {
 			return fmt.Errorf("the directory's name %q is not a valid repository name ([a-z0-9][a-z0-9._+-]*): name the repository", name)
 		}
 	}
 	switch {
-	case !validName(name):
+	case !validRepoName(name):
 		return badRepoName(name)
 	case s.Expires.IsZero():
 		return errors.New("no expiry time for the signed index")

@@ -125,7 +125,7 @@ func (s *Session) Repositories() ([]config.Repo, error) {
 
 // free returns name if it is a repository name none of rs has, else was.
 func free(rs []config.Repo, was, name string) string {
-	if !repo.ValidName(name) || slices.ContainsFunc(rs, func(r config.Repo) bool { return r.Name == name }) {
+	if !repo.ValidRepoName(name) || slices.ContainsFunc(rs, func(r config.Repo) bool { return r.Name == name }) {
 		return was
 	}
 	return name

@@ -55,7 +55,7 @@ func ParsePublicKey(s string) (PublicKey, error) {
 		if !ok || name == "" || !strings.HasPrefix(rest, publicPrefix) {
 			return k, &causeError{fmt.Sprintf("trust: key %.80q is not [REPO=]%s<base64>", s, publicPrefix), ErrKey}
 		}
-		if !repo.ValidName(name) {
+		if !repo.ValidRepoName(name) {
 			return k, &causeError{fmt.Sprintf("trust: key %.80q: %q is not a repository name ([a-z0-9][a-z0-9._+-]*)", s, name), ErrKey}
 		}
 		k.Repo, text = name, rest

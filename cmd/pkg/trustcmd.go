@@ -43,7 +43,7 @@ func trustAddAction(c *cli.Context) error {
 		return usagef("trust add: %v", err)
 	}
 	if name := c.String("repo-name"); name != "" {
-		if !repo.ValidName(name) || k.Repo != "" && k.Repo != name {
+		if !repo.ValidRepoName(name) || k.Repo != "" && k.Repo != name {
 			return usagef("trust add: --repo-name %q: want a repository name ([a-z0-9][a-z0-9._+-]*), and the key's own REPO= if it has one", name)
 		}
 		k.Repo = name
