@@ -55,6 +55,11 @@ type Repo struct {
 	Priority int      // a name resolves from the highest-priority repository that has it
 	File     string   // the file that defined it
 	Naming   Naming   // who gave Name
+
+	// CleartextCredentials sends its credential over plain http to hosts that are not this
+	// machine, which pkg otherwise refuses.
+	CleartextCredentials bool
+	auth                 authTable // its file's credential (Credential)
 }
 
 // Naming is who gave a repository its name.
@@ -126,7 +131,11 @@ func Load(files ...string) (*Config, error) {
 		if err != nil {
 			return nil, &fileError{File: name, Err: err}
 		}
-		c, err := parse(name, data)
+		fi, err := os.Stat(name)
+		if err != nil {
+			return nil, &fileError{File: name, Err: err}
+		}
+		c, err := parse(name, data, fi.Mode())
 		if err != nil {
 			return nil, err
 		}
@@ -174,18 +183,30 @@ type file struct {
 }
 
 type repoTable struct {
-	URLs     []location `toml:"urls"`
-	Keys     []key      `toml:"keys"`
-	Priority int        `toml:"priority"`
+	URLs         []location `toml:"urls"`
+	Keys         []key      `toml:"keys"`
+	Priority     int        `toml:"priority"`
+	Token        string     `toml:"token"`
+	TokenFile    string     `toml:"token-file"`
+	Username     string     `toml:"username"`
+	Password     string     `toml:"password"`
+	PasswordFile string     `toml:"password-file"`
+	Cleartext    bool       `toml:"cleartext-credentials"`
 }
 
 // shape is file with plain types, decoded first: its errors are those of keys and types
 // alone, and the messages of the types say what each key wants (typeOf).
 type shape struct {
 	Repo map[string]struct {
-		URLs     []string `toml:"urls"`
-		Keys     []string `toml:"keys"`
-		Priority int      `toml:"priority"`
+		URLs         []string `toml:"urls"`
+		Keys         []string `toml:"keys"`
+		Priority     int      `toml:"priority"`
+		Token        string   `toml:"token"`
+		TokenFile    string   `toml:"token-file"`
+		Username     string   `toml:"username"`
+		Password     string   `toml:"password"`
+		PasswordFile string   `toml:"password-file"`
+		Cleartext    bool     `toml:"cleartext-credentials"`
 	} `toml:"repo"`
 	Cache struct {
 		MaxSize   string `toml:"max-size"`
@@ -198,11 +219,14 @@ var typeOf = map[string]string{
 	"urls": "a list of strings", "keys": "a list of strings", "priority": "an integer",
 	"max-size": `a string such as "20GiB"`, "older-than": `a string such as "30d"`,
 	"repo": "tables, [repo.NAME]", "cache": "a table, [cache]",
+	"token": "a string", "token-file": "a string", "username": "a string", "password": "a string",
+	"password-file": "a string", "cleartext-credentials": "true or false",
 }
 
-// parse parses the configuration file name holding data. Unknown keys, values of the
-// wrong type and values that are not valid are errors naming the file, the line and the key.
-func parse(name string, data []byte) (*Config, error) {
+// parse parses the configuration file name holding data, of mode. Unknown keys, values of
+// the wrong type and values that are not valid are errors naming the file, the line and
+// the key.
+func parse(name string, data []byte, mode os.FileMode) (*Config, error) {
 	var sh shape
 	if err := decode(data, &sh); err != nil {
 		return nil, decodeError(name, err, nil)
@@ -220,7 +244,11 @@ func parse(name string, data []byte) (*Config, error) {
 		if len(t.URLs) == 0 {
 			return nil, &fileError{File: name, Key: "repo." + n, Err: errors.New("no urls")}
 		}
-		r := Repo{Name: n, Priority: t.Priority, File: name}
+		if err := checkAuth(t, mode); err != nil {
+			return nil, &fileError{File: name, Key: "repo." + n, Err: err}
+		}
+		r := Repo{Name: n, Priority: t.Priority, File: name, CleartextCredentials: t.Cleartext,
+			auth: authTable{Token: t.Token, TokenFile: t.TokenFile, Username: t.Username, Password: t.Password, PasswordFile: t.PasswordFile}}
 		for _, u := range t.URLs {
 			r.URLs = append(r.URLs, u.s)
 		}

@@ -43,7 +43,7 @@ urls = ["/srv/pkg/local"]
 `
 
 func TestParse(t *testing.T) {
-	got, err := parse("config.toml", []byte(example))
+	got, err := parse("config.toml", []byte(example), 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestParseErrors(t *testing.T) {
 		if text == example {
 			t.Fatalf("%s: no %q in the example", tt.name, tt.from)
 		}
-		_, err := parse("f.toml", []byte(text))
+		_, err := parse("f.toml", []byte(text), 0o600)
 		var ce *fileError
 		if !errors.As(err, &ce) || ce.File != "f.toml" || ce.Line != tt.line || ce.Col != tt.col || ce.Key != tt.key {
 			t.Errorf("%s: %#v, want an *Error at f.toml:%d:%d key %q", tt.name, err, tt.line, tt.col, tt.key)
@@ -191,7 +191,7 @@ func TestValueErrorsSay(t *testing.T) {
 		{`"30d"`, `"soon"`, "cache.older-than", `"soon"`},
 		{`"/srv/pkg/local"`, `"/srv/pkg/local", "https://"`, "repo.local.urls", `"https://"`},
 	} {
-		_, err := parse("f.toml", []byte(strings.Replace(example, tt.from, tt.to, 1)))
+		_, err := parse("f.toml", []byte(strings.Replace(example, tt.from, tt.to, 1)), 0o600)
 		var ce *fileError
 		var de *toml.DecodeError
 		if !errors.As(err, &ce) || ce.Key != tt.key || errors.As(err, &de) || !strings.Contains(ce.Err.Error(), tt.value) {
@@ -237,7 +237,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(example)
 	f.Add("[repo.a]\nurls = [\"/x\"]\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		c, err := parse("f.toml", []byte(text))
+		c, err := parse("f.toml", []byte(text), 0o600)
 		if err != nil {
 			return
 		}
@@ -254,7 +254,7 @@ func BenchmarkParse(b *testing.B) {
 	data := []byte(example)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := parse("config.toml", data); err != nil {
+		if _, err := parse("config.toml", data, 0o600); err != nil {
 			b.Fatal(err)
 		}
 	}

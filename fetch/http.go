@@ -254,20 +254,24 @@ type netConfig struct {
 	slack    time.Duration // of an archive's deadline, beyond its size at minRate
 	indexMax time.Duration // longest wait for an index and its signature, retries included
 	retrying func(err error, wait time.Duration, attempt, max int)
+	creds    *credentials // nil: none but the user information of URLs
 }
 
 func newNetConfig(retrying func(err error, wait time.Duration, attempt, max int)) *netConfig {
-	return &netConfig{client: newClient(), tries: maxTries, backoff: firstBackoff, answer: answerTimeout, idle: idleTimeout,
+	n := &netConfig{tries: maxTries, backoff: firstBackoff, answer: answerTimeout, idle: idleTimeout,
 		minRate: minRate, window: rateWindow, slack: archiveSlack, indexMax: indexTimeout, retrying: retrying}
+	n.client = newClient(&n.creds)
+	return n
 }
 
-// newClient returns a Source's client; send, not the transport, bounds the wait for an answer.
-func newClient() *http.Client {
+// newClient returns a Source's client, which authenticates each request with *creds
+// (authTransport); send, not the transport, bounds the wait for an answer.
+func newClient(creds **credentials) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 16
 	// pkg counts, hashes and resumes the bytes as published: no transparent gzip.
 	t.DisableCompression = true
-	return &http.Client{Transport: t, CheckRedirect: checkRedirect}
+	return &http.Client{Transport: authTransport{t, creds}, CheckRedirect: checkRedirect}
 }
 
 // redirectError refuses a redirect from from to to: to a scheme other than http and https,

@@ -60,6 +60,15 @@ type Options struct {
 	// said once.
 	Failover func(to string, why error)
 
+	// Credential, if not zero, authenticates the requests to the hosts of the location and
+	// its mirrors, and to no other host (credentials.go). Netrc names a netrc file whose
+	// entries authenticate requests to any host otherwise ("": none; a file that does not
+	// exist has none). CleartextCredentials sends them over plain http to hosts that are
+	// not this machine, which pkg otherwise refuses (*CleartextError).
+	Credential           Credential
+	Netrc                string
+	CleartextCredentials bool
+
 	// Admit, if not nil, has the last word on an index the trust policy believes, before
 	// it is used or kept in the cache: its error refuses the index. A root's records of
 	// the repository, which may forbid an index the cache would take, are its use.
@@ -89,9 +98,6 @@ func NewSource(loc string, o Options) (*Source, error) {
 		return nil, err
 	}
 	s := newSource(first, o, n)
-	if len(o.Mirrors) == 0 {
-		return s, nil
-	}
 	locs := []location{first}
 	for _, u := range o.Mirrors {
 		l, err := parseLocation(u, n)
@@ -100,7 +106,12 @@ func NewSource(loc string, o Options) (*Source, error) {
 		}
 		locs = append(locs, l)
 	}
-	s.m = newMirrors(locs, o.Failover)
+	if err := n.setCredentials(o, locs); err != nil {
+		return nil, err
+	}
+	if len(o.Mirrors) > 0 {
+		s.m = newMirrors(locs, o.Failover)
+	}
 	return s, nil
 }
 

@@ -233,6 +233,12 @@ func (s *Session) repoSource(r config.Repo) (*fetch.Source, fetch.Options, error
 		return nil, o, err
 	}
 	o.Mirrors = r.URLs[1:]
+	a, err := r.Credential()
+	if err != nil {
+		return nil, o, err
+	}
+	o.Credential = fetch.Credential{Username: a.Username, Password: a.Password, Token: a.Token}
+	o.Netrc, o.CleartextCredentials = config.NetrcFile(), r.CleartextCredentials
 	src, err := fetch.NewSource(r.URLs[0], o)
 	return src, o, err
 }

@@ -1,0 +1,203 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pkg/repo"
+)
+
+// authServer serves the test archive's repository only to requests with the
+// Authorization header want, answering 401 to others, and records what each request sent.
+func authServer(t *testing.T, want string) (*server, repo.Package) {
+	archive, p := testArchive(t)
+	index := writeIndex(t, p)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		if r.Header.Get("Authorization") != want {
+			w.Header().Set("WWW-Authenticate", `Basic realm="pkg"`)
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		switch r.URL.Path {
+		case "/index.json":
+			w.Write(index)
+		case "/" + p.Archive:
+			serveArchive(w, r, archive)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	return srv, p
+}
+
+// writeNetrc writes a netrc file of text, mode 0600, and returns its name.
+func writeNetrc(t *testing.T, text string) string {
+	name := filepath.Join(t.TempDir(), "netrc")
+	if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// TestCredentialSources fetches the index and the archive of a repository that requires
+// credentials, given each way pkg takes them, and checks that a request without them is
+// refused as ErrDenied.
+func TestCredentialSources(t *testing.T) {
+	basic := "Basic " + "dTpzZWNyZXQ=" // u:secret
+	for _, tc := range []struct {
+		name, want string
+		o          func(t *testing.T, u *url.URL) (string, Options)
+	}{
+		{"token", "Bearer tok-123", func(t *testing.T, u *url.URL) (string, Options) {
+			return u.String(), Options{Credential: Credential{Token: "tok-123"}}
+		}},
+		{"password", basic, func(t *testing.T, u *url.URL) (string, Options) {
+			return u.String(), Options{Credential: Credential{Username: "u", Password: "secret"}}
+		}},
+		{"netrc", basic, func(t *testing.T, u *url.URL) (string, Options) {
+			return u.String(), Options{Netrc: writeNetrc(t, "machine other login x password y\nmachine "+u.Hostname()+" login u password secret\n")}
+		}},
+		{"netrc default", basic, func(t *testing.T, u *url.URL) (string, Options) {
+			return u.String(), Options{Netrc: writeNetrc(t, "default login u password secret\n")}
+		}},
+		{"userinfo before netrc", basic, func(t *testing.T, u *url.URL) (string, Options) {
+			u.User = url.UserPassword("u", "secret")
+			return u.String(), Options{Netrc: writeNetrc(t, "machine "+u.Hostname()+" login u password wrong\n")}
+		}},
+		{"repository's before userinfo", "Bearer tok-123", func(t *testing.T, u *url.URL) (string, Options) {
+			u.User = url.UserPassword("u", "wrong")
+			return u.String(), Options{Credential: Credential{Token: "tok-123"}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, p := authServer(t, tc.want)
+			u, _ := url.Parse(srv.URL)
+			loc, o := tc.o(t, u)
+			s, err := NewSource(loc, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := openCache(t)
+			if _, err := c.indexOnly(t.Context(), s); err != nil {
+				t.Fatalf("index: %v", err)
+			}
+			if err := fetchOne(c, s, p); err != nil {
+				t.Fatalf("archive: %v", err)
+			}
+			for i, h := range srv.requests() {
+				if h.Get("Authorization") != tc.want {
+					t.Errorf("request %d: Authorization %q, want %q", i, h.Get("Authorization"), tc.want)
+				}
+			}
+		})
+	}
+	t.Run("none", func(t *testing.T) {
+		srv, _ := authServer(t, "Bearer tok-123")
+		_, err := openCache(t).indexOnly(t.Context(), quick(t, srv.URL))
+		if !errors.Is(err, ErrDenied) {
+			t.Fatalf("index without credentials: %v, want ErrDenied", err)
+		}
+	})
+}
+
+// TestCredentialNotRedirected serves a repository that redirects its archive to another
+// host, a subdomain of its own (to which net/http would copy an Authorization header it was
+// given), and back to itself: the repository's credential goes to its own host alone.
+func TestCredentialNotRedirected(t *testing.T) {
+	archive, p := testArchive(t)
+	hosts := make(chan string, 10)
+	var port string
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		hosts <- r.Host + " " + r.Header.Get("Authorization")
+		switch {
+		case r.URL.Path == "/index.json":
+			w.Write(writeIndex(t, p))
+		case strings.HasPrefix(r.Host, "cdn."):
+			http.Redirect(w, r, "http://pkg.example:"+port+"/final/"+p.Archive, http.StatusFound)
+		case r.URL.Path == "/"+p.Archive:
+			http.Redirect(w, r, "http://cdn.pkg.example:"+port+"/"+p.Archive, http.StatusFound)
+		default:
+			serveArchive(w, r, archive)
+		}
+	})
+	_, port, _ = net.SplitHostPort(srv.Listener.Addr().String())
+	s, err := NewSource("http://pkg.example:"+port+"/", Options{Credential: Credential{Token: "tok"}, CleartextCredentials: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.client.Transport.(authTransport).base.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+	}
+	if err := fetchOne(openCache(t), s, p); err != nil {
+		t.Fatal(err)
+	}
+	close(hosts)
+	var got []string
+	for h := range hosts {
+		got = append(got, h)
+	}
+	want := []string{"pkg.example:" + port + " Bearer tok", "cdn.pkg.example:" + port + " ", "pkg.example:" + port + " Bearer tok"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("requests (host, Authorization):\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestCredentialCleartext checks that credentials go over plain http only to this machine
+// or where the user allows it, and that the netrc default is then left out.
+func TestCredentialCleartext(t *testing.T) {
+	netrc := writeNetrc(t, "machine files.example login u password p\ndefault login anonymous password guest\n")
+	for _, tc := range []struct {
+		loc, get  string
+		cleartext bool
+		want      string // the Authorization header sent, or "refused"
+	}{
+		{"https://pkg.example/", "https://pkg.example/index.json", false, "Bearer tok"},
+		{"http://pkg.example/", "http://pkg.example/index.json", false, "refused"},
+		{"http://pkg.example/", "http://pkg.example/index.json", true, "Bearer tok"},
+		{"http://127.0.0.1:8080/", "http://127.0.0.1:8080/index.json", false, "Bearer tok"},
+		{"http://localhost:8080/", "http://localhost:8080/index.json", false, "Bearer tok"},
+		{"http://[::1]:8080/", "http://[::1]:8080/index.json", false, "Bearer tok"},
+		{"https://pkg.example/", "http://files.example/a.tar", false, "refused"},
+		{"https://pkg.example/", "https://files.example/a.tar", false, "Basic dTpw"},
+		{"https://pkg.example/", "https://elsewhere.example/a.tar", false, "Basic YW5vbnltb3VzOmd1ZXN0"},
+		{"https://pkg.example/", "http://elsewhere.example/a.tar", false, ""},
+		{"https://pkg.example:8443/", "https://pkg.example/index.json", false, "Basic YW5vbnltb3VzOmd1ZXN0"},
+	} {
+		s, err := NewSource(tc.loc, Options{Credential: Credential{Token: "tok"}, Netrc: netrc, CleartextCredentials: tc.cleartext})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodGet, tc.get, nil)
+		r, err := s.creds.authorize(req)
+		got := "refused"
+		if err == nil {
+			got = r.Header.Get("Authorization")
+		} else if ce := (*CleartextError)(nil); !errors.As(err, &ce) {
+			t.Errorf("%s from %s: %v, want a *CleartextError", tc.get, tc.loc, err)
+		}
+		if got != tc.want {
+			t.Errorf("%s from %s (cleartext %v): %q, want %q", tc.get, tc.loc, tc.cleartext, got, tc.want)
+		}
+		if req.Header.Get("Authorization") != "" {
+			t.Errorf("%s: the caller's request was changed", tc.get)
+		}
+	}
+}
+
+// TestCredentialHidden checks that a credential does not print itself.
+func TestCredentialHidden(t *testing.T) {
+	c := Credential{Username: "user", Password: "pass-123", Token: "tok-123"}
+	for _, s := range []string{fmt.Sprint(c), fmt.Sprintf("%+v %#v %s", c, c, c), fmt.Sprint(Options{Credential: c})} {
+		if strings.Contains(s, "pass-123") || strings.Contains(s, "tok-123") || strings.Contains(s, "user") {
+			t.Errorf("printed as %q", s)
+		}
+	}
+}
