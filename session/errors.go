@@ -30,6 +30,7 @@ var (
 	ErrUnreachable  = fetch.ErrUnreachable  // the repository cannot be reached
 	ErrOffline      = fetch.ErrOffline      // offline, with no copy of the index in the cache
 	ErrNoRepository = fetch.ErrNoRepository // the location holds no repository
+	ErrNetrcOpen    = fetch.ErrNetrcOpen    // the netrc file holds passwords other users can read
 )
 
 type (
@@ -39,6 +40,8 @@ type (
 	LinksError        = install.LinksError    // the root's bin/ links, or its prefix's, could not be updated
 	ConflictError     = install.ConflictError // two packages want one path of the root
 	ReadOnlyError     = fetch.ReadOnlyError   // the cache cannot be written
+	NetrcError        = fetch.NetrcError      // the netrc file cannot be used
+	CleartextError    = fetch.CleartextError  // credentials would go over plain http to another machine
 )
 
 // What kind of failure an error is, for a command that gives advice by kind.

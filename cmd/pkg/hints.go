@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"pkg/config"
 	"pkg/internal/shell"
 	"pkg/pin"
 	"pkg/publish"
@@ -52,7 +53,17 @@ var hints = []hintRule{
 	})},
 	{is: session.ProxyFailed, hint: "the proxy HTTP_PROXY or HTTPS_PROXY names is refusing or unreachable: check those variables (and NO_PROXY)"},
 	{fn: asHint[x509.UnknownAuthorityError]("if the server's certificate comes from your organisation's own authority, point SSL_CERT_FILE (or SSL_CERT_DIR) at that authority's certificate")},
-	{err: session.ErrDenied, hint: "if the repository needs credentials, put them in the --repo URL (https://user:token@host/path/); pkg records them nowhere"},
+	{fn: as(func(ne *session.NetrcError) string {
+		if errors.Is(ne, session.ErrNetrcOpen) {
+			return fmt.Sprintf("'chmod 600 %s' (and own it), or point NETRC at another file", shell.Quote(ne.File))
+		}
+		return "" // the error names the line
+	})},
+	{fn: as(func(ce *session.CleartextError) string {
+		return fmt.Sprintf("use https for %s, or set cleartext-credentials = true in the repository's configuration (docs/config.md#credentials)", ce.Host)
+	})},
+	{err: config.ErrSecretOpen, hint: "'chmod 600' the file, or move the secret to a token-file or password-file (docs/config.md#credentials)"},
+	{err: session.ErrDenied, hint: "if the repository needs credentials, set PKG_REPO_<NAME>_TOKEN (or _USERNAME and _PASSWORD), give them in its configuration, or in ~/.netrc (docs/config.md#credentials); pkg records them nowhere"},
 	{err: session.ErrNoExchange, hint: "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"},
 	{err: session.ErrSplitRoot, hint: "pkg moves trees within the root, so its pkgs/ and .pkg/ must be on one filesystem; on overlayfs (a container's layers), mount with redirect_dir=on"},
 	{fn: as(func(le *txn.LocalError) string {
