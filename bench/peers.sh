@@ -17,6 +17,11 @@
 #             database; --force-depends for what the set does not hold, and
 #             --force-script-chrootless: git's and perl's preinst only call
 #             dpkg-maintscript-helper rm_conffile, which does nothing on a first install).
+#   small     what every command pays (hyperfine, -w 10): `pkg --version` against a Go hello
+#             world built the same way (go build, this environment); a one-file install (1 MiB
+#             + 100 bytes) into an empty root against `cp -a --reflink=always` + `sync -f`;
+#             `pkg verify` of Debian's Go toolchain (golang-1.19-go, 489 files) against
+#             `pkg verify --full`.
 #
 # Everything after the downloads runs in a network namespace of its own (unshare -n, loopback
 # up): offline is real. Each timed window is the command and a sync -f of the test filesystem;
@@ -27,7 +32,7 @@
 # node_modules/NAME directory), after the first (cold) install and after a warm one.
 #
 # Run as root from anywhere:   bench/peers.sh
-# Environment: FS="xfs btrfs"  RUNS=5  PARTS="npm deb"  WORK=/var/tmp/pkg-peers
+# Environment: FS="xfs btrfs"  RUNS=5  PARTS="npm deb small"  WORK=/var/tmp/pkg-peers
 #              PKG=  a built pkg (default: built from this checkout)
 # On a machine others load, `nice -n -10 bench/peers.sh` runs every tool at that priority alike.
 # Needs node, npm (the host's; bun and pnpm are installed from the npm registry at the pinned
@@ -39,7 +44,7 @@ set -euo pipefail
 
 FS=${FS:-xfs btrfs}
 RUNS=${RUNS:-5}
-PARTS=${PARTS:-npm deb}
+PARTS=${PARTS:-npm deb small}
 WORK=${WORK:-/var/tmp/pkg-peers}
 BUN_VERSION=1.4.5
 PNPM_VERSION=12.24.0
@@ -58,13 +63,17 @@ BUN=$tools/@oven/bun-linux-x64/bin/bun PNPM=$tools/.bin/pnpm
 
 if [ "${1:-}" != --inside ]; then
 	[ "$(id -u)" = 0 ] || { echo "$me: needs root (mount, mkfs, unshare)" >&2; exit 2; }
-	for tool in node npm go apt-get dpkg dpkg-deb mkfs.xfs mkfs.btrfs unshare ip python3; do
+	for tool in node npm go apt-get dpkg dpkg-deb mkfs.xfs mkfs.btrfs unshare ip python3 hyperfine; do
 		command -v "$tool" >/dev/null || { echo "$me: $tool missing" >&2; exit 2; }
 	done
 	[ "$RUNS" -ge 1 ] || { echo "$me: RUNS must be at least 1" >&2; exit 2; }
 	mkdir -p "$WORK/bin" "$dl/deb" "$WORK/home" "$WORK/tools"
 	rm -rf "$res" && mkdir -p "$res"
 	(cd "$top" && go build -o "$WORK/bin/fetchtool" ./bench/fetchtool)
+	# The Go hello world that pkg --version is held to, built as pkg is.
+	mkdir -p "$WORK/hello" && printf 'module hello\n\ngo 1.21\n' >"$WORK/hello/go.mod" &&
+		printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n' >"$WORK/hello/main.go" &&
+		(cd "$WORK/hello" && go build -o "$WORK/bin/hello" .)
 	if [ -z "${PKG:-}" ]; then
 		(cd "$top" && go build -o "$WORK/bin/pkg" ./cmd/pkg)
 	else
@@ -87,7 +96,7 @@ if [ "${1:-}" != --inside ]; then
 			rm -rf "$WORK/prep"
 		fi
 		# The .debs.
-		for p in $DEBS; do
+		for p in $DEBS golang-1.19-go; do
 			ls "$dl/deb/${p}_"*.deb >/dev/null 2>&1 || (cd "$dl/deb" && apt-get download "$p")
 		done
 	} >"$res/download.log" 2>&1 || { tail -20 "$res/download.log" >&2; echo "$me: downloads failed (log: $res/download.log)" >&2; exit 1; }
@@ -322,13 +331,41 @@ deb_fs() {
 	rm -rf "$d"/deb-* "$d/x" "$d/dr"
 }
 
+# ---- what every command pays ----
+# hf NAME ARGS...: hyperfine's medians into FS.small.NAME.json.
+hf() {
+	local name=$1
+	shift
+	hyperfine -N --style none --warmup 10 --runs "$((RUNS * 20))" --export-json "$res/$name.json" "$@" >"$res/$name.log" 2>&1 ||
+		echo "$me: hyperfine $name failed: $(tail -3 "$res/$name.log")" >&2
+}
+small_fs() {
+	local kind=$1 g
+	mkdir -p "$d/one-src/onefile" && head -c $(((1 << 20) + 100)) /dev/urandom >"$d/one-src/onefile/data"
+	tar -C "$d/one-src" -cf "$WORK/one.tar" onefile
+	g="--quiet --cache $d/small-cache --repo $d/small-repo"
+	"$pkg" --quiet repo add "$d/small-repo" "$WORK/one.tar" --name one --version 1 >/dev/null &&
+		"$pkg" --quiet repo add "$d/small-repo" "$(ls "$dl/deb/golang-1.19-go_"*.deb)" --depends '' >/dev/null &&
+		"$pkg" $g fetch one golang-1.19-go && "$pkg" $g --root "$d/go-root" install golang-1.19-go ||
+		{ echo "$me: $kind: small: pkg could not install its packages" >&2; return; }
+	hf "$kind.small.onefile" \
+		-n "pkg install (one file)" --prepare "rm -rf $d/one-root" "$pkg $g --root $d/one-root install one" \
+		-n "cp -a --reflink=always + sync -f" --prepare "rm -rf $d/one-cp" "sh -c 'cp -a --reflink=always $d/one-src $d/one-cp && sync -f $d/one-cp'"
+	hf "$kind.small.verify" \
+		-n "pkg verify golang-1.19-go" "$pkg $g --root $d/go-root verify golang-1.19-go" \
+		-n "pkg verify --full golang-1.19-go" "$pkg $g --root $d/go-root verify --full golang-1.19-go"
+	rm -rf "$d"/one-* "$d"/go-root "$d"/small-*
+}
+
 echo "load at the start: $(uptime)" >"$res/load"
+[[ " $PARTS " != *" small "* ]] || hf small.version -n "pkg --version" "$pkg --version" -n "Go hello world" "$WORK/bin/hello"
 [[ " $PARTS " != *" npm "* ]] || npm_setup
 for kind in $FS; do
 	d=$WORK/mnt-$kind
 	loopfs "$kind" "$WORK/$kind.img" 8G "$d"
 	[[ " $PARTS " != *" npm "* ]] || npm_fs "$kind"
 	[[ " $PARTS " != *" deb "* ]] || deb_fs "$kind"
+	[[ " $PARTS " != *" small "* ]] || small_fs "$kind"
 	umount "$d" && rm -f "$WORK/$kind.img"
 done
 echo "load at the end: $(uptime)" >>"$res/load"
@@ -357,6 +394,6 @@ echo "## bench/peers.sh ($(date -u +%F), RUNS=$RUNS, FS=\"$FS\")"
 echo
 [[ " $PARTS " != *" npm "* ]] ||
 	echo "npm tree: bench/peers/package-lock.json, $files tarballs (name@version); bun $BUN_VERSION, pnpm $PNPM_VERSION, npm $(npm --version), node $(node --version), $("$pkg" --version | head -1)."
-echo "Medians of $RUNS alternating rounds, each window the install and a sync -f of the test filesystem."
+echo "Medians of $RUNS alternating rounds, each window the install and a sync -f of the test filesystem; the small part: hyperfine, $((RUNS * 20)) runs after 10 warm-ups."
 sed 's/^/    /' "$res/load"
 python3 "$here/peers.py" table "$res"

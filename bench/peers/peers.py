@@ -15,7 +15,8 @@
   peers.py share DIR                     FIEMAP of the regular files under DIR (each inode once):
                                          bytes in extents marked shared; files hard-linked to
                                          files outside DIR (a store) counted apart
-  peers.py table RESULTS                 the markdown tables of a run's results
+  peers.py table RESULTS                 the markdown tables of a run's results (bench/peers.sh's
+                                         times.txt, notes and labels.json; hyperfine's JSON)
 
 FILE is the package's file name: its name with "/" as "+", "-", its version.
 """
@@ -273,6 +274,28 @@ def table(results):
             for tool, name in labels["deb"].items():
                 t = note(fs, "deb", tool, "why") or med(fs, "deb", tool)
                 print(f"| {name} | {t} | {note(fs, 'deb', tool, 'df') or '-'} |")
+    if "small" in labels["parts"]:
+        small(results, labels["fs"])
+
+
+def small(results, fs_list):
+    """hyperfine's medians of the small part, each pair with its ratio."""
+    def pair(path):
+        if not os.path.exists(path):
+            return None
+        r = json.load(open(path))["results"]
+        return [(x["command"], x["median"]) for x in r]
+
+    print("\n| what every command pays | pkg | against | ratio |")
+    print("|---|---:|---:|---:|")
+    rows = [("", "small.version")] + [(fs, f"{fs}.small.{n}") for fs in fs_list for n in ("onefile", "verify")]
+    for fs, name in rows:
+        p = pair(os.path.join(results, name + ".json"))
+        if not p or len(p) != 2:
+            continue
+        (a, ta), (b, tb) = p
+        ms = lambda t: f"{t * 1000:.1f} ms"
+        print(f"| {fs + ': ' if fs else ''}{a} | {ms(ta)} | {b} {ms(tb)} | {ta / tb:.2f}x |")
 
 
 def main():
