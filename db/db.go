@@ -51,6 +51,9 @@ type Record struct {
 	Replaces  []repo.Requirement `json:"replaces,omitempty"`  // packages whose files it may take over in the prefix
 	Into      string             `json:"into,omitempty"`      // where its first path component is placed in the prefix
 	Env       []string           `json:"env,omitempty"`       // NAME=VALUE its commands run with, as the index had them
+	// Folded are the member directories moved whole into the prefix (folded), sorted:
+	// each is at its prefix path, an empty placeholder left at its place in the tree.
+	Folded []string `json:"folded,omitempty"`
 }
 
 // Key returns the instance key of the package r records, as repo.Package.Key.

@@ -94,6 +94,9 @@ type PrefixChange struct {
 	Paths   map[string]Owners // the new owners of each path the change touches; no names: none left
 	Pending *Pending          // what the prefix must be made to hold once the commit is recorded
 	Replace bool              // Paths replace every path recorded (a repair)
+	// Folded gives packages the commit does not record again their new Record.Folded
+	// (an unfold).
+	Folded  map[string][]string
 	pending []byte
 }
 
@@ -108,8 +111,25 @@ func (pc *PrefixChange) encode() (err error) {
 // put in place, made durable, then the record deleted (FinishPrefix). Its size follows the
 // change.
 type Pending struct {
-	New []string  `json:"new,omitempty"` // packages whose recorded files the prefix must hold
-	Old []OldTree `json:"old,omitempty"` // trees of packages replaced or removed
+	New   []string  `json:"new,omitempty"`   // packages whose recorded files the prefix must hold
+	Old   []OldTree `json:"old,omitempty"`   // trees of packages replaced or removed
+	Folds []Fold    `json:"folds,omitempty"` // directories to move between trees and the prefix, in order
+}
+
+// A Fold is a directory the roll-forward moves whole between a package's tree and the
+// prefix (Record.Folded). The inodes tell what is done: a second run after a crash finds
+// each directory where the first left it, never moving one back.
+type Fold struct {
+	Name   string `json:"name"`   // the package
+	Member string `json:"member"` // the directory's path in the package's tree
+	Path   string `json:"path"`   // its prefix path
+	// Ino is the directory of the new tree in pkgs/NAME that the prefix is to hold at
+	// Path, an empty placeholder put in its place; 0: none.
+	Ino uint64 `json:"ino,omitempty"`
+	// Old is the directory folded at Path before the commit, which goes back into Back at
+	// Member, in place of its placeholder; 0: none.
+	Old  uint64 `json:"old,omitempty"`
+	Back string `json:"back,omitempty"` // relative to the root: an old tree, or pkgs/NAME (an unfold)
 }
 
 // OldTree is a tree a commit replaced or removed, kept where it is until the roll-forward
@@ -149,10 +169,37 @@ func putPrefix(tx *bolt.Tx, pc *PrefixChange) error {
 			return fmt.Errorf("owners of %s: %w", p, err)
 		}
 	}
+	if err := putFolded(tx, pc.Folded); err != nil {
+		return err
+	}
 	if pc.pending == nil {
 		return nil
 	}
 	return tx.Bucket(prefixBucket).Put(pendingKey, pc.pending)
+}
+
+// putFolded sets the Folded of the packages of folded to theirs.
+func putFolded(tx *bolt.Tx, folded map[string][]string) error {
+	b := tx.Bucket(pkgsBucket)
+	for _, name := range slices.Sorted(maps.Keys(folded)) {
+		v := b.Get([]byte(name))
+		if v == nil {
+			continue
+		}
+		var p Record
+		if err := json.Unmarshal(v, &p); err != nil {
+			return fmt.Errorf("record of %s: %w", name, err)
+		}
+		p.Folded = folded[name]
+		v, err := json.Marshal(&p)
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(name), v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // PrefixPending returns the roll-forward a commit left to do, nil if none.

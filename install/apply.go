@@ -62,7 +62,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err := r.checkUnmanaged(recs, incoming); err != nil {
 		return nil, err
 	}
-	paths, olds, err := r.prefixChange(recs, staged, remove)
+	plan, err := r.prefixChange(recs, staged, remove)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		r.dropPending(staged, made)
 		return nil, err
 	}
-	pc := &db.PrefixChange{Paths: paths, Pending: pending(staged, rins, olds)}
+	pc := &db.PrefixChange{Paths: plan.paths, Pending: pending(staged, rins, plan), Folded: plan.folded}
 	trash := rins // until emptied after the commit
 	defer func() { r.dropTrash(trash) }()
 	all := append(ins, rins...)
@@ -131,7 +131,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		svs, trash = nil, nil
 		return results, nil
 	}
-	if err := r.rollForward(pc.Pending, &known{staged, paths}); err != nil {
+	if err := r.rollForward(pc.Pending, &known{staged, plan.paths}); err != nil {
 		keep(staged)
 		svs, trash = nil, nil
 		return results, &LinksError{Dir: r.dir, Prefix: true, Err: err}
@@ -376,10 +376,11 @@ func (m *meets) conflict(p *db.Record, names []string) (q *db.Record, c repo.Req
 }
 
 // pending returns the roll-forward of a commit of staged, removing the packages of rins,
-// whose installed trees olds describes (prefixChange): each old tree is where the commit
-// leaves it, an upgrade's at its staged tree's place, a removal's in the trash.
-func pending(staged []*Staged, rins []db.Intent, olds []db.OldTree) *db.Pending {
-	p := &db.Pending{Old: olds}
+// whose installed trees plan describes (prefixChange): each old tree is where the commit
+// leaves it, an upgrade's at its staged tree's place, a removal's in the trash, and its
+// folded directories go back into it.
+func pending(staged []*Staged, rins []db.Intent, plan *prefixPlan) *db.Pending {
+	p := &db.Pending{Old: plan.olds, Folds: plan.folds}
 	for _, s := range staged {
 		p.New = append(p.New, s.rec.Name)
 	}
@@ -388,6 +389,11 @@ func pending(staged []*Staged, rins []db.Intent, olds []db.OldTree) *db.Pending 
 			p.Old[i].Tree = relOf(place{staging, staged[j].name})
 		} else if j := slices.IndexFunc(rins, func(in db.Intent) bool { return in.Name == p.Old[i].Name }); j >= 0 {
 			p.Old[i].Tree = rins[j].Staging
+		}
+		for j := range p.Folds {
+			if f := &p.Folds[j]; f.Name == p.Old[i].Name && f.Old != 0 && f.Back == "" {
+				f.Back = p.Old[i].Tree
+			}
 		}
 	}
 	return p

@@ -85,6 +85,27 @@ func checkPrefix(t *testing.T, r *Root) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	recs, err := r.db.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	folded := map[string]string{} // prefix path of a folded directory → its package
+	for i := range recs {
+		for j, d := range foldsOf(&recs[i]) {
+			folded[d] = recs[i].Name
+			if es, err := os.ReadDir(filepath.Join(r.pkgDir(recs[i].Name), recs[i].Folded[j])); err != nil || len(es) > 0 {
+				t.Errorf("placeholder of %s's folded %s: %d entries, %v", recs[i].Name, d, len(es), err)
+			}
+		}
+	}
+	inFold := func(p, owner string) bool {
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if folded[d] == owner {
+				return true
+			}
+		}
+		return false
+	}
 	for p, o := range owners {
 		full := filepath.Join(r.Dir(), p)
 		info, err := os.Lstat(full)
@@ -93,6 +114,7 @@ func checkPrefix(t *testing.T, r *Root) {
 			t.Errorf("prefix: %s: %v", p, err)
 		case o.Dir && !info.IsDir():
 			t.Errorf("prefix: %s is not a directory", p)
+		case len(o.Names) == 1 && inFold(p, o.Names[0]): // the package's own tree
 		case !o.Dir && inodeOf(full) != inodeOf(filepath.Join(r.pkgDir(o.Names[0]), p)):
 			t.Errorf("prefix: %s is not %s's", p, o.Names[0])
 		}

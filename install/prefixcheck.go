@@ -17,8 +17,8 @@ import (
 // (Replaces, at the other's version): the incoming package then goes on top of the
 // path's stack, its file in the prefix, or under the installed one that replaces it. A
 // command link in bin/ and another package's member there are a conflict too. It reads one
-// key per path of the change.
-func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string) (map[string]db.Owners, []db.OldTree, error) {
+// key per path of the change, and decides what the change folds (planFolds).
+func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string) (*prefixPlan, error) {
 	installed := named(recs)
 	leaving := make(map[string]bool)
 	for _, n := range remove {
@@ -36,7 +36,7 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string)
 	if len(leaving) > 0 {
 		oldRecs, files, err := r.db.Installed(slices.Sorted(maps.Keys(leaving))...)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		for i := range oldRecs {
 			for _, e := range fileEntries(oldRecs[i].Into, files[i]) {
@@ -55,7 +55,7 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string)
 	}
 	owners, err := r.db.Owners(keys)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	r.looked = len(keys)
 	next := make(map[string]db.Owners, len(keys))
@@ -69,15 +69,27 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string)
 		for _, e := range s.entries {
 			o, err := c.add(next[e.path], e, s.rec)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			next[e.path] = o
 		}
 	}
 	if err := c.commands(staged, next); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return next, olds, nil
+	folds, folded, err := r.planFolds(installed, staged, leaving, next)
+	if err != nil {
+		return nil, err
+	}
+	return &prefixPlan{paths: next, olds: olds, folds: folds, folded: folded}, nil
+}
+
+// prefixPlan is what a change does to the prefix.
+type prefixPlan struct {
+	paths  map[string]db.Owners // the new owners of every path the change touches
+	olds   []db.OldTree         // the trees it takes out, their Tree still to be set
+	folds  []db.Fold            // the directories it moves, the Back of the olds' still to be set
+	folded map[string][]string  // the new Record.Folded of packages it unfolds and does not record again
 }
 
 // conflicts decides who may have a path of the prefix.

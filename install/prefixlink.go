@@ -43,7 +43,7 @@ func (r *Root) rollForward(p *db.Pending, known *known) error {
 			return err
 		}
 	}
-	if err := r.db.FinishPrefix(p.New, time.Now().UTC()); err != nil {
+	if err := r.db.FinishPrefix(append(p.New, rf.unfolded()...), time.Now().UTC()); err != nil {
 		return err
 	}
 	r.salvaged = append(r.salvaged, rf.kept()...)
@@ -82,6 +82,8 @@ type roll struct {
 	oldOf    map[string]oldRef // path → the first old tree listing it
 	wrappers map[string]string // bin/CMD → the package whose wrapper script takes its place (binWant)
 	tops     sync.Map          // package with Into → its tree's top directory's name
+	folds    []db.Fold         // the pending record's
+	folded   map[string]bool   // the prefix paths of the directories folded once it is done
 
 	mu    sync.Mutex
 	saved map[string]*Salvage // by package
@@ -110,7 +112,13 @@ func (r *Root) newRoll(p *db.Pending, k *known) (*roll, error) {
 	if err != nil {
 		return nil, err
 	}
-	rf := &roll{r: r, recs: named(all), paths: []string{}, oldOf: make(map[string]oldRef), saved: make(map[string]*Salvage)}
+	rf := &roll{r: r, recs: named(all), paths: []string{}, oldOf: make(map[string]oldRef), saved: make(map[string]*Salvage),
+		folds: p.Folds, folded: make(map[string]bool)}
+	for _, rec := range rf.recs {
+		for _, d := range foldsOf(rec) {
+			rf.folded[d] = true
+		}
+	}
 	seen := make(map[string]bool)
 	add := func(e prefixEntry) {
 		if !seen[e.path] {
@@ -150,6 +158,20 @@ func (r *Root) newRoll(p *db.Pending, k *known) (*roll, error) {
 			}
 		}
 	}
+	for _, f := range p.Folds {
+		if rec := rf.recs[f.Name]; rec != nil && f.Back == relOf(place{pkgs, f.Name}) { // unfolded: its paths are linked
+			_, files, err := r.db.Installed(f.Name)
+			if err != nil {
+				rf.close()
+				return nil, err
+			}
+			for _, e := range fileEntries(rec.Into, files[0]) {
+				if within(e.path, f.Path) {
+					add(e)
+				}
+			}
+		}
+	}
 	slices.Sort(rf.paths)
 	if k != nil {
 		rf.owners = k.owners
@@ -170,14 +192,35 @@ func (rf *roll) close() {
 	}
 }
 
-// run removes what no package lists, deepest first, makes the directories, shallowest
-// first, and links the rest by a few workers, each taking whole directories.
+// unfolded returns the packages whose folded directories the roll-forward moves back into
+// their trees in pkgs/, to be linked.
+func (rf *roll) unfolded() []string {
+	var names []string
+	for _, f := range rf.folds {
+		if f.Back == relOf(place{pkgs, f.Name}) && !slices.Contains(names, f.Name) {
+			names = append(names, f.Name)
+		}
+	}
+	return names
+}
+
+// run moves the directories folded before back into their trees, removes what no package
+// lists, deepest first, makes the directories, shallowest first, moves the directories to
+// fold into the prefix, and links the rest by a few workers, each taking whole
+// directories. Nothing beneath a folded directory is linked or removed: it is the tree.
 func (rf *roll) run() error {
+	for _, f := range rf.folds {
+		if f.Old != 0 {
+			if err := rf.putBack(f); err != nil {
+				return err
+			}
+		}
+	}
 	var files []string
 	c := rf.newDirs()
 	defer func() { c.close() }()
 	for _, p := range slices.Backward(rf.paths) {
-		if len(rf.owners[p].Names) == 0 {
+		if len(rf.owners[p].Names) == 0 && !rf.wasFolded(p) && !rf.inFold(p) {
 			if err := rf.drop(p, c); err != nil {
 				return err
 			}
@@ -187,13 +230,20 @@ func (rf *roll) run() error {
 	c = rf.newDirs()
 	for _, p := range rf.paths {
 		switch o := rf.owners[p]; {
-		case len(o.Names) == 0:
+		case len(o.Names) == 0, rf.inFold(p):
 		case o.Dir:
 			if err := rf.mkdir(p, c); err != nil {
 				return err
 			}
 		case rf.wrappers[p] != o.Names[0]: // else a wrapper takes its place (binWant)
 			files = append(files, p)
+		}
+	}
+	for _, f := range rf.folds {
+		if f.Old == 0 && f.Ino != 0 {
+			if err := rf.fold(f); err != nil {
+				return err
+			}
 		}
 	}
 	return rf.linkAll(files)

@@ -45,6 +45,7 @@ type Salvage struct {
 type salvage struct {
 	r      *Root
 	rec    db.Record
+	at     *treeAt             // where its members are
 	files  map[string]*db.File // what the package installed, by path
 	paths  []string            // to keep, relative to the tree
 	whole  bool                // a part could not be read: keep the whole tree
@@ -91,7 +92,8 @@ func (r *Root) findChanges(recs []db.Record, staged []*Staged, remove []string) 
 			for j := range files[i] {
 				sv.files[files[i][j].Path] = &files[i][j]
 			}
-			sv.walk(fd)
+			sv.at = r.treeAt(fd, &sv.rec)
+			sv.walk()
 			unix.Close(fd)
 		}
 		if sv.whole || len(sv.paths) > 0 {
@@ -105,10 +107,10 @@ func (r *Root) findChanges(recs []db.Record, staged []*Staged, remove []string) 
 // is most of its cost, and reads scale where the unlinks of a removal do not.
 func walkers() int { return min(runtime.GOMAXPROCS(0), 4) }
 
-// walk reads the tree open at fd on a few goroutines, each taking directories (their
+// walk reads the tree at sv.at on a few goroutines, each taking directories (their
 // paths in the tree, "" or ending in a slash) from a shared queue, and collects what to
 // keep, or that the whole tree must be kept.
-func (sv *salvage) walk(fd int) {
+func (sv *salvage) walk() {
 	var (
 		mu      sync.Mutex
 		pending sync.WaitGroup
@@ -116,7 +118,7 @@ func (sv *salvage) walk(fd int) {
 		push    func(string)
 	)
 	read := func(rel string, c *fileChecker) {
-		keep, whole := sv.readDir(fd, rel, push, c)
+		keep, whole := sv.readDir(rel, push, c)
 		mu.Lock()
 		sv.paths = append(sv.paths, keep...)
 		sv.whole = sv.whole || whole
@@ -148,16 +150,17 @@ func (sv *salvage) walk(fd int) {
 
 func newChecker() *fileChecker { return &fileChecker{h: sha256.New(), buf: make([]byte, 32<<10)} }
 
-// readDir reads the directory rel of the tree open at top, pushes its recorded
+// readDir reads the directory rel of the tree, pushes its recorded
 // subdirectories, and returns the paths in it to keep, or whether to keep the whole tree.
 // It is reached through no symlink: a recorded directory the user swapped for a symlink
 // since its parent was read has the tree kept whole. A directory that the package's own
 // modes keep this process out of holds nothing of the user's if it is as installed
 // (sv.closedAsInstalled).
-func (sv *salvage) readDir(top int, rel string, push func(string), c *fileChecker) (keep []string, whole bool) {
-	fd, err := openBeneath(top, strings.TrimSuffix(cmp.Or(rel, "."), "/"), unix.O_RDONLY|unix.O_DIRECTORY)
+func (sv *salvage) readDir(rel string, push func(string), c *fileChecker) (keep []string, whole bool) {
+	top, dir := sv.at.at(strings.TrimSuffix(cmp.Or(rel, "."), "/"))
+	fd, err := openBeneath(top, dir, unix.O_RDONLY|unix.O_DIRECTORY)
 	if errors.Is(err, unix.EACCES) {
-		return nil, !sv.closedAsInstalled(top, rel)
+		return nil, !sv.closedAsInstalled(top, dir)
 	}
 	if err != nil {
 		return nil, true
@@ -180,7 +183,7 @@ func (sv *salvage) readDir(top int, rel string, push func(string), c *fileChecke
 			var st unix.Stat_t
 			if f != nil && typ != unix.DT_DIR { // a file's ctime; or a type the filesystem did not say
 				if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == unix.EACCES {
-					return keep, len(keep) > 0 || !sv.closedAsInstalled(top, rel) // a directory it may read, not search
+					return keep, len(keep) > 0 || !sv.closedAsInstalled(top, dir) // a directory it may read, not search
 				} else if err != nil {
 					return keep, true
 				}
@@ -204,11 +207,11 @@ func (sv *salvage) readDir(top int, rel string, push func(string), c *fileChecke
 	}
 }
 
-// closedAsInstalled reports whether the directory rel of the tree open at top, which this
-// process may not read or search, is kept closed by a directory as the package installed it
-// and unchanged since (see unchanged): nothing in it is then the user's.
+// closedAsInstalled reports whether the directory rel beneath top, of the tree (sv.at), which
+// this process may not read or search, is kept closed by a directory as the package
+// installed it and unchanged since (see unchanged): nothing in it is then the user's.
 func (sv *salvage) closedAsInstalled(top int, rel string) bool {
-	dir, st, err := closedDir(top, cmp.Or(strings.TrimSuffix(rel, "/"), "."))
+	dir, st, err := closedDir(top, rel)
 	f := sv.files[dir]
 	return err == nil && f != nil && unchanged(f, &st, &sv.rec)
 }

@@ -165,7 +165,8 @@ type verifier struct {
 // verifyTree is one installed package, open for checking.
 type verifyTree struct {
 	pkg      *db.Record
-	fd       int // the package directory
+	fd       int     // the package directory
+	at       *treeAt // where its members are: fd, or the prefix for its folded directories
 	files    []db.File
 	recorded map[string]int // index in files by path
 	src      *pendingTar    // the tar it was cloned from, being opened; nil if none
@@ -198,7 +199,7 @@ func (v *verifier) add(r *Root, p *db.Record, files []db.File) error {
 		v.problems = append(v.problems, FileError{Package: p.Name, Version: p.Version, Path: ".", Err: what})
 		return nil
 	}
-	t := &verifyTree{pkg: p, fd: fd, files: files, recorded: make(map[string]int, len(files)), unreadable: map[string]bool{}}
+	t := &verifyTree{pkg: p, fd: fd, at: r.treeAt(fd, p), files: files, recorded: make(map[string]int, len(files)), unreadable: map[string]bool{}}
 	if v.cache != nil {
 		t.src = startCachedTar(v.cache, p.SHA256)
 	}
@@ -246,8 +247,12 @@ func (r *Root) verifyPrefix(all map[string]*db.Record, recs []db.Record, files [
 		if err != nil {
 			return nil, err
 		}
+		folds := foldsOf(p)
 		for _, e := range es {
 			o := owners[e.path]
+			if slices.ContainsFunc(folds, func(d string) bool { return within(e.path, d) && e.path != d }) {
+				continue // the package's tree itself: verified with it
+			}
 			if e.member == "" || len(o.Names) == 0 || o.Names[0] != p.Name && !o.Dir || wrappers[e.path] == p.Name || e.path == "bin" {
 				continue // another's file on top, or pkg's own
 			}
@@ -409,7 +414,8 @@ func (c *fileChecker) runJob(j *verifyJob) error {
 	if j.list {
 		flags = unix.O_RDONLY | unix.O_DIRECTORY
 	}
-	fd, err := openBeneath(j.tree.fd, j.dir, flags)
+	base, dir := j.tree.at.at(j.dir)
+	fd, err := openBeneath(base, dir, flags)
 	if errors.Is(err, unix.EACCES) && j.list && len(j.files) > 0 {
 		// A directory this process may search and not read: its files are checked all the same.
 		if err := c.closed(j); err != nil {
@@ -452,7 +458,7 @@ var errClosed = errors.New("directory not searchable")
 // then nothing under it can have changed since, as no one could enter it without changing
 // its mode, and nothing is reported. A listing of the directory itself checks its mode.
 func (c *fileChecker) closed(j *verifyJob) error {
-	dir, st, err := closedDir(j.tree.fd, j.dir)
+	dir, st, err := closedDir(j.tree.at.at(j.dir))
 	if err != nil {
 		return c.unreachable(j, err)
 	}
@@ -524,8 +530,9 @@ func (c *fileChecker) unreachable(j *verifyJob, err error) error {
 	if j.list {
 		// Is the directory itself something else, or is a directory above it gone?
 		kind, more := ErrMissing, []error(nil)
-		if pfd, _, perr := openParent(j.tree.fd, j.dir); perr == nil {
-			closeParent(j.tree.fd, pfd)
+		base, dir := j.tree.at.at(j.dir)
+		if pfd, _, perr := openParent(base, dir); perr == nil {
+			closeParent(base, pfd)
 			if !errors.Is(err, unix.ENOENT) {
 				kind, more = ErrModified, []error{ErrType}
 			}
