@@ -228,7 +228,7 @@ func (rf *roll) putBack(f db.Fold) error {
 		nw := place{pkgs, f.Name + "/" + f.Member}
 		if cur, _ := r.inode(d); cur == f.Old {
 			if ino, _ := r.inode(nw); ino == f.Ino {
-				if err := r.exchange(nw, d); err != nil {
+				if err := errors.Join(foldStep(), r.exchange(nw, d)); err != nil {
 					return err
 				}
 			}
@@ -237,6 +237,9 @@ func (rf *roll) putBack(f db.Fold) error {
 	}
 	if cur, ok := r.inode(d); !ok || cur != f.Old {
 		return nil // done
+	}
+	if err := foldStep(); err != nil {
+		return err
 	}
 	err := r.exchange(d, at)
 	if errors.Is(err, unix.ENOENT) { // the placeholder, or the tree, is gone
@@ -264,6 +267,9 @@ func (rf *roll) fold(f db.Fold) error {
 	if ino, ok := r.inode(src); !ok || ino != f.Ino {
 		return nil // not in its tree: verify says so
 	}
+	if err := foldStep(); err != nil {
+		return err
+	}
 	if err == nil {
 		err = unix.ENOTEMPTY
 		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
@@ -286,9 +292,25 @@ func (rf *roll) fold(f db.Fold) error {
 
 // placeholder makes the empty directory p where missing.
 func (rf *roll) placeholder(p place) error {
+	if err := foldStep(); err != nil {
+		return err
+	}
 	err := rf.r.at(p, func(fd int, base string) error { return unix.Mkdirat(fd, base, 0o755&^uint32(rf.r.umask)) })
 	if err != nil && !errors.Is(err, unix.EEXIST) {
 		return &os.PathError{Op: "mkdir", Path: rf.r.pathOf(p), Err: err}
+	}
+	return nil
+}
+
+// testHookFoldStep, where a test sets it, runs before each move of a fold; returning true,
+// it ends the roll-forward there, as a crash would.
+var testHookFoldStep func() bool
+
+var errFoldCut = errors.New("install: roll-forward cut short by a test")
+
+func foldStep() error {
+	if testHookFoldStep != nil && testHookFoldStep() {
+		return errFoldCut
 	}
 	return nil
 }

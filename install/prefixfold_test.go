@@ -1,0 +1,236 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"pkg/internal/testfs"
+)
+
+// appTree returns files for tree: n files under dir, a few in a subdirectory, each
+// holding content.
+func appTree(dir string, n int, content string, more ...string) []string {
+	var files []string
+	for i := range n {
+		sub := ""
+		if i%4 == 3 {
+			sub = "sub/"
+		}
+		files = append(files, fmt.Sprintf("%s/%sf%02d=%s %d", dir, sub, i, content, i))
+	}
+	return append(files, more...)
+}
+
+// folded returns the record's folded directories of the package name in r.
+func folded(t *testing.T, r *Root, name string) []string {
+	t.Helper()
+	rec, err := r.db.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.Folded
+}
+
+// TestFold: a directory one package alone lists, of minFold entries or more, is moved into
+// the prefix whole (the staged directory's own inode), a placeholder left in pkgs/;
+// a directory the hierarchy shares (opt), or a small one, is not. An upgrade puts the new
+// directory in its place by one exchange, a second package listing a path in it moves
+// it back into the tree and has its files linked, and a remove takes it out.
+func TestFold(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	apply := func(staged []*Staged, remove ...string) {
+		t.Helper()
+		if _, err := r.Apply(context.Background(), staged, remove); err != nil {
+			t.Fatal(err)
+		}
+		checkPrefix(t, r)
+	}
+	a := stageIn(t, r, base, prefixPkg("a", "1"), tree(appTree("opt/app", 20, "one", "opt/small/x=1", "usr/share/doc/a/copyright=c")...))
+	staged := inodeOf(filepath.Join(r.pathOf(place{staging, a.name}), "opt/app"))
+	apply([]*Staged{a})
+	if got := folded(t, r, "a"); !slices.Equal(got, []string{"opt/app"}) {
+		t.Errorf("folded = %q, want opt/app alone", got)
+	}
+	if got := inodeOf(r.path("opt/app")); got != staged || staged == 0 {
+		t.Errorf("opt/app is inode %d, want the staged directory's %d: one rename", got, staged)
+	}
+	if got := inodeOf(r.path("pkgs/a/opt/app/f00")); got != 0 {
+		t.Error("pkgs/a/opt/app holds the files: not folded")
+	}
+	if b, err := os.ReadFile(r.path("opt/app/sub/f03")); err != nil || string(b) != "one 3" {
+		t.Errorf("opt/app/sub/f03 = %q, %v", b, err)
+	}
+
+	a2 := stageIn(t, r, base, prefixPkg("a", "2"), tree(appTree("opt/app", 24, "two")...))
+	staged = inodeOf(filepath.Join(r.pathOf(place{staging, a2.name}), "opt/app"))
+	apply([]*Staged{a2})
+	if got := inodeOf(r.path("opt/app")); got != staged {
+		t.Errorf("after the upgrade opt/app is inode %d, want the new tree's %d", got, staged)
+	}
+	if b, err := os.ReadFile(r.path("opt/app/f22")); err != nil || string(b) != "two 22" {
+		t.Errorf("opt/app/f22 = %q, %v", b, err)
+	}
+	if _, err := os.Lstat(r.path("opt/small")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("opt/small after the upgrade dropped it: %v", err)
+	}
+
+	apply([]*Staged{stageIn(t, r, base, prefixPkg("b", "1"), tree("opt/app/plugin/b=b"))})
+	if got := folded(t, r, "a"); len(got) != 0 {
+		t.Errorf("a's folded after b came: %q", got)
+	}
+	if inodeOf(r.path("opt/app/f00")) != inodeOf(r.path("pkgs/a/opt/app/f00")) || inodeOf(r.path("opt/app")) == staged {
+		t.Error("opt/app is not linked file by file after b came")
+	}
+	apply(nil, "b")
+	apply(nil, "a")
+	if _, err := os.Lstat(r.path("opt")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("opt after every package went: %v", err)
+	}
+
+	c := stageIn(t, r, base, prefixPkg("c", "1"), tree(appTree("srv/c/www", 16, "c")...))
+	apply([]*Staged{c})
+	if got := folded(t, r, "c"); !slices.Equal(got, []string{"srv/c"}) {
+		t.Errorf("folded = %q, want srv/c", got)
+	}
+	apply(nil, "c")
+	if _, err := os.Lstat(r.path("srv")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("srv after c went: %v", err)
+	}
+}
+
+// TestFoldSalvage: what the user adds in a folded directory is in the package's tree, and
+// an upgrade or a remove keeps it in .pkg/saved, as in pkgs/NAME.
+func TestFoldSalvage(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree(appTree("opt/app", 20, "one")...))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	must(t, os.WriteFile(r.path("opt/app/notes"), []byte("the user's"), 0o644))
+	must(t, r.uninstall("a"))
+	i := slices.IndexFunc(r.Salvaged(), func(s Salvage) bool { return !s.Prefix && slices.Contains(s.Paths, "opt/app/notes") })
+	if i < 0 {
+		t.Fatalf("Salvaged = %+v, want opt/app/notes kept", r.Salvaged())
+	}
+	if b, err := os.ReadFile(filepath.Join(r.Salvaged()[i].Dir, "opt/app/notes")); err != nil || string(b) != "the user's" {
+		t.Errorf("kept notes = %q, %v", b, err)
+	}
+	checkPrefix(t, r)
+}
+
+// TestFoldVerify: verify reads a folded package's files in the prefix, and finds a change
+// made there.
+func TestFoldVerify(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree(appTree("opt/app", 20, "one")...))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkPrefix(t, r)
+	must(t, os.WriteFile(r.path("opt/app/f00"), []byte("edited"), 0o644))
+	must(t, os.Remove(r.path("opt/app/sub/f03")))
+	problems, err := r.Verify()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.Path)
+	}
+	if !slices.Equal(got, []string{"opt/app/f00", "opt/app/sub/f03"}) {
+		t.Errorf("Verify found %v, want opt/app/f00 and opt/app/sub/f03", problems)
+	}
+}
+
+// TestFoldCut cuts the roll-forward short before each move of a fold, unfold, upgrade and
+// remove (a crash): the next start finishes it, never moving a directory back, and the
+// prefix is the new set of packages.
+func TestFoldCut(t *testing.T) {
+	steps := []struct {
+		name   string
+		files  []string
+		remove []string
+	}{
+		{"a", appTree("opt/app", 20, "one"), nil},
+		{"a", appTree("opt/app", 24, "two"), nil},
+		{"b", []string{"opt/app/plugin/b=b"}, nil},
+		{"", nil, []string{"b", "a"}},
+		{"c", appTree("srv/c/www", 16, "c"), nil},
+		{"", nil, []string{"c"}},
+	}
+	versions := map[string]int{}
+	for k := range steps {
+		for cut := 0; ; cut++ {
+			base := t.TempDir()
+			dir := filepath.Join(base, "root")
+			r := openRoot(t, dir)
+			clear(versions)
+			var moves int
+			for j, s := range steps[:k+1] {
+				var staged []*Staged
+				if s.name != "" {
+					versions[s.name]++
+					staged = append(staged, stageIn(t, r, base, prefixPkg(s.name, fmt.Sprint(versions[s.name])), tree(s.files...)))
+				}
+				if j == k {
+					testHookFoldStep = func() bool { moves++; return moves > cut }
+				}
+				_, err := r.Apply(context.Background(), staged, s.remove)
+				testHookFoldStep = nil
+				if err != nil && !errors.Is(err, errFoldCut) {
+					t.Fatalf("step %d cut at %d: %v", k, cut, err)
+				}
+			}
+			r.Close()
+			r = openRoot(t, dir)
+			if p, err := r.db.PrefixPending(); err != nil || p != nil {
+				t.Errorf("step %d cut at %d: pending after a start: %+v, %v", k, cut, p, err)
+			}
+			checkPrefix(t, r)
+			for _, part := range []string{"staging", "trash"} {
+				if ents, _ := os.ReadDir(r.path(".pkg", part)); len(ents) != 0 {
+					t.Errorf("step %d cut at %d: %s after a start: %v", k, cut, part, ents)
+				}
+			}
+			r.Close()
+			if moves <= cut {
+				break // every move of the step was made
+			}
+		}
+	}
+}
+
+// TestFoldClones installs on XFS and btrfs and proves with FIEMAP that a folded directory's
+// files are the clones of the cache's tar, not copies.
+func TestFoldClones(t *testing.T) {
+	for _, kind := range []string{"xfs", "btrfs"} {
+		t.Run(kind, func(t *testing.T) {
+			base := testfs.Mount(t, kind)
+			r := openRoot(t, filepath.Join(base, "root"))
+			defer r.Close()
+			big := "opt/app/big=" + strings.Repeat("pkg folds ", 8<<10)
+			if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree(appTree("opt/app", 20, "one", big)...))}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := folded(t, r, "a"); !slices.Equal(got, []string{"opt/app"}) {
+				t.Fatalf("folded = %q", got)
+			}
+			shared, _, err := testfs.SharedBytes(r.path("opt/app/big"))
+			if err != nil || shared < 64<<10 {
+				t.Errorf("opt/app/big: %d bytes shared, %v; want >= 64 KiB", shared, err)
+			}
+			checkPrefix(t, r)
+		})
+	}
+}
