@@ -234,3 +234,41 @@ func TestFoldClones(t *testing.T) {
 		})
 	}
 }
+
+// TestFoldRepair: a repair finds a folded directory from the trees alone (an empty
+// placeholder where the archive has files, a directory at its prefix path) and records it
+// so, and the start after links nothing into it.
+func TestFoldRepair(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	p := prefixPkg("a", "1")
+	tarPath := alignedTar(t, base, tree(appTree("opt/app", 20, "one", "opt/one=1")...))
+	members, err := scanWithDigests(tarPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Stage(context.Background(), tarPath, p, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Apply(context.Background(), []*Staged{s}, nil); err != nil {
+		t.Fatal(err)
+	}
+	app := inodeOf(r.path("opt/app"))
+	r.Close()
+	if _, err := Rebuild(context.Background(), dir, Options{}, func(string) ([]Candidate, error) {
+		return []Candidate{{Package: p, Members: members}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r = openRoot(t, dir)
+	defer r.Close()
+	if got := folded(t, r, "a"); !slices.Equal(got, []string{"opt/app"}) {
+		t.Errorf("folded after the repair = %q", got)
+	}
+	if inodeOf(r.path("opt/app")) != app {
+		t.Error("opt/app was replaced by the repair")
+	}
+	checkPrefix(t, r)
+}

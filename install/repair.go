@@ -1,9 +1,12 @@
 package install
 
 import (
+	"archive/tar"
 	"context"
 	"errors"
+	"io"
 	"os"
+	"path"
 	"slices"
 	"strconv"
 	"time"
@@ -110,7 +113,7 @@ func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Reb
 		}
 		cands, err := candidates(name)
 		if err == nil {
-			rec, files, ok := matchTree(fd, name, cands)
+			rec, files, ok := matchTree(fd, r.fd[top], name, cands)
 			if !ok {
 				out.Unknown = append(out.Unknown, r.pathOf(place{pkgs, name}))
 			} else {
@@ -128,8 +131,10 @@ func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Reb
 
 // matchTree returns the record of the tree pkgs/name, open at fd, as the first of cands it
 // has the shape of would have made it, installed when the tree was renamed into pkgs/ (its
-// ctime).
-func matchTree(fd int, name string, cands []Candidate) (*db.Record, []db.File, bool) {
+// ctime). A directory the tree holds as an empty placeholder, where the candidate lists
+// paths beneath it, may be folded: its shape is then looked for at its prefix path, beneath
+// prefix (foldedIn).
+func matchTree(fd, prefix int, name string, cands []Candidate) (*db.Record, []db.File, bool) {
 	for _, c := range cands {
 		p := c.Package
 		if p.Name != name || tarutil.Validate(c.Members) != nil {
@@ -138,8 +143,12 @@ func matchTree(fd int, name string, cands []Candidate) (*db.Record, []db.File, b
 		order := byName(c.Members)
 		members := executable(p.Bin, slices.Clone(c.Members), order)
 		files := slices.Collect(fileRecords(members, order))
+		var folded []string
 		if !hasShape(fd, files) {
-			continue
+			if folded = foldedIn(fd, prefix, files, p.Into); len(folded) == 0 ||
+				!hasShapeAt(&treeAt{tree: fd, prefix: prefix, into: p.Into, folded: folded}, files) {
+				continue
+			}
 		}
 		res := summarize(p, members)
 		var st unix.Stat_t
@@ -149,9 +158,50 @@ func matchTree(fd int, name string, cands []Candidate) (*db.Record, []db.File, b
 		}
 		return &db.Record{Name: p.Name, Version: p.Version, Kind: p.Kind, SHA256: p.SHA256, Depends: p.Depends, Optional: p.Optional, Peers: p.Peers, Bin: p.Bin, Lib: p.Lib,
 			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into, Env: p.Env,
-			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin}, files, true
+			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin, Folded: folded}, files, true
 	}
 	return nil, nil, false
+}
+
+// foldedIn returns the topmost directories of files that the tree open at fd holds as
+// empty placeholders while files lists paths beneath them, and whose prefix paths, beneath
+// prefix, are directories: where a package's directory is folded, the database, which says
+// so, is the one being rebuilt.
+func foldedIn(fd, prefix int, files []db.File, into string) []string {
+	parents := make(map[string]bool)
+	var dirs []string
+	for _, f := range files {
+		parents[path.Dir(f.Path)] = true
+		if f.Type == tar.TypeDir {
+			dirs = append(dirs, f.Path)
+		}
+	}
+	slices.Sort(dirs)
+	var out []string
+	for _, d := range dirs {
+		if !parents[d] || slices.ContainsFunc(out, func(o string) bool { return within(d, o) }) {
+			continue
+		}
+		var st unix.Stat_t
+		if isEmptyDir(fd, d) && inParent(prefix, prefixPath(d, into), func(dir int, base string) error {
+			return unix.Fstatat(dir, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+		}) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// isEmptyDir reports whether name beneath fd is a directory holding nothing.
+func isEmptyDir(fd int, name string) bool {
+	dfd, err := openBeneath(fd, name, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return false
+	}
+	f := os.NewFile(uintptr(dfd), name)
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	return errors.Is(err, io.EOF)
 }
 
 // rebuildPrefix returns the owners of every path of the prefix that the packages recs,

@@ -480,10 +480,14 @@ func (r *Root) swappedElsewhere(name string, dst, other place) (swapped, sure bo
 
 // hasShape reports whether the tree open at fd has every path of files, each of its type
 // and, for a regular file (not a hardlink, whose record has no size), of its size.
-func hasShape(fd int, files []db.File) bool {
+func hasShape(fd int, files []db.File) bool { return hasShapeAt(&treeAt{tree: fd}, files) }
+
+// hasShapeAt is hasShape of the tree at t, its folded directories in the prefix.
+func hasShapeAt(t *treeAt, files []db.File) bool {
 	for _, f := range files {
 		var st unix.Stat_t
-		if inParent(fd, f.Path, func(dir int, base string) error {
+		fd, rel := t.at(f.Path)
+		if inParent(fd, rel, func(dir int, base string) error {
 			return unix.Fstatat(dir, base, &st, unix.AT_SYMLINK_NOFOLLOW)
 		}) != nil {
 			return false

@@ -102,7 +102,7 @@ func checkRecords(root string, w world) (state, []string) {
 		} else if why := diffFiles(files, s.records()); why != "" {
 			bad("%s %s: recorded files differ from the published ones: %s", p.Name, p.Version, why)
 		}
-		problems = append(problems, checkTree(filepath.Join(root, "pkgs", p.Name), s)...)
+		problems = append(problems, checkTree(root, p.Name, p.Folded, s)...)
 		for _, b := range s.bin {
 			if b != "bin/"+cmdName(b) { // else the package's own file is the command
 				wantBins[cmdName(b)] = "../" + b
@@ -146,6 +146,11 @@ func checkRecords(root string, w world) (state, []string) {
 	return st, problems
 }
 
+// inFold reports whether the member name is beneath one of folded.
+func inFold(folded []string, name string) bool {
+	return slices.ContainsFunc(folded, func(f string) bool { return strings.HasPrefix(name, f+"/") })
+}
+
 // checkPrefix checks that the root's prefix holds exactly the members of the packages ps
 // records (none of the crash worlds' packages replaces another's): each directory as a
 // directory, anything else as the inode of the package's member in pkgs/; nothing else
@@ -168,7 +173,7 @@ func checkPrefix(root string, ps []db.Record, w world) []string {
 			var got, pkg unix.Stat_t
 			if err := unix.Lstat(filepath.Join(root, m.name), &got); err != nil {
 				bad("prefix: %s of %s %s: %v", m.name, p.Name, p.Version, err)
-			} else if unix.Lstat(filepath.Join(root, "pkgs", p.Name, m.name), &pkg) == nil && got.Ino != pkg.Ino {
+			} else if unix.Lstat(filepath.Join(root, "pkgs", p.Name, m.name), &pkg) == nil && got.Ino != pkg.Ino && !inFold(p.Folded, m.name) {
 				bad("prefix: %s is not %s %s's file", m.name, p.Name, p.Version)
 			}
 		}
@@ -225,10 +230,20 @@ func readDir(root, dir string, bad func(string, ...any)) []string {
 }
 
 // checkTree compares the tree at dir with the members of s.
-func checkTree(dir string, s *spec) []string {
+func checkTree(root, name string, folded []string, s *spec) []string {
 	var problems []string
 	bad := func(format string, args ...any) {
 		problems = append(problems, fmt.Sprintf("%s %s: ", s.name, s.version)+fmt.Sprintf(format, args...))
+	}
+	dir := filepath.Join(root, "pkgs", name)
+	// at is where the member rel is: beneath a folded directory, in the prefix.
+	at := func(rel string) string {
+		for _, f := range folded {
+			if rel == f || strings.HasPrefix(rel, f+"/") {
+				return filepath.Join(root, rel)
+			}
+		}
+		return filepath.Join(dir, rel)
 	}
 	want := map[string]*member{}
 	for i := range s.members {
@@ -239,27 +254,42 @@ func checkTree(dir string, s *spec) []string {
 		return problems
 	}
 	seen := 0
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		m := want[rel]
-		if m == nil {
-			bad("unexpected %s", rel)
+	var visit func(top string) fs.WalkDirFunc
+	visit = func(top string) fs.WalkDirFunc {
+		return func(p string, d fs.DirEntry, err error) error {
+			if err != nil || p == top {
+				return err
+			}
+			rel, _ := filepath.Rel(top, p)
+			if top == root {
+				rel, _ = filepath.Rel(root, p)
+			}
+			m := want[rel]
+			if m == nil {
+				bad("unexpected %s", rel)
+				return nil
+			}
+			if top == dir && slices.Contains(folded, rel) {
+				if es, err := os.ReadDir(p); err != nil || len(es) > 0 {
+					bad("placeholder %s of a folded directory: %d entries, %v", rel, len(es), err)
+				}
+				if err := filepath.WalkDir(at(rel), visit(root)); err != nil {
+					bad("walk %s: %v", rel, err)
+				}
+				return filepath.SkipDir
+			}
+			seen++
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if why := differs(at, p, info, m); why != "" {
+				bad("%s: %s", rel, why)
+			}
 			return nil
 		}
-		seen++
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if why := differs(dir, p, info, m); why != "" {
-			bad("%s: %s", rel, why)
-		}
-		return nil
-	})
-	if err != nil {
+	}
+	if err := filepath.WalkDir(dir, visit(dir)); err != nil {
 		bad("walk: %v", err)
 	}
 	if seen != len(want) {
@@ -269,7 +299,7 @@ func checkTree(dir string, s *spec) []string {
 }
 
 // differs says how the file at p, described by info, differs from m, or returns "".
-func differs(dir, p string, info fs.FileInfo, m *member) string {
+func differs(at func(rel string) string, p string, info fs.FileInfo, m *member) string {
 	switch m.typ {
 	case tar.TypeDir:
 		if !info.IsDir() || info.Mode().Perm() != m.mode {
@@ -280,7 +310,7 @@ func differs(dir, p string, info fs.FileInfo, m *member) string {
 			return fmt.Sprintf("symlink to %q (%v), want %q", target, err, m.link)
 		}
 	case tar.TypeLink:
-		target, err := os.Lstat(filepath.Join(dir, m.link))
+		target, err := os.Lstat(at(m.link))
 		if err != nil || !os.SameFile(info, target) {
 			return fmt.Sprintf("not a hardlink of %s (%v)", m.link, err)
 		}
