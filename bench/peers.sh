@@ -203,13 +203,13 @@ npm_install() {
 			"$pkg" --quiet --root "$d/pkg-root" --cache "$d/pkg-cache" --repo "${url}pkg/" sync -f "$locks/pkg.lock"
 		fi ;;
 	pkgdir)
-		"$pkg" --quiet --root "$d/pkg-root" --cache "$d/pkg-cache" sync -f "$locks/pkg.lock" ;;
+		"$pkg" --quiet --root "$d/pkgdir-root" --cache "$d/pkg-cache" sync -f "$locks/pkg.lock" ;;
 	esac
 }
 # target TOOL: what its install makes (removed before each); store TOOL: its store.
 target() {
 	case $1 in
-	pkg | pkgdir) echo "$d/pkg-root" ;;
+	pkg | pkgdir) echo "$d/$1-root" ;;
 	*) echo "$d/p-$1/node_modules" ;;
 	esac
 }
@@ -241,7 +241,7 @@ npm_fs() {
 	for t in $npm_tools; do
 		failed "$kind" warm "$t" && continue
 		npm_install "$t" cold >"$res/$kind.fill.$t.log" 2>&1 || { fail "$kind" warm "$t" "first install: $(tail -c 300 "$res/$kind.fill.$t.log" | tr '\n' ' ')"; continue; }
-		check "$kind" cold "$t"
+		check "$kind" first "$t"
 	done
 	# Warm, once outside the rounds: disk used, FIEMAP, the set.
 	offline
@@ -276,8 +276,8 @@ npm_fs() {
 			timed "$kind" cold "$t" "$r" npm_install "$t" cold
 		done
 	done
-	for t in $cold_tools; do failed "$kind" cold "$t" || failed "$kind" warm "${t%dir}" || check "$kind" cold-last "$t"; done
-	rm -rf "$d"/p-* "$d"/pkg-root "$d"/*-cache "$d"/*-store
+	for t in $cold_tools; do failed "$kind" cold "$t" || failed "$kind" warm "${t%dir}" || check "$kind" last-cold "$t"; done
+	rm -rf "$d"/p-* "$d"/pkg-root "$d"/pkgdir-root "$d"/*-cache "$d"/*-store
 }
 
 # ---- the Debian set ----

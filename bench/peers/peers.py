@@ -263,7 +263,7 @@ def table(results):
             base = tool.removesuffix("dir")
             warm = "-" if base != tool else note(fs, "warm", tool, "why") or med(fs, "warm", tool)
             cold = note(fs, "cold", tool, "why") or (base != tool and note(fs, "warm", base, "why")) or med(fs, "cold", tool)
-            sets = "; ".join(x for x in (note(fs, p, tool, "set") for p in ("cold", "warm", "cold-last")) if x)
+            sets = "; ".join(x for x in (note(fs, p, tool, "set") for p in ("first", "warm", "last-cold")) if x)
             sh = note(fs, "warm", tool, "share")
             sh = json.loads(sh)["text"] if sh.startswith("{") else sh
             print(f"| {name} | {warm} | {note(fs, 'warm', tool, 'df') or '-'} | {cold} | {sets or '-'} | {sh or '-'} |")
