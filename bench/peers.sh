@@ -7,7 +7,8 @@
 #             backends), pnpm (package-import-method=clone), npm ci and pkg sync (the lock
 #             imported with `pkg repo add DIR --from package-lock.json --lock OUT`).
 #             warm: each tool from its own warm store on the test filesystem, offline (the
-#             loopback interface down: a tool that reaches for the network fails);
+#             loopback interface down, its addresses gone: a tool that reaches for the
+#             network fails at once);
 #             cold: empty store, tarballs over HTTP from a static registry on 127.0.0.1 (pkg:
 #             its repository of the same tarballs, served by the same server, and read as a
 #             directory).
@@ -106,8 +107,10 @@ fi
 # In the namespace from here: no network but 127.0.0.1, and that only while online. The
 # tools' own caches and settings are WORK's, not the user's.
 export HOME=$WORK/home
-online() { ip link set lo up; }
-offline() { ip link set lo down; }
+# offline: no address at all, so that a connection fails at once (with the interface only down,
+# it would hang until the tool gives up); online: 127.0.0.1 back, the server's socket with it.
+online() { ip link set lo up && { ip addr add 127.0.0.1/8 dev lo 2>/dev/null || true; }; }
+offline() { ip link set lo down && ip addr flush dev lo; }
 online
 . "$top/bench/loopfs.sh"
 pkg=$WORK/bin/pkg www=$WORK/www locks=$WORK/locks
