@@ -397,6 +397,6 @@ echo "## bench/peers.sh ($(date -u +%F), RUNS=$RUNS, FS=\"$FS\")"
 echo
 [[ " $PARTS " != *" npm "* ]] ||
 	echo "npm tree: bench/peers/package-lock.json, $files tarballs (name@version); bun $BUN_VERSION, pnpm $PNPM_VERSION, npm $(npm --version), node $(node --version), $("$pkg" --version | head -1)."
-echo "Medians of $RUNS alternating rounds, each window the install and a sync -f of the test filesystem; the small part: hyperfine, $((RUNS * 20)) runs after 10 warm-ups."
+echo "Medians of $RUNS alternating rounds, each window the install and a sync -f of the test filesystem$([[ " $PARTS " != *" small "* ]] || echo "; the small part: hyperfine, $((RUNS * 20)) runs after 10 warm-ups")."
 sed 's/^/    /' "$res/load"
 python3 "$here/peers.py" table "$res"
