@@ -22,6 +22,7 @@ type Archive struct {
 	Remote   bool   // Location is a URL
 	fetch.Contents
 	cleanup func()
+	scripts []string // of an npm tarball, once Entry has read it: its lifecycle scripts
 }
 
 // Open reads the archive at location, a path or an http(s) URL (fetch.Local), refusing
@@ -44,6 +45,7 @@ func (a *Archive) Close() { a.cleanup() }
 
 // Added is what Add did, and what the new entry may lack.
 type Added struct {
+	Scripts  []string           // of an npm package: the lifecycle scripts it declares, which pkg never runs (Archive.Entry)
 	Package  repo.Package       // the entry as added
 	Meta     repo.Meta          // the index's, as signed (with a signer)
 	Created  bool               // the directory had no index.json
@@ -69,7 +71,7 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 			return nil, err
 		}
 	}
-	res := &Added{Created: created}
+	res := &Added{Created: created, Scripts: a.scripts}
 	if a.Remote {
 		res.Package, res.Meta, err = repo.AddURL(ctx, dir, a.Location, a.Path, p, s)
 	} else {
@@ -85,7 +87,7 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 		}
 	}
 	have := append(slices.Clone(before.Packages), p) // what the index holds now
-	for _, d := range p.Depends {
+	for _, d := range slices.Concat(p.Depends, p.Peers) {
 		if !slices.ContainsFunc(d.Alternatives(), func(alt repo.Requirement) bool { return offered(have, alt.Name) }) {
 			res.Missing = append(res.Missing, d)
 		}
@@ -126,9 +128,23 @@ func (a *Archive) checkEntry(p repo.Package) (repo.Package, error) {
 // (unless keepSummary), Depends and Pre-Depends as its depends, Provides as its provides,
 // Conflicts and Breaks as its conflicts, Replaces as its replaces
 // (fetch.Control.Requirements); from its tree,
-// its commands (debCommands) and library directories (install.LibDirs). An npm tarball
-// gives Into (npmInto).
+// its commands (debCommands) and library directories (install.LibDirs).
+//
+// An npm tarball (every member under package/, package/package.json among them) whose
+// package.json has a name and a version, as npm packs it, is an entry of kind npm
+// (npmEntry); its lifecycle scripts are then in Scripts. Another (a package.json without
+// them, or an archive not gzip'd) gives Into (npmInto).
 func (a *Archive) Entry(p repo.Package, keepSummary bool) (repo.Package, error) {
+	if isNPM(a.Members) {
+		data, err := readManifest(a.Path)
+		if err != nil {
+			return p, &ManifestError{Archive: a.Location, Err: err}
+		}
+		if data != nil && npmNamed(data) {
+			p, a.scripts, err = a.npmEntry(p, data, keepSummary)
+			return p, err
+		}
+	}
 	p, err := a.named(p, keepSummary)
 	if err != nil || a.Control == nil {
 		return npmInto(p, a.Members), err

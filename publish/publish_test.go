@@ -16,19 +16,30 @@ import (
 	"pkg/tarutil"
 )
 
-// writeTar writes a tar of the files, name to contents, each executable, at path.
+// writeTar writes a tar of the files, each executable and holding "x\n", at path.
 func writeTar(t *testing.T, path string, files ...string) {
+	t.Helper()
+	contents := make([]string, 2*len(files))
+	for i, name := range files {
+		contents[2*i], contents[2*i+1] = name, "x\n"
+	}
+	writeTarOf(t, path, contents...)
+}
+
+// writeTarOf writes a tar at path of the files given as name, contents, ..., each executable.
+func writeTarOf(t *testing.T, path string, files ...string) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tw := tar.NewWriter(f)
-	for _, name := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: 2, Typeflag: tar.TypeReg}); err != nil {
+	for i := 0; i < len(files); i += 2 {
+		name, data := files[i], files[i+1]
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tw.Write([]byte("x\n")); err != nil {
+		if _, err := tw.Write([]byte(data)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,8 +91,8 @@ func TestAdd(t *testing.T) {
 
 // TestEntry: a .deb's control file and tree give the entry every part its flags do not
 // (a nil list), its summary unless one was given; a relation pkg cannot represent is
-// refused unless its flag replaces it; an npm tarball gets its Into; another archive is
-// left as given.
+// refused unless its flag replaces it; an npm layout whose package.json has no name gets
+// its Into; another archive is left as given.
 func TestEntry(t *testing.T) {
 	deb := &Archive{}
 	deb.Control = &fetch.Control{Package: "hello", Version: "2.10-1", Architecture: "amd64", Description: "says hello", Relations: map[string]string{
@@ -103,7 +114,8 @@ func TestEntry(t *testing.T) {
 		p.Bin, p.Lib = testrepo.Commands("usr/bin/x"), []string{"lib"}
 		return p
 	}
-	npm := &Archive{}
+	npm := &Archive{Path: filepath.Join(t.TempDir(), "prettier.tar")} // a package.json without a name: not kind npm
+	writeTarOf(t, npm.Path, "package/package.json", "{}\n")
 	npm.Members = []tarutil.Member{{Name: "package", Type: tar.TypeDir}, {Name: "package/package.json", Type: tar.TypeReg}}
 	into := repo.Package{Name: "prettier", Version: "3", Into: "lib/node_modules/prettier"}
 	notNPM := &Archive{}

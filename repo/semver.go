@@ -239,8 +239,36 @@ func parseRange(text string) (npmRange, error) {
 		}
 		r = append(r, set)
 	}
-	return r, nil
+	return r.simplify(), nil
 }
+
+// simplify does what node-semver's Range does with its sets, which the pre-release rule
+// can tell: of several, the sets that allow nothing go (all of them: the first stays),
+// and a set that allows any release is the whole range, so "* || ^1.2.3-rc.1" allows no
+// pre-release.
+func (r npmRange) simplify() npmRange {
+	if len(r) < 2 {
+		return r
+	}
+	some := slices.DeleteFunc(slices.Clone(r), func(set []comparator) bool { return set[0].none() })
+	if len(some) == 0 {
+		return r[:1]
+	}
+	for _, set := range some {
+		if !slices.ContainsFunc(set, func(c comparator) bool { return !c.anyRelease() }) {
+			return npmRange{set}
+		}
+	}
+	return some
+}
+
+// none reports whether c is "<0.0.0-0", which nothing satisfies.
+func (c comparator) none() bool {
+	return !c.any && c.op == "<" && c.v.compare(semver{pre: []string{"0"}}) == 0
+}
+
+// anyRelease reports whether c is any, or ">=0.0.0", which node-semver takes for it.
+func (c comparator) anyRelease() bool { return c.any || c.op == ">=" && c.v.compare(semver{}) == 0 }
 
 // parseSet parses one "||"-separated part of a range.
 func parseSet(s string) ([]comparator, error) {
@@ -261,6 +289,9 @@ func parseSet(s string) ([]comparator, error) {
 		}
 		set = append(set, cs...)
 	}
+	if i := slices.IndexFunc(set, comparator.none); i >= 0 {
+		return set[i : i+1], nil // as node-semver has it: a set with one is that one
+	}
 	if len(set) == 0 {
 		return []comparator{{any: true}}, nil // "" and "*" allow any release
 	}
@@ -276,10 +307,12 @@ func isLoneOperator(s string) bool {
 }
 
 // partial is a version with some parts left out or wildcards (x, X, *): n counts the
-// parts given as numbers, in order (1.x.3 gives 1).
+// parts given as numbers, in order (1.x.3 gives 1); late is set when a number follows a
+// wildcard, as in 1.x.3.
 type partial struct {
 	semver
-	n int
+	n    int
+	late bool
 }
 
 // parsePartial parses [v=]*MAJOR[.MINOR[.PATCH[-PRE][+BUILD]]], each part a number or
@@ -306,7 +339,9 @@ func parsePartial(s string) (partial, error) {
 		if !ok {
 			return partial{}, fmt.Errorf("%q is not a version", s)
 		}
-		if !wild {
+		if wild {
+			p.late = true
+		} else {
 			*n, p.n = x, i+1
 		}
 	}
@@ -342,6 +377,9 @@ func parseComparator(tok string) ([]comparator, error) {
 	p, err := parsePartial(tok)
 	if err != nil {
 		return nil, err
+	}
+	if p.late { // node-semver 7.8's invalidXRangeOrder; ^ and ~ take it
+		return nil, fmt.Errorf("%q: a number after a wildcard", tok)
 	}
 	return xRange(op, p), nil
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"pkg/config"
 	"pkg/internal/units"
@@ -28,7 +29,7 @@ func AddedText(dir string, res *publish.Added) (created, added string, notes []s
 		created = dir + " had no index.json: this is a new repository"
 	}
 	added = fmt.Sprintf("added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, units.Size(p.Size), units.Count(p.Files, "file"), p.SHA256)
-	if rel, ok := repo.PreRelease(p.Version); ok {
+	if rel, ok := repo.PreRelease(p.Version); ok && p.Kind != repo.KindNPM { // npm's ranges say which pre-releases they take
 		notes = append(notes, fmt.Sprintf("%s is a pre-release of %s: it sorts before %s, and installs take a release while there is one (a packaging revision of %s is written %s-1 or %s+1)",
 			p.Version, rel, rel, rel, rel, rel))
 	}
@@ -38,7 +39,43 @@ func AddedText(dir string, res *publish.Added) (created, added string, notes []s
 	for _, d := range res.Missing {
 		notes = append(notes, fmt.Sprintf("%s %s depends on %s, which %s does not offer (yet)", p.Name, p.Version, d, dir))
 	}
+	if note := ScriptsNote(p, res.Scripts); note != "" {
+		notes = append(notes, note)
+	}
 	return created, added, notes
+}
+
+// ScriptsNote says that the npm package p declares the lifecycle scripts scripts
+// (publish.Added.Scripts), which pkg never runs; "" for none.
+func ScriptsNote(p repo.Package, scripts []string) string {
+	var named []string
+	gyp := false
+	for _, s := range scripts {
+		if s == "binding.gyp" {
+			gyp = true
+		} else {
+			named = append(named, s)
+		}
+	}
+	var says []string
+	if len(named) > 0 {
+		says = append(says, "declares the "+strings.Join(named, ", ")+" script"+plural(len(named)))
+	}
+	if gyp {
+		says = append(says, "has a binding.gyp, which npm builds with node-gyp at install")
+	}
+	if len(says) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s %s %s: pkg never runs install scripts, so what they would build or download is missing (a native addon works only prebuilt in the tarball)",
+		p.Name, p.Version, strings.Join(says, " and "))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // RemovedText says what repo.Remove did in the repository directory dir, a line for each

@@ -115,7 +115,7 @@ func repoAddAction(c *cli.Context) error {
 		return fmt.Errorf("repo add: %w", err)
 	}
 	if p.Name == "" || p.Version == "" {
-		return usagef("repo add: --name and --version are required (a .deb's control file gives them)")
+		return usagef("repo add: --name and --version are required (a .deb's control file and an npm tarball's package.json give them)")
 	}
 	signer, keys, err := newSigner(c, "")
 	if err != nil {
