@@ -3,6 +3,7 @@ package repo
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -253,5 +254,41 @@ func TestNPMLockRoundTrip(t *testing.T) {
 	back, err := decodeLock([]byte(text))
 	if err != nil || !reflect.DeepEqual(back, l) {
 		t.Errorf("decodeLock(encode(l)) = %+v, %v; want %+v", back, err, l)
+	}
+}
+
+// TestHostileNames refuses, naming them, scoped names that are not npm's wherever a
+// package name is read: requirements, index entries, lockfile lines, removals.
+func TestHostileNames(t *testing.T) {
+	for _, name := range []string{"@../x", "@a/b/c", "@A/b", "@a/", "@/b", "@a", "@a/../b", "@a/b\x00", "@a/B"} {
+		if _, err := ParseRequirement(name); !errors.Is(err, ErrName) {
+			t.Errorf("ParseRequirement(%q) = %v, want ErrName", name, err)
+		}
+		index := strings.Replace(npmIndex, `"name": "@eslint/js"`, `"name": `+jsonText(name), 1)
+		if _, err := Parse([]byte(index)); !errors.Is(err, ErrIndex) || !strings.Contains(err.Error(), strconv.Quote(name)) {
+			t.Errorf("Parse of an entry named %q = %v, want ErrIndex naming it", name, err)
+		}
+		if _, err := Remove(t.Context(), t.TempDir(), Removal{Name: name}, nil); !errors.Is(err, ErrName) {
+			t.Errorf("Remove(%q) = %v, want ErrName", name, err)
+		}
+		if _, _, err := Add(t.Context(), t.TempDir(), "x.tgz", Package{Name: name, Version: "1.0.0"}, nil); !errors.Is(err, ErrName) {
+			t.Errorf("Add(%q) = %v, want ErrName", name, err)
+		}
+	}
+	ix, err := Parse([]byte(npmIndex))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ix.Packages[0]
+	p.Archive = testRepoURL + p.Archive
+	text := encodeLock(t, NewLock(testRepoURL, []Requirement{{Name: p.Name}}, []Package{p}))
+	for _, name := range []string{"@../x", "@a/b/c", "@A/b"} {
+		hostile := strings.ReplaceAll(text, `"@eslint/js"`, jsonText(name))
+		if _, err := decodeLock([]byte(hostile)); !errors.Is(err, ErrLockfile) {
+			t.Errorf("decodeLock of a line named %q = %v, want ErrLockfile", name, err)
+		}
+	}
+	if _, err := decodeLock([]byte(text)); err != nil {
+		t.Errorf("decodeLock of @eslint/js's lock: %v", err)
 	}
 }

@@ -59,3 +59,32 @@ func TestRepoAddNPM(t *testing.T) {
 		t.Errorf("repo add of a bad package.json: exit %d, %q", code, stderr)
 	}
 }
+
+// TestHostileNamesCLI refuses scoped names that are not npm's on the command line, naming
+// them, changing nothing: as a request, a removal, a repo add's --name, a repo remove.
+func TestHostileNamesCLI(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	archive := filepath.Join(base, "x.tar")
+	if err := os.WriteFile(archive, pax(t, td("package/"), tf("package/x.js", "x\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(base, "good")
+	e := newEnv(t, base, good)
+	e.ok("repo", "add", good, archive, "--name", "x", "--version", "1.0.0")
+	e.ok("install", "x") // a root, so that remove looks at the name
+	for _, name := range []string{"@../x", "@a/b/c", "@/b", "@a"} {
+		for _, args := range [][]string{
+			{"install", name}, {"install", name + "@npm:^1"}, {"remove", name}, {"info", name},
+			{"repo", "add", dir, archive, "--name", name, "--version", "1.0.0"}, {"repo", "remove", dir, name},
+		} {
+			_, stderr, code := e.pkg(args...)
+			if code == 0 || !strings.Contains(stderr, `"`+name+`"`) {
+				t.Errorf("pkg %q: exit %d, stderr %q; want a refusal naming %q", args, code, stderr, name)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "index.json")); !os.IsNotExist(err) {
+		t.Errorf("a refused repo add wrote the index: %v", err)
+	}
+}
