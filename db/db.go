@@ -72,7 +72,7 @@ type File struct {
 // record it leads to, so that a start after a crash can undo it.
 type Intent struct {
 	Op      string `json:"op"`      // "install" or "remove"
-	Name    string `json:"name"`    // package name
+	Name    string `json:"name"`    // the package's key (Record.Key)
 	Staging string `json:"staging"` // where the other tree is (staging dir or trash), relative to the root
 	Inode   uint64 `json:"inode"`   // inode of the new tree's top directory (install)
 	// Inode of the installed tree an install replaces, 0 if none: where it is still in
@@ -473,7 +473,7 @@ func (d *DB) Check() error {
 	})
 }
 
-// Get returns the record of an installed package, or ErrNotInstalled.
+// Get returns the record of the installed package key (Record.Key), or ErrNotInstalled.
 func (d *DB) Get(name string) (*Record, error) {
 	var p *Record
 	err := d.view(func(tx *bolt.Tx) error {
@@ -487,7 +487,7 @@ func (d *DB) Get(name string) (*Record, error) {
 	return p, err
 }
 
-// List returns every installed package, sorted by name.
+// List returns every installed package, sorted by key (Record.Key).
 func (d *DB) List() ([]Record, error) {
 	var ps []Record
 	err := d.view(func(tx *bolt.Tx) error {
@@ -503,9 +503,9 @@ func (d *DB) List() ([]Record, error) {
 	return ps, err
 }
 
-// Installed returns, from one transaction, the records of the named packages, or of every
-// installed package when names is empty, sorted by name, each with its files sorted by
-// path; ErrNotInstalled for a name that has no record.
+// Installed returns, from one transaction, the records of the packages names (keys:
+// Record.Key), or of every installed package when names is empty, sorted by key, each with
+// its files sorted by path; ErrNotInstalled for a key that has no record.
 func (d *DB) Installed(names ...string) ([]Record, [][]File, error) {
 	names = slices.Sorted(slices.Values(names))
 	var ps []Record
@@ -534,7 +534,8 @@ func (d *DB) Installed(names ...string) ([]Record, [][]File, error) {
 	return ps, files, err
 }
 
-// Files returns the files of an installed package, sorted by path.
+// Files returns the files of the installed package name (a key: Record.Key), sorted by
+// path.
 func (d *DB) Files(name string) ([]File, error) {
 	var files []File
 	err := d.view(func(tx *bolt.Tx) error {
@@ -618,11 +619,11 @@ func (d *DB) Commit(ps []*Record, files []*FileList, remove []string) error {
 // grown by the same transaction moves the entries after it, and thousands of packages put in
 // any other order cost time in the square of their number (a 50,000-deep chain, #30).
 func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, requested map[string]repo.Requirement, pc *PrefixChange) error {
-	order := make([]int, len(ps)) // ps by name
+	order := make([]int, len(ps)) // ps by key
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(i, j int) int { return strings.Compare(ps[i].Name, ps[j].Name) })
+	slices.SortFunc(order, func(i, j int) int { return strings.Compare(ps[i].Key(), ps[j].Key()) })
 	remove = slices.Sorted(slices.Values(remove))
 	vs := make([][]byte, len(ps))
 	for i, p := range ps {
@@ -652,13 +653,13 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 		}
 		for _, i := range order {
 			p := ps[i]
-			if err := commitFiles(tx, p.Name, files[i]); err != nil {
+			if err := commitFiles(tx, p.Key(), files[i]); err != nil {
 				return err
 			}
-			if err := tx.Bucket(pkgsBucket).Put([]byte(p.Name), vs[i]); err != nil {
+			if err := tx.Bucket(pkgsBucket).Put([]byte(p.Key()), vs[i]); err != nil {
 				return err
 			}
-			if err := tx.Bucket(intentsBucket).Delete([]byte(p.Name)); err != nil {
+			if err := tx.Bucket(intentsBucket).Delete([]byte(p.Key())); err != nil {
 				return err
 			}
 		}

@@ -22,8 +22,8 @@ func Holds(recs []Record, requested map[string]repo.Requirement, given []repo.Re
 			holds = append(holds, repo.Requirement{Name: r.Name, Constraints: r.Constraints})
 		}
 	}
-	for _, r := range requested {
-		p, ok := Find(recs, r.Name)
+	for key, r := range requested {
+		p, ok := Find(recs, key)
 		if ok && len(r.Constraints) > 0 && r.Allows(p.Version) && !slices.ContainsFunc(holds, func(h repo.Requirement) bool { return h.Name == r.Name }) {
 			holds = append(holds, r)
 		}
@@ -32,7 +32,7 @@ func Holds(recs []Record, requested map[string]repo.Requirement, given []repo.Re
 	return holds
 }
 
-// Unneeded returns the names of the packages of recs that no package asked for
+// Unneeded returns the keys (Record.Key) of the packages of recs that no package asked for
 // (requested, DB.Requested) needs, directly or through others: what autoremove removes.
 func Unneeded(recs []Record, requested map[string]repo.Requirement) []string {
 	return repo.Unneeded(Packages(recs), slices.Collect(maps.Keys(requested)))

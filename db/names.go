@@ -28,17 +28,11 @@ func (e *NotInstalledError) Error() string {
 }
 
 // NeedInstalled returns the error of op for the first of names that installed lacks (a
-// *NotInstalledError) or cannot name an installed package (repo.CheckNames); nil for none.
+// *NotInstalledError), that names several versions installed (an *AmbiguousError) or that
+// cannot name an installed package (repo.CheckNames); nil for none (Keys).
 func NeedInstalled(op string, names []string, installed []Record) error {
-	if err := repo.CheckNames(op, names); err != nil {
-		return err
-	}
-	for _, n := range names {
-		if !slices.ContainsFunc(installed, func(p Record) bool { return p.Name == n }) {
-			return NotInstalled(op, n, installed)
-		}
-	}
-	return nil
+	_, err := Keys(op, names, installed)
+	return err
 }
 
 // NotInstalled returns the error of op for name, which installed lacks.

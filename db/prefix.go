@@ -22,7 +22,7 @@ var (
 	pendingKey   = []byte("pending")
 )
 
-// Owners are the packages that list one path of the prefix.
+// Owners are the packages that list one path of the prefix, by key (Record.Key).
 type Owners struct {
 	Dir bool // a directory, which every package listing it shares
 	// Names: of a directory, the packages listing it, sorted; of a file, symlink or
@@ -111,7 +111,7 @@ func (pc *PrefixChange) encode() (err error) {
 // put in place, made durable, then the record deleted (FinishPrefix). Its size follows the
 // change.
 type Pending struct {
-	New   []string  `json:"new,omitempty"`   // packages whose recorded files the prefix must hold
+	New   []string  `json:"new,omitempty"`   // packages (keys) whose recorded files the prefix must hold
 	Old   []OldTree `json:"old,omitempty"`   // trees of packages replaced or removed
 	Folds []Fold    `json:"folds,omitempty"` // directories to move between trees and the prefix, in order
 }
@@ -120,7 +120,7 @@ type Pending struct {
 // prefix (Record.Folded). The inodes tell what is done: a second run after a crash finds
 // each directory where the first left it, never moving one back.
 type Fold struct {
-	Name   string `json:"name"`   // the package
+	Name   string `json:"name"`   // the package (its key)
 	Member string `json:"member"` // the directory's path in the package's tree
 	Path   string `json:"path"`   // its prefix path
 	// Ino is the directory of the new tree in pkgs/NAME that the prefix is to hold at
@@ -135,7 +135,7 @@ type Fold struct {
 // OldTree is a tree a commit replaced or removed, kept where it is until the roll-forward
 // is done: a path of the prefix holding its inode is pkg's to unlink, any other the user's.
 type OldTree struct {
-	Name    string   `json:"name"`
+	Name    string   `json:"name"` // its key (Record.Key)
 	Version string   `json:"version"`
 	Tree    string   `json:"tree"`           // relative to the root: in .pkg/staging or .pkg/trash
 	Into    string   `json:"into,omitempty"` // its record's Into

@@ -11,7 +11,7 @@ import (
 )
 
 var (
-	// requestedBucket maps the name of a package the user asked for to the requirement
+	// requestedBucket maps the key (Record.Key) of a package the user asked for to the requirement
 	// they asked for it by, as its text ("jq", "jq>=1.6,<2"); a package installed only as
 	// a dependency has no entry. Commit deletes a removed package's entry.
 	requestedBucket = []byte("requested")
@@ -19,7 +19,7 @@ var (
 	saidBucket = []byte("said")
 )
 
-// Requested returns the requirement each installed package was asked for by, by name,
+// Requested returns the requirement each installed package was asked for by, by key,
 // parsed here once; packages installed only as dependencies are not in it. A recorded
 // requirement that does not parse is an error naming its package.
 func (d *DB) Requested() (map[string]repo.Requirement, error) {
@@ -40,8 +40,9 @@ func (d *DB) Requested() (map[string]repo.Requirement, error) {
 	return reqs, err
 }
 
-// Request records that the user asked for each installed package of reqs, a name, by the
-// requirement it maps to, replacing what was recorded; names not installed are ignored.
+// Request records that the user asked for each installed package of reqs, a key
+// (Record.Key), by the requirement it maps to, replacing what was recorded; keys not
+// installed are ignored.
 func (d *DB) Request(reqs map[string]repo.Requirement) error {
 	return d.update("record requested packages", func(tx *bolt.Tx) error { return putRequests(tx, reqs) })
 }

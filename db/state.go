@@ -15,9 +15,10 @@ func (d *DB) State() (recs []Record, requested map[string]repo.Requirement, err 
 	return recs, requested, err
 }
 
-// Find returns the record of name among recs, the records of a root's installed packages.
-func Find(recs []Record, name string) (Record, bool) {
-	if i := slices.IndexFunc(recs, func(p Record) bool { return p.Name == name }); i >= 0 {
+// Find returns the record of key (Record.Key: a name, or an npm instance's NAME@VERSION)
+// among recs, the records of a root's installed packages.
+func Find(recs []Record, key string) (Record, bool) {
+	if i := slices.IndexFunc(recs, func(p Record) bool { return p.Key() == key }); i >= 0 {
 		return recs[i], true
 	}
 	return Record{}, false

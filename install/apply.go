@@ -40,10 +40,14 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		return nil, err
 	}
 	if len(staged) == 0 && len(remove) == 0 {
-		if len(requests) > 0 { // asked for, installed already
-			return nil, r.db.Request(requests)
+		if len(requests) == 0 {
+			return nil, nil
 		}
-		return nil, nil
+		recs, err := r.db.List() // asked for, installed already
+		if err != nil {
+			return nil, err
+		}
+		return nil, r.db.Request(keyed(requests, recs, nil, nil))
 	}
 	if err := r.owedPrefix(); err != nil {
 		return nil, err
@@ -110,7 +114,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		s.rec.Installed = now
 		news[i], files[i] = s.rec, s.files
 	}
-	if err := r.db.CommitRequested(news, files, remove, requests, pc); err != nil {
+	if err := r.db.CommitRequested(news, files, remove, keyed(requests, recs, news, remove), pc); err != nil {
 		if done, known := r.recorded(all); done || !known { // or the next start finds out
 			keep(staged)
 			svs, trash = nil, nil // the next start keeps the marked trees
@@ -141,9 +145,9 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		r.salvaged = append(r.salvaged, s)
 		if !ok { // left, with its marker, for the next start
 			for _, st := range staged {
-				st.keep = st.keep || st.rec.Name == sv.rec.Name
+				st.keep = st.keep || st.rec.Key() == sv.rec.Key()
 			}
-			trash = slices.DeleteFunc(trash, func(in db.Intent) bool { return in.Name == sv.rec.Name })
+			trash = slices.DeleteFunc(trash, func(in db.Intent) bool { return in.Name == sv.rec.Key() })
 		}
 	}
 	svs = nil
@@ -156,6 +160,33 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		return results, &LinksError{Dir: r.path("bin"), Err: err}
 	}
 	return results, nil
+}
+
+// keyed returns requests, by name (Request), by the key of the package each names in the
+// root a commit leaves, holding recs, but remove, and staged: the name's package, or of an
+// npm name's instances the newest its request allows.
+func keyed(requests map[string]repo.Requirement, recs []db.Record, staged []*db.Record, remove []string) map[string]repo.Requirement {
+	next := make(map[string]*db.Record, len(recs)+len(staged))
+	for i := range recs {
+		next[recs[i].Key()] = &recs[i]
+	}
+	for _, k := range remove {
+		delete(next, k)
+	}
+	for _, s := range staged {
+		next[s.Key()] = s
+	}
+	m := newMeets(next)
+	out := make(map[string]repo.Requirement, len(requests))
+	for name, q := range requests {
+		for _, p := range m.byName[name] {
+			if p.Kind == "" || q.Allows(p.Version) {
+				out[p.Key()] = q
+				break
+			}
+		}
+	}
+	return out
 }
 
 // owedPrefix finishes the roll-forward of the prefix a commit left, which the start could
@@ -185,7 +216,7 @@ func (r *Root) moveTrees(ctx context.Context, staged []*Staged, rins, all []db.I
 	for i, s := range staged {
 		err := ctx.Err()
 		if err == nil {
-			err = r.swapIn(place{staging, s.name}, place{pkgs, s.rec.Name})
+			err = r.swapIn(place{staging, s.name}, treeOf(s.rec.Key()))
 		}
 		if err != nil {
 			return fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, errors.Join(err, r.undoAll(staged, all, i, made)))
@@ -193,13 +224,13 @@ func (r *Root) moveTrees(ctx context.Context, staged []*Staged, rins, all []db.I
 	}
 	for j, in := range rins {
 		// A tree already deleted by hand leaves nothing to move: the record goes all the same.
-		if _, ok := r.inode(place{pkgs, in.Name}); !ok {
+		if _, ok := r.inode(treeOf(in.Name)); !ok {
 			continue
 		}
 		to, _ := placeOf(in.Staging) // a name trashName picked
 		err := ctx.Err()
 		if err == nil {
-			err = r.rename(place{pkgs, in.Name}, to)
+			err = r.rename(treeOf(in.Name), to)
 		}
 		if err != nil {
 			return fmt.Errorf("remove %s: %w", in.Name, errors.Join(err, r.undoAll(staged, all, len(all)-len(rins)+j, made)))
@@ -214,11 +245,11 @@ func (r *Root) moveTrees(ctx context.Context, staged []*Staged, rins, all []db.I
 func (r *Root) checkUnmanaged(recs []db.Record, staged []*db.Record) error {
 	installed := named(recs)
 	for _, s := range staged {
-		if installed[s.Name] != nil {
+		if installed[s.Key()] != nil {
 			continue
 		}
-		if _, ok := r.inode(place{pkgs, s.Name}); ok {
-			return fmt.Errorf("install %s %s: %w", s.Name, s.Version, &unmanagedError{Path: r.pkgDir(s.Name)})
+		if _, ok := r.inode(treeOf(s.Key())); ok {
+			return fmt.Errorf("install %s %s: %w", s.Name, s.Version, &unmanagedError{Path: r.pkgDir(s.Key())})
 		}
 	}
 	return nil
@@ -234,16 +265,16 @@ func (r *Root) checkUnmanaged(recs []db.Record, staged []*db.Record) error {
 func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 	next := make(map[string]*db.Record, len(recs)+len(staged)) // what the root would hold
 	for i := range recs {
-		next[recs[i].Name] = &recs[i]
+		next[recs[i].Key()] = &recs[i]
 	}
-	for _, name := range remove {
-		if next[name] == nil {
-			return fmt.Errorf("remove %s: not installed", name)
+	for _, key := range remove {
+		if next[key] == nil {
+			return fmt.Errorf("remove %s: not installed", key)
 		}
-		delete(next, name)
+		delete(next, key)
 	}
 	for _, s := range staged {
-		next[s.Name] = s
+		next[s.Key()] = s
 	}
 	names := slices.Sorted(maps.Keys(next))
 	providers := make(map[string][]string) // command → the packages providing it
@@ -254,13 +285,13 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 	}
 	incoming := make(map[string]bool, len(staged))
 	for _, s := range staged {
-		incoming[s.Name] = true
+		incoming[s.Key()] = true
 	}
 	for _, s := range staged {
 		for _, b := range s.Bin {
 			cmd := b.Name
 			for _, other := range providers[cmd] {
-				if other != s.Name {
+				if other != s.Key() {
 					return &clashError{Package: s.Name, Version: s.Version, Command: cmd, Other: other, Incoming: incoming[other]}
 				}
 			}
@@ -276,8 +307,8 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 			if i < 0 {
 				continue
 			}
-			v := name + " " + next[name].Version
-			if d := deps[i]; d.Name != gone || len(d.Or) > 0 { // met through a provides or with alternatives
+			v := next[name].Name + " " + next[name].Version
+			if d := deps[i]; d.Name != old.Name || len(d.Or) > 0 { // met through a provides or with alternatives
 				v += " (for " + d.String() + ")"
 			}
 			users, versions = append(users, name), append(versions, v)
@@ -295,14 +326,14 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 			if meets.met(req) {
 				continue
 			}
-			other := next[req.Name]
+			other, p := meets.named(req.Name), next[name]
 			switch {
-			case other != nil && incoming[req.Name]:
-				return dependencyError("install %s %s: %s %s depends on %s", req.Name, other.Version, name, next[name].Version, req)
+			case other != nil && incoming[other.Key()]:
+				return dependencyError("install %s %s: %s %s depends on %s", req.Name, other.Version, p.Name, p.Version, req)
 			case incoming[name] && other == nil:
-				return dependencyError("install %s %s: it depends on %s, which is not installed", name, next[name].Version, req)
+				return dependencyError("install %s %s: it depends on %s, which is not installed", p.Name, p.Version, req)
 			case incoming[name]:
-				return dependencyError("install %s %s: it depends on %s, and %s %s is installed", name, next[name].Version, req, req.Name, other.Version)
+				return dependencyError("install %s %s: it depends on %s, and %s %s is installed", p.Name, p.Version, req, req.Name, other.Version)
 			}
 		}
 	}
@@ -322,21 +353,36 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 // repo.Requirement.Met: a package of one of its alternatives' names, or one that provides
 // it.
 type meets struct {
-	next     map[string]*db.Record
+	next     map[string]*db.Record   // by key
+	byName   map[string][]*db.Record // name → its packages: several for an npm name's instances, newest first
 	provided map[string][]*db.Record // virtual name → the packages providing it
 }
 
 func newMeets(next map[string]*db.Record) *meets {
-	m := &meets{next: next, provided: make(map[string][]*db.Record)}
+	m := &meets{next: next, byName: make(map[string][]*db.Record), provided: make(map[string][]*db.Record)}
 	for _, p := range next {
+		m.byName[p.Name] = append(m.byName[p.Name], p)
 		for _, v := range p.Provides {
 			m.provided[v.Name] = append(m.provided[v.Name], p)
 		}
 	}
 	for _, ps := range m.provided {
-		slices.SortFunc(ps, func(a, b *db.Record) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(ps, func(a, b *db.Record) int { return strings.Compare(a.Key(), b.Key()) })
+	}
+	for _, ps := range m.byName {
+		slices.SortFunc(ps, func(a, b *db.Record) int {
+			return repo.Package{Kind: b.Kind, Version: b.Version}.CompareVersion(repo.Package{Kind: a.Kind, Version: a.Version})
+		})
 	}
 	return m
+}
+
+// named returns the newest package of name the root would hold, or nil.
+func (m *meets) named(name string) *db.Record {
+	if ps := m.byName[name]; len(ps) > 0 {
+		return ps[0]
+	}
+	return nil
 }
 
 func (m *meets) met(req repo.Requirement) bool { return m.by(req) != nil }
@@ -345,8 +391,10 @@ func (m *meets) met(req repo.Requirement) bool { return m.by(req) != nil }
 // package of its name, then those providing it, by name; or nil.
 func (m *meets) by(req repo.Requirement) *db.Record {
 	for _, a := range req.Alternatives() {
-		if p := m.next[a.Name]; p != nil && a.Met(p.Name, p.Version, p.Provides) {
-			return p
+		for _, p := range m.byName[a.Name] {
+			if a.Met(p.Name, p.Version, p.Provides) {
+				return p
+			}
 		}
 		for _, p := range m.provided[a.Name] {
 			if a.Met(p.Name, p.Version, p.Provides) {
@@ -382,10 +430,10 @@ func (m *meets) conflict(p *db.Record, names []string) (q *db.Record, c repo.Req
 func pending(staged []*Staged, rins []db.Intent, plan *prefixPlan) *db.Pending {
 	p := &db.Pending{Old: plan.olds, Folds: plan.folds}
 	for _, s := range staged {
-		p.New = append(p.New, s.rec.Name)
+		p.New = append(p.New, s.rec.Key())
 	}
 	for i := range p.Old {
-		if j := slices.IndexFunc(staged, func(s *Staged) bool { return s.rec.Name == p.Old[i].Name }); j >= 0 {
+		if j := slices.IndexFunc(staged, func(s *Staged) bool { return s.rec.Key() == p.Old[i].Name }); j >= 0 {
 			p.Old[i].Tree = relOf(place{staging, staged[j].name})
 		} else if j := slices.IndexFunc(rins, func(in db.Intent) bool { return in.Name == p.Old[i].Name }); j >= 0 {
 			p.Old[i].Tree = rins[j].Staging
@@ -416,9 +464,9 @@ func (r *Root) removeIntents(remove []string) ([]db.Intent, error) {
 // trashName returns a place in the trash that nothing has: the tree is renamed to it,
 // which takes no new inode or block, so a remove works on a full filesystem. The root's
 // lock keeps others from taking it meanwhile.
-func (r *Root) trashName(name string) (place, error) {
+func (r *Root) trashName(key string) (place, error) {
 	for {
-		p := place{trash, name + "." + strconv.FormatUint(uint64(rand.Uint32()), 10)}
+		p := place{trash, repo.FileName(key) + "." + strconv.FormatUint(uint64(rand.Uint32()), 10)}
 		var st unix.Stat_t
 		if err := r.stat(p, &st); errors.Is(err, unix.ENOENT) {
 			return p, nil
@@ -447,10 +495,10 @@ func (r *Root) dropTrash(ins []db.Intent) {
 func (r *Root) markOld(svs []*salvage, staged []*Staged, rins []db.Intent) error {
 	for _, sv := range svs {
 		var tree place
-		if i := slices.IndexFunc(staged, func(s *Staged) bool { return s.rec.Name == sv.rec.Name }); i >= 0 {
+		if i := slices.IndexFunc(staged, func(s *Staged) bool { return s.rec.Key() == sv.rec.Key() }); i >= 0 {
 			tree = place{staging, staged[i].name}
 		} else {
-			i := slices.IndexFunc(rins, func(in db.Intent) bool { return in.Name == sv.rec.Name })
+			i := slices.IndexFunc(rins, func(in db.Intent) bool { return in.Name == sv.rec.Key() })
 			tree, _ = placeOf(rins[i].Staging)
 		}
 		if err := sv.mark(tree); err != nil {
@@ -529,11 +577,11 @@ func (r *Root) intents(recs []db.Record, staged []*Staged) ([]db.Intent, [][]str
 	installed := named(recs)
 	next := named(slices.Clone(recs)) // what the root holds once committed, for the commands' libraries
 	for _, s := range staged {
-		next[s.rec.Name] = s.rec
+		next[s.rec.Key()] = s.rec
 	}
 	libs := newLibIndex(next)
 	for i, s := range staged {
-		if old := installed[s.rec.Name]; old != nil {
+		if old := installed[s.rec.Key()]; old != nil {
 			s.res.Previous, s.res.Again = old.Version, old.SHA256 == s.rec.SHA256
 		}
 		tree := place{staging, s.name}
@@ -545,8 +593,8 @@ func (r *Root) intents(recs []db.Record, staged []*Staged) ([]db.Intent, [][]str
 		if made[i], err = r.prepareLinks(libs, s); err != nil {
 			return nil, made, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, err)
 		}
-		old, _ := r.inode(place{pkgs, s.rec.Name})
-		ins[i] = db.Intent{Op: "install", Name: s.rec.Name, Staging: relOf(tree), Inode: ino, OldInode: old}
+		old, _ := r.inode(treeOf(s.rec.Key()))
+		ins[i] = db.Intent{Op: "install", Name: s.rec.Key(), Staging: relOf(tree), Inode: ino, OldInode: old}
 	}
 	return ins, made, nil
 }

@@ -68,7 +68,7 @@ func (r *Root) binWant(dirs []string, p *db.Record, b repo.Command) string {
 	}
 	exec := r.namedPath(at)
 	if self {
-		exec = r.namedPath("pkgs", p.Name, path.Clean(b.Path))
+		exec = r.namedPath("pkgs", repo.FileName(p.Key()), path.Clean(b.Path))
 	}
 	var w strings.Builder
 	w.WriteString(wrapperHead + b.Name + " of " + p.Name)
@@ -100,7 +100,7 @@ func (r *Root) wrapperPaths(all map[string]*db.Record) map[string]string {
 	for _, p := range all {
 		for _, b := range p.Bin {
 			if at := cmdPath(p, b); at == "bin/"+b.Name && (!libs.none(p) || len(p.Env) > 0) {
-				paths[at] = p.Name
+				paths[at] = p.Key()
 			}
 		}
 	}
@@ -124,7 +124,7 @@ func (r *Root) libDirs(libs *libIndex, p *db.Record) []string {
 	seen, had := make(map[string]bool), make(map[string]bool) // packages walked, directories listed
 	var walk func(q *db.Record)
 	walk = func(q *db.Record) {
-		seen[q.Name] = true
+		seen[q.Key()] = true
 		for _, l := range q.Lib {
 			if d := r.namedPath(prefixPath(path.Clean(l), q.Into)); !had[d] {
 				had[d] = true
@@ -132,7 +132,7 @@ func (r *Root) libDirs(libs *libIndex, p *db.Record) []string {
 			}
 		}
 		for _, d := range libs.deps(q) {
-			if !seen[d.Name] && !libs.none(d) {
+			if !seen[d.Key()] && !libs.none(d) {
 				walk(d)
 			}
 		}
@@ -174,30 +174,30 @@ func (l *libIndex) none(p *db.Record) bool {
 	var walk func(q *db.Record) (none, sure bool)
 	walk = func(q *db.Record) (none, sure bool) {
 		switch {
-		case l.without[q.Name]:
+		case l.without[q.Key()]:
 			return true, true
-		case l.with[q.Name]:
+		case l.with[q.Key()]:
 			return false, true
 		}
-		if busy[q.Name] { // a cycle: the answer is its first member's
+		if busy[q.Key()] { // a cycle: the answer is its first member's
 			return true, false
 		}
 		if len(q.Lib) > 0 {
-			l.with[q.Name] = true
+			l.with[q.Key()] = true
 			return false, true
 		}
-		busy[q.Name] = true
+		busy[q.Key()] = true
 		sure = true
 		for _, d := range l.deps(q) {
 			n, s := walk(d)
 			if !n {
-				l.with[q.Name] = true
+				l.with[q.Key()] = true
 				return false, true
 			}
 			sure = sure && s
 		}
 		if sure {
-			l.without[q.Name] = true
+			l.without[q.Key()] = true
 		}
 		return true, sure
 	}
@@ -205,11 +205,11 @@ func (l *libIndex) none(p *db.Record) bool {
 	return none
 }
 
-// named indexes packages by name.
+// named indexes packages by key (db.Record.Key): a name, or an npm instance's NAME@VERSION.
 func named(pkgs []db.Record) map[string]*db.Record {
 	all := make(map[string]*db.Record, len(pkgs))
 	for i := range pkgs {
-		all[pkgs[i].Name] = &pkgs[i]
+		all[pkgs[i].Key()] = &pkgs[i]
 	}
 	return all
 }
@@ -278,7 +278,7 @@ func (r *Root) makeBin(name, want string) error {
 // commit (checkApply), which knows what else the commit installs and removes.
 func (r *Root) checkBins(p repo.Package) (own []string, err error) {
 	var declared []string // the commands the installed version of p declares
-	if rec, err := r.db.Get(p.Name); err == nil {
+	if rec, err := r.db.Get(p.Key()); err == nil {
 		for _, b := range rec.Bin {
 			declared = append(declared, b.Name)
 		}
@@ -497,7 +497,7 @@ func (r *Root) unwrap(cmd string, p *db.Record) error {
 	} else if p.Into != "" {
 		return nil // not found cheaply: verify says so
 	}
-	member = p.Name + "/" + member
+	member = repo.FileName(p.Key()) + "/" + member
 	return inParent(r.fd[pkgs], member, func(fd int, base string) error {
 		const tmp = ".unwrap"
 		st := r.fd[staging]

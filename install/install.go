@@ -108,7 +108,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	}
 	order := byName(members)
 	members = executable(p.Bin, members, order)
-	tree, dirfd, err := r.makeStaging(p.Name)
+	tree, dirfd, err := r.makeStaging(repo.FileName(p.Key()))
 	if err != nil {
 		return nil, err
 	}

@@ -13,14 +13,14 @@ import (
 // Delta is what makes a root hold exactly a set of packages.
 type Delta struct {
 	Install []repo.Package // wanted and not installed as wanted, in the order wanted
-	Remove  []string       // installed and not wanted, by name
-	Keep    []string       // installed as wanted, by name
+	Remove  []string       // installed and not wanted, by key (db.Record.Key)
+	Keep    []string       // installed as wanted, by key
 }
 
-// Plan compares the installed packages with want, one package per name. A package is
-// installed as wanted when its version, archive sha256, depends and commands all match
-// and its tree is there; any other version, older or newer, is replaced, and a tree
-// deleted by hand is installed again.
+// Plan compares the installed packages with want, one package per key (Package.Key: a
+// name, or an npm instance's NAME@VERSION). A package is installed as wanted when its
+// version, archive sha256, depends and commands all match and its tree is there; any other
+// version, older or newer, is replaced, and a tree deleted by hand is installed again.
 func (r *Root) Plan(want []repo.Package) (*Delta, error) {
 	all, err := r.db.List()
 	if err != nil {
@@ -28,30 +28,31 @@ func (r *Root) Plan(want []repo.Package) (*Delta, error) {
 	}
 	have := make(map[string]db.Record, len(all))
 	for _, p := range all {
-		have[p.Name] = p
+		have[p.Key()] = p
 	}
 	plan := &Delta{}
 	for _, p := range want {
-		if cur, ok := have[p.Name]; ok && same(cur, p) && r.hasTree(p.Name) {
-			plan.Keep = append(plan.Keep, p.Name)
+		if cur, ok := have[p.Key()]; ok && same(cur, p) && r.hasTree(p.Key()) {
+			plan.Keep = append(plan.Keep, p.Key())
 		} else {
 			plan.Install = append(plan.Install, p)
 		}
-		delete(have, p.Name)
+		delete(have, p.Key())
 	}
 	for _, p := range all {
-		if _, ok := have[p.Name]; ok {
-			plan.Remove = append(plan.Remove, p.Name)
+		if _, ok := have[p.Key()]; ok {
+			plan.Remove = append(plan.Remove, p.Key())
 		}
 	}
 	slices.Sort(plan.Keep)
 	return plan, nil
 }
 
-// hasTree reports whether pkgs/name is a directory, or may be: only its absence is sure.
-func (r *Root) hasTree(name string) bool {
+// hasTree reports whether the tree of the package key is a directory, or may be: only its
+// absence is sure.
+func (r *Root) hasTree(key string) bool {
 	var st unix.Stat_t
-	err := r.stat(place{pkgs, name}, &st)
+	err := r.stat(treeOf(key), &st)
 	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR || err != nil && !errors.Is(err, unix.ENOENT)
 }
 

@@ -26,9 +26,9 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string)
 	}
 	incoming := make(map[string]*db.Record, len(staged))
 	for _, s := range staged {
-		incoming[s.rec.Name] = s.rec
-		if installed[s.rec.Name] != nil {
-			leaving[s.rec.Name] = true
+		incoming[s.rec.Key()] = s.rec
+		if installed[s.rec.Key()] != nil {
+			leaving[s.rec.Key()] = true
 		}
 	}
 	keys := []string{} // not nil: Owners(nil) reads every path
@@ -42,7 +42,7 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string)
 			for _, e := range fileEntries(oldRecs[i].Into, files[i]) {
 				keys = append(keys, e.path)
 			}
-			olds = append(olds, db.OldTree{Name: oldRecs[i].Name, Version: oldRecs[i].Version, Into: oldRecs[i].Into, Files: oldPaths(files[i])})
+			olds = append(olds, db.OldTree{Name: oldRecs[i].Key(), Version: oldRecs[i].Version, Into: oldRecs[i].Into, Files: oldPaths(files[i])})
 		}
 	}
 	for _, s := range staged {
@@ -115,10 +115,10 @@ func replaces(a, b *db.Record) bool {
 func (c *conflicts) add(o db.Owners, e prefixEntry, p *db.Record) (db.Owners, error) {
 	switch {
 	case len(o.Names) == 0:
-		return db.Owners{Dir: e.dir, Names: []string{p.Name}}, nil
+		return db.Owners{Dir: e.dir, Names: []string{p.Key()}}, nil
 	case o.Dir && e.dir:
-		i, _ := slices.BinarySearch(o.Names, p.Name)
-		o.Names = slices.Insert(o.Names, i, p.Name)
+		i, _ := slices.BinarySearch(o.Names, p.Key())
+		o.Names = slices.Insert(o.Names, i, p.Key())
 		return o, nil
 	case o.Dir != e.dir:
 		return o, c.conflict(e.path, p, o.Names[0], e.dir, o.Dir)
@@ -135,13 +135,13 @@ func (c *conflicts) add(o db.Owners, e prefixEntry, p *db.Record) (db.Owners, er
 			return o, c.conflict(e.path, p, n, false, false)
 		}
 	}
-	o.Names = slices.Insert(slices.Clone(o.Names), at, p.Name)
+	o.Names = slices.Insert(slices.Clone(o.Names), at, p.Key())
 	return o, nil
 }
 
 func (c *conflicts) conflict(path string, p *db.Record, other string, dir, otherDir bool) *ConflictError {
 	q := c.rec(other)
-	return &ConflictError{Path: path, Package: p.Name, Version: p.Version, Other: other, OtherVersion: q.Version,
+	return &ConflictError{Path: path, Package: p.Name, Version: p.Version, Other: q.Name, OtherVersion: q.Version,
 		Incoming: c.incoming[other] != nil, dirInPackage: dir, dirInOther: otherDir}
 }
 
@@ -151,7 +151,7 @@ func (c *conflicts) conflict(path string, p *db.Record, other string, dir, other
 func (c *conflicts) commands(staged []*Staged, next map[string]db.Owners) error {
 	links := make(map[string]string) // bin/CMD → the package whose command link it is
 	for _, p := range c.installed {
-		if !c.leaving[p.Name] {
+		if !c.leaving[p.Key()] {
 			addLinks(links, p)
 		}
 	}
@@ -161,17 +161,17 @@ func (c *conflicts) commands(staged []*Staged, next map[string]db.Owners) error 
 	for _, s := range staged {
 		for _, b := range s.rec.Bin {
 			k := "bin/" + b.Name
-			if links[k] != s.rec.Name {
+			if links[k] != s.rec.Key() {
 				continue
 			}
-			if o := next[k]; len(o.Names) > 0 && o.Names[0] != s.rec.Name {
+			if o := next[k]; len(o.Names) > 0 && o.Names[0] != s.rec.Key() {
 				e := c.conflict(k, s.rec, o.Names[0], false, o.Dir)
 				e.Command = true
 				return e
 			}
 		}
 		for _, e := range s.entries {
-			if owner, ok := links[e.path]; ok && owner != s.rec.Name {
+			if owner, ok := links[e.path]; ok && owner != s.rec.Key() {
 				ce := c.conflict(e.path, s.rec, owner, e.dir, false)
 				ce.Command = true
 				return ce
@@ -186,7 +186,7 @@ func (c *conflicts) commands(staged []*Staged, next map[string]db.Owners) error 
 func addLinks(links map[string]string, p *db.Record) {
 	for _, b := range p.Bin {
 		if k := "bin/" + b.Name; prefixPath(path.Clean(b.Path), p.Into) != k {
-			links[k] = p.Name
+			links[k] = p.Key()
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/repo"
 )
 
 // Folding: a directory of the prefix whose whole subtree one package alone lists, after the
@@ -110,10 +111,10 @@ func (r *Root) planFolds(installed map[string]*db.Record, staged []*Staged, leav
 			if top != "" && within(e.path, top) || !e.dir || e.member == "" || !foldable(e.path) || !atLeast(s.entries[i+1:], e.path, minFold-1) {
 				continue
 			}
-			if o := next[e.path]; len(o.Names) != 1 || o.Names[0] != s.rec.Name {
+			if o := next[e.path]; len(o.Names) != 1 || o.Names[0] != s.rec.Key() {
 				continue
 			}
-			i := slices.IndexFunc(folds, func(f db.Fold) bool { return f.Name == s.rec.Name && f.Path == e.path })
+			i := slices.IndexFunc(folds, func(f db.Fold) bool { return f.Name == s.rec.Key() && f.Path == e.path })
 			var st unix.Stat_t
 			if err := r.stat(prefixPlace(e.path), &st); err == nil && (i < 0 || st.Ino != folds[i].Old) {
 				continue // linked file by file, or the user's: it stays so
@@ -130,7 +131,7 @@ func (r *Root) planFolds(installed map[string]*db.Record, staged []*Staged, leav
 			case i >= 0 && folds[i].Member == e.member: // one exchange puts the new in the old one's place
 				folds[i].Ino = st.Ino
 			default:
-				folds = append(folds, db.Fold{Name: s.rec.Name, Member: e.member, Path: e.path, Ino: st.Ino})
+				folds = append(folds, db.Fold{Name: s.rec.Key(), Member: e.member, Path: e.path, Ino: st.Ino})
 			}
 			s.rec.Folded = append(s.rec.Folded, e.member)
 			top = e.path
@@ -164,7 +165,7 @@ func (r *Root) planUnfolds(installed map[string]*db.Record, leaving map[string]b
 			}
 			var st unix.Stat_t
 			if err := r.stat(prefixPlace(d), &st); err == nil {
-				*folds = append(*folds, db.Fold{Name: name, Member: m, Path: d, Old: st.Ino, Back: relOf(place{pkgs, name})})
+				*folds = append(*folds, db.Fold{Name: name, Member: m, Path: d, Old: st.Ino, Back: relOf(treeOf(name))})
 			}
 			if folded == nil {
 				folded = make(map[string][]string)
@@ -225,7 +226,7 @@ func (rf *roll) putBack(f db.Fold) error {
 	}
 	d, at := prefixPlace(f.Path), place{back.in, back.name + "/" + f.Member}
 	if f.Ino != 0 {
-		nw := place{pkgs, f.Name + "/" + f.Member}
+		nw := place{pkgs, repo.FileName(f.Name) + "/" + f.Member}
 		if cur, _ := r.inode(d); cur == f.Old {
 			if ino, _ := r.inode(nw); ino == f.Ino {
 				if err := errors.Join(foldStep(), r.exchange(nw, d)); err != nil {
@@ -258,7 +259,7 @@ func (rf *roll) putBack(f db.Fold) error {
 // placeholder in its place.
 func (rf *roll) fold(f db.Fold) error {
 	r := rf.r
-	src, d := place{pkgs, f.Name + "/" + f.Member}, prefixPlace(f.Path)
+	src, d := place{pkgs, repo.FileName(f.Name) + "/" + f.Member}, prefixPlace(f.Path)
 	var st unix.Stat_t
 	err := r.stat(d, &st)
 	if err == nil && st.Ino == f.Ino {

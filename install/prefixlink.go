@@ -17,6 +17,7 @@ import (
 
 	"pkg/db"
 	"pkg/internal/durable"
+	"pkg/repo"
 )
 
 // rollForward makes the prefix hold what the pending record p of a recorded commit says,
@@ -342,7 +343,7 @@ func (l *linker) link(p string) error {
 	if err != nil {
 		return err
 	}
-	srcDir, srcBase, err := l.src.parent(owner + "/" + member)
+	srcDir, srcBase, err := l.src.parent(repo.FileName(owner) + "/" + member)
 	if errors.Is(err, unix.EACCES) {
 		return nil // behind a directory whose own mode keeps pkg out: in pkgs/ alone
 	} else if err != nil {
@@ -541,7 +542,7 @@ func (rf *roll) ours(p string, cur *unix.Stat_t, c *rollDirs) bool {
 			continue
 		}
 		var st unix.Stat_t
-		if r.stat(place{pkgs, n + "/" + member}, &st) == nil && st.Ino == cur.Ino && st.Dev == cur.Dev {
+		if r.stat(place{pkgs, repo.FileName(n) + "/" + member}, &st) == nil && st.Ino == cur.Ino && st.Dev == cur.Dev {
 			return true
 		}
 	}
@@ -553,7 +554,7 @@ func (rf *roll) ours(p string, cur *unix.Stat_t, c *rollDirs) bool {
 	return false
 }
 
-// memberOf returns the member of the package name whose prefix path is p.
+// memberOf returns the member of the package name (a key) whose prefix path is p.
 func (rf *roll) memberOf(name, p string) (string, error) {
 	rec := rf.recs[name]
 	if rec == nil || rec.Into == "" {
@@ -561,7 +562,7 @@ func (rf *roll) memberOf(name, p string) (string, error) {
 	}
 	top, ok := rf.tops.Load(name)
 	if !ok {
-		names, err := rf.r.names(place{pkgs, name})
+		names, err := rf.r.names(treeOf(name))
 		if err != nil {
 			return "", err
 		}
@@ -622,7 +623,7 @@ func (rf *roll) salvage(name string) (*Salvage, error) {
 	if err := r.makeSaved(); err != nil {
 		return nil, err
 	}
-	dir, err := r.makeTemp(saved, strings.TrimPrefix(name+"-"+s.Version+"-root.", "-"), func(fd int, n string) (int, error) {
+	dir, err := r.makeTemp(saved, strings.TrimPrefix(savedName(name, s.Version)+"-root.", "-"), func(fd int, n string) (int, error) {
 		return -1, unix.Mkdirat(fd, n, 0o755)
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"path"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -111,7 +112,7 @@ func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Reb
 		if err != nil { // not a directory: not a tree of pkg's
 			continue
 		}
-		cands, err := candidates(name)
+		cands, err := candidates(nameOfTree(name))
 		if err == nil {
 			rec, files, ok := matchTree(fd, r.fd[top], name, cands)
 			if !ok {
@@ -129,6 +130,19 @@ func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Reb
 	return recs, lists, nil
 }
 
+// nameOfTree is the name of the package whose tree is pkgs/dir: dir is the FileName of its
+// key, NAME or, for an npm instance, NAME@VERSION.
+func nameOfTree(dir string) string {
+	name := dir
+	if i := strings.LastIndex(dir, "@"); i > 0 {
+		name = dir[:i]
+	}
+	if strings.HasPrefix(name, "@") {
+		name = strings.Replace(name, "+", "/", 1)
+	}
+	return name
+}
+
 // matchTree returns the record of the tree pkgs/name, open at fd, as the first of cands it
 // has the shape of would have made it, installed when the tree was renamed into pkgs/ (its
 // ctime). A directory the tree holds as an empty placeholder, where the candidate lists
@@ -137,7 +151,7 @@ func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Reb
 func matchTree(fd, prefix int, name string, cands []Candidate) (*db.Record, []db.File, bool) {
 	for _, c := range cands {
 		p := c.Package
-		if p.Name != name || tarutil.Validate(c.Members) != nil {
+		if repo.FileName(p.Key()) != name || tarutil.Validate(c.Members) != nil {
 			continue
 		}
 		order := byName(c.Members)
@@ -217,21 +231,22 @@ func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File) *db.PrefixCha
 	defer dst.close()
 	defer src.close()
 	for i, p := range recs {
-		byName[p.Name] = p
-		pending.New = append(pending.New, p.Name)
+		byName[p.Key()] = p
+		pending.New = append(pending.New, p.Key())
 		for _, e := range fileEntries(p.Into, lists[i]) {
 			o := paths[e.path]
 			switch {
 			case len(o.Names) == 0:
-				o = db.Owners{Dir: e.dir, Names: []string{p.Name}}
+				o = db.Owners{Dir: e.dir, Names: []string{p.Key()}}
 			case o.Dir && e.dir:
-				o.Names = append(o.Names, p.Name) // recs come sorted by name
+				i, _ := slices.BinarySearch(o.Names, p.Key())
+				o.Names = slices.Insert(o.Names, i, p.Key())
 			case o.Dir || e.dir:
 				continue // a directory and a file: the first listed keeps the path
-			case r.holds(&dst, &src, e, p.Name) || replaces(p, byName[o.Names[0]]) && !r.holds(&dst, &src, e, o.Names[0]):
-				o.Names = append([]string{p.Name}, o.Names...)
+			case r.holds(&dst, &src, e, p.Key()) || replaces(p, byName[o.Names[0]]) && !r.holds(&dst, &src, e, o.Names[0]):
+				o.Names = append([]string{p.Key()}, o.Names...)
 			default:
-				o.Names = append(o.Names, p.Name)
+				o.Names = append(o.Names, p.Key())
 			}
 			paths[e.path] = o
 		}
@@ -239,14 +254,15 @@ func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File) *db.PrefixCha
 	return &db.PrefixChange{Paths: paths, Pending: pending, Replace: true}
 }
 
-// holds reports whether the prefix holds the member of e of the package name (its inode).
+// holds reports whether the prefix holds the member of e of the package name, a key (its
+// inode).
 func (r *Root) holds(dst, src *dirCache, e prefixEntry, name string) bool {
 	var a, b unix.Stat_t
 	dir, base, err := dst.parent(e.path)
 	if err != nil || unix.Fstatat(dir, base, &a, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return false
 	}
-	dir, base, err = src.parent(name + "/" + e.member)
+	dir, base, err = src.parent(repo.FileName(name) + "/" + e.member)
 	return err == nil && unix.Fstatat(dir, base, &b, unix.AT_SYMLINK_NOFOLLOW) == nil && a.Ino == b.Ino && a.Dev == b.Dev
 }
 
@@ -430,8 +446,8 @@ func unneeded(recs []*db.Record) map[string]repo.Requirement {
 	}
 	reqs := make(map[string]repo.Requirement)
 	for _, p := range recs {
-		if !needed[p.Name] {
-			reqs[p.Name] = repo.Requirement{Name: p.Name}
+		if !needed[p.Key()] {
+			reqs[p.Key()] = repo.Requirement{Name: p.Name}
 		}
 	}
 	return reqs

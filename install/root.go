@@ -256,8 +256,12 @@ func (r *Root) Dir() string { return r.dir }
 // nothing is reached by it.
 func (r *Root) path(elem ...string) string { return filepath.Join(append([]string{r.dir}, elem...)...) }
 
-// pkgDir is where an installed package's tree lives, for messages and the wrapper scripts.
-func (r *Root) pkgDir(name string) string { return r.path("pkgs", name) }
+// pkgDir is where the tree of the installed package key (db.Record.Key) lives, for
+// messages and the wrapper scripts.
+func (r *Root) pkgDir(key string) string { return r.path("pkgs", repo.FileName(key)) }
+
+// treeOf is the place of the tree of the installed package key: pkgs/FileName(key).
+func treeOf(key string) place { return place{pkgs, repo.FileName(key)} }
 
 // reconcile undoes every pending intent, keeps the trees salvage markers name
 // (keepMarked), makes bin/ agree with the database, and empties staging and trash (what it
@@ -392,7 +396,7 @@ var errNotPkgs = errors.New("not a tree in the root's staging or trash")
 // could not write, and a retry then succeeds over them), so its own undo is made durable
 // by the intent, which the next start finds and completes.
 func (r *Root) rollback(in db.Intent) error {
-	dst := place{pkgs, in.Name}
+	dst := treeOf(in.Name)
 	other, ok := placeOf(in.Staging)
 	if !ok || other.in == saved {
 		return &os.PathError{Op: "undo", Path: r.path(in.Staging), Err: errNotPkgs}
@@ -415,7 +419,7 @@ func (r *Root) rollback(in db.Intent) error {
 		if _, there := r.inode(other); !sure && there {
 			// Which tree is the old one, edited by the user, cannot be told: the other one
 			// is kept rather than deleted with staging.
-			kept := place{saved, in.Name + "-unsure." + other.name}
+			kept := place{saved, repo.FileName(in.Name) + "-unsure." + other.name}
 			if r.makeSaved() == nil && r.rename(other, kept) == nil {
 				r.unsure = append(r.unsure, notice.KeptTree{Name: in.Name, Dir: r.pathOf(kept)})
 			}

@@ -20,6 +20,7 @@ import (
 
 	"pkg/db"
 	"pkg/notice"
+	"pkg/repo"
 )
 
 // Salvage is what a change kept of a package tree it replaced or removed: what the package
@@ -57,8 +58,8 @@ type salvage struct {
 
 // marker is what a salvage's marker file holds.
 type marker struct {
-	Tree      string    `json:"tree"` // where the commit leaves the tree, relative to the root
-	Name      string    `json:"name"`
+	Tree      string    `json:"tree"`      // where the commit leaves the tree, relative to the root
+	Name      string    `json:"name"`      // the package's key (db.Record.Key)
 	Installed time.Time `json:"installed"` // of the tree's record: the same record after a start means no commit
 }
 
@@ -67,8 +68,8 @@ type marker struct {
 func (r *Root) findChanges(recs []db.Record, staged []*Staged, remove []string) ([]*salvage, error) {
 	var names []string
 	for _, p := range recs {
-		if slices.ContainsFunc(staged, func(s *Staged) bool { return s.rec.Name == p.Name }) || slices.Contains(remove, p.Name) {
-			names = append(names, p.Name)
+		if slices.ContainsFunc(staged, func(s *Staged) bool { return s.rec.Key() == p.Key() }) || slices.Contains(remove, p.Key()) {
+			names = append(names, p.Key())
 		}
 	}
 	if len(names) == 0 {
@@ -80,7 +81,7 @@ func (r *Root) findChanges(recs []db.Record, staged []*Staged, remove []string) 
 	}
 	var svs []*salvage
 	for i, p := range olds {
-		fd, err := r.open(place{pkgs, p.Name}, unix.O_RDONLY|unix.O_DIRECTORY)
+		fd, err := r.open(treeOf(p.Key()), unix.O_RDONLY|unix.O_DIRECTORY)
 		if errors.Is(err, unix.ENOENT) {
 			continue // gone: nothing of the user's in it
 		}
@@ -230,6 +231,12 @@ func (sv *salvage) differs(c *fileChecker, fd int, name string, f *db.File, st *
 	return err != nil || slices.ContainsFunc(diffs, func(d error) bool { return d != ErrMode })
 }
 
+// savedName is the name of what is kept of the package key at version in .pkg/saved:
+// NAME-VERSION, the name made a file name (repo.FileName).
+func savedName(key, version string) string {
+	return repo.FileName(strings.TrimSuffix(key, "@"+version)) + "-" + version
+}
+
 // mark makes sv's salvage directory and a marker beside it naming tree, where the commit
 // will leave the old tree, durable before the commit.
 func (sv *salvage) mark(tree place) error {
@@ -238,11 +245,11 @@ func (sv *salvage) mark(tree place) error {
 	if err := r.makeSaved(); err != nil {
 		return err
 	}
-	data, err := json.Marshal(marker{Tree: relOf(tree), Name: sv.rec.Name, Installed: sv.rec.Installed})
+	data, err := json.Marshal(marker{Tree: relOf(tree), Name: sv.rec.Key(), Installed: sv.rec.Installed})
 	if err != nil {
 		return err
 	}
-	dir, err := r.makeTemp(saved, sv.rec.Name+"-"+sv.rec.Version+".", func(fd int, name string) (int, error) {
+	dir, err := r.makeTemp(saved, savedName(sv.rec.Key(), sv.rec.Version)+".", func(fd int, name string) (int, error) {
 		return -1, unix.Mkdirat(fd, name, 0o755)
 	})
 	if err != nil {

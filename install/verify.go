@@ -20,6 +20,7 @@ import (
 
 	"pkg/db"
 	"pkg/internal/fiemap"
+	"pkg/repo"
 	"pkg/tarutil"
 )
 
@@ -53,6 +54,7 @@ var (
 // A FileError is one way an installed package differs from its record.
 type FileError struct {
 	Package, Version string
+	Kind             string // the package's (repo.KindNPM: one of several versions of its name, by repo.InstanceKey)
 	Path             string // relative to the package directory; absolute for a command link or a path of the prefix
 	Err              error
 }
@@ -188,7 +190,7 @@ type verifyJob struct {
 
 func (v *verifier) add(r *Root, p *db.Record, files []db.File) error {
 	v.problems = append(v.problems, checkBinLinks(r, p, v.libs)...)
-	fd, err := r.open(place{pkgs, p.Name}, unix.O_PATH|unix.O_DIRECTORY)
+	fd, err := r.open(treeOf(p.Key()), unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		what := found(ErrModified, ErrType)
 		if errors.Is(err, unix.ENOENT) {
@@ -196,7 +198,7 @@ func (v *verifier) add(r *Root, p *db.Record, files []db.File) error {
 		} else if !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
 			return err
 		}
-		v.problems = append(v.problems, FileError{Package: p.Name, Version: p.Version, Path: ".", Err: what})
+		v.problems = append(v.problems, FileError{Package: p.Name, Version: p.Version, Kind: p.Kind, Path: ".", Err: what})
 		return nil
 	}
 	t := &verifyTree{pkg: p, fd: fd, at: r.treeAt(fd, p), files: files, recorded: make(map[string]int, len(files)), unreadable: map[string]bool{}}
@@ -253,12 +255,12 @@ func (r *Root) verifyPrefix(all map[string]*db.Record, recs []db.Record, files [
 			if slices.ContainsFunc(folds, func(d string) bool { return within(e.path, d) && e.path != d }) {
 				continue // the package's tree itself: verified with it
 			}
-			if e.member == "" || len(o.Names) == 0 || o.Names[0] != p.Name && !o.Dir || wrappers[e.path] == p.Name || e.path == "bin" {
+			if e.member == "" || len(o.Names) == 0 || o.Names[0] != p.Key() && !o.Dir || wrappers[e.path] == p.Key() || e.path == "bin" {
 				continue // another's file on top, or pkg's own
 			}
 			var cur, want unix.Stat_t
 			if !e.dir {
-				sdir, sbase, err := src.parent(p.Name + "/" + e.member)
+				sdir, sbase, err := src.parent(repo.FileName(p.Key()) + "/" + e.member)
 				if err == nil {
 					err = unix.Fstatat(sdir, sbase, &want, unix.AT_SYMLINK_NOFOLLOW)
 				}
@@ -283,7 +285,7 @@ func (r *Root) verifyPrefix(all map[string]*db.Record, recs []db.Record, files [
 			case cur.Ino == want.Ino && cur.Dev == want.Dev:
 				continue
 			}
-			problems = append(problems, FileError{Package: p.Name, Version: p.Version, Path: r.path(e.path), Err: what})
+			problems = append(problems, FileError{Package: p.Name, Version: p.Version, Kind: p.Kind, Path: r.path(e.path), Err: what})
 		}
 	}
 	return problems, nil
@@ -300,7 +302,7 @@ func checkBinLinks(r *Root, p *db.Record, libs *libIndex) []FileError {
 			continue // its member is the command: verified with the prefix
 		}
 		if k := "bin/" + b.Name; cmdPath(p, b) == k {
-			if o, err := r.db.Owners([]string{k}); err == nil && len(o[k].Names) > 0 && o[k].Names[0] != p.Name {
+			if o, err := r.db.Owners([]string{k}); err == nil && len(o[k].Names) > 0 && o[k].Names[0] != p.Key() {
 				continue // a package replacing it has its file there, in place of its wrapper too
 			}
 		}
@@ -315,7 +317,7 @@ func checkBinLinks(r *Root, p *db.Record, libs *libIndex) []FileError {
 		case errors.Is(err, syscall.EINVAL): // not a symlink
 			what = found(ErrModified, ErrCommandLink, ErrForeign)
 		}
-		problems = append(problems, FileError{Package: p.Name, Version: p.Version, Path: link, Err: what})
+		problems = append(problems, FileError{Package: p.Name, Version: p.Version, Kind: p.Kind, Path: link, Err: what})
 	}
 	return problems
 }
@@ -398,7 +400,7 @@ type fileChecker struct {
 }
 
 func (j *verifyJob) add(p string, kind error, more ...error) {
-	j.problems = append(j.problems, FileError{Package: j.tree.pkg.Name, Version: j.tree.pkg.Version, Path: p, Err: found(kind, more...)})
+	j.problems = append(j.problems, FileError{Package: j.tree.pkg.Name, Version: j.tree.pkg.Version, Kind: j.tree.pkg.Kind, Path: p, Err: found(kind, more...)})
 }
 
 // run checks one job; its errors name the package.

@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 )
@@ -8,6 +9,7 @@ import (
 // Outdated is an installed package that the index has a newer version of.
 type Outdated struct {
 	Name      string
+	Kind      string // the package's kind: "npm" for an npm instance, of which a name may have several
 	Installed string
 	// Allowed is the newest version an upgrade of every installed package can take that
 	// the depends of the installed packages and the requirements the user asked for the
@@ -22,7 +24,22 @@ type Outdated struct {
 // installed, sorted by name; holds are the requirements the user keeps packages to, as
 // Upgrade takes them. Where those cannot hold together with an upgrade (one older than
 // what is installed, say), Allowed is what the depends alone allow.
+//
+// An npm instance is outdated where the index has a newer version of its name; its
+// Allowed is the newest version that every installed instance leading to it (Edges), and
+// its hold where none does, allows.
 func (ix *Index) Outdated(installed []Package, holds []Requirement) []Outdated {
+	npm, installed := splitInstances(installed)
+	out := ix.outdated(installed, holds)
+	out = append(out, ix.outdatedNPM(npm, holds)...)
+	slices.SortFunc(out, func(a, b Outdated) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), compareKind(Package{Kind: a.Kind, Version: a.Installed}, Package{Kind: b.Kind, Version: b.Installed}))
+	})
+	return out
+}
+
+// outdated is Outdated of installed, one package a name.
+func (ix *Index) outdated(installed []Package, holds []Requirement) []Outdated {
 	allowed := make(map[string]string, len(installed))
 	byName := make(map[string]Package, len(installed))
 	for _, p := range installed {
@@ -51,36 +68,72 @@ func (ix *Index) Outdated(installed []Package, holds []Requirement) []Outdated {
 		}
 		out = append(out, o)
 	}
-	slices.SortFunc(out, func(a, b Outdated) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-// Why returns why name, one of installed, is installed: the installed packages that
-// depend on it directly (by its name, or by a name it provides: Dependencies), and for
-// each package of requested (names the user asked for)
-// that needs it, through its dependencies, the shortest chain of names from that package
-// to name, both included; each sorted.
-func Why(installed []Package, requested []string, name string) (dependents []string, chains [][]string) {
+// outdatedNPM is Outdated of the npm instances npm.
+func (ix *Index) outdatedNPM(npm []Package, holds []Requirement) []Outdated {
+	versions, edges := ix.versions(), Edges(npm)
+	var out []Outdated
+	for _, p := range npm {
+		vs := versions[p.Name]
+		newest, ok := newestMeeting(vs, Requirement{Name: p.Name})
+		if !ok || compareKind(newest, p) <= 0 {
+			continue
+		}
+		var ranges []Requirement
+		for _, d := range npm {
+			for _, r := range append(npmDepends(d), d.Optional...) {
+				if q, ok := edges[d.Key()][r.Name]; ok && r.Name == p.Name && q.Key() == p.Key() {
+					ranges = append(ranges, r)
+				}
+			}
+		}
+		o := Outdated{Name: p.Name, Kind: p.Kind, Installed: p.Version, Allowed: p.Version, Newest: newest.Version}
+		if h, ok := holdOf(holds, p); ok && len(ranges) == 0 {
+			ranges = append(ranges, h)
+			if !h.Allows(o.Newest) {
+				o.Held = h.String()
+			}
+		}
+		for _, v := range vs {
+			if compareKind(v, p) > 0 && !slices.ContainsFunc(ranges, func(r Requirement) bool { return !r.Allows(v.Version) }) {
+				o.Allowed = v.Version
+				break
+			}
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// Why returns why key, one of installed (by Key: an npm instance's is NAME@VERSION, any
+// other package's its name), is installed: the installed packages that depend on it
+// directly (by its name, or by a name it provides: Dependencies), and for each package of
+// requested (keys of packages the user asked for) that needs it, through its
+// dependencies, the shortest chain of keys from that package to key, both included; each
+// sorted.
+func Why(installed []Package, requested []string, key string) (dependents []string, chains [][]string) {
 	deps := Dependencies(installed)
 	for _, p := range installed {
-		if slices.Contains(deps[p.Name], name) {
-			dependents = append(dependents, p.Name)
+		if slices.Contains(deps[p.Key()], key) {
+			dependents = append(dependents, p.Key())
 		}
 	}
 	slices.Sort(dependents)
 	for _, r := range slices.Sorted(slices.Values(requested)) {
-		if r == name {
+		if r == key {
 			continue
 		}
-		if chain := shortestChain(deps, r, name); chain != nil {
+		if chain := shortestChain(deps, r, key); chain != nil {
 			chains = append(chains, chain)
 		}
 	}
 	return dependents, chains
 }
 
-// Unneeded returns the installed packages that none of requested (names the user asked
-// for) needs, directly or through other packages, sorted by name.
+// Unneeded returns the keys of the installed packages that none of requested (keys of
+// packages the user asked for) needs, directly or through other packages, sorted.
 func Unneeded(installed []Package, requested []string) []string {
 	deps := Dependencies(installed)
 	needed := make(map[string]bool)
@@ -95,31 +148,52 @@ func Unneeded(installed []Package, requested []string) []string {
 	}
 	var out []string
 	for _, p := range installed {
-		if !needed[p.Name] {
-			out = append(out, p.Name)
+		if !needed[p.Key()] {
+			out = append(out, p.Key())
 		}
 	}
 	slices.Sort(out)
 	return out
 }
 
-// Dependencies maps each name of installed, one package a name, to the names of
-// installed it depends on, sorted: for each of its depends, the package that meets it
-// (its alternatives in order, each by name, then by provides), or, where none does at the
-// version it asks, a package of one of its alternatives' names.
+// Dependencies maps the Key of each package of installed, one package a name but for npm
+// instances, to the keys of the packages of installed it depends on, sorted: for each of
+// its depends, the package that meets it (its alternatives in order, each by name, then by
+// provides), or, where none does at the version it asks, a package of one of its
+// alternatives' names; for an npm instance, or a depends on an npm package, the newest
+// instance its range allows (Edges).
 func Dependencies(installed []Package) map[string][]string {
-	byName := make(map[string]Package, len(installed))
-	versions := make(map[string][]Package, len(installed))
-	for _, p := range installed {
+	npm, other := splitInstances(installed)
+	byName := make(map[string]Package, len(other))
+	versions := make(map[string][]Package, len(other))
+	for _, p := range other {
 		byName[p.Name], versions[p.Name] = p, []Package{p}
+	}
+	instances := make(map[string][]Package)
+	for _, p := range npm {
+		instances[p.Name] = append(instances[p.Name], p)
+	}
+	for _, vs := range instances {
+		slices.SortFunc(vs, func(a, b Package) int { return compareKind(b, a) })
 	}
 	providers := relationsOf(versions).providers
 	get := func(name string) (Package, bool) { p, ok := byName[name]; return p, ok }
 	deps := make(map[string][]string, len(installed))
 	for _, p := range installed {
-		deps[p.Name] = nil
+		deps[p.Key()] = nil
 	}
-	for _, p := range installed {
+	add := func(p, q Package) {
+		if q.Key() != p.Key() && !slices.Contains(deps[p.Key()], q.Key()) {
+			deps[p.Key()] = append(deps[p.Key()], q.Key())
+		}
+	}
+	edges := Edges(installed)
+	for _, p := range npm {
+		for _, q := range edges[p.Key()] {
+			add(p, q)
+		}
+	}
+	for _, p := range other {
 		for _, r := range p.Depends {
 			q, ok := metBy(r, providers, get)
 			for _, a := range r.Alternatives() {
@@ -127,13 +201,16 @@ func Dependencies(installed []Package) map[string][]string {
 					q, ok = get(a.Name)
 				}
 			}
-			if ok && q.Name != p.Name && !slices.Contains(deps[p.Name], q.Name) {
-				deps[p.Name] = append(deps[p.Name], q.Name)
+			if !ok {
+				q, ok = newestMeeting(instances[r.Name], r)
+			}
+			if ok {
+				add(p, q)
 			}
 		}
 	}
 	for _, ds := range deps {
-		slices.Sort(ds) // so that of equally short chains the first by name is found
+		slices.Sort(ds) // so that of equally short chains the first by key is found
 	}
 	return deps
 }

@@ -124,10 +124,10 @@ func NewLock(repoURL string, reqs []Requirement, pkgs []Package) *Lock {
 // platform (at least one).
 func NewLockFor(repoURL string, reqs []Requirement, byPlatform map[string][]Package) *Lock {
 	l := &Lock{Repo: repoURL, Requires: canonical(reqs), Platforms: slices.Sorted(maps.Keys(byPlatform))}
-	lines := make(map[string][]Package) // name → its line for each platform needing it, in order
+	lines := make(map[string][]Package) // key → its line for each platform needing it, in order
 	for _, platform := range l.Platforms {
 		for _, p := range byPlatform[platform] {
-			lines[p.Name] = append(lines[p.Name], locked(p, platform))
+			lines[p.Key()] = append(lines[p.Key()], locked(p, platform))
 		}
 	}
 	for _, ps := range lines {
@@ -155,10 +155,18 @@ func locked(p Package, platform string) Package {
 	return q
 }
 
+// sortLocked sorts a lock's lines by name, the instances of an npm name by version, then
+// by platform.
 func sortLocked(pkgs []Package) {
-	slices.SortFunc(pkgs, func(a, b Package) int {
-		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Platform, b.Platform))
-	})
+	slices.SortFunc(pkgs, compareLines)
+}
+
+func compareLines(a, b Package) int {
+	n := strings.Compare(a.Name, b.Name)
+	if n == 0 && a.npm() && b.npm() {
+		n = compareKind(a, b)
+	}
+	return cmp.Or(n, strings.Compare(a.Platform, b.Platform))
 }
 
 // canonical returns reqs in their String form's order, without duplicates.
@@ -266,7 +274,7 @@ func (l *Lock) orderFor(platform string) ([]Package, error) {
 	}
 	if len(pkgs) < len(mine) {
 		for _, p := range mine {
-			if !slices.ContainsFunc(pkgs, func(q Package) bool { return q.Name == p.Name }) {
+			if !slices.ContainsFunc(pkgs, func(q Package) bool { return q.Key() == p.Key() }) {
 				return nil, fmt.Errorf("%w: %s%s %s is locked but not required", ErrLockfile, l.forPlatform(platform), p.Name, p.Version)
 			}
 		}
@@ -386,19 +394,19 @@ func (l *Lock) outdatedFor(ix *Index, platform string) error {
 	}
 	locked := make(map[string]Package, len(mine))
 	for _, p := range mine {
-		locked[p.Name] = p
+		locked[p.Key()] = p
 	}
-	slices.SortFunc(now, func(a, b Package) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(now, compareLines)
 	for _, p := range now {
-		q, ok := locked[p.Name]
+		q, ok := locked[p.Key()]
 		switch {
 		case !ok || q.Version != p.Version || q.SHA256 != p.SHA256:
 			return &staleError{Platform: platform, Locked: q, Now: p}
 		}
-		delete(locked, p.Name)
+		delete(locked, p.Key())
 	}
 	for _, p := range mine {
-		if _, ok := locked[p.Name]; ok {
+		if _, ok := locked[p.Key()]; ok {
 			return &staleError{Platform: platform, Locked: p}
 		}
 	}
@@ -635,9 +643,10 @@ func checkLockPlatforms(platforms []string) error {
 	return nil
 }
 
-// checkLine checks p, the next line of l, against the lines before it: sorted by name and
-// platform, and for a name either one line for all of l's platforms or one for each
-// platform that needs it.
+// checkLine checks p, the next line of l, against the lines before it: sorted by name, an
+// npm name's instances by version, and platform (sortLocked), and for a package (an npm
+// instance: Key) either one line for all of l's platforms or one for each platform that
+// needs it.
 func checkLine(l *Lock, p Package) error {
 	if p.Platform != "" && !slices.Contains(l.Platforms, p.Platform) {
 		return fmt.Errorf("%s %s: platform %q is not one of the lockfile's platforms", p.Name, p.Version, p.Platform)
@@ -649,10 +658,12 @@ func checkLine(l *Lock, p Package) error {
 	switch {
 	case prev.Name < p.Name:
 		return nil
-	case prev.Name > p.Name || prev.Platform >= p.Platform:
-		return fmt.Errorf("%s is out of order or listed twice (want sorted by name and platform)", p.Name)
+	case compareLines(prev, p) >= 0:
+		return fmt.Errorf("%s is out of order or listed twice (want sorted by name, an npm name's versions and platform)", p.Key())
+	case prev.Key() != p.Key() && p.npm() && prev.npm():
+		return nil // another instance
 	case prev.Platform == "":
-		return fmt.Errorf("%s: a line for all platforms and one for %s", p.Name, p.Platform)
+		return fmt.Errorf("%s: a line for all platforms and one for %s", p.Key(), p.Platform)
 	}
 	return nil
 }

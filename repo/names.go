@@ -20,9 +20,13 @@ func (e *NameError) Error() string {
 }
 
 // CheckNames returns a *NameError for the first of names, the arguments of op, that
-// cannot name an installed package.
+// cannot name an installed package: a name, or NAME@VERSION, which picks one of several
+// versions installed (npm's).
 func CheckNames(op string, names []string) error {
 	for _, n := range names {
+		if r, err := ParseRequirement(n); err == nil && r.Repo == "" && len(r.Constraints) == 1 && r.Constraints[0].Op == "@" {
+			continue
+		}
 		if r, err := ParseRequirement(n); err == nil && len(r.Constraints) > 0 {
 			return &NameError{Op: op, Arg: n, Versioned: true}
 		}

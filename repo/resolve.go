@@ -51,13 +51,18 @@ func resolveIn(versions map[string][]Package, reqs []Requirement) ([]Package, er
 // an install moves nothing it does not have to. The result holds the installed packages
 // too, changed or not. An installed version the index no longer has can still be kept. A
 // name reqs does not ask for stays within its hold, if holds has one (as Upgrade takes them).
+//
+// The installed npm instances stay too, each preferred where a range it satisfies is
+// resolved (see the npm resolver).
 func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement, holds ...Requirement) ([]Package, error) {
-	byName := make(map[string]Package, len(installed))
+	byKey := make(map[string]Package, len(installed))
 	for _, p := range installed {
-		byName[p.Name] = p
+		byKey[p.Key()] = p
 	}
-	r := newResolver(withInstalled(ix, byName))
+	npm, installed := splitInstances(installed)
+	r := newResolver(withInstalled(ix, byKey))
 	r.use(installed)
+	r.npm.prefer(npm)
 	var keep []Requirement
 	for _, p := range installed {
 		if slices.ContainsFunc(reqs, func(q Requirement) bool { return q.Name == p.Name }) {
@@ -133,6 +138,7 @@ func (e softError) Unwrap() error { return e.error }
 // backjumping).
 type resolver struct {
 	versions  map[string][]Package    // newest first
+	npm       *npmResolver            // the requirements on npm packages (withNPM)
 	elsewhere func(name string) error // a name's *platformError, if any; may be nil
 	prefer    map[string]string       // name → the version tried first (ResolveInstalled)
 	tries     map[string]int          // name → versions chosen, for the message of a search given up
@@ -163,6 +169,7 @@ func newResolver(ix *Index) *resolver {
 func resolverFor(versions map[string][]Package) *resolver {
 	return &resolver{
 		versions:  versions,
+		npm:       newNPMResolver(versions),
 		relations: relationsOf(versions),
 		prefer:    make(map[string]string),
 		tries:     make(map[string]int),
@@ -200,6 +207,8 @@ func (r *resolver) resolve(reqs []Requirement, keep ...Requirement) ([]Package, 
 			return nil, &reasonError{msg: fmt.Sprintf("requirement %q: alternatives are allowed only in a package's depends", q), reason: ErrAlternatives}
 		}
 	}
+	npm, reqs := splitNPM(reqs, r.versions)
+	slices.SortStableFunc(npm, func(a, b Requirement) int { return strings.Compare(a.Name, b.Name) })
 	reqs = slices.Clone(reqs)
 	slices.SortStableFunc(reqs, func(a, b Requirement) int { return strings.Compare(a.Name, b.Name) })
 	for _, q := range append(slices.Clip(reqs), keep...) {
@@ -210,7 +219,29 @@ func (r *resolver) resolve(reqs []Requirement, keep ...Requirement) ([]Package, 
 	if ok, _ := r.solve(0); !ok {
 		return nil, r.failure(reqs)
 	}
-	return r.order(), nil
+	return r.withNPM(npm, r.order())
+}
+
+// withNPM returns pkgs, the packages chosen, after the npm instances that npm, the
+// caller's requirements on npm packages, and the npm depends of pkgs resolve to (with
+// those r.npm holds already), which depend on nothing of pkgs.
+func (r *resolver) withNPM(npm []Requirement, pkgs []Package) ([]Package, error) {
+	by := make([]string, len(npm))
+	for _, p := range pkgs {
+		for _, d := range p.Depends {
+			if isNPMRequirement(d, r.versions) {
+				npm, by = append(npm, d), append(by, p.Name+" "+p.Version)
+			}
+		}
+	}
+	if len(npm) == 0 && len(r.npm.keep) == 0 {
+		return pkgs, nil
+	}
+	set, err := r.npm.resolve(npm, by)
+	if err != nil {
+		return nil, err
+	}
+	return append(set, pkgs...), nil
 }
 
 // solve decides queue[i:], trying each candidate of queue[i] in turn (see cursor). On
@@ -318,6 +349,9 @@ func (r *resolver) choose(p Package, i int) (levels, error) {
 // depend adds d, a dependency of the package by chosen at level i: a need on its name,
 // or, with alternatives or on a provided name, an orNeed unless a package chosen meets it.
 func (r *resolver) depend(d Requirement, by string, i int) (levels, error) {
+	if isNPMRequirement(d, r.versions) { // withNPM's
+		return nil, nil
+	}
 	if len(d.Or) == 0 && len(r.providers[d.Name]) == 0 {
 		return r.require(d.Name, need{req: d, by: by, level: i})
 	}
@@ -669,9 +703,13 @@ type MissingError struct {
 	By        string   // the package that requires it, as "name version"; "" if the caller does
 	Near      []string // names in the index close to Name, when the caller requires it
 	Providers []string // packages that provide a name it asks for, though at no version it allows
+	Range     string   // the npm range of a requirement on an npm package that no version satisfies
 }
 
 func (e *MissingError) Error() string {
+	if e.Range != "" {
+		return fmt.Sprintf("no version of %q satisfies %s (%s)", e.Name, e.Range, e.by())
+	}
 	if e.By != "" && len(e.Providers) > 0 {
 		return fmt.Sprintf("package %q not found (required by %s); provided by %s, at no version it allows", e.Name, e.By, joinList(e.Providers, "and"))
 	}
@@ -679,6 +717,14 @@ func (e *MissingError) Error() string {
 		return fmt.Sprintf("package %q not found (required by %s)", e.Name, e.By)
 	}
 	return fmt.Sprintf("package %q not found", e.Name) + didYouMean(e.Near)
+}
+
+// by says who requires the missing package, for a message.
+func (e *MissingError) by() string {
+	if e.By == "" {
+		return "requested"
+	}
+	return "required by " + e.By
 }
 
 // joinList joins as "a", "a and b", "a, b and c", with conj for "and".

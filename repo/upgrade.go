@@ -18,20 +18,28 @@ import (
 // A package that may move stays within its hold, if holds has one: a requirement with a
 // version constraint the user keeps it to, as apt-mark hold or brew pin do.
 //
-// installed lists one record per installed name. The result holds every package of the
-// upgraded set, changed or not, in dependency order.
+// installed lists one record per installed name, but for npm instances, of which a name
+// may have several. An npm instance that may move (of a name in names, or one an instance
+// that may move leads to: Edges) is resolved again as its dependents' ranges, or its hold,
+// take it (the npm resolver), the others stay as they are; an instance that may move and
+// that nothing leads to any more is not in the result. The result holds every package of
+// the upgraded set, changed or not, in dependency order.
 func (ix *Index) Upgrade(installed []Package, names []string, holds ...Requirement) ([]Package, error) {
+	npm, installed := splitInstances(installed)
 	byName := make(map[string]Package, len(installed))
 	for _, p := range installed {
 		byName[p.Name] = p
 	}
 	for _, n := range names {
-		if _, ok := byName[n]; !ok {
+		if _, ok := byName[n]; !ok && !slices.ContainsFunc(npm, func(p Package) bool { return p.Name == n }) {
 			return nil, &notInstalledError{n}
 		}
 	}
 	reqs, free := upgradeReqs(byName, installed, names, holds) // ">=V" of a pre-release welcomes its release's
-	return withInstalled(ix, kept(ix, byName, free)).Resolve(reqs)
+	r := newResolver(withInstalled(ix, kept(ix, byName, free)))
+	pinned, roots := npmUpgrade(npm, names, holds, r.versions)
+	r.npm.prefer(pinned)
+	return r.resolve(append(reqs, roots...))
 }
 
 // holdOf returns the hold of the installed package p among holds: a requirement on its name
@@ -105,6 +113,7 @@ type Held struct {
 // offers only in older versions, or not at all. A package its own hold keeps below Newest
 // comes with that Hold (holds as Upgrade takes them).
 func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, holds ...Requirement) []Held {
+	_, installed = splitInstances(installed)
 	byName := make(map[string]Package, len(installed))
 	for _, p := range installed {
 		byName[p.Name] = p
@@ -184,12 +193,12 @@ func movable(installed map[string]Package, names []string) map[string]bool {
 	return free
 }
 
-// withInstalled returns ix with each installed package in place of the index's entry of
-// the same name and version, so that keeping an installed version keeps it exactly.
+// withInstalled returns ix with each installed package, by Key, in place of the index's
+// entry of the same name and version, so that keeping an installed version keeps it exactly.
 func withInstalled(ix *Index, installed map[string]Package) *Index {
 	out := &Index{Format: ix.Format, Platform: ix.Platform}
 	for _, p := range ix.Packages {
-		if q, ok := installed[p.Name]; !ok || q.Version != p.Version {
+		if q, ok := installed[p.Key()]; !ok || q.Version != p.Version {
 			out.Packages = append(out.Packages, p)
 		}
 	}

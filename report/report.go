@@ -41,7 +41,8 @@ type List struct {
 type Installed struct {
 	Name        string    `json:"name"`
 	Version     string    `json:"version"`
-	Requested   bool      `json:"requested"` // asked for, not only installed as a dependency
+	Kind        string    `json:"kind,omitempty"` // "npm" for an npm package, of which several versions may be installed, each listed
+	Requested   bool      `json:"requested"`      // asked for, not only installed as a dependency
 	Files       int       `json:"files"`
 	Size        int64     `json:"size"`
 	InstalledAt time.Time `json:"installed_at"`
@@ -53,8 +54,8 @@ type Installed struct {
 func NewList(recs []db.Record, requested map[string]repo.Requirement) List {
 	l := List{Schema: ListSchema, Packages: make([]Installed, 0, len(recs))}
 	for _, p := range recs {
-		_, asked := requested[p.Name]
-		l.Packages = append(l.Packages, Installed{Name: p.Name, Version: p.Version, Requested: asked,
+		_, asked := requested[p.Key()]
+		l.Packages = append(l.Packages, Installed{Name: p.Name, Version: p.Version, Kind: p.Kind, Requested: asked,
 			Files: p.Files, Size: p.Size, InstalledAt: p.Installed.UTC(), Origin: p.Origin})
 	}
 	return l
@@ -189,6 +190,7 @@ type Outdated struct {
 // OutdatedEntry is one package of Outdated (repo.Outdated).
 type OutdatedEntry struct {
 	Name      string `json:"name"`
+	Kind      string `json:"kind,omitempty"` // "npm" for an npm package, of which several versions may be installed, each listed
 	Installed string `json:"installed"`
 	Allowed   string `json:"allowed"`
 	Newest    string `json:"newest"`
@@ -227,13 +229,14 @@ func NewWhy(p *db.Record, req string, neededBy []string, chains [][]string) Why 
 	return w
 }
 
-// WhyOf is the Why of name, one of recs, the root's installed packages, of which
-// requested maps those the user asked for to their requirements (db.DB.Requested).
-func WhyOf(recs []db.Record, requested map[string]repo.Requirement, name string) Why {
-	p, _ := db.Find(recs, name)
-	neededBy, chains := repo.Why(db.Packages(recs), slices.Collect(maps.Keys(requested)), name)
+// WhyOf is the Why of key (db.Record.Key), one of recs, the root's installed packages, of
+// which requested maps those the user asked for to their requirements (db.DB.Requested):
+// the packages are named by their keys, an npm instance's NAME@VERSION.
+func WhyOf(recs []db.Record, requested map[string]repo.Requirement, key string) Why {
+	p, _ := db.Find(recs, key)
+	neededBy, chains := repo.Why(db.Packages(recs), slices.Collect(maps.Keys(requested)), key)
 	var req string
-	if r, ok := requested[name]; ok {
+	if r, ok := requested[key]; ok {
 		req = r.String()
 	}
 	return NewWhy(&p, req, neededBy, chains)

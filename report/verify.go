@@ -11,14 +11,15 @@ import (
 	"pkg/db"
 	"pkg/install"
 	"pkg/internal/units"
+	"pkg/repo"
 )
 
-// VerifyOf is the Verify of checking the packages named among recs (all of them without
-// names), which found ps.
-func VerifyOf(recs []db.Record, names []string, ps []install.FileError) Verify {
+// VerifyOf is the Verify of checking the packages keys (db.Record.Key) among recs (all of
+// them without keys), which found ps.
+func VerifyOf(recs []db.Record, keys []string, ps []install.FileError) Verify {
 	pkgs, files := 0, 0
 	for _, p := range recs {
-		if len(names) == 0 || slices.Contains(names, p.Name) {
+		if len(keys) == 0 || slices.Contains(keys, p.Key()) {
 			pkgs, files = pkgs+1, files+p.Files
 		}
 	}
@@ -107,12 +108,13 @@ func (v Verify) Text() string {
 }
 
 // Repair returns what putting back the packages of the problems ps takes: the packages to
-// install again, each once, and the files not pkg's that must first move out of the way
+// install again, each once (by key: NAME@VERSION for one of an npm name's versions), and
+// the files not pkg's that must first move out of the way
 // (install.ErrForeign).
 func Repair(ps []install.FileError) (pkgs, foreign []string) {
 	for _, p := range ps {
-		if !slices.Contains(pkgs, p.Package) {
-			pkgs = append(pkgs, p.Package)
+		if key := repo.InstanceKey(p.Kind, p.Package, p.Version); !slices.Contains(pkgs, key) {
+			pkgs = append(pkgs, key)
 		}
 		if errors.Is(p.Err, install.ErrForeign) {
 			foreign = append(foreign, p.Path)

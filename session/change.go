@@ -62,12 +62,32 @@ type planner struct {
 	requested map[string]repo.Requirement // the root's requests (db.DB.Requested)
 }
 
-// records reads the root's records, and for an upgrade refuses names not installed.
+// records reads the root's records, and for an upgrade refuses names not installed; a
+// reinstall's names become the keys of the packages they name (db.Keys).
 func (pl *planner) records(d *db.DB) (recs []db.Record, err error) {
-	if recs, pl.requested, err = d.State(); err == nil && pl.r.Op == Upgrade {
-		err = db.NeedInstalled("upgrade", upgradeNames(pl.r.Requires), recs)
+	recs, pl.requested, err = d.State()
+	switch {
+	case err != nil:
+	case pl.r.Op == Upgrade:
+		err = needNames("upgrade", upgradeNames(pl.r.Requires), recs)
+	case pl.r.Op == Reinstall:
+		pl.r.Names, err = db.Keys("reinstall", pl.r.Names, recs)
 	}
 	return recs, err
+}
+
+// needNames refuses names, the arguments of op that name packages by name (an upgrade's,
+// of every version installed), that installed lacks.
+func needNames(op string, names []string, installed []db.Record) error {
+	if err := repo.CheckNames(op, names); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(installed, func(r db.Record) bool { return r.Name == n }) {
+			return db.NotInstalled(op, n, installed)
+		}
+	}
+	return nil
 }
 
 func (pl *planner) plan(dir string, ix *txn.Catalog, recs []db.Record, f *txn.Fetcher) (*txn.Plan, error) {
@@ -180,7 +200,7 @@ func (s *Session) removal(ctx context.Context, r Request) (*txn.Plan, error) {
 	spec := txn.Spec{Action: txn.Remove, Names: r.Names, Unneeded: r.Op == Autoremove}
 	plan := func(dir string, d *db.DB) (p *txn.Plan, err error) {
 		if spec.Records, spec.Requested, err = d.State(); err == nil && !spec.Unneeded {
-			err = db.NeedInstalled("remove", r.Names, spec.Records)
+			spec.Names, err = db.Keys("remove", r.Names, spec.Records)
 		}
 		if err == nil {
 			spec.Root = dir
@@ -227,8 +247,10 @@ func newHolds(reqs []repo.Requirement, requested map[string]repo.Requirement) []
 		if len(r.Constraints) == 0 {
 			continue
 		}
-		if was, ok := requested[r.Name]; ok {
-			r.Repo = was.Repo
+		for _, was := range requested { // by key: an npm name's instances have one each
+			if was.Name == r.Name && was.Repo != "" {
+				r.Repo = was.Repo
+			}
 		}
 		holds = append(holds, r)
 	}

@@ -36,6 +36,7 @@ var (
 type (
 	DamagedError      = db.DamagedError       // the root's database cannot be read
 	NotInstalledError = db.NotInstalledError  // a name, the argument of an operation, the root lacks
+	AmbiguousError    = db.AmbiguousError     // a name, the argument of an operation, of several versions installed
 	UnlinkedError     = install.UnlinkedError // a command's link in bin/ has something else in its place
 	LinksError        = install.LinksError    // the root's bin/ links, or its prefix's, could not be updated
 	ConflictError     = install.ConflictError // two packages want one path of the root

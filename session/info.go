@@ -39,8 +39,10 @@ func (s *Session) Info(ctx context.Context, name string) (info Info, err error) 
 	if err != nil && !noRoot {
 		return info, err
 	}
-	p, ok := db.Find(recs, name)
+	p, ok, err := installedNamed("info", name, recs)
 	switch {
+	case err != nil:
+		return info, err
 	case !ok && s.hasRepos():
 		_, ix, err := s.openFetcher(ctx, false, false)
 		if err != nil {
@@ -61,8 +63,8 @@ func (s *Session) Info(ctx context.Context, name string) (info Info, err error) 
 		return info, err
 	}
 	held := slices.ContainsFunc(db.Holds(recs, requested, nil), func(h repo.Requirement) bool { return h.Name == name })
-	info = Info{Installed: &p, Dir: filepath.Join(dir, "pkgs", p.Name), Held: held}
-	if r, ok := requested[p.Name]; ok {
+	info = Info{Installed: &p, Dir: filepath.Join(dir, "pkgs", repo.FileName(p.Key())), Held: held}
+	if r, ok := requested[p.Key()]; ok {
 		info.Requested = r.String()
 	}
 	return info, nil
@@ -87,4 +89,20 @@ func (s *Session) Search(ctx context.Context, word string) (found Found, err err
 	var recs []db.Record // for the marks only
 	_ = s.peekRoot(func(d *db.DB) (err error) { recs, err = d.List(); return err })
 	return Found{Packages: ix.Search(word), Installed: recs, From: ix.Source.String()}, nil
+}
+
+// installedNamed returns the record of the installed package arg names (db.Keys), and
+// false where none is installed; an argument naming several versions installed is refused
+// (*db.AmbiguousError).
+func installedNamed(op, arg string, recs []db.Record) (db.Record, bool, error) {
+	keys, err := db.Keys(op, []string{arg}, recs)
+	var ae *db.AmbiguousError
+	switch {
+	case errors.As(err, &ae):
+		return db.Record{}, false, err
+	case err != nil:
+		return db.Record{}, false, nil
+	}
+	p, ok := db.Find(recs, keys[0])
+	return p, ok, nil
 }

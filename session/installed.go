@@ -18,10 +18,16 @@ import (
 type Record = db.Record
 
 // NeedInstalled returns the error of op for the first of names that installed lacks (a
-// *NotInstalledError) or cannot name an installed package (a *repo.NameError); nil for
-// none (db.NeedInstalled).
+// *NotInstalledError), that names several versions installed (an *AmbiguousError) or that
+// cannot name an installed package (a *repo.NameError); nil for none (db.NeedInstalled).
 func NeedInstalled(op string, names []string, installed []Record) error {
 	return db.NeedInstalled(op, names, installed)
+}
+
+// Keys returns the key (db.Record.Key) of the installed package each of args names: its
+// name, or NAME@VERSION for one of an npm name's several versions (db.Keys).
+func Keys(op string, args []string, installed []Record) ([]string, error) {
+	return db.Keys(op, args, installed)
 }
 
 // Installed returns the root's installed packages and the requirements of those the user
@@ -39,14 +45,21 @@ func (s *Session) Installed() (recs []Record, requested map[string]repo.Requirem
 	return recs, requested, err
 }
 
-// Files returns the record of the installed package name and its files, read as Installed
-// reads. Not installed, it is a *NotInstalledError, or one wrapping ErrNoRoot where
-// nothing was ever installed.
+// Files returns the record of the installed package name (NAME@VERSION for one of an npm
+// name's several versions: db.Keys) and its files, read as Installed reads. Not installed,
+// it is a *NotInstalledError, or one wrapping ErrNoRoot where nothing was ever installed.
 func (s *Session) Files(name string) (rec Record, files []db.File, err error) {
 	err = s.viewRoot(func(d *db.DB) error {
-		ps, fs, err := d.Installed(name)
-		if errors.Is(err, db.ErrNotInstalled) {
-			installed, _ := d.List() // for a suggestion only
+		installed, err := d.List()
+		if err != nil {
+			return err
+		}
+		keys, err := db.Keys("files", []string{name}, installed)
+		if err != nil {
+			return err
+		}
+		ps, fs, err := d.Installed(keys...)
+		if errors.Is(err, db.ErrNotInstalled) { // removed meanwhile
 			return db.NotInstalled("files", name, installed)
 		} else if err == nil {
 			rec, files = ps[0], fs[0]
@@ -96,7 +109,7 @@ func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outda
 		return 0, nil, err
 	}
 	out = append(ix.Outdated(db.Packages(recs), db.Holds(recs, requested, nil)), ix.LocalNewer(recs)...)
-	slices.SortFunc(out, func(a, b repo.Outdated) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(out, func(a, b repo.Outdated) int { return strings.Compare(a.Name, b.Name) })
 	return len(recs), out, nil
 }
 

@@ -13,8 +13,9 @@ import (
 
 // Verify checks the files of the installed packages names (all for none) against what was
 // installed (install.Root.VerifyWith), and returns every installed package and the
-// problems found; a name not installed is a *NotInstalledError (and one with a version
-// a *repo.NameError). It takes the root's lock
+// problems found; a name not installed is a *NotInstalledError (one with a constraint a
+// *repo.NameError, one of several versions installed an *AmbiguousError: NAME@VERSION
+// picks one). It takes the root's lock
 // where it can: a root of another user's, or on a read-only filesystem, it reads without,
 // saying so of the first. The cache's extents spare hashing the files that still share
 // them, unless full; it makes no cache.
@@ -31,7 +32,7 @@ func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []
 	}
 	defer root.Close()
 	if all, err = root.DB().List(); err == nil {
-		err = db.NeedInstalled("verify", names, all)
+		names, err = db.Keys("verify", names, all)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -213,9 +213,11 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 	if err != nil && !errors.As(err, &links) {
 		return out, err
 	}
-	for _, name := range p.remove {
-		rec, _ := db.Find(p.before, name)
-		rec.Name = name
+	for _, key := range p.remove {
+		rec, ok := db.Find(p.before, key)
+		if !ok {
+			rec.Name = key
+		}
 		out.Removed = append(out.Removed, rec)
 	}
 	if after, err := root.DB().List(); err == nil {
@@ -295,7 +297,7 @@ func (p *Plan) check(root *install.Root) error {
 // packages no longer needed by another that are not wanted.
 func changed(before, after []db.Record, wanted func(string) bool) (cmds []CommandChange, unneeded []db.Record) {
 	for _, p := range after {
-		old, ok := db.Find(before, p.Name)
+		old, ok := db.Find(before, p.Key())
 		if !ok || slices.Equal(old.Bin, p.Bin) {
 			continue
 		}
@@ -305,7 +307,7 @@ func changed(before, after []db.Record, wanted func(string) bool) (cmds []Comman
 	}
 	needed, neededBefore := dependedOn(after), dependedOn(before)
 	for _, p := range after {
-		if neededBefore[p.Name] && !needed[p.Name] && !wanted(p.Name) {
+		if neededBefore[p.Key()] && !needed[p.Key()] && !wanted(p.Key()) {
 			unneeded = append(unneeded, p)
 		}
 	}
@@ -323,7 +325,7 @@ func commandNames(a, b []repo.Command) []string {
 	return names
 }
 
-// dependedOn returns the names of pkgs that a package of pkgs depends on (repo.Dependencies).
+// dependedOn returns the keys of pkgs that a package of pkgs depends on (repo.Dependencies).
 func dependedOn(pkgs []db.Record) map[string]bool {
 	on := make(map[string]bool)
 	for _, names := range repo.Dependencies(db.Packages(pkgs)) {

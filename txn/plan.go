@@ -2,6 +2,7 @@ package txn
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -96,13 +97,18 @@ func (p *Plan) wanted(name string) bool { return p.locked || p.why(name) == "req
 func (p *Plan) fill(cache *fetch.Cache) *Plan {
 	p.Schema = Schema
 	p.Changes = []Change{}
+	replaced := p.replacedInstances()
 	for _, pk := range p.install {
-		c := Change{Action: Install, Name: pk.Name, Version: pk.Version, Why: p.why(pk.Name)}
+		c := Change{Action: Install, Name: pk.Name, Version: pk.Version, Why: p.why(pk.Key())}
 		if cache == nil || !cache.Has(pk.SHA256) {
 			c.Download = pk.Size
 		}
 		p.Disk += pk.InstalledSize
-		if cur, ok := db.Find(p.before, pk.Name); ok {
+		cur, ok := db.Find(p.before, pk.Key())
+		if old, upgraded := replaced[pk.Key()]; upgraded {
+			cur, ok = old, true
+		}
+		if ok {
 			p.Disk -= cur.Size
 			c.From = cur.Version
 			switch n := repo.CompareVersions(pk.Version, cur.Version); {
@@ -121,38 +127,71 @@ func (p *Plan) fill(cache *fetch.Cache) *Plan {
 		p.Download += c.Download
 		p.Changes = append(p.Changes, c)
 	}
-	for _, name := range p.remove {
-		cur, _ := db.Find(p.before, name)
+	for _, key := range p.remove {
+		cur, ok := db.Find(p.before, key)
+		if slices.ContainsFunc(slices.Collect(maps.Values(replaced)), func(r db.Record) bool { return r.Key() == key }) {
+			continue // shown as its upgrade
+		}
 		p.Disk -= cur.Size
-		p.Changes = append(p.Changes, Change{Action: Remove, Name: name, Version: cur.Version, Why: p.why(name)})
+		if !ok {
+			cur.Name = key
+		}
+		p.Changes = append(p.Changes, Change{Action: Remove, Name: cur.Name, Version: cur.Version, Why: p.why(key)})
 	}
 	return p
 }
 
+// replacedInstances pairs the npm instances the plan installs with those of the same name
+// it removes, by the key of the one installed: an upgrade or downgrade of an npm package
+// is an instance removed and another installed (Package.Key holds the version). The
+// instances are paired newest with newest.
+func (p *Plan) replacedInstances() map[string]db.Record {
+	gone := make(map[string][]db.Record) // name → the instances removed, newest first
+	for _, key := range p.remove {
+		if cur, ok := db.Find(p.before, key); ok && cur.Kind == repo.KindNPM {
+			gone[cur.Name] = append(gone[cur.Name], cur)
+		}
+	}
+	for _, rs := range gone {
+		slices.SortFunc(rs, func(a, b db.Record) int {
+			return db.Packages([]db.Record{b})[0].CompareVersion(db.Packages([]db.Record{a})[0])
+		})
+	}
+	out := make(map[string]db.Record)
+	for _, pk := range p.install {
+		if rs := gone[pk.Name]; pk.Kind == repo.KindNPM && len(rs) > 0 {
+			out[pk.Key()], gone[pk.Name] = rs[0], rs[1:]
+		}
+	}
+	return out
+}
+
 // installed reports whether recs hold p as resolved.
 func installed(recs []db.Record, p repo.Package) bool {
-	r, ok := db.Find(recs, p.Name)
+	r, ok := db.Find(recs, p.Key())
 	return ok && r.Version == p.Version && r.SHA256 == p.SHA256
 }
 
-// reasons says why each package of all is wanted: "requested" for the names asked for,
-// "dependency of A, B" for those others depend on (by name or by what they provide), and
-// def for the rest.
+// reasons says why each package of all is wanted, by key (Package.Key): "requested" for
+// the names asked for, "dependency of A, B" for those others depend on (by name or by what
+// they provide), and def for the rest.
 func reasons(all []repo.Package, requested []string, def string) func(string) string {
 	by, deps := make(map[string][]string), repo.Dependencies(all)
+	nameOf := make(map[string]string, len(all))
 	for _, p := range all {
-		for _, d := range deps[p.Name] {
+		nameOf[p.Key()] = p.Name
+		for _, d := range deps[p.Key()] {
 			if !slices.Contains(by[d], p.Name) {
 				by[d] = append(by[d], p.Name)
 			}
 		}
 	}
-	return func(name string) string {
+	return func(key string) string {
 		switch {
-		case slices.Contains(requested, name):
+		case slices.Contains(requested, key) || slices.Contains(requested, nameOf[key]):
 			return "requested"
-		case len(by[name]) > 0:
-			return "dependency of " + strings.Join(by[name], ", ")
+		case len(by[key]) > 0:
+			return "dependency of " + strings.Join(by[key], ", ")
 		}
 		return def
 	}
@@ -171,7 +210,7 @@ func names(reqs []repo.Requirement) []string {
 type Spec struct {
 	Action    Action                      // Install, Upgrade, Reinstall or Remove
 	Requires  []repo.Requirement          // Install; Upgrade: the installed packages to move (all, with none)
-	Names     []string                    // Reinstall, Remove: installed packages
+	Names     []string                    // Reinstall, Remove: installed packages, by key (db.Record.Key)
 	Unneeded  bool                        // Remove: in place of Names, the packages no request needs (db.Unneeded)
 	Root      string                      // the root's directory
 	Records   []db.Record                 // the root's records, read under its lock unless a dry run
@@ -240,19 +279,20 @@ func installPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 	return p.fill(cache), nil
 }
 
-// reinstallPlan is the plan of installing again the installed packages named: the same
-// version and archive, as the index has them, so that nothing changes but their files.
-func reinstallPlan(root string, ix *Catalog, before []db.Record, names []string, cache *fetch.Cache) (*Plan, error) {
-	p := &Plan{Root: root, indexes: ix.results(), before: before, again: true, why: reasons(nil, names, "")}
-	for _, name := range names {
-		if slices.ContainsFunc(p.install, func(q repo.Package) bool { return q.Name == name }) {
+// reinstallPlan is the plan of installing again the installed packages keys (Record.Key):
+// the same version and archive, as the index has them, so that nothing changes but their
+// files.
+func reinstallPlan(root string, ix *Catalog, before []db.Record, keys []string, cache *fetch.Cache) (*Plan, error) {
+	p := &Plan{Root: root, indexes: ix.results(), before: before, again: true, why: reasons(nil, keys, "")}
+	for _, key := range keys {
+		if slices.ContainsFunc(p.install, func(q repo.Package) bool { return q.Key() == key }) {
 			continue // named twice
 		}
-		cur, ok := db.Find(before, name)
+		cur, ok := db.Find(before, key)
 		if !ok {
-			return nil, fmt.Errorf("reinstall %s: not installed (pkg install %s installs it)", name, name)
+			return nil, fmt.Errorf("reinstall %s: not installed (pkg install %s installs it)", key, key)
 		}
-		pk, err := ix.Lookup(repo.Requirement{Name: name, Constraints: []repo.Constraint{{Op: "=", Version: cur.Version}}})
+		pk, err := ix.Lookup(repo.Requirement{Name: cur.Name, Constraints: []repo.Constraint{{Op: "=", Version: cur.Version}}})
 		if err != nil {
 			return nil, fmt.Errorf("reinstall %s %s: %w", cur.Name, cur.Version, err)
 		}
@@ -304,6 +344,11 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 			p.install = append(p.install, pk)
 		}
 	}
+	for _, r := range before { // npm instances the upgrade replaced, or that nothing leads to any more
+		if r.Kind == repo.KindNPM && !slices.ContainsFunc(pkgs, func(q repo.Package) bool { return q.Key() == r.Key() }) {
+			p.remove = append(p.remove, r.Key())
+		}
+	}
 	var named []Held
 	for _, h := range in.HeldBack(cur, names, pkgs, holds...) {
 		was, _ := db.Find(before, h.Package.Name)
@@ -328,7 +373,7 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 	return p.fill(cache), nil
 }
 
-// removePlan is the plan of removing the installed packages named.
+// removePlan is the plan of removing the installed packages names, by key (Record.Key).
 func removePlan(root string, before []db.Record, names []string) *Plan {
 	return (&Plan{Root: root, before: before, remove: names, why: reasons(nil, names, "")}).fill(nil)
 }

@@ -109,7 +109,8 @@ func TestDidYouMean(t *testing.T) {
 }
 
 // TestNamesNotRequirements checks that the commands taking installed names refuse a
-// version or constraint as a usage error, and upgrade a repository.
+// constraint as a usage error, and upgrade a repository; NAME@VERSION, which picks one of
+// an npm package's versions, names an installed package.
 func TestNamesNotRequirements(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.ok("install", "hello")
@@ -119,12 +120,15 @@ func TestNamesNotRequirements(t *testing.T) {
 	}{
 		{[]string{"upgrade", "team/hello"}, "pkg: upgrade: \"team/hello\" is not a package name\n"},
 		{[]string{"remove", "hello>=1"}, "pkg: remove takes names of installed packages, not hello>=1\n"},
-		{[]string{"info", "hello@1"}, "pkg: info takes names of installed packages, not hello@1\n"},
+		{[]string{"info", "hello>1"}, "pkg: info takes names of installed packages, not hello>1\n"},
 		{[]string{"files", "../x"}, "pkg: files: \"../x\" is not a package name\n"},
 	} {
 		_, stderr, code := e.pkg(tt.args...)
 		if code != 2 || !strings.HasPrefix(stderr, tt.want) {
 			t.Errorf("pkg %s: exit %d, %q; want 2 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
 		}
+	}
+	if out, _ := e.ok("info", "hello@1.2.0"); !strings.Contains(out, "installed:") {
+		t.Errorf("info hello@1.2.0: %q", out)
 	}
 }

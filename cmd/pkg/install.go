@@ -38,10 +38,14 @@ func installAction(c *cli.Context) error {
 	if c.Bool("reinstall") {
 		r = session.Request{Op: session.Reinstall}
 		for _, q := range reqs {
-			if len(q.Constraints) > 0 {
+			if len(q.Constraints) > 0 && (len(q.Constraints) > 1 || q.Constraints[0].Op != "@") {
 				return usagef("install --reinstall: give names of installed packages, not %s", q)
 			}
-			r.Names = append(r.Names, q.Name)
+			name := q.Name
+			if len(q.Constraints) > 0 { // NAME@VERSION picks one of several versions installed
+				name += "@" + q.Constraints[0].Version
+			}
+			r.Names = append(r.Names, name)
 		}
 	}
 	p, err := plan(c, r)

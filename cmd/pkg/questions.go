@@ -7,6 +7,7 @@ import (
 
 	"pkg/internal/units"
 	"pkg/report"
+	"pkg/session"
 )
 
 func listCommand() *cli.Command {
@@ -58,15 +59,15 @@ func whyCommand() *cli.Command {
 		BashComplete: completeInstalled,
 		Before:       takes(1, 1, "package name"),
 		Action: func(c *cli.Context) error {
-			name := c.Args().First()
 			recs, requested, err := sess(c).Installed()
+			var keys []string
 			if err == nil {
-				err = needInstalled("why", []string{name}, recs)
+				keys, err = session.Keys("why", c.Args().Slice(), recs)
 			}
 			if err != nil {
-				return err
+				return nameUsage(err)
 			}
-			w := report.WhyOf(recs, requested, name)
+			w := report.WhyOf(recs, requested, keys[0])
 			return show(c, w, func(out io.Writer) error { return w.WriteText(out, " ('pkg autoremove' removes it)") })
 		},
 	}

@@ -79,11 +79,6 @@ func unique(names []string) []string {
 // installedNames is repo.CheckNames for the command op, its refusals usage errors.
 func installedNames(op string, names []string) error { return nameUsage(repo.CheckNames(op, names)) }
 
-// needInstalled is session.NeedInstalled for the command op, with installedNames' usage errors.
-func needInstalled(op string, names []string, installed []session.Record) error {
-	return nameUsage(session.NeedInstalled(op, names, installed))
-}
-
 // nameUsage makes a *repo.NameError a usage error.
 func nameUsage(err error) error {
 	if ne := (*repo.NameError)(nil); errors.As(err, &ne) {

@@ -8,6 +8,7 @@ import (
 
 	"pkg/internal/termtext"
 	"pkg/report"
+	"pkg/session"
 )
 
 func verifyCommand() *cli.Command {
@@ -35,10 +36,14 @@ func verifyAction(c *cli.Context) error {
 		}
 	}
 	all, problems, err := sess(c).Verify(c.Context, names, c.Bool("full"))
+	var keys []string
+	if err == nil {
+		keys, err = session.Keys("verify", names, all)
+	}
 	if err != nil {
 		return nameUsage(err)
 	}
-	v := report.VerifyOf(all, names, problems)
+	v := report.VerifyOf(all, keys, problems)
 	if err := show(c, v, v.WriteText); err != nil {
 		return err
 	}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/pkgtest/testrepo"
+	"pkg/repo"
+)
+
+// addNPM publishes to base/repo the npm package name at version, with depends
+// (NAME@npm:RANGE), whose tarball's top directory is NAME-VERSION (an npm tarball's may
+// be called anything), holding package.json and index.js, which says "name version".
+func addNPM(t *testing.T, base, name, version string, depends ...string) {
+	t.Helper()
+	top := repo.FileName(name) + "-" + version + "/"
+	archive := pax(t, td(top), tf(top+"package.json", `{"name":"`+name+`","version":"`+version+`"}`),
+		tf(top+"index.js", "module.exports = '"+name+" "+version+"'\n"))
+	src := filepath.Join(base, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(src, repo.FileName(name)+"-"+version+".tar")
+	if err := os.WriteFile(file, archive, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := repo.Package{Name: name, Version: version, Kind: repo.KindNPM, Depends: testrepo.Requires(depends...)}
+	if _, _, err := repo.Add(t.Context(), filepath.Join(base, "repo"), file, p, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// treeIno is the inode of the tree of the installed package key, 0 if there is none.
+func (e *env) treeIno(key string) uint64 {
+	var st unix.Stat_t
+	if unix.Lstat(filepath.Join(e.root, "pkgs", repo.FileName(key)), &st) != nil {
+		return 0
+	}
+	return st.Ino
+}
+
+// TestNPMInstances: two versions of one npm name installed together are two instances,
+// each recorded, verified, upgraded and removed on its own, and list, why, outdated and
+// a dry run's plan say which is which (#33).
+func TestNPMInstances(t *testing.T) {
+	base := t.TempDir()
+	for _, v := range []string{"1.0.0", "2.0.0"} {
+		addNPM(t, base, "dep", v)
+	}
+	addNPM(t, base, "a", "1.0.0", "dep@npm:^1.0.0")
+	addNPM(t, base, "b", "1.0.0", "dep@npm:^2.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "a", "b")
+	if got, want := e.installed(), "a 1.0.0, b 1.0.0, dep 1.0.0, dep 2.0.0"; got != want {
+		t.Fatalf("installed %q, want %q", got, want)
+	}
+	for _, v := range []string{"1.0.0", "2.0.0"} {
+		data, err := os.ReadFile(filepath.Join(e.root, "pkgs/dep@"+v+"/dep-"+v+"/index.js"))
+		if err != nil || !strings.Contains(string(data), "dep "+v) {
+			t.Errorf("dep %s: %q, %v", v, data, err)
+		}
+	}
+	if out, _ := e.ok("verify"); out != "verified 4 packages, 8 files\n" {
+		t.Errorf("verify: %q", out)
+	}
+
+	// Verify names the instance changed, and needs NAME@VERSION to pick one.
+	if err := os.WriteFile(filepath.Join(e.root, "pkgs/dep@2.0.0/dep-2.0.0/index.js"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, code := e.pkg("verify"); code != 1 || !strings.Contains(out, "dep 2.0.0: modified dep-2.0.0/index.js") || strings.Contains(out, "dep 1.0.0") {
+		t.Errorf("verify after a change to dep 2.0.0: exit %d, %q", code, out)
+	}
+	if _, stderr, code := e.pkg("verify", "dep"); code == 0 || !strings.Contains(stderr, "dep@1.0.0, dep@2.0.0") {
+		t.Errorf("verify dep: exit %d, %q; want a refusal naming both versions", code, stderr)
+	}
+	if out, _ := e.ok("verify", "dep@1.0.0"); out != "verified 1 package, 2 files\n" {
+		t.Errorf("verify dep@1.0.0: %q", out)
+	}
+	e.ok("install", "--reinstall", "dep@2.0.0")
+	e.ok("verify")
+
+	if out, _ := e.ok("why", "dep@2.0.0"); !strings.Contains(out, "b@1.0.0") || strings.Contains(out, "a@1.0.0") {
+		t.Errorf("why dep@2.0.0: %q", out)
+	}
+
+	// Newer versions: each instance is outdated within the ranges that lead to it.
+	for _, v := range []string{"1.1.0", "2.0.1", "3.0.0"} {
+		addNPM(t, base, "dep", v)
+	}
+	out, _ := e.ok("outdated")
+	for _, want := range []string{"dep   1.0.0      1.1.0    3.0.0", "dep   2.0.0      2.0.1    3.0.0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("outdated: %q, want a line %q", out, want)
+		}
+	}
+
+	// Upgrading b moves dep 2 alone: dep 1's tree is not touched.
+	one := e.treeIno("dep@1.0.0")
+	out, _ = e.ok("upgrade", "b", "--dry-run", "--json")
+	var plan struct {
+		Changes []struct{ Action, Name, Version, From string }
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil || len(plan.Changes) != 1 || plan.Changes[0].Action != "upgrade" ||
+		plan.Changes[0].Name != "dep" || plan.Changes[0].From != "2.0.0" || plan.Changes[0].Version != "2.0.1" {
+		t.Errorf("upgrade b --dry-run: %v %q", err, out)
+	}
+	e.ok("upgrade", "b")
+	if got, want := e.installed(), "a 1.0.0, b 1.0.0, dep 1.0.0, dep 2.0.1"; got != want {
+		t.Errorf("after upgrade b: %q, want %q", got, want)
+	}
+	if e.treeIno("dep@1.0.0") != one || e.treeIno("dep@2.0.0") != 0 || e.treeIno("dep@2.0.1") == 0 {
+		t.Errorf("after upgrade b: trees dep@1.0.0 %d (was %d), dep@2.0.0 %d, dep@2.0.1 %d", e.treeIno("dep@1.0.0"), one, e.treeIno("dep@2.0.0"), e.treeIno("dep@2.0.1"))
+	}
+	e.ok("upgrade", "dep")
+	if got, want := e.installed(), "a 1.0.0, b 1.0.0, dep 1.1.0, dep 2.0.1"; got != want {
+		t.Errorf("after upgrade dep: %q, want %q", got, want)
+	}
+
+	// Removed one by one: the name alone is refused, a needed instance is refused.
+	e.ok("remove", "b")
+	if _, stderr, code := e.pkg("remove", "dep"); code == 0 || !strings.Contains(stderr, "dep@1.1.0, dep@2.0.1") {
+		t.Errorf("remove dep: exit %d, %q; want a refusal naming both versions", code, stderr)
+	}
+	if _, stderr, code := e.pkg("remove", "dep@1.1.0"); code == 0 || !strings.Contains(stderr, "a 1.0.0 depends on it") {
+		t.Errorf("remove dep@1.1.0: exit %d, %q; want a refusal naming a", code, stderr)
+	}
+	e.ok("remove", "dep@2.0.1")
+	if got, want := e.installed(), "a 1.0.0, dep 1.1.0"; got != want {
+		t.Errorf("after the removals: %q, want %q", got, want)
+	}
+	e.ok("verify")
+	e.ok("remove", "a", "dep")
+	checkDBEmpty(t, e.root)
+}

@@ -1,0 +1,267 @@
+package repo
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// npmTestIndex builds an index of npm packages from lines of "name version deps...", each dep
+// "NAME@RANGE" (written NAME@npm:RANGE), or "optional:NAME@RANGE", "peer:NAME@RANGE".
+func npmTestIndex(t *testing.T, lines ...string) *Index {
+	t.Helper()
+	ix := &Index{Format: 1}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		p := Package{Name: f[0], Version: f[1], Kind: KindNPM, Archive: f[0] + "-" + f[1] + ".tgz", SHA256: testSum}
+		for _, w := range f[2:] {
+			list := &p.Depends
+			switch field, dep, ok := strings.Cut(w, ":"); {
+			case ok && field == "optional":
+				list, w = &p.Optional, dep
+			case ok && field == "peer":
+				list, w = &p.Peers, dep
+			}
+			at := strings.LastIndex(w, "@")
+			r, err := ParseRequirement(w[:at] + "@npm:" + w[at+1:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			*list = append(*list, r)
+		}
+		ix.Packages = append(ix.Packages, p)
+	}
+	return ix
+}
+
+// keys lists packages by Key, sorted.
+func keys(ps []Package) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.Key()
+	}
+	slices.Sort(s)
+	return strings.Join(s, " ")
+}
+
+func TestNPMResolve(t *testing.T) {
+	ix := npmTestIndex(t,
+		"dep 1.0.0", "dep 1.1.0", "dep 1.2.0-beta.1", "dep 2.0.0", "dep 2.1.0",
+		"a 1.0.0 dep@^1.0.0",  // the newest 1.x: 1.1.0, not the pre-release
+		"b 1.0.0 dep@~1.0.0",  // 1.1.0 does not satisfy ~1.0.0: a second instance
+		"c 1.0.0 dep@>=1.0.0", // satisfied by an instance in the set: no third
+		"d 1.0.0 dep@^2.0.0",
+		"cyc 1.0.0 cyc2@^1", "cyc2 1.0.0 cyc@^1",
+		"opt 1.0.0 optional:gone@^1 optional:bad@^1", "bad 1.0.0 gone@^1",
+		"peer 1.0.0 peer:dep@2.0.0",
+		"@scope/x 1.0.0 dep@1.x", "@scope/x 2.0.0 dep@*",
+	)
+	tests := []struct {
+		reqs []string
+		want string // keys, sorted
+	}{
+		{[]string{"a"}, "a@1.0.0 dep@1.1.0"},
+		{[]string{"a", "b"}, "a@1.0.0 b@1.0.0 dep@1.0.0 dep@1.1.0"},
+		{[]string{"a", "c"}, "a@1.0.0 c@1.0.0 dep@1.1.0"},
+		{[]string{"c", "d"}, "c@1.0.0 d@1.0.0 dep@2.1.0"}, // c, first, takes the newest of all
+		{[]string{"d", "a", "c"}, "a@1.0.0 c@1.0.0 d@1.0.0 dep@1.1.0 dep@2.1.0"},
+		{[]string{"cyc"}, "cyc2@1.0.0 cyc@1.0.0"},
+		{[]string{"opt"}, "opt@1.0.0"}, // bad's own dependency is missing: left out with it
+		{[]string{"peer"}, "dep@2.0.0 peer@1.0.0"},
+		{[]string{"@scope/x@npm:^1", "a"}, "@scope/x@1.0.0 a@1.0.0 dep@1.1.0"},
+		{[]string{"@scope/x"}, "@scope/x@2.0.0 dep@2.1.0"}, // "*" takes no pre-release
+		{[]string{"dep@npm:^1.2.0-beta.0"}, "dep@1.2.0-beta.1"},
+	}
+	for _, tt := range tests {
+		got, err := ix.Resolve(parseReqs(t, tt.reqs...))
+		if err != nil {
+			t.Errorf("Resolve(%q): %v", tt.reqs, err)
+			continue
+		}
+		if keys(got) != tt.want {
+			t.Errorf("Resolve(%q) = %s, want %s", tt.reqs, keys(got), tt.want)
+		}
+	}
+}
+
+// TestNPMOrder: every instance comes after the instances its dependencies resolve to.
+func TestNPMOrder(t *testing.T) {
+	ix := npmTestIndex(t, "top 1.0.0 mid@^1 leaf@^2", "mid 1.0.0 leaf@^1", "leaf 1.0.0", "leaf 2.0.0")
+	got, err := ix.Resolve(parseReqs(t, "top"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := make(map[string]int)
+	for i, p := range got {
+		pos[p.Key()] = i
+	}
+	for k, m := range Edges(got) {
+		for _, q := range m {
+			if pos[q.Key()] > pos[k] {
+				t.Errorf("%s comes before %s, which it depends on: %s", k, q.Key(), keys(got))
+			}
+		}
+	}
+	if want := map[string]string{"leaf": "leaf@2.0.0", "mid": "mid@1.0.0"}; edgeKeys(Edges(got)["top@1.0.0"]) != edgeKeys2(want) {
+		t.Errorf("edges of top: %v", Edges(got)["top@1.0.0"])
+	}
+	if e := Edges(got)["mid@1.0.0"]["leaf"]; e.Key() != "leaf@1.0.0" {
+		t.Errorf("mid's leaf: %s, want leaf@1.0.0", e.Key())
+	}
+}
+
+func edgeKeys(m map[string]Package) string {
+	s := make(map[string]string, len(m))
+	for n, p := range m {
+		s[n] = p.Key()
+	}
+	return edgeKeys2(s)
+}
+
+func edgeKeys2(m map[string]string) string {
+	var s []string
+	for n, k := range m {
+		s = append(s, n+"="+k)
+	}
+	slices.Sort(s)
+	return strings.Join(s, " ")
+}
+
+// TestNPMMissing: a required edge that nothing meets names the dependent, the name and the
+// range; a request that nothing meets names the name and the range.
+func TestNPMMissing(t *testing.T) {
+	ix := npmTestIndex(t, "dep 1.0.0", "a 1.0.0 dep@^2.0.0", "b 1.0.0 nothere@^1")
+	tests := []struct {
+		req           string
+		name, by, rng string
+	}{
+		{"a", "dep", "a 1.0.0", "^2.0.0"},
+		{"b", "nothere", "b 1.0.0", "^1"},
+		{"dep@npm:>=3", "dep", "", ">=3"},
+	}
+	for _, tt := range tests {
+		_, err := ix.Resolve(parseReqs(t, tt.req))
+		var me *MissingError
+		if !errors.As(err, &me) || me.Name != tt.name || me.By != tt.by || me.Range != tt.rng {
+			t.Errorf("Resolve(%s) = %v (%+v), want a *MissingError of %s, by %q, range %s", tt.req, err, me, tt.name, tt.by, tt.rng)
+		}
+	}
+}
+
+// TestNPMPreferInstalled: an installed instance that a range allows is taken over a newer
+// one of the index (dedupe), and the installed instances stay.
+func TestNPMPreferInstalled(t *testing.T) {
+	ix := npmTestIndex(t, "dep 1.0.0", "dep 1.5.0", "dep 2.0.0", "a 1.0.0 dep@^1", "b 1.0.0 dep@^2")
+	installed := []Package{ix.Packages[0], ix.Packages[3]} // dep 1.0.0 and a, which uses it
+	got, err := ix.ResolveInstalled(installed, parseReqs(t, "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "a@1.0.0 b@1.0.0 dep@1.0.0 dep@2.0.0"; keys(got) != want {
+		t.Errorf("ResolveInstalled = %s, want %s", keys(got), want)
+	}
+}
+
+// TestNPMUpgrade: an upgrade of one name moves the instances of that name, each within the
+// ranges that lead to it, and leaves the others; an instance nothing leads to any more goes.
+func TestNPMUpgrade(t *testing.T) {
+	old := npmTestIndex(t, "dep 1.0.0", "dep 2.0.0", "a 1.0.0 dep@^1", "b 1.0.0 dep@^2", "other 1.0.0")
+	installed, err := old.Resolve(parseReqs(t, "a", "b", "other"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := npmTestIndex(t, "dep 1.0.0", "dep 1.1.0", "dep 2.0.0", "dep 2.0.1", "a 1.0.0 dep@^1", "b 1.0.0 dep@^2",
+		"other 1.0.0", "other 1.1.0")
+	tests := []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"dep"}, "a@1.0.0 b@1.0.0 dep@1.1.0 dep@2.0.1 other@1.0.0"},
+		{[]string{"other"}, "a@1.0.0 b@1.0.0 dep@1.0.0 dep@2.0.0 other@1.1.0"},
+		{[]string{"b"}, "a@1.0.0 b@1.0.0 dep@1.0.0 dep@2.0.1 other@1.0.0"}, // b and what it leads to
+		{nil, "a@1.0.0 b@1.0.0 dep@1.1.0 dep@2.0.1 other@1.1.0"},
+	}
+	for _, tt := range tests {
+		got, err := ix.Upgrade(installed, tt.names)
+		if err != nil {
+			t.Errorf("Upgrade(%q): %v", tt.names, err)
+			continue
+		}
+		if keys(got) != tt.want {
+			t.Errorf("Upgrade(%q) = %s, want %s", tt.names, keys(got), tt.want)
+		}
+	}
+	// A hold, the range the package was requested by, bounds an instance nothing leads to.
+	got, err := ix.Upgrade(installed, []string{"other"}, parseReqs(t, "other@npm:~1.0.0")...)
+	if err != nil || !strings.Contains(keys(got), "other@1.0.0") {
+		t.Errorf("Upgrade(other) held at ~1.0.0 = %s, %v", keys(got), err)
+	}
+}
+
+// TestNPMOutdated: each instance is outdated within the ranges that lead to it.
+func TestNPMOutdated(t *testing.T) {
+	old := npmTestIndex(t, "dep 1.0.0", "dep 2.0.0", "a 1.0.0 dep@^1", "b 1.0.0 dep@^2")
+	installed, err := old.Resolve(parseReqs(t, "a", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := npmTestIndex(t, "dep 1.0.0", "dep 1.1.0", "dep 2.0.0", "dep 3.0.0", "a 1.0.0 dep@^1", "b 1.0.0 dep@^2")
+	var got []string
+	for _, o := range ix.Outdated(installed, nil) {
+		got = append(got, o.Name+" "+o.Installed+" "+o.Allowed+" "+o.Newest)
+	}
+	if want := []string{"dep 1.0.0 1.1.0 3.0.0", "dep 2.0.0 2.0.0 3.0.0"}; !slices.Equal(got, want) {
+		t.Errorf("Outdated = %q, want %q", got, want)
+	}
+}
+
+// TestNPMWhy: why and what is unneeded name npm instances by key.
+func TestNPMWhy(t *testing.T) {
+	ix := npmTestIndex(t, "dep 1.0.0", "dep 2.0.0", "a 1.0.0 dep@^1", "b 1.0.0 dep@^2")
+	installed, err := ix.Resolve(parseReqs(t, "a", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	by, chains := Why(installed, []string{"a@1.0.0", "b@1.0.0"}, "dep@2.0.0")
+	if !slices.Equal(by, []string{"b@1.0.0"}) || len(chains) != 1 || strings.Join(chains[0], " ") != "b@1.0.0 dep@2.0.0" {
+		t.Errorf("Why(dep@2.0.0) = %q, %q", by, chains)
+	}
+	if got := Unneeded(installed, []string{"a@1.0.0"}); !slices.Equal(got, []string{"b@1.0.0", "dep@2.0.0"}) {
+		t.Errorf("Unneeded = %q", got)
+	}
+}
+
+// TestNPMLock: a lockfile holds several versions of an npm name, one line each, sorted by
+// version, and reads back to the same set.
+func TestNPMLock(t *testing.T) {
+	ix := npmTestIndex(t, "dep 1.0.0", "dep 10.0.0", "dep 2.0.0", "a 1.0.0 dep@^1", "b 1.0.0 dep@^2", "c 1.0.0 dep@^10")
+	reqs := parseReqs(t, "a", "b", "c")
+	pkgs, err := ix.Resolve(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pkgs {
+		pkgs[i].Archive = "https://example.com/" + pkgs[i].Archive
+	}
+	l := NewLock("https://example.com/", reqs, pkgs)
+	var lines []string
+	for _, p := range l.Packages {
+		lines = append(lines, p.Key())
+	}
+	if want := "a@1.0.0 b@1.0.0 c@1.0.0 dep@1.0.0 dep@2.0.0 dep@10.0.0"; strings.Join(lines, " ") != want {
+		t.Errorf("locked %s, want %s", strings.Join(lines, " "), want)
+	}
+	var b strings.Builder
+	if err := l.encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := decodeLock([]byte(b.String()))
+	if err != nil {
+		t.Fatalf("read back: %v\n%s", err, b.String())
+	}
+	order, err := back.Order()
+	if err != nil || keys(order) != keys(pkgs) {
+		t.Errorf("Order = %s, %v; want %s", keys(order), err, keys(pkgs))
+	}
+}
