@@ -20,8 +20,8 @@ import (
 	"pkg/tarutil"
 )
 
-// npmManifest is the member of an npm tarball that describes it.
-const npmManifest = "package/package.json"
+// manifestName is the file of an npm tarball's top directory that describes it.
+const manifestName = "package.json"
 
 // maxManifest bounds package/package.json (npm's own are a few KiB; some carry a long
 // description or many scripts).
@@ -30,19 +30,20 @@ const maxManifest = 4 << 20 // 4 MiB
 // lifecycleScripts are the scripts npm runs at install, which pkg never runs.
 var lifecycleScripts = []string{"preinstall", "install", "postinstall"}
 
-// A ManifestError refuses an npm tarball's package/package.json, naming the archive and
-// the field (or none, for JSON that does not parse).
+// A ManifestError refuses an npm tarball's package.json, naming the archive, the member
+// and the field (or none, for JSON that does not parse).
 type ManifestError struct {
 	Archive string // as given to repo add
+	Member  string // package/package.json, or TOP/package.json
 	Field   string // "" for the whole member
 	Err     error
 }
 
 func (e *ManifestError) Error() string {
 	if e.Field == "" {
-		return fmt.Sprintf("%s: %s: %v", e.Archive, npmManifest, e.Err)
+		return fmt.Sprintf("%s: %s: %v", e.Archive, e.Member, e.Err)
 	}
-	return fmt.Sprintf("%s: %s: %s: %v", e.Archive, npmManifest, e.Field, e.Err)
+	return fmt.Sprintf("%s: %s: %s: %v", e.Archive, e.Member, e.Field, e.Err)
 }
 
 func (e *ManifestError) Unwrap() error { return e.Err }
@@ -64,21 +65,25 @@ type manifest struct {
 	Scripts              map[string]json.RawMessage
 }
 
-// isNPM reports whether members are an npm tarball's: package/package.json a file, and
-// every member under package/.
-func isNPM(members []tarutil.Member) bool {
-	if !slices.ContainsFunc(members, func(m tarutil.Member) bool { return m.Name == npmManifest && m.Type == tar.TypeReg }) {
-		return false
+// npmTop returns the one top directory of members, if they have the shape of an npm
+// tarball: every member in it, TOP/package.json a file. npm packs into package/; the
+// registry holds older tarballs and @types' with another name (estree/), which npm takes
+// alike.
+func npmTop(members []tarutil.Member) (string, bool) {
+	if len(members) == 0 {
+		return "", false
 	}
-	return !slices.ContainsFunc(members, func(m tarutil.Member) bool {
-		return m.Name != "package" && !strings.HasPrefix(m.Name, "package/")
-	})
+	top, _, _ := strings.Cut(members[0].Name, "/")
+	if slices.ContainsFunc(members, func(m tarutil.Member) bool { return m.Name != top && !strings.HasPrefix(m.Name, top+"/") }) {
+		return "", false
+	}
+	return top, slices.ContainsFunc(members, func(m tarutil.Member) bool { return m.Name == top+"/"+manifestName && m.Type == tar.TypeReg })
 }
 
-// readManifest returns the bytes of package/package.json from the tarball at file, gzip
-// compressed (as npm packs and the registry serves them) or not. It returns nil, nil for
-// another compression, which pkg reads but this does not.
-func readManifest(file string) ([]byte, error) {
+// readManifest returns the bytes of the member from the tarball at file, gzip compressed
+// (as npm packs and the registry serves them) or not. It returns nil, nil for another
+// compression, which pkg reads but this does not.
+func readManifest(file, member string) ([]byte, error) {
 	f, err := regfile.Open(file, 0)
 	if err != nil {
 		return nil, err
@@ -103,7 +108,7 @@ func readManifest(file string) ([]byte, error) {
 		if err != nil {
 			return nil, err // fetch.Inspect found the member: io.EOF is not expected
 		}
-		if path.Clean(strings.TrimPrefix(h.Name, "./")) != npmManifest {
+		if path.Clean(strings.TrimPrefix(h.Name, "./")) != member {
 			continue
 		}
 		data, err := io.ReadAll(io.LimitReader(tr, maxManifest+1))
@@ -134,10 +139,10 @@ func (a *Archive) Scripts() []string { return a.scripts }
 // (unless keepSummary), bin, dependencies (as depends, without the optional and bundled
 // ones), optionalDependencies, peerDependencies not marked optional, os and cpu as the
 // platform (npmPlatform). It returns too the lifecycle scripts the manifest declares.
-func (a *Archive) npmEntry(p repo.Package, data []byte, keepSummary bool) (repo.Package, []string, error) {
+func (a *Archive) npmEntry(p repo.Package, top string, data []byte, keepSummary bool) (repo.Package, []string, error) {
 	var m manifest
 	bad := func(field string, err error) error {
-		return &ManifestError{Archive: a.Location, Field: field, Err: err}
+		return &ManifestError{Archive: a.Location, Member: top + "/" + manifestName, Field: field, Err: err}
 	}
 	if err := json.Unmarshal(bytes.TrimPrefix(data, []byte("\uFEFF")), &m); err != nil {
 		return p, nil, bad("", err)
@@ -155,7 +160,7 @@ func (a *Archive) npmEntry(p repo.Package, data []byte, keepSummary bool) (repo.
 	}
 	var err error
 	if p.Bin == nil {
-		if p.Bin, err = npmBin(p.Name, m.Bin); err != nil {
+		if p.Bin, err = npmBin(p.Name, top, m.Bin); err != nil {
 			return p, nil, bad("bin", err)
 		}
 	}
@@ -167,7 +172,7 @@ func (a *Archive) npmEntry(p repo.Package, data []byte, keepSummary bool) (repo.
 	if err := m.relations(&p, bad); err != nil {
 		return p, nil, err
 	}
-	return p, m.scripts(a.Members), nil
+	return p, m.scripts(top, a.Members), nil
 }
 
 func cmpOr(a, b string) string {
@@ -275,15 +280,16 @@ func npmRequirement(name, spec string) (repo.Requirement, error) {
 
 // npmBin returns the commands of the bin field raw of the package named name: a string is
 // one command named after the package (its name without the scope), a map names each;
-// each path is in package/, a command named by the base of its key (as npm does).
-func npmBin(name string, raw json.RawMessage) ([]repo.Command, error) {
+// each path is in the top directory top, a command named by the base of its key (as npm
+// does).
+func npmBin(name, top string, raw json.RawMessage) ([]repo.Command, error) {
 	if raw == nil || string(raw) == "null" {
 		return nil, nil
 	}
 	var one string
 	if json.Unmarshal(raw, &one) == nil {
 		_, base, _ := strings.Cut(name, "/")
-		return []repo.Command{npmCommand(cmpOr(base, name), one)}, nil
+		return []repo.Command{npmCommand(cmpOr(base, name), top, one)}, nil
 	}
 	var named map[string]string
 	if err := json.Unmarshal(raw, &named); err != nil {
@@ -291,21 +297,21 @@ func npmBin(name string, raw json.RawMessage) ([]repo.Command, error) {
 	}
 	var bin []repo.Command
 	for _, cmd := range slices.Sorted(maps.Keys(named)) {
-		bin = append(bin, npmCommand(path.Base(cmd), named[cmd]))
+		bin = append(bin, npmCommand(path.Base(cmd), top, named[cmd]))
 	}
 	return bin, nil
 }
 
 // npmCommand is the command name running file, a path relative to the package's
-// directory; repo refuses a path out of it.
-func npmCommand(name, file string) repo.Command {
-	return repo.Command{Name: name, Path: path.Join("package", file)}
+// directory top; repo refuses a path out of the archive, CheckRunnable one to no file.
+func npmCommand(name, top, file string) repo.Command {
+	return repo.Command{Name: name, Path: path.Join(top, file)}
 }
 
 // scripts returns the lifecycle scripts m declares, and "binding.gyp" for a package with
 // one at its top and no install or preinstall script, which npm builds with node-gyp
 // rebuild at install.
-func (m *manifest) scripts(members []tarutil.Member) []string {
+func (m *manifest) scripts(top string, members []tarutil.Member) []string {
 	var declared []string
 	for _, s := range lifecycleScripts {
 		if _, ok := m.Scripts[s]; ok {
@@ -314,7 +320,7 @@ func (m *manifest) scripts(members []tarutil.Member) []string {
 	}
 	_, install := m.Scripts["install"]
 	_, preinstall := m.Scripts["preinstall"]
-	if !install && !preinstall && slices.ContainsFunc(members, func(mb tarutil.Member) bool { return mb.Name == "package/binding.gyp" }) {
+	if !install && !preinstall && slices.ContainsFunc(members, func(mb tarutil.Member) bool { return mb.Name == top+"/binding.gyp" }) {
 		declared = append(declared, "binding.gyp")
 	}
 	return declared

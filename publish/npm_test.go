@@ -21,10 +21,16 @@ import (
 // manifest and the other members given as name, contents, ..., and opens it.
 func npmTarball(t *testing.T, manifest string, files ...string) *Archive {
 	t.Helper()
+	return npmTarballIn(t, "package", manifest, files...)
+}
+
+// npmTarballIn is npmTarball with the top directory top.
+func npmTarballIn(t *testing.T, top, manifest string, files ...string) *Archive {
+	t.Helper()
 	var b bytes.Buffer
 	zw := gzip.NewWriter(&b)
 	tw := tar.NewWriter(zw)
-	files = append([]string{"package/package.json", manifest}, files...)
+	files = append([]string{top + "/package.json", manifest}, files...)
 	for i := 0; i < len(files); i += 2 {
 		if err := tw.WriteHeader(&tar.Header{Name: files[i], Mode: 0o644, Size: int64(len(files[i+1])), Typeflag: tar.TypeReg}); err != nil {
 			t.Fatal(err)
@@ -97,6 +103,21 @@ func TestNPMEntry(t *testing.T) {
 	}
 }
 
+// TestNPMEntryTop reads a tarball whose top directory is not package/, as @types' are
+// (estree/): its package.json and its commands' paths are in it.
+func TestNPMEntryTop(t *testing.T) {
+	a := npmTarballIn(t, "estree", `{"name": "@types/estree", "version": "1.0.8", "bin": "x.js", "dependencies": {"y": "^1"}}`, "estree/x.js", "x")
+	p, err := a.Entry(repo.Package{}, false)
+	if err != nil || p.Kind != repo.KindNPM || p.Name != "@types/estree" || binText(p) != "estree=estree/x.js" || repo.JoinRequirements(p.Depends) != "y@npm:^1" {
+		t.Errorf("Entry = %+v, %v", p, err)
+	}
+	bad := npmTarballIn(t, "estree", `{"name": "@types/estree", "version": "1"}`)
+	var me *ManifestError
+	if _, err := bad.Entry(repo.Package{}, false); !errors.As(err, &me) || me.Member != "estree/package.json" || me.Field != "version" {
+		t.Errorf("Entry of a bad version = %v, want a *ManifestError naming estree/package.json", err)
+	}
+}
+
 func TestNPMEntryRefuses(t *testing.T) {
 	for _, tt := range []struct{ manifest, field string }{
 		{`{"name": "x", "version": "1.0.0",`, ""},
@@ -118,14 +139,14 @@ func TestNPMEntryRefuses(t *testing.T) {
 		a := npmTarball(t, tt.manifest)
 		_, err := a.Entry(repo.Package{}, false)
 		var me *ManifestError
-		if !errors.As(err, &me) || me.Field != tt.field || me.Archive != a.Location {
+		if !errors.As(err, &me) || me.Field != tt.field || me.Archive != a.Location || me.Member != "package/package.json" {
 			t.Errorf("Entry of %s = %v, want a *ManifestError naming %q", tt.manifest, err, tt.field)
 		}
 	}
 }
 
-// packed are real npm packages, packed by npm at test time: a scoped one, a bin map, a bin
-// string, a postinstall script with optionalDependencies, os and cpu for Linux and for
+// packed are real npm packages, packed by npm at test time: a scoped one, one whose top
+// directory is not package/, a bin map, a bin string, a postinstall script with optionalDependencies, os and cpu for Linux and for
 // another system, peerDependencies marked optional.
 var packed = []struct {
 	spec string
@@ -141,6 +162,11 @@ var packed = []struct {
 			!slices.ContainsFunc(p.Depends, func(r repo.Requirement) bool { return r.String() == "@eslint/js@npm:9.39.2" }) ||
 			!slices.ContainsFunc(p.Depends, func(r repo.Requirement) bool { return r.String() == "eslint-visitor-keys@npm:^4.2.1" }) {
 			t.Errorf("eslint: bin %q, depends %q, peers %q (jiti is optional), scripts %q", p.Bin, p.Depends, p.Peers, scripts)
+		}
+	}},
+	{"@types/estree@1.0.8", func(t *testing.T, p repo.Package, scripts []string) {
+		if p.Name != "@types/estree" || p.Bin != nil || p.Depends != nil { // its top directory is estree/
+			t.Errorf("@types/estree: %+v", p)
 		}
 	}},
 	{"mkdirp@1.0.4", func(t *testing.T, p repo.Package, scripts []string) {

@@ -130,18 +130,19 @@ func (a *Archive) checkEntry(p repo.Package) (repo.Package, error) {
 // (fetch.Control.Requirements); from its tree,
 // its commands (debCommands) and library directories (install.LibDirs).
 //
-// An npm tarball (every member under package/, package/package.json among them) whose
-// package.json has a name and a version, as npm packs it, is an entry of kind npm
-// (npmEntry); its lifecycle scripts are then in Scripts. Another (a package.json without
-// them, or an archive not gzip'd) gives Into (npmInto).
+// An npm tarball (every member in one top directory, package/ as npm packs it,
+// TOP/package.json among them) whose package.json has a name and a version is an entry of
+// kind npm (npmEntry); its lifecycle scripts are then in Scripts. Another of npm's layout
+// (a package.json without them, or an archive neither gzip'd nor plain) gives Into
+// (npmInto).
 func (a *Archive) Entry(p repo.Package, keepSummary bool) (repo.Package, error) {
-	if isNPM(a.Members) {
-		data, err := readManifest(a.Path)
+	if top, ok := npmTop(a.Members); ok {
+		data, err := readManifest(a.Path, top+"/"+manifestName)
 		if err != nil {
-			return p, &ManifestError{Archive: a.Location, Err: err}
+			return p, &ManifestError{Archive: a.Location, Member: top + "/" + manifestName, Err: err}
 		}
 		if data != nil && npmNamed(data) {
-			p, a.scripts, err = a.npmEntry(p, data, keepSummary)
+			p, a.scripts, err = a.npmEntry(p, top, data, keepSummary)
 			return p, err
 		}
 	}
