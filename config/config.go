@@ -43,6 +43,10 @@ const systemFile = "/etc/pkg/config.toml"
 type Config struct {
 	Repos []Repo // highest priority first; among equal priorities, by name
 	Cache Cache
+	// DigestMirrors are asked for every repository's archives by sha256 (LOCATION/sha256/<hex>),
+	// after a repository's own, before the URL its index names; the last file that sets them wins.
+	DigestMirrors []string
+	digestSet     bool
 
 	maxSizeSet, olderThanSet bool // the file set them, if only to 0
 }
@@ -55,6 +59,10 @@ type Repo struct {
 	Priority int      // a name resolves from the highest-priority repository that has it
 	File     string   // the file that defined it
 	Naming   Naming   // who gave Name
+
+	// DigestMirrors are asked for its archives by sha256 before any configured for every
+	// repository (Config.DigestMirrors).
+	DigestMirrors []string
 
 	// CleartextCredentials sends its credential over plain http to hosts that are not this
 	// machine, which pkg otherwise refuses.
@@ -159,6 +167,9 @@ func merge(configs ...*Config) *Config {
 		if c.olderThanSet {
 			out.Cache.OlderThan, out.olderThanSet = c.Cache.OlderThan, true
 		}
+		if c.digestSet {
+			out.DigestMirrors, out.digestSet = c.DigestMirrors, true
+		}
 	}
 	for _, r := range byName {
 		out.Repos = append(out.Repos, r)
@@ -175,8 +186,9 @@ func sortRepos(rs []Repo) {
 
 // file is a configuration file as TOML, its values checked as they are decoded.
 type file struct {
-	Repo  map[string]repoTable `toml:"repo"`
-	Cache struct {
+	DigestMirrors []location           `toml:"digest-mirrors"`
+	Repo          map[string]repoTable `toml:"repo"`
+	Cache         struct {
 		MaxSize   size     `toml:"max-size"`
 		OlderThan duration `toml:"older-than"`
 	} `toml:"cache"`
@@ -192,12 +204,14 @@ type repoTable struct {
 	Password     string     `toml:"password"`
 	PasswordFile string     `toml:"password-file"`
 	Cleartext    bool       `toml:"cleartext-credentials"`
+	Digest       []location `toml:"digest-mirrors"`
 }
 
 // shape is file with plain types, decoded first: its errors are those of keys and types
 // alone, and the messages of the types say what each key wants (typeOf).
 type shape struct {
-	Repo map[string]struct {
+	DigestMirrors *[]string `toml:"digest-mirrors"`
+	Repo          map[string]struct {
 		URLs         []string `toml:"urls"`
 		Keys         []string `toml:"keys"`
 		Priority     int      `toml:"priority"`
@@ -207,6 +221,7 @@ type shape struct {
 		Password     string   `toml:"password"`
 		PasswordFile string   `toml:"password-file"`
 		Cleartext    bool     `toml:"cleartext-credentials"`
+		Digest       []string `toml:"digest-mirrors"`
 	} `toml:"repo"`
 	Cache struct {
 		MaxSize   string `toml:"max-size"`
@@ -220,7 +235,7 @@ var typeOf = map[string]string{
 	"max-size": `a string such as "20GiB"`, "older-than": `a string such as "30d"`,
 	"repo": "tables, [repo.NAME]", "cache": "a table, [cache]",
 	"token": "a string", "token-file": "a string", "username": "a string", "password": "a string",
-	"password-file": "a string", "cleartext-credentials": "true or false",
+	"password-file": "a string", "cleartext-credentials": "true or false", "digest-mirrors": "a list of strings",
 }
 
 // parse parses the configuration file name holding data, of mode. Unknown keys, values of
@@ -236,7 +251,10 @@ func parse(name string, data []byte, mode os.FileMode) (*Config, error) {
 		return nil, decodeError(name, err, &sh)
 	}
 	c := &Config{Cache: Cache{MaxSize: f.Cache.MaxSize.n, OlderThan: f.Cache.OlderThan.d},
-		maxSizeSet: sh.Cache.MaxSize != "", olderThanSet: sh.Cache.OlderThan != ""}
+		maxSizeSet: sh.Cache.MaxSize != "", olderThanSet: sh.Cache.OlderThan != "", digestSet: sh.DigestMirrors != nil}
+	for _, u := range f.DigestMirrors {
+		c.DigestMirrors = append(c.DigestMirrors, u.s)
+	}
 	for n, t := range f.Repo {
 		if err := checkName(n); err != nil {
 			return nil, &fileError{File: name, Key: "repo." + n, Err: err}
@@ -254,6 +272,9 @@ func parse(name string, data []byte, mode os.FileMode) (*Config, error) {
 		}
 		for _, k := range t.Keys {
 			r.Keys = append(r.Keys, k.s)
+		}
+		for _, u := range t.Digest {
+			r.DigestMirrors = append(r.DigestMirrors, u.s)
 		}
 		c.Repos = append(c.Repos, r)
 	}
@@ -301,6 +322,10 @@ func (s *shape) cause(k []string) error {
 	switch {
 	case len(k) == 3 && k[0] == "repo" && k[2] == "urls":
 		return firstError[location](s.Repo[k[1]].URLs...)
+	case len(k) == 3 && k[0] == "repo" && k[2] == "digest-mirrors":
+		return firstError[location](s.Repo[k[1]].Digest...)
+	case len(k) == 1 && k[0] == "digest-mirrors" && s.DigestMirrors != nil:
+		return firstError[location](*s.DigestMirrors...)
 	case len(k) == 3 && k[0] == "repo" && k[2] == "keys":
 		return firstError[key](s.Repo[k[1]].Keys...)
 	case len(k) == 2 && k[0] == "cache" && k[1] == "max-size":

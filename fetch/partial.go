@@ -90,8 +90,12 @@ func (c *Cache) openPartial(s *Source, p repo.Package) *partial {
 	return pt
 }
 
-// remote reports whether s reads p's archive over HTTP, at first.
+// remote reports whether s reads p's archive over HTTP, at first: from a by-digest mirror
+// or where the index names it.
 func (s *Source) remote(p repo.Package) bool {
+	if s.dm != nil && s.dm.remote() {
+		return true
+	}
 	u, err := url.Parse(p.Archive)
 	if err == nil && u.Scheme != "" {
 		return u.Scheme == "http" || u.Scheme == "https"

@@ -69,6 +69,10 @@ type Options struct {
 	Netrc                string
 	CleartextCredentials bool
 
+	// DigestMirrors are locations asked for any archive by its sha256, at
+	// LOCATION/sha256/<hex>, before the URL its index names, in order (digest.go).
+	DigestMirrors []string
+
 	// Admit, if not nil, has the last word on an index the trust policy believes, before
 	// it is used or kept in the cache: its error refuses the index. A root's records of
 	// the repository, which may forbid an index the cache would take, are its use.
@@ -85,8 +89,9 @@ type Source struct {
 	admit   func(trust.Result) error
 	*netConfig
 
-	m    *mirrors // nil without Options.Mirrors
-	next bool     // another mirror follows this one: a request gets one attempt
+	m    *mirrors       // nil without Options.Mirrors
+	dm   *digestMirrors // nil without Options.DigestMirrors
+	next bool           // another mirror follows this one: a request gets one attempt
 }
 
 // NewSource parses a repository location, and its mirrors'. A location naming index.json
@@ -107,6 +112,9 @@ func NewSource(loc string, o Options) (*Source, error) {
 		locs = append(locs, l)
 	}
 	if err := n.setCredentials(o, locs); err != nil {
+		return nil, err
+	}
+	if s.dm, err = newDigestMirrors(o, n); err != nil {
 		return nil, err
 	}
 	if len(o.Mirrors) > 0 {
@@ -136,11 +144,11 @@ func (s *Source) String() string { return s.loc }
 // what messages and the cache's copy of the index name.
 func (s *Source) indexLocation() string { return s.t.indexLocation() }
 
-// openArchive returns the bytes of p's archive from kept on, the caller holding the
-// bytes before (body.start): from an absolute URL as it is, a path from the repository
-// or, with mirrors, the first to serve it (c keeps those found down, and may be nil). A
-// download must end within its deadline (Source.deadline).
-func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package, kept int64) (body, error) {
+// openPublished returns the bytes of p's archive from kept on, the caller holding the
+// bytes before (body.start), where its index names it: from an absolute URL as it is, a
+// path from the repository or, with mirrors, the first to serve it (c keeps those found
+// down, and may be nil). A download must end within its deadline (Source.deadline).
+func (s *Source) openPublished(ctx context.Context, c *Cache, p repo.Package, kept int64) (body, error) {
 	u, err := url.Parse(p.Archive)
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):

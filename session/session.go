@@ -35,8 +35,11 @@ type Options struct {
 	Repos       []config.Repo     // the repositories given, ahead of the configured ones (config.Use)
 	Keys        []trust.KeySource // the trusted keys given; the root's trusted-keys file is added
 	Local       []repo.Package    // local archive files a change installs, each as its entry, Origin set (txn.Catalog.WithLocal)
-	Invalid     Invalid           // mistakes in what was given, each returned by the calls that need it
-	NoRepo      error             // returned where a repository is needed and none is in effect (ErrNoRepo if nil)
+	// DigestMirrors are asked first for every repository's archives by sha256, before the
+	// repository's configured ones and those configured for all (fetch.Options.DigestMirrors).
+	DigestMirrors []string
+	Invalid       Invalid // mistakes in what was given, each returned by the calls that need it
+	NoRepo        error   // returned where a repository is needed and none is in effect (ErrNoRepo if nil)
 
 	RequireSigned, Offline, NoSync, DryRun bool
 	DefaultRoot                            bool          // Root is the default, not one the user named
@@ -239,8 +242,27 @@ func (s *Session) repoSource(r config.Repo) (*fetch.Source, fetch.Options, error
 	}
 	o.Credential = fetch.Credential{Username: a.Username, Password: a.Password, Token: a.Token}
 	o.Netrc, o.CleartextCredentials = config.NetrcFile(), r.CleartextCredentials
+	if o.DigestMirrors, err = s.digestMirrors(r); err != nil {
+		return nil, o, err
+	}
 	src, err := fetch.NewSource(r.URLs[0], o)
 	return src, o, err
+}
+
+// digestMirrors returns the by-digest mirrors of r: those given, then r's, then those
+// configured for every repository, each once.
+func (s *Session) digestMirrors(r config.Repo) ([]string, error) {
+	cfg, err := s.config()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, u := range slices.Concat(s.DigestMirrors, r.DigestMirrors, cfg.DigestMirrors) {
+		if !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
+	return out, nil
 }
 
 // UnknownRepoError is the error of source for a name no repository in effect has.

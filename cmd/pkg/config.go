@@ -31,6 +31,7 @@ func sess(c *cli.Context) *session.Session {
 		Path:  os.Getenv("PATH"), Quiet: c.Bool("quiet"), Context: c.Context}
 	o.DefaultRoot = !c.IsSet("root") || c.App.Metadata["default root"] == true // not named by --root or PKG_ROOT
 	o.Repos, o.Invalid.Repos = flagRepos(c)
+	o.DigestMirrors = c.StringSlice("digest-mirror")
 	flag, err := trust.ParseKeySource("--trusted-key", c.StringSlice("trusted-key")...)
 	if err != nil {
 		o.Invalid.Keys = globalUsagef("%v", err)

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// authRepo serves a copy of the demo repository only to requests whose Authorization
+// header is want, answering others 401, and counts the requests with and without it.
+type authRepo struct {
+	url  string
+	mu   sync.Mutex
+	good int
+	bad  int
+}
+
+func newAuthRepo(t *testing.T, want string) *authRepo {
+	dir := filepath.Join(t.TempDir(), "demo")
+	if err := os.CopyFS(dir, os.DirFS(demoRepo)); err != nil {
+		t.Fatal(err)
+	}
+	r := &authRepo{}
+	files := http.FileServer(http.Dir(dir))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		ok := req.Header.Get("Authorization") == want
+		if ok {
+			r.good++
+		} else {
+			r.bad++
+		}
+		r.mu.Unlock()
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Basic realm="demo"`)
+			http.Error(w, "credentials, please", http.StatusUnauthorized)
+			return
+		}
+		files.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	r.url = srv.URL + "/"
+	return r
+}
+
+// noSecret fails if any file beneath each of dirs, or any of outputs, holds one of secrets.
+func noSecret(t *testing.T, secrets []string, dirs []string, outputs ...string) {
+	t.Helper()
+	check := func(where string, data []byte) {
+		for _, s := range secrets {
+			if bytes.Contains(data, []byte(s)) {
+				t.Errorf("%s holds the credential %q", where, s)
+			}
+		}
+	}
+	files := 0
+	for _, d := range dirs {
+		err := filepath.WalkDir(d, func(path string, e fs.DirEntry, err error) error {
+			if err != nil || !e.Type().IsRegular() {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			files++
+			check(path, data)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, o := range outputs {
+		check(fmt.Sprintf("output %d", i), []byte(o))
+	}
+	if files < 5 {
+		t.Fatalf("only %d files pkg wrote to search", files)
+	}
+}
+
+// TestCredentialsOutsideURL installs, locks and syncs from a repository that requires
+// credentials, given by a token variable, a netrc file and a token-file of the
+// configuration, and finds none of them in the root, the cache, the lockfile or what pkg
+// printed. Without them, pkg exits 1 with the hint that says where they go.
+func TestCredentialsOutsideURL(t *testing.T) {
+	const token, user, pass = "tok-3f9a2c41e7", "deploy", "pw-8d1b0c55aa"
+	basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
+	secrets := []string{token, pass, basic}
+	for _, tc := range []struct {
+		name, want string
+		setup      func(t *testing.T, url string)
+	}{
+		{"token variable", "Bearer " + token, func(t *testing.T, _ string) {
+			t.Setenv("PKG_REPO_TEAM_TOKEN", token)
+		}},
+		{"netrc", "Basic " + basic, func(t *testing.T, _ string) {
+			netrc := filepath.Join(t.TempDir(), "netrc")
+			os.WriteFile(netrc, []byte("machine 127.0.0.1 login "+user+" password "+pass+"\n"), 0o600)
+			t.Setenv("NETRC", netrc)
+		}},
+		{"token-file", "Bearer " + token, func(t *testing.T, url string) {
+			dir := t.TempDir()
+			tokenFile := filepath.Join(dir, "token")
+			os.WriteFile(tokenFile, []byte(token+"\n"), 0o600)
+			os.MkdirAll(filepath.Join(dir, "pkg"), 0o755)
+			cfg := "[repo.team]\nurls = [\"" + url + "\"]\ntoken-file = \"" + tokenFile + "\"\n"
+			os.WriteFile(filepath.Join(dir, "pkg", "config.toml"), []byte(cfg), 0o644)
+			t.Setenv("XDG_CONFIG_HOME", dir)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("NETRC", filepath.Join(t.TempDir(), "none"))
+			t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+			r := newAuthRepo(t, tc.want)
+			base := t.TempDir()
+			e := newEnv(t, base, "team="+r.url)
+
+			_, stderr, code := e.pkg("install", "hello")
+			if code != 1 || !strings.Contains(stderr, "PKG_REPO_<NAME>_TOKEN") || !strings.Contains(stderr, "401") {
+				t.Fatalf("without credentials: exit %d\n%s", code, stderr)
+			}
+
+			tc.setup(t, r.url)
+			var outs []string
+			o1, e1 := e.ok("install", "hello")
+			lock := filepath.Join(base, "pkg.lock")
+			o2, e2 := e.ok("lock", "-o", lock, "hello")
+			fresh := newEnv(t, t.TempDir(), "team="+r.url)
+			o3, e3 := fresh.ok("sync", "-f", lock)
+			outs = append(outs, stderr, o1, e1, o2, e2, o3, e3)
+			if got := fresh.installed(); !strings.Contains(got, "hello 1.2.0") {
+				t.Errorf("synced root holds %q", got)
+			}
+			if r.good == 0 {
+				t.Error("no request sent the credential")
+			}
+			noSecret(t, secrets, []string{e.root, e.cache, fresh.root, fresh.cache, lock}, outs...)
+		})
+	}
+}

@@ -1,0 +1,140 @@
+package fetch
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// TestDigestMirror fetches an archive whose index names a host that serves nothing, from a
+// by-digest mirror (a server, and a directory), and one the mirror lacks or cannot serve
+// from the index's URL.
+func TestDigestMirror(t *testing.T) {
+	archive, p := testArchive(t)
+	key := digestPath(p.SHA256)
+	dead := "http://127.0.0.1:1/pool/" + p.Archive
+
+	t.Run("server", func(t *testing.T) {
+		m := newMirrorServer(t, map[string][]byte{key: archive})
+		pub := p
+		pub.Archive = dead
+		s, err := NewSource(t.TempDir(), Options{DigestMirrors: []string{m.URL + "/"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := openCache(t)
+		if err := fetchOne(c, s, pub); err != nil {
+			t.Fatal(err)
+		}
+		checkEntry(t, c, p, testFiles())
+		if m.count(key) != 1 {
+			t.Errorf("%d requests for %s, want 1", m.count(key), key)
+		}
+	})
+	t.Run("directory", func(t *testing.T) {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "sha256"), 0o755)
+		os.WriteFile(filepath.Join(dir, key), archive, 0o644)
+		pub := p
+		pub.Archive = dead
+		s, err := NewSource(t.TempDir(), Options{DigestMirrors: []string{dir}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fetchOne(openCache(t), s, pub); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for _, tc := range []struct {
+		name   string
+		status int  // the mirror's answer
+		told   bool // the failover is said
+	}{
+		{"lacks it", http.StatusNotFound, false},
+		{"fails", http.StatusServiceUnavailable, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMirrorServer(t, nil)
+			m.answer(tc.status)
+			up := newMirrorServer(t, map[string][]byte{p.Archive: archive})
+			var told []string
+			var mu sync.Mutex
+			s, err := NewSource(up.URL+"/", Options{DigestMirrors: []string{m.URL + "/", "http://127.0.0.1:1/"}, Failover: func(to string, why error) {
+				mu.Lock()
+				defer mu.Unlock()
+				told = append(told, to)
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.backoff = 0
+			c := openCache(t)
+			if err := fetchOne(c, s, p); err != nil {
+				t.Fatal(err)
+			}
+			if m.count(key) != 1 || up.count(p.Archive) != 1 {
+				t.Errorf("requests: %d to the mirror, %d to the repository; want 1 and 1", m.count(key), up.count(p.Archive))
+			}
+			want := []string{"http://127.0.0.1:1/sha256/" + p.SHA256, up.URL + "/" + p.Archive}
+			if !tc.told {
+				want = want[1:]
+			}
+			if len(told) != len(want) || len(told) > 0 && told[len(told)-1] != want[len(want)-1] {
+				t.Errorf("failovers said to %q, want %q", told, want)
+			}
+		})
+	}
+}
+
+// TestDigestMirrorCut cuts the mirror's body half way: the rest comes from the index's
+// URL by a Range request, and the archive is whole.
+func TestDigestMirrorCut(t *testing.T) {
+	archive, p := testArchive(t)
+	half := len(archive) / 2
+	m := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
+		w.Write(archive[:half])
+		panic(http.ErrAbortHandler)
+	})
+	var ranges []string
+	var mu sync.Mutex
+	up := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		mu.Lock()
+		ranges = append(ranges, r.Header.Get("Range"))
+		mu.Unlock()
+		serveArchive(w, r, archive)
+	})
+	s, err := NewSource(up.URL+"/", Options{DigestMirrors: []string{m.URL + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := openCache(t)
+	if err := fetchOne(c, s, p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if len(ranges) != 1 || ranges[0] == "" {
+		t.Errorf("the repository was asked with Range %q, want one request for the rest", ranges)
+	}
+}
+
+// TestDigestMirrorTampered serves other bytes from the mirror: the archive is refused.
+func TestDigestMirrorTampered(t *testing.T) {
+	archive, p := testArchive(t)
+	bad := append([]byte(nil), archive...)
+	bad[len(bad)/2] ^= 1
+	m := newMirrorServer(t, map[string][]byte{digestPath(p.SHA256): bad})
+	s, err := NewSource(t.TempDir(), Options{DigestMirrors: []string{m.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := openCache(t)
+	if err := fetchOne(c, s, p); !errors.Is(err, ErrMismatch) {
+		t.Fatalf("a tampered archive: %v, want ErrMismatch", err)
+	}
+	checkEmpty(t, c)
+}

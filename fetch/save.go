@@ -1,0 +1,163 @@
+package fetch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"pkg/repo"
+)
+
+// A mirror directory (pkg mirror) is what any web server serves as it is:
+//
+//	<dir>/<repository>/index.json      a repository's index, byte for byte as published
+//	<dir>/<repository>/index.json.sig  its signature, if it has one
+//	<dir>/sha256/<hex>                 each archive as published, named by its sha256
+//
+// Every file appears by rename once complete (and, for an archive, verified), mode 0644.
+// A temporary file is named .pkg-tmp-*; one older than tmpAge was left by a process that
+// died, and the next SaveArchive or SaveIndex into that directory removes it.
+const tmpAge = time.Hour
+
+// SaveIndex writes the index of s that the cache keeps, the one VerifiedIndex accepted
+// last, and its signature, as published, to dir/index.json and dir/index.json.sig; a
+// signature file left from an earlier index is removed. A repository whose index the
+// cache lacks fails with ErrOffline.
+func (c *Cache) SaveIndex(s *Source, dir string) error {
+	saved, err := loadIndex(c.index, indexName(s.indexLocation()))
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: no copy of the index of %s in the cache", ErrOffline, s.URL())
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := saveFile(dir, "index.json", func(w io.Writer) error { _, err := w.Write(saved.data); return err }); err != nil {
+		return err
+	}
+	if saved.Signature == nil {
+		if err := os.Remove(filepath.Join(dir, repo.SignatureName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return saveFile(dir, repo.SignatureName, func(w io.Writer) error { _, err := w.Write(saved.Signature); return err })
+}
+
+// SaveArchive writes p's archive as published, from the first of s's locations to serve
+// it (openArchive), to dir/sha256/<hex of its sha256>, once it has checked its size and
+// sha256 against p, and reports whether it wrote it: one already there with the right
+// size and sha256 is kept. An offline source writes none (ErrOffline): the cache keeps
+// archives converted, not as published.
+func (s *Source) SaveArchive(ctx context.Context, p repo.Package, dir string) (wrote bool, err error) {
+	sub := filepath.Join(dir, "sha256")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		return false, err
+	}
+	if ok, err := hasArchive(filepath.Join(sub, p.SHA256), p); ok || err != nil {
+		return false, err
+	}
+	if s.offline {
+		return false, &packageError{name: p.Name, version: p.Version, err: ErrOffline}
+	}
+	b, err := s.openArchive(ctx, nil, p, 0)
+	if err != nil {
+		return false, &packageError{name: p.Name, version: p.Version, err: err}
+	}
+	defer b.Close()
+	err = saveFile(sub, p.SHA256, func(w io.Writer) error {
+		_, err := io.Copy(w, newVerifier(b, p, nil))
+		return err
+	})
+	if err != nil {
+		return false, &packageError{name: p.Name, version: p.Version, from: b.from(), err: err}
+	}
+	return true, nil
+}
+
+// hasArchive reports whether the file name is p's archive; a file that is not is an error.
+func hasArchive(name string, p repo.Package) (bool, error) {
+	f, err := os.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, p.Size+1))
+	switch {
+	case err != nil:
+		return false, err
+	case n != p.Size || hex.EncodeToString(h.Sum(nil)) != p.SHA256:
+		return false, fmt.Errorf("%s: %w: it is not the archive of %s %s", name, ErrMismatch, p.Name, p.Version)
+	}
+	return true, nil
+}
+
+// saveFile writes dir/name by fill, in a temporary file renamed into place once synced,
+// readable by all as a web server's file; the directory is synced after.
+func saveFile(dir, name string, fill func(io.Writer) error) (err error) {
+	removeStale(dir)
+	f, err := os.CreateTemp(dir, ".pkg-tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = fill(f); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// cleaned are the directories removeStale has cleaned in this process.
+var cleaned sync.Map
+
+// removeStale removes the temporary files in dir older than tmpAge, once per process.
+func removeStale(dir string) {
+	if _, done := cleaned.LoadOrStore(dir, true); done {
+		return
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), ".pkg-tmp-") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > tmpAge {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
