@@ -86,6 +86,18 @@ func TestDigestMirror(t *testing.T) {
 			if len(told) != len(want) || len(told) > 0 && told[len(told)-1] != want[len(want)-1] {
 				t.Errorf("failovers said to %q, want %q", told, want)
 			}
+			// Again, into another cache: a mirror that lacked the archive is asked again,
+			// one that failed is not, and nothing more is said.
+			if err := fetchOne(openCache(t), s, p); err != nil {
+				t.Fatal(err)
+			}
+			asked := 2
+			if tc.told {
+				asked = 1
+			}
+			if m.count(key) != asked || len(told) != len(want) {
+				t.Errorf("the second fetch asked the mirror %d times in all (want %d), and said %q", m.count(key), asked, told)
+			}
 		})
 	}
 }

@@ -131,6 +131,10 @@ func TestMirrorLock(t *testing.T) {
 	if !strings.Contains(again, "wrote 0 archives") || !strings.Contains(again, "3 there already") {
 		t.Errorf("mirroring again said %q, want every archive there already", again)
 	}
+	byName := filepath.Join(t.TempDir(), "by-name")
+	if out, _ := user.ok(append(trusted, "mirror", "hello", byName)...); !strings.Contains(out, "wrote 2 archives") {
+		t.Errorf("pkg mirror hello said %q, want hello and libgreet written", out)
+	}
 	upstream.Close() // the repository's host is gone
 
 	url, accessLog := nginx(t, dir)
