@@ -199,7 +199,7 @@ func repair(dir string, ix *txn.Catalog, pkgs []repo.Package, cmd string, f *txn
 		if i < 0 {
 			return nil, fmt.Errorf("run: no package of the run has the command %s", cmd)
 		}
-		return txn.NewPlan(txn.Spec{Action: txn.Reinstall, Names: []string{pkgs[i].Name}, Root: dir, Records: recs, Catalog: ix, Cache: f.Cache})
+		return txn.NewPlan(txn.Spec{Action: txn.Reinstall, Names: []string{pkgs[i].Key()}, Root: dir, Records: recs, Catalog: ix, Cache: f.Cache})
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"syscall"
 
@@ -18,7 +19,7 @@ import (
 type Outcome struct {
 	Root    string            // the root's directory
 	Results []*install.Result // of the packages installed, in the plan's order
-	Removed []db.Record       // the records of the packages removed, as they were
+	Removed []db.Record       // the records of the packages removed, as they were, but the npm instances another version replaced (its Result's Previous)
 	Before  []db.Record       // the root's records before the change
 	Origins map[string]string // the local archive file of each package installed from one, by name
 	Again   bool              // the packages were installed again as they were
@@ -213,12 +214,20 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 	if err != nil && !errors.As(err, &links) {
 		return out, err
 	}
+	replaced := p.replacedInstances() // an npm upgrade is an instance removed and another installed
+	for i, res := range results {
+		if old, ok := replaced[p.install[i].Key()]; ok && res != nil {
+			res.Previous = old.Version
+		}
+	}
 	for _, key := range p.remove {
 		rec, ok := db.Find(p.before, key)
 		if !ok {
 			rec.Name = key
 		}
-		out.Removed = append(out.Removed, rec)
+		if !slices.ContainsFunc(slices.Collect(maps.Values(replaced)), func(r db.Record) bool { return r.Key() == key }) {
+			out.Removed = append(out.Removed, rec)
+		}
 	}
 	if after, err := root.DB().List(); err == nil {
 		out.Commands, out.Unneeded = changed(p.before, after, p.wanted)

@@ -69,6 +69,15 @@ func TestNPMInstances(t *testing.T) {
 		t.Errorf("verify: %q", out)
 	}
 
+	// A lockfile holds both versions, and a sync installs both.
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "a", "b")
+	synced := newEnv(t, t.TempDir(), e.repo)
+	synced.ok("sync", "-f", lock)
+	if got, want := synced.installed(), e.installed(); got != want {
+		t.Errorf("synced from the lockfile: %q, want %q", got, want)
+	}
+
 	// Verify names the instance changed, and needs NAME@VERSION to pick one.
 	if err := os.WriteFile(filepath.Join(e.root, "pkgs/dep@2.0.0/dep-2.0.0/index.js"), []byte("changed\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -110,7 +119,9 @@ func TestNPMInstances(t *testing.T) {
 		plan.Changes[0].Name != "dep" || plan.Changes[0].From != "2.0.0" || plan.Changes[0].Version != "2.0.1" {
 		t.Errorf("upgrade b --dry-run: %v %q", err, out)
 	}
-	e.ok("upgrade", "b")
+	if out, _ := e.ok("upgrade", "b"); !strings.Contains(out, "upgraded dep 2.0.0 to 2.0.1") || strings.Contains(out, "removed") {
+		t.Errorf("upgrade b: %q", out)
+	}
 	if got, want := e.installed(), "a 1.0.0, b 1.0.0, dep 1.0.0, dep 2.0.1"; got != want {
 		t.Errorf("after upgrade b: %q, want %q", got, want)
 	}
@@ -123,7 +134,14 @@ func TestNPMInstances(t *testing.T) {
 	}
 
 	// Removed one by one: the name alone is refused, a needed instance is refused.
-	e.ok("remove", "b")
+	if out, _ := e.ok("remove", "b"); !strings.Contains(out, "dep 2.0.1 is no longer needed") {
+		t.Errorf("remove b: %q", out)
+	}
+	out, _ = e.ok("autoremove", "--dry-run", "--json")
+	if err := json.Unmarshal([]byte(out), &plan); err != nil || len(plan.Changes) != 1 || plan.Changes[0].Action != "remove" ||
+		plan.Changes[0].Name != "dep" || plan.Changes[0].Version != "2.0.1" {
+		t.Errorf("autoremove --dry-run: %v %q", err, out)
+	}
 	if _, stderr, code := e.pkg("remove", "dep"); code == 0 || !strings.Contains(stderr, "dep@1.1.0, dep@2.0.1") {
 		t.Errorf("remove dep: exit %d, %q; want a refusal naming both versions", code, stderr)
 	}
