@@ -257,3 +257,24 @@ func npmPack(t *testing.T, dir, spec string) string {
 	}
 	return file
 }
+
+func FuzzNPMEntry(f *testing.F) {
+	for _, m := range []string{
+		`{"name": "eslint", "version": "9.39.2", "bin": {"eslint": "./bin/eslint.js"}, "dependencies": {"debug": "^4.3.2"}, "peerDependencies": {"jiti": "*"}, "peerDependenciesMeta": {"jiti": {"optional": true}}}`,
+		`{"name": "@esbuild/linux-x64", "version": "0.24.0", "os": ["linux"], "cpu": ["x64"], "scripts": {"postinstall": "x"}}`,
+		`{"name": "x", "version": "1.0.0", "bin": "cli.js", "bundleDependencies": true, "optionalDependencies": {"y": "1.x || 2"}}`,
+	} {
+		f.Add([]byte(m))
+	}
+	a := &Archive{Location: "x.tgz"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, _, err := a.npmEntry(repo.Package{}, "package", data, false)
+		var me *ManifestError
+		switch {
+		case err != nil && !errors.As(err, &me):
+			t.Fatalf("npmEntry(%q) = %v, not a *ManifestError", data, err)
+		case err == nil && (p.Kind != repo.KindNPM || !repo.ValidName(p.Name) || repo.CheckNPMVersion(p.Version) != nil):
+			t.Fatalf("npmEntry(%q) = %+v", data, p)
+		}
+	})
+}
