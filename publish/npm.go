@@ -52,8 +52,9 @@ func (e *ManifestError) Unwrap() error { return e.Err }
 type manifest struct {
 	Name                 string
 	Version              string
-	Description          json.RawMessage // a string; anything else is no summary
-	Bin                  json.RawMessage // a string (one command named after the package) or a map
+	Description          json.RawMessage      // a string; anything else is no summary
+	Bin                  json.RawMessage      // a string (one command named after the package) or a map
+	Directories          struct{ Bin string } // without bin: every file in this directory is a command
 	Dependencies         map[string]string
 	OptionalDependencies map[string]string
 	PeerDependencies     map[string]string
@@ -162,6 +163,9 @@ func (a *Archive) npmEntry(p repo.Package, top string, data []byte, keepSummary 
 	if p.Bin == nil {
 		if p.Bin, err = npmBin(p.Name, top, m.Bin); err != nil {
 			return p, nil, bad("bin", err)
+		}
+		if m.Bin == nil {
+			p.Bin = binDir(top, m.Directories.Bin, a.Members)
 		}
 	}
 	if p.Platform == "" {
@@ -300,6 +304,23 @@ func npmBin(name, top string, raw json.RawMessage) ([]repo.Command, error) {
 		bin = append(bin, npmCommand(path.Base(cmd), top, named[cmd]))
 	}
 	return bin, nil
+}
+
+// binDir returns the commands of a package whose bin is its directories.bin, dir: each
+// file in it or below whose name does not start with a dot, named by its base name, as
+// npm's read-package-json does.
+func binDir(top, dir string, members []tarutil.Member) []repo.Command {
+	if dir == "" {
+		return nil
+	}
+	in := path.Join(top, path.Join("/", dir)[1:]) + "/"
+	var bin []repo.Command
+	for _, m := range members {
+		if rel, ok := strings.CutPrefix(m.Name, in); ok && m.Type != tar.TypeDir && !strings.HasPrefix(rel, ".") {
+			bin = append(bin, repo.Command{Name: path.Base(rel), Path: m.Name})
+		}
+	}
+	return bin
 }
 
 // npmCommand is the command name running file, a path relative to the package's
