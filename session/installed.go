@@ -84,8 +84,12 @@ func (s *Session) Names(ctx context.Context, offered bool) []string {
 	var names []string
 	s.peekRoot(func(d *db.DB) error {
 		ps, err := d.List()
+		seen := make(map[string]bool, len(ps))
 		for _, p := range ps {
-			names = append(names, p.Name)
+			if !seen[p.Name] { // an npm name's versions are one name
+				seen[p.Name] = true
+				names = append(names, p.Name)
+			}
 		}
 		return err
 	})

@@ -36,6 +36,13 @@ var hints = []hintRule{
 		return fmt.Sprintf("nothing was changed; 'pkg --root %s verify --repair' records the packages in %s again from their trees and the cache, deleting nothing and keeping the damaged file",
 			shell.Quote(root), filepath.Join(root, "pkgs"))
 	})},
+	{fn: as(func(ae *session.AmbiguousError) string {
+		verb := ae.Op
+		if verb == "reinstall" {
+			verb = "install --reinstall"
+		}
+		return fmt.Sprintf("name one as NAME@VERSION: 'pkg %s %s'", verb, ae.Keys[len(ae.Keys)-1])
+	})},
 	{fn: as(func(ue *session.UnlinkedError) string {
 		return fmt.Sprintf("remove or rename it, then run 'pkg install --reinstall %s'", ue.Package)
 	})},

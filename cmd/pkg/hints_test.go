@@ -30,6 +30,7 @@ func TestLibraryErrorHints(t *testing.T) {
 		want string
 	}{
 		{fmt.Errorf("could not update the command links: %w", &install.UnlinkedError{Path: "/r/bin/hello", Package: "hello"}), "then run 'pkg install --reinstall hello'"},
+		{&db.AmbiguousError{Op: "reinstall", Name: "debug", Keys: []string{"debug@4.3.1", "debug@4.4.0"}}, "name one as NAME@VERSION: 'pkg install --reinstall debug@4.4.0'"},
 		{fmt.Errorf("install: %w", &install.ConflictError{Path: "etc/x", Package: "b", Version: "1", Other: "a", OtherVersion: "2"}), "'pkg remove a' first"},
 		{&install.ConflictError{Path: "etc/x", Package: "b", Version: "1", Other: "a", OtherVersion: "2", Incoming: true}, "install one of b and a"},
 		{&fetch.ReadOnlyError{Dir: "/c", Path: "/c/tmp", Mode: 0o555}, "point --cache (PKG_CACHE) at a directory you can write"},

@@ -142,7 +142,8 @@ func TestNPMInstances(t *testing.T) {
 		plan.Changes[0].Name != "dep" || plan.Changes[0].Version != "2.0.1" {
 		t.Errorf("autoremove --dry-run: %v %q", err, out)
 	}
-	if _, stderr, code := e.pkg("remove", "dep"); code == 0 || !strings.Contains(stderr, "dep@1.1.0, dep@2.0.1") {
+	if _, stderr, code := e.pkg("remove", "dep"); code != 1 || !strings.Contains(stderr, "dep@1.1.0, dep@2.0.1") ||
+		!strings.Contains(stderr, "pkg: hint: name one as NAME@VERSION: 'pkg remove dep@2.0.1'") {
 		t.Errorf("remove dep: exit %d, %q; want a refusal naming both versions", code, stderr)
 	}
 	if _, stderr, code := e.pkg("remove", "dep@1.1.0"); code == 0 || !strings.Contains(stderr, "a 1.0.0 depends on it") {
