@@ -158,8 +158,38 @@ used() { sync -f "$d" && df -k --output=used "$d" | tail -1; }
 # ---- the npm tree ----
 npm_tools="bunc bunh pnpm npm pkg"
 cold_tools="bunc bunh pnpm npm pkg pkgdir"
-has_pkg=0
-"$pkg" repo add --help 2>/dev/null | grep -q -- '--from' && has_pkg=1
+# How pkg's lock is made, in pkgvia: "import", by `pkg repo add DIR --from package-lock.json
+# --lock OUT` (#33); where this pkg has no lock import, "resolver": each tarball published
+# alone (no flags), package.json's requests locked by `pkg lock`, the set it locks checked
+# against npm's (pkglock.set); else none, and pkgwhy says why.
+pkgvia= pkgwhy=
+pkg_setup() {
+	local f reqs
+	mkdir -p "$www/pkg"
+	if "$pkg" repo add --help 2>/dev/null | grep -q -- '--from'; then
+		if npm_config_cache=$dl/npmcache "$pkg" repo add "$www/pkg" --from "$locks/npm/package-lock.json" \
+			--lock "$locks/pkg.lock" >"$res/lock-pkg.log" 2>&1; then
+			pkgvia=import
+		else
+			pkgwhy="the lock import failed: $(tail -c 300 "$res/lock-pkg.log" | tr '\n' ' ')"
+		fi
+	else
+		for f in "$dl"/tgz/*.tgz; do
+			"$pkg" --quiet repo add "$www/pkg" "$f" >>"$res/lock-pkg.log" 2>&1 || {
+				pkgwhy="no lock import (\`pkg repo add DIR --from package-lock.json\`, #33), and \`pkg repo add\` of an npm tarball failed: $(tail -c 300 "$res/lock-pkg.log" | tr '\n' ' ')"
+				return
+			}
+		done
+		reqs=$(python3 -c 'import json,sys; print(*(f"{n}@{v}" for n, v in json.load(open(sys.argv[1]))["devDependencies"].items()))' "$here/package.json")
+		if "$pkg" --quiet --repo "$www/pkg" --root "$WORK/lock-root" --cache "$WORK/lock-cache" lock -o "$locks/pkg.lock" $reqs >>"$res/lock-pkg.log" 2>&1; then
+			pkgvia=resolver
+		else
+			pkgwhy="no lock import (#33), and \`pkg lock\` of the tree failed: $(tail -c 300 "$res/lock-pkg.log" | tr '\n' ' ')"
+		fi
+		rm -rf "$WORK/lock-root" "$WORK/lock-cache"
+	fi
+	[ -z "$pkgvia" ] || python3 "$here/peers.py" pkglock "$here/package-lock.json" "$locks/pkg.lock" >"$res/pkglock.set" || true
+}
 
 # Locks, made once per run (they record the loopback URL): npm's with each resolved on the
 # server; bun's by `bun install --lockfile-only` from it; pnpm's by `pnpm import`; pkg's by
@@ -176,11 +206,7 @@ npm_setup() {
 		{ echo "$me: bun's lock: $(tail -3 "$res/lock-bun.log")" >&2; exit 1; }
 	(cd "$locks/pnpm" && "$PNPM" import && rm package-lock.json) >"$res/lock-pnpm.log" 2>&1 ||
 		{ echo "$me: pnpm's lock: $(tail -3 "$res/lock-pnpm.log")" >&2; exit 1; }
-	if [ "$has_pkg" = 1 ]; then
-		mkdir -p "$www/pkg"
-		npm_config_cache=$dl/npmcache "$pkg" repo add "$www/pkg" --from "$locks/npm/package-lock.json" --lock "$locks/pkg.lock" \
-			>"$res/lock-pkg.log" 2>&1 || { echo "$me: pkg's lock import: $(tail -3 "$res/lock-pkg.log")" >&2; has_pkg=0; }
-	fi
+	pkg_setup
 }
 
 # npm_install TOOL PHASE: one install of the tree by TOOL into its directory on $d (warm: from
@@ -237,9 +263,7 @@ npm_fs() {
 		mkdir -p "$d/p-$t"
 		cp "$locks/${t%[ch]}"/* "$locks/${t%[ch]}"/.npmrc "$d/p-$t/"
 	done
-	if [ "$has_pkg" = 0 ]; then
-		echo "not measured: this pkg has no lock import (\`pkg repo add DIR --from package-lock.json\`, #33)" >"$res/$kind.warm.pkg.why"
-	fi
+	[ -n "$pkgvia" ] || echo "not measured: $pkgwhy" >"$res/$kind.warm.pkg.why"
 	# The first install of each fills its store (a cold install, untimed) and is checked.
 	for t in $npm_tools; do
 		failed "$kind" warm "$t" && continue
@@ -375,9 +399,10 @@ echo "load at the end: $(uptime)" >>"$res/load"
 
 files=$(find "$dl/tgz" -name '*.tgz' | wc -l)
 debfiles=$(for f in $debs; do dpkg-deb -c "$f"; done | grep -vc '/$')
-python3 - "$res/labels.json" "$debfiles" "$FS" "$PARTS" <<'PY'
+python3 - "$res/labels.json" "$debfiles" "$FS" "$PARTS" "$pkgvia" <<'PY'
 import json, sys
-out, debfiles, fs, parts = sys.argv[1:]
+out, debfiles, fs, parts, pkgvia = sys.argv[1:]
+lock = {"import": "the imported lock", "resolver": "pkg's lock (no lock import: see below)"}.get(pkgvia, "the lock")
 json.dump({
     "fs": fs.split(),
     "parts": parts.split(),
@@ -385,8 +410,8 @@ json.dump({
         "bunc": "bun, `--backend=copyfile`; cold: the same",
         "bunh": "bun, `--backend=hardlink` (its default)",
         "pnpm": "pnpm, `package-import-method=clone`",
-        "pkg": "pkg sync of the imported lock; cold: over HTTP",
-        "pkgdir": "pkg sync; cold: the repository as a directory",
+        "pkg": f"pkg sync of {lock}; cold: over HTTP",
+        "pkgdir": f"pkg sync of {lock}; cold: the repository as a directory",
         "npm": "npm ci",
     },
     "deb_title": f"Debian set (26 .debs of git, curl and perl, {debfiles} files and links)",
@@ -395,6 +420,13 @@ json.dump({
 PY
 echo "## bench/peers.sh ($(date -u +%F), RUNS=$RUNS, FS=\"$FS\")"
 echo
+if [ "$pkgvia" = resolver ]; then
+	echo "pkg's lock: this pkg has no lock import (\`pkg repo add DIR --from package-lock.json\`, #33): each tarball published alone with \`pkg repo add\`, package.json's requests locked by \`pkg lock\`; its set against npm's lock: $(cat "$res/pkglock.set")."
+	echo
+elif [ "$pkgvia" = import ]; then
+	echo "pkg's lock: \`pkg repo add DIR --from package-lock.json --lock OUT\`; its set against npm's lock: $(cat "$res/pkglock.set")."
+	echo
+fi
 [[ " $PARTS " != *" npm "* ]] ||
 	echo "npm tree: bench/peers/package-lock.json, $files tarballs (name@version); bun $BUN_VERSION, pnpm $PNPM_VERSION, npm $(npm --version), node $(node --version), $("$pkg" --version | head -1)."
 echo "Medians of $RUNS alternating rounds, each window the install and a sync -f of the test filesystem$([[ " $PARTS " != *" small "* ]] || echo "; the small part: hyperfine, $((RUNS * 20)) runs after 10 warm-ups")."

@@ -12,6 +12,7 @@
   peers.py set LOCK DIR...               the name@version set installed under the DIRs (every
                                          package.json right under node_modules/NAME) against
                                          the lock's; prints "229 of 229" or what differs, exits 1
+  peers.py pkglock LOCK PKGLOCK          the same of a pkg lockfile's packages
   peers.py share DIR                     FIEMAP of the regular files under DIR (each inode once):
                                          bytes in extents marked shared; files hard-linked to
                                          files outside DIR (a store) counted apart
@@ -158,8 +159,10 @@ def installed(dirs):
 
 
 def check_set(lock, dirs):
-    want = set(lock_set(lock))
-    got = installed(dirs)
+    return report(set(lock_set(lock)), installed(dirs))
+
+
+def report(want, got):
     missing, extra = sorted(want - got), sorted(got - want)
     if not missing and not extra:
         print(f"{len(got)} of {len(want)}")
@@ -168,6 +171,13 @@ def check_set(lock, dirs):
     print(f"{len(want & got)} of {len(want)}; missing {len(missing)} ({fmt(missing)}); "
           f"extra {len(extra)} ({fmt(extra)})")
     return 1
+
+
+def check_pkglock(lock, pkglock):
+    """pkg's lockfile's packages against the npm lock's name@version set."""
+    want = set(lock_set(lock))
+    got = {(p["name"], p["version"]) for p in json.load(open(pkglock))["packages"]}
+    return report(want, got)
 
 
 FS_IOC_FIEMAP = 0xC020660B
@@ -308,6 +318,8 @@ def main():
         registry(*args)
     elif cmd == "set":
         sys.exit(check_set(args[0], args[1:]))
+    elif cmd == "pkglock":
+        sys.exit(check_pkglock(*args))
     elif cmd == "share":
         share(args[0])
     elif cmd == "table":
