@@ -402,7 +402,7 @@ debfiles=$(for f in $debs; do dpkg-deb -c "$f"; done | grep -vc '/$')
 python3 - "$res/labels.json" "$debfiles" "$FS" "$PARTS" "$pkgvia" <<'PY'
 import json, sys
 out, debfiles, fs, parts, pkgvia = sys.argv[1:]
-lock = {"import": "the imported lock", "resolver": "pkg's lock (no lock import: see below)"}.get(pkgvia, "the lock")
+lock = {"import": "the imported lock", "resolver": "pkg's lock (no lock import: see above)"}.get(pkgvia, "the lock")
 json.dump({
     "fs": fs.split(),
     "parts": parts.split(),
