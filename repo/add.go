@@ -52,22 +52,8 @@ func Add(ctx context.Context, dir, archivePath string, p Package, s *Signer) (Pa
 // add adds p to dir's index, its archive at archivePath copied into dir, or, when
 // remote is not "", recorded as the URL remote that archivePath is a download of.
 func add(ctx context.Context, dir, archivePath, remote string, p Package, s *Signer) (Package, Meta, error) {
-	if !validName(p.Name) {
-		return p, Meta{}, badName(p.Name)
-	}
-	p.Archive = archiveStem(p) + archiveExt(archivePath) // checked as the index's are
-	if remote != "" {
-		if !strings.HasPrefix(remote, "http://") && !strings.HasPrefix(remote, "https://") {
-			return p, Meta{}, &archiveError{remote, fmt.Sprintf("archive URL %s is not an http(s) URL", remote)}
-		}
-		p.Archive = remote
-	}
-	p.Bin = slices.Clone(p.Bin)
-	for i, b := range p.Bin {
-		p.Bin[i] = b.Clean()
-	}
-	normalize(&p)
-	if err := checkMeta(&p); err != nil {
+	p, err := prepare(archivePath, remote, p)
+	if err != nil {
 		return p, Meta{}, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -83,6 +69,27 @@ func add(ctx context.Context, dir, archivePath, remote string, p Package, s *Sig
 		return p, m, fmt.Errorf("package %s: %w", p.id(), err)
 	}
 	return p, m, nil
+}
+
+// prepare returns p as add records it, its archive at archivePath or the URL remote,
+// checked as an index's entry is.
+func prepare(archivePath, remote string, p Package) (Package, error) {
+	if !validName(p.Name) {
+		return p, badName(p.Name)
+	}
+	p.Archive = archiveStem(p) + archiveExt(archivePath) // checked as the index's are
+	if remote != "" {
+		if !strings.HasPrefix(remote, "http://") && !strings.HasPrefix(remote, "https://") {
+			return p, &archiveError{remote, fmt.Sprintf("archive URL %s is not an http(s) URL", remote)}
+		}
+		p.Archive = remote
+	}
+	p.Bin = slices.Clone(p.Bin)
+	for i, b := range p.Bin {
+		p.Bin[i] = b.Clean()
+	}
+	normalize(&p)
+	return p, checkMeta(&p)
 }
 
 // place reads dir's index, copies the archive in unless it is remote, sets p's size and

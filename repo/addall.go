@@ -1,0 +1,113 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"pkg/internal/durable"
+)
+
+// AddAll is Add of several archives in one change of dir's index: archives[i] is copied
+// in as pkgs[i], every archive is placed, and then the index is written once. On any
+// error the archives it placed are removed again, so the directory is as it was. When
+// the index has every entry already, with the same bytes (a second run), it writes
+// nothing. It returns the entries as the index holds them, in the order of pkgs.
+func AddAll(ctx context.Context, dir string, archives []string, pkgs []Package, s *Signer) ([]Package, Meta, error) {
+	if len(archives) != len(pkgs) {
+		panic("repo: AddAll: an archive for each package")
+	}
+	out, m, err := addAll(ctx, dir, archives, pkgs, s)
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("repo: add to %s: %w", dir, err)
+	}
+	return out, m, nil
+}
+
+func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, s *Signer) ([]Package, Meta, error) {
+	out := make([]Package, len(pkgs))
+	for i, p := range pkgs {
+		p, err := prepare(archives[i], "", p)
+		if err != nil {
+			return nil, Meta{}, err
+		}
+		if slices.ContainsFunc(out[:i], func(q Package) bool { return q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform }) {
+			return nil, Meta{}, fmt.Errorf("package %s: given twice", p.id())
+		}
+		out[i] = p
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, Meta{}, err
+	}
+	unlock, err := lockDir(ctx, dir)
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	defer unlock()
+	ix, err := readIndex(filepath.Join(dir, indexName))
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	had, meta := slices.Clone(ix.Packages), ix.Meta
+	if err := stamp(dir, ix, s); err != nil { // refuses a signed directory before anything is copied
+		return nil, Meta{}, err
+	}
+	placed, err := placeAll(dir, archives, out, ix)
+	if err == nil && jsonText(had) == jsonText(ix.Packages) {
+		return out, meta, nil
+	}
+	if err == nil {
+		err = writeIndex(dir, ix, s)
+	}
+	if ue := (*UnsignedError)(nil); err != nil && !errors.As(err, &ue) { // an unsigned index names the archives
+		removePlaced(dir, placed)
+	}
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	return out, ix.Meta, nil
+}
+
+// placeAll copies archives[i] into dir for pkgs[i] as place does, setting each one's
+// Archive, Size and SHA256, and puts each in ix. It returns the names of the files it
+// created, those it made before an error included.
+func placeAll(dir string, archives []string, pkgs []Package, ix *Index) (placed []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	existed := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		existed[e.Name()] = true
+	}
+	for i := range pkgs {
+		p := &pkgs[i]
+		var name string
+		name, p.Size, p.SHA256, err = placeArchive(dir, archives[i], archiveStem(*p), archiveExt(archives[i]))
+		if err == nil && !existed[name] {
+			existed[name], placed = true, append(placed, name)
+		}
+		if err == nil {
+			p.Archive = name
+			err = checkNumbers(p)
+		}
+		if err != nil {
+			return placed, fmt.Errorf("package %s: %w", p.id(), err)
+		}
+		ix.put(*p)
+	}
+	return placed, nil
+}
+
+// removePlaced removes the archives named placed from dir, after a failed AddAll.
+func removePlaced(dir string, placed []string) {
+	for _, name := range placed {
+		os.Remove(filepath.Join(dir, name))
+	}
+	if len(placed) > 0 {
+		durable.Path(dir)
+	}
+}

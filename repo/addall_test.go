@@ -1,0 +1,109 @@
+package repo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// inode returns the inode number of name: a file replaced by rename has another.
+func inode(t *testing.T, name string) uint64 {
+	t.Helper()
+	fi, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
+}
+
+func TestAddAll(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := addUnsigned(dir, writeArchive(t, "old-1.tar", "old"), Package{Name: "old", Version: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	archives := []string{writeArchive(t, "a.tgz", "a"), writeArchive(t, "b.tgz", "b"), writeArchive(t, "c.tgz", "c")}
+	pkgs := []Package{{Name: "b", Version: "2.0.0"}, {Name: "a", Version: "1.0.0", Depends: deps("b>=2")}, {Name: "b", Version: "1.0.0"}}
+	got, _, err := AddAll(context.Background(), dir, archives, pkgs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"b-2.0.0.tgz", "a-1.0.0.tgz", "b-1.0.0.tgz"} {
+		if got[i].Archive != want || got[i].SHA256 != sum(string("abc"[i])) || got[i].Size != 1 {
+			t.Errorf("package %d: %+v, want archive %s of 1 byte", i, got[i], want)
+		}
+	}
+	checkDir(t, dir, "index.json", "old-1.tar", "a-1.0.0.tgz", "b-1.0.0.tgz", "b-2.0.0.tgz")
+	ix := readIndexFile(t, dir)
+	if len(ix.Packages) != 4 || ix.Packages[1].Name != "b" || ix.Packages[1].Version != "1.0.0" {
+		t.Errorf("index holds %+v, want old, a and both b, sorted", ix.Packages)
+	}
+
+	// A second run finds every entry and writes nothing.
+	before := inode(t, filepath.Join(dir, "index.json"))
+	again, _, err := AddAll(context.Background(), dir, archives, pkgs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inode(t, filepath.Join(dir, "index.json")) != before || again[0].Archive != "b-2.0.0.tgz" {
+		t.Errorf("a second AddAll rewrote the index, or named %s", again[0].Archive)
+	}
+}
+
+// TestAddAllRefuses: an AddAll that fails leaves the directory as it was, the archives it
+// copied before the failure removed.
+func TestAddAllRefuses(t *testing.T) {
+	a, b := writeArchive(t, "a.tgz", "a"), writeArchive(t, "b.tgz", "b")
+	missing := filepath.Join(t.TempDir(), "gone.tgz")
+	tests := []struct {
+		name     string
+		archives []string
+		pkgs     []Package
+		is       error
+	}{
+		{"missing archive", []string{a, b, missing}, []Package{{Name: "a", Version: "1"}, {Name: "b", Version: "1"}, {Name: "c", Version: "1"}}, fs.ErrNotExist},
+		{"twice", []string{a, b}, []Package{{Name: "a", Version: "1"}, {Name: "a", Version: "1"}}, nil},
+		{"bad name", []string{a, b}, []Package{{Name: "a", Version: "1"}, {Name: "B", Version: "1"}}, nil},
+		{"too large", []string{a, b}, []Package{{Name: "a", Version: "1"}, {Name: "b", Version: "1", Files: maxFiles + 1}}, ErrLimit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if _, err := addUnsigned(dir, writeArchive(t, "old-1.tar", "old"), Package{Name: "old", Version: "1"}); err != nil {
+				t.Fatal(err)
+			}
+			index, _ := os.ReadFile(filepath.Join(dir, "index.json"))
+			_, _, err := AddAll(context.Background(), dir, tt.archives, tt.pkgs, nil)
+			if err == nil || tt.is != nil && !errors.Is(err, tt.is) {
+				t.Fatalf("AddAll: %v, want an error (%v)", err, tt.is)
+			}
+			checkDir(t, dir, "index.json", "old-1.tar")
+			if now, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(now, index) {
+				t.Errorf("index changed:\n%s", now)
+			}
+		})
+	}
+}
+
+// TestAddAllSigned: a signed directory takes a signer, and is refused, nothing copied,
+// without one.
+func TestAddAllSigned(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "main")
+	s := testSigner("main", time.Now().Add(time.Hour))
+	a := writeArchive(t, "a.tgz", "a")
+	if _, m, err := AddAll(context.Background(), dir, []string{a}, []Package{{Name: "a", Version: "1"}}, s); err != nil || m.Version != 1 {
+		t.Fatalf("AddAll signed: version %d, %v", m.Version, err)
+	}
+	checkSigned(t, dir)
+	var se *signedError
+	_, _, err := AddAll(context.Background(), dir, []string{writeArchive(t, "b.tgz", "b")}, []Package{{Name: "b", Version: "1"}}, nil)
+	if !errors.As(err, &se) {
+		t.Fatalf("AddAll unsigned into a signed directory: %v", err)
+	}
+	checkDir(t, dir, "index.json", SignatureName, "a-1.tgz")
+}
