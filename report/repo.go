@@ -78,6 +78,29 @@ func plural(n int) string {
 	return "s"
 }
 
+// ImportedText says what publish.ImportNPMLock did in the repository directory dir from
+// the package-lock.json from, and that it wrote the lockfile out: a line for each package
+// added, one for the import and one for the lockfile; and notes on a new repository, the
+// bundled packages and the packages of the lock that the lockfile leaves out.
+func ImportedText(dir, from, out string, res *publish.Imported) (lines, notes []string) {
+	if res.Created {
+		notes = append(notes, dir+" had no index.json: this is a new repository")
+	}
+	for _, key := range res.Bundled {
+		notes = append(notes, fmt.Sprintf("%s is bundled: it comes inside the tarball of the package it is under", key))
+	}
+	for _, p := range res.Unused {
+		notes = append(notes, fmt.Sprintf("%s %s is in %s, but no requirement of the project resolves to it: added to %s, not in %s", p.Name, p.Version, from, dir, out))
+	}
+	for _, p := range res.New {
+		lines = append(lines, fmt.Sprintf("added %s %s: %s, %s, %s", p.Name, p.Version, p.Archive, units.Size(p.Size), units.Count(p.Files, "file")))
+	}
+	lines = append(lines, fmt.Sprintf("imported %s into %s: %s, %d new, %d downloaded",
+		from, dir, units.Count(len(res.Packages), "package"), len(res.New), res.Downloaded))
+	lines = append(lines, fmt.Sprintf("wrote %s: %s, requires %s", out, units.Count(len(res.Lock.Packages), "package"), repo.JoinRequirements(res.Lock.Requires)))
+	return lines, notes
+}
+
 // RemovedText says what repo.Remove did in the repository directory dir, a line for each
 // entry removed and each archive deleted, and warns of each dependency it left unmet.
 func RemovedText(dir string, res *repo.Removed) (lines, warnings []string) {

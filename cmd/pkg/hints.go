@@ -87,6 +87,9 @@ var hints = []hintRule{
 	})},
 	{fn: asHint[*repo.RepublishError]("or pass --replace to change the entry all the same")},
 	{fn: asHint[*publish.UnnamedError]("pass --name and --version, or give the file a name such as tool-1.0.tar.gz")},
+	{err: publish.ErrNPMLockVersion, hint: "npm 7 and later write lockfileVersion 3: run 'npm install --package-lock-only' with one, then import the lock it writes"},
+	{err: publish.ErrNotInNPMCache, hint: "without --offline, pkg downloads it from the lock's resolved URL; or fill npm's cache first ('npm ci'), or name another cache with --npm-cache DIR"},
+	{err: publish.ErrNPMLocal, hint: "pkg imports only packages published as tarballs: pack that package ('npm pack') and add it with 'pkg repo add REPO_DIR FILE', or publish it and lock again"},
 	{fn: as(func(ce *publish.ControlError) string {
 		flag := map[string]string{"Package": "--name", "Version": "--version", "Depends": "--depends", "Pre-Depends": "--depends",
 			"Provides": "--provides", "Conflicts": "--conflicts", "Breaks": "--conflicts", "Replaces": "--replaces"}[ce.Field]

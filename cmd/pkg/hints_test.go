@@ -18,6 +18,7 @@ import (
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/pin"
+	"pkg/publish"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -45,6 +46,9 @@ func TestLibraryErrorHints(t *testing.T) {
 		{fmt.Errorf("%w: no saved index of x", fetch.ErrOffline), "without --offline"},
 		{fmt.Errorf("root /r: %w: nothing was ever installed there", install.ErrNoRoot), "check --root (PKG_ROOT)"},
 		{fmt.Errorf("install: %w", &db.DamagedError{Path: "/my root/.pkg/db", Err: db.ErrStale}), "'pkg --root '/my root' verify --repair' records the packages in /my root/pkgs again"},
+		{&publish.NPMLockError{Path: "package-lock.json", Err: fmt.Errorf("%w: lockfileVersion 1", publish.ErrNPMLockVersion)}, "'npm install --package-lock-only'"},
+		{&publish.NPMLockError{Path: "package-lock.json", Key: "node_modules/a", Err: publish.ErrNotInNPMCache}, "--npm-cache DIR"},
+		{&publish.NPMLockError{Path: "package-lock.json", Key: "packages/a", Err: publish.ErrNPMLocal}, "'npm pack'"},
 		{fmt.Errorf("resolve: %w", &repo.ConflictsError{Name: "mawk", Version: "1", Other: "gawk", OtherVersion: "5"}), "mawk and gawk cannot be installed together"},
 	} {
 		if got := hint(tt.err, nil); !strings.Contains(got, tt.want) {

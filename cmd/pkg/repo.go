@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/cmd/pkg/internal/cliusage"
 	"pkg/publish"
 	"pkg/repo"
 	"pkg/report"
@@ -19,8 +18,8 @@ func repoCommand() *cli.Command {
 		Usage: "maintain a repository directory",
 		Subcommands: []*cli.Command{{
 			Name:      "add",
-			Usage:     "copy an archive into a repository, or record the http(s) URL it is published at, and add it to the index",
-			ArgsUsage: "REPO_DIR ARCHIVE",
+			Usage:     "copy an archive into a repository, or record the http(s) URL it is published at, and add it to the index; or, --from, every package of a package-lock.json",
+			ArgsUsage: "REPO_DIR ARCHIVE | REPO_DIR --from package-lock.json",
 			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "name", Usage: "package name (required but for a .deb: its Package)"},
 				&cli.StringFlag{Name: "version", Usage: "package version (required but for a .deb: its Version)"},
@@ -34,8 +33,11 @@ func repoCommand() *cli.Command {
 				&cli.StringFlag{Name: "summary", Usage: "one line describing the package (for a .deb: its Description's first line)"},
 				&cli.StringFlag{Name: "platform", Usage: "the platform the package runs on, GOOS-GOARCH such as linux-amd64 (default: any)"},
 				&cli.BoolFlag{Name: "replace", Usage: "replace the entry of the same name and version, if it differs"},
+				&cli.StringFlag{Name: "from", Usage: "add every package this package-lock.json (npm 7 or later) names, from npm's cache or its registry, each checked against its sha512 integrity, and write a lockfile of the project"},
+				&cli.StringFlag{Name: "lock", Usage: "with --from: the lockfile to write (default: pkg.lock beside the package-lock.json)"},
+				&cli.StringFlag{Name: "npm-cache", Usage: "with --from: npm's cache directory (default: $npm_config_cache, else ~/.npm)"},
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
-			Before: cliusage.All(takes(0, 2, ""), want(2, "REPO_DIR ARCHIVE")),
+			Before: repoAddArgs,
 			Action: repoAddAction,
 		}, {
 			Name:      "remove",
@@ -74,8 +76,11 @@ func repoRemoveAction(c *cli.Context) error {
 }
 
 // repoAddAction adds an archive to a repository directory (publish.Add), and notes what
-// the new entry may lack.
+// the new entry may lack; with --from, a package-lock.json's packages (repoImport).
 func repoAddAction(c *cli.Context) error {
+	if c.IsSet("from") {
+		return repoImport(c)
+	}
 	dir, archive := c.Args().Get(0), c.Args().Get(1)
 	if platform := c.String("platform"); platform != "" {
 		if err := repo.CheckPlatform(platform); err != nil {

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"pkg/cmd/pkg/internal/cliusage"
+	"pkg/publish"
+	"pkg/repo"
+	"pkg/report"
+)
+
+// entryFlags are repo add's flags that describe the one archive added.
+var entryFlags = []string{"name", "version", "depends", "provides", "conflicts", "replaces", "bin", "lib", "env", "summary", "platform", "replace"}
+
+// repoAddArgs is repo add's Before: REPO_DIR ARCHIVE, or REPO_DIR alone with --from,
+// which takes no flag of one archive's entry.
+func repoAddArgs(c *cli.Context) error {
+	if !c.IsSet("from") {
+		for _, f := range []string{"lock", "npm-cache"} {
+			if c.IsSet(f) {
+				return usagef("repo add: --%s goes with --from", f)
+			}
+		}
+		return cliusage.All(takes(0, 2, ""), want(2, "REPO_DIR ARCHIVE"))(c)
+	}
+	for _, f := range entryFlags {
+		if c.IsSet(f) {
+			return usagef("repo add: --%s describes one archive: with --from, each package's package.json describes it", f)
+		}
+	}
+	return cliusage.All(takes(0, 1, ""), want(1, "REPO_DIR (with --from)"))(c)
+}
+
+// repoImport adds every package of the package-lock.json --from names to a repository
+// directory (publish.ImportNPMLock) and writes the lockfile of its project.
+func repoImport(c *cli.Context) error {
+	dir, from := c.Args().Get(0), c.String("from")
+	out := c.String("lock")
+	if !c.IsSet("lock") {
+		out = filepath.Join(filepath.Dir(from), "pkg.lock")
+	}
+	cache := c.String("npm-cache")
+	if !c.IsSet("npm-cache") {
+		cache = publish.NPMCache()
+	}
+	signer, keys, err := newSigner(c, "")
+	if err != nil {
+		return err
+	}
+	res, err := publish.ImportNPMLock(c.Context, dir, from, publish.NPMImport{Cache: cache, Offline: c.Bool("offline"), Jobs: c.Int("jobs"), Signer: signer})
+	if err == nil {
+		err = repo.WriteLock(out, res.Lock)
+	}
+	if err != nil {
+		return err
+	}
+	lines, notes := report.ImportedText(dir, from, out, res)
+	tellAll(c, note, notes)
+	tellAll(c, say, lines)
+	if signer != nil && len(res.New) > 0 {
+		saySigned(c, dir, res.Meta, keys)
+	}
+	return nil
+}

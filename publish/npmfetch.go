@@ -1,0 +1,178 @@
+package publish
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"pkg/fetch"
+	"pkg/internal/regfile"
+)
+
+// ErrNotInNPMCache is a tarball an offline import needs that npm's cache lacks.
+var ErrNotInNPMCache = errors.New("publish: not in npm's cache")
+
+// NPMCache returns npm's cache directory as npm finds it without a configuration file:
+// $npm_config_cache (npm takes its settings from such variables), else ~/.npm.
+func NPMCache() string {
+	for _, v := range []string{"npm_config_cache", "NPM_CONFIG_CACHE"} {
+		if dir := os.Getenv(v); dir != "" {
+			return dir
+		}
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".npm")
+}
+
+// cachedPath returns where the npm cache dir holds the bytes whose sha512 is sum: its
+// content-addressed store (cacache's content-v2), as npm 5 and later write it.
+func cachedPath(dir string, sum []byte) string {
+	h := hex.EncodeToString(sum)
+	return filepath.Join(dir, "_cacache", "content-v2", "sha512", h[:2], h[2:4], h[4:])
+}
+
+// An integrityError is a tarball whose bytes are not those its lock's integrity names.
+type integrityError struct {
+	Name, Version string
+	From          string // the URL it was downloaded from
+	Want, Got     string // the integrity the lock names; sha512-BASE64 of the bytes
+}
+
+func (e *integrityError) Error() string {
+	return fmt.Sprintf("%s %s from %s: integrity is %s, the bytes have %s", e.Name, e.Version, e.From, e.Want, e.Got)
+}
+
+// A gotTarball is a tarball of a lock, in a local file whose bytes its integrity names.
+type gotTarball struct {
+	Path    string
+	From    string // the URL it was downloaded from, or "" for a local file
+	cleanup func()
+}
+
+// npmFetcher gets the tarballs of a lock: each from npm's cache (Cache, "" for none), else
+// from the repository's own archive of it (Have, by name@version: a local file), else,
+// unless Offline, downloaded from its resolved URL; Jobs at once.
+type npmFetcher struct {
+	Cache   string
+	Have    map[string]string
+	Offline bool
+	Jobs    int
+}
+
+// getAll gets every tarball of ts, in their order: all or, with an error, none (those
+// got removed).
+func (f npmFetcher) getAll(ctx context.Context, ts []npmTarball) ([]gotTarball, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	got, errs := make([]gotTarball, len(ts)), make([]error, len(ts))
+	sem := make(chan struct{}, max(f.Jobs, 1))
+	var wg sync.WaitGroup
+	for i, t := range ts {
+		wg.Go(func() {
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+				errs[i] = ctx.Err()
+				return
+			}
+			if got[i], errs[i] = f.get(ctx, t); errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	if err := firstError(errs); err != nil {
+		removeGot(got)
+		return nil, err
+	}
+	return got, nil
+}
+
+// firstError returns the first of errs that is not the cancellation another's error made,
+// else the first, or nil.
+func firstError(errs []error) error {
+	var first error
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		first = cmp.Or(first, err)
+	}
+	return first
+}
+
+func removeGot(got []gotTarball) {
+	for _, g := range got {
+		if g.cleanup != nil {
+			g.cleanup()
+		}
+	}
+}
+
+// get returns t from npm's cache where the cache holds its bytes, else downloads it
+// (fetch.Local) and checks its integrity.
+func (f npmFetcher) get(ctx context.Context, t npmTarball) (gotTarball, error) {
+	var local []string
+	if f.Cache != "" {
+		for _, sum := range t.SHA512 {
+			local = append(local, cachedPath(f.Cache, sum))
+		}
+	}
+	if p, ok := f.Have[t.Name+"@"+t.Version]; ok {
+		local = append(local, p)
+	}
+	for _, p := range local {
+		// A missing or damaged file is one npm too would download again.
+		if got, err := sha512File(p); err == nil && t.allows(got) {
+			return gotTarball{Path: p, cleanup: func() {}}, nil
+		}
+	}
+	if f.Offline {
+		return gotTarball{}, &NPMLockError{Key: t.Key, Err: fmt.Errorf("%w: %s %s (%s) is not in %s", ErrNotInNPMCache, t.Name, t.Version, t.Integrity, f.Cache)}
+	}
+	p, _, cleanup, err := fetch.Local(ctx, t.Resolved)
+	if err != nil {
+		return gotTarball{}, &NPMLockError{Key: t.Key, Err: err}
+	}
+	got, err := sha512File(p)
+	if err == nil && !t.allows(got) {
+		err = &integrityError{Name: t.Name, Version: t.Version, From: t.Resolved, Want: t.Integrity, Got: "sha512-" + base64.StdEncoding.EncodeToString(got)}
+	}
+	if err != nil {
+		cleanup()
+		return gotTarball{}, &NPMLockError{Key: t.Key, Err: err}
+	}
+	return gotTarball{Path: p, From: t.Resolved, cleanup: cleanup}, nil
+}
+
+// allows reports whether the sha512 digest sum is one t's integrity allows.
+func (t npmTarball) allows(sum []byte) bool {
+	return slices.ContainsFunc(t.SHA512, func(s []byte) bool { return slices.Equal(s, sum) })
+}
+
+// sha512File returns the sha512 of the regular file name.
+func sha512File(name string) ([]byte, error) {
+	f, err := regfile.Open(name, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha512.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
+}

@@ -1,0 +1,158 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"pkg/fetch"
+	"pkg/repo"
+)
+
+// NPMImport says where ImportNPMLock takes a lock's tarballs from, and who signs.
+type NPMImport struct {
+	Cache   string       // npm's cache directory (NPMCache), "" for none
+	Offline bool         // take every tarball from Cache, downloading none
+	Jobs    int          // downloads at once
+	Signer  *repo.Signer // signs the index written, if not nil
+}
+
+// Imported is what ImportNPMLock did.
+type Imported struct {
+	Packages   []repo.Package // the lock's packages, as the index holds them, by name and version
+	New        []repo.Package // those of them the index did not have
+	Downloaded int            // how many were downloaded, not read from npm's cache or the repository
+	Bundled    []string       // the lock's bundled packages (keys), which come inside another's tarball
+	Unused     []repo.Package // the lock's packages the resolution of its project does not take
+	Lock       *repo.Lock     // the lock of the project's requests, resolved among Packages
+	Meta       repo.Meta      // the index's, as signed (with a signer)
+	Created    bool           // the directory had no index.json
+}
+
+// errNamed is an npm tarball whose package.json names another package or version than
+// its lock does.
+var errNamed = errors.New("publish: package.json names another package")
+
+// ImportNPMLock adds to the repository directory dir every package the package-lock.json
+// at lockPath names (lockfileVersion 2 or 3), each tarball read from npm's cache or from
+// dir's own archive of it, else downloaded from its resolved URL, and refused unless its
+// sha512 is the lock's integrity; each entry what its package.json says (Archive.Entry).
+// It returns the pkg lock of the project's requests (its dependencies, devDependencies and
+// optionalDependencies at the versions the lock has) resolved among them. The index is
+// written once, at the end; on any error the directory is as it was (repo.AddAll). A
+// second run adds nothing, and downloads nothing.
+func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imported, error) {
+	l, err := readNPMLock(lockPath)
+	if err != nil {
+		return nil, err
+	}
+	before, created := repo.ReadDir(dir)
+	got, err := npmFetcher{Cache: o.Cache, Have: archives(dir, before), Offline: o.Offline, Jobs: o.Jobs}.getAll(ctx, l.Tarballs)
+	if err != nil {
+		return nil, err
+	}
+	defer removeGot(got)
+	res := &Imported{Bundled: l.Bundled, Created: created}
+	pkgs, paths := make([]repo.Package, len(got)), make([]string, len(got))
+	for i, g := range got {
+		if pkgs[i], err = npmEntry(g, l.Tarballs[i]); err == nil {
+			err = repo.CheckRepublish(dir, g.Path, before, pkgs[i])
+		}
+		if err != nil {
+			return nil, &NPMLockError{Path: lockPath, Key: l.Tarballs[i].Key, Err: err}
+		}
+		paths[i] = g.Path
+		if g.From != "" {
+			res.Downloaded++
+		}
+	}
+	taken, err := resolveNPM(pkgs, l.Requires)
+	if err != nil {
+		return nil, &NPMLockError{Path: lockPath, Err: err}
+	}
+	if res.Packages, res.Meta, err = repo.AddAll(ctx, dir, paths, pkgs, o.Signer); err != nil {
+		return nil, err
+	}
+	for _, p := range res.Packages {
+		if !slices.ContainsFunc(before.Packages, func(q repo.Package) bool { return same(p, q) }) {
+			res.New = append(res.New, p)
+		}
+	}
+	res.Lock, res.Unused, err = npmRepoLock(dir, res.Packages, taken, l.Requires)
+	return res, err
+}
+
+// archives returns the local archive files of the npm packages of ix, the index of the
+// repository dir, by name@version.
+func archives(dir string, ix *repo.Index) map[string]string {
+	have := make(map[string]string)
+	for _, p := range ix.Packages {
+		if p.Kind == repo.KindNPM && filepath.IsLocal(p.Archive) {
+			have[p.Name+"@"+p.Version] = filepath.Join(dir, p.Archive)
+		}
+	}
+	return have
+}
+
+// npmEntry returns the entry of the tarball g of t: what its package.json says, which must
+// be t's name and version.
+func npmEntry(g gotTarball, t npmTarball) (repo.Package, error) {
+	st, err := fetch.Inspect(g.Path)
+	if err != nil {
+		return repo.Package{}, err
+	}
+	a := &Archive{Location: g.Path, Path: g.Path, Contents: st, cleanup: func() {}}
+	p, err := a.Entry(repo.Package{}, false)
+	if err != nil {
+		return p, err
+	}
+	if p.Name != t.Name || p.Version != t.Version {
+		return p, fmt.Errorf("%w: %s %s", errNamed, p.Name, p.Version)
+	}
+	if p, err = a.checkEntry(p); err != nil {
+		return p, err
+	}
+	p.InstalledSize, p.Files = a.Bytes, a.Stats.Files
+	return p, nil
+}
+
+// resolveNPM returns the packages of pkgs reqs resolve to among them, by name and version.
+func resolveNPM(pkgs []repo.Package, reqs []repo.Requirement) ([]repo.Package, error) {
+	ix := &repo.Index{Format: 1, Packages: pkgs}
+	taken, err := ix.Resolve(reqs)
+	if err != nil {
+		return nil, err
+	}
+	return taken, nil
+}
+
+// npmRepoLock returns the lock of reqs resolved to taken among pkgs, the entries of the
+// repository dir, and the packages of pkgs not taken. Where one taken is for one platform
+// (an optional dependency npm picks by os and cpu), the lock is for this machine's alone,
+// so that a sync elsewhere is refused, not short of that package's counterpart.
+func npmRepoLock(dir string, pkgs, taken []repo.Package, reqs []repo.Requirement) (*repo.Lock, []repo.Package, error) {
+	src, err := fetch.NewSource(dir, fetch.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	var locked, unused []repo.Package
+	for _, p := range pkgs {
+		if !slices.ContainsFunc(taken, func(q repo.Package) bool { return q.Name == p.Name && q.Version == p.Version }) {
+			unused = append(unused, p)
+			continue
+		}
+		p.Archive = src.ArchiveURL(p)
+		locked = append(locked, p)
+	}
+	if slices.ContainsFunc(locked, func(p repo.Package) bool { return p.Platform != "" }) {
+		return repo.NewLockFor(src.URL(), reqs, map[string][]repo.Package{repo.Host: locked}), unused, nil
+	}
+	return repo.NewLock(src.URL(), reqs, locked), unused, nil
+}
+
+// same reports whether p and q are one entry: name, version, platform and archive.
+func same(p, q repo.Package) bool {
+	return p.Name == q.Name && p.Version == q.Version && p.Platform == q.Platform && p.SHA256 == q.SHA256
+}

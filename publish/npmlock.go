@@ -1,0 +1,250 @@
+package publish
+
+import (
+	"cmp"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+
+	"pkg/internal/regfile"
+	"pkg/repo"
+)
+
+// maxNPMLockSize bounds a package-lock.json: eslint's whole tree is 130 KiB.
+const maxNPMLockSize = 64 << 20 // 64 MiB
+
+// Reasons an npm lock, or one of its packages, is refused, inside an *NPMLockError.
+var (
+	// ErrNPMLockVersion is a lockfileVersion other than 2 and 3: version 1, npm 6's, has
+	// no "packages".
+	ErrNPMLockVersion = errors.New("publish: package-lock.json version")
+	// ErrNPMLocal is a package that is a directory, not a published tarball: a workspace
+	// or a file: or link: dependency.
+	ErrNPMLocal = errors.New("publish: not a published tarball")
+	errKey      = errors.New("publish: not a path of node_modules")
+	errAlias    = errors.New("publish: an npm alias")
+	errResolved = errors.New("publish: resolved is not an http(s) URL")
+	errNoSHA512 = errors.New("publish: no sha512 integrity")
+	errTwice    = errors.New("publish: one version with two integrities")
+	errNoPath   = errors.New("publish: a dependency of the project not in node_modules")
+)
+
+// An NPMLockError is a package-lock.json, or the package at Key in it ("" for the
+// file or its project), that pkg cannot import.
+type NPMLockError struct {
+	Path string // the package-lock.json
+	Key  string // of its "packages", such as node_modules/@eslint/js
+	Err  error
+}
+
+func (e *NPMLockError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("import %s: %v", e.Path, e.Err)
+	}
+	return fmt.Sprintf("import %s: %s: %v", e.Path, e.Key, e.Err)
+}
+
+func (e *NPMLockError) Unwrap() error { return e.Err }
+
+// npmLockFile is what pkg reads of a package-lock.json.
+type npmLockFile struct {
+	LockfileVersion int                     `json:"lockfileVersion"`
+	Packages        map[string]npmLockEntry `json:"packages"`
+}
+
+// npmLockEntry is one of a package-lock.json's "packages": the project itself (key ""),
+// a package at a path of node_modules, or a workspace's directory.
+type npmLockEntry struct {
+	Name                 string            `json:"name"` // set where it is not the path's: an alias, the project
+	Version              string            `json:"version"`
+	Resolved             string            `json:"resolved"`
+	Integrity            string            `json:"integrity"`
+	Link                 bool              `json:"link"`
+	InBundle             bool              `json:"inBundle"`
+	Dependencies         map[string]string `json:"dependencies"`
+	DevDependencies      map[string]string `json:"devDependencies"`
+	OptionalDependencies map[string]string `json:"optionalDependencies"`
+}
+
+// An npmTarball is a package version a package-lock.json names, once however many of
+// its node_modules hold it.
+type npmTarball struct {
+	Key           string // the first path holding it, for messages
+	Name, Version string
+	Resolved      string   // the URL npm downloaded it from
+	Integrity     string   // as the lock writes it
+	SHA512        [][]byte // the sha512 digests Integrity allows, any one of which the tarball must have
+}
+
+// npmLock is a package-lock.json read: its tarballs, sorted by name and version, the
+// project's requests, at the versions the lock has, and the bundled packages, which
+// come inside another's tarball.
+type npmLock struct {
+	Tarballs []npmTarball
+	Requires []repo.Requirement
+	Bundled  []string // keys
+}
+
+// readNPMLock reads and checks the package-lock.json at path.
+func readNPMLock(path string) (*npmLock, error) {
+	data, err := regfile.ReadFile(path, maxNPMLockSize)
+	if err != nil {
+		return nil, err
+	}
+	l, err := parseNPMLock(data)
+	if le := (*NPMLockError)(nil); errors.As(err, &le) {
+		le.Path = path
+	} else if err != nil {
+		err = &NPMLockError{Path: path, Err: err}
+	}
+	return l, err
+}
+
+// parseNPMLock parses a package-lock.json of lockfileVersion 2 or 3. It refuses a
+// workspace, a link or a local directory, an alias, a package whose resolved URL is not
+// http(s) or whose integrity has no sha512, and one version of a name with two
+// integrities; it skips bundled packages.
+func parseNPMLock(data []byte) (*npmLock, error) {
+	var f npmLockFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("not a package-lock.json: %w", err)
+	}
+	switch {
+	case f.LockfileVersion == 1:
+		return nil, fmt.Errorf("%w: lockfileVersion 1, npm 6's, lists no packages by path", ErrNPMLockVersion)
+	case f.LockfileVersion != 2 && f.LockfileVersion != 3:
+		return nil, fmt.Errorf("%w: lockfileVersion %d is not 2 or 3", ErrNPMLockVersion, f.LockfileVersion)
+	}
+	l := &npmLock{}
+	byID := make(map[string]int) // name@version → its index in l.Tarballs
+	versions := make(map[string]string)
+	for _, key := range slices.Sorted(maps.Keys(f.Packages)) {
+		if key == "" {
+			continue
+		}
+		e := f.Packages[key]
+		t, err := e.tarball(key)
+		switch {
+		case err != nil:
+			return nil, &NPMLockError{Key: key, Err: err}
+		case e.InBundle:
+			l.Bundled = append(l.Bundled, key)
+			continue
+		}
+		if strings.Count(key, "node_modules/") == 1 {
+			versions[t.Name] = t.Version
+		}
+		if i, ok := byID[t.Name+"@"+t.Version]; ok {
+			if l.Tarballs[i].Integrity != t.Integrity || l.Tarballs[i].Resolved != t.Resolved {
+				return nil, &NPMLockError{Key: key, Err: fmt.Errorf("%w: %s %s has integrity %s here and %s at %s", errTwice, t.Name, t.Version, t.Integrity, l.Tarballs[i].Integrity, l.Tarballs[i].Key)}
+			}
+			continue
+		}
+		byID[t.Name+"@"+t.Version] = len(l.Tarballs)
+		l.Tarballs = append(l.Tarballs, t)
+	}
+	slices.SortFunc(l.Tarballs, func(a, b npmTarball) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), repo.CompareNPMVersions(a.Version, b.Version))
+	})
+	reqs, err := f.Packages[""].requires(versions)
+	l.Requires = reqs
+	return l, err
+}
+
+// requires returns the requests of the project e: its dependencies, devDependencies and
+// optionalDependencies, each at the version at node_modules/NAME (versions), which an
+// optional one may lack (npm lists it, but leaves it out on another platform).
+func (e npmLockEntry) requires(versions map[string]string) ([]repo.Requirement, error) {
+	var reqs []repo.Requirement
+	for _, deps := range []map[string]string{e.Dependencies, e.DevDependencies, e.OptionalDependencies} {
+		for _, name := range slices.Sorted(maps.Keys(deps)) {
+			v, ok := versions[name]
+			_, optional := e.OptionalDependencies[name]
+			switch {
+			case !ok && optional:
+				continue
+			case !ok:
+				return nil, &NPMLockError{Key: "node_modules/" + name, Err: fmt.Errorf("%w: the project depends on %s %s", errNoPath, name, deps[name])}
+			}
+			r, err := repo.ParseRequirement(name + "@npm:" + v)
+			if err != nil {
+				return nil, &NPMLockError{Key: "node_modules/" + name, Err: err}
+			}
+			reqs = append(reqs, r)
+		}
+	}
+	return reqs, nil
+}
+
+// tarball returns the package the entry at key names, checked.
+func (e npmLockEntry) tarball(key string) (npmTarball, error) {
+	name, ok := npmKeyName(key)
+	switch {
+	case e.Link:
+		return npmTarball{}, fmt.Errorf("%w: a link to %s", ErrNPMLocal, e.Resolved)
+	case !ok && !strings.HasPrefix(key, "node_modules/") && !strings.Contains(key, "/node_modules/"):
+		return npmTarball{}, fmt.Errorf("%w: a workspace or a local directory", ErrNPMLocal)
+	case !ok:
+		return npmTarball{}, errKey
+	case e.Name != "" && e.Name != name:
+		return npmTarball{}, fmt.Errorf("%w: %s is %s", errAlias, name, e.Name)
+	}
+	if err := repo.CheckNPMVersion(e.Version); err != nil {
+		return npmTarball{}, err
+	}
+	t := npmTarball{Key: key, Name: name, Version: e.Version, Resolved: e.Resolved, Integrity: e.Integrity}
+	if e.InBundle {
+		return t, nil
+	}
+	u, err := url.Parse(e.Resolved)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil {
+		return t, fmt.Errorf("%w: %q", errResolved, e.Resolved)
+	}
+	if t.SHA512 = sha512s(e.Integrity); len(t.SHA512) == 0 {
+		return t, fmt.Errorf("%w: %q", errNoSHA512, e.Integrity)
+	}
+	return t, nil
+}
+
+// npmKeyName returns the name of the package at key, a path of node_modules
+// ("node_modules/a/node_modules/@s/b" holds @s/b), and whether key is one: each package
+// a valid name (repo.ValidName), which no ".." or "" is.
+func npmKeyName(key string) (string, bool) {
+	segs := strings.Split(key, "/")
+	var name string
+	for len(segs) > 0 {
+		if len(segs) < 2 || segs[0] != "node_modules" {
+			return "", false
+		}
+		name, segs = segs[1], segs[2:]
+		if strings.HasPrefix(name, "@") && len(segs) > 0 {
+			name, segs = name+"/"+segs[0], segs[1:]
+		}
+		if !repo.ValidName(name) {
+			return "", false
+		}
+	}
+	return name, true
+}
+
+// sha512s returns the sha512 digests of an integrity string (Subresource Integrity:
+// "sha512-BASE64", several separated by spaces, each maybe with "?OPTIONS"), those of
+// other algorithms left out.
+func sha512s(integrity string) [][]byte {
+	var sums [][]byte
+	for _, tok := range strings.Fields(integrity) {
+		b64, ok := strings.CutPrefix(tok, "sha512-")
+		b64, _, _ = strings.Cut(b64, "?")
+		sum, err := base64.StdEncoding.DecodeString(b64)
+		if ok && err == nil && len(sum) == sha512.Size {
+			sums = append(sums, sum)
+		}
+	}
+	return sums
+}

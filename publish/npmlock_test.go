@@ -1,0 +1,207 @@
+package publish
+
+import (
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"pkg/pkgtest/testrepo"
+	"pkg/repo"
+)
+
+// integrity returns the integrity npm writes for data: "sha512-" and its digest in base64.
+func integrity(data string) string {
+	sum := sha512.Sum512([]byte(data))
+	return "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// lockJSON returns a package-lock.json of version 3 with the project entry root and the
+// packages entries.
+func lockJSON(t *testing.T, root map[string]any, entries map[string]map[string]any) []byte {
+	t.Helper()
+	pkgs := map[string]any{"": root}
+	for k, v := range entries {
+		pkgs[k] = v
+	}
+	data, err := json.Marshal(map[string]any{"name": "proj", "lockfileVersion": 3, "requires": true, "packages": pkgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// registryEntry is a lock's entry for NAME at version, with the integrity of data.
+func registryEntry(name, version, data string) map[string]any {
+	return map[string]any{"version": version, "resolved": "https://registry.npmjs.org/" + name + "/-/" + name + "-" + version + ".tgz",
+		"integrity": integrity(data)}
+}
+
+func TestParseNPMLock(t *testing.T) {
+	root := map[string]any{"name": "proj", "version": "1.0.0",
+		"dependencies":         map[string]string{"debug": "^4.3.1"},
+		"devDependencies":      map[string]string{"ms": "2.1.3"},
+		"optionalDependencies": map[string]string{"fsevents": "^2"}}
+	bundled := map[string]any{"version": "1.0.0", "inBundle": true}
+	data := lockJSON(t, root, map[string]map[string]any{
+		"node_modules/debug":                 registryEntry("debug", "4.3.4", "debug"),
+		"node_modules/ms":                    registryEntry("ms", "2.1.3", "ms 3"),
+		"node_modules/debug/node_modules/ms": registryEntry("ms", "2.1.2", "ms 2"),
+		"node_modules/other/node_modules/ms": registryEntry("ms", "2.1.2", "ms 2"),
+		"node_modules/other":                 registryEntry("other", "1.0.0", "other"),
+		"node_modules/other/node_modules/in": bundled,
+	})
+	l, err := parseNPMLock(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tb := range l.Tarballs {
+		got = append(got, tb.Key+" "+tb.Name+"@"+tb.Version)
+		if len(tb.SHA512) != 1 || tb.Resolved == "" {
+			t.Errorf("%s: sha512 %x, resolved %q", tb.Key, tb.SHA512, tb.Resolved)
+		}
+	}
+	want := []string{"node_modules/debug debug@4.3.4", "node_modules/debug/node_modules/ms ms@2.1.2",
+		"node_modules/ms ms@2.1.3", "node_modules/other other@1.0.0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("tarballs %q, want %q", got, want)
+	}
+	if reqs := repo.JoinRequirements(l.Requires); reqs != "debug@npm:4.3.4 ms@npm:2.1.3" {
+		t.Errorf("requires %s, want debug and ms at the lock's versions (fsevents, optional, is not in it)", reqs)
+	}
+	if !slices.Equal(l.Bundled, []string{"node_modules/other/node_modules/in"}) {
+		t.Errorf("bundled %q", l.Bundled)
+	}
+}
+
+// TestParseNPMLockRefuses: a hostile or unsupported lock is refused, naming the entry.
+func TestParseNPMLockRefuses(t *testing.T) {
+	good := registryEntry("a", "1.0.0", "a")
+	with := func(k string, v any) map[string]any {
+		e := map[string]any{}
+		for k, v := range good {
+			e[k] = v
+		}
+		e[k] = v
+		return e
+	}
+	root := map[string]any{"name": "proj"}
+	tests := []struct {
+		name string
+		data []byte
+		key  string
+		is   error
+	}{
+		{"version 1", []byte(`{"lockfileVersion": 1, "dependencies": {}}`), "", ErrNPMLockVersion},
+		{"no version", []byte(`{"packages": {}}`), "", ErrNPMLockVersion},
+		{"version 4", []byte(`{"lockfileVersion": 4, "packages": {}}`), "", ErrNPMLockVersion},
+		{"not json", []byte(`{"lockfileVersion": 3,`), "", nil},
+		{"link", lockJSON(t, root, map[string]map[string]any{"node_modules/a": {"resolved": "packages/a", "link": true}}), "node_modules/a", ErrNPMLocal},
+		{"workspace", lockJSON(t, root, map[string]map[string]any{"packages/a": {"version": "1.0.0"}}), "packages/a", ErrNPMLocal},
+		{"dot dot", lockJSON(t, root, map[string]map[string]any{"node_modules/../../etc": good}), "node_modules/../../etc", errKey},
+		{"dot dot inside", lockJSON(t, root, map[string]map[string]any{"node_modules/a/../../b": good}), "node_modules/a/../../b", errKey},
+		{"scope alone", lockJSON(t, root, map[string]map[string]any{"node_modules/@a": good}), "node_modules/@a", errKey},
+		{"upper case", lockJSON(t, root, map[string]map[string]any{"node_modules/A": good}), "node_modules/A", errKey},
+		{"empty segment", lockJSON(t, root, map[string]map[string]any{"node_modules//a": good}), "node_modules//a", errKey},
+		{"trailing slash", lockJSON(t, root, map[string]map[string]any{"node_modules/a/": good}), "node_modules/a/", errKey},
+		{"not node_modules", lockJSON(t, root, map[string]map[string]any{"node_modules/a/lib/b": good}), "node_modules/a/lib/b", errKey},
+		{"alias", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("name", "b")}), "node_modules/a", errAlias},
+		{"file resolved", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "file:../a-1.0.0.tgz")}), "node_modules/a", errResolved},
+		{"git resolved", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "git+ssh://git@github.com/a/a.git#abc")}), "node_modules/a", errResolved},
+		{"no resolved", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "")}), "node_modules/a", errResolved},
+		{"credentials", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "https://u:p@example.com/a.tgz")}), "node_modules/a", errResolved},
+		{"sha1", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("integrity", "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=")}), "node_modules/a", errNoSHA512},
+		{"no integrity", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("integrity", "")}), "node_modules/a", errNoSHA512},
+		{"short sha512", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("integrity", "sha512-AAAA")}), "node_modules/a", errNoSHA512},
+		{"bad version", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("version", "1 0")}), "node_modules/a", repo.ErrVersion},
+		{"two integrities", lockJSON(t, root, map[string]map[string]any{"node_modules/a": good, "node_modules/b/node_modules/a": with("integrity", integrity("other")),
+			"node_modules/b": registryEntry("b", "1.0.0", "b")}), "node_modules/b/node_modules/a", errTwice},
+		{"dependency missing", lockJSON(t, map[string]any{"dependencies": map[string]string{"a": "^1", "zz": "^1"}}, map[string]map[string]any{"node_modules/a": good}), "node_modules/zz", errNoPath},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "package-lock.json")
+			if err := os.WriteFile(path, tt.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := readNPMLock(path)
+			var le *NPMLockError
+			if !errors.As(err, &le) || le.Path != path || le.Key != tt.key || tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("readNPMLock: %v, want an *NPMLockError for %s at %q (%v)", err, path, tt.key, tt.is)
+			}
+		})
+	}
+}
+
+func TestNPMKeyName(t *testing.T) {
+	for key, want := range map[string]string{
+		"node_modules/a":                               "a",
+		"node_modules/@s/a":                            "@s/a",
+		"node_modules/@s/a/node_modules/b":             "b",
+		"node_modules/a/node_modules/@s/b":             "@s/b",
+		"node_modules/a/node_modules/b/node_modules/c": "c",
+		"node_modules/@s":                              "",
+		"node_modules/@s/a/b":                          "",
+		"node_modules":                                 "",
+		"a":                                            "",
+		"node_modules/.bin":                            "",
+		"node_modules/@s/..":                           "",
+		"node_modules/@../x":                           "",
+	} {
+		got, ok := npmKeyName(key)
+		if got != want || ok != (want != "") {
+			t.Errorf("npmKeyName(%q) = %q, %v, want %q", key, got, ok, want)
+		}
+	}
+}
+
+// TestNPMRepoLock: the lock of an import holds what the project's requests resolve to
+// among the lock's packages, by file URLs beneath the repository, and reads back as
+// sync reads it; a package for one platform makes it a lock for this machine's.
+func TestNPMRepoLock(t *testing.T) {
+	dir := t.TempDir()
+	npm := func(name, version, archive string, deps ...string) repo.Package {
+		return repo.Package{Name: name, Version: version, Kind: repo.KindNPM, Archive: archive, Size: 1,
+			SHA256: strings.Repeat("a", 64), Depends: testrepo.Requires(deps...)}
+	}
+	pkgs := []repo.Package{npm("@s/b", "2.1.0", "@s+b-2.1.0.tgz"), npm("a", "1.0.0", "a-1.0.0.tgz", "@s/b@npm:^2.0.0"), npm("x", "1.0.0", "x-1.0.0.tgz")}
+	reqs := testrepo.Requires("a@npm:1.0.0")
+	taken, err := resolveNPM(pkgs, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, unused, err := npmRepoLock(dir, pkgs, taken, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(unused) != 1 || unused[0].Name != "x" || len(l.Packages) != 2 || l.Platforms != nil {
+		t.Fatalf("lock of %v, unused %v, platforms %v: want a and @s/b, x unused, any platform", l.Packages, unused, l.Platforms)
+	}
+	if want := "file://" + dir + "/@s+b-2.1.0.tgz"; l.Packages[0].Archive != want {
+		t.Errorf("archive %s, want %s", l.Packages[0].Archive, want)
+	}
+	path := filepath.Join(t.TempDir(), "pkg.lock")
+	if err := repo.WriteLock(path, l); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.ReadLock(path); err != nil {
+		t.Errorf("the lock does not read back: %v", err)
+	}
+
+	native := npm("n", "1.0.0", "n-1.0.0.tgz")
+	native.Platform = repo.Host
+	pkgs[1].Depends = append(pkgs[1].Depends, testrepo.Requires("n@npm:1")...)
+	pkgs = append(pkgs, native)
+	if taken, err = resolveNPM(pkgs, reqs); err != nil {
+		t.Fatal(err)
+	}
+	if l, _, err = npmRepoLock(dir, pkgs, taken, reqs); err != nil || !slices.Equal(l.Platforms, []string{repo.Host}) {
+		t.Errorf("a lock taking a package for %s: platforms %v, %v", repo.Host, l.Platforms, err)
+	}
+}
