@@ -19,7 +19,7 @@ import (
 )
 
 // ErrNotInNPMCache is a tarball an offline import needs that npm's cache lacks.
-var ErrNotInNPMCache = errors.New("publish: not in npm's cache")
+var ErrNotInNPMCache = errors.New("publish: offline, and not in npm's cache")
 
 // NPMCache returns npm's cache directory as npm finds it without a configuration file:
 // $npm_config_cache (npm takes its settings from such variables), else ~/.npm.
@@ -72,14 +72,37 @@ type npmFetcher struct {
 }
 
 // getAll gets every tarball of ts, in their order: all or, with an error, none (those
-// got removed).
-func (f npmFetcher) getAll(ctx context.Context, ts []npmTarball) ([]gotTarball, error) {
+// downloaded removed). The local files are looked at first, in order, so that an offline
+// fetcher names the first tarball it lacks.
+func (f npmFetcher) getAll(ctx context.Context, ts []lockTarball) ([]gotTarball, error) {
+	got := make([]gotTarball, len(ts))
+	var missing []int
+	for i, t := range ts {
+		if p, ok := f.local(t); ok {
+			got[i] = gotTarball{Path: p, cleanup: func() {}}
+			continue
+		}
+		if f.Offline {
+			return nil, &NPMLockError{Key: t.Key, Err: fmt.Errorf("%w: %s %s (%s) is in neither %s nor the repository", ErrNotInNPMCache, t.Name, t.Version, t.Integrity, f.Cache)}
+		}
+		missing = append(missing, i)
+	}
+	if err := f.downloadAll(ctx, ts, missing, got); err != nil {
+		removeGot(got)
+		return nil, err
+	}
+	return got, nil
+}
+
+// downloadAll downloads ts[i] into got[i] for each i of missing, Jobs at once, stopping
+// at the first error.
+func (f npmFetcher) downloadAll(ctx context.Context, ts []lockTarball, missing []int, got []gotTarball) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	got, errs := make([]gotTarball, len(ts)), make([]error, len(ts))
+	errs := make([]error, len(ts))
 	sem := make(chan struct{}, max(f.Jobs, 1))
 	var wg sync.WaitGroup
-	for i, t := range ts {
+	for _, i := range missing {
 		wg.Go(func() {
 			select {
 			case sem <- struct{}{}:
@@ -88,17 +111,13 @@ func (f npmFetcher) getAll(ctx context.Context, ts []npmTarball) ([]gotTarball, 
 				errs[i] = ctx.Err()
 				return
 			}
-			if got[i], errs[i] = f.get(ctx, t); errs[i] != nil {
+			if got[i], errs[i] = download(ctx, ts[i]); errs[i] != nil {
 				cancel()
 			}
 		})
 	}
 	wg.Wait()
-	if err := firstError(errs); err != nil {
-		removeGot(got)
-		return nil, err
-	}
-	return got, nil
+	return firstError(errs)
 }
 
 // firstError returns the first of errs that is not the cancellation another's error made,
@@ -122,27 +141,28 @@ func removeGot(got []gotTarball) {
 	}
 }
 
-// get returns t from npm's cache where the cache holds its bytes, else downloads it
-// (fetch.Local) and checks its integrity.
-func (f npmFetcher) get(ctx context.Context, t npmTarball) (gotTarball, error) {
-	var local []string
+// local returns the file of npm's cache, else of the repository, that holds t's bytes.
+// A missing or damaged file is passed over, as npm passes over a damaged one of its cache.
+func (f npmFetcher) local(t lockTarball) (string, bool) {
+	var files []string
 	if f.Cache != "" {
 		for _, sum := range t.SHA512 {
-			local = append(local, cachedPath(f.Cache, sum))
+			files = append(files, cachedPath(f.Cache, sum))
 		}
 	}
 	if p, ok := f.Have[t.Name+"@"+t.Version]; ok {
-		local = append(local, p)
+		files = append(files, p)
 	}
-	for _, p := range local {
-		// A missing or damaged file is one npm too would download again.
+	for _, p := range files {
 		if got, err := sha512File(p); err == nil && t.allows(got) {
-			return gotTarball{Path: p, cleanup: func() {}}, nil
+			return p, true
 		}
 	}
-	if f.Offline {
-		return gotTarball{}, &NPMLockError{Key: t.Key, Err: fmt.Errorf("%w: %s %s (%s) is not in %s", ErrNotInNPMCache, t.Name, t.Version, t.Integrity, f.Cache)}
-	}
+	return "", false
+}
+
+// download downloads t from its resolved URL (fetch.Local) and checks its integrity.
+func download(ctx context.Context, t lockTarball) (gotTarball, error) {
 	p, _, cleanup, err := fetch.Local(ctx, t.Resolved)
 	if err != nil {
 		return gotTarball{}, &NPMLockError{Key: t.Key, Err: err}
@@ -159,7 +179,7 @@ func (f npmFetcher) get(ctx context.Context, t npmTarball) (gotTarball, error) {
 }
 
 // allows reports whether the sha512 digest sum is one t's integrity allows.
-func (t npmTarball) allows(sum []byte) bool {
+func (t lockTarball) allows(sum []byte) bool {
 	return slices.ContainsFunc(t.SHA512, func(s []byte) bool { return slices.Equal(s, sum) })
 }
 

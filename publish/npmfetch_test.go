@@ -12,11 +12,11 @@ import (
 	"testing"
 )
 
-// tarballOf returns the npmTarball of name at 1.0.0 whose integrity is that of data,
+// tarballOf returns the lockTarball of name at 1.0.0 whose integrity is that of data,
 // resolved at base/name.tgz.
-func tarballOf(name, data, base string) npmTarball {
+func tarballOf(name, data, base string) lockTarball {
 	sums := sha512s(integrity(data))
-	return npmTarball{Key: "node_modules/" + name, Name: name, Version: "1.0.0", Resolved: base + "/" + name + ".tgz",
+	return lockTarball{Key: "node_modules/" + name, Name: name, Version: "1.0.0", Resolved: base + "/" + name + ".tgz",
 		Integrity: integrity(data), SHA512: sums}
 }
 
@@ -59,7 +59,7 @@ func TestNPMFetcher(t *testing.T) {
 	damaged := cachedPath(cache, sha512s(integrity("c"))[0]) // holds other bytes than its name says
 	os.MkdirAll(filepath.Dir(damaged), 0o755)
 	os.WriteFile(damaged, []byte("not c"), 0o444)
-	ts := []npmTarball{tarballOf("a", "a", srv.URL), tarballOf("b", "b", srv.URL), tarballOf("c", "c", srv.URL)}
+	ts := []lockTarball{tarballOf("a", "a", srv.URL), tarballOf("b", "b", srv.URL), tarballOf("c", "c", srv.URL)}
 
 	inRepo := writeFile(t, "b-1.0.0.tgz", "b") // the repository's archive of b
 	got, err := npmFetcher{Cache: cache, Have: map[string]string{"b@1.0.0": inRepo, "c@1.0.0": writeFile(t, "c-1.0.0.tgz", "not c")}, Jobs: 2}.getAll(context.Background(), ts)
@@ -108,18 +108,18 @@ func TestNPMFetcherRefuses(t *testing.T) {
 	gone := tarballOf("c", "c", srv.URL)
 	gone.Resolved = srv.URL + "/missing.tgz"
 
-	_, err := npmFetcher{Jobs: 1}.getAll(context.Background(), []npmTarball{good, bad, tarballOf("c", "c", srv.URL)})
+	_, err := npmFetcher{Jobs: 1}.getAll(context.Background(), []lockTarball{good, bad, tarballOf("c", "c", srv.URL)})
 	var ie *integrityError
 	var le *NPMLockError
 	if !errors.As(err, &ie) || ie.Name != "b" || ie.From != bad.Resolved || ie.Want != bad.Integrity || ie.Got != integrity("evil") ||
 		!errors.As(err, &le) || le.Key != "node_modules/b" {
 		t.Errorf("a tarball of other bytes: %v, want an integrity error naming b, its URL and both digests", err)
 	}
-	if _, err := (npmFetcher{Jobs: 4}).getAll(context.Background(), []npmTarball{good, gone}); !errors.As(err, &le) || le.Key != "node_modules/c" {
+	if _, err := (npmFetcher{Jobs: 4}).getAll(context.Background(), []lockTarball{good, gone}); !errors.As(err, &le) || le.Key != "node_modules/c" {
 		t.Errorf("a tarball the registry lacks: %v, want an error naming c", err)
 	}
 	cache := cacheHolding(t, "a")
-	if _, err := (npmFetcher{Cache: cache, Offline: true}).getAll(context.Background(), []npmTarball{good, bad}); !errors.Is(err, ErrNotInNPMCache) ||
+	if _, err := (npmFetcher{Cache: cache, Offline: true}).getAll(context.Background(), []lockTarball{good, bad}); !errors.Is(err, ErrNotInNPMCache) ||
 		!errors.As(err, &le) || le.Key != "node_modules/b" {
 		t.Errorf("offline, b not in the cache: %v", err)
 	}

@@ -1,9 +1,11 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 
@@ -21,19 +23,22 @@ type NPMImport struct {
 
 // Imported is what ImportNPMLock did.
 type Imported struct {
-	Packages   []repo.Package // the lock's packages, as the index holds them, by name and version
-	New        []repo.Package // those of them the index did not have
-	Downloaded int            // how many were downloaded, not read from npm's cache or the repository
-	Bundled    []string       // the lock's bundled packages (keys), which come inside another's tarball
-	Unused     []repo.Package // the lock's packages the resolution of its project does not take
-	Lock       *repo.Lock     // the lock of the project's requests, resolved among Packages
-	Meta       repo.Meta      // the index's, as signed (with a signer)
-	Created    bool           // the directory had no index.json
+	Packages   []repo.Package      // the lock's packages, as the index holds them, by name and version
+	New        []repo.Package      // those of them the index did not have
+	Scripts    map[string][]string // the lifecycle scripts each of New declares, by its Key (Added.Scripts)
+	Downloaded int                 // how many were downloaded, not read from npm's cache or the repository
+	Bundled    []string            // the lock's bundled packages (keys), which come inside another's tarball
+	Unused     []repo.Package      // the lock's packages the resolution of its project does not take
+	Lock       *repo.Lock          // the lock of the project's requests, resolved among Packages
+	Meta       repo.Meta           // the index's, as signed (with a signer)
+	Created    bool                // the directory had no index.json
 }
 
-// errNamed is an npm tarball whose package.json names another package or version than
-// its lock does.
-var errNamed = errors.New("publish: package.json names another package")
+// Reasons ImportNPMLock refuses a tarball a lock names.
+var (
+	errNamed  = errors.New("publish: its package.json names another package or version")
+	errNotNPM = errors.New("publish: not an npm tarball (package.json with a name and a version)")
+)
 
 // ImportNPMLock adds to the repository directory dir every package the package-lock.json
 // at lockPath names (lockfileVersion 2 or 3), each tarball read from npm's cache or from
@@ -50,14 +55,18 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 	}
 	before, created := repo.ReadDir(dir)
 	got, err := npmFetcher{Cache: o.Cache, Have: archives(dir, before), Offline: o.Offline, Jobs: o.Jobs}.getAll(ctx, l.Tarballs)
+	if le := (*NPMLockError)(nil); errors.As(err, &le) {
+		le.Path = lockPath
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer removeGot(got)
-	res := &Imported{Bundled: l.Bundled, Created: created}
+	res := &Imported{Bundled: l.Bundled, Created: created, Scripts: make(map[string][]string)}
 	pkgs, paths := make([]repo.Package, len(got)), make([]string, len(got))
+	scripts := make(map[string][]string)
 	for i, g := range got {
-		if pkgs[i], err = npmEntry(g, l.Tarballs[i]); err == nil {
+		if pkgs[i], scripts[l.Tarballs[i].Name+"@"+l.Tarballs[i].Version], err = npmEntry(g, l.Tarballs[i]); err == nil {
 			err = repo.CheckRepublish(dir, g.Path, before, pkgs[i])
 		}
 		if err != nil {
@@ -78,6 +87,7 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 	for _, p := range res.Packages {
 		if !slices.ContainsFunc(before.Packages, func(q repo.Package) bool { return same(p, q) }) {
 			res.New = append(res.New, p)
+			res.Scripts[p.Key()] = scripts[p.Name+"@"+p.Version]
 		}
 	}
 	res.Lock, res.Unused, err = npmRepoLock(dir, res.Packages, taken, l.Requires)
@@ -96,26 +106,29 @@ func archives(dir string, ix *repo.Index) map[string]string {
 	return have
 }
 
-// npmEntry returns the entry of the tarball g of t: what its package.json says, which must
-// be t's name and version.
-func npmEntry(g gotTarball, t npmTarball) (repo.Package, error) {
+// npmEntry returns the entry of the tarball g of t, what its package.json says, which must
+// be t's name and version, and the lifecycle scripts it declares.
+func npmEntry(g gotTarball, t lockTarball) (repo.Package, []string, error) {
 	st, err := fetch.Inspect(g.Path)
 	if err != nil {
-		return repo.Package{}, err
+		return repo.Package{}, nil, err
 	}
 	a := &Archive{Location: g.Path, Path: g.Path, Contents: st, cleanup: func() {}}
 	p, err := a.Entry(repo.Package{}, false)
-	if err != nil {
-		return p, err
-	}
-	if p.Name != t.Name || p.Version != t.Version {
-		return p, fmt.Errorf("%w: %s %s", errNamed, p.Name, p.Version)
+	switch {
+	case err != nil:
+		return p, nil, err
+	case p.Kind != repo.KindNPM:
+		return p, nil, fmt.Errorf("%w: %s %s from %s", errNotNPM, t.Name, t.Version, cmp.Or(g.From, g.Path))
+	case p.Name != t.Name || p.Version != t.Version:
+		return p, nil, fmt.Errorf("%w: %s %s from %s is %s %s", errNamed, t.Name, t.Version, cmp.Or(g.From, g.Path), p.Name, p.Version)
 	}
 	if p, err = a.checkEntry(p); err != nil {
-		return p, err
+		return p, nil, err
 	}
 	p.InstalledSize, p.Files = a.Bytes, a.Stats.Files
-	return p, nil
+	p.Archive = path.Base(t.Resolved) // npm's name for it, whose ending repo.AddAll keeps
+	return p, a.scripts, nil
 }
 
 // resolveNPM returns the packages of pkgs reqs resolve to among them, by name and version.

@@ -72,9 +72,9 @@ type npmLockEntry struct {
 	OptionalDependencies map[string]string `json:"optionalDependencies"`
 }
 
-// An npmTarball is a package version a package-lock.json names, once however many of
+// An lockTarball is a package version a package-lock.json names, once however many of
 // its node_modules hold it.
-type npmTarball struct {
+type lockTarball struct {
 	Key           string // the first path holding it, for messages
 	Name, Version string
 	Resolved      string   // the URL npm downloaded it from
@@ -86,7 +86,7 @@ type npmTarball struct {
 // project's requests, at the versions the lock has, and the bundled packages, which
 // come inside another's tarball.
 type npmLock struct {
-	Tarballs []npmTarball
+	Tarballs []lockTarball
 	Requires []repo.Requirement
 	Bundled  []string // keys
 }
@@ -149,7 +149,7 @@ func parseNPMLock(data []byte) (*npmLock, error) {
 		byID[t.Name+"@"+t.Version] = len(l.Tarballs)
 		l.Tarballs = append(l.Tarballs, t)
 	}
-	slices.SortFunc(l.Tarballs, func(a, b npmTarball) int {
+	slices.SortFunc(l.Tarballs, func(a, b lockTarball) int {
 		return cmp.Or(strings.Compare(a.Name, b.Name), repo.CompareNPMVersions(a.Version, b.Version))
 	})
 	reqs, err := f.Packages[""].requires(versions)
@@ -183,22 +183,22 @@ func (e npmLockEntry) requires(versions map[string]string) ([]repo.Requirement, 
 }
 
 // tarball returns the package the entry at key names, checked.
-func (e npmLockEntry) tarball(key string) (npmTarball, error) {
+func (e npmLockEntry) tarball(key string) (lockTarball, error) {
 	name, ok := npmKeyName(key)
 	switch {
 	case e.Link:
-		return npmTarball{}, fmt.Errorf("%w: a link to %s", ErrNPMLocal, e.Resolved)
+		return lockTarball{}, fmt.Errorf("%w: a link to %s", ErrNPMLocal, e.Resolved)
 	case !ok && !strings.HasPrefix(key, "node_modules/") && !strings.Contains(key, "/node_modules/"):
-		return npmTarball{}, fmt.Errorf("%w: a workspace or a local directory", ErrNPMLocal)
+		return lockTarball{}, fmt.Errorf("%w: a workspace or a local directory", ErrNPMLocal)
 	case !ok:
-		return npmTarball{}, errKey
+		return lockTarball{}, errKey
 	case e.Name != "" && e.Name != name:
-		return npmTarball{}, fmt.Errorf("%w: %s is %s", errAlias, name, e.Name)
+		return lockTarball{}, fmt.Errorf("%w: %s is %s", errAlias, name, e.Name)
 	}
 	if err := repo.CheckNPMVersion(e.Version); err != nil {
-		return npmTarball{}, err
+		return lockTarball{}, err
 	}
-	t := npmTarball{Key: key, Name: name, Version: e.Version, Resolved: e.Resolved, Integrity: e.Integrity}
+	t := lockTarball{Key: key, Name: name, Version: e.Version, Resolved: e.Resolved, Integrity: e.Integrity}
 	if e.InBundle {
 		return t, nil
 	}

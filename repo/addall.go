@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +13,8 @@ import (
 )
 
 // AddAll is Add of several archives in one change of dir's index: archives[i] is copied
-// in as pkgs[i], every archive is placed, and then the index is written once. On any
+// in as pkgs[i] (named by the ending of pkgs[i].Archive where it has one, as a file of
+// npm's cache has none), every archive is placed, and then the index is written once. On any
 // error the archives it placed are removed again, so the directory is as it was. When
 // the index has every entry already, with the same bytes (a second run), it writes
 // nothing. It returns the entries as the index holds them, in the order of pkgs.
@@ -28,9 +30,10 @@ func AddAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 }
 
 func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, s *Signer) ([]Package, Meta, error) {
-	out := make([]Package, len(pkgs))
+	out, exts := make([]Package, len(pkgs)), make([]string, len(pkgs))
 	for i, p := range pkgs {
-		p, err := prepare(archives[i], "", p)
+		exts[i] = archiveExt(cmp.Or(p.Archive, archives[i]))
+		p, err := prepare(cmp.Or(p.Archive, archives[i]), "", p)
 		if err != nil {
 			return nil, Meta{}, err
 		}
@@ -55,7 +58,7 @@ func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 	if err := stamp(dir, ix, s); err != nil { // refuses a signed directory before anything is copied
 		return nil, Meta{}, err
 	}
-	placed, err := placeAll(dir, archives, out, ix)
+	placed, err := placeAll(dir, archives, exts, out, ix)
 	if err == nil && jsonText(had) == jsonText(ix.Packages) {
 		return out, meta, nil
 	}
@@ -71,10 +74,10 @@ func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 	return out, ix.Meta, nil
 }
 
-// placeAll copies archives[i] into dir for pkgs[i] as place does, setting each one's
-// Archive, Size and SHA256, and puts each in ix. It returns the names of the files it
+// placeAll copies archives[i] into dir for pkgs[i], its name ending in exts[i], as place
+// does, setting each one's Archive, Size and SHA256, and puts each in ix. It returns the names of the files it
 // created, those it made before an error included.
-func placeAll(dir string, archives []string, pkgs []Package, ix *Index) (placed []string, err error) {
+func placeAll(dir string, archives, exts []string, pkgs []Package, ix *Index) (placed []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -86,7 +89,7 @@ func placeAll(dir string, archives []string, pkgs []Package, ix *Index) (placed 
 	for i := range pkgs {
 		p := &pkgs[i]
 		var name string
-		name, p.Size, p.SHA256, err = placeArchive(dir, archives[i], archiveStem(*p), archiveExt(archives[i]))
+		name, p.Size, p.SHA256, err = placeArchive(dir, archives[i], archiveStem(*p), exts[i])
 		if err == nil && !existed[name] {
 			existed[name], placed = true, append(placed, name)
 		}

@@ -28,7 +28,8 @@ func TestAddAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	archives := []string{writeArchive(t, "a.tgz", "a"), writeArchive(t, "b.tgz", "b"), writeArchive(t, "c.tgz", "c")}
-	pkgs := []Package{{Name: "b", Version: "2.0.0"}, {Name: "a", Version: "1.0.0", Depends: deps("b>=2")}, {Name: "b", Version: "1.0.0"}}
+	archives[2] = writeArchive(t, "5f3a", "c") // as npm's cache names a file: the entry's Archive gives the ending
+	pkgs := []Package{{Name: "b", Version: "2.0.0"}, {Name: "a", Version: "1.0.0", Depends: deps("b>=2")}, {Name: "b", Version: "1.0.0", Archive: "b-1.0.0.tgz"}}
 	got, _, err := AddAll(context.Background(), dir, archives, pkgs, nil)
 	if err != nil {
 		t.Fatal(err)

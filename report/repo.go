@@ -81,7 +81,8 @@ func plural(n int) string {
 // ImportedText says what publish.ImportNPMLock did in the repository directory dir from
 // the package-lock.json from, and that it wrote the lockfile out: a line for each package
 // added, one for the import and one for the lockfile; and notes on a new repository, the
-// bundled packages and the packages of the lock that the lockfile leaves out.
+// bundled packages, the packages of the lock that the lockfile leaves out and the
+// lifecycle scripts of those added (ScriptsNote).
 func ImportedText(dir, from, out string, res *publish.Imported) (lines, notes []string) {
 	if res.Created {
 		notes = append(notes, dir+" had no index.json: this is a new repository")
@@ -94,6 +95,9 @@ func ImportedText(dir, from, out string, res *publish.Imported) (lines, notes []
 	}
 	for _, p := range res.New {
 		lines = append(lines, fmt.Sprintf("added %s %s: %s, %s, %s", p.Name, p.Version, p.Archive, units.Size(p.Size), units.Count(p.Files, "file")))
+		if note := ScriptsNote(p, res.Scripts[p.Key()]); note != "" {
+			notes = append(notes, note)
+		}
 	}
 	lines = append(lines, fmt.Sprintf("imported %s into %s: %s, %d new, %d downloaded",
 		from, dir, units.Count(len(res.Packages), "package"), len(res.New), res.Downloaded))

@@ -1,0 +1,103 @@
+package publish
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// tgz returns the bytes of an npm tarball whose package.json is manifest.
+func tgz(t *testing.T, manifest string) string {
+	data, err := os.ReadFile(npmTarball(t, manifest).Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// writeLock writes a package-lock.json whose project depends on a, with the entries given.
+func writeLock(t *testing.T, entries map[string]map[string]any) string {
+	path := filepath.Join(t.TempDir(), "package-lock.json")
+	if err := os.WriteFile(path, lockJSON(t, map[string]any{"dependencies": map[string]string{"a": "^1"}}, entries), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestImportNPMLock(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	a := tgz(t, `{"name": "a", "version": "1.0.0", "dependencies": {"@s/b": "^2.0.0"}}`)
+	b := tgz(t, `{"name": "@s/b", "version": "2.1.0", "scripts": {"postinstall": "node build.js"}}`)
+	srv, gets := registry(t, map[string]string{"a.tgz": a, "b.tgz": b})
+	lock := writeLock(t, map[string]map[string]any{
+		"node_modules/a":    {"version": "1.0.0", "resolved": srv.URL + "/a.tgz", "integrity": integrity(a)},
+		"node_modules/@s/b": {"version": "2.1.0", "resolved": srv.URL + "/b.tgz", "integrity": integrity(b)},
+	})
+	dir := filepath.Join(t.TempDir(), "repo")
+	res, err := ImportNPMLock(t.Context(), dir, lock, NPMImport{Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.New) != 2 || res.New[0].Archive != "@s+b-2.1.0.tgz" || res.New[1].Archive != "a-1.0.0.tgz" || res.Downloaded != 2 || !res.Created {
+		t.Errorf("imported %+v, want both added as .tgz, downloaded, into a new repository", res)
+	}
+	if got := res.Scripts["@s/b@2.1.0"]; len(got) != 1 || got[0] != "postinstall" {
+		t.Errorf("@s/b's scripts %q, want its postinstall", got)
+	}
+	if len(res.Lock.Packages) != 2 || res.Lock.Requires[0].String() != "a@npm:1.0.0" {
+		t.Errorf("lock %+v", res.Lock)
+	}
+	index, _ := os.ReadFile(filepath.Join(dir, "index.json"))
+	res, err = ImportNPMLock(t.Context(), dir, lock, NPMImport{Offline: true})
+	if now, _ := os.ReadFile(filepath.Join(dir, "index.json")); err != nil || len(res.New) != 0 || res.Downloaded != 0 || !bytes.Equal(now, index) || gets.Load() != 2 {
+		t.Errorf("a second import, offline: %v, %d new, index changed %v, %d GETs in all", err, len(res.New), !bytes.Equal(now, index), gets.Load())
+	}
+}
+
+// TestImportNPMLockRefuses: a tarball that is not the package its lock says is refused,
+// naming it, and the repository is as it was.
+func TestImportNPMLockRefuses(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	a := tgz(t, `{"name": "a", "version": "1.0.0"}`)
+	other := tgz(t, `{"name": "a", "version": "1.0.1"}`)
+	plain := testTar(t)
+	srv, _ := registry(t, map[string]string{"a.tgz": a, "other.tgz": other, "plain.tar": plain})
+	for _, tt := range []struct {
+		name string
+		url  string
+		data string
+		is   error
+	}{
+		{"another version", "/other.tgz", other, errNamed},
+		{"not npm", "/plain.tar", plain, errNotNPM},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			lock := writeLock(t, map[string]map[string]any{
+				"node_modules/a": {"version": "1.0.0", "resolved": srv.URL + "/a.tgz", "integrity": integrity(a)},
+				"node_modules/x": {"version": "1.0.0", "resolved": srv.URL + tt.url, "integrity": integrity(tt.data)},
+			})
+			dir := t.TempDir()
+			_, err := ImportNPMLock(t.Context(), dir, lock, NPMImport{})
+			var le *NPMLockError
+			if !errors.Is(err, tt.is) || !errors.As(err, &le) || le.Key != "node_modules/x" || le.Path != lock {
+				t.Errorf("ImportNPMLock: %v, want %v naming node_modules/x", err, tt.is)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("the repository holds %d files", len(entries))
+			}
+		})
+	}
+}
+
+// testTar returns a plain tar of one file, not an npm tarball.
+func testTar(t *testing.T) string {
+	path := filepath.Join(t.TempDir(), "x.tar")
+	writeTar(t, path, "bin/x")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
