@@ -302,7 +302,7 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 		old := installed[gone]
 		var users, versions []string // what gone met and nothing left meets
 		for _, name := range names {
-			deps := next[name].Depends
+			deps := required(next[name])
 			i := slices.IndexFunc(deps, func(d repo.Requirement) bool { return !meets.met(d) && d.Met(old.Name, old.Version, old.Provides) })
 			if i < 0 {
 				continue
@@ -322,7 +322,7 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 		}
 	}
 	for _, name := range names {
-		for _, req := range next[name].Depends {
+		for _, req := range required(next[name]) {
 			if meets.met(req) {
 				continue
 			}
@@ -347,6 +347,12 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 		}
 	}
 	return nil
+}
+
+// required returns what p needs installed: its depends, and an npm package's peers, which
+// are installed and linked as its dependencies are.
+func required(p *db.Record) []repo.Requirement {
+	return append(slices.Clip(p.Depends), p.Peers...)
 }
 
 // meets tells whether the packages a root would hold meet a requirement, by

@@ -96,3 +96,36 @@ func TestCheckSatisfaction(t *testing.T) {
 		t.Errorf("installing a package an installed one conflicts with = %v, want the installed one and its entry named", err)
 	}
 }
+
+// TestCheckInstances: the versions of an npm name are instances of their own: removing one
+// that a package depends on (or has as a peer) is refused, removing another is not, and
+// a dependency is met by whichever version its range allows.
+func TestCheckInstances(t *testing.T) {
+	npm := func(name, version string, depends, peers []string) db.Record {
+		return db.Record{Name: name, Version: version, Kind: repo.KindNPM, Depends: testrepo.Requires(depends...), Peers: testrepo.Requires(peers...)}
+	}
+	installed := []db.Record{npm("a", "1.0.0", []string{"dep@npm:^1"}, nil), npm("b", "1.0.0", nil, []string{"dep@npm:^2"}),
+		npm("dep", "1.0.0", nil, nil), npm("dep", "2.0.0", nil, nil)}
+	for _, tt := range []struct {
+		remove []string
+		ok     bool
+	}{
+		{[]string{"dep@1.0.0"}, false},
+		{[]string{"dep@2.0.0"}, false}, // b's peer
+		{[]string{"dep@2.0.0", "b@1.0.0"}, true},
+		{[]string{"dep@1.0.0", "dep@2.0.0", "a@1.0.0", "b@1.0.0"}, true},
+	} {
+		err := checkApply(installed, nil, tt.remove)
+		if tt.ok && err != nil || !tt.ok && !errors.Is(err, errDependency) {
+			t.Errorf("remove %q: %v", tt.remove, err)
+		}
+	}
+	c := npm("c", "1.0.0", []string{"dep@npm:^3"}, nil)
+	if err := checkApply(installed, []*db.Record{&c}, nil); !errors.Is(err, errDependency) {
+		t.Errorf("install c, which needs dep 3: %v", err)
+	}
+	dep3 := npm("dep", "3.0.0", nil, nil)
+	if err := checkApply(installed, []*db.Record{&c, &dep3}, nil); err != nil {
+		t.Errorf("install c and dep 3 beside dep 1 and 2: %v", err)
+	}
+}
