@@ -113,7 +113,7 @@ func checkAuth(t repoTable, mode os.FileMode) error {
 	case (t.Password != "" || t.PasswordFile != "") && t.Username == "":
 		return errors.New("a password without a username")
 	case (t.Token != "" || t.Password != "") && mode.Perm()&0o077 != 0:
-		return fmt.Errorf("%w: an inline token or password in a file of mode %04o (want 0600, or token-file or password-file)", ErrSecretOpen, mode.Perm())
+		return secretOpen(fmt.Sprintf("an inline token or password in a file of mode %04o, which other users can read or change (want 0600, or token-file or password-file)", mode.Perm()))
 	}
 	for _, f := range []string{t.TokenFile, t.PasswordFile} {
 		if f != "" && !filepath.IsAbs(f) {
@@ -126,6 +126,12 @@ func checkAuth(t repoTable, mode os.FileMode) error {
 // ErrSecretOpen is the cause of the error for a token or password written in a
 // configuration file other users can read or write.
 var ErrSecretOpen = errors.New("config: secret in a file open to other users")
+
+// secretOpen is ErrSecretOpen, saying why.
+type secretOpen string
+
+func (e secretOpen) Error() string        { return string(e) }
+func (e secretOpen) Is(target error) bool { return target == ErrSecretOpen }
 
 // NetrcFile returns the netrc file whose entries authenticate requests to hosts: $NETRC,
 // else ~/.netrc; "" when neither is known.

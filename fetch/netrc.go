@@ -101,13 +101,19 @@ func checkNetrcMode(n *netrc, fi fs.FileInfo) error {
 		return nil
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return fmt.Errorf("%w: it holds passwords and its mode is %04o (want 0600)", ErrNetrcOpen, perm)
+		return netrcOpen(fmt.Sprintf("it holds passwords and its mode is %04o: other users can read or change it (want 0600)", perm))
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("%w: it holds passwords and belongs to user %d, not to user %d", ErrNetrcOpen, st.Uid, os.Geteuid())
+		return netrcOpen(fmt.Sprintf("it holds passwords and belongs to user %d, not to user %d", st.Uid, os.Geteuid()))
 	}
 	return nil
 }
+
+// netrcOpen is ErrNetrcOpen, saying why.
+type netrcOpen string
+
+func (e netrcOpen) Error() string        { return string(e) }
+func (e netrcOpen) Is(target error) bool { return target == ErrNetrcOpen }
 
 // parseNetrc parses the text of a netrc file; an error comes with its line.
 func parseNetrc(text string) (*netrc, int, error) {
