@@ -58,7 +58,7 @@ func (c *Cache) SaveIndex(s *Source, dir string) error {
 // SaveArchive writes p's archive as published, from the first of s's locations to serve
 // it (openArchive), to dir/sha256/<hex of its sha256>, once it has checked its size and
 // sha256 against p, and reports whether it wrote it: one already there with the right
-// size and sha256 is kept. An offline source writes none (ErrOffline): the cache keeps
+// size and sha256 is kept, any other replaced. An offline source writes none (ErrOffline): the cache keeps
 // archives converted, not as published.
 func (s *Source) SaveArchive(ctx context.Context, p repo.Package, dir string) (wrote bool, err error) {
 	sub := filepath.Join(dir, "sha256")
@@ -86,7 +86,8 @@ func (s *Source) SaveArchive(ctx context.Context, p repo.Package, dir string) (w
 	return true, nil
 }
 
-// hasArchive reports whether the file name is p's archive; a file that is not is an error.
+// hasArchive reports whether the file name is p's archive; one that is not (cut short or
+// changed by hand) is replaced.
 func hasArchive(name string, p repo.Package) (bool, error) {
 	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -100,10 +101,8 @@ func hasArchive(name string, p repo.Package) (bool, error) {
 	switch {
 	case err != nil:
 		return false, err
-	case n != p.Size || hex.EncodeToString(h.Sum(nil)) != p.SHA256:
-		return false, fmt.Errorf("%s: %w: it is not the archive of %s %s", name, ErrMismatch, p.Name, p.Version)
 	}
-	return true, nil
+	return n == p.Size && hex.EncodeToString(h.Sum(nil)) == p.SHA256, nil
 }
 
 // saveFile writes dir/name by fill, in a temporary file renamed into place once synced,
