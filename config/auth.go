@@ -45,12 +45,19 @@ func EnvPrefix(name string) string {
 }
 
 // Credential returns what r's requests authenticate with, the first given of: its
-// variables (EnvPrefix), then its file's token, token-file, username with password or
+// variables (EnvPrefix; for a repository pkg named, those of its name or of the name of its
+// location), then its file's token, token-file, username with password or
 // password-file. Nothing given is the zero Auth. Errors name the variable or the file and
 // key, never a secret.
 func (r Repo) Credential() (Auth, error) {
 	p := EnvPrefix(r.Name)
 	tok, user, pass := os.Getenv(p+"TOKEN"), os.Getenv(p+"USERNAME"), os.Getenv(p+"PASSWORD")
+	if r.Naming == ByLocation && tok == "" && user == "" && pass == "" {
+		// Named after its index once read: the variables of the name of its location,
+		// which the first read had, still count.
+		p = EnvPrefix(LocationName(r.URLs[0]))
+		tok, user, pass = os.Getenv(p+"TOKEN"), os.Getenv(p+"USERNAME"), os.Getenv(p+"PASSWORD")
+	}
 	switch {
 	case tok != "":
 		return Auth{Token: tok}, nil

@@ -55,6 +55,20 @@ func TestCredential(t *testing.T) {
 	}
 }
 
+// TestCredentialLocationName takes the variables of the name a repository's location gives
+// it, once its index named it otherwise.
+func TestCredentialLocationName(t *testing.T) {
+	t.Setenv("PKG_REPO_127_0_0_1_TOKEN", "loc")
+	r := Repo{Name: "demo", URLs: []string{"http://127.0.0.1:8080/"}, Naming: ByLocation}
+	if a, err := r.Credential(); err != nil || a.Token != "loc" {
+		t.Errorf("Credential of %s named demo by its index: %v; want the token of PKG_REPO_127_0_0_1_TOKEN", r.URLs[0], err)
+	}
+	r.Naming = ByUser
+	if a, _ := r.Credential(); a.Token != "" {
+		t.Error("a repository the user named demo took the variables of its location's name")
+	}
+}
+
 func TestCredentialErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "absent")
 	for _, tc := range []struct {
