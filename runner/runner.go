@@ -185,7 +185,7 @@ func planner(dir string, ix *txn.Catalog, lock *repo.Lock, reqs []repo.Requireme
 	return func(root *install.Root, _ []db.Record) (*txn.Plan, error) {
 		p, _, err := txn.SyncPlan(root, lock, false, f.Cache)
 		if err == nil {
-			err = p.Relocate(lock, ix.Sources())
+			err = p.Relocate(lock, ix.Sources(), f.Cache)
 		}
 		return p, err
 	}

@@ -94,7 +94,7 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 		cache, err = s.openCache(ctx, false)
 	}
 	if err == nil {
-		err = plan.Relocate(l, srcs)
+		err = plan.Relocate(l, srcs, cache)
 	}
 	if err != nil {
 		return nil, err

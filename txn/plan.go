@@ -418,14 +418,16 @@ func SyncPlan(root *install.Root, l *repo.Lock, keepExtra bool, cache *fetch.Cac
 
 // Relocate makes the plan fetch each archive of the lockfile l through the source of its
 // repository in sources, by name ("" for a lock of one): a mirror, or the same repository
-// with its credentials. A package whose repository has no source there keeps its URL.
-func (p *Plan) Relocate(l *repo.Lock, sources map[string]*fetch.Source) error {
+// with its credentials. A package whose repository has no source there keeps its URL, as
+// does one cache (if not nil) holds, which is not fetched: a sync from a restored cache
+// needs no repository, not even a local one gone since.
+func (p *Plan) Relocate(l *repo.Lock, sources map[string]*fetch.Source, cache *fetch.Cache) error {
 	for i, pk := range p.install {
 		src, from, ok := sources[pk.Repo], "", false
 		if r, in := l.Of(pk.Repo); in {
 			from, ok = r.URL, src != nil
 		}
-		if !ok {
+		if !ok || cache != nil && cache.Has(pk.SHA256) {
 			continue
 		}
 		var err error

@@ -205,7 +205,7 @@ func TestTwoRepos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sp.Relocate(l, ix.Sources()); err != nil {
+	if err := sp.Relocate(l, ix.Sources(), nil); err != nil {
 		t.Fatal(err)
 	}
 	sp.Bind(txn.Target{Root: fresh, Fetcher: fetcher(ix, cache)})

@@ -331,6 +331,27 @@ func TestSyncOffline(t *testing.T) {
 	checkDigests(t, second.root, "lib")
 }
 
+// TestSyncOfflineRepositoryGone syncs a root from a repository directory, then, offline, a
+// fresh root from a copy of that cache, the repository gone: the archives are cached, so
+// nothing needs it (a CI job that restores pkg's cache but not the repository).
+func TestSyncOfflineRepositoryGone(t *testing.T) {
+	base := t.TempDir()
+	dir := syncRepo(t)
+	first := newEnv(t, base, dir)
+	lock := filepath.Join(base, "pkg.lock")
+	first.ok("lock", "-o", lock, "app", "tool")
+	first.ok("sync", "-f", lock)
+	if err := os.Rename(dir, dir+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	second := newEnv(t, filepath.Join(base, "second"), dir)
+	second.cache = first.cache
+	if out, _ := second.ok("--offline", "sync", "-f", lock); strings.Contains(out, "fetched") {
+		t.Errorf("offline sync: %q", out)
+	}
+	second.checkInstalled("offline sync", "app 1.0, lib 1.5, tool 1.10")
+}
+
 // TestSyncRelocates syncs from a lockfile made against one copy of the repository, with
 // --repo naming another: the archives come from the one --repo names.
 func TestSyncRelocates(t *testing.T) {
