@@ -5,8 +5,8 @@ import (
 	"slices"
 )
 
-// The npm resolver (docs/design.md, "Several versions of a name"): the requirements on npm
-// packages are resolved as npm and pnpm resolve them, not by the search above. Each edge
+// The npm resolver (docs/design.md, "The npm resolver"): the requirements on npm
+// packages are resolved as npm and pnpm resolve them, not by resolver's search. Each edge
 // (a dependent instance, a name and a range) takes the newest version of the name that
 // satisfies the range among the instances already in the set (installed, locked, or
 // chosen in this resolution), else the newest the index offers: so one instance serves

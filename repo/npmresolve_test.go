@@ -2,6 +2,8 @@ package repo
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -263,5 +265,91 @@ func TestNPMLock(t *testing.T) {
 	order, err := back.Order()
 	if err != nil || keys(order) != keys(pkgs) {
 		t.Errorf("Order = %s, %v; want %s", keys(order), err, keys(pkgs))
+	}
+}
+
+// TestNPMResolveClosed resolves random npm indexes and checks what the layout relies on:
+// every dependency of every instance chosen has an edge (Edges) to an instance its range
+// allows, and every instance is reached from the requests by edges, so that the edges
+// computed again from the set are the resolver's choices.
+func TestNPMResolveClosed(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(33, 1))
+	ranges := []string{"^%d.%d.0", "~%d.%d.0", ">=%d.%d.0", "%d.%d.x", "%d.%d.0"}
+	resolved, several := 0, 0 // several: with two versions of a name or more
+	for round := range 500 {
+		const names = 6
+		versions := make([][][2]int, names) // of each name, its major and minor versions
+		for n := range versions {
+			for range 1 + rnd.IntN(4) {
+				v := [2]int{rnd.IntN(3), rnd.IntN(3)}
+				if !slices.Contains(versions[n], v) {
+					versions[n] = append(versions[n], v)
+				}
+			}
+		}
+		var lines []string
+		for n, vs := range versions {
+			for _, v := range vs {
+				line := fmt.Sprintf("p%d %d.%d.0", n, v[0], v[1])
+				deps := map[int]bool{n: true} // a name once, and not its own
+				for range rnd.IntN(3) {
+					d := rnd.IntN(names)
+					if deps[d] {
+						continue
+					}
+					deps[d] = true
+					w := versions[d][rnd.IntN(len(versions[d]))] // a range some version of d meets
+					line += fmt.Sprintf(" p%d@"+ranges[rnd.IntN(len(ranges))], d, w[0], w[1])
+				}
+				lines = append(lines, line)
+			}
+		}
+		ix := npmTestIndex(t, lines...)
+		req := fmt.Sprintf("p%d", rnd.IntN(names))
+		got, err := ix.Resolve(parseReqs(t, req))
+		var me *MissingError
+		if errors.As(err, &me) {
+			continue
+		} else if err != nil {
+			t.Fatalf("round %d: Resolve(%s): %v\n%s", round, req, err, strings.Join(lines, "\n"))
+		}
+		resolved++
+		seen := map[string]bool{}
+		for _, p := range got {
+			seen[p.Name] = true
+		}
+		if len(seen) < len(got) {
+			several++
+		}
+		edges := Edges(got)
+		reached := map[string]bool{}
+		var walk func(k string)
+		walk = func(k string) {
+			if reached[k] {
+				return
+			}
+			reached[k] = true
+			for _, q := range edges[k] {
+				walk(q.Key())
+			}
+		}
+		for _, p := range got {
+			if p.Name == req && !reached[p.Key()] {
+				walk(p.Key())
+			}
+			for _, d := range p.Depends {
+				if q, ok := edges[p.Key()][d.Name]; !ok || !d.Allows(q.Version) {
+					t.Errorf("round %d: %s's %s has no edge\n%s", round, p.Key(), d, strings.Join(lines, "\n"))
+				}
+			}
+		}
+		for _, p := range got {
+			if !reached[p.Key()] {
+				t.Errorf("round %d: %s chosen, not reached from %s: %s\n%s", round, p.Key(), req, keys(got), strings.Join(lines, "\n"))
+			}
+		}
+	}
+	if resolved < 400 || several < 50 {
+		t.Errorf("%d of 500 random indexes resolved, %d to several versions of a name: the test checks too little", resolved, several)
 	}
 }

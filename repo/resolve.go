@@ -36,6 +36,10 @@ var errGaveUp = errors.New("search too long")
 // packages one of whose conflicts matches the other (Met again) are never chosen
 // together. It gives up, with an error, on an index that would keep it searching for
 // more than a few seconds.
+//
+// The requirements on npm packages (NAME@npm:RANGE, or a name ix has only npm versions
+// of), of reqs and of the packages chosen, go to the npm resolver instead (npmresolve.go),
+// whose instances, several versions of a name where ranges need them, come first.
 func (ix *Index) Resolve(reqs []Requirement) ([]Package, error) {
 	return newResolver(ix).resolve(reqs)
 }
