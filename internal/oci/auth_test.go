@@ -1,0 +1,328 @@
+package oci
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestParseChallenges(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want []challenge
+	}{
+		{[]string{`Bearer realm="http://127.0.0.1:5056/token",service="pkg-test-registry",scope="repository:pkg/main:pull"`},
+			[]challenge{{"bearer", map[string]string{"realm": "http://127.0.0.1:5056/token", "service": "pkg-test-registry", "scope": "repository:pkg/main:pull"}}}},
+		{[]string{`Basic realm="Registry Realm"`, `bearer Realm = "https://a/t" , scope=repository:x:pull,error="insufficient_scope"`},
+			[]challenge{{"basic", map[string]string{"realm": "Registry Realm"}},
+				{"bearer", map[string]string{"realm": "https://a/t", "scope": "repository:x:pull", "error": "insufficient_scope"}}}},
+		{[]string{`Basic realm="a", Bearer realm="b\"c"`},
+			[]challenge{{"basic", map[string]string{"realm": "a"}}, {"bearer", map[string]string{"realm": `b"c`}}}},
+		{[]string{`Bearer realm="unterminated`}, []challenge{{"bearer", map[string]string{}}}},
+		{[]string{``, `,,`}, nil},
+	} {
+		if got := parseChallenges(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parseChallenges(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func FuzzParseChallenges(f *testing.F) {
+	f.Add(`Bearer realm="http://127.0.0.1:5056/token",service="s",scope="repository:pkg/main:pull"`)
+	f.Add(`Basic realm="x", Bearer realm="b\"c",error=insufficient_scope`)
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, c := range parseChallenges([]string{s}) {
+			if c.scheme == "" || c.scheme != strings.ToLower(c.scheme) {
+				t.Errorf("scheme %q", c.scheme)
+			}
+		}
+	})
+}
+
+func TestParseRef(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, scheme string
+	}{
+		{"oci://127.0.0.1:5000/pkg/main", "oci://127.0.0.1:5000/pkg/main:latest/", "http"},
+		{"oci://localhost/pkg/main:v1/", "oci://localhost/pkg/main:v1/", "http"},
+		{"oci://ghcr.io/org/repo:stable", "oci://ghcr.io/org/repo:stable/", "https"},
+		{"oci+http://reg.lan:5000/a/b/c", "oci+http://reg.lan:5000/a/b/c:latest/", "http"},
+		{"oci+https://127.0.0.1:5000/a", "oci+https://127.0.0.1:5000/a:latest/", "https"},
+	} {
+		u, _ := url.Parse(tc.in)
+		r, err := ParseRef(u)
+		if err != nil {
+			t.Errorf("ParseRef(%s): %v", tc.in, err)
+			continue
+		}
+		if r.String() != tc.want || r.HTTPScheme() != tc.scheme {
+			t.Errorf("ParseRef(%s) = %s over %s, want %s over %s", tc.in, r, r.HTTPScheme(), tc.want, tc.scheme)
+		}
+	}
+	for _, bad := range []string{"oci://host", "oci:///a/b", "oci://h/A/b", "oci://h/a//b", "oci://h/a:b:c", "oci://h/a?x=1", "oci://h/a:-x", "docker://h/a"} {
+		u, _ := url.Parse(bad)
+		if _, err := ParseRef(u); !errors.Is(err, ErrRef) {
+			t.Errorf("ParseRef(%s): %v, want ErrRef", bad, err)
+		}
+	}
+}
+
+// clock is a time tests move.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) get() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func newTestClient(r Ref, creds Credentials) (*Client, *clock) {
+	c := NewClient(r, Options{Credentials: creds})
+	clk := &clock{now: time.Unix(1_800_000_000, 0)}
+	c.now = clk.get
+	return c, clk
+}
+
+func get(t *testing.T, c *Client, u *url.URL) *http.Response {
+	t.Helper()
+	resp, err := (&http.Client{Transport: c}).Get(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp
+}
+
+// TestTokenCache: a token is asked for once per scope and used for its lifetime, and
+// again after it expires or a 401.
+func TestTokenCache(t *testing.T) {
+	reg := newTestRegistry(t)
+	reg.blobs[Digest([]byte("x"))] = []byte("x")
+	reg.life = 0 // the spec's default: 60 s
+	c, clk := newTestClient(reg.ref(), nil)
+	blob := reg.ref().BlobURL(Digest([]byte("x")))
+	for i, step := range []struct {
+		before func()
+		tokens int
+	}{
+		{func() {}, 1},
+		{func() { clk.add(59 * time.Second) }, 1},
+		{func() { clk.add(2 * time.Second) }, 2},
+		{reg.revoke, 3},
+	} {
+		step.before()
+		if resp := get(t, c, blob); resp.StatusCode != http.StatusOK {
+			t.Fatalf("step %d: %s", i, resp.Status)
+		}
+		if got := reg.tokenRequests(); got != step.tokens {
+			t.Errorf("step %d: %d token requests, want %d", i, got, step.tokens)
+		}
+	}
+	if q := reg.asked[0]; q.Get("service") != "test-registry" || q.Get("scope") != "repository:pkg/main:pull" {
+		t.Errorf("token request %v, want the challenge's service and scope", q)
+	}
+	if reg.authHdr[0] != "" {
+		t.Errorf("anonymous token request sent Authorization %q", reg.authHdr[0])
+	}
+}
+
+// TestTokenScopes: pulling and pushing are separate scopes, each cached.
+func TestTokenScopes(t *testing.T) {
+	reg := newTestRegistry(t)
+	c, _ := newTestClient(reg.ref(), nil)
+	ctx := context.Background()
+	for range 2 {
+		if _, err := c.HasBlob(ctx, Digest([]byte("x"))); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.PutManifest(ctx, "latest", MediaTypeManifest, []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var scopes []string
+	for _, q := range reg.asked {
+		scopes = append(scopes, q.Get("scope"))
+	}
+	if want := []string{"repository:pkg/main:pull", "repository:pkg/main:pull,push"}; !reflect.DeepEqual(scopes, want) {
+		t.Errorf("token scopes %q, want %q", scopes, want)
+	}
+}
+
+// fakeNet answers for hosts given as IP literals, recording the hosts asked: registries
+// and realms pkg must or must not reach, without a network.
+type fakeNet struct {
+	mu    sync.Mutex
+	hosts []string
+	realm string // the challenge's realm
+}
+
+func (f *fakeNet) RoundTrip(req *http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	f.hosts = append(f.hosts, req.URL.Host)
+	f.mu.Unlock()
+	h := http.Header{}
+	code := http.StatusOK
+	body := `{"token":"t"}`
+	if strings.HasPrefix(req.URL.Path, "/v2/") && req.Header.Get("Authorization") == "" {
+		h.Set("WWW-Authenticate", `Bearer realm="`+f.realm+`",service="s"`)
+		code, body = http.StatusUnauthorized, ""
+	}
+	return &http.Response{StatusCode: code, Status: http.StatusText(code), Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
+}
+
+// TestRealm: a challenge's realm in plain http from a registry over https, or on a
+// loopback or link-local address the registry is not on, is refused before any request
+// goes there; other realms, another host's included (Docker Hub's auth.docker.io), are
+// asked.
+func TestRealm(t *testing.T) {
+	for _, tc := range []struct {
+		registry, realm string
+		refused         bool
+	}{
+		{"oci://203.0.113.5/pkg/main", "https://198.51.100.7/token", false},
+		{"oci://203.0.113.5/pkg/main", "http://198.51.100.7/token", true},
+		{"oci://203.0.113.5/pkg/main", "https://127.0.0.1/token", true},
+		{"oci://203.0.113.5/pkg/main", "https://localhost:8443/token", true},
+		{"oci://203.0.113.5/pkg/main", "https://169.254.169.254/latest/meta-data", true},
+		{"oci://203.0.113.5/pkg/main", "https://[::1]/token", true},
+		{"oci://203.0.113.5/pkg/main", "https://0.0.0.0/token", true},
+		{"oci://203.0.113.5/pkg/main", "ftp://198.51.100.7/token", true},
+		{"oci://203.0.113.5/pkg/main", "https://user:pw@198.51.100.7/token", true},
+		{"oci://127.0.0.1:5000/pkg/main", "http://127.0.0.1:5001/token", false},
+		{"oci://127.0.0.1:5000/pkg/main", "http://169.254.169.254/token", true},
+		{"oci+http://203.0.113.5/pkg/main", "http://198.51.100.7/token", false},
+		{"oci+http://169.254.1.1/pkg/main", "http://169.254.169.254/token", false},
+	} {
+		u, _ := url.Parse(tc.registry)
+		ref, err := ParseRef(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &fakeNet{realm: tc.realm}
+		c := NewClient(ref, Options{Transport: f})
+		_, err = (&http.Client{Transport: c}).Get(ref.BlobURL(Digest(nil)).String())
+		var re *RealmError
+		realmHost := ""
+		if ru, perr := url.Parse(tc.realm); perr == nil {
+			realmHost = ru.Host
+		}
+		asked := len(f.hosts) > 1 && f.hosts[1] == realmHost
+		switch {
+		case tc.refused && (!errors.As(err, &re) || asked):
+			t.Errorf("%s with realm %s: %v, asked the realm %v; want a *RealmError and no request", tc.registry, tc.realm, err, asked)
+		case tc.refused && !strings.Contains(err.Error(), ref.Registry()):
+			t.Errorf("%s with realm %s: %v does not name the registry", tc.registry, tc.realm, err)
+		case !tc.refused && (err != nil || !asked):
+			t.Errorf("%s with realm %s: %v, asked the realm %v; want it asked", tc.registry, tc.realm, err, asked)
+		}
+	}
+}
+
+// TestCredentialsOnlyToTheirHost: the registry's basic credentials go to its token realm
+// alone, never to the registry, a CDN a blob is redirected to, or another host the realm
+// redirects to; the registry's token goes to no other host either.
+func TestCredentialsOnlyToTheirHost(t *testing.T) {
+	reg := newTestRegistry(t)
+	reg.users = map[string]string{"bob": "s3cret"}
+	var mu sync.Mutex
+	var cdnAuth, elsewhereAuth []string
+	cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		cdnAuth = append(cdnAuth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		io.WriteString(w, "x")
+	}))
+	defer cdn.Close()
+	// The CDN on another host name than the registry's 127.0.0.1.
+	cdnURL := strings.Replace(cdn.URL, "127.0.0.1", "localhost", 1)
+	d := Digest([]byte("x"))
+	reg.reg.Config.Handler = redirectBlob(reg.reg.Config.Handler, reg, cdnURL+"/blob")
+	c, _ := newTestClient(reg.ref(), func(host string) (string, string, bool) {
+		if host != reg.ref().Host {
+			t.Errorf("credentials asked for %s", host)
+		}
+		return "bob", "s3cret", true
+	})
+	if resp := get(t, c, reg.ref().BlobURL(d)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("blob through the CDN: %s", resp.Status)
+	}
+	if len(reg.authHdr) != 1 || !strings.HasPrefix(reg.authHdr[0], "Basic ") {
+		t.Errorf("token requests' Authorization %q, want one Basic", reg.authHdr)
+	}
+	for _, h := range reg.seen {
+		if a := h.Get("Authorization"); strings.HasPrefix(a, "Basic") {
+			t.Errorf("the registry was sent %q", a)
+		}
+	}
+	if len(cdnAuth) != 1 || cdnAuth[0] != "" {
+		t.Errorf("the CDN was sent Authorization %q, want none", cdnAuth)
+	}
+
+	// A realm redirecting to another host: net/http drops Authorization there.
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		elsewhereAuth = append(elsewhereAuth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.Error(w, "no", http.StatusUnauthorized)
+	}))
+	defer elsewhere.Close()
+	reg.auth.Config.Handler = http.RedirectHandler(strings.Replace(elsewhere.URL, "127.0.0.1", "localhost", 1)+"/token", http.StatusFound)
+	c2, _ := newTestClient(reg.ref(), func(string) (string, string, bool) { return "bob", "s3cret", true })
+	_, err := (&http.Client{Transport: c2}).Get(reg.ref().BlobURL(d).String())
+	var te *TokenError
+	if !errors.As(err, &te) || !te.Denied() {
+		t.Errorf("token realm redirected elsewhere: %v, want a *TokenError denied", err)
+	}
+	if len(elsewhereAuth) != 1 || elsewhereAuth[0] != "" {
+		t.Errorf("the host the realm redirected to was sent Authorization %q, want none", elsewhereAuth)
+	}
+}
+
+// redirectBlob redirects blob GETs that carry a token to cdn, as hosted registries send
+// blobs from object stores.
+func redirectBlob(h http.Handler, reg *testRegistry, cdn string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reg.mu.Lock()
+		_, ok := reg.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+		reg.mu.Unlock()
+		if ok && strings.Contains(r.URL.Path, "/blobs/") {
+			http.Redirect(w, r, cdn, http.StatusTemporaryRedirect)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// TestBadCredentials: a realm refusing the credentials is a *TokenError naming the
+// registry and the realm, and not the credentials.
+func TestBadCredentials(t *testing.T) {
+	reg := newTestRegistry(t)
+	reg.users = map[string]string{"bob": "s3cret"}
+	c, _ := newTestClient(reg.ref(), func(string) (string, string, bool) { return "bob", "wrong-pass", true })
+	_, err := (&http.Client{Transport: c}).Get(reg.ref().ManifestURL("latest").String())
+	var te *TokenError
+	if !errors.As(err, &te) || !te.Denied() || te.Registry != reg.ref().Registry() {
+		t.Fatalf("bad credentials: %v, want a *TokenError denied", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "wrong-pass") || strings.Contains(msg, "bob") || !strings.Contains(msg, reg.auth.URL) {
+		t.Errorf("error %q names the credentials or not the realm", msg)
+	}
+}

@@ -1,0 +1,119 @@
+// Package oci speaks the OCI distribution protocol to one repository of a registry: the
+// references pkg takes (oci://HOST[:PORT]/NAME[:TAG]), the registry's token
+// authentication as an http.RoundTripper (challenges, a token cache per scope, the realm
+// checks), the artifact manifest that holds a pkg repository, and the uploads of a push.
+// It downloads nothing itself: a caller sends its GET requests through Client, which
+// authorizes them. It knows no index, signature or cache.
+package oci
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// The schemes of a reference. oci is https, but for a registry on a loopback host, which
+// is plain http as docker treats localhost; oci+http and oci+https say which.
+const (
+	Scheme      = "oci"
+	SchemeHTTP  = "oci+http"
+	SchemeHTTPS = "oci+https"
+)
+
+// DefaultTag is the tag of a reference that names none.
+const DefaultTag = "latest"
+
+// Ref names a repository of a registry, and the tag of the manifest that holds pkg's
+// repository there.
+type Ref struct {
+	Scheme string // the reference's: oci, oci+http or oci+https
+	Host   string // host[:port]
+	Name   string // the repository: namespace/repo
+	Tag    string
+}
+
+// The grammar of names and tags (distribution-spec, "Pulling manifests").
+var (
+	nameRE = regexp.MustCompile(`^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*$`)
+	tagRE  = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
+)
+
+// maxName bounds a repository name: the spec leaves it to registries, most take 255 bytes.
+const maxName = 255
+
+// ErrRef is wrapped in the error for a reference pkg cannot read.
+var ErrRef = errors.New("oci: bad reference")
+
+// ParseRef reads u, an oci, oci+http or oci+https URL naming a repository and an optional
+// tag: oci://HOST[:PORT]/NAMESPACE/REPO[:TAG], with or without a trailing slash. Its
+// user information is not part of the reference.
+func ParseRef(u *url.URL) (Ref, error) {
+	r := Ref{Scheme: u.Scheme, Host: u.Host, Tag: DefaultTag}
+	path := strings.TrimSuffix(strings.TrimPrefix(u.Path, "/"), "/")
+	if i := strings.LastIndex(path, ":"); i > strings.LastIndex(path, "/") {
+		path, r.Tag = path[:i], path[i+1:]
+	}
+	r.Name = path
+	switch {
+	case u.Scheme != Scheme && u.Scheme != SchemeHTTP && u.Scheme != SchemeHTTPS:
+		return Ref{}, fmt.Errorf("%w: scheme %q is not oci, oci+http or oci+https", ErrRef, u.Scheme)
+	case u.Host == "" || u.Hostname() == "":
+		return Ref{}, fmt.Errorf("%w: no registry host", ErrRef)
+	case u.RawQuery != "" || u.Fragment != "" || u.Opaque != "":
+		return Ref{}, fmt.Errorf("%w: a query or fragment is not part of a repository", ErrRef)
+	case path == "":
+		return Ref{}, fmt.Errorf("%w: no repository name after the host (oci://HOST/NAMESPACE/REPO[:TAG])", ErrRef)
+	case len(path) > maxName || !nameRE.MatchString(path):
+		return Ref{}, fmt.Errorf("%w: repository name %q is not lowercase letters and digits separated by '.', '_', '-' and '/'", ErrRef, path)
+	case !tagRE.MatchString(r.Tag):
+		return Ref{}, fmt.Errorf("%w: tag %q is not letters, digits, '.', '_' and '-', at most 128", ErrRef, r.Tag)
+	}
+	return r, nil
+}
+
+// String returns the reference as a URL ending in a slash, which a repository location
+// is known by, without credentials.
+func (r Ref) String() string { return r.Scheme + "://" + r.Host + "/" + r.Name + ":" + r.Tag + "/" }
+
+// HTTPScheme is the scheme the registry is spoken to in.
+func (r Ref) HTTPScheme() string {
+	switch {
+	case r.Scheme == SchemeHTTP:
+		return "http"
+	case r.Scheme == Scheme && loopbackHost(r.Host):
+		return "http"
+	}
+	return "https"
+}
+
+// base returns the URL of the registry's API root, /v2/.
+func (r Ref) base() *url.URL { return &url.URL{Scheme: r.HTTPScheme(), Host: r.Host, Path: "/v2/"} }
+
+// ManifestURL is the URL of the manifest tagged or with digest ref.
+func (r Ref) ManifestURL(ref string) *url.URL {
+	return r.base().JoinPath(r.Name, "manifests", ref)
+}
+
+// BlobURL is the URL of the blob with digest d.
+func (r Ref) BlobURL(d string) *url.URL { return r.base().JoinPath(r.Name, "blobs", d) }
+
+// Registry names the registry and repository in messages: HOST/NAME.
+func (r Ref) Registry() string { return r.Host + "/" + r.Name }
+
+// loopbackHost reports whether host[:port] names this machine by a loopback address or
+// localhost (RFC 6761), without a lookup.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

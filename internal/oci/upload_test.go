@@ -1,0 +1,84 @@
+package oci
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestPushBlob: a blob that fits a chunk goes in one PUT; a larger one in PATCHes with
+// Content-Range, each at the last Location, then a PUT; either is then there by HEAD.
+func TestPushBlob(t *testing.T) {
+	reg := newTestRegistry(t)
+	c, _ := newTestClient(reg.ref(), nil)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		size, chunk int
+		ranges      []string
+	}{
+		{100, 100, nil},
+		{250, 100, []string{"0-99", "100-199", "200-249"}},
+	} {
+		b := bytes.Repeat([]byte{byte(tc.size)}, tc.size)
+		d := Digest(b)
+		if ok, err := c.HasBlob(ctx, d); err != nil || ok {
+			t.Fatalf("HasBlob before: %v, %v", ok, err)
+		}
+		reg.ranges = nil
+		if err := c.PushBlob(ctx, d, bytes.NewReader(b), int64(len(b)), int64(tc.chunk)); err != nil {
+			t.Fatalf("PushBlob of %d bytes in chunks of %d: %v", tc.size, tc.chunk, err)
+		}
+		if !reflect.DeepEqual(reg.ranges, tc.ranges) {
+			t.Errorf("%d bytes in chunks of %d: PATCH ranges %q, want %q", tc.size, tc.chunk, reg.ranges, tc.ranges)
+		}
+		if !bytes.Equal(reg.blobs[d], b) {
+			t.Errorf("%d bytes: the registry holds %d", tc.size, len(reg.blobs[d]))
+		}
+		if ok, err := c.HasBlob(ctx, d); err != nil || !ok {
+			t.Errorf("HasBlob after: %v, %v", ok, err)
+		}
+	}
+}
+
+// TestPushBlobRefused: a digest the bytes do not have is the registry's refusal, naming
+// the upload and the registry's error code.
+func TestPushBlobRefused(t *testing.T) {
+	reg := newTestRegistry(t)
+	c, _ := newTestClient(reg.ref(), nil)
+	err := c.PushBlob(context.Background(), Digest([]byte("other")), bytes.NewReader([]byte("x")), 1, 10)
+	var re *RequestError
+	if !errors.As(err, &re) || re.Code != http.StatusBadRequest || !strings.Contains(err.Error(), "DIGEST_INVALID") {
+		t.Errorf("PushBlob with a wrong digest: %v, want a *RequestError 400 DIGEST_INVALID", err)
+	}
+}
+
+func TestParseManifest(t *testing.T) {
+	good := `{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"application/vnd.pkg.repository.v1",` +
+		`"config":{"mediaType":"application/vnd.oci.empty.v1+json","digest":"` + Empty.Digest + `","size":2},` +
+		`"layers":[{"mediaType":"application/vnd.pkg.index.v1+json","digest":"` + Digest([]byte("i")) + `","size":1,"annotations":{"org.opencontainers.image.title":"index.json"}}]}`
+	m, err := ParseManifest([]byte(good), MediaTypeManifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := m.Layer("index.json"); !ok || d.Digest != Digest([]byte("i")) {
+		t.Errorf("Layer(index.json) = %v, %v", d, ok)
+	}
+	for name, tc := range map[string]struct{ body, ct string }{
+		"image index":   {strings.Replace(good, MediaTypeManifest, MediaTypeImageIndex, 1), MediaTypeImageIndex},
+		"other type":    {good, "application/json"},
+		"container":     {strings.Replace(good, ArtifactType, "", 1), MediaTypeManifest},
+		"bad digest":    {strings.Replace(good, Digest([]byte("i")), "sha256:ABC", 1), MediaTypeManifest},
+		"schema 1":      {strings.Replace(good, `"schemaVersion":2`, `"schemaVersion":1`, 1), MediaTypeManifest},
+		"not json":      {"<html>", MediaTypeManifest},
+		"md5 digest":    {strings.Replace(good, Digest([]byte("i")), "md5:0cc175b9c0f1b6a831c399e269772661", 1), MediaTypeManifest},
+		"negative size": {strings.Replace(good, `"size":1`, `"size":-1`, 1), MediaTypeManifest},
+	} {
+		if _, err := ParseManifest([]byte(tc.body), tc.ct); !errors.Is(err, ErrManifest) {
+			t.Errorf("%s: %v, want ErrManifest", name, err)
+		}
+	}
+}
