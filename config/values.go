@@ -19,8 +19,8 @@ func checkName(name string) error {
 	return nil
 }
 
-// location is a repository's URL as the configuration gives it: an http(s) URL with a
-// host, a file URL or an absolute path. A relative path is refused: relative to what
+// location is a repository's URL as the configuration gives it: an http(s) or oci URL
+// with a host, a file URL or an absolute path. A relative path is refused: relative to what
 // would depend on where pkg runs. (A struct: the decoder sets a string kind as it is,
 // without calling UnmarshalText.)
 type location struct{ s string }
@@ -29,7 +29,7 @@ func (l *location) UnmarshalText(text []byte) error {
 	s := string(text)
 	u, err := url.Parse(s)
 	switch {
-	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
+	case err == nil && (u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "oci" || u.Scheme == "oci+http" || u.Scheme == "oci+https"):
 		if u.Host == "" {
 			return fmt.Errorf("URL %q has no host", s)
 		}
@@ -39,7 +39,7 @@ func (l *location) UnmarshalText(text []byte) error {
 		}
 	case filepath.IsAbs(s):
 	case err == nil && len(u.Scheme) > 1:
-		return fmt.Errorf("URL %q: scheme %q is not supported (want http, https or file)", s, u.Scheme)
+		return fmt.Errorf("URL %q: scheme %q is not supported (want http, https, oci or file)", s, u.Scheme)
 	default:
 		return fmt.Errorf("%q is neither an http(s) or file URL nor an absolute path", s)
 	}

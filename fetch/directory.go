@@ -92,7 +92,7 @@ func (d directory) readSignature(context.Context, int) ([]byte, error) {
 
 // open opens the archive, to be read until ctx is done. Anything but a regular file is
 // refused: a FIFO would block the open, a directory fail later.
-func (d directory) open(ctx context.Context, rel string, _, off int64, _ bool, _ int) (body, error) {
+func (d directory) open(ctx context.Context, rel, _ string, _, off int64, _ bool, _ int) (body, error) {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return nil, &outsideError{rel, d.dir}
 	}

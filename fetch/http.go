@@ -183,7 +183,7 @@ func (h *httpLocation) getSignature(ctx context.Context, u *url.URL) ([]byte, er
 }
 
 // open downloads the archive, resuming a body cut short (download).
-func (h *httpLocation) open(ctx context.Context, rel string, size, off int64, restart bool, tries int) (body, error) {
+func (h *httpLocation) open(ctx context.Context, rel, _ string, size, off int64, restart bool, tries int) (body, error) {
 	u := h.base.JoinPath(rel)
 	if r, ok := strings.CutPrefix(u.Path, h.base.Path); !ok || !filepath.IsLocal(r) {
 		return nil, &outsideError{rel, h.url()}
@@ -267,11 +267,16 @@ func newNetConfig(retrying func(err error, wait time.Duration, attempt, max int)
 // newClient returns a Source's client, which authenticates each request with *creds
 // (authTransport); send, not the transport, bounds the wait for an answer.
 func newClient(creds **credentials) *http.Client {
+	return &http.Client{Transport: authTransport{newTransport(), creds}, CheckRedirect: checkRedirect}
+}
+
+// newTransport returns the transport of a Source's requests.
+func newTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 16
 	// pkg counts, hashes and resumes the bytes as published: no transparent gzip.
 	t.DisableCompression = true
-	return &http.Client{Transport: authTransport{t, creds}, CheckRedirect: checkRedirect}
+	return t
 }
 
 // redirectError refuses a redirect from from to to: to a scheme other than http and https,

@@ -174,7 +174,7 @@ func (s *Source) openPublished(ctx context.Context, c *Cache, p repo.Package, ke
 // openBeneath opens p's archive, named by a path relative to the repository, from off on,
 // as transport.open does.
 func (s *Source) openBeneath(ctx context.Context, p repo.Package, off int64, restart bool) (body, error) {
-	return s.t.open(ctx, p.Archive, p.Size, off, restart, s.attempts())
+	return s.t.open(ctx, p.Archive, p.SHA256, p.Size, off, restart, s.attempts())
 }
 
 // outsideError refuses an archive that is not beneath the repository: a path that leads

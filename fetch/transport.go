@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"pkg/internal/oci"
 	"pkg/internal/termtext"
 )
 
@@ -47,13 +48,13 @@ type transport interface {
 	// the location has none.
 	readSignature(ctx context.Context, tries int) ([]byte, error)
 
-	// open returns the bytes of the archive at rel, of size bytes, from off on, the caller
+	// open returns the bytes of the archive at rel, of size bytes and sha256 sum, from off on, the caller
 	// holding the bytes before; a remote location makes at most tries attempts, and as
 	// many again at each cut that brought nothing. A location that sends the whole archive
 	// instead starts the body at 0 (body.start) with restart, the caller dropping what it
 	// held, and skips the bytes before off without. An archive the location lacks fails
 	// with ErrGone, a rel that leads out of it with an *outsideError.
-	open(ctx context.Context, rel string, size, off int64, restart bool, tries int) (body, error)
+	open(ctx context.Context, rel, sum string, size, off int64, restart bool, tries int) (body, error)
 }
 
 // schemes make the transport of a location by its URL's scheme; a location without one
@@ -67,6 +68,9 @@ var schemes = []struct {
 	{"file", func(u *url.URL, _ *netConfig) (transport, error) { return newDirectory(u.Path) }},
 	{"http", newHTTPLocation},
 	{"https", newHTTPLocation},
+	{oci.Scheme, newOCILocation},
+	{oci.SchemeHTTP, newOCILocation},
+	{oci.SchemeHTTPS, newOCILocation},
 }
 
 // location is one place a Source reads from, as given and as reached.

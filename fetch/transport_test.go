@@ -75,7 +75,7 @@ func (m *memRepo) readSignature(context.Context, int) ([]byte, error) {
 	return sig, err
 }
 
-func (m *memRepo) open(_ context.Context, rel string, _, off int64, _ bool, _ int) (body, error) {
+func (m *memRepo) open(_ context.Context, rel, _ string, _, off int64, _ bool, _ int) (body, error) {
 	m.mu.Lock()
 	m.opens = append(m.opens, off)
 	m.mu.Unlock()

@@ -533,7 +533,7 @@ func parseLock(data []byte) (*Lock, error) {
 	}
 	l := &Lock{Repo: lf.Repo, Index: lf.Index, Repos: lf.Repos, Platforms: lf.Platforms}
 	if !validLockURL(strings.TrimSuffix(l.Repo, "/")) {
-		return nil, fmt.Errorf("repo %q is not an absolute http, https or file URL", l.Repo)
+		return nil, fmt.Errorf("repo %q is not an absolute http, https, oci or file URL", l.Repo)
 	}
 	if err := checkLockPlatforms(l.Platforms); err != nil {
 		return nil, err
@@ -619,7 +619,7 @@ func checkLockRepos(l *Lock) error {
 		case !validRepoName(r.Name):
 			return fmt.Errorf("repos[%d]: %v", i, badRepoName(r.Name))
 		case !validLockURL(strings.TrimSuffix(r.URL, "/")):
-			return fmt.Errorf("repos[%d]: url %q is not an absolute http, https or file URL", i, r.URL)
+			return fmt.Errorf("repos[%d]: url %q is not an absolute http, https, oci or file URL", i, r.URL)
 		case slices.ContainsFunc(l.Repos[:i], func(q LockRepo) bool { return q.Name == r.Name }):
 			return fmt.Errorf("repos[%d]: %s is listed twice", i, r.Name)
 		}
@@ -679,7 +679,7 @@ func checkLocked(p *Package) error {
 	}
 	switch {
 	case !validLockURL(p.Archive):
-		return fmt.Errorf("package %s: url %q is not an absolute http, https or file URL", p.id(), p.Archive)
+		return fmt.Errorf("package %s: url %q is not an absolute http, https, oci or file URL", p.id(), p.Archive)
 	case !validSHA256(p.SHA256):
 		return fmt.Errorf("package %s: sha256 %q is not 64 lowercase hex digits", p.id(), p.SHA256)
 	}
@@ -707,7 +707,7 @@ func (e *OutsideError) Error() string {
 func checkBeneath(p Package, repoURL string) error {
 	a, err := url.Parse(p.Archive)
 	if err != nil || a.Scheme != "file" {
-		return nil // validLockURL accepted it: http or https
+		return nil // validLockURL accepted it: http, https or oci
 	}
 	r, err := url.Parse(repoURL)
 	if err != nil || r.Scheme != "file" || a.RawQuery != "" || a.Fragment != "" {
@@ -736,7 +736,7 @@ func validLockURL(s string) bool {
 	switch {
 	case err != nil || u.User != nil:
 		return false
-	case u.Scheme == "http" || u.Scheme == "https":
+	case u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "oci" || u.Scheme == "oci+http" || u.Scheme == "oci+https":
 		return u.Host != ""
 	}
 	return u.Scheme == "file" && u.Host == "" && strings.HasPrefix(u.Path, "/") && !strings.HasSuffix(u.Path, "/")

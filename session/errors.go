@@ -31,6 +31,7 @@ var (
 	ErrOffline      = fetch.ErrOffline      // offline, with no copy of the index in the cache
 	ErrNoRepository = fetch.ErrNoRepository // the location holds no repository
 	ErrNetrcOpen    = fetch.ErrNetrcOpen    // the netrc file holds passwords other users can read
+	ErrRealm        = fetch.ErrRealm        // a registry's token realm pkg will not ask
 )
 
 type (

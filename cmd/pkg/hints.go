@@ -71,6 +71,7 @@ var hints = []hintRule{
 	})},
 	{err: config.ErrSecretOpen, hint: "'chmod 600' the file, or move the secret to a token-file or password-file (docs/config.md#credentials)"},
 	{err: session.ErrDenied, hint: "if the repository needs credentials, set PKG_REPO_<NAME>_TOKEN (or _USERNAME and _PASSWORD), give them in its configuration, or in ~/.netrc (docs/config.md#credentials); pkg records them nowhere"},
+	{err: session.ErrRealm, hint: "the registry's token challenge names a realm pkg does not ask: one in plain http for a registry spoken to over https, or on a loopback or link-local address (this machine, a cloud's metadata server) the registry is not on; check the registry's auth settings (docs/registry.md)"},
 	{err: session.ErrNoExchange, hint: "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"},
 	{err: session.ErrSplitRoot, hint: "pkg moves trees within the root, so its pkgs/ and .pkg/ must be on one filesystem; on overlayfs (a container's layers), mount with redirect_dir=on"},
 	{fn: as(func(le *txn.LocalError) string {

@@ -129,11 +129,12 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil // a body that cannot be sent twice: the 401 stands
 	}
 	retry, err := c.answer(req.Context(), ch, scope)
-	if err != nil || !retry {
-		if err != nil {
-			drain(resp)
-		}
-		return resp, err
+	switch {
+	case err != nil:
+		drain(resp)
+		return nil, err
+	case !retry:
+		return resp, nil
 	}
 	drain(resp)
 	return c.base.RoundTrip(c.authorized(again, scope))

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"pkg/pkgtest/testregistry"
 )
 
 func TestParseChallenges(t *testing.T) {
@@ -75,6 +77,16 @@ func TestParseRef(t *testing.T) {
 	}
 }
 
+// refOf returns the reference of reg's repository.
+func refOf(t *testing.T, reg *testregistry.Registry) Ref {
+	u, _ := url.Parse(reg.URL())
+	r, err := ParseRef(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // clock is a time tests move.
 type clock struct {
 	mu  sync.Mutex
@@ -114,11 +126,11 @@ func get(t *testing.T, c *Client, u *url.URL) *http.Response {
 // TestTokenCache: a token is asked for once per scope and used for its lifetime, and
 // again after it expires or a 401.
 func TestTokenCache(t *testing.T) {
-	reg := newTestRegistry(t)
-	reg.blobs[Digest([]byte("x"))] = []byte("x")
-	reg.life = 0 // the spec's default: 60 s
-	c, clk := newTestClient(reg.ref(), nil)
-	blob := reg.ref().BlobURL(Digest([]byte("x")))
+	reg := testregistry.New(t)
+	reg.Blobs[Digest([]byte("x"))] = []byte("x")
+	reg.Life = 0 // the spec's default: 60 s
+	c, clk := newTestClient(refOf(t, reg), nil)
+	blob := refOf(t, reg).BlobURL(Digest([]byte("x")))
 	for i, step := range []struct {
 		before func()
 		tokens int
@@ -126,28 +138,28 @@ func TestTokenCache(t *testing.T) {
 		{func() {}, 1},
 		{func() { clk.add(59 * time.Second) }, 1},
 		{func() { clk.add(2 * time.Second) }, 2},
-		{reg.revoke, 3},
+		{reg.Revoke, 3},
 	} {
 		step.before()
 		if resp := get(t, c, blob); resp.StatusCode != http.StatusOK {
 			t.Fatalf("step %d: %s", i, resp.Status)
 		}
-		if got := reg.tokenRequests(); got != step.tokens {
+		if got := reg.TokenRequests(); got != step.tokens {
 			t.Errorf("step %d: %d token requests, want %d", i, got, step.tokens)
 		}
 	}
-	if q := reg.asked[0]; q.Get("service") != "test-registry" || q.Get("scope") != "repository:pkg/main:pull" {
+	if q := reg.Asked[0]; q.Get("service") != "test-registry" || q.Get("scope") != "repository:pkg/main:pull" {
 		t.Errorf("token request %v, want the challenge's service and scope", q)
 	}
-	if reg.authHdr[0] != "" {
-		t.Errorf("anonymous token request sent Authorization %q", reg.authHdr[0])
+	if reg.AuthHdr[0] != "" {
+		t.Errorf("anonymous token request sent Authorization %q", reg.AuthHdr[0])
 	}
 }
 
 // TestTokenScopes: pulling and pushing are separate scopes, each cached.
 func TestTokenScopes(t *testing.T) {
-	reg := newTestRegistry(t)
-	c, _ := newTestClient(reg.ref(), nil)
+	reg := testregistry.New(t)
+	c, _ := newTestClient(refOf(t, reg), nil)
 	ctx := context.Background()
 	for range 2 {
 		if _, err := c.HasBlob(ctx, Digest([]byte("x"))); err != nil {
@@ -158,7 +170,7 @@ func TestTokenScopes(t *testing.T) {
 		}
 	}
 	var scopes []string
-	for _, q := range reg.asked {
+	for _, q := range reg.Asked {
 		scopes = append(scopes, q.Get("scope"))
 	}
 	if want := []string{"repository:pkg/main:pull", "repository:pkg/main:pull,push"}; !reflect.DeepEqual(scopes, want) {
@@ -240,8 +252,8 @@ func TestRealm(t *testing.T) {
 // alone, never to the registry, a CDN a blob is redirected to, or another host the realm
 // redirects to; the registry's token goes to no other host either.
 func TestCredentialsOnlyToTheirHost(t *testing.T) {
-	reg := newTestRegistry(t)
-	reg.users = map[string]string{"bob": "s3cret"}
+	reg := testregistry.New(t)
+	reg.Users = map[string]string{"bob": "s3cret"}
 	var mu sync.Mutex
 	var cdnAuth, elsewhereAuth []string
 	cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -254,20 +266,20 @@ func TestCredentialsOnlyToTheirHost(t *testing.T) {
 	// The CDN on another host name than the registry's 127.0.0.1.
 	cdnURL := strings.Replace(cdn.URL, "127.0.0.1", "localhost", 1)
 	d := Digest([]byte("x"))
-	reg.reg.Config.Handler = redirectBlob(reg.reg.Config.Handler, reg, cdnURL+"/blob")
-	c, _ := newTestClient(reg.ref(), func(host string) (string, string, bool) {
-		if host != reg.ref().Host {
+	reg.Reg.Config.Handler = redirectBlob(reg.Reg.Config.Handler, reg, cdnURL+"/blob")
+	c, _ := newTestClient(refOf(t, reg), func(host string) (string, string, bool) {
+		if host != refOf(t, reg).Host {
 			t.Errorf("credentials asked for %s", host)
 		}
 		return "bob", "s3cret", true
 	})
-	if resp := get(t, c, reg.ref().BlobURL(d)); resp.StatusCode != http.StatusOK {
+	if resp := get(t, c, refOf(t, reg).BlobURL(d)); resp.StatusCode != http.StatusOK {
 		t.Fatalf("blob through the CDN: %s", resp.Status)
 	}
-	if len(reg.authHdr) != 1 || !strings.HasPrefix(reg.authHdr[0], "Basic ") {
-		t.Errorf("token requests' Authorization %q, want one Basic", reg.authHdr)
+	if len(reg.AuthHdr) != 1 || !strings.HasPrefix(reg.AuthHdr[0], "Basic ") {
+		t.Errorf("token requests' Authorization %q, want one Basic", reg.AuthHdr)
 	}
-	for _, h := range reg.seen {
+	for _, h := range reg.Seen {
 		if a := h.Get("Authorization"); strings.HasPrefix(a, "Basic") {
 			t.Errorf("the registry was sent %q", a)
 		}
@@ -284,9 +296,9 @@ func TestCredentialsOnlyToTheirHost(t *testing.T) {
 		http.Error(w, "no", http.StatusUnauthorized)
 	}))
 	defer elsewhere.Close()
-	reg.auth.Config.Handler = http.RedirectHandler(strings.Replace(elsewhere.URL, "127.0.0.1", "localhost", 1)+"/token", http.StatusFound)
-	c2, _ := newTestClient(reg.ref(), func(string) (string, string, bool) { return "bob", "s3cret", true })
-	_, err := (&http.Client{Transport: c2}).Get(reg.ref().BlobURL(d).String())
+	reg.Auth.Config.Handler = http.RedirectHandler(strings.Replace(elsewhere.URL, "127.0.0.1", "localhost", 1)+"/token", http.StatusFound)
+	c2, _ := newTestClient(refOf(t, reg), func(string) (string, string, bool) { return "bob", "s3cret", true })
+	_, err := (&http.Client{Transport: c2}).Get(refOf(t, reg).BlobURL(d).String())
 	var te *TokenError
 	if !errors.As(err, &te) || !te.Denied() {
 		t.Errorf("token realm redirected elsewhere: %v, want a *TokenError denied", err)
@@ -298,11 +310,11 @@ func TestCredentialsOnlyToTheirHost(t *testing.T) {
 
 // redirectBlob redirects blob GETs that carry a token to cdn, as hosted registries send
 // blobs from object stores.
-func redirectBlob(h http.Handler, reg *testRegistry, cdn string) http.Handler {
+func redirectBlob(h http.Handler, reg *testregistry.Registry, cdn string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reg.mu.Lock()
-		_, ok := reg.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
-		reg.mu.Unlock()
+		reg.Mu.Lock()
+		_, ok := reg.Tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+		reg.Mu.Unlock()
 		if ok && strings.Contains(r.URL.Path, "/blobs/") {
 			http.Redirect(w, r, cdn, http.StatusTemporaryRedirect)
 			return
@@ -314,15 +326,15 @@ func redirectBlob(h http.Handler, reg *testRegistry, cdn string) http.Handler {
 // TestBadCredentials: a realm refusing the credentials is a *TokenError naming the
 // registry and the realm, and not the credentials.
 func TestBadCredentials(t *testing.T) {
-	reg := newTestRegistry(t)
-	reg.users = map[string]string{"bob": "s3cret"}
-	c, _ := newTestClient(reg.ref(), func(string) (string, string, bool) { return "bob", "wrong-pass", true })
-	_, err := (&http.Client{Transport: c}).Get(reg.ref().ManifestURL("latest").String())
+	reg := testregistry.New(t)
+	reg.Users = map[string]string{"bob": "s3cret"}
+	c, _ := newTestClient(refOf(t, reg), func(string) (string, string, bool) { return "bob", "wrong-pass", true })
+	_, err := (&http.Client{Transport: c}).Get(refOf(t, reg).ManifestURL("latest").String())
 	var te *TokenError
-	if !errors.As(err, &te) || !te.Denied() || te.Registry != reg.ref().Registry() {
+	if !errors.As(err, &te) || !te.Denied() || te.Registry != refOf(t, reg).Registry() {
 		t.Fatalf("bad credentials: %v, want a *TokenError denied", err)
 	}
-	if msg := err.Error(); strings.Contains(msg, "wrong-pass") || strings.Contains(msg, "bob") || !strings.Contains(msg, reg.auth.URL) {
+	if msg := err.Error(); strings.Contains(msg, "wrong-pass") || strings.Contains(msg, "bob") || !strings.Contains(msg, reg.Auth.URL) {
 		t.Errorf("error %q names the credentials or not the realm", msg)
 	}
 }

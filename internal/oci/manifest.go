@@ -104,3 +104,14 @@ func (m *Manifest) Layer(title string) (Descriptor, bool) {
 
 // ValidDigest reports whether d is a sha256 digest as pkg names blobs.
 func ValidDigest(d string) bool { return digestRE.MatchString(d) }
+
+// NewLayer returns the descriptor of a layer: the blob of digest d and size bytes, of
+// media type mediaType, titled with the file name title.
+func NewLayer(title, mediaType, d string, size int64) Descriptor {
+	return Descriptor{MediaType: mediaType, Digest: d, Size: size, Annotations: map[string]string{AnnotationTitle: title}}
+}
+
+// NewManifest returns pkg's artifact manifest of layers.
+func NewManifest(layers []Descriptor, annotations map[string]string) Manifest {
+	return Manifest{SchemaVersion: 2, MediaType: MediaTypeManifest, ArtifactType: ArtifactType, Config: Empty, Layers: layers, Annotations: annotations}
+}

@@ -8,13 +8,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"pkg/pkgtest/testregistry"
 )
 
 // TestPushBlob: a blob that fits a chunk goes in one PUT; a larger one in PATCHes with
 // Content-Range, each at the last Location, then a PUT; either is then there by HEAD.
 func TestPushBlob(t *testing.T) {
-	reg := newTestRegistry(t)
-	c, _ := newTestClient(reg.ref(), nil)
+	reg := testregistry.New(t)
+	c, _ := newTestClient(refOf(t, reg), nil)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		size, chunk int
@@ -28,15 +30,15 @@ func TestPushBlob(t *testing.T) {
 		if ok, err := c.HasBlob(ctx, d); err != nil || ok {
 			t.Fatalf("HasBlob before: %v, %v", ok, err)
 		}
-		reg.ranges = nil
+		reg.Ranges = nil
 		if err := c.PushBlob(ctx, d, bytes.NewReader(b), int64(len(b)), int64(tc.chunk)); err != nil {
 			t.Fatalf("PushBlob of %d bytes in chunks of %d: %v", tc.size, tc.chunk, err)
 		}
-		if !reflect.DeepEqual(reg.ranges, tc.ranges) {
-			t.Errorf("%d bytes in chunks of %d: PATCH ranges %q, want %q", tc.size, tc.chunk, reg.ranges, tc.ranges)
+		if !reflect.DeepEqual(reg.Ranges, tc.ranges) {
+			t.Errorf("%d bytes in chunks of %d: PATCH ranges %q, want %q", tc.size, tc.chunk, reg.Ranges, tc.ranges)
 		}
-		if !bytes.Equal(reg.blobs[d], b) {
-			t.Errorf("%d bytes: the registry holds %d", tc.size, len(reg.blobs[d]))
+		if !bytes.Equal(reg.Blobs[d], b) {
+			t.Errorf("%d bytes: the registry holds %d", tc.size, len(reg.Blobs[d]))
 		}
 		if ok, err := c.HasBlob(ctx, d); err != nil || !ok {
 			t.Errorf("HasBlob after: %v, %v", ok, err)
@@ -47,8 +49,8 @@ func TestPushBlob(t *testing.T) {
 // TestPushBlobRefused: a digest the bytes do not have is the registry's refusal, naming
 // the upload and the registry's error code.
 func TestPushBlobRefused(t *testing.T) {
-	reg := newTestRegistry(t)
-	c, _ := newTestClient(reg.ref(), nil)
+	reg := testregistry.New(t)
+	c, _ := newTestClient(refOf(t, reg), nil)
 	err := c.PushBlob(context.Background(), Digest([]byte("other")), bytes.NewReader([]byte("x")), 1, 10)
 	var re *RequestError
 	if !errors.As(err, &re) || re.Code != http.StatusBadRequest || !strings.Contains(err.Error(), "DIGEST_INVALID") {

@@ -1,0 +1,233 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+
+	"pkg/internal/oci"
+	"pkg/repo"
+	"pkg/trust"
+)
+
+// ociLocation is a repository held by an OCI registry (docs/registry.md): the manifest
+// tagged in its reference names index.json and index.json.sig as layers, fetched by
+// digest, and each archive is the blob whose digest is its sha256 in the index, fetched
+// through download as any archive is, so that it resumes with Range. The registry's
+// digests are only a transport check: the signed index stays the authority. Requests go
+// through an oci.Client, which answers the registry's token challenges.
+type ociLocation struct {
+	ref    oci.Ref
+	n      *netConfig
+	reg    *oci.Client
+	client *http.Client // through reg
+
+	mu  sync.Mutex
+	sig *oci.Descriptor // the signature's layer in the manifest last read; nil for none
+}
+
+var _ transport = (*ociLocation)(nil)
+
+func newOCILocation(u *url.URL, n *netConfig) (transport, error) {
+	ref, err := oci.ParseRef(u)
+	if err != nil {
+		return nil, err
+	}
+	l := &ociLocation{ref: ref, n: n}
+	l.reg = newRegistryClient(ref, u.User)
+	l.client = &http.Client{Transport: l.reg, CheckRedirect: checkRedirect}
+	return l, nil
+}
+
+// newRegistryClient returns the client of the registry repository ref, whose token
+// requests carry the credentials of user, if any.
+func newRegistryClient(ref oci.Ref, user *url.Userinfo) *oci.Client {
+	return oci.NewClient(ref, oci.Options{Transport: newTransport(), CheckRedirect: checkRedirect, UserAgent: userAgent,
+		Credentials: func(string) (string, string, bool) {
+			if user == nil {
+				return "", "", false
+			}
+			pass, _ := user.Password()
+			return user.Username(), pass, true
+		}})
+}
+
+// net returns the location's netConfig, its requests sent through the registry client.
+func (l *ociLocation) net() *netConfig {
+	n := *l.n
+	n.client = l.client
+	return &n
+}
+
+func (l *ociLocation) url() string { return l.ref.String() }
+
+func (l *ociLocation) indexLocation() string { return l.archiveURL("index.json") }
+
+func (l *ociLocation) archiveURL(rel string) string {
+	return l.ref.String() + (&url.URL{Path: rel}).EscapedPath()
+}
+
+func (l *ociLocation) remote() bool { return true }
+
+func (l *ociLocation) checkRepository() error { return nil }
+
+// readIndex reads the manifest, then the index's blob unless its digest is saved's: the
+// digest is the copy's ETag.
+func (l *ociLocation) readIndex(ctx context.Context, saved *savedIndex, tries int) (*savedIndex, string, error) {
+	where := l.indexLocation()
+	var m *oci.Manifest
+	err := l.n.retry(ctx, tries, func() (err error) {
+		m, err = l.manifest(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, where, registryError(err)
+	}
+	idx, ok := m.Layer("index.json")
+	if !ok {
+		return nil, where, &noRepository{l.url(), "its manifest has no layer titled index.json"}
+	}
+	l.mu.Lock()
+	l.sig = nil
+	if d, ok := m.Layer(repo.SignatureName); ok {
+		l.sig = &d
+	}
+	l.mu.Unlock()
+	if saved != nil && saved.Location == where && saved.ETag == idx.Digest {
+		kept := *saved
+		return &kept, where, nil
+	}
+	fresh := &savedIndex{Location: where, ETag: idx.Digest}
+	fresh.data, err = l.blob(ctx, idx, repo.MaxIndexSize, "index.json", tries)
+	return fresh, where, err
+}
+
+// manifest reads the manifest of the reference's tag once.
+func (l *ociLocation) manifest(ctx context.Context) (*oci.Manifest, error) {
+	u := l.ref.ManifestURL(l.ref.Tag)
+	n := l.net()
+	resp, err := n.send(ctx, u, http.Header{"Accept": {oci.Accept}}, n.answer)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return nil, &noRepository{l.url(), "the registry has no manifest tagged " + l.ref.Tag + " (" + resp.Status + ")"}
+	default:
+		return nil, &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
+	}
+	b, err := readLimited(resp.Body, oci.MaxManifestSize, u.Redacted(), "the manifest")
+	if err != nil {
+		return nil, err
+	}
+	if d := resp.Header.Get("Docker-Content-Digest"); d != "" && d != oci.Digest(b) {
+		return nil, &digestError{registry: l.ref.Registry(), what: "the manifest", digest: d, got: oci.Digest(b)}
+	}
+	m, err := oci.ParseManifest(b, resp.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, &noRepository{l.url(), err.Error()}
+	}
+	return m, nil
+}
+
+// blob reads the blob d, at most limit bytes, named what, and checks it against its digest.
+func (l *ociLocation) blob(ctx context.Context, d oci.Descriptor, limit int64, what string, tries int) ([]byte, error) {
+	u := l.ref.BlobURL(d.Digest)
+	if d.Size > limit {
+		return nil, &TooLargeError{URL: u.Redacted(), Name: what, Limit: limit}
+	}
+	var b []byte
+	n := l.net()
+	err := n.retry(ctx, tries, func() error {
+		resp, err := n.send(ctx, u, nil, n.answer)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return &statusError{where: u.Redacted(), status: resp.Status, code: resp.StatusCode}
+		}
+		b, err = readLimited(resp.Body, limit, u.Redacted(), what)
+		return err
+	})
+	if err != nil {
+		return nil, registryError(err)
+	}
+	if got := oci.Digest(b); got != d.Digest || int64(len(b)) != d.Size {
+		return nil, &digestError{registry: l.ref.Registry(), what: what, digest: d.Digest, got: got}
+	}
+	return b, nil
+}
+
+func (l *ociLocation) readSignature(ctx context.Context, tries int) ([]byte, error) {
+	l.mu.Lock()
+	sig := l.sig
+	l.mu.Unlock()
+	if sig == nil {
+		return nil, nil
+	}
+	return l.blob(ctx, *sig, trust.MaxSignatureSize, repo.SignatureName, tries)
+}
+
+// open downloads the blob whose digest is the archive's sha256, as an http location
+// downloads a file: resuming with Range where a body is cut.
+func (l *ociLocation) open(ctx context.Context, rel, sum string, size, off int64, restart bool, tries int) (body, error) {
+	d := "sha256:" + sum
+	if !oci.ValidDigest(d) {
+		return nil, fmt.Errorf("archive %s: sha256 %q is not 64 lowercase hex digits", rel, sum)
+	}
+	b, err := l.net().openDownload(ctx, l.ref.BlobURL(d), size, off, restart, tries)
+	if err != nil {
+		return nil, registryError(err)
+	}
+	return b, nil
+}
+
+// digestError refuses a blob or manifest whose bytes are not those of the digest asked
+// for: a registry serving other bytes. It is ErrMismatch.
+type digestError struct {
+	registry, what, digest, got string
+}
+
+func (e *digestError) Error() string {
+	return fmt.Sprintf("registry %s: %s, blob %s: the registry served bytes of digest %s", e.registry, e.what, e.digest, e.got)
+}
+
+func (e *digestError) Is(target error) bool { return target == ErrMismatch }
+
+// ErrRealm is what a registry's token realm that pkg refused to ask is: in plain http
+// for a registry over https, or on a loopback or link-local address the registry is not
+// on (oci.RealmError).
+var ErrRealm = errors.New("fetch: registry token realm refused")
+
+// registryAuthError is a refusal of the registry's token realm, or by it: ErrRealm, or
+// ErrDenied.
+type registryAuthError struct {
+	err    error
+	denied bool
+}
+
+func (e *registryAuthError) Error() string { return e.err.Error() }
+func (e *registryAuthError) Unwrap() error { return e.err }
+func (e *registryAuthError) Is(target error) bool {
+	return target == ErrDenied && e.denied || target == ErrRealm && !e.denied
+}
+
+// registryError makes err ErrDenied where the token realm refused the credentials, and
+// ErrRealm where pkg refused the realm.
+func registryError(err error) error {
+	var te *oci.TokenError
+	var re *oci.RealmError
+	switch {
+	case errors.As(err, &te) && te.Denied():
+		return &registryAuthError{err, true}
+	case errors.As(err, &re):
+		return &registryAuthError{err, false}
+	}
+	return err
+}

@@ -1,0 +1,138 @@
+package fetch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"pkg/internal/oci"
+	"pkg/pkgtest/testregistry"
+	"pkg/repo"
+	"pkg/trust"
+)
+
+// pushTo stores index, its signature (if any) and archives in reg under tag latest, as
+// pkg repo push lays them out.
+func pushTo(t *testing.T, reg *testregistry.Registry, index, sig []byte, archives map[string][]byte) {
+	t.Helper()
+	layers := []oci.Descriptor{oci.NewLayer("index.json", oci.MediaTypeIndex, reg.Put(index), int64(len(index)))}
+	if sig != nil {
+		layers = append(layers, oci.NewLayer(repo.SignatureName, oci.MediaTypeSignature, reg.Put(sig), int64(len(sig))))
+	}
+	for name, b := range archives {
+		layers = append(layers, oci.NewLayer(name, oci.MediaTypeArchive, reg.Put(b), int64(len(b))))
+	}
+	reg.Put([]byte("{}"))
+	m, err := json.Marshal(oci.NewManifest(layers, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.Tag("latest", oci.MediaTypeManifest, m)
+}
+
+// TestOCI: a signed repository on a registry with token auth is read, believed and
+// fetched from, its archive as the blob of its sha256; what the registry serves wrong is
+// refused naming the registry and the digest.
+func TestOCI(t *testing.T) {
+	key := newTestKey(t)
+	archive, p := testArchive(t)
+	later := time.Now().Add(time.Hour)
+	index, sig := signedIndex(t, key, 2, later, p)
+	reg := testregistry.New(t)
+	pushTo(t, reg, index, sig, map[string][]byte{p.Archive: archive})
+	c := openCache(t)
+	s := trusting(t, reg.URL(), trustedBy(key))
+	if want := reg.URL() + ":latest/"; s.URL() != want {
+		t.Errorf("URL() = %s, want %s", s.URL(), want)
+	}
+	ix, res, err := c.VerifiedIndex(t.Context(), s)
+	if err != nil || !res.Verified() || len(ix.Packages) != 1 {
+		t.Fatalf("VerifiedIndex: %+v, %v", res, err)
+	}
+	if err := fetchOne(c, s, p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if n := reg.TokenRequests(); n != 1 {
+		t.Errorf("%d token requests, want 1 (pull, cached)", n)
+	}
+	// Read again: the index's digest is its validator, and the blob is not asked again.
+	before := len(reg.Requests)
+	if _, _, err := c.VerifiedIndex(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range reg.Requests[before:] {
+		if strings.Contains(r, "/blobs/"+testregistry.Digest(index)) {
+			t.Errorf("the unchanged index was read again: %s", r)
+		}
+	}
+
+	digest := "sha256:" + p.SHA256
+	reg.Blobs[digest] = bytes.Repeat([]byte{'x'}, len(archive))
+	err = fetchOne(openCache(t), s, p)
+	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), reg.Reg.Listener.Addr().String()) || !strings.Contains(err.Error(), digest) {
+		t.Errorf("tampered archive: %v, want ErrMismatch naming the registry and %s", err, digest)
+	}
+	delete(reg.Blobs, digest)
+	if err = fetchOne(openCache(t), s, p); !errors.Is(err, ErrGone) || !strings.Contains(err.Error(), digest) {
+		t.Errorf("missing archive: %v, want ErrGone naming %s", err, digest)
+	}
+
+	v3, v3sig := signedIndex(t, key, 3, later, p)
+	pushTo(t, reg, v3, v3sig, nil)
+	reg.Blobs[testregistry.Digest(v3)] = append(bytes.Clone(v3), ' ')
+	_, _, err = c.VerifiedIndex(t.Context(), s)
+	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), testregistry.Digest(v3)) || !strings.Contains(err.Error(), "pkg/main") {
+		t.Errorf("tampered index: %v, want ErrMismatch naming the registry and the index's digest", err)
+	}
+
+	v1, v1sig := signedIndex(t, key, 1, later, p)
+	pushTo(t, reg, v1, v1sig, nil)
+	te := (*trust.Error)(nil)
+	if _, _, err = c.VerifiedIndex(t.Context(), s); !errors.Is(err, trust.ErrRollback) || !errors.As(err, &te) || te.Repo != s.URL() {
+		t.Errorf("rollback: %v, want trust.ErrRollback naming %s", err, s.URL())
+	}
+}
+
+// TestOCIResume: a blob cut short is asked for the rest with Range.
+func TestOCIResume(t *testing.T) {
+	archive, p := testArchive(t)
+	reg := testregistry.New(t)
+	pushTo(t, reg, writeIndex(t, p), nil, map[string][]byte{p.Archive: archive})
+	cut := int64(len(archive) / 2)
+	reg.Cut = cut
+	c := openCache(t)
+	s := quick(t, reg.URL())
+	if err := fetchOne(c, s, p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	want := []string{"", "bytes=" + itoa(cut) + "-" + itoa(int64(len(archive))-1)}
+	if got := reg.RangeHdr; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("blob requests' Range %q, want %q", got, want)
+	}
+}
+
+// TestOCIDenied: a token realm refusing the credentials, or their absence, is ErrDenied
+// naming the registry, and not the credentials; the right ones pass.
+func TestOCIDenied(t *testing.T) {
+	_, p := testArchive(t)
+	reg := testregistry.New(t)
+	pushTo(t, reg, writeIndex(t, p), nil, nil)
+	reg.Users = map[string]string{"bob": "s3cret"}
+	for _, user := range []string{"", "bob:wrong-pass@"} {
+		u := strings.Replace(reg.URL(), "oci://", "oci://"+user, 1)
+		_, _, err := openCache(t).VerifiedIndex(t.Context(), quick(t, u))
+		if !errors.Is(err, ErrDenied) || !strings.Contains(err.Error(), "pkg/main") || strings.Contains(err.Error(), "wrong-pass") {
+			t.Errorf("%q: %v, want ErrDenied naming the registry and no password", user, err)
+		}
+	}
+	if _, _, err := openCache(t).VerifiedIndex(t.Context(), quick(t, strings.Replace(reg.URL(), "oci://", "oci://bob:s3cret@", 1))); err != nil {
+		t.Errorf("right credentials: %v", err)
+	}
+}
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
