@@ -100,12 +100,15 @@ func (r Repo) Trust(p trust.Policy) (trust.Policy, error) {
 	return p, nil
 }
 
-// LocationName makes a repository name of a location: its last path element, else its
-// host, else "repo".
+// LocationName makes a repository name of a location: its last path element (an oci
+// reference's without its tag), else its host, else "repo".
 func LocationName(loc string) string {
 	p := loc
 	if u, err := url.Parse(loc); err == nil && u.Scheme != "" {
 		p = strings.TrimSuffix(u.Path, "index.json")
+		if strings.HasPrefix(u.Scheme, "oci") {
+			p, _, _ = strings.Cut(strings.TrimSuffix(p, "/"), ":")
+		}
 		if strings.Trim(p, "/") == "" {
 			p = u.Hostname()
 		}

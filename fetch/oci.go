@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"pkg/internal/oci"
+	"pkg/internal/termtext"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -218,16 +219,36 @@ func (e *registryAuthError) Is(target error) bool {
 	return target == ErrDenied && e.denied || target == ErrRealm && !e.denied
 }
 
-// registryError makes err ErrDenied where the token realm refused the credentials, and
-// ErrRealm where pkg refused the realm.
+// registryError makes err ErrDenied where the token realm or the registry refused the
+// credentials, and ErrRealm where pkg refused the realm.
 func registryError(err error) error {
 	var te *oci.TokenError
+	var qe *oci.RequestError
 	var re *oci.RealmError
 	switch {
-	case errors.As(err, &te) && te.Denied():
+	case errors.As(err, &te) && te.Denied(), errors.As(err, &qe) && qe.Denied():
 		return &registryAuthError{err, true}
 	case errors.As(err, &re):
 		return &registryAuthError{err, false}
 	}
 	return err
+}
+
+// RegistryError returns err, an error of a registry client (Registry), as ErrDenied where
+// the token realm or the registry refused the credentials, and as ErrRealm where pkg
+// refused the realm.
+func RegistryError(err error) error { return registryError(err) }
+
+// Registry returns the client of the registry repository at loc, an oci URL, made as a
+// Source there makes its own: the same transport, redirect policy and credentials.
+func Registry(loc string) (*oci.Client, error) {
+	u, err := url.Parse(loc)
+	if err != nil || termtext.HasControl(loc) {
+		return nil, fmt.Errorf("fetch: registry: %w: not a URL", oci.ErrRef) // not echoed: it may hold a password
+	}
+	ref, err := oci.ParseRef(u)
+	if err != nil {
+		return nil, &locationError{u.Redacted(), err}
+	}
+	return newRegistryClient(ref, u.User), nil
 }

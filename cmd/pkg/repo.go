@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/internal/units"
 	"pkg/publish"
 	"pkg/repo"
 	"pkg/report"
@@ -48,6 +49,15 @@ func repoCommand() *cli.Command {
 			}, signFlags("sign the new index with this key file, as 'pkg repo sign' does (repeatable)")...),
 			Before: want(2, "REPO_DIR NAME[=VERSION]"),
 			Action: repoRemoveAction,
+		}, {
+			Name:      "push",
+			Usage:     "upload a repository directory to an OCI registry: its index, signature and archives as blobs (those already there are not sent), then the manifest naming them",
+			ArgsUsage: "REPO_DIR oci://HOST[:PORT]/NAMESPACE/REPO[:TAG]",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "chunk-size", Usage: "send a blob larger than `SIZE` in chunks of that size, one request each (default 64MiB)"},
+			},
+			Before: want(2, "REPO_DIR oci://HOST[:PORT]/NAMESPACE/REPO[:TAG]"),
+			Action: repoPushAction,
 		}, noArgs(repoKeygenCommand()), repoSignCommand(), repoForgetCommand(), noArgs(repoListCommand())},
 	}
 }
@@ -142,6 +152,29 @@ func repoAddAction(c *cli.Context) error {
 	}
 	if signer != nil {
 		saySigned(c, dir, res.Meta, keys)
+	}
+	return nil
+}
+
+// repoPushAction uploads a repository directory to a registry (publish.Push).
+func repoPushAction(c *cli.Context) error {
+	dir, target := c.Args().Get(0), c.Args().Get(1)
+	var o publish.PushOptions
+	if c.IsSet("chunk-size") {
+		n, err := units.ParseSize(c.String("chunk-size"))
+		if err != nil || n <= 0 {
+			return usagef("repo push: --chunk-size %q: want a size above 0, such as 64MiB", c.String("chunk-size"))
+		}
+		o.Chunk = n
+	}
+	res, err := publish.Push(c.Context, dir, target, o)
+	if err != nil {
+		return err
+	}
+	say(c, "pushed %s to %s: %s sent (%s), %s already there; manifest %s", dir, res.Ref,
+		units.Count(res.Uploaded, "blob"), units.Size(res.Bytes), units.Count(res.Present, "blob"), res.Manifest)
+	if len(res.External) > 0 {
+		note(c, "%s the index names by URL stay there: %s", units.Count(len(res.External), "archive"), strings.Join(res.External, ", "))
 	}
 	return nil
 }

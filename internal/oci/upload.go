@@ -88,6 +88,11 @@ func (c *Client) do(ctx context.Context, method string, u *url.URL, h http.Heade
 		if ue := (*url.Error)(nil); errors.As(err, &ue) {
 			err = ue.Err
 		}
+		var te *TokenError
+		var re *RealmError
+		if errors.As(err, &te) || errors.As(err, &re) {
+			return nil, err // it names the registry
+		}
 		return nil, fmt.Errorf("oci: %s %s: %w", method, u.Redacted(), err)
 	}
 	for _, w := range want {

@@ -1,0 +1,197 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"path/filepath"
+
+	"pkg/fetch"
+	"pkg/internal/oci"
+	"pkg/internal/regfile"
+	"pkg/repo"
+	"pkg/trust"
+)
+
+// DefaultChunk is the size of the chunks of a blob pushed in several requests, and the
+// largest blob pushed in one: 64 MiB, under the request body limits of common reverse
+// proxies in front of registries (nginx's client_max_body_size is often raised to about
+// that for registries; Cloudflare's plans stop at 100 MB), and few enough requests for
+// a large archive.
+const DefaultChunk = 64 << 20
+
+// PushOptions are how Push uploads.
+type PushOptions struct {
+	Chunk int64 // blobs larger than this go in chunks of this many bytes; 0 is DefaultChunk
+}
+
+// Pushed is what Push did.
+type Pushed struct {
+	Ref      string   // the registry repository and tag, as oci://HOST/NAME:TAG/
+	Uploaded int      // blobs sent
+	Bytes    int64    // their bytes
+	Present  int      // blobs the registry had already
+	Manifest string   // the manifest's digest
+	External []string // archives the index names by an absolute URL, which stay there
+}
+
+// ErrPushChunk is the error for a chunk size that is not positive.
+var ErrPushChunk = errors.New("publish: chunk size must be positive")
+
+// Push uploads the repository in dir to the registry repository target (an oci URL): its
+// index.json, index.json.sig if there is one, and each archive the index names by a path,
+// as blobs (those the registry has already are not sent again), then the manifest that
+// names them all (docs/registry.md) under the target's tag. Archives the index names by an
+// absolute URL stay where they are, and are named in Pushed.External.
+func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error) {
+	if o.Chunk == 0 {
+		o.Chunk = DefaultChunk
+	}
+	if o.Chunk < 0 {
+		return Pushed{}, ErrPushChunk
+	}
+	c, err := fetch.Registry(target)
+	if err != nil {
+		return Pushed{}, err
+	}
+	res := Pushed{Ref: c.Ref().String()}
+	blobs, err := pushBlobs(dir, &res)
+	if err != nil {
+		return res, err
+	}
+	m := oci.NewManifest(nil, nil)
+	for _, b := range blobs {
+		if b.title != "" {
+			m.Layers = append(m.Layers, oci.NewLayer(b.title, b.mediaType, b.digest, b.size))
+		}
+		have, err := c.HasBlob(ctx, b.digest)
+		if err != nil {
+			return res, pushError(c, b, err)
+		}
+		if have {
+			res.Present++
+			continue
+		}
+		if err := b.push(ctx, c, o.Chunk); err != nil {
+			return res, pushError(c, b, err)
+		}
+		res.Uploaded++
+		res.Bytes += b.size
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return res, err
+	}
+	if len(data) > oci.MaxManifestSize {
+		return res, fmt.Errorf("publish: push %s to %s: the manifest of %d layers takes %d bytes, over the %d registries take", dir, res.Ref, len(m.Layers), len(data), oci.MaxManifestSize)
+	}
+	if err := c.PutManifest(ctx, c.Ref().Tag, oci.MediaTypeManifest, data); err != nil {
+		return res, fmt.Errorf("publish: push %s to %s: manifest %s: %w", dir, res.Ref, oci.Digest(data), fetch.RegistryError(err))
+	}
+	res.Manifest = oci.Digest(data)
+	return res, nil
+}
+
+// pushError names the registry, the blob and its file in err.
+func pushError(c *oci.Client, b blob, err error) error {
+	return fmt.Errorf("publish: push %s (%s) to %s: %w", b.what, b.digest, c.Ref().Registry(), fetch.RegistryError(err))
+}
+
+// blob is one blob of a push: the empty config, the index, its signature or an archive.
+type blob struct {
+	title, mediaType string // title "" for the config
+	what             string // for messages: a path, or "the manifest's config"
+	digest           string
+	size             int64
+	data             []byte // the index, signature and config, read whole
+	path             string // an archive, read at its push
+}
+
+// pushBlobs returns the blobs of the repository in dir, in the manifest's order (the
+// config first): the index and signature read now, so that what is pushed is one
+// version of them, each archive by its index entry's sha256 and size, which the registry
+// checks as it takes it.
+func pushBlobs(dir string, res *Pushed) ([]blob, error) {
+	index, err := readRepoFile(dir, "index.json", repo.MaxIndexSize)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := repo.Parse(index)
+	if err != nil {
+		return nil, fmt.Errorf("publish: %s: %w", filepath.Join(dir, "index.json"), err)
+	}
+	blobs := []blob{
+		{what: "the manifest's config", digest: oci.Empty.Digest, size: oci.Empty.Size, data: oci.Empty.Data},
+		{title: "index.json", mediaType: oci.MediaTypeIndex, what: filepath.Join(dir, "index.json"), data: index},
+	}
+	sig, err := readRepoFile(dir, repo.SignatureName, trust.MaxSignatureSize)
+	switch {
+	case err == nil:
+		blobs = append(blobs, blob{title: repo.SignatureName, mediaType: oci.MediaTypeSignature, what: filepath.Join(dir, repo.SignatureName), data: sig})
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	for i := range blobs[1:] {
+		b := &blobs[1+i]
+		b.digest, b.size = oci.Digest(b.data), int64(len(b.data))
+	}
+	seen := map[string]bool{}
+	for _, p := range ix.Packages {
+		if u, err := url.Parse(p.Archive); err == nil && u.Scheme != "" {
+			res.External = append(res.External, p.Archive)
+			continue
+		}
+		if seen[p.SHA256] {
+			continue
+		}
+		seen[p.SHA256] = true
+		if !filepath.IsLocal(filepath.FromSlash(p.Archive)) {
+			return nil, fmt.Errorf("publish: %s %s: archive %s is not beneath %s", p.Name, p.Version, p.Archive, dir)
+		}
+		blobs = append(blobs, blob{title: p.Archive, mediaType: oci.MediaTypeArchive, what: filepath.Join(dir, filepath.FromSlash(p.Archive)),
+			digest: "sha256:" + p.SHA256, size: p.Size, path: filepath.Join(dir, filepath.FromSlash(p.Archive))})
+	}
+	return blobs, nil
+}
+
+// readRepoFile reads name in dir, at most limit bytes.
+func readRepoFile(dir, name string, limit int64) ([]byte, error) {
+	f, err := regfile.Open(filepath.Join(dir, name), 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("publish: %s: %d bytes, over the %d-byte limit", f.Name(), st.Size(), limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+// push uploads b.
+func (b blob) push(ctx context.Context, c *oci.Client, chunk int64) error {
+	if b.path == "" {
+		return c.PushBlob(ctx, b.digest, bytes.NewReader(b.data), b.size, chunk)
+	}
+	f, err := regfile.Open(b.path, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() != b.size {
+		return fmt.Errorf("%d bytes, the index says %d", st.Size(), b.size)
+	}
+	return c.PushBlob(ctx, b.digest, f, b.size, chunk)
+}

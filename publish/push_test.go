@@ -1,0 +1,112 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"pkg/fetch"
+	"pkg/internal/oci"
+	"pkg/pkgtest/testregistry"
+	"pkg/pkgtest/testrepo"
+	"pkg/trust"
+)
+
+// TestPush: a signed repository pushed to a registry reads back as the same signed index
+// whose archives fetch; pushing again sends no blob, and after an add only the new ones.
+func TestPush(t *testing.T) {
+	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"}, [2]string{"tool", "2.0"})
+	reg := testregistry.New(t)
+	ctx := context.Background()
+	res, err := Push(ctx, r.Dir, reg.URL(), PushOptions{Chunk: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The config, the index, its signature and two archives.
+	if res.Uploaded != 5 || res.Present != 0 || res.Ref != reg.URL()+":latest/" || !oci.ValidDigest(res.Manifest) {
+		t.Errorf("first push: %+v", res)
+	}
+	if len(reg.Ranges) == 0 {
+		t.Error("no blob went in chunks of 1000 bytes")
+	}
+	ix := readBack(t, reg.URL(), r.Key)
+	if len(ix) != 2 {
+		t.Errorf("read back %d packages, want 2", len(ix))
+	}
+
+	if res, err = Push(ctx, r.Dir, reg.URL(), PushOptions{}); err != nil || res.Uploaded != 0 || res.Present != 5 {
+		t.Errorf("second push: %+v, %v; want nothing uploaded", res, err)
+	}
+	os.Remove(filepath.Join(r.Dir, "index.json.sig")) // signed again below
+	if _, err := testrepo.Publish(r.Dir, t.TempDir(), "extra", "1.0"); err != nil {
+		t.Fatal(err)
+	}
+	r.Sign(time.Hour, "")
+	if res, err = Push(ctx, r.Dir, reg.URL(), PushOptions{}); err != nil || res.Uploaded != 3 || res.Present != 3 {
+		t.Errorf("push after an add: %+v, %v; want the index, its signature and the new archive", res, err)
+	}
+	if ix := readBack(t, reg.URL(), r.Key); len(ix) != 3 {
+		t.Errorf("read back %d packages, want 3", len(ix))
+	}
+}
+
+// readBack reads the index pushed to url, trusting key, fetches every archive it names
+// and returns their names.
+func readBack(t *testing.T, url string, key trust.PrivateKey) []string {
+	t.Helper()
+	s, err := fetch.NewSource(url, fetch.Options{Trust: trust.Policy{Keys: []trust.PublicKey{key.Public()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := fetch.OpenCache(context.Background(), filepath.Join(t.TempDir(), "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ix, res, err := c.VerifiedIndex(context.Background(), s)
+	if err != nil || !res.Verified() {
+		t.Fatalf("read back: %+v, %v", res, err)
+	}
+	var names []string
+	for _, p := range ix.Packages {
+		if _, err := c.Fetch(context.Background(), s, p, nil); err != nil {
+			t.Fatalf("fetch %s: %v", p.Name, err)
+		}
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// TestPushRefused: an archive that is not the one its entry names is refused by the
+// registry, naming the file, its digest and the registry, and no manifest is tagged.
+func TestPushRefused(t *testing.T) {
+	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"})
+	reg := testregistry.New(t)
+	matches, _ := filepath.Glob(filepath.Join(r.Dir, "hello*"))
+	if len(matches) != 1 {
+		t.Fatalf("archives %v", matches)
+	}
+	data, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-1] ^= 1
+	if err := os.WriteFile(matches[0], data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Push(context.Background(), r.Dir, reg.URL(), PushOptions{})
+	var re *oci.RequestError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), matches[0]) || !strings.Contains(err.Error(), "pkg/main") {
+		t.Errorf("push of an altered archive: %v, want the registry's refusal naming %s and the registry", err, matches[0])
+	}
+	if reg.Manifest("latest") != nil {
+		t.Error("a manifest was tagged")
+	}
+	if _, err := Push(context.Background(), r.Dir, "oci://host", PushOptions{}); !errors.Is(err, oci.ErrRef) {
+		t.Errorf("push to a reference without a name: %v, want oci.ErrRef", err)
+	}
+}
