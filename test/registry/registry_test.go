@@ -85,7 +85,7 @@ func TestRegistry(t *testing.T) {
 	mnt := testfs.Mount(t, "xfs")
 	e := &env{t: t, bin: testfs.PkgBinary(t), home: t.TempDir(), password: "s3cret"}
 	ts := newTokenServer(t)
-	reg := startRegistry(t, t.TempDir(), ts)
+	reg := startRegistry(t, t.TempDir(), ts, "")
 	const cut = 1 << 20
 	px := newProxy(t, reg.addr, cut)
 
@@ -161,25 +161,70 @@ func TestRegistry(t *testing.T) {
 	e.checkNoPassword(root, cache, root2, root3, cache3, lock)
 }
 
-// TestRegistryRefusals: a wrong password is refused by the token server: exit 1, the
-// registry and the realm named, a hint, and the password nowhere in the output.
+// TestRegistryRefusals is the CLI's side of must-show 2: each refusal exits 1 with the
+// registry and the digest or realm named, a hint, and no credential printed: a wrong
+// password, a blob the registry serves other bytes for, a blob it lacks, a manifest whose
+// index is older than the one accepted, a challenge whose realm is a link-local address.
 func TestRegistryRefusals(t *testing.T) {
 	testfs.NeedTools(t, "docker-registry")
 	e := &env{t: t, bin: testfs.PkgBinary(t), home: t.TempDir(), password: "wrong-pass"}
 	ts := newTokenServer(t)
-	reg := startRegistry(t, t.TempDir(), ts)
+	reg := startRegistry(t, t.TempDir(), ts, "")
 	dir, tmp := filepath.Join(t.TempDir(), "repo"), t.TempDir()
-	writeFile(t, filepath.Join(tmp, "hello-1.0.tar"), tarOf(t, "bin/hello", []byte("#!/bin/sh\n"), 0o755))
-	e.ok("repo", "add", dir, filepath.Join(tmp, "hello-1.0.tar"), "--name", "hello", "--version", "1.0")
-	for _, args := range [][]string{
-		{"repo", "push", dir, "oci://bob:" + e.password + "@" + reg.addr + "/pkg/main"},
-		{"--root", t.TempDir(), "--repo", "oci://bob:" + e.password + "@" + reg.addr + "/pkg/main", "install", "hello"},
-	} {
+	key := filepath.Join(tmp, "key")
+	pub := strings.TrimSpace(e.ok("repo", "keygen", "-o", key))
+	hello := tarOf(t, "bin/hello", []byte("#!/bin/sh\n"), 0o755)
+	writeFile(t, filepath.Join(tmp, "hello-1.0.tar"), hello)
+	e.ok("repo", "add", dir, filepath.Join(tmp, "hello-1.0.tar"), "--name", "hello", "--version", "1.0", "--key", key)
+	old := filepath.Join(tmp, "old")
+	testfs.Run(t, "", "cp", "-a", dir, old)
+	e.ok("repo", "sign", dir, "--key", key)
+	sum := sha256.Sum256(hello)
+	digest := hex.EncodeToString(sum[:])
+
+	push := "oci://bob:s3cret@" + reg.addr + "/pkg/main"
+	url := "oci://" + reg.addr + "/pkg/main"
+	e.ok("repo", "push", dir, push)
+	cache := t.TempDir()
+	install := func(cache string) []string {
+		return []string{"--root", t.TempDir(), "--cache", cache, "--repo", url, "--trusted-key", pub, "install", "hello"}
+	}
+	e.ok(install(cache)...)
+
+	refused := func(what string, args []string, want ...string) {
+		t.Helper()
 		_, stderr, code := e.run(args...)
-		if code != 1 || !strings.Contains(stderr, "pkg: hint:") || !strings.Contains(stderr, reg.addr+"/pkg/main") || !strings.Contains(stderr, "401") {
-			t.Errorf("pkg %s: exit %d\n%s\nwant exit 1, the registry, the 401 and a hint", args[0], code, stderr)
+		t.Logf("%s:\n%s", what, stderr)
+		if code != 1 || !strings.Contains(stderr, "pkg: hint:") {
+			t.Errorf("%s: exit %d, want 1 and a hint:\n%s", what, code, stderr)
+		}
+		for _, w := range want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s: the error does not name %s:\n%s", what, w, stderr)
+			}
 		}
 	}
+	wrong := "oci://bob:" + e.password + "@" + reg.addr + "/pkg/main"
+	refused("push with a wrong password", []string{"repo", "push", dir, wrong}, reg.addr+"/pkg/main", "401")
+	refused("install with a wrong password", []string{"--root", t.TempDir(), "--repo", wrong, "install", "hello"}, reg.addr+"/pkg/main", "401")
+
+	blob := reg.blobFile(digest)
+	good, err := os.ReadFile(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, blob, bytes.Repeat([]byte{'x'}, len(good)))
+	refused("a tampered blob", install(t.TempDir()), reg.addr+"/v2/pkg/main/blobs/sha256:"+digest)
+	os.Remove(blob)
+	refused("a missing blob", install(t.TempDir()), reg.addr+"/v2/pkg/main/blobs/sha256:"+digest)
+	writeFile(t, blob, good)
+
+	e.ok("repo", "push", old, push)
+	refused("a rollback", install(cache), url+":latest/", "version 1")
+
+	other := startRegistry(t, t.TempDir(), ts, "http://169.254.169.254/token")
+	refused("a realm on a link-local address", []string{"--root", t.TempDir(), "--repo", "oci://" + other.addr + "/pkg/main", "install", "hello"},
+		other.addr+"/pkg/main", "169.254.169.254")
 	e.checkNoPassword()
 }
 

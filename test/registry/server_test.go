@@ -116,14 +116,25 @@ func (ts *tokenServer) sign(claims map[string]any) (string, error) {
 }
 
 // registry is docker-registry serving on 127.0.0.1 with token auth from ts; its log (the
-// access log included) goes to the file log.
+// access log included) goes to the file log, its blobs under dir/data.
 type registry struct {
 	addr string
+	dir  string
 	log  string
 	cmd  *exec.Cmd
 }
 
-func startRegistry(t *testing.T, dir string, ts *tokenServer) *registry {
+// blobFile is where the registry keeps the bytes of the blob of sha256 hex.
+func (r *registry) blobFile(hex string) string {
+	return filepath.Join(r.dir, "data", "docker", "registry", "v2", "blobs", "sha256", hex[:2], hex, "data")
+}
+
+// startRegistry starts docker-registry with its files in dir, its challenges naming
+// realm ("": ts's).
+func startRegistry(t *testing.T, dir string, ts *tokenServer, realm string) *registry {
+	if realm == "" {
+		realm = ts.URL + "/token"
+	}
 	bundle := filepath.Join(dir, "token.crt")
 	if err := os.WriteFile(bundle, ts.certPE, 0o644); err != nil {
 		t.Fatal(err)
@@ -137,16 +148,16 @@ storage:
 http: {addr: %s}
 auth:
   token:
-    realm: %s/token
+    realm: %s
     service: %s
     issuer: %s
     rootcertbundle: %s
-`, filepath.Join(dir, "data"), addr, ts.URL, service, issuer, bundle)
+`, filepath.Join(dir, "data"), addr, realm, service, issuer, bundle)
 	conf := filepath.Join(dir, "config.yml")
 	if err := os.WriteFile(conf, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := &registry{addr: addr, log: filepath.Join(dir, "registry.log")}
+	r := &registry{addr: addr, dir: dir, log: filepath.Join(dir, "registry.log")}
 	logf, err := os.Create(r.log)
 	if err != nil {
 		t.Fatal(err)
