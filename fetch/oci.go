@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"pkg/internal/oci"
-	"pkg/internal/termtext"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -38,22 +37,42 @@ func newOCILocation(u *url.URL, n *netConfig) (transport, error) {
 		return nil, err
 	}
 	l := &ociLocation{ref: ref, n: n}
-	l.reg = newRegistryClient(ref, u.User)
+	l.reg = newRegistryClient(ref, u.User, n)
 	l.client = &http.Client{Transport: l.reg, CheckRedirect: checkRedirect}
 	return l, nil
 }
 
-// newRegistryClient returns the client of the registry repository ref, whose token
-// requests carry the credentials of user, if any.
-func newRegistryClient(ref oci.Ref, user *url.Userinfo) *oci.Client {
+// newRegistryClient returns the client of the registry repository ref, authenticated as
+// n's other requests are (credentials.go): the repository's own credential, else the
+// user information of its URL, user, else the netrc's entry for the registry's host. A
+// user and password go to the token realm the registry's challenge names (or to the
+// registry, for a Basic challenge), a token to the registry itself; none in cleartext to
+// another machine unless the repository allows it.
+func newRegistryClient(ref oci.Ref, user *url.Userinfo, n *netConfig) *oci.Client {
 	return oci.NewClient(ref, oci.Options{Transport: newTransport(), CheckRedirect: checkRedirect, UserAgent: userAgent,
-		Credentials: func(string) (string, string, bool) {
-			if user == nil {
-				return "", "", false
-			}
+		Credentials: registrySecret(n, user)})
+}
+
+// registrySecret returns the credentials of a registry: of n (read when asked: n.creds is
+// set once every location is parsed), else user.
+func registrySecret(n *netConfig, user *url.Userinfo) oci.Credentials {
+	return func(host string, to *url.URL) (oci.Secret, error) {
+		cr, from := n.creds.credential(host)
+		if from != fromRepo && user != nil {
 			pass, _ := user.Password()
-			return user.Username(), pass, true
-		}})
+			return oci.Secret{User: user.Username(), Password: pass}, nil
+		}
+		switch {
+		case from == fromNone:
+			return oci.Secret{}, nil
+		case to.Scheme != "https" && (n.creds == nil || !n.creds.cleartext) && !loopback(to.Hostname()):
+			if from == fromDefault {
+				return oci.Secret{}, nil
+			}
+			return oci.Secret{}, &CleartextError{Host: to.Host}
+		}
+		return oci.Secret{User: cr.Username, Password: cr.Password, Token: cr.Token}, nil
+	}
 }
 
 // net returns the location's netConfig, its requests sent through the registry client.
@@ -240,15 +259,20 @@ func registryError(err error) error {
 func RegistryError(err error) error { return registryError(err) }
 
 // Registry returns the client of the registry repository at loc, an oci URL, made as a
-// Source there makes its own: the same transport, redirect policy and credentials.
-func Registry(loc string) (*oci.Client, error) {
-	u, err := url.Parse(loc)
-	if err != nil || termtext.HasControl(loc) {
-		return nil, fmt.Errorf("fetch: registry: %w: not a URL", oci.ErrRef) // not echoed: it may hold a password
-	}
-	ref, err := oci.ParseRef(u)
+// Source there makes its own: the same transport, redirect policy and credentials (o's
+// Credential, Netrc and CleartextCredentials; the rest of o is not used).
+func Registry(loc string, o Options) (*oci.Client, error) {
+	n := newNetConfig(nil)
+	l, err := parseLocation(loc, n)
 	if err != nil {
-		return nil, &locationError{u.Redacted(), err}
+		return nil, err
 	}
-	return newRegistryClient(ref, u.User), nil
+	ol, ok := l.t.(*ociLocation)
+	if !ok {
+		return nil, &locationError{l.t.url(), fmt.Errorf("%w: not an oci:// reference", oci.ErrRef)}
+	}
+	if err := n.setCredentials(o, []location{l}); err != nil {
+		return nil, err
+	}
+	return ol.reg, nil
 }

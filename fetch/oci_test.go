@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -132,6 +135,52 @@ func TestOCIDenied(t *testing.T) {
 	}
 	if _, _, err := openCache(t).VerifiedIndex(t.Context(), quick(t, strings.Replace(reg.URL(), "oci://", "oci://bob:s3cret@", 1))); err != nil {
 		t.Errorf("right credentials: %v", err)
+	}
+}
+
+// TestRegistrySecret: a registry's credentials are the repository's own, else the URL's,
+// else netrc's for the registry's host; none goes in cleartext to another machine but
+// the URL's own, and the netrc default is then left out.
+func TestRegistrySecret(t *testing.T) {
+	netrc := filepath.Join(t.TempDir(), "netrc")
+	if err := os.WriteFile(netrc, []byte("machine 203.0.113.5 login nora password n3trc\ndefault login dee password d3fault\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	realm, _ := url.Parse("https://198.51.100.7/token")
+	plain, _ := url.Parse("http://198.51.100.7/token")
+	local, _ := url.Parse("http://127.0.0.1:5001/token")
+	repoToken := Credential{Token: "t0ken"}
+	for _, tc := range []struct {
+		name string
+		loc  string
+		o    Options
+		to   *url.URL
+		want oci.Secret
+		err  bool
+	}{
+		{"repository's", "oci://bob:pw@203.0.113.5/a", Options{Credential: repoToken, Netrc: netrc}, realm, oci.Secret{Token: "t0ken"}, false},
+		{"URL's", "oci://bob:pw@203.0.113.5/a", Options{Netrc: netrc}, realm, oci.Secret{User: "bob", Password: "pw"}, false},
+		{"netrc's machine", "oci://203.0.113.5/a", Options{Netrc: netrc}, realm, oci.Secret{User: "nora", Password: "n3trc"}, false},
+		{"netrc's default", "oci://203.0.113.9/a", Options{Netrc: netrc}, realm, oci.Secret{User: "dee", Password: "d3fault"}, false},
+		{"none", "oci://203.0.113.9/a", Options{}, realm, oci.Secret{}, false},
+		{"cleartext refused", "oci+http://203.0.113.5/a", Options{Credential: repoToken}, plain, oci.Secret{}, true},
+		{"cleartext allowed", "oci+http://203.0.113.5/a", Options{Credential: repoToken, CleartextCredentials: true}, plain, oci.Secret{Token: "t0ken"}, false},
+		{"cleartext to this machine", "oci://127.0.0.1:5000/a", Options{Credential: repoToken}, local, oci.Secret{Token: "t0ken"}, false},
+		{"netrc default not in cleartext", "oci+http://203.0.113.9/a", Options{Netrc: netrc}, plain, oci.Secret{}, false},
+	} {
+		s, err := NewSource(tc.loc, tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := s.t.(*ociLocation)
+		u, _ := url.Parse(tc.loc)
+		got, err := registrySecret(s.netConfig, u.User)(l.ref.Host, tc.to)
+		if got != tc.want || (err != nil) != tc.err {
+			t.Errorf("%s: %v, %v; want %v, error %v", tc.name, got, err, tc.want, tc.err)
+		}
+		if ce := (*CleartextError)(nil); tc.err && !errors.As(err, &ce) {
+			t.Errorf("%s: %v, want a *CleartextError", tc.name, err)
+		}
 	}
 }
 

@@ -92,6 +92,9 @@ func parseLocation(loc string, n *netConfig) (location, error) {
 		t, err = newDirectory(loc)
 	}
 	if err != nil {
+		if u != nil && u.User != nil {
+			return location{}, &locationError{u.Redacted(), err}
+		}
 		return location{}, &locationError{loc, err}
 	}
 	return location{loc, t}, nil

@@ -28,6 +28,13 @@ const DefaultChunk = 64 << 20
 // PushOptions are how Push uploads.
 type PushOptions struct {
 	Chunk int64 // blobs larger than this go in chunks of this many bytes; 0 is DefaultChunk
+
+	// The credentials for the registry beside those in the target's URL, as a Source
+	// takes them (fetch.Options): the repository's own (a token, or a user and
+	// password), a netrc file, and whether they may go over plain http to another machine.
+	Username, Password, Token string
+	Netrc                     string
+	CleartextCredentials      bool
 }
 
 // Pushed is what Push did.
@@ -55,7 +62,8 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 	if o.Chunk < 0 {
 		return Pushed{}, ErrPushChunk
 	}
-	c, err := fetch.Registry(target)
+	c, err := fetch.Registry(target, fetch.Options{Credential: fetch.Credential{Username: o.Username, Password: o.Password, Token: o.Token},
+		Netrc: o.Netrc, CleartextCredentials: o.CleartextCredentials})
 	if err != nil {
 		return Pushed{}, err
 	}

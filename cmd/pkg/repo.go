@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/config"
 	"pkg/internal/units"
 	"pkg/publish"
 	"pkg/repo"
@@ -167,6 +168,9 @@ func repoPushAction(c *cli.Context) error {
 		}
 		o.Chunk = n
 	}
+	if err := pushCredentials(c, target, &o); err != nil {
+		return err
+	}
 	res, err := publish.Push(c.Context, dir, target, o)
 	if err != nil {
 		return err
@@ -176,6 +180,29 @@ func repoPushAction(c *cli.Context) error {
 	if len(res.External) > 0 {
 		note(c, "%s the index names by URL stay there: %s", units.Count(len(res.External), "archive"), strings.Join(res.External, ", "))
 	}
+	return nil
+}
+
+// pushCredentials sets o's credentials for the registry at target as a repository's
+// (docs/config.md#credentials): those of the configured repository whose first URL it
+// is, else the variables of the name its location gives; and the netrc file.
+func pushCredentials(c *cli.Context, target string, o *publish.PushOptions) error {
+	rs, err := sess(c).Repositories()
+	if err != nil {
+		return err
+	}
+	r := config.Repo{Name: config.LocationName(target)}
+	for _, q := range rs {
+		if strings.TrimSuffix(q.URLs[0], "/") == strings.TrimSuffix(target, "/") {
+			r = q
+		}
+	}
+	a, err := r.Credential()
+	if err != nil {
+		return err
+	}
+	o.Username, o.Password, o.Token = a.Username, a.Password, a.Token
+	o.Netrc, o.CleartextCredentials = config.NetrcFile(), r.CleartextCredentials
 	return nil
 }
 

@@ -26,9 +26,21 @@ const (
 	maxTokenResponse = 1 << 20          // 1 MiB: a token server's answer
 )
 
-// Credentials returns the basic credentials for the registry at host ("host[:port]"),
-// ok false for none (anonymous tokens).
-type Credentials func(host string) (user, pass string, ok bool)
+// Credentials returns what authenticates requests for the registry at host
+// ("host[:port]") about to go to to: the token realm its challenge named, or the registry
+// itself. The zero Secret is none (anonymous tokens); an error refuses the request, as
+// credentials that must not go there.
+type Credentials func(host string, to *url.URL) (Secret, error)
+
+// Secret is a user and password, sent as HTTP basic to the token realm (or to a registry
+// whose challenge is Basic), or a token, sent to the registry itself as its bearer token
+// (an access token a registry takes directly), never to a realm.
+type Secret struct{ User, Password, Token string }
+
+func (s Secret) String() string { return "oci.Secret{redacted}" }
+
+// basic reports whether s is a user and password.
+func (s Secret) basic() bool { return s.Token == "" && (s.User != "" || s.Password != "") }
 
 // Options are what a Client is made with.
 type Options struct {
@@ -61,6 +73,14 @@ type Client struct {
 	mu     sync.Mutex
 	tokens map[string]token // by scope
 	basic  bool             // the registry answered with a Basic challenge
+}
+
+// secret returns the credentials for a request to to, if any.
+func (c *Client) secret(to *url.URL) (Secret, error) {
+	if c.creds == nil {
+		return Secret{}, nil
+	}
+	return c.creds(c.ref.Host, to)
 }
 
 var _ http.RoundTripper = (*Client)(nil)
@@ -116,7 +136,11 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		return c.base.RoundTrip(req)
 	}
 	scope := c.scopeOf(req)
-	resp, err := c.base.RoundTrip(c.authorized(req, scope))
+	r, err := c.authorized(req, scope)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.base.RoundTrip(r)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
 		return resp, err
 	}
@@ -137,12 +161,15 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	drain(resp)
-	return c.base.RoundTrip(c.authorized(again, scope))
+	if r, err = c.authorized(again, scope); err != nil {
+		return nil, err
+	}
+	return c.base.RoundTrip(r)
 }
 
 // authorized returns req with the token cached for scope, or the basic credentials once
-// the registry asked for them.
-func (c *Client) authorized(req *http.Request, scope string) *http.Request {
+// the registry asked for them, or else a token of the credentials'.
+func (c *Client) authorized(req *http.Request, scope string) (*http.Request, error) {
 	r := req.Clone(req.Context())
 	if c.agent != "" {
 		r.Header.Set("User-Agent", c.agent)
@@ -151,30 +178,35 @@ func (c *Client) authorized(req *http.Request, scope string) *http.Request {
 	t, ok := c.tokens[scope]
 	basic := c.basic
 	c.mu.Unlock()
-	switch {
-	case ok && c.now().Before(t.expires):
+	if ok && c.now().Before(t.expires) {
 		r.Header.Set("Authorization", "Bearer "+t.value)
-	case basic && c.creds != nil:
-		if user, pass, ok := c.creds(c.ref.Host); ok {
-			r.SetBasicAuth(user, pass)
-		}
+		return r, nil
 	}
-	return r
+	s, err := c.secret(r.URL)
+	switch {
+	case err != nil:
+		return nil, err
+	case s.Token != "":
+		r.Header.Set("Authorization", "Bearer "+s.Token)
+	case basic && s.basic():
+		r.SetBasicAuth(s.User, s.Password)
+	}
+	return r, nil
 }
 
 // answer takes up challenge ch to a request needing scope: it asks the realm for a token,
 // or notes that the registry takes basic credentials. retry says whether the request may
 // now pass.
 func (c *Client) answer(ctx context.Context, ch challenge, scope string) (retry bool, err error) {
+	if s, err := c.secret(c.ref.base()); err != nil || s.Token != "" {
+		return false, err // a token of the credentials' was refused: the 401 stands
+	}
 	if ch.scheme == "basic" {
-		if c.creds == nil {
-			return false, nil
-		}
-		_, _, ok := c.creds(c.ref.Host)
+		s, err := c.secret(c.ref.base())
 		c.mu.Lock()
-		c.basic = ok
+		c.basic = s.basic()
 		c.mu.Unlock()
-		return ok, nil
+		return s.basic(), err
 	}
 	realm, err := c.checkRealm(ctx, ch.params["realm"])
 	if err != nil {
@@ -317,10 +349,12 @@ func (c *Client) fetchToken(ctx context.Context, realm *url.URL, ch challenge, s
 	if c.agent != "" {
 		req.Header.Set("User-Agent", c.agent)
 	}
-	if c.creds != nil {
-		if user, pass, ok := c.creds(c.ref.Host); ok {
-			req.SetBasicAuth(user, pass)
-		}
+	s, err := c.secret(&u)
+	if err != nil {
+		return token{}, err
+	}
+	if s.basic() {
+		req.SetBasicAuth(s.User, s.Password)
 	}
 	start := c.now()
 	resp, err := c.auth.Do(req)

@@ -267,11 +267,11 @@ func TestCredentialsOnlyToTheirHost(t *testing.T) {
 	cdnURL := strings.Replace(cdn.URL, "127.0.0.1", "localhost", 1)
 	d := Digest([]byte("x"))
 	reg.Reg.Config.Handler = redirectBlob(reg.Reg.Config.Handler, reg, cdnURL+"/blob")
-	c, _ := newTestClient(refOf(t, reg), func(host string) (string, string, bool) {
+	c, _ := newTestClient(refOf(t, reg), func(host string, to *url.URL) (Secret, error) {
 		if host != refOf(t, reg).Host {
 			t.Errorf("credentials asked for %s", host)
 		}
-		return "bob", "s3cret", true
+		return Secret{User: "bob", Password: "s3cret"}, nil
 	})
 	if resp := get(t, c, refOf(t, reg).BlobURL(d)); resp.StatusCode != http.StatusOK {
 		t.Fatalf("blob through the CDN: %s", resp.Status)
@@ -297,7 +297,7 @@ func TestCredentialsOnlyToTheirHost(t *testing.T) {
 	}))
 	defer elsewhere.Close()
 	reg.Auth.Config.Handler = http.RedirectHandler(strings.Replace(elsewhere.URL, "127.0.0.1", "localhost", 1)+"/token", http.StatusFound)
-	c2, _ := newTestClient(refOf(t, reg), func(string) (string, string, bool) { return "bob", "s3cret", true })
+	c2, _ := newTestClient(refOf(t, reg), func(string, *url.URL) (Secret, error) { return Secret{User: "bob", Password: "s3cret"}, nil })
 	_, err := (&http.Client{Transport: c2}).Get(refOf(t, reg).BlobURL(d).String())
 	var te *TokenError
 	if !errors.As(err, &te) || !te.Denied() {
@@ -328,7 +328,7 @@ func redirectBlob(h http.Handler, reg *testregistry.Registry, cdn string) http.H
 func TestBadCredentials(t *testing.T) {
 	reg := testregistry.New(t)
 	reg.Users = map[string]string{"bob": "s3cret"}
-	c, _ := newTestClient(refOf(t, reg), func(string) (string, string, bool) { return "bob", "wrong-pass", true })
+	c, _ := newTestClient(refOf(t, reg), func(string, *url.URL) (Secret, error) { return Secret{User: "bob", Password: "wrong-pass"}, nil })
 	_, err := (&http.Client{Transport: c}).Get(refOf(t, reg).ManifestURL("latest").String())
 	var te *TokenError
 	if !errors.As(err, &te) || !te.Denied() || te.Registry != refOf(t, reg).Registry() {
@@ -336,5 +336,25 @@ func TestBadCredentials(t *testing.T) {
 	}
 	if msg := err.Error(); strings.Contains(msg, "wrong-pass") || strings.Contains(msg, "bob") || !strings.Contains(msg, reg.Auth.URL) {
 		t.Errorf("error %q names the credentials or not the realm", msg)
+	}
+}
+
+// TestStaticToken: a token of the credentials' goes to the registry as its bearer token,
+// and no token is asked of the realm; refused, its 401 stands.
+func TestStaticToken(t *testing.T) {
+	reg := testregistry.New(t)
+	reg.Blobs[Digest([]byte("x"))] = []byte("x")
+	reg.Tokens["static"] = "repository:pkg/main:pull"
+	for _, tc := range []struct {
+		token string
+		code  int
+	}{{"static", http.StatusOK}, {"revoked", http.StatusUnauthorized}} {
+		c, _ := newTestClient(refOf(t, reg), func(string, *url.URL) (Secret, error) { return Secret{Token: tc.token}, nil })
+		if resp := get(t, c, refOf(t, reg).BlobURL(Digest([]byte("x")))); resp.StatusCode != tc.code {
+			t.Errorf("token %s: %s, want %d", tc.token, resp.Status, tc.code)
+		}
+	}
+	if n := reg.TokenRequests(); n != 0 {
+		t.Errorf("%d token requests, want none", n)
 	}
 }

@@ -28,6 +28,7 @@ type env struct {
 	home     string
 	said     []string // every output, to find no credential in
 	password string
+	extra    []string // more environment
 }
 
 // run runs pkg with args and returns its outputs and exit code.
@@ -36,6 +37,7 @@ func (e *env) run(args ...string) (stdout, stderr string, code int) {
 	cmd := exec.Command(e.bin, args...)
 	cmd.Env = []string{"HOME=" + e.home, "XDG_CONFIG_HOME=" + e.home + "/config", "XDG_CACHE_HOME=" + e.home + "/cache",
 		"XDG_DATA_HOME=" + e.home + "/data", "TERM=dumb", "LC_ALL=C.UTF-8", "PATH=/usr/bin:/bin"}
+	cmd.Env = append(cmd.Env, e.extra...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -111,9 +113,12 @@ func TestRegistry(t *testing.T) {
 	if log := reg.logged(t); strings.Count(log, `"PATCH /v2/pkg/main/blobs/uploads/`) < 4 {
 		t.Errorf("the 3 MiB archive did not go in 1 MiB chunks: the registry logged %d PATCHes", strings.Count(log, `"PATCH /v2/pkg/main/blobs/uploads/`))
 	}
-	if out := e.ok("repo", "push", dir, target); !strings.Contains(out, "0 blobs sent") || !strings.Contains(out, "5 blobs already there") {
+	// Again, the credentials in the variables of the repository's name (main).
+	e.extra = []string{"PKG_REPO_MAIN_USERNAME=bob", "PKG_REPO_MAIN_PASSWORD=" + e.password}
+	if out := e.ok("repo", "push", dir, "oci://"+reg.addr+"/pkg/main"); !strings.Contains(out, "0 blobs sent") || !strings.Contains(out, "5 blobs already there") {
 		t.Errorf("second push: %s; want nothing sent", out)
 	}
+	e.extra = nil
 
 	// Anonymous pull, through the proxy that cuts the big blob after 1 MiB.
 	url := "oci://" + px.addr() + "/pkg/main"
