@@ -198,15 +198,15 @@ func (c *Client) authorized(req *http.Request, scope string) (*http.Request, err
 // or notes that the registry takes basic credentials. retry says whether the request may
 // now pass.
 func (c *Client) answer(ctx context.Context, ch challenge, scope string) (retry bool, err error) {
-	if s, err := c.secret(c.ref.base()); err != nil || s.Token != "" {
+	s, err := c.secret(c.ref.base())
+	switch {
+	case err != nil || s.Token != "":
 		return false, err // a token of the credentials' was refused: the 401 stands
-	}
-	if ch.scheme == "basic" {
-		s, err := c.secret(c.ref.base())
+	case ch.scheme == "basic":
 		c.mu.Lock()
 		c.basic = s.basic()
 		c.mu.Unlock()
-		return s.basic(), err
+		return s.basic(), nil
 	}
 	realm, err := c.checkRealm(ctx, ch.params["realm"])
 	if err != nil {

@@ -358,3 +358,31 @@ func TestStaticToken(t *testing.T) {
 		t.Errorf("%d token requests, want none", n)
 	}
 }
+
+// TestBasicChallenge: a registry whose challenge is Basic gets the credentials on its own
+// requests; without credentials its 401 stands.
+func TestBasicChallenge(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if user, pass, ok := r.BasicAuth(); !ok || user != "bob" || pass != "pw" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="registry"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	defer srv.Close()
+	u, _ := url.Parse("oci://" + srv.Listener.Addr().String() + "/pkg/main")
+	ref, err := ParseRef(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		s    Secret
+		code int
+	}{{Secret{User: "bob", Password: "pw"}, http.StatusOK}, {Secret{}, http.StatusUnauthorized}} {
+		c, _ := newTestClient(ref, func(string, *url.URL) (Secret, error) { return tc.s, nil })
+		for range 2 {
+			if resp := get(t, c, ref.BlobURL(Digest(nil))); resp.StatusCode != tc.code {
+				t.Errorf("%v: %s, want %d", tc.s.User, resp.Status, tc.code)
+			}
+		}
+	}
+}
