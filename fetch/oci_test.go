@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -136,6 +137,28 @@ func TestOCIDenied(t *testing.T) {
 	if _, _, err := openCache(t).VerifiedIndex(t.Context(), quick(t, strings.Replace(reg.URL(), "oci://", "oci://bob:s3cret@", 1))); err != nil {
 		t.Errorf("right credentials: %v", err)
 	}
+}
+
+// TestOCIMirror: a registry is a mirror of an HTTP repository as any location is: with the
+// first location down, the index and the archive come from the registry.
+func TestOCIMirror(t *testing.T) {
+	key := newTestKey(t)
+	archive, p := testArchive(t)
+	index, sig := signedIndex(t, key, 1, time.Now().Add(time.Hour), p)
+	reg := testregistry.New(t)
+	pushTo(t, reg, index, sig, map[string][]byte{p.Archive: archive})
+	down := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { w.WriteHeader(http.StatusServiceUnavailable) })
+	o := trustedBy(key)
+	o.Mirrors = []string{reg.URL()}
+	s := trusting(t, down.URL, o)
+	c := openCache(t)
+	if _, res, err := c.VerifiedIndex(t.Context(), s); err != nil || !res.Verified() {
+		t.Fatalf("VerifiedIndex through the registry: %+v, %v", res, err)
+	}
+	if err := fetchOne(c, s, p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
 }
 
 // TestRegistrySecret: a registry's credentials are the repository's own, else the URL's,
