@@ -70,7 +70,7 @@ func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package, kept
 		opens = append(opens, opener{
 			where: l.t.archiveURL(digestPath(p.SHA256)),
 			open: func(ctx context.Context, off int64) (body, error) {
-				return l.t.open(ctx, digestPath(p.SHA256), p.Size, off, true, 1)
+				return l.t.open(ctx, digestPath(p.SHA256), p.SHA256, p.Size, off, true, 1)
 			},
 			fail: func(err error, next string) { s.dm.failed(i, err, next) },
 		})
