@@ -161,6 +161,27 @@ func TestOCIMirror(t *testing.T) {
 	checkEntry(t, c, p, testFiles())
 }
 
+// TestOCIDigestMirror: a registry is a by-digest mirror as a directory is: each archive is
+// its blob by sha256, whatever the repository's index names.
+func TestOCIDigestMirror(t *testing.T) {
+	archive, p := testArchive(t)
+	reg := testregistry.New(t)
+	reg.Put(archive)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), writeIndex(t, p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := trusting(t, dir, Options{DigestMirrors: []string{reg.URL()}})
+	c := openCache(t)
+	if err := fetchOne(c, s, p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if got := reg.Requests; len(got) == 0 || !strings.HasSuffix(got[len(got)-1], "/blobs/sha256:"+p.SHA256) {
+		t.Errorf("registry requests %q, want the archive's blob", got)
+	}
+}
+
 // TestRegistrySecret: a registry's credentials are the repository's own, else the URL's,
 // else netrc's for the registry's host; none goes in cleartext to another machine but
 // the URL's own, and the netrc default is then left out.
