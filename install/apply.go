@@ -63,6 +63,9 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err := checkApply(recs, incoming, remove); err != nil {
 		return nil, err
 	}
+	if requests, err = r.carry(requests, incoming, remove); err != nil {
+		return nil, err
+	}
 	if err := r.checkUnmanaged(recs, incoming); err != nil {
 		return nil, err
 	}
@@ -160,6 +163,31 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		return results, &LinksError{Dir: r.path("bin"), Err: err}
 	}
 	return results, nil
+}
+
+// carry returns requests, by name (Request), with the recorded requests of the npm
+// instances remove takes out where staged installs another version of the name: an
+// upgrade of an npm package is its old version's removal and the new one's install, and
+// what was asked for stays so. A request of requests on the name comes first.
+func (r *Root) carry(requests map[string]repo.Requirement, staged []*db.Record, remove []string) (map[string]repo.Requirement, error) {
+	if len(staged) == 0 || len(remove) == 0 {
+		return requests, nil
+	}
+	recorded, err := r.db.Requested()
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range remove {
+		q, ok := recorded[key]
+		if _, asked := requests[q.Name]; !ok || asked || !slices.ContainsFunc(staged, func(s *db.Record) bool { return s.Kind == repo.KindNPM && s.Name == q.Name }) {
+			continue
+		}
+		if requests == nil {
+			requests = make(map[string]repo.Requirement)
+		}
+		requests[q.Name] = q
+	}
+	return requests, nil
 }
 
 // keyed returns requests, by name (Request), by the key of the package each names in the

@@ -272,11 +272,25 @@ func installPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 	for _, pk := range pkgs {
 		if !installed(before, pk) {
 			p.install = append(p.install, pk)
-		} else if slices.Contains(names(reqs), pk.Name) {
+		} else if slices.ContainsFunc(reqs, func(q repo.Requirement) bool { return answers(q, pk, pkgs) }) {
 			p.Unchanged = append(p.Unchanged, Change{Action: Keep, Name: pk.Name, Version: pk.Version, Why: "requested"})
 		}
 	}
 	return p.fill(cache), nil
+}
+
+// answers reports whether pk, of the packages pkgs resolved, is what q asked for: the
+// package of its name, or, of an npm name's several versions, the newest q allows.
+func answers(q repo.Requirement, pk repo.Package, pkgs []repo.Package) bool {
+	if q.Name != pk.Name {
+		return false
+	}
+	if pk.Kind != repo.KindNPM {
+		return true
+	}
+	return q.Allows(pk.Version) && !slices.ContainsFunc(pkgs, func(o repo.Package) bool {
+		return o.Name == pk.Name && o.Kind == repo.KindNPM && q.Allows(o.Version) && o.CompareVersion(pk) > 0
+	})
 }
 
 // reinstallPlan is the plan of installing again the installed packages keys (Record.Key):

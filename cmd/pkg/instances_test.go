@@ -35,6 +35,28 @@ func addNPM(t *testing.T, base, name, version string, depends ...string) {
 	}
 }
 
+// requested lists the packages the root records as asked for, "name version, ...".
+func (e *env) requested() string {
+	e.t.Helper()
+	out, _ := e.ok("list", "--json")
+	var l struct {
+		Packages []struct {
+			Name, Version string
+			Requested     bool
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &l); err != nil {
+		e.t.Fatal(err)
+	}
+	var s []string
+	for _, p := range l.Packages {
+		if p.Requested {
+			s = append(s, p.Name+" "+p.Version)
+		}
+	}
+	return strings.Join(s, ", ")
+}
+
 // treeIno is the inode of the tree of the installed package key, 0 if there is none.
 func (e *env) treeIno(key string) uint64 {
 	var st unix.Stat_t
@@ -76,6 +98,9 @@ func TestNPMInstances(t *testing.T) {
 	synced.ok("sync", "-f", lock)
 	if got, want := synced.installed(), e.installed(); got != want {
 		t.Errorf("synced from the lockfile: %q, want %q", got, want)
+	}
+	if out, _ := synced.ok("install", "dep"); out != "dep 2.0.0 is already installed\n" {
+		t.Errorf("install dep: %q, want the newest version said installed", out)
 	}
 
 	// Verify names the instance changed, and needs NAME@VERSION to pick one.
@@ -131,6 +156,11 @@ func TestNPMInstances(t *testing.T) {
 	e.ok("upgrade", "dep")
 	if got, want := e.installed(), "a 1.0.0, b 1.0.0, dep 1.1.0, dep 2.0.1"; got != want {
 		t.Errorf("after upgrade dep: %q, want %q", got, want)
+	}
+	// The version asked for is asked for still once upgraded: it is another instance.
+	synced.ok("upgrade", "dep")
+	if got := synced.requested(); got != "a 1.0.0, b 1.0.0, dep 2.0.1" {
+		t.Errorf("asked for after upgrade dep: %q, want dep 2.0.1's request kept", got)
 	}
 
 	// Removed one by one: the name alone is refused, a needed instance is refused.
