@@ -73,6 +73,8 @@ type Client struct {
 	mu     sync.Mutex
 	tokens map[string]token // by scope
 	basic  bool             // the registry answered with a Basic challenge
+
+	asking sync.Mutex // held while a token is asked for: parallel downloads ask once
 }
 
 // secret returns the credentials for a request to to, if any.
@@ -152,7 +154,7 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, nil // a body that cannot be sent twice: the 401 stands
 	}
-	retry, err := c.answer(req.Context(), ch, scope)
+	retry, err := c.answer(req.Context(), ch, scope, r.Header.Get("Authorization"))
 	switch {
 	case err != nil:
 		drain(resp)
@@ -175,11 +177,10 @@ func (c *Client) authorized(req *http.Request, scope string) (*http.Request, err
 		r.Header.Set("User-Agent", c.agent)
 	}
 	c.mu.Lock()
-	t, ok := c.tokens[scope]
 	basic := c.basic
 	c.mu.Unlock()
-	if ok && c.now().Before(t.expires) {
-		r.Header.Set("Authorization", "Bearer "+t.value)
+	if t, ok := c.token(scope); ok {
+		r.Header.Set("Authorization", "Bearer "+t)
 		return r, nil
 	}
 	s, err := c.secret(r.URL)
@@ -194,10 +195,19 @@ func (c *Client) authorized(req *http.Request, scope string) (*http.Request, err
 	return r, nil
 }
 
-// answer takes up challenge ch to a request needing scope: it asks the realm for a token,
+// token returns the token cached for scope, if it has not expired.
+func (c *Client) token(scope string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.tokens[scope]
+	return t.value, ok && c.now().Before(t.expires)
+}
+
+// answer takes up challenge ch to a request needing scope, sent with the Authorization
+// header sent: it asks the realm for a token, unless another request got one meanwhile,
 // or notes that the registry takes basic credentials. retry says whether the request may
 // now pass.
-func (c *Client) answer(ctx context.Context, ch challenge, scope string) (retry bool, err error) {
+func (c *Client) answer(ctx context.Context, ch challenge, scope, sent string) (retry bool, err error) {
 	s, err := c.secret(c.ref.base())
 	switch {
 	case err != nil || s.Token != "":
@@ -207,6 +217,11 @@ func (c *Client) answer(ctx context.Context, ch challenge, scope string) (retry 
 		c.basic = s.basic()
 		c.mu.Unlock()
 		return s.basic(), nil
+	}
+	c.asking.Lock()
+	defer c.asking.Unlock()
+	if t, ok := c.token(scope); ok && "Bearer "+t != sent {
+		return true, nil
 	}
 	realm, err := c.checkRealm(ctx, ch.params["realm"])
 	if err != nil {

@@ -156,6 +156,29 @@ func TestTokenCache(t *testing.T) {
 	}
 }
 
+// TestTokenParallel: requests that meet the same challenge at once ask for one token.
+func TestTokenParallel(t *testing.T) {
+	reg := testregistry.New(t)
+	reg.Blobs[Digest([]byte("x"))] = []byte("x")
+	c, _ := newTestClient(refOf(t, reg), nil)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			resp, err := (&http.Client{Transport: c}).Get(refOf(t, reg).BlobURL(Digest([]byte("x"))).String())
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Errorf("GET: %v, %v", resp, err)
+			}
+			if err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	if n := reg.TokenRequests(); n != 1 {
+		t.Errorf("%d token requests, want 1", n)
+	}
+}
+
 // TestTokenScopes: pulling and pushing are separate scopes, each cached.
 func TestTokenScopes(t *testing.T) {
 	reg := testregistry.New(t)
