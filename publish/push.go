@@ -29,6 +29,10 @@ const DefaultChunk = 64 << 20
 type PushOptions struct {
 	Chunk int64 // blobs larger than this go in chunks of this many bytes; 0 is DefaultChunk
 
+	// Sent, if not nil, is called after each blob sent, with what it is (a path, or "the
+	// manifest's config") and its size.
+	Sent func(what string, size int64)
+
 	// The credentials for the registry beside those in the target's URL, as a Source
 	// takes them (fetch.Options): the repository's own (a token, or a user and
 	// password), a netrc file, and whether they may go over plain http to another machine.
@@ -90,6 +94,9 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 		}
 		res.Uploaded++
 		res.Bytes += b.size
+		if o.Sent != nil {
+			o.Sent(b.what, b.size)
+		}
 	}
 	data, err := json.Marshal(m)
 	if err != nil {

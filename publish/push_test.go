@@ -22,9 +22,13 @@ func TestPush(t *testing.T) {
 	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"}, [2]string{"tool", "2.0"})
 	reg := testregistry.New(t)
 	ctx := context.Background()
-	res, err := Push(ctx, r.Dir, reg.URL(), PushOptions{Chunk: 1000})
+	var sent []string
+	res, err := Push(ctx, r.Dir, reg.URL(), PushOptions{Chunk: 1000, Sent: func(what string, _ int64) { sent = append(sent, filepath.Base(what)) }})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(sent) != 5 || sent[1] != "index.json" || sent[2] != "index.json.sig" {
+		t.Errorf("Sent was told %q, want the config, index.json, index.json.sig and the archives", sent)
 	}
 	// The config, the index, its signature and two archives.
 	if res.Uploaded != 5 || res.Present != 0 || res.Ref != reg.URL()+":latest/" || !oci.ValidDigest(res.Manifest) {

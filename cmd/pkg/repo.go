@@ -171,6 +171,7 @@ func repoPushAction(c *cli.Context) error {
 	if err := pushCredentials(c, target, &o); err != nil {
 		return err
 	}
+	o.Sent = func(what string, size int64) { say(c, "sent %s (%s)", what, units.Size(size)) }
 	res, err := publish.Push(c.Context, dir, target, o)
 	if err != nil {
 		return err
