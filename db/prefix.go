@@ -25,18 +25,24 @@ var (
 // Owners are the packages that list one path of the prefix, by key (Record.Key).
 type Owners struct {
 	Dir bool // a directory, which every package listing it shares
+	// Link, where not "", is the target of a symlink the node_modules layout generates at
+	// the path (a dependency's or a requested package's link), owned by one instance.
+	Link string
 	// Names: of a directory, the packages listing it, sorted; of a file, symlink or
 	// hardlink, a stack whose first package's member is the one in the prefix, each
 	// replacing those after it (Record.Replaces).
 	Names []string
 }
 
-// encodeOwners writes o as its kind ('d' or 'f') and its names, each ended by a NUL,
-// which no package name holds.
+// encodeOwners writes o as its kind ('d', 'f', or 'l' followed by the link's target and
+// a NUL) and its names, each ended by a NUL, which no package name or path holds.
 func encodeOwners(o Owners) []byte {
 	v := []byte{'f'}
-	if o.Dir {
+	switch {
+	case o.Dir:
 		v[0] = 'd'
+	case o.Link != "":
+		v = append(append([]byte{'l'}, o.Link...), 0)
 	}
 	for _, n := range o.Names {
 		v = append(append(v, n...), 0)
@@ -45,11 +51,19 @@ func encodeOwners(o Owners) []byte {
 }
 
 func decodeOwners(v []byte) (Owners, error) {
-	if len(v) == 0 || v[0] != 'd' && v[0] != 'f' || v[len(v)-1] != 0 {
+	if len(v) == 0 || v[0] != 'd' && v[0] != 'f' && v[0] != 'l' || v[len(v)-1] != 0 {
 		return Owners{}, errors.New("malformed owners")
 	}
 	o := Owners{Dir: v[0] == 'd'}
-	for n := range bytes.SplitSeq(v[1:len(v)-1], []byte{0}) {
+	names := v[1:]
+	if v[0] == 'l' {
+		target, rest, ok := bytes.Cut(names, []byte{0})
+		if !ok || len(target) == 0 || len(rest) == 0 {
+			return Owners{}, errors.New("malformed owners")
+		}
+		o.Link, names = string(target), rest
+	}
+	for n := range bytes.SplitSeq(names[:len(names)-1], []byte{0}) {
 		o.Names = append(o.Names, string(n))
 	}
 	return o, nil
@@ -114,6 +128,18 @@ type Pending struct {
 	New   []string  `json:"new,omitempty"`   // packages (keys) whose recorded files the prefix must hold
 	Old   []OldTree `json:"old,omitempty"`   // trees of packages replaced or removed
 	Folds []Fold    `json:"folds,omitempty"` // directories to move between trees and the prefix, in order
+	// Links are the generated paths (Owners.Link, and the directories made for them) that
+	// the change makes, moves or takes out: their owners say what each must be.
+	Links []string `json:"links,omitempty"`
+	// OldLinks are the generated links the change moves or takes out, by path, as they
+	// were: a symlink there with that target is pkg's to replace or remove.
+	OldLinks map[string]OldLink `json:"old_links,omitempty"`
+}
+
+// OldLink is a generated link as a commit found it.
+type OldLink struct {
+	Target string `json:"target"`
+	Owner  string `json:"owner"` // the instance whose link it was
 }
 
 // A Fold is a directory the roll-forward moves whole between a package's tree and the

@@ -60,7 +60,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	for i, s := range staged {
 		incoming[i] = s.rec
 	}
-	if err := checkApply(recs, incoming, remove); err != nil {
+	if err := checkApply(recs, incoming, remove, func(p *db.Record) []repo.Command { return r.bins(p.Kind, p.Name, p.Version, p.Bin) }); err != nil {
 		return nil, err
 	}
 	if requests, err = r.carry(requests, incoming, remove); err != nil {
@@ -69,7 +69,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err := r.checkUnmanaged(recs, incoming); err != nil {
 		return nil, err
 	}
-	plan, err := r.prefixChange(recs, staged, remove)
+	plan, err := r.prefixChange(recs, staged, remove, keyed(requests, recs, incoming, remove))
 	if err != nil {
 		return nil, err
 	}
@@ -289,8 +289,8 @@ func (r *Root) checkUnmanaged(recs []db.Record, staged []*db.Record) error {
 // alternatives' names at a version allowed, or one that provides it) where the change
 // removed or replaced what met it or installs the package, or an incoming package and
 // another that conflicts with it (errDependency); and the removal of a package not
-// installed.
-func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
+// installed. bins gives the commands of a package that bin/ holds (Root.bins).
+func checkApply(recs []db.Record, staged []*db.Record, remove []string, bins func(*db.Record) []repo.Command) error {
 	next := make(map[string]*db.Record, len(recs)+len(staged)) // what the root would hold
 	for i := range recs {
 		next[recs[i].Key()] = &recs[i]
@@ -307,7 +307,7 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 	names := slices.Sorted(maps.Keys(next))
 	providers := make(map[string][]string) // command → the packages providing it
 	for _, name := range names {
-		for _, b := range next[name].Bin {
+		for _, b := range bins(next[name]) {
 			providers[b.Name] = append(providers[b.Name], name)
 		}
 	}
@@ -316,7 +316,7 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string) error {
 		incoming[s.Key()] = true
 	}
 	for _, s := range staged {
-		for _, b := range s.Bin {
+		for _, b := range bins(s) {
 			cmd := b.Name
 			for _, other := range providers[cmd] {
 				if other != s.Key() {
@@ -458,11 +458,11 @@ func (m *meets) conflict(p *db.Record, names []string) (q *db.Record, c repo.Req
 }
 
 // pending returns the roll-forward of a commit of staged, removing the packages of rins,
-// whose installed trees plan describes (prefixChange): each old tree is where the commit
-// leaves it, an upgrade's at its staged tree's place, a removal's in the trash, and its
-// folded directories go back into it.
+// whose installed trees and generated paths plan describes (prefixChange): each old tree
+// is where the commit leaves it, an upgrade's at its staged tree's place, a removal's in
+// the trash, and its folded directories go back into it.
 func pending(staged []*Staged, rins []db.Intent, plan *prefixPlan) *db.Pending {
-	p := &db.Pending{Old: plan.olds, Folds: plan.folds}
+	p := &db.Pending{Old: plan.olds, Folds: plan.folds, Links: plan.links, OldLinks: plan.oldLinks}
 	for _, s := range staged {
 		p.New = append(p.New, s.rec.Key())
 	}

@@ -42,12 +42,13 @@ const maxWrapper = 64 << 10 // 64 KiB
 // the wrapper: the wrapper then takes the member's place in the prefix. A symlink costs nothing at run time; the script, a
 // shell's start (about 1 ms), and it names the root by its absolute path.
 func (r *Root) binWants(libs *libIndex, p *db.Record) map[string]string {
-	wants := make(map[string]string, len(p.Bin))
-	if len(p.Bin) == 0 {
+	bins := r.bins(p.Kind, p.Name, p.Version, p.Bin)
+	wants := make(map[string]string, len(bins))
+	if len(bins) == 0 {
 		return wants
 	}
 	dirs := r.libDirs(libs, p)
-	for _, b := range p.Bin {
+	for _, b := range bins {
 		if w := r.binWant(dirs, p, b); w != "" {
 			wants[b.Name] = w
 		}
@@ -90,6 +91,30 @@ func (r *Root) binWant(dirs []string, p *db.Record, b repo.Command) string {
 	}
 	w.WriteString("exec " + shellQuote(exec) + " \"$@\"\n")
 	return w.String()
+}
+
+// bins returns the commands of the package name@version of kind that bin/ holds, of its
+// bin entries: all of them, but for an npm instance not asked for, none (npm -g links the
+// commands of the packages it installs, not of their dependencies, which may hold several
+// versions of one command).
+func (r *Root) bins(kind, name, version string, bin []repo.Command) []repo.Command {
+	if kind != repo.KindNPM || len(bin) == 0 {
+		return bin
+	}
+	if r.asked == nil {
+		r.asked = make(map[string]bool)
+		reqs, _ := r.db.Requested() // unread, none asked for: no command is linked
+		for k := range reqs {
+			r.asked[k] = true
+		}
+		for n := range r.requests {
+			r.asked[n] = true
+		}
+	}
+	if r.asked[repo.InstanceKey(kind, name, version)] || r.asked[name] {
+		return bin
+	}
+	return nil
 }
 
 // wrapperPaths returns the bin/CMD paths whose member a wrapper script takes the place of
@@ -285,15 +310,16 @@ func (r *Root) checkBins(p repo.Package) (own []string, err error) {
 	} else if !errors.Is(err, db.ErrNotInstalled) {
 		return nil, err
 	}
-	keys := make([]string, len(p.Bin))
-	for i, b := range p.Bin {
+	bins := r.bins(p.Kind, p.Name, p.Version, p.Bin)
+	keys := make([]string, len(bins))
+	for i, b := range bins {
 		keys[i] = "bin/" + b.Name
 	}
 	owners, err := r.db.Owners(keys) // a package's member there: the commit's conflict check decides
 	if err != nil {
 		return nil, err
 	}
-	for _, b := range p.Bin {
+	for _, b := range bins {
 		cmd := b.Name
 		where := r.path("bin", cmd)
 		if _, member := owners["bin/"+cmd]; member {

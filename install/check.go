@@ -47,7 +47,7 @@ func (e *unmanagedError) Error() string {
 // directories in a root whose path cannot be in LD_LIBRARY_PATH. It reads nothing, so a
 // dry run says what the change would, and a change fails before it downloads.
 func CheckChange(dir string, recs []db.Record, pkgs []repo.Package, remove []string) error {
-	if err := checkApply(recs, records(pkgs), remove); err != nil {
+	if err := checkApply(recs, records(pkgs), remove, npmless); err != nil {
 		return err
 	}
 	dir, err := filepath.Abs(dir)
@@ -84,12 +84,21 @@ func (r *Root) Check(pkgs []repo.Package, remove []string) error {
 	return nil
 }
 
+// npmless is the commands of p in bin/ where what was asked for is not known: all but an
+// npm instance's, which only a request gives (Root.bins).
+func npmless(p *db.Record) []repo.Command {
+	if p.Kind == repo.KindNPM {
+		return nil
+	}
+	return p.Bin
+}
+
 // records returns the records of pkgs as far as the index describes them.
 func records(pkgs []repo.Package) []*db.Record {
 	recs := make([]*db.Record, len(pkgs))
 	for i, p := range pkgs {
 		recs[i] = &db.Record{Name: p.Name, Version: p.Version, Kind: p.Kind, SHA256: p.SHA256, Depends: p.Depends, Optional: p.Optional, Peers: p.Peers, Bin: p.Bin, Lib: p.Lib,
-			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into, Env: p.Env}
+			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: intoOf(&p), Env: p.Env}
 	}
 	return recs
 }

@@ -115,17 +115,17 @@ func TestCheckInstances(t *testing.T) {
 		{[]string{"dep@2.0.0", "b@1.0.0"}, true},
 		{[]string{"dep@1.0.0", "dep@2.0.0", "a@1.0.0", "b@1.0.0"}, true},
 	} {
-		err := checkApply(installed, nil, tt.remove)
+		err := checkApply(installed, nil, tt.remove, npmless)
 		if tt.ok && err != nil || !tt.ok && !errors.Is(err, errDependency) {
 			t.Errorf("remove %q: %v", tt.remove, err)
 		}
 	}
 	c := npm("c", "1.0.0", []string{"dep@npm:^3"}, nil)
-	if err := checkApply(installed, []*db.Record{&c}, nil); !errors.Is(err, errDependency) {
+	if err := checkApply(installed, []*db.Record{&c}, nil, npmless); !errors.Is(err, errDependency) {
 		t.Errorf("install c, which needs dep 3: %v", err)
 	}
 	dep3 := npm("dep", "3.0.0", nil, nil)
-	if err := checkApply(installed, []*db.Record{&c, &dep3}, nil); err != nil {
+	if err := checkApply(installed, []*db.Record{&c, &dep3}, nil, npmless); err != nil {
 		t.Errorf("install c and dep 3 beside dep 1 and 2: %v", err)
 	}
 }

@@ -119,17 +119,18 @@ var errReserved = fmt.Errorf("install: member in a place of pkg's own")
 // which are pkg's, or that is bin itself and not a directory (pkg's command links live
 // in bin/); and, placed by Into, one with more than one top-level entry.
 func checkReserved(p repo.Package, members []tarutil.Member) error {
+	into := intoOf(&p)
 	var top0 string
 	if len(members) > 0 {
 		top0, _, _ = strings.Cut(members[0].Name, "/")
 	}
 	for i := range members {
 		m := &members[i]
-		if first, _, _ := strings.Cut(m.Name, "/"); p.Into != "" && first != top0 {
-			return memberError(m, &reasonError{fmt.Sprintf("the package is placed at %s, which takes one top-level directory, and this is beside another", p.Into), errInto, nil})
+		if first, _, _ := strings.Cut(m.Name, "/"); into != "" && first != top0 {
+			return memberError(m, &reasonError{fmt.Sprintf("the package is placed at %s, which takes one top-level directory, and this is beside another", into), errInto, nil})
 		}
-		top, _, _ := strings.Cut(prefixPath(m.Name, p.Into), "/")
-		if top == ".pkg" || top == "pkgs" || top == "bin" && m.Type != tar.TypeDir && !strings.Contains(prefixPath(m.Name, p.Into), "/") {
+		top, _, _ := strings.Cut(prefixPath(m.Name, into), "/")
+		if top == ".pkg" || top == "pkgs" || top == "bin" && m.Type != tar.TypeDir && !strings.Contains(prefixPath(m.Name, into), "/") {
 			return memberError(m, &reasonError{fmt.Sprintf("%s is pkg's own place in a root", top), errReserved, nil})
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"pkg/db"
 	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 )
@@ -114,8 +115,12 @@ func checkPrefix(t *testing.T, r *Root) {
 			t.Errorf("prefix: %s: %v", p, err)
 		case o.Dir && !info.IsDir():
 			t.Errorf("prefix: %s is not a directory", p)
+		case o.Link != "":
+			if got, err := os.Readlink(full); err != nil || got != o.Link {
+				t.Errorf("prefix: %s links to %q (%v), want %q", p, got, err, o.Link)
+			}
 		case len(o.Names) == 1 && inFold(p, o.Names[0]): // the package's own tree
-		case !o.Dir && inodeOf(full) != inodeOf(filepath.Join(r.pkgDir(o.Names[0]), p)):
+		case !o.Dir && inodeOf(full) != inodeOf(filepath.Join(r.pkgDir(o.Names[0]), memberOf(t, r, o.Names[0], p))):
 			t.Errorf("prefix: %s is not %s's", p, o.Names[0])
 		}
 	}
@@ -146,6 +151,21 @@ func checkPrefix(t *testing.T, r *Root) {
 	if problems, err := r.Verify(); err != nil || len(problems) > 0 {
 		t.Errorf("Verify: %v, %v", problems, err)
 	}
+}
+
+// memberOf returns the member of the installed package name whose prefix path is p.
+func memberOf(t *testing.T, r *Root, name, p string) string {
+	t.Helper()
+	rec, err := r.db.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf := &roll{r: r, recs: map[string]*db.Record{name: rec}}
+	m, err := rf.memberOf(name, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // TestPrefixShared installs two packages that share directories: each file is in the

@@ -16,9 +16,11 @@ import (
 // lists it too, unless both list it as a directory, or one package replaces the other
 // (Replaces, at the other's version): the incoming package then goes on top of the
 // path's stack, its file in the prefix, or under the installed one that replaces it. A
-// command link in bin/ and another package's member there are a conflict too. It reads one
-// key per path of the change, and decides what the change folds (planFolds).
-func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string) (*prefixPlan, error) {
+// command link in bin/ and another package's member there are a conflict too, and so is a
+// generated path of the node_modules layout (layoutChange) where another has a member,
+// which requests, the change's, decide too. It reads one key per path of the change, and
+// decides what the change folds (planFolds).
+func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string, requests map[string]repo.Requirement) (*prefixPlan, error) {
 	installed := named(recs)
 	leaving := make(map[string]bool)
 	for _, n := range remove {
@@ -31,7 +33,11 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string)
 			leaving[s.rec.Key()] = true
 		}
 	}
-	keys := []string{} // not nil: Owners(nil) reads every path
+	lay, err := r.newLayout(installed, incoming, leaving, requests)
+	if err != nil {
+		return nil, err
+	}
+	keys := slices.Clone(lay.paths) // not nil: Owners(nil) reads every path
 	var olds []db.OldTree
 	if len(leaving) > 0 {
 		oldRecs, files, err := r.db.Installed(slices.Sorted(maps.Keys(leaving))...)
@@ -64,7 +70,8 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string)
 		o.Names = slices.DeleteFunc(slices.Clone(o.Names), func(n string) bool { return leaving[n] })
 		next[k] = o
 	}
-	c := &conflicts{installed: installed, incoming: incoming, leaving: leaving}
+	c := &conflicts{installed: installed, incoming: incoming, leaving: leaving,
+		bins: func(p *db.Record) []repo.Command { return r.bins(p.Kind, p.Name, p.Version, p.Bin) }}
 	for _, s := range staged {
 		for _, e := range s.entries {
 			o, err := c.add(next[e.path], e, s.rec)
@@ -77,25 +84,69 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string)
 	if err := c.commands(staged, next); err != nil {
 		return nil, err
 	}
+	oldLinks, err := lay.apply(next, owners, c)
+	if err != nil {
+		return nil, err
+	}
 	folds, folded, err := r.planFolds(installed, staged, leaving, next)
 	if err != nil {
 		return nil, err
 	}
-	return &prefixPlan{paths: next, olds: olds, folds: folds, folded: folded}, nil
+	return &prefixPlan{paths: next, olds: olds, folds: folds, folded: folded, links: lay.paths, oldLinks: oldLinks}, nil
 }
 
 // prefixPlan is what a change does to the prefix.
 type prefixPlan struct {
-	paths  map[string]db.Owners // the new owners of every path the change touches
-	olds   []db.OldTree         // the trees it takes out, their Tree still to be set
-	folds  []db.Fold            // the directories it moves, the Back of the olds' still to be set
-	folded map[string][]string  // the new Record.Folded of packages it unfolds and does not record again
+	paths    map[string]db.Owners  // the new owners of every path the change touches
+	olds     []db.OldTree          // the trees it takes out, their Tree still to be set
+	folds    []db.Fold             // the directories it moves, the Back of the olds' still to be set
+	folded   map[string][]string   // the new Record.Folded of packages it unfolds and does not record again
+	links    []string              // the generated paths it changes
+	oldLinks map[string]db.OldLink // the links it moves or takes out, as they were
+}
+
+// newLayout returns the change to the generated paths of a change that installs incoming
+// and takes out leaving, recording requests: a root with no npm instance before or after
+// reads nothing.
+func (r *Root) newLayout(installed, incoming map[string]*db.Record, leaving map[string]bool, requests map[string]repo.Requirement) (*layoutChange, error) {
+	after := make(map[string]*db.Record, len(installed)+len(incoming))
+	npm := false
+	for n, p := range installed {
+		npm = npm || p.Kind == repo.KindNPM
+		if !leaving[n] {
+			after[n] = p
+		}
+	}
+	for n, p := range incoming {
+		npm = npm || p.Kind == repo.KindNPM
+		after[n] = p
+	}
+	if !npm {
+		return &layoutChange{}, nil
+	}
+	before, err := r.db.Requested()
+	if err != nil {
+		return nil, err
+	}
+	next := make(map[string]repo.Requirement, len(before)+len(requests))
+	for n, q := range before {
+		if after[n] != nil {
+			next[n] = q
+		}
+	}
+	for n, q := range requests {
+		if after[n] != nil {
+			next[n] = q
+		}
+	}
+	return newLayoutChange(installed, after, before, next), nil
 }
 
 // conflicts decides who may have a path of the prefix.
 type conflicts struct {
 	installed, incoming map[string]*db.Record
 	leaving             map[string]bool
+	bins                func(*db.Record) []repo.Command // the commands bin/ holds of a package (Root.bins)
 }
 
 // rec returns the record of name as the root will hold it.
@@ -152,14 +203,14 @@ func (c *conflicts) commands(staged []*Staged, next map[string]db.Owners) error 
 	links := make(map[string]string) // bin/CMD → the package whose command link it is
 	for _, p := range c.installed {
 		if !c.leaving[p.Key()] {
-			addLinks(links, p)
+			addLinks(links, p, c.bins(p))
 		}
 	}
 	for _, s := range staged {
-		addLinks(links, s.rec)
+		addLinks(links, s.rec, c.bins(s.rec))
 	}
 	for _, s := range staged {
-		for _, b := range s.rec.Bin {
+		for _, b := range c.bins(s.rec) {
 			k := "bin/" + b.Name
 			if links[k] != s.rec.Key() {
 				continue
@@ -181,10 +232,10 @@ func (c *conflicts) commands(staged []*Staged, next map[string]db.Owners) error 
 	return nil
 }
 
-// addLinks adds to links the command links p's commands need: those whose prefix path is
-// not bin/CMD itself.
-func addLinks(links map[string]string, p *db.Record) {
-	for _, b := range p.Bin {
+// addLinks adds to links the command links p's commands bins need: those whose prefix
+// path is not bin/CMD itself.
+func addLinks(links map[string]string, p *db.Record, bins []repo.Command) {
+	for _, b := range bins {
 		if k := "bin/" + b.Name; prefixPath(path.Clean(b.Path), p.Into) != k {
 			links[k] = p.Key()
 		}

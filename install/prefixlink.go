@@ -80,11 +80,12 @@ type roll struct {
 	paths    []string // every path it touches, sorted
 	owners   map[string]db.Owners
 	olds     []oldTree
-	oldOf    map[string]oldRef // path → the first old tree listing it
-	wrappers map[string]string // bin/CMD → the package whose wrapper script takes its place (binWant)
-	tops     sync.Map          // package with Into → its tree's top directory's name
-	folds    []db.Fold         // the pending record's
-	folded   map[string]bool   // the prefix paths of the directories folded once it is done
+	oldOf    map[string]oldRef     // path → the first old tree listing it
+	wrappers map[string]string     // bin/CMD → the package whose wrapper script takes its place (binWant)
+	tops     sync.Map              // package with Into → its tree's top directory's name
+	folds    []db.Fold             // the pending record's
+	folded   map[string]bool       // the prefix paths of the directories folded once it is done
+	oldLinks map[string]db.OldLink // generated links the roll-forward moves or removes, as they were
 
 	mu    sync.Mutex
 	saved map[string]*Salvage // by package
@@ -114,7 +115,7 @@ func (r *Root) newRoll(p *db.Pending, k *known) (*roll, error) {
 		return nil, err
 	}
 	rf := &roll{r: r, recs: named(all), paths: []string{}, oldOf: make(map[string]oldRef), saved: make(map[string]*Salvage),
-		folds: p.Folds, folded: make(map[string]bool)}
+		folds: p.Folds, folded: make(map[string]bool), oldLinks: p.OldLinks}
 	for _, rec := range rf.recs {
 		for _, d := range foldsOf(rec) {
 			rf.folded[d] = true
@@ -172,6 +173,9 @@ func (r *Root) newRoll(p *db.Pending, k *known) (*roll, error) {
 				}
 			}
 		}
+	}
+	for _, l := range p.Links {
+		add(prefixEntry{path: l})
 	}
 	slices.Sort(rf.paths)
 	if k != nil {
@@ -234,6 +238,10 @@ func (rf *roll) run() error {
 		case len(o.Names) == 0, rf.inFold(p):
 		case o.Dir:
 			if err := rf.mkdir(p, c); err != nil {
+				return err
+			}
+		case o.Link != "":
+			if err := rf.symlink(p, o.Link, c); err != nil {
 				return err
 			}
 		case rf.wrappers[p] != o.Names[0]: // else a wrapper takes its place (binWant)
@@ -455,13 +463,73 @@ func (rf *roll) mkdir(p string, c *rollDirs) error {
 	return nil
 }
 
+// symlink makes p, a generated path of the prefix, a symlink to target, where it is not
+// one already; pkg's in its place is replaced by a rename, the user's kept first.
+func (rf *roll) symlink(p, target string, c *rollDirs) error {
+	r := rf.r
+	dir, base, err := c.dst.parent(p)
+	if err != nil {
+		return pathError("open", r.path(p), err)
+	}
+	err = unix.Symlinkat(target, dir, base)
+	if err != unix.EEXIST {
+		if err != nil {
+			return &os.PathError{Op: "symlink", Path: r.path(p), Err: err}
+		}
+		return nil
+	}
+	var cur unix.Stat_t
+	if err := unix.Fstatat(dir, base, &cur, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "lstat", Path: r.path(p), Err: err}
+	}
+	switch {
+	case cur.Mode&unix.S_IFMT == unix.S_IFLNK && readlinkat(dir, base) == target:
+		return nil
+	case cur.Mode&unix.S_IFMT == unix.S_IFDIR:
+		if unix.Unlinkat(dir, base, unix.AT_REMOVEDIR) != nil {
+			if err := rf.keep(p, rf.owners[p].Names[0]); err != nil {
+				return err
+			}
+		}
+	case !rf.ours(p, &cur, c):
+		if err := rf.keep(p, rf.owners[p].Names[0]); err != nil {
+			return err
+		}
+	default:
+		st, tmp := r.fd[staging], ".link-gen"
+		unix.Unlinkat(st, tmp, 0)
+		if err := unix.Symlinkat(target, st, tmp); err != nil {
+			return &os.PathError{Op: "symlink", Path: r.path(".pkg", "staging", tmp), Err: err}
+		}
+		if err := unix.Renameat(st, tmp, dir, base); err != nil {
+			unix.Unlinkat(st, tmp, 0)
+			return &os.LinkError{Op: "rename", Old: r.path(".pkg", "staging", tmp), New: r.path(p), Err: err}
+		}
+		return nil
+	}
+	if err := unix.Symlinkat(target, dir, base); err != nil {
+		return &os.PathError{Op: "symlink", Path: r.path(p), Err: err}
+	}
+	return nil
+}
+
+// readlinkat returns the target of the symlink base in dir, "" if it is none.
+func readlinkat(dir int, base string) string {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(dir, base, buf)
+	if err != nil {
+		return ""
+	}
+	return string(buf[:n])
+}
+
 // drop takes p, which no package lists any more, out of the prefix.
 func (rf *roll) drop(p string, c *rollDirs) error {
 	r := rf.r
 	if p == "bin" {
 		return nil // pkg's own
 	}
-	name := ""
+	name := rf.oldLinks[p].Owner
 	if ref, ok := rf.oldOf[p]; ok {
 		name = rf.olds[ref.tree].Name
 	}
@@ -522,10 +590,16 @@ func (c *rollDirs) close() {
 }
 
 // ours reports whether cur, what the prefix holds at p, is pkg's: the inode of the old
-// tree that listed p, or of an owner's member, or one of pkg's command links or wrappers
-// in bin/. Where the old tree is gone, what it listed is taken for pkg's.
+// tree that listed p, or of an owner's member, or the generated link that was at p, or
+// one of pkg's command links or wrappers in bin/. Where the old tree is gone, what it
+// listed is taken for pkg's.
 func (rf *roll) ours(p string, cur *unix.Stat_t, c *rollDirs) bool {
 	r := rf.r
+	if old, ok := rf.oldLinks[p]; ok && cur.Mode&unix.S_IFMT == unix.S_IFLNK {
+		if dir, base, err := c.dst.parent(p); err == nil && readlinkat(dir, base) == old.Target {
+			return true
+		}
+	}
 	if ref, ok := rf.oldOf[p]; ok && ref.member != "" {
 		if rf.olds[ref.tree].fd < 0 {
 			return true

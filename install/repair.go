@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -171,7 +172,7 @@ func matchTree(fd, prefix int, name string, cands []Candidate) (*db.Record, []db
 			installed = time.Unix(st.Ctim.Unix())
 		}
 		return &db.Record{Name: p.Name, Version: p.Version, Kind: p.Kind, SHA256: p.SHA256, Depends: p.Depends, Optional: p.Optional, Peers: p.Peers, Bin: p.Bin, Lib: p.Lib,
-			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: p.Into, Env: p.Env,
+			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: intoOf(&p), Env: p.Env,
 			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin, Folded: folded}, files, true
 	}
 	return nil, nil, false
@@ -222,8 +223,9 @@ func isEmptyDir(fd int, name string) bool {
 // whose files are lists, list, and a roll-forward of them all, which the start after the
 // repair runs: what the prefix lacks is linked again. Where two packages list one file,
 // the one whose inode the prefix holds is on top; else the first by name that replaces
-// the others, else the first by name.
-func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File) *db.PrefixChange {
+// the others, else the first by name. The node_modules layout's generated paths follow
+// from the records and reqs, the requests (generated), where no member has the path.
+func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File, reqs map[string]repo.Requirement) *db.PrefixChange {
 	paths := make(map[string]db.Owners)
 	byName := make(map[string]*db.Record, len(recs))
 	pending := &db.Pending{}
@@ -250,6 +252,20 @@ func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File) *db.PrefixCha
 			}
 			paths[e.path] = o
 		}
+	}
+	gen := generated(byName, reqs)
+	for _, p := range slices.Sorted(maps.Keys(gen)) {
+		g, o := gen[p], paths[p]
+		switch {
+		case len(o.Names) == 0:
+			paths[p] = g
+		case g.Dir && o.Dir:
+			o.Names = slices.Compact(slices.Sorted(slices.Values(append(o.Names, g.Names...))))
+			paths[p] = o
+		default:
+			continue // a member has it
+		}
+		pending.Links = append(pending.Links, p)
 	}
 	return &db.PrefixChange{Paths: paths, Pending: pending, Replace: true}
 }
@@ -287,7 +303,7 @@ func (r *Root) buildDatabase(recs []*db.Record, lists [][]db.File, reqs map[stri
 			return err
 		}
 	}
-	if err := d.CommitRequested(recs, files, nil, reqs, r.rebuildPrefix(recs, lists)); err != nil {
+	if err := d.CommitRequested(recs, files, nil, reqs, r.rebuildPrefix(recs, lists, reqs)); err != nil {
 		return err
 	}
 	for _, rp := range repos {

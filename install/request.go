@@ -16,6 +16,9 @@ func (r *Root) Request(reqs []repo.Requirement) {
 			cur.Repo = q.Repo
 		}
 		byName[q.Name] = cur
+		if r.asked != nil {
+			r.asked[q.Name] = true
+		}
 	}
 	r.requests = byName
 }

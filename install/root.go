@@ -58,6 +58,7 @@ type Root struct {
 
 	salvaged []Salvage                   // what the last Apply kept of the trees it replaced or removed
 	requests map[string]repo.Requirement // what Request recorded, for the next Apply's commit
+	asked    map[string]bool             // the keys asked for, recorded, and the names by Request; nil until read (bins)
 	unsure   []notice.KeptTree           // what rollback kept of trees it could not tell apart, said by Notes
 	looked   int                         // prefix paths the last change looked up and rolled forward: its cost
 }

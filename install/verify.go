@@ -145,6 +145,11 @@ func (r *Root) verify(cache Cache, names []string) ([]FileError, int64, error) {
 		return nil, 0, fmt.Errorf("verify: %w", err)
 	}
 	problems = append(problems, inPrefix...)
+	links, err := r.verifyLinks(named(all), pkgs)
+	if err != nil {
+		return nil, 0, fmt.Errorf("verify: %w", err)
+	}
+	problems = append(problems, links...)
 	slices.SortStableFunc(problems, func(a, b FileError) int {
 		if c := strings.Compare(a.Package, b.Package); c != 0 {
 			return c
