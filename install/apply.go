@@ -47,7 +47,9 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		if err != nil {
 			return nil, err
 		}
-		return nil, r.db.Request(keyed(requests, recs, nil, nil))
+		if asked := keyed(requests, recs, nil, nil); !r.asksNPM(asked) {
+			return nil, r.db.Request(asked)
+		}
 	}
 	if err := r.owedPrefix(); err != nil {
 		return nil, err

@@ -136,6 +136,28 @@ func generated(recs map[string]*db.Record, requested map[string]repo.Requirement
 // instance's scope directory in its own node_modules, which its links may need too.
 func ownsScope(p *db.Record, d string) bool { return strings.HasPrefix(p.Into, d+"/") }
 
+// asksNPM reports whether requests, by key, ask for an installed npm instance not asked
+// for before: its link in lib/node_modules and its commands follow, as a change of the
+// prefix.
+func (r *Root) asksNPM(requests map[string]repo.Requirement) bool {
+	if len(requests) == 0 {
+		return false
+	}
+	before, err := r.db.Requested()
+	if err != nil {
+		return true // the commit reads them again, and says why it cannot
+	}
+	for k := range requests {
+		if _, ok := before[k]; ok {
+			continue
+		}
+		if p, err := r.db.Get(k); err == nil && p.Kind == repo.KindNPM {
+			return true
+		}
+	}
+	return false
+}
+
 // layoutChange is what a change does to the generated paths: those whose owners differ
 // between the records before and after it.
 type layoutChange struct {

@@ -113,6 +113,17 @@ func TestNodeModules(t *testing.T) {
 	} else if out, err := exec.Command(r.path("bin", "app-cli")).CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "app@1.0.0\nlib@2.1.0\n") {
 		t.Errorf("bin/app-cli: %v\n%s", err, out)
 	}
+	r.Request([]repo.Requirement{{Name: "lib"}}) // installed as app's dependency, now asked for
+	if _, err := r.Apply(context.Background(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkPrefix(t, r)
+	if target, err := os.Readlink(filepath.Join(nm, "lib")); err != nil || target != ".pnpm/lib@2.1.0/node_modules/lib" {
+		t.Errorf("lib/node_modules/lib once asked for: %q, %v", target, err)
+	}
+	if _, err := os.Lstat(r.path("bin", "lib-cli")); err != nil {
+		t.Errorf("bin/lib-cli once lib is asked for: %v", err)
+	}
 	must(t, r.uninstall("app@1.0.0", "lib@2.1.0", "@sc/util@0.3.0"))
 	checkPrefix(t, r)
 	if _, err := os.Lstat(r.path("lib")); !errors.Is(err, fs.ErrNotExist) {
