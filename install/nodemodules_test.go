@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"pkg/db"
 	"pkg/repo"
 )
 
@@ -65,8 +66,8 @@ func links(t *testing.T, dir string) map[string]string {
 // TestNodeModules installs a small npm tree, app requested, app depending on lib and the
 // scoped @sc/util, lib on @sc/util too: each instance's files are at
 // .pnpm/NAME@VERSION/node_modules/NAME, each dependency a relative link beside them, the
-// requested app at lib/node_modules/app, and Node (where installed) runs app finding
-// each; removing the tree leaves nothing.
+// requested app at lib/node_modules/app and its command in bin/ (not lib's), and Node runs
+// app finding each; asking for lib later links it too; removing the tree leaves nothing.
 func TestNodeModules(t *testing.T) {
 	base := t.TempDir()
 	r := openRoot(t, filepath.Join(base, "root"))
@@ -232,5 +233,57 @@ func TestNodeModulesVerify(t *testing.T) {
 	}
 	if !target || !missing || len(problems) != 2 {
 		t.Errorf("Verify = %v, want app's link to lib leading elsewhere and lib/node_modules/app missing", problems)
+	}
+}
+
+// TestGenerated: the links and directories the layout generates for a set of records, a
+// scoped dependency one ../ deeper in an @SCOPE directory of its dependent's, a scoped
+// requested package's link in lib/node_modules/@SCOPE, each dependency resolved to the
+// highest version its range allows, peers linked, and optional ones only where installed.
+func TestGenerated(t *testing.T) {
+	rec := func(name, version string, deps ...string) *db.Record {
+		p := &db.Record{Name: name, Version: version, Kind: repo.KindNPM}
+		for _, d := range deps {
+			q, err := repo.ParseRequirement(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Depends = append(p.Depends, q)
+		}
+		return p
+	}
+	app := rec("app", "1.0.0", "@sc/util@npm:^1.0.0", "keys@npm:^3.4.0")
+	app.Peers = []repo.Requirement{{Name: "@sc/js"}}
+	app.Optional = []repo.Requirement{{Name: "fsevents"}}
+	recs := map[string]*db.Record{}
+	for _, p := range []*db.Record{app, rec("@sc/util", "1.2.0", "keys@npm:^4"), rec("@sc/util", "2.0.0"), rec("@sc/js", "9.1.0", "@sc/util@npm:1.x"),
+		rec("keys", "3.4.3"), rec("keys", "4.2.1")} {
+		recs[p.Key()] = p
+	}
+	got := generated(recs, map[string]repo.Requirement{"app@1.0.0": {Name: "app"}, "@sc/js@9.1.0": {Name: "@sc/js"}})
+	link := func(target string, owner string) db.Owners { return db.Owners{Link: target, Names: []string{owner}} }
+	dir := func(owners ...string) db.Owners { return db.Owners{Dir: true, Names: owners} }
+	pnpm := "lib/node_modules/.pnpm/"
+	want := map[string]db.Owners{
+		pnpm + "app@1.0.0/node_modules/@sc":         dir("app@1.0.0"),
+		pnpm + "app@1.0.0/node_modules/@sc/util":    link("../../../@sc+util@1.2.0/node_modules/@sc/util", "app@1.0.0"),
+		pnpm + "app@1.0.0/node_modules/@sc/js":      link("../../../@sc+js@9.1.0/node_modules/@sc/js", "app@1.0.0"),
+		pnpm + "app@1.0.0/node_modules/keys":        link("../../keys@3.4.3/node_modules/keys", "app@1.0.0"),
+		pnpm + "@sc+util@1.2.0/node_modules/keys":   link("../../keys@4.2.1/node_modules/keys", "@sc/util@1.2.0"),
+		pnpm + "@sc+js@9.1.0/node_modules/@sc":      dir("@sc/js@9.1.0"),
+		pnpm + "@sc+js@9.1.0/node_modules/@sc/util": link("../../../@sc+util@1.2.0/node_modules/@sc/util", "@sc/js@9.1.0"),
+		"lib/node_modules/app":                      link(".pnpm/app@1.0.0/node_modules/app", "app@1.0.0"),
+		"lib/node_modules/@sc":                      dir("@sc/js@9.1.0"),
+		"lib/node_modules/@sc/js":                   link("../.pnpm/@sc+js@9.1.0/node_modules/@sc/js", "@sc/js@9.1.0"),
+	}
+	for p, o := range want {
+		if g, ok := got[p]; !ok || !sameOwners(g, o) {
+			t.Errorf("%s: %+v, want %+v", p, g, o)
+		}
+	}
+	for p, g := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("%s: %+v generated, want nothing", p, g)
+		}
 	}
 }
