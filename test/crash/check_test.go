@@ -19,10 +19,12 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/repo"
 	"pkg/tarutil"
 )
 
-// state is what is installed: name → version.
+// state is what is installed: key (Record.Key: the name, or NAME@VERSION for an npm
+// instance) → version.
 type state map[string]string
 
 func (s state) String() string {
@@ -84,10 +86,16 @@ func checkRecords(root string, w world) (state, []string) {
 	if err != nil {
 		return nil, append(problems, err.Error())
 	}
+	requested, err := d.Requested()
+	if err != nil {
+		return nil, append(problems, err.Error())
+	}
 	st := state{}
+	trees := map[string]bool{} // pkgs/ entries
 	wantBins := map[string]string{}
 	for _, p := range ps {
-		st[p.Name] = p.Version
+		trees[repo.FileName(p.Key())] = true
+		st[p.Key()] = p.Version
 		s := w[p.Name][p.Version]
 		if s == nil {
 			bad("%s %s recorded, never published", p.Name, p.Version)
@@ -96,32 +104,35 @@ func checkRecords(root string, w world) (state, []string) {
 		if p.SHA256 != s.sha {
 			bad("%s %s recorded with sha256 %s, published %s", p.Name, p.Version, p.SHA256, s.sha)
 		}
-		files, err := d.Files(p.Name)
+		files, err := d.Files(p.Key())
 		if err != nil {
 			bad("files of %s: %v", p.Name, err)
 		} else if why := diffFiles(files, s.records()); why != "" {
 			bad("%s %s: recorded files differ from the published ones: %s", p.Name, p.Version, why)
 		}
-		problems = append(problems, checkTree(root, p.Name, p.Folded, s)...)
+		problems = append(problems, checkTree(root, p, s)...)
+		if _, asked := requested[p.Key()]; p.Kind == repo.KindNPM && !asked {
+			continue // npm links the commands of the packages asked for alone
+		}
 		for _, b := range s.bin {
-			if b != "bin/"+cmdName(b) { // else the package's own file is the command
-				wantBins[cmdName(b)] = "../" + b
+			if at := prefixPath(p, b); at != "bin/"+cmdName(b) { // else the package's own file is the command
+				wantBins[cmdName(b)] = "../" + at
 			}
 		}
 	}
 	if p, err := d.PrefixPending(); err != nil || p != nil {
 		bad("prefix roll-forward left: %+v (%v)", p, err)
 	}
-	problems = append(problems, checkPrefix(root, ps, w)...)
+	problems = append(problems, checkPrefix(root, ps, w, npmLinks(ps, requested))...)
 	for _, p := range ps {
 		for _, req := range p.Depends {
-			if v, ok := st[req.Name]; !ok || !req.Allows(v) {
-				bad("%s %s needs %s: installed %q", p.Name, p.Version, req, v)
+			if !slices.ContainsFunc(ps, func(q db.Record) bool { return q.Name == req.Name && req.Allows(q.Version) }) {
+				bad("%s %s needs %s: not installed", p.Name, p.Version, req)
 			}
 		}
 	}
 	for _, e := range readDir(root, "pkgs", bad) {
-		if _, ok := st[e]; !ok {
+		if !trees[e] {
 			bad("pkgs/%s exists, not recorded", e)
 		}
 	}
@@ -151,11 +162,22 @@ func inFold(folded []string, name string) bool {
 	return slices.ContainsFunc(folded, func(f string) bool { return strings.HasPrefix(name, f+"/") })
 }
 
+// prefixPath returns where the member m of the package p is in the prefix: m, or, for an
+// npm instance, m in its place in the node_modules layout.
+func prefixPath(p db.Record, m string) string {
+	if p.Kind != repo.KindNPM {
+		return m
+	}
+	_, rest, _ := strings.Cut(m, "/")
+	return strings.TrimSuffix(npmInto(p.Name, p.Version)+"/"+rest, "/")
+}
+
 // checkPrefix checks that the root's prefix holds exactly the members of the packages ps
-// records (none of the crash worlds' packages replaces another's): each directory as a
-// directory, anything else as the inode of the package's member in pkgs/; nothing else
-// but pkg's own .pkg, pkgs and bin/.
-func checkPrefix(root string, ps []db.Record, w world) []string {
+// records (none of the crash worlds' packages replaces another's) and the links of the
+// node_modules layout: each directory as a directory, anything else as the inode of the
+// package's member in pkgs/, each link with its target; nothing else but pkg's own .pkg,
+// pkgs and bin/.
+func checkPrefix(root string, ps []db.Record, w world, links map[string]string) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	want := map[string]string{} // prefix path → its package; "" for a directory
@@ -165,17 +187,27 @@ func checkPrefix(root string, ps []db.Record, w world) []string {
 			continue
 		}
 		for _, m := range s.members {
+			at := prefixPath(p, m.name)
+			for d := filepath.Dir(at); d != "."; d = filepath.Dir(d) {
+				want[d] = ""
+			}
 			if m.typ == tar.TypeDir {
-				want[m.name] = ""
+				want[at] = ""
 				continue
 			}
-			want[m.name] = p.Name
+			want[at] = p.Name
 			var got, pkg unix.Stat_t
-			if err := unix.Lstat(filepath.Join(root, m.name), &got); err != nil {
-				bad("prefix: %s of %s %s: %v", m.name, p.Name, p.Version, err)
-			} else if unix.Lstat(filepath.Join(root, "pkgs", p.Name, m.name), &pkg) == nil && got.Ino != pkg.Ino && !inFold(p.Folded, m.name) {
-				bad("prefix: %s is not %s %s's file", m.name, p.Name, p.Version)
+			if err := unix.Lstat(filepath.Join(root, at), &got); err != nil {
+				bad("prefix: %s of %s %s: %v", at, p.Name, p.Version, err)
+			} else if unix.Lstat(filepath.Join(root, "pkgs", repo.FileName(p.Key()), m.name), &pkg) == nil && got.Ino != pkg.Ino && !inFold(p.Folded, m.name) {
+				bad("prefix: %s is not %s %s's file", at, p.Name, p.Version)
 			}
+		}
+	}
+	for at, target := range links {
+		want[at] = "link"
+		if got, err := os.Readlink(filepath.Join(root, at)); err != nil || got != target {
+			bad("prefix: %s links to %q (%v), want %q", at, got, err, target)
 		}
 	}
 	err := filepath.WalkDir(root, func(full string, e fs.DirEntry, err error) error {
@@ -230,17 +262,17 @@ func readDir(root, dir string, bad func(string, ...any)) []string {
 }
 
 // checkTree compares the tree at dir with the members of s.
-func checkTree(root, name string, folded []string, s *spec) []string {
+func checkTree(root string, rec db.Record, s *spec) []string {
 	var problems []string
 	bad := func(format string, args ...any) {
 		problems = append(problems, fmt.Sprintf("%s %s: ", s.name, s.version)+fmt.Sprintf(format, args...))
 	}
-	dir := filepath.Join(root, "pkgs", name)
+	dir, folded := filepath.Join(root, "pkgs", repo.FileName(rec.Key())), rec.Folded
 	// at is where the member rel is: beneath a folded directory, in the prefix.
 	at := func(rel string) string {
 		for _, f := range folded {
 			if rel == f || strings.HasPrefix(rel, f+"/") {
-				return filepath.Join(root, rel)
+				return filepath.Join(root, prefixPath(rec, rel))
 			}
 		}
 		return filepath.Join(dir, rel)
@@ -254,15 +286,15 @@ func checkTree(root, name string, folded []string, s *spec) []string {
 		return problems
 	}
 	seen := 0
-	var visit func(top string) fs.WalkDirFunc
-	visit = func(top string) fs.WalkDirFunc {
+	var visit func(top, base string) fs.WalkDirFunc // base: the member at top, "" for the tree
+	visit = func(top, base string) fs.WalkDirFunc {
 		return func(p string, d fs.DirEntry, err error) error {
-			if err != nil || p == top {
+			if err != nil || p == top && base == "" {
 				return err
 			}
 			rel, _ := filepath.Rel(top, p)
-			if top == root {
-				rel, _ = filepath.Rel(root, p)
+			if base != "" {
+				rel = strings.TrimSuffix(base+"/"+rel, "/.")
 			}
 			m := want[rel]
 			if m == nil {
@@ -273,7 +305,7 @@ func checkTree(root, name string, folded []string, s *spec) []string {
 				if es, err := os.ReadDir(p); err != nil || len(es) > 0 {
 					bad("placeholder %s of a folded directory: %d entries, %v", rel, len(es), err)
 				}
-				if err := filepath.WalkDir(at(rel), visit(root)); err != nil {
+				if err := filepath.WalkDir(at(rel), visit(at(rel), rel)); err != nil {
 					bad("walk %s: %v", rel, err)
 				}
 				return filepath.SkipDir
@@ -289,7 +321,7 @@ func checkTree(root, name string, folded []string, s *spec) []string {
 			return nil
 		}
 	}
-	if err := filepath.WalkDir(dir, visit(dir)); err != nil {
+	if err := filepath.WalkDir(dir, visit(dir, "")); err != nil {
 		bad("walk: %v", err)
 	}
 	if seen != len(want) {

@@ -309,7 +309,7 @@ func (k *killer) phase(before, after state) string {
 	}
 	now := state{}
 	for _, p := range ps {
-		now[p.Name] = p.Version
+		now[p.Key()] = p.Version
 	}
 	left := false
 	for _, dir := range []string{".pkg/staging", ".pkg/trash"} {

@@ -38,6 +38,7 @@ type member struct {
 // spec is one version of a generated package.
 type spec struct {
 	name, version string
+	kind          string // "" or repo.KindNPM
 	depends       []repo.Requirement
 	bin           []string
 	members       []member
@@ -67,7 +68,7 @@ func publish(t testing.TB, dir string, specs ...*spec) world {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: s.name, Version: s.version, Depends: s.depends,
+		p, _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: s.name, Version: s.version, Kind: s.kind, Depends: s.depends,
 			Bin: testrepo.Commands(s.bin...), Summary: "generated for crash tests", InstalledSize: st.Bytes, Files: st.Files}, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -48,11 +48,9 @@ func newNPMWorld(t testing.TB, tarballs []npmTarball) *world {
 	mnt := testfs.Mount(t, "xfs")
 	w := &world{t: t, bin: testfs.PkgBinary(t), repo: filepath.Join(mnt, "repo"), cache: filepath.Join(mnt, "cache"),
 		root: filepath.Join(mnt, "root"), home: t.TempDir()}
-	args := []string{"repo", "add", w.repo}
 	for _, tb := range tarballs {
-		args = append(args, tb.Path)
+		w.run("repo", "add", w.repo, tb.Path)
 	}
-	w.run(args...)
 	return w
 }
 
