@@ -140,14 +140,14 @@ func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Catalog, req Request, w W
 	dir := through + "/" + set
 	r := &Run{Root: filepath.Join(runs.Name(), set), Command: cmd, Package: main, used: used}
 	o.Name = r.Root
-	if r.Outcome, err = makeRoot(ctx, f, dir, planner(dir, ix, lock, reqs, f), o); err != nil {
+	if r.Outcome, err = makeRoot(ctx, f, dir, planner(dir, ix, lock, reqs, f), reqs, o); err != nil {
 		used.Close()
 		return nil, err
 	}
 	if err := r.open(runs, set); err != nil {
 		// The root holds the set but not the command's link or file, deleted from it:
 		// the package that has the command is put back.
-		if r.Outcome, err = makeRoot(ctx, f, dir, repair(dir, ix, pkgs, cmd, f), o); err == nil {
+		if r.Outcome, err = makeRoot(ctx, f, dir, repair(dir, ix, pkgs, cmd, f), reqs, o); err == nil {
 			err = r.open(runs, set)
 		}
 		if err != nil {
@@ -247,8 +247,9 @@ func fromLock(path string, reqs []repo.Requirement) (*repo.Lock, error) {
 }
 
 // makeRoot makes the run root at dir hold what plan, given the root and its records,
-// installs, and returns what that did, nil if nothing.
-func makeRoot(ctx context.Context, f *txn.Fetcher, dir string, makePlan func(*install.Root, []db.Record) (*txn.Plan, error), o install.Options) (*txn.Outcome, error) {
+// installs, recording reqs as asked for (an npm package's commands are linked only so),
+// and returns what that did, nil if nothing.
+func makeRoot(ctx context.Context, f *txn.Fetcher, dir string, makePlan func(*install.Root, []db.Record) (*txn.Plan, error), reqs []repo.Requirement, o install.Options) (*txn.Outcome, error) {
 	root, err := install.Open(ctx, dir, o)
 	if err != nil {
 		return nil, err
@@ -263,7 +264,7 @@ func makeRoot(ctx context.Context, f *txn.Fetcher, dir string, makePlan func(*in
 		root.Abandon()
 		return nil, err
 	}
-	plan.Bind(txn.Target{Root: root, Fetcher: f})
+	plan.Bind(txn.Target{Root: root, Fetcher: f, Requests: reqs})
 	if len(plan.Changes) == 0 {
 		f.Cache.AddRoot(dir) // recorded by the commit that made it; this keeps it so
 		return nil, plan.Close()
