@@ -287,3 +287,48 @@ func TestGenerated(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeModulesRepair: pkg verify --repair (Rebuild) records the generated paths again
+// from the records and the requests, and its roll-forward puts back the links deleted.
+func TestNodeModulesRepair(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	cands := map[string][]Candidate{}
+	var staged []*Staged
+	for _, p := range []struct {
+		name, version string
+		deps          []string
+	}{{"app", "1.0.0", []string{"lib"}}, {"lib", "1.0.0", nil}} {
+		pk := npmPkg(p.name, p.version, p.deps...)
+		tarPath := alignedTar(t, base, npmTree(p.name, p.version, p.deps...))
+		members, err := scanWithDigests(tarPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := r.Stage(context.Background(), tarPath, pk, members)
+		if err != nil {
+			t.Fatal(err)
+		}
+		staged = append(staged, s)
+		cands[pk.Name] = []Candidate{{Package: pk, Members: members}}
+		cands[pk.Key()] = cands[pk.Name]
+	}
+	r.Request([]repo.Requirement{{Name: "app"}})
+	if _, err := r.Apply(context.Background(), staged, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	nm := filepath.Join(dir, nodeModules)
+	must(t, os.Remove(filepath.Join(nm, ".pnpm/app@1.0.0/node_modules/lib")))
+	must(t, os.Remove(filepath.Join(nm, "app")))
+	if _, err := Rebuild(context.Background(), dir, Options{}, func(name string) ([]Candidate, error) { return cands[name], nil }); err != nil {
+		t.Fatal(err)
+	}
+	r = openRoot(t, dir)
+	defer r.Close()
+	checkPrefix(t, r)
+	if target, err := os.Readlink(filepath.Join(nm, ".pnpm/app@1.0.0/node_modules/lib")); err != nil || target != "../../lib@1.0.0/node_modules/lib" {
+		t.Errorf("app's link to lib after the repair: %q, %v", target, err)
+	}
+}
