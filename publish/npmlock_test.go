@@ -205,3 +205,23 @@ func TestNPMRepoLock(t *testing.T) {
 		t.Errorf("a lock taking a package for %s: platforms %v, %v", repo.Host, l.Platforms, err)
 	}
 }
+
+// FuzzParseNPMLock: whatever a package-lock.json holds, parseNPMLock refuses it or gives
+// tarballs of valid names and npm versions, each with an http(s) URL and a sha512 to check.
+func FuzzParseNPMLock(f *testing.F) {
+	f.Add([]byte(`{"lockfileVersion": 3, "packages": {"": {"dependencies": {"a": "^1"}}, "node_modules/a": {"version": "1.0.0", "resolved": "https://r.example/a.tgz", "integrity": "` + integrity("a") + `"}}}`))
+	f.Add([]byte(`{"lockfileVersion": 2, "packages": {"node_modules/@s/b/node_modules/c": {"version": "1.0.0-rc.1", "inBundle": true}}}`))
+	f.Add([]byte(`{"lockfileVersion": 1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := parseNPMLock(data)
+		if err != nil {
+			return
+		}
+		for _, tb := range l.Tarballs {
+			if _, ok := npmKeyName(tb.Key); !ok || !repo.ValidName(tb.Name) || repo.CheckNPMVersion(tb.Version) != nil ||
+				len(tb.SHA512) == 0 || !strings.HasPrefix(tb.Resolved, "http") {
+				t.Errorf("tarball %+v", tb)
+			}
+		}
+	})
+}
