@@ -36,6 +36,17 @@ func NPMCache() string {
 	return filepath.Join(home, ".npm")
 }
 
+// NPMRegistry returns the npm registry a lock's package without a resolved URL comes
+// from: $npm_config_registry, else npm's own, https://registry.npmjs.org/.
+func NPMRegistry() string {
+	for _, v := range []string{"npm_config_registry", "NPM_CONFIG_REGISTRY"} {
+		if r := os.Getenv(v); r != "" {
+			return r
+		}
+	}
+	return "https://registry.npmjs.org/"
+}
+
 // cachedPath returns where the npm cache dir holds the bytes whose sha512 is sum: its
 // content-addressed store (cacache's content-v2), as npm 5 and later write it.
 func cachedPath(dir string, sum []byte) string {

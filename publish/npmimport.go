@@ -15,10 +15,11 @@ import (
 
 // NPMImport says where ImportNPMLock takes a lock's tarballs from, and who signs.
 type NPMImport struct {
-	Cache   string       // npm's cache directory (NPMCache), "" for none
-	Offline bool         // take every tarball from Cache, downloading none
-	Jobs    int          // downloads at once
-	Signer  *repo.Signer // signs the index written, if not nil
+	Cache    string       // npm's cache directory (NPMCache), "" for none
+	Registry string       // where a package without a resolved URL is downloaded from (NPMRegistry)
+	Offline  bool         // take every tarball from Cache, downloading none
+	Jobs     int          // downloads at once
+	Signer   *repo.Signer // signs the index written, if not nil
 }
 
 // Imported is what ImportNPMLock did.
@@ -43,13 +44,13 @@ var (
 // ImportNPMLock adds to the repository directory dir every package the package-lock.json
 // at lockPath names (lockfileVersion 2 or 3), each tarball read from npm's cache or from
 // dir's own archive of it, else downloaded from its resolved URL, and refused unless its
-// sha512 is the lock's integrity; each entry what its package.json says (Archive.Entry).
+// sha512 is the lock's integrity (a package without one from o.Registry); each entry what its package.json says (Archive.Entry).
 // It returns the pkg lock of the project's requests (its dependencies, devDependencies and
 // optionalDependencies at the versions the lock has) resolved among them. The index is
 // written once, at the end; on any error the directory is as it was (repo.AddAll). A
 // second run adds nothing, and downloads nothing.
 func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imported, error) {
-	l, err := readNPMLock(lockPath)
+	l, err := readNPMLock(lockPath, o.Registry)
 	if err != nil {
 		return nil, err
 	}

@@ -92,12 +92,12 @@ type npmLock struct {
 }
 
 // readNPMLock reads and checks the package-lock.json at path.
-func readNPMLock(path string) (*npmLock, error) {
+func readNPMLock(path, registry string) (*npmLock, error) {
 	data, err := regfile.ReadFile(path, maxNPMLockSize)
 	if err != nil {
 		return nil, err
 	}
-	l, err := parseNPMLock(data)
+	l, err := parseNPMLock(data, registry)
 	if le := (*NPMLockError)(nil); errors.As(err, &le) {
 		le.Path = path
 	} else if err != nil {
@@ -106,11 +106,12 @@ func readNPMLock(path string) (*npmLock, error) {
 	return l, err
 }
 
-// parseNPMLock parses a package-lock.json of lockfileVersion 2 or 3. It refuses a
-// workspace, a link or a local directory, an alias, a package whose resolved URL is not
-// http(s) or whose integrity has no sha512, and one version of a name with two
-// integrities; it skips bundled packages.
-func parseNPMLock(data []byte) (*npmLock, error) {
+// parseNPMLock parses a package-lock.json of lockfileVersion 2 or 3. A package without a
+// resolved URL (npm's omit-lockfile-registry-resolved) is at the registry's URL for it
+// (registryURL). It refuses a workspace, a link or a local directory, an alias, a package
+// whose resolved URL is not http(s) or whose integrity has no sha512, and one version of
+// a name with two integrities; it skips bundled packages.
+func parseNPMLock(data []byte, registry string) (*npmLock, error) {
 	var f npmLockFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("not a package-lock.json: %w", err)
@@ -129,7 +130,7 @@ func parseNPMLock(data []byte) (*npmLock, error) {
 			continue
 		}
 		e := f.Packages[key]
-		t, err := e.tarball(key)
+		t, err := e.tarball(key, registry)
 		switch {
 		case err != nil:
 			return nil, &NPMLockError{Key: key, Err: err}
@@ -182,8 +183,9 @@ func (e npmLockEntry) requires(versions map[string]string) ([]repo.Requirement, 
 	return reqs, nil
 }
 
-// tarball returns the package the entry at key names, checked.
-func (e npmLockEntry) tarball(key string) (lockTarball, error) {
+// tarball returns the package the entry at key names, checked, at its resolved URL or,
+// without one, the registry's.
+func (e npmLockEntry) tarball(key, registry string) (lockTarball, error) {
 	name, ok := npmKeyName(key)
 	switch {
 	case e.Link:
@@ -202,14 +204,25 @@ func (e npmLockEntry) tarball(key string) (lockTarball, error) {
 	if e.InBundle {
 		return t, nil
 	}
-	u, err := url.Parse(e.Resolved)
+	if t.Resolved == "" {
+		t.Resolved = registryURL(registry, name, e.Version)
+	}
+	u, err := url.Parse(t.Resolved)
 	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil {
-		return t, fmt.Errorf("%w: %q", errResolved, e.Resolved)
+		return t, fmt.Errorf("%w: %q", errResolved, t.Resolved)
 	}
 	if t.SHA512 = sha512s(e.Integrity); len(t.SHA512) == 0 {
 		return t, fmt.Errorf("%w: %q", errNoSHA512, e.Integrity)
 	}
 	return t, nil
+}
+
+// registryURL is where the npm registry at registry serves the tarball of name at version:
+// REGISTRY/NAME/-/BASENAME-VERSION.tgz, BASENAME the name without its scope, as the
+// registry's resolved URLs are.
+func registryURL(registry, name, version string) string {
+	_, base, _ := strings.Cut(name, "/")
+	return strings.TrimSuffix(registry, "/") + "/" + name + "/-/" + cmp.Or(base, name) + "-" + version + ".tgz"
 }
 
 // npmKeyName returns the name of the package at key, a path of node_modules

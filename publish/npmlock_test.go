@@ -55,8 +55,9 @@ func TestParseNPMLock(t *testing.T) {
 		"node_modules/other/node_modules/ms": registryEntry("ms", "2.1.2", "ms 2"),
 		"node_modules/other":                 registryEntry("other", "1.0.0", "other"),
 		"node_modules/other/node_modules/in": bundled,
+		"node_modules/@s/nr":                 {"version": "1.0.0", "integrity": integrity("nr")}, // no resolved: the registry's
 	})
-	l, err := parseNPMLock(data)
+	l, err := parseNPMLock(data, "https://r.example/npm/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,13 @@ func TestParseNPMLock(t *testing.T) {
 			t.Errorf("%s: sha512 %x, resolved %q", tb.Key, tb.SHA512, tb.Resolved)
 		}
 	}
-	want := []string{"node_modules/debug debug@4.3.4", "node_modules/debug/node_modules/ms ms@2.1.2",
+	if nr := l.Tarballs[0]; nr.Name != "@s/nr" || nr.Resolved != "https://r.example/npm/@s/nr/-/nr-1.0.0.tgz" {
+		t.Errorf("a package without resolved: %+v, want the registry's URL", nr)
+	}
+	if _, err := parseNPMLock(data, "file:///srv/npm/"); !errors.Is(err, errResolved) {
+		t.Errorf("a package without resolved, from a registry not http(s): %v", err)
+	}
+	want := []string{"node_modules/@s/nr @s/nr@1.0.0", "node_modules/debug debug@4.3.4", "node_modules/debug/node_modules/ms ms@2.1.2",
 		"node_modules/ms ms@2.1.3", "node_modules/other other@1.0.0"}
 	if !slices.Equal(got, want) {
 		t.Errorf("tarballs %q, want %q", got, want)
@@ -114,7 +121,6 @@ func TestParseNPMLockRefuses(t *testing.T) {
 		{"alias", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("name", "b")}), "node_modules/a", errAlias},
 		{"file resolved", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "file:../a-1.0.0.tgz")}), "node_modules/a", errResolved},
 		{"git resolved", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "git+ssh://git@github.com/a/a.git#abc")}), "node_modules/a", errResolved},
-		{"no resolved", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "")}), "node_modules/a", errResolved},
 		{"credentials", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "https://u:p@example.com/a.tgz")}), "node_modules/a", errResolved},
 		{"sha1", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("integrity", "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=")}), "node_modules/a", errNoSHA512},
 		{"no integrity", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("integrity", "")}), "node_modules/a", errNoSHA512},
@@ -130,7 +136,7 @@ func TestParseNPMLockRefuses(t *testing.T) {
 			if err := os.WriteFile(path, tt.data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := readNPMLock(path)
+			_, err := readNPMLock(path, "https://registry.npmjs.org/")
 			var le *NPMLockError
 			if !errors.As(err, &le) || le.Path != path || le.Key != tt.key || tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("readNPMLock: %v, want an *NPMLockError for %s at %q (%v)", err, path, tt.key, tt.is)
@@ -213,7 +219,7 @@ func FuzzParseNPMLock(f *testing.F) {
 	f.Add([]byte(`{"lockfileVersion": 2, "packages": {"node_modules/@s/b/node_modules/c": {"version": "1.0.0-rc.1", "inBundle": true}}}`))
 	f.Add([]byte(`{"lockfileVersion": 1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		l, err := parseNPMLock(data)
+		l, err := parseNPMLock(data, "https://registry.npmjs.org/")
 		if err != nil {
 			return
 		}

@@ -49,7 +49,7 @@ func repoImport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := publish.ImportNPMLock(c.Context, dir, from, publish.NPMImport{Cache: cache, Offline: c.Bool("offline"), Jobs: c.Int("jobs"), Signer: signer})
+	res, err := publish.ImportNPMLock(c.Context, dir, from, publish.NPMImport{Cache: cache, Registry: publish.NPMRegistry(), Offline: c.Bool("offline"), Jobs: c.Int("jobs"), Signer: signer})
 	if err == nil {
 		err = repo.WriteLock(out, res.Lock)
 	}
