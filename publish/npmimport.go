@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"path/filepath"
 	"slices"
@@ -128,7 +129,8 @@ func npmEntry(g gotTarball, t lockTarball) (repo.Package, []string, error) {
 		return p, nil, err
 	}
 	p.InstalledSize, p.Files = a.Bytes, a.Stats.Files
-	p.Archive = path.Base(t.Resolved) // npm's name for it, whose ending repo.AddAll keeps
+	u, _ := url.Parse(t.Resolved) // tarball checked it
+	p.Archive = path.Base(u.Path) // npm's name for it, whose ending repo.AddAll keeps
 	return p, a.scripts, nil
 }
 

@@ -101,3 +101,20 @@ func testTar(t *testing.T) string {
 	}
 	return string(data)
 }
+
+// TestImportNPMLockResolvedQuery: a resolved URL with a query or a fragment names the
+// archive by its path's ending alone, as a registry that signs its URLs gives them.
+func TestImportNPMLockResolvedQuery(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	a := tgz(t, `{"name": "a", "version": "1.0.0"}`)
+	srv, _ := registry(t, map[string]string{"a.tgz": a})
+	for _, u := range []string{"/a.tgz?token=abc", "/a.tgz#frag"} {
+		lock := writeLock(t, map[string]map[string]any{
+			"node_modules/a": {"version": "1.0.0", "resolved": srv.URL + u, "integrity": integrity(a)},
+		})
+		res, err := ImportNPMLock(t.Context(), filepath.Join(t.TempDir(), "repo"), lock, NPMImport{})
+		if err != nil || len(res.New) != 1 || res.New[0].Archive != "a-1.0.0.tgz" {
+			t.Errorf("resolved %s: %v, want a-1.0.0.tgz added", u, err)
+		}
+	}
+}
