@@ -115,15 +115,15 @@ func npmEntry(g gotTarball, t lockTarball) (repo.Package, []string, error) {
 	if err != nil {
 		return repo.Package{}, nil, err
 	}
-	a := &Archive{Location: g.Path, Path: g.Path, Contents: st, cleanup: func() {}}
+	a := &Archive{Location: cmp.Or(g.From, g.Path), Path: g.Path, Contents: st, cleanup: func() {}}
 	p, err := a.Entry(repo.Package{}, false)
 	switch {
 	case err != nil:
 		return p, nil, err
 	case p.Kind != repo.KindNPM:
-		return p, nil, fmt.Errorf("%w: %s %s from %s", errNotNPM, t.Name, t.Version, cmp.Or(g.From, g.Path))
+		return p, nil, fmt.Errorf("%w: %s %s from %s", errNotNPM, t.Name, t.Version, a.Location)
 	case p.Name != t.Name || p.Version != t.Version:
-		return p, nil, fmt.Errorf("%w: %s %s from %s is %s %s", errNamed, t.Name, t.Version, cmp.Or(g.From, g.Path), p.Name, p.Version)
+		return p, nil, fmt.Errorf("%w: %s %s from %s is %s %s", errNamed, t.Name, t.Version, a.Location, p.Name, p.Version)
 	}
 	if p, err = a.checkEntry(p); err != nil {
 		return p, nil, err

@@ -118,3 +118,19 @@ func TestImportNPMLockResolvedQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestImportNPMLockManifestNamesURL: a downloaded tarball's package.json that pkg refuses
+// is named by the URL it came from, not the temporary file it was read from.
+func TestImportNPMLockManifestNamesURL(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	a := tgz(t, `{"name": "a", "version": "1.0.0", "dependencies": {"b": "latest"}}`)
+	srv, _ := registry(t, map[string]string{"a.tgz": a})
+	lock := writeLock(t, map[string]map[string]any{
+		"node_modules/a": {"version": "1.0.0", "resolved": srv.URL + "/a.tgz", "integrity": integrity(a)},
+	})
+	_, err := ImportNPMLock(t.Context(), filepath.Join(t.TempDir(), "repo"), lock, NPMImport{})
+	var me *ManifestError
+	if !errors.As(err, &me) || me.Archive != srv.URL+"/a.tgz" || me.Field != "dependencies" {
+		t.Errorf("ImportNPMLock: %v, want a *ManifestError naming %s/a.tgz and dependencies", err, srv.URL)
+	}
+}
