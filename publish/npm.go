@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -149,7 +150,7 @@ func (a *Archive) npmEntry(p repo.Package, top string, data []byte, keepSummary 
 		return p, nil, bad("", err)
 	}
 	p.Kind = repo.KindNPM
-	p.Name, p.Version = cmpOr(p.Name, m.Name), cmpOr(p.Version, m.Version)
+	p.Name, p.Version = cmp.Or(p.Name, m.Name), cmp.Or(p.Version, m.Version)
 	if !repo.ValidName(p.Name) {
 		return p, nil, bad("name", fmt.Errorf("%q is not a package name pkg takes (npm's lower-case names and @SCOPE/NAME)", p.Name))
 	}
@@ -177,13 +178,6 @@ func (a *Archive) npmEntry(p repo.Package, top string, data []byte, keepSummary 
 		return p, nil, err
 	}
 	return p, m.scripts(top, a.Members), nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // summary is the first line of a description, control characters as spaces.
@@ -293,7 +287,7 @@ func npmBin(name, top string, raw json.RawMessage) ([]repo.Command, error) {
 	var one string
 	if json.Unmarshal(raw, &one) == nil {
 		_, base, _ := strings.Cut(name, "/")
-		return []repo.Command{npmCommand(cmpOr(base, name), top, one)}, nil
+		return []repo.Command{npmCommand(cmp.Or(base, name), top, one)}, nil
 	}
 	var named map[string]string
 	if err := json.Unmarshal(raw, &named); err != nil {

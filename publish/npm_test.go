@@ -3,6 +3,7 @@ package publish
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"errors"
 	"os"
@@ -199,7 +200,7 @@ var packed = []struct {
 // $PKG_TEST_NPM/pack, else /var/tmp/pkg-test-npm/pack, between runs): each is an entry of
 // kind npm as its package.json says, its archive named with repo.FileName.
 func TestAddPacked(t *testing.T) {
-	dir := filepath.Join(cmpOr(os.Getenv("PKG_TEST_NPM"), "/var/tmp/pkg-test-npm"), "pack")
+	dir := filepath.Join(cmp.Or(os.Getenv("PKG_TEST_NPM"), "/var/tmp/pkg-test-npm"), "pack")
 	repoDir := t.TempDir()
 	for _, pk := range packed {
 		a, err := Open(t.Context(), npmPack(t, dir, pk.spec))
