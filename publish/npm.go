@@ -12,6 +12,7 @@ import (
 	"io"
 	"maps"
 	"path"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode"
@@ -50,21 +51,26 @@ func (e *ManifestError) Error() string {
 func (e *ManifestError) Unwrap() error { return e.Err }
 
 // manifest is what pkg reads of package.json (https://docs.npmjs.com/cli/configuring-npm/package-json).
+// Its tags are package.json's names, which a *json.UnmarshalTypeError's Field gives.
 type manifest struct {
-	Name                 string
-	Version              string
-	Description          json.RawMessage      // a string; anything else is no summary
-	Bin                  json.RawMessage      // a string (one command named after the package) or a map
-	Directories          struct{ Bin string } // without bin: every file in this directory is a command
-	Dependencies         map[string]string
-	OptionalDependencies map[string]string
-	PeerDependencies     map[string]string
-	PeerDependenciesMeta map[string]struct{ Optional bool }
-	BundleDependencies   json.RawMessage // true, or names
-	BundledDependencies  json.RawMessage // npm's other spelling
-	OS                   json.RawMessage // a string or a list, entries "!"-negated or not
-	CPU                  json.RawMessage
-	Scripts              map[string]json.RawMessage
+	Name        string          `json:"name"`
+	Version     string          `json:"version"`
+	Description json.RawMessage `json:"description"` // a string; anything else is no summary
+	Bin         json.RawMessage `json:"bin"`         // a string (one command named after the package) or a map
+	Directories struct {
+		Bin string `json:"bin"` // without bin: every file in this directory is a command
+	} `json:"directories"`
+	Dependencies         map[string]string `json:"dependencies"`
+	OptionalDependencies map[string]string `json:"optionalDependencies"`
+	PeerDependencies     map[string]string `json:"peerDependencies"`
+	PeerDependenciesMeta map[string]struct {
+		Optional bool `json:"optional"`
+	} `json:"peerDependenciesMeta"`
+	BundleDependencies  json.RawMessage            `json:"bundleDependencies"`  // true, or names
+	BundledDependencies json.RawMessage            `json:"bundledDependencies"` // npm's other spelling
+	OS                  json.RawMessage            `json:"os"`                  // a string or a list, entries "!"-negated or not
+	CPU                 json.RawMessage            `json:"cpu"`
+	Scripts             map[string]json.RawMessage `json:"scripts"`
 }
 
 // npmTop returns the one top directory of members, if they have the shape of an npm
@@ -147,6 +153,9 @@ func (a *Archive) npmEntry(p repo.Package, top string, data []byte, keepSummary 
 		return &ManifestError{Archive: a.Location, Member: top + "/" + manifestName, Field: field, Err: err}
 	}
 	if err := json.Unmarshal(bytes.TrimPrefix(data, []byte("\uFEFF")), &m); err != nil {
+		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
+			return p, nil, bad(te.Field, fmt.Errorf("a JSON %s, not %s", te.Value, jsonKind(te.Type)))
+		}
 		return p, nil, bad("", err)
 	}
 	p.Kind = repo.KindNPM
@@ -178,6 +187,17 @@ func (a *Archive) npmEntry(p repo.Package, top string, data []byte, keepSummary 
 		return p, nil, err
 	}
 	return p, m.scripts(top, a.Members), nil
+}
+
+// jsonKind is what a manifest field of the Go type t is in JSON.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	}
+	return "an object"
 }
 
 // summary is the first line of a description, control characters as spaces.

@@ -139,6 +139,11 @@ func TestNPMEntryRefuses(t *testing.T) {
 		{`{"name": "x", "version": "1.0.0", "os": ["linux"], "cpu": ["x64", "arm64"]}`, "os, cpu"},
 		{`{"name": "x", "version": "1.0.0", "cpu": [1]}`, "os, cpu"},
 		{`{"name": "x", "version": "1.0.0", "bundleDependencies": "y"}`, "bundleDependencies"},
+		{`{"name": "x", "version": "1.0.0", "dependencies": ["y"]}`, "dependencies"},
+		{`{"name": "x", "version": "1.0.0", "dependencies": {"y": 1}}`, "dependencies"},
+		{`{"name": 5, "version": "1.0.0"}`, "name"},
+		{`{"name": "x", "version": "1.0.0", "directories": {"bin": 5}}`, "directories.bin"},
+		{`{"name": "x", "version": "1.0.0", "peerDependenciesMeta": {"y": {"optional": "yes"}}}`, "peerDependenciesMeta.optional"},
 	} {
 		a := npmTarball(t, tt.manifest)
 		_, err := a.Entry(repo.Package{}, false)
