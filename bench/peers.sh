@@ -166,7 +166,8 @@ pkgvia= pkgwhy=
 pkg_setup() {
 	local f reqs
 	mkdir -p "$www/pkg"
-	if "$pkg" repo add --help 2>/dev/null | grep -q -- '--from'; then
+	# (Not `| grep -q`: under pipefail, pkg's write into a grep that has quit fails the test.)
+	if [[ $("$pkg" repo add --help 2>&1) == *--from* ]]; then
 		if npm_config_cache=$dl/npmcache "$pkg" repo add "$www/pkg" --from "$locks/npm/package-lock.json" \
 			--lock "$locks/pkg.lock" >"$res/lock-pkg.log" 2>&1; then
 			pkgvia=import
