@@ -48,10 +48,15 @@ func NPMRegistry() string {
 }
 
 // cachedPath returns where the npm cache dir holds the bytes whose sha512 is sum: its
-// content-addressed store (cacache's content-v2), as npm 5 and later write it.
+// content-addressed store (cacache's content-v2 in dir/_cacache), as npm 5 and later
+// write it. A dir that is that store's own directory (~/.npm/_cacache, holding
+// content-v2) is taken as well.
 func cachedPath(dir string, sum []byte) string {
 	h := hex.EncodeToString(sum)
-	return filepath.Join(dir, "_cacache", "content-v2", "sha512", h[:2], h[2:4], h[4:])
+	if fi, err := os.Stat(filepath.Join(dir, "content-v2")); err != nil || !fi.IsDir() {
+		dir = filepath.Join(dir, "_cacache")
+	}
+	return filepath.Join(dir, "content-v2", "sha512", h[:2], h[2:4], h[4:])
 }
 
 // An integrityError is a tarball whose bytes are not those its lock's integrity names.

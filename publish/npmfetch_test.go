@@ -119,6 +119,9 @@ func TestNPMFetcherRefuses(t *testing.T) {
 		t.Errorf("a tarball the registry lacks: %v, want an error naming c", err)
 	}
 	cache := cacheHolding(t, "a")
+	if got, err := (npmFetcher{Cache: filepath.Join(cache, "_cacache"), Offline: true}).getAll(context.Background(), []lockTarball{good}); err != nil || len(got) != 1 {
+		t.Errorf("offline, from the cache's _cacache directory: %v", err)
+	}
 	if _, err := (npmFetcher{Cache: cache, Offline: true}).getAll(context.Background(), []lockTarball{good, bad}); !errors.Is(err, ErrNotInNPMCache) ||
 		!errors.As(err, &le) || le.Key != "node_modules/b" {
 		t.Errorf("offline, b not in the cache: %v", err)

@@ -73,8 +73,8 @@ func (p *npmProject) write(t *testing.T, b []byte) {
 }
 
 // TestRepoAddFromNPMLock imports a package-lock.json: a downloaded, @s/b from npm's cache,
-// both into the repository in one index write and into a lockfile beside the lock; a
-// second import, offline, adds nothing.
+// both into the repository in one index write and into a lockfile beside the lock, which
+// sync installs; a second import, offline, adds nothing.
 func TestRepoAddFromNPMLock(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
@@ -95,6 +95,10 @@ func TestRepoAddFromNPMLock(t *testing.T) {
 	}
 	if again, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(again, index) {
 		t.Errorf("a second import changed the index")
+	}
+	e.ok("sync", "-f", lockfile)
+	if got := e.installed(); got != "@s/b 2.1.0, a 1.0.0" {
+		t.Errorf("sync of the imported lock installed %s", got)
 	}
 }
 

@@ -1,8 +1,6 @@
 package realworld
 
 import (
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -210,40 +208,4 @@ func mergeLinks(a, b map[string]string) map[string]string {
 	m := maps.Clone(a)
 	maps.Copy(m, b)
 	return m
-}
-
-// TestESLintLock imports the eslint@9 tree's package-lock.json (its tarballs from an npm
-// cache laid out as npm's content-v2 store), syncs a root to the pkg lockfile it writes,
-// then a fresh root, offline, from a copy of that cache: bin/eslint lints there (must-show
-// 2 of issue #33).
-func TestESLintLock(t *testing.T) {
-	tree := eslintTree(t)
-	testfs.NeedTools(t, "node", "cp")
-	mnt := testfs.Mount(t, "xfs")
-	w := &world{t: t, bin: testfs.PkgBinary(t), repo: filepath.Join(mnt, "repo"), cache: filepath.Join(mnt, "cache"),
-		root: filepath.Join(mnt, "root"), home: t.TempDir()}
-	npmCache := t.TempDir()
-	for _, e := range lockEntries(t, tree.Dir) {
-		raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(e.Integrity, "sha512-"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := hex.EncodeToString(raw)
-		p := filepath.Join(npmCache, "_cacache", "content-v2", "sha512", h[:2], h[2:4], h[4:])
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		src := filepath.Join(tree.Dir, "tgz", strings.ReplaceAll(e.name, "/", "+")+"-"+e.Version+".tgz")
-		testfs.Run(t, "", "cp", src, p)
-	}
-	lock := filepath.Join(mnt, "eslint.lock")
-	w.run("repo", "add", w.repo, "--from", filepath.Join(tree.Dir, "package-lock.json"), "--npm-cache", filepath.Join(npmCache, "_cacache"), "--lock", lock)
-	w.run("--root", w.root, "--cache", w.cache, "sync", "-f", lock)
-	w.eslintLints()
-	restored := filepath.Join(mnt, "restored")
-	testfs.Run(t, "", "cp", "-a", "--reflink=auto", w.cache, restored)
-	w.root, w.cache = filepath.Join(mnt, "fresh"), restored
-	w.run("--root", w.root, "--cache", w.cache, "--offline", "sync", "-f", lock)
-	w.eslintLints()
-	w.verify()
 }
