@@ -57,10 +57,11 @@ func (c *Cache) SaveIndex(s *Source, dir string) error {
 
 // SaveArchive writes p's archive as published, from the first of s's locations to serve
 // it (openArchive), to dir/sha256/<hex of its sha256>, once it has checked its size and
-// sha256 against p, and reports whether it wrote it: one already there with the right
+// sha256 against p (the bytes downloaded going through progress, if not nil), and
+// reports whether it wrote it: one already there with the right
 // size and sha256 is kept, any other replaced. An offline source writes none (ErrOffline): the cache keeps
 // archives converted, not as published.
-func (s *Source) SaveArchive(ctx context.Context, p repo.Package, dir string) (wrote bool, err error) {
+func (s *Source) SaveArchive(ctx context.Context, p repo.Package, dir string, progress io.Writer) (wrote bool, err error) {
 	sub := filepath.Join(dir, "sha256")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		return false, err
@@ -77,7 +78,7 @@ func (s *Source) SaveArchive(ctx context.Context, p repo.Package, dir string) (w
 	}
 	defer b.Close()
 	err = saveFile(sub, p.SHA256, func(w io.Writer) error {
-		_, err := io.Copy(w, newVerifier(b, p, nil))
+		_, err := io.Copy(w, newVerifier(b, p, progress))
 		return err
 	})
 	if err != nil {

@@ -17,7 +17,7 @@ func TestSaveArchive(t *testing.T) {
 	out := t.TempDir()
 	name := filepath.Join(out, "sha256", p.SHA256)
 	for i, want := range []bool{true, false} {
-		wrote, err := s.SaveArchive(t.Context(), p, out)
+		wrote, err := s.SaveArchive(t.Context(), p, out, nil)
 		if err != nil || wrote != want {
 			t.Fatalf("save %d: wrote %v, %v; want %v", i, wrote, err, want)
 		}
@@ -29,12 +29,12 @@ func TestSaveArchive(t *testing.T) {
 		t.Errorf("mode %v, want 0644", info.Mode().Perm())
 	}
 	os.WriteFile(name, archive[:10], 0o644)
-	if wrote, err := s.SaveArchive(t.Context(), p, out); err != nil || !wrote {
+	if wrote, err := s.SaveArchive(t.Context(), p, out, nil); err != nil || !wrote {
 		t.Fatalf("a cut file: wrote %v, %v; want it replaced", wrote, err)
 	}
 	bad := p
 	bad.SHA256 = "00" + p.SHA256[2:]
-	if _, err := s.SaveArchive(t.Context(), bad, out); !errors.Is(err, ErrMismatch) {
+	if _, err := s.SaveArchive(t.Context(), bad, out, nil); !errors.Is(err, ErrMismatch) {
 		t.Fatalf("an archive of another sha256: %v, want ErrMismatch", err)
 	}
 	ents, _ := os.ReadDir(filepath.Join(out, "sha256"))

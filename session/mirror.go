@@ -3,12 +3,15 @@ package session
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"pkg/config"
 	"pkg/fetch"
 	"pkg/repo"
+	"pkg/txn"
 )
 
 // Mirrored is what Mirror wrote into a mirror directory.
@@ -83,53 +86,90 @@ func mirrorDirName(name string, r config.Repo) string {
 
 // mirrorArchives writes the archives of l, each from the source of its repository in srcs, into dir, s.Jobs at once, counting them in out.
 func (s *Session) mirrorArchives(ctx context.Context, l *repo.Lock, srcs map[string]*fetch.Source, dir string, out *Mirrored) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		slots = make(chan struct{}, max(s.Jobs, 1))
-		seen  = make(map[string]bool)
-	)
+	var pkgs []repo.Package
+	seen := make(map[string]bool)
 	for _, pk := range l.Packages {
 		if seen[pk.SHA256] {
 			continue
 		}
 		seen[pk.SHA256] = true
-		src := srcs[pk.Repo]
 		lr, _ := l.Of(pk.Repo)
-		p, err := src.Relocate(pk, lr.URL)
+		p, err := srcs[pk.Repo].Relocate(pk, lr.URL)
 		if err != nil {
 			return err
 		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			wrote, err := src.SaveArchive(ctx, p, dir)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err != nil && first == nil:
-				first = err
-				cancel()
-			case wrote:
-				out.Wrote++
-				out.Bytes += p.Size
-			case err == nil:
-				out.Kept++
+		pkgs = append(pkgs, p)
+	}
+	return s.obs.During(pkgs, func() error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var (
+			wg    sync.WaitGroup
+			mu    sync.Mutex
+			first error
+			slots = make(chan struct{}, max(s.Jobs, 1))
+		)
+		for _, p := range pkgs {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
 			}
-		})
+			if ctx.Err() != nil {
+				break
+			}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				wrote, err := s.saveArchive(ctx, srcs[p.Repo], p, dir)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err != nil && first == nil:
+					first = err
+					cancel()
+				case wrote:
+					out.Wrote++
+					out.Bytes += p.Size
+				case err == nil:
+					out.Kept++
+				}
+			})
+		}
+		wg.Wait()
+		if first == nil {
+			first = ctx.Err()
+		}
+		return first
+	})
+}
+
+// saveArchive saves p's archive from src into dir (fetch.Source.SaveArchive), the
+// observer hearing of it as of a fetch: one already there as cached.
+func (s *Session) saveArchive(ctx context.Context, src *fetch.Source, p repo.Package, dir string) (bool, error) {
+	start := time.Now()
+	progress := &firstWrite{open: func() io.Writer { return s.obs.Fetching(p) }}
+	wrote, err := src.SaveArchive(ctx, p, dir, progress)
+	ev := txn.Fetched{Package: p, How: txn.Downloaded, Elapsed: time.Since(start), Err: err}
+	if err == nil && !wrote {
+		ev.How = txn.Cached
 	}
-	wg.Wait()
-	if first == nil {
-		first = ctx.Err()
+	s.obs.Fetched(ev)
+	return wrote, err
+}
+
+// firstWrite is the writer open returns, opened at the first write: an archive a mirror
+// holds already is not said to download.
+type firstWrite struct {
+	open func() io.Writer
+	w    io.Writer
+	done bool
+}
+
+func (f *firstWrite) Write(p []byte) (int, error) {
+	if !f.done {
+		f.w, f.done = f.open(), true
 	}
-	return first
+	if f.w == nil {
+		return len(p), nil
+	}
+	return f.w.Write(p)
 }
