@@ -19,6 +19,7 @@ type NPMImport struct {
 	Cache    string       // npm's cache directory (NPMCache), "" for none
 	Registry string       // where a package without a resolved URL is downloaded from (NPMRegistry)
 	Offline  bool         // take every tarball from Cache, downloading none
+	Replace  bool         // replace an entry of the same name and version that differs (else refused: repo.CheckRepublish)
 	Jobs     int          // downloads at once
 	Signer   *repo.Signer // signs the index written, if not nil
 }
@@ -68,7 +69,7 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 	pkgs, paths := make([]repo.Package, len(got)), make([]string, len(got))
 	scripts := make(map[string][]string)
 	for i, g := range got {
-		if pkgs[i], scripts[l.Tarballs[i].Name+"@"+l.Tarballs[i].Version], err = npmEntry(g, l.Tarballs[i]); err == nil {
+		if pkgs[i], scripts[l.Tarballs[i].Name+"@"+l.Tarballs[i].Version], err = npmEntry(g, l.Tarballs[i]); err == nil && !o.Replace {
 			err = repo.CheckRepublish(dir, g.Path, before, pkgs[i])
 		}
 		if err != nil {

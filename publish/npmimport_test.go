@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"pkg/repo"
 )
 
 // tgz returns the bytes of an npm tarball whose package.json is manifest.
@@ -53,6 +55,25 @@ func TestImportNPMLock(t *testing.T) {
 	res, err = ImportNPMLock(t.Context(), dir, lock, NPMImport{Offline: true})
 	if now, _ := os.ReadFile(filepath.Join(dir, "index.json")); err != nil || len(res.New) != 0 || res.Downloaded != 0 || !bytes.Equal(now, index) || gets.Load() != 2 {
 		t.Errorf("a second import, offline: %v, %d new, index changed %v, %d GETs in all", err, len(res.New), !bytes.Equal(now, index), gets.Load())
+	}
+
+	// a 1.0.0 packed again, other bytes: refused as a republish, unless Replace.
+	a2 := tgz(t, `{"name": "a", "version": "1.0.0", "description": "again", "dependencies": {"@s/b": "^2.0.0"}}`)
+	srv2, _ := registry(t, map[string]string{"a.tgz": a2, "b.tgz": b})
+	lock = writeLock(t, map[string]map[string]any{
+		"node_modules/a":    {"version": "1.0.0", "resolved": srv2.URL + "/a.tgz", "integrity": integrity(a2)},
+		"node_modules/@s/b": {"version": "2.1.0", "resolved": srv2.URL + "/b.tgz", "integrity": integrity(b)},
+	})
+	var re *repo.RepublishError
+	if _, err := ImportNPMLock(t.Context(), dir, lock, NPMImport{}); !errors.As(err, &re) || re.Had.Name != "a" {
+		t.Errorf("an import of another a 1.0.0: %v, want a RepublishError", err)
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(now, index) {
+		t.Errorf("a refused import changed the index")
+	}
+	res, err = ImportNPMLock(t.Context(), dir, lock, NPMImport{Replace: true})
+	if err != nil || len(res.New) != 1 || res.New[0].Name != "a" || res.New[0].Summary != "again" {
+		t.Errorf("the import with Replace: %v, new %+v", err, res.New)
 	}
 }
 

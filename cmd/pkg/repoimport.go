@@ -12,7 +12,7 @@ import (
 )
 
 // entryFlags are repo add's flags that describe the one archive added.
-var entryFlags = []string{"name", "version", "depends", "provides", "conflicts", "replaces", "bin", "lib", "env", "summary", "platform", "replace"}
+var entryFlags = []string{"name", "version", "depends", "provides", "conflicts", "replaces", "bin", "lib", "env", "summary", "platform"}
 
 // repoAddArgs is repo add's Before: REPO_DIR ARCHIVE, or REPO_DIR alone with --from,
 // which takes no flag of one archive's entry.
@@ -49,7 +49,7 @@ func repoImport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := publish.ImportNPMLock(c.Context, dir, from, publish.NPMImport{Cache: cache, Registry: publish.NPMRegistry(), Offline: c.Bool("offline"), Jobs: c.Int("jobs"), Signer: signer})
+	res, err := publish.ImportNPMLock(c.Context, dir, from, publish.NPMImport{Cache: cache, Registry: publish.NPMRegistry(), Offline: c.Bool("offline"), Replace: c.Bool("replace"), Jobs: c.Int("jobs"), Signer: signer})
 	if err == nil {
 		err = repo.WriteLock(out, res.Lock)
 	}
