@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 )
 
 // Credential is what requests to a repository authenticate with: a bearer token, or else
@@ -40,8 +41,15 @@ func (c Credential) header() string {
 type credentials struct {
 	repo      Credential
 	hosts     map[string]bool // host[:port] of each location, lower case
-	netrc     *netrc          // nil: none
 	cleartext bool            // sent over http to any host, not only to a loopback one
+
+	// The netrc file is read when a request first asks for a credential, so that a
+	// command that sends none (a local repository, an offline install) never fails on
+	// a netrc file it does not need.
+	netrcFile string // "": none
+	netrcOnce sync.Once
+	netrc     *netrc // nil: none, or not read yet
+	netrcErr  error
 }
 
 // credSource is where a credential comes from.
@@ -55,29 +63,50 @@ const (
 )
 
 // credential returns the credential for requests to host, host[:port] as in a URL,
-// without the user information a URL may hold, and where it comes from.
-func (c *credentials) credential(host string) (Credential, credSource) {
+// without the user information a URL may hold, and where it comes from. It fails where
+// the netrc file it must read cannot be used (a *NetrcError).
+func (c *credentials) credential(host string) (Credential, credSource, error) {
 	if c == nil {
-		return Credential{}, fromNone
+		return Credential{}, fromNone, nil
 	}
 	host = strings.ToLower(host)
 	if !c.repo.IsZero() && c.hosts[host] {
-		return c.repo, fromRepo
+		return c.repo, fromRepo, nil
 	}
-	if c.netrc == nil {
-		return Credential{}, fromNone
+	if err := c.readNetrc(); err != nil || c.netrc == nil {
+		return Credential{}, fromNone, err
 	}
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	return c.netrc.credential(strings.Trim(host, "[]"))
+	cr, from := c.netrc.credential(strings.Trim(host, "[]"))
+	return cr, from, nil
+}
+
+// readNetrc reads c's netrc file once; one that does not exist has no entries.
+func (c *credentials) readNetrc() error {
+	c.netrcOnce.Do(func() {
+		if c.netrcFile == "" {
+			return
+		}
+		nr, err := readNetrc(c.netrcFile)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			c.netrcErr = err
+			return
+		}
+		c.netrc = nr
+	})
+	return c.netrcErr
 }
 
 // authorize adds to r, a request about to be sent, the credential for its host, and
 // refuses one that would go in cleartext to a host that is not on this machine. The
 // netrc default is not sent in cleartext at all.
 func (c *credentials) authorize(r *http.Request) (*http.Request, error) {
-	cr, from := c.credential(r.URL.Host)
+	cr, from, err := c.credential(r.URL.Host)
+	if err != nil {
+		return nil, err
+	}
 	switch h := r.Header.Get("Authorization"); {
 	case from == fromNone:
 		return r, nil
@@ -142,32 +171,16 @@ func (t authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // setCredentials makes n's requests authenticate with o's credentials: the repository's
-// for the hosts of locs, netrc's for any.
-func (n *netConfig) setCredentials(o Options, locs []location) error {
-	c := &credentials{repo: o.Credential, hosts: make(map[string]bool), cleartext: o.CleartextCredentials}
+// for the hosts of locs, netrc's for any (its file read by the first request that asks).
+func (n *netConfig) setCredentials(o Options, locs []location) {
+	c := &credentials{repo: o.Credential, hosts: make(map[string]bool), cleartext: o.CleartextCredentials, netrcFile: o.Netrc}
 	for _, l := range locs {
 		if u, err := url.Parse(l.t.url()); err == nil && u.Host != "" {
 			c.hosts[strings.ToLower(u.Host)] = true
 		}
 	}
-	if o.Netrc != "" {
-		nr, err := readNetrc(o.Netrc)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		c.netrc = nr
-	}
-	if c.repo.IsZero() && c.netrc == nil {
-		return nil
+	if c.repo.IsZero() && c.netrcFile == "" {
+		return
 	}
 	n.creds = c
-	return nil
-}
-
-// credential returns the credential for requests to host (host[:port], as in a URL): the
-// repository's, where host is one of its locations', else the netrc's. The registry
-// client sends it to the token service of that host.
-func (n *netConfig) credential(host string) (Credential, bool) {
-	c, from := n.creds.credential(host)
-	return c, from != fromNone
 }

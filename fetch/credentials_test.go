@@ -201,3 +201,42 @@ func TestCredentialHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestNetrcReadWhenAsked gives a source a netrc file pkg refuses (passwords other users
+// can read): a local repository, which sends no credential, installs all the same, and a
+// request over HTTP, which asks the file for its host, fails naming it.
+func TestNetrcReadWhenAsked(t *testing.T) {
+	open := writeNetrc(t, "machine example.org login u password secret\n")
+	if err := os.Chmod(open, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir, p := localRepo(t)
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), writeIndex(t, p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSource(dir, Options{Netrc: open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := openCache(t)
+	if _, err := c.indexOnly(t.Context(), s); err != nil {
+		t.Fatalf("index of a local repository: %v", err)
+	}
+	if err := fetchOne(c, s, p); err != nil {
+		t.Fatalf("archive of a local repository: %v", err)
+	}
+
+	srv, _ := authServer(t, "")
+	s, err = NewSource(srv.URL, Options{Netrc: open})
+	if err != nil {
+		t.Fatalf("a source over HTTP: %v, want the netrc read by its first request", err)
+	}
+	_, err = openCache(t).indexOnly(t.Context(), s)
+	ne := (*NetrcError)(nil)
+	if !errors.Is(err, ErrNetrcOpen) || !errors.As(err, &ne) || ne.File != open {
+		t.Fatalf("index over HTTP: %v, want a *NetrcError of ErrNetrcOpen naming %s", err, open)
+	}
+	if len(srv.requests()) != 0 {
+		t.Errorf("%d requests sent, want none", len(srv.requests()))
+	}
+}

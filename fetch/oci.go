@@ -57,7 +57,10 @@ func newRegistryClient(ref oci.Ref, user *url.Userinfo, n *netConfig) *oci.Clien
 // set once every location is parsed), else user.
 func registrySecret(n *netConfig, user *url.Userinfo) oci.Credentials {
 	return func(host string, to *url.URL) (oci.Secret, error) {
-		cr, from := n.creds.credential(host)
+		cr, from, err := n.creds.credential(host)
+		if err != nil {
+			return oci.Secret{}, err
+		}
 		if from != fromRepo && user != nil {
 			pass, _ := user.Password()
 			return oci.Secret{User: user.Username(), Password: pass}, nil
@@ -271,8 +274,6 @@ func Registry(loc string, o Options) (*oci.Client, error) {
 	if !ok {
 		return nil, &locationError{l.t.url(), fmt.Errorf("%w: not an oci:// reference", oci.ErrRef)}
 	}
-	if err := n.setCredentials(o, []location{l}); err != nil {
-		return nil, err
-	}
+	n.setCredentials(o, []location{l})
 	return ol.reg, nil
 }

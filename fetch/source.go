@@ -111,9 +111,7 @@ func NewSource(loc string, o Options) (*Source, error) {
 		}
 		locs = append(locs, l)
 	}
-	if err := n.setCredentials(o, locs); err != nil {
-		return nil, err
-	}
+	n.setCredentials(o, locs)
 	if s.dm, err = newDigestMirrors(o, n); err != nil {
 		return nil, err
 	}
