@@ -142,7 +142,7 @@ func parseNPMLock(data []byte, registry string) (*npmLock, error) {
 			versions[t.Name] = t.Version
 		}
 		if i, ok := byID[t.Name+"@"+t.Version]; ok {
-			if l.Tarballs[i].Integrity != t.Integrity || l.Tarballs[i].Resolved != t.Resolved {
+			if l.Tarballs[i].Integrity != t.Integrity { // another URL for the same bytes is as good
 				return nil, &NPMLockError{Key: key, Err: fmt.Errorf("%w: %s %s has integrity %s here and %s at %s", errTwice, t.Name, t.Version, t.Integrity, l.Tarballs[i].Integrity, l.Tarballs[i].Key)}
 			}
 			continue

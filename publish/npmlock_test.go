@@ -52,7 +52,7 @@ func TestParseNPMLock(t *testing.T) {
 		"node_modules/debug":                 registryEntry("debug", "4.3.4", "debug"),
 		"node_modules/ms":                    registryEntry("ms", "2.1.3", "ms 3"),
 		"node_modules/debug/node_modules/ms": registryEntry("ms", "2.1.2", "ms 2"),
-		"node_modules/other/node_modules/ms": registryEntry("ms", "2.1.2", "ms 2"),
+		"node_modules/other/node_modules/ms": {"version": "2.1.2", "resolved": "https://mirror.example/ms-2.1.2.tgz", "integrity": integrity("ms 2")}, // the same bytes
 		"node_modules/other":                 registryEntry("other", "1.0.0", "other"),
 		"node_modules/other/node_modules/in": bundled,
 		"node_modules/@s/nr":                 {"version": "1.0.0", "integrity": integrity("nr")}, // no resolved: the registry's
