@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 
 	"pkg/internal/regfile"
 	"pkg/repo"
@@ -110,7 +111,7 @@ func readNPMLock(path, registry string) (*npmLock, error) {
 // resolved URL (npm's omit-lockfile-registry-resolved) is at the registry's URL for it
 // (registryURL). It refuses a workspace, a link or a local directory, an alias, a package
 // whose resolved URL is not http(s) or whose integrity has no sha512, and one version of
-// a name with two integrities; it skips bundled packages.
+// a name with two integrities; it skips bundled packages, unchecked.
 func parseNPMLock(data []byte, registry string) (*npmLock, error) {
 	var f npmLockFile
 	if err := json.Unmarshal(data, &f); err != nil {
@@ -130,13 +131,13 @@ func parseNPMLock(data []byte, registry string) (*npmLock, error) {
 			continue
 		}
 		e := f.Packages[key]
-		t, err := e.tarball(key, registry)
-		switch {
-		case err != nil:
-			return nil, &NPMLockError{Key: key, Err: err}
-		case e.InBundle:
+		if e.InBundle && !strings.ContainsFunc(key, unicode.IsControl) { // npm alone reads it, from another's tarball; a note names it
 			l.Bundled = append(l.Bundled, key)
 			continue
+		}
+		t, err := e.tarball(key, registry)
+		if err != nil {
+			return nil, &NPMLockError{Key: key, Err: err}
 		}
 		if strings.Count(key, "node_modules/") == 1 {
 			versions[t.Name] = t.Version
@@ -201,9 +202,6 @@ func (e npmLockEntry) tarball(key, registry string) (lockTarball, error) {
 		return lockTarball{}, err
 	}
 	t := lockTarball{Key: key, Name: name, Version: e.Version, Resolved: e.Resolved, Integrity: e.Integrity}
-	if e.InBundle {
-		return t, nil
-	}
 	if t.Resolved == "" {
 		t.Resolved = registryURL(registry, name, e.Version)
 	}

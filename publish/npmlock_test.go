@@ -49,13 +49,14 @@ func TestParseNPMLock(t *testing.T) {
 		"optionalDependencies": map[string]string{"fsevents": "^2"}}
 	bundled := map[string]any{"version": "1.0.0", "inBundle": true}
 	data := lockJSON(t, root, map[string]map[string]any{
-		"node_modules/debug":                 registryEntry("debug", "4.3.4", "debug"),
-		"node_modules/ms":                    registryEntry("ms", "2.1.3", "ms 3"),
-		"node_modules/debug/node_modules/ms": registryEntry("ms", "2.1.2", "ms 2"),
-		"node_modules/other/node_modules/ms": {"version": "2.1.2", "resolved": "https://mirror.example/ms-2.1.2.tgz", "integrity": integrity("ms 2")}, // the same bytes
-		"node_modules/other":                 registryEntry("other", "1.0.0", "other"),
-		"node_modules/other/node_modules/in": bundled,
-		"node_modules/@s/nr":                 {"version": "1.0.0", "integrity": integrity("nr")}, // no resolved: the registry's
+		"node_modules/debug":                         registryEntry("debug", "4.3.4", "debug"),
+		"node_modules/ms":                            registryEntry("ms", "2.1.3", "ms 3"),
+		"node_modules/debug/node_modules/ms":         registryEntry("ms", "2.1.2", "ms 2"),
+		"node_modules/other/node_modules/ms":         {"version": "2.1.2", "resolved": "https://mirror.example/ms-2.1.2.tgz", "integrity": integrity("ms 2")}, // the same bytes
+		"node_modules/other":                         registryEntry("other", "1.0.0", "other"),
+		"node_modules/other/node_modules/in":         bundled,
+		"node_modules/other/node_modules/JSONStream": {"version": "1.3.5", "inBundle": true},             // an old name, which only npm reads
+		"node_modules/@s/nr":                         {"version": "1.0.0", "integrity": integrity("nr")}, // no resolved: the registry's
 	})
 	l, err := parseNPMLock(data, "https://r.example/npm/")
 	if err != nil {
@@ -82,7 +83,7 @@ func TestParseNPMLock(t *testing.T) {
 	if reqs := repo.JoinRequirements(l.Requires); reqs != "debug@npm:4.3.4 ms@npm:2.1.3" {
 		t.Errorf("requires %s, want debug and ms at the lock's versions (fsevents, optional, is not in it)", reqs)
 	}
-	if !slices.Equal(l.Bundled, []string{"node_modules/other/node_modules/in"}) {
+	if !slices.Equal(l.Bundled, []string{"node_modules/other/node_modules/JSONStream", "node_modules/other/node_modules/in"}) {
 		t.Errorf("bundled %q", l.Bundled)
 	}
 }
@@ -117,6 +118,7 @@ func TestParseNPMLockRefuses(t *testing.T) {
 		{"upper case", lockJSON(t, root, map[string]map[string]any{"node_modules/A": good}), "node_modules/A", errKey},
 		{"empty segment", lockJSON(t, root, map[string]map[string]any{"node_modules//a": good}), "node_modules//a", errKey},
 		{"trailing slash", lockJSON(t, root, map[string]map[string]any{"node_modules/a/": good}), "node_modules/a/", errKey},
+		{"bundled, a control character", lockJSON(t, root, map[string]map[string]any{"node_modules/a/node_modules/b\nc": {"version": "1.0.0", "inBundle": true}}), "node_modules/a/node_modules/b\nc", errKey},
 		{"not node_modules", lockJSON(t, root, map[string]map[string]any{"node_modules/a/lib/b": good}), "node_modules/a/lib/b", errKey},
 		{"alias", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("name", "b")}), "node_modules/a", errAlias},
 		{"file resolved", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "file:../a-1.0.0.tgz")}), "node_modules/a", errResolved},
