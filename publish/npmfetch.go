@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha512"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -185,7 +184,7 @@ func download(ctx context.Context, t lockTarball) (gotTarball, error) {
 	}
 	got, err := sha512File(p)
 	if err == nil && !t.allows(got) {
-		err = &integrityError{Name: t.Name, Version: t.Version, From: t.Resolved, Want: t.Integrity, Got: "sha512-" + base64.StdEncoding.EncodeToString(got)}
+		err = &integrityError{Name: t.Name, Version: t.Version, From: t.Resolved, Want: t.Integrity, Got: integrityText([][]byte{got})}
 	}
 	if err != nil {
 		cleanup()

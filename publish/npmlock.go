@@ -79,8 +79,8 @@ type lockTarball struct {
 	Key           string // the first path holding it, for messages
 	Name, Version string
 	Resolved      string   // the URL npm downloaded it from
-	Integrity     string   // as the lock writes it
-	SHA512        [][]byte // the sha512 digests Integrity allows, any one of which the tarball must have
+	Integrity     string   // the lock's sha512 integrity, SHA512 written sha512-BASE64, space-separated
+	SHA512        [][]byte // the sha512 digests the lock's integrity allows, any one of which the tarball must have
 }
 
 // npmLock is a package-lock.json read: its tarballs, sorted by name and version, the
@@ -201,7 +201,7 @@ func (e npmLockEntry) tarball(key, registry string) (lockTarball, error) {
 	if err := repo.CheckNPMVersion(e.Version); err != nil {
 		return lockTarball{}, err
 	}
-	t := lockTarball{Key: key, Name: name, Version: e.Version, Resolved: e.Resolved, Integrity: e.Integrity}
+	t := lockTarball{Key: key, Name: name, Version: e.Version, Resolved: e.Resolved}
 	if t.Resolved == "" {
 		t.Resolved = registryURL(registry, name, e.Version)
 	}
@@ -212,6 +212,7 @@ func (e npmLockEntry) tarball(key, registry string) (lockTarball, error) {
 	if t.SHA512 = sha512s(e.Integrity); len(t.SHA512) == 0 {
 		return t, fmt.Errorf("%w: %q", errNoSHA512, e.Integrity)
 	}
+	t.Integrity = integrityText(t.SHA512) // what messages print, the lock's other text left out
 	return t, nil
 }
 
@@ -242,6 +243,15 @@ func npmKeyName(key string) (string, bool) {
 		}
 	}
 	return name, true
+}
+
+// integrityText writes the sha512 digests sums as an integrity string.
+func integrityText(sums [][]byte) string {
+	texts := make([]string, len(sums))
+	for i, sum := range sums {
+		texts[i] = "sha512-" + base64.StdEncoding.EncodeToString(sum)
+	}
+	return strings.Join(texts, " ")
 }
 
 // sha512s returns the sha512 digests of an integrity string (Subresource Integrity:

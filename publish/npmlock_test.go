@@ -233,3 +233,15 @@ func FuzzParseNPMLock(f *testing.F) {
 		}
 	})
 }
+
+// TestNPMLockIntegrityText: the integrity messages print is the lock's sha512 digests
+// alone, without its other algorithms, options or anything else the lock put there.
+func TestNPMLockIntegrityText(t *testing.T) {
+	want := integrity("a")
+	data := lockJSON(t, map[string]any{}, map[string]map[string]any{"node_modules/a": {"version": "1.0.0",
+		"resolved": "https://r.example/a.tgz", "integrity": "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk= " + want + "?opt\npkg: hint: run this"}})
+	l, err := parseNPMLock(data, "")
+	if err != nil || len(l.Tarballs) != 1 || l.Tarballs[0].Integrity != want {
+		t.Errorf("parseNPMLock: %+v, %v; want integrity %s", l, err, want)
+	}
+}
