@@ -45,12 +45,12 @@ var (
 
 // ImportNPMLock adds to the repository directory dir every package the package-lock.json
 // at lockPath names (lockfileVersion 2 or 3), each tarball read from npm's cache or from
-// dir's own archive of it, else downloaded from its resolved URL, and refused unless its
-// sha512 is the lock's integrity (a package without one from o.Registry); each entry what its package.json says (Archive.Entry).
-// It returns the pkg lock of the project's requests (its dependencies, devDependencies and
-// optionalDependencies at the versions the lock has) resolved among them. The index is
-// written once, at the end; on any error the directory is as it was (repo.AddAll). A
-// second run adds nothing, and downloads nothing.
+// dir's own archive of it, else downloaded from its resolved URL (o.Registry's for one
+// without), and refused unless its sha512 is the lock's integrity; each entry what its
+// package.json says (Archive.Entry). It returns the pkg lock of the project's requests
+// (its dependencies, devDependencies and optionalDependencies at the versions the lock
+// has) resolved among them. The index is written once, at the end; on any error the
+// directory is as it was (repo.AddAll). A second run adds and downloads nothing.
 func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imported, error) {
 	l, err := readNPMLock(lockPath, o.Registry)
 	if err != nil {
@@ -67,7 +67,7 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 	defer removeGot(got)
 	res := &Imported{Bundled: l.Bundled, Created: created, Scripts: make(map[string][]string)}
 	pkgs, paths := make([]repo.Package, len(got)), make([]string, len(got))
-	scripts := make(map[string][]string)
+	scripts := make(map[string][]string) // by name@version, an npm package's Key
 	for i, g := range got {
 		if pkgs[i], scripts[l.Tarballs[i].Name+"@"+l.Tarballs[i].Version], err = npmEntry(g, l.Tarballs[i]); err == nil && !o.Replace {
 			err = repo.CheckRepublish(dir, g.Path, before, pkgs[i])
@@ -90,7 +90,7 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 	for _, p := range res.Packages {
 		if !slices.ContainsFunc(before.Packages, func(q repo.Package) bool { return same(p, q) }) {
 			res.New = append(res.New, p)
-			res.Scripts[p.Key()] = scripts[p.Name+"@"+p.Version]
+			res.Scripts[p.Key()] = scripts[p.Key()]
 		}
 	}
 	res.Lock, res.Unused, err = npmRepoLock(dir, res.Packages, taken, l.Requires)
