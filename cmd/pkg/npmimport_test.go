@@ -103,7 +103,8 @@ func TestRepoAddFromNPMLock(t *testing.T) {
 }
 
 // TestRepoAddFromNPMLockRefuses: a tarball whose bytes are not its integrity's, a lock of
-// npm 6, and flags of one archive are refused, the repository unchanged.
+// npm 6, flags of one archive and a lockfile that cannot be written are refused, the
+// repository unchanged.
 func TestRepoAddFromNPMLockRefuses(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
@@ -124,6 +125,8 @@ func TestRepoAddFromNPMLockRefuses(t *testing.T) {
 		{[]string{"--from", p.lock, "--name", "a"}, 2, []string{"--name describes one archive"}},
 		{[]string{"--from", p.lock, "extra"}, 2, []string{`unexpected argument "extra"`}},
 		{[]string{"--lock", "x.lock", "a.tgz"}, 2, []string{"--lock goes with --from"}},
+		{[]string{"--from", p.lock, "--npm-cache", p.cache, "--lock", filepath.Join(base, "missing", "x.lock")}, 1, []string{"write lockfile " + filepath.Join(base, "missing", "x.lock")}},
+		{[]string{"--from", p.lock, "--npm-cache", p.cache, "--lock", base}, 1, []string{"write lockfile " + base}},
 	} {
 		_, stderr, code := e.pkg(append([]string{"repo", "add", dir}, tt.args...)...)
 		for _, want := range tt.stderr {

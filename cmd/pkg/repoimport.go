@@ -1,9 +1,12 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 
 	"pkg/cmd/pkg/internal/cliusage"
 	"pkg/publish"
@@ -45,6 +48,9 @@ func repoImport(c *cli.Context) error {
 	if !c.IsSet("npm-cache") {
 		cache = publish.NPMCache()
 	}
+	if err := lockWritable(out); err != nil {
+		return err
+	}
 	signer, keys, err := newSigner(c, "")
 	if err != nil {
 		return err
@@ -61,6 +67,19 @@ func repoImport(c *cli.Context) error {
 	tellAll(c, say, lines)
 	if signer != nil && len(res.New) > 0 {
 		saySigned(c, dir, res.Meta, keys)
+	}
+	return nil
+}
+
+// lockWritable refuses, before the repository changes, a lockfile path the import could
+// not write at its end (a missing or read-only directory, a directory at the path): the
+// import would otherwise leave the repository changed and no lockfile.
+func lockWritable(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		return &os.PathError{Op: "repo add: write lockfile", Path: path, Err: syscall.EISDIR}
+	}
+	if err := unix.Access(filepath.Dir(path), unix.W_OK|unix.X_OK); err != nil {
+		return &os.PathError{Op: "repo add: write lockfile", Path: path, Err: err}
 	}
 	return nil
 }
