@@ -88,9 +88,9 @@ func within(p, dir string) bool {
 // folded directories back; each staged package folds its topmost directories that it alone
 // lists after the change, that are foldable, hold minFold entries or more, that it may
 // move (a directory moved to another parent must be writable) and that the prefix lacks
-// (or holds folded by its version before); an installed package that stays has a folded directory that
-// another now lists moved back into its tree, and its paths under it, which next gains,
-// linked. It returns the folds in the order the roll-forward makes them, and the new
+// (or holds folded by its version before); an installed package that stays has a folded
+// directory that another now lists moved back into its tree, and its paths under it, which
+// next gains, linked. It returns the folds in the order the roll-forward makes them, and the new
 // Record.Folded of the packages unfolded. It reads one status per candidate directory.
 func (r *Root) planFolds(installed map[string]*db.Record, staged []*Staged, leaving map[string]bool, next map[string]db.Owners) ([]db.Fold, map[string][]string, error) {
 	var folds []db.Fold
@@ -116,10 +116,8 @@ func (r *Root) planFolds(installed map[string]*db.Record, staged []*Staged, leav
 			}
 			i := slices.IndexFunc(folds, func(f db.Fold) bool { return f.Name == s.rec.Key() && f.Path == e.path })
 			var st unix.Stat_t
-			if err := r.stat(prefixPlace(e.path), &st); err == nil && (i < 0 || st.Ino != folds[i].Old) {
-				continue // linked file by file, or the user's: it stays so
-			} else if err != nil && !errors.Is(err, unix.ENOENT) {
-				return nil, nil, &os.PathError{Op: "lstat", Path: r.path(e.path), Err: err}
+			if err := r.stat(prefixPlace(e.path), &st); err == nil && (i < 0 || st.Ino != folds[i].Old) || err != nil && !errors.Is(err, unix.ENOENT) {
+				continue // linked file by file, the user's, or beneath the user's symlink: linked as it is
 			}
 			if err := r.stat(place{staging, s.name + "/" + e.member}, &st); err != nil {
 				return nil, nil, &os.PathError{Op: "lstat", Path: r.pathOf(place{staging, s.name + "/" + e.member}), Err: err}

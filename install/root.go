@@ -449,6 +449,12 @@ func (r *Root) swappedElsewhere(name string, dst, other place) (swapped, sure bo
 	} else if err != nil {
 		return false, false
 	}
+	if rec, err := r.db.Get(name); err == nil && len(rec.Folded) > 0 {
+		// Its folded directories are in the prefix, each an empty placeholder in its tree.
+		files = slices.DeleteFunc(files, func(f db.File) bool {
+			return slices.ContainsFunc(rec.Folded, func(m string) bool { return f.Path != m && within(f.Path, m) })
+		})
+	}
 	dstFd, err := r.open(dst, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return false, false
