@@ -59,7 +59,12 @@ for kind in $FS; do
 				"$b" $g install "$name" && sync -f "$mnt"
 				timed "$b" "'$b' $g remove $name"
 			done
-			"$pkg" $g install "$name" && mv "$mnt/r/pkgs/$name" "$mnt/pt" && "$pkg" $g remove "$name" && sync -f "$mnt"
+			"$pkg" $g install "$name" && mv "$mnt/r/pkgs/$name" "$mnt/pt"
+			# A folded directory is in the prefix, an empty placeholder in the tree: put it back.
+			(cd "$mnt/pt" && find . -mindepth 1 -type d -empty) | while read -r p; do
+				if [ -d "$mnt/r/$p" ]; then rmdir "$mnt/pt/$p" && mv "$mnt/r/$p" "$mnt/pt/$p"; fi
+			done
+			"$pkg" $g remove "$name" && sync -f "$mnt"
 			timed "rm-rf-of-pkg's-tree" "rm -rf '$mnt/pt'"
 			cp -a --reflink=always "$mnt/t" "$mnt/c" && sync -f "$mnt"
 			timed "rm-rf-of-a-reflinked-copy" "rm -rf '$mnt/c'"
