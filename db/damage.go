@@ -85,14 +85,16 @@ const (
 	sumSize  = len(sumMagic) + 8 + 8 + 8 + 4 // magic, txid, pages, total, CRC-32C of the rest
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli returns the CRC-32C table, built on first use (hash/crc32 keeps it) rather than
+// at the start of every command.
+func castagnoli() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) }
 
 func (s sum) encode() []byte {
 	b := append([]byte(sumMagic), make([]byte, sumSize-len(sumMagic))...)
 	binary.BigEndian.PutUint64(b[8:], s.txid)
 	binary.BigEndian.PutUint64(b[16:], s.pages)
 	binary.BigEndian.PutUint64(b[24:], s.total)
-	binary.BigEndian.PutUint32(b[32:], crc32.Checksum(b[:32], castagnoli))
+	binary.BigEndian.PutUint32(b[32:], crc32.Checksum(b[:32], castagnoli()))
 	return b
 }
 
@@ -108,7 +110,7 @@ func (d *DB) readSum() (sum, bool) {
 	n, _ := io.ReadFull(f, b)
 	b = b[:n]
 	if n != sumSize || !bytes.HasPrefix(b, []byte(sumMagic)) ||
-		binary.BigEndian.Uint32(b[32:]) != crc32.Checksum(b[:32], castagnoli) {
+		binary.BigEndian.Uint32(b[32:]) != crc32.Checksum(b[:32], castagnoli()) {
 		return sum{}, false
 	}
 	return sum{txid: binary.BigEndian.Uint64(b[8:]), pages: binary.BigEndian.Uint64(b[16:]), total: binary.BigEndian.Uint64(b[24:])}, true
@@ -139,7 +141,7 @@ func sumAll(tx *bolt.Tx, f *os.File) (sum, error) {
 				return fmt.Errorf("read pages %d to %d of %d: %w", from, from+n, s.pages, err)
 			}
 			for i := range n {
-				s.total += pageHash(uint64(from+i), crc32.Checksum(buf[i*size:(i+1)*size], castagnoli))
+				s.total += pageHash(uint64(from+i), crc32.Checksum(buf[i*size:(i+1)*size], castagnoli()))
 			}
 			from += n
 		}
@@ -224,7 +226,7 @@ func sumSince(tx *bolt.Tx, f *os.File, prev sum) (sum, error) {
 		if _, err := f.ReadAt(buf, int64(id)*size); err != nil {
 			return 0, fmt.Errorf("read page %d of %d: %w", id, s.pages, err)
 		}
-		return pageHash(id, crc32.Checksum(buf, castagnoli)), nil
+		return pageHash(id, crc32.Checksum(buf, castagnoli())), nil
 	}
 	inUse := func(id, pages uint64, free map[uint64]bool) bool { return id >= 2 && id < pages && !free[id] }
 	// Freed: in use before, not now; allocated: in use now, not before. Either was free

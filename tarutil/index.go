@@ -34,9 +34,11 @@ const maxIndexRecord = 2*maxPathLen + 128
 var (
 	// ErrIndex reports an index that is damaged or does not describe its tar.
 	ErrIndex = errors.New("tarutil: index damaged")
-
-	crcTable = crc32.MakeTable(crc32.Castagnoli)
 )
+
+// crcTable returns the CRC-32C table, built on first use (hash/crc32 keeps it) rather than
+// at the start of every command.
+func crcTable() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) }
 
 // indexWriter writes an index a record at a time, with a sticky error.
 type indexWriter struct {
@@ -47,7 +49,7 @@ type indexWriter struct {
 }
 
 func newIndexWriter(w io.Writer) *indexWriter {
-	crc := crc32.New(crcTable)
+	crc := crc32.New(crcTable())
 	x := &indexWriter{bw: bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10), crc: crc, b: make([]byte, 0, maxIndexRecord)}
 	x.bw.WriteString(indexMagic)
 	return x
@@ -103,7 +105,7 @@ func ReadIndex(r io.ReaderAt, size, tarSize int64) ([]Member, error) {
 	if _, err := r.ReadAt(end[:], size-indexTrailer); err != nil {
 		return nil, fmt.Errorf("tarutil: read index: %w", err)
 	}
-	crc := crc32.New(crcTable)
+	crc := crc32.New(crcTable())
 	bp := copyPool.Get().(*[]byte)
 	_, err := io.CopyBuffer(crc, io.NewSectionReader(r, 0, size-4), *bp)
 	copyPool.Put(bp)

@@ -33,6 +33,12 @@ func main() {
 // repositories, lockfiles and other users, and their escapes must not reach a terminal.
 func run(args []string, stdout, stderr io.Writer) int {
 	stdout, stderr = termtext.NewWriter(stdout), termtext.NewWriter(stderr)
+	if len(args) == 2 && (args[1] == "--version" || args[1] == "-v") {
+		// Answered before the commands are built, as urfave/cli's VersionPrinter words it:
+		// scripts ask it often, and it should cost what a program's start costs.
+		fmt.Fprintf(stdout, "pkg version %s\n", buildinfo.Version())
+		return 0
+	}
 	app := newApp(stdout, stderr)
 	var dirs []string // the root and the cache, once known
 	app.Before = func(c *cli.Context) error {

@@ -496,6 +496,14 @@ func TestUsage(t *testing.T) {
 	if out, _, code := e.pkg("--version"); code != 0 || !strings.HasPrefix(out, "pkg version ") || !strings.Contains(out, runtime.Version()) {
 		t.Errorf("--version: exit %d, %q", code, out)
 	}
+	// run answers a lone --version or -v before building the commands; urfave/cli answers it
+	// among other flags: the same line.
+	viaCLI, _, _ := e.pkg("--quiet", "--version")
+	for _, v := range []string{"--version", "-v"} {
+		if out, _, _ := e.pkg(v); out != viaCLI {
+			t.Errorf("pkg %s: %q, pkg --quiet --version: %q", v, out, viaCLI)
+		}
+	}
 	missing := filepath.Join(t.TempDir(), "nope")
 	if _, stderr, code := e.pkg("--repo", missing, "search"); code != 1 || !strings.Contains(stderr, "no repository at "+missing) ||
 		!strings.Contains(stderr, "pkg: hint: check --repo (PKG_REPO)") {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"mime"
 	"regexp"
+	"sync"
 )
 
 // The media types of pkg's artifact (docs/formats.md): an OCI image manifest whose
@@ -53,7 +54,8 @@ type Manifest struct {
 	Annotations   map[string]string `json:"annotations,omitempty"`
 }
 
-var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+// digestRE is compiled on first use, not at every pkg command's start.
+var digestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
 
 // Digest returns the sha256 digest of b, as a registry names blobs.
 func Digest(b []byte) string {
@@ -84,7 +86,7 @@ func ParseManifest(b []byte, contentType string) (*Manifest, error) {
 		return nil, fmt.Errorf("%w: artifactType %.80q, want %s", ErrManifest, m.ArtifactType, ArtifactType)
 	}
 	for _, d := range append([]Descriptor{m.Config}, m.Layers...) {
-		if !digestRE.MatchString(d.Digest) || d.Size < 0 {
+		if !digestRE().MatchString(d.Digest) || d.Size < 0 {
 			return nil, fmt.Errorf("%w: descriptor of digest %.80q, size %d", ErrManifest, d.Digest, d.Size)
 		}
 	}
@@ -103,7 +105,7 @@ func (m *Manifest) Layer(title string) (Descriptor, bool) {
 }
 
 // ValidDigest reports whether d is a sha256 digest as pkg names blobs.
-func ValidDigest(d string) bool { return digestRE.MatchString(d) }
+func ValidDigest(d string) bool { return digestRE().MatchString(d) }
 
 // NewLayer returns the descriptor of a layer: the blob of digest d and size bytes, of
 // media type mediaType, titled with the file name title.

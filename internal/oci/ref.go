@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The schemes of a reference. oci is https, but for a registry on a loopback host, which
@@ -35,10 +36,13 @@ type Ref struct {
 	Tag    string
 }
 
-// The grammar of names and tags (distribution-spec, "Pulling manifests").
+// The grammar of names and tags (distribution-spec, "Pulling manifests"), compiled on first
+// use: every pkg command would pay for them at start.
 var (
-	nameRE = regexp.MustCompile(`^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*$`)
-	tagRE  = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
+	nameRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*$`)
+	})
+	tagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`) })
 )
 
 // maxName bounds a repository name: the spec leaves it to registries, most take 255 bytes.
@@ -66,9 +70,9 @@ func ParseRef(u *url.URL) (Ref, error) {
 		return Ref{}, fmt.Errorf("%w: a query or fragment is not part of a repository", ErrRef)
 	case path == "":
 		return Ref{}, fmt.Errorf("%w: no repository name after the host (oci://HOST/NAMESPACE/REPO[:TAG])", ErrRef)
-	case len(path) > maxName || !nameRE.MatchString(path):
+	case len(path) > maxName || !nameRE().MatchString(path):
 		return Ref{}, fmt.Errorf("%w: repository name %q is not lowercase letters and digits separated by '.', '_', '-' and '/'", ErrRef, path)
-	case !tagRE.MatchString(r.Tag):
+	case !tagRE().MatchString(r.Tag):
 		return Ref{}, fmt.Errorf("%w: tag %q is not letters, digits, '.', '_' and '-', at most 128", ErrRef, r.Tag)
 	}
 	return r, nil
