@@ -107,7 +107,8 @@ type DB struct {
 
 	mu     sync.Mutex // held by each transaction
 	hold   bool       // Options.Hold, until Release
-	reader *bolt.DB   // open read-only since the last write, if hold
+	reader *bolt.DB   // open since the last write, if hold: read-only, or that write's (kept)
+	kept   bool       // reader is the last write's handle, its lock made shared (keep)
 
 	file      *os.File     // the last bbolt opened, for advance; d.mu is held
 	allocated atomic.Int64 // size up to which this DB gave the file its blocks
@@ -435,7 +436,7 @@ func (d *DB) dropReader() error {
 		return nil
 	}
 	err := d.reader.Close()
-	d.reader = nil
+	d.reader, d.kept = nil, false
 	return err
 }
 
@@ -698,12 +699,10 @@ func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 func (d *DB) write(what string, sum bool, fn func(tx *bolt.Tx) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.dropReader()
-	b, err := d.open(false)
+	b, err := d.writer()
 	if err != nil {
 		return err
 	}
-	defer b.Close()
 	err = d.protect(func() error {
 		return b.Update(func(tx *bolt.Tx) error {
 			if err := d.prepare(tx); err != nil {
@@ -713,11 +712,40 @@ func (d *DB) write(what string, sum bool, fn func(tx *bolt.Tx) error) error {
 		})
 	})
 	if err != nil {
+		b.Close()
 		return fmt.Errorf("db: %s: %w", what, err)
 	}
 	d.allocate()
 	d.advance(b, d.file, sum)
+	if !d.keep(b) {
+		b.Close()
+	}
 	return nil
+}
+
+// writer returns the handle for a write transaction; d.mu is held. It is the last write's
+// (keep), its lock made exclusive again, where no other process reads meanwhile; else the
+// file opened anew, checked, once the reader is closed. Under Options.Hold nothing but this
+// process writes the file, so the handle kept needs no check again.
+func (d *DB) writer() (*bolt.DB, error) {
+	if b := d.reader; b != nil && d.kept && unix.Flock(int(d.file.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+		d.reader, d.kept = nil, false
+		return b, nil
+	}
+	d.dropReader() // a failed conversion of the lock may have dropped it (flock(2)): closed here
+	return d.open(false)
+}
+
+// keep keeps b, whose write transaction has committed, as the reader until the next write
+// (Options.Hold), so that the reads between writes, and the next write, open nothing: its
+// lock is made shared, as a read-only open's is, so that other processes may read. False
+// where d does not hold the file, or the lock could not be made shared; d.mu is held.
+func (d *DB) keep(b *bolt.DB) bool {
+	if !d.hold || unix.Flock(int(d.file.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil {
+		return false
+	}
+	d.reader, d.kept = b, true
+	return true
 }
 
 // allocate gives the database file blocks for all of its size, once it has grown. bbolt

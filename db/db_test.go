@@ -436,3 +436,56 @@ func TestHeldReader(t *testing.T) {
 		t.Errorf("List after Release and another's write: %v, %v", ps, err)
 	}
 }
+
+// TestKeptWriter checks that a DB holding its file (Options.Hold) serves the reads after a
+// write, and the next write, from that write's open of the file, letting other processes
+// read meanwhile; and that a write while another process reads waits for it, as one that
+// opens the file does.
+func TestKeptWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d, err := Open(path, Options{Hold: true, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Release()
+	if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := d.file
+	if ps, err := d.List(); err != nil || len(ps) != 1 {
+		t.Errorf("List after a write: %v, %v", ps, err)
+	}
+	if ps, err := open(t, path).List(); err != nil || len(ps) != 1 {
+		t.Errorf("another DB's List after a write: %v, %v", ps, err)
+	}
+	if err := d.Commit(nil, nil, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	if d.file != first {
+		t.Error("a write, the reads after it and the next write opened the file more than once")
+	}
+	if ps, err := d.List(); err != nil || len(ps) != 0 {
+		t.Errorf("List after the second write: %v, %v", ps, err)
+	}
+
+	files := writeFiles(t, d, nil)
+	reader, err := os.Open(path) // another process reading: its shared lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	if err := unix.Flock(int(reader.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	var busy *BusyError
+	if err := d.Commit([]*Record{{Name: "b", Version: "1"}}, []*FileList{files}, nil); !errors.As(err, &busy) {
+		t.Errorf("a write while another process reads: %v, want a *BusyError", err)
+	}
+	unix.Flock(int(reader.Fd()), unix.LOCK_UN)
+	if err := d.Commit([]*Record{{Name: "b", Version: "1"}}, []*FileList{files}, nil); err != nil {
+		t.Errorf("a write once the other process has read: %v", err)
+	}
+	if ps, err := d.List(); err != nil || len(ps) != 1 || ps[0].Name != "b" {
+		t.Errorf("List after the third write: %v, %v", ps, err)
+	}
+}
