@@ -362,9 +362,7 @@ func idxName(sha string) string { return sha + ".idx" }
 
 // Has reports whether the archive with this sha256 is in the cache.
 func (c *Cache) Has(sha string) bool {
-	_, err := statAt(c.tars, tarName(sha))
-	_, serr := statAt(c.tars, idxName(sha))
-	return err == nil && serr == nil
+	return existsAt(c.tars, tarName(sha)) && existsAt(c.tars, idxName(sha))
 }
 
 // readEntryHeader splits the start of an entry's index file into its first line's fields,
@@ -419,7 +417,7 @@ func (c *Cache) cached(p repo.Package) (bool, error) {
 	if err != nil {
 		return false, nil
 	}
-	if _, err := statAt(c.tars, idxName(p.SHA256)); err != nil {
+	if !existsAt(c.tars, idxName(p.SHA256)) {
 		return false, nil
 	}
 	if _, err := c.Members(p.SHA256); errors.Is(err, ErrDamaged) {

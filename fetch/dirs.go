@@ -36,6 +36,13 @@ func statAt(d *os.File, name string) (fs.FileInfo, error) {
 	return f.Stat()
 }
 
+// existsAt reports whether the directory d has a file name, a symlink counted as itself: one
+// fstatat, where statAt opens, stats and closes.
+func existsAt(d *os.File, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
 // removeAt removes the file name of d; a symlink there is removed, not followed.
 func removeAt(d *os.File, name string) error {
 	if err := unix.Unlinkat(int(d.Fd()), name, 0); err != nil {
