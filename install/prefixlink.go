@@ -161,7 +161,7 @@ func (r *Root) newRoll(p *db.Pending, k *known) (*roll, error) {
 		}
 	}
 	for _, f := range p.Folds {
-		if rec := rf.recs[f.Name]; rec != nil && f.Back == relOf(place{pkgs, f.Name}) { // unfolded: its paths are linked
+		if rec := rf.recs[f.Name]; rec != nil && f.Back == relOf(treeOf(f.Name)) { // unfolded: its paths are linked
 			_, files, err := r.db.Installed(f.Name)
 			if err != nil {
 				rf.close()
@@ -202,7 +202,7 @@ func (rf *roll) close() {
 func (rf *roll) unfolded() []string {
 	var names []string
 	for _, f := range rf.folds {
-		if f.Back == relOf(place{pkgs, f.Name}) && !slices.Contains(names, f.Name) {
+		if f.Back == relOf(treeOf(f.Name)) && !slices.Contains(names, f.Name) {
 			names = append(names, f.Name)
 		}
 	}
