@@ -752,18 +752,15 @@ func (d *DB) keep(b *bolt.DB) bool {
 // grows the file with ftruncate, which leaves a hole that the next commits write into: on a
 // full filesystem those writes fail, and a remove, which frees space, could not be
 // recorded. Best effort: where the filesystem cannot (or is full already), the file stays
-// as it is.
+// as it is. A file with blocks for all its size already, from an earlier process, is not
+// allocated again: each command's first write would pay a fallocate. d.mu is held; d.file
+// is the write transaction's, open read-write.
 func (d *DB) allocate() {
-	size, err := d.size(d.path)
-	if err != nil || size <= d.allocated.Load() {
+	var st unix.Stat_t
+	if unix.Fstat(int(d.file.Fd()), &st) != nil || st.Size <= d.allocated.Load() {
 		return
 	}
-	f, err := d.openFile(d.path, os.O_WRONLY, 0)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	if unix.Fallocate(int(f.Fd()), 0, 0, size) == nil {
-		d.allocated.Store(size)
+	if st.Blocks*512 >= st.Size || unix.Fallocate(int(d.file.Fd()), 0, 0, st.Size) == nil {
+		d.allocated.Store(st.Size)
 	}
 }

@@ -310,6 +310,35 @@ func TestNoHoles(t *testing.T) {
 	}
 }
 
+// TestHoleOfAnother checks that the first write of a process gives the database blocks for
+// the size another left with a hole (its own file grown by ftruncate, then cut short), on
+// XFS, as it does for the size it grows itself.
+func TestHoleOfAnother(t *testing.T) {
+	path := filepath.Join(testfs.Mount(t, "xfs"), "db")
+	if err := open(t, path).SetIntents(nil); err != nil {
+		t.Fatal(err)
+	}
+	st := blocks(t, path)
+	if err := os.Truncate(path, st.Size+1<<20); err != nil { // a hole of 1 MiB at the end
+		t.Fatal(err)
+	}
+	if err := open(t, path).SetIntents(nil); err != nil {
+		t.Fatal(err)
+	}
+	if st := blocks(t, path); st.Blocks*512 < st.Size {
+		t.Errorf("%d bytes of blocks for a file of %d", st.Blocks*512, st.Size)
+	}
+}
+
+// blocks returns the stat of the file at path.
+func blocks(t *testing.T, path string) unix.Stat_t {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // TestFirstCommitsSyncs counts, with strace, the fsyncs and fdatasyncs of a new database's
 // creation and first two write transactions (a root's first install: its intents, then its
 // records) on XFS: one fsync for the creation, which needs no directory fsync there, and
