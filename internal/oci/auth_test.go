@@ -3,6 +3,7 @@ package oci
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -34,6 +35,26 @@ func TestParseChallenges(t *testing.T) {
 		if got := parseChallenges(tc.in); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("parseChallenges(%q) = %v, want %v", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestHugeChallenge: a WWW-Authenticate header as large as net/http reads (10 MiB) of
+// challenges or parameters without end keeps a few of each, where it allocated 972 MiB.
+func TestHugeChallenge(t *testing.T) {
+	var params strings.Builder
+	params.WriteString("Bearer realm=\"https://a/t\"")
+	for i := 0; params.Len() < 10<<20; i++ {
+		fmt.Fprintf(&params, ",p%d=x", i)
+	}
+	for _, h := range []string{strings.Repeat("a ", 5<<20), params.String()} {
+		var cs []challenge
+		allocs := testing.AllocsPerRun(1, func() { cs = parseChallenges([]string{h}) })
+		if len(cs) > maxChallenges || len(cs[0].params) > maxParams || allocs > 100 {
+			t.Errorf("%.20q...: %d challenges, %d parameters in the first, %.0f allocations", h, len(cs), len(cs[0].params), allocs)
+		}
+	}
+	if cs := parseChallenges([]string{params.String()}); cs[0].params["realm"] != "https://a/t" {
+		t.Errorf("realm %q, want the first parameter's", cs[0].params["realm"])
 	}
 }
 

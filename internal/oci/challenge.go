@@ -9,8 +9,17 @@ type challenge struct {
 	params map[string]string
 }
 
+// maxChallenges and maxParams bound what parseChallenges keeps of headers the registry
+// writes, up to net/http's 10 MiB: a registry sends one or two challenges of a few
+// parameters.
+const (
+	maxChallenges = 8
+	maxParams     = 16
+)
+
 // parseChallenges reads the challenges of the WWW-Authenticate headers values, several
-// per header or one header each; what cannot be read ends its header.
+// per header or one header each, the first maxChallenges with their first maxParams
+// parameters; what cannot be read ends its header.
 func parseChallenges(values []string) []challenge {
 	var out []challenge
 	for _, v := range values {
@@ -24,6 +33,9 @@ func parseChallenges(values []string) []challenge {
 			}
 			l.skip(" \t")
 			if cur < 0 || !l.next('=') {
+				if len(out) == maxChallenges {
+					return out
+				}
 				out = append(out, challenge{scheme: strings.ToLower(tok), params: map[string]string{}})
 				cur = len(out) - 1
 				continue
@@ -33,7 +45,9 @@ func parseChallenges(values []string) []challenge {
 			if !ok {
 				break
 			}
-			out[cur].params[strings.ToLower(tok)] = val
+			if len(out[cur].params) < maxParams {
+				out[cur].params[strings.ToLower(tok)] = val
+			}
 		}
 	}
 	return out
