@@ -120,6 +120,7 @@ func parseNetrc(text string) (*netrc, int, error) {
 	n := &netrc{}
 	lx := &netrcLexer{s: text, line: 1}
 	var cur *Credential // the entry the keywords fill
+	prev := ""          // the keyword before this one
 	for {
 		tok, ok, err := lx.next()
 		switch {
@@ -128,6 +129,8 @@ func parseNetrc(text string) (*netrc, int, error) {
 		case !ok:
 			return n, 0, nil
 		}
+		kw := prev
+		prev = tok
 		switch tok {
 		case "machine":
 			host, err := lx.value(tok)
@@ -161,6 +164,10 @@ func parseNetrc(text string) (*netrc, int, error) {
 			}
 			lx.skipMacro()
 		default:
+			if kw == "password" {
+				// Not quoted: most likely the rest of a password holding a space.
+				return nil, lx.line, errors.New("unknown keyword after a password (quote a password holding spaces)")
+			}
 			return nil, lx.line, fmt.Errorf("unknown keyword %.40q", tok)
 		}
 	}

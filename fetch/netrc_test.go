@@ -52,12 +52,13 @@ func TestParseNetrcErrors(t *testing.T) {
 		{"machine a\n\nport 21", 3},
 		{"default\ndefault", 2},
 		{"machine a password \"x\ny\"", 1},
+		{"machine a login u password two words", 1},
 	} {
 		_, line, err := parseNetrc(tc.text)
 		if err == nil || line != tc.line {
 			t.Errorf("%q: line %d: %v, want an error at line %d", tc.text, line, err, tc.line)
 		}
-		if err != nil && (strings.Contains(err.Error(), "open") || strings.Contains(err.Error(), "\"x")) {
+		if err != nil && (strings.Contains(err.Error(), "open") || strings.Contains(err.Error(), "\"x") || strings.Contains(err.Error(), "words")) {
 			t.Errorf("%q: the error quotes a value: %v", tc.text, err)
 		}
 	}
