@@ -24,6 +24,7 @@ const (
 	minTokenLife     = 60 * time.Second
 	tokenTimeout     = 30 * time.Second // a token request, from its start to its last byte
 	maxTokenResponse = 1 << 20          // 1 MiB: a token server's answer
+	maxRedirects     = 10               // of a token request, without Options.CheckRedirect: net/http's own limit
 )
 
 // Credentials returns what authenticates requests for the registry at host
@@ -48,8 +49,8 @@ type Options struct {
 	// http.DefaultTransport.
 	Transport http.RoundTripper
 	// CheckRedirect is the redirect policy of token requests and of the Client's own
-	// requests (uploads); whatever it allows, a token request never goes from https to
-	// http.
+	// requests (uploads); whatever it allows, a token request's redirect is checked as its
+	// realm is (checkRealm), and never goes from https to http. Nil is net/http's.
 	CheckRedirect func(req *http.Request, via []*http.Request) error
 	Credentials   Credentials
 	UserAgent     string
@@ -100,11 +101,16 @@ func NewClient(r Ref, o Options) *Client {
 	}
 	c := &Client{ref: r, base: base, creds: o.Credentials, agent: o.UserAgent, now: time.Now, tokens: map[string]token{}}
 	c.auth = &http.Client{Transport: base, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
-			return &RealmError{Registry: r.Registry(), Realm: req.URL.Redacted(), Reason: "redirects from https to plain http"}
+		if _, err := c.checkRealm(req.Context(), req.URL.String()); err != nil {
+			return err
 		}
-		if o.CheckRedirect != nil {
+		switch {
+		case via[0].URL.Scheme == "https" && req.URL.Scheme != "https":
+			return &RealmError{Registry: r.Registry(), Realm: req.URL.Redacted(), Reason: "redirects from https to plain http"}
+		case o.CheckRedirect != nil:
 			return o.CheckRedirect(req, via)
+		case len(via) >= maxRedirects:
+			return fmt.Errorf("oci: registry %s: token realm stopped after %d redirects", r.Registry(), maxRedirects)
 		}
 		return nil
 	}}

@@ -228,6 +228,7 @@ type fakeNet struct {
 	mu    sync.Mutex
 	hosts []string
 	realm string // the challenge's realm
+	to    string // where the realm redirects, if not ""
 }
 
 func (f *fakeNet) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -240,6 +241,9 @@ func (f *fakeNet) RoundTrip(req *http.Request) (*http.Response, error) {
 	if strings.HasPrefix(req.URL.Path, "/v2/") && req.Header.Get("Authorization") == "" {
 		h.Set("WWW-Authenticate", `Bearer realm="`+f.realm+`",service="s"`)
 		code, body = http.StatusUnauthorized, ""
+	} else if f.to != "" && !strings.HasPrefix(req.URL.Path, "/v2/") {
+		h.Set("Location", f.to)
+		code, body = http.StatusFound, ""
 	}
 	return &http.Response{StatusCode: code, Status: http.StatusText(code), Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
 }
@@ -289,6 +293,31 @@ func TestRealm(t *testing.T) {
 		case !tc.refused && (err != nil || !asked):
 			t.Errorf("%s with realm %s: %v, asked the realm %v; want it asked", tc.registry, tc.realm, err, asked)
 		}
+	}
+}
+
+// TestRealmRedirect: a realm's redirect is checked as the realm is: one to a loopback or
+// link-local address the registry is not on, or to plain http, is refused unasked; a
+// realm redirecting to itself is left after 10 redirects.
+func TestRealmRedirect(t *testing.T) {
+	u, _ := url.Parse("oci://203.0.113.5/pkg/main")
+	ref, err := ParseRef(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []string{"https://169.254.169.254/latest/meta-data", "https://127.0.0.1:8443/token", "http://198.51.100.8/token"} {
+		f := &fakeNet{realm: "https://198.51.100.7/token", to: to}
+		c := NewClient(ref, Options{Transport: f})
+		_, err := (&http.Client{Transport: c}).Get(ref.BlobURL(Digest(nil)).String())
+		var re *RealmError
+		if !errors.As(err, &re) || len(f.hosts) != 2 {
+			t.Errorf("realm redirecting to %s: %v, hosts asked %q; want a *RealmError, %s unasked", to, err, f.hosts, to)
+		}
+	}
+	f := &fakeNet{realm: "https://198.51.100.7/token", to: "https://198.51.100.7/token"}
+	_, err = (&http.Client{Transport: NewClient(ref, Options{Transport: f})}).Get(ref.BlobURL(Digest(nil)).String())
+	if err == nil || len(f.hosts) > 12 {
+		t.Errorf("realm redirecting to itself: %v after %d requests, want an error after at most 12", err, len(f.hosts))
 	}
 }
 
