@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 
@@ -11,13 +12,28 @@ import (
 	"pkg/repo"
 )
 
-// ReposOf is rs, the repositories in effect, as Repos and ReposText report them.
+// ReposOf is rs, the repositories in effect, as Repos and ReposText report them: URLs
+// without their user information (docs/config.md#credentials).
 func ReposOf(rs []config.Repo) []Repository {
 	out := make([]Repository, len(rs))
 	for i, r := range rs {
-		out[i] = Repository{Name: r.Name, URLs: r.URLs, Keys: r.Keys, Priority: r.Priority, From: r.File}
+		urls := make([]string, len(r.URLs))
+		for j, s := range r.URLs {
+			urls[j] = withoutUser(s)
+		}
+		out[i] = Repository{Name: r.Name, URLs: urls, Keys: r.Keys, Priority: r.Priority, From: r.File}
 	}
 	return out
+}
+
+// withoutUser returns the location s without the user information of its URL, if any.
+func withoutUser(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	u.User = nil
+	return u.String()
 }
 
 // AddedText says what publish.Add did in the repository directory dir: that it made a

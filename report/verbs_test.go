@@ -98,8 +98,9 @@ func TestVerbDocuments(t *testing.T) {
 		len(w.Chains) != 1 || !slices.Equal(w.Chains[0], []string{"app", "lib", "zlib"}) {
 		t.Errorf("WhyOf(zlib) = %+v", w)
 	}
-	rs := ReposOf([]config.Repo{{Name: "main", URLs: []string{"https://a/", "https://m/"}, Priority: 10, File: "/etc/pkg/config.toml"}})
-	if len(rs) != 1 || rs[0].Name != "main" || rs[0].From != "/etc/pkg/config.toml" || rs[0].Priority != 10 || len(rs[0].URLs) != 2 {
+	rs := ReposOf([]config.Repo{{Name: "main", URLs: []string{"https://a/", "https://ghp_tok@m/", "oci://u:pw@r/x/y"}, Priority: 10, File: "/etc/pkg/config.toml"}})
+	if len(rs) != 1 || rs[0].Name != "main" || rs[0].From != "/etc/pkg/config.toml" || rs[0].Priority != 10 ||
+		!slices.Equal(rs[0].URLs, []string{"https://a/", "https://m/", "oci://r/x/y"}) {
 		t.Errorf("ReposOf = %+v", rs)
 	}
 	out := &txn.Outcome{Results: []*install.Result{{Name: "a", Version: "1.0"}, {Name: "b", Version: "2.0"}}}
