@@ -240,3 +240,19 @@ func TestNetrcReadWhenAsked(t *testing.T) {
 		t.Errorf("%d requests sent, want none", len(srv.requests()))
 	}
 }
+
+// TestUserTokenNotPrinted: a token written as a URL's user (https://TOKEN@host/, as
+// GitHub takes one) is masked in messages as a password is.
+func TestUserTokenNotPrinted(t *testing.T) {
+	srv, _ := authServer(t, "Bearer other")
+	u, _ := url.Parse(srv.URL)
+	u.User = url.User("tok-123")
+	s, err := NewSource(u.String(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = openCache(t).indexOnly(t.Context(), s)
+	if !errors.Is(err, ErrDenied) || strings.Contains(err.Error(), "tok-123") {
+		t.Errorf("index refused: %v, want ErrDenied without the token", err)
+	}
+}

@@ -150,7 +150,7 @@ func (s *Source) openPublished(ctx context.Context, c *Cache, p repo.Package, ke
 	u, err := url.Parse(p.Archive)
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
-		return s.timed(ctx, p.Size, u.Redacted(), func(ctx context.Context) (body, error) {
+		return s.timed(ctx, p.Size, redacted(u), func(ctx context.Context) (body, error) {
 			return s.openDownload(ctx, u, p.Size, kept, true, s.attempts())
 		})
 	case err == nil && u.Scheme == "file":

@@ -93,7 +93,7 @@ func parseLocation(loc string, n *netConfig) (location, error) {
 	}
 	if err != nil {
 		if u != nil && u.User != nil {
-			return location{}, &locationError{u.Redacted(), err}
+			return location{}, &locationError{redacted(u), err}
 		}
 		return location{}, &locationError{loc, err}
 	}
