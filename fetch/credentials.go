@@ -60,6 +60,7 @@ const (
 	fromRepo               // the repository's own (Options.Credential)
 	fromNetrc              // the netrc machine of the host
 	fromDefault            // the netrc default, for no host in particular
+	fromURL                // the user information of a registry's URL, for its token realm
 )
 
 // credential returns the credential for requests to host, host[:port] as in a URL,

@@ -256,3 +256,29 @@ func TestUserTokenNotPrinted(t *testing.T) {
 		t.Errorf("index refused: %v, want ErrDenied without the token", err)
 	}
 }
+
+// TestRegistrySecretCleartext: a registry's credentials, its URL's user information too,
+// go to a token realm over plain http only where the realm is on this machine: a registry
+// on 127.0.0.1 (plain http) whose challenge names an http realm elsewhere is refused.
+func TestRegistrySecretCleartext(t *testing.T) {
+	n := newNetConfig(nil)
+	user := url.UserPassword("u", "secret")
+	for _, tc := range []struct {
+		realm string
+		ok    bool
+	}{
+		{"http://realm.example.com/token", false},
+		{"https://realm.example.com/token", true},
+		{"http://127.0.0.1:5001/token", true},
+	} {
+		to, _ := url.Parse(tc.realm)
+		s, err := registrySecret(n, user)("127.0.0.1:5000", to)
+		ce := (*CleartextError)(nil)
+		switch {
+		case tc.ok && (err != nil || s.User != "u" || s.Password != "secret"):
+			t.Errorf("realm %s: %v, want the URL's user and password", tc.realm, err)
+		case !tc.ok && (!errors.As(err, &ce) || ce.Host != to.Host || s.Password != ""):
+			t.Errorf("realm %s: %v, want a *CleartextError naming %s", tc.realm, err, to.Host)
+		}
+	}
+}

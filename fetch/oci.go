@@ -54,7 +54,7 @@ func newRegistryClient(ref oci.Ref, user *url.Userinfo, n *netConfig) *oci.Clien
 }
 
 // registrySecret returns the credentials of a registry: of n (read when asked: n.creds is
-// set once every location is parsed), else user.
+// set once every location is parsed), else user; none in cleartext to another machine.
 func registrySecret(n *netConfig, user *url.Userinfo) oci.Credentials {
 	return func(host string, to *url.URL) (oci.Secret, error) {
 		cr, from, err := n.creds.credential(host)
@@ -63,7 +63,7 @@ func registrySecret(n *netConfig, user *url.Userinfo) oci.Credentials {
 		}
 		if from != fromRepo && user != nil {
 			pass, _ := user.Password()
-			return oci.Secret{User: user.Username(), Password: pass}, nil
+			cr, from = Credential{Username: user.Username(), Password: pass}, fromURL
 		}
 		switch {
 		case from == fromNone:
