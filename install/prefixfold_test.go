@@ -153,64 +153,6 @@ func TestFoldVerify(t *testing.T) {
 	}
 }
 
-// TestFoldCut cuts the roll-forward short before each move of a fold, unfold, upgrade and
-// remove (a crash): the next start finishes it, never moving a directory back, and the
-// prefix is the new set of packages.
-func TestFoldCut(t *testing.T) {
-	steps := []struct {
-		name   string
-		files  []string
-		remove []string
-	}{
-		{"a", appTree("opt/app", 20, "one"), nil},
-		{"a", appTree("opt/app", 24, "two"), nil},
-		{"b", []string{"opt/app/plugin/b=b"}, nil},
-		{"", nil, []string{"b", "a"}},
-		{"c", appTree("srv/c/www", 16, "c"), nil},
-		{"", nil, []string{"c"}},
-	}
-	versions := map[string]int{}
-	for k := range steps {
-		for cut := 0; ; cut++ {
-			base := t.TempDir()
-			dir := filepath.Join(base, "root")
-			r := openRoot(t, dir)
-			clear(versions)
-			var moves int
-			for j, s := range steps[:k+1] {
-				var staged []*Staged
-				if s.name != "" {
-					versions[s.name]++
-					staged = append(staged, stageIn(t, r, base, prefixPkg(s.name, fmt.Sprint(versions[s.name])), tree(s.files...)))
-				}
-				if j == k {
-					testHookFoldStep = func() bool { moves++; return moves > cut }
-				}
-				_, err := r.Apply(context.Background(), staged, s.remove)
-				testHookFoldStep = nil
-				if err != nil && !errors.Is(err, errFoldCut) {
-					t.Fatalf("step %d cut at %d: %v", k, cut, err)
-				}
-			}
-			r.Close()
-			r = openRoot(t, dir)
-			if p, err := r.db.PrefixPending(); err != nil || p != nil {
-				t.Errorf("step %d cut at %d: pending after a start: %+v, %v", k, cut, p, err)
-			}
-			checkPrefix(t, r)
-			for _, part := range []string{"staging", "trash"} {
-				if ents, _ := os.ReadDir(r.path(".pkg", part)); len(ents) != 0 {
-					t.Errorf("step %d cut at %d: %s after a start: %v", k, cut, part, ents)
-				}
-			}
-			r.Close()
-			if moves <= cut {
-				break // every move of the step was made
-			}
-		}
-	}
-}
-
 // TestFoldClones installs on XFS and btrfs and proves with FIEMAP that a folded directory's
 // files are the clones of the cache's tar, not copies.
 func TestFoldClones(t *testing.T) {
@@ -271,4 +213,74 @@ func TestFoldRepair(t *testing.T) {
 		t.Error("opt/app was replaced by the repair")
 	}
 	checkPrefix(t, r)
+}
+
+// TestFoldCut cuts the roll-forward short before each move of a fold, unfold, upgrade and
+// remove (a crash), then the start's roll-forward before each of its own moves (a crash
+// while recovering): the start after that finishes it, never moving a directory back,
+// and the prefix is the new set of packages.
+func TestFoldCut(t *testing.T) {
+	steps := []struct {
+		name   string
+		files  []string
+		remove []string
+	}{
+		{"a", appTree("opt/app", 20, "one"), nil},
+		{"a", appTree("opt/app", 24, "two"), nil},
+		{"b", []string{"opt/app/plugin/b=b"}, nil},
+		{"", nil, []string{"b", "a"}},
+		{"c", appTree("srv/c/www", 16, "c"), nil},
+		{"", nil, []string{"c"}},
+	}
+	versions := map[string]int{}
+	for k := range steps {
+		for cut := 0; ; cut++ {
+			var moves int
+			for cut2 := 0; ; cut2++ {
+				base := t.TempDir()
+				dir := filepath.Join(base, "root")
+				r := openRoot(t, dir)
+				clear(versions)
+				moves = 0
+				for j, s := range steps[:k+1] {
+					var staged []*Staged
+					if s.name != "" {
+						versions[s.name]++
+						staged = append(staged, stageIn(t, r, base, prefixPkg(s.name, fmt.Sprint(versions[s.name])), tree(s.files...)))
+					}
+					if j == k {
+						testHookFoldStep = func() bool { moves++; return moves > cut }
+					}
+					_, err := r.Apply(context.Background(), staged, s.remove)
+					testHookFoldStep = nil
+					if err != nil && !errors.Is(err, errFoldCut) {
+						t.Fatalf("step %d cut at %d: %v", k, cut, err)
+					}
+				}
+				r.Close()
+				var moves2 int
+				testHookFoldStep = func() bool { moves2++; return moves2 > cut2 }
+				r = openRoot(t, dir)
+				testHookFoldStep = nil
+				r.Close()
+				r = openRoot(t, dir)
+				if p, err := r.db.PrefixPending(); err != nil || p != nil {
+					t.Errorf("step %d cut at %d, %d: pending after a start: %+v, %v", k, cut, cut2, p, err)
+				}
+				checkPrefix(t, r)
+				for _, part := range []string{"staging", "trash"} {
+					if ents, _ := os.ReadDir(r.path(".pkg", part)); len(ents) != 0 {
+						t.Errorf("step %d cut at %d, %d: %s after a start: %v", k, cut, cut2, part, ents)
+					}
+				}
+				r.Close()
+				if moves2 <= cut2 {
+					break
+				}
+			}
+			if moves <= cut {
+				break
+			}
+		}
+	}
 }
