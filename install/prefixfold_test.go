@@ -284,3 +284,42 @@ func TestFoldCut(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldSalvageUpgrade: an upgrade that folds the directory again keeps what the user
+// added in it, and an upgrade cut short between its exchange and the old tree's going
+// keeps it too, once the next start is done.
+func TestFoldSalvageUpgrade(t *testing.T) {
+	for cut := range 3 {
+		base := t.TempDir()
+		dir := filepath.Join(base, "root")
+		r := openRoot(t, dir)
+		if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree(appTree("opt/app", 20, "one")...))}, nil); err != nil {
+			t.Fatal(err)
+		}
+		must(t, os.WriteFile(r.path("opt/app/notes"), []byte("the user's"), 0o644))
+		var moves int
+		testHookFoldStep = func() bool { moves++; return moves > cut }
+		_, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "2"), tree(appTree("opt/app", 24, "two")...))}, nil)
+		testHookFoldStep = nil
+		if err != nil && !errors.Is(err, errFoldCut) {
+			t.Fatal(err)
+		}
+		r.Close()
+		r = openRoot(t, dir)
+		found, _ := filepath.Glob(filepath.Join(dir, ".pkg/saved/*/opt/app/notes"))
+		whole, _ := filepath.Glob(filepath.Join(dir, ".pkg/saved/*/*/opt/app/notes")) // the tree kept whole
+		if found = append(found, whole...); len(found) != 1 {
+			t.Errorf("cut %d: notes kept at %v, want once", cut, found)
+		} else if b, err := os.ReadFile(found[0]); err != nil || string(b) != "the user's" {
+			t.Errorf("cut %d: kept notes = %q, %v", cut, b, err)
+		}
+		if _, err := os.Stat(r.path("opt/app/notes")); err == nil {
+			t.Errorf("cut %d: notes still in the new tree", cut)
+		}
+		checkPrefix(t, r)
+		r.Close()
+		if moves <= cut {
+			break
+		}
+	}
+}
