@@ -18,7 +18,8 @@ import (
 // Into); beside them, each of its dependencies is a symlink to the instance it resolves
 // to; each requested npm package has lib/node_modules/NAME, a symlink to its files. Node
 // resolves a require from the real path of the requiring file, so every instance finds the
-// versions chosen for it, and each instance's NAME directory is its own alone (it folds).
+// versions chosen for it, and each instance's NAME directory is its own alone (folding
+// leaves lib/node_modules out for now: prefixfold.go).
 // These symlinks and the directories made for them are **generated**: owned in the paths
 // bucket by their instance (db.Owners.Link), they follow the records at every commit.
 
