@@ -3,7 +3,7 @@ package fetch
 import (
 	"bytes"
 	"errors"
-	"net"
+	"fmt"
 	"net/http"
 	"os"
 	"slices"
@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"pkg/trust"
 )
@@ -67,15 +69,23 @@ func (m *mirrorServer) set(path string, data []byte) {
 	m.files[path] = data
 }
 
-// refusedURL returns the URL of a loopback port nothing listens on.
+// refusedURL returns the URL of a port on 127.0.0.1 that refuses connections: bound by a
+// socket that never listens, held until t ends, so that no server the test starts next
+// (a port closed at once could be handed to the next httptest server) answers there.
 func refusedURL(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr + "/"
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/", sa.(*unix.SockaddrInet4).Port)
 }
 
 // notes records what a source's Failover says.
