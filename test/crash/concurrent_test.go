@@ -12,11 +12,15 @@ import (
 	"pkg/internal/testfs"
 )
 
+// pids is how pkg names the processes it waits for (procname.Names): each pid with its
+// command line, or alone where the process ended before its command line was read.
+const pids = `pid \d+( \(.*\))?(, pid \d+( \(.*\))?)*`
+
 // waitingLine is what pkg prints while another process holds the root.
-var waitingLine = regexp.MustCompile(`^pkg: waiting for (pid \d+ \(.*\)|another pkg process) to finish with /\S+$`)
+var waitingLine = regexp.MustCompile(`^pkg: waiting for (` + pids + `|another pkg process) to finish with /\S+$`)
 
 // fetchWaitLine is what a fetch says while another downloads the same archive.
-var fetchWaitLine = regexp.MustCompile(`^pkg: note: \S+ \S+: waiting for (pid \d+ \(.*\)|another pkg), fetching it into the cache$`)
+var fetchWaitLine = regexp.MustCompile(`^pkg: note: \S+ \S+: waiting for (` + pids + `|another pkg), fetching it into the cache$`)
 
 // busyLine is what list prints when it shows the root as it was before a running command.
 var busyLine = regexp.MustCompile(`^pkg: note: (pid \d+ \(.*\)|another pkg process) is changing /\S+; this is what was installed before it started$`)
