@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"pkg/internal/durable"
 	"pkg/repo"
 )
 
@@ -106,41 +107,11 @@ func hasArchive(name string, p repo.Package) (bool, error) {
 	return n == p.Size && hex.EncodeToString(h.Sum(nil)) == p.SHA256, nil
 }
 
-// saveFile writes dir/name by fill, in a temporary file renamed into place once synced,
-// readable by all as a web server's file; the directory is synced after.
-func saveFile(dir, name string, fill func(io.Writer) error) (err error) {
+// saveFile writes dir/name by fill, atomically and durably, readable by all as a web
+// server's file (durable.WriteFile), after removing the stale temporary files of dir.
+func saveFile(dir, name string, fill func(io.Writer) error) error {
 	removeStale(dir)
-	f, err := os.CreateTemp(dir, ".pkg-tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = fill(f); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return durable.WriteFile(dir, name, ".pkg-tmp-*", fill)
 }
 
 // cleaned are the directories removeStale has cleaned in this process.

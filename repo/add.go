@@ -311,40 +311,10 @@ func (ix *Index) encode(w io.Writer) error {
 	return enc.Encode(ix)
 }
 
-// writeFile replaces dir/name with what write produces, atomically and durably.
+// writeFile replaces dir/name with what write writes, atomically and durably
+// (durable.WriteFile), its temporary file named after it.
 func writeFile(dir, name string, write func(io.Writer) error) error {
-	if err := renameInto(dir, name, write); err != nil {
-		return err
-	}
-	return durable.Path(dir)
-}
-
-// renameInto writes a temporary file in dir, syncs it and renames it to name. The file is
-// made readable by all, as a repository is served to others.
-func renameInto(dir, name string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = write(f); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), filepath.Join(dir, name))
+	return durable.WriteFile(dir, name, "."+name+".tmp-*", write)
 }
 
 // lockRetry is how often lockDir tries the lock again.

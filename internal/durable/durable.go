@@ -1,7 +1,11 @@
 // Package durable makes what was written under a path reach the disk.
 package durable
 
-import "os"
+import (
+	"io"
+	"os"
+	"path/filepath"
+)
 
 // Path fsyncs the file or directory at path.
 func Path(path string) error {
@@ -11,4 +15,37 @@ func Path(path string) error {
 	}
 	defer f.Close()
 	return f.Sync()
+}
+
+// WriteFile replaces dir/name with what write writes, atomically and durably: a temporary
+// file in dir named by pattern (os.CreateTemp's), made readable by all (repositories and
+// mirrors are served to others), synced, renamed over name, and dir synced. On any error
+// the temporary file goes and name is as it was.
+func WriteFile(dir, name, pattern string, write func(io.Writer) error) (err error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = write(f); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	return Path(dir)
 }

@@ -1,0 +1,43 @@
+package durable
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestWriteFile replaces a file, readable by all, and leaves it and the directory as they
+// were when the writer fails.
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "index.json")
+	if err := os.WriteFile(name, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	err := WriteFile(dir, "index.json", ".index.json.tmp-*", func(w io.Writer) error {
+		w.Write([]byte("half"))
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("a failed write: %v, want its error", err)
+	}
+	if b, _ := os.ReadFile(name); string(b) != "old" {
+		t.Errorf("a failed write left %q, want the old file", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("a failed write left %d files, want the old one alone", len(ents))
+	}
+	if err := WriteFile(dir, "index.json", ".index.json.tmp-*", func(w io.Writer) error {
+		_, err := w.Write([]byte("new"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(name)
+	if b, _ := os.ReadFile(name); string(b) != "new" || err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the file is %q, mode %v, want \"new\", 0644", b, fi.Mode())
+	}
+}
