@@ -1,7 +1,6 @@
 package publish
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha512"
 	"encoding/hex"
@@ -11,9 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"pkg/fetch"
+	"pkg/internal/parallel"
 	"pkg/internal/regfile"
 )
 
@@ -112,40 +111,12 @@ func (f npmFetcher) getAll(ctx context.Context, ts []lockTarball) ([]gotTarball,
 // downloadAll downloads ts[i] into got[i] for each i of missing, Jobs at once, stopping
 // at the first error.
 func (f npmFetcher) downloadAll(ctx context.Context, ts []lockTarball, missing []int, got []gotTarball) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make([]error, len(ts))
-	sem := make(chan struct{}, max(f.Jobs, 1))
-	var wg sync.WaitGroup
-	for _, i := range missing {
-		wg.Go(func() {
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-			case <-ctx.Done():
-				errs[i] = ctx.Err()
-				return
-			}
-			if got[i], errs[i] = download(ctx, ts[i]); errs[i] != nil {
-				cancel()
-			}
-		})
-	}
-	wg.Wait()
-	return firstError(errs)
-}
-
-// firstError returns the first of errs that is not the cancellation another's error made,
-// else the first, or nil.
-func firstError(errs []error) error {
-	var first error
-	for _, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return err
-		}
-		first = cmp.Or(first, err)
-	}
-	return first
+	return parallel.Each(ctx, len(missing), f.Jobs, func(ctx context.Context, k int) error {
+		i := missing[k]
+		var err error
+		got[i], err = download(ctx, ts[i])
+		return err
+	})
 }
 
 func removeGot(got []gotTarball) {

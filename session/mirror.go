@@ -10,6 +10,7 @@ import (
 
 	"pkg/config"
 	"pkg/fetch"
+	"pkg/internal/parallel"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -100,45 +101,24 @@ func (s *Session) mirrorArchives(ctx context.Context, l *repo.Lock, srcs map[str
 		}
 		pkgs = append(pkgs, p)
 	}
+	var mu sync.Mutex
 	return s.obs.During(pkgs, func() error {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		var (
-			wg    sync.WaitGroup
-			mu    sync.Mutex
-			first error
-			slots = make(chan struct{}, max(s.Jobs, 1))
-		)
-		for _, p := range pkgs {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
+		return parallel.Each(ctx, len(pkgs), s.Jobs, func(ctx context.Context, i int) error {
+			p := pkgs[i]
+			wrote, err := s.saveArchive(ctx, srcs[p.Repo], p, dir)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				return err
+			case wrote:
+				out.Wrote++
+				out.Bytes += p.Size
+			default:
+				out.Kept++
 			}
-			if ctx.Err() != nil {
-				break
-			}
-			wg.Go(func() {
-				defer func() { <-slots }()
-				wrote, err := s.saveArchive(ctx, srcs[p.Repo], p, dir)
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err != nil && first == nil:
-					first = err
-					cancel()
-				case wrote:
-					out.Wrote++
-					out.Bytes += p.Size
-				case err == nil:
-					out.Kept++
-				}
-			})
-		}
-		wg.Wait()
-		if first == nil {
-			first = ctx.Err()
-		}
-		return first
+			return nil
+		})
 	})
 }
 
