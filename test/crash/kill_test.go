@@ -38,24 +38,13 @@ const eventShare = 0.4
 //
 //	go test ./test/crash -run TestKill -v -iterations 300
 func TestKill(t *testing.T) {
-	n := *iterations
-	if n == 0 && os.Getenv("CI") == "true" {
-		n = 30
-	}
-	if n == 0 {
-		t.Skip("pass -iterations N to run (CI=true runs 30)")
-	}
+	n := killIterations(t, 30)
 	start := time.Now()
 	mnt := testfs.Mount(t, "xfs")
 	repoDir := t.TempDir()
 	w := publish(t, repoDir, libSpec("lib", "1.0"), appSpec("app", "1", *appFiles, "lib>=1.0"), appSpec("app", "2", *appFiles, "lib>=1.0"))
 	e := &env{t: t, bin: testfs.PkgBinary(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
-	s := *seed
-	if s == 0 {
-		s = uint64(time.Now().UnixNano())
-	}
-	k := &killer{e: e, w: w, rng: rand.New(rand.NewPCG(s, s>>1)), cur: state{},
-		dur: map[string]time.Duration{}, events: map[string]int64{}, phases: map[string]int{}}
+	k, s := newKiller(e, w)
 	e.initRoot()
 	e.ok("fetch", "app@1")
 	e.ok("fetch", "app@2")
@@ -68,15 +57,7 @@ func TestKill(t *testing.T) {
 	}
 	t.Logf("seed %d; uninterrupted: %v; inotify events: %v", s, k.dur, k.events)
 	for range n {
-		o := k.next()
-		switch f := k.rng.Float64(); {
-		case f < eventShare/2:
-			k.step(o, byIntent)
-		case f < eventShare:
-			k.step(o, byEvent)
-		default:
-			k.step(o, byClock)
-		}
+		k.kill(k.next())
 	}
 	problems := checkCache(e.cache, w)
 	k.violations += len(problems)
@@ -87,6 +68,42 @@ func TestKill(t *testing.T) {
 		n, k.killed, n-k.killed, k.phases, k.violations, time.Since(start).Round(time.Second))
 	if k.violations > 0 {
 		t.Errorf("%d violations", k.violations)
+	}
+}
+
+// killIterations is the -iterations flag, or ciDefault under CI=true; without either the
+// test skips.
+func killIterations(t *testing.T, ciDefault int) int {
+	t.Helper()
+	n := *iterations
+	if n == 0 && os.Getenv("CI") == "true" {
+		n = ciDefault
+	}
+	if n == 0 {
+		t.Skipf("pass -iterations N to run (CI=true runs %d)", ciDefault)
+	}
+	return n
+}
+
+// newKiller returns a killer seeded by -seed, or by the clock, and the seed to log.
+func newKiller(e *env, w world) (*killer, uint64) {
+	s := *seed
+	if s == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	return &killer{e: e, w: w, rng: rand.New(rand.NewPCG(s, s>>1)), cur: state{},
+		dur: map[string]time.Duration{}, events: map[string]int64{}, phases: map[string]int{}}, s
+}
+
+// kill runs o and kills it at a moment chosen by the share of each way of timing a kill.
+func (k *killer) kill(o op) {
+	switch f := k.rng.Float64(); {
+	case f < eventShare/2:
+		k.step(o, byIntent)
+	case f < eventShare:
+		k.step(o, byEvent)
+	default:
+		k.step(o, byClock)
 	}
 }
 

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"pkg/db"
 	"pkg/internal/testfs"
@@ -98,25 +96,14 @@ func npmLinks(ps []db.Record, requested map[string]repo.Requirement) map[string]
 // Killed at random moments, every command leaves the tree before or after, its links
 // included (checkRoot, verify).
 func TestKillNPM(t *testing.T) {
-	n := *iterations
-	if n == 0 && os.Getenv("CI") == "true" {
-		n = 20
-	}
-	if n == 0 {
-		t.Skip("pass -iterations N to run (CI=true runs 20)")
-	}
+	n := killIterations(t, 20)
 	mnt := testfs.Mount(t, "xfs")
 	repoDir := t.TempDir()
 	w := publish(t, repoDir, npmSpec("dep", "1.0.0", 0, false), npmSpec("big", "1.0.0", 1500, false), npmSpec("big", "2.0.0", 1500, false),
 		npmSpec("mid", "1.0.0", 0, false, "dep@npm:^1.0.0", "big@npm:>=1.0.0"),
 		npmSpec("top", "1.0.0", 0, true, "mid@npm:^1", "dep@npm:1.x", "big@npm:*"))
 	e := &env{t: t, bin: testfs.PkgBinary(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
-	s := *seed
-	if s == 0 {
-		s = uint64(time.Now().UnixNano())
-	}
-	k := &killer{e: e, w: w, rng: rand.New(rand.NewPCG(s, s>>1)), cur: state{},
-		dur: map[string]time.Duration{}, events: map[string]int64{}, phases: map[string]int{}}
+	k, s := newKiller(e, w)
 	e.initRoot()
 	e.ok("fetch", "top")
 	e.ok("fetch", "big@1.0.0")
@@ -163,15 +150,7 @@ func TestKillNPM(t *testing.T) {
 	k.step(removeAll(), noKill)
 	t.Logf("seed %d; uninterrupted: %v", s, k.dur)
 	for range n {
-		o := next()
-		switch f := k.rng.Float64(); {
-		case f < eventShare/2:
-			k.step(o, byIntent)
-		case f < eventShare:
-			k.step(o, byEvent)
-		default:
-			k.step(o, byClock)
-		}
+		k.kill(next())
 	}
 	t.Logf("%d iterations, %d killed; kills by phase: %v; violations: %d", n, k.killed, k.phases, k.violations)
 	if k.violations > 0 {
