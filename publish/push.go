@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"path/filepath"
@@ -132,7 +131,7 @@ type blob struct {
 // version of them, each archive by its index entry's sha256 and size, which the registry
 // checks as it takes it.
 func pushBlobs(dir string, res *Pushed) ([]blob, error) {
-	index, err := readRepoFile(dir, "index.json", repo.MaxIndexSize)
+	index, err := regfile.ReadFile(filepath.Join(dir, "index.json"), repo.MaxIndexSize)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +143,7 @@ func pushBlobs(dir string, res *Pushed) ([]blob, error) {
 		{what: "the manifest's config", digest: oci.Empty.Digest, size: oci.Empty.Size, data: oci.Empty.Data},
 		{title: "index.json", mediaType: oci.MediaTypeIndex, what: filepath.Join(dir, "index.json"), data: index},
 	}
-	sig, err := readRepoFile(dir, repo.SignatureName, trust.MaxSignatureSize)
+	sig, err := regfile.ReadFile(filepath.Join(dir, repo.SignatureName), trust.MaxSignatureSize)
 	switch {
 	case err == nil:
 		blobs = append(blobs, blob{title: repo.SignatureName, mediaType: oci.MediaTypeSignature, what: filepath.Join(dir, repo.SignatureName), data: sig})
@@ -172,23 +171,6 @@ func pushBlobs(dir string, res *Pushed) ([]blob, error) {
 			digest: "sha256:" + p.SHA256, size: p.Size, path: filepath.Join(dir, filepath.FromSlash(p.Archive))})
 	}
 	return blobs, nil
-}
-
-// readRepoFile reads name in dir, at most limit bytes.
-func readRepoFile(dir, name string, limit int64) ([]byte, error) {
-	f, err := regfile.Open(filepath.Join(dir, name), 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("publish: %s: %d bytes, over the %d-byte limit", f.Name(), st.Size(), limit)
-	}
-	return io.ReadAll(io.LimitReader(f, limit))
 }
 
 // push uploads b.

@@ -114,3 +114,21 @@ func TestPushRefused(t *testing.T) {
 		t.Errorf("push to a reference without a name: %v, want oci.ErrRef", err)
 	}
 }
+
+// TestPushOversizedSignature: a signature over trust.MaxSignatureSize is refused before
+// anything is sent, naming the file.
+func TestPushOversizedSignature(t *testing.T) {
+	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"})
+	reg := testregistry.New(t)
+	sig := filepath.Join(r.Dir, "index.json.sig")
+	if err := os.WriteFile(sig, make([]byte, trust.MaxSignatureSize+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Push(context.Background(), r.Dir, reg.URL(), PushOptions{})
+	if err == nil || !strings.Contains(err.Error(), sig) || !strings.Contains(err.Error(), "limit") {
+		t.Errorf("push of an oversized signature: %v, want an error naming %s and its limit", err, sig)
+	}
+	if reg.Manifest("latest") != nil {
+		t.Error("a manifest was tagged")
+	}
+}
