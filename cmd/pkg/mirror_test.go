@@ -14,12 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"pkg/internal/testfs"
 	"pkg/repo"
 )
 
 // nginx serves dir with Debian's nginx on 127.0.0.1, with a configuration and prefix of
 // its own in a temporary directory, until the test ends; it returns the URL and the
-// access log's path. Under CI it must run; elsewhere the test skips without nginx.
+// access log's path; without nginx the test is Unavailable.
 func nginx(t *testing.T, dir string) (url, accessLog string) {
 	t.Helper()
 	bin, err := exec.LookPath("nginx")
@@ -27,10 +28,7 @@ func nginx(t *testing.T, dir string) (url, accessLog string) {
 		bin = "/usr/sbin/nginx"
 	}
 	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("nginx is not installed: .ci/run installs nginx-light")
-		}
-		t.Skip("nginx is not installed")
+		testfs.Unavailable(t, "nginx is not installed (.ci/run installs nginx-light)")
 	}
 	prefix := t.TempDir()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
