@@ -108,7 +108,7 @@ func TestFold(t *testing.T) {
 }
 
 // TestFoldSalvage: what the user adds in a folded directory is in the package's tree, and
-// an upgrade or a remove keeps it in .pkg/saved, as in pkgs/NAME.
+// a remove keeps it in .pkg/saved, as in pkgs/NAME (an upgrade: TestFoldSalvageUpgrade).
 func TestFoldSalvage(t *testing.T) {
 	base := t.TempDir()
 	r := openRoot(t, filepath.Join(base, "root"))
