@@ -40,19 +40,22 @@ type prefixEntry struct {
 // by path, each once.
 func prefixEntries(into string, members func(yield func(name string, dir bool) bool)) []prefixEntry {
 	var es []prefixEntry
-	seen := make(map[string]bool)
+	seen := make(map[string]int) // index in es
 	for name, dir := range members {
 		p := prefixPath(name, into)
-		if seen[p] {
+		if i, ok := seen[p]; ok {
+			if dir && es[i].member == "" { // a directory listed after its files
+				es[i].member = name
+			}
 			continue
 		}
-		seen[p] = true
+		seen[p] = len(es)
 		es = append(es, prefixEntry{path: p, member: name, dir: dir})
 		for d := path.Dir(p); d != "."; d = path.Dir(d) {
-			if seen[d] {
+			if _, ok := seen[d]; ok {
 				break
 			}
-			seen[d] = true
+			seen[d] = len(es)
 			es = append(es, prefixEntry{path: d, dir: true})
 		}
 	}
