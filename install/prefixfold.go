@@ -193,6 +193,9 @@ func (r *Root) addUnder(name, into, dir string, next map[string]db.Owners) error
 			keys = append(keys, e.path)
 		}
 	}
+	if keys == nil {
+		return nil // db.Owners(nil) would read every path
+	}
 	owners, err := r.db.Owners(keys)
 	if err != nil {
 		return err
