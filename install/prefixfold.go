@@ -155,6 +155,7 @@ func (r *Root) planUnfolds(installed map[string]*db.Record, leaving map[string]b
 		if leaving[name] || len(p.Folded) == 0 {
 			continue
 		}
+		var dirs []string
 		for _, m := range p.Folded {
 			d := prefixPath(m, p.Into)
 			o, ok := next[d]
@@ -172,24 +173,28 @@ func (r *Root) planUnfolds(installed map[string]*db.Record, leaving map[string]b
 				folded[name] = slices.Clone(p.Folded)
 			}
 			folded[name] = slices.DeleteFunc(folded[name], func(f string) bool { return f == m })
-			if err := r.addUnder(name, p.Into, d, next); err != nil {
-				return nil, err
-			}
+			dirs = append(dirs, d)
+		}
+		if err := r.addUnder(name, p.Into, dirs, next); err != nil {
+			return nil, err
 		}
 	}
 	return folded, nil
 }
 
-// addUnder adds to next the owners of the package name's paths at and under dir that next
+// addUnder adds to next the owners of the package name's paths at and under dirs that next
 // lacks.
-func (r *Root) addUnder(name, into, dir string, next map[string]db.Owners) error {
+func (r *Root) addUnder(name, into string, dirs []string, next map[string]db.Owners) error {
+	if len(dirs) == 0 {
+		return nil
+	}
 	_, files, err := r.db.Installed(name)
 	if err != nil {
 		return err
 	}
 	var keys []string
 	for _, e := range fileEntries(into, files[0]) {
-		if _, ok := next[e.path]; !ok && within(e.path, dir) {
+		if _, ok := next[e.path]; !ok && slices.ContainsFunc(dirs, func(d string) bool { return within(e.path, d) }) {
 			keys = append(keys, e.path)
 		}
 	}
