@@ -13,15 +13,11 @@ import (
 	"pkg/repo"
 )
 
-// The node_modules layout of npm instances (design.md, The node_modules layout), pnpm's: an
-// instance's files are at lib/node_modules/.pnpm/FILENAME@VERSION/node_modules/NAME (its
-// Into); beside them, each of its dependencies is a symlink to the instance it resolves
-// to; each requested npm package has lib/node_modules/NAME, a symlink to its files. Node
-// resolves a require from the real path of the requiring file, so every instance finds the
-// versions chosen for it, and each instance's NAME directory is its own alone (folding
-// leaves lib/node_modules out for now: prefixfold.go).
-// These symlinks and the directories made for them are **generated**: owned in the paths
-// bucket by their instance (db.Owners.Link), they follow the records at every commit.
+// The node_modules layout of npm instances is pnpm's (design.md, The node_modules layout):
+// an instance's files at lib/node_modules/.pnpm/FILENAME@VERSION/node_modules/NAME, its
+// dependencies as symlinks beside them, a requested package's lib/node_modules/NAME. These
+// symlinks and their directories are generated: owned by their instance in the paths
+// bucket (db.Owners.Link), they follow the records at every commit.
 
 // nodeModules is where the layout is in the prefix.
 const nodeModules = "lib/node_modules"
