@@ -285,8 +285,19 @@ func (r Requirement) Allows(version string) bool {
 }
 
 func (c Constraint) allows(v string) bool {
-	n := CompareVersions(v, c.Version)
 	switch c.Op {
+	case "@":
+		return CompareVersions(v, c.Version) == 0 || extends(v, c.Version)
+	case npmOp:
+		return npmAllows(c.Version, v)
+	}
+	return holds(c.Op, CompareVersions(v, c.Version))
+}
+
+// holds reports whether op ("=", "!=", "<", "<=", ">" or ">=") holds of n, a comparison's
+// result; another op holds of nothing.
+func holds(op string, n int) bool {
+	switch op {
 	case "=":
 		return n == 0
 	case "!=":
@@ -299,10 +310,6 @@ func (c Constraint) allows(v string) bool {
 		return n > 0
 	case ">=":
 		return n >= 0
-	case "@":
-		return n == 0 || extends(v, c.Version)
-	case npmOp:
-		return npmAllows(c.Version, v)
 	}
 	return false
 }

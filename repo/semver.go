@@ -159,21 +159,7 @@ type comparator struct {
 }
 
 func (c comparator) allows(v semver) bool {
-	if c.any {
-		return true
-	}
-	n := v.compare(c.v)
-	switch c.op {
-	case "<":
-		return n < 0
-	case "<=":
-		return n <= 0
-	case ">":
-		return n > 0
-	case ">=":
-		return n >= 0
-	}
-	return n == 0
+	return c.any || holds(cmp.Or(c.op, "="), v.compare(c.v))
 }
 
 // npmRange is a parsed range: a version satisfies it when it satisfies every comparator
