@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"pkg/internal/regfile"
+	"pkg/internal/termtext"
 	"pkg/repo"
 )
 
@@ -48,7 +49,16 @@ func (e *NPMLockError) Error() string {
 	if e.Key == "" {
 		return fmt.Sprintf("import %s: %v", e.Path, e.Err)
 	}
-	return fmt.Sprintf("import %s: %s: %v", e.Path, e.Key, e.Err)
+	return fmt.Sprintf("import %s: %s: %v", e.Path, lockText(e.Key), e.Err)
+}
+
+// lockText returns s, a key or a string of a package-lock.json, as an error prints it:
+// quoted (termtext.Quote) if it holds a control or bidirectional character.
+func lockText(s string) string {
+	if termtext.HasControl(s) {
+		return termtext.Quote(s)
+	}
+	return s
 }
 
 func (e *NPMLockError) Unwrap() error { return e.Err }
@@ -172,7 +182,7 @@ func (e npmLockEntry) requires(versions map[string]string) ([]repo.Requirement, 
 			case !ok && optional:
 				continue
 			case !ok:
-				return nil, &NPMLockError{Key: "node_modules/" + name, Err: fmt.Errorf("%w: the project depends on %s %s", errNoPath, name, deps[name])}
+				return nil, &NPMLockError{Key: "node_modules/" + name, Err: fmt.Errorf("%w: the project depends on %s %s", errNoPath, lockText(name), lockText(deps[name]))}
 			}
 			r, err := repo.ParseRequirement(name + "@npm:" + v)
 			if err != nil {
@@ -190,13 +200,13 @@ func (e npmLockEntry) tarball(key, registry string) (lockTarball, error) {
 	name, ok := npmKeyName(key)
 	switch {
 	case e.Link:
-		return lockTarball{}, fmt.Errorf("%w: a link to %s", ErrNPMLocal, e.Resolved)
+		return lockTarball{}, fmt.Errorf("%w: a link to %s", ErrNPMLocal, lockText(e.Resolved))
 	case !ok && !strings.HasPrefix(key, "node_modules/") && !strings.Contains(key, "/node_modules/"):
 		return lockTarball{}, fmt.Errorf("%w: a workspace or a local directory", ErrNPMLocal)
 	case !ok:
 		return lockTarball{}, errKey
 	case e.Name != "" && e.Name != name:
-		return lockTarball{}, fmt.Errorf("%w: %s is %s", errAlias, name, e.Name)
+		return lockTarball{}, fmt.Errorf("%w: %s is %s", errAlias, name, lockText(e.Name))
 	}
 	if err := repo.CheckNPMVersion(e.Version); err != nil {
 		return lockTarball{}, err

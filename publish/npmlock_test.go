@@ -245,3 +245,19 @@ func TestNPMLockIntegrityText(t *testing.T) {
 		t.Errorf("parseNPMLock: %+v, %v; want integrity %s", l, err, want)
 	}
 }
+
+// TestNPMLockErrorQuotes checks that an error quotes the lock's text that holds an escape.
+func TestNPMLockErrorQuotes(t *testing.T) {
+	root := map[string]any{"name": "proj"}
+	for name, data := range map[string][]byte{
+		"key":       lockJSON(t, root, map[string]map[string]any{"node_modules/a\x1b[2J": registryEntry("a", "1.0.0", "a")}),
+		"link":      lockJSON(t, root, map[string]map[string]any{"node_modules/a": {"resolved": "x\x1b[2J", "link": true}}),
+		"alias":     lockJSON(t, root, map[string]map[string]any{"node_modules/a": {"name": "b\x1b[2J"}}),
+		"requested": lockJSON(t, map[string]any{"dependencies": map[string]string{"z\x1b[2J": "^1\x1b[2J"}}, nil),
+	} {
+		_, err := parseNPMLock(data, "https://registry.npmjs.org/")
+		if err == nil || strings.Contains(err.Error(), "\x1b") || !strings.Contains(err.Error(), `\x1b[2J`) {
+			t.Errorf("%s: %q, want an error with the escape quoted", name, err)
+		}
+	}
+}
