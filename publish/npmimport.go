@@ -137,12 +137,7 @@ func npmEntry(g gotTarball, t lockTarball) (repo.Package, []string, error) {
 
 // resolveNPM returns the packages of pkgs reqs resolve to among them, by name and version.
 func resolveNPM(pkgs []repo.Package, reqs []repo.Requirement) ([]repo.Package, error) {
-	ix := &repo.Index{Format: 1, Packages: pkgs}
-	taken, err := ix.Resolve(reqs)
-	if err != nil {
-		return nil, err
-	}
-	return taken, nil
+	return (&repo.Index{Format: 1, Packages: pkgs}).Resolve(reqs)
 }
 
 // npmRepoLock returns the lock of reqs resolved to taken among pkgs, the entries of the
