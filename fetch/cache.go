@@ -63,10 +63,11 @@ type Cache struct {
 	tmp       *os.File
 	index     *os.File
 	roots     *os.File
-	runs      runDir   // run/, opened when first asked for (RunDir)
-	only      bool     // the exclusive flock is held: no other process uses the cache
-	checked   sync.Map // sha256 → []tarutil.Member of the entries this Cache has checked
-	unsettled sync.Map // sha256 → unsynced for those of them written in this boot, not yet synced
+	runs      runDir     // run/, opened when first asked for (RunDir)
+	only      bool       // the exclusive flock is held: no other process uses the cache
+	checked   sync.Map   // sha256 → []tarutil.Member of the entries this Cache has checked
+	unsettled sync.Map   // sha256 → unsynced for those of them written in this boot, not yet synced
+	names     entryNames // the entries by package name, for sharing (share.go)
 
 	// NoSync makes Settle drop the marks of unsynced entries without syncing them, for
 	// throwaway machines (install's --no-sync).
@@ -546,13 +547,18 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	}
 	if c.Has(p.SHA256) {
 		drop()
+		c.names.add(p)
 		return nil
 	}
 	if err := c.renameIn(sums, idxName(p.SHA256), settled); err != nil {
 		return err
 	}
 	sums = ""
-	return c.linkTar(name, p.SHA256, settled)
+	if err := c.linkTar(name, p.SHA256, settled); err != nil {
+		return err
+	}
+	c.names.add(p)
+	return nil
 }
 
 // convertInto converts the archive read from src into the temporary tar tmp and returns the

@@ -3,6 +3,9 @@ package fetch
 import (
 	"archive/tar"
 	"os"
+	"slices"
+	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -49,20 +52,75 @@ type donors struct {
 // remembers where their members' data lie. Their indexes are read one at a time; an entry
 // that cannot be read lends nothing.
 func (c *Cache) donors(name, except string) *donors {
-	es, err := c.List()
-	if err != nil {
-		return nil
-	}
 	d := &donors{by: map[content]held{}}
-	for i := len(es) - 1; i >= 0 && len(d.tars) < maxDonors; i-- { // List sorts by version
-		if e := es[i]; e.Name == name && e.Err == nil && e.SHA256 != except {
-			d.add(c, e.SHA256)
-		}
+	for _, sha := range c.names.of(c, name, except, maxDonors) {
+		d.add(c, sha)
 	}
 	if len(d.tars) == 0 {
 		return nil
 	}
 	return d
+}
+
+// entryNames are the cache's entries by package name, for donors: listed once per Cache,
+// at its first fetch that may share, and added to as the Cache commits entries, so that a
+// fetch opens the indexes of its own package's entries alone, not every entry's. An entry
+// another process adds meanwhile lends nothing to this Cache's fetches; one it removes
+// fails to open and lends nothing either.
+type entryNames struct {
+	once sync.Once
+	mu   sync.Mutex
+	by   map[string][]namedEntry
+}
+
+// namedEntry is an entry of one package.
+type namedEntry struct{ sha, version string }
+
+// of returns the sha256s of up to n entries of the package name but except, newest
+// version first.
+func (en *entryNames) of(c *Cache, name, except string, n int) []string {
+	en.once.Do(func() {
+		es, _ := c.List() // unreadable: no donors but those this Cache commits
+		en.mu.Lock()
+		defer en.mu.Unlock()
+		for _, e := range es {
+			if e.Err == nil {
+				en.addLocked(e.Name, namedEntry{e.SHA256, e.Version})
+			}
+		}
+	})
+	en.mu.Lock()
+	es := slices.Clone(en.by[name])
+	en.mu.Unlock()
+	slices.SortFunc(es, func(a, b namedEntry) int {
+		if v := repo.CompareVersions(b.version, a.version); v != 0 {
+			return v
+		}
+		return strings.Compare(b.sha, a.sha)
+	})
+	var shas []string
+	for _, e := range es {
+		if e.sha != except && len(shas) < n {
+			shas = append(shas, e.sha)
+		}
+	}
+	return shas
+}
+
+// add records the entry of p, committed by this Cache.
+func (en *entryNames) add(p repo.Package) {
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	en.addLocked(p.Name, namedEntry{p.SHA256, p.Version})
+}
+
+func (en *entryNames) addLocked(name string, e namedEntry) {
+	if en.by == nil {
+		en.by = map[string][]namedEntry{}
+	}
+	if !slices.Contains(en.by[name], e) {
+		en.by[name] = append(en.by[name], e)
+	}
 }
 
 // add opens the entry with this sha256 and remembers its members.

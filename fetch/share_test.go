@@ -221,6 +221,31 @@ func TestShareVersions(t *testing.T) {
 	}
 }
 
+// TestShareListedEntries: an entry in the cache before a Cache was opened lends its
+// blocks as one the Cache committed itself does, found by its package's name in the
+// listing the Cache takes once.
+func TestShareListedEntries(t *testing.T) {
+	c := shareCache(t, "xfs")
+	releases := versions()
+	dir, ps := sharedRepo(t, releases[:2])
+	s := quick(t, dir)
+	if err := fetchOne(c, s, ps[0]); err != nil {
+		t.Fatal(err)
+	}
+	other, err := OpenCache(context.Background(), c.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := fetchOne(other, s, ps[1]); err != nil {
+		t.Fatal(err)
+	}
+	checkData(t, other, ps[1], releases[1])
+	if same, blocks := sameBlocks(t, other, ps[0].SHA256, ps[1].SHA256, "share/big"); same != blocks {
+		t.Errorf("share/big: %d of %d whole blocks shared with the entry listed", same, blocks)
+	}
+}
+
 // TestShareDamagedDonor: an older tar whose data no longer match its index shares
 // nothing, and the new entry holds the data of its own archive.
 func TestShareDamagedDonor(t *testing.T) {
