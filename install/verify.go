@@ -245,7 +245,11 @@ func (r *Root) verifyPrefix(all map[string]*db.Record, recs []db.Record, files [
 	defer src.close()
 	for i := range recs {
 		p := &recs[i]
-		es := fileEntries(p.Into, files[i])
+		folds := foldsOf(p)
+		es := slices.DeleteFunc(fileEntries(p.Into, files[i]), func(e prefixEntry) bool {
+			// the package's tree itself: verified with it
+			return slices.ContainsFunc(folds, func(d string) bool { return within(e.path, d) && e.path != d })
+		})
 		paths := make([]string, len(es))
 		for j, e := range es {
 			paths[j] = e.path
@@ -254,12 +258,8 @@ func (r *Root) verifyPrefix(all map[string]*db.Record, recs []db.Record, files [
 		if err != nil {
 			return nil, err
 		}
-		folds := foldsOf(p)
 		for _, e := range es {
 			o := owners[e.path]
-			if slices.ContainsFunc(folds, func(d string) bool { return within(e.path, d) && e.path != d }) {
-				continue // the package's tree itself: verified with it
-			}
 			if e.member == "" || len(o.Names) == 0 || o.Names[0] != p.Key() && !o.Dir || wrappers[e.path] == p.Key() || e.path == "bin" {
 				continue // another's file on top, or pkg's own
 			}
