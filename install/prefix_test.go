@@ -93,8 +93,8 @@ func checkPrefix(t *testing.T, r *Root) {
 	folded := map[string]string{} // prefix path of a folded directory → its package
 	for i := range recs {
 		for j, d := range foldsOf(&recs[i]) {
-			folded[d] = recs[i].Name
-			if es, err := os.ReadDir(filepath.Join(r.pkgDir(recs[i].Name), recs[i].Folded[j])); err != nil || len(es) > 0 {
+			folded[d] = recs[i].Key()
+			if es, err := os.ReadDir(filepath.Join(r.pkgDir(recs[i].Key()), recs[i].Folded[j])); err != nil || len(es) > 0 {
 				t.Errorf("placeholder of %s's folded %s: %d entries, %v", recs[i].Name, d, len(es), err)
 			}
 		}

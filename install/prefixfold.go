@@ -56,7 +56,8 @@ const minFold = 16
 
 // foldable reports whether the prefix path of a directory may be folded, as the hierarchy
 // goes: not one of sharedDirs, nor under bin/ (pkg's command links) or lib/node_modules
-// (where the prefix links packages to each other).
+// (where the prefix links packages to each other: only an instance's own directory folds
+// there, ownDir).
 func foldable(p string) bool {
 	for _, under := range []string{"bin", "lib/node_modules"} {
 		if p == under || strings.HasPrefix(p, under+"/") {
@@ -68,6 +69,12 @@ func foldable(p string) bool {
 		return ok
 	})
 }
+
+// ownDir reports whether the prefix path p is the npm instance rec's own directory (its
+// Into, beneath lib/node_modules): its name and version are in the path, so no other
+// package lists it or a path beneath it, and its rename and placeholder cost less than
+// the mkdir and linkat of each of its entries at any size (its smallest hold four).
+func ownDir(rec *db.Record, p string) bool { return rec.Kind == repo.KindNPM && p == rec.Into }
 
 // foldsOf returns the prefix paths of p's folded directories.
 func foldsOf(p *db.Record) []string {
@@ -86,9 +93,10 @@ func within(p, dir string) bool {
 // planFolds decides what a change folds and moves back, given each path's owners after it
 // (next, every path of the change): the trees leaving (upgraded or removed) take their
 // folded directories back; each staged package folds its topmost directories that it alone
-// lists after the change, that are foldable, hold minFold entries or more, that it may
-// move (a directory moved to another parent must be writable) and that the prefix lacks
-// (or holds folded by its version before); an installed package that stays has a folded
+// lists after the change, that are foldable and hold minFold entries or more (or are an
+// npm instance's own, ownDir), that it may move (a directory moved to another parent must
+// be writable) and that the prefix lacks (or holds folded by its version before); an
+// installed package that stays has a folded
 // directory that another now lists moved back into its tree, and its paths under it, which
 // next gains, linked. It returns the folds in the order the roll-forward makes them, and the new
 // Record.Folded of the packages unfolded. It reads one status per candidate directory.
@@ -108,7 +116,7 @@ func (r *Root) planFolds(installed map[string]*db.Record, staged []*Staged, leav
 		s.rec.Folded = nil
 		top := ""
 		for i, e := range s.entries {
-			if top != "" && within(e.path, top) || !e.dir || e.member == "" || !foldable(e.path) || !atLeast(s.entries[i+1:], e.path, minFold-1) {
+			if top != "" && within(e.path, top) || !e.dir || e.member == "" || !ownDir(s.rec, e.path) && (!foldable(e.path) || !atLeast(s.entries[i+1:], e.path, minFold-1)) {
 				continue
 			}
 			if o := next[e.path]; len(o.Names) != 1 || o.Names[0] != s.rec.Key() {

@@ -160,8 +160,8 @@ func matchTree(fd, prefix int, name string, cands []Candidate) (*db.Record, []db
 		files := slices.Collect(fileRecords(members, order))
 		var folded []string
 		if !hasShape(fd, files) {
-			if folded = foldedIn(fd, prefix, files, p.Into); len(folded) == 0 ||
-				!hasShapeAt(&treeAt{tree: fd, prefix: prefix, into: p.Into, folded: folded}, files) {
+			if folded = foldedIn(fd, prefix, files, intoOf(&p)); len(folded) == 0 ||
+				!hasShapeAt(&treeAt{tree: fd, prefix: prefix, into: intoOf(&p), folded: folded}, files) {
 				continue
 			}
 		}

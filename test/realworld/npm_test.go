@@ -135,12 +135,20 @@ func TestESLint(t *testing.T) {
 	if target, err := os.Readlink(filepath.Join(nm, "eslint")); err != nil || target != ".pnpm/eslint@"+eslintVersion+"/node_modules/eslint" {
 		t.Errorf("lib/node_modules/eslint: %q, %v", target, err)
 	}
-	js := filepath.Join(nm, ".pnpm", "eslint@"+eslintVersion, "node_modules", "eslint", "lib", "linter", "linter.js")
-	in := filepath.Join(w.root, "pkgs", "eslint@"+eslintVersion, "package", "lib", "linter", "linter.js")
-	if a, err := os.Stat(js); err != nil {
-		t.Errorf("eslint's linter.js is not in the prefix: %v", err)
-	} else if b, err := os.Stat(in); err != nil || !os.SameFile(a, b) {
-		t.Errorf("%s is not the inode of %s (%v)", js, in, err)
+	// Each instance's own directory is folded: the prefix holds it, its tree a placeholder.
+	for _, tb := range tree.Tarballs {
+		own := filepath.Join(nm, ".pnpm", strings.Replace(tb.Name, "/", "+", 1)+"@"+tb.Version, "node_modules", tb.Name)
+		tree := filepath.Join(w.root, "pkgs", strings.Replace(tb.Name, "/", "+", 1)+"@"+tb.Version)
+		tops, err := os.ReadDir(tree) // the tarball's one top directory: package/, or another name
+		var es []os.DirEntry
+		if err == nil && len(tops) == 1 {
+			es, err = os.ReadDir(filepath.Join(tree, tops[0].Name()))
+		}
+		if err != nil || len(tops) != 1 || len(es) > 0 {
+			t.Errorf("%s@%s's directory is not folded: %s holds %d entries, its top directory %d (%v)", tb.Name, tb.Version, tree, len(tops), len(es), err)
+		} else if _, err := os.Stat(filepath.Join(own, "package.json")); err != nil {
+			t.Errorf("%s@%s's package.json is not in the prefix: %v", tb.Name, tb.Version, err)
+		}
 	}
 	t.Logf("%d instances, %d links under lib/node_modules", len(got), len(links(t, nm)))
 }
