@@ -14,7 +14,8 @@ import (
 
 var (
 	// pathsBucket maps each path of the merged prefix (relative to the root) to its owners
-	// (encodeOwners).
+	// (encodeOwners), but the paths beneath a folded directory (Record.Folded), which
+	// are its one package's alone: the directory's key stands for them.
 	pathsBucket = []byte("paths")
 	// prefixBucket holds the roll-forward of the prefix a commit left to do, under
 	// pendingKey, from the transaction that records the commit to the one after its links.

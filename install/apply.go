@@ -97,7 +97,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		r.dropPending(staged, made)
 		return nil, err
 	}
-	pc := &db.PrefixChange{Paths: plan.paths, Pending: pending(staged, rins, plan), Folded: plan.folded}
+	pc := &db.PrefixChange{Paths: plan.recorded, Pending: pending(staged, rins, plan), Folded: plan.folded}
 	trash := rins // until emptied after the commit
 	defer func() { r.dropTrash(trash) }()
 	all := append(ins, rins...)

@@ -64,9 +64,16 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string,
 		return nil, err
 	}
 	r.looked = len(keys)
+	under, err := r.ownersUnder(installed, leaving, keys, owners)
+	if err != nil {
+		return nil, err
+	}
 	next := make(map[string]db.Owners, len(keys))
 	for _, k := range keys {
-		o := owners[k]
+		o, ok := owners[k]
+		if !ok {
+			o = under[k]
+		}
 		o.Names = slices.DeleteFunc(slices.Clone(o.Names), func(n string) bool { return leaving[n] })
 		next[k] = o
 	}
@@ -92,12 +99,115 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string,
 	if err != nil {
 		return nil, err
 	}
-	return &prefixPlan{paths: next, olds: olds, folds: folds, folded: folded, links: lay.paths, oldLinks: oldLinks}, nil
+	return &prefixPlan{paths: next, recorded: toRecord(next, owners, staged), olds: olds, folds: folds, folded: folded, links: lay.paths, oldLinks: oldLinks}, nil
+}
+
+// toRecord returns the keys of the paths bucket a change writes, given next, the new
+// owners of every path it touches, and owners, those recorded: a path strictly beneath a
+// directory a staged package folds has no key of its own (the directory's stands for it),
+// and one no package lists any more none; either is deleted where recorded.
+func toRecord(next, owners map[string]db.Owners, staged []*Staged) map[string]db.Owners {
+	folds := make(map[string]bool)
+	for _, s := range staged {
+		for _, d := range foldsOf(s.rec) {
+			folds[d] = true
+		}
+	}
+	in := newFoldIndex(folds)
+	keys := make(map[string]db.Owners, len(next))
+	for p, o := range next {
+		if len(o.Names) > 0 && in.above(p) == "" {
+			keys[p] = o
+		} else if _, ok := owners[p]; ok {
+			keys[p] = db.Owners{}
+		}
+	}
+	return keys
+}
+
+// foldIndex answers which folded directory a path is strictly beneath, remembering the
+// answer for each directory it looks at: a change's paths share their parents.
+type foldIndex struct {
+	folds map[string]bool
+	memo  map[string]string // directory → the folded directory it is, or is beneath; "" none
+}
+
+func newFoldIndex(folds map[string]bool) *foldIndex {
+	return &foldIndex{folds: folds, memo: make(map[string]string)}
+}
+
+// above returns the folded directory p is strictly beneath, "" if none.
+func (x *foldIndex) above(p string) string {
+	if len(x.folds) == 0 {
+		return ""
+	}
+	return x.at(path.Dir(p))
+}
+
+// at returns the folded directory that d is or is beneath, "" if none.
+func (x *foldIndex) at(d string) string {
+	if d == "." {
+		return ""
+	}
+	if f, ok := x.memo[d]; ok {
+		return f
+	}
+	f := d
+	if !x.folds[d] {
+		f = x.at(path.Dir(d))
+	}
+	x.memo[d] = f
+	return f
+}
+
+// ownersUnder returns the owners of the keys that owners lacks and that are beneath a
+// directory an installed package that stays has folded: that directory's key stands for
+// them (toRecord). Such a path is its package's alone, a directory or not as its file
+// list says; a key its package does not list stays unowned. It reads the file list of each
+// package found so, and nothing where no path of the change is beneath a fold.
+func (r *Root) ownersUnder(installed map[string]*db.Record, leaving map[string]bool, keys []string, owners map[string]db.Owners) (map[string]db.Owners, error) {
+	folds := make(map[string]bool)
+	owner := make(map[string]string) // folded directory → its package
+	for n, p := range installed {
+		if leaving[n] {
+			continue
+		}
+		for _, d := range foldsOf(p) {
+			folds[d], owner[d] = true, n
+		}
+	}
+	if len(folds) == 0 {
+		return nil, nil
+	}
+	in := newFoldIndex(folds)
+	hit := make(map[string][]string) // package → its folded directories that keys are beneath
+	for _, k := range keys {
+		if _, ok := owners[k]; ok {
+			continue
+		}
+		if d := in.above(k); d != "" && !slices.Contains(hit[owner[d]], d) {
+			hit[owner[d]] = append(hit[owner[d]], d)
+		}
+	}
+	under := make(map[string]db.Owners)
+	for _, n := range slices.Sorted(maps.Keys(hit)) {
+		_, files, err := r.db.Installed(n)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range fileEntries(installed[n].Into, files[0]) {
+			if slices.ContainsFunc(hit[n], func(d string) bool { return e.path != d && within(e.path, d) }) {
+				under[e.path] = db.Owners{Dir: e.dir, Names: []string{n}}
+			}
+		}
+	}
+	return under, nil
 }
 
 // prefixPlan is what a change does to the prefix.
 type prefixPlan struct {
 	paths    map[string]db.Owners  // the new owners of every path the change touches
+	recorded map[string]db.Owners  // the keys of the paths bucket it writes (toRecord)
 	olds     []db.OldTree          // the trees it takes out, their Tree still to be set
 	folds    []db.Fold             // the directories it moves, the Back of the olds' still to be set
 	folded   map[string][]string   // the new Record.Folded of packages it unfolds and does not record again

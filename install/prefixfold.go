@@ -191,7 +191,7 @@ func (r *Root) planUnfolds(installed map[string]*db.Record, leaving map[string]b
 }
 
 // addUnder adds to next the owners of the package name's paths at and under dirs that next
-// lacks.
+// lacks: as recorded, or, where the folded directory's key stood for them, name's alone.
 func (r *Root) addUnder(name, into string, dirs []string, next map[string]db.Owners) error {
 	if len(dirs) == 0 {
 		return nil
@@ -201,9 +201,10 @@ func (r *Root) addUnder(name, into string, dirs []string, next map[string]db.Own
 		return err
 	}
 	var keys []string
+	isDir := make(map[string]bool)
 	for _, e := range fileEntries(into, files[0]) {
 		if _, ok := next[e.path]; !ok && slices.ContainsFunc(dirs, func(d string) bool { return within(e.path, d) }) {
-			keys = append(keys, e.path)
+			keys, isDir[e.path] = append(keys, e.path), e.dir
 		}
 	}
 	if keys == nil {
@@ -214,7 +215,11 @@ func (r *Root) addUnder(name, into string, dirs []string, next map[string]db.Own
 		return err
 	}
 	for _, k := range keys {
-		next[k] = owners[k]
+		o, ok := owners[k]
+		if !ok { // beneath the folded directory, whose key stood for it
+			o = db.Owners{Dir: isDir[k], Names: []string{name}}
+		}
+		next[k] = o
 	}
 	r.looked += len(keys)
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -105,6 +106,64 @@ func TestFold(t *testing.T) {
 	if _, err := os.Lstat(r.path("srv")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("srv after c went: %v", err)
 	}
+}
+
+// TestFoldConflict: the paths bucket holds one key for a folded directory and none beneath
+// it, and the conflict check finds the owner of a path beneath it by that key: a file or a
+// directory of a's there is refused, naming a and the path, before anything changes; a
+// package that replaces a takes a's file in its place (unfolding a), and removing it links
+// a's back.
+func TestFoldConflict(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree(appTree("opt/app", 20, "one")...))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	owners, err := r.db.Owners([]string{"opt/app", "opt/app/f00", "opt/app/sub"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := owners["opt/app"]; !ok || len(owners) != 1 {
+		t.Fatalf("keys %v, want opt/app's alone", slices.Sorted(maps.Keys(owners)))
+	}
+	dir := inodeOf(r.path("opt/app"))
+	for _, c := range []struct {
+		name  string
+		files []string
+		path  string
+	}{
+		{"file", []string{"opt/app/f00=b"}, "opt/app/f00"},
+		{"file in a subdirectory", []string{"opt/app/sub/f03=b"}, "opt/app/sub/f03"},
+		{"dir over file", []string{"opt/app/f01/x=b"}, "opt/app/f01"},
+		{"file over dir", []string{"opt/app/sub=b"}, "opt/app/sub"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := stageIn(t, r, base, prefixPkg("b", "1"), tree(c.files...))
+			_, err := r.Apply(context.Background(), []*Staged{s}, nil)
+			var ce *ConflictError
+			if !errors.As(err, &ce) || ce.Path != c.path || ce.Package != "b" || ce.Other != "a" {
+				t.Fatalf("Apply = %v, want a ConflictError of b and a on %s", err, c.path)
+			}
+			if got := folded(t, r, "a"); !slices.Equal(got, []string{"opt/app"}) || inodeOf(r.path("opt/app")) != dir {
+				t.Errorf("a's folded %q, opt/app inode %d: changed by a refused change", got, inodeOf(r.path("opt/app")))
+			}
+			checkPrefix(t, r)
+		})
+	}
+	s := stageIn(t, r, base, prefixPkg("b", "1", "a"), tree("opt/app/f00=b"))
+	if _, err := r.Apply(context.Background(), []*Staged{s}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(r.path("opt/app/f00")); err != nil || string(b) != "b" {
+		t.Errorf("opt/app/f00 with b replacing a = %q, %v", b, err)
+	}
+	checkPrefix(t, r)
+	must(t, r.uninstall("b"))
+	if b, err := os.ReadFile(r.path("opt/app/f00")); err != nil || string(b) != "one 0" {
+		t.Errorf("opt/app/f00 after b went = %q, %v", b, err)
+	}
+	checkPrefix(t, r)
 }
 
 // TestFoldSalvage: what the user adds in a folded directory is in the package's tree, and

@@ -220,7 +220,8 @@ func isEmptyDir(fd int, name string) bool {
 }
 
 // rebuildPrefix returns the owners of every path of the prefix that the packages recs,
-// whose files are lists, list, and a roll-forward of them all, which the start after the
+// whose files are lists, list (a folded directory's key standing for the paths beneath
+// it), and a roll-forward of them all, which the start after the
 // repair runs: what the prefix lacks is linked again. Where two packages list one file,
 // the one whose inode the prefix holds is on top; else the first by name that replaces
 // the others, else the first by name. The node_modules layout's generated paths follow
@@ -267,7 +268,25 @@ func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File, reqs map[stri
 		}
 		pending.Links = append(pending.Links, p)
 	}
+	dropFolded(paths, byName)
 	return &db.PrefixChange{Paths: paths, Pending: pending, Replace: true}
+}
+
+// dropFolded deletes from paths those strictly beneath a directory folded by a package of
+// recs, by key, that are that package's alone: the directory's key stands for them.
+func dropFolded(paths map[string]db.Owners, recs map[string]*db.Record) {
+	folds, owner := make(map[string]bool), make(map[string]string)
+	for n, p := range recs {
+		for _, d := range foldsOf(p) {
+			folds[d], owner[d] = true, n
+		}
+	}
+	in := newFoldIndex(folds)
+	for p, o := range paths {
+		if d := in.above(p); d != "" && len(o.Names) == 1 && o.Names[0] == owner[d] {
+			delete(paths, p)
+		}
+	}
 }
 
 // holds reports whether the prefix holds the member of e of the package name, a key (its

@@ -81,8 +81,11 @@ func TestNPMInstances(t *testing.T) {
 	if got, want := e.installed(), "a 1.0.0, b 1.0.0, dep 1.0.0, dep 2.0.0"; got != want {
 		t.Fatalf("installed %q, want %q", got, want)
 	}
+	index := func(root, v string) string { // in the instance's own directory, folded into the prefix
+		return filepath.Join(root, "lib/node_modules/.pnpm/dep@"+v+"/node_modules/dep/index.js")
+	}
 	for _, v := range []string{"1.0.0", "2.0.0"} {
-		data, err := os.ReadFile(filepath.Join(e.root, "pkgs/dep@"+v+"/dep-"+v+"/index.js"))
+		data, err := os.ReadFile(index(e.root, v))
 		if err != nil || !strings.Contains(string(data), "dep "+v) {
 			t.Errorf("dep %s: %q, %v", v, data, err)
 		}
@@ -104,7 +107,7 @@ func TestNPMInstances(t *testing.T) {
 	}
 
 	// Verify names the instance changed, and needs NAME@VERSION to pick one.
-	if err := os.WriteFile(filepath.Join(e.root, "pkgs/dep@2.0.0/dep-2.0.0/index.js"), []byte("changed\n"), 0o644); err != nil {
+	if err := os.WriteFile(index(e.root, "2.0.0"), []byte("changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if out, _, code := e.pkg("verify"); code != 1 || !strings.Contains(out, "dep 2.0.0: modified dep-2.0.0/index.js") || strings.Contains(out, "dep 1.0.0") {
