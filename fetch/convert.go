@@ -162,6 +162,8 @@ func convert(w io.Writer, src io.Reader, cv conversion) (tarutil.Stats, error) {
 		close(abort)
 	}
 	e1, e2 := <-srcErr, <-decErr
+	raw.release()
+	plain.release()
 	var after *afterData
 	switch {
 	case out.err != nil:

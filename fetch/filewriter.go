@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"os"
 	"sync"
-	"unsafe"
 )
 
 // A cache file is written in buffers of fileBufSize bytes, from goroutines of its own,
@@ -34,6 +33,7 @@ type fileWriter struct {
 	wg   sync.WaitGroup
 	n    int64 // bytes accepted
 	sent int64 // bytes handed to the writers
+	made int   // buffers taken from directBufs, at most fileBufs
 
 	writers int // goroutines writing full buffers
 
@@ -52,9 +52,6 @@ type chunk struct {
 // the filesystem allows it.
 func newFileWriter(f *os.File, direct bool) *fileWriter {
 	w := &fileWriter{f: f, direct: direct && setDirect(f), free: make(chan []byte, fileBufs), full: make(chan chunk, fileBufs)}
-	for range fileBufs {
-		w.free <- alignedBuf(fileBufSize)
-	}
 	w.writers = 1
 	if w.direct {
 		w.writers = 2
@@ -63,13 +60,6 @@ func newFileWriter(f *os.File, direct bool) *fileWriter {
 		w.wg.Go(w.loop)
 	}
 	return w
-}
-
-// alignedBuf returns an empty buffer of capacity n whose first byte is aligned for O_DIRECT.
-func alignedBuf(n int) []byte {
-	b := make([]byte, n+directAlign)
-	off := -int(uintptr(unsafe.Pointer(&b[0]))) & (directAlign - 1)
-	return b[off : off : off+n]
 }
 
 func (w *fileWriter) Write(p []byte) (int, error) {
@@ -88,7 +78,7 @@ func (w *fileWriter) Write(p []byte) (int, error) {
 // (tarutil.Lender): Align reads member data into it instead of copying it in.
 func (w *fileWriter) Lend(n int) []byte {
 	if w.buf == nil {
-		w.buf = <-w.free
+		w.buf = w.next()
 	}
 	return w.buf[len(w.buf):min(cap(w.buf), len(w.buf)+n)]
 }
@@ -115,6 +105,28 @@ func (w *fileWriter) Hold() int {
 		return 0
 	}
 	return fileBufSize
+}
+
+// next returns a free buffer: a new one until fileBufs are taken, so that every buffer is
+// filled once before any is lent again (Hold), then the one given back first.
+func (w *fileWriter) next() []byte {
+	if w.made < fileBufs {
+		w.made++
+		return directBufs.get(fileBufSize)
+	}
+	return <-w.free
+}
+
+// release gives the buffers back to directBufs once the writers have stopped.
+func (w *fileWriter) release() {
+	if w.buf != nil {
+		directBufs.put(w.buf)
+		w.buf, w.made = nil, w.made-1
+	}
+	for w.made > 0 {
+		directBufs.put(<-w.free)
+		w.made--
+	}
 }
 
 func (w *fileWriter) failed() error {
@@ -192,6 +204,7 @@ func (w *fileWriter) Close() error {
 	}
 	close(w.full)
 	w.wg.Wait()
+	w.release()
 	if err := w.failed(); err != nil {
 		return err
 	}
@@ -208,7 +221,7 @@ func (w *fileWriter) abort() {
 		w.err = os.ErrClosed
 	}
 	w.mu.Unlock()
-	w.buf = nil
 	close(w.full)
 	w.wg.Wait()
+	w.release()
 }

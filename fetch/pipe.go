@@ -14,6 +14,8 @@ var errReaderGone = errors.New("fetch: pipe reader stopped")
 // a full one. It holds at most its chunks' bytes, and costs one copy, as io.Pipe does,
 // but lets the writer run ahead by several chunks.
 type pipe struct {
+	size int // of a chunk
+	made int // chunks taken from pipeBufs, at most cap(free); the writer's
 	free chan []byte
 	full chan []byte
 	done chan struct{} // closed when the reader stops
@@ -24,11 +26,51 @@ type pipe struct {
 }
 
 func newPipe(chunks, size int) *pipe {
-	p := &pipe{free: make(chan []byte, chunks), full: make(chan []byte, chunks), done: make(chan struct{})}
-	for range chunks {
-		p.free <- make([]byte, size)
+	return &pipe{size: size, free: make(chan []byte, chunks), full: make(chan []byte, chunks), done: make(chan struct{})}
+}
+
+// next returns a free chunk for the writer, or nil once the reader stopped: one given
+// back, else a new one while fewer than the pipe's chunks are taken, else the first given
+// back.
+func (p *pipe) next() []byte {
+	select {
+	case <-p.done:
+		return nil
+	case b := <-p.free:
+		return b
+	default:
 	}
-	return p
+	if p.made < cap(p.free) {
+		p.made++
+		return pipeBufs.get(p.size)[:p.size]
+	}
+	select {
+	case b := <-p.free:
+		return b
+	case <-p.done:
+		return nil
+	}
+}
+
+// release gives the pipe's chunks back to pipeBufs. Both sides must have stopped.
+func (p *pipe) release() {
+	if p.buf != nil {
+		pipeBufs.put(p.buf)
+		p.buf, p.cur = nil, nil
+	}
+	for _, ch := range []chan []byte{p.free, p.full} {
+		for drained := false; !drained; {
+			select {
+			case b, ok := <-ch:
+				if ok {
+					pipeBufs.put(b)
+				}
+				drained = !ok
+			default:
+				drained = true
+			}
+		}
+	}
 }
 
 // fill reads r into the pipe until r returns an error or the reader stops, then closes
@@ -36,10 +78,8 @@ func newPipe(chunks, size int) *pipe {
 // errReaderGone.
 func (p *pipe) fill(r io.Reader) error {
 	for {
-		var b []byte
-		select {
-		case b = <-p.free:
-		case <-p.done:
+		b := p.next()
+		if b == nil {
 			p.closeWrite(errReaderGone)
 			return errReaderGone
 		}
