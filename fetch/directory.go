@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"pkg/internal/regfile"
 	"pkg/repo"
@@ -16,7 +17,8 @@ import (
 // directory is a repository in a local directory: its files are read in place, nothing
 // is retried, and an archive is read from any offset.
 type directory struct {
-	dir string // absolute
+	dir   string       // absolute
+	found func() error // checkRepository's answer, found once: a lockfile relocates each of its packages
 }
 
 var _ transport = directory{}
@@ -31,7 +33,9 @@ func newDirectory(dir string) (transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	return directory{dir}, nil
+	d := directory{dir: dir}
+	d.found = sync.OnceValue(d.check)
+	return d, nil
 }
 
 func (d directory) url() string { return fileURL(d.dir + string(filepath.Separator)) }
@@ -44,7 +48,10 @@ func (d directory) archiveURL(rel string) string {
 
 func (d directory) remote() bool { return false }
 
-func (d directory) checkRepository() error {
+func (d directory) checkRepository() error { return d.found() }
+
+// check refuses the directory unless it holds index.json.
+func (d directory) check() error {
 	f, err := regfile.Open(d.indexLocation(), 0)
 	if err != nil {
 		return d.noIndex(err)
