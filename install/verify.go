@@ -246,9 +246,19 @@ func (r *Root) verifyPrefix(all map[string]*db.Record, recs []db.Record, files [
 	for i := range recs {
 		p := &recs[i]
 		folds := foldsOf(p)
-		es := slices.DeleteFunc(fileEntries(p.Into, files[i]), func(e prefixEntry) bool {
-			// the package's tree itself: verified with it
-			return slices.ContainsFunc(folds, func(d string) bool { return within(e.path, d) && e.path != d })
+		// What lies beneath the package's folded directories is its tree itself, verified
+		// with it: left out before the entries are made, as a toolchain's are nearly all.
+		es := prefixEntries(p.Into, func(yield func(string, bool) bool) {
+			for k := range files[i] {
+				f := &files[i][k]
+				at := prefixPath(f.Path, p.Into)
+				if slices.ContainsFunc(folds, func(d string) bool { return within(at, d) && at != d }) {
+					continue
+				}
+				if !yield(f.Path, f.Type == tar.TypeDir) {
+					return
+				}
+			}
 		})
 		paths := make([]string, len(es))
 		for j, e := range es {
