@@ -103,6 +103,7 @@ type DB struct {
 	ctx       context.Context // Options.Context, or nil
 	timeout   time.Duration
 	created   bool // by Open
+	fresh     bool // made by create, at its temporary name until a write makes it durable (adopt); d.mu is held
 	unchecked bool // Options.Unchecked
 
 	mu     sync.Mutex // held by each transaction
@@ -113,6 +114,10 @@ type DB struct {
 	file      *os.File     // the last bbolt opened, for advance; d.mu is held
 	allocated atomic.Int64 // size up to which this DB gave the file its blocks
 	collected atomic.Bool  // whether a write transaction has collected the chunks of lists never committed
+
+	doneID uint64    // the stamp whose marker was last found (finished), and its time; d.mu is held
+	doneAt time.Time //
+	unmark string    // the marker the current write transaction finished for, to remove once committed
 }
 
 // Created reports whether Open created the database.
@@ -162,13 +167,12 @@ func Open(path string, o Options) (*DB, error) {
 // space the filesystem has not failed at its write (test/crash TestENOSPC).
 const initialSize = 128 << 10
 
-// create makes an empty database under a temporary name, durable, and links it to d.path,
-// so that a creation cut short, by a crash or a full disk, leaves no partial database. The
-// caller holds the root's lock, so the temporary name is its own; a database linked
-// meanwhile is kept. Where the filesystem commits metadata in order (durable.Files.Tracks:
-// XFS, ext4 with a journal, btrfs), the link needs no directory fsync of its own: the first
-// commit that relies on the database renames a tree after it, and that rename reaches the
-// disk only with the link, or later; until then a lost link loses an empty database.
+// create makes an empty database under a temporary name, unsynced, which d reads and
+// writes until its first write transaction made it durable and adopt links it to d.path
+// (or Release, syncing it first, where none came): so a creation cut short, by a crash or
+// a full disk, leaves no partial database, and a new root's first commit syncs the file
+// once, with its first transaction. The caller holds the root's lock, so the temporary
+// name is its own.
 func (d *DB) create() error {
 	tmp := d.path + ".new"
 	if err := d.remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -186,10 +190,6 @@ func (d *DB) create() error {
 	if err == nil && unix.Fallocate(int(f.Fd()), 0, 0, initialSize) == nil { // else bbolt grows it
 		d.allocated.Store(initialSize)
 	}
-	if err == nil {
-		err = f.Sync() // the contents and the size, before any name but tmp can reach the disk
-	}
-	ordered := durable.ForFS(int(f.Fd())).Tracks()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -198,19 +198,51 @@ func (d *DB) create() error {
 			err = nil
 		}
 	}
-	if err == nil {
-		if err = d.link(tmp, d.path); errors.Is(err, fs.ErrExist) {
-			err = nil
-		}
-	}
-	d.remove(tmp)
-	if err != nil || ordered {
+	if err != nil {
+		d.remove(tmp)
 		return err
+	}
+	d.fresh = true
+	return nil
+}
+
+// adopt links the database create made to d.path, once durable: a write transaction's
+// fdatasyncs wrote its pages and its size. Where the filesystem commits metadata in order
+// (durable.Files.Tracks: XFS, ext4 with a journal, btrfs), the link needs no directory
+// fsync of its own: the first commit that relies on the database renames a tree after it,
+// and that rename reaches the disk only with the link, or later; until then a lost link
+// loses a database that records nothing done. f is the file, open; d.mu is held.
+func (d *DB) adopt(f *os.File) error {
+	tmp := d.path + ".new"
+	if err := d.link(tmp, d.path); err != nil {
+		return err
+	}
+	d.fresh = false
+	d.remove(tmp)
+	if durable.ForFS(int(f.Fd())).Tracks() {
+		return nil
 	}
 	if d.dir != nil {
 		return d.dir.Sync()
 	}
 	return durable.Path(filepath.Dir(d.path))
+}
+
+// settle adopts a database that create made and no write transaction followed: synced
+// first. d.mu is held.
+func (d *DB) settle() error {
+	if !d.fresh {
+		return nil
+	}
+	f, err := d.openFile(d.path+".new", os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return d.adopt(f)
 }
 
 // emptyDatabase returns the bytes of a new bbolt file, which bbolt writes into an empty
@@ -248,7 +280,11 @@ func (d *DB) open(readOnly bool) (*bolt.DB, error) {
 		return d.protect(func() (err error) {
 			// The free pages, which the check leaves out, are read at once: bbolt reads
 			// them for a write anyway.
-			b, err = bolt.Open(d.path, 0o644, &bolt.Options{Timeout: lockPoll, ReadOnly: readOnly, PreLoadFreelist: true,
+			name := d.path
+			if d.fresh {
+				name += ".new"
+			}
+			b, err = bolt.Open(name, 0o644, &bolt.Options{Timeout: lockPoll, ReadOnly: readOnly, PreLoadFreelist: true,
 				OpenFile: func(name string, flag int, perm os.FileMode) (_ *os.File, err error) {
 					f, err = d.openWhole(name, flag, perm)
 					return f, err
@@ -421,12 +457,13 @@ func (d *DB) view(fn func(tx *bolt.Tx) error) error {
 }
 
 // Release closes the file held open for reads (Options.Hold), and has each later read open
-// it again: before the root's lock is given up, and before the file is removed.
+// it again: before the root's lock is given up, and before the file is removed. A database
+// Open created and nothing wrote since is made durable and given its name first.
 func (d *DB) Release() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.hold = false
-	return d.dropReader()
+	return errors.Join(d.dropReader(), d.settle())
 }
 
 // dropReader closes the reader, if open; d.mu is held. The write transactions' exclusive
@@ -483,7 +520,12 @@ func (d *DB) Get(name string) (*Record, error) {
 			return fmt.Errorf("%w: %s", ErrNotInstalled, name)
 		}
 		p = new(Record)
-		return json.Unmarshal(v, p)
+		if err := json.Unmarshal(v, p); err != nil {
+			return err
+		}
+		s, at := d.finished(tx)
+		s.stamped(p, at)
+		return nil
 	})
 	return p, err
 }
@@ -492,11 +534,13 @@ func (d *DB) Get(name string) (*Record, error) {
 func (d *DB) List() ([]Record, error) {
 	var ps []Record
 	err := d.view(func(tx *bolt.Tx) error {
+		s, at := d.finished(tx)
 		return forEach(tx, pkgsBucket, func(_, v []byte) error {
 			var p Record
 			if err := json.Unmarshal(v, &p); err != nil {
 				return err
 			}
+			s.stamped(&p, at)
 			ps = append(ps, p)
 			return nil
 		})
@@ -515,6 +559,7 @@ func (d *DB) Installed(names ...string) ([]Record, [][]File, error) {
 		if len(names) == 0 {
 			forEach(tx, pkgsBucket, func(k, _ []byte) error { names = append(names, string(k)); return nil })
 		}
+		s, at := d.finished(tx)
 		for _, name := range names {
 			v, fv := get(tx, pkgsBucket, []byte(name)), get(tx, filesBucket, []byte(name))
 			if v == nil || fv == nil {
@@ -524,6 +569,7 @@ func (d *DB) Installed(names ...string) ([]Record, [][]File, error) {
 			if err := json.Unmarshal(v, &p); err != nil {
 				return err
 			}
+			s.stamped(&p, at)
 			fs, err := readFiles(tx, fv)
 			if err != nil {
 				return fmt.Errorf("db: files of %s: %w", name, err)
@@ -671,13 +717,20 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 	})
 }
 
-// prepare readies a write transaction: it creates the buckets and, in this DB's first, deletes
-// the chunks of lists whose Commit never came, before this DB writes any of its own. (Whoever
-// writes holds the root's lock: no other DB is between WriteFiles and Commit.)
-func (d *DB) prepare(tx *bolt.Tx) error {
+// prepare readies a write transaction: it creates the buckets, finishes a roll-forward its
+// marker says is done where the transaction is summed (finish: one that falls back must
+// lose nothing), and, in this DB's first, deletes the chunks of lists whose Commit never
+// came, before this DB writes any of its own. (Whoever writes holds the root's lock: no
+// other DB is between WriteFiles and Commit.)
+func (d *DB) prepare(tx *bolt.Tx, sum bool) error {
 	old := tx.Bucket(aheadBucket) == nil // made by a pkg from before lists and marks of lists written ahead
 	for _, name := range buckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	if sum {
+		if err := d.finish(tx); err != nil {
 			return err
 		}
 	}
@@ -703,9 +756,10 @@ func (d *DB) write(what string, sum bool, fn func(tx *bolt.Tx) error) error {
 	if err != nil {
 		return err
 	}
+	d.unmark = ""
 	err = d.protect(func() error {
 		return b.Update(func(tx *bolt.Tx) error {
-			if err := d.prepare(tx); err != nil {
+			if err := d.prepare(tx, sum); err != nil {
 				return err
 			}
 			return fn(tx)
@@ -714,6 +768,15 @@ func (d *DB) write(what string, sum bool, fn func(tx *bolt.Tx) error) error {
 	if err != nil {
 		b.Close()
 		return fmt.Errorf("db: %s: %w", what, err)
+	}
+	if d.fresh {
+		if err := d.adopt(d.file); err != nil {
+			b.Close()
+			return fmt.Errorf("db: %s: %w", what, err)
+		}
+	}
+	if d.unmark != "" { // unsynced: a marker left names a stamp no record holds
+		d.remove(d.unmark)
 	}
 	d.allocate()
 	d.advance(b, d.file, sum)

@@ -18,7 +18,9 @@ var (
 	// are its one package's alone: the directory's key stands for them.
 	pathsBucket = []byte("paths")
 	// prefixBucket holds the roll-forward of the prefix a commit left to do, under
-	// pendingKey, from the transaction that records the commit to the one after its links.
+	// pendingKey, from the transaction that records the commit to the one after its links
+	// (FinishPrefix), or to the next write transaction once its marker says it is done
+	// (PrefixDone).
 	prefixBucket = []byte("prefix")
 	pendingKey   = []byte("pending")
 )
@@ -111,13 +113,19 @@ type PrefixChange struct {
 	Replace bool              // Paths replace every path recorded (a repair)
 	// Folded gives packages the commit does not record again their new Record.Folded
 	// (an unfold).
-	Folded  map[string][]string
+	Folded map[string][]string
+	// Stamp are the packages whose install time the roll-forward's end becomes
+	// (FinishPrefix's names): linking a file changes its ctime.
+	Stamp   []string
 	pending []byte
+	done    []byte
 }
 
 func (pc *PrefixChange) encode() (err error) {
 	if pc != nil && pc.Pending != nil {
-		pc.pending, err = json.Marshal(pc.Pending)
+		if pc.pending, err = json.Marshal(pc.Pending); err == nil {
+			pc.done, err = newStamp(pc.Stamp)
+		}
 	}
 	return err
 }
@@ -202,7 +210,10 @@ func putPrefix(tx *bolt.Tx, pc *PrefixChange) error {
 	if pc.pending == nil {
 		return nil
 	}
-	return tx.Bucket(prefixBucket).Put(pendingKey, pc.pending)
+	if err := tx.Bucket(prefixBucket).Put(pendingKey, pc.pending); err != nil {
+		return err
+	}
+	return tx.Bucket(prefixBucket).Put(doneKey, pc.done)
 }
 
 // putFolded sets the Folded of the packages of folded to theirs.
@@ -229,12 +240,13 @@ func putFolded(tx *bolt.Tx, folded map[string][]string) error {
 	return nil
 }
 
-// PrefixPending returns the roll-forward a commit left to do, nil if none.
+// PrefixPending returns the roll-forward a commit left to do, nil if none: one whose
+// marker says it is done (PrefixDone) is not.
 func (d *DB) PrefixPending() (*Pending, error) {
 	var p *Pending
 	err := d.view(func(tx *bolt.Tx) error {
 		v := get(tx, prefixBucket, pendingKey)
-		if v == nil {
+		if s, _ := d.finished(tx); v == nil || s != nil {
 			return nil
 		}
 		p = new(Pending)
@@ -252,25 +264,36 @@ func (d *DB) PrefixPending() (*Pending, error) {
 func (d *DB) FinishPrefix(names []string, at time.Time) error {
 	names = slices.Sorted(slices.Values(names))
 	return d.update("finish the prefix", func(tx *bolt.Tx) error {
-		b := tx.Bucket(pkgsBucket)
-		for _, name := range names {
-			v := b.Get([]byte(name))
-			if v == nil {
-				continue
-			}
-			var p Record
-			if err := json.Unmarshal(v, &p); err != nil {
-				return err
-			}
-			p.Installed = at
-			v, err := json.Marshal(&p)
-			if err != nil {
-				return err
-			}
-			if err := b.Put([]byte(name), v); err != nil {
-				return err
-			}
+		if err := setInstalled(tx, names, at); err != nil {
+			return err
+		}
+		if err := tx.Bucket(prefixBucket).Delete(doneKey); err != nil {
+			return err
 		}
 		return tx.Bucket(prefixBucket).Delete(pendingKey)
 	})
+}
+
+// setInstalled sets the install time of the packages names, of those recorded, to at.
+func setInstalled(tx *bolt.Tx, names []string, at time.Time) error {
+	b := tx.Bucket(pkgsBucket)
+	for _, name := range names {
+		v := b.Get([]byte(name))
+		if v == nil {
+			continue
+		}
+		var p Record
+		if err := json.Unmarshal(v, &p); err != nil {
+			return err
+		}
+		p.Installed = at
+		v, err := json.Marshal(&p)
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(name), v); err != nil {
+			return err
+		}
+	}
+	return nil
 }

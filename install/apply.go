@@ -98,6 +98,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		return nil, err
 	}
 	pc := &db.PrefixChange{Paths: plan.recorded, Pending: pending(staged, rins, plan), Folded: plan.folded}
+	pc.Stamp = stamped(pc.Pending)
 	trash := rins // until emptied after the commit
 	defer func() { r.dropTrash(trash) }()
 	all := append(ins, rins...)

@@ -20,8 +20,13 @@ import (
 	"pkg/repo"
 )
 
-// rollForward makes the prefix hold what the pending record p of a recorded commit says,
-// makes that durable with one durable.Commit, and deletes the record. It is idempotent:
+// rollForward makes the prefix hold what the pending record p of a recorded commit says
+// and marks it done (db.DB.PrefixDone), with no transaction: where the filesystem commits
+// metadata in order (XFS, ext4 with its journal) a marker found after a crash means every
+// link made before it is there, and one lost leaves the record for the next start, so
+// nothing is synced; elsewhere one durable.Commit makes the links durable first. A record
+// of an older pkg, which names no marker, is deleted by a transaction after that sync
+// (db.DB.FinishPrefix). It is idempotent:
 // Apply runs it after the records are written, and a start that finds the record runs it
 // again before the old trees it compares with are deleted. Paths no package lists any
 // more go first, deepest first: a file or symlink is unlinked where it is the old tree's
@@ -39,13 +44,25 @@ func (r *Root) rollForward(p *db.Pending, known *known) error {
 	if err := rf.run(); err != nil {
 		return err
 	}
-	if !r.o.NoSync {
+	ordered := durable.ForFS(r.fd[meta]).Ordered()
+	if !r.o.NoSync && !ordered {
 		if err := r.commitPrefix(); err != nil {
 			return err
 		}
 	}
-	if err := r.db.FinishPrefix(append(p.New, rf.unfolded()...), time.Now().UTC()); err != nil {
+	done, err := r.db.PrefixDone()
+	if err != nil {
 		return err
+	}
+	if !done {
+		if !r.o.NoSync && ordered {
+			if err := r.commitPrefix(); err != nil {
+				return err
+			}
+		}
+		if err := r.db.FinishPrefix(stamped(p), time.Now().UTC()); err != nil {
+			return err
+		}
 	}
 	r.salvaged = append(r.salvaged, rf.kept()...)
 	return nil
@@ -197,11 +214,12 @@ func (rf *roll) close() {
 	}
 }
 
-// unfolded returns the packages whose folded directories the roll-forward moves back into
-// their trees in pkgs/, to be linked.
-func (rf *roll) unfolded() []string {
-	var names []string
-	for _, f := range rf.folds {
+// stamped returns the packages whose install time the end of the roll-forward p becomes:
+// those it links, and those whose folded directories it moves back into their trees in
+// pkgs/, to be linked.
+func stamped(p *db.Pending) []string {
+	names := slices.Clone(p.New)
+	for _, f := range p.Folds {
 		if f.Back == relOf(treeOf(f.Name)) && !slices.Contains(names, f.Name) {
 			names = append(names, f.Name)
 		}

@@ -88,6 +88,13 @@ func hasJournal(fd int) bool {
 // the whole filesystem.
 func (f Files) Tracks() bool { return f.kind != syncAll }
 
+// Ordered reports whether every metadata change (a create, link, rename or unlink) reaches
+// the disk in the order it was made, so that one found after a crash means every earlier
+// one is there too: XFS and ext4 with its journal, whose log is written in order and
+// whose fsync forces all of it up to a point. Not btrfs, whose fsync logs one inode's
+// changes, and may log its directory's, ahead of the transaction that holds the rest.
+func (f Files) Ordered() bool { return f.kind == journal }
+
 // Start starts writing back the data of the open file fd (sync_file_range(2)
 // SYNC_FILE_RANGE_WRITE), so that Wait finds it written or on its way. Errors are Wait's to
 // report.

@@ -21,6 +21,9 @@ func ForFS(fd int) Files { return Files{} }
 // Tracks reports false: Commit cannot make a tree durable here.
 func (Files) Tracks() bool { return false }
 
+// Ordered reports false: nothing is known of the order metadata reaches the disk in.
+func (Files) Ordered() bool { return false }
+
 // Start does nothing.
 func (Files) Start(fd int) {}
 

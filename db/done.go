@@ -1,0 +1,139 @@
+package db
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/sys/unix"
+)
+
+// doneKey holds, in prefixBucket beside a pending roll-forward, its stamp: the marker file
+// whose presence says the roll-forward is done, so that a commit's links need no
+// transaction of their own (PrefixDone).
+var doneKey = []byte("done")
+
+// stamp names the marker of a pending roll-forward and the packages whose install time
+// becomes the marker's (FinishPrefix's names).
+type stamp struct {
+	ID    uint64   `json:"id"`
+	Names []string `json:"names"`
+}
+
+// newStamp returns the encoded stamp of a roll-forward stamping names, with an ID of its
+// own: a marker left by an earlier roll-forward never stands for a later one.
+func newStamp(names []string) ([]byte, error) {
+	return json.Marshal(stamp{ID: rand.Uint64() | 1, Names: slices.Sorted(slices.Values(names))})
+}
+
+// marker is the name of s's marker file, beside the database file.
+func (d *DB) marker(s *stamp) string {
+	return fmt.Sprintf("%s.done-%016x", d.path, s.ID)
+}
+
+// PrefixDone says that the pending roll-forward is done without a transaction: it makes
+// the marker file its record names beside the database, unsynced, which stands for
+// FinishPrefix until the next write transaction does FinishPrefix's work in its place
+// and removes it (prepare). Readers meanwhile see no pending roll-forward and the
+// packages installed at the marker's change time. Where the filesystem commits metadata
+// in order (XFS, ext4 with its journal), a marker found after a crash means every link
+// made before it is there; elsewhere the caller makes the links durable first. False,
+// with nothing done, for a record that names no marker (written by an older pkg):
+// FinishPrefix then.
+func (d *DB) PrefixDone() (bool, error) {
+	var s *stamp
+	err := d.view(func(tx *bolt.Tx) (err error) {
+		s, err = pendingStamp(tx)
+		return err
+	})
+	if err != nil || s == nil {
+		return false, err
+	}
+	f, err := d.openFile(d.marker(s), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("db: mark the prefix done: %w", err)
+	}
+	return true, f.Close()
+}
+
+// pendingStamp returns the stamp of tx's pending roll-forward, nil if there is none or it
+// has none.
+func pendingStamp(tx *bolt.Tx) (*stamp, error) {
+	v := get(tx, prefixBucket, doneKey)
+	if v == nil || get(tx, prefixBucket, pendingKey) == nil {
+		return nil, nil
+	}
+	s := new(stamp)
+	if err := json.Unmarshal(v, s); err != nil {
+		return nil, fmt.Errorf("db: pending prefix's stamp: %w", err)
+	}
+	return s, nil
+}
+
+// finished returns the stamp of tx's pending roll-forward and its marker's change time
+// where the marker says it is done; nil otherwise (a stamp that cannot be read is taken
+// for not done: the roll-forward runs again). d.mu is held.
+func (d *DB) finished(tx *bolt.Tx) (*stamp, time.Time) {
+	s, err := pendingStamp(tx)
+	if err != nil || s == nil {
+		return nil, time.Time{}
+	}
+	if d.doneID == s.ID {
+		return s, d.doneAt
+	}
+	var st unix.Stat_t
+	name := d.marker(s)
+	if d.dir != nil {
+		err = unix.Fstatat(int(d.dir.Fd()), filepath.Base(name), &st, unix.AT_SYMLINK_NOFOLLOW)
+	} else {
+		err = unix.Lstat(name, &st)
+	}
+	if err != nil {
+		return nil, time.Time{}
+	}
+	d.doneID, d.doneAt = s.ID, time.Unix(st.Ctim.Unix()).UTC()
+	return s, d.doneAt
+}
+
+// stamped sets p's install time to at where s stamps it; s may be nil.
+func (s *stamp) stamped(p *Record, at time.Time) {
+	if s != nil && slices.Contains(s.Names, p.Key()) {
+		p.Installed = at
+	}
+}
+
+// finish does, in a write transaction, what a done roll-forward's marker stood for: its
+// packages' install times set to the marker's, the pending record deleted; the marker
+// is removed once the transaction committed (write). A stamp without a pending record
+// (whose FinishPrefix an older pkg wrote) goes too. d.mu is held.
+func (d *DB) finish(tx *bolt.Tx) error {
+	b := tx.Bucket(prefixBucket)
+	if b.Get(doneKey) == nil {
+		return nil
+	}
+	s, at := d.finished(tx)
+	if s == nil {
+		if b.Get(pendingKey) != nil {
+			return nil // not done
+		}
+		return b.Delete(doneKey)
+	}
+	if err := setInstalled(tx, s.Names, at); err != nil {
+		return err
+	}
+	d.unmark = d.marker(s)
+	if err := b.Delete(pendingKey); err != nil {
+		return err
+	}
+	return b.Delete(doneKey)
+}
