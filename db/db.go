@@ -115,9 +115,10 @@ type DB struct {
 	allocated atomic.Int64 // size up to which this DB gave the file its blocks
 	collected atomic.Bool  // whether a write transaction has collected the chunks of lists never committed
 
-	doneID uint64    // the stamp whose marker was last found (finished), and its time; d.mu is held
-	doneAt time.Time //
-	unmark string    // the marker the current write transaction finished for, to remove once committed
+	// doneID is the stamp whose marker finished last found, doneAt that marker's time; d.mu is held.
+	doneID uint64
+	doneAt time.Time
+	unmark string // the marker the current write transaction finished for, to remove once committed
 }
 
 // Created reports whether Open created the database.

@@ -519,3 +519,33 @@ func TestKeptWriter(t *testing.T) {
 		t.Errorf("List after the third write: %v, %v", ps, err)
 	}
 }
+
+// TestCreateLinksWhenDurable: a database Open creates has its name only once durable: after
+// its first write transaction, or synced at Release where none came. Until then it is read
+// and written under its temporary name, and a crash leaves no database.
+func TestCreateLinksWhenDurable(t *testing.T) {
+	for _, write := range []bool{true, false} {
+		path := filepath.Join(t.TempDir(), "db")
+		d := open(t, path)
+		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("the database before any write: %v; want no file", err)
+		}
+		if ps, err := d.List(); err != nil || len(ps) != 0 {
+			t.Fatalf("List of a new database = %v, %v", ps, err)
+		}
+		if write {
+			if err := d.SetIntents([]Intent{{Op: "install", Name: "a", Staging: "s"}}); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := d.Release(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(path + ".new"); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("write %v: the temporary file: %v; want it gone", write, err)
+		}
+		ins, err := open(t, path).Intents()
+		if err != nil || len(ins) != map[bool]int{true: 1, false: 0}[write] {
+			t.Errorf("write %v: Intents read again = %v, %v", write, ins, err)
+		}
+	}
+}

@@ -1,9 +1,16 @@
 package db
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/sys/unix"
 )
 
 // TestOwnersLinks records the owners of a directory, a file stack and a generated link
@@ -32,5 +39,82 @@ func TestOwnersLinks(t *testing.T) {
 		if o, err := decodeOwners([]byte(v)); err == nil {
 			t.Errorf("decodeOwners(%q) = %+v, want an error", v, o)
 		}
+	}
+}
+
+// TestPrefixDone: a commit's roll-forward marked done stands finished without a write of
+// its own: no pending record, and its stamped packages installed at the marker's time,
+// which the next write transaction records, removing the marker; one not marked is still
+// pending, and a record with no stamp (an older pkg's) cannot be marked.
+func TestPrefixDone(t *testing.T) {
+	dir := t.TempDir()
+	d := open(t, filepath.Join(dir, "db"))
+	at := time.Unix(1700000000, 0).UTC()
+	p := &Record{Name: "a", Version: "1", Installed: at}
+	pending := &Pending{New: []string{"a"}}
+	if err := d.CommitRequested([]*Record{p}, []*FileList{writeFiles(t, d, nil)}, nil, nil,
+		&PrefixChange{Pending: pending, Stamp: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.PrefixPending(); err != nil || !reflect.DeepEqual(got, pending) {
+		t.Fatalf("PrefixPending before PrefixDone = %+v, %v; want %+v", got, err, pending)
+	}
+	if done, err := d.PrefixDone(); err != nil || !done {
+		t.Fatalf("PrefixDone = %v, %v; want true", done, err)
+	}
+	markers, _ := filepath.Glob(filepath.Join(dir, "db.done-*"))
+	if len(markers) != 1 {
+		t.Fatalf("markers %v, want one", markers)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(markers[0], &st); err != nil {
+		t.Fatal(err)
+	}
+	stamp := time.Unix(st.Ctim.Unix()).UTC()
+	check := func(when string) {
+		t.Helper()
+		if got, err := d.PrefixPending(); err != nil || got != nil {
+			t.Errorf("%s: PrefixPending = %+v, %v; want none", when, got, err)
+		}
+		recs, files, err := d.Installed("a")
+		if err != nil || len(recs) != 1 || len(files) != 1 || !recs[0].Installed.Equal(stamp) {
+			t.Fatalf("%s: Installed = %+v, %v; want a installed at %v", when, recs, err, stamp)
+		}
+		if got, err := d.Get("a"); err != nil || !got.Installed.Equal(stamp) {
+			t.Errorf("%s: Get = %+v, %v; want installed at %v", when, got, err, stamp)
+		}
+		if got, err := d.List(); err != nil || len(got) != 1 || !got[0].Installed.Equal(stamp) {
+			t.Errorf("%s: List = %+v, %v; want installed at %v", when, got, err, stamp)
+		}
+	}
+	check("marked")
+	if err := d.SetIntents([]Intent{{Op: "install", Name: "b", Staging: "s"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(markers[0]); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the marker after the next write: %v; want it removed", err)
+	}
+	check("recorded")
+	if err := d.view(func(tx *bolt.Tx) error {
+		if v := get(tx, prefixBucket, doneKey); v != nil {
+			t.Errorf("stamp %q left after the next write", v)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// No stamp: as an older pkg wrote it.
+	if err := d.CommitRequested(nil, nil, nil, nil, &PrefixChange{Pending: pending}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.update("drop the stamp", func(tx *bolt.Tx) error { return tx.Bucket(prefixBucket).Delete(doneKey) }); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := d.PrefixDone(); err != nil || done {
+		t.Errorf("PrefixDone of a record without a stamp = %v, %v; want false", done, err)
+	}
+	if got, err := d.PrefixPending(); err != nil || got == nil {
+		t.Errorf("PrefixPending of a record without a stamp = %+v, %v; want it", got, err)
 	}
 }
