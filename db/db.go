@@ -119,6 +119,9 @@ type DB struct {
 	doneID uint64
 	doneAt time.Time
 	unmark string // the marker the current write transaction finished for, to remove once committed
+
+	orderOnce sync.Once
+	order     bool // whether the file's filesystem commits metadata in order (ordered)
 }
 
 // Created reports whether Open created the database.
@@ -149,6 +152,18 @@ type Options struct {
 func Open(path string, o Options) (*DB, error) {
 	d := &DB{path: path, dir: o.Dir, ctx: o.Context, timeout: o.Timeout, hold: o.Hold, unchecked: o.Unchecked}
 	_, err := d.size(path)
+	if errors.Is(err, fs.ErrNotExist) && d.holdsCommit() {
+		// A new root's database whose link a crash took, not its records: a commit that
+		// relied on them made its name and its pages durable.
+		d.fresh = true
+		if o.NoCreate {
+			return d, nil // read where it is
+		}
+		if err := d.settle(); err != nil {
+			return nil, fmt.Errorf("db: create %s: %w", path, err)
+		}
+		return d, nil
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if o.NoCreate {
 			return nil, fmt.Errorf("db: %s: %w", path, fs.ErrNotExist)
@@ -229,8 +244,27 @@ func (d *DB) adopt(f *os.File) error {
 	return durable.Path(filepath.Dir(d.path))
 }
 
+// holdsCommit reports whether the file create makes is there, whole, holding a commit:
+// bbolt's empty database is at its transaction 1.
+func (d *DB) holdsCommit() bool {
+	name := d.path + ".new"
+	if _, err := d.size(name); err != nil {
+		return false
+	}
+	var id int
+	err := d.protect(func() error {
+		b, err := bolt.Open(name, 0o644, &bolt.Options{Timeout: lockPoll, ReadOnly: true, OpenFile: d.openWhole})
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		return b.View(func(tx *bolt.Tx) error { id = tx.ID(); return nil })
+	})
+	return err == nil && id >= 2
+}
+
 // settle adopts a database that create made and no write transaction followed: synced
-// first. d.mu is held.
+// first (or one holdsCommit found). d.mu is held.
 func (d *DB) settle() error {
 	if !d.fresh {
 		return nil
@@ -480,7 +514,7 @@ func (d *DB) dropReader() error {
 
 // buckets are created by the first write transaction, not at Open: on a new root that
 // saves a transaction of its own, two fdatasyncs, and commands that only read never write.
-var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket, requestedBucket, saidBucket, chunksBucket, listsBucket, aheadBucket, pathsBucket, prefixBucket}
+var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket, requestedBucket, saidBucket, chunksBucket, listsBucket, aheadBucket, pathsBucket, prefixBucket, journalBucket}
 
 // get returns the value of key in the bucket name, nil if either is missing.
 func get(tx *bolt.Tx, name, key []byte) []byte {
@@ -601,24 +635,52 @@ func (d *DB) Files(name string) ([]File, error) {
 	return files, err
 }
 
-// Intents returns the pending intents.
+// Intents returns the pending intents: those of the transaction, then those kept as names
+// (see journalBucket), each by key.
 func (d *DB) Intents() ([]Intent, error) {
 	var ins []Intent
 	err := d.view(func(tx *bolt.Tx) error {
-		return forEach(tx, intentsBucket, func(_, v []byte) error {
+		err := forEach(tx, intentsBucket, func(_, v []byte) error {
 			var in Intent
 			err := json.Unmarshal(v, &in)
 			ins = append(ins, in)
 			return err
 		})
+		if err != nil {
+			return err
+		}
+		es, err := d.pendingEntries(tx)
+		for _, e := range es {
+			ins = append(ins, e.in)
+		}
+		return err
 	})
 	return ins, err
 }
 
-// ClearIntents deletes the intents of packages without changing their records, in one
-// transaction however many there are.
+// ClearIntents deletes the intents of packages without changing their records: those kept
+// as names with no sync (where a crash keeps a removal, it keeps every change made
+// before it), those of the transaction in one transaction however many there are.
 func (d *DB) ClearIntents(names ...string) error {
 	names = slices.Sorted(slices.Values(names))
+	var (
+		es  []intentEntry
+		old bool // intents in intentsBucket
+	)
+	err := d.view(func(tx *bolt.Tx) (err error) {
+		for _, name := range names {
+			old = old || get(tx, intentsBucket, []byte(name)) != nil
+		}
+		es, err = d.pendingEntries(tx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	d.removeEntries(es, func(e intentEntry) bool { return !slices.Contains(names, e.in.Name) })
+	if !old {
+		return nil
+	}
 	return d.update("clear intents", func(tx *bolt.Tx) error {
 		b := tx.Bucket(intentsBucket)
 		for _, name := range names {
@@ -633,6 +695,9 @@ func (d *DB) ClearIntents(names ...string) error {
 // SetIntents records intents in one transaction, each replacing any earlier one for the
 // same package.
 func (d *DB) SetIntents(ins []Intent) error {
+	if ok, err := d.setIntentNames(ins); ok || err != nil {
+		return err
+	}
 	ins = slices.SortedFunc(slices.Values(ins), func(a, b Intent) int { return strings.Compare(a.Name, b.Name) })
 	vs := make([][]byte, len(ins))
 	for i, in := range ins {
@@ -688,7 +753,15 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 	if len(remove) > 0 {
 		what += fmt.Sprintf(" and delete %d", len(remove))
 	}
-	return d.update(what, func(tx *bolt.Tx) error {
+	keys := slices.Clone(remove)
+	for _, p := range ps {
+		keys = append(keys, p.Key())
+	}
+	var void []intentEntry // the intents kept as names this commit makes void, removed once it is done
+	err := d.update(what, func(tx *bolt.Tx) (err error) {
+		if void, err = d.commitIntents(tx, keys); err != nil {
+			return err
+		}
 		for _, name := range remove {
 			if err := deleteFiles(tx, name); err != nil {
 				return err
@@ -716,6 +789,10 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 		}
 		return putPrefix(tx, pc)
 	})
+	if err == nil {
+		d.removeEntries(void, func(intentEntry) bool { return false })
+	}
+	return err
 }
 
 // prepare readies a write transaction: it creates the buckets, finishes a roll-forward its

@@ -46,7 +46,7 @@ func (d *DB) marker(s *stamp) string {
 // in order (XFS, ext4 with its journal), a marker found after a crash means every link
 // made before it is there; elsewhere the caller makes the links durable first. False,
 // with nothing done, for a record that names no marker (written by an older pkg):
-// FinishPrefix then.
+// FinishPrefix then, as where the filesystem has no room for the marker.
 func (d *DB) PrefixDone() (bool, error) {
 	var s *stamp
 	err := d.view(func(tx *bolt.Tx) (err error) {
@@ -59,6 +59,9 @@ func (d *DB) PrefixDone() (bool, error) {
 	f, err := d.openFile(d.marker(s), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return true, nil
+	}
+	if full(err) { // no inode for it: FinishPrefix, which the database's free pages may hold
+		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("db: mark the prefix done: %w", err)

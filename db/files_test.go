@@ -193,7 +193,7 @@ func TestFilesKilled(t *testing.T) {
 	if ps, err := d.List(); err != nil || len(ps) != 0 {
 		t.Errorf("List after the kill: %v, %v", ps, err)
 	}
-	if err := d.ClearIntents("x"); err != nil {
+	if err := d.PutSaid("x", "a"); err != nil {
 		t.Fatal(err)
 	}
 	if gens := chunkGens(t, path); len(gens) != 0 {

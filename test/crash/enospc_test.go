@@ -237,7 +237,10 @@ func errorLines(stderr string) string {
 }
 
 // rootTree describes a root for before-and-after checks (testfs.Tree), leaving out the
-// database files, whose bytes change with every command; tests compare records instead.
+// database files, whose bytes change with every command, with its intents and markers
+// (db.intents/, db.done-ID), which follow its transactions; tests compare records instead.
 func rootTree(t *testing.T, root string) map[string]string {
-	return testfs.Tree(t, root, ".pkg/db", ".pkg/db.sum", ".pkg/lock")
+	tree := testfs.Tree(t, root, ".pkg/db", ".pkg/db.sum", ".pkg/lock", ".pkg/db.intents")
+	maps.DeleteFunc(tree, func(p, _ string) bool { return strings.HasPrefix(p, ".pkg/db.done-") })
+	return tree
 }

@@ -1,0 +1,265 @@
+package db
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/sys/unix"
+
+	"pkg/internal/durable"
+)
+
+// Intents are kept, where the filesystem commits metadata in order (durable.Files.Ordered:
+// XFS, ext4 with its journal), as the names of empty files in the directory <db>.intents,
+// one a intent, made with no sync: the renames of the commit come after them, so a crash
+// that kept a rename kept them too, and the commit's durable.Commit makes both durable at
+// once. Each name holds a nonce, one per SetIntents; the transaction that records the
+// commit records its nonce in journalBucket (committedKey), which makes those names void
+// however late they are removed. Elsewhere, and where a name would be too long, intents
+// are a transaction of their own in intentsBucket, as they are read from a database of an
+// older pkg.
+var (
+	journalBucket = []byte("journal")
+	committedKey  = []byte("committed") // the nonce of the intents the last commit recorded, 8 bytes big-endian
+)
+
+// intentDir is the directory of the intents kept as names.
+func (d *DB) intentDir() string { return d.path + ".intents" }
+
+// ordered reports whether the database's filesystem commits metadata in order; d.mu is
+// not needed.
+func (d *DB) ordered() bool {
+	d.orderOnce.Do(func() {
+		if d.dir != nil {
+			d.order = durable.ForFS(int(d.dir.Fd())).Ordered()
+			return
+		}
+		if f, err := os.Open(filepath.Dir(d.path)); err == nil {
+			d.order = durable.ForFS(int(f.Fd())).Ordered()
+			f.Close()
+		}
+	})
+	return d.order
+}
+
+// intentName encodes in as the name of an entry of intentDir with nonce, or returns false
+// where it is too long for a name (NAME_MAX).
+func intentName(nonce uint64, in Intent) (string, bool) {
+	name := fmt.Sprintf("%016x %s %d %d %s %s", nonce, url.PathEscape(in.Op), in.Inode, in.OldInode, url.PathEscape(in.Staging), url.PathEscape(in.Name))
+	return name, len(name) <= 255
+}
+
+// parseIntentName decodes an entry of intentDir.
+func parseIntentName(name string) (uint64, Intent, error) {
+	f := strings.Split(name, " ")
+	if len(f) != 6 {
+		return 0, Intent{}, fmt.Errorf("db: intent %q: malformed", name)
+	}
+	var in Intent
+	nonce, err := strconv.ParseUint(f[0], 16, 64)
+	if err == nil {
+		in.Inode, err = strconv.ParseUint(f[2], 10, 64)
+	}
+	if err == nil {
+		in.OldInode, err = strconv.ParseUint(f[3], 10, 64)
+	}
+	if err == nil {
+		in.Op, err = url.PathUnescape(f[1])
+	}
+	if err == nil {
+		in.Staging, err = url.PathUnescape(f[4])
+	}
+	if err == nil {
+		in.Name, err = url.PathUnescape(f[5])
+	}
+	if err != nil {
+		return 0, Intent{}, fmt.Errorf("db: intent %q: %w", name, err)
+	}
+	return nonce, in, nil
+}
+
+// openIntentDir opens intentDir, making it where make is true; nil, nil where it is
+// missing and not made.
+func (d *DB) openIntentDir(make bool) (*os.File, error) {
+	at, name := unix.AT_FDCWD, d.intentDir()
+	if d.dir != nil {
+		at, name = int(d.dir.Fd()), filepath.Base(name)
+	}
+	if make {
+		if err := unix.Mkdirat(at, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+			return nil, &os.PathError{Op: "mkdir", Path: d.intentDir(), Err: err}
+		}
+	}
+	fd, err := unix.Openat(at, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) && !make {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: d.intentDir(), Err: err}
+	}
+	return os.NewFile(uintptr(fd), d.intentDir()), nil
+}
+
+// intentEntry is an entry of intentDir.
+type intentEntry struct {
+	name  string
+	nonce uint64
+	in    Intent
+}
+
+// intentEntries returns the entries of intentDir, nil where it is missing.
+func (d *DB) intentEntries() ([]intentEntry, error) {
+	dir, err := d.openIntentDir(false)
+	if dir == nil || err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	es := make([]intentEntry, 0, len(names))
+	for _, name := range names {
+		nonce, in, err := parseIntentName(name)
+		if err != nil {
+			return nil, err
+		}
+		es = append(es, intentEntry{name, nonce, in})
+	}
+	return es, nil
+}
+
+// committed returns the nonce of the intents the last commit recorded, 0 if none.
+func committed(tx *bolt.Tx) uint64 {
+	if v := get(tx, journalBucket, committedKey); len(v) == 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 0
+}
+
+// removeEntries removes the entries of intentDir that keep returns true for, unsynced.
+func (d *DB) removeEntries(es []intentEntry, keep func(intentEntry) bool) {
+	dir, err := d.openIntentDir(false)
+	if dir == nil || err != nil {
+		return
+	}
+	defer dir.Close()
+	for _, e := range es {
+		if !keep(e) {
+			unix.Unlinkat(int(dir.Fd()), e.name, 0)
+		}
+	}
+}
+
+// setIntentNames records ins as names of intentDir, with no sync (see journalBucket), each
+// replacing any pending one of the same package, or returns false, having done nothing,
+// where they cannot be (the filesystem does not commit metadata in order, or a name is
+// too long). The intents still pending of other packages are made again with the new
+// nonce, so that one nonce is pending at a time; the old entries then go, with those a
+// commit made void.
+func (d *DB) setIntentNames(ins []Intent) (bool, error) {
+	if !d.ordered() {
+		return false, nil
+	}
+	var old []intentEntry
+	if err := d.view(func(tx *bolt.Tx) (err error) { old, err = d.pendingEntries(tx); return err }); err != nil {
+		return false, err
+	}
+	for _, e := range old {
+		if !slices.ContainsFunc(ins, func(in Intent) bool { return in.Name == e.in.Name }) {
+			ins = append(ins, e.in)
+		}
+	}
+	nonce := rand.Uint64() | 1
+	names := make([]string, len(ins))
+	for i, in := range ins {
+		var ok bool
+		if names[i], ok = intentName(nonce, in); !ok {
+			return false, nil
+		}
+	}
+	all, err := d.intentEntries()
+	if err != nil {
+		return false, err
+	}
+	dir, err := d.openIntentDir(true)
+	if full(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer dir.Close()
+	for i, name := range names {
+		fd, err := unix.Openat(int(dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+		if err != nil {
+			for _, made := range names[:i] {
+				unix.Unlinkat(int(dir.Fd()), made, 0)
+			}
+			if full(err) {
+				return false, nil
+			}
+			return false, fmt.Errorf("db: record %d intents: %w", len(ins), &os.PathError{Op: "create", Path: filepath.Join(d.intentDir(), name), Err: err})
+		}
+		unix.Close(fd)
+	}
+	d.removeEntries(all, func(intentEntry) bool { return false })
+	return true, nil
+}
+
+// full reports whether err says the filesystem has no inode or block for an intent's name:
+// the database's free pages may still hold it, so that a remove works on a full
+// filesystem.
+func full(err error) bool { return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) }
+
+// pendingEntries returns the entries of intentDir that no commit made void; tx is a
+// transaction of d's.
+func (d *DB) pendingEntries(tx *bolt.Tx) ([]intentEntry, error) {
+	es, err := d.intentEntries()
+	if err != nil {
+		return nil, err
+	}
+	done := committed(tx)
+	return slices.DeleteFunc(es, func(e intentEntry) bool { return e.nonce == done }), nil
+}
+
+// commitIntents makes void, in the transaction tx that records the packages named in
+// keys, the intents pending as names, recording their nonce; those of other packages move
+// into intentsBucket. It returns the entries to remove once tx committed.
+func (d *DB) commitIntents(tx *bolt.Tx, keys []string) ([]intentEntry, error) {
+	es, err := d.pendingEntries(tx)
+	if err != nil || len(es) == 0 {
+		return nil, err
+	}
+	for _, e := range es {
+		if slices.Contains(keys, e.in.Name) {
+			continue
+		}
+		v, err := json.Marshal(e.in)
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.Bucket(intentsBucket).Put([]byte(e.in.Name), v); err != nil {
+			return nil, err
+		}
+	}
+	if slices.ContainsFunc(es, func(e intentEntry) bool { return e.nonce != es[0].nonce }) {
+		return nil, errIntentsLeft // setIntentNames keeps one
+	}
+	return es, tx.Bucket(journalBucket).Put(committedKey, binary.BigEndian.AppendUint64(nil, es[0].nonce))
+}
+
+// errIntentsLeft is the error of a commit that finds intents of two nonces pending, which
+// one committed nonce cannot make void.
+var errIntentsLeft = errors.New("db: intents of more than one change pending")
