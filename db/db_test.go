@@ -549,3 +549,54 @@ func TestCreateLinksWhenDurable(t *testing.T) {
 		}
 	}
 }
+
+// TestIntentNames: on XFS, intents are names of empty files beside the database, read back
+// as they were set, each replacing a pending one of its package; a commit makes them void
+// (one left behind, as a crash can leave it, is not pending) and removes them; clearing
+// removes them; an intent whose name would be too long is a transaction's, as before.
+func TestIntentNames(t *testing.T) {
+	path := filepath.Join(testfs.Mount(t, "xfs"), "db")
+	d := open(t, path)
+	a := Intent{Op: "install", Name: "@scope/a@1.0.0", Staging: ".pkg/staging/a 1.7", Inode: 12, OldInode: 34}
+	b := Intent{Op: "remove", Name: "b", Staging: ".pkg/trash/b.9"}
+	if err := d.SetIntents([]Intent{a, {Op: "install", Name: "b", Staging: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetIntents([]Intent{b}); err != nil {
+		t.Fatal(err)
+	}
+	names, err := filepath.Glob(filepath.Join(path+".intents", "*"))
+	if err != nil || len(names) != 2 {
+		t.Fatalf("intent names %v, %v; want two", names, err)
+	}
+	if got, err := d.Intents(); err != nil || !reflect.DeepEqual(got, []Intent{a, b}) {
+		t.Errorf("Intents = %+v, %v; want %+v", got, err, []Intent{a, b})
+	}
+	if err := d.Commit([]*Record{{Name: "@scope/a", Version: "1.0.0", Kind: "npm"}}, []*FileList{writeFiles(t, d, nil)}, []string{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(path+".intents", "*")); len(left) != 0 {
+		t.Errorf("intent names after the commit: %v", left)
+	}
+	for _, name := range names { // as a crash that lost their removal leaves them
+		if err := os.WriteFile(name, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := open(t, path).Intents(); err != nil || len(got) != 0 {
+		t.Errorf("Intents after the commit = %+v, %v; want none", got, err)
+	}
+	long := Intent{Op: "install", Name: strings.Repeat("n", 250), Staging: "s"}
+	if err := d.SetIntents([]Intent{a, long}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.Intents(); err != nil || !reflect.DeepEqual(got, []Intent{a, long}) {
+		t.Errorf("Intents with a long name = %+v, %v; want %+v", got, err, []Intent{a, long})
+	}
+	if err := d.ClearIntents(a.Name, long.Name); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.Intents(); err != nil || len(got) != 0 {
+		t.Errorf("Intents after ClearIntents = %+v, %v; want none", got, err)
+	}
+}

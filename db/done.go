@@ -17,7 +17,7 @@ import (
 
 // doneKey holds, in prefixBucket beside a pending roll-forward, its stamp: the marker file
 // whose presence says the roll-forward is done, so that a commit's links need no
-// transaction of their own (PrefixDone).
+// transaction of their own (FinishPrefix).
 var doneKey = []byte("done")
 
 // stamp names the marker of a pending roll-forward and the packages whose install time
@@ -38,16 +38,14 @@ func (d *DB) marker(s *stamp) string {
 	return fmt.Sprintf("%s.done-%016x", d.path, s.ID)
 }
 
-// PrefixDone says that the pending roll-forward is done without a transaction: it makes
+// markDone says that the pending roll-forward is done without a transaction: it makes
 // the marker file its record names beside the database, unsynced, which stands for
-// FinishPrefix until the next write transaction does FinishPrefix's work in its place
+// FinishPrefix's transaction until the next write transaction does that work in its place
 // and removes it (prepare). Readers meanwhile see no pending roll-forward and the
-// packages installed at the marker's change time. Where the filesystem commits metadata
-// in order (XFS, ext4 with its journal), a marker found after a crash means every link
-// made before it is there; elsewhere the caller makes the links durable first. False,
-// with nothing done, for a record that names no marker (written by an older pkg):
-// FinishPrefix then, as where the filesystem has no room for the marker.
-func (d *DB) PrefixDone() (bool, error) {
+// packages installed at the marker's change time. False, with nothing done, for a record
+// that names no marker (written by an older pkg), or where the filesystem has no room for
+// one.
+func (d *DB) markDone() (bool, error) {
 	var s *stamp
 	err := d.view(func(tx *bolt.Tx) (err error) {
 		s, err = pendingStamp(tx)
@@ -60,7 +58,7 @@ func (d *DB) PrefixDone() (bool, error) {
 	if errors.Is(err, fs.ErrExist) {
 		return true, nil
 	}
-	if full(err) { // no inode for it: FinishPrefix, which the database's free pages may hold
+	if full(err) { // no inode for it: the transaction, which the database's free pages may hold
 		return false, nil
 	}
 	if err != nil {

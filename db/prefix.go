@@ -19,8 +19,7 @@ var (
 	pathsBucket = []byte("paths")
 	// prefixBucket holds the roll-forward of the prefix a commit left to do, under
 	// pendingKey, from the transaction that records the commit to the one after its links
-	// (FinishPrefix), or to the next write transaction once its marker says it is done
-	// (PrefixDone).
+	// (FinishPrefix), or to the next write transaction once its marker says it is done.
 	prefixBucket = []byte("prefix")
 	pendingKey   = []byte("pending")
 )
@@ -241,7 +240,7 @@ func putFolded(tx *bolt.Tx, folded map[string][]string) error {
 }
 
 // PrefixPending returns the roll-forward a commit left to do, nil if none: one whose
-// marker says it is done (PrefixDone) is not.
+// marker says it is done (FinishPrefix) is not.
 func (d *DB) PrefixPending() (*Pending, error) {
 	var p *Pending
 	err := d.view(func(tx *bolt.Tx) error {
@@ -258,10 +257,21 @@ func (d *DB) PrefixPending() (*Pending, error) {
 	return p, err
 }
 
-// FinishPrefix deletes the pending roll-forward and sets the install time of the named
-// packages to at, after their links: linking a file changes its ctime, which salvage and
-// verify compare with that time.
-func (d *DB) FinishPrefix(names []string, at time.Time) error {
+// FinishPrefix finishes the pending roll-forward once its links are made: it deletes the
+// record and sets the install time of the named packages to at, after their links
+// (linking a file changes its ctime, which salvage and verify compare with that time).
+// Where the record names a marker, it makes the marker instead, with no sync (markDone):
+// where the filesystem commits metadata in order (XFS, ext4 with its journal), a marker
+// found after a crash means every link made before it is there, and one lost leaves the
+// record for the next start; elsewhere the caller made the links durable first. Else it
+// calls synced, which makes the links durable, and writes a transaction.
+func (d *DB) FinishPrefix(names []string, at time.Time, synced func() error) error {
+	if done, err := d.markDone(); done || err != nil {
+		return err
+	}
+	if err := synced(); err != nil {
+		return err
+	}
 	names = slices.Sorted(slices.Values(names))
 	return d.update("finish the prefix", func(tx *bolt.Tx) error {
 		if err := setInstalled(tx, names, at); err != nil {

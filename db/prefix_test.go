@@ -42,10 +42,11 @@ func TestOwnersLinks(t *testing.T) {
 	}
 }
 
-// TestPrefixDone: a commit's roll-forward marked done stands finished without a write of
-// its own: no pending record, and its stamped packages installed at the marker's time,
-// which the next write transaction records, removing the marker; one not marked is still
-// pending, and a record with no stamp (an older pkg's) cannot be marked.
+// TestPrefixDone: a commit's roll-forward finished by its marker stands finished without a
+// write of its own or a sync: no pending record, and its stamped packages installed at
+// the marker's time, which the next write transaction records, removing the marker; a
+// record with no stamp (an older pkg's) is finished after its links are synced, by a
+// transaction.
 func TestPrefixDone(t *testing.T) {
 	dir := t.TempDir()
 	d := open(t, filepath.Join(dir, "db"))
@@ -57,10 +58,10 @@ func TestPrefixDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, err := d.PrefixPending(); err != nil || !reflect.DeepEqual(got, pending) {
-		t.Fatalf("PrefixPending before PrefixDone = %+v, %v; want %+v", got, err, pending)
+		t.Fatalf("PrefixPending before FinishPrefix = %+v, %v; want %+v", got, err, pending)
 	}
-	if done, err := d.PrefixDone(); err != nil || !done {
-		t.Fatalf("PrefixDone = %v, %v; want true", done, err)
+	if err := d.FinishPrefix([]string{"a"}, time.Now(), func() error { t.Error("synced called for a marked record"); return nil }); err != nil {
+		t.Fatal(err)
 	}
 	markers, _ := filepath.Glob(filepath.Join(dir, "db.done-*"))
 	if len(markers) != 1 {
@@ -111,10 +112,17 @@ func TestPrefixDone(t *testing.T) {
 	if err := d.update("drop the stamp", func(tx *bolt.Tx) error { return tx.Bucket(prefixBucket).Delete(doneKey) }); err != nil {
 		t.Fatal(err)
 	}
-	if done, err := d.PrefixDone(); err != nil || done {
-		t.Errorf("PrefixDone of a record without a stamp = %v, %v; want false", done, err)
-	}
 	if got, err := d.PrefixPending(); err != nil || got == nil {
 		t.Errorf("PrefixPending of a record without a stamp = %+v, %v; want it", got, err)
+	}
+	synced := false
+	if err := d.FinishPrefix([]string{"a"}, at, func() error { synced = true; return nil }); err != nil || !synced {
+		t.Errorf("FinishPrefix of a record without a stamp: %v, synced %v; want its links synced first", err, synced)
+	}
+	if got, err := d.PrefixPending(); err != nil || got != nil {
+		t.Errorf("PrefixPending after FinishPrefix = %+v, %v; want none", got, err)
+	}
+	if got, err := d.Get("a"); err != nil || !got.Installed.Equal(at) {
+		t.Errorf("Get after FinishPrefix = %+v, %v; want installed at %v", got, err, at)
 	}
 }

@@ -21,7 +21,7 @@ import (
 )
 
 // rollForward makes the prefix hold what the pending record p of a recorded commit says
-// and marks it done (db.DB.PrefixDone), with no transaction: where the filesystem commits
+// and marks it done (db.DB.FinishPrefix), with no transaction: where the filesystem commits
 // metadata in order (XFS, ext4 with its journal) a marker found after a crash means every
 // link made before it is there, and one lost leaves the record for the next start, so
 // nothing is synced; elsewhere one durable.Commit makes the links durable first. A record
@@ -50,19 +50,14 @@ func (r *Root) rollForward(p *db.Pending, known *known) error {
 			return err
 		}
 	}
-	done, err := r.db.PrefixDone()
-	if err != nil {
-		return err
+	synced := func() error { // before a transaction that deletes the record
+		if r.o.NoSync || !ordered {
+			return nil
+		}
+		return r.commitPrefix()
 	}
-	if !done {
-		if !r.o.NoSync && ordered {
-			if err := r.commitPrefix(); err != nil {
-				return err
-			}
-		}
-		if err := r.db.FinishPrefix(stamped(p), time.Now().UTC()); err != nil {
-			return err
-		}
+	if err := r.db.FinishPrefix(stamped(p), time.Now().UTC(), synced); err != nil {
+		return err
 	}
 	r.salvaged = append(r.salvaged, rf.kept()...)
 	return nil

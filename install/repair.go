@@ -349,6 +349,9 @@ func (r *Root) replaceDatabase() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := r.removeTree(place{meta, intentNames}); err != nil {
+		return "", err
+	}
 	if err := unix.Fsync(r.fd[meta]); err != nil {
 		return "", &os.PathError{Op: "fsync", Path: r.path(".pkg"), Err: err}
 	}

@@ -237,10 +237,16 @@ func (r *Root) Abandon() error {
 			r.db.Release()
 			unix.Unlinkat(r.fd[meta], "db", 0)
 			unix.Unlinkat(r.fd[meta], "db.sum", 0)
+			r.removeTree(place{meta, intentNames})
 		}
 	}
 	return r.Close()
 }
+
+// intentNames is the directory in .pkg where the root's database keeps the intents of a
+// commit as names (db.DB.SetIntents). Those its last commit made void are void only
+// against its own records: they go with it, where it goes (Abandon, Rebuild).
+const intentNames = "db.intents"
 
 // DB returns the root's database, for queries.
 func (r *Root) DB() *db.DB { return r.db }
