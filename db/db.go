@@ -225,9 +225,12 @@ func (d *DB) create() error {
 // adopt links the database create made to d.path, once durable: a write transaction's
 // fdatasyncs wrote its pages and its size. Where the filesystem commits metadata in order
 // (durable.Files.Tracks: XFS, ext4 with a journal, btrfs), the link needs no directory
-// fsync of its own: the first commit that relies on the database renames a tree after it,
-// and that rename reaches the disk only with the link, or later; until then a lost link
-// loses a database that records nothing done. f is the file, open; d.mu is held.
+// fsync of its own: where the first write came before the commit's renames (its intents'
+// transaction), they reach the disk only with the link, or later; where it is the commit's
+// records (intents kept as names), the temporary name was logged before the renames, and
+// a crash that takes the link leaves it holding the commit, which Open then takes
+// (holdsCommit). Until then a lost link loses a database that records nothing done. f is
+// the file, open; d.mu is held.
 func (d *DB) adopt(f *os.File) error {
 	tmp := d.path + ".new"
 	if err := d.link(tmp, d.path); err != nil {
