@@ -514,11 +514,8 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-// rootTree describes a root for before-and-after checks (testfs.Tree), leaving out the
-// database files, whose bytes change with every command; tests compare records instead.
-func rootTree(t *testing.T, root string) map[string]string {
-	return testfs.Tree(t, root, ".pkg/db", ".pkg/db.sum", ".pkg/lock")
-}
+// rootTree describes a root for before-and-after checks (testfs.RootTree).
+func rootTree(t *testing.T, root string) map[string]string { return testfs.RootTree(t, root) }
 
 // TestGlobalFlagsAnywhere checks that global flags work after the command too, as users of
 // other package managers write them, and that an empty --root or PKG_ROOT means the default

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -18,6 +19,16 @@ import (
 func Tree(t testing.TB, dir string, skip ...string) map[string]string {
 	t.Helper()
 	return walk(t, dir, skip, describe)
+}
+
+// RootTree describes a pkg root as Tree does, leaving out the database's files, whose
+// bytes change with every command, with its intents and markers (db.intents/, db.done-ID),
+// which follow its transactions: tests compare records instead.
+func RootTree(t testing.TB, root string) map[string]string {
+	t.Helper()
+	tree := Tree(t, root, ".pkg/db", ".pkg/db.sum", ".pkg/lock", ".pkg/db.intents")
+	maps.DeleteFunc(tree, func(p, _ string) bool { return strings.HasPrefix(p, ".pkg/db.done-") })
+	return tree
 }
 
 // walk describes every entry under dir, but those at the relative paths in skip, with what.

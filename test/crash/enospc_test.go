@@ -236,11 +236,5 @@ func errorLines(stderr string) string {
 	return b.String()
 }
 
-// rootTree describes a root for before-and-after checks (testfs.Tree), leaving out the
-// database files, whose bytes change with every command, with its intents and markers
-// (db.intents/, db.done-ID), which follow its transactions; tests compare records instead.
-func rootTree(t *testing.T, root string) map[string]string {
-	tree := testfs.Tree(t, root, ".pkg/db", ".pkg/db.sum", ".pkg/lock", ".pkg/db.intents")
-	maps.DeleteFunc(tree, func(p, _ string) bool { return strings.HasPrefix(p, ".pkg/db.done-") })
-	return tree
-}
+// rootTree describes a root for before-and-after checks (testfs.RootTree).
+func rootTree(t *testing.T, root string) map[string]string { return testfs.RootTree(t, root) }
