@@ -798,6 +798,12 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 	return err
 }
 
+// fillPercent is how full bbolt fills the pages it splits a node into (Bucket.FillPercent),
+// where it would fill half: a commit puts its keys in order (CommitRequested), most past
+// the last of their bucket's, which half-filled pages would leave half empty
+// (docs/history.md).
+const fillPercent = 0.9
+
 // prepare readies a write transaction: it creates the buckets, finishes a roll-forward its
 // marker says is done where the transaction is summed (finish: one that falls back must
 // lose nothing), and, in this DB's first, deletes the chunks of lists whose Commit never
@@ -806,9 +812,11 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 func (d *DB) prepare(tx *bolt.Tx, sum bool) error {
 	old := tx.Bucket(aheadBucket) == nil // made by a pkg from before lists and marks of lists written ahead
 	for _, name := range buckets {
-		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+		b, err := tx.CreateBucketIfNotExists(name)
+		if err != nil {
 			return err
 		}
+		b.FillPercent = fillPercent
 	}
 	if sum {
 		if err := d.finish(tx); err != nil {
@@ -840,6 +848,7 @@ func (d *DB) write(what string, sum bool, fn func(tx *bolt.Tx) error) error {
 	d.unmark = ""
 	err = d.protect(func() error {
 		return b.Update(func(tx *bolt.Tx) error {
+			tx.DB().AllocSize = growth(tx.Size())
 			if err := d.prepare(tx, sum); err != nil {
 				return err
 			}
@@ -891,6 +900,15 @@ func (d *DB) keep(b *bolt.DB) bool {
 	d.reader, d.kept = b, true
 	return true
 }
+
+// growth returns the room bbolt leaves past the pages in use when a commit grows the file
+// (bolt.DB.AllocSize), which allocate then gives its blocks: for size bytes in use, an
+// eighth of them, at least minGrowth. bbolt's own doubles the file up to 16 MiB
+// (docs/history.md).
+func growth(size int64) int { return int(max(minGrowth, size/8)) }
+
+// minGrowth is growth's least: 32 pages.
+const minGrowth = 128 << 10
 
 // allocate gives the database file blocks for all of its size, once it has grown. bbolt
 // grows the file with ftruncate, which leaves a hole that the next commits write into: on a

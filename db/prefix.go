@@ -190,6 +190,7 @@ func putPrefix(tx *bolt.Tx, pc *PrefixChange) error {
 		if b, err = tx.CreateBucket(pathsBucket); err != nil {
 			return err
 		}
+		b.FillPercent = fillPercent
 	}
 	for _, p := range slices.Sorted(maps.Keys(pc.Paths)) { // in order: see CommitRequested
 		o := pc.Paths[p]
