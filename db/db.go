@@ -89,10 +89,6 @@ var (
 	intentsBucket = []byte("intents")
 )
 
-// fileRecordSize is the encoded size of a File without its path: type, mode, size, sha256
-// (appendFile).
-const fileRecordSize = 1 + 4 + 8 + 32
-
 // DB is a database file. It is opened for each write transaction and closed after it, so
 // other processes can read it between the transactions of a command that changes the root;
 // with Options.Hold, one read-only opening serves the reads between two writes. Whoever

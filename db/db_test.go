@@ -69,27 +69,74 @@ func TestCommitListFilesDelete(t *testing.T) {
 	}
 }
 
-// TestFilesEncoding round-trips file records through their encoding, and checks that a
-// truncated value is refused rather than misread.
+// TestFilesEncoding round-trips file records through their encoding: each record costs
+// less than the old encoding's where paths share prefixes and files share contents, and a
+// value cut anywhere but between records is refused rather than misread.
 func TestFilesEncoding(t *testing.T) {
 	var files []File
-	for i := range 300 {
-		f := File{Path: strings.Repeat("p", i) + "/f", Type: '0', Mode: 0o755, Size: int64(i) << 33}
-		f.SHA256 = sha256.Sum256([]byte(f.Path))
+	for i := range 60 {
+		f := File{Path: fmt.Sprintf("package/lib/%s/f%d.js", strings.Repeat("p", i%7), i), Type: '0', Mode: 0o755, Size: int64(i) << 33}
+		f.SHA256 = sha256.Sum256([]byte(fmt.Sprint(i % 9)))
 		files = append(files, f)
 	}
-	files = append(files, File{Path: "l", Type: '1', SHA256: files[7].SHA256}, File{Path: "s", Type: '2'})
-	v := encodeFiles(files)
-	got, err := decodeFiles(nil, v)
+	files = append(files, File{Path: "l", Type: '1', SHA256: files[7].SHA256}, File{Path: "s", Type: '2'},
+		File{Path: "package", Type: '5', Mode: fs.ModeDir | fs.ModeSetgid | 0o2775}, File{Path: "n", Type: '0', Size: -1})
 	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	if err != nil || !reflect.DeepEqual(got, files) {
-		t.Fatalf("decodeFiles(encodeFiles(files)) = %d files, %v; want %d files equal", len(got), err, len(files))
+	var (
+		v      []byte
+		enc    listEncoder
+		ends   = map[int]int{0: 0} // records decoded from a value cut at each record's end
+		oldLen int
+	)
+	for i := range files {
+		v = enc.append(v, &files[i])
+		ends[len(v)] = i + 1
+		oldLen += len(appendOldFile(nil, &files[i]))
 	}
-	for _, cut := range []int{1, fileRecordSize, len(v) - 1} {
-		if _, err := decodeFiles(nil, v[:len(v)-cut]); err == nil {
-			t.Errorf("value cut by %d bytes decoded without error", cut)
+	got, err := decodeList(nil, v)
+	if err != nil || !reflect.DeepEqual(got, files) {
+		t.Fatalf("decodeList of the encoding = %d files, %v; want %d files equal", len(got), err, len(files))
+	}
+	if len(v) >= oldLen/2 {
+		t.Errorf("%d files encoded in %d bytes; the old encoding took %d", len(files), len(v), oldLen)
+	}
+	for n := range len(v) {
+		got, err := decodeList(nil, v[:n])
+		if k, end := ends[n]; end && (err != nil || !slices.Equal(got, files[:k])) || !end && err == nil {
+			t.Errorf("value cut to %d bytes: %d files, %v", n, len(got), err)
 		}
 	}
+	// A chunk's records refer to sha256s in the chunk only, not in the one before.
+	before := []File{{Path: "a", Type: '0', SHA256: files[0].SHA256}}
+	if _, err := decodeList(before, []byte{0, 1, 'b', '0', 0, 0, 2}); err == nil {
+		t.Error("a sha256 referring before its chunk decoded without error")
+	}
+}
+
+// FuzzDecodeList decodes any value without failing but with an error, and what it decodes
+// encodes to a value that decodes the same.
+func FuzzDecodeList(f *testing.F) {
+	var enc listEncoder
+	var v []byte
+	for i, p := range []string{"a", "a/b", "a/c", "b"} {
+		v = enc.append(v, &File{Path: p, Type: '0', Mode: 0o644, Size: int64(i), SHA256: sha256.Sum256([]byte{byte(i % 2)})})
+	}
+	f.Add(v)
+	f.Add([]byte{0, 1, 'b', '0', 0, 0, 2})
+	f.Fuzz(func(t *testing.T, v []byte) {
+		files, err := decodeList(nil, v)
+		if err != nil {
+			return
+		}
+		var again []byte
+		var enc listEncoder
+		for i := range files {
+			again = enc.append(again, &files[i])
+		}
+		if got, err := decodeList(nil, again); err != nil || !slices.Equal(got, files) {
+			t.Errorf("decoded %d files; encoded again, %d files, %v", len(files), len(got), err)
+		}
+	})
 }
 
 func TestIntents(t *testing.T) {

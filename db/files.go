@@ -11,14 +11,16 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// listsBucket holds file lists in chunks, each list (a generation) in a bucket of its own
-// named by the generation (8 bytes, big-endian), its chunks keyed by their numbers (4 bytes,
-// big-endian), each chunk's value files encoded as appendFile does, so that a generation's
-// chunks, read in key order, are its list sorted by path. A package's value in filesBucket
-// is a reference to its generation (refMark, then the generation, the number of chunks
-// and of files, as uvarints). A bucket per list keeps a list's chunks out of the pages of
-// any other's: bbolt rewrites a page whole, and a page of a long list's chunks holds
-// megabytes, which a small install would otherwise copy (and sum) in each commit.
+// listsBucket holds the file lists longer than inlineSize in chunks, each list (a
+// generation) in a bucket of its own named by the generation (8 bytes, big-endian), its
+// chunks keyed by their numbers (4 bytes, big-endian), each chunk's value files encoded as
+// listEncoder does, so that a generation's chunks, read in key order, are its list sorted
+// by path. A package's value in filesBucket is the list itself where it is short
+// (inlineMark, the number of files as a uvarint, the records), else a reference to its
+// generation (listMark, then the generation, the number of chunks and of files, as
+// uvarints). A bucket per long list keeps its chunks out of the pages of any other's:
+// bbolt rewrites a page whole, and a page of a long list's chunks holds megabytes, which a
+// small install would otherwise copy (and sum) in each commit.
 var listsBucket = []byte("lists")
 
 // chunksBucket gives the generations their numbers (its sequence), and holds the chunks of
@@ -31,15 +33,28 @@ var chunksBucket = []byte("chunks")
 // these keys, without reading every list's.
 var aheadBucket = []byte("ahead")
 
-// refMark starts a reference.
-const refMark = 0
+// The first byte of a package's value in filesBucket says what follows.
+const (
+	// refMark starts a reference to chunks of records as decodeOldFiles reads them: the
+	// lists of databases from before listMark, read until their package changes.
+	refMark = 0
+	// listMark starts a reference to chunks of records as listEncoder writes them.
+	listMark = 1
+	// inlineMark starts a list held in the value itself, its records as listEncoder
+	// writes them.
+	inlineMark = 2
+)
 
 const (
 	// chunkSize is the encoded bytes after which a chunk ends: a list of 2^20 files with
 	// tarutil's 64 MiB of names in all takes 30 of them.
 	chunkSize = 4 << 20 // 4 MiB
 	// maxRecordSize bounds a file's record: tarutil's paths are at most 4,095 bytes.
-	maxRecordSize = binary.MaxVarintLen64 + 4095 + fileRecordSize
+	// listEncoder's: shared prefix, length, path, type, mode, size, sha256.
+	maxRecordSize = 2*binary.MaxVarintLen16 + 4095 + 1 + binary.MaxVarintLen32 + binary.MaxVarintLen64 + 1 + 32
+	// inlineSize is the longest list held in its package's value, where a bucket of its
+	// own would take a page: half a page, so that pages fill (docs/history.md).
+	inlineSize = 2 << 10
 	// heldChunks is how many chunks a list keeps in memory for Commit to write, in its own
 	// transaction; a longer list is written ahead, a chunk a transaction, so that neither
 	// pkg nor bbolt (which copies the values of a transaction at its commit) holds it whole.
@@ -53,7 +68,7 @@ const (
 
 // FileList is a package's file list made ready for Commit by WriteFiles.
 type FileList struct {
-	held   [][]byte // chunks for Commit to write
+	held   [][]byte // chunks for Commit to write; one of at most inlineSize is held inline
 	gen    uint64   // generation of the chunks written ahead; 0 if none
 	chunks uint32   // chunks in all
 	files  uint32
@@ -72,14 +87,17 @@ var errChunksGone = errors.New("db: chunks written ahead are gone")
 // later DB deletes them. The caller holds the root's lock.
 func (d *DB) WriteFiles(files iter.Seq[File]) (*FileList, error) {
 	l := &FileList{}
-	var cur []byte
-	prev := ""
+	var (
+		cur  []byte
+		enc  listEncoder
+		prev string
+	)
 	for f := range files {
 		if l.files > 0 && f.Path <= prev {
 			return nil, fmt.Errorf("%w: %q after %q", errUnsorted, f.Path, prev)
 		}
 		prev = f.Path
-		cur = appendFile(cur, &f)
+		cur = enc.append(cur, &f)
 		l.files++
 		size := chunkSize
 		if l.gen != 0 {
@@ -90,6 +108,7 @@ func (d *DB) WriteFiles(files iter.Seq[File]) (*FileList, error) {
 		}
 		// The chunks after the first are long lists': made whole, not grown by append.
 		l.held, cur = append(l.held, cur), make([]byte, 0, size+maxRecordSize)
+		enc.reset()
 		if len(l.held) > heldChunks || l.gen != 0 {
 			if err := d.writeHeld(l); err != nil {
 				return nil, err
@@ -171,10 +190,14 @@ func chunkKey(gen uint64, i uint32) []byte {
 type ref struct {
 	gen           uint64
 	chunks, files uint32
+	old           bool // its chunks' records are decodeOldFiles's (refMark)
 }
 
 func (r ref) encode() []byte {
-	v := []byte{refMark}
+	v := []byte{listMark}
+	if r.old {
+		v[0] = refMark
+	}
 	v = binary.AppendUvarint(v, r.gen)
 	v = binary.AppendUvarint(v, uint64(r.chunks))
 	return binary.AppendUvarint(v, uint64(r.files))
@@ -182,10 +205,11 @@ func (r ref) encode() []byte {
 
 // parseRef returns the reference v holds, false for a value that is none.
 func parseRef(v []byte) (ref, bool, error) {
-	if len(v) == 0 || v[0] != refMark {
+	if len(v) == 0 || v[0] != refMark && v[0] != listMark {
 		return ref{}, false, nil
 	}
 	var n [3]uint64
+	r := ref{old: v[0] == refMark}
 	v = v[1:]
 	for i := range n {
 		x, k := binary.Uvarint(v)
@@ -197,13 +221,22 @@ func parseRef(v []byte) (ref, bool, error) {
 	if n[1] > 1<<32-1 || n[2] > 1<<32-1 {
 		return ref{}, true, errors.New("chunk reference out of range")
 	}
-	return ref{gen: n[0], chunks: uint32(n[1]), files: uint32(n[2])}, true, nil
+	r.gen, r.chunks, r.files = n[0], uint32(n[1]), uint32(n[2])
+	return r, true, nil
 }
 
 // commitFiles records l as name's list, in place of any earlier one, whose chunks it deletes.
 func commitFiles(tx *bolt.Tx, name string, l *FileList) error {
 	if err := deleteFiles(tx, name); err != nil {
 		return err
+	}
+	if l.gen == 0 && len(l.held) <= 1 && (len(l.held) == 0 || len(l.held[0]) <= inlineSize) {
+		v := binary.AppendUvarint([]byte{inlineMark}, uint64(l.files))
+		if len(l.held) == 1 {
+			v = append(v, l.held[0]...)
+		}
+		l.held = nil
+		return tx.Bucket(filesBucket).Put([]byte(name), v)
 	}
 	if err := putChunks(tx, l, l.held); err != nil {
 		return err
@@ -323,12 +356,27 @@ func unreferenced(tx *bolt.Tx) ([]uint64, error) {
 
 // readFiles returns the list that v, name's value in filesBucket, holds or refers to.
 func readFiles(tx *bolt.Tx, v []byte) ([]File, error) {
+	if len(v) > 0 && v[0] == inlineMark {
+		n, k := binary.Uvarint(v[1:])
+		if k <= 0 || n > uint64(len(v)) { // a record takes more than a byte
+			return nil, errors.New("malformed file list")
+		}
+		files, err := decodeList(make([]File, 0, n), v[1+k:])
+		if err == nil && uint64(len(files)) != n {
+			err = fmt.Errorf("%d files, list says %d", len(files), n)
+		}
+		return files, err
+	}
 	r, ok, err := parseRef(v)
 	switch {
 	case err != nil:
 		return nil, err
 	case !ok:
-		return nil, errors.New("file list is not a chunk reference")
+		return nil, errors.New("file list is neither held nor a chunk reference")
+	}
+	decode := decodeList
+	if r.old {
+		decode = decodeOldFiles
 	}
 	files := make([]File, 0, r.files)
 	for i := range r.chunks {
@@ -336,7 +384,7 @@ func readFiles(tx *bolt.Tx, v []byte) ([]File, error) {
 		if c == nil {
 			return nil, fmt.Errorf("chunk %d of %d missing", i+1, r.chunks)
 		}
-		if files, err = decodeFiles(files, c); err != nil {
+		if files, err = decode(files, c); err != nil {
 			return nil, err
 		}
 	}
@@ -346,23 +394,150 @@ func readFiles(tx *bolt.Tx, v []byte) ([]File, error) {
 	return files, nil
 }
 
-// appendFile appends f's record to v: its path length (uvarint), path, type, mode, size and
-// sha256.
-func appendFile(v []byte, f *File) []byte {
-	v = binary.AppendUvarint(v, uint64(len(f.Path)))
-	v = append(v, f.Path...)
-	v = append(v, f.Type)
-	v = binary.BigEndian.AppendUint32(v, uint32(f.Mode))
-	v = binary.BigEndian.AppendUint64(v, uint64(f.Size))
-	return append(v, f.SHA256[:]...)
+// listEncoder writes the records of a chunk, each after the one before, so that what
+// records share costs nothing twice: a record is its path as the length of the prefix it
+// shares with the path before (uvarint) and the rest (uvarint length and bytes), its type
+// (a byte), mode and size (uvarints), and its sha256 as a uvarint h, then 32 bytes where
+// h is hashFollows: hashZero for none (a directory), else the sha256 of the record h-1
+// before it in the chunk (packages hold many copies of a file: the npm tree, 1,933 of its
+// 7,050 files).
+type listEncoder struct {
+	prev   string
+	n      int              // records written
+	hashes map[[32]byte]int // the number of the last record of each sha256
 }
 
-// decodeFiles appends the records of v to files.
-func decodeFiles(files []File, v []byte) ([]File, error) {
+const (
+	hashZero    = 0
+	hashFollows = 1
+)
+
+// reset starts a chunk.
+func (e *listEncoder) reset() {
+	e.prev, e.n = "", 0
+	clear(e.hashes)
+}
+
+// append appends f's record to v.
+func (e *listEncoder) append(v []byte, f *File) []byte {
+	shared := 0
+	for shared < len(e.prev) && shared < len(f.Path) && e.prev[shared] == f.Path[shared] {
+		shared++
+	}
+	v = binary.AppendUvarint(v, uint64(shared))
+	v = binary.AppendUvarint(v, uint64(len(f.Path)-shared))
+	v = append(v, f.Path[shared:]...)
+	v = append(v, f.Type)
+	v = binary.AppendUvarint(v, uint64(f.Mode))
+	v = binary.AppendUvarint(v, uint64(f.Size))
+	switch i, ok := e.hashes[f.SHA256]; {
+	case f.SHA256 == [32]byte{}:
+		v = append(v, hashZero)
+	case ok:
+		v = binary.AppendUvarint(v, uint64(e.n-i+1))
+	default:
+		v = append(append(v, hashFollows), f.SHA256[:]...)
+	}
+	if f.SHA256 != [32]byte{} {
+		if e.hashes == nil {
+			e.hashes = make(map[[32]byte]int)
+		}
+		e.hashes[f.SHA256] = e.n
+	}
+	e.prev = f.Path
+	e.n++
+	return v
+}
+
+var errTruncated = errors.New("truncated file record")
+
+// listReader reads a chunk's records; its error is sticky.
+type listReader struct {
+	v   []byte
+	err error
+}
+
+func (r *listReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	x, k := binary.Uvarint(r.v)
+	if k <= 0 {
+		r.err = errTruncated
+		return 0
+	}
+	r.v = r.v[k:]
+	return x
+}
+
+func (r *listReader) bytes(n uint64) []byte {
+	if r.err == nil && uint64(len(r.v)) < n {
+		r.err = errTruncated
+	}
+	if r.err != nil {
+		return nil
+	}
+	b := r.v[:n]
+	r.v = r.v[n:]
+	return b
+}
+
+// decodeList appends the records of v, a chunk listEncoder wrote, to files.
+func decodeList(files []File, v []byte) ([]File, error) {
+	start := len(files)
+	r := listReader{v: v}
+	prev := ""
+	for len(r.v) > 0 {
+		shared := r.uvarint()
+		rest := r.bytes(r.uvarint())
+		switch {
+		case r.err != nil:
+			return nil, r.err
+		case shared > uint64(len(prev)):
+			return nil, errors.New("file record shares more than the path before it")
+		}
+		f := File{Path: prev[:shared] + string(rest)}
+		if t := r.bytes(1); t != nil {
+			f.Type = t[0]
+		}
+		mode := r.uvarint()
+		f.Size = int64(r.uvarint())
+		switch h := r.uvarint(); {
+		case r.err != nil:
+			return nil, r.err
+		case mode > 1<<32-1:
+			return nil, errors.New("file record's mode out of range")
+		case h == hashFollows:
+			if sum := r.bytes(32); sum != nil {
+				f.SHA256 = [32]byte(sum)
+			}
+		case h > hashFollows:
+			if h-1 > uint64(len(files)-start) {
+				return nil, errors.New("file record's sha256 refers before its chunk")
+			}
+			f.SHA256 = files[len(files)-int(h-1)].SHA256
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		f.Mode = fs.FileMode(mode)
+		files = append(files, f)
+		prev = f.Path
+	}
+	return files, nil
+}
+
+// oldRecordSize is the size of decodeOldFiles's record of a File without its path: type,
+// mode, size, sha256.
+const oldRecordSize = 1 + 4 + 8 + 32
+
+// decodeOldFiles appends the records of v to files, each its path length (uvarint), path,
+// type, mode (4 bytes), size (8 bytes) and sha256, big-endian: the chunks of refMark.
+func decodeOldFiles(files []File, v []byte) ([]File, error) {
 	for len(v) > 0 {
 		n, k := binary.Uvarint(v)
-		if k <= 0 || uint64(len(v)-k) < n+fileRecordSize {
-			return nil, errors.New("truncated file record")
+		if k <= 0 || uint64(len(v)-k) < n+oldRecordSize {
+			return nil, errTruncated
 		}
 		v = v[k:]
 		rec := v[n:]
@@ -373,7 +548,7 @@ func decodeFiles(files []File, v []byte) ([]File, error) {
 			Size:   int64(binary.BigEndian.Uint64(rec[5:])),
 			SHA256: [32]byte(rec[13:45]),
 		})
-		v = rec[fileRecordSize:]
+		v = rec[oldRecordSize:]
 	}
 	return files, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
 	"os"
 	"os/exec"
@@ -30,14 +31,14 @@ func writeFiles(t testing.TB, d *DB, files []File) *FileList {
 	return l
 }
 
-// encodeFiles packs files in one value, as a chunk holds them.
-func encodeFiles(files []File) []byte {
-	sorted := slices.SortedFunc(slices.Values(files), func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	var v []byte
-	for i := range sorted {
-		v = appendFile(v, &sorted[i])
-	}
-	return v
+// appendOldFile appends f's record as a list from before listMark held it (decodeOldFiles).
+func appendOldFile(v []byte, f *File) []byte {
+	v = binary.AppendUvarint(v, uint64(len(f.Path)))
+	v = append(v, f.Path...)
+	v = append(v, f.Type)
+	v = binary.BigEndian.AppendUint32(v, uint32(f.Mode))
+	v = binary.BigEndian.AppendUint64(v, uint64(f.Size))
+	return append(v, f.SHA256[:]...)
 }
 
 // manyFiles returns n files, sorted by path, whose records take about n KiB.
@@ -100,14 +101,14 @@ func TestFilesAhead(t *testing.T) {
 	if gens := chunkGens(t, path); len(gens) != 1 || gens[l.gen] != int(l.chunks) || l.chunks <= heldChunks {
 		t.Errorf("chunks after the commit: %v; want %d of generation %d", gens, l.chunks, l.gen)
 	}
-	small := writeFiles(t, d, files[:3])
+	small := writeFiles(t, d, files[:1])
 	if err := d.Commit([]*Record{{Name: "big", Version: "2"}}, []*FileList{small}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if gens := chunkGens(t, path); len(gens) != 1 || gens[small.gen] != 1 {
-		t.Errorf("chunks after an upgrade to 3 files: %v; want 1 of generation %d", gens, small.gen)
+	if gens := chunkGens(t, path); len(gens) != 0 || small.gen != 0 {
+		t.Errorf("chunks after an upgrade to 1 file: %v (generation %d); want none, the list held in its value", gens, small.gen)
 	}
-	if got, err := d.Files("big"); err != nil || !reflect.DeepEqual(got, files[:3]) {
+	if got, err := d.Files("big"); err != nil || !reflect.DeepEqual(got, files[:1]) {
 		t.Errorf("Files(big) after the upgrade = %v, %v", got, err)
 	}
 	if err := d.Commit(nil, nil, []string{"big"}); err != nil {
@@ -275,7 +276,7 @@ func TestFilesOldLayout(t *testing.T) {
 	files := manyFiles("old", 10)
 	var chunk []byte
 	for i := range files {
-		chunk = appendFile(chunk, &files[i])
+		chunk = appendOldFile(chunk, &files[i])
 	}
 	b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second})
 	if err != nil {
@@ -294,7 +295,7 @@ func TestFilesOldLayout(t *testing.T) {
 		c := tx.Bucket(chunksBucket)
 		return errors.Join(tx.Bucket(pkgsBucket).Put([]byte("old"), rec), c.SetSequence(8),
 			c.Put(chunkKey(7, 0), chunk), c.Put(chunkKey(8, 0), chunk), // 8: a list never committed
-			tx.Bucket(filesBucket).Put([]byte("old"), ref{gen: 7, chunks: 1, files: uint32(len(files))}.encode()))
+			tx.Bucket(filesBucket).Put([]byte("old"), ref{gen: 7, chunks: 1, files: uint32(len(files)), old: true}.encode()))
 	})
 	if err := errors.Join(err, b.Close()); err != nil {
 		t.Fatal(err)
@@ -310,10 +311,101 @@ func TestFilesOldLayout(t *testing.T) {
 	if err := d.Commit([]*Record{{Name: "old", Version: "2"}}, []*FileList{l}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if gens := chunkGens(t, path); len(gens) != 1 || gens[l.gen] != 1 || l.gen <= 8 {
-		t.Errorf("chunks after the first commit: %v; want only generation %d's", gens, l.gen)
+	if gens := chunkGens(t, path); len(gens) != 0 {
+		t.Errorf("chunks after the first commit: %v; want none, the list of 2 files held in its value", gens)
 	}
 	if got, err := d.Files("old"); err != nil || !reflect.DeepEqual(got, files[:2]) {
 		t.Errorf("Files(old) after the commit = %v, %v", got, err)
+	}
+}
+
+// BenchmarkFileList encodes a package's file list for Commit (WriteFiles) and reads it back
+// (Files, the file held open): what every install, upgrade, remove and verify pays per
+// list. Its files are an npm package's shape: paths sharing long prefixes, a directory
+// every 16 files, one file in 4 a copy of another's contents.
+func BenchmarkFileList(b *testing.B) {
+	for _, n := range []int{30, 7800, 80000} {
+		files := make([]File, n)
+		for i := range files {
+			f := &files[i]
+			f.Path = fmt.Sprintf("package/dist/%04d/rules/rule-%06d.js", i/16, i)
+			f.Type, f.Mode, f.Size = '0', 0o644, int64(i*37%20000)
+			f.SHA256 = sha256.Sum256([]byte(fmt.Sprint(i - i%4/3)))
+			if i%16 == 0 {
+				f.Path, f.Type, f.Mode, f.Size, f.SHA256 = fmt.Sprintf("package/dist/%04d", i/16), '5', fs.ModeDir|0o755, 0, [32]byte{}
+			}
+		}
+		d, err := Open(filepath.Join(b.TempDir(), "db"), Options{Hold: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		l, err := d.WriteFiles(slices.Values(files))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Commit([]*Record{{Name: "p", Version: "1"}}, []*FileList{l}, nil); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("write/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := d.WriteFiles(slices.Values(files)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("read/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if got, err := d.Files("p"); err != nil || len(got) != n {
+					b.Fatal(len(got), err)
+				}
+			}
+		})
+	}
+}
+
+// TestFilesOldRecords reads a list as pkg wrote them before listMark (a reference to
+// chunks of old records, in a bucket of its own): it reads back, and a commit replacing it
+// deletes its chunks and writes the list in the current form.
+func TestFilesOldRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d := open(t, path)
+	if err := d.SetIntents(nil); err != nil { // makes the buckets
+		t.Fatal(err)
+	}
+	files := manyFiles("old", 10)
+	var chunk []byte
+	for i := range files {
+		chunk = appendOldFile(chunk, &files[i])
+	}
+	b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Update(func(tx *bolt.Tx) error {
+		l := &FileList{files: uint32(len(files))}
+		if err := putChunks(tx, l, [][]byte{chunk}); err != nil {
+			return err
+		}
+		r := ref{gen: l.gen, chunks: l.chunks, files: l.files, old: true}
+		return tx.Bucket(filesBucket).Put([]byte("old"), r.encode())
+	})
+	if err := errors.Join(err, b.Close()); err != nil {
+		t.Fatal(err)
+	}
+	d = open(t, path)
+	if got, err := d.Files("old"); err != nil || !reflect.DeepEqual(got, files) {
+		t.Fatalf("Files(old) = %d files, %v; want the %d written", len(got), err, len(files))
+	}
+	l := writeFiles(t, d, files[1:])
+	if err := d.Commit([]*Record{{Name: "old", Version: "2"}}, []*FileList{l}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if gens := chunkGens(t, path); len(gens) != 1 || gens[l.gen] != 1 {
+		t.Errorf("chunks after the commit: %v; want only generation %d's", gens, l.gen)
+	}
+	if got, err := d.Files("old"); err != nil || !reflect.DeepEqual(got, files[1:]) {
+		t.Errorf("Files(old) after the commit = %d files, %v", len(got), err)
 	}
 }
