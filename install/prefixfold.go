@@ -96,10 +96,10 @@ func within(p, dir string) bool {
 // lists after the change, that are foldable and hold minFold entries or more (or are an
 // npm instance's own, ownDir), that it may move (a directory moved to another parent must
 // be writable) and that the prefix lacks (or holds folded by its version before); an
-// installed package that stays has a folded
-// directory that another now lists moved back into its tree, and its paths under it, which
-// next gains, linked. It returns the folds in the order the roll-forward makes them, and the new
-// Record.Folded of the packages unfolded. It reads one status per candidate directory.
+// installed package that stays has a folded directory that another now lists moved back
+// into its tree, and its paths under it, which next gains, linked. It returns the folds in
+// the order the roll-forward makes them, and the new Record.Folded of the packages
+// unfolded. It reads one status per candidate directory.
 func (r *Root) planFolds(installed map[string]*db.Record, staged []*Staged, leaving map[string]bool, next map[string]db.Owners) ([]db.Fold, map[string][]string, error) {
 	var folds []db.Fold
 	for _, name := range slices.Sorted(maps.Keys(leaving)) {

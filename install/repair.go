@@ -221,11 +221,11 @@ func isEmptyDir(fd int, name string) bool {
 
 // rebuildPrefix returns the owners of every path of the prefix that the packages recs,
 // whose files are lists, list (a folded directory's key standing for the paths beneath
-// it), and a roll-forward of them all, which the start after the
-// repair runs: what the prefix lacks is linked again. Where two packages list one file,
-// the one whose inode the prefix holds is on top; else the first by name that replaces
-// the others, else the first by name. The node_modules layout's generated paths follow
-// from the records and reqs, the requests (generated), where no member has the path.
+// it), and a roll-forward of them all, which the start after the repair runs: what the
+// prefix lacks is linked again. Where two packages list one file, the one whose inode the
+// prefix holds is on top; else the first by name that replaces the others, else the first
+// by name. The node_modules layout's generated paths follow from the records and reqs,
+// the requests (generated), where no member has the path.
 func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File, reqs map[string]repo.Requirement) *db.PrefixChange {
 	paths := make(map[string]db.Owners)
 	byName := make(map[string]*db.Record, len(recs))
