@@ -542,6 +542,10 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 			return err
 		}
 	}
+	info, err := tmp.Stat()
+	if err != nil {
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
@@ -558,6 +562,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 		return err
 	}
 	c.names.add(p)
+	c.written(p.SHA256, info, boot)
 	return nil
 }
 

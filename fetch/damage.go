@@ -90,6 +90,33 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	return ms, nil
 }
 
+// written records the entry with this sha256 as checked, where its tar is the file tar that
+// this Cache wrote, in this boot, from the archive it verified: within the boot the page cache
+// holds what was verified (durable.go), so Members uses its index without a spot check and,
+// with boot set, Settle settles it. Another process's tar committed first is left to Members.
+func (c *Cache) written(sha string, tar fs.FileInfo, boot string) {
+	now, err := statAt(c.tars, tarName(sha))
+	if err != nil || !os.SameFile(now, tar) {
+		return
+	}
+	ix, err := openEntryIndex(c.tars, idxName(sha))
+	if err != nil {
+		return
+	}
+	defer ix.f.Close()
+	if ix.err != nil || ix.boot != boot {
+		return
+	}
+	ms, err := tarutil.ReadIndex(ix.rest(), ix.info.Size()-ix.off, tar.Size())
+	if err != nil {
+		return
+	}
+	if boot != "" {
+		c.unsettled.Store(sha, unsynced{idx: ix.info, tar: now})
+	}
+	c.checked.Store(sha, ms)
+}
+
 // openTar opens an entry's tar, name in the directory d, and returns what it is. Anything
 // but a regular file there (a symlink or a FIFO another user of a shared cache put in its
 // place) is not an entry's tar: the error then comes with what the name is, to drop it.
