@@ -48,6 +48,8 @@ const entryMagic = "pkg-entry 1"
 //	                     index (tarutil.AlignEdit): offsets and data digests, so an
 //	                     install never scans the tar; BOOT, while the tar written in that
 //	                     boot is not known to be on disk (durable.go)
+//	tars/<sha256>.tails/ where the filesystem clones, the bytes of each member that no
+//	                     clone of the tar's blocks covers, as files of their own (tails.go)
 //	index/<sha256 of the index's location>.json
 //	roots/               the roots that install from the cache (roots.go)
 //	last-prune           its mtime: when the cache was last pruned (LastPruned)
@@ -68,6 +70,9 @@ type Cache struct {
 	checked   sync.Map   // sha256 → []tarutil.Member of the entries this Cache has checked
 	unsettled sync.Map   // sha256 → unsynced for those of them written in this boot, not yet synced
 	names     entryNames // the entries by package name, for sharing (share.go)
+	tailsOnce sync.Once
+	tails     bool // the filesystem clones tails (clones)
+	prealloc  bool // and a tail past a member's first block is given its block first (clonesTails)
 
 	// NoSync makes Settle drop the marks of unsynced entries without syncing them, for
 	// throwaway machines (install's --no-sync).
@@ -518,12 +523,16 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 		defer lk.Close()
 		unix.Flock(int(lk.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	}
-	sums := "" // the temporary index file's name in tmp/, until renamed
+	sums := ""  // the temporary index file's name in tmp/, until renamed
+	tails := "" // the temporary tails directory's, until renamed
 	drop := func() {
 		tmp.Close()
 		unix.Unlinkat(int(c.tmp.Fd()), name, 0)
 		if sums != "" {
 			unix.Unlinkat(int(c.tmp.Fd()), sums, 0)
+		}
+		if tails != "" {
+			removeTails(c.tmp, tails)
 		}
 	}
 	defer func() {
@@ -537,6 +546,9 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 		return err
 	}
 	c.share(tmp, sums, p)
+	// Tails are what an install of the entry saves by; one that cannot have them (a full
+	// disk, say) installs as before.
+	tails, _ = c.writeTails(tmp, sums, name, settled)
 	if settled {
 		if err := tmp.Sync(); err != nil {
 			return err
@@ -553,6 +565,10 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 		drop()
 		c.names.add(p)
 		return nil
+	}
+	if tails != "" {
+		c.commitTails(tails, p.SHA256)
+		tails = ""
 	}
 	if err := c.renameIn(sums, idxName(p.SHA256), settled); err != nil {
 		return err
@@ -722,11 +738,16 @@ func (c *Cache) removeEntries(keep func(Entry) bool) ([]Entry, error) {
 			return removed, fmt.Errorf("remove %s from the cache: %w", entryName(e.SHA256, e.Name, e.Version), err)
 		}
 		unix.Unlinkat(int(c.tars.Fd()), idxName(e.SHA256), 0)
+		removeTails(c.tars, tailsName(e.SHA256))
 		removed = append(removed, e)
 	}
 	removeOld(c.tars, func(_ *os.File, name string, age time.Duration) bool {
 		sha, ok := strings.CutSuffix(name, ".idx")
 		return age > staleAge && ok && isSHA256(sha) && !c.Has(sha)
+	})
+	removeStaleTails(c.tars, func(name string, age time.Duration) bool {
+		sha := strings.TrimSuffix(name, tailsSuffix)
+		return age > staleAge && isSHA256(sha) && !existsAt(c.tars, tarName(sha))
 	})
 	return removed, c.tars.Sync()
 }
@@ -769,6 +790,11 @@ func (c *Cache) removeTemporary() {
 		}
 		defer unix.Close(fd)
 		return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil // nobody writes it
+	})
+	// A fetch's tails go with its temporary tar, which is there until the fetch ends.
+	removeStaleTails(c.tmp, func(name string, age time.Duration) bool {
+		tar := strings.TrimSuffix(name, tailsSuffix) + ".tar"
+		return ownTemp(tar) && (age > staleAge || age > orphanAge && !existsAt(c.tmp, tar))
 	})
 }
 

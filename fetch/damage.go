@@ -71,6 +71,9 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if err == nil {
 		err = tarutil.SpotCheck(f, info.Size(), ms, budget)
 	}
+	if err == nil && crashed {
+		err = c.checkTails(sha, f, ms)
+	}
 	what := entryName(sha, name, version)
 	if err != nil {
 		c.drop(sha, info)
@@ -199,6 +202,7 @@ func (c *Cache) drop(sha string, checked fs.FileInfo) {
 	}
 	unix.Unlinkat(int(c.tars.Fd()), tarName(sha), 0)
 	unix.Unlinkat(int(c.tars.Fd()), idxName(sha), 0)
+	removeTails(c.tars, tailsName(sha))
 	c.checked.Delete(sha)
 	c.tars.Sync()
 }

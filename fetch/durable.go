@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +71,11 @@ func (c *Cache) Settle(shas ...string) error {
 		return nil
 	}
 	var errs []error
+	if err := c.syncTails(todo); err != nil {
+		// Their marks stay: their data are all checked at their first use after a reboot.
+		errs = append(errs, fmt.Errorf("fetch: settle cache: %w", err))
+		todo, was = withoutTails(c, todo, was)
+	}
 	tmps := make([]string, len(todo))
 	defer func() {
 		for _, tmp := range tmps {
@@ -191,6 +197,10 @@ func (c *Cache) settle(sha string, was unsynced) error {
 	if err != nil || tmp == "" {
 		return err
 	}
+	if err := c.syncTails([]string{sha}); err != nil {
+		unix.Unlinkat(int(c.tmp.Fd()), tmp, 0)
+		return err
+	}
 	defer unix.Unlinkat(int(c.tmp.Fd()), tmp, 0)
 	if err := c.replaceIndex(sha, tmp, was, c.fsync(c.tars, tarName(sha))); err != nil {
 		return err
@@ -216,6 +226,31 @@ func (c *Cache) replaceIndex(sha, tmp string, was unsynced, synced error) error 
 	}
 	if tar, err := statAt(c.tars, tarName(sha)); err != nil || !os.SameFile(tar, was.tar) {
 		return replaced(c.fsync(c.tars, tarName(sha)))
+	}
+	return nil
+}
+
+// withoutTails returns the entries of todo, with their was, that keep no tails.
+func withoutTails(c *Cache, todo []string, was []unsynced) ([]string, []unsynced) {
+	var t []string
+	var w []unsynced
+	for i, sha := range todo {
+		if !c.hasTails(sha) {
+			t, w = append(t, sha), append(w, was[i])
+		}
+	}
+	return t, w
+}
+
+// syncTails makes the tails of the entries with these sha256s durable, if any has them,
+// unless c.NoSync is set: with one syncfs of the cache's filesystem, as an fsync of each of
+// thousands of small files would cost more than the data they hold.
+func (c *Cache) syncTails(shas []string) error {
+	if c.NoSync || !slices.ContainsFunc(shas, c.hasTails) {
+		return nil
+	}
+	if err := unix.Syncfs(int(c.tars.Fd())); err != nil {
+		return &os.PathError{Op: "syncfs", Path: c.tars.Name(), Err: err}
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 // The cache's size, for its limits, is the disk its entries occupy, each block counted
 // once however many entries share it (share.go dedupes the members versions have in
 // common): the physical ranges of the tars' extents (FIEMAP) are merged, and each index
-// adds its own blocks. Where the
+// and each entry's tails (tails.go) add their own blocks. Where the
 // filesystem does not say where data lie, a tar counts its allocated blocks alone, as du
 // does. Blocks a root's installed files share with a tar count as the cache's: removing the
 // entry would not free them, but an entry a root uses is never removed.
@@ -31,7 +31,7 @@ type usage struct {
 	bounds  []int64   // the edges of the pieces the entries' places cut their filesystem into
 	holders []int32   // how many entries hold each piece
 	pieces  [][]piece // each entry's runs of pieces
-	alone   []int64   // each entry's bytes no other shares: its index, its data at no known place
+	alone   []int64   // each entry's bytes no other shares: its index, its tails, its data at no known place
 	total   int64
 }
 
@@ -84,9 +84,9 @@ func (u *usage) remove(i int) int64 {
 }
 
 // entryPlaces returns where the data of an entry's tar lie, merged, and the bytes of the
-// entry that lie at no known place.
+// entry that lie at no known place: its index's and its tails'.
 func (c *Cache) entryPlaces(sha string) ([]span, int64) {
-	alone := allocated(c.tars, idxName(sha))
+	alone := allocated(c.tars, idxName(sha)) + c.tailsAllocated(sha)
 	f, err := dirfd.Open(c.tars, tarName(sha), unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, alone

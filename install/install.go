@@ -52,8 +52,9 @@ type Staged struct {
 	entries []prefixEntry     // its paths in the prefix
 }
 
-// Stage builds p's tree in staging from the aligned tar at tarPath, where nothing sees it
-// until Apply. members describe the tar, with data offsets and digests, as
+// Stage builds p's tree in staging from the aligned tar at tarPath, and from its tails
+// where a directory beside it, named as tarPath with .tails for .tar, keeps them
+// (fetch.Cache), where nothing sees it until Apply. members describe the tar, with data offsets and digests, as
 // tarutil.ReadIndex or Align give them (validated); the digests are recorded with the files.
 // Several packages may be staged at once, from several goroutines. Once ctx is done, Stage
 // stops between directories and removes what it built.
@@ -118,6 +119,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 		}
 	}()
 	st := newStager(ctx, src, info.Size(), dirfd, r.pathOf(tree), r.umask)
+	st.useTails(tarPath)
 	if r.o.NoSync {
 		st.durable = durable.Files{} // nothing to write back for a commit that does not sync
 	}

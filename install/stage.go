@@ -10,6 +10,8 @@ import (
 	"path"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -52,6 +54,7 @@ type stager struct {
 	src      *os.File
 	srcfd    int
 	size     int64 // of src
+	tails    int   // the cache entry's tails directory (fetch.Cache, tails.go), O_PATH; -1 if none
 	dirfd    int   // the staging directory
 	dir      string
 	umask    fs.FileMode
@@ -65,6 +68,7 @@ type stager struct {
 	copied   atomic.Int64
 	// noKernelCopy is set when sendfile or copy_file_range refused a small copy.
 	noKernelCopy atomic.Bool
+	noTails      atomic.Bool   // set when a clone from a tail file was refused for a reason that will not change
 	noTimes      bool          // leave modification times as creating the members made them (benchmarks)
 	durable      durable.Files // how what the workers write is made durable for the commit (durable.Commit)
 	wb           *writeback    // while the files are made, if tracked
@@ -76,7 +80,7 @@ type stager struct {
 // newStager returns a stager to fill the staging directory dir, open at dirfd (not
 // O_PATH), from src, of size bytes. It closes dirfd at close.
 func newStager(ctx context.Context, src *os.File, size int64, dirfd int, dir string, umask fs.FileMode) *stager {
-	s := &stager{ctx: ctx, src: src, srcfd: int(src.Fd()), size: size, dirfd: dirfd, dir: dir, umask: umask,
+	s := &stager{ctx: ctx, src: src, srcfd: int(src.Fd()), size: size, tails: -1, dirfd: dirfd, dir: dir, umask: umask,
 		workers: min(runtime.GOMAXPROCS(0), 4), methods: []Method{Clone, CopyFileRange, Copy}}
 	s.block = tarutil.Alignment
 	s.durable = durable.ForFS(dirfd)
@@ -96,7 +100,23 @@ func newStager(ctx context.Context, src *os.File, size int64, dirfd int, dir str
 
 func (s *stager) close() {
 	unix.Close(s.dirfd)
+	if s.tails >= 0 {
+		unix.Close(s.tails)
+	}
 	runtime.KeepAlive(s.src)
+}
+
+// useTails makes s clone tails from the entry's tails directory beside the cache's tar at
+// tarPath (fetch.Cache keeps tars/<sha256>.tails beside tars/<sha256>.tar), if there is
+// one and the root's filesystem has blocks of tarutil.Alignment, in which tails are cut.
+func (s *stager) useTails(tarPath string) {
+	base, ok := strings.CutSuffix(tarPath, ".tar")
+	if !ok || s.block != tarutil.Alignment {
+		return
+	}
+	if fd, err := unix.Open(base+".tails", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+		s.tails = fd
+	}
 }
 
 // stage creates every member, each with its mode and modification time, and waits for
@@ -333,6 +353,7 @@ type worker struct {
 	s      *stager
 	fcr    unix.FileCloneRange
 	cname  []byte // the file's name, NUL-terminated for a raw openat
+	tname  []byte // a tail file's, so too
 	cloned int64
 	copied int64
 	dirty  bool // the file being filled got data written or truncated, not only cloned
@@ -399,21 +420,34 @@ func (w *worker) file(dirfd int, name string, m *tarutil.Member) error {
 }
 
 // fill moves a member's data into fd by the install's method. Unless that is Copy, data a
-// clone cannot cover (files under a block, XFS tails) move inside the kernel too, by
-// sendfile into a new file and copy_file_range after a clone, so the process's resident
-// set stays small however large the tar; where the kernel refuses those calls, they are
-// copied (see small).
+// clone of the tar cannot cover (files under a block, the last partial block of others)
+// are cloned from their tail files where the cache keeps them; else they move inside the
+// kernel too, by sendfile into a new file and copy_file_range after a clone, so the
+// process's resident set stays small however large the tar; where the kernel refuses those
+// calls, they are copied (see small).
 func (w *worker) fill(fd int, m *tarutil.Member) error {
 	b := w.s.block
 	switch {
 	case w.s.method == Copy:
 		return w.copy(fd, m.Offset, 0, m.Size)
 	case m.Size < b:
+		if ok, err := w.cloneTail(fd, m, 0); ok || err != nil {
+			return err
+		}
 		return w.small(fd, m.Offset, 0, m.Size, true)
 	case w.s.method == CopyFileRange || !w.s.cloneable(m):
 		return w.copyRange(fd, m.Offset, 0, m.Size)
 	}
 	n := m.Size &^ (b - 1)
+	if n < m.Size && w.s.tails >= 0 {
+		if err := w.clone(fd, m.Offset, n); err != nil {
+			return err
+		}
+		if ok, err := w.cloneTail(fd, m, n); ok || err != nil {
+			return err
+		}
+		return w.small(fd, m.Offset+n, n, m.Size-n, false)
+	}
 	if w.s.tail == truncateTail {
 		// A clone may end off a block boundary only at the source's end of file.
 		n = min((m.Size+b-1)&^(b-1), w.s.size-m.Offset)
@@ -450,6 +484,37 @@ func (w *worker) small(fd int, off, dstOff, n int64, empty bool) error {
 		w.s.noKernelCopy.Store(true)
 	}
 	return w.copy(fd, off, dstOff, n)
+}
+
+// cloneTail clones m's tail (tarutil.Member.Tail) into fd at dstOff, whole from its file
+// among the entry's tails, and reports whether it did: not where the entry keeps none, the
+// install copies rather than clones, or the file is missing or not the tail's size (the
+// clone asks for the tail's length: the kernel refuses a range past the end of a shorter
+// file, and an end off a block short of a longer one's end). The caller then moves those
+// bytes from the tar.
+func (w *worker) cloneTail(fd int, m *tarutil.Member, dstOff int64) (bool, error) {
+	off, n := m.Tail()
+	if w.s.tails < 0 || n == 0 || w.s.method == CopyFileRange || w.s.noTails.Load() {
+		return false, nil
+	}
+	w.tname = append(strconv.AppendInt(w.tname[:0], off, 10), 0)
+	src, err := openat(w.s.tails, w.tname, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false, nil
+	}
+	w.fcr = unix.FileCloneRange{Src_fd: int64(src), Src_length: uint64(n), Dest_offset: uint64(dstOff)}
+	err = cloneRange(fd, &w.fcr)
+	unix.Close(src)
+	switch {
+	case err == nil:
+		w.cloned += n
+		return true, nil
+	case errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) || errors.Is(err, unix.EIO):
+		return false, os.NewSyscallError("ioctl FICLONERANGE", err)
+	case isFallback(err) && !errors.Is(err, unix.EINVAL):
+		w.s.noTails.Store(true) // another filesystem, say: the tar's bytes, for every file
+	}
+	return false, nil
 }
 
 func (w *worker) clone(fd int, off, n int64) error {

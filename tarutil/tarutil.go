@@ -51,6 +51,21 @@ type Member struct {
 	SHA256   [32]byte    // digest of a regular member's data, when known (Align, ReadIndex)
 }
 
+// Tail returns where the bytes of a regular member's data that no clone of whole blocks of
+// the aligned tar covers begin in the tar, and how many there are: all of a file under
+// Alignment (whose data need not start on a block), the last partial block of a larger
+// one; none when its data end on a block.
+func (m *Member) Tail() (off, n int64) {
+	switch {
+	case m.Type != tar.TypeReg:
+		return m.Offset, 0
+	case m.Size < Alignment:
+		return m.Offset, m.Size
+	}
+	whole := m.Size &^ (Alignment - 1)
+	return m.Offset + whole, m.Size - whole
+}
+
 // Stats describes a converted archive.
 type Stats struct {
 	Files   int      // members that are not directories

@@ -1,0 +1,227 @@
+package fetch
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/internal/dirfd"
+	"pkg/tarutil"
+)
+
+// A clone of the aligned tar covers each member's whole blocks, never what follows them: a
+// file under a block, or a larger one's last partial block, can be shared on XFS only from a
+// source that ends where the member ends (a clone may end off a block only at its source's
+// end of file), so an install would write those bytes. Where the cache's filesystem clones,
+// each entry keeps them beside its tar as files of their own, one per member with a tail
+// (tarutil.Member.Tail), named by the tail's offset in the tar, in decimal:
+//
+//	tars/<sha256>.tails/<offset>   the tar's bytes from offset to the end of that member's data
+//
+// An install clones each whole (install, stage.go). They are written at conversion from the
+// tar just written, whose pages are still in memory, into tmp/NAME-N.tails beside the
+// temporary tar, and renamed into tars/ before the entry's index: an entry's tails are all
+// there or not at all. They go with the entry (remove, prune, clean, a damaged entry's drop);
+// an entry without them (another filesystem, an older cache) installs as before. The boot
+// mark covers them: Settle syncs them with the entry, and an entry marked with another boot
+// has them compared with its tar at its first use.
+const tailsSuffix = ".tails"
+
+// clones reports whether the cache's filesystem clones tails (clonesTails), asked once per
+// Cache.
+func (c *Cache) clones() bool {
+	c.tailsOnce.Do(func() { c.tails, c.prealloc = clonesTails(c.tmp) })
+	return c.tails
+}
+
+// tailsName is the name, in tars/, of an entry's tails directory.
+func tailsName(sha string) string { return sha + tailsSuffix }
+
+// hasTails reports whether the entry with this sha256 keeps its tails.
+func (c *Cache) hasTails(sha string) bool { return existsAt(c.tars, tailsName(sha)) }
+
+// tailName is the name of the tail file that begins at off in the tar.
+func tailName(off int64) string { return strconv.FormatInt(off, 10) }
+
+// writeTails writes the tails of the members of the temporary tar, whose index is the file
+// sums of tmp/, into a new directory of tmp/ beside it (the tar's name, tarName, with
+// tailsSuffix), and returns that directory's name; "" where the cache's filesystem does
+// not clone. Each file's write-back is started at once: a clone waits for its source's
+// dirty pages, and the install that follows a fetch clones them within milliseconds. With
+// sync set (no boot to mark the entry with), each file is synced.
+func (c *Cache) writeTails(tar *os.File, sums, tarName string, sync bool) (_ string, err error) {
+	if !c.clones() {
+		return "", nil
+	}
+	ms, err := readMembers(c.tmp, sums, tar)
+	if err != nil {
+		return "", err
+	}
+	name := strings.TrimSuffix(tarName, ".tar") + tailsSuffix
+	if err := unix.Mkdirat(int(c.tmp.Fd()), name, 0o755); err != nil {
+		return "", &os.PathError{Op: "mkdir", Path: inDir(c.tmp, name), Err: err}
+	}
+	defer func() {
+		if err != nil {
+			removeTails(c.tmp, name)
+		}
+	}()
+	d, err := dirfd.Open(c.tmp, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	buf := make([]byte, tarutil.Alignment)
+	for i := range ms {
+		off, n := ms[i].Tail()
+		if n == 0 {
+			continue
+		}
+		if _, err := tar.ReadAt(buf[:n], off); err != nil {
+			return "", err
+		}
+		if err := writeTail(d, tailName(off), buf[:n], sync, c.prealloc && off > ms[i].Offset); err != nil {
+			return "", err
+		}
+	}
+	if sync {
+		if err := d.Sync(); err != nil {
+			return "", err
+		}
+	}
+	return name, nil
+}
+
+// writeTail creates the file name of the directory d holding b, given its block first if
+// prealloc, and starts its write-back, or syncs it.
+func writeTail(d *os.File, name string, b []byte, sync, prealloc bool) error {
+	fd, err := unix.Openat(int(d.Fd()), name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return &os.PathError{Op: "create", Path: inDir(d, name), Err: err}
+	}
+	if prealloc {
+		err = preallocate(fd)
+	}
+	for len(b) > 0 && err == nil {
+		var k int
+		k, err = unix.Write(fd, b)
+		b = b[k:]
+	}
+	switch {
+	case err != nil:
+	case sync:
+		err = unix.Fsync(fd)
+	default:
+		startWriteback(fd)
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return &os.PathError{Op: "write", Path: inDir(d, name), Err: err}
+	}
+	return nil
+}
+
+// commitTails renames the tails directory name of tmp/ to the entry's in tars/. One there
+// already came from a fetch of the same archive that a crash cut short before it committed
+// the entry: it is replaced. It returns false, having removed name, when the rename fails:
+// the entry is then committed without tails.
+func (c *Cache) commitTails(name, sha string) bool {
+	err := renameAt(c.tmp, name, c.tars, tailsName(sha))
+	if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+		removeTails(c.tars, tailsName(sha))
+		err = renameAt(c.tmp, name, c.tars, tailsName(sha))
+	}
+	if err != nil {
+		removeTails(c.tmp, name)
+		return false
+	}
+	return true
+}
+
+// removeTails removes the tails directory name of d and the files in it, through no symlink.
+func removeTails(d *os.File, name string) {
+	if f, err := dirfd.Open(d, name, unix.O_RDONLY|unix.O_DIRECTORY, 0); err == nil {
+		names, _ := f.Readdirnames(-1)
+		for _, n := range names {
+			unix.Unlinkat(int(f.Fd()), n, 0)
+		}
+		f.Close()
+	}
+	unix.Unlinkat(int(d.Fd()), name, unix.AT_REMOVEDIR)
+}
+
+// removeStaleTails removes the tails directories of d that old reports, given their names
+// and ages.
+func removeStaleTails(d *os.File, old func(name string, age time.Duration) bool) {
+	names, _ := readNames(d)
+	for _, name := range names {
+		if !strings.HasSuffix(name, tailsSuffix) {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			continue
+		}
+		if old(name, time.Since(time.Unix(st.Mtim.Unix()))) {
+			removeTails(d, name)
+		}
+	}
+}
+
+// checkTails compares every tail file of the entry with this sha256, whose tar is open as
+// tar and whose members are ms, with the tar's bytes: for an entry written unsynced before
+// a reboot, whose tails may have lost data as its tar may. An entry without tails passes.
+func (c *Cache) checkTails(sha string, tar *os.File, ms []tarutil.Member) error {
+	d, err := dirfd.Open(c.tars, tailsName(sha), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	defer d.Close()
+	want, got := make([]byte, tarutil.Alignment), make([]byte, tarutil.Alignment+1)
+	for i := range ms {
+		off, n := ms[i].Tail()
+		if n == 0 {
+			continue
+		}
+		if _, err := tar.ReadAt(want[:n], off); err != nil {
+			return err
+		}
+		f, err := dirfd.Open(d, tailName(off), unix.O_RDONLY|unix.O_NONBLOCK, 0)
+		if err != nil {
+			return fmt.Errorf("tail of member %s: %w", ms[i].Name, err)
+		}
+		k, err := io.ReadFull(f, got)
+		f.Close()
+		if err != io.ErrUnexpectedEOF || !bytes.Equal(got[:k], want[:n]) {
+			return fmt.Errorf("tail of member %s: %s differs from the tar", ms[i].Name, inDir(d, tailName(off)))
+		}
+	}
+	return nil
+}
+
+// tailsAllocated returns the bytes the tail files of the entry with this sha256 take on
+// disk.
+func (c *Cache) tailsAllocated(sha string) int64 {
+	d, err := dirfd.Open(c.tars, tailsName(sha), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	var n int64
+	for _, name := range names {
+		n += allocated(d, name)
+	}
+	return n
+}

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package fetch
+
+import "os"
+
+// Where no filesystem is known to clone, an entry keeps no tails.
+func clonesTails(*os.File) (bool, bool) { return false, false }
+
+func startWriteback(int) {}
+
+func preallocate(int) error { return nil }

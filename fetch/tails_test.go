@@ -1,0 +1,163 @@
+package fetch
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"pkg/internal/testfs"
+	"pkg/repo"
+	"pkg/tarutil"
+)
+
+// tailFiles is a package whose members have every kind of tail: none (a file of whole
+// blocks, an empty one), all of a small file, the last partial block of a big one.
+func tailFiles() []file {
+	return []file{
+		{"bin/tool", []byte("#!/bin/sh\necho tool\n")},
+		{"share/blocks", randomData(20, 2*tarutil.Alignment)},
+		{"share/big", randomData(21, 3*tarutil.Alignment+123)},
+		{"share/empty", nil},
+		{"share/small", randomData(22, tarutil.Alignment-1)},
+	}
+}
+
+// tailsDir is where the cache keeps the tails of the entry with this sha256.
+func (c *Cache) tailsDir(sha string) string { return filepath.Join(c.dir, "tars", tailsName(sha)) }
+
+// checkTailFiles fails unless the entry of p keeps, for each member with a tail, a file
+// holding the tar's bytes from the tail's offset to the member's end, and nothing else.
+func checkTailFiles(t *testing.T, c *Cache, p repo.Package) {
+	t.Helper()
+	ms, err := c.Members(p.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tar, err := os.ReadFile(c.Path(p.SHA256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, m := range ms {
+		off, n := m.Tail()
+		if n == 0 {
+			continue
+		}
+		want = append(want, tailName(off))
+		got, err := os.ReadFile(filepath.Join(c.tailsDir(p.SHA256), tailName(off)))
+		if err != nil || !bytes.Equal(got, tar[off:m.Offset+m.Size]) {
+			t.Errorf("tail of %s: %d bytes (%v), want the tar's %d from %d", m.Name, len(got), err, m.Offset+m.Size-off, off)
+		}
+	}
+	ents, err := os.ReadDir(c.tailsDir(p.SHA256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("tail files %q, want %q", got, want)
+	}
+}
+
+// TestTails: on XFS and btrfs a fetched entry keeps a tail file for each member whose
+// bytes no clone of the tar's blocks covers (three of the five here), which go with the
+// entry; the tmp/ directory they were written in is gone.
+func TestTails(t *testing.T) {
+	for _, kind := range []string{"xfs", "btrfs"} {
+		t.Run(kind, func(t *testing.T) {
+			c := shareCache(t, kind)
+			files := tailFiles()
+			dir, ps := sharedRepo(t, [][]file{files})
+			p := ps[0]
+			if err := fetchOne(c, quick(t, dir), p); err != nil {
+				t.Fatal(err)
+			}
+			checkTailFiles(t, c, p)
+			if ents, err := os.ReadDir(filepath.Join(c.dir, "tmp")); err != nil || len(ents) != 0 {
+				t.Errorf("tmp/ after the fetch: %d files (%v), want none", len(ents), err)
+			}
+			if _, err := c.Trim(Limits{}, func(Entry) bool { return false }); err != nil {
+				t.Fatal(err)
+			}
+			checkEmpty(t, c)
+		})
+	}
+}
+
+// TestNoTails: a cache whose filesystem clones nothing keeps no tails.
+func TestNoTails(t *testing.T) {
+	c := openCache(t)
+	dir, p := localRepo(t)
+	if err := fetchOne(c, quick(t, dir), p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(c.tailsDir(p.SHA256)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("tails of an entry on %s: %v, want none", c.dir, err)
+	}
+}
+
+// TestTailsAfterCrash: an entry written unsynced in an earlier boot whose tail file lost
+// its data is removed at its first use, as one whose tar did, and fetched again whole; one
+// whose tails are intact is kept.
+func TestTailsAfterCrash(t *testing.T) {
+	if bootID() == "" {
+		t.Skipf("no boot id in %s: entries are synced at fetch", bootIDFile)
+	}
+	base := testfs.Mount(t, "xfs")
+	for _, damage := range []bool{false, true} {
+		c, err := OpenCache(t.Context(), filepath.Join(base, "cache"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir, ps := sharedRepo(t, [][]file{tailFiles()})
+		p := ps[0]
+		if err := fetchOne(c, quick(t, dir), p); err != nil {
+			t.Fatal(err)
+		}
+		idx, err := os.ReadFile(c.idxPath(p.SHA256))
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, rest, _ := strings.Cut(string(idx), "\n")
+		idx = []byte(strings.Join(strings.Fields(line)[:4], " ") + " 00000000-0000-0000-0000-000000000000\n" + rest)
+		if err := os.WriteFile(c.idxPath(p.SHA256), idx, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ents, err := os.ReadDir(c.tailsDir(p.SHA256))
+		if err != nil || len(ents) == 0 {
+			t.Fatalf("tails: %d files (%v)", len(ents), err)
+		}
+		if damage {
+			if err := os.Truncate(filepath.Join(c.tailsDir(p.SHA256), ents[0].Name()), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Close()
+		c, err = OpenCache(t.Context(), filepath.Join(base, "cache"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Members(p.SHA256)
+		if damage != errors.Is(err, ErrDamaged) {
+			t.Errorf("damaged %v: Members: %v", damage, err)
+		}
+		if err := fetchOne(c, quick(t, dir), p); err != nil {
+			t.Fatal(err)
+		}
+		checkTailFiles(t, c, p)
+		_, err = c.Trim(Limits{}, func(Entry) bool { return false })
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
