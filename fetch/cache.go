@@ -72,7 +72,6 @@ type Cache struct {
 	names     entryNames // the entries by package name, for sharing (share.go)
 	tailsOnce sync.Once
 	tails     bool // the filesystem clones tails (clones)
-	prealloc  bool // and a tail past a member's first block is given its block first (clonesTails)
 
 	// NoSync makes Settle drop the marks of unsynced entries without syncing them, for
 	// throwaway machines (install's --no-sync).

@@ -19,8 +19,8 @@ import (
 // A clone of the aligned tar covers each member's whole blocks, never what follows them: a
 // file under a block, or a larger one's last partial block, can be shared on XFS only from a
 // source that ends where the member ends (a clone may end off a block only at its source's
-// end of file), so an install would write those bytes. Where the cache's filesystem clones,
-// each entry keeps them beside its tar as files of their own, one per member with a tail
+// end of file), so an install would write those bytes. On XFS (clonesTails), each entry
+// keeps them beside its tar as files of their own, one per member with a tail
 // (tarutil.Member.Tail), named by the tail's offset in the tar, in decimal:
 //
 //	tars/<sha256>.tails/<offset>   the tar's bytes from offset to the end of that member's data
@@ -37,7 +37,7 @@ const tailsSuffix = ".tails"
 // clones reports whether the cache's filesystem clones tails (clonesTails), asked once per
 // Cache.
 func (c *Cache) clones() bool {
-	c.tailsOnce.Do(func() { c.tails, c.prealloc = clonesTails(c.tmp) })
+	c.tailsOnce.Do(func() { c.tails = clonesTails(c.tmp) })
 	return c.tails
 }
 
@@ -87,7 +87,7 @@ func (c *Cache) writeTails(tar *os.File, sums, tarName string, sync bool) (_ str
 		if _, err := tar.ReadAt(buf[:n], off); err != nil {
 			return "", err
 		}
-		if err := writeTail(d, tailName(off), buf[:n], sync, c.prealloc && off > ms[i].Offset); err != nil {
+		if err := writeTail(d, tailName(off), buf[:n], sync); err != nil {
 			return "", err
 		}
 	}
@@ -99,15 +99,12 @@ func (c *Cache) writeTails(tar *os.File, sums, tarName string, sync bool) (_ str
 	return name, nil
 }
 
-// writeTail creates the file name of the directory d holding b, given its block first if
-// prealloc, and starts its write-back, or syncs it.
-func writeTail(d *os.File, name string, b []byte, sync, prealloc bool) error {
+// writeTail creates the file name of the directory d holding b, and starts its write-back,
+// or syncs it.
+func writeTail(d *os.File, name string, b []byte, sync bool) error {
 	fd, err := unix.Openat(int(d.Fd()), name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return &os.PathError{Op: "create", Path: inDir(d, name), Err: err}
-	}
-	if prealloc {
-		err = preallocate(fd)
 	}
 	for len(b) > 0 && err == nil {
 		var k int

@@ -8,19 +8,16 @@ import (
 	"pkg/tarutil"
 )
 
-// clonesTails reports whether the filesystem of the directory d clones files, in blocks of
-// tarutil.Alignment, so that an install can clone a tail file where it would write the
-// bytes: XFS with reflink and btrfs (measured faster there too: docs/design.md, the cache);
-// and whether a tail file that is not a member's first block must be given its block before
-// it is written (btrfs, which keeps a file under 2 KiB in its metadata, and copies such a
-// file's data when it clones them anywhere but at offset 0).
-// It clones one empty temporary file onto another (FICLONE), which a filesystem without
-// remap_file_range refuses before it looks at the sizes.
-func clonesTails(d *os.File) (clones, prealloc bool) {
+// clonesTails reports whether the filesystem of the directory d is one where an install
+// clones tail files rather than writing their bytes: XFS with reflink and blocks of
+// tarutil.Alignment. btrfs clones and truncates a member's last block from the tar, and
+// writes files under a block, faster than it clones tail files, which cost it a transaction
+// each (docs/design.md, the cache: Tails). It clones one empty temporary file onto another
+// (FICLONE), which XFS without reflink refuses before it looks at the sizes.
+func clonesTails(d *os.File) bool {
 	var st unix.Statfs_t
-	if unix.Fstatfs(int(d.Fd()), &st) != nil || st.Bsize != tarutil.Alignment ||
-		st.Type != unix.XFS_SUPER_MAGIC && st.Type != unix.BTRFS_SUPER_MAGIC {
-		return false, false
+	if unix.Fstatfs(int(d.Fd()), &st) != nil || st.Bsize != tarutil.Alignment || st.Type != unix.XFS_SUPER_MAGIC {
+		return false
 	}
 	var fds [2]int
 	for i := range fds {
@@ -29,20 +26,15 @@ func clonesTails(d *os.File) (clones, prealloc bool) {
 			if i > 0 {
 				unix.Close(fds[0])
 			}
-			return false, false
+			return false
 		}
 		fds[i] = fd
 	}
 	err := unix.IoctlFileClone(fds[1], fds[0])
 	unix.Close(fds[0])
 	unix.Close(fds[1])
-	return err == nil, st.Type == unix.BTRFS_SUPER_MAGIC
+	return err == nil
 }
 
 // startWriteback starts writing the dirty pages of fd back, without waiting for them.
 func startWriteback(fd int) { unix.SyncFileRange(fd, 0, 0, unix.SYNC_FILE_RANGE_WRITE) }
-
-// preallocate gives the empty file fd its first block, without changing its size.
-func preallocate(fd int) error {
-	return unix.Fallocate(fd, unix.FALLOC_FL_KEEP_SIZE, 0, tarutil.Alignment)
-}

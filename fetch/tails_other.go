@@ -5,8 +5,6 @@ package fetch
 import "os"
 
 // Where no filesystem is known to clone, an entry keeps no tails.
-func clonesTails(*os.File) (bool, bool) { return false, false }
+func clonesTails(*os.File) bool { return false }
 
 func startWriteback(int) {}
-
-func preallocate(int) error { return nil }

@@ -9,16 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"pkg/internal/testfs"
 	"pkg/tarutil"
 )
 
 // writeTails writes, beside the aligned tar at tarPath, the tail files fetch.Cache keeps
 // (tarutil.Member.Tail) of its members but those named in skip, and one a byte too long
-// for each named in long; a tail past its member's first block is given its block first,
-// as the cache gives it on btrfs.
+// for each named in long.
 func writeTails(t *testing.T, tarPath string, members []tarutil.Member, skip, long []string) string {
 	t.Helper()
 	data, err := os.ReadFile(tarPath)
@@ -38,20 +35,7 @@ func writeTails(t *testing.T, tarPath string, members []tarutil.Member, skip, lo
 		if contains(long, m.Name) {
 			b = append(b[:n:n], 'x')
 		}
-		f, err := os.OpenFile(filepath.Join(dir, strconv.FormatInt(off, 10)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if off > m.Offset { // as fetch.Cache does on btrfs, which would keep it in its metadata
-			err = unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, tarutil.Alignment)
-		}
-		if err == nil {
-			_, err = f.Write(b)
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := os.WriteFile(filepath.Join(dir, strconv.FormatInt(off, 10)), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -67,81 +51,77 @@ func contains(names []string, name string) bool {
 	return false
 }
 
-// TestTailClones: on XFS and btrfs, a file under a block and the last partial block of a
-// larger one are cloned from their tail files (FIEMAP: on the tail file's very blocks),
-// the whole blocks from the tar; a file whose tail file is missing or of the wrong size
+// TestTailClones: on XFS, where the cache keeps tails, a file under a block and the last
+// partial block of a larger one are cloned from their tail files (FIEMAP: on the tail
+// file's very blocks), the whole blocks from the tar; a file whose tail file is missing or of the wrong size
 // gets the tar's bytes instead. The installed files hold the archive's data and verify
 // clean, by extents and by hashing.
 func TestTailClones(t *testing.T) {
-	for _, kind := range []string{"xfs", "btrfs"} {
-		t.Run(kind, func(t *testing.T) {
-			base := testfs.Mount(t, kind)
-			r := openRoot(t, filepath.Join(base, "root"))
-			defer r.Close()
-			big := randomData(31, 3*tarutil.Alignment+123)
-			es := []entry{
-				{name: "opt/", typ: tar.TypeDir, mode: 0o755},
-				{name: "opt/small", typ: tar.TypeReg, mode: 0o644, data: randomData(32, 3000)},
-				{name: "opt/big", typ: tar.TypeReg, mode: 0o644, data: big},
-				{name: "opt/blocks", typ: tar.TypeReg, mode: 0o644, data: randomData(33, 2*tarutil.Alignment)},
-				{name: "opt/missing", typ: tar.TypeReg, mode: 0o644, data: randomData(34, 3000)},
-				{name: "opt/long", typ: tar.TypeReg, mode: 0o644, data: randomData(35, 3000)},
-			}
-			tarPath := alignedTar(t, base, es)
-			members, err := scanWithDigests(tarPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tails := writeTails(t, tarPath, members, []string{"opt/missing"}, []string{"opt/long"})
-			s, err := r.Stage(context.Background(), tarPath, prefixPkg("a", "1"), members)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := r.Apply(context.Background(), []*Staged{s}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := int64(2 * 3000); res[0].Copied != want {
-				t.Errorf("copied %d bytes, want %d (the files whose tail files are wrong)", res[0].Copied, want)
-			}
-			for _, e := range es {
-				if e.typ != tar.TypeReg {
-					continue
-				}
-				got, err := os.ReadFile(r.path("pkgs/a/" + e.name))
-				if err != nil || string(got) != e.data {
-					t.Errorf("%s: %d bytes (%v), want the archive's %d", e.name, len(got), err, len(e.data))
-				}
-			}
-			for _, tc := range []struct {
-				name string
-				at   int64 // the tail's first byte in the file
-			}{{"opt/small", 0}, {"opt/big", 3 * tarutil.Alignment}} {
-				m := members[lookupMember(t, members, tc.name)]
-				off, n := m.Tail()
-				file, err := testfs.Extents(r.path("pkgs/a/"+tc.name), tc.at, n)
-				if err != nil {
-					t.Fatal(err)
-				}
-				tail, err := testfs.Extents(filepath.Join(tails, strconv.FormatInt(off, 10)), 0, n)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if p := testfs.PhysicalAt(file, tc.at); p < 0 || p != testfs.PhysicalAt(tail, 0) {
-					t.Errorf("%s: its tail at %d is not on its tail file's block (%+v, %+v)", tc.name, tc.at, file, tail)
-				}
-			}
-			shared, _, err := testfs.SharedBytes(r.path("pkgs/a/opt/big"))
-			if err != nil || shared < 3*tarutil.Alignment {
-				t.Errorf("opt/big: %d bytes shared (%v), want all %d", shared, err, len(big))
-			}
-			for _, c := range []Cache{testCache(tarPath), nil} {
-				problems, err := r.VerifyWith(c)
-				if err != nil || len(problems) != 0 {
-					t.Errorf("verify: %v, %v", problems, err)
-				}
-			}
-		})
+	base := testfs.Mount(t, "xfs")
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	big := randomData(31, 3*tarutil.Alignment+123)
+	es := []entry{
+		{name: "opt/", typ: tar.TypeDir, mode: 0o755},
+		{name: "opt/small", typ: tar.TypeReg, mode: 0o644, data: randomData(32, 3000)},
+		{name: "opt/big", typ: tar.TypeReg, mode: 0o644, data: big},
+		{name: "opt/blocks", typ: tar.TypeReg, mode: 0o644, data: randomData(33, 2*tarutil.Alignment)},
+		{name: "opt/missing", typ: tar.TypeReg, mode: 0o644, data: randomData(34, 3000)},
+		{name: "opt/long", typ: tar.TypeReg, mode: 0o644, data: randomData(35, 3000)},
+	}
+	tarPath := alignedTar(t, base, es)
+	members, err := scanWithDigests(tarPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tails := writeTails(t, tarPath, members, []string{"opt/missing"}, []string{"opt/long"})
+	s, err := r.Stage(context.Background(), tarPath, prefixPkg("a", "1"), members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Apply(context.Background(), []*Staged{s}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(2 * 3000); res[0].Copied != want {
+		t.Errorf("copied %d bytes, want %d (the files whose tail files are wrong)", res[0].Copied, want)
+	}
+	for _, e := range es {
+		if e.typ != tar.TypeReg {
+			continue
+		}
+		got, err := os.ReadFile(r.path("pkgs/a/" + e.name))
+		if err != nil || string(got) != e.data {
+			t.Errorf("%s: %d bytes (%v), want the archive's %d", e.name, len(got), err, len(e.data))
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		at   int64 // the tail's first byte in the file
+	}{{"opt/small", 0}, {"opt/big", 3 * tarutil.Alignment}} {
+		m := members[lookupMember(t, members, tc.name)]
+		off, n := m.Tail()
+		file, err := testfs.Extents(r.path("pkgs/a/"+tc.name), tc.at, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tail, err := testfs.Extents(filepath.Join(tails, strconv.FormatInt(off, 10)), 0, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := testfs.PhysicalAt(file, tc.at); p < 0 || p != testfs.PhysicalAt(tail, 0) {
+			t.Errorf("%s: its tail at %d is not on its tail file's block (%+v, %+v)", tc.name, tc.at, file, tail)
+		}
+	}
+	shared, _, err := testfs.SharedBytes(r.path("pkgs/a/opt/big"))
+	if err != nil || shared < 3*tarutil.Alignment {
+		t.Errorf("opt/big: %d bytes shared (%v), want all %d", shared, err, len(big))
+	}
+	for _, c := range []Cache{testCache(tarPath), nil} {
+		problems, err := r.VerifyWith(c)
+		if err != nil || len(problems) != 0 {
+			t.Errorf("verify: %v, %v", problems, err)
+		}
 	}
 }
 
