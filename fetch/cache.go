@@ -48,8 +48,8 @@ const entryMagic = "pkg-entry 1"
 //	                     index (tarutil.AlignEdit): offsets and data digests, so an
 //	                     install never scans the tar; BOOT, while the tar written in that
 //	                     boot is not known to be on disk (durable.go)
-//	tars/<sha256>.tails/ where the filesystem clones, the bytes of each member that no
-//	                     clone of the tar's blocks covers, as files of their own (tails.go)
+//	tars/<sha256>.tails/ on XFS, the bytes of each member that no clone of the tar's
+//	                     blocks covers, as files of their own (tails.go)
 //	index/<sha256 of the index's location>.json
 //	roots/               the roots that install from the cache (roots.go)
 //	last-prune           its mtime: when the cache was last pruned (LastPruned)

@@ -52,10 +52,11 @@ type Staged struct {
 	entries []prefixEntry     // its paths in the prefix
 }
 
-// Stage builds p's tree in staging from the aligned tar at tarPath, and from its tails
-// where a directory beside it, named as tarPath with .tails for .tar, keeps them
-// (fetch.Cache), where nothing sees it until Apply. members describe the tar, with data offsets and digests, as
-// tarutil.ReadIndex or Align give them (validated); the digests are recorded with the files.
+// Stage builds p's tree in staging, where nothing sees it until Apply, from the aligned tar
+// at tarPath and from its tails where a directory beside it, named as tarPath with .tails
+// for .tar, keeps them (fetch.Cache). members describe the tar, with data offsets and
+// digests, as tarutil.ReadIndex or Align give them (validated); the digests are recorded
+// with the files.
 // Several packages may be staged at once, from several goroutines. Once ctx is done, Stage
 // stops between directories and removes what it built.
 func (r *Root) Stage(ctx context.Context, tarPath string, p repo.Package, members []tarutil.Member) (*Staged, error) {
