@@ -57,8 +57,9 @@ type unsynced struct{ idx, tar fs.FileInfo }
 // copy, unless the entry changed meanwhile, and one commit makes the lot durable
 // (commitTars). An entry that another process removed or fetched again is skipped without
 // error: a new copy is synced too or keeps its mark, to have all of its data checked at its
-// first use after a reboot. One whose tar fails to sync is removed. With NoSync set, the
-// marks are dropped without syncing anything.
+// first use after a reboot. One whose tar fails to sync is removed. Entries with tails
+// have them made durable first (syncTails). With NoSync set, the marks are dropped without
+// syncing anything.
 func (c *Cache) Settle(shas ...string) error {
 	var todo []string
 	var was []unsynced
