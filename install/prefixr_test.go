@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"pkg/db"
+	"pkg/internal/testfs"
 	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 )
@@ -231,5 +234,57 @@ func TestPrefixWrapperUnder(t *testing.T) {
 	}
 	if problems, err := r.Verify(); err != nil || len(problems) > 0 {
 		t.Errorf("Verify: %v, %v", problems, err)
+	}
+}
+
+// TestRepairCutKeepsTrees: a repair cut short once the rebuilt database took the old one's
+// place leaves no intent kept as a name against it: one the old database's last commit
+// made void (left by a crash before its removal) would be pending against the new one,
+// whose next start would then put back a tree that was never swapped, and delete it.
+func TestRepairCutKeepsTrees(t *testing.T) {
+	base := testfs.Mount(t, "xfs")
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	es := tree("etc/x=a")
+	tarPath := alignedTar(t, base, es)
+	members, err := scanWithDigests(tarPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := prefixPkg("a", "1")
+	s, err := r.Stage(context.Background(), tarPath, p, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Apply(context.Background(), []*Staged{s}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// A commit whose intent names a crash left after its records: void against this database.
+	ino, _ := r.inode(treeOf("a"))
+	must(t, r.db.SetIntents([]db.Intent{{Op: "install", Name: "a", Inode: ino, Staging: ".pkg/staging/a.1"}}))
+	names, _ := filepath.Glob(filepath.Join(dir, ".pkg", intentNames, "*"))
+	recs, lists, err := r.db.Installed("a")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("intents not kept as names on XFS: %v, %v", names, err)
+	}
+	fl, err := r.db.WriteFiles(slices.Values(lists[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, r.db.Commit([]*db.Record{&recs[0]}, []*db.FileList{fl}, nil))
+	for _, n := range names {
+		must(t, os.WriteFile(n, nil, 0o644))
+	}
+	r.Close()
+	testHookReplaced = func() bool { return true }
+	_, err = Rebuild(context.Background(), dir, Options{}, func(string) ([]Candidate, error) { return []Candidate{{Package: p, Members: members}}, nil })
+	testHookReplaced = nil
+	if err == nil {
+		t.Fatal("Rebuild not cut")
+	}
+	r = openRoot(t, dir)
+	defer r.Close()
+	if b, err := os.ReadFile(filepath.Join(dir, "pkgs", "a", "etc", "x")); string(b) != "a" {
+		t.Fatalf("pkgs/a/etc/x after a repair cut short and a start: %q, %v", b, err)
 	}
 }

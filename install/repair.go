@@ -339,17 +339,22 @@ func (r *Root) buildDatabase(recs []*db.Record, lists [][]db.File, reqs map[stri
 // place, never none; the sum files follow. Until they have, the new database is refused
 // as older than the old sum or unchecked as newer: never trusted against a wrong sum.
 func (r *Root) replaceDatabase() (string, error) {
+	// The intents kept as names are void or pending against the old database alone: they go
+	// before it, or the new one would take them for its own.
+	if err := r.removeTree(place{meta, intentNames}); err != nil {
+		return "", err
+	}
 	if err := r.exchangeFiles(rebuilt, "db"); err != nil {
 		return "", err
 	}
 	if err := r.exchangeFiles(rebuilt+".sum", "db.sum"); err != nil {
 		return "", err
 	}
+	if testHookReplaced != nil && testHookReplaced() {
+		return "", errors.New("install: cut by a test")
+	}
 	kept, err := r.keepFile(rebuilt)
 	if err != nil {
-		return "", err
-	}
-	if err := r.removeTree(place{meta, intentNames}); err != nil {
 		return "", err
 	}
 	if err := unix.Fsync(r.fd[meta]); err != nil {
@@ -357,6 +362,11 @@ func (r *Root) replaceDatabase() (string, error) {
 	}
 	return kept, nil
 }
+
+// testHookReplaced, where a test sets it, runs once replaceDatabase exchanged the
+// databases and their sums; returning true, it has replaceDatabase end there, as a crash
+// would.
+var testHookReplaced func() bool
 
 // exchangeFiles exchanges the files from and to in .pkg, or renames from to to where to is
 // missing, or removes to where from is.
