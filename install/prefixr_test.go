@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"pkg/db"
 	"pkg/internal/testfs"
@@ -286,5 +289,45 @@ func TestRepairCutKeepsTrees(t *testing.T) {
 	defer r.Close()
 	if b, err := os.ReadFile(filepath.Join(dir, "pkgs", "a", "etc", "x")); string(b) != "a" {
 		t.Fatalf("pkgs/a/etc/x after a repair cut short and a start: %q, %v", b, err)
+	}
+}
+
+// TestRepairStampsLinked: the files a repair's roll-forward links again (a link changes
+// their ctime) are not newer than their package's install time, which verify and salvage
+// compare ctimes with.
+func TestRepairStampsLinked(t *testing.T) {
+	base := testfs.Mount(t, "xfs")
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	p := prefixPkg("a", "1")
+	es := tree("etc/x=a")
+	tarPath := alignedTar(t, base, es)
+	members, err := scanWithDigests(tarPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Stage(context.Background(), tarPath, p, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Apply(context.Background(), []*Staged{s}, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	must(t, os.Remove(filepath.Join(dir, "etc/x")))
+	time.Sleep(20 * time.Millisecond) // past the tree's ctime, which the rebuilt record starts from
+	if _, err := Rebuild(context.Background(), dir, Options{}, func(string) ([]Candidate, error) { return []Candidate{{Package: p, Members: members}}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	r = openRoot(t, dir)
+	defer r.Close()
+	rec, err := r.db.Get("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	must(t, unix.Lstat(filepath.Join(dir, "etc/x"), &st))
+	if ctime := time.Unix(st.Ctim.Unix()); ctime.After(rec.Installed) {
+		t.Errorf("etc/x linked at %v, after a's install time %v", ctime, rec.Installed)
 	}
 }

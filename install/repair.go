@@ -269,7 +269,7 @@ func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File, reqs map[stri
 		pending.Links = append(pending.Links, p)
 	}
 	dropFolded(paths, byName)
-	return &db.PrefixChange{Paths: paths, Pending: pending, Replace: true}
+	return &db.PrefixChange{Paths: paths, Pending: pending, Replace: true, Stamp: stamped(pending)}
 }
 
 // dropFolded deletes from paths those strictly beneath a directory folded by a package of
