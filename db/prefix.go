@@ -261,16 +261,20 @@ func (d *DB) PrefixPending() (*Pending, error) {
 // FinishPrefix finishes the pending roll-forward once its links are made: it deletes the
 // record and sets the install time of the named packages to at, after their links
 // (linking a file changes its ctime, which salvage and verify compare with that time).
-// Where the record names a marker, it makes the marker instead, with no sync (markDone):
-// where the filesystem commits metadata in order (XFS, ext4 with its journal), a marker
-// found after a crash means every link made before it is there, and one lost leaves the
-// record for the next start; elsewhere the caller made the links durable first. Else it
-// calls synced, which makes the links durable, and writes a transaction.
-func (d *DB) FinishPrefix(names []string, at time.Time, synced func() error) error {
-	if done, err := d.markDone(); done || err != nil {
+// Where the record names a marker, it makes the marker instead, with no sync (markDone),
+// and calls synced(true); else synced(false), which makes the links durable, and a
+// transaction. Where the filesystem commits metadata in order (XFS, ext4 with its
+// journal), a marker found after a crash means every link made before it is there, and
+// one lost leaves the record for the next start: synced need not sync. On btrfs one
+// transaction commit makes the marker durable with the links, so that no later change of
+// the user's (an edit fsynced, which btrfs logs ahead of the transaction) outlives a lost
+// marker whose roll-forward the next start runs again, stamping the edit as installed.
+func (d *DB) FinishPrefix(names []string, at time.Time, synced func(marked bool) error) error {
+	marked, err := d.markDone()
+	if err != nil {
 		return err
 	}
-	if err := synced(); err != nil {
+	if err := synced(marked); err != nil || marked {
 		return err
 	}
 	names = slices.Sorted(slices.Values(names))

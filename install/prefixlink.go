@@ -24,9 +24,9 @@ import (
 // and marks it done (db.DB.FinishPrefix), with no transaction: where the filesystem commits
 // metadata in order (XFS, ext4 with its journal) a marker found after a crash means every
 // link made before it is there, and one lost leaves the record for the next start, so
-// nothing is synced; elsewhere one durable.Commit makes the links durable first. A record
-// of an older pkg, which names no marker, is deleted by a transaction after that sync
-// (db.DB.FinishPrefix). It is idempotent:
+// nothing is synced; on btrfs one durable.Commit makes the marker durable with the links;
+// elsewhere one makes the links durable before it. A record of an older pkg, which names
+// no marker, is deleted by a transaction after that sync (db.DB.FinishPrefix). It is idempotent:
 // Apply runs it after the records are written, and a start that finds the record runs it
 // again before the old trees it compares with are deleted. Paths no package lists any
 // more go first, deepest first: a file or symlink is unlinked where it is the old tree's
@@ -44,14 +44,14 @@ func (r *Root) rollForward(p *db.Pending, known *known) error {
 	if err := rf.run(); err != nil {
 		return err
 	}
-	ordered := durable.ForFS(r.fd[meta]).Ordered()
-	if !r.o.NoSync && !ordered {
+	fs := durable.ForFS(r.fd[meta])
+	if !r.o.NoSync && !fs.Tracks() { // a syncfs, with no order: the links before the marker
 		if err := r.commitPrefix(); err != nil {
 			return err
 		}
 	}
-	synced := func() error { // before a transaction that deletes the record
-		if r.o.NoSync || !ordered {
+	synced := func(marked bool) error { // on btrfs with the marker; before a transaction that deletes the record
+		if r.o.NoSync || !fs.Tracks() || marked && fs.Ordered() {
 			return nil
 		}
 		return r.commitPrefix()
