@@ -647,3 +647,48 @@ func TestIntentNames(t *testing.T) {
 		t.Errorf("Intents after ClearIntents = %+v, %v; want none", got, err)
 	}
 }
+
+// TestAdoptAfterCrash: a new database whose link a crash took after its first transaction
+// (the records of a commit whose trees are in place) is taken at the next Open, its records
+// whole; one a crash left before any transaction is made again, empty.
+func TestAdoptAfterCrash(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d := open(t, path)
+	if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The link and what came after it lost: the file at its temporary name, no sum.
+	if err := os.Rename(path, path+".new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path + ".sum"); err != nil {
+		t.Fatal(err)
+	}
+	if ro, err := Open(path, Options{NoCreate: true}); err != nil {
+		t.Errorf("a reader's Open of the database at its temporary name: %v", err)
+	} else if p, err := ro.Get("a"); err != nil || p.Version != "1" {
+		t.Errorf("a reader's Get at the temporary name = %+v, %v; want a 1", p, err)
+	}
+	if p, err := open(t, path).Get("a"); err != nil || p.Version != "1" {
+		t.Errorf("Get after the crash = %+v, %v; want a 1", p, err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the database after it was taken: %v", err)
+	}
+	if _, err := os.Stat(path + ".new"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the temporary file after it was taken: %v; want it gone", err)
+	}
+
+	// Created, and cut before a transaction: no commit to take.
+	path = filepath.Join(t.TempDir(), "db")
+	open(t, path) // never released
+	if _, err := os.Stat(path + ".new"); err != nil {
+		t.Fatalf("the new database before a write: %v", err)
+	}
+	if _, err := Open(path, Options{NoCreate: true}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a reader's Open of a database with no commit: %v; want fs.ErrNotExist", err)
+	}
+	if ps, err := open(t, path).List(); err != nil || len(ps) != 0 {
+		t.Errorf("List of the database made again = %+v, %v; want none", ps, err)
+	}
+}
