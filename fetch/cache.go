@@ -758,7 +758,10 @@ func (c *Cache) RemoveUnfinished() int64 {
 	if !c.only {
 		return 0
 	}
-	return removeOld(c.tmp, func(_ *os.File, name string, _ time.Duration) bool { return ownTemp(name) })
+	n := removeOld(c.tmp, func(_ *os.File, name string, _ time.Duration) bool { return ownTemp(name) })
+	return n + removeStaleTails(c.tmp, func(name string, _ time.Duration) bool {
+		return ownTemp(strings.TrimSuffix(name, tailsSuffix) + ".tar")
+	})
 }
 
 // entryName names an entry in messages: its package and version, or, when its index could

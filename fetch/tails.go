@@ -157,9 +157,10 @@ func removeTails(d *os.File, name string) {
 }
 
 // removeStaleTails removes the tails directories of d that old reports, given their names
-// and ages.
-func removeStaleTails(d *os.File, old func(name string, age time.Duration) bool) {
+// and ages, and returns the bytes their files took on disk.
+func removeStaleTails(d *os.File, old func(name string, age time.Duration) bool) int64 {
 	names, _ := readNames(d)
+	var n int64
 	for _, name := range names {
 		if !strings.HasSuffix(name, tailsSuffix) {
 			continue
@@ -169,9 +170,11 @@ func removeStaleTails(d *os.File, old func(name string, age time.Duration) bool)
 			continue
 		}
 		if old(name, time.Since(time.Unix(st.Mtim.Unix()))) {
+			n += tailsAllocated(d, name)
 			removeTails(d, name)
 		}
 	}
+	return n
 }
 
 // checkTails compares every tail file of the entry with this sha256, whose tar is open as
@@ -207,10 +210,10 @@ func (c *Cache) checkTails(sha string, tar *os.File, ms []tarutil.Member) error 
 	return nil
 }
 
-// tailsAllocated returns the bytes the tail files of the entry with this sha256 take on
+// tailsAllocated returns the bytes the files of the tails directory name of dir take on
 // disk.
-func (c *Cache) tailsAllocated(sha string) int64 {
-	d, err := dirfd.Open(c.tars, tailsName(sha), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+func tailsAllocated(dir *os.File, name string) int64 {
+	d, err := dirfd.Open(dir, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return 0
 	}

@@ -86,7 +86,7 @@ func (u *usage) remove(i int) int64 {
 // entryPlaces returns where the data of an entry's tar lie, merged, and the bytes of the
 // entry that lie at no known place: its index's and its tails'.
 func (c *Cache) entryPlaces(sha string) ([]span, int64) {
-	alone := allocated(c.tars, idxName(sha)) + c.tailsAllocated(sha)
+	alone := allocated(c.tars, idxName(sha)) + tailsAllocated(c.tars, tailsName(sha))
 	f, err := dirfd.Open(c.tars, tarName(sha), unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, alone
