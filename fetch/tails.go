@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -78,18 +80,8 @@ func (c *Cache) writeTails(tar *os.File, sums, tarName string, sync bool) (_ str
 		return "", err
 	}
 	defer d.Close()
-	buf := make([]byte, tarutil.Alignment)
-	for i := range ms {
-		off, n := ms[i].Tail()
-		if n == 0 {
-			continue
-		}
-		if _, err := tar.ReadAt(buf[:n], off); err != nil {
-			return "", err
-		}
-		if err := writeTail(d, tailName(off), buf[:n], sync); err != nil {
-			return "", err
-		}
+	if err := writeTailFiles(d, tar, ms, sync); err != nil {
+		return "", err
 	}
 	if sync {
 		if err := d.Sync(); err != nil {
@@ -97,6 +89,42 @@ func (c *Cache) writeTails(tar *os.File, sums, tarName string, sync bool) (_ str
 		}
 	}
 	return name, nil
+}
+
+// tailWorkers is how many goroutines write tail files. A file's cost is nearly all the
+// filesystem's (its inode, its block, its write-back started), partly waits that files
+// overlap: the kernel tree's 78,535 tails took 4.0 s on four against 4.9 s on one
+// (medians of 10 alternating runs on 2 loaded cores; the same system time).
+const tailWorkers = 4
+
+// writeTailFiles writes the tails of the members ms of tar into the directory d, on
+// tailWorkers goroutines; after an error, no more files are begun.
+func writeTailFiles(d, tar *os.File, ms []tarutil.Member, fsync bool) error {
+	var next atomic.Int64
+	var failed atomic.Bool
+	errs := make([]error, tailWorkers)
+	var wg sync.WaitGroup
+	for k := range errs {
+		wg.Go(func() {
+			buf := make([]byte, tarutil.Alignment)
+			for i := next.Add(1) - 1; i < int64(len(ms)) && !failed.Load(); i = next.Add(1) - 1 {
+				off, n := ms[i].Tail()
+				if n == 0 {
+					continue
+				}
+				_, err := tar.ReadAt(buf[:n], off)
+				if err == nil {
+					err = writeTail(d, tailName(off), buf[:n], fsync)
+				}
+				if err != nil {
+					errs[k] = err
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // writeTail creates the file name of the directory d holding b, and starts its write-back,

@@ -3,6 +3,7 @@ package fetch
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,6 +164,57 @@ func TestTailsAfterCrash(t *testing.T) {
 		c.Close()
 		if err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestWriteTailFiles writes a file for each member with a tail, holding the tar's bytes,
+// and returns the error of one it cannot create.
+func TestWriteTailFiles(t *testing.T) {
+	dir := t.TempDir()
+	data := randomData(23, 200*tarutil.Alignment)
+	tarPath := filepath.Join(dir, "x.tar")
+	if err := os.WriteFile(tarPath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tar, err := os.Open(tarPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tar.Close()
+	var ms []tarutil.Member
+	for i := range int64(20) {
+		ms = append(ms, tarutil.Member{Name: "f", Type: '0', Offset: 10 * i * tarutil.Alignment, Size: 1 + i*tarutil.Alignment/2})
+	}
+	for _, exists := range []bool{false, true} {
+		tails := t.TempDir()
+		if exists {
+			off, _ := ms[7].Tail()
+			if err := os.WriteFile(filepath.Join(tails, tailName(off)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d, err := os.Open(tails)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = writeTailFiles(d, tar, ms, false)
+		d.Close()
+		if exists {
+			if !errors.Is(err, fs.ErrExist) {
+				t.Errorf("with a tail file there already: %v, want fs.ErrExist", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			off, n := m.Tail()
+			got, err := os.ReadFile(filepath.Join(tails, tailName(off)))
+			if err != nil || !bytes.Equal(got, data[off:off+n]) {
+				t.Errorf("tail at %d: %d bytes (%v), want %d", off, len(got), err, n)
+			}
 		}
 	}
 }
