@@ -378,13 +378,19 @@ func readFiles(tx *bolt.Tx, v []byte) ([]File, error) {
 	if r.old {
 		decode = decodeOldFiles
 	}
-	files := make([]File, 0, r.files)
+	// Every record takes more than a byte: the chunks bound the count a damaged
+	// reference may give.
+	var size uint64
 	for i := range r.chunks {
 		c := chunk(tx, r.gen, i)
 		if c == nil {
 			return nil, fmt.Errorf("chunk %d of %d missing", i+1, r.chunks)
 		}
-		if files, err = decode(files, c); err != nil {
+		size += uint64(len(c))
+	}
+	files := make([]File, 0, min(uint64(r.files), size))
+	for i := range r.chunks {
+		if files, err = decode(files, chunk(tx, r.gen, i)); err != nil {
 			return nil, err
 		}
 	}

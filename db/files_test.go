@@ -409,3 +409,38 @@ func TestFilesOldRecords(t *testing.T) {
 		t.Errorf("Files(old) after the commit = %d files, %v", len(got), err)
 	}
 }
+
+// TestFilesCountOutOfRange: a damaged reference whose count of files is far more than its
+// chunks hold is an error, not an allocation for that many.
+func TestFilesCountOutOfRange(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d := open(t, path)
+	if err := d.SetIntents(nil); err != nil { // makes the buckets
+		t.Fatal(err)
+	}
+	files := manyFiles("big", 10)
+	var chunk []byte
+	var enc listEncoder
+	for i := range files {
+		chunk = enc.append(chunk, &files[i])
+	}
+	b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Update(func(tx *bolt.Tx) error {
+		l := &FileList{files: uint32(len(files))}
+		if err := putChunks(tx, l, [][]byte{chunk}); err != nil {
+			return err
+		}
+		r := ref{gen: l.gen, chunks: l.chunks, files: 1<<32 - 1}
+		return tx.Bucket(filesBucket).Put([]byte("big"), r.encode())
+	})
+	if err := errors.Join(err, b.Close()); err != nil {
+		t.Fatal(err)
+	}
+	d = open(t, path)
+	if got, err := d.Files("big"); err == nil {
+		t.Errorf("Files(big) = %d files, no error; want one for the reference's count", len(got))
+	}
+}
