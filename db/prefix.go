@@ -218,8 +218,13 @@ func putPrefix(tx *bolt.Tx, pc *PrefixChange) error {
 
 // putFolded sets the Folded of the packages of folded to theirs.
 func putFolded(tx *bolt.Tx, folded map[string][]string) error {
+	return editRecords(tx, slices.Sorted(maps.Keys(folded)), func(name string, p *Record) { p.Folded = folded[name] })
+}
+
+// editRecords changes the records of the packages names, of those recorded, by edit.
+func editRecords(tx *bolt.Tx, names []string, edit func(name string, p *Record)) error {
 	b := tx.Bucket(pkgsBucket)
-	for _, name := range slices.Sorted(maps.Keys(folded)) {
+	for _, name := range names {
 		v := b.Get([]byte(name))
 		if v == nil {
 			continue
@@ -228,7 +233,7 @@ func putFolded(tx *bolt.Tx, folded map[string][]string) error {
 		if err := json.Unmarshal(v, &p); err != nil {
 			return fmt.Errorf("record of %s: %w", name, err)
 		}
-		p.Folded = folded[name]
+		edit(name, &p)
 		v, err := json.Marshal(&p)
 		if err != nil {
 			return err
@@ -291,24 +296,5 @@ func (d *DB) FinishPrefix(names []string, at time.Time, synced func(marked bool)
 
 // setInstalled sets the install time of the packages names, of those recorded, to at.
 func setInstalled(tx *bolt.Tx, names []string, at time.Time) error {
-	b := tx.Bucket(pkgsBucket)
-	for _, name := range names {
-		v := b.Get([]byte(name))
-		if v == nil {
-			continue
-		}
-		var p Record
-		if err := json.Unmarshal(v, &p); err != nil {
-			return err
-		}
-		p.Installed = at
-		v, err := json.Marshal(&p)
-		if err != nil {
-			return err
-		}
-		if err := b.Put([]byte(name), v); err != nil {
-			return err
-		}
-	}
-	return nil
+	return editRecords(tx, names, func(_ string, p *Record) { p.Installed = at })
 }
