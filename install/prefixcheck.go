@@ -107,10 +107,10 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string,
 // directory a staged package folds has no key of its own (the directory's stands for it),
 // and one no package lists any more none; either is deleted where recorded.
 func toRecord(next, owners map[string]db.Owners, staged []*Staged) map[string]db.Owners {
-	folds := make(map[string]bool)
+	folds := make(map[string]string)
 	for _, s := range staged {
 		for _, d := range foldsOf(s.rec) {
-			folds[d] = true
+			folds[d] = s.rec.Key()
 		}
 	}
 	in := newFoldIndex(folds)
@@ -128,12 +128,26 @@ func toRecord(next, owners map[string]db.Owners, staged []*Staged) map[string]db
 // foldIndex answers which folded directory a path is strictly beneath, remembering the
 // answer for each directory it looks at: a change's paths share their parents.
 type foldIndex struct {
-	folds map[string]bool
+	folds map[string]string // folded directory → its package
 	memo  map[string]string // directory → the folded directory it is, or is beneath; "" none
 }
 
-func newFoldIndex(folds map[string]bool) *foldIndex {
+func newFoldIndex(folds map[string]string) *foldIndex {
 	return &foldIndex{folds: folds, memo: make(map[string]string)}
+}
+
+// foldOwners returns each directory folded by a package of recs, by key, that leaving
+// lacks, with that package.
+func foldOwners(recs map[string]*db.Record, leaving map[string]bool) map[string]string {
+	folds := make(map[string]string)
+	for n, p := range recs {
+		if !leaving[n] {
+			for _, d := range foldsOf(p) {
+				folds[d] = n
+			}
+		}
+	}
+	return folds
 }
 
 // above returns the folded directory p is strictly beneath, "" if none.
@@ -153,7 +167,7 @@ func (x *foldIndex) at(d string) string {
 		return f
 	}
 	f := d
-	if !x.folds[d] {
+	if x.folds[d] == "" {
 		f = x.at(path.Dir(d))
 	}
 	x.memo[d] = f
@@ -166,20 +180,11 @@ func (x *foldIndex) at(d string) string {
 // list says; a key its package does not list stays unowned. It reads the file list of each
 // package found so, and nothing where no path of the change is beneath a fold.
 func (r *Root) ownersUnder(installed map[string]*db.Record, leaving map[string]bool, keys []string, owners map[string]db.Owners) (map[string]db.Owners, error) {
-	folds := make(map[string]bool)
-	owner := make(map[string]string) // folded directory → its package
-	for n, p := range installed {
-		if leaving[n] {
-			continue
-		}
-		for _, d := range foldsOf(p) {
-			folds[d], owner[d] = true, n
-		}
-	}
-	if len(folds) == 0 {
+	owner := foldOwners(installed, leaving)
+	if len(owner) == 0 {
 		return nil, nil
 	}
-	in := newFoldIndex(folds)
+	in := newFoldIndex(owner)
 	hit := make(map[string][]string) // package → its folded directories that keys are beneath
 	for _, k := range keys {
 		if _, ok := owners[k]; ok {

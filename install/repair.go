@@ -275,13 +275,8 @@ func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File, reqs map[stri
 // dropFolded deletes from paths those strictly beneath a directory folded by a package of
 // recs, by key, that are that package's alone: the directory's key stands for them.
 func dropFolded(paths map[string]db.Owners, recs map[string]*db.Record) {
-	folds, owner := make(map[string]bool), make(map[string]string)
-	for n, p := range recs {
-		for _, d := range foldsOf(p) {
-			folds[d], owner[d] = true, n
-		}
-	}
-	in := newFoldIndex(folds)
+	owner := foldOwners(recs, nil)
+	in := newFoldIndex(owner)
 	for p, o := range paths {
 		if d := in.above(p); d != "" && len(o.Names) == 1 && o.Names[0] == owner[d] {
 			delete(paths, p)
