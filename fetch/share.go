@@ -53,7 +53,10 @@ type donors struct {
 // that cannot be read lends nothing.
 func (c *Cache) donors(name, except string) *donors {
 	d := &donors{by: map[content]held{}}
-	for _, sha := range c.names.of(c, name, except, maxDonors) {
+	for _, sha := range c.names.of(c, name, except) {
+		if len(d.tars) == maxDonors {
+			break
+		}
 		d.add(c, sha)
 	}
 	if len(d.tars) == 0 {
@@ -76,9 +79,9 @@ type entryNames struct {
 // namedEntry is an entry of one package.
 type namedEntry struct{ sha, version string }
 
-// of returns the sha256s of up to n entries of the package name but except, newest
-// version first.
-func (en *entryNames) of(c *Cache, name, except string, n int) []string {
+// of returns the sha256s of the entries of the package name but except, newest version
+// first: all of them, as one removed since fails to open and lends nothing.
+func (en *entryNames) of(c *Cache, name, except string) []string {
 	en.once.Do(func() {
 		es, _ := c.List() // unreadable: no donors but those this Cache commits
 		en.mu.Lock()
@@ -100,7 +103,7 @@ func (en *entryNames) of(c *Cache, name, except string, n int) []string {
 	})
 	var shas []string
 	for _, e := range es {
-		if e.sha != except && len(shas) < n {
+		if e.sha != except {
 			shas = append(shas, e.sha)
 		}
 	}

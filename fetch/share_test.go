@@ -246,6 +246,40 @@ func TestShareListedEntries(t *testing.T) {
 	}
 }
 
+// TestShareAfterRemoved: entries another process removed after this Cache listed them do
+// not take the donors' places: the newest entry still there lends its blocks.
+func TestShareAfterRemoved(t *testing.T) {
+	c := shareCache(t, "xfs")
+	big := randomData(1, 1<<20+123)
+	var releases [][]file
+	for i := range maxDonors + 2 {
+		releases = append(releases, []file{{"bin/tool", []byte{'v', byte('1' + i), '\n'}}, {"share/big", big}})
+	}
+	dir, ps := sharedRepo(t, releases)
+	s := quick(t, dir)
+	last := len(ps) - 1
+	for _, p := range ps[:last] {
+		if err := fetchOne(c, s, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, err := OpenCache(context.Background(), c.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.removeEntries(func(e Entry) bool { return e.SHA256 == ps[0].SHA256 }); err != nil {
+		t.Fatal(err)
+	}
+	if err := fetchOne(c, s, ps[last]); err != nil {
+		t.Fatal(err)
+	}
+	checkData(t, c, ps[last], releases[last])
+	if same, blocks := sameBlocks(t, c, ps[0].SHA256, ps[last].SHA256, "share/big"); same != blocks {
+		t.Errorf("share/big: %d of %d whole blocks shared with the one entry left", same, blocks)
+	}
+}
+
 // TestShareDamagedDonor: an older tar whose data no longer match its index shares
 // nothing, and the new entry holds the data of its own archive.
 func TestShareDamagedDonor(t *testing.T) {
