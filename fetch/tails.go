@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/internal/dirfd"
+	"pkg/internal/termtext"
 	"pkg/tarutil"
 )
 
@@ -227,12 +228,12 @@ func (c *Cache) checkTails(sha string, tar *os.File, ms []tarutil.Member) error 
 		}
 		f, err := dirfd.Open(d, tailName(off), unix.O_RDONLY|unix.O_NONBLOCK, 0)
 		if err != nil {
-			return fmt.Errorf("tail of member %s: %w", ms[i].Name, err)
+			return fmt.Errorf("tail of member %s: %w", termtext.Quote(ms[i].Name), err)
 		}
 		k, err := io.ReadFull(f, got)
 		f.Close()
 		if err != io.ErrUnexpectedEOF || !bytes.Equal(got[:k], want[:n]) {
-			return fmt.Errorf("tail of member %s: %s differs from the tar", ms[i].Name, inDir(d, tailName(off)))
+			return fmt.Errorf("tail of member %s: %s differs from the tar", termtext.Quote(ms[i].Name), inDir(d, tailName(off)))
 		}
 	}
 	return nil

@@ -218,3 +218,35 @@ func TestWriteTailFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckTailsQuotesNames: a member's name, the archive's words, is quoted in the error
+// of a tail file that is missing or differs from the tar.
+func TestCheckTailsQuotesNames(t *testing.T) {
+	c, err := OpenCache(t.Context(), filepath.Join(t.TempDir(), "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sha := strings.Repeat("a", 64)
+	if err := os.Mkdir(c.tailsDir(sha), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tar, err := os.CreateTemp(t.TempDir(), "tar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tar.Close()
+	if _, err := tar.Write(randomData(23, 3*512)); err != nil {
+		t.Fatal(err)
+	}
+	ms := []tarutil.Member{{Name: "share/\x1b[2Jmissing", Type: '0', Offset: 512, Size: 10}}
+	if err := os.WriteFile(filepath.Join(c.tailsDir(sha), tailName(1024)), []byte("other"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []tarutil.Member{ms[0], {Name: "share/\x1b[2Jdiffers", Type: '0', Offset: 1024, Size: 5}} {
+		err := c.checkTails(sha, tar, []tarutil.Member{m})
+		if err == nil || strings.ContainsRune(err.Error(), 0x1b) {
+			t.Errorf("tail of %q: %v, want an error with the name quoted", m.Name, err)
+		}
+	}
+}
