@@ -41,6 +41,15 @@ func appendOldFile(v []byte, f *File) []byte {
 	return append(v, f.SHA256[:]...)
 }
 
+// oldChunk returns files as a chunk of refMark's records.
+func oldChunk(files []File) []byte {
+	var chunk []byte
+	for i := range files {
+		chunk = appendOldFile(chunk, &files[i])
+	}
+	return chunk
+}
+
 // manyFiles returns n files, sorted by path, whose records take about n KiB.
 func manyFiles(prefix string, n int) []File {
 	files := make([]File, n)
@@ -49,6 +58,19 @@ func manyFiles(prefix string, n int) []File {
 		files[i].SHA256 = sha256.Sum256([]byte(files[i].Path))
 	}
 	return files
+}
+
+// rawUpdate runs fn in a write transaction of bbolt's own on the database at path, as an
+// older pkg or a damage would write it.
+func rawUpdate(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
+	t.Helper()
+	b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(b.Update(fn), b.Close()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // aheadFiles is more files than Commit is left to write: WriteFiles writes them ahead.
@@ -274,15 +296,8 @@ func BenchmarkCommit(b *testing.B) {
 func TestFilesOldLayout(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	files := manyFiles("old", 10)
-	var chunk []byte
-	for i := range files {
-		chunk = appendOldFile(chunk, &files[i])
-	}
-	b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = b.Update(func(tx *bolt.Tx) error {
+	chunk := oldChunk(files)
+	rawUpdate(t, path, func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket, requestedBucket, saidBucket, chunksBucket} {
 			if _, err := tx.CreateBucket(name); err != nil {
 				return err
@@ -297,9 +312,6 @@ func TestFilesOldLayout(t *testing.T) {
 			c.Put(chunkKey(7, 0), chunk), c.Put(chunkKey(8, 0), chunk), // 8: a list never committed
 			tx.Bucket(filesBucket).Put([]byte("old"), ref{gen: 7, chunks: 1, files: uint32(len(files)), old: true}.encode()))
 	})
-	if err := errors.Join(err, b.Close()); err != nil {
-		t.Fatal(err)
-	}
 	d := open(t, path)
 	if got, err := d.Files("old"); err != nil || !reflect.DeepEqual(got, files) {
 		t.Fatalf("Files(old) = %v, %v; want the %d written", got, err, len(files))
@@ -375,15 +387,8 @@ func TestFilesOldRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := manyFiles("old", 10)
-	var chunk []byte
-	for i := range files {
-		chunk = appendOldFile(chunk, &files[i])
-	}
-	b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = b.Update(func(tx *bolt.Tx) error {
+	chunk := oldChunk(files)
+	rawUpdate(t, path, func(tx *bolt.Tx) error {
 		l := &FileList{files: uint32(len(files))}
 		if err := putChunks(tx, l, [][]byte{chunk}); err != nil {
 			return err
@@ -391,9 +396,6 @@ func TestFilesOldRecords(t *testing.T) {
 		r := ref{gen: l.gen, chunks: l.chunks, files: l.files, old: true}
 		return tx.Bucket(filesBucket).Put([]byte("old"), r.encode())
 	})
-	if err := errors.Join(err, b.Close()); err != nil {
-		t.Fatal(err)
-	}
 	d = open(t, path)
 	if got, err := d.Files("old"); err != nil || !reflect.DeepEqual(got, files) {
 		t.Fatalf("Files(old) = %d files, %v; want the %d written", len(got), err, len(files))
@@ -424,11 +426,7 @@ func TestFilesCountOutOfRange(t *testing.T) {
 	for i := range files {
 		chunk = enc.append(chunk, &files[i])
 	}
-	b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = b.Update(func(tx *bolt.Tx) error {
+	rawUpdate(t, path, func(tx *bolt.Tx) error {
 		l := &FileList{files: uint32(len(files))}
 		if err := putChunks(tx, l, [][]byte{chunk}); err != nil {
 			return err
@@ -436,9 +434,6 @@ func TestFilesCountOutOfRange(t *testing.T) {
 		r := ref{gen: l.gen, chunks: l.chunks, files: 1<<32 - 1}
 		return tx.Bucket(filesBucket).Put([]byte("big"), r.encode())
 	})
-	if err := errors.Join(err, b.Close()); err != nil {
-		t.Fatal(err)
-	}
 	d = open(t, path)
 	if got, err := d.Files("big"); err == nil {
 		t.Errorf("Files(big) = %d files, no error; want one for the reference's count", len(got))
