@@ -648,6 +648,22 @@ func TestIntentNames(t *testing.T) {
 	}
 }
 
+// TestIntentNameMalformed: an entry of the intents' directory that is not an intent (left
+// by a hand, or a damaged directory) is an error that names where it is, the name escaped.
+func TestIntentNameMalformed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	if err := os.MkdirAll(path+".intents", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(path+".intents", "x\x1b[2J"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := open(t, path).Intents()
+	if err == nil || !strings.Contains(err.Error(), path+".intents") || !strings.Contains(err.Error(), `"x\x1b[2J"`) {
+		t.Errorf("Intents with a malformed name: %v; want an error naming %s and the name escaped", err, path+".intents")
+	}
+}
+
 // TestAdoptAfterCrash: a new database whose link a crash took after its first transaction
 // (the records of a commit whose trees are in place) is taken at the next Open, its records
 // whole; one a crash left before any transaction is made again, empty.

@@ -63,7 +63,7 @@ func intentName(nonce uint64, in Intent) (string, bool) {
 func parseIntentName(name string) (uint64, Intent, error) {
 	f := strings.Split(name, " ")
 	if len(f) != 6 {
-		return 0, Intent{}, fmt.Errorf("db: intent %q: malformed", name)
+		return 0, Intent{}, errors.New("malformed")
 	}
 	var in Intent
 	nonce, err := strconv.ParseUint(f[0], 16, 64)
@@ -82,10 +82,7 @@ func parseIntentName(name string) (uint64, Intent, error) {
 	if err == nil {
 		in.Name, err = url.PathUnescape(f[5])
 	}
-	if err != nil {
-		return 0, Intent{}, fmt.Errorf("db: intent %q: %w", name, err)
-	}
-	return nonce, in, nil
+	return nonce, in, err
 }
 
 // openIntentDir opens intentDir, making it where make is true; nil, nil where it is
@@ -133,7 +130,7 @@ func (d *DB) intentEntries() ([]intentEntry, error) {
 	for _, name := range names {
 		nonce, in, err := parseIntentName(name)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("db: intent %q in %s: %w", name, d.intentDir(), err)
 		}
 		es = append(es, intentEntry{name, nonce, in})
 	}
