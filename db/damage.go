@@ -30,9 +30,10 @@ func (e *DamagedError) Unwrap() error { return e.Err }
 
 var (
 	// ErrStale is a DamagedError's cause for a file older than its last commit.
-	ErrStale = errors.New("db: database older than its last commit")
-	errSum   = errors.New("pages differ from those the last commit left")
-	errEmpty = errors.New("empty file")
+	ErrStale      = errors.New("db: database older than its last commit")
+	errSum        = errors.New("pages differ from those the last commit left")
+	errEmpty      = errors.New("empty file")
+	errNotRegular = errors.New("not a regular file")
 )
 
 // staleError is the cause of a DamagedError for a file older than its sum file.

@@ -398,15 +398,23 @@ func (d *DB) waitLock(try func() error) error {
 }
 
 // openWhole opens the database file for bbolt (openFile), refusing an empty one: pkg never
-// makes one (create links a whole file), and bbolt would make it a new, empty database.
+// makes one (create links a whole file), and bbolt would make it a new, empty database. A
+// FIFO in its place is refused too, not waited on (O_NONBLOCK, which a regular file ignores).
 func (d *DB) openWhole(name string, flag int, perm os.FileMode) (*os.File, error) {
-	f, err := d.openFile(name, flag, perm)
+	f, err := d.openFile(name, flag|unix.O_NONBLOCK, perm)
 	if err != nil {
 		return nil, err
 	}
-	if info, err := f.Stat(); err == nil && info.Size() == 0 {
+	info, err := f.Stat()
+	switch {
+	case err == nil && !info.Mode().IsRegular():
+		err = d.damaged(errNotRegular)
+	case err == nil && info.Size() == 0:
+		err = d.damaged(errEmpty)
+	}
+	if err != nil {
 		f.Close()
-		return nil, d.damaged(errEmpty)
+		return nil, err
 	}
 	return f, nil
 }

@@ -648,6 +648,35 @@ func TestIntentNames(t *testing.T) {
 	}
 }
 
+// TestOpenFIFO: a FIFO where the database or its temporary file is does not block Open
+// or a read: the one at the temporary name is no commit to take, the other no database.
+func TestOpenFIFO(t *testing.T) {
+	for _, name := range []string{"db.new", "db"} {
+		path := filepath.Join(t.TempDir(), "db")
+		if err := unix.Mkfifo(filepath.Join(filepath.Dir(path), name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			d, err := Open(path, Options{Timeout: 200 * time.Millisecond})
+			if err == nil {
+				_, err = d.List()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if name == "db" && err == nil {
+				t.Errorf("a FIFO at the database's name read as a database")
+			} else if name == "db.new" && err != nil {
+				t.Errorf("a FIFO at the temporary name: %v; want a database made in its place", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Open and List with a FIFO at %s: still blocked after 5s", name)
+		}
+	}
+}
+
 // TestIntentNameMalformed: an entry of the intents' directory that is not an intent (left
 // by a hand, or a damaged directory) is an error that names where it is, the name escaped.
 func TestIntentNameMalformed(t *testing.T) {
