@@ -19,8 +19,9 @@ func Path(path string) error {
 
 // WriteFile replaces dir/name with what write writes, atomically and durably: a temporary
 // file in dir named by pattern (os.CreateTemp's), made readable by all (repositories and
-// mirrors are served to others), synced, renamed over name, and dir synced. On any error
-// the temporary file goes and name is as it was.
+// mirrors are served to others), synced, renamed over name, and dir synced. On an error
+// before the rename the temporary file goes and name is as it was; after it (dir's
+// fsync), name is the new file, perhaps not durable.
 func WriteFile(dir, name, pattern string, write func(io.Writer) error) (err error) {
 	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
