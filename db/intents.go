@@ -21,7 +21,7 @@ import (
 
 // Intents are kept, where the filesystem commits metadata in order (durable.Files.Ordered:
 // XFS, ext4 with its journal), as the names of empty files in the directory <db>.intents,
-// one a intent, made with no sync: the renames of the commit come after them, so a crash
+// one per intent, made with no sync: the renames of the commit come after them, so a crash
 // that kept a rename kept them too, and the commit's durable.Commit makes both durable at
 // once. Each name holds a nonce, one per SetIntents; the transaction that records the
 // commit records its nonce in journalBucket (committedKey), which makes those names void
