@@ -9,3 +9,6 @@ var CheckCached = checkCached
 // Packages returns the packages the plan installs, in order, for the tests of package
 // txn_test: Apply reads them itself.
 func (p *Plan) Packages() []repo.Package { return p.install }
+
+// LargestFirst is largestFirst for TestLargestFirst.
+var LargestFirst = largestFirst

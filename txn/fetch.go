@@ -1,10 +1,12 @@
 package txn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -81,9 +83,9 @@ func (f *Fetcher) waiting(p repo.Package, pids []int) {
 
 // Fetch fetches pkgs and calls ready, if not nil, with the index in pkgs and the cached tar
 // of each as soon as that one is in the cache, and a context done once Fetch gives up;
-// ready runs on several goroutines at once. Packages of one archive are fetched once.
-// At the first error of a fetch or of ready, Fetch cancels the rest and returns that error.
-// Offline, it first fails naming every package missing from the cache (*NotCachedError).
+// ready runs on several goroutines at once. Packages of one archive are fetched once, the
+// largest archives first. At the first error of a fetch or of ready, Fetch cancels the
+// rest and returns that error. Offline, it first fails naming every package missing from the cache (*NotCachedError).
 func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx context.Context, i int, tar string) error) error {
 	if f.Offline {
 		if err := checkCached(f.Cache, pkgs, false); err != nil {
@@ -106,7 +108,8 @@ func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 			fetches[p.SHA256] = sync.OnceValues(func() (string, error) { return f.one(ctx, p) })
 		}
 	}
-	for i, p := range pkgs {
+	for _, i := range largestFirst(pkgs) {
+		p := pkgs[i]
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
@@ -130,6 +133,19 @@ func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 		first = outer.Err()
 	}
 	return first
+}
+
+// largestFirst returns the indexes of pkgs by archive size, the largest first: a package's
+// download, conversion and staging run one after the other, so the largest begun last
+// would end the command alone (the npm tree's prettier, 2.1 MB where the median is 7 KB,
+// came 228th of 229 in the plan's order, and its conversion ended the fetches).
+func largestFirst(pkgs []repo.Package) []int {
+	order := make([]int, len(pkgs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(pkgs[b].Size, pkgs[a].Size) })
+	return order
 }
 
 // one fetches p and tells the observer.
