@@ -52,14 +52,15 @@ func replaced(err error) error {
 type unsynced struct{ idx, tar fs.FileInfo }
 
 // Settle makes the cache entries with these sha256s durable, if this Cache found them
-// written in this boot and not yet synced: each index is written anew without the boot, it
-// and the entry's tar are written back (flushAll), then each index is replaced by its new
+// written in this boot and not yet synced: each index is written anew without the boot,
+// then the new indexes, the tars and the entries' tails are written back (one syncfs where
+// an entry has tails, syncTails, else flushAll), then each index is replaced by its new
 // copy, unless the entry changed meanwhile, and one commit makes the lot durable
 // (commitTars). An entry that another process removed or fetched again is skipped without
 // error: a new copy is synced too or keeps its mark, to have all of its data checked at its
-// first use after a reboot. One whose tar fails to sync is removed. Entries with tails
-// have them made durable first (syncTails). With NoSync set, the marks are dropped without
-// syncing anything.
+// first use after a reboot. One whose tar fails to sync is removed; where the syncfs
+// fails, the entries with tails keep their marks. With NoSync set, the marks are dropped
+// without syncing anything.
 func (c *Cache) Settle(shas ...string) error {
 	var todo []string
 	var was []unsynced
@@ -71,13 +72,7 @@ func (c *Cache) Settle(shas ...string) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	var errs []error
-	if err := c.syncTails(todo); err != nil {
-		// Their marks stay: their data are all checked at their first use after a reboot.
-		errs = append(errs, fmt.Errorf("fetch: settle cache: %w", err))
-		todo, was = withoutTails(c, todo, was)
-	}
-	tmps := make([]string, len(todo))
+	tmps, errs := c.settledIndexes(todo, was)
 	defer func() {
 		for _, tmp := range tmps {
 			if tmp != "" {
@@ -85,24 +80,36 @@ func (c *Cache) Settle(shas ...string) error {
 			}
 		}
 	}()
+	// The syncfs that makes the tails durable writes back every other file Settle needs
+	// written too: the new indexes and the tars.
+	synced, err := c.syncTails(todo)
+	if err != nil {
+		// Their marks stay: their data are all checked at their first use after a reboot.
+		errs = append(errs, fmt.Errorf("fetch: settle cache: %w", err))
+		for i, sha := range todo {
+			if tmps[i] != "" && c.hasTails(sha) {
+				unix.Unlinkat(int(c.tmp.Fd()), tmps[i], 0)
+				tmps[i] = ""
+			}
+		}
+	}
 	var files []fileAt // each new index, then its tar
 	for i, sha := range todo {
-		var err error
-		if tmps[i], err = c.settledIndex(sha, was[i].idx, false); err != nil && !errors.Is(err, errReplaced) {
-			errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, err))
-		}
 		if tmps[i] != "" {
 			files = append(files, fileAt{c.tmp, tmps[i]}, fileAt{c.tars, tarName(sha)})
 		}
 	}
-	synced := c.flushAll(files)
+	flushed := make([]error, len(files))
+	if !synced {
+		flushed = c.flushAll(files)
+	}
 	renamed := false
 	for i, sha := range todo {
 		if tmps[i] == "" {
 			continue
 		}
-		idxErr, tarErr := synced[0], synced[1]
-		synced = synced[2:]
+		idxErr, tarErr := flushed[0], flushed[1]
+		flushed = flushed[2:]
 		if idxErr != nil {
 			errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, idxErr))
 			continue
@@ -121,6 +128,28 @@ func (c *Cache) Settle(shas ...string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// settledIndexes writes the settled copy of the index of each entry of todo, whose index
+// Members found to be was[i].idx (settledIndex), on settleWorkers goroutines, and returns
+// their names in tmp/ ("" for none) and the errors of those that failed.
+func (c *Cache) settledIndexes(todo []string, was []unsynced) ([]string, []error) {
+	tmps := make([]string, len(todo))
+	errs := make([]error, len(todo))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(settleWorkers, len(todo)) {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(todo)); i = next.Add(1) - 1 {
+				var err error
+				if tmps[i], err = c.settledIndex(todo[i], was[i].idx, false); err != nil && !errors.Is(err, errReplaced) {
+					errs[i] = fmt.Errorf("fetch: settle cached %s: %w", todo[i], err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return tmps, slices.DeleteFunc(errs, func(err error) bool { return err == nil })
 }
 
 // settleWorkers is how many fsyncs Settle runs at once.
@@ -198,7 +227,7 @@ func (c *Cache) settle(sha string, was unsynced) error {
 	if err != nil || tmp == "" {
 		return err
 	}
-	if err := c.syncTails([]string{sha}); err != nil {
+	if _, err := c.syncTails([]string{sha}); err != nil {
 		unix.Unlinkat(int(c.tmp.Fd()), tmp, 0)
 		return err
 	}
@@ -231,29 +260,18 @@ func (c *Cache) replaceIndex(sha, tmp string, was unsynced, synced error) error 
 	return nil
 }
 
-// withoutTails returns the entries of todo, with their was, that keep no tails.
-func withoutTails(c *Cache, todo []string, was []unsynced) ([]string, []unsynced) {
-	var t []string
-	var w []unsynced
-	for i, sha := range todo {
-		if !c.hasTails(sha) {
-			t, w = append(t, sha), append(w, was[i])
-		}
-	}
-	return t, w
-}
-
 // syncTails makes the tails of the entries with these sha256s durable, if any has them,
 // unless c.NoSync is set: with one syncfs of the cache's filesystem, as an fsync of each of
-// thousands of small files would cost more than the data they hold.
-func (c *Cache) syncTails(shas []string) error {
+// thousands of small files would cost more than the data they hold. It reports whether it
+// synced the filesystem.
+func (c *Cache) syncTails(shas []string) (bool, error) {
 	if c.NoSync || !slices.ContainsFunc(shas, c.hasTails) {
-		return nil
+		return false, nil
 	}
 	if err := unix.Syncfs(int(c.tars.Fd())); err != nil {
-		return &os.PathError{Op: "syncfs", Path: c.tars.Name(), Err: err}
+		return false, &os.PathError{Op: "syncfs", Path: c.tars.Name(), Err: err}
 	}
-	return nil
+	return true, nil
 }
 
 // fsync fsyncs the file name of the directory d, unless c.NoSync is set.

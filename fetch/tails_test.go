@@ -250,3 +250,39 @@ func TestCheckTailsQuotesNames(t *testing.T) {
 		}
 	}
 }
+
+// TestSettleTails: Settle of entries with tails on XFS (one syncfs writes back their tails,
+// new indexes and tars) drops every mark, keeps each entry whole with its tails, and leaves
+// nothing in tmp/.
+func TestSettleTails(t *testing.T) {
+	if bootID() == "" {
+		t.Skipf("no boot id in %s: entries are synced at fetch", bootIDFile)
+	}
+	c := shareCache(t, "xfs")
+	dir, ps := sharedRepo(t, [][]file{tailFiles(), {{"share/other", randomData(26, 2*tarutil.Alignment+9)}}})
+	var shas []string
+	for _, p := range ps {
+		if err := fetchOne(c, quick(t, dir), p); err != nil {
+			t.Fatal(err)
+		}
+		shas = append(shas, p.SHA256)
+	}
+	if err := c.Settle(shas...); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		data, err := os.ReadFile(c.idxPath(p.SHA256))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, boot, _, err := readEntryHeader(data); err != nil || boot != "" {
+			t.Errorf("%s after Settle: marked with boot %q (%v), want none", p.Name, boot, err)
+		}
+	}
+	for _, p := range ps {
+		checkTailFiles(t, c, p)
+	}
+	if ents, err := os.ReadDir(filepath.Join(c.dir, "tmp")); err != nil || len(ents) != 0 {
+		t.Errorf("tmp/ after Settle: %d files (%v), want none", len(ents), err)
+	}
+}
