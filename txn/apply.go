@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"syscall"
 
 	"pkg/db"
@@ -233,7 +234,10 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 		out.Commands, out.Unneeded = changed(p.before, after, p.wanted)
 	}
 	if len(p.install) > 0 {
-		out.Unshared = f.Cache.AddRoot(root.Dir()) // so that a prune from another root keeps them
+		// The root recorded in the cache, so that a prune from another root keeps its
+		// entries, while they are settled: each waits for the disk, and neither needs the other.
+		var wg sync.WaitGroup
+		wg.Go(func() { out.Unshared = f.Cache.AddRoot(root.Dir()) })
 		shas := make([]string, len(p.install))
 		for i, pk := range p.install {
 			shas[i] = pk.SHA256
@@ -242,6 +246,7 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 		// cache entries are worth making durable, so that a reboot (or a cache restored on
 		// another machine) does not mean hashing all of their data again.
 		out.Unsettled = f.Cache.Settle(shas...)
+		wg.Wait()
 	}
 	if links != nil {
 		return out, links
