@@ -112,9 +112,10 @@ type DB struct {
 	collected atomic.Bool  // whether a write transaction has collected the chunks of lists never committed
 
 	// doneID is the stamp whose marker finished last found, doneAt that marker's time; d.mu is held.
-	doneID uint64
-	doneAt time.Time
-	unmark string // the marker the current write transaction finished for, to remove once committed
+	doneID   uint64
+	doneAt   time.Time
+	unmark   uint64 // the stamp whose marker the current write transaction finished for, to remove once committed
+	unmarked uint64 // the last stamp whose marker this DB removed once its finish committed
 
 	orderOnce sync.Once
 	order     bool // whether the file's filesystem commits metadata in order (ordered)
@@ -341,6 +342,10 @@ func (d *DB) open(readOnly bool) (*bolt.DB, error) {
 	case err != nil:
 		return nil, fmt.Errorf("db: open %s: %w", d.path, err)
 	}
+	if err := d.checkFormat(b); err != nil {
+		b.Close()
+		return nil, err
+	}
 	if err := d.check(b, f); err != nil && !d.unchecked {
 		b.Close()
 		return nil, err
@@ -521,7 +526,7 @@ func (d *DB) dropReader() error {
 
 // buckets are created by the first write transaction, not at Open: on a new root that
 // saves a transaction of its own, two fdatasyncs, and commands that only read never write.
-var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket, requestedBucket, saidBucket, chunksBucket, listsBucket, aheadBucket, pathsBucket, prefixBucket, journalBucket}
+var buckets = [][]byte{pkgsBucket, filesBucket, intentsBucket, reposBucket, requestedBucket, saidBucket, chunksBucket, listsBucket, aheadBucket, pathsBucket, prefixBucket, journalBucket, metaBucket}
 
 // get returns the value of key in the bucket name, nil if either is missing.
 func get(tx *bolt.Tx, name, key []byte) []byte {
@@ -808,10 +813,11 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 // (docs/history.md).
 const fillPercent = 0.9
 
-// prepare readies a write transaction: it creates the buckets, finishes a roll-forward its
-// marker says is done where the transaction is summed (finish: one that falls back must
-// lose nothing), and, in this DB's first, deletes the chunks of lists whose Commit never
-// came, before this DB writes any of its own. (Whoever writes holds the root's lock: no
+// prepare readies a write transaction: it creates the buckets, records the format (mark),
+// removes the marker a cut left after the last finish (unmarkFinished), finishes a
+// roll-forward its marker says is done where the transaction is summed (finish: one that
+// falls back must lose nothing), and, in this DB's first, deletes the chunks of lists whose
+// Commit never came, before this DB writes any of its own. (Whoever writes holds the root's lock: no
 // other DB is between WriteFiles and Commit.)
 func (d *DB) prepare(tx *bolt.Tx, sum bool) error {
 	old := tx.Bucket(aheadBucket) == nil // made by a pkg from before lists and marks of lists written ahead
@@ -821,6 +827,12 @@ func (d *DB) prepare(tx *bolt.Tx, sum bool) error {
 			return err
 		}
 		b.FillPercent = fillPercent
+	}
+	if err := d.mark(tx); err != nil {
+		return err
+	}
+	if err := d.unmarkFinished(tx); err != nil {
+		return err
 	}
 	if sum {
 		if err := d.finish(tx); err != nil {
@@ -849,7 +861,7 @@ func (d *DB) write(what string, sum bool, fn func(tx *bolt.Tx) error) error {
 	if err != nil {
 		return err
 	}
-	d.unmark = ""
+	d.unmark = 0
 	err = d.protect(func() error {
 		return b.Update(func(tx *bolt.Tx) error {
 			tx.DB().AllocSize = growth(tx.Size())
@@ -869,8 +881,10 @@ func (d *DB) write(what string, sum bool, fn func(tx *bolt.Tx) error) error {
 			return fmt.Errorf("db: %s: %w", what, err)
 		}
 	}
-	if d.unmark != "" { // unsynced: a marker left names a stamp no record holds
-		d.remove(d.unmark)
+	if d.unmark != 0 { // unsynced: a marker left names a stamp finished (unmarkFinished)
+		if err := d.remove(d.marker(d.unmark)); err == nil || errors.Is(err, fs.ErrNotExist) {
+			d.unmarked = d.unmark
+		}
 	}
 	d.allocate()
 	d.advance(b, d.file, sum)

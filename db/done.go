@@ -1,6 +1,7 @@
 package db
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -33,9 +36,9 @@ func newStamp(names []string) ([]byte, error) {
 	return json.Marshal(stamp{ID: rand.Uint64() | 1, Names: slices.Sorted(slices.Values(names))})
 }
 
-// marker is the name of s's marker file, beside the database file.
-func (d *DB) marker(s *stamp) string {
-	return fmt.Sprintf("%s.done-%016x", d.path, s.ID)
+// marker is the name of the marker file of the stamp id, beside the database file.
+func (d *DB) marker(id uint64) string {
+	return fmt.Sprintf("%s.done-%016x", d.path, id)
 }
 
 // markDone says that the pending roll-forward is done without a transaction: it makes
@@ -54,7 +57,7 @@ func (d *DB) markDone() (bool, error) {
 	if err != nil || s == nil {
 		return false, err
 	}
-	f, err := d.openFile(d.marker(s), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := d.openFile(d.marker(s.ID), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return true, nil
 	}
@@ -93,7 +96,7 @@ func (d *DB) finished(tx *bolt.Tx) (*stamp, time.Time) {
 		return s, d.doneAt
 	}
 	var st unix.Stat_t
-	name := d.marker(s)
+	name := d.marker(s.ID)
 	if d.dir != nil {
 		err = unix.Fstatat(int(d.dir.Fd()), filepath.Base(name), &st, unix.AT_SYMLINK_NOFOLLOW)
 	} else {
@@ -114,9 +117,10 @@ func (s *stamp) stamped(p *Record, at time.Time) {
 }
 
 // finish does, in a write transaction, what a done roll-forward's marker stood for: its
-// packages' install times set to the marker's, the pending record deleted; the marker
-// is removed once the transaction committed (write). A stamp without a pending record
-// (whose FinishPrefix an older pkg wrote) goes too. d.mu is held.
+// packages' install times set to the marker's, the pending record deleted, its stamp's ID
+// kept under finishedKey; the marker is removed once the transaction committed (write). A
+// stamp without a pending record (whose FinishPrefix an older pkg wrote) goes too. d.mu is
+// held.
 func (d *DB) finish(tx *bolt.Tx) error {
 	b := tx.Bucket(prefixBucket)
 	if b.Get(doneKey) == nil {
@@ -132,9 +136,81 @@ func (d *DB) finish(tx *bolt.Tx) error {
 	if err := setInstalled(tx, s.Names, at); err != nil {
 		return err
 	}
-	d.unmark = d.marker(s)
+	d.unmark = s.ID
+	if err := b.Put(finishedKey, binary.BigEndian.AppendUint64(nil, s.ID)); err != nil {
+		return err
+	}
 	if err := b.Delete(pendingKey); err != nil {
 		return err
 	}
 	return b.Delete(doneKey)
+}
+
+// finishedKey holds, in prefixBucket, the ID of the stamp the last finish did the work of
+// (8 bytes, big-endian): its marker may be left where a cut came between that
+// transaction's commit and the marker's removal, until the next write transaction removes
+// it (unmarkFinished).
+var finishedKey = []byte("finished")
+
+// unmarkFinished removes the marker of the stamp under finishedKey, which the committed
+// database holds finished, and deletes the key; the marker's removal is not synced, as it
+// stands for nothing. A removal that fails leaves the key for the next write. The stamp
+// whose marker d removed after its commit (d.unmarked) costs no system call. It runs
+// before finish, which may put the key anew. d.mu is held.
+func (d *DB) unmarkFinished(tx *bolt.Tx) error {
+	b := tx.Bucket(prefixBucket)
+	v := b.Get(finishedKey)
+	if v == nil {
+		return nil
+	}
+	if len(v) == 8 {
+		if id := binary.BigEndian.Uint64(v); id != d.unmarked {
+			if err := d.remove(d.marker(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+		}
+	}
+	return b.Delete(finishedKey)
+}
+
+// sweepMarkers removes the markers beside the database but that of tx's pending
+// roll-forward: every other one names a stamp that a transaction committed before tx
+// finished (the stamp is written before its marker is made). It reads the directory, so
+// mark calls it once, for a database an older pkg wrote, which kept no finishedKey. Best
+// effort: a marker left is clutter that nothing reads. d.mu is held.
+func (d *DB) sweepMarkers(tx *bolt.Tx) {
+	var keep uint64
+	if s, err := pendingStamp(tx); err != nil {
+		return
+	} else if s != nil {
+		keep = s.ID
+	}
+	dir, err := d.openParent()
+	if err != nil {
+		return
+	}
+	names, _ := dir.Readdirnames(-1)
+	dir.Close()
+	prefix := filepath.Base(d.path) + ".done-"
+	for _, name := range names {
+		hex, ok := strings.CutPrefix(name, prefix)
+		if !ok || len(hex) != 16 {
+			continue
+		}
+		if id, err := strconv.ParseUint(hex, 16, 64); err == nil && id != keep && fmt.Sprintf("%016x", id) == hex {
+			d.remove(d.marker(id))
+		}
+	}
+}
+
+// openParent opens the directory that holds the database file, to read.
+func (d *DB) openParent() (*os.File, error) {
+	if d.dir == nil {
+		return os.Open(filepath.Dir(d.path))
+	}
+	fd, err := unix.Openat(int(d.dir.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: filepath.Dir(d.path), Err: err}
+	}
+	return os.NewFile(uintptr(fd), filepath.Dir(d.path)), nil
 }

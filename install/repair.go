@@ -417,14 +417,15 @@ type oldRecords struct {
 // salvageRecords reads the records of packages, repositories and what was asked for from
 // the root's database, where it can be trusted that far (see Rebuild); nil where it
 // cannot. A wait for another process's transaction that ended (a *db.BusyError, an
-// interrupt) is err: the repair stops rather than go on without the records.
+// interrupt) is err: the repair stops rather than go on without the records; so is a
+// database of a newer format (*db.FormatError), which a newer pkg must repair.
 func (r *Root) salvageRecords() (s *oldRecords, err error) {
 	defer func() {
 		if err == nil {
 			return
 		}
 		s = nil
-		if !errors.As(err, new(*db.BusyError)) && (r.o.Context == nil || r.o.Context.Err() == nil) {
+		if !errors.As(err, new(*db.BusyError)) && !errors.As(err, new(*db.FormatError)) && (r.o.Context == nil || r.o.Context.Err() == nil) {
 			err = nil
 		}
 	}()

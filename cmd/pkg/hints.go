@@ -31,6 +31,9 @@ type hintRule struct {
 // hints is pkg's advice, by the error it is about, the first rule that matches winning:
 // libraries name no flag or command, so what to type lives here alone.
 var hints = []hintRule{
+	{fn: as(func(fe *session.FormatError) string {
+		return fmt.Sprintf("nothing was changed; a newer pkg wrote this root's database (format %d): upgrade pkg to a release that reads it, or use the one that wrote it", fe.Format)
+	})},
 	{fn: as(func(de *session.DamagedError) string {
 		root := filepath.Dir(filepath.Dir(de.Path))
 		return fmt.Sprintf("nothing was changed; 'pkg --root %s verify --repair' records the packages in %s again from their trees and the cache, deleting nothing and keeping the damaged file",

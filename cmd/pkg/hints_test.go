@@ -45,6 +45,7 @@ func TestLibraryErrorHints(t *testing.T) {
 		{&txn.RepublishedError{Name: "lib", Version: "1"}, "'pkg upgrade lib' takes the repository's"},
 		{fmt.Errorf("%w: no saved index of x", fetch.ErrOffline), "without --offline"},
 		{fmt.Errorf("root /r: %w: nothing was ever installed there", install.ErrNoRoot), "check --root (PKG_ROOT)"},
+		{fmt.Errorf("list: %w", &db.FormatError{Path: "/r/.pkg/db", Format: 2, Newest: 1}), "upgrade pkg to a release that reads it"},
 		{fmt.Errorf("install: %w", &db.DamagedError{Path: "/my root/.pkg/db", Err: db.ErrStale}), "'pkg --root '/my root' verify --repair' records the packages in /my root/pkgs again"},
 		{&publish.NPMLockError{Path: "package-lock.json", Err: fmt.Errorf("%w: lockfileVersion 1", publish.ErrNPMLockVersion)}, "'npm install --package-lock-only'"},
 		{&publish.NPMLockError{Path: "package-lock.json", Key: "node_modules/a", Err: publish.ErrNotInNPMCache}, "--npm-cache DIR"},
