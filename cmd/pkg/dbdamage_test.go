@@ -12,6 +12,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"pkg/db"
 	"pkg/install"
@@ -281,5 +284,46 @@ func TestRepairKeepsUnknownTree(t *testing.T) {
 	}
 	if got := d.e.list(); len(got) != 2 || got[0].Name != "hello" || got[1].Name != "libgreet" {
 		t.Errorf("list after the repair: %v", got)
+	}
+}
+
+// TestNewerDatabase: a root whose database a newer pkg marked with a newer format is
+// refused by every command, reads and repair included, naming the file and the formats,
+// with the advice to upgrade pkg; nothing in the root is changed.
+func TestNewerDatabase(t *testing.T) {
+	d := newDamagedDB(t)
+	b, err := bolt.Open(d.path, 0o644, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Update(func(tx *bolt.Tx) error {
+		m, err := tx.CreateBucketIfNotExists([]byte("meta"))
+		if err != nil {
+			return err
+		}
+		return m.Put([]byte("format"), binary.BigEndian.AppendUint64(nil, 99))
+	})
+	if err := errors.Join(err, b.Close()); err != nil {
+		t.Fatal(err)
+	}
+	newer, err := os.ReadFile(d.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := testfs.Tree(t, d.e.root, ".pkg/lock") // its holder's line: the last command's
+	for _, args := range [][]string{{"list"}, {"install", "fortunes"}, {"remove", "hello"}, {"verify"}, {"verify", "--repair"}} {
+		_, stderr, code := d.e.pkg(args...)
+		for _, want := range []string{d.path + ": format 99, newer than this pkg reads (1)", "pkg: hint: nothing was changed; a newer pkg wrote this root's database (format 99): upgrade pkg"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("pkg %v: stderr lacks %q:\n%s", args, want, stderr)
+			}
+		}
+		if code != 1 {
+			t.Errorf("pkg %v: exit %d, want 1", args, code)
+		}
+	}
+	testfs.SameTree(t, "the root after the commands", testfs.Tree(t, d.e.root, ".pkg/lock"), before)
+	if got, err := os.ReadFile(d.path); err != nil || !bytes.Equal(got, newer) {
+		t.Errorf("the database after the commands: %v, changed %v", err, !bytes.Equal(got, newer))
 	}
 }

@@ -40,7 +40,8 @@ func (s state) String() string {
 // every way root breaks the commit protocol's invariants, as the published packages and
 // install's Verify see them: the database records package P
 // at version V if and only if pkgs/P holds exactly V's files (path, type, mode, size,
-// content), with V's file list recorded; no intent, staging or trash is left; bin/ holds
+// content), with V's file list recorded; no intent, staging or trash is left, nor a done
+// marker but a roll-forward's and the one a cut left after another's finish; bin/ holds
 // exactly the declared links; the prefix holds exactly the recorded packages' files, no
 // roll-forward pending; every installed package's dependencies are installed; and bbolt's
 // consistency check passes.
@@ -122,6 +123,9 @@ func checkRecords(root string, w world) (state, []string) {
 	}
 	if p, err := d.PrefixPending(); err != nil || p != nil {
 		bad("prefix roll-forward left: %+v (%v)", p, err)
+	}
+	if markers, _ := filepath.Glob(filepath.Join(root, ".pkg", "db.done-*")); len(markers) > 2 {
+		bad("done markers left: %v", markers)
 	}
 	problems = append(problems, checkPrefix(root, ps, w, npmLinks(ps, requested))...)
 	for _, p := range ps {
