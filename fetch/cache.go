@@ -53,6 +53,7 @@ const entryMagic = "pkg-entry 1"
 //	index/<sha256 of the index's location>.json
 //	roots/               the roots that install from the cache (roots.go)
 //	last-prune           its mtime: when the cache was last pruned (LastPruned)
+//	checked.<boot id>    the entries checked in this boot (checks.go)
 //	tmp/                 files being written
 //	CACHEDIR.TAG         what makes the directory pkg's cache (layout.go)
 //
@@ -68,6 +69,7 @@ type Cache struct {
 	runs      runDir     // run/, opened when first asked for (RunDir)
 	only      bool       // the exclusive flock is held: no other process uses the cache
 	checked   sync.Map   // sha256 → []tarutil.Member of the entries this Cache has checked
+	checks    checkLog   // the entries checked in this boot, by any process (checks.go)
 	unsettled sync.Map   // sha256 → unsynced for those of them written in this boot, not yet synced
 	names     entryNames // the entries by package name, for sharing (share.go)
 	tailsOnce sync.Once
@@ -188,6 +190,7 @@ func (c *Cache) Close() error {
 			d.Close()
 		}
 	}
+	c.checks.close()
 	err := c.use.Close()
 	if c.temporary != "" {
 		os.RemoveAll(c.temporary)

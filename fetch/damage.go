@@ -35,7 +35,9 @@ const spotSample = 64 << 10 // 64 KiB
 // Members returns the members of the entry with this sha256, with their data offsets and
 // digests, from its index, checked against the tar once per Cache: its size, a sample of its
 // headers and the digests of its data: all of it up to spotBudget bytes, spotSample bytes
-// of more, all of it again when the entry was written unsynced in an earlier boot. A
+// of more, all of it again when the entry was written unsynced in an earlier boot. An
+// entry the cache's check log (checks.go) records as checked in this boot, its tar and
+// index unchanged since, is not read again. A
 // damaged entry, or one with anything but a regular file as its tar, is removed, so that
 // the next Fetch downloads it again, and reported as ErrDamaged.
 func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
@@ -68,7 +70,9 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if crashed {
 		budget = math.MaxInt64
 	}
-	if err == nil {
+	files := checkedFiles{tar: idOf(info), idx: idOf(ix.info)}
+	spot := err == nil && (crashed || !c.checks.passed(c, sha, files))
+	if spot {
 		err = tarutil.SpotCheck(f, info.Size(), ms, budget)
 	}
 	if err == nil && crashed {
@@ -78,6 +82,9 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if err != nil {
 		c.drop(sha, info)
 		return nil, fmt.Errorf("%w: %s: %w; removed from the cache", ErrDamaged, what, err)
+	}
+	if spot && !crashed { // a crashed entry's index is rewritten as it is settled
+		c.checks.add(c, sha, files)
 	}
 	switch was := (unsynced{idx: ix.info, tar: info}); {
 	case crashed:
