@@ -42,6 +42,7 @@ const maxCheckLog = 4 << 20 // 4 MiB
 type checkLog struct {
 	once sync.Once
 	f    *os.File                // nil when there is no log to append to
+	name string                  // the log to make at the first add, where open found none
 	mu   sync.Mutex              // guards seen
 	seen map[string]checkedFiles // sha256 → the entry's files when it was last checked
 }
@@ -90,28 +91,26 @@ func checkLogName() string {
 	return ""
 }
 
-// open reads c's log for this boot, making it if it is not there (and then removing the
-// logs of earlier boots), once per Cache. A cache this process cannot write, a dry run's,
-// or a log that is not a regular file leaves no log: every entry is then checked.
+// open reads c's log for this boot, once per Cache. A cache this process cannot write, a
+// dry run's, or a log that is not a regular file leaves no log: every entry is then
+// checked. A log not there yet is made by the first add.
 func (l *checkLog) open(c *Cache) {
 	l.once.Do(func() {
 		l.seen = make(map[string]checkedFiles)
-		name := checkLogName()
-		if name == "" || c.temporary != "" || c.ReadOnly {
+		l.name = checkLogName()
+		if l.name == "" || c.temporary != "" || c.ReadOnly {
+			l.name = ""
 			return
 		}
-		dir := int(c.use.Fd())
-		fd, err := unix.Openat(dir, name, unix.O_RDWR|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(int(c.use.Fd()), l.name, unix.O_RDWR|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if errors.Is(err, unix.ENOENT) {
-			fd, err = unix.Openat(dir, name, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o644)
-			if err == nil {
-				removeCheckLogs(c.use, name)
-			}
+			return
 		}
+		l.name = ""
 		if err != nil {
 			return
 		}
-		f := os.NewFile(uintptr(fd), inDir(c.use, name))
+		f := os.NewFile(uintptr(fd), inDir(c.use, checkLogName()))
 		info, err := f.Stat()
 		if err != nil || !info.Mode().IsRegular() || info.Size() > maxCheckLog {
 			f.Close()
@@ -132,6 +131,28 @@ func (l *checkLog) open(c *Cache) {
 			}
 		}
 	})
+}
+
+// create makes this boot's log, where open found none, and removes the logs of earlier
+// boots; another process may have made it meanwhile.
+func (l *checkLog) create(c *Cache) {
+	name := l.name
+	l.name = ""
+	fd, err := unix.Openat(int(c.use.Fd()), name, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o644)
+	if err == nil {
+		removeCheckLogs(c.use, name)
+	} else if errors.Is(err, unix.EEXIST) {
+		fd, err = unix.Openat(int(c.use.Fd()), name, unix.O_RDWR|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), inDir(c.use, name))
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		f.Close()
+		return
+	}
+	l.f = f
 }
 
 func parseCheckLine(line string) (string, checkedFiles, bool) {
@@ -158,12 +179,18 @@ func (l *checkLog) passed(c *Cache, sha string, files checkedFiles) bool {
 func (l *checkLog) add(c *Cache, sha string, files checkedFiles) {
 	l.open(c)
 	settled := checkNow().Add(-checkSettle).UnixNano()
-	if l.f == nil || files.tar.ino == 0 || files.idx.ino == 0 || files.tar.ctime > settled || files.idx.ctime > settled {
+	if files.tar.ino == 0 || files.idx.ino == 0 || files.tar.ctime > settled || files.idx.ctime > settled {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.seen[sha] == files {
+		return
+	}
+	if l.f == nil && l.name != "" {
+		l.create(c)
+	}
+	if l.f == nil {
 		return
 	}
 	l.seen[sha] = files
