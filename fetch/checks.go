@@ -21,8 +21,10 @@ import (
 // truncation, a rename in its place, a chmod) changes its ctime, which no user can set, or
 // its inode (a check of a file changed under checkSettle ago is not recorded); a reboot
 // starts another log, and an entry marked with an earlier boot is checked whole whatever
-// the log says. A line is appended with one write (O_APPEND), so processes sharing the
-// cache add lines without a lock; one cut short is ignored.
+// the log says. The checks of a command are recorded once its change has committed
+// (Settle), so that a command that fails leaves the cache as it was, in one write
+// (O_APPEND): processes sharing the cache add lines without a lock; one cut short is
+// ignored.
 const checkLogPrefix = "checked."
 
 // checkSettle is how old a file's ctime must be for a check of it to be recorded: more
@@ -40,11 +42,12 @@ const maxCheckLog = 4 << 20 // 4 MiB
 // checkLog is a Cache's view of the check log: the lines read at its first use, and the
 // file open for appending, if it could be.
 type checkLog struct {
-	once sync.Once
-	f    *os.File                // nil when there is no log to append to
-	name string                  // the log to make at the first add, where open found none
-	mu   sync.Mutex              // guards seen
-	seen map[string]checkedFiles // sha256 → the entry's files when it was last checked
+	once    sync.Once
+	f       *os.File                // nil when there is no log to append to
+	name    string                  // the log to make at the first flush, where open found none
+	pending []byte                  // lines add noted, for flush to write
+	mu      sync.Mutex              // guards seen
+	seen    map[string]checkedFiles // sha256 → the entry's files when it was last checked
 }
 
 // checkedFiles identifies an entry's tar and index as a spot check found them.
@@ -93,7 +96,7 @@ func checkLogName() string {
 
 // open reads c's log for this boot, once per Cache. A cache this process cannot write, a
 // dry run's, or a log that is not a regular file leaves no log: every entry is then
-// checked. A log not there yet is made by the first add.
+// checked. A log not there yet is made by the first flush.
 func (l *checkLog) open(c *Cache) {
 	l.once.Do(func() {
 		l.seen = make(map[string]checkedFiles)
@@ -175,7 +178,7 @@ func (l *checkLog) passed(c *Cache, sha string, files checkedFiles) bool {
 	return ok && was == files && files.tar.ino != 0 && files.idx.ino != 0
 }
 
-// add records the entry sha as checked with these files, best effort.
+// add notes the entry sha as checked with these files, for flush to record.
 func (l *checkLog) add(c *Cache, sha string, files checkedFiles) {
 	l.open(c)
 	settled := checkNow().Add(-checkSettle).UnixNano()
@@ -187,14 +190,25 @@ func (l *checkLog) add(c *Cache, sha string, files checkedFiles) {
 	if l.seen[sha] == files {
 		return
 	}
+	l.seen[sha] = files
+	l.pending = append(l.pending, sha+" "+files.tar.String()+" "+files.idx.String()+"\n"...)
+}
+
+// flush appends what add noted to the log, in one write, best effort, making the log
+// where there is none yet.
+func (l *checkLog) flush(c *Cache) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pending) == 0 {
+		return
+	}
 	if l.f == nil && l.name != "" {
 		l.create(c)
 	}
-	if l.f == nil {
-		return
+	if l.f != nil {
+		l.f.Write(l.pending)
 	}
-	l.seen[sha] = files
-	l.f.Write([]byte(sha + " " + files.tar.String() + " " + files.idx.String() + "\n"))
+	l.pending = nil
 }
 
 func (l *checkLog) close() {

@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// TestCheckLog: a spot check that passed is recorded for the boot, and a later Cache uses
+// TestCheckLog: a spot check that passed is recorded for the boot once the change commits
+// (Settle), and a later Cache uses
 // the entry without reading its tar again while the tar and index are as recorded; a
 // change of the tar makes it checked (and found damaged) again; a file changed within
 // checkSettle is not recorded (and no log made for it); the logs of other boots go when
@@ -39,9 +40,11 @@ func TestCheckLog(t *testing.T) {
 		return strings.Fields(strings.ReplaceAll(string(b), "\n", " "))
 	}
 
-	if _, err := open().Members(p.SHA256); err != nil {
+	c = open()
+	if _, err := c.Members(p.SHA256); err != nil {
 		t.Fatal(err)
 	}
+	c.Settle(p.SHA256)
 	if _, err := os.Stat(log); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("log after checking an entry written just now: %v, want none made", err)
 	}
@@ -49,10 +52,15 @@ func TestCheckLog(t *testing.T) {
 	later := checkNow
 	checkNow = func() time.Time { return later().Add(time.Hour) }
 	t.Cleanup(func() { checkNow = later })
-	ms, err := open().Members(p.SHA256)
+	c = open()
+	ms, err := c.Members(p.SHA256)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got := lines(); len(got) != 0 {
+		t.Errorf("log before the change committed: %q, want nothing recorded", got)
+	}
+	c.Settle(p.SHA256)
 	if got := lines(); len(got) != 3 || got[0] != p.SHA256 {
 		t.Fatalf("log after a check: %q, want the entry", got)
 	}

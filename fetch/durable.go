@@ -60,8 +60,10 @@ type unsynced struct{ idx, tar fs.FileInfo }
 // error: a new copy is synced too or keeps its mark, to have all of its data checked at its
 // first use after a reboot. One whose tar fails to sync is removed; where the syncfs
 // fails, the entries with tails keep their marks. With NoSync set, the marks are dropped
-// without syncing anything.
+// without syncing anything. The checks this Cache made and passed are recorded first, for
+// the rest of the boot (checks.go): Settle follows a change that committed.
 func (c *Cache) Settle(shas ...string) error {
+	c.checks.flush(c)
 	var todo []string
 	var was []unsynced
 	for _, sha := range shas {
