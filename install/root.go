@@ -93,12 +93,12 @@ func lockRoot(ctx context.Context, dir string, o Options) (*Root, error) {
 		return nil, err
 	}
 	o.Context = ctx
-	r := &Root{dir: dir, fd: fds, lock: lock, o: o, umask: umask()}
-	if err := waitLock(ctx, lock, dir, o); err != nil {
-		r.closeParts()
+	if err := waitLock(ctx, lock, dir, o); err != nil { // not held: the holder's line is another's
+		lock.Close()
+		fds.close()
 		return nil, err
 	}
-	return r, nil
+	return &Root{dir: dir, fd: fds, lock: lock, o: o, umask: umask()}, nil
 }
 
 // openDB opens the root's database, reached through r.metaDir, a descriptor of .pkg it
@@ -121,17 +121,21 @@ func (r *Root) openDBAt(name string, o db.Options) (*db.DB, error) {
 	return d, err
 }
 
-// closeParts closes the descriptors of the root's directories and the lock.
-func (r *Root) closeParts() {
+// closeParts closes the descriptors of the root's directories and releases the lock, held
+// where r has one, emptying the owner written in it first.
+func (r *Root) closeParts() error {
 	r.fd.close()
 	if r.metaDir != nil {
 		r.metaDir.Close()
 		r.metaDir = nil
 	}
-	if r.lock != nil {
-		r.lock.Close()
-		r.lock = nil
+	if r.lock == nil {
+		return nil
 	}
+	r.lock.Truncate(0)
+	err := r.lock.Close()
+	r.lock = nil
+	return err
 }
 
 // OpenReadOnly opens the root at dir for Verify and DB only, without its lock, for a user
@@ -213,15 +217,7 @@ func (r *Root) tellBusy(busy func(holder string)) {
 // Close releases the database and the lock, and empties the owner written in it first.
 func (r *Root) Close() error {
 	r.db.Release()
-	if r.lock == nil { // OpenReadOnly
-		r.closeParts()
-		return nil
-	}
-	r.lock.Truncate(0)
-	err := r.lock.Close()
-	r.lock = nil
-	r.closeParts()
-	return err
+	return r.closeParts()
 }
 
 // Links returns the error that kept Open from making bin/ agree with the database, or nil.
