@@ -738,7 +738,10 @@ func (d *DB) Commit(ps []*Record, files []*FileList, remove []string) error {
 
 // CommitRequested is Commit that also records, as Request does, that the user asked for
 // the packages named in requested, and what the change does to the prefix (pc, nil for
-// nothing): its paths' owners and its roll-forward, in the same transaction.
+// nothing): its paths' owners and its roll-forward, in the same transaction. Where the
+// filesystem logs metadata in order (durable.Files.Ordered), the transaction's first sync
+// makes durable every change made on it before, with the pages (carry): a commit's
+// renames need no sync of their own there.
 //
 // Keys are put in order: bbolt splits a node only at the commit, so each put into a node
 // grown by the same transaction moves the entries after it, and thousands of packages put in
@@ -770,7 +773,7 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 		keys = append(keys, p.Key())
 	}
 	var void []intentEntry // the intents kept as names this commit makes void, removed once it is done
-	err := d.update(what, func(tx *bolt.Tx) (err error) {
+	err := d.write(what, true, true, func(tx *bolt.Tx) (err error) {
 		if void, err = d.commitIntents(tx, keys); err != nil {
 			return err
 		}
@@ -847,19 +850,26 @@ func (d *DB) prepare(tx *bolt.Tx, sum bool) error {
 
 // update runs fn in a write transaction, prepared, and writes its sum.
 func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
-	return d.write(what, true, fn)
+	return d.write(what, true, false, fn)
 }
 
 // write runs fn in a write transaction, prepared, and writes its sum if sum: a transaction
 // that only writes chunks no record refers to yet (WriteFiles) needs none, since a
 // database that fell back from it lost nothing, and summing after each of a long list's
-// chunks would read the file again for each.
-func (d *DB) write(what string, sum bool, fn func(tx *bolt.Tx) error) error {
+// chunks would read the file again for each. With carry, the transaction's first sync
+// also makes durable every change made before it on the file's filesystem (see carry).
+func (d *DB) write(what string, sum, carry bool, fn func(tx *bolt.Tx) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	b, err := d.writer()
 	if err != nil {
 		return err
+	}
+	if carry {
+		if err := d.carry(d.file); err != nil {
+			b.Close()
+			return fmt.Errorf("db: %s: %w", what, err)
+		}
 	}
 	d.unmark = 0
 	err = d.protect(func() error {
@@ -892,6 +902,28 @@ func (d *DB) write(what string, sum bool, fn func(tx *bolt.Tx) error) error {
 		b.Close()
 	}
 	return nil
+}
+
+// carry readies f, the database file open for a write transaction, so that the
+// transaction's first sync, bbolt's fdatasync of its pages before it writes the meta page,
+// makes durable every change made on f's filesystem before it: a commit's renames, which
+// then need no sync of their own. Where the filesystem logs metadata in order
+// (durable.Files.Ordered), a change of the file's size does it: fdatasync(2) must write
+// a size change ("a change to the file size ... would require a metadata flush"), and a
+// journal written in order that holds the size holds every change logged before it. The
+// size goes from even to odd and back: bbolt sizes its file in whole pages, so an odd size
+// is one byte past bbolt's, which carry added and takes away. Where the size cannot
+// change, a syncfs does it before the transaction. Elsewhere it does nothing: the caller
+// makes its changes durable itself (durable.Commit). d.mu is held.
+func (d *DB) carry(f *os.File) error {
+	if !d.ordered() {
+		return nil
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) == nil && unix.Ftruncate(int(f.Fd()), st.Size^1) == nil {
+		return nil
+	}
+	return durable.SyncFS(f)
 }
 
 // writer returns the handle for a write transaction; d.mu is held. It is the last write's
@@ -937,10 +969,14 @@ const minGrowth = 128 << 10
 // is the write transaction's, open read-write.
 func (d *DB) allocate() {
 	var st unix.Stat_t
-	if unix.Fstat(int(d.file.Fd()), &st) != nil || st.Size <= d.allocated.Load() {
+	if unix.Fstat(int(d.file.Fd()), &st) != nil {
 		return
 	}
-	if st.Blocks*512 >= st.Size || unix.Fallocate(int(d.file.Fd()), 0, 0, st.Size) == nil {
-		d.allocated.Store(st.Size)
+	size := st.Size &^ 1 // without carry's byte
+	if size <= d.allocated.Load() {
+		return
+	}
+	if st.Blocks*512 >= size || unix.Fallocate(int(d.file.Fd()), 0, 0, size) == nil {
+		d.allocated.Store(size)
 	}
 }

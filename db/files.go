@@ -129,7 +129,7 @@ func (d *DB) WriteFiles(files iter.Seq[File]) (*FileList, error) {
 // writeHeld writes l's held chunks, a transaction each, and forgets them.
 func (d *DB) writeHeld(l *FileList) error {
 	for len(l.held) > 0 {
-		err := d.write("write files ahead", false, func(tx *bolt.Tx) error {
+		err := d.write("write files ahead", false, false, func(tx *bolt.Tx) error {
 			if err := putChunks(tx, l, l.held[:1]); err != nil {
 				return err
 			}

@@ -107,7 +107,7 @@ func TestFormatUnmarked(t *testing.T) {
 		t.Fatalf("a read marked the database: %x", got)
 	}
 	// A write that finishes no roll-forward (WriteFiles') keeps the pending one's marker.
-	if err := d.write("test", false, noop); err != nil {
+	if err := d.write("test", false, false, noop); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := rawFormat(t, path), binary.BigEndian.AppendUint64(nil, format); !reflect.DeepEqual(got, want) {

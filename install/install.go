@@ -404,11 +404,18 @@ func (r *Root) swapIn(tree, dst place) error {
 }
 
 // commitTrees makes the staged trees just renamed into pkgs/ durable with the renames, and
-// the renames of a removal, once per commit: where the trees' files were waited for, with
+// the renames of a removal, once per commit, before the records: where the trees' files
+// were waited for, on XFS and ext4 (durable.Files.Ordered) by the records' own first sync
+// (db.DB.CommitRequested carries what the filesystem logged before it), elsewhere with
 // durable.Commit, which leaves what others wrote to the filesystem to its own time; where
-// not, with one syncfs; with an fsync of pkgs/ for a commit that only removes.
+// not, with one syncfs; with an fsync of pkgs/ for a commit that only removes, where the
+// records do not carry it.
 func (r *Root) commitTrees(staged []*Staged) error {
 	if r.o.NoSync {
+		return nil
+	}
+	whole := slices.ContainsFunc(staged, func(s *Staged) bool { return s.whole })
+	if !whole && durable.ForFS(r.fd[meta]).Ordered() {
 		return nil
 	}
 	fd, err := r.open(place{in: pkgs}, unix.O_RDONLY|unix.O_DIRECTORY)
@@ -420,7 +427,7 @@ func (r *Root) commitTrees(staged []*Staged) error {
 	switch {
 	case len(staged) == 0:
 		return dir.Sync()
-	case slices.ContainsFunc(staged, func(s *Staged) bool { return s.whole }):
+	case whole:
 		return durable.SyncFS(dir)
 	}
 	return durable.Commit(dir)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -718,6 +719,49 @@ func TestInstallOpensDatabase(t *testing.T) {
 	}
 	if len(opens) > 4 {
 		t.Errorf("%d opens of the database, want at most 4:\n%s", len(opens), strings.Join(opens, "\n"))
+	}
+}
+
+// TestCommitSyncs installs one package into a new root on XFS and counts the syncs of
+// files under the root: the records' transaction's two fdatasyncs (its pages, which carry
+// the renames before them, then its meta page) and nothing else, no fsync of pkgs/.
+func TestCommitSyncs(t *testing.T) {
+	if dir := os.Getenv("PKG_COMMIT_SYNCS"); dir != "" { // the process strace watches
+		r := openRoot(t, filepath.Join(dir, "root"))
+		if _, err := r.installFrom(filepath.Join(dir, "tool.tar"), pkgOf("tool", "1")); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	testfs.NeedTools(t, "strace")
+	dir := testfs.Mount(t, "xfs")
+	if err := os.Rename(alignedTar(t, dir, version1()), filepath.Join(dir, "tool.tar")); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "strace")
+	cmd := exec.Command("strace", "-f", "-qq", "-y", "-e", "trace=fsync,fdatasync,syncfs", "-o", out,
+		os.Args[0], "-test.run=^TestCommitSyncs$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "PKG_COMMIT_SYNCS="+dir)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int{}
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, name := range []string{"fsync", "fdatasync", "syncfs"} {
+			if strings.Contains(line, " "+name+"(") && strings.Contains(line, "<"+filepath.Join(dir, "root")) { // -y: the fd's path
+				calls[name]++
+			}
+		}
+	}
+	if want := map[string]int{"fdatasync": 2}; !maps.Equal(calls, want) {
+		t.Errorf("syncs = %v, want %v:\n%s", calls, want, b)
 	}
 }
 
