@@ -49,7 +49,8 @@ const entryMagic = "pkg-entry 1"
 //	                     install never scans the tar; BOOT, while the tar written in that
 //	                     boot is not known to be on disk (durable.go)
 //	tars/<sha256>.tails/ on XFS, the bytes of each member that no clone of the tar's
-//	                     blocks covers, as files of their own (tails.go)
+//	                     blocks covers, as files of their own; on btrfs, those of the
+//	                     members under a block, in entries of few files (tails.go)
 //	index/<sha256 of the index's location>.json
 //	roots/               the roots that install from the cache (roots.go)
 //	last-prune           its mtime: when the cache was last pruned (LastPruned)
@@ -73,7 +74,7 @@ type Cache struct {
 	unsettled sync.Map   // sha256 → unsynced for those of them written in this boot, not yet synced
 	names     entryNames // the entries by package name, for sharing (share.go)
 	tailsOnce sync.Once
-	tails     bool // the filesystem clones tails (clones)
+	tails     tailKind // the tails the filesystem takes (tailKind)
 
 	// NoSync makes Settle drop the marks of unsynced entries without syncing them, for
 	// throwaway machines (install's --no-sync).

@@ -1,11 +1,13 @@
 package fetch
 
 import (
+	"archive/tar"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,9 +24,10 @@ import (
 // A clone of the aligned tar covers each member's whole blocks, never what follows them: a
 // file under a block, or a larger one's last partial block, can be shared on XFS only from a
 // source that ends where the member ends (a clone may end off a block only at its source's
-// end of file), so an install would write those bytes. On XFS (clonesTails), each entry
-// keeps them beside its tar as files of their own, one per member with a tail
-// (tarutil.Member.Tail), named by the tail's offset in the tar, in decimal:
+// end of file), so an install would write those bytes. Where the filesystem clones them
+// (tailsOf), each entry keeps them beside its tar as files of their own, one per member
+// with a tail (tarutil.Member.Tail) of the kind the filesystem takes, named by the tail's
+// offset in the tar, in decimal:
 //
 //	tars/<sha256>.tails/<offset>   the tar's bytes from offset to the end of that member's data
 //
@@ -37,10 +40,32 @@ import (
 // has them compared with its tar at its first use.
 const tailsSuffix = ".tails"
 
-// clones reports whether the cache's filesystem clones tails (clonesTails), asked once per
+// tailKind is which members' tails an entry keeps as files of their own.
+type tailKind int
+
+const (
+	noTails    tailKind = iota
+	allTails            // every member's with a tail (XFS)
+	smallTails          // members under a block, in entries of at most smallTailsFiles files with data (btrfs)
+)
+
+// smallTailsFiles is the most files with data an entry may have for small tails to be
+// kept: an install of more leaves its write-back to one syncfs (install's maxTracked),
+// which costs btrfs less for files written by sendfile than clones of a tail file each
+// (the kernel tree took 1.27x with tail files; docs/history.md). Under it, each file is
+// written back and waited for on its own, which a clone that writes no data skips.
+const smallTailsFiles = 4096
+
+// keeps reports whether an entry of the kind k keeps m's tail.
+func (k tailKind) keeps(m *tarutil.Member) bool {
+	_, n := m.Tail()
+	return n > 0 && (k == allTails || k == smallTails && m.Size < tarutil.Alignment)
+}
+
+// tailKind returns the kind of tails the cache's filesystem takes (tailsOf), asked once per
 // Cache.
-func (c *Cache) clones() bool {
-	c.tailsOnce.Do(func() { c.tails = clonesTails(c.tmp) })
+func (c *Cache) tailKind() tailKind {
+	c.tailsOnce.Do(func() { c.tails = tailsOf(c.tmp) })
 	return c.tails
 }
 
@@ -56,17 +81,22 @@ func tailName(off int64) string { return strconv.FormatInt(off, 10) }
 // writeTails writes the tails of the members of the temporary tar, whose index is the file
 // sums of tmp/, into a new directory of tmp/ beside it (the tar's name, tarName, with
 // tailsSuffix), and returns that directory's name; "" where the cache's filesystem does
-// not clone. Each file's write-back is started at once: a clone waits for its source's
+// not clone them or the entry has too many files for small tails. Each file's write-back is started at once: a clone waits for its source's
 // dirty pages, and the install that follows a fetch clones them within milliseconds. With
 // sync set (no boot to mark the entry with), each file is synced.
 func (c *Cache) writeTails(tar *os.File, sums, tarName string, sync bool) (_ string, err error) {
-	if !c.clones() {
+	kind := c.tailKind()
+	if kind == noTails {
 		return "", nil
 	}
 	ms, err := readMembers(c.tmp, sums, tar)
 	if err != nil {
 		return "", err
 	}
+	if kind == smallTails && dataFiles(ms) > smallTailsFiles {
+		return "", nil
+	}
+	ms = slices.DeleteFunc(ms, func(m tarutil.Member) bool { return !kind.keeps(&m) })
 	name := strings.TrimSuffix(tarName, ".tar") + tailsSuffix
 	if err := unix.Mkdirat(int(c.tmp.Fd()), name, 0o755); err != nil {
 		return "", &os.PathError{Op: "mkdir", Path: inDir(c.tmp, name), Err: err}
@@ -206,8 +236,8 @@ func removeStaleTails(d *os.File, old func(name string, age time.Duration) bool)
 	return n
 }
 
-// checkTails compares every tail file of the entry with this sha256, whose tar is open as
-// tar and whose members are ms, with the tar's bytes: for an entry written unsynced before
+// checkTails compares every tail file of the entry with this sha256 (on btrfs, of its
+// members under a block), whose tar is open as tar and whose members are ms, with the tar's bytes: for an entry written unsynced before
 // a reboot, whose tails may have lost data as its tar may. An entry without tails passes.
 func (c *Cache) checkTails(sha string, tar *os.File, ms []tarutil.Member) error {
 	d, err := dirfd.Open(c.tars, tailsName(sha), unix.O_RDONLY|unix.O_DIRECTORY, 0)
@@ -217,10 +247,11 @@ func (c *Cache) checkTails(sha string, tar *os.File, ms []tarutil.Member) error 
 		return err
 	}
 	defer d.Close()
+	kind := c.tailKind()
 	want, got := make([]byte, tarutil.Alignment), make([]byte, tarutil.Alignment+1)
 	for i := range ms {
 		off, n := ms[i].Tail()
-		if n == 0 {
+		if n == 0 || kind == smallTails && !kind.keeps(&ms[i]) {
 			continue
 		}
 		if _, err := tar.ReadAt(want[:n], off); err != nil {
@@ -251,6 +282,17 @@ func tailsAllocated(dir *os.File, name string) int64 {
 	var n int64
 	for _, name := range names {
 		n += allocated(d, name)
+	}
+	return n
+}
+
+// dataFiles counts the regular members with data.
+func dataFiles(ms []tarutil.Member) int {
+	n := 0
+	for i := range ms {
+		if ms[i].Type == tar.TypeReg && ms[i].Size > 0 {
+			n++
+		}
 	}
 	return n
 }

@@ -8,16 +8,29 @@ import (
 	"pkg/tarutil"
 )
 
-// clonesTails reports whether the filesystem of the directory d is one where an install
-// clones tail files rather than writing their bytes: XFS with reflink and blocks of
-// tarutil.Alignment. btrfs clones and truncates a member's last block from the tar, and
-// writes files under a block, faster than it clones tail files, which cost it a transaction
-// each (docs/design.md, the cache: Tails). It clones one empty temporary file onto another
-// (FICLONE), which XFS without reflink refuses before it looks at the sizes.
-func clonesTails(d *os.File) bool {
+// tailsOf returns which members' tails an entry in the directory d keeps as files of
+// their own, by its filesystem (docs/design.md, the cache: Tails):
+//   - XFS with reflink and blocks of tarutil.Alignment: every member's (allTails), as a
+//     partial block is shared only from a source that ends where the member ends;
+//   - btrfs with blocks of tarutil.Alignment: members under a block (smallTails), whose one
+//     clone from its tail file copies an inline extent or shares the file's one block,
+//     writing no data; a larger member's last block is cloned from the tar and truncated.
+//
+// It clones one empty temporary file onto another (FICLONE), which XFS without reflink
+// refuses before it looks at the sizes.
+func tailsOf(d *os.File) tailKind {
 	var st unix.Statfs_t
-	if unix.Fstatfs(int(d.Fd()), &st) != nil || st.Bsize != tarutil.Alignment || st.Type != unix.XFS_SUPER_MAGIC {
-		return false
+	if unix.Fstatfs(int(d.Fd()), &st) != nil || st.Bsize != tarutil.Alignment {
+		return noTails
+	}
+	kind := noTails
+	switch st.Type {
+	case unix.XFS_SUPER_MAGIC:
+		kind = allTails
+	case unix.BTRFS_SUPER_MAGIC:
+		kind = smallTails
+	default:
+		return noTails
 	}
 	var fds [2]int
 	for i := range fds {
@@ -26,14 +39,17 @@ func clonesTails(d *os.File) bool {
 			if i > 0 {
 				unix.Close(fds[0])
 			}
-			return false
+			return noTails
 		}
 		fds[i] = fd
 	}
 	err := unix.IoctlFileClone(fds[1], fds[0])
 	unix.Close(fds[0])
 	unix.Close(fds[1])
-	return err == nil
+	if err != nil {
+		return noTails
+	}
+	return kind
 }
 
 // startWriteback starts writing the dirty pages of fd back, without waiting for them.

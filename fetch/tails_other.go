@@ -5,6 +5,6 @@ package fetch
 import "os"
 
 // Where no filesystem is known to clone, an entry keeps no tails.
-func clonesTails(*os.File) bool { return false }
+func tailsOf(*os.File) tailKind { return noTails }
 
 func startWriteback(int) {}

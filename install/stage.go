@@ -458,7 +458,11 @@ func (w *worker) file(dirfd int, name string, m *tarutil.Member) error {
 // are cloned from their tail files where the cache keeps them; else they move inside the
 // kernel too, by sendfile into a new file and copy_file_range after a clone, so the
 // process's resident set stays small however large the tar; where the kernel refuses those
-// calls, they are copied (see small).
+// calls, they are copied (see small). On btrfs (truncateTail) the cache keeps the tails of
+// files under a block only: a clone of one into the new, empty file at offset 0 copies its
+// inline extent or shares its block, writing no data (fs/btrfs/reflink.c,
+// clone_copy_inline_extent), where one at a later offset would copy an inline extent into
+// the page cache; larger files' last block is cloned from the tar and truncated.
 func (w *worker) fill(fd int, m *tarutil.Member) error {
 	b := w.s.block
 	switch {
@@ -473,7 +477,7 @@ func (w *worker) fill(fd int, m *tarutil.Member) error {
 		return w.copyRange(fd, m.Offset, 0, m.Size)
 	}
 	n := m.Size &^ (b - 1)
-	if n < m.Size && w.s.tails >= 0 {
+	if n < m.Size && w.s.tails >= 0 && w.s.tail == writeTail {
 		if err := w.clone(fd, m.Offset, n); err != nil {
 			return err
 		}

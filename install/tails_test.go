@@ -136,3 +136,58 @@ func lookupMember(t *testing.T, members []tarutil.Member, name string) int {
 	t.Fatalf("no member %s", name)
 	return -1
 }
+
+// TestTailClonesBtrfs: on btrfs, where the cache keeps the tails of files under a block
+// only, each of those is cloned whole from its tail file, writing no data: one too large
+// for an inline extent on the tail file's block (FIEMAP), one small enough copied as its
+// inline extent; a larger file's last block comes from the tar, cloned and truncated.
+func TestTailClonesBtrfs(t *testing.T) {
+	base := testfs.Mount(t, "btrfs")
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	es := []entry{
+		{name: "opt/", typ: tar.TypeDir, mode: 0o755},
+		{name: "opt/small", typ: tar.TypeReg, mode: 0o644, data: randomData(41, 3000)},
+		{name: "opt/inline", typ: tar.TypeReg, mode: 0o644, data: randomData(42, 100)},
+		{name: "opt/big", typ: tar.TypeReg, mode: 0o644, data: randomData(43, 3*tarutil.Alignment+123)},
+	}
+	tarPath := alignedTar(t, base, es)
+	members, err := scanWithDigests(tarPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tails := writeTails(t, tarPath, members, []string{"opt/big"}, nil)
+	s, err := r.Stage(context.Background(), tarPath, prefixPkg("a", "1"), members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Apply(context.Background(), []*Staged{s}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Copied != 0 {
+		t.Errorf("copied %d bytes, want none", res[0].Copied)
+	}
+	for _, e := range es {
+		if got, err := os.ReadFile(r.path("pkgs/a/" + e.name)); e.typ == tar.TypeReg && (err != nil || string(got) != e.data) {
+			t.Errorf("%s: %d bytes (%v), want the archive's %d", e.name, len(got), err, len(e.data))
+		}
+	}
+	m := members[lookupMember(t, members, "opt/small")]
+	off, n := m.Tail()
+	file, err := testfs.Extents(r.path("pkgs/a/opt/small"), 0, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail, err := testfs.Extents(filepath.Join(tails, strconv.FormatInt(off, 10)), 0, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := testfs.PhysicalAt(file, 0); p < 0 || p != testfs.PhysicalAt(tail, 0) {
+		t.Errorf("opt/small is not on its tail file's block (%+v, %+v)", file, tail)
+	}
+	problems, err := r.VerifyWith(testCache(tarPath))
+	if err != nil || len(problems) != 0 {
+		t.Errorf("verify: %v, %v", problems, err)
+	}
+}
