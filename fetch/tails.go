@@ -50,10 +50,9 @@ const (
 )
 
 // smallTailsFiles is the most files with data an entry may have for small tails to be
-// kept: an install of more leaves its write-back to one syncfs (install's maxTracked),
-// which costs btrfs less for files written by sendfile than clones of a tail file each
-// (the kernel tree took 1.27x with tail files; docs/history.md). Under it, each file is
-// written back and waited for on its own, which a clone that writes no data skips.
+// kept: an install of at most so many (install's maxTracked) writes each file back and
+// waits for it on its own, which a clone that writes no data skips; one of more leaves its
+// write-back to one syncfs, and its fetch would write tens of thousands of tail files.
 const smallTailsFiles = 4096
 
 // keeps reports whether an entry of the kind k keeps m's tail.
