@@ -284,7 +284,7 @@ func TestSettleTails(t *testing.T) {
 		}
 	}
 	for _, p := range ps {
-		checkTailFiles(t, c, p)
+		checkTailFiles(t, c, p, allTails)
 	}
 	if ents, err := os.ReadDir(filepath.Join(c.dir, "tmp")); err != nil || len(ents) != 0 {
 		t.Errorf("tmp/ after Settle: %d files (%v), want none", len(ents), err)
