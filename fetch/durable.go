@@ -138,24 +138,31 @@ func (c *Cache) Settle(shas ...string) error {
 func (c *Cache) settledIndexes(todo []string, was []unsynced) ([]string, []error) {
 	tmps := make([]string, len(todo))
 	errs := make([]error, len(todo))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(settleWorkers, len(todo)) {
-		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(len(todo)); i = next.Add(1) - 1 {
-				var err error
-				if tmps[i], err = c.settledIndex(todo[i], was[i].idx, false); err != nil && !errors.Is(err, errReplaced) {
-					errs[i] = fmt.Errorf("fetch: settle cached %s: %w", todo[i], err)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	inParallel(len(todo), func(i int) {
+		var err error
+		if tmps[i], err = c.settledIndex(todo[i], was[i].idx, false); err != nil && !errors.Is(err, errReplaced) {
+			errs[i] = fmt.Errorf("fetch: settle cached %s: %w", todo[i], err)
+		}
+	})
 	return tmps, slices.DeleteFunc(errs, func(err error) bool { return err == nil })
 }
 
 // settleWorkers is how many fsyncs Settle runs at once.
 const settleWorkers = 4
+
+// inParallel calls fn with each index below n, on up to settleWorkers goroutines.
+func inParallel(n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(settleWorkers, n) {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				fn(int(i))
+			}
+		})
+	}
+	wg.Wait()
+}
 
 // fileAt is the file name of the directory d.
 type fileAt struct {
@@ -209,16 +216,7 @@ func (c *Cache) commitTars() error {
 // fsyncAll fsyncs files on up to settleWorkers goroutines and returns the error of each.
 func (c *Cache) fsyncAll(files []fileAt) []error {
 	errs := make([]error, len(files))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(settleWorkers, len(files)) {
-		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(len(files)); i = next.Add(1) - 1 {
-				errs[i] = c.fsync(files[i].d, files[i].name)
-			}
-		})
-	}
-	wg.Wait()
+	inParallel(len(files), func(i int) { errs[i] = c.fsync(files[i].d, files[i].name) })
 	return errs
 }
 
