@@ -268,8 +268,8 @@ func (c *Cache) syncTails(shas []string) (bool, error) {
 	if c.NoSync || !slices.ContainsFunc(shas, c.hasTails) {
 		return false, nil
 	}
-	if err := unix.Syncfs(int(c.tars.Fd())); err != nil {
-		return false, &os.PathError{Op: "syncfs", Path: c.tars.Name(), Err: err}
+	if err := durable.SyncFS(c.tars); err != nil {
+		return false, err
 	}
 	return true, nil
 }
