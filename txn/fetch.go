@@ -85,7 +85,8 @@ func (f *Fetcher) waiting(p repo.Package, pids []int) {
 // of each as soon as that one is in the cache, and a context done once Fetch gives up;
 // ready runs on several goroutines at once. Packages of one archive are fetched once, the
 // largest archives first. At the first error of a fetch or of ready, Fetch cancels the
-// rest and returns that error. Offline, it first fails naming every package missing from the cache (*NotCachedError).
+// rest and returns that error. Offline, it first fails naming every package missing from
+// the cache (*NotCachedError).
 func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx context.Context, i int, tar string) error) error {
 	if f.Offline {
 		if err := checkCached(f.Cache, pkgs, false); err != nil {
@@ -137,8 +138,7 @@ func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 
 // largestFirst returns the indexes of pkgs by archive size, the largest first: a package's
 // download, conversion and staging run one after the other, so the largest begun last
-// would end the command alone (the npm tree's prettier, 2.1 MB where the median is 7 KB,
-// came 228th of 229 in the plan's order, and its conversion ended the fetches).
+// would end the fetches alone (design.md, Fetch pipeline, has the npm tree's figures).
 func largestFirst(pkgs []repo.Package) []int {
 	order := make([]int, len(pkgs))
 	for i := range order {
