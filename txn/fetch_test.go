@@ -1,7 +1,14 @@
 package txn_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"pkg/repo"
@@ -28,4 +35,55 @@ func TestLargestFirst(t *testing.T) {
 			t.Errorf("sizes %v: order %v, want %v", tt.sizes, got, tt.want)
 		}
 	}
+}
+
+// TestFetchLargestFirst: with one job, Fetch hands the packages to ready in the order of
+// largestFirst, not in the order given.
+func TestFetchLargestFirst(t *testing.T) {
+	w := newWorld(t)
+	var pkgs []repo.Package
+	for i, size := range []int{100, 5000, 100, 20000} {
+		pkgs = append(pkgs, addSized(t, w.repo, fmt.Sprintf("p%d", i), size))
+	}
+	f := &txn.Fetcher{Source: w.index("").Source, Jobs: 1, Cache: w.cache}
+	var mu sync.Mutex
+	var got []int
+	err := f.Fetch(context.Background(), pkgs, func(_ context.Context, i int, _ string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, i)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{3, 1, 0, 2}; !slices.Equal(got, want) {
+		t.Errorf("ready's order %v, want %v: by size, the largest first", got, want)
+	}
+}
+
+// addSized adds to the repository in dir the package name at version 1, whose one file,
+// data/name, holds size bytes.
+func addSized(t *testing.T, dir, name string, size int) repo.Package {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "data/" + name, Mode: 0o644, Size: int64(size)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write(bytes.Repeat([]byte{'x'}, size)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(t.TempDir(), name+".tar")
+	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := repo.Add(context.Background(), dir, archive, repo.Package{Name: name, Version: "1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
