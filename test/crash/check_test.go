@@ -2,8 +2,10 @@ package crash
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -11,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -429,10 +432,51 @@ func checkCache(dir string, w world) []string {
 				bad("cache entry %s %s: member %s is not the published one", s.name, s.version, m.Name)
 			}
 		}
+		for _, p := range checkTails(tarFile, strings.TrimSuffix(c.Path(e.SHA256), ".tar")+".tails", ms) {
+			bad("cache entry %s %s: %s", s.name, s.version, p)
+		}
 		tarFile.Close()
 	}
 	if left, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(left) > 0 {
 		bad("cache tmp/ not empty: %d files", len(left))
+	}
+	return problems
+}
+
+// checkTails returns what differs between the tail files in dir, which an install clones
+// in the place of the tar's last blocks, and the tar's bytes they stand for: each is
+// named by the offset of a member's tail and holds it exactly. An entry without tails has
+// no dir.
+func checkTails(tarFile *os.File, dir string, ms []tarutil.Member) []string {
+	names, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return []string{err.Error()}
+	}
+	tails := map[string]int64{} // the name of each member's tail file: its length
+	for i := range ms {
+		if off, n := ms[i].Tail(); n > 0 {
+			tails[strconv.FormatInt(off, 10)] = n
+		}
+	}
+	var problems []string
+	for _, ent := range names {
+		n, ok := tails[ent.Name()]
+		got, err := os.ReadFile(filepath.Join(dir, ent.Name()))
+		off, _ := strconv.ParseInt(ent.Name(), 10, 64)
+		want := make([]byte, n)
+		if ok && err == nil {
+			_, err = tarFile.ReadAt(want, off)
+		}
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("tail file %s begins no member's tail", ent.Name()))
+		case err != nil:
+			problems = append(problems, err.Error())
+		case !bytes.Equal(got, want):
+			problems = append(problems, fmt.Sprintf("tail file %s (%d bytes) is not the tar's %d bytes at %d", ent.Name(), len(got), n, off))
+		}
 	}
 	return problems
 }
