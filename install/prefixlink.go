@@ -140,11 +140,26 @@ func (r *Root) newRoll(p *db.Pending, k *known) (*roll, error) {
 			rf.paths = append(rf.paths, e.path)
 		}
 	}
+	// A new package's paths strictly beneath a directory folded once the change is done are
+	// its tree's, which run neither links nor removes (inFold): only the directory is
+	// taken, so that rolling a folded tree forward costs its folded directories, not its
+	// files (the kernel tree's 78,579 paths were each looked up and walked up to the fold).
+	// Entries come sorted by path, a directory's paths after it.
+	addNew := func(es []prefixEntry) {
+		under := ""
+		for _, e := range es {
+			if under != "" && strings.HasPrefix(e.path, under) {
+				continue
+			}
+			if rf.folded[e.path] {
+				under = e.path + "/"
+			}
+			add(e)
+		}
+	}
 	if k != nil {
 		for _, s := range k.staged {
-			for _, e := range s.entries {
-				add(e)
-			}
+			addNew(s.entries)
 		}
 	} else if len(p.New) > 0 {
 		news, files, err := r.db.Installed(p.New...)
@@ -152,9 +167,7 @@ func (r *Root) newRoll(p *db.Pending, k *known) (*roll, error) {
 			return nil, err
 		}
 		for i := range news {
-			for _, e := range fileEntries(news[i].Into, files[i]) {
-				add(e)
-			}
+			addNew(fileEntries(news[i].Into, files[i]))
 		}
 	}
 	for j, o := range p.Old {
