@@ -178,3 +178,30 @@ func openFds(t *testing.T) int {
 	}
 	return len(fds)
 }
+
+// TestFlushes checks which filesystems write an untracked tree back while it is staged
+// (the flusher): XFS does, btrfs does not, where each syncfs commits a transaction that
+// holds the workers back and the commit's one syncfs writes the tree instead.
+func TestFlushes(t *testing.T) {
+	for _, c := range []struct {
+		fs   string
+		want bool
+	}{{"xfs", true}, {"btrfs", false}} {
+		t.Run(c.fs, func(t *testing.T) {
+			base := testfs.Mount(t, c.fs)
+			src, _, size := scannedTar(t, base, []entry{{name: "f", typ: tar.TypeReg, mode: 0o644, data: "x"}})
+			dir := filepath.Join(base, "stage")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			s, err := stagerAt(context.Background(), src, size, dir, 0o022)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.close()
+			if s.flushes != c.want {
+				t.Errorf("flushes = %v on %s, want %v", s.flushes, c.fs, c.want)
+			}
+		})
+	}
+}
