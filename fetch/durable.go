@@ -221,18 +221,23 @@ func (c *Cache) fsyncAll(files []fileAt) []error {
 }
 
 // settle makes durable the entry whose data Members has just checked: the same steps as
-// Settle, for one entry.
+// Settle, for one entry, whose syncfs, where it keeps tails, writes back its new index
+// and its tar too.
 func (c *Cache) settle(sha string, was unsynced) error {
-	tmp, err := c.settledIndex(sha, was.idx, !c.NoSync)
+	tmp, err := c.settledIndex(sha, was.idx, !c.NoSync && !c.hasTails(sha))
 	if err != nil || tmp == "" {
 		return err
 	}
-	if _, err := c.syncTails([]string{sha}); err != nil {
-		unix.Unlinkat(int(c.tmp.Fd()), tmp, 0)
+	defer unix.Unlinkat(int(c.tmp.Fd()), tmp, 0)
+	synced, err := c.syncTails([]string{sha})
+	if err != nil {
 		return err
 	}
-	defer unix.Unlinkat(int(c.tmp.Fd()), tmp, 0)
-	if err := c.replaceIndex(sha, tmp, was, c.fsync(c.tars, tarName(sha))); err != nil {
+	var tarErr error
+	if !synced {
+		tarErr = c.fsync(c.tars, tarName(sha))
+	}
+	if err := c.replaceIndex(sha, tmp, was, tarErr); err != nil {
 		return err
 	}
 	return c.syncTars()

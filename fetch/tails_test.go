@@ -160,6 +160,16 @@ func TestTailsAfterCrash(t *testing.T) {
 		if damage != errors.Is(err, ErrDamaged) {
 			t.Errorf("damaged %v: Members: %v", damage, err)
 		}
+		if !damage { // checked whole, and settled
+			data, err := os.ReadFile(c.idxPath(p.SHA256))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, boot, _, err := readEntryHeader(data); err != nil || boot != "" {
+				t.Errorf("the intact entry after its first use: marked with boot %q (%v), want none", boot, err)
+			}
+			checkTailFiles(t, c, p, allTails)
+		}
 		if err := fetchOne(c, quick(t, dir), p); err != nil {
 			t.Fatal(err)
 		}
