@@ -355,7 +355,21 @@ func (r *Root) replaceDatabase() (string, error) {
 	if err := unix.Fsync(r.fd[meta]); err != nil {
 		return "", &os.PathError{Op: "fsync", Path: r.path(".pkg"), Err: err}
 	}
+	r.removeMarkers()
 	return kept, nil
+}
+
+// removeMarkers removes the done markers beside the database (db.done-ID), which name
+// stamps of the one replaced: the new database holds none, and being marked with this
+// pkg's format, never sweeps them. Best effort and unsynced: a marker left is clutter
+// that nothing reads.
+func (r *Root) removeMarkers() {
+	names, _ := r.names(place{meta, ""})
+	for _, name := range names {
+		if strings.HasPrefix(name, "db.done-") {
+			unix.Unlinkat(r.fd[meta], name, 0)
+		}
+	}
 }
 
 // testHookReplaced, where a test sets it, runs once replaceDatabase exchanged the
