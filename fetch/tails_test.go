@@ -3,6 +3,7 @@ package fetch
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -298,5 +299,25 @@ func TestSettleTails(t *testing.T) {
 	}
 	if ents, err := os.ReadDir(filepath.Join(c.dir, "tmp")); err != nil || len(ents) != 0 {
 		t.Errorf("tmp/ after Settle: %d files (%v), want none", len(ents), err)
+	}
+}
+
+// TestSmallTailsFiles: small tails are kept for an entry of at most smallTailsFiles files
+// with data, empty ones not counted, and for none of one more.
+func TestSmallTailsFiles(t *testing.T) {
+	for _, n := range []int{smallTailsFiles, smallTailsFiles + 1} {
+		c := openCache(t)
+		c.tailsOnce.Do(func() { c.tails = smallTails })
+		files := []file{{"empty", nil}}
+		for i := range n {
+			files = append(files, file{fmt.Sprintf("f/%d", i), []byte{byte(i)}})
+		}
+		dir, ps := sharedRepo(t, [][]file{files})
+		if err := fetchOne(c, quick(t, dir), ps[0]); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := c.hasTails(ps[0].SHA256), n <= smallTailsFiles; got != want {
+			t.Errorf("%d files with data: tails kept %v, want %v", n, got, want)
+		}
 	}
 }
