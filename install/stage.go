@@ -109,6 +109,7 @@ func (s *stager) close() {
 	for _, fd := range s.dirFds {
 		unix.Close(fd)
 	}
+	dirFdsKept.Add(-int64(len(s.dirFds)))
 	if s.tails >= 0 {
 		unix.Close(s.tails)
 	}
@@ -172,11 +173,35 @@ func memberError(m *tarutil.Member, err error) error {
 // modes of those are reached by descriptor, the rest by path (openBeneath), each time.
 const maxDirFds = 256
 
+// dirFdsKept counts the directories the process's stagers keep open: at most a quarter of
+// its limit of open files (RLIMIT_NOFILE), so that the packages staged at once have the
+// rest for their files.
+var dirFdsKept atomic.Int64
+
+// keepDirFd takes one of the process's kept directories, if it has one to spare.
+func keepDirFd(limit int64) bool {
+	if dirFdsKept.Add(1) <= limit {
+		return true
+	}
+	dirFdsKept.Add(-1)
+	return false
+}
+
+// dirFdLimit returns how many directories the process's stagers may keep open.
+func dirFdLimit() int64 {
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) != nil {
+		return 0
+	}
+	return int64(min(rl.Cur, 1<<30) / 4)
+}
+
 // dirs makes the directories, each in its parent's descriptor where dirs kept it open,
 // and keeps the new one open (the files' and modes' descriptor) while fewer than maxDirFds
-// are.
+// are and the process has one to spare (dirFdsKept).
 func (s *stager) dirs(members []tarutil.Member) error {
 	s.dirFds = make(map[string]int)
+	limit := dirFdLimit()
 	for i := range members {
 		m := &members[i]
 		if m.Type != tar.TypeDir {
@@ -196,9 +221,10 @@ func (s *stager) dirs(members []tarutil.Member) error {
 		if err := unix.Mkdirat(pfd, base, uint32(0o700|m.Mode)); err != nil {
 			return memberError(m, pathError("mkdir", m.Name, err))
 		}
-		if len(s.dirFds) < maxDirFds {
+		if len(s.dirFds) < maxDirFds && keepDirFd(limit) {
 			fd, err := unix.Openat(pfd, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			if err != nil {
+				dirFdsKept.Add(-1)
 				return memberError(m, pathError("open", m.Name, err))
 			}
 			s.dirFds[m.Name] = fd
@@ -354,6 +380,7 @@ func (s *stager) modes(members []tarutil.Member) error {
 		var err error
 		if ok {
 			delete(s.dirFds, m.Name)
+			dirFdsKept.Add(-1)
 		} else if fd, err = openBeneath(s.dirfd, m.Name, unix.O_RDONLY|unix.O_DIRECTORY); err != nil {
 			return memberError(m, err)
 		}
