@@ -235,9 +235,12 @@ func removeStaleTails(d *os.File, old func(name string, age time.Duration) bool)
 	return n
 }
 
-// checkTails compares every tail file of the entry with this sha256 (on btrfs, of its
-// members under a block), whose tar is open as tar and whose members are ms, with the tar's bytes: for an entry written unsynced before
-// a reboot, whose tails may have lost data as its tar may. An entry without tails passes.
+// checkTails compares each tail file of the entry with this sha256, whose tar is open as
+// tar and whose members are ms, with the tar's bytes: for an entry written unsynced before
+// a reboot, whose tails may have lost data as its tar may. A member without a tail file,
+// which an install moves from the tar, passes, as does an entry without tails: which
+// members have one depends on the filesystem that wrote them (tailsOf), and the cache
+// may have moved since.
 func (c *Cache) checkTails(sha string, tar *os.File, ms []tarutil.Member) error {
 	d, err := dirfd.Open(c.tars, tailsName(sha), unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if errors.Is(err, unix.ENOENT) {
@@ -246,22 +249,23 @@ func (c *Cache) checkTails(sha string, tar *os.File, ms []tarutil.Member) error 
 		return err
 	}
 	defer d.Close()
-	kind := c.tailKind()
 	want, got := make([]byte, tarutil.Alignment), make([]byte, tarutil.Alignment+1)
 	for i := range ms {
 		off, n := ms[i].Tail()
-		if n == 0 || kind == smallTails && !kind.keeps(&ms[i]) {
+		if n == 0 {
 			continue
 		}
-		if _, err := tar.ReadAt(want[:n], off); err != nil {
-			return err
-		}
 		f, err := dirfd.Open(d, tailName(off), unix.O_RDONLY|unix.O_NONBLOCK, 0)
-		if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		} else if err != nil {
 			return fmt.Errorf("tail of member %s: %w", termtext.Quote(ms[i].Name), err)
 		}
 		k, err := io.ReadFull(f, got)
 		f.Close()
+		if _, err := tar.ReadAt(want[:n], off); err != nil {
+			return err
+		}
 		if err != io.ErrUnexpectedEOF || !bytes.Equal(got[:k], want[:n]) {
 			return fmt.Errorf("tail of member %s: %s differs from the tar", termtext.Quote(ms[i].Name), inDir(d, tailName(off)))
 		}
