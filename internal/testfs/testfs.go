@@ -156,6 +156,28 @@ func OldFiles(t testing.TB, dir string, names ...string) {
 	}
 }
 
+// Rewrite writes every byte of the file at path again and syncs it, so that none of its
+// blocks is allocated but unwritten (fallocate's): a first write to one is logged, which
+// makes an fdatasync force the journal that a file used for a while would not.
+func Rewrite(t testing.TB, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(b, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // FIEMAP, from linux/fiemap.h and linux/fs.h.
 const (
 	fsIocFiemap       = 0xC020660B
