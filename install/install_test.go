@@ -765,6 +765,44 @@ func TestCommitSyncs(t *testing.T) {
 	}
 }
 
+// TestCommitDurable cuts the power (testfs.Shutdown) just after an upgrade on XFS and on
+// ext4 returned: after it the root holds the new version, recorded and whole, its tree
+// and the exchange made durable by the records' first sync alone (CommitRequested's
+// carry; commitTrees syncs nothing there). The database's blocks are all written first,
+// as in a root used a while: a new one's fallocated blocks, converted at bbolt's first
+// write, would force the log anyway.
+func TestCommitDurable(t *testing.T) {
+	for _, kind := range []string{"xfs", "ext4"} {
+		t.Run(kind, func(t *testing.T) {
+			mnt := testfs.Mount(t, kind)
+			root := filepath.Join(mnt, "root")
+			r := openRoot(t, root)
+			if _, err := r.installFrom(alignedTar(t, mnt, version1()), pkgOf("tool", "1")); err != nil {
+				t.Fatal(err)
+			}
+			must(t, r.Close())
+			testfs.Rewrite(t, filepath.Join(root, ".pkg", "db"))
+			v2 := t.TempDir() // not on mnt: nothing of it is synced there
+			r = openRoot(t, root)
+			if _, err := r.installFrom(alignedTar(t, v2, version2()), pkgOf("tool", "2")); err != nil {
+				t.Fatal(err)
+			}
+			must(t, testfs.Shutdown(mnt))
+			r.Close() // fails on the shut filesystem; its descriptors are closed
+			testfs.Remount(t, mnt)
+			r = openRoot(t, root)
+			defer r.Close()
+			recs, err := r.db.List()
+			if err != nil || len(recs) != 1 || recs[0].Version != "2" {
+				t.Fatalf("records after the cut = %v, %v; want tool 2", recs, err)
+			}
+			if problems, err := r.Verify(); err != nil || len(problems) > 0 {
+				t.Errorf("Verify after the cut = %v, %v", problems, err)
+			}
+		})
+	}
+}
+
 // TestCommandNameTooLong installs a package whose command's name, 252 bytes, fits a file
 // name but bin/.NAME.new does not: the install fails with ENAMETOOLONG, not as if
 // something were in the way, and leaves nothing installed.
