@@ -236,8 +236,8 @@ func checkPart(dir, rel string, isDir bool, st, root *fileStat) error {
 		problem = "is a symlink, not the " + want + " pkg made: remove it"
 	case isDir && st.mode&unix.S_IFMT != unix.S_IFDIR || !isDir && st.mode&unix.S_IFMT != unix.S_IFREG:
 		problem = "is not the " + want + " pkg made: move it away"
-	case isDir && !st.mount.same(root.mount):
-		problem = "is on another filesystem than the root (a mount point), not the directory pkg made: unmount it"
+	case !st.mount.same(root.mount): // a file too: a commit syncs the database's filesystem alone (db carry)
+		problem = "is on another filesystem than the root (a mount point), not the " + want + " pkg made: unmount it"
 	case uid != 0 && uid != uint32(os.Geteuid()) && uid != root.uid:
 		problem = fmt.Sprintf("belongs to uid %d, neither root, this user nor the root's owner (uid %d): pkg did not make it; move it away", uid, root.uid)
 	default:

@@ -62,6 +62,13 @@ func TestLayoutRefused(t *testing.T) {
 			must(t, os.MkdirAll(filepath.Join(trash, "tool.1", "sub"), 0o755))
 			must(t, os.WriteFile(filepath.Join(trash, "tool.1", "sub", "f"), []byte("another filesystem's"), 0o644))
 		}, true, "is on another filesystem than the root (a mount point), not the directory pkg made: unmount it"},
+		{"db-mount", ".pkg/db", func(t *testing.T, root, _ string) {
+			// Commit's records would carry the renames of another filesystem than pkgs/'s.
+			db := filepath.Join(testfs.Tmpfs(t, 1<<20), "db")
+			must(t, os.WriteFile(db, []byte(readFile(t, filepath.Join(root, ".pkg/db"))), 0o644))
+			must(t, unix.Mount(db, filepath.Join(root, ".pkg/db"), "", unix.MS_BIND, ""))
+			t.Cleanup(func() { unix.Unmount(filepath.Join(root, ".pkg/db"), unix.MNT_DETACH) })
+		}, true, "is on another filesystem than the root (a mount point), not the file pkg made: unmount it"},
 		{"trash-owner", ".pkg/trash", func(t *testing.T, root, _ string) {
 			must(t, os.MkdirAll(filepath.Join(root, ".pkg/trash", "tool.1"), 0o755))
 			must(t, os.Chown(filepath.Join(root, ".pkg/trash"), 4242, 4242))
