@@ -23,9 +23,9 @@ import (
 // XFS, ext4 with its journal), as the names of empty files in the directory <db>.intents,
 // one per intent, made with no sync: the renames of the commit come after them, so a crash
 // that kept a rename kept them too, and the first sync of the transaction that records the
-// commit makes both durable at once (carry). Each name holds a nonce, one per SetIntents; the transaction that records the
-// commit records its nonce in journalBucket (committedKey), which makes those names void
-// however late they are removed. Elsewhere, and where a name would be too long, intents
+// commit makes both durable at once (carry). Each name holds a nonce, one per SetIntents;
+// that transaction records the nonce in journalBucket (committedKey), which makes those
+// names void however late they are removed. Elsewhere, and where a name would be too long, intents
 // are a transaction of their own in intentsBucket, as they are read from a database of an
 // older pkg.
 var (

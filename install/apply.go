@@ -111,9 +111,10 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err := r.moveTrees(ctx, staged, rins, all, made); err != nil {
 		return nil, err
 	}
-	// The trees and the renames reach the disk together (durable.Commit), after the intents
-	// and before the records. From here a failed fsync or write is not retried (see
-	// rollback): the trees go back and the intents stay for the next start to complete.
+	// The trees and the renames reach the disk together, after the intents and before the
+	// records' meta page: by commitTrees' sync, or on XFS and ext4 by the records' first
+	// (carry). From here a failed fsync or write is not retried (see rollback): the trees
+	// go back and the intents stay for the next start to complete.
 	if err := r.commitTrees(staged); err != nil {
 		return nil, changeError(staged, remove, errors.Join(err, r.rollbackAll(staged, all)))
 	}

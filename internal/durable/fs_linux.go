@@ -105,8 +105,8 @@ func (f Files) Start(fd int) {
 }
 
 // Wait writes back the data of the open file fd and waits until it is on the disk (past
-// the disk's cache only once Commit's journal force or transaction commit flushes it),
-// reporting a write-back error.
+// the disk's cache only once a journal force, Commit's or the database's first fdatasync,
+// or a transaction commit flushes it), reporting a write-back error.
 func (f Files) Wait(fd int) error {
 	switch f.kind {
 	case journal:
