@@ -904,17 +904,12 @@ func (d *DB) write(what string, sum, carry bool, fn func(tx *bolt.Tx) error) err
 	return nil
 }
 
-// carry readies f, the database file open for a write transaction, so that the
-// transaction's first sync, bbolt's fdatasync of its pages before it writes the meta page,
-// makes durable every change made on f's filesystem before it: a commit's renames, which
-// then need no sync of their own. Where the filesystem logs metadata in order
-// (durable.Files.Ordered), a change of the file's size does it: fdatasync(2) must write
-// a size change ("a change to the file size ... would require a metadata flush"), and a
-// journal written in order that holds the size holds every change logged before it. The
-// size goes from even to odd and back: bbolt sizes its file in whole pages, so an odd size
-// is one byte past bbolt's, which carry added and takes away. Where the size cannot
-// change, a syncfs does it before the transaction. Elsewhere it does nothing: the caller
-// makes its changes durable itself (durable.Commit). d.mu is held.
+// carry readies f, the database file open for a write transaction, so that bbolt's first
+// fdatasync (the pages, before the meta page) makes durable all that f's filesystem logged
+// before it, a commit's renames among it, where that filesystem logs in order (d.ordered;
+// elsewhere the caller syncs): it moves f's size by one byte past bbolt's whole pages, even
+// to odd and back, which fdatasync(2) must log, or where the size cannot change it syncs
+// the filesystem (design.md, Commit protocol, 6). d.mu is held.
 func (d *DB) carry(f *os.File) error {
 	if !d.ordered() {
 		return nil
