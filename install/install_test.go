@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"pkg/pkgtest/testrepo"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -680,40 +681,20 @@ func TestReconcileUnsure(t *testing.T) {
 }
 
 // TestInstallOpensDatabase counts, with strace, how often a first install into a new root
-// (Open, Install, Close) opens the database file (created under another name, then
-// linked): once for each of the commit's two write transactions, and once read-only for the
-// reads before the first and once for those after the last (db.Options.Hold).
+// (Open, Install, Close) opens the database file, created as db.new and then linked: at
+// most 4 times (its creation, a read-only open for the reads before the commit, one for
+// each write transaction, which db.Options.Hold keeps for the reads after). An open is
+// known by the path of the descriptor it returns (-y): the root opens the file by its name
+// in a descriptor of .pkg.
 func TestInstallOpensDatabase(t *testing.T) {
-	if dir := os.Getenv("PKG_INSTALL_OPENS"); dir != "" { // the process strace watches
-		r := openRoot(t, filepath.Join(dir, "root"))
-		if _, err := r.installFrom(filepath.Join(dir, "tool.tar"), pkgOf("tool", "1")); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
+	if installStraced(t) {
 		return
 	}
-	testfs.NeedTools(t, "strace")
 	dir := t.TempDir()
-	if err := os.Rename(alignedTar(t, dir, version1()), filepath.Join(dir, "tool.tar")); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "strace")
-	cmd := exec.Command("strace", "-f", "-qq", "-e", "trace=open,openat,openat2", "-o", out,
-		os.Args[0], "-test.run=^TestInstallOpensDatabase$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "PKG_INSTALL_OPENS="+dir)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := `"` + filepath.Join(dir, "root", ".pkg", "db") + `"`
+	opened := regexp.MustCompile(`= \d+<` + regexp.QuoteMeta(filepath.Join(dir, "root", ".pkg", "db")) + `(\.new)?>$`) // -y: the fd's path
 	var opens []string
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, path) {
+	for _, line := range straceInstall(t, dir, "-y", "-e", "trace=open,openat,openat2") {
+		if opened.MatchString(line) {
 			opens = append(opens, line)
 		}
 	}
@@ -726,34 +707,13 @@ func TestInstallOpensDatabase(t *testing.T) {
 // files under the root: the records' transaction's two fdatasyncs (its pages, which carry
 // the renames before them, then its meta page) and nothing else, no fsync of pkgs/.
 func TestCommitSyncs(t *testing.T) {
-	if dir := os.Getenv("PKG_COMMIT_SYNCS"); dir != "" { // the process strace watches
-		r := openRoot(t, filepath.Join(dir, "root"))
-		if _, err := r.installFrom(filepath.Join(dir, "tool.tar"), pkgOf("tool", "1")); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
+	if installStraced(t) {
 		return
 	}
-	testfs.NeedTools(t, "strace")
 	dir := testfs.Mount(t, "xfs")
-	if err := os.Rename(alignedTar(t, dir, version1()), filepath.Join(dir, "tool.tar")); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "strace")
-	cmd := exec.Command("strace", "-f", "-qq", "-y", "-e", "trace=fsync,fdatasync,syncfs", "-o", out,
-		os.Args[0], "-test.run=^TestCommitSyncs$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "PKG_COMMIT_SYNCS="+dir)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := straceInstall(t, dir, "-y", "-e", "trace=fsync,fdatasync,syncfs")
 	calls := map[string]int{}
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range lines {
 		for _, name := range []string{"fsync", "fdatasync", "syncfs"} {
 			if strings.Contains(line, " "+name+"(") && strings.Contains(line, "<"+filepath.Join(dir, "root")) { // -y: the fd's path
 				calls[name]++
@@ -761,8 +721,48 @@ func TestCommitSyncs(t *testing.T) {
 		}
 	}
 	if want := map[string]int{"fdatasync": 2}; !maps.Equal(calls, want) {
-		t.Errorf("syncs = %v, want %v:\n%s", calls, want, b)
+		t.Errorf("syncs = %v, want %v:\n%s", calls, want, strings.Join(lines, "\n"))
 	}
+}
+
+// straceInstall runs t's test again in a child process under strace with args (what to
+// trace), where installStraced installs tool 1 into a new root in dir, and returns strace's
+// lines.
+func straceInstall(t *testing.T, dir string, args ...string) []string {
+	t.Helper()
+	testfs.NeedTools(t, "strace")
+	if err := os.Rename(alignedTar(t, dir, version1()), filepath.Join(dir, "tool.tar")); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "strace")
+	args = append([]string{"-f", "-qq", "-o", out}, args...)
+	cmd := exec.Command("strace", append(args, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")...)
+	cmd.Env = append(os.Environ(), "PKG_STRACED="+dir)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(string(b), "\n")
+}
+
+// installStraced reports whether this is straceInstall's child, having installed tool 1
+// from dir/tool.tar into the new root dir/root (Open, Install, Close).
+func installStraced(t *testing.T) bool {
+	dir := os.Getenv("PKG_STRACED")
+	if dir == "" {
+		return false
+	}
+	r := openRoot(t, filepath.Join(dir, "root"))
+	if _, err := r.installFrom(filepath.Join(dir, "tool.tar"), pkgOf("tool", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return true
 }
 
 // TestCommitDurable cuts the power (testfs.Shutdown) just after an upgrade on XFS and on
