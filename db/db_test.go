@@ -783,10 +783,12 @@ func TestCarry(t *testing.T) {
 // pkg's own until the commit. The tree is there whole after the cut, as the commit's
 // record is. The database's blocks are all written beforehand, so that bbolt's fdatasyncs
 // have no extent to convert, which would force the log anyway: only carry's size change
-// has them carry the tree.
+// has them carry the tree. Where the file may not grow (RLIMIT_FSIZE: EFBIG), carry's
+// syncfs does.
 func TestCarryDurable(t *testing.T) {
-	for _, kind := range []string{"xfs", "ext4"} {
-		t.Run(kind, func(t *testing.T) {
+	for _, name := range []string{"xfs", "ext4", "xfs-fixed", "ext4-fixed"} {
+		t.Run(name, func(t *testing.T) {
+			kind, fixed := strings.CutSuffix(name, "-fixed")
 			mnt := testfs.Mount(t, kind)
 			path := filepath.Join(mnt, "db")
 			commit := func(d *DB, name string) {
@@ -804,6 +806,11 @@ func TestCarryDurable(t *testing.T) {
 			}
 			d := open(t, path)
 			commit(d, "p0") // which keeps no file open after it
+			records := 2
+			if fixed {
+				commit(d, "p0b") // the size even again: the next carry would grow it
+				records++
+			}
 			testfs.Rewrite(t, path)
 			data := bytes.Repeat([]byte("pkg"), 100_000)
 			if err := os.Mkdir(staged, 0o755); err != nil {
@@ -823,6 +830,17 @@ func TestCarryDurable(t *testing.T) {
 			if err := os.Rename(staged, tree); err != nil {
 				t.Fatal(err)
 			}
+			if fixed {
+				var st unix.Stat_t
+				var was unix.Rlimit
+				if err := unix.Stat(path, &st); err != nil || st.Size%2 != 0 || unix.Getrlimit(unix.RLIMIT_FSIZE, &was) != nil {
+					t.Fatalf("stat %s: size %d, %v", path, st.Size, err)
+				}
+				if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: uint64(st.Size), Max: was.Max}); err != nil {
+					t.Fatal(err)
+				}
+				defer unix.Setrlimit(unix.RLIMIT_FSIZE, &was)
+			}
 			commit(d, "p1")
 			if err := testfs.Shutdown(mnt); err != nil {
 				t.Fatal(err)
@@ -831,8 +849,8 @@ func TestCarryDurable(t *testing.T) {
 			if got, err := os.ReadFile(filepath.Join(tree, "f")); err != nil || !bytes.Equal(got, data) {
 				t.Errorf("the tree renamed before the commit did not last the cut whole: %d bytes, %v", len(got), err)
 			}
-			if got, err := open(t, path).List(); err != nil || len(got) != 2 {
-				t.Errorf("List = %d records, %v; want 2", len(got), err)
+			if got, err := open(t, path).List(); err != nil || len(got) != records {
+				t.Errorf("List = %d records, %v; want %d", len(got), err, records)
 			}
 		})
 	}
