@@ -79,10 +79,11 @@ func tailName(off int64) string { return strconv.FormatInt(off, 10) }
 
 // writeTails writes the tails of the members of the temporary tar, whose index is the file
 // sums of tmp/, into a new directory of tmp/ beside it (the tar's name, tarName, with
-// tailsSuffix), and returns that directory's name; "" where the cache's filesystem does
-// not clone them or the entry has too many files for small tails. Each file's write-back is started at once: a clone waits for its source's
-// dirty pages, and the install that follows a fetch clones them within milliseconds. With
-// sync set (no boot to mark the entry with), each file is synced.
+// tailsSuffix), and returns that directory's name; "" where the cache's filesystem does not
+// clone them or the entry has too many files for small tails. Each file's write-back is
+// started at once: a clone waits for its source's dirty pages, and the install that follows
+// a fetch clones them within milliseconds. With sync set (no boot to mark the entry with),
+// each file is synced.
 func (c *Cache) writeTails(tar *os.File, sums, tarName string, sync bool) (_ string, err error) {
 	kind := c.tailKind()
 	if kind == noTails {

@@ -238,7 +238,8 @@ func stamped(p *db.Pending) []string {
 // run moves the directories folded before back into their trees, removes what no package
 // lists, deepest first, makes the directories, shallowest first, makes the generated
 // symlinks while it moves the directories to fold into the prefix, and links the rest by a
-// few workers, each taking whole directories. Nothing beneath a folded directory is linked or removed: it is the tree.
+// few workers, each taking whole directories. Nothing beneath a folded directory is linked
+// or removed: it is the tree.
 func (rf *roll) run() error {
 	for _, f := range rf.folds {
 		if f.Old != 0 {

@@ -533,10 +533,10 @@ func (w *worker) fill(fd int, m *tarutil.Member) error {
 	return w.small(fd, m.Offset+n, n, m.Size-n, false)
 }
 
-// small copies the n bytes, less than a block, of the tar at off into fd at dstOff: with sendfile into
-// a new file, with copy_file_range after a clone, or, once the kernel has refused either
-// for a reason that will not change (isFallback), through a buffer for the rest of the
-// install.
+// small copies the n bytes, less than a block, of the tar at off into fd at dstOff: with
+// sendfile into a new file, with copy_file_range after a clone, or, once the kernel has
+// refused either for a reason that will not change (isFallback), through a buffer for the
+// rest of the install.
 func (w *worker) small(fd int, off, dstOff, n int64, empty bool) error {
 	if n == 0 {
 		return nil
