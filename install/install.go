@@ -403,13 +403,13 @@ func (r *Root) swapIn(tree, dst place) error {
 	return r.rename(tree, dst)
 }
 
-// commitTrees makes the staged trees just renamed into pkgs/ durable with the renames, and
-// the renames of a removal, once per commit, before the records: where the trees' files
-// were waited for, on XFS and ext4 (durable.Files.Ordered) by the records' own first sync
-// (db.DB.CommitRequested carries what the filesystem logged before it), elsewhere with
-// durable.Commit, which leaves what others wrote to the filesystem to its own time; where
-// not, with one syncfs; with an fsync of pkgs/ for a commit that only removes, where the
-// records do not carry it.
+// commitTrees makes the trees just renamed into pkgs/ durable with the renames, a
+// removal's too, once per commit, before the records' meta page. Where every tree's files
+// were waited for, on XFS and ext4 (durable.Files.Ordered) it has nothing to do: the
+// records' first sync carries what the filesystem logged before it (db.DB.CommitRequested);
+// elsewhere durable.Commit does it, which leaves what others wrote to the filesystem to its
+// own time, or an fsync of pkgs/ for a commit that only removes. Where a tree's files were
+// not waited for (Staged.whole), one syncfs does it.
 func (r *Root) commitTrees(staged []*Staged) error {
 	if r.o.NoSync {
 		return nil
