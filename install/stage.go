@@ -53,10 +53,9 @@ type stager struct {
 	ctx      context.Context // stops files between directories
 	src      *os.File
 	srcfd    int
-	size     int64          // of src
-	tails    int            // the cache entry's tails directory (fetch.Cache, tails.go), O_PATH; -1 if none
-	dirfd    int            // the staging directory
-	dirFds   map[string]int // directories dirs made, by member name, open until modes is done with them (maxDirFds)
+	size     int64 // of src
+	tails    int   // the cache entry's tails directory (fetch.Cache, tails.go), O_PATH; -1 if none
+	dirfd    int   // the staging directory
 	dir      string
 	umask    fs.FileMode
 	tail     tailMode
@@ -106,10 +105,6 @@ func newStager(ctx context.Context, src *os.File, size int64, dirfd int, dir str
 
 func (s *stager) close() {
 	unix.Close(s.dirfd)
-	for _, fd := range s.dirFds {
-		unix.Close(fd)
-	}
-	dirFdsKept.Add(-int64(len(s.dirFds)))
 	if s.tails >= 0 {
 		unix.Close(s.tails)
 	}
@@ -169,77 +164,20 @@ func memberError(m *tarutil.Member, err error) error {
 	return fmt.Errorf("member %s: %w", termtext.Quote(m.Name), err)
 }
 
-// maxDirFds bounds the directories a stager keeps open from dirs to modes: the files and
-// modes of those are reached by descriptor, the rest by path (openBeneath), each time.
-const maxDirFds = 256
-
-// dirFdsKept counts the directories the process's stagers keep open: at most a quarter of
-// its limit of open files (RLIMIT_NOFILE), so that the packages staged at once have the
-// rest for their files.
-var dirFdsKept atomic.Int64
-
-// keepDirFd takes one of the process's kept directories, if it has one to spare.
-func keepDirFd(limit int64) bool {
-	if dirFdsKept.Add(1) <= limit {
-		return true
-	}
-	dirFdsKept.Add(-1)
-	return false
-}
-
-// dirFdLimit returns how many directories the process's stagers may keep open.
-func dirFdLimit() int64 {
-	var rl unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) != nil {
-		return 0
-	}
-	return int64(min(rl.Cur, 1<<30) / 4)
-}
-
-// dirs makes the directories, each in its parent's descriptor where dirs kept it open,
-// and keeps the new one open (the files' and modes' descriptor) while fewer than maxDirFds
-// are and the process has one to spare (dirFdsKept).
 func (s *stager) dirs(members []tarutil.Member) error {
-	s.dirFds = make(map[string]int)
-	limit := dirFdLimit()
 	for i := range members {
 		m := &members[i]
 		if m.Type != tar.TypeDir {
 			continue
 		}
-		parent, base := path.Split(m.Name)
-		pfd, ok := s.dirFd(path.Clean(parent))
-		if !ok {
-			err := inParent(s.dirfd, m.Name, func(fd int, base string) error {
-				return unix.Mkdirat(fd, base, uint32(0o700|m.Mode))
-			})
-			if err != nil {
-				return memberError(m, pathError("mkdir", m.Name, err))
-			}
-			continue
-		}
-		if err := unix.Mkdirat(pfd, base, uint32(0o700|m.Mode)); err != nil {
+		err := inParent(s.dirfd, m.Name, func(fd int, base string) error {
+			return unix.Mkdirat(fd, base, uint32(0o700|m.Mode))
+		})
+		if err != nil {
 			return memberError(m, pathError("mkdir", m.Name, err))
-		}
-		if len(s.dirFds) < maxDirFds && keepDirFd(limit) {
-			fd, err := unix.Openat(pfd, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			if err != nil {
-				dirFdsKept.Add(-1)
-				return memberError(m, pathError("open", m.Name, err))
-			}
-			s.dirFds[m.Name] = fd
 		}
 	}
 	return nil
-}
-
-// dirFd returns the descriptor of the directory dir ("." for the top) that dirs kept open.
-func (s *stager) dirFd(dir string) (int, bool) {
-	if dir == "." {
-		return s.dirfd, true
-	}
-	fd, ok := s.dirFds[dir]
-	return fd, ok
 }
 
 // probe installs the first file that needs a bulk transfer, one a clone could cover if
@@ -376,12 +314,8 @@ func (s *stager) modes(members []tarutil.Member) error {
 		if m.Type != tar.TypeDir || !chmod && s.noTimes {
 			continue
 		}
-		fd, ok := s.dirFds[m.Name]
-		var err error
-		if ok {
-			delete(s.dirFds, m.Name)
-			dirFdsKept.Add(-1)
-		} else if fd, err = openBeneath(s.dirfd, m.Name, unix.O_RDONLY|unix.O_DIRECTORY); err != nil {
+		fd, err := openBeneath(s.dirfd, m.Name, unix.O_RDONLY|unix.O_DIRECTORY)
+		if err != nil {
 			return memberError(m, err)
 		}
 		if chmod {
@@ -439,13 +373,11 @@ func (w *worker) done(err error) error {
 
 // dir creates the members of one directory, relative to a descriptor of it.
 func (w *worker) dir(members []tarutil.Member, group []int32) error {
-	dir := path.Dir(members[group[0]].Name)
-	dirfd, kept := w.s.dirFd(dir)
-	if !kept {
-		var err error
-		if dirfd, err = openBeneath(w.s.dirfd, dir, unix.O_PATH|unix.O_DIRECTORY); err != nil {
-			return err
-		}
+	dirfd, err := w.openDir(path.Dir(members[group[0]].Name))
+	if err != nil {
+		return err
+	}
+	if dirfd != w.s.dirfd {
 		defer unix.Close(dirfd)
 	}
 	for _, i := range group {
@@ -455,6 +387,13 @@ func (w *worker) dir(members []tarutil.Member, group []int32) error {
 		}
 	}
 	return nil
+}
+
+func (w *worker) openDir(dir string) (int, error) {
+	if dir == "." {
+		return w.s.dirfd, nil
+	}
+	return openBeneath(w.s.dirfd, dir, unix.O_PATH|unix.O_DIRECTORY)
 }
 
 // file creates one regular file: open, fill, and close, with a chmod only when the umask

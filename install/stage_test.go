@@ -9,8 +9,6 @@ import (
 	"runtime"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"pkg/internal/testfs"
 )
 
@@ -205,52 +203,5 @@ func TestFlushes(t *testing.T) {
 				t.Errorf("flushes = %v on %s, want %v", s.flushes, c.fs, c.want)
 			}
 		})
-	}
-}
-
-// TestStageFewFds stages a tree of more directories than maxDirFds under a limit of open
-// files that leaves fewer free: the directories a stager keeps open must leave the
-// descriptors its files need, as several packages stage at once.
-func TestStageFewFds(t *testing.T) {
-	var entries []entry
-	for i := range maxDirFds + 44 {
-		d := fmt.Sprintf("d%d/", i)
-		entries = append(entries, entry{name: d, typ: tar.TypeDir, mode: 0o755}, entry{name: d + "f", typ: tar.TypeReg, mode: 0o644, data: d})
-	}
-	base := t.TempDir()
-	src, members, size := scannedTar(t, base, entries)
-	dir := filepath.Join(base, "tree")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var was unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &was); err != nil {
-		t.Fatal(err)
-	}
-	fds := openFds(t)
-	low := was
-	low.Cur = uint64(fds + maxDirFds/2)
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &low); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &was)
-	s, err := stagerAt(context.Background(), src, size, dir, 0o022)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = s.stage(members)
-	s.close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if now := openFds(t); now != fds || dirFdsKept.Load() != 0 {
-		t.Errorf("%d descriptors open after staging, %d before, %d directories counted kept", now, fds, dirFdsKept.Load())
-	}
-	for _, e := range entries {
-		if e.typ == tar.TypeReg {
-			if got := readFile(t, filepath.Join(dir, e.name)); got != e.data {
-				t.Fatalf("%s holds %q, want %q", e.name, got, e.data)
-			}
-		}
 	}
 }
