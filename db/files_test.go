@@ -73,6 +73,18 @@ func rawUpdate(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
 	}
 }
 
+// withBuckets opens a new database in a temporary directory and makes its buckets, for a
+// test that writes to them with rawUpdate; it returns the database and its path.
+func withBuckets(t *testing.T) (string, *DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "db")
+	d := open(t, path)
+	if err := d.SetIntents(nil); err != nil {
+		t.Fatal(err)
+	}
+	return path, d
+}
+
 // aheadFiles is more files than Commit is left to write: WriteFiles writes them ahead.
 const aheadFiles = (heldChunks + 2) * chunkSize >> 10
 
@@ -381,11 +393,7 @@ func BenchmarkFileList(b *testing.B) {
 // chunks of old records, in a bucket of its own): it reads back, and a commit replacing it
 // deletes its chunks and writes the list in the current form.
 func TestFilesOldRecords(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "db")
-	d := open(t, path)
-	if err := d.SetIntents(nil); err != nil { // makes the buckets
-		t.Fatal(err)
-	}
+	path, d := withBuckets(t)
 	files := manyFiles("old", 10)
 	chunk := oldChunk(files)
 	rawUpdate(t, path, func(tx *bolt.Tx) error {
@@ -415,11 +423,7 @@ func TestFilesOldRecords(t *testing.T) {
 // TestFilesCountOutOfRange: a damaged reference whose count of files is far more than its
 // chunks hold is an error, not an allocation for that many.
 func TestFilesCountOutOfRange(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "db")
-	d := open(t, path)
-	if err := d.SetIntents(nil); err != nil { // makes the buckets
-		t.Fatal(err)
-	}
+	path, d := withBuckets(t)
 	files := manyFiles("big", 10)
 	var chunk []byte
 	var enc listEncoder
