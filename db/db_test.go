@@ -422,14 +422,7 @@ func TestFirstCommitsSyncs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := map[string]int{}
-	for _, line := range strings.Split(string(b), "\n") {
-		for _, name := range []string{"fsync(", "fdatasync("} {
-			if strings.Contains(line, " "+name) && strings.Contains(line, "<"+dir) { // -y: the fd's path
-				calls[strings.TrimSuffix(name, "(")]++
-			}
-		}
-	}
+	calls := testfs.SyncCalls(strings.Split(string(b), "\n"), dir)
 	if want := map[string]int{"fdatasync": 2}; !reflect.DeepEqual(calls, want) {
 		t.Errorf("syncs = %v, want %v:\n%s", calls, want, b)
 	}

@@ -712,14 +712,7 @@ func TestCommitSyncs(t *testing.T) {
 	}
 	dir := testfs.Mount(t, "xfs")
 	lines := straceInstall(t, dir, "-y", "-e", "trace=fsync,fdatasync,syncfs")
-	calls := map[string]int{}
-	for _, line := range lines {
-		for _, name := range []string{"fsync", "fdatasync", "syncfs"} {
-			if strings.Contains(line, " "+name+"(") && strings.Contains(line, "<"+filepath.Join(dir, "root")) { // -y: the fd's path
-				calls[name]++
-			}
-		}
-	}
+	calls := testfs.SyncCalls(lines, filepath.Join(dir, "root"))
 	if want := map[string]int{"fdatasync": 2}; !maps.Equal(calls, want) {
 		t.Errorf("syncs = %v, want %v:\n%s", calls, want, strings.Join(lines, "\n"))
 	}

@@ -310,3 +310,17 @@ func PhysicalAt(es []Extent, at int64) int64 {
 	}
 	return -1
 }
+
+// SyncCalls counts, by name, the fsync, fdatasync and syncfs calls in lines (strace's
+// output, traced with -y) made on a descriptor whose path starts with dir.
+func SyncCalls(lines []string, dir string) map[string]int {
+	calls := map[string]int{}
+	for _, line := range lines {
+		for _, name := range []string{"fsync", "fdatasync", "syncfs"} {
+			if strings.Contains(line, " "+name+"(") && strings.Contains(line, "<"+dir) { // -y: the fd's path
+				calls[name]++
+			}
+		}
+	}
+	return calls
+}
