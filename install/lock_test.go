@@ -2,17 +2,16 @@ package install
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/internal/testfs"
 )
 
 // TestReadOwnerQuotesControl: a holder another user wrote into their root's lock is said
@@ -50,20 +49,7 @@ func newerDatabase(t *testing.T, root string) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := bolt.Open(filepath.Join(root, ".pkg", "db"), 0o644, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = b.Update(func(tx *bolt.Tx) error {
-		m, err := tx.CreateBucketIfNotExists([]byte("meta"))
-		if err != nil {
-			return err
-		}
-		return m.Put([]byte("format"), binary.BigEndian.AppendUint64(nil, 99))
-	})
-	if err := errors.Join(err, b.Close()); err != nil {
-		t.Fatal(err)
-	}
+	testfs.MarkFormat(t, filepath.Join(root, ".pkg", "db"), 99)
 }
 
 // TestFailedOpenEmptiesLock: Open and Rebuild that fail once they hold the lock empty the

@@ -12,9 +12,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"pkg/db"
 	"pkg/install"
@@ -292,20 +289,7 @@ func TestRepairKeepsUnknownTree(t *testing.T) {
 // with the advice to upgrade pkg; nothing in the root is changed.
 func TestNewerDatabase(t *testing.T) {
 	d := newDamagedDB(t)
-	b, err := bolt.Open(d.path, 0o644, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = b.Update(func(tx *bolt.Tx) error {
-		m, err := tx.CreateBucketIfNotExists([]byte("meta"))
-		if err != nil {
-			return err
-		}
-		return m.Put([]byte("format"), binary.BigEndian.AppendUint64(nil, 99))
-	})
-	if err := errors.Join(err, b.Close()); err != nil {
-		t.Fatal(err)
-	}
+	testfs.MarkFormat(t, d.path, 99)
 	newer, err := os.ReadFile(d.path)
 	if err != nil {
 		t.Fatal(err)
