@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"testing"
 
 	"pkg/repo"
 	"pkg/tarutil"
@@ -71,4 +72,44 @@ func (r *Root) uninstall(names ...string) error {
 	}
 	_, err := r.Apply(context.Background(), nil, unique)
 	return err
+}
+
+// digestsOf is scanWithDigests for a test, which fails where the tar cannot be read.
+func digestsOf(t testing.TB, tarPath string) []tarutil.Member {
+	t.Helper()
+	members, err := scanWithDigests(tarPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return members
+}
+
+// stageMembers stages p in r from the aligned tar at tarPath, which members describe.
+func stageMembers(t testing.TB, r *Root, tarPath string, p repo.Package, members []tarutil.Member) *Staged {
+	t.Helper()
+	s, err := r.Stage(context.Background(), tarPath, p, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// applyStaged commits the staged trees in r.
+func applyStaged(t testing.TB, r *Root, staged ...*Staged) []*Result {
+	t.Helper()
+	res, err := r.Apply(context.Background(), staged, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// installIn installs p's tree es in r, from an aligned tar made in base, and returns the
+// tar's members.
+func installIn(t testing.TB, r *Root, base string, p repo.Package, es []entry) []tarutil.Member {
+	t.Helper()
+	tarPath := alignedTar(t, base, es)
+	members := digestsOf(t, tarPath)
+	applyStaged(t, r, stageMembers(t, r, tarPath, p, members))
+	return members
 }

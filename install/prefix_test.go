@@ -56,15 +56,7 @@ func prefixPkg(name, version string, replaces ...string) repo.Package {
 func stageIn(t *testing.T, r *Root, base string, p repo.Package, es []entry) *Staged {
 	t.Helper()
 	tarPath := alignedTar(t, base, es)
-	members, err := scanWithDigests(tarPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := r.Stage(context.Background(), tarPath, p, members)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return stageMembers(t, r, tarPath, p, digestsOf(t, tarPath))
 }
 
 // inodeOf returns the inode at path, or 0.

@@ -244,18 +244,7 @@ func TestFoldRepair(t *testing.T) {
 	dir := filepath.Join(base, "root")
 	r := openRoot(t, dir)
 	p := prefixPkg("a", "1")
-	tarPath := alignedTar(t, base, tree(appTree("opt/app", 20, "one", "opt/one=1")...))
-	members, err := scanWithDigests(tarPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := r.Stage(context.Background(), tarPath, p, members)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Apply(context.Background(), []*Staged{s}, nil); err != nil {
-		t.Fatal(err)
-	}
+	members := installIn(t, r, base, p, tree(appTree("opt/app", 20, "one", "opt/one=1")...))
 	app := inodeOf(r.path("opt/app"))
 	r.Close()
 	if _, err := Rebuild(context.Background(), dir, Options{}, func(string) ([]Candidate, error) {

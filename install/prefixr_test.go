@@ -66,20 +66,7 @@ func TestPrefixRepair(t *testing.T) {
 	cands := map[string][]Candidate{}
 	install := func(p repo.Package, files ...string) {
 		t.Helper()
-		es := tree(files...)
-		tarPath := alignedTar(t, base, es)
-		members, err := scanWithDigests(tarPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := r.Stage(context.Background(), tarPath, p, members)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.Apply(context.Background(), []*Staged{s}, nil); err != nil {
-			t.Fatal(err)
-		}
-		cands[p.Name] = []Candidate{{Package: p, Members: members}}
+		cands[p.Name] = []Candidate{{Package: p, Members: installIn(t, r, base, p, tree(files...))}}
 	}
 	install(prefixPkg("a", "1"), "etc/x=a", "etc/a=a", "etc/d/f=a")
 	install(prefixPkg("b", "1", "a"), "etc/x=b")
@@ -248,20 +235,8 @@ func TestRepairCutKeepsTrees(t *testing.T) {
 	base := testfs.Mount(t, "xfs")
 	dir := filepath.Join(base, "root")
 	r := openRoot(t, dir)
-	es := tree("etc/x=a")
-	tarPath := alignedTar(t, base, es)
-	members, err := scanWithDigests(tarPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := prefixPkg("a", "1")
-	s, err := r.Stage(context.Background(), tarPath, p, members)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Apply(context.Background(), []*Staged{s}, nil); err != nil {
-		t.Fatal(err)
-	}
+	members := installIn(t, r, base, p, tree("etc/x=a"))
 	// A commit whose intent names a crash left after its records: void against this database.
 	ino, _ := r.inode(treeOf("a"))
 	must(t, r.db.SetIntents([]db.Intent{{Op: "install", Name: "a", Inode: ino, Staging: ".pkg/staging/a.1"}}))
@@ -300,19 +275,7 @@ func TestRepairStampsLinked(t *testing.T) {
 	dir := filepath.Join(base, "root")
 	r := openRoot(t, dir)
 	p := prefixPkg("a", "1")
-	es := tree("etc/x=a")
-	tarPath := alignedTar(t, base, es)
-	members, err := scanWithDigests(tarPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := r.Stage(context.Background(), tarPath, p, members)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Apply(context.Background(), []*Staged{s}, nil); err != nil {
-		t.Fatal(err)
-	}
+	members := installIn(t, r, base, p, tree("etc/x=a"))
 	r.Close()
 	must(t, os.Remove(filepath.Join(dir, "etc/x")))
 	time.Sleep(20 * time.Millisecond) // past the tree's ctime, which the rebuilt record starts from

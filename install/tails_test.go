@@ -2,7 +2,6 @@ package install
 
 import (
 	"archive/tar"
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -70,19 +69,9 @@ func TestTailClones(t *testing.T) {
 		{name: "opt/long", typ: tar.TypeReg, mode: 0o644, data: randomData(35, 3000)},
 	}
 	tarPath := alignedTar(t, base, es)
-	members, err := scanWithDigests(tarPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	members := digestsOf(t, tarPath)
 	tails := writeTails(t, tarPath, members, []string{"opt/missing"}, []string{"opt/long"})
-	s, err := r.Stage(context.Background(), tarPath, prefixPkg("a", "1"), members)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := r.Apply(context.Background(), []*Staged{s}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := applyStaged(t, r, stageMembers(t, r, tarPath, prefixPkg("a", "1"), members))
 	if want := int64(2 * 3000); res[0].Copied != want {
 		t.Errorf("copied %d bytes, want %d (the files whose tail files are wrong)", res[0].Copied, want)
 	}
@@ -152,19 +141,9 @@ func TestTailClonesBtrfs(t *testing.T) {
 		{name: "opt/big", typ: tar.TypeReg, mode: 0o644, data: randomData(43, 3*tarutil.Alignment+123)},
 	}
 	tarPath := alignedTar(t, base, es)
-	members, err := scanWithDigests(tarPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	members := digestsOf(t, tarPath)
 	tails := writeTails(t, tarPath, members, []string{"opt/big"}, nil)
-	s, err := r.Stage(context.Background(), tarPath, prefixPkg("a", "1"), members)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := r.Apply(context.Background(), []*Staged{s}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := applyStaged(t, r, stageMembers(t, r, tarPath, prefixPkg("a", "1"), members))
 	if res[0].Copied != 0 {
 		t.Errorf("copied %d bytes, want none", res[0].Copied)
 	}
