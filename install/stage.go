@@ -448,15 +448,6 @@ func (w *worker) fill(fd int, m *tarutil.Member) error {
 		return w.copyRange(fd, m.Offset, 0, m.Size)
 	}
 	n := m.Size &^ (b - 1)
-	if n < m.Size && w.s.tails >= 0 && w.s.tail == writeTail {
-		if err := w.clone(fd, m.Offset, n); err != nil {
-			return err
-		}
-		if ok, err := w.cloneTail(fd, m, n); ok || err != nil {
-			return err
-		}
-		return w.small(fd, m.Offset+n, n, m.Size-n, false)
-	}
 	if w.s.tail == truncateTail {
 		// A clone may end off a block boundary only at the source's end of file.
 		n = min((m.Size+b-1)&^(b-1), w.s.size-m.Offset)
@@ -468,6 +459,12 @@ func (w *worker) fill(fd int, m *tarutil.Member) error {
 		w.cloned -= n - m.Size
 		w.dirty = true // btrfs zeroes the cut block's end in the page cache
 		return os.NewSyscallError("ftruncate", unix.Ftruncate(fd, m.Size))
+	}
+	if n == m.Size {
+		return nil
+	}
+	if ok, err := w.cloneTail(fd, m, n); ok || err != nil {
+		return err
 	}
 	return w.small(fd, m.Offset+n, n, m.Size-n, false)
 }
