@@ -134,24 +134,7 @@ func TestTailsAfterCrash(t *testing.T) {
 		if err := fetchOne(c, quick(t, dir), p); err != nil {
 			t.Fatal(err)
 		}
-		idx, err := os.ReadFile(c.idxPath(p.SHA256))
-		if err != nil {
-			t.Fatal(err)
-		}
-		line, rest, _ := strings.Cut(string(idx), "\n")
-		idx = []byte(strings.Join(strings.Fields(line)[:4], " ") + " 00000000-0000-0000-0000-000000000000\n" + rest)
-		if err := os.WriteFile(c.idxPath(p.SHA256), idx, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		ents, err := os.ReadDir(c.tailsDir(p.SHA256))
-		if err != nil || len(ents) == 0 {
-			t.Fatalf("tails: %d files (%v)", len(ents), err)
-		}
-		if damage {
-			if err := os.Truncate(filepath.Join(c.tailsDir(p.SHA256), ents[0].Name()), 0); err != nil {
-				t.Fatal(err)
-			}
-		}
+		crashed(t, c, p, damage)
 		c.Close()
 		c, err = OpenCache(t.Context(), filepath.Join(base, "cache"))
 		if err != nil {
@@ -341,26 +324,9 @@ func TestTailsAfterCrashMoved(t *testing.T) {
 		if err := fetchOne(c, quick(t, dir), p); err != nil {
 			t.Fatal(err)
 		}
-		idx, err := os.ReadFile(c.idxPath(p.SHA256))
-		if err != nil {
-			t.Fatal(err)
-		}
-		line, rest, _ := strings.Cut(string(idx), "\n")
-		idx = []byte(strings.Join(strings.Fields(line)[:4], " ") + " 00000000-0000-0000-0000-000000000000\n" + rest)
-		if err := os.WriteFile(c.idxPath(p.SHA256), idx, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		ents, err := os.ReadDir(c.tailsDir(p.SHA256))
-		if err != nil || len(ents) == 0 {
-			t.Fatalf("tails: %d files (%v)", len(ents), err)
-		}
-		if damage {
-			if err := os.Truncate(filepath.Join(c.tailsDir(p.SHA256), ents[0].Name()), 0); err != nil {
-				t.Fatal(err)
-			}
-		}
+		crashed(t, c, p, damage)
 		c.Close()
-		c, err = OpenCache(t.Context(), c.dir)
+		c, err := OpenCache(t.Context(), c.dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,6 +334,30 @@ func TestTailsAfterCrashMoved(t *testing.T) {
 		c.Close()
 		if damage != errors.Is(err, ErrDamaged) {
 			t.Errorf("damaged %v: Members: %v", damage, err)
+		}
+	}
+}
+
+// crashed marks p's entry as written unsynced in an earlier boot and, if damage, empties
+// one of its tail files, as a crash before its write-back would have.
+func crashed(t *testing.T, c *Cache, p repo.Package, damage bool) {
+	t.Helper()
+	idx, err := os.ReadFile(c.idxPath(p.SHA256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, rest, _ := strings.Cut(string(idx), "\n")
+	idx = []byte(strings.Join(strings.Fields(line)[:4], " ") + " 00000000-0000-0000-0000-000000000000\n" + rest)
+	if err := os.WriteFile(c.idxPath(p.SHA256), idx, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(c.tailsDir(p.SHA256))
+	if err != nil || len(ents) == 0 {
+		t.Fatalf("tails: %d files (%v)", len(ents), err)
+	}
+	if damage {
+		if err := os.Truncate(filepath.Join(c.tailsDir(p.SHA256), ents[0].Name()), 0); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
