@@ -1,7 +1,6 @@
 package fetch
 
 import (
-	"archive/tar"
 	"bytes"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/internal/dirfd"
+	"pkg/internal/durable"
 	"pkg/internal/termtext"
 	"pkg/tarutil"
 )
@@ -53,7 +53,7 @@ const (
 // kept: an install of at most so many (install's maxTracked) writes each file back and
 // waits for it on its own, which a clone that writes no data skips; one of more leaves its
 // write-back to one syncfs, and its fetch would write tens of thousands of tail files.
-const smallTailsFiles = 4096
+const smallTailsFiles = durable.MaxTracked
 
 // keeps reports whether an entry of the kind k keeps m's tail.
 func (k tailKind) keeps(m *tarutil.Member) bool {
@@ -93,7 +93,7 @@ func (c *Cache) writeTails(tar *os.File, sums, tarName string, sync bool) (_ str
 	if err != nil {
 		return "", err
 	}
-	if kind == smallTails && dataFiles(ms) > smallTailsFiles {
+	if kind == smallTails && tarutil.DataFiles(ms) > smallTailsFiles {
 		return "", nil
 	}
 	ms = slices.DeleteFunc(ms, func(m tarutil.Member) bool { return !kind.keeps(&m) })
@@ -286,17 +286,6 @@ func tailsAllocated(dir *os.File, name string) int64 {
 	var n int64
 	for _, name := range names {
 		n += allocated(d, name)
-	}
-	return n
-}
-
-// dataFiles counts the regular members with data.
-func dataFiles(ms []tarutil.Member) int {
-	n := 0
-	for i := range ms {
-		if ms[i].Type == tar.TypeReg && ms[i].Size > 0 {
-			n++
-		}
 	}
 	return n
 }

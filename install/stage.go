@@ -131,7 +131,7 @@ func (s *stager) stage(members []tarutil.Member) error {
 	if err := s.dirs(members); err != nil {
 		return err
 	}
-	s.tracked = s.durable.Tracks() && dataFiles(members) <= maxTracked
+	s.tracked = s.durable.Tracks() && tarutil.DataFiles(members) <= maxTracked
 	if s.tracked {
 		s.wb = startWriteback(s.durable)
 	} else if s.sync && s.flushes {

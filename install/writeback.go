@@ -1,7 +1,6 @@
 package install
 
 import (
-	"archive/tar"
 	"cmp"
 	"os"
 	"sync"
@@ -27,24 +26,13 @@ const (
 	// which costs a tree of tens of thousands of files more than a syncfs does, while a
 	// syncfs after another process wrote gigabytes costs seconds whatever the tree
 	// (bench/sync.sh, KERNEL=1; docs/history.md).
-	maxTracked = 4096
+	maxTracked = durable.MaxTracked
 
 	writebackWorkers = 2
 	// maxHeld is how many files each writeback goroutine keeps open while their write-back
 	// runs: it waits for the oldest, started maxHeld files ago, before taking one more.
 	maxHeld = 64
 )
-
-// dataFiles counts the regular members with data.
-func dataFiles(members []tarutil.Member) int {
-	n := 0
-	for i := range members {
-		if members[i].Type == tar.TypeReg && members[i].Size > 0 {
-			n++
-		}
-	}
-	return n
-}
 
 // heldFile is a written file, open until its write-back is waited for.
 type heldFile struct {

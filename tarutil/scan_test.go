@@ -135,3 +135,18 @@ func isAt(err error, want streamError) bool {
 	se := (*streamError)(nil)
 	return errors.As(err, &se) && se.at == want.at && se.member == want.member
 }
+
+// TestDataFiles: only regular members with data count, not empty files, directories or links.
+func TestDataFiles(t *testing.T) {
+	ms := []Member{
+		{Type: tar.TypeReg, Size: 1},
+		{Type: tar.TypeReg, Size: 0},
+		{Type: tar.TypeDir},
+		{Type: tar.TypeSymlink, Size: 5},
+		{Type: tar.TypeLink, Size: 5},
+		{Type: tar.TypeReg, Size: 1 << 20},
+	}
+	if got := DataFiles(ms); got != 2 {
+		t.Errorf("DataFiles = %d, want 2", got)
+	}
+}

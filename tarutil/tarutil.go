@@ -66,6 +66,17 @@ func (m *Member) Tail() (off, n int64) {
 	return m.Offset + whole, m.Size - whole
 }
 
+// DataFiles counts the regular members with data.
+func DataFiles(members []Member) int {
+	n := 0
+	for i := range members {
+		if members[i].Type == tar.TypeReg && members[i].Size > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // Stats describes a converted archive.
 type Stats struct {
 	Files   int      // members that are not directories

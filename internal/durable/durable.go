@@ -7,6 +7,12 @@ import (
 	"path/filepath"
 )
 
+// MaxTracked is the most files with data a tree may have for its files to be written back
+// one by one (Files.Start, Wait) rather than by one syncfs: install's maxTracked, and the
+// most an entry of a btrfs cache keeps small tails for (fetch's smallTailsFiles), which
+// pay only in an install that writes its files back one by one.
+const MaxTracked = 4096
+
 // Path fsyncs the file or directory at path.
 func Path(path string) error {
 	f, err := os.Open(path)
