@@ -39,6 +39,10 @@ var checkNow = time.Now
 // longer log is left unread (every entry is checked) and grows no more.
 const maxCheckLog = 4 << 20 // 4 MiB
 
+// logFlags open a check log for appending, through no symlink, and without blocking on a
+// FIFO put in its place (which then fails the check for a regular file).
+const logFlags = unix.O_RDWR | unix.O_APPEND | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
+
 // checkLog is a Cache's view of the check log: the lines read at its first use, and the
 // file open for appending, if it could be.
 type checkLog struct {
@@ -100,20 +104,19 @@ func checkLogName() string {
 func (l *checkLog) open(c *Cache) {
 	l.once.Do(func() {
 		l.seen = make(map[string]checkedFiles)
-		l.name = checkLogName()
-		if l.name == "" || c.temporary != "" || c.ReadOnly {
-			l.name = ""
+		name := checkLogName()
+		if name == "" || c.temporary != "" || c.ReadOnly {
 			return
 		}
-		fd, err := unix.Openat(int(c.use.Fd()), l.name, unix.O_RDWR|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(int(c.use.Fd()), name, logFlags, 0)
 		if errors.Is(err, unix.ENOENT) {
+			l.name = name
 			return
 		}
-		l.name = ""
 		if err != nil {
 			return
 		}
-		f := os.NewFile(uintptr(fd), inDir(c.use, checkLogName()))
+		f := os.NewFile(uintptr(fd), inDir(c.use, name))
 		info, err := f.Stat()
 		if err != nil || !info.Mode().IsRegular() || info.Size() > maxCheckLog {
 			f.Close()
@@ -141,11 +144,11 @@ func (l *checkLog) open(c *Cache) {
 func (l *checkLog) create(c *Cache) {
 	name := l.name
 	l.name = ""
-	fd, err := unix.Openat(int(c.use.Fd()), name, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o644)
+	fd, err := unix.Openat(int(c.use.Fd()), name, logFlags|unix.O_CREAT|unix.O_EXCL, 0o644)
 	if err == nil {
 		removeCheckLogs(c.use, name)
 	} else if errors.Is(err, unix.EEXIST) {
-		fd, err = unix.Openat(int(c.use.Fd()), name, unix.O_RDWR|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		fd, err = unix.Openat(int(c.use.Fd()), name, logFlags, 0)
 	}
 	if err != nil {
 		return
