@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestCheckLog: a spot check that passed is recorded for the boot once the change commits
@@ -118,5 +120,49 @@ func TestCheckLog(t *testing.T) {
 	}
 	if _, err := open().Members(p.SHA256); !errors.Is(err, ErrDamaged) {
 		t.Errorf("Members of an entry changed since its record: %v, want ErrDamaged", err)
+	}
+}
+
+// TestCheckLogFIFO: a FIFO put where this boot's check log goes neither blocks the cache
+// nor is written to: every entry is then checked, and nothing recorded.
+func TestCheckLogFIFO(t *testing.T) {
+	if checkLogName() == "" {
+		t.Skip("no boot id: no check log")
+	}
+	dir, p := localRepo(t)
+	src, err := NewSource(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := cacheOpener(t)
+	c := open()
+	if err := fetchOne(c, src, p); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(c.dir, checkLogName())
+	os.Remove(log)
+	if err := unix.Mkfifo(log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := checkNow
+	checkNow = func() time.Time { return later().Add(time.Hour) }
+	t.Cleanup(func() { checkNow = later })
+	done := make(chan error, 1)
+	go func() {
+		c := open()
+		_, err := c.Members(p.SHA256)
+		c.Settle(p.SHA256)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Members and Settle with a FIFO as the check log: still blocked after 30 s")
+	}
+	if info, err := os.Lstat(log); err != nil || info.Mode().Type() != os.ModeNamedPipe {
+		t.Errorf("the FIFO in the log's place: %v (%v), want it left as it was", info, err)
 	}
 }
