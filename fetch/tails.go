@@ -262,6 +262,11 @@ func (c *Cache) checkTails(sha string, tar *os.File, ms []tarutil.Member) error 
 		} else if err != nil {
 			return fmt.Errorf("tail of member %s: %w", termtext.Quote(ms[i].Name), err)
 		}
+		// A FIFO another user put there, held open for writing, would block the read.
+		if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+			f.Close()
+			return fmt.Errorf("tail of member %s: %s is not a regular file", termtext.Quote(ms[i].Name), inDir(d, tailName(off)))
+		}
 		k, err := io.ReadFull(f, got)
 		f.Close()
 		if _, err := tar.ReadAt(want[:n], off); err != nil {

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"pkg/internal/testfs"
 	"pkg/repo"
@@ -359,5 +362,57 @@ func crashed(t *testing.T, c *Cache, p repo.Package, damage bool) {
 		if err := os.Truncate(filepath.Join(c.tailsDir(p.SHA256), ents[0].Name()), 0); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestTailsAfterCrashFIFO: at an entry's first use after a crash, a FIFO in a tail file's
+// place, which another user of the cache holds open for writing, is damage, found without
+// waiting for the FIFO.
+func TestTailsAfterCrashFIFO(t *testing.T) {
+	if bootID() == "" {
+		t.Skipf("no boot id in %s: entries are synced at fetch", bootIDFile)
+	}
+	c := openCache(t)
+	c.tailsOnce.Do(func() { c.tails = smallTails })
+	dir, ps := sharedRepo(t, [][]file{tailFiles()})
+	p := ps[0]
+	if err := fetchOne(c, quick(t, dir), p); err != nil {
+		t.Fatal(err)
+	}
+	crashed(t, c, p, false)
+	ents, err := os.ReadDir(c.tailsDir(p.SHA256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail := filepath.Join(c.tailsDir(p.SHA256), ents[0].Name())
+	if err := os.Remove(tail); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(tail, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(tail, os.O_RDWR, 0) // a writer, so that a read waits for data
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	c.Close()
+	c, err = OpenCache(t.Context(), c.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Members(p.SHA256)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrDamaged) {
+			t.Errorf("Members: %v, want ErrDamaged", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Members with a FIFO as a tail file: still blocked after 30 s")
 	}
 }
