@@ -342,11 +342,13 @@ func (d *DB) open(readOnly bool) (*bolt.DB, error) {
 	case err != nil:
 		return nil, fmt.Errorf("db: open %s: %w", d.path, err)
 	}
-	if err := d.checkFormat(b); err != nil {
+	// Damage first: a damaged mark may read as any format, and a damaged database is the
+	// repair's to replace, where a newer one is a newer pkg's to read.
+	if err := d.check(b, f); err != nil && !d.unchecked {
 		b.Close()
 		return nil, err
 	}
-	if err := d.check(b, f); err != nil && !d.unchecked {
+	if err := d.checkFormat(b); err != nil {
 		b.Close()
 		return nil, err
 	}

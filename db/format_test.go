@@ -1,6 +1,7 @@
 package db
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -160,6 +162,32 @@ func TestFormatNewer(t *testing.T) {
 	rawUpdate(t, path, func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(formatKey, []byte{1}) })
 	if _, err := open(t, path).List(); !errors.Is(err, errFormatMark) || !errors.As(err, new(*DamagedError)) {
 		t.Errorf("List of a database with a 1-byte format mark = %v; want a *DamagedError of errFormatMark", err)
+	}
+}
+
+// TestFormatDamaged: a database whose pages are not those its last commit left is
+// damaged, whatever its format mark reads: a mark damaged to read above this pkg's format
+// is a *DamagedError, which the repair replaces, not a *FormatError, which it refuses.
+func TestFormatDamaged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	if err := open(t, path).Request(map[string]repo.Requirement{"a": {Name: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := append(slices.Clone(formatKey), binary.BigEndian.AppendUint64(nil, format)...)
+	if bytes.Count(b, mark) == 0 {
+		t.Fatalf("no format mark %x in %s", mark, path)
+	}
+	b = bytes.ReplaceAll(b, mark, append(slices.Clone(formatKey), binary.BigEndian.AppendUint64(nil, format+1)...))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = open(t, path).List()
+	if de := (*DamagedError)(nil); !errors.As(err, &de) || de.Path != path || errors.As(err, new(*FormatError)) {
+		t.Errorf("List of a database whose mark was damaged to read %d: %v; want a *DamagedError of %s", format+1, err, path)
 	}
 }
 

@@ -188,6 +188,10 @@ func TestRepairDatabase(t *testing.T) {
 			return b
 		}},
 		{"last-page-cut", func(b []byte) []byte { return b[:(metaField(b, newest, metaPages)-1)*dbPage] }},
+		// A mark that reads as a newer format in damaged pages is damage, not a newer pkg's.
+		{"format-mark", func(b []byte) []byte {
+			return bytes.ReplaceAll(b, binary.BigEndian.AppendUint64([]byte("format"), 1), binary.BigEndian.AppendUint64([]byte("format"), 2))
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d.damage(t, tt.fn)
