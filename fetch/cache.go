@@ -54,7 +54,7 @@ const entryMagic = "pkg-entry 1"
 //	index/<sha256 of the index's location>.json
 //	roots/               the roots that install from the cache (roots.go)
 //	last-prune           its mtime: when the cache was last pruned (LastPruned)
-//	checked.<boot id>    the entries checked in this boot (checks.go)
+//	checked.<boot id>.<uid> the entries that user checked in this boot (checks.go)
 //	tmp/                 files being written
 //	CACHEDIR.TAG         what makes the directory pkg's cache (layout.go)
 //

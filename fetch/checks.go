@@ -15,9 +15,12 @@ import (
 )
 
 // A spot check that passed is remembered for the rest of the boot in the cache's check
-// log, checked.<boot id>: one line per entry, "SHA256 TAR IDX\n", each file as
-// "INODE.CTIME-NS.SIZE". A later process that finds its entry's tar and index as recorded
-// uses the index without reading the tar again. Whatever changes a file (a write, a
+// log, checked.<boot id>.<uid>: one line per entry, "SHA256 TAR IDX\n", each file as
+// "INODE.CTIME-NS.SIZE". A later process of the same user that finds its entry's tar and
+// index as recorded uses the index without reading the tar again. Each user of a shared
+// cache (a user and sudo pkg, say) keeps a log of their own, made 0644 and used only
+// while it is theirs: another's could not be appended to, and its lines would be taken on
+// another user's word. Whatever changes a file (a write, a
 // truncation, a rename in its place, a chmod) changes its ctime, which no user can set, or
 // its inode (a check of a file changed under checkSettle ago is not recorded); a reboot
 // starts another log, and an entry marked with an earlier boot is checked whole whatever
@@ -90,17 +93,28 @@ func parseFileID(s string) (fileID, bool) {
 	return fileID{ino: v[0], ctime: v[1], size: v[2]}, true
 }
 
-// checkLogName is this boot's log's name; "" where the boot cannot be told.
+// checkLogName is the name of this boot's log of this process's user; "" where the boot
+// cannot be told.
 func checkLogName() string {
 	if id := bootID(); id != "" && !strings.Contains(id, "/") {
-		return checkLogPrefix + id
+		return checkLogPrefix + id + "." + strconv.Itoa(os.Geteuid())
 	}
 	return ""
 }
 
+// ownLog reports whether the log f is a regular file of this process's user.
+func ownLog(f *os.File) (fs.FileInfo, bool) {
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return nil, false
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return info, ok && int(st.Uid) == os.Geteuid()
+}
+
 // open reads c's log for this boot, once per Cache. A cache this process cannot write, a
-// dry run's, or a log that is not a regular file leaves no log: every entry is then
-// checked. A log not there yet is made by the first flush.
+// dry run's, or a log that is not a regular file of this process's user leaves no log:
+// every entry is then checked. A log not there yet is made by the first flush.
 func (l *checkLog) open(c *Cache) {
 	l.once.Do(func() {
 		l.seen = make(map[string]checkedFiles)
@@ -117,8 +131,8 @@ func (l *checkLog) open(c *Cache) {
 			return
 		}
 		f := os.NewFile(uintptr(fd), inDir(c.use, name))
-		info, err := f.Stat()
-		if err != nil || !info.Mode().IsRegular() || info.Size() > maxCheckLog {
+		info, ok := ownLog(f)
+		if !ok || info.Size() > maxCheckLog {
 			f.Close()
 			return
 		}
@@ -146,7 +160,7 @@ func (l *checkLog) create(c *Cache) {
 	l.name = ""
 	fd, err := unix.Openat(int(c.use.Fd()), name, logFlags|unix.O_CREAT|unix.O_EXCL, 0o644)
 	if err == nil {
-		removeCheckLogs(c.use, name)
+		removeCheckLogs(c.use, bootID())
 	} else if errors.Is(err, unix.EEXIST) {
 		fd, err = unix.Openat(int(c.use.Fd()), name, logFlags, 0)
 	}
@@ -154,7 +168,7 @@ func (l *checkLog) create(c *Cache) {
 		return
 	}
 	f := os.NewFile(uintptr(fd), inDir(c.use, name))
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+	if _, ok := ownLog(f); !ok {
 		f.Close()
 		return
 	}
@@ -220,12 +234,12 @@ func (l *checkLog) close() {
 	}
 }
 
-// removeCheckLogs removes the check logs in the cache directory d but keep: those of
-// earlier boots.
-func removeCheckLogs(d *os.File, keep string) {
+// removeCheckLogs removes the check logs in the cache directory d of boots other than
+// boot, every user's.
+func removeCheckLogs(d *os.File, boot string) {
 	names, _ := readNames(d)
 	for _, name := range names {
-		if strings.HasPrefix(name, checkLogPrefix) && name != keep {
+		if strings.HasPrefix(name, checkLogPrefix) && !strings.HasPrefix(name, checkLogPrefix+boot) {
 			unix.Unlinkat(int(d.Fd()), name, 0)
 		}
 	}

@@ -3,13 +3,17 @@ package fetch
 import (
 	"archive/tar"
 	"errors"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"pkg/internal/testfs"
 )
 
 // TestCheckLog: a spot check that passed is recorded for the boot once the change commits
@@ -165,4 +169,148 @@ func TestCheckLogFIFO(t *testing.T) {
 	if info, err := os.Lstat(log); err != nil || info.Mode().Type() != os.ModeNamedPipe {
 		t.Errorf("the FIFO in the log's place: %v (%v), want it left as it was", info, err)
 	}
+}
+
+// TestCheckLogUsers: a cache that a user and root share (sudo pkg with the user's cache):
+// each keeps a log of their own, so that root's log, which the user cannot append to,
+// does not keep the user's checks from being recorded; and a log in one's own name that
+// another user owns is not taken on their word. As root, the test runs itself as nobody
+// (PKG_TEST_CHECK_CACHE) on the cache it gave nobody.
+func TestCheckLogUsers(t *testing.T) {
+	if checkLogName() == "" {
+		t.Skip("no boot id: no check log")
+	}
+	later := checkNow
+	checkNow = func() time.Time { return later().Add(time.Hour) }
+	t.Cleanup(func() { checkNow = later })
+	if dir := os.Getenv("PKG_TEST_CHECK_CACHE"); dir != "" {
+		sha := os.Getenv("PKG_TEST_CHECK_SHA")
+		open := func() *Cache {
+			c, err := OpenCache(t.Context(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			return c
+		}
+		c := open()
+		if _, err := c.Members(sha); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Settle(sha); err != nil {
+			t.Fatal(err)
+		}
+		c = open()
+		tar, err1 := statAt(c.tars, tarName(sha))
+		idx, err2 := statAt(c.tars, idxName(sha))
+		if err := errors.Join(err1, err2); err != nil {
+			t.Fatal(err)
+		}
+		if !c.checks.passed(c, sha, checkedFiles{idOf(tar), idOf(idx)}) {
+			t.Errorf("as uid %d, after a check and Settle: the entry not recorded as checked", os.Geteuid())
+		}
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("run by root, as nobody")
+	}
+	testfs.NeedTools(t, "setpriv")
+	dir, p := localRepo(t)
+	src, err := NewSource(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	for d := base; d != "/"; d = filepath.Dir(d) { // t.TempDir's are private to root
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The user's cache, holding an entry, which root then uses, recording its check.
+	cache := filepath.Join(base, "cache")
+	c, err := OpenCache(t.Context(), cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = fetchOne(c, src, p)
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := filepath.WalkDir(cache, func(path string, _ fs.DirEntry, err error) error {
+		return errors.Join(err, os.Lchown(path, 65534, 65534))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = OpenCache(t.Context(), cache); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = c.Members(p.SHA256); err == nil {
+		err = c.Settle(p.SHA256)
+	}
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(cache, checkLogName())
+	if _, err := os.Stat(log); err != nil {
+		t.Fatalf("root's log: %v", err)
+	}
+
+	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
+	cmd.Env = append(os.Environ(), "PKG_TEST_CHECK_CACHE="+cache, "PKG_TEST_CHECK_SHA="+p.SHA256)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Errorf("as nobody: %v\n%s", err, out)
+	}
+
+	// Root's log, given to nobody with a line for the tar as it is once damaged.
+	c, err = OpenCache(t.Context(), cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ms, err := c.Members(p.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(c.Path(p.SHA256), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Type == tar.TypeReg && m.Size > 0 {
+			_, err = f.WriteAt([]byte{^firstByte(t, f, m.Offset)}, m.Offset)
+			break
+		}
+	}
+	if err := errors.Join(err, f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	tarInfo, err1 := os.Stat(c.Path(p.SHA256))
+	idxInfo, err2 := os.Stat(c.idxPath(p.SHA256))
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	forged := p.SHA256 + " " + idOf(tarInfo).String() + " " + idOf(idxInfo).String() + "\n"
+	if err := errors.Join(os.WriteFile(log, []byte(forged), 0o644), os.Chown(log, 65534, 65534)); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := OpenCache(t.Context(), cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, err := c2.Members(p.SHA256); !errors.Is(err, ErrDamaged) {
+		t.Errorf("Members of a damaged entry that a log in root's name but nobody's records: %v, want ErrDamaged", err)
+	}
+}
+
+// firstByte returns the byte of f at off.
+func firstByte(t *testing.T, f *os.File, off int64) byte {
+	t.Helper()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+	return b[0]
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -313,6 +314,8 @@ func (c *Cache) unchanged(sha string, was unsynced) error {
 
 // settledIndex writes a temporary copy of the entry's index without its boot, synced if sync,
 // and returns its name in tmp/; "" if the index has no boot. The index read must be the file idx.
+// The copy is the index's owner's: an entry of a user's that root settles (sudo pkg with
+// the user's cache) stays theirs to read.
 func (c *Cache) settledIndex(sha string, idx fs.FileInfo, sync bool) (string, error) {
 	ix, err := openEntryIndex(c.tars, idxName(sha))
 	if err != nil {
@@ -326,10 +329,23 @@ func (c *Cache) settledIndex(sha string, idx fs.FileInfo, sync bool) (string, er
 		return "", ix.err
 	}
 	return c.writeTemp("idx", sync, func(w io.Writer) error {
+		if err := keepOwner(w.(*os.File), ix.info); err != nil {
+			return err
+		}
 		if _, err := io.WriteString(w, entryHeader(ix.name, ix.version, "")); err != nil {
 			return err
 		}
 		_, err := io.Copy(w, ix.rest())
 		return err
 	})
+}
+
+// keepOwner gives the new file f the owner of the file it is to replace, was, where they
+// differ: only root can, and only root makes another user's file.
+func keepOwner(f *os.File, was fs.FileInfo) error {
+	st, ok := was.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) == os.Geteuid() {
+		return nil
+	}
+	return f.Chown(int(st.Uid), int(st.Gid))
 }
