@@ -184,8 +184,13 @@ func (e *ReadOnlyError) Error() string {
 		e.Dir, e.Path, uint32(e.Mode), e.Dir)
 }
 
-// Close ends c's use of the cache: its lock is released. c must not be used after.
+// Close ends c's use of the cache: its lock is released. c must not be used after. The
+// entries it found written before a crash and checked whole since, and did not settle,
+// are settled first (Settle), but for a dry run's: where that fails, they keep their marks.
 func (c *Cache) Close() error {
+	if !c.ReadOnly {
+		c.settle(nil)
+	}
 	for _, d := range []*os.File{c.tars, c.tmp, c.index, c.roots, c.runs.f} {
 		if d != nil {
 			d.Close()

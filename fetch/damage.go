@@ -86,15 +86,10 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if spot && !crashed { // a crashed entry's index is rewritten as it is settled
 		c.checks.add(c, sha, files)
 	}
-	switch was := (unsynced{idx: ix.info, tar: info}); {
-	case crashed:
-		// All of its data checked: settled, or checked again at its next first use, unless
-		// its tar could not be synced and is gone.
-		if err := c.settle(sha, was); err != nil && !c.Has(sha) {
-			return nil, fmt.Errorf("%w: %s: %v", ErrDamaged, what, err)
-		}
-	case boot != "":
-		c.unsettled.Store(sha, was)
+	if boot != "" {
+		// All of a crashed entry's data checked: settled by the next Settle or Close, with
+		// the others, or checked again at its next first use.
+		c.unsettled.Store(sha, unsynced{idx: ix.info, tar: info, checked: crashed})
 	}
 	c.checked.Store(sha, ms)
 	return ms, nil

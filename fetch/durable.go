@@ -23,7 +23,8 @@ import (
 // exactly what was verified, so the entry is used as is; the install that clones from it
 // calls Settle, which syncs it and drops the mark. An entry still marked with another boot
 // may have lost data in a crash, so its first use hashes all of its data against the
-// digests (a damaged one is removed) and settles it. Where the boot cannot be told,
+// digests (a damaged one is removed), and the next Settle, or the Cache's Close, settles it
+// with the others: one syncfs for all of a command's entries with tails. Where the boot cannot be told,
 // entries are synced at fetch, with O_DIRECT (filewriter.go).
 const bootIDFile = "/proc/sys/kernel/random/boot_id"
 
@@ -49,11 +50,16 @@ func replaced(err error) error {
 	return err
 }
 
-// unsynced is an entry Members found marked with this boot: its index and tar as checked.
-type unsynced struct{ idx, tar fs.FileInfo }
+// unsynced is an entry Members found marked with a boot: its index and tar as checked, and
+// whether all of its data were (an earlier boot's, after a crash).
+type unsynced struct {
+	idx, tar fs.FileInfo
+	checked  bool
+}
 
 // Settle makes the cache entries with these sha256s durable, if this Cache found them
-// written in this boot and not yet synced: each index is written anew without the boot,
+// written in this boot and not yet synced, and with them every entry it found written
+// before a crash and checked whole (Members): each index is written anew without the boot,
 // then the new indexes, the tars and the entries' tails are written back (one syncfs where
 // an entry has tails, syncTails, else flushAll), then each index is replaced by its new
 // copy, unless the entry changed meanwhile, and one commit makes the lot durable
@@ -65,13 +71,27 @@ type unsynced struct{ idx, tar fs.FileInfo }
 // the rest of the boot (checks.go): Settle follows a change that committed.
 func (c *Cache) Settle(shas ...string) error {
 	c.checks.flush(c)
+	return c.settle(shas)
+}
+
+// settle is Settle but for the check log.
+func (c *Cache) settle(shas []string) error {
 	var todo []string
 	var was []unsynced
-	for _, sha := range shas {
+	take := func(sha string) {
 		if u, ok := c.unsettled.LoadAndDelete(sha); ok {
 			todo, was = append(todo, sha), append(was, u.(unsynced))
 		}
 	}
+	for _, sha := range shas {
+		take(sha)
+	}
+	c.unsettled.Range(func(sha, u any) bool {
+		if u.(unsynced).checked {
+			take(sha.(string))
+		}
+		return true
+	})
 	if len(todo) == 0 {
 		return nil
 	}
@@ -219,29 +239,6 @@ func (c *Cache) fsyncAll(files []fileAt) []error {
 	errs := make([]error, len(files))
 	inParallel(len(files), func(i int) { errs[i] = c.fsync(files[i].d, files[i].name) })
 	return errs
-}
-
-// settle makes durable the entry whose data Members has just checked: the same steps as
-// Settle, for one entry, whose syncfs, where it keeps tails, writes back its new index
-// and its tar too.
-func (c *Cache) settle(sha string, was unsynced) error {
-	tmp, err := c.settledIndex(sha, was.idx, !c.NoSync && !c.hasTails(sha))
-	if err != nil || tmp == "" {
-		return err
-	}
-	defer unix.Unlinkat(int(c.tmp.Fd()), tmp, 0)
-	synced, err := c.syncTails([]string{sha})
-	if err != nil {
-		return err
-	}
-	var tarErr error
-	if !synced {
-		tarErr = c.fsync(c.tars, tarName(sha))
-	}
-	if err := c.replaceIndex(sha, tmp, was, tarErr); err != nil {
-		return err
-	}
-	return c.syncTars()
 }
 
 // replaceIndex renames the file tmp of tmp/, synced, over the entry's index, if the index and the tar are

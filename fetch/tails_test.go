@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -147,7 +148,10 @@ func TestTailsAfterCrash(t *testing.T) {
 		if damage != errors.Is(err, ErrDamaged) {
 			t.Errorf("damaged %v: Members: %v", damage, err)
 		}
-		if !damage { // checked whole, and settled
+		if !damage { // checked whole, and settled by the next Settle
+			if err := c.Settle(); err != nil {
+				t.Fatal(err)
+			}
 			data, err := os.ReadFile(c.idxPath(p.SHA256))
 			if err != nil {
 				t.Fatal(err)
@@ -414,5 +418,68 @@ func TestTailsAfterCrashFIFO(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Members with a FIFO as a tail file: still blocked after 30 s")
+	}
+}
+
+// TestSettleAfterCrash: the entries a command finds written before a crash, each checked
+// whole at its first use, are settled together: one syncfs for all of those with tails,
+// not one each. The test counts syncfs calls in a child process under strace
+// (PKG_TEST_SETTLE_CACHE), which uses the entries and settles them.
+func TestSettleAfterCrash(t *testing.T) {
+	if bootID() == "" {
+		t.Skipf("no boot id in %s: entries are synced at fetch", bootIDFile)
+	}
+	if dir := os.Getenv("PKG_TEST_SETTLE_CACHE"); dir != "" {
+		c, err := OpenCache(t.Context(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		shas := strings.Fields(os.Getenv("PKG_TEST_SETTLE_SHAS"))
+		for _, sha := range shas {
+			if _, err := c.Members(sha); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.Settle(shas...); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	testfs.NeedTools(t, "strace")
+	c := openCache(t)
+	c.tailsOnce.Do(func() { c.tails = smallTails })
+	dir, ps := sharedRepo(t, [][]file{tailFiles(), {{"bin/other", []byte("#!/bin/sh\necho other\n")}, {"share/small", randomData(24, 100)}}})
+	var shas []string
+	for _, p := range ps {
+		if err := fetchOne(c, quick(t, dir), p); err != nil {
+			t.Fatal(err)
+		}
+		crashed(t, c, p, false)
+		shas = append(shas, p.SHA256)
+	}
+	c.Close()
+	out := filepath.Join(t.TempDir(), "strace")
+	cmd := exec.Command("strace", "-f", "-qq", "-o", out, "-y", "-e", "trace=syncfs", os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "PKG_TEST_SETTLE_CACHE="+c.dir, "PKG_TEST_SETTLE_SHAS="+strings.Join(shas, " "))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	if calls := testfs.SyncCalls(lines, c.dir); calls["syncfs"] != 1 {
+		t.Errorf("syncfs calls settling %d entries after a crash: %d, want 1:\n%s", len(shas), calls["syncfs"], b)
+	}
+	for _, p := range ps {
+		data, err := os.ReadFile(c.idxPath(p.SHA256))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, boot, _, err := readEntryHeader(data); err != nil || boot != "" {
+			t.Errorf("%s %s after its use and Settle: marked with boot %q (%v), want none", p.Name, p.Version, boot, err)
+		}
 	}
 }
