@@ -133,7 +133,7 @@ func TestCredentialNotRedirected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.client.Transport.(authTransport).base.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+	s.client().Transport.(authTransport).base.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
 	}
 	if err := fetchOne(openCache(t), s, p); err != nil {

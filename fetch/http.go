@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -244,12 +245,12 @@ func (e *giveUpError) Is(target error) bool { return target == ErrUnreachable }
 // netConfig is how a Source talks to servers, shared by its locations: the client, how
 // long it waits and how often it tries.
 type netConfig struct {
-	client   *http.Client
-	tries    int           // attempts at a request
-	backoff  time.Duration // wait after the first failure, doubled after each next one
-	answer   time.Duration // longest wait for the headers of an index's response
-	idle     time.Duration // longest wait for a body's next bytes
-	minRate  int64         // bytes per second a body must average over each window
+	client   func() *http.Client // made at the first request: a directory or an offline command sends none
+	tries    int                 // attempts at a request
+	backoff  time.Duration       // wait after the first failure, doubled after each next one
+	answer   time.Duration       // longest wait for the headers of an index's response
+	idle     time.Duration       // longest wait for a body's next bytes
+	minRate  int64               // bytes per second a body must average over each window
 	window   time.Duration
 	slack    time.Duration // of an archive's deadline, beyond its size at minRate
 	indexMax time.Duration // longest wait for an index and its signature, retries included
@@ -260,7 +261,7 @@ type netConfig struct {
 func newNetConfig(retrying func(err error, wait time.Duration, attempt, max int)) *netConfig {
 	n := &netConfig{tries: maxTries, backoff: firstBackoff, answer: answerTimeout, idle: idleTimeout,
 		minRate: minRate, window: rateWindow, slack: archiveSlack, indexMax: indexTimeout, retrying: retrying}
-	n.client = newClient(&n.creds)
+	n.client = sync.OnceValue(func() *http.Client { return newClient(&n.creds) })
 	return n
 }
 
@@ -429,7 +430,7 @@ func (s *netConfig) send(ctx context.Context, u *url.URL, h http.Header, answer 
 	}
 	maps.Copy(req.Header, h)
 	req.Header.Set("User-Agent", userAgent)
-	resp, err := s.client.Do(req)
+	resp, err := s.client().Do(req)
 	if err != nil {
 		body.Close()
 		var ue *url.Error

@@ -493,7 +493,7 @@ func TestServersThatChangeTheBytes(t *testing.T) {
 	}))
 	t.Cleanup(tls.Close)
 	s := quick(t, tls.URL)
-	s.client.Transport.(authTransport).base.TLSClientConfig = tls.Client().Transport.(*http.Transport).TLSClientConfig
+	s.client().Transport.(authTransport).base.TLSClientConfig = tls.Client().Transport.(*http.Transport).TLSClientConfig
 	re := (*redirectError)(nil)
 	if _, err := openCache(t).indexOnly(t.Context(), s); !errors.As(err, &re) || *re != (redirectError{tls.URL + "/index.json", plain.URL + "/index.json", true}) {
 		t.Errorf("Index from https redirected to http: %v", err)

@@ -81,7 +81,7 @@ func registrySecret(n *netConfig, user *url.Userinfo) oci.Credentials {
 // net returns the location's netConfig, its requests sent through the registry client.
 func (l *ociLocation) net() *netConfig {
 	n := *l.n
-	n.client = l.client
+	n.client = func() *http.Client { return l.client }
 	return &n
 }
 
