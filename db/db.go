@@ -8,10 +8,11 @@ package db
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -191,15 +192,11 @@ func (d *DB) create() error {
 	if err := d.remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	empty, err := emptyDatabase()
-	if err != nil {
-		return err
-	}
 	f, err := d.openFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteAt(empty, 0)
+	_, err = f.WriteAt(emptyDatabase(), 0)
 	if err == nil && unix.Fallocate(int(f.Fd()), 0, 0, initialSize) == nil { // else bbolt grows it
 		d.allocated.Store(initialSize)
 	}
@@ -280,28 +277,43 @@ func (d *DB) settle() error {
 	return d.adopt(f)
 }
 
-// emptyDatabase returns the bytes of a new bbolt file, which bbolt writes into an empty
-// file and fdatasyncs: made in memory, once, so that create syncs the file once, with its
-// size.
-var emptyDatabase = sync.OnceValues(func() ([]byte, error) {
-	fd, err := unix.MemfdCreate("pkg-db", unix.MFD_CLOEXEC)
-	if err != nil {
-		return nil, os.NewSyscallError("memfd_create", err)
+// emptyDatabase returns the bytes bbolt writes into an empty file at its first open (its
+// DB.init): the meta pages of transactions 0 and 1, an empty freelist and an empty root
+// leaf, at the system's page size. create writes them, to be synced once with the file's
+// size, without opening bbolt; TestEmptyDatabase holds them to what bbolt writes.
+func emptyDatabase() []byte {
+	const (
+		pageHeader   = 16 // id uint64, flags uint16, count uint16, overflow uint32
+		leafPage     = 0x02
+		metaPage     = 0x04
+		freelistPage = 0x10
+		magic        = 0xED0CDAED
+		version      = 2
+	)
+	size := os.Getpagesize()
+	b := make([]byte, 4*size)
+	ne := binary.NativeEndian
+	for i, flags := range []uint16{metaPage, metaPage, freelistPage, leafPage} {
+		p := b[i*size:]
+		ne.PutUint64(p, uint64(i))
+		ne.PutUint16(p[8:], flags)
+		if flags != metaPage {
+			continue
+		}
+		m := p[pageHeader:]
+		ne.PutUint32(m, magic)
+		ne.PutUint32(m[4:], version)
+		ne.PutUint32(m[8:], uint32(size))
+		ne.PutUint64(m[16:], 3) // the root bucket's page; its sequence, m[24:], is 0
+		ne.PutUint64(m[32:], 2) // the freelist's page
+		ne.PutUint64(m[40:], 4) // the high water mark
+		ne.PutUint64(m[48:], uint64(i))
+		h := fnv.New64a()
+		h.Write(m[:56])
+		ne.PutUint64(m[56:], h.Sum64())
 	}
-	mem := os.NewFile(uintptr(fd), "pkg-db")
-	defer mem.Close()
-	b, err := bolt.Open(mem.Name(), 0o600, &bolt.Options{OpenFile: func(string, int, os.FileMode) (*os.File, error) {
-		fd, err := unix.FcntlInt(mem.Fd(), unix.F_DUPFD_CLOEXEC, 0)
-		return os.NewFile(uintptr(fd), mem.Name()), err
-	}})
-	if err != nil {
-		return nil, err
-	}
-	if err := b.Close(); err != nil {
-		return nil, err
-	}
-	return io.ReadAll(mem)
-})
+	return b
+}
 
 // open opens the file for one transaction, waiting for other processes' transactions:
 // bbolt locks it shared for reading and exclusively for writing. It refuses a file that

@@ -848,3 +848,40 @@ func TestCarryDurable(t *testing.T) {
 		})
 	}
 }
+
+// TestEmptyDatabase checks that the file create writes is byte for byte the one bbolt
+// writes into an empty file, and that bbolt opens it as an empty database.
+func TestEmptyDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	b, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := emptyDatabase(); !bytes.Equal(got, want) {
+		t.Fatalf("emptyDatabase: %d bytes unlike bbolt's %d", len(got), len(want))
+	}
+	mine := filepath.Join(t.TempDir(), "db")
+	if err := os.WriteFile(mine, emptyDatabase(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err = bolt.Open(mine, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.View(func(tx *bolt.Tx) error {
+		if tx.ID() != 1 || tx.Bucket([]byte("packages")) != nil {
+			return fmt.Errorf("transaction %d, holding a packages bucket %v", tx.ID(), tx.Bucket([]byte("packages")) != nil)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -66,9 +66,10 @@ func (s *Session) readIndexes(ctx context.Context, cache *fetch.Cache, rs []conf
 			return nil, err
 		}
 		s.tellTrust(ix)
-		if t, ok := cache.IndexTime(ix.Source); ok && s.Offline {
-			// What offline installs, locks and frozen checks are as current as.
-			s.obs.Notice(notice.OfflineIndex{URL: ix.Source.URL(), Read: t})
+		if s.Offline { // what offline installs, locks and frozen checks are as current as
+			if t, ok := cache.IndexTime(ix.Source); ok {
+				s.obs.Notice(notice.OfflineIndex{URL: ix.Source.URL(), Read: t})
+			}
 		}
 		ixs = append(ixs, ix)
 	}
