@@ -121,6 +121,11 @@ func (d *DB) intentEntries() ([]intentEntry, error) {
 		return nil, err
 	}
 	defer dir.Close()
+	return d.entriesIn(dir)
+}
+
+// entriesIn returns the entries of dir, intentDir open, sorted by name.
+func (d *DB) entriesIn(dir *os.File) ([]intentEntry, error) {
 	names, err := dir.Readdirnames(-1)
 	if err != nil {
 		return nil, err
@@ -147,11 +152,19 @@ func committed(tx *bolt.Tx) uint64 {
 
 // removeEntries removes the entries of intentDir that keep returns true for, unsynced.
 func (d *DB) removeEntries(es []intentEntry, keep func(intentEntry) bool) {
+	if !slices.ContainsFunc(es, func(e intentEntry) bool { return !keep(e) }) {
+		return
+	}
 	dir, err := d.openIntentDir(false)
 	if dir == nil || err != nil {
 		return
 	}
 	defer dir.Close()
+	removeIn(dir, es, keep)
+}
+
+// removeIn removes the entries of dir, intentDir open, that keep returns false for, unsynced.
+func removeIn(dir *os.File, es []intentEntry, keep func(intentEntry) bool) {
 	for _, e := range es {
 		if !keep(e) {
 			unix.Unlinkat(int(dir.Fd()), e.name, 0)
@@ -169,12 +182,23 @@ func (d *DB) setIntentNames(ins []Intent) (bool, error) {
 	if !d.ordered() {
 		return false, nil
 	}
-	var old []intentEntry
-	if err := d.view(func(tx *bolt.Tx) (err error) { old, err = d.pendingEntries(tx); return err }); err != nil {
+	dir, err := d.openIntentDir(false)
+	if err != nil {
 		return false, err
 	}
-	for _, e := range old {
-		if !slices.ContainsFunc(ins, func(in Intent) bool { return in.Name == e.in.Name }) {
+	var all []intentEntry // removed once the new names are made
+	if dir != nil {
+		defer dir.Close()
+		if all, err = d.entriesIn(dir); err != nil {
+			return false, err
+		}
+	}
+	var done uint64
+	if err := d.view(func(tx *bolt.Tx) error { done = committed(tx); return nil }); err != nil {
+		return false, err
+	}
+	for _, e := range all {
+		if e.nonce != done && !slices.ContainsFunc(ins, func(in Intent) bool { return in.Name == e.in.Name }) {
 			ins = append(ins, e.in)
 		}
 	}
@@ -186,18 +210,16 @@ func (d *DB) setIntentNames(ins []Intent) (bool, error) {
 			return false, nil
 		}
 	}
-	all, err := d.intentEntries()
-	if err != nil {
-		return false, err
+	if dir == nil {
+		dir, err = d.openIntentDir(true)
+		if full(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		defer dir.Close()
 	}
-	dir, err := d.openIntentDir(true)
-	if full(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer dir.Close()
 	for i, name := range names {
 		fd, err := unix.Openat(int(dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
 		if err != nil {
@@ -211,7 +233,7 @@ func (d *DB) setIntentNames(ins []Intent) (bool, error) {
 		}
 		unix.Close(fd)
 	}
-	d.removeEntries(all, func(intentEntry) bool { return false })
+	removeIn(dir, all, func(intentEntry) bool { return false })
 	return true, nil
 }
 
