@@ -749,11 +749,12 @@ func (c *Cache) removeEntries(keep func(Entry) bool) ([]Entry, error) {
 		removeTails(c.tars, tailsName(e.SHA256))
 		removed = append(removed, e)
 	}
-	removeOld(c.tars, func(_ *os.File, name string, age time.Duration) bool {
+	names, _ := readNames(c.tars)
+	removeOld(c.tars, names, func(_ *os.File, name string, age time.Duration) bool {
 		sha, ok := strings.CutSuffix(name, ".idx")
 		return age > staleAge && ok && isSHA256(sha) && !c.Has(sha)
 	})
-	removeStaleTails(c.tars, func(name string, age time.Duration) bool {
+	removeStaleTails(c.tars, names, func(name string, age time.Duration) bool {
 		sha := strings.TrimSuffix(name, tailsSuffix)
 		return age > staleAge && isSHA256(sha) && !existsAt(c.tars, tarName(sha))
 	})
@@ -767,8 +768,9 @@ func (c *Cache) RemoveUnfinished() int64 {
 	if !c.only {
 		return 0
 	}
-	n := removeOld(c.tmp, func(_ *os.File, name string, _ time.Duration) bool { return ownTemp(name) })
-	return n + removeStaleTails(c.tmp, func(name string, _ time.Duration) bool {
+	names, _ := readNames(c.tmp)
+	n := removeOld(c.tmp, names, func(_ *os.File, name string, _ time.Duration) bool { return ownTemp(name) })
+	return n + removeStaleTails(c.tmp, names, func(name string, _ time.Duration) bool {
 		return ownTemp(strings.TrimSuffix(name, tailsSuffix) + ".tar")
 	})
 }
@@ -785,7 +787,8 @@ func entryName(sha, name, version string) string {
 // removeTemporary removes the temporary files of tmp/ that are older than staleAge, and
 // those no live process holds that are older than orphanAge.
 func (c *Cache) removeTemporary() {
-	removeOld(c.tmp, func(dir *os.File, name string, age time.Duration) bool {
+	names, _ := readNames(c.tmp)
+	removeOld(c.tmp, names, func(dir *os.File, name string, age time.Duration) bool {
 		switch {
 		case !ownTemp(name) || age < orphanAge:
 			return false
@@ -803,7 +806,7 @@ func (c *Cache) removeTemporary() {
 		return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil // nobody writes it
 	})
 	// A fetch's tails go with its temporary tar, which is there until the fetch ends.
-	removeStaleTails(c.tmp, func(name string, age time.Duration) bool {
+	removeStaleTails(c.tmp, names, func(name string, age time.Duration) bool {
 		tar := strings.TrimSuffix(name, tailsSuffix) + ".tar"
 		return ownTemp(tar) && (age > staleAge || age > orphanAge && !existsAt(c.tmp, tar))
 	})

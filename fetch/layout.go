@@ -205,10 +205,9 @@ func (c *Cache) openSubdir(name string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// removeOld removes the regular files of the cache's subdirectory d that old reports,
-// given the directory, their names and ages, and returns their bytes.
-func removeOld(d *os.File, old func(dir *os.File, name string, age time.Duration) bool) int64 {
-	names, _ := readNames(d)
+// removeOld removes the regular files of the cache's subdirectory d, of names (readNames),
+// that old reports, given the directory, their names and ages, and returns their bytes.
+func removeOld(d *os.File, names []string, old func(dir *os.File, name string, age time.Duration) bool) int64 {
 	var n int64
 	for _, name := range names {
 		var st unix.Stat_t

@@ -215,10 +215,9 @@ func removeTails(d *os.File, name string) {
 	unix.Unlinkat(int(d.Fd()), name, unix.AT_REMOVEDIR)
 }
 
-// removeStaleTails removes the tails directories of d that old reports, given their names
-// and ages, and returns the bytes their files took on disk.
-func removeStaleTails(d *os.File, old func(name string, age time.Duration) bool) int64 {
-	names, _ := readNames(d)
+// removeStaleTails removes the tails directories of d, of names (readNames), that old
+// reports, given their names and ages, and returns the bytes their files took on disk.
+func removeStaleTails(d *os.File, names []string, old func(name string, age time.Duration) bool) int64 {
 	var n int64
 	for _, name := range names {
 		if !strings.HasSuffix(name, tailsSuffix) {

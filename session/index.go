@@ -54,7 +54,7 @@ func (s *Session) openFetcher(ctx context.Context, dry, local bool) (*txn.Fetche
 func (s *Session) readIndexes(ctx context.Context, cache *fetch.Cache, rs []config.Repo, root string) (*txn.Catalog, error) {
 	var ixs []*txn.Catalog
 	for _, r := range rs {
-		_, o, err := s.repoSource(r)
+		o, err := s.repoOptions(r)
 		if err != nil {
 			return nil, err
 		}
@@ -210,7 +210,7 @@ func (s *Session) lockSources(l *repo.Lock) (map[string]*fetch.Source, map[strin
 	}
 	srcs, used := make(map[string]*fetch.Source), config.LockUses(l, rs)
 	for name, r := range used {
-		if srcs[name], _, err = s.repoSource(r); err != nil {
+		if srcs[name], err = s.repoSource(r); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -129,7 +129,7 @@ func (s *Session) offeredNames(ctx context.Context) []string {
 	}
 	var names []string
 	for _, r := range rs {
-		_, o, err := s.repoSource(r)
+		o, err := s.repoOptions(r)
 		if err != nil {
 			continue
 		}

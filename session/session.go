@@ -226,27 +226,33 @@ func (s *Session) sourceOptions() (fetch.Options, error) {
 }
 
 // repoSource returns the source of r, its first URL with the rest as mirrors, under the
-// session's trust policy with r's own keys added.
-func (s *Session) repoSource(r config.Repo) (*fetch.Source, fetch.Options, error) {
+// session's trust policy with r's own keys added (repoOptions).
+func (s *Session) repoSource(r config.Repo) (*fetch.Source, error) {
+	o, err := s.repoOptions(r)
+	if err != nil {
+		return nil, err
+	}
+	return fetch.NewSource(r.URLs[0], o)
+}
+
+// repoOptions returns the options of the source of r (repoSource).
+func (s *Session) repoOptions(r config.Repo) (fetch.Options, error) {
 	o, err := s.sourceOptions()
 	if err == nil {
 		o.Trust, err = r.Trust(o.Trust)
 	}
 	if err != nil {
-		return nil, o, err
+		return o, err
 	}
 	o.Mirrors = r.URLs[1:]
 	a, err := r.Credential()
 	if err != nil {
-		return nil, o, err
+		return o, err
 	}
 	o.Credential = fetch.Credential{Username: a.Username, Password: a.Password, Token: a.Token}
 	o.Netrc, o.CleartextCredentials = config.NetrcFile(), r.CleartextCredentials
-	if o.DigestMirrors, err = s.digestMirrors(r); err != nil {
-		return nil, o, err
-	}
-	src, err := fetch.NewSource(r.URLs[0], o)
-	return src, o, err
+	o.DigestMirrors, err = s.digestMirrors(r)
+	return o, err
 }
 
 // digestMirrors returns the by-digest mirrors of r: those given, then r's, then those
@@ -291,8 +297,7 @@ func (s *Session) source(name string) (*fetch.Source, error) {
 	var names []string
 	for _, r := range rs {
 		if name == "" || r.Name == name {
-			src, _, err := s.repoSource(r)
-			return src, err
+			return s.repoSource(r)
 		}
 		names = append(names, r.Name)
 	}
