@@ -8,15 +8,18 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"syscall"
 )
 
 // MemoryLimit is the soft limit of the Go heap that TuneHeap sets.
 const MemoryLimit = 160 << 20 // 160 MiB
 
-// Collection while a command's heap is small, and once it has grown (see TuneHeap).
+// Collection: none before the heap reaches minGoal; past it, at grownPercent more than the
+// heap that lived through the last one (see TuneHeap).
 const (
-	smallPercent = 400 // the first collection at 16 MiB: the runtime's 4 MiB minimum, scaled
+	minGoal      = 16 << 20 // 16 MiB
+	smallPercent = 400      // the first collection at 16 MiB: the runtime's 4 MiB minimum, scaled
 	grownPercent = 50
 )
 
@@ -25,15 +28,13 @@ func TuneHeap() {
 	if os.Getenv("GOGC") == "" {
 		// Most commands (verify, list, the install of a toolchain) allocate a few MiB and
 		// exit, and a collection costs them its time and its threads: none comes before
-		// 16 MiB. A heap that grows past it is mostly member lists that live for the
-		// command: from the first collection on, half the default growth bounds a large
-		// install's peak RSS (docs/history.md).
+		// minGoal, nor after a collection while the heap stays under it (a warm install
+		// of the npm tree of bench/peers.sh: 8 collections at a live heap of 3-9 MiB
+		// otherwise). A heap that grows past it is mostly member lists that live for the
+		// command: half the default growth bounds a large install's peak RSS
+		// (docs/history.md).
 		debug.SetGCPercent(smallPercent)
-		runtime.AddCleanup(new([64]byte), func(int) {
-			if p := debug.SetGCPercent(grownPercent); p != smallPercent { // set since: kept
-				debug.SetGCPercent(p)
-			}
-		}, 0)
+		watchHeap(smallPercent)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// Near the limit the collector runs as often as it must (at most half the CPU),
@@ -41,6 +42,38 @@ func TuneHeap() {
 		// docs/history.md).
 		debug.SetMemoryLimit(MemoryLimit)
 	}
+}
+
+// watchHeap sets the percent after each collection (percentFor the heap that lived through
+// it), for as long as nothing else has changed it from set, the percent it set last.
+func watchHeap(set int) {
+	runtime.AddCleanup(new([64]byte), func(int) {
+		want := percentFor(liveHeap())
+		if p := debug.SetGCPercent(want); p != set { // set since: kept
+			debug.SetGCPercent(p)
+			return
+		}
+		watchHeap(want)
+	}, 0)
+}
+
+// percentFor returns the percent that puts the next collection at minGoal, or at
+// grownPercent more than live if that is later.
+func percentFor(live uint64) int {
+	if live == 0 || live >= minGoal*100/(100+grownPercent) {
+		return grownPercent
+	}
+	return int(minGoal*100/live) - 100
+}
+
+// liveHeap returns the bytes of heap objects marked live by the last collection.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // Interruptible returns a context that the first SIGINT or SIGTERM cancels: downloads stop

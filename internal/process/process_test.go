@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"syscall"
 	"testing"
 	"time"
@@ -32,20 +33,54 @@ func TestTuneHeap(t *testing.T) {
 	}
 }
 
-// TestTuneHeapGrown checks that the first collection sets the percent for a grown heap.
+func TestPercentFor(t *testing.T) {
+	tests := []struct {
+		live uint64
+		want int
+	}{
+		{4 << 20, 300},           // the next collection at 16 MiB
+		{8 << 20, 100},           // so too
+		{12 << 20, grownPercent}, // 18 MiB, past 16
+		{1 << 30, grownPercent},
+		{0, grownPercent}, // not known
+	}
+	for _, tt := range tests {
+		if got := percentFor(tt.live); got != tt.want {
+			t.Errorf("percentFor(%d) = %d; want %d", tt.live, got, tt.want)
+		}
+	}
+}
+
+// TestTuneHeapGrown checks that a collection sets the percent for the heap that lived
+// through it: grownPercent for a grown one, more while it is small.
 func TestTuneHeapGrown(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	t.Setenv("GOGC", "")
 	TuneHeap()
+	grown := make([]byte, 2*minGoal)
+	waitPercent(t, func(p int) bool { return p == grownPercent })
+	runtime.KeepAlive(grown)
+	waitPercent(t, func(p int) bool { return p > grownPercent })
+}
+
+// waitPercent collects until the GC percent is one ok accepts.
+func waitPercent(t *testing.T, ok func(int) bool) {
+	t.Helper()
 	for range 100 {
 		runtime.GC() // the cleanup runs on a goroutine of its own, after a collection
-		if p := debug.SetGCPercent(smallPercent); p == grownPercent {
+		if ok(gcPercent()) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("GC percent still %d after collections; want %d", smallPercent, grownPercent)
+	t.Fatalf("GC percent %d after collections", gcPercent())
+}
+
+func gcPercent() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(s[0].Value.Uint64())
 }
 
 func TestInterruptible(t *testing.T) {
