@@ -50,6 +50,7 @@ type Staged struct {
 	keep    bool              // left to the next start: a failed commit may have made it the only copy of a tree
 	whole   bool              // its writes were not tracked: the commit syncs the whole filesystem
 	entries []prefixEntry     // its paths in the prefix
+	ended   time.Time         // when its staging ended (forceLog)
 }
 
 // Stage builds p's tree in staging, where nothing sees it until Apply, from the aligned tar
@@ -145,7 +146,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 		Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: intoOf(&p), Env: p.Env}
 	res.Elapsed = time.Since(start) // Apply sets Commit
 	return &Staged{name: tree.name, rec: rec, files: files, res: res, own: own, whole: !st.tracked,
-		entries: memberEntries(rec.Into, members)}, nil
+		entries: memberEntries(rec.Into, members), ended: time.Now()}, nil
 }
 
 // fileRecords yields the database records of members, in order (byName), each hardlink

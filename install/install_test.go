@@ -718,6 +718,46 @@ func TestCommitSyncs(t *testing.T) {
 	}
 }
 
+// TestForcesLog checks which changes Apply starts the journal's write for early: those of
+// forceLogFiles files or more whose trees the records' sync carries, where the commit
+// syncs on a filesystem that logs in order; not a one-file install (TestCommitSyncs).
+func TestForcesLog(t *testing.T) {
+	staged := func(files ...int) []*Staged {
+		var s []*Staged
+		for _, n := range files {
+			s = append(s, &Staged{rec: &db.Record{Files: n}})
+		}
+		return s
+	}
+	whole := staged(forceLogFiles)
+	whole[0].whole = true
+	tests := []struct {
+		fs     string
+		noSync bool
+		staged []*Staged
+		want   bool
+	}{
+		{"xfs", false, staged(forceLogFiles/2, forceLogFiles/2), true},
+		{"xfs", false, staged(1, forceLogFiles-2), false},
+		{"xfs", false, whole, false},
+		{"xfs", true, staged(forceLogFiles), false},
+		{"btrfs", false, staged(forceLogFiles), false},
+	}
+	roots := map[string]*Root{}
+	for _, tt := range tests {
+		r := roots[tt.fs]
+		if r == nil {
+			r = openRoot(t, filepath.Join(testfs.Mount(t, tt.fs), "root"))
+			defer r.Close()
+			roots[tt.fs] = r
+		}
+		r.o.NoSync = tt.noSync
+		if got := r.forcesLog(tt.staged); got != tt.want {
+			t.Errorf("%s, NoSync %v, %d trees: forcesLog = %v, want %v", tt.fs, tt.noSync, len(tt.staged), got, tt.want)
+		}
+	}
+}
+
 // straceInstall runs t's test again in a child process under strace with args (what to
 // trace), where installStraced installs tool 1 into a new root in dir, and returns strace's
 // lines.
