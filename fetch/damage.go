@@ -35,7 +35,8 @@ const spotSample = 64 << 10 // 64 KiB
 // Members returns the members of the entry with this sha256, with their data offsets and
 // digests, from its index, checked against the tar once per Cache: its size, a sample of its
 // headers and the digests of its data: all of it up to spotBudget bytes, spotSample bytes
-// of more, all of it again when the entry was written unsynced in an earlier boot. An
+// of more, all of it again when the entry was written unsynced in an earlier boot; and its
+// tail files against the tar's bytes, spotTails of them, all of them after such a boot. An
 // entry the cache's check log (checks.go) records as checked in this boot, its tar and
 // index unchanged since, is not read again. A
 // damaged entry, or one with anything but a regular file as its tar, is removed, so that
@@ -75,8 +76,8 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if spot {
 		err = tarutil.SpotCheck(f, info.Size(), ms, budget)
 	}
-	if err == nil && crashed {
-		err = c.checkTails(sha, f, ms)
+	if err == nil && spot {
+		err = c.checkTails(sha, f, ms, crashed)
 	}
 	what := entryName(sha, name, version)
 	if err != nil {

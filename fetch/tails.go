@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -37,7 +36,8 @@ import (
 // there or not at all. They go with the entry (remove, prune, clean, a damaged entry's drop);
 // an entry without them (another filesystem, an older cache) installs as before. The boot
 // mark covers them: Settle syncs them with the entry, and an entry marked with another boot
-// has them compared with its tar at its first use.
+// has them all compared with its tar at its first use; an entry's spot check compares a
+// sample of them (spotTails).
 const tailsSuffix = ".tails"
 
 // tailKind is which members' tails an entry keeps as files of their own.
@@ -235,13 +235,20 @@ func removeStaleTails(d *os.File, names []string, old func(name string, age time
 	return n
 }
 
-// checkTails compares each tail file of the entry with this sha256, whose tar is open as
-// tar and whose members are ms, with the tar's bytes: for an entry written unsynced before
-// a reboot, whose tails may have lost data as its tar may. A member without a tail file,
-// which an install moves from the tar, passes, as does an entry without tails: which
-// members have one depends on the filesystem that wrote them (tailsOf), and the cache
-// may have moved since.
-func (c *Cache) checkTails(sha string, tar *os.File, ms []tarutil.Member) error {
+// spotTails is how many tail files of an entry its spot check compares with the tar: the
+// first, the last and others evenly spread, as its headers are sampled; enough to notice
+// a tails directory damaged or replaced as a whole. Each costs an open, two reads and a
+// close: the npm tree's first warm install in a boot compares 2,286 of its 7,012 tails for
+// about 0.02 s more CPU (0.50 s), where all of them took 0.08 s more.
+const spotTails = 16
+
+// checkTails compares the tail files of the entry with this sha256, whose tar is open as
+// tar and whose members are ms, with the tar's bytes: every one where all is set (an entry
+// written unsynced before a reboot, whose tails may have lost data as its tar may), else
+// spotTails of them. A member without a tail file, which an install moves from the tar,
+// passes, as does an entry without tails: which members have one depends on the
+// filesystem that wrote them (tailsOf), and the cache may have moved since.
+func (c *Cache) checkTails(sha string, tar *os.File, ms []tarutil.Member, all bool) error {
 	d, err := dirfd.Open(c.tars, tailsName(sha), unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
@@ -249,31 +256,59 @@ func (c *Cache) checkTails(sha string, tar *os.File, ms []tarutil.Member) error 
 		return err
 	}
 	defer d.Close()
-	want, got := make([]byte, tarutil.Alignment), make([]byte, tarutil.Alignment+1)
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return err
+	}
+	kept := make(map[string]bool, len(names))
+	for _, name := range names {
+		kept[name] = true
+	}
+	var with []int // the members with a tail file
 	for i := range ms {
-		off, n := ms[i].Tail()
-		if n == 0 {
-			continue
+		if off, n := ms[i].Tail(); n > 0 && kept[tailName(off)] {
+			with = append(with, i)
 		}
-		f, err := dirfd.Open(d, tailName(off), unix.O_RDONLY|unix.O_NONBLOCK, 0)
-		if errors.Is(err, unix.ENOENT) {
-			continue
-		} else if err != nil {
-			return fmt.Errorf("tail of member %s: %w", termtext.Quote(ms[i].Name), err)
-		}
-		// A FIFO another user put there, held open for writing, would block the read.
-		if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-			f.Close()
-			return fmt.Errorf("tail of member %s: %s is not a regular file", termtext.Quote(ms[i].Name), inDir(d, tailName(off)))
-		}
-		k, err := io.ReadFull(f, got)
-		f.Close()
-		if _, err := tar.ReadAt(want[:n], off); err != nil {
+	}
+	stride := 1
+	if !all && len(with) > spotTails {
+		stride = (len(with) + spotTails - 1) / spotTails
+	}
+	want, got := make([]byte, tarutil.Alignment), make([]byte, tarutil.Alignment+1)
+	for k := 0; k < len(with); k += stride {
+		if err := checkTail(d, tar, &ms[with[k]], want, got); err != nil {
 			return err
 		}
-		if err != io.ErrUnexpectedEOF || !bytes.Equal(got[:k], want[:n]) {
-			return fmt.Errorf("tail of member %s: %s differs from the tar", termtext.Quote(ms[i].Name), inDir(d, tailName(off)))
-		}
+	}
+	if k := len(with) - 1; k >= 0 && k%stride != 0 { // the last, too
+		return checkTail(d, tar, &ms[with[k]], want, got)
+	}
+	return nil
+}
+
+// checkTail compares m's tail file, in the tails directory d, with the tar's bytes, reading
+// them into want and the file into got, one byte longer. It reads with read(2) itself: a
+// FIFO another user put in the file's place, held open for writing, would keep Go's read
+// waiting, where read(2) of O_NONBLOCK fails at once.
+func checkTail(d, tar *os.File, m *tarutil.Member, want, got []byte) error {
+	off, n := m.Tail()
+	name := tailName(off)
+	fd, err := unix.Openat(int(d.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil // gone with its entry meanwhile
+	} else if err != nil {
+		return fmt.Errorf("tail of member %s: %w", termtext.Quote(m.Name), &os.PathError{Op: "open", Path: inDir(d, name), Err: err})
+	}
+	k, err := unix.Read(fd, got[:n+1])
+	unix.Close(fd)
+	if err != nil {
+		return fmt.Errorf("tail of member %s: %w", termtext.Quote(m.Name), &os.PathError{Op: "read", Path: inDir(d, name), Err: err})
+	}
+	if _, err := tar.ReadAt(want[:n], off); err != nil {
+		return fmt.Errorf("tail of member %s: read %s at %d: %w", termtext.Quote(m.Name), tar.Name(), off, err)
+	}
+	if !bytes.Equal(got[:k], want[:n]) {
+		return fmt.Errorf("tail of member %s: %s differs from the tar", termtext.Quote(m.Name), inDir(d, name))
 	}
 	return nil
 }

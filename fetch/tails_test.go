@@ -252,7 +252,7 @@ func TestCheckTailsQuotesNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range []tarutil.Member{ms[0], {Name: "share/\x1b[2Jdiffers", Type: '0', Offset: 1024, Size: 5}} {
-		err := c.checkTails(sha, tar, []tarutil.Member{m})
+		err := c.checkTails(sha, tar, []tarutil.Member{m}, true)
 		if err == nil || strings.ContainsRune(err.Error(), 0x1b) {
 			t.Errorf("tail of %q: %v, want an error with the name quoted", m.Name, err)
 		}
@@ -481,5 +481,61 @@ func TestSettleAfterCrash(t *testing.T) {
 		if _, _, boot, _, err := readEntryHeader(data); err != nil || boot != "" {
 			t.Errorf("%s %s after its use and Settle: marked with boot %q (%v), want none", p.Name, p.Version, boot, err)
 		}
+	}
+}
+
+// TestTailsSpotChecked: an entry's spot check, at its first use in a process that did not
+// write it, compares tail files with the tar too, the first and the last of a sample of
+// spotTails among more: one that differs is damage, the entry removed and fetched again
+// whole.
+func TestTailsSpotChecked(t *testing.T) {
+	var files []file
+	for i := range 3 * spotTails {
+		files = append(files, file{fmt.Sprintf("f/%03d", i), randomData(uint64(30+i), 10+i)})
+	}
+	dir, ps := sharedRepo(t, [][]file{files})
+	p := ps[0]
+	c := openCache(t)
+	c.tailsOnce.Do(func() { c.tails = smallTails })
+	for _, which := range []string{"first", "last"} {
+		if err := fetchOne(c, quick(t, dir), p); err != nil {
+			t.Fatal(err)
+		}
+		ms, err := c.Members(p.SHA256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var offs []int64
+		for _, m := range ms {
+			if off, n := m.Tail(); n > 0 {
+				offs = append(offs, off)
+			}
+		}
+		off := offs[0]
+		if which == "last" {
+			off = offs[len(offs)-1]
+		}
+		tail := filepath.Join(c.tailsDir(p.SHA256), tailName(off))
+		b, err := os.ReadFile(tail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[0] ^= 1
+		if err := os.WriteFile(tail, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		other, err := OpenCache(t.Context(), c.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = other.Members(p.SHA256)
+		other.Close()
+		if !errors.Is(err, ErrDamaged) || c.Has(p.SHA256) {
+			t.Errorf("the %s tail changed: Members: %v, entry kept %v; want ErrDamaged and the entry removed", which, err, c.Has(p.SHA256))
+		}
+		if err := fetchOne(c, quick(t, dir), p); err != nil {
+			t.Fatal(err)
+		}
+		checkTailFiles(t, c, p, smallTails)
 	}
 }
