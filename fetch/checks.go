@@ -20,14 +20,13 @@ import (
 // index as recorded uses the index without reading the tar again. Each user of a shared
 // cache (a user and sudo pkg, say) keeps a log of their own, made 0644 and used only
 // while it is theirs: another's could not be appended to, and its lines would be taken on
-// another user's word. Whatever changes a file (a write, a
-// truncation, a rename in its place, a chmod) changes its ctime, which no user can set, or
-// its inode (a check of a file changed under checkSettle ago is not recorded); a reboot
-// starts another log, and an entry marked with an earlier boot is checked whole whatever
-// the log says. The checks of a command are recorded once its change has committed
-// (Settle), so that a command that fails leaves the cache as it was, in one write
-// (O_APPEND): processes sharing the cache add lines without a lock; one cut short is
-// ignored.
+// another user's word. Whatever changes a file (a write, a truncation, a rename in its
+// place, a chmod) changes its ctime, which no user can set, or its inode (a check of a
+// file changed under checkSettle ago is not recorded); a reboot starts another log, and
+// an entry marked with an earlier boot is checked whole whatever the log says. The checks
+// of a command are recorded once its change has committed (Settle), so that a command
+// that fails leaves the cache as it was, in one write (O_APPEND): processes sharing the
+// cache add lines without a lock; one cut short is ignored.
 const checkLogPrefix = "checked."
 
 // checkSettle is how old a file's ctime must be for a check of it to be recorded: more

@@ -24,8 +24,8 @@ import (
 // calls Settle, which syncs it and drops the mark. An entry still marked with another boot
 // may have lost data in a crash, so its first use hashes all of its data against the
 // digests (a damaged one is removed), and the next Settle, or the Cache's Close, settles it
-// with the others: one syncfs for all of a command's entries with tails. Where the boot cannot be told,
-// entries are synced at fetch, with O_DIRECT (filewriter.go).
+// with the others: one syncfs for all of a command's entries with tails. Where the boot
+// cannot be told, entries are synced at fetch, with O_DIRECT (filewriter.go).
 const bootIDFile = "/proc/sys/kernel/random/boot_id"
 
 // bootID is this boot's identifier, or "" when the system does not give one.
