@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"archive/tar"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -162,13 +163,19 @@ func dataSize(ms []tarutil.Member) int64 {
 type entryIndex struct {
 	f                   *os.File
 	info                fs.FileInfo
+	data                []byte // the whole file, read at once where it is small (wholeIndex); else nil
 	name, version, boot string
 	off                 int64 // where the tar's index (tarutil.AlignEdit) starts
 	err                 error // why the first line is not an entry's
 }
 
+// wholeIndex is the largest entry index read whole at its open: the tar's index (rest) is
+// then read from memory, where it would take a read for its checksum and more to decode.
+const wholeIndex = 64 << 10 // 64 KiB: an index of a few hundred members
+
 // openEntryIndex opens an entry's index file, name in the directory d, and reads its first
-// line. An error is about the file; one about its first line is in the entryIndex.
+// line, or all of it where it is at most wholeIndex. An error is about the file; one about
+// its first line is in the entryIndex.
 func openEntryIndex(d *os.File, name string) (*entryIndex, error) {
 	f, err := dirfd.Open(d, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -180,12 +187,18 @@ func openEntryIndex(d *os.File, name string) (*entryIndex, error) {
 		return nil, err
 	}
 	head := make([]byte, 512)
+	if info.Size() <= wholeIndex {
+		head = make([]byte, info.Size())
+	}
 	n, err := f.ReadAt(head, 0)
 	if err != nil && err != io.EOF {
 		f.Close()
 		return nil, err
 	}
 	ix := &entryIndex{f: f, info: info}
+	if int64(n) == info.Size() {
+		ix.data = head
+	}
 	var off int
 	ix.name, ix.version, ix.boot, off, ix.err = readEntryHeader(head[:n])
 	ix.off = int64(off)
@@ -194,6 +207,9 @@ func openEntryIndex(d *os.File, name string) (*entryIndex, error) {
 
 // rest returns the tar's index.
 func (ix *entryIndex) rest() *io.SectionReader {
+	if ix.data != nil {
+		return io.NewSectionReader(bytes.NewReader(ix.data), ix.off, ix.info.Size()-ix.off)
+	}
 	return io.NewSectionReader(ix.f, ix.off, ix.info.Size()-ix.off)
 }
 
