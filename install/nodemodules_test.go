@@ -132,6 +132,44 @@ func TestNodeModules(t *testing.T) {
 	}
 }
 
+// TestNodeModulesMany commits more scoped instances than minMkdirs at once, each
+// depending on the next: the roll-forward makes their directories (.pnpm/NAME@V,
+// its node_modules and @scope) on several workers a level at a time, and each
+// instance's files and links are then in place.
+func TestNodeModulesMany(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	n := 2 * minMkdirs
+	name := func(i int) string { return fmt.Sprintf("@s%d/p", i) }
+	var staged []*Staged
+	for i := range n {
+		var deps []string
+		if i+1 < n {
+			deps = []string{name(i + 1)}
+		}
+		staged = append(staged, stageNPM(t, r, base, name(i), "1.0.0", deps...))
+	}
+	r.Request([]repo.Requirement{{Name: name(0)}})
+	if _, err := r.Apply(context.Background(), staged, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkPrefix(t, r)
+	got := links(t, r.path(nodeModules))
+	for i := range n - 1 {
+		link := fmt.Sprintf(".pnpm/@s%d+p@1.0.0/node_modules/@s%d/p", i, i+1)
+		if want := fmt.Sprintf("../../../@s%d+p@1.0.0/node_modules/@s%d/p ", i+1, i+1); !strings.HasPrefix(got[link], want) {
+			t.Errorf("%s: %q, want a link to %s", link, got[link], want)
+		}
+	}
+	for i := range n {
+		js := filepath.Join(r.path(nodeModules), fmt.Sprintf(".pnpm/@s%d+p@1.0.0/node_modules/@s%d/p/index.js", i, i))
+		if info, err := os.Lstat(js); err != nil || !info.Mode().IsRegular() {
+			t.Errorf("%s: %v, %v", js, info, err)
+		}
+	}
+}
+
 // TestNodeModulesUpgrade upgrades one package on which five others depend: exactly their
 // five links to it move (a new link, by inode), and no other link of the tree is touched;
 // a crash between the records and the links is finished by the next start.
