@@ -46,19 +46,29 @@ type tailKind int
 const (
 	noTails    tailKind = iota
 	allTails            // every member's with a tail (XFS)
-	smallTails          // members under a block, in entries of at most smallTailsFiles files with data (btrfs)
+	smallTails          // btrfs: tails over tarutil.MaxInline, and members under a block in entries of at most smallTailsFiles files with data
 )
 
-// smallTailsFiles is the most files with data an entry may have for small tails to be
-// kept: an install of at most so many (install's maxTracked) writes each file back and
-// waits for it on its own, which a clone that writes no data skips; one of more leaves its
-// write-back to one syncfs, and its fetch would write tens of thousands of tail files.
+// smallTailsFiles is the most files with data an entry on btrfs may have for the tails of
+// its members under a block to be kept whatever their size: an install of at most so many
+// (install's maxTracked) writes each file back and waits for it on its own, which a clone
+// that writes no data skips; one of more leaves its write-back to one syncfs, where a file
+// of at most tarutil.MaxInline bytes sent into the tree costs no data block either.
 const smallTailsFiles = durable.MaxTracked
 
-// keeps reports whether an entry of the kind k keeps m's tail.
-func (k tailKind) keeps(m *tarutil.Member) bool {
+// keeps reports whether an entry of the kind k keeps m's tail; small is whether the entry
+// has at most smallTailsFiles files with data.
+func (k tailKind) keeps(m *tarutil.Member, small bool) bool {
 	_, n := m.Tail()
-	return n > 0 && (k == allTails || k == smallTails && m.Size < tarutil.Alignment)
+	switch {
+	case n == 0:
+		return false
+	case k == allTails:
+		return true
+	case k == smallTails:
+		return n > tarutil.MaxInline || small && m.Size < tarutil.Alignment
+	}
+	return false
 }
 
 // tailKind returns the kind of tails the cache's filesystem takes (tailsOf), asked once per
@@ -80,7 +90,7 @@ func tailName(off int64) string { return strconv.FormatInt(off, 10) }
 // writeTails writes the tails of the members of the temporary tar, whose index is the file
 // sums of tmp/, into a new directory of tmp/ beside it (the tar's name, tarName, with
 // tailsSuffix), and returns that directory's name; "" where the cache's filesystem does not
-// clone them or the entry has too many files for small tails. Each file's write-back is
+// clone them or the entry keeps none (tailKind.keeps). Each file's write-back is
 // started at once: a clone waits for its source's dirty pages, and the install that follows
 // a fetch clones them within milliseconds. With sync set (no boot to mark the entry with),
 // each file is synced.
@@ -93,10 +103,11 @@ func (c *Cache) writeTails(tar *os.File, sums, tarName string, sync bool) (_ str
 	if err != nil {
 		return "", err
 	}
-	if kind == smallTails && tarutil.DataFiles(ms) > smallTailsFiles {
+	small := tarutil.DataFiles(ms) <= smallTailsFiles
+	ms = slices.DeleteFunc(ms, func(m tarutil.Member) bool { return !kind.keeps(&m, small) })
+	if len(ms) == 0 {
 		return "", nil
 	}
-	ms = slices.DeleteFunc(ms, func(m tarutil.Member) bool { return !kind.keeps(&m) })
 	name := strings.TrimSuffix(tarName, ".tar") + tailsSuffix
 	if err := unix.Mkdirat(int(c.tmp.Fd()), name, 0o755); err != nil {
 		return "", &os.PathError{Op: "mkdir", Path: inDir(c.tmp, name), Err: err}

@@ -12,9 +12,11 @@ import (
 // their own, by its filesystem (docs/design.md, the cache: Tails):
 //   - XFS with reflink and blocks of tarutil.Alignment: every member's (allTails), as a
 //     partial block is shared only from a source that ends where the member ends;
-//   - btrfs with blocks of tarutil.Alignment: members under a block (smallTails), whose one
-//     clone from its tail file copies an inline extent or shares the file's one block,
-//     writing no data; a larger member's last block is cloned from the tar and truncated.
+//   - btrfs with blocks of tarutil.Alignment: tails over tarutil.MaxInline, whose clone
+//     shares the tail file's block wherever it goes, and, in entries of at most
+//     smallTailsFiles files with data, those of members under a block, whose one clone from
+//     its tail file copies an inline extent (smallTails); other members' last block is
+//     cloned from the tar and truncated.
 //
 // It clones one empty temporary file onto another (FICLONE), which XFS without reflink
 // refuses before it looks at the sizes.

@@ -29,6 +29,7 @@ func tailFiles() []file {
 		{"share/big", randomData(21, 3*tarutil.Alignment+123)},
 		{"share/empty", nil},
 		{"share/small", randomData(22, tarutil.Alignment-1)},
+		{"share/bigtail", randomData(23, tarutil.Alignment+tarutil.MaxInline+1)},
 	}
 }
 
@@ -49,9 +50,10 @@ func checkTailFiles(t *testing.T, c *Cache, p repo.Package, kind tailKind) {
 		t.Fatal(err)
 	}
 	var want []string
+	small := tarutil.DataFiles(ms) <= smallTailsFiles
 	for _, m := range ms {
 		off, _ := m.Tail()
-		if !kind.keeps(&m) {
+		if !kind.keeps(&m, small) {
 			continue
 		}
 		want = append(want, tailName(off))
@@ -76,9 +78,10 @@ func checkTailFiles(t *testing.T, c *Cache, p repo.Package, kind tailKind) {
 }
 
 // TestTails: on XFS a fetched entry keeps a tail file for each member whose bytes no
-// clone of the tar's blocks covers (three of the five here), which go with the entry; the
+// clone of the tar's blocks covers (four of the six here), which go with the entry; the
 // tmp/ directory they were written in is gone. On btrfs, where an install clones and
-// truncates a larger member's last block, it keeps those of the members under a block.
+// truncates a larger member's last block of at most tarutil.MaxInline bytes, it keeps
+// those of the members under a block and the longer tail.
 func TestTails(t *testing.T) {
 	for _, kind := range []string{"xfs", "btrfs"} {
 		t.Run(kind, func(t *testing.T) {
@@ -295,22 +298,37 @@ func TestSettleTails(t *testing.T) {
 	}
 }
 
-// TestSmallTailsFiles: small tails are kept for an entry of at most smallTailsFiles files
-// with data, empty ones not counted, and for none of one more.
+// TestSmallTailsFiles: on btrfs, the tails of members under a block are kept for an entry
+// of at most smallTailsFiles files with data, empty ones not counted, and for none of one
+// more, which keeps those over tarutil.MaxInline alone; an entry that keeps no tail has no
+// tails directory.
 func TestSmallTailsFiles(t *testing.T) {
-	for _, n := range []int{smallTailsFiles, smallTailsFiles + 1} {
+	for _, tc := range []struct {
+		n    int  // files of a byte
+		long bool // and one more with a tail over MaxInline
+	}{{smallTailsFiles, false}, {smallTailsFiles + 1, false}, {smallTailsFiles, true}} {
 		c := openCache(t)
 		c.tailsOnce.Do(func() { c.tails = smallTails })
 		files := []file{{"empty", nil}}
-		for i := range n {
+		for i := range tc.n {
 			files = append(files, file{fmt.Sprintf("f/%d", i), []byte{byte(i)}})
+		}
+		if tc.long {
+			files = append(files, file{"long", randomData(24, tarutil.Alignment+tarutil.MaxInline+1)})
 		}
 		dir, ps := sharedRepo(t, [][]file{files})
 		if err := fetchOne(c, quick(t, dir), ps[0]); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := c.hasTails(ps[0].SHA256), n <= smallTailsFiles; got != want {
-			t.Errorf("%d files with data: tails kept %v, want %v", n, got, want)
+		few := len(files)-1 <= smallTailsFiles
+		if got, want := c.hasTails(ps[0].SHA256), few || tc.long; got != want {
+			t.Errorf("%d files with data: tails kept %v, want %v", len(files)-1, got, want)
+		}
+		if few || tc.long {
+			checkTailFiles(t, c, ps[0], smallTails)
+		}
+		if ents, err := os.ReadDir(c.tailsDir(ps[0].SHA256)); !few && tc.long && (err != nil || len(ents) != 1) {
+			t.Errorf("%d files with data: %d tail files (%v), want the long one's alone", len(files)-1, len(ents), err)
 		}
 	}
 }

@@ -73,6 +73,7 @@ type stager struct {
 	durable      durable.Files // how what the workers write is made durable for the commit (durable.Commit)
 	wb           *writeback    // while the files are made, if tracked
 	tracked      bool          // every file written was waited for: the commit need not sync the whole filesystem
+	fewFiles     bool          // at most maxTracked files with data: on btrfs the entry keeps its small members' tails (fill)
 	sync         bool          // the commit syncs: an untracked tree is written back as it is staged (flusher), if flushes
 	flushes      bool          // not on btrfs (newStager)
 	fl           *flusher      // while the files are made, if syncing, flushing and not tracked
@@ -131,7 +132,8 @@ func (s *stager) stage(members []tarutil.Member) error {
 	if err := s.dirs(members); err != nil {
 		return err
 	}
-	s.tracked = s.durable.Tracks() && tarutil.DataFiles(members) <= maxTracked
+	s.fewFiles = tarutil.DataFiles(members) <= maxTracked
+	s.tracked = s.durable.Tracks() && s.fewFiles
 	if s.tracked {
 		s.wb = startWriteback(s.durable)
 	} else if s.sync && s.flushes {
@@ -429,36 +431,34 @@ func (w *worker) file(dirfd int, name string, m *tarutil.Member) error {
 // are cloned from their tail files where the cache keeps them; else they move inside the
 // kernel too, by sendfile into a new file and copy_file_range after a clone, so the
 // process's resident set stays small however large the tar; where the kernel refuses those
-// calls, they are copied (see small). On btrfs (truncateTail) the cache keeps the tails of
-// files under a block only: a clone of one into the new, empty file at offset 0 copies its
-// inline extent or shares its block, writing no data (fs/btrfs/reflink.c,
-// clone_copy_inline_extent), where one at a later offset would copy an inline extent into
-// the page cache; larger files' last block is cloned from the tar and truncated.
+// calls, they are copied (see small). On btrfs (truncateTail) the cache keeps the tails
+// over tarutil.MaxInline, whose clone shares the tail file's block at any offset, and, in
+// entries of at most maxTracked files with data, those of files under a block, whose clone
+// into the new, empty file at offset 0 copies its inline extent (fs/btrfs/reflink.c,
+// clone_copy_inline_extent): no data written. A shorter tail of a larger file would be
+// copied into the page cache by a clone at its offset past 0: that last block is cloned
+// from the tar and truncated.
 func (w *worker) fill(fd int, m *tarutil.Member) error {
 	b := w.s.block
 	switch {
 	case w.s.method == Copy:
 		return w.copy(fd, m.Offset, 0, m.Size)
 	case m.Size < b:
-		if ok, err := w.cloneTail(fd, m, 0); ok || err != nil {
-			return err
+		if w.tailKept(m) {
+			if ok, err := w.cloneTail(fd, m, 0); ok || err != nil {
+				return err
+			}
 		}
 		return w.small(fd, m.Offset, 0, m.Size, true)
 	case w.s.method == CopyFileRange || !w.s.cloneable(m):
 		return w.copyRange(fd, m.Offset, 0, m.Size)
 	}
 	n := m.Size &^ (b - 1)
-	if w.s.tail == truncateTail {
-		// A clone may end off a block boundary only at the source's end of file.
-		n = min((m.Size+b-1)&^(b-1), w.s.size-m.Offset)
+	if w.s.tail == truncateTail && !w.tailKept(m) {
+		return w.cloneTruncate(fd, m, 0)
 	}
 	if err := w.clone(fd, m.Offset, n); err != nil {
 		return err
-	}
-	if n > m.Size {
-		w.cloned -= n - m.Size
-		w.dirty = true // btrfs zeroes the cut block's end in the page cache
-		return os.NewSyscallError("ftruncate", unix.Ftruncate(fd, m.Size))
 	}
 	if n == m.Size {
 		return nil
@@ -466,7 +466,39 @@ func (w *worker) fill(fd int, m *tarutil.Member) error {
 	if ok, err := w.cloneTail(fd, m, n); ok || err != nil {
 		return err
 	}
+	if w.s.tail == truncateTail {
+		return w.cloneTruncate(fd, m, n)
+	}
 	return w.small(fd, m.Offset+n, n, m.Size-n, false)
+}
+
+// tailKept reports whether the cache entry may keep m's tail as a file of its own
+// (fetch's tailKind): any where it keeps tails, but on btrfs only those a clone copies no
+// data for, so that the install tries no file the entry does not have.
+func (w *worker) tailKept(m *tarutil.Member) bool {
+	if w.s.tails < 0 {
+		return false
+	}
+	_, n := m.Tail()
+	return w.s.tail != truncateTail || n > tarutil.MaxInline || w.s.fewFiles && m.Size < tarutil.Alignment
+}
+
+// cloneTruncate clones m's data from dstOff, a block of the file, to the end of its last
+// block from the tar into fd at dstOff, and truncates fd to m's size.
+func (w *worker) cloneTruncate(fd int, m *tarutil.Member, dstOff int64) error {
+	b := w.s.block
+	// A clone may end off a block boundary only at the source's end of file.
+	n := min((m.Size+b-1)&^(b-1), w.s.size-m.Offset) - dstOff
+	w.fcr = unix.FileCloneRange{Src_fd: int64(w.s.srcfd), Src_offset: uint64(m.Offset + dstOff), Src_length: uint64(n), Dest_offset: uint64(dstOff)}
+	if err := cloneRange(fd, &w.fcr); err != nil {
+		return os.NewSyscallError("ioctl FICLONERANGE", err)
+	}
+	w.cloned += m.Size - dstOff
+	if dstOff+n == m.Size {
+		return nil
+	}
+	w.dirty = true // btrfs zeroes the cut block's end in the page cache
+	return os.NewSyscallError("ftruncate", unix.Ftruncate(fd, m.Size))
 }
 
 // small copies the n bytes, less than a block, of the tar at off into fd at dstOff: with

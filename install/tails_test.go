@@ -126,10 +126,12 @@ func lookupMember(t *testing.T, members []tarutil.Member, name string) int {
 	return -1
 }
 
-// TestTailClonesBtrfs: on btrfs, where the cache keeps the tails of files under a block
-// only, each of those is cloned whole from its tail file, writing no data: one too large
-// for an inline extent on the tail file's block (FIEMAP), one small enough copied as its
-// inline extent; a larger file's last block comes from the tar, cloned and truncated.
+// TestTailClonesBtrfs: on btrfs, where the cache keeps the tails over tarutil.MaxInline and
+// those of files under a block, each is cloned whole from its tail file, writing no data:
+// a file under a block too large for an inline extent and a larger file's tail of more than
+// MaxInline bytes on the tail file's block (FIEMAP), a file small enough copied as its inline
+// extent; a larger file's shorter tail, and one whose tail file is missing, come from the
+// tar, their last block cloned and truncated.
 func TestTailClonesBtrfs(t *testing.T) {
 	base := testfs.Mount(t, "btrfs")
 	r := openRoot(t, filepath.Join(base, "root"))
@@ -139,10 +141,12 @@ func TestTailClonesBtrfs(t *testing.T) {
 		{name: "opt/small", typ: tar.TypeReg, mode: 0o644, data: randomData(41, 3000)},
 		{name: "opt/inline", typ: tar.TypeReg, mode: 0o644, data: randomData(42, 100)},
 		{name: "opt/big", typ: tar.TypeReg, mode: 0o644, data: randomData(43, 3*tarutil.Alignment+123)},
+		{name: "opt/bigtail", typ: tar.TypeReg, mode: 0o644, data: randomData(44, 2*tarutil.Alignment+tarutil.MaxInline+1)},
+		{name: "opt/missing", typ: tar.TypeReg, mode: 0o644, data: randomData(45, tarutil.Alignment+3000)},
 	}
 	tarPath := alignedTar(t, base, es)
 	members := digestsOf(t, tarPath)
-	tails := writeTails(t, tarPath, members, []string{"opt/big"}, nil)
+	tails := writeTails(t, tarPath, members, []string{"opt/big", "opt/missing"}, nil)
 	res := applyStaged(t, r, stageMembers(t, r, tarPath, prefixPkg("a", "1"), members))
 	if res[0].Copied != 0 {
 		t.Errorf("copied %d bytes, want none", res[0].Copied)
@@ -152,18 +156,23 @@ func TestTailClonesBtrfs(t *testing.T) {
 			t.Errorf("%s: %d bytes (%v), want the archive's %d", e.name, len(got), err, len(e.data))
 		}
 	}
-	m := members[lookupMember(t, members, "opt/small")]
-	off, n := m.Tail()
-	file, err := testfs.Extents(r.path("pkgs/a/opt/small"), 0, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tail, err := testfs.Extents(filepath.Join(tails, strconv.FormatInt(off, 10)), 0, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := testfs.PhysicalAt(file, 0); p < 0 || p != testfs.PhysicalAt(tail, 0) {
-		t.Errorf("opt/small is not on its tail file's block (%+v, %+v)", file, tail)
+	for _, tc := range []struct {
+		name string
+		at   int64 // the tail's first byte in the file
+	}{{"opt/small", 0}, {"opt/bigtail", 2 * tarutil.Alignment}} {
+		m := members[lookupMember(t, members, tc.name)]
+		off, n := m.Tail()
+		file, err := testfs.Extents(r.path("pkgs/a/"+tc.name), tc.at, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tail, err := testfs.Extents(filepath.Join(tails, strconv.FormatInt(off, 10)), 0, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := testfs.PhysicalAt(file, tc.at); p < 0 || p != testfs.PhysicalAt(tail, 0) {
+			t.Errorf("%s: its tail at %d is not on its tail file's block (%+v, %+v)", tc.name, tc.at, file, tail)
+		}
 	}
 	problems, err := r.VerifyWith(testCache(tarPath))
 	if err != nil || len(problems) != 0 {

@@ -66,6 +66,13 @@ func (m *Member) Tail() (off, n int64) {
 	return m.Offset + whole, m.Size - whole
 }
 
+// MaxInline is btrfs's default max_inline: a file of at most so many bytes keeps them in
+// the filesystem's metadata (an inline extent), which a clone to an offset past 0 copies
+// into the page cache; a longer file's last block is a data block of its own, which a
+// clone shares wherever it goes. Caches on btrfs keep the tails over it as files of their
+// own (fetch), which installs clone (install).
+const MaxInline = 2048
+
 // DataFiles counts the regular members with data.
 func DataFiles(members []Member) int {
 	n := 0
