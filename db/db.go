@@ -118,8 +118,8 @@ type DB struct {
 	unmark   uint64 // the stamp whose marker the current write transaction finished for, to remove once committed
 	unmarked uint64 // the last stamp whose marker this DB removed once its finish committed
 
-	orderOnce sync.Once
-	order     bool // whether the file's filesystem commits metadata in order (ordered)
+	fsOnce sync.Once
+	fs     durable.Files // of the file's filesystem (files)
 }
 
 // Created reports whether Open created the database.

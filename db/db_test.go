@@ -592,12 +592,19 @@ func TestCreateLinksWhenDurable(t *testing.T) {
 	}
 }
 
-// TestIntentNames: on XFS, intents are names of empty files beside the database, read back
-// as they were set, each replacing a pending one of its package; a commit makes them void
-// (one left behind, as a crash can leave it, is not pending) and removes them; clearing
-// removes them; an intent whose name would be too long is a transaction's, as before.
+// TestIntentNames: on XFS and btrfs, intents are names of empty files beside the database,
+// read back as they were set, each replacing a pending one of its package; a commit makes
+// them void (one left behind, as a crash can leave it, is not pending) and removes them;
+// clearing removes them; an intent whose name would be too long is a transaction's, as
+// before.
 func TestIntentNames(t *testing.T) {
-	path := filepath.Join(testfs.Mount(t, "xfs"), "db")
+	for _, fs := range []string{"xfs", "btrfs"} {
+		t.Run(fs, func(t *testing.T) { intentNamesOn(t, fs) })
+	}
+}
+
+func intentNamesOn(t *testing.T, fs string) {
+	path := filepath.Join(testfs.Mount(t, fs), "db")
 	d := open(t, path)
 	a := Intent{Op: "install", Name: "@scope/a@1.0.0", Staging: ".pkg/staging/a 1.7", Inode: 12, OldInode: 34}
 	b := Intent{Op: "remove", Name: "b", Staging: ".pkg/trash/b.9"}

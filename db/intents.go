@@ -23,11 +23,14 @@ import (
 // XFS, ext4 with its journal), as the names of empty files in the directory <db>.intents,
 // one per intent, made with no sync: the renames of the commit come after them, so a crash
 // that kept a rename kept them too, and the first sync of the transaction that records the
-// commit makes both durable at once (carry). Each name holds a nonce, one per SetIntents;
-// that transaction records the nonce in journalBucket (committedKey), which makes those
-// names void however late they are removed. Elsewhere, and where a name would be too long, intents
-// are a transaction of their own in intentsBucket, as they are read from a database of an
-// older pkg.
+// commit makes both durable at once (carry). On btrfs, whose fsync logs one inode's changes
+// ahead of the transaction (a directory's: its new entries, and a new directory's own
+// name), they are names too, made durable before the renames by one fsync of their
+// directory, where a transaction of their own took bbolt's two fdatasyncs. Each name holds
+// a nonce, one per SetIntents; the transaction that records the commit records the nonce
+// in journalBucket (committedKey), which makes those names void however late they are
+// removed. Elsewhere, and where a name would be too long, intents are a transaction of
+// their own in intentsBucket, as they are read from a database of an older pkg.
 var (
 	journalBucket = []byte("journal")
 	committedKey  = []byte("committed") // the nonce of the intents the last commit recorded, 8 bytes big-endian
@@ -36,21 +39,24 @@ var (
 // intentDir is the directory of the intents kept as names.
 func (d *DB) intentDir() string { return d.path + ".intents" }
 
-// ordered reports whether the database's filesystem commits metadata in order; d.mu is
-// not needed.
-func (d *DB) ordered() bool {
-	d.orderOnce.Do(func() {
+// files returns the durable.Files of the database's filesystem; d.mu is not needed.
+func (d *DB) files() durable.Files {
+	d.fsOnce.Do(func() {
 		if d.dir != nil {
-			d.order = durable.ForFS(int(d.dir.Fd())).Ordered()
+			d.fs = durable.ForFS(int(d.dir.Fd()))
 			return
 		}
 		if f, err := os.Open(filepath.Dir(d.path)); err == nil {
-			d.order = durable.ForFS(int(f.Fd())).Ordered()
+			d.fs = durable.ForFS(int(f.Fd()))
 			f.Close()
 		}
 	})
-	return d.order
+	return d.fs
 }
+
+// ordered reports whether the database's filesystem commits metadata in order; d.mu is
+// not needed.
+func (d *DB) ordered() bool { return d.files().Ordered() }
 
 // intentName encodes in as the name of an entry of intentDir with nonce, or returns false
 // where it is too long for a name (NAME_MAX).
@@ -172,14 +178,15 @@ func removeIn(dir *os.File, es []intentEntry, keep func(intentEntry) bool) {
 	}
 }
 
-// setIntentNames records ins as names of intentDir, with no sync (see journalBucket), each
+// setIntentNames records ins as names of intentDir, unsynced where the filesystem commits
+// metadata in order and synced by their directory on btrfs (see journalBucket), each
 // replacing any pending one of the same package, or returns false, having done nothing,
-// where they cannot be (the filesystem does not commit metadata in order, or a name is
-// too long). The intents still pending of other packages are made again with the new
+// where they cannot be (another filesystem, or a name too long). The intents still pending of other packages are made again with the new
 // nonce, so that one nonce is pending at a time; the old entries then go, with those a
 // commit made void.
 func (d *DB) setIntentNames(ins []Intent) (bool, error) {
-	if !d.ordered() {
+	fs := d.files()
+	if !fs.Ordered() && !fs.Tracks() { // Tracks and not Ordered: btrfs
 		return false, nil
 	}
 	dir, err := d.openIntentDir(false)
@@ -234,6 +241,11 @@ func (d *DB) setIntentNames(ins []Intent) (bool, error) {
 		unix.Close(fd)
 	}
 	removeIn(dir, all, func(intentEntry) bool { return false })
+	if !fs.Ordered() { // the names made and removed, durable before any rename
+		if err := dir.Sync(); err != nil {
+			return false, fmt.Errorf("db: record %d intents: %w", len(ins), err)
+		}
+	}
 	return true, nil
 }
 

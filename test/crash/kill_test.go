@@ -33,14 +33,23 @@ var (
 const eventShare = 0.4
 
 // TestKill runs install, upgrade, downgrade and remove as child processes on an XFS root,
-// kills each with SIGKILL at a random moment, then runs "pkg verify" and checks every
-// invariant of the commit protocol. Run it longer with
+// and on a btrfs one, kills each with SIGKILL at a random moment, then runs "pkg verify"
+// and checks every invariant of the commit protocol, whose steps differ between the two
+// (intents as names unsynced on XFS, synced by their directory on btrfs; the commit's
+// syncs). Run it longer with
 //
 //	go test ./test/crash -run TestKill -v -iterations 300
 func TestKill(t *testing.T) {
 	n := killIterations(t, 30)
+	for _, fs := range []string{"xfs", "btrfs"} {
+		t.Run(fs, func(t *testing.T) { killOn(t, fs, n) })
+	}
+}
+
+// killOn is TestKill on a filesystem of type fs, n commands killed.
+func killOn(t *testing.T, fs string, n int) {
 	start := time.Now()
-	mnt := testfs.Mount(t, "xfs")
+	mnt := testfs.Mount(t, fs)
 	repoDir := t.TempDir()
 	w := publish(t, repoDir, libSpec("lib", "1.0"), appSpec("app", "1", *appFiles, "lib>=1.0"), appSpec("app", "2", *appFiles, "lib>=1.0"))
 	e := &env{t: t, bin: testfs.PkgBinary(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
