@@ -289,6 +289,16 @@ const minMkdirs = 32
 // parent made, and mkdirs in different directories take different directory locks. The
 // npm tree of bench/peers.sh makes 733, most in three levels of 229 or more.
 func (rf *roll) mkdirs(dirs []string) error {
+	if len(dirs) < minMkdirs { // a one-file install's few, on this goroutine
+		c := rf.newDirs()
+		defer c.close()
+		for _, p := range dirs {
+			if err := rf.mkdir(p, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	depth := func(p string) int { return strings.Count(p, "/") }
 	slices.SortStableFunc(dirs, func(a, b string) int { return cmp.Compare(depth(a), depth(b)) })
 	for len(dirs) > 0 {
