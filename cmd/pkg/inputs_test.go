@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -114,6 +115,7 @@ func pkgWithin(t *testing.T, e *env, limit time.Duration, fifo string, args ...s
 // is refused before anything is read: neither the file's size nor its sha256 is
 // printed (a size other than the lockfile's is, when read). So is one whose recorded repository is a directory that is no repository.
 func TestSyncArchiveOutside(t *testing.T) {
+	sizeShown := regexp.MustCompile(`(^|[^0-9])4321([^0-9]|$)`)
 	base := t.TempDir()
 	repoDir := syncRepo(t)
 	secret := filepath.Join(base, "secret")
@@ -146,7 +148,8 @@ func TestSyncArchiveOutside(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run(append(args, "sync", "-f", lock), &stdout, &stderr)
 			out := stdout.String() + stderr.String()
-			if code != 1 || strings.Contains(out, "4321") || strings.Contains(out, "4.2 KiB") || strings.Contains(out, p.SHA256) || !strings.Contains(out, tt.named) {
+			// The size as a number of its own: the temporary directories' names are digits too.
+			if code != 1 || sizeShown.MatchString(out) || strings.Contains(out, "4.2 KiB") || strings.Contains(out, p.SHA256) || !strings.Contains(out, tt.named) {
 				t.Errorf("sync of a lockfile naming %s: exit %d, output %q; want 1, naming %s, with neither its size nor its sha256", secret, code, out, tt.named)
 			}
 			if _, err := os.Stat(filepath.Join(e.root, "pkgs", "tool")); err == nil {
