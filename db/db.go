@@ -196,10 +196,12 @@ func (d *DB) create() error {
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteAt(emptyDatabase(), 0)
-	if err == nil && unix.Fallocate(int(f.Fd()), 0, 0, initialSize) == nil { // else bbolt grows it
+	// Allocated while empty: XFS writes back and waits for the pages below the size that a
+	// fallocate raises (xfs_setattr_size), which would be the empty database's, just written.
+	if unix.Fallocate(int(f.Fd()), 0, 0, initialSize) == nil { // else bbolt grows it
 		d.allocated.Store(initialSize)
 	}
+	_, err = f.WriteAt(emptyDatabase(), 0)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
