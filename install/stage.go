@@ -457,7 +457,7 @@ func (w *worker) fill(fd int, m *tarutil.Member) error {
 	if w.s.tail == truncateTail && !w.tailKept(m) {
 		return w.cloneTruncate(fd, m, 0)
 	}
-	if err := w.clone(fd, m.Offset, n); err != nil {
+	if err := w.clone(fd, m.Offset, 0, n); err != nil {
 		return err
 	}
 	if n == m.Size {
@@ -489,14 +489,13 @@ func (w *worker) cloneTruncate(fd int, m *tarutil.Member, dstOff int64) error {
 	b := w.s.block
 	// A clone may end off a block boundary only at the source's end of file.
 	n := min((m.Size+b-1)&^(b-1), w.s.size-m.Offset) - dstOff
-	w.fcr = unix.FileCloneRange{Src_fd: int64(w.s.srcfd), Src_offset: uint64(m.Offset + dstOff), Src_length: uint64(n), Dest_offset: uint64(dstOff)}
-	if err := cloneRange(fd, &w.fcr); err != nil {
-		return os.NewSyscallError("ioctl FICLONERANGE", err)
+	if err := w.clone(fd, m.Offset+dstOff, dstOff, n); err != nil {
+		return err
 	}
-	w.cloned += m.Size - dstOff
 	if dstOff+n == m.Size {
 		return nil
 	}
+	w.cloned -= dstOff + n - m.Size
 	w.dirty = true // btrfs zeroes the cut block's end in the page cache
 	return os.NewSyscallError("ftruncate", unix.Ftruncate(fd, m.Size))
 }
@@ -555,8 +554,9 @@ func (w *worker) cloneTail(fd int, m *tarutil.Member, dstOff int64) (bool, error
 	return false, nil
 }
 
-func (w *worker) clone(fd int, off, n int64) error {
-	w.fcr = unix.FileCloneRange{Src_fd: int64(w.s.srcfd), Src_offset: uint64(off), Src_length: uint64(n)}
+// clone clones n bytes of the tar at off into fd at dstOff.
+func (w *worker) clone(fd int, off, dstOff, n int64) error {
+	w.fcr = unix.FileCloneRange{Src_fd: int64(w.s.srcfd), Src_offset: uint64(off), Src_length: uint64(n), Dest_offset: uint64(dstOff)}
 	if err := cloneRange(fd, &w.fcr); err != nil {
 		return os.NewSyscallError("ioctl FICLONERANGE", err)
 	}
