@@ -84,24 +84,8 @@ func TestTailClones(t *testing.T) {
 			t.Errorf("%s: %d bytes (%v), want the archive's %d", e.name, len(got), err, len(e.data))
 		}
 	}
-	for _, tc := range []struct {
-		name string
-		at   int64 // the tail's first byte in the file
-	}{{"opt/small", 0}, {"opt/big", 3 * tarutil.Alignment}} {
-		m := members[lookupMember(t, members, tc.name)]
-		off, n := m.Tail()
-		file, err := testfs.Extents(r.path("pkgs/a/"+tc.name), tc.at, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tail, err := testfs.Extents(filepath.Join(tails, strconv.FormatInt(off, 10)), 0, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p := testfs.PhysicalAt(file, tc.at); p < 0 || p != testfs.PhysicalAt(tail, 0) {
-			t.Errorf("%s: its tail at %d is not on its tail file's block (%+v, %+v)", tc.name, tc.at, file, tail)
-		}
-	}
+	onTailBlock(t, r, members, tails, "opt/small", 0)
+	onTailBlock(t, r, members, tails, "opt/big", 3*tarutil.Alignment)
 	shared, _, err := testfs.SharedBytes(r.path("pkgs/a/opt/big"))
 	if err != nil || shared < 3*tarutil.Alignment {
 		t.Errorf("opt/big: %d bytes shared (%v), want all %d", shared, err, len(big))
@@ -111,6 +95,24 @@ func TestTailClones(t *testing.T) {
 		if err != nil || len(problems) != 0 {
 			t.Errorf("verify: %v, %v", problems, err)
 		}
+	}
+}
+
+// onTailBlock checks that the installed file name of package a has its tail, which begins
+// at at in the file, on the block of its tail file in tails (FIEMAP).
+func onTailBlock(t *testing.T, r *Root, members []tarutil.Member, tails, name string, at int64) {
+	t.Helper()
+	off, n := members[lookupMember(t, members, name)].Tail()
+	file, err := testfs.Extents(r.path("pkgs/a/"+name), at, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail, err := testfs.Extents(filepath.Join(tails, strconv.FormatInt(off, 10)), 0, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := testfs.PhysicalAt(file, at); p < 0 || p != testfs.PhysicalAt(tail, 0) {
+		t.Errorf("%s: its tail at %d is not on its tail file's block (%+v, %+v)", name, at, file, tail)
 	}
 }
 
@@ -156,24 +158,8 @@ func TestTailClonesBtrfs(t *testing.T) {
 			t.Errorf("%s: %d bytes (%v), want the archive's %d", e.name, len(got), err, len(e.data))
 		}
 	}
-	for _, tc := range []struct {
-		name string
-		at   int64 // the tail's first byte in the file
-	}{{"opt/small", 0}, {"opt/bigtail", 2 * tarutil.Alignment}} {
-		m := members[lookupMember(t, members, tc.name)]
-		off, n := m.Tail()
-		file, err := testfs.Extents(r.path("pkgs/a/"+tc.name), tc.at, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tail, err := testfs.Extents(filepath.Join(tails, strconv.FormatInt(off, 10)), 0, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p := testfs.PhysicalAt(file, tc.at); p < 0 || p != testfs.PhysicalAt(tail, 0) {
-			t.Errorf("%s: its tail at %d is not on its tail file's block (%+v, %+v)", tc.name, tc.at, file, tail)
-		}
-	}
+	onTailBlock(t, r, members, tails, "opt/small", 0)
+	onTailBlock(t, r, members, tails, "opt/bigtail", 2*tarutil.Alignment)
 	problems, err := r.VerifyWith(testCache(tarPath))
 	if err != nil || len(problems) != 0 {
 		t.Errorf("verify: %v, %v", problems, err)
