@@ -19,9 +19,13 @@ const MemoryLimit = 160 << 20 // 160 MiB
 // heap that lived through the last one (see TuneHeap).
 const (
 	minGoal      = 16 << 20 // 16 MiB
-	smallPercent = 400      // the first collection at 16 MiB: the runtime's 4 MiB minimum, scaled
+	smallPercent = minGoal / runtimeMinGoal * 100
 	grownPercent = 50
 )
+
+// runtimeMinGoal is the runtime's least heap goal at GOGC=100, scaled by the percent set
+// (heapMinimum, runtime/mgcpacer.go): at smallPercent, minGoal.
+const runtimeMinGoal = 4 << 20 // 4 MiB
 
 // TuneHeap sets the collector for pkg's commands, unless GOGC or GOMEMLIMIT says otherwise.
 func TuneHeap() {
@@ -58,12 +62,14 @@ func watchHeap(set int) {
 }
 
 // percentFor returns the percent that puts the next collection at minGoal, or at
-// grownPercent more than live if that is later.
+// grownPercent more than live if that is later. It is at most smallPercent: more would
+// raise the runtime's least goal past minGoal (up to MemoryLimit for a live heap of a few
+// hundred KiB).
 func percentFor(live uint64) int {
 	if live == 0 || live >= minGoal*100/(100+grownPercent) {
 		return grownPercent
 	}
-	return int(minGoal*100/live) - 100
+	return min(int(minGoal*100/live)-100, smallPercent)
 }
 
 // liveHeap returns the bytes of heap objects marked live by the last collection.

@@ -38,6 +38,7 @@ func TestPercentFor(t *testing.T) {
 		live uint64
 		want int
 	}{
+		{1 << 20, smallPercent},  // more would raise the runtime's minimum goal past 16 MiB
 		{4 << 20, 300},           // the next collection at 16 MiB
 		{8 << 20, 100},           // so too
 		{12 << 20, grownPercent}, // 18 MiB, past 16
@@ -62,6 +63,11 @@ func TestTuneHeapGrown(t *testing.T) {
 	waitPercent(t, func(p int) bool { return p == grownPercent })
 	runtime.KeepAlive(grown)
 	waitPercent(t, func(p int) bool { return p > grownPercent })
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if ms.NextGC > 2*minGoal {
+		t.Errorf("next collection at %d MiB of heap, live %d KiB; want about %d MiB", ms.NextGC>>20, liveHeap()>>10, minGoal>>20)
+	}
 }
 
 // waitPercent collects until the GC percent is one ok accepts.
