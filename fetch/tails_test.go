@@ -557,3 +557,22 @@ func TestTailsSpotChecked(t *testing.T) {
 		checkTailFiles(t, c, p, smallTails)
 	}
 }
+
+// TestTailSample: a spot check compares spotTails of an entry's tail files, or all of
+// them where there are no more, the first and the last among them, each once; a check
+// after a crash compares all of them.
+func TestTailSample(t *testing.T) {
+	for _, n := range []int{0, 1, spotTails - 1, spotTails, spotTails + 1, 2*spotTails + 1, 7010} {
+		for _, all := range []bool{false, true} {
+			got := slices.Collect(tailSample(n, all))
+			want := n
+			if !all {
+				want = min(n, spotTails)
+			}
+			once := len(slices.Compact(slices.Clone(got))) == len(got)
+			if len(got) != want || !slices.IsSorted(got) || !once || n > 0 && (got[0] != 0 || got[len(got)-1] != n-1) {
+				t.Errorf("tailSample(%d, %v) = %v, want %d of them, first and last included, each once", n, all, got, want)
+			}
+		}
+	}
+}
