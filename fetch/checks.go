@@ -233,12 +233,13 @@ func (l *checkLog) close() {
 	}
 }
 
-// removeCheckLogs removes the check logs in the cache directory d of boots other than
-// boot, every user's.
+// removeCheckLogs removes the check logs in the cache directory d but those of boot,
+// every user's: those of other boots, and boot's own unread one of a pkg before a log
+// per user (checked.<boot id>).
 func removeCheckLogs(d *os.File, boot string) {
 	names, _ := readNames(d)
 	for _, name := range names {
-		if strings.HasPrefix(name, checkLogPrefix) && !strings.HasPrefix(name, checkLogPrefix+boot) {
+		if strings.HasPrefix(name, checkLogPrefix) && !strings.HasPrefix(name, checkLogPrefix+boot+".") {
 			unix.Unlinkat(int(d.Fd()), name, 0)
 		}
 	}

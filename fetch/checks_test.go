@@ -33,9 +33,15 @@ func TestCheckLog(t *testing.T) {
 	}
 	open := cacheOpener(t)
 	c := open()
+	// Another boot's log, this boot's as named before each user kept one, which nothing
+	// reads, and another user's of this boot.
 	other := filepath.Join(c.dir, checkLogPrefix+"00000000-0000-0000-0000-000000000000")
-	if err := os.WriteFile(other, nil, 0o644); err != nil {
-		t.Fatal(err)
+	unread := filepath.Join(c.dir, checkLogPrefix+bootID())
+	another := filepath.Join(c.dir, checkLogPrefix+bootID()+".65533")
+	for _, name := range []string{other, unread, another} {
+		if err := os.WriteFile(name, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := fetchOne(c, src, p); err != nil {
 		t.Fatal(err)
@@ -74,8 +80,13 @@ func TestCheckLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(other); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("another boot's log: %v, want it removed with this boot's made", err)
+	for _, name := range []string{other, unread} {
+		if _, err := os.Stat(name); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("log %s: %v, want it removed with this boot's made", filepath.Base(name), err)
+		}
+	}
+	if _, err := os.Stat(another); err != nil {
+		t.Errorf("another user's log of this boot: %v, want it kept", err)
 	}
 	var first int64 = -1
 	for _, m := range ms {
