@@ -281,13 +281,14 @@ func (rf *roll) run() error {
 	return rf.linkAll(files)
 }
 
-// minMkdirs is the fewest directories of one level that mkdirs shares among workers.
+// minMkdirs is the fewest directories mkdirs gives a worker; fewer in all are made in
+// order on the caller's goroutine.
 const minMkdirs = 32
 
-// mkdirs makes dirs (sorted, each after its parent) a level of depth at a time, a level of
-// minMkdirs or more on a few workers, each a run of them: a directory needs only its
-// parent made, and mkdirs in different directories take different directory locks. The
-// npm tree of bench/peers.sh makes 733, most in three levels of 229 or more.
+// mkdirs makes dirs (sorted, each after its parent) a level of depth at a time, on a worker
+// for each minMkdirs of a level, up to linkWorkers, each a run of it: a directory needs
+// only its parent made, and mkdirs in different directories take different directory
+// locks. The npm tree of bench/peers.sh makes 733, most in three levels of 229 or more.
 func (rf *roll) mkdirs(dirs []string) error {
 	if len(dirs) < minMkdirs { // a one-file install's few, on this goroutine
 		c := rf.newDirs()
