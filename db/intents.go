@@ -181,9 +181,9 @@ func removeIn(dir *os.File, es []intentEntry, keep func(intentEntry) bool) {
 // setIntentNames records ins as names of intentDir, unsynced where the filesystem commits
 // metadata in order and synced by their directory on btrfs (see journalBucket), each
 // replacing any pending one of the same package, or returns false, having done nothing,
-// where they cannot be (another filesystem, or a name too long). The intents still pending of other packages are made again with the new
-// nonce, so that one nonce is pending at a time; the old entries then go, with those a
-// commit made void.
+// where they cannot be (another filesystem, or a name too long). The intents still pending
+// of other packages are made again with the new nonce, so that one nonce is pending at a
+// time; the old entries then go, with those a commit made void.
 func (d *DB) setIntentNames(ins []Intent) (bool, error) {
 	fs := d.files()
 	if !fs.Ordered() && !fs.Tracks() { // Tracks and not Ordered: btrfs
