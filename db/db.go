@@ -219,14 +219,14 @@ func (d *DB) create() error {
 }
 
 // adopt links the database create made to d.path, once durable: a write transaction's
-// fdatasyncs wrote its pages and its size. Where the filesystem commits metadata in order
-// (durable.Files.Tracks: XFS, ext4 with a journal, btrfs), the link needs no directory
-// fsync of its own: where the first write came before the commit's renames (its intents'
-// transaction), they reach the disk only with the link, or later; where it is the commit's
-// records (intents kept as names), the temporary name was logged before the renames, and
-// a crash that takes the link leaves it holding the commit, which Open then takes
-// (holdsCommit). Until then a lost link loses a database that records nothing done. f is
-// the file, open; d.mu is held.
+// fdatasyncs wrote its pages and its size. Where durable.Files.Tracks (XFS, ext4 with a
+// journal, btrfs), the link needs no directory fsync of its own: what makes the commit's
+// renames durable makes every name made before them durable too (the journal forced up to
+// them; btrfs's transaction commit). Where the first write came before the renames (its
+// intents' transaction), the link is such a name; where it is the commit's records
+// (intents kept as names), the temporary name is, and a crash that takes the link leaves
+// it holding the commit, which Open then takes (holdsCommit). Until then a lost link loses
+// a database that records nothing done. f is the file, open; d.mu is held.
 func (d *DB) adopt(f *os.File) error {
 	tmp := d.path + ".new"
 	if err := d.link(tmp, d.path); err != nil {
@@ -687,8 +687,9 @@ func (d *DB) Intents() ([]Intent, error) {
 }
 
 // ClearIntents deletes the intents of packages without changing their records: those kept
-// as names with no sync (where a crash keeps a removal, it keeps every change made
-// before it), those of the transaction in one transaction however many there are.
+// as names with no sync, so the caller first makes durable what undid them (on btrfs the
+// next SetIntents' fsync of their directory may make the removal durable before anything
+// else), those of the transaction in one transaction however many there are.
 func (d *DB) ClearIntents(names ...string) error {
 	names = slices.Sorted(slices.Values(names))
 	var (
