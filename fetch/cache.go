@@ -49,8 +49,9 @@ const entryMagic = "pkg-entry 1"
 //	                     install never scans the tar; BOOT, while the tar written in that
 //	                     boot is not known to be on disk (durable.go)
 //	tars/<sha256>.tails/ on XFS, the bytes of each member that no clone of the tar's
-//	                     blocks covers, as files of their own; on btrfs, those of the
-//	                     members under a block, in entries of few files (tails.go)
+//	                     blocks covers, as files of their own; on btrfs, those over
+//	                     tarutil.MaxInline, and those of the members under a block in
+//	                     entries of few files (tails.go)
 //	index/<sha256 of the index's location>.json
 //	roots/               the roots that install from the cache (roots.go)
 //	last-prune           its mtime: when the cache was last pruned (LastPruned)
