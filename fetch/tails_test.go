@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"archive/tar"
 	"bytes"
 	"errors"
 	"fmt"
@@ -573,6 +574,41 @@ func TestTailSample(t *testing.T) {
 			if len(got) != want || !slices.IsSorted(got) || !once || n > 0 && (got[0] != 0 || got[len(got)-1] != n-1) {
 				t.Errorf("tailSample(%d, %v) = %v, want %d of them, first and last included, each once", n, all, got, want)
 			}
+		}
+	}
+}
+
+// TestTailKeeps: which members' tails an entry keeps, written out, as checkTailFiles
+// takes them from keeps itself: on XFS every tail; on btrfs those over
+// tarutil.MaxInline, and in an entry of few files those of members under a block.
+func TestTailKeeps(t *testing.T) {
+	const a, inline = tarutil.Alignment, tarutil.MaxInline
+	for _, tc := range []struct {
+		kind  tailKind
+		small bool
+		size  int64
+		want  bool
+	}{
+		{noTails, true, 100, false},
+		{allTails, false, 0, false},
+		{allTails, false, 100, true},
+		{allTails, false, a, false},
+		{allTails, false, a + 1, true},
+		{smallTails, true, 0, false},
+		{smallTails, true, 100, true},
+		{smallTails, true, inline + 1, true},
+		{smallTails, true, a, false},
+		{smallTails, true, a + inline, false},
+		{smallTails, true, a + inline + 1, true},
+		{smallTails, false, 100, false},
+		{smallTails, false, inline, false},
+		{smallTails, false, inline + 1, true},
+		{smallTails, false, a + inline, false},
+		{smallTails, false, a + inline + 1, true},
+	} {
+		m := tarutil.Member{Name: "f", Type: tar.TypeReg, Offset: 3 * a, Size: tc.size}
+		if got := tc.kind.keeps(&m, tc.small); got != tc.want {
+			t.Errorf("kind %d, few files %v, a member of %d bytes: kept %v, want %v", tc.kind, tc.small, tc.size, got, tc.want)
 		}
 	}
 }
