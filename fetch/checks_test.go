@@ -232,11 +232,7 @@ func TestCheckLogUsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := t.TempDir()
-	for d := base; d != "/"; d = filepath.Dir(d) { // t.TempDir's are private to root
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	searchable(t, base)
 	// The user's cache, holding an entry, which root then uses, recording its check.
 	cache := filepath.Join(base, "cache")
 	c, err := OpenCache(t.Context(), cache)
@@ -324,4 +320,39 @@ func firstByte(t *testing.T, f *os.File, off int64) byte {
 		t.Fatal(err)
 	}
 	return b[0]
+}
+
+// searchable lets other users reach dir: it and the directories above it that others may
+// not search (t.TempDir's are private to root) are made so, their other bits kept (a
+// chmod 0755 of each took /tmp's sticky bit and its write for all).
+func searchable(t *testing.T, dir string) {
+	t.Helper()
+	for d := dir; d != "/"; d = filepath.Dir(d) {
+		info, err := os.Stat(d)
+		if err == nil && info.Mode().Perm()&0o005 != 0o005 {
+			err = os.Chmod(d, info.Mode()|0o055)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSearchable: searchable opens the directories others may not search and leaves
+// the others as they are, a sticky /tmp among them.
+func TestSearchable(t *testing.T) {
+	top := filepath.Join(t.TempDir(), "tmp")
+	dir := filepath.Join(top, "a", "b")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(top, 0o777|fs.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	searchable(t, dir)
+	for d, want := range map[string]fs.FileMode{top: 0o777 | fs.ModeSticky, filepath.Dir(dir): 0o755, dir: 0o755} {
+		if info, err := os.Stat(d); err != nil || info.Mode()&^fs.ModeDir != want {
+			t.Errorf("%s after searchable: %v (%v), want %v", d, info.Mode(), err, want)
+		}
+	}
 }

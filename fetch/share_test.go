@@ -399,11 +399,7 @@ func TestShareAsNobody(t *testing.T) {
 		if err := os.Chown(dir, 65534, 65534); err != nil {
 			t.Fatal(err)
 		}
-		for d := filepath.Dir(dir); d != "/"; d = filepath.Dir(d) { // t.TempDir's are private to root
-			if err := os.Chmod(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
+		searchable(t, dir)
 		cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
 		cmd.Env = append(os.Environ(), "PKG_TEST_SHARE_DIR="+dir, "TMPDIR="+dir)
 		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
