@@ -67,7 +67,7 @@ func (k tailKind) keeps(m *tarutil.Member, small bool) bool {
 	case k == allTails:
 		return true
 	case k == smallTails:
-		return n > tarutil.MaxInline || small && m.Size < tarutil.Alignment
+		return tarutil.SharedTail(m, small)
 	}
 	return false
 }

@@ -479,8 +479,7 @@ func (w *worker) tailKept(m *tarutil.Member) bool {
 	if w.s.tails < 0 {
 		return false
 	}
-	_, n := m.Tail()
-	return w.s.tail != truncateTail || n > tarutil.MaxInline || w.s.fewFiles && m.Size < tarutil.Alignment
+	return w.s.tail != truncateTail || tarutil.SharedTail(m, w.s.fewFiles)
 }
 
 // cloneTruncate clones m's data from dstOff, a block of the file, to the end of its last

@@ -73,6 +73,15 @@ func (m *Member) Tail() (off, n int64) {
 // own (fetch), which installs clone (install).
 const MaxInline = 2048
 
+// SharedTail reports whether a cache on btrfs keeps m's tail, where it has one, as a file
+// of its own (fetch) and an install clones it from there (install): a tail over MaxInline,
+// and, in an entry of few files with data (at most durable.MaxTracked), a member under a
+// block, whose clone into a new file at offset 0 copies its inline extent or shares its block.
+func SharedTail(m *Member, fewFiles bool) bool {
+	_, n := m.Tail()
+	return n > MaxInline || fewFiles && m.Size < Alignment
+}
+
 // DataFiles counts the regular members with data.
 func DataFiles(members []Member) int {
 	n := 0
