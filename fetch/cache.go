@@ -70,6 +70,7 @@ type Cache struct {
 	roots     *os.File
 	runs      runDir     // run/, opened when first asked for (RunDir)
 	only      bool       // the exclusive flock is held: no other process uses the cache
+	owner     cacheOwner // whom root hands what it makes here to (owner.go)
 	checked   sync.Map   // sha256 → []tarutil.Member of the entries this Cache has checked
 	checks    checkLog   // the entries checked in this boot, by any process (checks.go)
 	unsettled sync.Map   // sha256 → unsynced for those of them written in this boot, not yet synced
@@ -112,7 +113,7 @@ type Entry struct {
 // about to install from (Exclusive); it waits for such a removal to end, which takes no
 // root's lock, until ctx is done.
 func OpenCache(ctx context.Context, dir string) (*Cache, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := makeCacheDir(dir); err != nil {
 		return nil, fmt.Errorf("fetch: create cache: %w", err)
 	}
 	use, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
@@ -123,11 +124,16 @@ func OpenCache(ctx context.Context, dir string) (*Cache, error) {
 		use.Close()
 		return nil, fmt.Errorf("fetch: lock cache %s: %w", dir, err)
 	}
-	if err := layout(use, dir); err != nil {
+	owner, err := ownerOfDir(use, dir)
+	if err != nil {
+		use.Close()
+		return nil, fmt.Errorf("fetch: open cache: %w", err)
+	}
+	if err := layout(use, dir, owner); err != nil {
 		use.Close()
 		return nil, err
 	}
-	c := &Cache{dir: dir, use: use}
+	c := &Cache{dir: dir, use: use, owner: owner}
 	if err := c.openSubdirs(); err != nil {
 		c.Close()
 		return nil, err
@@ -213,7 +219,7 @@ func (c *Cache) Share() (*Cache, error) {
 	if c.temporary != "" {
 		return nil, fmt.Errorf("fetch: share cache %s: a dry run's temporary cache is not shared", c.dir)
 	}
-	s := &Cache{dir: c.dir, only: c.only, NoSync: c.NoSync, ReadOnly: c.ReadOnly}
+	s := &Cache{dir: c.dir, only: c.only, owner: c.owner, NoSync: c.NoSync, ReadOnly: c.ReadOnly}
 	for _, d := range []struct{ to, from **os.File }{{&s.use, &c.use}, {&s.tars, &c.tars}, {&s.tmp, &c.tmp}, {&s.index, &c.index}, {&s.roots, &c.roots}} {
 		f, err := dup(*d.from)
 		if err != nil {
@@ -472,6 +478,10 @@ func (c *Cache) claim(ctx context.Context, p repo.Package) (release func(), err 
 			if f, err = dirfd.Open(c.tmp, name, unix.O_RDWR|unix.O_CREAT, 0o644); err != nil {
 				return none, nil
 			}
+			if c.owner.give(int(f.Fd()), f.Name()) != nil {
+				f.Close()
+				return none, nil
+			}
 		}
 		switch err := flock(f, unix.LOCK_EX|unix.LOCK_NB); {
 		case err == nil && sameFile(f, c.tmp, name):
@@ -521,7 +531,7 @@ func sameFile(f *os.File, d *os.File, name string) bool {
 // journal orders the tar's link after the index's rename. When another process committed it
 // first, store drops its own copy.
 func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
-	tmp, err := createTemp(c.tmp, repo.FileName(p.Name)+"-*.tar")
+	tmp, err := c.createTemp(repo.FileName(p.Name) + "-*.tar")
 	if err != nil {
 		return err
 	}
@@ -655,7 +665,7 @@ func entryHeader(name, version, boot string) string {
 // writeTemp writes a new temporary file of the cache with fill, syncs it if sync is set,
 // and returns its name in tmp/.
 func (c *Cache) writeTemp(pattern string, sync bool, fill func(io.Writer) error) (_ string, err error) {
-	f, err := createTemp(c.tmp, pattern+"-*")
+	f, err := c.createTemp(pattern + "-*")
 	if err != nil {
 		return "", err
 	}

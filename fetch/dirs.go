@@ -92,6 +92,21 @@ func createTemp(d *os.File, pattern string) (*os.File, error) {
 	return nil, &os.PathError{Op: "createtemp", Path: inDir(d, pattern), Err: fs.ErrExist}
 }
 
+// createTemp makes a new file of the cache's tmp/ as createTemp does, the cache owner's
+// (owner.go).
+func (c *Cache) createTemp(pattern string) (*os.File, error) {
+	f, err := createTemp(c.tmp, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.owner.give(int(f.Fd()), f.Name()); err != nil {
+		f.Close()
+		unix.Unlinkat(int(c.tmp.Fd()), filepath.Base(f.Name()), 0)
+		return nil, err
+	}
+	return f, nil
+}
+
 // dup returns a second descriptor of the directory d.
 func dup(d *os.File) (*os.File, error) {
 	fd, err := unix.FcntlInt(d.Fd(), unix.F_DUPFD_CLOEXEC, 0)

@@ -74,19 +74,19 @@ func (e *notCacheError) Error() string {
 func (e *notCacheError) Unwrap() error { return ErrNotCache }
 
 // layout makes sure that the directory use, at dir, is pkg's cache with all its
-// subdirectories, making it one if it is empty.
-func layout(use *os.File, dir string) error {
+// subdirectories, making it one, owner's, if it is empty.
+func layout(use *os.File, dir string, owner cacheOwner) error {
 	tag, err := readTag(use, dir)
 	if err != nil {
 		return err
 	}
 	if !bytes.HasPrefix(tag, []byte(tagHead)) {
-		if err := makeCache(use, dir, tag); err != nil {
+		if err := makeCache(use, dir, tag, owner); err != nil {
 			return err
 		}
 	}
 	for _, name := range subdirs {
-		if err := subdir(use, dir, name); err != nil {
+		if err := subdir(use, dir, name, owner); err != nil {
 			return err
 		}
 	}
@@ -122,8 +122,8 @@ func readTag(use *os.File, dir string) ([]byte, error) {
 
 // makeCache tags the directory use, at dir, as pkg's cache, if it is empty: tag is what
 // its CACHEDIR.TAG holds, which may be the start of pkg's, written by a process that is
-// making the cache or that was killed while it did.
-func makeCache(use *os.File, dir string, tag []byte) error {
+// making the cache or that was killed while it did. The tag is owner's.
+func makeCache(use *os.File, dir string, tag []byte, owner cacheOwner) error {
 	partial := tag != nil && bytes.HasPrefix([]byte(cacheTag), tag)
 	if tag != nil && !partial {
 		return notCacheFor(dir, errForeignTag, "its %s is not pkg's", tagName)
@@ -153,7 +153,10 @@ func makeCache(use *os.File, dir string, tag []byte) error {
 		return fmt.Errorf("fetch: create cache %s: %w", dir, &os.PathError{Op: "open", Path: filepath.Join(dir, tagName), Err: err})
 	}
 	f := os.NewFile(uintptr(fd), filepath.Join(dir, tagName))
-	_, err = f.WriteAt([]byte(cacheTag), 0)
+	err = owner.give(fd, f.Name())
+	if err == nil {
+		_, err = f.WriteAt([]byte(cacheTag), 0)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -169,13 +172,18 @@ func makeCache(use *os.File, dir string, tag []byte) error {
 	return nil
 }
 
-// subdir makes the subdirectory name of the cache use, at dir, if it is missing, and
-// refuses it unless it is a directory.
-func subdir(use *os.File, dir, name string) error {
+// subdir makes the subdirectory name of the cache use, at dir, owner's, if it is missing,
+// and refuses it unless it is a directory.
+func subdir(use *os.File, dir, name string, owner cacheOwner) error {
 	var st unix.Stat_t
 	err := unix.Fstatat(int(use.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	if errors.Is(err, unix.ENOENT) {
-		if err = unix.Mkdirat(int(use.Fd()), name, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
+		if err = unix.Mkdirat(int(use.Fd()), name, 0o755); err == nil {
+			if err := owner.giveAt(use, name); err != nil {
+				return fmt.Errorf("fetch: create cache: %w", err)
+			}
+		}
+		if err == nil || errors.Is(err, unix.EEXIST) {
 			err = unix.Fstatat(int(use.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		}
 	}

@@ -76,7 +76,7 @@ func (c *Cache) openPartial(s *Source, p repo.Package) *partial {
 		return nil
 	}
 	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() || flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil || !sameFile(f, c.tmp, name) {
+	if err != nil || !info.Mode().IsRegular() || c.owner.give(int(f.Fd()), f.Name()) != nil || flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil || !sameFile(f, c.tmp, name) {
 		f.Close()
 		return nil
 	}

@@ -118,7 +118,7 @@ func (c *Cache) RunDir() (dir *os.File, path string, err error) {
 	c.runs.mu.Lock()
 	defer c.runs.mu.Unlock()
 	if c.runs.f == nil {
-		if err := subdir(c.use, c.dir, "run"); err != nil {
+		if err := subdir(c.use, c.dir, "run", c.owner); err != nil {
 			return nil, "", err
 		}
 		f, err := c.openSubdir("run")

@@ -126,6 +126,9 @@ func (c *Cache) writeTails(tar *os.File, sums, tarName string, sync bool) (_ str
 	if err := writeTailFiles(d, tar, ms, sync); err != nil {
 		return "", err
 	}
+	if err := c.owner.giveTree(d); err != nil {
+		return "", err
+	}
 	if sync {
 		if err := d.Sync(); err != nil {
 			return "", err

@@ -203,6 +203,9 @@ func (c *Cache) MarkPruned() error {
 	if err == nil {
 		now := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
 		err = unix.UtimesNanoAt(int(c.use.Fd()), pruneStamp, now, unix.AT_SYMLINK_NOFOLLOW)
+		if err == nil {
+			err = c.owner.give(fd, c.stampPath())
+		}
 		unix.Close(fd)
 	}
 	if err != nil {

@@ -1,0 +1,125 @@
+package fetch
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// A cache used by root belongs to whoever owns its directory: what root makes in a user's
+// cache (sudo pkg --cache ~/.cache/pkg, a CI job's shared cache) is handed to that user,
+// uid and gid, while it is still in tmp/ or before it is used, so that the user's next
+// command can read, replace and remove it and no crash leaves an entry of root's behind.
+// A cache root makes where a user owns the nearest directory above is that user's too, as
+// npm's (infer-owner) was; refusing root would break the CI job that shares a cache. The
+// one exception is root's check log (checks.go): root must not trust a log another user
+// can write.
+
+// cacheOwner is the user root hands what it makes in the cache to; unset where this
+// process is not root or the cache is root's.
+type cacheOwner struct {
+	uid, gid int
+	set      bool
+}
+
+// ownerOf returns the cacheOwner of a cache whose directory has the status st.
+func ownerOf(st *unix.Stat_t) cacheOwner {
+	if os.Geteuid() != 0 || st.Uid == 0 {
+		return cacheOwner{}
+	}
+	return cacheOwner{uid: int(st.Uid), gid: int(st.Gid), set: true}
+}
+
+// ownerOfDir returns the cacheOwner of the cache directory use, at dir; a process that is
+// not root needs none and asks nothing.
+func ownerOfDir(use *os.File, dir string) (cacheOwner, error) {
+	if os.Geteuid() != 0 {
+		return cacheOwner{}, nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(use.Fd()), &st); err != nil {
+		return cacheOwner{}, &os.PathError{Op: "stat", Path: dir, Err: err}
+	}
+	return ownerOf(&st), nil
+}
+
+// give hands the file fd, at path, to o.
+func (o cacheOwner) give(fd int, path string) error {
+	if !o.set {
+		return nil
+	}
+	if err := unix.Fchown(fd, o.uid, o.gid); err != nil {
+		return &os.PathError{Op: "chown", Path: path, Err: err}
+	}
+	return nil
+}
+
+// giveAt hands the file name of the directory d to o, never through a symlink.
+func (o cacheOwner) giveAt(d *os.File, name string) error {
+	if !o.set {
+		return nil
+	}
+	if err := unix.Fchownat(int(d.Fd()), name, o.uid, o.gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "chown", Path: inDir(d, name), Err: err}
+	}
+	return nil
+}
+
+// giveTree hands the directory d's files, then d itself, to o: the tails directory root
+// wrote in tmp/, before it is renamed into tars/.
+func (o cacheOwner) giveTree(d *os.File) error {
+	if !o.set {
+		return nil
+	}
+	names, err := readNames(d)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := o.giveAt(d, name); err != nil {
+			return err
+		}
+	}
+	return o.give(int(d.Fd()), d.Name())
+}
+
+// makeCacheDir makes the cache's directory dir and those above it that are missing; where
+// root makes them under a directory of another user's, they are that user's.
+func makeCacheDir(dir string) error {
+	if os.Geteuid() != 0 {
+		return os.MkdirAll(dir, 0o755)
+	}
+	var missing []string
+	above := filepath.Clean(dir)
+	var st unix.Stat_t
+	for {
+		err := unix.Stat(above, &st)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(above) == above {
+			return os.MkdirAll(dir, 0o755)
+		}
+		missing = append(missing, above)
+		above = filepath.Dir(above)
+	}
+	if len(missing) == 0 {
+		return os.MkdirAll(dir, 0o755)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	o := ownerOf(&st)
+	if !o.set {
+		return nil
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Lchown(missing[i], o.uid, o.gid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
