@@ -150,11 +150,11 @@ const (
 // Commit makes durable the trees just renamed into the directory open as f, all on its
 // filesystem, with the renames, and the data of their files once Files.Wait returned for
 // each before the renames: on XFS and ext4, by an fsync of f, a journal force up to its
-// last change (the renames); on btrfs, by one transaction commit; elsewhere by one
-// syncfs(2). A commit that renames staged trees into place after recording its intent
-// durably needs nothing before the renames: a crash before Commit returned finds the
-// intent and puts the old tree back, and once it returned the new trees are on the disk
-// whole.
+// last change (the renames); on btrfs, by one transaction commit (commitBtrfs, which
+// never waits on the commit interval); elsewhere by one syncfs(2). A commit that renames
+// staged trees into place after recording its intent durably needs nothing before the
+// renames: a crash before Commit returned finds the intent and puts the old tree back, and
+// once it returned the new trees are on the disk whole.
 //
 // Why that is enough on each, so that the record written afterwards never describes a tree
 // that a crash could take away:
@@ -176,6 +176,7 @@ const (
 //     joins too; the commit writes every tree of that transaction and then the superblock,
 //     after a cache flush. Others' delayed allocations are not written unless the
 //     filesystem is mounted flushoncommit (which only adds to what the commit writes).
+//     The syncfs commitBtrfs may do instead commits that transaction, or a later one.
 func Commit(f *os.File) error {
 	switch ForFS(int(f.Fd())).kind {
 	case journal:
