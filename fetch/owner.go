@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"pkg/internal/dirfd"
 )
 
 // A cache used by root belongs to whoever owns its directory: what root makes in a user's
@@ -87,7 +89,10 @@ func (o cacheOwner) giveTree(d *os.File) error {
 }
 
 // makeCacheDir makes the cache's directory dir and those above it that are missing; where
-// root makes them under a directory of another user's, they are that user's.
+// root makes them under a directory of another user's, they are that user's. It makes and
+// hands them over one at a time, each through the descriptor of the one above, never
+// following a symlink: a chown by path would follow a symlink the user put in place of the
+// directory root just made in theirs (their home) to a file of anyone's.
 func makeCacheDir(dir string) error {
 	if os.Geteuid() != 0 {
 		return os.MkdirAll(dir, 0o755)
@@ -103,23 +108,41 @@ func makeCacheDir(dir string) error {
 		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(above) == above {
 			return os.MkdirAll(dir, 0o755)
 		}
-		missing = append(missing, above)
+		missing = append(missing, filepath.Base(above))
 		above = filepath.Dir(above)
 	}
-	if len(missing) == 0 {
+	if len(missing) == 0 || !ownerOf(&st).set {
 		return os.MkdirAll(dir, 0o755)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	d, err := os.OpenFile(above, os.O_RDONLY|unix.O_DIRECTORY, 0) // a symlink there (~/.cache) followed, as MkdirAll would
+	if err != nil {
 		return err
 	}
-	o := ownerOf(&st)
-	if !o.set {
-		return nil
+	if err := unix.Fstat(int(d.Fd()), &st); err != nil {
+		d.Close()
+		return &os.PathError{Op: "stat", Path: above, Err: err}
 	}
+	o := ownerOf(&st) // of the directory opened, not of what the path named before
 	for i := len(missing) - 1; i >= 0; i-- {
-		if err := os.Lchown(missing[i], o.uid, o.gid); err != nil {
+		name := missing[i]
+		err := unix.Mkdirat(int(d.Fd()), name, 0o755)
+		made := err == nil
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			d.Close()
+			return &os.PathError{Op: "mkdir", Path: inDir(d, name), Err: err}
+		}
+		sub, err := dirfd.Open(d, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		d.Close()
+		if err != nil {
 			return err
 		}
+		d = sub
+		if made {
+			if err := o.give(int(d.Fd()), d.Name()); err != nil {
+				d.Close()
+				return err
+			}
+		}
 	}
-	return nil
+	return d.Close()
 }
