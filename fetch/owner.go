@@ -20,6 +20,9 @@ import (
 // one exception is root's check log (checks.go): root must not trust a log another user
 // can write.
 
+// errLinked refuses to hand over a file that has another name.
+var errLinked = errors.New("the file has another link, maybe not in the cache")
+
 // cacheOwner is the user root hands what it makes in the cache to; unset where this
 // process is not root or the cache is root's.
 type cacheOwner struct {
@@ -48,10 +51,18 @@ func ownerOfDir(use *os.File, dir string) (cacheOwner, error) {
 	return ownerOf(&st), nil
 }
 
-// give hands the file fd, at path, to o.
+// give hands the file fd, at path, to o; it refuses a file with another link, which the
+// user may have linked into their cache from a file of root's (fs.protected_hardlinks off).
 func (o cacheOwner) give(fd int, path string) error {
 	if !o.set {
 		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Nlink > 1 {
+		return &os.PathError{Op: "chown", Path: path, Err: errLinked}
 	}
 	if err := unix.Fchown(fd, o.uid, o.gid); err != nil {
 		return &os.PathError{Op: "chown", Path: path, Err: err}

@@ -1,0 +1,38 @@
+package fetch
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// TestGiveLinked checks that root does not hand over a file of the cache that has another
+// link: one the user linked in from a file of root's.
+func TestGiveLinked(t *testing.T) {
+	dir := t.TempDir()
+	own := filepath.Join(dir, "root's")
+	if err := os.WriteFile(own, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(own, filepath.Join(dir, "fetch-x")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "fetch-x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	o := cacheOwner{uid: 65534, gid: 65534, set: true}
+	if err := o.give(int(f.Fd()), f.Name()); !errors.Is(err, errLinked) {
+		t.Errorf("give of a file with two links: %v, want %v", err, errLinked)
+	}
+	info, err := os.Stat(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid := info.Sys().(*syscall.Stat_t).Uid; int(uid) != os.Geteuid() {
+		t.Errorf("the linked file is %d's after give, want %d's", uid, os.Geteuid())
+	}
+}
