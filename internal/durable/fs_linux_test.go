@@ -2,6 +2,7 @@ package durable
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -61,19 +62,25 @@ func TestCommitLostKick(t *testing.T) {
 	before := superGeneration(t, img)
 	real := startSync
 	t.Cleanup(func() { startSync = real })
+	const within = 10 * time.Second // well under the 30 s commit interval a lost kick waits out
+	start := time.Now()
 	startSync = func(int) (uint64, error) {
-		for {
+		for time.Since(start) < within {
 			if g := superGeneration(t, img); g > before {
 				return g, nil
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
+		return 0, errors.New("nothing committed: the kick was lost")
 	}
 	if err := os.Mkdir(filepath.Join(mnt, "tree"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := commitPath(mnt); err != nil {
 		t.Fatal(err)
+	}
+	if d := time.Since(start); d > within {
+		t.Errorf("the commit took %v, want under %v: it waited for the transaction thread", d, within)
 	}
 	if g := superGeneration(t, img); g <= before {
 		t.Errorf("superblock generation %d after the commit, want over %d", g, before)
