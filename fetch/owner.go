@@ -64,21 +64,25 @@ func (o cacheOwner) give(fd int, path string) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Nlink > 1 {
 		return &os.PathError{Op: "chown", Path: path, Err: errLinked}
 	}
-	if err := unix.Fchown(fd, o.uid, o.gid); err != nil {
+	if err := unix.Fchownat(fd, "", o.uid, o.gid, unix.AT_EMPTY_PATH); err != nil { // fd may be O_PATH (giveAt)
 		return &os.PathError{Op: "chown", Path: path, Err: err}
 	}
 	return nil
 }
 
-// giveAt hands the file name of the directory d to o, never through a symlink.
+// giveAt hands the file name of the directory d to o, never through a symlink, as give
+// does: the user can put a link to a file of root's in place of a directory root just made
+// in their cache, where a chown by name would take it.
 func (o cacheOwner) giveAt(d *os.File, name string) error {
 	if !o.set {
 		return nil
 	}
-	if err := unix.Fchownat(int(d.Fd()), name, o.uid, o.gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return &os.PathError{Op: "chown", Path: inDir(d, name), Err: err}
+	fd, err := unix.Openat(int(d.Fd()), name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: inDir(d, name), Err: err}
 	}
-	return nil
+	defer unix.Close(fd)
+	return o.give(fd, inDir(d, name))
 }
 
 // giveTree hands the directory d's files, then d itself, to o: the tails directory root

@@ -36,3 +36,23 @@ func TestGiveLinked(t *testing.T) {
 		t.Errorf("the linked file is %d's after give, want %d's", uid, os.Geteuid())
 	}
 }
+
+// TestGiveAtLinked checks that giveAt, by name, refuses a file with another link as give does.
+func TestGiveAtLinked(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "root's"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(dir, "root's"), filepath.Join(dir, "tars")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	o := cacheOwner{uid: 65534, gid: 65534, set: true}
+	if err := o.giveAt(d, "tars"); !errors.Is(err, errLinked) {
+		t.Errorf("giveAt of a file with two links: %v, want %v", err, errLinked)
+	}
+}
