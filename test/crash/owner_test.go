@@ -3,7 +3,6 @@ package crash
 import (
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,13 +18,7 @@ import (
 // leaves there is the user's but for root's own check log (checked.BOOT.0), and the user then installs
 // from it offline, verifies and prunes it.
 func TestRootInUsersCache(t *testing.T) {
-	setpriv, err := exec.LookPath("setpriv")
-	switch {
-	case os.Geteuid() != 0:
-		testfs.Unavailable(t, "needs root, to run pkg as another user")
-	case err != nil:
-		testfs.Unavailable(t, "setpriv (util-linux) missing: "+err.Error())
-	}
+	setpriv := setprivPath(t)
 	mnt := testfs.Mount(t, "xfs")
 	for d := mnt; d != "/"; d = filepath.Dir(d) { // t.TempDir's are private to root
 		info, err := os.Stat(d)
@@ -59,11 +52,7 @@ func TestRootInUsersCache(t *testing.T) {
 		user := &env{t: t, bin: bin, root: filepath.Join(home, "root"), cache: cache, repo: repoDir}
 		nobody := func(args ...string) {
 			t.Helper()
-			c := user.command(args...)
-			c.Args = append([]string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin}, c.Args[1:]...)
-			c.Path = setpriv
-			c.Env = append(os.Environ(), "HOME="+home)
-			if out, err := c.CombinedOutput(); err != nil {
+			if out, err := asNobody(user.command(args...), setpriv, home).CombinedOutput(); err != nil {
 				t.Errorf("%s: pkg %s as the cache's owner: %v\n%s", name, strings.Join(args, " "), err, out)
 			}
 		}

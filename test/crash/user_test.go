@@ -14,13 +14,7 @@ import (
 // install is refused with an error that says the root is not the user's and a hint that
 // says what to pass, and nothing changes.
 func TestOtherUser(t *testing.T) {
-	setpriv, err := exec.LookPath("setpriv")
-	switch {
-	case os.Geteuid() != 0:
-		testfs.Unavailable(t, "needs root, to run pkg as another user")
-	case err != nil:
-		testfs.Unavailable(t, "setpriv (util-linux) missing: "+err.Error())
-	}
+	setpriv := setprivPath(t)
 	base := t.TempDir()
 	for _, d := range []string{filepath.Dir(base), base} { // t.TempDir is private to root
 		if err := os.Chmod(d, 0o755); err != nil {
@@ -48,10 +42,7 @@ func TestOtherUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	nobody := func(cache string, args ...string) (string, string, int) {
-		c := e.command(append([]string{"--cache", cache}, args...)...)
-		c.Args = append([]string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", e.bin}, c.Args[1:]...)
-		c.Path = setpriv
-		c.Env = append(os.Environ(), "HOME=/nonexistent")
+		c := asNobody(e.command(append([]string{"--cache", cache}, args...)...), setpriv, "/nonexistent")
 		var o, er strings.Builder
 		c.Stdout, c.Stderr = &o, &er
 		c.Run()
@@ -104,4 +95,26 @@ func TestOtherUser(t *testing.T) {
 	if _, stderr := theirs.ok("install", "lib"); !strings.Contains(stderr, "pkg: note: running as root in "+theirs.root+", which belongs to uid 65534") {
 		t.Errorf("install as root into another user's root: %q", stderr)
 	}
+}
+
+// setprivPath returns setpriv's path, for asNobody, and makes the test unavailable unless it
+// runs as root and has setpriv.
+func setprivPath(t *testing.T) string {
+	setpriv, err := exec.LookPath("setpriv")
+	switch {
+	case os.Geteuid() != 0:
+		testfs.Unavailable(t, "needs root, to run pkg as another user")
+	case err != nil:
+		testfs.Unavailable(t, "setpriv (util-linux) missing: "+err.Error())
+	}
+	return setpriv
+}
+
+// asNobody makes c, a command of env.command's, run as uid and gid 65534 (nobody) with no
+// supplementary groups and HOME set to home, and returns it.
+func asNobody(c *exec.Cmd, setpriv, home string) *exec.Cmd {
+	c.Args = append([]string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", c.Path}, c.Args[1:]...)
+	c.Path = setpriv
+	c.Env = append(os.Environ(), "HOME="+home)
+	return c
 }
