@@ -132,8 +132,8 @@ func lookupMember(t *testing.T, members []tarutil.Member, name string) int {
 // those of files under a block, each is cloned whole from its tail file, writing no data:
 // a file under a block too large for an inline extent and a larger file's tail of more than
 // MaxInline bytes on the tail file's block (FIEMAP), a file small enough copied as its inline
-// extent; a larger file's shorter tail, and one whose tail file is missing, come from the
-// tar, their last block cloned and truncated.
+// extent; a larger file's shorter tail, though its tail file is there, and one whose tail
+// file is missing, come from the tar, their last block cloned and truncated (shared).
 func TestTailClonesBtrfs(t *testing.T) {
 	base := testfs.Mount(t, "btrfs")
 	r := openRoot(t, filepath.Join(base, "root"))
@@ -148,7 +148,7 @@ func TestTailClonesBtrfs(t *testing.T) {
 	}
 	tarPath := alignedTar(t, base, es)
 	members := digestsOf(t, tarPath)
-	tails := writeTails(t, tarPath, members, []string{"opt/big", "opt/missing"}, nil)
+	tails := writeTails(t, tarPath, members, []string{"opt/missing"}, nil)
 	res := applyStaged(t, r, stageMembers(t, r, tarPath, prefixPkg("a", "1"), members))
 	if res[0].Copied != 0 {
 		t.Errorf("copied %d bytes, want none", res[0].Copied)
@@ -160,6 +160,10 @@ func TestTailClonesBtrfs(t *testing.T) {
 	}
 	onTailBlock(t, r, members, tails, "opt/small", 0)
 	onTailBlock(t, r, members, tails, "opt/bigtail", 2*tarutil.Alignment)
+	// A clone of its short tail file at an offset past 0 would copy it (not shared).
+	if shared, _, err := testfs.SharedBytes(r.path("pkgs/a/opt/big")); err != nil || shared < 4*tarutil.Alignment {
+		t.Errorf("opt/big: %d bytes shared (%v), want its 4 blocks, the last cloned from the tar", shared, err)
+	}
 	problems, err := r.VerifyWith(testCache(tarPath))
 	if err != nil || len(problems) != 0 {
 		t.Errorf("verify: %v, %v", problems, err)
