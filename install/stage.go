@@ -166,6 +166,7 @@ func memberError(m *tarutil.Member, err error) error {
 	return fmt.Errorf("member %s: %w", termtext.Quote(m.Name), err)
 }
 
+// dirs makes the directories, each in its parent opened beneath the staging directory.
 func (s *stager) dirs(members []tarutil.Member) error {
 	for i := range members {
 		m := &members[i]
@@ -391,6 +392,8 @@ func (w *worker) dir(members []tarutil.Member, group []int32) error {
 	return nil
 }
 
+// openDir returns a descriptor of the directory dir ("." for the top), O_PATH, which the
+// caller closes unless it is the staging directory's own.
 func (w *worker) openDir(dir string) (int, error) {
 	if dir == "." {
 		return w.s.dirfd, nil
