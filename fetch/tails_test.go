@@ -308,8 +308,7 @@ func TestSmallTailsFiles(t *testing.T) {
 		n    int  // files of a byte
 		long bool // and one more with a tail over MaxInline
 	}{{smallTailsFiles, false}, {smallTailsFiles + 1, false}, {smallTailsFiles, true}} {
-		c := openCache(t)
-		c.tailsOnce.Do(func() { c.tails = smallTails })
+		c := smallTailsCache(t)
 		files := []file{{"empty", nil}}
 		for i := range tc.n {
 			files = append(files, file{fmt.Sprintf("f/%d", i), []byte{byte(i)}})
@@ -343,8 +342,7 @@ func TestTailsAfterCrashMoved(t *testing.T) {
 		t.Skipf("no boot id in %s: entries are synced at fetch", bootIDFile)
 	}
 	for _, damage := range []bool{false, true} {
-		c := openCache(t)
-		c.tailsOnce.Do(func() { c.tails = smallTails })
+		c := smallTailsCache(t)
 		dir, ps := sharedRepo(t, [][]file{tailFiles()})
 		p := ps[0]
 		if err := fetchOne(c, quick(t, dir), p); err != nil {
@@ -395,8 +393,7 @@ func TestTailsAfterCrashFIFO(t *testing.T) {
 	if bootID() == "" {
 		t.Skipf("no boot id in %s: entries are synced at fetch", bootIDFile)
 	}
-	c := openCache(t)
-	c.tailsOnce.Do(func() { c.tails = smallTails })
+	c := smallTailsCache(t)
 	dir, ps := sharedRepo(t, [][]file{tailFiles()})
 	p := ps[0]
 	if err := fetchOne(c, quick(t, dir), p); err != nil {
@@ -466,8 +463,7 @@ func TestSettleAfterCrash(t *testing.T) {
 		return
 	}
 	testfs.NeedTools(t, "strace")
-	c := openCache(t)
-	c.tailsOnce.Do(func() { c.tails = smallTails })
+	c := smallTailsCache(t)
 	dir, ps := sharedRepo(t, [][]file{tailFiles(), {{"bin/other", []byte("#!/bin/sh\necho other\n")}, {"share/small", randomData(24, 100)}}})
 	var shas []string
 	for _, p := range ps {
@@ -514,8 +510,7 @@ func TestTailsSpotChecked(t *testing.T) {
 	}
 	dir, ps := sharedRepo(t, [][]file{files})
 	p := ps[0]
-	c := openCache(t)
-	c.tailsOnce.Do(func() { c.tails = smallTails })
+	c := smallTailsCache(t)
 	for _, which := range []string{"first", "last"} {
 		if err := fetchOne(c, quick(t, dir), p); err != nil {
 			t.Fatal(err)
@@ -611,4 +606,13 @@ func TestTailKeeps(t *testing.T) {
 			t.Errorf("kind %d, few files %v, a member of %d bytes: kept %v, want %v", tc.kind, tc.small, tc.size, got, tc.want)
 		}
 	}
+}
+
+// smallTailsCache opens a new cache that keeps tails as one on btrfs does (smallTails),
+// whatever the filesystem under the test.
+func smallTailsCache(t testing.TB) *Cache {
+	t.Helper()
+	c := openCache(t)
+	c.tailsOnce.Do(func() { c.tails = smallTails })
+	return c
 }
