@@ -27,10 +27,7 @@ func TestCheckLog(t *testing.T) {
 		t.Skip("no boot id: no check log")
 	}
 	dir, p := localRepo(t)
-	src, err := NewSource(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := quick(t, dir)
 	open := cacheOpener(t)
 	c := open()
 	// Another boot's log, this boot's as named before each user kept one, which nothing
@@ -145,10 +142,7 @@ func TestCheckLogFIFO(t *testing.T) {
 		t.Skip("no boot id: no check log")
 	}
 	dir, p := localRepo(t)
-	src, err := NewSource(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := quick(t, dir)
 	open := cacheOpener(t)
 	c := open()
 	if err := fetchOne(c, src, p); err != nil {
@@ -227,10 +221,7 @@ func TestCheckLogUsers(t *testing.T) {
 	}
 	testfs.NeedTools(t, "setpriv")
 	dir, p := localRepo(t)
-	src, err := NewSource(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := quick(t, dir)
 	base := t.TempDir()
 	searchable(t, base)
 	// The user's cache, holding an entry, which root then uses, recording its check.
