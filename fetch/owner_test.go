@@ -56,3 +56,37 @@ func TestGiveAtLinked(t *testing.T) {
 		t.Errorf("giveAt of a file with two links: %v, want %v", err, errLinked)
 	}
 }
+
+// TestGiveAtSymlink checks that giveAt hands over a symlink put in place of what root made,
+// never the file it points to.
+func TestGiveAtSymlink(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to hand a file to another user")
+	}
+	dir := t.TempDir()
+	own := filepath.Join(dir, "root's")
+	if err := os.WriteFile(own, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(own, filepath.Join(dir, "tars")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	o := cacheOwner{uid: 65534, gid: 65534, set: true}
+	if err := o.giveAt(d, "tars"); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]uint32{own: 0, filepath.Join(dir, "tars"): 65534} {
+		info, err := os.Lstat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uid := info.Sys().(*syscall.Stat_t).Uid; uid != want {
+			t.Errorf("%s is %d's after giveAt of the symlink, want %d's", path, uid, want)
+		}
+	}
+}
