@@ -71,10 +71,10 @@ type stager struct {
 	noTails      atomic.Bool   // set when a clone from a tail file was refused for a reason that will not change
 	noTimes      bool          // leave modification times as creating the members made them (benchmarks)
 	durable      durable.Files // how what the workers write is made durable for the commit (durable.Commit)
-	wb           *writeback    // while the files are made, if tracked
+	wb           *writeback    // while the files are made, if tracked, or on btrfs if syncing
 	tracked      bool          // every file written was waited for: the commit need not sync the whole filesystem
 	fewFiles     bool          // at most maxTracked files with data: on btrfs the entry keeps its small members' tails (fill)
-	sync         bool          // the commit syncs: an untracked tree is written back as it is staged (flusher), if flushes
+	sync         bool          // the commit syncs: an untracked tree is written back as it is staged (flusher if flushes, else wb)
 	flushes      bool          // not on btrfs (newStager)
 	fl           *flusher      // while the files are made, if syncing, flushing and not tracked
 }
@@ -92,7 +92,8 @@ func newStager(ctx context.Context, src *os.File, size int64, dirfd int, dir str
 			s.tail = truncateTail
 			// There a syncfs commits a transaction, which holds back the workers' creates
 			// and clones while it runs: the kernel tree took a median 0.90x cp with the
-			// flusher and 0.74x without (docs/history.md). The commit's syncfs writes it all.
+			// flusher and 0.74x without (docs/history.md). Each written file's write-back
+			// is started instead (stage), and the commit's syncfs waits for it all.
 			s.flushes = false
 		}
 		// XFS with 16 KiB blocks, say; not a size that is no power of two (FUSE) or is
@@ -134,10 +135,16 @@ func (s *stager) stage(members []tarutil.Member) error {
 	}
 	s.fewFiles = tarutil.DataFiles(members) <= maxTracked
 	s.tracked = s.durable.Tracks() && s.fewFiles
-	if s.tracked {
-		s.wb = startWriteback(s.durable)
-	} else if s.sync && s.flushes {
+	switch {
+	case s.tracked:
+		s.wb = startWriteback(s.durable, true)
+	case s.sync && s.flushes:
 		s.fl = newFlusher(s.dirfd, s.dir)
+	case s.sync && s.durable.Tracks():
+		// btrfs: left to the commit's syncfs, the write-back of tens of thousands of small
+		// files runs in one flusher thread while the install waits; started file by file
+		// here it runs beside the workers (docs/history.md).
+		s.wb = startWriteback(s.durable, false)
 	}
 	first, err := s.probe(members)
 	if err == nil {

@@ -17,7 +17,9 @@ import (
 // writeback goroutines, which start its write-back at once and wait for it once maxHeld
 // later files have been started, then close it. So the disk works while the workers do,
 // the workers never wait for it, and the commit waits for the install's own data only,
-// not for what other processes left to write (durable.Commit).
+// not for what other processes left to write (durable.Commit). A tree of more files on
+// btrfs has each file's write-back started the same way, not waited for: the commit's
+// syncfs waits for it all (stager.stage).
 
 const (
 	// maxTracked is the most files with data a staged tree may have for its files to be
@@ -40,30 +42,32 @@ type heldFile struct {
 	m  *tarutil.Member
 }
 
-// writeback makes the files sent to it durable.Files-waited.
+// writeback makes the files sent to it durable.Files-waited, or, unless wait, starts their
+// write-back only.
 type writeback struct {
 	files chan heldFile
+	wait  bool
 	wg    sync.WaitGroup
 	errs  [writebackWorkers]error // the first of each goroutine
 }
 
-func startWriteback(d durable.Files) *writeback {
-	wb := &writeback{files: make(chan heldFile, maxHeld)}
+func startWriteback(d durable.Files, wait bool) *writeback {
+	wb := &writeback{files: make(chan heldFile, maxHeld), wait: wait}
 	for i := range writebackWorkers {
 		wb.wg.Go(func() { wb.errs[i] = wb.run(d) })
 	}
 	return wb
 }
 
-// run starts the write-back of each file received, waits for it maxHeld files later, and
-// closes it; after the first error it only closes them.
+// run starts the write-back of each file received, waits for it maxHeld files later, if
+// wb.wait, and closes it; after the first error it only closes them.
 func (wb *writeback) run(d durable.Files) error {
 	var err error
 	held := make([]heldFile, 0, maxHeld)
 	release := func() {
 		h := held[0]
 		held = append(held[:0], held[1:]...)
-		if err == nil {
+		if err == nil && wb.wait {
 			if e := d.Wait(h.fd); e != nil {
 				err = memberError(h.m, &os.PathError{Op: "write back", Path: h.m.Name, Err: e})
 			}
@@ -80,6 +84,9 @@ func (wb *writeback) run(d durable.Files) error {
 			release()
 		}
 		held = append(held, h)
+		if !wb.wait {
+			release()
+		}
 	}
 	for len(held) > 0 {
 		release()
