@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -789,6 +790,11 @@ func TestCarryDurable(t *testing.T) {
 	for _, name := range []string{"xfs", "ext4", "xfs-fixed", "ext4-fixed"} {
 		t.Run(name, func(t *testing.T) {
 			kind, fixed := strings.CutSuffix(name, "-fixed")
+			if f := flag.Lookup("test.testlogfile"); fixed && f != nil && f.Value.String() != "" {
+				// The limit is the process's: go test's log of the files a test opens,
+				// kept where results are cached (without -count=1), would fail with EFBIG.
+				t.Skip("RLIMIT_FSIZE would cut go test's own log short: run with -count=1")
+			}
 			mnt := testfs.Mount(t, kind)
 			path := filepath.Join(mnt, "db")
 			commit := func(d *DB, name string) {
