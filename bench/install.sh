@@ -69,12 +69,14 @@ for kind in $FS; do
 		aligned=$(ls "$d"/cache/tars/*.tar | head -1)
 		mkdir -p "$d/t" && tar -xf "$aligned" -C "$d/t" # the source tree for cp
 		find "$d/t" -type f | wc -l > "$WORK/results/$kind-$shape-files.txt"
+		# Each --prepare syncs what its removal left, so that no command's window writes
+		# back the tree the run before it made and removed.
 		hf "$kind-$shape-install" \
-			-n "pkg install" --prepare "rm -rf $d/r" "$pkg $g install $shape" \
-			-n "tar -xf" --prepare "sh -c 'rm -rf $d/x; mkdir $d/x'" "sh -c 'tar -xf $aligned -C $d/x && sync -f $d/x'" \
-			-n "cp --reflink" --prepare "rm -rf $d/c" "sh -c 'cp -a --reflink=$reflink $d/t $d/c && sync -f $d/c'" \
-			-n "empty floor" --prepare "rm -rf $d/e" "$floor -empty $aligned $d/e" \
-			-n "irreducible floor" --prepare "rm -rf $d/f" "$floor $tails $aligned $d/f"
+			-n "pkg install" --prepare "sh -c 'rm -rf $d/r; sync -f $d'" "$pkg $g install $shape" \
+			-n "tar -xf" --prepare "sh -c 'rm -rf $d/x; mkdir $d/x; sync -f $d'" "sh -c 'tar -xf $aligned -C $d/x && sync -f $d/x'" \
+			-n "cp --reflink" --prepare "sh -c 'rm -rf $d/c; sync -f $d'" "sh -c 'cp -a --reflink=$reflink $d/t $d/c && sync -f $d/c'" \
+			-n "empty floor" --prepare "sh -c 'rm -rf $d/e; sync -f $d'" "$floor -empty $aligned $d/e" \
+			-n "irreducible floor" --prepare "sh -c 'rm -rf $d/f; sync -f $d'" "$floor $tails $aligned $d/f"
 		rm -rf "$d/r" "$d/x" "$d/c" "$d/e" "$d/f"
 		sync -f "$d"
 		before=$(df -k --output=used "$d" | tail -1)
