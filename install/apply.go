@@ -689,13 +689,17 @@ func (r *Root) forceLog(staged []*Staged) func() {
 		return func() {}
 	}
 	last := slices.MaxFunc(staged, func(a, b *Staged) int { return a.ended.Compare(b.ended) })
+	// Opened here, not on the goroutine: moveTrees may rename the tree out of staging
+	// before the goroutine runs, which would then find nothing to force.
+	fd, err := r.open(place{staging, last.name}, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return func() {}
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if fd, err := r.open(place{staging, last.name}, unix.O_RDONLY|unix.O_DIRECTORY); err == nil {
-			unix.Fsync(fd)
-			unix.Close(fd)
-		}
+		unix.Fsync(fd)
+		unix.Close(fd)
 	}()
 	return func() { <-done }
 }
