@@ -386,16 +386,19 @@ func (c *Cache) Has(sha string) bool {
 	return existsAt(c.tars, tarName(sha)) && existsAt(c.tars, idxName(sha))
 }
 
+// errNotEntryIndex reports an index file whose first line is not an entry's.
+var errNotEntryIndex = errors.New("not an entry index")
+
 // readEntryHeader splits the start of an entry's index file into its first line's fields,
 // boot "" when the entry is settled, and the offset of what follows.
 func readEntryHeader(data []byte) (name, version, boot string, rest int, err error) {
 	i := bytes.IndexByte(data[:min(len(data), 512)], '\n')
 	if i < 0 || !bytes.HasPrefix(data, []byte(entryMagic+" ")) {
-		return "", "", "", 0, errors.New("not an entry index")
+		return "", "", "", 0, errNotEntryIndex
 	}
 	f := strings.Fields(string(data[len(entryMagic)+1 : i]))
 	if len(f) != 2 && len(f) != 3 {
-		return "", "", "", 0, errors.New("not an entry index")
+		return "", "", "", 0, errNotEntryIndex
 	}
 	f = append(f, "")
 	return f[0], f[1], f[2], i + 1, nil

@@ -39,9 +39,10 @@ const spotSample = 64 << 10 // 64 KiB
 // of more, all of it again when the entry was written unsynced in an earlier boot; and its
 // tail files against the tar's bytes, spotTails of them, all of them after such a boot. An
 // entry the cache's check log (checks.go) records as checked in this boot, its tar and
-// index unchanged since, is not read again. A
-// damaged entry, or one with anything but a regular file as its tar, is removed, so that
-// the next Fetch downloads it again, and reported as ErrDamaged.
+// index unchanged since, is not read again. A damaged entry, or one with anything but a
+// regular file as its tar, is removed, so that the next Fetch downloads it again, and
+// reported as ErrDamaged. An error of the check that shows nothing of the entry's bytes
+// (damage tells which) leaves it in place and unchecked: its next use checks it again.
 func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if ms, ok := c.checked.Load(sha); ok {
 		return ms.([]tarutil.Member), nil
@@ -81,6 +82,9 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 		err = c.checkTails(sha, f, ms, crashed)
 	}
 	what := entryName(sha, name, version)
+	if err != nil && !damage(err) {
+		return nil, fmt.Errorf("fetch: check cached %s: %w", what, err)
+	}
 	if err != nil {
 		c.drop(sha, info)
 		return nil, fmt.Errorf("%w: %s: %w; removed from the cache", ErrDamaged, what, err)
@@ -95,6 +99,40 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	}
 	c.checked.Store(sha, ms)
 	return ms, nil
+}
+
+// damage reports whether err, met checking an entry's index, tar and tail files, shows the
+// entry's bytes wrong, so that it is removed and fetched again: what the checks found
+// different, a file shorter than its index says, anything but a regular file where a file
+// is, anything but a directory where the tails are, bytes the filesystem cannot return.
+// Any other error says nothing of the entry and keeps it: running out of descriptors or
+// memory (EMFILE, ENFILE, ENOMEM), a signal (EINTR), a permission (EACCES, EPERM) pass,
+// and dropping a good entry would download it again, or offline leave it unusable.
+func damage(err error) bool {
+	var notReg *regfile.NotRegularError
+	switch {
+	case errors.Is(err, tarutil.ErrDamaged), errors.Is(err, tarutil.ErrIndex),
+		errors.Is(err, errNotEntryIndex), errors.Is(err, errTailDiffers), errors.As(err, &notReg):
+		return true
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return true // a read past a file's end: the tar is shorter than its index says
+	}
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
+		return false
+	}
+	switch errno {
+	case unix.ELOOP, // a symlink where a tail file is (O_NOFOLLOW)
+		unix.ENOTDIR, // a tails path that is not a directory, a symlink included (O_DIRECTORY)
+		unix.EISDIR,  // a directory where a tail file is (read)
+		unix.ENXIO,   // a socket where a tail file is (open)
+		unix.EAGAIN,  // a FIFO where a tail file is, held open for writing (O_NONBLOCK read)
+		unix.EIO,     // blocks the device cannot read, or btrfs's checksum failure: a new fetch writes them afresh
+		unix.EUCLEAN, // XFS's EFSCORRUPTED: the file's metadata is damaged
+		unix.EBADMSG: // XFS's EFSBADCRC: a metadata block's checksum fails
+		return true
+	}
+	return false
 }
 
 // written records the entry with this sha256 as checked, where its tar is the file tar that

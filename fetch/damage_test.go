@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -375,5 +378,112 @@ func TestEntryNotRegular(t *testing.T) {
 				t.Errorf("the symlink's target changed: %v", err)
 			}
 		})
+	}
+}
+
+// TestDamageErrors: what shows an entry's bytes wrong is damage, each errno deliberately;
+// running out of descriptors or memory, a signal or a permission is not.
+func TestDamageErrors(t *testing.T) {
+	path := func(errno unix.Errno) error {
+		return fmt.Errorf("tail of member %q: %w", "f", &os.PathError{Op: "open", Path: "tars/x.tails/512", Err: errno})
+	}
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("tail of member %q: tars/x.tails/512 %w", "f", errTailDiffers), true},
+		{&tarutil.MemberError{Name: "f", Err: tarutil.ErrDamaged}, true},
+		{fmt.Errorf("%w: checksum mismatch", tarutil.ErrIndex), true},
+		{errNotEntryIndex, true},
+		{&os.PathError{Op: "open", Path: "x.tar", Err: &regfile.NotRegularError{Type: fs.ModeSymlink}}, true},
+		{fmt.Errorf("tarutil: read member f: %w", io.ErrUnexpectedEOF), true},
+		{path(unix.ELOOP), true},
+		{path(unix.ENOTDIR), true},
+		{path(unix.EISDIR), true},
+		{path(unix.ENXIO), true},
+		{path(unix.EAGAIN), true},
+		{path(unix.EIO), true},
+		{path(unix.EUCLEAN), true},
+		{path(unix.EBADMSG), true},
+		{path(unix.EMFILE), false},
+		{path(unix.ENFILE), false},
+		{path(unix.ENOMEM), false},
+		{path(unix.EINTR), false},
+		{path(unix.EACCES), false},
+		{path(unix.EPERM), false},
+		{errors.New("other"), false},
+	} {
+		if got := damage(tc.err); got != tc.want {
+			t.Errorf("damage(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestCheckOutOfDescriptors: a spot check that runs out of descriptors, wherever it does,
+// returns an error naming the entry's file, not ErrDamaged, keeps the entry and does not
+// record it as checked; with descriptors enough it passes. A child process
+// (PKG_TEST_NOFILE_CACHE) lowers its RLIMIT_NOFILE one descriptor at a time.
+func TestCheckOutOfDescriptors(t *testing.T) {
+	if dir := os.Getenv("PKG_TEST_NOFILE_CACHE"); dir != "" {
+		checkOutOfDescriptors(t, dir, os.Getenv("PKG_TEST_NOFILE_SHA"))
+		return
+	}
+	c := smallTailsCache(t)
+	dir, ps := sharedRepo(t, [][]file{tailFiles()})
+	p := ps[0]
+	if err := fetchOne(c, quick(t, dir), p); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "PKG_TEST_NOFILE_CACHE="+c.dir, "PKG_TEST_NOFILE_SHA="+p.SHA256)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	checkTailFiles(t, c, p, smallTails)
+}
+
+// checkOutOfDescriptors is TestCheckOutOfDescriptors's child: it uses the entry with this
+// sha256 in the cache dir under a descriptor limit raised by one after each failure.
+func checkOutOfDescriptors(t *testing.T, dir, sha string) {
+	c, err := OpenCache(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	tails := filepath.Join(dir, "tars", tailsName(sha))
+	inTails := false
+	for n := uint64(0); ; n++ {
+		if n == 1024 {
+			t.Fatalf("Members under a limit of %d descriptors: %v", n, err)
+		}
+		short := unix.Rlimit{Cur: n, Max: lim.Max}
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &short); err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Members(sha)
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+			t.Fatal(err)
+		}
+		if err == nil {
+			break
+		}
+		var pe *os.PathError
+		if errors.Is(err, ErrDamaged) || !errors.Is(err, unix.EMFILE) || !errors.As(err, &pe) || !strings.Contains(pe.Path, sha) {
+			t.Fatalf("Members under a limit of %d descriptors: %v; want EMFILE naming a file of entry %s, not ErrDamaged", n, err, sha)
+		}
+		if !c.Has(sha) {
+			t.Fatalf("Members under a limit of %d descriptors removed the entry: %v", n, err)
+		}
+		if _, ok := c.checked.Load(sha); ok {
+			t.Fatalf("Members under a limit of %d descriptors recorded the entry as checked: %v", n, err)
+		}
+		inTails = inTails || strings.HasPrefix(pe.Path, tails)
+	}
+	if !inTails {
+		t.Errorf("no limit ran the tails check out of descriptors: the test shows nothing of it")
 	}
 }

@@ -203,11 +203,11 @@ func writeTail(d *os.File, name string, b []byte, sync bool) error {
 
 // commitTails renames the tails directory name of tmp/ to the entry's in tars/. One there
 // already came from a fetch of the same archive that a crash cut short before it committed
-// the entry: it is replaced. It returns false, having removed name, when the rename fails:
+// the entry, and anything but a directory there is no entry's: it is replaced. It returns false, having removed name, when the rename fails:
 // the entry is then committed without tails.
 func (c *Cache) commitTails(name, sha string) bool {
 	err := renameAt(c.tmp, name, c.tars, tailsName(sha))
-	if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+	if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTDIR) {
 		removeTails(c.tars, tailsName(sha))
 		err = renameAt(c.tmp, name, c.tars, tailsName(sha))
 	}
@@ -218,12 +218,21 @@ func (c *Cache) commitTails(name, sha string) bool {
 	return true
 }
 
-// removeTails removes the tails directory name of d and the files in it, through no symlink.
+// removeTails removes the tails directory name of d and what is in it, through no symlink.
+// Anything but a directory there, and in it, is unlinked: what a damaged entry's check found
+// in the place of its tails (damage) goes with it.
 func removeTails(d *os.File, name string) {
-	if f, err := dirfd.Open(d, name, unix.O_RDONLY|unix.O_DIRECTORY, 0); err == nil {
+	f, err := dirfd.Open(d, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if errors.Is(err, unix.ENOTDIR) {
+		unix.Unlinkat(int(d.Fd()), name, 0)
+		return
+	}
+	if err == nil {
 		names, _ := f.Readdirnames(-1)
 		for _, n := range names {
-			unix.Unlinkat(int(f.Fd()), n, 0)
+			if unix.Unlinkat(int(f.Fd()), n, 0) == unix.EISDIR {
+				removeTails(f, n)
+			}
 		}
 		f.Close()
 	}
@@ -262,7 +271,8 @@ const spotTails = 16
 // written unsynced before a reboot, whose tails may have lost data as its tar may), else
 // spotTails of them. A member without a tail file, which an install moves from the tar,
 // passes, as does an entry without tails: which members have one depends on the
-// filesystem that wrote them (tailsOf), and the cache may have moved since.
+// filesystem that wrote them (tailsOf), and the cache may have moved since. Which of its
+// errors are damage to the entry, damage tells.
 func (c *Cache) checkTails(sha string, tar *os.File, ms []tarutil.Member, all bool) error {
 	d, err := dirfd.Open(c.tars, tailsName(sha), unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if errors.Is(err, unix.ENOENT) {
@@ -315,6 +325,9 @@ func tailSample(n int, all bool) iter.Seq[int] {
 	}
 }
 
+// errTailDiffers reports a tail file whose bytes are not the tar's: shorter, longer or other.
+var errTailDiffers = errors.New("differs from the tar")
+
 // checkTail compares m's tail file, in the tails directory d, with the tar's bytes, reading
 // them into want and the file into got, one byte longer. It reads with read(2) itself: a
 // FIFO another user put in the file's place, held open for writing, would keep Go's read
@@ -337,7 +350,7 @@ func checkTail(d, tar *os.File, m *tarutil.Member, want, got []byte) error {
 		return fmt.Errorf("tail of member %s: read %s at %d: %w", termtext.Quote(m.Name), tar.Name(), off, err)
 	}
 	if !bytes.Equal(got[:k], want[:n]) {
-		return fmt.Errorf("tail of member %s: %s differs from the tar", termtext.Quote(m.Name), inDir(d, name))
+		return fmt.Errorf("tail of member %s: %s %w", termtext.Quote(m.Name), inDir(d, name), errTailDiffers)
 	}
 	return nil
 }

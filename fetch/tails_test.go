@@ -616,3 +616,90 @@ func smallTailsCache(t testing.TB) *Cache {
 	c.tailsOnce.Do(func() { c.tails = smallTails })
 	return c
 }
+
+// TestTailsNotFiles: at an entry's spot check, anything but a directory where its tails
+// are, or anything but a regular file where a tail file is, is damage, whatever it holds
+// (a symlink to a good copy included): the entry is removed, that thing with it, and
+// fetched again whole.
+func TestTailsNotFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		put  func(t *testing.T, tails, first string)
+	}{
+		{"tails a file", func(t *testing.T, tails, _ string) {
+			replace(t, tails, func(p string) error { return os.WriteFile(p, nil, 0o644) })
+		}},
+		{"tails a symlink", func(t *testing.T, tails, _ string) {
+			good := filepath.Join(t.TempDir(), "tails")
+			if err := os.Rename(tails, good); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(good, tails); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"tail a directory", func(t *testing.T, _, first string) {
+			replace(t, first, func(p string) error { return os.Mkdir(p, 0o755) })
+		}},
+		{"tail a symlink", func(t *testing.T, _, first string) {
+			good := filepath.Join(t.TempDir(), "tail")
+			if err := os.Rename(first, good); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(good, first); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"tail a socket", func(t *testing.T, _, first string) {
+			replace(t, first, func(p string) error { return unix.Mknod(p, unix.S_IFSOCK|0o644, 0) })
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := smallTailsCache(t)
+			dir, ps := sharedRepo(t, [][]file{tailFiles()})
+			p := ps[0]
+			if err := fetchOne(c, quick(t, dir), p); err != nil {
+				t.Fatal(err)
+			}
+			ms, err := c.Members(p.SHA256)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := int64(-1) // the first member's tail file, which every spot check compares
+			for _, m := range ms {
+				if off, n := m.Tail(); n > 0 && existsAt(c.tars, filepath.Join(tailsName(p.SHA256), tailName(off))) {
+					first = off
+					break
+				}
+			}
+			if first < 0 {
+				t.Fatal("no tail file")
+			}
+			tc.put(t, c.tailsDir(p.SHA256), filepath.Join(c.tailsDir(p.SHA256), tailName(first)))
+			other, err := OpenCache(t.Context(), c.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = other.Members(p.SHA256)
+			other.Close()
+			if !errors.Is(err, ErrDamaged) || c.Has(p.SHA256) {
+				t.Errorf("Members: %v, entry kept %v; want ErrDamaged and the entry removed", err, c.Has(p.SHA256))
+			}
+			if err := fetchOne(c, quick(t, dir), p); err != nil {
+				t.Fatal(err)
+			}
+			checkTailFiles(t, c, p, smallTails)
+		})
+	}
+}
+
+// replace removes the file path and makes another in its place with put.
+func replace(t *testing.T, path string, put func(string) error) {
+	t.Helper()
+	if err := os.RemoveAll(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(path); err != nil {
+		t.Fatal(err)
+	}
+}
