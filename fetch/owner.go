@@ -53,7 +53,10 @@ func ownerOfDir(use *os.File, dir string) (cacheOwner, error) {
 
 // give hands the file fd, at path, to o; it refuses a file with another link, which the
 // user may have linked into their cache from a file of root's (fs.protected_hardlinks off).
-func (o cacheOwner) give(fd int, path string) error {
+func (o cacheOwner) give(fd int, path string) error { return o.giveLinks(fd, path, 1) }
+
+// giveLinks is give of a file that may have links, those the caller found.
+func (o cacheOwner) giveLinks(fd int, path string, links uint64) error {
 	if !o.set {
 		return nil
 	}
@@ -61,7 +64,7 @@ func (o cacheOwner) give(fd int, path string) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Nlink > 1 {
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Nlink > links {
 		return &os.PathError{Op: "chown", Path: path, Err: errLinked}
 	}
 	if err := unix.Fchownat(fd, "", o.uid, o.gid, unix.AT_EMPTY_PATH); err != nil { // fd may be O_PATH (giveAt)
@@ -101,6 +104,62 @@ func (o cacheOwner) giveTree(d *os.File) error {
 		}
 	}
 	return o.give(int(d.Fd()), d.Name())
+}
+
+// inode is a file's identity, for counting its links.
+type inode struct{ dev, ino uint64 }
+
+// giveAll hands the file name of the directory d to o, and everything beneath it where it
+// is a directory (a run root), each file before the directory holding it, never through a
+// symlink. A file linked more than once (the merged prefix's links) is handed over only
+// where the tree holds all its links, counted by a first walk: one also linked from
+// outside the tree is refused, as give refuses it.
+func (o cacheOwner) giveAll(d *os.File, name string) error {
+	if !o.set {
+		return nil
+	}
+	links := map[inode]uint64{}
+	err := walkAt(d, name, func(_ int, _ string, st *unix.Stat_t) error {
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Nlink > 1 {
+			links[inode{uint64(st.Dev), uint64(st.Ino)}]++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return walkAt(d, name, func(fd int, path string, st *unix.Stat_t) error {
+		return o.giveLinks(fd, path, max(links[inode{uint64(st.Dev), uint64(st.Ino)}], 1))
+	})
+}
+
+// walkAt calls fn with an O_PATH descriptor, the path and the status of each file beneath
+// the file name of the directory d, where it is a directory, and then of name itself,
+// following no symlink.
+func walkAt(d *os.File, name string, fn func(fd int, path string, st *unix.Stat_t) error) error {
+	path := inDir(d, name)
+	fd, err := unix.Openat(int(d.Fd()), name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		names, err := readNames(f)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if err := walkAt(f, n, fn); err != nil {
+				return err
+			}
+		}
+	}
+	return fn(fd, path, &st)
 }
 
 // makeCacheDir makes the cache's directory dir and those above it that are missing; where

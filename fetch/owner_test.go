@@ -90,3 +90,64 @@ func TestGiveAtSymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestGiveAll checks that giveAll hands over a tree, its files linked within it included,
+// but not what a symlink in it points to, and refuses a file also linked from outside it.
+func TestGiveAll(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to hand a file to another user")
+	}
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "root's")
+	tree := filepath.Join(dir, "run", "set")
+	for _, d := range []string{filepath.Join(tree, "pkgs", "app"), filepath.Join(tree, "bin")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{outside, filepath.Join(tree, "pkgs", "app", "app")} {
+		if err := os.WriteFile(f, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(tree, "pkgs", "app", "app"), filepath.Join(tree, "bin", "app")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(tree, "bin", "out")); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := os.Open(filepath.Join(dir, "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runs.Close()
+	o := cacheOwner{uid: 65534, gid: 65534, set: true}
+	if err := o.giveAll(runs, "set"); err != nil {
+		t.Fatal(err)
+	}
+	uid := func(path string) uint32 {
+		info, err := os.Lstat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Sys().(*syscall.Stat_t).Uid
+	}
+	for path, want := range map[string]uint32{
+		tree: 65534, filepath.Join(tree, "bin", "app"): 65534, filepath.Join(tree, "bin", "out"): 65534,
+		filepath.Join(tree, "pkgs"): 65534, outside: 0,
+	} {
+		if got := uid(path); got != want {
+			t.Errorf("%s is %d's after giveAll, want %d's", path, got, want)
+		}
+	}
+
+	if err := os.Link(outside, filepath.Join(tree, "bin", "linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.giveAll(runs, "set"); !errors.Is(err, errLinked) {
+		t.Errorf("giveAll of a tree with a file linked from outside: %v, want %v", err, errLinked)
+	}
+	if got := uid(outside); got != 0 {
+		t.Errorf("the file linked from outside the tree is %d's after giveAll, want root's", got)
+	}
+}

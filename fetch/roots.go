@@ -108,26 +108,45 @@ func (r *runDir) name(path string) string {
 	return path
 }
 
-// RunDir returns the cache's directory of run roots, <cache>/run, making it if needed, and
-// a path to it through the descriptor that c holds of it (/proc/self/fd/N), which stays
-// the cache's directory whatever takes its name: a run root reached by that path is the
-// cache's (AddRoot records it by its path in the cache). It refuses one that is a
-// symlink or not a directory, as it does the other subdirectories. The directory is c's,
-// open until c is closed.
-func (c *Cache) RunDir() (dir *os.File, path string, err error) {
+// Runs is the cache's directory of run roots, <cache>/run, open: the cache's, until the
+// cache is closed (RunDir).
+type Runs struct {
+	Dir *os.File
+	// Path is a path to Dir through its descriptor (/proc/self/fd/N), which stays the
+	// cache's directory whatever takes its name: a run root reached by it is the cache's
+	// (AddRoot records it by its path in the cache).
+	Path  string
+	owner cacheOwner
+}
+
+// RunDir returns the cache's directory of run roots, making it if needed. It refuses one
+// that is a symlink or not a directory, as it does the other subdirectories.
+func (c *Cache) RunDir() (*Runs, error) {
 	c.runs.mu.Lock()
 	defer c.runs.mu.Unlock()
 	if c.runs.f == nil {
 		if err := subdir(c.use, c.dir, "run", c.owner); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		f, err := c.openSubdir("run")
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		c.runs.f, c.runs.path, c.runs.dir = f, dirfd.Path(f), f.Name()
 	}
-	return c.runs.f, c.runs.path, nil
+	return &Runs{Dir: c.runs.f, Path: c.runs.path, owner: c.owner}, nil
+}
+
+// Give hands the file name of r, and everything beneath it where it is a directory, to
+// the cache's owner, as all root makes in a user's cache is (owner.go): a run root, its
+// .used file, the memos. A name that is not there is nothing to hand over.
+func (r *Runs) Give(name string) error {
+	err := r.owner.giveAll(r.Dir, name)
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Path == inDir(r.Dir, name) && errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // OpenRunDir opens the directory of run roots of the cache at dir, through no symlink,

@@ -222,7 +222,9 @@ func Reuse(ctx context.Context, cacheDir string, req Request, offline bool) (*Ru
 		return nil, false
 	}
 	r := &Run{Root: filepath.Join(runs.Name(), m.Set), Command: m.Command, Package: repo.Package{Name: m.Package, Version: m.Version}}
-	if r.used, err = hold(ctx, runs, m.Set+".used"); err != nil {
+	// Not made here: a root's .used goes only after the root (Prune), and root would make
+	// it root's in a user's cache, where Make hands it over.
+	if r.used, err = hold(ctx, runs, m.Set+".used", false); err != nil {
 		return nil, false
 	}
 	if err := r.open(runs, m.Set); err != nil || r.link != m.Link {

@@ -28,10 +28,11 @@ func Prune(cache *fetch.Cache, l fetch.Limits) (int, error) {
 	case l.MaxSize > 0:
 		return 0, nil
 	}
-	runs, through, err := cache.RunDir()
+	rd, err := cache.RunDir()
 	if err != nil {
 		return 0, err
 	}
+	runs, through := rd.Dir, rd.Path
 	d, err := dirfd.Open(runs, ".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return 0, err

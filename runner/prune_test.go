@@ -33,7 +33,7 @@ func TestPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rd.Close()
-	busy, err := hold(context.Background(), rd, filepath.Base(runs["busy"].Root)+".used") // a command running from it
+	busy, err := hold(context.Background(), rd, filepath.Base(runs["busy"].Root)+".used", true) // a command running from it
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/fetch"
 	"pkg/install"
 	"pkg/internal/dirfd"
 	"pkg/repo"
@@ -127,36 +128,58 @@ func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Catalog, req Request, w W
 	if err != nil {
 		return nil, err
 	}
-	runs, through, err := f.Cache.RunDir()
+	runs, err := f.Cache.RunDir()
 	if err != nil {
 		return nil, err
 	}
 	set := setKey(pkgs, repo.Host)
-	used, err := hold(ctx, runs, set+".used")
+	used, err := hold(ctx, runs.Dir, set+".used", true)
+	if err == nil {
+		err = runs.Give(set + ".used")
+	}
 	if err != nil {
+		if used != nil {
+			used.Close()
+		}
 		return nil, err
 	}
+	r := &Run{Root: filepath.Join(runs.Dir.Name(), set), Command: cmd, Package: main, used: used}
+	err = r.make(ctx, f, runs, set, ix, lock, pkgs, reqs, o)
+	if gerr := runs.Give(set); err == nil { // made or not, what root made is the cache owner's
+		err = gerr
+	}
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	r.NoMemo = w.remember(runs.Dir, req, r, expires(ix))
+	if err := runs.Give("memo"); err != nil && r.NoMemo == nil {
+		r.NoMemo = err
+	}
+	return r, nil
+}
+
+// make makes the run root set of runs hold pkgs, resolved from reqs (and lock, if not
+// nil), and opens r's command in it.
+func (r *Run) make(ctx context.Context, f *txn.Fetcher, runs *fetch.Runs, set string, ix *txn.Catalog, lock *repo.Lock, pkgs []repo.Package, reqs []repo.Requirement, o install.Options) error {
 	// The root is made through the cache's descriptor of run/; it is known by its path.
-	dir := through + "/" + set
-	r := &Run{Root: filepath.Join(runs.Name(), set), Command: cmd, Package: main, used: used}
+	dir := runs.Path + "/" + set
 	o.Name = r.Root
+	var err error
 	if r.Outcome, err = makeRoot(ctx, f, dir, planner(dir, ix, lock, reqs, f), reqs, o); err != nil {
-		used.Close()
-		return nil, err
+		return err
 	}
-	if err := r.open(runs, set); err != nil {
+	if err := r.open(runs.Dir, set); err != nil {
 		// The root holds the set but not the command's link or file, deleted from it:
 		// the package that has the command is put back.
-		if r.Outcome, err = makeRoot(ctx, f, dir, repair(dir, ix, pkgs, cmd, f), reqs, o); err == nil {
-			err = r.open(runs, set)
+		if r.Outcome, err = makeRoot(ctx, f, dir, repair(dir, ix, pkgs, r.Command, f), reqs, o); err == nil {
+			err = r.open(runs.Dir, set)
 		}
 		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("run %s %s: command %s: %w", main.Name, main.Version, cmd, err)
+			return fmt.Errorf("run %s %s: command %s: %w", r.Package.Name, r.Package.Version, r.Command, err)
 		}
 	}
-	r.NoMemo = w.remember(runs, req, r, expires(ix))
-	return r, nil
+	return nil
 }
 
 // resolve returns the packages of reqs, from the lockfile at lockPath (then also returned)
@@ -337,11 +360,11 @@ func commands(p repo.Package) []string {
 	return names
 }
 
-// hold opens the file name of the directory runs, creating it, and flocks it shared,
-// waiting until ctx is done; it touches it, as the last use of its root.
-func hold(ctx context.Context, runs *os.File, name string) (*os.File, error) {
+// hold opens the file name of the directory runs, creating it if create, and flocks it
+// shared, waiting until ctx is done; it touches it, as the last use of its root.
+func hold(ctx context.Context, runs *os.File, name string, create bool) (*os.File, error) {
 	for {
-		f, err := holdOnce(ctx, runs, name)
+		f, err := holdOnce(ctx, runs, name, create)
 		if f != nil || err != nil {
 			return f, err
 		}
@@ -350,8 +373,12 @@ func hold(ctx context.Context, runs *os.File, name string) (*os.File, error) {
 
 // holdOnce is hold of the file name names now: nil, nil if Prune removed it while this
 // waited for its lock.
-func holdOnce(ctx context.Context, runs *os.File, name string) (*os.File, error) {
-	f, err := dirfd.Open(runs, name, unix.O_RDWR|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
+func holdOnce(ctx context.Context, runs *os.File, name string, create bool) (*os.File, error) {
+	flag := unix.O_RDWR | unix.O_NONBLOCK
+	if create {
+		flag |= unix.O_CREAT
+	}
+	f, err := dirfd.Open(runs, name, flag, 0o644)
 	if err != nil {
 		return nil, err
 	}
