@@ -128,7 +128,8 @@ func (s *stager) useTails(tarPath string) {
 
 // stage creates every member, each with its mode and modification time, and waits for
 // the write-back of the data it wrote, if s.durable tracks it and the files are few
-// enough (maxTracked).
+// enough (maxTracked); past that, if the commit syncs, it starts that write-back on btrfs
+// and runs the flusher elsewhere.
 func (s *stager) stage(members []tarutil.Member) error {
 	if err := s.dirs(members); err != nil {
 		return err

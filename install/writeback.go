@@ -23,11 +23,12 @@ import (
 
 const (
 	// maxTracked is the most files with data a staged tree may have for its files to be
-	// written back one by one; past it the commit syncs the whole filesystem, and starts
-	// nothing early. File by file, the kernel cannot merge adjacent writes across files,
-	// which costs a tree of tens of thousands of files more than a syncfs does, while a
-	// syncfs after another process wrote gigabytes costs seconds whatever the tree
-	// (bench/sync.sh, KERNEL=1; docs/history.md).
+	// written back one by one; past it the commit syncs the whole filesystem and waits for
+	// no file (on btrfs each one's write-back is still started: stager.stage). File by
+	// file, the kernel cannot merge adjacent writes across files, which costs a tree of
+	// tens of thousands of files more than a syncfs does, while a syncfs after another
+	// process wrote gigabytes costs seconds whatever the tree (bench/sync.sh, KERNEL=1;
+	// docs/history.md).
 	maxTracked = durable.MaxTracked
 
 	writebackWorkers = 2
@@ -36,7 +37,7 @@ const (
 	maxHeld = 64
 )
 
-// heldFile is a written file, open until its write-back is waited for.
+// heldFile is a written file, open until its write-back is waited for, or started.
 type heldFile struct {
 	fd int
 	m  *tarutil.Member
