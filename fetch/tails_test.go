@@ -629,27 +629,11 @@ func TestTailsNotFiles(t *testing.T) {
 		{"tails a file", func(t *testing.T, tails, _ string) {
 			replace(t, tails, func(p string) error { return os.WriteFile(p, nil, 0o644) })
 		}},
-		{"tails a symlink", func(t *testing.T, tails, _ string) {
-			good := filepath.Join(t.TempDir(), "tails")
-			if err := os.Rename(tails, good); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(good, tails); err != nil {
-				t.Fatal(err)
-			}
-		}},
+		{"tails a symlink", func(t *testing.T, tails, _ string) { symlinkAway(t, tails) }},
 		{"tail a directory", func(t *testing.T, _, first string) {
 			replace(t, first, func(p string) error { return os.Mkdir(p, 0o755) })
 		}},
-		{"tail a symlink", func(t *testing.T, _, first string) {
-			good := filepath.Join(t.TempDir(), "tail")
-			if err := os.Rename(first, good); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(good, first); err != nil {
-				t.Fatal(err)
-			}
-		}},
+		{"tail a symlink", func(t *testing.T, _, first string) { symlinkAway(t, first) }},
 		{"tail a socket", func(t *testing.T, _, first string) {
 			replace(t, first, func(p string) error { return unix.Mknod(p, unix.S_IFSOCK|0o644, 0) })
 		}},
@@ -700,6 +684,19 @@ func replace(t *testing.T, path string, put func(string) error) {
 		t.Fatal(err)
 	}
 	if err := put(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// symlinkAway moves the file at path to a directory of the test's and puts in its place a
+// symlink to it: a good copy, reached through a symlink.
+func symlinkAway(t *testing.T, path string) {
+	t.Helper()
+	good := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.Rename(path, good); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(good, path); err != nil {
 		t.Fatal(err)
 	}
 }
