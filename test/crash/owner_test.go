@@ -23,15 +23,7 @@ func TestRootInUsersCache(t *testing.T) {
 	for _, theirs := range []bool{false, true} {
 		name := map[bool]string{false: "made by root", true: "made by the user"}[theirs]
 		home := filepath.Join(mnt, "home-"+strconv.FormatBool(theirs))
-		if err := os.MkdirAll(filepath.Join(home, ".cache"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range []string{home, filepath.Join(home, ".cache")} {
-			if err := os.Chown(d, 65534, 65534); err != nil {
-				t.Fatal(err)
-			}
-		}
-		cache := filepath.Join(home, ".cache", "pkg")
+		cache := nobodysHome(t, home)
 		user := &env{t: t, bin: bin, root: filepath.Join(home, "root"), cache: cache, repo: repoDir}
 		nobody := func(args ...string) {
 			t.Helper()
@@ -78,15 +70,7 @@ func TestRootRunInUsersCache(t *testing.T) {
 	setpriv := setprivPath(t)
 	mnt, repoDir, bin := usersWorld(t)
 	home := filepath.Join(mnt, "home")
-	if err := os.MkdirAll(filepath.Join(home, ".cache"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{home, filepath.Join(home, ".cache")} {
-		if err := os.Chown(d, 65534, 65534); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cache := filepath.Join(home, ".cache", "pkg")
+	cache := nobodysHome(t, home)
 	user := &env{t: t, bin: bin, root: filepath.Join(home, "root"), cache: cache, repo: repoDir}
 	nobody := func(args ...string) string {
 		t.Helper()
@@ -160,6 +144,21 @@ func usersWorld(t *testing.T) (mnt, repoDir, bin string) {
 		t.Fatal(err)
 	}
 	return mnt, repoDir, bin
+}
+
+// nobodysHome makes home and its .cache nobody's (65534) and returns the path of the
+// cache pkg makes there.
+func nobodysHome(t *testing.T, home string) (cache string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(home, ".cache"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{home, filepath.Join(home, ".cache")} {
+		if err := os.Chown(d, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(home, ".cache", "pkg")
 }
 
 // notNobodys fails the test for each file of the cache that is not the cache owner's
