@@ -40,7 +40,7 @@ const spotSample = 64 << 10 // 64 KiB
 // tail files against the tar's bytes, spotTails of them, all of them after such a boot. An
 // entry the cache's check log (checks.go) records as checked in this boot, its tar and
 // index unchanged since, is not read again. A damaged entry, or one with anything but a
-// regular file as its tar, is removed, so that the next Fetch downloads it again, and
+// regular file as its tar or index, is removed, so that the next Fetch downloads it again, and
 // reported as ErrDamaged. An error of the check that shows nothing of the entry's bytes
 // (damage tells which) leaves it in place and unchecked: its next use checks it again.
 func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
@@ -49,6 +49,10 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	}
 	ix, err := openEntryIndex(c.tars, idxName(sha))
 	if err != nil {
+		if info, serr := statAt(c.tars, tarName(sha)); serr == nil && damage(err) {
+			c.drop(sha, info)
+			return nil, fmt.Errorf("%w: entry %s: %w; removed from the cache", ErrDamaged, sha, err)
+		}
 		return nil, fmt.Errorf("fetch: index of cached %s: %w", sha, err)
 	}
 	defer ix.f.Close()
@@ -258,7 +262,9 @@ func (c *Cache) drop(sha string, checked fs.FileInfo) {
 		return
 	}
 	unix.Unlinkat(int(c.tars.Fd()), tarName(sha), 0)
-	unix.Unlinkat(int(c.tars.Fd()), idxName(sha), 0)
+	if unix.Unlinkat(int(c.tars.Fd()), idxName(sha), 0) == unix.EISDIR {
+		removeTails(c.tars, idxName(sha)) // a directory in its place (damage)
+	}
 	removeTails(c.tars, tailsName(sha))
 	c.checked.Delete(sha)
 	c.tars.Sync()

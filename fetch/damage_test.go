@@ -381,6 +381,48 @@ func TestEntryNotRegular(t *testing.T) {
 	}
 }
 
+// TestIndexNotRegular puts a symlink to a copy of an entry's index, and a directory, in the
+// place of the index: the next use finds the entry damaged and removes it, where it kept it
+// and Fetch, finding it cached, never downloaded it again.
+func TestIndexNotRegular(t *testing.T) {
+	dir, p := localRepo(t)
+	src, err := NewSource(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		put  func(path string) error
+	}{
+		{"symlink", func(path string) error { return os.Symlink(filepath.Join(t.TempDir(), "decoy.idx"), path) }},
+		{"directory", func(path string) error { return os.Mkdir(path, 0o755) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			open := cacheOpener(t)
+			c := open()
+			if err := fetchOne(c, src, p); err != nil {
+				t.Fatal(err)
+			}
+			replace(t, c.idxPath(p.SHA256), tt.put)
+			c.Close()
+			c = open()
+			if _, err := c.Members(p.SHA256); !errors.Is(err, ErrDamaged) {
+				t.Errorf("Members with a %s for its index: %v, want ErrDamaged", tt.name, err)
+			}
+			if c.Has(p.SHA256) {
+				t.Errorf("the entry with a %s for its index is still in the cache", tt.name)
+			}
+			if err := fetchOne(c, src, p); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			if _, err := open().Members(p.SHA256); err != nil {
+				t.Errorf("Members of the entry fetched again: %v", err)
+			}
+		})
+	}
+}
+
 // TestDamageErrors: what shows an entry's bytes wrong is damage, each errno deliberately;
 // running out of descriptors or memory, a signal or a permission is not.
 func TestDamageErrors(t *testing.T) {
