@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -113,24 +114,36 @@ type inode struct{ dev, ino uint64 }
 // is a directory (a run root), each file before the directory holding it, never through a
 // symlink. A file linked more than once (the merged prefix's links) is handed over only
 // where the tree holds all its links, counted by a first walk: one also linked from
-// outside the tree is refused, as give refuses it.
+// outside the tree is refused, as give refuses it. The user can change links between the
+// walks (unlink a counted name of a file of root's they linked in twice), so the count is
+// trusted only where the kernel lets no user link a file of root's they cannot write
+// (fs.protected_hardlinks); elsewhere every file with another link is refused.
 func (o cacheOwner) giveAll(d *os.File, name string) error {
 	if !o.set {
 		return nil
 	}
 	links := map[inode]uint64{}
-	err := walkAt(d, name, func(_ int, _ string, st *unix.Stat_t) error {
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Nlink > 1 {
-			links[inode{uint64(st.Dev), uint64(st.Ino)}]++
+	if hardlinksProtected() {
+		err := walkAt(d, name, func(_ int, _ string, st *unix.Stat_t) error {
+			if st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Nlink > 1 {
+				links[inode{uint64(st.Dev), uint64(st.Ino)}]++
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	return walkAt(d, name, func(fd int, path string, st *unix.Stat_t) error {
 		return o.giveLinks(fd, path, max(links[inode{uint64(st.Dev), uint64(st.Ino)}], 1))
 	})
+}
+
+// hardlinksProtected reports whether fs.protected_hardlinks is on: a user may then link only
+// a file they own or can read and write. A test replaces it.
+var hardlinksProtected = func() bool {
+	b, err := os.ReadFile("/proc/sys/fs/protected_hardlinks")
+	return err == nil && strings.TrimSpace(string(b)) == "1"
 }
 
 // walkAt calls fn with an O_PATH descriptor, the path and the status of each file beneath

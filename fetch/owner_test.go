@@ -97,6 +97,9 @@ func TestGiveAll(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root, to hand a file to another user")
 	}
+	protected := hardlinksProtected
+	defer func() { hardlinksProtected = protected }()
+	hardlinksProtected = func() bool { return true }
 	dir := t.TempDir()
 	outside := filepath.Join(dir, "root's")
 	tree := filepath.Join(dir, "run", "set")
@@ -139,6 +142,15 @@ func TestGiveAll(t *testing.T) {
 		if got := uid(path); got != want {
 			t.Errorf("%s is %d's after giveAll, want %d's", path, got, want)
 		}
+	}
+
+	// Where users may link root's files, no count of links is trusted: the tree's own
+	// link is refused too.
+	hardlinksProtected = func() bool { return false }
+	err = o.giveAll(runs, "set")
+	hardlinksProtected = func() bool { return true }
+	if !errors.Is(err, errLinked) {
+		t.Errorf("giveAll of a tree with a linked file, fs.protected_hardlinks off: %v, want %v", err, errLinked)
 	}
 
 	if err := os.Link(outside, filepath.Join(tree, "bin", "linked")); err != nil {
