@@ -722,7 +722,7 @@ func (c *Cache) List() ([]Entry, error) {
 			continue
 		}
 		e := Entry{SHA256: sha, Size: info.Size(), Used: info.ModTime()}
-		f, err := dirfd.Open(c.tars, idxName(sha), unix.O_RDONLY|unix.O_NONBLOCK, 0)
+		f, _, err := openEntryFile(c.tars, idxName(sha)) // never a read of a FIFO, which blocks
 		if err == nil {
 			head := make([]byte, 512)
 			n, _ := io.ReadFull(f, head)

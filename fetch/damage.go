@@ -56,7 +56,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 		return nil, fmt.Errorf("fetch: index of cached %s: %w", sha, err)
 	}
 	defer ix.f.Close()
-	f, info, err := openTar(c.tars, tarName(sha))
+	f, info, err := openEntryFile(c.tars, tarName(sha))
 	if err != nil && info != nil {
 		c.drop(sha, info)
 		return nil, fmt.Errorf("%w: %s: %w; removed from the cache", ErrDamaged, entryName(sha, ix.name, ix.version), err)
@@ -166,10 +166,12 @@ func (c *Cache) written(sha string, tar fs.FileInfo, boot string) {
 	c.checked.Store(sha, ms)
 }
 
-// openTar opens an entry's tar, name in the directory d, and returns what it is. Anything
-// but a regular file there (a symlink or a FIFO another user of a shared cache put in its
-// place) is not an entry's tar: the error then comes with what the name is, to drop it.
-func openTar(d *os.File, name string) (*os.File, fs.FileInfo, error) {
+// openEntryFile opens an entry's tar or index, name in the directory d, and returns what it
+// is. Anything but a regular file there (a symlink, a directory or a FIFO another user of a
+// shared cache put in its place) is not an entry's: the error, a *regfile.NotRegularError,
+// then comes with what the name is, to drop it. Nothing is read: a FIFO a writer holds open
+// would block a read, as the descriptor is in Go's poller.
+func openEntryFile(d *os.File, name string) (*os.File, fs.FileInfo, error) {
 	f, err := dirfd.Open(d, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if errors.Is(err, unix.ELOOP) {
 		if info, serr := statAt(d, name); serr == nil {
@@ -216,16 +218,12 @@ type entryIndex struct {
 const wholeIndex = 64 << 10 // 64 KiB: an index of a few hundred members
 
 // openEntryIndex opens an entry's index file, name in the directory d, and reads its first
-// line, or all of it where it is at most wholeIndex. An error is about the file; one about
-// its first line is in the entryIndex.
+// line, or all of it where it is at most wholeIndex. An error is about the file (anything
+// but a regular file is refused, as openEntryFile does); one about its first line is in the
+// entryIndex.
 func openEntryIndex(d *os.File, name string) (*entryIndex, error) {
-	f, err := dirfd.Open(d, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, info, err := openEntryFile(d, name)
 	if err != nil {
-		return nil, err
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	head := make([]byte, 512)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -381,9 +382,11 @@ func TestEntryNotRegular(t *testing.T) {
 	}
 }
 
-// TestIndexNotRegular puts a symlink to a copy of an entry's index, and a directory, in the
-// place of the index: the next use finds the entry damaged and removes it, where it kept it
-// and Fetch, finding it cached, never downloaded it again.
+// TestIndexNotRegular puts a symlink to a copy of an entry's index, a directory, and a FIFO
+// with and without a writer holding it open, in the place of the index: List reports the
+// entry's index as not a regular file without reading it (a read of the held FIFO blocked
+// every List, pkg cache clean's too), and the next use finds the entry damaged and removes
+// it, where it kept it and Fetch, finding it cached, never downloaded it again.
 func TestIndexNotRegular(t *testing.T) {
 	dir, p := localRepo(t)
 	src, err := NewSource(dir, Options{})
@@ -396,6 +399,17 @@ func TestIndexNotRegular(t *testing.T) {
 	}{
 		{"symlink", func(path string) error { return os.Symlink(filepath.Join(t.TempDir(), "decoy.idx"), path) }},
 		{"directory", func(path string) error { return os.Mkdir(path, 0o755) }},
+		{"fifo", func(path string) error { return unix.Mkfifo(path, 0o644) }},
+		{"fifo held open for writing", func(path string) error {
+			if err := unix.Mkfifo(path, 0o644); err != nil {
+				return err
+			}
+			w, err := os.OpenFile(path, os.O_RDWR, 0) // a writer, so that a read waits for data
+			if err == nil {
+				t.Cleanup(func() { w.Close() })
+			}
+			return err
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			open := cacheOpener(t)
@@ -406,8 +420,27 @@ func TestIndexNotRegular(t *testing.T) {
 			replace(t, c.idxPath(p.SHA256), tt.put)
 			c.Close()
 			c = open()
-			if _, err := c.Members(p.SHA256); !errors.Is(err, ErrDamaged) {
-				t.Errorf("Members with a %s for its index: %v, want ErrDamaged", tt.name, err)
+			listed := make(chan error, 1)
+			go func() {
+				es, err := c.List()
+				if err == nil && (len(es) != 1 || es[0].SHA256 != p.SHA256) {
+					err = fmt.Errorf("entries %v, want %s alone", es, p.SHA256)
+				} else if err == nil {
+					err = es[0].Err
+				}
+				listed <- err
+			}()
+			var nr *regfile.NotRegularError
+			select {
+			case err := <-listed:
+				if !errors.As(err, &nr) {
+					t.Errorf("List with a %s for the index: %v, want the entry's *regfile.NotRegularError", tt.name, err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("List with a %s for the index: still blocked after 30 s", tt.name)
+			}
+			if _, err := c.Members(p.SHA256); !errors.Is(err, ErrDamaged) || !errors.As(err, &nr) {
+				t.Errorf("Members with a %s for its index: %v, want ErrDamaged for a *regfile.NotRegularError", tt.name, err)
 			}
 			if c.Has(p.SHA256) {
 				t.Errorf("the entry with a %s for its index is still in the cache", tt.name)
