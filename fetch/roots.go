@@ -149,6 +149,11 @@ func (r *Runs) Give(name string) error {
 	return err
 }
 
+// GiveFile hands the file f, open, to the cache's owner as Give does: the file itself,
+// whatever its name now (a run root's .used file, held), never a file put in its place
+// since it was opened.
+func (r *Runs) GiveFile(f *os.File) error { return r.owner.give(int(f.Fd()), f.Name()) }
+
 // OpenRunDir opens the directory of run roots of the cache at dir, through no symlink,
 // without taking the cache's lock or making anything: for a run that reuses a run root
 // and opens nothing else of the cache.

@@ -135,7 +135,8 @@ func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Catalog, req Request, w W
 	set := setKey(pkgs, repo.Host)
 	used, err := hold(ctx, runs.Dir, set+".used", true)
 	if err == nil {
-		err = runs.Give(set + ".used")
+		afterHold(runs.Dir, set+".used")
+		err = runs.GiveFile(used) // the file held, whatever its name holds now
 	}
 	if err != nil {
 		if used != nil {
@@ -359,6 +360,10 @@ func commands(p repo.Package) []string {
 	slices.Sort(names)
 	return names
 }
+
+// afterHold runs once Make holds the file name of runs, before handing it to the cache's
+// owner: a test's seam, to put another file in its place meanwhile.
+var afterHold = func(runs *os.File, name string) {}
 
 // hold opens the file name of the directory runs, creating it if create, and flocks it
 // shared, waiting until ctx is done; it touches it, as the last use of its root.

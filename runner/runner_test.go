@@ -15,6 +15,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/testfs"
 	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 	"pkg/txn"
@@ -226,5 +227,42 @@ func (w *world) rememberAs(location string, r *Run) {
 	defer runs.Close()
 	if err := Watch(w.cacheDir, req).remember(runs, req, r, time.Time{}); err != nil {
 		w.t.Fatal(err)
+	}
+}
+
+// TestGiveHeldUsed: run as root with a cache of another user's, Make hands the cache's
+// owner the .used file it holds, not the file a name replaced since holds: the file held
+// stays in the cache under its new name and is the owner's to remove.
+func TestGiveHeldUsed(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testfs.Unavailable(t, "needs root, to hand a file to another user")
+	}
+	w := newWorld(t)
+	publish(t, w.repo, "tool", "1")
+	if err := os.Mkdir(w.cacheDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(w.cacheDir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	var moved string
+	defer func(was func(*os.File, string)) { afterHold = was }(afterHold)
+	afterHold = func(runs *os.File, name string) { // as the cache's owner may, meanwhile
+		path := filepath.Join(runs.Name(), name)
+		moved = path + ".moved"
+		if err := os.Rename(path, moved); err != nil {
+			t.Error(err)
+		}
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	w.make(w.repo, "tool")
+	var st unix.Stat_t
+	if err := unix.Lstat(moved, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Uid != 65534 || st.Gid != 65534 {
+		t.Errorf("the .used file Make held, renamed: %d:%d's, want the cache owner's, 65534:65534", st.Uid, st.Gid)
 	}
 }
