@@ -156,7 +156,7 @@ func committed(tx *bolt.Tx) uint64 {
 	return 0
 }
 
-// removeEntries removes the entries of intentDir that keep returns true for, unsynced.
+// removeEntries removes the entries of intentDir that keep returns false for, unsynced.
 func (d *DB) removeEntries(es []intentEntry, keep func(intentEntry) bool) {
 	if !slices.ContainsFunc(es, func(e intentEntry) bool { return !keep(e) }) {
 		return
