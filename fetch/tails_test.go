@@ -538,19 +538,7 @@ func TestTailsSpotChecked(t *testing.T) {
 		if err := os.WriteFile(tail, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		other, err := OpenCache(t.Context(), c.dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = other.Members(p.SHA256)
-		other.Close()
-		if !errors.Is(err, ErrDamaged) || c.Has(p.SHA256) {
-			t.Errorf("the %s tail changed: Members: %v, entry kept %v; want ErrDamaged and the entry removed", which, err, c.Has(p.SHA256))
-		}
-		if err := fetchOne(c, quick(t, dir), p); err != nil {
-			t.Fatal(err)
-		}
-		checkTailFiles(t, c, p, smallTails)
+		wantDamaged(t, c, dir, p, "the "+which+" tail changed")
 	}
 }
 
@@ -660,21 +648,28 @@ func TestTailsNotFiles(t *testing.T) {
 				t.Fatal("no tail file")
 			}
 			tc.put(t, c.tailsDir(p.SHA256), filepath.Join(c.tailsDir(p.SHA256), tailName(first)))
-			other, err := OpenCache(t.Context(), c.dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = other.Members(p.SHA256)
-			other.Close()
-			if !errors.Is(err, ErrDamaged) || c.Has(p.SHA256) {
-				t.Errorf("Members: %v, entry kept %v; want ErrDamaged and the entry removed", err, c.Has(p.SHA256))
-			}
-			if err := fetchOne(c, quick(t, dir), p); err != nil {
-				t.Fatal(err)
-			}
-			checkTailFiles(t, c, p, smallTails)
+			wantDamaged(t, c, dir, p, tc.name)
 		})
 	}
+}
+
+// wantDamaged: the entry p, which what has damaged, is found damaged at its first use by
+// another Cache and removed; fetched again from the repository dir, it is whole.
+func wantDamaged(t *testing.T, c *Cache, dir string, p repo.Package, what string) {
+	t.Helper()
+	other, err := OpenCache(t.Context(), c.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = other.Members(p.SHA256)
+	other.Close()
+	if !errors.Is(err, ErrDamaged) || c.Has(p.SHA256) {
+		t.Errorf("%s: Members: %v, entry kept %v; want ErrDamaged and the entry removed", what, err, c.Has(p.SHA256))
+	}
+	if err := fetchOne(c, quick(t, dir), p); err != nil {
+		t.Fatal(err)
+	}
+	checkTailFiles(t, c, p, smallTails)
 }
 
 // replace removes the file path and makes another in its place with put.
