@@ -395,20 +395,22 @@ func TestIndexNotRegular(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name string
-		put  func(path string) error
+		put  func(t *testing.T, path string)
 	}{
-		{"symlink", func(path string) error { return os.Symlink(filepath.Join(t.TempDir(), "decoy.idx"), path) }},
-		{"directory", func(path string) error { return os.Mkdir(path, 0o755) }},
-		{"fifo", func(path string) error { return unix.Mkfifo(path, 0o644) }},
-		{"fifo held open for writing", func(path string) error {
-			if err := unix.Mkfifo(path, 0o644); err != nil {
-				return err
-			}
+		{"symlink", symlinkAway},
+		{"directory", func(t *testing.T, path string) {
+			replace(t, path, func(path string) error { return os.Mkdir(path, 0o755) })
+		}},
+		{"fifo", func(t *testing.T, path string) {
+			replace(t, path, func(path string) error { return unix.Mkfifo(path, 0o644) })
+		}},
+		{"fifo held open for writing", func(t *testing.T, path string) {
+			replace(t, path, func(path string) error { return unix.Mkfifo(path, 0o644) })
 			w, err := os.OpenFile(path, os.O_RDWR, 0) // a writer, so that a read waits for data
-			if err == nil {
-				t.Cleanup(func() { w.Close() })
+			if err != nil {
+				t.Fatal(err)
 			}
-			return err
+			t.Cleanup(func() { w.Close() })
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -417,7 +419,7 @@ func TestIndexNotRegular(t *testing.T) {
 			if err := fetchOne(c, src, p); err != nil {
 				t.Fatal(err)
 			}
-			replace(t, c.idxPath(p.SHA256), tt.put)
+			tt.put(t, c.idxPath(p.SHA256))
 			c.Close()
 			c = open()
 			listed := make(chan error, 1)
