@@ -20,6 +20,7 @@ import (
 
 	"pkg/internal/dirfd"
 	"pkg/internal/regfile"
+	"pkg/internal/termtext"
 	"pkg/repo"
 	"pkg/tarutil"
 )
@@ -790,12 +791,13 @@ func (c *Cache) RemoveUnfinished() int64 {
 }
 
 // entryName names an entry in messages: its package and version, or, when its index could
-// not be read, its sha256.
+// not be read, its sha256. The name and version come from the index file, which another
+// user of a shared cache may write: escaped (termtext.Safe).
 func entryName(sha, name, version string) string {
 	if name == "" {
 		return "entry " + sha
 	}
-	return name + " " + version
+	return termtext.Safe(name + " " + version)
 }
 
 // removeTemporary removes the temporary files of tmp/ that are older than staleAge, and

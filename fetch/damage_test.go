@@ -564,3 +564,35 @@ func checkOutOfDescriptors(t *testing.T, dir, sha string) {
 		t.Errorf("no limit ran the tails check out of descriptors: the test shows nothing of it")
 	}
 }
+
+// TestEntryNameEscaped: the name and version a damaged entry's error gives come from its
+// index file, which another user of a shared cache may have written: their control
+// characters are escaped.
+func TestEntryNameEscaped(t *testing.T) {
+	dir, p := localRepo(t)
+	open := cacheOpener(t)
+	c := open()
+	if err := fetchOne(c, quick(t, dir), p); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(c.idxPath(p.SHA256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, boot, rest, err := readEntryHeader(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = append([]byte(entryHeader("\x1b[2Jname", "1\x1b]0;x\a", boot)), data[rest:]...)
+	if err := os.WriteFile(c.idxPath(p.SHA256), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(c.dir, "tars", tarName(p.SHA256)), 512); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	_, err = open().Members(p.SHA256)
+	if !errors.Is(err, ErrDamaged) || strings.ContainsAny(err.Error(), "\x1b\a") || !strings.Contains(err.Error(), `\u001b[2Jname`) {
+		t.Errorf("Members of a damaged entry named with control characters: %v, want ErrDamaged naming it escaped", err)
+	}
+}
