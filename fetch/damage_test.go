@@ -389,10 +389,7 @@ func TestEntryNotRegular(t *testing.T) {
 // it, where it kept it and Fetch, finding it cached, never downloaded it again.
 func TestIndexNotRegular(t *testing.T) {
 	dir, p := localRepo(t)
-	src, err := NewSource(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := quick(t, dir)
 	for _, tt := range []struct {
 		name string
 		put  func(t *testing.T, path string)
