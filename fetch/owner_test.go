@@ -8,6 +8,20 @@ import (
 	"testing"
 )
 
+// nobody is the owner of a cache of nobody's (65534).
+var nobody = cacheOwner{uid: 65534, gid: 65534, set: true}
+
+// opened opens the file at path, until t ends.
+func opened(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 // TestGiveLinked checks that root does not hand over a file of the cache that has another
 // link: one the user linked in from a file of root's.
 func TestGiveLinked(t *testing.T) {
@@ -19,13 +33,8 @@ func TestGiveLinked(t *testing.T) {
 	if err := os.Link(own, filepath.Join(dir, "fetch-x")); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, "fetch-x"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	o := cacheOwner{uid: 65534, gid: 65534, set: true}
-	if err := o.give(int(f.Fd()), f.Name()); !errors.Is(err, errLinked) {
+	f := opened(t, filepath.Join(dir, "fetch-x"))
+	if err := nobody.give(int(f.Fd()), f.Name()); !errors.Is(err, errLinked) {
 		t.Errorf("give of a file with two links: %v, want %v", err, errLinked)
 	}
 	info, err := os.Stat(own)
@@ -46,13 +55,7 @@ func TestGiveAtLinked(t *testing.T) {
 	if err := os.Link(filepath.Join(dir, "root's"), filepath.Join(dir, "tars")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	o := cacheOwner{uid: 65534, gid: 65534, set: true}
-	if err := o.giveAt(d, "tars"); !errors.Is(err, errLinked) {
+	if err := nobody.giveAt(opened(t, dir), "tars"); !errors.Is(err, errLinked) {
 		t.Errorf("giveAt of a file with two links: %v, want %v", err, errLinked)
 	}
 }
@@ -71,13 +74,7 @@ func TestGiveAtSymlink(t *testing.T) {
 	if err := os.Symlink(own, filepath.Join(dir, "tars")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	o := cacheOwner{uid: 65534, gid: 65534, set: true}
-	if err := o.giveAt(d, "tars"); err != nil {
+	if err := nobody.giveAt(opened(t, dir), "tars"); err != nil {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]uint32{own: 0, filepath.Join(dir, "tars"): 65534} {
@@ -119,13 +116,8 @@ func TestGiveAll(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(tree, "bin", "out")); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := os.Open(filepath.Join(dir, "run"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer runs.Close()
-	o := cacheOwner{uid: 65534, gid: 65534, set: true}
-	if err := o.giveAll(runs, "set"); err != nil {
+	runs := opened(t, filepath.Join(dir, "run"))
+	if err := nobody.giveAll(runs, "set"); err != nil {
 		t.Fatal(err)
 	}
 	uid := func(path string) uint32 {
@@ -147,7 +139,7 @@ func TestGiveAll(t *testing.T) {
 	// Where users may link root's files, no count of links is trusted: the tree's own
 	// link is refused too.
 	hardlinksProtected = func() bool { return false }
-	err = o.giveAll(runs, "set")
+	err := nobody.giveAll(runs, "set")
 	hardlinksProtected = func() bool { return true }
 	if !errors.Is(err, errLinked) {
 		t.Errorf("giveAll of a tree with a linked file, fs.protected_hardlinks off: %v, want %v", err, errLinked)
@@ -156,7 +148,7 @@ func TestGiveAll(t *testing.T) {
 	if err := os.Link(outside, filepath.Join(tree, "bin", "linked")); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.giveAll(runs, "set"); !errors.Is(err, errLinked) {
+	if err := nobody.giveAll(runs, "set"); !errors.Is(err, errLinked) {
 		t.Errorf("giveAll of a tree with a file linked from outside: %v, want %v", err, errLinked)
 	}
 	if got := uid(outside); got != 0 {
