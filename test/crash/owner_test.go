@@ -14,9 +14,8 @@ import (
 
 // TestRootInUsersCache runs pkg as root with a cache of another user's, one the user filled
 // or one root makes under their home, and fills it (an XFS, so that entries have tails
-// directories): all it
-// leaves there is the user's but for root's own check log (checked.BOOT.0), and the user then installs
-// from it offline, verifies and prunes it.
+// directories): all it leaves there is the user's but for root's own check log
+// (checked.BOOT.0), and the user then installs from it offline, verifies and prunes it.
 func TestRootInUsersCache(t *testing.T) {
 	setpriv := setprivPath(t)
 	mnt, repoDir, bin := usersWorld(t)
