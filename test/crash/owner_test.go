@@ -93,12 +93,18 @@ func TestRootRunInUsersCache(t *testing.T) {
 	}
 	notNobodys(t, cache, "after root's pkg run")
 	linked := 0
-	filepath.WalkDir(strings.TrimSuffix(sets[0], ".used"), func(path string, d fs.DirEntry, err error) error {
-		if info, ierr := d.Info(); err == nil && ierr == nil && !d.IsDir() && info.Sys().(*syscall.Stat_t).Nlink > 1 {
+	if err := filepath.WalkDir(strings.TrimSuffix(sets[0], ".used"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil && !d.IsDir() && info.Sys().(*syscall.Stat_t).Nlink > 1 {
 			linked++
 		}
-		return nil
-	})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if linked == 0 {
 		t.Errorf("no file of the run root %s has two links: the test does not cover the merged prefix's", sets[0])
 	}
