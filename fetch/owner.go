@@ -54,10 +54,7 @@ func ownerOfDir(use *os.File, dir string) (cacheOwner, error) {
 
 // give hands the file fd, at path, to o; it refuses a file with another link, which the
 // user may have linked into their cache from a file of root's (fs.protected_hardlinks off).
-func (o cacheOwner) give(fd int, path string) error { return o.giveLinks(fd, path, 1) }
-
-// giveLinks is give of a file that may have links, those the caller found.
-func (o cacheOwner) giveLinks(fd int, path string, links uint64) error {
+func (o cacheOwner) give(fd int, path string) error {
 	if !o.set {
 		return nil
 	}
@@ -65,6 +62,11 @@ func (o cacheOwner) giveLinks(fd int, path string, links uint64) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return &os.PathError{Op: "stat", Path: path, Err: err}
 	}
+	return o.giveLinks(fd, path, &st, 1)
+}
+
+// giveLinks is give of a file of status st that may have links, those the caller found.
+func (o cacheOwner) giveLinks(fd int, path string, st *unix.Stat_t, links uint64) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Nlink > links {
 		return &os.PathError{Op: "chown", Path: path, Err: errLinked}
 	}
@@ -135,7 +137,7 @@ func (o cacheOwner) giveAll(d *os.File, name string) error {
 		}
 	}
 	return walkAt(d, name, func(fd int, path string, st *unix.Stat_t) error {
-		return o.giveLinks(fd, path, max(links[inode{uint64(st.Dev), uint64(st.Ino)}], 1))
+		return o.giveLinks(fd, path, st, max(links[inode{uint64(st.Dev), uint64(st.Ino)}], 1))
 	})
 }
 
