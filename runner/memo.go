@@ -18,6 +18,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/internal/dirfd"
+	"pkg/internal/regfile"
 	"pkg/repo"
 )
 
@@ -169,7 +170,8 @@ func (w Watched) remember(runs *os.File, req Request, r *Run, expires time.Time)
 // maxMemo bounds a memo read: a few paths and digests.
 const maxMemo = 1 << 20 // 1 MiB
 
-// readMemo reads the memo name of the run directory runs, through no symlink.
+// readMemo reads the memo name of the run directory runs, through no symlink, refusing
+// anything but a regular file.
 func readMemo(runs *os.File, name string) ([]byte, error) {
 	dir, err := dirfd.Open(runs, "memo", unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
@@ -181,6 +183,9 @@ func readMemo(runs *os.File, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if err := regfile.Check(f); err != nil { // a FIFO's read would wait for its writer
+		return nil, err
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxMemo+1))
 	if err == nil && len(b) > maxMemo {
 		err = errors.New("memo too large")

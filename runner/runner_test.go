@@ -266,3 +266,37 @@ func TestGiveHeldUsed(t *testing.T) {
 		t.Errorf("the .used file Make held, renamed: %d:%d's, want the cache owner's, 65534:65534", st.Uid, st.Gid)
 	}
 }
+
+// TestReuseMemoFIFO: a FIFO in a memo's place, held open by a writer that writes nothing,
+// is no memo: Reuse does not wait on it.
+func TestReuseMemoFIFO(t *testing.T) {
+	w := newWorld(t)
+	publish(t, w.repo, "tool", "1")
+	w.make(w.repo, "tool")
+	key, err := requestKey(Request{Repos: []RepoRef{{Location: w.repo}}, Package: repo.Requirement{Name: "tool"}, Root: w.userDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	memo := filepath.Join(w.cacheDir, "run", "memo", key+".json")
+	if err := os.Remove(memo); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(memo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writer, err := os.OpenFile(memo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	got := make(chan string, 1)
+	go func() { got <- w.reuse(w.repo, "tool", false) }()
+	select {
+	case root := <-got:
+		if root != "" {
+			t.Errorf("Reuse with a FIFO for its memo: %s, want none", root)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Reuse with a FIFO for its memo still waiting on it after 10 s")
+	}
+}
