@@ -718,6 +718,22 @@ func TestCommitSyncs(t *testing.T) {
 	}
 }
 
+// TestCommitSyncsBtrfs is TestCommitSyncs on btrfs, where the intents are names made
+// durable before the renames by one fsync of their directory (db.setIntentNames), not a
+// transaction of their own (two fdatasyncs more); the commits are transactions (ioctls).
+func TestCommitSyncsBtrfs(t *testing.T) {
+	if installStraced(t) {
+		return
+	}
+	dir := testfs.Mount(t, "btrfs")
+	lines := straceInstall(t, dir, "-y", "-e", "trace=fsync,fdatasync,syncfs")
+	calls := testfs.SyncCalls(lines, filepath.Join(dir, "root"))
+	intents := slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, " fsync(") && strings.Contains(l, "/.pkg/db.intents>") })
+	if want := map[string]int{"fsync": 1, "fdatasync": 2}; !maps.Equal(calls, want) || !intents {
+		t.Errorf("syncs = %v, want %v, the fsync of .pkg/db.intents:\n%s", calls, want, strings.Join(lines, "\n"))
+	}
+}
+
 // TestForcesLog checks which changes Apply starts the journal's write for early: those of
 // forceLogFiles files or more whose trees the records' sync carries, where the commit
 // syncs on a filesystem that logs in order; not a one-file install (TestCommitSyncs).
