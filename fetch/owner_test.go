@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"pkg/internal/testfs"
 )
 
 // nobody is the owner of a cache of nobody's (65534).
@@ -64,7 +66,7 @@ func TestGiveAtLinked(t *testing.T) {
 // never the file it points to.
 func TestGiveAtSymlink(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root, to hand a file to another user")
+		testfs.Unavailable(t, "needs root, to hand a file to another user")
 	}
 	dir := t.TempDir()
 	own := filepath.Join(dir, "root's")
@@ -92,7 +94,7 @@ func TestGiveAtSymlink(t *testing.T) {
 // but not what a symlink in it points to, and refuses a file also linked from outside it.
 func TestGiveAll(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root, to hand a file to another user")
+		testfs.Unavailable(t, "needs root, to hand a file to another user")
 	}
 	protected := hardlinksProtected
 	defer func() { hardlinksProtected = protected }()
