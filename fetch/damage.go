@@ -259,9 +259,10 @@ func (c *Cache) drop(sha string, checked fs.FileInfo) {
 	if now, err := statAt(c.tars, tarName(sha)); err != nil || !os.SameFile(now, checked) {
 		return
 	}
-	unix.Unlinkat(int(c.tars.Fd()), tarName(sha), 0)
-	if unix.Unlinkat(int(c.tars.Fd()), idxName(sha), 0) == unix.EISDIR {
-		removeTails(c.tars, idxName(sha)) // a directory in its place (damage)
+	for _, name := range []string{tarName(sha), idxName(sha)} {
+		if unix.Unlinkat(int(c.tars.Fd()), name, 0) == unix.EISDIR {
+			removeTails(c.tars, name) // a directory in its place (damage)
+		}
 	}
 	removeTails(c.tars, tailsName(sha))
 	c.checked.Delete(sha)

@@ -323,8 +323,8 @@ func readChars(t *testing.T) int64 {
 	return 0
 }
 
-// TestEntryNotRegular puts a symlink to a copy of an entry's tar, and a FIFO, in the place
-// of the tar, as another user of a shared cache may: the next use finds the entry damaged
+// TestEntryNotRegular puts a symlink to a copy of an entry's tar, a FIFO and a directory in
+// the place of the tar, as another user of a shared cache may: the next use finds the entry damaged
 // and removes the name (never what a symlink points to), and Fetch downloads it again.
 func TestEntryNotRegular(t *testing.T) {
 	dir, p := localRepo(t)
@@ -338,6 +338,7 @@ func TestEntryNotRegular(t *testing.T) {
 	}{
 		{"symlink", func(path, decoy string) error { return os.Symlink(decoy, path) }},
 		{"fifo", func(path, _ string) error { return unix.Mkfifo(path, 0o644) }},
+		{"directory", func(path, _ string) error { return os.Mkdir(path, 0o755) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			open := cacheOpener(t)
