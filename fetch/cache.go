@@ -593,7 +593,12 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 		c.commitTails(tails, p.SHA256)
 		tails = ""
 	}
-	if err := c.renameIn(sums, idxName(p.SHA256), settled); err != nil {
+	err = c.renameIn(sums, idxName(p.SHA256), settled)
+	if errors.Is(err, unix.EISDIR) { // a directory in the index's place is no entry's (damage)
+		removeTails(c.tars, idxName(p.SHA256))
+		err = c.renameIn(sums, idxName(p.SHA256), settled)
+	}
+	if err != nil {
 		return err
 	}
 	sums = ""

@@ -594,3 +594,20 @@ func TestEntryNameEscaped(t *testing.T) {
 		t.Errorf("Members of a damaged entry named with control characters: %v, want ErrDamaged naming it escaped", err)
 	}
 }
+
+// TestIndexDirectoryNoTar: a directory in the place of the index of an entry the cache does
+// not hold, as another user of a shared cache may make, is no entry's: a Fetch replaces it,
+// where its rename failed on every Fetch (EISDIR).
+func TestIndexDirectoryNoTar(t *testing.T) {
+	dir, p := localRepo(t)
+	c := openCache(t)
+	if err := os.MkdirAll(filepath.Join(c.idxPath(p.SHA256), "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fetchOne(c, quick(t, dir), p); err != nil {
+		t.Fatalf("Fetch with a directory for the index: %v", err)
+	}
+	if _, err := c.Members(p.SHA256); err != nil {
+		t.Errorf("Members of the entry fetched: %v", err)
+	}
+}
