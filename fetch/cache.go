@@ -555,7 +555,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 			unix.Unlinkat(int(c.tmp.Fd()), sums, 0)
 		}
 		if tails != "" {
-			removeTails(c.tmp, tails)
+			removeTree(c.tmp, tails)
 		}
 	}
 	defer func() {
@@ -595,7 +595,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	}
 	err = c.renameIn(sums, idxName(p.SHA256), settled)
 	if errors.Is(err, unix.EISDIR) { // a directory in the index's place is no entry's (damage)
-		removeTails(c.tars, idxName(p.SHA256))
+		removeTree(c.tars, idxName(p.SHA256))
 		err = c.renameIn(sums, idxName(p.SHA256), settled)
 	}
 	if err != nil {
@@ -724,10 +724,15 @@ func (c *Cache) List() ([]Entry, error) {
 			continue
 		}
 		info, err := statAt(c.tars, name)
-		if err != nil || !info.Mode().IsRegular() {
+		if err != nil {
 			continue
 		}
 		e := Entry{SHA256: sha, Size: info.Size(), Used: info.ModTime()}
+		if !info.Mode().IsRegular() { // damage, listed so that a clean or prune removes it
+			e.Size, e.Err = 0, &fs.PathError{Op: "open", Path: inDir(c.tars, name), Err: &regfile.NotRegularError{Type: info.Mode().Type()}}
+			es = append(es, e)
+			continue
+		}
 		f, _, err := openEntryFile(c.tars, idxName(sha)) // never a read of a FIFO, which blocks
 		if err == nil {
 			head := make([]byte, 512)
@@ -762,11 +767,18 @@ func (c *Cache) removeEntries(keep func(Entry) bool) ([]Entry, error) {
 		if keep(e) {
 			continue
 		}
-		if err := removeAt(c.tars, tarName(e.SHA256)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		err := removeAt(c.tars, tarName(e.SHA256))
+		if errors.Is(err, unix.EISDIR) { // a directory in its place (damage)
+			removeTree(c.tars, tarName(e.SHA256))
+			if err = removeAt(c.tars, tarName(e.SHA256)); errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			}
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return removed, fmt.Errorf("remove %s from the cache: %w", entryName(e.SHA256, e.Name, e.Version), err)
 		}
-		unix.Unlinkat(int(c.tars.Fd()), idxName(e.SHA256), 0)
-		removeTails(c.tars, tailsName(e.SHA256))
+		removeTree(c.tars, idxName(e.SHA256)) // a directory there too (damage)
+		removeTree(c.tars, tailsName(e.SHA256))
 		removed = append(removed, e)
 	}
 	names, _ := readNames(c.tars)

@@ -261,10 +261,10 @@ func (c *Cache) drop(sha string, checked fs.FileInfo) {
 	}
 	for _, name := range []string{tarName(sha), idxName(sha)} {
 		if unix.Unlinkat(int(c.tars.Fd()), name, 0) == unix.EISDIR {
-			removeTails(c.tars, name) // a directory in its place (damage)
+			removeTree(c.tars, name) // a directory in its place (damage)
 		}
 	}
-	removeTails(c.tars, tailsName(sha))
+	removeTree(c.tars, tailsName(sha))
 	c.checked.Delete(sha)
 	c.tars.Sync()
 }

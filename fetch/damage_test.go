@@ -611,3 +611,71 @@ func TestIndexDirectoryNoTar(t *testing.T) {
 		t.Errorf("Members of the entry fetched: %v", err)
 	}
 }
+
+// TestTrimNotRegular puts a symlink, a FIFO and a directory holding a file in the place of
+// an entry's tar, and then of its index, and checks that a Trim without limits (pkg cache
+// clean) lists the entry and removes whatever is there, through no symlink: a directory at
+// the tar's place was not listed, and one at the index's outlived the clean, left in tars/
+// for good.
+func TestTrimNotRegular(t *testing.T) {
+	dir, p := localRepo(t)
+	src, err := NewSource(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{"tar", "index"} {
+		for _, tt := range []struct {
+			name string
+			put  func(path, decoy string) error
+		}{
+			{"symlink", func(path, decoy string) error { return os.Symlink(decoy, path) }},
+			{"fifo", func(path, _ string) error { return unix.Mkfifo(path, 0o644) }},
+			{"directory", func(path, _ string) error {
+				if err := os.Mkdir(path, 0o755); err != nil {
+					return err
+				}
+				return os.WriteFile(filepath.Join(path, "f"), []byte("x"), 0o644)
+			}},
+		} {
+			t.Run(file+"/"+tt.name, func(t *testing.T) {
+				c := cacheOpener(t)()
+				defer c.Close()
+				if err := fetchOne(c, src, p); err != nil {
+					t.Fatal(err)
+				}
+				name := tarName(p.SHA256)
+				if file == "index" {
+					name = idxName(p.SHA256)
+				}
+				path := filepath.Join(c.dir, "tars", name)
+				decoy := filepath.Join(t.TempDir(), "decoy")
+				if err := os.WriteFile(decoy, []byte("the user's"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+				if err := tt.put(path, decoy); err != nil {
+					t.Fatal(err)
+				}
+				tr, err := c.Trim(Limits{}, func(Entry) bool { return false })
+				if err != nil {
+					t.Fatalf("Trim: %v", err)
+				}
+				if len(tr.Removed) != 1 || tr.Removed[0].SHA256 != p.SHA256 {
+					t.Errorf("Trim removed %v, want the entry %s", tr.Removed, p.SHA256)
+				}
+				left, err := os.ReadDir(filepath.Join(c.dir, "tars"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range left {
+					t.Errorf("left in tars/ after the clean: %s (%v)", e.Name(), e.Type())
+				}
+				if b, err := os.ReadFile(decoy); err != nil || string(b) != "the user's" {
+					t.Errorf("the symlink's target: %q, %v", b, err)
+				}
+			})
+		}
+	}
+}

@@ -115,7 +115,7 @@ func (c *Cache) writeTails(tar *os.File, sums, tarName string, sync bool) (_ str
 	}
 	defer func() {
 		if err != nil {
-			removeTails(c.tmp, name)
+			removeTree(c.tmp, name)
 		}
 	}()
 	d, err := dirfd.Open(c.tmp, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
@@ -208,20 +208,20 @@ func writeTail(d *os.File, name string, b []byte, sync bool) error {
 func (c *Cache) commitTails(name, sha string) bool {
 	err := renameAt(c.tmp, name, c.tars, tailsName(sha))
 	if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTDIR) {
-		removeTails(c.tars, tailsName(sha))
+		removeTree(c.tars, tailsName(sha))
 		err = renameAt(c.tmp, name, c.tars, tailsName(sha))
 	}
 	if err != nil {
-		removeTails(c.tmp, name)
+		removeTree(c.tmp, name)
 		return false
 	}
 	return true
 }
 
-// removeTails removes the tails directory name of d and what is in it, through no symlink.
-// Anything but a directory there, and in it, is unlinked: what a damaged entry's check found
-// in the place of its tails (damage) goes with it.
-func removeTails(d *os.File, name string) {
+// removeTree removes name of d, through no symlink: a directory and what is in it (an
+// entry's tails), or anything else there, unlinked: what a damaged entry's check found in the
+// place of its tails, tar or index (damage) goes with it.
+func removeTree(d *os.File, name string) {
 	f, err := dirfd.Open(d, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if errors.Is(err, unix.ENOTDIR) {
 		unix.Unlinkat(int(d.Fd()), name, 0)
@@ -231,7 +231,7 @@ func removeTails(d *os.File, name string) {
 		names, _ := f.Readdirnames(-1)
 		for _, n := range names {
 			if unix.Unlinkat(int(f.Fd()), n, 0) == unix.EISDIR {
-				removeTails(f, n)
+				removeTree(f, n)
 			}
 		}
 		f.Close()
@@ -253,7 +253,7 @@ func removeStaleTails(d *os.File, names []string, old func(name string, age time
 		}
 		if old(name, time.Since(time.Unix(st.Mtim.Unix()))) {
 			n += tailsAllocated(d, name)
-			removeTails(d, name)
+			removeTree(d, name)
 		}
 	}
 	return n
