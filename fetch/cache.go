@@ -770,9 +770,7 @@ func (c *Cache) removeEntries(keep func(Entry) bool) ([]Entry, error) {
 		err := removeAt(c.tars, tarName(e.SHA256))
 		if errors.Is(err, unix.EISDIR) { // a directory in its place (damage)
 			removeTree(c.tars, tarName(e.SHA256))
-			if err = removeAt(c.tars, tarName(e.SHA256)); errors.Is(err, fs.ErrNotExist) {
-				err = nil
-			}
+			err = removeAt(c.tars, tarName(e.SHA256)) // ENOENT once it is gone
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return removed, fmt.Errorf("remove %s from the cache: %w", entryName(e.SHA256, e.Name, e.Version), err)
