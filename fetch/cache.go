@@ -738,6 +738,9 @@ func (c *Cache) List() ([]Entry, error) {
 			head := make([]byte, 512)
 			n, _ := io.ReadFull(f, head)
 			e.Name, e.Version, _, _, err = readEntryHeader(head[:n])
+			if err != nil {
+				err = &fs.PathError{Op: "read", Path: f.Name(), Err: err}
+			}
 			f.Close()
 		}
 		e.Err = err

@@ -48,7 +48,7 @@ func TestCacheListUnreadable(t *testing.T) {
 	}
 	out, stderr, code := e.pkg("cache", "list")
 	if code != 1 || !strings.Contains(out, "  unknown package  ") ||
-		!strings.Contains(stderr, "cannot read which package each of 1 cached archive is (not an entry index): damaged: ") {
+		!strings.Contains(stderr, "cannot read which package each of 1 cached archive is (read "+idx[0]+": not an entry index): damaged: ") {
 		t.Errorf("cache list with a damaged entry: exit %d, %q, %q", code, out, stderr)
 	}
 	e.ok("cache", "clean")
