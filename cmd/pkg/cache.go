@@ -46,7 +46,7 @@ func cacheListAction(c *cli.Context) error {
 	case err != nil:
 		return err
 	case len(bad) > 0:
-		what := "damaged: an install of each fetches it again, and 'pkg cache clean' or 'pkg cache prune' removes it now"
+		what := "damaged: an install of each fetches it again, and 'pkg cache clean' removes it now"
 		if errors.Is(bad[0], fs.ErrPermission) {
 			what = "the cache's files must be readable by whoever uses it; 'pkg cache clean' as their owner removes them"
 		}
