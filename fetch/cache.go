@@ -104,7 +104,7 @@ type Entry struct {
 	Version string
 	Size    int64     // bytes of the aligned tar
 	Used    time.Time // when it was last fetched or installed from, to within useResolution
-	Err     error     // why Name and Version are not known: its digests file is unreadable or damaged
+	Err     error     // why Name and Version are not known: its index is unreadable or damaged, or its tar is no regular file (Size 0)
 }
 
 // OpenCache opens the cache at dir, making it there if dir is new or empty; it refuses
