@@ -49,7 +49,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	}
 	ix, err := openEntryIndex(c.tars, idxName(sha))
 	if err != nil {
-		if info, serr := statAt(c.tars, tarName(sha)); serr == nil && damage(err) {
+		if info, serr := statAt(c.tars, tarName(sha)); serr == nil && Damaged(err) {
 			c.drop(sha, info)
 			return nil, fmt.Errorf("%w: entry %s: %w; removed from the cache", ErrDamaged, sha, err)
 		}
@@ -86,7 +86,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 		err = c.checkTails(sha, f, ms, crashed)
 	}
 	what := entryName(sha, name, version)
-	if err != nil && !damage(err) {
+	if err != nil && !Damaged(err) {
 		return nil, fmt.Errorf("fetch: check cached %s: %w", what, err)
 	}
 	if err != nil {
@@ -105,14 +105,15 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	return ms, nil
 }
 
-// damage reports whether err, met checking an entry's index, tar and tail files, shows the
+// Damaged reports whether err, met checking an entry's index, tar and tail files, shows the
 // entry's bytes wrong, so that it is removed and fetched again: what the checks found
 // different, a file shorter than its index says, anything but a regular file where a file
 // is, anything but a directory where the tails are, bytes the filesystem cannot return.
 // Any other error says nothing of the entry and keeps it: running out of descriptors or
 // memory (EMFILE, ENFILE, ENOMEM), a signal (EINTR), a permission (EACCES, EPERM) pass,
-// and dropping a good entry would download it again, or offline leave it unusable.
-func damage(err error) bool {
+// and dropping a good entry would download it again, or offline leave it unusable. An
+// Entry.Err it reports true of is what pkg cache list calls damaged.
+func Damaged(err error) bool {
 	var notReg *regfile.NotRegularError
 	switch {
 	case errors.Is(err, tarutil.ErrDamaged), errors.Is(err, tarutil.ErrIndex),

@@ -488,8 +488,8 @@ func TestDamageErrors(t *testing.T) {
 		{path(unix.EPERM), false},
 		{errors.New("other"), false},
 	} {
-		if got := damage(tc.err); got != tc.want {
-			t.Errorf("damage(%v) = %v, want %v", tc.err, got, tc.want)
+		if got := Damaged(tc.err); got != tc.want {
+			t.Errorf("Damaged(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }

@@ -272,7 +272,7 @@ const spotTails = 16
 // spotTails of them. A member without a tail file, which an install moves from the tar,
 // passes, as does an entry without tails: which members have one depends on the
 // filesystem that wrote them (tailsOf), and the cache may have moved since. Which of its
-// errors are damage to the entry, damage tells.
+// errors are damage to the entry, Damaged tells.
 func (c *Cache) checkTails(sha string, tar *os.File, ms []tarutil.Member, all bool) error {
 	d, err := dirfd.Open(c.tars, tailsName(sha), unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if errors.Is(err, unix.ENOENT) {

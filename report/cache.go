@@ -1,8 +1,10 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"text/tabwriter"
 
 	"pkg/fetch"
@@ -24,6 +26,20 @@ func WriteCache(w io.Writer, es []fetch.Entry) (unknown []error, err error) {
 			e.Used.Local().Format("2006-01-02 15:04"))
 	}
 	return unknown, tw.Flush()
+}
+
+// UnknownText says why WriteCache could not name the n entries whose errors are unknown,
+// by the first: damaged (fetch.Damaged), which an install fetches again and a clean
+// removes; not readable by this user; or another error, which says nothing of the entry.
+func UnknownText(unknown []error) string {
+	s := fmt.Sprintf("cannot read which package each of %s is (%v)", units.Count(len(unknown), "cached archive"), unknown[0])
+	switch {
+	case fetch.Damaged(unknown[0]):
+		return s + ": damaged: an install of each fetches it again, and 'pkg cache clean' removes it now"
+	case errors.Is(unknown[0], fs.ErrPermission):
+		return s + ": the cache's files must be readable by whoever uses it; 'pkg cache clean' as their owner removes them"
+	}
+	return s
 }
 
 // CacheText sums up a cache of n entries taking disk bytes.

@@ -2,11 +2,14 @@ package report
 
 import (
 	"errors"
+	"io/fs"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"pkg/fetch"
+	"pkg/internal/regfile"
 	"pkg/notice"
 )
 
@@ -55,5 +58,32 @@ func TestWriteCache(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "aaaaaaaaaaaaaaaa  hello 1.0        10.0 KiB") || !strings.Contains(lines[1], "unknown package") {
 		t.Errorf("WriteCache printed:\n%s", b.String())
+	}
+}
+
+// TestUnknownText checks that an entry pkg cache list cannot name is called damaged only
+// where fetch.Damaged says so, given the permission advice only for a permission error, and
+// no advice for an error that says nothing of the entry (out of descriptors).
+func TestUnknownText(t *testing.T) {
+	path := "/c/tars/x.tar"
+	for _, tt := range []struct {
+		err        error
+		damaged    bool
+		permission bool
+	}{
+		{&fs.PathError{Op: "open", Path: path, Err: &regfile.NotRegularError{Type: fs.ModeDir}}, true, false},
+		{&fs.PathError{Op: "open", Path: path, Err: syscall.EACCES}, false, true},
+		{&fs.PathError{Op: "open", Path: path, Err: syscall.EMFILE}, false, false},
+	} {
+		got := UnknownText([]error{tt.err, tt.err})
+		if !strings.HasPrefix(got, "cannot read which package each of 2 cached archives is (open "+path) {
+			t.Errorf("%v: %q does not name the error first", tt.err, got)
+		}
+		if d := strings.Contains(got, ": damaged: "); d != tt.damaged {
+			t.Errorf("%v: %q says damaged %v, want %v", tt.err, got, d, tt.damaged)
+		}
+		if p := strings.Contains(got, "must be readable"); p != tt.permission {
+			t.Errorf("%v: %q gives the permission advice %v, want %v", tt.err, got, p, tt.permission)
+		}
 	}
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"io/fs"
 
 	"github.com/urfave/cli/v2"
 
@@ -46,12 +44,7 @@ func cacheListAction(c *cli.Context) error {
 	case err != nil:
 		return err
 	case len(bad) > 0:
-		what := "damaged: an install of each fetches it again, and 'pkg cache clean' removes it now"
-		if errors.Is(bad[0], fs.ErrPermission) {
-			what = "the cache's files must be readable by whoever uses it; 'pkg cache clean' as their owner removes them"
-		}
-		return fmt.Errorf("cache list: cannot read which package each of %s is (%v): %s",
-			units.Count(len(bad), "cached archive"), bad[0], what)
+		return errors.New("cache list: " + report.UnknownText(bad))
 	case len(l.Entries) == 0:
 		note(c, "nothing is cached in %s", c.String("cache"))
 	default:
