@@ -1,10 +1,8 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"text/tabwriter"
 
 	"pkg/fetch"
@@ -28,18 +26,13 @@ func WriteCache(w io.Writer, es []fetch.Entry) (unknown []error, err error) {
 	return unknown, tw.Flush()
 }
 
-// UnknownText says why WriteCache could not name the n entries whose errors are unknown,
-// by the first: damaged (fetch.Damaged), which an install fetches again and a clean
-// removes; not readable by this user; or another error, which says nothing of the entry.
-func UnknownText(unknown []error) string {
-	s := fmt.Sprintf("cannot read which package each of %s is (%v)", units.Count(len(unknown), "cached archive"), unknown[0])
-	switch {
-	case fetch.Damaged(unknown[0]):
-		return s + ": damaged: an install of each fetches it again, and 'pkg cache clean' removes it now"
-	case errors.Is(unknown[0], fs.ErrPermission):
-		return s + ": the cache's files must be readable by whoever uses it; 'pkg cache clean' as their owner removes them"
-	}
-	return s
+// UnknownText says that WriteCache could not name the entries whose errors are unknown,
+// giving the first, and reports whether that one shows its entry damaged (fetch.Damaged),
+// which an install fetches again, for the advice a command adds; any other error, out of
+// descriptors say, tells nothing of the entry.
+func UnknownText(unknown []error) (text string, damaged bool) {
+	return fmt.Sprintf("cannot read which package each of %s is (%v)", units.Count(len(unknown), "cached archive"), unknown[0]),
+		fetch.Damaged(unknown[0])
 }
 
 // CacheText sums up a cache of n entries taking disk bytes.

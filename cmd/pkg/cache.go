@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io/fs"
 
 	"github.com/urfave/cli/v2"
 
@@ -44,7 +45,14 @@ func cacheListAction(c *cli.Context) error {
 	case err != nil:
 		return err
 	case len(bad) > 0:
-		return errors.New("cache list: " + report.UnknownText(bad))
+		text, damaged := report.UnknownText(bad)
+		switch {
+		case damaged:
+			text += ": damaged: an install of each fetches it again, and 'pkg cache clean' removes it now"
+		case errors.Is(bad[0], fs.ErrPermission):
+			text += ": the cache's files must be readable by whoever uses it; 'pkg cache clean' as their owner removes them"
+		}
+		return errors.New("cache list: " + text)
 	case len(l.Entries) == 0:
 		note(c, "nothing is cached in %s", c.String("cache"))
 	default:
