@@ -340,9 +340,11 @@ func (rf *roll) linksAndFolds(links []string, c *rollDirs) error {
 	var folded error
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		c := rf.newFoldDirs()
+		defer c.close()
 		for _, f := range rf.folds {
 			if f.Old == 0 && f.Ino != 0 {
-				if folded = rf.fold(f); folded != nil {
+				if folded = rf.fold(f, c); folded != nil {
 					return
 				}
 			}

@@ -544,13 +544,19 @@ func (r *Root) putBack(dst, other place) error {
 // may write the root cannot have pkg move a tree elsewhere, or one from elsewhere into
 // staging or trash, which are emptied.
 func (r *Root) rename(a, b place) error {
-	if err := r.renameat(a, b, 0); err != nil {
-		if errors.Is(err, unix.EXDEV) {
-			err = errSplitRoot
-		}
-		return &os.LinkError{Op: "rename", Old: r.pathOf(a), New: r.pathOf(b), Err: err}
+	return r.renameError(a, b, r.renameat(a, b, 0))
+}
+
+// renameError returns err, from renaming a to b, as rename does: nil, or an
+// *os.LinkError naming both.
+func (r *Root) renameError(a, b place, err error) error {
+	if err == nil {
+		return nil
 	}
-	return nil
+	if errors.Is(err, unix.EXDEV) {
+		err = errSplitRoot
+	}
+	return &os.LinkError{Op: "rename", Old: r.pathOf(a), New: r.pathOf(b), Err: err}
 }
 
 // exchange swaps a and b, as rename reaches them.
