@@ -147,12 +147,17 @@ func makeCache(use *os.File, dir string, tag []byte, owner cacheOwner) error {
 		}
 	}
 	// The same bytes at the same offsets, never truncated: a process making the cache at
-	// the same time reads the start of the tag or all of it.
-	fd, err = unix.Openat(int(use.Fd()), tagName, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	// the same time reads the start of the tag or all of it. Read-write and O_NONBLOCK: the
+	// open of a FIFO put there since readTag returns at once, and the FIFO is refused.
+	fd, err = unix.Openat(int(use.Fd()), tagName, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return fmt.Errorf("fetch: create cache %s: %w", dir, &os.PathError{Op: "open", Path: filepath.Join(dir, tagName), Err: err})
 	}
 	f := os.NewFile(uintptr(fd), filepath.Join(dir, tagName))
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		f.Close()
+		return notCache(dir, "its %s is not a regular file", tagName)
+	}
 	err = owner.give(fd, f.Name())
 	if err == nil {
 		_, err = f.WriteAt([]byte(cacheTag), 0)

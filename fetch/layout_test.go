@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"pkg/internal/testfs"
 )
@@ -218,5 +221,32 @@ func TestOwnTemp(t *testing.T) {
 		if got := ownTemp(tt.name); got != tt.want {
 			t.Errorf("ownTemp(%q) = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestMakeCacheTagFIFO makes a cache whose CACHEDIR.TAG became a FIFO after it was read
+// (the cache's owner may put one there while root makes the cache): makeCache refuses
+// it, as readTag would, instead of waiting in open for a reader that never comes.
+func TestMakeCacheTagFIFO(t *testing.T) {
+	dir := t.TempDir()
+	tag := filepath.Join(dir, tagName)
+	if err := unix.Mkfifo(tag, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	use, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer use.Close()
+	done := make(chan error, 1)
+	go func() { done <- makeCache(use, dir, nil, cacheOwner{}) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrNotCache) || !strings.Contains(err.Error(), tagName+" is not a regular file") {
+			t.Errorf("makeCache with a FIFO for its tag: %v, want its %s refused as not a regular file", err, tagName)
+		}
+	case <-time.After(10 * time.Second):
+		os.OpenFile(tag, os.O_RDONLY|unix.O_NONBLOCK, 0) // unblocks the open
+		t.Fatal("makeCache with a FIFO for its tag still waiting after 10 s")
 	}
 }
