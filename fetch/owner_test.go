@@ -24,17 +24,25 @@ func opened(t *testing.T, path string) *os.File {
 	return f
 }
 
-// TestGiveLinked checks that root does not hand over a file of the cache that has another
-// link: one the user linked in from a file of root's.
-func TestGiveLinked(t *testing.T) {
-	dir := t.TempDir()
+// linkedIn writes a file of this process's, dir/root's, links it into dir as name, and
+// returns its path: a user's link to a file of root's.
+func linkedIn(t *testing.T, dir, name string) string {
+	t.Helper()
 	own := filepath.Join(dir, "root's")
 	if err := os.WriteFile(own, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Link(own, filepath.Join(dir, "fetch-x")); err != nil {
+	if err := os.Link(own, filepath.Join(dir, name)); err != nil {
 		t.Fatal(err)
 	}
+	return own
+}
+
+// TestGiveLinked checks that root does not hand over a file of the cache that has another
+// link: one the user linked in from a file of root's.
+func TestGiveLinked(t *testing.T) {
+	dir := t.TempDir()
+	own := linkedIn(t, dir, "fetch-x")
 	f := opened(t, filepath.Join(dir, "fetch-x"))
 	if err := nobody.give(int(f.Fd()), f.Name()); !errors.Is(err, errLinked) {
 		t.Errorf("give of a file with two links: %v, want %v", err, errLinked)
@@ -51,12 +59,7 @@ func TestGiveLinked(t *testing.T) {
 // TestGiveAtLinked checks that giveAt, by name, refuses a file with another link as give does.
 func TestGiveAtLinked(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "root's"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Link(filepath.Join(dir, "root's"), filepath.Join(dir, "tars")); err != nil {
-		t.Fatal(err)
-	}
+	linkedIn(t, dir, "tars")
 	if err := nobody.giveAt(opened(t, dir), "tars"); !errors.Is(err, errLinked) {
 		t.Errorf("giveAt of a file with two links: %v, want %v", err, errLinked)
 	}
