@@ -365,8 +365,12 @@ func commands(p repo.Package) []string {
 // owner: a test's seam, to put another file in its place meanwhile.
 var afterHold = func(runs *os.File, name string) {}
 
+// errLinked refuses a .used file with another link, which pkg never makes.
+var errLinked = errors.New("the file has another link")
+
 // hold opens the file name of the directory runs, creating it if create, and flocks it
-// shared, waiting until ctx is done; it touches it, as the last use of its root.
+// shared, waiting until ctx is done; it refuses one with another link (errLinked), and
+// touches the one it holds, as the last use of its root.
 func hold(ctx context.Context, runs *os.File, name string, create bool) (*os.File, error) {
 	for {
 		f, err := holdOnce(ctx, runs, name, create)
@@ -409,6 +413,10 @@ func holdOnce(ctx context.Context, runs *os.File, name string, create bool) (*os
 		held.Ino != there.Ino || held.Dev != there.Dev {
 		f.Close() // pruned while this waited
 		return nil, nil
+	}
+	if held.Nlink > 1 { // its times are a file's elsewhere too, maybe root's
+		f.Close()
+		return nil, &os.PathError{Op: "hold", Path: path, Err: errLinked}
 	}
 	// Best effort: a use missed only makes the root look older.
 	now := unix.NsecToTimeval(time.Now().UnixNano())

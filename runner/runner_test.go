@@ -300,3 +300,36 @@ func TestReuseMemoFIFO(t *testing.T) {
 		t.Fatal("Reuse with a FIFO for its memo still waiting on it after 10 s")
 	}
 }
+
+// TestHoldLinked: hold refuses a .used file with another link, which the owner of a cache
+// root runs from may link in from a file of root's, and leaves its times as they were.
+func TestHoldLinked(t *testing.T) {
+	runs := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "root's")
+	if err := os.WriteFile(outside, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(outside, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(outside, filepath.Join(runs, "set.used")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := os.Open(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, create := range []bool{true, false} {
+		if f, err := hold(context.Background(), d, "set.used", create); !errors.Is(err, errLinked) {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("hold of a .used file with two links, create %t: %v, want %v", create, err, errLinked)
+		}
+	}
+	if info, err := os.Stat(outside); err != nil || !info.ModTime().Equal(old) {
+		t.Errorf("the linked file after hold: %v, %v; want untouched, %v", info.ModTime(), err, old)
+	}
+}
