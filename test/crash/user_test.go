@@ -100,6 +100,7 @@ func TestOtherUser(t *testing.T) {
 // setprivPath returns setpriv's path, for asNobody, and makes the test unavailable unless it
 // runs as root and has setpriv.
 func setprivPath(t *testing.T) string {
+	t.Helper()
 	setpriv, err := exec.LookPath("setpriv")
 	switch {
 	case os.Geteuid() != 0:
