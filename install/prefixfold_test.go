@@ -371,3 +371,55 @@ func TestFoldSalvageUpgrade(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldOverUser: a roll-forward cut short before its fold, re-run once the user made
+// something at the fold's path, folds there all the same: over an empty directory, and
+// over a file or a directory holding one after keeping it in .pkg/saved.
+func TestFoldOverUser(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(dir string) error
+		kept string // what is kept, under the salvage's Dir, and holds "the user's"; or ""
+	}{
+		{"empty", func(dir string) error { return os.Mkdir(dir, 0o755) }, ""},
+		{"full", func(dir string) error {
+			return errors.Join(os.Mkdir(dir, 0o755), os.WriteFile(filepath.Join(dir, "notes"), []byte("the user's"), 0o644))
+		}, "opt/app/notes"},
+		{"file", func(dir string) error { return os.WriteFile(dir, []byte("the user's"), 0o644) }, "opt/app"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, "root")
+			r := openRoot(t, dir)
+			a := stageIn(t, r, base, prefixPkg("a", "1"), tree(appTree("opt/app", 20, "one")...))
+			staged := inodeOf(filepath.Join(r.pathOf(place{staging, a.name}), "opt/app"))
+			testHookFoldStep = func() bool { return true }
+			_, err := r.Apply(context.Background(), []*Staged{a}, nil)
+			testHookFoldStep = nil
+			if !errors.Is(err, errFoldCut) {
+				t.Fatalf("Apply = %v, want it cut before the fold", err)
+			}
+			r.Close()
+			must(t, tt.make(filepath.Join(dir, "opt/app")))
+			r = openRoot(t, dir)
+			defer r.Close()
+			if got := inodeOf(r.path("opt/app")); got != staged || staged == 0 {
+				t.Errorf("opt/app is inode %d, want the staged directory's %d", got, staged)
+			}
+			i := slices.IndexFunc(r.Salvaged(), func(s Salvage) bool { return s.Prefix && slices.Equal(s.Paths, []string{"opt/app"}) })
+			switch {
+			case tt.kept == "" && i >= 0:
+				t.Errorf("Salvaged = %+v, want nothing kept", r.Salvaged())
+			case tt.kept == "":
+			case i < 0:
+				t.Errorf("Salvaged = %+v, want opt/app kept", r.Salvaged())
+			default:
+				if b, err := os.ReadFile(filepath.Join(r.Salvaged()[i].Dir, tt.kept)); err != nil || string(b) != "the user's" {
+					t.Errorf("kept %s = %q, %v", tt.kept, b, err)
+				}
+			}
+			checkPrefix(t, r)
+		})
+	}
+}
