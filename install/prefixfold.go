@@ -273,10 +273,10 @@ func (rf *roll) putBack(f db.Fold) error {
 	return err
 }
 
-// foldDirs are the directories one goroutine of folds last reached: in pkgs/ and in the
-// prefix. A fold reaches each of its two parents once for its stats, rename and
-// placeholder, where each call opened them anew: the npm tree's 229 folds made 1,374
-// more system calls, on the roll-forward's longest goroutine.
+// foldDirs holds the directories one goroutine of folds last reached, in pkgs/ and in the
+// prefix, so that a fold opens each of its two parents once for its stats, rename and
+// placeholder: 1,374 system calls fewer for the npm tree's 229 folds, on the
+// roll-forward's longest goroutine (docs/history.md).
 type foldDirs struct{ src, dst dirCache }
 
 func (rf *roll) newFoldDirs() *foldDirs {
@@ -337,8 +337,8 @@ func (rf *roll) fold(f db.Fold, c *foldDirs) error {
 	return rf.placeholder(src, sfd, sbase, nil)
 }
 
-// placeholder makes the empty directory p where missing: base in the directory fd, which
-// reaching failed with err.
+// placeholder makes the empty directory p, base in the directory fd, where missing; err is
+// why fd could not be reached, if it could not.
 func (rf *roll) placeholder(p place, fd int, base string, err error) error {
 	if err := foldStep(); err != nil {
 		return err
