@@ -137,7 +137,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	// makeStaging made the top 0700, which keeps a tree being built private; an installed
 	// one is as readable as any directory the umask allows. The workers have waited for
 	// every file's write-back, or, in a tree they did not track (Staged.whole), the commit
-	// syncs the whole filesystem: the commit's sync after the rename carries it (durable.Commit).
+	// syncs the whole filesystem: the commit's sync after the rename carries it (commitTrees).
 	if err := unix.Fchmod(dirfd, uint32(0o755&^r.umask)); err != nil {
 		return nil, &os.PathError{Op: "chmod", Path: r.pathOf(tree), Err: err}
 	}
