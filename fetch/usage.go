@@ -199,7 +199,7 @@ func (c *Cache) LastPruned() (time.Time, error) {
 
 // MarkPruned records that the cache is pruned now.
 func (c *Cache) MarkPruned() error {
-	fd, err := unix.Openat(int(c.use.Fd()), pruneStamp, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	fd, err := unix.Openat(int(c.use.Fd()), pruneStamp, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o644)
 	if err == nil {
 		now := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
 		err = unix.UtimesNanoAt(int(c.use.Fd()), pruneStamp, now, unix.AT_SYMLINK_NOFOLLOW)

@@ -373,3 +373,23 @@ func BenchmarkDiskUsage(b *testing.B) {
 		c.DiskUsage(es)
 	}
 }
+
+// TestMarkPrunedFIFO: a FIFO in the place of the prune stamp, as the user who owns a shared
+// cache may make, fails MarkPruned at once, where its open for writing waited for a reader
+// with the cache's exclusive lock held (pkg cache prune).
+func TestMarkPrunedFIFO(t *testing.T) {
+	c := openCache(t)
+	if err := unix.Mkfifo(c.stampPath(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marked := make(chan error, 1)
+	go func() { marked <- c.MarkPruned() }()
+	select {
+	case err := <-marked:
+		if !errors.Is(err, unix.ENXIO) {
+			t.Errorf("MarkPruned with a FIFO for its stamp: %v, want ENXIO", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("MarkPruned with a FIFO for its stamp: still blocked after 30 s")
+	}
+}
