@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/internal/regfile"
+	"pkg/repo"
 	"pkg/tarutil"
 )
 
@@ -328,10 +329,7 @@ func readChars(t *testing.T) int64 {
 // and removes the name (never what a symlink points to), and Fetch downloads it again.
 func TestEntryNotRegular(t *testing.T) {
 	dir, p := localRepo(t)
-	src, err := NewSource(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := quick(t, dir)
 	for _, tt := range []struct {
 		name string
 		put  func(path, decoy string) error
@@ -363,16 +361,7 @@ func TestEntryNotRegular(t *testing.T) {
 			}
 			c.Close()
 			c = open()
-			var nr *regfile.NotRegularError
-			if _, err := c.Members(p.SHA256); !errors.Is(err, ErrDamaged) || !errors.As(err, &nr) {
-				t.Errorf("Members with a %s for its tar: %v, want ErrDamaged for a *regfile.NotRegularError", tt.name, err)
-			}
-			if c.Has(p.SHA256) {
-				t.Errorf("the entry with a %s for its tar is still in the cache", tt.name)
-			}
-			if err := fetchOne(c, src, p); err != nil {
-				t.Fatal(err)
-			}
+			wantNotRegular(t, c, src, p, "a "+tt.name+" for its tar")
 			if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
 				t.Errorf("the tar fetched again: %v, %v; want a regular file", info, err)
 			}
@@ -439,20 +428,28 @@ func TestIndexNotRegular(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatalf("List with a %s for the index: still blocked after 30 s", tt.name)
 			}
-			if _, err := c.Members(p.SHA256); !errors.Is(err, ErrDamaged) || !errors.As(err, &nr) {
-				t.Errorf("Members with a %s for its index: %v, want ErrDamaged for a *regfile.NotRegularError", tt.name, err)
-			}
-			if c.Has(p.SHA256) {
-				t.Errorf("the entry with a %s for its index is still in the cache", tt.name)
-			}
-			if err := fetchOne(c, src, p); err != nil {
-				t.Fatal(err)
-			}
+			wantNotRegular(t, c, src, p, "a "+tt.name+" for its index")
 			c.Close()
 			if _, err := open().Members(p.SHA256); err != nil {
 				t.Errorf("Members of the entry fetched again: %v", err)
 			}
 		})
+	}
+}
+
+// wantNotRegular: Members of the entry p, with what in the place of its tar or index, finds
+// it damaged, a *regfile.NotRegularError, and removes it; src fetches it again.
+func wantNotRegular(t *testing.T, c *Cache, src *Source, p repo.Package, what string) {
+	t.Helper()
+	var nr *regfile.NotRegularError
+	if _, err := c.Members(p.SHA256); !errors.Is(err, ErrDamaged) || !errors.As(err, &nr) {
+		t.Errorf("Members with %s: %v, want ErrDamaged for a *regfile.NotRegularError", what, err)
+	}
+	if c.Has(p.SHA256) {
+		t.Errorf("the entry with %s is still in the cache", what)
+	}
+	if err := fetchOne(c, src, p); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -619,10 +616,7 @@ func TestIndexDirectoryNoTar(t *testing.T) {
 // for good.
 func TestTrimNotRegular(t *testing.T) {
 	dir, p := localRepo(t)
-	src, err := NewSource(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := quick(t, dir)
 	for _, file := range []string{"tar", "index"} {
 		for _, tt := range []struct {
 			name string
