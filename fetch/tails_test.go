@@ -695,3 +695,37 @@ func symlinkAway(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestTailsNotDirNoEntry: a file or a symlink to a directory in the place of the tails of
+// an entry the cache does not hold, as another user of a shared cache may make, is no
+// entry's: a Fetch replaces it with the entry's tails, where their rename failed (ENOTDIR)
+// and the entry went without them; what the symlink points to stays.
+func TestTailsNotDirNoEntry(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		put  func(path, away string) error
+	}{
+		{"file", func(path, _ string) error { return os.WriteFile(path, nil, 0o644) }},
+		{"symlink", func(path, away string) error { return os.Symlink(away, path) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := smallTailsCache(t)
+			dir, ps := sharedRepo(t, [][]file{tailFiles()})
+			p := ps[0]
+			away := filepath.Join(t.TempDir(), "f")
+			if err := os.WriteFile(away, []byte("the user's"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.put(c.tailsDir(p.SHA256), filepath.Dir(away)); err != nil {
+				t.Fatal(err)
+			}
+			if err := fetchOne(c, quick(t, dir), p); err != nil {
+				t.Fatal(err)
+			}
+			checkTailFiles(t, c, p, smallTails)
+			if b, err := os.ReadFile(away); err != nil || string(b) != "the user's" {
+				t.Errorf("the file where the symlink points: %q, %v", b, err)
+			}
+		})
+	}
+}
