@@ -260,12 +260,9 @@ func (c *Cache) drop(sha string, checked fs.FileInfo) {
 	if now, err := statAt(c.tars, tarName(sha)); err != nil || !os.SameFile(now, checked) {
 		return
 	}
-	for _, name := range []string{tarName(sha), idxName(sha)} {
-		if unix.Unlinkat(int(c.tars.Fd()), name, 0) == unix.EISDIR {
-			removeTree(c.tars, name) // a directory in its place (damage)
-		}
+	for _, name := range []string{tarName(sha), idxName(sha), tailsName(sha)} {
+		removeTree(c.tars, name)
 	}
-	removeTree(c.tars, tailsName(sha))
 	c.checked.Delete(sha)
 	c.tars.Sync()
 }
