@@ -203,8 +203,9 @@ func writeTail(d *os.File, name string, b []byte, sync bool) error {
 
 // commitTails renames the tails directory name of tmp/ to the entry's in tars/. One there
 // already came from a fetch of the same archive that a crash cut short before it committed
-// the entry, and anything but a directory there is no entry's: it is replaced. It returns false, having removed name, when the rename fails:
-// the entry is then committed without tails.
+// the entry, and anything but a directory there is no entry's: it is replaced. It returns
+// false, having removed name, when the rename fails: the entry is then committed without
+// tails.
 func (c *Cache) commitTails(name, sha string) bool {
 	err := renameAt(c.tmp, name, c.tars, tailsName(sha))
 	if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTDIR) {
