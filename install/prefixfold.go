@@ -273,25 +273,10 @@ func (rf *roll) putBack(f db.Fold) error {
 	return err
 }
 
-// foldDirs holds the directories one goroutine of folds last reached, in pkgs/ and in the
-// prefix, so that a fold opens each of its two parents once for its stats, rename and
-// placeholder: 1,374 system calls fewer for the npm tree's 229 folds, on the
-// roll-forward's longest goroutine (docs/history.md).
-type foldDirs struct{ src, dst dirCache }
-
-func (rf *roll) newFoldDirs() *foldDirs {
-	return &foldDirs{src: newDirCache(rf.r.fd[pkgs]), dst: rf.r.prefixDirs()}
-}
-
-func (c *foldDirs) close() {
-	c.src.close()
-	c.dst.close()
-}
-
 // fold moves the new tree's directory f.Ino from pkgs/NAME/f.Member to f.Path, over the
 // empty directory there, what else is there kept as the user's first, and leaves an empty
 // placeholder in its place.
-func (rf *roll) fold(f db.Fold, c *foldDirs) error {
+func (rf *roll) fold(f db.Fold, c *rollDirs) error {
 	r := rf.r
 	src, d := place{pkgs, repo.FileName(f.Name) + "/" + f.Member}, prefixPlace(f.Path)
 	sfd, sbase, serr := c.src.parent(src.name)

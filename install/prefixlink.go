@@ -340,7 +340,7 @@ func (rf *roll) linksAndFolds(links []string, c *rollDirs) error {
 	var folded error
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		c := rf.newFoldDirs()
+		c := rf.newDirs()
 		defer c.close()
 		for _, f := range rf.folds {
 			if f.Old == 0 && f.Ino != 0 {
@@ -424,16 +424,13 @@ type linker struct {
 	rf  *roll
 	tmp string // its temporary name in .pkg/staging
 	*rollDirs
-	src dirCache
 }
 
 func (rf *roll) newLinker(w int) *linker {
-	l := &linker{rf: rf, tmp: ".link-" + strconv.Itoa(w), rollDirs: rf.newDirs(), src: newDirCache(rf.r.fd[pkgs])}
+	l := &linker{rf: rf, tmp: ".link-" + strconv.Itoa(w), rollDirs: rf.newDirs()}
 	unix.Unlinkat(rf.r.fd[staging], l.tmp, 0) // one a crash left
 	return l
 }
-
-func (l *linker) close() { l.rollDirs.close(); l.src.close() }
 
 func (l *linker) linkGroup(files []string) error {
 	for _, p := range files {
@@ -670,14 +667,16 @@ func (rf *roll) drop(p string, c *rollDirs) error {
 }
 
 // rollDirs are the directories one goroutine of a roll-forward last used: in the prefix,
-// and in each old tree.
+// in pkgs/ and in each old tree. A fold, say, opens each of its two parents once for its
+// stats, rename and placeholder: 1,374 system calls fewer for the npm tree's 229 folds, on
+// the roll-forward's longest goroutine (docs/history.md).
 type rollDirs struct {
-	dst  dirCache
-	olds []dirCache
+	dst, src dirCache
+	olds     []dirCache
 }
 
 func (rf *roll) newDirs() *rollDirs {
-	c := &rollDirs{dst: rf.r.prefixDirs(), olds: make([]dirCache, len(rf.olds))}
+	c := &rollDirs{dst: rf.r.prefixDirs(), src: newDirCache(rf.r.fd[pkgs]), olds: make([]dirCache, len(rf.olds))}
 	for i, o := range rf.olds {
 		c.olds[i] = newDirCache(o.fd)
 	}
@@ -686,6 +685,7 @@ func (rf *roll) newDirs() *rollDirs {
 
 func (c *rollDirs) close() {
 	c.dst.close()
+	c.src.close()
 	for i := range c.olds {
 		c.olds[i].close()
 	}
