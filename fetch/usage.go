@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/internal/dirfd"
+	"pkg/internal/regfile"
 )
 
 // The cache's size, for its limits, is the disk its entries occupy, each block counted
@@ -197,19 +198,27 @@ func (c *Cache) LastPruned() (time.Time, error) {
 	return time.Unix(st.Mtim.Unix()), nil
 }
 
-// MarkPruned records that the cache is pruned now.
+// MarkPruned records that the cache is pruned now. The stamp is opened read-write and
+// O_NONBLOCK, so that a FIFO the cache's owner put there opens at once and is refused, and
+// handed over (which refuses a file with another link: root's, linked in) before its times
+// are set through the descriptor.
 func (c *Cache) MarkPruned() error {
-	fd, err := unix.Openat(int(c.use.Fd()), pruneStamp, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o644)
+	f, err := dirfd.Open(c.use, pruneStamp, unix.O_RDWR|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
 	if err == nil {
-		now := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
-		err = unix.UtimesNanoAt(int(c.use.Fd()), pruneStamp, now, unix.AT_SYMLINK_NOFOLLOW)
+		err = regfile.Check(f)
 		if err == nil {
-			err = c.owner.give(fd, c.stampPath())
+			err = c.owner.give(int(f.Fd()), c.stampPath())
 		}
-		unix.Close(fd)
+		if err == nil {
+			now := unix.NsecToTimeval(time.Now().UnixNano())
+			if err = unix.Futimes(int(f.Fd()), []unix.Timeval{now, now}); err != nil {
+				err = &fs.PathError{Op: "touch", Path: f.Name(), Err: err}
+			}
+		}
+		f.Close()
 	}
 	if err != nil {
-		return fmt.Errorf("fetch: record the prune of the cache: %w", &fs.PathError{Op: "touch", Path: c.stampPath(), Err: err})
+		return fmt.Errorf("fetch: record the prune of the cache: %w", err)
 	}
 	return nil
 }

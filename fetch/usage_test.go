@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/regfile"
 	"pkg/internal/testfs"
 	"pkg/repo"
 )
@@ -374,22 +375,46 @@ func BenchmarkDiskUsage(b *testing.B) {
 	}
 }
 
-// TestMarkPrunedFIFO: a FIFO in the place of the prune stamp, as the user who owns a shared
-// cache may make, fails MarkPruned at once, where its open for writing waited for a reader
-// with the cache's exclusive lock held (pkg cache prune).
-func TestMarkPrunedFIFO(t *testing.T) {
+// TestMarkPrunedNotStamp puts a FIFO, and then a hard link to a file outside the cache, in
+// the place of the prune stamp: MarkPruned refuses the FIFO at once, where its write-only
+// open waited for a reader for ever, and refuses the link, as root in a user's cache, before
+// it sets any time, where it set the outside file's times first.
+func TestMarkPrunedNotStamp(t *testing.T) {
 	c := openCache(t)
-	if err := unix.Mkfifo(c.stampPath(), 0o644); err != nil {
+	stamp := filepath.Join(c.dir, pruneStamp)
+	os.Remove(stamp)
+	if err := unix.Mkfifo(stamp, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	marked := make(chan error, 1)
-	go func() { marked <- c.MarkPruned() }()
+	done := make(chan error, 1)
+	go func() { done <- c.MarkPruned() }()
 	select {
-	case err := <-marked:
-		if !errors.Is(err, unix.ENXIO) {
-			t.Errorf("MarkPruned with a FIFO for its stamp: %v, want ENXIO", err)
+	case err := <-done:
+		var nr *regfile.NotRegularError
+		if !errors.As(err, &nr) {
+			t.Errorf("MarkPruned with a FIFO for its stamp: %v, want a *regfile.NotRegularError", err)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("MarkPruned with a FIFO for its stamp: still blocked after 30 s")
+	case <-time.After(10 * time.Second):
+		unix.Open(stamp, unix.O_RDONLY|unix.O_NONBLOCK, 0) // a reader, which lets the open return
+		t.Fatal("MarkPruned with a FIFO for its stamp: still blocked after 10 s")
+	}
+	os.Remove(stamp)
+	outside := filepath.Join(t.TempDir(), "root's")
+	if err := os.WriteFile(outside, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Unix(1e9, 0)
+	if err := os.Chtimes(outside, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(outside, stamp); err != nil {
+		t.Fatal(err)
+	}
+	c.owner = nobody // root in nobody's cache
+	if err := c.MarkPruned(); !errors.Is(err, errLinked) {
+		t.Errorf("MarkPruned with a hard link for its stamp: %v, want %v", err, errLinked)
+	}
+	if info, err := os.Stat(outside); err != nil || !info.ModTime().Equal(old) {
+		t.Errorf("the file linked in: %v, %v; want its mtime left at %v", info.ModTime(), err, old)
 	}
 }
