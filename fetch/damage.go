@@ -51,7 +51,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if err != nil {
 		if info, serr := statAt(c.tars, tarName(sha)); serr == nil && Damaged(err) {
 			c.drop(sha, info)
-			return nil, fmt.Errorf("%w: entry %s: %w; removed from the cache", ErrDamaged, sha, err)
+			return nil, fmt.Errorf("%w: %s: %w; removed from the cache", ErrDamaged, entryName(sha, "", ""), err)
 		}
 		return nil, fmt.Errorf("fetch: index of cached %s: %w", sha, err)
 	}
