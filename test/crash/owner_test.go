@@ -140,6 +140,7 @@ func usersWorld(t *testing.T) (mnt, repoDir, bin string) {
 			if err := os.Chmod(d, info.Mode()|0o005); err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { os.Chmod(d, info.Mode()) }) // the host's directories as they were
 		}
 	}
 	repoDir = filepath.Join(mnt, "repo")
