@@ -57,6 +57,16 @@ type Record struct {
 	Folded []string `json:"folded,omitempty"`
 }
 
+// clone returns r with slices of its own, so that a caller of List may change them.
+func (r Record) clone() Record {
+	for _, s := range []*[]repo.Requirement{&r.Depends, &r.Optional, &r.Peers, &r.Provides, &r.Conflicts, &r.Replaces} {
+		*s = slices.Clone(*s)
+	}
+	r.Bin = slices.Clone(r.Bin)
+	r.Lib, r.Env, r.Folded = slices.Clone(r.Lib), slices.Clone(r.Env), slices.Clone(r.Folded)
+	return r
+}
+
 // Key returns the instance key of the package r records, as repo.Package.Key.
 func (r *Record) Key() string { return repo.InstanceKey(r.Kind, r.Name, r.Version) }
 
@@ -120,6 +130,15 @@ type DB struct {
 
 	fsOnce sync.Once
 	fs     durable.Files // of the file's filesystem (files)
+
+	listed listMemo // List's last decoding through reader; d.mu is held
+}
+
+// listMemo is the records a held reader's transaction id read, before stamping.
+type listMemo struct {
+	db   *bolt.DB
+	id   int
+	recs []Record // the Lists that read them return clones
 }
 
 // Created reports whether Open created the database.
@@ -597,18 +616,45 @@ func (d *DB) Get(name string) (*Record, error) {
 func (d *DB) List() ([]Record, error) {
 	var ps []Record
 	err := d.view(func(tx *bolt.Tx) error {
+		recs, err := d.decoded(tx)
+		if err != nil {
+			return err
+		}
+		ps = make([]Record, len(recs))
 		s, at := d.finished(tx)
-		return forEach(tx, pkgsBucket, func(_, v []byte) error {
-			var p Record
-			if err := json.Unmarshal(v, &p); err != nil {
-				return err
-			}
-			s.stamped(&p, at)
-			ps = append(ps, p)
-			return nil
-		})
+		for i, r := range recs {
+			ps[i] = r.clone()
+			s.stamped(&ps[i], at)
+		}
+		return nil
 	})
 	return ps, err
+}
+
+// decoded returns the records tx holds, unstamped, decoded once for each transaction id of
+// a held file (Options.Hold): an install lists its root half a dozen times, and the JSON
+// costs 10 µs a package. The file is not written through a held reader, and a write opens
+// another, so a record read at an id is the record at that id. d.mu is held.
+func (d *DB) decoded(tx *bolt.Tx) ([]Record, error) {
+	if m := &d.listed; m.db == tx.DB() && m.id == tx.ID() {
+		return m.recs, nil
+	}
+	var recs []Record
+	err := forEach(tx, pkgsBucket, func(_, v []byte) error {
+		var p Record
+		if err := json.Unmarshal(v, &p); err != nil {
+			return err
+		}
+		recs = append(recs, p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if tx.DB() == d.reader {
+		d.listed = listMemo{db: tx.DB(), id: tx.ID(), recs: recs}
+	}
+	return recs, nil
 }
 
 // Installed returns, from one transaction, the records of the packages names (keys:

@@ -24,6 +24,7 @@ import (
 
 	"pkg/internal/durable"
 	"pkg/internal/testfs"
+	"pkg/repo"
 )
 
 func open(t testing.TB, path string) *DB {
@@ -896,5 +897,57 @@ func TestEmptyDatabase(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestListHeldCopies checks that the Lists of a held file, which decode its records once
+// for each write, each return records of their own: a caller that changes one (its
+// slices too) changes nothing the next List returns, and a write is seen.
+func TestListHeldCopies(t *testing.T) {
+	d, err := Open(filepath.Join(t.TempDir(), "db"), Options{Hold: true, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Release()
+	p := &Record{Name: "hello", Version: "1", Depends: testrepo.Requires("libgreet>=1"), Bin: []repo.Command{repo.ParseCommand("bin/hello")},
+		Lib: []string{"lib"}, Env: []string{"A=1"}, Folded: []string{"share"}, Installed: time.Unix(1700000000, 0).UTC()}
+	if err := d.Commit([]*Record{p}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	first, err := d.List()
+	if err != nil || len(first) != 1 {
+		t.Fatalf("List: %v, %v", first, err)
+	}
+	want := first[0].clone()
+	first[0].Name, first[0].Lib[0], first[0].Env[0], first[0].Folded[0] = "x", "x", "x", "x"
+	first[0].Depends[0], first[0].Bin[0] = testrepo.Requires("x")[0], repo.ParseCommand("x")
+	again, err := d.List()
+	if err != nil || len(again) != 1 || !reflect.DeepEqual(again[0], want) {
+		t.Fatalf("List after its last result was changed = %+v, %v; want %+v", again, err, want)
+	}
+	if err := d.Commit([]*Record{{Name: "other", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := d.List(); err != nil || len(after) != 2 {
+		t.Errorf("List after a write = %+v, %v; want 2 records", after, err)
+	}
+}
+
+// TestRecordCloneSlices checks that Record.clone copies every slice a Record has, so that
+// a field added later is not shared between Lists.
+func TestRecordCloneSlices(t *testing.T) {
+	var r Record
+	v := reflect.ValueOf(&r).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.Slice {
+			f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+		}
+	}
+	c := r.clone()
+	cv := reflect.ValueOf(c)
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.Slice && f.Pointer() == cv.Field(i).Pointer() {
+			t.Errorf("clone shares Record.%s", v.Type().Field(i).Name)
+		}
 	}
 }
