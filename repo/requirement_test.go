@@ -162,7 +162,7 @@ func TestLockAt(t *testing.T) {
 		t.Errorf("Encode:\n%s\nwant requires jq@1.7", text)
 	}
 	back, err := decodeLock([]byte(text))
-	if err != nil || !reflect.DeepEqual(back, l) {
+	if err != nil || !reflect.DeepEqual(withoutOrders(back), l) {
 		t.Errorf("decodeLock(encode(l)) = %+v, %v; want %+v", back, err, l)
 	}
 	if order, err := back.Order(); err != nil || ids(order) != "jq 1.7.12" {
