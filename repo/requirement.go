@@ -157,7 +157,7 @@ func parseNPM(whole, rng string) (Requirement, error) {
 	if err != nil {
 		return Requirement{}, err
 	}
-	if _, err := parseRange(rng); err != nil {
+	if _, err := parseRangeOnce(rng); err != nil {
 		return Requirement{}, &requirementError{Text: whole, Err: err}
 	}
 	r.Constraints = []Constraint{{Op: npmOp, Version: rng}}

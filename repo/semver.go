@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // npm's versions and ranges, as node-semver (v7, neither loose nor includePrerelease)
@@ -178,7 +180,7 @@ func (e *RangeError) Error() string { return fmt.Sprintf("npm range %.80q: %s", 
 // pre-release, only where that set names a pre-release of the same major, minor and
 // patch (node-semver's testSet). A range or version that does not parse allows nothing.
 func npmAllows(rng, version string) bool {
-	r, err := parseRange(rng)
+	r, err := parseRangeOnce(rng)
 	if err != nil {
 		return false
 	}
@@ -207,6 +209,28 @@ func allowsAll(set []comparator, v semver) bool {
 // namesPreOf reports whether a comparator of set has a pre-release of v's release.
 func namesPreOf(set []comparator, v semver) bool {
 	return slices.ContainsFunc(set, func(c comparator) bool { return !c.any && len(c.v.pre) > 0 && c.v.sameRelease(v) })
+}
+
+// parsed holds the ranges parseRangeOnce parsed, by their text, up to maxParsed of them: a
+// resolution asks each edge's range of its candidates more than once, and parsing was a
+// fifth of reading and ordering the lockfile of bench/peers.sh's npm tree.
+var parsed struct {
+	ranges sync.Map // string → npmRange, never changed once stored
+	n      atomic.Int32
+}
+
+const maxParsed = 4096 // ranges, each at most maxRangeLen bytes
+
+// parseRangeOnce is parseRange, its result kept for the next parse of the same text.
+func parseRangeOnce(text string) (npmRange, error) {
+	if r, ok := parsed.ranges.Load(text); ok {
+		return r.(npmRange), nil
+	}
+	r, err := parseRange(text)
+	if err == nil && parsed.n.Add(1) <= maxParsed {
+		parsed.ranges.Store(text, r)
+	}
+	return r, err
 }
 
 // parseRange parses an npm range: sets separated by "||", each a hyphen range
