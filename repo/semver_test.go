@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -266,5 +267,30 @@ func BenchmarkNPMAllows(b *testing.B) {
 				npmAllows(rng, "4.3.9")
 			}
 		})
+	}
+}
+
+// TestParseRangeOnce checks that a range parsed again comes from what the first parse
+// kept, the same as a parse, and that a range that does not parse is refused each time.
+func TestParseRangeOnce(t *testing.T) {
+	for _, text := range []string{"^4.3.1", ">=1.2.7 <1.3.0 || 2.x || 3.0.0 - 3.4", "*", "~1.2.3-rc.1"} {
+		want, err := parseRange(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if got, err := parseRangeOnce(text); err != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("parseRangeOnce(%q) = %v, %v; want %v", text, got, err, want)
+			}
+		}
+		if _, ok := parsed.ranges.Load(text); !ok {
+			t.Errorf("parseRangeOnce(%q) kept nothing", text)
+		}
+	}
+	for range 2 {
+		var re *RangeError
+		if _, err := parseRangeOnce(">=1.2.x.y"); !errors.As(err, &re) {
+			t.Errorf("parseRangeOnce of a bad range: %v, want a *RangeError", err)
+		}
 	}
 }
