@@ -168,26 +168,43 @@ func ParseMeta(data []byte) (Meta, error) {
 }
 
 func parseMeta(data []byte) (Meta, error) {
-	if err := checkFormat(data); err != nil {
+	if err := checkSize(data); err != nil {
 		return Meta{}, err
 	}
-	var m Meta
-	if err := json.Unmarshal(data, &m); err != nil {
+	var head struct {
+		Format int `json:"format"`
+		Meta
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		if ferr := checkFormat(data); ferr != nil {
+			return Meta{}, ferr
+		}
 		return Meta{}, fmt.Errorf("index: %v", jsonError(data, err))
 	}
-	return m, m.check()
+	if err := formatIs(head.Format); err != nil {
+		return Meta{}, err
+	}
+	return head.Meta, head.Meta.check()
 }
 
+// parse decodes data in one pass; where it does not decode, the format, read alone
+// (checkFormat), says first whether it is an index of another format.
 func parse(data []byte) (*Index, error) {
-	if err := checkFormat(data); err != nil {
+	if err := checkSize(data); err != nil {
 		return nil, err
 	}
 	var ix Index
 	if err := json.Unmarshal(data, &ix); err != nil {
+		if ferr := checkFormat(data); ferr != nil {
+			return nil, ferr
+		}
 		if err := relationsError(data); err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("index: %v", jsonError(data, err))
+	}
+	if err := formatIs(ix.Format); err != nil {
+		return nil, err
 	}
 	if err := ix.Meta.check(); err != nil {
 		return nil, err
@@ -203,18 +220,32 @@ func indexError(err error) error {
 	return &reasonError{msg: "repo: " + err.Error(), reason: ErrIndex, cause: err}
 }
 
-// checkFormat checks the size and the format before the rest is decoded, so that a newer
-// index whose fields changed shape is reported as such and not as a decoding error.
-func checkFormat(data []byte) error {
+// checkSize refuses an index over MaxIndexSize, before anything decodes it.
+func checkSize(data []byte) error {
 	if len(data) > MaxIndexSize {
 		return &reasonError{msg: fmt.Sprintf("index is %d bytes, over the %d-byte limit", len(data), MaxIndexSize), reason: ErrLimit}
+	}
+	return nil
+}
+
+// checkFormat checks the size and the format of an index that did not decode, reading its
+// format alone: a newer index whose fields changed shape is reported as such and not as
+// a decoding error.
+func checkFormat(data []byte) error {
+	if err := checkSize(data); err != nil {
+		return err
 	}
 	var head struct{ Format int }
 	if err := json.Unmarshal(data, &head); err != nil {
 		return fmt.Errorf("index: %v", jsonError(data, err))
 	}
-	if head.Format != indexFormat {
-		return &reasonError{msg: fmt.Sprintf("index format %d is not supported (this pkg reads format %d)", head.Format, indexFormat), reason: ErrFormat}
+	return formatIs(head.Format)
+}
+
+// formatIs refuses an index format other than the one this package reads.
+func formatIs(format int) error {
+	if format != indexFormat {
+		return &reasonError{msg: fmt.Sprintf("index format %d is not supported (this pkg reads format %d)", format, indexFormat), reason: ErrFormat}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package repo
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -262,10 +263,22 @@ func TestParseRefusesDuplicate(t *testing.T) {
 	checkError(t, err, "hello@1.2.0")
 }
 
+// TestParseRefusesFormat checks that an index of another format is refused as such by
+// Parse and ParseMeta, whether or not the rest of it decodes as format 1, and that format
+// 1 that does not decode is not.
 func TestParseRefusesFormat(t *testing.T) {
-	for _, data := range []string{`{"format": 2, "packages": {"changed": true}}`, `{"packages": []}`} {
+	for _, data := range []string{`{"format": 2, "packages": {"changed": true}}`, `{"packages": []}`, `{"format": 2, "packages": []}`,
+		`{"format": 2, "name": {"changed": true}}`, `{"format": 2, "name": "same"}`} {
 		if _, err := Parse([]byte(data)); !errors.Is(err, ErrIndex) || !errors.Is(err, ErrFormat) {
 			t.Errorf("Parse(%s): got error %v, want ErrFormat", data, err)
+		}
+		if _, err := ParseMeta([]byte(data)); !errors.Is(err, ErrIndex) || !errors.Is(err, ErrFormat) {
+			t.Errorf("ParseMeta(%s): got error %v, want ErrFormat", data, err)
+		}
+	}
+	for _, data := range []string{`{"format": 1, "name": {"changed": true}}`, `{"format": 1, "name": "x",`} {
+		if _, err := ParseMeta([]byte(data)); !errors.Is(err, ErrIndex) || errors.Is(err, ErrFormat) {
+			t.Errorf("ParseMeta(%s): got error %v, want an ErrIndex that is not ErrFormat", data, err)
 		}
 	}
 }
@@ -430,4 +443,36 @@ func TestSameRelations(t *testing.T) {
 	if q := p; !p.SameRelations(q) {
 		t.Error("SameRelations(p, p) = false")
 	}
+}
+
+// BenchmarkParse parses an index of 20,000 packages (about 6 MB), and its Meta alone: a
+// command that reads a repository does both (trust's verification reads the Meta).
+func BenchmarkParse(b *testing.B) {
+	ix := Index{Format: indexFormat, Meta: Meta{Name: "big"}}
+	for i := range 20000 {
+		ix.Packages = append(ix.Packages, Package{Name: fmt.Sprintf("pkg%05d", i), Version: "1.2.3", Archive: fmt.Sprintf("pkg%05d-1.2.3.tar.gz", i),
+			Size: 12345, SHA256: strings.Repeat("ab", 32), Depends: []Requirement{{Name: "libc6", Constraints: []Constraint{{Op: ">=", Version: "2.36"}}}}, Summary: "a package of a big index"})
+	}
+	data, err := json.Marshal(ix)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Parse", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := Parse(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("ParseMeta", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := ParseMeta(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
