@@ -1,7 +1,9 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -335,5 +338,56 @@ func TestOpenCacheReadOnly(t *testing.T) {
 	c.Close()
 	if _, err := os.Stat(dir); err != nil {
 		t.Errorf("Close removed the cache itself: %v", err)
+	}
+}
+
+// TestIndexNameFromHead checks that IndexName reads a repository's name from the first line
+// of the copy of its index the cache keeps, not from the index; from the index in a copy
+// an older pkg kept, whose first line has no meta; and that the next read keeps such a
+// copy again, with it.
+func TestIndexNameFromHead(t *testing.T) {
+	repoDir := t.TempDir()
+	index := []byte(`{"format": 1, "name": "team", "packages": []}`)
+	if err := os.WriteFile(filepath.Join(repoDir, "index.json"), index, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, s := openCache(t), quick(t, repoDir)
+	if _, err := c.indexOnly(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(c.dir, "index", indexName(s.indexLocation()))
+	kept, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := bytes.Cut(kept, []byte("\n"))
+	write := func(head []byte, rest string) {
+		t.Helper()
+		if err := os.WriteFile(path, append(append(slices.Clone(head), '\n'), rest...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(head, "not an index")
+	if got := IndexName(c.dir, s); got != "team" {
+		t.Errorf("IndexName with the index after the first line gone = %q, want team", got)
+	}
+	var saved savedIndex
+	if err := json.Unmarshal(head, &saved); err != nil || saved.Meta == nil {
+		t.Fatalf("the first line %s: %v, want its meta", head, err)
+	}
+	saved.Meta = nil
+	old, err := json.Marshal(&saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(old, string(index))
+	if got := IndexName(c.dir, s); got != "team" {
+		t.Errorf("IndexName of a copy an older pkg kept = %q, want team", got)
+	}
+	if _, err := c.indexOnly(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := os.ReadFile(path); err != nil || !bytes.Contains(again, []byte(`"meta":{"name":"team"}`)) {
+		t.Errorf("the copy after the next read: %.200s, %v; want its meta kept", again, err)
 	}
 }

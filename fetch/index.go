@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -33,8 +34,12 @@ type savedIndex struct {
 	// The ids of the trusted keys that verified this copy, if any: the cache then refuses
 	// an index of the repository that no trusted key verifies.
 	VerifiedBy []string `json:"verified_by,omitempty"`
-	data       []byte
-	read       time.Time // the copy's mtime: when it was last current (loadIndex)
+	// Meta is what the index says of itself, as it was parsed when kept, so that what
+	// needs only that (IndexName, pins, demotes) reads this line and not the index; nil
+	// in a copy an older pkg kept.
+	Meta *repo.Meta `json:"meta,omitempty"`
+	data []byte
+	read time.Time // the copy's mtime: when it was last current (loadIndex)
 }
 
 // VerifiedIndex returns the repository's index once the source's trust policy believes
@@ -71,7 +76,7 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 	if err != nil {
 		return nil, res, err
 	}
-	fresh.VerifiedBy = res.KeyIDs
+	fresh.VerifiedBy, fresh.Meta = res.KeyIDs, &ix.Meta
 	switch {
 	case c.ReadOnly:
 	case !fresh.differs(saved):
@@ -161,7 +166,7 @@ func (saved *savedIndex) pins(s *Source, res trust.Result) error {
 	if res.Verified() || saved == nil || len(saved.VerifiedBy) == 0 {
 		return nil
 	}
-	m, _ := repo.ParseMeta(saved.data)
+	m, _ := saved.meta()
 	return &trust.PinnedError{Repo: s.URL(), Version: m.Version, KeyIDs: saved.VerifiedBy, SignedBy: res.SignedBy}
 }
 
@@ -174,9 +179,18 @@ func (i *savedIndex) demotes(saved *savedIndex) bool {
 	if i.Signature == nil {
 		return true
 	}
-	was, err1 := repo.ParseMeta(saved.data)
-	now, err2 := repo.ParseMeta(i.data)
+	was, err1 := saved.meta()
+	now, err2 := i.meta()
 	return err1 == nil && (err2 != nil || now.Version < was.Version)
+}
+
+// meta returns what the index says of itself: as kept, or parsed from a copy an older pkg
+// kept.
+func (i *savedIndex) meta() (repo.Meta, error) {
+	if i.Meta != nil {
+		return *i.Meta, nil
+	}
+	return repo.ParseMeta(i.data)
 }
 
 // IndexTime returns when the copy of s's index kept in the cache was last read from the
@@ -256,7 +270,7 @@ func (s *Source) believe(si *savedIndex, where string, p trust.Policy, known []t
 func (fresh *savedIndex) differs(saved *savedIndex) bool {
 	return saved == nil || saved.ETag != fresh.ETag || saved.LastModified != fresh.LastModified ||
 		!bytes.Equal(saved.data, fresh.data) || !bytes.Equal(saved.Signature, fresh.Signature) ||
-		!slices.Equal(saved.VerifiedBy, fresh.VerifiedBy)
+		!slices.Equal(saved.VerifiedBy, fresh.VerifiedBy) || saved.Meta == nil
 }
 
 // ForgetIndex removes the copy kept of the repository's index, so that its next index
@@ -281,11 +295,14 @@ func IndexName(dir string, s *Source) string {
 		return ""
 	}
 	defer index.Close()
-	saved, err := loadIndex(index, indexName(s.indexLocation()))
+	saved, err := loadIndexHead(index, indexName(s.indexLocation()))
+	if err == nil && saved.Meta == nil {
+		saved, err = loadIndex(index, indexName(s.indexLocation()))
+	}
 	if err != nil {
 		return ""
 	}
-	m, err := repo.ParseMeta(saved.data)
+	m, err := saved.meta()
 	if err != nil {
 		return ""
 	}
@@ -317,6 +334,26 @@ func indexName(location string) string {
 }
 
 // loadIndex reads the copy of an index kept as name in the directory index.
+// loadIndexHead returns the copy of an index kept under name with its first line read, not
+// the index after it.
+func loadIndexHead(index *os.File, name string) (*savedIndex, error) {
+	f, err := dirfd.Open(index, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head, err := bufio.NewReaderSize(f, maxSavedHead).ReadSlice('\n')
+	saved := &savedIndex{}
+	if err != nil || json.Unmarshal(head, saved) != nil {
+		return nil, fmt.Errorf("fetch: %s is not a saved index (remove it)", f.Name())
+	}
+	return saved, nil
+}
+
+// maxSavedHead bounds the first line of a kept index that loadIndexHead reads: a
+// signature, a few key ids and the Meta.
+const maxSavedHead = 64 << 10 // 64 KiB
+
 func loadIndex(index *os.File, name string) (*savedIndex, error) {
 	f, err := dirfd.Open(index, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
