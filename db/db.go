@@ -57,14 +57,25 @@ type Record struct {
 	Folded []string `json:"folded,omitempty"`
 }
 
-// clone returns r with slices of its own, so that a caller of List may change them.
+// clone returns r with slices of its own, theirs too, so that a caller of List may change
+// them.
 func (r Record) clone() Record {
 	for _, s := range []*[]repo.Requirement{&r.Depends, &r.Optional, &r.Peers, &r.Provides, &r.Conflicts, &r.Replaces} {
-		*s = slices.Clone(*s)
+		*s = cloneRequirements(*s)
 	}
 	r.Bin = slices.Clone(r.Bin)
 	r.Lib, r.Env, r.Folded = slices.Clone(r.Lib), slices.Clone(r.Env), slices.Clone(r.Folded)
 	return r
+}
+
+// cloneRequirements returns rs with slices of its own, down to each constraint.
+func cloneRequirements(rs []repo.Requirement) []repo.Requirement {
+	rs = slices.Clone(rs)
+	for i := range rs {
+		rs[i].Constraints = slices.Clone(rs[i].Constraints)
+		rs[i].Or = cloneRequirements(rs[i].Or)
+	}
+	return rs
 }
 
 // Key returns the instance key of the package r records, as repo.Package.Key.

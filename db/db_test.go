@@ -904,12 +904,13 @@ func TestEmptyDatabase(t *testing.T) {
 // for each write, each return records of their own: a caller that changes one (its
 // slices too) changes nothing the next List returns, and a write is seen.
 func TestListHeldCopies(t *testing.T) {
-	d, err := Open(filepath.Join(t.TempDir(), "db"), Options{Hold: true, Timeout: 200 * time.Millisecond})
+	path := filepath.Join(t.TempDir(), "db")
+	d, err := Open(path, Options{Hold: true, Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Release()
-	p := &Record{Name: "hello", Version: "1", Depends: testrepo.Requires("libgreet>=1"), Bin: []repo.Command{repo.ParseCommand("bin/hello")},
+	p := &Record{Name: "hello", Version: "1", Depends: testrepo.Requires("libgreet>=1|other>=2"), Bin: []repo.Command{repo.ParseCommand("bin/hello")},
 		Lib: []string{"lib"}, Env: []string{"A=1"}, Folded: []string{"share"}, Installed: time.Unix(1700000000, 0).UTC()}
 	if err := d.Commit([]*Record{p}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
 		t.Fatal(err)
@@ -918,9 +919,15 @@ func TestListHeldCopies(t *testing.T) {
 	if err != nil || len(first) != 1 {
 		t.Fatalf("List: %v, %v", first, err)
 	}
-	want := first[0].clone()
+	fresh, err := open(t, path).List() // another DB decodes the file anew
+	if err != nil || len(fresh) != 1 {
+		t.Fatalf("another DB's List: %v, %v", fresh, err)
+	}
+	want := fresh[0]
 	first[0].Name, first[0].Lib[0], first[0].Env[0], first[0].Folded[0] = "x", "x", "x", "x"
-	first[0].Depends[0], first[0].Bin[0] = testrepo.Requires("x")[0], repo.ParseCommand("x")
+	first[0].Depends[0].Constraints[0].Version, first[0].Depends[0].Or[0].Name = "999", "x"
+	first[0].Depends = append(first[0].Depends[:0], testrepo.Requires("x")...)
+	first[0].Bin[0] = repo.ParseCommand("x")
 	again, err := d.List()
 	if err != nil || len(again) != 1 || !reflect.DeepEqual(again[0], want) {
 		t.Fatalf("List after its last result was changed = %+v, %v; want %+v", again, err, want)
@@ -933,21 +940,45 @@ func TestListHeldCopies(t *testing.T) {
 	}
 }
 
-// TestRecordCloneSlices checks that Record.clone copies every slice a Record has, so that
-// a field added later is not shared between Lists.
+// TestRecordCloneSlices checks that Record.clone copies every slice a Record has, and the
+// slices of their elements, so that a field added later is not shared between Lists.
 func TestRecordCloneSlices(t *testing.T) {
 	var r Record
-	v := reflect.ValueOf(&r).Elem()
-	for i := range v.NumField() {
-		if f := v.Field(i); f.Kind() == reflect.Slice {
-			f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+	fillSlices(reflect.ValueOf(&r).Elem(), 3)
+	sharedSlices(t, "Record", reflect.ValueOf(r), reflect.ValueOf(r.clone()))
+}
+
+// fillSlices gives each settable slice under v one element, depth slices deep.
+func fillSlices(v reflect.Value, depth int) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				fillSlices(f, depth)
+			}
+		}
+	case reflect.Slice:
+		if depth > 0 {
+			v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+			fillSlices(v.Index(0), depth-1)
 		}
 	}
-	c := r.clone()
-	cv := reflect.ValueOf(c)
-	for i := range v.NumField() {
-		if f := v.Field(i); f.Kind() == reflect.Slice && f.Pointer() == cv.Field(i).Pointer() {
-			t.Errorf("clone shares Record.%s", v.Type().Field(i).Name)
+}
+
+// sharedSlices reports each slice under a, named from at, whose array b shares.
+func sharedSlices(t *testing.T, at string, a, b reflect.Value) {
+	t.Helper()
+	switch a.Kind() {
+	case reflect.Struct:
+		for i := range a.NumField() {
+			sharedSlices(t, at+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i))
+		}
+	case reflect.Slice:
+		if a.Len() > 0 && a.Pointer() == b.Pointer() {
+			t.Errorf("clone shares %s", at)
+		}
+		for i := 0; i < min(a.Len(), b.Len()); i++ {
+			sharedSlices(t, at+"[]", a.Index(i), b.Index(i))
 		}
 	}
 }
