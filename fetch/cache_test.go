@@ -390,4 +390,28 @@ func TestIndexNameFromHead(t *testing.T) {
 	if again, err := os.ReadFile(path); err != nil || !bytes.Contains(again, []byte(`"meta":{"name":"team"}`)) {
 		t.Errorf("the copy after the next read: %.200s, %v; want its meta kept", again, err)
 	}
+	// A first line over what loadIndexHead reads (a server's ETag has no bound): the copy
+	// is read whole.
+	long := saved
+	long.ETag, long.Meta = strings.Repeat("<", maxSavedHead), &repo.Meta{Name: "team"}
+	if head, err = json.Marshal(&long); err != nil {
+		t.Fatal(err)
+	}
+	write(head, string(index))
+	if got := IndexName(c.dir, s); got != "team" {
+		t.Errorf("IndexName of a copy with a %d-byte first line = %q, want team", len(head), got)
+	}
+	// A kept meta that its index does not say is kept again, right, at the next read.
+	evil := saved
+	evil.Meta = &repo.Meta{Name: "evil"}
+	if head, err = json.Marshal(&evil); err != nil {
+		t.Fatal(err)
+	}
+	write(head, string(index))
+	if _, err := c.indexOnly(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	if got := IndexName(c.dir, s); got != "team" {
+		t.Errorf("IndexName after a read of a copy whose meta said evil = %q, want team", got)
+	}
 }

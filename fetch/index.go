@@ -184,6 +184,11 @@ func (i *savedIndex) demotes(saved *savedIndex) bool {
 	return err1 == nil && (err2 != nil || now.Version < was.Version)
 }
 
+// sameMeta reports whether a and b, either nil, say the same.
+func sameMeta(a, b *repo.Meta) bool {
+	return a != nil && b != nil && a.Name == b.Name && a.Version == b.Version && a.Expires.Equal(b.Expires)
+}
+
 // meta returns what the index says of itself: as kept, or parsed from a copy an older pkg
 // kept.
 func (i *savedIndex) meta() (repo.Meta, error) {
@@ -270,7 +275,7 @@ func (s *Source) believe(si *savedIndex, where string, p trust.Policy, known []t
 func (fresh *savedIndex) differs(saved *savedIndex) bool {
 	return saved == nil || saved.ETag != fresh.ETag || saved.LastModified != fresh.LastModified ||
 		!bytes.Equal(saved.data, fresh.data) || !bytes.Equal(saved.Signature, fresh.Signature) ||
-		!slices.Equal(saved.VerifiedBy, fresh.VerifiedBy) || saved.Meta == nil
+		!slices.Equal(saved.VerifiedBy, fresh.VerifiedBy) || !sameMeta(saved.Meta, fresh.Meta)
 }
 
 // ForgetIndex removes the copy kept of the repository's index, so that its next index
@@ -296,7 +301,7 @@ func IndexName(dir string, s *Source) string {
 	}
 	defer index.Close()
 	saved, err := loadIndexHead(index, indexName(s.indexLocation()))
-	if err == nil && saved.Meta == nil {
+	if err != nil || saved.Meta == nil {
 		saved, err = loadIndex(index, indexName(s.indexLocation()))
 	}
 	if err != nil {
@@ -333,9 +338,9 @@ func indexName(location string) string {
 	return hex.EncodeToString(sum[:]) + ".json"
 }
 
-// loadIndex reads the copy of an index kept as name in the directory index.
 // loadIndexHead returns the copy of an index kept under name with its first line read, not
-// the index after it.
+// the index after it; an error where that line is not one pkg wrote, or is over
+// maxSavedHead (a server's ETag has no bound): loadIndex reads it then.
 func loadIndexHead(index *os.File, name string) (*savedIndex, error) {
 	f, err := dirfd.Open(index, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -354,6 +359,7 @@ func loadIndexHead(index *os.File, name string) (*savedIndex, error) {
 // signature, a few key ids and the Meta.
 const maxSavedHead = 64 << 10 // 64 KiB
 
+// loadIndex reads the copy of an index kept as name in the directory index.
 func loadIndex(index *os.File, name string) (*savedIndex, error) {
 	f, err := dirfd.Open(index, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
