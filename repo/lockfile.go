@@ -33,6 +33,9 @@ const maxLockSize = 16 << 20 // 16 MiB
 // A lock for some platforms (Platforms) holds one resolution for each: a package's line
 // with no Platform is the same for all of them, and a package whose resolution differs
 // by platform, or that only some need, has a line for each platform that needs it.
+//
+// A Lock that ReadLock returns keeps the order of each platform that its check resolved,
+// and Order returns that order: it is read, not changed.
 type Lock struct {
 	Repo      string        // the repository resolved against, as an absolute URL; of several, the first
 	Index     *LockIndex    // the signed index of Repo resolved, when a trusted key verified it

@@ -227,7 +227,7 @@ func parseRangeOnce(text string) (npmRange, error) {
 		return r.(npmRange), nil
 	}
 	r, err := parseRange(text)
-	if err == nil && parsed.n.Add(1) <= maxParsed {
+	if err == nil && parsed.n.Load() < maxParsed && parsed.n.Add(1) <= maxParsed {
 		parsed.ranges.Store(text, r)
 	}
 	return r, err
