@@ -184,7 +184,7 @@ func (i *savedIndex) demotes(saved *savedIndex) bool {
 	return err1 == nil && (err2 != nil || now.Version < was.Version)
 }
 
-// sameMeta reports whether a and b, either nil, say the same.
+// sameMeta reports whether a and b are both there and say the same.
 func sameMeta(a, b *repo.Meta) bool {
 	return a != nil && b != nil && a.Name == b.Name && a.Version == b.Version && a.Expires.Equal(b.Expires)
 }
