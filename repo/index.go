@@ -386,22 +386,24 @@ func checkMeta(p *Package) error {
 }
 
 // checkNumbers refuses a size, installed_size or files that is negative or past its limit.
+// It formats nothing for a package that passes: an index checks every one.
 func checkNumbers(p *Package) error {
-	gib := func(n int64) string { return fmt.Sprintf("%d GiB", n>>30) }
-	for _, n := range []struct {
+	for _, n := range [...]struct {
 		field  string
 		v, max int64
-		limit  string // max, with its unit
+		gib    bool // max in GiB, else in files
 	}{
-		{"size", p.Size, maxSize, gib(maxSize)},
-		{"installed_size", p.InstalledSize, maxInstalledSize, gib(maxInstalledSize)},
-		{"files", int64(p.Files), maxFiles, fmt.Sprintf("%d files", maxFiles)},
+		{"size", p.Size, maxSize, true},
+		{"installed_size", p.InstalledSize, maxInstalledSize, true},
+		{"files", int64(p.Files), maxFiles, false},
 	} {
 		switch {
 		case n.v < 0:
 			return fmt.Errorf("package %s: negative %s %d", p.id(), n.field, n.v)
+		case n.v > n.max && n.gib:
+			return &reasonError{msg: fmt.Sprintf("package %s: %s %d is over the limit of %d GiB", p.id(), n.field, n.v, n.max>>30), reason: ErrLimit}
 		case n.v > n.max:
-			return &reasonError{msg: fmt.Sprintf("package %s: %s %d is over the limit of %s", p.id(), n.field, n.v, n.limit), reason: ErrLimit}
+			return &reasonError{msg: fmt.Sprintf("package %s: %s %d is over the limit of %d files", p.id(), n.field, n.v, n.max), reason: ErrLimit}
 		}
 	}
 	return nil
