@@ -300,12 +300,12 @@ func IndexName(dir string, s *Source) string {
 		return ""
 	}
 	defer index.Close()
-	saved, err := loadIndexHead(index, indexName(s.indexLocation()))
-	if err != nil || saved.Meta == nil {
-		saved, err = loadIndex(index, indexName(s.indexLocation()))
-	}
-	if err != nil {
-		return ""
+	saved, ok := loadIndexHead(index, indexName(s.indexLocation()))
+	if !ok || saved.Meta == nil {
+		var err error
+		if saved, err = loadIndex(index, indexName(s.indexLocation())); err != nil {
+			return ""
+		}
 	}
 	m, err := saved.meta()
 	if err != nil {
@@ -339,20 +339,20 @@ func indexName(location string) string {
 }
 
 // loadIndexHead returns the copy of an index kept under name with its first line read, not
-// the index after it; an error where that line is not one pkg wrote, or is over
-// maxSavedHead (a server's ETag has no bound): loadIndex reads it then.
-func loadIndexHead(index *os.File, name string) (*savedIndex, error) {
+// the index after it; false where there is none, or that line is over maxSavedHead (a
+// server's ETag has no bound) or not one pkg wrote: loadIndex says which.
+func loadIndexHead(index *os.File, name string) (*savedIndex, bool) {
 	f, err := dirfd.Open(index, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, false
 	}
 	defer f.Close()
 	head, err := bufio.NewReaderSize(f, maxSavedHead).ReadSlice('\n')
 	saved := &savedIndex{}
 	if err != nil || json.Unmarshal(head, saved) != nil {
-		return nil, fmt.Errorf("fetch: %s is not a saved index (remove it)", f.Name())
+		return nil, false
 	}
-	return saved, nil
+	return saved, true
 }
 
 // maxSavedHead bounds the first line of a kept index that loadIndexHead reads: a

@@ -228,13 +228,9 @@ func checkSize(data []byte) error {
 	return nil
 }
 
-// checkFormat checks the size and the format of an index that did not decode, reading its
-// format alone: a newer index whose fields changed shape is reported as such and not as
-// a decoding error.
+// checkFormat checks the format of an index that did not decode, reading it alone: a newer
+// index whose fields changed shape is reported as such and not as a decoding error.
 func checkFormat(data []byte) error {
-	if err := checkSize(data); err != nil {
-		return err
-	}
 	var head struct{ Format int }
 	if err := json.Unmarshal(data, &head); err != nil {
 		return fmt.Errorf("index: %v", jsonError(data, err))
