@@ -340,11 +340,11 @@ func (rf *roll) linksAndFolds(links []string, c *rollDirs) error {
 	var folded error
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		c := rf.newDirs()
-		defer c.close()
+		fc := rf.newDirs() // the folds' own: c is the symlinks'
+		defer fc.close()
 		for _, f := range rf.folds {
 			if f.Old == 0 && f.Ino != 0 {
-				if folded = rf.fold(f, c); folded != nil {
+				if folded = rf.fold(f, fc); folded != nil {
 					return
 				}
 			}

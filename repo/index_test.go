@@ -445,7 +445,7 @@ func TestSameRelations(t *testing.T) {
 	}
 }
 
-// BenchmarkParse parses an index of 20,000 packages (about 6 MB), and its Meta alone: a
+// BenchmarkParse parses an index of 20,000 packages (4.6 MB), and its Meta alone: a
 // command that reads a repository does both (trust's verification reads the Meta).
 func BenchmarkParse(b *testing.B) {
 	ix := Index{Format: indexFormat, Meta: Meta{Name: "big"}}
