@@ -12,7 +12,7 @@
 # Each build gets its own repository and cache (fetched once, untimed). Each round removes
 # the installed tree and syncs the filesystem, then times `pkg install` (which syncs itself)
 # or `cp -a --reflink=always` of the tree extracted from the cache's tar and `sync -f`, for
-# each build in turn and then cp. A round prints, per command (v0, v1... the builds in the
+# each build in turn and then cp. A round prints, per command (v1, v2... the builds in the
 # order given, then cp), seconds/system+user CPU seconds/MiB written to the loop device.
 set -euo pipefail
 
@@ -63,7 +63,9 @@ for r in $(seq "$rounds"); do
 			/usr/bin/time -f "%S+%U" -o "$tm" "$pkg" --quiet --root "$d/v$i/r" --cache "$d/v$i/cache" --repo "$d/v$i/repo" install tree
 		fi
 		t1=$EPOCHREALTIME w1=$(written)
-		line="$line v$i=$(python3 -c "print(f'{$t1 - $t0:.3f}')")/$(cat "$tm")/$(((w1 - w0) / 2048))M"
+		label=v$i
+		[ "$pkg" != cp ] || label=cp
+		line="$line $label=$(python3 -c "print(f'{$t1 - $t0:.3f}')")/$(cat "$tm")/$(((w1 - w0) / 2048))M"
 	done
 	echo "$line"
 done
