@@ -728,7 +728,7 @@ func (c *Cache) List() ([]Entry, error) {
 			continue
 		}
 		e := Entry{SHA256: sha, Size: info.Size(), Used: info.ModTime()}
-		if !info.Mode().IsRegular() { // damage, listed so that a clean or prune removes it
+		if !info.Mode().IsRegular() { // damage, listed as such: a clean removes it
 			e.Size, e.Err = 0, &fs.PathError{Op: "open", Path: inDir(c.tars, name), Err: &regfile.NotRegularError{Type: info.Mode().Type()}}
 			es = append(es, e)
 			continue

@@ -652,6 +652,13 @@ func TestTrimNotRegular(t *testing.T) {
 				if err := tt.put(path, decoy); err != nil {
 					t.Fatal(err)
 				}
+				if file == "tar" { // listed as damaged, not as its index's package
+					es, err := c.List()
+					var nr *regfile.NotRegularError
+					if err != nil || len(es) != 1 || !errors.As(es[0].Err, &nr) || es[0].Size != 0 {
+						t.Errorf("List = %+v, %v; want the entry, Size 0, Err a *regfile.NotRegularError", es, err)
+					}
+				}
 				tr, err := c.Trim(Limits{}, func(Entry) bool { return false })
 				if err != nil {
 					t.Fatalf("Trim: %v", err)
