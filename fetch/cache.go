@@ -770,12 +770,7 @@ func (c *Cache) removeEntries(keep func(Entry) bool) ([]Entry, error) {
 		if keep(e) {
 			continue
 		}
-		err := removeAt(c.tars, tarName(e.SHA256))
-		if errors.Is(err, unix.EISDIR) { // a directory in its place (damage)
-			removeTree(c.tars, tarName(e.SHA256))
-			err = removeAt(c.tars, tarName(e.SHA256)) // ENOENT once it is gone
-		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := removeTree(c.tars, tarName(e.SHA256)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return removed, fmt.Errorf("remove %s from the cache: %w", entryName(e.SHA256, e.Name, e.Version), err)
 		}
 		removeTree(c.tars, idxName(e.SHA256)) // a directory there too (damage)

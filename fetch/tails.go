@@ -219,25 +219,24 @@ func (c *Cache) commitTails(name, sha string) bool {
 	return true
 }
 
-// removeTree removes name of d, through no symlink: a directory and what is in it (an
-// entry's tails), or anything else there, unlinked: what a damaged entry's check found in the
-// place of its tails, tar or index (damage) goes with it.
-func removeTree(d *os.File, name string) {
-	f, err := dirfd.Open(d, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	if errors.Is(err, unix.ENOTDIR) {
-		unix.Unlinkat(int(d.Fd()), name, 0)
-		return
+// removeTree removes name of d, whatever is there: a file, a link, or a directory and all
+// beneath it (tails, or damage). It returns the error of the last removal, as removeAt does.
+func removeTree(d *os.File, name string) error {
+	err := removeAt(d, name)
+	if !errors.Is(err, unix.EISDIR) {
+		return err
 	}
-	if err == nil {
+	if f, err := dirfd.Open(d, name, unix.O_RDONLY|unix.O_DIRECTORY, 0); err == nil {
 		names, _ := f.Readdirnames(-1)
 		for _, n := range names {
-			if unix.Unlinkat(int(f.Fd()), n, 0) == unix.EISDIR {
-				removeTree(f, n)
-			}
+			removeTree(f, n)
 		}
 		f.Close()
 	}
-	unix.Unlinkat(int(d.Fd()), name, unix.AT_REMOVEDIR)
+	if err := unix.Unlinkat(int(d.Fd()), name, unix.AT_REMOVEDIR); err != nil {
+		return &os.PathError{Op: "remove", Path: inDir(d, name), Err: err}
+	}
+	return nil
 }
 
 // removeStaleTails removes the tails directories of d, of names (readNames), that old
