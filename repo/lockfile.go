@@ -507,8 +507,8 @@ func ReadLock(path string) (*Lock, error) {
 
 // decodeLock decodes and validates a lockfile: its format, every entry, the digest of its
 // requirements, and that its packages are exactly what its requirements resolve to among
-// them. The order each platform's check found is kept for Order: a resolution of the npm
-// tree of bench/peers.sh is 3-4 ms.
+// them. The order each platform's check found is kept for Order, which would resolve it
+// again.
 func decodeLock(data []byte) (*Lock, error) {
 	l, err := parseLock(data)
 	if err != nil {
