@@ -643,8 +643,8 @@ func (d *DB) List() ([]Record, error) {
 }
 
 // decoded returns the records tx holds, unstamped, decoded once for each transaction id of
-// a held file (Options.Hold): an install lists its root half a dozen times, and the JSON
-// costs 10 µs a package. Every write commits a new transaction id, and a held file is not
+// a held file (Options.Hold): an install lists its root half a dozen times, each a decoding
+// of every record's JSON. Every write commits a new transaction id, and a held file is not
 // written by another process, so what is read at an id stays what is there. d.mu is held.
 func (d *DB) decoded(tx *bolt.Tx) ([]Record, error) {
 	if m := &d.listed; m.db == tx.DB() && m.id == tx.ID() {
