@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/cmd/pkg/internal/cliusage"
+	"pkg/cmd/pkg/internal/early"
 	"pkg/internal/buildinfo"
 	"pkg/internal/process"
 	"pkg/internal/termtext"
@@ -33,10 +34,8 @@ func main() {
 // repositories, lockfiles and other users, and their escapes must not reach a terminal.
 func run(args []string, stdout, stderr io.Writer) int {
 	stdout, stderr = termtext.NewWriter(stdout), termtext.NewWriter(stderr)
-	if len(args) == 2 && (args[1] == "--version" || args[1] == "-v") {
-		// Answered before the commands are built, as urfave/cli's VersionPrinter words it:
-		// scripts ask it often, and it should cost what a program's start costs.
-		fmt.Fprintf(stdout, "pkg version %s\n", buildinfo.Version())
+	if early.IsVersion(args) { // the binary answers it from early's initializer
+		io.WriteString(stdout, early.VersionLine())
 		return 0
 	}
 	app := newApp(stdout, stderr)

@@ -643,3 +643,43 @@ func TestRenameHints(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionEarly runs the built binary: a lone --version or -v is answered by early's
+// initializer, before urfave/cli's runs (GODEBUG=inittrace=1 names each initializer that
+// ran), with the commit `go version -m` reads from the same binary.
+func TestVersionEarly(t *testing.T) {
+	bin := testfs.PkgBinary(t)
+	meta, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatalf("go version -m: %v", err)
+	}
+	want := "(devel)"
+	for line := range strings.SplitSeq(string(meta), "\n") {
+		if rev, ok := strings.CutPrefix(strings.TrimSpace(line), "build\tvcs.revision="); ok {
+			want = rev[:12]
+		}
+	}
+	const cliInit = "init github.com/urfave/cli/v2 "
+	run := func(args ...string) (stdout, inits string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+		var out, errs bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errs
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("pkg %s: %v\n%s", strings.Join(args, " "), err, errs.String())
+		}
+		return out.String(), errs.String()
+	}
+	viaCLI, inits := run("--quiet", "--version")
+	if !strings.HasPrefix(viaCLI, "pkg version "+want) || !strings.HasSuffix(viaCLI, " ("+runtime.Version()+")\n") {
+		t.Errorf("pkg --quiet --version: %q, want the commit %s", viaCLI, want)
+	}
+	if !strings.Contains(inits, cliInit) {
+		t.Fatalf("GODEBUG=inittrace=1 does not name urfave/cli's initializer:\n%s", inits)
+	}
+	for _, v := range []string{"--version", "-v"} {
+		if out, inits := run(v); out != viaCLI || strings.Contains(inits, cliInit) {
+			t.Errorf("pkg %s: %q, with urfave/cli initialized: %v; want %q before it", v, out, strings.Contains(inits, cliInit), viaCLI)
+		}
+	}
+}

@@ -1,32 +1,56 @@
 // Package buildinfo describes the build of the running binary, as the go command recorded
-// it (runtime/debug.ReadBuildInfo).
+// it in the binary's .go.buildinfo section, read through /proc/self/exe. It imports only
+// packages that Go initializes first (errors, io, syscall), so that it can answer from an
+// initializer that runs before the heavy packages' (cmd/pkg/internal/early):
+// runtime/debug.ReadBuildInfo reads the same record but imports fmt and what fmt imports.
+// It reads 64-bit little-endian ELF binaries only, and only the running one.
 package buildinfo
-
-import "runtime/debug"
 
 // Version is the commit the binary was built from, when the go command recorded one
 // ("+changes" if the tree had uncommitted ones), else the main module's version, and the
-// Go release: "0123456789ab+changes (go1.25.1)".
+// Go release: "0123456789ab+changes (go1.25.1)". It is "unknown" where the record cannot
+// be read (no /proc, a binary the go command did not link).
 func Version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
+	goVersion, modinfo, err := read("/proc/self/exe")
+	if err != nil {
 		return "unknown"
 	}
-	return version(info)
+	return version(goVersion, modinfo)
 }
 
-func version(info *debug.BuildInfo) string {
-	rev, dirty := "", ""
-	for _, s := range info.Settings {
-		switch {
-		case s.Key == "vcs.revision":
-			rev = s.Value[:min(len(s.Value), 12)]
-		case s.Key == "vcs.modified" && s.Value == "true":
-			dirty = "+changes"
+// version formats a record's Go version and module text (runtime/debug.BuildInfo's String
+// form: "mod\tPATH\tVERSION\tSUM" and "build\tKEY=VALUE" lines among others).
+func version(goVersion, modinfo string) string {
+	main, rev, dirty := "", "", ""
+	for rest := modinfo; rest != ""; {
+		var line string
+		line, rest, _ = cut(rest, '\n')
+		switch kind, fields, _ := cut(line, '\t'); kind {
+		case "mod":
+			_, fields, _ = cut(fields, '\t')
+			main, _, _ = cut(fields, '\t')
+		case "build":
+			switch key, value, _ := cut(fields, '='); {
+			case key == "vcs.revision":
+				rev = value[:min(len(value), 12)]
+			case key == "vcs.modified" && value == "true":
+				dirty = "+changes"
+			}
 		}
 	}
 	if rev == "" {
-		rev = info.Main.Version
+		rev = main
 	}
-	return rev + dirty + " (" + info.GoVersion + ")"
+	return rev + dirty + " (" + goVersion + ")"
+}
+
+// cut is strings.Cut of a byte: this package imports no more than its initializer needs
+// (strings waits for unicode, which Go initializes after most of the binary's packages).
+func cut(s string, sep byte) (before, after string, found bool) {
+	for i := range len(s) {
+		if s[i] == sep {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
 }

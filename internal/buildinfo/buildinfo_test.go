@@ -1,8 +1,11 @@
 package buildinfo
 
 import (
+	"bytes"
+	"errors"
+	"os"
+	"runtime"
 	"runtime/debug"
-	"strings"
 	"testing"
 )
 
@@ -13,14 +16,105 @@ func TestVersion(t *testing.T) {
 	}{
 		{[]debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}}, "0123456789ab (go1.25)"},
 		{[]debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.modified", Value: "true"}}, "0123456789ab+changes (go1.25)"},
+		{[]debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.modified", Value: "false"}}, "0123456789ab (go1.25)"},
+		{[]debug.BuildSetting{{Key: "-tags", Value: "a,b"}}, "(devel) (go1.25)"},
 		{nil, "(devel) (go1.25)"},
 	} {
-		info := &debug.BuildInfo{GoVersion: "go1.25", Main: debug.Module{Version: "(devel)"}, Settings: tt.settings}
-		if got := version(info); got != tt.want {
+		info := &debug.BuildInfo{GoVersion: "go1.25", Path: "pkg/cmd/pkg", Main: debug.Module{Path: "pkg", Version: "(devel)"},
+			Deps: []*debug.Module{{Path: "golang.org/x/sys", Version: "v0.1.0", Sum: "h1:x"}}, Settings: tt.settings}
+		if got := version(info.GoVersion, info.String()); got != tt.want {
 			t.Errorf("version(%v) = %q, want %q", tt.settings, got, tt.want)
 		}
 	}
-	if got := Version(); !strings.Contains(got, " (go") {
-		t.Errorf("Version() = %q", got)
+}
+
+// TestReadSelf reads the test binary's own record and holds it to runtime/debug's reading.
+func TestReadSelf(t *testing.T) {
+	goVersion, modinfo, err := read("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
 	}
+	if goVersion != runtime.Version() {
+		t.Errorf("Go version %q, want %q", goVersion, runtime.Version())
+	}
+	want, ok := debug.ReadBuildInfo()
+	if !ok {
+		t.Fatal("runtime/debug finds no build info in the test binary")
+	}
+	got, err := debug.ParseBuildInfo(modinfo)
+	if err != nil {
+		t.Fatalf("the module text read does not parse: %v\n%s", err, modinfo)
+	}
+	got.GoVersion = goVersion
+	if got.String() != want.String() {
+		t.Errorf("read:\n%s\nruntime/debug:\n%s", got, want)
+	}
+	if v := Version(); v == "unknown" || v != version(want.GoVersion, want.String()) {
+		t.Errorf("Version() = %q", v)
+	}
+}
+
+func TestReadRefuses(t *testing.T) {
+	self, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, size, err := section(bytes.NewReader(self), sectionName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := self[off : off+size]
+	noMagic := bytes.Clone(rec)
+	noMagic[1] = 'g'
+	notInline := bytes.Clone(rec)
+	notInline[len(magic)+1] &^= flagInline
+	long := bytes.Clone(rec)
+	long[headerSize] = 0x7f // a Go version longer than what follows it
+	for name, b := range map[string][]byte{
+		"empty":      nil,
+		"header":     rec[:headerSize],
+		"no magic":   noMagic,
+		"not inline": notInline,
+		"too long":   long,
+		"cut":        rec[:headerSize+8],
+	} {
+		if _, _, err := parseRecord(b); !errors.Is(err, errFormat) {
+			t.Errorf("%s: err %v, want errFormat", name, err)
+		}
+	}
+	for name, b := range map[string][]byte{
+		"not ELF":      []byte("#!/bin/sh\necho hello\n" + string(make([]byte, 64))),
+		"cut":          self[:64],
+		"other name":   bytes.ReplaceAll(self, []byte(sectionName+"\x00"), []byte(".go.buildinfX\x00")),
+		"no data":      self[:len(self)/2],
+		"32-bit":       append([]byte("\x7fELF\x01"), self[5:]...),
+		"big-endian":   append([]byte("\x7fELF\x02\x02"), self[6:]...),
+		"empty":        nil,
+		"ELF, nothing": []byte("\x7fELF"),
+	} {
+		if _, _, err := section(bytes.NewReader(b), sectionName); !errors.Is(err, errFormat) {
+			t.Errorf("%s: err %v, want errFormat", name, err)
+		}
+	}
+	if _, _, err := read("/nonexistent"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: err %v", err)
+	}
+}
+
+// FuzzRecord holds the parsers to their bounds: no panic, and a record's strings within it.
+func FuzzRecord(f *testing.F) {
+	self, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		f.Fatal(err)
+	}
+	if off, size, err := section(bytes.NewReader(self), sectionName); err == nil {
+		f.Add(self[off : off+size])
+	}
+	f.Add(self[:4096])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if v, mod, err := parseRecord(b); err == nil && len(v)+len(mod) > len(b) {
+			t.Errorf("strings of %d bytes from a record of %d", len(v)+len(mod), len(b))
+		}
+		section(bytes.NewReader(b), sectionName)
+	})
 }
