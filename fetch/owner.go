@@ -67,7 +67,7 @@ func (o cacheOwner) give(fd int, path string) error {
 
 // giveLinks is give of a file of status st that may have links, those the caller found.
 func (o cacheOwner) giveLinks(fd int, path string, st *unix.Stat_t, links uint64) error {
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Nlink > links {
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR && uint64(st.Nlink) > links { // uint32 on arm64
 		return &os.PathError{Op: "chown", Path: path, Err: errLinked}
 	}
 	if err := unix.Fchownat(fd, "", o.uid, o.gid, unix.AT_EMPTY_PATH); err != nil { // fd may be O_PATH (giveAt)
