@@ -48,6 +48,7 @@ type Staged struct {
 	own     []string          // its commands changed by hand, to point back at commit (checkBins)
 	wants   map[string]string // what bin/ holds for each of its commands once committed (prepareLinks)
 	keep    bool              // left to the next start: a failed commit may have made it the only copy of a tree
+	gone    bool              // Discard removed what its staging name held
 	whole   bool              // its writes were not tracked: the commit syncs the whole filesystem
 	entries []prefixEntry     // its paths in the prefix
 	ended   time.Time         // when its staging ended (forceLog)
@@ -69,11 +70,11 @@ func (r *Root) Stage(ctx context.Context, tarPath string, p repo.Package, member
 }
 
 // Discard removes staged trees: the new tree of an uncommitted package, the old tree of a
-// committed upgrade.
+// committed upgrade. A tree it removed is not looked for again.
 func (r *Root) Discard(staged ...*Staged) {
 	for _, s := range staged {
-		if !s.keep {
-			r.removeTree(place{staging, s.name})
+		if !s.keep && !s.gone {
+			s.gone = r.removeTree(place{staging, s.name}) == nil
 		}
 	}
 }

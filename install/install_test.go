@@ -777,6 +777,27 @@ func TestForcesLog(t *testing.T) {
 	}
 }
 
+// TestDiscardOnce installs one package into a new root and counts the statx of its staging
+// name (removeTree's), which the tree left for pkgs/ at the commit: Apply discards the staged trees when
+// it is done and again on its way out (a deferred Discard, for the paths that return
+// early), and a tree Discard removed is not looked for again.
+func TestDiscardOnce(t *testing.T) {
+	if installStraced(t) {
+		return
+	}
+	dir := t.TempDir()
+	staging := filepath.Join(dir, "root", ".pkg", "staging")
+	var looks []string
+	for _, line := range straceInstall(t, dir, "-y", "-e", "trace=statx") {
+		if strings.Contains(line, "statx(") && strings.Contains(line, "<"+staging+">, \"tool.") {
+			looks = append(looks, line)
+		}
+	}
+	if len(looks) != 1 {
+		t.Errorf("%d statx of the staging name, want 1:\n%s", len(looks), strings.Join(looks, "\n"))
+	}
+}
+
 // straceInstall runs t's test again in a child process under strace with args (what to
 // trace), where installStraced installs tool 1 into a new root in dir, and returns strace's
 // lines.
