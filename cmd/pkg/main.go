@@ -9,6 +9,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -34,8 +35,8 @@ func main() {
 // repositories, lockfiles and other users, and their escapes must not reach a terminal.
 func run(args []string, stdout, stderr io.Writer) int {
 	stdout, stderr = termtext.NewWriter(stdout), termtext.NewWriter(stderr)
-	if early.IsVersion(args) { // the binary answers it from early's initializer
-		io.WriteString(stdout, early.VersionLine())
+	if early.IsVersion(args) { // the binary answers it from early's initializer where it can
+		io.WriteString(stdout, early.Line(version()))
 		return 0
 	}
 	app := newApp(stdout, stderr)
@@ -70,6 +71,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return fail(stderr, 1, err, hint(err, dirs))
 }
 
+// version is pkg's version as buildinfo reads it from the binary, or from runtime/debug's
+// copy in memory where the binary cannot be read.
+func version() string {
+	if v, ok := buildinfo.Version(); ok {
+		return v
+	}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		return buildinfo.FromText(info.GoVersion, info.String())
+	}
+	return "unknown"
+}
+
 // fail prints err and its hint, if not "", and returns the exit code.
 func fail(w io.Writer, code int, err error, hint string) int {
 	fmt.Fprintf(w, "pkg: %s\n", err)
@@ -83,7 +96,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:           "pkg",
 		Usage:          "install packages copy-on-write",
-		Version:        buildinfo.Version(),
+		Version:        version(),
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		ExitErrHandler: func(*cli.Context, error) {}, // main owns exit codes, so deferred cleanup runs

@@ -644,33 +644,47 @@ func TestRenameHints(t *testing.T) {
 	}
 }
 
-// TestVersionEarly runs the built binary: a lone --version or -v is answered by early's
-// initializer, before urfave/cli's runs (GODEBUG=inittrace=1 names each initializer that
-// ran), with the commit `go version -m` reads from the same binary.
+// TestVersionEarly builds pkg with the commit stamped (-buildvcs=true) and runs it: a lone
+// --version or -v is answered by early's initializer, before urfave/cli's runs
+// (GODEBUG=inittrace=1 names each initializer that ran), with the commit `go version -m`
+// reads from the same binary; urfave/cli answers --version among other flags with the
+// same line. A binary its user may run but not read (mode 0711, run as nobody) is answered
+// by main from runtime/debug's copy of the record, with the same line.
 func TestVersionEarly(t *testing.T) {
-	bin := testfs.PkgBinary(t)
+	testfs.NeedTools(t, "git") // -buildvcs=true fails without it in a checkout
+	dir, err := os.MkdirTemp("", "pkg-version-") // 0700; opened to nobody below
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "pkg")
+	if out, err := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "pkg/cmd/pkg").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
 	meta, err := exec.Command("go", "version", "-m", bin).Output()
 	if err != nil {
 		t.Fatalf("go version -m: %v", err)
 	}
-	want := "(devel)"
+	want := "(devel)" // the go command stamps no commit in a git worktree (its .git is a file)
 	for line := range strings.SplitSeq(string(meta), "\n") {
 		if rev, ok := strings.CutPrefix(strings.TrimSpace(line), "build\tvcs.revision="); ok {
 			want = rev[:12]
 		}
 	}
+	if want == "(devel)" && os.Getenv("CI") == "true" {
+		t.Fatalf("go version -m finds no commit in a -buildvcs=true build of a clone:\n%s", meta)
+	}
 	const cliInit = "init github.com/urfave/cli/v2 "
-	run := func(args ...string) (stdout, inits string) {
-		cmd := exec.Command(bin, args...)
+	run := func(cmd *exec.Cmd) (stdout, inits string) {
 		cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
 		var out, errs bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errs
 		if err := cmd.Run(); err != nil {
-			t.Fatalf("pkg %s: %v\n%s", strings.Join(args, " "), err, errs.String())
+			t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, errs.String())
 		}
 		return out.String(), errs.String()
 	}
-	viaCLI, inits := run("--quiet", "--version")
+	viaCLI, inits := run(exec.Command(bin, "--quiet", "--version"))
 	if !strings.HasPrefix(viaCLI, "pkg version "+want) || !strings.HasSuffix(viaCLI, " ("+runtime.Version()+")\n") {
 		t.Errorf("pkg --quiet --version: %q, want the commit %s", viaCLI, want)
 	}
@@ -678,8 +692,22 @@ func TestVersionEarly(t *testing.T) {
 		t.Fatalf("GODEBUG=inittrace=1 does not name urfave/cli's initializer:\n%s", inits)
 	}
 	for _, v := range []string{"--version", "-v"} {
-		if out, inits := run(v); out != viaCLI || strings.Contains(inits, cliInit) {
+		if out, inits := run(exec.Command(bin, v)); out != viaCLI || strings.Contains(inits, cliInit) {
 			t.Errorf("pkg %s: %q, with urfave/cli initialized: %v; want %q before it", v, out, strings.Contains(inits, cliInit), viaCLI)
 		}
+	}
+	if os.Getuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs root to run pkg as nobody: CI runs as root")
+		}
+		t.Skip("not root: cannot run pkg as nobody")
+	}
+	testfs.NeedTools(t, "setpriv")
+	if err := errors.Join(os.Chmod(dir, 0o755), os.Chmod(bin, 0o711)); err != nil {
+		t.Fatal(err)
+	}
+	unread := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, "--version")
+	if out, inits := run(unread); out != viaCLI || !strings.Contains(inits, cliInit) {
+		t.Errorf("pkg --version, unreadable: %q, answered by main: %v; want %q", out, strings.Contains(inits, cliInit), viaCLI)
 	}
 }

@@ -2,25 +2,27 @@
 // it in the binary's .go.buildinfo section, read through /proc/self/exe. It imports only
 // packages that Go initializes first (errors, io, syscall), so that it can answer from an
 // initializer that runs before the heavy packages' (cmd/pkg/internal/early):
-// runtime/debug.ReadBuildInfo reads the same record but imports fmt and what fmt imports.
-// It reads 64-bit little-endian ELF binaries only, and only the running one.
+// runtime/debug.ReadBuildInfo reads the same record from memory but imports fmt and what
+// fmt imports. It reads 64-bit little-endian ELF binaries only, and only the running one.
 package buildinfo
 
 // Version is the commit the binary was built from, when the go command recorded one
 // ("+changes" if the tree had uncommitted ones), else the main module's version, and the
-// Go release: "0123456789ab+changes (go1.25.1)". It is "unknown" where the record cannot
-// be read (no /proc, a binary the go command did not link).
-func Version() string {
+// Go release: "0123456789ab+changes (go1.25.1)". ok is false where the binary cannot be
+// read (no /proc, a binary its user may run but not read, one without section headers):
+// runtime/debug.ReadBuildInfo's record, given to FromText, says the same.
+func Version() (v string, ok bool) {
 	goVersion, modinfo, err := read("/proc/self/exe")
 	if err != nil {
-		return "unknown"
+		return "", false
 	}
-	return version(goVersion, modinfo)
+	return FromText(goVersion, modinfo), true
 }
 
-// version formats a record's Go version and module text (runtime/debug.BuildInfo's String
-// form: "mod\tPATH\tVERSION\tSUM" and "build\tKEY=VALUE" lines among others).
-func version(goVersion, modinfo string) string {
+// FromText is Version of a record's Go version and module text, in the form of
+// runtime/debug.BuildInfo's String ("mod\tPATH\tVERSION\tSUM" and "build\tKEY=VALUE" lines
+// among others).
+func FromText(goVersion, modinfo string) string {
 	main, rev, dirty := "", "", ""
 	for rest := modinfo; rest != ""; {
 		var line string
