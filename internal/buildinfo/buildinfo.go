@@ -46,8 +46,8 @@ func FromText(goVersion, modinfo string) string {
 	return rev + dirty + " (" + goVersion + ")"
 }
 
-// cut is strings.Cut of a byte: this package imports no more than its initializer needs
-// (strings waits for unicode, which Go initializes after most of the binary's packages).
+// cut is strings.Cut of a byte: this package imports no more than early's initializer
+// needs (strings waits for unicode, which Go initializes after most of pkg's packages).
 func cut(s string, sep byte) (before, after string, found bool) {
 	for i := range len(s) {
 		if s[i] == sep {
