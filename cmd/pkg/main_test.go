@@ -652,6 +652,7 @@ func TestRenameHints(t *testing.T) {
 // by main from runtime/debug's copy of the record, with the same line.
 func TestVersionEarly(t *testing.T) {
 	testfs.NeedTools(t, "git") // -buildvcs=true fails without it in a checkout
+
 	dir, err := os.MkdirTemp("", "pkg-version-") // 0700; opened to nobody below
 	if err != nil {
 		t.Fatal(err)

@@ -3,8 +3,8 @@
 // and it should cost what a program's start costs. Go initializes a package after its
 // imports, the ready ones in the order of their import paths; early imports only os and
 // buildinfo, which imports less, so its initializer is the 24th (GODEBUG=inittrace=1 names
-// 23 before it, and 122 in all for another command in the README's build). Any other command line, and a
-// version buildinfo cannot read from the binary, pass through to main.
+// 23 before it, and 122 in all for another command in the README's build). Any other
+// command line, and a version buildinfo cannot read from the binary, pass through to main.
 package early
 
 import (
