@@ -18,7 +18,7 @@
 #             database; --force-depends for what the set does not hold, and
 #             --force-script-chrootless: git's and perl's preinst only call
 #             dpkg-maintscript-helper rm_conffile, which does nothing on a first install).
-#   small     what every command pays (hyperfine, -w 10): `pkg --version` against a Go hello
+#   small     what every command pays (hyperfine, RUNS alternating rounds of 20 runs): `pkg --version` against a Go hello
 #             world built the same way (go build, this environment); a one-file install (1 MiB
 #             + 100 bytes) into an empty root against `cp -a --reflink=always` + `sync -f`;
 #             `pkg verify` of Debian's Go toolchain (golang-1.19-go, 489 files) against
@@ -360,12 +360,25 @@ deb_fs() {
 }
 
 # ---- what every command pays ----
-# hf NAME ARGS...: hyperfine's medians into FS.small.NAME.json.
+# hf NAME LABEL1 PREPARE1 CMD1 LABEL2 PREPARE2 CMD2: RUNS rounds of 20 runs of each
+# command (hyperfine, after 10 warm-up runs), the order swapped every round, into
+# NAME.ROUND.json (the two labels, pkg's first, in NAME.labels); peers.py pools the runs for
+# the medians and takes the ratio of each round's. A PREPARE of "true" prepares nothing.
 hf() {
-	local name=$1
+	local name=$1 r a b
 	shift
-	hyperfine -N --style none --warmup 10 --runs "$((RUNS * 20))" --export-json "$res/$name.json" "$@" >"$res/$name.log" 2>&1 ||
-		echo "$me: hyperfine $name failed: $(tail -3 "$res/$name.log")" >&2
+	printf '%s\n%s\n' "$1" "$4" >"$res/$name.labels"
+	for r in $(seq "$RUNS"); do
+		a=(1 4) b=(4 1) # the argument offsets of the two commands, in this round's order
+		[ $((r % 2)) = 1 ] || { a=(4 1) b=(1 4); }
+		local args=() i
+		for i in "${a[@]}"; do
+			args+=(-n "${@:i:1}" --prepare "${@:i+1:1}" "${@:i+2:1}")
+		done
+		hyperfine -N --style none --warmup $((r == 1 ? 10 : 3)) --runs 20 --export-json "$res/$name.$r.json" \
+			"${args[@]}" >"$res/$name.$r.log" 2>&1 ||
+			echo "$me: hyperfine $name round $r failed: $(tail -3 "$res/$name.$r.log")" >&2
+	done
 }
 small_fs() {
 	local kind=$1 g
@@ -377,16 +390,16 @@ small_fs() {
 		"$pkg" $g fetch one golang-1.19-go && "$pkg" $g --root "$d/go-root" install golang-1.19-go ||
 		{ echo "$me: $kind: small: pkg could not install its packages" >&2; return; }
 	hf "$kind.small.onefile" \
-		-n "pkg install (one file)" --prepare "rm -rf $d/one-root" "$pkg $g --root $d/one-root install one" \
-		-n "cp -a --reflink=always + sync -f" --prepare "rm -rf $d/one-cp" "sh -c 'cp -a --reflink=always $d/one-src $d/one-cp && sync -f $d/one-cp'"
+		"pkg install (one file)" "rm -rf $d/one-root" "$pkg $g --root $d/one-root install one" \
+		"cp -a --reflink=always + sync -f" "rm -rf $d/one-cp" "sh -c 'cp -a --reflink=always $d/one-src $d/one-cp && sync -f $d/one-cp'"
 	hf "$kind.small.verify" \
-		-n "pkg verify golang-1.19-go" "$pkg $g --root $d/go-root verify golang-1.19-go" \
-		-n "pkg verify --full golang-1.19-go" "$pkg $g --root $d/go-root verify --full golang-1.19-go"
+		"pkg verify golang-1.19-go" "true" "$pkg $g --root $d/go-root verify golang-1.19-go" \
+		"pkg verify --full golang-1.19-go" "true" "$pkg $g --root $d/go-root verify --full golang-1.19-go"
 	rm -rf "$d"/one-* "$d"/go-root "$d"/small-*
 }
 
 echo "load at the start: $(uptime)" >"$res/load"
-[[ " $PARTS " != *" small "* ]] || hf small.version -n "pkg --version" "$pkg --version" -n "Go hello world" "$WORK/bin/hello"
+[[ " $PARTS " != *" small "* ]] || hf small.version "pkg --version" "true" "$pkg --version" "Go hello world" "true" "$WORK/bin/hello"
 [[ " $PARTS " != *" npm "* ]] || npm_setup
 for kind in $FS; do
 	d=$WORK/mnt-$kind
@@ -430,6 +443,6 @@ elif [ "$pkgvia" = import ]; then
 fi
 [[ " $PARTS " != *" npm "* ]] ||
 	echo "npm tree: bench/peers/package-lock.json, $files tarballs (name@version); bun $BUN_VERSION, pnpm $PNPM_VERSION, npm $(npm --version), node $(node --version), $("$pkg" --version | head -1)."
-echo "Medians of $RUNS alternating rounds, each window the install and a sync -f of the test filesystem$([[ " $PARTS " != *" small "* ]] || echo "; the small part: hyperfine, $((RUNS * 20)) runs after 10 warm-ups")."
+echo "Medians of $RUNS alternating rounds, each window the install and a sync -f of the test filesystem$([[ " $PARTS " != *" small "* ]] || echo "; the small part: hyperfine, $RUNS rounds of 20 runs of each command, the order swapping each round, the ratio the median of the rounds'")."
 sed 's/^/    /' "$res/load"
 python3 "$here/peers.py" table "$res"

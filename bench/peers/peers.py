@@ -24,6 +24,7 @@ FILE is the package's file name: its name with "/" as "+", "-", its version.
 import base64
 import collections
 import fcntl
+import glob
 import hashlib
 import json
 import os
@@ -289,23 +290,28 @@ def table(results):
 
 
 def small(results, fs_list):
-    """hyperfine's medians of the small part, each pair with its ratio."""
-    def pair(path):
-        if not os.path.exists(path):
-            return None
-        r = json.load(open(path))["results"]
-        return [(x["command"], x["median"]) for x in r]
+    """The small part's rounds (hyperfine, NAME.ROUND.json; NAME.labels, pkg's first): each
+    command's median over all its runs, and the median of the rounds' ratios."""
+    def rounds(name):
+        out = []
+        for path in sorted(glob.glob(os.path.join(results, name + ".*.json"))):
+            r = json.load(open(path))["results"]
+            out.append({x["command"]: x["times"] for x in r})
+        return out
 
-    print("\n| what every command pays | pkg | against | ratio |")
+    print("\n| what every command pays | pkg | against | ratio (median of the rounds') |")
     print("|---|---:|---:|---:|")
     rows = [("", "small.version")] + [(fs, f"{fs}.small.{n}") for fs in fs_list for n in ("onefile", "verify")]
     for fs, name in rows:
-        p = pair(os.path.join(results, name + ".json"))
-        if not p or len(p) != 2:
+        rs = [r for r in rounds(name) if len(r) == 2]
+        if not rs:
             continue
-        (a, ta), (b, tb) = p
+        a, b = open(os.path.join(results, name + ".labels")).read().splitlines()
+        ta = statistics.median(t for r in rs for t in r[a])
+        tb = statistics.median(t for r in rs for t in r[b])
+        ratio = statistics.median(statistics.median(r[a]) / statistics.median(r[b]) for r in rs)
         ms = lambda t: f"{t * 1000:.1f} ms"
-        print(f"| {fs + ': ' if fs else ''}{a} | {ms(ta)} | {b} {ms(tb)} | {ta / tb:.2f}x |")
+        print(f"| {fs + ': ' if fs else ''}{a} | {ms(ta)} | {b} {ms(tb)} | {ratio:.2f}x ({len(rs)} rounds) |")
 
 
 def main():
