@@ -18,8 +18,8 @@
 #             database; --force-depends for what the set does not hold, and
 #             --force-script-chrootless: git's and perl's preinst only call
 #             dpkg-maintscript-helper rm_conffile, which does nothing on a first install).
-#   small     what every command pays (hyperfine, RUNS alternating rounds of 20 runs): `pkg --version` against a Go hello
-#             world built the same way (go build, this environment); a one-file install (1 MiB
+#   small     what every command pays (hyperfine, RUNS alternating rounds of 20 runs):
+#             `pkg --version` against a Go hello world built the same way (go build, this environment); a one-file install (1 MiB
 #             + 100 bytes) into an empty root against `cp -a --reflink=always` + `sync -f`;
 #             `pkg verify` of Debian's Go toolchain (golang-1.19-go, 489 files) against
 #             `pkg verify --full`.
@@ -365,12 +365,12 @@ deb_fs() {
 # NAME.ROUND.json (the two labels, pkg's first, in NAME.labels); peers.py pools the runs for
 # the medians and takes the ratio of each round's. A PREPARE of "true" prepares nothing.
 hf() {
-	local name=$1 r a b
+	local name=$1 r a
 	shift
 	printf '%s\n%s\n' "$1" "$4" >"$res/$name.labels"
 	for r in $(seq "$RUNS"); do
-		a=(1 4) b=(4 1) # the argument offsets of the two commands, in this round's order
-		[ $((r % 2)) = 1 ] || { a=(4 1) b=(1 4); }
+		a=(1 4) # the argument offsets of the two commands, in this round's order
+		[ $((r % 2)) = 1 ] || a=(4 1)
 		local args=() i
 		for i in "${a[@]}"; do
 			args+=(-n "${@:i:1}" --prepare "${@:i+1:1}" "${@:i+2:1}")
