@@ -19,8 +19,9 @@
 #             --force-script-chrootless: git's and perl's preinst only call
 #             dpkg-maintscript-helper rm_conffile, which does nothing on a first install).
 #   small     what every command pays (hyperfine, RUNS alternating rounds of 20 runs):
-#             `pkg --version` against a Go hello world built the same way (go build, this environment); a one-file install (1 MiB
-#             + 100 bytes) into an empty root against `cp -a --reflink=always` + `sync -f`;
+#             `pkg --version` against a Go hello world built the same way (go build, this
+#             environment); a one-file install (1 MiB + 100 bytes) into an empty root
+#             against `cp -a --reflink=always` + `sync -f`;
 #             `pkg verify` of Debian's Go toolchain (golang-1.19-go, 489 files) against
 #             `pkg verify --full`.
 #
