@@ -27,9 +27,15 @@ import (
 	"pkg/repo"
 )
 
-func open(t testing.TB, path string) *DB {
+func open(t testing.TB, path string) *DB { return openWith(t, path, Options{}) }
+
+// openHeld opens the database at path holding its file (Options.Hold).
+func openHeld(t testing.TB, path string) *DB { return openWith(t, path, Options{Hold: true}) }
+
+func openWith(t testing.TB, path string, o Options) *DB {
 	t.Helper()
-	d, err := Open(path, Options{Timeout: 200 * time.Millisecond})
+	o.Timeout = 200 * time.Millisecond
+	d, err := Open(path, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,10 +486,7 @@ func BenchmarkReads(b *testing.B) {
 // another DB of the file read meanwhile and write once released.
 func TestHeldReader(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
-	d, err := Open(path, Options{Hold: true, Timeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openHeld(t, path)
 	if ps, err := d.List(); err != nil || len(ps) != 0 {
 		t.Fatalf("List: %v, %v", ps, err)
 	}
@@ -517,10 +520,7 @@ func TestHeldReader(t *testing.T) {
 // opens the file does.
 func TestKeptWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
-	d, err := Open(path, Options{Hold: true, Timeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openHeld(t, path)
 	defer d.Release()
 	if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
 		t.Fatal(err)
@@ -905,10 +905,7 @@ func TestEmptyDatabase(t *testing.T) {
 // slices too) changes nothing the next List returns, and a write is seen.
 func TestListHeldCopies(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
-	d, err := Open(path, Options{Hold: true, Timeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openHeld(t, path)
 	defer d.Release()
 	p := &Record{Name: "hello", Version: "1", Depends: testrepo.Requires("libgreet>=1|other>=2"), Bin: []repo.Command{repo.ParseCommand("bin/hello")},
 		Lib: []string{"lib"}, Env: []string{"A=1"}, Folded: []string{"share"}, Installed: time.Unix(1700000000, 0).UTC()}

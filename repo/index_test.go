@@ -457,22 +457,21 @@ func BenchmarkParse(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("Parse", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(data)))
-		for b.Loop() {
-			if _, err := Parse(data); err != nil {
-				b.Fatal(err)
+	for _, parse := range []struct {
+		name string
+		f    func([]byte) error
+	}{
+		{"Parse", func(d []byte) error { _, err := Parse(d); return err }},
+		{"ParseMeta", func(d []byte) error { _, err := ParseMeta(d); return err }},
+	} {
+		b.Run(parse.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if err := parse.f(data); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
-	b.Run("ParseMeta", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(data)))
-		for b.Loop() {
-			if _, err := ParseMeta(data); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+		})
+	}
 }
