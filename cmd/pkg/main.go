@@ -71,12 +71,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return fail(stderr, 1, err, hint(err, dirs))
 }
 
-// version is pkg's version as buildinfo reads it from the binary, or from runtime/debug's
-// copy in memory where the binary cannot be read.
+// version is pkg's version from runtime/debug's copy of the build record, in memory: every
+// command's app carries it. Only early's gate, which must not wait for runtime/debug's
+// imports, reads the binary (buildinfo.Version).
 func version() string {
-	if v, ok := buildinfo.Version(); ok {
-		return v
-	}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		return buildinfo.FromText(info.GoVersion, info.String())
 	}
