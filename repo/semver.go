@@ -211,15 +211,21 @@ func namesPreOf(set []comparator, v semver) bool {
 	return slices.ContainsFunc(set, func(c comparator) bool { return !c.any && len(c.v.pre) > 0 && c.v.sameRelease(v) })
 }
 
-// parsed holds the ranges parseRangeOnce parsed, by their text, up to maxParsed of them: a
-// resolution asks each edge's range of its candidates more than once, and parsing was a
-// fifth of reading and ordering the lockfile of bench/peers.sh's npm tree.
+// parsed holds the ranges parseRangeOnce parsed, by their text, up to maxParsed of them and
+// those of at most maxKeptRange bytes: a resolution asks each edge's range of its
+// candidates more than once.
 var parsed struct {
 	ranges sync.Map // string → npmRange, never changed once stored
 	n      atomic.Int32
 }
 
-const maxParsed = 4096 // ranges, each at most maxRangeLen bytes
+// What parsed keeps at most: 24 MiB. A range's parse takes about 90 times its text (a
+// 1 KiB one of single-digit comparators 90 KB of heap, a 63-byte one 6 KB), and npm's
+// are short: bench/peers.sh's lock's 570 are 64 bytes at most.
+const (
+	maxParsed    = 4096 // ranges
+	maxKeptRange = 64   // bytes of text
+)
 
 // parseRangeOnce is parseRange, its result kept for the next parse of the same text.
 func parseRangeOnce(text string) (npmRange, error) {
@@ -227,7 +233,7 @@ func parseRangeOnce(text string) (npmRange, error) {
 		return r.(npmRange), nil
 	}
 	r, err := parseRange(text)
-	if err == nil && parsed.n.Load() < maxParsed && parsed.n.Add(1) <= maxParsed {
+	if err == nil && len(text) <= maxKeptRange && parsed.n.Load() < maxParsed && parsed.n.Add(1) <= maxParsed {
 		parsed.ranges.Store(text, r)
 	}
 	return r, err

@@ -3,6 +3,7 @@ package repo
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -292,5 +293,30 @@ func TestParseRangeOnce(t *testing.T) {
 		if _, err := parseRangeOnce(">=1.2.x.y"); !errors.As(err, &re) {
 			t.Errorf("parseRangeOnce of a bad range: %v, want a *RangeError", err)
 		}
+	}
+}
+
+// TestParseRangeOnceBounds: parseRangeOnce keeps maxParsed ranges at most, and none longer
+// than maxKeptRange, and parses those it does not keep all the same.
+func TestParseRangeOnceBounds(t *testing.T) {
+	parsed.ranges.Clear()
+	parsed.n.Store(0)
+	t.Cleanup(func() { parsed.ranges.Clear(); parsed.n.Store(0) })
+	long := strings.Repeat("1 ", maxKeptRange/2) + "1"
+	if _, err := parseRangeOnce(long); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := parsed.ranges.Load(long); ok {
+		t.Errorf("a range of %d bytes kept, over maxKeptRange %d", len(long), maxKeptRange)
+	}
+	for i := range maxParsed + 10 {
+		if _, err := parseRangeOnce(fmt.Sprintf("^%d.0.0", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := 0
+	parsed.ranges.Range(func(any, any) bool { kept++; return true })
+	if kept != maxParsed {
+		t.Errorf("%d ranges kept, want maxParsed (%d)", kept, maxParsed)
 	}
 }
