@@ -415,3 +415,44 @@ func TestIndexNameFromHead(t *testing.T) {
 		t.Errorf("IndexName after a read of a copy whose meta said evil = %q, want team", got)
 	}
 }
+
+// TestSavedIndexFIFO puts a FIFO, held open by a writer, where the copy of an index is
+// kept: naming the repository and reading the copy refuse it at once instead of waiting
+// for data that never comes.
+func TestSavedIndexFIFO(t *testing.T) {
+	repoDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(repoDir, "index.json"), []byte(`{"format": 1, "name": "team", "packages": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, s := openCache(t), quick(t, repoDir)
+	if _, err := c.indexOnly(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	name := indexName(s.indexLocation())
+	path := filepath.Join(c.dir, "index", name)
+	if err := errors.Join(os.Remove(path), unix.Mkfifo(path, 0o644)); err != nil {
+		t.Fatal(err)
+	}
+	writer, err := os.OpenFile(path, os.O_RDWR, 0) // a writer that never writes
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	done := make(chan error, 1)
+	go func() {
+		if got := IndexName(c.dir, s); got != "" {
+			done <- fmt.Errorf("IndexName = %q, want none", got)
+			return
+		}
+		_, err := loadIndex(c.index, name)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if nr := (*regfile.NotRegularError)(nil); !errors.As(err, &nr) {
+			t.Errorf("loadIndex of a FIFO: %v, want a *regfile.NotRegularError", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("IndexName or loadIndex still waiting on a FIFO after 10 s")
+	}
+}

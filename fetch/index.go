@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/internal/dirfd"
+	"pkg/internal/regfile"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -342,7 +343,7 @@ func indexName(location string) string {
 // the index after it; false where there is none, or that line is over maxSavedHead (a
 // server's ETag has no bound) or not one pkg wrote: loadIndex says which.
 func loadIndexHead(index *os.File, name string) (*savedIndex, bool) {
-	f, err := dirfd.Open(index, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := openSavedIndex(index, name)
 	if err != nil {
 		return nil, false
 	}
@@ -355,13 +356,27 @@ func loadIndexHead(index *os.File, name string) (*savedIndex, bool) {
 	return saved, true
 }
 
+// openSavedIndex opens the copy of an index kept as name in the directory index, a
+// regular file: a FIFO another user of a shared cache put there is refused, not waited on.
+func openSavedIndex(index *os.File, name string) (*os.File, error) {
+	f, err := dirfd.Open(index, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := regfile.Check(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // maxSavedHead bounds the first line of a kept index that loadIndexHead reads: a
 // signature, a few key ids and the Meta.
 const maxSavedHead = 64 << 10 // 64 KiB
 
 // loadIndex reads the copy of an index kept as name in the directory index.
 func loadIndex(index *os.File, name string) (*savedIndex, error) {
-	f, err := dirfd.Open(index, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := openSavedIndex(index, name)
 	if err != nil {
 		return nil, err
 	}
