@@ -210,8 +210,7 @@ func (c *Cache) MarkPruned() error {
 			err = c.owner.give(int(f.Fd()), c.stampPath())
 		}
 		if err == nil {
-			now := unix.NsecToTimeval(time.Now().UnixNano())
-			if err = unix.Futimes(int(f.Fd()), []unix.Timeval{now, now}); err != nil {
+			if err = dirfd.Touch(f); err != nil {
 				err = &fs.PathError{Op: "touch", Path: f.Name(), Err: err}
 			}
 		}

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/dirfd"
 	"pkg/internal/durable"
 	"pkg/internal/termtext"
 	"pkg/tarutil"
@@ -357,7 +358,7 @@ func (s *stager) setTime(fd int, m *tarutil.Member) error {
 		return nil
 	}
 	ts := mtime(m)
-	if err := futimens(fd, &ts); err != nil {
+	if err := dirfd.Futimens(fd, &ts); err != nil {
 		return &os.PathError{Op: "utimensat", Path: m.Name, Err: err}
 	}
 	return nil

@@ -67,9 +67,3 @@ func sendfile(dst, src int, off *int64, n int) (int, error) {
 		uintptr(n), 0, 0)
 	return int(c), errnoErr(e)
 }
-
-// futimens sets the times of the open file fd (utimensat(2) with a NULL path).
-func futimens(fd int, ts *[2]unix.Timespec) error {
-	_, _, e := unix.RawSyscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, uintptr(unsafe.Pointer(ts)), 0, 0, 0)
-	return errnoErr(e)
-}

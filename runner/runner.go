@@ -418,8 +418,6 @@ func holdOnce(ctx context.Context, runs *os.File, name string, create bool) (*os
 		f.Close()
 		return nil, &os.PathError{Op: "hold", Path: path, Err: errLinked}
 	}
-	// Best effort: a use missed only makes the root look older.
-	now := unix.NsecToTimeval(time.Now().UnixNano())
-	unix.Futimes(fd, []unix.Timeval{now, now})
+	dirfd.Touch(f) // best effort: a use missed only makes the root look older
 	return f, nil
 }
