@@ -365,12 +365,11 @@ func commands(p repo.Package) []string {
 // owner: a test's seam, to put another file in its place meanwhile.
 var afterHold = func(runs *os.File, name string) {}
 
-// errLinked refuses a .used file with another link, which pkg never makes.
-var errLinked = errors.New("the file has another link")
-
 // hold opens the file name of the directory runs, creating it if create, and flocks it
-// shared, waiting until ctx is done; it refuses one with another link (errLinked), and
-// touches the one it holds, as the last use of its root.
+// shared, waiting until ctx is done; it touches the one it holds, as the last use of its
+// root, unless it has another link, which pkg never makes: a file of root's that the
+// owner of a cache root runs from linked in keeps its times (Make's hand-over refuses it),
+// and a user's own linked copy (a `cp -al` backup) only makes the root look older.
 func hold(ctx context.Context, runs *os.File, name string, create bool) (*os.File, error) {
 	for {
 		f, err := holdOnce(ctx, runs, name, create)
@@ -414,10 +413,8 @@ func holdOnce(ctx context.Context, runs *os.File, name string, create bool) (*os
 		f.Close() // pruned while this waited
 		return nil, nil
 	}
-	if held.Nlink > 1 { // its times are a file's elsewhere too, maybe root's
-		f.Close()
-		return nil, &os.PathError{Op: "hold", Path: path, Err: errLinked}
+	if held.Nlink == 1 { // else its times are a file's elsewhere too, maybe root's
+		dirfd.Touch(f) // best effort: a use missed only makes the root look older
 	}
-	dirfd.Touch(f) // best effort: a use missed only makes the root look older
 	return f, nil
 }
