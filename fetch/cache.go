@@ -758,6 +758,19 @@ func (c *Cache) List() ([]Entry, error) {
 	return es, nil
 }
 
+// removeEntry removes the entry sha: its tar, then its index and tails (a directory at
+// either name too: damage), and forgets its check. An error is the tar's, whose removal
+// leaves the rest.
+func (c *Cache) removeEntry(sha string) error {
+	if err := removeTree(c.tars, tarName(sha)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	removeTree(c.tars, idxName(sha))
+	removeTree(c.tars, tailsName(sha))
+	c.checked.Delete(sha)
+	return nil
+}
+
 // removeEntries deletes the entries keep returns false for, the tar first, and returns them. It
 // also removes stale indexes whose tar is gone.
 func (c *Cache) removeEntries(keep func(Entry) bool) ([]Entry, error) {
@@ -770,11 +783,9 @@ func (c *Cache) removeEntries(keep func(Entry) bool) ([]Entry, error) {
 		if keep(e) {
 			continue
 		}
-		if err := removeTree(c.tars, tarName(e.SHA256)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := c.removeEntry(e.SHA256); err != nil {
 			return removed, fmt.Errorf("remove %s from the cache: %w", entryName(e.SHA256, e.Name, e.Version), err)
 		}
-		removeTree(c.tars, idxName(e.SHA256)) // a directory there too (damage)
-		removeTree(c.tars, tailsName(e.SHA256))
 		removed = append(removed, e)
 	}
 	names, _ := readNames(c.tars)

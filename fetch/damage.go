@@ -260,9 +260,6 @@ func (c *Cache) drop(sha string, checked fs.FileInfo) {
 	if now, err := statAt(c.tars, tarName(sha)); err != nil || !os.SameFile(now, checked) {
 		return
 	}
-	for _, name := range []string{tarName(sha), idxName(sha), tailsName(sha)} {
-		removeTree(c.tars, name)
-	}
-	c.checked.Delete(sha)
+	c.removeEntry(sha)
 	c.tars.Sync()
 }
