@@ -566,7 +566,7 @@ func (d *DB) dropReader() error {
 		return nil
 	}
 	err := d.reader.Close()
-	d.reader, d.kept = nil, false
+	d.reader, d.kept, d.listed = nil, false, listMemo{} // the memo would keep the closed file's records
 	return err
 }
 

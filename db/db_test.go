@@ -921,7 +921,7 @@ func TestListHeldCopies(t *testing.T) {
 		t.Fatalf("another DB's List: %v, %v", fresh, err)
 	}
 	want := fresh[0]
-	first[0].Name, first[0].Lib[0], first[0].Env[0], first[0].Folded[0] = "x", "x", "x", "x"
+	first[0].Lib[0], first[0].Env[0], first[0].Folded[0] = "x", "x", "x"
 	first[0].Depends[0].Constraints[0].Version, first[0].Depends[0].Or[0].Name = "999", "x"
 	first[0].Depends = append(first[0].Depends[:0], testrepo.Requires("x")...)
 	first[0].Bin[0] = repo.ParseCommand("x")
@@ -937,45 +937,61 @@ func TestListHeldCopies(t *testing.T) {
 	}
 }
 
-// TestRecordCloneSlices checks that Record.clone copies every slice a Record has, and the
-// slices of their elements, so that a field added later is not shared between Lists.
+// TestRecordCloneSlices checks that Record.clone copies every slice, map and pointer a
+// Record has, and those of their elements, so that a field added later is not shared
+// between Lists.
 func TestRecordCloneSlices(t *testing.T) {
 	var r Record
-	fillSlices(reflect.ValueOf(&r).Elem(), 3)
-	sharedSlices(t, "Record", reflect.ValueOf(r), reflect.ValueOf(r.clone()))
+	fillRefs(reflect.ValueOf(&r).Elem(), 3)
+	sharedRefs(t, "Record", reflect.ValueOf(r), reflect.ValueOf(r.clone()))
 }
 
-// fillSlices gives each settable slice under v one element, depth slices deep.
-func fillSlices(v reflect.Value, depth int) {
+// fillRefs gives each settable slice under v one element, each map none, each pointer a
+// value, depth references deep.
+func fillRefs(v reflect.Value, depth int) {
 	switch v.Kind() {
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if f := v.Field(i); f.CanSet() {
-				fillSlices(f, depth)
+				fillRefs(f, depth)
 			}
 		}
 	case reflect.Slice:
 		if depth > 0 {
 			v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-			fillSlices(v.Index(0), depth-1)
+			fillRefs(v.Index(0), depth-1)
+		}
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+	case reflect.Pointer:
+		if depth > 0 {
+			v.Set(reflect.New(v.Type().Elem()))
+			fillRefs(v.Elem(), depth-1)
 		}
 	}
 }
 
-// sharedSlices reports each slice under a, named from at, whose array b shares.
-func sharedSlices(t *testing.T, at string, a, b reflect.Value) {
+// sharedRefs reports each slice, map or pointer under a, named from at, that b shares.
+func sharedRefs(t *testing.T, at string, a, b reflect.Value) {
 	t.Helper()
 	switch a.Kind() {
 	case reflect.Struct:
 		for i := range a.NumField() {
-			sharedSlices(t, at+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i))
+			sharedRefs(t, at+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i))
 		}
 	case reflect.Slice:
 		if a.Len() > 0 && a.Pointer() == b.Pointer() {
 			t.Errorf("clone shares %s", at)
 		}
 		for i := 0; i < min(a.Len(), b.Len()); i++ {
-			sharedSlices(t, at+"[]", a.Index(i), b.Index(i))
+			sharedRefs(t, at+"[]", a.Index(i), b.Index(i))
+		}
+	case reflect.Map, reflect.Pointer:
+		if !a.IsNil() && a.Pointer() == b.Pointer() {
+			t.Errorf("clone shares %s", at)
+		}
+		if a.Kind() == reflect.Pointer && !a.IsNil() && !b.IsNil() {
+			sharedRefs(t, at, a.Elem(), b.Elem())
 		}
 	}
 }

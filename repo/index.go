@@ -387,19 +387,18 @@ func checkNumbers(p *Package) error {
 	for _, n := range [...]struct {
 		field  string
 		v, max int64
-		gib    bool // max in GiB, else in files
+		shift  int // max>>shift in unit
+		unit   string
 	}{
-		{"size", p.Size, maxSize, true},
-		{"installed_size", p.InstalledSize, maxInstalledSize, true},
-		{"files", int64(p.Files), maxFiles, false},
+		{"size", p.Size, maxSize, 30, "GiB"},
+		{"installed_size", p.InstalledSize, maxInstalledSize, 30, "GiB"},
+		{"files", int64(p.Files), maxFiles, 0, "files"},
 	} {
 		switch {
 		case n.v < 0:
 			return fmt.Errorf("package %s: negative %s %d", p.id(), n.field, n.v)
-		case n.v > n.max && n.gib:
-			return &reasonError{msg: fmt.Sprintf("package %s: %s %d is over the limit of %d GiB", p.id(), n.field, n.v, n.max>>30), reason: ErrLimit}
 		case n.v > n.max:
-			return &reasonError{msg: fmt.Sprintf("package %s: %s %d is over the limit of %d files", p.id(), n.field, n.v, n.max), reason: ErrLimit}
+			return &reasonError{msg: fmt.Sprintf("package %s: %s %d is over the limit of %d %s", p.id(), n.field, n.v, n.max>>n.shift, n.unit), reason: ErrLimit}
 		}
 	}
 	return nil
