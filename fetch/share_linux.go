@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/statfs"
 	"pkg/tarutil"
 )
 
@@ -16,12 +17,11 @@ const maxDedupe = 16 << 20 // 16 MiB
 // share (not XFS or btrfs) or shares in units the aligned tar does not align to; and whether
 // it keeps an extent allocated while any of its blocks is in use (btrfs).
 func shareFS(dst *os.File) (block int64, bookends bool) {
-	var st unix.Statfs_t
-	if unix.Fstatfs(int(dst.Fd()), &st) != nil || st.Type != unix.XFS_SUPER_MAGIC && st.Type != unix.BTRFS_SUPER_MAGIC ||
-		st.Bsize <= 0 || tarutil.Alignment%st.Bsize != 0 {
+	fs, err := statfs.Of(int(dst.Fd()))
+	if err != nil || fs.Kind != statfs.XFS && fs.Kind != statfs.Btrfs || fs.Block <= 0 || tarutil.Alignment%fs.Block != 0 {
 		return 0, false
 	}
-	return st.Bsize, st.Type == unix.BTRFS_SUPER_MAGIC
+	return fs.Block, fs.Kind == statfs.Btrfs
 }
 
 // dedupe makes the n bytes at doff in dst share the blocks of those at soff in src where

@@ -152,7 +152,7 @@ func usedBytes(t *testing.T, dir string) int64 {
 	if err := unix.Fstatfs(fd, &st); err != nil {
 		t.Fatal(err)
 	}
-	return int64(st.Blocks-st.Bfree) * st.Bsize
+	return int64(st.Blocks-st.Bfree) * int64(st.Bsize)
 }
 
 // shareCache opens a cache on a fresh filesystem of kind.

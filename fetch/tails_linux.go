@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/statfs"
 	"pkg/tarutil"
 )
 
@@ -21,15 +22,15 @@ import (
 // It clones one empty temporary file onto another (FICLONE), which XFS without reflink
 // refuses before it looks at the sizes.
 func tailsOf(d *os.File) tailKind {
-	var st unix.Statfs_t
-	if unix.Fstatfs(int(d.Fd()), &st) != nil || st.Bsize != tarutil.Alignment {
+	fs, err := statfs.Of(int(d.Fd()))
+	if err != nil || fs.Block != tarutil.Alignment {
 		return noTails
 	}
 	kind := noTails
-	switch st.Type {
-	case unix.XFS_SUPER_MAGIC:
+	switch fs.Kind {
+	case statfs.XFS:
 		kind = allTails
-	case unix.BTRFS_SUPER_MAGIC:
+	case statfs.Btrfs:
 		kind = smallTails
 	default:
 		return noTails
@@ -45,7 +46,7 @@ func tailsOf(d *os.File) tailKind {
 		}
 		fds[i] = fd
 	}
-	err := unix.IoctlFileClone(fds[1], fds[0])
+	err = unix.IoctlFileClone(fds[1], fds[0])
 	unix.Close(fds[0])
 	unix.Close(fds[1])
 	if err != nil {

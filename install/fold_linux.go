@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/statfs"
 	"pkg/tarutil"
 )
 
@@ -34,9 +35,9 @@ const fsCasefoldFl = 0x40000000
 
 // Statfs magic numbers (linux/magic.h, fs/ntfs3/super.c) of filesystems that fold every name.
 const (
-	msdosMagic = 0x4d44 // vfat and msdos
-	exfatMagic = 0x2011bab0
-	ntfs3Magic = 0x7366746e
+	msdosMagic statfs.Kind = 0x4d44 // vfat and msdos
+	exfatMagic statfs.Kind = 0x2011bab0
+	ntfs3Magic statfs.Kind = 0x7366746e
 )
 
 // folds reports whether the directory dir, open at fd (not O_PATH), folds names, so that
@@ -44,11 +45,11 @@ const (
 // normalizes) are one file there: a casefold directory or a directory of a filesystem that
 // folds all names. Directories made in dir fold as it does.
 func folds(fd int, dir string) (bool, error) {
-	var st unix.Statfs_t
-	if err := unix.Fstatfs(fd, &st); err != nil {
+	fs, err := statfs.Of(fd)
+	if err != nil {
 		return false, &os.PathError{Op: "statfs", Path: dir, Err: err}
 	}
-	switch st.Type {
+	switch fs.Kind {
 	case msdosMagic, exfatMagic, ntfs3Magic:
 		return true, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -149,5 +150,27 @@ func BenchmarkSetTime(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestTimespecRange: a member's time within the platform's seconds is kept to the second,
+// and one past them (after January 2038, or before 1901, on 386 and arm) is held at the
+// nearest it can set, not wrapped around to another century.
+func TestTimespecRange(t *testing.T) {
+	wide := unsafe.Sizeof(unix.Timespec{}.Sec) == 8
+	for _, c := range []struct{ sec, want, want32 int64 }{
+		{0, 0, 0},
+		{-86400, -86400, -86400},
+		{1 << 31, 1 << 31, 1<<31 - 1},
+		{1 << 40, 1 << 40, 1<<31 - 1},
+		{-1 << 40, -1 << 40, -1 << 31},
+	} {
+		want := c.want
+		if !wide {
+			want = c.want32
+		}
+		if ts := timespec(c.sec); int64(ts.Sec) != want || ts.Nsec != 0 {
+			t.Errorf("timespec(%d) = %d s %d ns, want %d s", c.sec, ts.Sec, ts.Nsec, want)
+		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"pkg/internal/statfs"
 )
 
 // direntBufSize is one getdents64 read: a few hundred names.
@@ -82,8 +84,7 @@ func removeBeneath(mnt, dirfd int, rel, path string) error {
 // unlinks contend on XFS's log and btrfs's tree locks, and help on ext4 (kernel-shaped tree,
 // docs/history.md).
 func removeWorkers(fd int) int {
-	var st unix.Statfs_t
-	if unix.Fstatfs(fd, &st) == nil && (st.Type == unix.XFS_SUPER_MAGIC || st.Type == unix.BTRFS_SUPER_MAGIC) {
+	if fs, err := statfs.Of(fd); err == nil && (fs.Kind == statfs.XFS || fs.Kind == statfs.Btrfs) {
 		return 1
 	}
 	return min(runtime.GOMAXPROCS(0), 4)

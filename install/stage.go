@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"runtime"
@@ -14,11 +15,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"pkg/internal/dirfd"
 	"pkg/internal/durable"
+	"pkg/internal/statfs"
 	"pkg/internal/termtext"
 	"pkg/tarutil"
 )
@@ -87,9 +91,8 @@ func newStager(ctx context.Context, src *os.File, size int64, dirfd int, dir str
 		flushes: true, workers: min(runtime.GOMAXPROCS(0), 4), methods: []Method{Clone, CopyFileRange, Copy}}
 	s.block = tarutil.Alignment
 	s.durable = durable.ForFS(dirfd)
-	var st unix.Statfs_t
-	if unix.Fstatfs(dirfd, &st) == nil {
-		if st.Type == unix.BTRFS_SUPER_MAGIC {
+	if fs, err := statfs.Of(dirfd); err == nil {
+		if fs.Kind == statfs.Btrfs {
 			s.tail = truncateTail
 			// There a syncfs commits a transaction, which holds back the workers' creates
 			// and clones while it runs: the kernel tree took a median 0.90x cp with the
@@ -99,7 +102,7 @@ func newStager(ctx context.Context, src *os.File, size int64, dirfd int, dir str
 		}
 		// XFS with 16 KiB blocks, say; not a size that is no power of two (FUSE) or is
 		// a transfer size rather than a block (NFS's 1 MiB).
-		if b := st.Bsize; b > s.block && b <= 64<<10 && b&(b-1) == 0 {
+		if b := fs.Block; b > s.block && b <= 64<<10 && b&(b-1) == 0 {
 			s.block = b
 		}
 	}
@@ -349,7 +352,17 @@ func (s *stager) modes(members []tarutil.Member) error {
 // mtime returns the times utimensat gives a member: its modification time, and its access
 // time left as creating it made it.
 func mtime(m *tarutil.Member) [2]unix.Timespec {
-	return [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Sec: m.MTime}}
+	return [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, timespec(m.MTime)}
+}
+
+// timespec returns sec as a Timespec, held within the range of the platform's seconds:
+// on 32-bit ones (386, arm) utimensat takes none before 1901 or after January 2038.
+func timespec(sec int64) unix.Timespec {
+	if unsafe.Sizeof(unix.Timespec{}.Sec) == 4 {
+		sec = min(max(sec, math.MinInt32), math.MaxInt32)
+	}
+	ts, _ := unix.TimeToTimespec(time.Unix(sec, 0)) // in range: no error
+	return ts
 }
 
 // setTime sets the modification time of fd, open on m, to m's, unless s.noTimes.

@@ -100,7 +100,7 @@ func TestCommandFindsDependencyLibraries(t *testing.T) {
 	// Installed from the cache's member index, each member has its archive's mtime.
 	for _, name := range []string{"pkgs/app/bin/app", "pkgs/app/bin", "pkgs/libgreet/usr/lib/libgreet.so.1"} {
 		var st unix.Stat_t
-		if err := unix.Lstat(filepath.Join(e.root, name), &st); err != nil || st.Mtim.Sec != breakoutTime.Unix() {
+		if err := unix.Lstat(filepath.Join(e.root, name), &st); err != nil || int64(st.Mtim.Sec) != breakoutTime.Unix() {
 			t.Errorf("%s: mtime %d, %v; want the archive's, %d", name, st.Mtim.Sec, err, breakoutTime.Unix())
 		}
 	}

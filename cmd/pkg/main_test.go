@@ -13,18 +13,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"pkg/pkgtest/testrepo"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/statfs"
 	"pkg/internal/testfs"
+	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 )
 
@@ -215,8 +214,13 @@ func TestUpgradeSaysChanges(t *testing.T) {
 // briefly, without the cache's paths.
 func TestCloneFallbackNote(t *testing.T) {
 	base := t.TempDir()
-	var st unix.Statfs_t
-	if err := unix.Statfs(base, &st); err != nil || st.Type == unix.XFS_SUPER_MAGIC || st.Type == unix.BTRFS_SUPER_MAGIC {
+	d, err := os.Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := statfs.Of(int(d.Fd()))
+	d.Close()
+	if err != nil || fs.Kind == statfs.XFS || fs.Kind == statfs.Btrfs {
 		t.Skipf("%s may share blocks (%v): nothing to say", base, err)
 	}
 	e := newEnv(t, base, demoRepo)

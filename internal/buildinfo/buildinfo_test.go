@@ -2,8 +2,11 @@ package buildinfo
 
 import (
 	"bytes"
+	stdbuildinfo "debug/buildinfo"
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -83,7 +86,7 @@ func TestReadRefuses(t *testing.T) {
 		"cut":          self[:64],
 		"other name":   bytes.ReplaceAll(self, []byte(sectionName+"\x00"), []byte(".go.buildinfX\x00")),
 		"no data":      self[:len(self)/2],
-		"32-bit":       append([]byte("\x7fELF\x01"), self[5:]...),
+		"no class":     append([]byte("\x7fELF\x00"), self[5:]...),
 		"big-endian":   append([]byte("\x7fELF\x02\x02"), self[6:]...),
 		"empty":        nil,
 		"ELF, nothing": []byte("\x7fELF"),
@@ -92,8 +95,39 @@ func TestReadRefuses(t *testing.T) {
 			t.Errorf("%s: err %v, want errFormat", name, err)
 		}
 	}
-	if _, _, err := read("/nonexistent"); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := read(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: err %v", err)
+	}
+}
+
+// TestRead32 reads the record of a program built for 386, a 32-bit ELF file as arm's are,
+// and holds it to debug/buildinfo's reading.
+func TestRead32(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"go.mod":  "module example.com/hello\n\ngo 1.22\n",
+		"main.go": "package main\n\nfunc main() {}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("go", "build", "-o", "hello")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "GOOS=linux", "GOARCH=386", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build for 386: %v\n%s", err, out)
+	}
+	bin := filepath.Join(dir, "hello")
+	goVersion, modinfo, err := read(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := stdbuildinfo.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := "go\t" + goVersion + "\n" + modinfo; got != want.String() {
+		t.Errorf("read:\n%s\ndebug/buildinfo:\n%s", got, want)
 	}
 }
 

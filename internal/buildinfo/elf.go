@@ -101,23 +101,35 @@ func varintString(b []byte) (s, rest []byte, ok bool) {
 	return nil, nil, false
 }
 
-// section finds the named section of a 64-bit little-endian ELF file, the kind pkg is
-// built as (its Linux ports are amd64 and arm64): its offset and size in the file.
+// section finds the named section of a little-endian ELF file, 64-bit (amd64, arm64) or
+// 32-bit (386, arm): its offset and size in the file.
 func section(r io.ReaderAt, name string) (off, size uint64, err error) {
-	var h [64]byte // the file header (elf(5))
-	if _, err := r.ReadAt(h[:], 0); err != nil || string(h[:6]) != "\x7fELF\x02\x01" {
+	var h [64]byte // the file header (elf(5)); a 32-bit one is 52 bytes
+	if _, err := r.ReadAt(h[:52], 0); err != nil || string(h[:4]) != "\x7fELF" || h[5] != 1 {
 		return 0, 0, errFormat
 	}
-	shoff := le64(h[0x28:])
-	entSize, num, strIndex := int(le16(h[0x3a:])), int(le16(h[0x3c:])), int(le16(h[0x3e:]))
-	if entSize < sectionHeaderSize || entSize > 2*sectionHeaderSize || num == 0 || num > maxSections || strIndex >= num {
+	var l layout
+	switch h[4] {
+	case 1:
+		l = elf32
+	case 2:
+		l = elf64
+		if _, err := r.ReadAt(h[52:], 52); err != nil {
+			return 0, 0, errFormat
+		}
+	default:
+		return 0, 0, errFormat
+	}
+	shoff := l.word(h[l.shoff:])
+	entSize, num, strIndex := int(le16(h[l.shentsize:])), int(le16(h[l.shentsize+2:])), int(le16(h[l.shentsize+4:]))
+	if entSize < l.headerSize || entSize > 2*l.headerSize || num == 0 || num > maxSections || strIndex >= num {
 		return 0, 0, errFormat
 	}
 	headers := make([]byte, entSize*num)
 	if _, err := r.ReadAt(headers, int64(shoff)); err != nil {
 		return 0, 0, errFormat
 	}
-	_, _, strOff, strSize := sectionHeader(headers[strIndex*entSize:])
+	_, _, strOff, strSize := l.sectionHeader(headers[strIndex*entSize:])
 	if strSize > maxNames {
 		return 0, 0, errFormat
 	}
@@ -126,7 +138,7 @@ func section(r io.ReaderAt, name string) (off, size uint64, err error) {
 		return 0, 0, errFormat
 	}
 	for i := range num {
-		nameOff, typ, off, size := sectionHeader(headers[i*entSize:])
+		nameOff, typ, off, size := l.sectionHeader(headers[i*entSize:])
 		const progbits = 1 // SHT_PROGBITS: data in the file
 		if typ == progbits && nameOff < uint64(len(names)) && cstring(names[nameOff:]) == name {
 			return off, size, nil
@@ -135,11 +147,35 @@ func section(r io.ReaderAt, name string) (off, size uint64, err error) {
 	return 0, 0, errFormat
 }
 
-const sectionHeaderSize = 64
+// layout is where an ELF class keeps what section reads (elf(5)).
+type layout struct {
+	wide       bool // 64-bit: addresses and offsets take 8 bytes, not 4
+	shoff      int  // e_shoff in the file header
+	shentsize  int  // e_shentsize, then e_shnum and e_shstrndx, 2 bytes each
+	headerSize int  // a section header
+	secOffset  int  // sh_offset in a section header, sh_size after it
+}
+
+var (
+	elf32 = layout{wide: false, shoff: 0x20, shentsize: 0x2e, headerSize: 40, secOffset: 0x10}
+	elf64 = layout{wide: true, shoff: 0x28, shentsize: 0x3a, headerSize: 64, secOffset: 0x18}
+)
+
+// word reads an address or offset.
+func (l layout) word(b []byte) uint64 {
+	if l.wide {
+		return le64(b)
+	}
+	return uint64(le32(b))
+}
 
 // sectionHeader reads a section header's name offset, type, file offset and size.
-func sectionHeader(h []byte) (name uint64, typ uint32, off, size uint64) {
-	return uint64(le32(h)), le32(h[4:]), le64(h[0x18:]), le64(h[0x20:])
+func (l layout) sectionHeader(h []byte) (name uint64, typ uint32, off, size uint64) {
+	n := 4
+	if l.wide {
+		n = 8
+	}
+	return uint64(le32(h)), le32(h[4:]), l.word(h[l.secOffset:]), l.word(h[l.secOffset+n:])
 }
 
 func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }

@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"pkg/internal/statfs"
 )
 
 // FS flushes the whole filesystem holding path, with syncfs(2).
@@ -53,16 +55,16 @@ type Files struct{ kind kind }
 
 // ForFS returns the Files of the filesystem holding the open file or directory fd.
 func ForFS(fd int) Files {
-	var st unix.Statfs_t
-	if unix.Fstatfs(fd, &st) != nil {
+	fs, err := statfs.Of(fd)
+	if err != nil {
 		return Files{}
 	}
-	switch st.Type {
-	case unix.XFS_SUPER_MAGIC:
+	switch fs.Kind {
+	case statfs.XFS:
 		return Files{journal}
-	case unix.BTRFS_SUPER_MAGIC:
+	case statfs.Btrfs:
 		return Files{btrfs}
-	case unix.EXT4_SUPER_MAGIC:
+	case statfs.Ext4:
 		if hasJournal(fd) {
 			return Files{journal}
 		}

@@ -42,5 +42,5 @@ func Free(path string) (int64, error) {
 	if err := unix.Statfs(path, &st); err != nil {
 		return 0, &os.PathError{Op: "statfs", Path: path, Err: err}
 	}
-	return int64(st.Bavail) * st.Bsize, nil
+	return int64(st.Bavail) * int64(st.Bsize), nil
 }
