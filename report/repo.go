@@ -2,11 +2,11 @@ package report
 
 import (
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"strings"
 
 	"pkg/config"
+	"pkg/internal/termtext"
 	"pkg/internal/units"
 	"pkg/publish"
 	"pkg/repo"
@@ -19,21 +19,11 @@ func ReposOf(rs []config.Repo) []Repository {
 	for i, r := range rs {
 		urls := make([]string, len(r.URLs))
 		for j, s := range r.URLs {
-			urls[j] = withoutUser(s)
+			urls[j] = termtext.WithoutCredentials(s)
 		}
 		out[i] = Repository{Name: r.Name, URLs: urls, Keys: r.Keys, Priority: r.Priority, From: r.File}
 	}
 	return out
-}
-
-// withoutUser returns the location s without the user information of its URL, if any.
-func withoutUser(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	u.User = nil
-	return u.String()
 }
 
 // AddedText says what publish.Add did in the repository directory dir: that it made a

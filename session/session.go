@@ -22,6 +22,7 @@ import (
 	"pkg/config"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/termtext"
 	"pkg/notice"
 	"pkg/pin"
 	"pkg/repo"
@@ -158,9 +159,9 @@ type RepoNameError struct {
 
 func (e *RepoNameError) Error() string {
 	if e.File != "" {
-		return fmt.Sprintf("repository %s (%s, from %s): its index names it %s", e.Given, e.URL, e.File, e.Name)
+		return fmt.Sprintf("repository %s (%s, from %s): its index names it %s", e.Given, termtext.WithoutCredentials(e.URL), e.File, e.Name)
 	}
-	return fmt.Sprintf("repository %s is named %s, as its index names it, not %s", e.URL, e.Name, e.Given)
+	return fmt.Sprintf("repository %s is named %s, as its index names it, not %s", termtext.WithoutCredentials(e.URL), e.Name, e.Given)
 }
 
 // checkRepoName returns a *RepoNameError where name is that pkg made of the location of a

@@ -42,6 +42,10 @@ func TestSignedRepoName(t *testing.T) {
 	if _, stderr, code := e.pkg("--repo", "team="+r.URL, "search"); code != 1 || !strings.Contains(stderr, "pkg: repository team ("+r.URL+", from --repo): its index names it pubrepo\n") {
 		t.Errorf("--repo team=URL of pubrepo: exit %d, %q; want the name refused", code, stderr)
 	}
+	withUser := strings.Replace(r.URL, "://", "://ci:S3cret@", 1)
+	if _, stderr, code := e.pkg("--repo", "team="+withUser, "search"); code != 1 || strings.Contains(stderr, "S3cret") || !strings.Contains(stderr, "("+r.URL+", from --repo)") {
+		t.Errorf("--repo team=URL with a password: exit %d, %q; want the name refused, the URL without its password", code, stderr)
+	}
 	e.ok("repo", "forget", "pubrepo")
 }
 

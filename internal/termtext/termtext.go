@@ -37,3 +37,35 @@ func Quote(s string) string {
 	}
 	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
 }
+
+// WithoutCredentials returns s with the user information of every URL in it removed, as
+// https://user:token@host/ becomes https://host/, wherever the URL starts in s: a flag's
+// value (--repo=NAME=URL), a word of another process's command line. A URL's user
+// information ends at its authority's last "@", before the first "/", "?", "#" or space.
+func WithoutCredentials(s string) string {
+	if !strings.Contains(s, "://") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "://")
+		if i < 0 {
+			break
+		}
+		auth := i + len("://")
+		end := strings.IndexAny(s[auth:], "/?# \t\n")
+		if end < 0 {
+			end = len(s) - auth
+		}
+		at := strings.LastIndexByte(s[auth:auth+end], '@')
+		if at < 0 {
+			b.WriteString(s[:auth+end])
+		} else {
+			b.WriteString(s[:auth])
+			b.WriteString(s[auth+at+1 : auth+end])
+		}
+		s = s[auth+end:]
+	}
+	b.WriteString(s)
+	return b.String()
+}

@@ -21,3 +21,25 @@ func TestQuote(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutCredentials(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"https://user:token@host/x", "https://host/x"},
+		{"https://TOKEN@host", "https://host"},
+		{"--repo=https://u:p@h:8080/r/", "--repo=https://h:8080/r/"},
+		{"team=http://u:p@h/r/", "team=http://h/r/"},
+		{"--repo=team=oci://u:p@h/team/tools", "--repo=team=oci://h/team/tools"},
+		{"pkg --repo a=http://u:p@h/ --repo http://v:q@g/ install x", "pkg --repo a=http://h/ --repo http://g/ install x"},
+		{"http://u:p@s@h/", "http://h/"}, // an unescaped @ in the password
+		{"http://u:p@h?q=1@x", "http://h?q=1@x"},
+		{"https://registry.example/@scope/pkg", "https://registry.example/@scope/pkg"}, // @ in the path
+		{"https://h/p https://u:p@g", "https://h/p https://g"},
+		{"no url here", "no url here"},
+		{"ends in ://", "ends in ://"},
+		{"x://@h", "x://h"},
+	} {
+		if got := WithoutCredentials(c.in); got != c.want {
+			t.Errorf("WithoutCredentials(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

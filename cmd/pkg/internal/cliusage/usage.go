@@ -7,13 +7,13 @@ package cliusage
 
 import (
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/internal/termtext"
 	"pkg/repo"
 )
 
@@ -116,19 +116,11 @@ func commandName(c *cli.Context) string {
 }
 
 // WithoutCredentials returns args with the user information removed from any URL in them,
-// as in https://user:token@host/, for others to read.
+// as in https://user:token@host/, --repo=NAME=URL or NAME=URL, for others to read.
 func WithoutCredentials(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = a
-		flag, v, isFlag := strings.Cut(a, "=")
-		if !isFlag || !strings.HasPrefix(flag, "-") {
-			v = a
-		}
-		if u, err := url.Parse(v); err == nil && u.User != nil {
-			u.User = nil
-			out[i] = strings.TrimSuffix(a, v) + u.String()
-		}
+		out[i] = termtext.WithoutCredentials(a)
 	}
 	return out
 }

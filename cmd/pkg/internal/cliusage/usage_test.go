@@ -96,8 +96,9 @@ func TestArgs(t *testing.T) {
 }
 
 func TestWithoutCredentials(t *testing.T) {
-	got := strings.Join(WithoutCredentials([]string{"pkg", "--repo", "https://u:tok@h/p/", "--repo=http://tok@h/", "install", "a@1"}), " ")
-	if want := "pkg --repo https://h/p/ --repo=http://h/ install a@1"; got != want {
+	got := strings.Join(WithoutCredentials([]string{"pkg", "--repo", "https://u:tok@h/p/", "--repo=http://tok@h/",
+		"--repo", "team=http://u:tok@h/t/", "--repo=ops=oci://u:tok@r/ops/tools", "install", "a@1"}), " ")
+	if want := "pkg --repo https://h/p/ --repo=http://h/ --repo team=http://h/t/ --repo=ops=oci://r/ops/tools install a@1"; got != want {
 		t.Errorf("WithoutCredentials = %q, want %q", got, want)
 	}
 }
