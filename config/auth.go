@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"pkg/internal/regfile"
@@ -14,6 +15,8 @@ import (
 // else a user name and password (HTTP basic). Its String never shows them.
 type Auth struct {
 	Username, Password, Token string
+
+	From string // where it was found, for messages: a variable's name, or the file and key
 }
 
 func (a Auth) String() string   { return "config.Auth{redacted}" }
@@ -45,28 +48,42 @@ func EnvPrefix(name string) string {
 }
 
 // Credential returns what r's requests authenticate with, the first given of: its
-// variables (EnvPrefix; for a repository pkg named, those of its name or of the name of its
-// location), then its file's token, token-file, username with password or
-// password-file. Nothing given is the zero Auth. Errors name the variable or the file and
-// key, never a secret.
+// variables (CredentialVars, in order), then its file's token, token-file, username with
+// password or password-file. Nothing given is the zero Auth. Errors name the variable or
+// the file and key, never a secret.
 func (r Repo) Credential() (Auth, error) {
-	p := EnvPrefix(r.Name)
-	tok, user, pass := os.Getenv(p+"TOKEN"), os.Getenv(p+"USERNAME"), os.Getenv(p+"PASSWORD")
-	if r.Naming == ByLocation && tok == "" && user == "" && pass == "" {
-		// Named after its index once read: the variables of the name of its location,
-		// which the first read had, still count.
-		p = EnvPrefix(LocationName(r.URLs[0]))
-		tok, user, pass = os.Getenv(p+"TOKEN"), os.Getenv(p+"USERNAME"), os.Getenv(p+"PASSWORD")
-	}
-	switch {
-	case tok != "":
-		return Auth{Token: tok}, nil
-	case user != "":
-		return Auth{Username: user, Password: pass}, checkUser(user, p+"USERNAME")
-	case pass != "":
-		return Auth{}, fmt.Errorf("repository %s: %sPASSWORD is set without %sUSERNAME", r.Name, p, p)
+	for _, p := range r.CredentialVars() {
+		tok, user, pass := os.Getenv(p+"TOKEN"), os.Getenv(p+"USERNAME"), os.Getenv(p+"PASSWORD")
+		switch {
+		case tok != "":
+			return Auth{Token: tok, From: p + "TOKEN"}, nil
+		case user != "":
+			return Auth{Username: user, Password: pass, From: p + "USERNAME and " + p + "PASSWORD"}, checkUser(user, p+"USERNAME")
+		case pass != "":
+			return Auth{}, fmt.Errorf("repository %s: %sPASSWORD is set without %sUSERNAME", r.Name, p, p)
+		}
 	}
 	return r.auth.credential(r)
+}
+
+// CredentialVars returns the prefixes (EnvPrefix) of the variables r's credential is
+// looked for in, in order: those of its name; for a repository pkg named, those of the
+// name of its location, which it bears until its index is read and which count after;
+// then those of its other names (Aliases).
+func (r Repo) CredentialVars() []string {
+	ps := []string{EnvPrefix(r.Name)}
+	add := func(name string) {
+		if p := EnvPrefix(name); name != "" && !slices.Contains(ps, p) {
+			ps = append(ps, p)
+		}
+	}
+	if r.Naming == ByLocation && len(r.URLs) > 0 {
+		add(LocationName(r.URLs[0]))
+	}
+	for _, a := range r.Aliases {
+		add(a)
+	}
+	return ps
 }
 
 func (a authTable) credential(r Repo) (Auth, error) {
@@ -80,6 +97,9 @@ func (a authTable) credential(r Repo) (Auth, error) {
 	}
 	if err != nil {
 		return Auth{}, &fileError{File: r.File, Key: "repo." + r.Name, Err: err}
+	}
+	if out != (Auth{}) {
+		out.From = fmt.Sprintf("[repo.%s] in %s", r.Name, r.File)
 	}
 	return out, nil
 }

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"pkg/repo"
 )
 
 func TestEnvPrefix(t *testing.T) {
@@ -32,12 +35,12 @@ func TestCredential(t *testing.T) {
 		want  Auth
 	}{
 		{"nothing", ``, nil, Auth{}},
-		{"token", `token = "t1"`, nil, Auth{Token: "t1"}},
-		{"token-file", `token-file = "` + tokenFile + `"`, nil, Auth{Token: "file-token"}},
-		{"password", `username = "u"` + "\n" + `password = "p"`, nil, Auth{Username: "u", Password: "p"}},
-		{"password-file", `username = "u"` + "\n" + `password-file = "` + passFile + `"`, nil, Auth{Username: "u", Password: "file-pass"}},
-		{"token variable first", `token = "t1"`, map[string]string{"PKG_REPO_MY_TEAM_TOKEN": "env"}, Auth{Token: "env"}},
-		{"user variables first", `token = "t1"`, map[string]string{"PKG_REPO_MY_TEAM_USERNAME": "eu", "PKG_REPO_MY_TEAM_PASSWORD": "ep"}, Auth{Username: "eu", Password: "ep"}},
+		{"token", `token = "t1"`, nil, Auth{Token: "t1", From: "[repo.my-team] in f.toml"}},
+		{"token-file", `token-file = "` + tokenFile + `"`, nil, Auth{Token: "file-token", From: "[repo.my-team] in f.toml"}},
+		{"password", `username = "u"` + "\n" + `password = "p"`, nil, Auth{Username: "u", Password: "p", From: "[repo.my-team] in f.toml"}},
+		{"password-file", `username = "u"` + "\n" + `password-file = "` + passFile + `"`, nil, Auth{Username: "u", Password: "file-pass", From: "[repo.my-team] in f.toml"}},
+		{"token variable first", `token = "t1"`, map[string]string{"PKG_REPO_MY_TEAM_TOKEN": "env"}, Auth{Token: "env", From: "PKG_REPO_MY_TEAM_TOKEN"}},
+		{"user variables first", `token = "t1"`, map[string]string{"PKG_REPO_MY_TEAM_USERNAME": "eu", "PKG_REPO_MY_TEAM_PASSWORD": "ep"}, Auth{Username: "eu", Password: "ep", From: "PKG_REPO_MY_TEAM_USERNAME and PKG_REPO_MY_TEAM_PASSWORD"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, k := range []string{"TOKEN", "USERNAME", "PASSWORD"} {
@@ -49,7 +52,7 @@ func TestCredential(t *testing.T) {
 			}
 			got, err := c.Repos[0].Credential()
 			if err != nil || got != tc.want {
-				t.Errorf("Credential = %q %q %q, %v; want %q %q %q", got.Token, got.Username, got.Password, err, tc.want.Token, tc.want.Username, tc.want.Password)
+				t.Errorf("Credential = %q %q %q from %q, %v; want %q %q %q from %q", got.Token, got.Username, got.Password, got.From, err, tc.want.Token, tc.want.Username, tc.want.Password, tc.want.From)
 			}
 		})
 	}
@@ -66,6 +69,26 @@ func TestCredentialLocationName(t *testing.T) {
 	r.Naming = ByUser
 	if a, _ := r.Credential(); a.Token != "" {
 		t.Error("a repository the user named demo took the variables of its location's name")
+	}
+}
+
+// TestCredentialLockAliases: a lockfile's repository takes the variables of the name its
+// index gave itself when locked as well as those of the name the lock records, and says
+// which it took.
+func TestCredentialLockAliases(t *testing.T) {
+	l := &repo.Lock{Repos: []repo.LockRepo{{Name: "tools", URL: "oci://127.0.0.1:5000/team/tools", Index: &repo.LockIndex{Name: "internal"}}}}
+	r := LockRepos(l, "pkg.lock")[0]
+	if got := r.CredentialVars(); !slices.Equal(got, []string{"PKG_REPO_TOOLS_", "PKG_REPO_INTERNAL_"}) {
+		t.Errorf("CredentialVars = %q", got)
+	}
+	t.Setenv("PKG_REPO_INTERNAL_USERNAME", "ci")
+	t.Setenv("PKG_REPO_INTERNAL_PASSWORD", "pw")
+	if a, err := r.Credential(); err != nil || a.Username != "ci" || a.From != "PKG_REPO_INTERNAL_USERNAME and PKG_REPO_INTERNAL_PASSWORD" {
+		t.Errorf("Credential = %v (from %q), %v; want the index name's variables", a, a.From, err)
+	}
+	t.Setenv("PKG_REPO_TOOLS_TOKEN", "tok")
+	if a, _ := r.Credential(); a.Token != "tok" || a.From != "PKG_REPO_TOOLS_TOKEN" {
+		t.Errorf("Credential from %q; want the recorded name's variables first", a.From)
 	}
 }
 

@@ -430,7 +430,7 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 		return dst, nil
 	}
 	if err := c.fetchArchive(ctx, s, p, progress); err != nil {
-		return "", err
+		return "", s.denied(err)
 	}
 	return dst, nil
 }

@@ -72,10 +72,10 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 		if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrNoRepository) {
 			err = s.offlineCopy(err, saved, path, known)
 		}
-		return nil, trust.Result{}, fmt.Errorf("fetch: %w", err)
+		return nil, trust.Result{}, s.denied(fmt.Errorf("fetch: %w", err))
 	}
 	if err != nil {
-		return nil, res, err
+		return nil, res, s.denied(err)
 	}
 	fresh.VerifiedBy, fresh.Meta = res.KeyIDs, &ix.Meta
 	switch {

@@ -63,6 +63,7 @@ func (c *Cache) SaveIndex(s *Source, dir string) error {
 // size and sha256 is kept, any other replaced. An offline source writes none (ErrOffline): the cache keeps
 // archives converted, not as published.
 func (s *Source) SaveArchive(ctx context.Context, p repo.Package, dir string, progress io.Writer) (wrote bool, err error) {
+	defer func() { err = s.denied(err) }()
 	sub := filepath.Join(dir, "sha256")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		return false, err

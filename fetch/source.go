@@ -69,6 +69,12 @@ type Options struct {
 	Netrc                string
 	CleartextCredentials bool
 
+	// CredentialFrom says where Credential came from, and CredentialVars names the
+	// variables a credential for the repository is looked for in, for the advice on a
+	// refusal (*DeniedError). Neither is sent.
+	CredentialFrom string
+	CredentialVars []string
+
 	// DigestMirrors are locations asked for any archive by its sha256, at
 	// LOCATION/sha256/<hex>, before the URL its index names, in order (digest.go).
 	DigestMirrors []string
@@ -88,6 +94,9 @@ type Source struct {
 	policy  trust.Policy
 	admit   func(trust.Result) error
 	*netConfig
+
+	credFrom string   // Options.CredentialFrom
+	credVars []string // Options.CredentialVars
 
 	m    *mirrors       // nil without Options.Mirrors
 	dm   *digestMirrors // nil without Options.DigestMirrors
@@ -123,7 +132,8 @@ func NewSource(loc string, o Options) (*Source, error) {
 
 // newSource returns the source at l, without mirrors.
 func newSource(l location, o Options, n *netConfig) *Source {
-	return &Source{location: l, offline: o.Offline, policy: o.Trust, admit: o.Admit, netConfig: n}
+	return &Source{location: l, offline: o.Offline, policy: o.Trust, admit: o.Admit, netConfig: n,
+		credFrom: o.CredentialFrom, credVars: o.CredentialVars}
 }
 
 // attempts is how many times a request is made before it fails: once when another mirror

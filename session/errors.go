@@ -38,6 +38,7 @@ type (
 	DamagedError      = db.DamagedError       // the root's database cannot be read
 	FormatError       = db.FormatError        // the root's database is in a format newer than this pkg reads
 	NotInstalledError = db.NotInstalledError  // a name, the argument of an operation, the root lacks
+	DeniedError       = fetch.DeniedError     // the repository refused access (ErrDenied): what was sent
 	AmbiguousError    = db.AmbiguousError     // a name, the argument of an operation, of several versions installed
 	UnlinkedError     = install.UnlinkedError // a command's link in bin/ has something else in its place
 	LinksError        = install.LinksError    // the root's bin/ links, or its prefix's, could not be updated

@@ -122,9 +122,15 @@ func TestCredentialsOutsideURL(t *testing.T) {
 			e := newEnv(t, base, "team="+r.url)
 
 			_, stderr, code := e.pkg("install", "hello")
-			if code != 1 || !strings.Contains(stderr, "PKG_REPO_<NAME>_TOKEN") || !strings.Contains(stderr, "401") {
+			if code != 1 || !strings.Contains(stderr, "set PKG_REPO_TEAM_TOKEN (or PKG_REPO_TEAM_USERNAME and PKG_REPO_TEAM_PASSWORD)") || !strings.Contains(stderr, "401") {
 				t.Fatalf("without credentials: exit %d\n%s", code, stderr)
 			}
+			t.Setenv("PKG_REPO_TEAM_TOKEN", "stale-token")
+			_, stderr, code = e.pkg("install", "hello")
+			if code != 1 || !strings.Contains(stderr, "hint: the repository refused the credential of PKG_REPO_TEAM_TOKEN") || strings.Contains(stderr, "stale-token") {
+				t.Fatalf("with a token it refuses: exit %d\n%s", code, stderr)
+			}
+			os.Unsetenv("PKG_REPO_TEAM_TOKEN")
 
 			tc.setup(t, r.url)
 			var outs []string

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"pkg/config"
@@ -73,6 +74,7 @@ var hints = []hintRule{
 		return fmt.Sprintf("use https for %s, or set cleartext-credentials = true in the repository's configuration (docs/config.md#credentials)", ce.Host)
 	})},
 	{err: config.ErrSecretOpen, hint: "'chmod 600' the file, or move the secret to a token-file or password-file (docs/config.md#credentials)"},
+	{fn: as(deniedHint)},
 	{err: session.ErrDenied, hint: "if the repository needs credentials, set PKG_REPO_<NAME>_TOKEN (or _USERNAME and _PASSWORD), give them in its configuration, or in ~/.netrc (docs/config.md#credentials); pkg records them nowhere"},
 	{err: session.ErrRealm, hint: "the registry's token challenge names a realm pkg does not ask: one in plain http for a registry spoken to over https, or on a loopback or link-local address (this machine, a cloud's metadata server) the registry is not on; check the registry's auth settings (docs/registry.md)"},
 	{err: session.ErrNoExchange, hint: "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"},
@@ -194,3 +196,21 @@ func hint(err error, dirs []string) string {
 const pinHint = "once pkg accepted a signed index of a repository, it takes only indexes a key trusted for it verifies; " +
 	"if the publisher changed keys, trust the new one with 'pkg trust add KEY' ('pkg trust list' shows the pins); " +
 	"if the repository really stopped signing, 'pkg repo forget' unpins it"
+
+// deniedHint says what to do about a repository that refused a request: check the
+// credential it was given, naming where that came from, or give one, naming the variables
+// pkg looks in for this repository.
+func deniedHint(de *session.DeniedError) string {
+	if de.Credential != "" {
+		return fmt.Sprintf("the repository refused the credential of %s: check that it is current and may read this repository (docs/config.md#credentials)", de.Credential)
+	}
+	if len(de.Vars) == 0 {
+		return ""
+	}
+	p := de.Vars[0]
+	also := ""
+	if len(de.Vars) > 1 {
+		also = " (those of " + strings.Join(de.Vars[1:], "*, ") + "* count too)"
+	}
+	return fmt.Sprintf("if the repository needs credentials, set %sTOKEN (or %sUSERNAME and %sPASSWORD)%s, give them in its configuration, or in ~/.netrc (docs/config.md#credentials); pkg records them nowhere", p, p, p, also)
+}
