@@ -24,12 +24,18 @@ func Find(recs []Record, key string) (Record, bool) {
 	return Record{}, false
 }
 
-// Packages returns recs as the index entries the resolver takes.
+// Packages returns recs as the index entries the resolver takes. An npm record's Into is
+// its place in the node_modules layout, which install derives and an entry never has
+// (repo.KindNPM): its entry's is "", so that it compares equal to the index's and a lock's.
 func Packages(recs []Record) []repo.Package {
 	ps := make([]repo.Package, len(recs))
 	for i, r := range recs {
+		into := r.Into
+		if r.Kind == repo.KindNPM {
+			into = ""
+		}
 		ps[i] = repo.Package{Name: r.Name, Version: r.Version, Kind: r.Kind, SHA256: r.SHA256, Depends: r.Depends, Optional: r.Optional, Peers: r.Peers, Bin: r.Bin, Lib: r.Lib, Summary: r.Summary, Origin: r.Origin,
-			Provides: r.Provides, Conflicts: r.Conflicts, Replaces: r.Replaces, Into: r.Into, Env: r.Env}
+			Provides: r.Provides, Conflicts: r.Conflicts, Replaces: r.Replaces, Into: into, Env: r.Env}
 	}
 	return ps
 }

@@ -190,3 +190,56 @@ func TestNPMInstances(t *testing.T) {
 	e.ok("remove", "a", "dep")
 	checkDBEmpty(t, e.root)
 }
+
+// TestNPMSyncConverges: a second sync of a lockfile of npm instances has nothing to do, and
+// one of a lockfile where one instance changed replaces that instance alone, moving the
+// links of those that depend on it; the other trees, and a file added in one, stay.
+func TestNPMSyncConverges(t *testing.T) {
+	base := t.TempDir()
+	for _, v := range []string{"1.0.0", "2.0.0"} {
+		addNPM(t, base, "dep", v)
+	}
+	addNPM(t, base, "a", "1.0.0", "dep@npm:^1.0.0")
+	addNPM(t, base, "b", "1.0.0", "dep@npm:^2.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "a", "b")
+	e.ok("sync", "-f", lock)
+	added := filepath.Join(e.root, "lib/node_modules/.pnpm/a@1.0.0/node_modules/a/notes.txt")
+	if err := os.WriteFile(added, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trees := map[string]uint64{}
+	for _, key := range []string{"a@1.0.0", "b@1.0.0", "dep@1.0.0", "dep@2.0.0"} {
+		trees[key] = e.treeIno(key)
+	}
+	if out, _ := e.ok("sync", "-f", lock); out != "nothing to do: root matches "+lock+"\n" {
+		t.Errorf("second sync: %q", out)
+	}
+	if out, _ := e.ok("sync", "-n", "-f", lock); strings.Contains(out, "replace") || strings.Contains(out, "reinstall") {
+		t.Errorf("sync -n of the synced lock: %q", out)
+	}
+
+	addNPM(t, base, "dep", "2.0.1")
+	e.ok("lock", "-o", lock, "a", "b")
+	out, _ := e.ok("sync", "-f", lock)
+	if !strings.Contains(out, "upgraded dep 2.0.0 to 2.0.1") || strings.Contains(out, "a 1.0.0") ||
+		strings.Contains(out, "b 1.0.0") || strings.Contains(out, "dep 1.0.0") {
+		t.Errorf("sync of a lock where dep 2 changed: %q", out)
+	}
+	for _, key := range []string{"a@1.0.0", "b@1.0.0", "dep@1.0.0"} {
+		if got := e.treeIno(key); got != trees[key] {
+			t.Errorf("tree %s: inode %d, was %d", key, got, trees[key])
+		}
+	}
+	if data, err := os.ReadFile(added); err != nil || string(data) != "mine\n" {
+		t.Errorf("a file added in a's directory: %q, %v", data, err)
+	}
+	link := filepath.Join(e.root, "lib/node_modules/.pnpm/b@1.0.0/node_modules/dep")
+	if got, err := os.Readlink(link); err != nil || got != "../../dep@2.0.1/node_modules/dep" {
+		t.Errorf("b's link to dep: %q, %v", got, err)
+	}
+	if out, _ := e.ok("sync", "-f", lock); out != "nothing to do: root matches "+lock+"\n" {
+		t.Errorf("sync after the change: %q", out)
+	}
+}
