@@ -164,12 +164,15 @@ type layoutChange struct {
 }
 
 // newLayoutChange compares the generated paths of the npm instances installed (by key)
-// and of those the change leaves, with the requests before and after. A root without npm
-// instances costs a look at each record.
-func newLayoutChange(installed, after map[string]*db.Record, reqBefore, reqAfter map[string]repo.Requirement) *layoutChange {
+// and of those the change leaves, with the requests before and after. The paths of an
+// instance the change installs are its too, changed or not: installing one again puts
+// back what of its own the user lost (pkg verify's advice). A root without npm instances
+// costs a look at each record.
+func newLayoutChange(installed, after, incoming map[string]*db.Record, reqBefore, reqAfter map[string]repo.Requirement) *layoutChange {
 	l := &layoutChange{before: generated(installed, reqBefore), after: generated(after, reqAfter), recs: after}
 	for p, o := range l.before {
-		if !sameOwners(o, l.after[p]) {
+		a := l.after[p]
+		if !sameOwners(o, a) || slices.ContainsFunc(a.Names, func(n string) bool { return incoming[n] != nil }) {
 			l.paths = append(l.paths, p)
 		}
 	}
@@ -272,7 +275,7 @@ func (r *Root) verifyLinks(all map[string]*db.Record, recs []db.Record) ([]FileE
 			continue
 		}
 		q := verified[o.Names[i]]
-		problems = append(problems, FileError{Package: q.Name, Version: q.Version, Path: r.path(p), Err: what})
+		problems = append(problems, FileError{Package: q.Name, Version: q.Version, Kind: q.Kind, Path: r.path(p), Err: what})
 	}
 	return problems, nil
 }

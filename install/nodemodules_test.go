@@ -266,7 +266,7 @@ func TestNodeModulesVerify(t *testing.T) {
 	}
 	var target, missing bool
 	for _, p := range problems {
-		target = target || p.Path == link && p.Package == "app" && errors.Is(p, ErrLinkTarget) && errors.Is(p, ErrPrefix)
+		target = target || p.Path == link && p.Package == "app" && p.Kind == repo.KindNPM && errors.Is(p, ErrLinkTarget) && errors.Is(p, ErrPrefix)
 		missing = missing || p.Path == r.path(nodeModules, "app") && errors.Is(p, ErrMissing)
 	}
 	if !target || !missing || len(problems) != 2 {
@@ -368,5 +368,44 @@ func TestNodeModulesRepair(t *testing.T) {
 	checkPrefix(t, r)
 	if target, err := os.Readlink(filepath.Join(nm, ".pnpm/app@1.0.0/node_modules/lib")); err != nil || target != "../../lib@1.0.0/node_modules/lib" {
 		t.Errorf("app's link to lib after the repair: %q, %v", target, err)
+	}
+}
+
+// TestNodeModulesReinstall: installing an instance again puts back its generated paths,
+// as Verify wants them: its links deleted (a dependency's, a scoped one's with its @SCOPE
+// directory, its lib/node_modules link) are made, one the user changed is kept in
+// .pkg/saved and replaced; another instance's link, which the change does not touch, stays
+// as the user left it.
+func TestNodeModulesReinstall(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	r.Request([]repo.Requirement{{Name: "app"}})
+	staged := []*Staged{stageNPM(t, r, base, "app", "1.0.0", "lib", "@sc/util", "keys"), stageNPM(t, r, base, "lib", "1.0.0", "keys"),
+		stageNPM(t, r, base, "@sc/util", "1.0.0"), stageNPM(t, r, base, "keys", "1.0.0")}
+	if _, err := r.Apply(context.Background(), staged, nil); err != nil {
+		t.Fatal(err)
+	}
+	nm := r.path(nodeModules)
+	must(t, os.Remove(filepath.Join(nm, ".pnpm/app@1.0.0/node_modules/lib")))
+	must(t, os.RemoveAll(filepath.Join(nm, ".pnpm/app@1.0.0/node_modules/@sc")))
+	must(t, os.Remove(filepath.Join(nm, "app")))
+	for _, p := range []string{".pnpm/app@1.0.0/node_modules/keys", ".pnpm/lib@1.0.0/node_modules/keys"} {
+		must(t, os.Remove(filepath.Join(nm, p)))
+		must(t, os.Symlink("../../elsewhere", filepath.Join(nm, p)))
+	}
+	if _, err := r.Apply(context.Background(), []*Staged{stageNPM(t, r, base, "app", "1.0.0", "lib", "@sc/util", "keys")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := r.Verify()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(nm, ".pnpm/lib@1.0.0/node_modules/keys")
+	if len(problems) != 1 || problems[0].Path != lib || problems[0].Package != "lib" || !errors.Is(problems[0], ErrLinkTarget) {
+		t.Errorf("Verify after app's reinstall = %v, want lib's link to keys alone, as the user left it", problems)
+	}
+	if saved, _ := filepath.Glob(r.path(".pkg", "saved", "*", nodeModules, ".pnpm/app@1.0.0/node_modules/keys")); len(saved) != 1 {
+		t.Errorf("app's link to keys the user changed: saved as %v, want it in .pkg/saved", saved)
 	}
 }

@@ -254,7 +254,7 @@ func (r *Root) newLayout(installed, incoming map[string]*db.Record, leaving map[
 			next[n] = q
 		}
 	}
-	return newLayoutChange(installed, after, before, next), nil
+	return newLayoutChange(installed, after, incoming, before, next), nil
 }
 
 // conflicts decides who may have a path of the prefix.

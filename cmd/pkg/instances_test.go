@@ -243,3 +243,31 @@ func TestNPMSyncConverges(t *testing.T) {
 		t.Errorf("sync after the change: %q", out)
 	}
 }
+
+// TestNPMReinstallLinks: a dependency link of one of two versions of a name, deleted, is
+// found by verify, whose advice names that version, and the reinstall it advises puts the
+// link back.
+func TestNPMReinstallLinks(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "ms", "1.0.0")
+	for _, v := range []string{"1.0.0", "2.0.0"} {
+		addNPM(t, base, "dep", v, "ms@npm:^1.0.0")
+	}
+	addNPM(t, base, "a", "1.0.0", "dep@npm:^1.0.0")
+	addNPM(t, base, "b", "1.0.0", "dep@npm:^2.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "a", "b")
+	link := filepath.Join(e.root, "lib/node_modules/.pnpm/dep@2.0.0/node_modules/ms")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := e.pkg("verify")
+	if code != 1 || !strings.Contains(stdout, "dep 2.0.0: missing "+link) || !strings.Contains(stderr, "pkg install --reinstall dep@2.0.0 restores") {
+		t.Fatalf("verify without dep 2's link to ms: exit %d, %q, %q; want the link found and dep@2.0.0 named", code, stdout, stderr)
+	}
+	e.ok("install", "--reinstall", "dep@2.0.0")
+	if got, err := os.Readlink(link); err != nil || got != "../../ms@1.0.0/node_modules/ms" {
+		t.Errorf("dep 2's link to ms after its reinstall: %q, %v", got, err)
+	}
+	e.ok("verify")
+}
