@@ -296,11 +296,15 @@ func checkBin(bin []repo.Command, members []tarutil.Member) error {
 // CheckRunnable refuses, for a publisher, bin entries that would install commands that
 // cannot run: one that leads, through the package's symlinks and hardlinks, to a missing
 // member or to something not a file. A symlink out of the package (/usr/bin/env) is taken
-// as it is. Installs check only checkBin, so that packages published before still install.
-func CheckRunnable(bin []repo.Command, members []tarutil.Member) error {
+// as it is; so, for a package that depends on others (depends), is a relative symlink to
+// a path it does not hold, which the root's merged prefix holds beside it once a
+// dependency is installed (python3-minimal's usr/bin/python3 -> python3.11, which
+// python3.11-minimal holds). Installs check only checkBin, so that packages published
+// before still install.
+func CheckRunnable(bin []repo.Command, members []tarutil.Member, depends bool) error {
 	order := byName(members)
 	for _, b := range bin {
-		if _, err := binFile(b, members, order); err != nil {
+		if _, err := binFile(b, members, order, depends); err != nil {
 			return err
 		}
 	}
@@ -329,14 +333,18 @@ func lookup(members []tarutil.Member, order []int32, name string) (int, bool) {
 
 // binFile follows the bin entry b through the package's hardlinks and symlinks to the
 // regular member its command runs, and returns that member's index, or -1 for a symlink
-// out of the package.
-func binFile(b repo.Command, members []tarutil.Member, order []int32) (int, error) {
+// out of the package: an absolute one, or, with outside, a relative one to a path the
+// package does not hold (CheckRunnable).
+func binFile(b repo.Command, members []tarutil.Member, order []int32, outside bool) (int, error) {
 	name := path.Clean(b.Path)
+	symlinked := false // the last hop was a symlink's
 	for hops := 0; ; hops++ {
 		i, ok := lookup(members, order, name)
 		switch {
 		case !ok && hops == 0:
 			return -1, &binError{Bin: b.String(), Err: errBinNotFile}
+		case !ok && outside && symlinked:
+			return -1, nil
 		case !ok:
 			return -1, &binError{Bin: b.String(), At: name, Err: errBinMissing}
 		case hops > 40:
@@ -344,11 +352,11 @@ func binFile(b repo.Command, members []tarutil.Member, order []int32) (int, erro
 		}
 		switch m := &members[i]; {
 		case m.Type == tar.TypeLink:
-			name = m.Linkname
+			name, symlinked = m.Linkname, false
 		case m.Type == tar.TypeSymlink && path.IsAbs(m.Linkname):
 			return -1, nil
 		case m.Type == tar.TypeSymlink:
-			name = path.Join(path.Dir(name), m.Linkname)
+			name, symlinked = path.Join(path.Dir(name), m.Linkname), true
 		case m.Type != tar.TypeReg:
 			return -1, &binError{Bin: b.String(), At: name, Err: errBinNotFile}
 		default:
@@ -364,7 +372,7 @@ func binFile(b repo.Command, members []tarutil.Member, order []int32) (int, erro
 func executable(bin []repo.Command, members []tarutil.Member, order []int32) []tarutil.Member {
 	out, cloned := members, false
 	for _, b := range bin {
-		i, err := binFile(b, members, order)
+		i, err := binFile(b, members, order, false)
 		if err != nil || i < 0 {
 			continue
 		}

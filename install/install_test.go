@@ -440,10 +440,19 @@ func TestCheckRunnable(t *testing.T) {
 		"bin":          {Bin: "bin", At: "bin", Err: errBinNotFile},
 		"bin/none":     {Bin: "bin/none", Err: errBinNotFile},
 	} {
-		err := CheckRunnable(testrepo.Commands(bin), members)
+		err := CheckRunnable(testrepo.Commands(bin), members, false)
 		var be *binError
 		if want == nil && err != nil || want != nil && (!errors.As(err, &be) || *be != *want) {
 			t.Errorf("CheckRunnable(%s) = %#v, want %#v", bin, err, want)
+		}
+		// A package with dependencies: a symlink to no member of its own leads to a
+		// dependency's file; nothing else changes.
+		if bin == "bin/dangling" {
+			want = nil
+		}
+		err = CheckRunnable(testrepo.Commands(bin), members, true)
+		if want == nil && err != nil || want != nil && (!errors.As(err, &be) || *be != *want) {
+			t.Errorf("CheckRunnable(%s) with dependencies = %#v, want %#v", bin, err, want)
 		}
 	}
 }

@@ -23,8 +23,11 @@ const maxHops = 40
 
 // debCommands returns, in member order and one per name, the commands of a .deb's tree: the
 // members directly in usr/bin, bin, usr/sbin or sbin, named by their file name, that are
-// regular files with an execute bit, or links to one inside the package.
-func debCommands(members []tarutil.Member) []repo.Command {
+// regular files with an execute bit, or links to one inside the package; for a package
+// that depends on others (depends), also symlinks to a path it does not hold, which a
+// dependency holds beside it in the root (install.CheckRunnable): python3-minimal's
+// usr/bin/python3 -> python3.11, golang-go's usr/bin/go -> ../lib/go-1.19/bin/go.
+func debCommands(members []tarutil.Member, depends bool) []repo.Command {
 	byName := make(map[string]int, len(members))
 	for i, m := range members {
 		byName[m.Name] = i
@@ -34,7 +37,7 @@ func debCommands(members []tarutil.Member) []repo.Command {
 	for i, m := range members {
 		dir, base := path.Split(m.Name)
 		if slices.Contains(debCommandDirs, strings.TrimSuffix(dir, "/")) && !strings.HasPrefix(base, ".") &&
-			!slices.Contains(names, base) && executable(members, byName, i) {
+			!slices.Contains(names, base) && executable(members, byName, i, depends) {
 			bin, names = append(bin, repo.ParseCommand(m.Name)), append(names, base)
 		}
 	}
@@ -42,8 +45,9 @@ func debCommands(members []tarutil.Member) []repo.Command {
 }
 
 // executable reports whether members[i] is, or leads through the package's links to, a
-// regular member with an execute bit.
-func executable(members []tarutil.Member, byName map[string]int, i int) bool {
+// regular member with an execute bit, or, with outside, a symlink's target the package
+// does not hold.
+func executable(members []tarutil.Member, byName map[string]int, i int, outside bool) bool {
 	for range maxHops {
 		m := members[i]
 		var next string
@@ -59,7 +63,7 @@ func executable(members []tarutil.Member, byName map[string]int, i int) bool {
 		}
 		j, ok := byName[next]
 		if !ok {
-			return false
+			return outside && m.Type == tar.TypeSymlink
 		}
 		i = j
 	}

@@ -126,8 +126,8 @@ func commands(members []tarutil.Member) []repo.Command {
 			bin, names = append(bin, repo.ParseCommand(m.Name)), append(names, base)
 		}
 	}
-	if install.CheckRunnable(bin, members) == nil { // each checked alone only when one fails
+	if install.CheckRunnable(bin, members, false) == nil { // each checked alone only when one fails
 		return bin
 	}
-	return slices.DeleteFunc(bin, func(b repo.Command) bool { return install.CheckRunnable([]repo.Command{b}, members) != nil })
+	return slices.DeleteFunc(bin, func(b repo.Command) bool { return install.CheckRunnable([]repo.Command{b}, members, false) != nil })
 }

@@ -116,7 +116,7 @@ func (a *Archive) checkEntry(p repo.Package) (repo.Package, error) {
 	for i := range p.Lib {
 		p.Lib[i] = path.Clean(p.Lib[i])
 	}
-	if err := install.CheckRunnable(p.Bin, a.Members); err != nil {
+	if err := install.CheckRunnable(p.Bin, a.Members, len(p.Depends) > 0); err != nil {
 		return p, err
 	}
 	return p, install.CheckLib(p.Lib, a.Members)
@@ -166,7 +166,7 @@ func (a *Archive) Entry(p repo.Package, keepSummary bool) (repo.Package, error) 
 		}
 	}
 	if p.Bin == nil {
-		p.Bin = debCommands(a.Members)
+		p.Bin = debCommands(a.Members, len(p.Depends) > 0)
 	}
 	if p.Lib == nil {
 		p.Lib = install.LibDirs(a.Members)

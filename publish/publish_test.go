@@ -184,7 +184,12 @@ func TestDebCommands(t *testing.T) {
 		{Name: "usr/lib/k/bin/k", Type: tar.TypeReg, Mode: 0o755},
 	}
 	want := testrepo.Commands("usr/bin/a", "usr/bin/owner-only", "usr/bin/b", "bin/g", "sbin/h", "usr/sbin/i")
-	if got := debCommands(members); !slices.Equal(got, want) {
+	if got := debCommands(members, false); !slices.Equal(got, want) {
 		t.Errorf("debCommands = %q, want %q", got, want)
+	}
+	// With dependencies, the link to a file another package holds is a command too.
+	want = testrepo.Commands("usr/bin/a", "usr/bin/owner-only", "usr/bin/b", "usr/bin/d", "bin/g", "sbin/h", "usr/sbin/i")
+	if got := debCommands(members, true); !slices.Equal(got, want) {
+		t.Errorf("debCommands of a package with dependencies = %q, want %q", got, want)
 	}
 }

@@ -6,13 +6,14 @@ import (
 	"testing"
 )
 
-// TestPython installs python3.11-minimal and libpython3.11-stdlib, published with no flags
-// beside libpython3.11-minimal and their closure: python3.11 finds its standard library
-// next to its own executable, in the root, with the host's /usr/lib/python3.11 hidden
-// (must-show 2 of #32).
+// TestPython installs python3.11-minimal, libpython3.11-stdlib and python3-minimal,
+// published with no flags beside libpython3.11-minimal and their closure: python3.11 finds
+// its standard library next to its own executable, in the root, with the host's
+// /usr/lib/python3.11 hidden (must-show 2 of #32); and python3, python3-minimal's link to
+// python3.11, is a command of the root, found on PATH before the host's.
 func TestPython(t *testing.T) {
-	w := newWorld(t, "python3.11-minimal", "libpython3.11-stdlib")
-	w.pkg("install", "python3.11-minimal", "libpython3.11-stdlib")
+	w := newWorld(t, "python3.11-minimal", "libpython3.11-stdlib", "python3-minimal")
+	w.pkg("install", "python3.11-minimal", "libpython3.11-stdlib", "python3-minimal")
 	w.checkInstalled(w.published())
 	w.verify()
 	w.checkShared("python3.11-minimal", "libpython3.11-minimal", "libpython3.11-stdlib")
@@ -30,5 +31,9 @@ func TestPython(t *testing.T) {
 		if want := filepath.Join(w.root, want[i]); got != want {
 			t.Errorf("python3.11: line %d is %q, want %q", i+1, got, want)
 		}
+	}
+	out = output(t, w.hidden(hide, "python3", "-I", "-c", "import json, sys; print(sys.prefix)"))
+	if got, want := strings.TrimSpace(out), filepath.Join(w.root, "usr"); got != want {
+		t.Errorf("python3 on PATH: sys.prefix %q, want %q (the root's)", got, want)
 	}
 }
