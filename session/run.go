@@ -8,13 +8,29 @@ import (
 	"pkg/runner"
 )
 
-// Run returns the run of req with the session's repositories, trust policy and root: the
-// one made before for the same packages while it is current (runner.Reuse), unless
-// refresh, else one made now (runner.Make), the signatures of its lockfile checked first
-// (checkLockSigned). The observer hears of another process making the same run's root
-// (RunWaiting).
-func (s *Session) Run(ctx context.Context, req runner.Request, refresh bool) (*runner.Run, error) {
-	o, err := s.sourceOptions()
+// RunOptions say how Session.Run goes about a request.
+type RunOptions struct {
+	Refresh bool // read the indexes now, even where a run's memo still holds
+	// LockRepos makes the repositories of the request's lockfile those in effect, ahead of
+	// the configured ones, as Request.LockRepos does for a sync.
+	LockRepos bool
+}
+
+// Run returns the run of req with the session's repositories (or, with o.LockRepos, its
+// lockfile's), trust policy and root: the one made before for the same packages while it
+// is current (runner.Reuse), unless o.Refresh, else one made now (runner.Make), the
+// signatures of its lockfile checked first (checkLockSigned). The observer hears of
+// another process making the same run's root (RunWaiting).
+func (s *Session) Run(ctx context.Context, req runner.Request, o RunOptions) (*runner.Run, error) {
+	var l *repo.Lock
+	if req.Lock != "" && o.LockRepos {
+		var err error
+		if l, err = repo.ReadLock(req.Lock); err != nil {
+			return nil, err
+		}
+		s.useLock(l, req.Lock)
+	}
+	so, err := s.sourceOptions()
 	var repos []config.Repo
 	if err == nil {
 		repos, err = s.Repositories()
@@ -22,15 +38,17 @@ func (s *Session) Run(ctx context.Context, req runner.Request, refresh bool) (*r
 	if err != nil {
 		return nil, err
 	}
-	req.Repos, req.Trust, req.Root = runner.ReposOf(repos), o.Trust, s.Root
-	if !refresh {
+	req.Repos, req.Trust, req.Root = runner.ReposOf(repos), so.Trust, s.Root
+	if !o.Refresh {
 		if r, ok := runner.Reuse(ctx, s.Cache, req, s.Offline); ok {
 			return r, nil
 		}
 	}
 	w := runner.Watch(s.Cache, req)
 	if req.Lock != "" {
-		l, err := repo.ReadLock(req.Lock)
+		if l == nil {
+			l, err = repo.ReadLock(req.Lock)
+		}
 		if err == nil {
 			err = s.checkLockSigned(l, req.Lock)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"pkg/repo"
 	"pkg/runner"
+	"pkg/session"
 )
 
 // TestRun makes the run of a package, then reuses it: the second run installs nothing,
@@ -17,7 +18,7 @@ func TestRun(t *testing.T) {
 	s, obs := newSession(t, o, "")
 	req := runner.Request{Package: repo.Requirement{Name: "tool"}}
 	for i, made := range []bool{true, false} {
-		r, err := s.Run(context.Background(), req, false)
+		r, err := s.Run(context.Background(), req, session.RunOptions{})
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"pkg/report"
 	"pkg/runner"
+	"pkg/session"
 )
 
 func runCommand() *cli.Command {
@@ -38,7 +39,7 @@ func runAction(c *cli.Context) error {
 		args = args[1:]
 	}
 	req := runner.Request{Package: reqs[0], With: reqs[1:], Command: c.String("cmd"), Lock: c.String("lock")}
-	r, err := sess(c).Run(c.Context, req, c.Bool("refresh"))
+	r, err := sess(c).Run(c.Context, req, session.RunOptions{Refresh: c.Bool("refresh"), LockRepos: lockRepos(c)})
 	if ce := (*runner.CommandError)(nil); errors.As(err, &ce) && len(ce.Commands)+len(ce.Others) > 0 {
 		return usagef("%v (--cmd NAME picks one)", err)
 	} else if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -40,7 +41,14 @@ func (e *runEnv) publishScript(name, version string, scripts map[string]string) 
 // run runs pkg run with args and returns its stdout, stderr and exit status.
 func (e *runEnv) run(args ...string) (stdout, stderr string, code int) {
 	e.t.Helper()
-	cmd := exec.Command(e.bin, append([]string{"--root", e.root, "--cache", e.cache, "--repo", e.repo, "run"}, args...)...)
+	return e.exec(append([]string{"--repo", e.repo, "run"}, args...)...)
+}
+
+// exec runs pkg with the env's root and cache, and args, and returns its stdout, stderr
+// and exit status.
+func (e *runEnv) exec(args ...string) (stdout, stderr string, code int) {
+	e.t.Helper()
+	cmd := exec.Command(e.bin, append([]string{"--root", e.root, "--cache", e.cache}, args...)...)
 	var o, er bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &er
 	err := cmd.Run()
@@ -250,4 +258,39 @@ func TestRunLock(t *testing.T) {
 		t.Errorf("run without the lockfile: exit %d, stdout %q; want the newest, tool 2", code, out)
 	}
 	testfs.SameTree(t, "the user's root after runs with --lock", testfs.Tree(t, e.root), userRoot)
+}
+
+// TestRunLockRepos runs with --lock and no --repo, as pkg sync -f takes a lockfile: the
+// packages come from the repositories the lockfile records, for a lock of a repository of
+// scripts and for one that repo add --from wrote of a package-lock.json.
+func TestRunLockRepos(t *testing.T) {
+	base := t.TempDir()
+	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e.publishScript("tool", "1", map[string]string{"tool": "echo tool 1"})
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "tool")
+	if out, stderr, code := e.exec("run", "--lock", lock, "tool"); out != "tool 1\n" || code != 0 {
+		t.Errorf("run --lock without --repo: exit %d, stdout %q, stderr %q; want tool 1 from the lockfile's repository", code, out, stderr)
+	}
+
+	npm := filepath.Join(base, "npm")
+	cli := gzipped(t, pax(t, tf("package/package.json", `{"name": "cli", "version": "1.0.0", "bin": "cli.js"}`),
+		tf("package/cli.js", "#!/bin/sh\necho cli 1.0.0\n")))
+	os.MkdirAll(filepath.Join(npm, "served"), 0o755)
+	if err := os.WriteFile(filepath.Join(npm, "served", "cli-1.0.0.tgz"), cli, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	project := filepath.Join(npm, "project", "package-lock.json")
+	os.MkdirAll(filepath.Dir(project), 0o755)
+	data, _ := json.Marshal(map[string]any{"name": "project", "lockfileVersion": 3, "packages": map[string]any{
+		"":                 map[string]any{"name": "project", "dependencies": map[string]string{"cli": "^1.0.0"}},
+		"node_modules/cli": map[string]any{"version": "1.0.0", "resolved": serve(t, filepath.Join(npm, "served")) + "/cli-1.0.0.tgz", "integrity": sriOf(cli)},
+	}})
+	if err := os.WriteFile(project, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("repo", "add", filepath.Join(npm, "repo"), "--from", project, "--npm-cache", filepath.Join(npm, "cache"))
+	if out, stderr, code := e.exec("run", "--lock", filepath.Join(filepath.Dir(project), "pkg.lock"), "cli"); out != "cli 1.0.0\n" || code != 0 {
+		t.Errorf("run --lock of an imported npm lock without --repo: exit %d, stdout %q, stderr %q; want cli 1.0.0 from the lockfile's repository", code, out, stderr)
+	}
 }
