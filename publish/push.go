@@ -53,6 +53,25 @@ type Pushed struct {
 // ErrPushChunk is the error for a chunk size that is not positive.
 var ErrPushChunk = errors.New("publish: chunk size must be positive")
 
+// ErrTooLarge is in a *PushError whose request's body the registry, or a proxy in front
+// of it, refused as larger than it takes (HTTP 413): smaller chunks may pass.
+var ErrTooLarge = oci.ErrTooLarge
+
+// PushError is the failure of a blob's upload: What (a path, or "the manifest's config")
+// of Digest and Size bytes, to Registry, in a push whose blobs over Chunk bytes go in
+// chunks of that many.
+type PushError struct {
+	What, Digest, Registry string
+	Size, Chunk            int64
+	Err                    error
+}
+
+func (e *PushError) Error() string {
+	return fmt.Sprintf("publish: push %s (%s) to %s: %v", e.What, e.Digest, e.Registry, e.Err)
+}
+
+func (e *PushError) Unwrap() error { return e.Err }
+
 // Push uploads the repository in dir to the registry repository target (an oci URL): its
 // index.json, index.json.sig if there is one, and each archive the index names by a path,
 // as blobs (those the registry has already are not sent again), then the manifest that
@@ -82,14 +101,14 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 		}
 		have, err := c.HasBlob(ctx, b.digest)
 		if err != nil {
-			return res, pushError(c, b, err)
+			return res, pushError(c, b, o.Chunk, err)
 		}
 		if have {
 			res.Present++
 			continue
 		}
 		if err := b.push(ctx, c, o.Chunk); err != nil {
-			return res, pushError(c, b, err)
+			return res, pushError(c, b, o.Chunk, err)
 		}
 		res.Uploaded++
 		res.Bytes += b.size
@@ -111,9 +130,9 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 	return res, nil
 }
 
-// pushError names the registry, the blob and its file in err.
-func pushError(c *oci.Client, b blob, err error) error {
-	return fmt.Errorf("publish: push %s (%s) to %s: %w", b.what, b.digest, c.Ref().Registry(), fetch.RegistryError(err))
+// pushError is err, of the upload of b in chunks of chunk bytes, as a *PushError.
+func pushError(c *oci.Client, b blob, chunk int64, err error) error {
+	return &PushError{What: b.what, Digest: b.digest, Registry: c.Ref().Registry(), Size: b.size, Chunk: chunk, Err: fetch.RegistryError(err)}
 }
 
 // blob is one blob of a push: the empty config, the index, its signature or an archive.

@@ -132,3 +132,23 @@ func TestPushOversizedSignature(t *testing.T) {
 		t.Error("a manifest was tagged")
 	}
 }
+
+// TestPushTooLarge: a registry that refuses a blob's body as too large (413) stops the push
+// with ErrTooLarge in a *PushError naming the blob, its size and the chunk size; pushing
+// again in chunks under the limit sends it.
+func TestPushTooLarge(t *testing.T) {
+	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"})
+	reg := testregistry.New(t)
+	reg.MaxBody = 1500 // under the archive's 2 KiB, over the manifest
+	_, err := Push(context.Background(), r.Dir, reg.URL(), PushOptions{})
+	var pe *PushError
+	if !errors.Is(err, ErrTooLarge) || !errors.As(err, &pe) || pe.Chunk != DefaultChunk || pe.Size <= reg.MaxBody || !strings.Contains(err.Error(), pe.What) {
+		t.Fatalf("push through a body limit of 1500 bytes: %v, want ErrTooLarge in a *PushError of a blob over 1500 bytes, chunk %d", err, DefaultChunk)
+	}
+	if reg.Manifest("latest") != nil {
+		t.Error("a manifest was tagged")
+	}
+	if _, err := Push(context.Background(), r.Dir, reg.URL(), PushOptions{Chunk: 1000}); err != nil {
+		t.Errorf("push in chunks of 1000 bytes: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"pkg/config"
 	"pkg/internal/shell"
+	"pkg/internal/units"
 	"pkg/pin"
 	"pkg/publish"
 	"pkg/repo"
@@ -92,6 +93,7 @@ var hints = []hintRule{
 		return fmt.Sprintf("once the cause is fixed, run 'pkg repo sign %s'", ue.Dir)
 	})},
 	{fn: asHint[*repo.RepublishError]("or pass --replace to change the entry all the same")},
+	{fn: as(pushTooLargeHint)},
 	{fn: asHint[*publish.UnnamedError]("pass --name and --version, or give the file a name such as tool-1.0.tar.gz")},
 	{err: publish.ErrNPMLockVersion, hint: "npm 7 and later write lockfileVersion 3: run 'npm install --package-lock-only' with one, then import the lock it writes"},
 	{err: publish.ErrNotInNPMCache, hint: "without --offline, pkg downloads it from the lock's resolved URL; or fill npm's cache first ('npm ci'), or name another cache with --npm-cache DIR"},
@@ -213,4 +215,15 @@ func deniedHint(de *session.DeniedError) string {
 		also = " (those of " + strings.Join(de.Vars[1:], "*, ") + "* count too)"
 	}
 	return fmt.Sprintf("if the repository needs credentials, set %sTOKEN (or %sUSERNAME and %sPASSWORD)%s, give them in its configuration, or in ~/.netrc (docs/config.md#credentials); pkg records them nowhere", p, p, p, also)
+}
+
+// pushTooLargeHint says what to do about a blob's upload whose request body the registry,
+// or a proxy in front of it, refused as too large (publish.ErrTooLarge): that body was the
+// blob, or a chunk of it, whichever is smaller.
+func pushTooLargeHint(pe *publish.PushError) string {
+	if !errors.Is(pe, publish.ErrTooLarge) {
+		return ""
+	}
+	return fmt.Sprintf("the registry, or a proxy in front of it, refused a request's body of %s as too large (a blob over --chunk-size, %s here, goes in chunks of that size): push again with a smaller --chunk-size, under that limit (512KiB passes nginx's default client_max_body_size, 1 MiB)",
+		units.Size(min(pe.Size, pe.Chunk)), units.Size(pe.Chunk))
 }

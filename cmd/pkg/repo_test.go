@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"pkg/pkgtest/testregistry"
 )
 
 // TestRepoAddCycle checks that repo add takes packages that depend on each other in a
@@ -115,5 +117,32 @@ func TestRepoRemove(t *testing.T) {
 	user, trusted := r.user()
 	if out, _ := user.ok(append(trusted, "search")...); strings.Contains(out, "fortunes") || !strings.Contains(out, "hello") {
 		t.Errorf("search of the signed repository after the remove: %q", out)
+	}
+}
+
+// TestRepoPushBodyLimit pushes through a proxy that refuses request bodies over 32 KiB, as
+// nginx's client_max_body_size does: the 413 stops the push, with a hint naming the body
+// refused and the chunk size used, and a smaller --chunk-size then pushes it.
+func TestRepoPushBodyLimit(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	e := newEnv(t, base, dir)
+	archive := filepath.Join(base, "big-1.0.tar")
+	if err := os.WriteFile(archive, packageTar(t, "big", "1.0", 'x'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("repo", "add", dir, archive, "--name", "big", "--version", "1.0")
+	reg := testregistry.New(t)
+	reg.MaxBody = 32 << 10
+	_, stderr, code := e.pkg("repo", "push", dir, reg.URL())
+	if code != 1 || !strings.Contains(stderr, "413 Request Entity Too Large") ||
+		!strings.Contains(stderr, "pkg: hint: the registry, or a proxy in front of it, refused a request's body of 67.5 KiB as too large (a blob over --chunk-size, 64.0 MiB here, goes in chunks of that size): push again with a smaller --chunk-size") {
+		t.Errorf("push through a 32 KiB body limit: exit %d, %q; want the 413 and the hint", code, stderr)
+	}
+	if reg.Manifest("latest") != nil {
+		t.Error("a manifest was tagged")
+	}
+	if out, _ := e.ok("repo", "push", dir, reg.URL(), "--chunk-size", "16KiB"); !strings.Contains(out, "pushed "+dir) {
+		t.Errorf("push in chunks of 16 KiB: %q", out)
 	}
 }

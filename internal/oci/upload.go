@@ -37,6 +37,16 @@ func (e *RequestError) Error() string {
 	return s
 }
 
+// ErrTooLarge is what a *RequestError answered 413 is (errors.Is): the registry, or a
+// proxy in front of it (nginx's client_max_body_size), refused the request's body as
+// larger than it takes.
+var ErrTooLarge = errors.New("oci: request body too large")
+
+// Is reports whether target is ErrTooLarge and the registry answered 413.
+func (e *RequestError) Is(target error) bool {
+	return target == ErrTooLarge && e.Code == http.StatusRequestEntityTooLarge
+}
+
 // Denied reports whether the registry refused the request's authorization.
 func (e *RequestError) Denied() bool {
 	return e.Code == http.StatusUnauthorized || e.Code == http.StatusForbidden

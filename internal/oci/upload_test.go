@@ -84,3 +84,23 @@ func TestParseManifest(t *testing.T) {
 		}
 	}
 }
+
+// TestPushBlobTooLarge: a body over what the registry, or a proxy in front of it, takes is
+// answered 413, which is ErrTooLarge; the same blob in chunks under that limit goes.
+func TestPushBlobTooLarge(t *testing.T) {
+	reg := testregistry.New(t)
+	reg.MaxBody = 100
+	c, _ := newTestClient(refOf(t, reg), nil)
+	b := bytes.Repeat([]byte{'x'}, 250)
+	err := c.PushBlob(context.Background(), Digest(b), bytes.NewReader(b), int64(len(b)), 1000)
+	var re *RequestError
+	if !errors.Is(err, ErrTooLarge) || !errors.As(err, &re) || re.Code != http.StatusRequestEntityTooLarge || !strings.Contains(err.Error(), "413") {
+		t.Errorf("PushBlob of 250 bytes in one request through a limit of 100: %v, want a *RequestError 413, ErrTooLarge", err)
+	}
+	if err := c.PushBlob(context.Background(), Digest(b), bytes.NewReader(b), int64(len(b)), 100); err != nil {
+		t.Errorf("PushBlob in chunks of 100 through a limit of 100: %v", err)
+	}
+	if err := c.PushBlob(context.Background(), Digest([]byte("other")), bytes.NewReader([]byte("x")), 1, 10); errors.Is(err, ErrTooLarge) {
+		t.Errorf("PushBlob refused 400 is ErrTooLarge: %v", err)
+	}
+}

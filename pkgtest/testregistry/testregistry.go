@@ -39,6 +39,7 @@ type Registry struct {
 	Ranges   []string // the Content-Range of each PATCH
 	RangeHdr []string // the Range of each blob GET ("" for none)
 	Cut      int64    // if > 0, the next blob GET of a larger blob is cut after this many bytes
+	MaxBody  int64    // if > 0, a request with a larger body is answered 413, as nginx in front answers one over its client_max_body_size
 	Requests []string // "METHOD PATH" of each registry request
 	uploads  map[string]*bytes.Buffer
 	state    map[string]int // upload id: the _state its next request must carry
@@ -130,6 +131,13 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	defer r.Mu.Unlock()
 	r.Seen = append(r.Seen, req.Header.Clone())
 	r.Requests = append(r.Requests, req.Method+" "+req.URL.Path)
+	if r.MaxBody > 0 && req.ContentLength > r.MaxBody {
+		io.Copy(io.Discard, req.Body) // the client then reads the answer, not a reset
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		fmt.Fprint(w, "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
+		return
+	}
 	scope := "repository:pkg/main:pull"
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		scope += ",push"
