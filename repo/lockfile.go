@@ -347,6 +347,29 @@ func (l *Lock) Outdated(ix *Index) error {
 	return nil
 }
 
+// Unresolved returns the requirements of l that ix no longer meets, for one of l's
+// platforms: each that does not resolve alone, or all where each does but not together;
+// nil where ix resolves them all.
+func (l *Lock) Unresolved(ix *Index) []Requirement {
+	for _, platform := range l.platforms() {
+		in := ix.ForPlatform(platform)
+		if _, err := l.resolve(in, l.Requires); err == nil {
+			continue
+		}
+		var alone []Requirement
+		for _, r := range l.Requires {
+			if _, err := l.resolve(in, []Requirement{r}); err != nil {
+				alone = append(alone, r)
+			}
+		}
+		if alone == nil {
+			alone = slices.Clone(l.Requires)
+		}
+		return alone
+	}
+	return nil
+}
+
 // platforms returns the lock's platforms, or Host for a lock of any.
 func (l *Lock) platforms() []string {
 	if len(l.Platforms) == 0 {

@@ -200,6 +200,28 @@ func TestParseLockRefuses(t *testing.T) {
 	}
 }
 
+// TestLockUnresolved: the requirements an index no longer meets are each that does not
+// resolve alone, or all where each does but not together; none where they resolve, if to
+// other packages.
+func TestLockUnresolved(t *testing.T) {
+	l := testLock(t, lockIndex, "app", "tool<2")
+	for _, tt := range []struct {
+		name  string
+		index []string
+		want  string
+	}{
+		{"same", lockIndex, ""},
+		{"newer dependency", append(lockIndex, "lib 1.9"), ""},
+		{"dependency gone", []string{"app 1.0 lib>=1,<2", "lib 2.5", "tool 1.0"}, "app"},
+		{"version gone", []string{"app 1.0 lib>=1,<2", "lib 1.5", "tool 2.0"}, "tool<2"},
+		{"not together", []string{"app 1.0 lib>=1,<2", "lib 1.5", "tool 1.0 conflicts:app"}, "app tool<2"},
+	} {
+		if got := JoinRequirements(l.Unresolved(testIndex(tt.index...))); got != tt.want {
+			t.Errorf("%s: Unresolved = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestLockOutdated(t *testing.T) {
 	l := testLock(t, lockIndex, "app", "tool<2")
 	tests := []struct {

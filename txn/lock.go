@@ -17,16 +17,19 @@ func CheckFrozen(l *repo.Lock, ix *Catalog, path string) error {
 		return err
 	}
 	if err := l.Outdated(in); err != nil {
-		return &OutdatedError{Path: path, Err: err}
+		return &OutdatedError{Path: path, Requires: l.Requires, Unresolved: l.Unresolved(in), Err: err}
 	}
 	return nil
 }
 
 // OutdatedError refuses the lockfile at Path as frozen: the index no longer resolves its
-// requirements to its packages (Err says how).
+// requirements, Requires, to its packages (Err says how). Unresolved are those of them
+// the index no longer meets at all (repo.Lock.Unresolved), nil where it resolves them
+// to other packages.
 type OutdatedError struct {
-	Path string
-	Err  error
+	Path                 string
+	Requires, Unresolved []repo.Requirement
+	Err                  error
 }
 
 func (e *OutdatedError) Error() string { return e.Path + ": " + e.Err.Error() }

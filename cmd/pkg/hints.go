@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -106,7 +107,7 @@ var hints = []hintRule{
 	{err: repo.ErrLockfile, hint: "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"},
 	{err: pin.ErrLockUnverified, hint: "lock it again with the publisher's key ('pkg lock --trusted-key KEY', or trust it first with 'pkg trust add KEY')"},
 	{err: pin.ErrLockUntrusted, hint: "trust one of those keys too ('pkg trust add KEY', or --trusted-key for one command), or lock again with a key trusted here"},
-	{fn: as(func(oe *txn.OutdatedError) string { return fmt.Sprintf("run 'pkg lock -o %s' to update it", oe.Path) })},
+	{fn: as(outdatedHint)},
 	{fn: as(func(re *txn.RepublishedError) string {
 		return fmt.Sprintf("'pkg upgrade %s' takes the repository's", re.Name)
 	})},
@@ -226,4 +227,22 @@ func pushTooLargeHint(pe *publish.PushError) string {
 	}
 	return fmt.Sprintf("the registry, or a proxy in front of it, refused a request's body of %s as too large (a blob over --chunk-size, %s here, goes in chunks of that size): push again with a smaller --chunk-size, under that limit (512KiB passes nginx's default client_max_body_size, 1 MiB)",
 		units.Size(min(pe.Size, pe.Chunk)), units.Size(pe.Chunk))
+}
+
+// outdatedHint says how to lock again a lockfile a frozen sync refused: as it records its
+// requirements, or, where the repositories no longer meet some of them (pkg lock would
+// refuse those too), naming the packages, those requirements by their names alone.
+func outdatedHint(oe *txn.OutdatedError) string {
+	if len(oe.Unresolved) == 0 {
+		return fmt.Sprintf("run 'pkg lock -o %s' to update it", shell.Quote(oe.Path))
+	}
+	args := []string{"pkg", "lock", "-o", shell.Quote(oe.Path)}
+	for _, r := range oe.Requires {
+		if slices.ContainsFunc(oe.Unresolved, func(u repo.Requirement) bool { return u.String() == r.String() }) {
+			r = repo.Requirement{Repo: r.Repo, Name: r.Name}
+		}
+		args = append(args, shell.Quote(r.String()))
+	}
+	return fmt.Sprintf("the repositories no longer meet %s, which %s records (so 'pkg lock -o %s' refuses it too): name the packages to lock, %s by name alone: %s",
+		repo.JoinRequirements(oe.Unresolved), oe.Path, shell.Quote(oe.Path), repo.JoinRequirements(oe.Unresolved), strings.Join(args, " "))
 }

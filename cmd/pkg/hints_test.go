@@ -42,6 +42,8 @@ func TestLibraryErrorHints(t *testing.T) {
 		{fmt.Errorf("pkg.lock %w, and signatures are required", pin.ErrLockUnverified), "'pkg lock --trusted-key KEY'"},
 		{fmt.Errorf("pkg.lock was made from an index of repository r verified by key k, %w", pin.ErrLockUntrusted), "--trusted-key for one command"},
 		{&txn.OutdatedError{Path: "ci.lock", Err: errors.New("repo: lockfile is out of date")}, "run 'pkg lock -o ci.lock' to update it"},
+		{&txn.OutdatedError{Path: "ci.lock", Requires: []repo.Requirement{{Repo: "team", Name: "hello", Constraints: []repo.Constraint{{Op: "=", Version: "2.0"}}}, {Name: "tool"}}, Unresolved: []repo.Requirement{{Repo: "team", Name: "hello", Constraints: []repo.Constraint{{Op: "=", Version: "2.0"}}}}, Err: errors.New("repo: lockfile is out of date")},
+			"name the packages to lock, team/hello=2.0 by name alone: pkg lock -o ci.lock team/hello tool"},
 		{&txn.RepublishedError{Name: "lib", Version: "1"}, "'pkg upgrade lib' takes the repository's"},
 		{fmt.Errorf("%w: no saved index of x", fetch.ErrOffline), "without --offline"},
 		{fmt.Errorf("root /r: %w: nothing was ever installed there", install.ErrNoRoot), "check --root (PKG_ROOT)"},

@@ -234,6 +234,30 @@ func TestSyncFrozen(t *testing.T) {
 	e.checkInstalled("frozen sync after lock", "app 1.0, lib 1.9, tool 1.0")
 }
 
+// TestSyncFrozenUnresolved: a lockfile whose recorded requirement the repository no longer
+// meets (hello=2.0, once 2.0 is removed) is refused by a frozen sync with a hint giving the
+// command that locks it again, naming that requirement's package and keeping the others;
+// that command works, and the frozen sync then passes.
+func TestSyncFrozenUnresolved(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	e := newEnv(t, base, dir)
+	addPackage(t, dir, "hello", "1.0")
+	addPackage(t, dir, "hello", "2.0")
+	addPackage(t, dir, "lib", "1.0")
+	lock := filepath.Join(base, "pin.lock")
+	e.ok("lock", "-o", lock, "hello=2.0", "lib>=1,<2")
+	e.ok("repo", "remove", dir, "hello=2.0")
+	_, stderr, code := e.pkg("sync", "--frozen", "-f", lock)
+	want := "the repositories no longer meet hello=2.0, which " + lock + " records (so 'pkg lock -o " + lock + "' refuses it too): name the packages to lock, hello=2.0 by name alone: pkg lock -o " + lock + " hello 'lib>=1,<2'\n"
+	if code != 1 || !strings.Contains(stderr, "its requirements no longer resolve") || !strings.Contains(stderr, "pkg: hint: ") || !strings.Contains(stderr, want) {
+		t.Fatalf("sync --frozen of a lockfile whose requirement is gone: exit %d, %q; want a hint with %s", code, stderr, want)
+	}
+	e.ok("lock", "-o", lock, "hello", "lib>=1,<2")
+	e.ok("sync", "--frozen", "-f", lock)
+	e.checkInstalled("frozen sync after the lock the hint gave", "hello 1.0, lib 1.0")
+}
+
 // TestSyncRestoresTree: a package whose tree was deleted by hand is installed again by the
 // next sync, which does not say the root matches.
 func TestSyncRestoresTree(t *testing.T) {
