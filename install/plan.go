@@ -32,7 +32,7 @@ func (r *Root) Plan(want []repo.Package) (*Delta, error) {
 	}
 	plan := &Delta{}
 	for _, p := range want {
-		if cur, ok := have[p.Key()]; ok && same(cur, p) && r.hasTree(p.Key()) {
+		if cur, ok := have[p.Key()]; ok && cur.Installs(p) && r.hasTree(p.Key()) {
 			plan.Keep = append(plan.Keep, p.Key())
 		} else {
 			plan.Install = append(plan.Install, p)
@@ -54,9 +54,4 @@ func (r *Root) hasTree(key string) bool {
 	var st unix.Stat_t
 	err := r.stat(treeOf(key), &st)
 	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR || err != nil && !errors.Is(err, unix.ENOENT)
-}
-
-func same(cur db.Record, p repo.Package) bool {
-	return cur.Version == p.Version && cur.SHA256 == p.SHA256 &&
-		db.Packages([]db.Record{cur})[0].SameRelations(p) && slices.Equal(cur.Bin, p.Bin)
 }

@@ -118,7 +118,7 @@ func (p *Plan) fill(cache *fetch.Cache) *Plan {
 				c.Action = Upgrade
 			case n < 0:
 				c.Action = Downgrade
-			case cur.SHA256 == pk.SHA256 && db.Packages([]db.Record{cur})[0].SameRelations(pk) && slices.Equal(cur.Bin, pk.Bin):
+			case cur.Installs(pk):
 				c.Action, c.From = Reinstall, "" // a sync puts back a tree deleted by hand
 			default:
 				c.Action = Replace
