@@ -48,3 +48,30 @@ func TestUnneeded(t *testing.T) {
 		t.Errorf("unneeded = %q, want %q", got, want)
 	}
 }
+
+// TestRecordedNPM: an npm name's instances are each described as its record does, kind
+// included, though the candidates, without an index, know only name, version and sha256:
+// the tree pkgs/NAME@VERSION is an npm instance's.
+func TestRecordedNPM(t *testing.T) {
+	old := []db.Record{
+		{Name: "dep", Version: "1.0.0", Kind: repo.KindNPM, SHA256: "a1", Bin: testrepo.Commands("dep")},
+		{Name: "dep", Version: "2.0.0", Kind: repo.KindNPM, SHA256: "a2"},
+	}
+	candidates := func(name string) ([]Candidate, error) {
+		return []Candidate{{Package: repo.Package{Name: name, Version: "2.0.0", SHA256: "a2"}}, {Package: repo.Package{Name: name, Version: "1.0.0", SHA256: "a1"}}}, nil
+	}
+	cs, err := recorded(old, candidates)("dep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cs {
+		got = append(got, c.Package.Key())
+	}
+	if want := []string{"dep@1.0.0", "dep@2.0.0", "dep", "dep"}; !slices.Equal(got, want) {
+		t.Errorf("recorded dep: keys %q, want %q", got, want)
+	}
+	if len(cs) > 0 && !reflect.DeepEqual(cs[0].Package.Bin, old[0].Bin) {
+		t.Errorf("recorded dep@1.0.0: bin %v, want %v", cs[0].Package.Bin, old[0].Bin)
+	}
+}

@@ -27,10 +27,20 @@ type Candidate struct {
 	Members []tarutil.Member
 }
 
+// An UnmatchedError is the trees in pkgs/ that no candidate matched (a cache entry pruned,
+// a tree changed beyond its shape, a directory not pkg's): Rebuild changed nothing, since
+// a database without them would have the next change take them for no package's.
+type UnmatchedError struct {
+	Trees []string
+}
+
+func (e *UnmatchedError) Error() string {
+	return "repair: no package in the cache matches " + strings.Join(e.Trees, ", ") + ": nothing was changed"
+}
+
 // Rebuilt says what Rebuild did.
 type Rebuilt struct {
 	Recorded []string // "NAME VERSION" of each tree recorded again
-	Unknown  []string // the trees in pkgs/ no candidate matched: kept as they are, unrecorded
 	Kept     string   // where the database it replaced is, "" if there was none
 	// Salvaged says whether the records of repositories (their pins) and of what the user
 	// asked for came from the database replaced; where not, every package nothing
@@ -41,9 +51,9 @@ type Rebuilt struct {
 
 // Rebuild replaces the root's database, which may be damaged, by one made from the trees
 // in pkgs/: each is recorded as the first of candidates(name) whose member list it has
-// the shape of (every path, of its type and size), and a tree none matches is kept,
-// unrecorded. It deletes no tree of pkgs/, keeps the database it replaces beside the new
-// one, takes the root's lock as Open does, and then makes the prefix (the owners of its
+// the shape of (every path, of its type and size); where a tree matches none, it changes
+// nothing and returns an *UnmatchedError. It deletes no tree of pkgs/, keeps the database
+// it replaces beside the new one, takes the root's lock as Open does, and then makes the prefix (the owners of its
 // paths, rebuilt from the file lists, and its links) and bin/ agree with the records.
 // The records of packages, repositories and what was asked for are read from the old
 // database where it is only older than its last commit (db.ErrStale) or not damaged at
@@ -97,7 +107,8 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 	return out, nil
 }
 
-// match finds the record of each tree in pkgs/ among its candidates.
+// match finds the record of each tree in pkgs/ among its candidates; an *UnmatchedError
+// names the trees none matches.
 func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Rebuilt) ([]*db.Record, [][]db.File, error) {
 	names, err := r.names(place{pkgs, ""})
 	if err != nil {
@@ -105,8 +116,9 @@ func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Reb
 	}
 	slices.Sort(names)
 	var (
-		recs  []*db.Record
-		lists [][]db.File
+		recs    []*db.Record
+		lists   [][]db.File
+		unknown []string
 	)
 	for _, name := range names {
 		fd, err := r.open(place{pkgs, name}, unix.O_PATH|unix.O_DIRECTORY)
@@ -117,7 +129,7 @@ func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Reb
 		if err == nil {
 			rec, files, ok := matchTree(fd, r.fd[top], name, cands)
 			if !ok {
-				out.Unknown = append(out.Unknown, r.pathOf(place{pkgs, name}))
+				unknown = append(unknown, r.pathOf(place{pkgs, name}))
 			} else {
 				recs, lists = append(recs, rec), append(lists, files)
 				out.Recorded = append(out.Recorded, rec.Name+" "+rec.Version)
@@ -127,6 +139,9 @@ func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Reb
 		if err != nil {
 			return nil, nil, err
 		}
+	}
+	if len(unknown) > 0 {
+		return nil, nil, &UnmatchedError{Trees: unknown}
 	}
 	return recs, lists, nil
 }
@@ -467,25 +482,31 @@ func (r *Root) salvageRecords() (s *oldRecords, err error) {
 	return s, err
 }
 
-// recorded returns candidates with, first for each name, the archive its record in pkgs
-// (the old database's) names by sha256, described as that record says: a package from a
-// local archive file, which no index describes, keeps its origin, commands, dependencies
-// and the rest of its record.
+// recorded returns candidates with, first for each name, the archives its records in pkgs
+// (the old database's: one, or an npm name's instances) name by sha256, described as
+// those records say: a package from a local archive file, which no index describes, keeps
+// its origin, commands, dependencies and the rest of its record, and an npm instance its
+// kind, which its tree's name, NAME@VERSION, must match.
 func recorded(pkgs []db.Record, candidates func(name string) ([]Candidate, error)) func(name string) ([]Candidate, error) {
-	old := named(pkgs)
+	old := make(map[string][]db.Record)
+	for _, p := range pkgs {
+		old[p.Name] = append(old[p.Name], p)
+	}
 	return func(name string) ([]Candidate, error) {
 		cs, err := candidates(name)
-		p := old[name]
-		if err != nil || p == nil {
+		if err != nil {
 			return cs, err
 		}
-		for _, c := range cs {
-			if c.Package.SHA256 == p.SHA256 && c.Package.Version == p.Version {
-				as := db.Packages([]db.Record{*p})[0]
-				return append([]Candidate{{Package: as, Members: c.Members}}, cs...), nil
+		var first []Candidate
+		for _, p := range old[name] {
+			for _, c := range cs {
+				if c.Package.SHA256 == p.SHA256 && c.Package.Version == p.Version {
+					first = append(first, Candidate{Package: db.Packages([]db.Record{p})[0], Members: c.Members})
+					break
+				}
 			}
 		}
-		return cs, nil
+		return append(first, cs...), nil
 	}
 }
 

@@ -11,7 +11,9 @@ import (
 // repairCandidates returns what a tree of a root named name may hold, for install.Rebuild:
 // each entry of cache of that name, most recently used first, as ix (nil for none) offers
 // that archive (by its sha256), or else by its name and version alone, without commands,
-// libraries or dependencies. An entry Members finds damaged is no candidate.
+// libraries or dependencies, and then twice: as a package and as an npm instance, of which
+// the tree's name (NAME, or NAME@VERSION) matches one alone, since the cache does not say
+// which the archive is. An entry Members finds damaged is no candidate.
 func repairCandidates(cache *fetch.Cache, ix *repo.Index) (func(name string) ([]install.Candidate, error), error) {
 	es, err := cache.List()
 	if err != nil {
@@ -34,11 +36,14 @@ func repairCandidates(cache *fetch.Cache, ix *repo.Index) (func(name string) ([]
 			if err != nil {
 				continue
 			}
-			p, ok := offered[e.SHA256]
-			if !ok || p.Name != e.Name || p.Version != e.Version {
-				p = repo.Package{Name: e.Name, Version: e.Version, SHA256: e.SHA256}
+			if p, ok := offered[e.SHA256]; ok && p.Name == e.Name && p.Version == e.Version {
+				cs = append(cs, install.Candidate{Package: p, Members: ms})
+				continue
 			}
-			cs = append(cs, install.Candidate{Package: p, Members: ms})
+			p := repo.Package{Name: e.Name, Version: e.Version, SHA256: e.SHA256}
+			npm := p
+			npm.Kind = repo.KindNPM
+			cs = append(cs, install.Candidate{Package: p, Members: ms}, install.Candidate{Package: npm, Members: ms})
 		}
 		return cs, nil
 	}, nil

@@ -259,9 +259,12 @@ func TestDamagedRootElsewhere(t *testing.T) {
 	testfs.SameTree(t, "the damaged root's pkgs/ and bin/", bad.tree(t), bad.trees)
 }
 
-// TestRepairKeepsUnknownTree: a tree in pkgs/ that no cache entry matches (its entry pruned,
-// or changed beyond its shape) stays where it is, unrecorded, and the repair names it.
-func TestRepairKeepsUnknownTree(t *testing.T) {
+// TestRepairRefusesUnknownTree: a tree in pkgs/ that no cache entry matches (its entry
+// pruned, or changed beyond its shape) stops the repair before it changes anything,
+// naming each such tree: a database without them would leave them to no package. Once
+// they are moved away, the repair records the rest, and verify finds the file added to
+// hello's tree, whose shape it still has.
+func TestRepairRefusesUnknownTree(t *testing.T) {
 	d := newDamagedDB(t)
 	stranger := filepath.Join(d.e.root, "pkgs", "stranger")
 	if err := os.MkdirAll(stranger, 0o755); err != nil {
@@ -270,18 +273,31 @@ func TestRepairKeepsUnknownTree(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(d.e.root, "pkgs", "hello", "bin", "added"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(filepath.Join(d.e.root, "pkgs", "fortunes", "share", "fortunes", "all")); err != nil {
+	fortunes := filepath.Join(d.e.root, "pkgs", "fortunes")
+	if err := os.Remove(filepath.Join(fortunes, "share", "fortunes", "all")); err != nil {
 		t.Fatal(err)
 	}
 	d.damage(t, func([]byte) []byte { return nil })
-	// The repair, then verify, which finds the file added to hello's tree.
 	out, stderr, code := d.e.pkg("verify", "--repair", "hello", "libgreet")
-	if code != 1 || !strings.Contains(out, "recorded 2 packages again") || !strings.Contains(out, "bin/added") || !strings.Contains(stderr, stranger+`" matches no package in the cache: kept`) ||
-		!strings.Contains(stderr, filepath.Join(d.e.root, "pkgs", "fortunes")+`" matches no package`) {
+	if code != 1 || out != "" || !strings.Contains(stderr, "no package in the cache matches "+fortunes+", "+stranger+": nothing was changed") ||
+		!strings.Contains(stderr, "pkg: hint: move those trees out of pkgs/") {
 		t.Errorf("verify --repair: exit %d\n%s%s", code, out, stderr)
 	}
-	if _, err := os.Stat(stranger); err != nil {
-		t.Errorf("the unknown tree: %v", err)
+	if got, err := os.ReadFile(d.path); err != nil || len(got) != 0 {
+		t.Errorf("the database after the refused repair: %d bytes, %v; want it as it was, empty", len(got), err)
+	}
+	if kept, _ := filepath.Glob(d.path + ".damaged-*"); len(kept) != 0 {
+		t.Errorf("the refused repair kept %v", kept)
+	}
+	aside := t.TempDir()
+	for _, dir := range []string{stranger, fortunes} {
+		if err := os.Rename(dir, filepath.Join(aside, filepath.Base(dir))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, stderr, code = d.e.pkg("verify", "--repair", "hello", "libgreet")
+	if code != 1 || !strings.Contains(out, "recorded 2 packages again") || !strings.Contains(out, "bin/added") {
+		t.Errorf("verify --repair with those trees moved away: exit %d\n%s%s", code, out, stderr)
 	}
 	if got := d.e.list(); len(got) != 2 || got[0].Name != "hello" || got[1].Name != "libgreet" {
 		t.Errorf("list after the repair: %v", got)

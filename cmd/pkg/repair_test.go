@@ -81,6 +81,45 @@ func TestRepairKeepsLocalArchive(t *testing.T) {
 	e.ok("verify")
 }
 
+// TestRepairNPMWithoutRepo: a repair given no repository records npm instances too, each
+// by its tree pkgs/NAME@VERSION: from the old database's records where it can be read (then
+// as they were), else as the cache's entries alone say; never fewer than the trees.
+func TestRepairNPMWithoutRepo(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "dep", "1.0.0")
+	addNPM(t, base, "app", "1.0.0", "dep@npm:^1.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "app")
+	before := decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1")
+	repair := func() (string, string, int) {
+		var out, stderr bytes.Buffer
+		code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "verify", "--repair"}, &out, &stderr)
+		return out.String(), stderr.String(), code
+	}
+	if out, stderr, code := repair(); code != 0 || !strings.HasPrefix(out, "recorded 2 packages again from their trees: app 1.0.0, dep 1.0.0\n") {
+		t.Fatalf("verify --repair without a repository: exit %d\n%s%s", code, out, stderr)
+	}
+	after := decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1")
+	for i := range after.Packages {
+		after.Packages[i].InstalledAt = before.Packages[i].InstalledAt // the tree's ctime, not the commit's time
+	}
+	if !reflect.DeepEqual(after, before) {
+		t.Errorf("list --json after the repair: %+v, was %+v", after, before)
+	}
+	e.ok("verify")
+
+	if err := os.WriteFile(filepath.Join(e.root, ".pkg", "db"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, stderr, code := repair(); code != 0 || !strings.HasPrefix(out, "recorded 2 packages again from their trees: app 1.0.0, dep 1.0.0\n") {
+		t.Fatalf("verify --repair of a damaged database without a repository: exit %d\n%s%s", code, out, stderr)
+	}
+	if got := e.installed(); got != "app 1.0.0, dep 1.0.0" {
+		t.Errorf("installed after the repair: %q", got)
+	}
+	e.ok("verify")
+}
+
 // lines returns the lines of text that begin with one of prefixes.
 func lines(text string, prefixes ...string) string {
 	var b strings.Builder

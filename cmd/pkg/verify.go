@@ -75,8 +75,5 @@ func repair(c *cli.Context) error {
 	if !b.Salvaged {
 		warn(c, "what you asked for and the repositories' pins could not be read from the old database: every package no other needs counts as asked for, and a signed repository's key must be trusted again (pkg trust add)")
 	}
-	for _, dir := range b.Unknown {
-		warn(c, "%s matches no package in the cache: kept, unrecorded; move it away, then install that package again", termtext.Quote(dir))
-	}
 	return err
 }
