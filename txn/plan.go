@@ -432,20 +432,25 @@ func SyncPlan(root *install.Root, l *repo.Lock, keepExtra bool, cache *fetch.Cac
 
 // Relocate makes the plan fetch each archive of the lockfile l through the source of its
 // repository in sources, by name ("" for a lock of one): a mirror, or the same repository
-// with its credentials. A package whose repository has no source there keeps its URL, as
-// does one cache (if not nil) holds, which is not fetched: a sync from a restored cache
-// needs no repository, not even a local one gone since.
+// with its credentials. A package whose repository has no source there keeps its URL. So
+// does one that cannot be relocated (its repository directory gone) where cache (if not
+// nil) holds it: a sync from a restored cache needs no repository. One the cache holds is
+// relocated all the same where it can be, since the cache may drop it before the fetch (a
+// damaged entry, a prune), which then reads it from the repository.
 func (p *Plan) Relocate(l *repo.Lock, sources map[string]*fetch.Source, cache *fetch.Cache) error {
 	for i, pk := range p.install {
 		src, from, ok := sources[pk.Repo], "", false
 		if r, in := l.Of(pk.Repo); in {
 			from, ok = r.URL, src != nil
 		}
-		if !ok || cache != nil && cache.Has(pk.SHA256) {
+		if !ok {
 			continue
 		}
-		var err error
-		if p.install[i], err = src.Relocate(pk, from); err != nil {
+		moved, err := src.Relocate(pk, from)
+		switch {
+		case err == nil:
+			p.install[i] = moved
+		case cache == nil || !cache.Has(pk.SHA256):
 			return err
 		}
 	}

@@ -76,3 +76,48 @@ func TestDamagedCache(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncDamagedCacheDirectory: a cached entry found damaged by a sync of a lockfile of a
+// repository directory is fetched again from that repository, as over HTTP, whether the
+// command names the repository or takes it from the lockfile.
+func TestSyncDamagedCacheDirectory(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		repo bool
+	}{{"lockfile", false}, {"repo", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, "repo")
+			lib := addPackage(t, dir, "lib", "1.5")
+			addPackage(t, dir, "app", "1.0", "lib>=1")
+			first := newEnv(t, base, dir)
+			lock := filepath.Join(base, "pkg.lock")
+			first.ok("lock", "-o", lock, "app")
+			first.ok("sync", "-f", lock)
+			tarPath := filepath.Join(first.cache, "tars", lib.SHA256+".tar")
+			good, err := os.ReadFile(tarPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := bytes.Clone(good)
+			bad[bytes.Index(bad, []byte("vvvv"))+100] = 'x'
+			if err := os.WriteFile(tarPath, bad, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			second := newEnv(t, filepath.Join(base, "second"), dir)
+			second.cache = first.cache
+			args := []string{"pkg", "--root", second.root, "--cache", second.cache, "sync", "-f", lock}
+			if tt.repo {
+				args = append(args[:5], append([]string{"--repo", dir}, args[5:]...)...)
+			}
+			var out, stderr bytes.Buffer
+			if code := run(args, &out, &stderr); code != 0 || !strings.Contains(stderr.String(), "cached package damaged: lib 1.5") {
+				t.Fatalf("sync with lib's cache entry damaged: exit %d\n%s%s", code, &out, &stderr)
+			}
+			second.checkInstalled("sync", "app 1.0, lib 1.5")
+			if got, err := os.ReadFile(tarPath); err != nil || !bytes.Equal(got, good) {
+				t.Errorf("cached tar after fetching again: %d bytes, %v; want the %d good ones", len(got), err, len(good))
+			}
+		})
+	}
+}
