@@ -72,7 +72,7 @@ type Cache struct {
 	runs      runDir     // run/, opened when first asked for (RunDir)
 	only      bool       // the exclusive flock is held: no other process uses the cache
 	owner     cacheOwner // whom root hands what it makes here to (owner.go)
-	checked   sync.Map   // sha256 → []tarutil.Member of the entries this Cache has checked
+	checked   sync.Map   // sha256 → checkedEntry of the entries this Cache has checked
 	checks    checkLog   // the entries checked in this boot, by any process (checks.go)
 	unsettled sync.Map   // sha256 → unsynced for those of them written in this boot, not yet synced
 	names     entryNames // the entries by package name, for sharing (share.go)
@@ -82,6 +82,11 @@ type Cache struct {
 	// NoSync makes Settle drop the marks of unsynced entries without syncing them, for
 	// throwaway machines (install's --no-sync).
 	NoSync bool
+
+	// Whole makes Members check all of an entry's data and tail files, as after a reboot,
+	// whatever the check log says, once per entry and Cache: for a reinstall, which must
+	// not put back damage a sample of them misses.
+	Whole bool
 
 	// Waiting, if not nil, is called when Fetch waits for another fetch of the same
 	// archive into the cache, by another process or goroutine, to end, with the pids of

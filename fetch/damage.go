@@ -43,9 +43,11 @@ const spotSample = 64 << 10 // 64 KiB
 // regular file as its tar or index, is removed, so that the next Fetch downloads it again, and
 // reported as ErrDamaged. An error of the check that shows nothing of the entry's bytes
 // (damage tells which) leaves it in place and unchecked: its next use checks it again.
+// With c.Whole, an entry not yet checked whole by this Cache is, as after a reboot.
 func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
-	if ms, ok := c.checked.Load(sha); ok {
-		return ms.([]tarutil.Member), nil
+	whole := c.Whole
+	if e, ok := c.checked.Load(sha); ok && (e.(checkedEntry).whole || !whole) {
+		return e.(checkedEntry).members, nil
 	}
 	ix, err := openEntryIndex(c.tars, idxName(sha))
 	if err != nil {
@@ -74,16 +76,16 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 		budget = spotSample
 	}
 	crashed := boot != "" && boot != bootID() // written unsynced before a reboot
-	if crashed {
+	if crashed || whole {
 		budget = math.MaxInt64
 	}
 	files := checkedFiles{tar: idOf(info), idx: idOf(ix.info)}
-	spot := err == nil && (crashed || !c.checks.passed(c, sha, files))
+	spot := err == nil && (crashed || whole || !c.checks.passed(c, sha, files))
 	if spot {
 		err = tarutil.SpotCheck(f, info.Size(), ms, budget)
 	}
 	if err == nil && spot {
-		err = c.checkTails(sha, f, ms, crashed)
+		err = c.checkTails(sha, f, ms, crashed || whole)
 	}
 	what := entryName(sha, name, version)
 	if err != nil && !Damaged(err) {
@@ -101,7 +103,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 		// the others, or checked again at its next first use.
 		c.unsettled.Store(sha, unsynced{idx: ix.info, tar: info, checked: crashed})
 	}
-	c.checked.Store(sha, ms)
+	c.checked.Store(sha, checkedEntry{ms, crashed || whole})
 	return ms, nil
 }
 
@@ -164,7 +166,13 @@ func (c *Cache) written(sha string, tar fs.FileInfo, boot string) {
 	if boot != "" {
 		c.unsettled.Store(sha, unsynced{idx: ix.info, tar: now})
 	}
-	c.checked.Store(sha, ms)
+	c.checked.Store(sha, checkedEntry{ms, true})
+}
+
+// checkedEntry is an entry this Cache checked: its members, and whether all of its data.
+type checkedEntry struct {
+	members []tarutil.Member
+	whole   bool
 }
 
 // openEntryFile opens an entry's tar or index, name in the directory d, and returns what it

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -678,5 +679,50 @@ func TestTrimNotRegular(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestMembersWhole: damage to a large member's data, which the spot check of an entry's
+// first use does not hash (share/big is past its budget), passes Members but not Members
+// with Whole, which hashes all of it however recently the entry was checked, and removes
+// the entry as damaged.
+func TestMembersWhole(t *testing.T) {
+	dir, p := localRepo(t)
+	open := cacheOpener(t)
+	c := open()
+	if err := fetchOne(c, quick(t, dir), p); err != nil {
+		t.Fatal(err)
+	}
+	c = open()
+	ms, err := c.Members(p.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Whole = true
+	if _, err := c.Members(p.SHA256); err != nil {
+		t.Fatalf("Members with Whole of a good entry: %v", err)
+	}
+	i := slices.IndexFunc(ms, func(m tarutil.Member) bool { return m.Name == "share/big" })
+	if i < 0 {
+		t.Fatal("no share/big in the entry")
+	}
+	f, err := os.OpenFile(c.Path(p.SHA256), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("damage"), ms[i].Offset+ms[i].Size/2); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	c = open()
+	if _, err := c.Members(p.SHA256); err != nil {
+		t.Fatalf("Members of an entry damaged past its sample: %v; want the damage unseen", err)
+	}
+	c.Whole = true
+	if _, err := c.Members(p.SHA256); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "share/big") {
+		t.Fatalf("Members with Whole of the damaged entry, checked before without: %v, want ErrDamaged naming share/big", err)
+	}
+	if c.Has(p.SHA256) {
+		t.Error("damaged entry still in the cache")
 	}
 }

@@ -256,7 +256,9 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 
 // stage fetches the packages p installs through f (offline, only if the cache holds them
 // all) and stages each in root as soon as it is in the cache; on an error it discards
-// what it staged.
+// what it staged. A reinstall has the cache check each entry whole (fetch.Cache.Whole),
+// as it is asked for where an installed file differs, which damage to the entry that
+// the check of an ordinary use samples past would explain.
 func (p *Plan) stage(ctx context.Context, root *install.Root, f *Fetcher) ([]*install.Staged, error) {
 	staged := make([]*install.Staged, len(p.install))
 	if len(p.install) == 0 {
@@ -269,6 +271,9 @@ func (p *Plan) stage(ctx context.Context, root *install.Root, f *Fetcher) ([]*in
 		if err := checkCached(f.Cache, p.install, p.locked); err != nil {
 			return nil, err
 		}
+	}
+	if p.again {
+		f.Cache.Whole = true
 	}
 	err := f.Fetch(ctx, p.install, func(ctx context.Context, i int, tar string) error {
 		pk := p.install[i]

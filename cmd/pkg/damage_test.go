@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pkg/internal/testfs"
+	"pkg/repo"
 )
 
 // TestDamagedCache damages hello's cached tar one way per case and installs it again: pkg
@@ -118,6 +119,59 @@ func TestSyncDamagedCacheDirectory(t *testing.T) {
 			if got, err := os.ReadFile(tarPath); err != nil || !bytes.Equal(got, good) {
 				t.Errorf("cached tar after fetching again: %d bytes, %v; want the %d good ones", len(got), err, len(good))
 			}
+		})
+	}
+}
+
+// TestReinstallDamagedCache: damage inside a large member of a cached tar, which the check
+// at an entry's use samples past, is installed; verify --full finds it, and the reinstall
+// it names checks the entry whole, fetches it again and so puts back the archive's bytes,
+// on a filesystem that copies and on one that shares the cache's blocks.
+func TestReinstallDamagedCache(t *testing.T) {
+	for _, kind := range []string{"tmp", "xfs"} {
+		t.Run(kind, func(t *testing.T) {
+			base := t.TempDir()
+			if kind != "tmp" {
+				base = testfs.Mount(t, kind)
+			}
+			dir := filepath.Join(base, "repo")
+			big := strings.Repeat("0123456789abcdef", 128<<10) // 2 MiB: past the budget of a whole check at use
+			archive := filepath.Join(base, "big-1.0.tar")
+			if err := os.WriteFile(archive, pax(t, tf("share/big/data", big), tf("share/big/small", "small\n")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p, _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: "big", Version: "1.0"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := newEnv(t, base, dir)
+			e.ok("fetch", "big")
+			tarPath := filepath.Join(e.cache, "tars", p.SHA256+".tar")
+			good, err := os.ReadFile(tarPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(tarPath, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteAt([]byte("DAMAGE"), int64(bytes.Index(good, []byte(big[:64])))+1<<20); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			e.ok("install", "big")
+			out, stderr, code := e.pkg("verify", "--full")
+			if code != 1 || !strings.Contains(out, "big 1.0: modified share/big/data (content)") || !strings.Contains(stderr, "pkg install --reinstall big") {
+				t.Fatalf("verify --full of the damaged install: exit %d\n%s%s", code, out, stderr)
+			}
+			out, stderr = e.ok("install", "--reinstall", "big")
+			if !strings.Contains(stderr, "cached package damaged: big 1.0") || !strings.Contains(out, "reinstalled big 1.0") {
+				t.Errorf("install --reinstall big:\n%s%s", out, stderr)
+			}
+			if got, err := os.ReadFile(tarPath); err != nil || !bytes.Equal(got, good) {
+				t.Errorf("cached tar after the reinstall: %d bytes, %v; want the %d good ones", len(got), err, len(good))
+			}
+			e.ok("verify", "--full")
 		})
 	}
 }
