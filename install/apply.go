@@ -89,7 +89,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 			sv.drop()
 		}
 	}()
-	ins, made, err := r.intents(recs, staged)
+	ins, made, err := r.intents(recs, staged, remove)
 	var rins []db.Intent
 	if err == nil {
 		rins, err = r.removeIntents(remove)
@@ -293,7 +293,8 @@ func (r *Root) checkUnmanaged(recs []db.Record, staged []*db.Record) error {
 }
 
 // checkApply refuses a change to recs, the installed packages, installing the records
-// staged, that would leave two packages providing one command (*clashError), a package
+// staged, that would leave two packages providing one command where neither replaces the
+// other (*clashError), a package
 // whose dependency nothing meets (repo.Requirement.Met: a package of one of its
 // alternatives' names at a version allowed, or one that provides it) where the change
 // removed or replaced what met it or installs the package, or an incoming package and
@@ -314,25 +315,9 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string, bins fun
 		next[s.Key()] = s
 	}
 	names := slices.Sorted(maps.Keys(next))
-	providers := make(map[string][]string) // command → the packages providing it
-	for _, name := range names {
-		for _, b := range bins(next[name]) {
-			providers[b.Name] = append(providers[b.Name], name)
-		}
-	}
-	incoming := make(map[string]bool, len(staged))
-	for _, s := range staged {
-		incoming[s.Key()] = true
-	}
-	for _, s := range staged {
-		for _, b := range bins(s) {
-			cmd := b.Name
-			for _, other := range providers[cmd] {
-				if other != s.Key() {
-					return &clashError{Package: s.Name, Version: s.Version, Command: cmd, Other: other, Incoming: incoming[other]}
-				}
-			}
-		}
+	incoming := keysOf(staged)
+	if _, err := commandStacks(next, incoming, bins); err != nil {
+		return err
 	}
 	meets, installed := newMeets(next), named(recs)
 	for _, gone := range remove {
@@ -614,15 +599,24 @@ func changeError(staged []*Staged, remove []string, err error) error {
 
 // intents notes what each staged package replaces among recs, prepares its command links
 // and returns the intents of its commit, and the links it made for each package.
-func (r *Root) intents(recs []db.Record, staged []*Staged) ([]db.Intent, [][]string, error) {
+func (r *Root) intents(recs []db.Record, staged []*Staged, remove []string) ([]db.Intent, [][]string, error) {
 	ins := make([]db.Intent, len(staged))
 	made := make([][]string, len(staged))
 	installed := named(recs)
-	next := named(slices.Clone(recs)) // what the root holds once committed, for the commands' libraries
+	next := named(slices.Clone(recs)) // what the root holds once committed, for the commands' libraries and holders
+	for _, k := range remove {
+		delete(next, k)
+	}
+	incoming := make(map[string]bool, len(staged))
 	for _, s := range staged {
 		next[s.rec.Key()] = s.rec
+		incoming[s.rec.Key()] = true
 	}
 	libs := newLibIndex(next)
+	holds, err := r.holders(next, incoming)
+	if err != nil {
+		return nil, made, err
+	}
 	for i, s := range staged {
 		if old := installed[s.rec.Key()]; old != nil {
 			s.res.Previous, s.res.Again = old.Version, old.SHA256 == s.rec.SHA256
@@ -632,8 +626,7 @@ func (r *Root) intents(recs []db.Record, staged []*Staged) ([]db.Intent, [][]str
 		if !ok {
 			return nil, made, fmt.Errorf("install %s %s: staged tree %s is gone", s.rec.Name, s.rec.Version, r.pathOf(tree))
 		}
-		var err error
-		if made[i], err = r.prepareLinks(libs, s); err != nil {
+		if made[i], err = r.prepareLinks(libs, holds, s); err != nil {
 			return nil, made, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, err)
 		}
 		old, _ := r.inode(treeOf(s.rec.Key()))

@@ -39,9 +39,11 @@ const maxWrapper = 64 << 10 // 64 KiB
 // directly or not, declares library directories, or p has env entries, a wrapper script
 // that runs the command with them on LD_LIBRARY_PATH and in its environment. A command
 // whose prefix path is bin/CMD itself needs no link, and has none here, unless it needs
-// the wrapper: the wrapper then takes the member's place in the prefix. A symlink costs nothing at run time; the script, a
-// shell's start (about 1 ms), and it names the root by its absolute path.
-func (r *Root) binWants(libs *libIndex, p *db.Record) map[string]string {
+// the wrapper: the wrapper then takes the member's place in the prefix. A command another
+// package holds (holds, by command: a package replacing p's) has none either. A symlink
+// costs nothing at run time; the script, a shell's start (about 1 ms), and it names the
+// root by its absolute path.
+func (r *Root) binWants(libs *libIndex, holds map[string]string, p *db.Record) map[string]string {
 	bins := r.bins(p.Kind, p.Name, p.Version, p.Bin)
 	wants := make(map[string]string, len(bins))
 	if len(bins) == 0 {
@@ -49,6 +51,9 @@ func (r *Root) binWants(libs *libIndex, p *db.Record) map[string]string {
 	}
 	dirs := r.libDirs(libs, p)
 	for _, b := range bins {
+		if holds[b.Name] != p.Key() {
+			continue
+		}
 		if w := r.binWant(dirs, p, b); w != "" {
 			wants[b.Name] = w
 		}
@@ -121,10 +126,11 @@ func (r *Root) bins(kind, name, version string, bin []repo.Command) []repo.Comma
 // (binWant), by the package whose member and command it is, for the packages of all.
 func (r *Root) wrapperPaths(all map[string]*db.Record) map[string]string {
 	libs := newLibIndex(all)
+	holds, _ := r.holders(all, nil) // nothing incoming: no clash
 	paths := make(map[string]string)
 	for _, p := range all {
 		for _, b := range p.Bin {
-			if at := cmdPath(p, b); at == "bin/"+b.Name && (!libs.none(p) || len(p.Env) > 0) {
+			if at := cmdPath(p, b); at == "bin/"+b.Name && holds[b.Name] == p.Key() && (!libs.none(p) || len(p.Env) > 0) {
 				paths[at] = p.Key()
 			}
 		}
@@ -491,9 +497,10 @@ func (r *Root) wantBins() (map[string]string, map[string]*db.Record, error) {
 	}
 	pkgs := named(all)
 	libs := newLibIndex(pkgs)
+	holds, _ := r.holders(pkgs, nil) // nothing incoming: no clash
 	want := make(map[string]string)
 	for _, p := range pkgs {
-		maps.Copy(want, r.binWants(libs, p))
+		maps.Copy(want, r.binWants(libs, holds, p))
 	}
 	return want, pkgs, nil
 }
@@ -543,8 +550,8 @@ func (r *Root) unwrap(cmd string, p *db.Record) error {
 // and creates those that are missing or differ under their temporary names, before s is
 // committed: once its record is written only renames remain, and a full filesystem can no
 // longer fail an install that has committed.
-func (r *Root) prepareLinks(libs *libIndex, s *Staged) (made []string, err error) {
-	s.wants = r.binWants(libs, s.rec)
+func (r *Root) prepareLinks(libs *libIndex, holds map[string]string, s *Staged) (made []string, err error) {
+	s.wants = r.binWants(libs, holds, s.rec)
 	for _, b := range s.rec.Bin {
 		cmd := b.Name
 		target, ok := s.wants[cmd]

@@ -1,16 +1,20 @@
 package install
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"pkg/db"
 	"pkg/repo"
 )
 
-// A clashError refuses to install a package whose command another package provides: one
-// installed, or, with Incoming, one installed with it.
+// A clashError refuses to install a package whose command another package provides, one
+// installed, or, with Incoming, one installed with it, where neither replaces the other
+// (commandStacks).
 type clashError struct {
 	Package, Version string
 	Command          string
@@ -24,6 +28,75 @@ func (e *clashError) Error() string {
 	}
 	return fmt.Sprintf("install %s %s: command %q is already provided by package %s (remove %s first to have %s's)",
 		e.Package, e.Version, e.Command, e.Other, e.Other, e.Package)
+}
+
+// commandStacks returns, by command, the keys of the packages of next that provide it
+// (bins), stacked as a prefix path's owners are (conflicts.add): in the order they were
+// installed, incoming last, each goes above the first it replaces (Replaces, at its
+// version), where every package above it replaces it. bin/ holds the command of the first.
+// An incoming package that fits nowhere is a *clashError naming one above it that does
+// not replace it; an installed one (the Replaces of an older root) goes under the others.
+func commandStacks(next map[string]*db.Record, incoming map[string]bool, bins func(*db.Record) []repo.Command) (map[string][]string, error) {
+	order := slices.SortedFunc(maps.Keys(next), func(a, b string) int {
+		return cmp.Or(cmpBool(incoming[a], incoming[b]), next[a].Installed.Compare(next[b].Installed), strings.Compare(a, b))
+	})
+	stacks := make(map[string][]string)
+	for _, k := range order {
+		p := next[k]
+		for _, b := range bins(p) {
+			s := stacks[b.Name]
+			if slices.Contains(s, k) {
+				continue
+			}
+			at := slices.IndexFunc(s, func(o string) bool { return replaces(p, next[o]) })
+			if at < 0 {
+				at = len(s)
+			}
+			if i := slices.IndexFunc(s[:at], func(o string) bool { return !replaces(next[o], p) }); i >= 0 {
+				if incoming[k] {
+					return nil, &clashError{Package: p.Name, Version: p.Version, Command: b.Name, Other: s[i], Incoming: incoming[s[i]]}
+				}
+				at = len(s)
+			}
+			stacks[b.Name] = slices.Insert(s, at, k)
+		}
+	}
+	return stacks, nil
+}
+
+// holders returns, by command, the key of the package of next whose command bin/ holds
+// (commandStacks).
+func holders(stacks map[string][]string) map[string]string {
+	h := make(map[string]string, len(stacks))
+	for cmd, s := range stacks {
+		h[cmd] = s[0]
+	}
+	return h
+}
+
+// holders is commandStacks' holders of r's commands (Root.bins) in next.
+func (r *Root) holders(next map[string]*db.Record, incoming map[string]bool) (map[string]string, error) {
+	stacks, err := commandStacks(next, incoming, func(p *db.Record) []repo.Command { return r.bins(p.Kind, p.Name, p.Version, p.Bin) })
+	return holders(stacks), err
+}
+
+// keysOf returns the set of the keys of recs.
+func keysOf(recs []*db.Record) map[string]bool {
+	keys := make(map[string]bool, len(recs))
+	for _, p := range recs {
+		keys[p.Key()] = true
+	}
+	return keys
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // An unmanagedError is a directory in pkgs/, or with Command a command in bin/, where a

@@ -13,7 +13,7 @@ import (
 )
 
 // TestCheck refuses, before anything is staged, a change the commit would refuse: a command
-// two packages provide (*clashError), a directory in pkgs/ or a command in bin/ that pkg did
+// two packages provide, neither replacing the other (*clashError), a directory in pkgs/ or a command in bin/ that pkg did
 // not make (*unmanagedError), a dependency broken, a lib package in a root whose path
 // cannot be in LD_LIBRARY_PATH; and changes nothing.
 func TestCheck(t *testing.T) {
@@ -23,6 +23,11 @@ func TestCheck(t *testing.T) {
 	var ce *clashError
 	if err := CheckChange(r.Dir(), installed, []repo.Package{clash}, nil); !errors.As(err, &ce) || ce.Other != "a" || ce.Incoming {
 		t.Errorf("CheckChange of a command installed = %v, want a *clashError naming a", err)
+	}
+	replacing := clash
+	replacing.Replaces = testrepo.Requires("a<2")
+	if err := CheckChange(r.Dir(), installed, []repo.Package{replacing}, nil); err != nil {
+		t.Errorf("CheckChange of a command installed, by a package replacing its own: %v", err)
 	}
 	if err := CheckChange(r.Dir(), nil, []repo.Package{clash, {Name: "c", Version: "1", Bin: testrepo.Commands("tool=bin/c")}}, nil); !errors.As(err, &ce) || !ce.Incoming {
 		t.Errorf("CheckChange of two packages with one command = %v, want a *clashError, incoming", err)

@@ -450,3 +450,63 @@ func TestPrefixReserved(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandReplaces: a package that replaces another takes its command as it takes its
+// files, at the same path or another (bin/x then leads to its own), and gives it back
+// when it goes; installed the other way round, the replaced package's command goes
+// under; past the version the Replaces covers, the command is refused as the file is.
+func TestCommandReplaces(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	pkgWith := func(name, version, cmd string, replaces ...string) repo.Package {
+		p := prefixPkg(name, version, replaces...)
+		p.Bin = testrepo.Commands(cmd)
+		return p
+	}
+	install := func(p repo.Package, files ...string) {
+		t.Helper()
+		if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, p, tree(files...))}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := func(want string) {
+		t.Helper()
+		b, err := os.ReadFile(r.path("bin", "x"))
+		if err != nil || string(b) != want {
+			t.Errorf("bin/x reads %q, %v; want %q", b, err, want)
+		}
+		checkPrefix(t, r)
+	}
+	old := pkgWith("old", "1", "usr/bin/x")
+	install(old, "usr/bin/x=old 1")
+	install(pkgWith("new", "1", "usr/bin/x", "old<2"), "usr/bin/x=new 1")
+	runs("new 1")
+	must(t, r.uninstall("new"))
+	runs("old 1")
+
+	install(pkgWith("moved", "1", "x=usr/lib/moved/x", "old<2"), "usr/lib/moved/x=moved 1")
+	runs("moved 1")
+	if got, err := os.Readlink(r.path("bin", "x")); err != nil || got != "../usr/lib/moved/x" {
+		t.Errorf("bin/x -> %q, %v; want the replacing package's", got, err)
+	}
+	install(pkgWith("old", "1.5", "usr/bin/x"), "usr/bin/x=old 1.5") // still replaced: goes under
+	runs("moved 1")
+	must(t, r.uninstall("moved"))
+	runs("old 1.5")
+	must(t, r.uninstall("old"))
+
+	// The replacing package first: the replaced one's command goes under it.
+	install(pkgWith("moved", "1", "x=usr/lib/moved/x", "old<2"), "usr/lib/moved/x=moved 1")
+	install(old, "usr/bin/x=old 1")
+	runs("moved 1")
+	// old 2 is not replaced by moved 1: its command can go neither under nor over.
+	s := stageIn(t, r, base, pkgWith("old", "2", "usr/bin/x"), tree("usr/bin/x=old 2"))
+	var ce *clashError
+	if _, err := r.Apply(context.Background(), []*Staged{s}, nil); !errors.As(err, &ce) || ce.Other != "moved" {
+		t.Errorf("upgrade of old past what moved replaces = %v, want a *clashError naming moved", err)
+	}
+	runs("moved 1")
+	must(t, r.uninstall("moved"))
+	runs("old 1")
+}

@@ -315,14 +315,21 @@ func (c *conflicts) conflict(path string, p *db.Record, other string, dir, other
 // member, given next, the owners of the paths of the change, which hold every incoming
 // package's command paths.
 func (c *conflicts) commands(staged []*Staged, next map[string]db.Owners) error {
-	links := make(map[string]string) // bin/CMD → the package whose command link it is
-	for _, p := range c.installed {
-		if !c.leaving[p.Key()] {
-			addLinks(links, p, c.bins(p))
+	after := make(map[string]*db.Record, len(c.installed)+len(c.incoming)) // the root the change leaves
+	for k, p := range c.installed {
+		if !c.leaving[k] {
+			after[k] = p
 		}
 	}
-	for _, s := range staged {
-		addLinks(links, s.rec, c.bins(s.rec))
+	maps.Copy(after, c.incoming)
+	stacks, err := commandStacks(after, keysOf(slices.Collect(maps.Values(c.incoming))), c.bins)
+	if err != nil {
+		return err
+	}
+	holds := holders(stacks)
+	links := make(map[string]string) // bin/CMD → the package whose command link it is
+	for _, p := range after {
+		addLinks(links, p, holds, c.bins(p))
 	}
 	for _, s := range staged {
 		for _, b := range c.bins(s.rec) {
@@ -347,11 +354,11 @@ func (c *conflicts) commands(staged []*Staged, next map[string]db.Owners) error 
 	return nil
 }
 
-// addLinks adds to links the command links p's commands bins need: those whose prefix
-// path is not bin/CMD itself.
-func addLinks(links map[string]string, p *db.Record, bins []repo.Command) {
+// addLinks adds to links the command links p's commands bins need: those it holds (holds,
+// by command) whose prefix path is not bin/CMD itself.
+func addLinks(links map[string]string, p *db.Record, holds map[string]string, bins []repo.Command) {
 	for _, b := range bins {
-		if k := "bin/" + b.Name; prefixPath(path.Clean(b.Path), p.Into) != k {
+		if k := "bin/" + b.Name; holds[b.Name] == p.Key() && prefixPath(path.Clean(b.Path), p.Into) != k {
 			links[k] = p.Key()
 		}
 	}

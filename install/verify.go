@@ -130,6 +130,7 @@ func (r *Root) verify(cache Cache, names []string) ([]FileError, int64, error) {
 		return nil, 0, fmt.Errorf("verify: %w", err)
 	}
 	v := &verifier{libs: newLibIndex(named(all)), cache: cache}
+	v.holds, _ = r.holders(named(all), nil) // nothing incoming: no clash
 	defer v.close()
 	for i := range pkgs {
 		if err := v.add(r, &pkgs[i], files[i]); err != nil {
@@ -163,10 +164,11 @@ func (r *Root) verify(cache Cache, names []string) ([]FileError, int64, error) {
 type verifier struct {
 	trees    []*verifyTree
 	jobs     []verifyJob
-	problems []FileError  // found before the jobs run
-	libs     *libIndex    // every installed package, for the commands' libraries
-	cache    Cache        // nil: hash every file
-	unread   atomic.Int64 // bytes found shared with the cache
+	problems []FileError       // found before the jobs run
+	libs     *libIndex         // every installed package, for the commands' libraries
+	holds    map[string]string // command → the package whose command bin/ holds
+	cache    Cache             // nil: hash every file
+	unread   atomic.Int64      // bytes found shared with the cache
 }
 
 // verifyTree is one installed package, open for checking.
@@ -194,7 +196,7 @@ type verifyJob struct {
 }
 
 func (v *verifier) add(r *Root, p *db.Record, files []db.File) error {
-	v.problems = append(v.problems, checkBinLinks(r, p, v.libs)...)
+	v.problems = append(v.problems, checkBinLinks(r, p, v.libs, v.holds)...)
 	fd, err := r.open(treeOf(p.Key()), unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		what := found(ErrModified, ErrType)
@@ -307,14 +309,14 @@ func (r *Root) verifyPrefix(all map[string]*db.Record, recs []db.Record, files [
 }
 
 // checkBinLinks reports the commands of p whose links or wrappers in bin/ are not what
-// install made, when the root holds the packages of libs.
-func checkBinLinks(r *Root, p *db.Record, libs *libIndex) []FileError {
+// install made, when the root holds the packages of libs, whose commands holds gives.
+func checkBinLinks(r *Root, p *db.Record, libs *libIndex, holds map[string]string) []FileError {
 	var problems []FileError
-	wants := r.binWants(libs, p)
+	wants := r.binWants(libs, holds, p)
 	for _, b := range p.Bin {
 		want, ok := wants[b.Name]
 		if !ok {
-			continue // its member is the command: verified with the prefix
+			continue // its member is the command, verified with the prefix, or another package holds it
 		}
 		if k := "bin/" + b.Name; cmdPath(p, b) == k {
 			if o, err := r.db.Owners([]string{k}); err == nil && len(o[k].Names) > 0 && o[k].Names[0] != p.Key() {

@@ -28,7 +28,7 @@ func TestCommandClashInOneInstall(t *testing.T) {
 	e.initRoot()
 	before := rootTree(t, e.root)
 	_, stderr, code := e.pkg("install", "left", "right")
-	if code != 1 || !strings.Contains(stderr, `install left 1: command "x" is also provided by right, installed with it`) {
+	if code != 1 || !strings.Contains(stderr, `install right 1: command "x" is also provided by left, installed with it`) {
 		t.Fatalf("install left right: exit %d, stderr %q; want a clash naming both", code, stderr)
 	}
 	testfs.SameTree(t, "root", rootTree(t, e.root), before)

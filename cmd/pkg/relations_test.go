@@ -2,9 +2,14 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"pkg/internal/testfs"
+	"pkg/pkgtest/testrepo"
+	"pkg/repo"
 )
 
 // TestInstallRelations installs packages whose dependencies are a provided name and
@@ -51,4 +56,41 @@ func TestInstallRelations(t *testing.T) {
 	if out, _ := e.ok("info", "zlib-ng"); !strings.Contains(out, "libz1=1.3") {
 		t.Errorf("info zlib-ng does not show what it provides:\n%s", out)
 	}
+}
+
+// TestReplacesTakesCommand: a package whose record replaces an installed one that provides
+// its command (a Debian split moving a binary) takes the command over as it takes the
+// file, and removing it gives the command back; past the version its Replaces covers, the
+// command is refused.
+func TestReplacesTakesCommand(t *testing.T) {
+	base := t.TempDir()
+	for _, p := range []repo.Package{
+		{Name: "curl", Version: "7.88", Bin: testrepo.Commands("usr/bin/curl")},
+		{Name: "curl", Version: "8.0", Bin: testrepo.Commands("usr/bin/curl")},
+		{Name: "fakecurl", Version: "2.0", Bin: testrepo.Commands("usr/bin/curl"), Replaces: testrepo.Requires("curl<8")},
+	} {
+		archive := pax(t, td("usr/"), td("usr/bin/"), moded(tf("usr/bin/curl", "#!/bin/sh\necho "+p.Name+" "+p.Version+"\n"), 0o755))
+		addHostile(t, base, p, archive)
+	}
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	runs := func(when, want string) {
+		t.Helper()
+		if got, err := exec.Command(filepath.Join(e.root, "bin", "curl")).Output(); err != nil || string(got) != want {
+			t.Errorf("bin/curl %s: %q, %v; want %q", when, got, err, want)
+		}
+		e.ok("verify")
+	}
+	e.ok("install", "curl@7.88")
+	e.ok("install", "fakecurl")
+	runs("with fakecurl installed", "fakecurl 2.0\n")
+	e.ok("remove", "fakecurl")
+	runs("with fakecurl removed", "curl 7.88\n")
+
+	e.ok("install", "fakecurl")
+	before := rootTree(t, e.root)
+	if _, stderr, code := e.pkg("install", "curl@8.0"); code != 1 || !strings.Contains(stderr, `command "curl" is already provided by package fakecurl`) {
+		t.Errorf("install curl 8.0, which fakecurl does not replace: exit %d\n%s", code, stderr)
+	}
+	testfs.SameTree(t, "root after a refused upgrade", rootTree(t, e.root), before)
+	runs("after a refused upgrade", "fakecurl 2.0\n")
 }
