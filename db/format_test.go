@@ -102,8 +102,8 @@ func TestFormatUnmarked(t *testing.T) {
 	if got, err := d.Get("old"); err != nil || got.Version != "1" {
 		t.Fatalf("Get(old) of an unmarked database = %+v, %v", got, err)
 	}
-	if p, err := d.PrefixPending(); err != nil || p != nil {
-		t.Errorf("PrefixPending with its marker = %+v, %v; want none", p, err)
+	if p, done, err := d.Prefix(); err != nil || p != nil && !done {
+		t.Errorf("Prefix with its marker = %+v, %v; want none", p, err)
 	}
 	if got := rawFormat(t, path); got != nil {
 		t.Fatalf("a read marked the database: %x", got)
@@ -123,8 +123,8 @@ func TestFormatUnmarked(t *testing.T) {
 	if _, err := os.Stat(d.marker(pending)); err != nil {
 		t.Errorf("the pending roll-forward's marker after the first write: %v; want it kept", err)
 	}
-	if p, err := d.PrefixPending(); err != nil || p != nil {
-		t.Errorf("PrefixPending after the first write = %+v, %v; want none", p, err)
+	if p, done, err := d.Prefix(); err != nil || p != nil && !done {
+		t.Errorf("Prefix after the first write = %+v, %v; want none", p, err)
 	}
 }
 
@@ -216,8 +216,8 @@ func TestMarkerLeftByCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	d = open(t, path)
-	if p, err := d.PrefixPending(); err != nil || p != nil {
-		t.Errorf("PrefixPending with a marker left = %+v, %v; want none", p, err)
+	if p, done, err := d.Prefix(); err != nil || p != nil && !done {
+		t.Errorf("Prefix with a marker left = %+v, %v; want none", p, err)
 	}
 	if err := d.update("next", noop); err != nil {
 		t.Fatal(err)

@@ -245,22 +245,28 @@ func editRecords(tx *bolt.Tx, names []string, edit func(name string, p *Record))
 	return nil
 }
 
-// PrefixPending returns the roll-forward a commit left to do, nil if none: one whose
-// marker says it is done (FinishPrefix) is not.
-func (d *DB) PrefixPending() (*Pending, error) {
-	var p *Pending
-	err := d.view(func(tx *bolt.Tx) error {
+// Prefix returns the roll-forward the last commit recorded, nil if none stands, and
+// whether its marker says it is done (FinishPrefix): a done one stands until the next
+// write transaction, and tells a start which trees in staging and the trash the commit
+// left (Old), where a cut came before it deleted them.
+func (d *DB) Prefix() (p *Pending, done bool, err error) {
+	err = d.view(func(tx *bolt.Tx) error {
 		v := get(tx, prefixBucket, pendingKey)
-		if s, _ := d.finished(tx); v == nil || s != nil {
+		if v == nil {
 			return nil
 		}
+		s, _ := d.finished(tx)
+		done = s != nil
 		p = new(Pending)
 		if err := json.Unmarshal(v, p); err != nil {
+			if p = nil; done {
+				return nil // nothing is left to do by it
+			}
 			return fmt.Errorf("db: pending prefix: %w", err)
 		}
 		return nil
 	})
-	return p, err
+	return p, done, err
 }
 
 // FinishPrefix finishes the pending roll-forward once its links are made: it deletes the

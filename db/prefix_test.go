@@ -32,8 +32,8 @@ func TestOwnersLinks(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Owners = %+v, %v; want %+v", got, err, want)
 	}
-	if p, err := d.PrefixPending(); err != nil || !reflect.DeepEqual(p, pending) {
-		t.Errorf("PrefixPending = %+v, %v; want %+v", p, err, pending)
+	if p, done, err := d.Prefix(); err != nil || done || !reflect.DeepEqual(p, pending) {
+		t.Errorf("Prefix = %+v, %v; want %+v", p, err, pending)
 	}
 	for _, v := range []string{"l\x00a\x00", "lx", "l../x\x00", "q\x00"} {
 		if o, err := decodeOwners([]byte(v)); err == nil {
@@ -43,7 +43,7 @@ func TestOwnersLinks(t *testing.T) {
 }
 
 // TestPrefixDone: a commit's roll-forward finished by its marker stands finished without a
-// write of its own or a sync: no pending record, and its stamped packages installed at
+// write of its own or a sync: its record done (until the next write forgets it), and its stamped packages installed at
 // the marker's time, which the next write transaction records, removing the marker; a
 // record with no stamp (an older pkg's) is finished after its links are synced, by a
 // transaction.
@@ -57,8 +57,8 @@ func TestPrefixDone(t *testing.T) {
 		&PrefixChange{Pending: pending, Stamp: []string{"a"}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := d.PrefixPending(); err != nil || !reflect.DeepEqual(got, pending) {
-		t.Fatalf("PrefixPending before FinishPrefix = %+v, %v; want %+v", got, err, pending)
+	if got, done, err := d.Prefix(); err != nil || done || !reflect.DeepEqual(got, pending) {
+		t.Fatalf("Prefix before FinishPrefix = %+v, %v; want %+v", got, err, pending)
 	}
 	var markers []string // as synced finds them: on btrfs one sync makes them durable with the links
 	if err := d.FinishPrefix([]string{"a"}, time.Now(), func(marked bool) error {
@@ -80,8 +80,8 @@ func TestPrefixDone(t *testing.T) {
 	stamp := time.Unix(st.Ctim.Unix()).UTC()
 	check := func(when string) {
 		t.Helper()
-		if got, err := d.PrefixPending(); err != nil || got != nil {
-			t.Errorf("%s: PrefixPending = %+v, %v; want none", when, got, err)
+		if got, done, err := d.Prefix(); err != nil || got != nil && !done {
+			t.Errorf("%s: Prefix = %+v, %v; want none", when, got, err)
 		}
 		recs, files, err := d.Installed("a")
 		if err != nil || len(recs) != 1 || len(files) != 1 || !recs[0].Installed.Equal(stamp) {
@@ -95,6 +95,9 @@ func TestPrefixDone(t *testing.T) {
 		}
 	}
 	check("marked")
+	if got, done, err := d.Prefix(); err != nil || !done || !reflect.DeepEqual(got, pending) {
+		t.Errorf("Prefix with its marker = %+v, %v, %v; want the record, done", got, done, err)
+	}
 	if err := d.SetIntents([]Intent{{Op: "install", Name: "b", Staging: "s"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +105,9 @@ func TestPrefixDone(t *testing.T) {
 		t.Errorf("the marker after the next write: %v; want it removed", err)
 	}
 	check("recorded")
+	if got, done, err := d.Prefix(); err != nil || got != nil || done {
+		t.Errorf("Prefix after the next write = %+v, %v, %v; want none", got, done, err)
+	}
 	if err := d.view(func(tx *bolt.Tx) error {
 		if v := get(tx, prefixBucket, doneKey); v != nil {
 			t.Errorf("stamp %q left after the next write", v)
@@ -118,15 +124,15 @@ func TestPrefixDone(t *testing.T) {
 	if err := d.update("drop the stamp", func(tx *bolt.Tx) error { return tx.Bucket(prefixBucket).Delete(doneKey) }); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := d.PrefixPending(); err != nil || got == nil {
-		t.Errorf("PrefixPending of a record without a stamp = %+v, %v; want it", got, err)
+	if got, done, err := d.Prefix(); err != nil || got == nil || done {
+		t.Errorf("Prefix of a record without a stamp = %+v, %v; want it", got, err)
 	}
 	synced := false
 	if err := d.FinishPrefix([]string{"a"}, at, func(marked bool) error { synced = !marked; return nil }); err != nil || !synced {
 		t.Errorf("FinishPrefix of a record without a stamp: %v, synced %v; want its links synced first", err, synced)
 	}
-	if got, err := d.PrefixPending(); err != nil || got != nil {
-		t.Errorf("PrefixPending after FinishPrefix = %+v, %v; want none", got, err)
+	if got, done, err := d.Prefix(); err != nil || got != nil && !done {
+		t.Errorf("Prefix after FinishPrefix = %+v, %v; want none", got, err)
 	}
 	if got, err := d.Get("a"); err != nil || !got.Installed.Equal(at) {
 		t.Errorf("Get after FinishPrefix = %+v, %v; want installed at %v", got, err, at)

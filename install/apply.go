@@ -231,8 +231,8 @@ func keyed(requests map[string]repo.Requirement, recs []db.Record, staged []*db.
 // refuses the change, which would lose it: that commit's old paths would stay in the
 // prefix, no package's. The old trees it compared with stay for the next start to empty.
 func (r *Root) owedPrefix() error {
-	p, err := r.db.PrefixPending()
-	if err != nil || p == nil {
+	p, done, err := r.db.Prefix()
+	if err != nil || p == nil || done {
 		return err
 	}
 	if err := r.rollForward(p, nil); err != nil {

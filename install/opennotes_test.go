@@ -58,3 +58,36 @@ func TestUndone(t *testing.T) {
 		}
 	}
 }
+
+// TestReplacedLeftover: a commit cut short at its end, its roll-forward done, leaves in
+// staging the old trees it replaced; the next start deletes them as replaced trees, not
+// as unfinished installs, which a tree staged for an install never recorded is.
+func TestReplacedLeftover(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	for _, v := range []string{"1", "2"} {
+		s := stageIn(t, r, base, prefixPkg("a", v), tree("etc/a="+v))
+		if _, err := r.Apply(context.Background(), []*Staged{s}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if v == "2" { // the old tree at its staging name, where the exchange put it
+			if err := os.MkdirAll(r.path(".pkg", "staging", s.name, "etc"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.MkdirAll(r.path(".pkg", "staging", "big.7", "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the crash
+
+	r = openRoot(t, dir)
+	defer r.Close()
+	if got := r.found; !reflect.DeepEqual(got.Replaced, []string{"a"}) || !reflect.DeepEqual(got.Unfinished, []string{"big"}) {
+		t.Errorf("recovered %+v, want a's tree replaced and big's install unfinished", got)
+	}
+	if names, _ := os.ReadDir(r.path(".pkg", "staging")); len(names) != 0 {
+		t.Errorf("staging after the start: %v", names)
+	}
+}

@@ -387,12 +387,12 @@ func TestPrefixRollForward(t *testing.T) {
 		if _, err := r.Apply(context.Background(), staged, remove); err != nil {
 			t.Fatal(err)
 		}
-		if p, err := r.db.PrefixPending(); err != nil || p == nil {
+		if p, done, err := r.db.Prefix(); err != nil || p == nil || done {
 			t.Fatalf("pending after the records: %v, %v", p, err)
 		}
 		r.Close()
 		r = openRoot(t, dir)
-		if p, err := r.db.PrefixPending(); err != nil || p != nil {
+		if p, done, err := r.db.Prefix(); err != nil || p != nil && !done {
 			t.Errorf("pending after a start: %v, %v", p, err)
 		}
 		checkPrefix(t, r)

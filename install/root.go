@@ -286,13 +286,22 @@ func (r *Root) reconcile() error {
 	}
 	// A commit recorded whose prefix was not finished: finished before the old trees it
 	// compares with go, and those stay where it cannot be.
-	p, err := r.db.PrefixPending()
+	p, done, err := r.db.Prefix()
 	if err != nil {
 		return err
 	}
 	var olds []place // the old trees of that commit: kept while it is not finished, else its to delete
 	var prefixErr error
-	if p != nil {
+	replaced := make(map[place]bool) // the old trees of a commit done, which a cut at its end left
+	switch {
+	case p != nil && done:
+		for _, o := range p.Old {
+			if tree, ok := placeOf(o.Tree); ok {
+				replaced[tree] = true
+			}
+		}
+		p = nil
+	case p != nil:
 		prefixErr = r.rollForward(p, nil)
 		if prefixErr != nil {
 			r.links = &LinksError{Dir: r.dir, Prefix: true, Err: prefixErr}
@@ -332,10 +341,7 @@ func (r *Root) reconcile() error {
 		// staging and trash go, as the space they hold may be what bin/ lacks.
 		r.links = errors.Join(r.links, &LinksError{Dir: r.path("bin"), Err: err})
 	}
-	var (
-		errs []error
-		gone = map[part][]string{} // staging or trash → the names of the trees deleted there (NAME.N)
-	)
+	var errs []error
 	found := notice.RootRecovered{Undone: undone(ins), Kept: kept, Unsure: r.unsure}
 	for _, p := range stuck {
 		found.Stuck = append(found.Stuck, r.pathOf(p))
@@ -345,12 +351,15 @@ func (r *Root) reconcile() error {
 			errs = append(errs, err)
 			continue
 		}
+		said := &found.Unfinished // a tree staged for an install never recorded
+		if p.in == trash || replaced[p] {
+			said = &found.Replaced
+		}
 		name := p.name[:max(strings.LastIndexByte(p.name, '.'), 0)]
-		if name != "" && !slices.Contains(gone[p.in], name) {
-			gone[p.in] = append(gone[p.in], name)
+		if name != "" && !slices.Contains(*said, name) {
+			*said = append(*said, name)
 		}
 	}
-	found.Unfinished, found.Replaced = gone[staging], gone[trash]
 	r.found = found
 	r.left = errors.Join(errs...)
 	return nil

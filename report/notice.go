@@ -65,20 +65,16 @@ func NoticeText(n notice.Notice) string {
 	return fmt.Sprint(n)
 }
 
-// undoneNames is how many packages recoveredText names for each operation undone, so that
-// a commit of thousands of packages cut short is said in a line.
-const undoneNames = 8
+// recoveredNames is how many packages recoveredText names in each clause, so that a
+// commit of thousands of packages cut short is said in a line.
+const recoveredNames = 8
 
 // recoveredText says what opening a root undid or deleted, a clause each, joined by "; ":
 // "undid an interrupted install of a, b and 3 more; deleted the unfinished install of c".
 func recoveredText(n notice.RootRecovered) string {
 	var said []string
 	for _, u := range n.Undone {
-		list := strings.Join(u.Names[:min(len(u.Names), undoneNames)], ", ")
-		if len(u.Names) > undoneNames {
-			list += fmt.Sprintf(" and %d more", len(u.Names)-undoneNames)
-		}
-		said = append(said, "undid an interrupted "+u.Op+" of "+list)
+		said = append(said, "undid an interrupted "+u.Op+" of "+someNames(u.Names))
 	}
 	for _, k := range n.Kept {
 		said = append(said, fmt.Sprintf("kept the old tree of %s, with files of yours in it, in %s", k.Name, k.Dir))
@@ -90,10 +86,19 @@ func recoveredText(n notice.RootRecovered) string {
 		said = append(said, "could not keep yet the tree at "+p+", which may hold files of the user's: it stays for the next start")
 	}
 	if len(n.Unfinished) > 0 {
-		said = append(said, "deleted the unfinished install of "+strings.Join(n.Unfinished, ", "))
+		said = append(said, "deleted the unfinished install of "+someNames(n.Unfinished))
 	}
 	if len(n.Replaced) > 0 {
-		said = append(said, "deleted the replaced or removed tree of "+strings.Join(n.Replaced, ", "))
+		said = append(said, "deleted the replaced or removed tree of "+someNames(n.Replaced))
 	}
 	return strings.Join(said, "; ")
+}
+
+// someNames joins the first recoveredNames of names, and says how many more there are.
+func someNames(names []string) string {
+	list := strings.Join(names[:min(len(names), recoveredNames)], ", ")
+	if len(names) > recoveredNames {
+		list += fmt.Sprintf(" and %d more", len(names)-recoveredNames)
+	}
+	return list
 }
