@@ -28,7 +28,8 @@ var (
 	ErrGone         = fetch.ErrGone         // the repository lacks an archive its index names
 	ErrMismatch     = fetch.ErrMismatch     // an archive is not the one its index names
 	ErrUnreachable  = fetch.ErrUnreachable  // the repository cannot be reached
-	ErrOffline      = fetch.ErrOffline      // offline, with no copy of the index in the cache
+	ErrOffline      = fetch.ErrOffline      // offline, with no copy of the index, or of an archive, in the cache
+	ErrCacheDamaged = fetch.ErrDamaged      // a cached archive was found damaged, and removed
 	ErrNoRepository = fetch.ErrNoRepository // the location holds no repository
 	ErrNetrcOpen    = fetch.ErrNetrcOpen    // the netrc file holds passwords other users can read
 	ErrRealm        = fetch.ErrRealm        // a registry's token realm pkg will not ask

@@ -13,7 +13,8 @@ import (
 
 // TestDamagedCache damages hello's cached tar one way per case and installs it again: pkg
 // notices before installing, removes the entry and fetches it again; offline it fails,
-// saying so, and changes nothing in the root.
+// saying so, with a hint to fetch the package online (the index is cached: the archive is
+// what is missing), and changes nothing in the root.
 func TestDamagedCache(t *testing.T) {
 	flipAt := func(marker string) func(t *testing.T, b []byte) []byte {
 		return func(t *testing.T, b []byte) []byte {
@@ -57,6 +58,9 @@ func TestDamagedCache(t *testing.T) {
 			if code != 1 || !strings.Contains(stderr, "cached package damaged: hello 1.2.0") ||
 				!strings.Contains(stderr, tt.why) || !strings.Contains(stderr, "offline") {
 				t.Errorf("offline install of damaged hello: exit %d, stderr %q; want 1, damaged, %q, offline", code, stderr, tt.why)
+			}
+			if !strings.Contains(stderr, "pkg: hint: fetch the package again while online ('pkg fetch NAME...'") || strings.Contains(stderr, "index in the cache") {
+				t.Errorf("offline install of damaged hello: stderr %q; want a hint to fetch the package online", stderr)
 			}
 			if _, err := os.Stat(tarPath); !os.IsNotExist(err) {
 				t.Errorf("damaged entry still in the cache: %v", err)

@@ -141,6 +141,7 @@ var hints = []hintRule{
 	}},
 	{is: session.PinRefused, hint: pinHint},
 	{err: session.ErrUnreachable, hint: "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
+	{is: damagedOffline, hint: "fetch the package again while online ('pkg fetch NAME...' puts it back in the cache), or run without --offline (and PKG_OFFLINE unset)"},
 	{err: session.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},
 	{err: session.ErrNoRepository, hint: "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
 	{err: pin.ErrNotVerified, hint: pinHint},
@@ -246,4 +247,10 @@ func outdatedHint(oe *txn.OutdatedError) string {
 	}
 	return fmt.Sprintf("the repositories no longer meet %s, which %s records (so 'pkg lock -o %s' refuses it too): name the packages to lock, %s by name alone: %s",
 		repo.JoinRequirements(oe.Unresolved), oe.Path, shell.Quote(oe.Path), repo.JoinRequirements(oe.Unresolved), strings.Join(args, " "))
+}
+
+// damagedOffline reports whether err is an offline command's refusal to fetch again a
+// cached archive found damaged: the index is cached, the archive is what is missing.
+func damagedOffline(err error) bool {
+	return errors.Is(err, session.ErrCacheDamaged) && errors.Is(err, session.ErrOffline)
 }
