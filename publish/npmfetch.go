@@ -68,6 +68,8 @@ func (e *integrityError) Error() string {
 	return fmt.Sprintf("%s %s from %s: integrity is %s, the bytes have %s", e.Name, e.Version, e.From, e.Want, e.Got)
 }
 
+func (e *integrityError) Is(target error) bool { return target == ErrNPMIntegrity }
+
 // A gotTarball is a tarball of a lock, in a local file whose bytes its integrity names.
 type gotTarball struct {
 	Path    string

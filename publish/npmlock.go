@@ -29,6 +29,8 @@ var (
 	// ErrNPMLocal is a package that is a directory, not a published tarball: a workspace
 	// or a file: or link: dependency.
 	ErrNPMLocal = errors.New("publish: not a published tarball")
+	// ErrNPMIntegrity is a tarball whose bytes are not those its lock's integrity names.
+	ErrNPMIntegrity = errors.New("publish: tarball not the lock's integrity")
 	errKey      = errors.New("publish: not a path of node_modules")
 	errAlias    = errors.New("publish: an npm alias")
 	errResolved = errors.New("publish: resolved is not an http(s) URL")

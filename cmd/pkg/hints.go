@@ -85,6 +85,7 @@ var hints = []hintRule{
 	{fn: as(func(le *txn.LocalError) string {
 		return fmt.Sprintf("put %s back as it was, or take a repository's version with 'pkg install REPO/NAME'", le.Origin)
 	})},
+	{is: npmGone, hint: "the registry no longer serves that tarball at the lock's resolved URL (unpublished, or the lock names a registry that is gone): run 'npm install --package-lock-only' in the project to resolve the lock again, then import the lock it writes"},
 	{err: session.ErrGone, hint: "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"},
 	{fn: asHint[*repo.NeededError]("remove those packages (or versions) first, or pass --force to leave their dependencies unmet")},
 	{err: repo.ErrAlternatives, hint: "ask for one of the alternatives by its name: only a package's depends may offer a choice"},
@@ -99,6 +100,7 @@ var hints = []hintRule{
 	{fn: asHint[*publish.UnnamedError]("pass --name and --version, or give the file a name such as tool-1.0.tar.gz")},
 	{err: publish.ErrNPMLockVersion, hint: "npm 7 and later write lockfileVersion 3: run 'npm install --package-lock-only' with one, then import the lock it writes"},
 	{err: publish.ErrNotInNPMCache, hint: "without --offline, pkg downloads it from the lock's resolved URL; or fill npm's cache first ('npm ci'), or name another cache with --npm-cache DIR"},
+	{err: publish.ErrNPMIntegrity, hint: "nothing was added: what the registry served is not the tarball the lock records (npm refuses it too, EINTEGRITY); check the registry or any proxy or mirror in between, and the lock's resolved URL"},
 	{err: publish.ErrNPMLocal, hint: "pkg imports only packages published as tarballs: pack that package ('npm pack') and add it with 'pkg repo add REPO_DIR FILE', or publish it and lock again"},
 	{fn: as(func(ce *publish.ControlError) string {
 		flag := map[string]string{"Package": "--name", "Version": "--version", "Depends": "--depends", "Pre-Depends": "--depends",
@@ -253,4 +255,11 @@ func outdatedHint(oe *txn.OutdatedError) string {
 // cached archive found damaged: the index is cached, the archive is what is missing.
 func damagedOffline(err error) bool {
 	return errors.Is(err, session.ErrCacheDamaged) && errors.Is(err, session.ErrOffline)
+}
+
+// npmGone reports whether err is a lock import's download of a tarball the registry does
+// not have (404, 410): the lock's to resolve again, not pkg's.
+func npmGone(err error) bool {
+	var le *publish.NPMLockError
+	return errors.As(err, &le) && errors.Is(err, session.ErrGone)
 }

@@ -119,7 +119,7 @@ func TestRepoAddFromNPMLockRefuses(t *testing.T) {
 		code   int
 		stderr []string
 	}{
-		{[]string{"--from", p.lock, "--npm-cache", p.cache}, 1, []string{"node_modules/@s/b", p.url + "/b-2.1.0.tgz", "integrity is " + sriOf([]byte("other bytes")), "the bytes have " + sriOf(p.b)}},
+		{[]string{"--from", p.lock, "--npm-cache", p.cache}, 1, []string{"node_modules/@s/b", p.url + "/b-2.1.0.tgz", "integrity is " + sriOf([]byte("other bytes")), "the bytes have " + sriOf(p.b), "pkg: hint: nothing was added: what the registry served is not the tarball the lock records"}},
 		{[]string{"--from", p.lock, "--npm-cache", p.cache, "--offline"}, 1, []string{"import " + p.lock + ": node_modules/@s/b", "is in neither " + p.cache + " nor the repository", "pkg: hint: without --offline"}},
 		{[]string{"--from", old}, 1, []string{"lockfileVersion 1", "pkg: hint: npm 7 and later"}},
 		{[]string{"--from", p.lock, "--name", "a"}, 2, []string{"--name describes one archive"}},
