@@ -31,12 +31,12 @@ var (
 	ErrNPMLocal = errors.New("publish: not a published tarball")
 	// ErrNPMIntegrity is a tarball whose bytes are not those its lock's integrity names.
 	ErrNPMIntegrity = errors.New("publish: tarball not the lock's integrity")
-	errKey      = errors.New("publish: not a path of node_modules")
-	errAlias    = errors.New("publish: an npm alias")
-	errResolved = errors.New("publish: resolved is not an http(s) URL")
-	errNoSHA512 = errors.New("publish: no sha512 integrity")
-	errTwice    = errors.New("publish: one version with two integrities")
-	errNoPath   = errors.New("publish: a dependency of the project not in node_modules")
+	errKey          = errors.New("publish: not a path of node_modules")
+	errAlias        = errors.New("publish: an npm alias")
+	errResolved     = errors.New("publish: resolved is not an http(s) URL")
+	errNoSHA512     = errors.New("publish: no sha512 integrity")
+	errTwice        = errors.New("publish: one version with two integrities")
+	errNoPath       = errors.New("publish: a dependency of the project not in node_modules")
 )
 
 // An NPMLockError is a package-lock.json, or the package at Key in it ("" for the
