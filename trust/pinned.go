@@ -25,7 +25,10 @@ type PinnedError struct {
 func (e *PinnedError) Error() string {
 	if e.Root == "" {
 		why := "it is not signed"
-		if len(e.SignedBy) > 0 {
+		switch {
+		case e.PinnedKeySigned():
+			why = "it is signed by key " + strings.Join(e.SignedBy, ", ") + ", which this command does not trust, and so cannot check"
+		case len(e.SignedBy) > 0:
 			why = "no trusted key signed it: it is signed by key " + strings.Join(e.SignedBy, ", ")
 		}
 		return fmt.Sprintf("fetch: repository %s: index not verified (%s), but the cache's copy of its index (version %d) was verified by key %s",
@@ -36,6 +39,20 @@ func (e *PinnedError) Error() string {
 }
 
 func (e *PinnedError) Unwrap() error { return e.Err }
+
+// PinnedKeySigned reports whether the refused index carries a signature by a key the
+// cache's copy was verified by: not a change of keys, but a command that does not trust
+// that key (or an index changed after it was signed, which trusting it would show).
+func (e *PinnedError) PinnedKeySigned() bool {
+	for _, k := range e.SignedBy {
+		for _, p := range e.KeyIDs {
+			if k == p {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // PinnedTo says which keys a repository is pinned to: " to key ID", " to keys ID, ID", or
 // "" for none.

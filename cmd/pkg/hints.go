@@ -141,6 +141,12 @@ var hints = []hintRule{
 		}
 		return ""
 	}},
+	{fn: as(func(pe *trust.PinnedError) string {
+		if pe.Root != "" || !pe.PinnedKeySigned() {
+			return ""
+		}
+		return "trust that key for the repository ('pkg trust add NAME=KEY', or --trusted-key KEY for one command) so that pkg can check the index's signature; a signature it then refuses means the index was changed after it was signed"
+	})},
 	{is: session.PinRefused, hint: pinHint},
 	{err: session.ErrUnreachable, hint: "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
 	{is: damagedOffline, hint: "fetch the package again while online ('pkg fetch NAME...' puts it back in the cache), or run without --offline (and PKG_OFFLINE unset)"},

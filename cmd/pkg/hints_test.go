@@ -20,6 +20,7 @@ import (
 	"pkg/pin"
 	"pkg/publish"
 	"pkg/repo"
+	"pkg/trust"
 	"pkg/txn"
 )
 
@@ -45,6 +46,8 @@ func TestLibraryErrorHints(t *testing.T) {
 		{&txn.OutdatedError{Path: "ci.lock", Requires: []repo.Requirement{{Repo: "team", Name: "hello", Constraints: []repo.Constraint{{Op: "=", Version: "2.0"}}}, {Name: "tool"}}, Unresolved: []repo.Requirement{{Repo: "team", Name: "hello", Constraints: []repo.Constraint{{Op: "=", Version: "2.0"}}}}, Err: errors.New("repo: lockfile is out of date")},
 			"name the packages to lock, team/hello=2.0 by name alone: pkg lock -o ci.lock team/hello tool"},
 		{&txn.RepublishedError{Name: "lib", Version: "1"}, "'pkg upgrade lib' takes the repository's"},
+		{&trust.PinnedError{Repo: "https://r.example/", Version: 5, KeyIDs: []string{"k1"}, SignedBy: []string{"k1"}}, "so that pkg can check the index's signature"},
+		{&trust.PinnedError{Repo: "https://r.example/", Version: 5, KeyIDs: []string{"k1"}, SignedBy: []string{"k2"}}, "if the publisher changed keys"},
 		{fmt.Errorf("%w: no saved index of x", fetch.ErrOffline), "to save the repository's index in the cache"},
 		{fmt.Errorf("%w: hello 1.0: index damaged; removed from the cache; %w, so it is not fetched again", fetch.ErrDamaged, fetch.ErrOffline), "fetch the package again while online ('pkg fetch NAME...'"},
 		{fmt.Errorf("root /r: %w: nothing was ever installed there", install.ErrNoRoot), "check --root (PKG_ROOT)"},
