@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -53,16 +54,24 @@ type (
 // What kind of failure an error is, for a command that gives advice by kind.
 
 // PathDenied reports whether err is a permission refused on one of dirs, a path in one of
-// them, or a parent of one.
+// them, or a parent of one: an open's or the like (*fs.PathError), or a rename's
+// (*os.LinkError) from or to such a path.
 func PathDenied(err error, dirs ...string) bool {
+	var paths []string
 	var pe *fs.PathError
-	if !errors.As(err, &pe) || !errors.Is(pe.Err, fs.ErrPermission) {
-		return false
+	var le *os.LinkError // a rename's, into or out of a directory of the cache
+	switch {
+	case errors.As(err, &pe) && errors.Is(pe.Err, fs.ErrPermission):
+		paths = []string{pe.Path}
+	case errors.As(err, &le) && errors.Is(le.Err, fs.ErrPermission):
+		paths = []string{le.Old, le.New}
 	}
-	p := filepath.Clean(pe.Path)
-	return slices.ContainsFunc(dirs, func(d string) bool {
-		d, _ = filepath.Abs(d)
-		return d == p || strings.HasPrefix(p, d+"/") || strings.HasPrefix(d, p+"/")
+	return slices.ContainsFunc(paths, func(p string) bool {
+		p = filepath.Clean(p)
+		return slices.ContainsFunc(dirs, func(d string) bool {
+			d, _ = filepath.Abs(d)
+			return d == p || strings.HasPrefix(p, d+"/") || strings.HasPrefix(d, p+"/")
+		})
 	})
 }
 

@@ -281,6 +281,8 @@ func TestErrorKinds(t *testing.T) {
 		{"denied in a dir", session.PathDenied(denied, "/srv", "/home/u/.cache/pkg"), true},
 		{"denied on a parent", session.PathDenied(&fs.PathError{Path: "/home/u", Err: fs.ErrPermission}, "/home/u/.cache/pkg"), true},
 		{"denied elsewhere", session.PathDenied(denied, "/srv"), false},
+		{"rename denied", session.PathDenied(fmt.Errorf("fetch: %w", &os.LinkError{Op: "rename", Old: "/home/u/.cache/pkg/tmp/index-1", New: "/home/u/.cache/pkg/tars/a.idx", Err: fs.ErrPermission}), "/srv", "/home/u/.cache/pkg"), true},
+		{"rename denied elsewhere", session.PathDenied(&os.LinkError{Op: "rename", Old: "/a/x", New: "/a/y", Err: fs.ErrPermission}, "/srv"), false},
 		{"not denied", session.PathDenied(&fs.PathError{Path: "/srv", Err: fs.ErrNotExist}, "/srv"), false},
 		{"proxy", session.ProxyFailed(fmt.Errorf("get: %w", &net.OpError{Op: "proxyconnect", Err: errors.New("refused")})), true},
 		{"dial", session.ProxyFailed(&net.OpError{Op: "dial", Err: errors.New("refused")}), false},
