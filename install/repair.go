@@ -25,6 +25,9 @@ import (
 type Candidate struct {
 	Package repo.Package
 	Members []tarutil.Member
+	// Bare is a package its cache entry alone describes (no index entry, no record): its
+	// commands, libraries and dependencies are unknown until it is installed again.
+	Bare bool
 }
 
 // An UnmatchedError is the trees in pkgs/ that no candidate matched (a cache entry pruned,
@@ -41,6 +44,7 @@ func (e *UnmatchedError) Error() string {
 // Rebuilt says what Rebuild did.
 type Rebuilt struct {
 	Recorded []string // "NAME VERSION" of each tree recorded again
+	Bare     []string // those of them a Bare candidate describes
 	Kept     string   // where the database it replaced is, "" if there was none
 	// Salvaged says whether the records of repositories (their pins) and of what the user
 	// asked for came from the database replaced; where not, every package nothing
@@ -127,12 +131,15 @@ func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Reb
 		}
 		cands, err := candidates(nameOfTree(name))
 		if err == nil {
-			rec, files, ok := matchTree(fd, r.fd[top], name, cands)
+			rec, files, bare, ok := matchTree(fd, r.fd[top], name, cands)
 			if !ok {
 				unknown = append(unknown, r.pathOf(place{pkgs, name}))
 			} else {
 				recs, lists = append(recs, rec), append(lists, files)
 				out.Recorded = append(out.Recorded, rec.Name+" "+rec.Version)
+				if bare {
+					out.Bare = append(out.Bare, rec.Name+" "+rec.Version)
+				}
 			}
 		}
 		unix.Close(fd)
@@ -164,7 +171,7 @@ func nameOfTree(dir string) string {
 // ctime). A directory the tree holds as an empty placeholder, where the candidate lists
 // paths beneath it, may be folded: its shape is then looked for at its prefix path, beneath
 // prefix (foldedIn).
-func matchTree(fd, prefix int, name string, cands []Candidate) (*db.Record, []db.File, bool) {
+func matchTree(fd, prefix int, name string, cands []Candidate) (_ *db.Record, _ []db.File, bare, ok bool) {
 	for _, c := range cands {
 		p := c.Package
 		if repo.FileName(p.Key()) != name || tarutil.Validate(c.Members) != nil {
@@ -188,9 +195,9 @@ func matchTree(fd, prefix int, name string, cands []Candidate) (*db.Record, []db
 		}
 		return &db.Record{Name: p.Name, Version: p.Version, Kind: p.Kind, SHA256: p.SHA256, Depends: p.Depends, Optional: p.Optional, Peers: p.Peers, Bin: p.Bin, Lib: p.Lib,
 			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: intoOf(&p), Env: p.Env,
-			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin, Folded: folded}, files, true
+			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin, Folded: folded}, files, c.Bare, true
 	}
-	return nil, nil, false
+	return nil, nil, false, false
 }
 
 // foldedIn returns the topmost directories of files that the tree open at fd holds as

@@ -110,11 +110,14 @@ type ExpiredIndex struct {
 	Expires  time.Time
 }
 
-// NoIndex: a repair has no index to describe the packages it records (Why), so they are
-// recorded without their commands, libraries and dependencies.
+// NoIndex: a repair had neither an index nor the records it replaced to describe the
+// Packages ("NAME VERSION") it recorded, so they are recorded without their commands,
+// libraries and dependencies. Why says why no index was read ("" where one was, and it
+// does not offer them).
 type NoIndex struct {
 	warning
-	Why string
+	Why      string
+	Packages []string
 }
 
 // NoCache: there is no cache at Dir, so nothing is cached.

@@ -40,7 +40,11 @@ func NoticeText(n notice.Notice) string {
 	case notice.ExpiredIndex:
 		return fmt.Sprintf("repository %s: offline, using the last verified index (version %d), which expired at %s", n.Location, n.Version, n.Expires.UTC().Format(time.RFC3339))
 	case notice.NoIndex:
-		return fmt.Sprintf("no index to describe the packages (%s): they are recorded without their commands, libraries and dependencies until reinstalled", n.Why)
+		why := n.Why
+		if why == "" {
+			why = "the repositories in effect do not offer them"
+		}
+		return fmt.Sprintf("no index or record to describe %s (%s): recorded without their commands, libraries and dependencies until reinstalled", someNames(n.Packages), why)
 	case notice.NoCache:
 		return "nothing is cached: no cache at " + n.Dir
 	case notice.CacheWaiting:

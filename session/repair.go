@@ -30,16 +30,20 @@ func (s *Session) Repair(ctx context.Context) (*install.Rebuilt, error) {
 			offered = ix.Index
 		}
 	}
+	why := ""
 	if offered == nil {
-		why := "no repository is given"
+		why = "no repository is given"
 		if err != nil {
 			why = err.Error()
 		}
-		s.obs.Notice(notice.NoIndex{Why: why})
 	}
 	candidates, err := repairCandidates(cache, offered)
 	if err != nil {
 		return nil, err
 	}
-	return install.Rebuild(ctx, s.Root, s.rootOptions(), candidates)
+	out, err := install.Rebuild(ctx, s.Root, s.rootOptions(), candidates)
+	if out != nil && len(out.Bare) > 0 { // not those the old database's records describe
+		s.obs.Notice(notice.NoIndex{Why: why, Packages: out.Bare})
+	}
+	return out, err
 }

@@ -43,7 +43,7 @@ func repairCandidates(cache *fetch.Cache, ix *repo.Index) (func(name string) ([]
 			p := repo.Package{Name: e.Name, Version: e.Version, SHA256: e.SHA256}
 			npm := p
 			npm.Kind = repo.KindNPM
-			cs = append(cs, install.Candidate{Package: p, Members: ms}, install.Candidate{Package: npm, Members: ms})
+			cs = append(cs, install.Candidate{Package: p, Members: ms, Bare: true}, install.Candidate{Package: npm, Members: ms, Bare: true})
 		}
 		return cs, nil
 	}, nil

@@ -96,8 +96,8 @@ func TestRepairNPMWithoutRepo(t *testing.T) {
 		code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "verify", "--repair"}, &out, &stderr)
 		return out.String(), stderr.String(), code
 	}
-	if out, stderr, code := repair(); code != 0 || !strings.HasPrefix(out, "recorded 2 packages again from their trees: app 1.0.0, dep 1.0.0\n") {
-		t.Fatalf("verify --repair without a repository: exit %d\n%s%s", code, out, stderr)
+	if out, stderr, code := repair(); code != 0 || !strings.HasPrefix(out, "recorded 2 packages again from their trees: app 1.0.0, dep 1.0.0\n") || strings.Contains(stderr, "recorded without their commands") {
+		t.Fatalf("verify --repair without a repository, its records readable: exit %d\n%s%s", code, out, stderr)
 	}
 	after := decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1")
 	for i := range after.Packages {
@@ -111,7 +111,8 @@ func TestRepairNPMWithoutRepo(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.root, ".pkg", "db"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, stderr, code := repair(); code != 0 || !strings.HasPrefix(out, "recorded 2 packages again from their trees: app 1.0.0, dep 1.0.0\n") {
+	if out, stderr, code := repair(); code != 0 || !strings.HasPrefix(out, "recorded 2 packages again from their trees: app 1.0.0, dep 1.0.0\n") ||
+		!strings.Contains(stderr, "no index or record to describe app 1.0.0, dep 1.0.0 (no repository is given)") {
 		t.Fatalf("verify --repair of a damaged database without a repository: exit %d\n%s%s", code, out, stderr)
 	}
 	if got := e.installed(); got != "app 1.0.0, dep 1.0.0" {
