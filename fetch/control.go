@@ -121,7 +121,7 @@ func (e *ControlError) Unwrap() error { return e.Err }
 
 // Check refuses a Package or Version pkg's index cannot hold.
 func (c *Control) Check() error {
-	if !repo.ValidName(c.Package) {
+	if !repo.ValidName(c.Package) || c.Package != strings.ToLower(c.Package) { // Debian's names are lower case (policy 5.6.1)
 		return &ControlError{Package: c.Package, Field: "Package", Err: fmt.Errorf("%q is not a package name pkg can represent ([a-z0-9][a-z0-9._+-]*, at most 128 bytes)", c.Package)}
 	}
 	if err := repo.CheckVersion(c.Version); err != nil {
@@ -179,6 +179,8 @@ func (c *Control) requirement(f, rel string) (r repo.Requirement, ok bool, err e
 			continue
 		case err != nil:
 			return r, false, err
+		case name != strings.ToLower(name):
+			return r, false, fmt.Errorf("%q is not a package name: Debian's are lower case", name)
 		case f == "Provides" && op != "" && op != "=":
 			return r, false, fmt.Errorf("operator %q in Provides, which takes only \"=\"", op)
 		}

@@ -174,7 +174,7 @@ func writeIn(dir, name, data string) error {
 // so: opening it, removing every entry and every unfinished download keeps them all.
 func TestRemoveOnlyOwn(t *testing.T) {
 	c := openCache(t)
-	testfs.OldFiles(t, c.dir, "tmp/notes.txt", "tmp/a.tar", "tmp/A-1.tar", "tmp/-1", "tmp/x-1.tar.gz", "tmp/fetch-abc",
+	testfs.OldFiles(t, c.dir, "tmp/notes.txt", "tmp/a.tar", "tmp/_a-1.tar", "tmp/-1", "tmp/x-1.tar.gz", "tmp/fetch-abc",
 		"tars/photos.tar", "tars/"+strings.Repeat("A", 64)+".tar", "tars/00.idx", "tars/"+strings.Repeat("f", 64)+".tar.bak")
 	if err := os.Symlink("/nonexistent", filepath.Join(c.dir, "tmp", "b-1.tar")); err != nil {
 		t.Fatal(err)
@@ -213,7 +213,8 @@ func TestOwnTemp(t *testing.T) {
 		{"hello.tar", false},
 		{"hello-.tar", false},
 		{"-1.tar", false},
-		{"Hello-1.tar", false},
+		{"Hello-1.tar", true}, // an old npm name: JSONStream
+		{"_hello-1.tar", false},
 		{"hello-1a.tar", false},
 		{"hello-1.tar.gz", false},
 		{"notes.txt", false},

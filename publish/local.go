@@ -35,7 +35,8 @@ func cutEnding(name string) (stem string, ok bool) {
 
 // splitFileName returns the package name and version an archive's file name gives,
 // NAME-VERSION and an archive's ending ("tool-1.0.tar.gz", "my-tool-2.1.0-rc1.tgz"): split
-// at the first "-" after which a version starts. ok is false when it gives none.
+// at the first "-" after which a version starts. ok is false when it gives none. The name
+// is lower case: one with capitals is an old npm package's, which its manifest names.
 func splitFileName(file string) (name, version string, ok bool) {
 	stem, ok := cutEnding(path.Base(file))
 	if !ok {
@@ -45,7 +46,7 @@ func splitFileName(file string) (name, version string, ok bool) {
 		if stem[i] != '-' {
 			continue
 		}
-		if repo.ValidName(stem[:i]) && repo.CheckVersion(stem[i+1:]) == nil {
+		if repo.ValidName(stem[:i]) && stem[:i] == strings.ToLower(stem[:i]) && repo.CheckVersion(stem[i+1:]) == nil {
 			return stem[:i], stem[i+1:], true
 		}
 	}

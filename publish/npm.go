@@ -160,8 +160,8 @@ func (a *Archive) npmEntry(p repo.Package, top string, data []byte, keepSummary 
 	}
 	p.Kind = repo.KindNPM
 	p.Name, p.Version = cmp.Or(p.Name, m.Name), cmp.Or(p.Version, m.Version)
-	if !repo.ValidName(p.Name) {
-		return p, nil, bad("name", fmt.Errorf("%q is not a package name pkg takes (npm's lower-case names and @SCOPE/NAME)", p.Name))
+	if err := checkNPMName(p.Name); err != nil {
+		return p, nil, bad("name", err)
 	}
 	if err := repo.CheckNPMVersion(p.Version); err != nil {
 		return p, nil, bad("version", err)
@@ -283,11 +283,21 @@ func (m *manifest) bundled() (map[string]bool, error) {
 	return names, nil
 }
 
+// checkNPMName refuses name, an npm package's, unless pkg takes it (repo.ValidName): npm's
+// rule for new packages, or an old package's name with capitals (JSONStream), which npm
+// still serves and installs.
+func checkNPMName(name string) error {
+	if !repo.ValidName(name) {
+		return fmt.Errorf("%w: %q (npm's lower-case names, @SCOPE/NAME, or an old package's [A-Za-z0-9][A-Za-z0-9._-]*)", errNPMName, name)
+	}
+	return nil
+}
+
 // npmRequirement is the dependency name at spec, a range, as "NAME@npm:RANGE"; a tag
 // (latest), URL, path, git or alias (npm:other@1) spec is refused, naming it.
 func npmRequirement(name, spec string) (repo.Requirement, error) {
-	if !repo.ValidName(name) {
-		return repo.Requirement{}, fmt.Errorf("%q is not a package name pkg takes", name)
+	if err := checkNPMName(name); err != nil {
+		return repo.Requirement{}, err
 	}
 	r, err := repo.ParseRequirement(name + "@npm:" + spec)
 	if err != nil {

@@ -82,6 +82,9 @@ func TestNPMEntry(t *testing.T) {
 		{manifest: `{"name": "dirbin", "version": "1.0.0", "directories": {"bin": "./tools"}}`,
 			files: []string{"package/tools/a", "x", "package/tools/sub/b.js", "x", "package/tools/.hidden", "x", "package/other", "x"},
 			want:  npm(repo.Package{Name: "dirbin", Version: "1.0.0", Bin: testrepo.Commands("package/tools/a", "package/tools/sub/b.js")})},
+		{manifest: `{"name": "JSONStream", "version": "1.3.5", "bin": "./bin.js", "dependencies": {"jsonparse": "^1.2.0", "through": ">=2.2.7 <3", "Base64": "*"}}`,
+			want: npm(repo.Package{Name: "JSONStream", Version: "1.3.5", Bin: testrepo.Commands("JSONStream=package/bin.js"),
+				Depends: testrepo.Requires("Base64@npm:*", "jsonparse@npm:^1.2.0", "through@npm:>=2.2.7 <3")})},
 		{manifest: `{"name": "@esbuild/linux-x64", "version": "0.24.0", "os": ["linux"], "cpu": ["x64"]}`,
 			want: npm(repo.Package{Name: "@esbuild/linux-x64", Version: "0.24.0", Platform: "linux-amd64"})},
 		{manifest: `{"name": "@esbuild/linux-ppc64", "version": "0.24.0", "os": ["linux"], "cpu": ["ppc64"]}`,
@@ -125,7 +128,8 @@ func TestNPMEntryTop(t *testing.T) {
 func TestNPMEntryRefuses(t *testing.T) {
 	for _, tt := range []struct{ manifest, field string }{
 		{`{"name": "x", "version": "1.0.0",`, ""},
-		{`{"name": "X", "version": "1.0.0"}`, "name"},
+		{`{"name": "X+y", "version": "1.0.0"}`, "name"},
+		{`{"name": "_X", "version": "1.0.0"}`, "name"},
 		{`{"name": "@../x", "version": "1.0.0"}`, "name"},
 		{`{"name": "@a/b/c", "version": "1.0.0"}`, "name"},
 		{`{"name": "x", "version": "1.0"}`, "version"},
@@ -133,7 +137,7 @@ func TestNPMEntryRefuses(t *testing.T) {
 		{`{"name": "x", "version": "1.0.0", "dependencies": {"y": "latest"}}`, "dependencies"},
 		{`{"name": "x", "version": "1.0.0", "dependencies": {"y": "git+https://github.com/a/b.git"}}`, "dependencies"},
 		{`{"name": "x", "version": "1.0.0", "dependencies": {"y": "npm:z@^1"}}`, "dependencies"},
-		{`{"name": "x", "version": "1.0.0", "dependencies": {"Y": "1"}}`, "dependencies"},
+		{`{"name": "x", "version": "1.0.0", "dependencies": {"Y~z": "1"}}`, "dependencies"},
 		{`{"name": "x", "version": "1.0.0", "optionalDependencies": {"y": "file:../y"}}`, "optionalDependencies"},
 		{`{"name": "x", "version": "1.0.0", "peerDependencies": {"y": "workspace:*"}}`, "peerDependencies"},
 		{`{"name": "x", "version": "1.0.0", "os": ["linux"], "cpu": ["x64", "arm64"]}`, "os, cpu"},
@@ -161,6 +165,11 @@ var packed = []struct {
 	spec string
 	want func(t *testing.T, p repo.Package, scripts []string)
 }{
+	{"JSONStream@1.3.5", func(t *testing.T, p repo.Package, scripts []string) { // an old npm name, with capitals
+		if p.Name != "JSONStream" || binText(p) != "JSONStream=package/bin.js" || repo.JoinRequirements(p.Depends) != "jsonparse@npm:^1.2.0 through@npm:>=2.2.7 <3" {
+			t.Errorf("JSONStream: %+v", p)
+		}
+	}},
 	{"@eslint/js@9.39.2", func(t *testing.T, p repo.Package, scripts []string) {
 		if p.Name != "@eslint/js" || p.Version != "9.39.2" || p.Bin != nil || p.Depends != nil || p.Platform != "" || scripts != nil {
 			t.Errorf("@eslint/js: %+v, scripts %q", p, scripts)

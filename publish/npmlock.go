@@ -32,6 +32,7 @@ var (
 	// ErrNPMIntegrity is a tarball whose bytes are not those its lock's integrity names.
 	ErrNPMIntegrity = errors.New("publish: tarball not the lock's integrity")
 	errKey          = errors.New("publish: not a path of node_modules")
+	errNPMName      = errors.New("publish: not a package name pkg takes")
 	errAlias        = errors.New("publish: an npm alias")
 	errResolved     = errors.New("publish: resolved is not an http(s) URL")
 	errNoSHA512     = errors.New("publish: no sha512 integrity")
@@ -199,14 +200,14 @@ func (e npmLockEntry) requires(versions map[string]string) ([]repo.Requirement, 
 // tarball returns the package the entry at key names, checked, at its resolved URL or,
 // without one, the registry's.
 func (e npmLockEntry) tarball(key, registry string) (lockTarball, error) {
-	name, ok := npmKeyName(key)
+	name, err := npmKeyName(key)
 	switch {
 	case e.Link:
 		return lockTarball{}, fmt.Errorf("%w: a link to %s", ErrNPMLocal, lockText(e.Resolved))
-	case !ok && !strings.HasPrefix(key, "node_modules/") && !strings.Contains(key, "/node_modules/"):
+	case err != nil && !strings.HasPrefix(key, "node_modules/") && !strings.Contains(key, "/node_modules/"):
 		return lockTarball{}, fmt.Errorf("%w: a workspace or a local directory", ErrNPMLocal)
-	case !ok:
-		return lockTarball{}, errKey
+	case err != nil:
+		return lockTarball{}, err
 	case e.Name != "" && e.Name != name:
 		return lockTarball{}, fmt.Errorf("%w: %s is %s", errAlias, name, lockText(e.Name))
 	}
@@ -237,24 +238,37 @@ func registryURL(registry, name, version string) string {
 }
 
 // npmKeyName returns the name of the package at key, a path of node_modules
-// ("node_modules/a/node_modules/@s/b" holds @s/b), and whether key is one: each package
-// a valid name (repo.ValidName), which no ".." or "" is.
-func npmKeyName(key string) (string, bool) {
+// ("node_modules/a/node_modules/@s/b" holds @s/b): errKey where key is no such path, the
+// error of checkNPMName where a package's directory is not a name pkg takes.
+func npmKeyName(key string) (string, error) {
 	segs := strings.Split(key, "/")
 	var name string
 	for len(segs) > 0 {
 		if len(segs) < 2 || segs[0] != "node_modules" {
-			return "", false
+			return "", errKey
 		}
 		name, segs = segs[1], segs[2:]
 		if strings.HasPrefix(name, "@") && len(segs) > 0 {
 			name, segs = name+"/"+segs[0], segs[1:]
 		}
-		if !repo.ValidName(name) {
-			return "", false
+		if !packageDir(name) {
+			return "", errKey
+		}
+		if err := checkNPMName(name); err != nil {
+			return "", err
 		}
 	}
-	return name, true
+	return name, nil
+}
+
+// packageDir reports whether name, a directory below node_modules or a scope's, is a
+// package's place: a scope has a package below it, and no part is "", "." or "..".
+func packageDir(name string) bool {
+	parts := strings.Split(strings.TrimPrefix(name, "@"), "/")
+	if strings.HasPrefix(name, "@") != (len(parts) == 2) {
+		return false
+	}
+	return !slices.ContainsFunc(parts, func(p string) bool { return p == "" || p == "." || p == ".." })
 }
 
 // integrityText writes the sha512 digests sums as an integrity string.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -115,10 +116,11 @@ func TestParseNPMLockRefuses(t *testing.T) {
 		{"dot dot", lockJSON(t, root, map[string]map[string]any{"node_modules/../../etc": good}), "node_modules/../../etc", errKey},
 		{"dot dot inside", lockJSON(t, root, map[string]map[string]any{"node_modules/a/../../b": good}), "node_modules/a/../../b", errKey},
 		{"scope alone", lockJSON(t, root, map[string]map[string]any{"node_modules/@a": good}), "node_modules/@a", errKey},
-		{"upper case", lockJSON(t, root, map[string]map[string]any{"node_modules/A": good}), "node_modules/A", errKey},
+		{"not a name", lockJSON(t, root, map[string]map[string]any{"node_modules/A+b": good}), "node_modules/A+b", errNPMName},
+		{"dot", lockJSON(t, root, map[string]map[string]any{"node_modules/.": good}), "node_modules/.", errKey},
 		{"empty segment", lockJSON(t, root, map[string]map[string]any{"node_modules//a": good}), "node_modules//a", errKey},
 		{"trailing slash", lockJSON(t, root, map[string]map[string]any{"node_modules/a/": good}), "node_modules/a/", errKey},
-		{"bundled, a control character", lockJSON(t, root, map[string]map[string]any{"node_modules/a/node_modules/b\nc": {"version": "1.0.0", "inBundle": true}}), "node_modules/a/node_modules/b\nc", errKey},
+		{"bundled, a control character", lockJSON(t, root, map[string]map[string]any{"node_modules/a/node_modules/b\nc": {"version": "1.0.0", "inBundle": true}}), "node_modules/a/node_modules/b\nc", errNPMName},
 		{"not node_modules", lockJSON(t, root, map[string]map[string]any{"node_modules/a/lib/b": good}), "node_modules/a/lib/b", errKey},
 		{"alias", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("name", "b")}), "node_modules/a", errAlias},
 		{"file resolved", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "file:../a-1.0.0.tgz")}), "node_modules/a", errResolved},
@@ -154,17 +156,24 @@ func TestNPMKeyName(t *testing.T) {
 		"node_modules/@s/a/node_modules/b":             "b",
 		"node_modules/a/node_modules/@s/b":             "@s/b",
 		"node_modules/a/node_modules/b/node_modules/c": "c",
+		"node_modules/JSONStream":                      "JSONStream",
+		"node_modules/a/node_modules/JSONStream":       "JSONStream",
 		"node_modules/@s":                              "",
 		"node_modules/@s/a/b":                          "",
 		"node_modules":                                 "",
 		"a":                                            "",
-		"node_modules/.bin":                            "",
+		"node_modules/..":                              "",
 		"node_modules/@s/..":                           "",
 		"node_modules/@../x":                           "",
 	} {
-		got, ok := npmKeyName(key)
-		if got != want || ok != (want != "") {
-			t.Errorf("npmKeyName(%q) = %q, %v, want %q", key, got, ok, want)
+		got, err := npmKeyName(key)
+		if got != want || (err == nil) != (want != "") || err != nil && !errors.Is(err, errKey) {
+			t.Errorf("npmKeyName(%q) = %q, %v, want %q", key, got, err, want)
+		}
+	}
+	for key, name := range map[string]string{"node_modules/A+b": "A+b", "node_modules/.bin": ".bin", "node_modules/_a": "_a", "node_modules/a/node_modules/@s/B": "@s/B"} {
+		if got, err := npmKeyName(key); !errors.Is(err, errNPMName) || !strings.Contains(err.Error(), strconv.Quote(name)) {
+			t.Errorf("npmKeyName(%q) = %q, %v, want errNPMName naming the package", key, got, err)
 		}
 	}
 }
@@ -226,7 +235,7 @@ func FuzzParseNPMLock(f *testing.F) {
 			return
 		}
 		for _, tb := range l.Tarballs {
-			if _, ok := npmKeyName(tb.Key); !ok || !repo.ValidName(tb.Name) || repo.CheckNPMVersion(tb.Version) != nil ||
+			if _, err := npmKeyName(tb.Key); err != nil || !repo.ValidName(tb.Name) || repo.CheckNPMVersion(tb.Version) != nil ||
 				len(tb.SHA512) == 0 || !strings.HasPrefix(tb.Resolved, "http") {
 				t.Errorf("tarball %+v", tb)
 			}

@@ -450,6 +450,9 @@ func checkKindVersion(p *Package) error {
 	default:
 		return fmt.Errorf("package %q: unknown kind %q (want none or %q)", p.Name, p.Kind, KindNPM)
 	}
+	if p.Kind != KindNPM && capitalized(p.Name) {
+		return &valueError{ErrName, p.Name, fmt.Sprintf("package %q: a name with capitals is an old npm package's, taken for kind %q alone", p.Name, KindNPM)}
+	}
 	if err := check(p.Version); err != nil {
 		return fmt.Errorf("package %q: %v", p.Name, err)
 	}
@@ -573,6 +576,8 @@ func checkNPMRelation(p *Package, field string, r Requirement) error {
 		return fmt.Errorf("%q: an npm package's %s are NAME@npm:RANGE", r, field)
 	case npm && field != "depends" && field != "optional" && field != "peers":
 		return fmt.Errorf("%q: an npm range is not allowed in %s", r, field)
+	case p.Kind != KindNPM && slices.ContainsFunc(append([]Requirement{r}, r.Or...), func(a Requirement) bool { return capitalized(a.Name) }):
+		return fmt.Errorf("%q: a name with capitals is an old npm package's, named by a package of kind %q alone", r, KindNPM)
 	}
 	return nil
 }

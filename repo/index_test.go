@@ -163,7 +163,8 @@ func TestParseRefuses(t *testing.T) {
 		p    Package
 		want []string // substrings of the error
 	}{
-		{"bad name", hello(func(p *Package) { p.Name = "Hello" }), []string{"packages[0]", `"Hello"`}},
+		{"bad name", hello(func(p *Package) { p.Name = "Hel+lo" }), []string{"packages[0]", `"Hel+lo"`}},
+		{"capitals not npm", hello(func(p *Package) { p.Name = "Hello" }), []string{`"Hello"`, "old npm package's"}},
 		{"empty name", hello(func(p *Package) { p.Name = "" }), []string{"packages[0]"}},
 		{"long name", hello(func(p *Package) { p.Name = strings.Repeat("a", 129) }), []string{"packages[0]", "129 bytes"}},
 		{"empty version", hello(func(p *Package) { p.Version = "" }), []string{`"hello"`, "empty version"}},

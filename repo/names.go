@@ -30,7 +30,7 @@ func CheckNames(op string, names []string) error {
 		if r, err := ParseRequirement(n); err == nil && len(r.Constraints) > 0 {
 			return &NameError{Op: op, Arg: n, Versioned: true}
 		}
-		if !ValidName(n) && !ValidName(strings.ToLower(n)) { // "Hello" gets a did-you-mean
+		if !ValidName(n) && !ValidName(strings.ToLower(n)) { // "Libc++" gets a did-you-mean
 			return &NameError{Op: op, Arg: n}
 		}
 	}
@@ -42,10 +42,16 @@ func CheckNames(op string, names []string) error {
 // .pkg/saved/NAME-VERSION.N) within NAME_MAX's 255.
 const maxNameLen = 128 // bytes
 
-// ValidName reports whether s is a valid package name: [a-z0-9][a-z0-9._+-]*, or an npm
+// ValidName reports whether s is a valid package name: [a-z0-9][a-z0-9._+-]*; an npm
 // scoped name @SCOPE/NAME, SCOPE and NAME each [a-z0-9][a-z0-9._~-]* (npm's rule, lower
-// case), in at most 128 bytes.
+// case); or an npm name of an old package, [A-Za-z0-9][A-Za-z0-9._-]* with a capital
+// (JSONStream), which only a package of kind npm has (capitalized); in at most 128 bytes.
 func ValidName(s string) bool { return validName(s) }
+
+// capitalized reports whether the name s has a capital letter: one of npm's names of old
+// packages (validate-npm-package-name's validForOldPackages, before npm took lower case
+// alone), which pkg takes for a package of kind npm and nothing else.
+func capitalized(s string) bool { return strings.ContainsFunc(s, isUpper) }
 
 // ValidRepoName reports whether s is a valid repository name: [a-z0-9][a-z0-9._+-]* in
 // at most 128 bytes. A repository's name is a file name and prefixes "REPO/NAME", so it
@@ -58,7 +64,7 @@ func validName(s string) bool {
 	}
 	rest, scoped := strings.CutPrefix(s, "@")
 	if !scoped {
-		return validRepoName(s)
+		return validRepoName(s) || validOldNPMName(s)
 	}
 	scope, name, ok := strings.Cut(rest, "/")
 	return ok && validScopePart(scope) && validScopePart(name)
@@ -75,6 +81,22 @@ func validRepoName(s string) bool {
 	}
 	return true
 }
+
+// validOldNPMName reports whether s, unscoped, is [A-Za-z0-9][A-Za-z0-9._-]*: what npm
+// took before its names were lower case, without the "~'!()*" it took then too.
+func validOldNPMName(s string) bool {
+	if s == "" || len(s) > maxNameLen || !isNameStart(s[0]) && !isUpper(rune(s[0])) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !isNameStart(s[i]) && !isUpper(rune(s[i])) && strings.IndexByte("._-", s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func isUpper(c rune) bool { return 'A' <= c && c <= 'Z' }
 
 // validScopePart reports whether s, the scope or the name of a scoped name, matches
 // [a-z0-9][a-z0-9._~-]*: no "+", so that FileName is unambiguous, and no "/".
@@ -101,5 +123,5 @@ func badName(s string) error {
 	if len(s) > maxNameLen {
 		return &valueError{ErrName, s, fmt.Sprintf("package name %.20q... is %d bytes, over %d", s, len(s), maxNameLen)}
 	}
-	return &valueError{ErrName, s, fmt.Sprintf("bad package name %q (want [a-z0-9][a-z0-9._+-]*, or @SCOPE/NAME of [a-z0-9][a-z0-9._~-]*)", s)}
+	return &valueError{ErrName, s, fmt.Sprintf("bad package name %q (want [a-z0-9][a-z0-9._+-]*, @SCOPE/NAME of [a-z0-9][a-z0-9._~-]*, or an old npm name of [A-Za-z0-9][A-Za-z0-9._-]*)", s)}
 }

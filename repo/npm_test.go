@@ -2,6 +2,7 @@ package repo
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -31,7 +32,17 @@ func TestValidName(t *testing.T) {
 		{"@a/.b", false, false},
 		{"@a/_b", false, false},
 		{"a/b", false, false},
-		{"Jq", false, false},
+		{"Jq", true, false}, // npm's names of old packages: JSONStream
+		{"JSONStream", true, false},
+		{"JSON.Stream_2-x", true, false},
+		{"A+b", false, false}, // npm takes no "+", and libc++'s is lower case
+		{"A~b", false, false},
+		{"_A", false, false},
+		{".A", false, false},
+		{"-A", false, false},
+		{"Ä", false, false},
+		{strings.Repeat("A", maxNameLen), true, false},
+		{strings.Repeat("A", maxNameLen+1), false, false},
 		{"@a/" + strings.Repeat("b", maxNameLen-3), true, false},
 		{"@a/" + strings.Repeat("b", maxNameLen-2), false, false},
 	} {
@@ -229,6 +240,43 @@ func TestParseNPMIndexRefuses(t *testing.T) {
 	}
 }
 
+// TestLegacyNPMNames: npm's names of old packages, with capitals (JSONStream), are taken
+// for packages of kind npm, in requirements, index entries and lockfile lines; a package
+// of another kind is refused one, as its name and in its relations.
+func TestLegacyNPMNames(t *testing.T) {
+	legacy := strings.Replace(npmIndex, `"name": "keys", "version": "3.4.3", "kind": "npm", "archive": "keys-3.4.3.tgz"`,
+		`"name": "JSONStream", "version": "1.3.5", "kind": "npm", "archive": "JSONStream-1.3.5.tgz", "depends": ["jsonparse@npm:^1.2.0", "through@npm:>=2.2.7 <3"]`, 1)
+	ix, err := Parse([]byte(legacy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := ParseRequirement("JSONStream@npm:1.3.5")
+	if err != nil || req.Name != "JSONStream" {
+		t.Fatalf("ParseRequirement(JSONStream@npm:1.3.5) = %v, %v", req, err)
+	}
+	var js Package
+	for _, p := range ix.Packages {
+		if p.Name == "JSONStream" {
+			js = p
+		}
+	}
+	js.Archive, js.Depends = testRepoURL+js.Archive, nil
+	text := encodeLock(t, NewLock(testRepoURL, []Requirement{req}, []Package{js}))
+	if l, err := decodeLock([]byte(text)); err != nil || l.Packages[0].Key() != "JSONStream@1.3.5" {
+		t.Errorf("decodeLock of JSONStream's line = %+v, %v", l, err)
+	}
+	if _, err := decodeLock([]byte(strings.Replace(text, `"kind":"npm",`, "", 1))); !errors.Is(err, ErrLockfile) || !strings.Contains(err.Error(), `"JSONStream"`) {
+		t.Errorf("decodeLock of a line named JSONStream not of kind npm = %v, want ErrLockfile naming it", err)
+	}
+	entry := `{"format": 1, "packages": [{"name": "%s", "version": "1.0", "archive": "x.tar", "size": 1, "sha256": "` + testSum + `", "depends": ["%s"]}]}`
+	for _, tt := range [][2]string{{"Hello", "y"}, {"hello", "Y"}, {"hello", "y|Y>=1"}} {
+		_, err := Parse([]byte(fmt.Sprintf(entry, tt[0], tt[1])))
+		if !errors.Is(err, ErrIndex) || !strings.Contains(err.Error(), "npm") {
+			t.Errorf("Parse of %s depending on %s, not of kind npm = %v, want ErrIndex saying capitals are npm's", tt[0], tt[1], err)
+		}
+	}
+}
+
 func TestNPMLockRoundTrip(t *testing.T) {
 	ix, err := Parse([]byte(npmIndex))
 	if err != nil {
@@ -260,7 +308,7 @@ func TestNPMLockRoundTrip(t *testing.T) {
 // TestHostileNames refuses, naming them, scoped names that are not npm's wherever a
 // package name is read: requirements, index entries, lockfile lines, removals.
 func TestHostileNames(t *testing.T) {
-	for _, name := range []string{"@../x", "@a/b/c", "@A/b", "@a/", "@/b", "@a", "@a/../b", "@a/b\x00", "@a/B"} {
+	for _, name := range []string{"@../x", "@a/b/c", "@A/b", "@a/", "@/b", "@a", "@a/../b", "@a/b\x00", "@a/B", "A+b", "_A"} {
 		if _, err := ParseRequirement(name); !errors.Is(err, ErrName) {
 			t.Errorf("ParseRequirement(%q) = %v, want ErrName", name, err)
 		}

@@ -124,7 +124,7 @@ func TestRemoveRefuses(t *testing.T) {
 		{Removal{Name: "jq", Version: "1.8"}, &notFoundError{Removal: Removal{Name: "jq", Version: "1.8"}, Have: []string{"1.6", "1.7", "1.7+1"}}, ""},
 		{Removal{Name: "lib"}, &NeededError{Removal: Removal{Name: "lib"}, Needs: []Need{{"app", "1", parseReqs(t, "lib>=1")[0]}, {"app", "2", parseReqs(t, "lib>=2")[0]}}}, ""},
 		{Removal{Name: "lib", Version: "2"}, &NeededError{Removal: Removal{Name: "lib", Version: "2"}, Needs: []Need{{"app", "2", parseReqs(t, "lib>=2")[0]}}}, ""},
-		{Removal{Name: "Jq"}, ErrName, "Jq"},
+		{Removal{Name: "J+q"}, ErrName, "J+q"},
 		{Removal{Name: "jq", Version: "x"}, ErrVersion, "x"},
 	}
 	for _, tt := range tests {

@@ -305,7 +305,7 @@ func TestResolveErrorText(t *testing.T) {
 		{conflict("x", []string{"20", "2-rc1", "1.9"}, "x@2 (requested)"), `no version of "x" satisfies x@2 (requested); the index has 20, 2-rc1 and 1.9`},
 		{&ConflictsError{Name: "mawk", Version: "1.3", Conflicts: deps("gawk<5")[0], Other: "gawk", OtherVersion: "4.2"}, "mawk 1.3 conflicts with gawk 4.2 (its conflicts list gawk<5)"},
 		{conflict("libz1", nil, "providing libz1>=2 (required by curl 8)"), `no version of "libz1" satisfies providing libz1>=2 (required by curl 8); the index has `},
-		{&requirementError{Text: "B", Err: badName("B")}, `requirement "B": bad package name "B" (want [a-z0-9][a-z0-9._+-]*, or @SCOPE/NAME of [a-z0-9][a-z0-9._~-]*)`},
+		{&requirementError{Text: "B+c", Err: badName("B+c")}, `requirement "B+c": bad package name "B+c" (want [a-z0-9][a-z0-9._+-]*, @SCOPE/NAME of [a-z0-9][a-z0-9._~-]*, or an old npm name of [A-Za-z0-9][A-Za-z0-9._-]*)`},
 	} {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)

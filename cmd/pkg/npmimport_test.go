@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -139,5 +140,49 @@ func TestRepoAddFromNPMLockRefuses(t *testing.T) {
 				t.Errorf("repo add %q left %d files in %s", tt.args, len(entries), dir)
 			}
 		}
+	}
+}
+
+// TestRepoAddFromNPMLockOldName imports a lock naming JSONStream, an old npm name with
+// capitals that npm still installs (browserify's dependency), and its dependency through:
+// sync installs both, and Node finds JSONStream from a script under the root.
+func TestRepoAddFromNPMLockOldName(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	js, through := npmTgz(t, "JSONStream", "1.3.5", map[string]string{"through": ">=2.2.7 <3"}), npmTgz(t, "through", "2.3.8", nil)
+	served := filepath.Join(base, "served")
+	os.MkdirAll(served, 0o755)
+	os.WriteFile(filepath.Join(served, "JSONStream-1.3.5.tgz"), js, 0o644)
+	os.WriteFile(filepath.Join(served, "through-2.3.8.tgz"), through, 0o644)
+	url := serve(t, served)
+	lock := filepath.Join(base, "proj", "package-lock.json")
+	data, _ := json.Marshal(map[string]any{"name": "proj", "lockfileVersion": 3, "packages": map[string]any{
+		"":                        map[string]any{"name": "proj", "dependencies": map[string]string{"JSONStream": "1.3.5"}},
+		"node_modules/JSONStream": map[string]any{"version": "1.3.5", "resolved": url + "/JSONStream-1.3.5.tgz", "integrity": sriOf(js), "dependencies": map[string]string{"through": ">=2.2.7 <3"}},
+		"node_modules/through":    map[string]any{"version": "2.3.8", "resolved": url + "/through-2.3.8.tgz", "integrity": sriOf(through)},
+	}})
+	os.MkdirAll(filepath.Dir(lock), 0o755)
+	if err := os.WriteFile(lock, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, base, dir)
+	out, _ := e.ok("repo", "add", dir, "--from", lock, "--npm-cache", filepath.Join(base, "npm"))
+	if !strings.Contains(out, "added JSONStream 1.3.5: JSONStream-1.3.5.tgz") || !strings.Contains(out, "requires JSONStream@npm:1.3.5") {
+		t.Errorf("repo add --from:\n%s", out)
+	}
+	e.ok("sync", "-f", filepath.Join(filepath.Dir(lock), "pkg.lock"))
+	if got := e.installed(); got != "JSONStream 1.3.5, through 2.3.8" {
+		t.Errorf("sync installed %s", got)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Error("node not installed (CI=true: this test must run it)")
+		}
+		return
+	}
+	script := filepath.Join(e.root, "lib", "app.js")
+	os.WriteFile(script, []byte("console.log(require('JSONStream'));\n"), 0o644)
+	if got, err := exec.Command("node", script).CombinedOutput(); err != nil || string(got) != "JSONStream 1.3.5\n" {
+		t.Errorf("node %s: %v\n%s", script, err, got)
 	}
 }

@@ -437,10 +437,13 @@ func TestLockConstraintSyntax(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, `no version of "tool" satisfies tool>=1.5 (requested) and tool@1.0 (required by plugin 1.0)`) {
 		t.Errorf("lock of conflicting requirements: exit %d, %q", code, stderr)
 	}
-	for _, arg := range []string{"tool>=", "tool@1.0,<2", "Tool", "tool >=1"} {
+	for _, arg := range []string{"tool>=", "tool@1.0,<2", "To+ol", "tool >=1"} {
 		if _, stderr, code := e.pkg("lock", "-o", lock, arg); code != 2 || !strings.Contains(stderr, "requirement") {
 			t.Errorf("lock %q: exit %d, %q; want a usage error", arg, code, stderr)
 		}
+	}
+	if _, stderr, code := e.pkg("lock", "-o", lock, "Tool"); code != 1 || !strings.Contains(stderr, `package "Tool" not found; did you mean "tool"?`) { // an old npm name's shape
+		t.Errorf("lock Tool: exit %d, %q; want not found, did you mean tool", code, stderr)
 	}
 }
 
