@@ -324,6 +324,7 @@ const lockRetry = 50 * time.Millisecond
 // it: a flock of the directory itself (no file is added to what is published), as two adds,
 // removes or signs at once would otherwise each write their own next index, and one would
 // be lost. It tries without blocking, as a blocked flock(2) would not end at an interrupt.
+// Holding it, it removes what writers killed before their rename left (removeLeftovers).
 func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
 	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0) // a FIFO at dir would block os.Open
 	if err != nil {
@@ -348,6 +349,7 @@ func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
 		f.Close()
 		return nil, &os.PathError{Op: "lock", Path: dir, Err: err}
 	}
+	removeLeftovers(f, dir, err == nil)
 	return func() { f.Close() }, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // writeArchive writes data to a file named name in a new directory and returns its path.
@@ -332,4 +333,50 @@ func TestAddCleansBin(t *testing.T) {
 func addUnsigned(dir, archivePath string, p Package) (Package, error) {
 	p, _, err := Add(context.Background(), dir, archivePath, p, nil)
 	return p, err
+}
+
+// TestAddRemovesLeftovers: an add, holding the directory's lock, removes the temporary
+// files a killed add, remove or sign left (an archive's, the index's, the signature's),
+// however new, and keeps every other file.
+func TestAddRemovesLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	left := []string{".a-1.tar.gz.tmp-2793416503", ".@s+b-2.1.0.tgz.tmp-1", ".index.json.tmp-12", ".index.json.sig.tmp-345"}
+	kept := []string{".notes.tmp-1", ".a-1.tar.gz.tmp-x1", ".a-1.tar.gz.tmp-", "a-1.tar.gz.tmp-1", ".A+b-1.tar.tmp-1", "notes.txt"}
+	for _, name := range append(slices.Clone(left), kept...) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := addUnsigned(dir, writeArchive(t, "c-1.tar", "c"), Package{Name: "c", Version: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	checkDir(t, dir, append([]string{"c-1.tar", indexName}, kept...)...)
+}
+
+// TestLeftover tells the temporary files of a repository directory's writers from others,
+// and, where the directory could not be locked, a stale one from one another add may
+// still be writing.
+func TestLeftover(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		age    time.Duration
+		locked bool
+		want   bool
+	}{
+		{".a-1.tar.tmp-1", 0, true, true},
+		{".a-1.tar.tmp-1", time.Hour, false, false},
+		{".a-1.tar.tmp-1", staleAge + time.Second, false, true},
+		{".index.json.tmp-1", 0, true, true},
+		{".index.json.sig.tmp-1", 0, true, true},
+		{".@eslint+js-9.1.0.tgz.tmp-1", 0, true, true},
+		{".JSONStream-1.3.5.tgz.tmp-1", 0, true, true},
+		{".pkg.lock.tmp-1", 0, true, false},
+		{".a-1.tar.tmp-1x", 0, true, false},
+		{".a.tmp-1", 0, true, false},
+		{"a-1.tar.tmp-1", 0, true, false},
+	} {
+		if got := leftover(tt.name, tt.age, tt.locked); got != tt.want {
+			t.Errorf("leftover(%q, %v, locked %v) = %v, want %v", tt.name, tt.age, tt.locked, got, tt.want)
+		}
+	}
 }
