@@ -1,6 +1,7 @@
 package install
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,6 +75,9 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		return nil, err
 	}
 	if err := r.checkUnmanaged(recs, incoming); err != nil {
+		return nil, err
+	}
+	if err := r.checkFoldedNames(recs, incoming, remove); err != nil {
 		return nil, err
 	}
 	plan, err := r.prefixChange(recs, staged, remove, keyed(requests, recs, incoming, remove))
@@ -288,6 +292,40 @@ func (r *Root) checkUnmanaged(recs []db.Record, staged []*db.Record) error {
 		if _, ok := r.inode(treeOf(s.Key())); ok {
 			return fmt.Errorf("install %s %s: %w", s.Name, s.Version, &unmanagedError{Path: r.pkgDir(s.Key())})
 		}
+	}
+	return nil
+}
+
+// A FoldedNamesError refuses to install Name beside Other, which differs from it only in
+// case (npm's JSONStream and jsonstream), where the root's directory Dir folds names:
+// there their trees (pkgs/NAME@VERSION) and node_modules paths would be one.
+type FoldedNamesError struct{ Name, Other, Dir string }
+
+func (e *FoldedNamesError) Error() string {
+	return fmt.Sprintf("install %s: %s and %s differ only in case, and %s folds names: their directories would be one", e.Name, e.Name, e.Other, e.Dir)
+}
+
+// checkFoldedNames refuses a package of staged whose name differs only in case from
+// another's of recs that stays, or of staged, where pkgs/ folds names (*FoldedNamesError).
+func (r *Root) checkFoldedNames(recs []db.Record, staged []*db.Record, remove []string) error {
+	leaving := make(map[string]bool, len(remove))
+	for _, k := range remove {
+		leaving[k] = true
+	}
+	names := make(map[string]string) // a name in lower case → the name
+	for i := range recs {
+		if !leaving[recs[i].Key()] {
+			names[strings.ToLower(recs[i].Name)] = recs[i].Name
+		}
+	}
+	for _, s := range staged {
+		other, ok := names[strings.ToLower(s.Name)]
+		if ok && other != s.Name {
+			if fold, err := dirFolds(r.fd[pkgs], r.path("pkgs")); err != nil || fold {
+				return cmp.Or(err, error(&FoldedNamesError{Name: s.Name, Other: other, Dir: r.path("pkgs")}))
+			}
+		}
+		names[strings.ToLower(s.Name)] = s.Name
 	}
 	return nil
 }

@@ -104,3 +104,29 @@ func foldsAt(t *testing.T, dir string) (bool, error) {
 	defer unix.Close(fd)
 	return folds(fd, dir)
 }
+
+// TestFoldedPackageNames installs npm packages whose names differ only in case (JSONStream
+// and jsonstream, both on npm's registry): where the root's directories fold names, the
+// second is refused before anything changes, naming both, since their directories would
+// be one; where they do not, both are installed.
+func TestFoldedPackageNames(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	if _, err := r.Apply(t.Context(), []*Staged{stageNPM(t, r, base, "JSONStream", "1.3.5")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	dirFolds = func(int, string) (bool, error) { return true, nil }
+	t.Cleanup(func() { dirFolds = folds })
+	before := testfs.Tree(t, r.Dir())
+	_, err := r.Apply(t.Context(), []*Staged{stageNPM(t, r, base, "jsonstream", "1.0.3")}, nil)
+	var fe *FoldedNamesError
+	if !errors.As(err, &fe) || fe.Name != "jsonstream" || fe.Other != "JSONStream" || !strings.Contains(err.Error(), "differ only in case") {
+		t.Errorf("Apply of jsonstream beside JSONStream where names fold: %v, want a *FoldedNamesError naming both", err)
+	}
+	testfs.SameTree(t, "root", testfs.Tree(t, r.Dir()), before)
+	dirFolds = folds
+	if _, err := r.Apply(t.Context(), []*Staged{stageNPM(t, r, base, "jsonstream", "1.0.3")}, nil); err != nil {
+		t.Errorf("Apply of jsonstream beside JSONStream where names do not fold: %v", err)
+	}
+}
