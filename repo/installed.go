@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// Outdated is an installed package that the index has a newer version of.
+// Outdated is an installed package that the index has a newer version of, or whose
+// version the index has from another archive where an upgrade keeps that version.
 type Outdated struct {
 	Name      string
 	Kind      string // the package's kind: "npm" for an npm instance, of which a name may have several
@@ -18,10 +19,14 @@ type Outdated struct {
 	Newest  string // the newest version the index has, releases first unless Installed is a pre-release
 	Held    string // the requirement that holds it below Newest (Upgrade's holds), if one does
 	Origin  string // the local archive file it was installed from, which keeps it at Installed
+	// Republished is set where Allowed is Installed and the index has that version from
+	// another archive than the one installed, which an upgrade installs in its place.
+	Republished bool
 }
 
 // Outdated returns the installed packages for which ix has a newer version than
-// installed, sorted by name; holds are the requirements the user keeps packages to, as
+// installed, or, where an upgrade keeps the installed version, has it from another archive
+// (Republished), sorted by name; holds are the requirements the user keeps packages to, as
 // Upgrade takes them. Where those cannot hold together with an upgrade (one older than
 // what is installed, say), Allowed is what the depends alone allow.
 //
@@ -59,10 +64,14 @@ func (ix *Index) outdated(installed []Package, holds []Requirement) []Outdated {
 	var out []Outdated
 	for _, p := range installed {
 		vs := preferred(versions[p.Name], releaseOf(p.Version))
-		if len(vs) == 0 || CompareVersions(vs[0].Version, p.Version) <= 0 {
+		again := allowed[p.Name] == p.Version && republished(versions[p.Name], p)
+		if !again && (len(vs) == 0 || CompareVersions(vs[0].Version, p.Version) <= 0) {
 			continue
 		}
-		o := Outdated{Name: p.Name, Installed: p.Version, Allowed: allowed[p.Name], Newest: vs[0].Version}
+		o := Outdated{Name: p.Name, Installed: p.Version, Allowed: allowed[p.Name], Newest: p.Version, Republished: again}
+		if len(vs) > 0 && CompareVersions(vs[0].Version, p.Version) > 0 {
+			o.Newest = vs[0].Version
+		}
 		if h, ok := holdOf(holds, p); ok && !h.Allows(o.Newest) {
 			o.Held = h.String()
 		}

@@ -103,6 +103,30 @@ func TestOutdated(t *testing.T) {
 	}
 }
 
+// TestOutdatedRepublished checks that a version the index has with another archive than
+// the one installed is outdated where an upgrade keeps that version, as the upgrade takes
+// the index's archive, and not where it moves past it.
+func TestOutdatedRepublished(t *testing.T) {
+	ix := &Index{Packages: []Package{
+		{Name: "same", Version: "1", SHA256: "a"},
+		{Name: "re", Version: "1", SHA256: "new"},
+		{Name: "up", Version: "1", SHA256: "new"}, {Name: "up", Version: "2", SHA256: "b"},
+		{Name: "other", Version: "1", SHA256: "c", Platform: "plan9-amd64"}, {Name: "other", Version: "1", SHA256: "d"},
+	}}
+	installed := []Package{
+		{Name: "same", Version: "1", SHA256: "a"}, {Name: "re", Version: "1", SHA256: "old"},
+		{Name: "up", Version: "1", SHA256: "old"}, {Name: "other", Version: "1", SHA256: "d"},
+	}
+	got := ix.Outdated(installed, nil)
+	want := []Outdated{
+		{Name: "re", Installed: "1", Allowed: "1", Newest: "1", Republished: true},
+		{Name: "up", Installed: "1", Allowed: "2", Newest: "2"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Outdated =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
 // relationsSet: curl needs libz1, which zlib1g provides, and debconf>=0.5|debconf-2.0, which
 // cdebconf meets by its provides (debconf is too old); debconf is left from before.
 func relationsSet() []Package {

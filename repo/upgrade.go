@@ -56,19 +56,20 @@ func holdOf(holds []Requirement, p Package) (Requirement, bool) {
 // the index's entries: all but those that may move and whose version the publisher
 // republished with another archive (repo add --replace), which take the index's entry.
 func kept(ix *Index, byName map[string]Package, free map[string]bool) map[string]Package {
-	republished := make(map[string]bool) // names whose installed version the index has from another archive
-	for _, q := range ix.Packages {
-		if p, ok := byName[q.Name]; ok && q.Version == p.Version && q.SHA256 != p.SHA256 {
-			republished[q.Name] = true
-		}
-	}
+	versions := ix.versions()
 	keep := make(map[string]Package, len(byName))
 	for name, p := range byName {
-		if !free[name] || !republished[name] {
+		if !free[name] || !republished(versions[name], p) {
 			keep[name] = p
 		}
 	}
 	return keep
+}
+
+// republished reports whether vs, the versions an index has of p's name (versions), hold
+// p's version from another archive than p's: the publisher replaced it (repo add --replace).
+func republished(vs []Package, p Package) bool {
+	return slices.ContainsFunc(vs, func(q Package) bool { return q.Version == p.Version && q.SHA256 != p.SHA256 })
 }
 
 // upgradeReqs returns what Upgrade resolves: each installed package at its version, or at

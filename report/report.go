@@ -180,8 +180,8 @@ func NewFiles(p *db.Record, files []db.File) Files {
 	return out
 }
 
-// Outdated lists the installed packages a repository has newer versions of
-// (docs/json/outdated.md).
+// Outdated lists the installed packages a repository has newer versions of, or the
+// installed version from another archive (docs/json/outdated.md).
 type Outdated struct {
 	Schema   string          `json:"schema"`
 	Packages []OutdatedEntry `json:"packages"`
@@ -196,6 +196,9 @@ type OutdatedEntry struct {
 	Newest    string `json:"newest"`
 	Held      string `json:"held_by,omitempty"` // the requirement it was asked for by that keeps it below newest
 	Origin    string `json:"origin,omitempty"`  // the local archive file it was installed from, which keeps it
+	// Republished: the repository's archive of the installed version is another, which
+	// an upgrade installs in its place
+	Republished bool `json:"republished,omitempty"`
 }
 
 // NewOutdated is the Outdated of found (repo.Index.Outdated).

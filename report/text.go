@@ -99,7 +99,8 @@ func (s Search) WriteText(w io.Writer) error {
 
 // WriteText prints a table of the packages: installed, newest allowed, newest; then a line
 // for each package held below the newest by the requirement it was asked for by, or by
-// the local archive file it was installed from.
+// the local archive file it was installed from, and for each whose installed version the
+// repository has from another archive.
 func (o Outdated) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tINSTALLED\tALLOWED\tNEWEST")
@@ -116,6 +117,9 @@ func (o Outdated) WriteText(w io.Writer) error {
 			_, err = fmt.Fprintf(w, "%s is held by its request %s\n", p.Name, p.Held)
 		case p.Origin != "":
 			_, err = fmt.Fprintf(w, "%s is installed from the local archive file %s: upgrade leaves it\n", p.Name, termtext.Printable(p.Origin))
+		}
+		if err == nil && p.Republished {
+			_, err = fmt.Fprintf(w, "the repository's archive of %s %s is not the one installed: upgrade installs it in its place\n", p.Name, p.Installed)
 		}
 		if err != nil {
 			return err

@@ -28,6 +28,8 @@ func TestWriteText(t *testing.T) {
 			"hello  1.2.0 [installed]     says hello\njq     1.7 [installed: 1.6]\nx      1\n"},
 		{"outdated", Outdated{Packages: []OutdatedEntry{{Name: "jq", Installed: "1.6", Allowed: "1.7", Newest: "2.0"}}}.WriteText,
 			"NAME  INSTALLED  ALLOWED  NEWEST\njq    1.6        1.7      2.0\n"},
+		{"outdated republished", Outdated{Packages: []OutdatedEntry{{Name: "tc", Installed: "3.0", Allowed: "3.0", Newest: "3.0", Republished: true}}}.WriteText,
+			"NAME  INSTALLED  ALLOWED  NEWEST\ntc    3.0        3.0      3.0\nthe repository's archive of tc 3.0 is not the one installed: upgrade installs it in its place\n"},
 		{"offered info", func(b io.Writer) error {
 			return Info{Name: "jq", Version: "1.7", Depends: []string{"onig>=6"}, ArchiveSize: 2048, SHA256: "ab", Versions: []string{"1.7", "1.6"}}.WriteText(b, " (tip)")
 		}, "name:      jq\nversion:   1.7\ndepends:   onig>=6\ndownload:  2.0 KiB\nsha256:    ab\ninstalled: no (tip)\nversions:  1.7, 1.6\n"},

@@ -66,7 +66,10 @@ func (ix *Catalog) LocalNewer(recs []db.Record) []repo.Outdated {
 				continue
 			}
 			for _, o := range r.Outdated([]repo.Package{p}, nil) {
-				o.Allowed, o.Origin = p.Version, p.Origin
+				if o.Newest == p.Version { // only republished: the file is what was asked for
+					continue
+				}
+				o.Allowed, o.Origin, o.Republished = p.Version, p.Origin, false
 				out = append(out, o)
 			}
 			break

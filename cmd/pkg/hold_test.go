@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -75,4 +76,36 @@ func TestHold(t *testing.T) {
 	e.ok("install", "semver")
 	e.ok("upgrade")
 	e.checkInstalled("upgrade after install semver released it", "semver 7.8.0")
+}
+
+// TestOutdatedRepublished republishes an installed version with another archive (repo add
+// --replace): outdated lists it, as the upgrade that replaces it, and once that is done
+// lists nothing.
+func TestOutdatedRepublished(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "other", "1")
+	e := newEnv(t, base, dir)
+	e.ok("install", "lib", "other")
+	fixed := filepath.Join(base, "lib-1.0-fixed.tar")
+	if err := os.WriteFile(fixed, packageTar(t, "lib", "1.0", 'w'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("repo", "add", dir, fixed, "--name", "lib", "--version", "1.0", "--bin", "bin/lib", "--replace")
+
+	out, _ := e.ok("outdated", "--json")
+	o := decode[report.Outdated](t, "outdated --json", out, report.OutdatedSchema)
+	if want := []report.OutdatedEntry{{Name: "lib", Installed: "1.0", Allowed: "1.0", Newest: "1.0", Republished: true}}; !reflect.DeepEqual(o.Packages, want) {
+		t.Errorf("outdated --json: %+v, want %+v", o.Packages, want)
+	}
+	if out, _ := e.ok("outdated"); !strings.HasSuffix(out, "\nthe repository's archive of lib 1.0 is not the one installed: upgrade installs it in its place\n") {
+		t.Errorf("outdated: %q, want lib said republished", out)
+	}
+	if out, _ := e.ok("upgrade"); !strings.Contains(out, "replaced lib 1.0 with the archive the repository now has of it") {
+		t.Errorf("upgrade: %q", out)
+	}
+	if out, _ := e.ok("outdated"); out != "2 packages up to date\n" {
+		t.Errorf("outdated after the upgrade: %q", out)
+	}
 }
