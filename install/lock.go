@@ -37,7 +37,9 @@ func openLock(dir string) (string, parts, *os.File, error) {
 	if err != nil {
 		return "", parts{}, nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); errors.Is(err, syscall.EROFS) {
+		return "", parts{}, nil, readOnlyError(dir, err)
+	} else if err != nil {
 		return "", parts{}, nil, fmt.Errorf("install: create root: %w", err)
 	}
 	fds, err := openLayout(dir, true)
@@ -50,16 +52,50 @@ func openLock(dir string) (string, parts, *os.File, error) {
 		fds.close()
 		err = &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	switch {
-	case errors.Is(err, fs.ErrPermission):
-		return "", fds, nil, &reasonError{fmt.Sprintf("root %s is not yours to change: %v", dir, err), ErrNotYours, err}
-	case errors.Is(err, syscall.EROFS):
-		return "", fds, nil, &reasonError{fmt.Sprintf("root %s is on a read-only filesystem: %v", dir, err), ErrReadOnly, err}
+	if err := refusal(dir, err); err != nil {
+		return "", fds, nil, err
 	}
 	if err != nil {
 		return "", fds, nil, fmt.Errorf("install: open the lock of root %s: %w", dir, err)
 	}
 	return dir, fds, os.NewFile(uintptr(fd), path), nil
+}
+
+// refusal returns the error Open returns for err, met opening or making what the
+// root dir needs to be changed, where it means this process cannot change the root:
+// ErrNotYours or ErrReadOnly; nil for any other.
+func refusal(dir string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return &reasonError{fmt.Sprintf("root %s is not yours to change: %v", dir, err), ErrNotYours, err}
+	case errors.Is(err, syscall.EROFS):
+		return readOnlyError(dir, err)
+	}
+	return nil
+}
+
+func readOnlyError(dir string, err error) error {
+	return &reasonError{fmt.Sprintf("root %s is on a read-only filesystem: %v", dir, err), ErrReadOnly, err}
+}
+
+// Changeable returns the error Open would return, changing nothing, for a root at dir that
+// this process cannot change (ErrNotYours, ErrReadOnly): for a dry run, whose plan
+// could not be carried out. It asks of the first that exists of the root's lock, its
+// .pkg, the root and the directories above it, where Open would write.
+func Changeable(dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for p := filepath.Join(dir, ".pkg", "lock"); ; p = filepath.Dir(p) {
+		err := unix.Faccessat(unix.AT_FDCWD, p, unix.W_OK, unix.AT_EACCESS)
+		if !errors.Is(err, unix.ENOENT) || p == filepath.Dir(p) {
+			if err != nil {
+				err = &os.PathError{Op: "access", Path: p, Err: err}
+			}
+			return refusal(dir, err)
+		}
+	}
 }
 
 // tryLock takes the lock f, how being unix.LOCK_EX or LOCK_SH, if no other process holds it

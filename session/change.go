@@ -45,7 +45,8 @@ type Request struct {
 // read again under it: apply it (txn.Plan.Apply) or Close it. A dry run reads the root
 // without its lock and returns a plan checked as the change would check it before it
 // downloads (txn.Plan.Check; offline, that the cache holds what it needs), to show: Apply
-// refuses it.
+// refuses it. It refuses, as the change does, a root this process cannot change
+// (install.Changeable: ErrReadOnly, ErrNotYours).
 func (s *Session) Plan(ctx context.Context, r Request) (*txn.Plan, error) {
 	switch r.Op {
 	case Remove, Autoremove:
@@ -129,6 +130,9 @@ func (s *Session) change(ctx context.Context, r Request) (*txn.Plan, error) {
 		return nil, err
 	}
 	if s.DryRun {
+		if err := install.Changeable(s.Root); err != nil {
+			return nil, err
+		}
 		var rs []db.Record
 		if err := s.peekRoot(func(d *db.DB) (err error) { rs, err = pl.records(d); return err }); err != nil {
 			return nil, err
@@ -199,7 +203,10 @@ func (s *Session) checkIn(p *txn.Plan, root *install.Root, cache *fetch.Cache) e
 func (s *Session) removal(ctx context.Context, r Request) (*txn.Plan, error) {
 	spec := txn.Spec{Action: txn.Remove, Names: r.Names, Unneeded: r.Op == Autoremove}
 	plan := func(dir string, d *db.DB) (p *txn.Plan, err error) {
-		if spec.Records, spec.Requested, err = d.State(); err == nil && !spec.Unneeded {
+		if d != nil { // nil: no root
+			spec.Records, spec.Requested, err = d.State()
+		}
+		if err == nil && !spec.Unneeded {
 			spec.Names, err = db.Keys("remove", r.Names, spec.Records)
 		}
 		if err == nil {
@@ -209,9 +216,18 @@ func (s *Session) removal(ctx context.Context, r Request) (*txn.Plan, error) {
 		return p, err
 	}
 	if s.DryRun {
+		if err := install.Changeable(s.Root); err != nil {
+			return nil, err
+		}
 		var p *txn.Plan
 		if err := s.peekRoot(func(d *db.DB) (err error) { p, err = plan(s.Root, d); return err }); err != nil {
 			return nil, err
+		}
+		if p == nil {
+			var err error
+			if p, err = plan(s.Root, nil); err != nil {
+				return nil, err
+			}
 		}
 		return p, s.checkDry(p, nil)
 	}

@@ -17,7 +17,9 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/testfs"
 	"pkg/pin"
+	"pkg/repo"
 	"pkg/session"
 	"pkg/trust"
 	"pkg/txn"
@@ -267,6 +269,35 @@ func TestRootExists(t *testing.T) {
 	}
 	if err := session.PeekRoot(s, func(*db.DB) error { return errors.New("called") }); err != nil {
 		t.Errorf("PeekRoot of none: %v", err)
+	}
+}
+
+// TestReadOnlyRootDryRun checks that a dry run refuses a root on a read-only filesystem
+// as the change does (session.ErrReadOnly), with a root there or none yet, before its plan.
+func TestReadOnlyRootDryRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	publish(t, dir, "hello", "1")
+	mnt := testfs.Tmpfs(t, 16<<20)
+	repos := []config.Repo{{Name: "r", URLs: []string{dir}}}
+	s, _ := newSession(t, session.Options{Root: filepath.Join(mnt, "root"), Repos: repos}, "")
+	p, err := s.Plan(t.Context(), session.Request{Op: session.Install, Requires: []repo.Requirement{{Name: "hello"}}})
+	if err == nil {
+		_, err = p.Apply(t.Context())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	testfs.Run(t, "", "mount", "-o", "remount,ro", mnt)
+	for _, root := range []string{s.Root, filepath.Join(mnt, "new")} {
+		for _, r := range []session.Request{
+			{Op: session.Install, Requires: []repo.Requirement{{Name: "nosuch"}}},
+			{Op: session.Upgrade}, {Op: session.Remove, Names: []string{"hello"}}, {Op: session.Autoremove},
+		} {
+			s, _ := newSession(t, session.Options{Root: root, Repos: repos, DryRun: true}, "")
+			if _, err := s.Plan(t.Context(), r); !errors.Is(err, session.ErrReadOnly) {
+				t.Errorf("dry run of %v in %s: %v, want session.ErrReadOnly", r.Op, root, err)
+			}
+		}
 	}
 }
 

@@ -50,6 +50,9 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 	var root *install.Root
 	var cache *fetch.Cache
 	if s.DryRun {
+		if err = install.Changeable(s.Root); err != nil {
+			return nil, err
+		}
 		if root, err = s.readOnlyRoot(); err == nil && root != nil {
 			defer root.Close()
 		}

@@ -135,12 +135,14 @@ func TestReadersChangeNothing(t *testing.T) {
 }
 
 // TestReadOnlyRoot checks a root on a read-only filesystem: verify and list work, and a
-// change is refused saying why and what to do.
+// change is refused saying why and what to do, its dry run too, as is a new root there.
 func TestReadOnlyRoot(t *testing.T) {
 	mnt := testfs.Tmpfs(t, 16<<20)
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.root = mnt
 	e.ok("install", "hello")
+	lock := filepath.Join(t.TempDir(), "pkg.lock")
+	e.ok("lock", "-o", lock, "hello")
 	if out, err := exec.Command("mount", "-o", "remount,ro", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("remount ro: %v: %s", err, out)
 	}
@@ -150,10 +152,22 @@ func TestReadOnlyRoot(t *testing.T) {
 	if out, _ := e.ok("list"); !strings.HasPrefix(out, "hello ") {
 		t.Errorf("list of a read-only root: %q", out)
 	}
-	_, stderr, code := e.pkg("install", "fortunes")
-	if want := "pkg: root " + mnt + " is on a read-only filesystem: "; code != 1 || !strings.Contains(stderr, want) ||
-		!strings.Contains(stderr, "pkg: hint: remount it read-write") {
-		t.Errorf("install into a read-only root: exit %d, %q; want %q and a hint", code, stderr, want)
+	// A dry run fails as the change does: its plan could not be carried out.
+	for _, args := range [][]string{{"install", "fortunes"}, {"install", "-n", "fortunes"}, {"remove", "-n", "hello"},
+		{"upgrade", "-n"}, {"autoremove", "-n"}, {"install", "--reinstall", "-n", "hello"}, {"sync", "-n", "-f", lock}} {
+		out, stderr, code := e.pkg(args...)
+		if want := "pkg: root " + mnt + " is on a read-only filesystem: "; code != 1 || out != "" || !strings.Contains(stderr, want) ||
+			!strings.Contains(stderr, "pkg: hint: remount it read-write") {
+			t.Errorf("%v in a read-only root: exit %d, %q, %q; want %q and a hint", args, code, out, stderr, want)
+		}
+	}
+	// A new root beneath it: the change cannot make it.
+	e.root = filepath.Join(mnt, "new")
+	for _, args := range [][]string{{"install", "hello"}, {"install", "-n", "hello"}} {
+		_, stderr, code := e.pkg(args...)
+		if want := "pkg: root " + e.root + " is on a read-only filesystem: "; code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("%v in a new root on a read-only filesystem: exit %d, %q; want %q", args, code, stderr, want)
+		}
 	}
 }
 
