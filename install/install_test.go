@@ -261,6 +261,43 @@ func testInterruptedUpgrade(t *testing.T, next []entry, moved, early bool) {
 	}
 }
 
+// TestFirstChangeCutShort cuts short a root's first install after its tree moved into
+// pkgs/, before its records: the database, which held no commit, is gone. The root
+// exists for the commands that lock it (Exists), whose Open undoes the install; read
+// without the lock it is ErrCutShort, not ErrNoRoot.
+func TestFirstChangeCutShort(t *testing.T) {
+	base := testfs.Mount(t, "xfs") // intents kept as names
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	staging, ino := stageTool(t, r, base, version1())
+	must(t, r.db.SetIntents([]db.Intent{{Op: "install", Name: "tool", Staging: relOf(staging), Inode: ino}}))
+	must(t, r.swapIn(staging, place{pkgs, "tool"}))
+	r.Close()
+	for _, name := range []string{"db", "db.sum", "db.new"} { // the crash took the database's link
+		if err := os.Remove(filepath.Join(dir, ".pkg", name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+
+	if err := Exists(dir); err != nil {
+		t.Errorf("Exists: %v, want nil", err)
+	}
+	if _, err := OpenReadOnly(dir, Options{}); !errors.Is(err, ErrCutShort) || errors.Is(err, ErrNoRoot) {
+		t.Errorf("OpenReadOnly: %v, want ErrCutShort", err)
+	}
+	if err := View(dir, Options{}, nil, func(*db.DB) error { return nil }); !errors.Is(err, ErrCutShort) {
+		t.Errorf("View: %v, want ErrCutShort", err)
+	}
+	r = openRoot(t, dir)
+	defer r.Close()
+	if _, err := os.Lstat(filepath.Join(dir, "pkgs", "tool")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("pkgs/tool after Open: %v, want it undone", err)
+	}
+	if ps, err := r.DB().List(); err != nil || len(ps) != 0 {
+		t.Errorf("records after Open: %v, %v", ps, err)
+	}
+}
+
 // TestCloneShares installs on XFS and btrfs and proves with FIEMAP that the big file's
 // block-aligned prefix shares extents with the cache. On XFS the tail is written; on btrfs the
 // last block is cloned too and truncated.

@@ -154,7 +154,10 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 	if err == nil {
 		r.db, err = r.openDB(db.Options{Timeout: o.LockTimeout, NoCreate: true})
 	}
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && r.cutShort():
+		err = &reasonError{fmt.Sprintf("root %s has no database yet: a pkg command was cut short in its first change there, which the next one that locks the root undoes", dir), ErrCutShort, nil}
+	case errors.Is(err, fs.ErrNotExist):
 		err = &reasonError{"no root at " + dir, ErrNoRoot, nil}
 	}
 	if err != nil {
@@ -164,14 +167,37 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 	return r, nil
 }
 
+// cutShort reports whether r, whose database does not exist, holds the intents of a change
+// (as names, db.DB.SetIntents): a first change cut short before its commit, which Open
+// undoes, its trees in pkgs/ or staging meanwhile.
+func (r *Root) cutShort() bool {
+	if r.fd[meta] < 0 {
+		return false
+	}
+	fd, err := unix.Openat(r.fd[meta], intentNames, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	dir := os.NewFile(uintptr(fd), r.path(".pkg", intentNames))
+	defer dir.Close()
+	names, _ := dir.Readdirnames(1)
+	return len(names) > 0
+}
+
 // ErrNoRoot is returned by View and Exists for a directory that holds no root.
 var ErrNoRoot = errors.New("install: no root")
 
+// ErrCutShort is returned by View and OpenReadOnly for a root that has no database yet
+// but holds a first change a command was cut short in: nothing is recorded installed,
+// and Open undoes the change.
+var ErrCutShort = errors.New("install: first change cut short")
+
 // Exists returns an ErrNoRoot error unless dir holds a root: its database. A root whose
-// layout Open refuses exists, for Open to say why.
+// layout Open refuses exists, for Open to say why, and so does one that holds a first
+// change cut short (ErrCutShort), for Open to undo.
 func Exists(dir string) error {
 	r, err := OpenReadOnly(dir, Options{})
-	if le := (*LayoutError)(nil); errors.As(err, &le) {
+	if le := (*LayoutError)(nil); errors.As(err, &le) || errors.Is(err, ErrCutShort) {
 		return nil
 	}
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 // errors.Is and errors.As find it as they find the original.
 var (
 	ErrNoRoot       = install.ErrNoRoot     // nothing was ever installed in the root
+	ErrCutShort     = install.ErrCutShort   // the root's first change was cut short: nothing is recorded there yet
 	ErrLocked       = install.ErrLocked     // another process holds the root's lock past the timeout
 	ErrReadOnly     = install.ErrReadOnly   // the root is on a read-only filesystem
 	ErrNoExchange   = install.ErrNoExchange // the root's filesystem cannot exchange directories

@@ -30,12 +30,13 @@ type Info struct {
 // not and a repository is in effect, as the indexes offer it (Info.Offered; a
 // *NotOfferedError where they have no such package). Not installed where no
 // repository is in effect, it is a *NotInstalledError, or one wrapping
-// install.ErrNoRoot where nothing was ever installed.
+// install.ErrNoRoot where nothing was ever installed (install.ErrCutShort where the
+// root's first change was cut short).
 func (s *Session) Info(ctx context.Context, name string) (info Info, err error) {
 	var recs []db.Record
 	var requested map[string]repo.Requirement
 	err = s.viewRoot(func(d *db.DB) (err error) { recs, requested, err = d.State(); return err })
-	noRoot := errors.Is(err, install.ErrNoRoot)
+	noRoot := errors.Is(err, install.ErrNoRoot) || errors.Is(err, install.ErrCutShort)
 	if err != nil && !noRoot {
 		return info, err
 	}

@@ -32,14 +32,19 @@ func Keys(op string, args []string, installed []Record) ([]string, error) {
 
 // Installed returns the root's installed packages and the requirements of those the user
 // asked for (db.DB.State), read without waiting for a command changing the root
-// (viewRoot); none where there is no root, and the observer hears so.
+// (viewRoot); none where there is no root, or where the root's first change was cut
+// short (install.ErrCutShort), and the observer hears which.
 func (s *Session) Installed() (recs []Record, requested map[string]repo.Requirement, err error) {
 	err = s.viewRoot(func(d *db.DB) (err error) {
 		recs, requested, err = d.State()
 		return err
 	})
-	if errors.Is(err, install.ErrNoRoot) {
+	switch {
+	case errors.Is(err, install.ErrNoRoot):
 		s.obs.Notice(notice.NothingInstalled{Err: err})
+		err = nil
+	case errors.Is(err, install.ErrCutShort):
+		s.obs.Notice(notice.RootBusy{Dir: s.Root})
 		err = nil
 	}
 	return recs, requested, err
@@ -47,7 +52,8 @@ func (s *Session) Installed() (recs []Record, requested map[string]repo.Requirem
 
 // Files returns the record of the installed package name (NAME@VERSION for one of an npm
 // name's several versions: db.Keys) and its files, read as Installed reads. Not installed,
-// it is a *NotInstalledError, or one wrapping ErrNoRoot where nothing was ever installed.
+// it is a *NotInstalledError, or one wrapping ErrNoRoot where nothing was ever installed
+// (install.ErrCutShort where the root's first change was cut short).
 func (s *Session) Files(name string) (rec Record, files []db.File, err error) {
 	err = s.viewRoot(func(d *db.DB) error {
 		installed, err := d.List()
@@ -66,7 +72,7 @@ func (s *Session) Files(name string) (rec Record, files []db.File, err error) {
 		}
 		return err
 	})
-	if errors.Is(err, install.ErrNoRoot) {
+	if errors.Is(err, install.ErrNoRoot) || errors.Is(err, install.ErrCutShort) {
 		return rec, nil, fmt.Errorf("files %s: not installed: %w", name, err)
 	}
 	return rec, files, err

@@ -29,7 +29,7 @@ func usedArchives(cache *fetch.Cache, dir string, o install.Options) (inUse map[
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := install.View(own, o, nil, add); err != nil && !errors.Is(err, install.ErrNoRoot) {
+	if err := install.View(own, o, nil, add); err != nil && !noRoot(err) {
 		return nil, nil, err
 	}
 	others, err := cache.Roots()
@@ -46,6 +46,7 @@ func usedArchives(cache *fetch.Cache, dir string, o install.Options) (inUse map[
 			if cache.ForgetRoot(other) == nil {
 				forgot = append(forgot, other)
 			}
+		case errors.Is(err, install.ErrCutShort): // uses nothing until its next change
 		case err != nil:
 			return nil, forgot, fmt.Errorf("cache prune: root %s also installs from this cache, and what it uses cannot be read, so nothing was removed (if that root is no longer used, remove %s): %w",
 				other, cache.RootFile(other), err)

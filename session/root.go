@@ -74,16 +74,17 @@ func (s *Session) viewRoot(fn func(d *db.DB) error) error {
 }
 
 // peekRoot calls fn with the root's database as viewRoot does, silently, and not at all
-// where there is no root yet.
+// where there is no root yet (noRoot).
 func (s *Session) peekRoot(fn func(d *db.DB) error) error {
 	err := install.View(s.Root, s.rootOptions(), nil, fn)
-	if errors.Is(err, install.ErrNoRoot) {
+	if noRoot(err) {
 		return nil
 	}
 	return err
 }
 
-// readOnlyRoot opens the root to read without its lock, or returns nil where there is none.
+// readOnlyRoot opens the root to read without its lock, or returns nil where there is none
+// yet (noRoot).
 func (s *Session) readOnlyRoot() (*install.Root, error) {
 	err := install.Exists(s.Root)
 	if errors.Is(err, install.ErrNoRoot) {
@@ -91,5 +92,15 @@ func (s *Session) readOnlyRoot() (*install.Root, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	return install.OpenReadOnly(s.Root, s.rootOptions())
+	r, err := install.OpenReadOnly(s.Root, s.rootOptions())
+	if noRoot(err) {
+		return nil, nil
+	}
+	return r, err
+}
+
+// noRoot reports whether err says the root records nothing yet: there is none, or its
+// first change was cut short, which the change that opens it undoes first.
+func noRoot(err error) bool {
+	return errors.Is(err, install.ErrNoRoot) || errors.Is(err, install.ErrCutShort)
 }

@@ -128,6 +128,7 @@ var hints = []hintRule{
 	{err: pin.ErrLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
 	{fn: asHint[*txn.NotCachedError]("fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)")},
 	{err: session.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},
+	{err: session.ErrCutShort, hint: "'pkg verify' undoes it now, as the next install does first"},
 	{err: session.ErrLocked, hint: "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"},
 	{err: session.ErrNotCache, hint: "pkg deletes files in its cache, so it makes one only in a new or empty directory and uses no other: point --cache (PKG_CACHE) at a new or empty directory"},
 	{fn: asHint[*session.ReadOnlyError]("or point --cache (PKG_CACHE) at a directory you can write")},

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"pkg/db"
@@ -241,4 +244,73 @@ func TestVerifyFull(t *testing.T) {
 	if _, err := os.Stat(e.cache); !os.IsNotExist(err) {
 		t.Errorf("verify made the cache: %v", err)
 	}
+}
+
+// TestFirstInstallCutShort gives a root what a first install killed between moving its
+// trees into pkgs/ and recording them leaves: trees and their intents, no database. No
+// command says nothing was ever installed there: list shows nothing, saying a change was
+// cut short; files names what undoes it; verify and remove, which lock the root, undo it.
+func TestFirstInstallCutShort(t *testing.T) {
+	e := newEnv(t, testfs.Mount(t, "xfs"), demoRepo) // intents kept as names
+	cutShort := func() {
+		t.Helper()
+		e.initRoot()
+		tree := filepath.Join(e.root, "pkgs", "hello")
+		if err := os.MkdirAll(filepath.Join(tree, "bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tree, "bin", "hello"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var st syscall.Stat_t
+		if err := syscall.Stat(tree, &st); err != nil {
+			t.Fatal(err)
+		}
+		d, err := db.Open(filepath.Join(e.root, ".pkg", "db"), db.Options{})
+		if err == nil {
+			err = d.SetIntents([]db.Intent{{Op: "install", Name: "hello", Staging: ".pkg/staging/hello.1", Inode: st.Ino}})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Release()
+		for _, name := range []string{"db", "db.sum", "db.new"} { // it held no commit: the crash took it
+			if err := os.Remove(filepath.Join(e.root, ".pkg", name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatal(err)
+			}
+		}
+	}
+	undone := func(what string) {
+		t.Helper()
+		if _, err := os.Lstat(filepath.Join(e.root, "pkgs", "hello")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("pkgs/hello after %s: %v, want it undone", what, err)
+		}
+	}
+	const never = "nothing was ever installed"
+
+	cutShort()
+	out, stderr, code := e.pkg("list")
+	if code != 0 || out != "" || strings.Contains(stderr, never) || !strings.Contains(stderr, "a pkg command did not finish changing "+e.root) {
+		t.Errorf("list: exit %d, %q, %q", code, out, stderr)
+	}
+	_, stderr, code = e.pkg("files", "hello")
+	if code != 1 || strings.Contains(stderr, never) || !strings.Contains(stderr, "was cut short") || !strings.Contains(stderr, "pkg: hint: 'pkg verify' undoes it") {
+		t.Errorf("files hello: exit %d, %q", code, stderr)
+	}
+	out, stderr, code = e.pkg("verify")
+	if code != 0 || out != "verified 0 packages, 0 files\n" || !strings.Contains(stderr, "pkg: note: an earlier pkg command was cut short: ") {
+		t.Errorf("verify: exit %d, %q, %q", code, out, stderr)
+	}
+	undone("verify")
+
+	if err := os.RemoveAll(filepath.Join(e.root)); err != nil {
+		t.Fatal(err)
+	}
+	cutShort()
+	_, stderr, code = e.pkg("remove", "hello")
+	if code != 1 || strings.Contains(stderr, never) || !strings.Contains(stderr, "pkg: note: an earlier pkg command was cut short: ") ||
+		!strings.Contains(stderr, "pkg: remove hello: not installed") {
+		t.Errorf("remove hello: exit %d, %q", code, stderr)
+	}
+	undone("remove")
 }
