@@ -66,16 +66,23 @@ func (e *env) treeIno(key string) uint64 {
 	return st.Ino
 }
 
-// TestNPMInstances: two versions of one npm name installed together are two instances,
-// each recorded, verified, upgraded and removed on its own, and list, why, outdated and
-// a dry run's plan say which is which (#33).
-func TestNPMInstances(t *testing.T) {
-	base := t.TempDir()
+// addTwoDeps publishes, in base's repository, dep 1.0.0 and 2.0.0, a 1.0.0 that depends on
+// dep ^1.0.0 and b 1.0.0 on dep ^2.0.0: a tree of two instances of one name.
+func addTwoDeps(t *testing.T, base string) {
+	t.Helper()
 	for _, v := range []string{"1.0.0", "2.0.0"} {
 		addNPM(t, base, "dep", v)
 	}
 	addNPM(t, base, "a", "1.0.0", "dep@npm:^1.0.0")
 	addNPM(t, base, "b", "1.0.0", "dep@npm:^2.0.0")
+}
+
+// TestNPMInstances: two versions of one npm name installed together are two instances,
+// each recorded, verified, upgraded and removed on its own, and list, why, outdated and
+// a dry run's plan say which is which (#33).
+func TestNPMInstances(t *testing.T) {
+	base := t.TempDir()
+	addTwoDeps(t, base)
 	e := newEnv(t, base, filepath.Join(base, "repo"))
 	e.ok("install", "a", "b")
 	if got, want := e.installed(), "a 1.0.0, b 1.0.0, dep 1.0.0, dep 2.0.0"; got != want {
@@ -196,11 +203,7 @@ func TestNPMInstances(t *testing.T) {
 // links of those that depend on it; the other trees, and a file added in one, stay.
 func TestNPMSyncConverges(t *testing.T) {
 	base := t.TempDir()
-	for _, v := range []string{"1.0.0", "2.0.0"} {
-		addNPM(t, base, "dep", v)
-	}
-	addNPM(t, base, "a", "1.0.0", "dep@npm:^1.0.0")
-	addNPM(t, base, "b", "1.0.0", "dep@npm:^2.0.0")
+	addTwoDeps(t, base)
 	e := newEnv(t, base, filepath.Join(base, "repo"))
 	lock := filepath.Join(base, "pkg.lock")
 	e.ok("lock", "-o", lock, "a", "b")
