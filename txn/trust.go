@@ -79,7 +79,8 @@ func ReadIndex(ctx context.Context, cache *fetch.Cache, dir string, ro install.O
 	return ix, nil
 }
 
-// readPins returns the pins of the root at dir, none where there is no root or dir is ""
+// readPins returns the pins of the root at dir, none where there is no root (or one whose
+// first change was cut short, which the change undoes under the lock) or dir is ""
 // (for a repair, which rebuilds them), reading the root without its lock: a change takes
 // the lock after, and pin.Accept checks an index against the pins again then.
 func readPins(dir string, o install.Options) (pins pin.Set, err error) {
@@ -90,7 +91,7 @@ func readPins(dir string, o install.Options) (pins pin.Set, err error) {
 		pins, err = d.Repos()
 		return err
 	})
-	if errors.Is(err, install.ErrNoRoot) {
+	if errors.Is(err, install.ErrNoRoot) || errors.Is(err, install.ErrCutShort) { // recording none yet
 		return nil, nil
 	}
 	return pins, err

@@ -313,4 +313,18 @@ func TestFirstInstallCutShort(t *testing.T) {
 		t.Errorf("remove hello: exit %d, %q", code, stderr)
 	}
 	undone("remove")
+
+	// An install, which reads the root's pins before it locks it, undoes the change and
+	// installs; so does its dry run, which changes nothing.
+	if err := os.RemoveAll(filepath.Join(e.root)); err != nil {
+		t.Fatal(err)
+	}
+	cutShort()
+	if out, stderr, code := e.pkg("install", "-n", "hello"); code != 0 || !strings.Contains(out, "install hello") {
+		t.Errorf("install -n hello: exit %d, %q, %q", code, out, stderr)
+	}
+	_, stderr, code = e.pkg("install", "hello")
+	if code != 0 || !strings.Contains(stderr, "pkg: note: an earlier pkg command was cut short: ") || e.installed() != "hello 1.2.0, libgreet 1.0.0" {
+		t.Errorf("install hello: exit %d, %q; installed %q", code, stderr, e.installed())
+	}
 }
