@@ -67,21 +67,17 @@ func (r Repo) Credential() (Auth, error) {
 }
 
 // CredentialVars returns the prefixes (EnvPrefix) of the variables r's credential is
-// looked for in, in order: those of its name; for a repository pkg named, those of the
-// name of its location, which it bears until its index is read and which count after;
-// then those of its other names (Aliases).
+// looked for in, in order: those of its name, then, for a repository pkg named, those of
+// the name of its location, which it bears until its index is read and which count after.
+// No name a file other than the configuration gives (a lockfile's index name, say) adds
+// any: a lockfile edited to pair a configured repository's name with another URL would
+// send that repository's credential there.
 func (r Repo) CredentialVars() []string {
 	ps := []string{EnvPrefix(r.Name)}
-	add := func(name string) {
-		if p := EnvPrefix(name); name != "" && !slices.Contains(ps, p) {
+	if r.Naming == ByLocation && len(r.URLs) > 0 {
+		if p := EnvPrefix(LocationName(r.URLs[0])); !slices.Contains(ps, p) {
 			ps = append(ps, p)
 		}
-	}
-	if r.Naming == ByLocation && len(r.URLs) > 0 {
-		add(LocationName(r.URLs[0]))
-	}
-	for _, a := range r.Aliases {
-		add(a)
 	}
 	return ps
 }

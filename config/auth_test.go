@@ -72,23 +72,21 @@ func TestCredentialLocationName(t *testing.T) {
 	}
 }
 
-// TestCredentialLockAliases: a lockfile's repository takes the variables of the name its
-// index gave itself when locked as well as those of the name the lock records, and says
-// which it took.
-func TestCredentialLockAliases(t *testing.T) {
-	l := &repo.Lock{Repos: []repo.LockRepo{{Name: "tools", URL: "oci://127.0.0.1:5000/team/tools", Index: &repo.LockIndex{Name: "internal"}}}}
+// TestCredentialLockName: a lockfile's repository takes the variables of the name the lock
+// records, and not those of the name its index gave itself, which nothing ties to its URL.
+func TestCredentialLockName(t *testing.T) {
+	l := &repo.Lock{Repos: []repo.LockRepo{{Name: "tools", URL: "http://127.0.0.1:1/evil/", Index: &repo.LockIndex{Name: "stable"}}}}
 	r := LockRepos(l, "pkg.lock")[0]
-	if got := r.CredentialVars(); !slices.Equal(got, []string{"PKG_REPO_TOOLS_", "PKG_REPO_INTERNAL_"}) {
+	if got := r.CredentialVars(); !slices.Equal(got, []string{"PKG_REPO_TOOLS_"}) {
 		t.Errorf("CredentialVars = %q", got)
 	}
-	t.Setenv("PKG_REPO_INTERNAL_USERNAME", "ci")
-	t.Setenv("PKG_REPO_INTERNAL_PASSWORD", "pw")
-	if a, err := r.Credential(); err != nil || a.Username != "ci" || a.From != "PKG_REPO_INTERNAL_USERNAME and PKG_REPO_INTERNAL_PASSWORD" {
-		t.Errorf("Credential = %v (from %q), %v; want the index name's variables", a, a.From, err)
+	t.Setenv("PKG_REPO_STABLE_TOKEN", "s3cr3t")
+	if a, err := r.Credential(); err != nil || a != (Auth{}) {
+		t.Errorf("Credential = %v (from %q), %v; want none: the index's name is not the lock's", a, a.From, err)
 	}
 	t.Setenv("PKG_REPO_TOOLS_TOKEN", "tok")
 	if a, _ := r.Credential(); a.Token != "tok" || a.From != "PKG_REPO_TOOLS_TOKEN" {
-		t.Errorf("Credential from %q; want the recorded name's variables first", a.From)
+		t.Errorf("Credential from %q; want the recorded name's variables", a.From)
 	}
 }
 

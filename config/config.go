@@ -60,10 +60,6 @@ type Repo struct {
 	File     string   // the file that defined it
 	Naming   Naming   // who gave Name
 
-	// Aliases are other names it is known by, whose credential variables count too
-	// (CredentialVars): for a lockfile's, the name its index gave itself when locked.
-	Aliases []string
-
 	// DigestMirrors are asked for its archives by sha256 before any configured for every
 	// repository (Config.DigestMirrors).
 	DigestMirrors []string

@@ -59,11 +59,7 @@ func SplitRepo(s string) (name, location string) {
 func LockRepos(l *repo.Lock, path string) []Repo {
 	var rs []Repo
 	for _, r := range l.Repos {
-		lr := Repo{Name: r.Name, URLs: []string{r.URL}, File: "lockfile " + path, Naming: ByLock}
-		if r.Index != nil && r.Index.Name != "" && r.Index.Name != r.Name {
-			lr.Aliases = []string{r.Index.Name}
-		}
-		rs = append(rs, lr)
+		rs = append(rs, Repo{Name: r.Name, URLs: []string{r.URL}, File: "lockfile " + path, Naming: ByLock})
 	}
 	if len(rs) == 0 {
 		rs = []Repo{{URLs: []string{l.Repo}, File: "lockfile " + path}}

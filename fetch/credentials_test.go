@@ -282,3 +282,15 @@ func TestRegistrySecretCleartext(t *testing.T) {
 		}
 	}
 }
+
+// TestLocationUnreadableURL: a URL net/url cannot read, whose password holds "#", "?" or
+// "/" unescaped, is refused as a location, its user information left out of the error,
+// not read as a directory's path and printed whole.
+func TestLocationUnreadableURL(t *testing.T) {
+	for _, loc := range []string{"https://u:S3c#ret@h.invalid/", "team://u:S3c?ret@h.invalid/", "https://u:S3c/ret@h.invalid/x"} {
+		_, err := NewSource(loc, Options{})
+		if !errors.Is(err, errLocation) || strings.Contains(err.Error(), "S3c") {
+			t.Errorf("NewSource(%q): %v; want errLocation, without the password", loc, err)
+		}
+	}
+}

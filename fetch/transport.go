@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"pkg/internal/oci"
 	"pkg/internal/termtext"
@@ -86,9 +87,14 @@ func parseLocation(loc string, n *netConfig) (location, error) {
 	}
 	var t transport
 	u, err := url.Parse(loc)
-	if err == nil && len(u.Scheme) > 1 { // one letter is a Windows drive
+	switch {
+	case err == nil && len(u.Scheme) > 1: // one letter is a Windows drive
 		t, err = openScheme(u, n)
-	} else {
+	case err != nil && strings.Contains(loc, "://"):
+		// Not a path: a URL net/url cannot read, whose text (a password holding "/", "?",
+		// "#" unescaped) neither its error nor this one may show whole.
+		return location{}, &locationError{termtext.WithoutCredentials(loc), fmt.Errorf("%w: not a URL pkg can read (a user name or password must escape what it holds of \"/?#@:\" as %%XX)", errLocation)}
+	default:
 		t, err = newDirectory(loc)
 	}
 	if err != nil {

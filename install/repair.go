@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/internal/termtext"
 	"pkg/repo"
 	"pkg/tarutil"
 )
@@ -38,7 +39,11 @@ type UnmatchedError struct {
 }
 
 func (e *UnmatchedError) Error() string {
-	return "repair: no package in the cache matches " + strings.Join(e.Trees, ", ") + ": nothing was changed"
+	quoted := make([]string, len(e.Trees)) // a directory of pkgs/ not pkg's may be named anything
+	for i, t := range e.Trees {
+		quoted[i] = termtext.Quote(t)
+	}
+	return "repair: no package in the cache matches " + strings.Join(quoted, ", ") + ": nothing was changed"
 }
 
 // Rebuilt says what Rebuild did.

@@ -13,11 +13,6 @@ import (
 	"pkg/tarutil"
 )
 
-// archiveEndings are the endings of the names of the archives pkg reads (fetch sniffs the
-// format from the bytes; these only tell a file's name from a package's).
-var archiveEndings = []string{".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst", ".tar.xz", ".txz",
-	".tar.bz2", ".tbz2", ".tbz", ".deb", ".zip"}
-
 // HasArchiveEnding reports whether name ends as an archive's name does: ".tar.gz", ".deb"...
 func HasArchiveEnding(name string) bool {
 	_, ok := cutEnding(name)
@@ -25,7 +20,7 @@ func HasArchiveEnding(name string) bool {
 }
 
 func cutEnding(name string) (stem string, ok bool) {
-	for _, e := range archiveEndings {
+	for _, e := range repo.ArchiveEndings {
 		if s, ok := strings.CutSuffix(name, e); ok && s != "" {
 			return s, true
 		}

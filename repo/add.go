@@ -118,6 +118,11 @@ func place(dir, archivePath string, remote bool, p *Package, s *Signer) (Meta, e
 	return ix.Meta, writeIndex(dir, ix, s)
 }
 
+// ArchiveEndings are the endings of the names of the archives pkg reads (fetch sniffs the
+// format from the bytes; these only tell a file's name from a package's).
+var ArchiveEndings = []string{".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst", ".tar.xz", ".txz",
+	".tar.bz2", ".tbz2", ".tbz", ".deb", ".zip"}
+
 // archiveExts are the endings archiveExt keeps whole.
 var archiveExts = []string{".tar.gz", ".tar.zst", ".tar.xz", ".tar.bz2"}
 

@@ -371,6 +371,10 @@ func TestLeftover(t *testing.T) {
 		{".@eslint+js-9.1.0.tgz.tmp-1", 0, true, true},
 		{".JSONStream-1.3.5.tgz.tmp-1", 0, true, true},
 		{".pkg.lock.tmp-1", 0, true, false},
+		{".tool-1.0_amd64.deb.tmp-5", 0, true, true},
+		{".pkg-lock.json.tmp-123", 0, true, false}, // pkg lock -o DIR/pkg-lock.json's, not under the directory's lock
+		{".release-key.tmp-42", 0, true, false},    // pkg repo keygen's
+		{".my-notes.txt.tmp-1", 0, true, false},
 		{".a-1.tar.tmp-1x", 0, true, false},
 		{".a.tmp-1", 0, true, false},
 		{"a-1.tar.tmp-1", 0, true, false},

@@ -3,6 +3,7 @@ package repo
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -40,9 +41,14 @@ func leftover(name string, age time.Duration, locked bool) bool {
 	return (locked || age > staleAge) && (base == indexName || base == SignatureName || archiveName(base))
 }
 
-// archiveName reports whether base starts as Add names an archive: a package's name as
-// FileName writes it, a "-" and more.
+// archiveName reports whether base is named as Add names an archive: a package's name as
+// FileName writes it, a "-", more, and the ending of an archive pkg reads
+// (ArchiveEndings), which no other file a tool of pkg's writes there (a lockfile, a key)
+// has.
 func archiveName(base string) bool {
+	if !slices.ContainsFunc(ArchiveEndings, func(e string) bool { return strings.HasSuffix(base, e) }) {
+		return false
+	}
 	for i := range len(base) {
 		if base[i] == '-' && i+1 < len(base) && validName(nameOfFile(base[:i])) {
 			return true

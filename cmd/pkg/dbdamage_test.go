@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -279,7 +280,7 @@ func TestRepairRefusesUnknownTree(t *testing.T) {
 	}
 	d.damage(t, func([]byte) []byte { return nil })
 	out, stderr, code := d.e.pkg("verify", "--repair", "hello", "libgreet")
-	if code != 1 || out != "" || !strings.Contains(stderr, "no package in the cache matches "+fortunes+", "+stranger+": nothing was changed") ||
+	if code != 1 || out != "" || !strings.Contains(stderr, "no package in the cache matches "+strconv.Quote(fortunes)+", "+strconv.Quote(stranger)+": nothing was changed") ||
 		!strings.Contains(stderr, "pkg: hint: move those trees out of pkgs/") {
 		t.Errorf("verify --repair: exit %d\n%s%s", code, out, stderr)
 	}

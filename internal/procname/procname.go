@@ -22,8 +22,10 @@ func Names(pids []int) string {
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && len(b) > 0 {
 			args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 			args[0] = filepath.Base(args[0])
-			// Another user's command line may hold a password (--repo NAME=https://u:p@h/).
-			line := termtext.Printable(termtext.WithoutCredentials(strings.Join(args, " ")))
+			for i, a := range args { // another user's may hold a password (--repo NAME=https://u:p@h/)
+				args[i] = termtext.WithoutCredentials(a)
+			}
+			line := termtext.Printable(strings.Join(args, " "))
 			if r := []rune(line); len(r) > 100 {
 				line = string(r[:100]) + "…"
 			}

@@ -21,7 +21,7 @@ func TestNames(t *testing.T) {
 // TestNamesWithoutCredentials: another process's command line is named without the
 // passwords of the URLs in it, in any of the forms pkg takes a repository.
 func TestNamesWithoutCredentials(t *testing.T) {
-	cmd := exec.Command("sh", "-c", "sleep 30", "pkg", "--repo", "team=http://ci:S3cret@h/r/",
+	cmd := exec.Command("sh", "-c", "sleep 30; :", "pkg", "--repo", "team=http://ci:S3cret@h/r/",
 		"--repo=ops=oci://ci:S3cret@r/ops/tools", "--repo", "https://S3cret@h/")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -38,10 +38,14 @@ func Quote(s string) string {
 	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
 }
 
-// WithoutCredentials returns s with the user information of every URL in it removed, as
-// https://user:token@host/ becomes https://host/, wherever the URL starts in s: a flag's
-// value (--repo=NAME=URL), a word of another process's command line. A URL's user
-// information ends at its authority's last "@", before the first "/", "?", "#" or space.
+// WithoutCredentials returns s, one argument or location, with the user information of
+// every URL in it removed, as https://user:token@host/ becomes https://host/, wherever the
+// URL starts in s: a flag's value (--repo=NAME=URL), an argument of another process's
+// command line. A URL runs to the next one's "://"; its user information ends at the last
+// "@" before its path, query or fragment ("/", "?", "#"); where none is there, a password
+// written unescaped may hold one of them (user:pa/ss@host), and the URL's last "@" ends
+// it, unless what comes before the first of them is a host and port (host:8080/@scope,
+// an npm path) or a host alone. White space is taken as part of a password.
 func WithoutCredentials(s string) string {
 	if !strings.Contains(s, "://") {
 		return s
@@ -53,19 +57,38 @@ func WithoutCredentials(s string) string {
 			break
 		}
 		auth := i + len("://")
-		end := strings.IndexAny(s[auth:], "/?# \t\n")
+		b.WriteString(s[:auth])
+		s = s[auth:]
+		end := strings.Index(s, "://") // the next URL's
 		if end < 0 {
-			end = len(s) - auth
+			end = len(s)
 		}
-		at := strings.LastIndexByte(s[auth:auth+end], '@')
-		if at < 0 {
-			b.WriteString(s[:auth+end])
-		} else {
-			b.WriteString(s[:auth])
-			b.WriteString(s[auth+at+1 : auth+end])
+		if at := userinfoEnd(s[:end]); at >= 0 {
+			s = s[at+1:]
 		}
-		s = s[auth+end:]
 	}
 	b.WriteString(s)
 	return b.String()
+}
+
+// userinfoEnd returns the index of the "@" that ends the user information at the start of
+// rest, what follows a URL's "://", or -1 where it has none (WithoutCredentials).
+func userinfoEnd(rest string) int {
+	cut := strings.IndexAny(rest, "/?#")
+	if cut < 0 {
+		cut = len(rest)
+	}
+	head := rest[:cut]
+	if at := strings.LastIndexByte(head, '@'); at >= 0 {
+		return at
+	}
+	at := strings.LastIndexByte(rest, '@')
+	colon := strings.IndexByte(head, ':')
+	if at < 0 || colon < 0 || strings.HasPrefix(head, "[") {
+		return -1
+	}
+	if port := head[colon+1:]; port != "" && strings.Trim(port, "0123456789") == "" {
+		return -1
+	}
+	return at
 }

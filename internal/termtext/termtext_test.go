@@ -29,7 +29,7 @@ func TestWithoutCredentials(t *testing.T) {
 		{"--repo=https://u:p@h:8080/r/", "--repo=https://h:8080/r/"},
 		{"team=http://u:p@h/r/", "team=http://h/r/"},
 		{"--repo=team=oci://u:p@h/team/tools", "--repo=team=oci://h/team/tools"},
-		{"pkg --repo a=http://u:p@h/ --repo http://v:q@g/ install x", "pkg --repo a=http://h/ --repo http://g/ install x"},
+		{"--repo a=http://u:p@h/ --repo http://v:q@g/", "--repo a=http://h/ --repo http://g/"},
 		{"http://u:p@s@h/", "http://h/"}, // an unescaped @ in the password
 		{"http://u:p@h?q=1@x", "http://h?q=1@x"},
 		{"https://registry.example/@scope/pkg", "https://registry.example/@scope/pkg"}, // @ in the path
@@ -37,6 +37,14 @@ func TestWithoutCredentials(t *testing.T) {
 		{"no url here", "no url here"},
 		{"ends in ://", "ends in ://"},
 		{"x://@h", "x://h"},
+		{"https://u:S3c#ret@h/", "https://h/"},
+		{"https://u:S3c?ret@h/x", "https://h/x"},
+		{"https://u:S3c/ret@h/x", "https://h/x"},
+		{"team=https://u:S3c ret@h/", "team=https://h/"},
+		{"http://h,http://u:S3cret@g/", "http://h,http://g/"},
+		{"https://host:8080/@scope/pkg", "https://host:8080/@scope/pkg"},
+		{"https://[::1]:80/@scope/pkg", "https://[::1]:80/@scope/pkg"},
+		{"https://u:p@h/@scope/pkg@1", "https://h/@scope/pkg@1"},
 	} {
 		if got := WithoutCredentials(c.in); got != c.want {
 			t.Errorf("WithoutCredentials(%q) = %q, want %q", c.in, got, c.want)
