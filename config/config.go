@@ -5,8 +5,8 @@
 // Three files are read, each optional, and merged in this order, a later one winning:
 // the system's (/etc/pkg/config.toml), the user's ($XDG_CONFIG_HOME/pkg/config.toml,
 // ~/.config/pkg/config.toml by default) and the root's (<root>/.pkg/config.toml). A
-// repository is defined whole by the last file that names it; a cache limit is taken
-// from the last file that sets it. Flags and PKG_* variables win over all files: that is
+// repository is defined whole by the last file that names it or gives its location; a
+// cache limit is taken from the last file that sets it. Flags and PKG_* variables win over all files: that is
 // the caller's to apply. The format is in docs/config.md.
 //
 // The files are TOML, read with github.com/pelletier/go-toml/v2: in strict mode it names
@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
 
 	"pkg/internal/regfile"
 )
@@ -153,12 +154,18 @@ func Load(files ...string) (*Config, error) {
 }
 
 // merge merges configurations, the first of the lowest precedence: a repository is the
-// last one of its name, and each cache limit the last one set.
+// last one of its name or its location (one location is one repository), and each cache
+// limit the last one set.
 func merge(configs ...*Config) *Config {
 	out := &Config{}
 	byName := make(map[string]Repo)
 	for _, c := range configs {
 		for _, r := range c.Repos {
+			for n, was := range byName {
+				if sameLocation(was.URLs[0], r.URLs[0]) {
+					delete(byName, n)
+				}
+			}
 			byName[r.Name] = r
 		}
 		if c.maxSizeSet {
@@ -279,7 +286,58 @@ func parse(name string, data []byte, mode os.FileMode) (*Config, error) {
 		c.Repos = append(c.Repos, r)
 	}
 	sortRepos(c.Repos)
-	return c, nil
+	return c, oneName(name, data, c.Repos)
+}
+
+// oneName refuses two repositories of the file name, holding data, at one location: a
+// location is one repository, with one name ([repo.NAME]) its index and pins know it by.
+// The error is at the urls of the one written later.
+func oneName(name string, data []byte, rs []Repo) error {
+	for i, a := range rs {
+		for _, b := range rs[i+1:] {
+			if !sameLocation(a.URLs[0], b.URLs[0]) {
+				continue
+			}
+			first, firstCol := place(data, "repo", a.Name, "urls")
+			line, col := place(data, "repo", b.Name, "urls")
+			if line < first || line == first && col < firstCol {
+				a, b, first, line, col = b, a, line, first, firstCol
+			}
+			return &fileError{File: name, Line: line, Col: col, Key: "repo." + b.Name + ".urls",
+				Err: fmt.Errorf("%q is the location of repo.%s (line %d): a repository has one name", b.URLs[0], a.Name, first)}
+		}
+	}
+	return nil
+}
+
+// place returns the line and column in the TOML data of the expression that sets key, or
+// a table or inline table holding it; 0, 0 if none does.
+func place(data []byte, key ...string) (line, col int) {
+	var p unstable.Parser
+	p.Reset(data)
+	var table []string
+	for p.NextExpression() {
+		e := p.Expression()
+		var k []string
+		var first *unstable.Node
+		for it := e.Key(); it.Next(); {
+			if first == nil {
+				first = it.Node()
+			}
+			k = append(k, string(it.Node().Data))
+		}
+		if e.Kind == unstable.Table {
+			table = k
+		} else if e.Kind == unstable.KeyValue {
+			k = append(slices.Clone(table), k...)
+		}
+		n := min(len(k), len(key))
+		if n >= 2 && slices.Equal(k[:n], key[:n]) && (e.Kind == unstable.KeyValue || len(k) == len(key)) && first != nil {
+			pos := p.Shape(first.Raw).Start
+			return pos.Line, pos.Column
+		}
+	}
+	return 0, 0
 }
 
 func decode(data []byte, v any) error {

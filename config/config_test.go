@@ -73,8 +73,8 @@ func write(t *testing.T, path, text string) string {
 }
 
 // TestLoadPrecedence loads a system, a user and a root file: a repository is the last
-// file's of its name, whole (its mirrors and keys are not mixed with an earlier file's),
-// others are kept, each cache limit is the last one set (if to "0", no limit), and a
+// file's of its name or its location, whole (its mirrors and keys are not mixed with an
+// earlier file's), others are kept, each cache limit is the last one set (if to "0", no limit), and a
 // missing file is skipped.
 func TestLoadPrecedence(t *testing.T) {
 	dir := t.TempDir()
@@ -103,6 +103,8 @@ older-than = "1d"
 [repo.project]
 urls = ["file:///srv/project"]
 priority = 3
+[repo.mine]
+urls = ["https://distro.example/index.json"]
 `)
 	got, err := Load(system, filepath.Join(dir, "missing.toml"), user, root)
 	if err != nil {
@@ -112,7 +114,8 @@ priority = 3
 	for _, r := range got.Repos {
 		names = append(names, r.Name+"@"+r.File)
 	}
-	if want := []string{"project@" + root, "stable@" + user, "distro@" + system}; !reflect.DeepEqual(names, want) {
+	// The root's mine, at distro's location, takes its place: a location is one repository.
+	if want := []string{"project@" + root, "stable@" + user, "mine@" + root}; !reflect.DeepEqual(names, want) {
 		t.Errorf("repositories %q, want %q", names, want)
 	}
 	if r := got.Repos[1]; !reflect.DeepEqual(r.URLs, []string{"https://user.example/stable/"}) || r.Keys != nil || r.Priority != 1 {
@@ -148,6 +151,8 @@ func TestParseErrors(t *testing.T) {
 		{"no urls", `urls = ["/srv/pkg/local"]`, `priority = 1`, 0, 0, "repo.local", nil},
 		{"bad name", "[repo.local]", "[repo.Local]", 0, 0, "repo.Local", nil},
 		{"syntax", "[repo.local]", "[repo.local", 19, 12, "", nil},
+		{"two names for one location", `"/srv/pkg/local"`, `"https://artifacts.example.com/team"`, 20, 1, "repo.local.urls", nil},
+		{"two names, the later first in the map", `"/srv/pkg/local"`, `"https://pkgs.example.com/stable/index.json"`, 20, 1, "repo.local.urls", nil},
 	} {
 		text := strings.Replace(example, tt.from, tt.to, 1)
 		if text == example {
@@ -165,6 +170,17 @@ func TestParseErrors(t *testing.T) {
 
 // TestErrorText checks how a *fileError names its place: file, line and column,
 // and key.
+// TestOneNameSays checks the refusal of two names for one location: it names the
+// location and the other name, with its line.
+func TestOneNameSays(t *testing.T) {
+	text := "[repo.team]\nurls = [\"/tmp/h5/team\"]\n\n[repo]\naaa = { urls = [\"file:///tmp/h5/team/\"] }\n"
+	_, err := parse("f.toml", []byte(text), 0o600)
+	want := `config f.toml:5:1: repo.aaa.urls: "file:///tmp/h5/team/" is the location of repo.team (line 2): a repository has one name`
+	if err == nil || err.Error() != want {
+		t.Errorf("parse: %v\nwant %s", err, want)
+	}
+}
+
 func TestErrorText(t *testing.T) {
 	for _, tt := range []struct {
 		e    fileError

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"pkg/internal/termtext"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -16,17 +18,24 @@ import (
 // them: the given ones, then the configured ones not among them. A given location that is
 // a configured repository's first URL is that repository, with its name, mirrors and
 // keys; so is a given name that is a configured one's, if byName (a lockfile's record).
-// A given repository without a name is named after its location, and a name taken
-// already gets a suffix: "-2", "-3"...
-func (c *Config) Use(given []Repo, byName bool) []Repo {
+// Otherwise a given name takes the place of the configured repository of that name. A
+// given repository without a name is named after its location, and a name taken already
+// gets a suffix: "-2", "-3"... A name the user gave to a configured repository's location
+// that is not that repository's name is a *ConflictError.
+func (c *Config) Use(given []Repo, byName bool) ([]Repo, error) {
 	var out []Repo
 	taken := func(name string) bool {
 		return slices.ContainsFunc(out, func(r Repo) bool { return r.Name == name })
 	}
 	for _, g := range given {
-		if i := slices.IndexFunc(c.Repos, func(r Repo) bool {
-			return r.URLs[0] == g.URLs[0] || byName && r.Name == g.Name
-		}); i >= 0 {
+		i := slices.IndexFunc(c.Repos, func(r Repo) bool { return byName && r.Name == g.Name })
+		if i < 0 {
+			i = slices.IndexFunc(c.Repos, func(r Repo) bool { return sameLocation(r.URLs[0], g.URLs[0]) })
+		}
+		if i >= 0 {
+			if !byName && g.Name != "" && g.Name != c.Repos[i].Name {
+				return nil, &ConflictError{Given: g, Configured: c.Repos[i]}
+			}
 			g = c.Repos[i]
 		}
 		if g.Name == "" {
@@ -38,11 +47,37 @@ func (c *Config) Use(given []Repo, byName bool) []Repo {
 		out = append(out, g)
 	}
 	for _, r := range c.Repos {
-		if !taken(r.Name) && !slices.ContainsFunc(out, func(o Repo) bool { return o.URLs[0] == r.URLs[0] }) {
+		if !taken(r.Name) && !slices.ContainsFunc(out, func(o Repo) bool { return sameLocation(o.URLs[0], r.URLs[0]) }) {
 			out = append(out, r)
 		}
 	}
-	return out
+	return out, nil
+}
+
+// ConflictError refuses a name given to the location of a configured repository of
+// another name: a location is one repository, known by one name.
+type ConflictError struct {
+	Given      Repo // as given: its name, its location (URLs[0]) and where (File)
+	Configured Repo // the configured repository at that location
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("repository %s (%s, from %s): that location is repository %s, configured in %s",
+		e.Given.Name, termtext.WithoutCredentials(e.Given.URLs[0]), e.Given.File, e.Configured.Name, e.Configured.File)
+}
+
+// sameLocation reports whether the repository locations a and b are one: a file URL is
+// its path, and a trailing slash or index.json does not count.
+func sameLocation(a, b string) bool { return locationKey(a) == locationKey(b) }
+
+func locationKey(loc string) string {
+	if u, err := url.Parse(loc); err == nil && u.Scheme == "file" {
+		loc = u.Path
+	}
+	if filepath.IsAbs(loc) {
+		loc = filepath.Clean(loc)
+	}
+	return strings.TrimRight(strings.TrimSuffix(loc, "/index.json"), "/")
 }
 
 // SplitRepo splits a repository given as [NAME=]LOCATION; a NAME that is not a valid

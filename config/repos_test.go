@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 
@@ -29,9 +30,35 @@ func TestUse(t *testing.T) {
 		{"a flag's name is not the configured one", []Repo{flag("main", "/m")}, false,
 			[]Repo{{Name: "main", URLs: []string{"/m"}, File: "--repo"}, team}},
 		{"a lockfile's name is", []Repo{{Name: "main", URLs: []string{"/m"}, File: "lockfile l"}}, true, []Repo{main, team}},
+		{"a lockfile's name before another's location", []Repo{{Name: "main", URLs: []string{"https://team.example/r"}, File: "lockfile l"}}, true, []Repo{main, team}},
+		{"a configured URL, written otherwise", []Repo{flag("", "https://main.example/pkgs/index.json")}, false, []Repo{main, team}},
+		{"a configured URL named as configured", []Repo{flag("main", "https://main.example/pkgs")}, false, []Repo{main, team}},
 	} {
-		if got := cfg.Use(tc.given, tc.byName); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: Use = %+v, want %+v", tc.name, got, tc.want)
+		if got, err := cfg.Use(tc.given, tc.byName); err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: Use = %+v, %v; want %+v", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+// TestUseConflict gives a name to the location of a configured repository of another
+// name, one not configured and one configured elsewhere: each is refused, naming both.
+func TestUseConflict(t *testing.T) {
+	team := Repo{Name: "team", URLs: []string{"/srv/team"}, File: "/etc/pkg/config.toml"}
+	stable := Repo{Name: "stable", URLs: []string{"/srv/stable"}, File: "/etc/pkg/config.toml"}
+	cfg := &Config{Repos: []Repo{stable, team}}
+	for _, g := range []Repo{
+		{Name: "x", URLs: []string{"/srv/team"}, File: "--repo"},
+		{Name: "team", URLs: []string{"file:///srv/stable/"}, File: "PKG_REPO"},
+	} {
+		_, err := cfg.Use([]Repo{g}, false)
+		var ce *ConflictError
+		if !errors.As(err, &ce) || ce.Given.Name != g.Name || ce.Configured.URLs[0] == g.URLs[0] && ce.Configured.Name == g.Name {
+			t.Errorf("Use(%s=%s): %v; want a *ConflictError", g.Name, g.URLs[0], err)
+			continue
+		}
+		want := "repository " + g.Name + " (" + g.URLs[0] + ", from " + g.File + "): that location is repository " + ce.Configured.Name + ", configured in /etc/pkg/config.toml"
+		if err.Error() != want {
+			t.Errorf("Use(%s=%s): %q, want %q", g.Name, g.URLs[0], err, want)
 		}
 	}
 }

@@ -107,7 +107,8 @@ func (s *Session) config() (*config.Config, error) {
 }
 
 // Repositories returns the repositories in effect (config.Use): those given, or a
-// lockfile's (Request.LockRepos), then the configured ones. One that pkg named after its location
+// lockfile's (Request.LockRepos), then the configured ones; a name given to a configured
+// repository's location that is not its own is a *config.ConflictError. One that pkg named after its location
 // bears the name its index gives itself instead, once the cache keeps a copy of that index
 // (fetch.IndexName), unless another in effect has that name.
 func (s *Session) Repositories() ([]config.Repo, error) {
@@ -115,7 +116,10 @@ func (s *Session) Repositories() ([]config.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	rs := cfg.Use(s.Repos, s.byName)
+	rs, err := cfg.Use(s.Repos, s.byName)
+	if err != nil {
+		return nil, err
+	}
 	for i, r := range rs {
 		if r.Naming != config.ByLocation {
 			continue

@@ -12,6 +12,7 @@ import (
 
 	"pkg/config"
 	"pkg/internal/shell"
+	"pkg/internal/termtext"
 	"pkg/internal/units"
 	"pkg/pin"
 	"pkg/publish"
@@ -124,6 +125,11 @@ var hints = []hintRule{
 			return fmt.Sprintf("a signed repository has the one name its index gives it: name it %s in %s, or leave the name out", ne.Name, ne.File)
 		}
 		return fmt.Sprintf("call it %s ('pkg repo list' shows the names in effect)", ne.Name)
+	})},
+	{fn: as(func(ce *config.ConflictError) string {
+		loc := shell.Quote(termtext.WithoutCredentials(ce.Given.URLs[0]))
+		return fmt.Sprintf("a location is one repository, known by one name: --repo %s (or PKG_REPO=%s) uses it as %s; to call a repository %s, give it a location no other configured repository has",
+			loc, loc, ce.Configured.Name, ce.Given.Name)
 	})},
 	{err: pin.ErrLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
 	{fn: asHint[*txn.NotCachedError]("fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)")},

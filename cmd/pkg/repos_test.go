@@ -247,3 +247,54 @@ func userConfig(t *testing.T, conf string) string {
 	}
 	return cfg
 }
+
+// TestConfigOneLocation gives one repository location two names: in one file, which is
+// refused at the later one's urls; in the user's file and the root's, where the root's
+// takes its place; and on the command line beside the configuration, where a name that
+// is not the configured repository's at that location is refused, naming both, while a
+// configured name at a location of its own stands in for the configured one.
+func TestConfigOneLocation(t *testing.T) {
+	base := t.TempDir()
+	team, stable, other := filepath.Join(base, "team"), filepath.Join(base, "stable"), filepath.Join(base, "other")
+	addPackage(t, team, "tool", "1.0")
+	addPackage(t, stable, "tool", "2.0")
+	addPackage(t, other, "tool", "3.0")
+	e := newEnv(t, base, "")
+
+	cfg := userConfig(t, "[repo.team]\nurls = [\""+team+"\"]\n\n[repo.aaa]\nurls = [\""+team+"\"]\n")
+	want := "pkg: config " + cfg + ":5:1: repo.aaa.urls: \"" + team + "\" is the location of repo.team (line 2): a repository has one name"
+	if _, stderr, code := e.pkg("repo", "list"); code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("repo list, two names for one location in one file: exit %d, %s\nwant %s", code, stderr, want)
+	}
+
+	cfg = userConfig(t, "[repo.sys]\nurls = [\""+team+"\"]\n\n[repo.stable]\nurls = [\""+stable+"\"]\npriority = 10\n")
+	rootCfg := filepath.Join(e.root, ".pkg", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(rootCfg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rootCfg, []byte("[repo.team]\nurls = [\""+team+"\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := e.ok("repo", "list"); strings.Contains(out, "sys") || !strings.Contains(out, "team (priority 0, from "+rootCfg+")") || !strings.Contains(out, "stable (priority 10, from "+cfg+")") {
+		t.Errorf("repo list, the root's team at the location of the user's sys:\n%s", out)
+	}
+	if out, _ := e.ok("install", "-n", "team/tool"); !strings.Contains(out, "tool 1.0") {
+		t.Errorf("install -n team/tool:\n%s", out)
+	}
+
+	for _, tc := range []struct{ flag, want string }{
+		{"team=" + stable, "pkg: repository team (" + stable + ", from --repo): that location is repository stable, configured in " + cfg},
+		{"x=" + team, "pkg: repository x (" + team + ", from --repo): that location is repository team, configured in " + rootCfg},
+	} {
+		_, stderr, code := e.pkg("--repo", tc.flag, "install", "-n", "tool")
+		if code != 1 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "pkg: hint: ") {
+			t.Errorf("--repo %s: exit %d, %s\nwant %s, with a hint", tc.flag, code, stderr, tc.want)
+		}
+	}
+	if out, _ := e.ok("--repo", "team="+team, "install", "-n", "team/tool"); !strings.Contains(out, "tool 1.0") {
+		t.Errorf("--repo team=%s, the configured team's location: %s", team, out)
+	}
+	if out, _ := e.ok("--repo", "team="+other, "install", "-n", "team/tool"); !strings.Contains(out, "tool 3.0") {
+		t.Errorf("--repo team=%s, in place of the configured team: %s", other, out)
+	}
+}
