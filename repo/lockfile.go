@@ -45,6 +45,7 @@ type Lock struct {
 	Packages  []Package     // the resolution, sorted by name and platform
 
 	orders map[string][]Package // orderFor's result for each platform decodeLock checked
+	path   string               // the file ReadLock read it from, for its errors to name
 }
 
 // LockIndex names the signed index a lock was resolved from: a later lock of the same
@@ -260,14 +261,14 @@ func (l *Lock) Order() ([]Package, error) { return l.orderFor(Host) }
 
 // orderFor returns the packages locked for platform with every package after its
 // dependencies, checking that they are exactly what the requirements need from them. A
-// lock for some platforms but not this one is refused with a *lockPlatformError; a lock
+// lock for some platforms but not this one is refused with a *LockPlatformError; a lock
 // for any platform serves every one. The packages' Platform is empty.
 func (l *Lock) orderFor(platform string) ([]Package, error) {
 	if pkgs, ok := l.orders[platform]; ok {
 		return slices.Clone(pkgs), nil
 	}
 	if len(l.Platforms) > 0 && !slices.Contains(l.Platforms, platform) {
-		return nil, &lockPlatformError{Platforms: l.Platforms, Platform: platform}
+		return nil, &LockPlatformError{Path: l.path, Platforms: l.Platforms, Platform: platform}
 	}
 	var mine []Package
 	for _, p := range l.Packages {
@@ -298,18 +299,23 @@ func (l *Lock) forPlatform(platform string) string {
 	return "for " + platform + ": "
 }
 
-// lockPlatformError is returned for a lock that has no packages for the platform asked.
-type lockPlatformError struct {
+// LockPlatformError is returned for a lock that has no packages for the platform asked.
+type LockPlatformError struct {
+	Path      string   // the lockfile, where it was read from one
 	Platforms []string // those the lock is for
 	Platform  string
 }
 
-func (e *lockPlatformError) Error() string {
+func (e *LockPlatformError) Error() string {
 	where := "this machine is " + e.Platform
 	if e.Platform != Host {
 		where = "not for " + e.Platform
 	}
-	return fmt.Sprintf("repo: the lockfile locks packages for %s only; %s", joinList(e.Platforms, "and"), where)
+	lock := "the lockfile"
+	if e.Path != "" {
+		lock = "lockfile " + e.Path
+	}
+	return fmt.Sprintf("repo: %s locks packages for %s only; %s", lock, joinList(e.Platforms, "and"), where)
 }
 
 // Resolve is ix.Resolve(reqs) for a lockfile replacing l, which may be nil: a pre-release
@@ -525,6 +531,7 @@ func ReadLock(path string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	l.path = path
 	return l, nil
 }
 

@@ -88,8 +88,8 @@ func TestWriteReadLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := ReadLock(path)
-	if err != nil || !reflect.DeepEqual(withoutOrders(got), l) {
-		t.Errorf("ReadLock = %+v, %v; want %+v", got, err, l)
+	if err != nil || !reflect.DeepEqual(withoutOrders(got), l) || got.path != path {
+		t.Errorf("ReadLock = %+v, %v; want %+v, read from %s", got, err, l, path)
 	}
 	checkDir(t, filepath.Dir(path), "pkg.lock")
 }
@@ -401,14 +401,14 @@ func TestRequestAlternatives(t *testing.T) {
 	}
 }
 
-// withoutOrders is the decoded lock l without the orders decodeLock kept, to compare with
-// a Lock made in code.
+// withoutOrders is the decoded lock l without the orders decodeLock kept and the path
+// ReadLock kept, to compare with a Lock made in code.
 func withoutOrders(l *Lock) *Lock {
 	if l == nil {
 		return nil
 	}
 	c := *l
-	c.orders = nil
+	c.orders, c.path = nil, ""
 	return &c
 }
 

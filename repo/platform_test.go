@@ -216,9 +216,9 @@ func TestLockPlatforms(t *testing.T) {
 		}
 	}
 	_, err = back.orderFor("linux-riscv64")
-	var pe *lockPlatformError
-	if !errors.As(err, &pe) || !reflect.DeepEqual(*pe, lockPlatformError{Platforms: []string{"linux-amd64", "linux-arm64"}, Platform: "linux-riscv64"}) {
-		t.Errorf("orderFor(linux-riscv64): %v, want a *lockPlatformError naming both platforms", err)
+	var pe *LockPlatformError
+	if !errors.As(err, &pe) || !reflect.DeepEqual(*pe, LockPlatformError{Platforms: []string{"linux-amd64", "linux-arm64"}, Platform: "linux-riscv64"}) {
+		t.Errorf("orderFor(linux-riscv64): %v, want a *LockPlatformError naming both platforms", err)
 	}
 	if Host != "linux-amd64" && Host != "linux-arm64" {
 		return

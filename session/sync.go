@@ -1,10 +1,13 @@
 package session
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"pkg/config"
 	"pkg/fetch"
 	"pkg/install"
 	"pkg/notice"
@@ -92,12 +95,12 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 	// The cache is opened under the root's lock, unlike in a change: a prune takes no root
 	// lock, so this cannot deadlock, and a no-op sync needs no cache at all. A prune between
 	// the plan and here only means fetching again what it removed.
-	srcs, _, err := s.lockSources(l)
+	srcs, used, err := s.lockSources(l)
 	if err == nil {
 		cache, err = s.openCache(ctx, false)
 	}
 	if err == nil {
-		err = plan.Relocate(l, srcs, cache)
+		err = relocate(plan, l, path, srcs, used, cache)
 	}
 	if err != nil {
 		return nil, err
@@ -107,6 +110,49 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 	plan.Bind(s.target(root, f, l.Requires)) // the requirements recorded by the commit
 	return plan, nil
 }
+
+// relocate is plan.Relocate, a repository at a time, in the lockfile l's order: a
+// location that serves no repository is a *LockRepoError naming l's path and the
+// repository of used that its packages were read from.
+func relocate(plan *txn.Plan, l *repo.Lock, path string, srcs map[string]*fetch.Source, used map[string]config.Repo, cache *fetch.Cache) error {
+	names := []string{""}
+	if len(l.Repos) > 0 {
+		names = names[:0]
+		for _, r := range l.Repos {
+			names = append(names, r.Name)
+		}
+	}
+	for _, n := range names {
+		err := plan.Relocate(l, map[string]*fetch.Source{n: srcs[n]}, cache)
+		if errors.Is(err, ErrNoRepository) {
+			r, recorded := used[n], "lockfile "+path
+			r.File = cmp.Or(r.File, recorded) // the lockfile's record, none other in effect
+			r.Name = cmp.Or(r.Name, config.LocationName(r.URLs[0]))
+			return &LockRepoError{Lock: path, Repo: r.Name, URL: r.URLs[0], From: r.File, Recorded: r.File == recorded, Err: err}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LockRepoError refuses a sync whose lockfile's packages come from a location that serves
+// no repository: the one the lockfile records, or the one given in its place.
+type LockRepoError struct {
+	Lock     string // the lockfile's path
+	Repo     string // the name of the repository in effect for the packages (config.LockUses)
+	URL      string // the location read
+	From     string // where that location was given: the lockfile, a configuration file, a flag
+	Recorded bool   // the location is the lockfile's record
+	Err      error  // an ErrNoRepository
+}
+
+func (e *LockRepoError) Error() string {
+	return fmt.Sprintf("sync %s: repository %s (from %s): %v", e.Lock, e.Repo, e.From, e.Err)
+}
+
+func (e *LockRepoError) Unwrap() error { return e.Err }
 
 // firstSource returns, of srcs, the sources of the lockfile l's repositories by name (as
 // txn.Plan.Relocate takes them), that of l's first repository, "" for a lockfile of one.

@@ -158,6 +158,7 @@ var hints = []hintRule{
 	{err: session.ErrUnreachable, hint: "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
 	{is: damagedOffline, hint: "fetch the package again while online ('pkg fetch NAME...' puts it back in the cache), or run without --offline (and PKG_OFFLINE unset)"},
 	{err: session.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},
+	{fn: as(lockRepoHint)},
 	{err: session.ErrNoRepository, hint: "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
 	{err: pin.ErrNotVerified, hint: pinHint},
 	{err: trust.ErrUsedUnsigned, hint: "--require-signed refuses such repositories; once the publisher signs it, trust their key with 'pkg trust add KEY'"},
@@ -172,6 +173,11 @@ var hints = []hintRule{
 	{err: trust.ErrExpired, hint: "the publisher must sign the index again (pkg repo sign) before it expires, and a mirror serving an old copy looks the same; --offline installs from the last verified copy"},
 	{err: trust.ErrRollback, hint: "a mirror or proxy is serving an old index: try again later, or another mirror (if the publisher really started over, run 'pkg --repo LOCATION repo forget' for the location the newer version came from)"},
 	{err: trust.ErrReused, hint: "the index changed without a new version, so the publisher or their key signed two different indexes: tell the publisher (if they really started over, run 'pkg repo forget')"},
+	{fn: as(func(pe *repo.LockPlatformError) string {
+		file := cmp.Or(pe.Path, "FILE")
+		return fmt.Sprintf("lock it for %s too, keeping its platforms: 'pkg lock -o %s --platform %s' locks the requirements it records again, for each",
+			pe.Platform, shell.Quote(file), strings.Join(append(slices.Clone(pe.Platforms), pe.Platform), ","))
+	})},
 	{fn: as(func(se *repo.InputsError) string {
 		return fmt.Sprintf("run 'pkg lock -o %s %s' to lock these requirements", se.Path, repo.JoinRequirements(se.Given))
 	})},
@@ -207,6 +213,20 @@ func hint(err error, dirs []string) string {
 				return s
 			}
 		}
+	}
+	return ""
+}
+
+// lockRepoHint says where to sync a lockfile's packages from when the location it records
+// for their repository serves none: another, by --repo; a location given otherwise is
+// checked where it was given (ErrNoRepository's hint, for --repo).
+func lockRepoHint(le *session.LockRepoError) string {
+	switch {
+	case le.Recorded:
+		return fmt.Sprintf("the repository is no longer where %s records it: name where it is now, or a copy of it, with 'pkg --repo %s=LOCATION sync -f %s' (the archives must match the lockfile's sha256)",
+			le.Lock, le.Repo, shell.Quote(le.Lock))
+	case le.From != "--repo" && le.From != "PKG_REPO":
+		return fmt.Sprintf("the repository configured as %s in %s serves the packages %s records from %s: check its urls there", le.Repo, le.From, le.Lock, le.Repo)
 	}
 	return ""
 }

@@ -769,3 +769,35 @@ func TestReinstallKeepsRecord(t *testing.T) {
 	}
 	e.checkInstalled("after the upgrade", "lib 1.0")
 }
+
+// TestSyncRepoGone syncs a lockfile whose repository directory is gone: the refusal names
+// the lockfile and the repository, the hint the --repo NAME=LOCATION that syncs from where
+// it is now, which then does.
+func TestSyncRepoGone(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "tmprepo")
+	addPackage(t, dir, "tool", "1.0")
+	e := newEnv(t, base, dir)
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "tool")
+	moved := filepath.Join(base, "moved")
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	e.repo = ""
+	_, stderr, code := e.pkg("sync", "-f", lock)
+	for _, want := range []string{
+		"pkg: sync " + lock + ": repository tmprepo (from lockfile " + lock + "): no repository at " + dir,
+		"pkg: hint: the repository is no longer where " + lock + " records it: name where it is now, or a copy of it, with 'pkg --repo tmprepo=LOCATION sync -f " + lock + "'",
+	} {
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("sync with the repository gone: exit %d, %s\nwant %s", code, stderr, want)
+		}
+	}
+	if strings.Contains(stderr, "check --repo") {
+		t.Errorf("sync with no --repo given: %s\nwant no advice on --repo as given", stderr)
+	}
+	e.repo = "tmprepo=" + moved
+	e.ok("sync", "-f", lock)
+	e.checkInstalled("sync from where the repository went", "tool 1.0")
+}
