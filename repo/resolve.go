@@ -55,13 +55,18 @@ func resolveIn(versions map[string][]Package, reqs []Requirement) ([]Package, er
 // an install moves nothing it does not have to. The result holds the installed packages
 // too, changed or not. An installed version the index no longer has can still be kept. A
 // name reqs does not ask for stays within its hold, if holds has one (as Upgrade takes them).
+// A name reqs pin to a repository ("b/tool": ix takes it from that one alone, Merge) keeps
+// its installed package only where ix has it, version and archive: else the request moves
+// it to one ix has, as it would from another version.
 //
 // The installed npm instances stay too, each preferred where a range it satisfies is
 // resolved (see the npm resolver).
 func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement, holds ...Requirement) ([]Package, error) {
 	byKey := make(map[string]Package, len(installed))
 	for _, p := range installed {
-		byKey[p.Key()] = p
+		if p.Kind == KindNPM || !pinnedAway(ix, reqs, p) {
+			byKey[p.Key()] = p
+		}
 	}
 	npm, installed := splitInstances(installed)
 	r := newResolver(withInstalled(ix, byKey))
@@ -81,6 +86,17 @@ func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement, holds
 	}
 	slices.SortFunc(keep, func(a, b Requirement) int { return strings.Compare(a.Name, b.Name) })
 	return r.resolve(reqs, keep...)
+}
+
+// pinnedAway reports whether reqs pin p's name to a repository and ix, which takes the
+// name from that repository alone, lacks p's version or has it from another archive.
+func pinnedAway(ix *Index, reqs []Requirement, p Package) bool {
+	if !slices.ContainsFunc(reqs, func(q Requirement) bool { return q.Name == p.Name && q.Repo != "" }) {
+		return false
+	}
+	return !slices.ContainsFunc(ix.Packages, func(q Package) bool {
+		return q.Name == p.Name && q.Version == p.Version && q.SHA256 == p.SHA256
+	})
 }
 
 // need is a requirement on a name and who imposed it: by names the package as "name

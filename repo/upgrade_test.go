@@ -290,3 +290,42 @@ func TestResolverErrorsTyped(t *testing.T) {
 		t.Errorf("conflictWhy of another error = %q", got)
 	}
 }
+
+// TestResolveInstalledPinned checks that a requirement pinned to a repository ("b/tool")
+// keeps the installed package only where the index, which takes the name from that
+// repository alone (Merge), has it, version and archive: else it moves to the index's.
+func TestResolveInstalledPinned(t *testing.T) {
+	other := strings.Repeat("b", 64)
+	tests := []struct {
+		name      string
+		index     []string
+		installed []string
+		sum       string // the installed package's sha256; testSum when ""
+		req       string
+		want      string
+	}{
+		{"another version moves", []string{"tool 2.0"}, []string{"tool 3.0"}, "", "b/tool", "tool 2.0"},
+		{"another archive of the version moves", []string{"tool 2.0"}, []string{"tool 2.0"}, other, "b/tool=2.0", "tool 2.0 " + testSum},
+		{"the same archive stays", []string{"tool 2.0", "tool 1.0"}, []string{"tool 2.0"}, "", "b/tool", "tool 2.0 " + testSum},
+		{"unpinned, another version stays", []string{"tool 2.0"}, []string{"tool 3.0"}, "", "tool@3", "tool 3.0 " + testSum},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			installed := testIndex(tt.installed...).Packages
+			if tt.sum != "" {
+				installed[0].SHA256 = tt.sum
+			}
+			got, err := testIndex(tt.index...).ResolveInstalled(installed, parseReqs(t, tt.req))
+			if err != nil || len(got) != 1 {
+				t.Fatalf("ResolveInstalled(%s) = %q, %v", tt.req, ids(got), err)
+			}
+			g := got[0].Name + " " + got[0].Version
+			if strings.Count(tt.want, " ") == 2 {
+				g += " " + got[0].SHA256
+			}
+			if g != tt.want {
+				t.Errorf("ResolveInstalled(%s) = %q, want %q", tt.req, g, tt.want)
+			}
+		})
+	}
+}
