@@ -19,6 +19,11 @@ type Outdated struct {
 	Newest  string // the newest version the index has, releases first unless Installed is a pre-release
 	Held    string // the requirement that holds it below Newest (Upgrade's holds), if one does
 	Origin  string // the local archive file it was installed from, which keeps it at Installed
+	// HeldTo is the repository the package was asked from (REPO/NAME), where another has a
+	// newer version or where it is Unused: not in use, or no longer offering the package,
+	// which keeps it at Installed.
+	HeldTo string
+	Unused bool
 	// Republished is set where Allowed is Installed and the index has that version from
 	// another archive than the one installed, which an upgrade installs in its place.
 	Republished bool

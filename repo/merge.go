@@ -52,6 +52,27 @@ func (e *pinError) Error() string {
 	return fmt.Sprintf("repo: requirement %s/%s: repository %s has no package %s", e.Repo, e.Name, e.Repo, e.Name)
 }
 
+// PinGoneError is an installed package asked for from a repository (REPO/NAME) that is not
+// in use, or that no longer offers its name (InUse), where Op needs that repository (a
+// reinstall of the package, or an upgrade naming it).
+type PinGoneError struct {
+	Op, Name, Version string
+	Repo              string // the repository it was asked from
+	InUse             bool   // Repo is in use but has no package of the name
+}
+
+func (e *PinGoneError) Error() string {
+	return fmt.Sprintf("%s %s: %s %s was asked for from repository %s, which %s", e.Op, e.Name, e.Name, e.Version, e.Repo, e.why())
+}
+
+// why says what became of the repository, after "which".
+func (e *PinGoneError) why() string {
+	if e.InUse {
+		return "no longer offers it"
+	}
+	return "is not in use"
+}
+
 // Pins returns the repository each of reqs pins its name to, or nil for none. Two pins of
 // one name to different repositories are an error.
 func Pins(reqs []Requirement) (map[string]string, error) {

@@ -48,9 +48,22 @@ func HeldText(h txn.Held) string {
 	case h.Origin != "":
 		return fmt.Sprintf("kept %s at %s: installed from the local archive file %s (newest %s)", h.Name, h.Version, termtext.Printable(h.Origin), h.Newest)
 	case h.From != h.Version:
-		return fmt.Sprintf("%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, h.Detail.Why())
+		return fmt.Sprintf("%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, heldWhy(h))
 	}
-	return fmt.Sprintf("kept %s at %s: %s", h.Name, h.Version, h.Detail.Why())
+	return fmt.Sprintf("kept %s at %s: %s", h.Name, h.Version, heldWhy(h))
+}
+
+// heldWhy says what keeps h: the repository it was asked from, else what the resolver says.
+func heldWhy(h txn.Held) string {
+	switch {
+	case h.Gone != nil && h.Gone.InUse:
+		return fmt.Sprintf("repository %s, which it was asked from, no longer offers it", h.HeldTo)
+	case h.Gone != nil:
+		return fmt.Sprintf("repository %s, which it was asked from, is not in use", h.HeldTo)
+	case h.HeldTo != "":
+		return fmt.Sprintf("held to repository %s, which it was asked from (newest %s)", h.HeldTo, h.Newest)
+	}
+	return h.Detail.Why()
 }
 
 // commandText says how the commands of a package kept across a change changed.

@@ -80,6 +80,12 @@ func TestHeldText(t *testing.T) {
 	}{
 		{txn.Held{Name: "t", From: "1.0", Version: "1.0", Detail: detail}, "kept t at 1.0: " + detail.Why()},
 		{txn.Held{Name: "t", From: "0.5", Version: "1.0", Detail: detail}, "t goes from 0.5 to 1.0, not further: " + detail.Why()},
+		{txn.Held{Name: "t", From: "1.0", Version: "1.0", HeldTo: "b", Gone: &repo.PinGoneError{Repo: "b"}},
+			"kept t at 1.0: repository b, which it was asked from, is not in use"},
+		{txn.Held{Name: "t", From: "1.0", Version: "1.0", HeldTo: "b", Gone: &repo.PinGoneError{Repo: "b", InUse: true}},
+			"kept t at 1.0: repository b, which it was asked from, no longer offers it"},
+		{txn.Held{Name: "t", From: "0.5", Version: "1.0", Newest: "2.0", HeldTo: "b"},
+			"t goes from 0.5 to 1.0, not further: held to repository b, which it was asked from (newest 2.0)"},
 	} {
 		if got := HeldText(tt.h); got != tt.want {
 			t.Errorf("HeldText(%+v) = %q, want %q", tt.h, got, tt.want)

@@ -117,6 +117,10 @@ func (o Outdated) WriteText(w io.Writer) error {
 			_, err = fmt.Fprintf(w, "%s is held by its request %s\n", p.Name, p.Held)
 		case p.Origin != "":
 			_, err = fmt.Fprintf(w, "%s is installed from the local archive file %s: upgrade leaves it\n", p.Name, termtext.Printable(p.Origin))
+		case p.Unused:
+			_, err = fmt.Fprintf(w, "%s was asked for from repository %s, which is not in use or no longer offers it: upgrade leaves it\n", p.Name, p.HeldTo)
+		case p.HeldTo != "":
+			_, err = fmt.Fprintf(w, "%s is held to repository %s, which it was asked from\n", p.Name, p.HeldTo)
 		}
 		if err == nil && p.Republished {
 			_, err = fmt.Fprintf(w, "the repository's archive of %s %s is not the one installed: upgrade installs it in its place\n", p.Name, p.Installed)
@@ -177,7 +181,7 @@ func WritePlan(w io.Writer, plan *txn.Plan) error {
 		fmt.Fprintf(w, "%s %s is already installed\n", k.Name, k.Version)
 	}
 	for _, h := range plan.Held {
-		fmt.Fprintf(w, "keep %s at %s: %s\n", h.Name, h.Version, h.Detail.Why())
+		fmt.Fprintf(w, "keep %s at %s: %s\n", h.Name, h.Version, heldWhy(h))
 	}
 	disk := units.Size(max(plan.Disk, -plan.Disk)) + " more disk space"
 	if plan.Disk < 0 {

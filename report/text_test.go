@@ -30,6 +30,12 @@ func TestWriteText(t *testing.T) {
 			"NAME  INSTALLED  ALLOWED  NEWEST\njq    1.6        1.7      2.0\n"},
 		{"outdated republished", Outdated{Packages: []OutdatedEntry{{Name: "tc", Installed: "3.0", Allowed: "3.0", Newest: "3.0", Republished: true}}}.WriteText,
 			"NAME  INSTALLED  ALLOWED  NEWEST\ntc    3.0        3.0      3.0\nthe repository's archive of tc 3.0 is not the one installed: upgrade installs it in its place\n"},
+		{"outdated held to a repository", Outdated{Packages: []OutdatedEntry{
+			{Name: "a", Installed: "2.0", Allowed: "2.0", Newest: "3.0", HeldTo: "b"},
+			{Name: "t", Installed: "2.0", Allowed: "2.0", Newest: "3.0", HeldTo: "b", Unused: true}}}.WriteText,
+			"NAME  INSTALLED  ALLOWED  NEWEST\na     2.0        2.0      3.0\nt     2.0        2.0      3.0\n" +
+				"a is held to repository b, which it was asked from\n" +
+				"t was asked for from repository b, which is not in use or no longer offers it: upgrade leaves it\n"},
 		{"offered info", func(b io.Writer) error {
 			return Info{Name: "jq", Version: "1.7", Depends: []string{"onig>=6"}, ArchiveSize: 2048, SHA256: "ab", Versions: []string{"1.7", "1.6"}}.WriteText(b, " (tip)")
 		}, "name:      jq\nversion:   1.7\ndepends:   onig>=6\ndownload:  2.0 KiB\nsha256:    ab\ninstalled: no (tip)\nversions:  1.7, 1.6\n"},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"pkg/db"
 	"pkg/install"
@@ -103,9 +102,9 @@ func (s *Session) Names(ctx context.Context, offered bool) []string {
 }
 
 // Outdated returns how many packages are installed and those of them the indexes in
-// effect have newer versions of (repo.Index.Outdated), with the holds of the requests; a
-// package from a local archive file is held, as an upgrade holds it (txn.Catalog.WithLocal),
-// and listed with its file where a repository has a newer version (txn.Catalog.LocalNewer).
+// effect have newer versions of, with the holds and pins of the requests, and those from
+// local archive files they have newer versions of (txn.Catalog.OutdatedOf); a package
+// from a local archive file is held, as an upgrade holds it (txn.Catalog.WithLocal).
 func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outdated, err error) {
 	recs, requested, err := s.Installed()
 	if err != nil {
@@ -118,9 +117,8 @@ func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outda
 	if err != nil {
 		return 0, nil, err
 	}
-	out = append(ix.Outdated(db.Packages(recs), db.Holds(recs, requested, nil)), ix.LocalNewer(recs)...)
-	slices.SortStableFunc(out, func(a, b repo.Outdated) int { return strings.Compare(a.Name, b.Name) })
-	return len(recs), out, nil
+	out, err = ix.OutdatedOf(recs, requested)
+	return len(recs), out, err
 }
 
 // offeredNames returns the names of the packages the repositories in effect offer (Names).

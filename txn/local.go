@@ -48,11 +48,11 @@ func (ix *Catalog) WithLocal(given []repo.Package, recs []db.Record) (*Catalog, 
 	return Merge(ixs)
 }
 
-// LocalNewer returns the packages of recs installed from a local archive file (Origin)
+// localNewer returns the packages of recs installed from a local archive file (Origin)
 // that a repository of ix has a newer version of, each with Allowed its version, Newest
 // that repository's newest and Origin the file: what WithLocal keeps them from. The
 // repository is the first of ix that offers the name, as a name resolves.
-func (ix *Catalog) LocalNewer(recs []db.Record) []repo.Outdated {
+func (ix *Catalog) localNewer(recs []db.Record) []repo.Outdated {
 	if ix == nil {
 		return nil
 	}

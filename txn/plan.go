@@ -66,13 +66,15 @@ type Plan struct {
 
 // Held is an installed package an upgrade keeps from the newest version.
 type Held struct {
-	Name    string    `json:"name"`
-	From    string    `json:"from"`    // installed now
-	Version string    `json:"version"` // after the upgrade
-	Newest  string    `json:"newest,omitempty"`
-	HeldBy  string    `json:"held_by,omitempty"` // the package's hold (db.Holds), when that is what keeps it
-	Origin  string    `json:"origin,omitempty"`  // the local archive file it was installed from, when that is what keeps it
-	Detail  repo.Held `json:"-"`                 // what the resolver says of it
+	Name    string             `json:"name"`
+	From    string             `json:"from"`    // installed now
+	Version string             `json:"version"` // after the upgrade
+	Newest  string             `json:"newest,omitempty"`
+	HeldBy  string             `json:"held_by,omitempty"` // the package's hold (db.Holds), when that is what keeps it
+	HeldTo  string             `json:"held_to,omitempty"` // the repository it was asked from (REPO/NAME), when that is what keeps it
+	Gone    *repo.PinGoneError `json:"-"`                 // HeldTo is not in use, or no longer offers it: the upgrade keeps it as installed
+	Origin  string             `json:"origin,omitempty"`  // the local archive file it was installed from, when that is what keeps it
+	Detail  repo.Held          `json:"-"`                 // what the resolver says of it
 }
 
 // HeldError refuses an upgrade naming installed packages that their holds (db.Holds) keep
@@ -232,7 +234,7 @@ func NewPlan(s Spec) (*Plan, error) {
 	case Upgrade:
 		return upgradePlan(s.Root, s.Catalog, s.Records, s.Requires, s.Requested, s.Cache)
 	case Reinstall:
-		return reinstallPlan(s.Root, s.Catalog, s.Records, s.Names, s.Cache)
+		return reinstallPlan(s.Root, s.Catalog, s.Records, s.Names, s.Requested, s.Cache)
 	}
 	if s.Unneeded {
 		return unneededPlan(s.Root, s.Records, db.Unneeded(s.Records, s.Requested)), nil
@@ -295,8 +297,13 @@ func answers(q repo.Requirement, pk repo.Package, pkgs []repo.Package) bool {
 
 // reinstallPlan is the plan of installing again the installed packages keys (Record.Key):
 // the same version and archive, as the index has them, so that nothing changes but their
-// files.
-func reinstallPlan(root string, ix *Catalog, before []db.Record, keys []string, cache *fetch.Cache) (*Plan, error) {
+// files; a package asked for from a repository (requested, db.Requested) as that one has it.
+func reinstallPlan(root string, ix *Catalog, before []db.Record, keys []string, requested map[string]repo.Requirement, cache *fetch.Cache) (*Plan, error) {
+	use, gone := ix.pins(before, requested)
+	in, err := ix.indexFor(use)
+	if err != nil {
+		return nil, err
+	}
 	p := &Plan{Root: root, indexes: ix.results(), before: before, again: true, why: reasons(nil, keys, "")}
 	for _, key := range keys {
 		if slices.ContainsFunc(p.install, func(q repo.Package) bool { return q.Key() == key }) {
@@ -306,7 +313,11 @@ func reinstallPlan(root string, ix *Catalog, before []db.Record, keys []string, 
 		if !ok {
 			return nil, fmt.Errorf("reinstall %s: not installed (pkg install %s installs it)", key, key)
 		}
-		pk, err := ix.Lookup(repo.Requirement{Name: cur.Name, Constraints: []repo.Constraint{{Op: "=", Version: cur.Version}}})
+		if g := gone[cur.Name]; g != nil && cur.Kind != repo.KindNPM {
+			g.Op = "reinstall"
+			return nil, g
+		}
+		pk, err := in.Lookup(repo.Requirement{Name: cur.Name, Constraints: []repo.Constraint{{Op: "=", Version: cur.Version}}})
 		if err != nil {
 			return nil, fmt.Errorf("reinstall %s %s: %w", cur.Name, cur.Version, err)
 		}
@@ -343,11 +354,18 @@ func (e *RepublishedError) Error() string {
 // archive file that the plan does not move is in Held where a repository has a newer version.
 func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]repo.Requirement, cache *fetch.Cache) (*Plan, error) {
 	cur, names := db.Packages(before), names(reqs)
-	in, err := ix.indexFor(pinned(requested))
+	use, gone := ix.pins(before, requested)
+	for _, n := range names {
+		if g := gone[n]; g != nil {
+			g.Op = "upgrade"
+			return nil, g
+		}
+	}
+	in, err := ix.indexFor(use)
 	if err != nil {
 		return nil, err
 	}
-	holds := db.Holds(before, requested, reqs)
+	holds := keepGone(db.Holds(before, requested, reqs), gone)
 	pkgs, err := in.Upgrade(cur, names, holds...)
 	if err != nil {
 		return nil, err
@@ -367,7 +385,9 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 	for _, h := range in.HeldBack(cur, names, pkgs, holds...) {
 		was, _ := db.Find(before, h.Package.Name)
 		held := Held{Name: h.Package.Name, From: was.Version, Version: h.Package.Version, Newest: h.Newest, Detail: h}
-		if h.Hold != nil {
+		if g := gone[held.Name]; g != nil {
+			held.Newest, held.HeldTo, held.Gone = "", g.Repo, g
+		} else if h.Hold != nil {
 			held.HeldBy = h.Hold.String()
 			if slices.Contains(names, held.Name) && !slices.ContainsFunc(reqs, func(r repo.Requirement) bool { return r.Name == held.Name && len(r.Constraints) > 0 }) {
 				named = append(named, held)
@@ -378,7 +398,8 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 	if len(named) > 0 {
 		return nil, &HeldError{Held: named}
 	}
-	for _, o := range ix.LocalNewer(before) {
+	p.Held = append(p.Held, pinHeld(ix, before, requested, pkgs, names, gone, p.Held)...)
+	for _, o := range ix.localNewer(before) {
 		moved := slices.ContainsFunc(p.install, func(q repo.Package) bool { return q.Name == o.Name })
 		if !moved && (len(names) == 0 || slices.Contains(names, o.Name)) {
 			p.Held = append(p.Held, Held{Name: o.Name, From: o.Installed, Version: o.Installed, Newest: o.Newest, Origin: o.Origin})
@@ -455,16 +476,4 @@ func (p *Plan) Relocate(l *repo.Lock, sources map[string]*fetch.Source, cache *f
 		}
 	}
 	return nil
-}
-
-// pinned returns the recorded requests (db.Requested) that pin a repository ("team/jq"),
-// as names only: an upgrade keeps a pinned package to its repository.
-func pinned(requested map[string]repo.Requirement) []repo.Requirement {
-	var pins []repo.Requirement
-	for _, q := range requested {
-		if q.Repo != "" {
-			pins = append(pins, repo.Requirement{Repo: q.Repo, Name: q.Name})
-		}
-	}
-	return pins
 }

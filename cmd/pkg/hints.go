@@ -115,6 +115,13 @@ var hints = []hintRule{
 	{fn: as(func(re *txn.RepublishedError) string {
 		return fmt.Sprintf("'pkg upgrade %s' takes the repository's", re.Name)
 	})},
+	{fn: as(func(pe *repo.PinGoneError) string {
+		take := fmt.Sprintf("'pkg install %s' takes it from the repositories in use and asks for it from none", pe.Name)
+		if pe.InUse {
+			return take
+		}
+		return fmt.Sprintf("configure repository %s again, or give it for one command with --repo %s=URL; or %s", pe.Repo, pe.Repo, take)
+	})},
 	{fn: as(func(he *txn.HeldError) string {
 		h := he.Held[0]
 		return fmt.Sprintf("a package asked for with a version or constraint is held to it; to move it, name it with a new one: pkg upgrade %s (or pkg install %s@%s) holds it there, pkg install %s takes the newest and holds it no more",

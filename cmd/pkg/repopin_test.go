@@ -30,7 +30,7 @@ func TestPinMovesInstalled(t *testing.T) {
 	if out, _ := e.ok("info", "tool"); !strings.Contains(out, "as b/tool") {
 		t.Errorf("info tool:\n%s", out)
 	}
-	if out, _ := e.ok("upgrade", "tool"); !strings.Contains(out, "everything is up to date") {
+	if out, _ := e.ok("upgrade", "tool"); strings.Contains(out, "upgraded") {
 		t.Errorf("upgrade tool, kept to b:\n%s", out)
 	}
 	checkRun(t, e, "tool", "tool 2.0 from b")
@@ -52,5 +52,73 @@ func TestPinMovesInstalled(t *testing.T) {
 	}
 	if out, _ := f.ok("install", "stable/tool=2.0"); !strings.Contains(out, "tool 2.0 is already installed") {
 		t.Errorf("install stable/tool=2.0 again:\n%s", out)
+	}
+}
+
+// TestPinRepoGone drops from the configuration the repository a package was asked from:
+// an upgrade of another package moves it alone, a whole upgrade keeps the package, saying
+// why in one line, and what needs the repository (an upgrade naming the package, its
+// reinstall) is refused naming it, with the ways out.
+func TestPinRepoGone(t *testing.T) {
+	e, a, _ := pinRepos(t)
+	e.ok("install", "lib", "b/tool=2.0")
+	checkRun(t, e, "tool", "tool 2.0 from b")
+	userConfig(t, "[repo.a]\nurls = [\""+a.url+"\"]\npriority = 10\n")
+	a.publish(t, "a", "lib 3.0")
+
+	if out, _ := e.ok("upgrade", "lib"); !strings.Contains(out, "upgraded lib 2.0 to 3.0") || strings.Contains(out, "tool") {
+		t.Errorf("upgrade lib with b gone:\n%s", out)
+	}
+	if out, _ := e.ok("upgrade"); !strings.Contains(out, "kept tool at 2.0: repository b, which it was asked from, is not in use\n") {
+		t.Errorf("upgrade with b gone:\n%s", out)
+	}
+	checkRun(t, e, "tool", "tool 2.0 from b")
+	if out, _ := e.ok("outdated"); !strings.Contains(out, "tool was asked for from repository b, which is not in use") {
+		t.Errorf("outdated with b gone:\n%s", out)
+	}
+	for _, args := range [][]string{{"upgrade", "tool"}, {"install", "--reinstall", "tool"}} {
+		_, stderr, code := e.pkg(args...)
+		if code != 1 || !strings.Contains(stderr, "tool 2.0 was asked for from repository b, which is not in use") ||
+			!strings.Contains(stderr, "--repo b=URL") || !strings.Contains(stderr, "'pkg install tool'") || strings.Contains(stderr, "did you mean") {
+			t.Errorf("%v with b gone: exit %d\n%s", args, code, stderr)
+		}
+	}
+	e.ok("install", "tool")
+	checkRun(t, e, "tool", "tool 3.0 from a")
+	if out, _ := e.ok("info", "tool"); !strings.Contains(out, "requested: yes, as tool") {
+		t.Errorf("info tool after install tool:\n%s", out)
+	}
+}
+
+// TestPinOutdated lists a package pinned to a repository with the version an upgrade
+// takes it to there, not another repository's, and says it is held to it, as upgrade does.
+func TestPinOutdated(t *testing.T) {
+	e, _, b := pinRepos(t)
+	e.ok("install", "b/tool")
+	out, _ := e.ok("outdated")
+	if !strings.Contains(out, "tool  2.0        2.0      3.0") || !strings.Contains(out, "tool is held to repository b") {
+		t.Errorf("outdated with tool pinned to b:\n%s", out)
+	}
+	if out, _ := e.ok("upgrade"); !strings.Contains(out, "kept tool at 2.0: held to repository b, which it was asked from (newest 3.0)") {
+		t.Errorf("upgrade with tool pinned to b:\n%s", out)
+	}
+	b.publish(t, "b", "tool 2.5")
+	out, _ = e.ok("outdated")
+	if !strings.Contains(out, "tool  2.0        2.5      3.0") {
+		t.Errorf("outdated with b's tool 2.5:\n%s", out)
+	}
+	if out, _ := e.ok("upgrade"); !strings.Contains(out, "upgraded tool 2.0 to 2.5") {
+		t.Errorf("upgrade with b's tool 2.5:\n%s", out)
+	}
+	checkRun(t, e, "tool", "tool 2.5 from b")
+
+	// One version in two repositories, from two archives: the pinned one's is installed.
+	team := newMultiRepo(t, "team", "tool 2.0")
+	stable := newMultiRepo(t, "stable", "tool 2.0")
+	userConfig(t, "[repo.team]\nurls = [\""+team.url+"\"]\npriority = 20\n\n[repo.stable]\nurls = [\""+stable.url+"\"]\n")
+	f := newEnv(t, t.TempDir(), "")
+	f.ok("install", "stable/tool=2.0")
+	if out, _ := f.ok("outdated"); strings.Contains(out, "tool") {
+		t.Errorf("outdated after stable/tool=2.0:\n%s", out)
 	}
 }

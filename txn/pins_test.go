@@ -1,0 +1,76 @@
+package txn_test
+
+import (
+	"errors"
+	"testing"
+
+	"pkg/db"
+	"pkg/repo"
+	"pkg/txn"
+)
+
+// TestPinGone plans changes for a root whose jq 1 was asked for from main (main/jq), with
+// team alone in use: a whole upgrade keeps jq, saying why, and so does an upgrade of
+// another package; an upgrade naming jq and its reinstall need main, and are refused with
+// a *repo.PinGoneError; outdated lists jq as held to main, unused.
+func TestPinGone(t *testing.T) {
+	r := newTwoRepos(t)
+	both := r.index(t, "")
+	jq, err := both.Repos()[1].Lookup(repo.Requirement{Name: "jq"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hello, err := both.Lookup(repo.Requirement{Name: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []db.Record{{Name: "jq", Version: jq.Version, SHA256: jq.SHA256}, {Name: "hello", Version: hello.Version, SHA256: hello.SHA256}}
+	requested := map[string]repo.Requirement{"jq": {Repo: "main", Name: "jq"}, "hello": {Name: "hello"}}
+	team := r.read(t, r.w.cache, "", "team")
+	spec := func(a txn.Action, reqs []repo.Requirement, names []string) txn.Spec {
+		return txn.Spec{Action: a, Requires: reqs, Names: names, Records: recs, Requested: requested, Catalog: team}
+	}
+
+	p, err := txn.NewPlan(spec(txn.Upgrade, nil, nil))
+	if err != nil {
+		t.Fatalf("upgrade with main gone: %v", err)
+	}
+	var held []txn.Held
+	for _, h := range p.Held {
+		if h.Name == "jq" {
+			held = append(held, h)
+		}
+	}
+	if len(held) != 1 || held[0].Version != "1" || held[0].HeldTo != "main" || held[0].Gone == nil {
+		t.Errorf("upgrade with main gone: held %+v; want jq kept at 1, held to main", held)
+	}
+	for _, c := range p.Changes {
+		if c.Name == "jq" {
+			t.Errorf("upgrade with main gone moves jq: %+v", c)
+		}
+	}
+	if _, err := txn.NewPlan(spec(txn.Upgrade, []repo.Requirement{{Name: "hello"}}, nil)); err != nil {
+		t.Errorf("upgrade hello with main gone: %v", err)
+	}
+	for _, s := range []txn.Spec{spec(txn.Upgrade, []repo.Requirement{{Name: "jq"}}, nil), spec(txn.Reinstall, nil, []string{"jq"})} {
+		_, err := txn.NewPlan(s)
+		var pe *repo.PinGoneError
+		if !errors.As(err, &pe) || pe.Name != "jq" || pe.Repo != "main" || pe.InUse {
+			t.Errorf("%s jq with main gone: %v; want a *repo.PinGoneError of main, not in use", s.Action, err)
+		}
+	}
+
+	out, err := team.OutdatedOf(recs, requested)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []repo.Outdated
+	for _, o := range out {
+		if o.Name == "jq" {
+			got = append(got, o)
+		}
+	}
+	if len(got) != 1 || got[0].Allowed != "1" || got[0].Newest != "2" || got[0].HeldTo != "main" || !got[0].Unused {
+		t.Errorf("outdated with main gone: %+v; want jq 1, allowed 1, newest 2, held to main, unused", got)
+	}
+}
