@@ -172,6 +172,9 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	r.emptyTrash(trash)
 	trash = nil
 	r.Discard(staged...)
+	if testHookTrashed != nil && testHookTrashed() {
+		return results, nil
+	}
 	if err := errors.Join(r.ownLinks(staged), r.syncBins(true), r.checkLinked(staged)); err != nil {
 		return results, &LinksError{Dir: r.path("bin"), Err: err}
 	}
@@ -250,10 +253,14 @@ func (r *Root) owedPrefix() error {
 // true, it has Apply end there, as a crash would between the records and the prefix.
 var testHookRecorded func() bool
 
+// testHookTrashed, where a test sets it, runs once Apply emptied the trash; returning true,
+// it has Apply end there, as a crash would before bin/'s sync.
+var testHookTrashed func() bool
+
 // moveTrees swaps each staged tree into pkgs/ and renames each tree of rins (the intents
 // of removals, after those of staged in all) to the trash, until ctx is done; on an error
 // it puts back what it moved (undoAll).
-func (r *Root) moveTrees(ctx context.Context, staged []*Staged, rins, all []db.Intent, made [][]string) error {
+func (r *Root) moveTrees(ctx context.Context, staged []*Staged, rins, all []db.Intent, made *prepared) error {
 	for i, s := range staged {
 		err := ctx.Err()
 		if err == nil {
@@ -635,11 +642,11 @@ func changeError(staged []*Staged, remove []string, err error) error {
 	return fmt.Errorf("%s: %w", strings.Join(parts, "; "), err)
 }
 
-// intents notes what each staged package replaces among recs, prepares its command links
-// and returns the intents of its commit, and the links it made for each package.
-func (r *Root) intents(recs []db.Record, staged []*Staged, remove []string) ([]db.Intent, [][]string, error) {
+// intents notes what each staged package replaces among recs, prepares the command links
+// the change makes and returns the intents of its commit, and the links it prepared.
+func (r *Root) intents(recs []db.Record, staged []*Staged, remove []string) ([]db.Intent, *prepared, error) {
 	ins := make([]db.Intent, len(staged))
-	made := make([][]string, len(staged))
+	made := &prepared{staged: make([][]string, len(staged))}
 	installed := named(recs)
 	next := named(slices.Clone(recs)) // what the root holds once committed, for the commands' libraries and holders
 	for _, k := range remove {
@@ -655,6 +662,10 @@ func (r *Root) intents(recs []db.Record, staged []*Staged, remove []string) ([]d
 	if err != nil {
 		return nil, made, err
 	}
+	held, _ := r.holders(installed, nil) // nothing incoming: no clash
+	if made.handed, err = r.prepareHanded(libs, held, holds, next, incoming); err != nil {
+		return nil, made, err
+	}
 	for i, s := range staged {
 		if old := installed[s.rec.Key()]; old != nil {
 			s.res.Previous, s.res.Again = old.Version, old.SHA256 == s.rec.SHA256
@@ -664,7 +675,7 @@ func (r *Root) intents(recs []db.Record, staged []*Staged, remove []string) ([]d
 		if !ok {
 			return nil, made, fmt.Errorf("install %s %s: staged tree %s is gone", s.rec.Name, s.rec.Version, r.pathOf(tree))
 		}
-		if made[i], err = r.prepareLinks(libs, holds, s); err != nil {
+		if made.staged[i], err = r.prepareLinks(libs, holds, s); err != nil {
 			return nil, made, fmt.Errorf("install %s %s: %w", s.rec.Name, s.rec.Version, err)
 		}
 		old, _ := r.inode(treeOf(s.rec.Key()))
@@ -676,7 +687,7 @@ func (r *Root) intents(recs []db.Record, staged []*Staged, remove []string) ([]d
 // undoAll puts back the trees of the first n intents, whose swaps or renames were done,
 // clears every intent (nothing failed that a retry could mask) and removes the command
 // links made for the commit. If that fails, the staged trees are kept for the next start.
-func (r *Root) undoAll(staged []*Staged, ins []db.Intent, n int, made [][]string) error {
+func (r *Root) undoAll(staged []*Staged, ins []db.Intent, n int, made *prepared) error {
 	err := r.rollbackAll(staged, ins[:n])
 	if err == nil {
 		err = r.undo(ins)

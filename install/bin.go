@@ -592,15 +592,59 @@ func (r *Root) pending(cmd, target string) (bool, error) {
 	return true, r.makeBin(tmp, target)
 }
 
-// dropPending removes the links prepareLinks made for cmds, when they are still those.
-func (r *Root) dropPending(staged []*Staged, made [][]string) {
-	for i, cmds := range made {
+// prepared is what a commit prepared in bin/ (bin/.CMD.new): the commands of each staged
+// package (prepareLinks), and the links, by command, of the packages it does not stage
+// that take a command over (prepareHanded).
+type prepared struct {
+	staged [][]string
+	handed map[string]string
+}
+
+// prepareHanded prepares the links of the commands whose holder the change makes a
+// package it does not stage (holds, against held before it): a removal or an upgrade of a
+// command's holder gives the command back to the package it replaced. The sync of bin/ at
+// the commit's end renames them into place; a start after a cut finds them prepared, and
+// so syncs bin/ in full, where it would leave the old holder's link.
+func (r *Root) prepareHanded(libs *libIndex, held, holds map[string]string, next map[string]*db.Record, incoming map[string]bool) (map[string]string, error) {
+	made := make(map[string]string)
+	for _, cmd := range slices.Sorted(maps.Keys(holds)) {
+		k := holds[cmd]
+		if k == held[cmd] || incoming[k] {
+			continue
+		}
+		target, ok := r.binWants(libs, holds, next[k])[cmd]
+		if !ok {
+			continue // its member is the command (binWant)
+		}
+		if t, err := r.readBin(cmd); err == nil && t == target {
+			continue
+		}
+		ok, err := r.pending(cmd, target)
+		if ok {
+			made[cmd] = target
+		}
+		if err != nil {
+			return made, fmt.Errorf("command %s of %s %s: %w", cmd, next[k].Name, next[k].Version, err)
+		}
+	}
+	return made, nil
+}
+
+// dropPending removes the links made were prepared for, when they are still those.
+func (r *Root) dropPending(staged []*Staged, made *prepared) {
+	for i, cmds := range made.staged {
 		for _, b := range staged[i].rec.Bin {
 			cmd := b.Name
 			tmp := pendingName(cmd)
 			if t, err := r.readBin(tmp); err == nil && t == staged[i].wants[cmd] && slices.Contains(cmds, cmd) {
 				unix.Unlinkat(r.fd[bin], tmp, 0)
 			}
+		}
+	}
+	for cmd, target := range made.handed {
+		tmp := pendingName(cmd)
+		if t, err := r.readBin(tmp); err == nil && t == target {
+			unix.Unlinkat(r.fd[bin], tmp, 0)
 		}
 	}
 }

@@ -510,3 +510,66 @@ func TestCommandReplaces(t *testing.T) {
 	must(t, r.uninstall("moved"))
 	runs("old 1")
 }
+
+// cmdPkg is a prefix test's package with the command cmd ([NAME=]PATH), replacing the
+// packages replaces names.
+func cmdPkg(name, version, cmd string, replaces ...string) repo.Package {
+	p := prefixPkg(name, version, replaces...)
+	p.Bin = testrepo.Commands(cmd)
+	return p
+}
+
+// runsX fails t unless bin/x reads want and the prefix is as recorded.
+func runsX(t *testing.T, r *Root, want string) {
+	t.Helper()
+	b, err := os.ReadFile(r.path("bin", "x"))
+	if err != nil || string(b) != want {
+		t.Errorf("bin/x reads %q, %v; want %q", b, err, want)
+	}
+	checkPrefix(t, r)
+}
+
+// TestCommandHolderCut cuts a commit that gives a command back to the package its holder
+// replaced (a removal, an upgrade dropping the command) once the trash is emptied, before
+// bin/'s sync, as a crash would: the next start links the command of the package that
+// holds it now.
+func TestCommandHolderCut(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(r *Root, base string) ([]*Staged, []string)
+	}{
+		{"remove", func(*Root, string) ([]*Staged, []string) { return nil, []string{"moved"} }},
+		{"upgrade", func(r *Root, base string) ([]*Staged, []string) {
+			return []*Staged{stageIn(t, r, base, prefixPkg("moved", "2", "old<2"), tree("usr/lib/moved/y=moved 2"))}, nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, "root")
+			r := openRoot(t, dir)
+			defer func() { r.Close() }()
+			for _, s := range []*Staged{
+				stageIn(t, r, base, cmdPkg("old", "1", "usr/bin/x"), tree("usr/bin/x=old 1")),
+				stageIn(t, r, base, cmdPkg("moved", "1", "x=usr/lib/moved/x", "old<2"), tree("usr/lib/moved/x=moved 1")),
+			} {
+				if _, err := r.Apply(context.Background(), []*Staged{s}, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runsX(t, r, "moved 1")
+			staged, remove := tc.change(r, base)
+			testHookTrashed = func() bool { return true }
+			_, err := r.Apply(context.Background(), staged, remove)
+			testHookTrashed = nil
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			r = openRoot(t, dir)
+			if got, err := os.Readlink(r.path("bin", "x")); err != nil || got != "../usr/bin/x" {
+				t.Errorf("bin/x -> %q, %v after a start; want old's command", got, err)
+			}
+			runsX(t, r, "old 1")
+		})
+	}
+}
