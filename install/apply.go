@@ -339,7 +339,8 @@ func (r *Root) checkFoldedNames(recs []db.Record, staged []*db.Record, remove []
 
 // checkApply refuses a change to recs, the installed packages, installing the records
 // staged, that would leave two packages providing one command where neither replaces the
-// other (*clashError), a package
+// other (*clashError, or *strandedError where it removes or upgrades what stood between
+// them), a package
 // whose dependency nothing meets (repo.Requirement.Met: a package of one of its
 // alternatives' names at a version allowed, or one that provides it) where the change
 // removed or replaced what met it or installs the package, or an incoming package and
@@ -361,7 +362,7 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string, bins fun
 	}
 	names := slices.Sorted(maps.Keys(next))
 	incoming := keysOf(staged)
-	if _, err := commandStacks(next, incoming, bins); err != nil {
+	if err := checkStacks(recs, next, staged, remove, bins); err != nil {
 		return err
 	}
 	meets, installed := newMeets(next), named(recs)

@@ -31,37 +31,122 @@ func (e *clashError) Error() string {
 }
 
 // commandStacks returns, by command, the keys of the packages of next that provide it
-// (bins), stacked as a prefix path's owners are (conflicts.add): in the order they were
-// installed, incoming last, each goes above the first it replaces (Replaces, at its
-// version), where every package above it replaces it. bin/ holds the command of the first.
-// An incoming package that fits nowhere is a *clashError naming one above it that does
-// not replace it; an installed one (the Replaces of an older root) goes under the others.
-func commandStacks(next map[string]*db.Record, incoming map[string]bool, bins func(*db.Record) []repo.Command) (map[string][]string, error) {
+// (bins), stacked as a prefix path's owners are (conflicts.add): each goes above the first
+// it replaces (Replaces, at its version), where every package above it replaces it, and
+// goes in after those it replaces (stackOrder), so that a stack is the one its installs
+// built whatever the order upgrades left. bin/ holds the command of the first. An
+// incoming package that fits nowhere is a *clashError naming one above it that does not
+// replace it; an installed one goes under the others, and is among the strays returned.
+func commandStacks(next map[string]*db.Record, incoming map[string]bool, bins func(*db.Record) []repo.Command) (map[string][]string, []stray, error) {
 	order := slices.SortedFunc(maps.Keys(next), func(a, b string) int {
 		return cmp.Or(cmpBool(incoming[a], incoming[b]), next[a].Installed.Compare(next[b].Installed), strings.Compare(a, b))
 	})
-	stacks := make(map[string][]string)
+	providers := make(map[string][]string) // command → the packages providing it, in order
 	for _, k := range order {
-		p := next[k]
-		for _, b := range bins(p) {
-			s := stacks[b.Name]
-			if slices.Contains(s, k) {
-				continue
+		for _, b := range bins(next[k]) {
+			if !slices.Contains(providers[b.Name], k) {
+				providers[b.Name] = append(providers[b.Name], k)
 			}
+		}
+	}
+	stacks := make(map[string][]string, len(providers))
+	var strays []stray
+	for _, cmd := range slices.Sorted(maps.Keys(providers)) {
+		var s []string
+		for _, k := range stackOrder(next, providers[cmd]) {
+			p := next[k]
 			at := slices.IndexFunc(s, func(o string) bool { return replaces(p, next[o]) })
 			if at < 0 {
 				at = len(s)
 			}
 			if i := slices.IndexFunc(s[:at], func(o string) bool { return !replaces(next[o], p) }); i >= 0 {
 				if incoming[k] {
-					return nil, &clashError{Package: p.Name, Version: p.Version, Command: b.Name, Other: s[i], Incoming: incoming[s[i]]}
+					return nil, nil, &clashError{Package: p.Name, Version: p.Version, Command: cmd, Other: s[i], Incoming: incoming[s[i]]}
 				}
+				strays = append(strays, stray{Command: cmd, Key: k, Other: s[i]})
 				at = len(s)
 			}
-			stacks[b.Name] = slices.Insert(s, at, k)
+			s = slices.Insert(s, at, k)
 		}
+		stacks[cmd] = s
 	}
-	return stacks, nil
+	return stacks, strays, nil
+}
+
+// checkStacks refuses a change to recs, the installed packages, after which the root
+// holds next, installing staged and removing remove, where a command's providers do not
+// stack (commandStacks): an incoming package that fits nowhere (*clashError), or an
+// installed one that fitted before (*strandedError). A stray of the root before (made so
+// by an older pkg) is left as it is.
+func checkStacks(recs []db.Record, next map[string]*db.Record, staged []*db.Record, remove []string, bins func(*db.Record) []repo.Command) error {
+	_, strays, err := commandStacks(next, keysOf(staged), bins)
+	if err != nil || len(strays) == 0 {
+		return err
+	}
+	installed := named(recs)
+	stacks, before, _ := commandStacks(installed, nil, bins) // nothing incoming: no clash
+	for _, st := range strays {
+		if slices.ContainsFunc(before, func(b stray) bool { return b.Command == st.Command && b.Key == st.Key }) {
+			continue
+		}
+		p, o := next[st.Key], next[st.Other]
+		e := &strandedError{Command: st.Command, Package: p.Name, Version: p.Version, Other: o.Name, OtherVersion: o.Version}
+		for _, k := range stacks[st.Command] { // what stood between them: removed, or upgraded
+			if slices.Contains(remove, k) {
+				e.Change = "remove " + k
+				break
+			}
+			if s := next[k]; s != nil && slices.Contains(staged, s) {
+				e.Change = "install " + s.Name + " " + s.Version
+				break
+			}
+		}
+		return e
+	}
+	return nil
+}
+
+// A strandedError refuses a change after which an installed package's command would be
+// provided by another too, neither replacing the other (commandStacks): the change removes
+// or upgrades the package between them, which replaced the one and the other it.
+type strandedError struct {
+	Change              string // "remove KEY" or "install NAME VERSION": what strands it
+	Command             string
+	Package, Version    string
+	Other, OtherVersion string
+}
+
+func (e *strandedError) Error() string {
+	return fmt.Sprintf("%s: command %q of %s %s would be left beside %s %s's, neither replacing the other (remove %s or %s too, or first)",
+		cmp.Or(e.Change, "change"), e.Command, e.Package, e.Version, e.Other, e.OtherVersion, e.Package, e.Other)
+}
+
+// A stray is an installed package whose command Command fits in no stack of its
+// providers (commandStacks): Other, above it, does not replace it, nor it Other. A change
+// that removes or upgrades the package between them leaves one (a strandedError).
+type stray struct {
+	Command, Key, Other string
+}
+
+// stackOrder returns the keys ks of next, in the order given, but each after the packages
+// of ks it replaces and that do not replace it: a package then goes in above those it
+// replaces, as when it was installed. Where Replaces make a longer cycle, the order given
+// decides.
+func stackOrder(next map[string]*db.Record, ks []string) []string {
+	if len(ks) < 2 {
+		return ks
+	}
+	waits := func(p, q string) bool { return p != q && replaces(next[p], next[q]) && !replaces(next[q], next[p]) }
+	left := slices.Clone(ks)
+	out := make([]string, 0, len(ks))
+	for len(left) > 0 {
+		i := max(slices.IndexFunc(left, func(p string) bool {
+			return !slices.ContainsFunc(left, func(q string) bool { return waits(p, q) })
+		}), 0)
+		out = append(out, left[i])
+		left = slices.Delete(left, i, i+1)
+	}
+	return out
 }
 
 // holders returns, by command, the key of the package of next whose command bin/ holds
@@ -76,7 +161,7 @@ func holders(stacks map[string][]string) map[string]string {
 
 // holders is commandStacks' holders of r's commands (Root.bins) in next.
 func (r *Root) holders(next map[string]*db.Record, incoming map[string]bool) (map[string]string, error) {
-	stacks, err := commandStacks(next, incoming, func(p *db.Record) []repo.Command { return r.bins(p.Kind, p.Name, p.Version, p.Bin) })
+	stacks, _, err := commandStacks(next, incoming, func(p *db.Record) []repo.Command { return r.bins(p.Kind, p.Name, p.Version, p.Bin) })
 	return holders(stacks), err
 }
 

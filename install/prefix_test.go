@@ -573,3 +573,43 @@ func TestCommandHolderCut(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandChain: in a chain of Replaces (a replaces b, which replaces c, and a not c),
+// bin/ holds the command of the package on top, and an upgrade of the middle keeps it so;
+// a removal of the middle, or an upgrade that drops its command, which would leave a and
+// c providing the command, neither replacing the other, is refused.
+func TestCommandChain(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	install := func(p repo.Package, files ...string) {
+		t.Helper()
+		if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, p, tree(files...))}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	install(cmdPkg("c", "1", "x=usr/lib/c/x"), "usr/lib/c/x=c 1")
+	install(cmdPkg("b", "1", "x=usr/lib/b/x", "c<2"), "usr/lib/b/x=b 1")
+	install(cmdPkg("a", "1", "x=usr/lib/a/x", "b<2"), "usr/lib/a/x=a 1")
+	runsX(t, r, "a 1")
+	install(cmdPkg("b", "1.5", "x=usr/lib/b/x", "c<2"), "usr/lib/b/x=b 1.5")
+	runsX(t, r, "a 1")
+	recs, err := r.db.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se *strandedError
+	if err := CheckChange(r.Dir(), recs, nil, []string{"b"}); !errors.As(err, &se) || se.Change != "remove b" {
+		t.Errorf("CheckChange of removing b from between a and c: %v, want a *strandedError", err)
+	}
+	if err := r.uninstall("b"); !errors.As(err, &se) || se.Package+se.Other != "ac" && se.Package+se.Other != "ca" {
+		t.Errorf("removing b from between a and c: %v, want a *strandedError naming a and c", err)
+	}
+	s := stageIn(t, r, base, prefixPkg("b", "2", "c<2"), tree("usr/lib/b/y=b 2"))
+	if _, err := r.Apply(context.Background(), []*Staged{s}, nil); !errors.As(err, &se) || se.Change != "install b 2" {
+		t.Errorf("upgrading b to a version without the command: %v, want a *strandedError", err)
+	}
+	runsX(t, r, "a 1")
+	must(t, r.uninstall("a", "b"))
+	runsX(t, r, "c 1")
+}

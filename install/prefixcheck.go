@@ -322,7 +322,7 @@ func (c *conflicts) commands(staged []*Staged, next map[string]db.Owners) error 
 		}
 	}
 	maps.Copy(after, c.incoming)
-	stacks, err := commandStacks(after, keysOf(slices.Collect(maps.Values(c.incoming))), c.bins)
+	stacks, _, err := commandStacks(after, keysOf(slices.Collect(maps.Values(c.incoming))), c.bins)
 	if err != nil {
 		return err
 	}
