@@ -613,3 +613,37 @@ func TestCommandChain(t *testing.T) {
 	must(t, r.uninstall("a", "b"))
 	runsX(t, r, "c 1")
 }
+
+// TestCommandMember: a replacing package takes a command the replaced one links from
+// elsewhere by shipping the member bin/x, and gives it back when it goes; it cannot take
+// a command the replaced one ships as the member bin/x by a link from elsewhere, whichever
+// is installed first (a command link of one where the other has its member: ConflictError).
+func TestCommandMember(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	install := func(p repo.Package, files ...string) error {
+		t.Helper()
+		_, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, p, tree(files...))}, nil)
+		return err
+	}
+	must(t, install(cmdPkg("old", "1", "x=usr/lib/old/x"), "usr/lib/old/x=old 1"))
+	must(t, install(cmdPkg("new", "1", "bin/x", "old<2"), "bin/x=new 1"))
+	runsX(t, r, "new 1")
+	must(t, r.uninstall("new"))
+	runsX(t, r, "old 1")
+	must(t, r.uninstall("old"))
+
+	must(t, install(cmdPkg("old", "1", "bin/x"), "bin/x=old 1"))
+	var ce *ConflictError
+	if err := install(cmdPkg("moved", "1", "x=usr/lib/moved/x", "old<2"), "usr/lib/moved/x=moved 1"); !errors.As(err, &ce) || !ce.Command {
+		t.Errorf("a link over a replaced package's member bin/x: %v, want a *ConflictError", err)
+	}
+	runsX(t, r, "old 1")
+	must(t, r.uninstall("old"))
+	must(t, install(cmdPkg("moved", "1", "x=usr/lib/moved/x", "old<2"), "usr/lib/moved/x=moved 1"))
+	if err := install(cmdPkg("old", "1", "bin/x"), "bin/x=old 1"); !errors.As(err, &ce) || !ce.Command {
+		t.Errorf("a replaced package's member bin/x under a link: %v, want a *ConflictError", err)
+	}
+	runsX(t, r, "moved 1")
+}
