@@ -107,7 +107,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	if err := checkFolds(r.fd[staging], r.path(".pkg", "staging"), members); err != nil {
 		return nil, err
 	}
-	if err := checkReserved(p, members); err != nil {
+	if err := CheckReserved(p, members); err != nil {
 		return nil, err
 	}
 	order := byName(members)

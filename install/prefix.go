@@ -2,6 +2,7 @@ package install
 
 import (
 	"archive/tar"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -115,13 +116,14 @@ func oldPaths(files []db.File) []string {
 // with beside another top-level entry.
 var errInto = fmt.Errorf("install: member outside the package's one top-level directory")
 
-// errReserved is what a member placed at a top-level name of pkg's own fails with.
-var errReserved = fmt.Errorf("install: member in a place of pkg's own")
+// ErrReserved is what a member placed at a top-level name of pkg's own fails with.
+var ErrReserved = errors.New("install: member in a place of pkg's own")
 
-// checkReserved refuses a package with a member whose prefix path is in .pkg or pkgs,
+// CheckReserved refuses a package with a member whose prefix path is in .pkg or pkgs,
 // which are pkg's, or that is bin itself and not a directory (pkg's command links live
-// in bin/); and, placed by Into, one with more than one top-level entry.
-func checkReserved(p repo.Package, members []tarutil.Member) error {
+// in bin/); and, placed by Into, one with more than one top-level entry. Stage checks it;
+// a publisher checks it so as not to publish what no install would place.
+func CheckReserved(p repo.Package, members []tarutil.Member) error {
 	into := intoOf(&p)
 	var top0 string
 	if len(members) > 0 {
@@ -134,7 +136,7 @@ func checkReserved(p repo.Package, members []tarutil.Member) error {
 		}
 		top, _, _ := strings.Cut(prefixPath(m.Name, into), "/")
 		if top == ".pkg" || top == "pkgs" || top == "bin" && m.Type != tar.TypeDir && !strings.Contains(prefixPath(m.Name, into), "/") {
-			return memberError(m, &reasonError{fmt.Sprintf("%s is pkg's own place in a root", top), errReserved, nil})
+			return memberError(m, &reasonError{fmt.Sprintf("%s is pkg's own place in a root", top), ErrReserved, nil})
 		}
 	}
 	return nil

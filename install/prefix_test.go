@@ -445,8 +445,8 @@ func TestPrefixReserved(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.Stage(context.Background(), tarPath, prefixPkg("a", "1"), members); !errors.Is(err, errReserved) {
-			t.Errorf("Stage of %v = %v, want errReserved", files, err)
+		if _, err := r.Stage(context.Background(), tarPath, prefixPkg("a", "1"), members); !errors.Is(err, ErrReserved) {
+			t.Errorf("Stage of %v = %v, want ErrReserved", files, err)
 		}
 	}
 }

@@ -106,9 +106,13 @@ func offered(pkgs []repo.Package, name string) bool {
 }
 
 // checkEntry returns p with its commands' and library directories' spelling set
-// (repo.Command.Clean, path.Clean), or an error if a command cannot run or a library directory
-// is not in a (install.CheckRunnable, install.CheckLib).
+// (repo.Command.Clean, path.Clean), or an error if a member is where a root keeps pkg's
+// own, a command cannot run or a library directory is not in a (install.CheckReserved,
+// install.CheckRunnable, install.CheckLib).
 func (a *Archive) checkEntry(p repo.Package) (repo.Package, error) {
+	if err := install.CheckReserved(p, a.Members); err != nil {
+		return p, err
+	}
 	p.Bin, p.Lib = slices.Clone(p.Bin), slices.Clone(p.Lib)
 	for i := range p.Bin {
 		p.Bin[i] = p.Bin[i].Clean()

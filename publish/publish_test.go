@@ -4,13 +4,16 @@ import (
 	"archive/tar"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"pkg/fetch"
+	"pkg/install"
 	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 	"pkg/tarutil"
@@ -191,5 +194,33 @@ func TestDebCommands(t *testing.T) {
 	want = testrepo.Commands("usr/bin/a", "usr/bin/owner-only", "usr/bin/b", "usr/bin/d", "bin/g", "sbin/h", "usr/sbin/i")
 	if got := debCommands(members, true); !slices.Equal(got, want) {
 		t.Errorf("debCommands of a package with dependencies = %q, want %q", got, want)
+	}
+}
+
+// TestAddReserved: repo add and a local install refuse, naming the member, an archive no
+// install would place: one with a member in .pkg/ or pkgs/ (the first is the directory
+// above it), or a top-level bin that is not a directory; the repository is left without
+// an index.
+func TestAddReserved(t *testing.T) {
+	for _, member := range []string{".pkg/db", "pkgs/a/x", "bin"} {
+		top, _, _ := strings.Cut(member, "/")
+		dir, src := t.TempDir(), t.TempDir()
+		archive := filepath.Join(src, "a-1.tar")
+		writeTar(t, archive, "share/a", member)
+		a, err := Open(context.Background(), archive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		_, err = Add(t.Context(), dir, a, repo.Package{Name: "a", Version: "1"}, false, nil)
+		if !errors.Is(err, install.ErrReserved) || !strings.Contains(err.Error(), `member "`+top+`"`) {
+			t.Errorf("Add of an archive with %s: %v, want install.ErrReserved naming the member", member, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "index.json")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Add of an archive with %s wrote an index (%v)", member, err)
+		}
+		if _, err := a.Local(repo.Package{}); !errors.Is(err, install.ErrReserved) {
+			t.Errorf("Local of an archive with %s: %v, want install.ErrReserved", member, err)
+		}
 	}
 }
