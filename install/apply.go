@@ -669,7 +669,7 @@ func (r *Root) intents(recs []db.Record, staged []*Staged, remove []string) ([]d
 	}
 	for i, s := range staged {
 		if old := installed[s.rec.Key()]; old != nil {
-			s.res.Previous, s.res.Again = old.Version, old.SHA256 == s.rec.SHA256
+			s.res.Previous, s.res.Again = old.Version, old.Version == s.rec.Version && old.SHA256 == s.rec.SHA256
 		}
 		tree := place{staging, s.name}
 		ino, ok := r.inode(tree)

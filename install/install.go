@@ -28,7 +28,7 @@ import (
 type Result struct {
 	Name, Version string
 	Previous      string        // version replaced by this install, "" if none
-	Again         bool          // the archive installed is the one installed before
+	Again         bool          // the version and archive installed are those installed before
 	Files         int           // members that are not directories
 	Bytes         int64         // bytes of regular files
 	Cloned        int64         // bytes shared with the cache

@@ -51,3 +51,31 @@ func TestFailedFirstSync(t *testing.T) {
 		t.Errorf("database after a failed first sync and repo forget: %v", err)
 	}
 }
+
+// TestUpgradeSameArchive: a version published with the same archive as the one installed
+// is an upgrade (or a downgrade), in the result as in the plan, not a reinstall; the same
+// version from the same archive again is a reinstall.
+func TestUpgradeSameArchive(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	e := newEnv(t, base, dir)
+	file := writeFile(t, base, "zflat.tar", packageTar(t, "zf", "1.0", 'z'))
+	e.ok("repo", "add", dir, file, "--name", "zf", "--version", "1.0")
+	e.ok("install", "zf")
+	e.ok("repo", "add", dir, file, "--name", "zf", "--version", "1.1")
+	if out, _ := e.ok("upgrade", "-n"); !strings.Contains(out, "upgrade zf 1.0 to 1.1") {
+		t.Errorf("upgrade -n: %q, want the upgrade of zf 1.0 to 1.1", out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"upgrade"}, "upgraded zf 1.0 to 1.1: "},
+		{[]string{"install", "zf=1.0"}, "downgraded zf 1.1 to 1.0: "},
+		{[]string{"install", "--reinstall", "zf"}, "reinstalled zf 1.0: "},
+	} {
+		if out, _ := e.ok(c.args...); !strings.Contains(out, c.want) {
+			t.Errorf("%v: %q, want %q", c.args, out, c.want)
+		}
+	}
+}
