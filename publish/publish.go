@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 
 	"pkg/fetch"
 	"pkg/install"
@@ -25,11 +26,26 @@ type Archive struct {
 	scripts []string // of an npm tarball, once Entry has read it: its lifecycle scripts
 }
 
+// A DownloadError is an archive given by its URL that could not be downloaded: the URL
+// is the publisher's to check, not a repository's or a lockfile's. Its message is Err's,
+// which names the URL.
+type DownloadError struct {
+	URL string // as given
+	Err error
+}
+
+func (e *DownloadError) Error() string { return e.Err.Error() }
+func (e *DownloadError) Unwrap() error { return e.Err }
+
 // Open reads the archive at location, a path or an http(s) URL (fetch.Local), refusing
-// anything an install would refuse (fetch.Inspect). Close removes a download.
+// anything an install would refuse (fetch.Inspect). A URL that cannot be downloaded is a
+// *DownloadError. Close removes a download.
 func Open(ctx context.Context, location string) (*Archive, error) {
 	local, remote, cleanup, err := fetch.Local(ctx, location)
 	if err != nil {
+		if strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://") {
+			err = &DownloadError{URL: location, Err: err}
+		}
 		return nil, err
 	}
 	st, err := fetch.Inspect(local)

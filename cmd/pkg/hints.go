@@ -78,6 +78,7 @@ var hints = []hintRule{
 		return fmt.Sprintf("use https for %s, or set cleartext-credentials = true in the repository's configuration (docs/config.md#credentials)", ce.Host)
 	})},
 	{err: config.ErrSecretOpen, hint: "'chmod 600' the file, or move the secret to a token-file or password-file (docs/config.md#credentials)"},
+	{fn: as(downloadHint)},
 	{fn: as(deniedHint)},
 	{err: session.ErrDenied, hint: "if the repository needs credentials, set PKG_REPO_<NAME>_TOKEN (or _USERNAME and _PASSWORD), give them in its configuration, or in ~/.netrc (docs/config.md#credentials); pkg records them nowhere"},
 	{err: session.ErrRealm, hint: "the registry's token challenge names a realm pkg does not ask: one in plain http for a registry spoken to over https, or on a loopback or link-local address (this machine, a cloud's metadata server) the registry is not on; check the registry's auth settings (docs/registry.md)"},
@@ -260,6 +261,20 @@ func deniedHint(de *session.DeniedError) string {
 		also = " (those of " + strings.Join(de.Vars[1:], "*, ") + "* count too)"
 	}
 	return fmt.Sprintf("if the repository needs credentials, set %sTOKEN (or %sUSERNAME and %sPASSWORD)%s, give them in its configuration, or in ~/.netrc (docs/config.md#credentials); pkg records them nowhere", p, p, p, also)
+}
+
+// downloadHint says what to do about an archive repo add could not download from the URL
+// it was given: check that URL, which no index or lockfile named.
+func downloadHint(de *publish.DownloadError) string {
+	switch {
+	case errors.Is(de, session.ErrGone):
+		return "the server has no file at that URL: check it (repo add reads the archive from the URL it is published at, and records that URL)"
+	case errors.Is(de, session.ErrDenied):
+		return "the server refused the download: give the URL of an archive anyone may download, or download it yourself and add the file"
+	case errors.Is(de, session.ErrUnreachable):
+		return "check the network, and the URL's host"
+	}
+	return ""
 }
 
 // pushTooLargeHint says what to do about a blob's upload whose request body the registry,

@@ -59,6 +59,9 @@ func TestLibraryErrorHints(t *testing.T) {
 		{&publish.NPMLockError{Path: "package-lock.json", Key: "node_modules/a", Err: fmt.Errorf("GET u: 404 Not Found: %w", fetch.ErrGone)}, "run 'npm install --package-lock-only' in the project to resolve the lock again"},
 		{&publish.NPMLockError{Path: "package-lock.json", Key: "node_modules/a", Err: fmt.Errorf("a 1.0: %w", publish.ErrNPMIntegrity)}, "not the tarball the lock records"},
 		{&publish.PushError{What: "r/big-1.0.tar", Size: 3 << 20, Chunk: 2 << 20, Err: publish.ErrTooLarge}, "refused a request's body of 2.0 MiB as too large (a blob over --chunk-size, 2.0 MiB here, goes in chunks of that size): push again with a smaller --chunk-size"},
+		{&publish.DownloadError{URL: "https://h/a.tar", Err: fmt.Errorf("GET https://h/a.tar: 404 Not Found: %w", fetch.ErrGone)}, "the server has no file at that URL: check it"},
+		{&publish.DownloadError{URL: "https://h/a.tar", Err: fmt.Errorf("GET https://h/a.tar: 403 Forbidden: %w", fetch.ErrDenied)}, "give the URL of an archive anyone may download"},
+		{&publish.DownloadError{URL: "https://h/a.tar", Err: fmt.Errorf("GET https://h/a.tar: %w", fetch.ErrUnreachable)}, "check the network, and the URL's host"},
 		{fmt.Errorf("resolve: %w", &repo.ConflictsError{Name: "mawk", Version: "1", Other: "gawk", OtherVersion: "5"}), "mawk and gawk cannot be installed together"},
 	} {
 		if got := hint(tt.err, nil); !strings.Contains(got, tt.want) {

@@ -148,7 +148,13 @@ func TestRepoAddURL(t *testing.T) {
 	}
 
 	_, stderr, code = e.pkg("repo", "add", dir, srv.URL+"/missing.tar", "--name", "gone", "--version", "1")
-	if code != 1 || !strings.Contains(stderr, srv.URL+"/missing.tar") || !strings.Contains(stderr, "404") {
-		t.Errorf("repo add of a missing URL: exit %d, %q", code, stderr)
+	if code != 1 || !strings.Contains(stderr, srv.URL+"/missing.tar") || !strings.Contains(stderr, "404") ||
+		!strings.Contains(stderr, "pkg: hint: the server has no file at that URL: check it") || strings.Contains(stderr, "lockfile") {
+		t.Errorf("repo add of a missing URL: exit %d, %q; want the hint to check the URL", code, stderr)
+	}
+	srv.Close()
+	_, stderr, code = e.pkg("repo", "add", dir, url, "--name", "gone", "--version", "1")
+	if code != 1 || !strings.Contains(stderr, "pkg: hint: check the network, and the URL's host") || strings.Contains(stderr, "--offline") {
+		t.Errorf("repo add of a URL whose server is down: exit %d, %q; want the hint to check the network and the URL", code, stderr)
 	}
 }
