@@ -243,21 +243,30 @@ func LibDirs(members []tarutil.Member) []string {
 
 // Reasons a bin entry is refused, inside a *binError.
 var (
-	errBinNotFile = errors.New("install: bin entry not a file in the package")
-	errBinMissing = errors.New("install: bin entry leads to no member of the package")
-	errBinLoop    = errors.New("install: bin entry leads through too many symlinks")
+	errBinNotFile     = errors.New("install: bin entry not a file in the package")
+	errBinMissing     = errors.New("install: bin entry leads to no member of the package")
+	errBinLoop        = errors.New("install: bin entry leads through too many symlinks")
+	errBinThroughLink = errors.New("install: bin entry's path passes through a symlink")
 )
+
+// maxHops is how many symlinks a bin entry may lead through: Linux's limit, path_resolution(7).
+const maxHops = 40
 
 // binError is a bin entry that names no file of the package, or leads to
 // none through the package's links.
 type binError struct {
-	Bin string // the entry, as the index gives it
-	At  string // the member its links lead to, or "" for the entry's own file
-	Err error  // errBinNotFile, errBinMissing or errBinLoop
+	Bin  string // the entry, as the index gives it
+	At   string // the member its links lead to, or "" for the entry's own file
+	Link string // with errBinThroughLink, the symlink the entry's own path passes through
+	Err  error  // errBinNotFile, errBinMissing, errBinLoop or errBinThroughLink
 }
 
 func (e *binError) Error() string {
 	switch {
+	case e.Err == errBinThroughLink && e.At != "":
+		return fmt.Sprintf("bin %q passes through the symlink %s: a command's path may not; its file is %s", e.Bin, e.Link, e.At)
+	case e.Err == errBinThroughLink:
+		return fmt.Sprintf("bin %q passes through the symlink %s: a command's path may not", e.Bin, e.Link)
 	case e.Err == errBinLoop:
 		return fmt.Sprintf("bin %q: too many levels of symlinks", e.Bin)
 	case e.At == "":
@@ -342,12 +351,15 @@ func binFile(b repo.Command, members []tarutil.Member, order []int32, outside bo
 		i, ok := lookup(members, order, name)
 		switch {
 		case !ok && hops == 0:
+			if link, real := throughLink(name, members, order); link != "" {
+				return -1, &binError{Bin: b.String(), At: real, Link: link, Err: errBinThroughLink}
+			}
 			return -1, &binError{Bin: b.String(), Err: errBinNotFile}
 		case !ok && outside && symlinked:
 			return -1, nil
 		case !ok:
 			return -1, &binError{Bin: b.String(), At: name, Err: errBinMissing}
-		case hops > 40:
+		case hops > maxHops:
 			return -1, &binError{Bin: b.String(), Err: errBinLoop}
 		}
 		switch m := &members[i]; {
@@ -363,6 +375,38 @@ func binFile(b repo.Command, members []tarutil.Member, order []int32, outside bo
 			return i, nil
 		}
 	}
+}
+
+// throughLink returns the first symlink of the package among the directories of name, a
+// path no member has, and the member name is where those symlinks lead, as the kernel
+// resolves the path in the installed tree; link is "" where name passes through no symlink,
+// and real "" where the path leads out of the package, through too many symlinks, to no
+// member or to a directory. A command's path must be its file's own (checkBin): its link in bin/ is made to
+// that path in the prefix, and the file it runs is made executable there.
+func throughLink(name string, members []tarutil.Member, order []int32) (link, real string) {
+	parts := strings.Split(name, "/")
+	dir := "" // resolved
+	for hops := 0; len(parts) > 1; {
+		p := path.Join(dir, parts[0])
+		i, ok := lookup(members, order, p)
+		if !ok || members[i].Type != tar.TypeSymlink {
+			dir, parts = p, parts[1:]
+			continue
+		}
+		if link == "" {
+			link = p
+		}
+		target := path.Join(dir, members[i].Linkname)
+		if hops++; hops > maxHops || path.IsAbs(members[i].Linkname) || target == ".." || strings.HasPrefix(target, "../") {
+			return link, ""
+		}
+		dir, parts = "", append(strings.Split(target, "/"), parts[1:]...)
+	}
+	real = path.Join(dir, parts[0])
+	if i, ok := lookup(members, order, real); !ok || link == "" || members[i].Type == tar.TypeDir {
+		return link, ""
+	}
+	return link, real
 }
 
 // executable returns members with the files that bin's commands run made executable by

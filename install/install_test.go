@@ -467,6 +467,11 @@ func TestCheckRunnable(t *testing.T) {
 		{Name: "bin/dangling", Type: tar.TypeSymlink, Linkname: "gone"},
 		{Name: "bin/loop", Type: tar.TypeSymlink, Linkname: "loop"},
 		{Name: "bin", Type: tar.TypeDir, Mode: 0o755},
+		{Name: "c/realbin/chg", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "c/bin", Type: tar.TypeSymlink, Linkname: "realbin"},
+		{Name: "c/up", Type: tar.TypeSymlink, Linkname: "../c/bin"},
+		{Name: "c/out", Type: tar.TypeSymlink, Linkname: "/usr"},
+		{Name: "c/cycle", Type: tar.TypeSymlink, Linkname: "cycle"},
 	}
 	for bin, want := range map[string]*binError{
 		"bin/run": nil, "bin/alias": nil, "bin/up": nil, "bin/hard": nil, "bin/env": nil,
@@ -476,6 +481,11 @@ func TestCheckRunnable(t *testing.T) {
 		"bin/loop":     {Bin: "bin/loop", Err: errBinLoop},
 		"bin":          {Bin: "bin", At: "bin", Err: errBinNotFile},
 		"bin/none":     {Bin: "bin/none", Err: errBinNotFile},
+		"c/bin/chg":    {Bin: "c/bin/chg", At: "c/realbin/chg", Link: "c/bin", Err: errBinThroughLink},
+		"c/up/chg":     {Bin: "c/up/chg", At: "c/realbin/chg", Link: "c/up", Err: errBinThroughLink},
+		"c/bin/none":   {Bin: "c/bin/none", Link: "c/bin", Err: errBinThroughLink},
+		"c/out/bin/sh": {Bin: "c/out/bin/sh", Link: "c/out", Err: errBinThroughLink},
+		"c/cycle/x":    {Bin: "c/cycle/x", Link: "c/cycle", Err: errBinThroughLink},
 	} {
 		err := CheckRunnable(testrepo.Commands(bin), members, false)
 		var be *binError
@@ -504,6 +514,8 @@ func TestBinErrorText(t *testing.T) {
 		{binError{Bin: "bin/dangling", At: "bin/gone", Err: errBinMissing}, `bin "bin/dangling" leads to bin/gone, which is not in the package`},
 		{binError{Bin: "bin/loop", Err: errBinLoop}, `bin "bin/loop": too many levels of symlinks`},
 		{binError{Bin: "bin", At: "bin", Err: errBinNotFile}, `bin "bin" leads to bin, which is not a file`},
+		{binError{Bin: "c/bin/chg", At: "c/realbin/chg", Link: "c/bin", Err: errBinThroughLink}, `bin "c/bin/chg" passes through the symlink c/bin: a command's path may not; its file is c/realbin/chg`},
+		{binError{Bin: "c/bin/none", Link: "c/bin", Err: errBinThroughLink}, `bin "c/bin/none" passes through the symlink c/bin: a command's path may not`},
 	} {
 		if got := tt.e.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)

@@ -241,3 +241,25 @@ func TestNamedBin(t *testing.T) {
 		t.Errorf("bin/prettier after remove: %v", err)
 	}
 }
+
+// TestBinThroughSymlinkedDir: a command whose path passes through a symlink to a directory
+// of the package (c/bin -> realbin) is refused by repo add and a local install, naming that
+// symlink and the file's own path, with which it is added, installed and runs.
+func TestBinThroughSymlinkedDir(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	e := newEnv(t, base, dir)
+	file := writeFile(t, base, "chg-1.0.tar", pax(t, td("c/"), td("c/realbin/"), moded(tf("c/realbin/chg", "#!/bin/sh\necho changed\n"), 0o755), tl("c/bin", "realbin")))
+	want := `bin "c/bin/chg" passes through the symlink c/bin: a command's path may not; its file is c/realbin/chg`
+	for _, args := range [][]string{{"repo", "add", dir, file, "--name", "chg", "--version", "1.0"}, {"install", file}} {
+		_, stderr, code := e.pkg(append(args, "--bin", "c/bin/chg")...)
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("%v --bin c/bin/chg: exit %d, %q; want %q", args[:2], code, stderr, want)
+		}
+	}
+	e.ok("repo", "add", dir, file, "--name", "chg", "--version", "1.0", "--bin", "c/realbin/chg")
+	e.ok("install", "chg")
+	if out, err := exec.Command(filepath.Join(e.root, "bin", "chg")).Output(); err != nil || string(out) != "changed\n" {
+		t.Errorf("bin/chg: %q, %v", out, err)
+	}
+}
