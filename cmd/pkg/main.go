@@ -48,7 +48,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := process.Interruptible()
 	defer stop()
-	used, err := cliusage.Run(ctx, app, args, map[string]string{"expires": "a duration in hours, minutes or seconds, such as 720h for 30 days"})
+	used, err := cliusage.Run(ctx, app, args, cliusage.Options{
+		Wants:        map[string]string{"expires": "a duration in hours, minutes or seconds, such as 720h for 30 days"},
+		CommandLines: []string{"run"}, // pkg run NAME ARGS...: ARGS are the command's
+	})
 	if s, ok := app.Metadata["session"].(*session.Session); ok {
 		if err == nil && ctx.Err() == nil && growing[used] {
 			s.Upkeep().AutoPrune()

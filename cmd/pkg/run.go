@@ -16,7 +16,7 @@ func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run a package's command from a root of pkg's own, without installing it into --root",
-		ArgsUsage: "NAME[@VERSION|CONSTRAINT] [-- ARGS...]",
+		ArgsUsage: "NAME[@VERSION|CONSTRAINT] [--] [ARGS...]",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "with", Usage: "also put this package, NAME[@VERSION|CONSTRAINT], in the command's root (repeatable)"},
 			&cli.StringFlag{Name: "cmd", Usage: "the command to run, when the package has several"},

@@ -294,3 +294,45 @@ func TestRunLockRepos(t *testing.T) {
 		t.Errorf("run --lock of an imported npm lock without --repo: exit %d, stdout %q, stderr %q; want cli 1.0.0 from the lockfile's repository", code, out, stderr)
 	}
 }
+
+// TestRunArgs runs a command that prints its arguments: what follows NAME is the
+// command's, flags that are pkg's or pkg run's included, after an optional "--"; pkg's
+// own flags for run come before NAME.
+func TestRunArgs(t *testing.T) {
+	base := t.TempDir()
+	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e.publishScript("args", "1", map[string]string{"args": `for a; do echo "[$a]"; done; exit 7`})
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"args", "-e", "process.exit(7)"}, "[-e]\n[process.exit(7)]\n"},
+		{[]string{"args", "--version"}, "[--version]\n"},
+		{[]string{"args", "-v"}, "[-v]\n"},
+		{[]string{"args", "--help"}, "[--help]\n"},
+		{[]string{"args", "-h", "x"}, "[-h]\n[x]\n"},
+		{[]string{"args", "argv.js", "-q", "--offline", "a"}, "[argv.js]\n[-q]\n[--offline]\n[a]\n"},
+		{[]string{"args", "argv.js", "--root", "/x", "a"}, "[argv.js]\n[--root]\n[/x]\n[a]\n"},
+		{[]string{"args", "--cmd", "other", "--with", "x", "--refresh"}, "[--cmd]\n[other]\n[--with]\n[x]\n[--refresh]\n"},
+		{[]string{"args", "--root"}, "[--root]\n"},
+		{[]string{"args", "--", "-e", "x"}, "[-e]\n[x]\n"},
+		{[]string{"args", "--", "--", "x"}, "[--]\n[x]\n"},
+		{[]string{"args", "a", "--", "b"}, "[a]\n[--]\n[b]\n"},
+		{[]string{"--refresh", "-q", "--cmd", "args", "args", "-q"}, "[-q]\n"},
+		{[]string{"--", "args", "-q"}, "[-q]\n"},
+	} {
+		out, stderr, code := e.run(tt.args...)
+		if out != tt.want || code != 7 {
+			t.Errorf("run %q: exit %d, stdout %q, stderr %q; want exit 7, %q", tt.args, code, out, stderr, tt.want)
+		}
+	}
+	if out, stderr, code := e.exec("-q", "--repo", e.repo, "run", "args", "x", "--jobs", "2"); out != "[x]\n[--jobs]\n[2]\n" || code != 7 || stderr != "" {
+		t.Errorf("pkg -q run args x --jobs 2: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if out, stderr, code := e.run("--bogus", "args"); code != 2 || out != "" || !strings.Contains(stderr, "unknown flag --bogus") {
+		t.Errorf("run --bogus args: exit %d, stdout %q, stderr %q; want a usage error", code, out, stderr)
+	}
+	if out, stderr, code := e.run("args", "--help"); code != 7 || strings.Contains(out+stderr, "USAGE") {
+		t.Errorf("run args --help: exit %d, stdout %q, stderr %q; want the command's --help, not pkg run's", code, out, stderr)
+	}
+}

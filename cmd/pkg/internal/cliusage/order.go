@@ -11,12 +11,14 @@ import (
 // the command ahead of the command: users write "app add DIR FILE --name N" and "app
 // install x --offline". urfave/cli/v2 has no option for either: it parses each level with
 // the standard library's flag.FlagSet (parse.go), which stops at the first argument, and
-// reads the global flags only before the command's name.
-func FlagsFirst(app *cli.App, args []string) []string {
+// reads the global flags only before the command's name. For the commands lines names
+// ("run", "cache list"), whose arguments after the first are a command line of its own,
+// the flags end at that first argument: what follows it stays where it is.
+func FlagsFirst(app *cli.App, args []string, lines []string) []string {
 	if args[len(args)-1] == "--generate-bash-completion" { // urfave/cli wants it last; nothing runs
 		return args
 	}
-	i, cmds := 1, app.Commands
+	i, cmds, name := 1, app.Commands, ""
 	var cmd *cli.Command
 walk:
 	for i < len(args) {
@@ -37,17 +39,18 @@ walk:
 		if next == nil {
 			break
 		}
-		cmd, cmds = next, next.Subcommands
+		cmd, cmds, name = next, next.Subcommands, strings.TrimSpace(name+" "+next.Name)
 		i++
 	}
 	if cmd == nil || i >= len(args) {
 		return args
 	}
+	line := slices.Contains(lines, name)
 	var globals, flags, rest []string
 	for j := i; j < len(args); j++ {
 		a := args[j]
 		switch {
-		case a == "--":
+		case a == "--" || line && !strings.HasPrefix(a, "-"): // the flags end here
 			rest = append(rest, args[j:]...)
 			j = len(args)
 		case a == "-h" || a == "--help": // the command's help, whatever else is there

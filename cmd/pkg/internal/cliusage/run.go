@@ -7,18 +7,27 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// Options is what Run needs to know of an app that its definition does not say.
+type Options struct {
+	// Wants says, by flag name, what a flag whose value is refused takes (Check).
+	Wants map[string]string
+	// CommandLines names the commands ("run", "cache list") whose arguments after the
+	// first are a command line of its own: their flags end at that argument (FlagsFirst).
+	CommandLines []string
+}
+
 // Run runs app on the command line args as it is written (FlagsFirst), once Check finds
-// no mistake in its flags (wants as for Check). It returns the command run, as "cache
-// list" ("" where none was), and the command's error, or an *UnknownError for a command
-// line that names no command. A command without subcommands or a BashComplete of its own
-// completes only its flags (CompleteFlags).
-func Run(ctx context.Context, app *cli.App, args []string, wants map[string]string) (used string, err error) {
+// no mistake in its flags. It returns the command run, as "cache list" ("" where none
+// was), and the command's error, or an *UnknownError for a command line that names no
+// command. A command without subcommands or a BashComplete of its own completes only its
+// flags (CompleteFlags).
+func Run(ctx context.Context, app *cli.App, args []string, o Options) (used string, err error) {
 	Track(app.Commands, &used)
 	completeLeaves(app.Commands)
 	var unknown *UnknownError
 	Unknown(app, &unknown)
-	args = FlagsFirst(app, args)
-	if err = Check(app, args, wants); err == nil {
+	args = FlagsFirst(app, args, o.CommandLines)
+	if err = Check(app, args, o.Wants); err == nil {
 		err = app.RunContext(ctx, args)
 	}
 	if unknown != nil {

@@ -27,11 +27,15 @@ func TestRun(t *testing.T) {
 		{"app install x", "install", &UsageError{Msg: "bad --root", Global: true}, "bad --root", "run 'app help' for usage"},
 		{"app install x", "install", failed, "failed", ""},
 		{"app install x", "install", nil, "<nil>", ""},
+		{"app run x -e y --bogus", "run", nil, "<nil>", ""},
+		{"app run --bogus x", "", nil, "unknown flag --bogus", "run 'app run --help' for usage"},
 	} {
 		app := testApp()
 		app.Writer, app.ErrWriter = io.Discard, io.Discard
-		app.Commands[0].Action = func(*cli.Context) error { return tt.action }
-		used, err := Run(context.Background(), app, strings.Fields(tt.in), nil)
+		for _, c := range app.Commands {
+			c.Action = func(*cli.Context) error { return tt.action }
+		}
+		used, err := Run(context.Background(), app, strings.Fields(tt.in), Options{CommandLines: []string{"run"}})
 		hint, ok := Hint(app, used, err)
 		if used != tt.used || errString(err) != tt.err || hint != tt.hint || ok != (tt.hint != "") {
 			t.Errorf("%s: %q, %v, hint %q %v; want %q, %s, %q", tt.in, used, err, hint, ok, tt.used, tt.err, tt.hint)

@@ -16,6 +16,7 @@ func testApp() *cli.App {
 		Commands: []*cli.Command{
 			{Name: "install", Flags: []cli.Flag{&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}}, &cli.IntFlag{Name: "jobs"}}},
 			{Name: "cache", Subcommands: []*cli.Command{{Name: "clean", Flags: []cli.Flag{&cli.DurationFlag{Name: "older"}}}}},
+			{Name: "run", Flags: []cli.Flag{&cli.StringFlag{Name: "cmd"}, &cli.BoolFlag{Name: "refresh"}}},
 		},
 	}
 }
@@ -32,8 +33,21 @@ func TestFlagsFirst(t *testing.T) {
 		{"app install x --jobs", "app install --jobs"},
 		{"app install x --root", "app --root"},
 		{"app nothing --x", "app nothing --x"},
+		// run's arguments after NAME are a command line: its flags end at NAME
+		{"app run --cmd c x -e y", "app run --cmd c x -e y"},
+		{"app run x --version", "app run x --version"},
+		{"app run x --help", "app run x --help"},
+		{"app run x a --offline --root r --refresh", "app run x a --offline --root r --refresh"},
+		{"app run x -- a", "app run x -- a"},
+		{"app run x --root", "app run x --root"},
+		{"app run --refresh x --cmd", "app run --refresh x --cmd"},
+		{"app run --offline x -q", "app --offline run x -q"},
+		{"app --root r run --root s x --root t", "app --root s --root r run x --root t"},
+		{"app run --cmd", "app run --cmd"},
+		{"app run --help", "app run --help"},
+		{"app run -- x -e", "app run -- x -e"},
 	} {
-		if got := strings.Join(FlagsFirst(testApp(), strings.Fields(tt.in)), " "); got != tt.want {
+		if got := strings.Join(FlagsFirst(testApp(), strings.Fields(tt.in), []string{"run"}), " "); got != tt.want {
 			t.Errorf("FlagsFirst(%s) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
