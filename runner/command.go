@@ -16,10 +16,12 @@ import (
 // A run reaches everything under <cache>/run through the directory the cache opened
 // beneath itself through no symlink (fetch.Cache.RunDir): its .used flock, its memo, the
 // run root, made through /proc/self/fd/N of that directory, and the command it runs,
-// opened beneath the run root's own descriptor and executed as that open file, so that
-// another user of the cache who puts a symlink in place of run/ or of a run root's
-// directories makes it neither write nor run anything outside the cache (#30). The
-// command's PATH and a wrapper's exec still name the run root by its path.
+// opened beneath the run root's own descriptor, so that another user of the cache who
+// puts a symlink in place of run/ or of a run root's directories makes it neither write
+// nor run anything outside the cache (#30). The command is executed by its path in the
+// run root only where no other user can change what that path names (ownPath), else as
+// the open file. The command's PATH and a wrapper's exec still name the run root by its
+// path.
 
 // subdirIn opens the directory name of d, making it if missing; a symlink there is refused.
 func subdirIn(d *os.File, name string) (*os.File, error) {
@@ -135,6 +137,77 @@ func interpreted(f *os.File) bool {
 	b := make([]byte, 2)
 	n, err := f.ReadAt(b, 0)
 	return err != nil && n < 2 || string(b[:n]) == "#!"
+}
+
+// ownPath reports whether the absolute path names the file f and nobody but this
+// process's user and root can make it name another: every directory its resolution
+// passes through is theirs and writable by no one else, or sticky (/tmp) with the entry
+// taken from it theirs, as OpenSSH's safe_path checks a key's path. Executing path then
+// runs f, and a script's interpreter, which opens path again, reads f.
+func ownPath(path string, f *os.File) bool {
+	var want unix.Stat_t
+	if !filepath.IsAbs(path) || unix.Fstat(int(f.Fd()), &want) != nil {
+		return false
+	}
+	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	dirs := []int{root} // the directories resolved so far, the last the current one
+	defer func() {
+		for _, d := range dirs {
+			unix.Close(d)
+		}
+	}()
+	uid := uint32(os.Geteuid())
+	ours := func(st *unix.Stat_t) bool { return st.Uid == uid || st.Uid == 0 }
+	todo := strings.Split(path, "/")
+	for links := 0; len(todo) > 0; {
+		name, dir := todo[0], dirs[len(dirs)-1]
+		todo = todo[1:]
+		switch {
+		case name == "" || name == ".":
+			continue
+		case name == "..":
+			if len(dirs) > 1 {
+				unix.Close(dir)
+				dirs = dirs[:len(dirs)-1]
+			}
+			continue
+		}
+		var d, st unix.Stat_t
+		if unix.Fstat(dir, &d) != nil || unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			return false
+		}
+		if !ours(&d) || d.Mode&0o022 != 0 && (d.Mode&unix.S_ISVTX == 0 || !ours(&st)) {
+			return false // someone else can put another file at name
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			buf := make([]byte, unix.PathMax)
+			n, err := unix.Readlinkat(dir, name, buf)
+			if links++; err != nil || links > 40 { // the kernel's limit (ELOOP)
+				return false
+			}
+			target := string(buf[:n])
+			if filepath.IsAbs(target) {
+				for _, d := range dirs[1:] {
+					unix.Close(d)
+				}
+				dirs = dirs[:1]
+			}
+			todo = append(strings.Split(target, "/"), todo...)
+		case unix.S_IFDIR:
+			next, err := unix.Openat(dir, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return false
+			}
+			dirs = append(dirs, next)
+		default:
+			return len(todo) == 0 && st.Dev == want.Dev && st.Ino == want.Ino
+		}
+	}
+	return false
 }
 
 // writeMemo writes b as name in the directory d, by rename, never through a symlink.

@@ -266,10 +266,13 @@ func (r *Run) Exec(args, env []string) error {
 		out = append(out, e)
 	}
 	out = append(out, "PATH="+path)
-	// The command is the file opened beneath the run root, run by its descriptor; a script's
-	// interpreter opens that path again, so its descriptor stays open across exec too.
+	// The hold on the root is the flock of r.used's open file, released as its last
+	// descriptor closes: the command keeps it until it exits. A script run by its
+	// descriptor is opened again by its interpreter through /proc/self/fd/N: that
+	// descriptor stays open across exec too.
+	exe, byFD := r.execPath()
 	keep := []*os.File{r.used}
-	if interpreted(r.exe) {
+	if byFD && interpreted(r.exe) {
 		keep = append(keep, r.exe)
 	}
 	for _, f := range keep {
@@ -277,9 +280,19 @@ func (r *Run) Exec(args, env []string) error {
 			return fmt.Errorf("run %s: %w", r.path(), err)
 		}
 	}
-	err := syscall.Exec(dirfd.Path(r.exe), append([]string{r.Command}, args...), out)
+	err := syscall.Exec(exe, append([]string{r.Command}, args...), out)
 	for _, f := range keep {
 		unix.FcntlInt(f.Fd(), unix.F_SETFD, unix.FD_CLOEXEC)
 	}
 	return &os.PathError{Op: "run", Path: r.path(), Err: err}
+}
+
+// execPath is the path r's command is executed by, which a script's interpreter gets as
+// its $0: its path in the run root where that names the file opened beneath the run root
+// for good (ownPath), else that open file's, /proc/self/fd/N (byFD).
+func (r *Run) execPath() (path string, byFD bool) {
+	if abs, err := filepath.Abs(r.path()); err == nil && ownPath(abs, r.exe) {
+		return abs, false
+	}
+	return dirfd.Path(r.exe), true
 }

@@ -336,3 +336,46 @@ func TestRunArgs(t *testing.T) {
 		t.Errorf("run args --help: exit %d, stdout %q, stderr %q; want the command's --help, not pkg run's", code, out, stderr)
 	}
 }
+
+// TestRunScriptPath runs a #! script that finds its files from dirname "$0" and names
+// itself by basename "$0", as it does installed: $0 is the command's path in the run
+// root, and the only descriptor of pkg's it inherits is the run root's hold, <set>.used.
+func TestRunScriptPath(t *testing.T) {
+	base := t.TempDir()
+	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	script := tf("bin/flatsh", "#!/bin/sh\n"+`HOME_DIR=$(cd "$(dirname "$0")/.." && pwd); echo "$(basename "$0"): home=$HOME_DIR"; cat "$HOME_DIR/share/flat/msg"`+
+		"\necho fds; ls -l /proc/self/fd/ | sed -n 's/.* \\([0-9]*\\) -> \\(.*\\)/\\1 \\2/p'\n")
+	script.hdr.Mode = 0o755
+	addHostile(t, base, repo.Package{Name: "flatsh", Version: "1.0", Bin: []repo.Command{{Name: "flatsh", Path: "bin/flatsh"}}},
+		pax(t, td("bin/"), script, td("share/"), td("share/flat/"), tf("share/flat/msg", "hello\n")))
+	e.ok("install", "-q", "flatsh")
+	installed, err := exec.Command(filepath.Join(e.root, "bin", "flatsh")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, _, _ := strings.Cut(string(installed), "fds\n")
+	if want := "flatsh: home=" + e.root + "\nhello\n"; inst != want {
+		t.Fatalf("installed flatsh: %q, want %q", inst, want)
+	}
+	for _, args := range [][]string{{"flatsh"}, {"flatsh"}, {"--refresh", "flatsh"}} { // made, reused by its memo, resolved again
+		out, stderr, code := e.run(args...)
+		roots := e.runRoots()
+		if len(roots) != 1 {
+			t.Fatalf("run roots: %q", roots)
+		}
+		got, fds, _ := strings.Cut(out, "fds\n")
+		if want := "flatsh: home=" + roots[0] + "\nhello\n"; got != want || code != 0 {
+			t.Errorf("run %q: exit %d, stdout %q, stderr %q; want %q, as installed", args, code, got, stderr, want)
+		}
+		var extra []string
+		for _, l := range strings.Split(strings.TrimSpace(fds), "\n") {
+			fd, target, _ := strings.Cut(l, " ")
+			if strings.HasPrefix(target, e.cache) { // what pkg opened; the test's own are passed on too
+				extra = append(extra, fd+" "+target)
+			}
+		}
+		if len(extra) != 1 || !strings.HasSuffix(extra[0], " "+roots[0]+".used") {
+			t.Errorf("run %q: the command inherits %q of the cache, want only %s.used", args, extra, roots[0])
+		}
+	}
+}

@@ -15,13 +15,20 @@ import (
 // a command again and again, from a run root reused from its memo, checked by --refresh,
 // or made anew after cache clean removed it: the decoy is a copy of run/ whose command
 // writes a marker instead. pkg run never runs the decoy's
-// command, nothing in the decoy changes, and the run root is whole afterwards (#30).
+// command, nothing in the decoy changes, and the run root is whole afterwards (#30). The
+// swapper stands for another user of a cache its group shares, so the cache is made
+// group-writable: a swap by the user running pkg, who can run anything, is no attack,
+// and where nobody else can make the command's path name another file, pkg runs it by
+// that path (TestRunScriptPath).
 func TestRunSwapped(t *testing.T) {
 	base := t.TempDir()
 	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
 	e.publishScript("tool", "1", map[string]string{"tool": "echo real"})
 	if out, stderr, code := e.run("tool"); out != "real\n" || code != 0 {
 		t.Fatalf("first run: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if err := os.Chmod(e.cache, 0o775); err != nil {
+		t.Fatal(err)
 	}
 	runs := filepath.Join(e.cache, "run")
 	decoy := filepath.Join(base, "decoy")
