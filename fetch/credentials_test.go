@@ -287,9 +287,10 @@ func TestRegistrySecretCleartext(t *testing.T) {
 // "/" unescaped, is refused as a location, its user information left out of the error,
 // not read as a directory's path and printed whole.
 func TestLocationUnreadableURL(t *testing.T) {
-	for _, loc := range []string{"https://u:S3c#ret@h.invalid/", "team://u:S3c?ret@h.invalid/", "https://u:S3c/ret@h.invalid/x"} {
+	for _, loc := range []string{"https://u:S3c#ret@h.invalid/", "team://u:S3c?ret@h.invalid/", "https://u:S3c/ret@h.invalid/x",
+		"https://ci:2024S3c#Xy@h.invalid/", "https://ci:2024/S3c@h.invalid/r/", "https://ci:S3c@ss/wd@h.invalid/"} {
 		_, err := NewSource(loc, Options{})
-		if !errors.Is(err, errLocation) || strings.Contains(err.Error(), "S3c") {
+		if !errors.Is(err, errLocation) || strings.Contains(err.Error(), "S3c") || strings.Contains(err.Error(), "wd") {
 			t.Errorf("NewSource(%q): %v; want errLocation, without the password", loc, err)
 		}
 	}

@@ -88,12 +88,17 @@ func parseLocation(loc string, n *netConfig) (location, error) {
 	var t transport
 	u, err := url.Parse(loc)
 	switch {
+	case strings.Contains(loc, "://") && (err != nil || ambiguousUser(loc, u)):
+		// Not a path: a URL net/url cannot read, or reads otherwise than its user
+		// information's text would (a password holding "/", "?", "#" or "@" unescaped),
+		// which neither its error nor this one, nor a request to it, may show.
+		shown := loc // all that looks like user information gone: u:p@ss/wd@host's tail too
+		for s := termtext.WithoutCredentials(shown); s != shown; s = termtext.WithoutCredentials(s) {
+			shown = s
+		}
+		return location{}, &locationError{shown, fmt.Errorf("%w: not a URL pkg can read (a user name or password must escape what it holds of \"/?#@:\", and a path its \"@\" but one that begins a segment, as %%XX)", errLocation)}
 	case err == nil && len(u.Scheme) > 1: // one letter is a Windows drive
 		t, err = openScheme(u, n)
-	case err != nil && strings.Contains(loc, "://"):
-		// Not a path: a URL net/url cannot read, whose text (a password holding "/", "?",
-		// "#" unescaped) neither its error nor this one may show whole.
-		return location{}, &locationError{termtext.WithoutCredentials(loc), fmt.Errorf("%w: not a URL pkg can read (a user name or password must escape what it holds of \"/?#@:\" as %%XX)", errLocation)}
 	default:
 		t, err = newDirectory(loc)
 	}
@@ -104,6 +109,19 @@ func parseLocation(loc string, n *netConfig) (location, error) {
 		return location{}, &locationError{loc, err}
 	}
 	return location{loc, t}, nil
+}
+
+// ambiguousUser reports whether loc, a URL net/url read as u, holds text
+// termtext.WithoutCredentials takes for user information that u does not have, or more
+// of it than u's: a password written unescaped, which a message or a request's URL would
+// otherwise show.
+func ambiguousUser(loc string, u *url.URL) bool {
+	if u.User == nil {
+		return termtext.WithoutCredentials(loc) != loc
+	}
+	c := *u
+	c.User = nil // what is left once net/url's user information goes: more of it?
+	return termtext.WithoutCredentials(c.String()) != c.String()
 }
 
 func openScheme(u *url.URL, n *netConfig) (transport, error) {

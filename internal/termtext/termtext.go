@@ -43,9 +43,12 @@ func Quote(s string) string {
 // URL starts in s: a flag's value (--repo=NAME=URL), an argument of another process's
 // command line. A URL runs to the next one's "://"; its user information ends at the last
 // "@" before its path, query or fragment ("/", "?", "#"); where none is there, a password
-// written unescaped may hold one of them (user:pa/ss@host), and the URL's last "@" ends
-// it, unless what comes before the first of them is a host and port (host:8080/@scope,
-// an npm path) or a host alone. White space is taken as part of a password.
+// written unescaped may hold one of them (user:pa/ss@host, ci:2024#x@host), and the last
+// "@" after it that does not begin a path's segment (npm's /@scope/) ends it. A URL with
+// "@" in its path elsewhere (/npm/pkg@1.0/) may so lose more than its user information:
+// what is printed may show less, never a password. White space is taken as part of a
+// password; one that holds "@" as well (u:p@ss/wd@host) is cut at its first, as net/url
+// reads it, and fetch refuses such a URL.
 func WithoutCredentials(s string) string {
 	if !strings.Contains(s, "://") {
 		return s
@@ -78,17 +81,14 @@ func userinfoEnd(rest string) int {
 	if cut < 0 {
 		cut = len(rest)
 	}
-	head := rest[:cut]
-	if at := strings.LastIndexByte(head, '@'); at >= 0 {
+	if at := strings.LastIndexByte(rest[:cut], '@'); at >= 0 {
 		return at
 	}
-	at := strings.LastIndexByte(rest, '@')
-	colon := strings.IndexByte(head, ':')
-	if at < 0 || colon < 0 || strings.HasPrefix(head, "[") {
-		return -1
-	}
-	if port := head[colon+1:]; port != "" && strings.Trim(port, "0123456789") == "" {
-		return -1
+	at := -1
+	for i := max(cut, 1); i < len(rest); i++ {
+		if rest[i] == '@' && rest[i-1] != '/' {
+			at = i
+		}
 	}
 	return at
 }

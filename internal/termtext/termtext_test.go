@@ -44,6 +44,11 @@ func TestWithoutCredentials(t *testing.T) {
 		{"http://h,http://u:S3cret@g/", "http://h,http://g/"},
 		{"https://host:8080/@scope/pkg", "https://host:8080/@scope/pkg"},
 		{"https://[::1]:80/@scope/pkg", "https://[::1]:80/@scope/pkg"},
+		{"https://ci:2024#Xy@h.invalid/", "https://h.invalid/"},
+		{"https://ci:2024/Xy@h.invalid/r/", "https://h.invalid/r/"},
+		{"https://u:8#w@h/", "https://h/"},
+		{"https://eyJh/bG@host/", "https://host/"},
+		{"https://ci:p@ss/wd@h/", "https://ss/wd@h/"}, // as net/url reads it; fetch refuses it
 		{"https://u:p@h/@scope/pkg@1", "https://h/@scope/pkg@1"},
 	} {
 		if got := WithoutCredentials(c.in); got != c.want {
