@@ -11,7 +11,8 @@ import (
 
 // pins returns the recorded requests (db.Requested, of the packages recs) that pin a
 // repository ("team/jq") ix can take the name from, as names only, and by name the
-// packages whose recorded repository ix cannot take it from, which stay as installed.
+// packages whose recorded repository ix cannot take it from, which stay as installed; an
+// npm instance's such pin is left out of both.
 func (ix *Catalog) pins(recs []db.Record, requested map[string]repo.Requirement) ([]repo.Requirement, map[string]*repo.PinGoneError) {
 	var use []repo.Requirement
 	gone := make(map[string]*repo.PinGoneError)
@@ -26,8 +27,10 @@ func (ix *Catalog) pins(recs []db.Record, requested map[string]repo.Requirement)
 			continue
 		}
 		rec, _ := db.Find(recs, key)
-		if rec.Kind == repo.KindNPM { // held at one version, a name's other instances could not move
-			use = append(use, repo.Requirement{Repo: q.Repo, Name: q.Name})
+		if rec.Kind == repo.KindNPM {
+			// Not kept at its version: a hold of the name would hold its other instances
+			// too. Its pin is left out (a pin to a repository not in use fails the whole
+			// resolution): the instance moves as its dependents' ranges let it.
 			continue
 		}
 		gone[q.Name] = &repo.PinGoneError{Name: q.Name, Version: rec.Version, Repo: q.Repo, InUse: r != nil}

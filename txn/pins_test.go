@@ -74,3 +74,23 @@ func TestPinGone(t *testing.T) {
 		t.Errorf("outdated with main gone: %+v; want jq 1, allowed 1, newest 2, held to main, unused", got)
 	}
 }
+
+// TestPinGoneNPM: an npm instance asked for from a repository no longer in use fails no
+// other package's upgrade (its pin would fail the whole resolution).
+func TestPinGoneNPM(t *testing.T) {
+	r := newTwoRepos(t)
+	both := r.index(t, "")
+	hello, err := both.Lookup(repo.Requirement{Name: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []db.Record{{Name: "dep", Version: "1.0.0", Kind: repo.KindNPM, SHA256: "00"}, {Name: "hello", Version: hello.Version, SHA256: hello.SHA256}}
+	requested := map[string]repo.Requirement{"dep@1.0.0": {Repo: "main", Name: "dep"}, "hello": {Name: "hello"}}
+	team := r.read(t, r.w.cache, "", "team")
+	if _, err := txn.NewPlan(txn.Spec{Action: txn.Upgrade, Requires: []repo.Requirement{{Name: "hello"}}, Records: recs, Requested: requested, Catalog: team}); err != nil {
+		t.Errorf("upgrade hello with main, an npm instance's, gone: %v", err)
+	}
+	if _, err := team.OutdatedOf(recs, requested); err != nil {
+		t.Errorf("outdated with main, an npm instance's, gone: %v", err)
+	}
+}
