@@ -13,6 +13,7 @@ import (
 
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/termtext"
 	"pkg/repo"
 )
 
@@ -26,11 +27,12 @@ type Archive struct {
 	scripts []string // of an npm tarball, once Entry has read it: its lifecycle scripts
 }
 
-// A DownloadError is an archive given by its URL that could not be downloaded: the URL
-// is the publisher's to check, not a repository's or a lockfile's. Its message is Err's,
-// which names the URL.
+// A DownloadError is an archive given by its URL that could not be downloaded (or kept
+// while it was: a temporary file that could not be written): the URL is the publisher's
+// to check, not a repository's or a lockfile's. Its message is Err's, which names the URL
+// or the file.
 type DownloadError struct {
-	URL string // as given
+	URL string // as given, without its user information
 	Err error
 }
 
@@ -44,7 +46,7 @@ func Open(ctx context.Context, location string) (*Archive, error) {
 	local, remote, cleanup, err := fetch.Local(ctx, location)
 	if err != nil {
 		if strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://") {
-			err = &DownloadError{URL: location, Err: err}
+			err = &DownloadError{URL: termtext.WithoutCredentials(location), Err: err}
 		}
 		return nil, err
 	}
