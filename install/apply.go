@@ -658,14 +658,18 @@ func (r *Root) intents(recs []db.Record, staged []*Staged, remove []string) ([]d
 		next[s.rec.Key()] = s.rec
 		incoming[s.rec.Key()] = true
 	}
+	changed := maps.Clone(incoming)
+	for _, k := range remove {
+		changed[k] = true
+	}
 	libs := newLibIndex(next)
 	holds, err := r.holders(next, incoming)
 	if err != nil {
 		return nil, made, err
 	}
 	held, _ := r.holders(installed, nil) // nothing incoming: no clash
-	if made.handed, err = r.prepareHanded(libs, held, holds, next, incoming); err != nil {
-		return nil, made, err
+	if made.others, err = r.prepareOthers(libs, held, holds, installed, next, incoming, changed); err != nil {
+		return nil, made, changeError(staged, remove, err)
 	}
 	for i, s := range staged {
 		if old := installed[s.rec.Key()]; old != nil {

@@ -594,43 +594,80 @@ func (r *Root) pending(cmd, target string) (bool, error) {
 
 // prepared is what a commit prepared in bin/ (bin/.CMD.new): the commands of each staged
 // package (prepareLinks), and the links, by command, of the packages it does not stage
-// that take a command over (prepareHanded).
+// (prepareOthers).
 type prepared struct {
 	staged [][]string
-	handed map[string]string
+	others map[string]string
 }
 
-// prepareHanded prepares the links of the commands whose holder the change makes a
-// package it does not stage (holds, against held before it): a removal or an upgrade of a
-// command's holder gives the command back to the package it replaced. The sync of bin/ at
-// the commit's end renames them into place; a start after a cut finds them prepared, and
-// so syncs bin/ in full, where it would leave the old holder's link.
-func (r *Root) prepareHanded(libs *libIndex, held, holds map[string]string, next map[string]*db.Record, incoming map[string]bool) (map[string]string, error) {
+// prepareOthers prepares the links of the packages of next, the root after the change,
+// that it does not stage (incoming) but whose bin/ entries it changes: those that take a
+// command over (holds, against held before it), as a removal or an upgrade of a command's
+// holder gives the command back to the package it replaced, and those that depend,
+// directly or not, before the change or after it, on a package it stages or removes
+// (changed), whose library directories name their wrappers. The sync of bin/ at the
+// commit's end renames them into place; a start after a cut finds them prepared, and so
+// syncs bin/ in full, where it would leave a declared entry as it is.
+func (r *Root) prepareOthers(libs *libIndex, held, holds map[string]string, installed, next map[string]*db.Record, incoming, changed map[string]bool) (map[string]string, error) {
+	touched := dependents(libs.all, changed)
+	maps.Copy(touched, dependents(newMeets(installed), changed))
+	for cmd, k := range holds {
+		if k != held[cmd] {
+			touched[k] = true
+		}
+	}
 	made := make(map[string]string)
-	for _, cmd := range slices.Sorted(maps.Keys(holds)) {
-		k := holds[cmd]
-		if k == held[cmd] || incoming[k] {
+	for _, k := range slices.Sorted(maps.Keys(touched)) {
+		p := next[k]
+		if p == nil || incoming[k] {
 			continue
 		}
-		target, ok := r.binWants(libs, holds, next[k])[cmd]
-		if !ok {
-			continue // its member is the command (binWant)
-		}
-		if t, err := r.readBin(cmd); err == nil && t == target {
-			continue
-		}
-		ok, err := r.pending(cmd, target)
-		if ok {
-			made[cmd] = target
-		}
-		if err != nil {
-			return made, fmt.Errorf("command %s of %s %s: %w", cmd, next[k].Name, next[k].Version, err)
+		wants := r.binWants(libs, holds, p)
+		for _, cmd := range slices.Sorted(maps.Keys(wants)) {
+			target := wants[cmd]
+			if t, err := r.readBin(cmd); err == nil && t == target {
+				continue
+			}
+			ok, err := r.pending(cmd, target)
+			if ok {
+				made[cmd] = target
+			}
+			if err != nil {
+				return made, fmt.Errorf("command %s of %s %s: %w", cmd, p.Name, p.Version, err)
+			}
 		}
 	}
 	return made, nil
 }
 
-// dropPending removes the links made were prepared for, when they are still those.
+// dependents returns the keys of the packages of m that depend, directly or not, on a
+// package of keys (meets.by), each found once: O(packages and their depends).
+func dependents(m *meets, keys map[string]bool) map[string]bool {
+	users := make(map[string][]string) // by key, the packages depending on it directly
+	for k, p := range m.next {
+		for _, d := range p.Depends {
+			if q := m.by(d); q != nil {
+				users[q.Key()] = append(users[q.Key()], k)
+			}
+		}
+	}
+	found := make(map[string]bool)
+	queue := slices.Collect(maps.Keys(keys))
+	for len(queue) > 0 {
+		k := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		for _, u := range users[k] {
+			if !found[u] {
+				found[u] = true
+				queue = append(queue, u)
+			}
+		}
+	}
+	return found
+}
+
+// dropPending removes the links a failed commit prepared (made), where each is still the
+// one prepared.
 func (r *Root) dropPending(staged []*Staged, made *prepared) {
 	for i, cmds := range made.staged {
 		for _, b := range staged[i].rec.Bin {
@@ -641,7 +678,7 @@ func (r *Root) dropPending(staged []*Staged, made *prepared) {
 			}
 		}
 	}
-	for cmd, target := range made.handed {
+	for cmd, target := range made.others {
 		tmp := pendingName(cmd)
 		if t, err := r.readBin(tmp); err == nil && t == target {
 			unix.Unlinkat(r.fd[bin], tmp, 0)

@@ -647,3 +647,95 @@ func TestCommandMember(t *testing.T) {
 	}
 	runsX(t, r, "moved 1")
 }
+
+// TestWrapperCut cuts a commit before its sync of bin/ (testHookTrashed) where it changes
+// the library directories of a package that a command's package, which it does not stage,
+// depends on, directly or not: the start must rewrite the command's wrapper.
+func TestWrapperCut(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cmd  string // app's command
+		via  bool   // app depends on l through m
+		old  string // l 1's library directory, or none
+	}{
+		{"wrapper", "x=usr/lib/app/x", false, "usr/lib/l1"},
+		{"indirect", "x=usr/lib/app/x", true, "usr/lib/l1"},
+		{"link becomes wrapper", "x=usr/lib/app/x", false, ""},
+		{"member becomes wrapper", "bin/x", false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, "root")
+			r := openRoot(t, dir)
+			defer func() { r.Close() }()
+			l := func(v, d string) *Staged {
+				p := prefixPkg("l", v)
+				if d == "" {
+					return stageIn(t, r, base, p, tree("usr/share/l/v="+v))
+				}
+				p.Lib = []string{d}
+				return stageIn(t, r, base, p, tree(d+"/so="+v))
+			}
+			app := cmdPkg("app", "1", tc.cmd)
+			app.Depends = testrepo.Requires("l")
+			at := strings.TrimPrefix(tc.cmd, "x=")
+			stages := []*Staged{l("1", tc.old)}
+			if tc.via {
+				m := prefixPkg("m", "1")
+				m.Depends = testrepo.Requires("l")
+				app.Depends = testrepo.Requires("m")
+				stages = append(stages, stageIn(t, r, base, m, tree("usr/share/m/m=1")))
+			}
+			stages = append(stages, stageIn(t, r, base, app, tree(at+"=app 1")))
+			for _, s := range stages {
+				if _, err := r.Apply(context.Background(), []*Staged{s}, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			testHookTrashed = func() bool { return true }
+			_, err := r.Apply(context.Background(), []*Staged{l("2", "usr/lib/l2")}, nil)
+			testHookTrashed = nil
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			r = openRoot(t, dir)
+			b, err := os.ReadFile(r.path("bin", "x"))
+			if err != nil || !strings.Contains(string(b), "usr/lib/l2") || tc.old != "" && strings.Contains(string(b), tc.old) {
+				t.Errorf("bin/x after a start: %v\n%s\nwant a wrapper naming usr/lib/l2 alone", err, b)
+			}
+			if problems, err := r.Verify(); err != nil || len(problems) > 0 {
+				t.Errorf("Verify after a start: %v, %v", problems, err)
+			}
+		})
+	}
+}
+
+// TestWrapperPrepareError has the link a change prepares for a package it does not stage
+// fail: the change is refused naming itself and the command, and bin/ is left as it was.
+func TestWrapperPrepareError(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	l := func(v string) *Staged {
+		p := prefixPkg("l", v)
+		p.Lib = []string{"usr/lib/l" + v}
+		return stageIn(t, r, base, p, tree("usr/lib/l"+v+"/so="+v))
+	}
+	app := cmdPkg("app", "1", "x=usr/lib/app/x")
+	app.Depends = testrepo.Requires("l")
+	for _, s := range []*Staged{l("1"), stageIn(t, r, base, app, tree("usr/lib/app/x=app 1"))} {
+		if _, err := r.Apply(context.Background(), []*Staged{s}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := os.ReadFile(r.path("bin", "x"))
+	must(t, os.WriteFile(r.path("bin", ".x.new"), []byte("the user's"), 0o644))
+	_, err := r.Apply(context.Background(), []*Staged{l("2")}, nil)
+	if want := "install l 2: command x of app 1: "; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("upgrading l with bin/.x.new in the way: %v, want an error starting %q", err, want)
+	}
+	if after, _ := os.ReadFile(r.path("bin", "x")); string(after) != string(before) {
+		t.Errorf("bin/x after the refused change:\n%s\nwant\n%s", after, before)
+	}
+}
