@@ -90,20 +90,40 @@ func checkStacks(recs []db.Record, next map[string]*db.Record, staged []*db.Reco
 			continue
 		}
 		p, o := next[st.Key], next[st.Other]
+		k := between(stacks[st.Command], st, func(k string) bool {
+			return slices.Contains(remove, k) || next[k] != nil && slices.Contains(staged, next[k])
+		})
+		if q := next[k]; q != nil && slices.ContainsFunc(bins(q), func(b repo.Command) bool { return b.Name == st.Command }) &&
+			!replaces(q, p) && !replaces(p, q) {
+			// The package upgraded in between still provides the command, out of the range
+			// that stacked the stray over it or it over the stray: its own clash.
+			return &clashError{Package: q.Name, Version: q.Version, Command: st.Command, Other: st.Key}
+		}
 		e := &strandedError{Command: st.Command, Package: p.Name, Version: p.Version, Other: o.Name, OtherVersion: o.Version}
-		for _, k := range stacks[st.Command] { // what stood between them: removed, or upgraded
-			if slices.Contains(remove, k) {
-				e.Change = "remove " + k
-				break
-			}
-			if s := next[k]; s != nil && slices.Contains(staged, s) {
-				e.Change = "install " + s.Name + " " + s.Version
-				break
-			}
+		switch q := next[k]; {
+		case q != nil:
+			e.Change = "install " + q.Name + " " + q.Version
+		case k != "":
+			e.Change = "remove " + k
 		}
 		return e
 	}
 	return nil
+}
+
+// between returns the package of stack, a command's stack before a change, that changed
+// reports and that stood between the stray's two packages (the first such, where either
+// is not in the stack), or "".
+func between(stack []string, st stray, changed func(string) bool) string {
+	i, j := slices.Index(stack, st.Key), slices.Index(stack, st.Other)
+	lo, hi := 0, len(stack)
+	if i >= 0 && j >= 0 {
+		lo, hi = min(i, j)+1, max(i, j)
+	}
+	if k := slices.IndexFunc(stack[lo:hi], changed); k >= 0 {
+		return stack[lo+k]
+	}
+	return ""
 }
 
 // A strandedError refuses a change after which an installed package's command would be

@@ -739,3 +739,29 @@ func TestWrapperPrepareError(t *testing.T) {
 		t.Errorf("bin/x after the refused change:\n%s\nwant\n%s", after, before)
 	}
 }
+
+// TestCommandChainCross upgrades the middle of a chain (a replaces b<2, b replaces c<2) to
+// a version that still provides the command but that a's Replaces does not cover: the
+// refusal is b 2's clash with a, as it is once c is gone, not a stranding of a beside c.
+func TestCommandChainCross(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	install := func(p repo.Package, files ...string) error {
+		_, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, p, tree(files...))}, nil)
+		return err
+	}
+	must(t, install(cmdPkg("c", "1", "x=usr/lib/c/x"), "usr/lib/c/x=c 1"))
+	must(t, install(cmdPkg("b", "1", "x=usr/lib/b/x", "c<2"), "usr/lib/b/x=b 1"))
+	must(t, install(cmdPkg("a", "1", "x=usr/lib/a/x", "b<2"), "usr/lib/a/x=a 1"))
+	for _, step := range []string{"with c", "without c"} {
+		err := install(cmdPkg("b", "2", "x=usr/lib/b/x", "c<2"), "usr/lib/b/x=b 2")
+		if ce := (*clashError)(nil); !errors.As(err, &ce) || ce.Package != "b" || ce.Version != "2" || ce.Other != "a" {
+			t.Errorf("%s: upgrading b to 2 out of a's Replaces: %T %v, want b 2's *clashError with a", step, err, err)
+		}
+		runsX(t, r, "a 1")
+		if step == "with c" {
+			must(t, r.uninstall("c"))
+		}
+	}
+}
