@@ -112,6 +112,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	defer func() { r.dropTrash(trash) }()
 	all := append(ins, rins...)
 	if err := r.db.SetIntents(all); err != nil {
+		r.dropPending(staged, made) // nothing moved: the links prepared for it go
 		return nil, changeError(staged, remove, err)
 	}
 	if err := r.moveTrees(ctx, staged, rins, all, made); err != nil {

@@ -112,16 +112,23 @@ func checkStacks(recs []db.Record, next map[string]*db.Record, staged []*db.Reco
 }
 
 // between returns the package of stack, a command's stack before a change, that changed
-// reports and that stood between the stray's two packages (the first such, where either
-// is not in the stack), or "".
+// reports and that stood between the stray's two packages; else the one of the two that
+// changed (the Other upgraded out of the Replaces that stacked it); else the first that
+// changed anywhere in the stack; or "".
 func between(stack []string, st stray, changed func(string) bool) string {
-	i, j := slices.Index(stack, st.Key), slices.Index(stack, st.Other)
-	lo, hi := 0, len(stack)
-	if i >= 0 && j >= 0 {
-		lo, hi = min(i, j)+1, max(i, j)
+	if i, j := slices.Index(stack, st.Key), slices.Index(stack, st.Other); i >= 0 && j >= 0 {
+		lo, hi := min(i, j)+1, max(i, j)
+		if k := slices.IndexFunc(stack[lo:hi], changed); k >= 0 {
+			return stack[lo+k]
+		}
 	}
-	if k := slices.IndexFunc(stack[lo:hi], changed); k >= 0 {
-		return stack[lo+k]
+	for _, k := range []string{st.Other, st.Key} {
+		if slices.Contains(stack, k) && changed(k) {
+			return k
+		}
+	}
+	if k := slices.IndexFunc(stack, changed); k >= 0 {
+		return stack[k]
 	}
 	return ""
 }

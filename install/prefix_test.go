@@ -765,3 +765,34 @@ func TestCommandChainCross(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandStrayNamesChange: where the package a stray would be left beside is the one
+// the change upgrades, the refusal is that upgrade's: b 2, out of the Replaces that
+// stacked it, still provides x beside a (helper-138's review found it unnamed, "change").
+func TestCommandStrayNamesChange(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	var ss []*Staged
+	for _, p := range []repo.Package{cmdPkg("a", "1", "x=usr/lib/a/x", "c<2"), cmdPkg("b", "1", "x=usr/lib/b/x", "c<2", "d"),
+		cmdPkg("c", "1", "x=usr/lib/c/x", "d"), cmdPkg("d", "1", "x=usr/lib/d/x", "a<2")} {
+		ss = append(ss, stageIn(t, r, base, p, tree("usr/lib/"+p.Name+"/x="+p.Name+" 1")))
+	}
+	if _, err := r.Apply(context.Background(), ss, nil); err != nil {
+		t.Skipf("the four together: %v", err)
+	}
+	_, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, cmdPkg("b", "2", "x=usr/lib/b/x"), tree("usr/lib/b/x=b 2"))}, nil)
+	ce, se := (*clashError)(nil), (*strandedError)(nil)
+	switch {
+	case errors.As(err, &ce):
+		if ce.Package != "b" || ce.Version != "2" {
+			t.Errorf("upgrading b to 2: %v, want b 2's clash", err)
+		}
+	case errors.As(err, &se):
+		if se.Change == "" {
+			t.Errorf("upgrading b to 2: %v, want the change named", err)
+		}
+	default:
+		t.Errorf("upgrading b to 2: %T %v, want it refused", err, err)
+	}
+}
