@@ -45,10 +45,10 @@ func Quote(s string) string {
 // "@" before its path, query or fragment ("/", "?", "#"); where none is there, a password
 // written unescaped may hold one of them (user:pa/ss@host, ci:2024#x@host), and the last
 // "@" after it that does not begin a path's segment (npm's /@scope/) ends it. A URL with
-// "@" in its path elsewhere (/npm/pkg@1.0/) may so lose more than its user information:
-// what is printed may show less, never a password. White space is taken as part of a
-// password; one that holds "@" as well (u:p@ss/wd@host) is cut at its first, as net/url
-// reads it, and fetch refuses such a URL.
+// "@" in its path elsewhere (/npm/pkg@1.0/) may so lose more than its user information.
+// White space is taken as part of a password. One that holds "@" and then "/"
+// (u:p@ss/wd@host) is cut at its first "@", as net/url reads it, so its tail shows; fetch
+// refuses such a URL without printing it.
 func WithoutCredentials(s string) string {
 	if !strings.Contains(s, "://") {
 		return s
