@@ -55,8 +55,12 @@ var hints = []hintRule{
 		return fmt.Sprintf("remove or rename it, then run 'pkg install --reinstall %s'", ue.Package)
 	})},
 	{fn: as(func(ce *session.ConflictError) string {
-		if ce.Incoming {
+		switch {
+		case ce.Incoming:
 			return fmt.Sprintf("install one of %s and %s, not both; nothing was changed", ce.Package, ce.Other)
+		case ce.Command:
+			// replaces does not let a command link take the place of a file in bin/.
+			return fmt.Sprintf("nothing was changed; 'pkg remove %s' first if %s should take its place (a command link never takes the place of another package's own file in bin/, whatever replaces says)", ce.Other, ce.Package)
 		}
 		return fmt.Sprintf("nothing was changed; 'pkg remove %s' first if %s should take its place (a package takes over another's files only where its index entry says it replaces it)", ce.Other, ce.Package)
 	})},

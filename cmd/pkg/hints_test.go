@@ -35,6 +35,7 @@ func TestLibraryErrorHints(t *testing.T) {
 		{&db.AmbiguousError{Op: "reinstall", Name: "debug", Keys: []string{"debug@4.3.1", "debug@4.4.0"}}, "name one as NAME@VERSION: 'pkg install --reinstall debug@4.4.0'"},
 		{fmt.Errorf("install: %w", &install.ConflictError{Path: "etc/x", Package: "b", Version: "1", Other: "a", OtherVersion: "2"}), "'pkg remove a' first"},
 		{&install.ConflictError{Path: "etc/x", Package: "b", Version: "1", Other: "a", OtherVersion: "2", Incoming: true}, "install one of b and a"},
+		{&install.ConflictError{Path: "bin/foo", Package: "d", Version: "1", Other: "c", OtherVersion: "1", Command: true}, "a command link never takes the place of another package's own file in bin/"},
 		{&fetch.ReadOnlyError{Dir: "/c", Path: "/c/tmp", Mode: 0o555}, "point --cache (PKG_CACHE) at a directory you can write"},
 		{&repo.UnsignedError{Dir: "/srv/repo", Err: os.ErrPermission}, "run 'pkg repo sign /srv/repo'"},
 		{fmt.Errorf("repo add: %w", &fetch.ControlError{Package: "a", Field: "Breaks", Relation: "b:i386", Err: errors.New("x")}), "with --conflicts, which replaces the control file's Breaks"},

@@ -76,7 +76,7 @@ func whyCommand() *cli.Command {
 func outdatedCommand() *cli.Command {
 	return &cli.Command{
 		Name:   "outdated",
-		Usage:  "list installed packages the repository has newer versions of: installed, newest allowed, newest",
+		Usage:  "list installed packages the repository has newer versions (or another archive) of: installed, newest allowed, newest",
 		Flags:  []cli.Flag{jsonFlag("outdated")},
 		Before: takes(0, 0, ""),
 		Action: func(c *cli.Context) error {
