@@ -623,6 +623,17 @@ func (r *Root) prepareOthers(libs *libIndex, held, holds map[string]string, inst
 			continue
 		}
 		wants := r.binWants(libs, holds, p)
+		for _, b := range r.bins(p.Kind, p.Name, p.Version, p.Bin) {
+			if _, ok := wants[b.Name]; ok || holds[b.Name] != k {
+				continue
+			}
+			// Its member is the command, and a wrapper there goes back to it, which only
+			// a sync of bin/ in full does (unwrap): a marker link (to the member's place)
+			// tells a start after a cut to make one. The sync removes it.
+			if t, err := r.readBin(b.Name); err == nil && strings.HasPrefix(t, wrapperHead) {
+				wants[b.Name] = binTarget(cmdPath(p, b))
+			}
+		}
 		for _, cmd := range slices.Sorted(maps.Keys(wants)) {
 			target := wants[cmd]
 			if t, err := r.readBin(cmd); err == nil && t == target {

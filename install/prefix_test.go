@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -706,6 +707,49 @@ func TestWrapperCut(t *testing.T) {
 			}
 			if problems, err := r.Verify(); err != nil || len(problems) > 0 {
 				t.Errorf("Verify after a start: %v, %v", problems, err)
+			}
+		})
+	}
+}
+
+// TestUnwrapCut: a command that is its package's own member, wrapped while a dependency
+// declared library directories, goes back to the member when an upgrade of the dependency
+// drops them, also after a cut before the sync of bin/ (helper-138's review).
+func TestUnwrapCut(t *testing.T) {
+	for _, cut := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cut %v", cut), func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, "root")
+			r := openRoot(t, dir)
+			defer func() { r.Close() }()
+			l1 := prefixPkg("l", "1")
+			l1.Lib = []string{"usr/lib/l1"}
+			app := cmdPkg("app", "1", "bin/x")
+			app.Depends = testrepo.Requires("l")
+			for _, s := range []*Staged{stageIn(t, r, base, l1, tree("usr/lib/l1/so=1")), stageIn(t, r, base, app, tree("bin/x=app 1"))} {
+				if _, err := r.Apply(context.Background(), []*Staged{s}, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if b, err := os.ReadFile(r.path("bin", "x")); err != nil || !strings.HasPrefix(string(b), wrapperHead) {
+				t.Fatalf("bin/x with l 1's library directory: %v %q, want a wrapper", err, b)
+			}
+			testHookTrashed = func() bool { return cut }
+			_, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("l", "2"), tree("usr/share/l/v=2"))}, nil)
+			testHookTrashed = nil
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			r = openRoot(t, dir)
+			if b, err := os.ReadFile(r.path("bin", "x")); err != nil || string(b) != "app 1" {
+				t.Errorf("bin/x: %v %q, want app's own file", err, b)
+			}
+			if _, err := os.Lstat(r.path("bin", ".x.new")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("bin/.x.new left: %v", err)
+			}
+			if problems, err := r.Verify(); err != nil || len(problems) > 0 {
+				t.Errorf("Verify: %v, %v", problems, err)
 			}
 		})
 	}
