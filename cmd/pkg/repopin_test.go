@@ -36,10 +36,7 @@ func TestPinMovesInstalled(t *testing.T) {
 	checkRun(t, e, "tool", "tool 2.0 from b")
 
 	// One version in two repositories, from two archives: the second pin replaces it.
-	team := newMultiRepo(t, "team", "tool 2.0")
-	stable := newMultiRepo(t, "stable", "tool 2.0")
-	userConfig(t, "[repo.team]\nurls = [\""+team.url+"\"]\npriority = 20\n\n[repo.stable]\nurls = [\""+stable.url+"\"]\n")
-	f := newEnv(t, t.TempDir(), "")
+	f := twoArchives(t)
 	f.ok("install", "team/tool=2.0")
 	checkRun(t, f, "tool", "tool 2.0 from team")
 	out, _ = f.ok("install", "stable/tool=2.0")
@@ -113,12 +110,20 @@ func TestPinOutdated(t *testing.T) {
 	checkRun(t, e, "tool", "tool 2.5 from b")
 
 	// One version in two repositories, from two archives: the pinned one's is installed.
-	team := newMultiRepo(t, "team", "tool 2.0")
-	stable := newMultiRepo(t, "stable", "tool 2.0")
-	userConfig(t, "[repo.team]\nurls = [\""+team.url+"\"]\npriority = 20\n\n[repo.stable]\nurls = [\""+stable.url+"\"]\n")
-	f := newEnv(t, t.TempDir(), "")
+	f := twoArchives(t)
 	f.ok("install", "stable/tool=2.0")
+	checkRun(t, f, "tool", "tool 2.0 from stable")
 	if out, _ := f.ok("outdated"); strings.Contains(out, "tool") {
 		t.Errorf("outdated after stable/tool=2.0:\n%s", out)
 	}
+}
+
+// twoArchives configures two repositories that each publish tool 2.0, from archives of
+// their own: team, of the higher priority, and stable; and returns a root using them.
+func twoArchives(t *testing.T) *env {
+	t.Helper()
+	team := newMultiRepo(t, "team", "tool 2.0")
+	stable := newMultiRepo(t, "stable", "tool 2.0")
+	userConfig(t, "[repo.team]\nurls = [\""+team.url+"\"]\npriority = 20\n\n[repo.stable]\nurls = [\""+stable.url+"\"]\n")
+	return newEnv(t, t.TempDir(), "")
 }

@@ -332,9 +332,6 @@ func TestRunArgs(t *testing.T) {
 	if out, stderr, code := e.run("--bogus", "args"); code != 2 || out != "" || !strings.Contains(stderr, "unknown flag --bogus") {
 		t.Errorf("run --bogus args: exit %d, stdout %q, stderr %q; want a usage error", code, out, stderr)
 	}
-	if out, stderr, code := e.run("args", "--help"); code != 7 || strings.Contains(out+stderr, "USAGE") {
-		t.Errorf("run args --help: exit %d, stdout %q, stderr %q; want the command's --help, not pkg run's", code, out, stderr)
-	}
 }
 
 // TestRunScriptPath runs a #! script that finds its files from dirname "$0" and names

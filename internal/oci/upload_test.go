@@ -100,7 +100,8 @@ func TestPushBlobTooLarge(t *testing.T) {
 	if err := c.PushBlob(context.Background(), Digest(b), bytes.NewReader(b), int64(len(b)), 100); err != nil {
 		t.Errorf("PushBlob in chunks of 100 through a limit of 100: %v", err)
 	}
-	if err := c.PushBlob(context.Background(), Digest([]byte("other")), bytes.NewReader([]byte("x")), 1, 10); errors.Is(err, ErrTooLarge) {
-		t.Errorf("PushBlob refused 400 is ErrTooLarge: %v", err)
+	re = nil
+	if err := c.PushBlob(context.Background(), Digest([]byte("other")), bytes.NewReader([]byte("x")), 1, 10); errors.Is(err, ErrTooLarge) || !errors.As(err, &re) || re.Code != 400 {
+		t.Errorf("PushBlob refused 400: %v, want a 400 that is not ErrTooLarge", err)
 	}
 }
