@@ -32,6 +32,7 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 
 	"pkg/internal/regfile"
+	"pkg/internal/termtext"
 )
 
 // maxFileSize bounds a configuration file.
@@ -304,7 +305,7 @@ func oneName(name string, data []byte, rs []Repo) error {
 				a, b, first, line, col = b, a, line, first, firstCol
 			}
 			return &fileError{File: name, Line: line, Col: col, Key: "repo." + b.Name + ".urls",
-				Err: fmt.Errorf("%q is the location of repo.%s (line %d): a repository has one name", b.URLs[0], a.Name, first)}
+				Err: fmt.Errorf("%q is the location of repo.%s (line %d): a repository has one name", termtext.WithoutCredentials(b.URLs[0]), a.Name, first)}
 		}
 	}
 	return nil

@@ -76,16 +76,17 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 		budget = spotSample
 	}
 	crashed := boot != "" && boot != bootID() // written unsynced before a reboot
-	if crashed || whole {
+	all := crashed || whole                   // every byte and tail checked
+	if all {
 		budget = math.MaxInt64
 	}
 	files := checkedFiles{tar: idOf(info), idx: idOf(ix.info)}
-	spot := err == nil && (crashed || whole || !c.checks.passed(c, sha, files))
+	spot := err == nil && (all || !c.checks.passed(c, sha, files))
 	if spot {
 		err = tarutil.SpotCheck(f, info.Size(), ms, budget)
 	}
 	if err == nil && spot {
-		err = c.checkTails(sha, f, ms, crashed || whole)
+		err = c.checkTails(sha, f, ms, all)
 	}
 	what := entryName(sha, name, version)
 	if err != nil && !Damaged(err) {
@@ -103,7 +104,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 		// the others, or checked again at its next first use.
 		c.unsettled.Store(sha, unsynced{idx: ix.info, tar: info, checked: crashed})
 	}
-	c.checked.Store(sha, checkedEntry{ms, crashed || whole})
+	c.checked.Store(sha, checkedEntry{ms, all})
 	return ms, nil
 }
 

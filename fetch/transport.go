@@ -96,7 +96,7 @@ func parseLocation(loc string, n *netConfig) (location, error) {
 		for s := termtext.WithoutCredentials(shown); s != shown; s = termtext.WithoutCredentials(s) {
 			shown = s
 		}
-		return location{}, &locationError{shown, fmt.Errorf("%w: not a URL pkg can read (a user name or password must escape what it holds of \"/?#@:\", and a path its \"@\" but one that begins a segment, as %%XX)", errLocation)}
+		return location{}, &locationError{termtext.Quote(shown), fmt.Errorf("%w: not a URL pkg can read (a user name or password must escape what it holds of \"/?#@:\", and a path its \"@\" but one that begins a segment, as %%XX)", errLocation)}
 	case err == nil && len(u.Scheme) > 1: // one letter is a Windows drive
 		t, err = openScheme(u, n)
 	default:

@@ -623,6 +623,7 @@ func (r *Root) prepareOthers(libs *libIndex, held, holds map[string]string, inst
 			continue
 		}
 		wants := r.binWants(libs, holds, p)
+		held := make(map[string]string) // what bin/ holds, by command, read once
 		for _, b := range r.bins(p.Kind, p.Name, p.Version, p.Bin) {
 			if _, ok := wants[b.Name]; ok || holds[b.Name] != k {
 				continue
@@ -631,12 +632,19 @@ func (r *Root) prepareOthers(libs *libIndex, held, holds map[string]string, inst
 			// a sync of bin/ in full does (unwrap): a marker link (to the member's place)
 			// tells a start after a cut to make one. The sync removes it.
 			if t, err := r.readBin(b.Name); err == nil && strings.HasPrefix(t, wrapperHead) {
-				wants[b.Name] = binTarget(cmdPath(p, b))
+				wants[b.Name], held[b.Name] = binTarget(cmdPath(p, b)), t
 			}
 		}
 		for _, cmd := range slices.Sorted(maps.Keys(wants)) {
 			target := wants[cmd]
-			if t, err := r.readBin(cmd); err == nil && t == target {
+			t, ok := held[cmd]
+			if !ok {
+				var err error
+				if t, err = r.readBin(cmd); err != nil {
+					t = ""
+				}
+			}
+			if t == target {
 				continue
 			}
 			ok, err := r.pending(cmd, target)

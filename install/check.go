@@ -176,9 +176,9 @@ func stackOrder(next map[string]*db.Record, ks []string) []string {
 	return out
 }
 
-// holders returns, by command, the key of the package of next whose command bin/ holds
-// (commandStacks).
-func holders(stacks map[string][]string) map[string]string {
+// tops returns, by command, the key of the package whose command bin/ holds: the top of
+// each of stacks (commandStacks).
+func tops(stacks map[string][]string) map[string]string {
 	h := make(map[string]string, len(stacks))
 	for cmd, s := range stacks {
 		h[cmd] = s[0]
@@ -189,7 +189,7 @@ func holders(stacks map[string][]string) map[string]string {
 // holders is commandStacks' holders of r's commands (Root.bins) in next.
 func (r *Root) holders(next map[string]*db.Record, incoming map[string]bool) (map[string]string, error) {
 	stacks, _, err := commandStacks(next, incoming, func(p *db.Record) []repo.Command { return r.bins(p.Kind, p.Name, p.Version, p.Bin) })
-	return holders(stacks), err
+	return tops(stacks), err
 }
 
 // keysOf returns the set of the keys of recs.

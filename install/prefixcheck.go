@@ -326,7 +326,7 @@ func (c *conflicts) commands(staged []*Staged, next map[string]db.Owners) error 
 	if err != nil {
 		return err
 	}
-	holds := holders(stacks)
+	holds := tops(stacks)
 	links := make(map[string]string) // bin/CMD → the package whose command link it is
 	for _, p := range after {
 		addLinks(links, p, holds, c.bins(p))

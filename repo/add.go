@@ -354,7 +354,7 @@ func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
 		f.Close()
 		return nil, &os.PathError{Op: "lock", Path: dir, Err: err}
 	}
-	removeLeftovers(f, dir, err == nil)
+	removeLeftovers(f, err == nil)
 	return func() { f.Close() }, nil
 }
 

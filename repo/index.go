@@ -576,7 +576,7 @@ func checkNPMRelation(p *Package, field string, r Requirement) error {
 		return fmt.Errorf("%q: an npm package's %s are NAME@npm:RANGE", r, field)
 	case npm && field != "depends" && field != "optional" && field != "peers":
 		return fmt.Errorf("%q: an npm range is not allowed in %s", r, field)
-	case p.Kind != KindNPM && slices.ContainsFunc(append([]Requirement{r}, r.Or...), func(a Requirement) bool { return capitalized(a.Name) }):
+	case p.Kind != KindNPM && (capitalized(r.Name) || slices.ContainsFunc(r.Or, func(a Requirement) bool { return capitalized(a.Name) })):
 		return fmt.Errorf("%q: a name with capitals is an old npm package's, named by a package of kind %q alone", r, KindNPM)
 	}
 	return nil

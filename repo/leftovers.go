@@ -2,10 +2,11 @@ package repo
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // staleAge is how old a temporary file of a repository directory that could not be
@@ -16,14 +17,14 @@ const staleAge = 24 * time.Hour
 // removeLeftovers removes the temporary files that a writer of the repository directory
 // dir killed before its rename left there (leftover): all of them when the caller holds
 // dir's lock (locked), which every writer takes; else the stale ones.
-func removeLeftovers(dir *os.File, path string, locked bool) {
+func removeLeftovers(dir *os.File, locked bool) {
 	ents, _ := dir.ReadDir(-1)
 	for _, e := range ents {
 		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		if info, err := e.Info(); err == nil && leftover(e.Name(), time.Since(info.ModTime()), locked) {
-			os.Remove(filepath.Join(path, e.Name()))
+			unix.Unlinkat(int(dir.Fd()), e.Name(), 0) // through the locked directory, not its path
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"pkg/db"
-	"pkg/install"
 	"pkg/repo"
 )
 
@@ -36,8 +35,8 @@ func (s *Session) Info(ctx context.Context, name string) (info Info, err error) 
 	var recs []db.Record
 	var requested map[string]repo.Requirement
 	err = s.viewRoot(func(d *db.DB) (err error) { recs, requested, err = d.State(); return err })
-	noRoot := errors.Is(err, install.ErrNoRoot) || errors.Is(err, install.ErrCutShort)
-	if err != nil && !noRoot {
+	none := noRoot(err)
+	if err != nil && !none {
 		return info, err
 	}
 	p, ok, err := installedNamed("info", name, recs)
@@ -54,7 +53,7 @@ func (s *Session) Info(ctx context.Context, name string) (info Info, err error) 
 			return info, fmt.Errorf("info %w", err)
 		}
 		return Info{Offered: &p, Versions: ix.Versions(name)}, nil
-	case noRoot:
+	case none:
 		return info, fmt.Errorf("info %s: not installed: %w", name, err)
 	case !ok:
 		return info, db.NotInstalled("info", name, recs)

@@ -71,7 +71,7 @@ func (s *Session) Files(name string) (rec Record, files []db.File, err error) {
 		}
 		return err
 	})
-	if errors.Is(err, install.ErrNoRoot) || errors.Is(err, install.ErrCutShort) {
+	if noRoot(err) {
 		return rec, nil, fmt.Errorf("files %s: not installed: %w", name, err)
 	}
 	return rec, files, err

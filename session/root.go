@@ -86,12 +86,6 @@ func (s *Session) peekRoot(fn func(d *db.DB) error) error {
 // readOnlyRoot opens the root to read without its lock, or returns nil where there is none
 // yet (noRoot).
 func (s *Session) readOnlyRoot() (*install.Root, error) {
-	err := install.Exists(s.Root)
-	if errors.Is(err, install.ErrNoRoot) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
 	r, err := install.OpenReadOnly(s.Root, s.rootOptions())
 	if noRoot(err) {
 		return nil, nil

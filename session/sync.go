@@ -128,7 +128,7 @@ func relocate(plan *txn.Plan, l *repo.Lock, path string, srcs map[string]*fetch.
 			r, recorded := used[n], "lockfile "+path
 			r.File = cmp.Or(r.File, recorded) // the lockfile's record, none other in effect
 			r.Name = cmp.Or(r.Name, config.LocationName(r.URLs[0]))
-			return &LockRepoError{Lock: path, Repo: r.Name, URL: r.URLs[0], From: r.File, Recorded: r.File == recorded, Err: err}
+			return &LockRepoError{Lock: path, Repo: r.Name, From: r.File, Recorded: r.File == recorded, Err: err}
 		}
 		if err != nil {
 			return err
@@ -142,7 +142,6 @@ func relocate(plan *txn.Plan, l *repo.Lock, path string, srcs map[string]*fetch.
 type LockRepoError struct {
 	Lock     string // the lockfile's path
 	Repo     string // the name of the repository in effect for the packages (config.LockUses)
-	URL      string // the location read
 	From     string // where that location was given: the lockfile, a configuration file, a flag
 	Recorded bool   // the location is the lockfile's record
 	Err      error  // an ErrNoRepository

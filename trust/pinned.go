@@ -2,6 +2,7 @@ package trust
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -44,14 +45,7 @@ func (e *PinnedError) Unwrap() error { return e.Err }
 // cache's copy was verified by: not a change of keys, but a command that does not trust
 // that key (or an index changed after it was signed, which trusting it would show).
 func (e *PinnedError) PinnedKeySigned() bool {
-	for _, k := range e.SignedBy {
-		for _, p := range e.KeyIDs {
-			if k == p {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(e.SignedBy, func(k string) bool { return slices.Contains(e.KeyIDs, k) })
 }
 
 // PinnedTo says which keys a repository is pinned to: " to key ID", " to keys ID, ID", or

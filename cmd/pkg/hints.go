@@ -84,7 +84,12 @@ var hints = []hintRule{
 	{err: config.ErrSecretOpen, hint: "'chmod 600' the file, or move the secret to a token-file or password-file (docs/config.md#credentials)"},
 	{fn: as(downloadHint)},
 	{fn: as(deniedHint)},
-	{err: session.ErrDenied, hint: "if the repository needs credentials, set PKG_REPO_<NAME>_TOKEN (or _USERNAME and _PASSWORD), give them in its configuration, or in ~/.netrc (docs/config.md#credentials); pkg records them nowhere"},
+	{fn: func(err error, _ []string) string { // a refusal without its repository's variables (a push)
+		if errors.Is(err, session.ErrDenied) {
+			return credentialsHint(nil)
+		}
+		return ""
+	}},
 	{err: session.ErrRealm, hint: "the registry's token challenge names a realm pkg does not ask: one in plain http for a registry spoken to over https, or on a loopback or link-local address (this machine, a cloud's metadata server) the registry is not on; check the registry's auth settings (docs/registry.md)"},
 	{err: session.ErrNoExchange, hint: "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"},
 	{err: session.ErrSplitRoot, hint: "pkg moves trees within the root, so its pkgs/ and .pkg/ must be on one filesystem; on overlayfs (a container's layers), mount with redirect_dir=on"},
@@ -236,9 +241,9 @@ func lockRepoHint(le *session.LockRepoError) string {
 	switch {
 	case le.Recorded:
 		return fmt.Sprintf("the repository is no longer where %s records it: name where it is now, or a copy of it, with 'pkg --repo %s=LOCATION sync -f %s' (the archives must match the lockfile's sha256)",
-			le.Lock, le.Repo, shell.Quote(le.Lock))
+			shell.Quote(le.Lock), le.Repo, shell.Quote(le.Lock))
 	case le.From != "--repo" && le.From != "PKG_REPO":
-		return fmt.Sprintf("the repository configured as %s in %s serves the packages %s records from %s: check its urls there", le.Repo, le.From, le.Lock, le.Repo)
+		return fmt.Sprintf("the repository configured as %s in %s serves the packages %s records from %s: check its urls there", le.Repo, shell.Quote(le.From), shell.Quote(le.Lock), le.Repo)
 	}
 	return ""
 }
@@ -256,13 +261,18 @@ func deniedHint(de *session.DeniedError) string {
 	if de.Credential != "" {
 		return fmt.Sprintf("the repository refused the credential of %s: check that it is current and may read this repository (docs/config.md#credentials)", de.Credential)
 	}
-	if len(de.Vars) == 0 {
-		return ""
+	return credentialsHint(de.Vars)
+}
+
+// credentialsHint says where a repository's credentials go: the variables of vars (their
+// prefixes, config.Repo.CredentialVars), or where they are not known PKG_REPO_<NAME>_'s.
+func credentialsHint(vars []string) string {
+	p, also := "PKG_REPO_<NAME>_", ""
+	if len(vars) > 0 {
+		p = vars[0]
 	}
-	p := de.Vars[0]
-	also := ""
-	if len(de.Vars) > 1 {
-		also = " (those of " + strings.Join(de.Vars[1:], "*, ") + "* count too)"
+	if len(vars) > 1 {
+		also = " (those of " + strings.Join(vars[1:], "*, ") + "* count too)"
 	}
 	return fmt.Sprintf("if the repository needs credentials, set %sTOKEN (or %sUSERNAME and %sPASSWORD)%s, give them in its configuration, or in ~/.netrc (docs/config.md#credentials); pkg records them nowhere", p, p, p, also)
 }
@@ -307,7 +317,7 @@ func outdatedHint(oe *txn.OutdatedError) string {
 		args = append(args, shell.Quote(r.String()))
 	}
 	return fmt.Sprintf("the repositories no longer meet %s, which %s records (so 'pkg lock -o %s' refuses it too): name the packages to lock, %s by name alone: %s",
-		repo.JoinRequirements(oe.Unresolved), oe.Path, shell.Quote(oe.Path), repo.JoinRequirements(oe.Unresolved), strings.Join(args, " "))
+		repo.JoinRequirements(oe.Unresolved), shell.Quote(oe.Path), shell.Quote(oe.Path), repo.JoinRequirements(oe.Unresolved), strings.Join(args, " "))
 }
 
 // damagedOffline reports whether err is an offline command's refusal to fetch again a

@@ -3,7 +3,8 @@
 // packages that Go initializes first (errors, io, syscall), so that it can answer from an
 // initializer that runs before the heavy packages' (cmd/pkg/internal/early):
 // runtime/debug.ReadBuildInfo reads the same record from memory but imports fmt and what
-// fmt imports. It reads 64-bit little-endian ELF binaries only, and only the running one.
+// fmt imports. It reads little-endian ELF binaries, 64-bit and 32-bit, and only the
+// running one.
 package buildinfo
 
 // Version is the commit the binary was built from, when the go command recorded one
