@@ -338,6 +338,51 @@ func (r *Root) checkFoldedNames(recs []db.Record, staged []*db.Record, remove []
 	return nil
 }
 
+// Dependents returns the keys (db.Record.Key) of the packages of recs, the installed ones,
+// that the removal of the packages remove (keys) would leave with a dependency nothing
+// left meets: those checkApply would name in refusing it. A removal can take them along
+// where no package asked for needs them (txn's removal plan).
+func Dependents(recs []db.Record, remove []string) []string {
+	next := make(map[string]*db.Record, len(recs))
+	for i := range recs {
+		next[recs[i].Key()] = &recs[i]
+	}
+	for _, key := range remove {
+		delete(next, key)
+	}
+	names := slices.Sorted(maps.Keys(next))
+	meets, installed := newMeets(next), named(recs)
+	var out []string
+	for _, gone := range remove {
+		if old := installed[gone]; old != nil {
+			users, _ := unmetBy(next, names, meets, old)
+			out = append(out, users...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// unmetBy returns the keys of the packages of next (the root after a change, by key;
+// names its keys, sorted) with a dependency that old, a package the change removes, met
+// and that nothing of next meets, and each as "NAME VERSION", with the requirement where
+// old met it through a provides or among alternatives.
+func unmetBy(next map[string]*db.Record, names []string, meets *meets, old *db.Record) (users, versions []string) {
+	for _, name := range names {
+		deps := required(next[name])
+		i := slices.IndexFunc(deps, func(d repo.Requirement) bool { return !meets.met(d) && d.Met(old.Name, old.Version, old.Provides) })
+		if i < 0 {
+			continue
+		}
+		v := next[name].Name + " " + next[name].Version
+		if d := deps[i]; d.Name != old.Name || len(d.Or) > 0 { // met through a provides or with alternatives
+			v += " (for " + d.String() + ")"
+		}
+		users, versions = append(users, name), append(versions, v)
+	}
+	return users, versions
+}
+
 // checkApply refuses a change to recs, the installed packages, installing the records
 // staged, that would leave two packages providing one command where neither replaces the
 // other (*clashError, or *strandedError where it removes or upgrades what stood between
@@ -368,20 +413,7 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string, bins fun
 	}
 	meets, installed := newMeets(next), named(recs)
 	for _, gone := range remove {
-		old := installed[gone]
-		var users, versions []string // what gone met and nothing left meets
-		for _, name := range names {
-			deps := required(next[name])
-			i := slices.IndexFunc(deps, func(d repo.Requirement) bool { return !meets.met(d) && d.Met(old.Name, old.Version, old.Provides) })
-			if i < 0 {
-				continue
-			}
-			v := next[name].Name + " " + next[name].Version
-			if d := deps[i]; d.Name != old.Name || len(d.Or) > 0 { // met through a provides or with alternatives
-				v += " (for " + d.String() + ")"
-			}
-			users, versions = append(users, name), append(versions, v)
-		}
+		users, versions := unmetBy(next, names, meets, installed[gone])
 		if len(users) > 0 {
 			verb := "depends"
 			if len(users) > 1 {

@@ -70,11 +70,14 @@ func InstalledText(out *txn.Outcome) string {
 func changeText(out *txn.Outcome, unneededTip string) []string {
 	var lines []string
 	for _, r := range out.Removed {
-		if r.Version == "" {
-			lines = append(lines, "removed "+r.Name)
-		} else {
-			lines = append(lines, "removed "+r.Name+" "+r.Version)
+		line := "removed " + r.Name
+		if r.Version != "" {
+			line += " " + r.Version
 		}
+		if why, ok := out.Along[r.Key()]; ok {
+			line += " (" + why + ")"
+		}
+		lines = append(lines, line)
 	}
 	for _, ch := range out.Commands {
 		lines = append(lines, commandText(ch))

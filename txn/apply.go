@@ -20,6 +20,7 @@ import (
 type Outcome struct {
 	Root    string            // the root's directory
 	Results []*install.Result // of the packages installed, in the plan's order
+	Along   map[string]string // of Removed, by key, those taken along as others' dependents, with why (removePlan)
 	Removed []db.Record       // the records of the packages removed, as they were, but the npm instances another version replaced (its Result's Previous)
 	Before  []db.Record       // the root's records before the change
 	Origins map[string]string // the local archive file of each package installed from one, by name
@@ -203,7 +204,7 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Before: p.before, Again: p.again, Origins: map[string]string{}}
+	out := &Outcome{Before: p.before, Again: p.again, Origins: map[string]string{}, Along: p.alongWhy()}
 	for _, pk := range p.install {
 		if pk.Origin != "" {
 			out.Origins[pk.Name] = pk.Origin

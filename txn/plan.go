@@ -61,7 +61,8 @@ type Plan struct {
 	again   bool           // a reinstall
 	locked  bool           // from a lockfile: its sha256s, not the index's
 	why     func(name string) string
-	target  *Target // where Apply makes the change (Bind)
+	along   map[string][]string // removed as dependents of others removed: the names of those (removePlan)
+	target  *Target             // where Apply makes the change (Bind)
 }
 
 // Held is an installed package an upgrade keeps from the newest version.
@@ -239,7 +240,7 @@ func NewPlan(s Spec) (*Plan, error) {
 	if s.Unneeded {
 		return unneededPlan(s.Root, s.Records, db.Unneeded(s.Records, s.Requested)), nil
 	}
-	return removePlan(s.Root, s.Records, s.Names), nil
+	return removePlan(s.Root, s.Records, s.Names, s.Requested), nil
 }
 
 // fits refuses a Spec giving its action an input it does not read, rather than ignore it.
@@ -408,9 +409,72 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 	return p.fill(cache), nil
 }
 
-// removePlan is the plan of removing the installed packages names, by key (Record.Key).
-func removePlan(root string, before []db.Record, names []string) *Plan {
-	return (&Plan{Root: root, before: before, remove: names, why: reasons(nil, names, "")}).fill(nil)
+// removePlan is the plan of removing the installed packages names, by key (Record.Key),
+// and with them the installed packages that depend on them where no package asked for
+// (requested, db.Requested) needs those, directly or through others: a dependency they
+// brought that depends on them in turn (eslint's @eslint-community/eslint-utils, a peer
+// of eslint), as apt removes a package's dependents. Where one asked for would lose a
+// dependency, the plan is of names alone, which the commit refuses naming their
+// dependents (install.Dependents).
+func removePlan(root string, before []db.Record, names []string, requested map[string]repo.Requirement) *Plan {
+	remove, along := slices.Clone(names), make(map[string][]string)
+	deps := repo.Dependencies(db.Packages(before))
+	for {
+		users := install.Dependents(before, remove)
+		if len(users) == 0 {
+			break
+		}
+		if slices.ContainsFunc(users, func(u string) bool { _, asked := requested[u]; return asked }) {
+			remove, along = names, nil
+			break
+		}
+		for _, u := range users {
+			along[u] = dependsOnOf(before, deps[u], remove)
+		}
+		remove = append(remove, users...)
+	}
+	why := reasons(nil, names, "")
+	p := &Plan{Root: root, before: before, remove: remove, along: along, why: func(key string) string {
+		if on, ok := along[key]; ok {
+			return alongText(on)
+		}
+		return why(key)
+	}}
+	return p.fill(nil)
+}
+
+// alongWhy is p.along as the Outcome says it: by key, why the removal takes each along.
+func (p *Plan) alongWhy() map[string]string {
+	if len(p.along) == 0 {
+		return nil
+	}
+	why := make(map[string]string, len(p.along))
+	for key, on := range p.along {
+		why[key] = alongText(on)
+	}
+	return why
+}
+
+// alongText says why a removal takes a package along: it depends on on, names of packages
+// removed, and nothing asked for needs it.
+func alongText(on []string) string {
+	if len(on) == 0 {
+		return "depends on what goes, and nothing asked for needs it"
+	}
+	return "depends on " + strings.Join(on, ", ") + ", and nothing asked for needs it"
+}
+
+// dependsOnOf returns the names of the packages of gone (keys of before) among deps, the
+// keys of what a package depends on (repo.Dependencies), sorted.
+func dependsOnOf(before []db.Record, deps, gone []string) []string {
+	var on []string
+	for _, d := range deps {
+		if r, ok := db.Find(before, d); ok && slices.Contains(gone, d) && !slices.Contains(on, r.Name) {
+			on = append(on, r.Name)
+		}
+	}
+	slices.Sort(on)
+	return on
 }
 
 // unneededPlan is the plan of removing the installed packages named, which db.Unneeded found

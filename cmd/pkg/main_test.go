@@ -322,6 +322,38 @@ func TestRemoveRefusesDependency(t *testing.T) {
 	}
 }
 
+// TestRemoveTakesDependents checks that a removal takes along the installed packages that
+// depend on what it removes where nothing asked for needs them (a dependency that depends
+// back, as eslint's @eslint-community/eslint-utils does through its peer), and still
+// refuses where a package asked for, or one it needs, would lose a dependency.
+func TestRemoveTakesDependents(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	addPackage(t, dir, "tool", "1", "utils")
+	addPackage(t, dir, "utils", "1", "tool", "leaf")
+	addPackage(t, dir, "leaf", "1")
+	addPackage(t, dir, "top", "1", "mid")
+	addPackage(t, dir, "mid", "1", "tool")
+	e := newEnv(t, t.TempDir(), dir)
+	e.ok("install", "tool")
+	stdout, _ := e.ok("remove", "tool")
+	if !strings.Contains(stdout, "removed utils 1 (depends on tool, and nothing asked for needs it)") {
+		t.Errorf("remove tool: %q", stdout)
+	}
+	if got := e.list(); len(got) != 1 || got[0].Name != "leaf" { // no longer needed: autoremove's
+		t.Errorf("after remove tool: %+v", got)
+	}
+
+	// top, asked for, needs tool through mid: refused, naming what depends on tool.
+	e.ok("install", "top")
+	_, stderr, code := e.pkg("remove", "tool")
+	if code != 1 || !strings.Contains(stderr, "remove tool: mid 1, utils 1 depend on it (remove mid utils too, or first)") {
+		t.Errorf("remove tool under top: exit %d, %q", code, stderr)
+	}
+	if got := e.list(); len(got) != 5 {
+		t.Errorf("after refused remove: %+v", got)
+	}
+}
+
 // TestRemoveDeletedTree checks that a package whose directory was deleted by hand can
 // still be removed: its record goes, and nothing is left in the trash.
 func TestRemoveDeletedTree(t *testing.T) {
