@@ -310,10 +310,47 @@ func TestBashCompletion(t *testing.T) {
 		{"pkg out", "outdated"},
 		{"pkg why --j", "--json"},
 		{"pkg --root " + e.root + " why t", "tool"},
+		// "--" alone is a long flag begun, not the end of pkg's flags
+		{"pkg install --", "--reinstall\n--name\n--version\n--depends\n--bin\n--lib\n--dry-run\n--json\n--help"},
+		{"pkg verify --", "--full\n--repair\n--json\n--help"},
+		{"pkg list --", "--json\n--help"},
+		{"pkg cache prune --", "--older-than\n--max-size\n--help"},
 	}
 	for _, tt := range tests {
 		if got := complete(tt.words); got != tt.want+"\n" {
 			t.Errorf("completing %q: %q; want %q", tt.words, got, tt.want)
+		}
+	}
+}
+
+// TestZshCompletion runs the zsh script's _pkg with zsh's completion builtins stood in for
+// by functions that print what they are given: compadd the words offered that begin with
+// the word completed, as zsh's does, and _files a mark.
+func TestZshCompletion(t *testing.T) {
+	if _, err := exec.LookPath("zsh"); err != nil {
+		t.Skip("zsh is not installed")
+	}
+	e := everydayEnv(t)
+	script := filepath.Join(t.TempDir(), "_pkg")
+	if err := os.WriteFile(script, []byte(mustOut(e.ok("completion", "zsh"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := testfs.PkgBinary(t)
+	for _, tt := range []struct{ words, want string }{
+		{"pkg install --", "--reinstall\n--name\n--version\n--depends\n--bin\n--lib\n--dry-run\n--json\n--help\n"},
+		{"pkg cache prune --", "--older-than\n--max-size\n--help\n"},
+		{"pkg install --d", "--depends\n--dry-run\n"},
+		{"pkg --root " + e.root + " why t", "tool\n"},
+		{"pkg install ./", "<files>\n"},
+	} {
+		words := strings.Split(tt.words, " ")
+		words[0] = bin
+		cmd := exec.Command("zsh", "-f", "-c", `compdef() { :; }; compadd() { print -rl -- ${(M)${(P)2}:#${(b)PREFIX}*}; }; _files() { print -r -- '<files>'; }
+source "$1"; shift; words=("$@"); CURRENT=$#; PREFIX=$words[CURRENT]; _pkg`, "zsh", script)
+		cmd.Args = append(cmd.Args, words...)
+		out, err := cmd.CombinedOutput()
+		if err != nil || string(out) != tt.want {
+			t.Errorf("completing %q: %v, %q; want %q", tt.words, err, out, tt.want)
 		}
 	}
 }

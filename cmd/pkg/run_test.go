@@ -334,6 +334,29 @@ func TestRunArgs(t *testing.T) {
 	}
 }
 
+// TestRunCompletion completes after "pkg run NAME --", the word begun and a word of its
+// own, through the bash script: the package's command does not run.
+func TestRunCompletion(t *testing.T) {
+	base := t.TempDir()
+	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	ran := filepath.Join(base, "ran")
+	e.publishScript("mark", "1", map[string]string{"mark": "echo \"$@\" >> " + ran})
+	complete := bashCompleter(t, e.env)
+	global := "pkg --root " + e.root + " --cache " + e.cache + " --repo " + e.repo + " "
+	for _, tt := range []struct{ words, want string }{
+		{global + "run mark --", "--with\n--cmd\n--lock\n--refresh\n--help\n"},
+		{global + "run mark -- ", "\n"}, // the command's arguments: bash's -o default completes file names
+		{global + "run mark -- x ", "\n"},
+	} {
+		if got := complete(tt.words); got != tt.want {
+			t.Errorf("completing %q: %q; want %q", tt.words, got, tt.want)
+		}
+	}
+	if b, err := os.ReadFile(ran); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("completing ran the command: %q, %v", b, err)
+	}
+}
+
 // TestRunScriptPath runs a #! script that finds its files from dirname "$0" and names
 // itself by basename "$0", as it does installed: $0 is the command's path in the run
 // root, and the only descriptor of pkg's it inherits is the run root's hold, <set>.used.

@@ -49,7 +49,7 @@ func (e *FlagError) Error() string {
 // variables of the flags of the command they run. wants says, by flag name, what a flag
 // whose value is refused takes, where its type alone says too little.
 func Check(app *cli.App, args []string, wants map[string]string) error {
-	if app.EnableBashCompletion && len(args) > 1 && args[len(args)-1] == "--generate-bash-completion" {
+	if completing(app, args) {
 		return nil // an unfinished command line, being completed (checkShellCompleteFlag in urfave/cli's help.go)
 	}
 	flags, cmds, command := app.Flags, app.Commands, ""

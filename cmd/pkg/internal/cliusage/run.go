@@ -3,6 +3,7 @@ package cliusage
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 )
@@ -20,13 +21,16 @@ type Options struct {
 // no mistake in its flags. It returns the command run, as "cache list" ("" where none
 // was), and the command's error, or an *UnknownError for a command line that names no
 // command. A command without subcommands or a BashComplete of its own completes only its
-// flags (CompleteFlags).
+// flags (CompleteFlags); a completion asked for after "--" offers nothing and runs nothing.
 func Run(ctx context.Context, app *cli.App, args []string, o Options) (used string, err error) {
 	Track(app.Commands, &used)
 	completeLeaves(app.Commands)
 	var unknown *UnknownError
 	Unknown(app, &unknown)
 	args = FlagsFirst(app, args, o.CommandLines)
+	if completing(app, args) && slices.Contains(args, "--") {
+		return used, nil // urfave/cli would run the command, the request its argument (checkShellCompleteFlag in help.go)
+	}
 	if err = Check(app, args, o.Wants); err == nil {
 		err = app.RunContext(ctx, args)
 	}
@@ -34,6 +38,11 @@ func Run(ctx context.Context, app *cli.App, args []string, o Options) (used stri
 		return used, unknown
 	}
 	return used, err
+}
+
+// completing reports whether args ask app for completions, not to run a command.
+func completing(app *cli.App, args []string) bool {
+	return app.EnableBashCompletion && len(args) > 1 && args[len(args)-1] == "--generate-bash-completion"
 }
 
 // completeLeaves gives each command of cmds, and of their subcommands, that has none

@@ -43,6 +43,31 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestRunCompleteAfterDashes asks for completions after "--": urfave/cli takes the request
+// for an argument there, so a command would run; Run runs none and offers nothing.
+func TestRunCompleteAfterDashes(t *testing.T) {
+	for _, in := range []string{
+		"app install -- --generate-bash-completion",
+		"app install x -- --generate-bash-completion",
+		"app run x -- --generate-bash-completion",
+		"app -- --generate-bash-completion",
+	} {
+		app := testApp()
+		app.EnableBashCompletion = true
+		var out strings.Builder
+		app.Writer, app.ErrWriter = &out, &out
+		ran := false
+		app.Action = func(*cli.Context) error { ran = true; return nil }
+		for _, c := range app.Commands {
+			c.Action = app.Action
+		}
+		_, err := Run(context.Background(), app, strings.Fields(in), Options{CommandLines: []string{"run"}})
+		if err != nil || ran || out.String() != "" {
+			t.Errorf("%s: %v, ran %v, printed %q; want nothing run or printed", in, err, ran, out.String())
+		}
+	}
+}
+
 func errString(err error) string {
 	if err == nil {
 		return "<nil>"
