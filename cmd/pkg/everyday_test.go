@@ -256,7 +256,7 @@ func TestCompletion(t *testing.T) {
 	for _, tt := range []struct{ shell, want string }{
 		{"bash", "complete -o default -F _pkg pkg\n"},
 		{"zsh", "#compdef pkg\n"},
-		{"fish", "complete -c pkg -n '__fish_pkg_no_subcommand' -f -l root -r -d 'install root'\n"},
+		{"fish", "complete -c pkg -n '__fish_pkg_no_subcommand' -l root -r -d 'install root'\n"},
 	} {
 		out, _ := e.ok("completion", tt.shell)
 		if !strings.Contains(out, tt.want) {
@@ -351,6 +351,57 @@ source "$1"; shift; words=("$@"); CURRENT=$#; PREFIX=$words[CURRENT]; _pkg`, "zs
 		out, err := cmd.CombinedOutput()
 		if err != nil || string(out) != tt.want {
 			t.Errorf("completing %q: %v, %q; want %q", tt.words, err, out, tt.want)
+		}
+	}
+}
+
+// TestFishCompletion completes with fish and the fish script: commands, and no file
+// names, where pkg expects a command; file names where a command takes a file.
+func TestFishCompletion(t *testing.T) {
+	if _, err := exec.LookPath("fish"); err != nil {
+		t.Skip("fish is not installed")
+	}
+	e := everydayEnv(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "pkg.fish")
+	if err := os.WriteFile(script, []byte(mustOut(e.ok("completion", "fish"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		line  string
+		want  []string // the words offered, each before its description
+		files bool     // whether pkg.fish, the file in the directory, is offered
+	}{
+		{"pkg ", []string{"install", "cache", "completion"}, false},
+		{"pkg cache ", []string{"clean", "list", "prune"}, false},
+		{"pkg repo ", []string{"add", "sign"}, false},
+		{"pkg trust ", []string{"add", "list", "remove"}, false},
+		{"pkg install ", []string{"app", "lib", "tool"}, true},
+		{"pkg remove ", []string{"app", "lib", "tool"}, false},
+		{"pkg sync -f ", nil, true},
+		{"pkg lock -o ", nil, true},
+		{"pkg repo add ", nil, true},
+	} {
+		cmd := exec.Command("fish", "--no-config", "-c", `source $argv[1]; complete -C $argv[2]`, script, tt.line)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(testfs.PkgBinary(t))+":"+os.Getenv("PATH"),
+			"PKG_ROOT="+e.root, "PKG_CACHE="+e.cache, "PKG_REPO="+e.repo)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("completing %q: %v\n%s", tt.line, err, out)
+		}
+		var got []string
+		for line := range strings.Lines(string(out)) {
+			word, _, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
+			got = append(got, word)
+		}
+		for _, w := range tt.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("completing %q: %q, want %q in it", tt.line, got, w)
+			}
+		}
+		if slices.Contains(got, "pkg.fish") != tt.files {
+			t.Errorf("completing %q: %q; want file names %v", tt.line, got, tt.files)
 		}
 	}
 }

@@ -22,7 +22,7 @@ func lockCommand() *cli.Command {
 		Description: "With no arguments, lock re-resolves the requirements the lockfile records,\n" +
 			"against the repository it records unless --repo is given.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "pkg.lock", Usage: "lockfile to write"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "pkg.lock", Usage: "lockfile to write", TakesFile: true},
 			&cli.StringSliceFlag{Name: "platform", Usage: "lock for these platforms, GOOS-GOARCH, comma-separated or repeated (default: this machine's, where the repository names platforms)"},
 		},
 		Action: lockAction,
@@ -75,7 +75,7 @@ func syncCommand() *cli.Command {
 			"does not list, fetching each archive by the lockfile's URL and checking it against the\n" +
 			"lockfile's size and sha256. Requirements given must be those the lockfile was made for.",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Value: "pkg.lock", Usage: "lockfile to read"},
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Value: "pkg.lock", Usage: "lockfile to read", TakesFile: true},
 			&cli.BoolFlag{Name: "frozen", Usage: "fail unless the repository still resolves the lockfile's requirements to its packages"},
 			&cli.BoolFlag{Name: "keep-extra", Usage: "keep installed packages the lockfile does not list"},
 		}, planFlags()...),

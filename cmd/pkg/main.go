@@ -119,8 +119,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "root", EnvVars: []string{"PKG_ROOT"}, Value: defaultRoot(), Usage: "install root"},
-		&cli.StringFlag{Name: "cache", EnvVars: []string{"PKG_CACHE"}, Value: defaultCache(), Usage: "cache directory"},
+		&cli.StringFlag{Name: "root", EnvVars: []string{"PKG_ROOT"}, Value: defaultRoot(), Usage: "install root", TakesFile: true},
+		&cli.StringFlag{Name: "cache", EnvVars: []string{"PKG_CACHE"}, Value: defaultCache(), Usage: "cache directory", TakesFile: true},
 		&cli.StringSliceFlag{Name: "repo", Usage: "repository, [NAME=]LOCATION: a directory, file:// or http(s):// URL, or oci://HOST/NAME[:TAG] of a registry (repeatable, highest priority first, before the configured ones; also PKG_REPO, one)"},
 		&cli.StringSliceFlag{Name: "digest-mirror", Usage: "ask this location first for every archive, by sha256 (LOCATION/sha256/<hex>), before the URL its index names (repeatable, in order; before the configured digest-mirrors)"},
 		&cli.BoolFlag{Name: "no-sync", Usage: "skip the sync before each commit (throwaway machines only)"},

@@ -21,7 +21,7 @@ func mirrorCommand() *cli.Command {
 			"index and signature, byte for byte, to DIR/<repository>/. Serve DIR, then point\n" +
 			"--digest-mirror (or digest-mirrors in the configuration) at it.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "lock", Usage: "mirror the packages of this lockfile, for every platform it records"},
+			&cli.StringFlag{Name: "lock", Usage: "mirror the packages of this lockfile, for every platform it records", TakesFile: true},
 			&cli.StringSliceFlag{Name: "platform", Usage: "with NAME...: for these platforms, GOOS-GOARCH (default: this machine's, where the repository names platforms)"},
 		},
 		Before: takes(1, -1, "directory"),

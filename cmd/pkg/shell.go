@@ -53,7 +53,7 @@ func completionCommand() *cli.Command {
 				return usagef("completion: no completion for shell %q: bash, zsh or fish", sh)
 			}
 			if sh == "fish" {
-				s, err := c.App.ToFishCompletion()
+				s, err := cliusage.FishCompletion(c.App)
 				if err != nil {
 					return err
 				}
@@ -67,8 +67,8 @@ func completionCommand() *cli.Command {
 
 // completions are the scripts by shell. The bash and zsh scripts ask pkg itself, through
 // urfave/cli's --generate-bash-completion (cli.App.EnableBashCompletion), what may come
-// next; fish's adds, to urfave/cli's script, the names pkg itself completes for the commands
-// that take package names (completeInstalled, completeOffered).
+// next; fish's adds, to cliusage.FishCompletion's script, the names pkg itself completes
+// for the commands that take package names (completeInstalled, completeOffered).
 var completions = map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishInstalled}
 
 var (

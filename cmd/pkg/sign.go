@@ -19,7 +19,7 @@ const defaultExpires = 30 * 24 * time.Hour
 // signFlags are the flags of a command that signs a repository's index.
 func signFlags(keyUsage string) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "key", Usage: keyUsage},
+		&cli.StringSliceFlag{Name: "key", Usage: keyUsage, TakesFile: true},
 		&cli.DurationFlag{Name: "expires", Value: defaultExpires, Usage: "how long the signed index stays valid"},
 	}
 }
@@ -29,7 +29,7 @@ func repoKeygenCommand() *cli.Command {
 		Name:  "keygen",
 		Usage: "make a signing key: the private key to a new file (mode 0600), the public key to stdout",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "file to write the private key to (required)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "file to write the private key to (required)", TakesFile: true},
 		},
 		Action: func(c *cli.Context) error {
 			path := c.String("output")
