@@ -315,6 +315,7 @@ func TestBashCompletion(t *testing.T) {
 		{"pkg verify --", "--full\n--repair\n--json\n--help"},
 		{"pkg list --", "--json\n--help"},
 		{"pkg cache prune --", "--older-than\n--max-size\n--help"},
+		{"pkg sync -f ", ""}, // -f's value: bash's -o default completes the file names
 	}
 	for _, tt := range tests {
 		if got := complete(tt.words); got != tt.want+"\n" {

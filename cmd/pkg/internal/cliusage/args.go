@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -50,15 +49,25 @@ func All(checks ...cli.BeforeFunc) cli.BeforeFunc {
 // nothing, so that the shell completes file names.
 var CompleteFlags = Complete(func(*cli.Context) []string { return nil })
 
-// Complete is a command's BashComplete that offers its flags after a "-", else the words
-// names returns. The word completed is read from os.Args, as urfave/cli's own completion
-// reads it (cli.DefaultCompleteWithFlags): a flag cut short fails to parse. A whole
-// boolean flag there is the word before the one completed ("remove -n <TAB>"), as the
-// scripts pass the word completed only when it starts with "-".
+// Complete is a command's BashComplete that offers its flags after a "-", nothing for a
+// flag's value, so that the shell completes file names, else the words names returns. The
+// word completed is read from os.Args, as urfave/cli's own completion reads it
+// (cli.DefaultCompleteWithFlags): a flag cut short fails to parse. A whole flag there is
+// the word before the one completed ("remove -n <TAB>", "sync -f <TAB>"), as the scripts
+// pass the word completed only when it starts with "-".
 func Complete(names func(c *cli.Context) []string) cli.BashCompleteFunc {
 	return func(c *cli.Context) {
-		if n := len(os.Args); n > 2 && strings.HasPrefix(os.Args[n-2], "-") && !isBoolFlag(c.Command, os.Args[n-2]) {
+		var last string
+		if n := len(os.Args); n > 2 {
+			last = os.Args[n-2]
+		}
+		f := spelled(c.Command, last)
+		_, isBool := f.(*cli.BoolFlag)
+		switch {
+		case f == nil && strings.HasPrefix(last, "-"):
 			cli.DefaultCompleteWithFlags(c.Command)(c)
+			return
+		case f != nil && !isBool:
 			return
 		}
 		w := bufio.NewWriter(c.App.Writer) // an index may offer 10^5 names: one write, not one each
@@ -69,13 +78,15 @@ func Complete(names func(c *cli.Context) []string) cli.BashCompleteFunc {
 	}
 }
 
-// isBoolFlag reports whether arg is a whole boolean flag of cmd: "-n", "--dry-run".
-func isBoolFlag(cmd *cli.Command, arg string) bool {
-	name := strings.TrimLeft(arg, "-")
+// spelled returns the flag of cmd that arg spells whole, as urfave/cli's completion
+// spells it: "-n", "--dry-run"; nil for none.
+func spelled(cmd *cli.Command, arg string) cli.Flag {
 	for _, f := range cmd.Flags {
-		if _, ok := f.(*cli.BoolFlag); ok && slices.Contains(f.Names(), name) {
-			return true
+		for _, name := range f.Names() {
+			if arg == strings.Repeat("-", min(len(name), 2))+name {
+				return f
+			}
 		}
 	}
-	return false
+	return nil
 }

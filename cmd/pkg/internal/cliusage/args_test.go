@@ -50,10 +50,13 @@ func TestComplete(t *testing.T) {
 		{"app c --generate-bash-completion", "hello\nlibgreet\n"},
 		{"app c --a --generate-bash-completion", "--all\n"},
 		{"app c --all --generate-bash-completion", "hello\nlibgreet\n"}, // the word after a whole boolean flag
+		{"app c -f --generate-bash-completion", ""},                     // a flag's value: the shell completes file names
+		{"app c --file --generate-bash-completion", ""},
+		{"app c --f --generate-bash-completion", "--file\n--frozen\n"},
 	} {
 		var out strings.Builder
 		app := &cli.App{Name: "app", Writer: &out, EnableBashCompletion: true, Commands: []*cli.Command{{
-			Name: "c", Flags: []cli.Flag{&cli.BoolFlag{Name: "all"}},
+			Name: "c", Flags: []cli.Flag{&cli.BoolFlag{Name: "all"}, &cli.StringFlag{Name: "file", Aliases: []string{"f"}}, &cli.BoolFlag{Name: "frozen"}},
 			BashComplete: Complete(func(*cli.Context) []string { return []string{"hello", "libgreet"} }),
 		}}}
 		args := strings.Fields(tt.args)
