@@ -140,12 +140,10 @@ type ForgotRoot struct {
 	Dir string
 }
 
-// NotPruned: an automatic prune of the cache, or of its run roots where RunRoots, failed
-// (Err).
+// NotPruned: an automatic prune of the cache failed (Err).
 type NotPruned struct {
 	note
-	RunRoots bool
-	Err      error
+	Err error
 }
 
 // AutoPruned: an automatic prune removed Removed cached packages no installed package

@@ -56,9 +56,6 @@ func NoticeText(n notice.Notice) string {
 	case notice.ForgotRoot:
 		return fmt.Sprintf("forgot root %s, which installed from this cache and is gone", n.Dir)
 	case notice.NotPruned:
-		if n.RunRoots {
-			return fmt.Sprintf("the run roots were not pruned: %v", n.Err)
-		}
 		return fmt.Sprintf("the cache was not pruned: %v", n.Err)
 	case notice.AutoPruned:
 		return fmt.Sprintf("pruned the cache to its configured limits: removed %s no installed package uses, %s; it takes %s",

@@ -49,7 +49,6 @@ func TestNoticeText(t *testing.T) {
 		{notice.CacheWaiting{Dir: "/c"}, "waiting for the other pkg commands using the cache /c to finish", false},
 		{notice.ForgotRoot{Dir: "/r"}, "forgot root /r, which installed from this cache and is gone", false},
 		{notice.NotPruned{Err: bad}, "the cache was not pruned: bad", false},
-		{notice.NotPruned{RunRoots: true, Err: bad}, "the run roots were not pruned: bad", false},
 		{notice.RunRootsPruned{Count: 2, OlderThan: 2 * time.Hour}, "removed 2 run roots unused for 2h0m0s", false},
 	}
 	for _, tt := range tests {

@@ -18,79 +18,122 @@ import (
 // take, and forgets them as roots, so that their entries are the cache's to prune: every
 // idle one without limits, those unused for l.OlderThan (each <set>.used's mtime is its
 // last use), none under a size limit alone (they are remade on demand, but their entries
-// are what runs use). A run that starts meanwhile waits for the root's removal and makes
-// it again. It returns how many it removed.
-func Prune(cache *fetch.Cache, l fetch.Limits) (int, error) {
+// are what runs use). It holds each it will remove first, and hands their paths to check,
+// if not nil: when check fails, none goes. A run that starts meanwhile waits for the
+// root's removal and makes it again. It returns the paths of those it removed.
+func Prune(cache *fetch.Cache, l fetch.Limits, check func(idle []string) error) ([]string, error) {
+	if check == nil {
+		check = func([]string) error { return nil }
+	}
 	var before time.Time
 	switch {
 	case l.OlderThan > 0:
 		before = time.Now().Add(-l.OlderThan)
 	case l.MaxSize > 0:
-		return 0, nil
+		return nil, check(nil)
 	}
 	rd, err := cache.RunDir()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	runs, through := rd.Dir, rd.Path
+	idle, err := holdIdle(rd.Dir, before)
+	defer func() {
+		for _, r := range idle {
+			r.used.Close()
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(idle))
+	for i, r := range idle {
+		paths[i] = filepath.Join(rd.Dir.Name(), r.set)
+	}
+	if err := check(paths); err != nil {
+		return nil, err
+	}
+	for i, r := range idle {
+		if err := removeRun(cache, rd, r); err != nil {
+			return paths[:i], err
+		}
+	}
+	return paths, nil
+}
+
+// idleRun is a run root Prune holds to remove: its set, and its .used file, locked.
+type idleRun struct {
+	set  string
+	used *os.File
+}
+
+// holdIdle returns the run roots of the directory runs whose .used file it could lock
+// exclusively at once and was last touched before before (any time, if zero), each held.
+// On an error it returns those it holds so far.
+func holdIdle(runs *os.File, before time.Time) ([]idleRun, error) {
 	d, err := dirfd.Open(runs, ".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	names, err := d.Readdirnames(-1)
 	d.Close()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	removed := 0
+	var idle []idleRun
 	for _, n := range names {
 		set, ok := strings.CutSuffix(n, ".used")
 		if !ok || !validSet(set) {
 			continue
 		}
-		done, err := pruneRun(cache, runs, through, set, before)
+		f, err := holdUnused(runs, n, before)
 		if err != nil {
-			return removed, err
+			return idle, err
 		}
-		if done {
-			removed++
+		if f != nil {
+			idle = append(idle, idleRun{set, f})
 		}
 	}
-	return removed, nil
+	return idle, nil
 }
 
-// pruneRun removes the run root set of the directory runs, reached at the path through, if
-// its .used file can be locked exclusively at once and was last touched before before.
-// The .used file goes last, still locked: a run waiting for it finds it replaced (hold)
-// and starts afresh.
-func pruneRun(cache *fetch.Cache, runs *os.File, through, set string, before time.Time) (bool, error) {
-	f, err := dirfd.Open(runs, set+".used", unix.O_RDWR|unix.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return false, nil
-		}
-		return false, err
+// holdUnused returns the .used file name of the directory runs, locked exclusively, if
+// that succeeds at once and the file was last touched before before; nil if not.
+func holdUnused(runs *os.File, name string, before time.Time) (*os.File, error) {
+	f, err := dirfd.Open(runs, name, unix.O_RDWR|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
 	}
-	defer f.Close()
-	fd, used := int(f.Fd()), f.Name()
-	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return false, nil // a command runs from it, or is making it
+	fd := int(f.Fd())
+	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		f.Close()
+		return nil, nil // a command runs from it, or is making it
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return false, &os.PathError{Op: "stat", Path: used, Err: err}
+		f.Close()
+		return nil, &os.PathError{Op: "stat", Path: f.Name(), Err: err}
 	}
 	if !before.IsZero() && !time.Unix(st.Mtim.Unix()).Before(before) {
-		return false, nil
+		f.Close()
+		return nil, nil
 	}
-	if err := install.RemoveTree(through, set); err != nil {
-		return false, err
+	return f, nil
+}
+
+// removeRun removes the run root r of the cache's run directory rd, and forgets it. The
+// .used file goes last, still locked: a run waiting for it finds it replaced (hold) and
+// starts afresh.
+func removeRun(cache *fetch.Cache, rd *fetch.Runs, r idleRun) error {
+	if err := install.RemoveTree(rd.Path, r.set); err != nil {
+		return err
 	}
-	if err := cache.ForgetRoot(filepath.Join(runs.Name(), set)); err != nil {
-		return false, err
+	if err := cache.ForgetRoot(filepath.Join(rd.Dir.Name(), r.set)); err != nil {
+		return err
 	}
-	if err := unix.Unlinkat(int(runs.Fd()), set+".used", 0); err != nil && !errors.Is(err, unix.ENOENT) {
-		return false, &os.PathError{Op: "remove", Path: used, Err: err}
+	if err := unix.Unlinkat(int(rd.Dir.Fd()), r.set+".used", 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "remove", Path: r.used.Name(), Err: err}
 	}
-	return true, nil
+	return nil
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,7 +13,8 @@ import (
 )
 
 // TestPrune removes the run roots unused since a moment, and only those no command holds,
-// forgetting them as roots; a run afterwards makes its root again.
+// forgetting them as roots, once its check lets it (one that fails removes none); a run
+// afterwards makes its root again.
 func TestPrune(t *testing.T) {
 	w := newWorld(t)
 	for _, n := range []string{"old", "busy", "recent"} {
@@ -45,12 +47,22 @@ func TestPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cache.Close()
-	if n, err := Prune(cache, fetch.Limits{MaxSize: 1}); err != nil || n != 0 {
-		t.Fatalf("Prune(max size) = %d, %v; want none removed", n, err)
+	if n, err := Prune(cache, fetch.Limits{MaxSize: 1}, nil); err != nil || len(n) != 0 {
+		t.Fatalf("Prune(max size) = %q, %v; want none removed", n, err)
 	}
-	n, err := Prune(cache, fetch.Limits{OlderThan: 24 * time.Hour})
-	if err != nil || n != 1 {
-		t.Fatalf("Prune = %d, %v; want 1 removed", n, err)
+	day := fetch.Limits{OlderThan: 24 * time.Hour}
+	refused := errors.New("refused")
+	var idle []string
+	n, err := Prune(cache, day, func(paths []string) error { idle = paths; return refused })
+	if !errors.Is(err, refused) || len(n) != 0 || !slices.Equal(idle, []string{runs["old"].Root}) {
+		t.Fatalf("Prune refused by its check = %q, %v; checked %q; want none removed, old checked", n, err, idle)
+	}
+	if _, err := os.Stat(runs["old"].Root); err != nil {
+		t.Fatalf("old's run root after a refused prune: %v", err)
+	}
+	n, err = Prune(cache, day, nil)
+	if err != nil || !slices.Equal(n, []string{runs["old"].Root}) {
+		t.Fatalf("Prune = %q, %v; want old removed", n, err)
 	}
 	for name, gone := range map[string]bool{"old": true, "busy": false, "recent": false} {
 		_, err := os.Stat(runs[name].Root)
@@ -70,8 +82,8 @@ func TestPrune(t *testing.T) {
 	}
 
 	// Without limits, every idle one goes.
-	if n, err := Prune(cache, fetch.Limits{}); err != nil || n != 1 {
-		t.Fatalf("Prune(no limits) = %d, %v; want 1 (recent) removed, busy kept", n, err)
+	if n, err := Prune(cache, fetch.Limits{}, nil); err != nil || !slices.Equal(n, []string{runs["recent"].Root}) {
+		t.Fatalf("Prune(no limits) = %q, %v; want recent removed, busy kept", n, err)
 	}
 	if _, err := os.Stat(runs["busy"].Root); err != nil {
 		t.Errorf("busy run root: %v", err)

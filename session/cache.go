@@ -73,10 +73,12 @@ type Trimmed struct {
 	Unfinished int64 // bytes of unfinished downloads removed (fetch.Cache.RemoveUnfinished)
 }
 
-// Trim removes the cache's entries: every one, or, pruning, those no root uses within l
-// (pruneCache), and the run roots l allows. It needs no root's lock, so that a command
-// that waits for the cache while it holds one cannot hold it up. Where there is no cache
-// it returns nil, having said so. An error after a removal comes with what was removed.
+// Trim removes the cache's entries and run roots: pruning, the run roots no command runs
+// from and the entries no root uses that l lets go (pruneCache), having read every root first;
+// else every entry and every run root no command runs from. It needs no root's lock, so
+// that a command that waits for the cache while it holds one cannot hold it up. Where
+// there is no cache it returns nil, having said so. An error after a removal comes with
+// what was removed.
 func (u Upkeep) Trim(ctx context.Context, prune bool, l Limits) (*Trimmed, error) {
 	s := u.s
 	cache, err := s.removingCache(ctx)
@@ -84,17 +86,18 @@ func (u Upkeep) Trim(ctx context.Context, prune bool, l Limits) (*Trimmed, error
 		return nil, err
 	}
 	out := &Trimmed{}
-	if out.RunRoots, err = runner.Prune(cache, l); err != nil {
-		return out, err
-	}
 	if prune {
 		var forgot []string
-		out.Trimmed, forgot, err = pruneCache(cache, s.Root, s.rootOptions(), l)
+		*out, forgot, err = pruneCache(cache, s.Root, s.rootOptions(), l)
 		for _, dir := range forgot {
 			s.obs.Notice(notice.ForgotRoot{Dir: dir})
 		}
 	} else {
-		out.Trimmed, err = cache.Trim(l, func(fetch.Entry) bool { return false })
+		var ran []string
+		ran, err = runner.Prune(cache, l, nil)
+		if out.RunRoots = len(ran); err == nil {
+			out.Trimmed, err = cache.Trim(l, func(fetch.Entry) bool { return false })
+		}
 	}
 	if err == nil || len(out.Removed) > 0 { // an error before any removal is all there is to say
 		out.Unfinished = cache.RemoveUnfinished()
@@ -103,9 +106,8 @@ func (u Upkeep) Trim(ctx context.Context, prune bool, l Limits) (*Trimmed, error
 }
 
 // AutoPrune prunes the cache the session opened first when a prune is due (autoPruneCache),
-// and then the run roots unused for the configured time, saying what it removed, or why
-// it could not. Call it after the command, once the root is closed; it does nothing after
-// a dry run or where no cache was opened.
+// saying what it removed, or why it could not. Call it after the command, once the root
+// is closed; it does nothing after a dry run or where no cache was opened.
 func (u Upkeep) AutoPrune() {
 	s := u.s
 	if len(s.caches) == 0 || s.caches[0].ReadOnly {
@@ -117,17 +119,13 @@ func (u Upkeep) AutoPrune() {
 	}
 	cache, l := s.caches[0], Limits{OlderThan: cfg.Cache.OlderThan, MaxSize: cfg.Cache.MaxSize}
 	t, _, done, err := autoPruneCache(cache, s.Root, s.rootOptions(), l)
+	if t.RunRoots > 0 {
+		s.obs.Notice(notice.RunRootsPruned{Count: t.RunRoots, OlderThan: l.OlderThan})
+	}
 	if err != nil {
 		s.obs.Notice(notice.NotPruned{Err: err})
 	} else if done && len(t.Removed) > 0 {
 		s.obs.Notice(notice.AutoPruned{Removed: len(t.Removed), Freed: t.Freed, Size: t.Size})
-	}
-	if done && l.OlderThan > 0 { // their entries go at the next prune
-		if n, err := runner.Prune(cache, l); err != nil {
-			s.obs.Notice(notice.NotPruned{RunRoots: true, Err: err})
-		} else if n > 0 {
-			s.obs.Notice(notice.RunRootsPruned{Count: n, OlderThan: l.OlderThan})
-		}
 	}
 }
 

@@ -4,19 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/runner"
 )
 
 // usedArchives returns the sha256s of the archives installed in the root at dir, if there
-// is one, and in the other roots the cache records as installing from it, reading each
-// without its lock. It forgets the roots that are gone, returning them, and fails for one
-// it cannot read: what that root uses is not known. Once no other process uses the cache
+// is one, and in the other roots the cache records as installing from it, but those of
+// skip (run roots about to go), reading each without its lock. It fails for one it cannot
+// read, what that root uses being unknown, before it changes anything; else it forgets the
+// roots that are gone, returning them. Once no other process uses the cache
 // (fetch.Cache.Exclusive), what every root installed from it is in that root's database.
-func usedArchives(cache *fetch.Cache, dir string, o install.Options) (inUse map[string]bool, forgot []string, err error) {
+func usedArchives(cache *fetch.Cache, dir string, o install.Options, skip []string) (inUse map[string]bool, forgot []string, err error) {
 	inUse = make(map[string]bool)
 	add := func(d *db.DB) error {
 		ps, err := d.List()
@@ -36,38 +39,56 @@ func usedArchives(cache *fetch.Cache, dir string, o install.Options) (inUse map[
 	if err != nil {
 		return nil, nil, err
 	}
+	var gone []string
 	for _, other := range others {
-		if other == own {
+		if other == own || slices.Contains(skip, other) {
 			continue
 		}
 		err := install.View(other, o, nil, add)
 		switch {
 		case errors.Is(err, install.ErrNoRoot):
-			if cache.ForgetRoot(other) == nil {
-				forgot = append(forgot, other)
-			}
+			gone = append(gone, other)
 		case errors.Is(err, install.ErrCutShort): // uses nothing until its next change
 		case err != nil:
-			return nil, forgot, fmt.Errorf("cache prune: root %s also installs from this cache, and what it uses cannot be read, so nothing was removed (if that root is no longer used, remove %s): %w",
+			return nil, nil, fmt.Errorf("cache prune: root %s also installs from this cache, and what it uses cannot be read, so nothing was removed (if that root is no longer used, remove %s): %w",
 				other, cache.RootFile(other), err)
+		}
+	}
+	for _, g := range gone {
+		if cache.ForgetRoot(g) == nil {
+			forgot = append(forgot, g)
 		}
 	}
 	return inUse, forgot, nil
 }
 
-// pruneCache removes from cache, which must be Exclusive, the entries no root that installs
-// from it uses (usedArchives) that the limits l let go (fetch.Cache.Trim: without limits,
-// all of them), and returns what it did and the roots it forgot.
-func pruneCache(cache *fetch.Cache, dir string, o install.Options, l fetch.Limits) (t fetch.Trimmed, forgot []string, err error) {
-	inUse, forgot, err := usedArchives(cache, dir, o)
+// pruneCache removes from cache, which must be Exclusive, the run roots no command runs from
+// that the limits l take (runner.Prune), and then the entries no root that installs from
+// it uses that l lets go (trimUnused). It reads every root before it removes anything,
+// but the run roots about to go, so that one it cannot read stops it with nothing
+// removed. It returns what it removed and the roots it forgot.
+func pruneCache(cache *fetch.Cache, dir string, o install.Options, l fetch.Limits) (t Trimmed, forgot []string, err error) {
+	var inUse map[string]bool
+	ran, err := runner.Prune(cache, l, func(idle []string) (err error) {
+		inUse, forgot, err = usedArchives(cache, dir, o, idle)
+		return err
+	})
+	t.RunRoots = len(ran)
 	if err != nil {
 		return t, forgot, err
 	}
-	t, err = cache.Trim(l, func(e fetch.Entry) bool { return inUse[e.SHA256] })
+	t.Trimmed, err = trimUnused(cache, inUse, l)
+	return t, forgot, err
+}
+
+// trimUnused removes from cache, which must be Exclusive, the entries inUse does not
+// hold that the limits l let go (fetch.Cache.Trim: without limits, all of them).
+func trimUnused(cache *fetch.Cache, inUse map[string]bool, l fetch.Limits) (fetch.Trimmed, error) {
+	t, err := cache.Trim(l, func(e fetch.Entry) bool { return inUse[e.SHA256] })
 	if err == nil {
 		cache.MarkPruned() // best effort: autoPruneCache then waits a day
 	}
-	return t, forgot, err
+	return t, err
 }
 
 // autoEvery is how often autoPruneCache prunes a cache, at most.
@@ -78,7 +99,7 @@ const autoEvery = 24 * time.Hour
 // no other process uses the cache, and reports whether it did, having recorded it even if
 // it failed, so that a failure is said once a day. A cache never pruned starts counting.
 // This process must have closed the root at dir. When nothing is due, it costs one fstatat.
-func autoPruneCache(cache *fetch.Cache, dir string, o install.Options, l fetch.Limits) (t fetch.Trimmed, forgot []string, done bool, err error) {
+func autoPruneCache(cache *fetch.Cache, dir string, o install.Options, l fetch.Limits) (t Trimmed, forgot []string, done bool, err error) {
 	if l == (fetch.Limits{}) {
 		return t, nil, false, nil
 	}

@@ -2,6 +2,8 @@ package session_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,8 +13,10 @@ import (
 
 	"pkg/config"
 	"pkg/fetch"
+	"pkg/internal/testfs"
 	"pkg/pkgtest/testrepo"
 	"pkg/repo"
+	"pkg/runner"
 	"pkg/session"
 )
 
@@ -113,6 +117,66 @@ func TestPruneSharedCache(t *testing.T) {
 	if err != nil || len(tr.Removed) != 1 || tr.Removed[0].Name != "fortunes" ||
 		!slices.Contains(obs.lines, "note: forgot root "+b.Root+", which installed from this cache and is gone") {
 		t.Errorf("prune once root-b is gone: %+v, %v, told %q; want fortunes removed, root-b forgotten", tr, err, obs.lines)
+	}
+}
+
+// TestPruneRefused: a prune that meets a recorded root it cannot read removes nothing:
+// not the idle run root it would remove first, no entry, not the record of a gone root.
+func TestPruneRefused(t *testing.T) {
+	o := aged(t)
+	s, _ := newSession(t, o, "")
+	r, err := s.Run(t.Context(), runner.Request{Package: repo.Requirement{Name: "hello"}}, session.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	s.Close()
+	bad, gone := o, o
+	bad.Root, gone.Root = filepath.Join(t.TempDir(), "bad"), filepath.Join(t.TempDir(), "gone")
+	for _, b := range []session.Options{bad, gone} {
+		if _, err := installWith(t, b, "fortunes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.RemoveAll(gone.Root); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad.Root, ".pkg", "db"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := testfs.Tree(t, o.Cache)
+	s, _ = newSession(t, o, "")
+	tr, err := s.Upkeep().Trim(t.Context(), true, fetch.Limits{})
+	s.Close()
+	var de *session.DamagedError
+	if !errors.As(err, &de) || de.Path != filepath.Join(bad.Root, ".pkg", "db") || tr != nil && (tr.RunRoots != 0 || len(tr.Removed) != 0) {
+		t.Errorf("prune with a damaged root recorded: %+v, %v; want a DamagedError of %s, nothing removed", tr, err, bad.Root)
+	}
+	testfs.SameTree(t, "the cache after the prune refused", testfs.Tree(t, o.Cache), before)
+}
+
+// TestPruneDamagedRunRoot: a run root about to go is not read, so an idle one whose
+// database is damaged goes like any other, and what it used with it.
+func TestPruneDamagedRunRoot(t *testing.T) {
+	o := aged(t)
+	s, _ := newSession(t, o, "")
+	r, err := s.Run(t.Context(), runner.Request{Package: repo.Requirement{Name: "hello"}}, session.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	s.Close()
+	if err := os.WriteFile(filepath.Join(r.Root, ".pkg", "db"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = newSession(t, o, "")
+	tr, err := s.Upkeep().Trim(t.Context(), true, fetch.Limits{})
+	s.Close()
+	if err != nil || tr.RunRoots != 1 || len(tr.Removed) != 2 {
+		t.Errorf("prune with an idle damaged run root: %+v, %v; want it removed, and fortunes and hello", tr, err)
+	}
+	if _, err := os.Stat(r.Root); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the damaged run root after the prune: %v", err)
 	}
 }
 

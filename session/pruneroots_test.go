@@ -27,7 +27,7 @@ func TestPruneAcrossRoots(t *testing.T) {
 	w.install(a, "hello", "old")
 	w.install(b, "tool")
 
-	used, forgot, err := session.UsedArchives(w.cache, a, install.Options{})
+	used, forgot, err := session.UsedArchives(w.cache, a, install.Options{}, nil)
 	if err != nil || len(forgot) != 0 || !used[hello.SHA256] || !used[tool.SHA256] || !used[old.SHA256] {
 		t.Fatalf("usedArchives with both roots: %v, forgot %v, %v; want hello, tool and old", used, forgot, err)
 	}
@@ -61,7 +61,7 @@ func TestPruneUnreadableRoot(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(b, ".pkg", "db"), []byte("not a database, but long enough to be one"+string(make([]byte, 20000))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := session.UsedArchives(w.cache, a, install.Options{}); err == nil {
+	if _, _, err := session.UsedArchives(w.cache, a, install.Options{}, nil); err == nil {
 		t.Errorf("usedArchives with an unreadable root: no error")
 	}
 }

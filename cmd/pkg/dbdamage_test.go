@@ -220,26 +220,13 @@ func TestRepairDatabase(t *testing.T) {
 
 // TestDamagedRootElsewhere: a root's damaged database is an error of that root's alone.
 // cache prune, which reads every root recorded with the cache, refuses to remove anything,
-// naming the root and its file, rather than fault or remove what that root may use; pkg
-// run with that root (whose pins it reads) refuses it, and runs with another.
+// an idle run root included, naming the root and its file, rather than fault or remove
+// what that root may use; pkg run with that root (whose pins it reads) refuses it, and
+// runs with another.
 func TestDamagedRootElsewhere(t *testing.T) {
 	bad := newDamagedDB(t)
 	good := &env{t: t, root: filepath.Join(t.TempDir(), "good"), cache: bad.e.cache, repo: bad.e.repo}
 	good.ok("install", "libgreet")
-	bad.damage(t, func(b []byte) []byte {
-		for p := 2; p < len(b)/dbPage; p++ {
-			b[p*dbPage+9] ^= 0xff
-		}
-		return b
-	})
-	tars := testfs.Tree(t, filepath.Join(bad.e.cache, "tars"))
-	_, stderr, code := good.pkg("cache", "prune")
-	if code != 1 || !strings.Contains(stderr, "root "+bad.e.root+" also installs from this cache") ||
-		!strings.Contains(stderr, bad.path+" is damaged") || !strings.Contains(stderr, "verify --repair") {
-		t.Errorf("cache prune with a damaged root among the cache's: exit %d\n%s", code, stderr)
-	}
-	testfs.SameTree(t, "cache after the prune refused", testfs.Tree(t, filepath.Join(bad.e.cache, "tars")), tars)
-
 	bin := testfs.PkgBinary(t)
 	run := func(root string) (string, int) {
 		cmd := exec.Command(bin, "--root", root, "--cache", bad.e.cache, "--repo", bad.e.repo, "run", "hello")
@@ -251,6 +238,23 @@ func TestDamagedRootElsewhere(t *testing.T) {
 		}
 		return string(out), 0
 	}
+	if out, code := run(good.root); code != 0 { // a run root, idle once its command exits
+		t.Fatalf("pkg run with the good root: exit %d\n%s", code, out)
+	}
+	bad.damage(t, func(b []byte) []byte {
+		for p := 2; p < len(b)/dbPage; p++ {
+			b[p*dbPage+9] ^= 0xff
+		}
+		return b
+	})
+	cache := testfs.Tree(t, bad.e.cache)
+	stdout, stderr, code := good.pkg("cache", "prune")
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "root "+bad.e.root+" also installs from this cache") ||
+		!strings.Contains(stderr, bad.path+" is damaged") || !strings.Contains(stderr, "verify --repair") {
+		t.Errorf("cache prune with a damaged root among the cache's: exit %d\n%s%s", code, stdout, stderr)
+	}
+	testfs.SameTree(t, "cache after the prune refused", testfs.Tree(t, bad.e.cache), cache)
+
 	if out, code := run(bad.e.root); code != 1 || !strings.Contains(out, bad.path+" is damaged") {
 		t.Errorf("pkg run with the damaged root: exit %d\n%s", code, out)
 	}
