@@ -22,7 +22,9 @@ import (
 // and each entry's tails (tails.go) add their own blocks. Where the
 // filesystem does not say where data lie, a tar counts its allocated blocks alone, as du
 // does. Blocks a root's installed files share with a tar count as the cache's: removing the
-// entry would not free them, but an entry a root uses is never removed.
+// entry would not free them, but a prune never removes an entry a root uses (a clean does,
+// and Trimmed.Freed is then the disk the cache no longer occupies, not what its
+// filesystem gains).
 
 // span is a range of bytes, [from, to).
 type span struct{ from, to int64 }

@@ -41,11 +41,18 @@ func CacheText(n int, disk int64) string {
 }
 
 // TrimmedText says what a cache clean (pruned false) or a prune within l removed, and the
-// unfinished bytes of killed downloads removed with it.
+// unfinished bytes of killed downloads removed with it. A prune's figure is the disk it
+// freed: it keeps every entry a root uses. A clean's is the disk its entries took, of which
+// the blocks installed files were cloned from stay in use.
 func TrimmedText(t fetch.Trimmed, pruned bool, l fetch.Limits, unfinished int64) string {
-	why := ""
+	why, size := "", units.Size(t.Freed)
 	if pruned {
 		why = " no installed package uses"
+	} else {
+		size += " of archives"
+		if len(t.Removed) > 0 {
+			size += " (blocks installed packages share with them stay in use)"
+		}
 	}
 	if pruned && l.OlderThan > 0 {
 		why += " and unused for " + units.Roughly(l.OlderThan)
@@ -53,7 +60,7 @@ func TrimmedText(t fetch.Trimmed, pruned bool, l fetch.Limits, unfinished int64)
 	if pruned && l.MaxSize > 0 {
 		why += ", the least recently used first"
 	}
-	s := "removed " + units.Count(len(t.Removed), "cached package") + why + ", " + units.Size(t.Freed)
+	s := "removed " + units.Count(len(t.Removed), "cached package") + why + ", " + size
 	if unfinished > 0 {
 		s += ", and " + units.Size(unfinished) + " that killed downloads left"
 	}

@@ -21,8 +21,8 @@ func TestTrimmedText(t *testing.T) {
 		unfinished int64
 		want       string
 	}{
-		{false, fetch.Limits{}, 0, "removed 2 cached packages, 2.0 KiB"},
-		{false, fetch.Limits{}, 1024, "removed 2 cached packages, 2.0 KiB, and 1.0 KiB that killed downloads left"},
+		{false, fetch.Limits{}, 0, "removed 2 cached packages, 2.0 KiB of archives (blocks installed packages share with them stay in use)"},
+		{false, fetch.Limits{}, 1024, "removed 2 cached packages, 2.0 KiB of archives (blocks installed packages share with them stay in use), and 1.0 KiB that killed downloads left"},
 		{true, fetch.Limits{}, 0, "removed 2 cached packages no installed package uses, 2.0 KiB"},
 		{true, fetch.Limits{OlderThan: 30 * 24 * time.Hour, MaxSize: 1}, 0,
 			"removed 2 cached packages no installed package uses and unused for 30 days, the least recently used first, 2.0 KiB"},
