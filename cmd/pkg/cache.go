@@ -62,7 +62,8 @@ func cacheListAction(c *cli.Context) error {
 }
 
 // trimCache removes every entry (cache clean) or, pruning, those no root uses within the
-// limits (session.Upkeep.Trim).
+// limits (session.Upkeep.Trim). A prune refuses a root named by --root or PKG_ROOT where
+// nothing was ever installed, a mistyped one; the default root, if missing, uses nothing.
 func trimCache(c *cli.Context, prune bool) error {
 	var l session.Limits
 	if prune {
@@ -70,8 +71,10 @@ func trimCache(c *cli.Context, prune bool) error {
 		if l, err = cacheLimits(c); err != nil {
 			return err
 		}
-		if err := sess(c).RootExists(); err != nil {
-			return err
+		if s := sess(c); !s.DefaultRoot {
+			if err := s.RootExists(); err != nil {
+				return err
+			}
 		}
 	}
 	t, err := sess(c).Upkeep().Trim(c.Context, prune, l)

@@ -295,3 +295,47 @@ func syncedFree(t *testing.T, dir string) int64 {
 	}
 	return free
 }
+
+// TestPruneNoDefaultRoot: where the default root does not exist, cache prune, list and clean
+// work from the roots the cache records, the missing one using nothing, and create no root;
+// a root named by --root that does not exist is still refused, with nothing removed.
+func TestPruneNoDefaultRoot(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", filepath.Join(base, "data"))
+	t.Setenv("PKG_ROOT", "")
+	home := filepath.Join(base, "data", "pkg")
+	e := newEnv(t, base, demoRepo)
+	e.ok("install", "hello")
+	e.ok("fetch", "fortunes")
+	pkg := func(args ...string) (string, string, int) {
+		var out, stderr bytes.Buffer
+		code := run(append([]string{"pkg", "--cache", e.cache}, args...), &out, &stderr)
+		return out.String(), stderr.String(), code
+	}
+
+	if out, stderr, code := pkg("cache", "list"); code != 0 || strings.Count(out, "\n") != 3 {
+		t.Errorf("cache list without the default root: exit %d, %q, %q", code, out, stderr)
+	}
+	typo := filepath.Join(base, "typo")
+	if _, stderr, code := pkg("--root", typo, "cache", "prune"); code != 1 || !strings.Contains(stderr, "no root at "+typo+": nothing was ever installed there") {
+		t.Errorf("cache prune --root %s: exit %d, %q; want it refused", typo, code, stderr)
+	}
+	if got := e.cachedNames(); len(got) != 3 {
+		t.Errorf("after the refused prune, cached: %v", got)
+	}
+	out, stderr, code := pkg("cache", "prune")
+	if code != 0 || !strings.HasPrefix(out, "removed 1 cached package no installed package uses, ") {
+		t.Errorf("cache prune without the default root: exit %d, %q, %q", code, out, stderr)
+	}
+	if got, want := strings.Join(e.cachedNames(), " "), "hello libgreet"; got != want {
+		t.Errorf("after the prune, cached %q; want %q, what %s uses", got, want, e.root)
+	}
+	if out, stderr, code := pkg("cache", "clean"); code != 0 || !strings.HasPrefix(out, "removed 2 cached packages, ") {
+		t.Errorf("cache clean without the default root: exit %d, %q, %q", code, out, stderr)
+	}
+	for _, dir := range []string{home, typo} {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("the cache commands made %s: %v", dir, err)
+		}
+	}
+}
