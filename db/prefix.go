@@ -270,8 +270,9 @@ func (d *DB) Prefix() (p *Pending, done bool, err error) {
 }
 
 // FinishPrefix finishes the pending roll-forward once its links are made: it deletes the
-// record and sets the install time of the named packages to at, after their links
-// (linking a file changes its ctime, which salvage and verify compare with that time).
+// record and sets the install time of the packages its stamp names (PrefixChange.Stamp),
+// or names for a record without one, to at, after their links (linking a file changes its
+// ctime, which salvage and verify compare with that time).
 // Where the record names a marker, it makes the marker instead, with no sync (markDone),
 // and calls synced(true); else synced(false), which makes the links durable, and a
 // transaction. Where the filesystem commits metadata in order (XFS, ext4 with its
@@ -290,6 +291,9 @@ func (d *DB) FinishPrefix(names []string, at time.Time, synced func(marked bool)
 	}
 	names = slices.Sorted(slices.Values(names))
 	return d.update("finish the prefix", func(tx *bolt.Tx) error {
+		if s, err := pendingStamp(tx); err == nil && s != nil {
+			names = s.Names // no room for its marker: what the commit said to stamp
+		}
 		if err := setInstalled(tx, names, at); err != nil {
 			return err
 		}

@@ -247,6 +247,7 @@ func TestFoldRepair(t *testing.T) {
 	members := installIn(t, r, base, p, tree(appTree("opt/app", 20, "one", "opt/one=1")...))
 	app := inodeOf(r.path("opt/app"))
 	r.Close()
+	damage(t, dir)
 	if _, err := Rebuild(context.Background(), dir, Options{}, func(string) ([]Candidate, error) {
 		return []Candidate{{Package: p, Members: members}}, nil
 	}); err != nil {

@@ -254,6 +254,7 @@ func TestRepairCutKeepsTrees(t *testing.T) {
 		must(t, os.WriteFile(n, nil, 0o644))
 	}
 	r.Close()
+	damage(t, dir) // for the repair to replace
 	testHookReplaced = func() bool { return true }
 	_, err = Rebuild(context.Background(), dir, Options{}, func(string) ([]Candidate, error) { return []Candidate{{Package: p, Members: members}}, nil })
 	testHookReplaced = nil

@@ -29,6 +29,9 @@ type Candidate struct {
 	// Bare is a package its cache entry alone describes (no index entry, no record): its
 	// commands, libraries and dependencies are unknown until it is installed again.
 	Bare bool
+	// Installed is when the package was installed, where a record of it says; zero where
+	// none does, and the repair's end is taken.
+	Installed time.Time
 }
 
 // An UnmatchedError is the trees in pkgs/ that no candidate matched (a cache entry pruned,
@@ -51,6 +54,9 @@ type Rebuilt struct {
 	Recorded []string // "NAME VERSION" of each tree recorded again
 	Bare     []string // those of them a Bare candidate describes
 	Kept     string   // where the database it replaced is, "" if there was none
+	// Sound says the database was not damaged: it was kept, with its records, and only the
+	// owners of the prefix's paths were recorded again from its file lists (Recorded).
+	Sound bool
 	// Salvaged says whether the records of repositories (their pins) and of what the user
 	// asked for came from the database replaced; where not, every package nothing
 	// recorded depends on is taken as asked for, and no repository is pinned.
@@ -58,16 +64,18 @@ type Rebuilt struct {
 	Repos    int // records of repositories salvaged
 }
 
-// Rebuild replaces the root's database, which may be damaged, by one made from the trees
+// Rebuild replaces the root's database, where it is damaged, by one made from the trees
 // in pkgs/: each is recorded as the first of candidates(name) whose member list it has
 // the shape of (every path, of its type and size); where a tree matches none, it changes
 // nothing and returns an *UnmatchedError. It deletes no tree of pkgs/, keeps the database
 // it replaces beside the new one, takes the root's lock as Open does, and then makes the prefix (the owners of its
 // paths, rebuilt from the file lists, and its links) and bin/ agree with the records.
-// The records of packages, repositories and what was asked for are read from the old
-// database where it is only older than its last commit (db.ErrStale) or not damaged at
-// all: its other pages are not read, as bbolt cannot read every damage safely. A package's
-// record is taken for its tree where its archive is one the tree matches (recorded).
+// The records of packages (their install times too), repositories and what was asked for
+// are read from the old database where it is only older than its last commit
+// (db.ErrStale): its other pages are not read, as bbolt cannot read every damage safely. A
+// package's record is taken for its tree where its archive is one the tree matches
+// (recorded). A database that is not damaged is kept (Rebuilt.Sound), and only the
+// prefix made to agree with its records.
 func Rebuild(ctx context.Context, dir string, o Options, candidates func(name string) ([]Candidate, error)) (_ *Rebuilt, err error) {
 	r, err := lockRoot(ctx, dir, o)
 	if err != nil {
@@ -85,19 +93,22 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 		return nil, err
 	}
 	out := &Rebuilt{Salvaged: old != nil}
+	if old != nil && old.sound {
+		return out, r.keepSound(out, old)
+	}
 	if old != nil {
 		candidates = recorded(old.pkgs, candidates)
 	} else {
 		old = &oldRecords{}
 	}
-	recs, lists, err := r.match(candidates, out)
+	recs, lists, undated, err := r.match(candidates, out)
 	if err != nil {
 		return nil, err
 	}
 	if !out.Salvaged {
 		old.reqs = unneeded(recs)
 	}
-	if err := r.buildDatabase(recs, lists, old.reqs, old.repos); err != nil {
+	if err := r.buildDatabase(recs, lists, undated, old.reqs, old.repos); err != nil {
 		return nil, err
 	}
 	if out.Kept, err = r.replaceDatabase(); err != nil {
@@ -116,19 +127,53 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 	return out, nil
 }
 
-// match finds the record of each tree in pkgs/ among its candidates; an *UnmatchedError
-// names the trees none matches.
-func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Rebuilt) ([]*db.Record, [][]db.File, error) {
+// keepSound makes the prefix agree with the records of the root's database, which is
+// not damaged, old: the owners of its paths recorded again from the file lists, and what
+// it lacks linked again at the start that follows, as a repair that replaces the database
+// does. What a command cut short left is first undone, as Open does.
+func (r *Root) keepSound(out *Rebuilt, old *oldRecords) error {
+	var err error
+	if r.db, err = r.openDB(db.Options{Timeout: r.o.LockTimeout, Hold: true}); err != nil {
+		return err
+	}
+	if err := r.reconcile(); err != nil {
+		return err
+	}
+	if r.links != nil { // a roll-forward that cannot finish, which a new one would drop
+		return r.links
+	}
+	pkgs, lists, err := r.db.Installed()
+	if err != nil {
+		return err
+	}
+	recs := make([]*db.Record, len(pkgs))
+	for i := range pkgs {
+		recs[i] = &pkgs[i]
+		out.Recorded = append(out.Recorded, pkgs[i].Name+" "+pkgs[i].Version)
+	}
+	if err := r.db.CommitRequested(nil, nil, nil, nil, r.rebuildPrefix(recs, lists, nil, old.reqs)); err != nil {
+		return err
+	}
+	out.Sound, out.Repos = true, len(old.repos)
+	if err := r.reconcile(); err != nil {
+		return err
+	}
+	if err := r.syncBins(true); err != nil {
+		return &LinksError{Dir: r.path("bin"), Err: err}
+	}
+	return nil
+}
+
+// match finds the record of each tree in pkgs/ among its candidates, and returns those
+// whose install time no record gave (undated, by key); an *UnmatchedError names the trees
+// none matches.
+func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Rebuilt) (recs []*db.Record, lists [][]db.File, undated []string, err error) {
 	names, err := r.names(place{pkgs, ""})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	slices.Sort(names)
-	var (
-		recs    []*db.Record
-		lists   [][]db.File
-		unknown []string
-	)
+	var unknown []string
 	for _, name := range names {
 		fd, err := r.open(place{pkgs, name}, unix.O_PATH|unix.O_DIRECTORY)
 		if err != nil { // not a directory: not a tree of pkg's
@@ -136,26 +181,30 @@ func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Reb
 		}
 		cands, err := candidates(nameOfTree(name))
 		if err == nil {
-			rec, files, bare, ok := matchTree(fd, r.fd[top], name, cands)
-			if !ok {
+			m, ok := matchTree(fd, r.fd[top], name, cands)
+			switch {
+			case !ok:
 				unknown = append(unknown, r.pathOf(place{pkgs, name}))
-			} else {
-				recs, lists = append(recs, rec), append(lists, files)
-				out.Recorded = append(out.Recorded, rec.Name+" "+rec.Version)
-				if bare {
-					out.Bare = append(out.Bare, rec.Name+" "+rec.Version)
+			default:
+				recs, lists = append(recs, m.rec), append(lists, m.files)
+				out.Recorded = append(out.Recorded, m.rec.Name+" "+m.rec.Version)
+				if m.bare {
+					out.Bare = append(out.Bare, m.rec.Name+" "+m.rec.Version)
+				}
+				if !m.dated {
+					undated = append(undated, m.rec.Key())
 				}
 			}
 		}
 		unix.Close(fd)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if len(unknown) > 0 {
-		return nil, nil, &UnmatchedError{Trees: unknown}
+		return nil, nil, nil, &UnmatchedError{Trees: unknown}
 	}
-	return recs, lists, nil
+	return recs, lists, undated, nil
 }
 
 // nameOfTree is the name of the package whose tree is pkgs/dir: dir is the FileName of its
@@ -171,12 +220,21 @@ func nameOfTree(dir string) string {
 	return name
 }
 
+// A treeMatch is what a tree in pkgs/ is recorded as.
+type treeMatch struct {
+	rec   *db.Record
+	files []db.File
+	bare  bool // Candidate.Bare
+	dated bool // installed when the candidate says
+}
+
 // matchTree returns the record of the tree pkgs/name, open at fd, as the first of cands it
-// has the shape of would have made it, installed when the tree was renamed into pkgs/ (its
-// ctime). A directory the tree holds as an empty placeholder, where the candidate lists
-// paths beneath it, may be folded: its shape is then looked for at its prefix path, beneath
-// prefix (foldedIn).
-func matchTree(fd, prefix int, name string, cands []Candidate) (_ *db.Record, _ []db.File, bare, ok bool) {
+// has the shape of would have made it, installed when the candidate says (dated) where
+// the tree has not changed since (its ctime), else when the tree was renamed into pkgs/:
+// the repair's end then takes that time's place (rebuildPrefix). A directory the tree
+// holds as an empty placeholder, where the candidate lists paths beneath it, may be
+// folded: its shape is then looked for at its prefix path, beneath prefix (foldedIn).
+func matchTree(fd, prefix int, name string, cands []Candidate) (treeMatch, bool) {
 	for _, c := range cands {
 		p := c.Package
 		if repo.FileName(p.Key()) != name || tarutil.Validate(c.Members) != nil {
@@ -194,15 +252,20 @@ func matchTree(fd, prefix int, name string, cands []Candidate) (_ *db.Record, _ 
 		}
 		res := summarize(p, members)
 		var st unix.Stat_t
-		installed := time.Now()
+		changed := time.Now()
 		if unix.Fstat(fd, &st) == nil {
-			installed = time.Unix(st.Ctim.Unix())
+			changed = time.Unix(st.Ctim.Unix())
 		}
-		return &db.Record{Name: p.Name, Version: p.Version, Kind: p.Kind, SHA256: p.SHA256, Depends: p.Depends, Optional: p.Optional, Peers: p.Peers, Bin: p.Bin, Lib: p.Lib,
+		installed, dated := c.Installed, !c.Installed.IsZero() && !changed.After(c.Installed)
+		if !dated {
+			installed = changed
+		}
+		rec := &db.Record{Name: p.Name, Version: p.Version, Kind: p.Kind, SHA256: p.SHA256, Depends: p.Depends, Optional: p.Optional, Peers: p.Peers, Bin: p.Bin, Lib: p.Lib,
 			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: intoOf(&p), Env: p.Env,
-			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin, Folded: folded}, files, c.Bare, true
+			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin, Folded: folded}
+		return treeMatch{rec: rec, files: files, bare: c.Bare, dated: dated}, true
 	}
-	return nil, nil, false, false
+	return treeMatch{}, false
 }
 
 // foldedIn returns the topmost directories of files that the tree open at fd holds as
@@ -252,8 +315,10 @@ func isEmptyDir(fd int, name string) bool {
 // prefix lacks is linked again. Where two packages list one file, the one whose inode the
 // prefix holds is on top; else the first by name that replaces the others, else the first
 // by name. The node_modules layout's generated paths follow from the records and reqs,
-// the requests (generated), where no member has the path.
-func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File, reqs map[string]repo.Requirement) *db.PrefixChange {
+// the requests (generated), where no member has the path. The roll-forward's end is the
+// install time of the packages undated (by key) and of those with a file it links again
+// (unlinked): the others keep theirs.
+func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File, undated []string, reqs map[string]repo.Requirement) *db.PrefixChange {
 	paths := make(map[string]db.Owners)
 	byName := make(map[string]*db.Record, len(recs))
 	pending := &db.Pending{}
@@ -296,7 +361,24 @@ func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File, reqs map[stri
 		pending.Links = append(pending.Links, p)
 	}
 	dropFolded(paths, byName)
-	return &db.PrefixChange{Paths: paths, Pending: pending, Replace: true, Stamp: stamped(pending)}
+	stamp := append(slices.Clone(undated), r.unlinked(&dst, &src, recs, lists, paths)...)
+	return &db.PrefixChange{Paths: paths, Pending: pending, Replace: true, Stamp: stamp}
+}
+
+// unlinked returns the keys of the packages of recs, whose files are lists, that are the
+// top owner in paths of a file the prefix does not hold (holds): the roll-forward links it
+// again, which changes its ctime.
+func (r *Root) unlinked(dst, src *dirCache, recs []*db.Record, lists [][]db.File, paths map[string]db.Owners) []string {
+	var keys []string
+	for i, p := range recs {
+		for _, e := range fileEntries(p.Into, lists[i]) {
+			if o, ok := paths[e.path]; ok && !e.dir && !o.Dir && o.Link == "" && o.Names[0] == p.Key() && !r.holds(dst, src, e, p.Key()) && !r.wrapped(e.path) {
+				keys = append(keys, p.Key())
+				break
+			}
+		}
+	}
+	return keys
 }
 
 // dropFolded deletes from paths those strictly beneath a directory folded by a package of
@@ -309,6 +391,17 @@ func dropFolded(paths map[string]db.Owners, recs map[string]*db.Record) {
 			delete(paths, p)
 		}
 	}
+}
+
+// wrapped reports whether the prefix path p is a command in bin/ that one of pkg's wrapper
+// scripts holds, in place of a member (binWant).
+func (r *Root) wrapped(p string) bool {
+	name, ok := strings.CutPrefix(p, "bin/")
+	if !ok || strings.Contains(name, "/") {
+		return false
+	}
+	got, err := r.readBin(name)
+	return err == nil && strings.HasPrefix(got, wrapperHead)
 }
 
 // holds reports whether the prefix holds the member of e of the package name, a key (its
@@ -328,8 +421,9 @@ func (r *Root) holds(dst, src *dirCache, e prefixEntry, name string) bool {
 const rebuilt = "db.rebuilt"
 
 // buildDatabase makes the database .pkg/db.rebuilt holding recs, lists, reqs and repos,
-// keeping aside (keepFile) one that a repair cut short left there.
-func (r *Root) buildDatabase(recs []*db.Record, lists [][]db.File, reqs map[string]repo.Requirement, repos []db.Pin) (err error) {
+// keeping aside (keepFile) one that a repair cut short left there; the packages undated
+// are given the time the roll-forward of their links ends.
+func (r *Root) buildDatabase(recs []*db.Record, lists [][]db.File, undated []string, reqs map[string]repo.Requirement, repos []db.Pin) (err error) {
 	if _, err := r.keepFile(rebuilt); err != nil {
 		return err
 	}
@@ -344,7 +438,7 @@ func (r *Root) buildDatabase(recs []*db.Record, lists [][]db.File, reqs map[stri
 			return err
 		}
 	}
-	if err := d.CommitRequested(recs, files, nil, reqs, r.rebuildPrefix(recs, lists, reqs)); err != nil {
+	if err := d.CommitRequested(recs, files, nil, reqs, r.rebuildPrefix(recs, lists, undated, reqs)); err != nil {
 		return err
 	}
 	for _, rp := range repos {
@@ -453,6 +547,7 @@ type oldRecords struct {
 	pkgs  []db.Record
 	repos []db.Pin
 	reqs  map[string]repo.Requirement
+	sound bool // not damaged, not even stale
 }
 
 // salvageRecords reads the records of packages, repositories and what was asked for from
@@ -478,6 +573,7 @@ func (r *Root) salvageRecords() (s *oldRecords, err error) {
 	defer func() { r.metaDir.Close(); r.metaDir = nil }()
 	s = &oldRecords{}
 	s.pkgs, err = d.List()
+	s.sound = err == nil
 	if errors.Is(err, db.ErrStale) {
 		r.metaDir.Close()
 		o.Unchecked = true
@@ -513,7 +609,7 @@ func recorded(pkgs []db.Record, candidates func(name string) ([]Candidate, error
 		for _, p := range old[name] {
 			for _, c := range cs {
 				if c.Package.SHA256 == p.SHA256 && c.Package.Version == p.Version {
-					first = append(first, Candidate{Package: db.Packages([]db.Record{p})[0], Members: c.Members})
+					first = append(first, Candidate{Package: db.Packages([]db.Record{p})[0], Members: c.Members, Installed: p.Installed})
 					break
 				}
 			}

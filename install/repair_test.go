@@ -9,7 +9,19 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pkg/repo"
 )
+
+// damage empties the database of the root at dir: damage that every command refuses and
+// a repair replaces.
+func damage(t *testing.T, dir string) {
+	t.Helper()
+	must(t, os.WriteFile(filepath.Join(dir, ".pkg", "db"), nil, 0o644))
+}
 
 // TestRebuildRemovesMarkers: the done markers beside the database a repair replaces name
 // stamps of that database alone (db.done-ID): the repair removes them, as the new database,
@@ -20,6 +32,7 @@ func TestRebuildRemovesMarkers(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
+	damage(t, dir)
 	marker := filepath.Join(dir, ".pkg", "db.done-0000000000004005")
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -45,6 +58,7 @@ func TestRebuildUnmatched(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(stranger, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	damage(t, dir)
 	before, err := os.ReadFile(filepath.Join(dir, ".pkg", "db"))
 	if err != nil {
 		t.Fatal(err)
@@ -62,4 +76,98 @@ func TestRebuildUnmatched(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(stranger, "bin")); err != nil {
 		t.Errorf("the unknown tree: %v", err)
 	}
+}
+
+// installTimes returns the install time of each package of the root at dir, by key.
+func installTimes(t *testing.T, dir string) map[string]time.Time {
+	t.Helper()
+	r := openRoot(t, dir)
+	defer r.Close()
+	recs, err := r.db.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	times := make(map[string]time.Time)
+	for _, p := range recs {
+		times[p.Key()] = p.Installed
+	}
+	return times
+}
+
+// TestRebuildSound: a repair of a database that is not damaged keeps it, records and all
+// (no .pkg/db.damaged-N), says so, and still records the owners of the prefix's paths
+// again and links what the prefix lacks; a package keeps its install time but where the
+// repair links one of its files again (a link changes the file's ctime).
+func TestRebuildSound(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	cands := map[string][]Candidate{}
+	for _, p := range []repo.Package{prefixPkg("a", "1"), prefixPkg("b", "1")} {
+		cands[p.Name] = []Candidate{{Package: p, Members: installIn(t, r, base, p, tree("etc/"+p.Name+"=x"))}}
+	}
+	must(t, r.remember("a note", "said"))
+	r.Close()
+	before := installTimes(t, dir)
+	must(t, os.Remove(filepath.Join(dir, "etc/b")))
+	out, err := Rebuild(context.Background(), dir, Options{}, func(name string) ([]Candidate, error) { return cands[name], nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Sound || out.Kept != "" || !slices.Equal(out.Recorded, []string{"a 1", "b 1"}) {
+		t.Errorf("Rebuild of a sound database: %+v; want it sound, kept in place, a and b recorded", out)
+	}
+	if kept, _ := filepath.Glob(filepath.Join(dir, ".pkg", "db.damaged-*")); len(kept) != 0 {
+		t.Errorf("the repair of a sound database kept %v", kept)
+	}
+	after := installTimes(t, dir)
+	var st unix.Stat_t
+	must(t, unix.Lstat(filepath.Join(dir, "etc/b"), &st))
+	if !after["a"].Equal(before["a"]) || time.Unix(st.Ctim.Unix()).After(after["b"]) {
+		t.Errorf("install times after the repair: %v; were %v: want a's kept and b's not before etc/b, linked again", after, before)
+	}
+	r = openRoot(t, dir)
+	defer r.Close()
+	if state, err := r.db.SaidState("a note"); err != nil || state != "said" {
+		t.Errorf("what was said, after the repair: %q, %v; want it kept with the database", state, err)
+	}
+	checkPrefix(t, r)
+}
+
+// TestRebuildKeepsInstallTimes: a repair of a database older than its last commit (a copy
+// put back) takes each package's install time from the record it can read, and gives a
+// package it has no record of the time the repair linked its files: never a time before
+// its files' last change, which verify and salvage compare ctimes with.
+func TestRebuildKeepsInstallTimes(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	cands := map[string][]Candidate{}
+	install := func(p repo.Package) {
+		cands[p.Name] = []Candidate{{Package: p, Members: installIn(t, r, base, p, tree("etc/"+p.Name+"=x"))}}
+	}
+	install(prefixPkg("a", "1"))
+	must(t, r.remember("a note", "said")) // a write, which records the time a's links ended
+	old, err := os.ReadFile(filepath.Join(dir, ".pkg", "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	install(prefixPkg("b", "1"))
+	r.Close()
+	before := installTimes(t, dir)
+	must(t, os.WriteFile(filepath.Join(dir, ".pkg", "db"), old, 0o644))
+	out, err := Rebuild(context.Background(), dir, Options{}, func(name string) ([]Candidate, error) { return cands[name], nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Sound || out.Kept == "" {
+		t.Errorf("Rebuild of a stale database: %+v; want it replaced and kept aside", out)
+	}
+	after := installTimes(t, dir)
+	if !after["a"].Equal(before["a"]) || after["b"].Before(before["b"]) {
+		t.Errorf("install times after the repair: %v; were %v: want a's kept and b's the repair's", after, before)
+	}
+	r = openRoot(t, dir)
+	defer r.Close()
+	checkPrefix(t, r)
 }

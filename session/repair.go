@@ -9,9 +9,10 @@ import (
 	"pkg/txn"
 )
 
-// Repair rebuilds the root's database from the trees in its pkgs/ and the cache's
-// entries (install.Rebuild, repairCandidates), each package described as the indexes of the
-// repositories in effect offer it. They are read without the root's records, which may be
+// Repair rebuilds the root's database, where it is damaged, from the trees in its pkgs/
+// and the cache's entries (install.Rebuild, repairCandidates; a sound one is kept,
+// install.Rebuilt.Sound), each package described as the indexes of the repositories in
+// effect offer it. They are read without the root's records, which may be
 // what is damaged; where none can be read, the packages are recorded without their
 // commands, libraries and dependencies, and the observer hears so.
 func (s *Session) Repair(ctx context.Context) (*install.Rebuilt, error) {

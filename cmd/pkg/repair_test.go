@@ -18,6 +18,11 @@ import (
 // would create an empty one and the next repair find nothing to salvage.
 func TestRepairFailedKeepsDatabase(t *testing.T) {
 	d := newDamagedDB(t)
+	d.damage(t, func(b []byte) []byte { b[newestMeta(b)*dbPage+metaChecksum] ^= 1; return b }) // stale: its records still read
+	damaged, err := os.ReadFile(d.path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ways []string
 	for _, name := range []string{"db.new", "db.rebuilt.new"} { // what the creation of a database writes
 		way := filepath.Join(d.e.root, ".pkg", name)
@@ -34,14 +39,11 @@ func TestRepairFailedKeepsDatabase(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got, err := os.ReadFile(d.path); err != nil || !bytes.Equal(got, d.good) {
+	if got, err := os.ReadFile(d.path); err != nil || !bytes.Equal(got, damaged) {
 		t.Errorf("the database after the failed repair: %v; want it as it was", err)
 	}
 	if kept, _ := filepath.Glob(d.path + ".damaged-*"); len(kept) != 0 {
 		t.Errorf("the failed repair kept %v", kept)
-	}
-	if got := d.e.list(); !slices.Equal(got, d.listed) {
-		t.Errorf("list after the failed repair: %v, want %v", got, d.listed)
 	}
 	d.e.ok("verify", "--repair")
 	if got := d.e.list(); !slices.Equal(got, d.listed) {
@@ -49,26 +51,51 @@ func TestRepairFailedKeepsDatabase(t *testing.T) {
 	}
 }
 
+// staleAfter runs pkg args, which must succeed, with the root's database as it was put back
+// after: older than its last commit (a copy put back, or a newest meta page lost, leaves it
+// so), which every command refuses and a repair replaces, its records still read.
+func (e *env) staleAfter(args ...string) {
+	e.t.Helper()
+	path := filepath.Join(e.root, ".pkg", "db")
+	old, err := os.ReadFile(path)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.ok(args...)
+	if err := os.WriteFile(path, old, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, stderr, code := e.pkg("list"); code != 1 || !strings.Contains(stderr, path+" is damaged") {
+		e.t.Fatalf("list with the database put back: exit %d\n%s", code, stderr)
+	}
+}
+
+// without returns l without the package name.
+func without(l report.List, name string) report.List {
+	l.Packages = slices.DeleteFunc(slices.Clone(l.Packages), func(p report.Installed) bool { return p.Name == name })
+	return l
+}
+
 // TestRepairKeepsLocalArchive: a package installed from a local archive file, which no
 // repository's index describes, keeps after a repair what its record said where the old
-// database can be read that far: the file it came from, its commands (its link in bin/)
-// and its dependencies.
+// database can be read that far: the file it came from, its commands (its link in bin/),
+// its dependencies and its install time.
 func TestRepairKeepsLocalArchive(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
 	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "other", "1.0")
 	e := newEnv(t, base, dir)
 	files := t.TempDir()
 	t.Chdir(files)
 	writeFile(t, files, "tool-1.0.tar.gz", gzipped(t, packageTar(t, "tool", "1.0", 'l')))
 	e.ok("install", "./tool-1.0.tar.gz", "--depends", "lib")
-	before := decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1")
+	e.ok("install", "other")
+	before := without(decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1"), "other")
 	info, _ := e.ok("info", "tool")
+	e.staleAfter("remove", "other")
 	e.ok("verify", "--repair")
 	after := decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1")
-	for i := range after.Packages {
-		after.Packages[i].InstalledAt = before.Packages[i].InstalledAt // the tree's ctime, not the commit's time
-	}
 	if !reflect.DeepEqual(after, before) {
 		t.Errorf("list --json after the repair: %+v, was %+v", after, before)
 	}
@@ -88,9 +115,12 @@ func TestRepairNPMWithoutRepo(t *testing.T) {
 	base := t.TempDir()
 	addNPM(t, base, "dep", "1.0.0")
 	addNPM(t, base, "app", "1.0.0", "dep@npm:^1.0.0")
+	addNPM(t, base, "other", "1.0.0")
 	e := newEnv(t, base, filepath.Join(base, "repo"))
 	e.ok("install", "app")
-	before := decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1")
+	e.ok("install", "other")
+	before := without(decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1"), "other")
+	e.staleAfter("remove", "other")
 	repair := func() (string, string, int) {
 		var out, stderr bytes.Buffer
 		code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "verify", "--repair"}, &out, &stderr)
@@ -100,9 +130,6 @@ func TestRepairNPMWithoutRepo(t *testing.T) {
 		t.Fatalf("verify --repair without a repository, its records readable: exit %d\n%s%s", code, out, stderr)
 	}
 	after := decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1")
-	for i := range after.Packages {
-		after.Packages[i].InstalledAt = before.Packages[i].InstalledAt // the tree's ctime, not the commit's time
-	}
 	if !reflect.DeepEqual(after, before) {
 		t.Errorf("list --json after the repair: %+v, was %+v", after, before)
 	}
@@ -132,4 +159,32 @@ func lines(text string, prefixes ...string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestRepairSoundDatabase: verify --repair of a database that is not damaged says so and
+// keeps it, with every record as it was: install times, what was asked for, holds; it
+// puts no .pkg/db.damaged-N beside it.
+func TestRepairSoundDatabase(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "app", "1.0", "lib")
+	e := newEnv(t, base, dir)
+	e.ok("install", "app=1.0")
+	before := decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1")
+	infos := []string{mustOut(e.ok("info", "app")), mustOut(e.ok("info", "lib"))}
+	out, stderr := e.ok("verify", "--repair")
+	if !strings.HasPrefix(out, "the database is not damaged: kept it") || strings.Contains(stderr, "kept as") {
+		t.Errorf("verify --repair of a sound database:\n%s%s", out, stderr)
+	}
+	if kept, _ := filepath.Glob(filepath.Join(e.root, ".pkg", "db.damaged-*")); len(kept) != 0 {
+		t.Errorf("the repair of a sound database kept %v", kept)
+	}
+	after := decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1")
+	if !reflect.DeepEqual(after, before) {
+		t.Errorf("list --json after the repair: %+v, was %+v", after, before)
+	}
+	if got := []string{mustOut(e.ok("info", "app")), mustOut(e.ok("info", "lib"))}; !slices.Equal(got, infos) {
+		t.Errorf("info after the repair:\n%s\nwas\n%s", got, infos)
+	}
 }

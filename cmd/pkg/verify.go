@@ -18,7 +18,7 @@ func verifyCommand() *cli.Command {
 		ArgsUsage: "[NAME...]",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "full", Usage: "read and hash every file, also those that still share their blocks with the cache"},
-			&cli.BoolFlag{Name: "repair", Usage: "first record again the packages in pkgs/ from their trees and the cache, in a new database (for a damaged one)"},
+			&cli.BoolFlag{Name: "repair", Usage: "first record again the packages in pkgs/ from their trees and the cache, in a new database, where it is damaged (a sound one is kept)"},
 			jsonFlag("verify"),
 		},
 		BashComplete: completeInstalled,
@@ -66,6 +66,10 @@ func verifyAction(c *cli.Context) error {
 func repair(c *cli.Context) error {
 	b, err := sess(c).Repair(c.Context)
 	if b == nil {
+		return err
+	}
+	if b.Sound {
+		say(c, "the database is not damaged: kept it, and recorded again from its file lists which of its %d packages own the prefix's paths", len(b.Recorded))
 		return err
 	}
 	if b.Kept != "" {
