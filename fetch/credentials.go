@@ -186,16 +186,13 @@ func (n *netConfig) setCredentials(o Options, locs []location) {
 	n.creds = c
 }
 
-// redacted is u as messages print it: url.URL.Redacted, which masks a password, with a
-// user given alone masked too, as a token is given (https://TOKEN@host/).
+// redacted is u as messages print it: without its user information, a user's name too,
+// which may be a token (https://TOKEN@host/, as GitHub takes one).
 func redacted(u *url.URL) string {
 	if u == nil || u.User == nil {
 		return u.Redacted()
 	}
-	if _, ok := u.User.Password(); ok {
-		return u.Redacted()
-	}
 	c := *u
-	c.User = url.User("xxxxx")
+	c.User = nil
 	return c.String()
 }

@@ -241,19 +241,39 @@ func TestNetrcReadWhenAsked(t *testing.T) {
 	}
 }
 
-// TestUserTokenNotPrinted: a token written as a URL's user (https://TOKEN@host/, as
-// GitHub takes one) is masked in messages as a password is.
-func TestUserTokenNotPrinted(t *testing.T) {
+// TestURLCredentialDenied: a repository that refuses the user information of its URL (a
+// user and password, or a token written as the user, https://TOKEN@host/, as GitHub takes
+// one) is a *DeniedError that says so, and its message shows the URL without any of it,
+// the user's name too. A repository credential is sent in its place, and so refused.
+func TestURLCredentialDenied(t *testing.T) {
 	srv, _ := authServer(t, "Bearer other")
-	u, _ := url.Parse(srv.URL)
-	u.User = url.User("tok-123")
-	s, err := NewSource(u.String(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = openCache(t).indexOnly(t.Context(), s)
-	if !errors.Is(err, ErrDenied) || strings.Contains(err.Error(), "tok-123") {
-		t.Errorf("index refused: %v, want ErrDenied without the token", err)
+	repoToken := Options{Credential: Credential{Token: "tok-123"}, CredentialFrom: "PKG_REPO_TEAM_TOKEN"}
+	for _, tc := range []struct {
+		user     *url.Userinfo
+		o        Options
+		inURL    bool
+		credFrom string
+	}{
+		{url.User("tok-123"), Options{}, true, ""},
+		{url.UserPassword("alice", "wrongPW2"), Options{}, true, ""},
+		{nil, Options{}, false, ""},
+		{url.UserPassword("alice", "wrongPW2"), repoToken, false, "PKG_REPO_TEAM_TOKEN"},
+	} {
+		u, _ := url.Parse(srv.URL)
+		u.User = tc.user
+		s, err := NewSource(u.String(), tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = openCache(t).indexOnly(t.Context(), s)
+		de := (*DeniedError)(nil)
+		if !errors.As(err, &de) || de.URL != tc.inURL || de.Credential != tc.credFrom {
+			t.Errorf("%s: %v (%+v), want a *DeniedError with URL %v, Credential %q", u.Redacted(), err, de, tc.inURL, tc.credFrom)
+			continue
+		}
+		if msg := err.Error(); strings.Contains(msg, "tok-123") || strings.Contains(msg, "alice") || !strings.Contains(msg, srv.URL+"/index.json") {
+			t.Errorf("%s: %q, want %s/index.json named without user information", u.Redacted(), msg, srv.URL)
+		}
 	}
 }
 

@@ -256,14 +256,17 @@ func registryError(err error) error {
 	return err
 }
 
-// RegistryError returns err, an error of a registry client (Registry), as ErrDenied where
-// the token realm or the registry refused the credentials, and as ErrRealm where pkg
-// refused the realm.
-func RegistryError(err error) error { return registryError(err) }
+// RegistryError returns err, an error of the registry client Registry(loc, o) returned,
+// as ErrDenied where the token realm or the registry refused the credentials, in a
+// *DeniedError as a Source's, and as ErrRealm where pkg refused the realm.
+func RegistryError(err error, loc string, o Options) error {
+	return refusal(o, loc).denied(registryError(err))
+}
 
 // Registry returns the client of the registry repository at loc, an oci URL, made as a
 // Source there makes its own: the same transport, redirect policy and credentials (o's
-// Credential, Netrc and CleartextCredentials; the rest of o is not used).
+// Credential, Netrc and CleartextCredentials; the rest of o is not used, but by
+// RegistryError).
 func Registry(loc string, o Options) (*oci.Client, error) {
 	n := newNetConfig(nil)
 	l, err := parseLocation(loc, n)

@@ -120,8 +120,9 @@ func TestOCIResume(t *testing.T) {
 	}
 }
 
-// TestOCIDenied: a token realm refusing the credentials, or their absence, is ErrDenied
-// naming the registry, and not the credentials; the right ones pass.
+// TestOCIDenied: a token realm refusing the credentials, or their absence, is a
+// *DeniedError naming the registry, not the credentials (the user's name neither), saying
+// whether they were the URL's; the right ones pass.
 func TestOCIDenied(t *testing.T) {
 	_, p := testArchive(t)
 	reg := testregistry.New(t)
@@ -130,8 +131,9 @@ func TestOCIDenied(t *testing.T) {
 	for _, user := range []string{"", "bob:wrong-pass@"} {
 		u := strings.Replace(reg.URL(), "oci://", "oci://"+user, 1)
 		_, _, err := openCache(t).VerifiedIndex(t.Context(), quick(t, u))
-		if !errors.Is(err, ErrDenied) || !strings.Contains(err.Error(), "pkg/main") || strings.Contains(err.Error(), "wrong-pass") {
-			t.Errorf("%q: %v, want ErrDenied naming the registry and no password", user, err)
+		de := (*DeniedError)(nil)
+		if !errors.As(err, &de) || de.URL != (user != "") || !strings.Contains(err.Error(), "pkg/main") || strings.Contains(err.Error(), "bob") {
+			t.Errorf("%q: %v, want a *DeniedError naming the registry and no credential", user, err)
 		}
 	}
 	if _, _, err := openCache(t).VerifiedIndex(t.Context(), quick(t, strings.Replace(reg.URL(), "oci://", "oci://bob:s3cret@", 1))); err != nil {

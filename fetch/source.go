@@ -95,8 +95,7 @@ type Source struct {
 	admit   func(trust.Result) error
 	*netConfig
 
-	credFrom string   // Options.CredentialFrom
-	credVars []string // Options.CredentialVars
+	refusal DeniedError // what a refusal says of the credential sent (Err unset)
 
 	m    *mirrors       // nil without Options.Mirrors
 	dm   *digestMirrors // nil without Options.DigestMirrors
@@ -112,6 +111,7 @@ func NewSource(loc string, o Options) (*Source, error) {
 		return nil, err
 	}
 	s := newSource(first, o, n)
+	s.refusal = refusal(o, append([]string{loc}, o.Mirrors...)...)
 	locs := []location{first}
 	for _, u := range o.Mirrors {
 		l, err := parseLocation(u, n)
@@ -132,8 +132,7 @@ func NewSource(loc string, o Options) (*Source, error) {
 
 // newSource returns the source at l, without mirrors.
 func newSource(l location, o Options, n *netConfig) *Source {
-	return &Source{location: l, offline: o.Offline, policy: o.Trust, admit: o.Admit, netConfig: n,
-		credFrom: o.CredentialFrom, credVars: o.CredentialVars}
+	return &Source{location: l, offline: o.Offline, policy: o.Trust, admit: o.Admit, netConfig: n}
 }
 
 // attempts is how many times a request is made before it fails: once when another mirror

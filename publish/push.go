@@ -38,6 +38,12 @@ type PushOptions struct {
 	Username, Password, Token string
 	Netrc                     string
 	CleartextCredentials      bool
+
+	// CredentialFrom says where the repository's own credential came from, and
+	// CredentialVars names the variables one is looked for in, for a refusal's
+	// *fetch.DeniedError, as fetch.Options does. Neither is sent.
+	CredentialFrom string
+	CredentialVars []string
 }
 
 // Pushed is what Push did.
@@ -84,11 +90,13 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 	if o.Chunk < 0 {
 		return Pushed{}, ErrPushChunk
 	}
-	c, err := fetch.Registry(target, fetch.Options{Credential: fetch.Credential{Username: o.Username, Password: o.Password, Token: o.Token},
-		Netrc: o.Netrc, CleartextCredentials: o.CleartextCredentials})
+	fo := fetch.Options{Credential: fetch.Credential{Username: o.Username, Password: o.Password, Token: o.Token},
+		Netrc: o.Netrc, CleartextCredentials: o.CleartextCredentials, CredentialFrom: o.CredentialFrom, CredentialVars: o.CredentialVars}
+	c, err := fetch.Registry(target, fo)
 	if err != nil {
 		return Pushed{}, err
 	}
+	regErr := func(err error) error { return fetch.RegistryError(err, target, fo) }
 	res := Pushed{Ref: c.Ref().String()}
 	blobs, err := pushBlobs(dir, &res)
 	if err != nil {
@@ -101,14 +109,14 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 		}
 		have, err := c.HasBlob(ctx, b.digest)
 		if err != nil {
-			return res, pushError(c, b, o.Chunk, err)
+			return res, pushError(c, b, o.Chunk, regErr(err))
 		}
 		if have {
 			res.Present++
 			continue
 		}
 		if err := b.push(ctx, c, o.Chunk); err != nil {
-			return res, pushError(c, b, o.Chunk, err)
+			return res, pushError(c, b, o.Chunk, regErr(err))
 		}
 		res.Uploaded++
 		res.Bytes += b.size
@@ -124,15 +132,16 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 		return res, fmt.Errorf("publish: push %s to %s: the manifest of %d layers takes %d bytes, over the %d registries take", dir, res.Ref, len(m.Layers), len(data), oci.MaxManifestSize)
 	}
 	if err := c.PutManifest(ctx, c.Ref().Tag, oci.MediaTypeManifest, data); err != nil {
-		return res, fmt.Errorf("publish: push %s to %s: manifest %s: %w", dir, res.Ref, oci.Digest(data), fetch.RegistryError(err))
+		return res, fmt.Errorf("publish: push %s to %s: manifest %s: %w", dir, res.Ref, oci.Digest(data), regErr(err))
 	}
 	res.Manifest = oci.Digest(data)
 	return res, nil
 }
 
-// pushError is err, of the upload of b in chunks of chunk bytes, as a *PushError.
+// pushError is err, of the upload of b in chunks of chunk bytes (fetch.RegistryError's),
+// as a *PushError.
 func pushError(c *oci.Client, b blob, chunk int64, err error) error {
-	return &PushError{What: b.what, Digest: b.digest, Registry: c.Ref().Registry(), Size: b.size, Chunk: chunk, Err: fetch.RegistryError(err)}
+	return &PushError{What: b.what, Digest: b.digest, Registry: c.Ref().Registry(), Size: b.size, Chunk: chunk, Err: err}
 }
 
 // blob is one blob of a push: the empty config, the index, its signature or an archive.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +151,41 @@ func TestPushTooLarge(t *testing.T) {
 	}
 	if _, err := Push(context.Background(), r.Dir, reg.URL(), PushOptions{Chunk: 1000}); err != nil {
 		t.Errorf("push in chunks of 1000 bytes: %v", err)
+	}
+}
+
+// TestPushDenied: a registry that refuses the credentials, or their absence, stops the
+// push with a *fetch.DeniedError saying what was sent, as an install's says: the
+// repository's own credential and where it came from, or the URL's user information, or
+// neither, with the variables one is looked for in.
+func TestPushDenied(t *testing.T) {
+	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"})
+	reg := testregistry.New(t)
+	reg.Users = map[string]string{"bob": "s3cret"}
+	vars := []string{"PKG_REPO_MAIN_"}
+	const from = "PKG_REPO_MAIN_USERNAME and PKG_REPO_MAIN_PASSWORD"
+	withUser := strings.Replace(reg.URL(), "oci://", "oci://bob:WRONG@", 1)
+	for _, tc := range []struct {
+		name, target string
+		o            PushOptions
+		want         fetch.DeniedError
+	}{
+		{"none", reg.URL(), PushOptions{CredentialVars: vars}, fetch.DeniedError{Vars: vars}},
+		{"variables", reg.URL(), PushOptions{Username: "bob", Password: "WRONG", CredentialFrom: from, CredentialVars: vars}, fetch.DeniedError{Credential: from, Vars: vars}},
+		{"URL", withUser, PushOptions{CredentialVars: vars}, fetch.DeniedError{URL: true, Vars: vars}},
+	} {
+		_, err := Push(context.Background(), r.Dir, tc.target, tc.o)
+		de := (*fetch.DeniedError)(nil)
+		if !errors.As(err, &de) || de.Credential != tc.want.Credential || de.URL != tc.want.URL || !slices.Equal(de.Vars, tc.want.Vars) {
+			t.Errorf("%s: %v (%+v), want a *fetch.DeniedError %+v", tc.name, err, de, tc.want)
+		} else if strings.Contains(err.Error(), "WRONG") || strings.Contains(err.Error(), "bob") {
+			t.Errorf("%s: %q shows the credential", tc.name, err)
+		}
+	}
+	if reg.Manifest("latest") != nil {
+		t.Error("a manifest was tagged")
+	}
+	if _, err := Push(context.Background(), r.Dir, reg.URL(), PushOptions{Username: "bob", Password: "s3cret"}); err != nil {
+		t.Errorf("push with the right credentials: %v", err)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"pkg/pkgtest/testregistry"
 )
 
 // authRepo serves a copy of the demo repository only to requests whose Authorization
@@ -148,5 +150,61 @@ func TestCredentialsOutsideURL(t *testing.T) {
 			}
 			noSecret(t, secrets, []string{e.root, e.cache, fresh.root, fresh.cache, lock}, outs...)
 		})
+	}
+}
+
+// TestURLCredentialRefused installs from a repository whose URL holds a user and a password
+// it refuses: the hint says the URL's credential was refused, not that none was given, and
+// nothing pkg prints holds the user information, the user's name included.
+func TestURLCredentialRefused(t *testing.T) {
+	t.Setenv("NETRC", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	r := newAuthRepo(t, "Basic "+base64.StdEncoding.EncodeToString([]byte("alice:s3cretPW")))
+	withUser := strings.Replace(r.url, "://", "://alice:wrongPW2@", 1)
+	e := newEnv(t, t.TempDir(), withUser)
+	_, stderr, code := e.pkg("install", "hello")
+	if code != 1 || !strings.Contains(stderr, "pkg: hint: the repository refused the credential in the URL") || !strings.Contains(stderr, r.url+"index.json: 401") ||
+		strings.Contains(stderr, "alice") || strings.Contains(stderr, "wrongPW2") {
+		t.Errorf("install with a wrong password in the URL: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestPushCredentialRefused pushes to a registry that refuses the credentials given, or
+// wants some: the hint names the variables of the repository the target's path names
+// (PKG_REPO_MAIN_* for oci://HOST/pkg/main), says whose credential was refused where one
+// was given, and prints no credential.
+func TestPushCredentialRefused(t *testing.T) {
+	t.Setenv("NETRC", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	e := newEnv(t, base, dir)
+	archive := filepath.Join(base, "tool-1.0.tar")
+	if err := os.WriteFile(archive, packageTar(t, "tool", "1.0", 'x'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("repo", "add", dir, archive, "--name", "tool", "--version", "1.0")
+	reg := testregistry.New(t)
+	reg.Users = map[string]string{"bob": "s3cret"}
+	for _, tc := range []struct {
+		name, target, user, want string
+	}{
+		{"none", reg.URL(), "", "pkg: hint: if the repository needs credentials, set PKG_REPO_MAIN_TOKEN (or PKG_REPO_MAIN_USERNAME and PKG_REPO_MAIN_PASSWORD)"},
+		{"variables", reg.URL(), "bob", "pkg: hint: the repository refused the credential of PKG_REPO_MAIN_USERNAME and PKG_REPO_MAIN_PASSWORD"},
+		{"URL", strings.Replace(reg.URL(), "://", "://bob:WrongPass@", 1), "", "pkg: hint: the repository refused the credential in the URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.user != "" {
+				t.Setenv("PKG_REPO_MAIN_USERNAME", tc.user)
+				t.Setenv("PKG_REPO_MAIN_PASSWORD", "WrongPass")
+			}
+			_, stderr, code := e.pkg("repo", "push", dir, tc.target)
+			if code != 1 || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "WrongPass") || strings.Contains(stderr, "bob") {
+				t.Errorf("push: exit %d\n%s\nwant the hint %q and no credential", code, stderr, tc.want)
+			}
+		})
+	}
+	if reg.Manifest("latest") != nil {
+		t.Error("a manifest was tagged")
 	}
 }

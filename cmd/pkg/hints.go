@@ -84,7 +84,7 @@ var hints = []hintRule{
 	{err: config.ErrSecretOpen, hint: "'chmod 600' the file, or move the secret to a token-file or password-file (docs/config.md#credentials)"},
 	{fn: as(downloadHint)},
 	{fn: as(deniedHint)},
-	{fn: func(err error, _ []string) string { // a refusal without its repository's variables (a push)
+	{fn: func(err error, _ []string) string { // a refusal no *DeniedError says more of
 		if errors.Is(err, session.ErrDenied) {
 			return credentialsHint(nil)
 		}
@@ -258,8 +258,11 @@ const pinHint = "once pkg accepted a signed index of a repository, it takes only
 // credential it was given, naming where that came from, or give one, naming the variables
 // pkg looks in for this repository.
 func deniedHint(de *session.DeniedError) string {
-	if de.Credential != "" {
-		return fmt.Sprintf("the repository refused the credential of %s: check that it is current and may read this repository (docs/config.md#credentials)", de.Credential)
+	switch {
+	case de.Credential != "":
+		return fmt.Sprintf("the repository refused the credential of %s: check that it is current and may read this repository, or, to push, write to it (docs/config.md#credentials)", de.Credential)
+	case de.URL:
+		return "the repository refused the credential in the URL (its user information): check that it is current and may read this repository, or, to push, write to it (docs/config.md#credentials)"
 	}
 	return credentialsHint(de.Vars)
 }

@@ -210,8 +210,8 @@ func TestRegistryRefusals(t *testing.T) {
 		}
 	}
 	wrong := "oci://bob:" + e.password + "@" + reg.addr + "/pkg/main"
-	refused("push with a wrong password", []string{"repo", "push", dir, wrong}, reg.addr+"/pkg/main", "401")
-	refused("install with a wrong password", []string{"--root", t.TempDir(), "--repo", wrong, "install", "hello"}, reg.addr+"/pkg/main", "401")
+	refused("push with a wrong password", []string{"repo", "push", dir, wrong}, reg.addr+"/pkg/main", "401", "hint: the repository refused the credential in the URL")
+	refused("install with a wrong password", []string{"--root", t.TempDir(), "--repo", wrong, "install", "hello"}, reg.addr+"/pkg/main", "401", "hint: the repository refused the credential in the URL")
 
 	blob := reg.blobFile(digest)
 	good, err := os.ReadFile(blob)
