@@ -35,6 +35,7 @@ var (
 	errNPMName      = errors.New("publish: not a package name pkg takes")
 	errAlias        = errors.New("publish: an npm alias")
 	errResolved     = errors.New("publish: resolved is not an http(s) URL")
+	errResolvedUser = errors.New("publish: resolved holds credentials")
 	errNoSHA512     = errors.New("publish: no sha512 integrity")
 	errTwice        = errors.New("publish: one version with two integrities")
 	errNoPath       = errors.New("publish: a dependency of the project not in node_modules")
@@ -219,8 +220,12 @@ func (e npmLockEntry) tarball(key, registry string) (lockTarball, error) {
 		t.Resolved = registryURL(registry, name, e.Version)
 	}
 	u, err := url.Parse(t.Resolved)
-	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil {
-		return t, fmt.Errorf("%w: %q", errResolved, t.Resolved)
+	switch {
+	case err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return t, fmt.Errorf("%w: %q", errResolved, termtext.WithoutCredentials(t.Resolved))
+	case u.User != nil:
+		u.User = nil
+		return t, fmt.Errorf("%w: %q", errResolvedUser, u.String())
 	}
 	if t.SHA512 = sha512s(e.Integrity); len(t.SHA512) == 0 {
 		return t, fmt.Errorf("%w: %q", errNoSHA512, e.Integrity)

@@ -76,6 +76,9 @@ func TestParseNPMLock(t *testing.T) {
 	if _, err := parseNPMLock(data, "file:///srv/npm/"); !errors.Is(err, errResolved) {
 		t.Errorf("a package without resolved, from a registry not http(s): %v", err)
 	}
+	if _, err := parseNPMLock(data, "https://u:S3cret@r.example/npm/"); !errors.Is(err, errResolvedUser) || strings.Contains(err.Error(), "S3cret") {
+		t.Errorf("a package without resolved, from a registry whose URL holds credentials: %v, want errResolvedUser without them", err)
+	}
 	want := []string{"node_modules/@s/nr @s/nr@1.0.0", "node_modules/debug debug@4.3.4", "node_modules/debug/node_modules/ms ms@2.1.2",
 		"node_modules/ms ms@2.1.3", "node_modules/other other@1.0.0"}
 	if !slices.Equal(got, want) {
@@ -125,7 +128,8 @@ func TestParseNPMLockRefuses(t *testing.T) {
 		{"alias", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("name", "b")}), "node_modules/a", errAlias},
 		{"file resolved", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "file:../a-1.0.0.tgz")}), "node_modules/a", errResolved},
 		{"git resolved", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "git+ssh://git@github.com/a/a.git#abc")}), "node_modules/a", errResolved},
-		{"credentials", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "https://u:p@example.com/a.tgz")}), "node_modules/a", errResolved},
+		{"credentials", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "https://u:S3cret@example.com/a.tgz")}), "node_modules/a", errResolvedUser},
+		{"a token", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("resolved", "https://S3cret@example.com/a.tgz")}), "node_modules/a", errResolvedUser},
 		{"sha1", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("integrity", "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=")}), "node_modules/a", errNoSHA512},
 		{"no integrity", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("integrity", "")}), "node_modules/a", errNoSHA512},
 		{"short sha512", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("integrity", "sha512-AAAA")}), "node_modules/a", errNoSHA512},
@@ -142,8 +146,8 @@ func TestParseNPMLockRefuses(t *testing.T) {
 			}
 			_, err := readNPMLock(path, "https://registry.npmjs.org/")
 			var le *NPMLockError
-			if !errors.As(err, &le) || le.Path != path || le.Key != tt.key || tt.is != nil && !errors.Is(err, tt.is) {
-				t.Errorf("readNPMLock: %v, want an *NPMLockError for %s at %q (%v)", err, path, tt.key, tt.is)
+			if !errors.As(err, &le) || le.Path != path || le.Key != tt.key || tt.is != nil && !errors.Is(err, tt.is) || strings.Contains(err.Error(), "S3cret") {
+				t.Errorf("readNPMLock: %v, want an *NPMLockError for %s at %q (%v), no credential shown", err, path, tt.key, tt.is)
 			}
 		})
 	}

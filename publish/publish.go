@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -19,7 +20,7 @@ import (
 
 // An Archive is one to add, read from a path or downloaded from an http(s) URL.
 type Archive struct {
-	Location string // as given
+	Location string // as given, a URL without its user information, which its download alone used
 	Path     string // where it is read from: Location, or a temporary download of it
 	Remote   bool   // Location is a URL
 	fetch.Contents
@@ -55,7 +56,21 @@ func Open(ctx context.Context, location string) (*Archive, error) {
 		cleanup()
 		return nil, err
 	}
+	if remote {
+		location = withoutUser(location)
+	}
 	return &Archive{Location: location, Path: local, Remote: remote, Contents: st, cleanup: cleanup}, nil
+}
+
+// withoutUser returns rawURL, a URL fetch.Local downloaded, without its user information,
+// as an index records it and messages print it (docs/config.md#credentials).
+func withoutUser(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return rawURL
+	}
+	u.User = nil
+	return u.String()
 }
 
 // Close removes the temporary download of a, if any.

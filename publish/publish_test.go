@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -222,5 +224,56 @@ func TestAddReserved(t *testing.T) {
 		if _, err := a.Local(repo.Package{}); !errors.Is(err, install.ErrReserved) {
 			t.Errorf("Local of an archive with %s: %v, want install.ErrReserved", member, err)
 		}
+	}
+}
+
+// TestAddURLCredentials: the user information of an archive's URL authenticates its
+// download alone: the archive's Location, the entry and every file of the repository hold
+// the URL without it, and a download the server refuses names the URL without it and says
+// that its credential was refused.
+func TestAddURLCredentials(t *testing.T) {
+	src := t.TempDir()
+	writeTar(t, filepath.Join(src, "tool-1.0.tar"), "bin/tool")
+	files := http.FileServer(http.Dir(src))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if user, pass, ok := r.BasicAuth(); !ok || user != "alice" || pass != "s3cretPW" {
+			http.Error(w, "credentials, please", http.StatusUnauthorized)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	plain := srv.URL + "/tool-1.0.tar"
+	a, err := Open(t.Context(), strings.Replace(plain, "://", "://alice:s3cretPW@", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if a.Location != plain {
+		t.Errorf("Location %q, want %q", a.Location, plain)
+	}
+	dir := t.TempDir()
+	res, err := Add(t.Context(), dir, a, repo.Package{Name: "tool", Version: "1.0"}, false, nil)
+	if err != nil || res.Package.Archive != plain {
+		t.Fatalf("Add: %+v, %v; want the entry's archive %s", res, err, plain)
+	}
+	err = filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if strings.Contains(string(data), "alice") || strings.Contains(string(data), "s3cretPW") {
+			t.Errorf("%s holds the URL's user information", path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = Open(t.Context(), strings.Replace(plain, "://", "://alice:wrongPW@", 1))
+	de, fde := (*DownloadError)(nil), (*fetch.DeniedError)(nil)
+	if !errors.As(err, &de) || !errors.As(err, &fde) || !fde.URL || de.URL != plain || strings.Contains(err.Error(), "alice") || strings.Contains(err.Error(), "wrongPW") {
+		t.Errorf("a refused download: %v, want a *DownloadError of a *fetch.DeniedError of the URL's credential, naming %s alone", err, plain)
 	}
 }

@@ -208,3 +208,50 @@ func TestPushCredentialRefused(t *testing.T) {
 		t.Error("a manifest was tagged")
 	}
 }
+
+// TestRepoAddURLCredentials adds an archive by a URL whose user information the server
+// wants: the download uses it, and neither what repo add prints nor the repository holds
+// it; an install then reads the archive with the netrc entry of its host. A wrong password
+// in the URL gets the hint that the server refused it, and is not printed.
+func TestRepoAddURLCredentials(t *testing.T) {
+	t.Setenv("NETRC", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	base := t.TempDir()
+	upstream := filepath.Join(base, "upstream")
+	if err := os.MkdirAll(upstream, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(upstream, "tool-1.0.tar"), packageTar(t, "tool", "1.0", 'u'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := http.FileServer(http.Dir(upstream))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if user, pass, ok := r.BasicAuth(); !ok || user != "alice" || pass != "s3cretPW" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="upstream"`)
+			http.Error(w, "credentials, please", http.StatusUnauthorized)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	plain := srv.URL + "/tool-1.0.tar"
+	dir := filepath.Join(base, "repo")
+	e := newEnv(t, base, dir)
+
+	_, stderr, code := e.pkg("repo", "add", dir, strings.Replace(plain, "://", "://alice:wrongPW2@", 1), "--name", "tool", "--version", "1.0")
+	if code != 1 || !strings.Contains(stderr, "pkg: hint: the server refused the credential in the URL") || !strings.Contains(stderr, plain) || strings.Contains(stderr, "alice") {
+		t.Errorf("repo add with a wrong password in the URL: exit %d\n%s", code, stderr)
+	}
+	out, stderr := e.ok("repo", "add", dir, strings.Replace(plain, "://", "://alice:s3cretPW@", 1), "--name", "tool", "--version", "1.0", "--bin", "bin/tool")
+	if !strings.Contains(out, "added tool 1.0 to "+dir+": "+plain+",") {
+		t.Errorf("repo add: %q, want the URL without its user information", out)
+	}
+	netrc := filepath.Join(t.TempDir(), "netrc")
+	if err := os.WriteFile(netrc, []byte("machine 127.0.0.1 login alice password s3cretPW\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("NETRC", netrc)
+	o2, e2 := e.ok("install", "tool")
+	e.checkInstalled("install of the archive by its URL", "tool 1.0")
+	noSecret(t, []string{"alice", "s3cretPW", "wrongPW2"}, []string{dir, e.cache}, out, stderr, o2, e2)
+}

@@ -283,9 +283,12 @@ func credentialsHint(vars []string) string {
 // downloadHint says what to do about an archive repo add could not download from the URL
 // it was given: check that URL, which no index or lockfile named.
 func downloadHint(de *publish.DownloadError) string {
+	var refused *session.DeniedError
 	switch {
 	case errors.Is(de, session.ErrGone):
 		return "the server has no file at that URL: check it (repo add reads the archive from the URL it is published at, and records that URL)"
+	case errors.As(de, &refused) && refused.URL:
+		return "the server refused the credential in the URL (its user information): check that it is current and may download the archive (docs/config.md#credentials)"
 	case errors.Is(de, session.ErrDenied):
 		return "the server refused the download: give the URL of an archive anyone may download, or download it yourself and add the file"
 	case errors.Is(de, session.ErrUnreachable):

@@ -63,6 +63,7 @@ func TestLibraryErrorHints(t *testing.T) {
 		{&publish.DownloadError{URL: "https://h/a.tar", Err: fmt.Errorf("GET https://h/a.tar: 404 Not Found: %w", fetch.ErrGone)}, "the server has no file at that URL: check it"},
 		{&publish.DownloadError{URL: "https://h/a.tar", Err: fmt.Errorf("GET https://h/a.tar: 403 Forbidden: %w", fetch.ErrDenied)}, "give the URL of an archive anyone may download"},
 		{&publish.DownloadError{URL: "https://h/a.tar", Err: fmt.Errorf("GET https://h/a.tar: %w", fetch.ErrUnreachable)}, "check the network, and the URL's host"},
+		{&publish.DownloadError{URL: "https://h/a.tar", Err: &fetch.DeniedError{Err: fmt.Errorf("GET https://h/a.tar: 401 Unauthorized: %w", fetch.ErrDenied), URL: true}}, "the server refused the credential in the URL"},
 		{&fetch.DeniedError{Err: fetch.ErrDenied, URL: true, Vars: []string{"PKG_REPO_TEAM_"}}, "the repository refused the credential in the URL"},
 		{&publish.PushError{Err: &fetch.DeniedError{Err: fetch.ErrDenied, Vars: []string{"PKG_REPO_TOOLS_"}}}, "set PKG_REPO_TOOLS_TOKEN (or PKG_REPO_TOOLS_USERNAME and PKG_REPO_TOOLS_PASSWORD)"},
 		{fmt.Errorf("resolve: %w", &repo.ConflictsError{Name: "mawk", Version: "1", Other: "gawk", OtherVersion: "5"}), "mawk and gawk cannot be installed together"},
