@@ -8,27 +8,31 @@ import (
 	"pkg/repo"
 )
 
-// Holds returns the holds of the installed packages recs: the requirements with a version
-// constraint they were asked for by (DB.Requested) that their installed versions meet, a
-// request of given, requirements named on the command line, taking the place of the
-// recorded one where it has a constraint. A hold keeps its package within it on an
-// upgrade (repo.Index.Upgrade), as apt-mark hold or brew pin do.
-func Holds(recs []Record, requested map[string]repo.Requirement, given []repo.Requirement) []repo.Requirement {
-	var holds []repo.Requirement
+// Holds returns the holds of the installed packages recs, by key (Record.Key): the
+// requirements with a version constraint they were asked for by (DB.Requested) that their
+// installed versions meet; a requirement of given, named on the command line, with a
+// constraint takes the place of the recorded one of each package of its name (of every
+// npm instance). A hold keeps its package within it on an upgrade (repo.Index.Upgrade),
+// as apt-mark hold or brew pin do.
+func Holds(recs []Record, requested map[string]repo.Requirement, given []repo.Requirement) []repo.Hold {
+	byName := make(map[string]repo.Requirement, len(given))
 	for _, r := range given { // two on one name are one, as install records them
-		if i := slices.IndexFunc(holds, func(h repo.Requirement) bool { return h.Name == r.Name }); i >= 0 {
-			holds[i].Constraints = append(slices.Clone(holds[i].Constraints), r.Constraints...)
-		} else if len(r.Constraints) > 0 {
-			holds = append(holds, repo.Requirement{Name: r.Name, Constraints: r.Constraints})
+		cur := byName[r.Name]
+		cur.Name, cur.Constraints = r.Name, append(slices.Clone(cur.Constraints), r.Constraints...)
+		byName[r.Name] = cur
+	}
+	var holds []repo.Hold
+	for _, rec := range recs {
+		r, ok := byName[rec.Name]
+		if !ok || len(r.Constraints) == 0 {
+			r, ok = requested[rec.Key()]
+			ok = ok && r.Allows(rec.Version)
+		}
+		if ok && len(r.Constraints) > 0 {
+			holds = append(holds, repo.Hold{Key: rec.Key(), Requirement: r})
 		}
 	}
-	for key, r := range requested {
-		p, ok := Find(recs, key)
-		if ok && len(r.Constraints) > 0 && r.Allows(p.Version) && !slices.ContainsFunc(holds, func(h repo.Requirement) bool { return h.Name == r.Name }) {
-			holds = append(holds, r)
-		}
-	}
-	slices.SortFunc(holds, func(a, b repo.Requirement) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(holds, func(a, b repo.Hold) int { return strings.Compare(a.Key, b.Key) })
 	return holds
 }
 

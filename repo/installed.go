@@ -38,7 +38,7 @@ type Outdated struct {
 // An npm instance is outdated where the index has a newer version of its name; its
 // Allowed is the newest version that every installed instance leading to it (Edges), and
 // its hold where none does, allows.
-func (ix *Index) Outdated(installed []Package, holds []Requirement) []Outdated {
+func (ix *Index) Outdated(installed []Package, holds []Hold) []Outdated {
 	npm, installed := splitInstances(installed)
 	out := ix.outdated(installed, holds)
 	out = append(out, ix.outdatedNPM(npm, holds)...)
@@ -49,7 +49,7 @@ func (ix *Index) Outdated(installed []Package, holds []Requirement) []Outdated {
 }
 
 // outdated is Outdated of installed, one package a name.
-func (ix *Index) outdated(installed []Package, holds []Requirement) []Outdated {
+func (ix *Index) outdated(installed []Package, holds []Hold) []Outdated {
 	allowed := make(map[string]string, len(installed))
 	byName := make(map[string]Package, len(installed))
 	for _, p := range installed {
@@ -86,7 +86,7 @@ func (ix *Index) outdated(installed []Package, holds []Requirement) []Outdated {
 }
 
 // outdatedNPM is Outdated of the npm instances npm.
-func (ix *Index) outdatedNPM(npm []Package, holds []Requirement) []Outdated {
+func (ix *Index) outdatedNPM(npm []Package, holds []Hold) []Outdated {
 	versions, edges := ix.versions(), Edges(npm)
 	var out []Outdated
 	for _, p := range npm {

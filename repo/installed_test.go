@@ -85,7 +85,7 @@ func TestOutdated(t *testing.T) {
 		{Name: "pre", Version: "2-rc1"}, {Name: "top", Version: "1"}, {Name: "user", Version: "1", Depends: deps("lib<3")},
 	}
 	pin, _ := ParseRequirement("pin@1")
-	got := ix.Outdated(installed, []Requirement{pin, {Name: "app"}})
+	got := ix.Outdated(installed, []Hold{{"pin", pin}, {"app", Requirement{Name: "app"}}})
 	want := []Outdated{
 		{Name: "app", Installed: "1", Allowed: "2", Newest: "2"},
 		{Name: "lib", Installed: "1", Allowed: "2", Newest: "3"},
@@ -97,7 +97,7 @@ func TestOutdated(t *testing.T) {
 	}
 	// A requirement that cannot hold with what is installed: the depends alone decide.
 	old, _ := ParseRequirement("pin<1")
-	got = ix.Outdated(installed, []Requirement{old})
+	got = ix.Outdated(installed, []Hold{{"pin", old}})
 	if len(got) != 4 || got[2].Allowed != "2" {
 		t.Errorf("Outdated with an impossible request = %+v, want pin allowed 2", got)
 	}

@@ -20,6 +20,7 @@ type npmResolver struct {
 	versions map[string][]Package // the index's versions of each name, newest first
 	set      map[string][]Package // name → the instances of the set, newest first
 	keep     []Package            // installed or locked instances, resolved first
+	renew    []string             // names whose caller's requirements take the index's newest they allow, not the set's
 	added    []string             // the keys of the instances chosen, in order, for undo
 	visited  map[string]bool      // keys whose dependencies are resolved or being resolved
 }
@@ -76,7 +77,11 @@ func (n *npmResolver) resolve(reqs []Requirement, by []string) ([]Package, error
 		}
 	}
 	for i, q := range reqs {
-		if _, err := n.edge(q, by[i]); err != nil {
+		resolve := n.edge
+		if by[i] == "" && slices.Contains(n.renew, q.Name) {
+			resolve = n.take
+		}
+		if _, err := resolve(q, by[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -112,11 +117,19 @@ func (n *npmResolver) edge(d Requirement, by string) (Package, error) {
 	if p, ok := newestMeeting(n.set[d.Name], d); ok {
 		return p, nil
 	}
+	return n.take(d, by)
+}
+
+// take resolves the requirement d of by to the newest version of the index it allows,
+// which joins the set unless an instance of it is there, and returns it.
+func (n *npmResolver) take(d Requirement, by string) (Package, error) {
 	p, ok := newestMeeting(n.versions[d.Name], d)
 	if !ok {
 		return Package{}, n.missing(d, by)
 	}
-	n.insert(p)
+	if !n.insert(p) {
+		return p, nil
+	}
 	n.added = append(n.added, p.Key())
 	return p, n.visit(p)
 }
@@ -257,11 +270,26 @@ func splitInstances(pkgs []Package) (npm, other []Package) {
 }
 
 // npmUpgrade returns, of the installed npm instances, those an upgrade of names (every
-// name, with none) keeps where they are, and the requirements that resolve again those it
-// may move (the instances of names, and those they lead to) that no installed instance
-// leads to: each at its hold, or at its newest release. An instance of a name versions
+// name, with none) keeps where they are, and a requirement for each it resolves again
+// from no installed instance (npmRoots): its hold, or its name, which takes the newest
+// release.
+func npmUpgrade(npm []Package, names []string, holds []Hold, versions map[string][]Package) (pinned []Package, roots []Requirement) {
+	pinned, free := npmRoots(npm, names, versions)
+	for _, p := range free {
+		root := Requirement{Name: p.Name}
+		if h, ok := holdOf(holds, p); ok {
+			root = h
+		}
+		roots = append(roots, root)
+	}
+	return pinned, roots
+}
+
+// npmRoots returns, of the installed npm instances, those an upgrade of names (every name,
+// with none) keeps where they are, and those it may move (the instances of names, and
+// those they lead to) that no installed instance leads to. An instance of a name versions
 // (the index's) lacks stays.
-func npmUpgrade(npm []Package, names []string, holds []Requirement, versions map[string][]Package) (pinned []Package, roots []Requirement) {
+func npmRoots(npm []Package, names []string, versions map[string][]Package) (pinned, roots []Package) {
 	edges := Edges(npm)
 	free := make(map[string]bool)
 	var todo []Package
@@ -291,13 +319,8 @@ func npmUpgrade(npm []Package, names []string, holds []Requirement, versions map
 		switch {
 		case !free[p.Key()]:
 			pinned = append(pinned, p)
-		case led[p.Key()]:
-		default:
-			root := Requirement{Name: p.Name}
-			if h, ok := holdOf(holds, p); ok {
-				root = h
-			}
-			roots = append(roots, root)
+		case !led[p.Key()]:
+			roots = append(roots, p)
 		}
 	}
 	return pinned, roots

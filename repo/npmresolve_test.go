@@ -195,9 +195,49 @@ func TestNPMUpgrade(t *testing.T) {
 		}
 	}
 	// A hold, the range the package was requested by, bounds an instance nothing leads to.
-	got, err := ix.Upgrade(installed, []string{"other"}, parseReqs(t, "other@npm:~1.0.0")...)
+	got, err := ix.Upgrade(installed, []string{"other"}, Hold{"other@1.0.0", parseReqs(t, "other@npm:~1.0.0")[0]})
 	if err != nil || !strings.Contains(keys(got), "other@1.0.0") {
 		t.Errorf("Upgrade(other) held at ~1.0.0 = %s, %v", keys(got), err)
+	}
+}
+
+// TestNPMHolds: an npm instance's hold is its own, not its name's other instances': an
+// upgrade of the name keeps the held instance within its hold, whichever instance comes
+// first, and the other at its newest release; HeldBack names the held one. A request on
+// the name with another constraint than the hold of the instance it would take replaces
+// that hold: it takes the newest version it allows, the held instance left out; one
+// without a hold takes the installed instance.
+func TestNPMHolds(t *testing.T) {
+	ix := npmTestIndex(t, "debug 4.3.4", "debug 4.3.7", "app 1.0.0 debug@4.3.4")
+	old, now := ix.Packages[0], ix.Packages[1]
+	hold := Hold{Key: old.Key(), Requirement: parseReqs(t, "debug@4.3.4")[0]}
+	for _, installed := range [][]Package{{old, now}, {now, old}} {
+		got, err := ix.Upgrade(installed, []string{"debug"}, hold)
+		if err != nil || keys(got) != "debug@4.3.4 debug@4.3.7" {
+			t.Errorf("Upgrade(debug) of %s = %s, %v; want both kept", keys(installed), keys(got), err)
+		}
+		held := ix.HeldBack(installed, []string{"debug"}, got, hold)
+		if len(held) != 1 || held[0].Package.Key() != old.Key() || held[0].Installed != "4.3.4" || held[0].Newest != "4.3.7" || held[0].Hold == nil {
+			t.Errorf("HeldBack(debug) of %s = %+v, want debug 4.3.4 held below 4.3.7 by its hold", keys(installed), held)
+		}
+	}
+	tests := []struct {
+		installed []Package
+		req       string
+		holds     []Hold
+		want      string
+	}{
+		{[]Package{old}, "debug", []Hold{hold}, "debug@4.3.7"},
+		{[]Package{old}, "debug@npm:^4.3.0", []Hold{hold}, "debug@4.3.7"},
+		{[]Package{old}, "debug@4.3.4", []Hold{hold}, "debug@4.3.4"},
+		{[]Package{old}, "debug", nil, "debug@4.3.4"},
+		{[]Package{old, ix.Packages[2]}, "debug", []Hold{hold}, "app@1.0.0 debug@4.3.4 debug@4.3.7"},
+	}
+	for _, tt := range tests {
+		got, err := ix.ResolveInstalled(tt.installed, parseReqs(t, tt.req), tt.holds...)
+		if err != nil || keys(got) != tt.want {
+			t.Errorf("ResolveInstalled(%s) into %s, holds %v = %s, %v; want %s", tt.req, keys(tt.installed), tt.holds, keys(got), err, tt.want)
+		}
 	}
 }
 

@@ -60,8 +60,11 @@ func resolveIn(versions map[string][]Package, reqs []Requirement) ([]Package, er
 // it to one ix has, as it would from another version.
 //
 // The installed npm instances stay too, each preferred where a range it satisfies is
-// resolved (see the npm resolver).
-func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement, holds ...Requirement) ([]Package, error) {
+// resolved (see the npm resolver), but for a held one that a requirement of reqs would
+// take with another constraint than its hold (reheld): that requirement replaces the hold
+// and takes the newest version it allows, and the instance is in the result only where
+// an edge takes it again.
+func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement, holds ...Hold) ([]Package, error) {
 	byKey := make(map[string]Package, len(installed))
 	for _, p := range installed {
 		if p.Kind == KindNPM || !pinnedAway(ix, reqs, p) {
@@ -71,7 +74,13 @@ func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement, holds
 	npm, installed := splitInstances(installed)
 	r := newResolver(withInstalled(ix, byKey))
 	r.use(installed)
-	r.npm.prefer(npm)
+	replaced := reheld(npm, reqs, holds)
+	for _, p := range replaced {
+		r.npm.renew = append(r.npm.renew, p.Name)
+	}
+	r.npm.prefer(slices.DeleteFunc(npm, func(p Package) bool {
+		return slices.ContainsFunc(replaced, func(q Package) bool { return q.Key() == p.Key() })
+	}))
 	var keep []Requirement
 	for _, p := range installed {
 		if slices.ContainsFunc(reqs, func(q Requirement) bool { return q.Name == p.Name }) {
@@ -86,6 +95,30 @@ func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement, holds
 	}
 	slices.SortFunc(keep, func(a, b Requirement) int { return strings.Compare(a.Name, b.Name) })
 	return r.resolve(reqs, keep...)
+}
+
+// reheld returns the held instances of npm, installed, whose holds a requirement of reqs
+// replaces: one on the name with other constraints, which would take the instance, the
+// newest of npm it allows.
+func reheld(npm []Package, reqs []Requirement, holds []Hold) []Package {
+	byName := make(map[string][]Package) // newest first
+	for _, p := range npm {
+		byName[p.Name] = append(byName[p.Name], p)
+	}
+	for _, vs := range byName {
+		slices.SortFunc(vs, func(a, b Package) int { return compareKind(b, a) })
+	}
+	var out []Package
+	for _, q := range reqs {
+		p, ok := newestMeeting(byName[q.Name], q)
+		if !ok || slices.ContainsFunc(out, func(o Package) bool { return o.Key() == p.Key() }) {
+			continue
+		}
+		if h, held := holdOf(holds, p); held && !slices.Equal(q.Constraints, h.Constraints) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // pinnedAway reports whether reqs pin p's name to a repository and ix, which takes the

@@ -15,8 +15,7 @@ import (
 // installed package may move. A newer version's new
 // dependencies are added. An installed version missing from ix is kept as installed.
 //
-// A package that may move stays within its hold, if holds has one: a requirement with a
-// version constraint the user keeps it to, as apt-mark hold or brew pin do.
+// A package that may move stays within its hold, if holds has one.
 //
 // installed lists one record per installed name, but for npm instances, of which a name
 // may have several. An npm instance that may move (of a name in names, or one an instance
@@ -24,7 +23,7 @@ import (
 // take it (the npm resolver), the others stay as they are; an instance that may move and
 // that nothing leads to any more is not in the result. The result holds every package of
 // the upgraded set, changed or not, in dependency order.
-func (ix *Index) Upgrade(installed []Package, names []string, holds ...Requirement) ([]Package, error) {
+func (ix *Index) Upgrade(installed []Package, names []string, holds ...Hold) ([]Package, error) {
 	npm, installed := splitInstances(installed)
 	byName := make(map[string]Package, len(installed))
 	for _, p := range installed {
@@ -39,13 +38,24 @@ func (ix *Index) Upgrade(installed []Package, names []string, holds ...Requireme
 	r := newResolver(withInstalled(ix, kept(ix, byName, free)))
 	pinned, roots := npmUpgrade(npm, names, holds, r.versions)
 	r.npm.prefer(pinned)
+	for _, q := range roots { // each to its newest release or within its hold, whatever another took
+		r.npm.renew = append(r.npm.renew, q.Name)
+	}
 	return r.resolve(append(reqs, roots...))
 }
 
-// holdOf returns the hold of the installed package p among holds: a requirement on its name
-// with a version constraint, without the repository it may name.
-func holdOf(holds []Requirement, p Package) (Requirement, bool) {
-	i := slices.IndexFunc(holds, func(h Requirement) bool { return h.Name == p.Name && len(h.Constraints) > 0 })
+// A Hold keeps the installed package Key (Package.Key) within a requirement on its name
+// with a version constraint that the user asked for it by, as apt-mark hold or brew pin
+// do. An npm instance's hold is its own: the name's other instances are not held by it.
+type Hold struct {
+	Key string
+	Requirement
+}
+
+// holdOf returns the hold of the installed package p among holds, without the repository
+// it may name.
+func holdOf(holds []Hold, p Package) (Requirement, bool) {
+	i := slices.IndexFunc(holds, func(h Hold) bool { return h.Key == p.Key() && len(h.Constraints) > 0 })
 	if i < 0 {
 		return Requirement{}, false
 	}
@@ -74,7 +84,7 @@ func republished(vs []Package, p Package) bool {
 
 // upgradeReqs returns what Upgrade resolves: each installed package at its version, or at
 // least at it and within its hold when it may move; and which may move.
-func upgradeReqs(byName map[string]Package, installed []Package, names []string, holds []Requirement) ([]Requirement, map[string]bool) {
+func upgradeReqs(byName map[string]Package, installed []Package, names []string, holds []Hold) ([]Requirement, map[string]bool) {
 	free := movable(byName, names)
 	reqs := make([]Requirement, 0, len(installed))
 	for _, p := range installed {
@@ -93,17 +103,18 @@ func upgradeReqs(byName map[string]Package, installed []Package, names []string,
 // Held is a package an upgrade keeps below the newest version it could move to, and why;
 // or one it keeps because the index offers no version of it as new as the installed one.
 type Held struct {
-	Package Package // as the upgrade leaves it
-	Newest  string  // the version not older than installed an upgrade would take on its own (preferred); "" if none
-	Older   string  // when Newest is "", the newest version the index has, if any
-	Reason  error   // what resolving the upgrade with Newest runs into; nil when Newest is "" or Hold keeps it
+	Package   Package // as the upgrade leaves it
+	Installed string  // the version installed
+	Newest    string  // the version not older than installed an upgrade would take on its own (preferred); "" if none
+	Older     string  // when Newest is "", the newest version the index has, if any
+	Reason    error   // what resolving the upgrade with Newest runs into; nil when Newest is "" or Hold keeps it
 	// Hold is the package's own hold, when that is what keeps it below Newest; nil otherwise.
 	Hold *Requirement
 	// The version just below Newest, newer than the package's, which the upgrade could not
 	// take either, and why (another package's constraint, say); "" and nil if none.
 	Next       string
 	NextReason error
-	holds      []Requirement // the holds of the upgrade, which Why calls so
+	holds      []Hold // the holds of the upgrade, which Why calls so
 }
 
 // HeldBack returns the packages of plan, the result of Upgrade(installed, names), that
@@ -112,9 +123,11 @@ type Held struct {
 // package that could reach Newest on its own, but not together with the others, is not
 // listed. It also returns, with Newest "", the packages that may move but that the index
 // offers only in older versions, or not at all. A package its own hold keeps below Newest
-// comes with that Hold (holds as Upgrade takes them).
-func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, holds ...Requirement) []Held {
-	_, installed = splitInstances(installed)
+// comes with that Hold (holds as Upgrade takes them): so does an npm instance the upgrade
+// resolves again from its hold (nothing leads to it) that keeps it below the newest
+// release.
+func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, holds ...Hold) []Held {
+	npm, installed := splitInstances(installed)
 	byName := make(map[string]Package, len(installed))
 	for _, p := range installed {
 		byName[p.Name] = p
@@ -132,7 +145,7 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, h
 		vs := preferred(all, releaseOf(cur.Version))
 		i := slices.IndexFunc(vs, func(v Package) bool { return atLeast.Allows(v.Version) })
 		if i < 0 {
-			h := Held{Package: p}
+			h := Held{Package: p, Installed: cur.Version}
 			if len(all) > 0 {
 				h.Older = all[0].Version
 			}
@@ -143,7 +156,7 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, h
 			continue
 		}
 		if hold, ok := holdOf(holds, cur); ok && !hold.Allows(vs[i].Version) {
-			held = append(held, Held{Package: p, Newest: vs[i].Version, Hold: &hold})
+			held = append(held, Held{Package: p, Installed: cur.Version, Newest: vs[i].Version, Hold: &hold})
 			continue
 		}
 		pinned := func(v string) error {
@@ -156,7 +169,7 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, h
 			_, err := resolveIn(with, rs)
 			return err
 		}
-		h := Held{Package: p, Newest: vs[i].Version, Reason: pinned(vs[i].Version), holds: holds}
+		h := Held{Package: p, Installed: cur.Version, Newest: vs[i].Version, Reason: pinned(vs[i].Version), holds: holds}
 		if h.Reason == nil {
 			continue
 		}
@@ -166,6 +179,33 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, h
 			}
 		}
 		held = append(held, h)
+	}
+	return append(held, heldNPM(npm, names, plan, holds, versions)...)
+}
+
+// heldNPM is HeldBack of the installed npm instances npm: each that the upgrade of names
+// resolves again from its hold (npmRoots) where the hold keeps it below the newest release.
+func heldNPM(npm []Package, names []string, plan []Package, holds []Hold, versions map[string][]Package) []Held {
+	var held []Held
+	_, roots := npmRoots(npm, names, versions)
+	for _, p := range roots {
+		hold, ok := holdOf(holds, p)
+		newest, found := newestMeeting(versions[p.Name], Requirement{Name: p.Name})
+		if !ok || !found || compareKind(newest, p) <= 0 || hold.Allows(newest.Version) {
+			continue
+		}
+		var took []Package // the instances of the name the upgrade leaves, newest first
+		for _, q := range plan {
+			if q.npm() && q.Name == p.Name {
+				took = append(took, q)
+			}
+		}
+		slices.SortFunc(took, func(a, b Package) int { return compareKind(b, a) })
+		left, ok := newestMeeting(took, hold)
+		if !ok {
+			left = p
+		}
+		held = append(held, Held{Package: left, Installed: p.Version, Newest: newest.Version, Hold: &hold})
 	}
 	return held
 }
@@ -241,7 +281,7 @@ func (h Held) conflictWhy(version, what string, err error) string {
 		switch {
 		case n.By != "":
 			parts = append(parts, n.String())
-		case slices.ContainsFunc(h.holds, func(r Requirement) bool {
+		case slices.ContainsFunc(h.holds, func(r Hold) bool {
 			return r.Name == n.Name && slices.Equal(r.Constraints, n.Constraints)
 		}):
 			parts = append(parts, n.Requirement.String()+" (held)")

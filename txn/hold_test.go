@@ -1,7 +1,12 @@
 package txn_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"errors"
+	"maps"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"pkg/db"
@@ -49,4 +54,68 @@ func TestUpgradeHold(t *testing.T) {
 // asked for requested.
 func upgrade(ix *txn.Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]repo.Requirement) (*txn.Plan, error) {
 	return txn.NewPlan(txn.Spec{Action: txn.Upgrade, Requires: reqs, Root: "/r", Records: before, Requested: requested, Catalog: ix})
+}
+
+// TestNPMHold plans changes of a root holding npm instances, each held by its own request
+// alone (docs/commands.md): an upgrade naming a held one is a *txn.HeldError whatever the
+// name's other instances, one of everything keeps it, removing nothing; an install of the
+// name without the hold's constraint upgrades the held instance to the newest.
+func TestNPMHold(t *testing.T) {
+	w := newWorld(t)
+	old, now := addNPMPackage(t, w.repo, "debug", "4.3.4"), addNPMPackage(t, w.repo, "debug", "4.3.7")
+	ix := w.index(t.TempDir())
+	rec := func(p repo.Package) db.Record {
+		return db.Record{Name: p.Name, Version: p.Version, Kind: repo.KindNPM, SHA256: p.SHA256}
+	}
+	held := map[string]repo.Requirement{old.Key(): {Name: "debug", Constraints: []repo.Constraint{{Op: "@", Version: "4.3.4"}}}}
+	both := maps.Clone(held)
+	both[now.Key()] = repo.Requirement{Name: "debug"}
+	for _, before := range [][]db.Record{{rec(old), rec(now)}, {rec(now), rec(old)}} {
+		_, err := upgrade(ix, before, []repo.Requirement{{Name: "debug"}}, both)
+		var he *txn.HeldError
+		if !errors.As(err, &he) || len(he.Held) != 1 || he.Held[0].From != "4.3.4" || he.Held[0].Newest != "4.3.7" || he.Held[0].HeldBy != "debug@4.3.4" {
+			t.Errorf("upgrade of debug = %v, want a *txn.HeldError of debug 4.3.4 below 4.3.7", err)
+		}
+		p, err := upgrade(ix, before, nil, both)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Changes) > 0 || len(p.Held) != 1 || p.Held[0].Version != "4.3.4" || p.Held[0].HeldBy != "debug@4.3.4" {
+			t.Errorf("upgrade of all: changes %+v, held %+v; want none, and debug 4.3.4 held by debug@4.3.4", p.Changes, p.Held)
+		}
+	}
+	p, err := txn.NewPlan(txn.Spec{Action: txn.Install, Requires: []repo.Requirement{{Name: "debug"}}, Root: "/r", Records: []db.Record{rec(old)}, Requested: held, Catalog: ix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Changes) != 1 || p.Changes[0].Action != txn.Upgrade || p.Changes[0].From != "4.3.4" || p.Changes[0].Version != "4.3.7" {
+		t.Errorf("install of debug over debug@4.3.4: changes %+v, unchanged %+v; want debug upgraded to 4.3.7", p.Changes, p.Unchanged)
+	}
+}
+
+// addNPMPackage adds to the repository in dir the npm package name at version, a tarball
+// holding package/package.json.
+func addNPMPackage(t *testing.T, dir, name, version string) repo.Package {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	data := []byte(`{"name":"` + name + `","version":"` + version + `"}`)
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "package/package.json", Mode: 0o644, Size: int64(len(data))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), name+"-"+version+".tgz")
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := repo.Add(t.Context(), dir, file, repo.Package{Name: name, Version: version, Kind: repo.KindNPM}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

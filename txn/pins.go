@@ -49,10 +49,10 @@ func (ix *Catalog) repo(name string) *Catalog {
 
 // keepGone returns holds with each package of gone held at its installed version (in
 // place of its own hold): an upgrade keeps it as installed.
-func keepGone(holds []repo.Requirement, gone map[string]*repo.PinGoneError) []repo.Requirement {
-	out := slices.DeleteFunc(slices.Clone(holds), func(h repo.Requirement) bool { return gone[h.Name] != nil })
-	for _, name := range slices.Sorted(maps.Keys(gone)) {
-		out = append(out, repo.Requirement{Name: name, Constraints: []repo.Constraint{{Op: "=", Version: gone[name].Version}}})
+func keepGone(holds []repo.Hold, gone map[string]*repo.PinGoneError) []repo.Hold {
+	out := slices.DeleteFunc(slices.Clone(holds), func(h repo.Hold) bool { return gone[h.Key] != nil })
+	for _, name := range slices.Sorted(maps.Keys(gone)) { // never an npm instance's (pins): its key is its name
+		out = append(out, repo.Hold{Key: name, Requirement: repo.Requirement{Name: name, Constraints: []repo.Constraint{{Op: "=", Version: gone[name].Version}}}})
 	}
 	return out
 }

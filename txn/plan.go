@@ -264,14 +264,16 @@ func (s Spec) fits() error {
 // installPlan resolves reqs against ix, with the root's records before, into the plan of
 // installing what the root does not hold as resolved. An installed package reqs do not
 // name stays within its hold (db.Holds of requested, db.Requested); one a local archive file
-// of ix offers at its version but as another archive is replaced by it (a rebuild). The
-// cache, if not nil, tells what is downloaded.
+// of ix offers at its version but as another archive is replaced by it (a rebuild). A held
+// npm instance whose hold a requirement of reqs replaces is resolved again by it, and
+// removed where nothing else leads to it (repo.Index.ResolveInstalled). The cache, if not
+// nil, tells what is downloaded.
 func installPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]repo.Requirement, cache *fetch.Cache) (*Plan, error) {
 	pkgs, err := ix.ResolveInstalled(ix.rebuilt(db.Packages(before)), reqs, db.Holds(before, requested, nil)...)
 	if err != nil {
 		return nil, ix.about(err)
 	}
-	p := &Plan{Root: root, indexes: ix.results(), before: before, why: reasons(append(pkgs, db.Packages(before)...), names(reqs), "")}
+	p := &Plan{Root: root, indexes: ix.results(), before: before, remove: leftOut(before, pkgs), why: reasons(append(pkgs, db.Packages(before)...), names(reqs), "")}
 	for _, pk := range pkgs {
 		if !installed(before, pk) {
 			p.install = append(p.install, pk)
@@ -280,6 +282,18 @@ func installPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 		}
 	}
 	return p.fill(cache), nil
+}
+
+// leftOut returns the keys of the npm instances of before that pkgs, a resolution of the
+// root's change, leaves out: replaced by another version, or led to by nothing any more.
+func leftOut(before []db.Record, pkgs []repo.Package) []string {
+	var keys []string
+	for _, r := range before {
+		if r.Kind == repo.KindNPM && !slices.ContainsFunc(pkgs, func(q repo.Package) bool { return q.Key() == r.Key() }) {
+			keys = append(keys, r.Key())
+		}
+	}
+	return keys
 }
 
 // answers reports whether pk, of the packages pkgs resolved, is what q asked for: the
@@ -371,21 +385,15 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Root: root, indexes: ix.results(), before: before, why: reasons(pkgs, names, "upgrade")}
+	p := &Plan{Root: root, indexes: ix.results(), before: before, remove: leftOut(before, pkgs), why: reasons(pkgs, names, "upgrade")}
 	for _, pk := range pkgs {
 		if !installed(before, pk) {
 			p.install = append(p.install, pk)
 		}
 	}
-	for _, r := range before { // npm instances the upgrade replaced, or that nothing leads to any more
-		if r.Kind == repo.KindNPM && !slices.ContainsFunc(pkgs, func(q repo.Package) bool { return q.Key() == r.Key() }) {
-			p.remove = append(p.remove, r.Key())
-		}
-	}
 	var named []Held
 	for _, h := range in.HeldBack(cur, names, pkgs, holds...) {
-		was, _ := db.Find(before, h.Package.Name)
-		held := Held{Name: h.Package.Name, From: was.Version, Version: h.Package.Version, Newest: h.Newest, Detail: h}
+		held := Held{Name: h.Package.Name, From: h.Installed, Version: h.Package.Version, Newest: h.Newest, Detail: h}
 		if g := gone[held.Name]; g != nil {
 			held.Newest, held.HeldTo, held.Gone = "", g.Repo, g
 		} else if h.Hold != nil {

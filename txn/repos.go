@@ -91,7 +91,7 @@ func (ix *Catalog) Resolve(reqs []repo.Requirement) ([]repo.Package, error) {
 }
 
 // ResolveInstalled is repo.Index.ResolveInstalled in ix.indexFor(reqs).
-func (ix *Catalog) ResolveInstalled(installed []repo.Package, reqs []repo.Requirement, holds ...repo.Requirement) ([]repo.Package, error) {
+func (ix *Catalog) ResolveInstalled(installed []repo.Package, reqs []repo.Requirement, holds ...repo.Hold) ([]repo.Package, error) {
 	in, err := ix.indexFor(reqs)
 	if err != nil {
 		return nil, err

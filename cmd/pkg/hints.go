@@ -134,6 +134,10 @@ var hints = []hintRule{
 	})},
 	{fn: as(func(he *txn.HeldError) string {
 		h := he.Held[0]
+		if h.Detail.Package.Kind == repo.KindNPM { // its hold is that version's alone
+			return fmt.Sprintf("an npm version asked for with a version or range is held to it; to move it, name it with a new one: pkg upgrade %s holds it there, pkg install %s takes the newest in its place unless a newer version of %s is installed (then 'pkg remove %s@%s' lets it go)",
+				shell.Quote(h.Name+">="+h.Newest), h.Name, h.Name, h.Name, h.From)
+		}
 		return fmt.Sprintf("a package asked for with a version or constraint is held to it; to move it, name it with a new one: pkg upgrade %s (or pkg install %s@%s) holds it there, pkg install %s takes the newest and holds it no more",
 			shell.Quote(h.Name+">="+h.Newest), h.Name, h.Newest, h.Name)
 	})},

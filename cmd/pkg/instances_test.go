@@ -274,3 +274,111 @@ func TestNPMReinstallLinks(t *testing.T) {
 	}
 	e.ok("verify")
 }
+
+// TestNPMUpgradeHeld: an npm package asked for at a version is held there, as a .deb is:
+// outdated says so, an upgrade of everything keeps it saying why, and one naming it is
+// refused with exit 1, changing nothing.
+func TestNPMUpgradeHeld(t *testing.T) {
+	base := t.TempDir()
+	for _, v := range []string{"7.5.4", "7.6.3"} {
+		addNPM(t, base, "semver", v)
+	}
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "semver@7.5.4")
+	if out, _ := e.ok("outdated"); !strings.Contains(out, "semver is held by its request semver@7.5.4") {
+		t.Errorf("outdated: %q, want semver said held", out)
+	}
+	const held = "semver 7.5.4 is held by its request semver@7.5.4 (newest 7.6.3)"
+	for _, args := range [][]string{{"upgrade", "semver"}, {"upgrade", "-n", "semver"}} {
+		if out, stderr, code := e.pkg(args...); code != 1 || !strings.Contains(stderr, "upgrade semver: "+held) || out != "" ||
+			!strings.Contains(stderr, "pkg install semver takes the newest in its place") {
+			t.Errorf("%v: exit %d, %q, %q; want a refusal saying semver is held", args, code, out, stderr)
+		}
+	}
+	if out, _ := e.ok("upgrade"); !strings.Contains(out, "kept semver at 7.5.4: held by its request semver@7.5.4 (newest 7.6.3)") {
+		t.Errorf("upgrade: %q, want semver said kept by its hold", out)
+	}
+	if out, _ := e.ok("why", "semver"); !strings.Contains(out, "was asked for, as semver@7.5.4") || e.installed() != "semver 7.5.4" {
+		t.Errorf("after the upgrades: installed %q, why: %q; want semver 7.5.4 held still", e.installed(), out)
+	}
+}
+
+// TestNPMInstallHeld: installing a held npm name without a version takes the newest and
+// holds it no more, as for a .deb: the held version's instance is upgraded where nothing
+// else needs it; where another package does, the newest is added beside it, and it stays
+// as it was asked for.
+func TestNPMInstallHeld(t *testing.T) {
+	base := t.TempDir()
+	for _, v := range []string{"4.3.4", "4.3.7"} {
+		addNPM(t, base, "debug", v)
+	}
+	addNPM(t, base, "app", "1.0.0", "debug@npm:4.3.4")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "debug@4.3.4")
+	if out, _ := e.ok("install", "debug"); !strings.Contains(out, "upgraded debug 4.3.4 to 4.3.7") {
+		t.Errorf("install debug over debug@4.3.4: %q, want it upgraded", out)
+	}
+	if out, _ := e.ok("why", "debug"); e.installed() != "debug 4.3.7" || !strings.Contains(out, "debug 4.3.7 was asked for, as debug\n") {
+		t.Errorf("after install debug: installed %q, why %q; want debug 4.3.7 asked for as debug", e.installed(), out)
+	}
+	if out, _ := e.ok("outdated"); strings.Contains(out, "debug") {
+		t.Errorf("outdated after install debug: %q", out)
+	}
+
+	e.ok("remove", "debug")
+	e.ok("install", "app", "debug@4.3.4")
+	if out, _ := e.ok("install", "debug"); !strings.Contains(out, "installed debug 4.3.7") || strings.Contains(out, "4.3.4") {
+		t.Errorf("install debug over debug@4.3.4, which app needs: %q, want debug 4.3.7 added", out)
+	}
+	if got, want := e.installed(), "app 1.0.0, debug 4.3.4, debug 4.3.7"; got != want {
+		t.Errorf("installed %q, want %q", got, want)
+	}
+	if out, _ := e.ok("why", "debug@4.3.7"); !strings.Contains(out, "debug 4.3.7 was asked for, as debug\n") {
+		t.Errorf("why debug@4.3.7: %q", out)
+	}
+	if out, _ := e.ok("why", "debug@4.3.4"); !strings.Contains(out, "was asked for, as debug@4.3.4\n") || !strings.Contains(out, "needed by app@1.0.0") {
+		t.Errorf("why debug@4.3.4: %q, want it asked for as debug@4.3.4 and needed by app", out)
+	}
+}
+
+// TestNPMUpgradeTwoRequested: an upgrade of a name two versions of which were asked for
+// moves each within its own request: the newest, asked for as the name, stays newest, and
+// the one asked for at its version stays held, so nothing is removed and no request is lost.
+func TestNPMUpgradeTwoRequested(t *testing.T) {
+	base := t.TempDir()
+	for _, v := range []string{"4.3.4", "4.3.7"} {
+		addNPM(t, base, "debug", v)
+	}
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "debug")
+	e.ok("install", "debug@4.3.4")
+	check := func(what string) {
+		t.Helper()
+		if got, want := e.installed(), "debug 4.3.4, debug 4.3.7"; got != want {
+			t.Errorf("%s: installed %q, want %q", what, got, want)
+		}
+		for key, as := range map[string]string{"debug@4.3.7": "debug", "debug@4.3.4": "debug@4.3.4"} {
+			if out, _ := e.ok("why", key); !strings.Contains(out, "was asked for, as "+as+"\n") {
+				t.Errorf("%s: why %s: %q, want it asked for as %s", what, key, out, as)
+			}
+		}
+		for key, held := range map[string]bool{"debug@4.3.7": false, "debug@4.3.4": true} {
+			if out, _ := e.ok("info", key); strings.Contains(out, "(held:") != held {
+				t.Errorf("%s: info %s: %q, want held %v", what, key, out, held)
+			}
+		}
+	}
+	check("installed")
+	for _, args := range [][]string{{"upgrade", "-n", "debug"}, {"upgrade", "debug"}} {
+		if out, stderr, code := e.pkg(args...); code != 1 || strings.Contains(out, "remove") ||
+			!strings.Contains(stderr, "upgrade debug: debug 4.3.4 is held by its request debug@4.3.4 (newest 4.3.7)") ||
+			!strings.Contains(stderr, "'pkg remove debug@4.3.4' lets it go") {
+			t.Errorf("%v: exit %d, %q, %q; want a refusal saying debug 4.3.4 is held", args, code, out, stderr)
+		}
+	}
+	check("after upgrade debug")
+	if out, _ := e.ok("upgrade"); strings.Contains(out, "removed") || !strings.Contains(out, "kept debug at 4.3.4: held by its request debug@4.3.4 (newest 4.3.7)") {
+		t.Errorf("upgrade: %q, want nothing removed and debug 4.3.4 said held", out)
+	}
+	check("after upgrade")
+}
