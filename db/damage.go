@@ -25,7 +25,7 @@ type DamagedError struct {
 	Err  error
 }
 
-func (e *DamagedError) Error() string { return fmt.Sprintf("db: %s is damaged: %v", e.Path, e.Err) }
+func (e *DamagedError) Error() string { return fmt.Sprintf("%s is damaged: %v", e.Path, e.Err) }
 func (e *DamagedError) Unwrap() error { return e.Err }
 
 var (

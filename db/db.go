@@ -188,16 +188,16 @@ func Open(path string, o Options) (*DB, error) {
 			return d, nil // read where it is
 		}
 		if err := d.settle(); err != nil {
-			return nil, fmt.Errorf("db: create %s: %w", path, err)
+			return nil, fmt.Errorf("create %s: %w", path, err)
 		}
 		return d, nil
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if o.NoCreate {
-			return nil, fmt.Errorf("db: %s: %w", path, fs.ErrNotExist)
+			return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
 		}
 		if err := d.create(); err != nil {
-			return nil, fmt.Errorf("db: create %s: %w", path, err)
+			return nil, fmt.Errorf("create %s: %w", path, err)
 		}
 		d.created = true
 	}
@@ -378,13 +378,13 @@ func (d *DB) open(readOnly bool) (*bolt.DB, error) {
 	case errors.Is(err, bolt.ErrTimeout):
 		return nil, &BusyError{Path: d.path, Waited: d.timeout}
 	case errors.Is(err, errInterrupted):
-		return nil, fmt.Errorf("db: wait for %s: %w", d.path, d.ctx.Err())
+		return nil, fmt.Errorf("wait for %s: %w", d.path, d.ctx.Err())
 	case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrChecksum), errors.Is(err, bolt.ErrVersionMismatch):
 		return nil, d.damaged(err)
 	case errors.As(err, new(*DamagedError)):
 		return nil, err
 	case err != nil:
-		return nil, fmt.Errorf("db: open %s: %w", d.path, err)
+		return nil, fmt.Errorf("open %s: %w", d.path, err)
 	}
 	// Damage first: a damaged mark may read as any format, and a damaged database is the
 	// repair's to replace, where a newer one is a newer pkg's to read.
@@ -413,7 +413,7 @@ type BusyError struct {
 }
 
 func (e *BusyError) Error() string {
-	return fmt.Sprintf("db: %s is busy in another process: gave up after %v", e.Path, e.Waited)
+	return fmt.Sprintf("%s is busy in another process: gave up after %v", e.Path, e.Waited)
 }
 
 // errInterrupted is waitLock's error where Options.Context ended the wait.
@@ -692,7 +692,7 @@ func (d *DB) Installed(names ...string) ([]Record, [][]File, error) {
 			s.stamped(&p, at)
 			fs, err := readFiles(tx, fv)
 			if err != nil {
-				return fmt.Errorf("db: files of %s: %w", name, err)
+				return fmt.Errorf("files of %s: %w", name, err)
 			}
 			ps, files = append(ps, p), append(files, fs)
 		}
@@ -713,7 +713,7 @@ func (d *DB) Files(name string) ([]File, error) {
 		var err error
 		files, err = readFiles(tx, v)
 		if err != nil {
-			return fmt.Errorf("db: files of %s: %w", name, err)
+			return fmt.Errorf("files of %s: %w", name, err)
 		}
 		return nil
 	})
@@ -942,7 +942,7 @@ func (d *DB) write(what string, sum, carry bool, fn func(tx *bolt.Tx) error) err
 	if carry {
 		if err := d.carry(d.file); err != nil {
 			b.Close()
-			return fmt.Errorf("db: %s: %w", what, err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	d.unmark = 0
@@ -957,12 +957,12 @@ func (d *DB) write(what string, sum, carry bool, fn func(tx *bolt.Tx) error) err
 	})
 	if err != nil {
 		b.Close()
-		return fmt.Errorf("db: %s: %w", what, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if d.fresh {
 		if err := d.adopt(d.file); err != nil {
 			b.Close()
-			return fmt.Errorf("db: %s: %w", what, err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	if d.unmark != 0 { // unsynced: a marker left names a stamp finished (unmarkFinished)

@@ -65,7 +65,7 @@ func (d *DB) markDone() (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("db: mark the prefix done: %w", err)
+		return false, fmt.Errorf("mark the prefix done: %w", err)
 	}
 	return true, f.Close()
 }
@@ -79,7 +79,7 @@ func pendingStamp(tx *bolt.Tx) (*stamp, error) {
 	}
 	s := new(stamp)
 	if err := json.Unmarshal(v, s); err != nil {
-		return nil, fmt.Errorf("db: pending prefix's stamp: %w", err)
+		return nil, fmt.Errorf("pending prefix's stamp: %w", err)
 	}
 	return s, nil
 }

@@ -33,7 +33,7 @@ type FormatError struct {
 }
 
 func (e *FormatError) Error() string {
-	return fmt.Sprintf("db: open %s: format %d, newer than this pkg reads (%d)", e.Path, e.Format, e.Newest)
+	return fmt.Sprintf("open %s: format %d, newer than this pkg reads (%d)", e.Path, e.Format, e.Newest)
 }
 
 // errFormatMark is a DamagedError's cause for a format mark that is not 8 bytes.

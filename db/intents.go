@@ -141,7 +141,7 @@ func (d *DB) entriesIn(dir *os.File) ([]intentEntry, error) {
 	for _, name := range names {
 		nonce, in, err := parseIntentName(name)
 		if err != nil {
-			return nil, fmt.Errorf("db: intent %q in %s: %w", name, d.intentDir(), err)
+			return nil, fmt.Errorf("intent %q in %s: %w", name, d.intentDir(), err)
 		}
 		es = append(es, intentEntry{name, nonce, in})
 	}
@@ -236,14 +236,14 @@ func (d *DB) setIntentNames(ins []Intent) (bool, error) {
 			if full(err) {
 				return false, nil
 			}
-			return false, fmt.Errorf("db: record %d intents: %w", len(ins), &os.PathError{Op: "create", Path: filepath.Join(d.intentDir(), name), Err: err})
+			return false, fmt.Errorf("record %d intents: %w", len(ins), &os.PathError{Op: "create", Path: filepath.Join(d.intentDir(), name), Err: err})
 		}
 		unix.Close(fd)
 	}
 	removeIn(dir, all, func(intentEntry) bool { return false })
 	if !fs.Ordered() { // the names made and removed, durable before any rename
 		if err := dir.Sync(); err != nil {
-			return false, fmt.Errorf("db: record %d intents: %w", len(ins), err)
+			return false, fmt.Errorf("record %d intents: %w", len(ins), err)
 		}
 	}
 	return true, nil

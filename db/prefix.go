@@ -79,7 +79,7 @@ func (d *DB) Owners(paths []string) (map[string]Owners, error) {
 	put := func(k, v []byte) error {
 		o, err := decodeOwners(v)
 		if err != nil {
-			return fmt.Errorf("db: owners of %s: %w", k, err)
+			return fmt.Errorf("owners of %s: %w", k, err)
 		}
 		owners[string(k)] = o
 		return nil
@@ -262,7 +262,7 @@ func (d *DB) Prefix() (p *Pending, done bool, err error) {
 			if p = nil; done {
 				return nil // nothing is left to do by it
 			}
-			return fmt.Errorf("db: pending prefix: %w", err)
+			return fmt.Errorf("pending prefix: %w", err)
 		}
 		return nil
 	})

@@ -31,7 +31,7 @@ func (d *DB) Repos() ([]Pin, error) {
 		return forEach(tx, reposBucket, func(k, v []byte) error {
 			var r Pin
 			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("db: repository %s: %w", k, err)
+				return fmt.Errorf("repository %s: %w", k, err)
 			}
 			rs = append(rs, r)
 			return nil
@@ -49,7 +49,7 @@ func (d *DB) Repo(location string) (r Pin, ok bool, err error) {
 		}
 		ok = true
 		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("db: repository %s: %w", location, err)
+			return fmt.Errorf("repository %s: %w", location, err)
 		}
 		return nil
 	})

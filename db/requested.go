@@ -31,7 +31,7 @@ func (d *DB) Requested() (map[string]repo.Requirement, error) {
 			}
 			var r repo.Requirement
 			if err := r.UnmarshalText(v); err != nil {
-				return fmt.Errorf("db: requested %s: %w", k, err)
+				return fmt.Errorf("requested %s: %w", k, err)
 			}
 			reqs[string(k)] = r
 			return nil

@@ -120,20 +120,20 @@ type Entry struct {
 // root's lock, until ctx is done.
 func OpenCache(ctx context.Context, dir string) (*Cache, error) {
 	if err := makeCacheDir(dir); err != nil {
-		return nil, fmt.Errorf("fetch: create cache: %w", err)
+		return nil, fmt.Errorf("create cache: %w", err)
 	}
 	use, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("fetch: open cache: %w", err)
+		return nil, fmt.Errorf("open cache: %w", err)
 	}
 	if err := waitShared(ctx, use); err != nil && !noFlock(err) {
 		use.Close()
-		return nil, fmt.Errorf("fetch: lock cache %s: %w", dir, err)
+		return nil, fmt.Errorf("lock cache %s: %w", dir, err)
 	}
 	owner, err := ownerOfDir(use, dir)
 	if err != nil {
 		use.Close()
-		return nil, fmt.Errorf("fetch: open cache: %w", err)
+		return nil, fmt.Errorf("open cache: %w", err)
 	}
 	if err := layout(use, dir, owner); err != nil {
 		use.Close()
@@ -160,7 +160,7 @@ func (c *Cache) openSubdirs() error {
 	}{{&c.tars, "tars"}, {&c.tmp, "tmp"}, {&c.index, "index"}, {&c.roots, "roots"}} {
 		f, err := c.openSubdir(sub.name)
 		if err != nil {
-			return fmt.Errorf("fetch: open cache: %w", err)
+			return fmt.Errorf("open cache: %w", err)
 		}
 		*sub.f = f
 	}
@@ -223,14 +223,14 @@ func (c *Cache) Close() error {
 // cache (Temporary), which its Close removes, is not shared.
 func (c *Cache) Share() (*Cache, error) {
 	if c.temporary != "" {
-		return nil, fmt.Errorf("fetch: share cache %s: a dry run's temporary cache is not shared", c.dir)
+		return nil, fmt.Errorf("share cache %s: a dry run's temporary cache is not shared", c.dir)
 	}
 	s := &Cache{dir: c.dir, only: c.only, owner: c.owner, NoSync: c.NoSync, ReadOnly: c.ReadOnly}
 	for _, d := range []struct{ to, from **os.File }{{&s.use, &c.use}, {&s.tars, &c.tars}, {&s.tmp, &c.tmp}, {&s.index, &c.index}, {&s.roots, &c.roots}} {
 		f, err := dup(*d.from)
 		if err != nil {
 			s.Close()
-			return nil, fmt.Errorf("fetch: share cache %s: %w", c.dir, err)
+			return nil, fmt.Errorf("share cache %s: %w", c.dir, err)
 		}
 		*d.to = f
 	}
@@ -248,7 +248,7 @@ func OpenCacheReadOnly(ctx context.Context, dir string) (*Cache, error) {
 	tmp := ""
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		if tmp, err = os.MkdirTemp("", "pkg-dry-run-"); err != nil {
-			return nil, fmt.Errorf("fetch: %w", err)
+			return nil, err
 		}
 		dir = tmp
 	}
@@ -271,7 +271,7 @@ func (c *Cache) Exclusive(ctx context.Context, waiting func(pids []int)) error {
 		err := flock(c.use, unix.LOCK_EX|unix.LOCK_NB)
 		if !errors.Is(err, unix.EWOULDBLOCK) {
 			if err != nil && !noFlock(err) {
-				return fmt.Errorf("fetch: lock cache %s: %w", c.dir, err)
+				return fmt.Errorf("lock cache %s: %w", c.dir, err)
 			}
 			c.only = err == nil
 			return nil
@@ -284,7 +284,7 @@ func (c *Cache) Exclusive(ctx context.Context, waiting func(pids []int)) error {
 			// they hold it again. (Taken between tries, two processes waiting so would
 			// each keep the other from ever getting the cache.)
 			if lerr := flock(c.use, unix.LOCK_SH); lerr != nil {
-				return fmt.Errorf("fetch: lock cache %s: %w", c.dir, lerr)
+				return fmt.Errorf("lock cache %s: %w", c.dir, lerr)
 			}
 			return err
 		}
@@ -302,10 +302,10 @@ func (c *Cache) TryExclusive() (bool, error) {
 	case noFlock(err):
 		return true, nil
 	case !errors.Is(err, unix.EWOULDBLOCK):
-		return false, fmt.Errorf("fetch: lock cache %s: %w", c.dir, err)
+		return false, fmt.Errorf("lock cache %s: %w", c.dir, err)
 	}
 	if err := flock(c.use, unix.LOCK_SH); err != nil {
-		return false, fmt.Errorf("fetch: lock cache %s: %w", c.dir, err)
+		return false, fmt.Errorf("lock cache %s: %w", c.dir, err)
 	}
 	return false, nil
 }
@@ -720,7 +720,7 @@ func (c *Cache) writeFile(d *os.File, name string, fill func(io.Writer) error) e
 func (c *Cache) List() ([]Entry, error) {
 	names, err := readNames(c.tars)
 	if err != nil {
-		return nil, fmt.Errorf("fetch: list cache: %w", err)
+		return nil, fmt.Errorf("list cache: %w", err)
 	}
 	var es []Entry
 	for _, name := range names {

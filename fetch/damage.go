@@ -55,7 +55,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 			c.drop(sha, info)
 			return nil, fmt.Errorf("%w: %s: %w; removed from the cache", ErrDamaged, entryName(sha, "", ""), err)
 		}
-		return nil, fmt.Errorf("fetch: index of cached %s: %w", sha, err)
+		return nil, fmt.Errorf("index of cached %s: %w", sha, err)
 	}
 	defer ix.f.Close()
 	f, info, err := openEntryFile(c.tars, tarName(sha))
@@ -63,7 +63,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 		c.drop(sha, info)
 		return nil, fmt.Errorf("%w: %s: %w; removed from the cache", ErrDamaged, entryName(sha, ix.name, ix.version), err)
 	} else if err != nil {
-		return nil, fmt.Errorf("fetch: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	name, version, boot, err := ix.name, ix.version, ix.boot, ix.err
@@ -90,7 +90,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	}
 	what := entryName(sha, name, version)
 	if err != nil && !Damaged(err) {
-		return nil, fmt.Errorf("fetch: check cached %s: %w", what, err)
+		return nil, fmt.Errorf("check cached %s: %w", what, err)
 	}
 	if err != nil {
 		c.drop(sha, info)

@@ -63,5 +63,5 @@ func (s *netConfig) downloadTo(ctx context.Context, u *url.URL, f *os.File) erro
 type notHTTPError struct{ url string }
 
 func (e *notHTTPError) Error() string {
-	return fmt.Sprintf("fetch: download %s: not an absolute http(s) URL", e.url)
+	return fmt.Sprintf("download %s: not an absolute http(s) URL", e.url)
 }

@@ -108,7 +108,7 @@ func (c *Cache) settle(shas []string) error {
 	synced, err := c.syncTails(todo)
 	if err != nil {
 		// Their marks stay: their data are all checked at their first use after a reboot.
-		errs = append(errs, fmt.Errorf("fetch: settle cache: %w", err))
+		errs = append(errs, fmt.Errorf("settle cache: %w", err))
 		for i, sha := range todo {
 			if tmps[i] != "" && c.hasTails(sha) {
 				unix.Unlinkat(int(c.tmp.Fd()), tmps[i], 0)
@@ -134,12 +134,12 @@ func (c *Cache) settle(shas []string) error {
 		idxErr, tarErr := flushed[0], flushed[1]
 		flushed = flushed[2:]
 		if idxErr != nil {
-			errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, idxErr))
+			errs = append(errs, fmt.Errorf("settle cached %s: %w", sha, idxErr))
 			continue
 		}
 		if err := c.replaceIndex(sha, tmps[i], was[i], tarErr); err != nil {
 			if !errors.Is(err, errReplaced) {
-				errs = append(errs, fmt.Errorf("fetch: settle cached %s: %w", sha, err))
+				errs = append(errs, fmt.Errorf("settle cached %s: %w", sha, err))
 			}
 			continue
 		}
@@ -147,7 +147,7 @@ func (c *Cache) settle(shas []string) error {
 	}
 	if renamed {
 		if err := c.commitTars(); err != nil {
-			errs = append(errs, fmt.Errorf("fetch: settle cache: %w", err))
+			errs = append(errs, fmt.Errorf("settle cache: %w", err))
 		}
 	}
 	return errors.Join(errs...)
@@ -162,7 +162,7 @@ func (c *Cache) settledIndexes(todo []string, was []unsynced) ([]string, []error
 	inParallel(len(todo), func(i int) {
 		var err error
 		if tmps[i], err = c.settledIndex(todo[i], was[i].idx, false); err != nil && !errors.Is(err, errReplaced) {
-			errs[i] = fmt.Errorf("fetch: settle cached %s: %w", todo[i], err)
+			errs[i] = fmt.Errorf("settle cached %s: %w", todo[i], err)
 		}
 	})
 	return tmps, slices.DeleteFunc(errs, func(err error) bool { return err == nil })

@@ -72,7 +72,7 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 		if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrNoRepository) {
 			err = s.offlineCopy(err, saved, path, known)
 		}
-		return nil, trust.Result{}, s.denied(fmt.Errorf("fetch: %w", err))
+		return nil, trust.Result{}, s.denied(err)
 	}
 	if err != nil {
 		return nil, res, s.denied(err)
@@ -283,7 +283,7 @@ func (fresh *savedIndex) differs(saved *savedIndex) bool {
 // need not follow it.
 func (c *Cache) ForgetIndex(s *Source) error {
 	if err := removeAt(c.index, indexName(s.indexLocation())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("fetch: %w", err)
+		return err
 	}
 	return nil
 }
@@ -393,7 +393,7 @@ func loadIndex(index *os.File, name string) (*savedIndex, error) {
 	head, data, ok := bytes.Cut(b, []byte("\n"))
 	saved := &savedIndex{data: data, read: info.ModTime()}
 	if !ok || json.Unmarshal(head, saved) != nil {
-		return nil, fmt.Errorf("fetch: %s is not a saved index (remove it)", path)
+		return nil, fmt.Errorf("%s is not a saved index (remove it)", path)
 	}
 	return saved, nil
 }

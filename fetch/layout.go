@@ -68,7 +68,7 @@ type notCacheError struct {
 func (e *notCacheError) Is(target error) bool { return e.reason != nil && target == e.reason }
 
 func (e *notCacheError) Error() string {
-	return "fetch: cache " + e.dir + " is not a pkg cache: " + e.why
+	return "cache " + e.dir + " is not a pkg cache: " + e.why
 }
 
 func (e *notCacheError) Unwrap() error { return ErrNotCache }
@@ -102,7 +102,7 @@ func readTag(use *os.File, dir string) ([]byte, error) {
 	case errors.Is(err, unix.ELOOP):
 		return nil, &notCacheError{dir: dir, why: "its " + tagName + " is a symlink", reason: errSymlinked, path: filepath.Join(dir, tagName)}
 	case err != nil:
-		return nil, fmt.Errorf("fetch: open cache %s: %w", dir, &os.PathError{Op: "open", Path: filepath.Join(dir, tagName), Err: err})
+		return nil, fmt.Errorf("open cache %s: %w", dir, &os.PathError{Op: "open", Path: filepath.Join(dir, tagName), Err: err})
 	}
 	f := os.NewFile(uintptr(fd), filepath.Join(dir, tagName))
 	defer f.Close()
@@ -112,7 +112,7 @@ func readTag(use *os.File, dir string) ([]byte, error) {
 	b := make([]byte, len(cacheTag))
 	n, err := io.ReadFull(f, b)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return nil, fmt.Errorf("fetch: open cache %s: %w", dir, err)
+		return nil, fmt.Errorf("open cache %s: %w", dir, err)
 	}
 	if n == 0 {
 		return []byte{}, nil // there, but empty
@@ -130,13 +130,13 @@ func makeCache(use *os.File, dir string, tag []byte, owner cacheOwner) error {
 	}
 	fd, err := unix.Openat(int(use.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("fetch: open cache %s: %w", dir, &os.PathError{Op: "open", Path: dir, Err: err})
+		return fmt.Errorf("open cache %s: %w", dir, &os.PathError{Op: "open", Path: dir, Err: err})
 	}
 	d := os.NewFile(uintptr(fd), dir)
 	names, err := d.Readdirnames(len(subdirs) + 2)
 	d.Close()
 	if err != nil && err != io.EOF {
-		return fmt.Errorf("fetch: open cache %s: %w", dir, err)
+		return fmt.Errorf("open cache %s: %w", dir, err)
 	}
 	// A process making the cache writes the tag before the subdirectories: they may be
 	// there by now, beside a tag this one read before it was whole.
@@ -151,7 +151,7 @@ func makeCache(use *os.File, dir string, tag []byte, owner cacheOwner) error {
 	// open of a FIFO put there since readTag returns at once, and the FIFO is refused.
 	fd, err = unix.Openat(int(use.Fd()), tagName, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o644)
 	if err != nil {
-		return fmt.Errorf("fetch: create cache %s: %w", dir, &os.PathError{Op: "open", Path: filepath.Join(dir, tagName), Err: err})
+		return fmt.Errorf("create cache %s: %w", dir, &os.PathError{Op: "open", Path: filepath.Join(dir, tagName), Err: err})
 	}
 	f := os.NewFile(uintptr(fd), filepath.Join(dir, tagName))
 	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
@@ -172,7 +172,7 @@ func makeCache(use *os.File, dir string, tag []byte, owner cacheOwner) error {
 		err = use.Sync()
 	}
 	if err != nil {
-		return fmt.Errorf("fetch: create cache %s: %w", dir, err)
+		return fmt.Errorf("create cache %s: %w", dir, err)
 	}
 	return nil
 }
@@ -185,7 +185,7 @@ func subdir(use *os.File, dir, name string, owner cacheOwner) error {
 	if errors.Is(err, unix.ENOENT) {
 		if err = unix.Mkdirat(int(use.Fd()), name, 0o755); err == nil {
 			if err := owner.giveAt(use, name); err != nil {
-				return fmt.Errorf("fetch: create cache: %w", err)
+				return fmt.Errorf("create cache: %w", err)
 			}
 		}
 		if err == nil || errors.Is(err, unix.EEXIST) {
@@ -195,7 +195,7 @@ func subdir(use *os.File, dir, name string, owner cacheOwner) error {
 	path := filepath.Join(dir, name)
 	switch {
 	case err != nil:
-		return fmt.Errorf("fetch: create cache: %w", &os.PathError{Op: "mkdir", Path: path, Err: err})
+		return fmt.Errorf("create cache: %w", &os.PathError{Op: "mkdir", Path: path, Err: err})
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
 		return symlinked(dir, path)
 	case st.Mode&unix.S_IFMT != unix.S_IFDIR:

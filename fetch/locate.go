@@ -75,7 +75,7 @@ type pathError struct {
 }
 
 func (e *pathError) Error() string {
-	return fmt.Sprintf("fetch: archive URL %s: path under %s: %s", e.archive, e.from, strings.TrimPrefix(e.err.Error(), "fetch: "))
+	return fmt.Sprintf("archive URL %s: path under %s: %s", e.archive, e.from, strings.TrimPrefix(e.err.Error(), "fetch: "))
 }
 
 func (e *pathError) Unwrap() error { return e.err }

@@ -44,7 +44,7 @@ func (c *Cache) AddRoot(root string) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("fetch: record root %s in the cache: %w", root, err)
+		return fmt.Errorf("record root %s in the cache: %w", root, err)
 	}
 	return nil
 }
@@ -66,7 +66,7 @@ func readFileAt(d *os.File, name string) ([]byte, error) {
 func (c *Cache) Roots() ([]string, error) {
 	names, err := readNames(c.roots)
 	if err != nil {
-		return nil, fmt.Errorf("fetch: list the roots of the cache: %w", err)
+		return nil, fmt.Errorf("list the roots of the cache: %w", err)
 	}
 	var roots []string
 	for _, name := range names {

@@ -141,7 +141,7 @@ type locationError struct {
 	err error
 }
 
-func (e *locationError) Error() string { return "fetch: repository " + e.loc + ": " + e.err.Error() }
+func (e *locationError) Error() string { return "repository " + e.loc + ": " + e.err.Error() }
 func (e *locationError) Unwrap() error { return e.err }
 
 // schemeError refuses a URL of a scheme no transport reads, listing those that do.

@@ -219,7 +219,7 @@ func (c *Cache) MarkPruned() error {
 		f.Close()
 	}
 	if err != nil {
-		return fmt.Errorf("fetch: record the prune of the cache: %w", err)
+		return fmt.Errorf("record the prune of the cache: %w", err)
 	}
 	return nil
 }

@@ -245,7 +245,7 @@ func (r *Root) owedPrefix() error {
 	}
 	if err := r.rollForward(p, nil); err != nil {
 		// Not a *LinksError, which says this change was committed.
-		return fmt.Errorf("install: nothing was changed, as %s still lacks the links of a change before, which the next command makes once this is fixed: %w", r.dir, err)
+		return fmt.Errorf("nothing was changed, as %s still lacks the links of a change before, which the next command makes once this is fixed: %w", r.dir, err)
 	}
 	return nil
 }

@@ -145,7 +145,7 @@ func openLayout(dir string, create bool) (fds parts, err error) {
 	for _, i := range missing {
 		if l := layout[i]; l.part != top && !l.later {
 			if err := fds.make(dir, i, &root); err != nil {
-				return fds, fmt.Errorf("install: create root: %w", err)
+				return fds, fmt.Errorf("create root: %w", err)
 			}
 		}
 	}

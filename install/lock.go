@@ -40,7 +40,7 @@ func openLock(dir string) (string, parts, *os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); errors.Is(err, syscall.EROFS) {
 		return "", parts{}, nil, readOnlyError(dir, err)
 	} else if err != nil {
-		return "", parts{}, nil, fmt.Errorf("install: create root: %w", err)
+		return "", parts{}, nil, fmt.Errorf("create root: %w", err)
 	}
 	fds, err := openLayout(dir, true)
 	if err != nil {
@@ -56,7 +56,7 @@ func openLock(dir string) (string, parts, *os.File, error) {
 		return "", fds, nil, err
 	}
 	if err != nil {
-		return "", fds, nil, fmt.Errorf("install: open the lock of root %s: %w", dir, err)
+		return "", fds, nil, fmt.Errorf("open the lock of root %s: %w", dir, err)
 	}
 	return dir, fds, os.NewFile(uintptr(fd), path), nil
 }
@@ -108,7 +108,7 @@ func tryLock(f *os.File, how int) (bool, error) {
 	case errors.Is(err, unix.EWOULDBLOCK):
 		return false, nil
 	}
-	return false, fmt.Errorf("install: lock %s: %w", f.Name(), err)
+	return false, fmt.Errorf("lock %s: %w", f.Name(), err)
 }
 
 // waitLock takes the lock f of the root dir, waiting up to o.LockTimeout (forever if 0) or
@@ -131,7 +131,7 @@ func waitLock(ctx context.Context, f *os.File, dir string, o Options) error {
 		wait := lockRetry
 		if o.LockTimeout != 0 {
 			if wait = min(wait, time.Until(deadline)); wait <= 0 {
-				return &reasonError{fmt.Sprintf("install: root %s is locked by %s: gave up after %v", dir, readOwner(f), o.LockTimeout), ErrLocked, nil}
+				return &reasonError{fmt.Sprintf("root %s is locked by %s: gave up after %v", dir, readOwner(f), o.LockTimeout), ErrLocked, nil}
 			}
 		}
 		select {

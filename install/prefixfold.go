@@ -241,7 +241,7 @@ func (rf *roll) putBack(f db.Fold) error {
 	r := rf.r
 	back, ok := backPlace(f.Back)
 	if !ok {
-		return errors.New("install: a folded directory's tree " + f.Back + " is not one of pkg's")
+		return errors.New("a folded directory's tree " + f.Back + " is not one of pkg's")
 	}
 	d, at := prefixPlace(f.Path), place{back.in, back.name + "/" + f.Member}
 	if f.Ino != 0 {

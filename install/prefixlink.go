@@ -784,7 +784,7 @@ func (rf *roll) memberOf(name, p string) (string, error) {
 			return "", err
 		}
 		if len(names) != 1 {
-			return "", fmt.Errorf("install: %s: a package placed at %s has %d top-level entries, not one", rf.r.pkgDir(name), rec.Into, len(names))
+			return "", fmt.Errorf("%s: a package placed at %s has %d top-level entries, not one", rf.r.pkgDir(name), rec.Into, len(names))
 		}
 		top, _ = rf.tops.LoadOrStore(name, names[0])
 	}

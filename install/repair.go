@@ -467,7 +467,7 @@ func (r *Root) replaceDatabase() (string, error) {
 		return "", err
 	}
 	if testHookReplaced != nil && testHookReplaced() {
-		return "", errors.New("install: cut by a test")
+		return "", errors.New("cut by a test")
 	}
 	kept, err := r.keepFile(rebuilt)
 	if err != nil {

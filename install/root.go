@@ -398,7 +398,7 @@ func (r *Root) reconcile() error {
 func (r *Root) undo(ins []db.Intent) error {
 	for _, in := range slices.Backward(ins) {
 		if err := r.rollback(in); err != nil {
-			return fmt.Errorf("install: undo interrupted %s of %s: %w", termtext.Quote(in.Op), termtext.Quote(in.Name), err)
+			return fmt.Errorf("undo interrupted %s of %s: %w", termtext.Quote(in.Op), termtext.Quote(in.Name), err)
 		}
 	}
 	if err := r.sync(place{in: pkgs}); err != nil {

@@ -73,7 +73,7 @@ type PushError struct {
 }
 
 func (e *PushError) Error() string {
-	return fmt.Sprintf("publish: push %s (%s) to %s: %v", e.What, e.Digest, e.Registry, e.Err)
+	return fmt.Sprintf("push %s (%s) to %s: %v", e.What, e.Digest, e.Registry, e.Err)
 }
 
 func (e *PushError) Unwrap() error { return e.Err }
@@ -129,10 +129,10 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 		return res, err
 	}
 	if len(data) > oci.MaxManifestSize {
-		return res, fmt.Errorf("publish: push %s to %s: the manifest of %d layers takes %d bytes, over the %d registries take", dir, res.Ref, len(m.Layers), len(data), oci.MaxManifestSize)
+		return res, fmt.Errorf("push %s to %s: the manifest of %d layers takes %d bytes, over the %d registries take", dir, res.Ref, len(m.Layers), len(data), oci.MaxManifestSize)
 	}
 	if err := c.PutManifest(ctx, c.Ref().Tag, oci.MediaTypeManifest, data); err != nil {
-		return res, fmt.Errorf("publish: push %s to %s: manifest %s: %w", dir, res.Ref, oci.Digest(data), regErr(err))
+		return res, fmt.Errorf("push %s to %s: manifest %s: %w", dir, res.Ref, oci.Digest(data), regErr(err))
 	}
 	res.Manifest = oci.Digest(data)
 	return res, nil
@@ -165,7 +165,7 @@ func pushBlobs(dir string, res *Pushed) ([]blob, error) {
 	}
 	ix, err := repo.Parse(index)
 	if err != nil {
-		return nil, fmt.Errorf("publish: %s: %w", filepath.Join(dir, "index.json"), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "index.json"), err)
 	}
 	blobs := []blob{
 		{what: "the manifest's config", digest: oci.Empty.Digest, size: oci.Empty.Size, data: oci.Empty.Data},
@@ -193,7 +193,7 @@ func pushBlobs(dir string, res *Pushed) ([]blob, error) {
 		}
 		seen[p.SHA256] = true
 		if !filepath.IsLocal(filepath.FromSlash(p.Archive)) {
-			return nil, fmt.Errorf("publish: %s %s: archive %s is not beneath %s", p.Name, p.Version, p.Archive, dir)
+			return nil, fmt.Errorf("%s %s: archive %s is not beneath %s", p.Name, p.Version, p.Archive, dir)
 		}
 		blobs = append(blobs, blob{title: p.Archive, mediaType: oci.MediaTypeArchive, what: filepath.Join(dir, filepath.FromSlash(p.Archive)),
 			digest: "sha256:" + p.SHA256, size: p.Size, path: filepath.Join(dir, filepath.FromSlash(p.Archive))})

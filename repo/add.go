@@ -44,7 +44,7 @@ const indexName = "index.json"
 func Add(ctx context.Context, dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
 	p, m, err := add(ctx, dir, archivePath, "", p, s)
 	if err != nil {
-		return Package{}, Meta{}, fmt.Errorf("repo: add %s to %s: %w", archivePath, dir, err)
+		return Package{}, Meta{}, fmt.Errorf("add %s to %s: %w", archivePath, dir, err)
 	}
 	return p, m, nil
 }

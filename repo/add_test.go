@@ -240,8 +240,8 @@ func TestAddRefusesBadIndex(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(dir, "index.json")); string(data) != bad {
 		t.Errorf("index.json changed: %s", data)
 	}
-	if strings.Count(err.Error(), "repo:") != 1 {
-		t.Errorf("error %q repeats its prefix", err)
+	if strings.Count(err.Error(), "add ") != 1 {
+		t.Errorf("error %q repeats what it was doing", err)
 	}
 	checkDir(t, dir, "index.json")
 }

@@ -24,7 +24,7 @@ func AddAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 	}
 	out, m, err := addAll(ctx, dir, archives, pkgs, s)
 	if err != nil {
-		return nil, Meta{}, fmt.Errorf("repo: add to %s: %w", dir, err)
+		return nil, Meta{}, fmt.Errorf("add to %s: %w", dir, err)
 	}
 	return out, m, nil
 }

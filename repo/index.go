@@ -152,7 +152,7 @@ func Parse(data []byte) (*Index, error) {
 func NewIndex(pkgs ...Package) (*Index, error) {
 	ix := &Index{Format: indexFormat, Packages: slices.Clone(pkgs)}
 	if err := ix.check(); err != nil {
-		return nil, fmt.Errorf("repo: %w", err)
+		return nil, err
 	}
 	return ix, nil
 }
@@ -217,7 +217,7 @@ func parse(data []byte) (*Index, error) {
 
 // indexError is err of Parse or ParseMeta: an ErrIndex that says what is wrong.
 func indexError(err error) error {
-	return &reasonError{msg: "repo: " + err.Error(), reason: ErrIndex, cause: err}
+	return &reasonError{msg: err.Error(), reason: ErrIndex, cause: err}
 }
 
 // checkSize refuses an index over MaxIndexSize, before anything decodes it.

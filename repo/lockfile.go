@@ -315,7 +315,7 @@ func (e *LockPlatformError) Error() string {
 	if e.Path != "" {
 		lock = "lockfile " + e.Path
 	}
-	return fmt.Sprintf("repo: %s locks packages for %s only; %s", lock, joinList(e.Platforms, "and"), where)
+	return fmt.Sprintf("%s locks packages for %s only; %s", lock, joinList(e.Platforms, "and"), where)
 }
 
 // Resolve is ix.Resolve(reqs) for a lockfile replacing l, which may be nil: a pre-release
@@ -323,7 +323,7 @@ func (e *LockPlatformError) Error() string {
 func (l *Lock) Resolve(ix *Index, reqs []Requirement) ([]Package, error) {
 	pkgs, err := l.resolve(ix, reqs)
 	if err != nil {
-		return nil, fmt.Errorf("repo: %w", err)
+		return nil, err
 	}
 	return pkgs, nil
 }
@@ -347,7 +347,7 @@ func (l *Lock) Outdated(ix *Index) error {
 		case errors.As(err, &se):
 			return err
 		case err != nil:
-			return fmt.Errorf("repo: lockfile is out of date: %s%w", l.forPlatform(platform), err)
+			return fmt.Errorf("lockfile is out of date: %s%w", l.forPlatform(platform), err)
 		}
 	}
 	return nil
@@ -412,7 +412,7 @@ func (e *staleError) Error() string {
 	if e.Platform != "" {
 		why = "for " + e.Platform + ": " + why
 	}
-	return "repo: lockfile is out of date: " + why
+	return "lockfile is out of date: " + why
 }
 
 func (e *staleError) Unwrap() error { return e.Err }
@@ -507,7 +507,7 @@ func jsonText(v any) string {
 // WriteLock replaces the file at path with l, atomically and durably.
 func WriteLock(path string, l *Lock) error {
 	if err := writeFile(filepath.Dir(path), filepath.Base(path), l.encode); err != nil {
-		return fmt.Errorf("repo: write lockfile: %w", err)
+		return fmt.Errorf("write lockfile: %w", err)
 	}
 	return nil
 }

@@ -295,11 +295,11 @@ func TestStaleErrorText(t *testing.T) {
 		e    staleError
 		want string
 	}{
-		{staleError{Locked: lib, Now: Package{Name: "lib", Version: "1.9"}}, "repo: lockfile is out of date: lib is locked at 1.5, the index now resolves 1.9"},
-		{staleError{Platform: "linux-amd64", Now: Package{Name: "z", Version: "1"}}, "repo: lockfile is out of date: for linux-amd64: z 1 is now required and not locked"},
-		{staleError{Locked: lib}, "repo: lockfile is out of date: lib 1.5 is locked and no longer required"},
-		{staleError{Locked: lib, Now: Package{Name: "lib", Version: "1.5", SHA256: "cd"}}, "repo: lockfile is out of date: lib 1.5 is locked with sha256 " + testSum + ", the index now has cd"},
-		{staleError{Err: &MissingError{Name: "lib", By: "app 1.0"}}, `repo: lockfile is out of date: its requirements no longer resolve: package "lib" not found (required by app 1.0)`},
+		{staleError{Locked: lib, Now: Package{Name: "lib", Version: "1.9"}}, "lockfile is out of date: lib is locked at 1.5, the index now resolves 1.9"},
+		{staleError{Platform: "linux-amd64", Now: Package{Name: "z", Version: "1"}}, "lockfile is out of date: for linux-amd64: z 1 is now required and not locked"},
+		{staleError{Locked: lib}, "lockfile is out of date: lib 1.5 is locked and no longer required"},
+		{staleError{Locked: lib, Now: Package{Name: "lib", Version: "1.5", SHA256: "cd"}}, "lockfile is out of date: lib 1.5 is locked with sha256 " + testSum + ", the index now has cd"},
+		{staleError{Err: &MissingError{Name: "lib", By: "app 1.0"}}, `lockfile is out of date: its requirements no longer resolve: package "lib" not found (required by app 1.0)`},
 	} {
 		if got := tt.e.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)

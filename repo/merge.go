@@ -46,10 +46,10 @@ type pinError struct {
 
 func (e *pinError) Error() string {
 	if e.Repos != nil {
-		return fmt.Sprintf("repo: requirement %s/%s: no repository %s in use (%s)%s", e.Repo, e.Name, e.Repo,
+		return fmt.Sprintf("requirement %s/%s: no repository %s in use (%s)%s", e.Repo, e.Name, e.Repo,
 			joinList(e.Repos, "and"), DidYouMean(e.Repo, e.Repos))
 	}
-	return fmt.Sprintf("repo: requirement %s/%s: repository %s has no package %s", e.Repo, e.Name, e.Repo, e.Name)
+	return fmt.Sprintf("requirement %s/%s: repository %s has no package %s", e.Repo, e.Name, e.Repo, e.Name)
 }
 
 // PinGoneError is an installed package asked for from a repository (REPO/NAME) that is not
@@ -96,7 +96,7 @@ func Pins(reqs []Requirement) (map[string]string, error) {
 type twoPinsError struct{ name, first, second string }
 
 func (e *twoPinsError) Error() string {
-	return fmt.Sprintf("repo: %s is pinned to two repositories, %s and %s", e.name, e.first, e.second)
+	return fmt.Sprintf("%s is pinned to two repositories, %s and %s", e.name, e.first, e.second)
 }
 
 func (e *twoPinsError) Is(target error) bool { return target == ErrTwoPins }

@@ -77,8 +77,8 @@ func TestMergeRefusesPins(t *testing.T) {
 		e    pinError
 		want string
 	}{
-		{pinError{Repo: "stabel", Name: "lib", Repos: []string{"team", "stable"}}, `repo: requirement stabel/lib: no repository stabel in use (team and stable); did you mean "stable"?`},
-		{pinError{Repo: "team", Name: "lib"}, "repo: requirement team/lib: repository team has no package lib"},
+		{pinError{Repo: "stabel", Name: "lib", Repos: []string{"team", "stable"}}, `requirement stabel/lib: no repository stabel in use (team and stable); did you mean "stable"?`},
+		{pinError{Repo: "team", Name: "lib"}, "requirement team/lib: repository team has no package lib"},
 	} {
 		if got := tt.e.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)

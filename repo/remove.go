@@ -80,7 +80,7 @@ func (e *notFoundError) Error() string {
 func Remove(ctx context.Context, dir string, rm Removal, s *Signer) (*Removed, error) {
 	res, err := remove(ctx, dir, rm, s)
 	if err != nil {
-		return nil, fmt.Errorf("repo: remove %s from %s: %w", rm, dir, err)
+		return nil, fmt.Errorf("remove %s from %s: %w", rm, dir, err)
 	}
 	return res, nil
 }

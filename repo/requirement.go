@@ -52,7 +52,7 @@ var ops = []string{">=", "<=", "!=", "=", "<", ">"}
 func ParseRequirement(s string) (Requirement, error) {
 	r, err := parseRequirement(s)
 	if err != nil {
-		return Requirement{}, fmt.Errorf("repo: %w", err)
+		return Requirement{}, err
 	}
 	return r, nil
 }

@@ -52,7 +52,7 @@ func (e *signedError) Is(target error) bool { return target == ErrSigned }
 func Sign(ctx context.Context, dir string, s *Signer) (*Index, error) {
 	ix, err := sign(ctx, dir, s)
 	if err != nil {
-		return nil, fmt.Errorf("repo: sign %s: %w", dir, err)
+		return nil, fmt.Errorf("sign %s: %w", dir, err)
 	}
 	return ix, nil
 }
@@ -79,7 +79,7 @@ func sign(ctx context.Context, dir string, s *Signer) (*Index, error) {
 func AddURL(ctx context.Context, dir, archiveURL, archivePath string, p Package, s *Signer) (Package, Meta, error) {
 	p, m, err := add(ctx, dir, archivePath, archiveURL, p, s)
 	if err != nil {
-		return Package{}, Meta{}, fmt.Errorf("repo: add %s to %s: %w", archiveURL, dir, err)
+		return Package{}, Meta{}, fmt.Errorf("add %s to %s: %w", archiveURL, dir, err)
 	}
 	return p, m, nil
 }

@@ -305,5 +305,5 @@ func (h Held) conflictWhy(version, what string, err error) string {
 // notInstalledError is ErrNotInstalled for name, given to Upgrade.
 type notInstalledError struct{ name string }
 
-func (e *notInstalledError) Error() string        { return "repo: upgrade " + e.name + ": not installed" }
+func (e *notInstalledError) Error() string        { return "upgrade " + e.name + ": not installed" }
 func (e *notInstalledError) Is(target error) bool { return target == ErrNotInstalled }

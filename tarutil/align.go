@@ -141,11 +141,11 @@ func (c *converter) finish() (Stats, error) {
 		return Stats{}, endError(c.last, fmt.Errorf("%w before its end-of-archive blocks", ErrTruncated))
 	}
 	if err := c.enc.finish(); err != nil {
-		return Stats{}, fmt.Errorf("tarutil: write end of archive: %w", err)
+		return Stats{}, fmt.Errorf("write end of archive: %w", err)
 	}
 	if c.idx != nil {
 		if err := c.idx.finish(c.enc.out.off); err != nil {
-			return Stats{}, fmt.Errorf("tarutil: write index: %w", err)
+			return Stats{}, fmt.Errorf("write index: %w", err)
 		}
 	}
 	return c.stats, nil
@@ -187,7 +187,7 @@ func (c *converter) again(m *Member, raw string) error {
 		return nil
 	}
 	if err := c.enc.writeHeader(m); err != nil {
-		return fmt.Errorf("tarutil: write member %s: %w", termtext.Quote(raw), err)
+		return fmt.Errorf("write member %s: %w", termtext.Quote(raw), err)
 	}
 	c.dirs[m.Name] = dirWritten{m.Mode, m.MTime}
 	if c.idx != nil {
@@ -218,7 +218,7 @@ func (c *converter) limit(m *Member, raw string) error {
 // Errors name the member as raw, its name in the archive.
 func (c *converter) write(m *Member, raw string, r io.Reader) error {
 	if err := c.enc.writeHeader(m); err != nil {
-		return fmt.Errorf("tarutil: write member %s: %w", termtext.Quote(raw), err)
+		return fmt.Errorf("write member %s: %w", termtext.Quote(raw), err)
 	}
 	if m.Type == tar.TypeReg {
 		m.Offset = c.enc.out.off
@@ -253,7 +253,7 @@ func (c *converter) write(m *Member, raw string, r io.Reader) error {
 func (c *converter) dataError(raw string, err error) error {
 	switch {
 	case c.enc.out.err != nil:
-		return fmt.Errorf("tarutil: write member %s: %w", termtext.Quote(raw), err)
+		return fmt.Errorf("write member %s: %w", termtext.Quote(raw), err)
 	}
 	return readError(atMember, raw, err)
 }

@@ -215,7 +215,7 @@ func TestAlignWriteError(t *testing.T) {
 	in := makeTar(t, tar.FormatPAX, file("a", 300000), file("b", 1))
 	for _, n := range []int{0, 100000, 305000} {
 		_, err := Align(&failWriter{n: n}, bytes.NewReader(in), Limits{})
-		if !errors.Is(err, errDiskFull) || !strings.HasPrefix(err.Error(), "tarutil: write ") {
+		if !errors.Is(err, errDiskFull) || !strings.HasPrefix(err.Error(), "write ") {
 			t.Errorf("writer failing after %d bytes: error %v", n, err)
 		}
 	}

@@ -32,7 +32,7 @@ func SpotCheck(r io.ReaderAt, size int64, members []Member, budget int64) error 
 		return fmt.Errorf("%w: %d bytes", ErrDamaged, size)
 	}
 	if _, err := r.ReadAt(end[:], size-int64(len(end))); err != nil {
-		return fmt.Errorf("tarutil: read end of archive: %w", err)
+		return fmt.Errorf("read end of archive: %w", err)
 	}
 	if end != zeros {
 		return fmt.Errorf("%w: no end-of-archive blocks", ErrDamaged)
@@ -104,7 +104,7 @@ func (s *spotChecker) member(m *Member, header bool) error {
 			return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: data at offset %d", ErrDamaged, m.Offset)}
 		}
 		if _, err := s.r.ReadAt(s.blk[:], m.Offset-blockSize); err != nil {
-			return fmt.Errorf("tarutil: read header of member %s: %w", termtext.Quote(m.Name), err)
+			return fmt.Errorf("read header of member %s: %w", termtext.Quote(m.Name), err)
 		}
 		s.enc.memberBlock(m.Name, m)
 		if !bytes.Equal(s.blk[:], s.enc.blk[:]) {
@@ -123,7 +123,7 @@ func (s *spotChecker) member(m *Member, header bool) error {
 	_, err := io.CopyBuffer(s.h, io.NewSectionReader(s.r, m.Offset, m.Size), *bp)
 	copyPool.Put(bp)
 	if err != nil {
-		return fmt.Errorf("tarutil: read member %s: %w", termtext.Quote(m.Name), err)
+		return fmt.Errorf("read member %s: %w", termtext.Quote(m.Name), err)
 	}
 	if [32]byte(s.h.Sum(s.sum[:0])) != m.SHA256 {
 		return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: data differs from its digest", ErrDamaged)}

@@ -103,14 +103,14 @@ func ReadIndex(r io.ReaderAt, size, tarSize int64) ([]Member, error) {
 	}
 	var end [indexTrailer]byte
 	if _, err := r.ReadAt(end[:], size-indexTrailer); err != nil {
-		return nil, fmt.Errorf("tarutil: read index: %w", err)
+		return nil, fmt.Errorf("read index: %w", err)
 	}
 	crc := crc32.New(crcTable())
 	bp := copyPool.Get().(*[]byte)
 	_, err := io.CopyBuffer(crc, io.NewSectionReader(r, 0, size-4), *bp)
 	copyPool.Put(bp)
 	if err != nil {
-		return nil, fmt.Errorf("tarutil: read index: %w", err)
+		return nil, fmt.Errorf("read index: %w", err)
 	}
 	if crc.Sum32() != binary.BigEndian.Uint32(end[12:]) {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrIndex)

@@ -381,7 +381,7 @@ func TestValidate(t *testing.T) {
 func TestMemberErrorText(t *testing.T) {
 	in := makeTar(t, tar.FormatPAX, file("a/../../x", 1))
 	_, err := Align(io.Discard, bytes.NewReader(in), Limits{})
-	if got, want := err.Error(), `tarutil: member "a/../../x": path escapes the package`; got != want {
+	if got, want := err.Error(), `member "a/../../x": path escapes the package`; got != want {
 		t.Errorf("error %q, want %q", got, want)
 	}
 	var me *MemberError

@@ -14,7 +14,7 @@ import (
 // and an archive that does not end with exactly two zero blocks.
 func Scan(r io.ReadSeeker) ([]Member, error) {
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("tarutil: seek to start of archive: %w", err)
+		return nil, fmt.Errorf("seek to start of archive: %w", err)
 	}
 	s := &scanner{sr: &seekReader{rs: r, buf: make([]byte, scanBufSize)}, chk: newChecker(), dirs: make(map[string]int)}
 	tr := tar.NewReader(s.sr)
@@ -84,7 +84,7 @@ func (s *scanner) checkEnd() error {
 	case nil:
 		return endError(s.last, ErrTrailing)
 	default:
-		return fmt.Errorf("tarutil: read end of archive: %w", err)
+		return fmt.Errorf("read end of archive: %w", err)
 	}
 }
 

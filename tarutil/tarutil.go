@@ -151,7 +151,7 @@ type MemberError struct {
 }
 
 func (e *MemberError) Error() string {
-	return fmt.Sprintf("tarutil: member %s: %s", termtext.Quote(e.Name), strings.TrimPrefix(e.Err.Error(), "tarutil: "))
+	return fmt.Sprintf("member %s: %s", termtext.Quote(e.Name), strings.TrimPrefix(e.Err.Error(), "tarutil: "))
 }
 
 func (e *MemberError) Unwrap() error { return e.Err }
@@ -211,7 +211,7 @@ func (e *streamError) Error() string {
 	default:
 		where = "end of archive after member " + termtext.Quote(e.member)
 	}
-	return "tarutil: " + where + ": " + strings.TrimPrefix(e.err.Error(), "tarutil: ")
+	return where + ": " + strings.TrimPrefix(e.err.Error(), "tarutil: ")
 }
 
 func (e *streamError) Unwrap() error { return e.err }

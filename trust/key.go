@@ -47,22 +47,22 @@ var (
 func ParsePublicKey(s string) (PublicKey, error) {
 	var k PublicKey
 	if strings.Contains(s, secretPrefix) { // never echoed: it would end up in logs
-		return k, &causeError{fmt.Sprintf("trust: a private signing key (%s...) was given where a public key is trusted: pass the public key, %s<base64>, the first line of the key file", secretPrefix, publicPrefix), ErrPrivateKey}
+		return k, &causeError{fmt.Sprintf("a private signing key (%s...) was given where a public key is trusted: pass the public key, %s<base64>, the first line of the key file", secretPrefix, publicPrefix), ErrPrivateKey}
 	}
 	text := s
 	if !strings.HasPrefix(s, publicPrefix) {
 		name, rest, ok := strings.Cut(s, "=")
 		if !ok || name == "" || !strings.HasPrefix(rest, publicPrefix) {
-			return k, &causeError{fmt.Sprintf("trust: key %.80q is not [REPO=]%s<base64>", s, publicPrefix), ErrKey}
+			return k, &causeError{fmt.Sprintf("key %.80q is not [REPO=]%s<base64>", s, publicPrefix), ErrKey}
 		}
 		if !repo.ValidRepoName(name) {
-			return k, &causeError{fmt.Sprintf("trust: key %.80q: %q is not a repository name ([a-z0-9][a-z0-9._+-]*)", s, name), ErrKey}
+			return k, &causeError{fmt.Sprintf("key %.80q: %q is not a repository name ([a-z0-9][a-z0-9._+-]*)", s, name), ErrKey}
 		}
 		k.Repo, text = name, rest
 	}
 	raw, err := base64.StdEncoding.Strict().DecodeString(text[len(publicPrefix):])
 	if err != nil || len(raw) != ed25519.PublicKeySize {
-		return k, &causeError{fmt.Sprintf("trust: key %.80q: want %s and the base64 of %d bytes", s, publicPrefix, ed25519.PublicKeySize), ErrKey}
+		return k, &causeError{fmt.Sprintf("key %.80q: want %s and the base64 of %d bytes", s, publicPrefix, ed25519.PublicKeySize), ErrKey}
 	}
 	k.key = raw
 	return k, nil
@@ -132,7 +132,7 @@ type PrivateKey struct {
 func GenerateKey() (PrivateKey, error) {
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
-		return PrivateKey{}, fmt.Errorf("trust: generate key: %w", err)
+		return PrivateKey{}, fmt.Errorf("generate key: %w", err)
 	}
 	return PrivateKey{priv}, nil
 }
@@ -144,7 +144,7 @@ func (k PrivateKey) Public() PublicKey { return PublicKey{key: k.key.Public().(e
 // replace an existing file: a signing key lost is a repository its users must re-trust.
 func WriteKeyFile(path string, k PrivateKey) error {
 	if err := writeNew(path, k.marshal()); err != nil {
-		return fmt.Errorf("trust: write key: %w", err)
+		return fmt.Errorf("write key: %w", err)
 	}
 	return nil
 }
@@ -159,7 +159,7 @@ func (k PrivateKey) marshal() []byte {
 func ReadKeyFile(path string) (PrivateKey, error) {
 	data, err := regfile.ReadFile(path, maxKeyFileSize)
 	if err != nil {
-		return PrivateKey{}, fmt.Errorf("trust: read key: %w", err)
+		return PrivateKey{}, fmt.Errorf("read key: %w", err)
 	}
 	for line := range strings.Lines(string(data)) {
 		line = strings.TrimSpace(line)
@@ -172,7 +172,7 @@ func ReadKeyFile(path string) (PrivateKey, error) {
 		}
 		return PrivateKey{ed25519.NewKeyFromSeed(seed)}, nil
 	}
-	return PrivateKey{}, fmt.Errorf("trust: %s is not a pkg signing key (%s<base64 of %d bytes>)", path, secretPrefix, ed25519.SeedSize)
+	return PrivateKey{}, fmt.Errorf("%s is not a pkg signing key (%s<base64 of %d bytes>)", path, secretPrefix, ed25519.SeedSize)
 }
 
 // causeError is an error worded in full that wraps its cause (fs.ErrExist or

@@ -19,7 +19,7 @@ func ReadTrusted(path string) ([]PublicKey, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
-		return nil, fmt.Errorf("trust: %w", err)
+		return nil, err
 	}
 	keys, err := parseKeys(string(data))
 	if err != nil {
@@ -57,7 +57,7 @@ func editTrusted(f KeysFile, id, add string) (dropped []PublicKey, err error) {
 	path := f.Name()
 	data, err := f.Read()
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("trust: %w", err)
+		return nil, err
 	}
 	var b strings.Builder
 	for line := range strings.Lines(string(data)) {
@@ -92,7 +92,7 @@ func editTrusted(f KeysFile, id, add string) (dropped []PublicKey, err error) {
 		b.WriteString(add + "\n")
 	}
 	if err := f.Replace([]byte(b.String())); err != nil {
-		return nil, fmt.Errorf("trust: write %s: %w", path, err)
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	return dropped, nil
 }

@@ -32,7 +32,7 @@ func (e *PinnedError) Error() string {
 		case len(e.SignedBy) > 0:
 			why = "no trusted key signed it: it is signed by key " + strings.Join(e.SignedBy, ", ")
 		}
-		return fmt.Sprintf("fetch: repository %s: index not verified (%s), but the cache's copy of its index (version %d) was verified by key %s",
+		return fmt.Sprintf("repository %s: index not verified (%s), but the cache's copy of its index (version %d) was verified by key %s",
 			e.Repo, why, e.Version, strings.Join(e.KeyIDs, ", "))
 	}
 	return fmt.Sprintf("%v (root %s pinned repository %s%s when it accepted its index version %d)",

@@ -13,11 +13,11 @@ func TestPinnedErrorText(t *testing.T) {
 		want string
 	}{
 		{PinnedError{Repo: "https://r.example/", Version: 5, KeyIDs: []string{"k1"}},
-			"fetch: repository https://r.example/: index not verified (it is not signed), but the cache's copy of its index (version 5) was verified by key k1"},
+			"repository https://r.example/: index not verified (it is not signed), but the cache's copy of its index (version 5) was verified by key k1"},
 		{PinnedError{Repo: "https://r.example/", Version: 5, KeyIDs: []string{"k1"}, SignedBy: []string{"k2"}},
-			"fetch: repository https://r.example/: index not verified (no trusted key signed it: it is signed by key k2), but the cache's copy of its index (version 5) was verified by key k1"},
+			"repository https://r.example/: index not verified (no trusted key signed it: it is signed by key k2), but the cache's copy of its index (version 5) was verified by key k1"},
 		{PinnedError{Repo: "https://r.example/", Version: 5, KeyIDs: []string{"k1"}, SignedBy: []string{"k1"}},
-			"fetch: repository https://r.example/: index not verified (it is signed by key k1, which this command does not trust, and so cannot check), but the cache's copy of its index (version 5) was verified by key k1"},
+			"repository https://r.example/: index not verified (it is signed by key k1, which this command does not trust, and so cannot check), but the cache's copy of its index (version 5) was verified by key k1"},
 		{PinnedError{Repo: "https://r.example/", Name: "demo", Version: 1, Root: "/r", Err: errors.New("trust: bad signature")},
 			"trust: bad signature (root /r pinned repository demo when it accepted its index version 1)"},
 		{PinnedError{Repo: "https://r.example/", Name: "demo", Version: 1, KeyIDs: []string{"k1", "k2"}, Root: "/r", Err: errors.New("trust: bad signature")},

@@ -62,7 +62,7 @@ type Error struct {
 	msg     string
 }
 
-func (e *Error) Error() string { return "trust: repository " + e.Repo + ": " + e.msg }
+func (e *Error) Error() string { return "repository " + e.Repo + ": " + e.msg }
 
 func (e *Error) Unwrap() error { return e.Err }
 

@@ -112,7 +112,7 @@ func TestNotCache(t *testing.T) {
 	before := testfs.Tree(t, e.cache)
 	for _, args := range [][]string{{"search"}, {"fetch", "libgreet"}, {"install", "libgreet"}, {"cache", "list"}, {"cache", "clean"}, {"cache", "prune"}} {
 		_, stderr, code := e.pkg(args...)
-		if want := "pkg: fetch: cache " + e.cache + " is not a pkg cache: it is not empty and has no CACHEDIR.TAG\n" +
+		if want := "pkg: cache " + e.cache + " is not a pkg cache: it is not empty and has no CACHEDIR.TAG\n" +
 			"pkg: hint: pkg deletes files in its cache, so it makes one only in a new or empty directory and uses no other: point --cache (PKG_CACHE) at a new or empty directory\n"; code != 1 || stderr != want {
 			t.Errorf("pkg %s: exit %d, %q; want 1, %q", strings.Join(args, " "), code, stderr, want)
 		}
@@ -138,7 +138,7 @@ func TestSymlinkedCacheDir(t *testing.T) {
 	}
 	for _, args := range [][]string{{"search"}, {"cache", "clean"}} {
 		_, stderr, code := e.pkg(args...)
-		if want := "pkg: fetch: cache " + e.cache + " is not a pkg cache: " + tmp + " is a symlink, which pkg does not follow\n"; code != 1 || !strings.HasPrefix(stderr, want) {
+		if want := "pkg: cache " + e.cache + " is not a pkg cache: " + tmp + " is a symlink, which pkg does not follow\n"; code != 1 || !strings.HasPrefix(stderr, want) {
 			t.Errorf("pkg %s: exit %d, %q; want 1, %q", strings.Join(args, " "), code, stderr, want)
 		}
 	}

@@ -132,6 +132,74 @@ func TestLibrariesNameNoFlag(t *testing.T) {
 	}
 }
 
+// messageDirs are the packages whose messages reach a person through the CLI.
+var messageDirs = append([]string{"notice", "pin", "publish", "internal/oci"}, libraryDirs...)
+
+// TestLibrariesNameNoPackage checks the messages the libraries' functions word: none starts
+// with the name of one of pkg's packages ("install: root R is locked ..."), which means
+// nothing to a person who ran "pkg verify". Only the sentinel errors, declared at package
+// level, carry their package's name (STYLE), and the errors that carry them word them for
+// a person. A panic's words are for pkg's developers; strings.TrimPrefix's arguments take
+// a sentinel's prefix off.
+func TestLibrariesNameNoPackage(t *testing.T) {
+	type file struct {
+		name string
+		ast  *ast.File
+	}
+	var files []file
+	packages := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, dir := range messageDirs {
+		names, err := filepath.Glob(filepath.Join("..", "..", dir, "*.go"))
+		if err != nil || len(names) == 0 {
+			t.Fatalf("sources of %s: %v", dir, err)
+		}
+		for _, name := range names {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			packages[f.Name.Name] = true
+			files = append(files, file{name, f})
+		}
+	}
+	for _, f := range files {
+		for _, decl := range f.ast.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.CallExpr:
+					return !isCall(n, "", "panic") && !isCall(n, "strings", "TrimPrefix")
+				case *ast.BasicLit:
+					s, _ := strconv.Unquote(n.Value)
+					if prefix, _, ok := strings.Cut(s, ": "); n.Kind == token.STRING && ok && packages[prefix] {
+						t.Errorf("%s: %q starts with package %s's name", fset.Position(n.Pos()), s, prefix)
+					}
+				}
+				return true
+			})
+		}
+	}
+}
+
+// isCall reports whether call calls pkg.name, or the builtin name where pkg is "".
+func isCall(call *ast.CallExpr, pkg, name string) bool {
+	switch fun := call.Fun.(type) {
+	case *ast.Ident:
+		return pkg == "" && fun.Name == name
+	case *ast.SelectorExpr:
+		x, ok := fun.X.(*ast.Ident)
+		return ok && x.Name == pkg && fun.Sel.Name == name
+	}
+	return false
+}
+
 // containsWord reports whether s holds w not followed by a letter, digit or dash.
 func containsWord(s, w string) bool {
 	for i := strings.Index(s, w); i >= 0; {

@@ -172,7 +172,7 @@ func TestInstallLocalArchiveRefused(t *testing.T) {
 		{[]string{"./fifo-1.0.tar"}, 1, "install: open ./fifo-1.0.tar: a named pipe (FIFO), not a regular file\n"},
 		{[]string{"./"}, 1, "install: open ./: a directory, not a regular file\n"},
 		{[]string{"noversion.tar"}, 1, "install: archive noversion.tar: no package name and version"},
-		{[]string{"./evil-1.0.tar"}, 1, `install: ./evil-1.0.tar: tarutil: member "../outside": path escapes the package`},
+		{[]string{"./evil-1.0.tar"}, 1, `install: ./evil-1.0.tar: member "../outside": path escapes the package`},
 		{[]string{"./tool-1.0.tar", "--bin", "bin/nothere"}, 1, `install: archive ./tool-1.0.tar: bin "bin/nothere"`},
 		{[]string{"tool", "--name", "tool"}, 2, "install: --name, --version, --depends, --bin and --lib describe a local archive file, and none is given"},
 		{[]string{"./tool-1.0.tar", "tool-1.0.tar", "--name", "x"}, 2, "install: --name and --version describe one local archive file, and 2 are given"},

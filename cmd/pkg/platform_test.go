@@ -86,7 +86,7 @@ func TestPlatforms(t *testing.T) {
 	e.ok("lock", "-o", otherLock, "--platform", other, "jq")
 	before := rootTree(t, e.root)
 	_, stderr, code = e.pkg("sync", "-f", otherLock, "--root", e.root)
-	if want := "pkg: repo: lockfile " + otherLock + " locks packages for " + other + " only; this machine is " + repo.Host; code != 1 || !strings.Contains(stderr, want) {
+	if want := "pkg: lockfile " + otherLock + " locks packages for " + other + " only; this machine is " + repo.Host; code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("sync of a lock for %s: exit %d, %q; want %q", other, code, stderr, want)
 	}
 	if want := "pkg: hint: lock it for " + repo.Host + " too, keeping its platforms: 'pkg lock -o " + otherLock + " --platform " + other + "," + repo.Host + "'"; !strings.Contains(stderr, want) {

@@ -70,10 +70,10 @@ func TestRepoRemove(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{[]string{"lib"}, 1, "pkg: repo: remove lib from " + dir + ": lib is needed by app 1 (lib>=1), which nothing else in the index satisfies\n" +
+		{[]string{"lib"}, 1, "pkg: remove lib from " + dir + ": lib is needed by app 1 (lib>=1), which nothing else in the index satisfies\n" +
 			"pkg: hint: remove those packages (or versions) first, or pass --force to leave their dependencies unmet\n"},
-		{[]string{"nope"}, 1, "pkg: repo: remove nope from " + dir + ": the index has no package nope\n"},
-		{[]string{"tool=3"}, 1, "pkg: repo: remove tool 3 from " + dir + ": the index has no tool 3 (it has tool 1, 2)\n"},
+		{[]string{"nope"}, 1, "pkg: remove nope from " + dir + ": the index has no package nope\n"},
+		{[]string{"tool=3"}, 1, "pkg: remove tool 3 from " + dir + ": the index has no tool 3 (it has tool 1, 2)\n"},
 		{[]string{"tool="}, 2, `pkg: repo remove: no version after "tool="`},
 		{nil, 2, "pkg: repo remove: want REPO_DIR NAME[=VERSION], got 1 argument"},
 	} {

@@ -236,8 +236,9 @@ func TestRepoKeygenSign(t *testing.T) {
 		t.Errorf("key file %v, %v; public key %q", info.Mode(), err, r.pub)
 	}
 	pub := r.publisher()
-	if _, stderr, code := pub.pkg("repo", "keygen", "-o", r.key); code != 1 || !strings.Contains(stderr, "exists") {
-		t.Errorf("keygen over an existing key: exit %d, %q", code, stderr)
+	want := "pkg: write key: " + r.key + " exists: remove it first if you mean to replace that key\n"
+	if _, stderr, code := pub.pkg("repo", "keygen", "-o", r.key); code != 1 || stderr != want {
+		t.Errorf("keygen over an existing key: exit %d, %q; want 1 and %q", code, stderr, want)
 	}
 	e, trusted := r.user()
 	e.ok(append(trusted, "install", "hello")...)

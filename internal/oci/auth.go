@@ -110,7 +110,7 @@ func NewClient(r Ref, o Options) *Client {
 		case o.CheckRedirect != nil:
 			return o.CheckRedirect(req, via)
 		case len(via) >= maxRedirects:
-			return fmt.Errorf("oci: registry %s: token realm stopped after %d redirects", r.Registry(), maxRedirects)
+			return fmt.Errorf("registry %s: token realm stopped after %d redirects", r.Registry(), maxRedirects)
 		}
 		return nil
 	}}
@@ -251,7 +251,7 @@ type RealmError struct {
 }
 
 func (e *RealmError) Error() string {
-	return fmt.Sprintf("oci: registry %s: token realm %s: %s", e.Registry, e.Realm, e.Reason)
+	return fmt.Sprintf("registry %s: token realm %s: %s", e.Registry, e.Realm, e.Reason)
 }
 
 // checkRealm refuses a realm that is not an absolute http(s) URL, one in plain http for a
@@ -330,9 +330,9 @@ type TokenError struct {
 
 func (e *TokenError) Error() string {
 	if e.Status != "" {
-		return fmt.Sprintf("oci: registry %s: token from %s: %s", e.Registry, e.Realm, e.Status)
+		return fmt.Sprintf("registry %s: token from %s: %s", e.Registry, e.Realm, e.Status)
 	}
-	return fmt.Sprintf("oci: registry %s: token from %s: %v", e.Registry, e.Realm, e.Err)
+	return fmt.Sprintf("registry %s: token from %s: %v", e.Registry, e.Realm, e.Err)
 }
 
 func (e *TokenError) Unwrap() error { return e.Err }
@@ -414,7 +414,7 @@ func rewind(req *http.Request) (*http.Request, error) {
 		return r, nil
 	}
 	if req.GetBody == nil {
-		return nil, errors.New("oci: request body cannot be sent again")
+		return nil, errors.New("request body cannot be sent again")
 	}
 	body, err := req.GetBody()
 	if err != nil {

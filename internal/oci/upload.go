@@ -30,7 +30,7 @@ type RequestError struct {
 }
 
 func (e *RequestError) Error() string {
-	s := fmt.Sprintf("oci: %s %s: %s", e.Method, e.URL, e.Status)
+	s := fmt.Sprintf("%s %s: %s", e.Method, e.URL, e.Status)
 	if e.Detail != "" {
 		s += " (" + e.Detail + ")"
 	}
@@ -103,7 +103,7 @@ func (c *Client) do(ctx context.Context, method string, u *url.URL, h http.Heade
 		if errors.As(err, &te) || errors.As(err, &re) {
 			return nil, err // it names the registry
 		}
-		return nil, fmt.Errorf("oci: %s %s: %w", method, u.Redacted(), err)
+		return nil, fmt.Errorf("%s %s: %w", method, u.Redacted(), err)
 	}
 	for _, w := range want {
 		if resp.StatusCode == w {
