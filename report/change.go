@@ -48,7 +48,12 @@ func AppliedText(out *txn.Outcome, unneededTip string) Told {
 		t.Out = append(t.Out, changeText(out, unneededTip)...)
 		t.Notes = append(t.Notes, changeNotes(out)...)
 	}
-	if out.OffPath != "" {
+	switch {
+	case out.OffPath == "":
+	case !shell.CanBeOnPath(out.OffPath):
+		t.Notes = append(t.Notes, fmt.Sprintf("%s is not on PATH, and cannot be: it holds ':', which separates PATH's directories; "+
+			"to run the commands pkg installs there, make a symlink to it at a path without ':' and put that on PATH", out.OffPath))
+	default:
 		t.Notes = append(t.Notes, fmt.Sprintf("%s is not on PATH; to run the commands pkg installs there, add it in your shell's profile: export PATH=%s",
 			out.OffPath, shell.Quote(out.OffPath+":")+`"$PATH"`))
 	}

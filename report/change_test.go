@@ -85,3 +85,14 @@ func TestAppliedNotes(t *testing.T) {
 		t.Errorf("AppliedText notes = %q, want %q", got, want)
 	}
 }
+
+// TestAppliedNoteColon: a bin/ whose path holds ':', PATH's separator, gets no line to
+// paste, which would put two other directories on PATH.
+func TestAppliedNoteColon(t *testing.T) {
+	out := &txn.Outcome{Root: "/r/co:lon", Cache: "/c", Committed: true, OffPath: "/r/co:lon/bin"}
+	want := []string{"/r/co:lon/bin is not on PATH, and cannot be: it holds ':', which separates PATH's directories; " +
+		"to run the commands pkg installs there, make a symlink to it at a path without ':' and put that on PATH"}
+	if got := AppliedText(out, "").Notes; !slices.Equal(got, want) {
+		t.Errorf("AppliedText notes = %q, want %q", got, want)
+	}
+}

@@ -48,3 +48,34 @@ func TestCommandEnv(t *testing.T) {
 	e.ok("--root", other, "sync", "-f", lock)
 	run(other)
 }
+
+// TestEnvColonRoot: PATH cannot name a bin/ whose path holds ':', its separator. pkg env
+// refuses to print a line that cannot work, and the note after an install suggests none;
+// a symlink to the root, its path without ':', works.
+func TestEnvColonRoot(t *testing.T) {
+	base := t.TempDir()
+	e := newEnv(t, filepath.Join(base, "co:lon"), demoRepo)
+	t.Setenv("PATH", "/usr/bin:/bin")
+	_, stderr := e.ok("install", "hello")
+	if !strings.Contains(stderr, "is not on PATH") || strings.Contains(stderr, "export PATH="+e.root) {
+		t.Errorf("install into %s: %q; want a note on PATH that suggests no export of it", e.root, stderr)
+	}
+	for _, args := range [][]string{{"env"}, {"env", "--bin-dir"}} {
+		if out, stderr, code := e.pkg(args...); code != 1 || out != "" || !strings.Contains(stderr, e.root) {
+			t.Errorf("pkg %s: exit %d, stdout %q, stderr %q; want exit 1, nothing printed, and an error naming the root",
+				strings.Join(args, " "), code, out, stderr)
+		}
+	}
+	link := filepath.Join(base, "root")
+	if err := os.Symlink(e.root, link); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := (&env{t: t, root: link, cache: e.cache, repo: e.repo}).ok("env")
+	if want := `export PATH="` + link + `/bin:$PATH"` + "\n"; out != want {
+		t.Errorf("pkg env through a symlink: %q, want %q", out, want)
+	}
+	t.Setenv("PATH", link+"/bin:/usr/bin")
+	if out, err := exec.Command("hello").CombinedOutput(); err != nil {
+		t.Errorf("hello through the symlink on PATH: %v, %s", err, out)
+	}
+}

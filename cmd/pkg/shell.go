@@ -16,7 +16,8 @@ func envCommand() *cli.Command {
 		Name:  "env",
 		Usage: "print the shell command that puts the root's commands on PATH",
 		Description: "eval \"$(pkg env)\" in a POSIX shell; in GitHub Actions,\n" +
-			"pkg env --bin-dir >> \"$GITHUB_PATH\" does it for the steps that follow.",
+			"pkg env --bin-dir >> \"$GITHUB_PATH\" does it for the steps that follow.\n" +
+			"A root whose path holds ':', PATH's separator, is refused: use a symlink to it.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "bin-dir", Usage: "print only the directory, unquoted"},
 		},
@@ -27,6 +28,11 @@ func envCommand() *cli.Command {
 				return err
 			}
 			bin := filepath.Join(root, "bin")
+			if !shell.CanBeOnPath(bin) {
+				return fmt.Errorf("env: %s cannot be on PATH: it holds ':', which separates PATH's directories; "+
+					"give --root a path without ':', such as a symlink to this root (ln -s %s ~/pkg-root, then pkg --root ~/pkg-root env)",
+					bin, shell.Quote(root))
+			}
 			line := fmt.Sprintf("export PATH=\"%s:$PATH\"", shell.Escape(bin))
 			if c.Bool("bin-dir") {
 				line = bin

@@ -22,6 +22,10 @@ func Escape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`").Replace(s)
 }
 
+// CanBeOnPath reports whether dir can be one of the directories of a PATH value: not
+// where it holds ':', which separates them, and which no quoting or escape hides.
+func CanBeOnPath(dir string) bool { return !strings.ContainsRune(dir, filepath.ListSeparator) }
+
 // OnPath reports whether dir is one of the directories of path, a PATH value: the same
 // directory, by another name too, but not by a relative one.
 func OnPath(dir, path string) bool {
