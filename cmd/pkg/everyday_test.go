@@ -175,6 +175,19 @@ func TestSearchMarksInstalled(t *testing.T) {
 	}
 }
 
+// TestSearchNothing: a word nothing matches fails as grep does, --json or not; the JSON
+// document, with no packages, is printed all the same.
+func TestSearchNothing(t *testing.T) {
+	e := everydayEnv(t)
+	if out, stderr, code := e.pkg("search", "zzz"); code != 1 || out != "" || !strings.Contains(stderr, `matches "zzz"`) {
+		t.Errorf("search zzz: exit %d, stdout %q, stderr %q; want exit 1 and an error", code, out, stderr)
+	}
+	out, stderr, code := e.pkg("search", "--json", "zzz")
+	if s := decode[report.Search](t, "search --json", out, "pkg.search/1"); code != 1 || len(s.Packages) != 0 || !strings.Contains(stderr, `matches "zzz"`) {
+		t.Errorf("search --json zzz: exit %d, %+v, stderr %q; want exit 1, no packages and an error", code, s, stderr)
+	}
+}
+
 func TestListFilesVerifyJSON(t *testing.T) {
 	e := everydayEnv(t)
 	out, _ := e.ok("list", "--json")

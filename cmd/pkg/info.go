@@ -54,10 +54,13 @@ func searchCommand() *cli.Command {
 				return err
 			}
 			s := report.NewSearch(c.Args().First(), found.Packages, found.Installed)
-			if len(s.Packages) == 0 && c.NArg() > 0 && !c.Bool("json") {
+			if err := show(c, s, s.WriteText); err != nil {
+				return err
+			}
+			if len(s.Packages) == 0 && c.NArg() > 0 { // as grep, --json too: the document says none
 				return fmt.Errorf("search: nothing in %s matches %q", found.From, c.Args().First())
 			}
-			return show(c, s, s.WriteText)
+			return nil
 		},
 	}
 }
