@@ -46,6 +46,25 @@ func TestExtraArgs(t *testing.T) {
 	}
 }
 
+// TestMissingSubcommand: a command that needs a subcommand, given none, is a usage error
+// naming them, as a command given too few arguments is; its help is still there for the
+// asking.
+func TestMissingSubcommand(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	for cmd, subs := range map[string]string{"cache": "list, clean or prune", "trust": "add, list or remove",
+		"repo": "add, remove, push, keygen, sign, forget or list"} {
+		want := "pkg: " + cmd + ": missing subcommand: " + subs + "\npkg: hint: run 'pkg " + cmd + " --help' for usage\n"
+		if out, stderr, code := e.pkg(cmd); code != 2 || out != "" || stderr != want {
+			t.Errorf("pkg %s: exit %d, %q, %q; want 2 and %q", cmd, code, out, stderr, want)
+		}
+		for _, args := range [][]string{{cmd, "--help"}, {cmd, "-h"}} {
+			if out, stderr, code := e.pkg(args...); code != 0 || !strings.Contains(out, "pkg "+cmd+" - ") || stderr != "" {
+				t.Errorf("pkg %s: exit %d, %q, %q; want its help", strings.Join(args, " "), code, out, stderr)
+			}
+		}
+	}
+}
+
 // TestHelpAfterArgs: --help or -h after a command's arguments shows that command's help.
 func TestHelpAfterArgs(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -21,10 +22,12 @@ type Options struct {
 // no mistake in its flags. It returns the command run, as "cache list" ("" where none
 // was), and the command's error, or an *UnknownError for a command line that names no
 // command. A command without subcommands or a BashComplete of its own completes only its
-// flags (CompleteFlags); a completion asked for after "--" offers nothing and runs nothing.
+// flags (CompleteFlags); a completion asked for after "--" offers nothing and runs nothing;
+// a command with subcommands, given none, is a *UsageError.
 func Run(ctx context.Context, app *cli.App, args []string, o Options) (used string, err error) {
 	Track(app.Commands, &used)
 	completeLeaves(app.Commands)
+	needSubcommands(app.Commands)
 	var unknown *UnknownError
 	Unknown(app, &unknown)
 	args = FlagsFirst(app, args, o.CommandLines)
@@ -57,6 +60,43 @@ func completeLeaves(cmds []*cli.Command) {
 			c.BashComplete = CompleteFlags
 		}
 	}
+}
+
+// needSubcommands gives each command of cmds that has subcommands and no Action one that
+// refuses a command line naming none as a *UsageError: urfave/cli's default prints the
+// help and succeeds. A word that names no subcommand is still urfave/cli's to report
+// (Unknown).
+func needSubcommands(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if len(c.Subcommands) == 0 {
+			continue
+		}
+		needSubcommands(c.Subcommands)
+		if c.Action == nil {
+			c.Action = missingSubcommand
+		}
+	}
+}
+
+func missingSubcommand(c *cli.Context) error {
+	if c.Args().Present() {
+		return cli.ShowCommandHelp(c, c.Args().First())
+	}
+	var names []string
+	for _, sub := range c.Command.VisibleCommands() {
+		if sub.Name != "help" {
+			names = append(names, sub.Name)
+		}
+	}
+	return Errorf("%s: missing subcommand: %s", commandName(c), orList(names))
+}
+
+// orList joins words as "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // Hint returns what to do about a mistake in the command line, err an *UnknownError, a

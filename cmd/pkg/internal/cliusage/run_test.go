@@ -11,7 +11,8 @@ import (
 )
 
 // TestRun checks what Run returns and the advice Hint gives for it: a mistyped command, a
-// flag refused, a usage error of a command or of the global flags, and other errors.
+// flag refused, a usage error of a command or of the global flags, a command that needs a
+// subcommand given none, and other errors.
 func TestRun(t *testing.T) {
 	failed := errors.New("failed")
 	for _, tt := range []struct {
@@ -29,11 +30,16 @@ func TestRun(t *testing.T) {
 		{"app install x", "install", nil, "<nil>", ""},
 		{"app run x -e y --bogus", "run", nil, "<nil>", ""},
 		{"app run --bogus x", "", nil, "unknown flag --bogus", "run 'app run --help' for usage"},
+		{"app cache", "cache", nil, "cache: missing subcommand: clean", "run 'app cache --help' for usage"},
+		{"app cache nope", "cache", nil, `unknown command "nope"`, "run 'app cache help' for the list"},
+		{"app cache clean", "cache clean", nil, "<nil>", ""},
 	} {
 		app := testApp()
 		app.Writer, app.ErrWriter = io.Discard, io.Discard
 		for _, c := range app.Commands {
-			c.Action = func(*cli.Context) error { return tt.action }
+			if len(c.Subcommands) == 0 {
+				c.Action = func(*cli.Context) error { return tt.action }
+			}
 		}
 		used, err := Run(context.Background(), app, strings.Fields(tt.in), Options{CommandLines: []string{"run"}})
 		hint, ok := Hint(app, used, err)
