@@ -66,6 +66,7 @@ type Info struct {
 	Schema      string     `json:"schema"`
 	Name        string     `json:"name"`
 	Version     string     `json:"version"`
+	Kind        string     `json:"kind,omitempty"` // "npm" for an npm package, as in List
 	Summary     string     `json:"summary,omitempty"`
 	Depends     []string   `json:"depends,omitempty"`
 	Provides    []string   `json:"provides,omitempty"`
@@ -92,7 +93,7 @@ type Info struct {
 // installed only as a dependency), which holds it (txn.Holds) or not.
 func InstalledInfo(p *db.Record, dir, req string, held bool) Info {
 	at := p.Installed.UTC()
-	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Summary: p.Summary,
+	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Kind: p.Kind, Summary: p.Summary,
 		Depends: texts(p.Depends), Provides: texts(p.Provides), Conflicts: texts(p.Conflicts), Replaces: texts(p.Replaces), Into: p.Into, Env: p.Env,
 		Bin: texts(p.Bin), Lib: p.Lib, Installed: true, Requested: req, Held: held, InstalledAt: &at,
 		Directory: dir, Files: p.Files, Size: p.Size, SHA256: p.SHA256, Origin: p.Origin}
@@ -101,7 +102,7 @@ func InstalledInfo(p *db.Record, dir, req string, held bool) Info {
 // OfferedInfo is the Info of p, an index entry of a package that is not installed, whose
 // index offers versions, newest first.
 func OfferedInfo(p repo.Package, versions []string) Info {
-	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Summary: p.Summary,
+	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Kind: p.Kind, Summary: p.Summary,
 		Depends: texts(p.Depends), Provides: texts(p.Provides), Conflicts: texts(p.Conflicts), Replaces: texts(p.Replaces), Into: p.Into, Env: p.Env,
 		Bin: texts(p.Bin), Lib: p.Lib, Files: p.Files, Size: p.InstalledSize, ArchiveSize: p.Size, SHA256: p.SHA256, Versions: versions}
 }

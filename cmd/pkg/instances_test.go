@@ -11,6 +11,7 @@ import (
 
 	"pkg/pkgtest/testrepo"
 	"pkg/repo"
+	"pkg/report"
 )
 
 // addNPM publishes to base/repo the npm package name at version, with depends
@@ -100,6 +101,10 @@ func TestNPMInstances(t *testing.T) {
 	if out, _ := e.ok("verify"); out != "verified 4 packages, 8 files\n" {
 		t.Errorf("verify: %q", out)
 	}
+	out, _ := e.ok("info", "--json", "dep@2.0.0") // an instance says what kind it is, as in list --json
+	if i := decode[report.Info](t, "info --json", out, report.InfoSchema); i.Kind != repo.KindNPM || i.Version != "2.0.0" {
+		t.Errorf("info --json dep@2.0.0: kind %q, version %q; want npm and 2.0.0", i.Kind, i.Version)
+	}
 
 	// A lockfile holds both versions, and a sync installs both.
 	lock := filepath.Join(base, "pkg.lock")
@@ -137,7 +142,7 @@ func TestNPMInstances(t *testing.T) {
 	for _, v := range []string{"1.1.0", "2.0.1", "3.0.0"} {
 		addNPM(t, base, "dep", v)
 	}
-	out, _ := e.ok("outdated")
+	out, _ = e.ok("outdated")
 	for _, want := range []string{"dep   1.0.0      1.1.0    3.0.0", "dep   2.0.0      2.0.1    3.0.0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("outdated: %q, want a line %q", out, want)
