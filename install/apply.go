@@ -155,7 +155,8 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err := r.rollForward(pc.Pending, &known{staged, plan.paths}); err != nil {
 		keep(staged)
 		svs, trash = nil, nil
-		return results, &LinksError{Dir: r.dir, Prefix: true, Err: err}
+		r.unlinked = &LinksError{Dir: r.dir, Prefix: true, Err: err}
+		return results, r.unlinked
 	}
 	for _, sv := range svs { // before the trees go
 		s, ok := sv.keep()
@@ -247,6 +248,7 @@ func (r *Root) owedPrefix() error {
 		// Not a *LinksError, which says this change was committed.
 		return fmt.Errorf("nothing was changed, as %s still lacks the links of a change before, which the next command makes once this is fixed: %w", r.dir, err)
 	}
+	r.unlinked = nil
 	return nil
 }
 

@@ -396,8 +396,8 @@ func (r *Root) checkLinked(staged []*Staged) error {
 // LinksError is returned when a change was committed, or an interrupted one completed,
 // but bin/ could not be made to agree with it: the packages are as recorded, and some
 // command link is missing, stale or dangling until a later command can fix bin/. With
-// Prefix, it is the links of the packages' files in the root itself that could not all
-// be put in place: the next start finishes them.
+// Prefix, it is the roll-forward of the links of the packages' files in the root itself
+// that stopped: the change is recorded all the same, and the next Open finishes it.
 type LinksError struct {
 	Dir    string // the root's bin directory; with Prefix, the root
 	Prefix bool
@@ -406,7 +406,7 @@ type LinksError struct {
 
 func (e *LinksError) Error() string {
 	if e.Prefix {
-		return fmt.Sprintf("could not link the packages' files into %s: %v", e.Dir, e.Err)
+		return fmt.Sprintf("the last change is recorded, but the links of its files in %s are not all in place yet: %v", e.Dir, e.Err)
 	}
 	return fmt.Sprintf("could not update the command links in %s: %v", e.Dir, e.Err)
 }

@@ -199,6 +199,59 @@ func TestPrefixKept(t *testing.T) {
 	checkPrefix(t, r)
 }
 
+// TestVerifyLinksPending: Verify checks nothing while the last change's links into the
+// prefix are still to make, which would all be missing, and says why: ErrNotLinked
+// where the roll-forward has not run (a change cut short after its records, read with the
+// lock it left or without one), the *LinksError, with its cause, where Open ran it and
+// could not finish; once Open finishes it, Verify finds the root whole.
+func TestVerifyLinksPending(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chattr +i needs root")
+	}
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree("usr/x=1"))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	testHookRecorded = func() bool { return true }
+	_, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("b", "1"), tree("usr/b/y=1"))}, nil)
+	testHookRecorded = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := r.Verify(); len(problems) > 0 || !errors.Is(err, ErrNotLinked) {
+		t.Errorf("Verify with the roll-forward not run = %v, %v; want nothing found and ErrNotLinked", problems, err)
+	}
+	r.Close()
+	ro, err := OpenReadOnly(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := ro.Verify(); len(problems) > 0 || !errors.Is(err, ErrNotLinked) {
+		t.Errorf("Verify without the lock = %v, %v; want nothing found and ErrNotLinked", problems, err)
+	}
+	ro.Close()
+
+	usr := filepath.Join(dir, "usr")
+	if out, err := exec.Command("chattr", "+i", usr).CombinedOutput(); err != nil {
+		t.Skipf("chattr: %v %s", err, out)
+	}
+	defer exec.Command("chattr", "-i", usr).Run()
+	r = openRoot(t, dir)
+	problems, err := r.Verify()
+	if le := new(LinksError); len(problems) > 0 || !errors.As(err, &le) || !le.Prefix || !errors.Is(err, unix.EPERM) {
+		t.Errorf("Verify once Open's roll-forward failed = %v, %v; want nothing found and its *LinksError (Prefix, EPERM)", problems, err)
+	}
+	r.Close()
+	must(t, exec.Command("chattr", "-i", usr).Run())
+	r = openRoot(t, dir)
+	defer r.Close()
+	if problems, err := r.Verify(); len(problems) > 0 || err != nil {
+		t.Errorf("Verify once Open finished the roll-forward = %v, %v", problems, err)
+	}
+}
+
 // TestPrefixWrapperUnder: the wrapper of a command whose member bin/CMD another package's
 // replaces (on top of the stack) does not take that package's file's place.
 func TestPrefixWrapperUnder(t *testing.T) {

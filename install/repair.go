@@ -361,14 +361,14 @@ func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File, undated []str
 		pending.Links = append(pending.Links, p)
 	}
 	dropFolded(paths, byName)
-	stamp := append(slices.Clone(undated), r.unlinked(&dst, &src, recs, lists, paths)...)
+	stamp := append(slices.Clone(undated), r.unlinkedOwners(&dst, &src, recs, lists, paths)...)
 	return &db.PrefixChange{Paths: paths, Pending: pending, Replace: true, Stamp: stamp}
 }
 
-// unlinked returns the keys of the packages of recs, whose files are lists, that are the
+// unlinkedOwners returns the keys of the packages of recs, whose files are lists, that are the
 // top owner in paths of a file the prefix does not hold (holds): the roll-forward links it
 // again, which changes its ctime.
-func (r *Root) unlinked(dst, src *dirCache, recs []*db.Record, lists [][]db.File, paths map[string]db.Owners) []string {
+func (r *Root) unlinkedOwners(dst, src *dirCache, recs []*db.Record, lists [][]db.File, paths map[string]db.Owners) []string {
 	var keys []string
 	for i, p := range recs {
 		for _, e := range fileEntries(p.Into, lists[i]) {

@@ -58,6 +58,7 @@ type Root struct {
 	found   notice.RootRecovered // what Open undid or deleted of what commands cut short left, said by Notes
 
 	salvaged []Salvage                   // what the last Apply kept of the trees it replaced or removed
+	unlinked *LinksError                 // the roll-forward of the last change that Open or Apply could not finish (Prefix)
 	requests map[string]repo.Requirement // what Request recorded, for the next Apply's commit
 	asked    map[string]bool             // the keys asked for, recorded, and the names by Request; nil until read (bins)
 	unsure   []notice.KeptTree           // what rollback kept of trees it could not tell apart, said by Notes
@@ -330,7 +331,8 @@ func (r *Root) reconcile() error {
 	case p != nil:
 		prefixErr = r.rollForward(p, nil)
 		if prefixErr != nil {
-			r.links = &LinksError{Dir: r.dir, Prefix: true, Err: prefixErr}
+			r.unlinked = &LinksError{Dir: r.dir, Prefix: true, Err: prefixErr}
+			r.links = r.unlinked
 		}
 		for _, o := range p.Old {
 			if tree, ok := placeOf(o.Tree); ok {

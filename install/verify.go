@@ -90,10 +90,18 @@ func (f *finding) Unwrap() []error { return f.errs }
 
 const verifyChunk = 256 // files of one directory checked by one job
 
+// ErrNotLinked is returned by Verify for a root whose last change is recorded and its
+// roll-forward not yet run (read without the lock: a command is changing the root, or
+// was cut short), which the next Open runs. One that Open or Apply ran and could not
+// finish is returned as their *LinksError, with its cause.
+var ErrNotLinked = errors.New("install: the last change's links still to make")
+
 // Verify compares the installed files of the named packages, or of every installed package
 // when names is empty, with what the database records: type, mode, size, the sha256 of file
 // data and of symlink targets, and the command links in bin/. It reports each difference,
-// each missing and each extra file, sorted by package and path. Files are checked on several
+// each missing and each extra file, sorted by package and path. While the last change's
+// links into the prefix are not all made, it checks nothing and returns why (ErrNotLinked
+// or a *LinksError): every path they lack would be missing. Files are checked on several
 // goroutines, each directory relative to a descriptor that no symlink led to. What this
 // process may not read (a package's own modes, or another user's root) is checked by its
 // metadata instead: its type and mode as recorded and no change since the install (ctime),
@@ -122,6 +130,9 @@ func (r *Root) VerifyWith(cache Cache, names ...string) ([]FileError, error) {
 // verify is VerifyWith, also returning how many bytes it found shared with the cache and
 // did not read.
 func (r *Root) verify(cache Cache, names []string) ([]FileError, int64, error) {
+	if err := r.linksPending(); err != nil {
+		return nil, 0, err
+	}
 	pkgs, files, err := r.db.Installed(names...) // one transaction: one state, without the lock too
 	if err != nil {
 		return nil, 0, fmt.Errorf("verify: %w", err)
@@ -234,6 +245,20 @@ func (v *verifier) add(r *Root, p *db.Record, files []db.File) error {
 		}
 	}
 	return nil
+}
+
+// linksPending returns why the prefix may not hold what the records say: the *LinksError
+// of the roll-forward Open or Apply could not finish, or ErrNotLinked for one recorded
+// and not yet run; nil where the last one is done.
+func (r *Root) linksPending() error {
+	p, done, err := r.db.Prefix()
+	switch {
+	case err != nil || p == nil || done:
+		return err
+	case r.unlinked != nil:
+		return r.unlinked
+	}
+	return &reasonError{fmt.Sprintf("the last change to %s is recorded, but the links of its files there are not all in place yet: the command changing it puts them there, or, where one was cut short, the next to take its lock", r.dir), ErrNotLinked, nil}
 }
 
 // verifyPrefix reports the paths of the packages recs, whose files are files, where the

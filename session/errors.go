@@ -21,6 +21,7 @@ import (
 var (
 	ErrNoRoot       = install.ErrNoRoot     // nothing was ever installed in the root
 	ErrCutShort     = install.ErrCutShort   // the root's first change was cut short: nothing is recorded there yet
+	ErrNotLinked    = install.ErrNotLinked  // the root's last change is recorded, its links into the root still to make
 	ErrLocked       = install.ErrLocked     // another process holds the root's lock past the timeout
 	ErrReadOnly     = install.ErrReadOnly   // the root is on a read-only filesystem
 	ErrNoExchange   = install.ErrNoExchange // the root's filesystem cannot exchange directories

@@ -42,12 +42,19 @@ func (s *Session) openCache(ctx context.Context, dry bool) (*fetch.Cache, error)
 // openRoot opens the root, taking its lock (install.Open), and tells the observer what
 // there is to say of it.
 func (s *Session) openRoot(ctx context.Context) (*install.Root, error) {
+	return s.openRootLinks(ctx, true)
+}
+
+// openRootLinks is openRoot, telling the observer of the links Open could not make
+// (install.Root.Links) only where links: a caller that returns them as its error says
+// them so.
+func (s *Session) openRootLinks(ctx context.Context, links bool) (*install.Root, error) {
 	r, err := install.Open(ctx, s.Root, s.rootOptions())
 	if err != nil {
 		return r, err
 	}
 	s.notices.Hold(r)
-	if r.Links() != nil {
+	if links && r.Links() != nil {
 		s.obs.LinksWrong(r.Links())
 	}
 	for _, n := range r.Notes() {

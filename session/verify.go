@@ -18,9 +18,11 @@ import (
 // picks one). It takes the root's lock
 // where it can: a root of another user's, or on a read-only filesystem, it reads without,
 // saying so of the first. The cache's extents spare hashing the files that still share
-// them, unless full; it makes no cache.
+// them, unless full; it makes no cache. Where the last change's links into the root are
+// still to make, it checks nothing and returns why: the *LinksError of the roll-forward
+// its start ran and could not finish, or install.ErrNotLinked read without the lock.
 func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []db.Record, problems []install.FileError, err error) {
-	root, err := s.openRoot(ctx)
+	root, err := s.openRootLinks(ctx, false)
 	// Checking needs no writing; on a read-only filesystem nothing changes it meanwhile.
 	if notYours := errors.Is(err, install.ErrNotYours); notYours || errors.Is(err, install.ErrReadOnly) {
 		if root, err = install.OpenReadOnly(s.Root, s.rootOptions()); err == nil && notYours {
@@ -44,7 +46,10 @@ func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []
 		}
 	}
 	if problems, err = root.VerifyWith(cache, names...); err != nil {
-		return nil, nil, err
+		return nil, nil, err // the prefix's *LinksError said once, as the error
+	}
+	if root.Links() != nil {
+		s.obs.LinksWrong(root.Links())
 	}
 	if saved := root.Saved(); len(saved) > 0 {
 		s.obs.Notice(notice.Saved{Dir: filepath.Join(root.Dir(), ".pkg", "saved"), Count: len(saved)})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -112,7 +113,12 @@ func (o progress) Notice(n notice.Notice) {
 	}
 }
 
+// LinksWrong warns of links a root's start could not make, saying what makes them.
 func (o progress) LinksWrong(err error) {
+	if le := (*session.LinksError)(nil); errors.As(err, &le) && le.Prefix {
+		warn(o.c, "%s; %s", err, linksHint(le))
+		return
+	}
 	warn(o.c, "%s; once it can be changed, 'pkg verify' names the links still wrong", err)
 }
 

@@ -64,12 +64,8 @@ var hints = []hintRule{
 		}
 		return fmt.Sprintf("nothing was changed; 'pkg remove %s' first if %s should take its place (a package takes over another's files only where its index entry says it replaces it)", ce.Other, ce.Package)
 	})},
-	{fn: as(func(le *session.LinksError) string {
-		if errors.Is(le, syscall.ENOSPC) || errors.Is(le, syscall.EDQUOT) {
-			return "" // the full filesystem's hint says what to do
-		}
-		return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
-	})},
+	{fn: as(linksHint)},
+	{err: session.ErrNotLinked, hint: "if a pkg command is changing the root, verify again once it is done; if none is, one was cut short, and the next command that takes the root's lock, such as 'pkg verify' by a user who may change the root, puts the rest of the links in place first"},
 	{is: session.ProxyFailed, hint: "the proxy HTTP_PROXY or HTTPS_PROXY names is refusing or unreachable: check those variables (and NO_PROXY)"},
 	{fn: asHint[x509.UnknownAuthorityError]("if the server's certificate comes from your organisation's own authority, point SSL_CERT_FILE (or SSL_CERT_DIR) at that authority's certificate")},
 	{fn: as(func(ne *session.NetrcError) string {
@@ -236,6 +232,24 @@ func hint(err error, dirs []string) string {
 		}
 	}
 	return ""
+}
+
+// linksHint says what to do about links a committed change could not make. Those of the
+// prefix, which the roll-forward of step 7b makes, are made by the start of the next
+// command that takes the root's lock: verify, which changes nothing else, finishes them in
+// one run (on a full filesystem, once space is freed) and then checks the packages. Open
+// joins the prefix's error before bin/'s, so errors.As finds it first.
+func linksHint(le *session.LinksError) string {
+	const finish = "run 'pkg verify': it puts the rest of the links in place first, then checks the packages (nothing needs installing again)"
+	switch full := errors.Is(le, syscall.ENOSPC) || errors.Is(le, syscall.EDQUOT); {
+	case le.Prefix && full:
+		return fmt.Sprintf("free space on the filesystem holding %s, then %s", le.Dir, finish)
+	case le.Prefix:
+		return "once what stopped it is fixed, " + finish
+	case full:
+		return "" // the full filesystem's hint says what to do
+	}
+	return fmt.Sprintf("the packages are as the command left them; once %s can be changed, 'pkg verify' names the links still wrong", le.Dir)
 }
 
 // lockRepoHint says where to sync a lockfile's packages from when the location it records

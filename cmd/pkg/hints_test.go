@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -52,6 +53,8 @@ func TestLibraryErrorHints(t *testing.T) {
 		{fmt.Errorf("%w: no saved index of x", fetch.ErrOffline), "to save the repository's index in the cache"},
 		{fmt.Errorf("%w: hello 1.0: index damaged; removed from the cache; %w, so it is not fetched again", fetch.ErrDamaged, fetch.ErrOffline), "fetch the package again while online ('pkg fetch NAME...'"},
 		{fmt.Errorf("root /r: %w: nothing was ever installed there", install.ErrNoRoot), "check --root (PKG_ROOT)"},
+		{&install.LinksError{Dir: "/r", Prefix: true, Err: &os.PathError{Op: "mkdir", Path: "/r/usr", Err: syscall.ENOSPC}}, "free space on the filesystem holding /r, then run 'pkg verify'"},
+		{fmt.Errorf("verify: %w", install.ErrNotLinked), "verify again once it is done"},
 		{fmt.Errorf("list: %w", &db.FormatError{Path: "/r/.pkg/db", Format: 2, Newest: 1}), "upgrade pkg to a release that reads it"},
 		{fmt.Errorf("install: %w", &db.DamagedError{Path: "/my root/.pkg/db", Err: db.ErrStale}), "'pkg --root '/my root' verify --repair' records the packages in /my root/pkgs again"},
 		{&publish.NPMLockError{Path: "package-lock.json", Err: fmt.Errorf("%w: lockfileVersion 1", publish.ErrNPMLockVersion)}, "'npm install --package-lock-only'"},

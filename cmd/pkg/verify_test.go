@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -354,4 +355,67 @@ func TestVerifyPrefixDirMode(t *testing.T) {
 		t.Errorf("%s after the reinstall: %v, %v; want mode 0755", share, info.Mode(), err)
 	}
 	e.ok("verify")
+}
+
+// TestPrefixLinksFull installs a package into a root whose filesystem (a tmpfs short of
+// inodes) holds its staged tree and not its links into the root: the install is committed
+// and recorded, and says so, and that 'pkg verify' finishes the links once space is freed;
+// verify says the same until then, rather than listing every path missing; one verify
+// once space is freed makes every link.
+func TestPrefixLinksFull(t *testing.T) {
+	mnt := testfs.Tmpfs(t, 64<<20, "nr_inodes=200")
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.root = filepath.Join(mnt, "root")
+	e.ok("install", "libgreet")
+	e.ok("fetch", "hello")
+	var fillers []string
+	for i := 0; ; i++ {
+		p := filepath.Join(mnt, fmt.Sprintf("filler.%d", i))
+		if err := os.WriteFile(p, nil, 0o644); errors.Is(err, syscall.ENOSPC) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		fillers = append(fillers, p)
+	}
+	// One inode more at a time, until the install commits: its staging then took every
+	// inode there was, and its links into the root find none.
+	var stderr string
+	for !strings.Contains(e.installed(), "hello") {
+		if len(fillers) == 0 {
+			t.Fatal("the install never committed")
+		}
+		if err := os.Remove(fillers[0]); err != nil {
+			t.Fatal(err)
+		}
+		fillers = fillers[1:]
+		var code int
+		if _, stderr, code = e.pkg("install", "hello"); code != 1 {
+			t.Fatalf("install on a full filesystem: exit %d, %q", code, stderr)
+		}
+	}
+	want := []string{"pkg: the last change is recorded, but the links of its files in " + e.root + " are not all in place yet: ", "no space left on device",
+		"pkg: hint: free space on the filesystem holding " + e.root + ", then run 'pkg verify': it puts the rest of the links in place first"}
+	for _, w := range want {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("install committed, its links short of inodes: stderr %q, want %q in it", stderr, w)
+		}
+	}
+	out, stderr, code := e.pkg("verify")
+	if code != 1 || out != "" || !strings.Contains(stderr, want[0]) || !strings.Contains(stderr, want[2]) || strings.Contains(stderr, "warning") {
+		t.Errorf("verify before space is freed: exit %d, %q, %q; want exit 1, nothing listed, and once %q and %q", code, out, stderr, want[0], want[2])
+	}
+	for _, p := range fillers {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, stderr := e.ok("verify"); out != "verified 2 packages, 5 files\n" || stderr != "" {
+		t.Errorf("verify once space is freed: %q, %q", out, stderr)
+	}
+	for _, p := range []string{"bin/hello", "share/doc/hello/README", "share/doc/hello/README.txt"} {
+		if _, err := os.Lstat(filepath.Join(e.root, p)); err != nil {
+			t.Errorf("after one verify: %v", err)
+		}
+	}
 }

@@ -88,11 +88,11 @@ func TestENOSPC(t *testing.T) {
 			e.fitted(name, a.fits, stBefore, w)
 			continue
 		}
-		if code == 1 && a.fits != nil && strings.Contains(stderr, "could not link the packages' files into ") {
+		if code == 1 && a.fits != nil && strings.Contains(stderr, "the last change is recorded, but the links of its files in ") {
 			// Committed, its records written, and then the prefix's links found no space:
 			// the next command, with space, finishes them (the change is the new set).
-			if !strings.Contains(stderr, "\npkg: hint: the filesystem holding ") {
-				t.Errorf("%s: stderr %q has no hint that the filesystem is full", name, stderr)
+			if !strings.Contains(stderr, "\npkg: hint: free space on the filesystem holding "+e.root+", then run 'pkg verify'") {
+				t.Errorf("%s: stderr %q has no hint to free space and verify", name, stderr)
 			}
 			e.fitted(name, a.fits, stBefore, w)
 			continue
