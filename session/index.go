@@ -60,7 +60,7 @@ func (s *Session) readIndexes(ctx context.Context, cache *fetch.Cache, rs []conf
 		}
 		ix, err := txn.ReadIndex(ctx, cache, root, s.rootOptions(), r.URLs[0], o)
 		if err != nil {
-			return nil, err
+			return nil, &indexError{r, err}
 		}
 		if ix.Name, err = indexName(rs, r, ix); err != nil {
 			return nil, err
@@ -78,6 +78,16 @@ func (s *Session) readIndexes(ctx context.Context, cache *fetch.Cache, rs []conf
 	}
 	return txn.Merge(ixs)
 }
+
+// indexError is the error of reading the index of the repository r, unchanged: it tells
+// a caller which repository it was (lockRepoError).
+type indexError struct {
+	r   config.Repo
+	err error
+}
+
+func (e *indexError) Error() string { return e.err.Error() }
+func (e *indexError) Unwrap() error { return e.err }
 
 // Fetch downloads the packages the indexes in effect resolve reqs to, with their
 // dependencies, into the cache (txn.Fetcher.Fetch), the observer hearing of each.

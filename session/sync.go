@@ -47,7 +47,7 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 			err = txn.CheckFrozen(l, ix, path)
 		}
 		if err != nil {
-			return nil, err
+			return nil, s.lockRepoError(l, path, err)
 		}
 	}
 	var root *install.Root
@@ -125,16 +125,42 @@ func relocate(plan *txn.Plan, l *repo.Lock, path string, srcs map[string]*fetch.
 	for _, n := range names {
 		err := plan.Relocate(l, map[string]*fetch.Source{n: srcs[n]}, cache)
 		if errors.Is(err, ErrNoRepository) {
-			r, recorded := used[n], "lockfile "+path
-			r.File = cmp.Or(r.File, recorded) // the lockfile's record, none other in effect
-			r.Name = cmp.Or(r.Name, config.LocationName(r.URLs[0]))
-			return &LockRepoError{Lock: path, Repo: r.Name, From: r.File, Recorded: r.File == recorded, Err: err}
+			return noLockRepo(path, used[n], err)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// lockRepoError returns err, of reading the indexes in effect for a sync of the lockfile
+// l at path (--frozen), as the *LockRepoError of the repository l's packages come from
+// (config.LockUses) whose location served none, as relocate does; else err as it is.
+func (s *Session) lockRepoError(l *repo.Lock, path string, err error) error {
+	var ie *indexError
+	if !errors.As(err, &ie) || !errors.Is(err, ErrNoRepository) {
+		return err
+	}
+	rs, rerr := s.Repositories()
+	if rerr != nil {
+		return err
+	}
+	for _, r := range config.LockUses(l, rs) {
+		if r.Name == ie.r.Name {
+			return noLockRepo(path, r, err)
+		}
+	}
+	return err
+}
+
+// noLockRepo is the *LockRepoError of the lockfile at path whose packages' repository r
+// serves none at its location (err).
+func noLockRepo(path string, r config.Repo, err error) *LockRepoError {
+	recorded := "lockfile " + path
+	r.File = cmp.Or(r.File, recorded) // the lockfile's record, none other in effect
+	r.Name = cmp.Or(r.Name, config.LocationName(r.URLs[0]))
+	return &LockRepoError{Lock: path, Repo: r.Name, From: r.File, Recorded: r.File == recorded, Err: err}
 }
 
 // LockRepoError refuses a sync whose lockfile's packages come from a location that serves

@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -116,6 +117,32 @@ func TestCheckFrozen(t *testing.T) {
 	s, _ = newSession(t, o, "")
 	if _, err := s.Plan(context.Background(), frozen); err == nil {
 		t.Error("a frozen sync passed a lockfile the repository resolves otherwise")
+	}
+}
+
+// TestFrozenRepoGone: a frozen sync of a lockfile whose recorded repository is gone from
+// its location, none given in its place, is the *LockRepoError of that repository, as a
+// plain sync's is.
+func TestFrozenRepoGone(t *testing.T) {
+	s, o := installed(t, "hello")
+	l, err := s.Lock(context.Background(), session.Request{Requires: []repo.Requirement{{Name: "hello"}}, LockPath: "pkg.lock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := o.Repos[0].URLs[0]
+	if err := os.Rename(dir, dir+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	// A root to fill from a cache to fill: a plain sync reads the repository.
+	o.Repos, o.Root, o.Cache = nil, filepath.Join(t.TempDir(), "root"), filepath.Join(t.TempDir(), "cache")
+	for _, frozen := range []bool{false, true} {
+		s, _ := newSession(t, o, "")
+		_, err := s.Plan(context.Background(), session.Request{Op: session.Sync, Lock: l, LockPath: "pkg.lock", LockRepos: true, Frozen: frozen})
+		var le *session.LockRepoError
+		if !errors.As(err, &le) || !le.Recorded || le.Lock != "pkg.lock" || !errors.Is(err, session.ErrNoRepository) {
+			t.Errorf("sync (frozen %v) with the lockfile's repository gone: %v; want its *LockRepoError, recorded", frozen, err)
+		}
+		s.Close()
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -770,9 +772,10 @@ func TestReinstallKeepsRecord(t *testing.T) {
 	e.checkInstalled("after the upgrade", "lib 1.0")
 }
 
-// TestSyncRepoGone syncs a lockfile whose repository directory is gone: the refusal names
-// the lockfile and the repository, the hint the --repo NAME=LOCATION that syncs from where
-// it is now, which then does.
+// TestSyncRepoGone syncs a lockfile whose repository directory is gone, plainly and
+// --frozen (which reads the repository's index first): the refusal names the lockfile and
+// the repository, the hint the --repo NAME=LOCATION that syncs from where it is now, which
+// then does.
 func TestSyncRepoGone(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "tmprepo")
@@ -784,20 +787,23 @@ func TestSyncRepoGone(t *testing.T) {
 	if err := os.Rename(dir, moved); err != nil {
 		t.Fatal(err)
 	}
-	e.repo = ""
-	_, stderr, code := e.pkg("sync", "-f", lock)
-	for _, want := range []string{
-		"pkg: sync " + lock + ": repository tmprepo (from lockfile " + lock + "): no repository at " + dir,
-		"pkg: hint: the repository is no longer where " + lock + " records it: name where it is now, or a copy of it, with 'pkg --repo tmprepo=LOCATION sync -f " + lock + "'",
-	} {
-		if code != 1 || !strings.Contains(stderr, want) {
-			t.Errorf("sync with the repository gone: exit %d, %s\nwant %s", code, stderr, want)
+	for _, args := range [][]string{{"sync", "-f", lock}, {"sync", "--frozen", "-f", lock}} {
+		var stderr bytes.Buffer // neither --repo nor PKG_REPO
+		code := run(append([]string{"pkg", "--root", e.root, "--cache", e.cache}, args...), io.Discard, &stderr)
+		for _, want := range []string{
+			"pkg: sync " + lock + ": repository tmprepo (from lockfile " + lock + "): ",
+			"no repository at " + dir,
+			"pkg: hint: the repository is no longer where " + lock + " records it: name where it is now, or a copy of it, with 'pkg --repo tmprepo=LOCATION sync -f " + lock + "'",
+		} {
+			if code != 1 || !strings.Contains(stderr.String(), want) {
+				t.Errorf("%v with the repository gone: exit %d, %s\nwant %s", args, code, stderr.String(), want)
+			}
 		}
+		if strings.Contains(stderr.String(), "check --repo") {
+			t.Errorf("%v with no --repo given: %s\nwant no advice on --repo as given", args, stderr.String())
+		}
+		e.repo = "tmprepo=" + moved
+		e.ok(args...)
+		e.checkInstalled(fmt.Sprint(args, " from where the repository went"), "tool 1.0")
 	}
-	if strings.Contains(stderr, "check --repo") {
-		t.Errorf("sync with no --repo given: %s\nwant no advice on --repo as given", stderr)
-	}
-	e.repo = "tmprepo=" + moved
-	e.ok("sync", "-f", lock)
-	e.checkInstalled("sync from where the repository went", "tool 1.0")
 }
