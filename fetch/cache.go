@@ -418,12 +418,13 @@ func readEntryHeader(data []byte) (name, version, boot string, rest int, err err
 func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress io.Writer) (string, error) {
 	dst := c.Path(p.SHA256)
 	ok, err := c.cached(p)
+	offline := s == nil || s.offline // nil: no repository, the cache alone
 	switch {
 	case ok:
 		return dst, nil
-	case err != nil && s.offline:
+	case err != nil && offline:
 		return "", fmt.Errorf("%w; %w, so it is not fetched again", err, ErrOffline)
-	case s.offline:
+	case offline:
 		return "", fmt.Errorf("%w: %s %s is not in the cache", ErrOffline, p.Name, p.Version)
 	}
 	release, err := c.claim(ctx, p)

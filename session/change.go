@@ -125,7 +125,7 @@ func (s *Session) change(ctx context.Context, r Request) (*txn.Plan, error) {
 			return nil, err
 		}
 	}
-	f, ix, err := s.openFetcher(ctx, s.DryRun, true) // the root's accepted index bounds a rollback
+	f, ix, err := s.openFetcher(ctx, s.DryRun, &r) // the root's accepted index bounds a rollback
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (s *Session) change(ctx context.Context, r Request) (*txn.Plan, error) {
 		if err := s.peekRoot(func(d *db.DB) (err error) { rs, err = pl.records(d); return err }); err != nil {
 			return nil, err
 		}
-		if ix, err = s.withLocal(f, ix, rs); err != nil {
+		if ix, err = s.catalog(pl, f, ix, rs); err != nil {
 			return nil, err
 		}
 		p, err := pl.plan(s.Root, ix, rs, f)
@@ -165,10 +165,53 @@ func (s *Session) planIn(root *install.Root, f *txn.Fetcher, ix *txn.Catalog, pl
 	if err != nil {
 		return nil, err
 	}
-	if ix, err = s.withLocal(f, ix, rs); err != nil {
+	if ix, err = s.catalog(pl, f, ix, rs); err != nil {
 		return nil, err
 	}
 	return pl.plan(root.Dir(), ix, rs, f)
+}
+
+// repoless reports whether the change r can be made with no repository in effect: it
+// installs local archive files, given or installed, or, offline, it reinstalls, which
+// takes the archives the records name from the cache.
+func (s *Session) repoless(r Request) bool {
+	return len(s.Local) > 0 || r.Op == Reinstall && s.Offline || s.localInstalled()
+}
+
+// catalog returns ix, the indexes in effect, with the repositories of the local archive
+// files given and installed (withLocal); where none is in effect (nil), an offline
+// reinstall takes the installed packages rs as recorded (recorded).
+func (s *Session) catalog(pl *planner, f *txn.Fetcher, ix *txn.Catalog, rs []db.Record) (*txn.Catalog, error) {
+	if ix == nil && pl.r.Op == Reinstall && s.Offline {
+		var err error
+		if ix, err = recorded(rs); err != nil {
+			return nil, err
+		}
+	}
+	return s.withLocal(f, ix, rs)
+}
+
+// recorded returns a catalog of no repository offering the installed packages rs as
+// recorded: each record names its archive by sha256, which an offline fetcher takes
+// from the cache and, as the catalog has no source, never downloads. Those installed
+// from local archive files are withLocal's; nil where none is left.
+func recorded(rs []db.Record) (*txn.Catalog, error) {
+	var pkgs []repo.Package
+	for i, p := range db.Packages(rs) {
+		if p.Origin == "" {
+			p.Archive = "sha256/" + p.SHA256 // of no repository: a name the index's check takes
+			p.InstalledSize, p.Files = rs[i].Size, rs[i].Files
+			pkgs = append(pkgs, p)
+		}
+	}
+	if len(pkgs) == 0 {
+		return nil, nil
+	}
+	ix, err := repo.NewIndex(pkgs...)
+	if err != nil {
+		return nil, err
+	}
+	return &txn.Catalog{Index: ix}, nil
 }
 
 // target is where a plan is applied: root, held, and f, with what the commit records as

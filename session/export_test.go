@@ -27,5 +27,5 @@ var (
 
 // OpenFetcher is openFetcher of no change.
 func OpenFetcher(s *Session, ctx context.Context, dry bool) (*txn.Fetcher, *txn.Catalog, error) {
-	return s.openFetcher(ctx, dry, false)
+	return s.openFetcher(ctx, dry, nil)
 }

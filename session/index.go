@@ -21,12 +21,12 @@ import (
 // root (txn.ReadIndex), telling the observer what there is to say of each, and returns
 // them as one (txn.Merge) and a fetcher of their packages. For a dry run (dry), it changes
 // nothing in the cache: it keeps no copy of the index read, and reads a cache that does
-// not exist yet as an empty one. For a change (local), it returns a nil index where no
-// repository is in effect but there are local archive files, given or installed: the
-// change adds their repositories (withLocal).
-func (s *Session) openFetcher(ctx context.Context, dry, local bool) (*txn.Fetcher, *txn.Catalog, error) {
+// not exist yet as an empty one. For a change (not nil) that can be made with none
+// (repoless), it returns a nil index where no repository is in effect: the change adds
+// what it takes its packages from (Session.catalog).
+func (s *Session) openFetcher(ctx context.Context, dry bool, change *Request) (*txn.Fetcher, *txn.Catalog, error) {
 	rs, err := s.Repositories()
-	if err == nil && len(rs) == 0 && !(local && (len(s.Local) > 0 || s.localInstalled())) {
+	if err == nil && len(rs) == 0 && !(change != nil && s.repoless(*change)) {
 		err = s.noRepo()
 	}
 	if err != nil {
@@ -92,7 +92,7 @@ func (e *indexError) Unwrap() error { return e.err }
 // Fetch downloads the packages the indexes in effect resolve reqs to, with their
 // dependencies, into the cache (txn.Fetcher.Fetch), the observer hearing of each.
 func (s *Session) Fetch(ctx context.Context, reqs []repo.Requirement) error {
-	f, ix, err := s.openFetcher(ctx, false, false)
+	f, ix, err := s.openFetcher(ctx, false, nil)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (s *Session) Lock(ctx context.Context, r Request) (*repo.Lock, error) {
 	if r.LockRepos && r.Lock != nil {
 		s.useLock(r.Lock, r.LockPath)
 	}
-	_, ix, err := s.openFetcher(ctx, false, false)
+	_, ix, err := s.openFetcher(ctx, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func (s *Session) openRootFor(ctx context.Context, f *txn.Fetcher, ix *txn.Catal
 	}
 	if stale, err := stale(ix, root); err != nil || stale {
 		if err == nil {
-			f, ix, err = s.openFetcher(ctx, false, false)
+			f, ix, err = s.openFetcher(ctx, false, nil)
 		}
 		if err != nil {
 			root.Close()

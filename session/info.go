@@ -44,7 +44,7 @@ func (s *Session) Info(ctx context.Context, name string) (info Info, err error) 
 	case err != nil:
 		return info, err
 	case !ok && s.hasRepos():
-		_, ix, err := s.openFetcher(ctx, false, false)
+		_, ix, err := s.openFetcher(ctx, false, nil)
 		if err != nil {
 			return info, err
 		}
@@ -82,7 +82,7 @@ type Found struct {
 // Search returns the packages of the indexes in effect that match word, with what is
 // installed. A root pkg cannot read marks nothing installed.
 func (s *Session) Search(ctx context.Context, word string) (found Found, err error) {
-	_, ix, err := s.openFetcher(ctx, false, false)
+	_, ix, err := s.openFetcher(ctx, false, nil)
 	if err != nil {
 		return found, err
 	}

@@ -110,7 +110,7 @@ func (s *Session) Outdated(ctx context.Context) (installed int, out []repo.Outda
 	if err != nil {
 		return 0, nil, err
 	}
-	_, ix, err := s.openFetcher(ctx, false, false)
+	_, ix, err := s.openFetcher(ctx, false, nil)
 	if err == nil {
 		ix, err = ix.WithLocal(nil, recs)
 	}

@@ -135,3 +135,34 @@ func syncWith(t *testing.T, o session.Options, l *repo.Lock) error {
 	_, err = p.Apply(t.Context())
 	return err
 }
+
+// TestReinstallOfflineNoRepo reinstalls, offline with no repository in effect, a package
+// the cache holds: the record names its archive, so no index is needed. Online, or with
+// the archive gone from the cache, it is refused: for want of a repository, or naming
+// the package missing.
+func TestReinstallOfflineNoRepo(t *testing.T) {
+	_, o := installed(t, "hello")
+	o.Repos = nil
+	reinstall := func(o session.Options) error {
+		s, _ := newSession(t, o, "")
+		defer s.Close()
+		p, err := s.Plan(t.Context(), session.Request{Op: session.Reinstall, Names: []string{"hello"}})
+		if err != nil {
+			return err
+		}
+		_, err = p.Apply(t.Context())
+		return err
+	}
+	if err := reinstall(o); !errors.Is(err, session.ErrNoRepo) {
+		t.Errorf("reinstall online with no repository: %v; want ErrNoRepo", err)
+	}
+	o.Offline = true
+	if err := reinstall(o); err != nil {
+		t.Errorf("offline reinstall with no repository: %v", err)
+	}
+	empty := o
+	empty.Cache = filepath.Join(t.TempDir(), "cache")
+	if err := reinstall(empty); !slices.Equal(missing(err), []string{"hello 1"}) {
+		t.Errorf("offline reinstall with no repository, the archive not cached: %v; want hello 1 missing", err)
+	}
+}

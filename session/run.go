@@ -56,7 +56,7 @@ func (s *Session) Run(ctx context.Context, req runner.Request, o RunOptions) (*r
 			return nil, err
 		}
 	}
-	f, ix, err := s.openFetcher(ctx, false, false)
+	f, ix, err := s.openFetcher(ctx, false, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 		s.useLock(l, path)
 	}
 	if r.Frozen {
-		_, ix, err := s.openFetcher(ctx, s.DryRun, false)
+		_, ix, err := s.openFetcher(ctx, s.DryRun, nil)
 		if err == nil {
 			err = txn.CheckFrozen(l, ix, path)
 		}

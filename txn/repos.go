@@ -105,9 +105,10 @@ func (ix *Catalog) ResolveInstalled(installed []repo.Package, reqs []repo.Requir
 func (ix *Catalog) urls() string {
 	var files, urls []string
 	for _, r := range ix.Repos() {
-		if r.origin != "" {
+		switch {
+		case r.origin != "":
 			files = append(files, r.origin)
-		} else {
+		case r.Source != nil: // none: the installed packages as recorded (an offline reinstall)
 			urls = append(urls, r.Source.URL())
 		}
 	}

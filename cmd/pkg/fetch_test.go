@@ -324,3 +324,34 @@ func TestInstallSettlesCache(t *testing.T) {
 		t.Errorf("after install --no-sync: %d entries still marked unsynced", n)
 	}
 }
+
+// TestOfflineReinstallNoRepo reinstalls, offline and with no repository given or
+// configured, an installed package whose archive the cache holds: the record names the
+// archive's sha256, so no index is needed, and the reinstall puts back a file deleted by
+// hand. An archive the cache lacks is refused naming it, with the advice to fetch it.
+func TestOfflineReinstallNoRepo(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "hello")
+	readme := filepath.Join(e.root, "pkgs", "hello", "share", "doc", "hello", "README")
+	if err := os.Remove(readme); err != nil {
+		t.Fatal(err)
+	}
+	bare := func(args ...string) (stdout, stderr string, code int) { // neither --repo nor PKG_REPO
+		var o, er bytes.Buffer
+		code = run(append([]string{"pkg", "--root", e.root, "--cache", e.cache, "--offline"}, args...), &o, &er)
+		return o.String(), er.String(), code
+	}
+	if out, stderr, code := bare("install", "--reinstall", "hello"); code != 0 || !strings.Contains(out, "reinstalled hello 1.2.0") {
+		t.Fatalf("offline reinstall with no repository: exit %d, %q, %q", code, out, stderr)
+	}
+	if _, err := os.Stat(readme); err != nil {
+		t.Errorf("the reinstall did not put back README: %v", err)
+	}
+	e.ok("verify")
+
+	e.ok("cache", "clean")
+	_, stderr, code := bare("install", "--reinstall", "libgreet")
+	if want := "pkg: offline: not in the cache: libgreet 1.0.0\npkg: hint: fetch them while online"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("offline reinstall of an archive the cache lacks: exit %d, %q; want %q", code, stderr, want)
+	}
+}
