@@ -53,14 +53,15 @@ type opener struct {
 	where string // the URL asked, for messages
 	open  func(ctx context.Context, off int64) (body, error)
 	fail  func(err error, next string) // records that it failed, next being asked; nil for the last
+	url   string                       // the location's, for a failure; "" for the last
 }
 
 // openArchive returns the bytes of p's archive from kept on, the caller holding the
 // bytes before (body.start): from the first of the by-digest mirrors to serve it, else
-// where the index names it (openPublished).
-func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package, kept int64) (body, error) {
+// where the index names it (openPublished), none whose bytes r refused (refused.go).
+func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package, kept int64, r *refusals) (body, error) {
 	if s.dm == nil {
-		return s.openPublished(ctx, c, p, kept)
+		return s.openPublished(ctx, c, p, kept, r)
 	}
 	var opens []opener
 	for i, l := range s.dm.locs {
@@ -70,13 +71,16 @@ func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package, kept
 		opens = append(opens, opener{
 			where: l.t.archiveURL(digestPath(p.SHA256)),
 			open: func(ctx context.Context, off int64) (body, error) {
-				return l.t.open(ctx, digestPath(p.SHA256), p.SHA256, p.Size, off, true, 1)
+				return r.open(l.t.url(), func() (body, error) {
+					return l.t.open(ctx, digestPath(p.SHA256), p.SHA256, p.Size, off, true, 1)
+				})
 			},
 			fail: func(err error, next string) { s.dm.failed(i, err, next) },
+			url:  l.t.url(),
 		})
 	}
 	opens = append(opens, opener{where: s.ArchiveURL(p), open: func(ctx context.Context, off int64) (body, error) {
-		return s.openPublished(ctx, c, p, off)
+		return s.openPublished(ctx, c, p, off, r)
 	}})
 	return s.timed(ctx, p.Size, s.ArchiveURL(p), func(ctx context.Context) (body, error) {
 		b := &chainBody{ctx: ctx, opens: opens, off: kept}
@@ -124,22 +128,24 @@ func (d *digestMirrors) failed(i int, err error, next string) {
 // chainBody is an archive read from openers in turn: when one fails, before its body or
 // in it, the next is asked for the rest.
 type chainBody struct {
-	ctx   context.Context
-	opens []opener
-	k     int   // opens[k] is reading, or is the next to ask
-	body  body  // opens[k]'s, or nil
-	off   int64 // position of the next byte returned
-	begin int64 // of the first byte returned
-	skip  int64 // bytes of body to drop, returned from an earlier one
-	begun bool  // a body was accepted: the bytes before off are returned, not the caller's
-	used  []string
-	err   error
+	ctx     context.Context
+	opens   []opener
+	k       int   // opens[k] is reading, or is the next to ask
+	body    body  // opens[k]'s, or nil
+	off     int64 // position of the next byte returned
+	begin   int64 // of the first byte returned
+	skip    int64 // bytes of body to drop, returned from an earlier one
+	begun   bool  // a body was accepted: the bytes before off are returned, not the caller's
+	used    []string
+	refused mirrorErrors // of the openers passed because their bytes were refused
+	err     error
 }
 
 var _ body = (*chainBody)(nil)
 
 // open asks the openers from k on for the archive from off on, until one answers; the
-// last one's error is returned as it is, the caller's cancellation at once.
+// last one's error is returned as it is, after those of the openers refused before it,
+// the caller's cancellation at once.
 func (b *chainBody) open() error {
 	for ; b.k < len(b.opens); b.k++ {
 		o := b.opens[b.k]
@@ -152,8 +158,15 @@ func (b *chainBody) open() error {
 			}
 			return nil
 		}
-		if b.ctx.Err() != nil || b.k == len(b.opens)-1 {
+		switch re := (*refusedError)(nil); {
+		case b.ctx.Err() != nil:
 			return err
+		case b.k == len(b.opens)-1 && len(b.refused) > 0:
+			return append(b.refused, err)
+		case b.k == len(b.opens)-1:
+			return err
+		case errors.As(err, &re):
+			b.refused = append(b.refused, &mirrorError{URL: o.url, Err: err})
 		}
 		o.fail(err, b.opens[b.k+1].where)
 	}

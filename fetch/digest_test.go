@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -134,19 +135,40 @@ func TestDigestMirrorCut(t *testing.T) {
 	}
 }
 
-// TestDigestMirrorTampered serves other bytes from the mirror: the archive is refused.
+// TestDigestMirrorTampered serves other bytes from the mirror: they are refused, said in
+// a note naming it, and the archive comes from where the index names it; where that lacks
+// it, the error names both, and the cache is left as it was.
 func TestDigestMirrorTampered(t *testing.T) {
 	archive, p := testArchive(t)
 	bad := append([]byte(nil), archive...)
 	bad[len(bad)/2] ^= 1
 	m := newMirrorServer(t, map[string][]byte{digestPath(p.SHA256): bad})
-	s, err := NewSource(t.TempDir(), Options{DigestMirrors: []string{m.URL}})
+	up := newMirrorServer(t, map[string][]byte{p.Archive: archive})
+	var n notes
+	s, err := NewSource(up.URL+"/", Options{DigestMirrors: []string{m.URL}, Failover: n.failover})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := openCache(t)
-	if err := fetchOne(c, s, p); !errors.Is(err, ErrMismatch) {
-		t.Fatalf("a tampered archive: %v, want ErrMismatch", err)
+	if err := fetchOne(c, s, p); err != nil {
+		t.Fatalf("a tampered archive at the mirror, the index's at its URL: %v", err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if m.count(digestPath(p.SHA256)) != 1 || up.count(p.Archive) != 1 {
+		t.Errorf("requests: %d to the mirror, %d to the repository; want 1 and 1", m.count(digestPath(p.SHA256)), up.count(p.Archive))
+	}
+	if n.len() != 1 || !errors.Is(n.why[0], ErrMismatch) || !slices.Equal(mirrorsOf(n.why[0]), []string{m.URL + "/"}) || n.to[0] != up.URL+"/"+p.Archive {
+		t.Errorf("notes %v to %q; want one of the mirror's bytes refused", n.why, n.to)
+	}
+
+	s, err = NewSource(t.TempDir(), Options{DigestMirrors: []string{m.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = openCache(t)
+	err = fetchOne(c, s, p)
+	if !errors.Is(err, ErrGone) || !errors.Is(mirrorErr(err, m.URL+"/"), ErrMismatch) {
+		t.Fatalf("a tampered archive at the mirror, none at its URL: %v; want the mirror's refused and the repository's missing", err)
 	}
 	checkEmpty(t, c)
 }

@@ -78,7 +78,7 @@ func TestArchiveBeneath(t *testing.T) {
 		{"http://127.0.0.1:1/deep/", "%2e%2e/outside/a.tar"},
 		{"http://127.0.0.1:1/deep/", "../outside/a.tar"},
 	} {
-		body, err := quick(t, tt.location).openArchive(context.Background(), nil, repo.Package{Archive: tt.archive}, 0)
+		body, err := quick(t, tt.location).openArchive(context.Background(), nil, repo.Package{Archive: tt.archive}, 0, nil)
 		if err == nil {
 			body.Close()
 		}

@@ -41,7 +41,7 @@ import (
 // could not serve, and the floor of what was accepted before holds across them, so a
 // hostile mirror can only withhold, and a stale one, common since mirrors sync on a
 // schedule, costs a request rather than the command. Archives are checked against the
-// index whichever mirror serves them.
+// index whichever mirror serves them, and one refused is asked of the others (refused.go).
 const downFor = 10 * time.Minute
 
 // mirrors are a Source's locations and what is known of which of them serve.
@@ -206,9 +206,10 @@ func (m *mirrors) tell(to string, tried []int, errs mirrorErrors) {
 }
 
 // openMirrored opens p's archive, named by a path relative to the repository, from kept
-// on, as openDownload does with restart, from the first of s's mirrors that serves it.
-func (s *Source) openMirrored(ctx context.Context, c *Cache, p repo.Package, kept int64) (body, error) {
-	b := &mirroredBody{s: s, ctx: ctx, p: p, order: s.m.order(c), off: kept}
+// on, as openDownload does with restart, from the first of s's mirrors that serves it and
+// whose bytes r did not refuse.
+func (s *Source) openMirrored(ctx context.Context, c *Cache, p repo.Package, kept int64, r *refusals) (body, error) {
+	b := &mirroredBody{s: s, ctx: ctx, p: p, r: r, order: s.m.order(c), off: kept}
 	if err := b.open(true); err != nil {
 		return nil, err
 	}
@@ -224,6 +225,7 @@ type mirroredBody struct {
 	s     *Source
 	ctx   context.Context
 	p     repo.Package
+	r     *refusals
 	order []int // the locations, in the order asked
 	k     int   // order[k] is reading, or is the next to ask
 	body  body  // order[k]'s, or nil
@@ -241,7 +243,7 @@ var _ body = (*mirroredBody)(nil)
 func (b *mirroredBody) open(restart bool) error {
 	for ; b.k < len(b.order); b.k++ {
 		e := b.s.mirror(b.order[b.k], b.k < len(b.order)-1)
-		body, err := e.openBeneath(b.ctx, b.p, b.off, restart)
+		body, err := b.r.open(e.URL(), func() (body, error) { return e.openBeneath(b.ctx, b.p, b.off, restart) })
 		if err == nil {
 			b.body = body
 			b.used = append(b.used, body.from())

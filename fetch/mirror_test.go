@@ -260,8 +260,9 @@ func TestFailoverRefusesIndex(t *testing.T) {
 }
 
 // TestFailoverArchive fetches an archive a stale mirror lacks from the next, without
-// recording the stale one as down, and refuses one whose bytes do not match, naming the
-// mirror that served them.
+// recording the stale one as down; one whose bytes do not match is refused, said in a note
+// naming the mirror, and asked of the next from its first byte; when every mirror's is
+// refused, the error names each, and the cache is left as it was.
 func TestFailoverArchive(t *testing.T) {
 	archive, p := testArchive(t)
 	index := writeIndex(t, p)
@@ -288,13 +289,35 @@ func TestFailoverArchive(t *testing.T) {
 	corrupt[len(corrupt)/2] ^= 1
 	bad := newMirrorServer(t, map[string][]byte{"index.json": index, p.Archive: corrupt})
 	c = openCache(t)
-	s = mirrored(t, nil, &notes{}, bad.URL, good.URL)
+	n = notes{}
+	s = mirrored(t, nil, &n, bad.URL, good.URL)
+	if _, _, err := c.VerifiedIndex(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Fetch(t.Context(), s, p, nil); err != nil {
+		t.Fatalf("Fetch with a mirror serving other bytes before a good one: %v", err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if n.len() != 1 || !errors.Is(n.why[0], ErrMismatch) || !slices.Equal(mirrorsOf(n.why[0]), []string{bad.URL + "/"}) || n.to[0] != good.URL+"/" {
+		t.Errorf("notes %v to %q; want one of %s's bytes refused, using %s", n.why, n.to, bad.URL, good.URL)
+	}
+	if _, err := c.readDown(bad.URL + "/"); err == nil {
+		t.Error("a mirror serving other bytes is recorded as down")
+	}
+
+	longer := append(bytes.Clone(archive), 0)
+	worse := newMirrorServer(t, map[string][]byte{"index.json": index, p.Archive: longer})
+	c = openCache(t)
+	s = mirrored(t, nil, &notes{}, bad.URL, worse.URL)
 	if _, _, err := c.VerifiedIndex(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
 	_, err := c.Fetch(t.Context(), s, p, nil)
-	if pe := (*packageError)(nil); !errors.Is(err, ErrMismatch) || !errors.As(err, &pe) || pe.from != bad.URL+"/"+p.Archive {
-		t.Errorf("Fetch: %v; want ErrMismatch naming %s", err, bad.URL+"/"+p.Archive)
+	if !errors.Is(err, ErrMismatch) || !slices.Equal(mirrorsOf(err), []string{bad.URL + "/", worse.URL + "/"}) {
+		t.Errorf("Fetch: %v; want ErrMismatch naming %s and %s", err, bad.URL, worse.URL)
+	}
+	if got := []int{bad.count(p.Archive), worse.count(p.Archive)}; got[0] != 2 || got[1] != 1 {
+		t.Errorf("archive requests %v, want one more to each", got)
 	}
 	checkEmpty(t, c)
 }

@@ -188,12 +188,18 @@ func (pt *partial) judge() {
 // download of it kept on. One resumed so whose size or sha256 is not the index's is
 // fetched once more, from its first byte, before it is refused: the bytes kept may be what
 // was wrong (a crash of the machine, a server that sent others), and they are gone by then.
+// One refused is asked of the locations that did not send it (refused.go).
 func (c *Cache) fetchArchive(ctx context.Context, s *Source, p repo.Package, progress io.Writer) error {
-	resumed, err := c.fetchFrom(ctx, s, p, progress, true)
-	if resumed && errors.Is(err, ErrMismatch) && ctx.Err() == nil {
-		_, err = c.fetchFrom(ctx, s, p, progress, false)
-	}
-	return err
+	resume := true
+	return s.refusing(ctx, func(r *refusals) error {
+		resumed, err := c.fetchFrom(ctx, s, p, progress, resume, r)
+		resume = false
+		if resumed && errors.Is(err, ErrMismatch) && ctx.Err() == nil {
+			r.begin()
+			_, err = c.fetchFrom(ctx, s, p, progress, false, r)
+		}
+		return err
+	})
 }
 
 // packageError is the failure to fetch one package's archive, from a URL or path once
@@ -214,8 +220,8 @@ func (e *packageError) Error() string {
 func (e *packageError) Unwrap() error { return e.err }
 
 // fetchFrom downloads and converts p's archive into the cache, from the bytes its partial
-// download kept when resume is set, and reports whether there were any.
-func (c *Cache) fetchFrom(ctx context.Context, s *Source, p repo.Package, progress io.Writer, resume bool) (resumed bool, err error) {
+// download kept when resume is set, and reports whether there were any; r as openArchive's.
+func (c *Cache) fetchFrom(ctx context.Context, s *Source, p repo.Package, progress io.Writer, resume bool, r *refusals) (resumed bool, err error) {
 	pt := c.openPartial(s, p)
 	defer func() { pt.close(err) }()
 	if !resume && pt.size() > 0 {
@@ -223,7 +229,7 @@ func (c *Cache) fetchFrom(ctx context.Context, s *Source, p repo.Package, progre
 			return false, &packageError{p.Name, p.Version, "", pt.werr}
 		}
 	}
-	b, err := s.openArchive(ctx, c, p, pt.size())
+	b, err := s.openArchive(ctx, c, p, pt.size(), r)
 	if err != nil {
 		if pt != nil && (isDown(err) || ctx.Err() != nil) {
 			pt.cut = err // says nothing of the bytes kept

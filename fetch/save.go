@@ -57,11 +57,11 @@ func (c *Cache) SaveIndex(s *Source, dir string) error {
 }
 
 // SaveArchive writes p's archive as published, from the first of s's locations to serve
-// it (openArchive), to dir/sha256/<hex of its sha256>, once it has checked its size and
-// sha256 against p (the bytes downloaded going through progress, if not nil), and
-// reports whether it wrote it: one already there with the right
-// size and sha256 is kept, any other replaced. An offline source writes none (ErrOffline): the cache keeps
-// archives converted, not as published.
+// it whose bytes are not refused (openArchive, refused.go), to dir/sha256/<hex of its
+// sha256>, once it has checked its size and sha256 against p (the bytes downloaded going
+// through progress, if not nil), and reports whether it wrote it: one already there with
+// the right size and sha256 is kept, any other replaced. An offline source writes none
+// (ErrOffline): the cache keeps archives converted, not as published.
 func (s *Source) SaveArchive(ctx context.Context, p repo.Package, dir string, progress io.Writer) (wrote bool, err error) {
 	defer func() { err = s.denied(err) }()
 	sub := filepath.Join(dir, "sha256")
@@ -74,19 +74,22 @@ func (s *Source) SaveArchive(ctx context.Context, p repo.Package, dir string, pr
 	if s.offline {
 		return false, &packageError{name: p.Name, version: p.Version, err: ErrOffline}
 	}
-	b, err := s.openArchive(ctx, nil, p, 0)
-	if err != nil {
-		return false, &packageError{name: p.Name, version: p.Version, err: err}
-	}
-	defer b.Close()
-	err = saveFile(sub, p.SHA256, func(w io.Writer) error {
-		_, err := io.Copy(w, newVerifier(b, p, progress))
-		return err
+	err = s.refusing(ctx, func(r *refusals) error {
+		b, err := s.openArchive(ctx, nil, p, 0, r)
+		if err != nil {
+			return &packageError{name: p.Name, version: p.Version, err: err}
+		}
+		defer b.Close()
+		err = saveFile(sub, p.SHA256, func(w io.Writer) error {
+			_, err := io.Copy(w, newVerifier(b, p, progress))
+			return err
+		})
+		if err != nil {
+			return &packageError{name: p.Name, version: p.Version, from: b.from(), err: err}
+		}
+		return nil
 	})
-	if err != nil {
-		return false, &packageError{name: p.Name, version: p.Version, from: b.from(), err: err}
-	}
-	return true, nil
+	return err == nil, err
 }
 
 // hasArchive reports whether the file name is p's archive; one that is not (cut short or

@@ -154,13 +154,16 @@ func (s *Source) indexLocation() string { return s.t.indexLocation() }
 // openPublished returns the bytes of p's archive from kept on, the caller holding the
 // bytes before (body.start), where its index names it: from an absolute URL as it is, a
 // path from the repository or, with mirrors, the first to serve it (c keeps those found
-// down, and may be nil). A download must end within its deadline (Source.deadline).
-func (s *Source) openPublished(ctx context.Context, c *Cache, p repo.Package, kept int64) (body, error) {
+// down, and may be nil), none whose bytes r refused. A download must end within its
+// deadline (Source.deadline).
+func (s *Source) openPublished(ctx context.Context, c *Cache, p repo.Package, kept int64, r *refusals) (body, error) {
 	u, err := url.Parse(p.Archive)
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
-		return s.timed(ctx, p.Size, redacted(u), func(ctx context.Context) (body, error) {
-			return s.openDownload(ctx, u, p.Size, kept, true, s.attempts())
+		return r.open(redacted(u), func() (body, error) {
+			return s.timed(ctx, p.Size, redacted(u), func(ctx context.Context) (body, error) {
+				return s.openDownload(ctx, u, p.Size, kept, true, s.attempts())
+			})
 		})
 	case err == nil && u.Scheme == "file":
 		// A lockfile's URL beneath its repository became a path (Relocate); any other
@@ -168,14 +171,16 @@ func (s *Source) openPublished(ctx context.Context, c *Cache, p repo.Package, ke
 		return nil, &outsideError{p.Archive, s.URL()}
 	case s.m != nil:
 		return s.timed(ctx, p.Size, s.URL(), func(ctx context.Context) (body, error) {
-			return s.openMirrored(ctx, c, p, kept)
+			return s.openMirrored(ctx, c, p, kept, r)
 		})
 	case s.t.remote():
-		return s.timed(ctx, p.Size, s.t.archiveURL(p.Archive), func(ctx context.Context) (body, error) {
-			return s.openBeneath(ctx, p, kept, true)
+		return r.open(s.URL(), func() (body, error) {
+			return s.timed(ctx, p.Size, s.t.archiveURL(p.Archive), func(ctx context.Context) (body, error) {
+				return s.openBeneath(ctx, p, kept, true)
+			})
 		})
 	}
-	return s.openBeneath(ctx, p, kept, true)
+	return r.open(s.URL(), func() (body, error) { return s.openBeneath(ctx, p, kept, true) })
 }
 
 // openBeneath opens p's archive, named by a path relative to the repository, from off on,

@@ -194,6 +194,37 @@ func TestMemFailoverMidBody(t *testing.T) {
 	}
 }
 
+// TestMemRefusedMidBody refuses an archive whose first bytes came from a location that
+// broke off and its rest from the next: the first is refused, and the next asked for all
+// of it; when that one's are refused too, the error names both.
+func TestMemRefusedMidBody(t *testing.T) {
+	archive, p := testArchive(t)
+	other := bytes.Clone(archive)
+	other[10] ^= 1
+	cut := int64(len(archive) / 3)
+	a := newMemRepo("a", map[string][]byte{p.Archive: other})
+	b := newMemRepo("b", map[string][]byte{p.Archive: archive})
+	a.cut = cut
+	var n notes
+	c := openCache(t)
+	if _, err := c.Fetch(t.Context(), memSource(Options{Failover: n.failover}, a, b), p, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if got, want := b.opened(), []int64{cut, 0}; !slices.Equal(got, want) || len(a.opened()) != 1 {
+		t.Errorf("opened from %v at a, %v at b; want once at a, then %v at b", a.opened(), got, want)
+	}
+
+	a.cut = cut
+	b.files[p.Archive] = other
+	c = openCache(t)
+	_, err := c.Fetch(t.Context(), memSource(Options{}, a, b), p, nil)
+	if got := mirrorsOf(err); !errors.Is(err, ErrMismatch) || !slices.Equal(slices.Sorted(slices.Values(got)), []string{a.url(), b.url()}) {
+		t.Errorf("Fetch: %v; want ErrMismatch naming a and b", err)
+	}
+	checkEmpty(t, c)
+}
+
 // TestMemResume keeps the bytes of a download broken off, and the next fetch asks only
 // for the rest; what it kept goes once the entry is in the cache.
 func TestMemResume(t *testing.T) {

@@ -93,3 +93,31 @@ func TestInstallMirrorDiesMidArchive(t *testing.T) {
 		t.Errorf("no record of %s down: %v", first.URL, err)
 	}
 }
+
+// TestInstallMirrorServesOtherBytes installs from a repository with two URLs, the first
+// serving the index and another file as the archive: its bytes are refused, said in a note
+// naming it, and the archive comes from the second.
+func TestInstallMirrorServesOtherBytes(t *testing.T) {
+	good := newMultiRepo(t, "good", "hello 1.0")
+	files := http.FileServer(http.Dir(good.dir))
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/index.json" {
+			files.ServeHTTP(w, r)
+			return
+		}
+		w.Write([]byte("another file"))
+	}))
+	t.Cleanup(first.Close)
+	second := httptest.NewServer(files)
+	t.Cleanup(second.Close)
+
+	userConfig(t, "[repo.main]\nurls = [\""+first.URL+"/\", \""+second.URL+"/\"]\n")
+	e := newEnv(t, t.TempDir(), "")
+	_, stderr := e.ok("install", "hello")
+	if out, err := exec.Command(filepath.Join(e.root, "bin", "hello")).Output(); err != nil || string(out) != "hello 1.0 from good\n" {
+		t.Errorf("hello says %q, %v", out, err)
+	}
+	if !strings.Contains(stderr, "pkg: note: mirror "+first.URL+"/: ") || !strings.Contains(stderr, "using "+second.URL+"/") {
+		t.Errorf("stderr:\n%s\nwant a note of refusing %s's archive for %s's", stderr, first.URL, second.URL)
+	}
+}
