@@ -1,7 +1,6 @@
 package fetch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -148,7 +147,7 @@ func (h *httpLocation) getIndex(ctx context.Context, u *url.URL, hd http.Header,
 		return false, err
 	}
 	ct := resp.Header.Get("Content-Type")
-	if strings.HasPrefix(ct, "text/html") && bytes.HasPrefix(bytes.TrimSpace(fresh.data), []byte("<")) {
+	if strings.HasPrefix(ct, "text/html") && markup(fresh.data) {
 		return false, fmt.Errorf("GET %s: %w: the server answered with a web page (%s), not index.json: a login page or captive portal?", redacted(u), ErrUnreachable, termtext.Printable(ct))
 	}
 	return false, nil

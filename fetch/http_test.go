@@ -446,6 +446,12 @@ func TestServersThatChangeTheBytes(t *testing.T) {
 		}, func(err error, url string) bool {
 			return errors.Is(err, ErrUnreachable) && strings.Contains(err.Error(), url+"/index.json")
 		}},
+		{"a web page served as JSON", func(w http.ResponseWriter, r *http.Request, _ int) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte("\n <!DOCTYPE html>\n<html><body>log in</body></html>"))
+		}, func(err error, url string) bool {
+			return errors.Is(err, ErrNoRepository) && strings.Contains(err.Error(), url+"/index.json")
+		}},
 		{"a header with a control character", func(w http.ResponseWriter, r *http.Request, _ int) {
 			w.Header().Set("Content-Encoding", "gz\u009b31mip") // CSI, which net/http lets through
 			w.Write(index)

@@ -123,6 +123,9 @@ func (s *Source) readBelieved(ctx context.Context, c *Cache, saved *savedIndex, 
 // failure to read it is a *readError.
 func (s *Source) readFrom(ctx context.Context, e *Source, saved *savedIndex, known []trust.Record) (*savedIndex, *repo.Index, trust.Result, error) {
 	fresh, where, err := e.readIndex(ctx, saved)
+	if err == nil && markup(fresh.data) {
+		err = &noRepository{where, "it is not a pkg index but a web page (HTML): a login or error page where index.json should be?"}
+	}
 	if err != nil {
 		return nil, nil, trust.Result{}, &readError{err}
 	}
@@ -140,6 +143,10 @@ func (s *Source) readFrom(ctx context.Context, e *Source, saved *savedIndex, kno
 	}
 	return fresh, ix, res, err
 }
+
+// markup reports whether data, read as index.json, is HTML (or XML): no JSON begins
+// with "<".
+func markup(data []byte) bool { return bytes.HasPrefix(bytes.TrimSpace(data), []byte("<")) }
 
 // readError is a failure to read an index, as opposed to one to believe it.
 type readError struct{ err error }
