@@ -1,9 +1,13 @@
 package fetch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -17,7 +21,8 @@ import (
 // or what came before skipped). Each digest mirror gets one attempt per request: the
 // index's URL follows. A 404 means the mirror lacks that archive, and is said nowhere; any
 // other failure is said once (Options.Failover), and one that says no server serves there
-// (isDown) leaves that mirror out for the rest of the process. What a digest mirror
+// (isDown), or a directory that is not there, leaves that mirror out for the rest of the
+// process. What a digest mirror
 // serves is checked against the index's size and sha256 as any download is, so it can
 // withhold an archive but not change one: a mirror needs no key, and no re-signing.
 type digestMirrors struct {
@@ -72,7 +77,11 @@ func (s *Source) openArchive(ctx context.Context, c *Cache, p repo.Package, kept
 			where: l.t.archiveURL(digestPath(p.SHA256)),
 			open: func(ctx context.Context, off int64) (body, error) {
 				return r.open(l.t.url(), func() (body, error) {
-					return l.t.open(ctx, digestPath(p.SHA256), p.SHA256, p.Size, off, true, 1)
+					b, err := l.t.open(ctx, digestPath(p.SHA256), p.SHA256, p.Size, off, true, 1)
+					if errors.Is(err, ErrGone) {
+						err = cmp.Or(missing(l.t), err)
+					}
+					return b, err
 				})
 			},
 			fail: func(err error, next string) { s.dm.failed(i, err, next) },
@@ -115,14 +124,37 @@ func (d *digestMirrors) failed(i int, err error, next string) {
 	if errors.Is(err, ErrGone) {
 		return
 	}
+	me := (*missingError)(nil)
 	d.mu.Lock()
-	d.down[i] = d.down[i] || isDown(err)
+	d.down[i] = d.down[i] || isDown(err) || errors.As(err, &me)
 	tell := !d.told[i]
 	d.told[i] = true
 	d.mu.Unlock()
 	if tell && d.failover != nil {
 		d.failover(next, &mirrorError{URL: d.locs[i].t.url(), Err: err})
 	}
+}
+
+// missingError is a by-digest mirror in a directory without sha256/: a path mistyped, a
+// disk not mounted.
+type missingError struct{ dir string }
+
+func (e *missingError) Error() string {
+	return e.dir + " does not exist: no by-digest mirror there (a path mistyped, a disk not mounted?)"
+}
+
+// missing returns a *missingError where t, a by-digest mirror, is a directory without
+// sha256/, and nil otherwise.
+func missing(t transport) error {
+	d, ok := t.(directory)
+	if !ok {
+		return nil
+	}
+	dir := filepath.Join(d.dir, filepath.FromSlash(digestPath("")))
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return &missingError{dir}
+	}
+	return nil
 }
 
 // chainBody is an archive read from openers in turn: when one fails, before its body or

@@ -172,3 +172,26 @@ func TestDigestMirrorTampered(t *testing.T) {
 	}
 	checkEmpty(t, c)
 }
+
+// TestDigestMirrorMissing asks a by-digest mirror in a directory that does not exist (a
+// path mistyped, a disk not mounted): the archive comes from the index's URL, and the
+// mirror is said once, not on every archive.
+func TestDigestMirrorMissing(t *testing.T) {
+	archive, p := testArchive(t)
+	up := newMirrorServer(t, map[string][]byte{p.Archive: archive})
+	dir := filepath.Join(t.TempDir(), "unmounted")
+	var n notes
+	s, err := NewSource(up.URL+"/", Options{DigestMirrors: []string{dir}, Failover: n.failover})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := fetchOne(openCache(t), s, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var me *missingError
+	if n.len() != 1 || !errors.As(n.why[0], &me) || !slices.Equal(mirrorsOf(n.why[0]), []string{fileURL(dir + "/")}) {
+		t.Errorf("notes %v; want one naming the missing %s", n.why, dir)
+	}
+}
