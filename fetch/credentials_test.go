@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"pkg/internal/oci"
 	"pkg/repo"
 )
 
@@ -300,6 +301,16 @@ func TestRegistrySecretCleartext(t *testing.T) {
 		case !tc.ok && (!errors.As(err, &ce) || ce.Host != to.Host || s.Password != ""):
 			t.Errorf("realm %s: %v, want a *CleartextError naming %s", tc.realm, err, to.Host)
 		}
+	}
+}
+
+// TestLocationByDigest refuses an OCI reference by digest as such, not as a URL whose
+// user information pkg cannot read, naming the reference.
+func TestLocationByDigest(t *testing.T) {
+	loc := "oci://127.0.0.1:5055/team/tools@sha256:" + strings.Repeat("e4", 32)
+	_, err := NewSource(loc, Options{})
+	if le := (*locationError)(nil); !errors.Is(err, oci.ErrDigestRef) || errors.Is(err, errLocation) || !errors.As(err, &le) || le.loc != loc {
+		t.Errorf("NewSource(%q): %v; want oci.ErrDigestRef naming it", loc, err)
 	}
 }
 

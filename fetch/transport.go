@@ -88,7 +88,7 @@ func parseLocation(loc string, n *netConfig) (location, error) {
 	var t transport
 	u, err := url.Parse(loc)
 	switch {
-	case strings.Contains(loc, "://") && (err != nil || ambiguousUser(loc, u)):
+	case strings.Contains(loc, "://") && (err != nil || ambiguousUser(loc, u) && !oci.ByDigest(u)):
 		// Not a path: a URL net/url cannot read, or reads otherwise than its user
 		// information's text would (a password holding "/", "?", "#" or "@" unescaped),
 		// which neither its error nor this one, nor a request to it, may show.

@@ -96,6 +96,13 @@ func TestParseRef(t *testing.T) {
 			t.Errorf("ParseRef(%s): %v, want ErrRef", bad, err)
 		}
 	}
+	digest := "oci://127.0.0.1:5000/pkg/main@sha256:" + strings.Repeat("e4", 32)
+	for _, ref := range []string{digest, digest + "/"} {
+		u, _ := url.Parse(ref)
+		if _, err := ParseRef(u); !errors.Is(err, ErrRef) || !errors.Is(err, ErrDigestRef) || !ByDigest(u) {
+			t.Errorf("ParseRef(%s): %v, want ErrDigestRef", ref, err)
+		}
+	}
 }
 
 // refOf returns the reference of reg's repository.

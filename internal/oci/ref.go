@@ -36,13 +36,14 @@ type Ref struct {
 	Tag    string
 }
 
-// The grammar of names and tags (distribution-spec, "Pulling manifests"), compiled on first
-// use: every pkg command would pay for them at start.
+// The grammar of names, tags and digests of any algorithm (distribution-spec, "Pulling
+// manifests"), compiled on first use: every pkg command would pay for them at start.
 var (
 	nameRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*$`)
 	})
-	tagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`) })
+	tagRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`) })
+	anyDigest = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+([+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$`) })
 )
 
 // maxName bounds a repository name: the spec leaves it to registries, most take 255 bytes.
@@ -51,12 +52,36 @@ const maxName = 255
 // ErrRef is wrapped in the error for a reference pkg cannot read.
 var ErrRef = errors.New("oci: bad reference")
 
+// ErrDigestRef is, with ErrRef, what the error for a reference by digest
+// (NAME@sha256:...) is: a repository is read by its tag, whose manifest names the index.
+var ErrDigestRef = errors.New("oci: reference by digest")
+
+// digestRefError refuses a reference by digest, saying how to name a tag instead.
+type digestRefError struct{ digest, tagged string }
+
+func (e *digestRefError) Error() string {
+	return "oci: bad reference: a reference by digest (@" + e.digest + ") is not supported: pkg reads a repository by its tag; name one (" + e.tagged + ")"
+}
+
+func (e *digestRefError) Is(target error) bool { return target == ErrRef || target == ErrDigestRef }
+
+// ByDigest reports whether u is a reference by digest, oci://HOST/NAME@DIGEST, which
+// ParseRef refuses as such: what follows its "@" is no host, so the text before it is
+// no user information.
+func ByDigest(u *url.URL) bool {
+	_, d, ok := strings.Cut(strings.TrimSuffix(u.Path, "/"), "@")
+	return ok && u.User == nil && (u.Scheme == Scheme || u.Scheme == SchemeHTTP || u.Scheme == SchemeHTTPS) && anyDigest().MatchString(d)
+}
+
 // ParseRef reads u, an oci, oci+http or oci+https URL naming a repository and an optional
 // tag: oci://HOST[:PORT]/NAMESPACE/REPO[:TAG], with or without a trailing slash. Its
 // user information is not part of the reference.
 func ParseRef(u *url.URL) (Ref, error) {
 	r := Ref{Scheme: u.Scheme, Host: u.Host, Tag: DefaultTag}
 	path := strings.TrimSuffix(strings.TrimPrefix(u.Path, "/"), "/")
+	if name, d, ok := strings.Cut(path, "@"); ok && ByDigest(u) {
+		return Ref{}, &digestRefError{digest: d, tagged: u.Scheme + "://" + u.Host + "/" + name + ":TAG"}
+	}
 	if i := strings.LastIndex(path, ":"); i > strings.LastIndex(path, "/") {
 		path, r.Tag = path[:i], path[i+1:]
 	}
