@@ -41,6 +41,9 @@ func newDigestMirrors(o Options, n *netConfig) (*digestMirrors, error) {
 	d := &digestMirrors{failover: o.Failover, down: make([]bool, len(o.DigestMirrors)), told: make([]bool, len(o.DigestMirrors))}
 	for _, u := range o.DigestMirrors {
 		l, err := parseLocation(u, n)
+		if le := (*locationError)(nil); errors.As(err, &le) {
+			le.what = digestMirror
+		}
 		if err != nil {
 			return nil, err
 		}

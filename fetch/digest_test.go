@@ -195,3 +195,13 @@ func TestDigestMirrorMissing(t *testing.T) {
 		t.Errorf("notes %v; want one naming the missing %s", n.why, dir)
 	}
 }
+
+// TestDigestMirrorRefusedLocation refuses a by-digest mirror pkg cannot read, naming it as
+// one, not as the repository.
+func TestDigestMirrorRefusedLocation(t *testing.T) {
+	_, err := NewSource(t.TempDir(), Options{DigestMirrors: []string{"ftp://x/"}})
+	le, se := (*locationError)(nil), (*schemeError)(nil)
+	if !errors.As(err, &le) || le.loc != "ftp://x/" || le.what != digestMirror || !errors.As(err, &se) {
+		t.Errorf("NewSource: %v; want an error naming the by-digest mirror", err)
+	}
+}

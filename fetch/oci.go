@@ -275,7 +275,7 @@ func Registry(loc string, o Options) (*oci.Client, error) {
 	}
 	ol, ok := l.t.(*ociLocation)
 	if !ok {
-		return nil, &locationError{l.t.url(), fmt.Errorf("%w: not an oci:// reference", oci.ErrRef)}
+		return nil, &locationError{loc: l.t.url(), err: fmt.Errorf("%w: not an oci:// reference", oci.ErrRef)}
 	}
 	n.setCredentials(o, []location{l})
 	return ol.reg, nil

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -96,7 +97,7 @@ func parseLocation(loc string, n *netConfig) (location, error) {
 		for s := termtext.WithoutCredentials(shown); s != shown; s = termtext.WithoutCredentials(s) {
 			shown = s
 		}
-		return location{}, &locationError{termtext.Quote(shown), fmt.Errorf("%w: not a URL pkg can read (a user name or password must escape what it holds of \"/?#@:\", and a path its \"@\" but one that begins a segment, as %%XX)", errLocation)}
+		return location{}, &locationError{loc: termtext.Quote(shown), err: fmt.Errorf("%w: not a URL pkg can read (a user name or password must escape what it holds of \"/?#@:\", and a path its \"@\" but one that begins a segment, as %%XX)", errLocation)}
 	case err == nil && len(u.Scheme) > 1: // one letter is a Windows drive
 		t, err = openScheme(u, n)
 	default:
@@ -104,9 +105,9 @@ func parseLocation(loc string, n *netConfig) (location, error) {
 	}
 	if err != nil {
 		if u != nil && u.User != nil {
-			return location{}, &locationError{redacted(u), err}
+			return location{}, &locationError{loc: redacted(u), err: err}
 		}
-		return location{}, &locationError{loc, err}
+		return location{}, &locationError{loc: loc, err: err}
 	}
 	return location{loc, t}, nil
 }
@@ -137,11 +138,17 @@ func openScheme(u *url.URL, n *netConfig) (transport, error) {
 
 // locationError refuses a repository location pkg cannot read, naming it.
 type locationError struct {
-	loc string
-	err error
+	loc  string
+	err  error
+	what string // what the location is, if not a repository's: digestMirror
 }
 
-func (e *locationError) Error() string { return "repository " + e.loc + ": " + e.err.Error() }
+// digestMirror is what a by-digest mirror's location is called (locationError).
+const digestMirror = "by-digest mirror"
+
+func (e *locationError) Error() string {
+	return cmp.Or(e.what, "repository") + " " + e.loc + ": " + e.err.Error()
+}
 func (e *locationError) Unwrap() error { return e.err }
 
 // schemeError refuses a URL of a scheme no transport reads, listing those that do.
