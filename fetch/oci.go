@@ -211,8 +211,13 @@ func (l *ociLocation) open(ctx context.Context, rel, sum string, size, off int64
 	return b, nil
 }
 
+// ErrDigest is what the error for an index, a signature or a manifest a registry served
+// with other bytes than their digest is. (An archive's blob is checked against the index,
+// as any download is: ErrMismatch.)
+var ErrDigest = errors.New("fetch: registry served other bytes than the digest")
+
 // digestError refuses a blob or manifest whose bytes are not those of the digest asked
-// for: a registry serving other bytes. It is ErrMismatch.
+// for: a registry serving other bytes. It is ErrDigest.
 type digestError struct {
 	registry, what, digest, got string
 }
@@ -221,7 +226,7 @@ func (e *digestError) Error() string {
 	return fmt.Sprintf("registry %s: %s, blob %s: the registry served bytes of digest %s", e.registry, e.what, e.digest, e.got)
 }
 
-func (e *digestError) Is(target error) bool { return target == ErrMismatch }
+func (e *digestError) Is(target error) bool { return target == ErrDigest }
 
 // ErrRealm is what a registry's token realm that pkg refused to ask is: in plain http
 // for a registry over https, or on a loopback or link-local address the registry is not

@@ -89,8 +89,8 @@ func TestOCI(t *testing.T) {
 	pushTo(t, reg, v3, v3sig, nil)
 	reg.Blobs[testregistry.Digest(v3)] = append(bytes.Clone(v3), ' ')
 	_, _, err = c.VerifiedIndex(t.Context(), s)
-	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), testregistry.Digest(v3)) || !strings.Contains(err.Error(), "pkg/main") {
-		t.Errorf("tampered index: %v, want ErrMismatch naming the registry and the index's digest", err)
+	if !errors.Is(err, ErrDigest) || errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), testregistry.Digest(v3)) || !strings.Contains(err.Error(), "pkg/main") {
+		t.Errorf("tampered index: %v, want ErrDigest, not an archive's ErrMismatch, naming the registry and the index's digest", err)
 	}
 
 	v1, v1sig := signedIndex(t, key, 1, later, p)

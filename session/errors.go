@@ -30,6 +30,7 @@ var (
 	ErrDenied       = fetch.ErrDenied       // the repository refused access
 	ErrGone         = fetch.ErrGone         // the repository lacks an archive its index names
 	ErrMismatch     = fetch.ErrMismatch     // an archive is not the one its index names
+	ErrDigest       = fetch.ErrDigest       // a registry served an index, signature or manifest other than its digest
 	ErrUnreachable  = fetch.ErrUnreachable  // the repository cannot be reached
 	ErrOffline      = fetch.ErrOffline      // offline, with no copy of the index, or of an archive, in the cache
 	ErrCacheDamaged = fetch.ErrDamaged      // a cached archive was found damaged, and removed

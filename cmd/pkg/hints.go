@@ -186,6 +186,7 @@ var hints = []hintRule{
 	{err: trust.ErrMalformed, hint: "ask the publisher to sign the repository again with pkg repo sign"},
 	{err: trust.ErrWrongName, hint: "check --repo: this location serves another repository's index than before (if the publisher really renamed it, run 'pkg repo forget')"},
 	{err: trust.ErrNotBound, hint: "the key is trusted only for the repository its REPO= binding names: if the publisher renamed the repository, trust the key for the new name ('pkg trust add NAME=KEY', or in --trusted-key or PKG_TRUSTED_KEYS)"},
+	{err: session.ErrDigest, hint: "the registry, or a proxy in front of it, served the repository's index, its signature or its manifest altered (not the bytes of their digest): try again, or another mirror, and tell the registry's operator if it persists"},
 	{err: session.ErrMismatch, hint: "the archive served is not the one the index (or lockfile) names: a mirror or proxy may hold a stale or altered copy; try again, or another mirror, and tell the publisher if it persists"},
 	{err: trust.ErrExpired, hint: "the publisher must sign the index again (pkg repo sign) before it expires, and a mirror serving an old copy looks the same; --offline installs from the last verified copy"},
 	{err: trust.ErrRollback, hint: "a mirror or proxy is serving an old index: try again later, or another mirror (if the publisher really started over, run 'pkg --repo LOCATION repo forget' for the location the newer version came from)"},
