@@ -285,3 +285,19 @@ func Registry(loc string, o Options) (*oci.Client, error) {
 	n.setCredentials(o, []location{l})
 	return ol.reg, nil
 }
+
+// TaggedIndex returns the index.json of the manifest tagged in c's reference, read as a
+// Source reads it (its digest checked, at most repo.MaxIndexSize), believing nothing: for
+// a push, which must not put an older index in its place. It returns nil where the tag
+// names no manifest of a pkg repository.
+func TaggedIndex(ctx context.Context, c *oci.Client) ([]byte, error) {
+	l := &ociLocation{ref: c.Ref(), n: newNetConfig(nil), reg: c, client: &http.Client{Transport: c, CheckRedirect: checkRedirect}}
+	fresh, _, err := l.readIndex(ctx, nil, l.n.tries)
+	switch {
+	case errors.Is(err, ErrNoRepository):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return fresh.data, nil
+}

@@ -44,6 +44,10 @@ type PushOptions struct {
 	// *fetch.DeniedError, as fetch.Options does. Neither is sent.
 	CredentialFrom string
 	CredentialVars []string
+
+	// Force pushes an index older than the one the tag names (*OlderError): for a
+	// publisher who started over, whose clients forget the newer one.
+	Force bool
 }
 
 // Pushed is what Push did.
@@ -62,6 +66,18 @@ var ErrPushChunk = errors.New("publish: chunk size must be positive")
 // ErrTooLarge is in a *PushError whose request's body the registry, or a proxy in front
 // of it, refused as larger than it takes (HTTP 413): smaller chunks may pass.
 var ErrTooLarge = oci.ErrTooLarge
+
+// OlderError refuses a push of an index of Version, older than the one of Tagged the
+// reference Ref names: every client that accepted that one would refuse this one as a
+// rollback.
+type OlderError struct {
+	Ref             string
+	Version, Tagged uint64
+}
+
+func (e *OlderError) Error() string {
+	return fmt.Sprintf("publish: push to %s: index version %d is older than version %d, tagged there now", e.Ref, e.Version, e.Tagged)
+}
 
 // PushError is the failure of a blob's upload: What (a path, or "the manifest's config")
 // of Digest and Size bytes, to Registry, in a push whose blobs over Chunk bytes go in
@@ -82,7 +98,8 @@ func (e *PushError) Unwrap() error { return e.Err }
 // index.json, index.json.sig if there is one, and each archive the index names by a path,
 // as blobs (those the registry has already are not sent again), then the manifest that
 // names them all (docs/registry.md) under the target's tag. Archives the index names by an
-// absolute URL stay where they are, and are named in Pushed.External.
+// absolute URL stay where they are, and are named in Pushed.External. An index older than
+// the one the tag names is refused before anything is sent (*OlderError), unless o.Force.
 func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error) {
 	if o.Chunk == 0 {
 		o.Chunk = DefaultChunk
@@ -101,6 +118,11 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 	blobs, err := pushBlobs(dir, &res)
 	if err != nil {
 		return res, err
+	}
+	if !o.Force {
+		if err := checkNewer(ctx, c, blobs[1].data, regErr); err != nil {
+			return res, err
+		}
 	}
 	m := oci.NewManifest(nil, nil)
 	for _, b := range blobs {
@@ -136,6 +158,28 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 	}
 	res.Manifest = oci.Digest(data)
 	return res, nil
+}
+
+// checkNewer refuses index, as an *OlderError, when the index c's tag names now has a
+// higher version. One that is not a pkg index, or none, passes. regErr words a registry's
+// refusal (fetch.RegistryError).
+func checkNewer(ctx context.Context, c *oci.Client, index []byte, regErr func(error) error) error {
+	tagged, err := fetch.TaggedIndex(ctx, c)
+	if err != nil {
+		return fmt.Errorf("push to %s: read the index tagged there: %w", c.Ref(), regErr(err))
+	}
+	if tagged == nil {
+		return nil
+	}
+	was, err := repo.ParseMeta(tagged)
+	if err != nil {
+		return nil
+	}
+	now, err := repo.ParseMeta(index)
+	if err != nil || now.Version >= was.Version {
+		return err
+	}
+	return &OlderError{Ref: c.Ref().String(), Version: now.Version, Tagged: was.Version}
 }
 
 // pushError is err, of the upload of b in chunks of chunk bytes (fetch.RegistryError's),

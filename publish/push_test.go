@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -113,6 +114,32 @@ func TestPushRefused(t *testing.T) {
 	}
 	if _, err := Push(context.Background(), r.Dir, "oci://host", PushOptions{}); !errors.Is(err, oci.ErrRef) {
 		t.Errorf("push to a reference without a name: %v, want oci.ErrRef", err)
+	}
+}
+
+// TestPushOlder: an index older than the one the tag names is refused before anything is
+// sent, naming both versions, and the tag keeps the newer; --force (Force) pushes it.
+func TestPushOlder(t *testing.T) {
+	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"})
+	reg := testregistry.New(t)
+	ctx := context.Background()
+	index, sig := r.Files()
+	r.Sign(time.Hour, "")
+	if _, err := Push(ctx, r.Dir, reg.URL(), PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tagged := reg.Manifest("latest")
+	r.Put(index, sig)
+	sent := 0
+	_, err := Push(ctx, r.Dir, reg.URL(), PushOptions{Sent: func(string, int64) { sent++ }})
+	if oe := (*OlderError)(nil); !errors.As(err, &oe) || oe.Version != 1 || oe.Tagged != 2 {
+		t.Errorf("push of version 1 over 2: %v, want an *OlderError naming both", err)
+	}
+	if sent != 0 || !bytes.Equal(reg.Manifest("latest"), tagged) {
+		t.Errorf("%d blobs sent, the tag moved: %t; want none, and the tag kept", sent, !bytes.Equal(reg.Manifest("latest"), tagged))
+	}
+	if _, err := Push(ctx, r.Dir, reg.URL(), PushOptions{Force: true}); err != nil || bytes.Equal(reg.Manifest("latest"), tagged) {
+		t.Errorf("forced push of version 1 over 2: %v; want the tag moved", err)
 	}
 }
 

@@ -56,6 +56,7 @@ func repoCommand() *cli.Command {
 			ArgsUsage: "REPO_DIR oci://HOST[:PORT]/NAMESPACE/REPO[:TAG]",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "chunk-size", Usage: "send a blob larger than `SIZE` in chunks of that size, one request each (default 64MiB)"},
+				&cli.BoolFlag{Name: "force", Usage: "push even an index older than the one the tag names (a publisher who started over: clients must then 'pkg repo forget' it)"},
 			},
 			Before: want(2, "REPO_DIR oci://HOST[:PORT]/NAMESPACE/REPO[:TAG]"),
 			Action: repoPushAction,
@@ -160,7 +161,7 @@ func repoAddAction(c *cli.Context) error {
 // repoPushAction uploads a repository directory to a registry (publish.Push).
 func repoPushAction(c *cli.Context) error {
 	dir, target := c.Args().Get(0), c.Args().Get(1)
-	var o publish.PushOptions
+	o := publish.PushOptions{Force: c.Bool("force")}
 	if c.IsSet("chunk-size") {
 		n, err := units.ParseSize(c.String("chunk-size"))
 		if err != nil || n <= 0 {

@@ -146,3 +146,30 @@ func TestRepoPushBodyLimit(t *testing.T) {
 		t.Errorf("push in chunks of 16 KiB: %q", out)
 	}
 }
+
+// TestRepoPushOlder pushes version 1 of a signed repository over the version 2 the tag
+// names: refused, naming both, with a hint; --force pushes it.
+func TestRepoPushOlder(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	e := newEnv(t, base, dir)
+	key := filepath.Join(base, "key")
+	e.ok("repo", "keygen", "-o", key)
+	archive := filepath.Join(base, "big-1.0.tar")
+	if err := os.WriteFile(archive, packageTar(t, "big", "1.0", 'x'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("repo", "add", dir, archive, "--name", "big", "--version", "1.0", "--key", key)
+	old := filepath.Join(base, "old")
+	if err := os.CopyFS(old, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("repo", "sign", dir, "--key", key)
+	reg := testregistry.New(t)
+	e.ok("repo", "push", dir, reg.URL())
+	_, stderr, code := e.pkg("repo", "push", old, reg.URL())
+	if code != 1 || !strings.Contains(stderr, "index version 1 is older than version 2") || !strings.Contains(stderr, "pushes with --force") {
+		t.Errorf("push of version 1 over 2: exit %d, %q; want the refusal and the hint", code, stderr)
+	}
+	e.ok("repo", "push", old, reg.URL(), "--force")
+}
