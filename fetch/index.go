@@ -124,7 +124,7 @@ func (s *Source) readBelieved(ctx context.Context, c *Cache, saved *savedIndex, 
 func (s *Source) readFrom(ctx context.Context, e *Source, saved *savedIndex, known []trust.Record) (*savedIndex, *repo.Index, trust.Result, error) {
 	fresh, where, err := e.readIndex(ctx, saved)
 	if err == nil && markup(fresh.data) {
-		err = &noRepository{where, "it is not a pkg index but a web page (HTML): a login or error page where index.json should be?"}
+		err = &noRepository{where, "it is a web page (HTML), not a pkg index (a login or error page in its place?)"}
 	}
 	if err != nil {
 		return nil, nil, trust.Result{}, &readError{err}
