@@ -76,7 +76,7 @@ type OlderError struct {
 }
 
 func (e *OlderError) Error() string {
-	return fmt.Sprintf("publish: push to %s: index version %d is older than version %d, tagged there now", e.Ref, e.Version, e.Tagged)
+	return fmt.Sprintf("push to %s: index version %d is older than version %d, tagged there now", e.Ref, e.Version, e.Tagged)
 }
 
 // PushError is the failure of a blob's upload: What (a path, or "the manifest's config")

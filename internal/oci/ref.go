@@ -60,7 +60,7 @@ var ErrDigestRef = errors.New("oci: reference by digest")
 type digestRefError struct{ digest, tagged string }
 
 func (e *digestRefError) Error() string {
-	return "oci: bad reference: a reference by digest (@" + e.digest + ") is not supported: pkg reads a repository by its tag; name one (" + e.tagged + ")"
+	return "bad reference: a reference by digest (@" + e.digest + ") is not supported: pkg reads a repository by its tag; name one (" + e.tagged + ")"
 }
 
 func (e *digestRefError) Is(target error) bool { return target == ErrRef || target == ErrDigestRef }

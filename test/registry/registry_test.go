@@ -224,7 +224,7 @@ func TestRegistryRefusals(t *testing.T) {
 	refused("a missing blob", install(t.TempDir()), reg.addr+"/v2/pkg/main/blobs/sha256:"+digest)
 	writeFile(t, blob, good)
 
-	e.ok("repo", "push", old, push)
+	e.ok("repo", "push", "--force", old, push) // a publisher starting over: the clients that accepted version 2 refuse it
 	refused("a rollback", install(cache), url+":latest/", "version 1")
 
 	other := startRegistry(t, t.TempDir(), ts, "http://169.254.169.254/token")
