@@ -38,6 +38,21 @@ func (ix *Catalog) pins(recs []db.Record, requested map[string]repo.Requirement)
 	return use, gone
 }
 
+// pinnedIndex returns the index an upgrade of recs resolves in (indexFor), each pinned name
+// (requested) taken from its repository alone, and ix.pins' packages whose repository is
+// gone: the index offers no entry of their names, so that they stay exactly as installed,
+// never replaced by another repository's archive of their version.
+func (ix *Catalog) pinnedIndex(recs []db.Record, requested map[string]repo.Requirement) (*repo.Index, map[string]*repo.PinGoneError, error) {
+	use, gone := ix.pins(recs, requested)
+	in, err := ix.indexFor(use)
+	if err != nil || len(gone) == 0 {
+		return in, gone, err
+	}
+	out := *in
+	out.Packages = slices.DeleteFunc(slices.Clone(in.Packages), func(p repo.Package) bool { return gone[p.Name] != nil })
+	return &out, gone, nil
+}
+
 // repo returns the repository of ix named name, or nil.
 func (ix *Catalog) repo(name string) *Catalog {
 	i := slices.IndexFunc(ix.Repos(), func(r *Catalog) bool { return r.Name == name })
@@ -74,8 +89,7 @@ func (ix *Catalog) newestElsewhere(name, v string) (string, bool) {
 // the repositories without its pin have a newer version, or where its repository is not
 // in use or no longer offers it (Unused), which keeps it as installed.
 func (ix *Catalog) OutdatedOf(recs []db.Record, requested map[string]repo.Requirement) ([]repo.Outdated, error) {
-	use, gone := ix.pins(recs, requested)
-	in, err := ix.indexFor(use)
+	in, gone, err := ix.pinnedIndex(recs, requested)
 	if err != nil {
 		return nil, err
 	}

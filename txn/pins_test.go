@@ -2,6 +2,7 @@ package txn_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"pkg/db"
@@ -92,5 +93,34 @@ func TestPinGoneNPM(t *testing.T) {
 	}
 	if _, err := team.OutdatedOf(recs, requested); err != nil {
 		t.Errorf("outdated with main, an npm instance's, gone: %v", err)
+	}
+}
+
+// TestPinGoneRepublished: a package asked for from a repository no longer in use, whose
+// version another repository offers from another archive, stays as installed: a whole
+// upgrade neither replaces it nor lists it as republished in outdated.
+func TestPinGoneRepublished(t *testing.T) {
+	r := newTwoRepos(t)
+	recs := []db.Record{{Name: "jq", Version: "2", SHA256: strings.Repeat("0", 64)}} // team's jq 2 is another archive
+	requested := map[string]repo.Requirement{"jq": {Repo: "main", Name: "jq"}}
+	team := r.read(t, r.w.cache, "", "team")
+
+	p, err := txn.NewPlan(txn.Spec{Action: txn.Upgrade, Records: recs, Requested: requested, Catalog: team})
+	if err != nil {
+		t.Fatalf("upgrade with main gone: %v", err)
+	}
+	if len(p.Changes) != 0 {
+		t.Errorf("upgrade with main gone: changes %+v; want none, jq kept as installed", p.Changes)
+	}
+	if len(p.Held) != 1 || p.Held[0].Name != "jq" || p.Held[0].Version != "2" || p.Held[0].Gone == nil {
+		t.Errorf("upgrade with main gone: held %+v; want jq kept at 2, held to main", p.Held)
+	}
+
+	out, err := team.OutdatedOf(recs, requested)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 || out[0].Allowed != "2" || !out[0].Unused || out[0].Republished {
+		t.Errorf("outdated with main gone: %+v; want jq 2 allowed, held to an unused main, not republished", out)
 	}
 }

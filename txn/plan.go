@@ -369,16 +369,15 @@ func (e *RepublishedError) Error() string {
 // archive file that the plan does not move is in Held where a repository has a newer version.
 func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]repo.Requirement, cache *fetch.Cache) (*Plan, error) {
 	cur, names := db.Packages(before), names(reqs)
-	use, gone := ix.pins(before, requested)
+	in, gone, err := ix.pinnedIndex(before, requested)
+	if err != nil {
+		return nil, err
+	}
 	for _, n := range names {
 		if g := gone[n]; g != nil {
 			g.Op = "upgrade"
 			return nil, g
 		}
-	}
-	in, err := ix.indexFor(use)
-	if err != nil {
-		return nil, err
 	}
 	holds := keepGone(db.Holds(before, requested, reqs), gone)
 	pkgs, err := in.Upgrade(cur, names, holds...)
