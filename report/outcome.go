@@ -44,18 +44,18 @@ func resultText(res *install.Result, again, locked bool, origin string) string {
 // HeldText says why an upgrade kept a package from its newest version: at the version it
 // had, or short of the newest.
 func HeldText(h txn.Held) string {
-	switch {
-	case h.Origin != "":
-		return fmt.Sprintf("kept %s at %s: installed from the local archive file %s (newest %s)", h.Name, h.Version, termtext.Printable(h.Origin), h.Newest)
-	case h.From != h.Version:
+	if h.From != h.Version {
 		return fmt.Sprintf("%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, heldWhy(h))
 	}
 	return fmt.Sprintf("kept %s at %s: %s", h.Name, h.Version, heldWhy(h))
 }
 
-// heldWhy says what keeps h: the repository it was asked from, else what the resolver says.
+// heldWhy says what keeps h: the local archive file it was installed from, the repository
+// it was asked from, else what the resolver says.
 func heldWhy(h txn.Held) string {
 	switch {
+	case h.Origin != "":
+		return fmt.Sprintf("installed from the local archive file %s (newest %s)", termtext.Printable(h.Origin), h.Newest)
 	case h.Gone != nil && h.Gone.InUse:
 		return fmt.Sprintf("repository %s, which it was asked from, no longer offers it", h.HeldTo)
 	case h.Gone != nil:
