@@ -56,3 +56,21 @@ func TestQuiet(t *testing.T) {
 		t.Errorf("--quiet remove in no root: exit %d, stderr %q; want the error and its hint", code, stderr)
 	}
 }
+
+// TestQuietResults: --quiet prints the results asked for, a list (repo list's), but no
+// summary of what went well (verify's count, outdated's "up to date").
+func TestQuietResults(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "tool", "1.0")
+	e := newEnv(t, base, dir)
+	e.ok("install", "tool")
+	if out, _ := e.ok("--quiet", "repo", "list"); !strings.Contains(out, "repo") {
+		t.Errorf("--quiet repo list: %q; want the repository", out)
+	}
+	for _, args := range [][]string{{"verify"}, {"outdated"}} {
+		if out, stderr := e.ok(append([]string{"--quiet"}, args...)...); out != "" || stderr != "" {
+			t.Errorf("--quiet %v: stdout %q, stderr %q; want nothing", args, out, stderr)
+		}
+	}
+}

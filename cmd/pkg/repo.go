@@ -225,7 +225,9 @@ func repoListCommand() *cli.Command {
 			if len(rs) == 0 {
 				say(c, "no repositories: pass --repo, set PKG_REPO or configure one (docs/config.md)")
 			}
-			tellAll(c, say, report.ReposText(report.ReposOf(rs)))
+			for _, line := range report.ReposText(report.ReposOf(rs)) { // under --quiet too: it is what was asked for
+				fmt.Fprintln(c.App.Writer, line)
+			}
 			return nil
 		},
 	}
