@@ -33,6 +33,7 @@ var (
 	ErrStale      = errors.New("db: database older than its last commit")
 	errSum        = errors.New("pages differ from those the last commit left")
 	errEmpty      = errors.New("empty file")
+	errShort      = errors.New("cut short: smaller than its two meta pages")
 	errNotRegular = errors.New("not a regular file")
 )
 

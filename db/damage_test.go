@@ -60,6 +60,32 @@ func TestDamagedPages(t *testing.T) {
 	}
 }
 
+// TestCutShort cuts a database to less than its two meta pages, which bbolt refuses with
+// an error of no type: each length is a *DamagedError about the file, read or written.
+func TestCutShort(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	commitBig(t, open(t, path), 100)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := os.Getpagesize()
+	for _, n := range []int{1, 100, page / 2, page - 1, page, page + 1, page + page/2, 2*page - 1} {
+		if err := os.WriteFile(path, good[:n], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(path + ".sum")
+		d := open(t, path)
+		_, rerr := d.Get("big")
+		werr := d.Commit([]*Record{{Name: "other", Version: "1"}}, nil, nil)
+		for _, err := range []error{rerr, werr} {
+			if de := (*DamagedError)(nil); !errors.As(err, &de) || de.Path != path {
+				t.Errorf("cut to %d bytes: %v; want a *DamagedError about %s", n, err, path)
+			}
+		}
+	}
+}
+
 // TestDamagedOpenClosesFile: an opening that bbolt's panic on a damaged page ends (here
 // its free list, read by bolt.Open) closes the file, whose lock would stay held.
 func TestDamagedOpenClosesFile(t *testing.T) {

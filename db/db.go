@@ -309,17 +309,31 @@ func (d *DB) settle() error {
 	return d.adopt(f)
 }
 
+// A bbolt page starts with a header (id uint64, flags uint16, count uint16, overflow
+// uint32); a meta page's body, with the magic, the version and the page size (uint32 each)
+// first, ends with its checksum (metaSum).
+const (
+	pageHeader = 16
+	magic      = 0xED0CDAED
+	metaSize   = 64
+)
+
+// metaSum returns the checksum of the meta page body m: FNV-1a of all but its last 8 bytes.
+func metaSum(m []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(m[:metaSize-8])
+	return h.Sum64()
+}
+
 // emptyDatabase returns the bytes bbolt writes into an empty file at its first open (its
 // DB.init): the meta pages of transactions 0 and 1, an empty freelist and an empty root
 // leaf, at the system's page size. create writes them, to be synced once with the file's
 // size, without opening bbolt; TestEmptyDatabase holds them to what bbolt writes.
 func emptyDatabase() []byte {
 	const (
-		pageHeader   = 16 // id uint64, flags uint16, count uint16, overflow uint32
 		leafPage     = 0x02
 		metaPage     = 0x04
 		freelistPage = 0x10
-		magic        = 0xED0CDAED
 		version      = 2
 	)
 	size := os.Getpagesize()
@@ -340,9 +354,7 @@ func emptyDatabase() []byte {
 		ne.PutUint64(m[32:], 2) // the freelist's page
 		ne.PutUint64(m[40:], 4) // the high water mark
 		ne.PutUint64(m[48:], uint64(i))
-		h := fnv.New64a()
-		h.Write(m[:56])
-		ne.PutUint64(m[56:], h.Sum64())
+		ne.PutUint64(m[metaSize-8:], metaSum(m))
 	}
 	return b
 }
@@ -462,12 +474,30 @@ func (d *DB) openWhole(name string, flag int, perm os.FileMode) (*os.File, error
 		err = d.damaged(errNotRegular)
 	case err == nil && info.Size() == 0:
 		err = d.damaged(errEmpty)
+	case err == nil && cutShort(f, info.Size()):
+		err = d.damaged(errShort)
 	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
+}
+
+// cutShort reports whether f, a database file of size bytes, holds less than its two meta
+// pages, which bbolt refuses with an error of no type ("file size too small"): pages of the
+// size its first meta page records where that page is whole, else of the system's, as
+// bbolt takes them.
+func cutShort(f *os.File, size int64) bool {
+	page := int64(os.Getpagesize())
+	var p [pageHeader + metaSize]byte
+	ne := binary.NativeEndian
+	if n, _ := f.ReadAt(p[:], 0); n == len(p) {
+		if m := p[pageHeader:]; ne.Uint32(m) == magic && ne.Uint64(m[metaSize-8:]) == metaSum(m) {
+			page = int64(ne.Uint32(m[8:]))
+		}
+	}
+	return size < 2*page
 }
 
 // openFile opens the database file name (d.path, or its temporary name), failing (ELOOP)

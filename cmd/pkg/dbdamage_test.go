@@ -138,6 +138,8 @@ func TestDamagedDatabase(t *testing.T) {
 	newest := newestMeta(d.good)
 	damages := []damage{
 		{"empty", func([]byte) []byte { return nil }, true},
+		{"one-page", func(b []byte) []byte { return b[:dbPage] }, true},
+		{"page-and-a-half", func(b []byte) []byte { return b[:dbPage+dbPage/2] }, true},
 		{"two-pages", func(b []byte) []byte { return b[:2*dbPage] }, true},
 		{"last-page-cut", func(b []byte) []byte { return b[:(metaField(b, newest, metaPages)-1)*dbPage] }, true},
 		{"newest-meta-torn", tear(newest, 40), true},
