@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	"pkg/internal/termtext"
 	"pkg/repo"
 )
 
@@ -122,7 +123,7 @@ func (e *ControlError) Unwrap() error { return e.Err }
 // Check refuses a Package or Version pkg's index cannot hold.
 func (c *Control) Check() error {
 	if !repo.ValidName(c.Package) || c.Package != strings.ToLower(c.Package) { // Debian's names are lower case (policy 5.6.1)
-		return &ControlError{Package: c.Package, Field: "Package", Err: fmt.Errorf("%q is not a package name pkg can represent ([a-z0-9][a-z0-9._+-]*, at most 128 bytes)", c.Package)}
+		return &ControlError{Package: c.Package, Field: "Package", Err: fmt.Errorf("%s is not a package name pkg can represent ([a-z0-9][a-z0-9._+-]*, at most 128 bytes)", termtext.Quote(c.Package))}
 	}
 	if err := repo.CheckVersion(c.Version); err != nil {
 		return &ControlError{Package: c.Package, Field: "Version", Err: err}
@@ -180,7 +181,7 @@ func (c *Control) requirement(f, rel string) (r repo.Requirement, ok bool, err e
 		case err != nil:
 			return r, false, err
 		case name != strings.ToLower(name):
-			return r, false, fmt.Errorf("%q is not a package name: Debian's are lower case", name)
+			return r, false, fmt.Errorf("%s is not a package name: Debian's are lower case", termtext.Quote(name))
 		case f == "Provides" && op != "" && op != "=":
 			return r, false, fmt.Errorf("operator %q in Provides, which takes only \"=\"", op)
 		}

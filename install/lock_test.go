@@ -20,7 +20,7 @@ func TestReadOwnerQuotesControl(t *testing.T) {
 	for _, c := range []struct{ wrote, want string }{
 		{"pid 7 (pkg install a)\n", "pid 7 (pkg install a)"},
 		{"pid 7\npkg: error: fake", `"pid 7\npkg: error: fake"`},
-		{"\x1b]0;title\x07", `"\x1b]0;title\a"`},
+		{"\x1b]0;title\x07", `"\u001b]0;title\u0007"`},
 		{"", "another pkg process"},
 	} {
 		name := filepath.Join(t.TempDir(), "lock")

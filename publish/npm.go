@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"pkg/internal/regfile"
+	"pkg/internal/termtext"
 	"pkg/repo"
 	"pkg/tarutil"
 )
@@ -288,7 +289,7 @@ func (m *manifest) bundled() (map[string]bool, error) {
 // still serves and installs.
 func checkNPMName(name string) error {
 	if !repo.ValidName(name) {
-		return fmt.Errorf("%w: %q (npm's lower-case names, @SCOPE/NAME, or an old package's [A-Za-z0-9][A-Za-z0-9._-]*)", errNPMName, name)
+		return fmt.Errorf("%w: %s (npm's lower-case names, @SCOPE/NAME, or an old package's [A-Za-z0-9][A-Za-z0-9._-]*)", errNPMName, termtext.Quote(name))
 	}
 	return nil
 }

@@ -259,7 +259,8 @@ func TestNPMLockIntegrityText(t *testing.T) {
 	}
 }
 
-// TestNPMLockErrorQuotes checks that an error quotes the lock's text that holds an escape.
+// TestNPMLockErrorQuotes checks that an error quotes the lock's text that holds an escape,
+// as the rest of pkg's output escapes it (\u001b).
 func TestNPMLockErrorQuotes(t *testing.T) {
 	root := map[string]any{"name": "proj"}
 	for name, data := range map[string][]byte{
@@ -269,7 +270,7 @@ func TestNPMLockErrorQuotes(t *testing.T) {
 		"requested": lockJSON(t, map[string]any{"dependencies": map[string]string{"z\x1b[2J": "^1\x1b[2J"}}, nil),
 	} {
 		_, err := parseNPMLock(data, "https://registry.npmjs.org/")
-		if err == nil || strings.Contains(err.Error(), "\x1b") || !strings.Contains(err.Error(), `\x1b[2J`) {
+		if err == nil || strings.Contains(err.Error(), "\x1b") || strings.Contains(err.Error(), `\x1b`) || !strings.Contains(err.Error(), `\u001b[2J`) {
 			t.Errorf("%s: %q, want an error with the escape quoted", name, err)
 		}
 	}

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"pkg/internal/termtext"
 )
 
 // MaxIndexSize bounds an index.json read from anywhere.
@@ -373,7 +375,7 @@ func checkMeta(p *Package) error {
 		return fmt.Errorf("package %s: %w", p.id(), CheckPlatform(p.Platform))
 	case strings.ContainsFunc(p.Summary, unicode.IsControl):
 		// pkg prints it: an escape sequence could rewrite the user's terminal.
-		return fmt.Errorf("package %s: summary %q has control characters", p.id(), p.Summary)
+		return fmt.Errorf("package %s: summary %s has control characters", p.id(), termtext.Quote(p.Summary))
 	}
 	if err := checkNumbers(p); err != nil {
 		return err

@@ -198,7 +198,7 @@ func TestParseRefuses(t *testing.T) {
 		{"escaping bin", hello(func(p *Package) { p.Bin = bins("bin/../../x") }), []string{"hello@1.2.0"}},
 		{"dot bin", hello(func(p *Package) { p.Bin = bins(".") }), []string{"hello@1.2.0"}},
 		{"empty bin", hello(func(p *Package) { p.Bin = bins("") }), []string{"hello@1.2.0"}},
-		{"escape in summary", hello(func(p *Package) { p.Summary = "hi\x1b]0;OWNED\x07" }), []string{"hello@1.2.0", "control characters"}},
+		{"escape in summary", hello(func(p *Package) { p.Summary = "hi\x1b]0;OWNED\x07" }), []string{"hello@1.2.0", `"hi\u001b]0;OWNED\u0007" has control characters`}},
 		{"one command twice", hello(func(p *Package) { p.Bin = bins("a/tool", "b/tool") }), []string{"hello@1.2.0", `"a/tool" and "b/tool"`}},
 		{"pkg's link name", hello(func(p *Package) { p.Bin = bins("bin/.x.new") }), []string{"hello@1.2.0", "start with a dot"}},
 		{"unnamed command", hello(func(p *Package) { p.Bin = bins("=bin/x") }), []string{"hello@1.2.0", `bad command name ""`}},

@@ -3,6 +3,8 @@ package repo
 import (
 	"fmt"
 	"strings"
+
+	"pkg/internal/termtext"
 )
 
 // A NameError is an argument of the operation Op that cannot name an installed package:
@@ -16,7 +18,7 @@ func (e *NameError) Error() string {
 	if e.Versioned {
 		return fmt.Sprintf("%s takes names of installed packages, not %s", e.Op, e.Arg)
 	}
-	return fmt.Sprintf("%s: %q is not a package name", e.Op, e.Arg)
+	return fmt.Sprintf("%s: %s is not a package name", e.Op, termtext.Quote(e.Arg))
 }
 
 // CheckNames returns a *NameError for the first of names, the arguments of op, that
@@ -123,5 +125,5 @@ func badName(s string) error {
 	if len(s) > maxNameLen {
 		return &valueError{ErrName, s, fmt.Sprintf("package name %.20q... is %d bytes, over %d", s, len(s), maxNameLen)}
 	}
-	return &valueError{ErrName, s, fmt.Sprintf("bad package name %q (want [a-z0-9][a-z0-9._+-]*, @SCOPE/NAME of [a-z0-9][a-z0-9._~-]*, or an old npm name of [A-Za-z0-9][A-Za-z0-9._-]*)", s)}
+	return &valueError{ErrName, s, fmt.Sprintf("bad package name %s (want [a-z0-9][a-z0-9._+-]*, @SCOPE/NAME of [a-z0-9][a-z0-9._~-]*, or an old npm name of [A-Za-z0-9][A-Za-z0-9._-]*)", termtext.Quote(s))}
 }

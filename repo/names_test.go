@@ -2,6 +2,7 @@ package repo
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -23,5 +24,17 @@ func TestCheckNames(t *testing.T) {
 		case tt.want != nil && (!errors.As(err, &ne) || *ne != *tt.want):
 			t.Errorf("CheckNames(%q) = %#v, want %#v", tt.names, err, tt.want)
 		}
+	}
+}
+
+// TestNameErrorEscapes: a name holding a control character is said escaped as the rest of
+// pkg's output escapes it (\u001b), not as %q does.
+func TestNameErrorEscapes(t *testing.T) {
+	err := CheckNames("remove", []string{"a\x1bb"})
+	if err == nil || !strings.Contains(err.Error(), `"a\u001bb" is not a package name`) {
+		t.Errorf("CheckNames(a ESC b) = %v; want the name quoted with \\u001b", err)
+	}
+	if _, err := ParseRequirement("a\x1bb"); err == nil || strings.Contains(err.Error(), `\x1b`) || !strings.Contains(err.Error(), `"a\u001bb"`) {
+		t.Errorf("ParseRequirement(a ESC b) = %v; want the name quoted with \\u001b", err)
 	}
 }

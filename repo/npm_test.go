@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
+
+	"pkg/internal/termtext"
 )
 
 func TestValidName(t *testing.T) {
@@ -313,7 +314,7 @@ func TestHostileNames(t *testing.T) {
 			t.Errorf("ParseRequirement(%q) = %v, want ErrName", name, err)
 		}
 		index := strings.Replace(npmIndex, `"name": "@eslint/js"`, `"name": `+jsonText(name), 1)
-		if _, err := Parse([]byte(index)); !errors.Is(err, ErrIndex) || !strings.Contains(err.Error(), strconv.Quote(name)) {
+		if _, err := Parse([]byte(index)); !errors.Is(err, ErrIndex) || !strings.Contains(err.Error(), termtext.Quote(name)) {
 			t.Errorf("Parse of an entry named %q = %v, want ErrIndex naming it", name, err)
 		}
 		if _, err := Remove(t.Context(), t.TempDir(), Removal{Name: name}, nil); !errors.Is(err, ErrName) {

@@ -5,6 +5,8 @@ import (
 	"iter"
 	"slices"
 	"strings"
+
+	"pkg/internal/termtext"
 )
 
 // Requirement is a package name with version constraints, as in "jq>=1.6,<2".
@@ -178,7 +180,9 @@ type requirementError struct {
 	Err  error
 }
 
-func (e *requirementError) Error() string { return fmt.Sprintf("requirement %q: %v", e.Text, e.Err) }
+func (e *requirementError) Error() string {
+	return fmt.Sprintf("requirement %s: %v", termtext.Quote(e.Text), e.Err)
+}
 
 func (e *requirementError) Unwrap() error { return e.Err }
 

@@ -214,7 +214,7 @@ func checkText(s string) error {
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] == 0x7f {
-			return fmt.Errorf("control character %q", s[i])
+			return fmt.Errorf("control character %U", rune(s[i]))
 		}
 		ascii = ascii && s[i] < utf8.RuneSelf
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"pkg/internal/termtext"
 	"pkg/internal/testfs"
 
 	"pkg/repo"
@@ -350,8 +351,8 @@ func TestBreakouts(t *testing.T) {
 			want := bc.want
 			if want == "" {
 				name := strings.ReplaceAll(bc.member, "SENTINEL", sentinel)
-				if want = "member " + strconv.Quote(name); len(name) > 200 { // errors show the start of a long name
-					want = "member " + strconv.Quote(name[:200]) + fmt.Sprintf("… (%d bytes)", len(name))
+				if want = "member " + termtext.Quote(name); len(name) > 200 { // errors show the start of a long name
+					want = "member " + termtext.Quote(name[:200]) + fmt.Sprintf("… (%d bytes)", len(name))
 				}
 			}
 			if code == 0 || !strings.Contains(stderr, want) {

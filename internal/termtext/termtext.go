@@ -24,18 +24,39 @@ func Printable(s string) string {
 // enough that a name of 4,095 bytes does not fill a screen.
 const maxQuoted = 200
 
-// Quote returns s quoted as %q does (control characters escaped), cut after its first
-// 200 bytes, at a character's start, with an ellipsis and its length when longer:
-// "xxx"… (4095 bytes).
+// Quote returns s quoted as %q does, but for what Safe escapes, written as Safe writes it
+// (\u001b, not %q's \x1b), cut after its first 200 bytes, at a character's start, with an
+// ellipsis and its length when longer: "xxx"… (4095 bytes).
 func Quote(s string) string {
 	if len(s) <= maxQuoted {
-		return strconv.Quote(s)
+		return quote(s)
 	}
 	cut := maxQuoted
 	for cut > maxQuoted-utf8.UTFMax && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
+	return fmt.Sprintf("%s… (%d bytes)", quote(s[:cut]), len(s))
+}
+
+// quote is strconv.Quote with the characters Safe escapes written as \uXXXX.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	from := 0 // the start of what is not written yet
+	unquoted := func(to int) {
+		q := strconv.Quote(s[from:to])
+		b.WriteString(q[1 : len(q)-1])
+	}
+	for i, r := range s {
+		if escaped(r) {
+			unquoted(i)
+			fmt.Fprintf(&b, `\u%04x`, r)
+			from = i + utf8.RuneLen(r)
+		}
+	}
+	unquoted(len(s))
+	b.WriteByte('"')
+	return b.String()
 }
 
 // WithoutCredentials returns s, one argument or location, with the user information of

@@ -10,6 +10,11 @@ func TestQuote(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"", `""`},
 		{"a\nb", `"a\nb"`},
+		{"a\x1bb\a", `"a\u001bb\u0007"`}, // as Safe escapes them, not as %q does
+		{"bad\x1b[31mred\u202eX\u00a0", `"bad\u001b[31mred\u202eX\u00a0"`},
+		{"a\xffb\U0001F600\U000E0001", "\"a\\xffb\U0001F600\\U000e0001\""},
+		{`say "\"`, `"say \"\\\""`},
+		{"tab\tcr\r", `"tab\tcr\u000d"`},
 		{strings.Repeat("x", 200), `"` + strings.Repeat("x", 200) + `"`},
 		{strings.Repeat("x", 4095), `"` + strings.Repeat("x", 200) + `"… (4095 bytes)`},
 		{strings.Repeat("é", 3000), `"` + strings.Repeat("é", 100) + `"… (6000 bytes)`},
