@@ -140,7 +140,11 @@ func (s *Session) change(ctx context.Context, r Request) (*txn.Plan, error) {
 		if ix, err = s.catalog(pl, f, ix, rs); err != nil {
 			return nil, err
 		}
-		p, err := pl.plan(s.Root, ix, rs, f)
+		dir, err := s.rootDir()
+		if err != nil {
+			return nil, err
+		}
+		p, err := pl.plan(dir, ix, rs, f)
 		if err == nil {
 			err = s.checkDry(p, f.Cache)
 		}
@@ -262,13 +266,16 @@ func (s *Session) removal(ctx context.Context, r Request) (*txn.Plan, error) {
 		if err := install.Changeable(s.Root); err != nil {
 			return nil, err
 		}
+		dir, err := s.rootDir()
+		if err != nil {
+			return nil, err
+		}
 		var p *txn.Plan
-		if err := s.peekRoot(func(d *db.DB) (err error) { p, err = plan(s.Root, d); return err }); err != nil {
+		if err := s.peekRoot(func(d *db.DB) (err error) { p, err = plan(dir, d); return err }); err != nil {
 			return nil, err
 		}
 		if p == nil {
-			var err error
-			if p, err = plan(s.Root, nil); err != nil {
+			if p, err = plan(dir, nil); err != nil {
 				return nil, err
 			}
 		}

@@ -93,3 +93,34 @@ func TestPlanFailedMakesNoRoot(t *testing.T) {
 		t.Errorf("the refused removal left a root: %v", err)
 	}
 }
+
+// TestDryRunRootAbsolute: a dry run's plan names its root by its absolute path, as the
+// change's own plan does, whatever the root's path given (relative here), for each kind of
+// change.
+func TestDryRunRootAbsolute(t *testing.T) {
+	_, o := installed(t, "hello")
+	s, _ := newSession(t, o, "")
+	hello, err := s.Lock(t.Context(), session.Request{Requires: []repo.Requirement{{Name: "hello"}}, LockPath: "pkg.lock"})
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := o.Root
+	t.Chdir(filepath.Dir(o.Root))
+	o.Root, o.DryRun = filepath.Base(o.Root), true
+	for _, r := range []session.Request{
+		{Op: session.Install, Requires: []repo.Requirement{{Name: "tool"}}},
+		{Op: session.Upgrade}, {Op: session.Remove, Names: []string{"hello"}}, {Op: session.Autoremove},
+		{Op: session.Sync, Lock: hello, LockPath: "pkg.lock"},
+	} {
+		s, _ := newSession(t, o, "")
+		p, err := s.Plan(t.Context(), r)
+		if err != nil {
+			t.Fatalf("dry run of %v: %v", r.Op, err)
+		}
+		if p.Root != want {
+			t.Errorf("dry run of %v with --root %s: plan's root %q, want %q", r.Op, o.Root, p.Root, want)
+		}
+		p.Close()
+	}
+}

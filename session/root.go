@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"pkg/db"
 	"pkg/fetch"
@@ -89,6 +90,10 @@ func (s *Session) peekRoot(fn func(d *db.DB) error) error {
 	}
 	return err
 }
+
+// rootDir returns the root's absolute path, as an opened root names itself
+// (install.Root.Dir): what the plan of a dry run, which opens none, names.
+func (s *Session) rootDir() (string, error) { return filepath.Abs(s.Root) }
 
 // readOnlyRoot opens the root to read without its lock, or returns nil where there is none
 // yet (noRoot).

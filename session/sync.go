@@ -77,7 +77,9 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 		return nil, err
 	}
 	if plan.Root == "" {
-		plan.Root = s.Root
+		if plan.Root, err = s.rootDir(); err != nil {
+			return nil, err
+		}
 	}
 	if len(kept) > 0 {
 		s.obs.Notice(notice.Kept{Names: kept, Lock: path})
