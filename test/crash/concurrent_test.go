@@ -2,13 +2,16 @@ package crash
 
 import (
 	"bytes"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"pkg/db"
 	"pkg/internal/testfs"
 )
 
@@ -109,10 +112,28 @@ func TestConcurrent(t *testing.T) {
 			t.Errorf("round %d: no serial order of %q from %v gives the outcomes %v and ends at %v", round, ran, before, ok, st)
 		}
 		t.Logf("round %d: %s -> installed %v, as in the serial order %v", round, strings.Join(ran, "; "), st, order)
-		before = st
+		before = withRequested(t, e.root, st)
 	}
 	if waits == 0 {
 		t.Errorf("no process said it was waiting for another")
 	}
 	t.Logf("%d waiting messages, %d fetches waiting for another, %d lists of the root before a running command", waits, fetchWaits, busy)
+}
+
+// withRequested returns st with the model's mark of each package the root records as asked
+// for (a key "+NAME"), which the model's removals go by.
+func withRequested(t *testing.T, root string, st state) state {
+	d, err := db.Open(filepath.Join(root, ".pkg", "db"), db.Options{Timeout: 10 * time.Second, NoCreate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requested, err := d.Requested()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := maps.Clone(st)
+	for k := range requested {
+		s["+"+k] = ""
+	}
+	return s
 }

@@ -5,15 +5,19 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"pkg/repo"
 )
 
 // model replays pkg commands on a state, for checking that concurrent runs end as some
-// serial order of them would: install resolves against the published index and sets every
-// resolved package's version; remove refuses a name not installed or one another installed
-// package depends on; every other command changes nothing.
+// serial order of them would: install resolves against the published index, sets every
+// resolved package's version and records its arguments' names as asked for (a key
+// "+NAME" of the state, which the root's state lacks: serialOrder leaves them out of the
+// comparison); remove refuses a name not installed, takes along the installed packages
+// that depend on what it removes where none of them, or of theirs, was asked for, and
+// refuses where one was; every other command changes nothing.
 type model struct {
 	w       world
 	ix      *repo.Index
@@ -38,30 +42,42 @@ func (m *model) apply(s state, args []string) (state, bool) {
 	case "install":
 		return m.resolved(s, args[1:])
 	case "remove":
-		names := args[1:]
+		names := slices.Clone(args[1:])
 		for _, n := range names {
 			if _, ok := s[n]; !ok {
 				return s, false
 			}
 		}
-		for n, v := range s {
-			if slices.Contains(names, n) {
-				continue
-			}
-			for _, r := range m.w[n][v].depends {
-				if slices.Contains(names, r.Name) {
-					return s, false
+		for {
+			var users []string
+			for n, v := range s {
+				if asked(n) || slices.Contains(names, n) {
+					continue
+				}
+				if slices.ContainsFunc(m.w[n][v].depends, func(r repo.Requirement) bool { return slices.Contains(names, r.Name) }) {
+					users = append(users, n)
 				}
 			}
+			if len(users) == 0 {
+				break
+			}
+			if slices.ContainsFunc(users, func(u string) bool { _, ok := s["+"+u]; return ok }) {
+				return s, false
+			}
+			names = append(names, users...)
 		}
 		next := maps.Clone(s)
 		for _, n := range names {
 			delete(next, n)
+			delete(next, "+"+n)
 		}
 		return next, true
 	}
 	return s, true
 }
+
+// asked reports whether the key n of a model's state records a name asked for.
+func asked(n string) bool { return strings.HasPrefix(n, "+") }
 
 // resolved returns the state an install of args leads to from s, as pkg resolves it, and
 // whether it resolves at all.
@@ -80,7 +96,9 @@ func (m *model) resolved(s state, args []string) (state, bool) {
 	}
 	var installed []repo.Package
 	for n, v := range s {
-		installed = append(installed, repo.Package{Name: n, Version: v, Depends: m.w[n][v].depends, SHA256: m.w[n][v].sha})
+		if !asked(n) {
+			installed = append(installed, repo.Package{Name: n, Version: v, Depends: m.w[n][v].depends, SHA256: m.w[n][v].sha})
+		}
 	}
 	pkgs, err := m.ix.ResolveInstalled(installed, reqs)
 	var next state
@@ -88,6 +106,14 @@ func (m *model) resolved(s state, args []string) (state, bool) {
 		next = state{}
 		for _, p := range pkgs {
 			next[p.Name] = p.Version
+		}
+		for n := range s {
+			if asked(n) {
+				next[n] = ""
+			}
+		}
+		for _, r := range reqs {
+			next["+"+r.Name] = ""
 		}
 	}
 	m.resolve[key] = next
@@ -102,7 +128,9 @@ func (m *model) serialOrder(before state, cmds [][]string, ok []bool, after stat
 	var search func(s state) bool
 	search = func(s state) bool {
 		if len(order) == len(cmds) {
-			return maps.Equal(s, after)
+			got := maps.Clone(s)
+			maps.DeleteFunc(got, func(n, _ string) bool { return asked(n) })
+			return maps.Equal(got, after)
 		}
 		for i := range cmds {
 			if used[i] {
