@@ -29,12 +29,6 @@ func prefixPath(name, into string) string {
 	return into
 }
 
-// prefixDirMode is the mode of a directory of the prefix whose first owner (db.Owners,
-// its names in order) gives its member mode m: m's permission bits, with the owner's read,
-// write and search, as pkg adds and removes the directory's entries. One owner's, so that a
-// change and verify read one member a path, not each of the packages sharing it.
-func prefixDirMode(m uint32) uint32 { return m&0o777 | 0o700 }
-
 // prefixEntry is one path of the prefix that a package lists.
 type prefixEntry struct {
 	path   string // in the prefix

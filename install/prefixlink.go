@@ -526,9 +526,8 @@ var ErrSplitPrefix = errors.New("install: prefix split across filesystems")
 
 var errSplitPrefix = &reasonError{"a directory of the prefix is on another filesystem than pkgs/, and pkg links the packages' files into it", ErrSplitPrefix, nil}
 
-// mkdir makes the directory p of the prefix, where missing, with its first owner's mode
-// (dirMode); something else in its place is unlinked where pkg's, else kept in .pkg/saved
-// first. A directory there with another mode is given that one.
+// mkdir makes the directory p of the prefix, where missing; something else in its place is
+// unlinked where pkg's, else kept in .pkg/saved first.
 func (rf *roll) mkdir(p string, c *rollDirs) error {
 	r := rf.r
 	if p == "bin" {
@@ -538,67 +537,27 @@ func (rf *roll) mkdir(p string, c *rollDirs) error {
 	if err != nil {
 		return pathError("open", r.path(p), err)
 	}
-	mode, owned := rf.dirMode(p, c)
-	err = unix.Mkdirat(dir, base, mode)
-	if err == unix.EEXIST {
-		var cur unix.Stat_t
-		if err := unix.Fstatat(dir, base, &cur, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return &os.PathError{Op: "lstat", Path: r.path(p), Err: err}
+	err = unix.Mkdirat(dir, base, 0o755&^uint32(r.umask))
+	if err != unix.EEXIST {
+		if err != nil {
+			return &os.PathError{Op: "mkdir", Path: r.path(p), Err: err}
 		}
-		if cur.Mode&unix.S_IFMT == unix.S_IFDIR {
-			if owned && cur.Mode&0o7777 != mode {
-				return r.chmodDir(dir, base, p, mode)
-			}
-			return nil
-		}
-		if rf.ours(p, &cur, c) {
-			unix.Unlinkat(dir, base, 0)
-		} else if err := rf.keep(p, rf.owners[p].Names[0]); err != nil {
-			return err
-		}
-		err = unix.Mkdirat(dir, base, mode)
+		return nil
 	}
-	if err != nil {
+	var cur unix.Stat_t
+	if err := unix.Fstatat(dir, base, &cur, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "lstat", Path: r.path(p), Err: err}
+	}
+	if cur.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return nil
+	}
+	if rf.ours(p, &cur, c) {
+		unix.Unlinkat(dir, base, 0)
+	} else if err := rf.keep(p, rf.owners[p].Names[0]); err != nil {
+		return err
+	}
+	if err := unix.Mkdirat(dir, base, 0o755&^uint32(r.umask)); err != nil {
 		return &os.PathError{Op: "mkdir", Path: r.path(p), Err: err}
-	}
-	if owned && mode&uint32(r.umask) != 0 {
-		return r.chmodDir(dir, base, p, mode)
-	}
-	return nil
-}
-
-// dirMode returns the mode the directory p of the prefix is to have: that of its first
-// owner's member in pkgs/ (prefixDirMode), read with one fstatat, as a link reads the
-// member it links; owned is false, and the mode pkg gives a directory of its own, where
-// that owner has no member there (a directory above its Into, or one the node_modules
-// layout generates) or pkg cannot reach it.
-func (rf *roll) dirMode(p string, c *rollDirs) (mode uint32, owned bool) {
-	own := 0o755 &^ uint32(rf.r.umask)
-	owner := rf.owners[p].Names[0]
-	if rec := rf.recs[owner]; rec == nil || rec.Into != "" && !within(p, rec.Into) {
-		return own, false
-	}
-	member, err := rf.memberOf(owner, p)
-	if err != nil {
-		return own, false
-	}
-	var st unix.Stat_t
-	dir, base, err := c.src.parent(repo.FileName(owner) + "/" + member)
-	if err != nil || unix.Fstatat(dir, base, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return own, false
-	}
-	return prefixDirMode(st.Mode), true
-}
-
-// chmodDir gives the directory base in dir, the prefix path p, mode, through no symlink.
-func (r *Root) chmodDir(dir int, base, p string, mode uint32) error {
-	fd, err := unix.Openat(dir, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err == nil {
-		err = unix.Fchmod(fd, mode)
-		unix.Close(fd)
-	}
-	if err != nil {
-		return &os.PathError{Op: "chmod", Path: r.path(p), Err: err}
 	}
 	return nil
 }

@@ -29,8 +29,7 @@ import (
 // ErrType, ErrMode, ErrSize, ErrContent and ErrLinkTarget that differs; for a command's
 // link in bin/, ErrCommandLink, and ErrForeign too where a file not pkg's holds its place;
 // for a package directory that is gone, ErrPackageDir; for a path of the root's prefix,
-// ErrPrefix (with ErrType or ErrMode for a directory); for a file this process may not
-// read, fs.ErrPermission.
+// ErrPrefix; for a file this process may not read, fs.ErrPermission.
 var (
 	ErrModified   = errors.New("install: modified")
 	ErrMissing    = errors.New("install: missing")
@@ -262,8 +261,7 @@ func (r *Root) linksPending() error {
 }
 
 // verifyPrefix reports the paths of the packages recs, whose files are files, where the
-// root's prefix does not hold what their records say: a directory, with the mode of the
-// member (prefixDirMode) where the package is its first owner, or the inode of the
+// root's prefix does not hold what their records say: a directory, or the inode of the
 // package's member in pkgs/ where the package is the path's top owner (one fstatat of each
 // side per path). all is every installed package.
 func (r *Root) verifyPrefix(all map[string]*db.Record, recs []db.Record, files [][]db.File) ([]FileError, error) {
@@ -323,10 +321,7 @@ func (r *Root) verifyPrefix(all map[string]*db.Record, recs []db.Record, files [
 			case err != nil:
 				what = found(ErrUnreadable, ErrPrefix, err)
 			case e.dir && cur.Mode&unix.S_IFMT == unix.S_IFDIR:
-				if o.Names[0] != p.Key() || slices.Contains(folds, e.path) || cur.Mode&0o7777 == prefixDirMode(memberMode(files[i], e.member)) {
-					continue // another's mode, or the folded tree's own, verified with it
-				}
-				what = found(ErrModified, ErrPrefix, ErrMode)
+				continue
 			case e.dir:
 				what = found(ErrModified, ErrPrefix, ErrType)
 			case cur.Ino == want.Ino && cur.Dev == want.Dev:
@@ -336,15 +331,6 @@ func (r *Root) verifyPrefix(all map[string]*db.Record, recs []db.Record, files [
 		}
 	}
 	return problems, nil
-}
-
-// memberMode returns the mode of the member name of files, sorted by path.
-func memberMode(files []db.File, name string) uint32 {
-	i, ok := slices.BinarySearchFunc(files, name, func(f db.File, name string) int { return strings.Compare(f.Path, name) })
-	if !ok {
-		return 0
-	}
-	return uint32(files[i].Mode)
 }
 
 // checkBinLinks reports the commands of p whose links or wrappers in bin/ are not what

@@ -330,33 +330,6 @@ func TestFirstInstallCutShort(t *testing.T) {
 	}
 }
 
-// TestVerifyPrefixDirMode: a directory of the prefix that packages share, its mode
-// changed, is reported under its first owner with the reinstall that puts it back, by
-// verify and verify --full alike, and the reinstall puts it back.
-func TestVerifyPrefixDirMode(t *testing.T) {
-	base := t.TempDir()
-	dir := filepath.Join(base, "repo")
-	addPackage(t, dir, "app", "1.0")
-	addPackage(t, dir, "tool", "1.0")
-	e := newEnv(t, base, dir)
-	e.ok("install", "app", "tool")
-	share := filepath.Join(e.root, "share")
-	if err := os.Chmod(share, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"verify"}, {"verify", "--full"}} {
-		out, stderr, code := e.pkg(args...)
-		if code != 1 || out != "app 1.0: modified "+share+" (mode, in the root's prefix)\n" || !strings.Contains(stderr, "pkg install --reinstall app restores") {
-			t.Errorf("%v with %s made 0777: exit %d\n%s%s", args, share, code, out, stderr)
-		}
-	}
-	e.ok("install", "--reinstall", "app")
-	if info, err := os.Stat(share); err != nil || info.Mode().Perm() != 0o755 {
-		t.Errorf("%s after the reinstall: %v, %v; want mode 0755", share, info.Mode(), err)
-	}
-	e.ok("verify")
-}
-
 // TestPrefixLinksFull installs a package into a root whose filesystem (a tmpfs short of
 // inodes) holds its staged tree and not its links into the root: the install is committed
 // and recorded, and says so, and that 'pkg verify' finishes the links once space is freed;
