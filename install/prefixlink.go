@@ -549,6 +549,9 @@ func (rf *roll) mkdir(p string, c *rollDirs) error {
 		return &os.PathError{Op: "lstat", Path: r.path(p), Err: err}
 	}
 	if cur.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if worldWritable(cur.Mode) { // as verify reports it: what a package's files land in, anyone could change
+			unwrite(dir, base)
+		}
 		return nil
 	}
 	if rf.ours(p, &cur, c) {
@@ -560,6 +563,25 @@ func (rf *roll) mkdir(p string, c *rollDirs) error {
 		return &os.PathError{Op: "mkdir", Path: r.path(p), Err: err}
 	}
 	return nil
+}
+
+// worldWritable reports whether a directory of mode m lets anyone add, remove or rename
+// its entries: writable by others, without the sticky bit that keeps a shared directory
+// such as tmp/ to each entry's owner.
+func worldWritable(m uint32) bool { return m&0o002 != 0 && m&unix.S_ISVTX == 0 }
+
+// unwrite takes the others' write permission from the directory base in dir, through no
+// symlink, where it can: a directory pkg may not change keeps it, and verify reports it.
+func unwrite(dir int, base string) {
+	fd, err := unix.Openat(dir, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && worldWritable(st.Mode) {
+		unix.Fchmod(fd, st.Mode&0o7777&^0o002)
+	}
 }
 
 // symlink makes p, a generated path of the prefix, a symlink to target, where it is not

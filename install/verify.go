@@ -321,7 +321,10 @@ func (r *Root) verifyPrefix(all map[string]*db.Record, recs []db.Record, files [
 			case err != nil:
 				what = found(ErrUnreadable, ErrPrefix, err)
 			case e.dir && cur.Mode&unix.S_IFMT == unix.S_IFDIR:
-				continue
+				if o.Names[0] != p.Key() || slices.Contains(folds, e.path) || !worldWritable(cur.Mode) {
+					continue // the first owner reports a directory anyone may write in, once; a folded one is its tree's
+				}
+				what = found(ErrModified, ErrPrefix, ErrMode)
 			case e.dir:
 				what = found(ErrModified, ErrPrefix, ErrType)
 			case cur.Ino == want.Ino && cur.Dev == want.Dev:

@@ -392,3 +392,35 @@ func TestPrefixLinksFull(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyWorldWritablePrefixDir: a directory of the prefix that packages share, made
+// writable by anyone (share/ of two packages, 0777), is reported once, under its first
+// owner, by verify and verify --full, with the reinstall that takes the others' write
+// away again; one with the sticky bit (1777, as tmp/ is) is not.
+func TestVerifyWorldWritablePrefixDir(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "app", "1.0")
+	addPackage(t, dir, "tool", "1.0")
+	e := newEnv(t, base, dir)
+	e.ok("install", "app", "tool")
+	share := filepath.Join(e.root, "share")
+	if err := os.Chmod(share, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"verify"}, {"verify", "--full"}} {
+		out, stderr, code := e.pkg(args...)
+		if code != 1 || out != "app 1.0: modified "+share+" (mode, in the root's prefix)\n" || !strings.Contains(stderr, "pkg install --reinstall app") {
+			t.Errorf("%v with %s made 0777: exit %d\n%s%s", args, share, code, out, stderr)
+		}
+	}
+	e.ok("install", "--reinstall", "app")
+	if info, err := os.Stat(share); err != nil || info.Mode().Perm()&0o002 != 0 {
+		t.Errorf("%s after the reinstall: %v, %v; want no write for others", share, info.Mode(), err)
+	}
+	e.ok("verify")
+	if err := os.Chmod(share, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("verify")
+}
