@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+
+	"pkg/internal/termtext"
 )
 
 // maxDownload bounds what downloadFile writes: the largest archive an index entry may have.
@@ -19,7 +21,7 @@ const maxDownload = 512 << 30 // 512 GiB
 func downloadFile(ctx context.Context, rawURL string, f *os.File) error {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return &notHTTPError{rawURL}
+		return &notHTTPError{termtext.WithoutCredentials(rawURL)}
 	}
 	n := newNetConfig(nil)
 	if _, err := parseLocation(rawURL, n); err != nil { // a control character
@@ -59,7 +61,8 @@ func (s *netConfig) downloadTo(ctx context.Context, u *url.URL, f *os.File) erro
 	return nil
 }
 
-// notHTTPError refuses a download from a URL that is not absolute http(s).
+// notHTTPError refuses a download from a URL that is not absolute http(s); url is
+// without its user information.
 type notHTTPError struct{ url string }
 
 func (e *notHTTPError) Error() string {

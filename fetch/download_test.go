@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -48,6 +49,11 @@ func TestDownload(t *testing.T) {
 	for _, bad := range []string{"file:///etc/passwd", "ftp://host/a.tar", "/tmp/a.tar", "https:///a.tar"} {
 		if err, ne := downloadFile(context.Background(), bad, f), (*notHTTPError)(nil); !errors.As(err, &ne) || ne.url != bad {
 			t.Errorf("downloadFile(%s): %v, want an error naming it", bad, err)
+		}
+	}
+	for _, bad := range []string{"http://alice:S3/cret@127.0.0.1:1/nope.tar", "https://alice:S3cret@/x", "http://alice:S3%zzcret@h/x"} {
+		if err, ne := downloadFile(context.Background(), bad, f), (*notHTTPError)(nil); !errors.As(err, &ne) || strings.Contains(err.Error(), "S3") {
+			t.Errorf("downloadFile(%s): %v, want an error naming it without its password", bad, err)
 		}
 	}
 }
