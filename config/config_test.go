@@ -275,3 +275,15 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// TestLocationErrorsHidePasswords checks that a refused URL is named without its user
+// information: the error goes to the terminal and to logs.
+func TestLocationErrorsHidePasswords(t *testing.T) {
+	for _, bad := range []string{"https://alice:S3cret@/x", "ftp://alice:S3cret@h/x", "https://alice:S3%zzcret@h/x"} {
+		_, err := parse("f.toml", []byte(strings.Replace(example, "https://artifacts.example.com/team/", bad, 1)), 0o600)
+		var ce *fileError
+		if !errors.As(err, &ce) || ce.Key != "repo.team.urls" || strings.Contains(err.Error(), "S3") {
+			t.Errorf("%s: %v, want an *Error of repo.team.urls without the password", bad, err)
+		}
+	}
+}

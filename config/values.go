@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"pkg/internal/termtext"
 	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/trust"
@@ -27,21 +28,22 @@ type location struct{ s string }
 
 func (l *location) UnmarshalText(text []byte) error {
 	s := string(text)
+	shown := termtext.WithoutCredentials(s)
 	u, err := url.Parse(s)
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "oci" || u.Scheme == "oci+http" || u.Scheme == "oci+https"):
 		if u.Host == "" {
-			return fmt.Errorf("URL %q has no host", s)
+			return fmt.Errorf("URL %q has no host", shown)
 		}
 	case err == nil && u.Scheme == "file":
 		if !strings.HasPrefix(u.Path, "/") || u.Host != "" {
-			return fmt.Errorf("URL %q is not file:///ABSOLUTE/PATH", s)
+			return fmt.Errorf("URL %q is not file:///ABSOLUTE/PATH", shown)
 		}
 	case filepath.IsAbs(s):
 	case err == nil && len(u.Scheme) > 1:
-		return fmt.Errorf("URL %q: scheme %q is not supported (want http, https, oci or file)", s, u.Scheme)
+		return fmt.Errorf("URL %q: scheme %q is not supported (want http, https, oci or file)", shown, u.Scheme)
 	default:
-		return fmt.Errorf("%q is neither an http(s) or file URL nor an absolute path", s)
+		return fmt.Errorf("%q is neither an http(s) or file URL nor an absolute path", shown)
 	}
 	l.s = s
 	return nil
