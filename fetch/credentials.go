@@ -186,13 +186,3 @@ func (n *netConfig) setCredentials(o Options, locs []location) {
 	n.creds = c
 }
 
-// redacted is u as messages print it: without its user information, a user's name too,
-// which may be a token (https://TOKEN@host/, as GitHub takes one).
-func redacted(u *url.URL) string {
-	if u == nil || u.User == nil {
-		return u.Redacted()
-	}
-	c := *u
-	c.User = nil
-	return c.String()
-}

@@ -43,20 +43,20 @@ func (s *netConfig) downloadTo(ctx context.Context, u *url.URL, f *os.File) erro
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return &statusError{where: redacted(u), status: resp.Status, code: resp.StatusCode}
+		return &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode}
 	}
 	if err := encoded(u, resp.Header, "an archive"); err != nil {
 		return err
 	}
 	if resp.ContentLength > maxDownload {
-		return fmt.Errorf("GET %s: %d bytes, over the %d-byte limit of an archive", redacted(u), resp.ContentLength, int64(maxDownload))
+		return fmt.Errorf("GET %s: %d bytes, over the %d-byte limit of an archive", termtext.WithoutUser(u), resp.ContentLength, int64(maxDownload))
 	}
 	n, err := io.Copy(f, io.LimitReader(resp.Body, maxDownload+1))
 	switch {
 	case err != nil:
-		return fmt.Errorf("GET %s: %w", redacted(u), err)
+		return fmt.Errorf("GET %s: %w", termtext.WithoutUser(u), err)
 	case n > maxDownload:
-		return fmt.Errorf("GET %s: over the %d-byte limit of an archive", redacted(u), int64(maxDownload))
+		return fmt.Errorf("GET %s: over the %d-byte limit of an archive", termtext.WithoutUser(u), int64(maxDownload))
 	}
 	return nil
 }

@@ -72,17 +72,13 @@ func newHTTPLocation(u *url.URL, n *netConfig) (transport, error) {
 }
 
 func (h *httpLocation) url() string {
-	u := *h.base
-	u.User = nil
-	return u.String()
+	return termtext.WithoutUser(h.base)
 }
 
 func (h *httpLocation) indexLocation() string { return h.archiveURL("index.json") }
 
 func (h *httpLocation) archiveURL(rel string) string {
-	u := h.base.JoinPath(rel)
-	u.User = nil
-	return u.String()
+	return termtext.WithoutUser(h.base.JoinPath(rel))
 }
 
 func (h *httpLocation) remote() bool { return true }
@@ -111,12 +107,12 @@ func (h *httpLocation) readIndex(ctx context.Context, saved *savedIndex, tries i
 	})
 	switch {
 	case notModified && saved == nil:
-		return nil, where, fmt.Errorf("GET %s: %s to a request without validators", redacted(u), http.StatusText(http.StatusNotModified))
+		return nil, where, fmt.Errorf("GET %s: %s to a request without validators", termtext.WithoutUser(u), http.StatusText(http.StatusNotModified))
 	case notModified:
 		kept := *saved
-		return &kept, redacted(u), nil
+		return &kept, termtext.WithoutUser(u), nil
 	}
-	return fresh, redacted(u), err
+	return fresh, termtext.WithoutUser(u), err
 }
 
 // getIndex requests the index once and reads it into fresh, unless the server answers
@@ -132,23 +128,23 @@ func (h *httpLocation) getIndex(ctx context.Context, u *url.URL, hd http.Header,
 		return true, nil
 	case http.StatusOK:
 	case http.StatusNotFound, http.StatusGone:
-		return false, &noRepository{redacted(h.base), "index.json: " + resp.Status}
+		return false, &noRepository{termtext.WithoutUser(h.base), "index.json: " + resp.Status}
 	default:
-		return false, &statusError{where: redacted(u), status: resp.Status, code: resp.StatusCode}
+		return false, &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode}
 	}
 	if err := encoded(u, resp.Header, "an index"); err != nil {
 		return false, err
 	}
 	fresh.ETag, fresh.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	if resp.ContentLength > repo.MaxIndexSize {
-		return false, &TooLargeError{URL: redacted(u), Name: "index.json", Limit: repo.MaxIndexSize}
+		return false, &TooLargeError{URL: termtext.WithoutUser(u), Name: "index.json", Limit: repo.MaxIndexSize}
 	}
-	if fresh.data, err = readLimited(resp.Body, repo.MaxIndexSize, redacted(u), "index.json"); err != nil {
+	if fresh.data, err = readLimited(resp.Body, repo.MaxIndexSize, termtext.WithoutUser(u), "index.json"); err != nil {
 		return false, err
 	}
 	ct := resp.Header.Get("Content-Type")
 	if strings.HasPrefix(ct, "text/html") && markup(fresh.data) {
-		return false, fmt.Errorf("GET %s: %w: the server answered with a web page (%s), not index.json: a login page or captive portal?", redacted(u), ErrUnreachable, termtext.Printable(ct))
+		return false, fmt.Errorf("GET %s: %w: the server answered with a web page (%s), not index.json: a login page or captive portal?", termtext.WithoutUser(u), ErrUnreachable, termtext.Printable(ct))
 	}
 	return false, nil
 }
@@ -177,9 +173,9 @@ func (h *httpLocation) getSignature(ctx context.Context, u *url.URL) ([]byte, er
 	case http.StatusNotFound, http.StatusGone, http.StatusForbidden:
 		return nil, nil
 	default:
-		return nil, &statusError{where: redacted(u), status: resp.Status, code: resp.StatusCode}
+		return nil, &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode}
 	}
-	return readLimited(resp.Body, trust.MaxSignatureSize, redacted(u), repo.SignatureName)
+	return readLimited(resp.Body, trust.MaxSignatureSize, termtext.WithoutUser(u), repo.SignatureName)
 }
 
 // open downloads the archive, resuming a body cut short (download).
@@ -297,14 +293,14 @@ func (e *redirectError) Error() string {
 // http: an unsigned repository read over TLS would be read in cleartext, and nothing would
 // vouch for its archives.
 func checkRedirect(req *http.Request, via []*http.Request) error {
-	from := redacted(via[len(via)-1].URL)
+	from := termtext.WithoutUser(via[len(via)-1].URL)
 	switch {
 	case len(via) >= 10:
-		return fmt.Errorf("stopped after 10 redirects, the last from %s to %s", from, redacted(req.URL))
+		return fmt.Errorf("stopped after 10 redirects, the last from %s to %s", from, termtext.WithoutUser(req.URL))
 	case req.URL.Scheme != "http" && req.URL.Scheme != "https":
-		return &redirectError{from: from, to: redacted(req.URL)}
+		return &redirectError{from: from, to: termtext.WithoutUser(req.URL)}
 	case via[0].URL.Scheme == "https" && req.URL.Scheme != "https":
-		return &redirectError{from: from, to: redacted(req.URL), cleartext: true}
+		return &redirectError{from: from, to: termtext.WithoutUser(req.URL), cleartext: true}
 	}
 	return nil
 }
@@ -313,7 +309,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // compressing on the way), naming the header.
 func encoded(u *url.URL, h http.Header, what string) error {
 	if ce := h.Get("Content-Encoding"); ce != "" && ce != "identity" {
-		return &encodingError{redacted(u), termtext.Printable(ce), what}
+		return &encodingError{termtext.WithoutUser(u), termtext.Printable(ce), what}
 	}
 	return nil
 }
@@ -439,7 +435,7 @@ func (s *netConfig) send(ctx context.Context, u *url.URL, h http.Header, answer 
 		case errors.As(err, &ue):
 			err = ue.Err // named below, without quoting the URL again
 		}
-		return nil, fmt.Errorf("GET %s: %w", redacted(u), err)
+		return nil, fmt.Errorf("GET %s: %w", termtext.WithoutUser(u), err)
 	}
 	resp.Status = termtext.Printable(resp.Status) // the server's words, printed in errors
 	body.timer.Reset(s.idle)
@@ -448,7 +444,7 @@ func (s *netConfig) send(ctx context.Context, u *url.URL, h http.Header, answer 
 	resp.Body = body
 	if resp.StatusCode >= 500 {
 		resp.Body.Close()
-		return nil, &statusError{where: redacted(u), status: resp.Status, code: resp.StatusCode}
+		return nil, &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode}
 	}
 	return resp, nil
 }
@@ -589,7 +585,7 @@ func (s *netConfig) openDownload(ctx context.Context, u *url.URL, size, off int6
 
 func (d *download) start() int64 { return d.begin }
 
-func (d *download) from() string { return redacted(d.u) }
+func (d *download) from() string { return termtext.WithoutUser(d.u) }
 
 func (d *download) Read(p []byte) (int, error) {
 	for d.err == nil {
@@ -621,7 +617,7 @@ func (d *download) Read(p []byte) (int, error) {
 		default: // cut short: resume on the next call, unless the server trickles
 			d.body.Close()
 			d.body = nil
-			d.last = &cutError{redacted(d.u), d.off, err}
+			d.last = &cutError{termtext.WithoutUser(d.u), d.off, err}
 			d.fails++
 			if se := (*slowError)(nil); errors.As(err, &se) {
 				d.err = &giveUpError{d.last, 1}
@@ -715,7 +711,7 @@ func (d *download) accept(resp *http.Response) error {
 		// find, which If-Range cannot tell without the first response's validator.
 		if total := rangeTotal(resp.Header); total >= 0 && total != d.size {
 			resp.Body.Close()
-			return mismatch(fmt.Sprintf("GET %s: %s of an archive of %d bytes, index declares %d", redacted(d.u), resp.Status, total, d.size))
+			return mismatch(fmt.Sprintf("GET %s: %s of an archive of %d bytes, index declares %d", termtext.WithoutUser(d.u), resp.Status, total, d.size))
 		}
 	case resp.StatusCode == http.StatusPartialContent && !d.noRange:
 		// Bytes from elsewhere than asked (or a range not asked for): ask for the whole
@@ -723,7 +719,7 @@ func (d *download) accept(resp *http.Response) error {
 		resp.Body.Close()
 		d.noRange = true
 		d.fails++
-		d.last = fmt.Errorf("GET %s: %s starting at byte %d, asked for %d", redacted(d.u), resp.Status, rangeStart(resp.Header), d.off)
+		d.last = fmt.Errorf("GET %s: %s starting at byte %d, asked for %d", termtext.WithoutUser(d.u), resp.Status, rangeStart(resp.Header), d.off)
 		return nil
 	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && d.off > 0:
 		d.done = true // nothing past off: the archive is shorter than declared
@@ -731,7 +727,7 @@ func (d *download) accept(resp *http.Response) error {
 		return nil
 	default:
 		resp.Body.Close()
-		return &statusError{where: redacted(d.u), status: resp.Status, code: resp.StatusCode}
+		return &statusError{where: termtext.WithoutUser(d.u), status: resp.Status, code: resp.StatusCode}
 	}
 	if err := encoded(d.u, resp.Header, "an archive"); err != nil {
 		resp.Body.Close()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"pkg/internal/termtext"
 	"pkg/repo"
 )
 
@@ -21,8 +22,7 @@ func (s *Source) ArchiveURL(p repo.Package) string {
 	u, err := url.Parse(p.Archive)
 	switch {
 	case err == nil && u.Scheme != "" && len(u.Scheme) > 1:
-		u.User = nil
-		return u.String()
+		return termtext.WithoutUser(u)
 	}
 	return s.t.archiveURL(p.Archive)
 }

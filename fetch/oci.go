@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"pkg/internal/oci"
+	"pkg/internal/termtext"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -142,9 +143,9 @@ func (l *ociLocation) manifest(ctx context.Context) (*oci.Manifest, error) {
 	case http.StatusNotFound:
 		return nil, &noRepository{l.url(), "the registry has no manifest tagged " + l.ref.Tag + " (" + resp.Status + ")"}
 	default:
-		return nil, &statusError{where: redacted(u), status: resp.Status, code: resp.StatusCode}
+		return nil, &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode}
 	}
-	b, err := readLimited(resp.Body, oci.MaxManifestSize, redacted(u), "the manifest")
+	b, err := readLimited(resp.Body, oci.MaxManifestSize, termtext.WithoutUser(u), "the manifest")
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +163,7 @@ func (l *ociLocation) manifest(ctx context.Context) (*oci.Manifest, error) {
 func (l *ociLocation) blob(ctx context.Context, d oci.Descriptor, limit int64, what string, tries int) ([]byte, error) {
 	u := l.ref.BlobURL(d.Digest)
 	if d.Size > limit {
-		return nil, &TooLargeError{URL: redacted(u), Name: what, Limit: limit}
+		return nil, &TooLargeError{URL: termtext.WithoutUser(u), Name: what, Limit: limit}
 	}
 	var b []byte
 	n := l.net()
@@ -173,9 +174,9 @@ func (l *ociLocation) blob(ctx context.Context, d oci.Descriptor, limit int64, w
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return &statusError{where: redacted(u), status: resp.Status, code: resp.StatusCode}
+			return &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode}
 		}
-		b, err = readLimited(resp.Body, limit, redacted(u), what)
+		b, err = readLimited(resp.Body, limit, termtext.WithoutUser(u), what)
 		return err
 	})
 	if err != nil {

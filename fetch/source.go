@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"time"
 
+	"pkg/internal/termtext"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -160,8 +161,8 @@ func (s *Source) openPublished(ctx context.Context, c *Cache, p repo.Package, ke
 	u, err := url.Parse(p.Archive)
 	switch {
 	case err == nil && (u.Scheme == "http" || u.Scheme == "https"):
-		return r.open(redacted(u), func() (body, error) {
-			return s.timed(ctx, p.Size, redacted(u), func(ctx context.Context) (body, error) {
+		return r.open(termtext.WithoutUser(u), func() (body, error) {
+			return s.timed(ctx, p.Size, termtext.WithoutUser(u), func(ctx context.Context) (body, error) {
 				return s.openDownload(ctx, u, p.Size, kept, true, s.attempts())
 			})
 		})

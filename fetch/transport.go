@@ -105,7 +105,7 @@ func parseLocation(loc string, n *netConfig) (location, error) {
 	}
 	if err != nil {
 		if u != nil && u.User != nil {
-			return location{}, &locationError{loc: redacted(u), err: err}
+			return location{}, &locationError{loc: termtext.WithoutUser(u), err: err}
 		}
 		return location{}, &locationError{loc: loc, err: err}
 	}
@@ -120,9 +120,8 @@ func ambiguousUser(loc string, u *url.URL) bool {
 	if u.User == nil {
 		return termtext.WithoutCredentials(loc) != loc
 	}
-	c := *u
-	c.User = nil // what is left once net/url's user information goes: more of it?
-	return termtext.WithoutCredentials(c.String()) != c.String()
+	rest := termtext.WithoutUser(u) // what is left once net/url's user information goes: more of it?
+	return termtext.WithoutCredentials(rest) != rest
 }
 
 func openScheme(u *url.URL, n *netConfig) (transport, error) {

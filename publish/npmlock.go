@@ -224,8 +224,7 @@ func (e npmLockEntry) tarball(key, registry string) (lockTarball, error) {
 	case err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
 		return t, fmt.Errorf("%w: %q", errResolved, termtext.WithoutCredentials(t.Resolved))
 	case u.User != nil:
-		u.User = nil
-		return t, fmt.Errorf("%w: %q", errResolvedUser, u.String())
+		return t, fmt.Errorf("%w: %q", errResolvedUser, termtext.WithoutUser(u))
 	}
 	if t.SHA512 = sha512s(e.Integrity); len(t.SHA512) == 0 {
 		return t, fmt.Errorf("%w: %q", errNoSHA512, e.Integrity)

@@ -56,21 +56,10 @@ func Open(ctx context.Context, location string) (*Archive, error) {
 		cleanup()
 		return nil, err
 	}
-	if remote {
-		location = withoutUser(location)
+	if u, err := url.Parse(location); err == nil && remote && u.User != nil {
+		location = termtext.WithoutUser(u) // as an index records it and messages print it (docs/config.md#credentials)
 	}
 	return &Archive{Location: location, Path: local, Remote: remote, Contents: st, cleanup: cleanup}, nil
-}
-
-// withoutUser returns rawURL, a URL fetch.Local downloaded, without its user information,
-// as an index records it and messages print it (docs/config.md#credentials).
-func withoutUser(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.User == nil {
-		return rawURL
-	}
-	u.User = nil
-	return u.String()
 }
 
 // Close removes the temporary download of a, if any.

@@ -13,6 +13,7 @@ import (
 	"pkg/fetch"
 	"pkg/internal/oci"
 	"pkg/internal/regfile"
+	"pkg/internal/termtext"
 	"pkg/repo"
 	"pkg/trust"
 )
@@ -229,7 +230,7 @@ func pushBlobs(dir string, res *Pushed) ([]blob, error) {
 	seen := map[string]bool{}
 	for _, p := range ix.Packages {
 		if u, err := url.Parse(p.Archive); err == nil && u.Scheme != "" {
-			res.External = append(res.External, p.Archive)
+			res.External = append(res.External, termtext.WithoutUser(u)) // an older pkg's index may hold a token
 			continue
 		}
 		if seen[p.SHA256] {
@@ -237,7 +238,7 @@ func pushBlobs(dir string, res *Pushed) ([]blob, error) {
 		}
 		seen[p.SHA256] = true
 		if !filepath.IsLocal(filepath.FromSlash(p.Archive)) {
-			return nil, fmt.Errorf("%s %s: archive %s is not beneath %s", p.Name, p.Version, p.Archive, dir)
+			return nil, fmt.Errorf("%s %s: archive %s is not beneath %s", p.Name, p.Version, termtext.WithoutCredentials(p.Archive), dir)
 		}
 		blobs = append(blobs, blob{title: p.Archive, mediaType: oci.MediaTypeArchive, what: filepath.Join(dir, filepath.FromSlash(p.Archive)),
 			digest: "sha256:" + p.SHA256, size: p.Size, path: filepath.Join(dir, filepath.FromSlash(p.Archive))})

@@ -216,3 +216,20 @@ func TestPushDenied(t *testing.T) {
 		t.Errorf("push with the right credentials: %v", err)
 	}
 }
+
+// TestPushExternalWithoutUser: an archive URL an index holds, which an older pkg may have
+// recorded with a token, is reported without its user information.
+func TestPushExternalWithoutUser(t *testing.T) {
+	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"})
+	index, _ := r.Files()
+	for _, archive := range []string{"https://user:t0ken@cdn.example/hello.tar", "https://t0ken@cdn.example/hello.tar"} {
+		r.Put(bytes.Replace(index, []byte(`"hello-1.0.tar"`), []byte(`"`+archive+`"`), 1), nil)
+		var res Pushed
+		if _, err := pushBlobs(r.Dir, &res); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"https://cdn.example/hello.tar"}; !slices.Equal(res.External, want) {
+			t.Errorf("External = %q, want %q", res.External, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package termtext
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"unicode"
@@ -57,6 +58,18 @@ func quote(s string) string {
 	unquoted(len(s))
 	b.WriteByte('"')
 	return b.String()
+}
+
+// WithoutUser returns u as messages print it and indexes record it: without its user
+// information, a user's name too, which may be a token (https://TOKEN@host/, as GitHub
+// takes one). WithoutCredentials does the same for text that was not parsed as a URL.
+func WithoutUser(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	c := *u
+	c.User = nil
+	return c.String()
 }
 
 // WithoutCredentials returns s, one argument or location, with the user information of

@@ -1,6 +1,7 @@
 package termtext
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -59,5 +60,21 @@ func TestWithoutCredentials(t *testing.T) {
 		if got := WithoutCredentials(c.in); got != c.want {
 			t.Errorf("WithoutCredentials(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+func TestWithoutUser(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://user:tok@h/a.tar":  "https://h/a.tar",
+		"https://TOKEN@h/a.tar?x#y": "https://h/a.tar?x#y",
+		"https://h/a.tar":           "https://h/a.tar",
+	} {
+		u, err := url.Parse(in)
+		if got := WithoutUser(u); err != nil || got != want {
+			t.Errorf("WithoutUser(%s) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if got := WithoutUser(nil); got != "" {
+		t.Errorf("WithoutUser(nil) = %q, want \"\"", got)
 	}
 }
