@@ -46,7 +46,8 @@ type PushOptions struct {
 	CredentialFrom string
 	CredentialVars []string
 
-	// Force pushes an index older than the one the tag names (*OlderError): for a
+	// Force pushes an index older than the one the tag names, or of its version with
+	// other bytes (*OlderError): for a
 	// publisher who started over, whose clients forget the newer one.
 	Force bool
 }
@@ -69,14 +70,17 @@ var ErrPushChunk = errors.New("publish: chunk size must be positive")
 var ErrTooLarge = oci.ErrTooLarge
 
 // OlderError refuses a push of an index of Version, older than the one of Tagged the
-// reference Ref names: every client that accepted that one would refuse this one as a
-// rollback.
+// reference Ref names, or of that version with other bytes: every client that accepted
+// that one would refuse this one, as a rollback or as a version reused.
 type OlderError struct {
 	Ref             string
 	Version, Tagged uint64
 }
 
 func (e *OlderError) Error() string {
+	if e.Version == e.Tagged {
+		return fmt.Sprintf("push to %s: index version %d differs from the version %d tagged there now", e.Ref, e.Version, e.Tagged)
+	}
 	return fmt.Sprintf("push to %s: index version %d is older than version %d, tagged there now", e.Ref, e.Version, e.Tagged)
 }
 
@@ -100,7 +104,8 @@ func (e *PushError) Unwrap() error { return e.Err }
 // as blobs (those the registry has already are not sent again), then the manifest that
 // names them all (docs/registry.md) under the target's tag. Archives the index names by an
 // absolute URL stay where they are, and are named in Pushed.External. An index older than
-// the one the tag names is refused before anything is sent (*OlderError), unless o.Force.
+// the one the tag names, or of its version with other bytes, is refused before anything
+// is sent (*OlderError), unless o.Force.
 func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error) {
 	if o.Chunk == 0 {
 		o.Chunk = DefaultChunk
@@ -162,7 +167,8 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 }
 
 // checkNewer refuses index, as an *OlderError, when the index c's tag names now has a
-// higher version. One that is not a pkg index, or none, passes. regErr words a registry's
+// higher version, or the same one with other bytes (trust.ErrReused to a client). One
+// that is not a pkg index, or none, passes. regErr words a registry's
 // refusal (fetch.RegistryError).
 func checkNewer(ctx context.Context, c *oci.Client, index []byte, regErr func(error) error) error {
 	tagged, err := fetch.TaggedIndex(ctx, c)
@@ -177,7 +183,7 @@ func checkNewer(ctx context.Context, c *oci.Client, index []byte, regErr func(er
 		return nil
 	}
 	now, err := repo.ParseMeta(index)
-	if err != nil || now.Version >= was.Version {
+	if err != nil || now.Version > was.Version || now.Version == was.Version && bytes.Equal(index, tagged) {
 		return err
 	}
 	return &OlderError{Ref: c.Ref().String(), Version: now.Version, Tagged: was.Version}

@@ -143,6 +143,27 @@ func TestPushOlder(t *testing.T) {
 	}
 }
 
+// TestPushReused: an index of the version the tag names but of other bytes is refused, as
+// every client that accepted the tagged one would refuse it; the same bytes pass.
+func TestPushReused(t *testing.T) {
+	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"})
+	reg := testregistry.New(t)
+	ctx := context.Background()
+	if _, err := Push(ctx, r.Dir, reg.URL(), PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Push(ctx, r.Dir, reg.URL(), PushOptions{}); err != nil {
+		t.Errorf("push of the same index again: %v", err)
+	}
+	tagged := reg.Manifest("latest")
+	index, _ := r.Files()
+	r.SignWith(bytes.Replace(index, []byte(`"main"`), []byte(`"main" `), 1), r.Key)
+	_, err := Push(ctx, r.Dir, reg.URL(), PushOptions{})
+	if oe := (*OlderError)(nil); !errors.As(err, &oe) || oe.Version != 1 || oe.Tagged != 1 || !bytes.Equal(reg.Manifest("latest"), tagged) {
+		t.Errorf("push of other bytes as version 1: %v, want an *OlderError naming version 1, and the tag kept", err)
+	}
+}
+
 // TestPushOversizedSignature: a signature over trust.MaxSignatureSize is refused before
 // anything is sent, naming the file.
 func TestPushOversizedSignature(t *testing.T) {

@@ -105,8 +105,12 @@ var hints = []hintRule{
 	{fn: asHint[*repo.RepublishError]("or pass --replace to change the entry all the same")},
 	{fn: as(pushTooLargeHint)},
 	{fn: as(func(oe *publish.OlderError) string {
-		return fmt.Sprintf("every client that accepted version %d refuses version %d as a rollback: push the repository directory that has version %d or later, or sign this one again until its version passes %d (each 'pkg repo sign' adds one); a publisher who really started over pushes with --force, and its clients run 'pkg repo forget'",
-			oe.Tagged, oe.Version, oe.Tagged, oe.Tagged)
+		refuse := fmt.Sprintf("refuses version %d as a rollback", oe.Version)
+		if oe.Version == oe.Tagged {
+			refuse = "refuses other bytes of that version"
+		}
+		return fmt.Sprintf("every client that accepted version %d %s: push the up-to-date repository directory, the one that signed version %d (this one may be a stale checkout); a publisher who really started over pushes with --force, and its clients run 'pkg repo forget'",
+			oe.Tagged, refuse, oe.Tagged)
 	})},
 	{fn: asHint[*publish.UnnamedError]("pass --name and --version, or give the file a name such as tool-1.0.tar.gz")},
 	{err: publish.ErrNPMLockVersion, hint: "npm 7 and later write lockfileVersion 3: run 'npm install --package-lock-only' with one, then import the lock it writes"},
