@@ -185,4 +185,3 @@ func (n *netConfig) setCredentials(o Options, locs []location) {
 	}
 	n.creds = c
 }
-

@@ -101,15 +101,26 @@ func (l *ociLocation) checkRepository() error { return nil }
 // readIndex reads the manifest, then the index's blob unless its digest is saved's: the
 // digest is the copy's ETag.
 func (l *ociLocation) readIndex(ctx context.Context, saved *savedIndex, tries int) (*savedIndex, string, error) {
-	where := l.indexLocation()
+	m, err := l.taggedManifest(ctx, tries)
+	if err != nil {
+		return nil, l.indexLocation(), err
+	}
+	return l.indexOf(ctx, m, saved, tries)
+}
+
+// taggedManifest reads the manifest of the reference's tag, retrying.
+func (l *ociLocation) taggedManifest(ctx context.Context, tries int) (*oci.Manifest, error) {
 	var m *oci.Manifest
 	err := l.n.retry(ctx, tries, func() (err error) {
 		m, err = l.manifest(ctx)
 		return err
 	})
-	if err != nil {
-		return nil, where, registryError(err)
-	}
+	return m, registryError(err)
+}
+
+// indexOf reads the index.json m names, as readIndex.
+func (l *ociLocation) indexOf(ctx context.Context, m *oci.Manifest, saved *savedIndex, tries int) (*savedIndex, string, error) {
+	where := l.indexLocation()
 	idx, ok := m.Layer("index.json")
 	if !ok {
 		return nil, where, &noRepository{l.url(), "its manifest has no layer titled index.json"}
@@ -125,6 +136,7 @@ func (l *ociLocation) readIndex(ctx context.Context, saved *savedIndex, tries in
 		return &kept, where, nil
 	}
 	fresh := &savedIndex{Location: where, ETag: idx.Digest}
+	var err error
 	fresh.data, err = l.blob(ctx, idx, repo.MaxIndexSize, "index.json", tries)
 	return fresh, where, err
 }
@@ -290,10 +302,19 @@ func Registry(loc string, o Options) (*oci.Client, error) {
 // TaggedIndex returns the index.json of the manifest tagged in c's reference, read as a
 // Source reads it (its digest checked, at most repo.MaxIndexSize), believing nothing: for
 // a push, which must not put an older index in its place. It returns nil where the tag
-// names no manifest of a pkg repository.
+// names no manifest of a pkg repository, and where the registry refuses to read the tag
+// (ErrDenied): some answer 401 or 403 for a repository not made yet, and a push with a
+// wrong credential is refused by its own requests.
 func TaggedIndex(ctx context.Context, c *oci.Client) ([]byte, error) {
 	l := &ociLocation{ref: c.Ref(), n: newNetConfig(nil), reg: c, client: &http.Client{Transport: c, CheckRedirect: checkRedirect}}
-	fresh, _, err := l.readIndex(ctx, nil, l.n.tries)
+	m, err := l.taggedManifest(ctx, l.n.tries)
+	if errors.Is(err, ErrNoRepository) || errors.Is(err, ErrDenied) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	fresh, _, err := l.indexOf(ctx, m, nil, l.n.tries)
 	switch {
 	case errors.Is(err, ErrNoRepository):
 		return nil, nil

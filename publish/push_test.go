@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -161,6 +162,19 @@ func TestPushReused(t *testing.T) {
 	_, err := Push(ctx, r.Dir, reg.URL(), PushOptions{})
 	if oe := (*OlderError)(nil); !errors.As(err, &oe) || oe.Version != 1 || oe.Tagged != 1 || !bytes.Equal(reg.Manifest("latest"), tagged) {
 		t.Errorf("push of other bytes as version 1: %v, want an *OlderError naming version 1, and the tag kept", err)
+	}
+}
+
+// TestPushFirstDenied: a registry that answers 401 or 403 for the tag of a repository not
+// made yet takes a first push all the same.
+func TestPushFirstDenied(t *testing.T) {
+	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"})
+	for _, code := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		reg := testregistry.New(t)
+		reg.NoTag = code
+		if _, err := Push(context.Background(), r.Dir, reg.URL(), PushOptions{}); err != nil || reg.Manifest("latest") == nil {
+			t.Errorf("first push to a registry answering %d for the tag: %v, want it tagged", code, err)
+		}
 	}
 }
 

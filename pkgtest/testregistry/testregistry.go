@@ -41,6 +41,7 @@ type Registry struct {
 	Cut      int64    // if > 0, the next blob GET of a larger blob is cut after this many bytes
 	MaxBody  int64    // if > 0, a request with a larger body is answered 413, as nginx in front answers one over its client_max_body_size
 	Requests []string // "METHOD PATH" of each registry request
+	NoTag    int      // if > 0, the status of a GET of a tag with no manifest (404 if 0), as some registries answer 401 or 403 for a repository not made yet
 	uploads  map[string]*bytes.Buffer
 	state    map[string]int // upload id: the _state its next request must carry
 	manifest map[string][]byte
@@ -177,6 +178,13 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		w.WriteHeader(http.StatusCreated)
 	case kind == "manifests":
 		b, ok := r.manifest[arg]
+		if !ok && r.NoTag == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="%s/token",service="test-registry",scope="%s",error="insufficient_scope"`, r.Auth.URL, scope))
+		}
+		if !ok && r.NoTag > 0 {
+			w.WriteHeader(r.NoTag)
+			return
+		}
 		if !ok || !strings.Contains(req.Header.Get("Accept"), r.mtype[arg]) {
 			http.NotFound(w, req)
 			return
