@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -415,4 +417,42 @@ func TestMirrorLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEntry(t, c, p, testFiles())
+}
+
+// TestFailoverResumedMismatch: an archive cut on a mirror with the right bytes and
+// resumed on one with other bytes fails its check; neither is refused for bytes that
+// were the other's: each is read again whole, and the first's serve the install.
+func TestFailoverResumedMismatch(t *testing.T) {
+	archive, p := testArchive(t)
+	index := writeIndex(t, p)
+	var cuts atomic.Int32
+	right := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		switch {
+		case r.URL.Path == "/index.json":
+			w.Write(index)
+		case r.URL.Path == "/"+p.Archive && cuts.Add(1) == 1:
+			w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
+			w.Write(archive[:len(archive)/2])
+			panic(http.ErrAbortHandler) // the connection is closed mid-body
+		case r.URL.Path == "/"+p.Archive:
+			serveArchive(w, r, archive)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	corrupt := bytes.Clone(archive)
+	corrupt[len(corrupt)-len(corrupt)/4] ^= 1
+	bad := newMirrorServer(t, map[string][]byte{"index.json": index, p.Archive: corrupt})
+	c := openCache(t)
+	s := mirrored(t, nil, &notes{}, right.URL, bad.URL)
+	if _, _, err := c.VerifiedIndex(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Fetch(t.Context(), s, p, nil); err != nil {
+		t.Fatalf("Fetch of an archive cut on the right mirror and resumed on a corrupt one: %v", err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if cuts.Load() < 2 {
+		t.Errorf("%d requests of the archive to the right mirror, want it asked again", cuts.Load())
+	}
 }
