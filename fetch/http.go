@@ -139,14 +139,8 @@ func (h *httpLocation) getIndex(ctx context.Context, u *url.URL, hd http.Header,
 	if resp.ContentLength > repo.MaxIndexSize {
 		return false, &TooLargeError{URL: termtext.WithoutUser(u), Name: "index.json", Limit: repo.MaxIndexSize}
 	}
-	if fresh.data, err = readLimited(resp.Body, repo.MaxIndexSize, termtext.WithoutUser(u), "index.json"); err != nil {
-		return false, err
-	}
-	ct := resp.Header.Get("Content-Type")
-	if strings.HasPrefix(ct, "text/html") && markup(fresh.data) {
-		return false, fmt.Errorf("GET %s: %w: the server answered with a web page (%s), not index.json: a login page or captive portal?", termtext.WithoutUser(u), ErrUnreachable, termtext.Printable(ct))
-	}
-	return false, nil
+	fresh.data, err = readLimited(resp.Body, repo.MaxIndexSize, termtext.WithoutUser(u), "index.json")
+	return false, err
 }
 
 func (h *httpLocation) readSignature(ctx context.Context, tries int) ([]byte, error) {

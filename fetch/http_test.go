@@ -444,7 +444,7 @@ func TestServersThatChangeTheBytes(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.Write([]byte("<html><body>log in</body></html>"))
 		}, func(err error, url string) bool {
-			return errors.Is(err, ErrUnreachable) && strings.Contains(err.Error(), url+"/index.json")
+			return errors.Is(err, ErrNoRepository) && strings.Contains(err.Error(), url+"/index.json")
 		}},
 		{"a web page served as JSON", func(w http.ResponseWriter, r *http.Request, _ int) {
 			w.Header().Set("Content-Type", "application/json")
@@ -463,8 +463,7 @@ func TestServersThatChangeTheBytes(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html\u009b31m")
 			w.Write([]byte("<html><body>log in</body></html>"))
 		}, func(err error, url string) bool {
-			// What is printed is the contract: the server's words, made printable.
-			return errors.Is(err, ErrUnreachable) && strings.Contains(err.Error(), "answered with a web page (text/html?31m), not index.json")
+			return errors.Is(err, ErrNoRepository) && !strings.ContainsRune(err.Error(), '\u009b')
 		}},
 		{"401", func(w http.ResponseWriter, r *http.Request, _ int) {
 			http.Error(w, "who are you", http.StatusUnauthorized)

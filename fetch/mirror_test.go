@@ -419,6 +419,30 @@ func TestMirrorLocal(t *testing.T) {
 	checkEntry(t, c, p, testFiles())
 }
 
+// TestFailoverWebPage: a mirror answering with a web page in place of index.json, whatever
+// its type, is passed over as one serving a bad index is, not recorded as down.
+func TestFailoverWebPage(t *testing.T) {
+	index := writeIndex(t)
+	good := newMirrorServer(t, map[string][]byte{"index.json": index})
+	for _, ct := range []string{"text/html; charset=utf-8", "application/json"} {
+		page := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+			w.Header().Set("Content-Type", ct)
+			w.Write([]byte("<html><body>log in</body></html>"))
+		})
+		c := openCache(t)
+		var n notes
+		if _, _, err := c.VerifiedIndex(t.Context(), mirrored(t, nil, &n, page.URL, good.URL)); err != nil {
+			t.Fatalf("%s: %v", ct, err)
+		}
+		if n.len() != 1 || !errors.Is(n.why[0], ErrNoRepository) {
+			t.Errorf("%s: notes %v, want one of a web page", ct, n.why)
+		}
+		if _, err := c.readDown(page.URL + "/"); err == nil {
+			t.Errorf("%s: a mirror serving a web page is recorded as down", ct)
+		}
+	}
+}
+
 // TestFailoverResumedMismatch: an archive cut on a mirror with the right bytes and
 // resumed on one with other bytes fails its check; neither is refused for bytes that
 // were the other's: each is read again whole, and the first's serve the install.
