@@ -312,6 +312,10 @@ func TestLocationByDigest(t *testing.T) {
 	if le := (*locationError)(nil); !errors.Is(err, oci.ErrDigestRef) || errors.Is(err, errLocation) || !errors.As(err, &le) || le.loc != loc {
 		t.Errorf("NewSource(%q): %v; want oci.ErrDigestRef naming it", loc, err)
 	}
+	withUser := strings.Replace(loc, "oci://", "oci://u:S3cret@", 1)
+	if _, err := NewSource(withUser, Options{}); !errors.Is(err, oci.ErrDigestRef) || errors.Is(err, errLocation) || strings.Contains(err.Error(), "S3cret") {
+		t.Errorf("NewSource(%q): %v; want oci.ErrDigestRef, without the password", withUser, err)
+	}
 }
 
 // TestLocationUnreadableURL: a URL net/url cannot read, whose password holds "#", "?" or

@@ -103,6 +103,19 @@ func TestParseRef(t *testing.T) {
 			t.Errorf("ParseRef(%s): %v, want ErrDigestRef", ref, err)
 		}
 	}
+	for ref, want := range map[string]string{
+		"oci://h/pkg/main:v1@sha256:" + strings.Repeat("e4", 32):        "oci://h/pkg/main:v1",
+		"oci://h/pkg/main@sha256:" + strings.Repeat("e4", 32):           "oci://h/pkg/main:TAG",
+		"oci://h/main@sha256:" + strings.Repeat("e4", 32):               "oci://h/main:TAG",
+		"oci://u:p@h/pkg/main@sha256:" + strings.Repeat("e4", 32):       "oci://h/pkg/main:TAG",
+		"oci+https://tok@h/pkg/main@sha256:" + strings.Repeat("e4", 32): "oci+https://h/pkg/main:TAG",
+	} {
+		u, _ := url.Parse(ref)
+		_, err := ParseRef(u)
+		if de := (*digestRefError)(nil); !ByDigest(u) || !errors.As(err, &de) || de.tagged != want {
+			t.Errorf("ParseRef(%s): %v, want ErrDigestRef suggesting %s", ref, err, want)
+		}
+	}
 }
 
 // refOf returns the reference of reg's repository.

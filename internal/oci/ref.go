@@ -65,12 +65,22 @@ func (e *digestRefError) Error() string {
 
 func (e *digestRefError) Is(target error) bool { return target == ErrRef || target == ErrDigestRef }
 
-// ByDigest reports whether u is a reference by digest, oci://HOST/NAME@DIGEST, which
-// ParseRef refuses as such: what follows its "@" is no host, so the text before it is
-// no user information.
+// ByDigest reports whether u is a reference by digest, oci://HOST/NAME[:TAG]@DIGEST,
+// which ParseRef refuses as such: what follows the last "@" of its path is no host, so
+// the text before it is no user information.
 func ByDigest(u *url.URL) bool {
-	_, d, ok := strings.Cut(strings.TrimSuffix(u.Path, "/"), "@")
-	return ok && u.User == nil && (u.Scheme == Scheme || u.Scheme == SchemeHTTP || u.Scheme == SchemeHTTPS) && anyDigest().MatchString(d)
+	_, d, ok := cutDigest(u.Path)
+	return ok && (u.Scheme == Scheme || u.Scheme == SchemeHTTP || u.Scheme == SchemeHTTPS) && anyDigest().MatchString(d)
+}
+
+// cutDigest cuts path, without its trailing slash, at its last "@".
+func cutDigest(path string) (name, digest string, ok bool) {
+	path = strings.TrimSuffix(path, "/")
+	i := strings.LastIndexByte(path, '@')
+	if i < 0 {
+		return path, "", false
+	}
+	return path[:i], path[i+1:], true
 }
 
 // ParseRef reads u, an oci, oci+http or oci+https URL naming a repository and an optional
@@ -79,8 +89,11 @@ func ByDigest(u *url.URL) bool {
 func ParseRef(u *url.URL) (Ref, error) {
 	r := Ref{Scheme: u.Scheme, Host: u.Host, Tag: DefaultTag}
 	path := strings.TrimSuffix(strings.TrimPrefix(u.Path, "/"), "/")
-	if name, d, ok := strings.Cut(path, "@"); ok && ByDigest(u) {
-		return Ref{}, &digestRefError{digest: d, tagged: u.Scheme + "://" + u.Host + "/" + name + ":TAG"}
+	if name, d, _ := cutDigest(path); ByDigest(u) {
+		if strings.LastIndexByte(name, ':') <= strings.LastIndexByte(name, '/') {
+			name += ":TAG" // no tag before the digest
+		}
+		return Ref{}, &digestRefError{digest: d, tagged: u.Scheme + "://" + u.Host + "/" + name}
 	}
 	if i := strings.LastIndex(path, ":"); i > strings.LastIndex(path, "/") {
 		path, r.Tag = path[:i], path[i+1:]
