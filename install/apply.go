@@ -372,7 +372,9 @@ func Dependents(recs []db.Record, remove []string) []string {
 func unmetBy(next map[string]*db.Record, names []string, meets *meets, old *db.Record) (users, versions []string) {
 	for _, name := range names {
 		deps := required(next[name])
-		i := slices.IndexFunc(deps, func(d repo.Requirement) bool { return !meets.met(d) && d.Met(old.Name, old.Version, old.Provides) })
+		i := slices.IndexFunc(deps, func(d repo.Requirement) bool {
+			return !meets.met(d) && d.Met(old.Kind, old.Name, old.Version, old.Provides)
+		})
 		if i < 0 {
 			continue
 		}
@@ -501,12 +503,12 @@ func (m *meets) met(req repo.Requirement) bool { return m.by(req) != nil }
 func (m *meets) by(req repo.Requirement) *db.Record {
 	for _, a := range req.Alternatives() {
 		for _, p := range m.byName[a.Name] {
-			if a.Met(p.Name, p.Version, p.Provides) {
+			if a.Met(p.Kind, p.Name, p.Version, p.Provides) {
 				return p
 			}
 		}
 		for _, p := range m.provided[a.Name] {
-			if a.Met(p.Name, p.Version, p.Provides) {
+			if a.Met(p.Kind, p.Name, p.Version, p.Provides) {
 				return p
 			}
 		}
@@ -522,10 +524,10 @@ func (m *meets) conflict(p *db.Record, names []string) (q *db.Record, c repo.Req
 		if q = m.next[name]; q.Name == p.Name {
 			continue
 		}
-		if i := slices.IndexFunc(p.Conflicts, func(c repo.Requirement) bool { return c.Met(q.Name, q.Version, q.Provides) }); i >= 0 {
+		if i := slices.IndexFunc(p.Conflicts, func(c repo.Requirement) bool { return c.Met(q.Kind, q.Name, q.Version, q.Provides) }); i >= 0 {
 			return q, p.Conflicts[i], false
 		}
-		if i := slices.IndexFunc(q.Conflicts, func(c repo.Requirement) bool { return c.Met(p.Name, p.Version, p.Provides) }); i >= 0 {
+		if i := slices.IndexFunc(q.Conflicts, func(c repo.Requirement) bool { return c.Met(p.Kind, p.Name, p.Version, p.Provides) }); i >= 0 {
 			return q, q.Conflicts[i], true
 		}
 	}

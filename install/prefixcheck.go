@@ -274,7 +274,7 @@ func (c *conflicts) rec(name string) *db.Record {
 
 // replaces reports whether a declares that it replaces b at b's version.
 func replaces(a, b *db.Record) bool {
-	return slices.ContainsFunc(a.Replaces, func(r repo.Requirement) bool { return r.Met(b.Name, b.Version, b.Provides) })
+	return slices.ContainsFunc(a.Replaces, func(r repo.Requirement) bool { return r.Met(b.Kind, b.Name, b.Version, b.Provides) })
 }
 
 // add returns o, the owners of e's path, with p, which lists e.

@@ -10,6 +10,7 @@ package repo
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,6 +118,12 @@ type Package struct {
 // each an instance (Key), and install places it in a node_modules layout, not by Into.
 const KindNPM = "npm"
 
+// KindDeb is the Kind of a Debian package, a .deb whose control file Add read: its
+// versions and their constraints are ordered as dpkg orders them (compareDebian), and the
+// newest version is taken whatever it holds, as apt takes it: "~" and "-" begin no
+// pre-release.
+const KindDeb = "deb"
+
 // Key returns what names p installed among a root's packages, its instance: its name, or
 // NAME@VERSION for KindNPM, of which a root may hold several versions.
 func (p Package) Key() string { return InstanceKey(p.Kind, p.Name, p.Version) }
@@ -130,12 +137,15 @@ func InstanceKey(kind, name, version string) string {
 }
 
 // CompareVersion orders p's version and q's, both of p's kind: CompareNPMVersions for
-// KindNPM, else CompareVersions.
+// KindNPM, dpkg's order for KindDeb (ties of spelling bytewise), else CompareVersions.
 func (p Package) CompareVersion(q Package) int { return compareFor(p.Kind, p.Version, q.Version) }
 
 func compareFor(kind, a, b string) int {
-	if kind == KindNPM {
+	switch kind {
+	case KindNPM:
 		return CompareNPMVersions(a, b)
+	case KindDeb:
+		return cmp.Or(compareDebian(a, b), strings.Compare(a, b))
 	}
 	return CompareVersions(a, b)
 }
@@ -446,11 +456,11 @@ func checkLists(p *Package) error {
 func checkKindVersion(p *Package) error {
 	check := checkVersion
 	switch p.Kind {
-	case "":
+	case "", KindDeb:
 	case KindNPM:
 		check = CheckNPMVersion
 	default:
-		return fmt.Errorf("package %q: unknown kind %q (want none or %q)", p.Name, p.Kind, KindNPM)
+		return fmt.Errorf("package %q: unknown kind %q (want none, %q or %q)", p.Name, p.Kind, KindNPM, KindDeb)
 	}
 	if p.Kind != KindNPM && capitalized(p.Name) {
 		return &valueError{ErrName, p.Name, fmt.Sprintf("package %q: a name with capitals is an old npm package's, taken for kind %q alone", p.Name, KindNPM)}

@@ -68,13 +68,13 @@ func (ix *Index) outdated(installed []Package, holds []Hold) []Outdated {
 	versions := ix.versions()
 	var out []Outdated
 	for _, p := range installed {
-		vs := preferred(versions[p.Name], releaseOf(p.Version))
+		vs := preferred(versions[p.Name], releaseOf(p))
 		again := allowed[p.Name] == p.Version && republished(versions[p.Name], p)
-		if !again && (len(vs) == 0 || CompareVersions(vs[0].Version, p.Version) <= 0) {
+		if !again && (len(vs) == 0 || compareKind(vs[0], p) <= 0) {
 			continue
 		}
 		o := Outdated{Name: p.Name, Installed: p.Version, Allowed: allowed[p.Name], Newest: p.Version, Republished: again}
-		if len(vs) > 0 && CompareVersions(vs[0].Version, p.Version) > 0 {
+		if len(vs) > 0 && compareKind(vs[0], p) > 0 {
 			o.Newest = vs[0].Version
 		}
 		if h, ok := holdOf(holds, p); ok && !h.Allows(o.Newest) {

@@ -134,7 +134,7 @@ func TestNPMAllows(t *testing.T) {
 			t.Fatal(err)
 		}
 		for v := range strings.FieldsSeq(tt.yes) {
-			if !r.Allows(v) || !r.Met("x", v, nil) {
+			if !r.Allows(v) || !r.Met("", "x", v, nil) {
 				t.Errorf("%s does not allow %s", r, v)
 			}
 		}
@@ -220,7 +220,7 @@ func TestParseNPMIndexRefuses(t *testing.T) {
 		return `{"format": 1, "packages": [{"name": "x", "version": "1.0.0", "archive": "x.tgz", "size": 1, "sha256": "` + testSum + `", ` + fields + `}]}`
 	}
 	for _, tt := range []struct{ fields, why string }{
-		{`"kind": "deb"`, "an unknown kind"},
+		{`"kind": "rpm"`, "an unknown kind"},
 		{`"kind": "npm", "version": "1.0"`, "a version that is not semver"},
 		{`"kind": "npm", "depends": ["y>=1"]}`, "a depends that is not an npm range"},
 		{`"kind": "npm", "into": "lib/node_modules/x"`, "an into"},

@@ -26,7 +26,7 @@ func (ix *Index) Lookup(r Requirement) (Package, error) {
 	}
 	sortNewestFirst(vs)
 	for _, p := range preferred(vs, r.welcomes()) {
-		if r.Allows(p.Version) {
+		if r.AllowsOf(p.Kind, p.Version) {
 			return p, nil
 		}
 	}
@@ -146,7 +146,7 @@ func (ix *Index) Search(word string) []Package {
 		if !p.runsOn(ix.target()) {
 			continue
 		}
-		if q, ok := best[p.Name]; !ok || installsBefore(p.Version, q.Version) {
+		if q, ok := best[p.Name]; !ok || installsBefore(p, q) {
 			best[p.Name] = p
 		}
 	}
@@ -164,12 +164,11 @@ func matches(p Package, lowerWord string) bool {
 	return strings.Contains(strings.ToLower(p.Name), lowerWord) || strings.Contains(strings.ToLower(p.Summary), lowerWord)
 }
 
-// installsBefore reports whether a new install takes version a over b: a release over
-// a pre-release, else the newer.
-func installsBefore(a, b string) bool {
-	_, aPre := PreRelease(a)
-	_, bPre := PreRelease(b)
-	return aPre != bPre && bPre || aPre == bPre && CompareVersions(a, b) > 0
+// installsBefore reports whether a new install takes a over b, versions of one name: a
+// release over a pre-release (ranksLate), else the newer.
+func installsBefore(a, b Package) bool {
+	aPre, bPre := ranksLate(a, nil), ranksLate(b, nil)
+	return aPre != bPre && bPre || aPre == bPre && compareKind(a, b) > 0
 }
 
 // versions maps each name to its packages, newest first.

@@ -54,11 +54,11 @@ func (r *resolver) chosenFor(d Requirement) (Package, bool) {
 // for each the package of its name, then those providing it, by name.
 func metBy(d Requirement, providers map[string][]string, get func(name string) (Package, bool)) (Package, bool) {
 	for a := range d.alternatives() {
-		if p, ok := get(a.Name); ok && a.Allows(p.Version) {
+		if p, ok := get(a.Name); ok && a.AllowsOf(p.Kind, p.Version) {
 			return p, true
 		}
 		for _, name := range providers[a.Name] {
-			if p, ok := get(name); ok && a.providedBy(p.Provides) {
+			if p, ok := get(name); ok && a.providedBy(p.Kind, p.Provides) {
 				return p, true
 			}
 		}
@@ -90,7 +90,7 @@ func (r *resolver) providersOf(d Requirement) []string {
 
 // provides reports whether a version of name provides a, an alternative.
 func (r *resolver) provides(name string, a Requirement) bool {
-	return slices.ContainsFunc(r.versions[name], func(p Package) bool { r.work++; return a.providedBy(p.Provides) })
+	return slices.ContainsFunc(r.versions[name], func(p Package) bool { r.work++; return a.providedBy(p.Kind, p.Provides) })
 }
 
 // option is a way to meet an orNeed: a need on name.
@@ -133,7 +133,7 @@ func (r *resolver) conflicts(p Package) (levels, error) {
 		names := append([]string{c.Name}, r.providers[c.Name]...)
 		for _, name := range names {
 			r.work++
-			if q, ok := r.chosen[name]; ok && name != p.Name && c.Met(q.pkg.Name, q.pkg.Version, q.pkg.Provides) {
+			if q, ok := r.chosen[name]; ok && name != p.Name && c.Met(q.pkg.Kind, q.pkg.Name, q.pkg.Version, q.pkg.Provides) {
 				return levels{q.level: true}, softError{&ConflictsError{Name: p.Name, Version: p.Version, Conflicts: c, Other: q.pkg.Name, OtherVersion: q.pkg.Version}}
 			}
 		}
@@ -150,7 +150,7 @@ func (r *resolver) conflicts(p Package) (levels, error) {
 			}
 			for _, c := range q.pkg.Conflicts {
 				r.work++
-				if c.Met(p.Name, p.Version, p.Provides) {
+				if c.Met(p.Kind, p.Name, p.Version, p.Provides) {
 					return levels{q.level: true}, softError{&ConflictsError{Name: q.pkg.Name, Version: q.pkg.Version, Conflicts: c, Other: p.Name, OtherVersion: p.Version}}
 				}
 			}

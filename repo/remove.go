@@ -145,7 +145,7 @@ func needed(gone, kept []Package) []Need {
 	var needs []Need
 	for _, q := range kept {
 		for _, d := range q.Depends {
-			allows := func(p Package) bool { return d.Met(p.Name, p.Version, p.Provides) }
+			allows := func(p Package) bool { return d.Met(p.Kind, p.Name, p.Version, p.Provides) }
 			if slices.ContainsFunc(gone, allows) && !slices.ContainsFunc(kept, allows) {
 				needs = append(needs, Need{Name: q.Name, Version: q.Version, Depends: d})
 			}

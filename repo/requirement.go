@@ -23,7 +23,7 @@ type Requirement struct {
 }
 
 // Constraint bounds a version: Op is one of "=", "!=", "<", "<=", ">", ">=", and the
-// version is compared with CompareVersions; or Op is "@", which allows Version and the
+// version is compared with CompareVersions, or as dpkg does for a package of KindDeb; or Op is "@", which allows Version and the
 // versions that extend it by "." or "+" and more, or by a revision ("-" or "_" and a
 // digit), at the same epoch, a leading "v" aside: "@1.7" allows 1.7, 1.7.12, 1.7+1,
 // 1.7-2 and v1.7.1, not 1.70, 1.7-rc1 or 1:1.7. An "@" constraint is written only alone,
@@ -246,23 +246,24 @@ func (r Requirement) alternatives() iter.Seq[Requirement] {
 	}
 }
 
-// Met reports whether a package name at version, providing provides, meets r: one of
-// r's alternatives names it and allows version, or names one of its provides. An
-// unversioned alternative is met by any provides of its name; a versioned one only by a
-// "NAME=V" provides whose V it allows (as Debian has it). r.Repo is not looked at.
-func (r Requirement) Met(name, version string, provides []Requirement) bool {
+// Met reports whether a package of kind, name at version, providing provides, meets r:
+// one of r's alternatives names it and allows version (AllowsOf), or names one of its
+// provides. An unversioned alternative is met by any provides of its name; a versioned one
+// only by a "NAME=V" provides whose V it allows (as Debian has it). r.Repo is not looked at.
+func (r Requirement) Met(kind, name, version string, provides []Requirement) bool {
 	for a := range r.alternatives() {
-		if a.Name == name && a.Allows(version) || a.providedBy(provides) {
+		if a.Name == name && a.AllowsOf(kind, version) || a.providedBy(kind, provides) {
 			return true
 		}
 	}
 	return false
 }
 
-// providedBy reports whether an entry of provides meets a, one alternative, as Met has it.
-func (a Requirement) providedBy(provides []Requirement) bool {
+// providedBy reports whether an entry of provides, of a package of kind, meets a, one
+// alternative, as Met has it.
+func (a Requirement) providedBy(kind string, provides []Requirement) bool {
 	for _, p := range provides {
-		if p.Name == a.Name && (len(a.Constraints) == 0 || providedVersion(p) != "" && a.Allows(providedVersion(p))) {
+		if p.Name == a.Name && (len(a.Constraints) == 0 || providedVersion(p) != "" && a.AllowsOf(kind, providedVersion(p))) {
 			return true
 		}
 	}
@@ -278,24 +279,29 @@ func providedVersion(p Requirement) string {
 }
 
 // Allows reports whether version satisfies every constraint of r (of its first
-// alternative: see Met for the others).
-func (r Requirement) Allows(version string) bool {
+// alternative: see Met for the others), compared with CompareVersions.
+func (r Requirement) Allows(version string) bool { return r.AllowsOf("", version) }
+
+// AllowsOf is Allows of a version of a package of kind: one of KindDeb is compared as
+// dpkg compares it, so that "=1.0" allows 1.0-0 and "<1:2.39.5-." allows 1:2.39.5-0+deb12u3.
+func (r Requirement) AllowsOf(kind, version string) bool {
 	for _, c := range r.Constraints {
-		if !c.allows(version) {
+		if !c.allows(kind, version) {
 			return false
 		}
 	}
 	return true
 }
 
-func (c Constraint) allows(v string) bool {
+func (c Constraint) allows(kind, v string) bool {
+	order := versionOrder(kind)
 	switch c.Op {
 	case "@":
-		return CompareVersions(v, c.Version) == 0 || extends(v, c.Version)
+		return order(v, c.Version) == 0 || extends(v, c.Version)
 	case npmOp:
 		return npmAllows(c.Version, v)
 	}
-	return holds(c.Op, CompareVersions(v, c.Version))
+	return holds(c.Op, order(v, c.Version))
 }
 
 // holds reports whether op ("=", "!=", "<", "<=", ">" or ">=") holds of n, a comparison's
@@ -352,7 +358,7 @@ func (r Requirement) welcomes() []string {
 	var rels []string
 	for _, c := range r.Constraints {
 		if c.Op != "!=" && c.Op != npmOp { // an npm range says which pre-releases it allows
-			rels = append(rels, releaseOf(c.Version)...)
+			rels = append(rels, releaseOf(Package{Version: c.Version})...)
 		}
 	}
 	return rels

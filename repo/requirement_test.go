@@ -262,7 +262,7 @@ func TestMet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := r.Met(tt.name, tt.version, deps(tt.provides...)); got != tt.want {
+		if got := r.Met("", tt.name, tt.version, deps(tt.provides...)); got != tt.want {
 			t.Errorf("%s Met(%s, %s, %q) = %v, want %v", tt.req, tt.name, tt.version, tt.provides, got, tt.want)
 		}
 	}

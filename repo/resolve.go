@@ -147,9 +147,9 @@ type need struct {
 // meets reports whether p, a version of the need's name, meets n.
 func (n need) meets(p Package) bool {
 	if n.virtual {
-		return n.req.providedBy(p.Provides)
+		return n.req.providedBy(p.Kind, p.Provides)
 	}
-	return n.req.Allows(p.Version)
+	return n.req.AllowsOf(p.Kind, p.Version)
 }
 
 // orNeed is a dependency with alternatives, or on a provided name, that is a decision of
@@ -237,7 +237,7 @@ func resolverFor(versions map[string][]Package) *resolver {
 // or locked: a user who took one stays on them until the release, never moved back.
 func (r *resolver) use(pkgs []Package) {
 	for _, p := range pkgs {
-		r.welcomeFor(p.Name, releaseOf(p.Version))
+		r.welcomeFor(p.Name, releaseOf(p))
 	}
 }
 
@@ -528,7 +528,7 @@ func (r *resolver) cursor(name string) cursor {
 	c := cursor{r: r, name: name, prefer: -1}
 	if v, ok := r.prefer[name]; ok {
 		vs := r.versions[name]
-		if i, found := slices.BinarySearchFunc(vs, v, func(p Package, v string) int { return CompareVersions(v, p.Version) }); found {
+		if i, found := slices.BinarySearchFunc(vs, v, func(p Package, v string) int { return compareFor(p.Kind, v, p.Version) }); found {
 			c.prefer = i
 		}
 	}
@@ -553,7 +553,7 @@ func (c *cursor) next() (Package, bool) {
 		for ; c.i < hi; c.i++ {
 			k := c.i
 			c.r.work++
-			late := ranksLate(vs[k].Version, c.r.welcome[c.name])
+			late := ranksLate(vs[k], c.r.welcome[c.name])
 			c.late = c.late || late
 			if k == c.prefer || late != (c.step == 2) || c.done(k) {
 				continue
@@ -577,20 +577,23 @@ func (c *cursor) done(k int) bool { return c.reranked && slices.Contains(c.tried
 
 // bounds returns the range of r.versions[name] outside which no version meets n. Its
 // constraints bound the range exactly but for "!=", and "@" only nearly (1.07 sorts
-// among the versions of @1.7; an "@" of a pre-release or revision bounds only below);
+// among the versions of @1.7; an "@" of a pre-release or revision bounds only below, and
+// one of KindDeb not at all);
 // those of a virtual need bound provided versions, not the range.
 func (r *resolver) bounds(name string, n need) (lo, hi int) {
 	vs := r.versions[name]
 	lo, hi = 0, len(vs)
-	if n.virtual {
+	if n.virtual || len(vs) == 0 {
 		return lo, hi
 	}
+	kind := vs[0].Kind
+	order := versionOrder(kind)
 	for _, c := range n.req.Constraints {
 		first := func(past func(v string) bool) int { // the first index, newest first, past c
 			return sort.Search(len(vs), func(i int) bool { r.work++; return past(vs[i].Version) })
 		}
-		lt := func() int { return first(func(v string) bool { return CompareVersions(v, c.Version) < 0 }) }
-		le := func() int { return first(func(v string) bool { return CompareVersions(v, c.Version) <= 0 }) }
+		lt := func() int { return first(func(v string) bool { return order(v, c.Version) < 0 }) }
+		le := func() int { return first(func(v string) bool { return order(v, c.Version) <= 0 }) }
 		switch c.Op {
 		case "=":
 			lo, hi = max(lo, le()), min(hi, lt())
@@ -603,6 +606,9 @@ func (r *resolver) bounds(name string, n need) (lo, hi int) {
 		case ">=":
 			hi = min(hi, lt())
 		case "@": // spellings of v0 ("v1.7" for "1.7") sort on either side of it
+			if kind == KindDeb { // dpkg's order keeps no extension beside v0
+				continue
+			}
 			hi = min(hi, first(func(v string) bool { return compareParts(v, c.Version) < 0 }))
 			if end, ok := extensionsEnd(c.Version); ok {
 				lo = max(lo, first(func(v string) bool { return CompareVersions(v, end) < 0 }))

@@ -353,7 +353,7 @@ func FuzzResolve(f *testing.F) {
 func checkResolved(t *testing.T, reqs []Requirement, got []Package) {
 	t.Helper()
 	metBy := func(r Requirement, among []Package) int {
-		return slices.IndexFunc(among, func(q Package) bool { return r.Met(q.Name, q.Version, q.Provides) })
+		return slices.IndexFunc(among, func(q Package) bool { return r.Met(q.Kind, q.Name, q.Version, q.Provides) })
 	}
 	for i, p := range got {
 		if slices.ContainsFunc(got[:i], func(q Package) bool { return q.Name == p.Name }) {
@@ -361,7 +361,7 @@ func checkResolved(t *testing.T, reqs []Requirement, got []Package) {
 		}
 		for _, q := range got {
 			for _, c := range p.Conflicts {
-				if q.Name != p.Name && c.Met(q.Name, q.Version, q.Provides) {
+				if q.Name != p.Name && c.Met(q.Kind, q.Name, q.Version, q.Provides) {
 					t.Fatalf("%s %s conflicts with %s %s in %s", p.Name, p.Version, q.Name, q.Version, ids(got))
 				}
 			}
@@ -396,7 +396,7 @@ func reaches(pkgs []Package, from, to string) bool {
 		i := slices.IndexFunc(pkgs, func(p Package) bool { return p.Name == n })
 		for _, r := range pkgs[i].Depends {
 			for _, q := range pkgs {
-				if r.Met(q.Name, q.Version, q.Provides) && !seen[q.Name] {
+				if r.Met(q.Kind, q.Name, q.Version, q.Provides) && !seen[q.Name] {
 					seen[q.Name] = true
 					todo = append(todo, q.Name)
 				}

@@ -142,8 +142,8 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, h
 		}
 		atLeast := Requirement{Name: p.Name, Constraints: []Constraint{{Op: ">=", Version: cur.Version}}}
 		all := versions[p.Name]
-		vs := preferred(all, releaseOf(cur.Version))
-		i := slices.IndexFunc(vs, func(v Package) bool { return atLeast.Allows(v.Version) })
+		vs := preferred(all, releaseOf(cur))
+		i := slices.IndexFunc(vs, func(v Package) bool { return atLeast.AllowsOf(v.Kind, v.Version) })
 		if i < 0 {
 			h := Held{Package: p, Installed: cur.Version}
 			if len(all) > 0 {

@@ -206,10 +206,10 @@ func PreRelease(v string) (release string, ok bool) {
 	return v[:p.preAt], true
 }
 
-// releaseOf returns, as a list for preferred's welcome, the release v is a pre-release of:
-// none when v is a release.
-func releaseOf(v string) []string {
-	if rel, ok := PreRelease(v); ok {
+// releaseOf returns, as a list for preferred's welcome, the release p's version is a
+// pre-release of: none when it is a release, or p is of KindDeb, which has none.
+func releaseOf(p Package) []string {
+	if rel, ok := PreRelease(p.Version); ok && p.Kind != KindDeb {
 		return []string{rel}
 	}
 	return nil
@@ -219,7 +219,7 @@ func releaseOf(v string) []string {
 // pre-releases, but for the pre-releases of a release in welcome (see Requirement.welcomes
 // and resolver.welcome). It returns vs itself when that is the order.
 func preferred(vs []Package, welcome []string) []Package {
-	late := func(p Package) bool { return ranksLate(p.Version, welcome) }
+	late := func(p Package) bool { return ranksLate(p, welcome) }
 	i := slices.IndexFunc(vs, late)
 	if i < 0 {
 		return vs
@@ -238,11 +238,11 @@ func preferred(vs []Package, welcome []string) []Package {
 	return out
 }
 
-// ranksLate reports whether v is a pre-release that ranks after the releases: one of a
-// release not in welcome.
-func ranksLate(v string, welcome []string) bool {
-	rel, ok := PreRelease(v)
-	return ok && !slices.ContainsFunc(welcome, func(w string) bool { return compareParts(w, rel) == 0 })
+// ranksLate reports whether p's version is a pre-release that ranks after the releases:
+// one of a release not in welcome. No version of KindDeb does: apt takes the newest.
+func ranksLate(p Package, welcome []string) bool {
+	rel, ok := PreRelease(p.Version)
+	return ok && p.Kind != KindDeb && !slices.ContainsFunc(welcome, func(w string) bool { return compareParts(w, rel) == 0 })
 }
 
 // extensionsEnd returns a version that sorts after v0 and every version "@v0" allows,
