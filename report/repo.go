@@ -35,7 +35,7 @@ func AddedText(dir string, res *publish.Added) (created, added string, notes []s
 		created = dir + " had no index.json: this is a new repository"
 	}
 	added = fmt.Sprintf("added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, units.Size(p.Size), units.Count(p.Files, "file"), p.SHA256)
-	if rel, ok := repo.PreRelease(p.Version); ok && p.Kind != repo.KindNPM { // npm's ranges say which pre-releases they take
+	if rel, ok := repo.PreRelease(p.Version); ok && p.Kind == "" { // npm's ranges say which pre-releases they take; apt takes the newest
 		notes = append(notes, fmt.Sprintf("%s is a pre-release of %s: it sorts before %s, and installs take a release while there is one (a packaging revision of %s is written %s-1 or %s+1)",
 			p.Version, rel, rel, rel, rel, rel))
 	}

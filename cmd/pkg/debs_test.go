@@ -107,3 +107,62 @@ func TestRepoAddDebLinkOut(t *testing.T) {
 	}
 	e.ok("verify")
 }
+
+// TestDebianVersions installs Debian packages as apt chooses them: the newest version,
+// though it holds a "~" (bookworm-security's ca-certificates 20250419~deb12u2 after
+// 20230311+deb12u1), which outdated lists and upgrade takes, and git-man
+// 1:2.39.5-0+deb12u3 for git's "git-man (<< 1:2.39.5-.)", which dpkg holds below it.
+func TestDebianVersions(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	files := t.TempDir()
+	e := newEnv(t, base, dir)
+	add := func(name, version, depends string) (stderr string) {
+		t.Helper()
+		control := "Package: " + name + "\nVersion: " + version + "\nArchitecture: all\nDescription: " + name + "\n"
+		if depends != "" {
+			control += "Depends: " + depends + "\n"
+		}
+		deb := writeFile(t, files, name+"_"+strings.ReplaceAll(version, ":", "%3a")+".deb", debOf(t, control,
+			pax(t, td("./usr/"), td("./usr/share/"), tf("./usr/share/"+name, version+"\n"))))
+		_, stderr = e.ok("repo", "add", dir, deb)
+		return stderr
+	}
+	installed := func(name string) string {
+		t.Helper()
+		for _, p := range e.list() {
+			if p.Name == name {
+				return p.Version
+			}
+		}
+		return ""
+	}
+
+	add("ca-certificates", "20230311+deb12u1", "")
+	e.ok("install", "ca-certificates")
+	if stderr := add("ca-certificates", "20250419~deb12u2", ""); strings.Contains(stderr, "pre-release") {
+		t.Errorf("repo add of a Debian version with ~ notes a pre-release: %q", stderr)
+	}
+	if ix := readIndexFile(t, dir); ix.Packages[0].Kind != repo.KindDeb {
+		t.Errorf("a .deb's entry is of kind %q, want %q", ix.Packages[0].Kind, repo.KindDeb)
+	}
+	if out, _ := e.ok("outdated"); !strings.Contains(out, "20250419~deb12u2") {
+		t.Errorf("outdated with 20250419~deb12u2 in the repository:\n%s", out)
+	}
+	e.ok("upgrade")
+	if v := installed("ca-certificates"); v != "20250419~deb12u2" {
+		t.Errorf("ca-certificates after upgrade: %q, want 20250419~deb12u2", v)
+	}
+	e.ok("remove", "ca-certificates")
+	e.ok("install", "ca-certificates")
+	if v := installed("ca-certificates"); v != "20250419~deb12u2" {
+		t.Errorf("install ca-certificates: %q, want 20250419~deb12u2", v)
+	}
+
+	add("git-man", "1:2.39.5-0+deb12u3", "")
+	add("git", "1:2.39.5-0+deb12u3", "git-man (>> 1:2.39.5), git-man (<< 1:2.39.5-.)")
+	e.ok("install", "git")
+	if v := installed("git-man"); v != "1:2.39.5-0+deb12u3" {
+		t.Errorf("install git: git-man %q, want 1:2.39.5-0+deb12u3", v)
+	}
+}
