@@ -94,7 +94,7 @@ func TestAdd(t *testing.T) {
 	}
 }
 
-// TestEntry: a .deb's control file and tree give the entry every part its flags do not
+// TestEntry: a .deb's entry is of kind deb; its control file and tree give it every part its flags do not
 // (a nil list), its summary unless one was given; a relation pkg cannot represent is
 // refused unless its flag replaces it; an npm layout whose package.json has no name gets
 // its Into; another archive is left as given.
@@ -108,7 +108,7 @@ func TestEntry(t *testing.T) {
 		{Name: "usr/bin/hello", Type: tar.TypeReg, Mode: 0o755},
 		{Name: "usr/lib/x86_64-linux-gnu/libgreet.so.1", Type: tar.TypeReg, Mode: 0o644},
 	}
-	full := repo.Package{Name: "hello", Version: "2.10-1", Summary: "says hello",
+	full := repo.Package{Name: "hello", Version: "2.10-1", Kind: repo.KindDeb, Summary: "says hello",
 		Depends:   testrepo.Requires("libc6>=2.34", "libgreet1|libgreet2", "dpkg>=1.15"),
 		Provides:  testrepo.Requires("greeter=2"),
 		Conflicts: testrepo.Requires("hello-old", "hello-doc<2.10"),
@@ -134,7 +134,7 @@ func TestEntry(t *testing.T) {
 		{deb, repo.Package{}, false, full},
 		{deb, repo.Package{Name: "hi", Summary: "mine"}, false, func() repo.Package { p := full; p.Name = "hi"; return p }()},
 		{deb, repo.Package{Version: "3", Summary: ""}, true, func() repo.Package { p := full; p.Version, p.Summary = "3", ""; return p }()},
-		{deb, flagged(repo.Package{}), false, flagged(repo.Package{Name: "hello", Version: "2.10-1", Summary: "says hello"})},
+		{deb, flagged(repo.Package{}), false, flagged(repo.Package{Name: "hello", Version: "2.10-1", Kind: repo.KindDeb, Summary: "says hello"})},
 		{&Archive{}, repo.Package{Name: "t"}, false, repo.Package{Name: "t"}},
 		{npm, repo.Package{Name: "prettier", Version: "3"}, false, into},
 		{npm, repo.Package{Name: "prettier", Version: "3", Into: "lib/x"}, false, repo.Package{Name: "prettier", Version: "3", Into: "lib/x"}},
