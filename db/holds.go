@@ -26,7 +26,7 @@ func Holds(recs []Record, requested map[string]repo.Requirement, given []repo.Re
 		r, ok := byName[rec.Name]
 		if !ok || len(r.Constraints) == 0 {
 			r, ok = requested[rec.Key()]
-			ok = ok && r.Allows(rec.Version)
+			ok = ok && r.AllowsOf(rec.Kind, rec.Version)
 		}
 		if ok && len(r.Constraints) > 0 {
 			holds = append(holds, repo.Hold{Key: rec.Key(), Requirement: r})

@@ -47,7 +47,7 @@ func key(op, a string, installed []Record) (string, error) {
 	}
 	var found []Record
 	for _, r := range installed {
-		if r.Name == q.Name && q.Allows(r.Version) {
+		if r.Name == q.Name && q.AllowsOf(r.Kind, r.Version) {
 			found = append(found, r)
 		}
 	}

@@ -77,7 +77,7 @@ func (ix *Index) outdated(installed []Package, holds []Hold) []Outdated {
 		if len(vs) > 0 && compareKind(vs[0], p) > 0 {
 			o.Newest = vs[0].Version
 		}
-		if h, ok := holdOf(holds, p); ok && !h.Allows(o.Newest) {
+		if h, ok := holdOf(holds, p); ok && !h.AllowsOf(p.Kind, o.Newest) {
 			o.Held = h.String()
 		}
 		out = append(out, o)
@@ -106,12 +106,12 @@ func (ix *Index) outdatedNPM(npm []Package, holds []Hold) []Outdated {
 		o := Outdated{Name: p.Name, Kind: p.Kind, Installed: p.Version, Allowed: p.Version, Newest: newest.Version}
 		if h, ok := holdOf(holds, p); ok && len(ranges) == 0 {
 			ranges = append(ranges, h)
-			if !h.Allows(o.Newest) {
+			if !h.AllowsOf(p.Kind, o.Newest) {
 				o.Held = h.String()
 			}
 		}
 		for _, v := range vs {
-			if compareKind(v, p) > 0 && !slices.ContainsFunc(ranges, func(r Requirement) bool { return !r.Allows(v.Version) }) {
+			if compareKind(v, p) > 0 && !slices.ContainsFunc(ranges, func(r Requirement) bool { return !r.AllowsOf(v.Kind, v.Version) }) {
 				o.Allowed = v.Version
 				break
 			}

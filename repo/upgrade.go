@@ -155,7 +155,7 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, h
 		if vs[i].Version == p.Version {
 			continue
 		}
-		if hold, ok := holdOf(holds, cur); ok && !hold.Allows(vs[i].Version) {
+		if hold, ok := holdOf(holds, cur); ok && !hold.AllowsOf(vs[i].Kind, vs[i].Version) {
 			held = append(held, Held{Package: p, Installed: cur.Version, Newest: vs[i].Version, Hold: &hold})
 			continue
 		}
@@ -173,7 +173,7 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, h
 		if h.Reason == nil {
 			continue
 		}
-		if i+1 < len(vs) && vs[i+1].Version != p.Version && atLeast.Allows(vs[i+1].Version) {
+		if i+1 < len(vs) && vs[i+1].Version != p.Version && atLeast.AllowsOf(vs[i+1].Kind, vs[i+1].Version) {
 			if err := pinned(vs[i+1].Version); err != nil {
 				h.Next, h.NextReason = vs[i+1].Version, err
 			}

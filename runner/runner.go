@@ -256,7 +256,7 @@ func fromLock(path string, reqs []repo.Requirement) (*repo.Lock, error) {
 		switch {
 		case j < 0:
 			return nil, fmt.Errorf("run %s: %s does not lock %s for %s", q, path, q.Name, repo.Host)
-		case !q.Allows(all[j].Version):
+		case !q.AllowsOf(all[j].Kind, all[j].Version):
 			return nil, fmt.Errorf("run %s: %s locks %s %s", q, path, q.Name, all[j].Version)
 		case q.Repo != "" && all[j].Repo != q.Repo:
 			return nil, fmt.Errorf("run %s: %s locks %s from repository %s", q, path, q.Name, cmp.Or(all[j].Repo, l.Repo))

@@ -114,7 +114,7 @@ func (p *Plan) fill(cache *fetch.Cache) *Plan {
 		if ok {
 			p.Disk -= cur.Size
 			c.From = cur.Version
-			switch n := repo.CompareVersions(pk.Version, cur.Version); {
+			switch n := pk.CompareVersion(repo.Package{Version: cur.Version}); {
 			case p.again:
 				c.Action, c.From = Reinstall, ""
 			case n > 0:
