@@ -313,7 +313,12 @@ func (ix *Index) encode(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(ix)
+	out := *ix
+	out.Packages = slices.Clone(ix.Packages)
+	for i := range out.Packages {
+		out.Packages[i].Kind = writtenKind(out.Packages[i].Kind)
+	}
+	return enc.Encode(&out)
 }
 
 // writeFile replaces dir/name with what write writes, atomically and durably

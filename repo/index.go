@@ -337,6 +337,29 @@ func normalize(p *Package) {
 	if len(p.Env) == 0 {
 		p.Env = nil
 	}
+	if p.Kind == "" && debArchive(p.Archive) {
+		p.Kind = KindDeb
+	}
+}
+
+// debArchive reports whether archive, an entry's archive (a path or URL), is a .deb: an
+// entry of one is KindDeb whatever its kind says, so that an index or lockfile written by
+// an older pkg, or for one, orders its versions as dpkg does. Indexes and lockfiles never
+// write KindDeb (writtenKind), which an older pkg refuses as a kind it does not know.
+func debArchive(archive string) bool {
+	if u, err := url.Parse(archive); err == nil && u.Scheme != "" {
+		archive = u.Path
+	}
+	return strings.HasSuffix(archive, ".deb")
+}
+
+// writtenKind is the kind an index or lockfile writes for kind: none for KindDeb, which
+// the archive's name says (debArchive).
+func writtenKind(kind string) string {
+	if kind == KindDeb {
+		return ""
+	}
+	return kind
 }
 
 // SameRelations reports whether p and q have the same kind, depends, optional, peers,

@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,7 +74,7 @@ func TestParseRelations(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := ix.Packages[0]
-	want := Package{Name: "zlib1g", Version: "1:1.2.13.dfsg-1", Archive: "z.deb", SHA256: testSum,
+	want := Package{Name: "zlib1g", Version: "1:1.2.13.dfsg-1", Kind: KindDeb, Archive: "z.deb", SHA256: testSum, // a .deb: dpkg's order
 		Depends:   []Requirement{{Name: "libc6", Constraints: []Constraint{{">=", "2.14"}}}, {Name: "debconf", Constraints: []Constraint{{">=", "0.5"}}, Or: []Requirement{{Name: "debconf-2.0"}}}},
 		Provides:  []Requirement{{Name: "libz1"}, {Name: "libz", Constraints: []Constraint{{"=", "1:1.2.13"}}}},
 		Conflicts: []Requirement{{Name: "zlib1", Constraints: []Constraint{{"<", "1:1.0"}}}},
@@ -474,5 +475,27 @@ func BenchmarkParse(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestDebKindNotWritten: an entry of a .deb is KindDeb as read, from its archive's name,
+// in an index and in a lockfile, and neither writes the kind, which a pkg before it
+// refuses as one it does not know.
+func TestDebKindNotWritten(t *testing.T) {
+	p := Package{Name: "git-man", Version: "1:2.39.5-0+deb12u3", Kind: KindDeb, Archive: "git-man-1:2.39.5-0+deb12u3.deb", SHA256: testSum}
+	data := indexOf(t, p)
+	if bytes.Contains(data, []byte(`"kind"`)) {
+		t.Errorf("index of a .deb's entry writes its kind:\n%s", data)
+	}
+	ix, err := Parse(data)
+	if err != nil || ix.Packages[0].Kind != KindDeb {
+		t.Fatalf("Parse: %+v, %v; want kind %q", ix, err, KindDeb)
+	}
+	u := Package{Name: "git-man", Version: "1", Archive: "https://example.org/pool/g/git-man_1_all.deb?x=1", SHA256: testSum}
+	if normalize(&u); u.Kind != KindDeb {
+		t.Errorf("a .deb by URL: kind %q, want %q", u.Kind, KindDeb)
+	}
+	if e := entryOf(p); e.Kind != "" {
+		t.Errorf("lockfile entry of a .deb writes kind %q", e.Kind)
 	}
 }

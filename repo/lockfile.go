@@ -194,7 +194,7 @@ func Inputs(reqs []Requirement) string {
 
 // entryOf is p as a lockfile line.
 func entryOf(p Package) lockEntry {
-	return lockEntry{Name: p.Name, Version: p.Version, Kind: p.Kind, URL: p.Archive, Size: p.Size, SHA256: p.SHA256,
+	return lockEntry{Name: p.Name, Version: p.Version, Kind: writtenKind(p.Kind), URL: p.Archive, Size: p.Size, SHA256: p.SHA256,
 		Depends: texts(p.Depends), Optional: texts(p.Optional), Peers: texts(p.Peers), Bin: texts(p.Bin), Lib: p.Lib, InstalledSize: p.InstalledSize, Files: p.Files, Platform: p.Platform, Repo: p.Repo,
 		Provides: texts(p.Provides), Conflicts: texts(p.Conflicts), Replaces: texts(p.Replaces), Into: p.Into, Env: p.Env}
 }
@@ -204,6 +204,9 @@ func entryOf(p Package) lockEntry {
 func (e lockEntry) pkg() (Package, error) {
 	p := Package{Name: e.Name, Version: e.Version, Kind: e.Kind, Archive: e.URL, Size: e.Size, SHA256: e.SHA256,
 		Lib: e.Lib, InstalledSize: e.InstalledSize, Files: e.Files, Platform: e.Platform, Repo: e.Repo, Into: e.Into, Env: e.Env}
+	if p.Kind == "" && debArchive(p.Archive) {
+		p.Kind = KindDeb
+	}
 	for _, l := range []struct {
 		field string
 		text  []string
