@@ -394,7 +394,7 @@ func unmetBy(next map[string]*db.Record, names []string, meets *meets, old *db.R
 // whose dependency nothing meets (repo.Requirement.Met: a package of one of its
 // alternatives' names at a version allowed, or one that provides it) where the change
 // removed or replaced what met it or installs the package, or an incoming package and
-// another that conflicts with it (errDependency); and the removal of a package not
+// another that conflicts with it (ErrDependency); and the removal of a package not
 // installed. bins gives the commands of a package that bin/ holds (Root.bins).
 func checkApply(recs []db.Record, staged []*db.Record, remove []string, bins func(*db.Record) []repo.Command) error {
 	next := make(map[string]*db.Record, len(recs)+len(staged)) // what the root would hold
@@ -655,13 +655,47 @@ func (r *Root) recorded(ins []db.Intent) (done, known bool) {
 	return true, true
 }
 
-// errDependency is the refusal of a change that would leave an installed package without a
-// dependency at a version it allows.
-var errDependency = errors.New("install: dependency not met")
+// ErrDependency is what a change is refused with that would leave an installed package
+// without a dependency at a version it allows, or that installs one beside a package it
+// conflicts with.
+var ErrDependency = errors.New("install: dependency not met")
 
-// dependencyError is an errDependency worded by format and args.
+// NeededError refuses a removal that would leave a package asked for without a
+// dependency, directly or through a package the removal would take along (txn's removal
+// plan). It is an ErrDependency.
+type NeededError struct {
+	Remove  []string               // the packages asked to be removed, by key (db.Record.Key)
+	By      []db.Record            // the packages asked for that need them
+	Through map[string][]db.Record // of By, by key: those between, which the removal would take along; none where it needs one of Remove itself
+}
+
+func (e *NeededError) Error() string {
+	by, keys := make([]string, len(e.By)), make([]string, len(e.By))
+	for i, r := range e.By {
+		by[i], keys[i] = r.Name+" "+r.Version, r.Key()
+		if through := e.Through[keys[i]]; len(through) > 0 {
+			between := make([]string, len(through))
+			for j, t := range through {
+				between[j] = t.Name + " " + t.Version
+			}
+			by[i] += " (through " + strings.Join(between, ", ") + ")"
+		}
+	}
+	verb, it := "needs", "it"
+	if len(by) > 1 {
+		verb = "need"
+	}
+	if len(e.Remove) > 1 {
+		it = "them"
+	}
+	return fmt.Sprintf("remove %s: %s, asked for, %s %s: remove %s too, or first", strings.Join(e.Remove, " "), strings.Join(by, ", "), verb, it, strings.Join(keys, " "))
+}
+
+func (e *NeededError) Is(target error) bool { return target == ErrDependency }
+
+// dependencyError is an ErrDependency worded by format and args.
 func dependencyError(format string, args ...any) error {
-	return &reasonError{fmt.Sprintf(format, args...), errDependency, nil}
+	return &reasonError{fmt.Sprintf(format, args...), ErrDependency, nil}
 }
 
 // changeError names the packages of a change that failed as a whole.

@@ -32,11 +32,11 @@ func TestCheck(t *testing.T) {
 	if err := CheckChange(r.Dir(), nil, []repo.Package{clash, {Name: "c", Version: "1", Bin: testrepo.Commands("tool=bin/c")}}, nil); !errors.As(err, &ce) || !ce.Incoming {
 		t.Errorf("CheckChange of two packages with one command = %v, want a *clashError, incoming", err)
 	}
-	if err := CheckChange(r.Dir(), installed, nil, []string{"a"}); !errors.Is(err, errDependency) {
-		t.Errorf("CheckChange of removing what app depends on = %v, want errDependency", err)
+	if err := CheckChange(r.Dir(), installed, nil, []string{"a"}); !errors.Is(err, ErrDependency) {
+		t.Errorf("CheckChange of removing what app depends on = %v, want ErrDependency", err)
 	}
-	if err := CheckChange(r.Dir(), installed, []repo.Package{{Name: "a", Version: "0.9", Bin: testrepo.Commands("bin/tool")}}, nil); !errors.Is(err, errDependency) {
-		t.Errorf("CheckChange of a version app does not allow = %v, want errDependency", err)
+	if err := CheckChange(r.Dir(), installed, []repo.Package{{Name: "a", Version: "0.9", Bin: testrepo.Commands("bin/tool")}}, nil); !errors.Is(err, ErrDependency) {
+		t.Errorf("CheckChange of a version app does not allow = %v, want ErrDependency", err)
 	}
 	lib := repo.Package{Name: "l", Version: "1", Lib: []string{"lib"}}
 	if err := CheckChange(filepath.Join(t.TempDir(), "a:b"), nil, []repo.Package{lib}, nil); err == nil {
@@ -78,14 +78,14 @@ func TestCheckSatisfaction(t *testing.T) {
 	if err := CheckChange(dir, installed, nil, []string{"debconf"}); err != nil {
 		t.Errorf("removing an alternative that meets nothing: %v", err)
 	}
-	if err := CheckChange(dir, installed, nil, []string{"cdebconf"}); !errors.Is(err, errDependency) {
-		t.Errorf("removing the only provider of app's dependency = %v, want errDependency", err)
+	if err := CheckChange(dir, installed, nil, []string{"cdebconf"}); !errors.Is(err, ErrDependency) {
+		t.Errorf("removing the only provider of app's dependency = %v, want ErrDependency", err)
 	}
-	if err := CheckChange(dir, installed, nil, []string{"zlib1g"}); !errors.Is(err, errDependency) || !strings.Contains(err.Error(), "app 1 (for libz1>=1.2) depends on it") {
-		t.Errorf("removing the versioned provider = %v, want errDependency naming the dependency it meets", err)
+	if err := CheckChange(dir, installed, nil, []string{"zlib1g"}); !errors.Is(err, ErrDependency) || !strings.Contains(err.Error(), "app 1 (for libz1>=1.2) depends on it") {
+		t.Errorf("removing the versioned provider = %v, want ErrDependency naming the dependency it meets", err)
 	}
-	if err := CheckChange(dir, installed, []repo.Package{{Name: "zlib1", Version: "1", Conflicts: testrepo.Requires("zlib1g")}}, nil); !errors.Is(err, errDependency) {
-		t.Errorf("installing a package that conflicts with an installed one = %v, want errDependency", err)
+	if err := CheckChange(dir, installed, []repo.Package{{Name: "zlib1", Version: "1", Conflicts: testrepo.Requires("zlib1g")}}, nil); !errors.Is(err, ErrDependency) {
+		t.Errorf("installing a package that conflicts with an installed one = %v, want ErrDependency", err)
 	}
 	if err := CheckChange(dir, installed, []repo.Package{{Name: "libz-old", Version: "1", Conflicts: testrepo.Requires("libz1<1")}}, nil); err != nil {
 		t.Errorf("a conflict with a version not installed: %v", err)
@@ -121,12 +121,12 @@ func TestCheckInstances(t *testing.T) {
 		{[]string{"dep@1.0.0", "dep@2.0.0", "a@1.0.0", "b@1.0.0"}, true},
 	} {
 		err := checkApply(installed, nil, tt.remove, npmless)
-		if tt.ok && err != nil || !tt.ok && !errors.Is(err, errDependency) {
+		if tt.ok && err != nil || !tt.ok && !errors.Is(err, ErrDependency) {
 			t.Errorf("remove %q: %v", tt.remove, err)
 		}
 	}
 	c := npm("c", "1.0.0", []string{"dep@npm:^3"}, nil)
-	if err := checkApply(installed, []*db.Record{&c}, nil, npmless); !errors.Is(err, errDependency) {
+	if err := checkApply(installed, []*db.Record{&c}, nil, npmless); !errors.Is(err, ErrDependency) {
 		t.Errorf("install c, which needs dep 3: %v", err)
 	}
 	dep3 := npm("dep", "3.0.0", nil, nil)

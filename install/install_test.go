@@ -195,7 +195,7 @@ func TestInstallRefusalChangesNothing(t *testing.T) {
 	}
 	p = pkgOf("tool", "1")
 	p.Depends = testrepo.Requires("lib>=2")
-	if _, err := r.installFrom(alignedTar(t, base, version1()), p); !errors.Is(err, errDependency) {
+	if _, err := r.installFrom(alignedTar(t, base, version1()), p); !errors.Is(err, ErrDependency) {
 		t.Errorf("install with a dependency missing: %v", err)
 	}
 	assertEmpty(t, r)

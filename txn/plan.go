@@ -240,7 +240,7 @@ func NewPlan(s Spec) (*Plan, error) {
 	if s.Unneeded {
 		return unneededPlan(s.Root, s.Records, db.Unneeded(s.Records, s.Requested)), nil
 	}
-	return removePlan(s.Root, s.Records, s.Names, s.Requested), nil
+	return removePlan(s.Root, s.Records, s.Names, s.Requested)
 }
 
 // fits refuses a Spec giving its action an input it does not read, rather than ignore it.
@@ -421,24 +421,35 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 // (requested, db.Requested) needs those, directly or through others: a dependency they
 // brought that depends on them in turn (eslint's @eslint-community/eslint-utils, a peer
 // of eslint), as apt removes a package's dependents. Where one asked for would lose a
-// dependency, the plan is of names alone, which the commit refuses naming their
-// dependents (install.Dependents).
-func removePlan(root string, before []db.Record, names []string, requested map[string]repo.Requirement) *Plan {
+// dependency through one it would take along, it refuses (*NeededError); where each
+// would lose one of names itself, the plan is of names alone, which the commit refuses
+// naming their dependents (install.Dependents).
+func removePlan(root string, before []db.Record, names []string, requested map[string]repo.Requirement) (*Plan, error) {
 	remove, along := slices.Clone(names), make(map[string][]string)
 	deps := repo.Dependencies(db.Packages(before))
+	var needed []string // asked for, and losing a dependency
 	for {
-		users := install.Dependents(before, remove)
-		if len(users) == 0 {
+		var more []string
+		for _, u := range install.Dependents(before, remove) {
+			if _, asked := requested[u]; !asked {
+				more = append(more, u)
+			} else if !slices.Contains(needed, u) {
+				needed = append(needed, u)
+			}
+		}
+		if len(more) == 0 {
 			break
 		}
-		if slices.ContainsFunc(users, func(u string) bool { _, asked := requested[u]; return asked }) {
-			remove, along = names, nil
-			break
-		}
-		for _, u := range users {
+		for _, u := range more {
 			along[u] = dependsOnOf(before, deps[u], remove)
 		}
-		remove = append(remove, users...)
+		remove = append(remove, more...)
+	}
+	if err := neededBy(before, names, remove, needed, deps); err != nil {
+		return nil, err
+	}
+	if len(needed) > 0 {
+		remove, along = names, nil
 	}
 	why := reasons(nil, names, "")
 	p := &Plan{Root: root, before: before, remove: remove, along: along, why: func(key string) string {
@@ -447,7 +458,33 @@ func removePlan(root string, before []db.Record, names []string, requested map[s
 		}
 		return why(key)
 	}}
-	return p.fill(nil)
+	return p.fill(nil), nil
+}
+
+// neededBy refuses the removal of names where a package of needed, asked for, would lose a
+// dependency through one of remove that the removal would take along
+// (*install.NeededError); nil where each of needed depends on one of names itself. deps
+// are the keys of what each installed package depends on (repo.Dependencies).
+func neededBy(before []db.Record, names, remove, needed []string, deps map[string][]string) error {
+	e := &install.NeededError{Remove: names, Through: make(map[string][]db.Record)}
+	direct := true
+	for _, u := range needed {
+		r, _ := db.Find(before, u)
+		e.By = append(e.By, r)
+		if slices.ContainsFunc(deps[u], func(d string) bool { return slices.Contains(names, d) }) {
+			continue
+		}
+		direct = false
+		for _, d := range deps[u] {
+			if between, ok := db.Find(before, d); ok && slices.Contains(remove, d) && !slices.ContainsFunc(e.Through[u], func(t db.Record) bool { return t.Key() == d }) {
+				e.Through[u] = append(e.Through[u], between)
+			}
+		}
+	}
+	if direct {
+		return nil
+	}
+	return e
 }
 
 // alongWhy is p.along as the Outcome says it: by key, why the removal takes each along.

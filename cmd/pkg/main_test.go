@@ -325,7 +325,8 @@ func TestRemoveRefusesDependency(t *testing.T) {
 // TestRemoveTakesDependents checks that a removal takes along the installed packages that
 // depend on what it removes where nothing asked for needs them (a dependency that depends
 // back, as eslint's @eslint-community/eslint-utils does through its peer), and still
-// refuses where a package asked for, or one it needs, would lose a dependency.
+// refuses where a package asked for, or one it needs, would lose a dependency, naming
+// what was asked for.
 func TestRemoveTakesDependents(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "repo")
 	addPackage(t, dir, "tool", "1", "utils")
@@ -343,14 +344,19 @@ func TestRemoveTakesDependents(t *testing.T) {
 		t.Errorf("after remove tool: %+v", got)
 	}
 
-	// top, asked for, needs tool through mid: refused, naming what depends on tool.
+	// top, asked for, needs tool through mid: refused, naming top and mid; removing top
+	// too takes mid and utils along.
 	e.ok("install", "top")
 	_, stderr, code := e.pkg("remove", "tool")
-	if code != 1 || !strings.Contains(stderr, "remove tool: mid 1, utils 1 depend on it (remove mid utils too, or first)") {
+	if code != 1 || !strings.Contains(stderr, "remove tool: top 1 (through mid 1), asked for, needs it: remove top too, or first") {
 		t.Errorf("remove tool under top: exit %d, %q", code, stderr)
 	}
 	if got := e.list(); len(got) != 5 {
 		t.Errorf("after refused remove: %+v", got)
+	}
+	e.ok("remove", "tool", "top")
+	if got := e.list(); len(got) != 1 || got[0].Name != "leaf" {
+		t.Errorf("after remove tool top: %+v", got)
 	}
 }
 

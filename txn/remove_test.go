@@ -1,0 +1,56 @@
+package txn_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"pkg/db"
+	"pkg/install"
+	"pkg/pkgtest/testrepo"
+	"pkg/repo"
+	"pkg/txn"
+)
+
+// TestRemoveNeeded checks that a removal a package asked for would lose a dependency to,
+// through one the removal would take along, is refused in the plan naming that package
+// and the one between, and that removing it too takes the rest along.
+func TestRemoveNeeded(t *testing.T) {
+	rec := func(name string, deps ...string) db.Record {
+		return db.Record{Name: name, Version: "1", Depends: testrepo.Requires(deps...)}
+	}
+	recs := []db.Record{rec("tool", "utils"), rec("utils", "tool", "leaf"), rec("leaf"), rec("top", "mid"), rec("mid", "tool")}
+	requested := map[string]repo.Requirement{"tool": {Name: "tool"}, "top": {Name: "top"}}
+	plan := func(names ...string) (*txn.Plan, error) {
+		return txn.NewPlan(txn.Spec{Action: txn.Remove, Names: names, Root: "/r", Records: recs, Requested: requested})
+	}
+	_, err := plan("tool")
+	var ne *install.NeededError
+	if !errors.As(err, &ne) || !errors.Is(err, install.ErrDependency) {
+		t.Fatalf("remove tool under top = %v, want an *install.NeededError, an install.ErrDependency", err)
+	}
+	if by, through := keys(ne.By), keys(ne.Through["top"]); !slices.Equal(ne.Remove, []string{"tool"}) || !slices.Equal(by, []string{"top"}) || !slices.Equal(through, []string{"mid"}) {
+		t.Errorf("remove tool under top = %v: Remove %q, By %q, top through %q; want tool, top, mid", err, ne.Remove, by, through)
+	}
+	p, err := plan("tool", "top")
+	if err != nil {
+		t.Fatalf("remove tool top: %v", err)
+	}
+	var gone []string
+	for _, c := range p.Changes {
+		gone = append(gone, c.Name)
+	}
+	slices.Sort(gone)
+	if want := []string{"mid", "tool", "top", "utils"}; !slices.Equal(gone, want) {
+		t.Errorf("remove tool top removes %q, want %q", gone, want)
+	}
+}
+
+// keys returns the keys of recs.
+func keys(recs []db.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.Key()
+	}
+	return out
+}
