@@ -75,7 +75,8 @@ type Rebuilt struct {
 // (db.ErrStale): its other pages are not read, as bbolt cannot read every damage safely. A
 // package's record is taken for its tree where its archive is one the tree matches
 // (recorded). A database that is not damaged is kept (Rebuilt.Sound), and only the
-// prefix made to agree with its records.
+// prefix made to agree with its records; where the roll-forward of its last change cannot
+// finish, it returns no Rebuilt and that *LinksError.
 func Rebuild(ctx context.Context, dir string, o Options, candidates func(name string) ([]Candidate, error)) (_ *Rebuilt, err error) {
 	r, err := lockRoot(ctx, dir, o)
 	if err != nil {
@@ -94,7 +95,11 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 	}
 	out := &Rebuilt{Salvaged: old != nil}
 	if old != nil && old.sound {
-		return out, r.keepSound(out, old)
+		err := r.keepSound(out, old)
+		if !out.Sound { // failed before its commit
+			return nil, err
+		}
+		return out, err
 	}
 	if old != nil {
 		candidates = recorded(old.pkgs, candidates)
@@ -130,7 +135,8 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 // keepSound makes the prefix agree with the records of the root's database, which is
 // not damaged, old: the owners of its paths recorded again from the file lists, and what
 // it lacks linked again at the start that follows, as a repair that replaces the database
-// does. What a command cut short left is first undone, as Open does.
+// does. What a command cut short left is first undone, as Open does. out.Sound says it
+// committed.
 func (r *Root) keepSound(out *Rebuilt, old *oldRecords) error {
 	var err error
 	if r.db, err = r.openDB(db.Options{Timeout: r.o.LockTimeout, Hold: true}); err != nil {
@@ -139,8 +145,8 @@ func (r *Root) keepSound(out *Rebuilt, old *oldRecords) error {
 	if err := r.reconcile(); err != nil {
 		return err
 	}
-	if r.links != nil { // a roll-forward that cannot finish, which a new one would drop
-		return r.links
+	if r.unlinked != nil { // a roll-forward that cannot finish, which a new one would drop
+		return r.unlinked
 	}
 	pkgs, lists, err := r.db.Installed()
 	if err != nil {
