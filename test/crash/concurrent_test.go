@@ -34,7 +34,8 @@ var busyLine = regexp.MustCompile(`^pkg: note: (pid \d+ \(.*\)|another pkg proce
 // "not installed", "depend(s) on it" and "asked for, need(s) it" refusals, with waiting
 // messages), and after each
 // round: some serial order of the round's commands, replayed on a model of pkg, gives every
-// command its observed outcome and ends in the state the root records; the root keeps
+// command its observed outcome and ends in the state the root records, what it records
+// as asked for included; the root keeps
 // every invariant of the commit protocol (checkRoot, including verify); the database
 // passes bbolt's check and every cache entry verifies.
 func TestConcurrent(t *testing.T) {
@@ -108,12 +109,16 @@ func TestConcurrent(t *testing.T) {
 		for _, p := range problems {
 			t.Errorf("after round %d: %s", round, p)
 		}
-		order, found := m.serialOrder(before, cmds, ok, st)
-		if !found {
+		after := withRequested(t, e.root, st)
+		order, end, found := m.serialOrder(before, cmds, ok, after)
+		switch {
+		case !found:
 			t.Errorf("round %d: no serial order of %q from %v gives the outcomes %v and ends at %v", round, ran, before, ok, st)
+		case !maps.Equal(end, after):
+			t.Errorf("round %d: the root records as asked for %q; the serial order %v of %q leaves %q", round, askedOf(after), order, ran, askedOf(end))
 		}
-		t.Logf("round %d: %s -> installed %v, as in the serial order %v", round, strings.Join(ran, "; "), st, order)
-		before = withRequested(t, e.root, st)
+		t.Logf("round %d: %s -> installed %v, asked for %q, as in the serial order %v", round, strings.Join(ran, "; "), st, askedOf(after), order)
+		before = after // what the root records, so that a mismatch found stops at its round
 	}
 	if waits == 0 {
 		t.Errorf("no process said it was waiting for another")
@@ -122,7 +127,8 @@ func TestConcurrent(t *testing.T) {
 }
 
 // withRequested returns st with the model's mark of each package the root records as asked
-// for (a key "+NAME"), which the model's removals go by.
+// for (a key "+NAME"): what a round's serial order must end at, and the next round starts
+// from.
 func withRequested(t *testing.T, root string, st state) state {
 	d, err := db.Open(filepath.Join(root, ".pkg", "db"), db.Options{Timeout: 10 * time.Second, NoCreate: true})
 	if err != nil {

@@ -14,8 +14,8 @@ import (
 // model replays pkg commands on a state, for checking that concurrent runs end as some
 // serial order of them would: install resolves against the published index, sets every
 // resolved package's version and records its arguments' names as asked for (a key
-// "+NAME" of the state, which the root's state lacks: serialOrder leaves them out of the
-// comparison); remove refuses a name not installed, takes along the installed packages
+// "+NAME" of the state, as withRequested marks what the root records); remove refuses a
+// name not installed, deletes the marks of what it removes, takes along the installed packages
 // that depend on what it removes where none of them, or of theirs, was asked for, and
 // refuses where one was; every other command changes nothing.
 type model struct {
@@ -121,16 +121,22 @@ func (m *model) resolved(s state, args []string) (state, bool) {
 }
 
 // serialOrder looks for an order of cmds that, run one at a time from before, gives every
-// command its observed outcome (ok) and ends at after; it returns the order found.
-func (m *model) serialOrder(before state, cmds [][]string, ok []bool, after state) ([]int, bool) {
+// command its observed outcome (ok) and ends at after, with its marks of what was asked
+// for ("+NAME"); found says whether one ends at after's packages, and end is where the
+// order returned ends: at after where any order does, else at its packages alone.
+func (m *model) serialOrder(before state, cmds [][]string, ok []bool, after state) (order []int, end state, found bool) {
 	used := make([]bool, len(cmds))
-	var order []int
+	var run []int
 	var search func(s state) bool
 	search = func(s state) bool {
-		if len(order) == len(cmds) {
-			got := maps.Clone(s)
-			maps.DeleteFunc(got, func(n, _ string) bool { return asked(n) })
-			return maps.Equal(got, after)
+		if len(run) == len(cmds) {
+			if !maps.Equal(packagesOf(s), packagesOf(after)) {
+				return false
+			}
+			if !found || maps.Equal(s, after) {
+				order, end, found = slices.Clone(run), s, true
+			}
+			return maps.Equal(s, after)
 		}
 		for i := range cmds {
 			if used[i] {
@@ -140,13 +146,33 @@ func (m *model) serialOrder(before state, cmds [][]string, ok []bool, after stat
 			if succeeded != ok[i] {
 				continue
 			}
-			used[i], order = true, append(order, i)
+			used[i], run = true, append(run, i)
 			if search(next) {
 				return true
 			}
-			used[i], order = false, order[:len(order)-1]
+			used[i], run = false, run[:len(run)-1]
 		}
 		return false
 	}
-	return order, search(before)
+	search(before)
+	return order, end, found
+}
+
+// packagesOf returns s without its marks of what was asked for.
+func packagesOf(s state) state {
+	p := maps.Clone(s)
+	maps.DeleteFunc(p, func(n, _ string) bool { return asked(n) })
+	return p
+}
+
+// askedOf returns the names s marks as asked for, sorted.
+func askedOf(s state) []string {
+	var names []string
+	for n := range s {
+		if name, ok := strings.CutPrefix(n, "+"); ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
