@@ -660,13 +660,13 @@ func (r *Root) recorded(ins []db.Intent) (done, known bool) {
 // conflicts with.
 var ErrDependency = errors.New("install: dependency not met")
 
-// NeededError refuses a removal that would leave a package asked for without a
-// dependency, directly or through a package the removal would take along (txn's removal
-// plan). It is an ErrDependency.
+// NeededError refuses a removal that would leave packages asked for without a
+// dependency, directly or through others that would go with it (txn's removal plan),
+// naming every package asked for that would have to go too. It is an ErrDependency.
 type NeededError struct {
 	Remove  []string               // the packages asked to be removed, by key (db.Record.Key)
-	By      []db.Record            // the packages asked for that need them
-	Through map[string][]db.Record // of By, by key: those between, which the removal would take along; none where it needs one of Remove itself
+	By      []db.Record            // the packages asked for that need them, directly or through others
+	Through map[string][]db.Record // of By, by key: what it needs that would go, taken along or of By; none where it needs one of Remove itself
 }
 
 func (e *NeededError) Error() string {

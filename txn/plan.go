@@ -421,29 +421,27 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 // (requested, db.Requested) needs those, directly or through others: a dependency they
 // brought that depends on them in turn (eslint's @eslint-community/eslint-utils, a peer
 // of eslint), as apt removes a package's dependents. Where one asked for would lose a
-// dependency through one it would take along, it refuses (*NeededError); where each
-// would lose one of names itself, the plan is of names alone, which the commit refuses
-// naming their dependents (install.Dependents).
+// dependency through another that would go, it refuses naming every package asked for
+// that would have to go too (*install.NeededError); where each would lose one of names
+// itself, the plan is of names alone, which the commit refuses naming their dependents
+// (install.Dependents).
 func removePlan(root string, before []db.Record, names []string, requested map[string]repo.Requirement) (*Plan, error) {
 	remove, along := slices.Clone(names), make(map[string][]string)
 	deps := repo.Dependencies(db.Packages(before))
-	var needed []string // asked for, and losing a dependency
+	var needed []string // asked for, and losing a dependency: all of them, for the refusal to name
 	for {
-		var more []string
-		for _, u := range install.Dependents(before, remove) {
-			if _, asked := requested[u]; !asked {
-				more = append(more, u)
-			} else if !slices.Contains(needed, u) {
-				needed = append(needed, u)
-			}
-		}
-		if len(more) == 0 {
+		users := install.Dependents(before, remove)
+		if len(users) == 0 {
 			break
 		}
-		for _, u := range more {
-			along[u] = dependsOnOf(before, deps[u], remove)
+		for _, u := range users {
+			if _, asked := requested[u]; asked {
+				needed = append(needed, u)
+			} else {
+				along[u] = dependsOnOf(before, deps[u], remove)
+			}
 		}
-		remove = append(remove, more...)
+		remove = append(remove, users...)
 	}
 	if err := neededBy(before, names, remove, needed, deps); err != nil {
 		return nil, err
@@ -462,9 +460,9 @@ func removePlan(root string, before []db.Record, names []string, requested map[s
 }
 
 // neededBy refuses the removal of names where a package of needed, asked for, would lose a
-// dependency through one of remove that the removal would take along
-// (*install.NeededError); nil where each of needed depends on one of names itself. deps
-// are the keys of what each installed package depends on (repo.Dependencies).
+// dependency through another of remove, which would go with names (*install.NeededError);
+// nil where each of needed depends on one of names itself. deps are the keys of what each
+// installed package depends on (repo.Dependencies).
 func neededBy(before []db.Record, names, remove, needed []string, deps map[string][]string) error {
 	e := &install.NeededError{Remove: names, Through: make(map[string][]db.Record)}
 	direct := true

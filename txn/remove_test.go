@@ -13,14 +13,15 @@ import (
 )
 
 // TestRemoveNeeded checks that a removal a package asked for would lose a dependency to,
-// through one the removal would take along, is refused in the plan naming that package
-// and the one between, and that removing it too takes the rest along.
+// through one the removal would take along, is refused in the plan naming that package,
+// the one between and the package asked for that needs it in turn, and that removing
+// those too takes the rest along.
 func TestRemoveNeeded(t *testing.T) {
 	rec := func(name string, deps ...string) db.Record {
 		return db.Record{Name: name, Version: "1", Depends: testrepo.Requires(deps...)}
 	}
-	recs := []db.Record{rec("tool", "utils"), rec("utils", "tool", "leaf"), rec("leaf"), rec("top", "mid"), rec("mid", "tool")}
-	requested := map[string]repo.Requirement{"tool": {Name: "tool"}, "top": {Name: "top"}}
+	recs := []db.Record{rec("tool", "utils"), rec("utils", "tool", "leaf"), rec("leaf"), rec("top", "mid"), rec("mid", "tool"), rec("z", "top")}
+	requested := map[string]repo.Requirement{"tool": {Name: "tool"}, "top": {Name: "top"}, "z": {Name: "z"}}
 	plan := func(names ...string) (*txn.Plan, error) {
 		return txn.NewPlan(txn.Spec{Action: txn.Remove, Names: names, Root: "/r", Records: recs, Requested: requested})
 	}
@@ -29,20 +30,21 @@ func TestRemoveNeeded(t *testing.T) {
 	if !errors.As(err, &ne) || !errors.Is(err, install.ErrDependency) {
 		t.Fatalf("remove tool under top = %v, want an *install.NeededError, an install.ErrDependency", err)
 	}
-	if by, through := keys(ne.By), keys(ne.Through["top"]); !slices.Equal(ne.Remove, []string{"tool"}) || !slices.Equal(by, []string{"top"}) || !slices.Equal(through, []string{"mid"}) {
-		t.Errorf("remove tool under top = %v: Remove %q, By %q, top through %q; want tool, top, mid", err, ne.Remove, by, through)
+	by, top, z := keys(ne.By), keys(ne.Through["top"]), keys(ne.Through["z"])
+	if !slices.Equal(ne.Remove, []string{"tool"}) || !slices.Equal(by, []string{"top", "z"}) || !slices.Equal(top, []string{"mid"}) || !slices.Equal(z, []string{"top"}) {
+		t.Errorf("remove tool under top = %v: Remove %q, By %q, top through %q, z through %q; want tool, top z, mid, top", err, ne.Remove, by, top, z)
 	}
-	p, err := plan("tool", "top")
+	p, err := plan("tool", "top", "z")
 	if err != nil {
-		t.Fatalf("remove tool top: %v", err)
+		t.Fatalf("remove tool top z: %v", err)
 	}
 	var gone []string
 	for _, c := range p.Changes {
 		gone = append(gone, c.Name)
 	}
 	slices.Sort(gone)
-	if want := []string{"mid", "tool", "top", "utils"}; !slices.Equal(gone, want) {
-		t.Errorf("remove tool top removes %q, want %q", gone, want)
+	if want := []string{"mid", "tool", "top", "utils", "z"}; !slices.Equal(gone, want) {
+		t.Errorf("remove tool top z removes %q, want %q", gone, want)
 	}
 }
 
