@@ -21,6 +21,7 @@ type npmResolver struct {
 	set      map[string][]Package // name → the instances of the set, newest first
 	keep     []Package            // installed or locked instances, resolved first
 	renew    []string             // names whose caller's requirements take the index's newest they allow, not the set's
+	loose    []string             // keys of instances of keep that stay only where the result leads to them (drop)
 	added    []string             // the keys of the instances chosen, in order, for undo
 	visited  map[string]bool      // keys whose dependencies are resolved or being resolved
 }
@@ -76,16 +77,54 @@ func (n *npmResolver) resolve(reqs []Requirement, by []string) ([]Package, error
 			return nil, err
 		}
 	}
+	took := make([]Package, 0, len(reqs))
 	for i, q := range reqs {
 		resolve := n.edge
 		if by[i] == "" && slices.Contains(n.renew, q.Name) {
 			resolve = n.take
 		}
-		if _, err := resolve(q, by[i]); err != nil {
+		p, err := resolve(q, by[i])
+		if err != nil {
 			return nil, err
 		}
+		took = append(took, p)
 	}
+	n.drop(took)
 	return n.order(), nil
+}
+
+// drop takes out of the set, when n.loose names instances, those that neither took (what
+// reqs resolved to), the instances of keep not loose, nor the edges of what they reach
+// lead to.
+func (n *npmResolver) drop(took []Package) {
+	if len(n.loose) == 0 {
+		return
+	}
+	var all []Package
+	for _, vs := range n.set {
+		all = append(all, vs...)
+	}
+	edges := Edges(all)
+	todo := slices.Clone(took)
+	for _, p := range n.keep {
+		if !slices.Contains(n.loose, p.Key()) {
+			todo = append(todo, p)
+		}
+	}
+	reached := make(map[string]bool)
+	for len(todo) > 0 {
+		p := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if !reached[p.Key()] {
+			reached[p.Key()] = true
+			todo = slices.AppendSeq(todo, maps.Values(edges[p.Key()]))
+		}
+	}
+	for _, p := range all {
+		if !reached[p.Key()] {
+			n.remove(p.Key())
+		}
+	}
 }
 
 // visit resolves the dependencies of p, an instance of the set, once.

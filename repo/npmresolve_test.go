@@ -239,6 +239,18 @@ func TestNPMHolds(t *testing.T) {
 			t.Errorf("ResolveInstalled(%s) into %s, holds %v = %s, %v; want %s", tt.req, keys(tt.installed), tt.holds, keys(got), err, tt.want)
 		}
 	}
+	// A dependent's range that newer versions also satisfy keeps the held instance it
+	// leads to: the request takes the newest beside it, and moves it only where its own
+	// range takes a version the dependent's allows.
+	ix = npmTestIndex(t, "x 1.2.0", "x 1.2.5", "x 1.9.0", "d 1.0.0 x@~1.2.0")
+	installed := []Package{ix.Packages[3], ix.Packages[0]}
+	hold = Hold{Key: "x@1.2.0", Requirement: parseReqs(t, "x@1.2.0")[0]}
+	for req, want := range map[string]string{"x": "d@1.0.0 x@1.2.0 x@1.9.0", "x@npm:~1.2": "d@1.0.0 x@1.2.5"} {
+		got, err := ix.ResolveInstalled(installed, parseReqs(t, req), hold)
+		if err != nil || keys(got) != want {
+			t.Errorf("ResolveInstalled(%s) into %s, x held at 1.2.0 = %s, %v; want %s", req, keys(installed), keys(got), err, want)
+		}
+	}
 }
 
 // TestNPMOutdated: each instance is outdated within the ranges that lead to it.

@@ -62,8 +62,8 @@ func resolveIn(versions map[string][]Package, reqs []Requirement) ([]Package, er
 // The installed npm instances stay too, each preferred where a range it satisfies is
 // resolved (see the npm resolver), but for a held one that a requirement of reqs would
 // take with another constraint than its hold (reheld): that requirement replaces the hold
-// and takes the newest version it allows, and the instance is in the result only where
-// an edge takes it again.
+// and takes the newest version it allows, and the instance, preferred still by the ranges
+// of the others, is in the result only where an edge of the result leads to it.
 func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement, holds ...Hold) ([]Package, error) {
 	byKey := make(map[string]Package, len(installed))
 	for _, p := range installed {
@@ -74,13 +74,11 @@ func (ix *Index) ResolveInstalled(installed []Package, reqs []Requirement, holds
 	npm, installed := splitInstances(installed)
 	r := newResolver(withInstalled(ix, byKey))
 	r.use(installed)
-	replaced := reheld(npm, reqs, holds)
-	for _, p := range replaced {
+	for _, p := range reheld(npm, reqs, holds) {
 		r.npm.renew = append(r.npm.renew, p.Name)
+		r.npm.loose = append(r.npm.loose, p.Key())
 	}
-	r.npm.prefer(slices.DeleteFunc(npm, func(p Package) bool {
-		return slices.ContainsFunc(replaced, func(q Package) bool { return q.Key() == p.Key() })
-	}))
+	r.npm.prefer(npm)
 	var keep []Requirement
 	for _, p := range installed {
 		if slices.ContainsFunc(reqs, func(q Requirement) bool { return q.Name == p.Name }) {

@@ -346,6 +346,28 @@ func TestNPMInstallHeld(t *testing.T) {
 	}
 }
 
+// TestNPMInstallHeldRange: installing a held npm name that another package needs by a range
+// newer versions also satisfy adds the newest beside the held version and moves neither.
+func TestNPMInstallHeldRange(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "x", "1.2.0")
+	addNPM(t, base, "d", "1.0.0", "x@npm:~1.2.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "d")
+	e.ok("install", "x@1.2.0")
+	addNPM(t, base, "x", "1.2.5")
+	addNPM(t, base, "x", "1.9.0")
+	if out, _ := e.ok("install", "x"); !strings.Contains(out, "installed x 1.9.0") || strings.Contains(out, "1.2.") {
+		t.Errorf("install x over x@1.2.0, which d needs: %q, want x 1.9.0 added and nothing moved", out)
+	}
+	if got, want := e.installed(), "d 1.0.0, x 1.2.0, x 1.9.0"; got != want {
+		t.Errorf("installed %q, want %q", got, want)
+	}
+	if out, _ := e.ok("why", "x@1.2.0"); !strings.Contains(out, "was asked for, as x@1.2.0\n") || !strings.Contains(out, "needed by d@1.0.0") {
+		t.Errorf("why x@1.2.0: %q, want it asked for as x@1.2.0 and needed by d", out)
+	}
+}
+
 // TestNPMUpgradeTwoRequested: an upgrade of a name two versions of which were asked for
 // moves each within its own request: the newest, asked for as the name, stays newest, and
 // the one asked for at its version stays held, so nothing is removed and no request is lost.
