@@ -71,7 +71,8 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err := checkApply(recs, incoming, remove, func(p *db.Record) []repo.Command { return r.bins(p.Kind, p.Name, p.Version, p.Bin) }); err != nil {
 		return nil, err
 	}
-	if requests, err = r.carry(requests, incoming, remove); err != nil {
+	carried, err := r.carry(requests, recs, incoming, remove)
+	if err != nil {
 		return nil, err
 	}
 	if err := r.checkUnmanaged(recs, incoming); err != nil {
@@ -80,7 +81,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err := r.checkFoldedNames(recs, incoming, remove); err != nil {
 		return nil, err
 	}
-	plan, err := r.prefixChange(recs, staged, remove, keyed(requests, recs, incoming, remove))
+	plan, err := r.prefixChange(recs, staged, remove, keyed(requests, recs, incoming, remove, carried...))
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +132,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		s.rec.Installed = now
 		news[i], files[i] = s.rec, s.files
 	}
-	if err := r.db.CommitRequested(news, files, remove, keyed(requests, recs, news, remove), pc); err != nil {
+	if err := r.db.CommitRequested(news, files, remove, keyed(requests, recs, news, remove, carried...), pc); err != nil {
 		if done, known := r.recorded(all); done || !known { // or the next start finds out
 			keep(staged)
 			svs, trash = nil, nil // the next start keeps the marked trees
@@ -183,35 +184,37 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	return results, nil
 }
 
-// carry returns requests, by name (Request), with the recorded requests of the npm
-// instances remove takes out where staged installs another version of the name: an
-// upgrade of an npm package is its old version's removal and the new one's install, and
-// what was asked for stays so. A request of requests on the name comes first.
-func (r *Root) carry(requests map[string]repo.Requirement, staged []*db.Record, remove []string) (map[string]repo.Requirement, error) {
+// carry returns the recorded requests of the npm instances remove takes out where staged
+// installs another version of the name, by key: an upgrade of an npm package is its old
+// version's removal and the new one's install, and what was asked for stays so; but not
+// where the request of requests (by name, Request) on the name allows the instance
+// removed, which it replaces. recs are the installed records.
+func (r *Root) carry(requests map[string]repo.Requirement, recs []db.Record, staged []*db.Record, remove []string) ([]repo.Requirement, error) {
 	if len(staged) == 0 || len(remove) == 0 {
-		return requests, nil
+		return nil, nil
 	}
 	recorded, err := r.db.Requested()
 	if err != nil {
 		return nil, err
 	}
-	for _, key := range remove {
-		q, ok := recorded[key]
-		if _, asked := requests[q.Name]; !ok || asked || !slices.ContainsFunc(staged, func(s *db.Record) bool { return s.Kind == repo.KindNPM && s.Name == q.Name }) {
+	var carried []repo.Requirement
+	for _, rec := range recs {
+		q, ok := recorded[rec.Key()]
+		if !ok || !slices.Contains(remove, rec.Key()) || !slices.ContainsFunc(staged, func(s *db.Record) bool { return s.Kind == repo.KindNPM && s.Name == q.Name }) {
 			continue
 		}
-		if requests == nil {
-			requests = make(map[string]repo.Requirement)
+		if asked, dup := requests[q.Name]; !dup || !asked.Allows(rec.Version) {
+			carried = append(carried, q)
 		}
-		requests[q.Name] = q
 	}
-	return requests, nil
+	return carried, nil
 }
 
 // keyed returns requests, by name (Request), by the key of the package each names in the
 // root a commit leaves, holding recs, but remove, and staged: the name's package, or of an
-// npm name's instances the newest its request allows.
-func keyed(requests map[string]repo.Requirement, recs []db.Record, staged []*db.Record, remove []string) map[string]repo.Requirement {
+// npm name's instances the newest its request allows; then each of carried (carry) by the
+// newest instance of its name it allows that no request went to.
+func keyed(requests map[string]repo.Requirement, recs []db.Record, staged []*db.Record, remove []string, carried ...repo.Requirement) map[string]repo.Requirement {
 	next := make(map[string]*db.Record, len(recs)+len(staged))
 	for i := range recs {
 		next[recs[i].Key()] = &recs[i]
@@ -227,6 +230,14 @@ func keyed(requests map[string]repo.Requirement, recs []db.Record, staged []*db.
 	for name, q := range requests {
 		for _, p := range m.byName[name] {
 			if p.Kind == "" || q.Allows(p.Version) {
+				out[p.Key()] = q
+				break
+			}
+		}
+	}
+	for _, q := range carried {
+		for _, p := range m.byName[q.Name] {
+			if _, taken := out[p.Key()]; !taken && q.Allows(p.Version) {
 				out[p.Key()] = q
 				break
 			}

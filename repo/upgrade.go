@@ -302,6 +302,19 @@ func (h Held) conflictWhy(version, what string, err error) string {
 	return fmt.Sprintf("no version of %q satisfies %s", ce.Name, strings.Join(parts, ""))
 }
 
+// BelowError refuses an upgrade naming an npm package with a constraint that allows none
+// of its installed versions, none of which is held: it would move one below its installed
+// version, which an upgrade never does.
+type BelowError struct {
+	Requirement Requirement
+	Installed   []string // the versions of its name installed
+}
+
+func (e *BelowError) Error() string {
+	return fmt.Sprintf("upgrade %s: %s allows none of the versions installed (%s), and an upgrade moves no package below its installed version",
+		e.Requirement.Name, e.Requirement, strings.Join(e.Installed, ", "))
+}
+
 // notInstalledError is ErrNotInstalled for name, given to Upgrade.
 type notInstalledError struct{ name string }
 

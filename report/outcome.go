@@ -42,8 +42,12 @@ func resultText(res *install.Result, again, locked bool, origin string) string {
 }
 
 // HeldText says why an upgrade kept a package from its newest version: at the version it
-// had, or short of the newest.
+// had, short of the newest, or below the version it had (its new hold takes it there).
 func HeldText(h txn.Held) string {
+	kind := h.Detail.Package.Kind
+	if (repo.Package{Kind: kind, Version: h.Version}).CompareVersion(repo.Package{Kind: kind, Version: h.From}) < 0 {
+		return fmt.Sprintf("%s goes down from %s to %s: %s", h.Name, h.From, h.Version, heldWhy(h))
+	}
 	if h.From != h.Version {
 		return fmt.Sprintf("%s goes from %s to %s, not further: %s", h.Name, h.From, h.Version, heldWhy(h))
 	}

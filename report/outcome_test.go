@@ -74,6 +74,10 @@ func TestSalvageText(t *testing.T) {
 
 func TestHeldText(t *testing.T) {
 	detail := repo.Held{Package: repo.Package{Name: "t", Version: "1.0"}, Older: "0.9"}
+	hold, err := repo.ParseRequirement("t@npm:4.3.9")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		h    txn.Held
 		want string
@@ -86,6 +90,9 @@ func TestHeldText(t *testing.T) {
 			"kept t at 1.0: repository b, which it was asked from, no longer offers it"},
 		{txn.Held{Name: "t", From: "0.5", Version: "1.0", Newest: "2.0", HeldTo: "b"},
 			"t goes from 0.5 to 1.0, not further: held to repository b, which it was asked from (newest 2.0)"},
+		{txn.Held{Name: "t", From: "4.3.10", Version: "4.3.9", Newest: "4.4.0", HeldBy: "t@4.3.9",
+			Detail: repo.Held{Package: repo.Package{Name: "t", Version: "4.3.9", Kind: repo.KindNPM}, Newest: "4.4.0", Hold: &hold}},
+			"t goes down from 4.3.10 to 4.3.9: held by its request t@npm:4.3.9 (newest 4.4.0)"},
 	} {
 		if got := HeldText(tt.h); got != tt.want {
 			t.Errorf("HeldText(%+v) = %q, want %q", tt.h, got, tt.want)

@@ -379,6 +379,9 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 			return nil, g
 		}
 	}
+	if err := db.UnheldBelow(before, requested, reqs); err != nil {
+		return nil, err
+	}
 	holds := keepGone(db.Holds(before, requested, reqs), gone)
 	pkgs, err := in.Upgrade(cur, names, holds...)
 	if err != nil {

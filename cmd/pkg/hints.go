@@ -145,6 +145,13 @@ var hints = []hintRule{
 		return fmt.Sprintf("a package asked for with a version or constraint is held to it; to move it, name it with a new one: pkg upgrade %s (or pkg install %s@%s) holds it there, pkg install %s takes the newest and holds it no more",
 			shell.Quote(h.Name+">="+h.Newest), h.Name, h.Newest, h.Name)
 	})},
+	{fn: as(func(be *repo.BelowError) string {
+		beside := "the one installed"
+		if len(be.Installed) > 1 {
+			beside = "those installed"
+		}
+		return fmt.Sprintf("'pkg install %s' installs that version beside %s", shell.Quote(be.Requirement.String()), beside)
+	})},
 	{fn: as(func(ne *session.RepoNameError) string {
 		if ne.File != "" {
 			return fmt.Sprintf("a signed repository has the one name its index gives it: name it %s in %s, or leave the name out", ne.Name, ne.File)

@@ -409,3 +409,43 @@ func TestNPMUpgradeTwoRequested(t *testing.T) {
 	}
 	check("after upgrade")
 }
+
+// TestNPMUpgradeNamedVersion: an upgrade naming an npm version holds the instances of the
+// name whose versions it allows, and moves no unheld one below its installed version: the
+// newest, asked for as the name, moves up as the name's upgrade moves it, and what it needs
+// (asked for too) stays; a version that would only move one down is refused, changing
+// nothing.
+func TestNPMUpgradeNamedVersion(t *testing.T) {
+	base := t.TempDir()
+	for _, v := range []string{"2.0.0", "2.1.2"} {
+		addNPM(t, base, "ms", v)
+	}
+	addNPM(t, base, "debug", "2.6.9", "ms@npm:2.0.0")
+	addNPM(t, base, "debug", "4.3.4", "ms@npm:2.1.2")
+	addNPM(t, base, "fh", "1.0.0", "debug@npm:2.6.9")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "debug", "ms")
+	if out, stderr, code := e.pkg("upgrade", "debug@2.6.9"); code != 1 || !strings.Contains(stderr, "debug@2.6.9") || out != "" {
+		t.Errorf("upgrade debug@2.6.9 without it: exit %d, %q, %q; want a refusal", code, out, stderr)
+	}
+	if got, want := e.installed(), "debug 4.3.4, ms 2.1.2"; got != want {
+		t.Errorf("after the refusal: installed %q, want %q", got, want)
+	}
+	e.ok("install", "fh")
+	addNPM(t, base, "debug", "4.4.0", "ms@npm:2.1.2")
+	if out, _ := e.ok("upgrade", "debug@2.6.9"); strings.Contains(out, "removed") || !strings.Contains(out, "upgraded debug 4.3.4 to 4.4.0") || strings.Contains(out, "2.6.9") {
+		t.Errorf("upgrade debug@2.6.9: %q, want debug 4.3.4 upgraded and nothing removed", out)
+	}
+	if got, want := e.installed(), "debug 2.6.9, debug 4.4.0, fh 1.0.0, ms 2.0.0, ms 2.1.2"; got != want {
+		t.Errorf("after upgrade debug@2.6.9: installed %q, want %q", got, want)
+	}
+	if out, _ := e.ok("info", "ms@2.1.2"); strings.Contains(out, "as a dependency") {
+		t.Errorf("info ms@2.1.2: %q, want it asked for still", out)
+	}
+	if out, _ := e.ok("why", "debug@4.4.0"); !strings.Contains(out, "was asked for, as debug\n") {
+		t.Errorf("why debug@4.4.0: %q, want it asked for as debug", out)
+	}
+	if out, _ := e.ok("info", "debug@2.6.9"); !strings.Contains(out, "(held:") {
+		t.Errorf("info debug@2.6.9: %q, want it held", out)
+	}
+}
