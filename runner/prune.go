@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +20,10 @@ import (
 // idle one without limits, those unused for l.OlderThan (each <set>.used's mtime is its
 // last use), none under a size limit alone (they are remade on demand, but their entries
 // are what runs use). It holds each it will remove first, and hands their paths to check,
-// if not nil: when check fails, none goes. A run that starts meanwhile waits for the
-// root's removal and makes it again. It returns the paths of those it removed.
+// if not nil: when check fails, none goes. It holds at most maxHeldRuns, and fewer where
+// the process runs out of file descriptors: the rest are the next prune's. A run that
+// starts meanwhile waits for the root's removal and makes it again. It returns the paths
+// of those it removed.
 func Prune(cache *fetch.Cache, l fetch.Limits, check func(idle []string) error) ([]string, error) {
 	if check == nil {
 		check = func([]string) error { return nil }
@@ -43,7 +46,7 @@ func Prune(cache *fetch.Cache, l fetch.Limits, check func(idle []string) error) 
 		}
 	}()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("prune the run roots of %s: %w", rd.Dir.Name(), err)
 	}
 	paths := make([]string, len(idle))
 	for i, r := range idle {
@@ -60,6 +63,10 @@ func Prune(cache *fetch.Cache, l fetch.Limits, check func(idle []string) error) 
 	return paths, nil
 }
 
+// maxHeldRuns bounds the run roots one Prune holds, each by an open file, so that it stays
+// well under the usual limit of open files (RLIMIT_NOFILE, 1024 by default).
+const maxHeldRuns = 256
+
 // idleRun is a run root Prune holds to remove: its set, and its .used file, locked.
 type idleRun struct {
 	set  string
@@ -67,8 +74,10 @@ type idleRun struct {
 }
 
 // holdIdle returns the run roots of the directory runs whose .used file it could lock
-// exclusively at once and was last touched before before (any time, if zero), each held.
-// On an error it returns those it holds so far.
+// exclusively at once and was last touched before before (any time, if zero), each held:
+// maxHeldRuns at most; where the process has no file descriptor left for another (EMFILE,
+// ENFILE), the first half of those it holds then, the others let go so that removing them
+// has descriptors to use. On an error it returns those it holds so far.
 func holdIdle(runs *os.File, before time.Time) ([]idleRun, error) {
 	d, err := dirfd.Open(runs, ".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
@@ -85,8 +94,16 @@ func holdIdle(runs *os.File, before time.Time) ([]idleRun, error) {
 		if !ok || !validSet(set) {
 			continue
 		}
+		if len(idle) == maxHeldRuns {
+			break
+		}
 		f, err := holdUnused(runs, n, before)
-		if err != nil {
+		if len(idle) > 1 && (errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE)) {
+			for _, r := range idle[len(idle)/2:] {
+				r.used.Close()
+			}
+			return idle[:len(idle)/2], nil
+		} else if err != nil {
 			return idle, err
 		}
 		if f != nil {

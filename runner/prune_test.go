@@ -3,11 +3,14 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"pkg/fetch"
 )
@@ -92,5 +95,57 @@ func TestPrune(t *testing.T) {
 	again := w.make(w.repo, "old")
 	if _, err := os.Stat(filepath.Join(again.Root, "bin", "old")); err != nil {
 		t.Errorf("a run after the prune: %v", err)
+	}
+}
+
+// TestPruneFewFiles: with more idle run roots than the process may open files, Prune
+// removes those it could hold and leaves the others to the next prune, which removes them.
+func TestPruneFewFiles(t *testing.T) {
+	w := newWorld(t)
+	cache, err := fetch.OpenCache(context.Background(), w.cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	rd, err := cache.RunDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runs = 60
+	for i := range runs {
+		set := fmt.Sprintf("%032x", i)
+		if err := os.MkdirAll(filepath.Join(rd.Path, set, "bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(rd.Path, set+".used"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	var was unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &was); err != nil {
+		t.Fatal(err)
+	}
+	low := was
+	low.Cur = uint64(len(fds) + runs/3)
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	first, err := Prune(cache, fetch.Limits{}, nil)
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &was); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || len(first) == 0 || len(first) >= runs {
+		t.Fatalf("Prune with %d files open at most: removed %d of %d, %v; want some removed", low.Cur, len(first), runs, err)
+	}
+	rest, err := Prune(cache, fetch.Limits{}, nil)
+	if err != nil || len(first)+len(rest) != runs {
+		t.Fatalf("Prune again: removed %d more, %v; want the other %d", len(rest), err, runs-len(first))
+	}
+	if left, _ := os.ReadDir(rd.Path); len(left) != 0 {
+		t.Errorf("run directory after both prunes holds %d entries", len(left))
 	}
 }
