@@ -117,8 +117,13 @@ type Entry struct {
 // cannot write. It removes stale temporary files. The Cache holds a shared lock of the
 // cache until it is no longer used, so that no other process removes entries it may be
 // about to install from (Exclusive); it waits for such a removal to end, which takes no
-// root's lock, until ctx is done.
+// root's lock, until ctx is done. A relative dir is made absolute, as the cache records
+// run roots by their paths in it (AddRoot) and lists only absolute ones (Roots).
 func OpenCache(ctx context.Context, dir string) (*Cache, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open cache: %w", err)
+	}
 	if err := makeCacheDir(dir); err != nil {
 		return nil, fmt.Errorf("create cache: %w", err)
 	}
