@@ -22,6 +22,7 @@ type npmResolver struct {
 	keep     []Package            // installed or locked instances, resolved first
 	renew    []string             // names whose caller's requirements take the index's newest they allow, not the set's
 	loose    []string             // keys of instances of keep that stay only where the result leads to them (drop)
+	held     []Requirement        // holds taken from the index after everything else, so that a range that wants newer takes another instance
 	added    []string             // the keys of the instances chosen, in order, for undo
 	visited  map[string]bool      // keys whose dependencies are resolved or being resolved
 }
@@ -84,6 +85,13 @@ func (n *npmResolver) resolve(reqs []Requirement, by []string) ([]Package, error
 			resolve = n.take
 		}
 		p, err := resolve(q, by[i])
+		if err != nil {
+			return nil, err
+		}
+		took = append(took, p)
+	}
+	for _, q := range n.held {
+		p, err := n.take(q, "")
 		if err != nil {
 			return nil, err
 		}
@@ -309,26 +317,45 @@ func splitInstances(pkgs []Package) (npm, other []Package) {
 }
 
 // npmUpgrade returns, of the installed npm instances, those an upgrade of names (every
-// name, with none) keeps where they are, and a requirement for each it resolves again
-// from no installed instance (npmRoots): its hold, or its name, which takes the newest
-// release.
-func npmUpgrade(npm []Package, names []string, holds []Hold, versions map[string][]Package) (pinned []Package, roots []Requirement) {
-	pinned, free := npmRoots(npm, names, versions)
+// name, with none) keeps where they are, a requirement for each it resolves again from
+// no installed instance (npmRoots): its hold, or its name, which takes the newest
+// release; and the holds of the held ones others lead to, taken once the roots are
+// resolved (npmResolver.held).
+func npmUpgrade(npm []Package, names []string, holds []Hold, versions map[string][]Package) (pinned []Package, roots, held []Requirement) {
+	pinned, free := npmRoots(npm, names, holds, versions)
+	led := led(npm)
 	for _, p := range free {
 		root := Requirement{Name: p.Name}
-		if h, ok := holdOf(holds, p); ok {
+		h, ok := holdOf(holds, p)
+		switch {
+		case ok && led[p.Key()]:
+			held = append(held, h)
+			continue
+		case ok:
 			root = h
 		}
 		roots = append(roots, root)
 	}
-	return pinned, roots
+	return pinned, roots, held
+}
+
+// led returns the keys of the instances of npm an instance of npm leads to (Edges).
+func led(npm []Package) map[string]bool {
+	out := make(map[string]bool)
+	for _, m := range Edges(npm) {
+		for _, q := range m {
+			out[q.Key()] = true
+		}
+	}
+	return out
 }
 
 // npmRoots returns, of the installed npm instances, those an upgrade of names (every name,
-// with none) keeps where they are, and those it may move (the instances of names, and
-// those they lead to) that no installed instance leads to. An instance of a name versions
-// (the index's) lacks stays.
-func npmRoots(npm []Package, names []string, versions map[string][]Package) (pinned, roots []Package) {
+// with none) keeps where they are, and the roots of those it may move (the instances of
+// names, and those they lead to): each that no installed instance leads to, and each
+// that holds has a hold of, which keeps it whatever range leads to it. An instance of a
+// name versions (the index's) lacks stays.
+func npmRoots(npm []Package, names []string, holds []Hold, versions map[string][]Package) (pinned, roots []Package) {
 	edges := Edges(npm)
 	free := make(map[string]bool)
 	var todo []Package
@@ -348,17 +375,13 @@ func npmRoots(npm []Package, names []string, versions map[string][]Package) (pin
 			todo = append(todo, q)
 		}
 	}
-	led := make(map[string]bool)
-	for _, m := range edges {
-		for _, q := range m {
-			led[q.Key()] = true
-		}
-	}
+	led := led(npm)
 	for _, p := range npm {
+		_, held := holdOf(holds, p)
 		switch {
 		case !free[p.Key()]:
 			pinned = append(pinned, p)
-		case !led[p.Key()]:
+		case !led[p.Key()] || held:
 			roots = append(roots, p)
 		}
 	}

@@ -253,6 +253,30 @@ func TestNPMHolds(t *testing.T) {
 	}
 }
 
+// TestNPMUpgradeHeldLedTo: an upgrade keeps a held instance that another's range leads to
+// at its hold, whichever name comes first: the range that wants newer takes a newer
+// instance beside it, and HeldBack names the held one.
+func TestNPMUpgradeHeldLedTo(t *testing.T) {
+	for dependent, want := range map[string]string{"app": "app@1.0.0 ms@2.1.2 ms@2.1.3", "zed": "ms@2.1.2 ms@2.1.3 zed@1.0.0"} {
+		ix := npmTestIndex(t, "ms 2.1.2", "ms 2.1.3", dependent+" 1.0.0 ms@^2.1.1")
+		old := ix.Packages[0]
+		installed := []Package{old, ix.Packages[2]}
+		hold := Hold{Key: old.Key(), Requirement: parseReqs(t, "ms@npm:2.1.2")[0]}
+		got, err := ix.Upgrade(installed, nil, hold)
+		if err != nil || keys(got) != want {
+			t.Errorf("Upgrade of %s, ms held = %s, %v; want %s", keys(installed), keys(got), err, want)
+			continue
+		}
+		if e := Edges(got)[dependent+"@1.0.0"]["ms"]; e.Version != "2.1.3" {
+			t.Errorf("Upgrade of %s: %s leads to ms %s, want 2.1.3", keys(installed), dependent, e.Version)
+		}
+		held := ix.HeldBack(installed, nil, got, hold)
+		if len(held) != 1 || held[0].Package.Key() != old.Key() || held[0].Newest != "2.1.3" || held[0].Hold == nil {
+			t.Errorf("HeldBack of %s = %+v, want ms 2.1.2 held below 2.1.3 by its hold", keys(installed), held)
+		}
+	}
+}
+
 // TestNPMOutdated: each instance is outdated within the ranges that lead to it.
 func TestNPMOutdated(t *testing.T) {
 	old := npmTestIndex(t, "dep 1.0.0", "dep 2.0.0", "a 1.0.0 dep@^1", "b 1.0.0 dep@^2")

@@ -285,7 +285,7 @@ func (r *resolver) withNPM(npm []Requirement, pkgs []Package) ([]Package, error)
 			}
 		}
 	}
-	if len(npm) == 0 && len(r.npm.keep) == 0 {
+	if len(npm) == 0 && len(r.npm.keep) == 0 && len(r.npm.held) == 0 {
 		return pkgs, nil
 	}
 	set, err := r.npm.resolve(npm, by)

@@ -20,8 +20,9 @@ import (
 // installed lists one record per installed name, but for npm instances, of which a name
 // may have several. An npm instance that may move (of a name in names, or one an instance
 // that may move leads to: Edges) is resolved again as its dependents' ranges, or its hold,
-// take it (the npm resolver), the others stay as they are; an instance that may move and
-// that nothing leads to any more is not in the result. The result holds every package of
+// take it (the npm resolver), the others stay as they are; a held one stays within its
+// hold, a range that leads to it and wants newer taking another instance; an instance
+// that may move and that nothing leads to any more is not in the result. The result holds every package of
 // the upgraded set, changed or not, in dependency order.
 func (ix *Index) Upgrade(installed []Package, names []string, holds ...Hold) ([]Package, error) {
 	npm, installed := splitInstances(installed)
@@ -36,8 +37,9 @@ func (ix *Index) Upgrade(installed []Package, names []string, holds ...Hold) ([]
 	}
 	reqs, free := upgradeReqs(byName, installed, names, holds) // ">=V" of a pre-release welcomes its release's
 	r := newResolver(withInstalled(ix, kept(ix, byName, free)))
-	pinned, roots := npmUpgrade(npm, names, holds, r.versions)
+	pinned, roots, held := npmUpgrade(npm, names, holds, r.versions)
 	r.npm.prefer(pinned)
+	r.npm.held = held
 	for _, q := range roots { // each to its newest release or within its hold, whatever another took
 		r.npm.renew = append(r.npm.renew, q.Name)
 	}
@@ -187,7 +189,7 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, h
 // resolves again from its hold (npmRoots) where the hold keeps it below the newest release.
 func heldNPM(npm []Package, names []string, plan []Package, holds []Hold, versions map[string][]Package) []Held {
 	var held []Held
-	_, roots := npmRoots(npm, names, versions)
+	_, roots := npmRoots(npm, names, holds, versions)
 	for _, p := range roots {
 		hold, ok := holdOf(holds, p)
 		newest, found := newestMeeting(versions[p.Name], Requirement{Name: p.Name})

@@ -449,3 +449,46 @@ func TestNPMUpgradeNamedVersion(t *testing.T) {
 		t.Errorf("info debug@2.6.9: %q, want it held", out)
 	}
 }
+
+// linked is what lib/node_modules/name leads to, index.js's "name version", or "" if nothing.
+func (e *env) linked(name string) string {
+	e.t.Helper()
+	data, err := os.ReadFile(filepath.Join(e.root, "lib/node_modules", name, "index.js"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(string(data), "module.exports = '"), "'\n")
+}
+
+// TestNPMUpgradeHeldDependency: an upgrade keeps a held npm instance at its hold where
+// another's range leads to it and wants newer: the range takes a newer instance beside it,
+// and the held one stays asked for, its link in lib/node_modules with it.
+func TestNPMUpgradeHeldDependency(t *testing.T) {
+	base := t.TempDir()
+	for _, v := range []string{"2.1.2", "2.1.3"} {
+		addNPM(t, base, "ms", v)
+	}
+	addNPM(t, base, "debug", "4.1.1", "ms@npm:^2.1.1")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "ms@npm:2.1.2")
+	e.ok("install", "debug@npm:4.1.1")
+	for range 2 { // the second finds nothing to do
+		if out, _ := e.ok("upgrade"); strings.Contains(out, "upgraded ms") || strings.Contains(out, "removed") ||
+			!strings.Contains(out, "kept ms at 2.1.2: held by its request ms@npm:2.1.2 (newest 2.1.3)") {
+			t.Errorf("upgrade: %q, want ms said kept at its hold", out)
+		}
+		if got, want := e.installed(), "debug 4.1.1, ms 2.1.2, ms 2.1.3"; got != want {
+			t.Errorf("after upgrade: installed %q, want %q", got, want)
+		}
+		if got, want := e.requested(), "debug 4.1.1, ms 2.1.2"; got != want {
+			t.Errorf("after upgrade: asked for %q, want %q", got, want)
+		}
+		if got := e.linked("ms"); got != "ms 2.1.2" {
+			t.Errorf("after upgrade: lib/node_modules/ms is %q, want ms 2.1.2", got)
+		}
+		if out, _ := e.ok("why", "ms@2.1.3"); !strings.Contains(out, "needed by debug@4.1.1") {
+			t.Errorf("why ms@2.1.3: %q, want it needed by debug", out)
+		}
+	}
+	e.ok("verify")
+}
