@@ -32,8 +32,7 @@ type Outcome struct {
 	Salvaged  []install.Salvage
 	// Commands are the packages kept across the change whose commands changed, and
 	// Unneeded those that another package depended on before and none does now, which the
-	// user did not ask for (nothing removes them by itself: the user may have asked for
-	// them before).
+	// user did not ask for, in this command or before (nothing removes them by itself).
 	Commands []CommandChange
 	Unneeded []db.Record
 	// Unshared says the cache could not record the root as one it serves, so that a prune
@@ -231,8 +230,13 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 			out.Removed = append(out.Removed, rec)
 		}
 	}
-	if after, err := root.DB().List(); err == nil {
-		out.Commands, out.Unneeded = changed(p.before, after, p.wanted)
+	after, lerr := root.DB().List()
+	asked, rerr := root.DB().Requested()
+	if lerr == nil && rerr == nil {
+		out.Commands, out.Unneeded = changed(p.before, after, func(key string) bool {
+			_, ok := asked[key] // autoremove keeps it: a request the change kept
+			return ok || p.wanted(key)
+		})
 	}
 	if len(p.install) > 0 {
 		// The root recorded in the cache, so that a prune from another root keeps its
