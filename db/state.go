@@ -41,9 +41,10 @@ func Packages(recs []Record) []repo.Package {
 }
 
 // Installs reports whether installing p, an index's or a lockfile's entry, would put back
-// what r records: the same version and archive, with the same relations and commands.
+// what r records: the same version and archive, with the same entry (repo.Package.SameEntry:
+// relations, commands, library directories).
 // A change leaves such a package alone, or reinstalls it where its tree is gone.
 func (r Record) Installs(p repo.Package) bool {
 	return r.Version == p.Version && r.SHA256 == p.SHA256 &&
-		Packages([]Record{r})[0].SameRelations(p) && slices.Equal(r.Bin, p.Bin)
+		Packages([]Record{r})[0].SameEntry(p)
 }

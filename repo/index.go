@@ -371,6 +371,12 @@ func (p Package) SameRelations(q Package) bool {
 		eq(p.Replaces, q.Replaces) && p.Into == q.Into && slices.Equal(p.Env, q.Env)
 }
 
+// SameEntry reports whether p and q say the same of their archive's install: the same
+// relations (SameRelations), commands and library directories.
+func (p Package) SameEntry(q Package) bool {
+	return p.SameRelations(q) && slices.Equal(p.Bin, q.Bin) && slices.Equal(p.Lib, q.Lib)
+}
+
 // id is name@version, for messages; the name must be valid.
 func (p *Package) id() string { return p.Name + "@" + p.Version }
 

@@ -25,13 +25,14 @@ type Outdated struct {
 	HeldTo string
 	Unused bool
 	// Republished is set where Allowed is Installed and the index has that version from
-	// another archive than the one installed, which an upgrade installs in its place.
+	// another archive or with another entry (Package.SameEntry) than the one installed,
+	// which an upgrade installs in its place.
 	Republished bool
 }
 
 // Outdated returns the installed packages for which ix has a newer version than
 // installed, or, where an upgrade keeps the installed version, has it from another archive
-// (Republished), sorted by name; holds are the requirements the user keeps packages to, as
+// or entry (Republished), sorted by name; holds are the requirements the user keeps packages to, as
 // Upgrade takes them. Where those cannot hold together with an upgrade (one older than
 // what is installed, say), Allowed is what the depends alone allow.
 //

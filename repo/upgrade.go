@@ -66,7 +66,7 @@ func holdOf(holds []Hold, p Package) (Requirement, bool) {
 
 // kept returns the installed packages an upgrade keeps exactly as installed, in place of
 // the index's entries: all but those that may move and whose version the publisher
-// republished with another archive (repo add --replace), which take the index's entry.
+// republished with another archive or entry (repo add --replace), which take the index's.
 func kept(ix *Index, byName map[string]Package, free map[string]bool) map[string]Package {
 	versions := ix.versions()
 	keep := make(map[string]Package, len(byName))
@@ -79,9 +79,12 @@ func kept(ix *Index, byName map[string]Package, free map[string]bool) map[string
 }
 
 // republished reports whether vs, the versions an index has of p's name (versions), hold
-// p's version from another archive than p's: the publisher replaced it (repo add --replace).
+// p's version from another archive than p's, or with another entry of it (SameEntry: its
+// env, say): the publisher replaced it (repo add --replace).
 func republished(vs []Package, p Package) bool {
-	return slices.ContainsFunc(vs, func(q Package) bool { return q.Version == p.Version && q.SHA256 != p.SHA256 })
+	return slices.ContainsFunc(vs, func(q Package) bool {
+		return q.Version == p.Version && (q.SHA256 != p.SHA256 || !q.SameEntry(p))
+	})
 }
 
 // upgradeReqs returns what Upgrade resolves: each installed package at its version, or at

@@ -329,3 +329,18 @@ func TestResolveInstalledPinned(t *testing.T) {
 		})
 	}
 }
+
+// TestUpgradeRepublishedEntry: an upgrade takes the entry the publisher republished for
+// the installed archive (another env), as it takes another archive, and outdated says so.
+func TestUpgradeRepublishedEntry(t *testing.T) {
+	ix := testIndex("jq 1.7")
+	ix.Packages[0].Env = []string{"JQ_LIB={root}/lib/jq"}
+	installed := testIndex("jq 1.7").Packages
+	got, err := ix.Upgrade(installed, nil)
+	if err != nil || len(got) != 1 || !slices.Equal(got[0].Env, ix.Packages[0].Env) {
+		t.Errorf("Upgrade = %+v, %v; want jq 1.7's republished entry", got, err)
+	}
+	if out := ix.Outdated(installed, nil); len(out) != 1 || !out[0].Republished {
+		t.Errorf("Outdated = %+v; want jq republished", out)
+	}
+}

@@ -35,7 +35,7 @@ func resultText(res *install.Result, again, locked bool, origin string) string {
 	case origin != "":
 		what = "replaced " + res.Name + " " + res.Version + " with the archive " + termtext.Printable(origin)
 	default:
-		what = "replaced " + res.Name + " " + res.Version + " with the archive the repository now has of it"
+		what = "replaced " + res.Name + " " + res.Version + " with the entry the repository now has of it"
 	}
 	return fmt.Sprintf("%s: %s, %s (%s cloned, %s copied) in %s", what,
 		units.Count(res.Files, "file"), units.Size(res.Bytes), units.Size(res.Cloned), units.Size(res.Copied), units.Duration(res.Elapsed))

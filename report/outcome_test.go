@@ -27,7 +27,7 @@ func TestResultText(t *testing.T) {
 		{install.Result{Name: "t", Version: "1.1", Previous: "1.0"}, false, false, "", "upgraded t 1.0 to 1.1"},
 		{install.Result{Name: "t", Version: "1.0", Previous: "1.1"}, false, true, "", "downgraded t 1.1 to 1.0"},
 		{install.Result{Name: "t", Version: "1.0", Previous: "1.0"}, false, true, "", "replaced t 1.0 with the archive the lockfile names"},
-		{install.Result{Name: "t", Version: "1.0", Previous: "1.0"}, false, false, "", "replaced t 1.0 with the archive the repository now has of it"},
+		{install.Result{Name: "t", Version: "1.0", Previous: "1.0"}, false, false, "", "replaced t 1.0 with the entry the repository now has of it"},
 		{install.Result{Name: "t", Version: "1.0", Previous: "1.0"}, false, false, "/src/t-1.0.tar.gz", "replaced t 1.0 with the archive /src/t-1.0.tar.gz"},
 	} {
 		tt.res.Files, tt.res.Bytes, tt.res.Cloned = 3, 1024, 1024

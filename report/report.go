@@ -199,7 +199,7 @@ type OutdatedEntry struct {
 	Origin    string `json:"origin,omitempty"`         // the local archive file it was installed from, which keeps it
 	HeldTo    string `json:"held_to,omitempty"`        // the repository it was asked from (REPO/NAME), where another has newer or it is unused
 	Unused    bool   `json:"held_to_unused,omitempty"` // HeldTo is not in use or no longer offers it: upgrade keeps it
-	// Republished: the repository's archive of the installed version is another, which
+	// Republished: the repository's archive or entry of the installed version is another, which
 	// an upgrade installs in its place
 	Republished bool `json:"republished,omitempty"`
 }

@@ -123,7 +123,7 @@ func (o Outdated) WriteText(w io.Writer) error {
 			_, err = fmt.Fprintf(w, "%s is held to repository %s, which it was asked from\n", p.Name, p.HeldTo)
 		}
 		if err == nil && p.Republished {
-			_, err = fmt.Fprintf(w, "the repository's archive of %s %s is not the one installed: upgrade installs it in its place\n", p.Name, p.Installed)
+			_, err = fmt.Fprintf(w, "the repository's entry of %s %s is not the one installed: upgrade installs it in its place\n", p.Name, p.Installed)
 		}
 		if err != nil {
 			return err

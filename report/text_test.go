@@ -29,7 +29,7 @@ func TestWriteText(t *testing.T) {
 		{"outdated", Outdated{Packages: []OutdatedEntry{{Name: "jq", Installed: "1.6", Allowed: "1.7", Newest: "2.0"}}}.WriteText,
 			"NAME  INSTALLED  ALLOWED  NEWEST\njq    1.6        1.7      2.0\n"},
 		{"outdated republished", Outdated{Packages: []OutdatedEntry{{Name: "tc", Installed: "3.0", Allowed: "3.0", Newest: "3.0", Republished: true}}}.WriteText,
-			"NAME  INSTALLED  ALLOWED  NEWEST\ntc    3.0        3.0      3.0\nthe repository's archive of tc 3.0 is not the one installed: upgrade installs it in its place\n"},
+			"NAME  INSTALLED  ALLOWED  NEWEST\ntc    3.0        3.0      3.0\nthe repository's entry of tc 3.0 is not the one installed: upgrade installs it in its place\n"},
 		{"outdated held to a repository", Outdated{Packages: []OutdatedEntry{
 			{Name: "a", Installed: "2.0", Allowed: "2.0", Newest: "3.0", HeldTo: "b"},
 			{Name: "t", Installed: "2.0", Allowed: "2.0", Newest: "3.0", HeldTo: "b", Unused: true}}}.WriteText,

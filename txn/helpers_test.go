@@ -3,6 +3,7 @@ package txn_test
 import (
 	"context"
 	"path/filepath"
+	"pkg/db"
 	"testing"
 
 	"pkg/fetch"
@@ -96,4 +97,11 @@ func openRoot(t *testing.T) *install.Root {
 	}
 	t.Cleanup(func() { root.Close() })
 	return root
+}
+
+// record is the record of p as an install of it writes one: its entry with its archive.
+func record(p repo.Package) db.Record {
+	return db.Record{Name: p.Name, Version: p.Version, Kind: p.Kind, SHA256: p.SHA256, Depends: p.Depends, Optional: p.Optional,
+		Peers: p.Peers, Bin: p.Bin, Lib: p.Lib, Summary: p.Summary, Provides: p.Provides, Conflicts: p.Conflicts,
+		Replaces: p.Replaces, Into: p.Into, Env: p.Env}
 }

@@ -23,7 +23,7 @@ func TestUpgradeHold(t *testing.T) {
 	addPackage(t, w.repo, "semver", "7.6.0")
 	addPackage(t, w.repo, "semver", "7.7.1")
 	ix := w.index(t.TempDir())
-	before := []db.Record{{Name: "semver", Version: old.Version, SHA256: old.SHA256}}
+	before := []db.Record{record(old)}
 	requested := map[string]repo.Requirement{"semver": {Name: "semver", Constraints: []repo.Constraint{{Op: "=", Version: "7.5.4"}}}}
 
 	p, err := upgrade(ix, before, nil, requested)

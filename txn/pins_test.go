@@ -25,7 +25,11 @@ func TestPinGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := []db.Record{{Name: "jq", Version: jq.Version, SHA256: jq.SHA256}, {Name: "hello", Version: hello.Version, SHA256: hello.SHA256}}
+	lib, err := both.Lookup(repo.Requirement{Name: "lib"}) // hello 2's dependency
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []db.Record{record(jq), record(hello), record(lib)}
 	requested := map[string]repo.Requirement{"jq": {Repo: "main", Name: "jq"}, "hello": {Name: "hello"}}
 	team := r.read(t, r.w.cache, "", "team")
 	spec := func(a txn.Action, reqs []repo.Requirement, names []string) txn.Spec {
@@ -85,7 +89,11 @@ func TestPinGoneNPM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := []db.Record{{Name: "dep", Version: "1.0.0", Kind: repo.KindNPM, SHA256: "00"}, {Name: "hello", Version: hello.Version, SHA256: hello.SHA256}}
+	lib, err := both.Lookup(repo.Requirement{Name: "lib"}) // hello 2's dependency
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []db.Record{{Name: "dep", Version: "1.0.0", Kind: repo.KindNPM, SHA256: "00"}, record(hello), record(lib)}
 	requested := map[string]repo.Requirement{"dep@1.0.0": {Repo: "main", Name: "dep"}, "hello": {Name: "hello"}}
 	team := r.read(t, r.w.cache, "", "team")
 	if _, err := txn.NewPlan(txn.Spec{Action: txn.Upgrade, Requires: []repo.Requirement{{Name: "hello"}}, Records: recs, Requested: requested, Catalog: team}); err != nil {

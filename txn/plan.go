@@ -169,10 +169,10 @@ func (p *Plan) replacedInstances() map[string]db.Record {
 	return out
 }
 
-// installed reports whether recs hold p as resolved.
+// installed reports whether recs hold p as resolved: its archive, with its entry.
 func installed(recs []db.Record, p repo.Package) bool {
 	r, ok := db.Find(recs, p.Key())
-	return ok && r.Version == p.Version && r.SHA256 == p.SHA256
+	return ok && r.Installs(p)
 }
 
 // reasons says why each package of all is wanted, by key (Package.Key): "requested" for
@@ -339,10 +339,11 @@ func reinstallPlan(root string, ix *Catalog, before []db.Record, keys []string, 
 		if pk.SHA256 != cur.SHA256 {
 			return nil, &RepublishedError{Name: cur.Name, Version: cur.Version, Index: pk.SHA256, Installed: cur.SHA256}
 		}
-		// As installed: the entry may have been republished with other metadata for the
-		// same archive (repo add --replace), which a reinstall does not take.
-		pk.Depends, pk.Bin, pk.Lib, pk.Summary = cur.Depends, cur.Bin, cur.Lib, cur.Summary
-		pk.Provides, pk.Conflicts, pk.Replaces, pk.Into, pk.Env = cur.Provides, cur.Conflicts, cur.Replaces, cur.Into, cur.Env
+		// The entry may have been republished for the same archive (repo add --replace):
+		// the reinstall takes its commands, library directories and env, which its links
+		// and wrappers are made of, and keeps the relations, which only a resolve changes.
+		pk.Depends, pk.Optional, pk.Peers, pk.Provides = cur.Depends, cur.Optional, cur.Peers, cur.Provides
+		pk.Conflicts, pk.Replaces, pk.Into = cur.Conflicts, cur.Replaces, cur.Into
 		p.install = append(p.install, pk)
 	}
 	return p.fill(cache), nil

@@ -99,10 +99,10 @@ func TestOutdatedRepublished(t *testing.T) {
 	if want := []report.OutdatedEntry{{Name: "lib", Installed: "1.0", Allowed: "1.0", Newest: "1.0", Republished: true}}; !reflect.DeepEqual(o.Packages, want) {
 		t.Errorf("outdated --json: %+v, want %+v", o.Packages, want)
 	}
-	if out, _ := e.ok("outdated"); !strings.HasSuffix(out, "\nthe repository's archive of lib 1.0 is not the one installed: upgrade installs it in its place\n") {
+	if out, _ := e.ok("outdated"); !strings.HasSuffix(out, "\nthe repository's entry of lib 1.0 is not the one installed: upgrade installs it in its place\n") {
 		t.Errorf("outdated: %q, want lib said republished", out)
 	}
-	if out, _ := e.ok("upgrade"); !strings.Contains(out, "replaced lib 1.0 with the archive the repository now has of it") {
+	if out, _ := e.ok("upgrade"); !strings.Contains(out, "replaced lib 1.0 with the entry the repository now has of it") {
 		t.Errorf("upgrade: %q", out)
 	}
 	if out, _ := e.ok("outdated"); out != "2 packages up to date\n" {

@@ -122,7 +122,7 @@ func TestReplacedWording(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.ok("repo", "add", dir, fixed, "--name", "lib", "--version", "1.0", "--replace")
-	if out, _ := e.ok("upgrade"); !strings.Contains(out, "replaced lib 1.0 with the archive the repository now has of it") {
+	if out, _ := e.ok("upgrade"); !strings.Contains(out, "replaced lib 1.0 with the entry the repository now has of it") {
 		t.Errorf("upgrade to the republished archive: %q", out)
 	}
 	if out, _ := e.ok("sync", "-f", lock); !strings.Contains(out, "replaced lib 1.0 with the archive the lockfile names") {

@@ -731,30 +731,41 @@ func TestSyncDefaultRoot(t *testing.T) {
 	e.checkInstalled("sync with --root", "tool 1.0")
 }
 
-// TestReinstallKeepsRecord reinstalls a package whose index entry was republished, same
-// archive, with other depends and commands: the reinstall restores what was installed and
-// the record keeps the installed depends and commands.
-func TestReinstallKeepsRecord(t *testing.T) {
+// TestReinstallTakesEntry reinstalls a package whose index entry was republished, same
+// archive, with an env and other depends: the reinstall restores the files and takes the
+// env (its command's wrapper), keeping the installed depends, which upgrade then takes.
+func TestReinstallTakesEntry(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
 	e := newEnv(t, base, dir)
 	archive := filepath.Join(base, "lib-1.0.tar")
-	if err := os.WriteFile(archive, packageTar(t, "lib", "1.0", 'v'), 0o644); err != nil {
+	script := "#!/bin/sh\necho \"lib 1.0 $GREETING\"\n"
+	if err := os.WriteFile(archive, pax(t, td("bin/"), moded(tf("bin/lib", script), 0o755),
+		tf("share/lib/version", "1.0\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	addPackage(t, dir, "dep", "1.0")
 	e.ok("repo", "add", dir, archive, "--name", "lib", "--version", "1.0", "--bin", "bin/lib")
 	e.ok("install", "lib")
-	e.ok("repo", "add", dir, archive, "--name", "lib", "--version", "1.0", "--depends", "nosuch>=5", "--replace")
+	e.ok("repo", "add", dir, archive, "--name", "lib", "--version", "1.0", "--bin", "bin/lib",
+		"--env", "GREETING=from {root}", "--depends", "dep", "--replace")
+	if out, _ := e.ok("outdated"); !strings.Contains(out, "the repository's entry of lib 1.0 is not the one installed") {
+		t.Errorf("outdated after the entry was republished: %q", out)
+	}
 	os.Remove(filepath.Join(e.root, "pkgs", "lib", "share", "lib", "version"))
 	e.ok("install", "--reinstall", "lib")
-	out, _ := e.ok("info", "lib")
-	if strings.Contains(out, "nosuch") || !strings.Contains(out, "bin/lib") {
-		t.Errorf("info after the reinstall:\n%s", out)
+	if out, err := exec.Command(filepath.Join(e.root, "bin", "lib")).CombinedOutput(); err != nil || string(out) != "lib 1.0 from "+e.root+"\n" {
+		t.Errorf("bin/lib after the reinstall: %v, %q; want the republished env", err, out)
 	}
-	e.checkInstalled("after the reinstall", "lib 1.0")
 	e.ok("verify")
-	if out, _ := e.ok("upgrade"); !strings.Contains(out, "everything is up to date") { // the archive is the same: its record stays
-		t.Errorf("upgrade after metadata was republished: %q", out)
+	if out, _ := e.ok("upgrade"); !strings.Contains(out, "reinstalled lib 1.0") || !strings.Contains(out, "installed dep 1.0") {
+		t.Errorf("upgrade after the entry was republished: %q", out)
+	}
+	if got := e.installed(); got != "dep 1.0, lib 1.0" {
+		t.Errorf("after the upgrade: installed %q, want dep and lib", got)
+	}
+	if out, _ := e.ok("upgrade"); !strings.Contains(out, "everything is up to date") {
+		t.Errorf("upgrade again: %q", out)
 	}
 
 	// The publisher republishes the version with another archive: upgrade takes it.
@@ -766,10 +777,10 @@ func TestReinstallKeepsRecord(t *testing.T) {
 	if _, stderr, code := e.pkg("install", "--reinstall", "lib"); code != 1 || !strings.Contains(stderr, "'pkg upgrade lib' takes the repository's") {
 		t.Errorf("reinstall of a republished version: exit %d, %q", code, stderr)
 	}
-	if out, _ := e.ok("upgrade"); !strings.Contains(out, "replaced lib 1.0 with the archive the repository now has of it") {
+	if out, _ := e.ok("upgrade"); !strings.Contains(out, "replaced lib 1.0 with the entry the repository now has of it") {
 		t.Errorf("upgrade after the archive was republished: %q", out)
 	}
-	e.checkInstalled("after the upgrade", "lib 1.0")
+	e.checkInstalled("after the upgrade", "dep 1.0, lib 1.0")
 }
 
 // TestSyncRepoGone syncs a lockfile whose repository directory is gone, plainly and
