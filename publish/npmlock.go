@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
@@ -31,6 +32,10 @@ var (
 	ErrNPMLocal = errors.New("publish: not a published tarball")
 	// ErrNPMIntegrity is a tarball whose bytes are not those its lock's integrity names.
 	ErrNPMIntegrity = errors.New("publish: tarball not the lock's integrity")
+	// ErrNPMOverrides is a project with npm "overrides", in the package.json beside its
+	// lock or in the lock's project entry: they take versions its packages' ranges do not
+	// allow, which pkg's resolver would refuse.
+	ErrNPMOverrides = errors.New("publish: npm overrides not supported")
 	errKey          = errors.New("publish: not a path of node_modules")
 	errNPMName      = errors.New("publish: not a package name pkg takes")
 	errAlias        = errors.New("publish: an npm alias")
@@ -82,6 +87,7 @@ type npmLockEntry struct {
 	Integrity            string            `json:"integrity"`
 	Link                 bool              `json:"link"`
 	InBundle             bool              `json:"inBundle"`
+	Overrides            json.RawMessage   `json:"overrides"`
 	Dependencies         map[string]string `json:"dependencies"`
 	DevDependencies      map[string]string `json:"devDependencies"`
 	OptionalDependencies map[string]string `json:"optionalDependencies"`
@@ -113,12 +119,37 @@ func readNPMLock(path, registry string) (*npmLock, error) {
 		return nil, err
 	}
 	l, err := parseNPMLock(data, registry)
+	if err == nil {
+		err = checkOverrides(filepath.Join(filepath.Dir(path), "package.json"))
+	}
 	if le := (*NPMLockError)(nil); errors.As(err, &le) {
 		le.Path = path
 	} else if err != nil {
 		err = &NPMLockError{Path: path, Err: err}
 	}
 	return l, err
+}
+
+// checkOverrides refuses the project's package.json at path where it has npm overrides
+// (ErrNPMOverrides); one that is missing or unreadable is not checked.
+func checkOverrides(path string) error {
+	data, err := regfile.ReadFile(path, maxNPMLockSize)
+	if err != nil {
+		return nil
+	}
+	var pj struct {
+		Overrides json.RawMessage `json:"overrides"`
+	}
+	if json.Unmarshal(data, &pj) != nil || !hasOverrides(pj.Overrides) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s has overrides: remove them and run npm install again", ErrNPMOverrides, lockText(path))
+}
+
+// hasOverrides reports whether o, an "overrides" value, overrides anything.
+func hasOverrides(o json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return len(o) > 0 && (json.Unmarshal(o, &m) != nil || len(m) > 0)
 }
 
 // parseNPMLock parses a package-lock.json of lockfileVersion 2 or 3. A package without a
@@ -136,6 +167,9 @@ func parseNPMLock(data []byte, registry string) (*npmLock, error) {
 		return nil, fmt.Errorf("%w: lockfileVersion 1, npm 6's, lists no packages by path", ErrNPMLockVersion)
 	case f.LockfileVersion != 2 && f.LockfileVersion != 3:
 		return nil, fmt.Errorf("%w: lockfileVersion %d is not 2 or 3", ErrNPMLockVersion, f.LockfileVersion)
+	}
+	if o := f.Packages[""].Overrides; hasOverrides(o) {
+		return nil, fmt.Errorf("%w: the project's entry has overrides: remove them from its package.json and run npm install again", ErrNPMOverrides)
 	}
 	l := &npmLock{}
 	byID := make(map[string]int) // name@version → its index in l.Tarballs

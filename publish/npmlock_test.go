@@ -136,6 +136,7 @@ func TestParseNPMLockRefuses(t *testing.T) {
 		{"bad version", lockJSON(t, root, map[string]map[string]any{"node_modules/a": with("version", "1 0")}), "node_modules/a", repo.ErrVersion},
 		{"two integrities", lockJSON(t, root, map[string]map[string]any{"node_modules/a": good, "node_modules/b/node_modules/a": with("integrity", integrity("other")),
 			"node_modules/b": registryEntry("b", "1.0.0", "b")}), "node_modules/b/node_modules/a", errTwice},
+		{"overrides", lockJSON(t, map[string]any{"overrides": map[string]string{"espree": "10.3.0"}}, map[string]map[string]any{"node_modules/a": good}), "", ErrNPMOverrides},
 		{"dependency missing", lockJSON(t, map[string]any{"dependencies": map[string]string{"a": "^1", "zz": "^1"}}, map[string]map[string]any{"node_modules/a": good}), "node_modules/zz", errNoPath},
 	}
 	for _, tt := range tests {
@@ -150,6 +151,33 @@ func TestParseNPMLockRefuses(t *testing.T) {
 				t.Errorf("readNPMLock: %v, want an *NPMLockError for %s at %q (%v), no credential shown", err, path, tt.key, tt.is)
 			}
 		})
+	}
+}
+
+// TestReadNPMLockOverrides: a lock whose project's package.json beside it has npm
+// overrides is refused, as they are not supported; empty overrides are none.
+func TestReadNPMLockOverrides(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "package-lock.json")
+	data := lockJSON(t, map[string]any{"name": "proj"}, map[string]map[string]any{"node_modules/a": registryEntry("a", "1.0.0", "a")})
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		pkg  string
+		want error
+	}{
+		{`{"name": "proj", "overrides": {}}`, nil},
+		{`{"name": "proj", "overrides": {"espree": "10.3.0"}}`, ErrNPMOverrides},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(tt.pkg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := readNPMLock(path, "https://registry.npmjs.org/")
+		var le *NPMLockError
+		if tt.want == nil && err != nil || tt.want != nil && (!errors.As(err, &le) || le.Path != path || !errors.Is(err, tt.want)) {
+			t.Errorf("readNPMLock with package.json %s: %v, want %v", tt.pkg, err, tt.want)
+		}
 	}
 }
 
