@@ -363,10 +363,12 @@ func writtenKind(kind string) string {
 }
 
 // SameRelations reports whether p and q have the same kind, depends, optional, peers,
-// provides, conflicts, replaces, into and env, spelled the same.
+// provides, conflicts, replaces, into and env, spelled the same. KindDeb is none's
+// equal, as indexes do not write it (writtenKind): a record of a .deb installed before
+// pkg knew the kind says none, and its archive is the index's all the same.
 func (p Package) SameRelations(q Package) bool {
 	eq := func(a, b []Requirement) bool { return slices.EqualFunc(a, b, Requirement.Equal) }
-	return p.Kind == q.Kind && eq(p.Depends, q.Depends) && eq(p.Optional, q.Optional) && eq(p.Peers, q.Peers) &&
+	return writtenKind(p.Kind) == writtenKind(q.Kind) && eq(p.Depends, q.Depends) && eq(p.Optional, q.Optional) && eq(p.Peers, q.Peers) &&
 		eq(p.Provides, q.Provides) && eq(p.Conflicts, q.Conflicts) &&
 		eq(p.Replaces, q.Replaces) && p.Into == q.Into && slices.Equal(p.Env, q.Env)
 }
