@@ -544,7 +544,7 @@ func sameFile(f *os.File, d *os.File, name string) bool {
 // (docs/history.md). After a crash such an entry is gone, or its index is unreadable (the
 // entry is removed at first use) or carries the old boot (its data are all checked): a
 // journal orders the tar's link after the index's rename. When another process committed it
-// first, store drops its own copy.
+// first, store drops its own copy (linkTar: where their tar has its bytes).
 func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	tmp, err := c.createTemp(repo.FileName(p.Name) + "-*.tar")
 	if err != nil {
@@ -599,6 +599,11 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 		drop()
 		c.names.add(p)
 		return nil
+	}
+	// A tar without its index is no entry (the index goes in first, and out last) but what
+	// a cut copy of the cache left: it goes before the index that would make it one.
+	if !existsAt(c.tars, idxName(p.SHA256)) {
+		removeTree(c.tars, tarName(p.SHA256))
 	}
 	if tails != "" {
 		c.commitTails(tails, p.SHA256)
@@ -655,11 +660,14 @@ func (c *Cache) renameIn(from, to string, settled bool) error {
 
 // linkTar commits the entry with this sha256 whose index is in place: the tar name of tmp/
 // is linked into tars/, not renamed over, so that another process that committed the same
-// entry meanwhile keeps its tar, which a root may have cloned from already; then name goes.
+// entry meanwhile keeps its tar, which a root may have cloned from already, once its bytes
+// are found to be name's; any other tar there is replaced. Then name goes.
 func (c *Cache) linkTar(name, sha string, settled bool) error {
 	switch err := linkAt(c.tmp, name, c.tars, tarName(sha)); {
 	case errors.Is(err, unix.EPERM) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EMLINK):
 		return c.renameIn(name, tarName(sha), settled) // a filesystem without hard links
+	case errors.Is(err, fs.ErrExist) && !c.sameTar(name, sha):
+		return c.renameIn(name, tarName(sha), settled)
 	case errors.Is(err, fs.ErrExist): // nothing new in tars/ but the index
 		unix.Unlinkat(int(c.tmp.Fd()), name, 0)
 		return nil
@@ -671,6 +679,37 @@ func (c *Cache) linkTar(name, sha string, settled bool) error {
 		return nil
 	}
 	return c.tars.Sync()
+}
+
+// sameTar reports whether the tar of the entry with this sha256 is a regular file of the
+// bytes of the file name of tmp/. Any error reading either reports false.
+func (c *Cache) sameTar(name, sha string) bool {
+	ours, err := dirfd.Open(c.tmp, name, unix.O_RDONLY, 0)
+	if err != nil {
+		return false
+	}
+	defer ours.Close()
+	theirs, info, err := openEntryFile(c.tars, tarName(sha))
+	if err != nil {
+		return false
+	}
+	defer theirs.Close()
+	if mine, err := ours.Stat(); err != nil || mine.Size() != info.Size() {
+		return false
+	}
+	a, b := make([]byte, 1<<20), make([]byte, 1<<20)
+	for {
+		n, err := io.ReadFull(ours, a)
+		if _, err := io.ReadFull(theirs, b[:n]); err != nil || !bytes.Equal(a[:n], b[:n]) {
+			return false
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+	}
 }
 
 // entryHeader is the first line of an entry's index; boot is "" once the entry is settled.

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -724,5 +725,107 @@ func TestMembersWhole(t *testing.T) {
 	}
 	if c.Has(p.SHA256) {
 		t.Error("damaged entry still in the cache")
+	}
+}
+
+// TestLeftoverTar fetches an archive whose tar is in the cache without its index, as a
+// partial restore of a cache leaves it: of other bytes (a member overwritten past the
+// check's sample) and cut short. The fetch installs the tar it converted and verified, not
+// the leftover, which it had kept with the new index over it: the bytes went unseen, or
+// the next use found the entry damaged and removed it.
+func TestLeftoverTar(t *testing.T) {
+	dir, p := localRepo(t)
+	good := openCache(t)
+	if err := fetchOne(good, quick(t, dir), p); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(good.Path(p.SHA256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := good.Members(p.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(ms, func(m tarutil.Member) bool { return m.Name == "share/big" })
+	if i < 0 {
+		t.Fatal("no share/big in the entry")
+	}
+	overwritten := bytes.Clone(want)
+	copy(overwritten[ms[i].Offset+ms[i].Size/2:], "XXXXXXXX")
+	for _, tt := range []struct {
+		name     string
+		leftover []byte
+	}{
+		{"other bytes", overwritten},
+		{"cut short", want[:ms[i].Offset+ms[i].Size/2]},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := openCache(t)
+			if err := os.WriteFile(c.Path(p.SHA256), tt.leftover, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := fetchOne(c, quick(t, dir), p); err != nil {
+				t.Fatalf("Fetch over a leftover tar: %v", err)
+			}
+			c.Whole = true
+			if _, err := c.Members(p.SHA256); err != nil {
+				t.Fatalf("Members with Whole of the entry fetched: %v", err)
+			}
+			if got, err := os.ReadFile(c.Path(p.SHA256)); err != nil || !bytes.Equal(got, want) {
+				t.Errorf("tar in the cache: %d bytes (%v), want the %d converted, equal", len(got), err, len(want))
+			}
+		})
+	}
+}
+
+// TestLinkTarCommitted commits a tar whose entry another process committed meanwhile: its
+// tar is kept where it has the bytes converted here, and replaced where it has others.
+func TestLinkTarCommitted(t *testing.T) {
+	dir, p := localRepo(t)
+	c := openCache(t)
+	if err := fetchOne(c, quick(t, dir), p); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(c.Path(p.SHA256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := bytes.Clone(data)
+	other[len(other)/2] ^= 1
+	for _, tt := range []struct {
+		name string
+		ours []byte
+		keep bool
+	}{
+		{"same bytes", data, true},
+		{"other bytes", other, false},
+		{"shorter", data[:len(data)-512], false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before, err := os.Stat(c.Path(p.SHA256))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(c.dir, "tmp", "ours.tar"), tt.ours, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.linkTar("ours.tar", p.SHA256, false); err != nil {
+				t.Fatal(err)
+			}
+			after, err := os.Stat(c.Path(p.SHA256))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := os.SameFile(before, after); got != tt.keep {
+				t.Errorf("tar kept: %v, want %v", got, tt.keep)
+			}
+			if got, err := os.ReadFile(c.Path(p.SHA256)); err != nil || !bytes.Equal(got, tt.ours) {
+				t.Errorf("tar in the cache: %d bytes (%v), want the %d committed", len(got), err, len(tt.ours))
+			}
+			if _, err := os.Stat(filepath.Join(c.dir, "tmp", "ours.tar")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("temporary tar left: %v", err)
+			}
+		})
 	}
 }
