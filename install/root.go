@@ -37,7 +37,8 @@ type Options struct {
 	Owner       string              // describes this process to the ones that wait for it
 	// Name, if not "", is the path the root is known by where the dir given to Open is
 	// another way to it (a run root reached through its cache's descriptor): the
-	// wrappers in bin/, which outlive the process, name the root by it.
+	// wrappers in bin/, which outlive the process, name the root by it, and Open syncs
+	// bin/ in full so that they name it so.
 	Name string
 	// Context, when not nil, ends a wait for another process's database transaction
 	// (db.Options.Context) in View, OpenReadOnly and Exists; Open and Rebuild use their ctx.
@@ -363,7 +364,9 @@ func (r *Root) reconcile() error {
 			}
 		}
 	}
-	if err := r.syncBins(len(ins) > 0 || len(left) > 0 || p != nil); err != nil {
+	// A root known by another name (a run root) syncs bin/ in full: its wrappers name the
+	// root by the name given, which changes when its cache is restored at another path.
+	if err := r.syncBins(len(ins) > 0 || len(left) > 0 || p != nil || r.o.Name != ""); err != nil {
 		// The packages are as recorded; what reads or verifies them still works. The
 		// links still prepared (.cmd.new) make the next start sync bin/ in full again;
 		// staging and trash go, as the space they hold may be what bin/ lacks.

@@ -85,7 +85,8 @@ func stateOf(path string) fileState {
 
 // memo is a request's memo.
 type memo struct {
-	Set     string    `json:"set"` // the run root's name
+	Set     string    `json:"set"`  // the run root's name
+	Root    string    `json:"root"` // its path, which its wrappers name: a cache moved since is not reused by it
 	Command string    `json:"command"`
 	Link    string    `json:"link,omitempty"` // what bin/<command> held: a symlink's target, "" for a file
 	Package string    `json:"package"`
@@ -154,7 +155,7 @@ func (w Watched) remember(runs *os.File, req Request, r *Run, expires time.Time)
 	if err != nil {
 		return err
 	}
-	m := memo{Set: filepath.Base(r.Root), Command: r.Command, Link: r.link, Package: r.Package.Name, Version: r.Package.Version, Expires: expires, Watched: w}
+	m := memo{Set: filepath.Base(r.Root), Root: r.Root, Command: r.Command, Link: r.link, Package: r.Package.Name, Version: r.Package.Version, Expires: expires, Watched: w}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -227,6 +228,9 @@ func Reuse(ctx context.Context, cacheDir string, req Request, offline bool) (*Ru
 		return nil, false
 	}
 	r := &Run{Root: filepath.Join(runs.Name(), m.Set), Command: m.Command, Package: repo.Package{Name: m.Package, Version: m.Version}}
+	if r.Root != m.Root { // the cache moved (a CI job restores it elsewhere): Make rewrites bin/
+		return nil, false
+	}
 	// Not made here: a root's .used goes only after the root (Prune), and root would make
 	// it root's in a user's cache, where Make hands it over.
 	if r.used, err = hold(ctx, runs, m.Set+".used", false); err != nil {

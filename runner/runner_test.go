@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -8,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -334,5 +337,48 @@ func TestHoldLinked(t *testing.T) {
 	}
 	if info, err := os.Stat(outside); err != nil || !info.ModTime().Equal(old) {
 		t.Errorf("the linked file after hold: %v, %v; want untouched, %v", info.ModTime(), err, old)
+	}
+}
+
+// TestMovedCache runs a command whose wrapper names its run root, then moves the cache, as
+// a CI job restores it at another path: the run root is neither reused by its memo nor as
+// it is by a new resolution, whose wrapper would exec the old path, but its wrapper names
+// it where it is now.
+func TestMovedCache(t *testing.T) {
+	w := newWorld(t)
+	tmp := t.TempDir()
+	data := []byte("#!/bin/sh\necho tool\n")
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "bin/tool", Mode: 0o755, Size: int64(len(data)), ModTime: time.Unix(1700000000, 0)})
+	tw.Write(data)
+	tw.Close()
+	archive := filepath.Join(tmp, "tool-1.tar")
+	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := repo.Package{Name: "tool", Version: "1", Bin: testrepo.Commands("bin/tool"), Env: []string{"TOOL_HOME={root}"}}
+	if _, _, err := repo.Add(context.Background(), w.repo, archive, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := w.make(w.repo, "tool")
+	moved := w.cacheDir + "-moved"
+	if err := os.Rename(w.cacheDir, moved); err != nil {
+		t.Fatal(err)
+	}
+	w.cacheDir = moved
+	if got := w.reuse(w.repo, "tool", true); got != "" {
+		t.Errorf("Reuse of a run root made at %s, now in %s: %s; want none", first.Root, moved, got)
+	}
+	again := w.make(w.repo, "tool")
+	wrapper, err := os.ReadFile(filepath.Join(again.Root, "bin", "tool"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(again.Root, moved) || strings.Contains(string(wrapper), first.Root) || !strings.Contains(string(wrapper), again.Root) {
+		t.Errorf("wrapper of the run root %s after the cache moved:\n%s", again.Root, wrapper)
+	}
+	if got := w.reuse(w.repo, "tool", true); got != again.Root {
+		t.Errorf("Reuse once made again: %q, want %s", got, again.Root)
 	}
 }
