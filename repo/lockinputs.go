@@ -1,6 +1,9 @@
 package repo
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // InputsError is a lockfile made for other requirements than those given.
 type InputsError struct {
@@ -9,7 +12,17 @@ type InputsError struct {
 }
 
 func (e *InputsError) Error() string {
-	return fmt.Sprintf("%s is out of date: it locks %s, not %s", e.Path, JoinRequirements(e.Locks), JoinRequirements(e.Given))
+	return fmt.Sprintf("%s records the requirements %s; the requirements given (%s) must be those, or none", e.Path, JoinRequirements(e.Locks), JoinRequirements(e.Given))
+}
+
+// With returns the recorded requirements with each given one in place of those of its name,
+// and the given ones of other names added: what a lock keeping the recorded ones and adding
+// the given ones is made for.
+func (e *InputsError) With() []Requirement {
+	reqs := slices.DeleteFunc(slices.Clone(e.Locks), func(l Requirement) bool {
+		return slices.ContainsFunc(e.Given, func(g Requirement) bool { return g.Name == l.Name && g.Repo == l.Repo })
+	})
+	return append(reqs, e.Given...)
 }
 
 // ReadLockFor reads the lockfile at path (ReadLock) and refuses, with an *InputsError, one

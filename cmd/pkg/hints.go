@@ -212,7 +212,17 @@ var hints = []hintRule{
 			pe.Platform, shell.Quote(file), strings.Join(append(slices.Clone(pe.Platforms), pe.Platform), ","))
 	})},
 	{fn: as(func(se *repo.InputsError) string {
-		return fmt.Sprintf("run 'pkg lock -o %s %s' to lock these requirements", se.Path, repo.JoinRequirements(se.Given))
+		file := shell.Quote(se.Path)
+		with := se.With()
+		if repo.Inputs(with) == repo.Inputs(se.Locks) {
+			return fmt.Sprintf("'pkg sync -f %s' with no names syncs what it locks", file)
+		}
+		args := []string{"pkg", "lock", "-o", file}
+		for _, r := range with {
+			args = append(args, shell.Quote(r.String()))
+		}
+		return fmt.Sprintf("'%s' locks the requirements it records with those given, then 'pkg sync -f %s' syncs them; 'pkg sync -f %s' alone syncs what it locks now",
+			strings.Join(args, " "), file, file)
 	})},
 }
 
