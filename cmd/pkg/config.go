@@ -75,11 +75,21 @@ func flagRepos(c *cli.Context) ([]config.Repo, error) {
 }
 
 // defaultDirs treats an empty --root or --cache (PKG_ROOT= in a script, say) as unset:
-// otherwise pkg would make its root or cache in the current directory.
+// otherwise pkg would make its root or cache in the current directory. Where there is no
+// default (no home), it refuses a command that opens them.
 func defaultDirs(c *cli.Context) error {
-	for name, def := range map[string]string{"root": defaultRoot(), "cache": defaultCache()} {
+	for _, d := range []struct{ name, def, xdg, env string }{
+		{"root", defaultRoot(), "XDG_DATA_HOME", "PKG_ROOT"}, {"cache", defaultCache(), "XDG_CACHE_HOME", "PKG_CACHE"},
+	} {
+		name := d.name
+		if c.String(name) == "" && d.def == "" {
+			if rootless(c.Args().Slice()) {
+				continue
+			}
+			return globalUsagef("no %s given and no default: HOME is not set, nor %s to an absolute path; set HOME, or pass --%s or set %s", name, d.xdg, name, d.env)
+		}
 		if c.String(name) == "" {
-			if err := c.Set(name, def); err != nil {
+			if err := c.Set(name, d.def); err != nil {
 				return err
 			}
 			c.App.Metadata["default "+name] = true
@@ -90,6 +100,19 @@ func defaultDirs(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// rootless reports whether the command of args opens neither the root nor the cache.
+func rootless(args []string) bool {
+	cmd := strings.Join(args[:min(len(args), 2)], " ")
+	if len(args) > 0 && (args[0] == "help" || args[0] == "h" || args[0] == "completion") {
+		return true
+	}
+	switch cmd {
+	case "", "repo", "repo add", "repo remove", "repo push", "repo keygen", "repo sign", "trust":
+		return true
+	}
+	return false
 }
 
 func defaultRoot() string  { return xdg.Dir("XDG_DATA_HOME", ".local/share") }

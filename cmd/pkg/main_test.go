@@ -754,3 +754,40 @@ func TestVersionEarly(t *testing.T) {
 		t.Errorf("pkg --version, unreadable: %q, answered by main: %v; want %q", out, strings.Contains(inits, cliInit), viaCLI)
 	}
 }
+
+// TestNoHomeNoDefaultDirs: with no home, nor an absolute XDG_DATA_HOME or XDG_CACHE_HOME,
+// a command that opens the root or the cache is refused, saying how to name them, and
+// nothing is made in the temporary directory (where another user may have made pkg first);
+// a command that opens neither still runs.
+func TestNoHomeNoDefaultDirs(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv("HOME", "")
+	t.Setenv("TMPDIR", base)
+	t.Setenv("XDG_DATA_HOME", "data") // relative: ignored
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("PKG_ROOT", "")
+	t.Setenv("PKG_CACHE", "")
+	t.Chdir(base)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"pkg", "--repo", demoRepo, "install", "hello"}, "set HOME, or pass --root or set PKG_ROOT"},
+		{[]string{"pkg", "--root", filepath.Join(base, "root"), "list"}, "set HOME, or pass --cache or set PKG_CACHE"},
+	} {
+		var o, er bytes.Buffer
+		if code := run(tt.args, &o, &er); code != 2 || !strings.Contains(er.String(), tt.want) {
+			t.Errorf("%q with no home: exit %d, %q", tt.args, code, er.String())
+		}
+	}
+	if entries, err := os.ReadDir(base); err != nil || len(entries) != 0 {
+		t.Errorf("with no home, pkg made %v in the temporary directory and the current one (%v)", entries, err)
+	}
+	var o, er bytes.Buffer
+	if code := run([]string{"pkg", "completion", "bash"}, &o, &er); code != 0 {
+		t.Errorf("completion with no home: exit %d, %q", code, er.String())
+	}
+	if code := run([]string{"pkg", "--root", filepath.Join(base, "root"), "--cache", filepath.Join(base, "cache"), "list"}, &o, &er); code != 0 {
+		t.Errorf("list with --root and --cache and no home: exit %d, %q", code, er.String())
+	}
+}

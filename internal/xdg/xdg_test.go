@@ -1,23 +1,22 @@
 package xdg
 
-import (
-	"os"
-	"path/filepath"
-	"testing"
-)
+import "testing"
 
 func TestDir(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", "/x/cache")
-	if got := Dir("XDG_CACHE_HOME", ".cache"); got != "/x/cache/pkg" {
-		t.Errorf("Dir with XDG_CACHE_HOME set = %q, want /x/cache/pkg", got)
-	}
-	t.Setenv("XDG_CACHE_HOME", "")
-	t.Setenv("HOME", "/home/u")
-	if got := Dir("XDG_CACHE_HOME", ".cache"); got != "/home/u/.cache/pkg" {
-		t.Errorf("Dir with XDG_CACHE_HOME empty = %q, want /home/u/.cache/pkg", got)
-	}
-	t.Setenv("HOME", "")
-	if got := Dir("XDG_CACHE_HOME", ".cache"); got != filepath.Join(os.TempDir(), "pkg") {
-		t.Errorf("Dir without a home = %q, want pkg in %s", got, os.TempDir())
+	for _, tt := range []struct {
+		env, home, want string
+	}{
+		{"/x/cache", "/home/u", "/x/cache/pkg"},
+		{"", "/home/u", "/home/u/.cache/pkg"},
+		{"x/cache", "/home/u", "/home/u/.cache/pkg"}, // relative: ignored
+		{"/x/cache", "", "/x/cache/pkg"},
+		{"", "", ""},
+		{"x/cache", "", ""},
+	} {
+		t.Setenv("XDG_CACHE_HOME", tt.env)
+		t.Setenv("HOME", tt.home)
+		if got := Dir("XDG_CACHE_HOME", ".cache"); got != tt.want {
+			t.Errorf("Dir with XDG_CACHE_HOME %q and HOME %q = %q, want %q", tt.env, tt.home, got, tt.want)
+		}
 	}
 }
