@@ -188,6 +188,9 @@ var hints = []hintRule{
 	})},
 	{is: session.PinRefused, hint: pinHint},
 	{err: session.ErrUnreachable, hint: "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
+	{fn: as(func(oe *offlineSyncError) string {
+		return fmt.Sprintf("run 'pkg sync -f %s' online, without --offline (and PKG_OFFLINE unset): it fetches the archives the lockfile pins again", shell.Quote(oe.Path))
+	})},
 	{is: damagedOffline, hint: "fetch the package again while online ('pkg fetch NAME...' puts it back in the cache), or run without --offline (and PKG_OFFLINE unset)"},
 	{err: session.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},
 	{fn: as(lockRepoHint)},

@@ -98,13 +98,31 @@ func syncAction(c *cli.Context) error {
 		return fmt.Errorf("%w: pass --keep-extra to keep them, --root DIR for a root of the project's own, or --root %s to make this one hold exactly %s", err, ee.Root, path)
 	}
 	if p == nil {
-		return err
+		return offlineSync(path, err)
 	}
 	if len(p.Changes) == 0 {
 		say(c, "nothing to do: root matches %s", path)
 		return p.Close()
 	}
-	return apply(c, p)
+	return offlineSync(path, apply(c, p))
+}
+
+// offlineSyncError is an offline sync's refusal of a cached archive found damaged: the
+// lockfile at Path pins what to fetch again, where 'pkg fetch NAME' takes the index's.
+type offlineSyncError struct {
+	Path string
+	error
+}
+
+func (e *offlineSyncError) Unwrap() error { return e.error }
+
+// offlineSync returns err, an offlineSyncError where it is an offline refusal of a
+// damaged archive.
+func offlineSync(path string, err error) error {
+	if damagedOffline(err) {
+		return &offlineSyncError{Path: path, error: err}
+	}
+	return err
 }
 
 // readSyncLock reads the lockfile at path and checks it against the command line, and

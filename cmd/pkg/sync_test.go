@@ -380,6 +380,24 @@ func TestSyncOfflineRepositoryGone(t *testing.T) {
 		t.Errorf("offline sync: %q", out)
 	}
 	second.checkInstalled("offline sync", "app 1.0, lib 1.5, tool 1.10")
+
+	// A damaged archive: the hint syncs the lockfile again online, which fetches the version
+	// it pins ('pkg fetch lib' would fetch the one the index resolves).
+	tars, err := filepath.Glob(filepath.Join(first.cache, "tars", "*.tar"))
+	if err != nil || len(tars) == 0 {
+		t.Fatalf("cached tars: %v, %v", tars, err)
+	}
+	for _, tar := range tars {
+		if err := os.Truncate(tar, 512); err != nil {
+			t.Fatal(err)
+		}
+	}
+	third := newEnv(t, filepath.Join(base, "third"), dir)
+	third.cache = first.cache
+	_, stderr, code := third.pkg("--offline", "sync", "-f", lock)
+	if want := "\npkg: hint: run 'pkg sync -f " + lock + "' online, without --offline"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("offline sync of damaged archives: exit %d, %q, want %q", code, stderr, want)
+	}
 }
 
 // TestSyncRelocates syncs from a lockfile made against one copy of the repository, with
