@@ -228,7 +228,10 @@ func Reuse(ctx context.Context, cacheDir string, req Request, offline bool) (*Ru
 		return nil, false
 	}
 	r := &Run{Root: filepath.Join(runs.Name(), m.Set), Command: m.Command, Package: repo.Package{Name: m.Package, Version: m.Version}}
-	if r.Root != m.Root { // the cache moved (a CI job restores it elsewhere): Make rewrites bin/
+	// The cache moved (a CI job restores it elsewhere): Make rewrites bin/. A memo written
+	// before memos named their root says nothing: offline, where no new resolve can be made,
+	// it is taken as it is, and online it is made again once.
+	if (m.Root != "" || !offline) && r.Root != m.Root {
 		return nil, false
 	}
 	// Not made here: a root's .used goes only after the root (Prune), and root would make

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -83,7 +84,7 @@ func defaultDirs(c *cli.Context) error {
 	} {
 		name := d.name
 		if c.String(name) == "" && d.def == "" {
-			if rootless(c.Args().Slice()) {
+			if root, cache := opens(c.Args().Slice()); name == "root" && !root || name == "cache" && !cache {
 				continue
 			}
 			return globalUsagef("no %s given and no default: HOME is not set, nor %s to an absolute path; set HOME, or pass --%s or set %s", name, d.xdg, name, d.env)
@@ -102,17 +103,23 @@ func defaultDirs(c *cli.Context) error {
 	return nil
 }
 
-// rootless reports whether the command of args opens neither the root nor the cache.
-func rootless(args []string) bool {
-	cmd := strings.Join(args[:min(len(args), 2)], " ")
+// opens reports whether the command of args opens the root and the cache: help of any
+// command (--help, -h) opens neither, nor do completion and the repository directory's
+// commands; cache list and clean open the cache alone.
+func opens(args []string) (root, cache bool) {
+	if slices.ContainsFunc(args, func(a string) bool { return a == "--help" || a == "-h" }) {
+		return false, false
+	}
 	if len(args) > 0 && (args[0] == "help" || args[0] == "h" || args[0] == "completion") {
-		return true
+		return false, false
 	}
-	switch cmd {
+	switch strings.Join(args[:min(len(args), 2)], " ") {
 	case "", "repo", "repo add", "repo remove", "repo push", "repo keygen", "repo sign", "trust":
-		return true
+		return false, false
+	case "cache", "cache list", "cache clean":
+		return false, true
 	}
-	return false
+	return true, true
 }
 
 func defaultRoot() string  { return xdg.Dir("XDG_DATA_HOME", ".local/share") }

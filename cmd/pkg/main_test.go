@@ -790,4 +790,12 @@ func TestNoHomeNoDefaultDirs(t *testing.T) {
 	if code := run([]string{"pkg", "--root", filepath.Join(base, "root"), "--cache", filepath.Join(base, "cache"), "list"}, &o, &er); code != 0 {
 		t.Errorf("list with --root and --cache and no home: exit %d, %q", code, er.String())
 	}
+	// A command's help, and the cache's commands that read no root, need no default.
+	for _, args := range [][]string{{"pkg", "install", "--help"}, {"pkg", "run", "-h"}, {"pkg", "--cache", filepath.Join(base, "cache"), "cache", "list"}} {
+		o.Reset()
+		er.Reset()
+		if code := run(args, &o, &er); code != 0 {
+			t.Errorf("%q with no home: exit %d, %q", args, code, er.String())
+		}
+	}
 }
