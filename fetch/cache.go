@@ -446,6 +446,20 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 	return dst, nil
 }
 
+// dropLeftover takes away the tar of sha256 that a cut copy of the cache left without its
+// index. It moves it to tmp/ first, and puts it back where the index has come meanwhile:
+// another process committed the entry between the look and the move, and the tar was its.
+func (c *Cache) dropLeftover(sha256 string) {
+	moved := fmt.Sprintf("leftover-%s.%d", sha256[:16], time.Now().UnixNano())
+	if unix.Renameat(int(c.tars.Fd()), tarName(sha256), int(c.tmp.Fd()), moved) != nil {
+		return // none there
+	}
+	if existsAt(c.tars, idxName(sha256)) {
+		unix.Linkat(int(c.tmp.Fd()), moved, int(c.tars.Fd()), tarName(sha256), 0) // EEXIST: theirs is in
+	}
+	removeTree(c.tmp, moved)
+}
+
 // cached reports whether the cache holds p's entry, undamaged, and marks its use. A
 // damaged entry (removed by Members) makes it return false and why.
 func (c *Cache) cached(p repo.Package) (bool, error) {
@@ -603,7 +617,7 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 	// A tar without its index is no entry (the index goes in first, and out last) but what
 	// a cut copy of the cache left: it goes before the index that would make it one.
 	if !existsAt(c.tars, idxName(p.SHA256)) {
-		removeTree(c.tars, tarName(p.SHA256))
+		c.dropLeftover(p.SHA256)
 	}
 	if tails != "" {
 		c.commitTails(tails, p.SHA256)
