@@ -366,7 +366,8 @@ func (e *RepublishedError) Error() string {
 // holds (db.Holds: what was requested, db.Requested, with a version constraint) allow, each
 // pinned to a repository by what was requested taken from it alone. A requirement of reqs
 // with a constraint is the package's hold from now on; one without that names a package
-// its hold keeps below the newest version is refused (*HeldError). A package from a local
+// its hold keeps below the newest version is refused (*HeldError), unless the plan moves
+// another instance of its npm name, and the held one is in Held. A package from a local
 // archive file that the plan does not move is in Held where a repository has a newer version.
 func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]repo.Requirement, cache *fetch.Cache) (*Plan, error) {
 	cur, names := db.Packages(before), names(reqs)
@@ -401,7 +402,8 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 			held.Newest, held.HeldTo, held.Gone = "", g.Repo, g
 		} else if h.Hold != nil {
 			held.HeldBy = h.Hold.String()
-			if slices.Contains(names, held.Name) && !slices.ContainsFunc(reqs, func(r repo.Requirement) bool { return r.Name == held.Name && len(r.Constraints) > 0 }) {
+			if slices.Contains(names, held.Name) && !slices.ContainsFunc(reqs, func(r repo.Requirement) bool { return r.Name == held.Name && len(r.Constraints) > 0 }) &&
+				!movesOther(p.install, held) {
 				named = append(named, held)
 			}
 		}
@@ -418,6 +420,14 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 		}
 	}
 	return p.fill(cache), nil
+}
+
+// movesOther reports whether install, what an upgrade installs, moves an instance of h's
+// npm name other than the held one: naming the name then upgrades that one, and h is kept.
+func movesOther(install []repo.Package, h Held) bool {
+	return slices.ContainsFunc(install, func(q repo.Package) bool {
+		return q.Kind == repo.KindNPM && q.Name == h.Name && q.Version != h.Version
+	})
 }
 
 // removePlan is the plan of removing the installed packages names, by key (Record.Key),

@@ -492,3 +492,34 @@ func TestNPMUpgradeHeldDependency(t *testing.T) {
 	}
 	e.ok("verify")
 }
+
+// TestNPMUpgradeNameOneHeld: an upgrade naming an npm name one instance of which is held
+// and another of which can move moves that one and says the held one is kept, instead of
+// refusing the name for the held one.
+func TestNPMUpgradeNameOneHeld(t *testing.T) {
+	base := t.TempDir()
+	for _, v := range []string{"2.6.9", "4.3.4"} {
+		addNPM(t, base, "debug", v)
+	}
+	addNPM(t, base, "app", "1.0.0", "debug@npm:^4.3.0")
+	addNPM(t, base, "tool", "1.0.0", "debug@npm:^2.6.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "app", "tool", "debug@npm:^2.6.0")
+	addNPM(t, base, "debug", "4.4.0")
+	const kept = " debug at 2.6.9: held by its request debug@npm:^2.6.0 (newest 4.4.0)"
+	if out, _ := e.ok("upgrade", "-n", "debug"); !strings.Contains(out, "upgrade debug 4.3.4 to 4.4.0") || !strings.Contains(out, "keep"+kept) {
+		t.Errorf("upgrade -n debug: %q, want debug 4.3.4 to be upgraded and 2.6.9 said kept", out)
+	}
+	if got, want := e.installed(), "app 1.0.0, debug 2.6.9, debug 4.3.4, tool 1.0.0"; got != want {
+		t.Errorf("after upgrade -n debug: installed %q, want %q", got, want)
+	}
+	if out, _ := e.ok("upgrade", "debug"); !strings.Contains(out, "upgraded debug 4.3.4 to 4.4.0") || !strings.Contains(out, "kept"+kept) {
+		t.Errorf("upgrade debug: %q, want debug 4.3.4 upgraded and 2.6.9 said kept", out)
+	}
+	if got, want := e.installed(), "app 1.0.0, debug 2.6.9, debug 4.4.0, tool 1.0.0"; got != want {
+		t.Errorf("after upgrade debug: installed %q, want %q", got, want)
+	}
+	if out, _ := e.ok("info", "debug@2.6.9"); !strings.Contains(out, "(held:") {
+		t.Errorf("info debug@2.6.9: %q, want it held still", out)
+	}
+}
