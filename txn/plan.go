@@ -397,6 +397,7 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 	}
 	var named []Held
 	for _, h := range in.HeldBack(cur, names, pkgs, holds...) {
+		h = ownHold(h, pkgs, requested)
 		held := Held{Name: h.Package.Name, From: h.Installed, Version: h.Package.Version, Newest: h.Newest, Detail: h}
 		if g := gone[held.Name]; g != nil {
 			held.Newest, held.HeldTo, held.Gone = "", g.Repo, g
@@ -420,6 +421,21 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 		}
 	}
 	return p.fill(cache), nil
+}
+
+// ownHold returns h, of an upgrade that leaves pkgs, with the npm instance it is of at its
+// installed version and held by its own request (requested) where the upgrade keeps it:
+// the hold of a requirement given on its name (db.Holds) resolved the name's other
+// instances, and the kept one stays as it was asked for.
+func ownHold(h repo.Held, pkgs []repo.Package, requested map[string]repo.Requirement) repo.Held {
+	key := repo.InstanceKey(repo.KindNPM, h.Package.Name, h.Installed)
+	own, ok := requested[key]
+	i := slices.IndexFunc(pkgs, func(q repo.Package) bool { return q.Key() == key })
+	if h.Hold == nil || h.Package.Kind != repo.KindNPM || h.Package.Version == h.Installed || !ok || len(own.Constraints) == 0 || i < 0 {
+		return h
+	}
+	h.Package, h.Hold = pkgs[i], &repo.Requirement{Name: own.Name, Constraints: own.Constraints}
+	return h
 }
 
 // movesOther reports whether install, what an upgrade installs, moves an instance of h's

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -521,5 +522,46 @@ func TestNPMUpgradeNameOneHeld(t *testing.T) {
 	}
 	if out, _ := e.ok("info", "debug@2.6.9"); !strings.Contains(out, "(held:") {
 		t.Errorf("info debug@2.6.9: %q, want it held still", out)
+	}
+}
+
+// TestNPMUpgradeNamedVersionHolds: an upgrade naming an npm version reports each instance
+// it keeps with its own hold: the one another request holds stays at its version, held by
+// that request, not by the version named.
+func TestNPMUpgradeNamedVersionHolds(t *testing.T) {
+	base := t.TempDir()
+	for _, v := range []string{"2.6.9", "4.3.4"} {
+		addNPM(t, base, "debug", v)
+	}
+	addNPM(t, base, "app", "1.0.0", "debug@npm:^4.3.0")
+	addNPM(t, base, "tool", "1.0.0", "debug@npm:^2.6.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "app", "tool", "debug@npm:^2.6.0")
+	addNPM(t, base, "debug", "4.4.0")
+	out, _ := e.ok("upgrade", "-n", "debug@4.3.4", "--json")
+	var plan struct {
+		Held []struct {
+			From, Version, Newest string
+			HeldBy                string `json:"held_by"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range plan.Held {
+		got = append(got, h.From+" "+h.Version+" "+h.Newest+" "+h.HeldBy)
+	}
+	if want := []string{"2.6.9 2.6.9 4.4.0 debug@npm:^2.6.0", "4.3.4 4.3.4 4.4.0 debug@4.3.4"}; !slices.Equal(got, want) {
+		t.Errorf("upgrade -n debug@4.3.4: held %q, want %q", got, want)
+	}
+	out, _ = e.ok("upgrade", "debug@4.3.4")
+	for _, want := range []string{"kept debug at 2.6.9: held by its request debug@npm:^2.6.0 (newest 4.4.0)", "kept debug at 4.3.4: held by its request debug@4.3.4 (newest 4.4.0)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("upgrade debug@4.3.4: %q, want %q", out, want)
+		}
+	}
+	if out, _ := e.ok("info", "debug@2.6.9"); !strings.Contains(out, "as debug@npm:^2.6.0 (held:") {
+		t.Errorf("info debug@2.6.9: %q, want it held by debug@npm:^2.6.0 still", out)
 	}
 }
