@@ -494,10 +494,11 @@ func TestNPMUpgradeHeldDependency(t *testing.T) {
 	e.ok("verify")
 }
 
-// TestNPMUpgradeNameOneHeld: an upgrade naming an npm name one instance of which is held
-// and another of which can move moves that one and says the held one is kept, instead of
-// refusing the name for the held one.
-func TestNPMUpgradeNameOneHeld(t *testing.T) {
+// heldDebug returns a root holding app (which needs debug@^4.3.0, so 4.3.4) and tool
+// (debug@^2.6.0, so 2.6.9), with debug 2.6.9 held by its request debug@npm:^2.6.0, and a
+// repository that now offers debug 4.4.0 too.
+func heldDebug(t *testing.T) *env {
+	t.Helper()
 	base := t.TempDir()
 	for _, v := range []string{"2.6.9", "4.3.4"} {
 		addNPM(t, base, "debug", v)
@@ -507,6 +508,14 @@ func TestNPMUpgradeNameOneHeld(t *testing.T) {
 	e := newEnv(t, base, filepath.Join(base, "repo"))
 	e.ok("install", "app", "tool", "debug@npm:^2.6.0")
 	addNPM(t, base, "debug", "4.4.0")
+	return e
+}
+
+// TestNPMUpgradeNameOneHeld: an upgrade naming an npm name one instance of which is held
+// and another of which can move moves that one and says the held one is kept, instead of
+// refusing the name for the held one.
+func TestNPMUpgradeNameOneHeld(t *testing.T) {
+	e := heldDebug(t)
 	const kept = " debug at 2.6.9: held by its request debug@npm:^2.6.0 (newest 4.4.0)"
 	if out, _ := e.ok("upgrade", "-n", "debug"); !strings.Contains(out, "upgrade debug 4.3.4 to 4.4.0") || !strings.Contains(out, "keep"+kept) {
 		t.Errorf("upgrade -n debug: %q, want debug 4.3.4 to be upgraded and 2.6.9 said kept", out)
@@ -529,15 +538,7 @@ func TestNPMUpgradeNameOneHeld(t *testing.T) {
 // it keeps with its own hold: the one another request holds stays at its version, held by
 // that request, not by the version named.
 func TestNPMUpgradeNamedVersionHolds(t *testing.T) {
-	base := t.TempDir()
-	for _, v := range []string{"2.6.9", "4.3.4"} {
-		addNPM(t, base, "debug", v)
-	}
-	addNPM(t, base, "app", "1.0.0", "debug@npm:^4.3.0")
-	addNPM(t, base, "tool", "1.0.0", "debug@npm:^2.6.0")
-	e := newEnv(t, base, filepath.Join(base, "repo"))
-	e.ok("install", "app", "tool", "debug@npm:^2.6.0")
-	addNPM(t, base, "debug", "4.4.0")
+	e := heldDebug(t)
 	out, _ := e.ok("upgrade", "-n", "debug@4.3.4", "--json")
 	var plan struct {
 		Held []struct {
