@@ -120,9 +120,10 @@ func TestPruneSharedCache(t *testing.T) {
 	}
 }
 
-// TestPruneRefused: a prune that meets a recorded root it cannot read removes nothing:
-// not the idle run root it would remove first, no entry, not the record of a gone root.
-func TestPruneRefused(t *testing.T) {
+// idleRun returns the options of an aged cache (aged) and a run root of hello made in it,
+// closed: idle, for a prune to remove.
+func idleRun(t *testing.T) (session.Options, *runner.Run) {
+	t.Helper()
 	o := aged(t)
 	s, _ := newSession(t, o, "")
 	r, err := s.Run(t.Context(), runner.Request{Package: repo.Requirement{Name: "hello"}}, session.RunOptions{})
@@ -131,6 +132,13 @@ func TestPruneRefused(t *testing.T) {
 	}
 	r.Close()
 	s.Close()
+	return o, r
+}
+
+// TestPruneRefused: a prune that meets a recorded root it cannot read removes nothing:
+// not the idle run root it would remove first, no entry, not the record of a gone root.
+func TestPruneRefused(t *testing.T) {
+	o, _ := idleRun(t)
 	bad, gone := o, o
 	bad.Root, gone.Root = filepath.Join(t.TempDir(), "bad"), filepath.Join(t.TempDir(), "gone")
 	for _, b := range []session.Options{bad, gone} {
@@ -145,7 +153,7 @@ func TestPruneRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := testfs.Tree(t, o.Cache)
-	s, _ = newSession(t, o, "")
+	s, _ := newSession(t, o, "")
 	tr, err := s.Upkeep().Trim(t.Context(), true, fetch.Limits{})
 	s.Close()
 	var de *session.DamagedError
@@ -158,18 +166,11 @@ func TestPruneRefused(t *testing.T) {
 // TestPruneDamagedRunRoot: a run root about to go is not read, so an idle one whose
 // database is damaged goes like any other, and what it used with it.
 func TestPruneDamagedRunRoot(t *testing.T) {
-	o := aged(t)
-	s, _ := newSession(t, o, "")
-	r, err := s.Run(t.Context(), runner.Request{Package: repo.Requirement{Name: "hello"}}, session.RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Close()
-	s.Close()
+	o, r := idleRun(t)
 	if err := os.WriteFile(filepath.Join(r.Root, ".pkg", "db"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, _ = newSession(t, o, "")
+	s, _ := newSession(t, o, "")
 	tr, err := s.Upkeep().Trim(t.Context(), true, fetch.Limits{})
 	s.Close()
 	if err != nil || tr.RunRoots != 1 || len(tr.Removed) != 2 {
