@@ -187,9 +187,9 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 // carry returns the recorded requests of the npm instances remove takes out where staged
 // installs another version of the name, by key: an upgrade of an npm package is its old
 // version's removal and the new one's install, and what was asked for stays so; but not
-// where the request of requests (by name, Request) on the name allows the instance
-// removed, which it replaces. recs are the installed records.
-func (r *Root) carry(requests map[string]repo.Requirement, recs []db.Record, staged []*db.Record, remove []string) ([]repo.Requirement, error) {
+// where one of requests (Request) on the name allows the instance removed, which it
+// replaces. recs are the installed records.
+func (r *Root) carry(requests []repo.Requirement, recs []db.Record, staged []*db.Record, remove []string) ([]repo.Requirement, error) {
 	if len(staged) == 0 || len(remove) == 0 {
 		return nil, nil
 	}
@@ -203,18 +203,19 @@ func (r *Root) carry(requests map[string]repo.Requirement, recs []db.Record, sta
 		if !ok || !slices.Contains(remove, rec.Key()) || !slices.ContainsFunc(staged, func(s *db.Record) bool { return s.Kind == repo.KindNPM && s.Name == q.Name }) {
 			continue
 		}
-		if asked, dup := requests[q.Name]; !dup || !asked.Allows(rec.Version) {
+		if !slices.ContainsFunc(requests, func(o repo.Requirement) bool { return o.Name == q.Name && o.Allows(rec.Version) }) {
 			carried = append(carried, q)
 		}
 	}
 	return carried, nil
 }
 
-// keyed returns requests, by name (Request), by the key of the package each names in the
-// root a commit leaves, holding recs, but remove, and staged: the name's package, or of an
-// npm name's instances the newest its request allows; then each of carried (carry) by the
-// newest instance of its name it allows that no request went to.
-func keyed(requests map[string]repo.Requirement, recs []db.Record, staged []*db.Record, remove []string, carried ...repo.Requirement) map[string]repo.Requirement {
+// keyed returns requests (Request) by the key of the package each names in the root a
+// commit leaves, holding recs, but remove, and staged: the name's package, asked for by
+// every request on the name together, or of an npm name's instances the newest each
+// request allows (two that take one instance together); then each of carried (carry) by
+// the newest instance of its name it allows that no request went to.
+func keyed(requests []repo.Requirement, recs []db.Record, staged []*db.Record, remove []string, carried ...repo.Requirement) map[string]repo.Requirement {
 	next := make(map[string]*db.Record, len(recs)+len(staged))
 	for i := range recs {
 		next[recs[i].Key()] = &recs[i]
@@ -227,9 +228,12 @@ func keyed(requests map[string]repo.Requirement, recs []db.Record, staged []*db.
 	}
 	m := newMeets(next)
 	out := make(map[string]repo.Requirement, len(requests))
-	for name, q := range requests {
-		for _, p := range m.byName[name] {
+	for _, q := range requests {
+		for _, p := range m.byName[q.Name] {
 			if p.Kind == "" || q.Allows(p.Version) {
+				if o, ok := out[p.Key()]; ok {
+					q = combine(o, q)
+				}
 				out[p.Key()] = q
 				break
 			}

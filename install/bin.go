@@ -112,8 +112,8 @@ func (r *Root) bins(kind, name, version string, bin []repo.Command) []repo.Comma
 		for k := range reqs {
 			r.asked[k] = true
 		}
-		for n := range r.requests {
-			r.asked[n] = true
+		for _, q := range r.requests {
+			r.asked[q.Name] = true
 		}
 	}
 	if r.asked[repo.InstanceKey(kind, name, version)] || r.asked[name] {

@@ -1,24 +1,31 @@
 package install
 
-import "pkg/repo"
+import (
+	"slices"
+
+	"pkg/repo"
+)
 
 // Request has the next Apply record, in its commit, that the user asked for the packages
-// reqs name, by those requirements (two on one name combined, a repository pin kept),
-// replacing what was recorded;
-// names the commit leaves uninstalled are ignored. With nothing to change, Apply records
-// only that.
+// reqs name, by those requirements, replacing what was recorded: two on one name are
+// combined (a repository pin kept), but on an npm name each asks for the instance it
+// takes, as two commands would (keyed); names the commit leaves uninstalled are ignored.
+// With nothing to change, Apply records only that.
 func (r *Root) Request(reqs []repo.Requirement) {
-	byName := make(map[string]repo.Requirement, len(reqs))
 	for _, q := range reqs {
-		cur := byName[q.Name]
-		cur.Name, cur.Constraints = q.Name, append(cur.Constraints, q.Constraints...)
-		if q.Repo != "" { // a pin outlives the command: upgrade keeps to it
-			cur.Repo = q.Repo
-		}
-		byName[q.Name] = cur
 		if r.asked != nil {
 			r.asked[q.Name] = true
 		}
 	}
-	r.requests = byName
+	r.requests = slices.Clone(reqs)
+}
+
+// combine returns q with the constraints of o added and o's repository pin, if it has
+// one: a pin outlives the command, upgrade keeps to it.
+func combine(q, o repo.Requirement) repo.Requirement {
+	q.Constraints = append(slices.Clip(q.Constraints), o.Constraints...)
+	if o.Repo != "" {
+		q.Repo = o.Repo
+	}
+	return q
 }

@@ -566,3 +566,28 @@ func TestNPMUpgradeNamedVersionHolds(t *testing.T) {
 		t.Errorf("info debug@2.6.9: %q, want it held by debug@npm:^2.6.0 still", out)
 	}
 }
+
+// TestNPMInstallTwoRanges: two versions of one npm name asked for in one command are each
+// asked for by its own requirement, as two commands record them: neither is autoremoved,
+// and lib/node_modules links the newest.
+func TestNPMInstallTwoRanges(t *testing.T) {
+	base := t.TempDir()
+	addTwoDeps(t, base)
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "dep@npm:^1.0.0", "dep@npm:^2.0.0")
+	if got, want := e.requested(), "dep 1.0.0, dep 2.0.0"; got != want {
+		t.Errorf("asked for %q, want %q", got, want)
+	}
+	for key, as := range map[string]string{"dep@1.0.0": "dep@npm:^1.0.0", "dep@2.0.0": "dep@npm:^2.0.0"} {
+		if out, _ := e.ok("why", key); !strings.Contains(out, "was asked for, as "+as+"\n") {
+			t.Errorf("why %s: %q, want it asked for as %s", key, out, as)
+		}
+	}
+	if got := e.linked("dep"); got != "dep 2.0.0" {
+		t.Errorf("lib/node_modules/dep is %q, want dep 2.0.0", got)
+	}
+	if out, _ := e.ok("autoremove", "-n"); !strings.Contains(out, "0 changes") {
+		t.Errorf("autoremove -n: %q, want nothing removed", out)
+	}
+	e.ok("verify")
+}
