@@ -203,7 +203,7 @@ func (r *Root) carry(requests []repo.Requirement, recs []db.Record, staged []*db
 		if !ok || !slices.Contains(remove, rec.Key()) || !slices.ContainsFunc(staged, func(s *db.Record) bool { return s.Kind == repo.KindNPM && s.Name == q.Name }) {
 			continue
 		}
-		if !slices.ContainsFunc(requests, func(o repo.Requirement) bool { return o.Name == q.Name && o.Allows(rec.Version) }) {
+		if !slices.ContainsFunc(requests, func(o repo.Requirement) bool { return o.Name == q.Name && o.AllowsOf(rec.Kind, rec.Version) }) {
 			carried = append(carried, q)
 		}
 	}
@@ -230,7 +230,7 @@ func keyed(requests []repo.Requirement, recs []db.Record, staged []*db.Record, r
 	out := make(map[string]repo.Requirement, len(requests))
 	for _, q := range requests {
 		for _, p := range m.byName[q.Name] {
-			if p.Kind == "" || q.Allows(p.Version) {
+			if p.Kind != repo.KindNPM || q.AllowsOf(p.Kind, p.Version) {
 				if o, ok := out[p.Key()]; ok {
 					q = combine(o, q)
 				}
