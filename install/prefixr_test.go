@@ -173,11 +173,7 @@ func TestPrefixKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	y := filepath.Join(dir, "usr/y")
-	if out, err := exec.Command("chattr", "+i", y).CombinedOutput(); err != nil {
-		t.Skipf("chattr: %v %s", err, out)
-	}
-	defer exec.Command("chattr", "-i", y).Run()
+	mutable := immutable(t, filepath.Join(dir, "usr/y"))
 	r = openRoot(t, dir)
 	if r.Links() == nil {
 		t.Fatal("the roll-forward did not fail")
@@ -190,7 +186,7 @@ func TestPrefixKept(t *testing.T) {
 		t.Error("b was recorded")
 	}
 	r.Close()
-	must(t, exec.Command("chattr", "-i", y).Run())
+	mutable()
 	r = openRoot(t, dir)
 	defer r.Close()
 	if err := r.Links(); err != nil {
@@ -205,21 +201,7 @@ func TestPrefixKept(t *testing.T) {
 // lock it left or without one), the *LinksError, with its cause, where Open ran it and
 // could not finish; once Open finishes it, Verify finds the root whole.
 func TestVerifyLinksPending(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("chattr +i needs root")
-	}
-	base := t.TempDir()
-	dir := filepath.Join(base, "root")
-	r := openRoot(t, dir)
-	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree("usr/x=1"))}, nil); err != nil {
-		t.Fatal(err)
-	}
-	testHookRecorded = func() bool { return true }
-	_, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("b", "1"), tree("usr/b/y=1"))}, nil)
-	testHookRecorded = nil
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, dir, r := linksOwed(t)
 	if problems, err := r.Verify(); len(problems) > 0 || !errors.Is(err, ErrNotLinked) {
 		t.Errorf("Verify with the roll-forward not run = %v, %v; want nothing found and ErrNotLinked", problems, err)
 	}
@@ -233,18 +215,14 @@ func TestVerifyLinksPending(t *testing.T) {
 	}
 	ro.Close()
 
-	usr := filepath.Join(dir, "usr")
-	if out, err := exec.Command("chattr", "+i", usr).CombinedOutput(); err != nil {
-		t.Skipf("chattr: %v %s", err, out)
-	}
-	defer exec.Command("chattr", "-i", usr).Run()
+	mutable := immutable(t, filepath.Join(dir, "usr"))
 	r = openRoot(t, dir)
 	problems, err := r.Verify()
 	if le := new(LinksError); len(problems) > 0 || !errors.As(err, &le) || !le.Prefix || !errors.Is(err, unix.EPERM) {
 		t.Errorf("Verify once Open's roll-forward failed = %v, %v; want nothing found and its *LinksError (Prefix, EPERM)", problems, err)
 	}
 	r.Close()
-	must(t, exec.Command("chattr", "-i", usr).Run())
+	mutable()
 	r = openRoot(t, dir)
 	defer r.Close()
 	if problems, err := r.Verify(); len(problems) > 0 || err != nil {
@@ -347,4 +325,40 @@ func TestRepairStampsLinked(t *testing.T) {
 	if ctime := time.Unix(st.Ctim.Unix()); ctime.After(rec.Installed) {
 		t.Errorf("etc/x linked at %v, after a's install time %v", ctime, rec.Installed)
 	}
+}
+
+// immutable makes path immutable (chattr +i) for the rest of the test, or skips the test
+// where it cannot (not root, or a filesystem without the flag), and returns what makes it
+// mutable again before that.
+func immutable(t *testing.T, path string) (mutable func()) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("chattr +i needs root")
+	}
+	if out, err := exec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
+		t.Skipf("chattr: %v %s", err, out)
+	}
+	mutable = func() { must(t, exec.Command("chattr", "-i", path).Run()) }
+	t.Cleanup(func() { exec.Command("chattr", "-i", path).Run() })
+	return mutable
+}
+
+// linksOwed returns a root at dir, under base, open, holding a (usr/x) and b (usr/b/y),
+// whose commit of b is recorded and its links into the prefix not made: a change cut
+// short after its records (testHookRecorded).
+func linksOwed(t *testing.T) (base, dir string, r *Root) {
+	t.Helper()
+	base = t.TempDir()
+	dir = filepath.Join(base, "root")
+	r = openRoot(t, dir)
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree("usr/x=1"))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	testHookRecorded = func() bool { return true }
+	_, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("b", "1"), tree("usr/b/y=1"))}, nil)
+	testHookRecorded = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base, dir, r
 }

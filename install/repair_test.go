@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -178,37 +177,15 @@ func TestRebuildKeepsInstallTimes(t *testing.T) {
 // the *LinksError; one where only bin/ cannot be synced (bin immutable) repairs the
 // database all the same and then says bin/ is not as recorded.
 func TestRebuildSoundLinksFail(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("chattr +i needs root")
-	}
-	base := t.TempDir()
-	dir := filepath.Join(base, "root")
-	r := openRoot(t, dir)
-	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree("usr/x=1"))}, nil); err != nil {
-		t.Fatal(err)
-	}
-	testHookRecorded = func() bool { return true }
-	_, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("b", "1"), tree("usr/b/y=1"))}, nil)
-	testHookRecorded = nil
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, dir, r := linksOwed(t)
 	r.Close()
-	chattr := func(flag, path string) {
-		t.Helper()
-		if out, err := exec.Command("chattr", flag, path).CombinedOutput(); err != nil {
-			t.Skipf("chattr: %v %s", err, out)
-		}
-	}
 	none := func(string) ([]Candidate, error) { return nil, nil }
-	usr := filepath.Join(dir, "usr")
-	chattr("+i", usr)
-	defer exec.Command("chattr", "-i", usr).Run()
+	mutable := immutable(t, filepath.Join(dir, "usr"))
 	out, err := Rebuild(context.Background(), dir, Options{}, none)
 	if le := new(LinksError); out != nil || !errors.As(err, &le) || !le.Prefix {
 		t.Errorf("Rebuild with the roll-forward failing = %+v, %v; want no result and its *LinksError (Prefix)", out, err)
 	}
-	chattr("-i", usr)
+	mutable()
 
 	r = openRoot(t, dir)
 	if _, err := r.installFrom(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
@@ -218,8 +195,7 @@ func TestRebuildSoundLinksFail(t *testing.T) {
 	bin := filepath.Join(dir, "bin")
 	must(t, os.Remove(filepath.Join(bin, "tool")))
 	must(t, os.MkdirAll(filepath.Join(dir, ".pkg", "staging", "cut"), 0o755)) // a command cut short: bin/ synced in full
-	chattr("+i", bin)
-	defer exec.Command("chattr", "-i", bin).Run()
+	immutable(t, bin)
 	out, err = Rebuild(context.Background(), dir, Options{}, none)
 	if le := new(LinksError); out == nil || !out.Sound || len(out.Recorded) != 3 || !errors.As(err, &le) || le.Prefix {
 		t.Errorf("Rebuild with bin/ immutable = %+v, %v; want the database repaired and bin/'s *LinksError", out, err)
