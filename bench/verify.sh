@@ -77,10 +77,12 @@ for kind in $FS; do
 	done
 	for p in "${pkgs[@]}"; do
 		$pkg $g install "$p"
-		files=$(find "$d/r/pkgs/$p" -type f | wc -l)
-		bytes=$(du -sb --apparent-size "$d/r/pkgs/$p" | cut -f1)
+		# The root's prefix holds each file of the one package installed once, linked from
+		# pkgs/ or in a directory folded there.
+		sums="find $d/r -path $d/r/pkgs -prune -o -path $d/r/.pkg -prune -o -type f -print0"
+		files=$($sums | tr -cd '\0' | wc -c)
+		bytes=$($sums | du -cb --apparent-size --files0-from=- | tail -1 | cut -f1)
 		echo "$kind $p: $files files, $((bytes >> 20)) MiB"
-		sums="find $d/r/pkgs/$p -type f -print0"
 		for temp in $TEMPS; do
 			prep=()
 			[ "$temp" = cold ] && prep=(--prepare "sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'")

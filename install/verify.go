@@ -439,7 +439,6 @@ type fileChecker struct {
 	buf    []byte
 	fm     *fiemap.Map
 	ext    []extent      // of the file being checked
-	tarExt []extent      // of its member's data in the cache's tar
 	unread *atomic.Int64 // bytes found shared with the cache
 	early  bool          // leave the files that would wait for a tar (verifyJob.later)
 }

@@ -3,10 +3,14 @@ package install
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
+	"errors"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/internal/fiemap"
 	"pkg/tarutil"
 )
 
@@ -15,6 +19,7 @@ type cachedTar struct {
 	fd      int
 	dev     uint64
 	members map[string]*tarutil.Member // regular members checked by extents, and hardlinks to them, by path
+	ext     []extent                   // the shared extents of the checked members' data, in order
 }
 
 // openCachedTar opens the tar of the archive with this sha256 in cache, or returns nil when
@@ -44,7 +49,44 @@ func openCachedTar(cache Cache, sha string) *cachedTar {
 			s.members[m.Name] = t
 		}
 	}
+	if s.ext, err = checkedExtents(fd, members); err != nil {
+		s.members = nil // every file hashed
+	}
 	return s
+}
+
+// checkedExtents returns the shared extents of the data of the members of the tar open at
+// fd that are checked by extents, in order: one call of the filesystem for each run of
+// them in the tar rather than one for each (docs/history.md).
+func checkedExtents(fd int, members []tarutil.Member) ([]extent, error) {
+	var ext []extent
+	var err error
+	fm := new(fiemap.Map)
+	var from, to int64 // the run of checked members' whole blocks being gathered
+	flush := func() {
+		if err == nil && to > from {
+			ext, err = sharedExtents(fm, fd, from, to, ext)
+		}
+		from, to = 0, 0
+	}
+	for i := range members {
+		switch m := &members[i]; {
+		case m.Type != tar.TypeReg || m.Size == 0:
+			// no data: the run goes on past it
+		case m.Size < minShared:
+			flush()
+		default:
+			if to == from {
+				from = m.Offset
+			}
+			to = m.Offset + m.Size&^(tarutil.Alignment-1)
+		}
+	}
+	flush()
+	if err == nil && !slices.IsSortedFunc(ext, func(a, b extent) int { return cmp.Compare(a.logical, b.logical) }) {
+		err = errors.New("members out of order") // an index not of the tar: hash instead
+	}
+	return ext, err
 }
 
 // pendingTar is a cachedTar being opened, on a goroutine of its own, so that reading the
@@ -109,10 +151,7 @@ func (c *fileChecker) sameAsCached(src *cachedTar, fd int, f *db.File) bool {
 	if c.ext, err = sharedExtents(c.fm, fd, 0, whole, c.ext[:0]); err != nil || len(c.ext) == 0 {
 		return false
 	}
-	if c.tarExt, err = sharedExtents(c.fm, src.fd, m.Offset, m.Offset+whole, c.tarExt[:0]); err != nil {
-		return false
-	}
-	gaps := unshared(c.ext, c.tarExt, m.Offset, m.Size)
+	gaps := unshared(c.ext, src.ext, m.Offset, m.Size)
 	var n int64
 	for _, g := range gaps {
 		n += g.to - g.from
