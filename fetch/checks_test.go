@@ -136,6 +136,32 @@ func TestCheckLog(t *testing.T) {
 }
 
 // TestCheckLogFIFO: a FIFO put where this boot's check log goes neither blocks the cache
+// TestRecordChecks: a command that changes nothing records its passed checks without a
+// Settle, and a later Cache then reads no tar for the entry.
+func TestRecordChecks(t *testing.T) {
+	if checkLogName() == "" {
+		t.Skip("no boot id: no check log")
+	}
+	dir, p := localRepo(t)
+	open := cacheOpener(t)
+	if err := fetchOne(open(), quick(t, dir), p); err != nil {
+		t.Fatal(err)
+	}
+	later := checkNow
+	checkNow = func() time.Time { return later().Add(time.Hour) }
+	t.Cleanup(func() { checkNow = later })
+	c := open()
+	if _, err := c.Members(p.SHA256); err != nil {
+		t.Fatal(err)
+	}
+	c.RecordChecks()
+	c = open()
+	c.checks.open(c)
+	if _, ok := c.checks.seen[p.SHA256]; !ok {
+		t.Errorf("after Members and RecordChecks: the entry not recorded as checked")
+	}
+}
+
 // nor is written to: every entry is then checked, and nothing recorded.
 func TestCheckLogFIFO(t *testing.T) {
 	if checkLogName() == "" {

@@ -70,9 +70,14 @@ type unsynced struct {
 // without syncing anything. The checks this Cache made and passed are recorded first, for
 // the rest of the boot (checks.go): Settle follows a change that committed.
 func (c *Cache) Settle(shas ...string) error {
-	c.checks.flush(c)
+	c.RecordChecks()
 	return c.settle(shas)
 }
+
+// RecordChecks records the spot checks this Cache made and passed, for the rest of the
+// boot (checks.go), as Settle does: for a command that changes nothing, as verify, whose
+// checks hold whatever it finds.
+func (c *Cache) RecordChecks() { c.checks.flush(c) }
 
 // settle is Settle but for the check log.
 func (c *Cache) settle(shas []string) error {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"pkg/db"
+	"pkg/fetch"
 	"pkg/install"
 	"pkg/notice"
 )
@@ -40,13 +41,17 @@ func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []
 		return nil, nil, err
 	}
 	var cache install.Cache
+	var fc *fetch.Cache
 	if _, err := os.Stat(s.Cache); err == nil && !full {
-		if fc, err := s.openCache(ctx, false); err == nil {
+		if fc, err = s.openCache(ctx, false); err == nil {
 			cache = fc
 		}
 	}
 	if problems, err = root.VerifyWith(cache, names...); err != nil {
 		return nil, nil, err // the prefix's *LinksError said once, as the error
+	}
+	if fc != nil {
+		fc.RecordChecks() // the next verify reads no tar it checked
 	}
 	if root.Links() != nil {
 		s.obs.LinksWrong(root.Links())

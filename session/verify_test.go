@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"pkg/session"
 )
@@ -61,5 +63,32 @@ func TestVerify(t *testing.T) {
 	}
 	if _, problems, err := s.Verify(context.Background(), []string{"hello"}, true); err != nil || len(problems) != 1 {
 		t.Errorf("Verify of a changed file: %v, %v; want one problem", problems, err)
+	}
+}
+
+// TestVerifyRecordsChecks: verify records the spot check of the cache entry it compared
+// the files with, as a command that changes the root does when it commits, so that the
+// next verify reads none of the entry's tar to trust its index.
+func TestVerifyRecordsChecks(t *testing.T) {
+	if _, err := os.Stat("/proc/sys/kernel/random/boot_id"); err != nil {
+		t.Skip("no boot id: no check log")
+	}
+	s, o := installed(t, "hello")
+	time.Sleep(1100 * time.Millisecond) // older than the check log's settling time
+	if _, problems, err := s.Verify(context.Background(), nil, false); err != nil || len(problems) != 0 {
+		t.Fatalf("Verify of an intact root: %v, %v", problems, err)
+	}
+	s.Close()
+	logs, _ := filepath.Glob(filepath.Join(o.Cache, "checked.*"))
+	var lines []string
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.Fields(string(b))...)
+	}
+	if len(lines) != 3 {
+		t.Errorf("check log after verify: %q, want the one entry's line", lines)
 	}
 }
