@@ -85,11 +85,15 @@ func liveHeap() uint64 {
 // Interruptible returns a context that the first SIGINT or SIGTERM cancels: downloads stop
 // and remove what they wrote, and a command not yet committing changes nothing. A second
 // signal kills the process at once, which the commit protocol makes as safe as a crash.
-func Interruptible() (context.Context, context.CancelFunc) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// stop cancels the context and gives the signals back from a goroutine of their own: taking
+// them back waits on the runtime's signal thread, which a process about to exit need not do
+// (docs/history.md).
+func Interruptible() (ctx context.Context, stop context.CancelFunc) {
+	parent, stop := context.WithCancel(context.Background())
+	ctx, release := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()
-		stop()
+		release()
 	}()
 	return ctx, stop
 }
