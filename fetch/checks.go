@@ -26,7 +26,7 @@ import (
 // an entry marked with an earlier boot is checked whole whatever the log says. The checks
 // of a command are recorded once its change has committed (Settle), so that a command
 // that fails leaves the cache as it was, or, by a command that changes nothing (verify),
-// once it has checked (RecordChecks); in one write (O_APPEND): processes sharing the
+// once it has checked (Settle with no entry); in one write (O_APPEND): processes sharing the
 // cache add lines without a lock; one cut short is ignored.
 const checkLogPrefix = "checked."
 

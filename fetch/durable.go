@@ -68,16 +68,12 @@ type unsynced struct {
 // first use after a reboot. One whose tar fails to sync is removed; where the syncfs
 // fails, the entries with tails keep their marks. With NoSync set, the marks are dropped
 // without syncing anything. The checks this Cache made and passed are recorded first, for
-// the rest of the boot (checks.go): Settle follows a change that committed.
+// the rest of the boot (checks.go): Settle follows a change that committed, or, with no
+// sha256s, a command that changes nothing (verify), whose checks hold whatever it found.
 func (c *Cache) Settle(shas ...string) error {
-	c.RecordChecks()
+	c.checks.flush(c)
 	return c.settle(shas)
 }
-
-// RecordChecks records the spot checks this Cache made and passed, for the rest of the
-// boot (checks.go), as Settle does: for a command that changes nothing, as verify, whose
-// checks hold whatever it finds.
-func (c *Cache) RecordChecks() { c.checks.flush(c) }
 
 // settle is Settle but for the check log.
 func (c *Cache) settle(shas []string) error {

@@ -51,7 +51,7 @@ func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []
 		return nil, nil, err // the prefix's *LinksError said once, as the error
 	}
 	if fc != nil {
-		fc.RecordChecks() // the next verify reads no tar it checked
+		fc.Settle() // records its checks: the next verify reads no tar it checked
 	}
 	if root.Links() != nil {
 		s.obs.LinksWrong(root.Links())
