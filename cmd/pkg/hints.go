@@ -164,6 +164,9 @@ var hints = []hintRule{
 			loc, loc, ce.Configured.Name, ce.Given.Name)
 	})},
 	{err: pin.ErrLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
+	{fn: as(func(oe *offlineSyncError) string {
+		return fmt.Sprintf("run 'pkg sync -f %s' online, without --offline (and PKG_OFFLINE unset): it fetches the archives the lockfile pins", shell.Quote(oe.Path))
+	})},
 	{fn: asHint[*txn.NotCachedError]("fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)")},
 	{err: session.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},
 	{err: session.ErrCutShort, hint: "'pkg verify' undoes it now, as the next install does first"},
@@ -188,9 +191,6 @@ var hints = []hintRule{
 	})},
 	{is: session.PinRefused, hint: pinHint},
 	{err: session.ErrUnreachable, hint: "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
-	{fn: as(func(oe *offlineSyncError) string {
-		return fmt.Sprintf("run 'pkg sync -f %s' online, without --offline (and PKG_OFFLINE unset): it fetches the archives the lockfile pins again", shell.Quote(oe.Path))
-	})},
 	{is: damagedOffline, hint: "fetch the package again while online ('pkg fetch NAME...' puts it back in the cache), or run without --offline (and PKG_OFFLINE unset)"},
 	{err: session.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},
 	{fn: as(lockRepoHint)},

@@ -107,8 +107,8 @@ func syncAction(c *cli.Context) error {
 	return offlineSync(path, apply(c, p))
 }
 
-// offlineSyncError is an offline sync's refusal of a cached archive found damaged: the
-// lockfile at Path pins what to fetch again, where 'pkg fetch NAME' takes the index's.
+// offlineSyncError is an offline sync's refusal of archives the cache lacks or holds
+// damaged: the lockfile at Path pins what to fetch, where 'pkg fetch NAME' takes the index's.
 type offlineSyncError struct {
 	Path string
 	error
@@ -116,10 +116,10 @@ type offlineSyncError struct {
 
 func (e *offlineSyncError) Unwrap() error { return e.error }
 
-// offlineSync returns err, an offlineSyncError where it is an offline refusal of a
-// damaged archive.
+// offlineSync returns err, an offlineSyncError where it is an offline refusal of an
+// archive the cache lacks or holds damaged.
 func offlineSync(path string, err error) error {
-	if damagedOffline(err) {
+	if nc := (*txn.NotCachedError)(nil); damagedOffline(err) || errors.As(err, &nc) {
 		return &offlineSyncError{Path: path, error: err}
 	}
 	return err

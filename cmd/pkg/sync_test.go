@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"pkg/pkgtest/testrepo"
+	"slices"
 	"strings"
 	"testing"
 
@@ -397,6 +400,38 @@ func TestSyncOfflineRepositoryGone(t *testing.T) {
 	_, stderr, code := third.pkg("--offline", "sync", "-f", lock)
 	if want := "\npkg: hint: run 'pkg sync -f " + lock + "' online, without --offline"; code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("offline sync of damaged archives: exit %d, %q, want %q", code, stderr, want)
+	}
+}
+
+// TestSyncOfflineNotCached syncs offline from a cache that lacks an archive of the
+// lockfile, as a cache restored under an older lockfile's key does: the hint syncs the
+// lockfile online, which fetches the version it pins ('pkg fetch lib' would fetch the one
+// the index resolves, lib 2.0), and the new root gets no database.
+func TestSyncOfflineNotCached(t *testing.T) {
+	base := t.TempDir()
+	dir := syncRepo(t)
+	first := newEnv(t, base, dir)
+	lock := filepath.Join(base, "pkg.lock")
+	first.ok("lock", "-o", lock, "app", "tool")
+	first.ok("sync", "-f", lock)
+	l, err := repo.ReadLock(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(l.Packages, func(p repo.Package) bool { return p.Name == "lib" })
+	for _, ext := range []string{".idx", ".tar"} {
+		if err := os.Remove(filepath.Join(first.cache, "tars", l.Packages[i].SHA256+ext)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := newEnv(t, filepath.Join(base, "second"), dir)
+	second.cache = first.cache
+	_, stderr, code := second.pkg("--offline", "sync", "-f", lock)
+	if want := "\npkg: hint: run 'pkg sync -f " + lock + "' online, without --offline"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("offline sync of an archive the cache lacks: exit %d, %q, want %q", code, stderr, want)
+	}
+	if _, err := os.Stat(filepath.Join(second.root, ".pkg", "db")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("refused sync left a database: %v", err)
 	}
 }
 
