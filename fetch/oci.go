@@ -166,10 +166,19 @@ func (l *ociLocation) manifest(ctx context.Context) (*oci.Manifest, error) {
 	}
 	m, err := oci.ParseManifest(b, resp.Header.Get("Content-Type"))
 	if err != nil {
-		return nil, &noRepository{l.url(), err.Error()}
+		return nil, &otherManifest{noRepository{l.url(), err.Error()}, err}
 	}
 	return m, nil
 }
+
+// otherManifest is a tag's manifest that is not pkg's artifact (a container image): no
+// repository to a reader, and what a push would replace. It unwraps to oci.ErrManifest.
+type otherManifest struct {
+	noRepository
+	err error
+}
+
+func (e *otherManifest) Unwrap() error { return e.err }
 
 // blob reads the blob d, at most limit bytes, named what, and checks it against its digest.
 func (l *ociLocation) blob(ctx context.Context, d oci.Descriptor, limit int64, what string, tries int) ([]byte, error) {
@@ -302,12 +311,16 @@ func Registry(loc string, o Options) (*oci.Client, error) {
 // TaggedIndex returns the index.json of the manifest tagged in c's reference, read as a
 // Source reads it (its digest checked, at most repo.MaxIndexSize), believing nothing: for
 // a push, which must not put an older index in its place. It returns nil where the tag
-// names no manifest of a pkg repository, and where the registry refuses to read the tag
-// (ErrDenied): some answer 401 or 403 for a repository not made yet, and a push with a
-// wrong credential is refused by its own requests.
+// names no manifest, or a pkg repository's without an index, and where the registry
+// refuses to read the tag (ErrDenied): some answer 401 or 403 for a repository not made
+// yet, and a push with a wrong credential is refused by its own requests. A manifest that
+// is not a pkg repository's (a container image) is the error oci.ParseManifest gave it.
 func TaggedIndex(ctx context.Context, c *oci.Client) ([]byte, error) {
 	l := &ociLocation{ref: c.Ref(), n: newNetConfig(nil), reg: c, client: &http.Client{Transport: c, CheckRedirect: checkRedirect}}
 	m, err := l.taggedManifest(ctx, l.n.tries)
+	if om := (*otherManifest)(nil); errors.As(err, &om) {
+		return nil, om.err
+	}
 	if errors.Is(err, ErrNoRepository) || errors.Is(err, ErrDenied) {
 		return nil, nil
 	}

@@ -47,8 +47,8 @@ type PushOptions struct {
 	CredentialVars []string
 
 	// Force pushes an index older than the one the tag names, or of its version with
-	// other bytes (*OlderError): for a
-	// publisher who started over, whose clients forget the newer one.
+	// other bytes (*OlderError): for a publisher who started over, whose clients forget
+	// the newer one; and over a tag naming what is not a pkg repository (*TagError).
 	Force bool
 }
 
@@ -84,6 +84,20 @@ func (e *OlderError) Error() string {
 	return fmt.Sprintf("push to %s: index version %d is older than version %d, tagged there now", e.Ref, e.Version, e.Tagged)
 }
 
+// TagError refuses a push to Ref, whose tag names a manifest that is not a pkg
+// repository's (a container image), which the push would replace. Err wraps
+// oci.ErrManifest.
+type TagError struct {
+	Ref string
+	Err error
+}
+
+func (e *TagError) Error() string {
+	return fmt.Sprintf("push to %s: the tag names what is not a pkg repository (%v), which the push would replace", e.Ref, e.Err)
+}
+
+func (e *TagError) Unwrap() error { return e.Err }
+
 // PushError is the failure of a blob's upload: What (a path, or "the manifest's config")
 // of Digest and Size bytes, to Registry, in a push whose blobs over Chunk bytes go in
 // chunks of that many.
@@ -105,7 +119,8 @@ func (e *PushError) Unwrap() error { return e.Err }
 // names them all (docs/registry.md) under the target's tag. Archives the index names by an
 // absolute URL stay where they are, and are named in Pushed.External. An index older than
 // the one the tag names, or of its version with other bytes, is refused before anything
-// is sent (*OlderError), unless o.Force.
+// is sent (*OlderError), and so is a tag naming what is not a pkg repository, a container
+// image (*TagError), unless o.Force.
 func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error) {
 	if o.Chunk == 0 {
 		o.Chunk = DefaultChunk
@@ -167,11 +182,15 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 }
 
 // checkNewer refuses index, as an *OlderError, when the index c's tag names now has a
-// higher version, or the same one with other bytes (trust.ErrReused to a client). One
-// that is not a pkg index, or none, passes. regErr words a registry's
+// higher version, or the same one with other bytes (trust.ErrReused to a client), and
+// as a *TagError when the tag names what is not a pkg repository. An index that does not
+// parse, or none, passes. regErr words a registry's
 // refusal (fetch.RegistryError).
 func checkNewer(ctx context.Context, c *oci.Client, index []byte, regErr func(error) error) error {
 	tagged, err := fetch.TaggedIndex(ctx, c)
+	if errors.Is(err, oci.ErrManifest) {
+		return &TagError{Ref: c.Ref().String(), Err: err}
+	}
 	if err != nil {
 		return fmt.Errorf("push to %s: read the index tagged there: %w", c.Ref(), regErr(err))
 	}

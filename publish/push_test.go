@@ -268,3 +268,25 @@ func TestPushExternalWithoutUser(t *testing.T) {
 		}
 	}
 }
+
+// TestPushOverOther: a tag naming a manifest that is not a pkg repository's (a container
+// image, OCI's or Docker's) is refused before anything is sent, as a *TagError, and keeps
+// it; Force replaces it.
+func TestPushOverOther(t *testing.T) {
+	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"})
+	ctx := context.Background()
+	for _, mediaType := range []string{oci.MediaTypeManifest, "application/vnd.docker.distribution.manifest.v2+json"} {
+		reg := testregistry.New(t)
+		config := reg.Put([]byte(`{"architecture":"amd64","os":"linux"}`))
+		image := []byte(`{"schemaVersion":2,"mediaType":"` + mediaType + `","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"` + config + `","size":37},"layers":[]}`)
+		reg.Tag("latest", mediaType, image)
+		sent := 0
+		_, err := Push(ctx, r.Dir, reg.URL(), PushOptions{Sent: func(string, int64) { sent++ }})
+		if te := (*TagError)(nil); !errors.As(err, &te) || !errors.Is(err, oci.ErrManifest) || sent != 0 || !bytes.Equal(reg.Manifest("latest"), image) {
+			t.Errorf("push over a %s: %v, %d blobs sent; want a *TagError, nothing sent and the image kept", mediaType, err, sent)
+		}
+		if _, err := Push(ctx, r.Dir, reg.URL(), PushOptions{Force: true}); err != nil || bytes.Equal(reg.Manifest("latest"), image) {
+			t.Errorf("forced push over a %s: %v; want the tag moved", mediaType, err)
+		}
+	}
+}

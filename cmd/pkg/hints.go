@@ -112,6 +112,7 @@ var hints = []hintRule{
 		return fmt.Sprintf("every client that accepted version %d %s: push the up-to-date repository directory, the one that signed version %d (this one may be a stale checkout); a publisher who really started over pushes with --force, and its clients run 'pkg repo forget'",
 			oe.Tagged, refuse, oe.Tagged)
 	})},
+	{fn: asHint[*publish.TagError]("push to a tag of its own (oci://HOST/NAME:TAG), or pass --force to replace what the tag names")},
 	{fn: asHint[*publish.UnnamedError]("pass --name and --version, or give the file a name such as tool-1.0.tar.gz")},
 	{err: publish.ErrNPMLockVersion, hint: "npm 7 and later write lockfileVersion 3: run 'npm install --package-lock-only' with one, then import the lock it writes"},
 	{err: publish.ErrNotInNPMCache, hint: "without --offline, pkg downloads it from the lock's resolved URL; or fill npm's cache first ('npm ci'), or name another cache with --npm-cache DIR"},

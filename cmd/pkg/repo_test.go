@@ -173,3 +173,28 @@ func TestRepoPushOlder(t *testing.T) {
 	}
 	e.ok("repo", "push", old, reg.URL(), "--force")
 }
+
+// TestRepoPushOverImage pushes to a tag naming a container image: refused with a hint,
+// the image kept; --force replaces it.
+func TestRepoPushOverImage(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	e := newEnv(t, base, dir)
+	archive := filepath.Join(base, "tool-1.0.tar")
+	if err := os.WriteFile(archive, packageTar(t, "tool", "1.0", 'x'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("repo", "add", dir, archive, "--name", "tool", "--version", "1.0")
+	reg := testregistry.New(t)
+	config := reg.Put([]byte(`{"architecture":"amd64","os":"linux"}`))
+	image := []byte(`{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"` + config + `","size":37},"layers":[]}`)
+	reg.Tag("latest", "application/vnd.oci.image.manifest.v1+json", image)
+	_, stderr, code := e.pkg("repo", "push", dir, reg.URL())
+	if code != 1 || !strings.Contains(stderr, "the tag names what is not a pkg repository") || !strings.Contains(stderr, "pass --force to replace what the tag names") {
+		t.Errorf("push over an image: exit %d, %q; want the refusal and the hint", code, stderr)
+	}
+	if !bytes.Equal(reg.Manifest("latest"), image) {
+		t.Error("the image's tag moved")
+	}
+	e.ok("repo", "push", dir, reg.URL(), "--force")
+}

@@ -25,9 +25,17 @@ const (
 	AnnotationTitle     = "org.opencontainers.image.title"
 )
 
+// Docker's manifest types, accepted only to be refused by name: distribution 2.8
+// answers a request that does not accept a Docker image's manifest with 400, or with the
+// image converted to the long-deprecated schema 1.
+const (
+	mediaTypeDockerManifest = "application/vnd.docker.distribution.manifest.v2+json"
+	mediaTypeDockerList     = "application/vnd.docker.distribution.manifest.list.v2+json"
+)
+
 // Accept is what a manifest GET accepts: distribution 2.8 answers 404 to a request for an
 // OCI manifest that does not accept its type.
-const Accept = MediaTypeManifest + ", " + MediaTypeImageIndex
+const Accept = MediaTypeManifest + ", " + MediaTypeImageIndex + ", " + mediaTypeDockerManifest + ", " + mediaTypeDockerList
 
 // MaxManifestSize bounds a manifest: distribution takes none larger.
 const MaxManifestSize = 4 << 20 // 4 MiB
