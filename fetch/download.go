@@ -43,7 +43,7 @@ func (s *netConfig) downloadTo(ctx context.Context, u *url.URL, f *os.File) erro
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode}
+		return newStatusError(u, resp)
 	}
 	if err := encoded(u, resp.Header, "an archive"); err != nil {
 		return err

@@ -128,9 +128,13 @@ func (h *httpLocation) getIndex(ctx context.Context, u *url.URL, hd http.Header,
 		return true, nil
 	case http.StatusOK:
 	case http.StatusNotFound, http.StatusGone:
-		return false, &noRepository{termtext.WithoutUser(h.base), "index.json: " + resp.Status}
+		why := "index.json: " + resp.Status
+		if se := newStatusError(u, resp); se.to != "" {
+			why = se.Error()
+		}
+		return false, &noRepository{termtext.WithoutUser(h.base), why}
 	default:
-		return false, &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode}
+		return false, newStatusError(u, resp)
 	}
 	if err := encoded(u, resp.Header, "an index"); err != nil {
 		return false, err
@@ -167,7 +171,7 @@ func (h *httpLocation) getSignature(ctx context.Context, u *url.URL) ([]byte, er
 	case http.StatusNotFound, http.StatusGone, http.StatusForbidden:
 		return nil, nil
 	default:
-		return nil, &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode}
+		return nil, newStatusError(u, resp)
 	}
 	return readLimited(resp.Body, trust.MaxSignatureSize, termtext.WithoutUser(u), repo.SignatureName)
 }
@@ -335,11 +339,29 @@ func (e *cutError) Unwrap() error { return e.err }
 // statusError is an HTTP response pkg cannot use.
 type statusError struct {
 	where  string
+	to     string // where a redirect led, if anywhere
 	status string
 	code   int
 }
 
-func (e *statusError) Error() string { return "GET " + e.where + ": " + e.status }
+// newStatusError is the refusal resp of a GET of u, naming where a redirect led without
+// its query, which for a CDN's signed URL (S3's X-Amz-Signature) is a credential.
+func newStatusError(u *url.URL, resp *http.Response) *statusError {
+	e := &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode}
+	if resp.Request != nil && resp.Request.URL.String() != u.String() {
+		to := *resp.Request.URL
+		to.RawQuery, to.ForceQuery, to.Fragment, to.RawFragment = "", false, "", ""
+		e.to = termtext.WithoutUser(&to)
+	}
+	return e
+}
+
+func (e *statusError) Error() string {
+	if e.to != "" {
+		return "GET " + e.where + " (redirected to " + e.to + "): " + e.status
+	}
+	return "GET " + e.where + ": " + e.status
+}
 
 // Is makes a 401 or 403 ErrDenied, a 404 or 410 ErrGone.
 func (e *statusError) Is(target error) bool {
@@ -438,7 +460,7 @@ func (s *netConfig) send(ctx context.Context, u *url.URL, h http.Header, answer 
 	resp.Body = body
 	if resp.StatusCode >= 500 {
 		resp.Body.Close()
-		return nil, &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode}
+		return nil, newStatusError(u, resp)
 	}
 	return resp, nil
 }
@@ -721,7 +743,7 @@ func (d *download) accept(resp *http.Response) error {
 		return nil
 	default:
 		resp.Body.Close()
-		return &statusError{where: termtext.WithoutUser(d.u), status: resp.Status, code: resp.StatusCode}
+		return newStatusError(d.u, resp)
 	}
 	if err := encoded(d.u, resp.Header, "an archive"); err != nil {
 		resp.Body.Close()

@@ -111,6 +111,40 @@ func TestGiveUp5xx(t *testing.T) {
 	checkEmpty(t, c)
 }
 
+// TestRedirectedStatus: a refusal at the end of a redirect names where the redirect
+// led (without its query, a signed URL's credential), as well as the URL asked for, for
+// the archive and for the index.
+func TestRedirectedStatus(t *testing.T) {
+	_, p := testArchive(t)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		switch r.URL.Path {
+		case "/demo.tar.gz", "/index.json", "/sub/index.json":
+			http.Redirect(w, r, "/moved"+r.URL.Path+"?X-Amz-Signature=secret", http.StatusMovedPermanently)
+		case "/moved/index.json":
+			http.Error(w, "forbidden", http.StatusForbidden)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	c := openCache(t)
+	err := fetchOne(c, quick(t, srv.URL), p)
+	var se *statusError
+	if !errors.As(err, &se) || !errors.Is(err, ErrGone) || se.where != srv.URL+"/demo.tar.gz" || se.to != srv.URL+"/moved/demo.tar.gz" {
+		t.Errorf("fetch redirected to a 404: %v, want a 404 naming the URL and where it led", err)
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Errorf("fetch redirected to a 404: %v names the redirect's query, a signed URL's credential", err)
+	}
+	_, _, err = c.VerifiedIndex(t.Context(), quick(t, srv.URL))
+	if !errors.As(err, &se) || !errors.Is(err, ErrDenied) || se.where != srv.URL+"/index.json" || se.to != srv.URL+"/moved/index.json" {
+		t.Errorf("index redirected to a 403: %v, want a 403 naming the URL and where it led", err)
+	}
+	_, _, err = c.VerifiedIndex(t.Context(), quick(t, srv.URL+"/sub/"))
+	if nr := (*noRepository)(nil); !errors.As(err, &nr) || !strings.Contains(nr.why, srv.URL+"/moved/sub/index.json") {
+		t.Errorf("index redirected to a 404: %v, want no repository, naming where it led", err)
+	}
+}
+
 // TestNoRetry4xx answers 404: the fetch fails at once.
 func TestNoRetry4xx(t *testing.T) {
 	_, p := testArchive(t)

@@ -155,7 +155,7 @@ func (l *ociLocation) manifest(ctx context.Context) (*oci.Manifest, error) {
 	case http.StatusNotFound:
 		return nil, &noRepository{l.url(), "the registry has no manifest tagged " + l.ref.Tag + " (" + resp.Status + ")"}
 	default:
-		return nil, &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode}
+		return nil, newStatusError(u, resp)
 	}
 	b, err := readLimited(resp.Body, oci.MaxManifestSize, termtext.WithoutUser(u), "the manifest")
 	if err != nil {
@@ -195,7 +195,7 @@ func (l *ociLocation) blob(ctx context.Context, d oci.Descriptor, limit int64, w
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode}
+			return newStatusError(u, resp)
 		}
 		b, err = readLimited(resp.Body, limit, termtext.WithoutUser(u), what)
 		return err
