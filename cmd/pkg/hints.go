@@ -123,6 +123,8 @@ var hints = []hintRule{
 			"Provides": "--provides", "Conflicts": "--conflicts", "Breaks": "--conflicts", "Replaces": "--replaces"}[ce.Field]
 		return fmt.Sprintf("give what %s means to pkg with %s, which replaces the control file's %s", ce.Field, flag, ce.Field)
 	})},
+	{is: newerFormat, hint: "a newer pkg wrote it: upgrade pkg to a release that reads that format ('pkg --version' names this one); locking again with this pkg would take the lockfile back for everyone"},
+	{err: repo.ErrFormat, hint: "a newer pkg wrote it: upgrade pkg to a release that reads that format ('pkg --version' names this one)"},
 	{err: repo.ErrLockfile, hint: "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"},
 	{err: pin.ErrLockUnverified, hint: "lock it again with the publisher's key ('pkg lock --trusted-key KEY', or trust it first with 'pkg trust add KEY')"},
 	{err: pin.ErrLockUntrusted, hint: "trust one of those keys too ('pkg trust add KEY', or --trusted-key for one command), or lock again with a key trusted here"},
@@ -372,6 +374,11 @@ func outdatedHint(oe *txn.OutdatedError) string {
 	}
 	return fmt.Sprintf("the repositories no longer meet %s, which %s records (so 'pkg lock -o %s' refuses it too): name the packages to lock, %s by name alone: %s",
 		repo.JoinRequirements(oe.Unresolved), shell.Quote(oe.Path), shell.Quote(oe.Path), repo.JoinRequirements(oe.Unresolved), strings.Join(args, " "))
+}
+
+// newerFormat reports whether err refuses a lockfile of a format this pkg does not read.
+func newerFormat(err error) bool {
+	return errors.Is(err, repo.ErrFormat) && errors.Is(err, repo.ErrLockfile)
 }
 
 // damagedOffline reports whether err is an offline command's refusal to fetch again a

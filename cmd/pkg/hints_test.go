@@ -263,3 +263,16 @@ func TestFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestNewerFormatHint: a lockfile of a format a newer pkg writes is advised an upgrade of
+// pkg, not locking again with this one, which would take the format back for everyone.
+func TestNewerFormatHint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pkg.lock")
+	if err := os.WriteFile(path, []byte(`{"lockfile": 2, "requires": ["jq"], "packages": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := repo.ReadLock(path)
+	if got := hint(err, nil); !errors.Is(err, repo.ErrFormat) || !strings.Contains(got, "upgrade pkg") {
+		t.Errorf("lockfile of format 2: %v, hint %q; want repo.ErrFormat and the advice to upgrade pkg", err, got)
+	}
+}
