@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 
 	"pkg/internal/oci"
@@ -77,6 +78,31 @@ func registrySecret(n *netConfig, user *url.Userinfo) oci.Credentials {
 		}
 		return oci.Secret{User: cr.Username, Password: cr.Password, Token: cr.Token}, nil
 	}
+}
+
+// archiveRegistry returns the registry of an archive named by an absolute oci URL,
+// oci://HOST/NAME:TAG/PATH as a lockfile records one, and PATH: a lockfile's URL pointed
+// at another registry than its repository's (a mirror) is that registry's blob, as an
+// http URL is its server's, through one client per registry repository and Source, which
+// keeps its tokens. Requests there carry what credentials s gives its host.
+func (s *Source) archiveRegistry(u *url.URL) (transport, string, error) {
+	i := strings.IndexByte(u.Path, ':')
+	j := strings.IndexByte(u.Path[i+1:], '/')
+	if i < 0 || j < 0 {
+		return nil, "", &locationError{loc: termtext.WithoutUser(u), err: fmt.Errorf("%w: not oci://HOST/NAME:TAG/PATH", oci.ErrRef)}
+	}
+	ref := *u
+	ref.Path, ref.RawPath = u.Path[:i+1+j+1], ""
+	rel := u.Path[i+1+j+1:]
+	if t, ok := s.elsewhere.Load(ref.String()); ok {
+		return t.(transport), rel, nil
+	}
+	t, err := newOCILocation(&ref, s.netConfig)
+	if err != nil {
+		return nil, "", &locationError{loc: termtext.WithoutUser(u), err: err}
+	}
+	kept, _ := s.elsewhere.LoadOrStore(ref.String(), t)
+	return kept.(transport), rel, nil
 }
 
 // net returns the location's netConfig, its requests sent through the registry client.

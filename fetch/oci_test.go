@@ -163,6 +163,29 @@ func TestOCIMirror(t *testing.T) {
 	checkEntry(t, c, p, testFiles())
 }
 
+// TestOCIArchiveElsewhere: an archive a lockfile names on another registry (its URL
+// pointed at a mirror by hand) is that registry's blob, as an http URL is that server's,
+// not the repository's.
+func TestOCIArchiveElsewhere(t *testing.T) {
+	key := newTestKey(t)
+	archive, p := testArchive(t)
+	index, sig := signedIndex(t, key, 1, time.Now().Add(time.Hour), p)
+	reg := testregistry.New(t)
+	pushTo(t, reg, index, sig, nil)
+	other := testregistry.New(t)
+	other.Put(archive)
+	p.Archive = other.URL() + ":stable/" + p.Archive
+	s := trusting(t, reg.URL(), trustedBy(key))
+	c := openCache(t)
+	if err := fetchOne(c, s, p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if got := other.Requests; len(got) == 0 || !strings.HasSuffix(got[len(got)-1], "/blobs/sha256:"+p.SHA256) {
+		t.Errorf("other registry's requests %q, want the archive's blob", got)
+	}
+}
+
 // TestOCIDigestMirror: a registry is a by-digest mirror as a directory is: each archive is
 // its blob by sha256, whatever the repository's index names.
 func TestOCIDigestMirror(t *testing.T) {

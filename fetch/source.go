@@ -14,8 +14,10 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"sync"
 	"time"
 
+	"pkg/internal/oci"
 	"pkg/internal/termtext"
 	"pkg/repo"
 	"pkg/trust"
@@ -101,6 +103,8 @@ type Source struct {
 	m    *mirrors       // nil without Options.Mirrors
 	dm   *digestMirrors // nil without Options.DigestMirrors
 	next bool           // another mirror follows this one: a request gets one attempt
+
+	elsewhere *sync.Map // oci reference → transport: registries of archive URLs not the repository's (archiveRegistry)
 }
 
 // NewSource parses a repository location, and its mirrors'. A location naming index.json
@@ -133,7 +137,7 @@ func NewSource(loc string, o Options) (*Source, error) {
 
 // newSource returns the source at l, without mirrors.
 func newSource(l location, o Options, n *netConfig) *Source {
-	return &Source{location: l, offline: o.Offline, policy: o.Trust, admit: o.Admit, netConfig: n}
+	return &Source{location: l, offline: o.Offline, policy: o.Trust, admit: o.Admit, netConfig: n, elsewhere: new(sync.Map)}
 }
 
 // attempts is how many times a request is made before it fails: once when another mirror
@@ -155,7 +159,8 @@ func (s *Source) indexLocation() string { return s.t.indexLocation() }
 // openPublished returns the bytes of p's archive from kept on, the caller holding the
 // bytes before (body.start), where its index names it: from an absolute URL as it is, a
 // path from the repository or, with mirrors, the first to serve it (c keeps those found
-// down, and may be nil), none whose bytes r refused. A download must end within its
+// down, and may be nil), none whose bytes r refused; from an absolute oci URL, the blob
+// of that registry (archiveRegistry). A download must end within its
 // deadline (Source.deadline).
 func (s *Source) openPublished(ctx context.Context, c *Cache, p repo.Package, kept int64, r *refusals) (body, error) {
 	u, err := url.Parse(p.Archive)
@@ -164,6 +169,16 @@ func (s *Source) openPublished(ctx context.Context, c *Cache, p repo.Package, ke
 		return r.open(termtext.WithoutUser(u), func() (body, error) {
 			return s.timed(ctx, p.Size, termtext.WithoutUser(u), func(ctx context.Context) (body, error) {
 				return s.openDownload(ctx, u, p.Size, kept, true, s.attempts())
+			})
+		})
+	case err == nil && (u.Scheme == oci.Scheme || u.Scheme == oci.SchemeHTTP || u.Scheme == oci.SchemeHTTPS):
+		t, rel, err := s.archiveRegistry(u)
+		if err != nil {
+			return nil, err
+		}
+		return r.open(t.url(), func() (body, error) {
+			return s.timed(ctx, p.Size, t.archiveURL(rel), func(ctx context.Context) (body, error) {
+				return t.open(ctx, rel, p.SHA256, p.Size, kept, true, s.attempts())
 			})
 		})
 	case err == nil && u.Scheme == "file":
