@@ -93,6 +93,7 @@ var hints = []hintRule{
 		return fmt.Sprintf("put %s back as it was, or take a repository's version with 'pkg install REPO/NAME'", le.Origin)
 	})},
 	{is: npmGone, hint: "the registry no longer serves that tarball at the lock's resolved URL (unpublished, or the lock names a registry that is gone): run 'npm install --package-lock-only' in the project to resolve the lock again, then import the lock it writes"},
+	{fn: as(goneSyncHint)},
 	{err: session.ErrGone, hint: "the repository does not have the archive its index or the lockfile names: if it was republished, 'pkg lock' resolves a lockfile again; else tell its publisher"},
 	{fn: asHint[*repo.NeededError]("remove those packages (or versions) first, or pass --force to leave their dependencies unmet")},
 	{err: repo.ErrAlternatives, hint: "ask for one of the alternatives by its name: only a package's depends may offer a choice"},
@@ -374,6 +375,17 @@ func outdatedHint(oe *txn.OutdatedError) string {
 	}
 	return fmt.Sprintf("the repositories no longer meet %s, which %s records (so 'pkg lock -o %s' refuses it too): name the packages to lock, %s by name alone: %s",
 		repo.JoinRequirements(oe.Unresolved), shell.Quote(oe.Path), shell.Quote(oe.Path), repo.JoinRequirements(oe.Unresolved), strings.Join(args, " "))
+}
+
+// goneSyncHint says what to do about an archive not where a sync's lockfile records it:
+// name where the repository is now, or lock again where the publisher removed it.
+func goneSyncHint(ge *goneSyncError) string {
+	repo := "LOCATION"
+	if ge.Several {
+		repo = "NAME=LOCATION" // NAME the lockfile's, of the repository that moved
+	}
+	return fmt.Sprintf("the archive is not where %s records it: if its repository moved, sync from where it is now with 'pkg --repo %s sync -f %s' (the archives must match the lockfile's sha256); if its publisher removed it, 'pkg lock -o %s' locks the requirements again",
+		shell.Quote(ge.Path), repo, shell.Quote(ge.Path), shell.Quote(ge.Path))
 }
 
 // newerFormat reports whether err refuses a lockfile of a format this pkg does not read.

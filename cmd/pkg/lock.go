@@ -98,14 +98,35 @@ func syncAction(c *cli.Context) error {
 		return fmt.Errorf("%w: pass --keep-extra to keep them, --root DIR for a root of the project's own, or --root %s to make this one hold exactly %s", err, ee.Root, path)
 	}
 	if p == nil {
-		return offlineSync(path, err)
+		return syncError(c, path, l, err)
 	}
 	if len(p.Changes) == 0 {
 		say(c, "nothing to do: root matches %s", path)
 		return p.Close()
 	}
-	return offlineSync(path, apply(c, p))
+	return syncError(c, path, l, apply(c, p))
 }
+
+// syncError returns err, of a sync of the lockfile l at path, as an offlineSyncError or a
+// goneSyncError where the lockfile is what to advise by.
+func syncError(c *cli.Context, path string, l *repo.Lock, err error) error {
+	if errors.Is(err, session.ErrGone) && lockRepos(c) {
+		return &goneSyncError{Path: path, Several: len(l.Repos) > 0, error: err}
+	}
+	return offlineSync(path, err)
+}
+
+// goneSyncError is a sync's archive its lockfile's repository does not have, at the
+// lockfile at Path's record of it (no --repo given): the repository may have moved, which
+// a sync, reading no index, cannot tell from an archive removed. Several says the
+// lockfile records several repositories.
+type goneSyncError struct {
+	Path    string
+	Several bool
+	error
+}
+
+func (e *goneSyncError) Unwrap() error { return e.error }
 
 // offlineSyncError is an offline sync's refusal of archives the cache lacks or holds
 // damaged: the lockfile at Path pins what to fetch, where 'pkg fetch NAME' takes the index's.

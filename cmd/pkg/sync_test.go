@@ -16,6 +16,7 @@ import (
 	"pkg/pkgtest/testrepo"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"pkg/internal/testfs"
@@ -433,6 +434,35 @@ func TestSyncOfflineNotCached(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(second.root, ".pkg", "db")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("refused sync left a database: %v", err)
 	}
+}
+
+// TestSyncMovedHTTP syncs from a lockfile whose repository, over HTTP, moved: the
+// archive's 404 is advised the --repo that names where it is now (a sync reads no index
+// to tell that the repository, not the archive, is gone), which then syncs it.
+func TestSyncMovedHTTP(t *testing.T) {
+	base := t.TempDir()
+	files := http.FileServer(http.Dir(syncRepo(t)))
+	var moved atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		prefix := "/old"
+		if moved.Load() {
+			prefix = "/new"
+		}
+		http.StripPrefix(prefix, files).ServeHTTP(w, r) // 404 for the other prefix
+	}))
+	t.Cleanup(srv.Close)
+	e := newEnv(t, base, srv.URL+"/old/")
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "tool")
+	moved.Store(true)
+	e.root, e.repo = filepath.Join(base, "moved"), srv.URL+"/new/"
+	var out, stderr bytes.Buffer
+	code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "sync", "-f", lock}, &out, &stderr)
+	if want := "'pkg --repo LOCATION sync -f " + lock + "'"; code != 1 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("sync from a repository that moved: exit %d, %q; want a hint with %q", code, stderr.String(), want)
+	}
+	e.ok("sync", "-f", lock)
+	e.checkInstalled("sync from where it moved", "tool 1.10")
 }
 
 // TestSyncRelocates syncs from a lockfile made against one copy of the repository, with
