@@ -194,6 +194,7 @@ var hints = []hintRule{
 		return "trust that key for the repository ('pkg trust add NAME=KEY', or --trusted-key KEY for one command) so that pkg can check the index's signature; a signature it then refuses means the index was changed after it was signed"
 	})},
 	{is: session.PinRefused, hint: pinHint},
+	{fn: asHint[*pushUnreachableError]("check the network, and that the registry named above is up, then push again: it sends only the blobs the registry does not have yet")},
 	{err: session.ErrUnreachable, hint: "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
 	{is: damagedOffline, hint: "fetch the package again while online ('pkg fetch NAME...' puts it back in the cache), or run without --offline (and PKG_OFFLINE unset)"},
 	{err: session.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},

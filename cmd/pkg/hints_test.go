@@ -71,6 +71,7 @@ func TestLibraryErrorHints(t *testing.T) {
 		{&publish.PushError{Err: &fetch.DeniedError{Err: fetch.ErrDenied, Vars: []string{"PKG_REPO_TOOLS_"}}}, "set PKG_REPO_TOOLS_TOKEN (or PKG_REPO_TOOLS_USERNAME and PKG_REPO_TOOLS_PASSWORD)"},
 		{fmt.Errorf("resolve: %w", &repo.ConflictsError{Name: "mawk", Version: "1", Other: "gawk", OtherVersion: "5"}), "mawk and gawk cannot be installed together"},
 		{fmt.Errorf("registry h/r: index.json, blob sha256:1: %w", fetch.ErrDigest), "served the repository's index, its signature or its manifest altered"},
+		{&pushUnreachableError{fmt.Errorf("push to oci://h/r:latest/: read the index tagged there: GET u: %w", fetch.ErrUnreachable)}, "check the network, and that the registry named above is up, then push again"},
 		{&publish.OlderError{Ref: "oci://h/r:latest/", Version: 10, Tagged: 11}, "push the up-to-date repository directory, the one that signed version 11 (this one may be a stale checkout); a publisher who really started over pushes with --force"},
 		{&publish.OlderError{Ref: "oci://h/r:latest/", Version: 11, Tagged: 11}, "every client that accepted version 11 refuses other bytes of that version: push the up-to-date"},
 	} {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"pkg/publish"
 	"pkg/repo"
 	"pkg/report"
+	"pkg/session"
 )
 
 func repoCommand() *cli.Command {
@@ -174,6 +176,9 @@ func repoPushAction(c *cli.Context) error {
 	}
 	o.Sent = func(what string, size int64) { say(c, "sent %s (%s)", what, units.Size(size)) }
 	res, err := publish.Push(c.Context, dir, target, o)
+	if errors.Is(err, session.ErrUnreachable) {
+		return &pushUnreachableError{err}
+	}
 	if err != nil {
 		return err
 	}
@@ -184,6 +189,12 @@ func repoPushAction(c *cli.Context) error {
 	}
 	return nil
 }
+
+// pushUnreachableError is a push's registry that could not be reached: advised to push
+// again, not ErrUnreachable's --offline, which a push has no use for.
+type pushUnreachableError struct{ error }
+
+func (e *pushUnreachableError) Unwrap() error { return e.error }
 
 // pushCredentials sets o's credentials for the registry at target as a repository's
 // (docs/config.md#credentials): those of the configured repository whose first URL it
