@@ -37,8 +37,8 @@ type Outdated struct {
 // what is installed, say), Allowed is what the depends alone allow.
 //
 // An npm instance is outdated where the index has a newer version of its name; its
-// Allowed is the newest version that every installed instance leading to it (Edges), and
-// its hold where none does, allows.
+// Allowed is the newest version its hold allows, or without one, that every installed
+// instance leading to it (Edges) allows.
 func (ix *Index) Outdated(installed []Package, holds []Hold) []Outdated {
 	npm, installed := splitInstances(installed)
 	out := ix.outdated(installed, holds)
@@ -105,8 +105,8 @@ func (ix *Index) outdatedNPM(npm []Package, holds []Hold) []Outdated {
 			}
 		}
 		o := Outdated{Name: p.Name, Kind: p.Kind, Installed: p.Version, Allowed: p.Version, Newest: newest.Version}
-		if h, ok := holdOf(holds, p); ok && len(ranges) == 0 {
-			ranges = append(ranges, h)
+		if h, ok := holdOf(holds, p); ok {
+			ranges = []Requirement{h} // an upgrade keeps a held instance within its hold, whatever leads to it
 			if !h.AllowsOf(p.Kind, o.Newest) {
 				o.Held = h.String()
 			}

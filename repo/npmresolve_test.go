@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -291,6 +292,19 @@ func TestNPMOutdated(t *testing.T) {
 	}
 	if want := []string{"dep 1.0.0 1.1.0 3.0.0", "dep 2.0.0 2.0.0 3.0.0"}; !slices.Equal(got, want) {
 		t.Errorf("Outdated = %q, want %q", got, want)
+	}
+}
+
+// TestNPMOutdatedHeldLedTo: a held instance that another's range leads to is allowed what
+// its hold allows, and said held, as an upgrade keeps it there (TestNPMUpgradeHeldLedTo).
+func TestNPMOutdatedHeldLedTo(t *testing.T) {
+	ix := npmTestIndex(t, "ms 2.1.2", "ms 2.1.3", "app 1.0.0 ms@^2.1.1")
+	installed := []Package{ix.Packages[0], ix.Packages[2]}
+	hold := Hold{Key: installed[0].Key(), Requirement: parseReqs(t, "ms@npm:2.1.2")[0]}
+	got := ix.Outdated(installed, []Hold{hold})
+	want := []Outdated{{Name: "ms", Kind: KindNPM, Installed: "2.1.2", Allowed: "2.1.2", Newest: "2.1.3", Held: hold.Requirement.String()}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Outdated of ms held at 2.1.2, led to by app = %+v, want %+v", got, want)
 	}
 }
 
