@@ -334,6 +334,7 @@ func decodeBlockHost(j *xzJob) error {
 		return err
 	}
 	cmd := exec.Command(j.xz, xzArgs...)
+	detach(cmd)
 	var stderr limitedBuffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(j.in), f, &stderr
 	err = cmd.Run()

@@ -13,6 +13,8 @@ import (
 	"pkg/internal/testfs"
 	"runtime"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -107,6 +109,48 @@ func TestXZHostBlocks(t *testing.T) {
 	log, _ := os.ReadFile(runs)
 	if n := bytes.Count(log, []byte("run\n")); n != len(blocks) {
 		t.Errorf("xz ran %d times for %d blocks, want once a block", n, len(blocks))
+	}
+}
+
+// TestXZHostOwnGroup runs each xz in a process group of its own, streamed or a block at
+// a time, so that the terminal's Ctrl-C, sent to pkg's group, reaches pkg alone, which
+// says it was interrupted: an xz killed by it first made the fetch fail as a bad stream
+// ("xz block 1 at byte 12: signal: interrupt", exit 1).
+func TestXZHostOwnGroup(t *testing.T) {
+	needXZ(t)
+	xzPath, err := exec.LookPath("xz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	groups, script := filepath.Join(dir, "groups"), filepath.Join(dir, "xz")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nps -o pgid= -p $$ >> "+groups+"\nexec "+xzPath+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	host := hostXZ
+	defer func() { hostXZ = host }()
+	hostXZ = func() string { return script }
+	data := somewhatRandom(1 << 20)
+	cmd := exec.Command("xz", "-T1", "-c") // one block without sizes in its header: streamed
+	cmd.Stdin = bytes.NewReader(data)
+	streamed, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range [][]byte{streamed, xzMulti(t, data, 256<<10)} {
+		if got, err := inflateAll(s); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%d bytes, %v", len(got), err)
+		}
+	}
+	log, _ := os.ReadFile(groups)
+	lines := strings.Fields(string(log))
+	if len(lines) < 2 {
+		t.Fatalf("xz ran %d times, want at least twice", len(lines))
+	}
+	for _, g := range lines {
+		if g == strconv.Itoa(syscall.Getpgrp()) {
+			t.Errorf("an xz ran in pkg's process group %s, where the terminal's Ctrl-C kills it", g)
+		}
 	}
 }
 

@@ -42,6 +42,7 @@ var xzArgs = []string{"--decompress", "--stdout", "--quiet", "--threads=1",
 func startXZ(path string, in io.Reader) (*xzProc, error) {
 	p := &xzProc{in: &failReader{r: in}}
 	p.cmd = exec.Command(path, xzArgs...)
+	detach(p.cmd)
 	p.cmd.Stdin = p.in
 	p.cmd.Stderr = &p.stderr
 	var err error

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package fetch
+
+import "os/exec"
+
+func detach(*exec.Cmd) {}
