@@ -100,10 +100,24 @@ func localArchive(c *cli.Context, path string) (repo.Package, error) {
 	if err != nil {
 		return p, fmt.Errorf("install: %w", err)
 	}
-	if a.Control != nil && a.Control.Relations["Depends"] != "" && !c.IsSet("depends") {
-		note(c, "%s depends on %s: Debian's names, not installed (give the packages it needs with --depends)", path, a.Control.Relations["Depends"])
+	if a.Control != nil && !c.IsSet("depends") {
+		if deps := debDepends(a.Control.Relations); deps != "" {
+			note(c, "%s depends on %s: Debian's names, not installed (give the packages it needs with --depends)", path, deps)
+		}
 	}
 	return p, nil
+}
+
+// debDepends returns what a .deb's relation fields say it needs, as written: its
+// Pre-Depends and its Depends, which repo add takes both; "" for none.
+func debDepends(relations map[string]string) string {
+	var deps []string
+	for _, f := range []string{"Pre-Depends", "Depends"} {
+		if v := relations[f]; v != "" {
+			deps = append(deps, v)
+		}
+	}
+	return strings.Join(deps, ", ")
 }
 
 // commandFlags returns the commands the --bin flags name, as an index writes them

@@ -146,6 +146,31 @@ func TestInstallLocalArchive(t *testing.T) {
 	}
 }
 
+// TestInstallLocalDebDepends notes a local .deb's Pre-Depends with its Depends, both
+// Debian's names it does not install, as repo add takes both: python3-minimal needs
+// python3.11-minimal by Pre-Depends, which the note left out, and a .deb with Pre-Depends
+// alone got no note.
+func TestInstallLocalDebDepends(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	e := newEnv(t, base, dir)
+	files := t.TempDir()
+	t.Chdir(files)
+	data := pax(t, td("./usr/"), td("./usr/bin/"), moded(tf("./usr/bin/tool", "#!/bin/sh\n"), 0o755))
+	for _, tt := range []struct{ relations, want string }{
+		{"Pre-Depends: libc6 (>= 2.34)\n", "libc6 (>= 2.34)"},
+		{"Pre-Depends: python3.11-minimal (>= 3.11.2-1~)\nDepends: dpkg (>= 1.13.20)\n", "python3.11-minimal (>= 3.11.2-1~), dpkg (>= 1.13.20)"},
+	} {
+		writeFile(t, files, "tool.deb", debOf(t, "Package: tool\nVersion: 1.0\n"+tt.relations, data))
+		_, errOut := e.ok("install", "./tool.deb")
+		if want := "./tool.deb depends on " + tt.want + ": Debian's names"; !strings.Contains(errOut, want) {
+			t.Errorf("install of a .deb with %q: stderr %q, want a note %q", tt.relations, errOut, want)
+		}
+		e.ok("remove", "tool")
+	}
+}
+
 // TestInstallLocalArchiveRefused checks what install refuses of local archive files, each
 // naming the file and changing neither the root nor the cache: a missing file, one whose
 // name gives no package name and version, a hostile archive, a command that is not in it,
