@@ -77,15 +77,19 @@ func TestReplacedLeftover(t *testing.T) {
 			}
 		}
 	}
-	if err := os.MkdirAll(r.path(".pkg", "staging", "big.7", "etc"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"big.7", "@scope+tool@1.0.0.8"} {
+		if err := os.MkdirAll(r.path(".pkg", "staging", name, "etc"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r.Close() // the crash
 
 	r = openRoot(t, dir)
 	defer r.Close()
-	if got := r.found; !reflect.DeepEqual(got.Replaced, []string{"a"}) || !reflect.DeepEqual(got.Unfinished, []string{"big"}) {
-		t.Errorf("recovered %+v, want a's tree replaced and big's install unfinished", got)
+	// An npm instance of a scoped name is said by its key, as every command names it, not
+	// by its tree's file name (@scope+tool@1.0.0).
+	if got := r.found; !reflect.DeepEqual(got.Replaced, []string{"a"}) || !reflect.DeepEqual(got.Unfinished, []string{"@scope/tool@1.0.0", "big"}) {
+		t.Errorf("recovered %+v, want a's tree replaced and the installs of @scope/tool@1.0.0 and big unfinished", got)
 	}
 	if names, _ := os.ReadDir(r.path(".pkg", "staging")); len(names) != 0 {
 		t.Errorf("staging after the start: %v", names)
