@@ -230,6 +230,53 @@ func TestResumeKilled(t *testing.T) {
 	}
 }
 
+// cancelAt cancels a fetch once n bytes of its archive have arrived: a Ctrl-C.
+type cancelAt struct {
+	n      int
+	cancel context.CancelFunc
+}
+
+func (w *cancelAt) Write(b []byte) (int, error) {
+	if w.n -= len(b); w.n <= 0 {
+		w.cancel()
+	}
+	return len(b), nil
+}
+
+// TestResumeInterrupted cancels a fetch (Ctrl-C) in the middle of the archive: the bytes
+// received stay, as a killed fetch's do, and the next fetch asks for the rest alone.
+func TestResumeInterrupted(t *testing.T) {
+	archive, p := testArchive(t)
+	half := len(archive) / 2
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
+			w.Write(archive[:half])
+			http.NewResponseController(w).Flush()
+			<-r.Context().Done()
+			return
+		}
+		serveArchive(w, r, archive)
+	})
+	c := openCache(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if _, err := c.Fetch(ctx, quick(t, srv.URL), p, &cancelAt{n: half, cancel: cancel}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("fetch cancelled halfway: %v, want context.Canceled", err)
+	}
+	info, err := os.Stat(partialPath(c, p.SHA256))
+	if err != nil || info.Size() != int64(half) {
+		t.Fatalf("partial download after the fetch was cancelled: %v, %v; want %d bytes", info, err, half)
+	}
+	if err := fetchOne(c, quick(t, srv.URL), p); err != nil {
+		t.Fatal(err)
+	}
+	checkEntry(t, c, p, testFiles())
+	if reqs := srv.requests(); len(reqs) != 2 || reqs[1].Get("Range") != rangeFrom(int64(half), p.Size) {
+		t.Errorf("%d requests, the last for Range %q; want two, the second for %q", len(reqs), reqs[len(reqs)-1].Get("Range"), rangeFrom(int64(half), p.Size))
+	}
+}
+
 // TestResumeAfterFailure fails a download when the server dies, and again while it is down,
 // then fetches again: from the bytes kept with a Range request, or, where the server now cannot resume, from the
 // start, the partial file emptied; a partial download that does not match the archive is
