@@ -26,8 +26,12 @@ func (e *clashError) Error() string {
 	if e.Incoming {
 		return fmt.Sprintf("install %s %s: command %q is also provided by %s, installed with it", e.Package, e.Version, e.Command, e.Other)
 	}
+	have := e.Package
+	if strings.HasPrefix(e.Other, e.Package+"@") { // another version of its npm name: say which
+		have += " " + e.Version
+	}
 	return fmt.Sprintf("install %s %s: command %q is already provided by package %s (remove %s first to have %s's)",
-		e.Package, e.Version, e.Command, e.Other, e.Other, e.Package)
+		e.Package, e.Version, e.Command, e.Other, e.Other, have)
 }
 
 // commandStacks returns, by command, the keys of the packages of next that provide it

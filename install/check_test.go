@@ -12,6 +12,23 @@ import (
 	"pkg/repo"
 )
 
+// TestClashWording names the version to have where the command's provider is another
+// version of the same npm name: "remove prettier@3.10.2 first to have prettier's" did not
+// say which prettier.
+func TestClashWording(t *testing.T) {
+	for _, tt := range []struct {
+		e    clashError
+		want string
+	}{
+		{clashError{Package: "node20", Version: "20.1", Command: "node", Other: "node18"}, "(remove node18 first to have node20's)"},
+		{clashError{Package: "prettier", Version: "3.3.3", Command: "prettier", Other: "prettier@3.10.2"}, "(remove prettier@3.10.2 first to have prettier 3.3.3's)"},
+	} {
+		if got := tt.e.Error(); !strings.HasSuffix(got, tt.want) {
+			t.Errorf("%+v: %q, want it to end %q", tt.e, got, tt.want)
+		}
+	}
+}
+
 // TestCheck refuses, before anything is staged, a change the commit would refuse: a command
 // two packages provide, neither replacing the other (*clashError), a directory in pkgs/ or a command in bin/ that pkg did
 // not make (*unmanagedError), a dependency broken, a lib package in a root whose path
