@@ -57,10 +57,11 @@ func (e *UnnamedError) Error() string {
 }
 
 // Local returns the entry of a, a local archive file installed as it is (pkg install
-// ./FILE): p completed from a .deb's control file's name, version and summary (its
+// ./FILE): an npm tarball whose package.json has a name and a version as Entry makes it
+// (localNamed); else p completed from a .deb's control file's name, version and summary (its
 // relations name Debian's packages, which the repositories in use may not hold), else from
-// the file's name (splitFileName), where p lacks a name or version; an npm tarball's Into
-// (npmInto); as commands, where p names none, the
+// the file's name (splitFileName), where p lacks a name or version; another npm tarball's
+// Into (npmInto); as commands, where p names none, the
 // files anyone may run directly in the archive's bin/, usr/bin/ or usr/local/bin/; the
 // file's size and sha256, its name as the archive, and its absolute path as the Origin.
 // The entry is checked as an index's would be (repo.NewIndex), its commands and library
@@ -69,7 +70,7 @@ func (a *Archive) Local(p repo.Package) (repo.Package, error) {
 	if a.Remote {
 		return p, fmt.Errorf("archive %s: not a local file", a.Location)
 	}
-	p, err := a.named(p, false)
+	p, err := a.localNamed(p)
 	if err != nil {
 		return p, fmt.Errorf("archive %s: %w", a.Location, err)
 	}
@@ -88,7 +89,10 @@ func (a *Archive) Local(p repo.Package) (repo.Package, error) {
 	if p.Bin == nil {
 		p.Bin = commands(a.Members)
 	}
-	p, err = a.checkEntry(npmInto(p, a.Members))
+	if p.Kind != repo.KindNPM {
+		p = npmInto(p, a.Members)
+	}
+	p, err = a.checkEntry(p)
 	if err != nil {
 		return p, fmt.Errorf("archive %s: %w", a.Location, err)
 	}
@@ -104,6 +108,25 @@ func (a *Archive) Local(p repo.Package) (repo.Package, error) {
 		return p, fmt.Errorf("archive %s: %w", a.Location, err)
 	}
 	return p, nil
+}
+
+// localNamed returns p completed as Entry completes an npm tarball whose package.json has
+// a name and a version (npmEntry: kind npm, its dependencies and commands), as npm installs
+// such a file; else from a .deb's control file (named).
+func (a *Archive) localNamed(p repo.Package) (repo.Package, error) {
+	top, ok := npmTop(a.Members)
+	if !ok {
+		return a.named(p, false)
+	}
+	data, err := readManifest(a.Path, top+"/"+manifestName)
+	if err != nil {
+		return p, &ManifestError{Archive: a.Location, Member: top + "/" + manifestName, Err: err}
+	}
+	if data == nil || !npmNamed(data) {
+		return a.named(p, false)
+	}
+	p, a.scripts, err = a.npmEntry(p, top, data, false)
+	return p, err
 }
 
 // commandDirs are the directories whose runnable files commands takes as commands.

@@ -12,15 +12,16 @@ import (
 	"pkg/internal/regfile"
 	"pkg/publish"
 	"pkg/repo"
+	"pkg/report"
 )
 
 // localFlags are install's flags for the local archive files it is given.
 func localFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "name", Usage: "a local archive's package name (default: a .deb's Package, else the file's NAME-VERSION.EXT)"},
-		&cli.StringFlag{Name: "version", Usage: "a local archive's version (default: a .deb's Version, else the file's NAME-VERSION.EXT)"},
-		&cli.StringSliceFlag{Name: "depends", Usage: "a local archive's dependency, from the repositories: name, name=V, name>=V, name<V (repeatable)"},
-		&cli.StringSliceFlag{Name: "bin", Usage: "a local archive's command, PATH or NAME=PATH (repeatable; default: the files anyone may run in its bin/, usr/bin/, usr/local/bin/)"},
+		&cli.StringFlag{Name: "name", Usage: "a local archive's package name (default: a .deb's Package, an npm tarball's package.json name, else the file's NAME-VERSION.EXT)"},
+		&cli.StringFlag{Name: "version", Usage: "a local archive's version (default: a .deb's Version, an npm tarball's package.json version, else the file's NAME-VERSION.EXT)"},
+		&cli.StringSliceFlag{Name: "depends", Usage: "a local archive's dependency, from the repositories: name, name=V, name>=V, name<V (repeatable; default: an npm tarball's package.json dependencies)"},
+		&cli.StringSliceFlag{Name: "bin", Usage: "a local archive's command, PATH or NAME=PATH (repeatable; default: an npm tarball's package.json bin, else the files anyone may run in its bin/, usr/bin/, usr/local/bin/)"},
 		&cli.StringSliceFlag{Name: "lib", Usage: "a local archive's directory of shared libraries (repeatable)"},
 	}
 }
@@ -91,14 +92,19 @@ func localArchive(c *cli.Context, path string) (repo.Package, error) {
 	if c.IsSet("bin") {
 		bin = commandFlags(c)
 	}
-	deps, err := repo.ParseRequirements(c.StringSlice("depends"))
-	if err != nil {
-		return repo.Package{}, fmt.Errorf("install: --depends: %w", err)
+	var deps []repo.Requirement // none given: an npm tarball's own
+	if c.IsSet("depends") {
+		if deps, err = repo.ParseRequirements(c.StringSlice("depends")); err != nil {
+			return repo.Package{}, fmt.Errorf("install: --depends: %w", err)
+		}
 	}
 	p, err := a.Local(repo.Package{Name: c.String("name"), Version: c.String("version"),
 		Depends: deps, Bin: bin, Lib: c.StringSlice("lib")})
 	if err != nil {
 		return p, fmt.Errorf("install: %w", err)
+	}
+	if s := report.ScriptsNote(p, a.Scripts()); s != "" {
+		note(c, "%s", s)
 	}
 	if a.Control != nil && !c.IsSet("depends") {
 		if deps := debDepends(a.Control.Relations); deps != "" {

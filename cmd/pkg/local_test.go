@@ -146,6 +146,35 @@ func TestInstallLocalArchive(t *testing.T) {
 	}
 }
 
+// TestInstallLocalNPM installs a local npm tarball as npm installs one, and as repo add
+// takes it: named by its package.json (npm pack names @s/tool's file s-tool-1.0.0.tgz),
+// its dependencies from the repositories, its commands linked, its install scripts noted.
+// It was installed as a plain tree at lib/node_modules/s-tool, without its dependencies,
+// so that require() failed.
+func TestInstallLocalNPM(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "ms", "2.1.3")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	files := t.TempDir()
+	t.Chdir(files)
+	writeFile(t, files, "s-tool-1.0.0.tgz", gzipped(t, pax(t,
+		tf("package/package.json", `{"name":"@s/tool","version":"1.0.0","bin":{"tool":"cli.js"},"dependencies":{"ms":"^2.1.0"},"scripts":{"postinstall":"node build.js"}}`),
+		tf("package/cli.js", "#!/usr/bin/env node\n"))))
+	_, errOut := e.ok("install", "./s-tool-1.0.0.tgz")
+	if !strings.Contains(errOut, "@s/tool 1.0.0 declares the postinstall script") {
+		t.Errorf("install of an npm tarball declaring postinstall: stderr %q, want a note naming the script", errOut)
+	}
+	if out, _ := e.ok("list"); !strings.Contains(out, "@s/tool  1.0.0") || !strings.Contains(out, "ms       2.1.3") {
+		t.Errorf("list after installing the npm tarball:\n%s", out)
+	}
+	for _, path := range []string{"lib/node_modules/@s/tool/cli.js", "bin/tool", "lib/node_modules/.pnpm/@s+tool@1.0.0/node_modules/ms/index.js"} {
+		if _, err := os.Stat(filepath.Join(e.root, path)); err != nil {
+			t.Errorf("after installing the npm tarball: %v", err)
+		}
+	}
+	e.ok("verify")
+}
+
 // TestInstallLocalDebDepends notes a local .deb's Pre-Depends with its Depends, both
 // Debian's names it does not install, as repo add takes both: python3-minimal needs
 // python3.11-minimal by Pre-Depends, which the note left out, and a .deb with Pre-Depends
