@@ -187,6 +187,34 @@ func TestFoldSalvage(t *testing.T) {
 	checkPrefix(t, r)
 }
 
+// TestFoldGoneSalvage: a folded directory the user deleted holds nothing of theirs, so the
+// reinstall verify names, or a remove, keeps nothing: the whole old tree was kept in
+// .pkg/saved, with a warning that pkg could not sort it out.
+func TestFoldGoneSalvage(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree(appTree("opt/app", 20, "one", "usr/share/doc/a/copyright=c")...))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := folded(t, r, "a"); !slices.Equal(got, []string{"opt/app"}) {
+		t.Fatalf("folded = %q", got)
+	}
+	must(t, os.RemoveAll(r.path("opt/app")))
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("a", "1"), tree(appTree("opt/app", 20, "one", "usr/share/doc/a/copyright=c")...))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := r.Salvaged(); len(s) != 0 {
+		t.Errorf("Salvaged after reinstalling a package whose folded directory was deleted = %+v, want nothing kept", s)
+	}
+	checkPrefix(t, r)
+	must(t, os.RemoveAll(r.path("opt/app")))
+	must(t, r.uninstall("a"))
+	if s := r.Salvaged(); len(s) != 0 {
+		t.Errorf("Salvaged after removing a package whose folded directory was deleted = %+v, want nothing kept", s)
+	}
+}
+
 // TestFoldVerify: verify reads a folded package's files in the prefix, and finds a change
 // made there.
 func TestFoldVerify(t *testing.T) {

@@ -156,14 +156,16 @@ func newChecker() *fileChecker { return &fileChecker{h: sha256.New(), buf: make(
 // It is reached through no symlink: a recorded directory the user swapped for a symlink
 // since its parent was read has the tree kept whole. A directory that the package's own
 // modes keep this process out of holds nothing of the user's if it is as installed
-// (sv.closedAsInstalled).
+// (sv.closedAsInstalled), and one that is gone holds nothing.
 func (sv *salvage) readDir(rel string, push func(string), c *fileChecker) (keep []string, whole bool) {
 	top, dir := sv.at.at(strings.TrimSuffix(cmp.Or(rel, "."), "/"))
 	fd, err := openBeneath(top, dir, unix.O_RDONLY|unix.O_DIRECTORY)
-	if errors.Is(err, unix.EACCES) {
+	switch {
+	case errors.Is(err, unix.EACCES):
 		return nil, !sv.closedAsInstalled(top, dir)
-	}
-	if err != nil {
+	case errors.Is(err, unix.ENOENT):
+		return nil, false // gone (a folded directory the user deleted): nothing of theirs in it
+	case err != nil:
 		return nil, true
 	}
 	defer unix.Close(fd)
