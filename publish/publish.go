@@ -71,7 +71,7 @@ type Added struct {
 	Package  repo.Package       // the entry as added
 	Meta     repo.Meta          // the index's, as signed (with a signer)
 	Created  bool               // the directory had no index.json
-	Replaced []repo.Package     // the entry of the same name, version and platform it replaced
+	Replaced []repo.Package     // the entry of the same name, version and platform it replaced, where that one differed
 	Missing  []repo.Requirement // the entry's dependencies no alternative of which a package of the repository is named by or provides
 	LibDirs  []string           // directories of shared libraries in the archive, if the entry names none
 }
@@ -104,7 +104,8 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 	}
 	p = res.Package
 	for _, q := range before.Packages {
-		if q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform {
+		same := q.SHA256 == p.SHA256 && q.Summary == p.Summary && q.SameEntry(p) // added again: nothing replaced
+		if q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform && !same {
 			res.Replaced = append(res.Replaced, q)
 		}
 	}

@@ -621,8 +621,14 @@ func TestRepoAddChecks(t *testing.T) {
 			t.Errorf("repo add of %s: %q", v, stderr)
 		}
 	}
-	e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1", "--bin", "bin/a", "--depends", "lib>=2") // the same again
 	before, _ := os.ReadFile(filepath.Join(dir, "index.json"))
+	// The same again changes nothing, and replaced nothing.
+	if _, stderr := e.ok("repo", "add", dir, archive, "--name", "a", "--version", "1", "--bin", "bin/a", "--depends", "lib>=2"); strings.Contains(stderr, "replaced") {
+		t.Errorf("repo add of the entry the index has: %q, want no entry said replaced", stderr)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(after, before) {
+		t.Errorf("repo add of the entry the index has changed the index")
+	}
 	_, stderr, code := e.pkg("repo", "add", dir, archive, "--name", "a", "--version", "1")
 	if want := "repo add: " + dir + " already has a 1 (archive a-1.tar, sha256 "; code != 1 || !strings.Contains(stderr, want) ||
 		!strings.Contains(stderr, "publish a new version") || !strings.Contains(stderr, "hint: or pass --replace") {
