@@ -47,6 +47,20 @@ func TestUnneeded(t *testing.T) {
 	if want := []string{"app", "tool"}; !slices.Equal(got, want) {
 		t.Errorf("unneeded = %q, want %q", got, want)
 	}
+	// Packages that need each other, and that nothing else needs, count as asked for, each
+	// of them, as eslint and its plugin @eslint-community/eslint-utils, whose peer is eslint:
+	// none of the cycle counted, the repair dropped eslint's command and autoremove took
+	// eslint's whole tree. What the cycle needs, or a cycle another needs, does not count.
+	recs = append(recs,
+		&db.Record{Name: "cli", Version: "1", Depends: testrepo.Requires("plug", "lib")},
+		&db.Record{Name: "plug", Version: "1", Depends: testrepo.Requires("cli")},
+		&db.Record{Name: "top", Version: "1", Depends: testrepo.Requires("a")},
+		&db.Record{Name: "a", Version: "1", Depends: testrepo.Requires("b")},
+		&db.Record{Name: "b", Version: "1", Depends: testrepo.Requires("a")})
+	got = slices.Sorted(maps.Keys(unneeded(recs)))
+	if want := []string{"app", "cli", "plug", "tool", "top"}; !slices.Equal(got, want) {
+		t.Errorf("unneeded with cycles = %q, want %q", got, want)
+	}
 }
 
 // TestRecordedNPM: an npm name's instances are each described as its record does, kind

@@ -625,23 +625,68 @@ func recorded(pkgs []db.Record, candidates func(name string) ([]Candidate, error
 }
 
 // unneeded returns, as asked for by name, the packages of recs no other one depends on
-// (repo.Dependencies).
+// (repo.Dependencies), and each package of a cycle that nothing outside it needs, directly
+// or through others (eslint and its plugin whose peer it is): a cycle has no package that
+// nothing depends on, and what nothing asked for needs autoremove takes.
 func unneeded(recs []*db.Record) map[string]repo.Requirement {
 	pkgs := make([]db.Record, len(recs))
 	for i, p := range recs {
 		pkgs[i] = *p
 	}
+	deps := repo.Dependencies(db.Packages(pkgs))
 	needed := make(map[string]bool)
-	for _, names := range repo.Dependencies(db.Packages(pkgs)) {
+	for _, names := range deps {
 		for _, name := range names {
 			needed[name] = true
 		}
 	}
+	reaches := make(map[string]map[string]bool) // by key, the keys it leads to, itself included
+	reach := func(key string) map[string]bool {
+		if m, ok := reaches[key]; ok {
+			return m
+		}
+		m, todo := map[string]bool{key: true}, []string{key}
+		for len(todo) > 0 {
+			k := todo[len(todo)-1]
+			todo = todo[:len(todo)-1]
+			for _, d := range deps[k] {
+				if !m[d] {
+					m[d] = true
+					todo = append(todo, d)
+				}
+			}
+		}
+		reaches[key] = m
+		return m
+	}
 	reqs := make(map[string]repo.Requirement)
+	covered := make(map[string]bool) // what the packages asked for lead to
 	for _, p := range recs {
 		if !needed[p.Key()] {
 			reqs[p.Key()] = repo.Requirement{Name: p.Name}
+			maps.Copy(covered, reach(p.Key()))
 		}
 	}
+	keys := slices.Sorted(maps.Keys(deps))
+	for _, k := range keys {
+		if covered[k] {
+			continue
+		}
+		from := reach(k)
+		if slices.ContainsFunc(keys, func(o string) bool { return !covered[o] && !from[o] && reach(o)[k] }) {
+			continue // a package outside its cycle leads to it
+		}
+		for o := range from {
+			if reach(o)[k] { // of its cycle
+				reqs[o] = repo.Requirement{Name: recordOf(recs, o).Name}
+			}
+		}
+		maps.Copy(covered, from)
+	}
 	return reqs
+}
+
+// recordOf returns the record of recs whose key is key.
+func recordOf(recs []*db.Record, key string) *db.Record {
+	return recs[slices.IndexFunc(recs, func(p *db.Record) bool { return p.Key() == key })]
 }
