@@ -112,6 +112,7 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 	}
 	if !out.Salvaged {
 		old.reqs = unneeded(recs)
+		maps.Copy(old.reqs, r.linkedNPM(recs))
 	}
 	if err := r.buildDatabase(recs, lists, undated, old.reqs, old.repos); err != nil {
 		return nil, err
@@ -682,6 +683,26 @@ func unneeded(recs []*db.Record) map[string]repo.Requirement {
 			}
 		}
 		maps.Copy(covered, from)
+	}
+	return reqs
+}
+
+// linkedNPM returns, as asked for by name, the npm instances of recs that the root's
+// lib/node_modules/NAME leads to: the layout makes that link for a requested instance
+// alone (generated), so it tells what was asked for of a name that others need too.
+func (r *Root) linkedNPM(recs []*db.Record) map[string]repo.Requirement {
+	dst := r.prefixDirs()
+	defer dst.close()
+	reqs := make(map[string]repo.Requirement)
+	for _, p := range recs {
+		if p.Kind != repo.KindNPM {
+			continue
+		}
+		link := nodeModules + "/" + p.Name
+		dir, base, err := dst.parent(link)
+		if err == nil && readlinkat(dir, base) == relTo(path.Dir(link), npmInto(p.Name, p.Version)) {
+			reqs[p.Key()] = repo.Requirement{Name: p.Name}
+		}
 	}
 	return reqs
 }

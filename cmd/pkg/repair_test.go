@@ -148,6 +148,30 @@ func TestRepairNPMWithoutRepo(t *testing.T) {
 	e.ok("verify")
 }
 
+// TestRepairNPMRequests: a repair of a database whose requests are lost takes as asked for
+// each npm instance that lib/node_modules/NAME leads to, as only a request makes that link:
+// dep, asked for though app needs it, was counted a dependency, and its link stayed in
+// lib/node_modules, owned by nothing, after every package was removed.
+func TestRepairNPMRequests(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "dep", "1.0.0")
+	addNPM(t, base, "@s/dep", "1.0.0")
+	addNPM(t, base, "app", "1.0.0", "dep@npm:^1.0.0", "@s/dep@npm:^1.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "app", "dep", "@s/dep")
+	if err := os.WriteFile(filepath.Join(e.root, ".pkg", "db"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("verify", "--repair")
+	if got, want := e.requested(), "@s/dep 1.0.0, app 1.0.0, dep 1.0.0"; got != want {
+		t.Errorf("asked for after the repair: %q, want %q", got, want)
+	}
+	e.ok("remove", "app", "dep", "@s/dep")
+	if ents, err := os.ReadDir(filepath.Join(e.root, "lib", "node_modules")); len(ents) != 0 {
+		t.Errorf("lib/node_modules once every package is removed: %v, %v; want it empty or gone", ents, err)
+	}
+}
+
 // lines returns the lines of text that begin with one of prefixes.
 func lines(text string, prefixes ...string) string {
 	var b strings.Builder
