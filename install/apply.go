@@ -68,11 +68,14 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	for i, s := range staged {
 		incoming[i] = s.rec
 	}
-	if err := checkApply(recs, incoming, remove, func(p *db.Record) []repo.Command { return r.bins(p.Kind, p.Name, p.Version, p.Bin) }); err != nil {
-		return nil, err
-	}
 	carried, err := r.carry(requests, recs, incoming, remove)
 	if err != nil {
+		return nil, err
+	}
+	for k := range keyed(nil, recs, incoming, remove, carried...) {
+		r.askedFor()[k] = true // an upgraded npm package's commands follow its request
+	}
+	if err := checkApply(recs, incoming, remove, func(p *db.Record) []repo.Command { return r.bins(p.Kind, p.Name, p.Version, p.Bin) }); err != nil {
 		return nil, err
 	}
 	if err := r.checkUnmanaged(recs, incoming); err != nil {

@@ -106,6 +106,15 @@ func (r *Root) bins(kind, name, version string, bin []repo.Command) []repo.Comma
 	if kind != repo.KindNPM || len(bin) == 0 {
 		return bin
 	}
+	if asked := r.askedFor(); asked[repo.InstanceKey(kind, name, version)] || asked[name] {
+		return bin
+	}
+	return nil
+}
+
+// askedFor returns the npm instances asked for, by key, and the names requested of this
+// change (Request), which bins links the commands of; read once.
+func (r *Root) askedFor() map[string]bool {
 	if r.asked == nil {
 		r.asked = make(map[string]bool)
 		reqs, _ := r.db.Requested() // unread, none asked for: no command is linked
@@ -116,10 +125,7 @@ func (r *Root) bins(kind, name, version string, bin []repo.Command) []repo.Comma
 			r.asked[q.Name] = true
 		}
 	}
-	if r.asked[repo.InstanceKey(kind, name, version)] || r.asked[name] {
-		return bin
-	}
-	return nil
+	return r.asked
 }
 
 // wrapperPaths returns the bin/CMD paths whose member a wrapper script takes the place of

@@ -226,6 +226,30 @@ func TestNodeModulesUpgrade(t *testing.T) {
 	}
 }
 
+// TestNodeModulesUpgradeRequested: an upgrade of a requested npm package, its request
+// carried to the new version, links the new version's command in bin/ (and in a new Root,
+// as the next command opens it): its old version's link went with it and none was made,
+// so bin/tool vanished at every pkg upgrade of tool.
+func TestNodeModulesUpgradeRequested(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	r.Request([]repo.Requirement{{Name: "top"}})
+	if _, err := r.Apply(context.Background(), []*Staged{stageNPM(t, r, base, "top", "1.0.0")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	r = openRoot(t, dir) // as pkg upgrade opens it: no request given
+	defer r.Close()
+	if _, err := r.Apply(context.Background(), []*Staged{stageNPM(t, r, base, "top", "1.1.0")}, []string{"top@1.0.0"}); err != nil {
+		t.Fatal(err)
+	}
+	if target, err := os.Readlink(r.path("bin/top-cli")); err != nil || !strings.Contains(target, "top@1.1.0") {
+		t.Errorf("bin/top-cli after the upgrade: %q, %v; want a link to top 1.1.0's", target, err)
+	}
+	checkPrefix(t, r)
+}
+
 // TestNodeModulesConflict: a requested npm package's link where a package placed by into
 // has its files is refused, naming both.
 func TestNodeModulesConflict(t *testing.T) {
