@@ -29,6 +29,15 @@ func prefixPath(name, into string) string {
 	return into
 }
 
+// parent returns the directory of p, a clean relative path (a member name, a recorded
+// file's path or a prefix path), as path.Dir does without its pass of path.Clean over p.
+func parent(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		return p[:i]
+	}
+	return path.Dir(p)
+}
+
 // prefixEntry is one path of the prefix that a package lists.
 type prefixEntry struct {
 	path   string // in the prefix
@@ -36,12 +45,13 @@ type prefixEntry struct {
 	dir    bool
 }
 
-// prefixEntries returns the prefix paths of a package's members, each given by its path
-// and whether it is a directory, placed by into, with every directory above them, sorted
-// by path, each once.
-func prefixEntries(into string, members func(yield func(name string, dir bool) bool)) []prefixEntry {
-	var es []prefixEntry
-	seen := make(map[string]int) // index in es
+// prefixEntries returns the prefix paths of a package's members, n of them or about,
+// each given by its path and whether it is a directory, placed by into, with every
+// directory above them, sorted by path, each once.
+func prefixEntries(into string, n int, members func(yield func(name string, dir bool) bool)) []prefixEntry {
+	above := strings.Count(into, "/") + 1 // the directories into adds above the members
+	es := make([]prefixEntry, 0, n+above)
+	seen := make(map[string]int, n+above) // index in es
 	for name, dir := range members {
 		p := prefixPath(name, into)
 		if i, ok := seen[p]; ok {
@@ -52,7 +62,7 @@ func prefixEntries(into string, members func(yield func(name string, dir bool) b
 		}
 		seen[p] = len(es)
 		es = append(es, prefixEntry{path: p, member: name, dir: dir})
-		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+		for d := parent(p); d != "."; d = parent(d) {
 			if _, ok := seen[d]; ok {
 				break
 			}
@@ -66,7 +76,7 @@ func prefixEntries(into string, members func(yield func(name string, dir bool) b
 
 // memberEntries is prefixEntries of a staged package's members.
 func memberEntries(into string, members []tarutil.Member) []prefixEntry {
-	return prefixEntries(into, func(yield func(string, bool) bool) {
+	return prefixEntries(into, len(members), func(yield func(string, bool) bool) {
 		for i := range members {
 			if !yield(members[i].Name, members[i].Type == tar.TypeDir) {
 				return
@@ -77,7 +87,7 @@ func memberEntries(into string, members []tarutil.Member) []prefixEntry {
 
 // fileEntries is prefixEntries of a recorded file list.
 func fileEntries(into string, files []db.File) []prefixEntry {
-	return prefixEntries(into, func(yield func(string, bool) bool) {
+	return prefixEntries(into, len(files), func(yield func(string, bool) bool) {
 		for i := range files {
 			if !yield(files[i].Path, files[i].Type == tar.TypeDir) {
 				return
@@ -89,7 +99,7 @@ func fileEntries(into string, files []db.File) []prefixEntry {
 // pathEntries is prefixEntries of an old tree's members as a pending roll-forward records
 // them (oldPaths: a directory's path ends in a slash).
 func pathEntries(into string, files []string) []prefixEntry {
-	return prefixEntries(into, func(yield func(string, bool) bool) {
+	return prefixEntries(into, len(files), func(yield func(string, bool) bool) {
 		for _, f := range files {
 			name, dir := strings.CutSuffix(f, "/")
 			if !yield(name, dir) {

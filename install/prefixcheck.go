@@ -155,7 +155,7 @@ func (x *foldIndex) above(p string) string {
 	if len(x.folds) == 0 {
 		return ""
 	}
-	return x.at(path.Dir(p))
+	return x.at(parent(p))
 }
 
 // at returns the folded directory that d is or is beneath, "" if none.
@@ -168,7 +168,7 @@ func (x *foldIndex) at(d string) string {
 	}
 	f := d
 	if x.folds[d] == "" {
-		f = x.at(path.Dir(d))
+		f = x.at(parent(d))
 	}
 	x.memo[d] = f
 	return f

@@ -1,11 +1,14 @@
 package install
 
-import "testing"
+import (
+	"path"
+	"testing"
+)
 
 // TestPrefixEntriesDirAfterFiles lists a directory after its files, as a tar may: the
 // directory's entry keeps its member, not the empty one of a directory only implied.
 func TestPrefixEntriesDirAfterFiles(t *testing.T) {
-	es := prefixEntries("", func(yield func(string, bool) bool) {
+	es := prefixEntries("", 4, func(yield func(string, bool) bool) {
 		_ = yield("usr/lib/x/a", false) && yield("usr/lib/x", true) && yield("usr/lib/x", true)
 	})
 	want := []prefixEntry{{"usr", "", true}, {"usr/lib", "", true}, {"usr/lib/x", "usr/lib/x", true}, {"usr/lib/x/a", "usr/lib/x/a", false}}
@@ -15,6 +18,15 @@ func TestPrefixEntriesDirAfterFiles(t *testing.T) {
 	for i := range want {
 		if es[i] != want[i] {
 			t.Errorf("entry %d: %+v, want %+v", i, es[i], want[i])
+		}
+	}
+}
+
+// TestParent checks parent against path.Dir on the clean relative paths it is given.
+func TestParent(t *testing.T) {
+	for _, p := range []string{"", ".", "a", "a/b", "node_modules/.pnpm/a@1.0.0/node_modules/a/index.js", "@s/n/x"} {
+		if got, want := parent(p), path.Dir(p); got != want {
+			t.Errorf("parent(%q) = %q, want %q", p, got, want)
 		}
 	}
 }

@@ -353,7 +353,7 @@ func foldStep() error {
 // inFold reports whether the prefix path p is a directory folded once the change is done,
 // or beneath one: the package's tree itself, in the prefix.
 func (rf *roll) inFold(p string) bool {
-	for d := p; d != "."; d = path.Dir(d) {
+	for d := p; d != "."; d = parent(d) {
 		if rf.folded[d] {
 			return true
 		}

@@ -367,13 +367,13 @@ func linkWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
 // linkAll links files, by directory, on a few workers.
 func (rf *roll) linkAll(files []string) error {
 	slices.SortFunc(files, func(a, b string) int { // a directory's files together
-		return cmp.Or(strings.Compare(path.Dir(a), path.Dir(b)), strings.Compare(a, b))
+		return cmp.Or(strings.Compare(parent(a), parent(b)), strings.Compare(a, b))
 	})
 	var groups [][]string
 	for i := 0; i < len(files); {
-		dir := path.Dir(files[i])
+		dir := parent(files[i])
 		j := i + 1
-		for j < len(files) && path.Dir(files[j]) == dir {
+		for j < len(files) && parent(files[j]) == dir {
 			j++
 		}
 		groups = append(groups, files[i:j])

@@ -275,7 +275,7 @@ func groupByDir(members []tarutil.Member, skip int) [][]int32 {
 		if members[i].Type != tar.TypeReg || i == skip {
 			continue
 		}
-		dir := path.Dir(members[i].Name)
+		dir := parent(members[i].Name)
 		g, ok := index[dir]
 		if !ok {
 			g = len(groups)
@@ -398,7 +398,7 @@ func (w *worker) done(err error) error {
 
 // dir creates the members of one directory, relative to a descriptor of it.
 func (w *worker) dir(members []tarutil.Member, group []int32) error {
-	dirfd, err := w.openDir(path.Dir(members[group[0]].Name))
+	dirfd, err := w.openDir(parent(members[group[0]].Name))
 	if err != nil {
 		return err
 	}

@@ -275,7 +275,7 @@ func (r *Root) verifyPrefix(all map[string]*db.Record, recs []db.Record, files [
 		folds := foldsOf(p)
 		// What lies beneath the package's folded directories is its tree itself, verified
 		// with it: left out before the entries are made, as a toolchain's are nearly all.
-		es := prefixEntries(p.Into, func(yield func(string, bool) bool) {
+		es := prefixEntries(p.Into, len(files[i]), func(yield func(string, bool) bool) {
 			for k := range files[i] {
 				f := &files[i][k]
 				at := prefixPath(f.Path, p.Into)

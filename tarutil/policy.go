@@ -157,7 +157,7 @@ func (c *checker) record(name string, typ byte) {
 // findParents sets c.parents to the ancestors of name not seen yet and
 // refuses a name under anything but a directory.
 func (c *checker) findParents(name string) error {
-	for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+	for dir := parent(name); dir != "."; dir = parent(dir) {
 		kind, seen := c.kind(dir)
 		if seen && kind != tar.TypeDir {
 			return fmt.Errorf("%w: %s is a %s", ErrParent, termtext.Quote(dir), kindName(kind))
@@ -172,6 +172,15 @@ func (c *checker) findParents(name string) error {
 		return limitError("members", maxMembers, "more than %d members", maxMembers)
 	}
 	return nil
+}
+
+// parent returns the directory of name, a clean relative path (cleanName), as path.Dir
+// does without its pass of path.Clean over name.
+func parent(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i > 0 {
+		return name[:i]
+	}
+	return path.Dir(name)
 }
 
 // cleanName returns the cleaned form of a member name, or why it is refused: only "./"
