@@ -573,7 +573,7 @@ func (d *DB) view(fn func(tx *bolt.Tx) error) error {
 		d.reader = b
 	}
 	err := d.protect(func() error { return d.reader.View(fn) })
-	if errors.As(err, new(*DamagedError)) {
+	if _, ok := errors.AsType[*DamagedError](err); ok { // no reflection: every read that finds no key passes here
 		d.dropReader()
 	}
 	return err

@@ -314,15 +314,10 @@ func (r *Root) makeBin(name, want string) error {
 // a command is never replaced. Whether another package provides a command is checked at
 // commit (checkApply), which knows what else the commit installs and removes.
 func (r *Root) checkBins(p repo.Package) (own []string, err error) {
-	var declared []string // the commands the installed version of p declares
-	if rec, err := r.db.Get(p.Key()); err == nil {
-		for _, b := range rec.Bin {
-			declared = append(declared, b.Name)
-		}
-	} else if !errors.Is(err, db.ErrNotInstalled) {
-		return nil, err
-	}
 	bins := r.bins(p.Kind, p.Name, p.Version, p.Bin)
+	if len(bins) == 0 {
+		return nil, nil
+	}
 	keys := make([]string, len(bins))
 	for i, b := range bins {
 		keys[i] = "bin/" + b.Name
@@ -340,13 +335,33 @@ func (r *Root) checkBins(p repo.Package) (own []string, err error) {
 		t, err := r.readBin(cmd)
 		switch {
 		case errors.Is(err, os.ErrNotExist) || err == nil && ours(t):
-		case err == nil && slices.Contains(declared, cmd):
+		case err == nil:
+			declared, err := r.declares(p, cmd)
+			if err != nil {
+				return nil, err
+			}
+			if !declared {
+				return nil, &unmanagedError{Path: where, Command: true}
+			}
 			own = append(own, cmd)
 		default:
 			return nil, &unmanagedError{Path: where, Command: true}
 		}
 	}
 	return own, nil
+}
+
+// declares reports whether the installed version of p, if any, declares the command cmd.
+// checkBins asks only about a command's symlink that is not pkg's: most installs have
+// none, and a read of p's record for each would cost a transaction each.
+func (r *Root) declares(p repo.Package, cmd string) (bool, error) {
+	rec, err := r.db.Get(p.Key())
+	if errors.Is(err, db.ErrNotInstalled) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(rec.Bin, func(b repo.Command) bool { return b.Name == cmd }), nil
 }
 
 // ownLinks points back the commands of the staged packages that checkBins found changed by
