@@ -460,8 +460,15 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string, bins fun
 			}
 		}
 	}
+	// A package without conflicts of its own can only be named by one with some: the
+	// npm tree's 229 have none, and each looked at every other's.
+	conflicting := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return len(next[n].Conflicts) == 0 })
 	for _, s := range staged {
-		switch q, c, theirs := meets.conflict(s, names); {
+		among := conflicting
+		if len(s.Conflicts) > 0 {
+			among = names
+		}
+		switch q, c, theirs := meets.conflict(s, among); {
 		case q == nil:
 		case theirs:
 			return dependencyError("install %s %s: %s %s conflicts with it (its conflicts list %s)", s.Name, s.Version, q.Name, q.Version, c)
@@ -519,16 +526,29 @@ func (m *meets) met(req repo.Requirement) bool { return m.by(req) != nil }
 // by returns the package that meets req: for each of its alternatives in order, the
 // package of its name, then those providing it, by name; or nil.
 func (m *meets) by(req repo.Requirement) *db.Record {
-	for _, a := range req.Alternatives() {
-		for _, p := range m.byName[a.Name] {
-			if a.Met(p.Kind, p.Name, p.Version, p.Provides) {
-				return p
-			}
+	first := req // req.Alternatives without the slice it makes: met once per dependency of every package
+	first.Or = nil
+	if p := m.byOne(first); p != nil {
+		return p
+	}
+	for _, a := range req.Or {
+		if p := m.byOne(a); p != nil {
+			return p
 		}
-		for _, p := range m.provided[a.Name] {
-			if a.Met(p.Kind, p.Name, p.Version, p.Provides) {
-				return p
-			}
+	}
+	return nil
+}
+
+// byOne is by of one alternative.
+func (m *meets) byOne(a repo.Requirement) *db.Record {
+	for _, p := range m.byName[a.Name] {
+		if a.Met(p.Kind, p.Name, p.Version, p.Provides) {
+			return p
+		}
+	}
+	for _, p := range m.provided[a.Name] {
+		if a.Met(p.Kind, p.Name, p.Version, p.Provides) {
+			return p
 		}
 	}
 	return nil
