@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"pkg/fetch"
@@ -101,7 +102,7 @@ func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 		wg      sync.WaitGroup
 		once    sync.Once
 		first   error
-		slots   = make(chan struct{}, max(f.Jobs, 1))
+		next    atomic.Int64                              // in order, the next package a goroutine takes
 		fetches = make(map[string]func() (string, error)) // sha256 → its one fetch
 	)
 	for _, p := range pkgs {
@@ -109,23 +110,20 @@ func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 			fetches[p.SHA256] = sync.OnceValues(func() (string, error) { return f.one(ctx, p) })
 		}
 	}
-	for _, i := range largestFirst(pkgs) {
-		p := pkgs[i]
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
+	// Jobs goroutines each take the next package until none is left or ctx is done: the
+	// stack a goroutine grows fetching and staging one serves every package it takes.
+	order := largestFirst(pkgs)
+	for range min(max(f.Jobs, 1), len(order)) {
 		wg.Go(func() {
-			defer func() { <-slots }()
-			tar, err := fetches[p.SHA256]()
-			if err == nil && ready != nil {
-				err = ready(ctx, i, tar)
-			}
-			if err != nil {
-				once.Do(func() { first = err; cancel() })
+			for k := next.Add(1) - 1; k < int64(len(order)) && ctx.Err() == nil; k = next.Add(1) - 1 {
+				i := order[k]
+				tar, err := fetches[pkgs[i].SHA256]()
+				if err == nil && ready != nil {
+					err = ready(ctx, i, tar)
+				}
+				if err != nil {
+					once.Do(func() { first = err; cancel() })
+				}
 			}
 		})
 	}
