@@ -237,14 +237,15 @@ func (s *stager) probeFile(w *worker, dirfd int, base string, m *tarutil.Member)
 	return nil
 }
 
-// files creates the regular members, a directory at a time, on s.workers goroutines.
+// files creates the regular members, a directory at a time, on s.workers goroutines, the
+// caller's among them: a new goroutine's stack grows again on each package's first files.
 func (s *stager) files(members []tarutil.Member, skip int) error {
 	groups := groupByDir(members, skip)
 	var next atomic.Int64
 	errs := make([]error, s.workers)
 	var wg sync.WaitGroup
 	for i := range s.workers {
-		wg.Go(func() {
+		work := func() {
 			w := &worker{s: s}
 			for g := next.Add(1) - 1; g < int64(len(groups)) && errs[i] == nil; g = next.Add(1) - 1 {
 				if errs[i] = s.ctx.Err(); errs[i] == nil {
@@ -255,7 +256,12 @@ func (s *stager) files(members []tarutil.Member, skip int) error {
 			if errs[i] != nil {
 				next.Store(int64(len(groups))) // stop the others
 			}
-		})
+		}
+		if i == s.workers-1 {
+			work()
+		} else {
+			wg.Go(work)
+		}
 	}
 	wg.Wait()
 	for _, err := range errs {
