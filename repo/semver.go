@@ -36,17 +36,21 @@ func parseSemver(s string) (semver, bool) {
 		return semver{}, false
 	}
 	main, pre, hasPre := strings.Cut(main, "-")
-	parts := strings.Split(main, ".")
-	if len(parts) != 3 || hasPre && !validIdentifiers(pre, true) {
+	if hasPre && !validIdentifiers(pre, true) {
 		return semver{}, false
 	}
+	// Three numbers, cut in turn: a version is parsed for every range it is tried against.
 	var v semver
-	for i, n := range []*uint64{&v.major, &v.minor, &v.patch} {
-		x, ok := parseSemverNumber(parts[i])
+	for i, n := range [...]*uint64{&v.major, &v.minor, &v.patch} {
+		part, rest, more := strings.Cut(main, ".")
+		if more == (i == 2) {
+			return semver{}, false
+		}
+		x, ok := parseSemverNumber(part)
 		if !ok {
 			return semver{}, false
 		}
-		*n = x
+		*n, main = x, rest
 	}
 	if hasPre {
 		v.pre = strings.Split(pre, ".")
@@ -56,7 +60,7 @@ func parseSemver(s string) (semver, bool) {
 
 // parseSemverNumber parses 0 or a decimal without a leading zero, at most maxSemverNumber.
 func parseSemverNumber(s string) (uint64, bool) {
-	if s == "" || len(s) > 1 && s[0] == '0' || strings.Trim(s, "0123456789") != "" {
+	if s == "" || len(s) > 1 && s[0] == '0' || strings.ContainsFunc(s, func(r rune) bool { return r < '0' || r > '9' }) {
 		return 0, false
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
