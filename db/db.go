@@ -851,11 +851,11 @@ func (d *DB) Commit(ps []*Record, files []*FileList, remove []string) error {
 // grown by the same transaction moves the entries after it, and thousands of packages put in
 // any other order cost time in the square of their number (a 50,000-deep chain, #30).
 func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, requested map[string]repo.Requirement, pc *PrefixChange) error {
-	order := make([]int, len(ps)) // ps by key
+	order, keyOf := make([]int, len(ps)), make([]string, len(ps)) // ps by key
 	for i := range order {
-		order[i] = i
+		order[i], keyOf[i] = i, ps[i].Key()
 	}
-	slices.SortFunc(order, func(i, j int) int { return strings.Compare(ps[i].Key(), ps[j].Key()) })
+	slices.SortFunc(order, func(i, j int) int { return strings.Compare(keyOf[i], keyOf[j]) })
 	remove = slices.Sorted(slices.Values(remove))
 	vs := make([][]byte, len(ps))
 	for i, p := range ps {
@@ -872,10 +872,7 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 	if len(remove) > 0 {
 		what += fmt.Sprintf(" and delete %d", len(remove))
 	}
-	keys := slices.Clone(remove)
-	for _, p := range ps {
-		keys = append(keys, p.Key())
-	}
+	keys := append(slices.Clone(remove), keyOf...)
 	var void []intentEntry // the intents kept as names this commit makes void, removed once it is done
 	err := d.write(what, true, true, func(tx *bolt.Tx) (err error) {
 		if void, err = d.commitIntents(tx, keys); err != nil {
@@ -892,14 +889,13 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 			}
 		}
 		for _, i := range order {
-			p := ps[i]
-			if err := commitFiles(tx, p.Key(), files[i]); err != nil {
+			if err := commitFiles(tx, keyOf[i], files[i]); err != nil {
 				return err
 			}
-			if err := tx.Bucket(pkgsBucket).Put([]byte(p.Key()), vs[i]); err != nil {
+			if err := tx.Bucket(pkgsBucket).Put([]byte(keyOf[i]), vs[i]); err != nil {
 				return err
 			}
-			if err := tx.Bucket(intentsBucket).Delete([]byte(p.Key())); err != nil {
+			if err := tx.Bucket(intentsBucket).Delete([]byte(keyOf[i])); err != nil {
 				return err
 			}
 		}

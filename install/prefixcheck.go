@@ -37,7 +37,11 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string,
 	if err != nil {
 		return nil, err
 	}
-	keys := slices.Clone(lay.paths) // not nil: Owners(nil) reads every path
+	n := len(lay.paths)
+	for _, s := range staged {
+		n += len(s.entries) + len(s.rec.Bin)
+	}
+	keys := append(make([]string, 0, n), lay.paths...) // not nil: Owners(nil) reads every path
 	var olds []db.OldTree
 	if len(leaving) > 0 {
 		oldRecs, files, err := r.db.Installed(slices.Sorted(maps.Keys(leaving))...)
@@ -80,8 +84,9 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string,
 	c := &conflicts{installed: installed, incoming: incoming, leaving: leaving,
 		bins: func(p *db.Record) []repo.Command { return r.bins(p.Kind, p.Name, p.Version, p.Bin) }}
 	for _, s := range staged {
+		key := s.rec.Key()
 		for _, e := range s.entries {
-			o, err := c.add(next[e.path], e, s.rec)
+			o, err := c.add(next[e.path], e, s.rec, key)
 			if err != nil {
 				return nil, err
 			}
@@ -277,14 +282,14 @@ func replaces(a, b *db.Record) bool {
 	return slices.ContainsFunc(a.Replaces, func(r repo.Requirement) bool { return r.Met(b.Kind, b.Name, b.Version, b.Provides) })
 }
 
-// add returns o, the owners of e's path, with p, which lists e.
-func (c *conflicts) add(o db.Owners, e prefixEntry, p *db.Record) (db.Owners, error) {
+// add returns o, the owners of e's path, with p, whose key is key, which lists e.
+func (c *conflicts) add(o db.Owners, e prefixEntry, p *db.Record, key string) (db.Owners, error) {
 	switch {
 	case len(o.Names) == 0:
-		return db.Owners{Dir: e.dir, Names: []string{p.Key()}}, nil
+		return db.Owners{Dir: e.dir, Names: []string{key}}, nil
 	case o.Dir && e.dir:
-		i, _ := slices.BinarySearch(o.Names, p.Key())
-		o.Names = slices.Insert(o.Names, i, p.Key())
+		i, _ := slices.BinarySearch(o.Names, key)
+		o.Names = slices.Insert(o.Names, i, key)
 		return o, nil
 	case o.Dir != e.dir:
 		return o, c.conflict(e.path, p, o.Names[0], e.dir, o.Dir)
@@ -301,7 +306,7 @@ func (c *conflicts) add(o db.Owners, e prefixEntry, p *db.Record) (db.Owners, er
 			return o, c.conflict(e.path, p, n, false, false)
 		}
 	}
-	o.Names = slices.Insert(slices.Clone(o.Names), at, p.Key())
+	o.Names = slices.Insert(slices.Clone(o.Names), at, key)
 	return o, nil
 }
 

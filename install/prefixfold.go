@@ -114,15 +114,15 @@ func (r *Root) planFolds(installed map[string]*db.Record, staged []*Staged, leav
 	}
 	for _, s := range staged {
 		s.rec.Folded = nil
-		top := ""
+		top, key := "", s.rec.Key()
 		for i, e := range s.entries {
 			if top != "" && within(e.path, top) || !e.dir || e.member == "" || !ownDir(s.rec, e.path) && (!foldable(e.path) || !atLeast(s.entries[i+1:], e.path, minFold-1)) {
 				continue
 			}
-			if o := next[e.path]; len(o.Names) != 1 || o.Names[0] != s.rec.Key() {
+			if o := next[e.path]; len(o.Names) != 1 || o.Names[0] != key {
 				continue
 			}
-			i := slices.IndexFunc(folds, func(f db.Fold) bool { return f.Name == s.rec.Key() && f.Path == e.path })
+			i := slices.IndexFunc(folds, func(f db.Fold) bool { return f.Name == key && f.Path == e.path })
 			var st unix.Stat_t
 			if err := r.stat(prefixPlace(e.path), &st); err == nil && (i < 0 || st.Ino != folds[i].Old) || err != nil && !errors.Is(err, unix.ENOENT) {
 				continue // linked file by file, the user's, or beneath the user's symlink: linked as it is
@@ -137,7 +137,7 @@ func (r *Root) planFolds(installed map[string]*db.Record, staged []*Staged, leav
 			case i >= 0 && folds[i].Member == e.member: // one exchange puts the new in the old one's place
 				folds[i].Ino = st.Ino
 			default:
-				folds = append(folds, db.Fold{Name: s.rec.Key(), Member: e.member, Path: e.path, Ino: st.Ino})
+				folds = append(folds, db.Fold{Name: key, Member: e.member, Path: e.path, Ino: st.Ino})
 			}
 			s.rec.Folded = append(s.rec.Folded, e.member)
 			top = e.path
