@@ -148,7 +148,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 		Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: intoOf(&p), Env: p.Env}
 	res.Elapsed = time.Since(start) // Apply sets Commit
 	return &Staged{name: tree.name, rec: rec, files: files, res: res, own: own, whole: !st.tracked,
-		entries: memberEntries(rec.Into, members), ended: time.Now()}, nil
+		entries: memberEntries(rec.Into, members, order), ended: time.Now()}, nil
 }
 
 // fileRecords yields the database records of members, in order (byName), each hardlink

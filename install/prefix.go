@@ -74,10 +74,12 @@ func prefixEntries(into string, n int, members func(yield func(name string, dir 
 	return es
 }
 
-// memberEntries is prefixEntries of a staged package's members.
-func memberEntries(into string, members []tarutil.Member) []prefixEntry {
+// memberEntries is prefixEntries of a staged package's members, yielded by name (order,
+// byName): prefixPath keeps their order, one top-level directory taking into's place, so
+// the entries come nearly sorted and their sort costs about a comparison each.
+func memberEntries(into string, members []tarutil.Member, order []int32) []prefixEntry {
 	return prefixEntries(into, len(members), func(yield func(string, bool) bool) {
-		for i := range members {
+		for _, i := range order {
 			if !yield(members[i].Name, members[i].Type == tar.TypeDir) {
 				return
 			}
