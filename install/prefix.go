@@ -146,12 +146,23 @@ func CheckReserved(p repo.Package, members []tarutil.Member) error {
 		if first, _, _ := strings.Cut(m.Name, "/"); into != "" && first != top0 {
 			return memberError(m, &reasonError{fmt.Sprintf("the package is placed at %s, which takes one top-level directory, and this is beside another", into), errInto, nil})
 		}
-		top, _, _ := strings.Cut(prefixPath(m.Name, into), "/")
-		if top == ".pkg" || top == "pkgs" || top == "bin" && m.Type != tar.TypeDir && !strings.Contains(prefixPath(m.Name, into), "/") {
+		top, nested := prefixTop(m.Name, into)
+		if top == ".pkg" || top == "pkgs" || top == "bin" && m.Type != tar.TypeDir && !nested {
 			return memberError(m, &reasonError{fmt.Sprintf("%s is pkg's own place in a root", top), ErrReserved, nil})
 		}
 	}
 	return nil
+}
+
+// prefixTop returns the first component of prefixPath(name, into) and whether that path
+// has more, without making the path: CheckReserved asks it of every member.
+func prefixTop(name, into string) (top string, nested bool) {
+	if into == "" {
+		top, _, nested = strings.Cut(name, "/")
+		return top, nested
+	}
+	top, _, nested = strings.Cut(into, "/")
+	return top, nested || strings.Contains(name, "/")
 }
 
 // A ConflictError refuses a change that would put two packages' files at one path of the

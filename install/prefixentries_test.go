@@ -2,6 +2,7 @@ package install
 
 import (
 	"path"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +28,19 @@ func TestParent(t *testing.T) {
 	for _, p := range []string{"", ".", "a", "a/b", "node_modules/.pnpm/a@1.0.0/node_modules/a/index.js", "@s/n/x"} {
 		if got, want := parent(p), path.Dir(p); got != want {
 			t.Errorf("parent(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
+
+// TestPrefixTop checks prefixTop against the first component of prefixPath.
+func TestPrefixTop(t *testing.T) {
+	for _, into := range []string{"", "share", "share/x", "node_modules/.pnpm/a@1.0.0/node_modules/a"} {
+		for _, name := range []string{"a", "a/b", "bin", "bin/x", "package/.pkg/y"} {
+			p := prefixPath(name, into)
+			top, _, more := strings.Cut(p, "/")
+			if gotTop, gotMore := prefixTop(name, into); gotTop != top || gotMore != more {
+				t.Errorf("prefixTop(%q, %q) = %q, %v; want %q, %v", name, into, gotTop, gotMore, top, more)
+			}
 		}
 	}
 }
