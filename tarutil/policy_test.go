@@ -459,3 +459,20 @@ func TestMemberErrorLongName(t *testing.T) {
 		t.Errorf("error for a 6000-byte name: %d bytes: %q", len(s), s)
 	}
 }
+
+// FuzzIsClean checks that isClean reports a relative path clean only where path.Clean
+// returns it as it is, and clean wherever Clean does and the path has no "..".
+func FuzzIsClean(f *testing.F) {
+	for _, p := range []string{"a", "a/b", "a//b", "a/./b", "./a", "a/", "a/..", ".", "..", "", "a/.b", "...", "a/b.", "/"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if strings.HasPrefix(p, "/") || p == "" {
+			return
+		}
+		same := path.Clean(p) == p && p != "." && !hasDotDot(p)
+		if got := isClean(p); got != same {
+			t.Errorf("isClean(%q) = %v, path.Clean gives %q", p, got, path.Clean(p))
+		}
+	})
+}
