@@ -3,7 +3,6 @@ package install
 import (
 	"errors"
 	"maps"
-	"path"
 	"slices"
 	"strings"
 
@@ -106,7 +105,7 @@ func generated(recs map[string]*db.Record, requested map[string]repo.Requirement
 			gen[d] = o
 		}
 		p := dir + "/" + name
-		gen[p] = db.Owners{Link: relTo(path.Dir(p), target), Names: []string{owner}}
+		gen[p] = db.Owners{Link: relTo(parent(p), target), Names: []string{owner}}
 	}
 	for _, name := range slices.Sorted(maps.Keys(s)) {
 		for _, p := range s[name] {

@@ -448,7 +448,7 @@ func (w *worker) file(dirfd int, name string, m *tarutil.Member) error {
 	}
 	w.s.fl.wrote(w.copied - copied)
 	if err == nil && (w.dirty || w.copied > copied) && w.s.wb != nil {
-		w.s.wb.files <- heldFile{fd, m} // which closes it
+		w.s.wb.send(heldFile{fd, m}) // which closes it
 		return nil
 	}
 	if cerr := closeFd(fd); err == nil && cerr != nil {

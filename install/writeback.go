@@ -44,20 +44,29 @@ type heldFile struct {
 }
 
 // writeback makes the files sent to it durable.Files-waited, or, unless wait, starts their
-// write-back only.
+// write-back only. Its goroutines start with the first file sent: a tree whose every file
+// is cloned, from the tar and from tail files, sends none.
 type writeback struct {
-	files chan heldFile
-	wait  bool
-	wg    sync.WaitGroup
-	errs  [writebackWorkers]error // the first of each goroutine
+	d       durable.Files
+	files   chan heldFile
+	wait    bool
+	started sync.Once
+	wg      sync.WaitGroup
+	errs    [writebackWorkers]error // the first of each goroutine
 }
 
 func startWriteback(d durable.Files, wait bool) *writeback {
-	wb := &writeback{files: make(chan heldFile, maxHeld), wait: wait}
-	for i := range writebackWorkers {
-		wb.wg.Go(func() { wb.errs[i] = wb.run(d) })
-	}
-	return wb
+	return &writeback{d: d, files: make(chan heldFile, maxHeld), wait: wait}
+}
+
+// send hands h, written, to the goroutines, which close it.
+func (wb *writeback) send(h heldFile) {
+	wb.started.Do(func() {
+		for i := range writebackWorkers {
+			wb.wg.Go(func() { wb.errs[i] = wb.run(wb.d) })
+		}
+	})
+	wb.files <- h
 }
 
 // run starts the write-back of each file received, waits for it maxHeld files later, if
