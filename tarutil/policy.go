@@ -196,39 +196,51 @@ func cleanName(raw string) (string, error) {
 	if raw[0] == '/' {
 		return "", fmt.Errorf("%w: absolute path", ErrUnsafePath)
 	}
-	if hasDotDot(raw) {
+	s := scanName(raw)
+	if s.dotDot {
 		return "", ErrUnsafePath
 	}
 	name := raw
-	if !isClean(raw) {
+	if !s.clean {
 		name = path.Clean(raw)
+		s = scanName(name)
 	}
 	if len(name) > maxPathLen {
 		return "", limitError("path length", maxPathLen, "path longer than %d bytes", maxPathLen)
 	}
-	if strings.Count(name, "/") >= maxDepth {
+	if s.slashes >= maxDepth {
 		return "", limitError("path depth", maxDepth, "path deeper than %d components", maxDepth)
 	}
-	for c := range strings.SplitSeq(name, "/") {
-		if len(c) > maxNameLen {
-			return "", limitError("component length", maxNameLen, "a path component longer than %d bytes, which Linux cannot create", maxNameLen)
-		}
+	if s.longest > maxNameLen {
+		return "", limitError("component length", maxNameLen, "a path component longer than %d bytes, which Linux cannot create", maxNameLen)
 	}
 	return name, nil
 }
 
-// isClean reports whether path.Clean returns p, a relative path, as it is: no component
-// of it empty, "." or "..". Most member names are, and this costs them a few IndexBytes
-// where Clean's walk took a step a byte.
-func isClean(p string) bool {
+// nameScan is what cleanName asks of a name's components, seen in one pass of IndexBytes:
+// every member's name is checked twice, at the cache index's read and at Stage.
+type nameScan struct {
+	dotDot  bool // a component is ".."
+	clean   bool // path.Clean returns the name, relative, as it is: no component empty, "." or ".."
+	slashes int
+	longest int // the longest component's length
+}
+
+func scanName(p string) nameScan {
+	s := nameScan{clean: true}
 	for {
 		c, rest, more := strings.Cut(p, "/")
-		if c == "" || c == "." || c == ".." {
-			return false
+		switch c {
+		case "..":
+			s.dotDot, s.clean = true, false
+		case "", ".":
+			s.clean = false
 		}
+		s.longest = max(s.longest, len(c))
 		if !more {
-			return true
+			return s
 		}
+		s.slashes++
 		p = rest
 	}
 }
@@ -273,16 +285,6 @@ func checkWindows(p string) error {
 		return errors.New("a Windows drive")
 	}
 	return nil
-}
-
-// hasDotDot reports whether a slash-separated path has a ".." component.
-func hasDotDot(p string) bool {
-	for elem := range strings.SplitSeq(p, "/") {
-		if elem == ".." {
-			return true
-		}
-	}
-	return false
 }
 
 // escapes reports whether a cleaned relative path leaves its root.

@@ -460,19 +460,48 @@ func TestMemberErrorLongName(t *testing.T) {
 	}
 }
 
-// FuzzIsClean checks that isClean reports a relative path clean only where path.Clean
-// returns it as it is, and clean wherever Clean does and the path has no "..".
-func FuzzIsClean(f *testing.F) {
-	for _, p := range []string{"a", "a/b", "a//b", "a/./b", "./a", "a/", "a/..", ".", "..", "", "a/.b", "...", "a/b.", "/"} {
+// FuzzCleanName holds cleanName, which scans a name's components once, to the checks
+// one at a time that it does: the same name, or an error of the same text.
+func FuzzCleanName(f *testing.F) {
+	for _, p := range []string{"a", "a/b", "a//b", "a/./b", "./a", "a/", "a/..", ".", "..", "", "a/.b", "...", "/", "../a", "a/../b", strings.Repeat("x/", maxDepth) + "y", strings.Repeat("x", maxNameLen+1), "./" + strings.Repeat("y", maxNameLen+1)} {
 		f.Add(p)
 	}
-	f.Fuzz(func(t *testing.T, p string) {
-		if strings.HasPrefix(p, "/") || p == "" {
-			return
-		}
-		same := path.Clean(p) == p && p != "." && !hasDotDot(p)
-		if got := isClean(p); got != same {
-			t.Errorf("isClean(%q) = %v, path.Clean gives %q", p, got, path.Clean(p))
+	f.Fuzz(func(t *testing.T, raw string) {
+		got, err := cleanName(raw)
+		want, werr := cleanNameSteps(raw)
+		if got != want || (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+			t.Errorf("cleanName(%q) = %q, %v; want %q, %v", raw, got, err, want, werr)
 		}
 	})
+}
+
+// cleanNameSteps is cleanName as a check at a time.
+func cleanNameSteps(raw string) (string, error) {
+	if err := checkText(raw); err != nil {
+		return "", fmt.Errorf("%w: %s", ErrName, err)
+	}
+	if err := checkWindows(raw); err != nil {
+		return "", fmt.Errorf("%w: %s", ErrUnsafePath, err)
+	}
+	if raw[0] == '/' {
+		return "", fmt.Errorf("%w: absolute path", ErrUnsafePath)
+	}
+	for elem := range strings.SplitSeq(raw, "/") {
+		if elem == ".." {
+			return "", ErrUnsafePath
+		}
+	}
+	name := path.Clean(raw)
+	if len(name) > maxPathLen {
+		return "", limitError("path length", maxPathLen, "path longer than %d bytes", maxPathLen)
+	}
+	if strings.Count(name, "/") >= maxDepth {
+		return "", limitError("path depth", maxDepth, "path deeper than %d components", maxDepth)
+	}
+	for c := range strings.SplitSeq(name, "/") {
+		if len(c) > maxNameLen {
+			return "", limitError("component length", maxNameLen, "a path component longer than %d bytes, which Linux cannot create", maxNameLen)
+		}
+	}
+	return name, nil
 }
