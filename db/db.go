@@ -211,6 +211,13 @@ func Open(path string, o Options) (*DB, error) {
 // space the filesystem has not failed at its write (test/crash TestENOSPC).
 const initialSize = 128 << 10
 
+// writeMmapSize is the least mapping of the file a write transaction opens with
+// (bolt.Options.InitialMmapSize): a commit whose pages pass the mapping's end has bbolt map
+// the file again, each time copying every node the commit changed out of the old mapping
+// first (the npm tree's commit of 229 packages: 1.6 MB copied). Address space only: the
+// file keeps its size, and bbolt reads no page past its end.
+const writeMmapSize = 32 << 20 // 32 MiB
+
 // create makes an empty database under a temporary name, unsynced, which d reads and
 // writes until its first write transaction made it durable and adopt links it to d.path
 // (or Release, syncing it first, where none came): so a creation cut short, by a crash or
@@ -375,11 +382,15 @@ func (d *DB) open(readOnly bool) (*bolt.DB, error) {
 			if d.fresh {
 				name += ".new"
 			}
-			b, err = bolt.Open(name, 0o644, &bolt.Options{Timeout: lockPoll, ReadOnly: readOnly, PreLoadFreelist: true,
+			o := &bolt.Options{Timeout: lockPoll, ReadOnly: readOnly, PreLoadFreelist: true,
 				OpenFile: func(name string, flag int, perm os.FileMode) (_ *os.File, err error) {
 					f, err = d.openWhole(name, flag, perm)
 					return f, err
-				}})
+				}}
+			if !readOnly {
+				o.InitialMmapSize = writeMmapSize
+			}
+			b, err = bolt.Open(name, 0o644, o)
 			return err
 		})
 	})
