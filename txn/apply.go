@@ -329,9 +329,16 @@ func changed(before, after []db.Record, wanted func(string) bool) (cmds []Comman
 			cmds = append(cmds, CommandChange{Name: p.Name, Version: p.Version, Gone: gone, Added: added})
 		}
 	}
-	needed, neededBefore := dependedOn(after), dependedOn(before)
+	neededBefore := dependedOn(before)
+	var needed map[string]bool // made for the first package needed before: a first install has none
 	for _, p := range after {
-		if neededBefore[p.Key()] && !needed[p.Key()] && !wanted(p.Key()) {
+		if !neededBefore[p.Key()] {
+			continue
+		}
+		if needed == nil {
+			needed = dependedOn(after)
+		}
+		if !needed[p.Key()] && !wanted(p.Key()) {
 			unneeded = append(unneeded, p)
 		}
 	}
