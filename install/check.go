@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"pkg/db"
 	"pkg/repo"
@@ -42,11 +43,22 @@ func (e *clashError) Error() string {
 // incoming package that fits nowhere is a *clashError naming one above it that does not
 // replace it; an installed one goes under the others, and is among the strays returned.
 func commandStacks(next map[string]*db.Record, incoming map[string]bool, bins func(*db.Record) []repo.Command) (map[string][]string, []stray, error) {
-	order := slices.SortedFunc(maps.Keys(next), func(a, b string) int {
-		return cmp.Or(cmpBool(incoming[a], incoming[b]), next[a].Installed.Compare(next[b].Installed), strings.Compare(a, b))
+	// Sorted with what the order compares read once a package, not twice a comparison.
+	type sortKey struct {
+		key       string
+		incoming  bool
+		installed time.Time
+	}
+	keys := make([]sortKey, 0, len(next))
+	for k, p := range next {
+		keys = append(keys, sortKey{k, incoming[k], p.Installed})
+	}
+	slices.SortFunc(keys, func(a, b sortKey) int {
+		return cmp.Or(cmpBool(a.incoming, b.incoming), a.installed.Compare(b.installed), strings.Compare(a.key, b.key))
 	})
 	providers := make(map[string][]string) // command → the packages providing it, in order
-	for _, k := range order {
+	for _, sk := range keys {
+		k := sk.key
 		for _, b := range bins(next[k]) {
 			if !slices.Contains(providers[b.Name], k) {
 				providers[b.Name] = append(providers[b.Name], k)
