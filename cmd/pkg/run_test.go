@@ -335,7 +335,8 @@ func TestRunArgs(t *testing.T) {
 }
 
 // TestRunCompletion completes after "pkg run NAME --", the word begun and a word of its
-// own, through the bash script: the package's command does not run.
+// own, through the bash script: the package's command does not run, and past NAME, where
+// pkg's flags end, run's flags are not offered, as they would be the command's.
 func TestRunCompletion(t *testing.T) {
 	base := t.TempDir()
 	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
@@ -344,7 +345,12 @@ func TestRunCompletion(t *testing.T) {
 	complete := bashCompleter(t, e.env)
 	global := "pkg --root " + e.root + " --cache " + e.cache + " --repo " + e.repo + " "
 	for _, tt := range []struct{ words, want string }{
-		{global + "run mark --", "--with\n--cmd\n--lock\n--refresh\n--help\n"},
+		{global + "run --", "--with\n--cmd\n--lock\n--refresh\n--help\n"},
+		{global + "run --cmd mark --", "--with\n--lock\n--refresh\n--help\n"},
+		{global + "run mark --", "\n"},
+		{global + "run mark --w", "\n"},
+		{global + "run --cmd mark mark --re", "\n"},
+		{global + "run --refresh mark -", "\n"},
 		{global + "run mark -- ", "\n"}, // the command's arguments: bash's -o default completes file names
 		{global + "run mark -- x ", "\n"},
 	} {

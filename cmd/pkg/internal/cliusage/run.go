@@ -31,7 +31,7 @@ func Run(ctx context.Context, app *cli.App, args []string, o Options) (used stri
 	var unknown *UnknownError
 	Unknown(app, &unknown)
 	args = FlagsFirst(app, args, o.CommandLines)
-	if completing(app, args) && slices.Contains(args, "--") {
+	if completing(app, args) && (slices.Contains(args, "--") || lineBegun(app, args, o.CommandLines)) {
 		return used, nil // urfave/cli would run the command, the request its argument (checkShellCompleteFlag in help.go)
 	}
 	if err = Check(app, args, o.Wants); err == nil {
@@ -46,6 +46,32 @@ func Run(ctx context.Context, app *cli.App, args []string, o Options) (used stri
 // completing reports whether args ask app for completions, not to run a command.
 func completing(app *cli.App, args []string) bool {
 	return app.EnableBashCompletion && len(args) > 1 && args[len(args)-1] == "--generate-bash-completion"
+}
+
+// lineBegun reports whether args ask for a completion past the first argument of one of
+// the commands lines names ("run NAME"), where their flags end: what comes there is a
+// command line of its own, whose flags are not the command's.
+func lineBegun(app *cli.App, args []string, lines []string) bool {
+	cmds, name := app.Commands, ""
+	var cmd *cli.Command
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case strings.HasPrefix(a, "-") && cmd != nil && defines(cmd.Flags, a):
+			i += takesValue(cmd.Flags, a)
+			continue
+		case strings.HasPrefix(a, "-"):
+			i += takesValue(app.Flags, a)
+			continue
+		case cmd != nil && slices.Contains(lines, name):
+			return true
+		}
+		if cmd = findCommand(cmds, a); cmd == nil {
+			return false
+		}
+		cmds, name = cmd.Subcommands, strings.TrimSpace(name+" "+cmd.Name)
+	}
+	return false
 }
 
 // completeLeaves gives each command of cmds, and of their subcommands, that has none
