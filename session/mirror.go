@@ -2,9 +2,12 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +34,20 @@ type MirrorNameError struct{ Name, URL string }
 func (e *MirrorNameError) Error() string {
 	return fmt.Sprintf("mirror: repository %s (%s): its index would go where the archives go, sha256/", e.Name, e.URL)
 }
+
+// MirrorOfflineError refuses an offline mirror of archives the mirror directory Dir lacks,
+// Packages ("NAME VERSION"): the cache keeps archives converted, not as published.
+type MirrorOfflineError struct {
+	Dir      string
+	Packages []string
+}
+
+func (e *MirrorOfflineError) Error() string {
+	return fmt.Sprintf("mirror: offline: %s lacks the archives of %s, and the cache keeps archives converted, not as published",
+		filepath.Join(e.Dir, "sha256")+"/", strings.Join(e.Packages, ", "))
+}
+
+func (e *MirrorOfflineError) Unwrap() error { return ErrOffline }
 
 // Mirror writes into dir what a by-digest mirror and a mirror of each repository serve,
 // for any web server (fetch.Cache.SaveIndex, fetch.Source.SaveArchive): every archive the
@@ -85,7 +102,9 @@ func mirrorDirName(name string, r config.Repo) string {
 	return config.LocationName(r.URLs[0])
 }
 
-// mirrorArchives writes the archives of l, each from the source of its repository in srcs, into dir, s.Jobs at once, counting them in out.
+// mirrorArchives writes the archives of l, each from the source of its repository in srcs,
+// into dir, s.Jobs at once, counting them in out. Offline, it refuses those dir lacks
+// together (MirrorOfflineError).
 func (s *Session) mirrorArchives(ctx context.Context, l *repo.Lock, srcs map[string]*fetch.Source, dir string, out *Mirrored) error {
 	var pkgs []repo.Package
 	seen := make(map[string]bool)
@@ -102,13 +121,16 @@ func (s *Session) mirrorArchives(ctx context.Context, l *repo.Lock, srcs map[str
 		pkgs = append(pkgs, p)
 	}
 	var mu sync.Mutex
-	return s.obs.During(pkgs, func() error {
+	var lacking []string
+	err := s.obs.During(pkgs, func() error {
 		return parallel.Each(ctx, len(pkgs), s.Jobs, func(ctx context.Context, i int) error {
 			p := pkgs[i]
 			wrote, err := s.saveArchive(ctx, srcs[p.Repo], p, dir)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
+			case errors.Is(err, fetch.ErrOffline):
+				lacking = append(lacking, p.Name+" "+p.Version)
 			case err != nil:
 				return err
 			case wrote:
@@ -120,6 +142,11 @@ func (s *Session) mirrorArchives(ctx context.Context, l *repo.Lock, srcs map[str
 			return nil
 		})
 	})
+	if err == nil && lacking != nil {
+		slices.Sort(lacking)
+		return &MirrorOfflineError{Dir: dir, Packages: lacking}
+	}
+	return err
 }
 
 // saveArchive saves p's archive from src into dir (fetch.Source.SaveArchive), the

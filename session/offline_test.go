@@ -166,3 +166,36 @@ func TestReinstallOfflineNoRepo(t *testing.T) {
 		t.Errorf("offline reinstall with no repository, the archive not cached: %v; want hello 1 missing", err)
 	}
 }
+
+// TestMirrorOffline mirrors hello (and lib) online, then offline a lockfile of hello and
+// tool into the same directory: the cache keeps no archive as published, so it refuses,
+// naming tool, the one archive the directory lacks, and the directory.
+func TestMirrorOffline(t *testing.T) {
+	o, _ := served(t, t.TempDir())
+	s, _ := newSession(t, o, "")
+	lock := func(names ...string) *repo.Lock {
+		var reqs []repo.Requirement
+		for _, n := range names {
+			reqs = append(reqs, repo.Requirement{Name: n})
+		}
+		l, err := s.Lock(t.Context(), session.Request{Requires: reqs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	hello, both := lock("hello"), lock("hello", "tool")
+	dir := filepath.Join(t.TempDir(), "mirror")
+	if _, err := s.Mirror(t.Context(), session.Request{Lock: hello}, dir); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	o.Offline = true
+	s, _ = newSession(t, o, "")
+	defer s.Close()
+	_, err := s.Mirror(t.Context(), session.Request{Lock: both}, dir)
+	var me *session.MirrorOfflineError
+	if !errors.As(err, &me) || !errors.Is(err, session.ErrOffline) || me.Dir != dir || !slices.Equal(me.Packages, []string{"tool 1"}) {
+		t.Errorf("offline mirror of an archive the directory lacks: %v; want a MirrorOfflineError of %s naming tool 1", err, dir)
+	}
+}
