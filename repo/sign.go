@@ -40,6 +40,10 @@ func (e *UnsignedError) Unwrap() error { return e.Err }
 // signature would no longer match.
 var ErrSigned = errors.New("repo: repository signed, and no key to sign with")
 
+// ErrUnnamed refuses to sign an index that names no repository, in a directory whose name
+// is not a valid one to take.
+var ErrUnnamed = errors.New("repo: repository not named")
+
 // signedError is an ErrSigned that says which directory.
 type signedError struct{ msg string }
 
@@ -100,7 +104,7 @@ func stamp(dir string, ix *Index, s *Signer) error {
 			return err
 		}
 		if name = filepath.Base(abs); !validRepoName(name) {
-			return fmt.Errorf("the directory's name %q is not a valid repository name ([a-z0-9][a-z0-9._+-]*): name the repository", name)
+			return &reasonError{msg: fmt.Sprintf("the index names no repository, and the directory's name %q is not a valid repository name ([a-z0-9][a-z0-9._+-]*)", name), reason: ErrUnnamed}
 		}
 	}
 	switch {

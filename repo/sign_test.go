@@ -98,6 +98,9 @@ func TestSignBadName(t *testing.T) {
 	if _, err := os.Stat(dir); err == nil {
 		checkDir(t, dir)
 	}
+	if _, _, err := Add(t.Context(), dir, src, Package{Name: "a", Version: "1"}, testSigner("", time.Now())); !errors.Is(err, ErrUnnamed) {
+		t.Errorf("signed Add to %q, whose index names no repository: %v, want ErrUnnamed", dir, err)
+	}
 }
 
 func TestParseMeta(t *testing.T) {

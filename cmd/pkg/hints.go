@@ -126,6 +126,7 @@ var hints = []hintRule{
 	})},
 	{is: newerFormat, hint: "a newer pkg wrote it: upgrade pkg to a release that reads that format ('pkg --version' names this one); locking again with this pkg would take the lockfile back for everyone"},
 	{err: repo.ErrFormat, hint: "a newer pkg wrote it: upgrade pkg to a release that reads that format ('pkg --version' names this one)"},
+	{err: repo.ErrUnnamed, hint: "name the repository: 'pkg repo sign DIR --key KEYFILE --name NAME' signs it under that name (for a new one, add its first package without --key, then sign it so), or use a directory whose name is a valid repository name"},
 	{err: repo.ErrLockfile, hint: "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"},
 	{err: pin.ErrLockUnverified, hint: "lock it again with the publisher's key ('pkg lock --trusted-key KEY', or trust it first with 'pkg trust add KEY')"},
 	{err: pin.ErrLockUntrusted, hint: "trust one of those keys too ('pkg trust add KEY', or --trusted-key for one command), or lock again with a key trusted here"},
