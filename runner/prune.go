@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,10 +59,37 @@ func Prune(cache *fetch.Cache, l fetch.Limits, check func(idle []string) error) 
 	}
 	for i, r := range idle {
 		if err := removeRun(cache, rd, r); err != nil {
+			forgetMemos(rd.Dir, idle[:i])
 			return paths[:i], err
 		}
 	}
+	forgetMemos(rd.Dir, idle)
 	return paths, nil
+}
+
+// forgetMemos removes the memos of the run directory runs that name one of the run roots
+// gone, which no run would reuse. A memo is only a hint: one it cannot read or remove
+// stays, as a run that finds its root gone resolves again.
+func forgetMemos(runs *os.File, gone []idleRun) {
+	if len(gone) == 0 {
+		return
+	}
+	dir, err := dirfd.Open(runs, "memo", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return
+	}
+	defer dir.Close()
+	names, _ := dir.Readdirnames(-1)
+	for _, n := range names {
+		b, err := readMemo(runs, n)
+		var m memo
+		if err != nil || json.Unmarshal(b, &m) != nil {
+			continue
+		}
+		if slices.ContainsFunc(gone, func(r idleRun) bool { return r.set == m.Set }) {
+			unix.Unlinkat(int(dir.Fd()), n, 0)
+		}
+	}
 }
 
 // maxHeldRuns bounds the run roots one Prune holds, each by an open file, so that it stays

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -83,6 +84,9 @@ func TestPrune(t *testing.T) {
 	if _, err := os.Stat(runs["old"].Root + ".used"); !os.IsNotExist(err) {
 		t.Errorf("old's .used: %v, want it removed", err)
 	}
+	if got, want := memoRoots(t, w.cacheDir), slices.Sorted(slices.Values([]string{runs["busy"].Root, runs["recent"].Root})); !slices.Equal(got, want) {
+		t.Errorf("memos after prune name %q, want %q: old's memo removed with its root", got, want)
+	}
 
 	// Without limits, every idle one goes.
 	if n, err := Prune(cache, fetch.Limits{}, nil); err != nil || !slices.Equal(n, []string{runs["recent"].Root}) {
@@ -90,6 +94,9 @@ func TestPrune(t *testing.T) {
 	}
 	if _, err := os.Stat(runs["busy"].Root); err != nil {
 		t.Errorf("busy run root: %v", err)
+	}
+	if got, want := memoRoots(t, w.cacheDir), []string{runs["busy"].Root}; !slices.Equal(got, want) {
+		t.Errorf("memos after prune name %q, want %q", got, want)
 	}
 
 	again := w.make(w.repo, "old")
@@ -148,4 +155,27 @@ func TestPruneFewFiles(t *testing.T) {
 	if left, _ := os.ReadDir(rd.Path); len(left) != 0 {
 		t.Errorf("run directory after both prunes holds %d entries", len(left))
 	}
+}
+
+// memoRoots returns the run roots the memos of the cache at cacheDir name, sorted.
+func memoRoots(t *testing.T, cacheDir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(cacheDir, "run", "memo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roots []string
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(cacheDir, "run", "memo", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m memo
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("memo %s: %v", e.Name(), err)
+		}
+		roots = append(roots, m.Root)
+	}
+	slices.Sort(roots)
+	return roots
 }
