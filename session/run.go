@@ -60,6 +60,12 @@ func (s *Session) Run(ctx context.Context, req runner.Request, o RunOptions) (*r
 	if err != nil {
 		return nil, err
 	}
+	// A repository pkg named after its location takes the name its index gives itself once
+	// read: the memo goes under the request as the next run makes it.
+	if repos, err = s.Repositories(); err != nil {
+		return nil, err
+	}
+	req.Repos = runner.ReposOf(repos)
 	ro := s.rootOptions()
 	ro.Waiting = s.obs.RunWaiting
 	return runner.Make(ctx, f, ix, req, w, ro)
