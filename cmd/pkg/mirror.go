@@ -44,8 +44,8 @@ func mirrorAction(c *cli.Context) error {
 	for _, n := range m.Indexes {
 		idx = append(idx, filepath.Join(dir, n)+"/")
 	}
-	say(c, "wrote %d archives (%s) to %s, %d there already; indexes in %s",
-		m.Wrote, units.Size(m.Bytes), filepath.Join(dir, "sha256")+"/", m.Kept, strings.Join(idx, ", "))
+	say(c, "wrote %s (%s) to %s, %d there already; indexes in %s",
+		units.Count(m.Wrote, "archive"), units.Size(m.Bytes), filepath.Join(dir, "sha256")+"/", m.Kept, strings.Join(idx, ", "))
 	return nil
 }
 

@@ -133,6 +133,10 @@ func TestMirrorLock(t *testing.T) {
 	if out, _ := user.ok(append(trusted, "mirror", "hello", byName)...); !strings.Contains(out, "wrote 2 archives") {
 		t.Errorf("pkg mirror hello said %q, want hello and libgreet written", out)
 	}
+	one := filepath.Join(t.TempDir(), "one")
+	if out, _ := user.ok(append(trusted, "mirror", "libgreet", one)...); !strings.Contains(out, "wrote 1 archive (") {
+		t.Errorf("pkg mirror libgreet said %q, want 1 archive written", out)
+	}
 	upstream.Close() // the repository's host is gone
 
 	url, accessLog := nginx(t, dir)
