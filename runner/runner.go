@@ -324,6 +324,8 @@ func (e *CommandError) Error() string {
 		return fmt.Sprintf("%s: no command %q: it has no commands", what, e.Asked)
 	case e.Asked != "":
 		return fmt.Sprintf("%s: no command %q: it has %s", what, e.Asked, strings.Join(append(slices.Clip(e.Commands), e.Others...), ", "))
+	case len(e.Commands) == 0 && len(e.Others) > 0:
+		return fmt.Sprintf("%s: the package has no commands; the run's other packages have %s", what, strings.Join(e.Others, ", "))
 	case len(e.Commands) == 0:
 		return what + ": the package has no commands"
 	}

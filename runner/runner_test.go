@@ -63,6 +63,7 @@ func TestCommandErrorText(t *testing.T) {
 		{CommandError{Package: "multi", Version: "2", Commands: []string{"a", "b"}}, "run multi 2: the package has several commands, none named multi: a, b"},
 		{CommandError{Package: "tool", Version: "1", Asked: "c", Commands: []string{"tool"}, Others: []string{"a", "b"}}, `run tool 1: no command "c": it has tool, a, b`},
 		{CommandError{Package: "data", Version: "1"}, "run data 1: the package has no commands"},
+		{CommandError{Package: "data", Version: "1", Others: []string{"a", "b"}}, "run data 1: the package has no commands; the run's other packages have a, b"},
 		{CommandError{Package: "data", Version: "1", Asked: "x"}, `run data 1: no command "x": it has no commands`},
 	} {
 		if got := c.e.Error(); got != c.want {
