@@ -185,7 +185,8 @@ func (p Policy) unverified(loc string, sig []byte) (Result, error) {
 // signers returns the trusted keys whose signatures of index verify.
 func (p Policy) signers(loc string, index, sig []byte) ([]PublicKey, error) {
 	if sig == nil {
-		return nil, refuse(loc, ErrUnsigned, "index is not signed (no %s), but keys are trusted for it", repo.SignatureName)
+		return nil, refuse(loc, ErrUnsigned, "index is not signed (no %s), but keys are trusted (%s), and with any key trusted every repository must verify with one",
+			repo.SignatureName, p.described())
 	}
 	sigs, err := parseSignatures(sig)
 	if err != nil {
@@ -225,6 +226,22 @@ func (p Policy) ids() []string {
 		}
 	}
 	return ids
+}
+
+// described returns the ids of the trusted keys, each once, with the repository a key is
+// bound to: an unsigned index names none, so which of them it should verify with is unknown.
+func (p Policy) described() string {
+	var ds []string
+	for _, k := range p.Keys {
+		d := k.ID()
+		if k.Repo != "" {
+			d += " for repository " + k.Repo + " only"
+		}
+		if !slices.Contains(ds, d) {
+			ds = append(ds, d)
+		}
+	}
+	return strings.Join(ds, ", ")
 }
 
 // For returns the ids of the trusted keys that may sign the repository name. An index of

@@ -73,6 +73,8 @@ func TestVerify(t *testing.T) {
 		{"unsigned, required", Policy{RequireSigned: true}, ix, nil, nil, ErrUnsigned, Error{}, "signatures are required"},
 		{"signed, no keys, required", Policy{RequireSigned: true}, ix, sig, nil, ErrUntrusted, Error{KeyIDs: []string{good.Public().ID()}}, ""},
 		{"signature removed", Policy{Keys: trusted}, ix, nil, nil, ErrUnsigned, Error{}, "no index.json.sig"},
+		{"unsigned, key bound to another repository", Policy{Keys: []PublicKey{boundTo(good, "main")}}, ix, nil, nil, ErrUnsigned, Error{},
+			"keys are trusted (" + good.Public().ID() + " for repository main only), and with any key trusted every repository must verify with one"},
 		{"wrong key", Policy{Keys: trusted}, ix, Sign(ix, other), nil, ErrUntrusted, Error{KeyIDs: []string{other.Public().ID()}}, ""},
 		{"tampered index", Policy{Keys: trusted}, tampered, sig, nil, ErrBadSignature, Error{KeyIDs: []string{good.Public().ID()}}, ""},
 		{"tampered index, key trusted twice", Policy{Keys: []PublicKey{good.Public(), boundTo(good, "demo")}}, tampered, sig, nil, ErrBadSignature,
