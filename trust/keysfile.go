@@ -21,12 +21,29 @@ func ReadTrusted(path string) ([]PublicKey, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	keys, err := parseKeys(string(data))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	var keys []PublicKey
+	n := 0
+	for line := range strings.Lines(string(data)) {
+		n++
+		ks, err := parseKeys(line)
+		if err != nil {
+			return nil, &LineError{Path: path, Line: n, Err: err}
+		}
+		keys = append(keys, ks...)
 	}
 	return keys, nil
 }
+
+// LineError is a line of a trusted-keys file that does not hold keys.
+type LineError struct {
+	Path string
+	Line int // from 1
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err) }
+
+func (e *LineError) Unwrap() error { return e.Err }
 
 // A KeysFile is a trusted-keys file that AddTrusted and RemoveTrusted edit, read and
 // replaced whole where its keeper says (install.Root.TrustedKeys: through the descriptor of
@@ -60,7 +77,9 @@ func editTrusted(f KeysFile, id, add string) (dropped []PublicKey, err error) {
 		return nil, err
 	}
 	var b strings.Builder
+	n := 0
 	for line := range strings.Lines(string(data)) {
+		n++
 		text := strings.TrimRight(line, "\r\n")
 		body, comment, commented := strings.Cut(text, "#")
 		fields := strings.FieldsFunc(body, isKeySeparator)
@@ -68,7 +87,7 @@ func editTrusted(f KeysFile, id, add string) (dropped []PublicKey, err error) {
 		for _, f := range fields {
 			k, err := ParsePublicKey(f)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
+				return nil, &LineError{Path: path, Line: n, Err: err}
 			}
 			if k.ID() == id {
 				dropped = append(dropped, k)

@@ -81,3 +81,29 @@ type pathFile string
 func (p pathFile) Name() string              { return string(p) }
 func (p pathFile) Read() ([]byte, error)     { return os.ReadFile(string(p)) }
 func (p pathFile) Replace(data []byte) error { return os.WriteFile(string(p), data, 0o644) }
+
+// TestTrustedFileBadLine reads, and refuses to edit, a trusted-keys file whose second line
+// is not a key: the error names the file and the line, which the user is to fix, and the
+// file stays as it was.
+func TestTrustedFileBadLine(t *testing.T) {
+	a := newKey(t).Public()
+	path := filepath.Join(t.TempDir(), "trusted-keys")
+	data := "# publishers\n" + a.String() + " junk\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, do := range map[string]func() error{
+		"read":   func() error { _, err := ReadTrusted(path); return err },
+		"add":    func() error { _, err := AddTrusted(pathFile(path), newKey(t).Public()); return err },
+		"remove": func() error { _, err := RemoveTrusted(pathFile(path), a.ID()); return err },
+	} {
+		err := do()
+		var le *LineError
+		if !errors.Is(err, ErrKey) || !errors.As(err, &le) || le.Path != path || le.Line != 2 {
+			t.Errorf("%s: %v; want ErrKey in a *LineError of %s, line 2", name, err, path)
+		}
+		if got, _ := os.ReadFile(path); string(got) != data {
+			t.Errorf("%s changed the file: %q", name, got)
+		}
+	}
+}

@@ -205,6 +205,7 @@ var hints = []hintRule{
 	{err: pin.ErrNotVerified, hint: pinHint},
 	{err: trust.ErrUsedUnsigned, hint: "--require-signed refuses such repositories; once the publisher signs it, trust their key with 'pkg trust add KEY'"},
 	{err: trust.ErrUsedUntrusted, hint: "trust the publisher's key with 'pkg trust add KEY' (or --trusted-key for one command), and pkg then requires it"},
+	{fn: asHint[*trust.LineError]("fix or remove that line of the file: a line holds keys, [REPO=]pkg-ed25519:<base64>, and # starts a comment")},
 	{err: trust.ErrUnsigned, hint: "ask the publisher to sign the repository (pkg repo sign); if it is signed, something on the way removed its index.json.sig"},
 	{err: trust.ErrUntrusted, hint: "get the publisher's public key (pkg-ed25519:...) from them and trust it with 'pkg trust add KEY' (or --trusted-key for one command); if they changed keys, trust the new one"},
 	{err: trust.ErrBadSignature, hint: "the index or its signature was altered after signing, or a cache on the way holds a stale one: try again, or another mirror, and tell the publisher if it persists"},
