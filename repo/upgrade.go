@@ -308,8 +308,9 @@ func (h Held) conflictWhy(version, what string, err error) string {
 }
 
 // BelowError refuses an upgrade naming an npm package with a constraint that allows none
-// of its installed versions, none of which is held: it would move one below its installed
-// version, which an upgrade never does.
+// of its installed versions, none of which is held, and of the versions offered only some
+// below the newest installed: it would move one below its installed version, which an
+// upgrade never does.
 type BelowError struct {
 	Requirement Requirement
 	Installed   []string // the versions of its name installed

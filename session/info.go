@@ -62,7 +62,7 @@ func (s *Session) Info(ctx context.Context, name string) (info Info, err error) 
 	if err != nil {
 		return info, err
 	}
-	held := slices.ContainsFunc(db.Holds(recs, requested, nil), func(h repo.Hold) bool { return h.Key == p.Key() })
+	held := slices.ContainsFunc(db.Holds(recs, requested, nil, nil), func(h repo.Hold) bool { return h.Key == p.Key() })
 	info = Info{Installed: &p, Dir: filepath.Join(dir, "pkgs", repo.FileName(p.Key())), Held: held}
 	if r, ok := requested[p.Key()]; ok {
 		info.Requested = r.String()

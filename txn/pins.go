@@ -93,7 +93,7 @@ func (ix *Catalog) OutdatedOf(recs []db.Record, requested map[string]repo.Requir
 	if err != nil {
 		return nil, err
 	}
-	out := in.Outdated(db.Packages(recs), keepGone(db.Holds(recs, requested, nil), gone))
+	out := in.Outdated(db.Packages(recs), keepGone(db.Holds(recs, requested, nil, nil), gone))
 	for _, q := range requested {
 		if q.Repo == "" {
 			continue

@@ -269,7 +269,7 @@ func (s Spec) fits() error {
 // removed where nothing else leads to it (repo.Index.ResolveInstalled). The cache, if not
 // nil, tells what is downloaded.
 func installPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]repo.Requirement, cache *fetch.Cache) (*Plan, error) {
-	pkgs, err := ix.ResolveInstalled(ix.rebuilt(db.Packages(before)), reqs, db.Holds(before, requested, nil)...)
+	pkgs, err := ix.ResolveInstalled(ix.rebuilt(db.Packages(before)), reqs, db.Holds(before, requested, nil, nil)...)
 	if err != nil {
 		return nil, ix.about(err)
 	}
@@ -381,10 +381,10 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 			return nil, g
 		}
 	}
-	if err := db.UnheldBelow(before, requested, reqs); err != nil {
+	if err := db.UnheldBelow(before, requested, reqs, in.Versions); err != nil {
 		return nil, err
 	}
-	holds := keepGone(db.Holds(before, requested, reqs), gone)
+	holds := keepGone(db.Holds(before, requested, reqs, in.Versions), gone)
 	pkgs, err := in.Upgrade(cur, names, holds...)
 	if err != nil {
 		return nil, err

@@ -155,7 +155,7 @@ var hints = []hintRule{
 		if len(be.Installed) > 1 {
 			beside = "those installed"
 		}
-		return fmt.Sprintf("'pkg install %s' installs that version beside %s", shell.Quote(be.Requirement.String()), beside)
+		return fmt.Sprintf("pkg install %s installs that version beside %s", shell.Quote(be.Requirement.String()), beside)
 	})},
 	{fn: as(func(ne *session.RepoNameError) string {
 		if ne.File != "" {

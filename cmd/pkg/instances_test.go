@@ -451,6 +451,41 @@ func TestNPMUpgradeNamedVersion(t *testing.T) {
 	}
 }
 
+// TestNPMUpgradeAbove: an upgrade naming an npm package with a constraint above its one
+// version installed, asked for as the name, moves it up to the newest version that allows
+// and holds it there, recorded as the install of the requirement would record it; one
+// below it is refused, with the install that puts that version beside it.
+func TestNPMUpgradeAbove(t *testing.T) {
+	for _, tt := range []struct{ given, want string }{
+		{"tool>=5", "6.0.0"},
+		{"tool@5", "5.1.0"},
+		{"tool=5.1.0", "5.1.0"},
+		{"tool@npm:^5", "5.1.0"},
+	} {
+		base := t.TempDir()
+		addNPM(t, base, "tool", "3.0.0")
+		addNPM(t, base, "tool", "4.0.0")
+		e := newEnv(t, base, filepath.Join(base, "repo"))
+		e.ok("install", "tool")
+		for _, v := range []string{"5.0.0", "5.1.0", "6.0.0"} {
+			addNPM(t, base, "tool", v)
+		}
+		if _, stderr, code := e.pkg("upgrade", "tool@npm:<4"); code != 1 || !strings.Contains(stderr, "pkg: hint: pkg install 'tool@npm:<4' installs that version beside") {
+			t.Errorf("upgrade tool@npm:<4 of tool 4.0.0: exit %d, %q; want a refusal and its hint", code, stderr)
+		}
+		if out, stderr, code := e.pkg("upgrade", tt.given); code != 0 || !strings.Contains(out, "upgraded tool 4.0.0 to "+tt.want) {
+			t.Errorf("upgrade %s of tool 4.0.0: exit %d, %q, %q; want it upgraded to %s", tt.given, code, out, stderr, tt.want)
+			continue
+		}
+		if got := e.installed(); got != "tool "+tt.want {
+			t.Errorf("after upgrade %s: installed %q, want tool %s", tt.given, got, tt.want)
+		}
+		if out, _ := e.ok("info", "tool"); !strings.Contains(out, "requested: yes, as "+tt.given+" (held") {
+			t.Errorf("info tool after upgrade %s: %q, want it asked for and held as %s", tt.given, out, tt.given)
+		}
+	}
+}
+
 // linked is what lib/node_modules/name leads to, index.js's "name version", or "" if nothing.
 func (e *env) linked(name string) string {
 	e.t.Helper()
