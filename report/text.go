@@ -178,6 +178,10 @@ func WritePlan(w io.Writer, plan *txn.Plan) error {
 		fmt.Fprintln(w, what)
 	}
 	for _, k := range plan.Unchanged {
+		if k.WasDependency {
+			fmt.Fprintf(w, "%s %s is already installed, as a dependency: the install would record it as asked for, so autoremove would keep it\n", k.Name, k.Version)
+			continue
+		}
 		fmt.Fprintf(w, "%s %s is already installed\n", k.Name, k.Version)
 	}
 	for _, h := range plan.Held {

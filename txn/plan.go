@@ -37,6 +37,9 @@ type Change struct {
 	From     string `json:"from,omitempty"` // the version installed before, when it is replaced
 	Download int64  `json:"download_bytes"` // bytes of archive to download: 0 when cached
 	Why      string `json:"why"`            // "requested", "dependency of NAME", "in the lockfile", ...
+	// WasDependency is of a Keep: the package was installed as another's dependency, and
+	// the change records it as asked for (autoremove keeps it), as apt-mark manual does.
+	WasDependency bool `json:"was_dependency,omitempty"`
 }
 
 // Plan is a change to a root, as resolved and not yet made: what it downloads, installs,
@@ -278,7 +281,8 @@ func installPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 		if !installed(before, pk) {
 			p.install = append(p.install, pk)
 		} else if slices.ContainsFunc(reqs, func(q repo.Requirement) bool { return answers(q, pk, pkgs) }) {
-			p.Unchanged = append(p.Unchanged, Change{Action: Keep, Name: pk.Name, Version: pk.Version, Why: "requested"})
+			_, asked := requested[pk.Key()]
+			p.Unchanged = append(p.Unchanged, Change{Action: Keep, Name: pk.Name, Version: pk.Version, Why: "requested", WasDependency: !asked})
 		}
 	}
 	return p.fill(cache), nil

@@ -131,6 +131,38 @@ func TestInstallAgainRequests(t *testing.T) {
 	}
 }
 
+// TestInstallDependencyByName: installing by name a package installed as another's
+// dependency changes no package but says that it is asked for now, so autoremove keeps it
+// (apt's "set to manually installed"); a dry run says it would be, in text and JSON, and
+// changes nothing.
+func TestInstallDependencyByName(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "app", "1.0", "lib")
+	e := newEnv(t, base, dir)
+	e.ok("install", "app")
+	if out, _ := e.ok("install", "--dry-run", "lib"); !strings.HasPrefix(out, "lib 1.0 is already installed, as a dependency: the install would record it as asked for") {
+		t.Errorf("install --dry-run lib: %q, want it said recorded as asked for", out)
+	}
+	out, _ := e.ok("install", "--dry-run", "--json", "lib")
+	if p := decode[txn.Plan](t, "install --dry-run --json", out, txn.Schema); len(p.Unchanged) != 1 || !p.Unchanged[0].WasDependency {
+		t.Errorf("install --dry-run --json lib: unchanged %+v, want lib kept, was a dependency", p.Unchanged)
+	}
+	if out, _ := e.ok("info", "lib"); !strings.Contains(out, "requested: no") {
+		t.Errorf("info lib after the dry runs: %q, want it not asked for", out)
+	}
+	if out, _ := e.ok("install", "lib"); out != "lib 1.0 is already installed, as a dependency until now: recorded as asked for, so autoremove keeps it\n" {
+		t.Errorf("install lib: %q, want it said recorded as asked for", out)
+	}
+	if out, _ := e.ok("info", "lib"); !strings.Contains(out, "requested: yes") {
+		t.Errorf("info lib after install lib: %q, want it asked for", out)
+	}
+	if out, _ := e.ok("install", "lib"); out != "lib 1.0 is already installed\n" {
+		t.Errorf("install lib again: %q, want it said installed alone", out)
+	}
+}
+
 func TestInfoNotInstalled(t *testing.T) {
 	e := everydayEnv(t)
 	out, _ := e.ok("info", "lib")

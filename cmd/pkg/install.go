@@ -53,6 +53,10 @@ func installAction(c *cli.Context) error {
 		return err
 	}
 	for _, k := range p.Unchanged {
+		if k.WasDependency {
+			say(c, "%s %s is already installed, as a dependency until now: recorded as asked for, so autoremove keeps it", k.Name, k.Version)
+			continue
+		}
 		say(c, "%s %s is already installed", k.Name, k.Version)
 	}
 	return apply(c, p)

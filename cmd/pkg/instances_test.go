@@ -115,7 +115,7 @@ func TestNPMInstances(t *testing.T) {
 	if got, want := synced.installed(), e.installed(); got != want {
 		t.Errorf("synced from the lockfile: %q, want %q", got, want)
 	}
-	if out, _ := synced.ok("install", "dep"); out != "dep 2.0.0 is already installed\n" {
+	if out, _ := synced.ok("install", "dep"); out != "dep 2.0.0 is already installed, as a dependency until now: recorded as asked for, so autoremove keeps it\n" {
 		t.Errorf("install dep: %q, want the newest version said installed", out)
 	}
 
