@@ -435,13 +435,12 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string, bins fun
 	}
 	meets, installed := newMeets(next), named(recs)
 	for _, gone := range remove {
-		users, versions := unmetBy(next, names, meets, installed[gone])
-		if len(users) > 0 {
-			verb := "depends"
-			if len(users) > 1 {
-				verb = "depend"
+		if users, versions := unmetBy(next, names, meets, installed[gone]); len(users) > 0 {
+			e := &DependentsError{Removed: *installed[gone], Versions: versions}
+			for _, u := range users {
+				e.By = append(e.By, *next[u])
 			}
-			return dependencyError("remove %s: %s %s on it (remove %s too, or first)", gone, strings.Join(versions, ", "), verb, strings.Join(users, " "))
+			return e
 		}
 	}
 	for _, name := range names {
@@ -730,6 +729,30 @@ func (e *NeededError) Error() string {
 }
 
 func (e *NeededError) Is(target error) bool { return target == ErrDependency }
+
+// DependentsError refuses the removal of a package that packages the change leaves depend
+// on, nothing else meeting what they need of it. It is an ErrDependency.
+type DependentsError struct {
+	Removed  db.Record   // the package removed
+	By       []db.Record // the packages that depend on it
+	Versions []string    // of By, "NAME VERSION", with the requirement where Remove met it through a provides or among alternatives
+	// Asked says that Removed was asked for (db.DB.Requested), which a removal alone undoes;
+	// the caller that knows the requests sets it.
+	Asked bool
+}
+
+func (e *DependentsError) Error() string {
+	verb, keys := "depends", make([]string, len(e.By))
+	if len(e.By) > 1 {
+		verb = "depend"
+	}
+	for i, r := range e.By {
+		keys[i] = r.Key()
+	}
+	return fmt.Sprintf("remove %s: %s %s on it (remove %s too, or first)", e.Removed.Key(), strings.Join(e.Versions, ", "), verb, strings.Join(keys, " "))
+}
+
+func (e *DependentsError) Is(target error) bool { return target == ErrDependency }
 
 // dependencyError is an ErrDependency worded by format and args.
 func dependencyError(format string, args ...any) error {

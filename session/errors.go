@@ -40,18 +40,19 @@ var (
 )
 
 type (
-	DamagedError      = db.DamagedError        // the root's database cannot be read
-	FormatError       = db.FormatError         // the root's database is in a format newer than this pkg reads
-	NotInstalledError = db.NotInstalledError   // a name, the argument of an operation, the root lacks
-	DeniedError       = fetch.DeniedError      // the repository refused access (ErrDenied): what was sent
-	AmbiguousError    = db.AmbiguousError      // a name, the argument of an operation, of several versions installed
-	UnlinkedError     = install.UnlinkedError  // a command's link in bin/ has something else in its place
-	LinksError        = install.LinksError     // the root's bin/ links, or its prefix's, could not be updated
-	ConflictError     = install.ConflictError  // two packages want one path of the root
-	UnmatchedError    = install.UnmatchedError // trees a repair found no package in the cache for
-	ReadOnlyError     = fetch.ReadOnlyError    // the cache cannot be written
-	NetrcError        = fetch.NetrcError       // the netrc file cannot be used
-	CleartextError    = fetch.CleartextError   // credentials would go over plain http to another machine
+	DamagedError      = db.DamagedError         // the root's database cannot be read
+	FormatError       = db.FormatError          // the root's database is in a format newer than this pkg reads
+	NotInstalledError = db.NotInstalledError    // a name, the argument of an operation, the root lacks
+	DeniedError       = fetch.DeniedError       // the repository refused access (ErrDenied): what was sent
+	AmbiguousError    = db.AmbiguousError       // a name, the argument of an operation, of several versions installed
+	UnlinkedError     = install.UnlinkedError   // a command's link in bin/ has something else in its place
+	LinksError        = install.LinksError      // the root's bin/ links, or its prefix's, could not be updated
+	ConflictError     = install.ConflictError   // two packages want one path of the root
+	UnmatchedError    = install.UnmatchedError  // trees a repair found no package in the cache for
+	DependentsError   = install.DependentsError // a removal of what other packages depend on
+	ReadOnlyError     = fetch.ReadOnlyError     // the cache cannot be written
+	NetrcError        = fetch.NetrcError        // the netrc file cannot be used
+	CleartextError    = fetch.CleartextError    // credentials would go over plain http to another machine
 )
 
 // What kind of failure an error is, for a command that gives advice by kind.

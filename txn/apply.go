@@ -309,12 +309,19 @@ func (p *Plan) Check(root *install.Root, offline *fetch.Cache) error {
 	return checkCached(offline, p.install, p.locked)
 }
 
-// check is Check of the change alone.
+// check is Check of the change alone; of a removal refused as others depend on what it
+// removes, it says whether that was asked for (install.DependentsError.Asked).
 func (p *Plan) check(root *install.Root) error {
+	var err error
 	if root == nil {
-		return install.CheckChange(p.Root, nil, p.install, p.remove)
+		err = install.CheckChange(p.Root, nil, p.install, p.remove)
+	} else {
+		err = root.Check(p.install, p.remove)
 	}
-	return root.Check(p.install, p.remove)
+	if de := (*install.DependentsError)(nil); errors.As(err, &de) {
+		_, de.Asked = p.asked[de.Removed.Key()]
+	}
+	return err
 }
 
 // changed returns the command changes of the packages kept from before to after, and the

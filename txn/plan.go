@@ -64,8 +64,9 @@ type Plan struct {
 	again   bool           // a reinstall
 	locked  bool           // from a lockfile: its sha256s, not the index's
 	why     func(name string) string
-	along   map[string][]string // removed as dependents of others removed: the names of those (removePlan)
-	target  *Target             // where Apply makes the change (Bind)
+	along   map[string][]string         // removed as dependents of others removed: the names of those (removePlan)
+	asked   map[string]repo.Requirement // the root's requests (db.DB.Requested), of a removal: whether what it removes was asked for
+	target  *Target                     // where Apply makes the change (Bind)
 }
 
 // Held is an installed package an upgrade keeps from the newest version.
@@ -484,7 +485,7 @@ func removePlan(root string, before []db.Record, names []string, requested map[s
 		remove, along = names, nil
 	}
 	why := reasons(nil, names, "")
-	p := &Plan{Root: root, before: before, remove: remove, along: along, why: func(key string) string {
+	p := &Plan{Root: root, before: before, remove: remove, along: along, asked: requested, why: func(key string) string {
 		if on, ok := along[key]; ok {
 			return alongText(on)
 		}

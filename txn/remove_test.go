@@ -1,7 +1,9 @@
 package txn_test
 
 import (
+	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -55,4 +57,39 @@ func keys(recs []db.Record) []string {
 		out[i] = r.Key()
 	}
 	return out
+}
+
+// TestRemoveDepended: the removal of a package another asked for depends on is refused
+// (*install.DependentsError) naming it, and saying whether it was asked for itself, which
+// a removal alone undoes.
+func TestRemoveDepended(t *testing.T) {
+	w := newWorld(t)
+	addPackage(t, w.repo, "lib", "1.0")
+	addPackage(t, w.repo, "app", "1.0", "lib")
+	dir := filepath.Join(t.TempDir(), "root")
+	w.install(dir, "app")
+	root, err := install.Open(context.Background(), dir, install.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	recs, err := root.DB().List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, asked := range []bool{false, true} {
+		requested := map[string]repo.Requirement{"app": {Name: "app"}}
+		if asked {
+			requested["lib"] = repo.Requirement{Name: "lib"}
+		}
+		p, err := txn.NewPlan(txn.Spec{Action: txn.Remove, Names: []string{"lib"}, Root: dir, Records: recs, Requested: requested})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = p.Check(root, nil)
+		var de *install.DependentsError
+		if !errors.As(err, &de) || !errors.Is(err, install.ErrDependency) || de.Removed.Key() != "lib" || !slices.Equal(keys(de.By), []string{"app"}) || de.Asked != asked {
+			t.Errorf("remove lib under app, lib asked for %v: %v (%+v); want an *install.DependentsError of lib, by app, asked for %v", asked, err, de, asked)
+		}
+	}
 }

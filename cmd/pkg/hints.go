@@ -150,6 +150,22 @@ var hints = []hintRule{
 		return fmt.Sprintf("a package asked for with a version or constraint is held to it; to move it, name it with a new one: pkg upgrade %s (or pkg install %s@%s) holds it there, pkg install %s takes the newest and holds it no more",
 			shell.Quote(h.Name+">="+h.Newest), h.Name, h.Newest, h.Name)
 	})},
+	{fn: as(func(de *session.DependentsError) string {
+		if !de.Asked {
+			return ""
+		}
+		name := shell.Quote(de.Removed.Name)
+		names, keys := make([]string, len(de.By)), make([]string, len(de.By))
+		for i, r := range de.By {
+			names[i], keys[i] = shell.Quote(r.Name), shell.Quote(r.Key())
+		}
+		verb, them := "needs", names[0]
+		if len(names) > 1 {
+			verb, them = "need", "them"
+		}
+		return fmt.Sprintf("%s was asked for, and stays installed while %s %s it; to keep %s with %s as a dependency alone, which autoremove takes once nothing needs it: pkg remove %s %s, then pkg install %s",
+			name, strings.Join(names, " and "), verb, them, name, shell.Quote(de.Removed.Key()), strings.Join(keys, " "), strings.Join(names, " "))
+	})},
 	{fn: as(func(be *repo.BelowError) string {
 		beside := "the one installed"
 		if len(be.Installed) > 1 {
