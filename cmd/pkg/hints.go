@@ -17,6 +17,7 @@ import (
 	"pkg/pin"
 	"pkg/publish"
 	"pkg/repo"
+	"pkg/runner"
 	"pkg/session"
 	"pkg/trust"
 	"pkg/txn"
@@ -165,6 +166,14 @@ var hints = []hintRule{
 		}
 		return fmt.Sprintf("%s was asked for, and stays installed while %s %s it; to keep %s with %s as a dependency alone, which autoremove takes once nothing needs it: pkg remove %s %s, then pkg install %s",
 			name, strings.Join(names, " and "), verb, them, name, shell.Quote(de.Removed.Key()), strings.Join(keys, " "), strings.Join(names, " "))
+	})},
+	{fn: as(func(ce *runner.CommandError) string {
+		if len(ce.Commands)+len(ce.Others) > 0 { // run says --cmd picks one
+			return ""
+		}
+		name := shell.Quote(ce.Package)
+		return fmt.Sprintf("%s declares no commands (of a .deb, its executables in usr/bin, bin, usr/sbin and sbin), and --cmd takes a command's name, not a path: to run one of its files, pkg install %s, then run it by its path in the package's directory, under the root's pkgs/ ('pkg files %s' lists them)",
+			name, name, name)
 	})},
 	{fn: as(func(be *repo.BelowError) string {
 		beside := "the one installed"
