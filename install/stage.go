@@ -22,6 +22,7 @@ import (
 
 	"pkg/internal/dirfd"
 	"pkg/internal/durable"
+	"pkg/internal/parallel"
 	"pkg/internal/statfs"
 	"pkg/internal/termtext"
 	"pkg/tarutil"
@@ -238,38 +239,20 @@ func (s *stager) probeFile(w *worker, dirfd int, base string, m *tarutil.Member)
 }
 
 // files creates the regular members, a directory at a time, on s.workers goroutines, the
-// caller's among them: a new goroutine's stack grows again on each package's first files.
+// caller's among them (parallel.EachWorker).
 func (s *stager) files(members []tarutil.Member, skip int) error {
 	groups := groupByDir(members, skip)
-	var next atomic.Int64
-	errs := make([]error, s.workers)
-	var wg sync.WaitGroup
-	for i := range s.workers {
-		work := func() {
-			w := &worker{s: s}
-			for g := next.Add(1) - 1; g < int64(len(groups)) && errs[i] == nil; g = next.Add(1) - 1 {
-				if errs[i] = s.ctx.Err(); errs[i] == nil {
-					errs[i] = w.dir(members, groups[g])
-				}
-			}
-			errs[i] = w.done(errs[i])
-			if errs[i] != nil {
-				next.Store(int64(len(groups))) // stop the others
-			}
-		}
-		if i == s.workers-1 {
-			work()
-		} else {
-			wg.Go(work)
-		}
+	ws := make([]worker, s.workers)
+	for i := range ws {
+		ws[i].s = s
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+	err := parallel.EachWorker(s.ctx, len(groups), s.workers, func(_ context.Context, w, g int) error {
+		return ws[w].dir(members, groups[g])
+	})
+	for i := range ws {
+		err = ws[i].done(err)
 	}
-	return nil
+	return err
 }
 
 // groupByDir lists the indexes of the regular members, grouped by parent directory in the

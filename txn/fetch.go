@@ -8,10 +8,10 @@ import (
 	"io"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"pkg/fetch"
+	"pkg/internal/parallel"
 	"pkg/notice"
 	"pkg/repo"
 )
@@ -95,43 +95,30 @@ func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 		}
 	}
 	f.hook.Do(func() { f.Cache.Waiting = f.waiting })
-	outer := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg      sync.WaitGroup
-		once    sync.Once
-		first   error
-		next    atomic.Int64                              // in order, the next package a goroutine takes
-		fetches = make(map[string]func() (string, error)) // sha256 → its one fetch
-	)
+	fetches := make(map[string]*archiveFetch) // by sha256: the packages of one archive share its fetch
 	for _, p := range pkgs {
 		if fetches[p.SHA256] == nil {
-			fetches[p.SHA256] = sync.OnceValues(func() (string, error) { return f.one(ctx, p) })
+			fetches[p.SHA256] = &archiveFetch{p: p}
 		}
 	}
-	// Jobs goroutines each take the next package until none is left or ctx is done: the
-	// stack a goroutine grows fetching and staging one serves every package it takes.
 	order := largestFirst(pkgs)
-	for range min(max(f.Jobs, 1), len(order)) {
-		wg.Go(func() {
-			for k := next.Add(1) - 1; k < int64(len(order)) && ctx.Err() == nil; k = next.Add(1) - 1 {
-				i := order[k]
-				tar, err := fetches[pkgs[i].SHA256]()
-				if err == nil && ready != nil {
-					err = ready(ctx, i, tar)
-				}
-				if err != nil {
-					once.Do(func() { first = err; cancel() })
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if first == nil {
-		first = outer.Err()
-	}
-	return first
+	return parallel.Each(ctx, len(order), f.Jobs, func(ctx context.Context, k int) error {
+		i := order[k]
+		a := fetches[pkgs[i].SHA256]
+		a.once.Do(func() { a.tar, a.err = f.one(ctx, a.p) })
+		if a.err != nil || ready == nil {
+			return a.err
+		}
+		return ready(ctx, i, a.tar)
+	})
+}
+
+// archiveFetch is the one fetch of an archive, of p, the first of its packages.
+type archiveFetch struct {
+	p    repo.Package
+	once sync.Once
+	tar  string
+	err  error
 }
 
 // largestFirst returns the indexes of pkgs by archive size, the largest first: a package's

@@ -3,45 +3,48 @@ package parallel
 
 import (
 	"context"
-	"errors"
 	"sync"
+	"sync/atomic"
 )
 
-// Each calls fn(ctx, i) for each i in [0, n), at most jobs at once (at least one). The
-// first error cancels the ctx the others were given, and no job starts after it. Each
-// returns the first error that is not the cancellation it caused, else ctx's error, or nil.
+// Each calls fn(ctx, i) for each i in [0, n), starting them in order, at most jobs at once
+// (at least one). The first error cancels the ctx the others were given, and no job starts
+// after it. Each returns that error, else ctx's error, or nil.
 func Each(ctx context.Context, n, jobs int, fn func(ctx context.Context, i int) error) error {
+	return EachWorker(ctx, n, jobs, func(ctx context.Context, _, i int) error { return fn(ctx, i) })
+}
+
+// EachWorker is Each, telling fn which worker, numbered from 0 to jobs-1, runs job i:
+// what a worker reuses from job to job can be kept by that number. Each worker is a
+// goroutine that takes the next i until none is left, the last one the caller's: a
+// goroutine's stack, once grown by its first job, serves the jobs after it.
+func EachWorker(ctx context.Context, n, jobs int, fn func(ctx context.Context, worker, i int) error) error {
+	outer := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
 		wg    sync.WaitGroup
-		mu    sync.Mutex
+		once  sync.Once
 		first error
-		slots = make(chan struct{}, max(jobs, 1))
+		next  atomic.Int64 // the next i a worker takes
 	)
-	for i := range n {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			if err := fn(ctx, i); err != nil {
-				mu.Lock()
-				if first == nil || errors.Is(first, context.Canceled) && !errors.Is(err, context.Canceled) {
-					first = err
-				}
-				mu.Unlock()
-				cancel()
+	work := func(worker int) {
+		for i := int(next.Add(1) - 1); i < n && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+			if err := fn(ctx, worker, i); err != nil {
+				once.Do(func() { first = err; cancel() })
 			}
-		})
+		}
+	}
+	workers := min(max(jobs, 1), n)
+	for w := range workers - 1 {
+		wg.Go(func() { work(w) })
+	}
+	if workers > 0 {
+		work(workers - 1)
 	}
 	wg.Wait()
 	if first == nil {
-		first = ctx.Err()
+		first = outer.Err()
 	}
 	return first
 }

@@ -3,6 +3,7 @@ package parallel
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 )
@@ -40,5 +41,27 @@ func TestEach(t *testing.T) {
 	cancel()
 	if err := Each(ctx, 5, 2, func(context.Context, int) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Each of a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+// TestEachWorker gives each job a worker number below jobs, and runs a worker's jobs one
+// at a time, so that what it keeps by that number needs no lock.
+func TestEachWorker(t *testing.T) {
+	const jobs = 3
+	var busy [jobs]atomic.Bool
+	var done atomic.Int32
+	err := EachWorker(t.Context(), 50, jobs, func(ctx context.Context, w, i int) error {
+		if w < 0 || w >= jobs {
+			return fmt.Errorf("job %d on worker %d, want one of 0 to %d", i, w, jobs-1)
+		}
+		if !busy[w].CompareAndSwap(false, true) {
+			return fmt.Errorf("job %d on worker %d while it runs another", i, w)
+		}
+		defer busy[w].Store(false)
+		done.Add(1)
+		return nil
+	})
+	if err != nil || done.Load() != 50 {
+		t.Fatalf("EachWorker: %v, %d jobs done; want nil, 50", err, done.Load())
 	}
 }
