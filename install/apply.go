@@ -525,12 +525,7 @@ func (m *meets) met(req repo.Requirement) bool { return m.by(req) != nil }
 // by returns the package that meets req: for each of its alternatives in order, the
 // package of its name, then those providing it, by name; or nil.
 func (m *meets) by(req repo.Requirement) *db.Record {
-	first := req // req.Alternatives without the slice it makes: met once per dependency of every package
-	first.Or = nil
-	if p := m.byOne(first); p != nil {
-		return p
-	}
-	for _, a := range req.Or {
+	for a := range req.Alternatives() {
 		if p := m.byOne(a); p != nil {
 			return p
 		}

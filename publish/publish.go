@@ -111,7 +111,7 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 	}
 	have := append(slices.Clone(before.Packages), p) // what the index holds now
 	for _, d := range slices.Concat(p.Depends, p.Peers) {
-		if !slices.ContainsFunc(d.Alternatives(), func(alt repo.Requirement) bool { return offered(have, alt.Name) }) {
+		if !offered(have, d) {
 			res.Missing = append(res.Missing, d)
 		}
 	}
@@ -121,11 +121,17 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 	return res, nil
 }
 
-// offered reports whether one of pkgs is named name or provides it.
-func offered(pkgs []repo.Package, name string) bool {
-	return slices.ContainsFunc(pkgs, func(q repo.Package) bool {
-		return q.Name == name || slices.ContainsFunc(q.Provides, func(v repo.Requirement) bool { return v.Name == name })
-	})
+// offered reports whether one of pkgs is named as one of d's alternatives, or provides
+// that name.
+func offered(pkgs []repo.Package, d repo.Requirement) bool {
+	for alt := range d.Alternatives() {
+		for _, q := range pkgs {
+			if q.Name == alt.Name || slices.ContainsFunc(q.Provides, func(v repo.Requirement) bool { return v.Name == alt.Name }) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkEntry returns p with its commands' and library directories' spelling set

@@ -211,7 +211,7 @@ func Dependencies(installed []Package) map[string][]string {
 	for _, p := range other {
 		for _, r := range p.Depends {
 			q, ok := metBy(r, providers, get)
-			for _, a := range r.Alternatives() {
+			for a := range r.Alternatives() {
 				if !ok {
 					q, ok = get(a.Name)
 				}

@@ -53,7 +53,7 @@ func (r *resolver) chosenFor(d Requirement) (Package, bool) {
 // which providers names those providing each name: it tries d's alternatives in order,
 // for each the package of its name, then those providing it, by name.
 func metBy(d Requirement, providers map[string][]string, get func(name string) (Package, bool)) (Package, bool) {
-	for a := range d.alternatives() {
+	for a := range d.Alternatives() {
 		if p, ok := get(a.Name); ok && a.AllowsOf(p.Kind, p.Version) {
 			return p, true
 		}
@@ -68,7 +68,7 @@ func metBy(d Requirement, providers map[string][]string, get func(name string) (
 
 // meetable reports whether d has an option (options), without listing them.
 func (r *resolver) meetable(d Requirement) bool {
-	for a := range d.alternatives() {
+	for a := range d.Alternatives() {
 		if len(r.versions[a.Name]) > 0 || slices.ContainsFunc(r.providers[a.Name], func(name string) bool { return r.provides(name, a) }) {
 			return true
 		}
@@ -80,7 +80,7 @@ func (r *resolver) meetable(d Requirement) bool {
 // of d's alternatives, at whatever version, for a *MissingError.
 func (r *resolver) providersOf(d Requirement) []string {
 	var names []string
-	for a := range d.alternatives() {
+	for a := range d.Alternatives() {
 		names = append(names, r.providers[a.Name]...)
 	}
 	slices.Sort(names)
@@ -105,7 +105,7 @@ type option struct {
 // version of which provides it, those queued already first, each part by name.
 func (r *resolver) options(d Requirement) []option {
 	var out []option
-	for a := range d.alternatives() {
+	for a := range d.Alternatives() {
 		if len(r.versions[a.Name]) > 0 {
 			out = append(out, option{name: a.Name, req: a})
 		}

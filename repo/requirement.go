@@ -97,7 +97,7 @@ func parseRequirement(s string) (Requirement, error) {
 		}
 		r.Or = append(r.Or, q)
 	}
-	for _, q := range r.Alternatives() {
+	for q := range r.Alternatives() {
 		if q.Repo != "" {
 			return Requirement{}, &requirementError{Text: s, Err: fmt.Errorf("alternative %q names a repository", q)}
 		}
@@ -227,11 +227,8 @@ func newConstraint(op, v string) (Constraint, error) {
 	return Constraint{Op: op, Version: v}, nil
 }
 
-// Alternatives returns r's alternatives in order: r itself without Or, then r.Or.
-func (r Requirement) Alternatives() []Requirement { return slices.Collect(r.alternatives()) }
-
-// alternatives yields Alternatives without making the slice, for the resolver's loops.
-func (r Requirement) alternatives() iter.Seq[Requirement] {
+// Alternatives yields r's alternatives in order: r itself without Or, then r.Or.
+func (r Requirement) Alternatives() iter.Seq[Requirement] {
 	return func(yield func(Requirement) bool) {
 		first := r
 		first.Or = nil
@@ -251,7 +248,7 @@ func (r Requirement) alternatives() iter.Seq[Requirement] {
 // provides. An unversioned alternative is met by any provides of its name; a versioned one
 // only by a "NAME=V" provides whose V it allows (as Debian has it). r.Repo is not looked at.
 func (r Requirement) Met(kind, name, version string, provides []Requirement) bool {
-	for a := range r.alternatives() {
+	for a := range r.Alternatives() {
 		if a.Name == name && a.AllowsOf(kind, version) || a.providedBy(kind, provides) {
 			return true
 		}

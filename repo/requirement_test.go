@@ -3,6 +3,7 @@ package repo
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -179,7 +180,7 @@ func FuzzParseRequirement(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, a := range r.Alternatives() {
+		for a := range r.Alternatives() {
 			if !validName(a.Name) || len(r.Or) > 0 && a.Repo != "" {
 				t.Fatalf("ParseRequirement(%q): bad alternative %#v", s, a)
 			}
@@ -220,7 +221,7 @@ func TestParseAlternatives(t *testing.T) {
 	if s := got.String(); s != "debconf>=0.5|debconf-2.0|cdebconf=1" {
 		t.Errorf("String = %q", s)
 	}
-	if alts := got.Alternatives(); len(alts) != 3 || alts[0].Or != nil || alts[0].Name != "debconf" || alts[2].Name != "cdebconf" {
+	if alts := slices.Collect(got.Alternatives()); len(alts) != 3 || alts[0].Or != nil || alts[0].Name != "debconf" || alts[2].Name != "cdebconf" {
 		t.Errorf("Alternatives = %#v", alts)
 	}
 	for _, in := range []string{"a|", "|a", "a||b", "a|B+c", "a|b>=", "team/a|b", "a|team/b", "a@1|b@", "a | b"} {
