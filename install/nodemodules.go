@@ -10,6 +10,7 @@ import (
 
 	"pkg/db"
 	"pkg/repo"
+	"pkg/tarutil"
 )
 
 // The node_modules layout of npm instances is pnpm's (design.md, The node_modules layout):
@@ -105,7 +106,7 @@ func generated(recs map[string]*db.Record, requested map[string]repo.Requirement
 			gen[d] = o
 		}
 		p := dir + "/" + name
-		gen[p] = db.Owners{Link: relTo(parent(p), target), Names: []string{owner}}
+		gen[p] = db.Owners{Link: relTo(tarutil.Parent(p), target), Names: []string{owner}}
 	}
 	for _, name := range slices.Sorted(maps.Keys(s)) {
 		for _, p := range s[name] {

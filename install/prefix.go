@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
@@ -27,15 +26,6 @@ func prefixPath(name, into string) string {
 		return into + "/" + rest
 	}
 	return into
-}
-
-// parent returns the directory of p, a clean relative path (a member name, a recorded
-// file's path or a prefix path), as path.Dir does without its pass of path.Clean over p.
-func parent(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i > 0 {
-		return p[:i]
-	}
-	return path.Dir(p)
 }
 
 // prefixEntry is one path of the prefix that a package lists.
@@ -62,7 +52,7 @@ func prefixEntries(into string, n int, members func(yield func(name string, dir 
 		}
 		seen[p] = len(es)
 		es = append(es, prefixEntry{path: p, member: name, dir: dir})
-		for d := parent(p); d != "."; d = parent(d) {
+		for d := tarutil.Parent(p); d != "."; d = tarutil.Parent(d) {
 			if _, ok := seen[d]; ok {
 				break
 			}

@@ -7,6 +7,7 @@ import (
 
 	"pkg/db"
 	"pkg/repo"
+	"pkg/tarutil"
 )
 
 // prefixChange checks the prefix paths of the staged packages against their owners once
@@ -160,7 +161,7 @@ func (x *foldIndex) above(p string) string {
 	if len(x.folds) == 0 {
 		return ""
 	}
-	return x.at(parent(p))
+	return x.at(tarutil.Parent(p))
 }
 
 // at returns the folded directory that d is or is beneath, "" if none.
@@ -173,7 +174,7 @@ func (x *foldIndex) at(d string) string {
 	}
 	f := d
 	if x.folds[d] == "" {
-		f = x.at(parent(d))
+		f = x.at(tarutil.Parent(d))
 	}
 	x.memo[d] = f
 	return f

@@ -1,7 +1,6 @@
 package install
 
 import (
-	"path"
 	"strings"
 	"testing"
 )
@@ -19,15 +18,6 @@ func TestPrefixEntriesDirAfterFiles(t *testing.T) {
 	for i := range want {
 		if es[i] != want[i] {
 			t.Errorf("entry %d: %+v, want %+v", i, es[i], want[i])
-		}
-	}
-}
-
-// TestParent checks parent against path.Dir on the clean relative paths it is given.
-func TestParent(t *testing.T) {
-	for _, p := range []string{"", ".", "a", "a/b", "node_modules/.pnpm/a@1.0.0/node_modules/a/index.js", "@s/n/x"} {
-		if got, want := parent(p), path.Dir(p); got != want {
-			t.Errorf("parent(%q) = %q, want %q", p, got, want)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"pkg/db"
 	"pkg/repo"
+	"pkg/tarutil"
 )
 
 // Folding: a directory of the prefix whose whole subtree one package alone lists, after the
@@ -353,7 +354,7 @@ func foldStep() error {
 // inFold reports whether the prefix path p is a directory folded once the change is done,
 // or beneath one: the package's tree itself, in the prefix.
 func (rf *roll) inFold(p string) bool {
-	for d := p; d != "."; d = parent(d) {
+	for d := p; d != "."; d = tarutil.Parent(d) {
 		if rf.folded[d] {
 			return true
 		}

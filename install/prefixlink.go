@@ -18,6 +18,7 @@ import (
 	"pkg/db"
 	"pkg/internal/durable"
 	"pkg/repo"
+	"pkg/tarutil"
 )
 
 // rollForward makes the prefix hold what the pending record p of a recorded commit says
@@ -367,13 +368,13 @@ func linkWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
 // linkAll links files, by directory, on a few workers.
 func (rf *roll) linkAll(files []string) error {
 	slices.SortFunc(files, func(a, b string) int { // a directory's files together
-		return cmp.Or(strings.Compare(parent(a), parent(b)), strings.Compare(a, b))
+		return cmp.Or(strings.Compare(tarutil.Parent(a), tarutil.Parent(b)), strings.Compare(a, b))
 	})
 	var groups [][]string
 	for i := 0; i < len(files); {
-		dir := parent(files[i])
+		dir := tarutil.Parent(files[i])
 		j := i + 1
-		for j < len(files) && parent(files[j]) == dir {
+		for j < len(files) && tarutil.Parent(files[j]) == dir {
 			j++
 		}
 		groups = append(groups, files[i:j])

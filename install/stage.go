@@ -264,7 +264,7 @@ func groupByDir(members []tarutil.Member, skip int) [][]int32 {
 		if members[i].Type != tar.TypeReg || i == skip {
 			continue
 		}
-		dir := parent(members[i].Name)
+		dir := tarutil.Parent(members[i].Name)
 		g, ok := index[dir]
 		if !ok {
 			g = len(groups)
@@ -387,7 +387,7 @@ func (w *worker) done(err error) error {
 
 // dir creates the members of one directory, relative to a descriptor of it.
 func (w *worker) dir(members []tarutil.Member, group []int32) error {
-	dirfd, err := w.openDir(parent(members[group[0]].Name))
+	dirfd, err := w.openDir(tarutil.Parent(members[group[0]].Name))
 	if err != nil {
 		return err
 	}

@@ -157,7 +157,7 @@ func (c *checker) record(name string, typ byte) {
 // findParents sets c.parents to the ancestors of name not seen yet and
 // refuses a name under anything but a directory.
 func (c *checker) findParents(name string) error {
-	for dir := parent(name); dir != "."; dir = parent(dir) {
+	for dir := Parent(name); dir != "."; dir = Parent(dir) {
 		kind, seen := c.kind(dir)
 		if seen && kind != tar.TypeDir {
 			return fmt.Errorf("%w: %s is a %s", ErrParent, termtext.Quote(dir), kindName(kind))
@@ -174,9 +174,9 @@ func (c *checker) findParents(name string) error {
 	return nil
 }
 
-// parent returns the directory of name, a clean relative path (cleanName), as path.Dir
-// does without its pass of path.Clean over name.
-func parent(name string) string {
+// Parent returns the directory of name, a clean relative path (a member's name, or a path
+// made of such names), as path.Dir does without its pass of path.Clean over name.
+func Parent(name string) string {
 	if i := strings.LastIndexByte(name, '/'); i > 0 {
 		return name[:i]
 	}

@@ -505,3 +505,12 @@ func cleanNameSteps(raw string) (string, error) {
 	}
 	return name, nil
 }
+
+// TestParent checks Parent against path.Dir on the clean relative paths it is given.
+func TestParent(t *testing.T) {
+	for _, p := range []string{"", ".", "a", "a/b", "node_modules/.pnpm/a@1.0.0/node_modules/a/index.js", "@s/n/x"} {
+		if got, want := Parent(p), path.Dir(p); got != want {
+			t.Errorf("Parent(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
