@@ -143,14 +143,14 @@ func (s *stager) stage(members []tarutil.Member) error {
 	s.tracked = s.durable.Tracks() && s.fewFiles
 	switch {
 	case s.tracked:
-		s.wb = startWriteback(s.durable, true)
+		s.wb = newWriteback(s.durable, true)
 	case s.sync && s.flushes:
 		s.fl = newFlusher(s.dirfd, s.dir)
 	case s.sync && s.durable.Tracks():
 		// btrfs: left to the commit's syncfs, the write-back of tens of thousands of small
 		// files runs in one flusher thread while the install waits; started file by file
 		// here it runs beside the workers (docs/history.md).
-		s.wb = startWriteback(s.durable, false)
+		s.wb = newWriteback(s.durable, false)
 	}
 	first, err := s.probe(members)
 	if err == nil {

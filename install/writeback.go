@@ -55,7 +55,8 @@ type writeback struct {
 	errs    [writebackWorkers]error // the first of each goroutine
 }
 
-func startWriteback(d durable.Files, wait bool) *writeback {
+// newWriteback returns a writeback by d, waiting for each file's write-back if wait.
+func newWriteback(d durable.Files, wait bool) *writeback {
 	return &writeback{d: d, files: make(chan heldFile, maxHeld), wait: wait}
 }
 
