@@ -459,8 +459,8 @@ func checkApply(recs []db.Record, staged []*db.Record, remove []string, bins fun
 			}
 		}
 	}
-	// A package without conflicts of its own can only be named by one with some: the
-	// npm tree's 229 have none, and each looked at every other's.
+	// A staged package without conflicts of its own can conflict only with a package that
+	// lists some: it is checked against those alone.
 	conflicting := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return len(next[n].Conflicts) == 0 })
 	for _, s := range staged {
 		among := conflicting

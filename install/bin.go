@@ -358,7 +358,8 @@ func (r *Root) declares(p repo.Package, cmd string) (bool, error) {
 	rec, err := r.db.Get(p.Key())
 	if errors.Is(err, db.ErrNotInstalled) {
 		return false, nil
-	} else if err != nil {
+	}
+	if err != nil {
 		return false, err
 	}
 	return slices.ContainsFunc(rec.Bin, func(b repo.Command) bool { return b.Name == cmd }), nil
