@@ -43,7 +43,7 @@ func TestUnneeded(t *testing.T) {
 		{Name: "tool", Version: "1", Depends: testrepo.Requires("lib")},
 		{Name: "lib", Version: "1"},
 	}
-	got := slices.Sorted(maps.Keys(unneeded(recs)))
+	got := slices.Sorted(maps.Keys(unneeded(recs, nil)))
 	if want := []string{"app", "tool"}; !slices.Equal(got, want) {
 		t.Errorf("unneeded = %q, want %q", got, want)
 	}
@@ -57,9 +57,27 @@ func TestUnneeded(t *testing.T) {
 		&db.Record{Name: "top", Version: "1", Depends: testrepo.Requires("a")},
 		&db.Record{Name: "a", Version: "1", Depends: testrepo.Requires("b")},
 		&db.Record{Name: "b", Version: "1", Depends: testrepo.Requires("a")})
-	got = slices.Sorted(maps.Keys(unneeded(recs)))
+	got = slices.Sorted(maps.Keys(unneeded(recs, nil)))
 	if want := []string{"app", "cli", "plug", "tool", "top"}; !slices.Equal(got, want) {
 		t.Errorf("unneeded with cycles = %q, want %q", got, want)
+	}
+	// Of npm instances that need each other, lib/node_modules/NAME (linked) tells which
+	// were asked for: only eslint, its link says, not its plugin, which needs it as a peer;
+	// plug, whose link the repair made and that then held cli, was counted asked for too.
+	// Where none of the cycle is linked, each of it still counts, as of other kinds.
+	npm := func(name string, depends ...string) *db.Record {
+		return &db.Record{Name: name, Version: "1.0.0", Kind: repo.KindNPM, Depends: testrepo.Requires(depends...)}
+	}
+	recs = []*db.Record{
+		npm("eslint", "utils@npm:^1.0.0"),
+		npm("utils", "eslint@npm:^1.0.0"),
+		npm("x", "y@npm:^1.0.0"),
+		npm("y", "x@npm:^1.0.0"),
+	}
+	linked := map[string]repo.Requirement{"eslint@1.0.0": {Name: "eslint"}}
+	got = slices.Sorted(maps.Keys(unneeded(recs, linked)))
+	if want := []string{"eslint@1.0.0", "x@1.0.0", "y@1.0.0"}; !slices.Equal(got, want) {
+		t.Errorf("unneeded with npm cycles, eslint linked = %q, want %q", got, want)
 	}
 }
 

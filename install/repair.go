@@ -111,8 +111,7 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 		return nil, err
 	}
 	if !out.Salvaged {
-		old.reqs = unneeded(recs)
-		maps.Copy(old.reqs, r.linkedNPM(recs))
+		old.reqs = unneeded(recs, r.linkedNPM(recs))
 	}
 	if err := r.buildDatabase(recs, lists, undated, old.reqs, old.repos); err != nil {
 		return nil, err
@@ -625,11 +624,13 @@ func recorded(pkgs []db.Record, candidates func(name string) ([]Candidate, error
 	}
 }
 
-// unneeded returns, as asked for by name, the packages of recs no other one depends on
-// (repo.Dependencies), and each package of a cycle that nothing outside it needs, directly
-// or through others (eslint and its plugin whose peer it is): a cycle has no package that
-// nothing depends on, and what nothing asked for needs autoremove takes.
-func unneeded(recs []*db.Record) map[string]repo.Requirement {
+// unneeded returns, as asked for by name, linked (linkedNPM's npm instances), the packages
+// of recs no other one depends on (repo.Dependencies), and each package of a cycle that
+// nothing outside it needs, directly or through others, where none of it is linked (eslint
+// and its plugin whose peer it is): a cycle has no package that nothing depends on, and
+// what nothing asked for needs autoremove takes. Of a cycle with a link, the links alone
+// tell what was asked for.
+func unneeded(recs []*db.Record, linked map[string]repo.Requirement) map[string]repo.Requirement {
 	pkgs := make([]db.Record, len(recs))
 	for i, p := range recs {
 		pkgs[i] = *p
@@ -660,8 +661,14 @@ func unneeded(recs []*db.Record) map[string]repo.Requirement {
 		reaches[key] = m
 		return m
 	}
-	reqs := make(map[string]repo.Requirement)
+	reqs := maps.Clone(linked)
+	if reqs == nil {
+		reqs = make(map[string]repo.Requirement)
+	}
 	covered := make(map[string]bool) // what the packages asked for lead to
+	for k := range linked {
+		maps.Copy(covered, reach(k))
+	}
 	for _, p := range recs {
 		if !needed[p.Key()] {
 			reqs[p.Key()] = repo.Requirement{Name: p.Name}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -169,6 +171,32 @@ func TestRepairNPMRequests(t *testing.T) {
 	e.ok("remove", "app", "dep", "@s/dep")
 	if ents, err := os.ReadDir(filepath.Join(e.root, "lib", "node_modules")); len(ents) != 0 {
 		t.Errorf("lib/node_modules once every package is removed: %v, %v; want it empty or gone", ents, err)
+	}
+}
+
+// TestRepairNPMCycle: a repair of a database whose requests are lost takes as asked for,
+// of npm instances that need each other, the ones lib/node_modules/NAME leads to: plug,
+// which needs cli as cli needs it, was counted asked for too, got a link in
+// lib/node_modules the user never had, and remove cli failed as plug depended on it.
+func TestRepairNPMCycle(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "cli", "1.0.0", "plug@npm:^1.0.0")
+	addNPM(t, base, "plug", "1.0.0", "cli@npm:^1.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "cli")
+	if err := os.WriteFile(filepath.Join(e.root, ".pkg", "db"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("verify", "--repair")
+	if got, want := e.requested(), "cli 1.0.0"; got != want {
+		t.Errorf("asked for after the repair: %q, want %q", got, want)
+	}
+	if _, err := os.Lstat(filepath.Join(e.root, "lib", "node_modules", "plug")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("lib/node_modules/plug after the repair: %v; want none", err)
+	}
+	e.ok("remove", "cli")
+	if got := e.installed(); got != "" {
+		t.Errorf("installed once cli is removed: %q, want nothing", got)
 	}
 }
 

@@ -77,7 +77,7 @@ func repair(c *cli.Context) error {
 	}
 	say(c, "recorded %d packages again from their trees: %s", len(b.Recorded), strings.Join(b.Recorded, ", "))
 	if !b.Salvaged {
-		warn(c, "what you asked for and the repositories' pins could not be read from the old database: every package no other needs (or each of packages needing only each other) counts as asked for, and a signed repository's key must be trusted again (pkg trust add)")
+		warn(c, "what you asked for and the repositories' pins could not be read from the old database: every package no other needs, each npm package lib/node_modules/NAME links to, and each of packages needing only each other where none is so linked counts as asked for, and a signed repository's key must be trusted again (pkg trust add)")
 	}
 	return err
 }
