@@ -18,7 +18,7 @@ func TestBzip2(t *testing.T) {
 	base := t.TempDir()
 	writeTree(t, filepath.Join(base, "hello"))
 	testfs.Run(t, base, "tar", "-cjf", "hello.tar.bz2", "hello")
-	got, err := Inspect(filepath.Join(base, "hello.tar.bz2"))
+	got, err := Inspect(t.Context(), filepath.Join(base, "hello.tar.bz2"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -923,15 +923,16 @@ type Contents struct {
 }
 
 // Inspect reads a local archive the way Fetch would and returns what it holds, refusing
-// anything an install would refuse. A .deb's control member is read too.
-func Inspect(path string) (Contents, error) {
+// anything an install would refuse. A .deb's control member is read too. Its reads fail
+// once ctx is done, which stops the decompressor, the host's xz included.
+func Inspect(ctx context.Context, path string) (Contents, error) {
 	f, err := regfile.Open(path, 0)
 	if err != nil {
 		return Contents{}, err
 	}
 	defer f.Close()
 	var c Contents
-	c.Stats, err = convert(io.Discard, f, conversion{local: f, control: &c.Control})
+	c.Stats, err = convert(io.Discard, &localArchive{f, ctx, 0}, conversion{local: f, control: &c.Control})
 	if err != nil {
 		return c, fmt.Errorf("%s: %w", path, err)
 	}

@@ -115,7 +115,7 @@ func TestDebFormats(t *testing.T) {
 	for _, comp := range []string{"xz", "zstd", "gzip", "none"} {
 		t.Run(comp, func(t *testing.T) {
 			deb := buildDeb(t, comp)
-			got, err := Inspect(deb)
+			got, err := Inspect(t.Context(), deb)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,7 +18,7 @@ func TestRealDebs(t *testing.T) {
 	debs := testfs.AptDownload(t, names...)
 	got := map[string]Contents{}
 	for i, name := range names {
-		c, err := Inspect(debs[i])
+		c, err := Inspect(t.Context(), debs[i])
 		if err != nil {
 			t.Fatal(err)
 		}

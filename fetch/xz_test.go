@@ -3,6 +3,7 @@ package fetch
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -124,7 +125,7 @@ func TestXZHostOwnGroup(t *testing.T) {
 	}
 	dir := t.TempDir()
 	groups, script := filepath.Join(dir, "groups"), filepath.Join(dir, "xz")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\nps -o pgid= -p $$ >> "+groups+"\nexec "+xzPath+" \"$@\"\n"), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ncat /proc/$$/stat >> "+groups+"\nexec "+xzPath+" \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	host := hostXZ
@@ -143,14 +144,95 @@ func TestXZHostOwnGroup(t *testing.T) {
 		}
 	}
 	log, _ := os.ReadFile(groups)
-	lines := strings.Fields(string(log))
+	lines := strings.Split(strings.TrimSuffix(string(log), "\n"), "\n")
 	if len(lines) < 2 {
 		t.Fatalf("xz ran %d times, want at least twice", len(lines))
 	}
-	for _, g := range lines {
-		if g == strconv.Itoa(syscall.Getpgrp()) {
+	for _, line := range lines {
+		f := procStat(line)
+		if len(f) < 3 {
+			t.Fatalf("no process group in /proc/PID/stat %q", line)
+		}
+		if g := f[2]; g == strconv.Itoa(syscall.Getpgrp()) {
 			t.Errorf("an xz ran in pkg's process group %s, where the terminal's Ctrl-C kills it", g)
 		}
+	}
+}
+
+// procStat returns the fields of a /proc/PID/stat line (proc(5)) that follow the command
+// name, which is in parentheses and may hold spaces and parentheses: state, ppid, pgrp, ...
+func procStat(line string) []string {
+	i := strings.LastIndexByte(line, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(line[i+1:])
+}
+
+// TestXZHostInspectCanceled stops the inspection of a local .tar.xz once its context is
+// cancelled while xz decodes it, and reaps xz: Ctrl-C reaches pkg alone (TestXZHostOwnGroup),
+// which must stop xz itself rather than wait for the whole archive to be decoded.
+func TestXZHostInspectCanceled(t *testing.T) {
+	needXZ(t)
+	xzPath, err := exec.LookPath("xz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	archive := filepath.Join(dir, "big.tar.xz")
+	cmd := exec.Command("xz", "-T1", "-0", "-c") // streamed: one xz decodes the whole archive
+	cmd.Stdin = bytes.NewReader(makeTar(t, []file{{name: "big", data: somewhatRandom(24 << 20)}}))
+	data, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(archive, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The xz the inspection starts writes its pid into started, then waits to be
+	// released, so that the context is cancelled with xz running and the archive unread.
+	started, release, script := filepath.Join(dir, "started"), filepath.Join(dir, "release"), filepath.Join(dir, "xz")
+	for _, fifo := range []string{started, release} {
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho $$ > "+started+"\nread x < "+release+"\nexec "+xzPath+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	host := hostXZ
+	defer func() { hostXZ = host }()
+	hostXZ = func() string { return script }
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done, pids := make(chan error, 1), make(chan int, 1)
+	go func() { _, err := Inspect(ctx, archive); done <- err }()
+	go func() {
+		b, _ := os.ReadFile(started)
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		pids <- pid
+	}()
+	var pid int
+	select {
+	case pid = <-pids:
+	case err := <-done:
+		t.Fatalf("inspection ended before xz started: %v", err)
+	}
+	cancel()
+	if err := os.WriteFile(release, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute): // a hang: xz decodes the whole archive in a few seconds
+		t.Fatal("inspection still running a minute after its context was cancelled")
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("inspection cancelled while xz decodes: %v, want context.Canceled", err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("xz (pid %d) is still there after the inspection returned: %v", pid, err)
 	}
 }
 

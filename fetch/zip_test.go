@@ -129,7 +129,7 @@ func TestZipByZip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Inspect(filepath.Join(base, "hello.zip"))
+	got, err := Inspect(t.Context(), filepath.Join(base, "hello.zip"))
 	if err != nil {
 		t.Fatal(err)
 	}

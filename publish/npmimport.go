@@ -69,7 +69,7 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 	pkgs, paths := make([]repo.Package, len(got)), make([]string, len(got))
 	scripts := make(map[string][]string) // by name@version, an npm package's Key
 	for i, g := range got {
-		if pkgs[i], scripts[l.Tarballs[i].Name+"@"+l.Tarballs[i].Version], err = npmEntry(g, l.Tarballs[i]); err == nil && !o.Replace {
+		if pkgs[i], scripts[l.Tarballs[i].Name+"@"+l.Tarballs[i].Version], err = npmEntry(ctx, g, l.Tarballs[i]); err == nil && !o.Replace {
 			err = repo.CheckRepublish(dir, g.Path, before, pkgs[i])
 		}
 		if err != nil {
@@ -111,8 +111,8 @@ func archives(dir string, ix *repo.Index) map[string]string {
 
 // npmEntry returns the entry of the tarball g of t, what its package.json says, which must
 // be t's name and version, and the lifecycle scripts it declares.
-func npmEntry(g gotTarball, t lockTarball) (repo.Package, []string, error) {
-	st, err := fetch.Inspect(g.Path)
+func npmEntry(ctx context.Context, g gotTarball, t lockTarball) (repo.Package, []string, error) {
+	st, err := fetch.Inspect(ctx, g.Path)
 	if err != nil {
 		return repo.Package{}, nil, err
 	}

@@ -40,8 +40,8 @@ type DownloadError struct {
 func (e *DownloadError) Error() string { return e.Err.Error() }
 func (e *DownloadError) Unwrap() error { return e.Err }
 
-// Open reads the archive at location, a path or an http(s) URL (fetch.Local), refusing
-// anything an install would refuse (fetch.Inspect). A URL that cannot be downloaded is a
+// Open reads the archive at location, a path or an http(s) URL (fetch.Local), until ctx is
+// done, refusing anything an install would refuse (fetch.Inspect). A URL that cannot be downloaded is a
 // *DownloadError. Close removes a download.
 func Open(ctx context.Context, location string) (*Archive, error) {
 	local, remote, cleanup, err := fetch.Local(ctx, location)
@@ -51,7 +51,7 @@ func Open(ctx context.Context, location string) (*Archive, error) {
 		}
 		return nil, err
 	}
-	st, err := fetch.Inspect(local)
+	st, err := fetch.Inspect(ctx, local)
 	if err != nil {
 		cleanup()
 		return nil, err

@@ -64,7 +64,7 @@ func publish(t testing.TB, dir string, specs ...*spec) world {
 		if err := os.WriteFile(archive, s.archive(t), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		st, err := fetch.Inspect(archive)
+		st, err := fetch.Inspect(t.Context(), archive)
 		if err != nil {
 			t.Fatal(err)
 		}
