@@ -57,8 +57,8 @@ func (e *UnnamedError) Error() string {
 }
 
 // Local returns the entry of a, a local archive file installed as it is (pkg install
-// ./FILE): an npm tarball whose package.json has a name and a version as Entry makes it
-// (localNamed); else p completed from a .deb's control file's name, version and summary (its
+// ./FILE): npm pack's tarball whose package.json has a name and a version as Entry makes
+// it (localNamed); else p completed from a .deb's control file's name, version and summary (its
 // relations name Debian's packages, which the repositories in use may not hold), else from
 // the file's name (splitFileName), where p lacks a name or version; another npm tarball's
 // Into (npmInto); as commands, where p names none, the
@@ -72,7 +72,7 @@ func (a *Archive) Local(p repo.Package) (repo.Package, error) {
 	}
 	p, err := a.localNamed(p)
 	if err != nil {
-		return p, fmt.Errorf("archive %s: %w", a.Location, err)
+		return p, err
 	}
 	if p.Name == "" || p.Version == "" {
 		name, version, ok := splitFileName(a.Path)
@@ -110,23 +110,29 @@ func (a *Archive) Local(p repo.Package) (repo.Package, error) {
 	return p, nil
 }
 
-// localNamed returns p completed as Entry completes an npm tarball whose package.json has
-// a name and a version (npmEntry: kind npm, its dependencies and commands), as npm installs
-// such a file; else from a .deb's control file (named).
+// localNamed returns p completed as Entry completes a tarball as npm pack writes it (one
+// top directory package/) whose package.json has a name and a version (npmEntry: kind npm,
+// its dependencies and commands), as npm installs such a file; else from a .deb's control
+// file (named). Unlike Entry, which takes the registry's tarballs of another top directory
+// too (@types' estree/), it leaves another tarball of one top directory holding a
+// package.json, such as a release's app-1.0.0/ with its node_modules, a plain tree. Its
+// errors name the archive.
 func (a *Archive) localNamed(p repo.Package) (repo.Package, error) {
-	top, ok := npmTop(a.Members)
-	if !ok {
-		return a.named(p, false)
+	if top, ok := npmTop(a.Members); ok && top == "package" {
+		data, err := readManifest(a.Path, top+"/"+manifestName)
+		if err != nil {
+			return p, &ManifestError{Archive: a.Location, Member: top + "/" + manifestName, Err: err}
+		}
+		if data != nil && npmNamed(data) {
+			p, a.scripts, err = a.npmEntry(p, top, data, false)
+			return p, err
+		}
 	}
-	data, err := readManifest(a.Path, top+"/"+manifestName)
+	p, err := a.named(p, false)
 	if err != nil {
-		return p, &ManifestError{Archive: a.Location, Member: top + "/" + manifestName, Err: err}
+		return p, fmt.Errorf("archive %s: %w", a.Location, err)
 	}
-	if data == nil || !npmNamed(data) {
-		return a.named(p, false)
-	}
-	p, a.scripts, err = a.npmEntry(p, top, data, false)
-	return p, err
+	return p, nil
 }
 
 // commandDirs are the directories whose runnable files commands takes as commands.

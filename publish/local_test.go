@@ -102,3 +102,25 @@ func TestLocal(t *testing.T) {
 		t.Errorf("Open of a missing file: %v, want fs.ErrNotExist", err)
 	}
 }
+
+// TestLocalNPM takes as npm's only what npm pack writes, one top directory package/: a
+// release tarball whose one top directory holds a package.json (code-server's
+// app-1.0.0/, its node_modules in it) is a plain tree named by its file, as it was, not
+// an npm package whose dependencies the repositories must hold. A bad package.json is
+// refused by a *ManifestError naming the archive once.
+func TestLocalNPM(t *testing.T) {
+	a := npmTarball(t, `{"name": "@s/tool", "version": "1.0.0", "dependencies": {"ms": "^2"}}`)
+	if p, err := a.Local(repo.Package{}); err != nil || p.Kind != repo.KindNPM || p.Name != "@s/tool" || repo.JoinRequirements(p.Depends) != "ms@npm:^2" {
+		t.Errorf("Local of npm pack's tarball = %+v, %v, want @s/tool of kind npm depending on ms@npm:^2", p, err)
+	}
+	release := npmTarballIn(t, "app-1.0.0", `{"name": "app", "version": "1.0.0", "dependencies": {"express": "^4"}}`,
+		"app-1.0.0/node_modules/express/package.json", `{"name": "express", "version": "4.21.2"}`)
+	if p, err := release.Local(repo.Package{Name: "app", Version: "1.0.0"}); err != nil || p.Kind != "" || p.Depends != nil || p.Into != "" {
+		t.Errorf("Local of a release tarball in app-1.0.0/ = %+v, %v, want a plain tree without dependencies", p, err)
+	}
+	bad := npmTarball(t, `{"name": "tool", "version": "1"}`)
+	_, err := bad.Local(repo.Package{})
+	if me := (*ManifestError)(nil); !errors.As(err, &me) || me.Field != "version" || strings.Count(err.Error(), bad.Location) != 1 {
+		t.Errorf("Local of a bad version = %v, want a *ManifestError naming %s once", err, bad.Location)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -173,6 +174,30 @@ func TestInstallLocalNPM(t *testing.T) {
 		}
 	}
 	e.ok("verify")
+}
+
+// TestInstallLocalRelease installs a release tarball whose one top directory holds a
+// package.json and its node_modules (code-server's) as a plain tree, as before npm pack's
+// tarballs were installed as npm's: taken as npm's, it needed express from the
+// repositories, which hold none.
+func TestInstallLocalRelease(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "ms", "2.1.3")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	files := t.TempDir()
+	t.Chdir(files)
+	app := tf("app-1.0.0/bin/app", "#!/bin/sh\necho app\n")
+	app.hdr.Mode = 0o755
+	writeFile(t, files, "app-1.0.0.tgz", gzipped(t, pax(t,
+		tf("app-1.0.0/package.json", `{"name":"app","version":"1.0.0","dependencies":{"express":"^4"}}`), app,
+		tf("app-1.0.0/node_modules/express/package.json", `{"name":"express","version":"4.21.2"}`))))
+	e.ok("install", "./app-1.0.0.tgz", "--bin", "app=app-1.0.0/bin/app")
+	if got := e.installed(); got != "app 1.0.0" {
+		t.Errorf("installed after the release tarball: %q, want app 1.0.0 alone", got)
+	}
+	if out, err := exec.Command(filepath.Join(e.root, "bin", "app")).Output(); err != nil || string(out) != "app\n" {
+		t.Errorf("bin/app: %q, %v", out, err)
+	}
 }
 
 // TestInstallLocalDebDepends notes a local .deb's Pre-Depends with its Depends, both
