@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -174,7 +175,11 @@ func (s *Session) localInstalled() (found bool) {
 
 // withLocal returns ix with the repositories of the local archive files given (Local) and
 // of those the root's records rs hold (txn.Catalog.WithLocal), and makes f fetch from them.
+// A file whose package would sit beside an installed one is refused (besideKind).
 func (s *Session) withLocal(f *txn.Fetcher, ix *txn.Catalog, rs []db.Record) (*txn.Catalog, error) {
+	if err := besideKind(s.Local, rs); err != nil {
+		return nil, err
+	}
 	ix, err := ix.WithLocal(s.Local, rs)
 	switch {
 	case err != nil:
@@ -184,6 +189,44 @@ func (s *Session) withLocal(f *txn.Fetcher, ix *txn.Catalog, rs []db.Record) (*t
 	}
 	f.Source, f.Sources = ix.Source, ix.Sources()
 	return ix, nil
+}
+
+// A KindError refuses a local archive file whose package has the name of an installed
+// package of another kind, one of the two of kind npm: an npm package is installed beside
+// the others of its name (as versions of an npm package are), not in their place, so both
+// would be installed, neither told apart by the name nor by the request. pkg installed npm
+// pack's tarballs as plain trees at lib/node_modules/NAME before it took them as npm's.
+type KindError struct {
+	Name, Version string // the installed package's
+	Kind          string // the installed package's ("" plain)
+	Origin        string // the file given
+	Given         string // the file's kind
+}
+
+func (e *KindError) Error() string {
+	return fmt.Sprintf("local archive file %s: %s %s is installed as %s, and the file is %s: remove it before installing the file",
+		e.Origin, e.Name, e.Version, kindText(e.Kind), kindText(e.Given))
+}
+
+// kindText is a package kind in a sentence.
+func kindText(kind string) string {
+	if kind == "" {
+		return "a plain tree"
+	}
+	return "a package of kind " + kind
+}
+
+// besideKind returns a *KindError for the first package of the local archive files given
+// that an installed one of rs, of its name and another kind, would sit beside.
+func besideKind(given []repo.Package, rs []db.Record) error {
+	for _, p := range given {
+		for _, r := range rs {
+			if r.Name == p.Name && r.Kind != p.Kind && (r.Kind == repo.KindNPM || p.Kind == repo.KindNPM) {
+				return &KindError{Name: r.Name, Version: r.Version, Kind: r.Kind, Origin: p.Origin, Given: p.Kind}
+			}
+		}
+	}
+	return nil
 }
 
 // checkLockSigned checks that the lockfile l at path says it was made from indexes a key

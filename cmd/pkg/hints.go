@@ -90,6 +90,9 @@ var hints = []hintRule{
 	{err: session.ErrRealm, hint: "the registry's token challenge names a realm pkg does not ask: one in plain http for a registry spoken to over https, or on a loopback or link-local address (this machine, a cloud's metadata server) the registry is not on; check the registry's auth settings (docs/registry.md)"},
 	{err: session.ErrNoExchange, hint: "put the root on a local filesystem such as XFS, btrfs, ext4 or tmpfs"},
 	{err: session.ErrSplitRoot, hint: "pkg moves trees within the root, so its pkgs/ and .pkg/ must be on one filesystem; on overlayfs (a container's layers), mount with redirect_dir=on"},
+	{fn: as(func(ke *session.KindError) string {
+		return fmt.Sprintf("nothing was changed; 'pkg remove %s' first, then install the file again", repo.InstanceKey(ke.Kind, ke.Name, ke.Version))
+	})},
 	{fn: as(func(le *txn.LocalError) string {
 		return fmt.Sprintf("put %s back as it was, or take a repository's version with 'pkg install REPO/NAME'", le.Origin)
 	})},

@@ -200,6 +200,43 @@ func TestInstallLocalRelease(t *testing.T) {
 	}
 }
 
+// TestInstallLocalNPMOverPlain refuses to install npm pack's tarball as npm's where the
+// same file's package is installed as a plain tree (as pkg installed such a file before it
+// took npm's), naming it and leaving the root as it was: it installed a second "tool
+// 1.0.0", not asked for, its lib/node_modules/tool link not made, and "pkg remove tool"
+// could not tell the two apart.
+func TestInstallLocalNPMOverPlain(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "ms", "2.1.3")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	files := t.TempDir()
+	t.Chdir(files)
+	tarball := func(manifest string) []byte {
+		return gzipped(t, pax(t, tf("package/package.json", manifest), tf("package/index.js", "module.exports = 1\n")))
+	}
+	writeFile(t, files, "tool-1.0.0.tgz", tarball(`{"description":"no name, so a plain tree"}`))
+	e.ok("install", "./tool-1.0.0.tgz")
+	if _, err := os.Stat(filepath.Join(e.root, "lib/node_modules/tool/index.js")); err != nil {
+		t.Fatalf("the plain install: %v", err)
+	}
+	writeFile(t, files, "tool-1.0.0.tgz", tarball(`{"name":"tool","version":"1.0.0","dependencies":{"ms":"^2.1.0"}}`))
+	_, errOut, code := e.pkg("install", "./tool-1.0.0.tgz")
+	if code == 0 || !strings.Contains(errOut, "'pkg remove tool' first") {
+		t.Errorf("install of npm's tarball over its plain install: exit %d, stderr %q, want a refusal saying to remove tool", code, errOut)
+	}
+	if got, asked := e.installed(), e.requested(); got != "tool 1.0.0" || asked != "tool 1.0.0" {
+		t.Errorf("after the refusal: installed %q, asked for %q, want tool 1.0.0 as it was", got, asked)
+	}
+	e.ok("remove", "tool")
+	e.ok("install", "./tool-1.0.0.tgz")
+	if got, asked := e.installed(), e.requested(); got != "ms 2.1.3, tool 1.0.0" || asked != "tool 1.0.0" {
+		t.Errorf("after removing the plain one: installed %q, asked for %q, want ms and tool, tool asked for", got, asked)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "lib/node_modules/tool/index.js")); err != nil {
+		t.Errorf("the npm install: %v", err)
+	}
+}
+
 // TestInstallLocalDebDepends notes a local .deb's Pre-Depends with its Depends, both
 // Debian's names it does not install, as repo add takes both: python3-minimal needs
 // python3.11-minimal by Pre-Depends, which the note left out, and a .deb with Pre-Depends
