@@ -1,6 +1,9 @@
 package repo
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Reasons for a refusal that callers may match with errors.Is; the error
 // returned says in full what and where.
@@ -16,6 +19,19 @@ var (
 	ErrVersion      = errors.New("repo: bad version")
 	ErrAlternatives = errors.New("repo: alternatives in a request")
 )
+
+// FormatError refuses an index or a lockfile of a format other than the one this package
+// reads: a newer pkg wrote one above Newest; one below it is damaged. It matches ErrFormat.
+type FormatError struct {
+	Format int // the format the file records
+	Newest int // the one format this package reads and writes
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("format %d is not supported (this pkg reads format %d)", e.Format, e.Newest)
+}
+
+func (e *FormatError) Is(target error) bool { return target == ErrFormat }
 
 // archiveError refuses archive, a package's archive path or URL.
 type archiveError struct{ archive, msg string }

@@ -253,7 +253,7 @@ func checkFormat(data []byte) error {
 // formatIs refuses an index format other than the one this package reads.
 func formatIs(format int) error {
 	if format != indexFormat {
-		return &reasonError{msg: fmt.Sprintf("index format %d is not supported (this pkg reads format %d)", format, indexFormat), reason: ErrFormat}
+		return fmt.Errorf("index %w", &FormatError{Format: format, Newest: indexFormat})
 	}
 	return nil
 }

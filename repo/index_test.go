@@ -266,16 +266,24 @@ func TestParseRefusesDuplicate(t *testing.T) {
 }
 
 // TestParseRefusesFormat checks that an index of another format is refused as such by
-// Parse and ParseMeta, whether or not the rest of it decodes as format 1, and that format
-// 1 that does not decode is not.
+// Parse and ParseMeta (a *FormatError naming it), whether or not the rest of it decodes as
+// format 1, and that format 1 that does not decode is not.
 func TestParseRefusesFormat(t *testing.T) {
-	for _, data := range []string{`{"format": 2, "packages": {"changed": true}}`, `{"packages": []}`, `{"format": 2, "packages": []}`,
-		`{"format": 2, "name": {"changed": true}}`, `{"format": 2, "name": "same"}`} {
-		if _, err := Parse([]byte(data)); !errors.Is(err, ErrIndex) || !errors.Is(err, ErrFormat) {
-			t.Errorf("Parse(%s): got error %v, want ErrFormat", data, err)
+	for _, tt := range []struct {
+		data   string
+		format int
+	}{
+		{`{"format": 2, "packages": {"changed": true}}`, 2}, {`{"packages": []}`, 0}, {`{"format": -1, "packages": []}`, -1},
+		{`{"format": 2, "packages": []}`, 2}, {`{"format": 2, "name": {"changed": true}}`, 2}, {`{"format": 2, "name": "same"}`, 2},
+	} {
+		want := FormatError{Format: tt.format, Newest: indexFormat}
+		_, err := Parse([]byte(tt.data))
+		if fe := (*FormatError)(nil); !errors.Is(err, ErrIndex) || !errors.Is(err, ErrFormat) || !errors.As(err, &fe) || *fe != want {
+			t.Errorf("Parse(%s): got error %v, want ErrFormat in a %+v", tt.data, err, want)
 		}
-		if _, err := ParseMeta([]byte(data)); !errors.Is(err, ErrIndex) || !errors.Is(err, ErrFormat) {
-			t.Errorf("ParseMeta(%s): got error %v, want ErrFormat", data, err)
+		_, err = ParseMeta([]byte(tt.data))
+		if fe := (*FormatError)(nil); !errors.Is(err, ErrIndex) || !errors.Is(err, ErrFormat) || !errors.As(err, &fe) || *fe != want {
+			t.Errorf("ParseMeta(%s): got error %v, want ErrFormat in a %+v", tt.data, err, want)
 		}
 	}
 	for _, data := range []string{`{"format": 1, "name": {"changed": true}}`, `{"format": 1, "name": "x",`} {

@@ -580,7 +580,7 @@ func parseLock(data []byte) (*Lock, error) {
 		return nil, errors.New(`not a lockfile: no "lockfile" format number`)
 	}
 	if lf.Lockfile != lockFormat {
-		return nil, &reasonError{msg: fmt.Sprintf("format %d is not supported (this pkg reads format %d)", lf.Lockfile, lockFormat), reason: ErrFormat}
+		return nil, &FormatError{Format: lf.Lockfile, Newest: lockFormat}
 	}
 	l := &Lock{Repo: lf.Repo, Index: lf.Index, Repos: lf.Repos, Platforms: lf.Platforms}
 	if !validLockURL(strings.TrimSuffix(l.Repo, "/")) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -342,8 +343,12 @@ func TestParseLockSays(t *testing.T) {
 			t.Errorf("decodeLock: %v, want an ErrLockfile containing %q", err, tt.want)
 		}
 	}
-	if _, err := decodeLock([]byte(`{"lockfile": 2, "packages": {"a": 1}}`)); !errors.Is(err, ErrFormat) {
-		t.Errorf("decodeLock of a later format that lockFile cannot hold: %v, want ErrFormat", err)
+	for _, format := range []int{2, -1} {
+		_, err := decodeLock([]byte(`{"lockfile": ` + strconv.Itoa(format) + `, "packages": {"a": 1}}`))
+		want := FormatError{Format: format, Newest: lockFormat}
+		if fe := (*FormatError)(nil); !errors.Is(err, ErrLockfile) || !errors.Is(err, ErrFormat) || !errors.As(err, &fe) || *fe != want {
+			t.Errorf("decodeLock of format %d that lockFile cannot hold: %v, want ErrFormat in a %+v", format, err, want)
+		}
 	}
 }
 

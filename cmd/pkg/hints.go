@@ -128,8 +128,8 @@ var hints = []hintRule{
 			"Provides": "--provides", "Conflicts": "--conflicts", "Breaks": "--conflicts", "Replaces": "--replaces"}[ce.Field]
 		return fmt.Sprintf("give what %s means to pkg with %s, which replaces the control file's %s", ce.Field, flag, ce.Field)
 	})},
-	{is: newerFormat, hint: "a newer pkg wrote it: upgrade pkg to a release that reads that format ('pkg --version' names this one); locking again with this pkg would take the lockfile back for everyone"},
-	{err: repo.ErrFormat, hint: "a newer pkg wrote it: upgrade pkg to a release that reads that format ('pkg --version' names this one)"},
+	{is: newerLockfile, hint: "a newer pkg wrote it: upgrade pkg to a release that reads that format ('pkg --version' names this one); locking again with this pkg would take the lockfile back for everyone"},
+	{is: newerFormat, hint: "a newer pkg wrote it: upgrade pkg to a release that reads that format ('pkg --version' names this one)"},
 	{err: repo.ErrUnnamed, hint: "name the repository: 'pkg repo sign DIR --key KEYFILE --name NAME' signs it under that name (for a new one, add its first package without --key, then sign it so), or use a directory whose name is a valid repository name"},
 	{err: repo.ErrLockfile, hint: "pkg reads a lockfile only as pkg lock wrote it: restore it from version control, or make it again with 'pkg lock -o FILE NAME...'"},
 	{err: pin.ErrLockUnverified, hint: "lock it again with the publisher's key ('pkg lock --trusted-key KEY', or trust it first with 'pkg trust add KEY')"},
@@ -420,10 +420,15 @@ func goneSyncHint(ge *goneSyncError) string {
 		shell.Quote(ge.Path), repo, shell.Quote(ge.Path), shell.Quote(ge.Path))
 }
 
-// newerFormat reports whether err refuses a lockfile of a format this pkg does not read.
+// newerFormat reports whether err refuses an index or a lockfile of a format above the one
+// this pkg reads, which a newer pkg wrote; one below it is damaged.
 func newerFormat(err error) bool {
-	return errors.Is(err, repo.ErrFormat) && errors.Is(err, repo.ErrLockfile)
+	var fe *repo.FormatError
+	return errors.As(err, &fe) && fe.Format > fe.Newest
 }
+
+// newerLockfile reports whether err refuses a lockfile a newer pkg wrote.
+func newerLockfile(err error) bool { return newerFormat(err) && errors.Is(err, repo.ErrLockfile) }
 
 // damagedOffline reports whether err is an offline command's refusal to fetch again a
 // cached archive found damaged: the index is cached, the archive is what is missing.

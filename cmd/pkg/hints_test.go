@@ -268,15 +268,44 @@ func TestFlagErrors(t *testing.T) {
 	}
 }
 
-// TestNewerFormatHint: a lockfile of a format a newer pkg writes is advised an upgrade of
-// pkg, not locking again with this one, which would take the format back for everyone.
+// TestNewerFormatHint: a lockfile or index of a format a newer pkg writes is advised an
+// upgrade of pkg, not locking again with this one, which would take the format back for
+// everyone; one of a format below this pkg's is damaged, and gets the advice of any other
+// damaged lockfile (restore it or lock again) or index.
 func TestNewerFormatHint(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "pkg.lock")
-	if err := os.WriteFile(path, []byte(`{"lockfile": 2, "requires": ["jq"], "packages": []}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := repo.ReadLock(path)
-	if got := hint(err, nil); !errors.Is(err, repo.ErrFormat) || !strings.Contains(got, "upgrade pkg") {
-		t.Errorf("lockfile of format 2: %v, hint %q; want repo.ErrFormat and the advice to upgrade pkg", err, got)
+	lockHint := hint(repo.ErrLockfile, nil)
+	for _, tt := range []struct {
+		lockfile bool
+		format   string
+		newer    bool
+	}{
+		{true, "2", true},
+		{true, "-1", false},
+		{true, "0", false},
+		{false, "2", true},
+		{false, "-1", false},
+		{false, "0", false},
+	} {
+		var err error
+		if tt.lockfile {
+			path := filepath.Join(t.TempDir(), "pkg.lock")
+			if err := os.WriteFile(path, []byte(`{"lockfile": `+tt.format+`, "requires": ["jq"], "packages": []}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = repo.ReadLock(path)
+		} else {
+			_, err = repo.Parse([]byte(`{"format": ` + tt.format + `, "packages": []}`))
+		}
+		got := hint(err, nil)
+		switch upgrade := strings.Contains(got, "upgrade pkg"); {
+		case err == nil:
+			t.Errorf("lockfile %v, format %s: no error", tt.lockfile, tt.format)
+		case tt.newer && (!errors.Is(err, repo.ErrFormat) || !upgrade):
+			t.Errorf("lockfile %v, format %s: %v, hint %q; want repo.ErrFormat and the advice to upgrade pkg", tt.lockfile, tt.format, err, got)
+		case !tt.newer && upgrade:
+			t.Errorf("lockfile %v, format %s: %v, hint %q; want no advice to upgrade pkg", tt.lockfile, tt.format, err, got)
+		case !tt.newer && tt.lockfile && got != lockHint:
+			t.Errorf("lockfile format %s: %v, hint %q; want a damaged lockfile's, %q", tt.format, err, got, lockHint)
+		}
 	}
 }
