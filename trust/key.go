@@ -82,14 +82,26 @@ func ParseKeyID(s string) (string, bool) {
 func parseKeys(text string) ([]PublicKey, error) {
 	var keys []PublicKey
 	for line := range strings.Lines(text) {
-		line, _, _ = strings.Cut(line, "#")
-		for _, f := range strings.FieldsFunc(line, isKeySeparator) {
-			k, err := ParsePublicKey(f)
-			if err != nil {
-				return nil, err
-			}
-			keys = append(keys, k)
+		ks, err := parseLine(line)
+		if err != nil {
+			return nil, err
 		}
+		keys = append(keys, ks...)
+	}
+	return keys, nil
+}
+
+// parseLine parses the keys of one line of parseKeys's text. The String of each is its
+// text, ParsePublicKey reading the base64 strictly (FuzzParseKeys).
+func parseLine(line string) ([]PublicKey, error) {
+	line, _, _ = strings.Cut(line, "#")
+	var keys []PublicKey
+	for _, f := range strings.FieldsFunc(line, isKeySeparator) {
+		k, err := ParsePublicKey(f)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
 	}
 	return keys, nil
 }

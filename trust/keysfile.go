@@ -25,11 +25,21 @@ func ReadTrusted(path string) ([]PublicKey, error) {
 	n := 0
 	for line := range strings.Lines(string(data)) {
 		n++
-		ks, err := parseKeys(line)
+		ks, err := readLine(path, n, line)
 		if err != nil {
-			return nil, &LineError{Path: path, Line: n, Err: err}
+			return nil, err
 		}
 		keys = append(keys, ks...)
+	}
+	return keys, nil
+}
+
+// readLine returns the keys of line n of the trusted-keys file at path (parseLine), or a
+// *LineError naming it.
+func readLine(path string, n int, line string) ([]PublicKey, error) {
+	keys, err := parseLine(line)
+	if err != nil {
+		return nil, &LineError{Path: path, Line: n, Err: err}
 	}
 	return keys, nil
 }
@@ -80,23 +90,22 @@ func editTrusted(f KeysFile, id, add string) (dropped []PublicKey, err error) {
 	n := 0
 	for line := range strings.Lines(string(data)) {
 		n++
-		text := strings.TrimRight(line, "\r\n")
-		body, comment, commented := strings.Cut(text, "#")
-		fields := strings.FieldsFunc(body, isKeySeparator)
+		keys, err := readLine(path, n, line)
+		if err != nil {
+			return nil, err
+		}
 		var keep []string
-		for _, f := range fields {
-			k, err := ParsePublicKey(f)
-			if err != nil {
-				return nil, &LineError{Path: path, Line: n, Err: err}
-			}
+		for _, k := range keys {
 			if k.ID() == id {
 				dropped = append(dropped, k)
 			} else {
-				keep = append(keep, f)
+				keep = append(keep, k.String())
 			}
 		}
+		text := strings.TrimRight(line, "\r\n")
+		_, comment, commented := strings.Cut(text, "#")
 		switch {
-		case len(keep) == len(fields):
+		case len(keep) == len(keys):
 			b.WriteString(text + "\n")
 		case len(keep) > 0 && commented:
 			b.WriteString(strings.Join(keep, " ") + "  #" + comment + "\n")

@@ -107,3 +107,27 @@ func TestTrustedFileBadLine(t *testing.T) {
 		}
 	}
 }
+
+// TestTrustedFileCommas removes a key from a line of keys separated by commas, with no
+// comment: the keys left, a bound one among them, are written as they were, separated by
+// a space, and the other lines stay as they were.
+func TestTrustedFileCommas(t *testing.T) {
+	a, b, c, d := newKey(t).Public(), newKey(t).Public(), newKey(t).Public(), newKey(t).Public()
+	path := filepath.Join(t.TempDir(), "trusted-keys")
+	data := "demo=" + a.String() + "," + b.String() + ", " + c.String() + "\n" + d.String() + ",\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dropped, err := RemoveTrusted(pathFile(path), b.ID())
+	if err != nil || len(dropped) != 1 || dropped[0].String() != b.String() {
+		t.Fatalf("RemoveTrusted: %v, %v; want %s dropped", dropped, err, b)
+	}
+	want := "demo=" + a.String() + " " + c.String() + "\n" + d.String() + ",\n"
+	if got, _ := os.ReadFile(path); string(got) != want {
+		t.Errorf("file\n%s\nwant\n%s", got, want)
+	}
+	keys, err := ReadTrusted(path)
+	if err != nil || len(keys) != 3 || keys[0].Repo != "demo" || keys[0].ID() != a.ID() {
+		t.Errorf("ReadTrusted: %v, %v; want demo=%s, %s and %s", keys, err, a, c, d)
+	}
+}

@@ -227,6 +227,8 @@ func FuzzParseSignatures(f *testing.F) {
 	})
 }
 
+// FuzzParseKeys checks that a key parsed is written back as its text (editTrusted keeps the
+// keys of a line it edits so) and round-trips.
 func FuzzParseKeys(f *testing.F) {
 	f.Add("demo=" + newKey(f).Public().String() + ", # c\n" + newKey(f).Public().String())
 	f.Fuzz(func(t *testing.T, text string) {
@@ -234,7 +236,18 @@ func FuzzParseKeys(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, k := range keys {
+		var fields []string
+		for line := range strings.Lines(text) {
+			line, _, _ = strings.Cut(line, "#")
+			fields = append(fields, strings.FieldsFunc(line, isKeySeparator)...)
+		}
+		if len(fields) != len(keys) {
+			t.Fatalf("%d keys of %d fields", len(keys), len(fields))
+		}
+		for i, k := range keys {
+			if k.String() != fields[i] {
+				t.Errorf("key %q is written back as %q", fields[i], k.String())
+			}
 			again, err := ParsePublicKey(k.String())
 			if err != nil || again.String() != k.String() {
 				t.Errorf("%q does not round-trip: %v", k.String(), err)
