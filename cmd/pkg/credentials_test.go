@@ -176,14 +176,7 @@ func TestURLCredentialRefused(t *testing.T) {
 func TestPushCredentialRefused(t *testing.T) {
 	t.Setenv("NETRC", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	base := t.TempDir()
-	dir := filepath.Join(base, "repo")
-	e := newEnv(t, base, dir)
-	archive := filepath.Join(base, "tool-1.0.tar")
-	if err := os.WriteFile(archive, packageTar(t, "tool", "1.0", 'x'), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e.ok("repo", "add", dir, archive, "--name", "tool", "--version", "1.0")
+	e, dir := toolRepo(t)
 	reg := testregistry.New(t)
 	reg.Users = map[string]string{"bob": "s3cret"}
 	for _, tc := range []struct {

@@ -177,14 +177,7 @@ func TestRepoPushOlder(t *testing.T) {
 // TestRepoPushOverImage pushes to a tag naming a container image: refused with a hint,
 // the image kept; --force replaces it.
 func TestRepoPushOverImage(t *testing.T) {
-	base := t.TempDir()
-	dir := filepath.Join(base, "repo")
-	e := newEnv(t, base, dir)
-	archive := filepath.Join(base, "tool-1.0.tar")
-	if err := os.WriteFile(archive, packageTar(t, "tool", "1.0", 'x'), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e.ok("repo", "add", dir, archive, "--name", "tool", "--version", "1.0")
+	e, dir := toolRepo(t)
 	reg := testregistry.New(t)
 	config := reg.Put([]byte(`{"architecture":"amd64","os":"linux"}`))
 	image := []byte(`{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"` + config + `","size":37},"layers":[]}`)
@@ -197,4 +190,18 @@ func TestRepoPushOverImage(t *testing.T) {
 		t.Error("the image's tag moved")
 	}
 	e.ok("repo", "push", dir, reg.URL(), "--force")
+}
+
+// toolRepo returns an environment and its repository directory, which holds tool 1.0.
+func toolRepo(t *testing.T) (*env, string) {
+	t.Helper()
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	e := newEnv(t, base, dir)
+	archive := filepath.Join(base, "tool-1.0.tar")
+	if err := os.WriteFile(archive, packageTar(t, "tool", "1.0", 'x'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("repo", "add", dir, archive, "--name", "tool", "--version", "1.0")
+	return e, dir
 }

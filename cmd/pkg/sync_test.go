@@ -369,12 +369,7 @@ func TestSyncOffline(t *testing.T) {
 // fresh root from a copy of that cache, the repository gone: the archives are cached, so
 // nothing needs it (a CI job that restores pkg's cache but not the repository).
 func TestSyncOfflineRepositoryGone(t *testing.T) {
-	base := t.TempDir()
-	dir := syncRepo(t)
-	first := newEnv(t, base, dir)
-	lock := filepath.Join(base, "pkg.lock")
-	first.ok("lock", "-o", lock, "app", "tool")
-	first.ok("sync", "-f", lock)
+	first, base, dir, lock := syncedLock(t)
 	if err := os.Rename(dir, dir+".gone"); err != nil {
 		t.Fatal(err)
 	}
@@ -398,10 +393,7 @@ func TestSyncOfflineRepositoryGone(t *testing.T) {
 	}
 	third := newEnv(t, filepath.Join(base, "third"), dir)
 	third.cache = first.cache
-	_, stderr, code := third.pkg("--offline", "sync", "-f", lock)
-	if want := "\npkg: hint: run 'pkg sync -f " + lock + "' online, without --offline"; code != 1 || !strings.Contains(stderr, want) {
-		t.Errorf("offline sync of damaged archives: exit %d, %q, want %q", code, stderr, want)
-	}
+	refusedOffline(t, third, lock, "damaged archives")
 }
 
 // TestSyncOfflineNotCached syncs offline from a cache that lacks an archive of the
@@ -409,12 +401,7 @@ func TestSyncOfflineRepositoryGone(t *testing.T) {
 // lockfile online, which fetches the version it pins ('pkg fetch lib' would fetch the one
 // the index resolves, lib 2.0), and the new root gets no database.
 func TestSyncOfflineNotCached(t *testing.T) {
-	base := t.TempDir()
-	dir := syncRepo(t)
-	first := newEnv(t, base, dir)
-	lock := filepath.Join(base, "pkg.lock")
-	first.ok("lock", "-o", lock, "app", "tool")
-	first.ok("sync", "-f", lock)
+	first, base, dir, lock := syncedLock(t)
 	l, err := repo.ReadLock(lock)
 	if err != nil {
 		t.Fatal(err)
@@ -427,10 +414,7 @@ func TestSyncOfflineNotCached(t *testing.T) {
 	}
 	second := newEnv(t, filepath.Join(base, "second"), dir)
 	second.cache = first.cache
-	_, stderr, code := second.pkg("--offline", "sync", "-f", lock)
-	if want := "\npkg: hint: run 'pkg sync -f " + lock + "' online, without --offline"; code != 1 || !strings.Contains(stderr, want) {
-		t.Errorf("offline sync of an archive the cache lacks: exit %d, %q, want %q", code, stderr, want)
-	}
+	refusedOffline(t, second, lock, "an archive the cache lacks")
 	if _, err := os.Stat(filepath.Join(second.root, ".pkg", "db")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("refused sync left a database: %v", err)
 	}
@@ -904,4 +888,27 @@ func TestSyncRepoGone(t *testing.T) {
 		e.ok(args...)
 		e.checkInstalled(fmt.Sprint(args, " from where the repository went"), "tool 1.0")
 	}
+}
+
+// refusedOffline syncs lock offline in e and checks the refusal's exit and its hint: the
+// lockfile synced again online, which fetches the versions it pins. what says why.
+func refusedOffline(t *testing.T, e *env, lock, what string) {
+	t.Helper()
+	_, stderr, code := e.pkg("--offline", "sync", "-f", lock)
+	if want := "\npkg: hint: run 'pkg sync -f " + lock + "' online, without --offline"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("offline sync of %s: exit %d, %q, want %q", what, code, stderr, want)
+	}
+}
+
+// syncedLock returns a root synced from a lockfile of app and tool, made in a temporary
+// directory base from syncRepo's repository dir, and the lockfile's path.
+func syncedLock(t *testing.T) (first *env, base, dir, lock string) {
+	t.Helper()
+	base = t.TempDir()
+	dir = syncRepo(t)
+	first = newEnv(t, base, dir)
+	lock = filepath.Join(base, "pkg.lock")
+	first.ok("lock", "-o", lock, "app", "tool")
+	first.ok("sync", "-f", lock)
+	return first, base, dir, lock
 }
