@@ -28,7 +28,7 @@
 # Everything after the downloads runs in a network namespace of its own (unshare -n, loopback
 # up): offline is real. Each timed window is the command and a sync -f of the test filesystem;
 # rounds alternate the tools (the order turns each round); medians. Outside the windows, once
-# per tool and filesystem: disk used (df growth of the warm install, synced), FIEMAP of the
+# per tool and filesystem: disk used (the median of the warm rounds' df growth, synced), FIEMAP of the
 # installed files (bytes in extents marked shared; files with other hard links), and the
 # installed name@version set against the lock's (every package.json right under a
 # node_modules/NAME directory), after the first (cold) install and after a warm one.
@@ -277,11 +277,7 @@ npm_fs() {
 	for t in $npm_tools; do
 		failed "$kind" warm "$t" && continue
 		rm -rf "$(target "$t")"
-		local before after
-		before=$(used)
 		npm_install "$t" warm >"$res/$kind.warm.$t.log" 2>&1 || { fail "$kind" warm "$t" "offline install: $(tail -c 300 "$res/$kind.warm.$t.log" | tr '\n' ' ')"; continue; }
-		after=$(used)
-		awk -v k=$((after - before)) 'BEGIN { printf "%.1f MiB\n", k / 1024 }' >"$res/$kind.warm.$t.df"
 		python3 "$here/peers.py" share "$(target "$t")" >"$res/$kind.warm.$t.share"
 		check "$kind" warm "$t"
 	done
@@ -291,8 +287,18 @@ npm_fs() {
 		for t in $order; do
 			failed "$kind" warm "$t" && continue
 			rm -rf "$(target "$t")" && sync -f "$d"
+			local before after
+			before=$(used)
 			timed "$kind" warm "$t" "$r" npm_install "$t" warm
+			after=$(used)
+			echo $((after - before)) >>"$res/$kind.warm.$t.dfs"
 		done
+	done
+	# Disk used: the median of the rounds' df growth (each a warm install, synced, after the
+	# last tool's tree was removed and synced: one reading moves by inode chunks reused).
+	for t in $npm_tools; do
+		[ -s "$res/$kind.warm.$t.dfs" ] || continue
+		sort -n "$res/$kind.warm.$t.dfs" | awk '{ a[NR] = $1 } END { m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.1f MiB\n", m / 1024 }' >"$res/$kind.warm.$t.df"
 	done
 	# Cold rounds: empty stores, online.
 	online
