@@ -3,11 +3,14 @@ package session_test
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/pkgtest/testrepo"
+	"pkg/repo"
 	"pkg/session"
 	"pkg/txn"
 )
@@ -37,5 +40,36 @@ func TestOfferedPackage(t *testing.T) {
 	var ne *session.NotOfferedError
 	if !errors.As(err, &ne) || ne.Name != "jello" || ne.Close != `; did you mean "hello" or "jelly"?` {
 		t.Errorf("offeredPackage(jello) = %v", err)
+	}
+}
+
+// TestOfferedVirtual: a virtual name, which no package of the index is named, is a
+// *session.NotOfferedError naming the packages that provide it, of the index and
+// installed, as pkg why and pkg remove name the installed ones.
+func TestOfferedVirtual(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	publish(t, dir, "hello", "1.0")
+	tmp := t.TempDir()
+	if _, err := testrepo.Publish(t.TempDir(), tmp, "gawk", "1.0"); err != nil {
+		t.Fatal(err)
+	}
+	gawk := repo.Package{Name: "gawk", Version: "1.0", Provides: testrepo.Requires("awk"), Bin: testrepo.Commands("bin/gawk")}
+	if _, _, err := repo.Add(t.Context(), dir, filepath.Join(tmp, "gawk-1.0.tar"), gawk, nil); err != nil {
+		t.Fatal(err)
+	}
+	cache, err := fetch.OpenCache(t.Context(), filepath.Join(base, "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	ix, err := txn.ReadIndex(t.Context(), cache, filepath.Join(base, "root"), install.Options{}, dir, fetch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = session.OfferedPackage(ix, "awk", []db.Record{{Name: "mawk", Provides: testrepo.Requires("awk")}, {Name: "awkuser"}})
+	var ne *session.NotOfferedError
+	if !errors.As(err, &ne) || !slices.Equal(ne.ProvidedBy, []string{"gawk", "mawk"}) || ne.Close != "" {
+		t.Errorf("offeredPackage(awk) = %#v, want one naming gawk and mawk, which provide it", err)
 	}
 }
