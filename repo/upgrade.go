@@ -139,6 +139,10 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, h
 	}
 	reqs, free := upgradeReqs(byName, installed, names, holds)
 	versions, with := ix.versions(), withInstalled(ix, kept(ix, byName, free)).versions()
+	planned := make(map[string]string, len(plan))
+	for _, p := range plan {
+		planned[p.Name] = p.Version
+	}
 	var held []Held
 	for _, p := range plan {
 		cur, ok := byName[p.Name]
@@ -172,6 +176,20 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, h
 				}
 			}
 			_, err := resolveIn(with, rs)
+			if err == nil {
+				return nil
+			}
+			// Why v cannot join the others as the upgrade leaves them: the first dead end of
+			// the search with the others free may be another package's newest version, which
+			// the upgrade does not take either.
+			for j := range rs {
+				if w, ok := planned[rs[j].Name]; ok && rs[j].Name != p.Name {
+					rs[j].Constraints = []Constraint{{Op: "=", Version: w}}
+				}
+			}
+			if _, ex := resolveIn(with, rs); ex != nil && !errors.Is(ex, ErrGaveUp) {
+				return ex
+			}
 			return err
 		}
 		h := Held{Package: p, Installed: cur.Version, Newest: vs[i].Version, Reason: pinned(vs[i].Version), holds: holds}

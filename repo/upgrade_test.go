@@ -344,3 +344,21 @@ func TestUpgradeRepublishedEntry(t *testing.T) {
 		t.Errorf("Outdated = %+v; want jq republished", out)
 	}
 }
+
+// TestHeldBackConflictReason: the reason a package is kept is its own conflict, not the
+// first dead end of the search around it (a-man's newest, which like excludes and the
+// upgrade leaves alone anyway).
+func TestHeldBackConflictReason(t *testing.T) {
+	ix := testIndex("brk 1.0", "brk 2.0 conflicts:nc", "like 1.0 a-man<2", "a-man 1.0", "a-man 2.0", "nc 1.0")
+	installed := testIndex("brk 1.0", "like 1.0 a-man<2", "a-man 1.0", "nc 1.0").Packages
+	plan, err := ix.Upgrade(installed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := ix.HeldBack(installed, nil, plan)
+	i := slices.IndexFunc(held, func(h Held) bool { return h.Package.Name == "brk" })
+	var ce *ConflictsError
+	if i < 0 || !errors.As(held[i].Reason, &ce) || ce.Other != "nc" && ce.Name != "nc" {
+		t.Errorf("HeldBack = %+v, want brk kept at 1.0 for its conflict with nc", held)
+	}
+}
