@@ -58,8 +58,9 @@ func (e *UnnamedError) Error() string {
 
 // Local returns the entry of a, a local archive file installed as it is (pkg install
 // ./FILE): npm pack's tarball whose package.json has a name and a version as Entry makes
-// it (localNamed); else p completed from a .deb's control file's name, version and summary (its
-// relations name Debian's packages, which the repositories in use may not hold), else from
+// it (localNamed); else p completed from a .deb's control file's name, version, summary,
+// provides, conflicts and replaces (not its depends: Debian's packages, which the
+// repositories in use may not hold), else from
 // the file's name (splitFileName), where p lacks a name or version; another npm tarball's
 // Into (npmInto); as commands, where p names none, the
 // files anyone may run directly in the archive's bin/, usr/bin/ or usr/local/bin/; the
@@ -129,10 +130,32 @@ func (a *Archive) localNamed(p repo.Package) (repo.Package, error) {
 		}
 	}
 	p, err := a.named(p, false)
-	if err != nil {
-		return p, fmt.Errorf("archive %s: %w", a.Location, err)
+	if err != nil || a.Control == nil {
+		return p, wrapLocation(a.Location, err)
+	}
+	// Conflicts and Replaces hold whether the repositories offer the names or not, as
+	// dpkg -i honours them: they are taken, unlike Depends.
+	for _, f := range []struct {
+		list   *[]repo.Requirement
+		fields []string
+	}{
+		{&p.Provides, []string{"Provides"}},
+		{&p.Conflicts, []string{"Conflicts", "Breaks"}},
+		{&p.Replaces, []string{"Replaces"}},
+	} {
+		if *f.list, err = a.Control.Requirements(f.fields...); err != nil {
+			return p, wrapLocation(a.Location, err)
+		}
 	}
 	return p, nil
+}
+
+// wrapLocation returns err, if not nil, as about the archive at location.
+func wrapLocation(location string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("archive %s: %w", location, err)
 }
 
 // commandDirs are the directories whose runnable files commands takes as commands.

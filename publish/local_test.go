@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"pkg/fetch"
 	"pkg/repo"
 	"pkg/tarutil"
 )
@@ -122,5 +123,33 @@ func TestLocalNPM(t *testing.T) {
 	_, err := bad.Local(repo.Package{})
 	if me := (*ManifestError)(nil); !errors.As(err, &me) || me.Field != "version" || strings.Count(err.Error(), bad.Location) != 1 {
 		t.Errorf("Local of a bad version = %v, want a *ManifestError naming %s once", err, bad.Location)
+	}
+}
+
+// TestLocalDebRelations: a local .deb keeps what its control file says it provides,
+// conflicts with (Conflicts and Breaks) and replaces, which name packages whether the
+// repositories hold them or not, as dpkg -i honours them; its Depends and Pre-Depends,
+// Debian's names the repositories may lack, are not taken.
+func TestLocalDebRelations(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	writeTar(t, filepath.Join(dir, "mta-1.0.tar"), "usr/sbin/sendmail")
+	a, err := Open(context.Background(), "mta-1.0.tar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	a.Control = &fetch.Control{Package: "mta", Version: "1.0", Architecture: "amd64", Relations: map[string]string{
+		"Depends": "libc6 (>= 2.34)", "Provides": "mail-transport-agent", "Conflicts": "mail-transport-agent",
+		"Breaks": "mailx (<< 1:20)", "Replaces": "mail-transport-agent"}}
+	p, err := a.Local(repo.Package{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Depends != nil || !reflect.DeepEqual(p.Provides, testrepo.Requires("mail-transport-agent")) ||
+		!reflect.DeepEqual(p.Conflicts, testrepo.Requires("mail-transport-agent", "mailx<1:20")) ||
+		!reflect.DeepEqual(p.Replaces, testrepo.Requires("mail-transport-agent")) {
+		t.Errorf("Local of a .deb: depends %v, provides %v, conflicts %v, replaces %v; want its Provides, Conflicts and Breaks, Replaces, no depends",
+			p.Depends, p.Provides, p.Conflicts, p.Replaces)
 	}
 }
