@@ -298,6 +298,40 @@ func TestFirstChangeCutShort(t *testing.T) {
 	}
 }
 
+// TestDatabaseLost deletes the database of a root with a package installed: the root
+// exists (Exists), for verify --repair to record the package again, but Open and
+// OpenReadOnly refuse it as damaged (ErrLost), creating no empty database that would leave
+// pkgs/tool to no package.
+func TestDatabaseLost(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	if _, err := r.installFrom(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	must(t, os.Remove(filepath.Join(dir, ".pkg", "db")))
+
+	if err := Exists(dir); err != nil {
+		t.Errorf("Exists: %v, want nil", err)
+	}
+	de := (*db.DamagedError)(nil)
+	if _, err := OpenReadOnly(dir, Options{}); !errors.As(err, &de) || !errors.Is(err, ErrLost) {
+		t.Errorf("OpenReadOnly: %v, want a *db.DamagedError, ErrLost", err)
+	}
+	if r, err := Open(context.Background(), dir, Options{}); !errors.As(err, &de) || !errors.Is(err, ErrLost) {
+		if err == nil {
+			r.Close()
+		}
+		t.Errorf("Open: %v, want a *db.DamagedError, ErrLost", err)
+	}
+	for _, name := range []string{"db", "db.new"} {
+		if _, err := os.Lstat(filepath.Join(dir, ".pkg", name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf(".pkg/%s after the refusals: %v, want none", name, err)
+		}
+	}
+}
+
 // TestCloneShares installs on XFS and btrfs and proves with FIEMAP that the big file's
 // block-aligned prefix shares extents with the cache. On XFS the tail is written; on btrfs the
 // last block is cloned too and truncated.

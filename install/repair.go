@@ -527,7 +527,7 @@ func (r *Root) exchangeFiles(from, to string) error {
 }
 
 // keepFile moves the database name in .pkg aside, to .pkg/db.damaged-N, dropping its sum
-// file, and returns where; "" where there is no name.
+// file, and returns where; "" where there is no name (its sum file dropped all the same).
 func (r *Root) keepFile(name string) (string, error) {
 	fd := r.fd[meta]
 	for n := 1; ; n++ {
@@ -536,7 +536,10 @@ func (r *Root) keepFile(name string) (string, error) {
 		switch {
 		case errors.Is(err, unix.EEXIST):
 			continue
-		case errors.Is(err, unix.ENOENT):
+		case errors.Is(err, unix.ENOENT): // a lost database's sum may remain, describing nothing
+			if err := unix.Unlinkat(fd, name+".sum", 0); err != nil && !errors.Is(err, unix.ENOENT) {
+				return "", &os.PathError{Op: "remove", Path: r.path(".pkg", name+".sum"), Err: err}
+			}
 			return "", nil
 		case err != nil:
 			return "", &os.LinkError{Op: "rename", Old: r.path(".pkg", name), New: r.path(".pkg", kept), Err: err}

@@ -75,6 +75,10 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.lost(); err != nil {
+		r.closeParts()
+		return nil, err
+	}
 	if r.db, err = r.openDB(db.Options{Timeout: o.LockTimeout, Hold: true}); err != nil {
 		r.closeParts()
 		return nil, err
@@ -159,6 +163,8 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && r.cutShort():
 		err = &reasonError{fmt.Sprintf("root %s has no database yet: a pkg command was cut short in its first change there, which the next one that locks the root undoes", dir), ErrCutShort, nil}
+	case errors.Is(err, fs.ErrNotExist) && r.lost() != nil:
+		err = r.lost()
 	case errors.Is(err, fs.ErrNotExist):
 		err = &reasonError{"no root at " + dir, ErrNoRoot, nil}
 	}
@@ -186,6 +192,34 @@ func (r *Root) cutShort() bool {
 	return len(names) > 0
 }
 
+// ErrLost is the cause of the *db.DamagedError that Open, OpenReadOnly, View and Exists
+// return for a root whose database is gone while pkgs/ still holds trees: they are
+// installed packages that only verify --repair (Rebuild) can record again, not a root where
+// nothing was installed, nor trees for an install to call foreign.
+var ErrLost = errors.New("missing, though pkgs/ holds installed packages")
+
+// lost returns a *db.DamagedError (ErrLost) where r's database does not exist, nor the one
+// a first commit made (db.Open adopts it), no first change was cut short (Open undoes it),
+// and pkgs/ holds a tree; else nil.
+func (r *Root) lost() error {
+	if r.fd[meta] < 0 {
+		return nil
+	}
+	var st unix.Stat_t
+	for _, name := range []string{"db", "db.new"} {
+		if err := unix.Fstatat(r.fd[meta], name, &st, unix.AT_SYMLINK_NOFOLLOW); !errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+	}
+	if r.cutShort() {
+		return nil
+	}
+	if names, err := r.names(place{pkgs, ""}); err != nil || len(names) == 0 {
+		return nil
+	}
+	return &db.DamagedError{Path: r.path(".pkg", "db"), Err: ErrLost}
+}
+
 // ErrNoRoot is returned by View and Exists for a directory that holds no root.
 var ErrNoRoot = errors.New("install: no root")
 
@@ -196,10 +230,11 @@ var ErrCutShort = errors.New("install: first change cut short")
 
 // Exists returns an ErrNoRoot error unless dir holds a root: its database. A root whose
 // layout Open refuses exists, for Open to say why, and so does one that holds a first
-// change cut short (ErrCutShort), for Open to undo.
+// change cut short (ErrCutShort), for Open to undo, and one whose database is lost
+// (ErrLost), for Rebuild to record again.
 func Exists(dir string) error {
 	r, err := OpenReadOnly(dir, Options{})
-	if le := (*LayoutError)(nil); errors.As(err, &le) || errors.Is(err, ErrCutShort) {
+	if le := (*LayoutError)(nil); errors.As(err, &le) || errors.Is(err, ErrCutShort) || errors.Is(err, ErrLost) {
 		return nil
 	}
 	if err != nil {

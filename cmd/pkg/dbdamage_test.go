@@ -220,6 +220,41 @@ func TestRepairDatabase(t *testing.T) {
 	}
 }
 
+// TestMissingDatabase deletes a root's database, with its sum file and without: the
+// packages in pkgs/ are still installed, so no command may take the root for one where
+// nothing was installed, nor an install call their trees not pkg's to be moved away; each
+// refuses the root as damaged, naming the file and the repair, and verify --repair records
+// the packages again.
+func TestMissingDatabase(t *testing.T) {
+	d := newDamagedDB(t)
+	for _, sum := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sum=%v", sum), func(t *testing.T) {
+			for _, p := range []string{d.path, d.path + ".sum"} {
+				if p == d.path || !sum {
+					if err := os.Remove(p); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if !d.checkRefused(t) {
+				t.Fatalf("a root whose database is missing not refused")
+			}
+			out, stderr := d.e.ok("verify", "--repair")
+			if !strings.Contains(out, "recorded 3 packages again") {
+				t.Errorf("verify --repair:\n%s%s", out, stderr)
+			}
+			if left, _ := filepath.Glob(filepath.Join(filepath.Dir(d.path), "db.rebuilt*")); len(left) != 0 {
+				t.Errorf("the repair left %v", left)
+			}
+			testfs.SameTree(t, "pkgs/ and bin/ after the repair", d.tree(t), d.trees)
+			if got := d.e.list(); !slices.EqualFunc(got, d.listed, func(a, b listed) bool { return a == b }) {
+				t.Errorf("list after the repair: %v, want %v", got, d.listed)
+			}
+			d.e.ok("verify")
+		})
+	}
+}
+
 // TestDamagedRootElsewhere: a root's damaged database is an error of that root's alone.
 // cache prune, which reads every root recorded with the cache, refuses to remove anything,
 // an idle run root included, naming the root and its file, rather than fault or remove
