@@ -216,7 +216,8 @@ func (v *verifier) add(r *Root, p *db.Record, files []db.File) error {
 		} else if !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
 			return err
 		}
-		v.problems = append(v.problems, FileError{Package: p.Name, Version: p.Version, Kind: p.Kind, Path: ".", Err: what})
+		// Named whole, as a prefix path is: "." would not say which directory.
+		v.problems = append(v.problems, FileError{Package: p.Name, Version: p.Version, Kind: p.Kind, Path: r.pathOf(treeOf(p.Key())), Err: what})
 		return nil
 	}
 	t := &verifyTree{pkg: p, fd: fd, at: r.treeAt(fd, p), files: files, recorded: make(map[string]int, len(files)), unreadable: map[string]bool{}}

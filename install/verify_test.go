@@ -66,7 +66,11 @@ func TestVerify(t *testing.T) {
 			must(t, os.MkdirAll(filepath.Join(dir, "extra/deep"), 0o755))
 		}, []string{"tool 1: extra extra", "tool 1: extra share/new"}},
 		{"package-dir", func(t *testing.T, dir, _ string) { must(t, os.RemoveAll(dir)) },
-			[]string{"tool 1: missing . (package directory)"}},
+			[]string{"tool 1: missing ROOT/pkgs/tool (package directory)"}},
+		{"package-dir-file", func(t *testing.T, dir, _ string) {
+			must(t, os.RemoveAll(dir))
+			must(t, os.WriteFile(dir, nil, 0o644))
+		}, []string{"tool 1: modified ROOT/pkgs/tool (type)"}},
 		{"command-link", func(t *testing.T, _, root string) {
 			must(t, os.Remove(filepath.Join(root, "bin/tool")))
 			must(t, os.Symlink("/bin/sh", filepath.Join(root, "bin/tool")))
