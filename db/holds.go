@@ -43,8 +43,8 @@ func Holds(recs []Record, requested map[string]repo.Requirement, given []repo.Re
 
 // UnheldBelow refuses (*repo.BelowError) a requirement of given, with a constraint, on an
 // npm name of recs that Holds gives none of its instances: none is held, it allows none of
-// their versions, and of the versions offered (Holds) it allows only some below the newest
-// instance's, so it could only move one below its installed version.
+// their versions, and of the versions offered (Holds) it allows only some below the version
+// of the instance it would move (unheld), so it could only move one below its installed version.
 func UnheldBelow(recs []Record, requested map[string]repo.Requirement, given []repo.Requirement, offered func(name string) []string) error {
 	for name, r := range combined(given) {
 		if len(r.Constraints) == 0 {
@@ -60,8 +60,11 @@ func UnheldBelow(recs []Record, requested map[string]repo.Requirement, given []r
 // unheld returns, of r, named on the command line, on an npm name of recs none of whose
 // instances is held or has a version r allows, the versions installed (nil otherwise),
 // and the key of the newest instance where r moves it up: r allows a version of offered
-// above it, or none of offered (the upgrade then says what is missing).
+// above it, or none of offered (the upgrade then says what is missing). The newest is of
+// the instances asked for (requested), of all only where none was: r, on the command
+// line, asks for one, and installing it as asked for must not turn a dependency into one.
 func unheld(recs []Record, requested map[string]repo.Requirement, r repo.Requirement, offered []string) (versions []string, up string) {
+	asked := func(rec Record) bool { _, ok := requested[rec.Key()]; return ok }
 	var newest *Record
 	for i, rec := range recs {
 		if rec.Name != r.Name || rec.Kind != repo.KindNPM {
@@ -71,7 +74,7 @@ func unheld(recs []Record, requested map[string]repo.Requirement, r repo.Require
 			return nil, ""
 		}
 		versions = append(versions, rec.Version)
-		if newest == nil || version(rec).CompareVersion(version(*newest)) > 0 {
+		if newest == nil || asked(rec) && !asked(*newest) || asked(rec) == asked(*newest) && version(rec).CompareVersion(version(*newest)) > 0 {
 			newest = &recs[i]
 		}
 	}

@@ -95,4 +95,15 @@ func TestHoldsAbove(t *testing.T) {
 			t.Errorf("UnheldBelow(%s) of tool 2.0.0 and 4.0.0 = %v, want a *repo.BelowError %v", tt.given, err, !tt.held)
 		}
 	}
+
+	// The instance asked for moves up, not a newer one installed as a dependency.
+	requested = map[string]repo.Requirement{"tool@2.0.0": {Name: "tool"}}
+	r, err := repo.ParseRequirement("tool>=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	holds := Holds(recs, requested, []repo.Requirement{r}, offered)
+	if len(holds) != 1 || holds[0].Key != "tool@2.0.0" || holds[0].Requirement.String() != "tool>=5" {
+		t.Errorf("Holds(tool>=5) of tool 2.0.0 asked for and 4.0.0 a dependency = %v, want tool 2.0.0 held by it", holds)
+	}
 }
