@@ -43,13 +43,20 @@ func plan(c *cli.Context, r session.Request) (*txn.Plan, error) {
 
 // apply applies p, which gives up the root, and says what it did (report.AppliedText).
 func apply(c *cli.Context, p *txn.Plan) error {
+	_, err := applied(c, p)
+	return err
+}
+
+// applied is apply that also returns the Outcome, for a command that says more once the
+// change is committed.
+func applied(c *cli.Context, p *txn.Plan) (*txn.Outcome, error) {
 	out, err := p.Apply(c.Context)
 	if out == nil {
-		return err
+		return nil, err
 	}
 	told := report.AppliedText(out, " ('pkg autoremove' removes it)")
 	tellAll(c, warn, told.Warnings)
 	tellAll(c, say, told.Out)
 	tellAll(c, note, told.Notes)
-	return err
+	return out, err
 }

@@ -167,6 +167,27 @@ func TestInstallDependencyByName(t *testing.T) {
 	}
 }
 
+// TestInstallDependencyFailed: an install that names a dependency and fails, here on
+// another package's missing archive, records no request and says it records none.
+func TestInstallDependencyFailed(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "app", "1.0", "lib")
+	gone := addPackage(t, dir, "gone", "1.0")
+	if err := os.Remove(filepath.Join(dir, gone.Archive)); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, base, dir)
+	e.ok("install", "app")
+	if out, stderr, code := e.pkg("install", "lib", "gone"); code != 1 || strings.Contains(out+stderr, "recorded") {
+		t.Errorf("install lib gone, gone's archive missing: exit %d, %q, %q; want a failure that records nothing", code, out, stderr)
+	}
+	if out, _ := e.ok("info", "lib"); !strings.Contains(out, "requested: no") {
+		t.Errorf("info lib after the failed install: %q, want it not asked for", out)
+	}
+}
+
 func TestInfoNotInstalled(t *testing.T) {
 	e := everydayEnv(t)
 	out, _ := e.ok("info", "lib")

@@ -53,13 +53,20 @@ func installAction(c *cli.Context) error {
 		return err
 	}
 	for _, k := range p.Unchanged {
+		if !k.WasDependency {
+			say(c, "%s %s is already installed", k.Name, k.Version)
+		}
+	}
+	out, err := applied(c, p)
+	if out == nil || !out.Committed {
+		return err
+	}
+	for _, k := range p.Unchanged {
 		if k.WasDependency {
 			say(c, "%s %s is already installed, as a dependency until now: recorded as asked for, so autoremove keeps it", k.Name, k.Version)
-			continue
 		}
-		say(c, "%s %s is already installed", k.Name, k.Version)
 	}
-	return apply(c, p)
+	return err
 }
 
 // requirements parses args, the arguments of the command of c, as requirements, refusing
