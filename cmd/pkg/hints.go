@@ -158,17 +158,16 @@ var hints = []hintRule{
 		if !de.Asked {
 			return ""
 		}
-		name := shell.Quote(de.Removed.Name)
-		names, keys := make([]string, len(de.By)), make([]string, len(de.By))
+		names := make([]string, len(de.By))
 		for i, r := range de.By {
-			names[i], keys[i] = shell.Quote(r.Name), shell.Quote(r.Key())
+			names[i] = shell.Quote(r.Name)
 		}
-		verb, them := "needs", names[0]
+		verb := "needs"
 		if len(names) > 1 {
-			verb, them = "need", "them"
+			verb = "need"
 		}
-		return fmt.Sprintf("%s was asked for, and stays installed while %s %s it; to keep %s with %s as a dependency alone, which autoremove takes once nothing needs it: pkg remove %s %s, then pkg install %s",
-			name, strings.Join(names, " and "), verb, them, name, shell.Quote(de.Removed.Key()), strings.Join(keys, " "), strings.Join(names, " "))
+		return fmt.Sprintf("%s was asked for: it stays installed while %s %s it, and autoremove keeps it after, as pkg has no command that makes a package asked for a dependency alone (as apt-mark auto does); once nothing needs it, pkg remove %s takes it",
+			shell.Quote(de.Removed.Name), strings.Join(names, " and "), verb, shell.Quote(de.Removed.Key()))
 	})},
 	{fn: as(func(ce *runner.CommandError) string {
 		if len(ce.Commands)+len(ce.Others) > 0 { // run says --cmd picks one
