@@ -190,8 +190,9 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 // carry returns the recorded requests of the npm instances remove takes out where staged
 // installs another version of the name, by key: an upgrade of an npm package is its old
 // version's removal and the new one's install, and what was asked for stays so; but not
-// where one of requests (Request) on the name allows the instance removed, which it
-// replaces. recs are the installed records.
+// where one of requests (Request) on the name allows the instance removed, or has a
+// constraint and allows an instance staged (an upgrade to it moved the one asked for):
+// it replaces it. recs are the installed records.
 func (r *Root) carry(requests []repo.Requirement, recs []db.Record, staged []*db.Record, remove []string) ([]repo.Requirement, error) {
 	if len(staged) == 0 || len(remove) == 0 {
 		return nil, nil
@@ -206,7 +207,13 @@ func (r *Root) carry(requests []repo.Requirement, recs []db.Record, staged []*db
 		if !ok || !slices.Contains(remove, rec.Key()) || !slices.ContainsFunc(staged, func(s *db.Record) bool { return s.Kind == repo.KindNPM && s.Name == q.Name }) {
 			continue
 		}
-		if !slices.ContainsFunc(requests, func(o repo.Requirement) bool { return o.Name == q.Name && o.AllowsOf(rec.Kind, rec.Version) }) {
+		replaced := func(o repo.Requirement) bool {
+			return o.Name == q.Name && (o.AllowsOf(rec.Kind, rec.Version) ||
+				len(o.Constraints) > 0 && slices.ContainsFunc(staged, func(s *db.Record) bool {
+					return s.Kind == repo.KindNPM && s.Name == q.Name && o.AllowsOf(s.Kind, s.Version)
+				}))
+		}
+		if !slices.ContainsFunc(requests, replaced) {
 			carried = append(carried, q)
 		}
 	}

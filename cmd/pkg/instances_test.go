@@ -486,6 +486,30 @@ func TestNPMUpgradeAbove(t *testing.T) {
 	}
 }
 
+// TestNPMUpgradeAboveAsked: an upgrade to a constraint moves up the instance asked for,
+// not a newer one installed as a dependency, which autoremove then still takes.
+func TestNPMUpgradeAboveAsked(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "tool", "2.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "tool")
+	addNPM(t, base, "tool", "4.0.0")
+	addNPM(t, base, "app", "1.0.0", "tool@npm:^4")
+	e.ok("install", "app")
+	addNPM(t, base, "tool", "5.0.0")
+	if out, _ := e.ok("upgrade", "tool>=5"); !strings.Contains(out, "upgraded tool 2.0.0 to 5.0.0") {
+		t.Errorf("upgrade tool>=5 of tool 2.0.0 asked for and 4.0.0 app's: %q, want 2.0.0 upgraded", out)
+	}
+	if out, _ := e.ok("info", "tool@4.0.0"); !strings.Contains(out, "requested: no") {
+		t.Errorf("info tool@4.0.0 after the upgrade: %q, want it a dependency still", out)
+	}
+	e.ok("remove", "app")
+	e.ok("autoremove")
+	if got := e.installed(); got != "tool 5.0.0" {
+		t.Errorf("after remove app and autoremove: installed %q, want tool 5.0.0", got)
+	}
+}
+
 // linked is what lib/node_modules/name leads to, index.js's "name version", or "" if nothing.
 func (e *env) linked(name string) string {
 	e.t.Helper()
