@@ -924,7 +924,8 @@ type Contents struct {
 
 // Inspect reads a local archive the way Fetch would and returns what it holds, refusing
 // anything an install would refuse. A .deb's control member is read too. Its reads fail
-// once ctx is done, which stops the decompressor, the host's xz included.
+// once ctx is done, a zip's read in place included, which stops the decompressor, the
+// host's xz included.
 func Inspect(ctx context.Context, path string) (Contents, error) {
 	f, err := regfile.Open(path, 0)
 	if err != nil {
@@ -932,7 +933,8 @@ func Inspect(ctx context.Context, path string) (Contents, error) {
 	}
 	defer f.Close()
 	var c Contents
-	c.Stats, err = convert(io.Discard, &localArchive{f, ctx, 0}, conversion{local: f, control: &c.Control})
+	src := &localArchive{f, ctx, 0}
+	c.Stats, err = convert(io.Discard, src, conversion{local: src, control: &c.Control})
 	if err != nil {
 		return c, fmt.Errorf("%s: %w", path, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"os"
 
 	"pkg/repo"
 	"pkg/tarutil"
@@ -118,11 +117,11 @@ func (s *stickyLender) Fill(k int) error {
 // conversion is what convert needs besides the archive.
 type conversion struct {
 	lim     tarutil.Limits
-	tmp     string    // directory a zip is staged in
-	local   *os.File  // the archive, when it is a file already: a zip is read from it, not staged
-	control **Control // if not nil, set to a .deb's control fields
-	idx     io.Writer // if not nil, where the tar's index is written (tarutil.AlignEdit)
-	links   *debLinks // set by convert: a .deb's absolute symlinks, made relative
+	tmp     string        // directory a zip is staged in
+	local   *localArchive // the archive, when it is a file already: a zip is read from it, not staged
+	control **Control     // if not nil, set to a .deb's control fields
+	idx     io.Writer     // if not nil, where the tar's index is written (tarutil.AlignEdit)
+	links   *debLinks     // set by convert: a .deb's absolute symlinks, made relative
 }
 
 // convert reads an archive from src, decompresses it and writes its aligned form to w, in

@@ -138,4 +138,12 @@ func (a *localArchive) Read(p []byte) (int, error) {
 	return a.f.Read(p)
 }
 
+// ReadAt is f's, failing once ctx is done: a zip is read in place by it (inflateZip).
+func (a *localArchive) ReadAt(p []byte, off int64) (int, error) {
+	if err := a.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return a.f.ReadAt(p, off)
+}
+
 func (a *localArchive) Close() error { return a.f.Close() }

@@ -88,9 +88,9 @@ func inflateZip(plain *pipe, r *bufio.Reader, cv conversion) error {
 
 // stageZip writes r into a temporary file of cv.tmp, unless the archive is cv.local, and
 // returns the file, its size and what removes it.
-func stageZip(r io.Reader, cv conversion) (*os.File, int64, func(), error) {
+func stageZip(r io.Reader, cv conversion) (io.ReaderAt, int64, func(), error) {
 	if cv.local != nil {
-		info, err := cv.local.Stat()
+		info, err := cv.local.f.Stat()
 		if err != nil {
 			return nil, 0, nil, err
 		}

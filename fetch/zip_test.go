@@ -3,6 +3,7 @@ package fetch
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,13 +161,74 @@ func TestZipInPlace(t *testing.T) {
 	}
 	src := &countingReader{r: f}
 	f.Seek(0, io.SeekStart)
-	if st, err := convert(io.Discard, src, conversion{local: f}); err != nil || len(st.Members) != 1 {
+	if st, err := convert(io.Discard, src, conversion{local: &localArchive{f, t.Context(), 0}}); err != nil || len(st.Members) != 1 {
 		t.Fatalf("convert: %d members, %v", len(st.Members), err)
 	}
 	if src.n > 8<<20 {
 		t.Errorf("read %d bytes of a 32 MiB zip in order, besides reading it in place", src.n)
 	}
 }
+
+// TestZipInspectCanceled stops the inspection of a local zip, read in place, once its
+// context is done: the reads of the zip's members fail too, not only those of the pipe in
+// front of the conversion, which stop once its 4 MiB are full.
+func TestZipInspectCanceled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.zip")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "big", Method: zip.Store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 1<<20)
+	for range 64 {
+		w.Write(chunk)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Done after more reads than the pipe takes in order (16 chunks), long before the
+	// 64 MiB member is read in place.
+	ctx := &countdownContext{Context: t.Context(), left: 2 * pipeChunks, done: make(chan struct{})}
+	result := make(chan error, 1)
+	go func() { _, err := Inspect(ctx, path); result <- err }()
+	select {
+	case err = <-result:
+	case <-time.After(time.Minute): // a hang, not a slow machine
+		t.Fatal("inspection still running a minute after its context was done")
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Inspect with its context done during the zip: %v, want context.Canceled", err)
+	}
+}
+
+// countdownContext is done from the left-th call of its Err on.
+type countdownContext struct {
+	context.Context
+	mu   sync.Mutex
+	left int
+	done chan struct{}
+}
+
+func (c *countdownContext) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.left > 0 {
+		if c.left--; c.left == 0 {
+			close(c.done)
+		}
+	}
+	if c.left == 0 {
+		return context.Canceled
+	}
+	return c.Context.Err()
+}
+
+func (c *countdownContext) Done() <-chan struct{} { return c.done }
 
 // TestZipRefused checks that a zip's members go through the checks a tar's do, and that
 // what a zip alone can hold is refused, naming the member.
