@@ -14,14 +14,16 @@ func Each(ctx context.Context, n, jobs int, fn func(ctx context.Context, i int) 
 	return EachWorker(ctx, n, jobs, func(ctx context.Context, _, i int) error { return fn(ctx, i) })
 }
 
-// EachWorker is Each, telling fn which worker, numbered from 0 to jobs-1, runs job i:
-// what a worker reuses from job to job can be kept by that number. Each worker is a
-// goroutine that takes the next i until none is left, the last one the caller's: a
-// goroutine's stack, once grown by its first job, serves the jobs after it.
+// EachWorker is Each, telling fn which worker runs job i: what a worker reuses from job to
+// job can be kept by that number. The workers are numbered from 0 to min(max(jobs, 1), n)-1
+// (none for n <= 0). Each is a goroutine that takes the next i until none is left, the
+// last one the caller's: a goroutine's stack, once grown by its first job, serves the jobs
+// after it. A job's panic on the caller's goroutine cancels ctx and waits for the other
+// workers to return before it goes on up; one on another worker's ends the program, as
+// any goroutine's does.
 func EachWorker(ctx context.Context, n, jobs int, fn func(ctx context.Context, worker, i int) error) error {
 	outer := ctx
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var (
 		wg    sync.WaitGroup
 		once  sync.Once
@@ -35,6 +37,7 @@ func EachWorker(ctx context.Context, n, jobs int, fn func(ctx context.Context, w
 			}
 		}
 	}
+	defer func() { cancel(); wg.Wait() }() // a panic's way too
 	workers := min(max(jobs, 1), n)
 	for w := range workers - 1 {
 		wg.Go(func() { work(w) })
