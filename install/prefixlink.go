@@ -2,6 +2,7 @@ package install
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"pkg/db"
 	"pkg/internal/durable"
+	"pkg/internal/parallel"
 	"pkg/repo"
 	"pkg/tarutil"
 )
@@ -380,43 +382,20 @@ func (rf *roll) linkAll(files []string) error {
 		groups = append(groups, files[i:j])
 		i = j
 	}
-	n := min(linkWorkers(), len(groups))
-	if n <= 1 {
-		return rf.linkGroups(0, groups)
+	// The first error stops it, no group started after it, as it stops every step of the
+	// roll-forward: the next start runs the whole roll-forward again (LinksError).
+	ws := make([]*linker, max(min(linkWorkers(), len(groups)), 1)) // one at least: .link-0 a crash left goes
+	for w := range ws {
+		ws[w] = rf.newLinker(w)
 	}
-	var (
-		wg   sync.WaitGroup
-		next = make(chan []string)
-		errs = make([]error, n)
-	)
-	for w := range n {
-		wg.Go(func() {
-			l := rf.newLinker(w)
-			defer l.close()
-			for g := range next {
-				if errs[w] == nil {
-					errs[w] = l.linkGroup(g)
-				}
-			}
-		})
-	}
-	for _, g := range groups {
-		next <- g
-	}
-	close(next)
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-func (rf *roll) linkGroups(w int, groups [][]string) error {
-	l := rf.newLinker(w)
-	defer l.close()
-	for _, g := range groups {
-		if err := l.linkGroup(g); err != nil {
-			return err
+	defer func() {
+		for _, l := range ws {
+			l.close()
 		}
-	}
-	return nil
+	}()
+	return parallel.EachWorker(context.Background(), len(groups), len(ws), func(_ context.Context, w, g int) error {
+		return ws[w].linkGroup(groups[g])
+	})
 }
 
 // linker links files of one directory at a time, keeping the descriptors of the last
