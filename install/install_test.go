@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -311,6 +312,13 @@ func TestDatabaseLost(t *testing.T) {
 	}
 	r.Close()
 	must(t, os.Remove(filepath.Join(dir, ".pkg", "db")))
+	// An earlier commit's intent, back after a crash undid its unsynced removal: the sum
+	// the commit left says a database was there, so this is no first change cut short
+	// (whose undo would take the installed tree away).
+	var st syscall.Stat_t
+	must(t, syscall.Stat(filepath.Join(dir, "pkgs", "tool"), &st))
+	must(t, os.MkdirAll(filepath.Join(dir, ".pkg", "db.intents"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, ".pkg", "db.intents", fmt.Sprintf("0000000001234567 install %d 0 .pkg%%2Fstaging%%2Fx tool", st.Ino)), nil, 0o644))
 
 	if err := Exists(dir); err != nil {
 		t.Errorf("Exists: %v, want nil", err)
@@ -329,6 +337,9 @@ func TestDatabaseLost(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(dir, ".pkg", name)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf(".pkg/%s after the refusals: %v, want none", name, err)
 		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "pkgs", "tool")); err != nil {
+		t.Errorf("the installed tree after the refusals: %v", err)
 	}
 }
 

@@ -160,13 +160,15 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 	if err == nil {
 		r.db, err = r.openDB(db.Options{Timeout: o.LockTimeout, NoCreate: true})
 	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist) && r.cutShort():
-		err = &reasonError{fmt.Sprintf("root %s has no database yet: a pkg command was cut short in its first change there, which the next one that locks the root undoes", dir), ErrCutShort, nil}
-	case errors.Is(err, fs.ErrNotExist) && r.lost() != nil:
-		err = r.lost()
-	case errors.Is(err, fs.ErrNotExist):
-		err = &reasonError{"no root at " + dir, ErrNoRoot, nil}
+	if errors.Is(err, fs.ErrNotExist) {
+		switch lost := r.lost(); {
+		case lost != nil: // read once: a repair may link the database meanwhile
+			err = lost
+		case r.cutShort():
+			err = &reasonError{fmt.Sprintf("root %s has no database yet: a pkg command was cut short in its first change there, which the next one that locks the root undoes", dir), ErrCutShort, nil}
+		default:
+			err = &reasonError{"no root at " + dir, ErrNoRoot, nil}
+		}
 	}
 	if err != nil {
 		r.closeParts()
@@ -199,8 +201,11 @@ func (r *Root) cutShort() bool {
 var ErrLost = errors.New("missing, though pkgs/ holds installed packages")
 
 // lost returns a *db.DamagedError (ErrLost) where r's database does not exist, nor the one
-// a first commit made (db.Open adopts it), no first change was cut short (Open undoes it),
-// and pkgs/ holds a tree; else nil.
+// a first commit made (db.Open adopts it), and pkgs/ holds a tree, unless a first change
+// was cut short (Open undoes it); else nil. A database's sum, which a first change removes
+// before it moves any tree, says one was committed: then intents left are an earlier
+// commit's (their removal is not synced), not a first change's, and its undo would
+// delete the installed trees.
 func (r *Root) lost() error {
 	if r.fd[meta] < 0 {
 		return nil
@@ -211,7 +216,7 @@ func (r *Root) lost() error {
 			return nil
 		}
 	}
-	if r.cutShort() {
+	if err := unix.Fstatat(r.fd[meta], "db.sum", &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) && r.cutShort() {
 		return nil
 	}
 	if names, err := r.names(place{pkgs, ""}); err != nil || len(names) == 0 {

@@ -55,7 +55,7 @@ var (
 type FileError struct {
 	Package, Version string
 	Kind             string // the package's (repo.KindNPM: one of several versions of its name, by repo.InstanceKey)
-	Path             string // relative to the package directory; absolute for a command link or a path of the prefix
+	Path             string // relative to the package directory; absolute for a command link, a path of the prefix, or the package directory itself
 	Err              error
 }
 
