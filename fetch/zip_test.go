@@ -144,21 +144,7 @@ func TestZipByZip(t *testing.T) {
 // TestZipInPlace reads a local zip, as Inspect does, from the file itself: its bytes are not
 // also read in order, past what the pipes in front of the conversion hold (4 MiB).
 func TestZipInPlace(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a.zip")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zw := zip.NewWriter(f)
-	w, err := zw.CreateHeader(&zip.FileHeader{Name: "big", Method: zip.Store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write(make([]byte, 32<<20))
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	f := storedZip(t, filepath.Join(t.TempDir(), "a.zip"), 32)
 	src := &countingReader{r: f}
 	f.Seek(0, io.SeekStart)
 	if st, err := convert(io.Discard, src, conversion{local: &localArchive{f, t.Context(), 0}}); err != nil || len(st.Members) != 1 {
@@ -174,28 +160,13 @@ func TestZipInPlace(t *testing.T) {
 // front of the conversion, which stop once its 4 MiB are full.
 func TestZipInspectCanceled(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "big.zip")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zw := zip.NewWriter(f)
-	w, err := zw.CreateHeader(&zip.FileHeader{Name: "big", Method: zip.Store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunk := make([]byte, 1<<20)
-	for range 64 {
-		w.Write(chunk)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	storedZip(t, path, 64)
 	// Done after more reads than the pipe takes in order (16 chunks), long before the
 	// 64 MiB member is read in place.
 	ctx := &countdownContext{Context: t.Context(), left: 2 * pipeChunks, done: make(chan struct{})}
 	result := make(chan error, 1)
 	go func() { _, err := Inspect(ctx, path); result <- err }()
+	var err error
 	select {
 	case err = <-result:
 	case <-time.After(time.Minute): // a hang, not a slow machine
@@ -358,4 +329,28 @@ func TestZipTime(t *testing.T) {
 			}
 		})
 	}
+}
+
+// storedZip writes at path a zip of one stored member, "big", of mib MiB of zeros, and
+// returns it open, closed with the test.
+func storedZip(t *testing.T, path string, mib int) *os.File {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	zw := zip.NewWriter(f)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "big", Method: zip.Store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 1<<20)
+	for range mib {
+		w.Write(chunk)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

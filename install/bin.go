@@ -692,15 +692,20 @@ func dependents(m *meets, keys map[string]bool) map[string]bool {
 			}
 		}
 	}
-	found := make(map[string]bool)
-	queue := slices.Collect(maps.Keys(keys))
-	for len(queue) > 0 {
-		k := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		for _, u := range users[k] {
-			if !found[u] {
-				found[u] = true
-				queue = append(queue, u)
+	return reach(users, make(map[string]bool), slices.Collect(maps.Keys(keys))...)
+}
+
+// reach adds to found the keys that next leads to from the keys from, directly or not, and
+// returns found: a key already in found is not walked again.
+func reach(next map[string][]string, found map[string]bool, from ...string) map[string]bool {
+	todo := slices.Clone(from)
+	for len(todo) > 0 {
+		k := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, d := range next[k] {
+			if !found[d] {
+				found[d] = true
+				todo = append(todo, d)
 			}
 		}
 	}

@@ -646,22 +646,12 @@ func unneeded(recs []*db.Record, linked map[string]repo.Requirement) map[string]
 		}
 	}
 	reaches := make(map[string]map[string]bool) // by key, the keys it leads to, itself included
-	reach := func(key string) map[string]bool {
-		if m, ok := reaches[key]; ok {
-			return m
+	reachOf := func(key string) map[string]bool {
+		m, ok := reaches[key]
+		if !ok {
+			m = reach(deps, map[string]bool{key: true}, key)
+			reaches[key] = m
 		}
-		m, todo := map[string]bool{key: true}, []string{key}
-		for len(todo) > 0 {
-			k := todo[len(todo)-1]
-			todo = todo[:len(todo)-1]
-			for _, d := range deps[k] {
-				if !m[d] {
-					m[d] = true
-					todo = append(todo, d)
-				}
-			}
-		}
-		reaches[key] = m
 		return m
 	}
 	reqs := maps.Clone(linked)
@@ -670,12 +660,12 @@ func unneeded(recs []*db.Record, linked map[string]repo.Requirement) map[string]
 	}
 	covered := make(map[string]bool) // what the packages asked for lead to
 	for k := range linked {
-		maps.Copy(covered, reach(k))
+		maps.Copy(covered, reachOf(k))
 	}
 	for _, p := range recs {
 		if !needed[p.Key()] {
 			reqs[p.Key()] = repo.Requirement{Name: p.Name}
-			maps.Copy(covered, reach(p.Key()))
+			maps.Copy(covered, reachOf(p.Key()))
 		}
 	}
 	keys := slices.Sorted(maps.Keys(deps))
@@ -683,12 +673,12 @@ func unneeded(recs []*db.Record, linked map[string]repo.Requirement) map[string]
 		if covered[k] {
 			continue
 		}
-		from := reach(k)
-		if slices.ContainsFunc(keys, func(o string) bool { return !covered[o] && !from[o] && reach(o)[k] }) {
+		from := reachOf(k)
+		if slices.ContainsFunc(keys, func(o string) bool { return !covered[o] && !from[o] && reachOf(o)[k] }) {
 			continue // a package outside its cycle leads to it
 		}
 		for o := range from {
-			if reach(o)[k] { // of its cycle
+			if reachOf(o)[k] { // of its cycle
 				reqs[o] = repo.Requirement{Name: recordOf(recs, o).Name}
 			}
 		}

@@ -24,19 +24,11 @@ func TestOfferedPackage(t *testing.T) {
 	for _, v := range []string{"1.0", "1.1"} {
 		publish(t, dir, "hello", v)
 	}
-	cache, err := fetch.OpenCache(t.Context(), filepath.Join(base, "cache"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cache.Close()
-	ix, err := txn.ReadIndex(t.Context(), cache, filepath.Join(base, "root"), install.Options{}, dir, fetch.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix := readIndex(t, base, dir)
 	if p, err := session.OfferedPackage(ix, "hello", nil); err != nil || p.Version != "1.1" {
 		t.Errorf("offeredPackage(hello) = %s, %v; want 1.1", p.Version, err)
 	}
-	_, err = session.OfferedPackage(ix, "jello", []db.Record{{Name: "jelly"}})
+	_, err := session.OfferedPackage(ix, "jello", []db.Record{{Name: "jelly"}})
 	var ne *session.NotOfferedError
 	if !errors.As(err, &ne) || ne.Name != "jello" || ne.Close != `; did you mean "hello" or "jelly"?` {
 		t.Errorf("offeredPackage(jello) = %v", err)
@@ -58,18 +50,26 @@ func TestOfferedVirtual(t *testing.T) {
 	if _, _, err := repo.Add(t.Context(), dir, filepath.Join(tmp, "gawk-1.0.tar"), gawk, nil); err != nil {
 		t.Fatal(err)
 	}
-	cache, err := fetch.OpenCache(t.Context(), filepath.Join(base, "cache"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cache.Close()
-	ix, err := txn.ReadIndex(t.Context(), cache, filepath.Join(base, "root"), install.Options{}, dir, fetch.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = session.OfferedPackage(ix, "awk", []db.Record{{Name: "mawk", Provides: testrepo.Requires("awk")}, {Name: "awkuser"}})
+	ix := readIndex(t, base, dir)
+	_, err := session.OfferedPackage(ix, "awk", []db.Record{{Name: "mawk", Provides: testrepo.Requires("awk")}, {Name: "awkuser"}})
 	var ne *session.NotOfferedError
 	if !errors.As(err, &ne) || !slices.Equal(ne.ProvidedBy, []string{"gawk", "mawk"}) || ne.Close != "" {
 		t.Errorf("offeredPackage(awk) = %#v, want one naming gawk and mawk, which provide it", err)
 	}
+}
+
+// readIndex reads the index of the repository dir through a cache and for a root made in
+// base.
+func readIndex(t *testing.T, base, dir string) *txn.Catalog {
+	t.Helper()
+	cache, err := fetch.OpenCache(t.Context(), filepath.Join(base, "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cache.Close() })
+	ix, err := txn.ReadIndex(t.Context(), cache, filepath.Join(base, "root"), install.Options{}, dir, fetch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
 }
