@@ -123,6 +123,9 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	}()
 	st := newStager(ctx, src, info.Size(), dirfd, r.pathOf(tree), r.umask)
 	st.useTails(tarPath)
+	// An npm package's members keep the time of their install, as npm, pnpm and bun leave
+	// them in node_modules; other kinds keep their archive's (docs/archives.md).
+	st.noTimes = p.Kind == repo.KindNPM
 	if r.o.NoSync {
 		st.durable = durable.Files{} // nothing to write back for a commit that does not sync
 	}

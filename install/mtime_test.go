@@ -126,6 +126,35 @@ func TestInstallKeepsMtimes(t *testing.T) {
 	}
 }
 
+// TestInstallNPMTimes installs the same archive as an npm package: its members keep the
+// time of their install, as npm, pnpm and bun leave node_modules, not their headers'.
+func TestInstallNPMTimes(t *testing.T) {
+	base := t.TempDir()
+	var es []entry // timedEntries under the npm tarball's package/, of time 0 (alignedTar)
+	for _, h := range timedEntries() {
+		e := entry{name: "package/" + h.Name, typ: h.Typeflag, mode: h.Mode, data: strings.Repeat("x", int(h.Size)), link: h.Linkname}
+		if h.Typeflag == tar.TypeLink {
+			e.link = "package/" + h.Linkname
+		}
+		es = append(es, e)
+	}
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	p := npmPkg("timed", "1.0.0")
+	p.Bin = nil
+	before := time.Now().Add(-time.Second) // the kernel stamps from a coarse clock
+	if _, err := r.Apply(t.Context(), []*Staged{stageIn(t, r, base, p, es)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	installed := r.path("lib", "node_modules", ".pnpm", "timed@1.0.0", "node_modules", "timed")
+	for _, h := range timedEntries() {
+		name := strings.TrimSuffix(h.Name, "/")
+		if got := lmtime(t, filepath.Join(installed, name)); got.Before(before) {
+			t.Errorf("%s: installed with mtime %v, before the install (%v): the archive's", name, got.UTC(), before.UTC())
+		}
+	}
+}
+
 // BenchmarkSetTime measures what setting a member's time costs a file: one utimensat on
 // the descriptor install has open, on XFS when it can be mounted.
 func BenchmarkSetTime(b *testing.B) {

@@ -75,7 +75,7 @@ type stager struct {
 	// noKernelCopy is set when sendfile or copy_file_range refused a small copy.
 	noKernelCopy atomic.Bool
 	noTails      atomic.Bool   // set when a clone from a tail file was refused for a reason that will not change
-	noTimes      bool          // leave modification times as creating the members made them (benchmarks)
+	noTimes      bool          // leave modification times as creating the members made them: an npm package's
 	durable      durable.Files // how what the workers write is made durable for the commit (durable.Commit)
 	wb           *writeback    // while the files are made, if tracked, or on btrfs if syncing
 	tracked      bool          // every file written was waited for: the commit need not sync the whole filesystem
