@@ -652,6 +652,52 @@ func intentNamesOn(t *testing.T, fs string) {
 	}
 }
 
+// TestIntentNamesLinked: on XFS and ext4, the names of a change's intents are hard links of
+// one empty file, which take no inode each; where the filesystem allows no more links to it
+// (ext4: 65,000), the next name is a file of its own, and the names after it its links. On
+// btrfs, where a link costs more the more the inode has, each is a file of its own.
+func TestIntentNamesLinked(t *testing.T) {
+	for _, fs := range []string{"xfs", "ext4", "btrfs"} {
+		t.Run(fs, func(t *testing.T) {
+			path := filepath.Join(testfs.Mount(t, fs), "db")
+			n := 3
+			if fs == "ext4" {
+				n = 65_001
+			}
+			ins := make([]Intent, n)
+			for i := range ins {
+				ins[i] = Intent{Op: "install", Name: fmt.Sprintf("p%d", i), Staging: fmt.Sprintf(".pkg/staging/p%d", i), Inode: uint64(i)}
+			}
+			d := open(t, path)
+			if err := d.SetIntents(ins); err != nil {
+				t.Fatal(err)
+			}
+			names, err := filepath.Glob(filepath.Join(path+".intents", "*"))
+			if err != nil || len(names) != n {
+				t.Fatalf("%d intent names, %v; want %d", len(names), err, n)
+			}
+			links := make(map[uint64]uint64) // inode → its links
+			for _, name := range names {
+				var st unix.Stat_t
+				if err := unix.Lstat(name, &st); err != nil {
+					t.Fatal(err)
+				}
+				links[st.Ino] = uint64(st.Nlink)
+			}
+			want := (n + 64_999) / 65_000
+			if fs == "btrfs" {
+				want = n
+			}
+			if len(links) != want {
+				t.Errorf("%d names are %d inodes; want %d", n, len(links), want)
+			}
+			if got, err := d.Intents(); err != nil || len(got) != n {
+				t.Errorf("Intents = %d, %v; want %d", len(got), err, n)
+			}
+		})
+	}
+}
+
 // TestOpenFIFO: a FIFO where the database or its temporary file is does not block Open
 // or a read: the one at the temporary name is no commit to take, the other no database.
 func TestOpenFIFO(t *testing.T) {

@@ -20,13 +20,14 @@ import (
 )
 
 // Intents are kept, where the filesystem commits metadata in order (durable.Files.Ordered:
-// XFS, ext4 with its journal), as the names of empty files in the directory <db>.intents,
-// one per intent, made with no sync: the renames of the commit come after them, so a crash
-// that kept a rename kept them too, and the first sync of the transaction that records the
-// commit makes both durable at once (carry). On btrfs, whose fsync logs one inode's changes
-// ahead of the transaction (a directory's: its new entries, and a new directory's own
-// name), they are names too, made durable before the renames by one fsync of their
-// directory, where a transaction of their own took bbolt's two fdatasyncs. Each name holds
+// XFS, ext4 with its journal), as names in the directory <db>.intents, one per intent, hard
+// links of one empty file (makeIntentName), made with no sync: the renames of the commit
+// come after them, so a crash that kept a rename kept them too, and the first sync of the
+// transaction that records the commit makes both durable at once (carry). On btrfs, whose
+// fsync logs one inode's changes ahead of the transaction (a directory's: its new entries,
+// and a new directory's own name), they are names too, of empty files each, made durable
+// before the renames by one fsync of their directory, where a transaction of their own
+// took bbolt's two fdatasyncs. Each name holds
 // a nonce, one per SetIntents; the transaction that records the commit records the nonce
 // in journalBucket (committedKey), which makes those names void however late they are
 // removed. Elsewhere, and where a name would be too long, intents are a transaction of
@@ -228,17 +229,15 @@ func (d *DB) setIntentNames(ins []Intent) (bool, error) {
 		defer dir.Close()
 	}
 	for i, name := range names {
-		fd, err := unix.Openat(int(dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
-		if err != nil {
+		if err := d.makeIntentName(dir, names[:i], name, fs.Ordered()); err != nil {
 			for _, made := range names[:i] {
 				unix.Unlinkat(int(dir.Fd()), made, 0)
 			}
 			if full(err) {
 				return false, nil
 			}
-			return false, fmt.Errorf("record %d intents: %w", len(ins), &os.PathError{Op: "create", Path: filepath.Join(d.intentDir(), name), Err: err})
+			return false, fmt.Errorf("record %d intents: %w", len(ins), err)
 		}
-		unix.Close(fd)
 	}
 	removeIn(dir, all, func(intentEntry) bool { return false })
 	if !fs.Ordered() { // the names made and removed, durable before any rename
@@ -247,6 +246,32 @@ func (d *DB) setIntentNames(ins []Intent) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// makeIntentName makes name in dir, intentDir open, after made: where link is true, a hard
+// link to the file the last of made is, which takes no inode (the npm tree's 229 names on
+// loop XFS: 2.5 ms against 4.5 made as files, and 1.7 against 3.6 to remove; ext4 2.1
+// and 1.1 against 3.2 and 2.2); else, or where there is none or it has as many links as
+// the filesystem allows (ext4: 65,000), an empty file. btrfs keeps an inode's names in
+// one item, which each link grows: 229 links and their fsync took 96 ms there, against 8
+// for as many files.
+func (d *DB) makeIntentName(dir *os.File, made []string, name string, link bool) error {
+	fd := int(dir.Fd())
+	if link && len(made) > 0 {
+		err := unix.Linkat(fd, made[len(made)-1], fd, name, 0)
+		if err != unix.EMLINK {
+			if err != nil {
+				return &os.LinkError{Op: "link", Old: filepath.Join(d.intentDir(), made[len(made)-1]), New: filepath.Join(d.intentDir(), name), Err: err}
+			}
+			return nil
+		}
+	}
+	f, err := unix.Openat(fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return &os.PathError{Op: "create", Path: filepath.Join(d.intentDir(), name), Err: err}
+	}
+	unix.Close(f)
+	return nil
 }
 
 // full reports whether err says the filesystem has no inode or block for an intent's name:
