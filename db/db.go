@@ -129,6 +129,10 @@ type DB struct {
 	reader *bolt.DB   // open since the last write, if hold: read-only, or that write's (kept)
 	kept   bool       // reader is the last write's handle, its lock made shared (keep)
 
+	// tidying is the removal of the intent names a commit made void, which each use of
+	// intentDir and Release wait for (CommitRequested).
+	tidying sync.WaitGroup
+
 	file      *os.File     // the last bbolt opened, for advance; d.mu is held
 	allocated atomic.Int64 // size up to which this DB gave the file its blocks
 	collected atomic.Bool  // whether a write transaction has collected the chunks of lists never committed
@@ -594,6 +598,7 @@ func (d *DB) view(fn func(tx *bolt.Tx) error) error {
 // it again: before the root's lock is given up, and before the file is removed. A database
 // Open created and nothing wrote since is made durable and given its name first.
 func (d *DB) Release() error {
+	d.tidying.Wait()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.hold = false
@@ -915,8 +920,10 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 		}
 		return putPrefix(tx, pc)
 	})
-	if err == nil {
-		d.removeEntries(void, func(intentEntry) bool { return false })
+	if err == nil && len(void) > 0 {
+		// Void once recorded: removed beside what the caller does next (the prefix's
+		// roll-forward), before any other use of the names (openIntentDir) or Release.
+		d.tidying.Go(func() { d.removeVoid(void) })
 	}
 	return err
 }

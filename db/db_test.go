@@ -596,7 +596,8 @@ func TestCreateLinksWhenDurable(t *testing.T) {
 
 // TestIntentNames: on XFS and btrfs, intents are names of empty files beside the database,
 // read back as they were set, each replacing a pending one of its package; a commit makes
-// them void (one left behind, as a crash can leave it, is not pending) and removes them;
+// them void (one left behind, as a crash can leave it, is not pending) and removes them
+// before the next read of the intents;
 // clearing removes them; an intent whose name would be too long is a transaction's, as
 // before.
 func TestIntentNames(t *testing.T) {
@@ -624,6 +625,9 @@ func intentNamesOn(t *testing.T, fs string) {
 		t.Errorf("Intents = %+v, %v; want %+v", got, err, []Intent{a, b})
 	}
 	if err := d.Commit([]*Record{{Name: "@scope/a", Version: "1.0.0", Kind: "npm"}}, []*FileList{writeFiles(t, d, nil)}, []string{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Intents(); err != nil { // which waits for their removal
 		t.Fatal(err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(path+".intents", "*")); len(left) != 0 {

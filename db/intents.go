@@ -93,8 +93,14 @@ func parseIntentName(name string) (uint64, Intent, error) {
 }
 
 // openIntentDir opens intentDir, making it where make is true; nil, nil where it is
-// missing and not made.
+// missing and not made. It waits for the removal of the names a commit made void.
 func (d *DB) openIntentDir(make bool) (*os.File, error) {
+	d.tidying.Wait()
+	return d.openIntents(make)
+}
+
+// openIntents is openIntentDir with no wait.
+func (d *DB) openIntents(make bool) (*os.File, error) {
 	at, name := unix.AT_FDCWD, d.intentDir()
 	if d.dir != nil {
 		at, name = int(d.dir.Fd()), filepath.Base(name)
@@ -168,6 +174,14 @@ func (d *DB) removeEntries(es []intentEntry, keep func(intentEntry) bool) {
 	}
 	defer dir.Close()
 	removeIn(dir, es, keep)
+}
+
+// removeVoid removes the entries es, which a commit made void, unsynced.
+func (d *DB) removeVoid(es []intentEntry) {
+	if dir, err := d.openIntents(false); dir != nil && err == nil {
+		defer dir.Close()
+		removeIn(dir, es, func(intentEntry) bool { return false })
+	}
 }
 
 // removeIn removes the entries of dir, intentDir open, that keep returns false for, unsynced.
