@@ -26,12 +26,12 @@ import (
 // transaction that records the commit makes both durable at once (carry). On btrfs, whose
 // fsync logs one inode's changes ahead of the transaction (a directory's: its new entries,
 // and a new directory's own name), they are names too, of empty files each, made durable
-// before the renames by one fsync of their directory, where a transaction of their own
-// took bbolt's two fdatasyncs. Each name holds
-// a nonce, one per SetIntents; the transaction that records the commit records the nonce
-// in journalBucket (committedKey), which makes those names void however late they are
-// removed. Elsewhere, and where a name would be too long, intents are a transaction of
-// their own in intentsBucket, as they are read from a database of an older pkg.
+// before the renames by one fsync of their directory, where a transaction of their own took
+// bbolt's two fdatasyncs. Each name holds a nonce, one per SetIntents; the transaction that
+// records the commit records the nonce in journalBucket (committedKey), which makes those
+// names void however late they are removed. Elsewhere, and where a name would be too long,
+// intents are a transaction of their own in intentsBucket, as they are read from a database
+// of an older pkg.
 var (
 	journalBucket = []byte("journal")
 	committedKey  = []byte("committed") // the nonce of the intents the last commit recorded, 8 bytes big-endian
@@ -263,21 +263,18 @@ func (d *DB) setIntentNames(ins []Intent) (bool, error) {
 }
 
 // makeIntentName makes name in dir, intentDir open, after made: where link is true, a hard
-// link to the file the last of made is, which takes no inode (the npm tree's 229 names on
-// loop XFS: 2.5 ms against 4.5 made as files, and 1.7 against 3.6 to remove; ext4 2.1
-// and 1.1 against 3.2 and 2.2); else, or where there is none or it has as many links as
-// the filesystem allows (ext4: 65,000), an empty file. btrfs keeps an inode's names in
-// one item, which each link grows: 229 links and their fsync took 96 ms there, against 8
-// for as many files.
+// link to the file the last of made is, which takes no inode (design.md, Commit protocol);
+// else, or where there is none or the link is refused for a reason a file of its own does
+// not share (linkRefused), an empty file.
 func (d *DB) makeIntentName(dir *os.File, made []string, name string, link bool) error {
 	fd := int(dir.Fd())
 	if link && len(made) > 0 {
 		err := unix.Linkat(fd, made[len(made)-1], fd, name, 0)
-		if err != unix.EMLINK {
-			if err != nil {
-				return &os.LinkError{Op: "link", Old: filepath.Join(d.intentDir(), made[len(made)-1]), New: filepath.Join(d.intentDir(), name), Err: err}
-			}
+		if err == nil {
 			return nil
+		}
+		if !linkRefused(err) {
+			return &os.LinkError{Op: "link", Old: filepath.Join(d.intentDir(), made[len(made)-1]), New: filepath.Join(d.intentDir(), name), Err: err}
 		}
 	}
 	f, err := unix.Openat(fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
@@ -286,6 +283,20 @@ func (d *DB) makeIntentName(dir *os.File, made []string, name string, link bool)
 	}
 	unix.Close(f)
 	return nil
+}
+
+// linkRefused reports whether err, of a hard link to an intent's name, says only that this
+// link is refused, where a new empty file would still be made: EMLINK, the file has as many
+// links as the filesystem allows (ext4: 65,000); EPERM and EACCES, a security policy (an
+// LSM, Landlock, seccomp) or protected_hardlinks that refuses links but not creates; EXDEV,
+// a link across project quotas. No space left is not: setIntentNames reads it (full) and
+// records the intents in a transaction instead.
+func linkRefused(err error) bool {
+	switch err {
+	case unix.EMLINK, unix.EPERM, unix.EACCES, unix.EXDEV:
+		return true
+	}
+	return false
 }
 
 // full reports whether err says the filesystem has no inode or block for an intent's name:
