@@ -463,8 +463,8 @@ func (c *Cache) dropLeftover(sha256 string) {
 // cached reports whether the cache holds p's entry, undamaged, and marks its use. A
 // damaged entry (removed by Members) makes it return false and why.
 func (c *Cache) cached(p repo.Package) (bool, error) {
-	tar, err := statAt(c.tars, tarName(p.SHA256))
-	if err != nil {
+	var tar unix.Stat_t // one fstatat each: what Has looks at, and the tar's mtime
+	if unix.Fstatat(int(c.tars.Fd()), tarName(p.SHA256), &tar, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return false, nil
 	}
 	if !existsAt(c.tars, idxName(p.SHA256)) {
@@ -473,7 +473,7 @@ func (c *Cache) cached(p repo.Package) (bool, error) {
 	if _, err := c.Members(p.SHA256); errors.Is(err, ErrDamaged) {
 		return false, err
 	}
-	markUsed(c.tars, tarName(p.SHA256), tar.ModTime())
+	markUsed(c.tars, tarName(p.SHA256), time.Unix(tar.Mtim.Unix()))
 	return true, nil
 }
 

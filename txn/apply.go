@@ -272,7 +272,7 @@ func (p *Plan) stage(ctx context.Context, root *install.Root, f *Fetcher) ([]*in
 	if f == nil {
 		return nil, errNoFetcher
 	}
-	if f.Offline {
+	if f.Offline { // Fetch's check, saying whether the lockfile gave the sha256s
 		if err := checkCached(f.Cache, p.install, p.locked); err != nil {
 			return nil, err
 		}
@@ -280,7 +280,7 @@ func (p *Plan) stage(ctx context.Context, root *install.Root, f *Fetcher) ([]*in
 	if p.again {
 		f.Cache.Whole = true
 	}
-	err := f.Fetch(ctx, p.install, func(ctx context.Context, i int, tar string) error {
+	err := f.fetch(ctx, p.install, func(ctx context.Context, i int, tar string) error {
 		pk := p.install[i]
 		members, err := f.Cache.Members(pk.SHA256)
 		if err != nil {

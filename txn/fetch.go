@@ -94,6 +94,11 @@ func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 			return err
 		}
 	}
+	return f.fetch(ctx, pkgs, ready)
+}
+
+// fetch is Fetch once an offline change has found every package in the cache.
+func (f *Fetcher) fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx context.Context, i int, tar string) error) error {
 	f.hook.Do(func() { f.Cache.Waiting = f.waiting })
 	fetches := make(map[string]*archiveFetch) // by sha256: the packages of one archive share its fetch
 	for _, p := range pkgs {
