@@ -179,16 +179,20 @@ func memberError(m *tarutil.Member, err error) error {
 	return fmt.Errorf("member %s: %w", termtext.Quote(m.Name), err)
 }
 
-// dirs makes the directories, each in its parent opened beneath the staging directory.
+// dirs makes the directories, each in its parent opened beneath the staging directory,
+// kept open for its next subdirectories: an archive lists a directory's together.
 func (s *stager) dirs(members []tarutil.Member) error {
+	parents := newDirCache(s.dirfd)
+	defer parents.close()
 	for i := range members {
 		m := &members[i]
 		if m.Type != tar.TypeDir {
 			continue
 		}
-		err := inParent(s.dirfd, m.Name, func(fd int, base string) error {
-			return unix.Mkdirat(fd, base, uint32(0o700|m.Mode))
-		})
+		fd, base, err := parents.parent(m.Name)
+		if err == nil {
+			err = unix.Mkdirat(fd, base, uint32(0o700|m.Mode))
+		}
 		if err != nil {
 			return memberError(m, pathError("mkdir", m.Name, err))
 		}
