@@ -87,15 +87,11 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	}
 	// The cache's tar is named beneath its tars/ descriptor (fetch.Cache.Path): a symlink
 	// or a FIFO another user of a shared cache put in its place is refused, not followed.
-	src, err := regfile.Open(tarPath, unix.O_NOFOLLOW)
+	src, info, err := regfile.OpenInfo(tarPath, unix.O_NOFOLLOW)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	info, err := src.Stat()
-	if err != nil {
-		return nil, err
-	}
 	if err := checkExtent(members, info.Size()); err != nil {
 		return nil, err
 	}

@@ -44,31 +44,44 @@ func typeName(t fs.FileMode) string {
 // symlink is not to be followed). The open does not wait for a FIFO's writer, nor a
 // device's carrier (O_NONBLOCK, which reads of a regular file ignore).
 func Open(name string, flag int) (*os.File, error) {
+	f, _, err := OpenInfo(name, flag)
+	return f, err
+}
+
+// OpenInfo is Open that also returns the file's status, as its check found it.
+func OpenInfo(name string, flag int) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|flag, 0)
 	if err != nil {
 		if flag&unix.O_NOFOLLOW != 0 && errors.Is(err, unix.ELOOP) { // O_NOFOLLOW's refusal of a symlink
 			err = &fs.PathError{Op: "open", Path: name, Err: &NotRegularError{fs.ModeSymlink}}
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	if err := Check(f); err != nil {
+	info, err := check(f)
+	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return f, nil
+	return f, info, nil
 }
 
 // Check returns an *fs.PathError with a *NotRegularError if f, opened by whatever means
 // (openat2 beneath a directory, say), is not a regular file.
 func Check(f *os.File) error {
+	_, err := check(f)
+	return err
+}
+
+// check is Check, returning f's status.
+func check(f *os.File) (fs.FileInfo, error) {
 	info, err := f.Stat()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !info.Mode().IsRegular() {
-		return &fs.PathError{Op: "open", Path: f.Name(), Err: &NotRegularError{info.Mode().Type()}}
+		return nil, &fs.PathError{Op: "open", Path: f.Name(), Err: &NotRegularError{info.Mode().Type()}}
 	}
-	return nil
+	return info, nil
 }
 
 // ReadFile returns the contents of the regular file name, as os.ReadFile does, or an
