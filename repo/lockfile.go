@@ -252,9 +252,13 @@ func digest(pkgs []Package) string {
 // digestEntries is digest of the lines es.
 func digestEntries(es []lockEntry) string {
 	h := sha256.New()
+	enc := json.NewEncoder(h) // each line as jsonText gives it, and its newline
+	enc.SetEscapeHTML(false)
 	for _, e := range es {
 		e.URL = ""
-		io.WriteString(h, jsonText(e)+"\n")
+		if err := enc.Encode(e); err != nil {
+			panic("repo: encode lockfile: " + err.Error()) // only strings, numbers and lists
+		}
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

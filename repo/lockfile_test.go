@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -433,5 +434,28 @@ func TestOrderKept(t *testing.T) {
 	got, err := back.Order()
 	if err != nil || len(got) != 2 || got[0].Name != "lib" || got[1].Name != "app" {
 		t.Errorf("Order again = %v, %v; want the kept lib, then app", got, err)
+	}
+}
+
+// BenchmarkDecodeLock reads a lockfile of an npm tree's size (229 packages): what every
+// sync pays before it plans, its digest checks included.
+func BenchmarkDecodeLock(b *testing.B) {
+	var pkgs []Package
+	var rs []Requirement
+	for i := range 229 {
+		name := fmt.Sprintf("pkg%03d", i)
+		pkgs = append(pkgs, Package{Name: name, Version: "1.2.3", Archive: testRepoURL + name + "-1.2.3.tar",
+			Size: 12345, SHA256: testSum})
+		rs = append(rs, Requirement{Name: name})
+	}
+	text := encodeLock(b, NewLock(testRepoURL, rs, pkgs))
+	if _, err := decodeLock([]byte(text)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeLock([]byte(text)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
