@@ -230,11 +230,14 @@ func SharedBytes(path string) (shared, mapped int64, err error) {
 	}
 }
 
-// goingDownNoLogFlush is FS_IOC_SHUTDOWN (XFS_IOC_GOINGDOWN, _IOR('X', 125, __u32)) with
-// XFS_FSOP_GOING_FLAGS_NOLOGFLUSH: the filesystem stops at once, writing nothing more, not
-// even its journal's buffered commits, as a power cut would leave it (xfstests' godown).
+// fsIocShutdown is FS_IOC_SHUTDOWN (XFS_IOC_GOINGDOWN, EXT4_IOC_SHUTDOWN: _IOR('X', 125,
+// __u32)); with XFS_FSOP_GOING_FLAGS_NOLOGFLUSH the filesystem stops at once, writing
+// nothing more, not even its journal's buffered commits, as a power cut would leave it
+// (xfstests' godown); with LOGFLUSH it writes those commits first (ext4's data=ordered
+// writes the data they order before them), and no other dirty page.
 const (
 	fsIocShutdown      = 0x8004587D
+	shutdownLogFlush   = 0x1
 	shutdownNoLogFlush = 0x2
 )
 
@@ -248,9 +251,21 @@ func Shutdown(mnt string) error {
 		return err
 	}
 	defer f.Close()
+	return ShutdownFile(f, false)
+}
+
+// ShutdownFile is Shutdown of the filesystem that f, its root directory, is open on,
+// through no new open (so a test may call it while it holds the opens of that filesystem).
+// With logged, the journal's buffered commits reach the device first: a power cut just
+// after the journal was written, which keeps every metadata change made so far and the
+// data write-back had not written.
+func ShutdownFile(f *os.File, logged bool) error {
 	flags := uint32(shutdownNoLogFlush)
+	if logged {
+		flags = shutdownLogFlush
+	}
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), fsIocShutdown, uintptr(unsafe.Pointer(&flags))); e != 0 {
-		return &os.PathError{Op: "ioctl FS_IOC_SHUTDOWN", Path: mnt, Err: e}
+		return &os.PathError{Op: "ioctl FS_IOC_SHUTDOWN", Path: f.Name(), Err: e}
 	}
 	return nil
 }

@@ -186,7 +186,7 @@ func (e *env) runFull(args []string, path string, leave int64, late bool) (stder
 	}
 	defer stop()
 	filled := make(chan error, 1)
-	g, err := gateOpens(filepath.Join(e.root, ".pkg", "db"), staged, func() { filled <- fillAll(path, leave) })
+	g, err := gateOpens(filepath.Join(e.root, ".pkg", "db"), false, func(int32) bool { return staged() }, func() { filled <- fillAll(path, leave) })
 	if err != nil {
 		t.Fatal(err)
 	}
