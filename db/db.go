@@ -129,9 +129,10 @@ type DB struct {
 	reader *bolt.DB   // open since the last write, if hold: read-only, or that write's (kept)
 	kept   bool       // reader is the last write's handle, its lock made shared (keep)
 
-	// tidying is the removal of the intent names a commit made void, which each use of
-	// intentDir and Release wait for (CommitRequested).
-	tidying sync.WaitGroup
+	// tidied, once a commit made intent names void, is closed when they are removed, which
+	// each use of intentDir and Release wait for (CommitRequested, waitTidied): a channel
+	// read atomically, where a WaitGroup's Add would race a Wait of another method.
+	tidied atomic.Pointer[chan struct{}]
 
 	file      *os.File     // the last bbolt opened, for advance; d.mu is held
 	allocated atomic.Int64 // size up to which this DB gave the file its blocks
@@ -598,7 +599,7 @@ func (d *DB) view(fn func(tx *bolt.Tx) error) error {
 // it again: before the root's lock is given up, and before the file is removed. A database
 // Open created and nothing wrote since is made durable and given its name first.
 func (d *DB) Release() error {
-	d.tidying.Wait()
+	d.waitTidied()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.hold = false
@@ -923,9 +924,24 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 	if err == nil && len(void) > 0 {
 		// Void once recorded: removed beside what the caller does next (the prefix's
 		// roll-forward), before any other use of the names (openIntentDir) or Release.
-		d.tidying.Go(func() { d.removeVoid(void) })
+		done := make(chan struct{})
+		before := d.tidied.Swap(&done)
+		go func() {
+			defer close(done)
+			if before != nil {
+				<-*before
+			}
+			d.removeVoid(void)
+		}()
 	}
 	return err
+}
+
+// waitTidied waits for the removal of the intent names the commits so far made void.
+func (d *DB) waitTidied() {
+	if c := d.tidied.Load(); c != nil {
+		<-*c
+	}
 }
 
 // fillPercent is how full bbolt fills the pages it splits a node into (Bucket.FillPercent),

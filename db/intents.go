@@ -95,7 +95,7 @@ func parseIntentName(name string) (uint64, Intent, error) {
 // openIntentDir opens intentDir, making it where make is true; nil, nil where it is
 // missing and not made. It waits for the removal of the names a commit made void.
 func (d *DB) openIntentDir(make bool) (*os.File, error) {
-	d.tidying.Wait()
+	d.waitTidied()
 	return d.openIntents(make)
 }
 
@@ -165,19 +165,16 @@ func committed(tx *bolt.Tx) uint64 {
 
 // removeEntries removes the entries of intentDir that keep returns false for, unsynced.
 func (d *DB) removeEntries(es []intentEntry, keep func(intentEntry) bool) {
-	if !slices.ContainsFunc(es, func(e intentEntry) bool { return !keep(e) }) {
-		return
-	}
-	dir, err := d.openIntentDir(false)
-	if dir == nil || err != nil {
-		return
-	}
-	defer dir.Close()
-	removeIn(dir, es, keep)
+	d.waitTidied()
+	d.removeVoid(slices.DeleteFunc(slices.Clone(es), keep))
 }
 
-// removeVoid removes the entries es, which a commit made void, unsynced.
+// removeVoid removes the entries es of intentDir, unsynced, with no wait: those a commit
+// made void, on CommitRequested's goroutine.
 func (d *DB) removeVoid(es []intentEntry) {
+	if len(es) == 0 {
+		return
+	}
 	if dir, err := d.openIntents(false); dir != nil && err == nil {
 		defer dir.Close()
 		removeIn(dir, es, func(intentEntry) bool { return false })

@@ -281,10 +281,10 @@ func TestRepairCutKeepsTrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(t, r.db.Commit([]*db.Record{&recs[0]}, []*db.FileList{fl}, nil))
+	r.Close() // which waits for the commit's removal of the names
 	for _, n := range names {
 		must(t, os.WriteFile(n, nil, 0o644))
 	}
-	r.Close()
 	damage(t, dir) // for the repair to replace
 	testHookReplaced = func() bool { return true }
 	_, err = Rebuild(context.Background(), dir, Options{}, func(string) ([]Candidate, error) { return []Candidate{{Package: p, Members: members}}, nil })
