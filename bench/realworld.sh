@@ -13,7 +13,8 @@
 #   gomod   the module zip of golang.org/x/text from the Go proxy; against unzip
 #
 # A tree matches when names, types, modes, symlink targets, mtimes (of every member the
-# archive lists: a directory only made because a file is under it has no recorded time) and
+# archive lists, but an npm package's: a directory only made because a file is under it has
+# no recorded time) and
 # contents all match (`find -printf` listings, then diff -r; directory times against bsdtar's
 # extraction, see compare). pkg makes a declared command's file executable, as npm does, so
 # the reference gets the same chmod. Each install is timed cold (empty cache and root) and
@@ -95,20 +96,33 @@ fail() { # fail CASE WHAT: records the first failure of a case, names its log
 }
 
 # listing DIR DIRTIMES: one line per entry below DIR: path, type, mode, link target, mtime (a
-# directory's only when DIRTIMES is 1). DIR itself is left out: a package's directory is
-# pkg's, made by its install, whatever mode and time an archive's "./" gives.
+# directory's only when DIRTIMES is 1; none when it is -: an npm package keeps the time of its
+# install, as npm leaves it, docs/archives.md). DIR itself is left out: a package's directory
+# is pkg's, made by its install, whatever mode and time an archive's "./" gives.
 listing() {
-	(cd "$1" && if [ "$2" = 1 ]; then find . -mindepth 1 -printf '%p %y %m %l %T@\n'; else
-		find . -mindepth 1 \( -type d -printf '%p %y %m\n' \) -o -printf '%p %y %m %l %T@\n'; fi) | sort
+	(cd "$1" && case $2 in
+	1) find . -mindepth 1 -printf '%p %y %m %l %T@\n' ;;
+	-) find . -mindepth 1 \( -type d -printf '%p %y %m\n' \) -o -printf '%p %y %m %l\n' ;;
+	*) find . -mindepth 1 \( -type d -printf '%p %y %m\n' \) -o -printf '%p %y %m %l %T@\n' ;;
+	esac) | sort
 }
-# compare CASE NAME REFDIR DIRTIMES: the installed package NAME against REFDIR.
+# tree NAME: where the installed package NAME's files are: pkgs/NAME, or an npm package's
+# (NAME@VERSION) instance in the node_modules layout (docs/javascript.md).
+tree() {
+	case $1 in
+	*@*) echo "$R/lib/node_modules/.pnpm/$1/node_modules/${1%@*}" ;;
+	*) echo "$R/pkgs/$1" ;;
+	esac
+}
+# compare CASE NAME REFDIR DIRTIMES [GOT]: the installed package NAME (its tree GOT, else
+# pkgs/NAME) against REFDIR.
 # dpkg-deb -x and GNU tar -x set a directory's time once past its members, so a member that
 # comes later in it (libjq1's symlink libjq.so.1 after usr/share/; 125 of the kernel's
 # directories) leaves it the extraction's time. bsdtar -x sets directory times last, as pkg
 # does, so directory times are compared with bsdtar's extraction ($REFDIR.tar) of the same tar,
 # the rest with the ecosystem tool's.
 compare() {
-	local got=$R/pkgs/$2
+	local got=${5:-$R/pkgs/$2}
 	if ! diff <(listing "$3" "$4") <(listing "$got" "$4") >"$log/$1-$2.listing.diff"; then
 		fail "$1" "$2: names, types, modes, targets or mtimes differ from the reference ($(wc -l <"$log/$1-$2.listing.diff") diff lines)"
 		return 1
@@ -151,12 +165,12 @@ print(*(f"{r[k]:.3f}" for k in ("cold", "warm", "extract")))' "$log/$c.time.json
 	rm -rf "$mnt/x"
 }
 
-# fiemap CASE NAMES...: how much of the biggest file installed for NAMES shares its blocks
+# fiemap CASE NAMES...: how much of the biggest file installed for NAMES (tree) shares its blocks
 # (filefrag -v: "ext: logical_offset: physical_offset: length: expected: flags:").
 fiemap() {
 	local c=$1 big
 	shift
-	big=$(for n; do find "$R/pkgs/$n" -type f -printf '%s %p\n'; done | sort -n | tail -1 | cut -d' ' -f2-)
+	big=$(for n; do find "$(tree "$n")" -type f -printf '%s %p\n'; done | sort -n | tail -1 | cut -d' ' -f2-)
 	filefrag -v "$big" >"$log/$c.filefrag"
 	echo "$c: ${big#"$R"/} ($(stat -c %s "$big") bytes): $(awk -F: '$1 ~ /^ *[0-9]+$/ {
 		n++; b += $4; if ($0 ~ /shared/) { s++; sb += $4 } }
@@ -217,8 +231,10 @@ case_npm() {
 	tar -xzf "$dl/prettier-3.6.2.tgz" -C "$ref/prettier" && chmod a+x "$ref/prettier/package/bin/prettier.cjs"
 	tar -xzf "$dl/typescript-5.9.3.tgz" -C "$ref/typescript"
 	P install prettier typescript 2>"$log/npm.install" || { fail npm "install: $(head -c 300 "$log/npm.install")"; return; }
-	compare npm prettier "$ref/prettier" 0 && compare npm typescript "$ref/typescript" 0 || return
-	fiemap npm prettier typescript
+	# An npm package's tree (tree) is the tarball's package/ directory.
+	compare npm prettier "$ref/prettier/package" - "$(tree prettier@3.6.2)" &&
+		compare npm typescript "$ref/typescript/package" - "$(tree typescript@5.9.3)" || return
+	fiemap npm prettier@3.6.2 typescript@5.9.3
 	expect npm "bin/prettier --version" 3.6.2 "$R/bin/prettier" --version || return
 	expect npm "bin/prettier formats" 'const a = { b: 1 };' \
 		sh -c 'echo "const a={b:1}" | "$1" --stdin-filepath x.js' - "$R/bin/prettier" || return
