@@ -931,7 +931,7 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 			if before != nil {
 				<-*before
 			}
-			d.removeVoid(void)
+			d.removeNames(void)
 		}()
 	}
 	return err

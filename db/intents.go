@@ -166,12 +166,12 @@ func committed(tx *bolt.Tx) uint64 {
 // removeEntries removes the entries of intentDir that keep returns false for, unsynced.
 func (d *DB) removeEntries(es []intentEntry, keep func(intentEntry) bool) {
 	d.waitTidied()
-	d.removeVoid(slices.DeleteFunc(slices.Clone(es), keep))
+	d.removeNames(slices.DeleteFunc(slices.Clone(es), keep))
 }
 
-// removeVoid removes the entries es of intentDir, unsynced, with no wait: those a commit
-// made void, on CommitRequested's goroutine.
-func (d *DB) removeVoid(es []intentEntry) {
+// removeNames removes the entries es of intentDir, unsynced, with no wait for the names a
+// commit made void: it removes them, on CommitRequested's goroutine.
+func (d *DB) removeNames(es []intentEntry) {
 	if len(es) == 0 {
 		return
 	}
