@@ -175,16 +175,7 @@ func TestResumeKilled(t *testing.T) {
 	hold := make(chan struct{})
 	defer close(hold)
 	half := len(archive) / 2
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		if n == 1 {
-			w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
-			w.Write(archive[:half])
-			http.NewResponseController(w).Flush()
-			<-hold
-			return
-		}
-		serveArchive(w, r, archive)
-	})
+	srv := halfThenWhole(t, archive, func(*http.Request) { <-hold })
 	open := cacheOpener(t)
 	c := open()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestResumeKilled$")
@@ -230,6 +221,21 @@ func TestResumeKilled(t *testing.T) {
 	}
 }
 
+// halfThenWhole serves the first request the first half of archive, announcing it whole,
+// and holds it there until stall returns; later requests get it as serveArchive serves.
+func halfThenWhole(t *testing.T, archive []byte, stall func(r *http.Request)) *server {
+	return newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
+			w.Write(archive[:len(archive)/2])
+			http.NewResponseController(w).Flush()
+			stall(r)
+			return
+		}
+		serveArchive(w, r, archive)
+	})
+}
+
 // cancelAt cancels a fetch once n bytes of its archive have arrived: a Ctrl-C.
 type cancelAt struct {
 	n      int
@@ -248,16 +254,7 @@ func (w *cancelAt) Write(b []byte) (int, error) {
 func TestResumeInterrupted(t *testing.T) {
 	archive, p := testArchive(t)
 	half := len(archive) / 2
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		if n == 1 {
-			w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
-			w.Write(archive[:half])
-			http.NewResponseController(w).Flush()
-			<-r.Context().Done()
-			return
-		}
-		serveArchive(w, r, archive)
-	})
+	srv := halfThenWhole(t, archive, func(r *http.Request) { <-r.Context().Done() })
 	c := openCache(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

@@ -120,12 +120,7 @@ func (a *Archive) Local(p repo.Package) (repo.Package, error) {
 // errors name the archive.
 func (a *Archive) localNamed(p repo.Package) (repo.Package, error) {
 	if top, ok := npmTop(a.Members); ok && top == "package" {
-		data, err := readManifest(a.Path, top+"/"+manifestName)
-		if err != nil {
-			return p, &ManifestError{Archive: a.Location, Member: top + "/" + manifestName, Err: err}
-		}
-		if data != nil && npmNamed(data) {
-			p, a.scripts, err = a.npmEntry(p, top, data, false)
+		if p, ok, err := a.npmNamedEntry(p, top, false); ok || err != nil {
 			return p, err
 		}
 	}

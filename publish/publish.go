@@ -155,6 +155,21 @@ func (a *Archive) checkEntry(p repo.Package) (repo.Package, error) {
 	return p, install.CheckLib(p.Lib, a.Members)
 }
 
+// npmNamedEntry returns p completed by npmEntry, and true, where a's top directory top
+// holds a package.json with a name and a version; p and false where it holds none or one
+// without them.
+func (a *Archive) npmNamedEntry(p repo.Package, top string, keepSummary bool) (repo.Package, bool, error) {
+	data, err := readManifest(a.Path, top+"/"+manifestName)
+	if err != nil {
+		return p, false, &ManifestError{Archive: a.Location, Member: top + "/" + manifestName, Err: err}
+	}
+	if data == nil || !npmNamed(data) {
+		return p, false, nil
+	}
+	p, a.scripts, err = a.npmEntry(p, top, data, keepSummary)
+	return p, true, err
+}
+
 // Entry returns p, the entry a is published as, completed from what a says of itself,
 // each part where p has none (a nil list: its flag was not given). A .deb is of kind deb
 // and gives, from its control file, its Package and Version, its Description's first line as the summary
@@ -170,12 +185,7 @@ func (a *Archive) checkEntry(p repo.Package) (repo.Package, error) {
 // (npmInto).
 func (a *Archive) Entry(p repo.Package, keepSummary bool) (repo.Package, error) {
 	if top, ok := npmTop(a.Members); ok {
-		data, err := readManifest(a.Path, top+"/"+manifestName)
-		if err != nil {
-			return p, &ManifestError{Archive: a.Location, Member: top + "/" + manifestName, Err: err}
-		}
-		if data != nil && npmNamed(data) {
-			p, a.scripts, err = a.npmEntry(p, top, data, keepSummary)
+		if p, ok, err := a.npmNamedEntry(p, top, keepSummary); ok || err != nil {
 			return p, err
 		}
 	}

@@ -147,17 +147,24 @@ func TestInstallLocalArchive(t *testing.T) {
 	}
 }
 
+// localNPMEnv returns an environment whose repository holds ms 2.1.3, and a directory of
+// local files, the working directory.
+func localNPMEnv(t *testing.T) (*env, string) {
+	base := t.TempDir()
+	addNPM(t, base, "ms", "2.1.3")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	files := t.TempDir()
+	t.Chdir(files)
+	return e, files
+}
+
 // TestInstallLocalNPM installs a local npm tarball as npm installs one, and as repo add
 // takes it: named by its package.json (npm pack names @s/tool's file s-tool-1.0.0.tgz),
 // its dependencies from the repositories, its commands linked, its install scripts noted.
 // It was installed as a plain tree at lib/node_modules/s-tool, without its dependencies,
 // so that require() failed.
 func TestInstallLocalNPM(t *testing.T) {
-	base := t.TempDir()
-	addNPM(t, base, "ms", "2.1.3")
-	e := newEnv(t, base, filepath.Join(base, "repo"))
-	files := t.TempDir()
-	t.Chdir(files)
+	e, files := localNPMEnv(t)
 	writeFile(t, files, "s-tool-1.0.0.tgz", gzipped(t, pax(t,
 		tf("package/package.json", `{"name":"@s/tool","version":"1.0.0","bin":{"tool":"cli.js"},"dependencies":{"ms":"^2.1.0"},"scripts":{"postinstall":"node build.js"}}`),
 		tf("package/cli.js", "#!/usr/bin/env node\n"))))
@@ -181,11 +188,7 @@ func TestInstallLocalNPM(t *testing.T) {
 // tarballs were installed as npm's: taken as npm's, it needed express from the
 // repositories, which hold none.
 func TestInstallLocalRelease(t *testing.T) {
-	base := t.TempDir()
-	addNPM(t, base, "ms", "2.1.3")
-	e := newEnv(t, base, filepath.Join(base, "repo"))
-	files := t.TempDir()
-	t.Chdir(files)
+	e, files := localNPMEnv(t)
 	app := tf("app-1.0.0/bin/app", "#!/bin/sh\necho app\n")
 	app.hdr.Mode = 0o755
 	writeFile(t, files, "app-1.0.0.tgz", gzipped(t, pax(t,
@@ -206,11 +209,7 @@ func TestInstallLocalRelease(t *testing.T) {
 // 1.0.0", not asked for, its lib/node_modules/tool link not made, and "pkg remove tool"
 // could not tell the two apart.
 func TestInstallLocalNPMOverPlain(t *testing.T) {
-	base := t.TempDir()
-	addNPM(t, base, "ms", "2.1.3")
-	e := newEnv(t, base, filepath.Join(base, "repo"))
-	files := t.TempDir()
-	t.Chdir(files)
+	e, files := localNPMEnv(t)
 	tarball := func(manifest string) []byte {
 		return gzipped(t, pax(t, tf("package/package.json", manifest), tf("package/index.js", "module.exports = 1\n")))
 	}

@@ -106,14 +106,8 @@ func TestTimesMeanWhatTheySay(t *testing.T) {
 // TestReplacedWording checks that putting back a version's other archive is worded by
 // which archive it put back: the repository's on upgrade, the lockfile's on sync.
 func TestReplacedWording(t *testing.T) {
-	base := t.TempDir()
-	dir := filepath.Join(base, "repo")
-	e := newEnv(t, base, dir)
-	archive := filepath.Join(base, "lib-1.0.tar")
-	if err := os.WriteFile(archive, packageTar(t, "lib", "1.0", 'v'), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e.ok("repo", "add", dir, archive, "--name", "lib", "--version", "1.0")
+	e, dir := repoOf(t, "lib", "1.0", 'v')
+	base := filepath.Dir(dir)
 	lock := filepath.Join(base, "pkg.lock")
 	e.ok("lock", "-o", lock, "lib")
 	e.ok("sync", "-f", lock)

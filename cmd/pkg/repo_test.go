@@ -124,14 +124,7 @@ func TestRepoRemove(t *testing.T) {
 // nginx's client_max_body_size does: the 413 stops the push, with a hint naming the body
 // refused and the chunk size used, and a smaller --chunk-size then pushes it.
 func TestRepoPushBodyLimit(t *testing.T) {
-	base := t.TempDir()
-	dir := filepath.Join(base, "repo")
-	e := newEnv(t, base, dir)
-	archive := filepath.Join(base, "big-1.0.tar")
-	if err := os.WriteFile(archive, packageTar(t, "big", "1.0", 'x'), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e.ok("repo", "add", dir, archive, "--name", "big", "--version", "1.0")
+	e, dir := repoOf(t, "big", "1.0", 'x')
 	reg := testregistry.New(t)
 	reg.MaxBody = 32 << 10
 	_, stderr, code := e.pkg("repo", "push", dir, reg.URL())
@@ -195,13 +188,20 @@ func TestRepoPushOverImage(t *testing.T) {
 // toolRepo returns an environment and its repository directory, which holds tool 1.0.
 func toolRepo(t *testing.T) (*env, string) {
 	t.Helper()
+	return repoOf(t, "tool", "1.0", 'x')
+}
+
+// repoOf returns an environment and its repository directory, in a directory of its own,
+// which holds name version, its file filled with fill (packageTar).
+func repoOf(t *testing.T, name, version string, fill byte) (*env, string) {
+	t.Helper()
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
 	e := newEnv(t, base, dir)
-	archive := filepath.Join(base, "tool-1.0.tar")
-	if err := os.WriteFile(archive, packageTar(t, "tool", "1.0", 'x'), 0o644); err != nil {
+	archive := filepath.Join(base, name+"-"+version+".tar")
+	if err := os.WriteFile(archive, packageTar(t, name, version, fill), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.ok("repo", "add", dir, archive, "--name", "tool", "--version", "1.0")
+	e.ok("repo", "add", dir, archive, "--name", name, "--version", version)
 	return e, dir
 }
