@@ -179,6 +179,11 @@ func readMemo(runs *os.File, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer dir.Close()
+	return readMemoIn(dir, name)
+}
+
+// readMemoIn is readMemo of the memo directory open at dir.
+func readMemoIn(dir *os.File, name string) ([]byte, error) {
 	f, err := dirfd.Open(dir, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err

@@ -81,7 +81,7 @@ func forgetMemos(runs *os.File, gone []idleRun) {
 	defer dir.Close()
 	names, _ := dir.Readdirnames(-1)
 	for _, n := range names {
-		b, err := readMemo(runs, n)
+		b, err := readMemoIn(dir, n)
 		var m memo
 		if err != nil || json.Unmarshal(b, &m) != nil {
 			continue

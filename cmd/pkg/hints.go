@@ -169,10 +169,7 @@ var hints = []hintRule{
 		return fmt.Sprintf("%s was asked for: it stays installed while %s %s it, and autoremove keeps it after, as pkg has no command that makes a package asked for a dependency alone (as apt-mark auto does); once nothing needs it, pkg remove %s takes it",
 			shell.Quote(de.Removed.Name), strings.Join(names, " and "), verb, shell.Quote(de.Removed.Key()))
 	})},
-	{fn: as(func(ce *runner.CommandError) string {
-		if len(ce.Commands)+len(ce.Others) > 0 { // run says --cmd picks one
-			return ""
-		}
+	{fn: as(func(ce *runner.CommandError) string { // one with commands is run's usage error (run.go)
 		name := shell.Quote(ce.Package)
 		return fmt.Sprintf("%s declares no commands (of a .deb, its executables in usr/bin, bin, usr/sbin and sbin), and --cmd takes a command's name, not a path: to run one of its files, pkg install %s, then run it by its path in the package's directory, under the root's pkgs/ ('pkg files %s' lists them)",
 			name, name, name)

@@ -302,6 +302,8 @@ func TestNewerFormatHint(t *testing.T) {
 			t.Errorf("lockfile %v, format %s: no error", tt.lockfile, tt.format)
 		case tt.newer && (!errors.Is(err, repo.ErrFormat) || !upgrade):
 			t.Errorf("lockfile %v, format %s: %v, hint %q; want repo.ErrFormat and the advice to upgrade pkg", tt.lockfile, tt.format, err, got)
+		case tt.newer && tt.lockfile != strings.Contains(got, "locking again with this pkg"):
+			t.Errorf("lockfile %v, format %s: hint %q; want the warning against locking again for a lockfile alone", tt.lockfile, tt.format, got)
 		case !tt.newer && upgrade:
 			t.Errorf("lockfile %v, format %s: %v, hint %q; want no advice to upgrade pkg", tt.lockfile, tt.format, err, got)
 		case !tt.newer && tt.lockfile && got != lockHint:

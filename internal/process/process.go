@@ -87,8 +87,8 @@ func liveHeap() uint64 {
 // signal kills the process at once, which the commit protocol makes as safe as a crash.
 // stop cancels the context and gives the signals back from a goroutine of their own: taking
 // them back waits on the runtime's signal thread, which a process about to exit need not do
-// (docs/history.md): a signal between stop and the exit is ignored, the command having
-// finished, and the process exits with the command's status.
+// (docs/history.md): a signal between stop and the goroutine's taking them back is
+// ignored, the command having finished; one after it ends the process, as before stop.
 func Interruptible() (ctx context.Context, stop context.CancelFunc) {
 	parent, stop := context.WithCancel(context.Background())
 	ctx, release := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
