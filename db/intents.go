@@ -163,10 +163,11 @@ func committed(tx *bolt.Tx) uint64 {
 	return 0
 }
 
-// removeEntries removes the entries of intentDir that keep returns false for, unsynced.
+// removeEntries removes the entries es of intentDir that keep returns false for, unsynced;
+// es is the caller's no more.
 func (d *DB) removeEntries(es []intentEntry, keep func(intentEntry) bool) {
 	d.waitTidied()
-	d.removeNames(slices.DeleteFunc(slices.Clone(es), keep))
+	d.removeNames(slices.DeleteFunc(es, keep))
 }
 
 // removeNames removes the entries es of intentDir, unsynced, with no wait for the names a
@@ -177,16 +178,14 @@ func (d *DB) removeNames(es []intentEntry) {
 	}
 	if dir, err := d.openIntents(false); dir != nil && err == nil {
 		defer dir.Close()
-		removeIn(dir, es, func(intentEntry) bool { return false })
+		removeIn(dir, es)
 	}
 }
 
-// removeIn removes the entries of dir, intentDir open, that keep returns false for, unsynced.
-func removeIn(dir *os.File, es []intentEntry, keep func(intentEntry) bool) {
+// removeIn removes the entries es of dir, intentDir open, unsynced.
+func removeIn(dir *os.File, es []intentEntry) {
 	for _, e := range es {
-		if !keep(e) {
-			unix.Unlinkat(int(dir.Fd()), e.name, 0)
-		}
+		unix.Unlinkat(int(dir.Fd()), e.name, 0)
 	}
 }
 
@@ -250,7 +249,7 @@ func (d *DB) setIntentNames(ins []Intent) (bool, error) {
 			return false, fmt.Errorf("record %d intents: %w", len(ins), err)
 		}
 	}
-	removeIn(dir, all, func(intentEntry) bool { return false })
+	removeIn(dir, all)
 	if !fs.Ordered() { // the names made and removed, durable before any rename
 		if err := dir.Sync(); err != nil {
 			return false, fmt.Errorf("record %d intents: %w", len(ins), err)

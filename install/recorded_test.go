@@ -56,9 +56,14 @@ func TestUnneeded(t *testing.T) {
 		&db.Record{Name: "plug", Version: "1", Depends: testrepo.Requires("cli")},
 		&db.Record{Name: "top", Version: "1", Depends: testrepo.Requires("a")},
 		&db.Record{Name: "a", Version: "1", Depends: testrepo.Requires("b")},
-		&db.Record{Name: "b", Version: "1", Depends: testrepo.Requires("a")})
+		&db.Record{Name: "b", Version: "1", Depends: testrepo.Requires("a")},
+		// A cycle that needs another cycle: the first alone counts.
+		&db.Record{Name: "p", Version: "1", Depends: testrepo.Requires("q", "e")},
+		&db.Record{Name: "q", Version: "1", Depends: testrepo.Requires("p")},
+		&db.Record{Name: "e", Version: "1", Depends: testrepo.Requires("f")},
+		&db.Record{Name: "f", Version: "1", Depends: testrepo.Requires("e")})
 	got = slices.Sorted(maps.Keys(unneeded(recs, nil)))
-	if want := []string{"app", "cli", "plug", "tool", "top"}; !slices.Equal(got, want) {
+	if want := []string{"app", "cli", "p", "plug", "q", "tool", "top"}; !slices.Equal(got, want) {
 		t.Errorf("unneeded with cycles = %q, want %q", got, want)
 	}
 	// Of npm instances that need each other, lib/node_modules/NAME (linked) tells which

@@ -220,10 +220,7 @@ func nameOfTree(dir string) string {
 	if i := strings.LastIndex(dir, "@"); i > 0 {
 		name = dir[:i]
 	}
-	if strings.HasPrefix(name, "@") {
-		name = strings.Replace(name, "+", "/", 1)
-	}
-	return name
+	return repo.NameOfFile(name)
 }
 
 // A treeMatch is what a tree in pkgs/ is recorded as.
@@ -674,7 +671,7 @@ func unneeded(recs []*db.Record, linked map[string]repo.Requirement) map[string]
 			continue
 		}
 		from := reachOf(k)
-		if slices.ContainsFunc(keys, func(o string) bool { return !covered[o] && !from[o] && reachOf(o)[k] }) {
+		if slices.ContainsFunc(keys, func(o string) bool { return !from[o] && reachOf(o)[k] }) {
 			continue // a package outside its cycle leads to it
 		}
 		for o := range from {

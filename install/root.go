@@ -426,7 +426,7 @@ func (r *Root) reconcile() error {
 		if p.in == trash || replaced[p] {
 			said = &found.Replaced
 		}
-		name := keyOfTree(p.name[:max(strings.LastIndexByte(p.name, '.'), 0)])
+		name := repo.NameOfFile(p.name[:max(strings.LastIndexByte(p.name, '.'), 0)])
 		if name != "" && !slices.Contains(*said, name) {
 			*said = append(*said, name)
 		}
@@ -434,15 +434,6 @@ func (r *Root) reconcile() error {
 	r.found = found
 	r.left = errors.Join(errs...)
 	return nil
-}
-
-// keyOfTree returns the key whose tree's file name is name (repo.FileName): only a scoped
-// name starts with "@", and its scope holds no "+", so its first "+" is its "/".
-func keyOfTree(name string) string {
-	if strings.HasPrefix(name, "@") {
-		return strings.Replace(name, "+", "/", 1)
-	}
-	return name
 }
 
 // undo puts back the trees that the commits of ins replaced, the last swapped first, makes

@@ -51,19 +51,11 @@ func archiveName(base string) bool {
 		return false
 	}
 	for i := range len(base) {
-		if base[i] == '-' && i+1 < len(base) && validName(nameOfFile(base[:i])) {
+		if base[i] == '-' && i+1 < len(base) && validName(NameOfFile(base[:i])) {
 			return true
 		}
 	}
 	return false
-}
-
-// nameOfFile is the package name whose FileName is file.
-func nameOfFile(file string) string {
-	if strings.HasPrefix(file, "@") {
-		return strings.Replace(file, "+", "/", 1)
-	}
-	return file
 }
 
 func allDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }

@@ -121,6 +121,15 @@ func isNameStart(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' }
 // with "@" and their parts hold no "+", so no two names share a file name.
 func FileName(name string) string { return strings.Replace(name, "/", "+", 1) }
 
+// NameOfFile is the name, or key, whose FileName is file: only a scoped name starts with
+// "@", and its scope holds no "+", so its first "+" is its "/".
+func NameOfFile(file string) string {
+	if strings.HasPrefix(file, "@") {
+		return strings.Replace(file, "+", "/", 1)
+	}
+	return file
+}
+
 func badName(s string) error {
 	if len(s) > maxNameLen {
 		return &valueError{ErrName, s, fmt.Sprintf("package name %.20q... is %d bytes, over %d", s, len(s), maxNameLen)}
