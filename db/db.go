@@ -931,11 +931,18 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 			if before != nil {
 				<-*before
 			}
+			if testHookTidy != nil {
+				testHookTidy()
+			}
 			d.removeNames(void)
 		}()
 	}
 	return err
 }
+
+// testHookTidy, where a test sets it, runs on CommitRequested's goroutine before the void
+// names' removal.
+var testHookTidy func()
 
 // waitTidied waits for the removal of the intent names the commits so far made void.
 func (d *DB) waitTidied() {

@@ -607,6 +607,33 @@ func TestIntentNames(t *testing.T) {
 	}
 }
 
+// TestReleaseWaitsTidy: Release returns only once the names a commit made void are gone,
+// as the root's lock, given up after it, must not leave them to another command.
+func TestReleaseWaitsTidy(t *testing.T) {
+	path := filepath.Join(testfs.Mount(t, "xfs"), "db")
+	d := openHeld(t, path)
+	if err := d.SetIntents([]Intent{{Op: "install", Name: "a", Staging: ".pkg/staging/a", Inode: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	testHookTidy = func() { <-gate }
+	defer func() { testHookTidy = nil }()
+	if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan []string)
+	go func() {
+		d.Release()
+		left, _ := filepath.Glob(filepath.Join(path+".intents", "*"))
+		released <- left
+	}()
+	time.Sleep(20 * time.Millisecond) // a Release that did not wait returns in this while
+	close(gate)
+	if left := <-released; len(left) != 0 {
+		t.Errorf("intent names when Release returned: %v", left)
+	}
+}
+
 func intentNamesOn(t *testing.T, fs string) {
 	path := filepath.Join(testfs.Mount(t, fs), "db")
 	d := open(t, path)
