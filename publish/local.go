@@ -129,20 +129,8 @@ func (a *Archive) localNamed(p repo.Package) (repo.Package, error) {
 		return p, wrapLocation(a.Location, err)
 	}
 	// Conflicts and Replaces hold whether the repositories offer the names or not, as
-	// dpkg -i honours them: they are taken, unlike Depends.
-	for _, f := range []struct {
-		list   *[]repo.Requirement
-		fields []string
-	}{
-		{&p.Provides, []string{"Provides"}},
-		{&p.Conflicts, []string{"Conflicts", "Breaks"}},
-		{&p.Replaces, []string{"Replaces"}},
-	} {
-		if *f.list, err = a.Control.Requirements(f.fields...); err != nil {
-			return p, wrapLocation(a.Location, err)
-		}
-	}
-	return p, nil
+	// dpkg -i honours them: they are taken, unlike Depends (the flag's or none).
+	return p, wrapLocation(a.Location, a.debRelations(&p, false))
 }
 
 // wrapLocation returns err, if not nil, as about the archive at location.

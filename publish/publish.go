@@ -170,6 +170,30 @@ func (a *Archive) npmNamedEntry(p repo.Package, top string, keepSummary bool) (r
 	return p, true, err
 }
 
+// debRelations sets each relation of p that is nil from a's control file: Depends and
+// Pre-Depends as its depends (where depends is true), Provides as its provides, Conflicts
+// and Breaks as its conflicts, Replaces as its replaces (fetch.Control.Requirements).
+func (a *Archive) debRelations(p *repo.Package, depends bool) error {
+	for _, f := range []struct {
+		list   *[]repo.Requirement
+		fields []string
+	}{
+		{&p.Depends, []string{"Depends", "Pre-Depends"}},
+		{&p.Provides, []string{"Provides"}},
+		{&p.Conflicts, []string{"Conflicts", "Breaks"}},
+		{&p.Replaces, []string{"Replaces"}},
+	} {
+		if *f.list != nil || f.list == &p.Depends && !depends {
+			continue
+		}
+		var err error
+		if *f.list, err = a.Control.Requirements(f.fields...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Entry returns p, the entry a is published as, completed from what a says of itself,
 // each part where p has none (a nil list: its flag was not given). A .deb is of kind deb
 // and gives, from its control file, its Package and Version, its Description's first line as the summary
@@ -193,20 +217,8 @@ func (a *Archive) Entry(p repo.Package, keepSummary bool) (repo.Package, error) 
 	if err != nil || a.Control == nil {
 		return npmInto(p, a.Members), err
 	}
-	for _, f := range []struct {
-		list   *[]repo.Requirement
-		fields []string
-	}{
-		{&p.Depends, []string{"Depends", "Pre-Depends"}},
-		{&p.Provides, []string{"Provides"}},
-		{&p.Conflicts, []string{"Conflicts", "Breaks"}},
-		{&p.Replaces, []string{"Replaces"}},
-	} {
-		if *f.list == nil {
-			if *f.list, err = a.Control.Requirements(f.fields...); err != nil {
-				return p, err
-			}
-		}
+	if err := a.debRelations(&p, true); err != nil {
+		return p, err
 	}
 	if p.Bin == nil {
 		p.Bin = debCommands(a.Members, len(p.Depends) > 0)

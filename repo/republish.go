@@ -50,8 +50,7 @@ func CheckRepublish(dir, archive string, ix *Index, p Package) error {
 	if err != nil {
 		return err
 	}
-	if sum == q.SHA256 && slices.Equal(q.Bin, p.Bin) && slices.Equal(q.Lib, p.Lib) && q.Summary == p.Summary &&
-		q.SameRelations(p) {
+	if sum == q.SHA256 && q.Summary == p.Summary && q.SameEntry(p) {
 		return nil
 	}
 	return &RepublishError{Dir: dir, Had: q}
