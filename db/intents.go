@@ -283,10 +283,9 @@ func (d *DB) makeIntentName(dir *os.File, made []string, name string, link bool)
 
 // linkRefused reports whether err, of a hard link to an intent's name, says only that this
 // link is refused, where a new empty file would still be made: EMLINK, the file has as many
-// links as the filesystem allows (ext4: 65,000); EPERM and EACCES, a security policy (an
-// LSM, Landlock, seccomp) or protected_hardlinks that refuses links but not creates; EXDEV,
-// a link across project quotas. No space left is not: setIntentNames reads it (full) and
-// records the intents in a transaction instead.
+// links as the filesystem allows (ext4: 65,000); EPERM, EACCES and EXDEV, a policy (an LSM,
+// seccomp) that refuses links but not creates. No space left is not: setIntentNames reads
+// it (full) and records the intents in a transaction instead.
 func linkRefused(err error) bool {
 	switch err {
 	case unix.EMLINK, unix.EPERM, unix.EACCES, unix.EXDEV:

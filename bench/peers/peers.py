@@ -246,10 +246,12 @@ def share(top):
 def table(results):
     """results/: times.txt lines "FS PHASE LABEL ROUND SECONDS"; FS.PHASE.LABEL.{df,share,set}."""
     rows = collections.defaultdict(list)
+    rounds = collections.defaultdict(dict)  # (fs, phase, label) -> {round: seconds}
     times = os.path.join(results, "times.txt")
     for line in open(times) if os.path.exists(times) else []:
-        fs, phase, label, _round, secs = line.split()
+        fs, phase, label, rnd, secs = line.split()
         rows[(fs, phase, label)].append(float(secs))
+        rounds[(fs, phase, label)][rnd] = float(secs)
 
     def med(fs, phase, label):
         t = rows.get((fs, phase, label))
@@ -278,6 +280,15 @@ def table(results):
             sh = note(fs, "warm", tool, "share")
             sh = json.loads(sh)["text"] if sh.startswith("{") else sh
             print(f"| {name} | {warm} | {note(fs, 'warm', tool, 'df') or '-'} | {cold} | {sets or '-'} | {sh or '-'} |")
+        # Against bun copyfile: the ratio of the medians, and the median and range of the
+        # rounds' own ratios (each round's pkg time over the same round's bun time).
+        for phase in ("warm", "cold"):
+            pkg, bun = rounds.get((fs, phase, "pkg")), rounds.get((fs, phase, "bunc"))
+            both = sorted(set(pkg or {}) & set(bun or {}))
+            if both:
+                r = [pkg[k] / bun[k] for k in both]
+                print(f"{fs} {phase}, pkg against bun copyfile: {statistics.median(pkg.values()) / statistics.median(bun.values()):.2f}x "
+                      f"the medians; the rounds' ratios median {statistics.median(r):.2f}x, {min(r):.2f}-{max(r):.2f}x ({len(r)} rounds)")
     for fs in labels["fs"]:
         if "deb" in labels["parts"]:
             print(f"\n| {fs}: {labels['deb_title']} | time | disk |")
