@@ -28,7 +28,7 @@
 # Everything after the downloads runs in a network namespace of its own (unshare -n, loopback
 # up): offline is real. Each timed window is the command and a sync -f of the test filesystem;
 # rounds alternate the tools (the order turns each round); medians. Outside the windows, once
-# per tool and filesystem: disk used (the median of the warm rounds' df growth, synced), FIEMAP of the
+# per tool and filesystem: disk used and inodes (the median of the warm rounds' df growth, synced and settled), FIEMAP of the
 # installed files (bytes in extents marked shared; files with other hard links), and the
 # installed name@version set against the lock's (every package.json right under a
 # node_modules/NAME directory), after the first (cold) install and after a warm one.
@@ -154,7 +154,27 @@ timed() {
 		fail "$fs" "$phase" "$tool" "exit $? ($(tail -c 300 "$res/$fs.$phase.$tool.log" | tr '\n' ' '))"
 	fi
 }
-used() { sync -f "$d" && df -k --output=used "$d" | tail -1; }
+# used: the filesystem's used KiB and inodes, synced and settled. XFS frees a removed tree's
+# inodes and blocks in the background (inodegc) after rm and sync have returned: a reading
+# taken at once counts blocks that are freed during the next install's window, which then
+# seems to take less than it does (up to several hundred KiB of 3 MiB, more for a larger
+# tree removed before). Read again every 0.3 s until two readings agree (at most 5 s).
+used() {
+	local a b i
+	sync -f "$d" && a=$(df -k --output=used,iused "$d" | tail -1) || return
+	for i in $(seq 16); do
+		sleep 0.3
+		b=$(df -k --output=used,iused "$d" | tail -1)
+		[ "$a" = "$b" ] && break
+		a=$b
+	done
+	echo $a
+}
+# grew BEFORE AFTER: what used() grew by, "KIB INODES".
+grew() {
+	local b=($1) a=($2)
+	echo "$((a[0] - b[0])) $((a[1] - b[1]))"
+}
 
 # ---- the npm tree ----
 npm_tools="bunc bunh pnpm npm pkg"
@@ -291,14 +311,14 @@ npm_fs() {
 			before=$(used)
 			timed "$kind" warm "$t" "$r" npm_install "$t" warm
 			after=$(used)
-			echo $((after - before)) >>"$res/$kind.warm.$t.dfs"
+			grew "$before" "$after" >>"$res/$kind.warm.$t.dfs"
 		done
 	done
-	# Disk used: the median of the rounds' df growth (each a warm install, synced, after the
-	# last tool's tree was removed and synced: one reading moves by inode chunks reused).
+	# Disk used: the median of the rounds' df growth (each a warm install, synced and
+	# settled, after the tool's last tree was removed, synced and settled), and of inodes.
 	for t in $npm_tools; do
 		[ -s "$res/$kind.warm.$t.dfs" ] || continue
-		sort -n "$res/$kind.warm.$t.dfs" | awk '{ a[NR] = $1 } END { m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.1f MiB\n", m / 1024 }' >"$res/$kind.warm.$t.df"
+		python3 "$here/peers.py" disk "$res/$kind.warm.$t.dfs" >"$res/$kind.warm.$t.df"
 	done
 	# Cold rounds: empty stores, online.
 	online
@@ -353,7 +373,7 @@ deb_fs() {
 		before=$(used)
 		deb_install "$t" >"$res/$kind.deb.$t.log" 2>&1 || { fail "$kind" deb "$t" "$(tail -c 300 "$res/$kind.deb.$t.log" | tr '\n' ' ')"; continue; }
 		after=$(used)
-		awk -v k=$((after - before)) 'BEGIN { printf "%.1f MiB\n", k / 1024 }' >"$res/$kind.deb.$t.df"
+		grew "$before" "$after" | python3 "$here/peers.py" disk - >"$res/$kind.deb.$t.df"
 	done
 	for r in $(seq "$RUNS"); do
 		order=$(echo $deb_tools | tr ' ' '\n' | awk -v r="$r" '{ a[NR] = $0 } END { for (i = 0; i < NR; i++) print a[(i + r - 1) % NR + 1] }')

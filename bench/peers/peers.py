@@ -16,6 +16,9 @@
   peers.py share DIR                     FIEMAP of the regular files under DIR (each inode once):
                                          bytes in extents marked shared; files hard-linked to
                                          files outside DIR (a store) counted apart
+  peers.py disk FILE                     the medians of lines "KIB INODES" (FILE, or - for stdin),
+                                         each a filesystem's growth by one install: "3.6 MiB,
+                                         9,335 inodes"
   peers.py table RESULTS                 the markdown tables of a run's results (bench/peers.sh's
                                          times.txt, notes and labels.json; hyperfine's JSON)
 
@@ -289,6 +292,17 @@ def table(results):
                 r = [pkg[k] / bun[k] for k in both]
                 print(f"{fs} {phase}, pkg against bun copyfile: {statistics.median(pkg.values()) / statistics.median(bun.values()):.2f}x "
                       f"the medians; the rounds' ratios median {statistics.median(r):.2f}x, {min(r):.2f}-{max(r):.2f}x ({len(r)} rounds)")
+        # Disk, against bun copyfile: the ratio of the medians of the rounds' growth.
+        grown = {}
+        for tool in ("pkg", "bunc"):
+            p = os.path.join(results, f"{fs}.warm.{tool}.dfs")
+            rows = [line.split() for line in open(p) if line.strip()] if os.path.exists(p) else []
+            if rows:
+                grown[tool] = [statistics.median(int(r[i]) for r in rows) for i in (0, 1)]
+        if len(grown) == 2 and min(grown["bunc"]) > 0:
+            (pk, pi), (bk, bi) = grown["pkg"], grown["bunc"]
+            print(f"{fs} disk, pkg against bun copyfile: {pk / bk:.2f}x ({pk:,.0f} against {bk:,.0f} KiB), "
+                  f"inodes {pi / bi:.2f}x ({pi:,.0f} against {bi:,.0f})")
     for fs in labels["fs"]:
         if "deb" in labels["parts"]:
             print(f"\n| {fs}: {labels['deb_title']} | time | disk |")
@@ -298,6 +312,15 @@ def table(results):
                 print(f"| {name} | {t} | {note(fs, 'deb', tool, 'df') or '-'} |")
     if "small" in labels["parts"]:
         small(results, labels["fs"])
+
+
+def disk(path):
+    """Lines "KIB INODES" (a file, or - for stdin), each what one install grew the filesystem
+    by: their medians, as the table's disk column shows them."""
+    rows = [line.split() for line in (sys.stdin if path == "-" else open(path)) if line.strip()]
+    kib = statistics.median(int(r[0]) for r in rows)
+    inodes = statistics.median(int(r[1]) for r in rows)
+    print(f"{kib / 1024:.1f} MiB, {inodes:,.0f} inodes")
 
 
 def small(results, fs_list):
@@ -339,6 +362,8 @@ def main():
         sys.exit(check_pkglock(*args))
     elif cmd == "share":
         share(args[0])
+    elif cmd == "disk":
+        disk(args[0])
     elif cmd == "table":
         table(args[0])
     else:
