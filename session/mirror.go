@@ -52,7 +52,7 @@ func (e *MirrorOfflineError) Unwrap() error { return ErrOffline }
 // Mirror writes into dir what a by-digest mirror and a mirror of each repository serve,
 // for any web server (fetch.Cache.SaveIndex, fetch.Source.SaveArchive): every archive the
 // lockfile r.Lock locks, for every platform, as published and verified, at
-// dir/sha256/<hex>, and the index of each repository it records, as the repository
+// dir/sha256/<hex>, and then the index of each repository it records, as the repository
 // publishes it, signature included, at dir/<name>/, once believed as a command believes it
 // (read now, or offline the cache's copy). r.LockPath names the lockfile and, with
 // r.LockRepos, its signatures are checked (checkLockSigned) and its repositories are those
@@ -75,19 +75,26 @@ func (s *Session) Mirror(ctx context.Context, r Request, dir string) (*Mirrored,
 	}
 	out := &Mirrored{Dir: dir}
 	for name, src := range srcs {
-		rname := mirrorDirName(name, used[name])
-		if rname == "sha256" {
+		if rname := mirrorDirName(name, used[name]); rname == "sha256" {
 			return nil, &MirrorNameError{Name: rname, URL: src.URL()}
 		}
 		if _, _, err := cache.VerifiedIndex(ctx, src); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.mirrorArchives(ctx, l, srcs, dir, out); err != nil {
+		return out, err
+	}
+	// Each index goes last, as a registry's manifest does: a mirror that fails keeps the
+	// index it had, and a client never reads one naming an archive the mirror lacks yet.
+	for name, src := range srcs {
+		rname := mirrorDirName(name, used[name])
 		if err := cache.SaveIndex(src, filepath.Join(dir, rname)); err != nil {
-			return nil, err
+			return out, err
 		}
 		out.Indexes = append(out.Indexes, rname)
 	}
-	return out, s.mirrorArchives(ctx, l, srcs, dir, out)
+	return out, nil
 }
 
 // mirrorDirName is the directory of a lockfile's repository in a mirror: its name, or for a
