@@ -47,8 +47,9 @@ type PushOptions struct {
 	CredentialVars []string
 
 	// Force pushes an index older than the one the tag names, or of its version with
-	// other bytes (*OlderError): for a publisher who started over, whose clients forget
-	// the newer one; and over a tag naming what is not a pkg repository (*TagError).
+	// other bytes (*OlderError), or of another repository (*RepositoryError): for a
+	// publisher who started over, whose clients forget the one tagged; and over a tag
+	// naming what is not a pkg repository (*TagError).
 	Force bool
 }
 
@@ -82,6 +83,17 @@ func (e *OlderError) Error() string {
 		return fmt.Sprintf("push to %s: index version %d differs from the version %d tagged there now", e.Ref, e.Version, e.Tagged)
 	}
 	return fmt.Sprintf("push to %s: index version %d is older than version %d, tagged there now", e.Ref, e.Version, e.Tagged)
+}
+
+// RepositoryError refuses a push to Ref of the index of repository Name where the tag
+// names the index of repository Tagged: every client of that one would refuse this one as
+// another repository's.
+type RepositoryError struct {
+	Ref, Name, Tagged string
+}
+
+func (e *RepositoryError) Error() string {
+	return fmt.Sprintf("push to %s: the index is of repository %s, but the tag names repository %s's", e.Ref, e.Name, e.Tagged)
 }
 
 // TagError refuses a push to Ref, whose tag names a manifest that is not a pkg
@@ -119,7 +131,8 @@ func (e *PushError) Unwrap() error { return e.Err }
 // names them all (docs/registry.md) under the target's tag. Archives the index names by an
 // absolute URL stay where they are, and are named in Pushed.External. An index older than
 // the one the tag names, or of its version with other bytes, is refused before anything
-// is sent (*OlderError), and so is a tag naming what is not a pkg repository, a container
+// is sent (*OlderError), and so are an index of another repository than the one the tag
+// names (*RepositoryError) and a tag naming what is not a pkg repository, a container
 // image (*TagError), unless o.Force.
 func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error) {
 	if o.Chunk == 0 {
@@ -182,7 +195,8 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 }
 
 // checkNewer refuses index, as an *OlderError, when the index c's tag names now has a
-// higher version, or the same one with other bytes (trust.ErrReused to a client), and
+// higher version, or the same one with other bytes (trust.ErrReused to a client), as a
+// *RepositoryError when that index names another repository (trust.ErrWrongName), and
 // as a *TagError when the tag names what is not a pkg repository. An index that does not
 // parse, or none, passes. regErr words a registry's
 // refusal (fetch.RegistryError).
@@ -202,8 +216,14 @@ func checkNewer(ctx context.Context, c *oci.Client, index []byte, regErr func(er
 		return nil
 	}
 	now, err := repo.ParseMeta(index)
-	if err != nil || now.Version > was.Version || now.Version == was.Version && bytes.Equal(index, tagged) {
+	if err != nil {
 		return err
+	}
+	if was.Name != "" && now.Name != "" && now.Name != was.Name {
+		return &RepositoryError{Ref: c.Ref().String(), Name: now.Name, Tagged: was.Name}
+	}
+	if now.Version > was.Version || now.Version == was.Version && bytes.Equal(index, tagged) {
+		return nil
 	}
 	return &OlderError{Ref: c.Ref().String(), Version: now.Version, Tagged: was.Version}
 }

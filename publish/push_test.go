@@ -165,6 +165,32 @@ func TestPushReused(t *testing.T) {
 	}
 }
 
+// TestPushOtherRepository: an index of another repository than the one the tag names is
+// refused before anything is sent, naming both, whatever its version, as every client of
+// that repository would refuse it (a mistyped reference); Force pushes it.
+func TestPushOtherRepository(t *testing.T) {
+	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"})
+	other := testrepo.NewSigned(t, "other", [2]string{"tool", "1.0"})
+	reg := testregistry.New(t)
+	ctx := context.Background()
+	if _, err := Push(ctx, r.Dir, reg.URL(), PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tagged := reg.Manifest("latest")
+	other.Sign(time.Hour, "") // version 2, above main's 1
+	sent := 0
+	_, err := Push(ctx, other.Dir, reg.URL(), PushOptions{Sent: func(string, int64) { sent++ }})
+	if re := (*RepositoryError)(nil); !errors.As(err, &re) || re.Name != "other" || re.Tagged != "main" {
+		t.Errorf("push of repository other over main: %v; want a *RepositoryError naming both", err)
+	}
+	if sent != 0 || !bytes.Equal(reg.Manifest("latest"), tagged) {
+		t.Errorf("%d blobs sent, the tag moved: %t; want none, and the tag kept", sent, !bytes.Equal(reg.Manifest("latest"), tagged))
+	}
+	if _, err := Push(ctx, other.Dir, reg.URL(), PushOptions{Force: true}); err != nil || bytes.Equal(reg.Manifest("latest"), tagged) {
+		t.Errorf("forced push of repository other over main: %v; want the tag moved", err)
+	}
+}
+
 // TestPushFirstDenied: a registry that answers 401 or 403 for the tag of a repository not
 // made yet takes a first push all the same.
 func TestPushFirstDenied(t *testing.T) {

@@ -117,6 +117,10 @@ var hints = []hintRule{
 		return fmt.Sprintf("every client that accepted version %d %s: push the up-to-date repository directory, the one that signed version %d (this one may be a stale checkout); a publisher who really started over pushes with --force, and its clients run 'pkg repo forget'",
 			oe.Tagged, refuse, oe.Tagged)
 	})},
+	{fn: as(func(re *publish.RepositoryError) string {
+		return fmt.Sprintf("every client of repository %s refuses an index of %s in its place: check the reference (its NAMESPACE/REPO and TAG) and push to %s's own; a publisher who really renamed it pushes with --force, and its clients run 'pkg repo forget'",
+			re.Tagged, re.Name, re.Name)
+	})},
 	{fn: asHint[*publish.TagError]("push to a tag of its own (oci://HOST/NAME:TAG), or pass --force to replace what the tag names")},
 	{fn: asHint[*publish.UnnamedError]("pass --name and --version, or give the file a name such as tool-1.0.tar.gz")},
 	{err: publish.ErrNPMLockVersion, hint: "npm 7 and later write lockfileVersion 3: run 'npm install --package-lock-only' with one, then import the lock it writes"},
