@@ -163,7 +163,7 @@ func merge(configs ...*Config) *Config {
 	for _, c := range configs {
 		for _, r := range c.Repos {
 			for n, was := range byName {
-				if sameLocation(was.URLs[0], r.URLs[0]) {
+				if SameLocation(was.URLs[0], r.URLs[0]) {
 					delete(byName, n)
 				}
 			}
@@ -296,7 +296,7 @@ func parse(name string, data []byte, mode os.FileMode) (*Config, error) {
 func oneName(name string, data []byte, rs []Repo) error {
 	for i, a := range rs {
 		for _, b := range rs[i+1:] {
-			if !sameLocation(a.URLs[0], b.URLs[0]) {
+			if !SameLocation(a.URLs[0], b.URLs[0]) {
 				continue
 			}
 			first, firstCol := place(data, "repo", a.Name, "urls")

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"pkg/internal/oci"
 	"pkg/internal/termtext"
 	"pkg/repo"
 	"pkg/trust"
@@ -30,7 +31,7 @@ func (c *Config) Use(given []Repo, byName bool) ([]Repo, error) {
 	for _, g := range given {
 		i := slices.IndexFunc(c.Repos, func(r Repo) bool { return byName && r.Name == g.Name })
 		if i < 0 {
-			i = slices.IndexFunc(c.Repos, func(r Repo) bool { return sameLocation(r.URLs[0], g.URLs[0]) })
+			i = slices.IndexFunc(c.Repos, func(r Repo) bool { return SameLocation(r.URLs[0], g.URLs[0]) })
 		}
 		if i >= 0 {
 			if !byName && g.Name != "" && g.Name != c.Repos[i].Name {
@@ -47,7 +48,7 @@ func (c *Config) Use(given []Repo, byName bool) ([]Repo, error) {
 		out = append(out, g)
 	}
 	for _, r := range c.Repos {
-		if !taken(r.Name) && !slices.ContainsFunc(out, func(o Repo) bool { return sameLocation(o.URLs[0], r.URLs[0]) }) {
+		if !taken(r.Name) && !slices.ContainsFunc(out, func(o Repo) bool { return SameLocation(o.URLs[0], r.URLs[0]) }) {
 			out = append(out, r)
 		}
 	}
@@ -66,13 +67,22 @@ func (e *ConflictError) Error() string {
 		e.Given.Name, termtext.WithoutCredentials(e.Given.URLs[0]), e.Given.File, e.Configured.Name, e.Configured.File)
 }
 
-// sameLocation reports whether the repository locations a and b are one: a file URL is
-// its path, and a trailing slash or index.json does not count.
-func sameLocation(a, b string) bool { return locationKey(a) == locationKey(b) }
+// SameLocation reports whether the repository locations a and b are one: a file URL is
+// its path, a trailing slash or index.json does not count, and an oci reference is its
+// user information, registry, repository and tag, the default one written or not.
+func SameLocation(a, b string) bool { return locationKey(a) == locationKey(b) }
 
 func locationKey(loc string) string {
-	if u, err := url.Parse(loc); err == nil && u.Scheme == "file" {
+	u, err := url.Parse(loc)
+	if err == nil && u.Scheme == "file" {
 		loc = u.Path
+	}
+	if err == nil && strings.HasPrefix(u.Scheme, oci.Scheme) {
+		if r, err := oci.ParseRef(u); err == nil {
+			// User information stays, as in an http URL: the repository given with it is
+			// not the configured one, whose URL would lose it.
+			return u.User.String() + "@" + r.String()
+		}
 	}
 	if filepath.IsAbs(loc) {
 		loc = filepath.Clean(loc)

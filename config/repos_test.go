@@ -40,6 +40,31 @@ func TestUse(t *testing.T) {
 	}
 }
 
+// TestUseOCI: a registry's reference is one location whether it writes the default tag or
+// not, so that --repo with either is the repository configured with the other, its
+// credentials and keys; another tag is another repository, and so is the reference
+// with user information, whose credential the configured repository's URL would lose.
+func TestUseOCI(t *testing.T) {
+	reg := Repo{Name: "reg", URLs: []string{"oci://ghcr.io/org/pkgs"}, File: "pkg.toml"}
+	tagged := Repo{Name: "tagged", URLs: []string{"oci://ghcr.io/org/tools:latest/"}, File: "pkg.toml"}
+	cfg := &Config{Repos: []Repo{reg, tagged}}
+	for _, tc := range []struct {
+		loc  string
+		want []Repo
+	}{
+		{"oci://ghcr.io/org/pkgs:latest", []Repo{reg, tagged}},
+		{"oci://ghcr.io/org/pkgs:latest/", []Repo{reg, tagged}},
+		{"oci://ghcr.io/org/pkgs/", []Repo{reg, tagged}},
+		{"oci://ghcr.io/org/tools", []Repo{tagged, reg}},
+		{"oci://ghcr.io/org/pkgs:stable", []Repo{{Name: "pkgs", URLs: []string{"oci://ghcr.io/org/pkgs:stable"}, File: "--repo", Naming: ByLocation}, reg, tagged}},
+		{"oci://u:p@ghcr.io/org/pkgs", []Repo{{Name: "pkgs", URLs: []string{"oci://u:p@ghcr.io/org/pkgs"}, File: "--repo", Naming: ByLocation}, reg, tagged}},
+	} {
+		if got, err := cfg.Use([]Repo{{URLs: []string{tc.loc}, File: "--repo"}}, false); err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Use(%s) = %+v, %v; want %+v", tc.loc, got, err, tc.want)
+		}
+	}
+}
+
 // TestUseConflict gives a name to the location of a configured repository of another
 // name, one not configured and one configured elsewhere: each is refused, naming both.
 func TestUseConflict(t *testing.T) {

@@ -202,6 +202,26 @@ func TestPushCredentialRefused(t *testing.T) {
 	}
 }
 
+// TestPushConfiguredCredential pushes to a registry that wants a user, configured for
+// the repository at its reference without a tag: the push sends that credential to the
+// reference written so, and with the default tag written, which is the same location.
+func TestPushConfiguredCredential(t *testing.T) {
+	t.Setenv("NETRC", filepath.Join(t.TempDir(), "none"))
+	e, dir := toolRepo(t)
+	reg := testregistry.New(t)
+	reg.Users = map[string]string{"bob": "s3cret"}
+	pw := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	userConfig(t, "[repo.tools]\nurls = [\""+reg.URL()+"\"]\nusername = \"bob\"\npassword-file = \""+pw+"\"\n")
+	for _, target := range []string{reg.URL(), reg.URL() + ":latest"} {
+		if _, stderr, code := e.pkg("repo", "push", dir, target); code != 0 {
+			t.Errorf("push to %s, configured as %s with a user: exit %d\n%s", target, reg.URL(), code, stderr)
+		}
+	}
+}
+
 // TestRepoAddURLCredentials adds an archive by a URL whose user information the server
 // wants: the download uses it, and neither what repo add prints nor the repository holds
 // it; an install then reads the archive with the netrc entry of its host. A wrong password

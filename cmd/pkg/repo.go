@@ -206,7 +206,7 @@ func pushCredentials(c *cli.Context, target string, o *publish.PushOptions) erro
 	}
 	r := config.Repo{Name: config.LocationName(target)}
 	for _, q := range rs {
-		if strings.TrimSuffix(q.URLs[0], "/") == strings.TrimSuffix(target, "/") {
+		if config.SameLocation(q.URLs[0], target) {
 			r = q
 		}
 	}
