@@ -79,13 +79,15 @@ func (ix *Catalog) localNewer(recs []db.Record) []repo.Outdated {
 }
 
 // rebuilt returns installed without the packages that a local archive file of ix offers
-// at the version installed but as another archive, a rebuild given again (WithLocal): the
-// file is what was asked for, so the resolver takes it in their place.
+// as another archive (WithLocal): a rebuild given again, or another version, older too, as
+// `apt install ./x.deb` takes it. The file is what was asked for, so the resolver takes it
+// in their place. An npm instance is dropped only for its own version, as several
+// versions of an npm name may be installed.
 func (ix *Catalog) rebuilt(installed []repo.Package) []repo.Package {
 	return slices.DeleteFunc(slices.Clone(installed), func(p repo.Package) bool {
 		for _, r := range ix.Repos() {
 			if r.origin != "" && slices.ContainsFunc(r.Packages, func(q repo.Package) bool {
-				return q.Name == p.Name && q.Version == p.Version && q.SHA256 != p.SHA256
+				return q.Name == p.Name && q.SHA256 != p.SHA256 && (q.Version == p.Version || p.Kind != repo.KindNPM)
 			}) {
 				return true
 			}

@@ -268,7 +268,7 @@ func (s Spec) fits() error {
 // installPlan resolves reqs against ix, with the root's records before, into the plan of
 // installing what the root does not hold as resolved. An installed package reqs do not
 // name stays within its hold (db.Holds of requested, db.Requested); one a local archive file
-// of ix offers at its version but as another archive is replaced by it (a rebuild). A held
+// of ix offers as another archive is replaced by it (a rebuild, or another version: rebuilt). A held
 // npm instance whose hold a requirement of reqs replaces is resolved again by it, and
 // removed where nothing else leads to it (repo.Index.ResolveInstalled). The cache, if not
 // nil, tells what is downloaded.

@@ -359,3 +359,36 @@ func TestInstallLocalArchiveRebuilt(t *testing.T) {
 		t.Errorf("install of the same file again: %q", out)
 	}
 }
+
+// TestInstallLocalArchiveOlder installs a local archive file of an older version than the
+// one installed, as `apt install ./old.deb` downgrades to it: the file takes the
+// package's place, recorded with it. It said the newer version installed "is already
+// installed" and left it, exit 0, the file unused.
+func TestInstallLocalArchiveOlder(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "tool", "2.0")
+	e := newEnv(t, base, dir)
+	e.ok("install", "tool")
+	files := t.TempDir()
+	t.Chdir(files)
+	deb := writeFile(t, files, "tool_1.0_amd64.deb", debOf(t, "Package: tool\nVersion: 1.0\nDescription: a tool\n",
+		pax(t, td("./usr/"), td("./usr/bin/"), moded(tf("./usr/bin/tool", "#!/bin/sh\necho deb 1.0\n"), 0o755))))
+
+	if out, _ := e.ok("install", "--dry-run", "./tool_1.0_amd64.deb"); !strings.HasPrefix(out, "downgrade tool 2.0 to 1.0 (requested; ") {
+		t.Errorf("install --dry-run of the older file: %q", out)
+	}
+	if out, _ := e.ok("install", "./tool_1.0_amd64.deb"); !strings.Contains(out, "downgraded tool 2.0 to 1.0") {
+		t.Errorf("install of the older file: %q", out)
+	}
+	if out, _ := e.ok("list"); !strings.Contains(out, "tool  1.0  1 file  23 B  from "+deb+"\n") {
+		t.Errorf("list after the older file:\n%s", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.root, "bin", "tool")); err != nil || string(b) != "#!/bin/sh\necho deb 1.0\n" {
+		t.Errorf("bin/tool after the older file: %q, %v", b, err)
+	}
+	e.ok("verify")
+	if out, _ := e.ok("install", "./tool_1.0_amd64.deb"); out != "tool 1.0 is already installed\n" {
+		t.Errorf("install of the same file again: %q", out)
+	}
+}
