@@ -196,7 +196,8 @@ func (a *Archive) debRelations(p *repo.Package, depends bool) error {
 
 // Entry returns p, the entry a is published as, completed from what a says of itself,
 // each part where p has none (a nil list: its flag was not given). A .deb is of kind deb
-// and gives, from its control file, its Package and Version, its Description's first line as the summary
+// and gives, from its control file, its Package and Version, its Architecture's platform
+// (debPlatform), its Description's first line as the summary
 // (unless keepSummary), Depends and Pre-Depends as its depends, Provides as its provides,
 // Conflicts and Breaks as its conflicts, Replaces as its replaces
 // (fetch.Control.Requirements); from its tree,
@@ -231,7 +232,8 @@ func (a *Archive) Entry(p repo.Package, keepSummary bool) (repo.Package, error) 
 
 // named returns p completed from the control file of a, if a is a .deb: of kind deb,
 // its Package and Version where p has no name or version (refused if pkg cannot hold them:
-// fetch.Control.Check), and, unless keepSummary, its Description's first line as the summary.
+// fetch.Control.Check), its Architecture's platform where p has none (debPlatform), and,
+// unless keepSummary, its Description's first line as the summary.
 func (a *Archive) named(p repo.Package, keepSummary bool) (repo.Package, error) {
 	if a.Control == nil {
 		return p, nil
@@ -244,6 +246,7 @@ func (a *Archive) named(p repo.Package, keepSummary bool) (repo.Package, error) 
 		}
 	}
 	p.Name, p.Version, p.Kind = ctl.Package, ctl.Version, repo.KindDeb
+	p.Platform = cmp.Or(p.Platform, debPlatform(ctl.Architecture))
 	if !keepSummary {
 		p.Summary = ctl.Description
 	}

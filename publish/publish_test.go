@@ -108,7 +108,7 @@ func TestEntry(t *testing.T) {
 		{Name: "usr/bin/hello", Type: tar.TypeReg, Mode: 0o755},
 		{Name: "usr/lib/x86_64-linux-gnu/libgreet.so.1", Type: tar.TypeReg, Mode: 0o644},
 	}
-	full := repo.Package{Name: "hello", Version: "2.10-1", Kind: repo.KindDeb, Summary: "says hello",
+	full := repo.Package{Name: "hello", Version: "2.10-1", Kind: repo.KindDeb, Summary: "says hello", Platform: "linux-amd64",
 		Depends:   testrepo.Requires("libc6>=2.34", "libgreet1|libgreet2", "dpkg>=1.15"),
 		Provides:  testrepo.Requires("greeter=2"),
 		Conflicts: testrepo.Requires("hello-old", "hello-doc<2.10"),
@@ -119,6 +119,8 @@ func TestEntry(t *testing.T) {
 		p.Bin, p.Lib = testrepo.Commands("usr/bin/x"), []string{"lib"}
 		return p
 	}
+	all := &Archive{} // Architecture all: for any platform
+	all.Control = &fetch.Control{Package: "doc", Version: "1", Architecture: "all"}
 	npm := &Archive{Path: filepath.Join(t.TempDir(), "prettier.tar")} // a package.json without a name: not kind npm
 	writeTarOf(t, npm.Path, "package/package.json", "{}\n")
 	npm.Members = []tarutil.Member{{Name: "package", Type: tar.TypeDir}, {Name: "package/package.json", Type: tar.TypeReg}}
@@ -134,7 +136,9 @@ func TestEntry(t *testing.T) {
 		{deb, repo.Package{}, false, full},
 		{deb, repo.Package{Name: "hi", Summary: "mine"}, false, func() repo.Package { p := full; p.Name = "hi"; return p }()},
 		{deb, repo.Package{Version: "3", Summary: ""}, true, func() repo.Package { p := full; p.Version, p.Summary = "3", ""; return p }()},
-		{deb, flagged(repo.Package{}), false, flagged(repo.Package{Name: "hello", Version: "2.10-1", Kind: repo.KindDeb, Summary: "says hello"})},
+		{deb, flagged(repo.Package{}), false, flagged(repo.Package{Name: "hello", Version: "2.10-1", Kind: repo.KindDeb, Summary: "says hello", Platform: "linux-amd64"})},
+		{deb, repo.Package{Platform: "linux-arm64"}, false, func() repo.Package { p := full; p.Platform = "linux-arm64"; return p }()},
+		{all, repo.Package{}, false, repo.Package{Name: "doc", Version: "1", Kind: repo.KindDeb}},
 		{&Archive{}, repo.Package{Name: "t"}, false, repo.Package{Name: "t"}},
 		{npm, repo.Package{Name: "prettier", Version: "3"}, false, into},
 		{npm, repo.Package{Name: "prettier", Version: "3", Into: "lib/x"}, false, repo.Package{Name: "prettier", Version: "3", Into: "lib/x"}},

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -171,5 +172,54 @@ func TestDebianVersions(t *testing.T) {
 	e.ok("install", "git")
 	if v := installed("git-man"); v != "1:2.39.5-0+deb12u3" {
 		t.Errorf("install git: git-man %q, want 1:2.39.5-0+deb12u3", v)
+	}
+}
+
+// TestRepoAddDebArchitecture publishes the builds of one version of a .deb for two
+// architectures with no flags, as a Debian archive holds them: each entry is for the
+// platform its Architecture names, so install takes this machine's, and a local file of
+// the other architecture is refused naming both. The Architecture was not read: the first
+// build was published for any platform, the second refused as a change of it, and the
+// other architecture's binaries installed here.
+func TestRepoAddDebArchitecture(t *testing.T) {
+	debArch := map[string]string{"amd64": "amd64", "arm64": "arm64", "386": "i386", "arm": "armhf", "ppc64le": "ppc64el", "s390x": "s390x", "riscv64": "riscv64"}
+	host, ok := debArch[runtime.GOARCH]
+	if !ok {
+		t.Skipf("no Debian architecture for %s in this test", runtime.GOARCH)
+	}
+	other, otherPlatform := "arm64", "linux-arm64"
+	if host == "arm64" {
+		other, otherPlatform = "amd64", "linux-amd64"
+	}
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	e := newEnv(t, base, dir)
+	build := func(arch string) string {
+		control := "Package: tool\nVersion: 1.0-1\nArchitecture: " + arch + "\nDescription: a tool\n"
+		return writeFile(t, base, "tool_1.0-1_"+arch+".deb", debOf(t, control,
+			pax(t, td("./usr/"), td("./usr/bin/"), moded(tf("./usr/bin/tool", "#!/bin/sh\necho "+arch+"\n"), 0o755))))
+	}
+	foreign := build(other)
+	e.ok("repo", "add", dir, foreign)
+	e.ok("repo", "add", dir, build(host))
+	e.ok("repo", "add", dir, writeFile(t, base, "doc_1_all.deb", debOf(t, "Package: doc\nVersion: 1\nArchitecture: all\nDescription: d\n",
+		pax(t, td("./usr/"), td("./usr/share/"), tf("./usr/share/doc.txt", "doc\n")))))
+	platforms := map[string]string{}
+	for _, p := range readIndexFile(t, dir).Packages {
+		platforms[p.Name+" "+p.Version+" "+p.Platform] = p.Archive
+	}
+	if len(platforms) != 3 || platforms["tool 1.0-1 "+otherPlatform] == "" || platforms["tool 1.0-1 "+repo.Host] == "" || platforms["doc 1 "] == "" {
+		t.Errorf("index entries by name, version and platform: %v", platforms)
+	}
+	e.ok("install", "tool")
+	if b, err := os.ReadFile(filepath.Join(e.root, "bin", "tool")); err != nil || string(b) != "#!/bin/sh\necho "+host+"\n" {
+		t.Errorf("bin/tool: %q, %v; want the %s build", b, err, host)
+	}
+	e.ok("remove", "tool")
+	if _, stderr, code := e.pkg("install", foreign); code != 1 || !strings.Contains(stderr, "offered for "+otherPlatform+" only") {
+		t.Errorf("install of the %s file: exit %d, %q; want it refused for its platform", other, code, stderr)
+	}
+	if out, _ := e.ok("list"); out != "" {
+		t.Errorf("list after the refused file: %q", out)
 	}
 }

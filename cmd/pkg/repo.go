@@ -35,7 +35,7 @@ func repoCommand() *cli.Command {
 				&cli.StringSliceFlag{Name: "lib", Usage: "a directory of shared libraries inside the package, on LD_LIBRARY_PATH for its commands and those of the packages depending on it (repeatable; for a .deb: the directories holding lib*.so*)"},
 				&cli.StringSliceFlag{Name: "env", Usage: "NAME=VALUE its commands run with, for files a program looks for at a path compiled in, {root} standing for the root's path: --env MAGIC={root}/usr/lib/file/magic.mgc (repeatable)"},
 				&cli.StringFlag{Name: "summary", Usage: "one line describing the package (for a .deb: its Description's first line)"},
-				&cli.StringFlag{Name: "platform", Usage: "the platform the package runs on, GOOS-GOARCH such as linux-amd64 (default: any)"},
+				&cli.StringFlag{Name: "platform", Usage: "the platform the package runs on, GOOS-GOARCH such as linux-amd64 (default: a .deb's Architecture's, an npm tarball's os and cpu's, else any)"},
 				&cli.BoolFlag{Name: "replace", Usage: "replace the entry of the same name and version, if it differs"},
 				&cli.StringFlag{Name: "from", Usage: "add every package this package-lock.json (npm 7 or later) names, from npm's cache or its registry, each checked against its sha512 integrity, and write a lockfile of the project", TakesFile: true},
 				&cli.StringFlag{Name: "lock", Usage: "with --from: the lockfile to write (default: pkg.lock beside the package-lock.json)", TakesFile: true},
