@@ -330,3 +330,36 @@ func TestEmptyTar(t *testing.T) {
 		t.Errorf("empty file: %v, want ErrFormat", err)
 	}
 }
+
+// TestTruncatedCompressed cuts a compressed tar short, as a download saved in part or a
+// file copied in part: it is refused as truncated, as a plain tar or a .deb cut short is,
+// not with the decompressor's bare "unexpected EOF", which named neither.
+func TestTruncatedCompressed(t *testing.T) {
+	var tb bytes.Buffer
+	tw := tar.NewWriter(&tb)
+	data := somewhatRandom(256 << 10)
+	tw.WriteHeader(&tar.Header{Name: "data", Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg})
+	tw.Write(data)
+	tw.Close()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(tb.Bytes())
+	zw.Close()
+	zst, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xzb bytes.Buffer
+	xw, err := xz.NewWriter(&xzb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xw.Write(tb.Bytes())
+	xw.Close()
+	for name, in := range map[string][]byte{"tar": tb.Bytes(), "tar.gz": gz.Bytes(), "tar.zst": zst.EncodeAll(tb.Bytes(), nil), "tar.xz": xzb.Bytes()} {
+		_, err := convert(io.Discard, bytes.NewReader(in[:len(in)/2]), conversion{})
+		if !errors.Is(err, tarutil.ErrTruncated) {
+			t.Errorf("%s cut short: %v, want tarutil.ErrTruncated", name, err)
+		}
+	}
+}
