@@ -319,6 +319,21 @@ func CheckRunnable(bin []repo.Command, members []tarutil.Member, depends bool) e
 	return nil
 }
 
+// Absent returns the commands of bin whose path names no member of the package and passes
+// through none of its symlinks: those an npm package's package.json may name and its
+// tarball lack, which npm and pnpm install the package without.
+func Absent(bin []repo.Command, members []tarutil.Member) []repo.Command {
+	order := byName(members)
+	var absent []repo.Command
+	for _, b := range bin {
+		_, err := binFile(b, members, order, false)
+		if be := (*binError)(nil); errors.As(err, &be) && be.Err == errBinNotFile && be.At == "" && be.Link == "" {
+			absent = append(absent, b)
+		}
+	}
+	return absent
+}
+
 // byName returns the indexes of members sorted by name: 4 bytes a member, where a map by
 // name took about 50 and a sorted copy 96.
 func byName(members []tarutil.Member) []int32 {

@@ -994,3 +994,18 @@ func TestCommandNameTooLong(t *testing.T) {
 	}
 	assertEmpty(t, r)
 }
+
+// TestAbsent finds the commands whose path is no member and passes through no symlink,
+// and none that lead, through links, to a file or to nothing.
+func TestAbsent(t *testing.T) {
+	members := []tarutil.Member{
+		{Name: "bin/run", Type: tar.TypeReg, Mode: 0o755},
+		{Name: "bin/dangling", Type: tar.TypeSymlink, Linkname: "gone"},
+		{Name: "c/bin", Type: tar.TypeSymlink, Linkname: "realbin"},
+		{Name: "bin", Type: tar.TypeDir, Mode: 0o755},
+	}
+	bin := testrepo.Commands("bin/run", "x=bin/gone", "bin/dangling", "c/bin/none", "bin", "bin/none")
+	if got, want := Absent(bin, members), testrepo.Commands("x=bin/gone", "bin/none"); !slices.Equal(got, want) {
+		t.Errorf("Absent = %q, want %q", got, want)
+	}
+}

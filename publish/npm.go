@@ -17,6 +17,7 @@ import (
 	"strings"
 	"unicode"
 
+	"pkg/install"
 	"pkg/internal/regfile"
 	"pkg/internal/termtext"
 	"pkg/repo"
@@ -143,9 +144,14 @@ func npmNamed(data []byte) bool {
 // preinstall, install, postinstall, and "binding.gyp" where npm would build one.
 func (a *Archive) Scripts() []string { return a.scripts }
 
+// Absent returns the commands the package.json of the npm tarball a names, as Entry read
+// it, whose files a lacks: its entry leaves them out, as npm and pnpm install such a
+// package without them. Commands given to Entry are never left out.
+func (a *Archive) Absent() []repo.Command { return a.absent }
+
 // npmEntry returns p completed from the manifest data of the npm tarball a, each part
 // where p has none: kind npm, name and version, the description's first line as the summary
-// (unless keepSummary), bin, dependencies (as depends, without the optional and bundled
+// (unless keepSummary), bin (without the commands whose files a lacks: Absent), dependencies (as depends, without the optional and bundled
 // ones), optionalDependencies, peerDependencies not marked optional, os and cpu as the
 // platform (npmPlatform). It returns too the lifecycle scripts the manifest declares.
 func (a *Archive) npmEntry(p repo.Package, top string, data []byte, keepSummary bool) (repo.Package, []string, error) {
@@ -175,6 +181,8 @@ func (a *Archive) npmEntry(p repo.Package, top string, data []byte, keepSummary 
 		if p.Bin, err = npmBin(p.Name, top, m.Bin); err != nil {
 			return p, nil, bad("bin", err)
 		}
+		a.absent = install.Absent(p.Bin, a.Members)
+		p.Bin = slices.DeleteFunc(p.Bin, func(c repo.Command) bool { return slices.Contains(a.absent, c) })
 		if m.Bin == nil {
 			p.Bin = binDir(top, m.Directories.Bin, a.Members)
 		}

@@ -63,9 +63,9 @@ func TestNPMEntry(t *testing.T) {
 		want     repo.Package
 		scripts  []string
 	}{
-		{manifest: `{"name": "mkdirp", "version": "1.0.4", "description": "Recursively mkdir,\nlike mkdir -p", "bin": "bin/cmd.js"}`,
+		{manifest: `{"name": "mkdirp", "version": "1.0.4", "description": "Recursively mkdir,\nlike mkdir -p", "bin": "bin/cmd.js"}`, files: []string{"package/bin/cmd.js", "x"},
 			want: npm(repo.Package{Name: "mkdirp", Version: "1.0.4", Summary: "Recursively mkdir,", Bin: testrepo.Commands("mkdirp=package/bin/cmd.js")})},
-		{manifest: `{"name": "@scope/tool", "version": "2.0.0-rc.1", "bin": "./cli.js"}`,
+		{manifest: `{"name": "@scope/tool", "version": "2.0.0-rc.1", "bin": "./cli.js"}`, files: []string{"package/cli.js", "x"},
 			want: npm(repo.Package{Name: "@scope/tool", Version: "2.0.0-rc.1", Bin: testrepo.Commands("tool=package/cli.js")})},
 		{manifest: `{"name": "eslint", "version": "9.39.2", "bin": {"eslint": "./bin/eslint.js", "sub/x": "x.js"},
 			"dependencies": {"debug": "^4.3.2", "@eslint/js": "9.39.2", "fsevents": "*", "bundled": "1"},
@@ -73,6 +73,7 @@ func TestNPMEntry(t *testing.T) {
 			"peerDependencies": {"jiti": "*", "typescript": ">=4.8.4 <6.0.0", "debug": "4"},
 			"peerDependenciesMeta": {"jiti": {"optional": true}},
 			"scripts": {"test": "x", "postinstall": "node install.js", "preinstall": "y"}}`,
+			files: []string{"package/bin/eslint.js", "x", "package/x.js", "x"},
 			want: npm(repo.Package{Name: "eslint", Version: "9.39.2", Bin: testrepo.Commands("eslint=package/bin/eslint.js", "x=package/x.js"),
 				Depends: testrepo.Requires("@eslint/js@npm:9.39.2", "debug@npm:^4.3.2"), Optional: testrepo.Requires("fsevents@npm:~2.3.2"),
 				Peers: testrepo.Requires("typescript@npm:>=4.8.4 <6.0.0")}),
@@ -82,7 +83,7 @@ func TestNPMEntry(t *testing.T) {
 		{manifest: `{"name": "dirbin", "version": "1.0.0", "directories": {"bin": "./tools"}}`,
 			files: []string{"package/tools/a", "x", "package/tools/sub/b.js", "x", "package/tools/.hidden", "x", "package/other", "x"},
 			want:  npm(repo.Package{Name: "dirbin", Version: "1.0.0", Bin: testrepo.Commands("package/tools/a", "package/tools/sub/b.js")})},
-		{manifest: `{"name": "JSONStream", "version": "1.3.5", "bin": "./bin.js", "dependencies": {"jsonparse": "^1.2.0", "through": ">=2.2.7 <3", "Base64": "*"}}`,
+		{manifest: `{"name": "JSONStream", "version": "1.3.5", "bin": "./bin.js", "dependencies": {"jsonparse": "^1.2.0", "through": ">=2.2.7 <3", "Base64": "*"}}`, files: []string{"package/bin.js", "x"},
 			want: npm(repo.Package{Name: "JSONStream", Version: "1.3.5", Bin: testrepo.Commands("JSONStream=package/bin.js"),
 				Depends: testrepo.Requires("Base64@npm:*", "jsonparse@npm:^1.2.0", "through@npm:>=2.2.7 <3")})},
 		{manifest: `{"name": "@esbuild/linux-x64", "version": "0.24.0", "os": ["linux"], "cpu": ["x64"]}`,
@@ -295,4 +296,33 @@ func FuzzNPMEntry(f *testing.F) {
 			t.Fatalf("npmEntry(%q) = %+v", data, p)
 		}
 	})
+}
+
+// TestAddAbsentBin publishes an npm package whose package.json names a command file its
+// tarball lacks, as npm and pnpm install it: without that command, which Added.Absent
+// names. A command given for that file is refused, and the index is as it was.
+func TestAddAbsentBin(t *testing.T) {
+	a := npmTarball(t, `{"name": "x", "version": "1.0.0", "bin": {"x": "cli.js", "gone": "./bin/gone.js"}}`, "package/cli.js", "x")
+	p, err := a.Entry(repo.Package{}, false)
+	if err != nil || binText(p) != "x=package/cli.js" || !slices.Equal(a.Absent(), []repo.Command{{Name: "gone", Path: "package/bin/gone.js"}}) {
+		t.Fatalf("Entry = bin %q, absent %q, %v; want x=package/cli.js, gone absent", binText(p), a.Absent(), err)
+	}
+	dir := t.TempDir()
+	res, err := Add(t.Context(), dir, a, p, false, nil)
+	if err != nil || binText(res.Package) != "x=package/cli.js" || !slices.Equal(res.Absent, a.Absent()) {
+		t.Fatalf("Add = %+v, %v", res, err)
+	}
+	index, _ := os.ReadFile(filepath.Join(dir, "index.json"))
+
+	given := npmTarball(t, `{"name": "x", "version": "1.0.1", "bin": {"x": "cli.js"}}`, "package/cli.js", "x")
+	p, err = given.Entry(repo.Package{Bin: testrepo.Commands("gone=package/bin/gone.js")}, false)
+	if err != nil || given.Absent() != nil {
+		t.Fatalf("Entry with a command given = %v, absent %q", err, given.Absent())
+	}
+	if _, err := Add(t.Context(), dir, given, p, false, nil); err == nil {
+		t.Errorf("Add of a given command with no file succeeded")
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(now, index) {
+		t.Errorf("a refused add changed the index")
+	}
 }

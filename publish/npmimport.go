@@ -26,15 +26,16 @@ type NPMImport struct {
 
 // Imported is what ImportNPMLock did.
 type Imported struct {
-	Packages   []repo.Package      // the lock's packages, as the index holds them, by name and version
-	New        []repo.Package      // those of them the index did not have
-	Scripts    map[string][]string // the lifecycle scripts each of New declares, by its Key (Added.Scripts)
-	Downloaded int                 // how many were downloaded, not read from npm's cache or the repository
-	Bundled    []string            // the lock's bundled packages (keys), which come inside another's tarball
-	Unused     []repo.Package      // the lock's packages the resolution of its project does not take
-	Lock       *repo.Lock          // the lock of the project's requests, resolved among Packages
-	Meta       repo.Meta           // the index's, as signed (with a signer)
-	Created    bool                // the directory had no index.json
+	Packages   []repo.Package            // the lock's packages, as the index holds them, by name and version
+	New        []repo.Package            // those of them the index did not have
+	Scripts    map[string][]string       // the lifecycle scripts each of New declares, by its Key (Added.Scripts)
+	Absent     map[string][]repo.Command // the commands each of New leaves out, its package.json naming files its tarball lacks, by its Key (Added.Absent)
+	Downloaded int                       // how many were downloaded, not read from npm's cache or the repository
+	Bundled    []string                  // the lock's bundled packages (keys), which come inside another's tarball
+	Unused     []repo.Package            // the lock's packages the resolution of its project does not take
+	Lock       *repo.Lock                // the lock of the project's requests, resolved among Packages
+	Meta       repo.Meta                 // the index's, as signed (with a signer)
+	Created    bool                      // the directory had no index.json
 }
 
 // Reasons ImportNPMLock refuses a tarball a lock names.
@@ -65,16 +66,18 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 		return nil, err
 	}
 	defer removeGot(got)
-	res := &Imported{Bundled: l.Bundled, Created: created, Scripts: make(map[string][]string)}
+	res := &Imported{Bundled: l.Bundled, Created: created, Scripts: make(map[string][]string), Absent: make(map[string][]repo.Command)}
 	pkgs, paths := make([]repo.Package, len(got)), make([]string, len(got))
-	scripts := make(map[string][]string) // by name@version, an npm package's Key
+	read := make(map[string]*Archive) // by name@version, an npm package's Key
 	for i, g := range got {
-		if pkgs[i], scripts[l.Tarballs[i].Name+"@"+l.Tarballs[i].Version], err = npmEntry(ctx, g, l.Tarballs[i]); err == nil && !o.Replace {
+		var a *Archive
+		if pkgs[i], a, err = npmEntry(ctx, g, l.Tarballs[i]); err == nil && !o.Replace {
 			err = repo.CheckRepublish(dir, g.Path, before, pkgs[i])
 		}
 		if err != nil {
 			return nil, &NPMLockError{Path: lockPath, Key: l.Tarballs[i].Key, Err: err}
 		}
+		read[l.Tarballs[i].Name+"@"+l.Tarballs[i].Version] = a
 		paths[i] = g.Path
 		if g.From != "" {
 			res.Downloaded++
@@ -90,7 +93,7 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 	for _, p := range res.Packages {
 		if !slices.ContainsFunc(before.Packages, func(q repo.Package) bool { return same(p, q) }) {
 			res.New = append(res.New, p)
-			res.Scripts[p.Key()] = scripts[p.Key()]
+			res.Scripts[p.Key()], res.Absent[p.Key()] = read[p.Key()].scripts, read[p.Key()].absent
 		}
 	}
 	res.Lock, res.Unused, err = npmRepoLock(dir, res.Packages, taken, l.Requires)
@@ -110,8 +113,8 @@ func archives(dir string, ix *repo.Index) map[string]string {
 }
 
 // npmEntry returns the entry of the tarball g of t, what its package.json says, which must
-// be t's name and version, and the lifecycle scripts it declares.
-func npmEntry(ctx context.Context, g gotTarball, t lockTarball) (repo.Package, []string, error) {
+// be t's name and version, and the archive read, whose scripts and absent commands Entry set.
+func npmEntry(ctx context.Context, g gotTarball, t lockTarball) (repo.Package, *Archive, error) {
 	st, err := fetch.Inspect(ctx, g.Path)
 	if err != nil {
 		return repo.Package{}, nil, err
@@ -132,7 +135,7 @@ func npmEntry(ctx context.Context, g gotTarball, t lockTarball) (repo.Package, [
 	p.InstalledSize, p.Files = a.Bytes, a.Stats.Files
 	u, _ := url.Parse(t.Resolved) // tarball checked it
 	p.Archive = path.Base(u.Path) // npm's name for it, whose ending repo.AddAll keeps
-	return p, a.scripts, nil
+	return p, a, nil
 }
 
 // resolveNPM returns the packages of pkgs reqs resolve to among them, by name and version.

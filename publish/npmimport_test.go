@@ -155,3 +155,25 @@ func TestImportNPMLockManifestNamesURL(t *testing.T) {
 		t.Errorf("ImportNPMLock: %v, want a *ManifestError naming %s/a.tgz and dependencies", err, srv.URL)
 	}
 }
+
+// TestImportNPMLockAbsentBin imports a lock one of whose packages names in its
+// package.json a command file its tarball lacks: it is added without that command, which
+// Imported.Absent names, so the lock is imported whole.
+func TestImportNPMLockAbsentBin(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	a := tgz(t, `{"name": "a", "version": "1.0.0", "bin": "gone.js"}`)
+	srv, _ := registry(t, map[string]string{"a.tgz": a})
+	lock := writeLock(t, map[string]map[string]any{
+		"node_modules/a": {"version": "1.0.0", "resolved": srv.URL + "/a.tgz", "integrity": integrity(a)},
+	})
+	res, err := ImportNPMLock(t.Context(), filepath.Join(t.TempDir(), "repo"), lock, NPMImport{Jobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.New) != 1 || len(res.New[0].Bin) != 0 {
+		t.Errorf("imported %+v, want a without commands", res.New)
+	}
+	if got := res.Absent["a@1.0.0"]; len(got) != 1 || got[0].Path != "package/gone.js" {
+		t.Errorf("a's absent commands %q, want package/gone.js", got)
+	}
+}

@@ -25,7 +25,8 @@ type Archive struct {
 	Remote   bool   // Location is a URL
 	fetch.Contents
 	cleanup func()
-	scripts []string // of an npm tarball, once Entry has read it: its lifecycle scripts
+	scripts []string       // of an npm tarball, once Entry has read it: its lifecycle scripts
+	absent  []repo.Command // of an npm tarball, once Entry has read it: the commands of its package.json whose files it lacks
 }
 
 // A DownloadError is an archive given by its URL that could not be downloaded (or kept
@@ -68,6 +69,7 @@ func (a *Archive) Close() { a.cleanup() }
 // Added is what Add did, and what the new entry may lack.
 type Added struct {
 	Scripts  []string           // of an npm package: the lifecycle scripts it declares, which pkg never runs (Archive.Entry)
+	Absent   []repo.Command     // of an npm package: the commands its package.json names whose files it lacks, left out (Archive.Absent)
 	Package  repo.Package       // the entry as added
 	Meta     repo.Meta          // the index's, as signed (with a signer)
 	Created  bool               // the directory had no index.json
@@ -93,7 +95,7 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 			return nil, err
 		}
 	}
-	res := &Added{Created: created, Scripts: a.scripts}
+	res := &Added{Created: created, Scripts: a.scripts, Absent: a.absent}
 	if a.Remote {
 		res.Package, res.Meta, err = repo.AddURL(ctx, dir, a.Location, a.Path, p, s)
 	} else {

@@ -77,6 +77,17 @@ func ScriptsNote(p repo.Package, scripts []string) string {
 		p.Name, p.Version, strings.Join(says, " and "))
 }
 
+// AbsentWarnings warns, a line each, of the commands the package.json of the npm package
+// p names whose files its tarball lacks (publish.Added.Absent), which its entry leaves out.
+func AbsentWarnings(p repo.Package, absent []repo.Command) []string {
+	var warnings []string
+	for _, c := range absent {
+		warnings = append(warnings, fmt.Sprintf("%s %s: its package.json's bin %q names %s, which its tarball lacks: the package has no such command (npm and pnpm skip it too)",
+			p.Name, p.Version, c.Name, c.Path))
+	}
+	return warnings
+}
+
 func plural(n int) string {
 	if n == 1 {
 		return ""

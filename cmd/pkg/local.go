@@ -103,6 +103,7 @@ func localArchive(c *cli.Context, path string) (repo.Package, error) {
 	if err != nil {
 		return p, fmt.Errorf("install: %w", err)
 	}
+	tellAll(c, warn, report.AbsentWarnings(p, a.Absent()))
 	if s := report.ScriptsNote(p, a.Scripts()); s != "" {
 		note(c, "%s", s)
 	}

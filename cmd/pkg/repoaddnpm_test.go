@@ -88,3 +88,35 @@ func TestHostileNamesCLI(t *testing.T) {
 		t.Errorf("a refused repo add wrote the index: %v", err)
 	}
 }
+
+// TestRepoAddNPMAbsentBin publishes an npm tarball whose package.json names a command
+// file it lacks, as npm and pnpm install it: with a warning naming the package, its
+// version and the file, the other commands installed; --bin naming that file is refused.
+func TestRepoAddNPMAbsentBin(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(pax(t, td("package/"), tf("package/package.json", `{"name": "tool", "version": "1.0.0", "bin": {"tool": "./cli.js", "gone": "./bin/gone.js"}}`),
+		tf("package/cli.js", "#!/usr/bin/env node\n")))
+	zw.Close()
+	archive := filepath.Join(base, "tool.tgz")
+	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, base, dir)
+	if _, stderr, code := e.pkg("repo", "add", dir, archive, "--version", "0.9.0", "--bin", "gone=package/bin/gone.js"); code == 0 {
+		t.Errorf("repo add --bin naming no file: exit 0, %q", stderr)
+	}
+	_, stderr := e.ok("repo", "add", dir, archive)
+	if !strings.Contains(stderr, "pkg: warning: tool 1.0.0: ") || !strings.Contains(stderr, "package/bin/gone.js") {
+		t.Errorf("repo add: stderr %q, want a warning naming tool 1.0.0 and package/bin/gone.js", stderr)
+	}
+	e.ok("install", "tool")
+	if _, err := os.Stat(filepath.Join(e.root, "bin", "tool")); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Lstat(filepath.Join(e.root, "bin", "gone")); !os.IsNotExist(err) {
+		t.Errorf("bin/gone: %v, want none", err)
+	}
+}

@@ -63,6 +63,9 @@ func repoImport(c *cli.Context) error {
 		return err
 	}
 	lines, notes := report.ImportedText(dir, from, out, res)
+	for _, p := range res.New {
+		tellAll(c, warn, report.AbsentWarnings(p, res.Absent[p.Key()]))
+	}
 	tellAll(c, note, notes)
 	tellAll(c, say, lines)
 	if signer != nil && len(res.New) > 0 {
