@@ -32,8 +32,9 @@ func (s *Source) ArchiveURL(p repo.Package) string {
 // repository with its credentials. Other packages are returned as they are. It refuses an
 // archive whose path under from, decoded, would not name a file beneath this source, and
 // a local source that is not a repository (no index.json): a lockfile's repository may
-// name any directory, such as /etc/. Fetch reads no file URL that Relocate did not make
-// a path.
+// name any directory, such as /etc/; an offline source reads no repository, so it checks
+// none, and an archive the cache lacks is then refused as not cached, not as a repository
+// gone. Fetch reads no file URL that Relocate did not make a path.
 func (s *Source) Relocate(p repo.Package, from string) (repo.Package, error) {
 	raw, ok := strings.CutPrefix(p.Archive, from)
 	if !ok || !strings.HasSuffix(from, "/") || raw == "" || strings.ContainsAny(raw, "?#") {
@@ -46,8 +47,10 @@ func (s *Source) Relocate(p repo.Package, from string) (repo.Package, error) {
 	if err != nil {
 		return p, &pathError{archive: p.Archive, from: from, err: err}
 	}
-	if err := s.t.checkRepository(); err != nil {
-		return p, err
+	if !s.offline {
+		if err := s.t.checkRepository(); err != nil {
+			return p, err
+		}
 	}
 	p.Archive = rel
 	return p, nil

@@ -63,6 +63,16 @@ func TestRelocate(t *testing.T) {
 	if _, err := quick(t, "/etc").Relocate(repo.Package{Archive: "file:///etc/shadow"}, "file:///etc/"); !errors.Is(err, ErrNoRepository) {
 		t.Errorf("Relocate(file:///etc/shadow) to /etc: %v; want ErrNoRepository", err)
 	}
+	// Offline, no repository is read, so none is checked: a directory gone since the lock
+	// was written is no error (Cache.Fetch then reads the cache alone).
+	gone := filepath.Join(t.TempDir(), "gone")
+	offline, err := NewSource(gone, Options{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := offline.Relocate(repo.Package{Archive: "file://" + gone + "/a.tar"}, "file://"+gone+"/"); err != nil || p.Archive != "a.tar" {
+		t.Errorf("offline Relocate under a directory gone: %q, %v; want a.tar", p.Archive, err)
+	}
 }
 
 // TestArchiveBeneath opens archives whose relative names would leave the repository, as no

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -120,6 +121,37 @@ func TestSyncOffline(t *testing.T) {
 	var nc *txn.NotCachedError
 	if errors.As(err, &nc) && !nc.Missing[0].ByLock {
 		t.Errorf("the sync's missing packages are not by the lockfile: %+v", nc.Missing)
+	}
+}
+
+// TestSyncOfflineRepoGone syncs offline, into a new root, a lockfile of a directory
+// repository moved away, the cache holding only some of its archives: refused, naming
+// each package the cache lacks, not the repository it cannot reach (offline reads none).
+func TestSyncOfflineRepoGone(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	for _, p := range [][]string{{"lib", "1"}, {"hello", "1", "lib"}, {"tool", "1"}} {
+		publish(t, dir, p[0], p[1], p[2:]...)
+	}
+	o := session.Options{Root: filepath.Join(base, "root"), Cache: filepath.Join(base, "cache"),
+		Repos: []config.Repo{{Name: "r", URLs: []string{dir}}}, Jobs: 2}
+	l, err := lockWith(t, o, nil, "hello", "tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newSession(t, o, "")
+	err = s.Fetch(t.Context(), []repo.Requirement{{Name: "lib"}})
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dir, dir+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	o.Root, o.Offline = filepath.Join(base, "new"), true
+	err = syncWith(t, o, l)
+	if got := missing(err); !slices.Equal(got, []string{"hello 1", "tool 1"}) || errors.Is(err, session.ErrNoRepository) {
+		t.Errorf("offline sync, repository gone, some archives cached: %v; want hello 1 and tool 1 missing", err)
 	}
 }
 
