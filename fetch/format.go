@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -58,8 +57,21 @@ const (
 	tarBlock    = 512
 )
 
-// errFormat is returned for an archive in no format pkg reads.
-var errFormat = errors.New("fetch: archive is not a tar (" + orList(compressionNames()) + ")")
+// errFormat is what the error for an archive in no format pkg reads is.
+var errFormat = errors.New("fetch: archive in no format pkg reads")
+
+// formatError is an errFormat saying which formats pkg reads: a tar's compressions, and,
+// where the archive may be one (containers), a .deb or a .zip.
+type formatError struct{ containers bool }
+
+func (e *formatError) Error() string {
+	if e.containers {
+		return "not a tar (" + orList(compressionNames()) + "), " + orList(containerNames())
+	}
+	return "not a tar (" + orList(compressionNames()) + ")"
+}
+
+func (e *formatError) Is(target error) bool { return target == errFormat }
 
 // decompress returns the tar stream inside br, a buffer in front of src, recognising the
 // compression by its first bytes. Closing it releases the decompressor.
@@ -70,7 +82,7 @@ func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
 			return c.open(br, src)
 		}
 	}
-	return nil, errFormat
+	return nil, &formatError{}
 }
 
 // isTar reports whether head starts a tar: a ustar, pax or GNU header, or the end of an
@@ -94,7 +106,7 @@ func inflate(plain *pipe, r *bufio.Reader, src io.Reader, cv conversion) error {
 		}
 	}
 	if !slices.ContainsFunc(compressions, func(c compression) bool { return c.is(head) }) {
-		err := fmt.Errorf("%w, %s", errFormat, orList(containerNames()))
+		err := error(&formatError{containers: true})
 		plain.closeWrite(err)
 		return err
 	}

@@ -59,7 +59,8 @@ type zipError struct {
 }
 
 func (e *zipError) Error() string {
-	return fmt.Sprintf("zip member %q: %s", e.member, strings.TrimPrefix(e.err.Error(), "fetch: "))
+	why := strings.TrimPrefix(strings.TrimPrefix(e.err.Error(), "fetch: "), "zip: ") // archive/zip's say "zip: "
+	return fmt.Sprintf("zip member %q: %s", e.member, why)
 }
 func (e *zipError) Unwrap() error { return e.err }
 
@@ -79,8 +80,7 @@ func inflateZip(plain *pipe, r *bufio.Reader, cv conversion) error {
 	defer done()
 	zr, err := zip.NewReader(f, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // tarutil refuses such names, naming them
-		err = fmt.Errorf("zip: %w", err)
-		plain.closeWrite(err)
+		plain.closeWrite(err) // archive/zip's, which says "zip: " once
 		return err
 	}
 	return fillZip(plain, zr)
