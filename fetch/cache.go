@@ -428,9 +428,9 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 	case ok:
 		return dst, nil
 	case err != nil && offline:
-		return "", fmt.Errorf("%w; %w, so it is not fetched again", err, ErrOffline)
+		return "", fmt.Errorf("%w; %w", err, &offlineError{"so it is not fetched again"})
 	case offline:
-		return "", fmt.Errorf("%w: %s %s is not in the cache", ErrOffline, p.Name, p.Version)
+		return "", &offlineError{p.Name + " " + p.Version + " is not in the cache"}
 	}
 	release, err := c.claim(ctx, p)
 	if err != nil {

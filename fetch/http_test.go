@@ -448,12 +448,13 @@ func TestIndexOffline(t *testing.T) {
 	if ix, err := c.indexOnly(t.Context(), off); err != nil || len(ix.Packages) != 1 {
 		t.Errorf("offline Index: %v, %v", ix, err)
 	}
-	if err := fetchOne(c, off, p); !errors.Is(err, ErrOffline) {
-		t.Errorf("offline Fetch of an uncached package: %v, want ErrOffline", err)
+	// Each error names what the cache lacks, once, without the package's name of the sentinel.
+	if err := fetchOne(c, off, p); !errors.Is(err, ErrOffline) || !strings.Contains(err.Error(), p.Name+" "+p.Version) || strings.Contains(err.Error(), "fetch:") {
+		t.Errorf("offline Fetch of an uncached package: %v, want ErrOffline naming %s %s", err, p.Name, p.Version)
 	}
 	other, _ := NewSource(srv.URL+"/other", Options{Offline: true})
-	if _, err := c.indexOnly(t.Context(), other); !errors.Is(err, ErrOffline) {
-		t.Errorf("offline Index of another repository: %v, want ErrOffline", err)
+	if _, err := c.indexOnly(t.Context(), other); !errors.Is(err, ErrOffline) || !strings.Contains(err.Error(), srv.URL+"/other") || strings.Contains(err.Error(), "fetch:") {
+		t.Errorf("offline Index of another repository: %v, want ErrOffline naming %s/other", err, srv.URL)
 	}
 }
 

@@ -249,7 +249,7 @@ func (s *Source) offlineIndex(saved *savedIndex, err error, path string, known [
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, trust.Result{}, err
 	case saved == nil:
-		return nil, trust.Result{}, fmt.Errorf("%w: no saved index of %s (it is saved when pkg reads the repository online)", ErrOffline, s)
+		return nil, trust.Result{}, &offlineError{fmt.Sprintf("no saved index of %s (it is saved when pkg reads the repository online)", s)}
 	}
 	p := s.policy
 	p.AllowExpired = true

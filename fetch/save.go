@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -36,7 +35,7 @@ const tmpAge = time.Hour
 func (c *Cache) SaveIndex(s *Source, dir string) error {
 	saved, err := loadIndex(c.index, indexName(s.indexLocation()))
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: no copy of the index of %s in the cache", ErrOffline, s.URL())
+		return &offlineError{"no copy of the index of " + s.URL() + " in the cache"}
 	}
 	if err != nil {
 		return err
@@ -72,7 +71,7 @@ func (s *Source) SaveArchive(ctx context.Context, p repo.Package, dir string, pr
 		return false, err
 	}
 	if s.offline {
-		return false, &packageError{name: p.Name, version: p.Version, err: ErrOffline}
+		return false, &packageError{name: p.Name, version: p.Version, err: &offlineError{"the cache keeps no archive as published"}}
 	}
 	err = s.refusing(ctx, func(r *refusals) error {
 		b, err := s.openArchive(ctx, nil, p, 0, r)

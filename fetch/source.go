@@ -26,6 +26,13 @@ import (
 // ErrOffline is returned for what an offline source cannot get from the cache.
 var ErrOffline = errors.New("fetch: offline")
 
+// offlineError is an ErrOffline saying what the cache lacks, its message without the
+// sentinel's package name.
+type offlineError struct{ lacks string }
+
+func (e *offlineError) Error() string        { return "offline: " + e.lacks }
+func (e *offlineError) Is(target error) bool { return target == ErrOffline }
+
 // ErrNoRepository is what the error for a location that serves no index.json is.
 var ErrNoRepository = errors.New("fetch: no repository")
 
