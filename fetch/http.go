@@ -51,6 +51,7 @@ const (
 	maxTries      = 5               // attempts at a request, and at resuming without progress
 	firstBackoff  = 500 * time.Millisecond
 	maxBackoff    = 15 * time.Second
+	maxRetryAfter = 60 * time.Second // longest wait a Retry-After may ask for; a longer one fails the request
 )
 
 // httpLocation is a repository at an http(s) URL.
@@ -342,12 +343,14 @@ type statusError struct {
 	to     string // where a redirect led, if anywhere
 	status string
 	code   int
+	after  time.Duration // the wait its Retry-After asks for before a retry; 0 for none
 }
 
 // newStatusError is the refusal resp of a GET of u, naming where a redirect led without
 // its query, which for a CDN's signed URL (S3's X-Amz-Signature) is a credential.
 func newStatusError(u *url.URL, resp *http.Response) *statusError {
-	e := &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode}
+	e := &statusError{where: termtext.WithoutUser(u), status: resp.Status, code: resp.StatusCode,
+		after: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	if resp.Request != nil && resp.Request.URL.String() != u.String() {
 		to := *resp.Request.URL
 		to.RawQuery, to.ForceQuery, to.Fragment, to.RawFragment = "", false, "", ""
@@ -374,6 +377,37 @@ func (e *statusError) Is(target error) bool {
 	return false
 }
 
+// retryAfter is the wait a Retry-After header asks for (RFC 9110, section 10.2.3), in
+// seconds or until an HTTP date, from now; 0 for none, one in the past or one unreadable.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// laterError is a response that asks for a retry only after longer than maxRetryAfter; it
+// is ErrUnreachable.
+type laterError struct {
+	*statusError
+	at time.Time // when the server asks to be asked again
+}
+
+func (e *laterError) Error() string {
+	return fmt.Sprintf("%v: the server asks to be asked again in %s, at %s, longer than pkg waits (%s)",
+		e.statusError, e.after.Round(time.Second), e.at.Format(time.RFC1123), maxRetryAfter)
+}
+
+func (e *laterError) Unwrap() error { return e.statusError }
+
+func (e *laterError) Is(target error) bool { return target == ErrUnreachable }
+
 // ErrGone is what an archive the repository does not have is (404, 410, or no such file),
 // although its index or a lockfile names it.
 var ErrGone = errors.New("fetch: archive not in the repository")
@@ -388,14 +422,14 @@ func (g gone) Unwrap() error        { return g.error }
 var ErrDenied = errors.New("fetch: access denied")
 
 // retryable reports whether a failed request or body read may succeed if tried again:
-// a network error, a connection closed early, an idle connection, a 5xx status.
+// a network error, a connection closed early, an idle connection, a 5xx or 429 status.
 func retryable(err error) bool {
 	var op *net.OpError
 	var ne net.Error
 	var se *statusError
 	switch {
 	case errors.As(err, &se):
-		return se.code >= 500
+		return se.code >= 500 || se.code == http.StatusTooManyRequests
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false
 	}
@@ -482,9 +516,17 @@ func (s *netConfig) retry(ctx context.Context, tries int, try func() error) erro
 	}
 }
 
-// pause announces attempt n+1, after n failed with err, and waits before it.
+// pause announces attempt n+1, after n failed with err, and waits before it: the backoff,
+// or longer where the response's Retry-After asks, unless it asks for longer than
+// maxRetryAfter.
 func (s *netConfig) pause(ctx context.Context, err error, n int) error {
 	d := s.backoffFor(n)
+	if se := (*statusError)(nil); errors.As(err, &se) {
+		if se.after > maxRetryAfter {
+			return &laterError{se, time.Now().Add(se.after)}
+		}
+		d = max(d, se.after)
+	}
 	if s.retrying != nil {
 		s.retrying(err, d, n+1, s.tries)
 	}
@@ -675,15 +717,17 @@ func (d *download) connect() error {
 		}
 	}
 	resp, err := d.s.send(d.ctx, d.u, d.header(), d.s.idle)
+	if err == nil {
+		err = d.accept(resp)
+	}
 	if err != nil {
 		if !retryable(err) || d.ctx.Err() != nil {
 			return err
 		}
 		d.fails++
 		d.last = err
-		return nil
 	}
-	return d.accept(resp)
+	return nil
 }
 
 func (d *download) header() http.Header {

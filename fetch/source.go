@@ -48,7 +48,8 @@ func (e *noRepository) Is(target error) bool { return target == ErrNoRepository 
 var errLocation = errors.New("fetch: bad repository location")
 
 // ErrUnreachable is wrapped in the error of a request that failed on every attempt in a
-// way that may pass later: no connection, no answer in time, a body cut short, a 5xx status.
+// way that may pass later: no connection, no answer in time, a body cut short, a 5xx or 429
+// status, or a server asking to be asked again only after longer than pkg waits.
 var ErrUnreachable = errors.New("fetch: repository unreachable")
 
 // Options controls a Source.

@@ -1,0 +1,136 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestRetry429 answers 429 Too Many Requests twice, then the archive (and the index): each
+// 429 is retried and announced as any failure that may pass, a Retry-After of 0 seconds or
+// of a date gone by leaving the backoff as it is.
+func TestRetry429(t *testing.T) {
+	archive, p := testArchive(t)
+	index := writeIndex(t, p)
+	for _, after := range []string{"", "0", time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat)} {
+		var mu sync.Mutex
+		asked := map[string]int{}
+		srv := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+			mu.Lock()
+			asked[r.URL.Path]++
+			n := asked[r.URL.Path]
+			mu.Unlock()
+			switch {
+			case r.URL.Path == "/index.json.sig":
+				http.NotFound(w, r)
+				return
+			case n < 3:
+				w.Header().Set("Retry-After", after)
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+				return
+			case r.URL.Path == "/index.json":
+				w.Write(index)
+				return
+			}
+			serveArchive(w, r, archive)
+		})
+		s := quick(t, srv.URL)
+		var waits []time.Duration
+		s.retrying = func(err error, wait time.Duration, attempt, max int) {
+			if se := (*statusError)(nil); !errors.As(err, &se) || se.code != http.StatusTooManyRequests || !strings.Contains(err.Error(), srv.URL) {
+				t.Errorf("Retry-After %q: retry announced for %v, want the 429 naming the URL", after, err)
+			}
+			waits = append(waits, wait)
+		}
+		c := openCache(t)
+		if _, err := c.indexOnly(t.Context(), s); err != nil {
+			t.Fatalf("Retry-After %q: index: %v", after, err)
+		}
+		if err := fetchOne(c, s, p); err != nil {
+			t.Fatalf("Retry-After %q: archive: %v", after, err)
+		}
+		checkEntry(t, c, p, testFiles())
+		if n := len(srv.requests()); n != 7 {
+			t.Errorf("Retry-After %q: %d requests, want 7 (3 of the index, 1 of its signature, 3 of the archive)", after, n)
+		}
+		want := []time.Duration{s.backoffFor(1), s.backoffFor(2), s.backoffFor(1), s.backoffFor(2)}
+		if len(waits) != len(want) || waits[0] != want[0] || waits[1] != want[1] || waits[2] != want[2] || waits[3] != want[3] {
+			t.Errorf("Retry-After %q: waits %v, want the backoffs %v", after, waits, want)
+		}
+	}
+}
+
+// TestRetryAfter answers 429 asking for a wait longer than the backoff: the retry waits
+// that long, and the caller's cancellation (Ctrl-C) stops the wait. A wait longer than
+// maxRetryAfter fails the request at once, naming the URL, as ErrUnreachable.
+func TestRetryAfter(t *testing.T) {
+	for _, tt := range []struct {
+		after string
+		wait  time.Duration // announced; 0 for a request that fails at once
+	}{
+		{"7", 7 * time.Second},
+		{"60", 60 * time.Second},
+		{"61", 0},
+		{"3600", 0},
+		{time.Now().Add(2 * time.Hour).UTC().Format(http.TimeFormat), 0},
+	} {
+		for _, archive := range []bool{false, true} {
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				w.Header().Set("Retry-After", tt.after)
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+			})
+			s := quick(t, srv.URL)
+			ctx, cancel := context.WithCancel(t.Context())
+			var waits []time.Duration
+			s.retrying = func(err error, wait time.Duration, attempt, max int) {
+				waits = append(waits, wait)
+				cancel() // Ctrl-C during the wait
+			}
+			var err error
+			if archive {
+				_, p := testArchive(t)
+				_, err = openCache(t).Fetch(ctx, s, p, nil)
+			} else {
+				_, err = openCache(t).indexOnly(ctx, s)
+			}
+			cancel()
+			if n := len(srv.requests()); n != 1 {
+				t.Errorf("Retry-After %s, archive %v: %d requests, want 1", tt.after, archive, n)
+			}
+			le := (*laterError)(nil)
+			switch {
+			case tt.wait != 0 && (len(waits) != 1 || waits[0] != tt.wait || !errors.Is(err, context.Canceled)):
+				t.Errorf("Retry-After %s, archive %v: waits %v, error %v; want a wait of %v cut short by the cancellation", tt.after, archive, waits, err, tt.wait)
+			case tt.wait == 0 && (len(waits) != 0 || !errors.As(err, &le) || !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), srv.URL) || le.after <= maxRetryAfter):
+				t.Errorf("Retry-After %s, archive %v: waits %v, error %v; want none, and ErrUnreachable naming the URL and when to ask again", tt.after, archive, waits, err)
+			}
+		}
+	}
+}
+
+// TestRetryAfterHeader reads the waits a Retry-After header asks for.
+func TestRetryAfterHeader(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		v    string
+		want time.Duration
+	}{
+		{"", 0},
+		{"0", 0},
+		{"120", 2 * time.Minute},
+		{"-5", 0},
+		{"1.5", 0},
+		{"soon", 0},
+		{"Sun, 06 Dec 2026 12:00:30 GMT", 30 * time.Second},
+		{"Sunday, 06-Dec-26 12:01:00 GMT", time.Minute},
+		{"Sun, 06 Dec 2026 11:00:00 GMT", 0},
+	} {
+		if got := retryAfter(tt.v, now); got != tt.want {
+			t.Errorf("retryAfter(%q) = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+}
