@@ -422,16 +422,20 @@ func (g gone) Unwrap() error        { return g.error }
 var ErrDenied = errors.New("fetch: access denied")
 
 // retryable reports whether a failed request or body read may succeed if tried again:
-// a network error, a connection closed early, an idle connection, a 5xx or 429 status.
+// a network error but a host DNS does not know, a connection closed early, an idle
+// connection, a 5xx or 429 status.
 func retryable(err error) bool {
 	var op *net.OpError
 	var ne net.Error
 	var se *statusError
+	var dns *net.DNSError
 	switch {
 	case errors.As(err, &se):
 		return se.code >= 500 || se.code == http.StatusTooManyRequests
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return false // a mistyped host: asking again cannot find it
 	}
 	var ie *idleError
 	var slow *slowError

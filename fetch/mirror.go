@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -29,10 +30,11 @@ import (
 // too slow at one mirror, the rest is asked of the next (mirroredBody), and the last
 // resumes a cut itself with those retries.
 //
-// A mirror with no server serving (no connection, no answer, a body cut short or too slow,
-// a 5xx or a 429) is down: this process, and every command sharing the cache through a
-// record kept there, tries it last for downFor; the record goes once it serves again. A
-// mirror that lacks an archive (a 404) is only stale, and is left for that request alone.
+// A mirror with no server serving (a host DNS does not know, no connection, no answer, a
+// body cut short or too slow, a 5xx or a 429) is down: this process, and every command
+// sharing the cache through a record kept there, tries it last for downFor; the record goes
+// once it serves again. A mirror that lacks an archive (a 404) is only stale, and is left
+// for that request alone.
 //
 // What a mirror serves is believed as the first location's would be: an index of another
 // repository, older than one accepted before, badly signed, or unverified where a key is
@@ -89,7 +91,8 @@ func isDown(err error) bool {
 	if se := (*statusError)(nil); errors.As(err, &se) {
 		return se.code >= 500 || se.code == http.StatusTooManyRequests
 	}
-	return errors.Is(err, ErrUnreachable) || retryable(err)
+	dns := (*net.DNSError)(nil)
+	return errors.Is(err, ErrUnreachable) || retryable(err) || errors.As(err, &dns) && dns.IsNotFound
 }
 
 // mirror returns s reading from its location i, with one attempt per request when next.

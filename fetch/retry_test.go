@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -131,6 +132,45 @@ func TestRetryAfterHeader(t *testing.T) {
 	} {
 		if got := retryAfter(tt.v, now); got != tt.want {
 			t.Errorf("retryAfter(%q) = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+}
+
+// dnsTransport fails every request as a resolver would with err.
+type dnsTransport struct {
+	err   *net.DNSError
+	tries int
+}
+
+func (d *dnsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	d.tries++
+	e := *d.err
+	e.Name = req.URL.Hostname()
+	return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &e}
+}
+
+// TestUnknownHost reads from a host DNS does not know: the request fails at once naming the
+// URL and the host, while a temporary DNS failure is retried.
+func TestUnknownHost(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		err   net.DNSError
+		tries int
+	}{
+		{"not found", net.DNSError{Err: "no such host", IsNotFound: true}, 1},
+		{"temporary", net.DNSError{Err: "server misbehaving", IsTemporary: true}, maxTries},
+		{"timeout", net.DNSError{Err: "i/o timeout", IsTimeout: true}, maxTries},
+	} {
+		s := quick(t, "https://repo.exmaple.org/pkgs/")
+		tr := &dnsTransport{err: &tt.err}
+		s.client = func() *http.Client { return &http.Client{Transport: tr} }
+		_, err := openCache(t).indexOnly(t.Context(), s)
+		dns := (*net.DNSError)(nil)
+		if !errors.As(err, &dns) || dns.Name != "repo.exmaple.org" || !strings.Contains(err.Error(), "https://repo.exmaple.org/pkgs/index.json") {
+			t.Errorf("%s: error %v, want the DNS error naming the URL and the host", tt.name, err)
+		}
+		if tr.tries != tt.tries {
+			t.Errorf("%s: %d attempts, want %d", tt.name, tr.tries, tt.tries)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -74,6 +75,8 @@ func TestLibraryErrorHints(t *testing.T) {
 		{&publish.PushError{Err: &fetch.DeniedError{Err: fetch.ErrDenied, Vars: []string{"PKG_REPO_TOOLS_"}}}, "set PKG_REPO_TOOLS_TOKEN (or PKG_REPO_TOOLS_USERNAME and PKG_REPO_TOOLS_PASSWORD)"},
 		{fmt.Errorf("resolve: %w", &repo.ConflictsError{Name: "mawk", Version: "1", Other: "gawk", OtherVersion: "5"}), "mawk and gawk cannot be installed together"},
 		{fmt.Errorf("registry h/r: index.json, blob sha256:1: %w", fetch.ErrDigest), "served the repository's index, its signature or its manifest altered"},
+		{fmt.Errorf("GET https://repo.exmaple.org/index.json: %w", &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "repo.exmaple.org", IsNotFound: true}}),
+			"DNS knows no host repo.exmaple.org: check the host of the URL above for a typo (a repository's is in --repo"},
 		{&pushUnreachableError{fmt.Errorf("push to oci://h/r:latest/: read the index tagged there: GET u: %w", fetch.ErrUnreachable)}, "check the network, and that the registry named above is up, then push again"},
 		{&publish.OlderError{Ref: "oci://h/r:latest/", Version: 10, Tagged: 11}, "push the up-to-date repository directory, the one that signed version 11 (this one may be a stale checkout); a publisher who really started over pushes with --force"},
 		{&publish.OlderError{Ref: "oci://h/r:latest/", Version: 11, Tagged: 11}, "every client that accepted version 11 refuses other bytes of that version: push the up-to-date"},
