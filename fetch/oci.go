@@ -328,7 +328,11 @@ func Registry(loc string, o Options) (*oci.Client, error) {
 	}
 	ol, ok := l.t.(*ociLocation)
 	if !ok {
-		return nil, &locationError{loc: l.t.url(), err: fmt.Errorf("%w: not an oci:// reference", oci.ErrRef)}
+		why := "a directory is not a registry"
+		if u, err := url.Parse(loc); err == nil && u.Scheme != "" {
+			why = fmt.Sprintf("scheme %q is not oci, oci+http or oci+https", u.Scheme)
+		}
+		return nil, &oci.RefError{Ref: termtext.WithoutCredentials(loc), Why: why}
 	}
 	n.setCredentials(o, []location{l})
 	return ol.reg, nil

@@ -3,6 +3,7 @@ package fetch
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -102,6 +103,9 @@ func parseLocation(loc string, n *netConfig) (location, error) {
 		t, err = openScheme(u, n)
 	default:
 		t, err = newDirectory(loc)
+	}
+	if re := (*oci.RefError)(nil); errors.As(err, &re) {
+		return location{}, err // it names the reference
 	}
 	if err != nil {
 		if u != nil && u.User != nil {

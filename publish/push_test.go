@@ -113,8 +113,18 @@ func TestPushRefused(t *testing.T) {
 	if reg.Manifest("latest") != nil {
 		t.Error("a manifest was tagged")
 	}
-	if _, err := Push(context.Background(), r.Dir, "oci://host", PushOptions{}); !errors.Is(err, oci.ErrRef) {
-		t.Errorf("push to a reference without a name: %v, want oci.ErrRef", err)
+}
+
+// TestPushBadTarget pushes to what is not a registry reference: refused before any
+// request, as an oci.RefError naming the target as given, without its password.
+func TestPushBadTarget(t *testing.T) {
+	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"})
+	for _, target := range []string{"oci://host", "http://127.0.0.1:5000/ns/repo", "https://u:secret@host/ns/repo", r.Dir} {
+		_, err := Push(context.Background(), r.Dir, target, PushOptions{})
+		want := strings.Replace(target, "u:secret@", "", 1)
+		if re := (*oci.RefError)(nil); !errors.Is(err, oci.ErrRef) || !errors.As(err, &re) || re.Ref != want || strings.Contains(err.Error(), "secret") {
+			t.Errorf("push to %s: %v, want an oci.RefError naming %s", target, err, want)
+		}
 	}
 }
 

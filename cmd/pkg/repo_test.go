@@ -185,6 +185,17 @@ func TestRepoPushOverImage(t *testing.T) {
 	e.ok("repo", "push", dir, reg.URL(), "--force")
 }
 
+// TestRepoPushNotARegistry pushes to an http URL: refused, naming the target given and
+// the form of a registry reference, with no package's name in the message.
+func TestRepoPushNotARegistry(t *testing.T) {
+	e, dir := toolRepo(t)
+	_, stderr, code := e.pkg("repo", "push", dir, "http://127.0.0.1:5000/ns/repo")
+	if code != 1 || !strings.Contains(stderr, "http://127.0.0.1:5000/ns/repo") || !strings.Contains(stderr, "oci://HOST[:PORT]/NAMESPACE/REPO[:TAG]") ||
+		strings.Contains(stderr, "oci: ") {
+		t.Errorf("push to an http URL: exit %d, %q; want the target and oci://HOST[:PORT]/NAMESPACE/REPO[:TAG]", code, stderr)
+	}
+}
+
 // toolRepo returns an environment and its repository directory, which holds tool 1.0.
 func toolRepo(t *testing.T) (*env, string) {
 	t.Helper()

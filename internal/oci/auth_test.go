@@ -90,11 +90,16 @@ func TestParseRef(t *testing.T) {
 			t.Errorf("ParseRef(%s) = %s over %s, want %s over %s", tc.in, r, r.HTTPScheme(), tc.want, tc.scheme)
 		}
 	}
-	for _, bad := range []string{"oci://host", "oci:///a/b", "oci://h/A/b", "oci://h/a//b", "oci://h/a:b:c", "oci://h/a?x=1", "oci://h/a:-x", "docker://h/a"} {
+	for _, bad := range []string{"oci://host", "oci:///a/b", "oci://h/A/b", "oci://h/a//b", "oci://h/a:b:c", "oci://h/a?x=1", "oci://h/a:-x", "docker://h/a", "http://h/a/b"} {
 		u, _ := url.Parse(bad)
-		if _, err := ParseRef(u); !errors.Is(err, ErrRef) {
-			t.Errorf("ParseRef(%s): %v, want ErrRef", bad, err)
+		_, err := ParseRef(u)
+		if re := (*RefError)(nil); !errors.Is(err, ErrRef) || !errors.As(err, &re) || re.Ref != bad || re.Why == "" {
+			t.Errorf("ParseRef(%s): %v, want a RefError (ErrRef) naming it and why", bad, err)
 		}
+	}
+	u, _ := url.Parse("oci://u:secret@h/A")
+	if _, err := ParseRef(u); !errors.Is(err, ErrRef) || strings.Contains(err.Error(), "secret") {
+		t.Errorf("ParseRef(oci://u:secret@h/A): %v, want ErrRef without the password", err)
 	}
 	digest := "oci://127.0.0.1:5000/pkg/main@sha256:" + strings.Repeat("e4", 32)
 	for _, ref := range []string{digest, digest + "/"} {

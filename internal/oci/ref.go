@@ -49,8 +49,21 @@ var (
 // maxName bounds a repository name: the spec leaves it to registries, most take 255 bytes.
 const maxName = 255
 
-// ErrRef is wrapped in the error for a reference pkg cannot read.
+// ErrRef is what the error for a reference pkg cannot read is.
 var ErrRef = errors.New("oci: bad reference")
+
+// RefError is a reference pkg cannot read (ErrRef): Ref as given, without its user
+// information, and why.
+type RefError struct {
+	Ref string
+	Why string
+}
+
+func (e *RefError) Error() string {
+	return "registry reference " + e.Ref + ": " + e.Why + "; want oci://HOST[:PORT]/NAMESPACE/REPO[:TAG]"
+}
+
+func (e *RefError) Is(target error) bool { return target == ErrRef }
 
 // ErrDigestRef is, with ErrRef, what the error for a reference by digest
 // (NAME@sha256:...) is: a repository is read by its tag, whose manifest names the index.
@@ -99,19 +112,25 @@ func ParseRef(u *url.URL) (Ref, error) {
 		path, r.Tag = path[:i], path[i+1:]
 	}
 	r.Name = path
+	var why string
 	switch {
 	case u.Scheme != Scheme && u.Scheme != SchemeHTTP && u.Scheme != SchemeHTTPS:
-		return Ref{}, fmt.Errorf("%w: scheme %q is not oci, oci+http or oci+https", ErrRef, u.Scheme)
+		why = fmt.Sprintf("scheme %q is not oci, oci+http or oci+https", u.Scheme)
 	case u.Host == "" || u.Hostname() == "":
-		return Ref{}, fmt.Errorf("%w: no registry host", ErrRef)
+		why = "no registry host"
 	case u.RawQuery != "" || u.Fragment != "" || u.Opaque != "":
-		return Ref{}, fmt.Errorf("%w: a query or fragment is not part of a repository", ErrRef)
+		why = "a query or fragment is not part of a repository"
 	case path == "":
-		return Ref{}, fmt.Errorf("%w: no repository name after the host (oci://HOST/NAMESPACE/REPO[:TAG])", ErrRef)
+		why = "no repository name after the host"
 	case len(path) > maxName || !nameRE().MatchString(path):
-		return Ref{}, fmt.Errorf("%w: repository name %q is not lowercase letters and digits separated by '.', '_', '-' and '/'", ErrRef, path)
+		why = fmt.Sprintf("repository name %q is not lowercase letters and digits separated by '.', '_', '-' and '/'", path)
 	case !tagRE().MatchString(r.Tag):
-		return Ref{}, fmt.Errorf("%w: tag %q is not letters, digits, '.', '_' and '-', at most 128", ErrRef, r.Tag)
+		why = fmt.Sprintf("tag %q is not letters, digits, '.', '_' and '-', at most 128", r.Tag)
+	}
+	if why != "" {
+		given := *u
+		given.User = nil
+		return Ref{}, &RefError{Ref: given.String(), Why: why}
 	}
 	return r, nil
 }
