@@ -213,6 +213,7 @@ var hints = []hintRule{
 	{err: session.ErrNotCache, hint: "pkg deletes files in its cache, so it makes one only in a new or empty directory and uses no other: point --cache (PKG_CACHE) at a new or empty directory"},
 	{fn: asHint[*session.ReadOnlyError]("or point --cache (PKG_CACHE) at a directory you can write")},
 	{err: session.ErrReadOnly, hint: "remount it read-write to change it, or choose another --root; list, info, files and verify work as they are"},
+	{fn: as(mirrorDirHint)},
 	{err: syscall.ENOSPC, path: true, hint: "the filesystem holding %s is full (of data or of inodes): free space there, or choose another --root or --cache"},
 	{err: syscall.EDQUOT, path: true, hint: "your disk quota on the filesystem holding %s is used up: free space there, or choose another --root or --cache"},
 	{err: syscall.EROFS, path: true, hint: "%s is on a read-only filesystem: choose another --root or --cache"},

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -38,7 +42,7 @@ func mirrorAction(c *cli.Context) error {
 	}
 	m, err := sess(c).Mirror(c.Context, r, dir)
 	if err != nil {
-		return err
+		return &mirrorDirError{dir, err}
 	}
 	var idx []string
 	for _, n := range m.Indexes {
@@ -47,6 +51,35 @@ func mirrorAction(c *cli.Context) error {
 	say(c, "wrote %s (%s) to %s, %d there already; indexes in %s",
 		units.Count(m.Wrote, "archive"), units.Size(m.Bytes), filepath.Join(dir, "sha256")+"/", m.Kept, strings.Join(idx, ", "))
 	return nil
+}
+
+// mirrorDirError is a failure of pkg mirror into dir, whose hints name dir where the
+// failing path is in it, rather than --root or --cache.
+type mirrorDirError struct {
+	dir string
+	error
+}
+
+func (e *mirrorDirError) Unwrap() error { return e.error }
+
+// mirrorDirHint is the advice for a mirror's directory that cannot be written.
+func mirrorDirHint(me *mirrorDirError) string {
+	dir, err := filepath.Abs(me.dir)
+	p := session.PathOf(me.error)
+	if err != nil || p == "" || p != dir && !strings.HasPrefix(p, dir+"/") {
+		return ""
+	}
+	switch {
+	case errors.Is(me.error, syscall.ENOSPC):
+		return fmt.Sprintf("the filesystem holding the mirror directory %s is full (of data or of inodes): free space there, or mirror into a directory on another filesystem", dir)
+	case errors.Is(me.error, syscall.EDQUOT):
+		return fmt.Sprintf("your disk quota on the filesystem holding the mirror directory %s is used up: free space there, or mirror into a directory on another filesystem", dir)
+	case errors.Is(me.error, syscall.EROFS):
+		return fmt.Sprintf("the mirror directory %s is on a read-only filesystem: remount it read-write, or mirror into a directory on another filesystem", dir)
+	case errors.Is(me.error, fs.ErrPermission):
+		return fmt.Sprintf("you may not write in the mirror directory %s: mirror into a directory you can write", dir)
+	}
+	return ""
 }
 
 // mirrorRequest is what pkg mirror mirrors: the lockfile of --lock, or one made now of the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -167,5 +168,28 @@ func TestMirrorLock(t *testing.T) {
 	}
 	if archives != 5 { // hello and libgreet for the install, and fortunes too for the sync
 		t.Errorf("%d archives served by the mirror, want 5:\n%s", archives, log)
+	}
+}
+
+// TestMirrorDirFull mirrors into a directory on a full filesystem, and on a read-only one:
+// the hint is about the mirror's directory, not the root or the cache.
+func TestMirrorDirFull(t *testing.T) {
+	r := newSignedRepo(t)
+	upstream := httptest.NewServer(http.FileServer(http.Dir(r.dir)))
+	defer upstream.Close()
+	user := newEnv(t, t.TempDir(), "demo="+upstream.URL+"/")
+	full := testfs.Tmpfs(t, 1<<20)
+	if err := os.WriteFile(filepath.Join(full, "filler"), make([]byte, 2<<20), 0o644); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("filling %s: %v, want ENOSPC", full, err)
+	}
+	readOnly := testfs.Tmpfs(t, 1<<20, "ro")
+	for _, tt := range []struct{ dir, want string }{
+		{filepath.Join(full, "mirror"), "pkg: hint: the filesystem holding the mirror directory " + filepath.Join(full, "mirror") + " is full"},
+		{filepath.Join(readOnly, "mirror"), "pkg: hint: the mirror directory " + filepath.Join(readOnly, "mirror") + " is on a read-only filesystem"},
+	} {
+		_, stderr, code := user.pkg("--trusted-key", r.pub, "mirror", "hello", tt.dir)
+		if code != 1 || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, "--root") {
+			t.Errorf("mirror into %s: exit %d, %q; want %q", tt.dir, code, stderr, tt.want)
+		}
 	}
 }
