@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"pkg/internal/oci"
 )
 
 // TestDigestMirror fetches an archive whose index names a host that serves nothing, from a
@@ -203,5 +205,9 @@ func TestDigestMirrorRefusedLocation(t *testing.T) {
 	le, se := (*locationError)(nil), (*schemeError)(nil)
 	if !errors.As(err, &le) || le.loc != "ftp://x/" || le.what != digestMirror || !errors.As(err, &se) {
 		t.Errorf("NewSource: %v; want an error naming the by-digest mirror", err)
+	}
+	_, err = NewSource(t.TempDir(), Options{DigestMirrors: []string{"oci://x/"}})
+	if re := (*oci.RefError)(nil); !errors.As(err, &le) || le.loc != "oci://x/" || le.what != digestMirror || !errors.As(err, &re) {
+		t.Errorf("NewSource: %v; want a bad reference naming the by-digest mirror", err)
 	}
 }
