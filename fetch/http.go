@@ -421,6 +421,13 @@ func (g gone) Unwrap() error        { return g.error }
 // ErrDenied is what a request the server refused to authorize (401, 403) is.
 var ErrDenied = errors.New("fetch: access denied")
 
+// unknownHost reports whether err says that DNS knows no address for the host asked for
+// (a mistyped host, or one known only on another network, such as a VPN's).
+func unknownHost(err error) bool {
+	var dns *net.DNSError
+	return errors.As(err, &dns) && dns.IsNotFound
+}
+
 // retryable reports whether a failed request or body read may succeed if tried again:
 // a network error but a host DNS does not know, a connection closed early, an idle
 // connection, a 5xx or 429 status.
@@ -428,14 +435,13 @@ func retryable(err error) bool {
 	var op *net.OpError
 	var ne net.Error
 	var se *statusError
-	var dns *net.DNSError
 	switch {
 	case errors.As(err, &se):
 		return se.code >= 500 || se.code == http.StatusTooManyRequests
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false
-	case errors.As(err, &dns) && dns.IsNotFound:
-		return false // a mistyped host: asking again cannot find it
+	case unknownHost(err):
+		return false // a mistyped host, or one of another network: asking again cannot find it
 	}
 	var ie *idleError
 	var slow *slowError

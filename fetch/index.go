@@ -69,7 +69,7 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 	}
 	fresh, ix, res, err := s.readBelieved(ctx, c, saved, known)
 	if re := (*readError)(nil); errors.As(err, &re) {
-		if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrNoRepository) {
+		if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrNoRepository) || unknownHost(err) {
 			err = s.offlineCopy(err, saved, path, known)
 		}
 		return nil, trust.Result{}, s.denied(err)

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -91,8 +90,7 @@ func isDown(err error) bool {
 	if se := (*statusError)(nil); errors.As(err, &se) {
 		return se.code >= 500 || se.code == http.StatusTooManyRequests
 	}
-	dns := (*net.DNSError)(nil)
-	return errors.Is(err, ErrUnreachable) || retryable(err) || errors.As(err, &dns) && dns.IsNotFound
+	return errors.Is(err, ErrUnreachable) || retryable(err) || unknownHost(err)
 }
 
 // mirror returns s reading from its location i, with one attempt per request when next.

@@ -174,3 +174,24 @@ func TestUnknownHost(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownHostOfflineCopy reads an index, then finds its host unknown to DNS (a host of
+// a network this machine has left, such as a VPN's): the error, not retried, still says
+// that the cache holds a copy usable offline.
+func TestUnknownHostOfflineCopy(t *testing.T) {
+	_, p := testArchive(t)
+	index := writeIndex(t, p)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { w.Write(index) })
+	c := openCache(t)
+	s := quick(t, srv.URL)
+	if _, err := c.indexOnly(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	tr := &dnsTransport{err: &net.DNSError{Err: "no such host", IsNotFound: true}}
+	s.client = func() *http.Client { return &http.Client{Transport: tr} }
+	_, err := c.indexOnly(t.Context(), s)
+	dns, oc := (*net.DNSError)(nil), (*offlineCopyError)(nil)
+	if !errors.As(err, &dns) || !errors.As(err, &oc) || tr.tries != 1 {
+		t.Errorf("error %v after %d attempts, want the DNS error, once, with the copy usable offline", err, tr.tries)
+	}
+}

@@ -70,7 +70,7 @@ var hints = []hintRule{
 	{is: session.ProxyFailed, hint: "the proxy HTTP_PROXY or HTTPS_PROXY names is refusing or unreachable: check those variables (and NO_PROXY)"},
 	{fn: func(err error, _ []string) string {
 		if host := session.UnknownHost(err); host != "" {
-			return fmt.Sprintf("DNS knows no host %s: check the host of the URL above for a typo (a repository's is in --repo, PKG_REPO or its configuration)", host)
+			return fmt.Sprintf("DNS knows no host %s: check the host of the URL above for a typo (a repository's is in --repo, PKG_REPO or its configuration), or whether only another network (a VPN) knows it; --offline installs what the cache holds without it", host)
 		}
 		return ""
 	}},
