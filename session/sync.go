@@ -90,8 +90,11 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 	switch {
 	case s.DryRun:
 		return plan, s.checkIn(plan, root, cache)
-	case len(plan.Changes) == 0:
+	case len(plan.Changes) == 0 && len(plan.Unchanged) == 0:
 		plan.Bind(s.target(root, nil, nil))
+		return plan, nil
+	case len(plan.Changes) == 0: // dependencies the lockfile asks for, recorded so
+		plan.Bind(s.target(root, nil, l.Requires))
 		return plan, nil
 	}
 	// The cache is opened under the root's lock, unlike in a change: a prune takes no root

@@ -589,7 +589,32 @@ func SyncPlan(root *install.Root, l *repo.Lock, keepExtra bool, cache *fetch.Cac
 		return "in the lockfile"
 	}
 	p = &Plan{Root: dir, before: before, install: ip.Install, remove: ip.Remove, locked: true, why: def}
+	if root != nil {
+		if p.Unchanged, err = newlyAsked(root.DB(), before, want, l.Requires); err != nil {
+			return nil, nil, err
+		}
+	}
 	return p.fill(cache), kept, nil
+}
+
+// newlyAsked returns, of the packages of want installed as they are (before), those reqs
+// ask for that the root records as another's dependency: the sync records them as asked
+// for, as an install does, so that autoremove keeps them and an npm instance gets its
+// link and commands.
+func newlyAsked(d *db.DB, before []db.Record, want []repo.Package, reqs []repo.Requirement) ([]Change, error) {
+	requested, err := d.Requested()
+	if err != nil {
+		return nil, err
+	}
+	var ks []Change
+	for _, pk := range want {
+		if _, asked := requested[pk.Key()]; asked || !installed(before, pk) ||
+			!slices.ContainsFunc(reqs, func(q repo.Requirement) bool { return answers(q, pk, want) }) {
+			continue
+		}
+		ks = append(ks, Change{Action: Keep, Name: pk.Name, Version: pk.Version, Why: "requested", WasDependency: true})
+	}
+	return ks, nil
 }
 
 // Relocate makes the plan fetch each archive of the lockfile l through the source of its

@@ -6,6 +6,7 @@ import (
 	"pkg/repo"
 	"pkg/report"
 	"pkg/session"
+	"pkg/txn"
 )
 
 func installCommand() *cli.Command {
@@ -58,15 +59,20 @@ func installAction(c *cli.Context) error {
 		}
 	}
 	out, err := applied(c, p)
-	if out == nil || !out.Committed {
-		return err
+	if out != nil && out.Committed {
+		sayRecorded(c, p)
 	}
+	return err
+}
+
+// sayRecorded says which packages of p, committed, were installed as dependencies and
+// are now recorded as asked for.
+func sayRecorded(c *cli.Context, p *txn.Plan) {
 	for _, k := range p.Unchanged {
 		if k.WasDependency {
 			say(c, "%s %s is already installed, as a dependency until now: recorded as asked for, so autoremove keeps it", k.Name, k.Version)
 		}
 	}
-	return err
 }
 
 // requirements parses args, the arguments of the command of c, as requirements, refusing

@@ -253,6 +253,38 @@ func TestNPMSyncConverges(t *testing.T) {
 	}
 }
 
+// TestNPMSyncRecordsRequests: a sync of a lockfile that asks for a package the root holds
+// as another's dependency, and nothing else new, records it as asked for, as an install
+// does: it gets its link in lib/node_modules, where Node finds it, and autoremove keeps it.
+// A second sync then has nothing to do.
+func TestNPMSyncRecordsRequests(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "dep", "1.0.0")
+	addNPM(t, base, "a", "1.0.0", "dep@npm:^1.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	first, second := filepath.Join(base, "a.lock"), filepath.Join(base, "both.lock")
+	e.ok("lock", "-o", first, "a")
+	e.ok("lock", "-o", second, "a", "dep")
+	e.ok("sync", "-f", first)
+	if out, _ := e.ok("sync", "-n", "-f", second); !strings.Contains(out, "dep 1.0.0 is already installed, as a dependency") {
+		t.Errorf("sync -n of a lock asking for dep: %q, want dep said recorded as asked for", out)
+	}
+	if out, _ := e.ok("sync", "-f", second); !strings.Contains(out, "dep 1.0.0 is already installed, as a dependency until now: recorded as asked for") {
+		t.Errorf("sync of a lock asking for dep: %q, want dep said recorded as asked for", out)
+	}
+	if got, want := e.requested(), "a 1.0.0, dep 1.0.0"; got != want {
+		t.Errorf("requested after the sync: %q, want %q", got, want)
+	}
+	link := filepath.Join(e.root, "lib/node_modules/dep")
+	if got, err := os.Readlink(link); err != nil || got != ".pnpm/dep@1.0.0/node_modules/dep" {
+		t.Errorf("the link of dep, asked for: %q, %v", got, err)
+	}
+	if out, _ := e.ok("sync", "-f", second); out != "nothing to do: root matches "+second+"\n" {
+		t.Errorf("second sync: %q", out)
+	}
+	e.ok("verify")
+}
+
 // TestNPMReinstallLinks: a dependency link of one of two versions of a name, deleted, is
 // found by verify, whose advice names that version, and the reinstall it advises puts the
 // link back.

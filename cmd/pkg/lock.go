@@ -100,11 +100,15 @@ func syncAction(c *cli.Context) error {
 	if p == nil {
 		return syncError(c, path, l, err)
 	}
-	if len(p.Changes) == 0 {
+	if len(p.Changes) == 0 && len(p.Unchanged) == 0 {
 		say(c, "nothing to do: root matches %s", path)
 		return p.Close()
 	}
-	return syncError(c, path, l, apply(c, p))
+	out, err := applied(c, p)
+	if out != nil && out.Committed {
+		sayRecorded(c, p)
+	}
+	return syncError(c, path, l, err)
 }
 
 // syncError returns err, of a sync of the lockfile l at path, as an offlineSyncError or a
