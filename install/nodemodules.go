@@ -22,6 +22,19 @@ import (
 // nodeModules is where the layout is in the prefix.
 const nodeModules = "lib/node_modules"
 
+// hoisted holds a link to the highest version of every npm name installed, as pnpm's
+// hoist-pattern * does: Node looks there from every instance after its own dependencies,
+// so that a package finds one it requires without declaring it (eslint-module-utils
+// loading eslint-plugin-import's eslint-import-resolver-node).
+const hoisted = nodeModules + "/.pnpm/node_modules"
+
+// isHoisted reports whether the prefix path p is hoisted or beneath it.
+func isHoisted(p string) bool { return p == hoisted || strings.HasPrefix(p, hoisted+"/") }
+
+// testHookUnhoisted, where a test sets it, has generated leave out the hoisted links, as
+// a pkg without them did.
+var testHookUnhoisted bool
+
 // npmDir returns the node_modules directory of the npm instance name@version: its files
 // at npmDir/name, its dependencies' links beside them.
 func npmDir(name, version string) string {
@@ -90,7 +103,8 @@ func (s npmSet) resolve(q repo.Requirement) *db.Record {
 // with its owners, when requested holds the keys of those asked for: the links of each
 // instance's dependencies, peers and optional dependencies that resolve (a dependency on
 // itself aside), the links of the requested instances (of two of one name, the higher),
-// and the @SCOPE directories that scoped names' links need and no member gives. It reads
+// the hoisted link of every name (to its highest version) and their directory, and the
+// @SCOPE directories that scoped names' links need and no member gives. It reads
 // nothing: the records say it all, before and after a change alike.
 func generated(recs map[string]*db.Record, requested map[string]repo.Requirement) map[string]db.Owners {
 	s := newNPMSet(recs)
@@ -125,7 +139,14 @@ func generated(recs map[string]*db.Record, requested map[string]repo.Requirement
 			p := s[name][i]
 			add(nodeModules, name, npmInto(p.Name, p.Version), key(p))
 		}
+		if p := s[name][0]; !testHookUnhoisted {
+			add(hoisted, name, npmInto(p.Name, p.Version), key(p))
+			o := gen[hoisted]
+			o.Dir, o.Names = true, append(o.Names, key(p))
+			gen[hoisted] = o
+		}
 	}
+	slices.Sort(gen[hoisted].Names) // by key, not by name: "a-b@1" before "a@1"
 	return gen
 }
 
@@ -183,6 +204,17 @@ func newLayoutChange(installed, after, incoming map[string]*db.Record, reqBefore
 	}
 	slices.Sort(l.paths)
 	return l
+}
+
+// hoistAll adds to l's paths every one it generates under hoisted: the change makes them
+// all, in a root that does not record them.
+func (l *layoutChange) hoistAll() {
+	for p := range l.after {
+		if isHoisted(p) && !slices.Contains(l.paths, p) {
+			l.paths = append(l.paths, p)
+		}
+	}
+	slices.Sort(l.paths)
 }
 
 func sameOwners(a, b db.Owners) bool {
@@ -247,6 +279,11 @@ func (r *Root) verifyLinks(all map[string]*db.Record, recs []db.Record) ([]FileE
 		verified[key(&recs[i])] = &recs[i]
 	}
 	gen := generated(all, reqs)
+	if rec, err := r.db.Owners([]string{hoisted}); err != nil {
+		return nil, err
+	} else if _, ok := rec[hoisted]; !ok { // a root installed before them: its next change makes them
+		maps.DeleteFunc(gen, func(p string, _ db.Owners) bool { return isHoisted(p) })
+	}
 	dst := r.prefixDirs()
 	defer dst.close()
 	var problems []FileError

@@ -85,6 +85,9 @@ func TestNodeModules(t *testing.T) {
 		".pnpm/app@1.0.0/node_modules/lib":      "../../lib@2.1.0/node_modules/lib",
 		".pnpm/app@1.0.0/node_modules/@sc/util": "../../../@sc+util@0.3.0/node_modules/@sc/util",
 		".pnpm/lib@2.1.0/node_modules/@sc/util": "../../../@sc+util@0.3.0/node_modules/@sc/util",
+		".pnpm/node_modules/app":                "../app@1.0.0/node_modules/app",
+		".pnpm/node_modules/lib":                "../lib@2.1.0/node_modules/lib",
+		".pnpm/node_modules/@sc/util":           "../../@sc+util@0.3.0/node_modules/@sc/util",
 	}
 	got := links(t, nm)
 	for p, target := range want {
@@ -129,6 +132,71 @@ func TestNodeModules(t *testing.T) {
 	checkPrefix(t, r)
 	if _, err := os.Lstat(r.path("lib")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("lib stays with no package: %v", err)
+	}
+}
+
+// TestNodeModulesHoisted: a package that requires one it does not declare, which another
+// package of the tree depends on, finds it in .pnpm/node_modules, as under pnpm
+// (eslint-module-utils loading eslint-plugin-import's eslint-import-resolver-node); removing
+// the tree leaves nothing.
+func TestNodeModulesHoisted(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	staged := []*Staged{stageNPM(t, r, base, "app", "1.0.0", "plugin"), stageNPM(t, r, base, "plugin", "1.0.0", "utils", "resolver"),
+		stageIn(t, r, base, npmPkg("utils", "1.0.0"), npmTree("utils", "1.0.0", "resolver")), stageNPM(t, r, base, "resolver", "0.3.0")}
+	r.Request([]repo.Requirement{{Name: "app"}})
+	if _, err := r.Apply(context.Background(), staged, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkPrefix(t, r)
+	nm := r.path(nodeModules)
+	if got := links(t, nm)[".pnpm/node_modules/resolver"]; !strings.HasPrefix(got, "../resolver@0.3.0/node_modules/resolver ") {
+		t.Errorf(".pnpm/node_modules/resolver: %q, want a link to resolver 0.3.0", got)
+	}
+	if _, err := exec.LookPath("node"); err == nil {
+		out, err := exec.Command("node", filepath.Join(nm, "app")).CombinedOutput()
+		if want := "app@1.0.0\nplugin@1.0.0\nutils@1.0.0\nresolver@0.3.0\n"; err != nil || string(out) != want {
+			t.Errorf("node app: %v\n%s\nwant\n%s", err, out, want)
+		}
+	} else if os.Getenv("CI") == "true" {
+		t.Error("node not installed (CI=true: this test must run it)")
+	}
+	must(t, r.uninstall("app@1.0.0", "plugin@1.0.0", "utils@1.0.0", "resolver@0.3.0"))
+	checkPrefix(t, r)
+	if _, err := os.Lstat(r.path("lib")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("lib stays with no package: %v", err)
+	}
+}
+
+// TestNodeModulesHoistLater: in a root installed without the hoisted links, verify does not
+// ask for them, and the next change, of another package, makes every one of them.
+func TestNodeModulesHoistLater(t *testing.T) {
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	testHookUnhoisted = true
+	_, err := r.Apply(context.Background(), []*Staged{stageNPM(t, r, base, "app", "1.0.0", "lib"), stageNPM(t, r, base, "lib", "1.0.0")}, nil)
+	testHookUnhoisted = false
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm := r.path(nodeModules)
+	if got := links(t, nm); len(got) != 1 {
+		t.Fatalf("links of a root without the hoisted ones: %v, want lib's alone", got)
+	}
+	if problems, err := r.Verify(); err != nil || len(problems) > 0 {
+		t.Errorf("verify of a root without the hoisted links: %+v, %v", problems, err)
+	}
+	if _, err := r.Apply(context.Background(), []*Staged{stageNPM(t, r, base, "other", "1.0.0")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkPrefix(t, r)
+	got := links(t, nm)
+	for _, n := range []string{"app", "lib", "other"} {
+		if !strings.HasPrefix(got[".pnpm/node_modules/"+n], "../"+n+"@1.0.0/node_modules/"+n+" ") {
+			t.Errorf(".pnpm/node_modules/%s after the next change: %q", n, got[".pnpm/node_modules/"+n])
+		}
 	}
 }
 
@@ -215,8 +283,8 @@ func TestNodeModulesUpgrade(t *testing.T) {
 			moved = append(moved, p)
 		}
 	}
-	if len(moved) != 7 { // d0-d4's dep; dep's own other, gone with 1.0.0 and made for 1.1.0
-		t.Errorf("moved %d links %v, want d0-d4's links to dep and dep's own", len(moved), moved)
+	if len(moved) != 8 { // d0-d4's dep; dep's own other, gone with 1.0.0 and made for 1.1.0; the hoisted dep
+		t.Errorf("moved %d links %v, want d0-d4's links to dep, dep's own and the hoisted one", len(moved), moved)
 	}
 	for _, n := range names {
 		p := ".pnpm/" + n + "@1.0.0/node_modules/dep"
@@ -301,7 +369,8 @@ func TestNodeModulesVerify(t *testing.T) {
 // TestGenerated: the links and directories the layout generates for a set of records, a
 // scoped dependency one ../ deeper in an @SCOPE directory of its dependent's, a scoped
 // requested package's link in lib/node_modules/@SCOPE, each dependency resolved to the
-// highest version its range allows, peers linked, and optional ones only where installed.
+// highest version its range allows, peers linked, and optional ones only where installed;
+// the highest version of every name hoisted into .pnpm/node_modules.
 func TestGenerated(t *testing.T) {
 	rec := func(name, version string, deps ...string) *db.Record {
 		p := &db.Record{Name: name, Version: version, Kind: repo.KindNPM}
@@ -337,6 +406,12 @@ func TestGenerated(t *testing.T) {
 		"lib/node_modules/app":                      link(".pnpm/app@1.0.0/node_modules/app", "app@1.0.0"),
 		"lib/node_modules/@sc":                      dir("@sc/js@9.1.0"),
 		"lib/node_modules/@sc/js":                   link("../.pnpm/@sc+js@9.1.0/node_modules/@sc/js", "@sc/js@9.1.0"),
+		pnpm + "node_modules":                       dir("@sc/js@9.1.0", "@sc/util@2.0.0", "app@1.0.0", "keys@4.2.1"),
+		pnpm + "node_modules/app":                   link("../app@1.0.0/node_modules/app", "app@1.0.0"),
+		pnpm + "node_modules/keys":                  link("../keys@4.2.1/node_modules/keys", "keys@4.2.1"),
+		pnpm + "node_modules/@sc":                   dir("@sc/js@9.1.0", "@sc/util@2.0.0"),
+		pnpm + "node_modules/@sc/js":                link("../../@sc+js@9.1.0/node_modules/@sc/js", "@sc/js@9.1.0"),
+		pnpm + "node_modules/@sc/util":              link("../../@sc+util@2.0.0/node_modules/@sc/util", "@sc/util@2.0.0"),
 	}
 	for p, o := range want {
 		if g, ok := got[p]; !ok || !sameOwners(g, o) {

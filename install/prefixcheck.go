@@ -260,7 +260,17 @@ func (r *Root) newLayout(installed, incoming map[string]*db.Record, leaving map[
 			next[n] = q
 		}
 	}
-	return newLayoutChange(installed, after, incoming, before, next), nil
+	lay := newLayoutChange(installed, after, incoming, before, next)
+	if _, ok := lay.after[hoisted]; ok {
+		rec, err := r.db.Owners([]string{hoisted})
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := rec[hoisted]; !ok { // a root installed before the hoisted links: all of them
+			lay.hoistAll()
+		}
+	}
+	return lay, nil
 }
 
 // conflicts decides who may have a path of the prefix.

@@ -60,8 +60,9 @@ func npmInto(name, version string) string {
 
 // npmLinks returns the links the node_modules layout must hold for the npm records ps
 // (plain names) and the keys requested: each dependency's link beside its dependent, to
-// the highest version installed that it allows, and lib/node_modules/NAME of the highest
-// instance of NAME requested.
+// the highest version installed that it allows, lib/node_modules/NAME of the highest
+// instance of NAME requested, and lib/node_modules/.pnpm/node_modules/NAME of the highest
+// instance of NAME.
 func npmLinks(ps []db.Record, requested map[string]repo.Requirement) map[string]string {
 	highest := func(ok func(p db.Record) bool) string {
 		v := ""
@@ -86,6 +87,8 @@ func npmLinks(ps []db.Record, requested map[string]repo.Requirement) map[string]
 		if top != "" {
 			want["lib/node_modules/"+p.Name] = ".pnpm/" + p.Name + "@" + top + "/node_modules/" + p.Name
 		}
+		v := highest(func(d db.Record) bool { return d.Name == p.Name })
+		want["lib/node_modules/.pnpm/node_modules/"+p.Name] = "../" + p.Name + "@" + v + "/node_modules/" + p.Name
 	}
 	return want
 }

@@ -155,8 +155,8 @@ func TestESLint(t *testing.T) {
 
 // TestESLintUpgrade installs the eslint@9 tree with debug 4.4.1 in place of the lock's
 // 4.4.3, then upgrades debug alone: exactly the debug links of the three instances that
-// depend on it move (new inodes, new targets), and no other link of the tree changes;
-// eslint still lints (must-show 4 of issue #33).
+// depend on it and the hoisted one move (new inodes, new targets), and no other link of
+// the tree changes; eslint still lints (must-show 4 of issue #33).
 func TestESLintUpgrade(t *testing.T) {
 	tree := eslintTree(t)
 	older := npmTarballOf(t, tree.Dir, "debug", "4.4.1")
@@ -188,6 +188,7 @@ func TestESLintUpgrade(t *testing.T) {
 	wantMoved := map[string]bool{
 		// debug's own link to ms, gone with 4.4.1 and made for 4.4.3
 		".pnpm/debug@4.4.1/node_modules/ms": true, ".pnpm/debug@4.4.3/node_modules/ms": true,
+		".pnpm/node_modules/debug": true, // the hoisted debug, at its highest version
 	}
 	for _, d := range dependents {
 		wantMoved[d] = true
@@ -205,7 +206,7 @@ func TestESLintUpgrade(t *testing.T) {
 		}
 	}
 	if len(moved) != len(wantMoved) {
-		t.Errorf("moved %d links %v, want %d: the dependents' debug links and debug's own", len(moved), moved, len(wantMoved))
+		t.Errorf("moved %d links %v, want %d: the dependents' debug links, debug's own and the hoisted one", len(moved), moved, len(wantMoved))
 	}
 	t.Logf("upgrade of debug 4.4.1 to 4.4.3: %d of %d links moved: %v", len(moved), len(after), moved)
 	w.verify()
@@ -216,4 +217,40 @@ func mergeLinks(a, b map[string]string) map[string]string {
 	m := maps.Clone(a)
 	maps.Copy(m, b)
 	return m
+}
+
+// TestESLintPluginImport publishes the tree of eslint-plugin-import 2.32.0 (eslint 9 with
+// it, its peer), installs both and lints a module importing a file that does not exist
+// with the plugin's recommended rules: import/no-unresolved names the import. Its default
+// resolver is loaded by eslint-module-utils, which does not declare it: Node finds it in
+// lib/node_modules/.pnpm/node_modules, else every import rule says "Resolve error: unable
+// to load resolver".
+func TestESLintPluginImport(t *testing.T) {
+	tree := treeOf(t, "eslint-plugin-import", "2.32.0")
+	w := newNPMWorld(t, tree.Tarballs)
+	w.pkg("install", "eslint", "eslint-plugin-import")
+	project := t.TempDir()
+	for name, text := range map[string]string{
+		"eslint.config.mjs": "import imp from \"eslint-plugin-import\";\n" +
+			"export default [imp.flatConfigs.recommended, { languageOptions: { ecmaVersion: 2022, sourceType: \"module\" } }];\n",
+		"a.js": "import x from \"./nothere.js\";\nexport default x;\n",
+	} {
+		if err := os.WriteFile(filepath.Join(project, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The config's import finds the plugin as docs/javascript.md says: a link to the root's
+	// requested packages.
+	if err := os.Symlink(filepath.Join(w.root, "lib", "node_modules"), filepath.Join(project, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(w.root, "bin", "eslint"), "a.js")
+	cmd.Dir, cmd.Env = project, w.env()
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "'./nothere.js'") ||
+		!strings.Contains(string(out), "import/no-unresolved") || strings.Contains(string(out), "Resolve error") {
+		t.Errorf("bin/eslint a.js: %v, want exit 1 naming ./nothere.js unresolved, and no resolve error:\n%s", err, out)
+	}
+	w.verify()
 }

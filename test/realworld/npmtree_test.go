@@ -59,11 +59,14 @@ func npmDir(t testing.TB) string {
 // eslintTree returns the eslint@9 tree: its lock made with npm (install --package-lock-only
 // --ignore-scripts) where the cache has none, and each tarball downloaded from the lock's
 // resolved URL where the cache lacks it, checked against the lock's sha512 integrity.
-func eslintTree(t testing.TB) *npmTree {
+func eslintTree(t testing.TB) *npmTree { return treeOf(t, "eslint", eslintVersion) }
+
+// treeOf returns the tree of the npm package name@version, as eslintTree the eslint one.
+func treeOf(t testing.TB, name, version string) *npmTree {
 	t.Helper()
-	dir := filepath.Join(npmDir(t), "eslint-"+eslintVersion)
+	dir := filepath.Join(npmDir(t), name+"-"+version)
 	if _, err := os.Stat(filepath.Join(dir, "package-lock.json")); err != nil {
-		makeLock(t, dir, "eslint@"+eslintVersion)
+		makeLock(t, dir, name+"@"+version)
 	}
 	entries := lockEntries(t, dir)
 	tree := &npmTree{Dir: dir}
@@ -91,7 +94,7 @@ func eslintTree(t testing.TB) *npmTree {
 	}
 	wg.Wait()
 	if len(errs) > 0 {
-		testfs.Unavailable(t, fmt.Sprintf("the eslint@%s tree: %v", eslintVersion, errs))
+		testfs.Unavailable(t, fmt.Sprintf("the %s@%s tree: %v", name, version, errs))
 	}
 	slices.SortFunc(tree.Tarballs, func(a, b npmTarball) int { return strings.Compare(a.Name+"@"+a.Version, b.Name+"@"+b.Version) })
 	return tree
