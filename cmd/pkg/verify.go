@@ -58,8 +58,12 @@ func verifyAction(c *cli.Context) error {
 	if len(foreign) > 0 {
 		first = "move " + strings.Join(foreign, " and ") + " away (not pkg's to replace), then "
 	}
-	return fmt.Errorf("verify: %s; %spkg install --reinstall %s restores what was installed (keeping what you changed in .pkg/saved)",
-		v.Text(), first, strings.Join(reinstall, " "))
+	cmd := "pkg install --reinstall"
+	if rs, err := sess(c).Repositories(); err == nil && len(rs) == 0 { // the archives are the cache's alone
+		cmd = "with no repository in effect, pkg --offline install --reinstall"
+	}
+	return fmt.Errorf("verify: %s; %s%s %s restores what was installed (keeping what you changed in .pkg/saved)",
+		v.Text(), first, cmd, strings.Join(reinstall, " "))
 }
 
 // repair rebuilds the root's database (session.Repair) and says what it did.

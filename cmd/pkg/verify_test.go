@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -423,4 +424,37 @@ func TestVerifyWorldWritablePrefixDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.ok("verify")
+}
+
+// TestVerifyAdviceWithoutRepo: where no repository is in effect (a root synced from a
+// lockfile), verify advises the reinstall from the cache, --offline, and that advice,
+// followed as given, puts back the file changed.
+func TestVerifyAdviceWithoutRepo(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "dep", "1.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "dep")
+	index := filepath.Join(e.root, "lib/node_modules/.pnpm/dep@1.0.0/node_modules/dep/index.js")
+	if err := os.WriteFile(index, []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	repoless := func(args ...string) (string, int) {
+		var out, stderr bytes.Buffer
+		code := run(append([]string{"pkg", "--root", e.root, "--cache", e.cache}, args...), &out, &stderr)
+		return stderr.String(), code
+	}
+	stderr, code := repoless("verify")
+	advice := "pkg --offline install --reinstall dep@1.0.0 restores"
+	if code != 1 || !strings.Contains(stderr, advice) {
+		t.Fatalf("verify with no repository: exit %d, %q; want the advice %q", code, stderr, advice)
+	}
+	if _, stderr, _ := e.pkg("verify"); !strings.Contains(stderr, "; pkg install --reinstall dep@1.0.0 restores") {
+		t.Errorf("verify with a repository: %q, want the reinstall from it", stderr)
+	}
+	if stderr, code := repoless("--offline", "install", "--reinstall", "dep@1.0.0"); code != 0 {
+		t.Fatalf("the advice followed: exit %d, %s", code, stderr)
+	}
+	if stderr, code := repoless("verify"); code != 0 {
+		t.Errorf("verify after the advice: exit %d, %s", code, stderr)
+	}
 }
