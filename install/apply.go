@@ -39,20 +39,20 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	start := time.Now()
 	r.salvaged = nil
 	defer r.Discard(staged...)
-	requests := r.requests
-	r.requests = nil
+	requests, at := r.requests, r.requestsAt
+	r.requests, r.requestsAt = nil, nil
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if len(staged) == 0 && len(remove) == 0 {
-		if len(requests) == 0 {
+		if len(requests) == 0 && len(at) == 0 {
 			return nil, nil
 		}
 		recs, err := r.db.List() // asked for, installed already
 		if err != nil {
 			return nil, err
 		}
-		if asked := keyed(requests, recs, nil, nil); !r.asksNPM(asked) {
+		if asked := keyed(requests, at, recs, nil, nil); !r.asksNPM(asked) {
 			return nil, r.db.Request(asked)
 		}
 	}
@@ -68,11 +68,11 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	for i, s := range staged {
 		incoming[i] = s.rec
 	}
-	carried, err := r.carry(requests, recs, incoming, remove)
+	carried, err := r.carry(slices.AppendSeq(slices.Clone(requests), maps.Values(at)), recs, incoming, remove)
 	if err != nil {
 		return nil, err
 	}
-	for k := range keyed(nil, recs, incoming, remove, carried...) {
+	for k := range keyed(nil, nil, recs, incoming, remove, carried...) {
 		r.askedFor()[k] = true // an upgraded npm package's commands follow its request
 	}
 	if err := checkApply(recs, incoming, remove, func(p *db.Record) []repo.Command { return r.bins(p.Kind, p.Name, p.Version, p.Bin) }); err != nil {
@@ -84,7 +84,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err := r.checkFoldedNames(recs, incoming, remove); err != nil {
 		return nil, err
 	}
-	plan, err := r.prefixChange(recs, staged, remove, keyed(requests, recs, incoming, remove, carried...))
+	plan, err := r.prefixChange(recs, staged, remove, keyed(requests, at, recs, incoming, remove, carried...))
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		s.rec.Installed = now
 		news[i], files[i] = s.rec, s.files
 	}
-	if err := r.db.CommitRequested(news, files, remove, keyed(requests, recs, news, remove, carried...), pc); err != nil {
+	if err := r.db.CommitRequested(news, files, remove, keyed(requests, at, recs, news, remove, carried...), pc); err != nil {
 		if done, known := r.recorded(all); done || !known { // or the next start finds out
 			keep(staged)
 			svs, trash = nil, nil // the next start keeps the marked trees
@@ -223,9 +223,10 @@ func (r *Root) carry(requests []repo.Requirement, recs []db.Record, staged []*db
 // keyed returns requests (Request) by the key of the package each names in the root a
 // commit leaves, holding recs, but remove, and staged: the name's package, asked for by
 // every request on the name together, or of an npm name's instances the newest each
-// request allows (two that take one instance together); then each of carried (carry) by
-// the newest instance of its name it allows that no request went to.
-func keyed(requests []repo.Requirement, recs []db.Record, staged []*db.Record, remove []string, carried ...repo.Requirement) map[string]repo.Requirement {
+// request allows (two that take one instance together); then those of at (RequestAt) on
+// their keys, in the root; then each of carried (carry) by the newest instance of its
+// name it allows that no request went to.
+func keyed(requests []repo.Requirement, at map[string]repo.Requirement, recs []db.Record, staged []*db.Record, remove []string, carried ...repo.Requirement) map[string]repo.Requirement {
 	next := make(map[string]*db.Record, len(recs)+len(staged))
 	for i := range recs {
 		next[recs[i].Key()] = &recs[i]
@@ -247,6 +248,11 @@ func keyed(requests []repo.Requirement, recs []db.Record, staged []*db.Record, r
 				out[p.Key()] = q
 				break
 			}
+		}
+	}
+	for k, q := range at {
+		if next[k] != nil {
+			out[k] = q
 		}
 	}
 	for _, q := range carried {

@@ -124,6 +124,9 @@ func (r *Root) askedFor() map[string]bool {
 		for _, q := range r.requests {
 			r.asked[q.Name] = true
 		}
+		for k := range r.requestsAt {
+			r.asked[k] = true
+		}
 	}
 	return r.asked
 }

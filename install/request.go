@@ -1,6 +1,7 @@
 package install
 
 import (
+	"maps"
 	"slices"
 
 	"pkg/repo"
@@ -18,6 +19,20 @@ func (r *Root) Request(reqs []repo.Requirement) {
 		}
 	}
 	r.requests = slices.Clone(reqs)
+}
+
+// RequestAt has the next Apply record, in its commit, that the user asked for the
+// packages of reqs by key (db.Record.Key), each by its requirement, replacing what was
+// recorded: the instances a lockfile resolved its requirements to, whatever other
+// instances of their names a requirement allows. Keys the commit leaves uninstalled are
+// ignored.
+func (r *Root) RequestAt(reqs map[string]repo.Requirement) {
+	for k := range reqs {
+		if r.asked != nil {
+			r.asked[k] = true
+		}
+	}
+	r.requestsAt = maps.Clone(reqs)
 }
 
 // combine returns q with the constraints of o added and o's repository pin, if it has

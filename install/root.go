@@ -58,12 +58,13 @@ type Root struct {
 	left    error                // what Open could not delete of what commands cut short left
 	found   notice.RootRecovered // what Open undid or deleted of what commands cut short left, said by Notes
 
-	salvaged []Salvage          // what the last Apply kept of the trees it replaced or removed
-	unlinked *LinksError        // the roll-forward of the last change that Open or Apply could not finish (Prefix)
-	requests []repo.Requirement // what Request recorded, for the next Apply's commit
-	asked    map[string]bool    // the keys asked for, recorded, and the names by Request; nil until read (bins)
-	unsure   []notice.KeptTree  // what rollback kept of trees it could not tell apart, said by Notes
-	looked   int                // prefix paths the last change looked up and rolled forward: its cost
+	salvaged   []Salvage                   // what the last Apply kept of the trees it replaced or removed
+	unlinked   *LinksError                 // the roll-forward of the last change that Open or Apply could not finish (Prefix)
+	requests   []repo.Requirement          // what Request recorded, for the next Apply's commit
+	requestsAt map[string]repo.Requirement // what RequestAt recorded, by key, for the next Apply's commit
+	asked      map[string]bool             // the keys asked for, recorded and by RequestAt, and the names by Request; nil until read (bins)
+	unsure     []notice.KeptTree           // what rollback kept of trees it could not tell apart, said by Notes
+	looked     int                         // prefix paths the last change looked up and rolled forward: its cost
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is

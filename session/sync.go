@@ -90,11 +90,8 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 	switch {
 	case s.DryRun:
 		return plan, s.checkIn(plan, root, cache)
-	case len(plan.Changes) == 0 && len(plan.Unchanged) == 0:
+	case len(plan.Changes) == 0: // recording, at most, the dependencies l asks for
 		plan.Bind(s.target(root, nil, nil))
-		return plan, nil
-	case len(plan.Changes) == 0: // dependencies the lockfile asks for, recorded so
-		plan.Bind(s.target(root, nil, l.Requires))
 		return plan, nil
 	}
 	// The cache is opened under the root's lock, unlike in a change: a prune takes no root
@@ -112,7 +109,7 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 	}
 	f := s.newFetcher(firstSource(l, srcs), cache)
 	f.Sources = srcs
-	plan.Bind(s.target(root, f, l.Requires)) // the requirements recorded by the commit
+	plan.Bind(s.target(root, f, nil)) // the plan records l's requirements (txn.SyncPlan)
 	return plan, nil
 }
 

@@ -66,6 +66,7 @@ type Plan struct {
 	why     func(name string) string
 	along   map[string][]string         // removed as dependents of others removed: the names of those (removePlan)
 	asked   map[string]repo.Requirement // the root's requests (db.DB.Requested), of a removal: whether what it removes was asked for
+	asks    map[string]repo.Requirement // of a sync, the lockfile's requirements the commit records, by the key of the instance each asks for
 	target  *Target                     // where Apply makes the change (Bind)
 }
 
@@ -563,7 +564,8 @@ func unneededPlan(root string, before []db.Record, names []string) *Plan {
 
 // SyncPlan is the plan of making root hold exactly the packages of l, or, with keepExtra,
 // at least them; kept are the installed packages l does not list that keepExtra keeps. A
-// nil root is one where nothing is installed yet.
+// nil root is one where nothing is installed yet. Its commit records l's requirements of
+// the packages it installs and of those it asks for anew (lockAsks).
 func SyncPlan(root *install.Root, l *repo.Lock, keepExtra bool, cache *fetch.Cache) (p *Plan, kept []string, err error) {
 	want, err := l.Order()
 	if err != nil {
@@ -589,32 +591,46 @@ func SyncPlan(root *install.Root, l *repo.Lock, keepExtra bool, cache *fetch.Cac
 		return "in the lockfile"
 	}
 	p = &Plan{Root: dir, before: before, install: ip.Install, remove: ip.Remove, locked: true, why: def}
+	requested := map[string]repo.Requirement{}
 	if root != nil {
-		if p.Unchanged, err = newlyAsked(root.DB(), before, want, l.Requires); err != nil {
+		if requested, err = root.DB().Requested(); err != nil {
 			return nil, nil, err
 		}
 	}
+	p.asks, p.Unchanged = lockAsks(before, requested, want, l.Requires)
 	return p.fill(cache), kept, nil
 }
 
-// newlyAsked returns, of the packages of want installed as they are (before), those reqs
-// ask for that the root records as another's dependency: the sync records them as asked
-// for, as an install does, so that autoremove keeps them and an npm instance gets its
-// link and commands.
-func newlyAsked(d *db.DB, before []db.Record, want []repo.Package, reqs []repo.Requirement) ([]Change, error) {
-	requested, err := d.Requested()
-	if err != nil {
-		return nil, err
-	}
+// lockAsks returns the requirements of reqs, a lockfile's, that a sync to want records,
+// by the key of the package of want each asks for (answers): those of the packages it
+// installs, and those of packages installed as they are (before) that the root records
+// as another's dependency (requested), which it records as asked for, as an install
+// does, so that autoremove keeps them and an npm instance gets its link and commands;
+// those are also returned as changes kept. A package installed as asked keeps its
+// request, and its hold: a sync that records nothing leaves them too.
+func lockAsks(before []db.Record, requested map[string]repo.Requirement, want []repo.Package, reqs []repo.Requirement) (map[string]repo.Requirement, []Change) {
+	asks := make(map[string]repo.Requirement)
 	var ks []Change
 	for _, pk := range want {
-		if _, asked := requested[pk.Key()]; asked || !installed(before, pk) ||
-			!slices.ContainsFunc(reqs, func(q repo.Requirement) bool { return answers(q, pk, want) }) {
+		i := slices.IndexFunc(reqs, func(q repo.Requirement) bool { return answers(q, pk, want) })
+		if i < 0 {
 			continue
 		}
-		ks = append(ks, Change{Action: Keep, Name: pk.Name, Version: pk.Version, Why: "requested", WasDependency: true})
+		if installed(before, pk) {
+			if _, asked := requested[pk.Key()]; asked {
+				continue
+			}
+			ks = append(ks, Change{Action: Keep, Name: pk.Name, Version: pk.Version, Why: "requested", WasDependency: true})
+		}
+		q := reqs[i]
+		for _, o := range reqs[i+1:] {
+			if answers(o, pk, want) {
+				q.Constraints = append(slices.Clip(q.Constraints), o.Constraints...)
+			}
+		}
+		asks[pk.Key()] = q
 	}
-	return ks, nil
+	return asks, ks
 }
 
 // Relocate makes the plan fetch each archive of the lockfile l through the source of its

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/db"
 	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 	"pkg/report"
@@ -681,4 +682,76 @@ func TestNPMInstallTwoRanges(t *testing.T) {
 		t.Errorf("autoremove -n: %q, want nothing removed", out)
 	}
 	e.ok("verify")
+}
+
+// requests returns the requests the root's database records, "KEY:REQUIREMENT" each,
+// sorted, read after pkg has exited.
+func (e *env) requests() string {
+	e.t.Helper()
+	d, err := db.Open(filepath.Join(e.root, ".pkg", "db"), db.Options{NoCreate: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	reqs, err := d.Requested()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var s []string
+	for k, q := range reqs {
+		s = append(s, k+":"+q.String())
+	}
+	slices.Sort(s)
+	return strings.Join(s, ", ")
+}
+
+// TestNPMSyncRecordsLockInstance: with --keep-extra, the package a sync records as asked
+// for is the lockfile's instance, not a newer one of its name kept beside it, whose own
+// request stays as it was; a second sync has nothing to do.
+func TestNPMSyncRecordsLockInstance(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "dep", "1.0.0")
+	addNPM(t, base, "a", "1.0.0", "dep@npm:^1.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	first, both := filepath.Join(base, "a.lock"), filepath.Join(base, "both.lock")
+	e.ok("lock", "-o", first, "a")
+	e.ok("lock", "-o", both, "a", "dep")
+	addNPM(t, base, "dep", "1.5.0")
+	e.ok("sync", "-f", first)
+	e.ok("install", "dep@1.5.0")
+	if got, want := e.requests(), "a@1.0.0:a, dep@1.5.0:dep@1.5.0"; got != want {
+		t.Fatalf("requests before the sync: %q, want %q", got, want)
+	}
+	if out, _ := e.ok("sync", "--keep-extra", "-f", both); !strings.Contains(out, "dep 1.0.0 is already installed, as a dependency until now: recorded as asked for") {
+		t.Errorf("sync of a lock asking for dep 1.0.0: %q", out)
+	}
+	if got, want := e.requests(), "a@1.0.0:a, dep@1.0.0:dep, dep@1.5.0:dep@1.5.0"; got != want {
+		t.Errorf("requests after the sync: %q, want %q", got, want)
+	}
+	if out, _ := e.ok("sync", "--keep-extra", "-f", both); out != "nothing to do: root matches "+both+"\n" {
+		t.Errorf("second sync: %q", out)
+	}
+	e.ok("verify")
+}
+
+// TestSyncRecordsKeepHolds: a sync that records a dependency as asked for, and one that
+// installs a package, leave the hold of a package installed as the lockfile has it as it
+// was, as a sync with nothing to do does.
+func TestSyncRecordsKeepHolds(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "dep", "1.0.0")
+	addNPM(t, base, "a", "1.0.0", "dep@npm:^1.0.0")
+	addNPM(t, base, "b", "1.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	both, all := filepath.Join(base, "both.lock"), filepath.Join(base, "all.lock")
+	e.ok("lock", "-o", both, "a", "dep")
+	e.ok("lock", "-o", all, "a", "b", "dep")
+	e.ok("install", "a@1.0.0")
+	e.ok("sync", "-f", both)
+	if got, want := e.requests(), "a@1.0.0:a@1.0.0, dep@1.0.0:dep"; got != want {
+		t.Errorf("requests after the sync that records dep: %q, want %q", got, want)
+	}
+	e.ok("sync", "-f", all)
+	if got, want := e.requests(), "a@1.0.0:a@1.0.0, b@1.0.0:b, dep@1.0.0:dep"; got != want {
+		t.Errorf("requests after the sync that installs b: %q, want %q", got, want)
+	}
 }
