@@ -113,9 +113,8 @@ func generated(recs map[string]*db.Record, requested map[string]repo.Requirement
 		if scope, _, ok := strings.Cut(name, "/"); ok {
 			d := dir + "/" + scope
 			o := gen[d]
-			if !slices.Contains(o.Names, owner) {
-				o.Dir, o.Names = true, append(o.Names, owner)
-				slices.Sort(o.Names)
+			if i, found := slices.BinarySearch(o.Names, owner); !found {
+				o.Dir, o.Names = true, slices.Insert(o.Names, i, owner)
 			}
 			gen[d] = o
 		}
@@ -209,8 +208,9 @@ func newLayoutChange(installed, after, incoming map[string]*db.Record, reqBefore
 // hoistAll adds to l's paths every one it generates under hoisted: the change makes them
 // all, in a root that does not record them.
 func (l *layoutChange) hoistAll() {
+	changed := l.paths // sorted
 	for p := range l.after {
-		if isHoisted(p) && !slices.Contains(l.paths, p) {
+		if _, found := slices.BinarySearch(changed, p); isHoisted(p) && !found {
 			l.paths = append(l.paths, p)
 		}
 	}
@@ -237,7 +237,8 @@ func (l *layoutChange) apply(next, owners map[string]db.Owners, c *conflicts) (m
 		}
 		if b := l.before[p]; b.Link != "" || b.Dir {
 			o.Names = slices.DeleteFunc(slices.Clone(o.Names), func(n string) bool {
-				return slices.Contains(b.Names, n) && (b.Link != "" || l.recs[n] == nil || !ownsScope(l.recs[n], p))
+				_, generated := slices.BinarySearch(b.Names, n) // sorted, as the record's
+				return generated && (b.Link != "" || l.recs[n] == nil || !ownsScope(l.recs[n], p))
 			})
 		}
 		if len(o.Names) == 0 {
