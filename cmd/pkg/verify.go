@@ -58,8 +58,15 @@ func verifyAction(c *cli.Context) error {
 	if len(foreign) > 0 {
 		first = "move " + strings.Join(foreign, " and ") + " away (not pkg's to replace), then "
 	}
+	// Where no repository is in effect, or none is known (the configuration unreadable), the
+	// archives are the cache's alone. One in effect that does not offer the package (a root
+	// synced from another repository's lockfile) still gets the online advice: verify reads
+	// no index, so it cannot tell, and that reinstall's refusal names what it lacks.
 	cmd := "pkg install --reinstall"
-	if rs, err := sess(c).Repositories(); err == nil && len(rs) == 0 { // the archives are the cache's alone
+	switch rs, err := sess(c).Repositories(); {
+	case err != nil:
+		cmd = "pkg --offline install --reinstall"
+	case len(rs) == 0:
 		cmd = "with no repository in effect, pkg --offline install --reinstall"
 	}
 	return fmt.Errorf("verify: %s; %s%s %s restores what was installed (keeping what you changed in .pkg/saved)",

@@ -427,9 +427,12 @@ func TestVerifyWorldWritablePrefixDir(t *testing.T) {
 }
 
 // TestVerifyAdviceWithoutRepo: where no repository is in effect (a root synced from a
-// lockfile), verify advises the reinstall from the cache, --offline, and that advice,
-// followed as given, puts back the file changed.
+// lockfile), or the configuration that says which is cannot be read, verify advises the
+// reinstall from the cache, --offline, and that advice, followed as given, puts back the
+// file changed.
 func TestVerifyAdviceWithoutRepo(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("PKG_REPO", "")
 	base := t.TempDir()
 	addNPM(t, base, "dep", "1.0.0")
 	e := newEnv(t, base, filepath.Join(base, "repo"))
@@ -450,6 +453,16 @@ func TestVerifyAdviceWithoutRepo(t *testing.T) {
 	}
 	if _, stderr, _ := e.pkg("verify"); !strings.Contains(stderr, "; pkg install --reinstall dep@1.0.0 restores") {
 		t.Errorf("verify with a repository: %q, want the reinstall from it", stderr)
+	}
+	config := filepath.Join(e.root, ".pkg", "config.toml")
+	if err := os.WriteFile(config, []byte("[repo.team\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if stderr, code := repoless("verify"); code != 1 || !strings.Contains(stderr, advice) {
+		t.Errorf("verify with a configuration it cannot read: exit %d, %q; want the advice %q", code, stderr, advice)
+	}
+	if err := os.Remove(config); err != nil {
+		t.Fatal(err)
 	}
 	if stderr, code := repoless("--offline", "install", "--reinstall", "dep@1.0.0"); code != 0 {
 		t.Fatalf("the advice followed: exit %d, %s", code, stderr)
