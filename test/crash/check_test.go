@@ -213,7 +213,7 @@ func checkPrefix(root string, ps []db.Record, w world, links map[string]string) 
 	}
 	for at, target := range links {
 		want[at] = "link"
-		if d := filepath.Dir(at); want[d] == "" { // lib/node_modules/.pnpm/node_modules holds links alone
+		for d := filepath.Dir(at); d != "."; d = filepath.Dir(d) { // .pnpm/node_modules/@sc holds links alone
 			want[d] = ""
 		}
 		if got, err := os.Readlink(filepath.Join(root, at)); err != nil || got != target {
