@@ -158,8 +158,9 @@ func (y Why) WriteText(w io.Writer, tip string) error {
 	return nil
 }
 
-// WritePlan prints a line per change of plan, the packages it keeps, and a total.
-func WritePlan(w io.Writer, plan *txn.Plan) error {
+// WritePlan prints a line per change of plan, the plan of command (install, sync...), the
+// packages it keeps, and a total.
+func WritePlan(w io.Writer, plan *txn.Plan, command string) error {
 	for _, ch := range plan.Changes {
 		what := string(ch.Action) + " " + ch.Name + " " + ch.Version
 		if ch.From != "" && ch.From != ch.Version {
@@ -179,7 +180,7 @@ func WritePlan(w io.Writer, plan *txn.Plan) error {
 	}
 	for _, k := range plan.Unchanged {
 		if k.WasDependency {
-			fmt.Fprintf(w, "%s %s is already installed, as a dependency: the install would record it as asked for, so autoremove would keep it\n", k.Name, k.Version)
+			fmt.Fprintf(w, "%s %s is already installed, as a dependency: the %s would record it as asked for, so autoremove would keep it\n", k.Name, k.Version, command)
 			continue
 		}
 		fmt.Fprintf(w, "%s %s is already installed\n", k.Name, k.Version)

@@ -48,15 +48,15 @@ func TestWriteText(t *testing.T) {
 		{"why needed", func(b io.Writer) error {
 			return Why{Name: "onig", Version: "6", NeededBy: []string{"jq"}, Chains: [][]string{{"jq", "onig"}}}.WriteText(b, " (tip)")
 		}, "onig 6 is needed by jq\n  jq -> onig\n"},
-		{"plan", func(b io.Writer) error { return WritePlan(b, &plan) },
+		{"plan", func(b io.Writer) error { return WritePlan(b, &plan, "install") },
 			"install hello 1.2.0 (requested; 2.0 KiB to download)\nupgrade libgreet 1.0 to 1.1 (dependency of hello)\njq 1.7 is already installed\n" +
 				"dry run: 2 changes, 2.0 KiB to download, 4.0 KiB of disk space freed; nothing was changed\n"},
 		{"plan asking for a dependency", func(b io.Writer) error {
-			return WritePlan(b, &txn.Plan{Unchanged: []txn.Change{{Action: txn.Keep, Name: "libssl3", Version: "3.0", Why: "requested", WasDependency: true}}})
+			return WritePlan(b, &txn.Plan{Unchanged: []txn.Change{{Action: txn.Keep, Name: "libssl3", Version: "3.0", Why: "requested", WasDependency: true}}}, "install")
 		}, "libssl3 3.0 is already installed, as a dependency: the install would record it as asked for, so autoremove would keep it\n" +
 			"dry run: 0 changes, 0 B to download, 0 B more disk space; nothing was changed\n"},
 		{"plan keeping a local archive's package", func(b io.Writer) error {
-			return WritePlan(b, &txn.Plan{Held: []txn.Held{{Name: "tool", From: "1.0", Version: "1.0", Newest: "2.0", Origin: "/home/me/tool-1.0.tar.gz"}}})
+			return WritePlan(b, &txn.Plan{Held: []txn.Held{{Name: "tool", From: "1.0", Version: "1.0", Newest: "2.0", Origin: "/home/me/tool-1.0.tar.gz"}}}, "upgrade")
 		}, "keep tool at 1.0: installed from the local archive file /home/me/tool-1.0.tar.gz (newest 2.0)\n" +
 			"dry run: 0 changes, 0 B to download, 0 B more disk space; nothing was changed\n"},
 	} {

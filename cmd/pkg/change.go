@@ -36,7 +36,7 @@ func plan(c *cli.Context, r session.Request) (*txn.Plan, error) {
 	}
 	if c.Bool("dry-run") {
 		defer p.Close()
-		return nil, show(c, p, func(w io.Writer) error { return report.WritePlan(w, p) })
+		return nil, show(c, p, func(w io.Writer) error { return report.WritePlan(w, p, c.Command.Name) })
 	}
 	return p, nil
 }

@@ -267,7 +267,7 @@ func TestNPMSyncRecordsRequests(t *testing.T) {
 	e.ok("lock", "-o", first, "a")
 	e.ok("lock", "-o", second, "a", "dep")
 	e.ok("sync", "-f", first)
-	if out, _ := e.ok("sync", "-n", "-f", second); !strings.Contains(out, "dep 1.0.0 is already installed, as a dependency") {
+	if out, _ := e.ok("sync", "-n", "-f", second); !strings.Contains(out, "dep 1.0.0 is already installed, as a dependency: the sync would record it as asked for") {
 		t.Errorf("sync -n of a lock asking for dep: %q, want dep said recorded as asked for", out)
 	}
 	if out, _ := e.ok("sync", "-f", second); !strings.Contains(out, "dep 1.0.0 is already installed, as a dependency until now: recorded as asked for") {
