@@ -16,19 +16,23 @@ type RunOptions struct {
 	LockRepos bool
 }
 
-// Run returns the run of req with the session's repositories (or, with o.LockRepos, its
-// lockfile's), trust policy and root: the one made before for the same packages while it
+// Run returns the run of req with the session's repositories (with a lockfile, its
+// repositories: with o.LockRepos as it records them, else useLockBeside's), trust policy and root: the one made before for the same packages while it
 // is current (runner.Reuse), unless o.Refresh, else one made now (runner.Make), the
 // signatures of its lockfile checked first (checkLockSigned). The observer hears of
 // another process making the same run's root (RunWaiting).
 func (s *Session) Run(ctx context.Context, req runner.Request, o RunOptions) (*runner.Run, error) {
 	var l *repo.Lock
-	if req.Lock != "" && o.LockRepos {
+	if req.Lock != "" {
 		var err error
 		if l, err = repo.ReadLock(req.Lock); err != nil {
 			return nil, err
 		}
-		s.useLock(l, req.Lock)
+		if o.LockRepos {
+			s.useLock(l, req.Lock)
+		} else {
+			s.useLockBeside(l, req.Lock)
+		}
 	}
 	so, err := s.sourceOptions()
 	var repos []config.Repo
@@ -45,14 +49,8 @@ func (s *Session) Run(ctx context.Context, req runner.Request, o RunOptions) (*r
 		}
 	}
 	w := runner.Watch(s.Cache, req)
-	if req.Lock != "" {
-		if l == nil {
-			l, err = repo.ReadLock(req.Lock)
-		}
-		if err == nil {
-			err = s.checkLockSigned(l, req.Lock)
-		}
-		if err != nil {
+	if l != nil {
+		if err := s.checkLockSigned(l, req.Lock); err != nil {
 			return nil, err
 		}
 	}

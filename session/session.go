@@ -189,6 +189,32 @@ func (s *Session) useLock(l *repo.Lock, path string) {
 	s.Repos, s.byName, s.Invalid.Repos = config.LockRepos(l, path), true, nil
 }
 
+// useLockBeside makes the repositories in effect, for the lockfile l at path of several
+// repositories read with repositories given (--repo NAME=URL), in the lockfile's order the
+// given one of each recorded name, else the configured one, else its record, then the given
+// ones of other names: those a sync of l fetches from (config.LockUses), so that a frozen
+// sync and a run resolve from them too. A configuration that cannot be read changes
+// nothing: Repositories returns its error.
+func (s *Session) useLockBeside(l *repo.Lock, path string) {
+	cfg, err := s.config()
+	if len(l.Repos) == 0 || err != nil {
+		return
+	}
+	given := slices.Clone(s.Repos)
+	s.Repos = nil
+	for _, r := range config.LockRepos(l, path) {
+		named := func(x config.Repo) bool { return x.Name == r.Name }
+		if i := slices.IndexFunc(given, named); i >= 0 {
+			r = given[i]
+			given = slices.Delete(given, i, i+1)
+		} else if i := slices.IndexFunc(cfg.Repos, named); i >= 0 {
+			r = cfg.Repos[i]
+		}
+		s.Repos = append(s.Repos, r)
+	}
+	s.Repos = append(s.Repos, given...)
+}
+
 // hasRepos reports whether a repository is in effect; a configuration that cannot be
 // read counts as one, so that its error is what the command reports.
 func (s *Session) hasRepos() bool {

@@ -28,7 +28,8 @@ func (e *ExtraError) Error() string {
 }
 
 // sync is Plan of a sync to the lockfile r.Lock at r.LockPath: its signatures checked
-// (checkLockSigned), its repositories made those in effect (LockRepos), then, if Frozen,
+// (checkLockSigned), its repositories made those in effect (LockRepos; else those given in
+// the place of its records of their names, useLockBeside), then, if Frozen,
 // the indexes in effect checked still to resolve its requirements to its packages
 // (txn.CheckFrozen), the root read (a dry run, without its lock), and the sync planned
 // (txn.SyncPlan), keeping the packages the lockfile does not list if KeepExtra, and
@@ -40,6 +41,8 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 	}
 	if r.LockRepos {
 		s.useLock(l, path)
+	} else {
+		s.useLockBeside(l, path)
 	}
 	if r.Frozen {
 		_, ix, err := s.openFetcher(ctx, s.DryRun, nil)
