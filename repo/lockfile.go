@@ -511,8 +511,13 @@ func jsonText(v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// WriteLock replaces the file at path with l, atomically and durably.
+// WriteLock replaces the file at path with l, atomically and durably. A path that is a
+// symlink (pkg.lock -> ci/pkg.lock) has the file it leads to replaced, as an editor would,
+// and stays a link.
 func WriteLock(path string, l *Lock) error {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target
+	}
 	if err := writeFile(filepath.Dir(path), filepath.Base(path), l.encode); err != nil {
 		return fmt.Errorf("write lockfile: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -94,6 +95,37 @@ func TestWriteReadLock(t *testing.T) {
 		t.Errorf("ReadLock = %+v, %v; want %+v, read from %s", got, err, l, path)
 	}
 	checkDir(t, filepath.Dir(path), "pkg.lock")
+}
+
+// TestWriteLockThroughLink: a lockfile kept elsewhere and linked to (pkg.lock ->
+// ci/pkg.lock) is written where it is, and the link stays.
+func TestWriteLockThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	real, link := filepath.Join(dir, "ci", "pkg.lock"), filepath.Join(dir, "pkg.lock")
+	if err := os.Mkdir(filepath.Dir(real), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteLock(real, testLock(t, lockIndex, "tool")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("ci/pkg.lock", link); err != nil {
+		t.Fatal(err)
+	}
+	l := testLock(t, lockIndex, "app")
+	if err := WriteLock(link, l); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode().Type() != os.ModeSymlink {
+		t.Errorf("after WriteLock through the link, %s is not a symlink (%v)", link, err)
+	}
+	got, err := ReadLock(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Requires, l.Requires) {
+		t.Errorf("ReadLock(%s): requires %v; want %v, written through the link", real, got.Requires, l.Requires)
+	}
+	checkDir(t, filepath.Dir(real), "pkg.lock")
 }
 
 func TestLockEmpty(t *testing.T) {
