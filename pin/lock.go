@@ -37,8 +37,8 @@ func checkLockIndex(old *repo.Lock, now *repo.LockIndex, path string) error {
 		return &reasonError{fmt.Sprintf("%s was made from version %d of signed repository %s (key %s), and this index is not verified",
 			path, old.Index.Version, old.Index.Name, strings.Join(old.Index.Keys, ", ")), ErrLockNotVerified}
 	case now.Name == old.Index.Name && now.Version < old.Index.Version:
-		return &reasonError{fmt.Sprintf("index version %d of repository %s is older than version %d, which %s was made from: a mirror or proxy is serving an old index; try again later, or another mirror (if the publisher really started over, remove %s and lock again)",
-			now.Version, now.Name, old.Index.Version, path, path), ErrLockRollback}
+		return &reasonError{fmt.Sprintf("index version %d of repository %s is older than version %d, which %s was made from",
+			now.Version, now.Name, old.Index.Version, path), ErrLockRollback}
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ var (
 	ErrMismatch     = fetch.ErrMismatch     // an archive is not the one its index names
 	ErrDigest       = fetch.ErrDigest       // a registry served an index, signature or manifest other than its digest
 	ErrUnreachable  = fetch.ErrUnreachable  // the repository cannot be reached
-	ErrOffline      = fetch.ErrOffline      // offline, with no copy of the index, or of an archive, in the cache
+	ErrOffline      = fetch.ErrOffline      // offline, with no copy of the index, or of an archive, in the cache, or a copy older than a lockfile's
 	ErrCacheDamaged = fetch.ErrDamaged      // a cached archive was found damaged, and removed
 	ErrNoRepository = fetch.ErrNoRepository // the location holds no repository
 	ErrNetrcOpen    = fetch.ErrNetrcOpen    // the netrc file holds passwords other users can read

@@ -114,7 +114,24 @@ func (s *Session) Lock(ctx context.Context, r Request) (*repo.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return txn.Lock(r.Lock, ix, r.Requires, r.LockPath, r.Platforms)
+	l, err := txn.Lock(r.Lock, ix, r.Requires, r.LockPath, r.Platforms)
+	return l, s.ofCopy(err)
+}
+
+// offlineCopyError refuses, offline, an index older than a lockfile's: the cache's copy is
+// older (ErrOffline), not one a repository serves now.
+type offlineCopyError struct{ err error }
+
+func (e *offlineCopyError) Error() string   { return e.err.Error() }
+func (e *offlineCopyError) Unwrap() []error { return []error{e.err, ErrOffline} }
+
+// ofCopy returns err, of checking the indexes in effect against a lockfile, as an
+// *offlineCopyError where the session is offline and the check found one older.
+func (s *Session) ofCopy(err error) error {
+	if s.Offline && errors.Is(err, pin.ErrLockRollback) {
+		return &offlineCopyError{err}
+	}
+	return err
 }
 
 // newFetcher returns a fetcher from src into cache, reporting to the session's observer.

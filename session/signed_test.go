@@ -556,3 +556,28 @@ func signedUserKeyed(t *testing.T, r *testrepo.Signed, k trust.PublicKey) sessio
 	o.Keys = []trust.KeySource{{Name: "given", Keys: []trust.PublicKey{k}}}
 	return o
 }
+
+// TestFrozenOfflineOlderCopy: offline, a frozen sync of a lockfile made from version 2 of
+// a signed index, with a cache restored from before (its copy version 1), is refused as a
+// rollback of the cache's copy: pin.ErrLockRollback and ErrOffline, not a mirror's.
+func TestFrozenOfflineOlderCopy(t *testing.T) {
+	r := testrepo.NewSigned(t, "demo", [2]string{"hello", "1"})
+	o := signedUser(t, r, true)
+	if _, err := lockWith(t, o, nil, "hello"); err != nil { // the cache keeps version 1
+		t.Fatal(err)
+	}
+	r.Sign(time.Hour, "") // version 2
+	online := o
+	online.Root, online.Cache = filepath.Join(t.TempDir(), "root"), filepath.Join(t.TempDir(), "cache")
+	l, err := lockWith(t, online, nil, "hello")
+	if err != nil || l.Index == nil || l.Index.Version != 2 {
+		t.Fatalf("lock against version 2: %+v, %v", l, err)
+	}
+	o.Offline, o.Root = true, filepath.Join(t.TempDir(), "root")
+	s, _ := newSession(t, o, "")
+	defer s.Close()
+	_, err = s.Plan(t.Context(), session.Request{Op: session.Sync, Lock: l, LockPath: "pkg.lock", LockRepos: true, Frozen: true})
+	if !errors.Is(err, pin.ErrLockRollback) || !errors.Is(err, session.ErrOffline) {
+		t.Errorf("offline frozen sync with the cache's copy older than the lockfile's: %v; want pin.ErrLockRollback and session.ErrOffline", err)
+	}
+}

@@ -47,7 +47,7 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 	if r.Frozen {
 		_, ix, err := s.openFetcher(ctx, s.DryRun, nil)
 		if err == nil {
-			err = txn.CheckFrozen(l, ix, path)
+			err = s.ofCopy(txn.CheckFrozen(l, ix, path))
 		}
 		if err != nil {
 			return nil, s.lockRepoError(l, path, err)

@@ -202,6 +202,8 @@ var hints = []hintRule{
 		return fmt.Sprintf("a location is one repository, known by one name: --repo %s (or PKG_REPO=%s) uses it as %s; to call a repository %s, give it a location no other configured repository has",
 			loc, loc, ce.Configured.Name, ce.Given.Name)
 	})},
+	{is: offlineRollback, hint: "offline, the index is the cache's copy, older than the one the lockfile was made from: run once online, without --offline (and PKG_OFFLINE unset), or restore a cache saved after the lockfile was made"},
+	{err: pin.ErrLockRollback, hint: "a mirror or proxy is serving an old index: try again later, or another mirror (if the publisher really started over, remove the lockfile and lock again)"},
 	{err: pin.ErrLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
 	{fn: as(func(oe *offlineSyncError) string {
 		return fmt.Sprintf("run 'pkg sync -f %s' online, without --offline (and PKG_OFFLINE unset): it fetches the archives the lockfile pins from its repositories (restore one moved away, or name where it is now with --repo NAME=LOCATION)", shell.Quote(oe.Path))
@@ -436,6 +438,12 @@ func newerFormat(err error) bool {
 
 // newerLockfile reports whether err refuses a lockfile a newer pkg wrote.
 func newerLockfile(err error) bool { return newerFormat(err) && errors.Is(err, repo.ErrLockfile) }
+
+// offlineRollback reports whether err refuses, offline, the cache's copy of an index as
+// older than the one a lockfile was made from.
+func offlineRollback(err error) bool {
+	return errors.Is(err, pin.ErrLockRollback) && errors.Is(err, session.ErrOffline)
+}
 
 // damagedOffline reports whether err is an offline command's refusal to fetch again a
 // cached archive found damaged: the index is cached, the archive is what is missing.

@@ -43,6 +43,8 @@ func TestLibraryErrorHints(t *testing.T) {
 		{&repo.UnsignedError{Dir: "/srv/repo", Err: os.ErrPermission}, "run 'pkg repo sign /srv/repo'"},
 		{fmt.Errorf("repo add: %w", &fetch.ControlError{Package: "a", Field: "Breaks", Relation: "b:i386", Err: errors.New("x")}), "with --conflicts, which replaces the control file's Breaks"},
 		{&os.LinkError{Op: "rename", Old: "/r/pkgs/a", New: "/r/.pkg/trash/a", Err: install.ErrSplitRoot}, "must be on one filesystem"},
+		{fmt.Errorf("index version 1 of repository r is older than version 2, %w", pin.ErrLockRollback), "a mirror or proxy is serving an old index"},
+		{fmt.Errorf("index version 1 of repository r is older than version 2, %w (%w)", pin.ErrLockRollback, fetch.ErrOffline), "offline, the index is the cache's copy"},
 		{fmt.Errorf("pkg.lock was made from a signed repository, and this index is %w", pin.ErrLockNotVerified), "--trusted-key"},
 		{fmt.Errorf("pkg.lock %w, and signatures are required", pin.ErrLockUnverified), "'pkg lock --trusted-key KEY'"},
 		{fmt.Errorf("pkg.lock was made from an index of repository r verified by key k, %w", pin.ErrLockUntrusted), "--trusted-key for one command"},
