@@ -59,7 +59,8 @@ type Rebuilt struct {
 	Sound bool
 	// Salvaged says whether the records of repositories (their pins) and of what the user
 	// asked for came from the database replaced; where not, every package nothing
-	// recorded depends on is taken as asked for, and no repository is pinned.
+	// recorded depends on is taken as asked for, and no repository is pinned (where they
+	// did, so is each such package the database replaced has no record of).
 	Salvaged bool
 	Repos    int // records of repositories salvaged
 }
@@ -112,6 +113,8 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 	}
 	if !out.Salvaged {
 		old.reqs = unneeded(recs, r.linkedNPM(recs))
+	} else {
+		laterRequests(old, recs, unneeded(recs, r.linkedNPM(recs)))
 	}
 	if err := r.buildDatabase(recs, lists, undated, old.reqs, old.repos); err != nil {
 		return nil, err
@@ -594,6 +597,25 @@ func (r *Root) salvageRecords() (s *oldRecords, err error) {
 		s.reqs, err = d.Requested()
 	}
 	return s, err
+}
+
+// laterRequests adds to old's requests, of inferred (unneeded's), those of the packages of
+// recs that old has no record of: installed (or, an npm instance, upgraded) after the last
+// commit a stale database holds, so that what it cannot tell was asked for is not taken
+// for a dependency that autoremove removes.
+func laterRequests(old *oldRecords, recs []*db.Record, inferred map[string]repo.Requirement) {
+	known := make(map[string]bool, len(old.pkgs))
+	for _, p := range old.pkgs {
+		known[p.Key()] = true
+	}
+	if old.reqs == nil {
+		old.reqs = make(map[string]repo.Requirement)
+	}
+	for _, p := range recs {
+		if req, ok := inferred[p.Key()]; ok && !known[p.Key()] {
+			old.reqs[p.Key()] = req
+		}
+	}
 }
 
 // recorded returns candidates with, first for each name, the archives its records in pkgs

@@ -240,3 +240,38 @@ func TestRepairSoundDatabase(t *testing.T) {
 		t.Errorf("info after the repair:\n%s\nwas\n%s", got, infos)
 	}
 }
+
+// TestRepairStaleLaterRequests: a repair of a database older than its last commit takes
+// what it records as asked for, and counts as asked for, as where nothing can be read, each
+// package it has no record of that no other needs: tool, installed after the copy put back,
+// and dep 1.1.0, an npm instance upgraded since, were counted dependencies, and autoremove
+// took both.
+func TestRepairStaleLaterRequests(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "other", "1.0")
+	addPackage(t, dir, "tool", "1.0", "lib")
+	addNPM(t, base, "dep", "1.0.0")
+	e := newEnv(t, base, dir)
+	e.ok("install", "other", "dep")
+	path := filepath.Join(e.root, ".pkg", "db")
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addNPM(t, base, "dep", "1.1.0")
+	e.ok("install", "tool")
+	e.ok("upgrade")
+	if err := os.WriteFile(path, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("verify", "--repair")
+	if got, want := e.requested(), "dep 1.1.0, other 1.0, tool 1.0"; got != want {
+		t.Errorf("asked for after the repair: %q, want %q", got, want)
+	}
+	e.ok("autoremove")
+	if got, want := e.installed(), "dep 1.1.0, lib 1.0, other 1.0, tool 1.0"; got != want {
+		t.Errorf("installed after autoremove: %q, want %q", got, want)
+	}
+}
