@@ -240,7 +240,11 @@ type treeMatch struct {
 // the repair's end then takes that time's place (rebuildPrefix). A directory the tree
 // holds as an empty placeholder, where the candidate lists paths beneath it, may be
 // folded: its shape is then looked for at its prefix path, beneath prefix (foldedIn).
+// Where several have its shape (versions whose files differ in content alone), the first
+// whose regular files it holds as they are is taken, else the first.
 func matchTree(fd, prefix int, name string, cands []Candidate) (treeMatch, bool) {
+	var ms []treeMatch
+	var ats []*treeAt
 	for _, c := range cands {
 		p := c.Package
 		if repo.FileName(p.Key()) != name || tarutil.Validate(c.Members) != nil {
@@ -269,9 +273,32 @@ func matchTree(fd, prefix int, name string, cands []Candidate) (treeMatch, bool)
 		rec := &db.Record{Name: p.Name, Version: p.Version, Kind: p.Kind, SHA256: p.SHA256, Depends: p.Depends, Optional: p.Optional, Peers: p.Peers, Bin: p.Bin, Lib: p.Lib,
 			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: intoOf(&p), Env: p.Env,
 			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin, Folded: folded}
-		return treeMatch{rec: rec, files: files, bare: c.Bare, dated: dated}, true
+		ms = append(ms, treeMatch{rec: rec, files: files, bare: c.Bare, dated: dated})
+		ats = append(ats, &treeAt{tree: fd, prefix: prefix, into: intoOf(&p), folded: folded})
 	}
-	return treeMatch{}, false
+	if len(ms) == 0 {
+		return treeMatch{}, false
+	}
+	for i := range ms {
+		if len(ms) > 1 && hasContent(ats[i], ms[i].files) {
+			return ms[i], true
+		}
+	}
+	return ms[0], true
+}
+
+// hasContent reports whether each regular file of files is at t with the recorded sha256.
+func hasContent(t *treeAt, files []db.File) bool {
+	for _, f := range files {
+		if f.Type != tar.TypeReg {
+			continue
+		}
+		dir, rel := t.at(f.Path)
+		if sum, err := hashBeneath(dir, rel); err != nil || sum != f.SHA256 {
+			return false
+		}
+	}
+	return true
 }
 
 // foldedIn returns the topmost directories of files that the tree open at fd holds as

@@ -44,7 +44,7 @@ var hints = []hintRule{
 		return fmt.Sprintf("nothing was changed; 'pkg --root %s verify --repair' records the packages in %s again from their trees and the cache, deleting nothing and keeping the damaged file",
 			shell.Quote(root), filepath.Join(root, "pkgs"))
 	})},
-	{fn: asHint[*session.UnmatchedError]("move those trees out of pkgs/, repair again, then install their packages again")},
+	{fn: asHint[*session.UnmatchedError]("move those trees out of pkgs/, repair again, then install their packages again (a repair offline, or without the repository that offers their versions, cannot fetch those to match them)")},
 	{fn: as(func(ae *session.AmbiguousError) string {
 		verb := ae.Op
 		if verb == "reinstall" {

@@ -275,3 +275,39 @@ func TestRepairStaleLaterRequests(t *testing.T) {
 		t.Errorf("installed after autoremove: %q, want %q", got, want)
 	}
 }
+
+// TestRepairAfterCacheClean: a repair whose trees the cache no longer has an entry of (the
+// cache cleaned since the install) fetches the versions the repository offers of their
+// names and records each tree as the one it matches: it refused, and advised moving every
+// tree out of pkgs/ and installing each package again.
+func TestRepairAfterCacheClean(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "tool", "1.0", "lib")
+	addNPM(t, base, "dep", "1.0.0")
+	e := newEnv(t, base, dir)
+	e.ok("install", "tool", "dep")
+	before := decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1")
+	addPackage(t, dir, "lib", "2.0")
+	addNPM(t, base, "dep", "1.1.0")
+	e.ok("cache", "clean")
+	if err := os.WriteFile(filepath.Join(e.root, ".pkg", "db"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("verify", "--repair")
+	if got, want := e.installed(), "dep 1.0.0, lib 1.0, tool 1.0"; got != want {
+		t.Errorf("installed after the repair: %q, want %q", got, want)
+	}
+	if got, want := e.requested(), "dep 1.0.0, tool 1.0"; got != want {
+		t.Errorf("asked for after the repair: %q, want %q", got, want)
+	}
+	after := decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1")
+	for i := range after.Packages {
+		after.Packages[i].InstalledAt = before.Packages[i].InstalledAt // no record gives it
+	}
+	if !reflect.DeepEqual(after, before) {
+		t.Errorf("list --json after the repair: %+v, was %+v", after, before)
+	}
+	e.ok("verify")
+}
