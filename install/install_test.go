@@ -343,6 +343,31 @@ func TestDatabaseLost(t *testing.T) {
 	}
 }
 
+// TestMetaLost deletes the whole .pkg/ of a root with a package installed, as clutter: the
+// root exists, for verify --repair to record the package again, and OpenReadOnly refuses
+// it as damaged (ErrLost), where it said no root was there, nothing ever installed, and
+// verify --repair refused it so.
+func TestMetaLost(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	if _, err := r.installFrom(alignedTar(t, base, version1()), pkgOf("tool", "1")); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	must(t, os.RemoveAll(filepath.Join(dir, ".pkg")))
+	if err := Exists(dir); err != nil {
+		t.Errorf("Exists: %v, want nil", err)
+	}
+	de := (*db.DamagedError)(nil)
+	if _, err := OpenReadOnly(dir, Options{}); !errors.As(err, &de) || !errors.Is(err, ErrLost) {
+		t.Errorf("OpenReadOnly: %v, want a *db.DamagedError, ErrLost", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "pkgs", "tool")); err != nil {
+		t.Errorf("the installed tree after the refusal: %v", err)
+	}
+}
+
 // TestCloneShares installs on XFS and btrfs and proves with FIEMAP that the big file's
 // block-aligned prefix shares extents with the cache. On XFS the tail is written; on btrfs the
 // last block is cloned too and truncated.

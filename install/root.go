@@ -206,18 +206,19 @@ var ErrLost = errors.New("missing, though pkgs/ holds installed packages")
 // was cut short (Open undoes it); else nil. A database's sum, which a first change removes
 // before it moves any tree, says one was committed: then intents left are an earlier
 // commit's (their removal is not synced), not a first change's, and its undo would
-// delete the installed trees.
+// delete the installed trees. A root whose .pkg/ is gone whole (deleted as clutter) holds
+// no intents: its trees in pkgs/, beside its bin/, are installed packages too.
 func (r *Root) lost() error {
-	if r.fd[meta] < 0 {
+	if r.fd[meta] < 0 && r.fd[bin] < 0 {
 		return nil
 	}
 	var st unix.Stat_t
 	for _, name := range []string{"db", "db.new"} {
-		if err := unix.Fstatat(r.fd[meta], name, &st, unix.AT_SYMLINK_NOFOLLOW); !errors.Is(err, unix.ENOENT) {
+		if r.fd[meta] >= 0 && !errors.Is(unix.Fstatat(r.fd[meta], name, &st, unix.AT_SYMLINK_NOFOLLOW), unix.ENOENT) {
 			return nil
 		}
 	}
-	if err := unix.Fstatat(r.fd[meta], "db.sum", &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) && r.cutShort() {
+	if r.fd[meta] >= 0 && errors.Is(unix.Fstatat(r.fd[meta], "db.sum", &st, unix.AT_SYMLINK_NOFOLLOW), unix.ENOENT) && r.cutShort() {
 		return nil
 	}
 	if names, err := r.names(place{pkgs, ""}); err != nil || len(names) == 0 {

@@ -311,3 +311,25 @@ func TestRepairAfterCacheClean(t *testing.T) {
 	}
 	e.ok("verify")
 }
+
+// TestRepairMetaLost: a root whose .pkg/ was deleted whole is repaired as one whose
+// database is gone: verify --repair said no root was there, nothing ever installed.
+func TestRepairMetaLost(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "tool", "1.0", "lib")
+	e := newEnv(t, base, dir)
+	e.ok("install", "tool")
+	if err := os.RemoveAll(filepath.Join(e.root, ".pkg")); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("verify", "--repair")
+	if got, want := e.requested(), "tool 1.0"; got != want {
+		t.Errorf("asked for after the repair: %q, want %q", got, want)
+	}
+	if got, want := e.installed(), "lib 1.0, tool 1.0"; got != want {
+		t.Errorf("installed after the repair: %q, want %q", got, want)
+	}
+	e.ok("verify")
+}
