@@ -296,13 +296,13 @@ def table(results):
         grown = {}
         for tool in ("pkg", "bunc"):
             p = os.path.join(results, f"{fs}.warm.{tool}.dfs")
-            rows = [line.split() for line in open(p) if line.strip()] if os.path.exists(p) else []
-            if rows:
-                grown[tool] = [statistics.median(int(r[i]) for r in rows) for i in (0, 1)]
+            lines = [line.split() for line in open(p) if line.strip()] if os.path.exists(p) else []
+            if lines:
+                grown[tool] = [statistics.median(int(x[i]) for x in lines) for i in (0, 1)]
         if len(grown) == 2 and min(grown["bunc"]) > 0:
             (pk, pi), (bk, bi) = grown["pkg"], grown["bunc"]
-            print(f"{fs} disk, pkg against bun copyfile: {pk / bk:.2f}x ({pk:,.0f} against {bk:,.0f} KiB), "
-                  f"inodes {pi / bi:.2f}x ({pi:,.0f} against {bi:,.0f})")
+            inodes = f", inodes {pi / bi:.2f}x ({pi:,.0f} against {bi:,.0f})" if bi else ""
+            print(f"{fs} disk, pkg against bun copyfile: {pk / bk:.2f}x ({pk:,.0f} against {bk:,.0f} KiB){inodes}")
     for fs in labels["fs"]:
         if "deb" in labels["parts"]:
             print(f"\n| {fs}: {labels['deb_title']} | time | disk |")
@@ -320,7 +320,8 @@ def disk(path):
     rows = [line.split() for line in (sys.stdin if path == "-" else open(path)) if line.strip()]
     kib = statistics.median(int(r[0]) for r in rows)
     inodes = statistics.median(int(r[1]) for r in rows)
-    print(f"{kib / 1024:.1f} MiB, {inodes:,.0f} inodes")
+    # btrfs counts no inodes (statfs's f_files is 0): its column shows the KiB alone.
+    print(f"{kib / 1024:.1f} MiB" + (f", {inodes:,.0f} inodes" if inodes else ""))
 
 
 def small(results, fs_list):
@@ -345,7 +346,8 @@ def small(results, fs_list):
         tb = statistics.median(t for r in rs for t in r[b])
         ratio = statistics.median(statistics.median(r[a]) / statistics.median(r[b]) for r in rs)
         ms = lambda t: f"{t * 1000:.1f} ms"
-        print(f"| {fs + ': ' if fs else ''}{a} | {ms(ta)} | {b} {ms(tb)} | {ratio:.2f}x ({len(rs)} rounds) |")
+        faster = f", {1 / ratio:.1f}x faster" if ratio < 1 else ""
+        print(f"| {fs + ': ' if fs else ''}{a} | {ms(ta)} | {b} {ms(tb)} | {ratio:.2f}x ({len(rs)} rounds{faster}) |")
 
 
 def main():
