@@ -293,13 +293,8 @@ def table(results):
                 print(f"{fs} {phase}, pkg against bun copyfile: {statistics.median(pkg.values()) / statistics.median(bun.values()):.2f}x "
                       f"the medians; the rounds' ratios median {statistics.median(r):.2f}x, {min(r):.2f}-{max(r):.2f}x ({len(r)} rounds)")
         # Disk, against bun copyfile: the ratio of the medians of the rounds' growth.
-        grown = {}
-        for tool in ("pkg", "bunc"):
-            p = os.path.join(results, f"{fs}.warm.{tool}.dfs")
-            lines = [line.split() for line in open(p) if line.strip()] if os.path.exists(p) else []
-            if lines:
-                grown[tool] = [statistics.median(int(x[i]) for x in lines) for i in (0, 1)]
-        if len(grown) == 2 and min(grown["bunc"]) > 0:
+        grown = {t: grown_medians(os.path.join(results, f"{fs}.warm.{t}.dfs")) for t in ("pkg", "bunc")}
+        if grown["pkg"] and grown["bunc"] and grown["bunc"][0] > 0:
             (pk, pi), (bk, bi) = grown["pkg"], grown["bunc"]
             inodes = f", inodes {pi / bi:.2f}x ({pi:,.0f} against {bi:,.0f})" if bi else ""
             print(f"{fs} disk, pkg against bun copyfile: {pk / bk:.2f}x ({pk:,.0f} against {bk:,.0f} KiB){inodes}")
@@ -314,12 +309,20 @@ def table(results):
         small(results, labels["fs"])
 
 
-def disk(path):
-    """Lines "KIB INODES" (a file, or - for stdin), each what one install grew the filesystem
-    by: their medians, as the table's disk column shows them."""
+def grown_medians(path):
+    """The medians of the KiB and the inodes of lines "KIB INODES" (a file, or - for stdin),
+    each what one install grew the filesystem by; None for a file missing or empty."""
+    if path != "-" and not os.path.exists(path):
+        return None
     rows = [line.split() for line in (sys.stdin if path == "-" else open(path)) if line.strip()]
-    kib = statistics.median(int(r[0]) for r in rows)
-    inodes = statistics.median(int(r[1]) for r in rows)
+    if not rows:
+        return None
+    return [statistics.median(int(r[i]) for r in rows) for i in (0, 1)]
+
+
+def disk(path):
+    """The disk column's text of lines "KIB INODES" (grown_medians)."""
+    kib, inodes = grown_medians(path)
     # btrfs counts no inodes (statfs's f_files is 0): its column shows the KiB alone.
     print(f"{kib / 1024:.1f} MiB" + (f", {inodes:,.0f} inodes" if inodes else ""))
 
