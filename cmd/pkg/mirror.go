@@ -35,8 +35,13 @@ func mirrorCommand() *cli.Command {
 
 func mirrorAction(c *cli.Context) error {
 	args := c.Args().Slice()
-	dir, names := args[len(args)-1], args[:len(args)-1]
-	r, err := mirrorRequest(c, names)
+	// DIR is made absolute so that the paths of its errors, absolute as session.PathOf wants
+	// them, fall under it.
+	dir, err := filepath.Abs(args[len(args)-1])
+	if err != nil {
+		return err
+	}
+	r, err := mirrorRequest(c, args[:len(args)-1])
 	if err != nil {
 		return err
 	}
@@ -53,7 +58,7 @@ func mirrorAction(c *cli.Context) error {
 	return nil
 }
 
-// mirrorDirError is a failure of pkg mirror into dir, whose hints name dir where the
+// mirrorDirError is a failure of pkg mirror into dir (absolute), whose hints name dir where the
 // failing path is in it, rather than --root or --cache.
 type mirrorDirError struct {
 	dir string
@@ -64,9 +69,8 @@ func (e *mirrorDirError) Unwrap() error { return e.error }
 
 // mirrorDirHint is the advice for a mirror's directory that cannot be written.
 func mirrorDirHint(me *mirrorDirError) string {
-	dir, err := filepath.Abs(me.dir)
-	p := session.PathOf(me.error)
-	if err != nil || p == "" || p != dir && !strings.HasPrefix(p, dir+"/") {
+	dir, p := me.dir, session.PathOf(me.error)
+	if p == "" || p != dir && !strings.HasPrefix(p, dir+"/") {
 		return ""
 	}
 	switch {

@@ -183,8 +183,10 @@ func TestMirrorDirFull(t *testing.T) {
 		t.Fatalf("filling %s: %v, want ENOSPC", full, err)
 	}
 	readOnly := testfs.Tmpfs(t, 1<<20, "ro")
+	t.Chdir(full)
 	for _, tt := range []struct{ dir, want string }{
 		{filepath.Join(full, "mirror"), "pkg: hint: the filesystem holding the mirror directory " + filepath.Join(full, "mirror") + " is full"},
+		{"mirror/", "pkg: hint: the filesystem holding the mirror directory " + filepath.Join(full, "mirror") + " is full"},
 		{filepath.Join(readOnly, "mirror"), "pkg: hint: the mirror directory " + filepath.Join(readOnly, "mirror") + " is on a read-only filesystem"},
 	} {
 		_, stderr, code := user.pkg("--trusted-key", r.pub, "mirror", "hello", tt.dir)
