@@ -235,7 +235,7 @@ var hints = []hintRule{
 	{fn: asHint[*pushUnreachableError]("check the network, and that the registry named above is up, then push again: it sends only the blobs the registry does not have yet")},
 	{err: session.ErrUnreachable, hint: "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
 	{is: damagedOffline, hint: "fetch the package again while online ('pkg fetch NAME...' puts it back in the cache), or run without --offline (and PKG_OFFLINE unset)"},
-	{fn: asHint[*session.MirrorOfflineError]("run 'pkg mirror' online, without --offline (and PKG_OFFLINE unset): offline it writes only the indexes and the archives the directory has already")},
+	{fn: asHint[*session.MirrorOfflineError]("run 'pkg mirror' online, without --offline (and PKG_OFFLINE unset): offline it mirrors only the archives the directory has already, and writes no index while it lacks one")},
 	{err: session.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},
 	{fn: as(lockRepoHint)},
 	{err: session.ErrNoRepository, hint: "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
