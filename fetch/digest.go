@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"pkg/internal/oci"
 	"pkg/repo"
 )
 
@@ -42,12 +41,8 @@ func newDigestMirrors(o Options, n *netConfig) (*digestMirrors, error) {
 	d := &digestMirrors{failover: o.Failover, down: make([]bool, len(o.DigestMirrors)), told: make([]bool, len(o.DigestMirrors))}
 	for _, u := range o.DigestMirrors {
 		l, err := parseLocation(u, n)
-		le, re := (*locationError)(nil), (*oci.RefError)(nil)
-		switch {
-		case errors.As(err, &le):
+		if le := (*locationError)(nil); errors.As(err, &le) {
 			le.what = digestMirror
-		case errors.As(err, &re):
-			err = &locationError{loc: re.Ref, err: err, what: digestMirror}
 		}
 		if err != nil {
 			return nil, err

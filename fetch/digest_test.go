@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -207,7 +208,7 @@ func TestDigestMirrorRefusedLocation(t *testing.T) {
 		t.Errorf("NewSource: %v; want an error naming the by-digest mirror", err)
 	}
 	_, err = NewSource(t.TempDir(), Options{DigestMirrors: []string{"oci://x/"}})
-	if re := (*oci.RefError)(nil); !errors.As(err, &le) || le.loc != "oci://x/" || le.what != digestMirror || !errors.As(err, &re) {
-		t.Errorf("NewSource: %v; want a bad reference naming the by-digest mirror", err)
+	if re := (*oci.RefError)(nil); !errors.As(err, &le) || le.loc != "oci://x/" || le.what != digestMirror || !errors.As(err, &re) || strings.Count(err.Error(), "oci://x/") != 1 {
+		t.Errorf("NewSource: %v; want a bad reference naming the by-digest mirror once", err)
 	}
 }

@@ -3,7 +3,6 @@ package fetch
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -104,9 +103,6 @@ func parseLocation(loc string, n *netConfig) (location, error) {
 	default:
 		t, err = newDirectory(loc)
 	}
-	if re := (*oci.RefError)(nil); errors.As(err, &re) {
-		return location{}, err // it names the reference
-	}
 	if err != nil {
 		if u != nil && u.User != nil {
 			return location{}, &locationError{loc: termtext.WithoutUser(u), err: err}
@@ -149,7 +145,15 @@ type locationError struct {
 // digestMirror is what a by-digest mirror's location is called (locationError).
 const digestMirror = "by-digest mirror"
 
+// Error leaves out the location where err is a bad registry reference, which names it.
 func (e *locationError) Error() string {
+	_, ref := e.err.(*oci.RefError)
+	switch {
+	case ref && e.what == "":
+		return e.err.Error()
+	case ref:
+		return e.what + ": " + e.err.Error()
+	}
 	return cmp.Or(e.what, "repository") + " " + e.loc + ": " + e.err.Error()
 }
 func (e *locationError) Unwrap() error { return e.err }

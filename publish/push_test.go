@@ -122,8 +122,8 @@ func TestPushBadTarget(t *testing.T) {
 	for _, target := range []string{"oci://host", "http://127.0.0.1:5000/ns/repo", "https://u:secret@host/ns/repo", r.Dir} {
 		_, err := Push(context.Background(), r.Dir, target, PushOptions{})
 		want := strings.Replace(target, "u:secret@", "", 1)
-		if re := (*oci.RefError)(nil); !errors.Is(err, oci.ErrRef) || !errors.As(err, &re) || re.Ref != want || strings.Contains(err.Error(), "secret") {
-			t.Errorf("push to %s: %v, want an oci.RefError naming %s", target, err, want)
+		if re := (*oci.RefError)(nil); !errors.Is(err, oci.ErrRef) || !errors.As(err, &re) || re.Ref != want || strings.Contains(err.Error(), "secret") || strings.Count(err.Error(), want) != 1 {
+			t.Errorf("push to %s: %v, want an oci.RefError naming %s once", target, err, want)
 		}
 	}
 }
