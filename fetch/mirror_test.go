@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -478,5 +479,51 @@ func TestFailoverResumedMismatch(t *testing.T) {
 	checkEntry(t, c, p, testFiles())
 	if cuts.Load() < 2 {
 		t.Errorf("%d requests of the archive to the right mirror, want it asked again", cuts.Load())
+	}
+}
+
+// unknownHostTransport fails the requests to host as a resolver that knows no such host
+// would, counting them, and sends the others.
+type unknownHostTransport struct {
+	host string
+	dns  dnsTransport
+}
+
+func (u *unknownHostTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Hostname() == u.host {
+		return u.dns.RoundTrip(req)
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// TestFailoverUnknownHost reads an index from the second of two mirrors, the first on a
+// host DNS does not know: that mirror is recorded down, and the next command asks the
+// second first, and the first not at all.
+func TestFailoverUnknownHost(t *testing.T) {
+	key := newTestKey(t)
+	index, sig := signedIndex(t, key, 1, time.Now().Add(time.Hour))
+	good := newMirrorServer(t, map[string][]byte{"index.json": index, "index.json.sig": sig})
+	unknown := "https://repo.exmaple.org/"
+	tr := &unknownHostTransport{host: "repo.exmaple.org", dns: dnsTransport{err: &net.DNSError{Err: "no such host", IsNotFound: true}}}
+	open := cacheOpener(t)
+	c := open()
+	s := mirrored(t, &key, &notes{}, unknown, good.URL)
+	s.client = func() *http.Client { return &http.Client{Transport: tr} }
+	if _, _, err := c.VerifiedIndex(t.Context(), s); err != nil {
+		t.Fatalf("VerifiedIndex: %v", err)
+	}
+	if r, err := c.readDown(unknown); err != nil || !time.Now().Before(r.Until) {
+		t.Errorf("record of the unknown host's mirror: %+v, %v; want it down", r, err)
+	}
+
+	// The next command.
+	tries := tr.dns.tries
+	s2 := mirrored(t, &key, &notes{}, unknown, good.URL)
+	s2.client = func() *http.Client { return &http.Client{Transport: tr} }
+	if _, _, err := open().VerifiedIndex(t.Context(), s2); err != nil {
+		t.Fatal(err)
+	}
+	if tr.dns.tries != tries {
+		t.Errorf("the next command asked the mirror on an unknown host %d times, want 0", tr.dns.tries-tries)
 	}
 }
