@@ -9,11 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"pkg/internal/regfile"
 )
@@ -515,13 +518,41 @@ func jsonText(v any) string {
 // symlink (pkg.lock -> ci/pkg.lock) has the file it leads to replaced, as an editor would,
 // and stays a link.
 func WriteLock(path string, l *Lock) error {
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		path = target
+	path, err := lockTarget(path)
+	if err == nil {
+		err = writeFile(filepath.Dir(path), filepath.Base(path), l.encode)
 	}
-	if err := writeFile(filepath.Dir(path), filepath.Base(path), l.encode); err != nil {
+	if err != nil {
 		return fmt.Errorf("write lockfile: %w", err)
 	}
 	return nil
+}
+
+// maxLinks bounds the symlinks lockTarget follows, as the kernel's limit (40,
+// path_resolution(7)) bounds a lookup's.
+const maxLinks = 40
+
+// lockTarget returns the file path leads to through symlinks, which may not exist yet: a
+// link whose target is missing (the first pkg lock through pkg.lock -> ci/pkg.lock) leads
+// to its target, not to itself.
+func lockTarget(path string) (string, error) {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		return target, nil
+	}
+	for range maxLinks {
+		if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != fs.ModeSymlink {
+			return path, nil
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return "", &fs.PathError{Op: "open", Path: path, Err: syscall.ELOOP}
 }
 
 // ErrLockfile is returned for a lockfile that pkg lock did not write as it is: damaged,

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -98,34 +99,66 @@ func TestWriteReadLock(t *testing.T) {
 }
 
 // TestWriteLockThroughLink: a lockfile kept elsewhere and linked to (pkg.lock ->
-// ci/pkg.lock) is written where it is, and the link stays.
+// ci/pkg.lock) is written where it is, and the link stays; so too where the file is not
+// there yet (the first pkg lock), and through a chain of links.
 func TestWriteLockThroughLink(t *testing.T) {
-	dir := t.TempDir()
-	real, link := filepath.Join(dir, "ci", "pkg.lock"), filepath.Join(dir, "pkg.lock")
-	if err := os.Mkdir(filepath.Dir(real), 0o755); err != nil {
+	for _, tt := range []struct {
+		name  string
+		exist bool     // ci/pkg.lock is there before
+		links []string // each link's name and target, pkg.lock first
+	}{
+		{"existing", true, []string{"pkg.lock", "ci/pkg.lock"}},
+		{"dangling", false, []string{"pkg.lock", "ci/pkg.lock"}},
+		{"chain", false, []string{"pkg.lock", "ci/link", "ci/link", "pkg.lock"}},
+	} {
+		dir := t.TempDir()
+		real, link := filepath.Join(dir, "ci", "pkg.lock"), filepath.Join(dir, "pkg.lock")
+		if err := os.Mkdir(filepath.Dir(real), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if tt.exist {
+			if err := WriteLock(real, testLock(t, lockIndex, "tool")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := 0; i < len(tt.links); i += 2 {
+			if err := os.Symlink(tt.links[i+1], filepath.Join(dir, tt.links[i])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l := testLock(t, lockIndex, "app")
+		if err := WriteLock(link, l); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		for i := 0; i < len(tt.links); i += 2 {
+			if fi, err := os.Lstat(filepath.Join(dir, tt.links[i])); err != nil || fi.Mode().Type() != os.ModeSymlink {
+				t.Errorf("%s: after WriteLock through the link, %s is not a symlink (%v)", tt.name, tt.links[i], err)
+			}
+		}
+		got, err := ReadLock(real)
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if !reflect.DeepEqual(got.Requires, l.Requires) {
+			t.Errorf("%s: ReadLock(%s): requires %v; want %v, written through the link", tt.name, real, got.Requires, l.Requires)
+		}
+		if tt.name != "chain" {
+			checkDir(t, filepath.Dir(real), "pkg.lock")
+		}
+	}
+
+	// A link that leads to itself is refused, and stays.
+	loop := filepath.Join(t.TempDir(), "pkg.lock")
+	if err := os.Symlink("pkg.lock", loop); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteLock(real, testLock(t, lockIndex, "tool")); err != nil {
-		t.Fatal(err)
+	if err := WriteLock(loop, testLock(t, lockIndex, "app")); !errors.Is(err, syscall.ELOOP) {
+		t.Errorf("WriteLock through a link to itself: %v, want ELOOP", err)
 	}
-	if err := os.Symlink("ci/pkg.lock", link); err != nil {
-		t.Fatal(err)
+	if fi, err := os.Lstat(loop); err != nil || fi.Mode().Type() != os.ModeSymlink {
+		t.Errorf("after WriteLock through a loop, %s is not a symlink (%v)", loop, err)
 	}
-	l := testLock(t, lockIndex, "app")
-	if err := WriteLock(link, l); err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Lstat(link); err != nil || fi.Mode().Type() != os.ModeSymlink {
-		t.Errorf("after WriteLock through the link, %s is not a symlink (%v)", link, err)
-	}
-	got, err := ReadLock(real)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got.Requires, l.Requires) {
-		t.Errorf("ReadLock(%s): requires %v; want %v, written through the link", real, got.Requires, l.Requires)
-	}
-	checkDir(t, filepath.Dir(real), "pkg.lock")
 }
 
 func TestLockEmpty(t *testing.T) {
