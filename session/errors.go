@@ -95,16 +95,6 @@ func ProxyFailed(err error) bool {
 	return errors.As(err, &op) && op.Op == "proxyconnect"
 }
 
-// UnknownHost returns the host err says DNS knows no address for (a *net.DNSError that is
-// IsNotFound), or "".
-func UnknownHost(err error) string {
-	var de *net.DNSError
-	if errors.As(err, &de) && de.IsNotFound {
-		return de.Name
-	}
-	return ""
-}
-
 // PinRefused reports whether err refuses an index for want of a trusted key's signature
 // where pkg pinned the repository (a *trust.PinnedError): the cache's copy of it verified,
 // or the root's record of it refusing one unsigned, untrusted or bound to another name.

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -68,12 +69,12 @@ var hints = []hintRule{
 	{fn: as(linksHint)},
 	{err: session.ErrNotLinked, hint: "if a pkg command is changing the root, verify again once it is done; if none is, one was cut short, and the next command that takes the root's lock, such as 'pkg verify' by a user who may change the root, puts the rest of the links in place first"},
 	{is: session.ProxyFailed, hint: "the proxy HTTP_PROXY or HTTPS_PROXY names is refusing or unreachable: check those variables (and NO_PROXY)"},
-	{fn: func(err error, _ []string) string {
-		if host := session.UnknownHost(err); host != "" {
-			return fmt.Sprintf("DNS knows no host %s: check the host of the URL above for a typo (a repository's is in --repo, PKG_REPO or its configuration), or whether only another network (a VPN) knows it; --offline installs what the cache holds without it", host)
+	{fn: as(func(de *net.DNSError) string {
+		if !de.IsNotFound {
+			return ""
 		}
-		return ""
-	}},
+		return fmt.Sprintf("DNS knows no host %s: check the host of the URL above for a typo (a repository's is in --repo, PKG_REPO or its configuration), or whether only another network (a VPN) knows it; --offline installs what the cache holds without it", de.Name)
+	})},
 	{fn: asHint[x509.UnknownAuthorityError]("if the server's certificate comes from your organisation's own authority, point SSL_CERT_FILE (or SSL_CERT_DIR) at that authority's certificate")},
 	{fn: as(func(ne *session.NetrcError) string {
 		if errors.Is(ne, session.ErrNetrcOpen) {
