@@ -68,16 +68,16 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 	defer removeGot(got)
 	res := &Imported{Bundled: l.Bundled, Created: created, Scripts: make(map[string][]string), Absent: make(map[string][]repo.Command)}
 	pkgs, paths := make([]repo.Package, len(got)), make([]string, len(got))
-	read := make(map[string]*Archive) // by name@version, an npm package's Key
+	read := make(map[string]npmFound) // by name@version, an npm package's Key
 	for i, g := range got {
-		var a *Archive
-		if pkgs[i], a, err = npmEntry(ctx, g, l.Tarballs[i]); err == nil && !o.Replace {
+		var f npmFound
+		if pkgs[i], f, err = npmEntry(ctx, g, l.Tarballs[i]); err == nil && !o.Replace {
 			err = repo.CheckRepublish(dir, g.Path, before, pkgs[i])
 		}
 		if err != nil {
 			return nil, &NPMLockError{Path: lockPath, Key: l.Tarballs[i].Key, Err: err}
 		}
-		read[l.Tarballs[i].Name+"@"+l.Tarballs[i].Version] = a
+		read[l.Tarballs[i].Name+"@"+l.Tarballs[i].Version] = f
 		paths[i] = g.Path
 		if g.From != "" {
 			res.Downloaded++
@@ -112,30 +112,37 @@ func archives(dir string, ix *repo.Index) map[string]string {
 	return have
 }
 
+// npmFound is what reading an npm tarball found beside its entry, which an import reports
+// once the index is written: not the whole *Archive, whose member list is large.
+type npmFound struct {
+	scripts []string       // its lifecycle scripts
+	absent  []repo.Command // the commands of its package.json whose files it lacks
+}
+
 // npmEntry returns the entry of the tarball g of t, what its package.json says, which must
-// be t's name and version, and the archive read, whose scripts and absent commands Entry set.
-func npmEntry(ctx context.Context, g gotTarball, t lockTarball) (repo.Package, *Archive, error) {
+// be t's name and version, and its scripts and absent commands.
+func npmEntry(ctx context.Context, g gotTarball, t lockTarball) (repo.Package, npmFound, error) {
 	st, err := fetch.Inspect(ctx, g.Path)
 	if err != nil {
-		return repo.Package{}, nil, err
+		return repo.Package{}, npmFound{}, err
 	}
 	a := &Archive{Location: cmp.Or(g.From, g.Path), Path: g.Path, Contents: st, cleanup: func() {}}
 	p, err := a.Entry(repo.Package{}, false)
 	switch {
 	case err != nil:
-		return p, nil, err
+		return p, npmFound{}, err
 	case p.Kind != repo.KindNPM:
-		return p, nil, fmt.Errorf("%w: %s %s from %s", errNotNPM, t.Name, t.Version, a.Location)
+		return p, npmFound{}, fmt.Errorf("%w: %s %s from %s", errNotNPM, t.Name, t.Version, a.Location)
 	case p.Name != t.Name || p.Version != t.Version:
-		return p, nil, fmt.Errorf("%w: %s %s from %s is %s %s", errNamed, t.Name, t.Version, a.Location, p.Name, p.Version)
+		return p, npmFound{}, fmt.Errorf("%w: %s %s from %s is %s %s", errNamed, t.Name, t.Version, a.Location, p.Name, p.Version)
 	}
 	if p, err = a.checkEntry(p); err != nil {
-		return p, nil, err
+		return p, npmFound{}, err
 	}
 	p.InstalledSize, p.Files = a.Bytes, a.Stats.Files
 	u, _ := url.Parse(t.Resolved) // tarball checked it
 	p.Archive = path.Base(u.Path) // npm's name for it, whose ending repo.AddAll keeps
-	return p, a, nil
+	return p, npmFound{a.scripts, a.absent}, nil
 }
 
 // resolveNPM returns the packages of pkgs reqs resolve to among them, by name and version.
