@@ -201,3 +201,24 @@ func TestRebuildSoundLinksFail(t *testing.T) {
 		t.Errorf("Rebuild with bin/ immutable = %+v, %v; want the database repaired and bin/'s *LinksError", out, err)
 	}
 }
+
+// TestRebuildSameShape: of two versions whose trees differ in content alone, a repair
+// records the tree as the one whose files it holds, though the other comes first among
+// the candidates.
+func TestRebuildSameShape(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	one, two := prefixPkg("a", "1"), prefixPkg("a", "2")
+	older := digestsOf(t, alignedTar(t, base, tree("etc/a=x")))
+	cands := []Candidate{{Package: one, Members: older}, {Package: two, Members: installIn(t, r, base, two, tree("etc/a=y"))}}
+	r.Close()
+	damage(t, dir)
+	out, err := Rebuild(context.Background(), dir, Options{}, func(string) ([]Candidate, error) { return cands, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(out.Recorded, []string{"a 2"}) {
+		t.Errorf("recorded %q; want a 2, whose content the tree holds", out.Recorded)
+	}
+}
