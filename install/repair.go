@@ -230,8 +230,9 @@ func nameOfTree(dir string) string {
 type treeMatch struct {
 	rec   *db.Record
 	files []db.File
-	bare  bool // Candidate.Bare
-	dated bool // installed when the candidate says
+	bare  bool    // Candidate.Bare
+	dated bool    // installed when the candidate says
+	at    *treeAt // where its files are looked for
 }
 
 // matchTree returns the record of the tree pkgs/name, open at fd, as the first of cands it
@@ -244,7 +245,6 @@ type treeMatch struct {
 // whose regular files it holds as they are is taken, else the first.
 func matchTree(fd, prefix int, name string, cands []Candidate) (treeMatch, bool) {
 	var ms []treeMatch
-	var ats []*treeAt
 	for _, c := range cands {
 		p := c.Package
 		if repo.FileName(p.Key()) != name || tarutil.Validate(c.Members) != nil {
@@ -253,10 +253,9 @@ func matchTree(fd, prefix int, name string, cands []Candidate) (treeMatch, bool)
 		order := byName(c.Members)
 		members := executable(p.Bin, slices.Clone(c.Members), order)
 		files := slices.Collect(fileRecords(members, order))
-		var folded []string
+		at := &treeAt{tree: fd, prefix: prefix, into: intoOf(&p)}
 		if !hasShape(fd, files) {
-			if folded = foldedIn(fd, prefix, files, intoOf(&p)); len(folded) == 0 ||
-				!hasShapeAt(&treeAt{tree: fd, prefix: prefix, into: intoOf(&p), folded: folded}, files) {
+			if at.folded = foldedIn(fd, prefix, files, at.into); len(at.folded) == 0 || !hasShapeAt(at, files) {
 				continue
 			}
 		}
@@ -272,16 +271,17 @@ func matchTree(fd, prefix int, name string, cands []Candidate) (treeMatch, bool)
 		}
 		rec := &db.Record{Name: p.Name, Version: p.Version, Kind: p.Kind, SHA256: p.SHA256, Depends: p.Depends, Optional: p.Optional, Peers: p.Peers, Bin: p.Bin, Lib: p.Lib,
 			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: intoOf(&p), Env: p.Env,
-			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin, Folded: folded}
-		ms = append(ms, treeMatch{rec: rec, files: files, bare: c.Bare, dated: dated})
-		ats = append(ats, &treeAt{tree: fd, prefix: prefix, into: intoOf(&p), folded: folded})
+			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin, Folded: at.folded}
+		ms = append(ms, treeMatch{rec: rec, files: files, bare: c.Bare, dated: dated, at: at})
 	}
 	if len(ms) == 0 {
 		return treeMatch{}, false
 	}
-	for i := range ms {
-		if len(ms) > 1 && hasContent(ats[i], ms[i].files) {
-			return ms[i], true
+	if len(ms) > 1 {
+		for _, m := range ms {
+			if hasContent(m.at, m.files) {
+				return m, true
+			}
 		}
 	}
 	return ms[0], true
