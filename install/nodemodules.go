@@ -31,6 +31,14 @@ const hoisted = nodeModules + "/.pnpm/node_modules"
 // isHoisted reports whether the prefix path p is hoisted or beneath it.
 func isHoisted(p string) bool { return p == hoisted || strings.HasPrefix(p, hoisted+"/") }
 
+// hoistRecorded reports whether the database records the owners of hoisted: a root
+// installed before the hoisted links has none until its next change makes them.
+func (r *Root) hoistRecorded() (bool, error) {
+	rec, err := r.db.Owners([]string{hoisted})
+	_, ok := rec[hoisted]
+	return ok, err
+}
+
 // testHookUnhoisted, where a test sets it, has generated leave out the hoisted links, as
 // a pkg without them did.
 var testHookUnhoisted bool
@@ -280,9 +288,9 @@ func (r *Root) verifyLinks(all map[string]*db.Record, recs []db.Record) ([]FileE
 		verified[key(&recs[i])] = &recs[i]
 	}
 	gen := generated(all, reqs)
-	if rec, err := r.db.Owners([]string{hoisted}); err != nil {
+	if done, err := r.hoistRecorded(); err != nil {
 		return nil, err
-	} else if _, ok := rec[hoisted]; !ok { // a root installed before them: its next change makes them
+	} else if !done { // a root installed before them: its next change makes them
 		maps.DeleteFunc(gen, func(p string, _ db.Owners) bool { return isHoisted(p) })
 	}
 	dst := r.prefixDirs()

@@ -262,11 +262,11 @@ func (r *Root) newLayout(installed, incoming map[string]*db.Record, leaving map[
 	}
 	lay := newLayoutChange(installed, after, incoming, before, next)
 	if _, ok := lay.after[hoisted]; ok {
-		rec, err := r.db.Owners([]string{hoisted})
+		done, err := r.hoistRecorded()
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := rec[hoisted]; !ok { // a root installed before the hoisted links: all of them
+		if !done { // a root installed before the hoisted links: all of them
 			lay.hoistAll()
 		}
 	}
