@@ -286,6 +286,40 @@ func TestNPMSyncRecordsRequests(t *testing.T) {
 	e.ok("verify")
 }
 
+// TestNPMSyncLinksCommands: a sync of a lockfile that asks for an npm package the root
+// holds as another's dependency links its commands in bin/, as an install of it does; so
+// does one that installs it.
+func TestNPMSyncLinksCommands(t *testing.T) {
+	base := t.TempDir()
+	archive := pax(t, td("package/"), tf("package/package.json", `{"name":"dep","version":"1.0.0"}`), tf("package/cli.js", "#!/usr/bin/env node\n"))
+	file := writeFile(t, base, "dep-1.0.0.tar", archive)
+	p := repo.Package{Name: "dep", Version: "1.0.0", Kind: repo.KindNPM, Bin: testrepo.Commands("dep=package/cli.js")}
+	if _, _, err := repo.Add(t.Context(), filepath.Join(base, "repo"), file, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	addNPM(t, base, "a", "1.0.0", "dep@npm:^1.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	first, second := filepath.Join(base, "a.lock"), filepath.Join(base, "both.lock")
+	e.ok("lock", "-o", first, "a")
+	e.ok("lock", "-o", second, "a", "dep")
+	e.ok("sync", "-f", first)
+	bin := filepath.Join(e.root, "bin", "dep")
+	if _, err := os.Lstat(bin); !os.IsNotExist(err) {
+		t.Fatalf("bin/dep of dep, a dependency: %v; want none", err)
+	}
+	e.ok("sync", "-f", second)
+	if _, err := os.Stat(bin); err != nil {
+		t.Errorf("bin/dep after a sync asking for dep: %v", err)
+	}
+	e.ok("verify")
+	fresh := newEnv(t, t.TempDir(), e.repo)
+	fresh.ok("sync", "-f", second)
+	if _, err := os.Stat(filepath.Join(fresh.root, "bin", "dep")); err != nil {
+		t.Errorf("bin/dep after a sync installing dep, asked for: %v", err)
+	}
+	fresh.ok("verify")
+}
+
 // TestNPMReinstallLinks: a dependency link of one of two versions of a name, deleted, is
 // found by verify, whose advice names that version, and the reinstall it advises puts the
 // link back.
