@@ -78,12 +78,13 @@ func ScriptsNote(p repo.Package, scripts []string) string {
 }
 
 // AbsentWarnings warns, a line each, of the commands the package.json of the npm package
-// p names whose files its tarball lacks (publish.Added.Absent), which its entry leaves out.
+// p names whose files its tarball lacks (publish.Added.Absent), which its entry leaves out;
+// their paths, never checked as the entry's commands are, quoted.
 func AbsentWarnings(p repo.Package, absent []repo.Command) []string {
 	var warnings []string
 	for _, c := range absent {
-		warnings = append(warnings, fmt.Sprintf("%s %s: its package.json's bin %q names %s, which its tarball lacks: the package has no such command (npm and pnpm skip it too)",
-			p.Name, p.Version, c.Name, c.Path))
+		warnings = append(warnings, fmt.Sprintf("%s %s: its package.json's bin %s names %s, which its tarball lacks: the package has no such command (npm and pnpm skip it too)",
+			p.Name, p.Version, termtext.Quote(c.Name), termtext.Quote(c.Path)))
 	}
 	return warnings
 }

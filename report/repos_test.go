@@ -2,8 +2,10 @@ package report
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
+	"pkg/repo"
 	"pkg/trust"
 )
 
@@ -28,5 +30,15 @@ func TestReposText(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ReposText =\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestAbsentWarnings: a command's path, from a tarball's package.json and never checked
+// as the index's commands are, is printed quoted, its control characters escaped.
+func TestAbsentWarnings(t *testing.T) {
+	p := repo.Package{Name: "tool", Version: "1.0.0", Kind: repo.KindNPM}
+	got := AbsentWarnings(p, []repo.Command{{Name: "gone", Path: "package/\x1b[2J\ngone.js"}})
+	if len(got) != 1 || strings.ContainsAny(got[0], "\x1b\n") || !strings.Contains(got[0], `"package/\u001b[2J\ngone.js"`) {
+		t.Errorf("AbsentWarnings of a path holding ESC and a newline: %q; want it quoted", got)
 	}
 }

@@ -91,7 +91,8 @@ func TestHostileNamesCLI(t *testing.T) {
 
 // TestRepoAddNPMAbsentBin publishes an npm tarball whose package.json names a command
 // file it lacks, as npm and pnpm install it: with a warning naming the package, its
-// version and the file, the other commands installed; --bin naming that file is refused.
+// version and the file, quoted, the other commands installed; --bin naming that file is
+// refused. Installed from the file, it is warned of alike.
 func TestRepoAddNPMAbsentBin(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
@@ -109,8 +110,16 @@ func TestRepoAddNPMAbsentBin(t *testing.T) {
 		t.Errorf("repo add --bin naming no file: exit 0, %q", stderr)
 	}
 	_, stderr := e.ok("repo", "add", dir, archive)
-	if !strings.Contains(stderr, "pkg: warning: tool 1.0.0: ") || !strings.Contains(stderr, "package/bin/gone.js") {
+	if !strings.Contains(stderr, "pkg: warning: tool 1.0.0: ") || !strings.Contains(stderr, `"package/bin/gone.js"`) {
 		t.Errorf("repo add: stderr %q, want a warning naming tool 1.0.0 and package/bin/gone.js", stderr)
+	}
+	local := newEnv(t, t.TempDir(), dir)
+	_, stderr = local.ok("install", archive)
+	if !strings.Contains(stderr, "pkg: warning: tool 1.0.0: ") || !strings.Contains(stderr, `"package/bin/gone.js"`) {
+		t.Errorf("install %s: stderr %q, want a warning naming tool 1.0.0 and package/bin/gone.js", archive, stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(local.root, "bin", "gone")); !os.IsNotExist(err) {
+		t.Errorf("bin/gone of the file installed: %v, want none", err)
 	}
 	e.ok("install", "tool")
 	if _, err := os.Stat(filepath.Join(e.root, "bin", "tool")); err != nil {
