@@ -44,7 +44,9 @@ func isLocalArchive(a string) bool {
 
 // localArchives gives the session the arguments of install that are local archive files
 // (isLocalArchive), each as its entry (publish.Archive.Local) described by the flags, and
-// returns the arguments with each file replaced by its package's name.
+// returns the arguments with each file replaced by its package's name; an npm package's
+// by NAME@VERSION, as the installed instances of its name, kept beside it, would answer
+// the name alone.
 func localArchives(c *cli.Context, args []string) ([]string, error) {
 	var files []int // the indexes in args of the local archive files
 	for i, a := range args {
@@ -69,6 +71,9 @@ func localArchives(c *cli.Context, args []string) ([]string, error) {
 		}
 		sess(c).Local = append(sess(c).Local, p)
 		out[i] = p.Name
+		if p.Kind == repo.KindNPM {
+			out[i] += "@" + p.Version
+		}
 	}
 	return out, nil
 }

@@ -183,6 +183,24 @@ func TestInstallLocalNPM(t *testing.T) {
 	e.ok("verify")
 }
 
+// TestInstallLocalNPMBeside installs a local npm tarball of another version of an npm
+// name installed beside it, as npm instances are, each asked for: it said the installed
+// version was installed already, and installed nothing.
+func TestInstallLocalNPMBeside(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "x", "1.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "x")
+	files := t.TempDir()
+	t.Chdir(files)
+	writeFile(t, files, "x-2.0.0.tgz", gzipped(t, pax(t, tf("package/package.json", `{"name":"x","version":"2.0.0"}`), tf("package/index.js", "2\n"))))
+	e.ok("install", "./x-2.0.0.tgz")
+	if got, asked := e.installed(), e.requested(); got != "x 1.0.0, x 2.0.0" || asked != got {
+		t.Errorf("after installing x-2.0.0.tgz beside x 1.0.0: installed %q, asked for %q; want both, each asked for", got, asked)
+	}
+	e.ok("verify")
+}
+
 // TestInstallLocalRelease installs a release tarball whose one top directory holds a
 // package.json and its node_modules (code-server's) as a plain tree, as before npm pack's
 // tarballs were installed as npm's: taken as npm's, it needed express from the
