@@ -116,6 +116,20 @@ func (s *server) requests() []http.Header {
 	return append([]http.Header(nil), s.reqs...)
 }
 
+// indexRead serves the index of one package, reads it once into a new cache through a
+// quick source and returns the three: for tests of what a later read finds.
+func indexRead(t *testing.T) (*server, *Cache, *Source) {
+	t.Helper()
+	_, p := testArchive(t)
+	index := writeIndex(t, p)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { w.Write(index) })
+	c, s := openCache(t), quick(t, srv.URL)
+	if _, err := c.indexOnly(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	return srv, c, s
+}
+
 // serveArchive serves data with an ETag, handling Range and If-Range.
 func serveArchive(w http.ResponseWriter, r *http.Request, data []byte) {
 	w.Header().Set("ETag", `"v1"`)

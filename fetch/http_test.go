@@ -319,14 +319,7 @@ func TestSilentServer(t *testing.T) {
 // ErrUnreachable, and says when the copy kept was last current if an offline source would
 // believe it.
 func TestIndexUnreachable(t *testing.T) {
-	_, p := testArchive(t)
-	index := writeIndex(t, p)
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { w.Write(index) })
-	c := openCache(t)
-	s := quick(t, srv.URL)
-	if _, err := c.indexOnly(t.Context(), s); err != nil {
-		t.Fatal(err)
-	}
+	srv, c, s := indexRead(t)
 	read := time.Date(2026, 11, 30, 16, 2, 0, 0, time.Local)
 	if err := os.Chtimes(c.indexPath(s), time.Time{}, read); err != nil {
 		t.Fatal(err)

@@ -179,14 +179,7 @@ func TestUnknownHost(t *testing.T) {
 // a network this machine has left, such as a VPN's): the error, not retried, still says
 // that the cache holds a copy usable offline.
 func TestUnknownHostOfflineCopy(t *testing.T) {
-	_, p := testArchive(t)
-	index := writeIndex(t, p)
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { w.Write(index) })
-	c := openCache(t)
-	s := quick(t, srv.URL)
-	if _, err := c.indexOnly(t.Context(), s); err != nil {
-		t.Fatal(err)
-	}
+	_, c, s := indexRead(t)
 	tr := &dnsTransport{err: &net.DNSError{Err: "no such host", IsNotFound: true}}
 	s.client = func() *http.Client { return &http.Client{Transport: tr} }
 	_, err := c.indexOnly(t.Context(), s)
