@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -35,12 +37,7 @@ func mirrorCommand() *cli.Command {
 
 func mirrorAction(c *cli.Context) error {
 	args := c.Args().Slice()
-	// DIR is made absolute so that the paths of its errors, absolute as session.PathOf wants
-	// them, fall under it.
-	dir, err := filepath.Abs(args[len(args)-1])
-	if err != nil {
-		return err
-	}
+	dir := args[len(args)-1]
 	r, err := mirrorRequest(c, args[:len(args)-1])
 	if err != nil {
 		return err
@@ -58,8 +55,8 @@ func mirrorAction(c *cli.Context) error {
 	return nil
 }
 
-// mirrorDirError is a failure of pkg mirror into dir (absolute), whose hints name dir where the
-// failing path is in it, rather than --root or --cache.
+// mirrorDirError is a failure of pkg mirror into dir (as given), whose hints name dir where
+// the failing path is in it, rather than --root or --cache.
 type mirrorDirError struct {
 	dir string
 	error
@@ -69,8 +66,8 @@ func (e *mirrorDirError) Unwrap() error { return e.error }
 
 // mirrorDirHint is the advice for a mirror's directory that cannot be written.
 func mirrorDirHint(me *mirrorDirError) string {
-	dir, p := me.dir, session.PathOf(me.error)
-	if p == "" || p != dir && !strings.HasPrefix(p, dir+"/") {
+	dir := me.dir
+	if !inDir(me.error, dir) {
 		return ""
 	}
 	switch {
@@ -80,10 +77,30 @@ func mirrorDirHint(me *mirrorDirError) string {
 		return fmt.Sprintf("your disk quota on the filesystem holding the mirror directory %s is used up: free space there, or mirror into a directory on another filesystem", dir)
 	case errors.Is(me.error, syscall.EROFS):
 		return fmt.Sprintf("the mirror directory %s is on a read-only filesystem: remount it read-write, or mirror into a directory on another filesystem", dir)
-	case errors.Is(me.error, fs.ErrPermission):
+	case session.PathDenied(me.error, dir):
 		return fmt.Sprintf("you may not write in the mirror directory %s: mirror into a directory you can write", dir)
 	}
 	return ""
+}
+
+// inDir reports whether err is about a path in dir or dir itself (a *fs.PathError's, or
+// either of a rename's *os.LinkError), each made absolute: the mirror's paths are dir's, as
+// given, relative or not.
+func inDir(err error, dir string) bool {
+	var paths []string
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		paths = []string{pe.Path}
+	case errors.As(err, &le):
+		paths = []string{le.Old, le.New}
+	}
+	d, derr := filepath.Abs(dir)
+	return derr == nil && slices.ContainsFunc(paths, func(p string) bool {
+		p, perr := filepath.Abs(p)
+		return perr == nil && (p == d || strings.HasPrefix(p, d+"/"))
+	})
 }
 
 // mirrorRequest is what pkg mirror mirrors: the lockfile of --lock, or one made now of the

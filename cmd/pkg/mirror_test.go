@@ -171,8 +171,9 @@ func TestMirrorLock(t *testing.T) {
 	}
 }
 
-// TestMirrorDirFull mirrors into a directory on a full filesystem, and on a read-only one:
-// the hint is about the mirror's directory, not the root or the cache.
+// TestMirrorDirFull mirrors into a directory on a full filesystem, given absolute and
+// relative, and on a read-only one: the hint is about the mirror's directory, named as
+// given, not the root or the cache.
 func TestMirrorDirFull(t *testing.T) {
 	r := newSignedRepo(t)
 	upstream := httptest.NewServer(http.FileServer(http.Dir(r.dir)))
@@ -186,7 +187,7 @@ func TestMirrorDirFull(t *testing.T) {
 	t.Chdir(full)
 	for _, tt := range []struct{ dir, want string }{
 		{filepath.Join(full, "mirror"), "pkg: hint: the filesystem holding the mirror directory " + filepath.Join(full, "mirror") + " is full"},
-		{"mirror/", "pkg: hint: the filesystem holding the mirror directory " + filepath.Join(full, "mirror") + " is full"},
+		{"mirror/", "pkg: hint: the filesystem holding the mirror directory mirror/ is full"}, // as given
 		{filepath.Join(readOnly, "mirror"), "pkg: hint: the mirror directory " + filepath.Join(readOnly, "mirror") + " is on a read-only filesystem"},
 	} {
 		_, stderr, code := user.pkg("--trusted-key", r.pub, "mirror", "hello", tt.dir)
