@@ -1,5 +1,6 @@
 #!/bin/bash
-# ubound.sh KIND N BIN...: alternating warm rounds: bun copyfile, then each pkg BIN; cpu/wall ms
+# ubound.sh KIND N BIN...: alternating warm rounds: bun copyfile, then each pkg BIN; cpu/wall ms,
+# each build against bun, and each later build against the first (medians of the rounds' ratios)
 k=$1; n=$2; shift 2; d=${D:?set D}/w-$k; P=${WORK:-/var/tmp/pkg-peers}
 BUN=$P/tools/node_modules/@oven/bun-linux-x64/bin/bun
 for r in $(seq $n); do
@@ -29,4 +30,9 @@ for i in range(n):
     rc=[cpu[i][j]/cpu[0][j] for j in range(len(rows))]
     rw=[wall[i][j]/wall[0][j] for j in range(len(rows))]
     print("col%d cpu med %d wall med %d  cpu/bun med %.3f wall/bun med %.3f" % (i+1, statistics.median(cpu[i]), statistics.median(wall[i]), statistics.median(rc), statistics.median(rw)))
+# each later build against the first (column 2): medians of the rounds ratios, rounds faster
+for i in range(2, n):
+    rc=[cpu[i][j]/cpu[1][j] for j in range(len(rows))]
+    rw=[wall[i][j]/wall[1][j] for j in range(len(rows))]
+    print("col%d/col2 cpu med %.3f wall med %.3f  faster in %d of %d" % (i+1, statistics.median(rc), statistics.median(rw), sum(x < 1 for x in rw), len(rows)))
 '
