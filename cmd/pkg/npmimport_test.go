@@ -186,3 +186,24 @@ func TestRepoAddFromNPMLockOldName(t *testing.T) {
 		t.Errorf("node %s: %v\n%s", script, err, got)
 	}
 }
+
+// TestRepoAddFromNPMLockAbsentBin imports a lock one of whose tarballs names in its bin a
+// file it lacks, as real ones do: the import adds it, without that command, and warns
+// naming the package and the path, where refusing it refused the whole lock.
+func TestRepoAddFromNPMLockAbsentBin(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	p := newNPMProject(t, base)
+	p.b = gzipped(t, pax(t, tf("package/package.json", `{"name": "@s/b", "version": "2.1.0", "bin": {"b": "./gone.js"}}`),
+		tf("package/index.js", "\n")))
+	if err := os.WriteFile(filepath.Join(base, "served", "b-2.1.0.tgz"), p.b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.write(t, p.b)
+	e := newEnv(t, base, dir)
+	out, stderr := e.ok("repo", "add", dir, "--from", p.lock, "--npm-cache", p.cache)
+	if !strings.Contains(out, "2 packages, 2 new") || !strings.Contains(stderr, "pkg: warning: @s/b 2.1.0: ") ||
+		!strings.Contains(stderr, `"package/gone.js"`) {
+		t.Errorf("repo add --from: %s%s\nwant both added and a warning naming @s/b 2.1.0 and package/gone.js", out, stderr)
+	}
+}
