@@ -2,6 +2,7 @@ package publish
 
 import (
 	"archive/tar"
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -22,12 +23,24 @@ var debArch = map[string]string{"amd64": "amd64", "arm64": "arm64", "armel": "ar
 
 // debPlatform returns the platform of a .deb of Debian's architecture arch, as an entry
 // records it: linux-GOARCH, so that a machine of another architecture never takes it, as
-// apt does not; "" (any) for all, none, or one Go has no architecture for.
-func debPlatform(arch string) string {
+// apt does not; "" (any) for all or none. An architecture Go has none for (x32, hurd-i386)
+// is an *ArchError: as any platform, every machine would take it.
+func debPlatform(name, version, arch string) (string, error) {
 	if goarch, ok := debArch[arch]; ok {
-		return "linux-" + goarch
+		return "linux-" + goarch, nil
 	}
-	return ""
+	if arch == "" || arch == "all" {
+		return "", nil
+	}
+	return "", &ArchError{Name: name, Version: version, Arch: arch}
+}
+
+// ArchError refuses a .deb of a Debian architecture that no platform pkg knows stands for.
+type ArchError struct{ Name, Version, Arch string }
+
+func (e *ArchError) Error() string {
+	return fmt.Sprintf("%s %s is a .deb for Debian's architecture %q, which no platform of pkg's (Go's) stands for: "+
+		"as a package for any platform every machine would install it", e.Name, e.Version, e.Arch)
 }
 
 // debCommandDirs are the directories a .deb's commands are taken from.

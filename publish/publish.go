@@ -248,7 +248,12 @@ func (a *Archive) named(p repo.Package, keepSummary bool) (repo.Package, error) 
 		}
 	}
 	p.Name, p.Version, p.Kind = ctl.Package, ctl.Version, repo.KindDeb
-	p.Platform = cmp.Or(p.Platform, debPlatform(ctl.Architecture))
+	if p.Platform == "" {
+		var err error
+		if p.Platform, err = debPlatform(p.Name, p.Version, ctl.Architecture); err != nil {
+			return p, err
+		}
+	}
 	if !keepSummary {
 		p.Summary = ctl.Description
 	}

@@ -150,6 +150,16 @@ func TestEntry(t *testing.T) {
 		}
 	}
 
+	x32 := &Archive{} // an architecture Go has no name for: refused, unless its platform is given
+	x32.Control = &fetch.Control{Package: "hello", Version: "1", Architecture: "x32"}
+	var ae *ArchError
+	if _, err := x32.Entry(repo.Package{}, false); !errors.As(err, &ae) || ae.Arch != "x32" || ae.Name != "hello" {
+		t.Errorf("Entry of a .deb for x32: %v, want an *ArchError naming hello and x32", err)
+	}
+	if p, err := x32.Entry(repo.Package{Platform: "linux-amd64"}, false); err != nil || p.Platform != "linux-amd64" {
+		t.Errorf("Entry of that .deb with a platform given: %+v, %v", p, err)
+	}
+
 	bad := &Archive{}
 	bad.Control = &fetch.Control{Package: "hello", Version: "1", Architecture: "amd64", Relations: map[string]string{"Depends": "libc6:i386"}}
 	var ce *fetch.ControlError

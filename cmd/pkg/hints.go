@@ -128,6 +128,7 @@ var hints = []hintRule{
 		return fmt.Sprintf("every client of repository %s refuses an index of %s in its place: check the reference (its NAMESPACE/REPO and TAG) and push to %s's own; a publisher who really renamed it pushes with --force, and its clients run 'pkg repo forget'",
 			re.Tagged, re.Name, re.Name)
 	})},
+	{fn: asHint[*publish.ArchError]("pkg's platforms are Go's (linux-amd64, linux-arm64, ...): where the package runs on one of them, say so with --platform OS-ARCH")},
 	{fn: asHint[*publish.TagError]("push to a tag of its own (oci://HOST/NAME:TAG), or pass --force to replace what the tag names")},
 	{fn: asHint[*publish.UnnamedError]("pass --name and --version, or give the file a name such as tool-1.0.tar.gz")},
 	{err: publish.ErrNPMLockVersion, hint: "npm 7 and later write lockfileVersion 3: run 'npm install --package-lock-only' with one, then import the lock it writes"},
