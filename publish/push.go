@@ -86,14 +86,23 @@ func (e *OlderError) Error() string {
 }
 
 // RepositoryError refuses a push to Ref of the index of repository Name where the tag
-// names the index of repository Tagged: every client of that one would refuse this one as
-// another repository's.
+// names the index of repository Tagged (either "" for an index that names none): every
+// client of that one would refuse this one as another repository's (trust.ErrWrongName).
 type RepositoryError struct {
 	Ref, Name, Tagged string
 }
 
 func (e *RepositoryError) Error() string {
-	return fmt.Sprintf("push to %s: the index is of repository %s, but the tag names repository %s's", e.Ref, e.Name, e.Tagged)
+	return fmt.Sprintf("push to %s: the index is of %s, but the tag names %s's", e.Ref, RepositoryName(e.Name), RepositoryName(e.Tagged))
+}
+
+// RepositoryName words the repository an index names for a message: "repository NAME", or
+// "an unnamed repository".
+func RepositoryName(name string) string {
+	if name == "" {
+		return "an unnamed repository"
+	}
+	return "repository " + name
 }
 
 // TagError refuses a push to Ref, whose tag names a manifest that is not a pkg
@@ -219,7 +228,8 @@ func checkNewer(ctx context.Context, c *oci.Client, index []byte, regErr func(er
 	if err != nil {
 		return err
 	}
-	if was.Name != "" && now.Name != "" && now.Name != was.Name {
+	if now.Name != was.Name { // as strict as trust.Record.Follows, which each client applies
+
 		return &RepositoryError{Ref: c.Ref().String(), Name: now.Name, Tagged: was.Name}
 	}
 	if now.Version > was.Version || now.Version == was.Version && bytes.Equal(index, tagged) {

@@ -326,3 +326,23 @@ func TestPushOverOther(t *testing.T) {
 		}
 	}
 }
+
+// TestPushNamedOverUnnamed pushes a repository's index over the tag of an index that names
+// no repository: clients that accepted that one refuse a named one in its place
+// (trust.Record.Follows compares the names strictly), and so does the push.
+func TestPushNamedOverUnnamed(t *testing.T) {
+	unnamed := filepath.Join(t.TempDir(), "unnamed")
+	if _, err := testrepo.Publish(unnamed, t.TempDir(), "tool", "1.0"); err != nil {
+		t.Fatal(err)
+	}
+	reg := testregistry.New(t)
+	ctx := context.Background()
+	if _, err := Push(ctx, unnamed, reg.URL(), PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	named := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"})
+	named.Sign(time.Hour, "") // version 2
+	if _, err := Push(ctx, named.Dir, reg.URL(), PushOptions{}); !errors.As(err, new(*RepositoryError)) {
+		t.Errorf("push of repository main over an unnamed one: %v; want a *RepositoryError", err)
+	}
+}

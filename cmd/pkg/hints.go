@@ -125,8 +125,8 @@ var hints = []hintRule{
 			oe.Tagged, refuse, oe.Tagged)
 	})},
 	{fn: as(func(re *publish.RepositoryError) string {
-		return fmt.Sprintf("every client of repository %s refuses an index of %s in its place: check the reference (its NAMESPACE/REPO and TAG) and push to %s's own; a publisher who really renamed it pushes with --force, and its clients run 'pkg repo forget'",
-			re.Tagged, re.Name, re.Name)
+		return fmt.Sprintf("every client of %s refuses an index of %s in its place: check the reference (its NAMESPACE/REPO and TAG) and push to the tag of %s; a publisher who really renamed it pushes with --force, and its clients run 'pkg repo forget'",
+			publish.RepositoryName(re.Tagged), publish.RepositoryName(re.Name), publish.RepositoryName(re.Name))
 	})},
 	{fn: asHint[*publish.ArchError]("pkg's platforms are Go's (linux-amd64, linux-arm64, ...): where the package runs on one of them, say so with --platform OS-ARCH")},
 	{fn: asHint[*publish.TagError]("push to a tag of its own (oci://HOST/NAME:TAG), or pass --force to replace what the tag names")},
