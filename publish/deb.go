@@ -16,17 +16,12 @@ import (
 // field and the relation: the entry's own part, given, replaces it.
 type ControlError = fetch.ControlError
 
-// debArch maps Debian's architectures (dpkg-architecture -L) to Go's, where Go has them.
-var debArch = map[string]string{"amd64": "amd64", "arm64": "arm64", "armel": "arm", "armhf": "arm",
-	"i386": "386", "loong64": "loong64", "mips64el": "mips64le", "mipsel": "mipsle", "ppc64": "ppc64",
-	"ppc64el": "ppc64le", "riscv64": "riscv64", "s390x": "s390x"}
-
 // debPlatform returns the platform of a .deb of Debian's architecture arch, as an entry
 // records it: linux-GOARCH, so that a machine of another architecture never takes it, as
 // apt does not; "" (any) for all or none. An architecture Go has none for (x32, hurd-i386)
 // is an *ArchError: as any platform, every machine would take it.
 func debPlatform(name, version, arch string) (string, error) {
-	if goarch, ok := debArch[arch]; ok {
+	if goarch := repo.GoArch(arch); goarch != "" {
 		return "linux-" + goarch, nil
 	}
 	if arch == "" || arch == "all" {

@@ -19,8 +19,18 @@ var (
 		"mipsle", "ppc64", "ppc64le", "riscv64", "s390x", "wasm"}
 	// otherArch are the spellings of other tools (uname -m, Debian) for Go's.
 	otherArch = map[string]string{"x86_64": "amd64", "x86-64": "amd64", "x64": "amd64", "aarch64": "arm64",
-		"i386": "386", "i686": "386", "armhf": "arm", "armv7l": "arm", "ppc64el": "ppc64le"}
+		"i386": "386", "i686": "386", "armhf": "arm", "armel": "arm", "armv7l": "arm", "ppc64el": "ppc64le",
+		"mipsel": "mipsle", "mips64el": "mips64le"}
 )
+
+// GoArch returns Go's spelling of the architecture arch, given as Go, uname -m or Debian
+// (dpkg-architecture -L) spell it, or "" where Go has none (x32, hurd-i386).
+func GoArch(arch string) string {
+	if slices.Contains(goarch, arch) {
+		return arch
+	}
+	return otherArch[arch]
+}
 
 // ParsePlatforms returns the platforms of values, each one or several joined by commas,
 // refusing any CheckPlatform refuses.
