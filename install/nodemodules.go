@@ -22,14 +22,13 @@ import (
 // nodeModules is where the layout is in the prefix.
 const nodeModules = "lib/node_modules"
 
-// hoisted holds a link to the highest version of every npm name installed, as pnpm's
-// hoist-pattern * does: Node looks there from every instance after its own dependencies,
+// hoisted holds a link to every npm name installed, as pnpm's hoist-pattern * makes one
+// (pkg links the highest version; which one pnpm links follows its dependency graph, not
+// checked against pkg's): Node looks there from every instance after its own dependencies,
 // so that a package finds one it requires without declaring it (eslint-module-utils
 // loading eslint-plugin-import's eslint-import-resolver-node).
 const hoisted = nodeModules + "/.pnpm/node_modules"
 
-// isHoisted reports whether the prefix path p is hoisted or beneath it.
-func isHoisted(p string) bool { return p == hoisted || strings.HasPrefix(p, hoisted+"/") }
 
 // hoistRecorded reports whether the database records the owners of hoisted: a root
 // installed before the hoisted links has none until its next change makes them.
@@ -218,7 +217,7 @@ func newLayoutChange(installed, after, incoming map[string]*db.Record, reqBefore
 func (l *layoutChange) hoistAll() {
 	changed := l.paths // sorted
 	for p := range l.after {
-		if _, found := slices.BinarySearch(changed, p); isHoisted(p) && !found {
+		if _, found := slices.BinarySearch(changed, p); within(p, hoisted) && !found {
 			l.paths = append(l.paths, p)
 		}
 	}
@@ -291,7 +290,7 @@ func (r *Root) verifyLinks(all map[string]*db.Record, recs []db.Record) ([]FileE
 	if done, err := r.hoistRecorded(); err != nil {
 		return nil, err
 	} else if !done { // a root installed before them: its next change makes them
-		maps.DeleteFunc(gen, func(p string, _ db.Owners) bool { return isHoisted(p) })
+		maps.DeleteFunc(gen, func(p string, _ db.Owners) bool { return within(p, hoisted) })
 	}
 	dst := r.prefixDirs()
 	defer dst.close()

@@ -79,8 +79,9 @@ func (ix *Catalog) localNewer(recs []db.Record) []repo.Outdated {
 }
 
 // rebuilt returns installed without the packages that a local archive file of ix offers
-// as another archive (WithLocal): a rebuild given again, or another version, older too, as
-// `apt install ./x.deb` takes it. The file is what was asked for, so the resolver takes it
+// as another archive (WithLocal): a rebuild given again, or another version, older too
+// (apt asks before that downgrade, and apt-get -y refuses it without --allow-downgrades;
+// naming the file is the request here). The file is what was asked for, so the resolver takes it
 // in their place. An npm instance is dropped only for its own version, as several
 // versions of an npm name may be installed.
 func (ix *Catalog) rebuilt(installed []repo.Package) []repo.Package {
