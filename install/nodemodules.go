@@ -29,7 +29,6 @@ const nodeModules = "lib/node_modules"
 // loading eslint-plugin-import's eslint-import-resolver-node).
 const hoisted = nodeModules + "/.pnpm/node_modules"
 
-
 // hoistRecorded reports whether the database records the owners of hoisted: a root
 // installed before the hoisted links has none until its next change makes them.
 func (r *Root) hoistRecorded() (bool, error) {
