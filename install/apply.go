@@ -243,7 +243,7 @@ func keyed(requests []repo.Requirement, at map[string]repo.Requirement, recs []d
 		for _, p := range m.byName[q.Name] {
 			if p.Kind != repo.KindNPM || q.AllowsOf(p.Kind, p.Version) {
 				if o, ok := out[p.Key()]; ok {
-					q = combine(o, q)
+					q = o.With(q)
 				}
 				out[p.Key()] = q
 				break

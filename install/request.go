@@ -34,13 +34,3 @@ func (r *Root) RequestAt(reqs map[string]repo.Requirement) {
 	}
 	r.requestsAt = maps.Clone(reqs)
 }
-
-// combine returns q with the constraints of o added and o's repository pin, if it has
-// one: a pin outlives the command, upgrade keeps to it.
-func combine(q, o repo.Requirement) repo.Requirement {
-	q.Constraints = append(slices.Clip(q.Constraints), o.Constraints...)
-	if o.Repo != "" {
-		q.Repo = o.Repo
-	}
-	return q
-}

@@ -361,6 +361,17 @@ func (r Requirement) welcomes() []string {
 	return rels
 }
 
+// With returns r with the constraints of o added and o's repository pin, where it has
+// one: two requirements on one package, both to keep (a pin outlives the command, and
+// upgrade keeps to it).
+func (r Requirement) With(o Requirement) Requirement {
+	r.Constraints = append(slices.Clip(r.Constraints), o.Constraints...)
+	if o.Repo != "" {
+		r.Repo = o.Repo
+	}
+	return r
+}
+
 // Equal reports whether r and s are the same requirement, spelled the same.
 func (r Requirement) Equal(s Requirement) bool {
 	return r.Name == s.Name && r.Repo == s.Repo && slices.Equal(r.Constraints, s.Constraints) &&

@@ -625,7 +625,7 @@ func lockAsks(before []db.Record, requested map[string]repo.Requirement, want []
 		q := reqs[i]
 		for _, o := range reqs[i+1:] {
 			if answers(o, pk, want) {
-				q.Constraints = append(slices.Clip(q.Constraints), o.Constraints...)
+				q = q.With(o)
 			}
 		}
 		asks[pk.Key()] = q
