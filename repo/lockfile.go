@@ -532,13 +532,11 @@ func WriteLock(path string, l *Lock) error {
 // path_resolution(7)) bounds a lookup's.
 const maxLinks = 40
 
-// lockTarget returns the file path leads to through symlinks, which may not exist yet: a
-// link whose target is missing (the first pkg lock through pkg.lock -> ci/pkg.lock) leads
-// to its target, not to itself.
+// lockTarget returns the file path leads to through symlinks of its last name, which may
+// not exist yet: a link whose target is missing (the first pkg lock through pkg.lock ->
+// ci/pkg.lock) leads to its target, not to itself. Links among its directories lead where
+// they lead as the file is written beneath them.
 func lockTarget(path string) (string, error) {
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		return target, nil
-	}
 	for range maxLinks {
 		if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != fs.ModeSymlink {
 			return path, nil
