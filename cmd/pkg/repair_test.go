@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"pkg/repo"
 	"pkg/report"
 )
 
@@ -308,6 +313,51 @@ func TestRepairAfterCacheClean(t *testing.T) {
 	}
 	if !reflect.DeepEqual(after, before) {
 		t.Errorf("list --json after the repair: %+v, was %+v", after, before)
+	}
+	e.ok("verify")
+}
+
+// TestRepairOtherPlatform: a repair offered a package built for this machine and for
+// another fetches and records this machine's build only.
+func TestRepairOtherPlatform(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	other := otherPlatform()
+	pub := newEnv(t, base, dir)
+	for _, p := range []string{repo.Host, other} {
+		pub.ok("repo", "add", dir, platformTar(t, "hello", p), "--name", "hello", "--version", "1.0", "--bin", "bin/hello", "--platform", p)
+	}
+	var mu sync.Mutex
+	var asked []string
+	files := http.FileServer(http.Dir(dir))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.Path)
+		mu.Unlock()
+		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	e := newEnv(t, base, srv.URL)
+	e.ok("install", "hello")
+	e.ok("cache", "clean")
+	if err := os.WriteFile(filepath.Join(e.root, ".pkg", "db"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	asked = nil
+	mu.Unlock()
+	e.ok("verify", "--repair")
+	mu.Lock()
+	defer mu.Unlock()
+	if slices.Contains(asked, "/hello-1.0-"+other+".tar") || !slices.Contains(asked, "/hello-1.0-"+repo.Host+".tar") {
+		t.Errorf("the repair asked for %v; want the %s build of hello, not the %s one", asked, repo.Host, other)
+	}
+	if got, want := e.installed(), "hello 1.0"; got != want {
+		t.Errorf("installed after the repair: %q, want %q", got, want)
+	}
+	out, err := exec.Command(filepath.Join(e.root, "bin", "hello")).Output()
+	if want := "hello for " + repo.Host + "\n"; err != nil || string(out) != want {
+		t.Errorf("repaired hello says %q, %v; want %q", out, err, want)
 	}
 	e.ok("verify")
 }
