@@ -200,7 +200,8 @@ func TestDigestMirrorMissing(t *testing.T) {
 }
 
 // TestDigestMirrorRefusedLocation refuses a by-digest mirror pkg cannot read, naming it as
-// one, not as the repository.
+// one, not as the repository; a repository that is a bad registry reference is refused by
+// the reference error alone, which names it.
 func TestDigestMirrorRefusedLocation(t *testing.T) {
 	_, err := NewSource(t.TempDir(), Options{DigestMirrors: []string{"ftp://x/"}})
 	le, se := (*locationError)(nil), (*schemeError)(nil)
@@ -210,5 +211,9 @@ func TestDigestMirrorRefusedLocation(t *testing.T) {
 	_, err = NewSource(t.TempDir(), Options{DigestMirrors: []string{"oci://x/"}})
 	if re := (*oci.RefError)(nil); !errors.As(err, &le) || le.loc != "oci://x/" || le.what != digestMirror || !errors.As(err, &re) || strings.Count(err.Error(), "oci://x/") != 1 {
 		t.Errorf("NewSource: %v; want a bad reference naming the by-digest mirror once", err)
+	}
+	_, err = NewSource("oci://x/", Options{})
+	if re := (*oci.RefError)(nil); !errors.As(err, &le) || le.what != "" || !errors.As(err, &re) || err.Error() != re.Error() || strings.Count(err.Error(), "oci://x/") != 1 {
+		t.Errorf("NewSource: %v; want the bad reference alone, naming it once", err)
 	}
 }
