@@ -22,6 +22,15 @@ func otherPlatform() string {
 	return "linux-arm64"
 }
 
+// addBothHellos publishes into dir hello 1.0 built for this machine and for
+// otherPlatform, each for its platform.
+func addBothHellos(t *testing.T, pub *env, dir string) {
+	t.Helper()
+	for _, p := range []string{repo.Host, otherPlatform()} {
+		pub.ok("repo", "add", dir, platformTar(t, "hello", p), "--name", "hello", "--version", "1.0", "--bin", "bin/hello", "--platform", p)
+	}
+}
+
 // platformTar is hello 1.0 built for platform: its command says which.
 func platformTar(t *testing.T, name, platform string) string {
 	t.Helper()
@@ -44,9 +53,7 @@ func TestPlatforms(t *testing.T) {
 	dir := filepath.Join(base, "repo")
 	other := otherPlatform()
 	pub := newEnv(t, base, dir)
-	for _, p := range []string{repo.Host, other} {
-		pub.ok("repo", "add", dir, platformTar(t, "hello", p), "--name", "hello", "--version", "1.0", "--bin", "bin/hello", "--platform", p)
-	}
+	addBothHellos(t, pub, dir)
 	pub.ok("repo", "add", dir, platformTar(t, "jq", other), "--name", "jq", "--version", "1.7", "--bin", "bin/jq", "--platform", other)
 	if got := names(t, dir); got != "hello-1.0-linux-amd64.tar hello-1.0-linux-arm64.tar index.json jq-1.7-"+other+".tar" {
 		t.Errorf("repository holds %s", got)

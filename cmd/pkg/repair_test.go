@@ -324,9 +324,7 @@ func TestRepairOtherPlatform(t *testing.T) {
 	dir := filepath.Join(base, "repo")
 	other := otherPlatform()
 	pub := newEnv(t, base, dir)
-	for _, p := range []string{repo.Host, other} {
-		pub.ok("repo", "add", dir, platformTar(t, "hello", p), "--name", "hello", "--version", "1.0", "--bin", "bin/hello", "--platform", p)
-	}
+	addBothHellos(t, pub, dir)
 	var mu sync.Mutex
 	var asked []string
 	files := http.FileServer(http.Dir(dir))
