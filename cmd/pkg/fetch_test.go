@@ -161,7 +161,8 @@ func waitForLine(t *testing.T, cmd *exec.Cmd, want string) (output func() string
 	case <-done:
 		t.Fatalf("%s said no %q:\n%s", cmd, want, output())
 	case <-time.After(20 * time.Second):
-		t.Fatalf("%s said no %q in 20 s", cmd, want)
+		cmd.Process.Kill() // ends its output, to show what it said instead
+		t.Fatalf("%s said no %q in 20 s; it said:\n%s", cmd, want, output())
 	}
 	return nil
 }
