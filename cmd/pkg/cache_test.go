@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -79,18 +78,16 @@ func TestCacheMissing(t *testing.T) {
 // clean names that process while it waits, and removes the entry once the process is done.
 func TestCleanNamesUsers(t *testing.T) {
 	bin := testfs.PkgBinary(t)
-	srv := holdDownloads(t) // until clean names the fetch, or 20 s
+	srv := holdDownloads(t) // until clean names the fetch
 	e := newEnv(t, t.TempDir(), srv.URL)
 	fetch := exec.Command(bin, "--cache", e.cache, "--repo", srv.URL, "fetch", "libgreet")
 	if err := fetch.Start(); err != nil {
 		t.Fatal(err)
 	}
 	<-srv.got
-	var once sync.Once
-	free := func() { once.Do(func() { close(srv.release) }) }
 	var out bytes.Buffer
 	want := fmt.Sprintf("pid %d (pkg --cache %s", fetch.Process.Pid, e.cache)
-	stderr := &releaseOn{want: want, release: free}
+	stderr := &releaseOn{want: want, release: srv.free}
 	code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "cache", "clean"}, &out, stderr)
 	if err := fetch.Wait(); err != nil {
 		t.Errorf("pkg fetch: %v", err)

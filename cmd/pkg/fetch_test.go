@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestFetchTwoProcesses(t *testing.T) {
 	<-h.got
 	second := fetch()
 	out2 := waitForLine(t, second, fmt.Sprintf("libgreet 1.0.0: waiting for pid %d (pkg --cache %s", first.Process.Pid, cache))
-	close(h.release)
+	h.free()
 	if err := first.Wait(); err != nil || !strings.Contains(out1.String(), "fetched libgreet 1.0.0") {
 		t.Errorf("first process: %v\n%s", err, &out1)
 	}
@@ -83,7 +84,7 @@ func TestFetchAfterKilledFetch(t *testing.T) {
 	out := waitForLine(t, second, ", fetching it into the cache")
 	first.Process.Kill()
 	first.Wait()
-	close(h.release)
+	h.free()
 	if err := second.Wait(); err != nil || !strings.Contains(out(), "fetched libgreet 1.0.0") {
 		t.Errorf("second process: %v\n%s", err, out())
 	}
@@ -96,12 +97,15 @@ func TestFetchAfterKilledFetch(t *testing.T) {
 	}
 }
 
-// heldServer serves the demo repository, holding every download until release is closed
-// (20 s at most), and counting them; got receives when each starts.
+// heldServer serves the demo repository, holding every download until free is called (at
+// the test's end, or after twice lineWait, at the latest), and counting them; got
+// receives when each starts.
 type heldServer struct {
 	*httptest.Server
-	downloads    atomic.Int32
-	got, release chan struct{}
+	downloads atomic.Int32
+	got       chan struct{}
+	release   chan struct{}
+	once      sync.Once
 }
 
 func holdDownloads(t *testing.T) *heldServer {
@@ -113,14 +117,24 @@ func holdDownloads(t *testing.T) *heldServer {
 			h.got <- struct{}{}
 			select {
 			case <-h.release:
-			case <-time.After(20 * time.Second):
+			case <-time.After(2 * lineWait): // a test that never frees them fails, not hangs
 			}
 		}
 		files.ServeHTTP(w, r)
 	}))
-	t.Cleanup(h.Close)
+	t.Cleanup(func() {
+		h.free()
+		h.Close()
+	})
 	return h
 }
+
+// free lets the held downloads go on, and those to come.
+func (h *heldServer) free() { h.once.Do(func() { close(h.release) }) }
+
+// lineWait bounds waitForLine's wait, which a process slowed by a loaded machine (CI runs
+// the crash tests' syncs beside these) must not reach.
+const lineWait = 90 * time.Second
 
 // waitForLine starts cmd and returns once its output has a line containing want. output
 // waits for cmd to close its output and returns all of it.
@@ -160,9 +174,9 @@ func waitForLine(t *testing.T, cmd *exec.Cmd, want string) (output func() string
 		return output
 	case <-done:
 		t.Fatalf("%s said no %q:\n%s", cmd, want, output())
-	case <-time.After(20 * time.Second):
+	case <-time.After(lineWait):
 		cmd.Process.Kill() // ends its output, to show what it said instead
-		t.Fatalf("%s said no %q in 20 s; it said:\n%s", cmd, want, output())
+		t.Fatalf("%s said no %q in %s; it said:\n%s", cmd, want, lineWait, output())
 	}
 	return nil
 }
