@@ -647,7 +647,12 @@ func (c *Cache) store(src io.Reader, p repo.Package) (err error) {
 func (c *Cache) convertInto(tmp *os.File, src io.Reader, p repo.Package, boot string) (string, error) {
 	fw := newFileWriter(tmp, boot == "")
 	return c.writeTemp("index", boot == "", func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 64<<10)
+		bw := indexWriters.Get().(*bufio.Writer)
+		bw.Reset(w)
+		defer func() {
+			bw.Reset(nil)
+			indexWriters.Put(bw)
+		}()
 		bw.WriteString(entryHeader(p.Name, p.Version, boot))
 		st, err := convert(fw, src, conversion{lim: tarutil.Limits{Bytes: p.InstalledSize, Files: p.Files}, tmp: dirfd.Path(c.tmp), idx: bw})
 		if err != nil {
@@ -663,6 +668,10 @@ func (c *Cache) convertInto(tmp *os.File, src io.Reader, p repo.Package, boot st
 		return bw.Flush()
 	})
 }
+
+// indexWriters keeps the buffers in front of the temporary index files for the process's
+// next conversions.
+var indexWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
 
 // renameIn renames the file from of tmp/ to to of tars/, durably when settled.
 func (c *Cache) renameIn(from, to string, settled bool) error {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"sync"
 
 	"pkg/repo"
 	"pkg/tarutil"
@@ -145,7 +146,9 @@ func convert(w io.Writer, src io.Reader, cv conversion) (tarutil.Stats, error) {
 	go func() { srcErr <- pump(raw, src, abort) }()
 	go func() {
 		defer raw.closeRead()
-		decErr <- inflate(plain, bufio.NewReaderSize(raw, streamBufSize), raw, cv)
+		br := streamReader(raw)
+		defer putStreamReader(br)
+		decErr <- inflate(plain, br, raw, cv)
 	}()
 	out := &stickyWriter{w: w}
 	var aw io.Writer = out
@@ -222,4 +225,21 @@ func align(w, idx io.Writer, r io.Reader, lim tarutil.Limits, edit func(*tar.Hea
 		return st, fmt.Errorf("more than %d bytes after the end of the tar", maxTrailer)
 	}
 	return st, nil
+}
+
+// streamReaders keeps the buffers in front of the decompressors for the process's next
+// conversions.
+var streamReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, streamBufSize) }}
+
+// streamReader returns a pooled buffer of streamBufSize in front of r, which
+// putStreamReader gives back.
+func streamReader(r io.Reader) *bufio.Reader {
+	br := streamReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br
+}
+
+func putStreamReader(br *bufio.Reader) {
+	br.Reset(nil)
+	streamReaders.Put(br)
 }

@@ -263,6 +263,17 @@ func (ix *entryIndex) rest() *io.SectionReader {
 	return io.NewSectionReader(ix.f, ix.off, ix.info.Size()-ix.off)
 }
 
+// writeRest writes to w what follows the index's header, from memory where it was read
+// whole, without a copy buffer.
+func (ix *entryIndex) writeRest(w io.Writer) error {
+	if ix.data != nil {
+		_, err := w.Write(ix.data[ix.off:ix.info.Size()])
+		return err
+	}
+	_, err := io.Copy(w, ix.rest())
+	return err
+}
+
 // drop removes the entry with this sha256, the tar first, unless its tar is no longer the
 // file checked: another process may have fetched it again meanwhile.
 func (c *Cache) drop(sha string, checked fs.FileInfo) {

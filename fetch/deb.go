@@ -266,7 +266,9 @@ func inflateDeb(plain *pipe, r *bufio.Reader, cv conversion) error {
 		return err
 	}
 	cv.links.deb.Store(true) // before the data member's first byte reaches the tar reader
-	if err := inflateTar(plain, bufio.NewReaderSize(d, streamBufSize), d); err != nil {
+	br := streamReader(d)
+	defer putStreamReader(br)
+	if err := inflateTar(plain, br, d); err != nil {
 		var de *debError
 		switch {
 		case err == errReaderGone || errors.As(err, &de):

@@ -265,10 +265,26 @@ func FuzzXZ(f *testing.F) {
 }
 
 // BenchmarkConvert converts an archive of 16 MiB of files, compressed each way, to
-// io.Discard.
+// io.Discard, and a gzip'd one of 30 files of 3 KiB, the size of an npm package of the
+// peers tree (a cold install converts hundreds of them, one after another).
 func BenchmarkConvert(b *testing.B) {
 	files := []file{{"a", somewhatRandom(8 << 20)}, {"b", somewhatRandom(8 << 20)}}
 	plain := makeTar(b, files)
+	var small []file
+	for i := range 30 {
+		small = append(small, file{fmt.Sprintf("package/lib/f%d.js", i), somewhatRandom(3 << 10)})
+	}
+	smallTar := makeTar(b, small)
+	b.Run("gz-small", func(b *testing.B) {
+		archive := gzipped(b, smallTar)
+		b.SetBytes(int64(len(smallTar)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := convert(io.Discard, bytes.NewReader(archive), conversion{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	var z bytes.Buffer
 	zw, _ := zstd.NewWriter(&z)
 	zw.Write(plain)

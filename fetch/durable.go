@@ -333,8 +333,7 @@ func (c *Cache) settledIndex(sha string, idx fs.FileInfo, sync bool) (string, er
 		if _, err := io.WriteString(w, entryHeader(ix.name, ix.version, "")); err != nil {
 			return err
 		}
-		_, err := io.Copy(w, ix.rest())
-		return err
+		return ix.writeRest(w)
 	})
 }
 

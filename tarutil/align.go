@@ -37,6 +37,7 @@ func AlignEdit(w, idx io.Writer, r io.Reader, lim Limits, edit func(*tar.Header)
 	var iw *indexWriter
 	if idx != nil {
 		iw = newIndexWriter(idx)
+		defer iw.release()
 	}
 	return align(w, iw, r, lim, edit)
 }

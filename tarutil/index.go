@@ -48,11 +48,22 @@ type indexWriter struct {
 	members int
 }
 
+// newIndexWriter returns an indexWriter writing to w through a pooled buffer, which release
+// gives back.
 func newIndexWriter(w io.Writer) *indexWriter {
 	crc := crc32.New(crcTable())
-	x := &indexWriter{bw: bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10), crc: crc, b: make([]byte, 0, maxIndexRecord)}
+	bw := writerPool.Get().(*bufio.Writer)
+	bw.Reset(io.MultiWriter(w, crc))
+	x := &indexWriter{bw: bw, crc: crc, b: make([]byte, 0, maxIndexRecord)}
 	x.bw.WriteString(indexMagic)
 	return x
+}
+
+// release returns x's buffer to its pool; x must not be used after.
+func (x *indexWriter) release() {
+	x.bw.Reset(nil)
+	writerPool.Put(x.bw)
+	x.bw = nil
 }
 
 // add writes m's record; again marks a directory written before, whose mode and time m's replace.
