@@ -17,8 +17,9 @@ import (
 // Use returns the repositories a command uses, given these for it (each with its
 // location as URLs[0] and where it was given as File), in the order names resolve from
 // them: the given ones, then the configured ones not among them. A given location that is
-// a configured repository's first URL is that repository, with its name, mirrors and
-// keys; so is a given name that is a configured one's, if byName (a lockfile's record).
+// a configured repository's first URL (SameLocation) is that repository, with its name,
+// mirrors and keys, and the given location's user information, if any, in its first URL;
+// so is a given name that is a configured one's, if byName (a lockfile's record).
 // Otherwise a given name takes the place of the configured repository of that name. A
 // given repository without a name is named after its location, and a name taken already
 // gets a suffix: "-2", "-3"... A name the user gave to a configured repository's location
@@ -37,7 +38,7 @@ func (c *Config) Use(given []Repo, byName bool) ([]Repo, error) {
 			if !byName && g.Name != "" && g.Name != c.Repos[i].Name {
 				return nil, &ConflictError{Given: g, Configured: c.Repos[i]}
 			}
-			g = c.Repos[i]
+			g = c.Repos[i].withUser(g.URLs[0])
 		}
 		if g.Name == "" {
 			g.Name, g.Naming = LocationName(g.URLs[0]), ByLocation
@@ -68,26 +69,44 @@ func (e *ConflictError) Error() string {
 }
 
 // SameLocation reports whether the repository locations a and b are one: a file URL is
-// its path, a trailing slash or index.json does not count, and an oci reference is its
-// user information, registry, repository and tag, the default one written or not.
+// its path, a URL's user information (the credential its requests send) does not count,
+// nor does a trailing slash or index.json, and an oci reference is its registry,
+// repository and tag, the default one written or not.
 func SameLocation(a, b string) bool { return locationKey(a) == locationKey(b) }
 
 func locationKey(loc string) string {
 	u, err := url.Parse(loc)
-	if err == nil && u.Scheme == "file" {
+	switch {
+	case err == nil && u.Scheme == "file":
 		loc = u.Path
-	}
-	if err == nil && strings.HasPrefix(u.Scheme, oci.Scheme) {
+	case err == nil && strings.HasPrefix(u.Scheme, oci.Scheme):
 		if r, err := oci.ParseRef(u); err == nil {
-			// User information stays, as in an http URL: the repository given with it is
-			// not the configured one, whose URL would lose it.
-			return u.User.String() + "@" + r.String()
+			return r.String()
 		}
+		loc = termtext.WithoutUser(u)
+	case err == nil && u.Host != "":
+		loc = termtext.WithoutUser(u)
 	}
 	if filepath.IsAbs(loc) {
 		loc = filepath.Clean(loc)
 	}
 	return strings.TrimRight(strings.TrimSuffix(loc, "/index.json"), "/")
+}
+
+// withUser returns r at its location with the user information of loc, the same location
+// given with a credential, in place of its own; r itself where loc has none.
+func (r Repo) withUser(loc string) Repo {
+	g, err := url.Parse(loc)
+	if err != nil || g.User == nil {
+		return r
+	}
+	u, err := url.Parse(r.URLs[0])
+	if err != nil {
+		return r
+	}
+	u.User = g.User
+	r.URLs = slices.Concat([]string{u.String()}, r.URLs[1:])
+	return r
 }
 
 // SplitRepo splits a repository given as [NAME=]LOCATION; a NAME that is not a valid

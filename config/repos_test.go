@@ -5,8 +5,15 @@ import (
 	"reflect"
 	"testing"
 
+	"pkg/internal/termtext"
 	"pkg/repo"
 )
+
+// withURL returns r with its first URL first instead.
+func withURL(r Repo, first string) Repo {
+	r.URLs = append([]string{first}, r.URLs[1:]...)
+	return r
+}
 
 func TestUse(t *testing.T) {
 	team := Repo{Name: "team", URLs: []string{"https://team.example/r", "https://mirror.example/r"}, Priority: 10, File: "pkg.toml"}
@@ -40,10 +47,32 @@ func TestUse(t *testing.T) {
 	}
 }
 
+// TestUseUserInfo: a configured location given with user information is that repository,
+// its keys included, whichever user information either holds: the given one goes in its
+// first URL, for its requests alone, not its mirrors.
+func TestUseUserInfo(t *testing.T) {
+	team := Repo{Name: "team", URLs: []string{"https://team.example/r", "https://mirror.example/r"}, Keys: []string{"pkg-ed25519:x"}, File: "pkg.toml"}
+	keyed := Repo{Name: "keyed", URLs: []string{"https://cfg:secret@keyed.example/r/"}, Keys: []string{"pkg-ed25519:y"}, File: "pkg.toml"}
+	cfg := &Config{Repos: []Repo{keyed, team}}
+	for _, tc := range []struct {
+		given Repo
+		want  []Repo
+	}{
+		{Repo{URLs: []string{"https://u:p@team.example/r/index.json"}}, []Repo{withURL(team, "https://u:p@team.example/r"), keyed}},
+		{Repo{Name: "team", URLs: []string{"https://tok@team.example/r/"}}, []Repo{withURL(team, "https://tok@team.example/r"), keyed}},
+		{Repo{URLs: []string{"https://u:p@keyed.example/r"}}, []Repo{withURL(keyed, "https://u:p@keyed.example/r/"), team}},
+		{Repo{URLs: []string{"https://keyed.example/r"}}, []Repo{keyed, team}},
+	} {
+		if got, err := cfg.Use([]Repo{tc.given}, false); err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Use(%s=%s) = %+v, %v; want %+v", tc.given.Name, tc.given.URLs[0], got, err, tc.want)
+		}
+	}
+}
+
 // TestUseOCI: a registry's reference is one location whether it writes the default tag or
-// not, so that --repo with either is the repository configured with the other, its
-// credentials and keys; another tag is another repository, and so is the reference
-// with user information, whose credential the configured repository's URL would lose.
+// not, and whatever user information it holds, so that --repo with either is the
+// repository configured with the other, its credentials and keys, the given user
+// information kept for its requests; another tag is another repository.
 func TestUseOCI(t *testing.T) {
 	reg := Repo{Name: "reg", URLs: []string{"oci://ghcr.io/org/pkgs"}, File: "pkg.toml"}
 	tagged := Repo{Name: "tagged", URLs: []string{"oci://ghcr.io/org/tools:latest/"}, File: "pkg.toml"}
@@ -57,7 +86,8 @@ func TestUseOCI(t *testing.T) {
 		{"oci://ghcr.io/org/pkgs/", []Repo{reg, tagged}},
 		{"oci://ghcr.io/org/tools", []Repo{tagged, reg}},
 		{"oci://ghcr.io/org/pkgs:stable", []Repo{{Name: "pkgs", URLs: []string{"oci://ghcr.io/org/pkgs:stable"}, File: "--repo", Naming: ByLocation}, reg, tagged}},
-		{"oci://u:p@ghcr.io/org/pkgs", []Repo{{Name: "pkgs", URLs: []string{"oci://u:p@ghcr.io/org/pkgs"}, File: "--repo", Naming: ByLocation}, reg, tagged}},
+		{"oci://u:p@ghcr.io/org/pkgs", []Repo{withURL(reg, "oci://u:p@ghcr.io/org/pkgs"), tagged}},
+		{"oci://u:p@ghcr.io/org/tools:latest", []Repo{withURL(tagged, "oci://u:p@ghcr.io/org/tools:latest/"), reg}},
 	} {
 		if got, err := cfg.Use([]Repo{{URLs: []string{tc.loc}, File: "--repo"}}, false); err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("Use(%s) = %+v, %v; want %+v", tc.loc, got, err, tc.want)
@@ -70,10 +100,12 @@ func TestUseOCI(t *testing.T) {
 func TestUseConflict(t *testing.T) {
 	team := Repo{Name: "team", URLs: []string{"/srv/team"}, File: "/etc/pkg/config.toml"}
 	stable := Repo{Name: "stable", URLs: []string{"/srv/stable"}, File: "/etc/pkg/config.toml"}
-	cfg := &Config{Repos: []Repo{stable, team}}
+	web := Repo{Name: "web", URLs: []string{"https://example.com/team/"}, File: "/etc/pkg/config.toml"}
+	cfg := &Config{Repos: []Repo{stable, team, web}}
 	for _, g := range []Repo{
 		{Name: "x", URLs: []string{"/srv/team"}, File: "--repo"},
 		{Name: "team", URLs: []string{"file:///srv/stable/"}, File: "PKG_REPO"},
+		{Name: "y", URLs: []string{"https://u:secret@example.com/team"}, File: "--repo"},
 	} {
 		_, err := cfg.Use([]Repo{g}, false)
 		var ce *ConflictError
@@ -81,7 +113,7 @@ func TestUseConflict(t *testing.T) {
 			t.Errorf("Use(%s=%s): %v; want a *ConflictError", g.Name, g.URLs[0], err)
 			continue
 		}
-		want := "repository " + g.Name + " (" + g.URLs[0] + ", from " + g.File + "): that location is repository " + ce.Configured.Name + ", configured in /etc/pkg/config.toml"
+		want := "repository " + g.Name + " (" + termtext.WithoutCredentials(g.URLs[0]) + ", from " + g.File + "): that location is repository " + ce.Configured.Name + ", configured in /etc/pkg/config.toml"
 		if err.Error() != want {
 			t.Errorf("Use(%s=%s): %q, want %q", g.Name, g.URLs[0], err, want)
 		}

@@ -3,6 +3,9 @@ package session_test
 import (
 	"bytes"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -580,4 +583,52 @@ func TestFrozenOfflineOlderCopy(t *testing.T) {
 	if !errors.Is(err, pin.ErrLockRollback) || !errors.Is(err, session.ErrOffline) {
 		t.Errorf("offline frozen sync with the cache's copy older than the lockfile's: %v; want pin.ErrLockRollback and session.ErrOffline", err)
 	}
+}
+
+// TestSignedGivenWithCredential gives the configured, signed repository by its URL with a
+// user and password, which its server requires: it is still the configured repository,
+// whose key verifies its index and to which the root pins it, with no credential recorded;
+// an index signed by another key is refused, and so is the unsigned one.
+func TestSignedGivenWithCredential(t *testing.T) {
+	r := testrepo.NewSigned(t, "demo", [2]string{"hello", "1"}, [2]string{"tool", "1"}, [2]string{"more", "1"})
+	files := http.FileServer(http.Dir(r.Dir))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if u, p, ok := req.BasicAuth(); !ok || u != "ci" || p != "s3cret" {
+			http.Error(w, "who are you?", http.StatusUnauthorized)
+			return
+		}
+		files.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	withUser, _ := url.Parse(srv.URL)
+	withUser.User = url.UserPassword("ci", "s3cret")
+
+	o := signedUser(t, r, false)
+	o.Repos = []config.Repo{{URLs: []string{withUser.String() + "/"}, File: "--repo"}}
+	cfg := "[repo.demo]\nurls = [\"" + srv.URL + "\"]\nkeys = [\"" + r.Key.Public().String() + "\"]\n"
+	if err := os.MkdirAll(filepath.Join(o.Root, ".pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(o.Root, ".pkg", "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if obs, err := installWith(t, o, "hello"); err != nil || told(obs) != nil {
+		t.Fatalf("install from the configured repository given with a credential: %v, told %q", err, told(obs))
+	}
+	rec := stateOf(t, o).db
+	if !strings.Contains(rec, "repository {Location:"+srv.URL+"/ Name:demo Version:1 SHA256:") || strings.Contains(rec, "s3cret") {
+		t.Errorf("database: %s; want the repository pinned by its URL without the credential", rec)
+	}
+
+	index, _ := r.Files()
+	r.SignWith(index, newKey(t))
+	was := stateOf(t, o)
+	if _, err := installWith(t, o, "tool"); !errors.Is(err, trust.ErrUntrusted) {
+		t.Errorf("index signed by another key: %v, want %v", err, trust.ErrUntrusted)
+	}
+	r.Put(index, nil)
+	if _, err := installWith(t, o, "more"); !errors.Is(err, trust.ErrUnsigned) {
+		t.Errorf("unsigned index: %v, want %v", err, trust.ErrUnsigned)
+	}
+	was.same(t, stateOf(t, o))
 }
