@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"pkg/internal/oci"
 	"pkg/internal/termtext"
 	"pkg/repo"
 	"pkg/trust"
@@ -395,16 +396,17 @@ func retryAfter(v string, now time.Time) time.Duration {
 // laterError is a response that asks for a retry only after longer than maxRetryAfter; it
 // is ErrUnreachable.
 type laterError struct {
-	*statusError
-	at time.Time // when the server asks to be asked again
+	err   error         // the response's
+	after time.Duration // the wait it asks for
+	at    time.Time     // when the server asks to be asked again
 }
 
 func (e *laterError) Error() string {
 	return fmt.Sprintf("%v: the server asks to be asked again in %s, at %s, longer than pkg waits (%s)",
-		e.statusError, e.after.Round(time.Second), e.at.Format(time.RFC1123), maxRetryAfter)
+		e.err, e.after.Round(time.Second), e.at.Format(time.RFC1123), maxRetryAfter)
 }
 
-func (e *laterError) Unwrap() error { return e.statusError }
+func (e *laterError) Unwrap() error { return e.err }
 
 func (e *laterError) Is(target error) bool { return target == ErrUnreachable }
 
@@ -530,17 +532,29 @@ func (s *netConfig) retry(ctx context.Context, tries int, try func() error) erro
 // or longer where the response's Retry-After asks, unless it asks for longer than
 // maxRetryAfter.
 func (s *netConfig) pause(ctx context.Context, err error, n int) error {
-	d := s.backoffFor(n)
-	if se := (*statusError)(nil); errors.As(err, &se) {
-		if se.after > maxRetryAfter {
-			return &laterError{se, time.Now().Add(se.after)}
-		}
-		d = max(d, se.after)
+	after := askedWait(err)
+	if after > maxRetryAfter {
+		return &laterError{err, after, time.Now().Add(after)}
 	}
+	d := max(s.backoffFor(n), after)
 	if s.retrying != nil {
 		s.retrying(err, d, n+1, s.tries)
 	}
 	return sleep(ctx, d)
+}
+
+// askedWait is the wait the answer that failed err asks for before a retry (its
+// Retry-After); 0 for none.
+func askedWait(err error) time.Duration {
+	var se *statusError
+	var re *oci.RequestError
+	switch {
+	case errors.As(err, &se):
+		return se.after
+	case errors.As(err, &re):
+		return retryAfter(re.RetryAfter, time.Now())
+	}
+	return 0
 }
 
 // idleBody is a response body whose request is cancelled when a read waits too long, and

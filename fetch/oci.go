@@ -52,7 +52,18 @@ func newOCILocation(u *url.URL, n *netConfig) (transport, error) {
 // another machine unless the repository allows it.
 func newRegistryClient(ref oci.Ref, user *url.Userinfo, n *netConfig) *oci.Client {
 	return oci.NewClient(ref, oci.Options{Transport: newTransport(), CheckRedirect: checkRedirect, UserAgent: userAgent,
-		Credentials: registrySecret(n, user)})
+		Credentials: registrySecret(n, user), Again: n.again})
+}
+
+// again waits before a request of a registry client's own (a push's) that the registry
+// answered 429 is sent again, after its attempt-th answer, as retry waits before a read
+// is (oci.Options.Again): it gives up after as many attempts, or where the answer asks
+// for a wait longer than maxRetryAfter, as ErrUnreachable.
+func (s *netConfig) again(ctx context.Context, err *oci.RequestError, attempt int) error {
+	if attempt >= s.tries {
+		return &giveUpError{err, attempt}
+	}
+	return s.pause(ctx, err, attempt)
 }
 
 // registrySecret returns the credentials of a registry: of n (read when asked: n.creds is
@@ -318,10 +329,11 @@ func RegistryError(err error, loc string, o Options) error {
 
 // Registry returns the client of the registry repository at loc, an oci URL, made as a
 // Source there makes its own: the same transport, redirect policy and credentials (o's
-// Credential, Netrc and CleartextCredentials; the rest of o is not used, but by
-// RegistryError).
+// Credential, Netrc and CleartextCredentials), and a request of its own answered 429 sent
+// again as a Source's read is, each wait told to o.Retrying; the rest of o is not used,
+// but by RegistryError.
 func Registry(loc string, o Options) (*oci.Client, error) {
-	n := newNetConfig(nil)
+	n := newNetConfig(o.Retrying)
 	l, err := parseLocation(loc, n)
 	if err != nil {
 		return nil, err

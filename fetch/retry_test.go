@@ -5,10 +5,15 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"pkg/internal/oci"
+	"pkg/pkgtest/testregistry"
 )
 
 // TestRetry429 answers 429 Too Many Requests twice, then the archive (and the index): each
@@ -186,5 +191,62 @@ func TestUnknownHostOfflineCopy(t *testing.T) {
 	dns, oc := (*net.DNSError)(nil), (*offlineCopyError)(nil)
 	if !errors.As(err, &dns) || !errors.As(err, &oc) || tr.tries != 1 {
 		t.Errorf("error %v after %d attempts, want the DNS error, once, with the copy usable offline", err, tr.tries)
+	}
+}
+
+// TestRegistryAgain answers a push's manifest PUT 429 Too Many Requests: it is sent again
+// after the backoff, or the longer wait Retry-After asks for, each wait announced, as a
+// read's retry; it gives up after as many attempts, or at once where Retry-After asks for
+// longer than maxRetryAfter, as ErrUnreachable naming the request; a cancellation (Ctrl-C)
+// ends the wait.
+func TestRegistryAgain(t *testing.T) {
+	reg := testregistry.New(t)
+	u, _ := url.Parse(reg.URL())
+	ref, err := oci.ParseRef(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		busy    int
+		after   string
+		waits   []time.Duration // announced
+		refused int             // requests answered 429
+		ok      bool
+	}{
+		{2, "", []time.Duration{time.Millisecond, 2 * time.Millisecond}, 2, true},
+		{2, time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat), []time.Duration{time.Millisecond, 2 * time.Millisecond}, 2, true},
+		{maxTries, "0", []time.Duration{time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond, 8 * time.Millisecond}, maxTries, false},
+		{1, "61", nil, 1, false},
+		{1, "7", []time.Duration{7 * time.Second}, 1, false},
+	} {
+		reg.Busy, reg.RetryAfter, reg.Refused = map[string]int{"PUT manifests": tt.busy}, tt.after, nil
+		ctx, cancel := context.WithCancel(t.Context())
+		var waits []time.Duration
+		n := newNetConfig(func(err error, wait time.Duration, attempt, max int) {
+			if re := (*oci.RequestError)(nil); !errors.As(err, &re) || re.Code != http.StatusTooManyRequests || attempt != len(waits)+2 || max != maxTries {
+				t.Errorf("busy %d, Retry-After %q: announced %v, attempt %d of %d", tt.busy, tt.after, err, attempt, max)
+			}
+			waits = append(waits, wait)
+			if wait > time.Second {
+				cancel() // Ctrl-C during a long wait
+			}
+		})
+		n.backoff = time.Millisecond
+		err := newRegistryClient(ref, nil, n).PutManifest(ctx, "latest", oci.MediaTypeManifest, []byte("{}"))
+		cancel()
+		if !slices.Equal(waits, tt.waits) || len(reg.Refused) != tt.refused {
+			t.Errorf("busy %d, Retry-After %q: waits %v, %d refused; want %v, %d", tt.busy, tt.after, waits, len(reg.Refused), tt.waits, tt.refused)
+		}
+		le := (*laterError)(nil)
+		switch {
+		case tt.ok && err != nil:
+			t.Errorf("busy %d, Retry-After %q: %v", tt.busy, tt.after, err)
+		case tt.after == "7" && !errors.Is(err, context.Canceled):
+			t.Errorf("Retry-After 7, cancelled: %v, want context.Canceled", err)
+		case tt.after == "61" && (!errors.As(err, &le) || !errors.Is(err, ErrUnreachable) || le.after != 61*time.Second):
+			t.Errorf("Retry-After 61: %v, want ErrUnreachable saying when to ask again", err)
+		case tt.busy == maxTries && (!errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "PUT "+reg.Reg.URL+"/v2/pkg/main/manifests/latest: 429 Too Many Requests")):
+			t.Errorf("busy on every attempt: %v, want ErrUnreachable naming the request", err)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/url"
 	"path/filepath"
+	"time"
 
 	"pkg/fetch"
 	"pkg/internal/oci"
@@ -32,6 +33,10 @@ type PushOptions struct {
 	// Sent, if not nil, is called after each blob sent, with what it is (a path, or "the
 	// manifest's config") and its size.
 	Sent func(what string, size int64)
+
+	// Retrying, if not nil, is called before each wait to send again a request the
+	// registry answered 429 Too Many Requests, as fetch.Options.Retrying is.
+	Retrying func(err error, wait time.Duration, attempt, max int)
 
 	// The credentials for the registry beside those in the target's URL, as a Source
 	// takes them (fetch.Options): the repository's own (a token, or a user and
@@ -151,7 +156,8 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 		return Pushed{}, ErrPushChunk
 	}
 	fo := fetch.Options{Credential: fetch.Credential{Username: o.Username, Password: o.Password, Token: o.Token},
-		Netrc: o.Netrc, CleartextCredentials: o.CleartextCredentials, CredentialFrom: o.CredentialFrom, CredentialVars: o.CredentialVars}
+		Netrc: o.Netrc, CleartextCredentials: o.CleartextCredentials, CredentialFrom: o.CredentialFrom, CredentialVars: o.CredentialVars,
+		Retrying: o.Retrying}
 	c, err := fetch.Registry(target, fo)
 	if err != nil {
 		return Pushed{}, err

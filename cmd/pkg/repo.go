@@ -176,6 +176,7 @@ func repoPushAction(c *cli.Context) error {
 		return err
 	}
 	o.Sent = func(what string, size int64) { say(c, "sent %s (%s)", what, units.Size(size)) }
+	o.Retrying = observer(c).Retrying
 	res, err := publish.Push(c.Context, dir, target, o)
 	if errors.Is(err, session.ErrUnreachable) {
 		return &pushUnreachableError{err}

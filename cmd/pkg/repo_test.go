@@ -140,6 +140,24 @@ func TestRepoPushBodyLimit(t *testing.T) {
 	}
 }
 
+// TestRepoPushBusy pushes to a registry that answers an upload's start and the manifest's
+// PUT 429 Too Many Requests once each, as a rate limit does: each is sent again, said in a
+// note, and the push ends with the manifest tagged.
+func TestRepoPushBusy(t *testing.T) {
+	e, dir := toolRepo(t)
+	reg := testregistry.New(t)
+	reg.Busy = map[string]int{"POST blobs": 1, "PUT manifests": 1}
+	out, stderr := e.ok("repo", "push", dir, reg.URL())
+	if !strings.Contains(out, "pushed "+dir) || reg.Manifest("latest") == nil || len(reg.Refused) != 2 {
+		t.Errorf("push through two 429s: %q, manifest %q, refused %q", out, reg.Manifest("latest"), reg.Refused)
+	}
+	for _, want := range []string{"pkg: note: POST " + reg.Reg.URL + "/v2/pkg/main/blobs/uploads/: 429 Too Many Requests", "pkg: note: PUT " + reg.Reg.URL + "/v2/pkg/main/manifests/latest: 429 Too Many Requests"} {
+		if !strings.Contains(stderr, want+" (TOOMANYREQUESTS too many requests); trying again in ") {
+			t.Errorf("push through two 429s said %q; want %q", stderr, want)
+		}
+	}
+}
+
 // TestRepoPushOlder pushes version 1 of a signed repository over the version 2 the tag
 // names: refused, naming both, with a hint; --force pushes it.
 func TestRepoPushOlder(t *testing.T) {

@@ -54,6 +54,11 @@ type Options struct {
 	CheckRedirect func(req *http.Request, via []*http.Request) error
 	Credentials   Credentials
 	UserAgent     string
+	// Again, if not nil, waits before a request of the Client's own (a push's) that the
+	// registry answered 429 Too Many Requests, err, is sent again, after its attempt-th
+	// answer: it returns nil to send it again, or the error that ends the request. Nil
+	// sends none again.
+	Again func(ctx context.Context, err *RequestError, attempt int) error
 }
 
 // Client authorizes the requests to one repository of a registry, as an
@@ -69,6 +74,7 @@ type Client struct {
 	http  *http.Client // for the Client's own requests, through the Client itself
 	creds Credentials
 	agent string
+	again func(ctx context.Context, err *RequestError, attempt int) error
 	now   func() time.Time
 
 	mu     sync.Mutex
@@ -99,7 +105,7 @@ func NewClient(r Ref, o Options) *Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	c := &Client{ref: r, base: base, creds: o.Credentials, agent: o.UserAgent, now: time.Now, tokens: map[string]token{}}
+	c := &Client{ref: r, base: base, creds: o.Credentials, agent: o.UserAgent, again: o.Again, now: time.Now, tokens: map[string]token{}}
 	c.auth = &http.Client{Transport: base, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if _, err := c.checkRealm(req.Context(), req.URL.String()); err != nil {
 			return err

@@ -27,6 +27,7 @@ type RequestError struct {
 	Status      string // printable
 	Code        int
 	Detail      string // the registry's error codes and messages, printable; may be ""
+	RetryAfter  string // the answer's Retry-After header, as sent (not printable); may be ""
 }
 
 func (e *RequestError) Error() string {
@@ -58,7 +59,8 @@ const maxErrorBody = 64 << 10 // 64 KiB
 // refusal makes the error of resp, an answer to req pkg cannot use, and closes its body.
 func refusal(req *http.Request, resp *http.Response) error {
 	defer resp.Body.Close()
-	e := &RequestError{Method: req.Method, URL: req.URL.Redacted(), Status: termtext.Printable(resp.Status), Code: resp.StatusCode}
+	e := &RequestError{Method: req.Method, URL: req.URL.Redacted(), Status: termtext.Printable(resp.Status), Code: resp.StatusCode,
+		RetryAfter: resp.Header.Get("Retry-After")}
 	var body struct {
 		Errors []struct{ Code, Message string } `json:"errors"`
 	}
@@ -72,12 +74,31 @@ func refusal(req *http.Request, resp *http.Response) error {
 	return e
 }
 
-// do sends a request of the client's own, with body b of n bytes (n < 0: none), and
-// returns the response if its status is one of want.
+// do sends a request of the client's own, with body b (nil: none), and returns the
+// response if its status is one of want. One answered 429 Too Many Requests is sent again
+// as long as the Client's Options.Again allows. Each request of the Client's own may be:
+// the registry took nothing of it, and a repeat of one it took after all stores nothing
+// twice or wrong, since a blob is taken by its digest, a chunk at its Content-Range (a
+// range taken already is refused, 416) and a manifest under its tag, and an upload that
+// is started twice leaves one unused, which registries expire.
 func (c *Client) do(ctx context.Context, method string, u *url.URL, h http.Header, b *io.SectionReader, want ...int) (*http.Response, error) {
+	for n := 1; ; n++ {
+		resp, err := c.send(ctx, method, u, h, b, want...)
+		var re *RequestError
+		if err == nil || c.again == nil || !errors.As(err, &re) || re.Code != http.StatusTooManyRequests {
+			return resp, err
+		}
+		if err := c.again(ctx, re, n); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// send sends a request of the client's own once, as do does.
+func (c *Client) send(ctx context.Context, method string, u *url.URL, h http.Header, b *io.SectionReader, want ...int) (*http.Response, error) {
 	var body io.Reader
 	if b != nil {
-		body = b
+		body = io.NewSectionReader(b, 0, b.Size()) // from the start, at each sending
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,5 +105,52 @@ func TestPushBlobTooLarge(t *testing.T) {
 	re = nil
 	if err := c.PushBlob(context.Background(), Digest([]byte("other")), bytes.NewReader([]byte("x")), 1, 10); errors.Is(err, ErrTooLarge) || !errors.As(err, &re) || re.Code != 400 {
 		t.Errorf("PushBlob refused 400: %v, want a 400 that is not ErrTooLarge", err)
+	}
+}
+
+// TestPushBusy: each request of a push answered 429 Too Many Requests is sent again, its
+// body whole, once Options.Again has waited, which hears each refusal with its attempt
+// and Retry-After; an error of Again ends the request, and without Again the 429 is the
+// request's error.
+func TestPushBusy(t *testing.T) {
+	reg := testregistry.New(t)
+	reg.Busy = map[string]int{"HEAD blobs": 1, "POST blobs": 1, "PATCH blobs": 1, "PUT blobs": 2, "PUT manifests": 1}
+	reg.RetryAfter = "7"
+	var heard []string
+	c := NewClient(refOf(t, reg), Options{Again: func(ctx context.Context, err *RequestError, attempt int) error {
+		heard = append(heard, fmt.Sprintf("%s %d %d %s", err.Method, err.Code, attempt, err.RetryAfter))
+		return nil
+	}})
+	ctx := context.Background()
+	b := bytes.Repeat([]byte{'b'}, 250)
+	d := Digest(b)
+	if ok, err := c.HasBlob(ctx, d); err != nil || ok {
+		t.Fatalf("HasBlob: %v, %v", ok, err)
+	}
+	if err := c.PushBlob(ctx, d, bytes.NewReader(b), int64(len(b)), 100); err != nil {
+		t.Fatalf("PushBlob: %v", err)
+	}
+	if !bytes.Equal(reg.Blobs[d], b) || !reflect.DeepEqual(reg.Ranges, []string{"0-99", "100-199", "200-249"}) {
+		t.Errorf("the registry holds %d bytes, taken at %q; want 250 at 0-99, 100-199, 200-249", len(reg.Blobs[d]), reg.Ranges)
+	}
+	if err := c.PutManifest(ctx, "latest", MediaTypeManifest, []byte("{}")); err != nil || string(reg.Manifest("latest")) != "{}" {
+		t.Errorf("PutManifest: %v; the registry holds %q", err, reg.Manifest("latest"))
+	}
+	want := []string{"HEAD 429 1 7", "POST 429 1 7", "PATCH 429 1 7", "PUT 429 1 7", "PUT 429 2 7", "PUT 429 1 7"}
+	if !slices.Equal(heard, want) {
+		t.Errorf("Again heard %q, want %q", heard, want)
+	}
+
+	stop := errors.New("gave up")
+	reg.Busy = map[string]int{"PUT manifests": 1}
+	c = NewClient(refOf(t, reg), Options{Again: func(context.Context, *RequestError, int) error { return stop }})
+	if err := c.PutManifest(ctx, "latest", MediaTypeManifest, []byte("{}")); !errors.Is(err, stop) {
+		t.Errorf("PutManifest, Again failing: %v, want its error", err)
+	}
+	reg.Busy = map[string]int{"PUT manifests": 1}
+	c, _ = newTestClient(refOf(t, reg), nil)
+	var re *RequestError
+	if err := c.PutManifest(ctx, "latest", MediaTypeManifest, []byte("{}")); !errors.As(err, &re) || re.Code != http.StatusTooManyRequests || re.RetryAfter != "7" {
+		t.Errorf("PutManifest without Again: %v, want the *RequestError 429", err)
 	}
 }

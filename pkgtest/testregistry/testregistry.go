@@ -42,6 +42,14 @@ type Registry struct {
 	MaxBody  int64    // if > 0, a request with a larger body is answered 413, as nginx in front answers one over its client_max_body_size
 	Requests []string // "METHOD PATH" of each registry request
 	NoTag    int      // if > 0, the status of a GET of a tag with no manifest (404 if 0), as some registries answer 401 or 403 for a repository not made yet
+	// Busy holds, by "METHOD KIND" of a request ("POST blobs", "PATCH blobs", "PUT blobs",
+	// "HEAD blobs", "PUT manifests"...), how many of the next such requests, once
+	// authorized, are answered 429 Too Many Requests with the Retry-After RetryAfter
+	// (none if ""), their bodies read and nothing of them taken, as a rate limit answers.
+	Busy       map[string]int
+	RetryAfter string
+	Refused    []string // "METHOD PATH" of each request answered 429
+
 	uploads  map[string]*bytes.Buffer
 	state    map[string]int // upload id: the _state its next request must carry
 	manifest map[string][]byte
@@ -150,7 +158,18 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	rest, ok := strings.CutPrefix(req.URL.Path, "/v2/pkg/main/")
-	switch kind, arg, _ := strings.Cut(rest, "/"); {
+	kind, arg, _ := strings.Cut(rest, "/")
+	if r.Busy[req.Method+" "+kind] > 0 {
+		r.Busy[req.Method+" "+kind]--
+		r.Refused = append(r.Refused, req.Method+" "+req.URL.Path)
+		io.Copy(io.Discard, req.Body)
+		if r.RetryAfter != "" {
+			w.Header().Set("Retry-After", r.RetryAfter)
+		}
+		http.Error(w, `{"errors":[{"code":"TOOMANYREQUESTS","message":"too many requests"}]}`, http.StatusTooManyRequests)
+		return
+	}
+	switch {
 	case !ok:
 		http.NotFound(w, req)
 	case kind == "blobs" && strings.HasPrefix(arg, "uploads/"):
