@@ -74,6 +74,7 @@ type Added struct {
 	Meta     repo.Meta          // the index's, as signed (with a signer)
 	Created  bool               // the directory had no index.json
 	Replaced []repo.Package     // the entry of the same name, version and platform it replaced, where that one differed
+	Deleted  []string           // the archives of those, as they named them, that no entry names now, which repo.Add deleted
 	Missing  []repo.Requirement // the entry's dependencies no alternative of which a package of the repository is named by or provides
 	LibDirs  []string           // directories of shared libraries in the archive, if the entry names none
 }
@@ -105,13 +106,17 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 		return nil, err
 	}
 	p = res.Package
+	key := func(q repo.Package) bool {
+		return q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform
+	}
 	for _, q := range before.Packages {
 		same := q.SHA256 == p.SHA256 && q.Summary == p.Summary && q.SameEntry(p) // added again: nothing replaced
-		if q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform && !same {
+		if key(q) && !same {
 			res.Replaced = append(res.Replaced, q)
 		}
 	}
-	have := append(slices.Clone(before.Packages), p) // what the index holds now
+	have := append(slices.DeleteFunc(slices.Clone(before.Packages), key), p) // what the index holds now
+	res.Deleted = unnamed(res.Replaced, have)
 	for _, d := range slices.Concat(p.Depends, p.Peers) {
 		if !offered(have, d) {
 			res.Missing = append(res.Missing, d)
@@ -121,6 +126,19 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 		res.LibDirs = install.LibDirs(a.Members)
 	}
 	return res, nil
+}
+
+// unnamed returns the local archives of replaced that no entry of have names: those
+// repo.Add deleted.
+func unnamed(replaced, have []repo.Package) []string {
+	var out []string
+	for _, q := range replaced {
+		named := func(o repo.Package) bool { return path.Clean(o.Archive) == path.Clean(q.Archive) }
+		if u, err := url.Parse(q.Archive); err == nil && u.Scheme == "" && !slices.ContainsFunc(have, named) {
+			out = append(out, q.Archive)
+		}
+	}
+	return out
 }
 
 // offered reports whether one of pkgs is named as one of d's alternatives, or provides

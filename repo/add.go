@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,16 +33,20 @@ const indexName = "index.json"
 // (Command.Clean), and returns the entry as written.
 //
 // The archive is named NAME-VERSION.EXT, EXT that of archivePath (archiveExt), whatever
-// its publisher called it: two data.tar.xz, or two builds of foo.deb, never clash. A file
-// of that name is never changed, as mirrors and caches may hold it: one with other bytes
-// (the archive of an entry replaced) makes the name NAME-VERSION-2.EXT, or -3, and so on.
+// its publisher called it: two data.tar.xz, or two builds of foo.deb, never clash. A name
+// never changes its bytes, as mirrors and caches may hold it: the archive of the entry
+// replaced keeps its name where it holds the same bytes (the version added again from a
+// file named otherwise); other bytes take the next name after its own,
+// NAME-VERSION-2.EXT, or -3, and so on (archiveFor), and, once the index no longer names
+// it, the archive replaced is deleted, unless another entry names it.
 //
 // Each file is written atomically (a temporary file in dir, fsync, rename, fsync of dir),
-// the archive first, so the index never names a missing archive. The index lists
-// packages by name, then version, as indented JSON with a trailing newline. Adds, removes
-// and signs of one directory take turns (a flock of dir), Add waiting for its turn until
-// ctx is done. Given a signer, it signs the index it writes as Sign does; it returns the
-// index's Meta as written.
+// the archive first, so the index never names a missing archive, and the archive replaced
+// is deleted after the index, so that an add cut short leaves at worst a file the index
+// does not name. The index lists packages by name, then version, as indented JSON with a
+// trailing newline. Adds, removes and signs of one directory take turns (a flock of dir),
+// Add waiting for its turn until ctx is done. Given a signer, it signs the index it writes
+// as Sign does; it returns the index's Meta as written.
 func Add(ctx context.Context, dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
 	p, m, err := add(ctx, dir, archivePath, "", p, s)
 	if err != nil {
@@ -93,8 +99,8 @@ func prepare(archivePath, remote string, p Package) (Package, error) {
 }
 
 // place reads dir's index, copies the archive in unless it is remote, sets p's size and
-// sha256 and writes the index with p, signed by s if not nil. It returns the index's Meta
-// as written.
+// sha256 and writes the index with p, signed by s if not nil, then deletes the archive of
+// the entry p replaced that no entry names now. It returns the index's Meta as written.
 func place(dir, archivePath string, remote bool, p *Package, s *Signer) (Meta, error) {
 	ix, err := readIndex(filepath.Join(dir, indexName))
 	if err != nil {
@@ -106,7 +112,7 @@ func place(dir, archivePath string, remote bool, p *Package, s *Signer) (Meta, e
 	if remote {
 		p.Size, p.SHA256, err = HashFile(archivePath)
 	} else {
-		p.Archive, p.Size, p.SHA256, err = placeArchive(dir, archivePath, archiveStem(*p), archiveExt(archivePath))
+		p.Archive, p.Size, p.SHA256, err = archiveFor(dir, archivePath, archiveExt(archivePath), *p, ix)
 	}
 	if err != nil {
 		return Meta{}, err
@@ -114,8 +120,12 @@ func place(dir, archivePath string, remote bool, p *Package, s *Signer) (Meta, e
 	if err := checkNumbers(p); err != nil {
 		return Meta{}, err
 	}
-	ix.put(*p)
-	return ix.Meta, writeIndex(dir, ix, s)
+	replaced := ix.put(*p)
+	if err := writeIndex(dir, ix, s); err != nil {
+		return Meta{}, err
+	}
+	_, err = dropArchives(dir, replaced, ix.Packages)
+	return ix.Meta, err
 }
 
 // ArchiveEndings are the endings of the names of the archives pkg reads (fetch sniffs the
@@ -153,11 +163,11 @@ func archiveExt(path string) string {
 // maxArchiveNames bounds the names placeArchive tries for one package version.
 const maxArchiveNames = 1000
 
-// placeArchive puts a copy of src in dir as stem+ext, or, when a file of other bytes has
-// that name, as the first of stem-2+ext, stem-3+ext... that is free or holds the same
-// bytes. It returns the name and the archive's size and sha256.
-func placeArchive(dir, src, stem, ext string) (string, int64, string, error) {
-	for n := 1; n <= maxArchiveNames; n++ {
+// placeArchive puts a copy of src in dir as the first name, from the first-th on, of
+// stem+ext, stem-2+ext, stem-3+ext... that is free or holds the same bytes. It returns the
+// name and the archive's size and sha256.
+func placeArchive(dir, src, stem, ext string, first int) (string, int64, string, error) {
+	for n := first; n < first+maxArchiveNames; n++ {
 		name := stem + ext
 		if n > 1 {
 			name = fmt.Sprintf("%s-%d%s", stem, n, ext)
@@ -175,6 +185,47 @@ func placeArchive(dir, src, stem, ext string) (string, int64, string, error) {
 		}
 	}
 	return "", 0, "", fmt.Errorf("%s: %d archives of other bytes named %s-N%s already", dir, maxArchiveNames, stem, ext)
+}
+
+// archiveFor places the archive at src in dir for p, its name ending in ext. Where the
+// entry of ix p replaces names a file of the same bytes, that is its name: the version
+// added again from a file named otherwise keeps the name mirrors, caches and lockfiles
+// know its archive by. Otherwise placeArchive places it from the number after that
+// entry's on, so that the replaced archive's name, deleted once the index is written, and
+// those before it never name other bytes.
+func archiveFor(dir, src, ext string, p Package, ix *Index) (string, int64, string, error) {
+	stem, first := archiveStem(p), 1
+	if i := slices.IndexFunc(ix.Packages, p.sameKey); i >= 0 && keptArchive(ix.Packages[i].Archive) {
+		was := ix.Packages[i].Archive
+		switch _, same, err := sameContents(src, filepath.Join(dir, filepath.FromSlash(was))); {
+		case err != nil:
+			return "", 0, "", err
+		case same:
+			size, sum, err := HashFile(src)
+			return was, size, sum, err
+		}
+		first = archiveNumber(was, stem) + 1
+	}
+	return placeArchive(dir, src, stem, ext, first)
+}
+
+// archiveNumber is the N of the archive name a that placeArchive gave, of stem: 1 for
+// stem+EXT, N for stem-N+EXT; 0 for a name it did not give.
+func archiveNumber(a, stem string) int {
+	rest, ok := strings.CutPrefix(a, stem)
+	switch {
+	case !ok:
+		return 0
+	case rest == "" || rest[0] == '.':
+		return 1
+	case rest[0] != '-':
+		return 0
+	}
+	digits, _, _ := strings.Cut(rest[1:], ".")
+	if n, err := strconv.Atoi(digits); err == nil && n >= 2 && n < math.MaxInt-maxArchiveNames {
+		return n
+	}
+	return 0
 }
 
 // copyArchive copies src to dir/name and returns its size and sha256.
@@ -268,12 +319,15 @@ func HashFile(name string) (int64, string, error) {
 	return n, hex.EncodeToString(h.Sum(nil)), err
 }
 
-// put inserts p, replacing the entry of the same name, version and platform, and sorts
-// the entries by name, version and platform.
-func (ix *Index) put(p Package) {
-	ix.Packages = slices.DeleteFunc(ix.Packages, func(q Package) bool {
-		return q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform
-	})
+// put inserts p, replacing the entry of the same name, version and platform, which it
+// returns (none if there was none), and sorts the entries by name, version and platform.
+func (ix *Index) put(p Package) (replaced []Package) {
+	for _, q := range ix.Packages {
+		if p.sameKey(q) {
+			replaced = append(replaced, q)
+		}
+	}
+	ix.Packages = slices.DeleteFunc(ix.Packages, p.sameKey)
 	ix.Packages = append(ix.Packages, p)
 	slices.SortFunc(ix.Packages, func(a, b Package) int {
 		if c := strings.Compare(a.Name, b.Name); c != 0 {
@@ -284,6 +338,13 @@ func (ix *Index) put(p Package) {
 		}
 		return strings.Compare(a.Platform, b.Platform)
 	})
+	return replaced
+}
+
+// sameKey reports whether p and q are entries of the same name, version and platform,
+// which an index holds one of.
+func (p Package) sameKey(q Package) bool {
+	return q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform
 }
 
 // readIndex reads and parses the index at name, or returns an empty one if there is none.

@@ -150,18 +150,66 @@ func TestAddExistingArchive(t *testing.T) {
 	}
 	checkDir(t, dir, "a-1.tar", "index.json")
 
-	// A replaced entry's archive keeps its name and bytes: the new one takes the next name.
-	for _, want := range []string{"a-1-2.tar", "a-1-3.tar", "a-1-2.tar"} {
-		data := map[string]string{"a-1-2.tar": "different", "a-1-3.tar": "more"}[want]
-		got, err := addUnsigned(dir, writeArchive(t, "a-1.tar", data), Package{Name: "a", Version: "1"})
-		if err != nil || got.Archive != want || got.SHA256 != sum(data) {
-			t.Errorf("Add over other bytes: archive %s, sha256 %s, %v; want %s, %s", got.Archive, got.SHA256, err, want, sum(data))
+	// A replaced entry's archive is never overwritten: the new one takes the next name,
+	// after the replaced one's, and the replaced one is deleted, so that no name, once
+	// gone, comes back with other bytes. The same bytes keep their name.
+	for _, tc := range []struct{ data, src, want string }{
+		{"different", "a-1.tar", "a-1-2.tar"},
+		{"more", "a-1.tar", "a-1-3.tar"},
+		{"different", "a-1.tar", "a-1-4.tar"},
+		{"different", "renamed.tgz", "a-1-4.tar"},
+		{"same", "a.tgz", "a-1-5.tgz"},
+	} {
+		before := readFiles(t, dir)
+		got, err := addUnsigned(dir, writeArchive(t, tc.src, tc.data), Package{Name: "a", Version: "1"})
+		if err != nil || got.Archive != tc.want || got.SHA256 != sum(tc.data) {
+			t.Errorf("Add %s of %q: archive %s, sha256 %s, %v; want %s, %s", tc.src, tc.data, got.Archive, got.SHA256, err, tc.want, sum(tc.data))
 		}
+		for name, data := range before {
+			if now, err := os.ReadFile(filepath.Join(dir, name)); err == nil && name != indexName && string(now) != data {
+				t.Errorf("Add %s of %q: %s now holds %q, not %q", tc.src, tc.data, name, now, data)
+			}
+		}
+		checkDir(t, dir, tc.want, "index.json")
 	}
-	if data, _ := os.ReadFile(inDir); string(data) != "same" {
-		t.Errorf("archive overwritten: %q", data)
+}
+
+// readFiles returns the contents of the files of dir by name.
+func readFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	checkDir(t, dir, "a-1.tar", "a-1-2.tar", "a-1-3.tar", "index.json")
+	files := make(map[string]string)
+	for _, e := range ents {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = string(data)
+	}
+	return files
+}
+
+// TestAddReplacedKept: the archive of an entry replaced stays where another entry names
+// it, as an index written by hand may.
+func TestAddReplacedKept(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := addUnsigned(dir, writeArchive(t, "a.tar", "one"), Package{Name: "a", Version: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	ix := readIndexFile(t, dir)
+	b := ix.Packages[0]
+	b.Name = "b"
+	ix.Packages = append(ix.Packages, b)
+	if err := writeFile(dir, indexName, ix.encode); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := addUnsigned(dir, writeArchive(t, "a.tar", "two"), Package{Name: "a", Version: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	checkDir(t, dir, "a-1.tar", "a-1-2.tar", "index.json")
 }
 
 // TestAddOwnNames: archives are named by package and version, whatever their publishers

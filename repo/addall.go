@@ -14,8 +14,9 @@ import (
 
 // AddAll is Add of several archives in one change of dir's index: archives[i] is copied
 // in as pkgs[i] (named by the ending of pkgs[i].Archive where it has one, as a file of
-// npm's cache has none), every archive is placed, and then the index is written once. On any
-// error the archives it placed are removed again, so the directory is as it was. When
+// npm's cache has none), every archive is placed, and then the index is written once,
+// after which the archives of the entries replaced that no entry names are deleted. On any
+// error before, the archives it placed are removed again, so the directory is as it was. When
 // the index has every entry already, with the same bytes (a second run), it writes
 // nothing. It returns the entries as the index holds them, in the order of pkgs.
 func AddAll(ctx context.Context, dir string, archives []string, pkgs []Package, s *Signer) ([]Package, Meta, error) {
@@ -58,7 +59,7 @@ func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 	if err := stamp(dir, ix, s); err != nil { // refuses a signed directory before anything is copied
 		return nil, Meta{}, err
 	}
-	placed, err := placeAll(dir, archives, exts, out, ix)
+	placed, replaced, err := placeAll(dir, archives, exts, out, ix)
 	if err == nil && jsonText(had) == jsonText(ix.Packages) {
 		return out, meta, nil
 	}
@@ -71,16 +72,18 @@ func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 	if err != nil {
 		return nil, Meta{}, err
 	}
-	return out, ix.Meta, nil
+	_, err = dropArchives(dir, replaced, ix.Packages)
+	return out, ix.Meta, err
 }
 
 // placeAll copies archives[i] into dir for pkgs[i], its name ending in exts[i], as place
-// does, setting each one's Archive, Size and SHA256, and puts each in ix. It returns the names of the files it
-// created, those it made before an error included.
-func placeAll(dir string, archives, exts []string, pkgs []Package, ix *Index) (placed []string, err error) {
+// does, setting each one's Archive, Size and SHA256, and puts each in ix. It returns the
+// names of the files it created, those it made before an error included, and the entries
+// of ix it replaced.
+func placeAll(dir string, archives, exts []string, pkgs []Package, ix *Index) (placed []string, replaced []Package, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	existed := make(map[string]bool, len(entries))
 	for _, e := range entries {
@@ -89,7 +92,7 @@ func placeAll(dir string, archives, exts []string, pkgs []Package, ix *Index) (p
 	for i := range pkgs {
 		p := &pkgs[i]
 		var name string
-		name, p.Size, p.SHA256, err = placeArchive(dir, archives[i], archiveStem(*p), exts[i])
+		name, p.Size, p.SHA256, err = archiveFor(dir, archives[i], exts[i], *p, ix)
 		if err == nil && !existed[name] {
 			existed[name], placed = true, append(placed, name)
 		}
@@ -98,11 +101,11 @@ func placeAll(dir string, archives, exts []string, pkgs []Package, ix *Index) (p
 			err = checkNumbers(p)
 		}
 		if err != nil {
-			return placed, fmt.Errorf("package %s: %w", p.id(), err)
+			return placed, replaced, fmt.Errorf("package %s: %w", p.id(), err)
 		}
-		ix.put(*p)
+		replaced = append(replaced, ix.put(*p)...)
 	}
-	return placed, nil
+	return placed, replaced, nil
 }
 
 // removePlaced removes the archives named placed from dir, after a failed AddAll.

@@ -54,6 +54,13 @@ func TestAddAll(t *testing.T) {
 	if inode(t, filepath.Join(dir, "index.json")) != before || again[0].Archive != "b-2.0.0.tgz" {
 		t.Errorf("a second AddAll rewrote the index, or named %s", again[0].Archive)
 	}
+
+	// Other bytes for b 2.0.0 take the next name; the archive replaced is deleted.
+	archives[0] = writeArchive(t, "b.tgz", "B")
+	if got, _, err = AddAll(context.Background(), dir, archives, pkgs, nil); err != nil || got[0].Archive != "b-2.0.0-2.tgz" {
+		t.Fatalf("AddAll of other bytes for b 2.0.0: %v, %+v", err, got)
+	}
+	checkDir(t, dir, "index.json", "old-1.tar", "a-1.0.0.tgz", "b-1.0.0.tgz", "b-2.0.0-2.tgz")
 }
 
 // TestAddAllRefuses: an AddAll that fails leaves the directory as it was, the archives it

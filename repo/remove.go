@@ -129,6 +129,10 @@ func remove(ctx context.Context, dir string, rm Removal, s *Signer) (*Removed, e
 	return res, err
 }
 
+// keptArchive reports whether a, an entry's archive, is a file the repository directory
+// keeps for it: a local path, neither the index nor its signature.
+func keptArchive(a string) bool { return validLocal(a) && a != indexName && a != SignatureName }
+
 func notFound(rm Removal, ix *Index) error {
 	e := &notFoundError{Removal: rm}
 	for _, p := range ix.Packages {
@@ -155,20 +159,32 @@ func needed(gone, kept []Package) []Need {
 }
 
 // dropArchives deletes the local archives of gone that no entry of kept names, and returns
-// those it deleted. It never deletes the index or its signature, whatever an entry names.
+// those it deleted. It never deletes the index or its signature, whatever an entry names,
+// nor a file outside dir (an entry's path through a symlink).
 func dropArchives(dir string, gone, kept []Package) ([]string, error) {
 	var dropped []string
 	dirs := make(map[string]bool) // to sync
+	var root *os.Root
 	for _, p := range gone {
 		a := p.Archive
 		switch {
-		case !validLocal(a) || a == indexName || a == SignatureName || slices.Contains(dropped, a):
+		case !keptArchive(a) || slices.Contains(dropped, a):
 			continue
 		case slices.ContainsFunc(kept, func(q Package) bool { return path.Clean(q.Archive) == path.Clean(a) }):
 			continue
 		}
+		if root == nil {
+			var err error
+			if root, err = os.OpenRoot(dir); err != nil {
+				return dropped, err
+			}
+			defer root.Close()
+		}
 		file := filepath.Join(dir, filepath.FromSlash(a))
-		if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := root.Remove(filepath.FromSlash(a)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+				pe.Op, pe.Path = "remove", file // named as the directory given names it
+			}
 			return dropped, err
 		}
 		dropped = append(dropped, a)

@@ -240,3 +240,36 @@ func TestRemoveProvider(t *testing.T) {
 		t.Errorf("Remove(zlib-ng), the last provider of libz1: %v, want a *NeededError for curl's libz1", err)
 	}
 }
+
+// TestRemoveConfined: an entry whose archive is reached through a symlink out of the
+// directory (an index written by hand) deletes nothing out there: the index is written
+// without the entry, and the refusal names the archive.
+func TestRemoveConfined(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := addUnsigned(dir, writeArchive(t, "a.tar", "a"), Package{Name: "a", Version: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	victim := filepath.Join(out, "a-1.tar")
+	if err := os.Rename(filepath.Join(dir, "a-1.tar"), victim); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, filepath.Join(dir, "pool")); err != nil {
+		t.Fatal(err)
+	}
+	ix := readIndexFile(t, dir)
+	ix.Packages[0].Archive = "pool/a-1.tar"
+	if err := writeFile(dir, indexName, ix.encode); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Remove(t.Context(), dir, Removal{Name: "a"}, nil)
+	if pe := (*fs.PathError)(nil); !errors.As(err, &pe) || pe.Path != filepath.Join(dir, "pool", "a-1.tar") {
+		t.Errorf("Remove through a symlink out of the directory: %v, want a *PathError naming the archive", err)
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Errorf("the file out of the directory: %v", err)
+	}
+	if got := entries(readIndexFile(t, dir)); got != "" {
+		t.Errorf("index holds %s, want none", got)
+	}
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"pkg/config"
@@ -40,7 +41,11 @@ func AddedText(dir string, res *publish.Added) (created, added string, notes []s
 			p.Version, rel, rel, rel, rel, rel))
 	}
 	for _, q := range res.Replaced {
-		notes = append(notes, fmt.Sprintf("this replaced the entry of %s %s (archive %s, depends %q, bin %q)", q.Name, q.Version, q.Archive, q.Depends, q.Bin))
+		note := fmt.Sprintf("this replaced the entry of %s %s (archive %s, depends %q, bin %q)", q.Name, q.Version, q.Archive, q.Depends, q.Bin)
+		if slices.Contains(res.Deleted, q.Archive) {
+			note += fmt.Sprintf(", and deleted %s, which no entry names now", q.Archive)
+		}
+		notes = append(notes, note)
 	}
 	for _, d := range res.Missing {
 		notes = append(notes, fmt.Sprintf("%s %s depends on %s, which %s does not offer (yet)", p.Name, p.Version, d, dir))

@@ -19,7 +19,7 @@ import (
 func TestAddedText(t *testing.T) {
 	p := repo.Package{Name: "t", Version: "2.0-rc1", Archive: "t-2.0-rc1.tar", Size: 2048, Files: 3, SHA256: "ab12"}
 	created, added, notes := AddedText("/srv/r", &publish.Added{Package: p, Created: true, Missing: testrepo.Requires("lib>=1"),
-		Replaced: []repo.Package{{Name: "t", Version: "2.0-rc1", Archive: "old.tar"}}})
+		Replaced: []repo.Package{{Name: "t", Version: "2.0-rc1", Archive: "old.tar"}}, Deleted: []string{"old.tar"}})
 	if want := "/srv/r had no index.json: this is a new repository"; created != want {
 		t.Errorf("created = %q, want %q", created, want)
 	}
@@ -28,7 +28,7 @@ func TestAddedText(t *testing.T) {
 	}
 	want := []string{
 		"2.0-rc1 is a pre-release of 2.0: it sorts before 2.0, and installs take a release while there is one (a packaging revision of 2.0 is written 2.0-1 or 2.0+1)",
-		`this replaced the entry of t 2.0-rc1 (archive old.tar, depends [], bin [])`,
+		`this replaced the entry of t 2.0-rc1 (archive old.tar, depends [], bin []), and deleted old.tar, which no entry names now`,
 		"t 2.0-rc1 depends on lib>=1, which /srv/r does not offer (yet)",
 	}
 	if !slices.Equal(notes, want) {

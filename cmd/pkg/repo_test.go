@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +118,45 @@ func TestRepoRemove(t *testing.T) {
 	user, trusted := r.user()
 	if out, _ := user.ok(append(trusted, "search")...); strings.Contains(out, "fortunes") || !strings.Contains(out, "hello") {
 		t.Errorf("search of the signed repository after the remove: %q", out)
+	}
+}
+
+// TestRepoAddReplacedArchive adds a version again from a file named otherwise: the entry
+// keeps the archive it has, and the directory holds no second copy; then, with --replace,
+// other bytes: they take a name of their own, and the archive replaced is deleted, as the
+// note says, leaving the directory holding only what its index names.
+func TestRepoAddReplacedArchive(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	e := newEnv(t, base, dir)
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	w.Write(packageTar(t, "tool", "1.0", 'x'))
+	w.Close()
+	for _, name := range []string{"tool-1.0.tar.gz", "renamed.tgz"} {
+		if err := os.WriteFile(filepath.Join(base, name), gz.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, stderr := e.ok("repo", "add", dir, filepath.Join(base, name), "--name", "tool", "--version", "1.0"); !strings.Contains(out, ": tool-1.0.tar.gz, ") || strings.Contains(stderr, "replaced") {
+			t.Errorf("repo add of %s: %q, %q; want tool-1.0.tar.gz, nothing replaced", name, out, stderr)
+		}
+		if got := names(t, dir); got != "index.json tool-1.0.tar.gz" {
+			t.Errorf("after repo add of %s, %s holds %s", name, dir, got)
+		}
+	}
+	other := filepath.Join(base, "other.tar")
+	if err := os.WriteFile(other, packageTar(t, "tool", "1.0", 'y'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr := e.ok("repo", "add", dir, other, "--name", "tool", "--version", "1.0", "--replace")
+	if !strings.Contains(out, ": tool-1.0-2.tar, ") || !strings.Contains(stderr, "pkg: note: this replaced the entry of tool 1.0 (archive tool-1.0.tar.gz, depends [], bin []), and deleted tool-1.0.tar.gz, which no entry names now") {
+		t.Errorf("repo add --replace of other bytes: %q, %q", out, stderr)
+	}
+	if got := names(t, dir); got != "index.json tool-1.0-2.tar" {
+		t.Errorf("after repo add --replace, %s holds %s", dir, got)
+	}
+	if out, _ := e.ok("install", "tool"); !strings.Contains(out, "installed tool 1.0") {
+		t.Errorf("install after the replace: %q", out)
 	}
 }
 
