@@ -858,16 +858,16 @@ func (d *DB) Commit(ps []*Record, files []*FileList, remove []string) error {
 }
 
 // CommitRequested is Commit that also records, as Request does, that the user asked for
-// the packages named in requested, and what the change does to the prefix (pc, nil for
-// nothing): its paths' owners and its roll-forward, in the same transaction. Where the
-// filesystem logs metadata in order (durable.Files.Ordered), the transaction's first sync
-// makes durable every change made on it before, with the pages (carry): a commit's
-// renames need no sync of their own there.
+// the packages named in requested and no longer for those of unasked, and what the
+// change does to the prefix (pc, nil for nothing): its paths' owners and its
+// roll-forward, in the same transaction. Where the filesystem logs metadata in order
+// (durable.Files.Ordered), the transaction's first sync makes durable every change made
+// on it before, with the pages (carry): a commit's renames need no sync of their own there.
 //
 // Keys are put in order: bbolt splits a node only at the commit, so each put into a node
 // grown by the same transaction moves the entries after it, and thousands of packages put in
 // any other order cost time in the square of their number (a 50,000-deep chain, #30).
-func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, requested map[string]repo.Requirement, pc *PrefixChange) error {
+func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, requested map[string]repo.Requirement, pc *PrefixChange, unasked ...string) error {
 	order, keyOf := make([]int, len(ps)), make([]string, len(ps)) // ps by key
 	for i := range order {
 		order[i], keyOf[i] = i, ps[i].Key()
@@ -916,7 +916,7 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 				return err
 			}
 		}
-		if err := putRequests(tx, requested); err != nil {
+		if err := putRequests(tx, requested, unasked); err != nil {
 			return err
 		}
 		return putPrefix(tx, pc)

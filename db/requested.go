@@ -41,15 +41,21 @@ func (d *DB) Requested() (map[string]repo.Requirement, error) {
 }
 
 // Request records that the user asked for each installed package of reqs, a key
-// (Record.Key), by the requirement it maps to, replacing what was recorded; keys not
+// (Record.Key), by the requirement it maps to, replacing what was recorded, and that the
+// packages unasked (keys) are installed as dependencies alone: their requests go. Keys not
 // installed are ignored.
-func (d *DB) Request(reqs map[string]repo.Requirement) error {
-	return d.update("record requested packages", func(tx *bolt.Tx) error { return putRequests(tx, reqs) })
+func (d *DB) Request(reqs map[string]repo.Requirement, unasked ...string) error {
+	return d.update("record requested packages", func(tx *bolt.Tx) error { return putRequests(tx, reqs, unasked) })
 }
 
 // putRequests writes each requirement of reqs as its text (repo.Requirement.MarshalText),
-// the bytes Requested reads back.
-func putRequests(tx *bolt.Tx, reqs map[string]repo.Requirement) error {
+// the bytes Requested reads back, and deletes the requests of unasked.
+func putRequests(tx *bolt.Tx, reqs map[string]repo.Requirement, unasked []string) error {
+	for _, name := range slices.Sorted(slices.Values(unasked)) {
+		if err := tx.Bucket(requestedBucket).Delete([]byte(name)); err != nil {
+			return err
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(reqs)) { // in order: see CommitRequested
 		if tx.Bucket(pkgsBucket).Get([]byte(name)) == nil {
 			continue

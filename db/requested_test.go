@@ -53,6 +53,15 @@ func TestRequested(t *testing.T) {
 	if got, _ := d.Requested(); !maps.Equal(texts(got), map[string]string{"app": "app", "lib": "lib@1"}) {
 		t.Errorf("Requested after a second request = %v", got)
 	}
+	if err := d.Request(nil, "lib", "ghost"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := d.Requested(); !maps.Equal(texts(got), map[string]string{"app": "app"}) {
+		t.Errorf("Requested once lib is no longer asked for = %v", got)
+	}
+	if err := d.Request(parsed(t, map[string]string{"lib": "lib@1"})); err != nil {
+		t.Fatal(err)
+	}
 	if err := d.Commit(nil, nil, []string{"app"}); err != nil {
 		t.Fatal(err)
 	}

@@ -39,21 +39,25 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	start := time.Now()
 	r.salvaged = nil
 	defer r.Discard(staged...)
-	requests, at := r.requests, r.requestsAt
-	r.requests, r.requestsAt = nil, nil
+	requests, at, drop := r.requests, r.requestsAt, r.unrequests
+	if len(drop) > 0 {
+		r.askedFor() // while it knows what is asked for and no longer
+	}
+	r.requests, r.requestsAt, r.unrequests = nil, nil, nil
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if len(staged) == 0 && len(remove) == 0 {
-		if len(requests) == 0 && len(at) == 0 {
+		if len(requests) == 0 && len(at) == 0 && len(drop) == 0 {
 			return nil, nil
 		}
 		recs, err := r.db.List() // asked for, installed already
 		if err != nil {
 			return nil, err
 		}
-		if asked := keyed(requests, at, recs, nil, nil); !r.asksNPM(asked) {
-			return nil, r.db.Request(asked)
+		asked := keyed(requests, at, drop, recs, nil, nil)
+		if unasked := unaskedOf(drop, asked); !r.asksNPM(asked, unasked) {
+			return nil, r.db.Request(asked, unasked...)
 		}
 	}
 	defer r.forceLog(staged)()
@@ -72,7 +76,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err != nil {
 		return nil, err
 	}
-	for k := range keyed(nil, nil, recs, incoming, remove, carried...) {
+	for k := range keyed(nil, nil, drop, recs, incoming, remove, carried...) {
 		r.askedFor()[k] = true // an upgraded npm package's commands follow its request
 	}
 	if err := checkApply(recs, incoming, remove, func(p *db.Record) []repo.Command { return r.bins(p.Kind, p.Name, p.Version, p.Bin) }); err != nil {
@@ -84,7 +88,9 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err := r.checkFoldedNames(recs, incoming, remove); err != nil {
 		return nil, err
 	}
-	plan, err := r.prefixChange(recs, staged, remove, keyed(requests, at, recs, incoming, remove, carried...))
+	asked := keyed(requests, at, drop, recs, incoming, remove, carried...)
+	unasked := unaskedOf(drop, asked)
+	plan, err := r.prefixChange(recs, staged, remove, asked, unasked)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +141,7 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		s.rec.Installed = now
 		news[i], files[i] = s.rec, s.files
 	}
-	if err := r.db.CommitRequested(news, files, remove, keyed(requests, at, recs, news, remove, carried...), pc); err != nil {
+	if err := r.db.CommitRequested(news, files, remove, keyed(requests, at, drop, recs, news, remove, carried...), pc, unasked...); err != nil {
 		if done, known := r.recorded(all); done || !known { // or the next start finds out
 			keep(staged)
 			svs, trash = nil, nil // the next start keeps the marked trees
@@ -225,8 +231,8 @@ func (r *Root) carry(requests []repo.Requirement, recs []db.Record, staged []*db
 // every request on the name together, or of an npm name's instances the newest each
 // request allows (two that take one instance together); then those of at (RequestAt) on
 // their keys, in the root; then each of carried (carry) by the newest instance of its
-// name it allows that no request went to.
-func keyed(requests []repo.Requirement, at map[string]repo.Requirement, recs []db.Record, staged []*db.Record, remove []string, carried ...repo.Requirement) map[string]repo.Requirement {
+// name it allows that no request went to, but not to a key of drop (Unrequest).
+func keyed(requests []repo.Requirement, at map[string]repo.Requirement, drop []string, recs []db.Record, staged []*db.Record, remove []string, carried ...repo.Requirement) map[string]repo.Requirement {
 	next := make(map[string]*db.Record, len(recs)+len(staged))
 	for i := range recs {
 		next[recs[i].Key()] = &recs[i]
@@ -257,10 +263,21 @@ func keyed(requests []repo.Requirement, at map[string]repo.Requirement, recs []d
 	}
 	for _, q := range carried {
 		for _, p := range m.byName[q.Name] {
-			if _, taken := out[p.Key()]; !taken && q.Allows(p.Version) {
+			if _, taken := out[p.Key()]; !taken && q.Allows(p.Version) && !slices.Contains(drop, p.Key()) {
 				out[p.Key()] = q
 				break
 			}
+		}
+	}
+	return out
+}
+
+// unaskedOf returns the keys of drop (Unrequest) that asked (keyed) does not ask for.
+func unaskedOf(drop []string, asked map[string]repo.Requirement) []string {
+	var out []string
+	for _, k := range drop {
+		if _, ok := asked[k]; !ok {
+			out = append(out, k)
 		}
 	}
 	return out

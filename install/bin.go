@@ -113,7 +113,8 @@ func (r *Root) bins(kind, name, version string, bin []repo.Command) []repo.Comma
 }
 
 // askedFor returns the npm instances asked for, by key, and the names requested of this
-// change (Request), which bins links the commands of; read once.
+// change (Request), which bins links the commands of, but those it no longer asks for
+// (Unrequest); read once.
 func (r *Root) askedFor() map[string]bool {
 	if r.asked == nil {
 		r.asked = make(map[string]bool)
@@ -127,6 +128,7 @@ func (r *Root) askedFor() map[string]bool {
 		for k := range r.requestsAt {
 			r.asked[k] = true
 		}
+		r.unask(r.asked)
 	}
 	return r.asked
 }

@@ -160,21 +160,27 @@ func generated(recs map[string]*db.Record, requested map[string]repo.Requirement
 func ownsScope(p *db.Record, d string) bool { return strings.HasPrefix(p.Into, d+"/") }
 
 // asksNPM reports whether requests, by key, ask for an installed npm instance not asked
-// for before: its link in lib/node_modules and its commands follow, as a change of the
-// prefix.
-func (r *Root) asksNPM(requests map[string]repo.Requirement) bool {
-	if len(requests) == 0 {
+// for before, or unasked (keys) takes the request of one away: its link in
+// lib/node_modules and its commands follow, as a change of the prefix.
+func (r *Root) asksNPM(requests map[string]repo.Requirement, unasked []string) bool {
+	if len(requests) == 0 && len(unasked) == 0 {
 		return false
 	}
 	before, err := r.db.Requested()
 	if err != nil {
 		return true // the commit reads them again, and says why it cannot
 	}
+	npm := func(k string) bool {
+		p, err := r.db.Get(k)
+		return err == nil && p.Kind == repo.KindNPM
+	}
 	for k := range requests {
-		if _, ok := before[k]; ok {
-			continue
+		if _, ok := before[k]; !ok && npm(k) {
+			return true
 		}
-		if p, err := r.db.Get(k); err == nil && p.Kind == repo.KindNPM {
+	}
+	for _, k := range unasked {
+		if _, ok := before[k]; ok && npm(k) {
 			return true
 		}
 	}

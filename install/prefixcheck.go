@@ -19,9 +19,9 @@ import (
 // path's stack, its file in the prefix, or under the installed one that replaces it. A
 // command link in bin/ and another package's member there are a conflict too, and so is a
 // generated path of the node_modules layout (layoutChange) where another has a member,
-// which requests, the change's, decide too. It reads one key per path of the change, and
-// decides what the change folds (planFolds).
-func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string, requests map[string]repo.Requirement) (*prefixPlan, error) {
+// which requests and unasked, the change's, decide too. It reads one key per path of the
+// change, and decides what the change folds (planFolds).
+func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string, requests map[string]repo.Requirement, unasked []string) (*prefixPlan, error) {
 	installed := named(recs)
 	leaving := make(map[string]bool)
 	for _, n := range remove {
@@ -34,7 +34,7 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string,
 			leaving[s.rec.Key()] = true
 		}
 	}
-	lay, err := r.newLayout(installed, incoming, leaving, requests)
+	lay, err := r.newLayout(installed, incoming, leaving, requests, unasked)
 	if err != nil {
 		return nil, err
 	}
@@ -227,9 +227,9 @@ type prefixPlan struct {
 }
 
 // newLayout returns the change to the generated paths of a change that installs incoming
-// and takes out leaving, recording requests: a root with no npm instance before or after
-// reads nothing.
-func (r *Root) newLayout(installed, incoming map[string]*db.Record, leaving map[string]bool, requests map[string]repo.Requirement) (*layoutChange, error) {
+// and takes out leaving, recording requests and taking those of unasked away: a root with
+// no npm instance before or after reads nothing.
+func (r *Root) newLayout(installed, incoming map[string]*db.Record, leaving map[string]bool, requests map[string]repo.Requirement, unasked []string) (*layoutChange, error) {
 	after := make(map[string]*db.Record, len(installed)+len(incoming))
 	npm := false
 	for n, p := range installed {
@@ -254,6 +254,9 @@ func (r *Root) newLayout(installed, incoming map[string]*db.Record, leaving map[
 		if after[n] != nil {
 			next[n] = q
 		}
+	}
+	for _, n := range unasked {
+		delete(next, n)
 	}
 	for n, q := range requests {
 		if after[n] != nil {

@@ -62,7 +62,8 @@ type Root struct {
 	unlinked   *LinksError                 // the roll-forward of the last change that Open or Apply could not finish (Prefix)
 	requests   []repo.Requirement          // what Request recorded, for the next Apply's commit
 	requestsAt map[string]repo.Requirement // what RequestAt recorded, by key, for the next Apply's commit
-	asked      map[string]bool             // the keys asked for, recorded and by RequestAt, and the names by Request; nil until read (bins)
+	unrequests []string                    // what Unrequest recorded, for the next Apply's commit
+	asked      map[string]bool             // the keys asked for, recorded and by RequestAt, and the names by Request, but Unrequest's; nil until read (bins)
 	unsure     []notice.KeptTree           // what rollback kept of trees it could not tell apart, said by Notes
 	looked     int                         // prefix paths the last change looked up and rolled forward: its cost
 }

@@ -170,6 +170,9 @@ func WritePlan(w io.Writer, plan *txn.Plan, command string) error {
 		if ch.Why != "" {
 			about = append(about, ch.Why)
 		}
+		if ch.WasRequested {
+			about = append(about, "asked for until now, recorded as a dependency, as the lockfile has it")
+		}
 		if ch.Download > 0 {
 			about = append(about, units.Size(ch.Download)+" to download")
 		}
@@ -179,11 +182,14 @@ func WritePlan(w io.Writer, plan *txn.Plan, command string) error {
 		fmt.Fprintln(w, what)
 	}
 	for _, k := range plan.Unchanged {
-		if k.WasDependency {
+		switch {
+		case k.WasDependency:
 			fmt.Fprintf(w, "%s %s is already installed, as a dependency: the %s would record it as asked for, so autoremove would keep it\n", k.Name, k.Version, command)
-			continue
+		case k.WasRequested:
+			fmt.Fprintf(w, "%s %s is already installed, as asked for: the %s would record it as a dependency, as the lockfile has it, so autoremove would take it once nothing needs it\n", k.Name, k.Version, command)
+		default:
+			fmt.Fprintf(w, "%s %s is already installed\n", k.Name, k.Version)
 		}
-		fmt.Fprintf(w, "%s %s is already installed\n", k.Name, k.Version)
 	}
 	for _, h := range plan.Held {
 		fmt.Fprintf(w, "keep %s at %s: %s\n", h.Name, h.Version, heldWhy(h))

@@ -207,7 +207,9 @@ func planner(dir string, ix *txn.Catalog, lock *repo.Lock, reqs []repo.Requireme
 		}
 	}
 	return func(root *install.Root, _ []db.Record) (*txn.Plan, error) {
-		p, _, err := txn.SyncPlan(root, lock, false, f.Cache)
+		// A run root holds its set alone, and is shared by every request of the set: what
+		// one asked for stays so.
+		p, _, err := txn.SyncPlan(root, lock, true, f.Cache)
 		if err == nil {
 			err = p.Relocate(lock, ix.Sources(), f.Cache)
 		}

@@ -34,7 +34,7 @@ type Request struct {
 	Lock      *repo.Lock
 	LockPath  string
 	LockRepos bool
-	KeepExtra bool     // Sync: keep the installed packages Lock does not list
+	KeepExtra bool     // Sync: keep the installed packages Lock does not list, and the requests of those it has as dependencies alone
 	Frozen    bool     // Sync: refuse unless the indexes in effect still resolve Lock's requirements to its packages
 	Platforms []string // Session.Lock: the platforms to lock for
 }

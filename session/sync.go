@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"pkg/config"
@@ -15,16 +16,24 @@ import (
 	"pkg/txn"
 )
 
-// ExtraError refuses a sync that would remove packages from the default root: a project's
-// lockfile synced into the user's own root would take their tools away.
+// ExtraError refuses a sync that would remove packages from the default root, or record
+// packages asked for there as dependencies alone: a project's lockfile synced into the
+// user's own root would take their tools away.
 type ExtraError struct {
 	Lock, Root string
 	Extra      []string // installed, and not in the lockfile
+	Asked      []string // asked for, and in the lockfile as others' dependencies alone
 }
 
 func (e *ExtraError) Error() string {
-	return fmt.Sprintf("sync: %s does not list %s, installed in your default root %s; nothing was changed",
-		e.Lock, strings.Join(e.Extra, ", "), e.Root)
+	var what []string
+	if len(e.Extra) > 0 {
+		what = append(what, fmt.Sprintf("does not list %s, installed", strings.Join(e.Extra, ", ")))
+	}
+	if len(e.Asked) > 0 {
+		what = append(what, fmt.Sprintf("has %s as dependencies alone, asked for", strings.Join(e.Asked, ", ")))
+	}
+	return fmt.Sprintf("sync: %s %s in your default root %s; nothing was changed", e.Lock, strings.Join(what, " and "), e.Root)
 }
 
 // sync is Plan of a sync to the lockfile r.Lock at r.LockPath: its signatures checked
@@ -32,8 +41,9 @@ func (e *ExtraError) Error() string {
 // the place of its records of their names, useLockBeside), then, if Frozen,
 // the indexes in effect checked still to resolve its requirements to its packages
 // (txn.CheckFrozen), the root read (a dry run, without its lock), and the sync planned
-// (txn.SyncPlan), keeping the packages the lockfile does not list if KeepExtra, and
-// refusing to remove any from the default root (*ExtraError).
+// (txn.SyncPlan), keeping the packages the lockfile does not list, and the requests of
+// those it has as dependencies alone, if KeepExtra, and refusing to remove any from the
+// default root, or to record any asked for there as a dependency (*ExtraError).
 func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) {
 	l, path := r.Lock, r.LockPath
 	if err := s.checkLockSigned(l, path); err != nil {
@@ -87,8 +97,8 @@ func (s *Session) sync(ctx context.Context, r Request) (_ *txn.Plan, err error) 
 	if len(kept) > 0 {
 		s.obs.Notice(notice.Kept{Names: kept, Lock: path})
 	}
-	if rm := removals(plan); len(rm) > 0 && s.DefaultRoot {
-		return nil, &ExtraError{Lock: path, Root: plan.Root, Extra: rm}
+	if rm, un := removals(plan), unasked(plan); len(rm)+len(un) > 0 && s.DefaultRoot {
+		return nil, &ExtraError{Lock: path, Root: plan.Root, Extra: rm, Asked: un}
 	}
 	switch {
 	case s.DryRun:
@@ -191,6 +201,18 @@ func firstSource(l *repo.Lock, srcs map[string]*fetch.Source) *fetch.Source {
 		return srcs[""]
 	}
 	return srcs[l.Repos[0].Name]
+}
+
+// unasked returns the names of the packages asked for that p records as dependencies
+// alone.
+func unasked(p *txn.Plan) []string {
+	var names []string
+	for _, c := range slices.Concat(p.Changes, p.Unchanged) {
+		if c.WasRequested {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }
 
 // removals returns the names of the packages p removes.

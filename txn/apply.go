@@ -113,7 +113,7 @@ func (p *Plan) Apply(ctx context.Context) (out *Outcome, err error) {
 			err = cerr
 		}
 	}()
-	if len(p.Changes) == 0 && len(t.Requests) == 0 && len(p.asks) == 0 {
+	if len(p.Changes) == 0 && len(t.Requests) == 0 && len(p.asks) == 0 && len(p.unasks) == 0 {
 		return &Outcome{Root: t.Root.Dir(), Before: p.before}, ctx.Err()
 	}
 	if len(t.Requests) > 0 {
@@ -121,6 +121,9 @@ func (p *Plan) Apply(ctx context.Context) (out *Outcome, err error) {
 	}
 	if len(p.asks) > 0 {
 		t.Root.RequestAt(p.asks)
+	}
+	if len(p.unasks) > 0 {
+		t.Root.Unrequest(p.unasks)
 	}
 	if f := t.Fetcher; f != nil && f.Observer != nil {
 		err = f.Observer.During(p.install, func() error { out, err = p.apply(ctx, t.Root, f); return err })

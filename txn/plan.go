@@ -40,6 +40,10 @@ type Change struct {
 	// WasDependency is of a Keep: the package was installed as another's dependency, and
 	// the change records it as asked for (autoremove keeps it), as apt-mark manual does.
 	WasDependency bool `json:"was_dependency,omitempty"`
+	// WasRequested is of a sync: the package was asked for, and the lockfile has it as
+	// another's dependency alone, which the change records it as (autoremove takes it once
+	// nothing needs it), as apt-mark auto does.
+	WasRequested bool `json:"was_requested,omitempty"`
 }
 
 // Plan is a change to a root, as resolved and not yet made: what it downloads, installs,
@@ -67,6 +71,7 @@ type Plan struct {
 	along   map[string][]string         // removed as dependents of others removed: the names of those (removePlan)
 	asked   map[string]repo.Requirement // the root's requests (db.DB.Requested), of a removal: whether what it removes was asked for
 	asks    map[string]repo.Requirement // of a sync, the lockfile's requirements the commit records, by the key of the instance each asks for
+	unasks  []string                    // of a sync, the keys the commit records as dependencies alone (Unrequest)
 	target  *Target                     // where Apply makes the change (Bind)
 }
 
@@ -562,11 +567,13 @@ func unneededPlan(root string, before []db.Record, names []string) *Plan {
 	return (&Plan{Root: root, before: before, remove: names, why: why}).fill(nil)
 }
 
-// SyncPlan is the plan of making root hold exactly the packages of l, or, with keepExtra,
-// at least them; kept are the installed packages l does not list that keepExtra keeps. A
-// nil root is one where nothing is installed yet. Its commit records l's requirements of
-// the packages it installs and of those it asks for anew (lockAsks).
-func SyncPlan(root *install.Root, l *repo.Lock, keepExtra bool, cache *fetch.Cache) (p *Plan, kept []string, err error) {
+// SyncPlan is the plan of making root hold exactly the packages of l, as l asks for them,
+// or, with keep, at least them, with the requests the root records; kept are the
+// installed packages l does not list that keep keeps. A nil root is one where nothing is
+// installed yet. Its commit records l's requirements of the packages it installs and of
+// those it asks for anew (lockAsks), and, without keep, the packages l lists but asks for
+// none of as dependencies alone (unask).
+func SyncPlan(root *install.Root, l *repo.Lock, keep bool, cache *fetch.Cache) (p *Plan, kept []string, err error) {
 	want, err := l.Order()
 	if err != nil {
 		return nil, nil, err
@@ -581,7 +588,7 @@ func SyncPlan(root *install.Root, l *repo.Lock, keepExtra bool, cache *fetch.Cac
 		}
 		dir = root.Dir()
 	}
-	if keepExtra {
+	if keep {
 		kept, ip.Remove = ip.Remove, nil
 	}
 	def := func(name string) string {
@@ -598,7 +605,42 @@ func SyncPlan(root *install.Root, l *repo.Lock, keepExtra bool, cache *fetch.Cac
 		}
 	}
 	p.asks, p.Unchanged = lockAsks(before, requested, want, l.Requires)
-	return p.fill(cache), kept, nil
+	p.fill(cache)
+	if !keep {
+		p.unask(requested, want, l.Requires)
+	}
+	return p, kept, nil
+}
+
+// unask has p, a sync's filled plan to want, record as dependencies alone the packages of
+// want that the lockfile's requirements reqs ask for none of (answers), and marks
+// WasRequested those the root records as asked for (requested), or, of an npm instance
+// that replaces another, where that one was: on their change, or, installed as they are,
+// as kept. A package it installs is recorded so whatever the root recorded (an npm
+// instance's request is not carried to it).
+func (p *Plan) unask(requested map[string]repo.Requirement, want []repo.Package, reqs []repo.Requirement) {
+	replaced := p.replacedInstances()
+	for _, pk := range want {
+		if slices.ContainsFunc(reqs, func(q repo.Requirement) bool { return answers(q, pk, want) }) {
+			continue
+		}
+		_, was := requested[pk.Key()]
+		if old, ok := replaced[pk.Key()]; ok {
+			_, was = requested[old.Key()]
+		}
+		i := slices.IndexFunc(p.Changes, func(c Change) bool {
+			return c.Action != Remove && c.Name == pk.Name && c.Version == pk.Version
+		})
+		switch {
+		case i >= 0:
+			p.Changes[i].WasRequested = was
+		case !was:
+			continue // installed as it is, as a dependency
+		default:
+			p.Unchanged = append(p.Unchanged, Change{Action: Keep, Name: pk.Name, Version: pk.Version, Why: "a dependency in the lockfile", WasRequested: true})
+		}
+		p.unasks = append(p.unasks, pk.Key())
+	}
 }
 
 // lockAsks returns the requirements of reqs, a lockfile's, that a sync to want records,

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/urfave/cli/v2"
 
 	"pkg/repo"
@@ -66,11 +68,15 @@ func installAction(c *cli.Context) error {
 }
 
 // sayRecorded says which packages of p, committed, were installed as dependencies and
-// are now recorded as asked for.
+// are now recorded as asked for, and which were asked for and are now recorded as
+// dependencies alone.
 func sayRecorded(c *cli.Context, p *txn.Plan) {
-	for _, k := range p.Unchanged {
-		if k.WasDependency {
+	for _, k := range slices.Concat(p.Changes, p.Unchanged) {
+		switch {
+		case k.WasDependency:
 			say(c, "%s %s is already installed, as a dependency until now: recorded as asked for, so autoremove keeps it", k.Name, k.Version)
+		case k.WasRequested:
+			say(c, "%s %s was asked for until now: recorded as a dependency, as the lockfile has it, so autoremove takes it once nothing needs it", k.Name, k.Version)
 		}
 	}
 }

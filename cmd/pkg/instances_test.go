@@ -320,6 +320,101 @@ func TestNPMSyncLinksCommands(t *testing.T) {
 	fresh.ok("verify")
 }
 
+// TestNPMSyncUnrequests: a sync of a lockfile that lists a package the root holds as
+// asked for, and asks for none of it (only another's dependency now), records it as a
+// dependency, as a sync into a fresh root does: its link in lib/node_modules and its
+// commands go, and autoremove takes it once nothing needs it; a dry run says so first,
+// and a second sync has nothing to do. With --keep-extra, the request stays.
+func TestNPMSyncUnrequests(t *testing.T) {
+	base := t.TempDir()
+	archive := pax(t, td("package/"), tf("package/package.json", `{"name":"dep","version":"1.0.0"}`), tf("package/cli.js", "#!/usr/bin/env node\n"))
+	file := writeFile(t, base, "dep-1.0.0.tar", archive)
+	p := repo.Package{Name: "dep", Version: "1.0.0", Kind: repo.KindNPM, Bin: testrepo.Commands("dep=package/cli.js")}
+	if _, _, err := repo.Add(t.Context(), filepath.Join(base, "repo"), file, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	addNPM(t, base, "a", "1.0.0", "dep@npm:^1.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	both, first := filepath.Join(base, "both.lock"), filepath.Join(base, "a.lock")
+	e.ok("lock", "-o", both, "a", "dep")
+	e.ok("lock", "-o", first, "a")
+	e.ok("sync", "-f", both)
+	bin, link := filepath.Join(e.root, "bin", "dep"), filepath.Join(e.root, "lib/node_modules/dep")
+	if out, _ := e.ok("sync", "-n", "--keep-extra", "-f", first); out != "dry run: 0 changes, 0 B to download, 0 B more disk space; nothing was changed\n" {
+		t.Errorf("sync -n --keep-extra of a lock asking for a alone: %q", out)
+	}
+	if out, _ := e.ok("sync", "-n", "-f", first); !strings.Contains(out, "dep 1.0.0 is already installed, as asked for: the sync would record it as a dependency") {
+		t.Errorf("sync -n of a lock asking for a alone: %q, want dep said to be recorded as a dependency", out)
+	}
+	if out, _ := e.ok("sync", "-f", first); !strings.Contains(out, "dep 1.0.0 was asked for until now: recorded as a dependency") {
+		t.Errorf("sync of a lock asking for a alone: %q", out)
+	}
+	if got, want := e.requested(), "a 1.0.0"; got != want {
+		t.Errorf("requested after the sync: %q, want %q", got, want)
+	}
+	for _, f := range []string{bin, link} {
+		if _, err := os.Lstat(f); !os.IsNotExist(err) {
+			t.Errorf("%s of dep, a dependency now: %v; want none", f, err)
+		}
+	}
+	if out, _ := e.ok("sync", "-f", first); out != "nothing to do: root matches "+first+"\n" {
+		t.Errorf("second sync: %q", out)
+	}
+	e.ok("verify")
+	fresh := newEnv(t, t.TempDir(), e.repo)
+	fresh.ok("sync", "-f", first)
+	if got, want := fresh.requests(), e.requests(); got != want {
+		t.Errorf("requests: %q after syncing two lockfiles, %q after syncing the second alone", want, got)
+	}
+	e.ok("remove", "a")
+	if out, _ := e.ok("autoremove"); out != "removed dep 1.0.0\n" {
+		t.Errorf("autoremove once a is gone: %q", out)
+	}
+
+	keep := newEnv(t, t.TempDir(), e.repo)
+	keep.ok("sync", "-f", both)
+	keep.ok("sync", "--keep-extra", "-f", first)
+	if got, want := keep.requested(), "a 1.0.0, dep 1.0.0"; got != want {
+		t.Errorf("requested after a sync --keep-extra: %q, want %q", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(keep.root, "bin", "dep")); err != nil {
+		t.Errorf("bin/dep after a sync --keep-extra: %v", err)
+	}
+}
+
+// TestSyncUnrequestsUpgraded: a sync that upgrades a package asked for to the version
+// its lockfile has as another's dependency alone records it as a dependency, a plain
+// package and an npm one, whose request is not carried to its new version.
+func TestSyncUnrequestsUpgraded(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addNPM(t, base, "ms", "1.0.0")
+	addNPM(t, base, "a", "1.0.0", "ms@npm:^1.0.0")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "app", "1.0", "lib>=1")
+	e := newEnv(t, base, dir)
+	all, top := filepath.Join(base, "all.lock"), filepath.Join(base, "top.lock")
+	e.ok("lock", "-o", all, "a", "ms", "app", "lib")
+	addNPM(t, base, "ms", "1.1.0")
+	addPackage(t, dir, "lib", "1.1")
+	e.ok("lock", "-o", top, "a", "app")
+	e.ok("sync", "-f", all)
+	out, _ := e.ok("sync", "-n", "-f", top)
+	for _, want := range []string{"upgrade lib 1.0 to 1.1 (in the lockfile; asked for until now, recorded as a dependency", "upgrade ms 1.0.0 to 1.1.0 (in the lockfile; asked for until now"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sync -n: %q, want %q", out, want)
+		}
+	}
+	e.ok("sync", "-f", top)
+	if got, want := e.requested(), "a 1.0.0, app 1.0"; got != want {
+		t.Errorf("requested after the sync: %q, want %q", got, want)
+	}
+	if _, err := os.Lstat(filepath.Join(e.root, "lib/node_modules/ms")); !os.IsNotExist(err) {
+		t.Errorf("lib/node_modules/ms of ms, a dependency now: %v; want none", err)
+	}
+	e.ok("verify")
+}
+
 // TestNPMReinstallLinks: a dependency link of one of two versions of a name, deleted, is
 // found by verify, whose advice names that version, and the reinstall it advises puts the
 // link back.

@@ -802,6 +802,44 @@ func TestSyncDefaultRoot(t *testing.T) {
 	e.checkInstalled("sync with --root", "tool 1.0")
 }
 
+// TestSyncDefaultRootAsked syncs into the default root a lockfile that has a package the
+// root holds as asked for as another's dependency alone: recording it so is refused, as a
+// removal is, unless the root is named, and with --keep-extra the request stays.
+func TestSyncDefaultRootAsked(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", filepath.Join(base, "data"))
+	t.Setenv("PKG_ROOT", "")
+	e := newEnv(t, base, syncRepo(t))
+	e.root = filepath.Join(base, "data", "pkg")
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "app")
+	e.ok("install", "app", "lib")
+	before := rootTree(t, e.root)
+	sync := func(args ...string) (string, int) {
+		var out, stderr bytes.Buffer
+		code := run(append([]string{"pkg", "--cache", e.cache, "sync", "-f", lock}, args...), &out, &stderr)
+		return stderr.String(), code
+	}
+	if stderr, code := sync(); code != 1 || !strings.Contains(stderr, "has lib as dependencies alone, asked for in your default root "+e.root+"; nothing was changed") {
+		t.Errorf("sync into the default root: exit %d, %q", code, stderr)
+	}
+	testfs.SameTree(t, "default root after the refused sync", rootTree(t, e.root), before)
+	if stderr, code := sync("--keep-extra"); code != 0 {
+		t.Errorf("sync --keep-extra into the default root: exit %d, %q", code, stderr)
+	}
+	if out, _ := e.ok("info", "lib"); !strings.Contains(out, "requested: yes") {
+		t.Errorf("info lib after a sync --keep-extra: %q", out)
+	}
+	e.ok("sync", "-f", lock) // --root named
+	if out, _ := e.ok("info", "lib"); !strings.Contains(out, "requested: no") {
+		t.Errorf("info lib after a sync with --root: %q", out)
+	}
+	e.ok("remove", "app")
+	if out, _ := e.ok("autoremove"); !strings.HasPrefix(out, "removed lib ") {
+		t.Errorf("autoremove once app is gone: %q", out)
+	}
+}
+
 // TestReinstallTakesEntry reinstalls a package whose index entry was republished, same
 // archive, with an env and other depends: the reinstall restores the files and takes the
 // env (its command's wrapper), keeping the installed depends, which upgrade then takes.
