@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 
+	"pkg/internal/durable"
 	"pkg/internal/regfile"
 )
 
@@ -514,13 +515,14 @@ func jsonText(v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// WriteLock replaces the file at path with l, atomically and durably. A path that is a
-// symlink (pkg.lock -> ci/pkg.lock) has the file it leads to replaced, as an editor would,
-// and stays a link.
+// WriteLock replaces the file at path with l, atomically and durably, keeping its
+// permissions (a new one is made 0644). A path that is a symlink (pkg.lock ->
+// ci/pkg.lock) has the file it leads to replaced, as an editor would, and stays a link.
 func WriteLock(path string, l *Lock) error {
 	path, err := lockTarget(path)
 	if err == nil {
-		err = writeFile(filepath.Dir(path), filepath.Base(path), l.encode)
+		base := filepath.Base(path)
+		err = durable.ReplaceFile(filepath.Dir(path), base, "."+base+".tmp-*", l.encode)
 	}
 	if err != nil {
 		return fmt.Errorf("write lockfile: %w", err)

@@ -98,6 +98,30 @@ func TestWriteReadLock(t *testing.T) {
 	checkDir(t, filepath.Dir(path), "pkg.lock")
 }
 
+// TestWriteLockKeepsMode: a lockfile written again keeps the mode it was given, through a
+// link too.
+func TestWriteLockKeepsMode(t *testing.T) {
+	dir := t.TempDir()
+	path, link := filepath.Join(dir, "ci.lock"), filepath.Join(dir, "pkg.lock")
+	if err := WriteLock(path, testLock(t, lockIndex, "app")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("ci.lock", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []os.FileMode{0o600, 0o664} {
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteLock(link, testLock(t, lockIndex, "tool")); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != mode {
+			t.Errorf("a lockfile of mode %v written again: %v, %v", mode, fi.Mode(), err)
+		}
+	}
+}
+
 // TestWriteLockThroughLink: a lockfile kept elsewhere and linked to (pkg.lock ->
 // ci/pkg.lock) is written where it is, and the link stays; so too where the file is not
 // there yet (the first pkg lock), and through a chain of links.

@@ -3,6 +3,7 @@ package durable
 
 import (
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -28,7 +29,22 @@ func Path(path string) error {
 // mirrors are served to others), synced, renamed over name, and dir synced. On an error
 // before the rename the temporary file goes and name is as it was; after it (dir's
 // fsync), name is the new file, perhaps not durable.
-func WriteFile(dir, name, pattern string, write func(io.Writer) error) (err error) {
+func WriteFile(dir, name, pattern string, write func(io.Writer) error) error {
+	return writeFile(dir, name, pattern, 0o644, write)
+}
+
+// ReplaceFile is WriteFile of a file whose permissions, where it is a regular file, the
+// new one keeps (a lockfile its owner made 0600 stays so); a new file is made 0644.
+func ReplaceFile(dir, name, pattern string, write func(io.Writer) error) error {
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode().Perm()
+	}
+	return writeFile(dir, name, pattern, mode, write)
+}
+
+// writeFile is WriteFile of a file of the permissions mode.
+func writeFile(dir, name, pattern string, mode fs.FileMode, write func(io.Writer) error) (err error) {
 	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return err
@@ -42,7 +58,7 @@ func WriteFile(dir, name, pattern string, write func(io.Writer) error) (err erro
 	if err = write(f); err != nil {
 		return err
 	}
-	if err = f.Chmod(0o644); err != nil {
+	if err = f.Chmod(mode); err != nil {
 		return err
 	}
 	if err = f.Sync(); err != nil {

@@ -41,3 +41,31 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("the file is %q, mode %v, want \"new\", 0644", b, fi.Mode())
 	}
 }
+
+// TestReplaceFile keeps the permissions of the file it replaces, whatever they are, and
+// makes a new file 0644.
+func TestReplaceFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(w io.Writer) error { _, err := w.Write([]byte("new")); return err }
+	for _, mode := range []os.FileMode{0o600, 0o664, 0o640} {
+		name := filepath.Join(dir, "pkg.lock")
+		if err := os.WriteFile(name, []byte("old"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(name, mode); err != nil { // whatever the umask
+			t.Fatal(err)
+		}
+		if err := ReplaceFile(dir, "pkg.lock", ".pkg.lock.tmp-*", write); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(name); err != nil || fi.Mode().Perm() != mode {
+			t.Errorf("a file of mode %v replaced: %v, %v", mode, fi.Mode(), err)
+		}
+	}
+	if err := ReplaceFile(dir, "new.lock", ".new.lock.tmp-*", write); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "new.lock")); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("a new file: %v, %v; want 0644", fi.Mode(), err)
+	}
+}
