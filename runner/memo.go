@@ -29,8 +29,10 @@ import (
 // when it was read: a local repository's index.json and signature, as they were before the
 // read, are what it resolved from for as long as they are unchanged; a remote repository's
 // index, for MaxAge after the read, as long as the cache's copy of it is as that read left
-// it (every read touches it); neither past the index's expiry. Whatever fails to match, Reuse says no and the run resolves
-// again; that the memo is only a hint is why it is written without a sync.
+// it (every read touches it); neither past the index's expiry. A run of a lockfile, which
+// reads no index, is repeated so while the lockfile is unchanged. Whatever fails to
+// match, Reuse says no and the run resolves again; that the memo is only a hint is why it
+// is written without a sync.
 
 // MaxAge is how long after the cache's copy of a remote repository's index was last read
 // from the repository a run resolved from it is reused without reading the index again.
@@ -52,10 +54,14 @@ type fileState struct {
 	Ctime   int64  `json:"ctime,omitempty"`
 }
 
-// Watch returns what the files that show a change of the indexes of req's repositories,
-// and its lockfile, are now, for Make: taken before the indexes are read, so that a change of a local
-// repository after it shows.
+// Watch returns what the files that show a change of the indexes of req's repositories
+// are now, for Make: taken before the indexes are read, so that a change of a local
+// repository after it shows; or, of a request with a lockfile, which reads no index,
+// what the lockfile is.
 func Watch(cacheDir string, req Request) Watched {
+	if req.Lock != "" {
+		return Watched{Files: []fileState{stateOf(req.Lock)}}
+	}
 	var w Watched
 	for _, r := range req.Repos {
 		src, err := fetch.NewSource(r.Location, fetch.Options{})
@@ -68,9 +74,6 @@ func Watch(cacheDir string, req Request) Watched {
 			st.Remote = remote
 			w.Files = append(w.Files, st)
 		}
-	}
-	if req.Lock != "" {
-		w.Files = append(w.Files, stateOf(req.Lock))
 	}
 	return w
 }

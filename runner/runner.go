@@ -107,12 +107,13 @@ func (r *Run) open(runs *os.File, set string) error {
 	return err
 }
 
-// Make resolves req against ix into a set of packages, picks the command, and returns it
-// ready to run from the set's run root, making that root (through f, under the root's
-// lock, with the options o) where it does not hold the set yet. w is what Watch saw
-// before ix was read: the memo it writes is good while that holds. A request refused
-// before anything is fetched (a package or a command that is not there) makes nothing; a
-// root whose making fails is left with no database, as a first install leaves one.
+// Make resolves req against ix, or takes its lockfile's packages (ix nil: none is read),
+// into a set of packages, picks the command, and returns it ready to run from the set's
+// run root, making that root (through f, under the root's lock, with the options o) where
+// it does not hold the set yet. w is what Watch saw before ix was read: the memo it
+// writes is good while that holds. A request refused before anything is fetched (a
+// package or a command that is not there) makes nothing; a root whose making fails is
+// left with no database, as a first install leaves one.
 func Make(ctx context.Context, f *txn.Fetcher, ix *txn.Catalog, req Request, w Watched, o install.Options) (*Run, error) {
 	reqs := req.requirements()
 	pkgs, lock, err := resolve(ix, req.Lock, reqs)
@@ -173,7 +174,7 @@ func (r *Run) make(ctx context.Context, f *txn.Fetcher, runs *fetch.Runs, set st
 	if err := r.open(runs.Dir, set); err != nil {
 		// The root holds the set but not the command's link or file, deleted from it:
 		// the package that has the command is put back.
-		if r.Outcome, err = makeRoot(ctx, f, dir, repair(dir, ix, pkgs, r.Command, f), reqs, o); err == nil {
+		if r.Outcome, err = makeRoot(ctx, f, dir, repair(dir, ix, lock, pkgs, r.Command, f), reqs, o); err == nil {
 			err = r.open(runs.Dir, set)
 		}
 		if err != nil {
@@ -199,7 +200,7 @@ func resolve(ix *txn.Catalog, lockPath string, reqs []repo.Requirement) ([]repo.
 }
 
 // planner returns the plan of the run root at dir: reqs installed from ix, or, with a
-// lock, the root synced to it.
+// lock, the root synced to it, each archive fetched through f's source of its repository.
 func planner(dir string, ix *txn.Catalog, lock *repo.Lock, reqs []repo.Requirement, f *txn.Fetcher) func(*install.Root, []db.Record) (*txn.Plan, error) {
 	if lock == nil {
 		return func(_ *install.Root, recs []db.Record) (*txn.Plan, error) {
@@ -211,27 +212,38 @@ func planner(dir string, ix *txn.Catalog, lock *repo.Lock, reqs []repo.Requireme
 		// one asked for stays so.
 		p, _, err := txn.SyncPlan(root, lock, true, f.Cache)
 		if err == nil {
-			err = p.Relocate(lock, ix.Sources(), f.Cache)
+			err = p.Relocate(lock, f.Sources, f.Cache)
 		}
 		return p, err
 	}
 }
 
 // repair returns the plan of installing again, into the run root at dir, the package of
-// pkgs that has the command cmd.
-func repair(dir string, ix *txn.Catalog, pkgs []repo.Package, cmd string, f *txn.Fetcher) func(*install.Root, []db.Record) (*txn.Plan, error) {
+// pkgs that has the command cmd: from ix, or, with a lock, as it locks it.
+func repair(dir string, ix *txn.Catalog, lock *repo.Lock, pkgs []repo.Package, cmd string, f *txn.Fetcher) func(*install.Root, []db.Record) (*txn.Plan, error) {
 	return func(_ *install.Root, recs []db.Record) (*txn.Plan, error) {
 		i := slices.IndexFunc(pkgs, func(p repo.Package) bool { return slices.Contains(commands(p), cmd) })
 		if i < 0 {
 			return nil, fmt.Errorf("run: no package of the run has the command %s", cmd)
 		}
-		return txn.NewPlan(txn.Spec{Action: txn.Reinstall, Names: []string{pkgs[i].Key()}, Root: dir, Records: recs, Catalog: ix, Cache: f.Cache})
+		if lock != nil {
+			ix = &txn.Catalog{Index: &repo.Index{Format: 1, Packages: lock.Packages}}
+		}
+		p, err := txn.NewPlan(txn.Spec{Action: txn.Reinstall, Names: []string{pkgs[i].Key()}, Root: dir, Records: recs, Catalog: ix, Cache: f.Cache})
+		if err == nil && lock != nil {
+			err = p.Relocate(lock, f.Sources, f.Cache)
+		}
+		return p, err
 	}
 }
 
-// expires returns the earliest expiry of ix's signed indexes, zero if none expires.
+// expires returns the earliest expiry of ix's signed indexes, zero if none expires or ix
+// is nil.
 func expires(ix *txn.Catalog) time.Time {
 	var first time.Time
+	if ix == nil {
+		return first
+	}
 	for _, r := range ix.Repos() {
 		if e := r.Trust.Expires; !e.IsZero() && (first.IsZero() || e.Before(first)) {
 			first = e

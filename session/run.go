@@ -6,6 +6,7 @@ import (
 	"pkg/config"
 	"pkg/repo"
 	"pkg/runner"
+	"pkg/txn"
 )
 
 // RunOptions say how Session.Run goes about a request.
@@ -17,10 +18,12 @@ type RunOptions struct {
 }
 
 // Run returns the run of req with the session's repositories (with a lockfile, its
-// repositories: with o.LockRepos as it records them, else useLockBeside's), trust policy and root: the one made before for the same packages while it
-// is current (runner.Reuse), unless o.Refresh, else one made now (runner.Make), the
-// signatures of its lockfile checked first (checkLockSigned). The observer hears of
-// another process making the same run's root (RunWaiting).
+// repositories: with o.LockRepos as it records them, else useLockBeside's), trust policy
+// and root: the one made before for the same packages while it is current
+// (runner.Reuse), unless o.Refresh, else one made now (runner.Make), the signatures of
+// its lockfile checked first (checkLockSigned). A run of a lockfile reads no index, as a
+// sync does: its archives come from the cache, else from its repositories by its URLs.
+// The observer hears of another process making the same run's root (RunWaiting).
 func (s *Session) Run(ctx context.Context, req runner.Request, o RunOptions) (*runner.Run, error) {
 	var l *repo.Lock
 	if req.Lock != "" {
@@ -49,10 +52,14 @@ func (s *Session) Run(ctx context.Context, req runner.Request, o RunOptions) (*r
 		}
 	}
 	w := runner.Watch(s.Cache, req)
+	ro := s.rootOptions()
+	ro.Waiting = s.obs.RunWaiting
 	if l != nil {
-		if err := s.checkLockSigned(l, req.Lock); err != nil {
+		f, err := s.lockFetcher(ctx, l, req.Lock)
+		if err != nil {
 			return nil, err
 		}
+		return runner.Make(ctx, f, nil, req, w, ro)
 	}
 	f, ix, err := s.openFetcher(ctx, false, nil)
 	if err != nil {
@@ -64,7 +71,25 @@ func (s *Session) Run(ctx context.Context, req runner.Request, o RunOptions) (*r
 		return nil, err
 	}
 	req.Repos = runner.ReposOf(repos)
-	ro := s.rootOptions()
-	ro.Waiting = s.obs.RunWaiting
 	return runner.Make(ctx, f, ix, req, w, ro)
+}
+
+// lockFetcher returns the fetcher of the lockfile l at path's packages, its signatures
+// checked (checkLockSigned): from the cache, else from the sources of its repositories
+// (lockSources), as a sync fetches them.
+func (s *Session) lockFetcher(ctx context.Context, l *repo.Lock, path string) (*txn.Fetcher, error) {
+	if err := s.checkLockSigned(l, path); err != nil {
+		return nil, err
+	}
+	srcs, _, err := s.lockSources(l)
+	if err != nil {
+		return nil, err
+	}
+	cache, err := s.openCache(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	f := s.newFetcher(firstSource(l, srcs), cache)
+	f.Sources = srcs
+	return f, nil
 }

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -258,6 +261,63 @@ func TestRunLock(t *testing.T) {
 		t.Errorf("run without the lockfile: exit %d, stdout %q; want the newest, tool 2", code, out)
 	}
 	testfs.SameTree(t, "the user's root after runs with --lock", testfs.Tree(t, e.root), userRoot)
+}
+
+// TestRunLockReadsNoIndex: a run with --lock reads no index, as pkg sync does: with the
+// archives in the cache it asks the repository for nothing, and without them it asks for
+// the archives alone, by the lockfile's URLs; so does a run of it repaired.
+func TestRunLockReadsNoIndex(t *testing.T) {
+	base := t.TempDir()
+	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e.publishScript("tool", "1", map[string]string{"tool": "echo tool 1"})
+	var mu sync.Mutex
+	var asked []string
+	files := http.FileServer(http.Dir(filepath.Join(base, "repo")))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.Path)
+		mu.Unlock()
+		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	e.repo = srv.URL
+	took := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		got := asked
+		asked = nil
+		return got
+	}
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "tool")
+	took()
+	if out, stderr, code := e.exec("run", "--lock", lock, "tool"); out != "tool 1\n" || code != 0 {
+		t.Fatalf("run --lock: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if got, want := took(), []string{"/tool-1.tar"}; !slices.Equal(got, want) {
+		t.Errorf("run --lock of an archive not cached asked for %q, want %q", got, want)
+	}
+	os.RemoveAll(filepath.Join(e.cache, "run"))
+	if out, stderr, code := e.exec("run", "--lock", lock, "tool"); out != "tool 1\n" || code != 0 {
+		t.Fatalf("run --lock from the cache: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if got := took(); len(got) != 0 {
+		t.Errorf("run --lock of an archive cached asked for %q, want nothing", got)
+	}
+	roots := e.runRoots()
+	if len(roots) != 1 {
+		t.Fatalf("run roots %q, want one", roots)
+	}
+	if err := os.Remove(filepath.Join(roots[0], "bin", "tool")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(e.cache, "run", "memo"))
+	if out, stderr, code := e.exec("run", "--lock", lock, "tool"); out != "tool 1\n" || code != 0 {
+		t.Fatalf("run --lock whose command was deleted: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if got := took(); len(got) != 0 {
+		t.Errorf("run --lock repaired from the cache asked for %q, want nothing", got)
+	}
 }
 
 // TestRunLockRepos runs with --lock and no --repo, as pkg sync -f takes a lockfile: the
