@@ -37,18 +37,23 @@ const staleAge = 24 * time.Hour
 // ("idx-") is left to staleAge: Settle writes it before fsyncs that may take longer.
 const orphanAge = time.Minute
 
-// entryMagic starts the first line of an entry's index file.
-const entryMagic = "pkg-entry 1"
+// entryMagic starts the first line of an entry's index file, which records the size of
+// the archive; an entry that entryMagic1 starts, written by an older pkg, does not.
+const (
+	entryMagic  = "pkg-entry 2"
+	entryMagic1 = "pkg-entry 1"
+)
 
 // Cache is a directory of aligned tars, each named by the sha256 of the archive it came
 // from, with the index of its members, and of the last indexes of repositories. Several
 // processes may share one: an entry appears by rename, only once complete and verified.
 //
 //	tars/<sha256>.tar    the aligned tar: its rename commits the entry
-//	tars/<sha256>.idx    "pkg-entry 1 NAME VERSION [BOOT]\n", then the tar's member
-//	                     index (tarutil.AlignEdit): offsets and data digests, so an
-//	                     install never scans the tar; BOOT, while the tar written in that
-//	                     boot is not known to be on disk (durable.go)
+//	tars/<sha256>.idx    "pkg-entry 2 NAME VERSION SIZE [BOOT]\n", then the tar's
+//	                     member index (tarutil.AlignEdit): offsets and data digests, so
+//	                     an install never scans the tar; SIZE, the archive's bytes; BOOT,
+//	                     while the tar written in that boot is not known to be on disk
+//	                     (durable.go)
 //	tars/<sha256>.tails/ on XFS, the bytes of each member that no clone of the tar's
 //	                     blocks covers, as files of their own; on btrfs, those over
 //	                     tarutil.MaxInline, and those of the members under a block in
@@ -400,19 +405,39 @@ func (c *Cache) Has(sha string) bool {
 // errNotEntryIndex reports an index file whose first line is not an entry's.
 var errNotEntryIndex = errors.New("not an entry index")
 
-// readEntryHeader splits the start of an entry's index file into its first line's fields,
-// boot "" when the entry is settled, and the offset of what follows.
-func readEntryHeader(data []byte) (name, version, boot string, rest int, err error) {
+// entryHead is the first line of an entry's index file.
+type entryHead struct {
+	name, version string
+	size          int64  // of the archive; 0 where an older pkg wrote the entry
+	boot          string // "" once the entry is settled
+}
+
+// readEntryHeader reads the first line of an entry's index file, at the start of data,
+// and returns the offset of what follows.
+func readEntryHeader(data []byte) (h entryHead, rest int, err error) {
 	i := bytes.IndexByte(data[:min(len(data), 512)], '\n')
-	if i < 0 || !bytes.HasPrefix(data, []byte(entryMagic+" ")) {
-		return "", "", "", 0, errNotEntryIndex
+	if i < 0 {
+		return h, 0, errNotEntryIndex
 	}
-	f := strings.Fields(string(data[len(entryMagic)+1 : i]))
-	if len(f) != 2 && len(f) != 3 {
-		return "", "", "", 0, errNotEntryIndex
+	var f []string // NAME VERSION SIZE [BOOT]
+	if tail, ok := strings.CutPrefix(string(data[:i]), entryMagic+" "); ok {
+		f = strings.Fields(tail)
+	} else if tail, ok := strings.CutPrefix(string(data[:i]), entryMagic1+" "); ok {
+		if f = strings.Fields(tail); len(f) >= 2 {
+			f = slices.Insert(f, 2, "0")
+		}
 	}
-	f = append(f, "")
-	return f[0], f[1], f[2], i + 1, nil
+	if len(f) != 3 && len(f) != 4 {
+		return h, 0, errNotEntryIndex
+	}
+	h = entryHead{name: f[0], version: f[1]}
+	if h.size, err = strconv.ParseInt(f[2], 10, 64); err != nil || h.size < 0 {
+		return entryHead{}, 0, errNotEntryIndex
+	}
+	if len(f) == 4 {
+		h.boot = f[3]
+	}
+	return h, i + 1, nil
 }
 
 // Fetch makes sure the aligned tar of p is in the cache, downloading and converting it if
@@ -425,6 +450,8 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 	ok, err := c.cached(p)
 	offline := s == nil || s.offline // nil: no repository, the cache alone
 	switch {
+	case ok && err != nil:
+		return "", err
 	case ok:
 		return dst, nil
 	case err != nil && offline:
@@ -437,7 +464,9 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 		return "", &packageError{p.Name, p.Version, "", err}
 	}
 	defer release()
-	if ok, _ := c.cached(p); ok { // committed by the fetch that held the claim
+	if ok, err := c.cached(p); ok && err != nil { // committed by the fetch that held the claim
+		return "", err
+	} else if ok {
 		return dst, nil
 	}
 	if err := c.fetchArchive(ctx, s, p, progress); err != nil {
@@ -461,7 +490,9 @@ func (c *Cache) dropLeftover(sha256 string) {
 }
 
 // cached reports whether the cache holds p's entry, undamaged, and marks its use. A
-// damaged entry (removed by Members) makes it return false and why.
+// damaged entry (removed by Members) makes it return false and why; one whose archive is
+// not of the size p declares, true and a *SizeError, as its download would. A size of 0
+// declares none: a package made of a root's record, which keeps none, has it.
 func (c *Cache) cached(p repo.Package) (bool, error) {
 	var tar unix.Stat_t // one fstatat each: what Has looks at, and the tar's mtime
 	if unix.Fstatat(int(c.tars.Fd()), tarName(p.SHA256), &tar, unix.AT_SYMLINK_NOFOLLOW) != nil {
@@ -472,6 +503,11 @@ func (c *Cache) cached(p repo.Package) (bool, error) {
 	}
 	if _, err := c.Members(p.SHA256); errors.Is(err, ErrDamaged) {
 		return false, err
+	}
+	if e, ok := c.checked.Load(p.SHA256); ok {
+		if size := e.(checkedEntry).size; size != 0 && p.Size != 0 && size != p.Size {
+			return true, &SizeError{Name: p.Name, Version: p.Version, Declared: p.Size, Size: size}
+		}
 	}
 	markUsed(c.tars, tarName(p.SHA256), time.Unix(tar.Mtim.Unix()))
 	return true, nil
@@ -653,7 +689,7 @@ func (c *Cache) convertInto(tmp *os.File, src io.Reader, p repo.Package, boot st
 			bw.Reset(nil)
 			indexWriters.Put(bw)
 		}()
-		bw.WriteString(entryHeader(p.Name, p.Version, boot))
+		bw.WriteString(entryHead{name: p.Name, version: p.Version, size: p.Size, boot: boot}.line())
 		st, err := convert(fw, src, conversion{lim: tarutil.Limits{Bytes: p.InstalledSize, Files: p.Files}, tmp: dirfd.Path(c.tmp), idx: bw})
 		if err != nil {
 			fw.abort()
@@ -735,13 +771,17 @@ func (c *Cache) sameTar(name, sha string) bool {
 	}
 }
 
-// entryHeader is the first line of an entry's index; boot is "" once the entry is settled.
-func entryHeader(name, version, boot string) string {
-	h := entryMagic + " " + name + " " + version
-	if boot != "" {
-		h += " " + boot
+// line is h as the first line of an entry's index: of an older pkg's form where it does
+// not know the archive's size.
+func (h entryHead) line() string {
+	l := entryMagic + " " + h.name + " " + h.version + " " + strconv.FormatInt(h.size, 10)
+	if h.size == 0 {
+		l = entryMagic1 + " " + h.name + " " + h.version
 	}
-	return h + "\n"
+	if h.boot != "" {
+		l += " " + h.boot
+	}
+	return l + "\n"
 }
 
 // writeTemp writes a new temporary file of the cache with fill, syncs it if sync is set,
@@ -810,7 +850,9 @@ func (c *Cache) List() ([]Entry, error) {
 		if err == nil {
 			head := make([]byte, 512)
 			n, _ := io.ReadFull(f, head)
-			e.Name, e.Version, _, _, err = readEntryHeader(head[:n])
+			var h entryHead
+			h, _, err = readEntryHeader(head[:n])
+			e.Name, e.Version = h.name, h.version
 			if err != nil {
 				err = &fs.PathError{Op: "read", Path: f.Name(), Err: err}
 			}

@@ -104,24 +104,83 @@ func TestFetchLocalNotFile(t *testing.T) {
 }
 
 // TestDeclaredSize fetches an archive whose entry declares a size it does not have, up to
-// the largest int64, which no parsed index holds: each is refused as a mismatch, naming
-// both sizes, and the cache stays empty.
+// the largest int64, which no parsed index holds: each is refused as a *SizeError naming
+// both sizes, its sha256 being the one declared, and the cache stays empty; with another
+// sha256 too, it is a mismatch.
 func TestDeclaredSize(t *testing.T) {
 	dir, p := localRepo(t)
 	s, err := NewSource(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, size := range []int64{math.MaxInt64, math.MaxInt64 - 1, p.Size + 1, p.Size - 1, 0, -1} {
+	for _, size := range []int64{math.MaxInt64, math.MaxInt64 - 1, p.Size + 1, p.Size - 1, 1, 0, -1} {
 		q := p
 		q.Size = size
 		c := openCache(t)
 		err := fetchOne(c, s, q)
-		msg := fmt.Sprint(err)
-		if !errors.Is(err, ErrMismatch) || !strings.Contains(msg, fmt.Sprintf("index declares %d", size)) && !strings.Contains(msg, fmt.Sprintf("than the %d bytes", size)) {
-			t.Errorf("size %d: %v, want ErrMismatch naming the size", size, err)
+		var se *SizeError
+		if !errors.As(err, &se) || errors.Is(err, ErrMismatch) || *se != (SizeError{Name: p.Name, Version: p.Version, Declared: size, Size: p.Size}) {
+			t.Errorf("size %d: %v, want a SizeError of %d bytes", size, err, p.Size)
 		}
 		checkEmpty(t, c)
+		q.SHA256 = strings.Repeat("0", 64)
+		err = fetchOne(c, s, q)
+		msg := fmt.Sprint(err)
+		if !errors.Is(err, ErrMismatch) || errors.As(err, &se) || !strings.Contains(msg, fmt.Sprintf("index declares %d", size)) && !strings.Contains(msg, fmt.Sprintf("than the %d bytes", size)) {
+			t.Errorf("size %d and another sha256: %v, want ErrMismatch naming the size", size, err)
+		}
+		checkEmpty(t, c)
+	}
+}
+
+// TestDeclaredSizeCached: an entry in the cache records the size of its archive, and a
+// package of its sha256 that declares another is refused as its download is, with a
+// *SizeError, the entry kept, but by one that declares none (0); one an older pkg wrote,
+// which records no size, is used.
+func TestDeclaredSizeCached(t *testing.T) {
+	dir, p := localRepo(t)
+	s, err := NewSource(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := cacheOpener(t)
+	c := open()
+	if err := fetchOne(c, s, p); err != nil {
+		t.Fatal(err)
+	}
+	q := p
+	q.Size = p.Size - 1
+	for _, c := range []*Cache{c, open()} { // as written, and as read
+		var se *SizeError
+		if _, err := c.Fetch(context.Background(), s, q, nil); !errors.As(err, &se) || *se != (SizeError{Name: p.Name, Version: p.Version, Declared: q.Size, Size: p.Size}) {
+			t.Errorf("Fetch of a cached archive declared %d bytes: %v, want a SizeError of %d bytes", q.Size, err, p.Size)
+		}
+		if !c.Has(p.SHA256) {
+			t.Fatal("the entry went")
+		}
+		if _, err := c.Fetch(context.Background(), nil, p, nil); err != nil {
+			t.Errorf("Fetch of the cached archive as declared: %v", err)
+		}
+		undeclared := p
+		undeclared.Size = 0 // as a root's record has it
+		if _, err := c.Fetch(context.Background(), nil, undeclared, nil); err != nil {
+			t.Errorf("Fetch of the cached archive of no size declared: %v", err)
+		}
+	}
+	data, err := os.ReadFile(c.idxPath(p.SHA256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, rest, err := readEntryHeader(data)
+	if err != nil || h.size != p.Size {
+		t.Fatalf("the entry's header: %+v, %v; want the archive's size %d", h, err, p.Size)
+	}
+	old := fmt.Sprintf("pkg-entry 1 %s %s\n", p.Name, p.Version) // as an older pkg wrote it
+	if err := os.WriteFile(c.idxPath(p.SHA256), append([]byte(old), data[rest:]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := open().Fetch(context.Background(), nil, q, nil); err != nil {
+		t.Errorf("Fetch of an entry an older pkg wrote, declared %d bytes: %v", q.Size, err)
 	}
 }
 

@@ -28,9 +28,15 @@ const (
 // writers pad to a record: GNU tar's is 10 KiB by default, 2 MiB with -b 4096).
 const maxTrailer = 16 << 20 // 16 MiB
 
-// verifier counts and hashes the archive's bytes as they are read, reads at most one byte
-// more than the index declares, and at the end of the archive returns, instead of io.EOF,
-// an error for a size or sha256 that differs from the index.
+// maxOverrun bounds what a verifier reads past the size an archive is declared to have, to
+// tell whether the archive is the one declared, its size wrong (*SizeError): at least
+// this, and as much as the declared size.
+const maxOverrun = 64 << 20 // 64 MiB
+
+// verifier counts and hashes the archive's bytes as they are read, passes on at most one
+// byte more than the index declares, and at the end of the archive returns, instead of
+// io.EOF, an error for a size or sha256 that differs from the index: a *SizeError where
+// only the size does.
 type verifier struct {
 	r        io.Reader
 	p        repo.Package
@@ -55,26 +61,43 @@ func (v *verifier) Read(b []byte) (int, error) {
 	}
 	switch {
 	case v.n > v.p.Size:
-		return n, mismatch(fmt.Sprintf("archive is larger than the %d bytes the index declares", v.p.Size))
+		return n, v.overrun()
 	case err == io.EOF:
 		return n, v.check()
 	}
 	return n, err
 }
 
+// overrun reads and hashes the rest of an archive that is larger than declared, passing
+// none of it on, up to maxOverrun bytes or as many as declared past the size declared, and
+// returns check's error for it; an archive larger still, or whose rest cannot be read, is
+// refused as larger than declared.
+func (v *verifier) overrun() error {
+	limit := max(v.p.Size, maxOverrun)
+	n, err := io.Copy(v.h, io.LimitReader(v.r, limit+1))
+	v.n += n
+	if err != nil || n > limit {
+		return mismatch(fmt.Sprintf("archive is larger than the %d bytes the index declares", v.p.Size))
+	}
+	return v.check()
+}
+
 // check compares what was read, all of the archive, with the index entry.
 func (v *verifier) check() error {
-	if v.n != v.p.Size {
+	sum := hex.EncodeToString(v.h.Sum(nil))
+	switch {
+	case v.n != v.p.Size && sum == v.p.SHA256:
+		return &SizeError{Name: v.p.Name, Version: v.p.Version, Declared: v.p.Size, Size: v.n}
+	case v.n != v.p.Size:
 		return mismatch(fmt.Sprintf("archive is %d bytes, index declares %d", v.n, v.p.Size))
-	}
-	if got := hex.EncodeToString(v.h.Sum(nil)); got != v.p.SHA256 {
-		return mismatch(fmt.Sprintf("sha256 mismatch: archive has %s, index declares %s", got, v.p.SHA256))
+	case sum != v.p.SHA256:
+		return mismatch(fmt.Sprintf("sha256 mismatch: archive has %s, index declares %s", sum, v.p.SHA256))
 	}
 	return io.EOF
 }
 
 // ErrMismatch is what the error for an archive whose size or sha256 is not the one its
-// index entry (or lockfile line) declares is.
+// index entry (or lockfile line) declares is, but where its sha256 is (*SizeError).
 var ErrMismatch = errors.New("fetch: archive is not the one the index names")
 
 // mismatch is an error that is ErrMismatch, with its own text.
@@ -82,6 +105,21 @@ type mismatch string
 
 func (m mismatch) Error() string        { return string(m) }
 func (m mismatch) Is(target error) bool { return target == ErrMismatch }
+
+// SizeError refuses a package whose archive has the sha256 its index entry (or lockfile
+// line) declares, and another size: the archive is the one named, and the size declared
+// is wrong, which no mirror can mend. A download finds it at the archive's end, a cache
+// entry as it is used (its index records the archive's size); neither is kept.
+type SizeError struct {
+	Name, Version string
+	Declared      int64 // the size declared
+	Size          int64 // the archive's
+}
+
+func (e *SizeError) Error() string {
+	return fmt.Sprintf("fetch %s %s: its archive is %d bytes, not the %d declared; its sha256 is the one declared, so the size declared is wrong",
+		e.Name, e.Version, e.Size, e.Declared)
+}
 
 // stickyWriter keeps the first error of w, so that a conversion can tell a failure to
 // write the cache from a refused archive.

@@ -104,7 +104,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 		// the others, or checked again at its next first use.
 		c.unsettled.Store(sha, unsynced{idx: ix.info, tar: info, checked: crashed})
 	}
-	c.checked.Store(sha, checkedEntry{ms, all})
+	c.checked.Store(sha, checkedEntry{ms, all, ix.size})
 	return ms, nil
 }
 
@@ -167,13 +167,15 @@ func (c *Cache) written(sha string, tar fs.FileInfo, boot string) {
 	if boot != "" {
 		c.unsettled.Store(sha, unsynced{idx: ix.info, tar: now})
 	}
-	c.checked.Store(sha, checkedEntry{ms, true})
+	c.checked.Store(sha, checkedEntry{ms, true, ix.size})
 }
 
-// checkedEntry is an entry this Cache checked: its members, and whether all of its data.
+// checkedEntry is an entry this Cache checked: its members, whether all of its data, and
+// the size of its archive (0 where its index does not record it).
 type checkedEntry struct {
 	members []tarutil.Member
 	whole   bool
+	size    int64
 }
 
 // openEntryFile opens an entry's tar or index, name in the directory d, and returns what it
@@ -215,12 +217,12 @@ func dataSize(ms []tarutil.Member) int64 {
 
 // entryIndex is an entry's index file, open, with its first line read.
 type entryIndex struct {
-	f                   *os.File
-	info                fs.FileInfo
-	data                []byte // the whole file, read at once where it is small (wholeIndex); else nil
-	name, version, boot string
-	off                 int64 // where the tar's index (tarutil.AlignEdit) starts
-	err                 error // why the first line is not an entry's
+	f    *os.File
+	info fs.FileInfo
+	data []byte // the whole file, read at once where it is small (wholeIndex); else nil
+	entryHead
+	off int64 // where the tar's index (tarutil.AlignEdit) starts
+	err error // why the first line is not an entry's
 }
 
 // wholeIndex is the largest entry index read whole at its open: the tar's index (rest) is
@@ -250,7 +252,7 @@ func openEntryIndex(d *os.File, name string) (*entryIndex, error) {
 		ix.data = head
 	}
 	var off int
-	ix.name, ix.version, ix.boot, off, ix.err = readEntryHeader(head[:n])
+	ix.entryHead, off, ix.err = readEntryHeader(head[:n])
 	ix.off = int64(off)
 	return ix, nil
 }

@@ -109,11 +109,11 @@ func TestUnsyncedEntry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, b, _, err := readEntryHeader(data)
+		h, _, err := readEntryHeader(data)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return b
+		return h.boot
 	}
 	// markOther makes the entry look written unsynced before a reboot.
 	markOther := func(c *Cache) {
@@ -122,7 +122,7 @@ func TestUnsyncedEntry(t *testing.T) {
 			t.Fatal(err)
 		}
 		line, rest, _ := strings.Cut(string(data), "\n")
-		line = strings.Join(strings.Fields(line)[:4], " ") + " 00000000-0000-0000-0000-000000000000\n"
+		line = strings.Join(strings.Fields(line)[:5], " ") + " 00000000-0000-0000-0000-000000000000\n"
 		if err := os.WriteFile(c.idxPath(p.SHA256), []byte(line+rest), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -576,11 +576,12 @@ func TestEntryNameEscaped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, boot, rest, err := readEntryHeader(data)
+	h, rest, err := readEntryHeader(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data = append([]byte(entryHeader("\x1b[2Jname", "1\x1b]0;x\a", boot)), data[rest:]...)
+	h.name, h.version = "\x1b[2Jname", "1\x1b]0;x\a"
+	data = append([]byte(h.line()), data[rest:]...)
 	if err := os.WriteFile(c.idxPath(p.SHA256), data, 0o644); err != nil {
 		t.Fatal(err)
 	}

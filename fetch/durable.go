@@ -330,7 +330,9 @@ func (c *Cache) settledIndex(sha string, idx fs.FileInfo, sync bool) (string, er
 		if err := keepOwner(w.(*os.File), ix.info); err != nil {
 			return err
 		}
-		if _, err := io.WriteString(w, entryHeader(ix.name, ix.version, "")); err != nil {
+		settled := ix.entryHead
+		settled.boot = ""
+		if _, err := io.WriteString(w, settled.line()); err != nil {
 			return err
 		}
 		return ix.writeRest(w)

@@ -239,6 +239,9 @@ func (c *Cache) fetchFrom(ctx context.Context, s *Source, p repo.Package, progre
 	defer b.Close()
 	resumed = b.start() > 0
 	if err := c.store(newVerifier(pt.reader(b), p, progress), p); err != nil {
+		if se := (*SizeError)(nil); errors.As(err, &se) {
+			return resumed, se // the same from every location, and from the cache
+		}
 		return resumed, &packageError{p.Name, p.Version, b.from(), err}
 	}
 	return resumed, nil

@@ -83,7 +83,9 @@ func (s *Source) SaveArchive(ctx context.Context, p repo.Package, dir string, pr
 			_, err := io.Copy(w, newVerifier(b, p, progress))
 			return err
 		})
-		if err != nil {
+		if se := (*SizeError)(nil); errors.As(err, &se) {
+			return se // the same from every location
+		} else if err != nil {
 			return &packageError{name: p.Name, version: p.Version, from: b.from(), err: err}
 		}
 		return nil

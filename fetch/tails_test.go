@@ -160,8 +160,8 @@ func TestTailsAfterCrash(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, boot, _, err := readEntryHeader(data); err != nil || boot != "" {
-				t.Errorf("the intact entry after its first use: marked with boot %q (%v), want none", boot, err)
+			if h, _, err := readEntryHeader(data); err != nil || h.boot != "" {
+				t.Errorf("the intact entry after its first use: marked with boot %q (%v), want none", h.boot, err)
 			}
 			checkTailFiles(t, c, p, allTails)
 		}
@@ -287,8 +287,8 @@ func TestSettleTails(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, boot, _, err := readEntryHeader(data); err != nil || boot != "" {
-			t.Errorf("%s after Settle: marked with boot %q (%v), want none", p.Name, boot, err)
+		if h, _, err := readEntryHeader(data); err != nil || h.boot != "" {
+			t.Errorf("%s after Settle: marked with boot %q (%v), want none", p.Name, h.boot, err)
 		}
 	}
 	for _, p := range ps {
@@ -371,7 +371,7 @@ func crashed(t *testing.T, c *Cache, p repo.Package, damage bool) {
 		t.Fatal(err)
 	}
 	line, rest, _ := strings.Cut(string(idx), "\n")
-	idx = []byte(strings.Join(strings.Fields(line)[:4], " ") + " 00000000-0000-0000-0000-000000000000\n" + rest)
+	idx = []byte(strings.Join(strings.Fields(line)[:5], " ") + " 00000000-0000-0000-0000-000000000000\n" + rest)
 	if err := os.WriteFile(c.idxPath(p.SHA256), idx, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -493,8 +493,8 @@ func TestSettleAfterCrash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, boot, _, err := readEntryHeader(data); err != nil || boot != "" {
-			t.Errorf("%s %s after its use and Settle: marked with boot %q (%v), want none", p.Name, p.Version, boot, err)
+		if h, _, err := readEntryHeader(data); err != nil || h.boot != "" {
+			t.Errorf("%s %s after its use and Settle: marked with boot %q (%v), want none", p.Name, p.Version, h.boot, err)
 		}
 	}
 }

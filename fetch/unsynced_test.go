@@ -23,7 +23,7 @@ func TestUnsyncedAfterCrash(t *testing.T) {
 	// otherBoot rewrites the index's header as written in an earlier boot.
 	otherBoot := func(idx []byte) []byte {
 		line, rest, _ := strings.Cut(string(idx), "\n")
-		return []byte(strings.Join(strings.Fields(line)[:4], " ") + " 00000000-0000-0000-0000-000000000000\n" + rest)
+		return []byte(strings.Join(strings.Fields(line)[:5], " ") + " 00000000-0000-0000-0000-000000000000\n" + rest)
 	}
 	tests := []struct {
 		name     string

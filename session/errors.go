@@ -53,6 +53,7 @@ type (
 	ReadOnlyError     = fetch.ReadOnlyError     // the cache cannot be written
 	NetrcError        = fetch.NetrcError        // the netrc file cannot be used
 	CleartextError    = fetch.CleartextError    // credentials would go over plain http to another machine
+	SizeError         = fetch.SizeError         // an archive of the sha256 its index or lockfile declares, and another size
 )
 
 // What kind of failure an error is, for a command that gives advice by kind.

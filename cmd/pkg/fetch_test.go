@@ -316,7 +316,7 @@ func TestInstallSettlesCache(t *testing.T) {
 				t.Fatal(err)
 			}
 			line, _, _ := strings.Cut(string(data), "\n")
-			if len(strings.Fields(line)) == 5 { // pkg-entry 1 NAME VERSION BOOT
+			if len(strings.Fields(line)) == 6 { // pkg-entry 2 NAME VERSION SIZE BOOT
 				n++
 			}
 		}

@@ -210,6 +210,11 @@ var hints = []hintRule{
 	{fn: as(func(oe *offlineSyncError) string {
 		return fmt.Sprintf("run 'pkg sync -f %s' online, without --offline (and PKG_OFFLINE unset): it fetches the archives the lockfile pins from its repositories (restore one moved away, or name where it is now with --repo NAME=LOCATION)", shell.Quote(oe.Path))
 	})},
+	{fn: as(func(le *lockSizeError) string {
+		return fmt.Sprintf("%s declares that size, as the repository's index did when it was locked: the lockfile is what is wrong, not the archive, and the root was not changed; lock it again with 'pkg lock -o %s' once the index declares the archive's size (tell its publisher if it does not)",
+			le.Path, shell.Quote(le.Path))
+	})},
+	{fn: asHint[*session.SizeError]("the repository's index declares that size: tell its publisher (a local repository's entry is corrected by adding the archive again with 'pkg repo add --replace'); the root was not changed")},
 	{fn: asHint[*txn.NotCachedError]("fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)")},
 	{err: session.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},
 	{err: session.ErrCutShort, hint: "'pkg verify' undoes it now, as the next install does first"},

@@ -111,13 +111,31 @@ func syncAction(c *cli.Context) error {
 	return syncError(c, path, l, err)
 }
 
-// syncError returns err, of a sync of the lockfile l at path, as an offlineSyncError or a
-// goneSyncError where the lockfile is what to advise by.
+// syncError returns err, of a sync of the lockfile l at path, as an offlineSyncError, a
+// goneSyncError or a lockSizeError where the lockfile is what to advise by.
 func syncError(c *cli.Context, path string, l *repo.Lock, err error) error {
 	if errors.Is(err, session.ErrGone) && lockRepos(c) {
 		return &goneSyncError{Path: path, Several: len(l.Repos) > 0, error: err}
 	}
-	return offlineSync(path, err)
+	return lockSize(path, offlineSync(path, err))
+}
+
+// lockSizeError is the refusal of an archive whose size the lockfile at Path declares
+// wrong (a *session.SizeError): the lockfile is what to correct.
+type lockSizeError struct {
+	Path string
+	error
+}
+
+func (e *lockSizeError) Unwrap() error { return e.error }
+
+// lockSize returns err, of a command that took its packages from the lockfile at path, as
+// a lockSizeError where it is a *session.SizeError.
+func lockSize(path string, err error) error {
+	if se := (*session.SizeError)(nil); errors.As(err, &se) {
+		return &lockSizeError{Path: path, error: err}
+	}
+	return err
 }
 
 // goneSyncError is a sync's archive its lockfile's repository does not have, at the

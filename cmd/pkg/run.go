@@ -42,6 +42,8 @@ func runAction(c *cli.Context) error {
 	r, err := sess(c).Run(c.Context, req, session.RunOptions{Refresh: c.Bool("refresh"), LockRepos: lockRepos(c)})
 	if ce := (*runner.CommandError)(nil); errors.As(err, &ce) && len(ce.Commands)+len(ce.Others) > 0 {
 		return usagef("%v (--cmd NAME picks one)", err)
+	} else if err != nil && req.Lock != "" {
+		return lockSize(req.Lock, err)
 	} else if err != nil {
 		return err
 	}

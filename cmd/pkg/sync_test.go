@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -837,6 +838,59 @@ func TestSyncDefaultRootAsked(t *testing.T) {
 	e.ok("remove", "app")
 	if out, _ := e.ok("autoremove"); !strings.HasPrefix(out, "removed lib ") {
 		t.Errorf("autoremove once app is gone: %q", out)
+	}
+}
+
+// TestSyncWrongSize syncs a lockfile whose size of a package is wrong and whose sha256 is
+// right (locked from an index that declared it so): with the archive in the cache and
+// without, the sync is refused the same way, naming the package, both sizes and the
+// lockfile to correct, and the root and the cache stay as they were.
+func TestSyncWrongSize(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	tool := addPackage(t, dir, "tool", "1.0")
+	addPackage(t, dir, "lib", "1.0")
+	e := newEnv(t, base, dir)
+	good, bad := filepath.Join(base, "good.lock"), filepath.Join(base, "bad.lock")
+	e.ok("lock", "-o", good, "tool")
+	index := filepath.Join(dir, "index.json")
+	data, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ix map[string]any
+	if err := json.Unmarshal(data, &ix); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ix["packages"].([]any) {
+		if p := p.(map[string]any); p["name"] == "tool" {
+			p["size"] = tool.Size - 1
+		}
+	}
+	if data, err = json.Marshal(ix); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(index, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("lock", "-o", bad, "tool")
+	e.ok("install", "lib")
+	want := fmt.Sprintf("pkg: fetch tool 1.0: its archive is %d bytes, not the %d declared; its sha256 is the one declared, so the size declared is wrong\npkg: hint: %s declares that size", tool.Size, tool.Size-1, bad)
+	for _, warm := range []bool{false, true} {
+		if warm {
+			fresh := newEnv(t, t.TempDir(), dir)
+			fresh.cache = e.cache
+			fresh.ok("sync", "-f", good)
+		}
+		root, cached := rootTree(t, e.root), e.cachedNames()
+		_, stderr, code := e.pkg("sync", "-f", bad)
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("sync of a lockfile declaring tool %d bytes, cached %v: exit %d, %q; want %q", tool.Size-1, warm, code, stderr, want)
+		}
+		testfs.SameTree(t, "the root after the refused sync", rootTree(t, e.root), root)
+		if got := e.cachedNames(); !slices.Equal(got, cached) {
+			t.Errorf("cached after the refused sync, cached %v: %q, want %q", warm, got, cached)
+		}
 	}
 }
 
