@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -152,12 +151,9 @@ func (o progress) LinksWrong(err error) {
 	warn(o.c, "%s; once it can be changed, 'pkg verify' names the links still wrong", err)
 }
 
-// RunWaiting says that the process holder is making the root of the same run, unless
-// --quiet.
+// RunWaiting says, as a note, that the process holder is making the root of the same run.
 func (o progress) RunWaiting(holder string) {
-	if !o.c.Bool("quiet") {
-		fmt.Fprintf(o.c.App.ErrWriter, "pkg: waiting for %s to finish making the root of this run\n", holder)
-	}
+	note(o.c, "waiting for %s to finish making the root of this run", holder)
 }
 
 func (o progress) NotKept(err error) { warn(o.c, "%s; --offline will not have it", err) }

@@ -33,7 +33,7 @@ func TestLockWaiting(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.initRoot()
 	release := holdLock(t, e.root, "pkg install hello")
-	waiting := fmt.Sprintf("pkg: waiting for pid %d (pkg install hello) to finish with %s\n", os.Getpid(), e.root)
+	waiting := fmt.Sprintf("pkg: note: waiting for pid %d (pkg install hello) to finish with %s\n", os.Getpid(), e.root)
 	gaveUp := fmt.Sprintf("is locked by pid %d (pkg install hello): gave up after 300ms\npkg: hint: run the command again once that one is done", os.Getpid())
 
 	start := time.Now()

@@ -20,7 +20,7 @@ import (
 const pids = `pid \d+( \(.*\))?(, pid \d+( \(.*\))?)*`
 
 // waitingLine is what pkg prints while another process holds the root.
-var waitingLine = regexp.MustCompile(`^pkg: waiting for (` + pids + `|another pkg process) to finish with /\S+$`)
+var waitingLine = regexp.MustCompile(`^pkg: note: waiting for (` + pids + `|another pkg process) to finish with /\S+$`)
 
 // fetchWaitLine is what a fetch says while another downloads the same archive.
 var fetchWaitLine = regexp.MustCompile(`^pkg: note: \S+ \S+: waiting for (` + pids + `|another pkg), fetching it into the cache$`)

@@ -32,11 +32,9 @@ func (o *Display) Warn(text string) {
 	}
 }
 
-// RootWaiting says that the process holder keeps the root's lock, unless Quiet.
+// RootWaiting says, as a note, that the process holder keeps the root's lock.
 func (o *Display) RootWaiting(holder string) {
-	if !o.o.Quiet {
-		fmt.Fprintf(o.notes, "%s: waiting for %s to finish with %s\n", o.name, holder, o.root)
-	}
+	o.Reporter.Note("waiting for %s to finish with %s", holder, o.root)
 }
 
 // Verbose makes the fetches from now on also say which packages were in the cache already.

@@ -85,7 +85,7 @@ func TestObserver(t *testing.T) {
 		o.Fetched(txn.Fetched{Package: p, How: txn.Cached})
 		o.Verbose()
 		o.Fetched(txn.Fetched{Package: p, How: txn.Cached})
-		wantNotes := "pkg: note: offline\npkg: warning: unsigned\npkg: waiting for pid 7 to finish with /r\n"
+		wantNotes := "pkg: note: offline\npkg: warning: unsigned\npkg: note: waiting for pid 7 to finish with /r\n"
 		wantOut := "hello 1.2.0 is already in the cache\n"
 		if quiet {
 			wantNotes, wantOut = "", ""
