@@ -455,7 +455,7 @@ func (c *Cache) Fetch(ctx context.Context, s *Source, p repo.Package, progress i
 	case ok:
 		return dst, nil
 	case err != nil && offline:
-		return "", fmt.Errorf("%w; %w", err, &offlineError{"so it is not fetched again"})
+		return "", fmt.Errorf("%w; %w", err, &offlineError{"not fetched again"})
 	case offline:
 		return "", &offlineError{p.Name + " " + p.Version + " is not in the cache"}
 	}

@@ -20,6 +20,20 @@ import (
 // ErrDamaged reports a cache entry found damaged, and removed, when it was about to be used.
 var ErrDamaged = errors.New("fetch: cached package damaged")
 
+// damagedError is an ErrDamaged naming the entry (entryName) and what is wrong with it,
+// its message without the sentinel's package name.
+type damagedError struct {
+	what string
+	err  error
+}
+
+func (e *damagedError) Error() string {
+	return "cached " + e.what + " is damaged (" + e.err.Error() + "); removed from the cache"
+}
+
+func (e *damagedError) Is(target error) bool { return target == ErrDamaged }
+func (e *damagedError) Unwrap() error        { return e.err }
+
 // spotBudget is how much member data an entry's first use in a process hashes all of: a
 // package with no more data is checked whole. Larger budgets cost a warm sync a noticeable
 // share (bench/bootstrap.sh; docs/history.md).
@@ -53,7 +67,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if err != nil {
 		if info, serr := statAt(c.tars, tarName(sha)); serr == nil && Damaged(err) {
 			c.drop(sha, info)
-			return nil, fmt.Errorf("%w: %s: %w; removed from the cache", ErrDamaged, entryName(sha, "", ""), err)
+			return nil, &damagedError{entryName(sha, "", ""), err}
 		}
 		return nil, fmt.Errorf("index of cached %s: %w", sha, err)
 	}
@@ -61,7 +75,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	f, info, err := openEntryFile(c.tars, tarName(sha))
 	if err != nil && info != nil {
 		c.drop(sha, info)
-		return nil, fmt.Errorf("%w: %s: %w; removed from the cache", ErrDamaged, entryName(sha, ix.name, ix.version), err)
+		return nil, &damagedError{entryName(sha, ix.name, ix.version), err}
 	} else if err != nil {
 		return nil, err
 	}
@@ -94,7 +108,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	}
 	if err != nil {
 		c.drop(sha, info)
-		return nil, fmt.Errorf("%w: %s: %w; removed from the cache", ErrDamaged, what, err)
+		return nil, &damagedError{what, err}
 	}
 	if spot && !crashed { // a crashed entry's index is rewritten as it is settled
 		c.checks.add(c, sha, files)

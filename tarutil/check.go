@@ -29,13 +29,13 @@ const maxSpotHeaders = 64
 func SpotCheck(r io.ReaderAt, size int64, members []Member, budget int64) error {
 	var end [2 * blockSize]byte
 	if size < int64(len(end)) {
-		return fmt.Errorf("%w: %d bytes", ErrDamaged, size)
+		return damagedf("%d bytes", size)
 	}
 	if _, err := r.ReadAt(end[:], size-int64(len(end))); err != nil {
 		return fmt.Errorf("read end of archive: %w", err)
 	}
 	if end != zeros {
-		return fmt.Errorf("%w: no end-of-archive blocks", ErrDamaged)
+		return damagedf("no end-of-archive blocks")
 	}
 	s := &spotChecker{r: r, budget: budget, enc: encoder{}}
 	for i, n := range spotOrder(members) {
@@ -101,14 +101,14 @@ type spotChecker struct {
 func (s *spotChecker) member(m *Member, header bool) error {
 	if header {
 		if m.Offset < blockSize {
-			return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: data at offset %d", ErrDamaged, m.Offset)}
+			return &MemberError{Name: m.Name, Err: damagedf("data at offset %d", m.Offset)}
 		}
 		if _, err := s.r.ReadAt(s.blk[:], m.Offset-blockSize); err != nil {
 			return fmt.Errorf("read header of member %s: %w", termtext.Quote(m.Name), err)
 		}
 		s.enc.memberBlock(m.Name, m)
 		if !bytes.Equal(s.blk[:], s.enc.blk[:]) {
-			return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: header block differs", ErrDamaged)}
+			return &MemberError{Name: m.Name, Err: damagedf("header block differs")}
 		}
 	}
 	if m.Size > s.budget {
@@ -126,7 +126,7 @@ func (s *spotChecker) member(m *Member, header bool) error {
 		return fmt.Errorf("read member %s: %w", termtext.Quote(m.Name), err)
 	}
 	if [32]byte(s.h.Sum(s.sum[:0])) != m.SHA256 {
-		return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: data differs from its digest", ErrDamaged)}
+		return &MemberError{Name: m.Name, Err: damagedf("data differs from its digest")}
 	}
 	return nil
 }

@@ -110,7 +110,7 @@ func appendMember(b []byte, m *Member) []byte {
 // holding no more of it than a buffer.
 func ReadIndex(r io.ReaderAt, size, tarSize int64) ([]Member, error) {
 	if size < int64(len(indexMagic))+indexTrailer {
-		return nil, fmt.Errorf("%w: not an index", ErrIndex)
+		return nil, indexf("not an index")
 	}
 	var end [indexTrailer]byte
 	if _, err := r.ReadAt(end[:], size-indexTrailer); err != nil {
@@ -124,7 +124,7 @@ func ReadIndex(r io.ReaderAt, size, tarSize int64) ([]Member, error) {
 		return nil, fmt.Errorf("read index: %w", err)
 	}
 	if crc.Sum32() != binary.BigEndian.Uint32(end[12:]) {
-		return nil, fmt.Errorf("%w: checksum mismatch", ErrIndex)
+		return nil, indexf("checksum mismatch")
 	}
 	br := readerPool.Get().(*bufio.Reader)
 	defer func() {
@@ -133,15 +133,15 @@ func ReadIndex(r io.ReaderAt, size, tarSize int64) ([]Member, error) {
 	}()
 	br.Reset(io.NewSectionReader(r, 0, size-indexTrailer))
 	if magic, err := br.Peek(len(indexMagic)); err != nil || string(magic) != indexMagic {
-		return nil, fmt.Errorf("%w: not an index", ErrIndex)
+		return nil, indexf("not an index")
 	}
 	br.Discard(len(indexMagic))
 	if got := int64(binary.BigEndian.Uint64(end[:])); got != tarSize {
-		return nil, fmt.Errorf("%w: describes a tar of %d bytes, the tar has %d", ErrIndex, got, tarSize)
+		return nil, indexf("describes a tar of %d bytes, the tar has %d", got, tarSize)
 	}
 	n := binary.BigEndian.Uint32(end[8:])
 	if n > maxMembers || int64(n) > size {
-		return nil, fmt.Errorf("%w: bad member count", ErrIndex)
+		return nil, indexf("bad member count")
 	}
 	d := &indexDecoder{r: br}
 	return d.members(int(n), tarSize)
@@ -164,7 +164,7 @@ func (d *indexDecoder) members(n int, tarSize int64) ([]Member, error) {
 		}
 		m := d.member(&hdr)
 		if d.err != nil {
-			return nil, fmt.Errorf("%w: member %d: %v", ErrIndex, len(members), d.err)
+			return nil, indexf("member %d: %v", len(members), d.err)
 		}
 		checked, ok, err := chk.check(&hdr)
 		switch {
@@ -175,11 +175,11 @@ func (d *indexDecoder) members(n int, tarSize int64) ([]Member, error) {
 			earlier.Mode, earlier.MTime = m.Mode, m.MTime
 			continue
 		case !ok || checked.Name != m.Name:
-			return nil, &MemberError{Name: m.Name, Err: fmt.Errorf("%w: not in canonical form", ErrIndex)}
+			return nil, &MemberError{Name: m.Name, Err: indexf("not in canonical form")}
 		case len(chk.parents) > 0:
-			return nil, &MemberError{Name: m.Name, Err: fmt.Errorf("%w: parent %s not listed before it", ErrIndex, termtext.Quote(chk.parents[0]))}
+			return nil, &MemberError{Name: m.Name, Err: indexf("parent %s not listed before it", termtext.Quote(chk.parents[0]))}
 		case len(members) == n:
-			return nil, fmt.Errorf("%w: more than the %d members it counts", ErrIndex, n)
+			return nil, indexf("more than the %d members it counts", n)
 		}
 		if err := checkRange(&m, tarSize); err != nil {
 			return nil, err
@@ -187,7 +187,7 @@ func (d *indexDecoder) members(n int, tarSize int64) ([]Member, error) {
 		members = append(members, m)
 	}
 	if len(members) != n {
-		return nil, fmt.Errorf("%w: %d members, it counts %d", ErrIndex, len(members), n)
+		return nil, indexf("%d members, it counts %d", len(members), n)
 	}
 	return members, nil
 }
@@ -221,9 +221,9 @@ func (d *indexDecoder) member(hdr *tar.Header) Member {
 func checkRange(m *Member, tarSize int64) error {
 	switch {
 	case m.Type != tar.TypeReg && (m.Size != 0 || m.Offset != 0):
-		return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: data on a non-regular member", ErrIndex)}
+		return &MemberError{Name: m.Name, Err: indexf("data on a non-regular member")}
 	case m.Type == tar.TypeReg && (m.Size < 0 || m.Offset < blockSize || m.Offset > tarSize-m.Size):
-		return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: data outside the tar", ErrIndex)}
+		return &MemberError{Name: m.Name, Err: indexf("data outside the tar")}
 	case m.Size >= Alignment && m.Offset%Alignment != 0:
 		return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: data at offset %d", ErrNotAligned, m.Offset)}
 	}

@@ -156,6 +156,26 @@ func (e *MemberError) Error() string {
 
 func (e *MemberError) Unwrap() error { return e.Err }
 
+// reasonError is one of this package's reasons (ErrDamaged, ErrIndex) with its detail,
+// worded without the package's name, as MemberError words its reason.
+type reasonError struct {
+	reason error
+	text   string
+}
+
+func (e *reasonError) Error() string { return e.text }
+func (e *reasonError) Unwrap() error { return e.reason }
+
+// damagedf is an ErrDamaged saying what differs.
+func damagedf(format string, args ...any) error {
+	return &reasonError{ErrDamaged, "archive does not match its index: " + fmt.Sprintf(format, args...)}
+}
+
+// indexf is an ErrIndex saying what is wrong with the index.
+func indexf(format string, args ...any) error {
+	return &reasonError{ErrIndex, "index damaged: " + fmt.Sprintf(format, args...)}
+}
+
 // headerError gives an error from tar.Reader.Next its context: the member
 // read last, and whether the archive ended early.
 func headerError(hdr *tar.Header, last string, err error) error {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"sync"
@@ -142,15 +141,19 @@ func largestFirst(pkgs []repo.Package) []int {
 func (f *Fetcher) one(ctx context.Context, p repo.Package) (string, error) {
 	obs := f.Observer
 	if f.Cache.Has(p.SHA256) {
+		if f.Offline { // the cache alone (no source): its entry, or why it is not fetched again
+			tar, err := f.Cache.Fetch(ctx, nil, p, nil)
+			if err == nil && obs != nil {
+				obs.Fetched(Fetched{Package: p, How: Cached})
+			}
+			return tar, err
+		}
 		_, err := f.Cache.Members(p.SHA256)
 		if !errors.Is(err, fetch.ErrDamaged) {
 			if obs != nil {
 				obs.Fetched(Fetched{Package: p, How: Cached})
 			}
 			return f.Cache.Fetch(ctx, f.source(p), p, nil)
-		}
-		if f.Offline {
-			return "", fmt.Errorf("%w; %w, so it is not fetched again", err, fetch.ErrOffline)
 		}
 		if obs != nil {
 			obs.Refetching(p, err)
