@@ -347,6 +347,60 @@ func TestEmptyTar(t *testing.T) {
 	}
 }
 
+// TestNotTarCompressed: a compressed stream that holds no tar (a text file, nothing, bytes
+// whose first block is no tar header) is refused as not a tar archive, saying so once,
+// where the tar's reader called it truncated or its header invalid; a tar cut short and
+// then compressed whole is still truncated, and a V7 tar, which has no magic, is read.
+func TestNotTarCompressed(t *testing.T) {
+	var v7 bytes.Buffer
+	tw := tar.NewWriter(&v7)
+	tw.WriteHeader(&tar.Header{Name: "f", Mode: 0o644, Size: 2, Typeflag: tar.TypeReg, Format: tar.FormatUSTAR})
+	tw.Write([]byte("f\n"))
+	tw.Close()
+	b := v7.Bytes()
+	copy(b[257:265], make([]byte, 8)) // no "ustar\x0000": a V7 header, its checksum fixed below
+	sum := 0
+	for i, c := range b[:512] {
+		if i >= 148 && i < 156 {
+			c = ' '
+		}
+		sum += int(c)
+	}
+	copy(b[148:156], fmt.Sprintf("%06o\x00 ", sum))
+	zst, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		in   []byte
+		want string // "" for read, else what the error says after "not a tar archive: "
+	}{
+		{"text.tar.gz", gzipped(t, []byte("localhost\n")), "its gz data hold 10 bytes, less than a tar header"},
+		{"text.tar.zst", zst.EncodeAll([]byte("localhost\n"), nil), "its zst data hold 10 bytes, less than a tar header"},
+		{"text.tar.xz", xzStream(t, []byte("localhost\n"), 1<<20, 0x1), "its xz data hold 10 bytes, less than a tar header"},
+		{"empty.tar.gz", gzipped(t, nil), "its gz data are empty"},
+		{"random.tar.gz", gzipped(t, somewhatRandom(3000)), "its gz data do not begin with a tar header"},
+		{"v7.tar.gz", gzipped(t, b), ""},
+	} {
+		st, err := convert(io.Discard, bytes.NewReader(tt.in), conversion{})
+		switch {
+		case tt.want == "" && (err != nil || len(st.Members) != 1):
+			t.Errorf("%s: %d members, %v; want one", tt.name, len(st.Members), err)
+		case tt.want != "" && (!errors.Is(err, errFormat) || err.Error() != "not a tar archive: "+tt.want):
+			t.Errorf("%s: %v; want errFormat saying %q", tt.name, err, "not a tar archive: "+tt.want)
+		}
+	}
+	var tb bytes.Buffer
+	tw = tar.NewWriter(&tb)
+	tw.WriteHeader(&tar.Header{Name: "f", Mode: 0o644, Size: 2, Typeflag: tar.TypeReg})
+	tw.Write([]byte("f\n"))
+	tw.Close()
+	if _, err := convert(io.Discard, bytes.NewReader(gzipped(t, tb.Bytes()[:300])), conversion{}); !errors.Is(err, tarutil.ErrTruncated) {
+		t.Errorf("a tar cut in its first header, then gzipped: %v, want tarutil.ErrTruncated", err)
+	}
+}
+
 // TestTruncatedCompressed cuts a compressed tar short, as a download saved in part or a
 // file copied in part: it is refused as truncated, as a plain tar or a .deb cut short is,
 // not with the decompressor's bare "unexpected EOF", which named neither.

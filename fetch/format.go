@@ -1,11 +1,13 @@
 package fetch
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
 	"errors"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -73,17 +75,86 @@ func (e *formatError) Error() string {
 
 func (e *formatError) Is(target error) bool { return target == errFormat }
 
+// notTarError is an errFormat for a compressed stream that holds no tar: its first block,
+// of n bytes (tarBlock where whole), cannot begin one.
+type notTarError struct {
+	ext string // the compression's, without its dot
+	n   int
+}
+
+func (e *notTarError) Error() string {
+	switch {
+	case e.n == 0:
+		return "not a tar archive: its " + e.ext + " data are empty"
+	case e.n < tarBlock:
+		return "not a tar archive: its " + e.ext + " data hold " + strconv.Itoa(e.n) + " bytes, less than a tar header"
+	}
+	return "not a tar archive: its " + e.ext + " data do not begin with a tar header"
+}
+
+func (e *notTarError) Is(target error) bool { return target == errFormat }
+
 // decompress returns the tar stream inside br, a buffer in front of src, recognising the
 // compression by its first bytes. Closing it releases the decompressor.
 func decompress(br *bufio.Reader, src io.Reader) (io.ReadCloser, error) {
-	head, _ := br.Peek(sniffLen)
-	for _, c := range compressions {
-		if c.is(head) {
-			return c.open(br, src)
-		}
+	if c := compressionOf(br); c != nil {
+		return c.open(br, src)
 	}
 	return nil, &formatError{}
 }
+
+// compressionOf returns the compression of the stream br begins, or nil.
+func compressionOf(br *bufio.Reader) *compression {
+	head, _ := br.Peek(sniffLen)
+	for i := range compressions {
+		if compressions[i].is(head) {
+			return &compressions[i]
+		}
+	}
+	return nil
+}
+
+// tarStart returns r, a decompressed stream, read from its start again, once its first
+// block showed it may be a tar: not one (*notTarError) where the stream ends cleanly
+// before a whole block without a ustar header's magic, or where the whole block is no
+// header archive/tar reads (a V7 header, which has no magic, passes by its checksum). The
+// decompressor's own error (data cut short) is left to the tar's reader.
+func tarStart(r io.Reader, ext string) (io.Reader, error) {
+	head := make([]byte, tarBlock)
+	n, err := readBlock(r, head)
+	head = head[:n]
+	switch {
+	case err == io.EOF && n < tarBlock && !isTar(head):
+		return nil, &notTarError{ext: ext, n: n}
+	case err == nil && !isTar(head):
+		if _, err := tar.NewReader(bytes.NewReader(head)).Next(); errors.Is(err, tar.ErrHeader) {
+			return nil, &notTarError{ext: ext, n: n}
+		}
+	}
+	if err != nil {
+		return io.MultiReader(bytes.NewReader(head), failedReader{err}), nil
+	}
+	return io.MultiReader(bytes.NewReader(head), r), nil
+}
+
+// readBlock reads r into b until b is full or r fails, returning r's error as it is: an
+// io.EOF is the stream's clean end, which io.ReadFull would not tell from a decompressor's
+// io.ErrUnexpectedEOF.
+func readBlock(r io.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := r.Read(b[n:])
+		if n += m; err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// failedReader returns err at every read: what a stream said after the bytes read of it.
+type failedReader struct{ err error }
+
+func (f failedReader) Read([]byte) (int, error) { return 0, f.err }
 
 // isTar reports whether head starts a tar: a ustar, pax or GNU header, or the end of an
 // empty one (a meta-package's, say).
@@ -113,15 +184,29 @@ func inflate(plain *pipe, r *bufio.Reader, src io.Reader, cv conversion) error {
 	return inflateTar(plain, r, src)
 }
 
-// inflateTar decompresses the tar in r, a buffer in front of src, into plain.
+// inflateTar decompresses the tar in r, a buffer in front of src, into plain; a
+// compressed stream whose first block cannot begin a tar is refused (tarStart).
 func inflateTar(plain *pipe, r *bufio.Reader, src io.Reader) error {
-	zr, err := decompress(r, src)
+	c := compressionOf(r)
+	if c == nil {
+		err := error(&formatError{})
+		plain.closeWrite(err)
+		return err
+	}
+	zr, err := c.open(r, src)
 	if err != nil {
 		plain.closeWrite(err)
 		return err
 	}
 	defer zr.Close()
-	return plain.fill(zr)
+	var tr io.Reader = zr
+	if c.ext != "" {
+		if tr, err = tarStart(zr, c.ext[1:]); err != nil {
+			plain.closeWrite(err)
+			return err
+		}
+	}
+	return plain.fill(tr)
 }
 
 // compressedTar reports whether name is prefix followed by the extension of a

@@ -281,8 +281,8 @@ func TestInstallLocalDebDepends(t *testing.T) {
 
 // TestInstallLocalArchiveRefused checks what install refuses of local archive files, each
 // naming the file and changing neither the root nor the cache: a missing file, one whose
-// name gives no package name and version, a hostile archive, a command that is not in it,
-// the flags without a file, and --name for two files.
+// name gives no package name and version, a hostile archive, a gzip of a text file, a
+// command that is not in it, the flags without a file, and --name for two files.
 func TestInstallLocalArchiveRefused(t *testing.T) {
 	base := t.TempDir()
 	e := newEnv(t, base, "")
@@ -292,6 +292,7 @@ func TestInstallLocalArchiveRefused(t *testing.T) {
 	writeFile(t, files, "noversion.tar", packageTar(t, "tool", "1.0", 'x'))
 	writeFile(t, files, "evil-1.0.tar", pax(t, tf("../outside", "x")))
 	writeFile(t, files, "tool-1.0.tar", packageTar(t, "tool", "1.0", 'x'))
+	writeFile(t, files, "text-1.0.tar.gz", gzipped(t, []byte("localhost\n")))
 	if err := unix.Mkfifo(filepath.Join(files, "fifo-1.0.tar"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -306,6 +307,7 @@ func TestInstallLocalArchiveRefused(t *testing.T) {
 		{[]string{"./"}, 1, "install: open ./: a directory, not a regular file\n"},
 		{[]string{"noversion.tar"}, 1, "install: archive noversion.tar: no package name and version"},
 		{[]string{"./evil-1.0.tar"}, 1, `install: ./evil-1.0.tar: member "../outside": path escapes the package`},
+		{[]string{"./text-1.0.tar.gz"}, 1, "install: ./text-1.0.tar.gz: not a tar archive: its gz data hold 10 bytes, less than a tar header\n"},
 		{[]string{"./tool-1.0.tar", "--bin", "bin/nothere"}, 1, `install: archive ./tool-1.0.tar: bin "bin/nothere"`},
 		{[]string{"tool", "--name", "tool"}, 2, "install: --name, --version, --depends, --bin and --lib describe a local archive file, and none is given"},
 		{[]string{"./tool-1.0.tar", "tool-1.0.tar", "--name", "x"}, 2, "install: --name and --version describe one local archive file, and 2 are given"},
