@@ -184,21 +184,27 @@ func TestInstallLocalNPM(t *testing.T) {
 }
 
 // TestInstallLocalNPMBeside installs a local npm tarball of another version of an npm
-// name installed beside it, as npm instances are, each asked for: it said the installed
-// version was installed already, and installed nothing.
+// name installed beside it, newer or older (npm pack ms@2.1.2 beside ms 2.1.3 from a
+// repository), as npm instances are, each asked for: it said the installed version was
+// installed already, and installed nothing.
 func TestInstallLocalNPMBeside(t *testing.T) {
-	base := t.TempDir()
-	addNPM(t, base, "x", "1.0.0")
-	e := newEnv(t, base, filepath.Join(base, "repo"))
-	e.ok("install", "x")
-	files := t.TempDir()
-	t.Chdir(files)
-	writeFile(t, files, "x-2.0.0.tgz", gzipped(t, pax(t, tf("package/package.json", `{"name":"x","version":"2.0.0"}`), tf("package/index.js", "2\n"))))
-	e.ok("install", "./x-2.0.0.tgz")
-	if got, asked := e.installed(), e.requested(); got != "x 1.0.0, x 2.0.0" || asked != got {
-		t.Errorf("after installing x-2.0.0.tgz beside x 1.0.0: installed %q, asked for %q; want both, each asked for", got, asked)
+	for _, tt := range []struct{ installed, local string }{{"1.0.0", "2.0.0"}, {"2.0.0", "1.0.0"}} {
+		t.Run(tt.local, func(t *testing.T) {
+			base := t.TempDir()
+			addNPM(t, base, "x", tt.installed)
+			e := newEnv(t, base, filepath.Join(base, "repo"))
+			e.ok("install", "x")
+			files := t.TempDir()
+			t.Chdir(files)
+			file := "x-" + tt.local + ".tgz"
+			writeFile(t, files, file, gzipped(t, pax(t, tf("package/package.json", `{"name":"x","version":"`+tt.local+`"}`), tf("package/index.js", tt.local+"\n"))))
+			e.ok("install", "./"+file)
+			if got, asked := e.installed(), e.requested(); got != "x 1.0.0, x 2.0.0" || asked != got {
+				t.Errorf("after installing %s beside x %s: installed %q, asked for %q; want both, each asked for", file, tt.installed, got, asked)
+			}
+			e.ok("verify")
+		})
 	}
-	e.ok("verify")
 }
 
 // TestInstallLocalRelease installs a release tarball whose one top directory holds a
