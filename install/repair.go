@@ -63,6 +63,9 @@ type Rebuilt struct {
 	// did, so is each such package the database replaced has no record of).
 	Salvaged bool
 	Repos    int // records of repositories salvaged
+	// Gone is the packages the replaced database recorded whose trees pkgs/ no longer
+	// holds: not recorded again, what depends on them is left without them.
+	Gone []Gone
 }
 
 // Rebuild replaces the root's database, where it is damaged, by one made from the trees
@@ -75,9 +78,10 @@ type Rebuilt struct {
 // are read from the old database where it is only older than its last commit
 // (db.ErrStale): its other pages are not read, as bbolt cannot read every damage safely. A
 // package's record is taken for its tree where its archive is one the tree matches
-// (recorded). A database that is not damaged is kept (Rebuilt.Sound), and only the
-// prefix made to agree with its records; where the roll-forward of its last change cannot
-// finish, it returns no Rebuilt and that *LinksError.
+// (recorded); one whose tree is gone is not recorded again (Rebuilt.Gone). A database that
+// is not damaged is kept (Rebuilt.Sound), and only the prefix made to agree with its
+// records; where the roll-forward of its last change cannot finish, it returns no Rebuilt
+// and that *LinksError, and where a package it records has no tree, a *GoneError.
 func Rebuild(ctx context.Context, dir string, o Options, candidates func(name string) ([]Candidate, error)) (_ *Rebuilt, err error) {
 	r, err := lockRoot(ctx, dir, o)
 	if err != nil {
@@ -111,6 +115,7 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 	if err != nil {
 		return nil, err
 	}
+	out.Gone = r.gone(old.pkgs, recs)
 	if !out.Salvaged {
 		old.reqs = unneeded(recs, r.linkedNPM(recs))
 	} else {
@@ -138,8 +143,9 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 // keepSound makes the prefix agree with the records of the root's database, which is
 // not damaged, old: the owners of its paths recorded again from the file lists, and what
 // it lacks linked again at the start that follows, as a repair that replaces the database
-// does. What a command cut short left is first undone, as Open does. out.Sound says it
-// committed.
+// does. What a command cut short left is first undone, as Open does. A record whose tree
+// is gone, from which nothing could be linked, stops it before its commit (*GoneError).
+// out.Sound says it committed.
 func (r *Root) keepSound(out *Rebuilt, old *oldRecords) error {
 	var err error
 	if r.db, err = r.openDB(db.Options{Timeout: r.o.LockTimeout, Hold: true}); err != nil {
@@ -159,6 +165,9 @@ func (r *Root) keepSound(out *Rebuilt, old *oldRecords) error {
 	for i := range pkgs {
 		recs[i] = &pkgs[i]
 		out.Recorded = append(out.Recorded, pkgs[i].Name+" "+pkgs[i].Version)
+	}
+	if gone := r.gone(pkgs, recs); len(gone) > 0 {
+		return &GoneError{Gone: gone}
 	}
 	if err := r.db.CommitRequested(nil, nil, nil, nil, r.rebuildPrefix(recs, lists, nil, old.reqs)); err != nil {
 		return err

@@ -7,12 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 )
 
@@ -220,5 +222,59 @@ func TestRebuildSameShape(t *testing.T) {
 	}
 	if !slices.Equal(out.Recorded, []string{"a 2"}) {
 		t.Errorf("recorded %q; want a 2, whose content the tree holds", out.Recorded)
+	}
+}
+
+// TestRebuildGone: a package whose tree was deleted by hand (b, which a depends on) stops
+// the repair of a sound database before it changes anything, as a *GoneError naming b and
+// a, rather than record a roll-forward of links from a tree that is not there, which left
+// the root refusing every change; verify then names b's tree, and no dependency of a. The
+// repair of a database older than its last commit does not record b again and says so
+// (Rebuilt.Gone, naming a), and verify then names a's dependency on b, which nothing meets.
+func TestRebuildGone(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	cands := map[string][]Candidate{}
+	a, b := prefixPkg("a", "1"), prefixPkg("b", "1")
+	a.Depends = testrepo.Requires("b>=1")
+	for _, p := range []repo.Package{b, a} {
+		cands[p.Name] = []Candidate{{Package: p, Members: installIn(t, r, base, p, tree("etc/"+p.Name+"=x"))}}
+	}
+	old, err := os.ReadFile(filepath.Join(dir, ".pkg", "db"))
+	must(t, err)
+	must(t, r.remember("a note", "said")) // a commit the old copy lacks
+	r.Close()
+	bTree := filepath.Join(dir, "pkgs", "b")
+	must(t, os.RemoveAll(bTree))
+	sound, err := os.ReadFile(filepath.Join(dir, ".pkg", "db"))
+	must(t, err)
+	candidates := func(name string) ([]Candidate, error) { return cands[name], nil }
+
+	out, err := Rebuild(context.Background(), dir, Options{}, candidates)
+	want := []Gone{{Package: "b", Version: "1", Tree: bTree, By: []string{"a 1"}}}
+	if ge := (*GoneError)(nil); out != nil || !errors.As(err, &ge) || !reflect.DeepEqual(ge.Gone, want) {
+		t.Fatalf("Rebuild of a sound database with b's tree gone = %+v, %v; want a *GoneError of %+v", out, err, want)
+	}
+	if after, err := os.ReadFile(filepath.Join(dir, ".pkg", "db")); err != nil || !bytes.Equal(after, sound) {
+		t.Errorf("the database after the refused repair: %v, changed %v", err, !bytes.Equal(after, sound))
+	}
+	r = openRoot(t, dir)
+	problems, err := r.Verify()
+	r.Close()
+	if err != nil || len(problems) != 1 || problems[0].Package != "b" || !errors.Is(problems[0].Err, ErrPackageDir) {
+		t.Errorf("Verify after the refused repair: %v, %v; want b's package directory missing alone", problems, err)
+	}
+
+	must(t, os.WriteFile(filepath.Join(dir, ".pkg", "db"), old, 0o644))
+	out, err = Rebuild(context.Background(), dir, Options{}, candidates)
+	if err != nil || out.Sound || !slices.Equal(out.Recorded, []string{"a 1"}) || !reflect.DeepEqual(out.Gone, want) {
+		t.Fatalf("Rebuild of a stale database with b's tree gone = %+v, %v; want a recorded again and b gone, needed by a", out, err)
+	}
+	r = openRoot(t, dir)
+	defer r.Close()
+	problems, err = r.Verify()
+	if err != nil || len(problems) != 1 || problems[0].Package != "a" || problems[0].Path != "b>=1" || !errors.Is(problems[0].Err, ErrMissing) || !errors.Is(problems[0].Err, ErrDependency) {
+		t.Errorf("Verify after the repair: %v, %v; want a's dependency b>=1 missing alone", problems, err)
 	}
 }

@@ -29,7 +29,8 @@ import (
 // ErrType, ErrMode, ErrSize, ErrContent and ErrLinkTarget that differs; for a command's
 // link in bin/, ErrCommandLink, and ErrForeign too where a file not pkg's holds its place;
 // for a package directory that is gone, ErrPackageDir; for a path of the root's prefix,
-// ErrPrefix; for a file this process may not read, fs.ErrPermission.
+// ErrPrefix; for a file this process may not read, fs.ErrPermission; for a dependency
+// nothing installed meets, ErrDependency (missing).
 var (
 	ErrModified   = errors.New("install: modified")
 	ErrMissing    = errors.New("install: missing")
@@ -55,7 +56,7 @@ var (
 type FileError struct {
 	Package, Version string
 	Kind             string // the package's (repo.KindNPM: one of several versions of its name, by repo.InstanceKey)
-	Path             string // relative to the package directory; absolute for a command link, a path of the prefix, or the package directory itself
+	Path             string // relative to the package directory; absolute for a command link, a path of the prefix, or the package directory itself; the requirement, for a dependency (ErrDependency)
 	Err              error
 }
 
@@ -97,8 +98,10 @@ var ErrNotLinked = errors.New("install: the last change's links still to make")
 
 // Verify compares the installed files of the named packages, or of every installed package
 // when names is empty, with what the database records: type, mode, size, the sha256 of file
-// data and of symlink targets, and the command links in bin/. It reports each difference,
-// each missing and each extra file, sorted by package and path. While the last change's
+// data and of symlink targets, and the command links in bin/; and their dependencies with
+// the installed packages (a package deleted by hand, or not recorded again by a repair).
+// It reports each difference, each missing and each extra file, each dependency nothing
+// installed meets, sorted by package and path. While the last change's
 // links into the prefix are not all made, it checks nothing and returns why (ErrNotLinked
 // or a *LinksError): every path they lack would be missing. Files are checked on several
 // goroutines, each directory relative to a descriptor that no symlink led to. What this
@@ -162,6 +165,7 @@ func (r *Root) verify(cache Cache, names []string) ([]FileError, int64, error) {
 		return nil, 0, fmt.Errorf("verify: %w", err)
 	}
 	problems = append(problems, links...)
+	problems = append(problems, unmet(pkgs, all)...)
 	slices.SortStableFunc(problems, func(a, b FileError) int {
 		if c := strings.Compare(a.Package, b.Package); c != 0 {
 			return c
@@ -169,6 +173,26 @@ func (r *Root) verify(cache Cache, names []string) ([]FileError, int64, error) {
 		return strings.Compare(a.Path, b.Path)
 	})
 	return problems, v.unread.Load(), nil
+}
+
+// unmet returns a finding for each requirement of pkgs (required: their depends and an npm
+// package's peers) that nothing of all, the installed packages, meets, as a change would
+// be refused for leaving it so (checkApply).
+func unmet(pkgs, all []db.Record) []FileError {
+	var m *meets
+	var out []FileError
+	for i := range pkgs {
+		p := &pkgs[i]
+		for _, req := range required(p) {
+			if m == nil {
+				m = newMeets(named(all))
+			}
+			if !m.met(req) {
+				out = append(out, FileError{Package: p.Name, Version: p.Version, Kind: p.Kind, Path: req.String(), Err: found(ErrMissing, ErrDependency)})
+			}
+		}
+	}
+	return out
 }
 
 // verifier checks the files of several packages, a directory or part of one per job.

@@ -49,6 +49,7 @@ var whats = []struct {
 	{install.ErrContent, "content"},
 	{install.ErrPackageDir, "package directory"},
 	{install.ErrPrefix, "in the root's prefix"},
+	{install.ErrDependency, "dependency"},
 	{fs.ErrPermission, "permission denied"},
 }
 
@@ -108,17 +109,25 @@ func (v Verify) Text() string {
 }
 
 // Repair returns what putting back the packages of the problems ps takes: the packages to
-// install again, each once (by key: NAME@VERSION for one of an npm name's versions), and
-// the files not pkg's that must first move out of the way
-// (install.ErrForeign).
-func Repair(ps []install.FileError) (pkgs, foreign []string) {
+// install again, each once (by key: NAME@VERSION for one of an npm name's versions), the
+// files not pkg's that must first move out of the way (install.ErrForeign), and the
+// packages with a dependency nothing installed meets (install.ErrDependency), which
+// installing them again would refuse: an upgrade of them installs it.
+func Repair(ps []install.FileError) (pkgs, foreign, lacking []string) {
 	for _, p := range ps {
-		if key := repo.InstanceKey(p.Kind, p.Package, p.Version); !slices.Contains(pkgs, key) {
+		key := repo.InstanceKey(p.Kind, p.Package, p.Version)
+		switch {
+		case errors.Is(p.Err, install.ErrDependency):
+			if !slices.Contains(lacking, key) {
+				lacking = append(lacking, key)
+			}
+			continue
+		case !slices.Contains(pkgs, key):
 			pkgs = append(pkgs, key)
 		}
 		if errors.Is(p.Err, install.ErrForeign) {
 			foreign = append(foreign, p.Path)
 		}
 	}
-	return pkgs, foreign
+	return pkgs, foreign, lacking
 }

@@ -24,9 +24,15 @@ func TestVerifyOf(t *testing.T) {
 	if v.Packages != 1 || v.Files != 3 || v.Text() != "2 problems found" {
 		t.Errorf("VerifyOf b: %+v, %q", v, v.Text())
 	}
-	pkgs, foreign := Repair(ps)
-	if !slices.Equal(pkgs, []string{"b"}) || !slices.Equal(foreign, []string{"/r/bin/b"}) {
-		t.Errorf("Repair = %q, %q; want [b], [/r/bin/b]", pkgs, foreign)
+	pkgs, foreign, lacking := Repair(ps)
+	if !slices.Equal(pkgs, []string{"b"}) || !slices.Equal(foreign, []string{"/r/bin/b"}) || lacking != nil {
+		t.Errorf("Repair = %q, %q, %q; want [b], [/r/bin/b], none", pkgs, foreign, lacking)
+	}
+	// A package a dependency is missing of is upgraded, which installs it, not installed
+	// again, which would be refused for the missing dependency.
+	dep := install.FileError{Package: "a", Version: "1.0", Path: "lib>=1", Err: fmt.Errorf("%w (%w)", install.ErrMissing, install.ErrDependency)}
+	if pkgs, _, lacking := Repair(append([]install.FileError{dep}, ps...)); !slices.Equal(pkgs, []string{"b"}) || !slices.Equal(lacking, []string{"a"}) {
+		t.Errorf("Repair with a's dependency missing = %q, lacking %q; want [b] installed again and [a] lacking", pkgs, lacking)
 	}
 	var b strings.Builder
 	want := "b 1.0: missing x\nb 1.0: modified /r/bin/b (command link, a file not pkg's in its place)\n"
@@ -49,6 +55,7 @@ func TestProblemWords(t *testing.T) {
 		{fmt.Errorf("%w (%w)", install.ErrModified, install.ErrLinkTarget), "modified", "symlink target"},
 		{fmt.Errorf("%w (%w)", install.ErrMissing, install.ErrCommandLink), "missing", "command link"},
 		{fmt.Errorf("%w (%w)", install.ErrUnreadable, fs.ErrPermission), "unreadable", "permission denied"},
+		{fmt.Errorf("%w (%w)", install.ErrMissing, install.ErrDependency), "missing", "dependency"},
 	} {
 		p := newVerify(1, 1, []install.FileError{{Package: "a", Version: "1", Path: "f", Err: tt.err}}).Problems[0]
 		if p.Kind != tt.kind || p.What != tt.what {

@@ -49,6 +49,7 @@ type (
 	LinksError        = install.LinksError      // the root's bin/ links, or its prefix's, could not be updated
 	ConflictError     = install.ConflictError   // two packages want one path of the root
 	UnmatchedError    = install.UnmatchedError  // trees a repair found no package in the cache for
+	GoneError         = install.GoneError       // packages a sound database records whose trees are gone, which a repair refuses
 	DependentsError   = install.DependentsError // a removal of what other packages depend on
 	ReadOnlyError     = fetch.ReadOnlyError     // the cache cannot be written
 	NetrcError        = fetch.NetrcError        // the netrc file cannot be used

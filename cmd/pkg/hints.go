@@ -45,6 +45,13 @@ var hints = []hintRule{
 		return fmt.Sprintf("nothing was changed; 'pkg --root %s verify --repair' records the packages in %s again from their trees and the cache, deleting nothing and keeping the damaged file",
 			shell.Quote(root), filepath.Join(root, "pkgs"))
 	})},
+	{fn: as(func(ge *session.GoneError) string {
+		keys := make([]string, len(ge.Gone))
+		for i, g := range ge.Gone {
+			keys[i] = repo.InstanceKey(g.Kind, g.Package, g.Version)
+		}
+		return fmt.Sprintf("the database is not damaged: 'pkg install --reinstall %s' puts back what is gone, from the cache or the repositories", strings.Join(keys, " "))
+	})},
 	{fn: asHint[*session.UnmatchedError]("move those trees out of pkgs/, repair again, then install their packages again (a repair offline, or without the repository that offers their versions, cannot fetch those to match them)")},
 	{fn: as(func(ae *session.AmbiguousError) string {
 		verb := ae.Op

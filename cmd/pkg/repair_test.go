@@ -381,3 +381,50 @@ func TestRepairMetaLost(t *testing.T) {
 	}
 	e.ok("verify")
 }
+
+// TestRepairGoneDependency: the tree of lib, a library app depends on (libjq1 and jq),
+// deleted by hand. The repair of the sound database refuses, naming both, and changes
+// nothing: it recorded a roll-forward of links from the tree that is not there, which
+// every command then refused to go past, the reinstall it advised included. The repair of
+// a database older than its last commit does not record lib again and says so, naming
+// app; verify then names app's dependency, with the upgrade that installs it as one.
+func TestRepairGoneDependency(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	lib := filepath.Join(base, "lib-1.0.tar")
+	writeFile(t, base, "lib-1.0.tar", pax(t, tf("lib/liblib.so.1", "ELF"), tf("share/doc/lib/copyright", "MIT\n")))
+	if _, _, err := repo.Add(t.Context(), dir, lib, repo.Package{Name: "lib", Version: "1.0", Lib: []string{"lib"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	addPackage(t, dir, "app", "1.0", "lib>=1")
+	e := newEnv(t, base, dir)
+	e.ok("install", "app")
+	tree := filepath.Join(e.root, "pkgs", "lib")
+	if err := os.RemoveAll(tree); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := e.pkg("verify", "--repair")
+	want := "pkg: repair: lib 1.0 is recorded, but its tree " + tree + " is gone (app 1.0 depends on it): nothing was changed\n" +
+		"pkg: hint: the database is not damaged: 'pkg install --reinstall lib' puts back what is gone"
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("verify --repair with lib's tree gone: exit %d\n%s\nwant %q", code, stderr, want)
+	}
+	e.ok("install", "--reinstall", "lib")
+	e.ok("verify")
+
+	e.staleAfter("install", "--reinstall", "lib")
+	if err := os.RemoveAll(tree); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := e.pkg("verify", "--repair")
+	if code != 1 || !strings.Contains(stderr, "pkg: warning: lib 1.0 is not recorded again: its tree "+tree+" is gone, and app 1.0 depends on it\n") ||
+		out != "recorded 1 packages again from their trees: app 1.0\napp 1.0: missing lib>=1 (dependency)\n" ||
+		!strings.Contains(stderr, "pkg: verify: 1 problem found; pkg upgrade app installs the dependencies it lacks\n") {
+		t.Fatalf("verify --repair of a stale database with lib's tree gone: exit %d\n%s%s", code, out, stderr)
+	}
+	e.ok("upgrade", "app")
+	e.ok("verify")
+	if got, asked := e.installed(), e.requested(); got != "app 1.0, lib 1.0" || asked != "app 1.0" {
+		t.Errorf("after the upgrade: installed %q, asked for %q; want app and lib, app asked for", got, asked)
+	}
+}

@@ -53,24 +53,42 @@ func verifyAction(c *cli.Context) error {
 		}
 		return nil
 	}
-	reinstall, foreign := report.Repair(problems)
-	first := ""
-	if len(foreign) > 0 {
-		first = "move " + strings.Join(foreign, " and ") + " away (not pkg's to replace), then "
-	}
+	reinstall, foreign, lacking := report.Repair(problems)
+	return fmt.Errorf("verify: %s; %s", v.Text(), repairAdvice(c, reinstall, foreign, lacking))
+}
+
+// repairAdvice says what puts back what verify found: an upgrade of the packages lacking a
+// dependency, then, after moving the files not pkg's out of the way (foreign), a reinstall
+// of the packages whose files differ (report.Repair).
+func repairAdvice(c *cli.Context, reinstall, foreign, lacking []string) string {
 	// Where no repository is in effect, or none is known (the configuration unreadable), the
 	// archives are the cache's alone. One in effect that does not offer the package (a root
 	// synced from another repository's lockfile) still gets the online advice: verify reads
 	// no index, so it cannot tell, and that reinstall's refusal names what it lacks.
-	cmd := "pkg install --reinstall"
+	reinstallCmd, upgradeCmd, from := "pkg install --reinstall", "pkg upgrade", ""
 	switch rs, err := sess(c).Repositories(); {
 	case err != nil:
-		cmd = "pkg --offline install --reinstall"
+		reinstallCmd, upgradeCmd = "pkg --offline install --reinstall", "pkg --offline upgrade"
 	case len(rs) == 0:
-		cmd = "with no repository in effect, pkg --offline install --reinstall"
+		reinstallCmd = "with no repository in effect, pkg --offline install --reinstall"
+		upgradeCmd, from = "pkg --repo URL upgrade", " from a repository that offers them"
 	}
-	return fmt.Errorf("verify: %s; %s%s %s restores what was installed (keeping what you changed in .pkg/saved)",
-		v.Text(), first, cmd, strings.Join(reinstall, " "))
+	var advice []string
+	if len(lacking) > 0 { // first: a package that lacks a dependency is not installed again without it
+		they := "they lack"
+		if len(lacking) == 1 {
+			they = "it lacks"
+		}
+		advice = append(advice, fmt.Sprintf("%s %s installs the dependencies %s%s", upgradeCmd, strings.Join(lacking, " "), they, from))
+	}
+	if len(reinstall) > 0 {
+		first := ""
+		if len(foreign) > 0 {
+			first = "move " + strings.Join(foreign, " and ") + " away (not pkg's to replace), then "
+		}
+		advice = append(advice, fmt.Sprintf("%s%s %s restores what was installed (keeping what you changed in .pkg/saved)", first, reinstallCmd, strings.Join(reinstall, " ")))
+	}
+	return strings.Join(advice, "; then ")
 }
 
 // repair rebuilds the root's database (session.Repair) and says what it did.
@@ -87,6 +105,17 @@ func repair(c *cli.Context) error {
 		note(c, "the old database is kept as %s", termtext.Quote(b.Kept))
 	}
 	say(c, "recorded %d packages again from their trees: %s", len(b.Recorded), strings.Join(b.Recorded, ", "))
+	for _, g := range b.Gone {
+		depends := ""
+		switch len(g.By) {
+		case 0:
+		case 1:
+			depends = ", and " + g.By[0] + " depends on it"
+		default:
+			depends = ", and " + strings.Join(g.By, ", ") + " depend on it"
+		}
+		warn(c, "%s %s is not recorded again: its tree %s is gone%s", g.Package, g.Version, g.Tree, depends)
+	}
 	if !b.Salvaged {
 		warn(c, "what you asked for and the repositories' pins could not be read from the old database: every package no other needs, each npm package lib/node_modules/NAME links to, and each of packages needing only each other where none is so linked counts as asked for, and a signed repository's key must be trusted again (pkg trust add)")
 	}
