@@ -94,14 +94,15 @@ func locationKey(loc string) string {
 }
 
 // withUser returns r at its location with the user information of loc, the same location
-// given with a credential, in place of its own; r itself where loc has none.
+// given with a credential, in place of its own; r itself where loc has none, or r's
+// location no host to send it to (a directory: "/srv/r" would become "//user:pw@/srv/r").
 func (r Repo) withUser(loc string) Repo {
 	g, err := url.Parse(loc)
 	if err != nil || g.User == nil {
 		return r
 	}
 	u, err := url.Parse(r.URLs[0])
-	if err != nil {
+	if err != nil || u.Host == "" {
 		return r
 	}
 	u.User = g.User

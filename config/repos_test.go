@@ -67,6 +67,14 @@ func TestUseUserInfo(t *testing.T) {
 			t.Errorf("Use(%s=%s) = %+v, %v; want %+v", tc.given.Name, tc.given.URLs[0], got, err, tc.want)
 		}
 	}
+	// A directory's location has no host to send user information to: a file URL given
+	// with some is the directory as configured, not a path of its own that shows it.
+	for _, local := range []Repo{{Name: "local", URLs: []string{"/srv/local"}, File: "pkg.toml"}, {Name: "local", URLs: []string{"file:///srv/local/"}, File: "pkg.toml"}} {
+		cfg := &Config{Repos: []Repo{local}}
+		if got, err := cfg.Use([]Repo{{URLs: []string{"file://u:p@/srv/local"}}}, false); err != nil || !reflect.DeepEqual(got, []Repo{local}) {
+			t.Errorf("Use(file://u:p@/srv/local) with %s configured = %+v, %v; want it as configured", local.URLs[0], got, err)
+		}
+	}
 }
 
 // TestUseOCI: a registry's reference is one location whether it writes the default tag or
