@@ -840,3 +840,43 @@ func TestCommandStrayNamesChange(t *testing.T) {
 		t.Errorf("upgrading b to 2: %T %v, want it refused", err, err)
 	}
 }
+
+// TestPrefixTreeGone: the tree of a package under another in a Replaces stack, deleted by
+// hand (rm -rf ROOT/pkgs/old), does not stop the removal of the one on top, whose
+// roll-forward links the path back from that tree: a file deleted from a tree is skipped
+// so, and verify says what is gone. Stopped, the roll-forward left every later command
+// refused, the reinstall that puts the tree back and the repair included.
+func TestPrefixTreeGone(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	for _, p := range []struct {
+		p     repo.Package
+		files []string
+	}{
+		{prefixPkg("old", "1"), []string{"etc/x=old 1", "etc/old=1"}},
+		{prefixPkg("new", "1", "old<2"), []string{"etc/x=new 1"}},
+	} {
+		if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, p.p, tree(p.files...))}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(t, os.RemoveAll(r.pkgDir("old")))
+	if err := r.uninstall("new"); err != nil {
+		t.Fatalf("removing new over old's tree deleted by hand: %v", err)
+	}
+	r.Close()
+	r = openRoot(t, dir)
+	defer r.Close()
+	problems, err := r.Verify()
+	if err != nil || len(problems) != 1 || problems[0].Package != "old" || !errors.Is(problems[0].Err, ErrPackageDir) {
+		t.Errorf("Verify with old's tree gone: %v, %v; want old's package directory missing alone", problems, err)
+	}
+	if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, prefixPkg("old", "1"), tree("etc/x=old 1", "etc/old=1"))}, nil); err != nil {
+		t.Fatalf("installing old again: %v", err)
+	}
+	if b, err := os.ReadFile(r.path("etc/x")); err != nil || string(b) != "old 1" {
+		t.Errorf("etc/x after old's reinstall = %q, %v", b, err)
+	}
+	checkPrefix(t, r)
+}

@@ -431,8 +431,10 @@ func (l *linker) link(p string) error {
 		return err
 	}
 	srcDir, srcBase, err := l.src.parent(repo.FileName(owner) + "/" + member)
-	if errors.Is(err, unix.EACCES) {
-		return nil // behind a directory whose own mode keeps pkg out: in pkgs/ alone
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOENT) {
+		// Behind a directory whose own mode keeps pkg out (in pkgs/ alone), or deleted
+		// from the tree by hand, the tree itself too, as a file below (verify says so).
+		return nil
 	} else if err != nil {
 		return pathError("open", r.pkgDir(owner), err)
 	}
