@@ -381,6 +381,9 @@ func TestNotTarCompressed(t *testing.T) {
 		{"text.tar.xz", xzStream(t, []byte("localhost\n"), 1<<20, 0x1), "its xz data hold 10 bytes, less than a tar header"},
 		{"empty.tar.gz", gzipped(t, nil), "its gz data are empty"},
 		{"random.tar.gz", gzipped(t, somewhatRandom(3000)), "its gz data do not begin with a tar header"},
+		// One block exactly, whose last read says io.EOF with its bytes, as gzip's does.
+		{"block.tar.gz", gzipped(t, bytes.Repeat([]byte("a"), 512)), "its gz data do not begin with a tar header"},
+		{"block.tar.zst", zst.EncodeAll(bytes.Repeat([]byte("a"), 512), nil), "its zst data do not begin with a tar header"},
 		{"v7.tar.gz", gzipped(t, b), ""},
 	} {
 		st, err := convert(io.Discard, bytes.NewReader(tt.in), conversion{})

@@ -126,7 +126,7 @@ func tarStart(r io.Reader, ext string) (io.Reader, error) {
 	switch {
 	case err == io.EOF && n < tarBlock && !isTar(head):
 		return nil, &notTarError{ext: ext, n: n}
-	case err == nil && !isTar(head):
+	case n == tarBlock && (err == nil || err == io.EOF) && !isTar(head): // a last read may say io.EOF with its bytes
 		if _, err := tar.NewReader(bytes.NewReader(head)).Next(); errors.Is(err, tar.ErrHeader) {
 			return nil, &notTarError{ext: ext, n: n}
 		}
