@@ -234,7 +234,9 @@ func (c *Cache) fetchFrom(ctx context.Context, s *Source, p repo.Package, progre
 		if pt != nil && (isDown(err) || ctx.Err() != nil) {
 			pt.cut = err // says nothing of the bytes kept
 		}
-		return false, &packageError{p.Name, p.Version, "", err}
+		// The rest refused (a 206 of an archive of another size) is a resumed archive
+		// refused: it is fetched again from its first byte, which tells a SizeError.
+		return pt.size() > 0 && errors.Is(err, ErrMismatch), &packageError{p.Name, p.Version, "", err}
 	}
 	defer b.Close()
 	resumed = b.start() > 0

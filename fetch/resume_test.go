@@ -480,3 +480,33 @@ func nopFile(t *testing.T, data []byte) *os.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// TestResumeDeclaredSize resumes the download of an archive whose sha256 is the one
+// declared and whose size is not, from the first half kept: the server's answer to the
+// Range names the archive's size, which is refused, and the archive is fetched again from
+// its first byte, so that it is refused as a *SizeError, as a fetch without bytes kept
+// refuses it, and not as a mirror's altered copy; nothing is kept.
+func TestResumeDeclaredSize(t *testing.T) {
+	archive, p := testArchive(t)
+	for _, delta := range []int64{-1, 1} {
+		srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { serveArchive(w, r, archive) })
+		c := openCache(t)
+		if err := os.WriteFile(partialPath(c, p.SHA256), archive[:len(archive)/2], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		q := p
+		q.Size += delta
+		var se *SizeError
+		if err := fetchOne(c, quick(t, srv.URL), q); !errors.As(err, &se) || *se != (SizeError{Name: p.Name, Version: p.Version, Declared: q.Size, Size: p.Size}) {
+			t.Errorf("resumed fetch of the archive declared %d bytes: %v, want a SizeError of %d bytes", q.Size, err, p.Size)
+		}
+		// A body shorter than declared is asked for its rest once more (416).
+		if reqs := srv.requests(); len(reqs) < 2 || reqs[0].Get("Range") == "" || reqs[1].Get("Range") != "" {
+			t.Errorf("declared %d bytes: %d requests (%v); want the rest, then all of it", q.Size, len(reqs), reqs)
+		}
+		checkEmpty(t, c)
+		if _, err := os.Stat(partialPath(c, p.SHA256)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("partial download after the archive is refused: %v", err)
+		}
+	}
+}
