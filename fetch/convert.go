@@ -70,13 +70,17 @@ func (v *verifier) Read(b []byte) (int, error) {
 
 // overrun reads and hashes the rest of an archive that is larger than declared, passing
 // none of it on, up to maxOverrun bytes or as many as declared past the size declared, and
-// returns check's error for it; an archive larger still, or whose rest cannot be read, is
-// refused as larger than declared.
+// returns check's error for it; an archive larger still is refused as larger than
+// declared. A read that fails returns its error, as any read of the archive does: a Ctrl-C
+// is the cancellation, not a verdict on the archive.
 func (v *verifier) overrun() error {
 	limit := max(v.p.Size, maxOverrun)
 	n, err := io.Copy(v.h, io.LimitReader(v.r, limit+1))
 	v.n += n
-	if err != nil || n > limit {
+	switch {
+	case err != nil:
+		return err
+	case n > limit:
 		return mismatch(fmt.Sprintf("archive is larger than the %d bytes the index declares", v.p.Size))
 	}
 	return v.check()

@@ -510,3 +510,34 @@ func TestResumeDeclaredSize(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedPastDeclared cancels a fetch (Ctrl-C) while it reads on past the size
+// declared, to tell whether the archive is the one declared (maxOverrun): the fetch is
+// cancelled, as one cut short before that size is, not refused as larger than declared.
+func TestInterruptedPastDeclared(t *testing.T) {
+	archive, p := testArchive(t)
+	sent := make(chan struct{})
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Content-Length", strconv.Itoa(2*len(archive)))
+		w.Write(archive)
+		http.NewResponseController(w).Flush()
+		close(sent)
+		<-r.Context().Done()
+	})
+	c := openCache(t)
+	q := p
+	q.Size--
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		<-sent
+		time.Sleep(100 * time.Millisecond) // the fetch reads on, past the size declared
+		cancel()
+	}()
+	if _, err := c.Fetch(ctx, quick(t, srv.URL), q, nil); !errors.Is(err, context.Canceled) || errors.Is(err, ErrMismatch) {
+		t.Errorf("fetch cancelled past the size declared: %v, want context.Canceled", err)
+	}
+	if c.Has(p.SHA256) {
+		t.Error("the archive is cached")
+	}
+}
