@@ -43,6 +43,9 @@ func mirrorAction(c *cli.Context) error {
 		return err
 	}
 	m, err := sess(c).Mirror(c.Context, r, dir)
+	if err != nil && r.LockPath != "" {
+		err = lockSize(r.LockPath, err)
+	}
 	if err != nil {
 		return &mirrorDirError{dir, err}
 	}

@@ -875,6 +875,10 @@ func TestSyncWrongSize(t *testing.T) {
 	}
 	e.ok("lock", "-o", bad, "tool")
 	e.ok("install", "lib")
+	// pkg mirror --lock takes its sizes from the lockfile too, which is what to correct.
+	if _, stderr, code := e.pkg("mirror", "--lock", bad, filepath.Join(base, "mirror")); code != 1 || !strings.Contains(stderr, "pkg: hint: "+bad+" declares that size") {
+		t.Errorf("mirror --lock of a lockfile declaring tool %d bytes: exit %d, %q; want the hint to name the lockfile", tool.Size-1, code, stderr)
+	}
 	want := fmt.Sprintf("pkg: fetch tool 1.0: its archive is %d bytes, not the %d declared; its sha256 is the one declared, so the size declared is wrong\npkg: hint: %s declares that size", tool.Size, tool.Size-1, bad)
 	for _, warm := range []bool{false, true} {
 		if warm {
