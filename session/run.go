@@ -21,7 +21,7 @@ type RunOptions struct {
 // repositories: with o.LockRepos as it records them, else useLockBeside's), trust policy
 // and root: the one made before for the same packages while it is current
 // (runner.Reuse), unless o.Refresh, else one made now (runner.Make), the signatures of
-// its lockfile checked first (checkLockSigned). A run of a lockfile reads no index, as a
+// its lockfile checked first, either way (checkLockSigned). A run of a lockfile reads no index, as a
 // sync does: its archives come from the cache, else from its repositories by its URLs.
 // The observer hears of another process making the same run's root (RunWaiting).
 func (s *Session) Run(ctx context.Context, req runner.Request, o RunOptions) (*runner.Run, error) {
@@ -46,6 +46,13 @@ func (s *Session) Run(ctx context.Context, req runner.Request, o RunOptions) (*r
 		return nil, err
 	}
 	req.Repos, req.Trust, req.Root = runner.ReposOf(repos), so.Trust, s.Root
+	// Checked before a memo is taken too, as a sync with nothing to do checks it: the
+	// root may have pinned a repository of the lockfile since the run was made.
+	if l != nil {
+		if err := s.checkLockSigned(l, req.Lock); err != nil {
+			return nil, err
+		}
+	}
 	if !o.Refresh {
 		if r, ok := runner.Reuse(ctx, s.Cache, req, s.Offline); ok {
 			return r, nil
@@ -55,7 +62,7 @@ func (s *Session) Run(ctx context.Context, req runner.Request, o RunOptions) (*r
 	ro := s.rootOptions()
 	ro.Waiting = s.obs.RunWaiting
 	if l != nil {
-		f, err := s.lockFetcher(ctx, l, req.Lock)
+		f, err := s.lockFetcher(ctx, l)
 		if err != nil {
 			return nil, err
 		}
@@ -74,13 +81,9 @@ func (s *Session) Run(ctx context.Context, req runner.Request, o RunOptions) (*r
 	return runner.Make(ctx, f, ix, req, w, ro)
 }
 
-// lockFetcher returns the fetcher of the lockfile l at path's packages, its signatures
-// checked (checkLockSigned): from the cache, else from the sources of its repositories
-// (lockSources), as a sync fetches them.
-func (s *Session) lockFetcher(ctx context.Context, l *repo.Lock, path string) (*txn.Fetcher, error) {
-	if err := s.checkLockSigned(l, path); err != nil {
-		return nil, err
-	}
+// lockFetcher returns the fetcher of the lockfile l's packages: from the cache, else from
+// the sources of its repositories (lockSources), as a sync fetches them.
+func (s *Session) lockFetcher(ctx context.Context, l *repo.Lock) (*txn.Fetcher, error) {
 	srcs, _, err := s.lockSources(l)
 	if err != nil {
 		return nil, err

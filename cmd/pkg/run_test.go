@@ -465,3 +465,29 @@ func TestRunScriptPath(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLockPinnedSince runs a lockfile made without the key of a signed repository,
+// then pins the repository in the user's root: the next run of the lockfile is refused as
+// a sync of it is, though the lockfile, and the run's memo, are unchanged.
+func TestRunLockPinnedSince(t *testing.T) {
+	r := newSignedRepo(t)
+	u, trusted := r.user()
+	e := &runEnv{env: u, bin: testfs.PkgBinary(t), base: t.TempDir()}
+	unsigned := filepath.Join(t.TempDir(), "pkg.lock")
+	e.ok("--cache", t.TempDir(), "lock", "-o", unsigned, "hello")
+	e.ok("install", "fortunes") // a root, pinning nothing
+	// Made, then reused.
+	for range 2 {
+		if out, stderr, code := e.exec("run", "--lock", unsigned, "hello"); code != 0 || out != "Hello, world!\n" {
+			t.Fatalf("run --lock before the root pinned the repository: exit %d, %q, %q", code, out, stderr)
+		}
+	}
+	e.ok(append(trusted, "install", "libgreet")...) // pins the repository to its key
+	want := unsigned + " does not say it was made from a verified index, and root " + e.root + " pinned repository demo"
+	if _, stderr, code := e.pkg("sync", "-n", "-f", unsigned); code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("sync of the lockfile: exit %d, %q; want %q", code, stderr, want)
+	}
+	if out, stderr, code := e.exec("run", "--lock", unsigned, "hello"); code != 1 || out != "" || !strings.Contains(stderr, want) {
+		t.Errorf("run --lock once the root pinned the repository: exit %d, stdout %q, stderr %q; want it refused as sync refuses it", code, out, stderr)
+	}
+}
