@@ -516,8 +516,9 @@ func jsonText(v any) string {
 }
 
 // WriteLock replaces the file at path with l, atomically and durably, keeping its
-// permissions (a new one is made 0644). A path that is a symlink (pkg.lock ->
-// ci/pkg.lock) has the file it leads to replaced, as an editor would, and stays a link.
+// permissions and group (durable.ReplaceFile; a new one is made 0644). A path that is a
+// symlink (pkg.lock -> ci/pkg.lock) has the file it leads to replaced, as an editor
+// would, and stays a link.
 func WriteLock(path string, l *Lock) error {
 	path, err := lockTarget(path)
 	if err == nil {

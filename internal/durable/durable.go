@@ -2,10 +2,12 @@
 package durable
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // MaxTracked is the most files with data a tree may have for its files to be written back
@@ -30,21 +32,28 @@ func Path(path string) error {
 // before the rename the temporary file goes and name is as it was; after it (dir's
 // fsync), name is the new file, perhaps not durable.
 func WriteFile(dir, name, pattern string, write func(io.Writer) error) error {
-	return writeFile(dir, name, pattern, 0o644, write)
+	return writeFile(dir, name, pattern, 0o644, -1, write)
 }
 
-// ReplaceFile is WriteFile of a file whose permissions, where it is a regular file, the
-// new one keeps (a lockfile its owner made 0600 stays so); a new file is made 0644.
+// ReplaceFile is WriteFile of a file whose permissions and group, where it is a regular
+// file, the new one keeps, as an editor keeps them (a lockfile its owner made 0600 stays
+// so, one made 0664 for a group stays the group's); a new file is made 0644. Where the
+// writer may not give the new file that group (chown(2): it is not a member), the group's
+// permissions are the others': the writer's own group gets no more than anyone.
 func ReplaceFile(dir, name, pattern string, write func(io.Writer) error) error {
-	mode := fs.FileMode(0o644)
+	mode, gid := fs.FileMode(0o644), -1
 	if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode().Perm()
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			gid = int(st.Gid)
+		}
 	}
-	return writeFile(dir, name, pattern, mode, write)
+	return writeFile(dir, name, pattern, mode, gid, write)
 }
 
-// writeFile is WriteFile of a file of the permissions mode.
-func writeFile(dir, name, pattern string, mode fs.FileMode, write func(io.Writer) error) (err error) {
+// writeFile is WriteFile of a file of the permissions mode and the group gid (-1: the
+// writer's).
+func writeFile(dir, name, pattern string, mode fs.FileMode, gid int, write func(io.Writer) error) (err error) {
 	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return err
@@ -57,6 +66,13 @@ func writeFile(dir, name, pattern string, mode fs.FileMode, write func(io.Writer
 	}()
 	if err = write(f); err != nil {
 		return err
+	}
+	if gid >= 0 {
+		if err = f.Chown(-1, gid); errors.Is(err, fs.ErrPermission) {
+			mode = mode&^0o070 | (mode&0o007)<<3
+		} else if err != nil {
+			return err
+		}
 	}
 	if err = f.Chmod(mode); err != nil {
 		return err

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -67,5 +70,82 @@ func TestReplaceFile(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "new.lock")); err != nil || fi.Mode().Perm() != 0o644 {
 		t.Errorf("a new file: %v, %v; want 0644", fi.Mode(), err)
+	}
+}
+
+// TestReplaceFileGroup keeps the group of the file it replaces, one its writer is a
+// member of (root is of all), so that a lockfile a group shares stays theirs; where the
+// writer is not a member, the new file is of the writer's group with the others'
+// permissions in the group's place (run as nobody, by root).
+func TestReplaceFileGroup(t *testing.T) {
+	if os.Getenv("DURABLE_TEST_FOREIGN") != "" {
+		dir := os.Getenv("DURABLE_TEST_FOREIGN")
+		if err := ReplaceFile(dir, "pkg.lock", ".pkg.lock.tmp-*", func(w io.Writer) error { _, err := w.Write([]byte("new")); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	gid := 2000 // any, as root
+	if os.Geteuid() != 0 {
+		groups, _ := os.Getgroups()
+		i := slices.IndexFunc(groups, func(g int) bool { return g != os.Getegid() })
+		if i < 0 {
+			t.Skip("not root, and in no group but the primary one")
+		}
+		gid = groups[i]
+	}
+	dir := t.TempDir()
+	name := filepath.Join(dir, "pkg.lock")
+	if err := os.WriteFile(name, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(name, -1, gid); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(name, 0o660); err != nil {
+		t.Fatal(err)
+	}
+	if err := ReplaceFile(dir, "pkg.lock", ".pkg.lock.tmp-*", func(w io.Writer) error { _, err := w.Write([]byte("new")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(name); err != nil || fi.Sys().(*syscall.Stat_t).Gid != uint32(gid) || fi.Mode().Perm() != 0o660 {
+		t.Errorf("a file of group %d, mode 0660, replaced: %v, %+v", gid, err, fi)
+	}
+
+	if os.Geteuid() != 0 {
+		return
+	}
+	const nobody = 65534
+	shared, err := os.MkdirTemp("", "durable-foreign-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(shared)
+	bin := filepath.Join(shared, "durable.test")
+	exe, err := os.ReadFile(os.Args[0])
+	if err == nil {
+		err = os.WriteFile(bin, exe, 0o755)
+	}
+	for _, e := range []error{err, os.Chmod(shared, 0o755), os.Mkdir(filepath.Join(shared, "d"), 0o755), os.Chown(filepath.Join(shared, "d"), nobody, nobody)} {
+		if e != nil {
+			t.Fatal(e)
+		}
+	}
+	name = filepath.Join(shared, "d", "pkg.lock")
+	if err := os.WriteFile(name, []byte("old"), 0o600); err == nil {
+		err = errors.Join(os.Chown(name, nobody, gid), os.Chmod(name, 0o664))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^TestReplaceFileGroup$")
+	cmd.Env = append(os.Environ(), "DURABLE_TEST_FOREIGN="+filepath.Join(shared, "d"))
+	cmd.Dir = shared
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ReplaceFile as nobody: %v\n%s", err, out)
+	}
+	if fi, err := os.Stat(name); err != nil || fi.Sys().(*syscall.Stat_t).Gid != nobody || fi.Mode().Perm() != 0o644 {
+		t.Errorf("a file of group %d, mode 0664, replaced by nobody, of another group: %v, %+v; want group nobody, mode 0644", gid, err, fi)
 	}
 }
