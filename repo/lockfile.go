@@ -537,10 +537,18 @@ const maxLinks = 40
 
 // lockTarget returns the file path leads to through symlinks of its last name, which may
 // not exist yet: a link whose target is missing (the first pkg lock through pkg.lock ->
-// ci/pkg.lock) leads to its target, not to itself. Links among its directories lead where
-// they lead as the file is written beneath them.
+// ci/pkg.lock) leads to its target, not to itself. Links among its directories, and a
+// link's target's "..", lead where the kernel's lookup leads: a lexical join would take
+// "dir/../" for dir's parent where dir is a link, and write another file than the one
+// the path names.
 func lockTarget(path string) (string, error) {
 	for range maxLinks {
+		dir, name := filepath.Split(path)
+		dir, err := filepath.EvalSymlinks(cmp.Or(dir, "."))
+		if err != nil {
+			return "", err
+		}
+		path = filepath.Join(dir, name)
 		if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != fs.ModeSymlink {
 			return path, nil
 		}
@@ -549,7 +557,7 @@ func lockTarget(path string) (string, error) {
 			return "", err
 		}
 		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(path), target)
+			target = dir + string(filepath.Separator) + target
 		}
 		path = target
 	}

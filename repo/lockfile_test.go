@@ -185,6 +185,42 @@ func TestWriteLockThroughLink(t *testing.T) {
 	}
 }
 
+// TestWriteLockThroughLinkedDir writes a lockfile through a link in a linked directory
+// whose target climbs out of it (proj/link -> ../A/B, A/B/pkg.lock -> ../C/pkg.lock): the
+// file written is A/C/pkg.lock, where the kernel's lookup of proj/link/pkg.lock leads,
+// there or not yet, and not proj/C/pkg.lock, which a lexical join names.
+func TestWriteLockThroughLinkedDir(t *testing.T) {
+	for _, exist := range []bool{false, true} {
+		dir := t.TempDir()
+		for _, d := range []string{"A/B", "A/C", "proj/C"} {
+			if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := errors.Join(os.Symlink("../A/B", filepath.Join(dir, "proj/link")), os.Symlink("../C/pkg.lock", filepath.Join(dir, "A/B/pkg.lock"))); err != nil {
+			t.Fatal(err)
+		}
+		real := filepath.Join(dir, "A/C/pkg.lock")
+		if exist {
+			if err := WriteLock(real, testLock(t, lockIndex, "tool")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l := testLock(t, lockIndex, "app")
+		if err := WriteLock(filepath.Join(dir, "proj/link/pkg.lock"), l); err != nil {
+			t.Errorf("there before %v: %v", exist, err)
+			continue
+		}
+		if got, err := ReadLock(real); err != nil || !reflect.DeepEqual(got.Requires, l.Requires) {
+			t.Errorf("there before %v: ReadLock(%s): %v; want requires %v, written through the links", exist, real, err, l.Requires)
+		}
+		checkDir(t, filepath.Join(dir, "proj/C"))
+		if fi, err := os.Lstat(filepath.Join(dir, "A/B/pkg.lock")); err != nil || fi.Mode().Type() != os.ModeSymlink {
+			t.Errorf("there before %v: A/B/pkg.lock is no longer a link (%v)", exist, err)
+		}
+	}
+}
+
 func TestLockEmpty(t *testing.T) {
 	l := NewLock(testRepoURL, nil, nil)
 	text := encodeLock(t, l)
