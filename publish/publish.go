@@ -68,15 +68,15 @@ func (a *Archive) Close() { a.cleanup() }
 
 // Added is what Add did, and what the new entry may lack.
 type Added struct {
-	Scripts  []string           // of an npm package: the lifecycle scripts it declares, which pkg never runs (Archive.Entry)
-	Absent   []repo.Command     // of an npm package: the commands its package.json names whose files it lacks, left out (Archive.Absent)
-	Package  repo.Package       // the entry as added
-	Meta     repo.Meta          // the index's, as signed (with a signer)
-	Created  bool               // the directory had no index.json
-	Replaced []repo.Package     // the entry of the same name, version and platform it replaced, where that one differed
-	Deleted  []string           // the archives of those, as they named them, that no entry names now, which repo.Add deleted
-	Missing  []repo.Requirement // the entry's dependencies no alternative of which a package of the repository is named by or provides
-	LibDirs  []string           // directories of shared libraries in the archive, if the entry names none
+	Scripts      []string           // of an npm package: the lifecycle scripts it declares, which pkg never runs (Archive.Entry)
+	Absent       []repo.Command     // of an npm package: the commands its package.json names whose files it lacks, left out (Archive.Absent)
+	Package      repo.Package       // the entry as added
+	Meta         repo.Meta          // the index's, as signed (with a signer)
+	Created      bool               // the directory had no index.json
+	Replaced     []repo.Package     // the entry of the same name, version and platform it replaced, where that one differed
+	repo.Dropped                    // the archive of the entry replaced, where no entry names it now (repo.Added)
+	Missing      []repo.Requirement // the entry's dependencies no alternative of which a package of the repository is named by or provides
+	LibDirs      []string           // directories of shared libraries in the archive, if the entry names none
 }
 
 // Add adds a to the repository directory dir as the entry p, whose size, file count and
@@ -96,27 +96,23 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 			return nil, err
 		}
 	}
-	res := &Added{Created: created, Scripts: a.scripts, Absent: a.absent}
+	var added *repo.Added
 	if a.Remote {
-		res.Package, res.Meta, err = repo.AddURL(ctx, dir, a.Location, a.Path, p, s)
+		added, err = repo.AddURL(ctx, dir, a.Location, a.Path, p, s)
 	} else {
-		res.Package, res.Meta, err = repo.Add(ctx, dir, a.Location, p, s)
+		added, err = repo.Add(ctx, dir, a.Location, p, s)
 	}
 	if err != nil {
 		return nil, err
 	}
-	p = res.Package
-	key := func(q repo.Package) bool {
-		return q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform
-	}
-	for _, q := range before.Packages {
-		same := q.SHA256 == p.SHA256 && q.Summary == p.Summary && q.SameEntry(p) // added again: nothing replaced
-		if key(q) && !same {
+	p = added.Package
+	res := &Added{Created: created, Scripts: a.scripts, Absent: a.absent, Package: p, Meta: added.Meta, Dropped: added.Dropped}
+	for _, q := range added.Replaced {
+		if q.SHA256 != p.SHA256 || q.Summary != p.Summary || !q.SameEntry(p) { // the same, added again, replaces nothing
 			res.Replaced = append(res.Replaced, q)
 		}
 	}
-	have := append(slices.DeleteFunc(slices.Clone(before.Packages), key), p) // what the index holds now
-	res.Deleted = unnamed(res.Replaced, have)
+	have := append(slices.DeleteFunc(slices.Clone(before.Packages), p.SameKey), p) // what the index holds now
 	for _, d := range slices.Concat(p.Depends, p.Peers) {
 		if !offered(have, d) {
 			res.Missing = append(res.Missing, d)
@@ -126,19 +122,6 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 		res.LibDirs = install.LibDirs(a.Members)
 	}
 	return res, nil
-}
-
-// unnamed returns the local archives of replaced that no entry of have names: those
-// repo.Add deleted.
-func unnamed(replaced, have []repo.Package) []string {
-	var out []string
-	for _, q := range replaced {
-		named := func(o repo.Package) bool { return path.Clean(o.Archive) == path.Clean(q.Archive) }
-		if u, err := url.Parse(q.Archive); err == nil && u.Scheme == "" && !slices.ContainsFunc(have, named) {
-			out = append(out, q.Archive)
-		}
-	}
-	return out
 }
 
 // offered reports whether one of pkgs is named as one of d's alternatives, or provides

@@ -94,6 +94,55 @@ func TestAdd(t *testing.T) {
 	}
 }
 
+// TestAddDeleted: Add says it deleted the archive of the entry it replaced only where
+// repo.Add did: not one deleted by hand before, nor the index's signature that an index
+// written by hand names, which a repository directory never deletes.
+func TestAddDeleted(t *testing.T) {
+	src := t.TempDir()
+	one, two := filepath.Join(src, "one.tar"), filepath.Join(src, "two.tar")
+	writeTarOf(t, one, "bin/a", "one")
+	writeTarOf(t, two, "bin/a", "two")
+	add := func(dir, path string, replace bool) *Added {
+		t.Helper()
+		a, err := Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		res, err := Add(t.Context(), dir, a, repo.Package{Name: "a", Version: "1"}, replace, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for _, tc := range []struct {
+		name    string
+		before  func(dir string) error
+		deleted []string
+	}{
+		{"replaced", func(string) error { return nil }, []string{"a-1.tar"}},
+		{"deleted by hand", func(dir string) error { return os.Remove(filepath.Join(dir, "a-1.tar")) }, nil},
+		{"the signature", func(dir string) error {
+			index := filepath.Join(dir, "index.json")
+			data, err := os.ReadFile(index)
+			if err == nil {
+				err = os.WriteFile(index, []byte(strings.Replace(string(data), `"a-1.tar"`, `"index.json.sig"`, 1)), 0o644)
+			}
+			return err
+		}, nil},
+	} {
+		dir := t.TempDir()
+		add(dir, one, false)
+		if err := tc.before(dir); err != nil {
+			t.Fatal(err)
+		}
+		res := add(dir, two, true)
+		if len(res.Replaced) != 1 || !slices.Equal(res.Deleted, tc.deleted) {
+			t.Errorf("%s: Add replacing: replaced %d, deleted %q; want 1, %q", tc.name, len(res.Replaced), res.Deleted, tc.deleted)
+		}
+	}
+}
+
 // TestEntry: a .deb's entry is of kind deb; its control file and tree give it every part its flags do not
 // (a nil list), its summary unless one was given; a relation pkg cannot represent is
 // refused unless its flag replaces it; an npm layout whose package.json has no name gets

@@ -46,35 +46,44 @@ const indexName = "index.json"
 // does not name. The index lists packages by name, then version, as indented JSON with a
 // trailing newline. Adds, removes and signs of one directory take turns (a flock of dir),
 // Add waiting for its turn until ctx is done. Given a signer, it signs the index it writes
-// as Sign does; it returns the index's Meta as written.
-func Add(ctx context.Context, dir, archivePath string, p Package, s *Signer) (Package, Meta, error) {
-	p, m, err := add(ctx, dir, archivePath, "", p, s)
+// as Sign does. It returns what it did: the entry and the index's Meta as written, the
+// entry replaced and its archive deleted.
+func Add(ctx context.Context, dir, archivePath string, p Package, s *Signer) (*Added, error) {
+	res, err := add(ctx, dir, archivePath, "", p, s)
 	if err != nil {
-		return Package{}, Meta{}, fmt.Errorf("add %s to %s: %w", archivePath, dir, err)
+		return nil, fmt.Errorf("add %s to %s: %w", archivePath, dir, err)
 	}
-	return p, m, nil
+	return res, nil
+}
+
+// Added is what Add did.
+type Added struct {
+	Package  Package   // the entry as written
+	Meta     Meta      // the index's, as written
+	Replaced []Package // the entry of the same name, version and platform whose place it took, if any (itself, added again, included)
+	Dropped            // the archive of Replaced, where no entry names it now
 }
 
 // add adds p to dir's index, its archive at archivePath copied into dir, or, when
 // remote is not "", recorded as the URL remote that archivePath is a download of.
-func add(ctx context.Context, dir, archivePath, remote string, p Package, s *Signer) (Package, Meta, error) {
+func add(ctx context.Context, dir, archivePath, remote string, p Package, s *Signer) (*Added, error) {
 	p, err := prepare(archivePath, remote, p)
 	if err != nil {
-		return p, Meta{}, err
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return p, Meta{}, err
+		return nil, err
 	}
 	unlock, err := lockDir(ctx, dir)
 	if err != nil {
-		return p, Meta{}, err
+		return nil, err
 	}
 	defer unlock()
-	m, err := place(dir, archivePath, remote != "", &p, s)
+	res, err := place(dir, archivePath, remote != "", p, s)
 	if err != nil {
-		return p, m, fmt.Errorf("package %s: %w", p.id(), err)
+		return nil, fmt.Errorf("package %s: %w", p.id(), err)
 	}
-	return p, m, nil
+	return res, nil
 }
 
 // prepare returns p as add records it, its archive at archivePath or the URL remote,
@@ -100,32 +109,33 @@ func prepare(archivePath, remote string, p Package) (Package, error) {
 
 // place reads dir's index, copies the archive in unless it is remote, sets p's size and
 // sha256 and writes the index with p, signed by s if not nil, then deletes the archive of
-// the entry p replaced that no entry names now. It returns the index's Meta as written.
-func place(dir, archivePath string, remote bool, p *Package, s *Signer) (Meta, error) {
+// the entry p replaced that no entry names now.
+func place(dir, archivePath string, remote bool, p Package, s *Signer) (*Added, error) {
 	ix, err := readIndex(filepath.Join(dir, indexName))
 	if err != nil {
-		return Meta{}, err
+		return nil, err
 	}
 	if err := stamp(dir, ix, s); err != nil {
-		return Meta{}, err
+		return nil, err
 	}
 	if remote {
 		p.Size, p.SHA256, err = HashFile(archivePath)
 	} else {
-		p.Archive, p.Size, p.SHA256, err = archiveFor(dir, archivePath, archiveExt(archivePath), *p, ix)
+		p.Archive, p.Size, p.SHA256, err = archiveFor(dir, archivePath, archiveExt(archivePath), p, ix)
 	}
 	if err != nil {
-		return Meta{}, err
+		return nil, err
 	}
-	if err := checkNumbers(p); err != nil {
-		return Meta{}, err
+	if err := checkNumbers(&p); err != nil {
+		return nil, err
 	}
-	replaced := ix.put(*p)
+	res := &Added{Package: p, Replaced: ix.put(p)}
 	if err := writeIndex(dir, ix, s); err != nil {
-		return Meta{}, err
+		return nil, err
 	}
-	_, err = dropArchives(dir, replaced, ix.Packages)
-	return ix.Meta, err
+	res.Meta = ix.Meta
+	res.Dropped, err = dropArchives(dir, res.Replaced, ix.Packages)
+	return res, err
 }
 
 // ArchiveEndings are the endings of the names of the archives pkg reads (fetch sniffs the
@@ -195,7 +205,7 @@ func placeArchive(dir, src, stem, ext string, first int) (string, int64, string,
 // those before it never name other bytes.
 func archiveFor(dir, src, ext string, p Package, ix *Index) (string, int64, string, error) {
 	stem, first := archiveStem(p), 1
-	if i := slices.IndexFunc(ix.Packages, p.sameKey); i >= 0 && keptArchive(ix.Packages[i].Archive) {
+	if i := slices.IndexFunc(ix.Packages, p.SameKey); i >= 0 && keptArchive(ix.Packages[i].Archive) {
 		was := ix.Packages[i].Archive
 		switch _, same, err := sameContents(src, filepath.Join(dir, filepath.FromSlash(was))); {
 		case err != nil:
@@ -323,11 +333,11 @@ func HashFile(name string) (int64, string, error) {
 // returns (none if there was none), and sorts the entries by name, version and platform.
 func (ix *Index) put(p Package) (replaced []Package) {
 	for _, q := range ix.Packages {
-		if p.sameKey(q) {
+		if p.SameKey(q) {
 			replaced = append(replaced, q)
 		}
 	}
-	ix.Packages = slices.DeleteFunc(ix.Packages, p.sameKey)
+	ix.Packages = slices.DeleteFunc(ix.Packages, p.SameKey)
 	ix.Packages = append(ix.Packages, p)
 	slices.SortFunc(ix.Packages, func(a, b Package) int {
 		if c := strings.Compare(a.Name, b.Name); c != 0 {
@@ -341,9 +351,9 @@ func (ix *Index) put(p Package) (replaced []Package) {
 	return replaced
 }
 
-// sameKey reports whether p and q are entries of the same name, version and platform,
+// SameKey reports whether p and q are entries of the same name, version and platform,
 // which an index holds one of.
-func (p Package) sameKey(q Package) bool {
+func (p Package) SameKey(q Package) bool {
 	return q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform
 }
 

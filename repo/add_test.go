@@ -160,10 +160,20 @@ func TestAddExistingArchive(t *testing.T) {
 		{"different", "renamed.tgz", "a-1-4.tar"},
 		{"same", "a.tgz", "a-1-5.tgz"},
 	} {
-		before := readFiles(t, dir)
-		got, err := addUnsigned(dir, writeArchive(t, tc.src, tc.data), Package{Name: "a", Version: "1"})
-		if err != nil || got.Archive != tc.want || got.SHA256 != sum(tc.data) {
-			t.Errorf("Add %s of %q: archive %s, sha256 %s, %v; want %s, %s", tc.src, tc.data, got.Archive, got.SHA256, err, tc.want, sum(tc.data))
+		before, was := readFiles(t, dir), readIndexFile(t, dir).Packages[0].Archive
+		res, err := Add(t.Context(), dir, writeArchive(t, tc.src, tc.data), Package{Name: "a", Version: "1"}, nil)
+		if err != nil {
+			t.Fatalf("Add %s of %q: %v", tc.src, tc.data, err)
+		}
+		if got := res.Package; got.Archive != tc.want || got.SHA256 != sum(tc.data) {
+			t.Errorf("Add %s of %q: archive %s, sha256 %s; want %s, %s", tc.src, tc.data, got.Archive, got.SHA256, tc.want, sum(tc.data))
+		}
+		deleted := []string{was}
+		if was == tc.want {
+			deleted = nil
+		}
+		if len(res.Replaced) != 1 || res.Replaced[0].Archive != was || !slices.Equal(res.Deleted, deleted) {
+			t.Errorf("Add %s of %q: replaced %+v, deleted %q; want the entry of %s, %q deleted", tc.src, tc.data, res.Replaced, res.Deleted, was, deleted)
 		}
 		for name, data := range before {
 			if now, err := os.ReadFile(filepath.Join(dir, name)); err == nil && name != indexName && string(now) != data {
@@ -206,8 +216,12 @@ func TestAddReplacedKept(t *testing.T) {
 	if err := writeFile(dir, indexName, ix.encode); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := addUnsigned(dir, writeArchive(t, "a.tar", "two"), Package{Name: "a", Version: "1"}); err != nil {
+	res, err := Add(t.Context(), dir, writeArchive(t, "a.tar", "two"), Package{Name: "a", Version: "1"}, nil)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(res.Replaced) != 1 || res.Deleted != nil {
+		t.Errorf("Add replacing an entry whose archive another names: replaced %+v, deleted %q; want one, none", res.Replaced, res.Deleted)
 	}
 	checkDir(t, dir, "a-1.tar", "a-1-2.tar", "index.json")
 }
@@ -379,8 +393,11 @@ func TestAddCleansBin(t *testing.T) {
 
 // addUnsigned is Add without a signer, waiting as long as it takes.
 func addUnsigned(dir, archivePath string, p Package) (Package, error) {
-	p, _, err := Add(context.Background(), dir, archivePath, p, nil)
-	return p, err
+	res, err := Add(context.Background(), dir, archivePath, p, nil)
+	if err != nil {
+		return Package{}, err
+	}
+	return res.Package, nil
 }
 
 // TestAddRemovesLeftovers: an add, holding the directory's lock, removes the temporary

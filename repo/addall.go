@@ -38,7 +38,7 @@ func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 		if err != nil {
 			return nil, Meta{}, err
 		}
-		if slices.ContainsFunc(out[:i], func(q Package) bool { return q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform }) {
+		if slices.ContainsFunc(out[:i], p.SameKey) {
 			return nil, Meta{}, fmt.Errorf("package %s: given twice", p.id())
 		}
 		out[i] = p

@@ -289,10 +289,11 @@ func TestAddURL(t *testing.T) {
 	download := writeArchive(t, "download", "the upstream bytes")
 	var signed []byte
 	s := &Signer{Name: "team", Expires: time.Now().Add(time.Hour), Sign: func(b []byte) []byte { signed = b; return []byte("sig") }}
-	p, m, err := AddURL(t.Context(), dir, url, download, Package{Name: "tool", Version: "1.0", Platform: "linux-arm64"}, s)
+	res, err := AddURL(t.Context(), dir, url, download, Package{Name: "tool", Version: "1.0", Platform: "linux-arm64"}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
+	p, m := res.Package, res.Meta
 	if p.Archive != url || p.Size != int64(len("the upstream bytes")) || p.SHA256 != sum("the upstream bytes") || m.Version != 1 {
 		t.Errorf("AddURL: %+v, %+v", p, m)
 	}
@@ -301,7 +302,7 @@ func TestAddURL(t *testing.T) {
 		t.Errorf("index %+v, signed %s", ix.Packages, signed)
 	}
 	for _, bad := range []string{"file:///etc/passwd", "ftp://upstream.example/tool.tar", "https:///no-host.tar"} {
-		if _, _, err := AddURL(t.Context(), dir, bad, download, Package{Name: "tool", Version: "2.0"}, s); errAs[*archiveError](err) == nil || errAs[*archiveError](err).archive != bad {
+		if _, err := AddURL(t.Context(), dir, bad, download, Package{Name: "tool", Version: "2.0"}, s); errAs[*archiveError](err) == nil || errAs[*archiveError](err).archive != bad {
 			t.Errorf("AddURL(%s): %v, want an error naming it", bad, err)
 		}
 	}

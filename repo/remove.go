@@ -2,16 +2,11 @@ package repo
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"pkg/internal/durable"
 )
 
 // Removal names what Remove removes: the entries of Name, or only the one of Version.
@@ -31,9 +26,9 @@ func (rm Removal) String() string {
 // Removed is what Remove did.
 type Removed struct {
 	Packages []Package // the entries removed
-	Archives []string  // the archives deleted, as the entries named them
 	Broken   []Need    // with Force, the dependencies nothing in the index satisfies now
 	Meta     Meta      // the index's, as written
+	Dropped            // the archives of Packages no entry names now
 }
 
 // Need is a dependency of a package in the index.
@@ -125,7 +120,7 @@ func remove(ctx context.Context, dir string, rm Removal, s *Signer) (*Removed, e
 		return nil, err
 	}
 	res := &Removed{Packages: gone, Broken: needs, Meta: ix.Meta}
-	res.Archives, err = dropArchives(dir, gone, kept)
+	res.Dropped, err = dropArchives(dir, gone, kept)
 	return res, err
 }
 
@@ -156,44 +151,4 @@ func needed(gone, kept []Package) []Need {
 		}
 	}
 	return needs
-}
-
-// dropArchives deletes the local archives of gone that no entry of kept names, and returns
-// those it deleted. It never deletes the index or its signature, whatever an entry names,
-// nor a file outside dir (an entry's path through a symlink).
-func dropArchives(dir string, gone, kept []Package) ([]string, error) {
-	var dropped []string
-	dirs := make(map[string]bool) // to sync
-	var root *os.Root
-	for _, p := range gone {
-		a := p.Archive
-		switch {
-		case !keptArchive(a) || slices.Contains(dropped, a):
-			continue
-		case slices.ContainsFunc(kept, func(q Package) bool { return path.Clean(q.Archive) == path.Clean(a) }):
-			continue
-		}
-		if root == nil {
-			var err error
-			if root, err = os.OpenRoot(dir); err != nil {
-				return dropped, err
-			}
-			defer root.Close()
-		}
-		file := filepath.Join(dir, filepath.FromSlash(a))
-		if err := root.Remove(filepath.FromSlash(a)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			if pe := (*os.PathError)(nil); errors.As(err, &pe) {
-				pe.Op, pe.Path = "remove", file // named as the directory given names it
-			}
-			return dropped, err
-		}
-		dropped = append(dropped, a)
-		dirs[filepath.Dir(file)] = true
-	}
-	for d := range dirs {
-		if err := durable.Path(d); err != nil {
-			return dropped, err
-		}
-	}
-	return dropped, nil
 }

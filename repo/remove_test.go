@@ -94,8 +94,8 @@ func TestRemove(t *testing.T) {
 				}
 				removed = append(removed, p.Version)
 			}
-			if !slices.Equal(removed, tt.removed) || !slices.Equal(res.Archives, tt.archives) || !reflect.DeepEqual(res.Broken, tt.broken) {
-				t.Errorf("Remove = %q, archives %q, broken %v; want %q, %q, %v", removed, res.Archives, res.Broken, tt.removed, tt.archives, tt.broken)
+			if !slices.Equal(removed, tt.removed) || !slices.Equal(res.Deleted, tt.archives) || !reflect.DeepEqual(res.Broken, tt.broken) {
+				t.Errorf("Remove = %q, archives %q, broken %v; want %q, %q, %v", removed, res.Deleted, res.Broken, tt.removed, tt.archives, tt.broken)
 			}
 			ix := readIndexFile(t, dir)
 			if got := entries(ix); got != tt.left {
@@ -194,7 +194,7 @@ func TestRemoveSigned(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "main")
 	expires := time.Now().Add(time.Hour)
 	for _, v := range []string{"1", "2"} {
-		if _, _, err := Add(t.Context(), dir, writeArchive(t, "a-"+v+".tar", v), Package{Name: "a", Version: v}, testSigner("", expires)); err != nil {
+		if _, err := Add(t.Context(), dir, writeArchive(t, "a-"+v+".tar", v), Package{Name: "a", Version: v}, testSigner("", expires)); err != nil {
 			t.Fatal(err)
 		}
 	}

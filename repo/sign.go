@@ -80,12 +80,12 @@ func sign(ctx context.Context, dir string, s *Signer) (*Index, error) {
 // of which archivePath is a download: the index records the URL as p's Archive and the
 // size and sha256 of archivePath, and dir gets no copy. An install fetches the URL and
 // checks that it still serves those bytes.
-func AddURL(ctx context.Context, dir, archiveURL, archivePath string, p Package, s *Signer) (Package, Meta, error) {
-	p, m, err := add(ctx, dir, archivePath, archiveURL, p, s)
+func AddURL(ctx context.Context, dir, archiveURL, archivePath string, p Package, s *Signer) (*Added, error) {
+	res, err := add(ctx, dir, archivePath, archiveURL, p, s)
 	if err != nil {
-		return Package{}, Meta{}, fmt.Errorf("add %s to %s: %w", archiveURL, dir, err)
+		return nil, fmt.Errorf("add %s to %s: %w", archiveURL, dir, err)
 	}
-	return p, m, nil
+	return res, nil
 }
 
 // stamp sets ix's Meta for its next signing by s. Without a signer it instead refuses a

@@ -134,7 +134,7 @@ func RemovedText(dir string, res *repo.Removed) (lines, warnings []string) {
 	for _, p := range res.Packages {
 		lines = append(lines, fmt.Sprintf("removed %s %s from %s", p.Name, p.Version, dir))
 	}
-	for _, a := range res.Archives {
+	for _, a := range res.Deleted {
 		lines = append(lines, "deleted "+filepath.Join(dir, filepath.FromSlash(a)))
 	}
 	for _, n := range res.Broken {

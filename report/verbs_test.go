@@ -19,7 +19,7 @@ import (
 func TestAddedText(t *testing.T) {
 	p := repo.Package{Name: "t", Version: "2.0-rc1", Archive: "t-2.0-rc1.tar", Size: 2048, Files: 3, SHA256: "ab12"}
 	created, added, notes := AddedText("/srv/r", &publish.Added{Package: p, Created: true, Missing: testrepo.Requires("lib>=1"),
-		Replaced: []repo.Package{{Name: "t", Version: "2.0-rc1", Archive: "old.tar"}}, Deleted: []string{"old.tar"}})
+		Replaced: []repo.Package{{Name: "t", Version: "2.0-rc1", Archive: "old.tar"}}, Dropped: repo.Dropped{Deleted: []string{"old.tar"}}})
 	if want := "/srv/r had no index.json: this is a new repository"; created != want {
 		t.Errorf("created = %q, want %q", created, want)
 	}
@@ -42,7 +42,7 @@ func TestAddedText(t *testing.T) {
 
 func TestRemovedText(t *testing.T) {
 	lines, warnings := RemovedText("/srv/r", &repo.Removed{
-		Packages: []repo.Package{{Name: "t", Version: "1.0"}}, Archives: []string{"pkgs/t-1.0.tar"},
+		Packages: []repo.Package{{Name: "t", Version: "1.0"}}, Dropped: repo.Dropped{Deleted: []string{"pkgs/t-1.0.tar"}},
 		Broken: []repo.Need{{Name: "app", Version: "2", Depends: testrepo.Requires("t>=1")[0]}},
 	})
 	if want := []string{"removed t 1.0 from /srv/r", "deleted /srv/r/pkgs/t-1.0.tar"}; !slices.Equal(lines, want) {

@@ -81,9 +81,9 @@ func addSized(t *testing.T, dir, name string, size int) repo.Package {
 	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := repo.Add(context.Background(), dir, archive, repo.Package{Name: name, Version: "1"}, nil)
+	res, err := repo.Add(context.Background(), dir, archive, repo.Package{Name: name, Version: "1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return res.Package
 }

@@ -113,9 +113,9 @@ func addNPMPackage(t *testing.T, dir, name, version string) repo.Package {
 	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := repo.Add(t.Context(), dir, file, repo.Package{Name: name, Version: version, Kind: repo.KindNPM}, nil)
+	res, err := repo.Add(t.Context(), dir, file, repo.Package{Name: name, Version: version, Kind: repo.KindNPM}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return res.Package
 }

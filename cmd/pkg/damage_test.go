@@ -144,13 +144,13 @@ func TestReinstallDamagedCache(t *testing.T) {
 			if err := os.WriteFile(archive, pax(t, tf("share/big/data", big), tf("share/big/small", "small\n")), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			p, _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: "big", Version: "1.0"}, nil)
+			res, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: "big", Version: "1.0"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			e := newEnv(t, base, dir)
 			e.ok("fetch", "big")
-			tarPath := filepath.Join(e.cache, "tars", p.SHA256+".tar")
+			tarPath := filepath.Join(e.cache, "tars", res.Package.SHA256+".tar")
 			good, err := os.ReadFile(tarPath)
 			if err != nil {
 				t.Fatal(err)

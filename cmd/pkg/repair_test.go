@@ -393,7 +393,7 @@ func TestRepairGoneDependency(t *testing.T) {
 	dir := filepath.Join(base, "repo")
 	lib := filepath.Join(base, "lib-1.0.tar")
 	writeFile(t, base, "lib-1.0.tar", pax(t, tf("lib/liblib.so.1", "ELF"), tf("share/doc/lib/copyright", "MIT\n")))
-	if _, _, err := repo.Add(t.Context(), dir, lib, repo.Package{Name: "lib", Version: "1.0", Lib: []string{"lib"}}, nil); err != nil {
+	if _, err := repo.Add(t.Context(), dir, lib, repo.Package{Name: "lib", Version: "1.0", Lib: []string{"lib"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	addPackage(t, dir, "app", "1.0", "lib>=1")

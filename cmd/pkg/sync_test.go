@@ -32,11 +32,11 @@ func addPackage(t *testing.T, dir, name, version string, depends ...string) repo
 	if err := os.WriteFile(archive, packageTar(t, name, version, 'v'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: name, Version: version, Depends: testrepo.Requires(depends...), Bin: testrepo.Commands("bin/" + name)}, nil)
+	res, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: name, Version: version, Depends: testrepo.Requires(depends...), Bin: testrepo.Commands("bin/" + name)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return res.Package
 }
 
 // packageTar returns the archive of name and version; fill varies its data.

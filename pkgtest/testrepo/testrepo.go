@@ -41,8 +41,11 @@ func Publish(dir, tmp, name, version string, depends ...string) (repo.Package, e
 	if err != nil {
 		return repo.Package{}, err
 	}
-	p, _, err := repo.Add(context.Background(), dir, archive, repo.Package{Name: name, Version: version, Depends: deps, Bin: Commands("bin/" + name)}, nil)
-	return p, err
+	res, err := repo.Add(context.Background(), dir, archive, repo.Package{Name: name, Version: version, Depends: deps, Bin: Commands("bin/" + name)}, nil)
+	if err != nil {
+		return repo.Package{}, err
+	}
+	return res.Package, nil
 }
 
 // Requires returns the requirements written ss, as a record holds them; it panics on one

@@ -68,12 +68,12 @@ func publish(t testing.TB, dir string, specs ...*spec) world {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: s.name, Version: s.version, Kind: s.kind, Depends: s.depends,
+		res, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: s.name, Version: s.version, Kind: s.kind, Depends: s.depends,
 			Bin: testrepo.Commands(s.bin...), Summary: "generated for crash tests", InstalledSize: st.Bytes, Files: st.Files}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.sha = p.SHA256
+		s.sha = res.Package.SHA256
 		w.add(s)
 	}
 	return w
