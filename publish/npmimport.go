@@ -26,16 +26,17 @@ type NPMImport struct {
 
 // Imported is what ImportNPMLock did.
 type Imported struct {
-	Packages   []repo.Package            // the lock's packages, as the index holds them, by name and version
-	New        []repo.Package            // those of them the index did not have
-	Scripts    map[string][]string       // the lifecycle scripts each of New declares, by its Key (Added.Scripts)
-	Absent     map[string][]repo.Command // the commands each of New leaves out, its package.json naming files its tarball lacks, by its Key (Added.Absent)
-	Downloaded int                       // how many were downloaded, not read from npm's cache or the repository
-	Bundled    []string                  // the lock's bundled packages (keys), which come inside another's tarball
-	Unused     []repo.Package            // the lock's packages the resolution of its project does not take
-	Lock       *repo.Lock                // the lock of the project's requests, resolved among Packages
-	Meta       repo.Meta                 // the index's, as signed (with a signer)
-	Created    bool                      // the directory had no index.json
+	Packages     []repo.Package            // the lock's packages, as the index holds them, by name and version
+	New          []repo.Package            // those of them the index did not have
+	Scripts      map[string][]string       // the lifecycle scripts each of New declares, by its Key (Added.Scripts)
+	Absent       map[string][]repo.Command // the commands each of New leaves out, its package.json naming files its tarball lacks, by its Key (Added.Absent)
+	Downloaded   int                       // how many were downloaded, not read from npm's cache or the repository
+	Bundled      []string                  // the lock's bundled packages (keys), which come inside another's tarball
+	Unused       []repo.Package            // the lock's packages the resolution of its project does not take
+	Lock         *repo.Lock                // the lock of the project's requests, resolved among Packages
+	Meta         repo.Meta                 // the index's, as signed (with a signer)
+	Created      bool                      // the directory had no index.json
+	repo.Dropped                           // the archives of the entries replaced, where no entry names them now
 }
 
 // Reasons ImportNPMLock refuses a tarball a lock names.
@@ -87,9 +88,11 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 	if err != nil {
 		return nil, &NPMLockError{Path: lockPath, Err: err}
 	}
-	if res.Packages, res.Meta, err = repo.AddAll(ctx, dir, paths, pkgs, o.Signer); err != nil {
+	added, err := repo.AddAll(ctx, dir, paths, pkgs, o.Signer)
+	if err != nil {
 		return nil, err
 	}
+	res.Packages, res.Meta, res.Dropped = added.Packages, added.Meta, added.Dropped
 	for _, p := range res.Packages {
 		if !slices.ContainsFunc(before.Packages, func(q repo.Package) bool { return same(p, q) }) {
 			res.New = append(res.New, p)

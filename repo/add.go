@@ -43,11 +43,12 @@ const indexName = "index.json"
 // Each file is written atomically (a temporary file in dir, fsync, rename, fsync of dir),
 // the archive first, so the index never names a missing archive, and the archive replaced
 // is deleted after the index, so that an add cut short leaves at worst a file the index
-// does not name. The index lists packages by name, then version, as indented JSON with a
-// trailing newline. Adds, removes and signs of one directory take turns (a flock of dir),
-// Add waiting for its turn until ctx is done. Given a signer, it signs the index it writes
-// as Sign does. It returns what it did: the entry and the index's Meta as written, the
-// entry replaced and its archive deleted.
+// does not name; a deletion that fails then is no error, the archive being Left (Dropped).
+// The index lists packages by name, then version, as indented JSON with a trailing
+// newline. Adds, removes and signs of one directory take turns (a flock of dir), Add
+// waiting for its turn until ctx is done. Given a signer, it signs the index it writes as
+// Sign does. It returns what it did: the entry and the index's Meta as written, the entry
+// replaced, and what became of its archive.
 func Add(ctx context.Context, dir, archivePath string, p Package, s *Signer) (*Added, error) {
 	res, err := add(ctx, dir, archivePath, "", p, s)
 	if err != nil {
@@ -134,8 +135,8 @@ func place(dir, archivePath string, remote bool, p Package, s *Signer) (*Added, 
 		return nil, err
 	}
 	res.Meta = ix.Meta
-	res.Dropped, err = dropArchives(dir, res.Replaced, ix.Packages)
-	return res, err
+	res.Dropped = dropArchives(dir, res.Replaced, ix.Packages)
+	return res, nil
 }
 
 // ArchiveEndings are the endings of the names of the archives pkg reads (fetch sniffs the

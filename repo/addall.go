@@ -18,50 +18,57 @@ import (
 // after which the archives of the entries replaced that no entry names are deleted. On any
 // error before, the archives it placed are removed again, so the directory is as it was. When
 // the index has every entry already, with the same bytes (a second run), it writes
-// nothing. It returns the entries as the index holds them, in the order of pkgs.
-func AddAll(ctx context.Context, dir string, archives []string, pkgs []Package, s *Signer) ([]Package, Meta, error) {
+// nothing.
+func AddAll(ctx context.Context, dir string, archives []string, pkgs []Package, s *Signer) (*AddedAll, error) {
 	if len(archives) != len(pkgs) {
 		panic("repo: AddAll: an archive for each package")
 	}
-	out, m, err := addAll(ctx, dir, archives, pkgs, s)
+	res, err := addAll(ctx, dir, archives, pkgs, s)
 	if err != nil {
-		return nil, Meta{}, fmt.Errorf("add to %s: %w", dir, err)
+		return nil, fmt.Errorf("add to %s: %w", dir, err)
 	}
-	return out, m, nil
+	return res, nil
 }
 
-func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, s *Signer) ([]Package, Meta, error) {
+// AddedAll is what AddAll did.
+type AddedAll struct {
+	Packages []Package // the entries as the index holds them, in the order given
+	Meta     Meta      // the index's, as written (as it was, where nothing was written)
+	Dropped            // the archives of the entries replaced, where no entry names them now
+}
+
+func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, s *Signer) (*AddedAll, error) {
 	out, exts := make([]Package, len(pkgs)), make([]string, len(pkgs))
 	for i, p := range pkgs {
 		exts[i] = archiveExt(cmp.Or(p.Archive, archives[i]))
 		p, err := prepare(cmp.Or(p.Archive, archives[i]), "", p)
 		if err != nil {
-			return nil, Meta{}, err
+			return nil, err
 		}
 		if slices.ContainsFunc(out[:i], p.SameKey) {
-			return nil, Meta{}, fmt.Errorf("package %s: given twice", p.id())
+			return nil, fmt.Errorf("package %s: given twice", p.id())
 		}
 		out[i] = p
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, Meta{}, err
+		return nil, err
 	}
 	unlock, err := lockDir(ctx, dir)
 	if err != nil {
-		return nil, Meta{}, err
+		return nil, err
 	}
 	defer unlock()
 	ix, err := readIndex(filepath.Join(dir, indexName))
 	if err != nil {
-		return nil, Meta{}, err
+		return nil, err
 	}
 	had, meta := slices.Clone(ix.Packages), ix.Meta
 	if err := stamp(dir, ix, s); err != nil { // refuses a signed directory before anything is copied
-		return nil, Meta{}, err
+		return nil, err
 	}
 	placed, replaced, err := placeAll(dir, archives, exts, out, ix)
 	if err == nil && jsonText(had) == jsonText(ix.Packages) {
-		return out, meta, nil
+		return &AddedAll{Packages: out, Meta: meta}, nil
 	}
 	if err == nil {
 		err = writeIndex(dir, ix, s)
@@ -70,10 +77,9 @@ func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 		removePlaced(dir, placed)
 	}
 	if err != nil {
-		return nil, Meta{}, err
+		return nil, err
 	}
-	_, err = dropArchives(dir, replaced, ix.Packages)
-	return out, ix.Meta, err
+	return &AddedAll{Packages: out, Meta: ix.Meta, Dropped: dropArchives(dir, replaced, ix.Packages)}, nil
 }
 
 // placeAll copies archives[i] into dir for pkgs[i], its name ending in exts[i], as place

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -30,10 +31,11 @@ func TestAddAll(t *testing.T) {
 	archives := []string{writeArchive(t, "a.tgz", "a"), writeArchive(t, "b.tgz", "b"), writeArchive(t, "c.tgz", "c")}
 	archives[2] = writeArchive(t, "5f3a", "c") // as npm's cache names a file: the entry's Archive gives the ending
 	pkgs := []Package{{Name: "b", Version: "2.0.0"}, {Name: "a", Version: "1.0.0", Depends: deps("b>=2")}, {Name: "b", Version: "1.0.0", Archive: "b-1.0.0.tgz"}}
-	got, _, err := AddAll(context.Background(), dir, archives, pkgs, nil)
+	res, err := AddAll(context.Background(), dir, archives, pkgs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := res.Packages
 	for i, want := range []string{"b-2.0.0.tgz", "a-1.0.0.tgz", "b-1.0.0.tgz"} {
 		if got[i].Archive != want || got[i].SHA256 != sum(string("abc"[i])) || got[i].Size != 1 {
 			t.Errorf("package %d: %+v, want archive %s of 1 byte", i, got[i], want)
@@ -47,18 +49,18 @@ func TestAddAll(t *testing.T) {
 
 	// A second run finds every entry and writes nothing.
 	before := inode(t, filepath.Join(dir, "index.json"))
-	again, _, err := AddAll(context.Background(), dir, archives, pkgs, nil)
+	res, err = AddAll(context.Background(), dir, archives, pkgs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if inode(t, filepath.Join(dir, "index.json")) != before || again[0].Archive != "b-2.0.0.tgz" {
-		t.Errorf("a second AddAll rewrote the index, or named %s", again[0].Archive)
+	if inode(t, filepath.Join(dir, "index.json")) != before || res.Packages[0].Archive != "b-2.0.0.tgz" {
+		t.Errorf("a second AddAll rewrote the index, or named %s", res.Packages[0].Archive)
 	}
 
 	// Other bytes for b 2.0.0 take the next name; the archive replaced is deleted.
 	archives[0] = writeArchive(t, "b.tgz", "B")
-	if got, _, err = AddAll(context.Background(), dir, archives, pkgs, nil); err != nil || got[0].Archive != "b-2.0.0-2.tgz" {
-		t.Fatalf("AddAll of other bytes for b 2.0.0: %v, %+v", err, got)
+	if res, err = AddAll(context.Background(), dir, archives, pkgs, nil); err != nil || res.Packages[0].Archive != "b-2.0.0-2.tgz" || !slices.Equal(res.Deleted, []string{"b-2.0.0.tgz"}) {
+		t.Fatalf("AddAll of other bytes for b 2.0.0: %v, %+v", err, res)
 	}
 	checkDir(t, dir, "index.json", "old-1.tar", "a-1.0.0.tgz", "b-1.0.0.tgz", "b-2.0.0-2.tgz")
 }
@@ -86,7 +88,7 @@ func TestAddAllRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 			index, _ := os.ReadFile(filepath.Join(dir, "index.json"))
-			_, _, err := AddAll(context.Background(), dir, tt.archives, tt.pkgs, nil)
+			_, err := AddAll(context.Background(), dir, tt.archives, tt.pkgs, nil)
 			if err == nil || tt.is != nil && !errors.Is(err, tt.is) {
 				t.Fatalf("AddAll: %v, want an error (%v)", err, tt.is)
 			}
@@ -104,12 +106,12 @@ func TestAddAllSigned(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "main")
 	s := testSigner("main", time.Now().Add(time.Hour))
 	a := writeArchive(t, "a.tgz", "a")
-	if _, m, err := AddAll(context.Background(), dir, []string{a}, []Package{{Name: "a", Version: "1"}}, s); err != nil || m.Version != 1 {
-		t.Fatalf("AddAll signed: version %d, %v", m.Version, err)
+	if res, err := AddAll(context.Background(), dir, []string{a}, []Package{{Name: "a", Version: "1"}}, s); err != nil || res.Meta.Version != 1 {
+		t.Fatalf("AddAll signed: %+v, %v", res, err)
 	}
 	checkSigned(t, dir)
 	var se *signedError
-	_, _, err := AddAll(context.Background(), dir, []string{writeArchive(t, "b.tgz", "b")}, []Package{{Name: "b", Version: "1"}}, nil)
+	_, err := AddAll(context.Background(), dir, []string{writeArchive(t, "b.tgz", "b")}, []Package{{Name: "b", Version: "1"}}, nil)
 	if !errors.As(err, &se) {
 		t.Fatalf("AddAll unsigned into a signed directory: %v", err)
 	}

@@ -68,8 +68,8 @@ func (e *notFoundError) Error() string {
 }
 
 // Remove removes rm's entries from dir's index.json, signed by s if not nil, as Add
-// writes it, and then deletes each local archive they name that no entry left names. It
-// refuses, changing nothing, entries that a package left in the index depends on and no
+// writes it, and then deletes each local archive they name that no entry left names (one
+// it cannot delete is Left, not an error: the index is written). It refuses, changing nothing, entries that a package left in the index depends on and no
 // other entry satisfies (a *NeededError), unless rm.Force; and a name or version the index
 // lacks (a *notFoundError). Adds, removes and signs of one directory take turns.
 func Remove(ctx context.Context, dir string, rm Removal, s *Signer) (*Removed, error) {
@@ -120,8 +120,8 @@ func remove(ctx context.Context, dir string, rm Removal, s *Signer) (*Removed, e
 		return nil, err
 	}
 	res := &Removed{Packages: gone, Broken: needs, Meta: ix.Meta}
-	res.Dropped, err = dropArchives(dir, gone, kept)
-	return res, err
+	res.Dropped = dropArchives(dir, gone, kept)
+	return res, nil
 }
 
 // keptArchive reports whether a, an entry's archive, is a file the repository directory

@@ -243,7 +243,7 @@ func TestRemoveProvider(t *testing.T) {
 
 // TestRemoveConfined: an entry whose archive is reached through a symlink out of the
 // directory (an index written by hand) deletes nothing out there: the index is written
-// without the entry, and the refusal names the archive.
+// without the entry, and the archive is Left, ErrOutside naming it.
 func TestRemoveConfined(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := addUnsigned(dir, writeArchive(t, "a.tar", "a"), Package{Name: "a", Version: "1"}); err != nil {
@@ -262,9 +262,14 @@ func TestRemoveConfined(t *testing.T) {
 	if err := writeFile(dir, indexName, ix.encode); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Remove(t.Context(), dir, Removal{Name: "a"}, nil)
-	if pe := (*fs.PathError)(nil); !errors.As(err, &pe) || pe.Path != filepath.Join(dir, "pool", "a-1.tar") {
-		t.Errorf("Remove through a symlink out of the directory: %v, want a *PathError naming the archive", err)
+	res, err := Remove(t.Context(), dir, Removal{Name: "a"}, nil)
+	if err != nil {
+		t.Fatalf("Remove through a symlink out of the directory: %v", err)
+	}
+	pe := (*fs.PathError)(nil)
+	if len(res.Left) != 1 || res.Left[0].Archive != "pool/a-1.tar" || !errors.Is(res.Left[0].Err, ErrOutside) ||
+		!errors.As(res.Left[0].Err, &pe) || pe.Path != filepath.Join(dir, "pool", "a-1.tar") || res.Deleted != nil {
+		t.Errorf("Remove through a symlink out of the directory: deleted %q, left %+v; want pool/a-1.tar left, ErrOutside naming it", res.Deleted, res.Left)
 	}
 	if _, err := os.Stat(victim); err != nil {
 		t.Errorf("the file out of the directory: %v", err)

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -104,8 +106,9 @@ func plural(n int) string {
 // ImportedText says what publish.ImportNPMLock did in the repository directory dir from
 // the package-lock.json from, and that it wrote the lockfile out: a line for each package
 // added, one for the import and one for the lockfile; and notes on a new repository, the
-// bundled packages, the packages of the lock that the lockfile leaves out and the
-// lifecycle scripts of those added (ScriptsNote).
+// bundled packages, the packages of the lock that the lockfile leaves out, the
+// lifecycle scripts of those added (ScriptsNote) and the archives of entries replaced
+// that it deleted.
 func ImportedText(dir, from, out string, res *publish.Imported) (lines, notes []string) {
 	if res.Created {
 		notes = append(notes, dir+" had no index.json: this is a new repository")
@@ -121,6 +124,9 @@ func ImportedText(dir, from, out string, res *publish.Imported) (lines, notes []
 		if note := ScriptsNote(p, res.Scripts[p.Key()]); note != "" {
 			notes = append(notes, note)
 		}
+	}
+	for _, a := range res.Deleted {
+		notes = append(notes, fmt.Sprintf("deleted %s, the archive of an entry replaced, which no entry names now", filepath.Join(dir, filepath.FromSlash(a))))
 	}
 	lines = append(lines, fmt.Sprintf("imported %s into %s: %s, %d new, %d downloaded",
 		from, dir, units.Count(len(res.Packages), "package"), len(res.New), res.Downloaded))
@@ -140,5 +146,25 @@ func RemovedText(dir string, res *repo.Removed) (lines, warnings []string) {
 	for _, n := range res.Broken {
 		warnings = append(warnings, fmt.Sprintf("%s %s depends on %s, which %s no longer satisfies", n.Name, n.Version, n.Depends, dir))
 	}
-	return lines, warnings
+	return lines, append(warnings, LeftWarnings(dir, res.Dropped)...)
+}
+
+// LeftWarnings warns, a line each, of the archives no entry names now that a change of
+// the repository directory dir made without deleting them (repo.Dropped.Left): the index
+// is written, so each is the user's to delete.
+func LeftWarnings(dir string, d repo.Dropped) []string {
+	var warnings []string
+	for _, l := range d.Left {
+		file := filepath.Join(dir, filepath.FromSlash(l.Archive))
+		if errors.Is(l.Err, repo.ErrOutside) {
+			warnings = append(warnings, fmt.Sprintf("did not delete %s, which no entry names now: it is outside %s (a symlink leads there), and pkg deletes nothing outside a repository; delete it by hand if nothing else uses it", file, dir))
+			continue
+		}
+		cause := l.Err
+		if pe := (*fs.PathError)(nil); errors.As(cause, &pe) && pe.Path == file {
+			cause = pe.Err
+		}
+		warnings = append(warnings, fmt.Sprintf("could not delete %s, which no entry names now: %v; the index no longer names it, so delete it by hand", file, cause))
+	}
+	return warnings
 }

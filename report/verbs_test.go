@@ -1,13 +1,15 @@
 package report
 
 import (
-	"pkg/pkgtest/testrepo"
+	"io/fs"
 	"slices"
+	"syscall"
 	"testing"
 
 	"pkg/config"
 	"pkg/db"
 	"pkg/install"
+	"pkg/pkgtest/testrepo"
 	"pkg/publish"
 	"pkg/repo"
 	"pkg/trust"
@@ -50,6 +52,24 @@ func TestRemovedText(t *testing.T) {
 	}
 	if want := []string{"app 2 depends on t>=1, which /srv/r no longer satisfies"}; !slices.Equal(warnings, want) {
 		t.Errorf("warnings = %q, want %q", warnings, want)
+	}
+}
+
+// TestLeftWarnings: an archive a change left says why and that it is the user's to
+// delete; one outside the repository, that pkg deletes nothing there.
+func TestLeftWarnings(t *testing.T) {
+	got := LeftWarnings("/srv/r", repo.Dropped{Deleted: []string{"a-1.tar"}, Left: []repo.Leftover{
+		{Archive: "a-1-2.tar", Err: &fs.PathError{Op: "remove", Path: "/srv/r/a-1-2.tar", Err: syscall.EPERM}},
+		{Archive: "pool/b-1.tar", Err: &fs.PathError{Op: "remove", Path: "/srv/r/pool/b-1.tar", Err: repo.ErrOutside}},
+		{Archive: "c-1.tar", Err: &fs.PathError{Op: "sync", Path: "/srv/r", Err: syscall.EIO}},
+	}})
+	want := []string{
+		"could not delete /srv/r/a-1-2.tar, which no entry names now: operation not permitted; the index no longer names it, so delete it by hand",
+		"did not delete /srv/r/pool/b-1.tar, which no entry names now: it is outside /srv/r (a symlink leads there), and pkg deletes nothing outside a repository; delete it by hand if nothing else uses it",
+		"could not delete /srv/r/c-1.tar, which no entry names now: sync /srv/r: input/output error; the index no longer names it, so delete it by hand",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("LeftWarnings = %q\nwant %q", got, want)
 	}
 }
 

@@ -151,6 +151,7 @@ func repoAddAction(c *cli.Context) error {
 	say(c, "%s", added)
 	tellAll(c, warn, report.AbsentWarnings(res.Package, res.Absent))
 	tellAll(c, note, notes)
+	tellAll(c, warn, report.LeftWarnings(dir, res.Dropped))
 	if p = res.Package; len(res.LibDirs) > 0 {
 		note(c, "%s %s has shared libraries in %s: --lib %s puts them on LD_LIBRARY_PATH for the commands of the packages that depend on it",
 			p.Name, p.Version, strings.Join(res.LibDirs, ", "), strings.Join(res.LibDirs, " --lib "))

@@ -160,6 +160,46 @@ func TestRepoAddReplacedArchive(t *testing.T) {
 	}
 }
 
+// TestRepoLeftArchive: an archive that cannot be deleted once the new index is written
+// and signed (here a directory holding a file at its name, as chattr +i makes a file)
+// leaves the change made: repo add --replace and repo remove exit 0, say what they did and
+// the signature, and warn of the archive left, naming it and why.
+func TestRepoLeftArchive(t *testing.T) {
+	r := newSignedRepo(t)
+	undeletable := func(name string) string {
+		file := filepath.Join(r.dir, name)
+		if err := os.Remove(file); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(file, "x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	file := undeletable("hello-1.2.0.tar.zst")
+	other := filepath.Join(t.TempDir(), "other.tar")
+	if err := os.WriteFile(other, packageTar(t, "hello", "1.2.0", 'y'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr := r.publisher().ok("repo", "add", r.dir, other, "--name", "hello", "--version", "1.2.0", "--replace", "--key", r.key)
+	if !strings.Contains(out, "added hello 1.2.0 to "+r.dir+": hello-1.2.0-2.tar, ") || !strings.Contains(out, "signed "+r.dir+": repository demo, version 2") ||
+		!strings.Contains(stderr, "pkg: note: this replaced the entry of hello 1.2.0 (archive hello-1.2.0.tar.zst, ") || strings.Contains(stderr, "and deleted") ||
+		!strings.Contains(stderr, "pkg: warning: could not delete "+file+", which no entry names now: ") || !strings.Contains(stderr, "delete it by hand") {
+		t.Errorf("repo add --replace of an entry whose archive cannot be deleted:\n%s%s", out, stderr)
+	}
+
+	file = undeletable("fortunes-0.9.1.tar.xz")
+	out, stderr = r.publisher().ok("repo", "remove", r.dir, "fortunes", "--key", r.key)
+	if !strings.Contains(out, "removed fortunes 0.9.1 from "+r.dir) || strings.Contains(out, "deleted") || !strings.Contains(out, "signed "+r.dir+": repository demo, version 3") ||
+		!strings.Contains(stderr, "pkg: warning: could not delete "+file+", which no entry names now: ") {
+		t.Errorf("repo remove of an entry whose archive cannot be deleted:\n%s%s", out, stderr)
+	}
+	user, trusted := r.user()
+	if out, _ := user.ok(append(trusted, "install", "hello")...); !strings.Contains(out, "installed hello 1.2.0") {
+		t.Errorf("install after both: %q", out)
+	}
+}
+
 // TestRepoPushBodyLimit pushes through a proxy that refuses request bodies over 32 KiB, as
 // nginx's client_max_body_size does: the 413 stops the push, with a hint naming the body
 // refused and the chunk size used, and a smaller --chunk-size then pushes it.
