@@ -33,12 +33,13 @@ const indexName = "index.json"
 // (Command.Clean), and returns the entry as written.
 //
 // The archive is named NAME-VERSION.EXT, EXT that of archivePath (archiveExt), whatever
-// its publisher called it: two data.tar.xz, or two builds of foo.deb, never clash. A name
-// never changes its bytes, as mirrors and caches may hold it: the archive of the entry
-// replaced keeps its name where it holds the same bytes (the version added again from a
-// file named otherwise); other bytes take the next name after its own,
+// its publisher called it: two data.tar.xz, or two builds of foo.deb, never clash. No file
+// of dir is written over with other bytes, as mirrors and caches may hold it: the archive
+// of the entry replaced keeps its name where it holds the same bytes (the version added
+// again from a file named otherwise); other bytes take a name numbered past its own,
 // NAME-VERSION-2.EXT, or -3, and so on (archiveFor), and, once the index no longer names
-// it, the archive replaced is deleted, unless another entry names it.
+// it, the archive replaced is deleted, unless another entry names it. Nothing records a
+// name deleted: a version removed and added again starts from NAME-VERSION.EXT.
 //
 // Each file is written atomically (a temporary file in dir, fsync, rename, fsync of dir),
 // the archive first, so the index never names a missing archive, and the archive replaced
@@ -202,8 +203,8 @@ func placeArchive(dir, src, stem, ext string, first int) (string, int64, string,
 // entry of ix p replaces names a file of the same bytes, that is its name: the version
 // added again from a file named otherwise keeps the name mirrors, caches and lockfiles
 // know its archive by. Otherwise placeArchive places it from the number after that
-// entry's on, so that the replaced archive's name, deleted once the index is written, and
-// those before it never name other bytes.
+// entry's on, so that, while the version has an entry, the replaced archive's name,
+// deleted once the index is written, and those before it never name other bytes.
 func archiveFor(dir, src, ext string, p Package, ix *Index) (string, int64, string, error) {
 	stem, first := archiveStem(p), 1
 	if i := slices.IndexFunc(ix.Packages, p.SameKey); i >= 0 && keptArchive(ix.Packages[i].Archive) {

@@ -151,8 +151,8 @@ func TestAddExistingArchive(t *testing.T) {
 	checkDir(t, dir, "a-1.tar", "index.json")
 
 	// A replaced entry's archive is never overwritten: the new one takes the next name,
-	// after the replaced one's, and the replaced one is deleted, so that no name, once
-	// gone, comes back with other bytes. The same bytes keep their name.
+	// after the replaced one's, and the replaced one is deleted, so that no name the
+	// version's entry had comes back with other bytes. The same bytes keep their name.
 	for _, tc := range []struct{ data, src, want string }{
 		{"different", "a-1.tar", "a-1-2.tar"},
 		{"more", "a-1.tar", "a-1-3.tar"},
@@ -181,6 +181,25 @@ func TestAddExistingArchive(t *testing.T) {
 			}
 		}
 		checkDir(t, dir, tc.want, "index.json")
+	}
+}
+
+// TestAddAfterRemove: nothing records a name whose file is gone: the version replaced,
+// removed and added again with other bytes takes NAME-VERSION.EXT, which its first archive
+// had (docs/commands.md says so), as a version never added would.
+func TestAddAfterRemove(t *testing.T) {
+	dir := t.TempDir()
+	for _, data := range []string{"one", "two"} {
+		if _, err := addUnsigned(dir, writeArchive(t, "a.tar", data), Package{Name: "a", Version: "1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Remove(t.Context(), dir, Removal{Name: "a"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := addUnsigned(dir, writeArchive(t, "a.tar", "three"), Package{Name: "a", Version: "1"})
+	if err != nil || got.Archive != "a-1.tar" {
+		t.Errorf("Add after Remove: %s, %v; want a-1.tar", got.Archive, err)
 	}
 }
 
