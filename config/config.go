@@ -5,9 +5,11 @@
 // Three files are read, each optional, and merged in this order, a later one winning:
 // the system's (/etc/pkg/config.toml), the user's ($XDG_CONFIG_HOME/pkg/config.toml,
 // ~/.config/pkg/config.toml by default) and the root's (<root>/.pkg/config.toml). A
-// repository is defined whole by the last file that names it or gives its location; a
-// cache limit is taken from the last file that sets it. Flags and PKG_* variables win over all files: that is
-// the caller's to apply. The format is in docs/config.md.
+// repository is defined whole by the last file that names it or gives its location, but
+// for its keys: those of every file that gives its location are trusted, so that a later
+// file never drops an earlier one's. A cache limit is taken from the last file that sets
+// it. Flags and PKG_* variables win over all files: that is the caller's to apply. The
+// format is in docs/config.md.
 //
 // The files are TOML, read with github.com/pelletier/go-toml/v2: in strict mode it names
 // the line and column of an unknown key, which BurntSushi/toml cannot (its Undecoded keys
@@ -22,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,7 +60,7 @@ type Config struct {
 type Repo struct {
 	Name     string   // as the configuration names it: [repo.NAME]
 	URLs     []string // the repository's location, then its mirrors, in order of use
-	Keys     []string // trusted keys for it, [REPO=]pkg-ed25519:..., as pkg trust add takes them
+	Keys     []string // trusted keys for it, [REPO=]pkg-ed25519:..., as pkg trust add takes them, from each file that gives its location
 	Priority int      // a name resolves from the highest-priority repository that has it
 	File     string   // the file that defined it
 	Naming   Naming   // who gave Name
@@ -70,6 +73,7 @@ type Repo struct {
 	// machine, which pkg otherwise refuses.
 	CleartextCredentials bool
 	auth                 authTable // its file's credential (Credential)
+	keyFiles             []string  // the file of each of Keys, "" for File (KeyFile)
 }
 
 // Naming is who gave a repository its name.
@@ -155,8 +159,8 @@ func Load(files ...string) (*Config, error) {
 }
 
 // merge merges configurations, the first of the lowest precedence: a repository is the
-// last one of its name or its location (one location is one repository), and each cache
-// limit the last one set.
+// last one of its name or its location (one location is one repository), with the keys
+// of each one before it at its location too, and each cache limit the last one set.
 func merge(configs ...*Config) *Config {
 	out := &Config{}
 	byName := make(map[string]Repo)
@@ -164,6 +168,7 @@ func merge(configs ...*Config) *Config {
 		for _, r := range c.Repos {
 			for n, was := range byName {
 				if SameLocation(was.URLs[0], r.URLs[0]) {
+					r = r.keeping(was)
 					delete(byName, n)
 				}
 			}
@@ -184,6 +189,28 @@ func merge(configs ...*Config) *Config {
 	}
 	sortRepos(out.Repos)
 	return out
+}
+
+// keeping returns r, which takes the place of was at its location, trusting was's keys
+// besides its own: a file read later, such as a user's that adds a credential, never
+// drops a key an earlier one, such as the system's, gives a location.
+func (r Repo) keeping(was Repo) Repo {
+	r.Keys, r.keyFiles = slices.Clone(r.Keys), make([]string, len(r.Keys))
+	for i, k := range was.Keys {
+		if !slices.Contains(r.Keys, k) {
+			r.Keys, r.keyFiles = append(r.Keys, k), append(r.keyFiles, was.KeyFile(i))
+		}
+	}
+	return r
+}
+
+// KeyFile returns the file that gave r.Keys[i]: r.File, or that of a repository at its
+// location in a file read before (Load).
+func (r Repo) KeyFile(i int) string {
+	if i < len(r.keyFiles) && r.keyFiles[i] != "" {
+		return r.keyFiles[i]
+	}
+	return r.File
 }
 
 func sortRepos(rs []Repo) {
@@ -292,7 +319,7 @@ func parse(name string, data []byte, mode os.FileMode) (*Config, error) {
 
 // oneName refuses two repositories of the file name, holding data, at one location: a
 // location is one repository, with one name ([repo.NAME]) its index and pins know it by.
-// The error is at the urls of the one written later.
+// The error, a *LocationError, is at the urls of the one written later.
 func oneName(name string, data []byte, rs []Repo) error {
 	for i, a := range rs {
 		for _, b := range rs[i+1:] {
@@ -305,10 +332,35 @@ func oneName(name string, data []byte, rs []Repo) error {
 				a, b, first, line, col = b, a, line, first, firstCol
 			}
 			return &fileError{File: name, Line: line, Col: col, Key: "repo." + b.Name + ".urls",
-				Err: fmt.Errorf("%q is the location of repo.%s (line %d): a repository has one name", termtext.WithoutCredentials(b.URLs[0]), a.Name, first)}
+				Err: &LocationError{Name: b.Name, Other: a.Name, OtherLine: first, Location: termtext.WithoutCredentials(b.URLs[0]),
+					Credential: hasUser(a.URLs[0]) || hasUser(b.URLs[0])}}
 		}
 	}
 	return nil
+}
+
+// LocationError refuses a repository of a configuration file at the location of another
+// of that file (SameLocation): one location is one repository, known by one name, with
+// one set of keys, whatever user information its URL holds.
+type LocationError struct {
+	Name, Other string // the repository written later, and the one before it
+	OtherLine   int    // Other's urls, in the file
+	Location    string // Name's first URL, without user information
+	Credential  bool   // a URL of the two holds user information: they differ in their credential alone
+}
+
+func (e *LocationError) Error() string {
+	if e.Credential {
+		return fmt.Sprintf("%q is the location of repo.%s (line %d) too, user information apart: one location is one repository, whatever credential its URL holds; a credential belongs in the repository's token, username and password settings or the netrc file (docs/config.md#credentials)",
+			e.Location, e.Other, e.OtherLine)
+	}
+	return fmt.Sprintf("%q is the location of repo.%s (line %d) too: one location is one repository, known by one name", e.Location, e.Other, e.OtherLine)
+}
+
+// hasUser reports whether the URL loc holds user information.
+func hasUser(loc string) bool {
+	u, err := url.Parse(loc)
+	return err == nil && u.User != nil
 }
 
 // place returns the line and column in the TOML data of the expression that sets key, or

@@ -130,6 +130,70 @@ urls = ["https://distro.example/index.json"]
 	}
 }
 
+// TestLoadKeepsKeys: a file read later that gives an earlier file's location (a user's
+// entry adding a credential to the system's repository, its URL with user information or
+// not, whatever its name) takes its place but never drops its keys: they are trusted
+// besides its own, each said to come from its file. A name given another location gets
+// none of the keys of the location it had.
+func TestLoadKeepsKeys(t *testing.T) {
+	dir := t.TempDir()
+	system := write(t, filepath.Join(dir, "etc", "config.toml"), `
+[repo.sys]
+urls = ["http://host.example/"]
+keys = ["`+keyA+`"]
+[repo.stable]
+urls = ["https://stable.example/"]
+keys = ["`+keyA+`"]
+`)
+	user := write(t, filepath.Join(dir, "home", "config.toml"), `
+[repo.ci]
+urls = ["http://ci:s3cret@host.example/"]
+[repo.stable]
+urls = ["https://elsewhere.example/"]
+`)
+	root := write(t, filepath.Join(dir, "root", "config.toml"), `
+[repo.ci]
+urls = ["http://host.example/index.json"]
+keys = ["`+keyB+`", "`+keyA+`"]
+`)
+	type keys struct{ keys, files []string }
+	keysOf := func(r Repo) keys {
+		k := keys{keys: r.Keys}
+		for i := range r.Keys {
+			k.files = append(k.files, r.KeyFile(i))
+		}
+		return k
+	}
+	for _, tc := range []struct {
+		files []string
+		want  map[string]keys
+	}{
+		{[]string{system, user}, map[string]keys{"ci": {[]string{keyA}, []string{system}}, "stable": {}}},
+		{[]string{system, user, root}, map[string]keys{"ci": {[]string{keyB, keyA}, []string{root, root}}, "stable": {}}},
+		{[]string{user, root}, map[string]keys{"ci": {[]string{keyB, keyA}, []string{root, root}}, "stable": {}}},
+		{[]string{system, root}, map[string]keys{"ci": {[]string{keyB, keyA}, []string{root, root}}, "stable": {[]string{keyA}, []string{system}}}},
+	} {
+		c, err := Load(tc.files...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(map[string]keys)
+		for _, r := range c.Repos {
+			got[r.Name] = keysOf(r)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Load(%q): keys %+v, want %+v", tc.files, got, tc.want)
+		}
+	}
+	c, err := Load(system, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.Repos[0]; r.Name != "ci" || r.File != user || !reflect.DeepEqual(r.URLs, []string{"http://ci:s3cret@host.example/"}) {
+		t.Errorf("the user's ci at the system's sys: %+v", r)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	for _, tt := range []struct {
 		name, from, to string
@@ -168,18 +232,26 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-// TestErrorText checks how a *fileError names its place: file, line and column,
-// and key.
-// TestOneNameSays checks the refusal of two names for one location: it names the
-// location and the other name, with its line.
+// TestOneNameSays checks the refusal of two names for one location, a *LocationError: it
+// names the location and both repositories, with the other's line, and, where one URL
+// holds user information, that a credential does not make another repository.
 func TestOneNameSays(t *testing.T) {
-	text := "[repo.team]\nurls = [\"/tmp/h5/team\"]\n\n[repo]\naaa = { urls = [\"file:///tmp/h5/team/\"] }\n"
-	_, err := parse("f.toml", []byte(text), 0o600)
-	want := `config f.toml:5:1: repo.aaa.urls: "file:///tmp/h5/team/" is the location of repo.team (line 2): a repository has one name`
-	if err == nil || err.Error() != want {
-		t.Errorf("parse: %v\nwant %s", err, want)
+	for _, tc := range []struct{ text, want string }{
+		{"[repo.team]\nurls = [\"/tmp/h5/team\"]\n\n[repo]\naaa = { urls = [\"file:///tmp/h5/team/\"] }\n",
+			`config f.toml:5:1: repo.aaa.urls: "file:///tmp/h5/team/" is the location of repo.team (line 2) too: one location is one repository, known by one name`},
+		{"[repo.a]\nurls = [\"http://host/\"]\nkeys = [\"" + keyA + "\"]\n\n[repo.b]\nurls = [\"http://ci:s3cret@host/\"]\n",
+			`config f.toml:6:1: repo.b.urls: "http://host/" is the location of repo.a (line 2) too, user information apart: one location is one repository, whatever credential its URL holds; a credential belongs in the repository's token, username and password settings or the netrc file (docs/config.md#credentials)`},
+	} {
+		_, err := parse("f.toml", []byte(tc.text), 0o600)
+		le := (*LocationError)(nil)
+		if err == nil || err.Error() != tc.want || !errors.As(err, &le) || le.Credential != strings.Contains(tc.text, "@") {
+			t.Errorf("parse: %v\nwant %s", err, tc.want)
+		}
 	}
 }
+
+// TestErrorText checks how a *fileError names its place: file, line and column,
+// and key.
 
 func TestErrorText(t *testing.T) {
 	for _, tt := range []struct {

@@ -24,7 +24,11 @@ func ReposOf(rs []config.Repo) []Repository {
 		for j, s := range r.URLs {
 			urls[j] = termtext.WithoutCredentials(s)
 		}
-		out[i] = Repository{Name: r.Name, URLs: urls, Keys: r.Keys, Priority: r.Priority, From: r.File}
+		from := make([]string, len(r.Keys))
+		for j := range r.Keys {
+			from[j] = r.KeyFile(j)
+		}
+		out[i] = Repository{Name: r.Name, URLs: urls, Keys: r.Keys, KeysFrom: from, Priority: r.Priority, From: r.File}
 	}
 	return out
 }

@@ -294,10 +294,11 @@ type Repos struct {
 // Repository is one repository in effect and where it was given.
 type Repository struct {
 	Name     string   `json:"name"`
-	URLs     []string `json:"urls"`     // the repository, then its mirrors
-	Keys     []string `json:"keys"`     // trusted for it alone, as given
-	Priority int      `json:"priority"` // the configuration's; 0 for one given otherwise
-	From     string   `json:"from"`     // "--repo", "PKG_REPO", a configuration file, or a lockfile
+	URLs     []string `json:"urls"`      // the repository, then its mirrors
+	Keys     []string `json:"keys"`      // trusted for it alone, as given
+	KeysFrom []string `json:"keys_from"` // where each of Keys was given: From, or an earlier configuration file at its location
+	Priority int      `json:"priority"`  // the configuration's; 0 for one given otherwise
+	From     string   `json:"from"`      // "--repo", "PKG_REPO", a configuration file, or a lockfile
 }
 
 // NewRepos returns the report of repos, in their order.
@@ -306,6 +307,10 @@ func NewRepos(repos []Repository) Repos {
 	for _, x := range repos {
 		x.URLs = nonNil(x.URLs)
 		x.Keys = nonNil(x.Keys)
+		x.KeysFrom = nonNil(x.KeysFrom)
+		for len(x.KeysFrom) < len(x.Keys) {
+			x.KeysFrom = append(x.KeysFrom, x.From)
+		}
 		r.Repos = append(r.Repos, x)
 	}
 	return r

@@ -57,7 +57,7 @@ func TestJSON(t *testing.T) {
 			`{"schema":"pkg.verify/1","packages":1,"files":2,"problems":[{"package":"app","version":"1.0","path":"bin/app","kind":"modified","what":"content"}]}`},
 		{"verify", newVerify(0, 0, nil), `{"schema":"pkg.verify/1","packages":0,"files":0,"problems":[]}`},
 		{"repos", NewRepos([]Repository{{Name: "team", URLs: []string{"https://a/team/", "https://b/team/"}, Keys: []string{"pkg-ed25519:k"}, Priority: 20, From: "/etc/pkg/config.toml"}, {Name: "x", URLs: []string{"file:///srv/x/"}, From: "--repo"}}),
-			`{"schema":"pkg.repos/1","repos":[{"name":"team","urls":["https://a/team/","https://b/team/"],"keys":["pkg-ed25519:k"],"priority":20,"from":"/etc/pkg/config.toml"},{"name":"x","urls":["file:///srv/x/"],"keys":[],"priority":0,"from":"--repo"}]}`},
+			`{"schema":"pkg.repos/1","repos":[{"name":"team","urls":["https://a/team/","https://b/team/"],"keys":["pkg-ed25519:k"],"keys_from":["/etc/pkg/config.toml"],"priority":20,"from":"/etc/pkg/config.toml"},{"name":"x","urls":["file:///srv/x/"],"keys":[],"keys_from":[],"priority":0,"from":"--repo"}]}`},
 		{"repos", NewRepos(nil), `{"schema":"pkg.repos/1","repos":[]}`},
 	}
 	for _, tt := range tests {

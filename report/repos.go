@@ -19,12 +19,16 @@ func ReposText(repos []Repository) []string {
 		for i, u := range r.URLs {
 			lines = append(lines, fmt.Sprintf("  %s %s", map[bool]string{true: "url   ", false: "mirror"}[i == 0], u))
 		}
-		for _, s := range r.Keys {
+		for j, s := range r.Keys {
 			id := "?"
 			if k, err := trust.ParsePublicKey(s); err == nil {
 				id = k.ID()
 			}
-			lines = append(lines, fmt.Sprintf("  key    %s %s", id, s))
+			line := fmt.Sprintf("  key    %s %s", id, s)
+			if j < len(r.KeysFrom) && r.KeysFrom[j] != r.From {
+				line += " (from " + r.KeysFrom[j] + ")"
+			}
+			lines = append(lines, line)
 		}
 	}
 	return lines

@@ -18,6 +18,7 @@ func TestReposText(t *testing.T) {
 	got := ReposText([]Repository{
 		{Name: "local", URLs: []string{"/srv/r"}, From: "--repo"},
 		{Name: "team", URLs: []string{"https://a/", "https://b/"}, Keys: []string{key, "bad"}, Priority: 10, From: "/etc/pkg.toml"},
+		{Name: "ci", URLs: []string{"https://c/"}, Keys: []string{key}, KeysFrom: []string{"/etc/pkg.toml"}, From: "/home/u/.config/pkg/config.toml"},
 	})
 	want := []string{
 		"local (from --repo)",
@@ -27,6 +28,9 @@ func TestReposText(t *testing.T) {
 		"  mirror https://b/",
 		"  key    " + k.Public().ID() + " " + key,
 		"  key    ? bad",
+		"ci (priority 0, from /home/u/.config/pkg/config.toml)",
+		"  url    https://c/",
+		"  key    " + k.Public().ID() + " " + key + " (from /etc/pkg.toml)",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ReposText =\n%q\nwant\n%q", got, want)

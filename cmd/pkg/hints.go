@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -205,6 +206,17 @@ var hints = []hintRule{
 			return fmt.Sprintf("a signed repository has the one name its index gives it: name it %s in %s, or leave the name out", ne.Name, ne.File)
 		}
 		return fmt.Sprintf("call it %s ('pkg repo list' shows the names in effect)", ne.Name)
+	})},
+	{fn: as(func(le *config.LocationError) string {
+		if !le.Credential {
+			return fmt.Sprintf("keep [repo.%s] alone for %s, with the keys and mirrors of both", le.Other, le.Location)
+		}
+		host := le.Location
+		if u, err := url.Parse(le.Location); err == nil && u.Hostname() != "" {
+			host = u.Hostname()
+		}
+		return fmt.Sprintf("keep [repo.%s] alone for %s, with the keys of both and no user information in its urls, and give it the credential as token-file, or username with password-file, or a machine %s entry in ~/.netrc",
+			le.Other, le.Location, host)
 	})},
 	{fn: as(func(ce *config.ConflictError) string {
 		loc := shell.Quote(termtext.WithoutCredentials(ce.Given.URLs[0]))

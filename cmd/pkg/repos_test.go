@@ -262,7 +262,8 @@ func TestConfigOneLocation(t *testing.T) {
 	e := newEnv(t, base, "")
 
 	cfg := userConfig(t, "[repo.team]\nurls = [\""+team+"\"]\n\n[repo.aaa]\nurls = [\""+team+"\"]\n")
-	want := "pkg: config " + cfg + ":5:1: repo.aaa.urls: \"" + team + "\" is the location of repo.team (line 2): a repository has one name"
+	want := "pkg: config " + cfg + ":5:1: repo.aaa.urls: \"" + team + "\" is the location of repo.team (line 2) too: one location is one repository, known by one name\n" +
+		"pkg: hint: keep [repo.team] alone for " + team + ", with the keys and mirrors of both\n"
 	if _, stderr, code := e.pkg("repo", "list"); code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("repo list, two names for one location in one file: exit %d, %s\nwant %s", code, stderr, want)
 	}
@@ -296,5 +297,45 @@ func TestConfigOneLocation(t *testing.T) {
 	}
 	if out, _ := e.ok("--repo", "team="+other, "install", "-n", "team/tool"); !strings.Contains(out, "tool 3.0") {
 		t.Errorf("--repo team=%s, in place of the configured team: %s", other, out)
+	}
+}
+
+// TestConfigCredentialEntry: an entry that gives a configured repository's location again
+// with a credential in its URL is that repository: in the same file it is refused, saying
+// why and where the credential goes, its password never shown; in a file read later (the
+// root's after the user's, as the user's after the system's), it takes the place of the
+// earlier one but keeps its keys, so the index must still verify with them: unsigned, it
+// is refused.
+func TestConfigCredentialEntry(t *testing.T) {
+	r := newSignedRepo(t)
+	withUser := strings.Replace(r.url, "http://", "http://ci:s3cret@", 1) + "/"
+	e := newEnv(t, t.TempDir(), "")
+
+	cfg := userConfig(t, "[repo.demo]\nurls = [\""+r.url+"/\"]\nkeys = [\""+r.pub+"\"]\n\n[repo.ci]\nurls = [\""+withUser+"\"]\n")
+	want := "pkg: config " + cfg + ":6:1: repo.ci.urls: \"" + r.url + "/\" is the location of repo.demo (line 2) too, user information apart: one location is one repository, whatever credential its URL holds; a credential belongs in the repository's token, username and password settings or the netrc file (docs/config.md#credentials)\n" +
+		"pkg: hint: keep [repo.demo] alone for " + r.url + "/, with the keys of both and no user information in its urls, and give it the credential as token-file, or username with password-file, or a machine 127.0.0.1 entry in ~/.netrc\n"
+	if _, stderr, code := e.pkg("repo", "list"); code != 1 || stderr != want {
+		t.Errorf("repo list, a repository and its location with a credential in one file: exit %d, %s\nwant %s", code, stderr, want)
+	}
+
+	cfg = userConfig(t, "[repo.demo]\nurls = [\""+r.url+"/\"]\nkeys = [\""+r.pub+"\"]\n")
+	rootCfg := filepath.Join(e.root, ".pkg", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(rootCfg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rootCfg, []byte("[repo.demo]\nurls = [\""+withUser+"\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := e.ok("repo", "list")
+	if !strings.Contains(out, "demo (priority 0, from "+rootCfg+")") || !strings.Contains(out, r.pub+" (from "+cfg+")") || strings.Contains(out, "s3cret") {
+		t.Errorf("repo list, the root's demo with a credential at the user's demo with its key:\n%s", out)
+	}
+	if out, _ := e.ok("install", "-n", "hello"); !strings.Contains(out, "hello 1.2.0") {
+		t.Errorf("install -n hello from the signed repository: %s", out)
+	}
+	index, _ := r.files()
+	r.put(index, nil)
+	if _, stderr, code := e.pkg("install", "-n", "hello"); code != 1 || !strings.Contains(stderr, "index is not signed") {
+		t.Errorf("install -n hello, the index unsigned, with the key of the user's file: exit %d, %s; want it refused", code, stderr)
 	}
 }
