@@ -28,12 +28,29 @@ type ExtraError struct {
 func (e *ExtraError) Error() string {
 	var what []string
 	if len(e.Extra) > 0 {
-		what = append(what, fmt.Sprintf("does not list %s, installed", strings.Join(e.Extra, ", ")))
+		what = append(what, fmt.Sprintf("%s would be removed, as %s does not list %s", strings.Join(e.Extra, ", "), e.Lock, them(e.Extra)))
 	}
 	if len(e.Asked) > 0 {
-		what = append(what, fmt.Sprintf("has %s as dependencies alone, asked for", strings.Join(e.Asked, ", ")))
+		what = append(what, fmt.Sprintf("%s would no longer be asked for, kept as %s, as %s lists %s",
+			strings.Join(e.Asked, ", "), dependencies(e.Asked), e.Lock, them(e.Asked)))
 	}
-	return fmt.Sprintf("sync: %s %s in your default root %s; nothing was changed", e.Lock, strings.Join(what, " and "), e.Root)
+	return fmt.Sprintf("sync %s into your default root %s: %s; nothing was changed", e.Lock, e.Root, strings.Join(what, "; "))
+}
+
+// them is the pronoun of names: "it" of one, "them" of several.
+func them(names []string) string {
+	if len(names) == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// dependencies is "a dependency" of one of names, "dependencies" of several.
+func dependencies(names []string) string {
+	if len(names) == 1 {
+		return "a dependency"
+	}
+	return "dependencies"
 }
 
 // sync is Plan of a sync to the lockfile r.Lock at r.LockPath: its signatures checked

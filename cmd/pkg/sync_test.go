@@ -795,7 +795,7 @@ func TestSyncDefaultRoot(t *testing.T) {
 	before := rootTree(t, e.root)
 	var out, stderr bytes.Buffer
 	code := run([]string{"pkg", "--cache", e.cache, "sync", "-f", lock}, &out, &stderr)
-	if code != 1 || !strings.Contains(stderr.String(), "does not list app, lib, installed in your default root "+e.root+"; nothing was changed") {
+	if code != 1 || !strings.Contains(stderr.String(), "sync "+lock+" into your default root "+e.root+": app, lib would be removed, as "+lock+" does not list them; nothing was changed: pass --keep-extra") {
 		t.Errorf("sync into the default root: exit %d, %q", code, stderr.String())
 	}
 	testfs.SameTree(t, "default root after the refused sync", rootTree(t, e.root), before)
@@ -804,8 +804,9 @@ func TestSyncDefaultRoot(t *testing.T) {
 }
 
 // TestSyncDefaultRootAsked syncs into the default root a lockfile that has a package the
-// root holds as asked for as another's dependency alone: recording it so is refused, as a
-// removal is, unless the root is named, and with --keep-extra the request stays.
+// root holds as asked for as another's dependency alone, and lacks another: recording the
+// one so is refused, as removing the other is, in a clause of its own, unless the root is
+// named, and with --keep-extra the request stays.
 func TestSyncDefaultRootAsked(t *testing.T) {
 	base := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", filepath.Join(base, "data"))
@@ -814,14 +815,14 @@ func TestSyncDefaultRootAsked(t *testing.T) {
 	e.root = filepath.Join(base, "data", "pkg")
 	lock := filepath.Join(base, "pkg.lock")
 	e.ok("lock", "-o", lock, "app")
-	e.ok("install", "app", "lib")
+	e.ok("install", "app", "lib", "extra")
 	before := rootTree(t, e.root)
 	sync := func(args ...string) (string, int) {
 		var out, stderr bytes.Buffer
 		code := run(append([]string{"pkg", "--cache", e.cache, "sync", "-f", lock}, args...), &out, &stderr)
 		return stderr.String(), code
 	}
-	if stderr, code := sync(); code != 1 || !strings.Contains(stderr, "has lib as dependencies alone, asked for in your default root "+e.root+"; nothing was changed") {
+	if stderr, code := sync(); code != 1 || !strings.Contains(stderr, "sync "+lock+" into your default root "+e.root+": extra would be removed, as "+lock+" does not list it; lib would no longer be asked for, kept as a dependency, as "+lock+" lists it; nothing was changed: pass --keep-extra") {
 		t.Errorf("sync into the default root: exit %d, %q", code, stderr)
 	}
 	testfs.SameTree(t, "default root after the refused sync", rootTree(t, e.root), before)
