@@ -77,7 +77,7 @@ func syncCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Value: "pkg.lock", Usage: "lockfile to read", TakesFile: true},
 			&cli.BoolFlag{Name: "frozen", Usage: "fail unless the repository still resolves the lockfile's requirements to its packages"},
-			&cli.BoolFlag{Name: "keep-extra", Usage: "keep installed packages the lockfile does not list"},
+			&cli.BoolFlag{Name: "keep-extra", Usage: "keep installed packages the lockfile does not list, and the requests of those it lists only as another's dependency"},
 		}, planFlags()...),
 		Before: planning(0, -1, ""),
 		Action: syncAction,

@@ -842,6 +842,16 @@ func TestSyncDefaultRootAsked(t *testing.T) {
 	}
 }
 
+// TestSyncKeepExtraHelp: sync's help says that --keep-extra keeps the requests it would
+// record as dependencies too, not only the packages it would remove.
+func TestSyncKeepExtraHelp(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	want := "--keep-extra            keep installed packages the lockfile does not list, and the requests of those it lists only as another's dependency"
+	if out, _ := e.ok("sync", "--help"); !strings.Contains(out, want) {
+		t.Errorf("sync --help: %q, want %q", out, want)
+	}
+}
+
 // TestSyncWrongSize syncs a lockfile whose size of a package is wrong and whose sha256 is
 // right (locked from an index that declared it so): with the archive in the cache and
 // without, the sync is refused the same way, naming the package, both sizes and the
