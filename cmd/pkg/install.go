@@ -69,12 +69,14 @@ func installAction(c *cli.Context) error {
 
 // sayRecorded says which packages of p, committed, were installed as dependencies and
 // are now recorded as asked for, and which were asked for and are now recorded as
-// dependencies alone.
+// dependencies alone, naming the version asked for where the change replaced it.
 func sayRecorded(c *cli.Context, p *txn.Plan) {
 	for _, k := range slices.Concat(p.Changes, p.Unchanged) {
 		switch {
 		case k.WasDependency:
 			say(c, "%s %s is already installed, as a dependency until now: recorded as asked for, so autoremove keeps it", k.Name, k.Version)
+		case k.WasRequested && k.From != "" && k.From != k.Version:
+			say(c, "%s %s was asked for until now: %s %s is recorded as a dependency, as the lockfile has it, so autoremove takes it once nothing needs it", k.Name, k.From, k.Name, k.Version)
 		case k.WasRequested:
 			say(c, "%s %s was asked for until now: recorded as a dependency, as the lockfile has it, so autoremove takes it once nothing needs it", k.Name, k.Version)
 		}

@@ -384,7 +384,8 @@ func TestNPMSyncUnrequests(t *testing.T) {
 
 // TestSyncUnrequestsUpgraded: a sync that upgrades a package asked for to the version
 // its lockfile has as another's dependency alone records it as a dependency, a plain
-// package and an npm one, whose request is not carried to its new version.
+// package and an npm one, whose request is not carried to its new version, and says
+// which version was asked for.
 func TestSyncUnrequestsUpgraded(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
@@ -405,7 +406,12 @@ func TestSyncUnrequestsUpgraded(t *testing.T) {
 			t.Errorf("sync -n: %q, want %q", out, want)
 		}
 	}
-	e.ok("sync", "-f", top)
+	out, _ = e.ok("sync", "-f", top)
+	for _, want := range []string{"lib 1.0 was asked for until now: lib 1.1 is recorded as a dependency", "ms 1.0.0 was asked for until now: ms 1.1.0 is recorded as a dependency"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sync: %q, want %q", out, want)
+		}
+	}
 	if got, want := e.requested(), "a 1.0.0, app 1.0"; got != want {
 		t.Errorf("requested after the sync: %q, want %q", got, want)
 	}
