@@ -32,7 +32,7 @@ func checkPlanFlags(c *cli.Context) error {
 func plan(c *cli.Context, r session.Request) (*txn.Plan, error) {
 	p, err := sess(c).Plan(c.Context, r)
 	if err != nil {
-		return nil, nameUsage(err)
+		return nil, rootKept(nameUsage(err))
 	}
 	if c.Bool("dry-run") {
 		defer p.Close()
@@ -52,7 +52,7 @@ func apply(c *cli.Context, p *txn.Plan) error {
 func applied(c *cli.Context, p *txn.Plan) (*txn.Outcome, error) {
 	out, err := p.Apply(c.Context)
 	if out == nil {
-		return nil, err
+		return nil, rootKept(err)
 	}
 	told := report.AppliedText(out, " ('pkg autoremove' removes it)")
 	tellAll(c, warn, told.Warnings)

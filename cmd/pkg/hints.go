@@ -229,11 +229,8 @@ var hints = []hintRule{
 	{fn: as(func(oe *offlineSyncError) string {
 		return fmt.Sprintf("run 'pkg sync -f %s' online, without --offline (and PKG_OFFLINE unset): it fetches the archives the lockfile pins from its repositories (restore one moved away, or name where it is now with --repo NAME=LOCATION)", shell.Quote(oe.Path))
 	})},
-	{fn: as(func(le *lockSizeError) string {
-		return fmt.Sprintf("%s declares that size, as the repository's index did when it was locked: the lockfile is what is wrong, not the archive, and the root was not changed; lock it again with 'pkg lock -o %s' once the index declares the archive's size (tell its publisher if it does not)",
-			le.Path, shell.Quote(le.Path))
-	})},
-	{fn: asHint[*session.SizeError]("the repository's index declares that size: tell its publisher (a local repository's entry is corrected by adding the archive again with 'pkg repo add --replace'); the root was not changed")},
+	{fn: as(sizeHint)},
+	{fn: as(func(se *session.SizeError) string { return sizeHint(&sizeError{error: se}) })}, // of a command that changes no root
 	{fn: asHint[*txn.NotCachedError]("fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)")},
 	{err: session.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},
 	{err: session.ErrCutShort, hint: "'pkg verify' undoes it now, as the next install does first"},
@@ -332,6 +329,24 @@ func hint(err error, dirs []string) string {
 		}
 	}
 	return ""
+}
+
+// sizeHint is the advice for an archive whose size its lockfile or its index declares
+// wrong, saying the root was not changed where the command was to change one.
+func sizeHint(se *sizeError) string {
+	if se.Lock != "" {
+		kept := ""
+		if se.Root {
+			kept = ", and the root was not changed"
+		}
+		return fmt.Sprintf("%s declares that size, as the repository's index did when it was locked: the lockfile is what is wrong, not the archive%s; lock it again with 'pkg lock -o %s' once the index declares the archive's size (tell its publisher if it does not)",
+			se.Lock, kept, shell.Quote(se.Lock))
+	}
+	hint := "the repository's index declares that size: tell its publisher (a local repository's entry is corrected by adding the archive again with 'pkg repo add --replace')"
+	if se.Root {
+		hint += "; the root was not changed"
+	}
+	return hint
 }
 
 // linksHint says what to do about links a committed change could not make. Those of the

@@ -112,7 +112,7 @@ func syncAction(c *cli.Context) error {
 }
 
 // syncError returns err, of a sync of the lockfile l at path, as an offlineSyncError, a
-// goneSyncError or a lockSizeError where the lockfile is what to advise by.
+// goneSyncError or a sizeError where the lockfile is what to advise by.
 func syncError(c *cli.Context, path string, l *repo.Lock, err error) error {
 	if errors.Is(err, session.ErrGone) && lockRepos(c) {
 		return &goneSyncError{Path: path, Several: len(l.Repos) > 0, error: err}
@@ -120,21 +120,42 @@ func syncError(c *cli.Context, path string, l *repo.Lock, err error) error {
 	return lockSize(path, offlineSync(path, err))
 }
 
-// lockSizeError is the refusal of an archive whose size the lockfile at Path declares
-// wrong (a *session.SizeError): the lockfile is what to correct.
-type lockSizeError struct {
-	Path string
+// sizeError is the refusal of an archive whose size is declared wrong (a
+// *session.SizeError), with what the command knows of it: Lock, the lockfile that
+// declares the size ("" where an index does), and Root, that the command was to change a
+// root, which the refusal left as it was.
+type sizeError struct {
+	Lock string
+	Root bool
 	error
 }
 
-func (e *lockSizeError) Unwrap() error { return e.error }
+func (e *sizeError) Unwrap() error { return e.error }
 
-// lockSize returns err, of a command that took its packages from the lockfile at path, as
-// a lockSizeError where it is a *session.SizeError.
+// lockSize returns err, of a command that took its packages from the lockfile at path,
+// with that lockfile as what declares a size found wrong (sized).
 func lockSize(path string, err error) error {
-	if se := (*session.SizeError)(nil); errors.As(err, &se) {
-		return &lockSizeError{Path: path, error: err}
+	return sized(err, func(se *sizeError) { se.Lock = path })
+}
+
+// rootKept returns err, of a command that was to change a root, with the root said to be
+// as it was where an archive's size was found wrong (sized).
+func rootKept(err error) error {
+	return sized(err, func(se *sizeError) { se.Root = true })
+}
+
+// sized returns err, with its *sizeError (one made where it holds a *session.SizeError
+// alone) set by set; any other err as it is.
+func sized(err error, set func(*sizeError)) error {
+	se := (*sizeError)(nil)
+	if !errors.As(err, &se) {
+		if !errors.As(err, new(*session.SizeError)) {
+			return err
+		}
+		se = &sizeError{error: err}
+		err = se
 	}
+	set(se)
 	return err
 }
 

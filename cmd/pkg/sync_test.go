@@ -855,7 +855,8 @@ func TestSyncKeepExtraHelp(t *testing.T) {
 // TestSyncWrongSize syncs a lockfile whose size of a package is wrong and whose sha256 is
 // right (locked from an index that declared it so): with the archive in the cache and
 // without, the sync is refused the same way, naming the package, both sizes and the
-// lockfile to correct, and the root and the cache stay as they were.
+// lockfile to correct, and the root and the cache stay as they were; the hint says the
+// root was not changed only of a command that was to change it.
 func TestSyncWrongSize(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
@@ -886,11 +887,26 @@ func TestSyncWrongSize(t *testing.T) {
 	}
 	e.ok("lock", "-o", bad, "tool")
 	e.ok("install", "lib")
-	// pkg mirror --lock takes its sizes from the lockfile too, which is what to correct.
-	if _, stderr, code := e.pkg("mirror", "--lock", bad, filepath.Join(base, "mirror")); code != 1 || !strings.Contains(stderr, "pkg: hint: "+bad+" declares that size") {
-		t.Errorf("mirror --lock of a lockfile declaring tool %d bytes: exit %d, %q; want the hint to name the lockfile", tool.Size-1, code, stderr)
+	// pkg mirror --lock and pkg run --lock take their sizes from the lockfile too, which is
+	// what to correct. Only a command that was to change the root says it was not changed:
+	// install does, and mirror, run and fetch, which change none, do not.
+	fromLock := "pkg: hint: " + bad + " declares that size, as the repository's index did when it was locked: the lockfile is what is wrong, not the archive; lock it again with 'pkg lock -o " + bad + "' once the index declares the archive's size (tell its publisher if it does not)\n"
+	fromIndex := "pkg: hint: the repository's index declares that size: tell its publisher (a local repository's entry is corrected by adding the archive again with 'pkg repo add --replace')"
+	for _, tt := range []struct {
+		args []string
+		hint string
+	}{
+		{[]string{"mirror", "--lock", bad, filepath.Join(base, "mirror")}, fromLock},
+		{[]string{"run", "--lock", bad, "tool"}, fromLock},
+		{[]string{"fetch", "tool"}, fromIndex + "\n"},
+		{[]string{"mirror", "tool", filepath.Join(base, "mirror")}, fromIndex + "\n"},
+		{[]string{"install", "tool"}, fromIndex + "; the root was not changed\n"},
+	} {
+		if _, stderr, code := e.pkg(tt.args...); code != 1 || !strings.HasSuffix(stderr, tt.hint) {
+			t.Errorf("%s, tool declared %d bytes: exit %d, %q; want the hint %q", strings.Join(tt.args, " "), tool.Size-1, code, stderr, tt.hint)
+		}
 	}
-	want := fmt.Sprintf("pkg: fetch tool 1.0: its archive is %d bytes, not the %d declared; its sha256 is the one declared, so the size declared is wrong\npkg: hint: %s declares that size", tool.Size, tool.Size-1, bad)
+	want := fmt.Sprintf("pkg: fetch tool 1.0: its archive is %d bytes, not the %d declared; its sha256 is the one declared, so the size declared is wrong\npkg: hint: %s declares that size, as the repository's index did when it was locked: the lockfile is what is wrong, not the archive, and the root was not changed; lock it again", tool.Size, tool.Size-1, bad)
 	for _, warm := range []bool{false, true} {
 		if warm {
 			fresh := newEnv(t, t.TempDir(), dir)
