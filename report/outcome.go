@@ -16,14 +16,15 @@ import (
 )
 
 // resultText says what a change did to one package, by what happened: installed,
-// reinstalled (again: the whole change put packages back as they were), upgraded,
+// reinstalled (again: the whole change put the packages it had back as they were, those
+// it installs beside them installed), upgraded,
 // downgraded, or replaced by another archive of its version (locked: the lockfile's; else
 // the local archive file origin, if not "", or the repository's), with its files, bytes
 // and time.
 func resultText(res *install.Result, again, locked bool, origin string) string {
 	what := "installed " + res.Name + " " + res.Version
 	switch n := repo.CompareVersions(res.Version, res.Previous); {
-	case again || res.Again:
+	case res.Again || again && res.Previous != "":
 		what = "reinstalled " + res.Name + " " + res.Version
 	case res.Previous == "":
 	case n > 0:

@@ -24,6 +24,7 @@ func TestResultText(t *testing.T) {
 		{install.Result{Name: "t", Version: "1.0"}, false, false, "", "installed t 1.0"},
 		{install.Result{Name: "t", Version: "1.0", Previous: "1.0", Again: true}, false, false, "", "reinstalled t 1.0"},
 		{install.Result{Name: "t", Version: "1.0", Previous: "0.9"}, true, false, "", "reinstalled t 1.0"},
+		{install.Result{Name: "t", Version: "1.0"}, true, false, "", "installed t 1.0"}, // a dependency a reinstall installs
 		{install.Result{Name: "t", Version: "1.1", Previous: "1.0"}, false, false, "", "upgraded t 1.0 to 1.1"},
 		{install.Result{Name: "t", Version: "1.0", Previous: "1.1"}, false, true, "", "downgraded t 1.1 to 1.0"},
 		{install.Result{Name: "t", Version: "1.0", Previous: "1.0"}, false, true, "", "replaced t 1.0 with the archive the lockfile names"},

@@ -110,22 +110,21 @@ func (v Verify) Text() string {
 
 // Repair returns what putting back the packages of the problems ps takes: the packages to
 // install again, each once (by key: NAME@VERSION for one of an npm name's versions), the
-// files not pkg's that must first move out of the way (install.ErrForeign), and the
-// packages with a dependency nothing installed meets (install.ErrDependency), which
-// installing them again would refuse: an upgrade of them installs it.
+// files not pkg's that must first move out of the way (install.ErrForeign), and those of
+// the packages with a dependency nothing installed meets (install.ErrDependency), whose
+// reinstall installs it.
 func Repair(ps []install.FileError) (pkgs, foreign, lacking []string) {
 	for _, p := range ps {
 		key := repo.InstanceKey(p.Kind, p.Package, p.Version)
+		if !slices.Contains(pkgs, key) {
+			pkgs = append(pkgs, key)
+		}
 		switch {
 		case errors.Is(p.Err, install.ErrDependency):
 			if !slices.Contains(lacking, key) {
 				lacking = append(lacking, key)
 			}
-			continue
-		case !slices.Contains(pkgs, key):
-			pkgs = append(pkgs, key)
-		}
-		if errors.Is(p.Err, install.ErrForeign) {
+		case errors.Is(p.Err, install.ErrForeign):
 			foreign = append(foreign, p.Path)
 		}
 	}

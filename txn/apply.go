@@ -24,7 +24,7 @@ type Outcome struct {
 	Removed []db.Record       // the records of the packages removed, as they were, but the npm instances another version replaced (its Result's Previous)
 	Before  []db.Record       // the root's records before the change
 	Origins map[string]string // the local archive file of each package installed from one, by name
-	Again   bool              // the packages were installed again as they were
+	Again   bool              // a reinstall: the installed packages were put back as they were, beside the dependencies they lacked (Result.Previous "")
 	Locked  bool              // the archives were a lockfile's (a sync)
 	// Committed says the change is in the root, its bin/ links wrong (*install.LinksError)
 	// or not; Salvaged is what the commit kept of the trees it replaced or removed.

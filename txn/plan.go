@@ -116,13 +116,13 @@ func (p *Plan) fill(cache *fetch.Cache) *Plan {
 		if cache == nil || !cache.Has(pk.SHA256) {
 			c.Download = pk.Size
 		}
-		p.Disk += pk.InstalledSize
+		size := pk.InstalledSize
 		cur, ok := db.Find(p.before, pk.Key())
 		if old, upgraded := replaced[pk.Key()]; upgraded {
 			cur, ok = old, true
 		}
 		if ok {
-			p.Disk -= cur.Size
+			size -= cur.Size
 			c.From = cur.Version
 			switch n := pk.CompareVersion(repo.Package{Version: cur.Version}); {
 			case p.again:
@@ -136,7 +136,11 @@ func (p *Plan) fill(cache *fetch.Cache) *Plan {
 			default:
 				c.Action = Replace
 			}
+			if c.Action == Reinstall {
+				size = 0 // the archive installed: its files as recorded, whatever the index says of them
+			}
 		}
+		p.Disk += size
 		p.Download += c.Download
 		p.Changes = append(p.Changes, c)
 	}
@@ -324,6 +328,8 @@ func answers(q repo.Requirement, pk repo.Package, pkgs []repo.Package) bool {
 // reinstallPlan is the plan of installing again the installed packages keys (Record.Key):
 // the same version and archive, as the index has them, so that nothing changes but their
 // files; a package asked for from a repository (requested, db.Requested) as that one has it.
+// What their requirements need and nothing installed meets is installed with them, as
+// their dependencies (lacking), as apt-get install -f does.
 func reinstallPlan(root string, ix *Catalog, before []db.Record, keys []string, requested map[string]repo.Requirement, cache *fetch.Cache) (*Plan, error) {
 	use, gone := ix.pins(before, requested)
 	in, err := ix.indexFor(use)
@@ -356,6 +362,14 @@ func reinstallPlan(root string, ix *Catalog, before []db.Record, keys []string, 
 		pk.Depends, pk.Optional, pk.Peers, pk.Provides = cur.Depends, cur.Optional, cur.Peers, cur.Provides
 		pk.Conflicts, pk.Replaces, pk.Into = cur.Conflicts, cur.Replaces, cur.Into
 		p.install = append(p.install, pk)
+	}
+	deps, err := ix.lacking(in, before, p.install, db.Holds(before, requested, nil, nil))
+	if err != nil {
+		return nil, err
+	}
+	if len(deps) > 0 { // installed first, as dependencies: "dependency of NAME"
+		p.install = append(deps, p.install...)
+		p.why = reasons(append(db.Packages(before), deps...), keys, "")
 	}
 	return p.fill(cache), nil
 }

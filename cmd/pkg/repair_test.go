@@ -17,6 +17,7 @@ import (
 
 	"pkg/repo"
 	"pkg/report"
+	"pkg/txn"
 )
 
 // TestRepairFailedKeepsDatabase: a repair that fails before its new database is whole
@@ -387,16 +388,18 @@ func TestRepairMetaLost(t *testing.T) {
 // nothing: it recorded a roll-forward of links from the tree that is not there, which
 // every command then refused to go past, the reinstall it advised included. The repair of
 // a database older than its last commit does not record lib again and says so, naming
-// app; verify then names app's dependency, with the upgrade that installs it as one.
+// app; verify then names app's dependency, with the reinstall of app that installs it as
+// app's dependency, in one change that a dry run shows, moving app to no newer version the
+// repository has and recording no request (an upgrade of app moved it to 1.1).
 func TestRepairGoneDependency(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
 	lib := filepath.Join(base, "lib-1.0.tar")
 	writeFile(t, base, "lib-1.0.tar", pax(t, tf("lib/liblib.so.1", "ELF"), tf("share/doc/lib/copyright", "MIT\n")))
-	if _, err := repo.Add(t.Context(), dir, lib, repo.Package{Name: "lib", Version: "1.0", Lib: []string{"lib"}}, nil); err != nil {
+	if _, err := repo.Add(t.Context(), dir, lib, repo.Package{Name: "lib", Version: "1.0", Lib: []string{"lib"}, InstalledSize: 7}, nil); err != nil {
 		t.Fatal(err)
 	}
-	addPackage(t, dir, "app", "1.0", "lib>=1")
+	addPackage(t, dir, "app", "1.0", "lib>=1") // its entry says no size
 	e := newEnv(t, base, dir)
 	e.ok("install", "app")
 	tree := filepath.Join(e.root, "pkgs", "lib")
@@ -416,15 +419,54 @@ func TestRepairGoneDependency(t *testing.T) {
 	if err := os.RemoveAll(tree); err != nil {
 		t.Fatal(err)
 	}
+	addPackage(t, dir, "app", "1.1", "lib>=1")
 	out, stderr, code := e.pkg("verify", "--repair")
 	if code != 1 || !strings.Contains(stderr, "pkg: warning: lib 1.0 is not recorded again: its tree "+tree+" is gone, and app 1.0 depends on it\n") ||
 		out != "recorded 1 packages again from their trees: app 1.0\napp 1.0: missing lib>=1 (dependency)\n" ||
-		!strings.Contains(stderr, "pkg: verify: 1 problem found; pkg upgrade app installs the dependencies it lacks\n") {
+		!strings.Contains(stderr, "pkg: verify: 1 problem found; pkg install --reinstall app restores what was installed (keeping what you changed in .pkg/saved), installing the dependencies app lacks\n") {
 		t.Fatalf("verify --repair of a stale database with lib's tree gone: exit %d\n%s%s", code, out, stderr)
 	}
-	e.ok("upgrade", "app")
+	plan := decode[txn.Plan](t, "install --reinstall --dry-run --json app", mustOut(e.ok("install", "--reinstall", "--dry-run", "--json", "app")), txn.Schema)
+	if got := strings.Join(changes(plan), ", "); got != "install lib 1.0 (dependency of app), reinstall app 1.0 (requested)" || plan.Disk != 7 {
+		t.Errorf("the reinstall's plan: %s, %d bytes more disk space; want lib installed and app reinstalled, lib's 7 bytes more", got, plan.Disk)
+	}
+	out, _ = e.ok("install", "--reinstall", "app")
+	if !strings.Contains(out, "installed lib 1.0: ") || !strings.Contains(out, "reinstalled app 1.0: ") {
+		t.Errorf("install --reinstall app said:\n%s", out)
+	}
 	e.ok("verify")
-	if got, asked := e.installed(), e.requested(); got != "app 1.0, lib 1.0" || asked != "app 1.0" {
-		t.Errorf("after the upgrade: installed %q, asked for %q; want app and lib, app asked for", got, asked)
+	if got, asked, reqs := e.installed(), e.requested(), e.requests(); got != "app 1.0, lib 1.0" || asked != "app 1.0" || reqs != "app:app" {
+		t.Errorf("after the reinstall: installed %q, asked for %q, requests %q; want app and lib, app asked for as app", got, asked, reqs)
+	}
+}
+
+// TestRepairGoneNPMDependency: the tree of ms@2.0.0, which debug 2.6.9 depends on exactly,
+// deleted and not recorded again by a repair. Verify names debug's dependency with the
+// reinstall of its instance, debug@2.6.9, which installs ms 2.0.0 as its dependency (not
+// the newer 2.1.3 the repository has) and records no request: the upgrade it advised
+// recorded debug@2.6.9 as debug's request, which held debug there from then on.
+func TestRepairGoneNPMDependency(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "ms", "2.0.0")
+	addNPM(t, base, "ms", "2.1.3")
+	addNPM(t, base, "debug", "2.6.9", "ms@npm:2.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "debug")
+	e.staleAfter("install", "--reinstall", "ms")
+	if err := os.RemoveAll(filepath.Join(e.root, "pkgs", "ms@2.0.0")); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := e.pkg("verify", "--repair")
+	if code != 1 || out != "recorded 1 packages again from their trees: debug 2.6.9\ndebug 2.6.9: missing ms@npm:2.0.0 (dependency)\n" ||
+		!strings.Contains(stderr, "pkg: verify: 1 problem found; pkg install --reinstall debug@2.6.9 restores what was installed (keeping what you changed in .pkg/saved), installing the dependencies debug@2.6.9 lacks\n") {
+		t.Fatalf("verify --repair with ms's tree gone: exit %d\n%s%s", code, out, stderr)
+	}
+	e.ok("install", "--reinstall", "debug@2.6.9")
+	e.ok("verify")
+	if got, reqs := e.installed(), e.requests(); got != "debug 2.6.9, ms 2.0.0" || reqs != "debug@2.6.9:debug" {
+		t.Errorf("after the reinstall: installed %q, requests %q; want debug and ms 2.0.0, debug asked for as debug", got, reqs)
+	}
+	if target, err := os.Readlink(filepath.Join(e.root, "lib", "node_modules", ".pnpm", "debug@2.6.9", "node_modules", "ms")); err != nil || target != "../../ms@2.0.0/node_modules/ms" {
+		t.Errorf("debug's link to ms: %q, %v", target, err)
 	}
 }

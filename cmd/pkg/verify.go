@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -57,38 +58,48 @@ func verifyAction(c *cli.Context) error {
 	return fmt.Errorf("verify: %s; %s", v.Text(), repairAdvice(c, reinstall, foreign, lacking))
 }
 
-// repairAdvice says what puts back what verify found: an upgrade of the packages lacking a
-// dependency, then, after moving the files not pkg's out of the way (foreign), a reinstall
-// of the packages whose files differ (report.Repair).
+// repairAdvice says what puts back what verify found: after moving the files not pkg's
+// out of the way (foreign), a reinstall of the packages whose files differ or that lack a
+// dependency (report.Repair), which installs what those of lacking lack.
 func repairAdvice(c *cli.Context, reinstall, foreign, lacking []string) string {
+	first := ""
+	if len(foreign) > 0 {
+		first = "move " + strings.Join(foreign, " and ") + " away (not pkg's to replace), then "
+	}
 	// Where no repository is in effect, or none is known (the configuration unreadable), the
 	// archives are the cache's alone. One in effect that does not offer the package (a root
 	// synced from another repository's lockfile) still gets the online advice: verify reads
 	// no index, so it cannot tell, and that reinstall's refusal names what it lacks.
-	reinstallCmd, upgradeCmd, from := "pkg install --reinstall", "pkg upgrade", ""
+	cmd := "pkg install --reinstall"
 	switch rs, err := sess(c).Repositories(); {
 	case err != nil:
-		reinstallCmd, upgradeCmd = "pkg --offline install --reinstall", "pkg --offline upgrade"
+		cmd = "pkg --offline install --reinstall"
+	case len(rs) == 0 && len(lacking) > 0:
+		// The cache holds the installed packages' archives, not those of what they lack.
+		rest := slices.DeleteFunc(slices.Clone(reinstall), func(k string) bool { return slices.Contains(lacking, k) })
+		advice := first + reinstallAdvice("pkg --repo URL install --reinstall", lacking, lacking) + ", from a repository that offers them"
+		if len(rest) > 0 {
+			advice += "; " + reinstallAdvice("with no repository in effect, pkg --offline install --reinstall", rest, nil)
+		}
+		return advice
 	case len(rs) == 0:
-		reinstallCmd = "with no repository in effect, pkg --offline install --reinstall"
-		upgradeCmd, from = "pkg --repo URL upgrade", " from a repository that offers them"
+		cmd = "with no repository in effect, pkg --offline install --reinstall"
 	}
-	var advice []string
-	if len(lacking) > 0 { // first: a package that lacks a dependency is not installed again without it
-		they := "they lack"
-		if len(lacking) == 1 {
-			they = "it lacks"
-		}
-		advice = append(advice, fmt.Sprintf("%s %s installs the dependencies %s%s", upgradeCmd, strings.Join(lacking, " "), they, from))
+	return first + reinstallAdvice(cmd, reinstall, lacking)
+}
+
+// reinstallAdvice says that cmd of the packages keys restores them, installing the
+// dependencies those of lacking lack.
+func reinstallAdvice(cmd string, keys, lacking []string) string {
+	s := fmt.Sprintf("%s %s restores what was installed (keeping what you changed in .pkg/saved)", cmd, strings.Join(keys, " "))
+	switch len(lacking) {
+	case 0:
+	case 1:
+		s += ", installing the dependencies " + lacking[0] + " lacks"
+	default:
+		s += ", installing the dependencies " + strings.Join(lacking, ", ") + " lack"
 	}
-	if len(reinstall) > 0 {
-		first := ""
-		if len(foreign) > 0 {
-			first = "move " + strings.Join(foreign, " and ") + " away (not pkg's to replace), then "
-		}
-		advice = append(advice, fmt.Sprintf("%s%s %s restores what was installed (keeping what you changed in .pkg/saved)", first, reinstallCmd, strings.Join(reinstall, " ")))
-	}
-	return strings.Join(advice, "; then ")
+	return s
 }
 
 // repair rebuilds the root's database (session.Repair) and says what it did.

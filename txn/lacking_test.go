@@ -1,0 +1,64 @@
+package txn_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"pkg/db"
+	"pkg/repo"
+	"pkg/txn"
+)
+
+// TestReinstallLacking plans reinstalls in a root whose records lack dependencies (app's
+// lib, tool's foo, as a repair that could not record their deleted trees leaves them): a
+// reinstall of app installs lib with it, at the newest version app allows, as app's
+// dependency, and moves app to no newer version; tool's lack is not its business. A
+// reinstall of tool, whose foo no repository offers, is refused naming both; one that
+// could install what a package lacks only by changing an installed package is refused,
+// naming that package.
+func TestReinstallLacking(t *testing.T) {
+	w := newWorld(t)
+	app := addPackage(t, w.repo, "app", "1.0", "lib>=1")
+	addPackage(t, w.repo, "app", "1.1", "lib>=1")
+	addPackage(t, w.repo, "lib", "1.0")
+	addPackage(t, w.repo, "lib", "2.0")
+	tool := addPackage(t, w.repo, "tool", "1.0")
+	tool.Depends = []repo.Requirement{{Name: "foo"}} // foo was offered once
+	ix := w.index("")
+	recs := []db.Record{record(app), record(tool)}
+	requested := map[string]repo.Requirement{"app": {Name: "app"}, "tool": {Name: "tool"}}
+	reinstall := func(recs []db.Record, names ...string) (*txn.Plan, error) {
+		return txn.NewPlan(txn.Spec{Action: txn.Reinstall, Names: names, Records: recs, Requested: requested, Catalog: ix})
+	}
+
+	p, err := reinstall(recs, "app")
+	if err != nil {
+		t.Fatalf("reinstall app lacking lib: %v", err)
+	}
+	want := []txn.Change{
+		{Action: txn.Install, Name: "lib", Version: "2.0", Why: "dependency of app"},
+		{Action: txn.Reinstall, Name: "app", Version: "1.0", Why: "requested"},
+	}
+	for i := range p.Changes {
+		p.Changes[i].Download = 0 // no cache: every archive is downloaded
+	}
+	if !slices.Equal(p.Changes, want) {
+		t.Errorf("reinstall app lacking lib: %+v; want %+v", p.Changes, want)
+	}
+
+	_, err = reinstall(recs, "tool")
+	if err == nil || !strings.Contains(err.Error(), "tool 1.0 lacks (foo)") || !strings.Contains(err.Error(), `"foo" not found`) {
+		t.Errorf("reinstall tool lacking foo, which no repository offers: %v", err)
+	}
+
+	lib, err := ix.Lookup(repo.Requirement{Name: "lib", Constraints: []repo.Constraint{{Op: "=", Version: "1.0"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs[0].Depends = []repo.Requirement{{Name: "lib", Constraints: []repo.Constraint{{Op: ">=", Version: "2"}}}}
+	_, err = reinstall(append(recs, record(lib)), "app")
+	if err == nil || !strings.Contains(err.Error(), "would change lib 1.0 to 2.0") {
+		t.Errorf("reinstall app lacking lib>=2, lib 1.0 installed: %v; want it refused as it would change lib", err)
+	}
+}
