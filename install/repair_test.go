@@ -274,7 +274,7 @@ func TestRebuildGone(t *testing.T) {
 	r = openRoot(t, dir)
 	defer r.Close()
 	problems, err = r.Verify()
-	if err != nil || len(problems) != 1 || problems[0].Package != "a" || problems[0].Path != "b>=1" || !errors.Is(problems[0].Err, ErrMissing) || !errors.Is(problems[0].Err, ErrDependency) {
+	if err != nil || len(problems) != 1 || problems[0].Package != "a" || problems[0].Path != "" || problems[0].Requirement != "b>=1" || !errors.Is(problems[0].Err, ErrMissing) || !errors.Is(problems[0].Err, ErrDependency) {
 		t.Errorf("Verify after the repair: %v, %v; want a's dependency b>=1 missing alone", problems, err)
 	}
 }

@@ -2,6 +2,7 @@ package install
 
 import (
 	"archive/tar"
+	"cmp"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -56,12 +57,13 @@ var (
 type FileError struct {
 	Package, Version string
 	Kind             string // the package's (repo.KindNPM: one of several versions of its name, by repo.InstanceKey)
-	Path             string // relative to the package directory; absolute for a command link, a path of the prefix, or the package directory itself; the requirement, for a dependency (ErrDependency)
+	Path             string // relative to the package directory; absolute for a command link, a path of the prefix, or the package directory itself; "" for a dependency (ErrDependency)
+	Requirement      string // for a dependency nothing installed meets (ErrDependency), the requirement, as "lib>=1"
 	Err              error
 }
 
 func (e FileError) Error() string {
-	return fmt.Sprintf("%s %s: %s: %v", e.Package, e.Version, e.Path, e.Err)
+	return fmt.Sprintf("%s %s: %s: %v", e.Package, e.Version, cmp.Or(e.Path, e.Requirement), e.Err)
 }
 
 func (e FileError) Unwrap() error { return e.Err }
@@ -170,7 +172,7 @@ func (r *Root) verify(cache Cache, names []string) ([]FileError, int64, error) {
 		if c := strings.Compare(a.Package, b.Package); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Path, b.Path)
+		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Requirement, b.Requirement))
 	})
 	return problems, v.unread.Load(), nil
 }
@@ -188,7 +190,7 @@ func unmet(pkgs, all []db.Record) []FileError {
 				m = newMeets(named(all))
 			}
 			if !m.met(req) {
-				out = append(out, FileError{Package: p.Name, Version: p.Version, Kind: p.Kind, Path: req.String(), Err: found(ErrMissing, ErrDependency)})
+				out = append(out, FileError{Package: p.Name, Version: p.Version, Kind: p.Kind, Requirement: req.String(), Err: found(ErrMissing, ErrDependency)})
 			}
 		}
 	}

@@ -259,18 +259,20 @@ type Verify struct {
 
 // Problem is one difference found (install.FileError), worded.
 type Problem struct {
-	Package string `json:"package"`
-	Version string `json:"version"`
-	Path    string `json:"path"`
-	Kind    string `json:"kind"`
-	What    string `json:"what,omitempty"`
+	Package     string `json:"package"`
+	Version     string `json:"version"`
+	Path        string `json:"path"`                  // "" for a dependency, which Requirement names
+	Requirement string `json:"requirement,omitempty"` // a dependency nothing installed meets
+	Kind        string `json:"kind"`
+	What        string `json:"what,omitempty"`
 }
 
 // newVerify is the Verify of checking pkgs packages with files files, which found ps.
 func newVerify(pkgs, files int, ps []install.FileError) Verify {
 	v := Verify{Schema: VerifySchema, Packages: pkgs, Files: files, Problems: make([]Problem, 0, len(ps))}
 	for _, p := range ps {
-		v.Problems = append(v.Problems, Problem{Package: p.Package, Version: p.Version, Path: p.Path, Kind: kindWord(p.Err), What: whatWords(p.Err)})
+		v.Problems = append(v.Problems, Problem{Package: p.Package, Version: p.Version, Path: p.Path, Requirement: p.Requirement,
+			Kind: kindWord(p.Err), What: whatWords(p.Err)})
 	}
 	return v
 }

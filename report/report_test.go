@@ -56,6 +56,10 @@ func TestJSON(t *testing.T) {
 		{"verify", newVerify(1, 2, []install.FileError{{Package: "app", Version: "1.0", Path: "bin/app", Err: fmt.Errorf("%w (%w)", install.ErrModified, install.ErrContent)}}),
 			`{"schema":"pkg.verify/1","packages":1,"files":2,"problems":[{"package":"app","version":"1.0","path":"bin/app","kind":"modified","what":"content"}]}`},
 		{"verify", newVerify(0, 0, nil), `{"schema":"pkg.verify/1","packages":0,"files":0,"problems":[]}`},
+		// A dependency nothing installed meets is no path: a reader of path and kind
+		// missing as a file finds none, and the requirement is a field of its own.
+		{"verify", newVerify(1, 2, []install.FileError{{Package: "app", Version: "1.0", Requirement: "lib>=1", Err: fmt.Errorf("%w (%w)", install.ErrMissing, install.ErrDependency)}}),
+			`{"schema":"pkg.verify/1","packages":1,"files":2,"problems":[{"package":"app","version":"1.0","path":"","requirement":"lib>=1","kind":"missing","what":"dependency"}]}`},
 		{"repos", NewRepos([]Repository{{Name: "team", URLs: []string{"https://a/team/", "https://b/team/"}, Keys: []string{"pkg-ed25519:k"}, Priority: 20, From: "/etc/pkg/config.toml"}, {Name: "x", URLs: []string{"file:///srv/x/"}, From: "--repo"}}),
 			`{"schema":"pkg.repos/1","repos":[{"name":"team","urls":["https://a/team/","https://b/team/"],"keys":["pkg-ed25519:k"],"keys_from":["/etc/pkg/config.toml"],"priority":20,"from":"/etc/pkg/config.toml"},{"name":"x","urls":["file:///srv/x/"],"keys":[],"keys_from":[],"priority":0,"from":"--repo"}]}`},
 		{"repos", NewRepos(nil), `{"schema":"pkg.repos/1","repos":[]}`},

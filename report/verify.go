@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -81,9 +82,10 @@ func whatWords(err error) string {
 	return strings.Join(words, ", ")
 }
 
-// String is p as pkg verify prints it: "app 1.0: modified bin/app (content)".
+// String is p as pkg verify prints it: "app 1.0: modified bin/app (content)", "app 1.0:
+// missing lib>=1 (dependency)".
 func (p Problem) String() string {
-	s := fmt.Sprintf("%s %s: %s %s", p.Package, p.Version, p.Kind, p.Path)
+	s := fmt.Sprintf("%s %s: %s %s", p.Package, p.Version, p.Kind, cmp.Or(p.Path, p.Requirement))
 	if p.What != "" {
 		s += " (" + p.What + ")"
 	}

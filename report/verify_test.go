@@ -30,7 +30,7 @@ func TestVerifyOf(t *testing.T) {
 	}
 	// A package a dependency is missing of is installed again, which installs it, and
 	// said to lack it.
-	dep := install.FileError{Package: "a", Version: "1.0", Path: "lib>=1", Err: fmt.Errorf("%w (%w)", install.ErrMissing, install.ErrDependency)}
+	dep := install.FileError{Package: "a", Version: "1.0", Requirement: "lib>=1", Err: fmt.Errorf("%w (%w)", install.ErrMissing, install.ErrDependency)}
 	if pkgs, _, lacking := Repair(append([]install.FileError{dep}, ps...)); !slices.Equal(pkgs, []string{"a", "b"}) || !slices.Equal(lacking, []string{"a"}) {
 		t.Errorf("Repair with a's dependency missing = %q, lacking %q; want [a b] installed again and [a] lacking", pkgs, lacking)
 	}
@@ -38,6 +38,9 @@ func TestVerifyOf(t *testing.T) {
 	want := "b 1.0: missing x\nb 1.0: modified /r/bin/b (command link, a file not pkg's in its place)\n"
 	if err := v.WriteText(&b); err != nil || b.String() != want {
 		t.Errorf("WriteText: %q, %v; want %q", b.String(), err, want)
+	}
+	if got, want := newVerify(1, 2, []install.FileError{dep}).Problems[0].String(), "a 1.0: missing lib>=1 (dependency)"; got != want {
+		t.Errorf("a's dependency missing: %q; want %q", got, want)
 	}
 }
 

@@ -426,6 +426,11 @@ func TestRepairGoneDependency(t *testing.T) {
 		!strings.Contains(stderr, "pkg: verify: 1 problem found; pkg install --reinstall app restores what was installed (keeping what you changed in .pkg/saved), installing the dependencies app lacks\n") {
 		t.Fatalf("verify --repair of a stale database with lib's tree gone: exit %d\n%s%s", code, out, stderr)
 	}
+	out, _, code = e.pkg("verify", "--json")
+	problems := []report.Problem{{Package: "app", Version: "1.0", Requirement: "lib>=1", Kind: "missing", What: "dependency"}}
+	if v := decode[report.Verify](t, "verify --json", out, report.VerifySchema); code != 1 || !reflect.DeepEqual(v.Problems, problems) {
+		t.Errorf("verify --json with lib gone: exit %d\n%s\nwant the problems %#v", code, out, problems)
+	}
 	plan := decode[txn.Plan](t, "install --reinstall --dry-run --json app", mustOut(e.ok("install", "--reinstall", "--dry-run", "--json", "app")), txn.Schema)
 	if got := strings.Join(changes(plan), ", "); got != "install lib 1.0 (dependency of app), reinstall app 1.0 (requested)" || plan.Disk != 7 {
 		t.Errorf("the reinstall's plan: %s, %d bytes more disk space; want lib installed and app reinstalled, lib's 7 bytes more", got, plan.Disk)
