@@ -18,6 +18,9 @@ type Gone struct {
 	Package, Version, Kind string
 	Tree                   string   // the path of its tree, pkgs/KEY
 	By                     []string // "NAME VERSION" of each recorded package that depends on it, nothing else meeting that
+	// Requested is the requirement the user asked for it by, where the database records
+	// that they did (Rebuilt.Gone: a repair that drops it drops the request too).
+	Requested *repo.Requirement
 }
 
 // A GoneError refuses the repair of a database that is not damaged whose records name

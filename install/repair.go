@@ -64,7 +64,8 @@ type Rebuilt struct {
 	Salvaged bool
 	Repos    int // records of repositories salvaged
 	// Gone is the packages the replaced database recorded whose trees pkgs/ no longer
-	// holds: not recorded again, what depends on them is left without them.
+	// holds: not recorded again, nor their requests; what depends on them is left without
+	// them.
 	Gone []Gone
 }
 
@@ -116,6 +117,11 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 		return nil, err
 	}
 	out.Gone = r.gone(old.pkgs, recs)
+	for i, g := range out.Gone {
+		if q, ok := old.reqs[repo.InstanceKey(g.Kind, g.Package, g.Version)]; ok {
+			out.Gone[i].Requested = &q
+		}
+	}
 	if !out.Salvaged {
 		old.reqs = unneeded(recs, r.linkedNPM(recs))
 	} else {

@@ -230,7 +230,8 @@ func TestRebuildSameShape(t *testing.T) {
 // a, rather than record a roll-forward of links from a tree that is not there, which left
 // the root refusing every change; verify then names b's tree, and no dependency of a. The
 // repair of a database older than its last commit does not record b again and says so
-// (Rebuilt.Gone, naming a), and verify then names a's dependency on b, which nothing meets.
+// (Rebuilt.Gone, naming a, and the request b was asked for by, which goes with it), and
+// verify then names a's dependency on b, which nothing meets.
 func TestRebuildGone(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "root")
@@ -241,6 +242,7 @@ func TestRebuildGone(t *testing.T) {
 	for _, p := range []repo.Package{b, a} {
 		cands[p.Name] = []Candidate{{Package: p, Members: installIn(t, r, base, p, tree("etc/"+p.Name+"=x"))}}
 	}
+	must(t, r.DB().Request(map[string]repo.Requirement{"b": {Name: "b", Constraints: []repo.Constraint{{Op: ">=", Version: "1"}}}}))
 	old, err := os.ReadFile(filepath.Join(dir, ".pkg", "db"))
 	must(t, err)
 	must(t, r.remember("a note", "said")) // a commit the old copy lacks
@@ -268,6 +270,7 @@ func TestRebuildGone(t *testing.T) {
 
 	must(t, os.WriteFile(filepath.Join(dir, ".pkg", "db"), old, 0o644))
 	out, err = Rebuild(context.Background(), dir, Options{}, candidates)
+	want[0].Requested = &repo.Requirement{Name: "b", Constraints: []repo.Constraint{{Op: ">=", Version: "1"}}}
 	if err != nil || out.Sound || !slices.Equal(out.Recorded, []string{"a 1"}) || !reflect.DeepEqual(out.Gone, want) {
 		t.Fatalf("Rebuild of a stale database with b's tree gone = %+v, %v; want a recorded again and b gone, needed by a", out, err)
 	}

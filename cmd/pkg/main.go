@@ -153,3 +153,11 @@ func warn(c *cli.Context, format string, args ...any) {
 		fmt.Fprintf(c.App.ErrWriter, "pkg: warning: "+format+"\n", args...)
 	}
 }
+
+// advise prints what to do about a warning to stderr, as the hint of an error is printed,
+// unless --quiet, which leaves out the warning.
+func advise(c *cli.Context, format string, args ...any) {
+	if !c.Bool("quiet") {
+		fmt.Fprintf(c.App.ErrWriter, "pkg: hint: "+format+"\n", args...)
+	}
+}

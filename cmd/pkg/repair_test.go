@@ -475,3 +475,36 @@ func TestRepairGoneNPMDependency(t *testing.T) {
 		t.Errorf("debug's link to ms: %q, %v", target, err)
 	}
 }
+
+// TestRepairGoneRequested: the tree of lib, asked for as lib>=1 and needed by nothing,
+// deleted, and the database put back older than its last commit. The repair cannot record
+// lib again, nor its request, and verify then has nothing to say of it: the repair says
+// how to ask for it again, by the requirement it was asked for by, which puts it back with
+// its hold. It warned alone, and the request was gone without a word of what to do.
+func TestRepairGoneRequested(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	writeFile(t, base, "lib-1.0.tar", pax(t, tf("lib/liblib.so.1", "ELF")))
+	if _, err := repo.Add(t.Context(), dir, filepath.Join(base, "lib-1.0.tar"), repo.Package{Name: "lib", Version: "1.0", Lib: []string{"lib"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	addPackage(t, dir, "other", "1.0")
+	e := newEnv(t, base, dir)
+	e.ok("install", "lib>=1", "other")
+	e.staleAfter("install", "--reinstall", "lib")
+	tree := filepath.Join(e.root, "pkgs", "lib")
+	if err := os.RemoveAll(tree); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr := e.ok("verify", "--repair")
+	want := "pkg: warning: lib 1.0 is not recorded again: its tree " + tree + " is gone\n" +
+		"pkg: hint: you asked for lib 1.0: 'pkg install 'lib>=1'' installs it again, as asked for\n"
+	if !strings.Contains(stderr, want) {
+		t.Fatalf("verify --repair with lib's tree gone:\n%s\nwant %q", stderr, want)
+	}
+	e.ok("install", "lib>=1")
+	e.ok("verify")
+	if got := e.requests(); got != "lib:lib>=1, other:other" {
+		t.Errorf("requests after the install the repair advised: %q", got)
+	}
+}

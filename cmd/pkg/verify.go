@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/internal/shell"
 	"pkg/internal/termtext"
 	"pkg/report"
 	"pkg/session"
@@ -116,6 +117,7 @@ func repair(c *cli.Context) error {
 		note(c, "the old database is kept as %s", termtext.Quote(b.Kept))
 	}
 	say(c, "recorded %d packages again from their trees: %s", len(b.Recorded), strings.Join(b.Recorded, ", "))
+	var asked, args []string // the packages gone that the user asked for, and the requirements they did by
 	for _, g := range b.Gone {
 		depends := ""
 		switch len(g.By) {
@@ -126,6 +128,16 @@ func repair(c *cli.Context) error {
 			depends = ", and " + strings.Join(g.By, ", ") + " depend on it"
 		}
 		warn(c, "%s %s is not recorded again: its tree %s is gone%s", g.Package, g.Version, g.Tree, depends)
+		if g.Requested != nil {
+			asked, args = append(asked, g.Package+" "+g.Version), append(args, shell.Quote(g.Requested.String()))
+		}
+	}
+	if len(asked) > 0 { // their requests went with their records: nothing else will say they were asked for
+		them := "them"
+		if len(asked) == 1 {
+			them = "it"
+		}
+		advise(c, "you asked for %s: 'pkg install %s' installs %s again, as asked for", strings.Join(asked, " and "), strings.Join(args, " "), them)
 	}
 	if !b.Salvaged {
 		warn(c, "what you asked for and the repositories' pins could not be read from the old database: every package no other needs, each npm package lib/node_modules/NAME links to, and each of packages needing only each other where none is so linked counts as asked for, and a signed repository's key must be trusted again (pkg trust add)")
