@@ -422,7 +422,7 @@ func TestRepairGoneDependency(t *testing.T) {
 	addPackage(t, dir, "app", "1.1", "lib>=1")
 	out, stderr, code := e.pkg("verify", "--repair")
 	if code != 1 || !strings.Contains(stderr, "pkg: warning: lib 1.0 is not recorded again: its tree "+tree+" is gone, and app 1.0 depends on it\n") ||
-		out != "recorded 1 packages again from their trees: app 1.0\napp 1.0: missing lib>=1 (dependency)\n" ||
+		out != "recorded 1 package again from their trees: app 1.0\napp 1.0: missing lib>=1 (dependency)\n" ||
 		!strings.Contains(stderr, "pkg: verify: 1 problem found; pkg install --reinstall app restores what was installed (keeping what you changed in .pkg/saved), installing the dependencies app lacks\n") {
 		t.Fatalf("verify --repair of a stale database with lib's tree gone: exit %d\n%s%s", code, out, stderr)
 	}
@@ -462,7 +462,7 @@ func TestRepairGoneNPMDependency(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, stderr, code := e.pkg("verify", "--repair")
-	if code != 1 || out != "recorded 1 packages again from their trees: debug 2.6.9\ndebug 2.6.9: missing ms@npm:2.0.0 (dependency)\n" ||
+	if code != 1 || out != "recorded 1 package again from their trees: debug 2.6.9\ndebug 2.6.9: missing ms@npm:2.0.0 (dependency)\n" ||
 		!strings.Contains(stderr, "pkg: verify: 1 problem found; pkg install --reinstall debug@2.6.9 restores what was installed (keeping what you changed in .pkg/saved), installing the dependencies debug@2.6.9 lacks\n") {
 		t.Fatalf("verify --repair with ms's tree gone: exit %d\n%s%s", code, out, stderr)
 	}
@@ -480,7 +480,8 @@ func TestRepairGoneNPMDependency(t *testing.T) {
 // deleted, and the database put back older than its last commit. The repair cannot record
 // lib again, nor its request, and verify then has nothing to say of it: the repair says
 // how to ask for it again, by the requirement it was asked for by, which puts it back with
-// its hold. It warned alone, and the request was gone without a word of what to do.
+// its hold. It warned alone, and the request was gone without a word of what to do. With
+// --json, what the repair did is a note: stdout holds the JSON alone.
 func TestRepairGoneRequested(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
@@ -488,23 +489,23 @@ func TestRepairGoneRequested(t *testing.T) {
 	if _, err := repo.Add(t.Context(), dir, filepath.Join(base, "lib-1.0.tar"), repo.Package{Name: "lib", Version: "1.0", Lib: []string{"lib"}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	addPackage(t, dir, "other", "1.0")
 	e := newEnv(t, base, dir)
-	e.ok("install", "lib>=1", "other")
+	e.ok("install", "lib>=1")
 	e.staleAfter("install", "--reinstall", "lib")
 	tree := filepath.Join(e.root, "pkgs", "lib")
 	if err := os.RemoveAll(tree); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr := e.ok("verify", "--repair")
-	want := "pkg: warning: lib 1.0 is not recorded again: its tree " + tree + " is gone\n" +
+	out, stderr := e.ok("verify", "--repair", "--json")
+	want := "pkg: note: recorded no package again: pkgs/ holds no tree\n" +
+		"pkg: warning: lib 1.0 is not recorded again: its tree " + tree + " is gone\n" +
 		"pkg: hint: you asked for lib 1.0: 'pkg install 'lib>=1'' installs it again, as asked for\n"
-	if !strings.Contains(stderr, want) {
-		t.Fatalf("verify --repair with lib's tree gone:\n%s\nwant %q", stderr, want)
+	if v := decode[report.Verify](t, "verify --repair --json", out, report.VerifySchema); !strings.Contains(stderr, want) || v.Packages != 0 {
+		t.Fatalf("verify --repair --json with lib's tree gone:\n%s%s\nwant %q on stderr, and the JSON alone on stdout", out, stderr, want)
 	}
 	e.ok("install", "lib>=1")
 	e.ok("verify")
-	if got := e.requests(); got != "lib:lib>=1, other:other" {
+	if got := e.requests(); got != "lib:lib>=1" {
 		t.Errorf("requests after the install the repair advised: %q", got)
 	}
 }

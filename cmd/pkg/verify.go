@@ -9,6 +9,7 @@ import (
 
 	"pkg/internal/shell"
 	"pkg/internal/termtext"
+	"pkg/internal/units"
 	"pkg/report"
 	"pkg/session"
 )
@@ -103,20 +104,29 @@ func reinstallAdvice(cmd string, keys, lacking []string) string {
 	return s
 }
 
-// repair rebuilds the root's database (session.Repair) and says what it did.
+// repair rebuilds the root's database (session.Repair) and says what it did: on stdout,
+// or with --json, whose document stdout holds alone, as a note.
 func repair(c *cli.Context) error {
 	b, err := sess(c).Repair(c.Context)
 	if b == nil {
 		return err
 	}
+	tell := say
+	if c.Bool("json") {
+		tell = note
+	}
 	if b.Sound {
-		say(c, "the database is not damaged: kept it, and recorded again from its file lists which of its %d packages own the prefix's paths", len(b.Recorded))
+		tell(c, "the database is not damaged: kept it, and recorded again from its file lists which of its %d packages own the prefix's paths", len(b.Recorded))
 		return err
 	}
 	if b.Kept != "" {
 		note(c, "the old database is kept as %s", termtext.Quote(b.Kept))
 	}
-	say(c, "recorded %d packages again from their trees: %s", len(b.Recorded), strings.Join(b.Recorded, ", "))
+	if len(b.Recorded) == 0 {
+		tell(c, "recorded no package again: pkgs/ holds no tree")
+	} else {
+		tell(c, "recorded %s again from their trees: %s", units.Count(len(b.Recorded), "package"), strings.Join(b.Recorded, ", "))
+	}
 	var asked, args []string // the packages gone that the user asked for, and the requirements they did by
 	for _, g := range b.Gone {
 		depends := ""
