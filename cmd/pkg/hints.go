@@ -46,10 +46,15 @@ var hints = []hintRule{
 		return fmt.Sprintf("nothing was changed; 'pkg --root %s verify --repair' records the packages in %s again from their trees and the cache, deleting nothing and keeping the damaged file",
 			shell.Quote(root), filepath.Join(root, "pkgs"))
 	})},
-	{fn: as(func(ge *session.GoneError) string {
+	{fn: as(func(gr *goneRepairError) string {
+		ge := (*session.GoneError)(nil)
+		errors.As(gr, &ge)
 		keys := make([]string, len(ge.Gone))
 		for i, g := range ge.Gone {
 			keys[i] = repo.InstanceKey(g.Kind, g.Package, g.Version)
+		}
+		if gr.Offline {
+			return fmt.Sprintf("the database is not damaged: 'pkg --offline install --reinstall %s' puts back what is gone, from the cache (no repository is in effect)", strings.Join(keys, " "))
 		}
 		return fmt.Sprintf("the database is not damaged: 'pkg install --reinstall %s' puts back what is gone, from the cache or the repositories", strings.Join(keys, " "))
 	})},

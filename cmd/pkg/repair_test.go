@@ -509,3 +509,37 @@ func TestRepairGoneRequested(t *testing.T) {
 		t.Errorf("requests after the install the repair advised: %q", got)
 	}
 }
+
+// TestRepairGoneWithoutRepo: the repair of a sound database whose lib tree was deleted,
+// where no repository is in effect, advises the reinstall from the cache, --offline, and
+// that advice, followed as given, puts the tree back; the one without --offline stopped at
+// "no repository".
+func TestRepairGoneWithoutRepo(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("PKG_REPO", "")
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "app", "1.0", "lib>=1")
+	e := newEnv(t, base, dir)
+	e.ok("install", "app")
+	if err := os.RemoveAll(filepath.Join(e.root, "pkgs", "lib")); err != nil {
+		t.Fatal(err)
+	}
+	repoless := func(args ...string) (string, int) {
+		var out, stderr bytes.Buffer
+		code := run(append([]string{"pkg", "--root", e.root, "--cache", e.cache}, args...), &out, &stderr)
+		return stderr.String(), code
+	}
+	stderr, code := repoless("verify", "--repair")
+	advice := "pkg: hint: the database is not damaged: 'pkg --offline install --reinstall lib' puts back what is gone"
+	if code != 1 || !strings.Contains(stderr, advice) {
+		t.Fatalf("verify --repair with no repository: exit %d\n%s\nwant %q", code, stderr, advice)
+	}
+	if stderr, code := repoless("--offline", "install", "--reinstall", "lib"); code != 0 {
+		t.Fatalf("the advice followed: exit %d, %s", code, stderr)
+	}
+	if stderr, code := repoless("verify"); code != 0 {
+		t.Errorf("verify after the advice: exit %d, %s", code, stderr)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -109,7 +110,7 @@ func reinstallAdvice(cmd string, keys, lacking []string) string {
 func repair(c *cli.Context) error {
 	b, err := sess(c).Repair(c.Context)
 	if b == nil {
-		return err
+		return goneRepair(c, err)
 	}
 	tell := say
 	if c.Bool("json") {
@@ -153,4 +154,25 @@ func repair(c *cli.Context) error {
 		warn(c, "what you asked for and the repositories' pins could not be read from the old database: every package no other needs, each npm package lib/node_modules/NAME links to, and each of packages needing only each other where none is so linked counts as asked for, and a signed repository's key must be trusted again (pkg trust add)")
 	}
 	return err
+}
+
+// goneRepairError is a repair refused for packages whose trees are gone
+// (*session.GoneError), Offline where the reinstall that puts them back takes their
+// archives from the cache alone: no repository is in effect, or the configuration that
+// says which cannot be read (as repairAdvice has it).
+type goneRepairError struct {
+	Offline bool
+	error
+}
+
+func (e *goneRepairError) Unwrap() error { return e.error }
+
+// goneRepair returns err, of a repair, as a *goneRepairError where it holds a
+// *session.GoneError; any other err as it is.
+func goneRepair(c *cli.Context, err error) error {
+	if !errors.As(err, new(*session.GoneError)) {
+		return err
+	}
+	rs, rerr := sess(c).Repositories()
+	return &goneRepairError{Offline: rerr != nil || len(rs) == 0, error: err}
 }
