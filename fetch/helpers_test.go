@@ -116,6 +116,16 @@ func (s *server) requests() []http.Header {
 	return append([]http.Header(nil), s.reqs...)
 }
 
+// requestsSeen returns how many requests the server's handler has seen, once it has seen
+// n or 10 s have passed: a request the client gave up on may reach the handler after the
+// client returned, when the machine is loaded.
+func (s *server) requestsSeen(n int) int {
+	for deadline := time.Now().Add(10 * time.Second); len(s.requests()) < n && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return len(s.requests())
+}
+
 // indexRead serves the index of one package, reads it once into a new cache through a
 // quick source and returns the three: for tests of what a later read finds.
 func indexRead(t *testing.T) (*server, *Cache, *Source) {

@@ -309,7 +309,7 @@ func TestSilentServer(t *testing.T) {
 		if got := retries(); !slices.Equal(got, wantRetries) {
 			t.Errorf("%s: retries announced:\n%q\nwant\n%q", tt.name, got, wantRetries)
 		}
-		if n := len(srv.requests()); n != maxTries {
+		if n := srv.requestsSeen(maxTries); n != maxTries {
 			t.Errorf("%s: %d requests, want %d", tt.name, n, maxTries)
 		}
 	}
