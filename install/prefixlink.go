@@ -706,7 +706,10 @@ func (rf *roll) ours(p string, cur *unix.Stat_t, c *rollDirs) bool {
 			return true
 		}
 	}
-	if ref, ok := rf.oldOf[p]; ok && ref.member != "" {
+	// An old tree recorded as none (Tree "": a repair's package whose tree was gone)
+	// has no inode to compare with: what is there is taken for the user's, unless it is
+	// pkg's by the rest.
+	if ref, ok := rf.oldOf[p]; ok && ref.member != "" && rf.olds[ref.tree].Tree != "" {
 		if rf.olds[ref.tree].fd < 0 {
 			return true
 		}
@@ -797,7 +800,7 @@ func (rf *roll) salvage(name string) (*Salvage, error) {
 	}
 	for _, o := range rf.olds {
 		if o.Name == name {
-			s.Version = o.Version
+			s.Version, s.Gone = o.Version, o.Tree == ""
 		}
 	}
 	if err := r.makeSaved(); err != nil {

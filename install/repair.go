@@ -51,6 +51,7 @@ func (e *UnmatchedError) Error() string {
 
 // Rebuilt says what Rebuild did.
 type Rebuilt struct {
+	Root     string   // the root's directory
 	Recorded []string // "NAME VERSION" of each tree recorded again
 	Bare     []string // those of them a Bare candidate describes
 	Kept     string   // where the database it replaced is, "" if there was none
@@ -67,6 +68,10 @@ type Rebuilt struct {
 	// holds: not recorded again, nor their requests; what depends on them is left without
 	// them.
 	Gone []Gone
+	// Saved is what the repair's roll-forward kept in .pkg/saved: what the Gone packages
+	// left in the prefix (their commands in bin/ among it, which an install of them would
+	// otherwise refuse as not pkg's), each Salvage with Gone.
+	Saved []Salvage
 }
 
 // Rebuild replaces the root's database, where it is damaged, by one made from the trees
@@ -99,7 +104,7 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 	if err != nil {
 		return nil, err
 	}
-	out := &Rebuilt{Salvaged: old != nil}
+	out := &Rebuilt{Root: r.dir, Salvaged: old != nil}
 	if old != nil && old.sound {
 		err := r.keepSound(out, old)
 		if !out.Sound { // failed before its commit
@@ -127,7 +132,7 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 	} else {
 		laterRequests(old, recs, unneeded(recs, r.linkedNPM(recs)))
 	}
-	if err := r.buildDatabase(recs, lists, undated, old.reqs, old.repos); err != nil {
+	if err := r.buildDatabase(recs, lists, undated, old.reqs, old.repos, leftBy(old, out.Gone)); err != nil {
 		return nil, err
 	}
 	if out.Kept, err = r.replaceDatabase(); err != nil {
@@ -137,7 +142,9 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 		return nil, err
 	}
 	out.Repos = len(old.repos)
-	if err := r.reconcile(); err != nil {
+	err = r.reconcile()
+	out.Saved = r.Salvaged()
+	if err != nil {
 		return out, err
 	}
 	if err := r.syncBins(true); err != nil {
@@ -175,7 +182,7 @@ func (r *Root) keepSound(out *Rebuilt, old *oldRecords) error {
 	if gone := r.gone(pkgs, recs); len(gone) > 0 {
 		return &GoneError{Gone: gone}
 	}
-	if err := r.db.CommitRequested(nil, nil, nil, nil, r.rebuildPrefix(recs, lists, nil, old.reqs)); err != nil {
+	if err := r.db.CommitRequested(nil, nil, nil, nil, r.rebuildPrefix(recs, lists, nil, old.reqs, nil)); err != nil {
 		return err
 	}
 	out.Sound, out.Repos = true, len(old.repos)
@@ -366,10 +373,10 @@ func isEmptyDir(fd int, name string) bool {
 // the requests (generated), where no member has the path. The roll-forward's end is the
 // install time of the packages undated (by key) and of those with a file it links again
 // (unlinked): the others keep theirs.
-func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File, undated []string, reqs map[string]repo.Requirement) *db.PrefixChange {
+func (r *Root) rebuildPrefix(recs []*db.Record, lists [][]db.File, undated []string, reqs map[string]repo.Requirement, left []db.OldTree) *db.PrefixChange {
 	paths := make(map[string]db.Owners)
 	byName := make(map[string]*db.Record, len(recs))
-	pending := &db.Pending{}
+	pending := &db.Pending{Old: left}
 	dst, src := r.prefixDirs(), newDirCache(r.fd[pkgs])
 	defer dst.close()
 	defer src.close()
@@ -471,7 +478,7 @@ const rebuilt = "db.rebuilt"
 // buildDatabase makes the database .pkg/db.rebuilt holding recs, lists, reqs and repos,
 // keeping aside (keepFile) one that a repair cut short left there; the packages undated
 // are given the time the roll-forward of their links ends.
-func (r *Root) buildDatabase(recs []*db.Record, lists [][]db.File, undated []string, reqs map[string]repo.Requirement, repos []db.Pin) (err error) {
+func (r *Root) buildDatabase(recs []*db.Record, lists [][]db.File, undated []string, reqs map[string]repo.Requirement, repos []db.Pin, left []db.OldTree) (err error) {
 	if _, err := r.keepFile(rebuilt); err != nil {
 		return err
 	}
@@ -486,7 +493,7 @@ func (r *Root) buildDatabase(recs []*db.Record, lists [][]db.File, undated []str
 			return err
 		}
 	}
-	if err := d.CommitRequested(recs, files, nil, reqs, r.rebuildPrefix(recs, lists, undated, reqs)); err != nil {
+	if err := d.CommitRequested(recs, files, nil, reqs, r.rebuildPrefix(recs, lists, undated, reqs, left)); err != nil {
 		return err
 	}
 	for _, rp := range repos {
@@ -598,7 +605,8 @@ type oldRecords struct {
 	pkgs  []db.Record
 	repos []db.Pin
 	reqs  map[string]repo.Requirement
-	sound bool // not damaged, not even stale
+	sound bool                 // not damaged, not even stale
+	gone  map[string][]db.File // the files of the packages of pkgs whose trees are gone, by key
 }
 
 // salvageRecords reads the records of packages, repositories and what was asked for from
@@ -632,6 +640,9 @@ func (r *Root) salvageRecords() (s *oldRecords, err error) {
 			s.pkgs, err = d.List()
 		}
 	}
+	if err == nil && !s.sound {
+		s.gone = r.goneFiles(d, s.pkgs)
+	}
 	if err == nil {
 		s.repos, err = d.Repos()
 	}
@@ -639,6 +650,48 @@ func (r *Root) salvageRecords() (s *oldRecords, err error) {
 		s.reqs, err = d.Requested()
 	}
 	return s, err
+}
+
+// goneFiles returns the file lists d records of the packages of pkgs whose trees are gone,
+// by key: what they left in the prefix. Where d cannot give them, it returns none, and
+// what they left stays where it is.
+func (r *Root) goneFiles(d *db.DB, pkgs []db.Record) map[string][]db.File {
+	var keys []string
+	for _, g := range r.gone(pkgs, nil) {
+		keys = append(keys, repo.InstanceKey(g.Kind, g.Package, g.Version))
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	recs, lists, err := d.Installed(keys...)
+	if err != nil {
+		return nil
+	}
+	out := make(map[string][]db.File, len(recs))
+	for i := range recs {
+		out[recs[i].Key()] = lists[i]
+	}
+	return out
+}
+
+// leftBy returns the old trees of the repair's roll-forward for the packages gone, of
+// old's: trees that are not there (Tree ""), whose paths no package lists any more are
+// kept in .pkg/saved, as what pkg cannot tell is its own.
+func leftBy(old *oldRecords, gone []Gone) []db.OldTree {
+	var trees []db.OldTree
+	for _, g := range gone {
+		key := repo.InstanceKey(g.Kind, g.Package, g.Version)
+		files, ok := old.gone[key]
+		if !ok {
+			continue
+		}
+		t := db.OldTree{Name: key, Version: g.Version, Files: oldPaths(files)}
+		if i := slices.IndexFunc(old.pkgs, func(p db.Record) bool { return p.Key() == key }); i >= 0 {
+			t.Into = old.pkgs[i].Into
+		}
+		trees = append(trees, t)
+	}
+	return trees
 }
 
 // laterRequests adds to old's requests, of inferred (unneeded's), those of the packages of

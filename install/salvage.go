@@ -35,7 +35,10 @@ type Salvage struct {
 	// Prefix: Paths are paths of the root's prefix, not of the package's directory, that
 	// held something of the user's where the package's files went or were.
 	Prefix bool
-	Left   []string // directories of the prefix it listed, left holding what no package lists
+	// Gone: with Prefix, Paths are what the package, whose tree was gone when a repair
+	// dropped it, left in the prefix, which pkg cannot tell from the user's.
+	Gone bool
+	Left []string // directories of the prefix it listed, left holding what no package lists
 }
 
 // A salvage finds, before a commit, what the user added to one installed tree or changed

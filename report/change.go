@@ -32,7 +32,7 @@ type Told struct{ Out, Notes, Warnings []string }
 func AppliedText(out *txn.Outcome, unneededTip string) Told {
 	var t Told
 	for _, s := range out.Salvaged {
-		t.Warnings = append(t.Warnings, salvageText(s, out.Root)...)
+		t.Warnings = append(t.Warnings, SalvageText(s, out.Root)...)
 	}
 	if out.Copied != nil {
 		how, why := copyText(out.Copied, out.Cache, out.Root)

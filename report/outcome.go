@@ -83,11 +83,12 @@ func commandText(ch txn.CommandChange) string {
 	return fmt.Sprintf("%s %s now has command %s", ch.Name, ch.Version, added)
 }
 
-// salvageText says what a change kept of a tree it replaced or removed (install.Salvage):
+// SalvageText says what a change kept of a tree it replaced or removed (install.Salvage):
 // files the user added to the package's directory or changed in it, and the rest where
 // pkg could not sort it out, in root; or, of the root's prefix, the user's files where the
-// package's went or were, and the directories left holding what no package has.
-func salvageText(s install.Salvage, root string) []string {
+// package's went or were, or what a package whose tree was gone left there (Gone), and the
+// directories left holding what no package has.
+func SalvageText(s install.Salvage, root string) []string {
 	var lines []string
 	list := func(ps []string) string {
 		l := strings.Join(ps[:min(len(ps), 5)], ", ")
@@ -97,7 +98,10 @@ func salvageText(s install.Salvage, root string) []string {
 		return l
 	}
 	if s.Prefix {
-		if len(s.Paths) > 0 {
+		if len(s.Paths) > 0 && s.Gone {
+			lines = append(lines, fmt.Sprintf("%s %s, whose tree is gone, left %s in the root that pkg cannot tell from yours: kept in %s: %s",
+				s.Name, s.Version, units.Count(len(s.Paths), "path"), s.Dir, list(s.Paths)))
+		} else if len(s.Paths) > 0 {
 			lines = append(lines, fmt.Sprintf("the root held %s not pkg's where files of %s %s go or were: kept in %s: %s",
 				units.Count(len(s.Paths), "path"), s.Name, s.Version, s.Dir, list(s.Paths)))
 		}

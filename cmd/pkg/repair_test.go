@@ -383,20 +383,22 @@ func TestRepairMetaLost(t *testing.T) {
 	e.ok("verify")
 }
 
-// TestRepairGoneDependency: the tree of lib, a library app depends on (libjq1 and jq),
-// deleted by hand. The repair of the sound database refuses, naming both, and changes
+// TestRepairGoneDependency: the tree of lib, a library with a command that app depends on
+// (libjq1 and jq), deleted by hand. The repair of the sound database refuses, naming both, and changes
 // nothing: it recorded a roll-forward of links from the tree that is not there, which
 // every command then refused to go past, the reinstall it advised included. The repair of
 // a database older than its last commit does not record lib again and says so, naming
 // app; verify then names app's dependency, with the reinstall of app that installs it as
 // app's dependency, in one change that a dry run shows, moving app to no newer version the
-// repository has and recording no request (an upgrade of app moved it to 1.1).
+// repository has and recording no request (an upgrade of app moved it to 1.1). What lib
+// left in the prefix, its command in bin/ among it, the repair keeps in .pkg/saved and
+// says so: the reinstall refused bin/lib, a link into the deleted tree, as not pkg's.
 func TestRepairGoneDependency(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
 	lib := filepath.Join(base, "lib-1.0.tar")
-	writeFile(t, base, "lib-1.0.tar", pax(t, tf("lib/liblib.so.1", "ELF"), tf("share/doc/lib/copyright", "MIT\n")))
-	if _, err := repo.Add(t.Context(), dir, lib, repo.Package{Name: "lib", Version: "1.0", Lib: []string{"lib"}, InstalledSize: 7}, nil); err != nil {
+	writeFile(t, base, "lib-1.0.tar", pax(t, tf("lib/liblib.so.1", "ELF"), tf("share/doc/lib/copyright", "MIT\n"), moded(tf("bin/lib", "#!/bin/sh\n"), 0o755)))
+	if _, err := repo.Add(t.Context(), dir, lib, repo.Package{Name: "lib", Version: "1.0", Bin: []repo.Command{{Name: "lib", Path: "bin/lib"}}, InstalledSize: 17}, nil); err != nil {
 		t.Fatal(err)
 	}
 	addPackage(t, dir, "app", "1.0", "lib>=1") // its entry says no size
@@ -422,6 +424,8 @@ func TestRepairGoneDependency(t *testing.T) {
 	addPackage(t, dir, "app", "1.1", "lib>=1")
 	out, stderr, code := e.pkg("verify", "--repair")
 	if code != 1 || !strings.Contains(stderr, "pkg: warning: lib 1.0 is not recorded again: its tree "+tree+" is gone, and app 1.0 depends on it\n") ||
+		!strings.Contains(stderr, "pkg: warning: lib 1.0, whose tree is gone, left 3 paths in the root that pkg cannot tell from yours: kept in "+filepath.Join(e.root, ".pkg", "saved", "lib-1.0-root.")) ||
+		!strings.Contains(stderr, ": bin/lib, lib/liblib.so.1, share/doc/lib/copyright\n") ||
 		out != "recorded 1 package again from their trees: app 1.0\napp 1.0: missing lib>=1 (dependency)\n" ||
 		!strings.Contains(stderr, "pkg: verify: 1 problem found; pkg install --reinstall app restores what was installed (keeping what you changed in .pkg/saved), installing the dependencies app lacks\n") {
 		t.Fatalf("verify --repair of a stale database with lib's tree gone: exit %d\n%s%s", code, out, stderr)
@@ -432,8 +436,8 @@ func TestRepairGoneDependency(t *testing.T) {
 		t.Errorf("verify --json with lib gone: exit %d\n%s\nwant the problems %#v", code, out, problems)
 	}
 	plan := decode[txn.Plan](t, "install --reinstall --dry-run --json app", mustOut(e.ok("install", "--reinstall", "--dry-run", "--json", "app")), txn.Schema)
-	if got := strings.Join(changes(plan), ", "); got != "install lib 1.0 (dependency of app), reinstall app 1.0 (requested)" || plan.Disk != 7 {
-		t.Errorf("the reinstall's plan: %s, %d bytes more disk space; want lib installed and app reinstalled, lib's 7 bytes more", got, plan.Disk)
+	if got := strings.Join(changes(plan), ", "); got != "install lib 1.0 (dependency of app), reinstall app 1.0 (requested)" || plan.Disk != 17 {
+		t.Errorf("the reinstall's plan: %s, %d bytes more disk space; want lib installed and app reinstalled, lib's 17 bytes more", got, plan.Disk)
 	}
 	out, _ = e.ok("install", "--reinstall", "app")
 	if !strings.Contains(out, "installed lib 1.0: ") || !strings.Contains(out, "reinstalled app 1.0: ") {
@@ -480,13 +484,14 @@ func TestRepairGoneNPMDependency(t *testing.T) {
 // deleted, and the database put back older than its last commit. The repair cannot record
 // lib again, nor its request, and verify then has nothing to say of it: the repair says
 // how to ask for it again, by the requirement it was asked for by, which puts it back with
-// its hold. It warned alone, and the request was gone without a word of what to do. With
+// its hold; lib's command, left in bin/, the repair keeps in .pkg/saved, where that install
+// refused it as not pkg's. It warned alone, and the request was gone without a word of what to do. With
 // --json, what the repair did is a note: stdout holds the JSON alone.
 func TestRepairGoneRequested(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
-	writeFile(t, base, "lib-1.0.tar", pax(t, tf("lib/liblib.so.1", "ELF")))
-	if _, err := repo.Add(t.Context(), dir, filepath.Join(base, "lib-1.0.tar"), repo.Package{Name: "lib", Version: "1.0", Lib: []string{"lib"}}, nil); err != nil {
+	writeFile(t, base, "lib-1.0.tar", pax(t, tf("lib/liblib.so.1", "ELF"), moded(tf("bin/lib", "#!/bin/sh\n"), 0o755)))
+	if _, err := repo.Add(t.Context(), dir, filepath.Join(base, "lib-1.0.tar"), repo.Package{Name: "lib", Version: "1.0", Bin: []repo.Command{{Name: "lib", Path: "bin/lib"}}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	e := newEnv(t, base, dir)
@@ -499,9 +504,13 @@ func TestRepairGoneRequested(t *testing.T) {
 	out, stderr := e.ok("verify", "--repair", "--json")
 	want := "pkg: note: recorded no package again: pkgs/ holds no tree\n" +
 		"pkg: warning: lib 1.0 is not recorded again: its tree " + tree + " is gone\n" +
-		"pkg: hint: you asked for lib 1.0: 'pkg install 'lib>=1'' installs it again, as asked for\n"
-	if v := decode[report.Verify](t, "verify --repair --json", out, report.VerifySchema); !strings.Contains(stderr, want) || v.Packages != 0 {
-		t.Fatalf("verify --repair --json with lib's tree gone:\n%s%s\nwant %q on stderr, and the JSON alone on stdout", out, stderr, want)
+		"pkg: warning: lib 1.0, whose tree is gone, left 2 paths in the root that pkg cannot tell from yours: kept in " + filepath.Join(e.root, ".pkg", "saved", "lib-1.0-root.")
+	hint := "pkg: hint: you asked for lib 1.0: 'pkg install 'lib>=1'' installs it again, as asked for\n"
+	if v := decode[report.Verify](t, "verify --repair --json", out, report.VerifySchema); !strings.Contains(stderr, want) || !strings.Contains(stderr, ": bin/lib, lib/liblib.so.1\n"+hint) || v.Packages != 0 {
+		t.Fatalf("verify --repair --json with lib's tree gone:\n%s%s\nwant %q and %q on stderr, and the JSON alone on stdout", out, stderr, want, hint)
+	}
+	if _, err := os.Lstat(filepath.Join(e.root, "bin", "lib")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("bin/lib after the repair: %v, want it kept in .pkg/saved", err)
 	}
 	e.ok("install", "lib>=1")
 	e.ok("verify")

@@ -143,6 +143,11 @@ func repair(c *cli.Context) error {
 			asked, args = append(asked, g.Package+" "+g.Version), append(args, shell.Quote(g.Requested.String()))
 		}
 	}
+	for _, s := range b.Saved {
+		for _, l := range report.SalvageText(s, b.Root) {
+			warn(c, "%s", l)
+		}
+	}
 	if len(asked) > 0 { // their requests went with their records: nothing else will say they were asked for
 		them := "them"
 		if len(asked) == 1 {
