@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,7 +33,7 @@ var (
 // a delay spread over the whole command rarely hits. Half of them aim at the intent.
 const eventShare = 0.4
 
-// TestKill runs install, upgrade, downgrade and remove as child processes on an XFS root,
+// TestKill runs install, upgrade, downgrade, remove and sync as child processes on an XFS root,
 // and on a btrfs one, kills each with SIGKILL at a random moment, then runs "pkg verify"
 // and checks every invariant of the commit protocol, whose steps differ between the two
 // (intents as names unsynced on XFS, synced by their directory on btrfs; the commit's
@@ -57,10 +58,14 @@ func killOn(t *testing.T, fs string, n int) {
 	e.initRoot()
 	e.ok("fetch", "app@1")
 	e.ok("fetch", "app@2")
-	for _, kind := range []string{"install", "upgrade", "downgrade", "remove", "install"} {
+	k.locks = [2]op{ // app 1 and lib asked for; app 2 alone, lib its dependency
+		k.lock("sync", state{"app": "1", "lib": "1.0"}, "app@1", "lib"),
+		k.lock("sync", state{"app": "2", "lib": "1.0"}, "app@2"),
+	}
+	for _, kind := range []string{"install", "upgrade", "downgrade", "remove", "install", "sync", "sync", "remove"} {
 		o := k.opOf(kind)
 		if kind == "install" {
-			o = op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}}
+			o = op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, []string{"app"}, nil, false}
 		}
 		k.step(o, noKill)
 	}
@@ -73,8 +78,8 @@ func killOn(t *testing.T, fs string, n int) {
 	for _, p := range problems {
 		t.Errorf("cache: %s", p)
 	}
-	t.Logf("%d iterations, %d killed, %d completed before the kill; kills by phase: %v; violations: %d; wall time %v",
-		n, k.killed, n-k.killed, k.phases, k.violations, time.Since(start).Round(time.Second))
+	t.Logf("%d iterations, %d killed, %d completed before the kill; kills by phase: %v (syncs: %v); violations: %d; wall time %v",
+		n, k.killed, n-k.killed, k.phases, k.syncPhases, k.violations, time.Since(start).Round(time.Second))
 	if k.violations > 0 {
 		t.Errorf("%d violations", k.violations)
 	}
@@ -100,8 +105,8 @@ func newKiller(e *env, w world) (*killer, uint64) {
 	if s == 0 {
 		s = uint64(time.Now().UnixNano())
 	}
-	return &killer{e: e, w: w, rng: rand.New(rand.NewPCG(s, s>>1)), cur: state{},
-		dur: map[string]time.Duration{}, events: map[string]int64{}, phases: map[string]int{}}, s
+	return &killer{e: e, w: w, rng: rand.New(rand.NewPCG(s, s>>1)), cur: state{}, asked: map[string]bool{},
+		dur: map[string]time.Duration{}, events: map[string]int64{}, phases: map[string]int{}, syncPhases: map[string]int{}}, s
 }
 
 // kill runs o and kills it at a moment chosen by the share of each way of timing a kill.
@@ -122,18 +127,59 @@ type killer struct {
 	w          world
 	rng        *rand.Rand
 	cur        state
+	asked      map[string]bool          // the keys the database records as asked for
+	locks      [2]op                    // sync from each of two lockfiles (lock)
 	dur        map[string]time.Duration // uninterrupted run time by kind of command
 	events     map[string]int64         // inotify events of an uninterrupted run, by kind
 	phases     map[string]int
+	syncPhases map[string]int // of the syncs among phases
 	killed     int
 	violations int
 	iter       int
 }
 
 type op struct {
-	kind  string // install, upgrade, downgrade, remove
+	kind  string // install, upgrade, downgrade, remove, sync
 	args  []string
 	after state // what a run to the end installs
+	// What a run to the end records as asked for: the keys ask and those asked for
+	// before but unask; a sync's unask is nil, its ask the lockfile's requests alone.
+	ask, unask []string
+	sync       bool
+}
+
+// lock writes a lockfile of the requirements reqs with "pkg lock" and returns the sync
+// from it, of kind, which installs after and asks for reqs' names alone (the keys of
+// after's packages of those names).
+func (k *killer) lock(kind string, after state, reqs ...string) op {
+	file := filepath.Join(k.e.t.TempDir(), "pkg.lock")
+	k.e.ok(append([]string{"lock", "-o", file}, reqs...)...)
+	o := op{kind: kind, args: []string{"sync", "-f", file}, after: after, sync: true}
+	for _, q := range reqs {
+		name, _, _ := strings.Cut(q, "@")
+		for key := range after {
+			if key == name || strings.HasPrefix(key, name+"@") {
+				o.ask = append(o.ask, key)
+			}
+		}
+	}
+	return o
+}
+
+// askedAfter returns what o, run to the end, records as asked for, where before was.
+func (o op) askedAfter(before map[string]bool) map[string]bool {
+	m := map[string]bool{}
+	if !o.sync {
+		for key := range before {
+			if !slices.Contains(o.unask, key) {
+				m[key] = true
+			}
+		}
+	}
+	for _, key := range o.ask {
+		m[key] = true
+	}
+	return m
 }
 
 type killMode int
@@ -149,7 +195,9 @@ const (
 func (k *killer) next() op {
 	switch app := k.cur["app"]; {
 	case app == "" && k.cur["lib"] != "" && k.rng.IntN(3) == 0:
-		return op{"remove", []string{"remove", "lib"}, state{}}
+		return op{"remove", []string{"remove", "lib"}, state{}, nil, []string{"lib"}, false}
+	case k.rng.IntN(4) == 0:
+		return k.opOf("sync")
 	case app == "":
 		return k.opOf("install")
 	case k.rng.IntN(2) == 0:
@@ -162,27 +210,33 @@ func (k *killer) next() op {
 }
 
 func (k *killer) opOf(kind string) op {
+	app := []string{"app"}
 	switch kind {
 	case "install":
 		v := []string{"1", "2"}[k.rng.IntN(2)]
-		return op{kind, []string{"install", "app@" + v}, state{"app": v, "lib": "1.0"}}
+		return op{kind, []string{"install", "app@" + v}, state{"app": v, "lib": "1.0"}, app, nil, false}
 	case "upgrade":
-		return op{kind, []string{"install", "app@2"}, state{"app": "2", "lib": "1.0"}}
+		return op{kind, []string{"install", "app@2"}, state{"app": "2", "lib": "1.0"}, app, nil, false}
 	case "downgrade":
-		return op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}}
+		return op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, app, nil, false}
+	case "sync": // to the other lockfile's versions: from app 1 and lib asked for, lib a dependency
+		if k.cur["app"] == "1" {
+			return k.locks[1]
+		}
+		return k.locks[0]
 	}
 	// Both orders: pkg removes dependents first whatever the order given.
 	if k.rng.IntN(2) == 0 {
-		return op{kind, []string{"remove", "lib", "app"}, state{}}
+		return op{kind, []string{"remove", "lib", "app"}, state{}, nil, []string{"app", "lib"}, false}
 	}
-	return op{kind, []string{"remove", "app", "lib"}, state{}}
+	return op{kind, []string{"remove", "app", "lib"}, state{}, nil, []string{"app", "lib"}, false}
 }
 
 // step runs o, killing it as mode says, then runs "pkg verify" and checks the root.
 func (k *killer) step(o op, mode killMode) {
 	t := k.e.t
 	k.iter++
-	before := maps.Clone(k.cur)
+	before, askedBefore := maps.Clone(k.cur), maps.Clone(k.asked)
 	notes := "" // a file of the user's in the app's directory, which nothing may lose
 	if before["app"] != "" {
 		notes = filepath.Join(k.e.root, "pkgs", "app", fmt.Sprintf("NOTES-%d", k.iter))
@@ -253,6 +307,9 @@ func (k *killer) step(o op, mode killMode) {
 	}
 	if mode != noKill {
 		k.phases[phase]++
+		if o.sync {
+			k.syncPhases[phase]++
+		}
 	}
 	if notes != "" {
 		if err := k.checkKept(notes); err != nil {
@@ -268,10 +325,52 @@ func (k *killer) step(o op, mode killMode) {
 			problems = append(problems, fmt.Sprintf("%s is at %q, neither %q before nor %q after", name, v, before[name], o.after[name]))
 		}
 	}
+	asked := k.requested()
+	problems = append(problems, checkAsked(before, o.after, got, askedBefore, o.askedAfter(askedBefore), asked, phase == "completed")...)
 	for _, p := range problems {
 		k.violate(o, how+", phase "+phase, p)
 	}
-	k.cur = got
+	k.cur, k.asked = got, asked
+}
+
+// checkAsked checks what the database records as asked for, asked, with what is installed,
+// got: all of what was asked for before, where the packages are as before, or all of what
+// the command asks for, where they are as after it; the command's whole change where it
+// completed. The commands of what is asked for, and nothing else, are checked by checkRoot.
+func checkAsked(before, after, got state, askedBefore, askedAfter, asked map[string]bool, completed bool) []string {
+	wasBefore, isAfter := maps.Equal(asked, askedBefore), maps.Equal(asked, askedAfter)
+	switch {
+	case completed && (!maps.Equal(got, after) || !isAfter):
+		return []string{fmt.Sprintf("completed with %v asked for %v, want %v asked for %v", got, keys(asked), after, keys(askedAfter))}
+	case !wasBefore && !isAfter:
+		return []string{fmt.Sprintf("asked for: %v, neither %v before nor %v after", keys(asked), keys(askedBefore), keys(askedAfter))}
+	case maps.Equal(got, before) && !maps.Equal(got, after) && !wasBefore:
+		return []string{fmt.Sprintf("packages as before, %v, asked for as after: %v", got, keys(asked))}
+	case maps.Equal(got, after) && !maps.Equal(got, before) && !isAfter:
+		return []string{fmt.Sprintf("packages as after, %v, asked for as before: %v", got, keys(asked))}
+	}
+	return nil
+}
+
+func keys(m map[string]bool) []string {
+	return slices.Sorted(maps.Keys(m))
+}
+
+// requested returns the keys the root's database records as asked for.
+func (k *killer) requested() map[string]bool {
+	d, err := db.Open(filepath.Join(k.e.root, ".pkg", "db"), db.Options{Timeout: 10 * time.Second})
+	if err != nil {
+		k.e.t.Fatal(err)
+	}
+	reqs, err := d.Requested()
+	if err != nil {
+		k.e.t.Fatal(err)
+	}
+	m := map[string]bool{}
+	for key := range reqs {
+		m[key] = true
+	}
+	return m
 }
 
 // checkKept opens the root, as the next command would, and finds the user's file notes:

@@ -4,8 +4,10 @@ import (
 	"archive/tar"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"pkg/db"
@@ -15,7 +17,7 @@ import (
 
 // npmSpec builds an npm package of files files under package/ (its package.json, its
 // index.js, lib/ files of the sizes appSpec draws), depending on deps (NAME@npm:RANGE),
-// with the command NAME where cmd is set.
+// with the command NAME-cli.js where cmd is set.
 func npmSpec(name, v string, files int, cmd bool, deps ...string) *spec {
 	s := &spec{name: name, version: v, kind: repo.KindNPM}
 	for _, d := range deps {
@@ -32,8 +34,8 @@ func npmSpec(name, v string, files int, cmd bool, deps ...string) *spec {
 	add("package/package.json", tar.TypeReg, 0o644, fmt.Appendf(nil, `{"name":%q,"version":%q}`, name, v))
 	add("package/index.js", tar.TypeReg, 0o644, fmt.Appendf(nil, "module.exports = %q;\n", name+"@"+v))
 	if cmd {
-		s.bin = []string{"package/cli.js"}
-		add("package/cli.js", tar.TypeReg, 0o755, []byte("#!/usr/bin/env node\nconsole.log(require('./index.js'));\n"))
+		s.bin = []string{"package/" + name + "-cli.js"} // its own command's name: mid's and top's differ
+		add(s.bin[0], tar.TypeReg, 0o755, []byte("#!/usr/bin/env node\nconsole.log(require('./index.js'));\n"))
 	}
 	if files > 0 {
 		add("package/lib", tar.TypeDir, 0o755, nil)
@@ -96,14 +98,17 @@ func npmLinks(ps []db.Record, requested map[string]repo.Requirement) map[string]
 // TestKillNPM is TestKill with an npm tree: top depends on mid, dep and big (any version),
 // mid on dep and big; big 1.0.0 and 2.0.0, 1,500 files each, are added and removed as
 // instances beside each other, which moves top's and mid's links to big between them.
-// Killed at random moments, every command leaves the tree before or after, its links
-// included (checkRoot, verify).
+// A sync moves between two lockfiles, one asking for mid and big 1.0.0 beside top, the
+// other for big 2.0.0 beside it, mid its dependency: mid's command and its link in
+// lib/node_modules come and go with its request. Killed at random moments, every command
+// leaves the tree before or after, its links and what is asked for included (checkRoot,
+// checkAsked, verify).
 func TestKillNPM(t *testing.T) {
 	n := killIterations(t, 20)
 	mnt := testfs.Mount(t, "xfs")
 	repoDir := t.TempDir()
 	w := publish(t, repoDir, npmSpec("dep", "1.0.0", 0, false), npmSpec("big", "1.0.0", 1500, false), npmSpec("big", "2.0.0", 1500, false),
-		npmSpec("mid", "1.0.0", 0, false, "dep@npm:^1.0.0", "big@npm:>=1.0.0"),
+		npmSpec("mid", "1.0.0", 0, true, "dep@npm:^1.0.0", "big@npm:>=1.0.0"),
 		npmSpec("top", "1.0.0", 0, true, "mid@npm:^1", "dep@npm:1.x", "big@npm:*"))
 	e := &env{t: t, bin: testfs.PkgBinary(t), root: filepath.Join(mnt, "root"), cache: filepath.Join(mnt, "cache"), repo: repoDir}
 	k, s := newKiller(e, w)
@@ -118,22 +123,28 @@ func TestKillNPM(t *testing.T) {
 		return st
 	}
 	ops := map[string]op{
-		"install": {"install", []string{"install", "top"}, tree("2.0.0")},
-		"add1":    {"add1", []string{"install", "big@1.0.0"}, tree("1.0.0", "2.0.0")},
-		"drop2":   {"drop2", []string{"remove", "big@2.0.0"}, tree("1.0.0")},
-		"add2":    {"add2", []string{"install", "big@2.0.0"}, tree("1.0.0", "2.0.0")},
-		"drop1":   {"drop1", []string{"remove", "big@1.0.0"}, tree("2.0.0")},
+		"install": {"install", []string{"install", "top"}, tree("2.0.0"), []string{"top@1.0.0"}, nil, false},
+		"add1":    {"add1", []string{"install", "big@1.0.0"}, tree("1.0.0", "2.0.0"), []string{"big@1.0.0"}, nil, false},
+		"drop2":   {"drop2", []string{"remove", "big@2.0.0"}, tree("1.0.0"), nil, []string{"big@2.0.0"}, false},
+		"add2":    {"add2", []string{"install", "big@2.0.0"}, tree("1.0.0", "2.0.0"), []string{"big@2.0.0"}, nil, false},
+		"drop1":   {"drop1", []string{"remove", "big@1.0.0"}, tree("2.0.0"), nil, []string{"big@1.0.0"}, false},
+		"sync1":   k.lock("sync", tree("1.0.0"), "top", "mid", "big@1.0.0"),
+		"sync2":   k.lock("sync", tree("2.0.0"), "top", "big@2.0.0"),
 	}
 	removeAll := func() op {
 		args := []string{"remove"}
 		for key := range k.cur {
 			args = append(args, key)
 		}
-		return op{"remove", args, state{}}
+		return op{"remove", args, state{}, nil, slices.Collect(maps.Keys(k.cur)), false}
 	}
 	next := func() op {
 		one, two := k.cur["big@1.0.0"] != "", k.cur["big@2.0.0"] != ""
 		switch {
+		case k.rng.IntN(4) == 0 && one && !two:
+			return ops["sync2"]
+		case k.rng.IntN(4) == 0:
+			return ops["sync1"]
 		case !one && !two:
 			return ops["install"]
 		case k.rng.IntN(4) == 0:
@@ -147,7 +158,7 @@ func TestKillNPM(t *testing.T) {
 		}
 		return ops["add1"]
 	}
-	for _, kind := range []string{"install", "add1", "drop2", "add2", "drop1"} {
+	for _, kind := range []string{"install", "add1", "drop2", "add2", "drop1", "sync1", "sync2", "sync1"} {
 		k.step(ops[kind], noKill)
 	}
 	k.step(removeAll(), noKill)
@@ -155,7 +166,7 @@ func TestKillNPM(t *testing.T) {
 	for range n {
 		k.kill(next())
 	}
-	t.Logf("%d iterations, %d killed; kills by phase: %v; violations: %d", n, k.killed, k.phases, k.violations)
+	t.Logf("%d iterations, %d killed; kills by phase: %v (syncs: %v); violations: %d", n, k.killed, k.phases, k.syncPhases, k.violations)
 	if k.violations > 0 {
 		t.Errorf("%d violations", k.violations)
 	}
