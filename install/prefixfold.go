@@ -237,7 +237,8 @@ func backPlace(rel string) (place, bool) {
 // putBack moves the directory f.Old, folded at f.Path, back into its tree f.Back at
 // f.Member, exchanged with the placeholder there; where the same package folds f.Path
 // again (f.Ino), the new directory takes the old one's place first, in one exchange, so
-// that the path is never empty. The inodes tell what is done.
+// that the path is never empty, and the new tree keeps a placeholder. The inodes tell
+// what is done.
 func (rf *roll) putBack(f db.Fold) error {
 	r := rf.r
 	back, ok := backPlace(f.Back)
@@ -245,17 +246,33 @@ func (rf *roll) putBack(f db.Fold) error {
 		return errors.New("a folded directory's tree " + f.Back + " is not one of pkg's")
 	}
 	d, at := prefixPlace(f.Path), place{back.in, back.name + "/" + f.Member}
-	if f.Ino != 0 {
-		nw := place{pkgs, repo.FileName(f.Name) + "/" + f.Member}
-		if cur, _ := r.inode(d); cur == f.Old {
-			if ino, _ := r.inode(nw); ino == f.Ino {
-				if err := errors.Join(foldStep(), r.exchange(nw, d)); err != nil {
-					return err
-				}
+	if f.Ino == 0 {
+		return rf.moveBack(f, d, at)
+	}
+	nw := place{pkgs, repo.FileName(f.Name) + "/" + f.Member}
+	if cur, _ := r.inode(d); cur == f.Old {
+		if ino, _ := r.inode(nw); ino == f.Ino {
+			if err := errors.Join(foldStep(), r.exchange(nw, d)); err != nil {
+				return err
 			}
 		}
-		d = nw // where the old directory now is
 	}
+	if err := rf.moveBack(f, nw, at); err != nil {
+		return err
+	}
+	if cur, _ := r.inode(d); cur != f.Ino {
+		return nil // not folded: verify says so
+	}
+	// Where the old tree lacked its placeholder (deleted by hand), nothing came back.
+	return r.at(nw, func(fd int, base string) error { return rf.placeholder(nw, fd, base, nil) })
+}
+
+// moveBack moves the directory f.Old from d into its tree at at, exchanged with the
+// placeholder there, or renamed where that is gone. Where the tree itself is gone (deleted
+// by hand), the directories above at are made again, so that the old tree is where the
+// pending record says and goes with it.
+func (rf *roll) moveBack(f db.Fold, d, at place) error {
+	r := rf.r
 	if cur, ok := r.inode(d); !ok || cur != f.Old {
 		return nil // done
 	}
@@ -265,9 +282,8 @@ func (rf *roll) putBack(f db.Fold) error {
 	err := r.exchange(d, at)
 	if errors.Is(err, unix.ENOENT) { // the placeholder, or the tree, is gone
 		if err = r.rename(d, at); errors.Is(err, unix.ENOENT) {
-			var to place
-			if to, err = r.trashName(f.Name); err == nil {
-				err = r.rename(d, to) // the next start empties the trash
+			if err = r.mkdirAll(place{at.in, tarutil.Parent(at.name)}); err == nil {
+				err = r.rename(d, at)
 			}
 		}
 	}

@@ -452,3 +452,62 @@ func TestFoldOverUser(t *testing.T) {
 		})
 	}
 }
+
+// TestFoldReinstallGone: installing a package again whose tree in pkgs/ was deleted by
+// hand, or only the placeholder of its folded directory, makes the tree a fresh install
+// makes (the placeholder back, the new directory folded), leaves nothing in staging or the
+// trash once the staged trees are discarded, and the next start has nothing to say: the
+// old folded directory went with the old tree, not to the trash as a tree a command cut
+// short. An npm instance's own directory (package/, member of one level) and a directory
+// folded deeper in its tree (opt/app) alike.
+func TestFoldReinstallGone(t *testing.T) {
+	npm := func(t *testing.T, r *Root, base string) *Staged { return stageNPM(t, r, base, "ms", "2.1.2") }
+	app := func(t *testing.T, r *Root, base string) *Staged {
+		return stageIn(t, r, base, prefixPkg("ms", "1"), tree(appTree("opt/app", 20, "one")...))
+	}
+	for _, c := range []struct {
+		name   string
+		stage  func(*testing.T, *Root, string) *Staged
+		delete string // beneath pkgs/
+	}{
+		{"npm tree", npm, "ms@2.1.2"},
+		{"npm placeholder", npm, "ms@2.1.2/package"},
+		{"tree", app, "ms"},
+		{"placeholder", app, "ms/opt/app"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, "root")
+			r := openRoot(t, dir)
+			defer func() { r.Close() }()
+			first := c.stage(t, r, base)
+			key := first.rec.Key()
+			if _, err := r.Apply(context.Background(), []*Staged{first}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if len(folded(t, r, key)) != 1 {
+				t.Fatalf("%s folds %q, want one directory", key, folded(t, r, key))
+			}
+			must(t, os.RemoveAll(r.path("pkgs", c.delete)))
+			again := c.stage(t, r, base)
+			if _, err := r.Apply(context.Background(), []*Staged{again}, nil); err != nil {
+				t.Fatal(err)
+			}
+			r.Discard(again)
+			checkPrefix(t, r)
+			if problems, err := r.Verify(); err != nil || len(problems) != 0 {
+				t.Errorf("Verify after the reinstall = %v, %v; want nothing", problems, err)
+			}
+			for _, d := range []string{"staging", "trash"} {
+				if es, err := os.ReadDir(r.path(".pkg", d)); err != nil || len(es) != 0 {
+					t.Errorf(".pkg/%s after the reinstall holds %d entries (%v), want none", d, len(es), err)
+				}
+			}
+			r.Close()
+			r = openRoot(t, dir)
+			if ns := r.Notes(); len(ns) != 0 {
+				t.Errorf("the next start's notes: %+v, want none", ns)
+			}
+		})
+	}
+}
