@@ -511,3 +511,41 @@ func TestFoldReinstallGone(t *testing.T) {
 		})
 	}
 }
+
+// TestFoldVerifyPlaceholder: verify reports the placeholder of an npm instance's folded
+// directory that its tree lacks, or holds as a file, named by its path in pkgs/; the files
+// at the prefix path are as installed.
+func TestFoldVerifyPlaceholder(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		spoil func(string) error
+		kind  error
+		more  []error
+	}{
+		{"gone", os.Remove, ErrMissing, nil},
+		{"file", func(p string) error { return errors.Join(os.Remove(p), os.WriteFile(p, nil, 0o644)) }, ErrModified, []error{ErrType}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			r := openRoot(t, filepath.Join(base, "root"))
+			defer r.Close()
+			if _, err := r.Apply(context.Background(), []*Staged{stageNPM(t, r, base, "ms", "2.1.2")}, nil); err != nil {
+				t.Fatal(err)
+			}
+			holder := filepath.Join(r.pkgDir("ms@2.1.2"), "package")
+			must(t, c.spoil(holder))
+			problems, err := r.Verify()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(problems) != 1 || problems[0].Path != holder || !errors.Is(problems[0], c.kind) || !errors.Is(problems[0], ErrPlaceholder) {
+				t.Fatalf("Verify = %v, want %s alone, %v", problems, holder, c.kind)
+			}
+			for _, m := range c.more {
+				if !errors.Is(problems[0], m) {
+					t.Errorf("Verify = %v, want it to match %v", problems[0], m)
+				}
+			}
+		})
+	}
+}

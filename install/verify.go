@@ -29,7 +29,8 @@ import (
 // ErrUnreadable, and matches (errors.Is) what more is known: for a modified file, each of
 // ErrType, ErrMode, ErrSize, ErrContent and ErrLinkTarget that differs; for a command's
 // link in bin/, ErrCommandLink, and ErrForeign too where a file not pkg's holds its place;
-// for a package directory that is gone, ErrPackageDir; for a path of the root's prefix,
+// for a package directory that is gone, ErrPackageDir; for the placeholder in it of a
+// folded directory, ErrPlaceholder; for a path of the root's prefix,
 // ErrPrefix; for a file this process may not read, fs.ErrPermission; for a dependency
 // nothing installed meets, ErrDependency (missing).
 var (
@@ -48,6 +49,9 @@ var (
 	// reinstalling does not replace it (not pkg's to remove), so it must go first.
 	ErrForeign    = errors.New("install: a file not pkg's in a command's place")
 	ErrPackageDir = errors.New("install: package directory")
+	// ErrPlaceholder is the empty directory a package's tree holds in place of a directory
+	// folded into the prefix.
+	ErrPlaceholder = errors.New("install: placeholder of a folded directory")
 	// ErrPrefix is a path of the root's prefix that does not hold the package's file (its
 	// inode in pkgs/), or its directory.
 	ErrPrefix = errors.New("install: in the root's prefix")
@@ -251,6 +255,11 @@ func (v *verifier) add(r *Root, p *db.Record, files []db.File) error {
 		t.src = startCachedTar(v.cache, p.SHA256)
 	}
 	v.trees = append(v.trees, t)
+	holders, err := r.checkPlaceholders(fd, p)
+	if err != nil {
+		return err
+	}
+	v.problems = append(v.problems, holders...)
 	byDir := map[string][]int{".": nil}
 	dirs := []string{"."}
 	for i, f := range files {
@@ -271,6 +280,29 @@ func (v *verifier) add(r *Root, p *db.Record, files []db.File) error {
 		}
 	}
 	return nil
+}
+
+// checkPlaceholders reports each placeholder of p's folded directories that its tree, open
+// at fd, lacks or holds as something else than a directory: the tree's shape, by which a
+// repair of the database knows it, and what an upgrade exchanges back.
+func (r *Root) checkPlaceholders(fd int, p *db.Record) ([]FileError, error) {
+	var problems []FileError
+	for _, m := range p.Folded {
+		var st unix.Stat_t
+		what := found(ErrMissing, ErrPlaceholder)
+		err := inParent(fd, m, func(dfd int, base string) error { return unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW) })
+		switch {
+		case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+			continue
+		case err == nil:
+			what = found(ErrModified, ErrType, ErrPlaceholder)
+		case !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP):
+			return nil, pathError("lstat", r.pathOf(place{pkgs, repo.FileName(p.Key()) + "/" + m}), err)
+		}
+		// Named whole: the member's path names the folded directory, at its prefix path.
+		problems = append(problems, FileError{Package: p.Name, Version: p.Version, Kind: p.Kind, Path: r.pathOf(place{pkgs, repo.FileName(p.Key()) + "/" + m}), Err: what})
+	}
+	return problems, nil
 }
 
 // linksPending returns why the prefix may not hold what the records say: the *LinksError

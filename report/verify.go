@@ -49,6 +49,7 @@ var whats = []struct {
 	{install.ErrSize, "size"},
 	{install.ErrContent, "content"},
 	{install.ErrPackageDir, "package directory"},
+	{install.ErrPlaceholder, "placeholder of a folded directory"},
 	{install.ErrPrefix, "in the root's prefix"},
 	{install.ErrDependency, "dependency"},
 	{fs.ErrPermission, "permission denied"},
