@@ -21,7 +21,18 @@ import (
 // be called anything), holding package.json and index.js, which says "name version".
 func addNPM(t *testing.T, base, name, version string, depends ...string) {
 	t.Helper()
-	top := repo.FileName(name) + "-" + version + "/"
+	addNPMAt(t, base, repo.FileName(name)+"-"+version+"/", name, version, depends...)
+}
+
+// addNPMPacked is addNPM of a tarball as npm pack makes it, its top directory package/.
+func addNPMPacked(t *testing.T, base, name, version string, depends ...string) {
+	t.Helper()
+	addNPMAt(t, base, "package/", name, version, depends...)
+}
+
+// addNPMAt is addNPM of a tarball whose top directory is top.
+func addNPMAt(t *testing.T, base, top, name, version string, depends ...string) {
+	t.Helper()
 	archive := pax(t, td(top), tf(top+"package.json", `{"name":"`+name+`","version":"`+version+`"}`),
 		tf(top+"index.js", "module.exports = '"+name+" "+version+"'\n"))
 	src := filepath.Join(base, "src")
@@ -889,4 +900,59 @@ func TestSyncRecordsKeepHolds(t *testing.T) {
 	if got, want := e.requests(), "a@1.0.0:a@1.0.0, b@1.0.0:b, dep@1.0.0:dep"; got != want {
 		t.Errorf("requests after the sync that installs b: %q, want %q", got, want)
 	}
+}
+
+// TestNPMReinstallGoneTree: a synced npm tree, one of whose trees in pkgs/ the user
+// deleted: verify finds it; an offline reinstall makes the tree a fresh sync made (the
+// placeholder of its folded directory too), says nothing of a command cut short then or
+// at the next command, and verify and a repair of a lost database both pass. A tree
+// missing only its placeholder is found by verify too.
+func TestNPMReinstallGoneTree(t *testing.T) {
+	base := t.TempDir()
+	addNPMPacked(t, base, "ms", "2.1.2")
+	addNPMPacked(t, base, "debug", "4.3.4", "ms@npm:2.1.2")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "debug")
+	e.ok("sync", "-f", lock)
+	tree, holder := filepath.Join(e.root, "pkgs", "ms@2.1.2"), filepath.Join(e.root, "pkgs", "ms@2.1.2", "package")
+	if es, err := os.ReadDir(holder); err != nil || len(es) != 0 {
+		t.Fatalf("a fresh sync's %s: %d entries, %v; want an empty placeholder", holder, len(es), err)
+	}
+	if err := os.RemoveAll(tree); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, code := e.pkg("verify"); code != 1 || !strings.Contains(out, "ms 2.1.2: missing "+tree) {
+		t.Errorf("verify without ms's tree: exit %d, %q", code, out)
+	}
+	for range 2 {
+		if _, stderr := e.ok("--offline", "install", "--reinstall", "ms@2.1.2"); strings.Contains(stderr, "cut short") {
+			t.Errorf("reinstall of ms: %q", stderr)
+		}
+		if es, err := os.ReadDir(holder); err != nil || len(es) != 0 {
+			t.Errorf("%s after the reinstall: %d entries, %v; want an empty placeholder", holder, len(es), err)
+		}
+		if out, stderr := e.ok("verify"); out != "verified 2 packages, 4 files\n" || strings.Contains(stderr, "cut short") {
+			t.Errorf("verify after the reinstall: %q, %q", out, stderr)
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(e.root, "lib/node_modules/.pnpm/ms@2.1.2/node_modules/ms/index.js")); err != nil || string(data) != "module.exports = 'ms 2.1.2'\n" {
+		t.Errorf("ms's index.js in the prefix: %q, %v", data, err)
+	}
+	if err := os.Remove(holder); err != nil {
+		t.Fatal(err)
+	}
+	if out, stderr, code := e.pkg("verify"); code != 1 || out != "ms 2.1.2: missing "+holder+" (placeholder of a folded directory)\n" || !strings.Contains(stderr, "pkg install --reinstall ms@2.1.2 restores") {
+		t.Errorf("verify without ms's placeholder: exit %d, %q, %q", code, out, stderr)
+	}
+	e.ok("--offline", "install", "--reinstall", "ms@2.1.2")
+	for _, f := range []string{"db", "db.sum"} {
+		if err := os.Remove(filepath.Join(e.root, ".pkg", f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, _ := e.ok("verify", "--repair"); !strings.Contains(out, "debug 4.3.4, ms 2.1.2") {
+		t.Errorf("verify --repair of a lost database: %q", out)
+	}
+	e.ok("verify")
 }
