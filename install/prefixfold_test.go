@@ -549,3 +549,30 @@ func TestFoldVerifyPlaceholder(t *testing.T) {
 		})
 	}
 }
+
+// TestFoldVerifyPlaceholderClosed: verify, by a user who may not search a directory of a
+// tree on the way to a folded directory's placeholder (its owner closed it, or root's
+// tree read by another user), reports what the walk of the tree finds, the directory's
+// mode, and goes on: its check of the placeholder failed the whole verify with 'lstat
+// ...: permission denied', where it said 'verified' before.
+func TestFoldVerifyPlaceholderClosed(t *testing.T) {
+	if asNobody(t) {
+		return
+	}
+	base := t.TempDir()
+	r := openRoot(t, filepath.Join(base, "root"))
+	defer r.Close()
+	if _, err := r.Apply(context.Background(), []*Staged{stageNPM(t, r, base, "ms", "2.1.2")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tree := r.pkgDir("ms@2.1.2")
+	must(t, os.Chmod(tree, 0o600))
+	defer os.Chmod(tree, 0o755)
+	problems, err := r.Verify()
+	if err != nil {
+		t.Fatalf("Verify with %s closed: %v", tree, err)
+	}
+	if len(problems) == 0 || slices.ContainsFunc(problems, func(p FileError) bool { return errors.Is(p, ErrPlaceholder) }) {
+		t.Errorf("Verify with %s closed = %v, want its mode and no placeholder", tree, problems)
+	}
+}

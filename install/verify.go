@@ -296,6 +296,10 @@ func (r *Root) checkPlaceholders(fd int, p *db.Record) ([]FileError, error) {
 			continue
 		case err == nil:
 			what = found(ErrModified, ErrType, ErrPlaceholder)
+		case errors.Is(err, unix.EACCES):
+			// A directory on its way this process may not search: the walk of the tree
+			// reports it where it differs from the record, as for any other member.
+			continue
 		case !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP):
 			return nil, pathError("lstat", r.pathOf(place{pkgs, repo.FileName(p.Key()) + "/" + m}), err)
 		}
