@@ -290,12 +290,12 @@ func (l *Lock) orderFor(platform string) ([]Package, error) {
 	}
 	pkgs, err := newResolver(&Index{Format: 1, Packages: mine}).resolve(l.Requires)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s%w", ErrLockfile, l.forPlatform(platform), err)
+		return nil, &lockfileError{fmt.Errorf("%s%w", l.forPlatform(platform), err)}
 	}
 	if len(pkgs) < len(mine) {
 		for _, p := range mine {
 			if !slices.ContainsFunc(pkgs, func(q Package) bool { return q.Key() == p.Key() }) {
-				return nil, fmt.Errorf("%w: %s%s %s is locked but not required", ErrLockfile, l.forPlatform(platform), p.Name, p.Version)
+				return nil, &lockfileError{fmt.Errorf("%s%s %s is locked but not required", l.forPlatform(platform), p.Name, p.Version)}
 			}
 		}
 	}
@@ -568,6 +568,14 @@ func lockTarget(path string) (string, error) {
 // truncated or edited.
 var ErrLockfile = errors.New("repo: lockfile")
 
+// lockfileError is ErrLockfile to errors.Is, said by what is wrong alone: the caller
+// names the lockfile, so the sentinel's words would only add "repo: lockfile:".
+type lockfileError struct{ err error }
+
+func (e *lockfileError) Error() string        { return e.err.Error() }
+func (e *lockfileError) Unwrap() error        { return e.err }
+func (e *lockfileError) Is(target error) bool { return target == ErrLockfile }
+
 // ReadLock reads and parses the lockfile at path.
 func ReadLock(path string) (*Lock, error) {
 	f, err := regfile.Open(path, 0)
@@ -594,7 +602,7 @@ func ReadLock(path string) (*Lock, error) {
 func decodeLock(data []byte) (*Lock, error) {
 	l, err := parseLock(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrLockfile, err)
+		return nil, &lockfileError{err}
 	}
 	orders := make(map[string][]Package)
 	for _, platform := range l.platforms() {
