@@ -235,7 +235,6 @@ func checkNewer(ctx context.Context, c *oci.Client, index []byte, regErr func(er
 		return err
 	}
 	if now.Name != was.Name { // as strict as trust.Record.Follows, which each client applies
-
 		return &RepositoryError{Ref: c.Ref().String(), Name: now.Name, Tagged: was.Name}
 	}
 	if now.Version > was.Version || now.Version == was.Version && bytes.Equal(index, tagged) {
