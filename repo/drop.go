@@ -7,8 +7,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-
-	"pkg/internal/durable"
 )
 
 // ErrOutside is an archive an entry names through a symlink out of the repository
@@ -70,7 +68,7 @@ func dropArchives(dir string, gone, kept []Package) Dropped {
 	for _, a := range deleted {
 		parent := filepath.Dir(filepath.Join(dir, filepath.FromSlash(a)))
 		if _, ok := synced[parent]; !ok {
-			synced[parent] = durable.Path(parent)
+			synced[parent] = syncDir(root, dir, filepath.Dir(filepath.FromSlash(a)))
 		}
 		if err := synced[parent]; err != nil {
 			d.Left = append(d.Left, Leftover{a, err})
@@ -107,4 +105,17 @@ func outside(dir, file string) bool {
 	}
 	rel, err := filepath.Rel(base, parent)
 	return err != nil || !filepath.IsLocal(rel)
+}
+
+// syncDir fsyncs the directory rel of root, held open as dir, its error naming it under dir.
+func syncDir(root *os.Root, dir, rel string) error {
+	f, err := root.Open(rel)
+	if err == nil {
+		err = f.Sync()
+		f.Close()
+	}
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return &fs.PathError{Op: pe.Op, Path: filepath.Join(dir, rel), Err: pe.Err}
+	}
+	return err
 }
