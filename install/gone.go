@@ -34,7 +34,7 @@ type GoneError struct {
 func (e *GoneError) Error() string {
 	s := make([]string, len(e.Gone))
 	for i, g := range e.Gone {
-		s[i] = termtext.Safe(g.Package+" "+g.Version) + " is recorded, but its tree " + g.Tree + " is gone"
+		s[i] = termtext.Safe(g.Package+" "+g.Version) + " is recorded, but its tree " + termtext.Safe(g.Tree) + " is gone"
 		switch len(g.By) {
 		case 0:
 		case 1:
