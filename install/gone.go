@@ -23,6 +23,9 @@ type Gone struct {
 	Requested *repo.Requirement
 }
 
+// Key is the instance key the database records g's package by.
+func (g Gone) Key() string { return repo.InstanceKey(g.Kind, g.Package, g.Version) }
+
 // A GoneError refuses the repair of a database that is not damaged whose records name
 // packages whose trees are gone: Rebuild changed nothing, as a prefix made to agree with
 // those records could not be linked from trees that are not there. The records are

@@ -123,7 +123,7 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 	}
 	out.Gone = r.gone(old.pkgs, recs)
 	for i, g := range out.Gone {
-		if q, ok := old.reqs[repo.InstanceKey(g.Kind, g.Package, g.Version)]; ok {
+		if q, ok := old.reqs[g.Key()]; ok {
 			out.Gone[i].Requested = &q
 		}
 	}
@@ -658,7 +658,7 @@ func (r *Root) salvageRecords() (s *oldRecords, err error) {
 func (r *Root) goneFiles(d *db.DB, pkgs []db.Record) map[string][]db.File {
 	var keys []string
 	for _, g := range r.gone(pkgs, nil) {
-		keys = append(keys, repo.InstanceKey(g.Kind, g.Package, g.Version))
+		keys = append(keys, g.Key())
 	}
 	if len(keys) == 0 {
 		return nil
@@ -680,7 +680,7 @@ func (r *Root) goneFiles(d *db.DB, pkgs []db.Record) map[string][]db.File {
 func leftBy(old *oldRecords, gone []Gone) []db.OldTree {
 	var trees []db.OldTree
 	for _, g := range gone {
-		key := repo.InstanceKey(g.Kind, g.Package, g.Version)
+		key := g.Key()
 		files, ok := old.gone[key]
 		if !ok {
 			continue
