@@ -60,6 +60,12 @@ func installAction(c *cli.Context) error {
 			say(c, "%s %s is already installed", k.Name, k.Version)
 		}
 	}
+	return applyRecorded(c, p)
+}
+
+// applyRecorded is apply that, once the change is committed, also says which packages it
+// recorded otherwise (sayRecorded).
+func applyRecorded(c *cli.Context, p *txn.Plan) error {
 	out, err := applied(c, p)
 	if out != nil && out.Committed {
 		sayRecorded(c, p)

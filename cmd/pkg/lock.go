@@ -104,11 +104,7 @@ func syncAction(c *cli.Context) error {
 		say(c, "nothing to do: root matches %s", path)
 		return p.Close()
 	}
-	out, err := applied(c, p)
-	if out != nil && out.Committed {
-		sayRecorded(c, p)
-	}
-	return syncError(c, path, l, err)
+	return syncError(c, path, l, applyRecorded(c, p))
 }
 
 // syncError returns err, of a sync of the lockfile l at path, as an offlineSyncError, a
