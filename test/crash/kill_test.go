@@ -59,13 +59,13 @@ func killOn(t *testing.T, fs string, n int) {
 	e.ok("fetch", "app@1")
 	e.ok("fetch", "app@2")
 	k.locks = [2]op{ // app 1 and lib asked for; app 2 alone, lib its dependency
-		k.lock("sync", state{"app": "1", "lib": "1.0"}, "app@1", "lib"),
-		k.lock("sync", state{"app": "2", "lib": "1.0"}, "app@2"),
+		k.lock(state{"app": "1", "lib": "1.0"}, "app@1", "lib"),
+		k.lock(state{"app": "2", "lib": "1.0"}, "app@2"),
 	}
 	for _, kind := range []string{"install", "upgrade", "downgrade", "remove", "install", "sync", "sync", "remove"} {
 		o := k.opOf(kind)
 		if kind == "install" {
-			o = op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, []string{"app"}, nil, false}
+			o = op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, []string{"app"}, nil}
 		}
 		k.step(o, noKill)
 	}
@@ -145,16 +145,15 @@ type op struct {
 	// What a run to the end records as asked for: the keys ask and those asked for
 	// before but unask; a sync's unask is nil, its ask the lockfile's requests alone.
 	ask, unask []string
-	sync       bool
 }
 
 // lock writes a lockfile of the requirements reqs with "pkg lock" and returns the sync
-// from it, of kind, which installs after and asks for reqs' names alone (the keys of
+// from it, which installs after and asks for reqs' names alone (the keys of
 // after's packages of those names).
-func (k *killer) lock(kind string, after state, reqs ...string) op {
+func (k *killer) lock(after state, reqs ...string) op {
 	file := filepath.Join(k.e.t.TempDir(), "pkg.lock")
 	k.e.ok(append([]string{"lock", "-o", file}, reqs...)...)
-	o := op{kind: kind, args: []string{"sync", "-f", file}, after: after, sync: true}
+	o := op{kind: "sync", args: []string{"sync", "-f", file}, after: after}
 	for _, q := range reqs {
 		name, _, _ := strings.Cut(q, "@")
 		for key := range after {
@@ -169,7 +168,7 @@ func (k *killer) lock(kind string, after state, reqs ...string) op {
 // askedAfter returns what o, run to the end, records as asked for, where before was.
 func (o op) askedAfter(before map[string]bool) map[string]bool {
 	m := map[string]bool{}
-	if !o.sync {
+	if o.kind != "sync" {
 		for key := range before {
 			if !slices.Contains(o.unask, key) {
 				m[key] = true
@@ -195,7 +194,7 @@ const (
 func (k *killer) next() op {
 	switch app := k.cur["app"]; {
 	case app == "" && k.cur["lib"] != "" && k.rng.IntN(3) == 0:
-		return op{"remove", []string{"remove", "lib"}, state{}, nil, []string{"lib"}, false}
+		return op{"remove", []string{"remove", "lib"}, state{}, nil, []string{"lib"}}
 	case k.rng.IntN(4) == 0:
 		return k.opOf("sync")
 	case app == "":
@@ -214,11 +213,11 @@ func (k *killer) opOf(kind string) op {
 	switch kind {
 	case "install":
 		v := []string{"1", "2"}[k.rng.IntN(2)]
-		return op{kind, []string{"install", "app@" + v}, state{"app": v, "lib": "1.0"}, app, nil, false}
+		return op{kind, []string{"install", "app@" + v}, state{"app": v, "lib": "1.0"}, app, nil}
 	case "upgrade":
-		return op{kind, []string{"install", "app@2"}, state{"app": "2", "lib": "1.0"}, app, nil, false}
+		return op{kind, []string{"install", "app@2"}, state{"app": "2", "lib": "1.0"}, app, nil}
 	case "downgrade":
-		return op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, app, nil, false}
+		return op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, app, nil}
 	case "sync": // to the other lockfile's versions: from app 1 and lib asked for, lib a dependency
 		if k.cur["app"] == "1" {
 			return k.locks[1]
@@ -227,9 +226,9 @@ func (k *killer) opOf(kind string) op {
 	}
 	// Both orders: pkg removes dependents first whatever the order given.
 	if k.rng.IntN(2) == 0 {
-		return op{kind, []string{"remove", "lib", "app"}, state{}, nil, []string{"app", "lib"}, false}
+		return op{kind, []string{"remove", "lib", "app"}, state{}, nil, []string{"app", "lib"}}
 	}
-	return op{kind, []string{"remove", "app", "lib"}, state{}, nil, []string{"app", "lib"}, false}
+	return op{kind, []string{"remove", "app", "lib"}, state{}, nil, []string{"app", "lib"}}
 }
 
 // step runs o, killing it as mode says, then runs "pkg verify" and checks the root.
@@ -307,7 +306,7 @@ func (k *killer) step(o op, mode killMode) {
 	}
 	if mode != noKill {
 		k.phases[phase]++
-		if o.sync {
+		if o.kind == "sync" {
 			k.syncPhases[phase]++
 		}
 	}
