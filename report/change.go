@@ -70,8 +70,8 @@ func InstalledText(out *txn.Outcome) string {
 }
 
 // changeText says what a committed change did besides installing: the packages it
-// removed, the commands that changed, and the packages no longer needed, each followed
-// by unneededTip.
+// removed, the commands that changed, and the packages no longer needed and those only
+// they need, the last followed by unneededTip.
 func changeText(out *txn.Outcome, unneededTip string) []string {
 	var lines []string
 	for _, r := range out.Removed {
@@ -88,7 +88,13 @@ func changeText(out *txn.Outcome, unneededTip string) []string {
 		lines = append(lines, commandText(ch))
 	}
 	for _, p := range out.Unneeded {
-		lines = append(lines, p.Name+" "+p.Version+" is no longer needed by another package"+unneededTip)
+		lines = append(lines, p.Name+" "+p.Version+" is no longer needed by another package")
+	}
+	for _, p := range out.Stranded {
+		lines = append(lines, p.Name+" "+p.Version+" is needed only by packages no longer needed")
+	}
+	if len(out.Unneeded) > 0 {
+		lines[len(lines)-1] += unneededTip
 	}
 	return lines
 }

@@ -16,9 +16,10 @@ func TestChangeText(t *testing.T) {
 	out := &txn.Outcome{
 		Removed:  []db.Record{{Name: "a", Version: "1.0"}, {Name: "b"}},
 		Unneeded: []db.Record{{Name: "c", Version: "2.0"}},
+		Stranded: []db.Record{{Name: "d", Version: "3.0"}},
 		Unshared: errors.New("record root"),
 	}
-	want := []string{"removed a 1.0", "removed b", "c 2.0 is no longer needed by another package (tip)"}
+	want := []string{"removed a 1.0", "removed b", "c 2.0 is no longer needed by another package", "d 3.0 is needed only by packages no longer needed (tip)"}
 	if got := changeText(out, " (tip)"); !slices.Equal(got, want) {
 		t.Errorf("changeText = %q, want %q", got, want)
 	}

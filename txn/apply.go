@@ -32,9 +32,12 @@ type Outcome struct {
 	Salvaged  []install.Salvage
 	// Commands are the packages kept across the change whose commands changed, and
 	// Unneeded those that another package depended on before and none does now, which the
-	// user did not ask for, in this command or before (nothing removes them by itself).
+	// user did not ask for, in this command or before (nothing removes them by itself);
+	// Stranded those that only Unneeded need now, directly or through one another, which
+	// autoremove takes with them.
 	Commands []CommandChange
 	Unneeded []db.Record
+	Stranded []db.Record
 	// Unshared says the cache could not record the root as one it serves, so that a prune
 	// from another root may remove what this one installed from; Unsettled that entries
 	// were left unsynced, which costs a full check at their first use after a reboot.
@@ -243,6 +246,7 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 			_, ok := asked[key] // autoremove keeps it: a request the change kept
 			return ok || p.wanted(key)
 		})
+		out.Stranded = stranded(after, out.Unneeded, db.Unneeded(after, asked))
 	}
 	if len(p.install) > 0 {
 		// The root recorded in the cache, so that a prune from another root keeps its
@@ -356,6 +360,37 @@ func changed(before, after []db.Record, wanted func(string) bool) (cmds []Comman
 		}
 	}
 	return cmds, unneeded
+}
+
+// stranded returns the packages of after that only those of unneeded need, directly or
+// through one another: of auto (db.Unneeded of after, what autoremove removes, sorted),
+// those that a package of unneeded leads to by its dependencies, in auto's order.
+func stranded(after, unneeded []db.Record, auto []string) []db.Record {
+	deps := repo.Dependencies(db.Packages(after))
+	reached := make(map[string]bool, len(unneeded))
+	var todo []string
+	for _, p := range unneeded {
+		reached[p.Key()] = true
+		todo = append(todo, p.Key())
+	}
+	for len(todo) > 0 {
+		key := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, d := range deps[key] {
+			if !reached[d] && slices.Contains(auto, d) {
+				reached[d] = true
+				todo = append(todo, d)
+			}
+		}
+	}
+	var out []db.Record
+	for _, key := range auto {
+		rec, ok := db.Find(after, key)
+		if ok && reached[key] && !slices.ContainsFunc(unneeded, func(p db.Record) bool { return p.Key() == key }) {
+			out = append(out, rec)
+		}
+	}
+	return out
 }
 
 // commandNames returns the command names of bin entries a that b lacks.

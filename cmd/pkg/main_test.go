@@ -193,7 +193,7 @@ func TestUpgradeSaysChanges(t *testing.T) {
 	e := newEnv(t, base, filepath.Join(base, "repo"))
 	e.ok("install", "tool=1")
 	out, _ := e.ok("upgrade", "tool>=1") // held at 1 until given a new constraint
-	for _, want := range []string{"tool 2 has command tool2 in place of tool\n", "lib 1 is no longer needed by another package ('pkg autoremove' removes it)\n"} {
+	for _, want := range []string{"tool 2 has command tool2 in place of tool\n", "lib 1 is no longer needed by another package ('pkg autoremove' removes what is no longer needed)\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("upgrade: %q, want %q", out, want)
 		}
@@ -207,6 +207,26 @@ func TestUpgradeSaysChanges(t *testing.T) {
 	e2.ok("install", "tool=1")
 	if out, _ := e2.ok("install", "tool=2", "lib"); strings.Contains(out, "no longer needed") {
 		t.Errorf("install tool=2 lib: %q", out)
+	}
+}
+
+// TestRemoveSaysStranded: a remove names, beside the dependency no package needs now,
+// what only it needs in turn, which autoremove takes with it, and the advice comes once.
+func TestRemoveSaysStranded(t *testing.T) {
+	base := t.TempDir()
+	addHostile(t, base, repo.Package{Name: "tool", Version: "1", Depends: testrepo.Requires("lib")}, pax(t, tf("tool", "x")))
+	addHostile(t, base, repo.Package{Name: "lib", Version: "1", Depends: testrepo.Requires("base")}, pax(t, tf("lib.so", "x")))
+	addHostile(t, base, repo.Package{Name: "base", Version: "1"}, pax(t, tf("base.so", "x")))
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "tool")
+	out, _ := e.ok("remove", "tool")
+	want := "removed tool 1\nlib 1 is no longer needed by another package\n" +
+		"base 1 is needed only by packages no longer needed ('pkg autoremove' removes what is no longer needed)\n"
+	if out != want {
+		t.Errorf("remove tool: %q, want %q", out, want)
+	}
+	if out, _ := e.ok("autoremove"); out != "removed base 1\nremoved lib 1\n" {
+		t.Errorf("autoremove: %q, want base and lib removed", out)
 	}
 }
 
