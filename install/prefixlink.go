@@ -803,6 +803,7 @@ func (rf *roll) salvage(name string) (*Salvage, error) {
 			s.Version, s.Gone = o.Version, o.Tree == ""
 		}
 	}
+	s.Name = strings.TrimSuffix(name, "@"+s.Version) // an npm instance's key, NAME@VERSION, named as the others are
 	if err := r.makeSaved(); err != nil {
 		return nil, err
 	}

@@ -956,3 +956,20 @@ func TestNPMReinstallGoneTree(t *testing.T) {
 	}
 	e.ok("verify")
 }
+
+// TestRemoveLeftNamesInstance: what the user put in an npm instance's placeholder in pkgs/
+// is left in the prefix when the instance goes, and the warning names the package by its
+// name and version, not its key and version again.
+func TestRemoveLeftNamesInstance(t *testing.T) {
+	base := t.TempDir()
+	addNPMPacked(t, base, "ms", "2.1.3")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "ms")
+	if err := os.WriteFile(filepath.Join(e.root, "pkgs", "ms@2.1.3", "package", "mine.txt"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr := e.ok("remove", "ms")
+	if !strings.Contains(stderr, " of ms 2.1.3 left in ") || strings.Contains(stderr, "ms@2.1.3 2.1.3") {
+		t.Errorf("remove ms: stderr %q, want the directories left named as of ms 2.1.3", stderr)
+	}
+}
