@@ -278,6 +278,55 @@ func TestNPMUpgradeHeldLedTo(t *testing.T) {
 	}
 }
 
+// TestNPMHeldBackLedBy: an upgrade that keeps an instance where it is, below the newest
+// release, as a dependent's range allows no newer one, says so by that dependent and its
+// range (debug 4.3.4's ms@npm:2.1.2), named or not; an instance the upgrade does not move
+// (not named, nor led to by one named), one whose dependents would allow newer, and one
+// that moves are not listed.
+func TestNPMHeldBackLedBy(t *testing.T) {
+	ix := npmTestIndex(t, "ms 2.1.2", "ms 2.1.3", "debug 4.3.4 ms@2.1.2", "debug 4.4.0 ms@^2.1.3", "other 1.0.0", "other 1.1.0")
+	ms, debug, other := ix.Packages[0], ix.Packages[2], ix.Packages[4]
+	installed := []Package{ms, debug, other}
+	hold := Hold{Key: debug.Key(), Requirement: parseReqs(t, "debug@4.3.4")[0]}
+	for _, names := range [][]string{{"ms"}, nil} {
+		got, err := ix.Upgrade(installed, names, hold)
+		if err != nil {
+			t.Fatalf("Upgrade(%q): %v", names, err)
+		}
+		var led []Held
+		for _, h := range ix.HeldBack(installed, names, got, hold) {
+			if h.Package.Name != "debug" {
+				led = append(led, h)
+			}
+		}
+		want := Dependent{Requirement: parseReqs(t, "ms@npm:2.1.2")[0], By: "debug 4.3.4"}
+		if len(led) != 1 || led[0].Package.Key() != ms.Key() || led[0].Newest != "2.1.3" || len(led[0].LedBy) != 1 ||
+			led[0].LedBy[0].By != want.By || led[0].LedBy[0].String() != want.String() {
+			t.Errorf("HeldBack(%q) = %+v, want ms 2.1.2 kept below 2.1.3 by debug 4.3.4's ms@npm:2.1.2", names, led)
+			continue
+		}
+		if got, want := led[0].Why(), "debug 4.3.4 depends on ms@npm:2.1.2 (newest 2.1.3)"; got != want {
+			t.Errorf("Why() = %q, want %q", got, want)
+		}
+	}
+	// Not moving debug, an upgrade of other leaves ms alone; an upgrade of everything
+	// without the hold moves both.
+	for _, tt := range []struct {
+		names []string
+		holds []Hold
+	}{{[]string{"other"}, []Hold{hold}}, {nil, nil}} {
+		got, err := ix.Upgrade(installed, tt.names, tt.holds...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range ix.HeldBack(installed, tt.names, got, tt.holds...) {
+			if h.Package.Name == "ms" {
+				t.Errorf("HeldBack(%q, holds %v) lists %+v", tt.names, tt.holds, h)
+			}
+		}
+	}
+}
+
 // TestNPMOutdated: each instance is outdated within the ranges that lead to it.
 func TestNPMOutdated(t *testing.T) {
 	old := npmTestIndex(t, "dep 1.0.0", "dep 2.0.0", "a 1.0.0 dep@^1", "b 1.0.0 dep@^2")

@@ -119,7 +119,16 @@ type Held struct {
 	// take either, and why (another package's constraint, say); "" and nil if none.
 	Next       string
 	NextReason error
-	holds      []Hold // the holds of the upgrade, which Why calls so
+	// LedBy are, of an npm instance the upgrade keeps where it is, the ranges of the
+	// instances leading to it that Newest does not meet, each by the package that has it.
+	LedBy []Dependent
+	holds []Hold // the holds of the upgrade, which Why calls so
+}
+
+// A Dependent is a dependency of the package By ("name version") on another.
+type Dependent struct {
+	Requirement
+	By string
 }
 
 // HeldBack returns the packages of plan, the result of Upgrade(installed, names), that
@@ -203,7 +212,44 @@ func (ix *Index) HeldBack(installed []Package, names []string, plan []Package, h
 		}
 		held = append(held, h)
 	}
-	return append(held, heldNPM(npm, names, plan, holds, versions)...)
+	held = append(held, heldNPM(npm, names, plan, holds, versions)...)
+	return append(held, ledNPM(npm, names, plan, holds, versions)...)
+}
+
+// ledNPM is HeldBack of the installed npm instances npm that the upgrade of names may move
+// (npmRoots) but keeps where they are, below the newest release, as the ranges of the
+// instances leading to them in plan allow no newer one: a dependent's exact version
+// (debug 4.3.4's ms@npm:2.1.2), say. An instance its own hold keeps is heldNPM's.
+func ledNPM(npm []Package, names []string, plan []Package, holds []Hold, versions map[string][]Package) []Held {
+	pinned, _ := npmRoots(npm, names, holds, versions)
+	var set []Package
+	for _, q := range plan {
+		if q.npm() {
+			set = append(set, q)
+		}
+	}
+	edges := Edges(set)
+	var held []Held
+	for _, p := range npm {
+		_, isHeld := holdOf(holds, p)
+		newest, found := newestMeeting(versions[p.Name], Requirement{Name: p.Name})
+		if isHeld || !found || compareKind(newest, p) <= 0 || !slices.ContainsFunc(set, func(q Package) bool { return q.Key() == p.Key() }) ||
+			slices.ContainsFunc(pinned, func(q Package) bool { return q.Key() == p.Key() }) {
+			continue
+		}
+		var by []Dependent
+		for _, d := range set {
+			for _, r := range append(npmDepends(d), d.Optional...) {
+				if q, ok := edges[d.Key()][r.Name]; ok && r.Name == p.Name && q.Key() == p.Key() && !r.AllowsOf(newest.Kind, newest.Version) {
+					by = append(by, Dependent{Requirement: r, By: d.Name + " " + d.Version})
+				}
+			}
+		}
+		if len(by) > 0 {
+			held = append(held, Held{Package: p, Installed: p.Version, Newest: newest.Version, LedBy: by})
+		}
+	}
+	return held
 }
 
 // heldNPM is HeldBack of the installed npm instances npm: each that the upgrade of names
@@ -277,6 +323,12 @@ func (h Held) Why() string {
 	switch {
 	case h.Hold != nil:
 		return fmt.Sprintf("held by its request %s (newest %s)", h.Hold, h.Newest)
+	case len(h.LedBy) > 0:
+		var by []string
+		for _, d := range h.LedBy {
+			by = append(by, d.By+" depends on "+d.Requirement.String())
+		}
+		return fmt.Sprintf("%s (newest %s)", strings.Join(by, ", "), h.Newest)
 	case h.Newest != "":
 		why := fmt.Sprintf("%s %s cannot be installed: %s", h.Package.Name, h.Newest, h.conflictWhy(h.Newest, "the newest", h.Reason))
 		if h.Next != "" {

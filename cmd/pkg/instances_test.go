@@ -973,3 +973,24 @@ func TestRemoveLeftNamesInstance(t *testing.T) {
 		t.Errorf("remove ms: stderr %q, want the directories left named as of ms 2.1.3", stderr)
 	}
 }
+
+// TestUpgradeSaysLedBy: an upgrade of an npm package that a dependent's exact version
+// keeps where it is says so, naming the dependent and its range, where it said everything
+// was up to date while outdated listed the package.
+func TestUpgradeSaysLedBy(t *testing.T) {
+	base := t.TempDir()
+	addNPMPacked(t, base, "ms", "2.1.2")
+	addNPMPacked(t, base, "debug", "4.3.4", "ms@npm:2.1.2")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "debug", "ms")
+	addNPMPacked(t, base, "ms", "2.1.3")
+	const kept = "kept ms at 2.1.2: debug 4.3.4 depends on ms@npm:2.1.2 (newest 2.1.3)\n"
+	for _, args := range [][]string{{"upgrade", "ms"}, {"upgrade"}} {
+		if out, _ := e.ok(args...); out != kept+"nothing to upgrade\n" {
+			t.Errorf("%s: %q, want %q", strings.Join(args, " "), out, kept)
+		}
+	}
+	if got := e.installed(); got != "debug 4.3.4, ms 2.1.2" {
+		t.Errorf("after the upgrades: %s", got)
+	}
+}
