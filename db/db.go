@@ -81,6 +81,20 @@ func cloneRequirements(rs []repo.Requirement) []repo.Requirement {
 // Key returns the instance key of the package r records, as repo.Package.Key.
 func (r *Record) Key() string { return repo.InstanceKey(r.Kind, r.Name, r.Version) }
 
+// InRoot returns where the root presents the package's member path (its prefix path,
+// design.md, The merged prefix): the path itself, or with Into, the path with its first
+// component replaced by Into (npm's package/index.js at
+// lib/node_modules/.pnpm/ms@2.1.3/node_modules/ms/index.js).
+func (r *Record) InRoot(member string) string {
+	if r.Into == "" {
+		return member
+	}
+	if _, rest, ok := strings.Cut(member, "/"); ok {
+		return r.Into + "/" + rest
+	}
+	return r.Into
+}
+
 // File is one path a package owns, relative to its package directory.
 type File struct {
 	Path   string

@@ -17,16 +17,8 @@ import (
 // anything else as a hard link to its inode in pkgs/NAME (design.md, Layout of a root).
 
 // prefixPath returns where the member name of a package whose record has into is in the
-// prefix: name itself, or, with into, name with its first component replaced by into.
-func prefixPath(name, into string) string {
-	if into == "" {
-		return name
-	}
-	if _, rest, ok := strings.Cut(name, "/"); ok {
-		return into + "/" + rest
-	}
-	return into
-}
+// prefix (db.Record.InRoot).
+func prefixPath(name, into string) string { return (&db.Record{Into: into}).InRoot(name) }
 
 // prefixEntry is one path of the prefix that a package lists.
 type prefixEntry struct {

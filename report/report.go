@@ -156,9 +156,11 @@ type Files struct {
 	Files   []File `json:"files"`
 }
 
-// File is one path of Files, relative to the package's directory.
+// File is one path of Files: Path relative to the package's directory, InRoot where the
+// root presents it (db.Record.InRoot).
 type File struct {
 	Path   string `json:"path"`
+	InRoot string `json:"in_root"`
 	Type   string `json:"type"` // "file", "dir", "symlink" or "hardlink"
 	Mode   string `json:"mode"` // permission bits in octal, as "0755"
 	Size   int64  `json:"size,omitempty"`
@@ -172,7 +174,7 @@ var fileTypes = map[byte]string{'0': "file", '5': "dir", '2': "symlink", '1': "h
 func NewFiles(p *db.Record, files []db.File) Files {
 	out := Files{Schema: FilesSchema, Name: p.Name, Version: p.Version, Files: make([]File, 0, len(files))}
 	for _, f := range files {
-		e := File{Path: f.Path, Type: fileTypes[f.Type], Mode: fmt.Sprintf("%04o", f.Mode.Perm()), Size: f.Size}
+		e := File{Path: f.Path, InRoot: p.InRoot(f.Path), Type: fileTypes[f.Type], Mode: fmt.Sprintf("%04o", f.Mode.Perm()), Size: f.Size}
 		if f.SHA256 != ([32]byte{}) {
 			e.SHA256 = fmt.Sprintf("%x", f.SHA256)
 		}

@@ -5,10 +5,10 @@ import (
 	"io"
 )
 
-// WriteText prints the files' paths, one a line.
+// WriteText prints the files' paths in the root, one a line.
 func (f Files) WriteText(w io.Writer) error {
 	for _, e := range f.Files {
-		if _, err := fmt.Fprintln(w, e.Path); err != nil {
+		if _, err := fmt.Fprintln(w, e.InRoot); err != nil {
 			return err
 		}
 	}

@@ -196,7 +196,7 @@ var hints = []hintRule{
 	})},
 	{fn: as(func(ce *runner.CommandError) string { // one with commands is run's usage error (run.go)
 		name := shell.Quote(ce.Package)
-		return fmt.Sprintf("%s declares no commands (of a .deb, its executables in usr/bin, bin, usr/sbin and sbin), and --cmd takes a command's name, not a path: to run one of its files, pkg install %s, then run it by its path in the package's directory, under the root's pkgs/ ('pkg files %s' lists them)",
+		return fmt.Sprintf("%s declares no commands (of a .deb, its executables in usr/bin, bin, usr/sbin and sbin), and --cmd takes a command's name, not a path: to run one of its files, pkg install %s, then run it by its path in the root ('pkg files %s' lists them)",
 			name, name, name)
 	})},
 	{fn: as(func(be *repo.BelowError) string {

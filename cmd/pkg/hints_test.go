@@ -53,7 +53,7 @@ func TestLibraryErrorHints(t *testing.T) {
 			"name the packages to lock, team/hello=2.0 by name alone: pkg lock -o ci.lock team/hello tool"},
 		{&txn.RepublishedError{Name: "lib", Version: "1"}, "'pkg upgrade lib' takes the repository's"},
 		{&runner.CommandError{Package: "golang-1.19-go", Version: "1.19.8-2"},
-			"--cmd takes a command's name, not a path: to run one of its files, pkg install golang-1.19-go, then run it by its path in the package's directory, under the root's pkgs/ ('pkg files golang-1.19-go' lists them)"},
+			"--cmd takes a command's name, not a path: to run one of its files, pkg install golang-1.19-go, then run it by its path in the root ('pkg files golang-1.19-go' lists them)"},
 		{&trust.PinnedError{Repo: "https://r.example/", Version: 5, KeyIDs: []string{"k1"}, SignedBy: []string{"k1"}}, "so that pkg can check the index's signature"},
 		{&trust.PinnedError{Repo: "https://r.example/", Version: 5, KeyIDs: []string{"k1"}, SignedBy: []string{"k2"}}, "if the publisher changed keys"},
 		{fmt.Errorf("%w: no saved index of x", fetch.ErrOffline), "to save the repository's index in the cache"},

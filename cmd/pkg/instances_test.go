@@ -994,3 +994,31 @@ func TestUpgradeSaysLedBy(t *testing.T) {
 		t.Errorf("after the upgrades: %s", got)
 	}
 }
+
+// TestFilesInRoot: pkg files lists an npm package's paths where the root has them, under
+// lib/node_modules/.pnpm, not as its tree's members, whose directory in pkgs/ is an empty
+// placeholder; --json gives both.
+func TestFilesInRoot(t *testing.T) {
+	base := t.TempDir()
+	addNPMPacked(t, base, "ms", "2.1.3")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "ms")
+	out, _ := e.ok("files", "ms")
+	const dir = "lib/node_modules/.pnpm/ms@2.1.3/node_modules/ms"
+	if want := dir + "\n" + dir + "/index.js\n" + dir + "/package.json\n"; out != want {
+		t.Errorf("files ms: %q, want %q", out, want)
+	}
+	for _, p := range strings.Fields(out) {
+		if _, err := os.Lstat(filepath.Join(e.root, p)); err != nil {
+			t.Errorf("files ms lists %s: %v", p, err)
+		}
+	}
+	out, _ = e.ok("files", "--json", "ms")
+	var f report.Files
+	if err := json.Unmarshal([]byte(out), &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Files) != 3 || f.Files[1].Path != "package/index.js" || f.Files[1].InRoot != dir+"/index.js" {
+		t.Errorf("files --json ms: %+v, want package/index.js in the root at %s/index.js", f.Files, dir)
+	}
+}
