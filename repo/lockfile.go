@@ -447,6 +447,9 @@ func (l *Lock) outdatedFor(ix *Index, platform string) error {
 	slices.SortFunc(now, compareLines)
 	for _, p := range now {
 		q, ok := locked[p.Key()]
+		if !ok && p.npm() {
+			q = movedInstance(mine, now, p)
+		}
 		switch {
 		case !ok || q.Version != p.Version || q.SHA256 != p.SHA256:
 			return &staleError{Platform: platform, Locked: q, Now: p}
@@ -459,6 +462,18 @@ func (l *Lock) outdatedFor(ix *Index, platform string) error {
 		}
 	}
 	return nil
+}
+
+// movedInstance returns the instance of mine, the locked packages, of the npm name of p
+// that now, what the index resolves, lacks: the version p takes the place of (an npm
+// instance is keyed by its version); the zero Package if none.
+func movedInstance(mine, now []Package, p Package) Package {
+	for _, q := range mine {
+		if q.npm() && q.Name == p.Name && !slices.ContainsFunc(now, func(n Package) bool { return n.Key() == q.Key() }) {
+			return q
+		}
+	}
+	return Package{}
 }
 
 // encode writes l as the lockfile's JSON.

@@ -402,6 +402,22 @@ func TestLockOutdated(t *testing.T) {
 	}
 }
 
+// TestLockOutdatedNPM: a locked npm package the index now resolves to another version is
+// said to be locked at one version and resolved at the other, as any package is, not
+// taken for a new package (an npm instance's key holds its version).
+func TestLockOutdatedNPM(t *testing.T) {
+	old := npmTestIndex(t, "ms 2.1.2", "debug 4.3.4 ms@2.1.2")
+	pkgs, err := old.Resolve(parseReqs(t, "debug"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLock("file:///r/", parseReqs(t, "debug"), pkgs)
+	ix := npmTestIndex(t, "ms 2.1.2", "ms 2.1.3", "debug 4.3.4 ms@2.1.2", "debug 4.4.0 ms@^2.1.3")
+	if err := l.Outdated(ix); !stale(err, "", "debug 4.3.4", "debug 4.4.0") {
+		t.Errorf("Outdated with debug 4.4.0 out: %v, want debug locked at 4.3.4, resolved at 4.4.0", err)
+	}
+}
+
 // stale reports whether err is a *staleError for platform of the package locked
 // and the one the index resolves now, each as "name version" or "" for none.
 func stale(err error, platform, locked, now string) bool {
