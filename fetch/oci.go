@@ -351,30 +351,32 @@ func Registry(loc string, o Options) (*oci.Client, error) {
 }
 
 // TaggedIndex returns the index.json of the manifest tagged in c's reference, read as a
-// Source reads it (its digest checked, at most repo.MaxIndexSize), believing nothing: for
-// a push, which must not put an older index in its place. It returns nil where the tag
-// names no manifest, or a pkg repository's without an index, and where the registry
-// refuses to read the tag (ErrDenied): some answer 401 or 403 for a repository not made
-// yet, and a push with a wrong credential is refused by its own requests. A manifest that
-// is not a pkg repository's (a container image) is the error oci.ParseManifest gave it.
-func TaggedIndex(ctx context.Context, c *oci.Client) ([]byte, error) {
+// Source reads it (its digest checked, at most repo.MaxIndexSize), believing nothing, and
+// whether the manifest names a signature beside it: for a push, which must not put an
+// older or unsigned index in its place. It returns nil where the tag names no manifest,
+// or a pkg repository's without an index, and where the registry refuses to read the tag
+// (ErrDenied): some answer 401 or 403 for a repository not made yet, and a push with a
+// wrong credential is refused by its own requests. A manifest that is not a pkg
+// repository's (a container image) is the error oci.ParseManifest gave it.
+func TaggedIndex(ctx context.Context, c *oci.Client) (index []byte, signed bool, err error) {
 	l := &ociLocation{ref: c.Ref(), n: newNetConfig(nil), reg: c, client: &http.Client{Transport: c, CheckRedirect: checkRedirect}}
 	m, err := l.taggedManifest(ctx, l.n.tries)
 	if om := (*otherManifest)(nil); errors.As(err, &om) {
-		return nil, om.err
+		return nil, false, om.err
 	}
 	if errors.Is(err, ErrNoRepository) || errors.Is(err, ErrDenied) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	fresh, _, err := l.indexOf(ctx, m, nil, l.n.tries)
 	switch {
 	case errors.Is(err, ErrNoRepository):
-		return nil, nil
+		return nil, false, nil
 	case err != nil:
-		return nil, err
+		return nil, false, err
 	}
-	return fresh.data, nil
+	_, signed = m.Layer(repo.SignatureName)
+	return fresh.data, signed, nil
 }

@@ -52,9 +52,10 @@ type PushOptions struct {
 	CredentialVars []string
 
 	// Force pushes an index older than the one the tag names, or of its version with
-	// other bytes (*OlderError), or of another repository (*RepositoryError): for a
-	// publisher who started over, whose clients forget the one tagged; and over a tag
-	// naming what is not a pkg repository (*TagError).
+	// other bytes (*OlderError), or of another repository (*RepositoryError), or an
+	// unsigned index over a signed one (*SignatureError): for a publisher who started
+	// over, whose clients forget the one tagged; and over a tag naming what is not a pkg
+	// repository (*TagError).
 	Force bool
 }
 
@@ -110,6 +111,17 @@ func RepositoryName(name string) string {
 	return "repository " + name
 }
 
+// SignatureError refuses a push to Ref of an unsigned index where the tag names a signed
+// one: every client that accepted that one refuses this one, as trust pinned the
+// repository to a key (trust.ErrPinned, trust.ErrUnsigned).
+type SignatureError struct {
+	Ref string
+}
+
+func (e *SignatureError) Error() string {
+	return fmt.Sprintf("push to %s: the index is not signed (no %s), but the one tagged there is", e.Ref, repo.SignatureName)
+}
+
 // TagError refuses a push to Ref, whose tag names a manifest that is not a pkg
 // repository's (a container image), which the push would replace. Err wraps
 // oci.ErrManifest.
@@ -146,8 +158,9 @@ func (e *PushError) Unwrap() error { return e.Err }
 // absolute URL stay where they are, and are named in Pushed.External. An index older than
 // the one the tag names, or of its version with other bytes, is refused before anything
 // is sent (*OlderError), and so are an index of another repository than the one the tag
-// names (*RepositoryError) and a tag naming what is not a pkg repository, a container
-// image (*TagError), unless o.Force.
+// names (*RepositoryError), an unsigned index where the tag names a signed one
+// (*SignatureError) and a tag naming what is not a pkg repository, a container image
+// (*TagError), unless o.Force.
 func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error) {
 	if o.Chunk == 0 {
 		o.Chunk = DefaultChunk
@@ -169,7 +182,7 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 		return res, err
 	}
 	if !o.Force {
-		if err := checkNewer(ctx, c, blobs[1].data, regErr); err != nil {
+		if err := checkNewer(ctx, c, blobs[1].data, len(blobs) > 2 && blobs[2].title == repo.SignatureName, regErr); err != nil {
 			return res, err
 		}
 	}
@@ -211,12 +224,12 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 
 // checkNewer refuses index, as an *OlderError, when the index c's tag names now has a
 // higher version, or the same one with other bytes (trust.ErrReused to a client), as a
-// *RepositoryError when that index names another repository (trust.ErrWrongName), and
-// as a *TagError when the tag names what is not a pkg repository. An index that does not
-// parse, or none, passes. regErr words a registry's
-// refusal (fetch.RegistryError).
-func checkNewer(ctx context.Context, c *oci.Client, index []byte, regErr func(error) error) error {
-	tagged, err := fetch.TaggedIndex(ctx, c)
+// *RepositoryError when that index names another repository (trust.ErrWrongName), as a
+// *SignatureError when index is not signed but that one is, and as a *TagError when the
+// tag names what is not a pkg repository. An index that does not parse, or none, passes.
+// regErr words a registry's refusal (fetch.RegistryError).
+func checkNewer(ctx context.Context, c *oci.Client, index []byte, signed bool, regErr func(error) error) error {
+	tagged, wasSigned, err := fetch.TaggedIndex(ctx, c)
 	if errors.Is(err, oci.ErrManifest) {
 		return &TagError{Ref: c.Ref().String(), Err: err}
 	}
@@ -237,10 +250,13 @@ func checkNewer(ctx context.Context, c *oci.Client, index []byte, regErr func(er
 	if now.Name != was.Name { // as strict as trust.Record.Follows, which each client applies
 		return &RepositoryError{Ref: c.Ref().String(), Name: now.Name, Tagged: was.Name}
 	}
-	if now.Version > was.Version || now.Version == was.Version && bytes.Equal(index, tagged) {
-		return nil
+	if now.Version < was.Version || now.Version == was.Version && !bytes.Equal(index, tagged) {
+		return &OlderError{Ref: c.Ref().String(), Version: now.Version, Tagged: was.Version}
 	}
-	return &OlderError{Ref: c.Ref().String(), Version: now.Version, Tagged: was.Version}
+	if wasSigned && !signed {
+		return &SignatureError{Ref: c.Ref().String()}
+	}
+	return nil
 }
 
 // pushError is err, of the upload of b in chunks of chunk bytes (fetch.RegistryError's),

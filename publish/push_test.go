@@ -201,6 +201,47 @@ func TestPushOtherRepository(t *testing.T) {
 	}
 }
 
+// TestPushUnsigned: an unsigned index where the tag names a signed one (a checkout without
+// index.json.sig) is refused before anything is sent, whatever its version, as every client
+// that accepted the signed one would refuse it; Force pushes it, and an unsigned index
+// over an unsigned one passes.
+func TestPushUnsigned(t *testing.T) {
+	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"})
+	reg := testregistry.New(t)
+	ctx := context.Background()
+	if _, err := Push(ctx, r.Dir, reg.URL(), PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tagged := reg.Manifest("latest")
+	if err := os.Remove(filepath.Join(r.Dir, "index.json.sig")); err != nil {
+		t.Fatal(err)
+	}
+	sent := 0
+	_, err := Push(ctx, r.Dir, reg.URL(), PushOptions{Sent: func(string, int64) { sent++ }})
+	if se := (*SignatureError)(nil); !errors.As(err, &se) || se.Ref != reg.URL()+":latest/" {
+		t.Errorf("push of the same index without its signature: %v, want a *SignatureError", err)
+	}
+	if sent != 0 || !bytes.Equal(reg.Manifest("latest"), tagged) {
+		t.Errorf("%d blobs sent, the tag moved: %t; want none, and the tag kept", sent, !bytes.Equal(reg.Manifest("latest"), tagged))
+	}
+	if _, err := testrepo.Publish(r.Dir, t.TempDir(), "extra", "1.0"); err != nil {
+		t.Fatal(err)
+	}
+	r.Sign(time.Hour, "") // version 2, its signature left out below
+	if err := os.Remove(filepath.Join(r.Dir, "index.json.sig")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Push(ctx, r.Dir, reg.URL(), PushOptions{}); !errors.As(err, new(*SignatureError)) {
+		t.Errorf("push of a newer unsigned index over a signed one: %v, want a *SignatureError", err)
+	}
+	if _, err := Push(ctx, r.Dir, reg.URL(), PushOptions{Force: true}); err != nil || bytes.Equal(reg.Manifest("latest"), tagged) {
+		t.Errorf("forced push of an unsigned index over a signed one: %v; want the tag moved", err)
+	}
+	if _, err := Push(ctx, r.Dir, reg.URL(), PushOptions{}); err != nil {
+		t.Errorf("push of the unsigned index again: %v", err)
+	}
+}
+
 // TestPushFirstDenied: a registry that answers 401 or 403 for the tag of a repository not
 // made yet takes a first push all the same.
 func TestPushFirstDenied(t *testing.T) {

@@ -141,6 +141,7 @@ var hints = []hintRule{
 		return fmt.Sprintf("every client of %s refuses an index of %s in its place: check the reference (its NAMESPACE/REPO and TAG) and push to the tag of %s; a publisher who really renamed it pushes with --force, and its clients run 'pkg repo forget'",
 			publish.RepositoryName(re.Tagged), publish.RepositoryName(re.Name), publish.RepositoryName(re.Name))
 	})},
+	{fn: asHint[*publish.SignatureError]("every client that accepted the signed index refuses an unsigned one in its place: sign this one ('pkg repo sign DIR --key KEYFILE') or push the directory that holds its index.json.sig; a publisher who really stopped signing pushes with --force, and its clients run 'pkg repo forget'")},
 	{fn: asHint[*publish.ArchError]("pkg's platforms are Go's (linux-amd64, linux-arm64, ...): where the package runs on one of them, say so with --platform OS-ARCH")},
 	{fn: asHint[*publish.TagError]("push to a tag of its own (oci://HOST/NAME:TAG), or pass --force to replace what the tag names")},
 	{fn: asHint[*publish.UnnamedError]("pass --name and --version, or give the file a name such as tool-1.0.tar.gz")},

@@ -58,7 +58,7 @@ func repoCommand() *cli.Command {
 			ArgsUsage: "REPO_DIR oci://HOST[:PORT]/NAMESPACE/REPO[:TAG]",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "chunk-size", Usage: "send a blob larger than `SIZE` in chunks of that size, one request each (default 64MiB)"},
-				&cli.BoolFlag{Name: "force", Usage: "push even an index older than the one the tag names, or of its version with other bytes, or of another repository (a publisher who started over: clients must then 'pkg repo forget' it), or over a tag naming what is not a pkg repository"},
+				&cli.BoolFlag{Name: "force", Usage: "push even an index older than the one the tag names, or of its version with other bytes, or of another repository, or unsigned over a signed one (a publisher who started over: clients must then 'pkg repo forget' it), or over a tag naming what is not a pkg repository"},
 			},
 			Before: want(2, "REPO_DIR oci://HOST[:PORT]/NAMESPACE/REPO[:TAG]"),
 			Action: repoPushAction,
