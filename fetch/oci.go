@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"pkg/internal/oci"
 	"pkg/internal/termtext"
@@ -351,15 +352,16 @@ func Registry(loc string, o Options) (*oci.Client, error) {
 }
 
 // TaggedIndex returns the index.json of the manifest tagged in c's reference, read as a
-// Source reads it (its digest checked, at most repo.MaxIndexSize), believing nothing, and
-// whether the manifest names a signature beside it: for a push, which must not put an
+// Source reads it (its digest checked, at most repo.MaxIndexSize, each wait to ask again
+// told to retrying, if not nil), believing nothing, and whether the manifest names a
+// signature beside it: for a push, which must not put an
 // older or unsigned index in its place. It returns nil where the tag names no manifest,
 // or a pkg repository's without an index, and where the registry refuses to read the tag
 // (ErrDenied): some answer 401 or 403 for a repository not made yet, and a push with a
 // wrong credential is refused by its own requests. A manifest that is not a pkg
 // repository's (a container image) is the error oci.ParseManifest gave it.
-func TaggedIndex(ctx context.Context, c *oci.Client) (index []byte, signed bool, err error) {
-	l := &ociLocation{ref: c.Ref(), n: newNetConfig(nil), reg: c, client: &http.Client{Transport: c, CheckRedirect: checkRedirect}}
+func TaggedIndex(ctx context.Context, c *oci.Client, retrying func(err error, wait time.Duration, attempt, max int)) (index []byte, signed bool, err error) {
+	l := &ociLocation{ref: c.Ref(), n: newNetConfig(retrying), reg: c, client: &http.Client{Transport: c, CheckRedirect: checkRedirect}}
 	m, err := l.taggedManifest(ctx, l.n.tries)
 	if om := (*otherManifest)(nil); errors.As(err, &om) {
 		return nil, false, om.err

@@ -34,8 +34,9 @@ type PushOptions struct {
 	// manifest's config") and its size.
 	Sent func(what string, size int64)
 
-	// Retrying, if not nil, is called before each wait to send again a request the
-	// registry answered 429 Too Many Requests, as fetch.Options.Retrying is.
+	// Retrying, if not nil, is called before each wait to send a request again, as
+	// fetch.Options.Retrying is: the read of what the tag names after any failure that
+	// may pass, the others after a 429 Too Many Requests.
 	Retrying func(err error, wait time.Duration, attempt, max int)
 
 	// The credentials for the registry beside those in the target's URL, as a Source
@@ -182,7 +183,7 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 		return res, err
 	}
 	if !o.Force {
-		if err := checkNewer(ctx, c, blobs[1].data, len(blobs) > 2 && blobs[2].title == repo.SignatureName, regErr); err != nil {
+		if err := checkNewer(ctx, c, blobs[1].data, len(blobs) > 2 && blobs[2].title == repo.SignatureName, o.Retrying, regErr); err != nil {
 			return res, err
 		}
 	}
@@ -227,9 +228,10 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 // *RepositoryError when that index names another repository (trust.ErrWrongName), as a
 // *SignatureError when index is not signed but that one is, and as a *TagError when the
 // tag names what is not a pkg repository. An index that does not parse, or none, passes.
-// regErr words a registry's refusal (fetch.RegistryError).
-func checkNewer(ctx context.Context, c *oci.Client, index []byte, signed bool, regErr func(error) error) error {
-	tagged, wasSigned, err := fetch.TaggedIndex(ctx, c)
+// Each wait to read it again is told to retrying; regErr words a registry's refusal
+// (fetch.RegistryError).
+func checkNewer(ctx context.Context, c *oci.Client, index []byte, signed bool, retrying func(error, time.Duration, int, int), regErr func(error) error) error {
+	tagged, wasSigned, err := fetch.TaggedIndex(ctx, c, retrying)
 	if errors.Is(err, oci.ErrManifest) {
 		return &TagError{Ref: c.Ref().String(), Err: err}
 	}

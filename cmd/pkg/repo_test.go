@@ -238,6 +238,22 @@ func TestRepoPushBusy(t *testing.T) {
 	}
 }
 
+// TestRepoPushBusyTag pushes to a registry that answers the read of what the tag names
+// 429 Too Many Requests once: the wait before asking again is said in a note, as an
+// install's is, not kept silent.
+func TestRepoPushBusyTag(t *testing.T) {
+	e, dir := toolRepo(t)
+	reg := testregistry.New(t)
+	reg.Busy = map[string]int{"GET manifests": 1}
+	out, stderr := e.ok("repo", "push", dir, reg.URL())
+	if !strings.Contains(out, "pushed "+dir) || len(reg.Refused) != 1 {
+		t.Errorf("push through a 429 to the tag's read: %q, refused %q", out, reg.Refused)
+	}
+	if want := "pkg: note: GET " + reg.Reg.URL + "/v2/pkg/main/manifests/latest: 429 Too Many Requests"; !strings.Contains(stderr, want) {
+		t.Errorf("push through a 429 to the tag's read said %q; want %q", stderr, want)
+	}
+}
+
 // TestRepoPushOlder pushes version 1 of a signed repository over the version 2 the tag
 // names: refused, naming both, with a hint; --force pushes it.
 func TestRepoPushOlder(t *testing.T) {
