@@ -3,9 +3,12 @@ package publish
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"path/filepath"
@@ -76,6 +79,10 @@ var ErrPushChunk = errors.New("publish: chunk size must be positive")
 // ErrTooLarge is in a *PushError whose request's body the registry, or a proxy in front
 // of it, refused as larger than it takes (HTTP 413): smaller chunks may pass.
 var ErrTooLarge = oci.ErrTooLarge
+
+// ErrArchiveChanged is in the *PushError of an archive whose bytes are not the sha256 its
+// index entry records (changed or damaged since it was added), which the registry refused.
+var ErrArchiveChanged = errors.New("publish: archive not the sha256 its index entry records")
 
 // OlderError refuses a push of an index of Version, older than the one of Tagged the
 // reference Ref names, or of that version with other bytes: every client that accepted
@@ -341,5 +348,20 @@ func (b blob) push(ctx context.Context, c *oci.Client, chunk int64) error {
 	if st.Size() != b.size {
 		return fmt.Errorf("%d bytes, the index says %d", st.Size(), b.size)
 	}
-	return c.PushBlob(ctx, b.digest, f, b.size, chunk)
+	err = c.PushBlob(ctx, b.digest, f, b.size, chunk)
+	if err != nil {
+		if got, herr := fileDigest(f); herr == nil && got != b.digest {
+			return fmt.Errorf("%w: the file's is %s", ErrArchiveChanged, got)
+		}
+	}
+	return err
+}
+
+// fileDigest returns the sha256 digest of the bytes of f, from its start.
+func fileDigest(f io.ReaderAt) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }

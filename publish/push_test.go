@@ -88,8 +88,9 @@ func readBack(t *testing.T, url string, key trust.PrivateKey) []string {
 	return names
 }
 
-// TestPushRefused: an archive that is not the one its entry names is refused by the
-// registry, naming the file, its digest and the registry, and no manifest is tagged.
+// TestPushRefused: an archive that is not the one its entry names (changed since it was
+// added) is refused by the registry; the push says so as ErrArchiveChanged, naming the
+// file, its digest and the registry, and no manifest is tagged.
 func TestPushRefused(t *testing.T) {
 	r := testrepo.NewSigned(t, "main", [2]string{"hello", "1.0"})
 	reg := testregistry.New(t)
@@ -106,9 +107,8 @@ func TestPushRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Push(context.Background(), r.Dir, reg.URL(), PushOptions{})
-	var re *oci.RequestError
-	if !errors.As(err, &re) || !strings.Contains(err.Error(), matches[0]) || !strings.Contains(err.Error(), "pkg/main") {
-		t.Errorf("push of an altered archive: %v, want the registry's refusal naming %s and the registry", err, matches[0])
+	if pe := (*PushError)(nil); !errors.Is(err, ErrArchiveChanged) || !errors.As(err, &pe) || pe.What != matches[0] || !strings.Contains(err.Error(), "pkg/main") {
+		t.Errorf("push of an altered archive: %v, want ErrArchiveChanged in a *PushError naming %s and the registry", err, matches[0])
 	}
 	if reg.Manifest("latest") != nil {
 		t.Error("a manifest was tagged")

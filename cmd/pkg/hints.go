@@ -128,6 +128,7 @@ var hints = []hintRule{
 		return fmt.Sprintf("once the cause is fixed, run 'pkg repo sign %s'", ue.Dir)
 	})},
 	{fn: asHint[*repo.RepublishError]("or pass --replace to change the entry all the same")},
+	{err: publish.ErrArchiveChanged, hint: "the file changed since its entry was written, and the registry takes only the bytes the index records: restore it, or add it again with 'pkg repo add REPO_DIR FILE --replace', then push again: it sends only what the registry lacks"},
 	{fn: as(pushTooLargeHint)},
 	{fn: as(func(oe *publish.OlderError) string {
 		refuse := fmt.Sprintf("refuses version %d as a rollback", oe.Version)
