@@ -61,7 +61,7 @@ func (s *Session) readIndexes(ctx context.Context, cache *fetch.Cache, rs []conf
 		}
 		ix, err := txn.ReadIndex(ctx, cache, root, s.rootOptions(), r.URLs[0], o)
 		if err != nil {
-			return nil, &indexError{r, err}
+			return nil, &indexError{r, configuredError(r, err)}
 		}
 		if ix.Name, err = indexName(rs, r, ix); err != nil {
 			return nil, err
@@ -89,6 +89,29 @@ type indexError struct {
 
 func (e *indexError) Error() string { return e.err.Error() }
 func (e *indexError) Unwrap() error { return e.err }
+
+// ConfiguredError is the error of a repository a configuration file (File) names Repo at a
+// location that serves no repository (Err, an ErrNoRepository): a path or a tag mistyped
+// there.
+type ConfiguredError struct {
+	Repo, File string
+	Err        error
+}
+
+func (e *ConfiguredError) Error() string {
+	return fmt.Sprintf("repository %s (from %s): %v", e.Repo, e.File, e.Err)
+}
+
+func (e *ConfiguredError) Unwrap() error { return e.Err }
+
+// configuredError returns err, of reading the index of r, as a *ConfiguredError where r
+// comes from a configuration file and its location serves no repository; else err.
+func configuredError(r config.Repo, err error) error {
+	if !errors.Is(err, ErrNoRepository) || r.File == "" || r.File == "--repo" || r.File == "PKG_REPO" {
+		return err
+	}
+	return &ConfiguredError{Repo: r.Name, File: r.File, Err: err}
+}
 
 // Fetch downloads the packages the indexes in effect resolve reqs to, with their
 // dependencies, into the cache (txn.Fetcher.Fetch), the observer hearing of each.

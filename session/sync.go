@@ -178,9 +178,13 @@ func (s *Session) lockRepoError(l *repo.Lock, path string, err error) error {
 	if rerr != nil {
 		return err
 	}
+	cause := err
+	if ce := (*ConfiguredError)(nil); errors.As(err, &ce) {
+		cause = ce.Err // the *LockRepoError names the file
+	}
 	for _, r := range config.LockUses(l, rs) {
 		if r.Name == ie.r.Name {
-			return noLockRepo(path, r, err)
+			return noLockRepo(path, r, cause)
 		}
 	}
 	return err

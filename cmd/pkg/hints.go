@@ -268,7 +268,10 @@ var hints = []hintRule{
 	{fn: asHint[*session.MirrorOfflineError]("run 'pkg mirror' online, without --offline (and PKG_OFFLINE unset): offline it mirrors only the archives the directory has already, and writes no index while it lacks one")},
 	{err: session.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},
 	{fn: as(lockRepoHint)},
-	{err: session.ErrNoRepository, hint: "check --repo (PKG_REPO): it names the directory or URL that holds index.json"},
+	{fn: as(func(ce *session.ConfiguredError) string {
+		return fmt.Sprintf("check the urls of [repo.%s] in %s: the first names the directory or URL that holds index.json, or the registry reference (oci://HOST/NAMESPACE/REPO:TAG) it was pushed to", ce.Repo, ce.File)
+	})},
+	{err: session.ErrNoRepository, hint: "check --repo (PKG_REPO): it names the directory or URL that holds index.json, or the registry reference (oci://HOST/NAMESPACE/REPO:TAG) it was pushed to"},
 	{err: pin.ErrNotVerified, hint: pinHint},
 	{err: trust.ErrUsedUnsigned, hint: "--require-signed refuses such repositories; once the publisher signs it, trust their key with 'pkg trust add KEY'"},
 	{err: trust.ErrUsedUntrusted, hint: "trust the publisher's key with 'pkg trust add KEY' (or --trusted-key for one command), and pkg then requires it"},

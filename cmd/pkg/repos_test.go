@@ -339,3 +339,19 @@ func TestConfigCredentialEntry(t *testing.T) {
 		t.Errorf("install -n hello, the index unsigned, with the key of the user's file: exit %d, %s; want it refused", code, stderr)
 	}
 }
+
+// TestConfigNoRepository: a configured repository whose location serves no index (a path
+// or tag mistyped in the configuration) is named with the file that configures it, and
+// the hint points there, not at --repo, which was not given.
+func TestConfigNoRepository(t *testing.T) {
+	base := t.TempDir()
+	e := newEnv(t, base, "")
+	missing := filepath.Join(base, "nothing")
+	cfg := userConfig(t, "[repo.team]\nurls = [\""+missing+"\"]\n")
+	_, stderr, code := e.pkg("install", "tool")
+	want := "pkg: repository team (from " + cfg + "): no repository at " + missing
+	hint := "pkg: hint: check the urls of [repo.team] in " + cfg
+	if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, hint) || strings.Contains(stderr, "--repo") {
+		t.Errorf("install from a configured location with no repository: exit %d, %s\nwant %s and %s", code, stderr, want, hint)
+	}
+}
