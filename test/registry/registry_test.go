@@ -233,6 +233,62 @@ func TestRegistryRefusals(t *testing.T) {
 	e.checkNoPassword()
 }
 
+// TestRegistryBasic: a registry taking HTTP basic authentication (htpasswd). A push
+// without credentials, an install with a wrong password and an install without any exit
+// 1 with a hint naming where pkg looked; the credentials of the variables of the target's
+// name push, those of the configuration install; the directory pushed again without its
+// index.json.sig is refused and leaves the signed index tagged; no credential is printed.
+func TestRegistryBasic(t *testing.T) {
+	testfs.NeedTools(t, "docker-registry")
+	e := &env{t: t, bin: testfs.PkgBinary(t), home: t.TempDir(), password: "s3cret"}
+	reg := startBasicRegistry(t, t.TempDir())
+	dir, tmp := filepath.Join(t.TempDir(), "tools"), t.TempDir()
+	key := filepath.Join(tmp, "key")
+	pub := strings.TrimSpace(e.ok("repo", "keygen", "-o", key))
+	writeFile(t, filepath.Join(tmp, "hello-1.0.tar"), tarOf(t, "bin/hello", []byte("#!/bin/sh\necho hello\n"), 0o755))
+	e.ok("repo", "add", dir, filepath.Join(tmp, "hello-1.0.tar"), "--name", "hello", "--version", "1.0", "--bin", "bin/hello", "--key", key)
+	url := "oci://" + reg.addr + "/team/tools"
+
+	refused := func(what, want string, args ...string) {
+		t.Helper()
+		_, stderr, code := e.run(args...)
+		if code != 1 || !strings.Contains(stderr, "401 Unauthorized") || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, want 1, a 401 and %q:\n%s", what, code, want, stderr)
+		}
+	}
+	refused("push without credentials", "hint: if the repository needs credentials, set PKG_REPO_TOOLS_TOKEN", "repo", "push", dir, url)
+	e.extra = []string{"PKG_REPO_TOOLS_USERNAME=bob", "PKG_REPO_TOOLS_PASSWORD=" + e.password}
+	e.ok("repo", "push", dir, url)
+	e.extra = []string{"PKG_REPO_TOOLS_USERNAME=bob", "PKG_REPO_TOOLS_PASSWORD=wrong"}
+	refused("install with a wrong password", "hint: the repository refused the credential of PKG_REPO_TOOLS_USERNAME and PKG_REPO_TOOLS_PASSWORD",
+		"--root", t.TempDir(), "--repo", url, "--trusted-key", pub, "install", "hello")
+	e.extra = nil
+	refused("install without credentials", "hint: if the repository needs credentials", "--root", t.TempDir(), "--repo", url, "--trusted-key", pub, "install", "hello")
+
+	conf := filepath.Join(e.home, "config", "pkg", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conf, []byte("[repo.tools]\nurls = [\""+url+"\"]\nkeys = [\""+pub+"\"]\nusername = \"bob\"\npassword = \""+e.password+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	e.ok("--root", root, "install", "hello")
+	if out, err := exec.Command(filepath.Join(root, "bin", "hello")).Output(); err != nil || string(out) != "hello\n" {
+		t.Errorf("bin/hello: %q, %v", out, err)
+	}
+
+	if err := os.Remove(filepath.Join(dir, "index.json.sig")); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := e.run("repo", "push", dir, url)
+	if code != 1 || !strings.Contains(stderr, "the index is not signed (no index.json.sig), but the one tagged there is") || !strings.Contains(stderr, "pkg: hint: ") {
+		t.Errorf("push without the signature over the signed index: exit %d, want 1, the refusal and a hint:\n%s", code, stderr)
+	}
+	e.ok("--root", t.TempDir(), "--cache", t.TempDir(), "install", "hello") // the tag still names the signed index
+	e.checkNoPassword(root)
+}
+
 // checkNoPassword fails if the password is in anything pkg printed or in any file under
 // dirs.
 func (e *env) checkNoPassword(dirs ...string) {

@@ -139,6 +139,28 @@ func startRegistry(t *testing.T, dir string, ts *tokenServer, realm string) *reg
 	if err := os.WriteFile(bundle, ts.certPE, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return serveRegistry(t, dir, fmt.Sprintf(`
+  token:
+    realm: %s
+    service: %s
+    issuer: %s
+    rootcertbundle: %s
+`, realm, service, issuer, bundle))
+}
+
+// startBasicRegistry starts docker-registry with its files in dir, taking the user bob
+// with the password s3cret by HTTP basic authentication (htpasswd).
+func startBasicRegistry(t *testing.T, dir string) *registry {
+	file := filepath.Join(dir, "htpasswd")
+	// bcrypt of s3cret at cost 4, made with Python's crypt.crypt and METHOD_BLOWFISH
+	if err := os.WriteFile(file, []byte("bob:$2b$04$XvRzUDUjchO9TCC1GAwoMuFdQ83IB20HrF4SnX7NLM9ym15wAQ8y.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return serveRegistry(t, dir, fmt.Sprintf("\n  htpasswd: {realm: pkg-test, path: %s}\n", file))
+}
+
+// serveRegistry starts docker-registry with its files in dir and the auth section auth.
+func serveRegistry(t *testing.T, dir, auth string) *registry {
 	addr := freeAddr(t)
 	config := fmt.Sprintf(`version: 0.1
 log: {level: info, accesslog: {disabled: false}}
@@ -146,13 +168,7 @@ storage:
   filesystem: {rootdirectory: %s}
   delete: {enabled: true}
 http: {addr: %s}
-auth:
-  token:
-    realm: %s
-    service: %s
-    issuer: %s
-    rootcertbundle: %s
-`, filepath.Join(dir, "data"), addr, realm, service, issuer, bundle)
+auth:%s`, filepath.Join(dir, "data"), addr, auth)
 	conf := filepath.Join(dir, "config.yml")
 	if err := os.WriteFile(conf, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
