@@ -80,6 +80,22 @@ var ErrPushChunk = errors.New("publish: chunk size must be positive")
 // of it, refused as larger than it takes (HTTP 413): smaller chunks may pass.
 var ErrTooLarge = oci.ErrTooLarge
 
+// ErrNoIndex is in the error of a push of a directory that holds no index.json: not a
+// repository directory, or none yet. fs.ErrNotExist is in it too.
+var ErrNoIndex = errors.New("publish: no index.json")
+
+// noIndexError is ErrNoIndex for the directory dir, its index.json's error err.
+type noIndexError struct {
+	dir string
+	err error
+}
+
+func (e *noIndexError) Error() string {
+	return fmt.Sprintf("push %s: %s does not exist: not a repository directory", e.dir, filepath.Join(e.dir, "index.json"))
+}
+
+func (e *noIndexError) Unwrap() []error { return []error{ErrNoIndex, e.err} }
+
 // ErrArchiveChanged is in the *PushError of an archive whose bytes are not the sha256 its
 // index entry records (changed or damaged since it was added), which the registry refused.
 var ErrArchiveChanged = errors.New("publish: archive not the sha256 its index entry records")
@@ -290,6 +306,9 @@ type blob struct {
 // checks as it takes it.
 func pushBlobs(dir string, res *Pushed) ([]blob, error) {
 	index, err := regfile.ReadFile(filepath.Join(dir, "index.json"), repo.MaxIndexSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &noIndexError{dir, err}
+	}
 	if err != nil {
 		return nil, err
 	}

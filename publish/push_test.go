@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -239,6 +240,20 @@ func TestPushUnsigned(t *testing.T) {
 	}
 	if _, err := Push(ctx, r.Dir, reg.URL(), PushOptions{}); err != nil {
 		t.Errorf("push of the unsigned index again: %v", err)
+	}
+}
+
+// TestPushNoIndex: a directory without index.json (a path mistyped, a repository not made
+// yet) is refused as ErrNoIndex before anything is sent.
+func TestPushNoIndex(t *testing.T) {
+	reg := testregistry.New(t)
+	dir := t.TempDir()
+	_, err := Push(context.Background(), dir, reg.URL(), PushOptions{})
+	if !errors.Is(err, ErrNoIndex) || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("push of a directory without index.json: %v; want ErrNoIndex naming %s", err, dir)
+	}
+	if len(reg.Requests) != 0 {
+		t.Errorf("the registry was asked %q", reg.Requests)
 	}
 }
 

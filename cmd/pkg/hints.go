@@ -128,6 +128,7 @@ var hints = []hintRule{
 		return fmt.Sprintf("once the cause is fixed, run 'pkg repo sign %s'", ue.Dir)
 	})},
 	{fn: asHint[*repo.RepublishError]("or pass --replace to change the entry all the same")},
+	{err: publish.ErrNoIndex, hint: "push the directory 'pkg repo add' writes, which holds index.json and the archives; a new repository's first package is added with 'pkg repo add REPO_DIR ARCHIVE'"},
 	{err: publish.ErrArchiveChanged, hint: "the file changed since its entry was written, and the registry takes only the bytes the index records: restore it, or add it again with 'pkg repo add REPO_DIR FILE --replace', then push again: it sends only what the registry lacks"},
 	{fn: as(pushTooLargeHint)},
 	{fn: as(func(oe *publish.OlderError) string {

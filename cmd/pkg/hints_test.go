@@ -83,6 +83,7 @@ func TestLibraryErrorHints(t *testing.T) {
 		{&publish.OlderError{Ref: "oci://h/r:latest/", Version: 10, Tagged: 11}, "push the up-to-date repository directory, the one that signed version 11 (this one may be a stale checkout); a publisher who really started over pushes with --force"},
 		{&publish.OlderError{Ref: "oci://h/r:latest/", Version: 11, Tagged: 11}, "every client that accepted version 11 refuses other bytes of that version: push the up-to-date"},
 		{&publish.RepositoryError{Ref: "oci://h/r:latest/", Name: "team", Tagged: "main"}, "every client of repository main refuses an index of repository team in its place: check the reference"},
+		{fmt.Errorf("push d: %w", publish.ErrNoIndex), "push the directory 'pkg repo add' writes"},
 		{&publish.PushError{What: "repo/a.tar", Err: publish.ErrArchiveChanged}, "the file changed since its entry was written"},
 		{&publish.SignatureError{Ref: "oci://h/r:latest/"}, "every client that accepted the signed index refuses an unsigned one in its place: sign this one"},
 		{fmt.Errorf("add x.deb: %w", &publish.ArchError{Name: "hello", Version: "1", Arch: "x32"}), "say so with --platform OS-ARCH"},
