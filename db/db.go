@@ -55,6 +55,11 @@ type Record struct {
 	// Folded are the member directories moved whole into the prefix (folded), sorted:
 	// each is at its prefix path, an empty placeholder left at its place in the tree.
 	Folded []string `json:"folded,omitempty"`
+	// Bare says a repair recorded the package from its tree and the cache's entry alone,
+	// with no index entry or earlier record to describe it: its dependencies, commands,
+	// libraries and other relations are unknown (not none) until it is installed again
+	// from an entry that has them. Absent, in a record written before it was, is false.
+	Bare bool `json:"bare,omitempty"`
 }
 
 // clone returns r with slices of its own, theirs too, so that a caller of List may change

@@ -35,7 +35,7 @@ func Packages(recs []Record) []repo.Package {
 			into = ""
 		}
 		ps[i] = repo.Package{Name: r.Name, Version: r.Version, Kind: r.Kind, SHA256: r.SHA256, Depends: r.Depends, Optional: r.Optional, Peers: r.Peers, Bin: r.Bin, Lib: r.Lib, Summary: r.Summary, Origin: r.Origin,
-			Provides: r.Provides, Conflicts: r.Conflicts, Replaces: r.Replaces, Into: into, Env: r.Env}
+			Provides: r.Provides, Conflicts: r.Conflicts, Replaces: r.Replaces, Into: into, Env: r.Env, Bare: r.Bare}
 	}
 	return ps
 }
@@ -43,8 +43,10 @@ func Packages(recs []Record) []repo.Package {
 // Installs reports whether installing p, an index's or a lockfile's entry, would put back
 // what r records: the same version and archive, with the same entry (repo.Package.SameEntry:
 // relations, commands, library directories).
-// A change leaves such a package alone, or reinstalls it where its tree is gone.
+// A change leaves such a package alone, or reinstalls it where its tree is gone. A Bare
+// record installs only a Bare entry: a change puts the entry of an index or lockfile in
+// its place.
 func (r Record) Installs(p repo.Package) bool {
-	return r.Version == p.Version && r.SHA256 == p.SHA256 &&
+	return r.Version == p.Version && r.SHA256 == p.SHA256 && r.Bare == p.Bare &&
 		Packages([]Record{r})[0].SameEntry(p)
 }

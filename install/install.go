@@ -144,7 +144,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	res.Cloned, res.Copied, res.Method, res.Fallback = st.cloned.Load(), st.copied.Load(), st.method, st.fallback
 	rec := &db.Record{Name: p.Name, Version: p.Version, Kind: p.Kind, SHA256: p.SHA256, Depends: p.Depends, Optional: p.Optional, Peers: p.Peers, Bin: p.Bin, Lib: p.Lib,
 		Summary: p.Summary, Files: res.Files, Size: res.Bytes, Origin: p.Origin,
-		Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: intoOf(&p), Env: p.Env}
+		Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: intoOf(&p), Env: p.Env, Bare: p.Bare}
 	res.Elapsed = time.Since(start) // Apply sets Commit
 	return &Staged{name: tree.name, rec: rec, files: files, res: res, own: own, whole: !st.tracked,
 		entries: memberEntries(rec.Into, members, order), ended: time.Now()}, nil

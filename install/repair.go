@@ -53,7 +53,8 @@ func (e *UnmatchedError) Error() string {
 type Rebuilt struct {
 	Root     string   // the root's directory
 	Recorded []string // "NAME VERSION" of each tree recorded again
-	Bare     []string // those of them a Bare candidate describes
+	Bare     []string // those of them recorded Bare (db.Record.Bare)
+	BareKeys []string // the key (db.Record.Key) of each of Bare
 	Kept     string   // where the database it replaced is, "" if there was none
 	// Sound says the database was not damaged: it was kept, with its records, and only the
 	// owners of the prefix's paths were recorded again from its file lists (Recorded).
@@ -221,6 +222,7 @@ func (r *Root) match(candidates func(name string) ([]Candidate, error), out *Reb
 				out.Recorded = append(out.Recorded, m.rec.Name+" "+m.rec.Version)
 				if m.bare {
 					out.Bare = append(out.Bare, m.rec.Name+" "+m.rec.Version)
+					out.BareKeys = append(out.BareKeys, m.rec.Key())
 				}
 				if !m.dated {
 					undated = append(undated, m.rec.Key())
@@ -252,7 +254,7 @@ func nameOfTree(dir string) string {
 type treeMatch struct {
 	rec   *db.Record
 	files []db.File
-	bare  bool    // Candidate.Bare
+	bare  bool    // the record is Bare
 	dated bool    // installed when the candidate says
 	at    *treeAt // where its files are looked for
 }
@@ -293,8 +295,8 @@ func matchTree(fd, prefix int, name string, cands []Candidate) (treeMatch, bool)
 		}
 		rec := &db.Record{Name: p.Name, Version: p.Version, Kind: p.Kind, SHA256: p.SHA256, Depends: p.Depends, Optional: p.Optional, Peers: p.Peers, Bin: p.Bin, Lib: p.Lib,
 			Provides: p.Provides, Conflicts: p.Conflicts, Replaces: p.Replaces, Into: intoOf(&p), Env: p.Env,
-			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin, Folded: at.folded}
-		ms = append(ms, treeMatch{rec: rec, files: files, bare: c.Bare, dated: dated, at: at})
+			Summary: p.Summary, Files: res.Files, Size: res.Bytes, Installed: installed.UTC(), Origin: p.Origin, Folded: at.folded, Bare: c.Bare || p.Bare}
+		ms = append(ms, treeMatch{rec: rec, files: files, bare: rec.Bare, dated: dated, at: at})
 	}
 	if len(ms) == 0 {
 		return treeMatch{}, false
@@ -717,7 +719,8 @@ func laterRequests(old *oldRecords, recs []*db.Record, inferred map[string]repo.
 // (the old database's: one, or an npm name's instances) name by sha256, described as
 // those records say: a package from a local archive file, which no index describes, keeps
 // its origin, commands, dependencies and the rest of its record, and an npm instance its
-// kind, which its tree's name, NAME@VERSION, must match.
+// kind, which its tree's name, NAME@VERSION, must match; a Bare record, an entry of
+// candidates that describes its archive where there is one.
 func recorded(pkgs []db.Record, candidates func(name string) ([]Candidate, error)) func(name string) ([]Candidate, error) {
 	old := make(map[string][]db.Record)
 	for _, p := range pkgs {
@@ -732,7 +735,11 @@ func recorded(pkgs []db.Record, candidates func(name string) ([]Candidate, error
 		for _, p := range old[name] {
 			for _, c := range cs {
 				if c.Package.SHA256 == p.SHA256 && c.Package.Version == p.Version {
-					first = append(first, Candidate{Package: db.Packages([]db.Record{p})[0], Members: c.Members, Installed: p.Installed})
+					pkg := db.Packages([]db.Record{p})[0]
+					if p.Bare && !c.Bare { // an index describes what the record does not
+						pkg = c.Package
+					}
+					first = append(first, Candidate{Package: pkg, Members: c.Members, Installed: p.Installed})
 					break
 				}
 			}

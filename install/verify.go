@@ -32,12 +32,16 @@ import (
 // for a package directory that is gone, ErrPackageDir; for the placeholder in it of a
 // folded directory, ErrPlaceholder; for a path of the root's prefix,
 // ErrPrefix; for a file this process may not read, fs.ErrPermission; for a dependency
-// nothing installed meets, ErrDependency (missing).
+// nothing installed meets, ErrDependency (missing). A package recorded without its entry
+// (db.Record.Bare) is ErrIncomplete, naming no path.
 var (
 	ErrModified   = errors.New("install: modified")
 	ErrMissing    = errors.New("install: missing")
 	ErrExtra      = errors.New("install: not recorded")
 	ErrUnreadable = errors.New("install: unreadable")
+	// ErrIncomplete is a package a repair recorded from its tree alone (db.Record.Bare):
+	// its files are checked, its dependencies and commands cannot be.
+	ErrIncomplete = errors.New("install: recorded without its dependencies, commands and libraries")
 
 	ErrType        = errors.New("install: type differs")
 	ErrMode        = errors.New("install: mode differs")
@@ -61,12 +65,15 @@ var (
 type FileError struct {
 	Package, Version string
 	Kind             string // the package's (repo.KindNPM: one of several versions of its name, by repo.InstanceKey)
-	Path             string // relative to the package directory; absolute for a command link, a path of the prefix, or the package directory itself; "" for a dependency (ErrDependency)
+	Path             string // relative to the package directory; absolute for a command link, a path of the prefix, or the package directory itself; "" for a dependency (ErrDependency) or the whole package (ErrIncomplete)
 	Requirement      string // for a dependency nothing installed meets (ErrDependency), the requirement, as "lib>=1"
 	Err              error
 }
 
 func (e FileError) Error() string {
+	if e.Path == "" && e.Requirement == "" { // of the whole package: ErrIncomplete
+		return fmt.Sprintf("%s %s: %v", e.Package, e.Version, e.Err)
+	}
 	return fmt.Sprintf("%s %s: %s: %v", e.Package, e.Version, cmp.Or(e.Path, e.Requirement), e.Err)
 }
 
@@ -172,6 +179,7 @@ func (r *Root) verify(cache Cache, names []string) ([]FileError, int64, error) {
 	}
 	problems = append(problems, links...)
 	problems = append(problems, unmet(pkgs, all)...)
+	problems = append(problems, incomplete(pkgs)...)
 	slices.SortStableFunc(problems, func(a, b FileError) int {
 		if c := strings.Compare(a.Package, b.Package); c != 0 {
 			return c
@@ -196,6 +204,17 @@ func unmet(pkgs, all []db.Record) []FileError {
 			if !m.met(req) {
 				out = append(out, FileError{Package: p.Name, Version: p.Version, Kind: p.Kind, Requirement: req.String(), Err: found(ErrMissing, ErrDependency)})
 			}
+		}
+	}
+	return out
+}
+
+// incomplete returns a finding for each package of pkgs recorded without its entry.
+func incomplete(pkgs []db.Record) []FileError {
+	var out []FileError
+	for _, p := range pkgs {
+		if p.Bare {
+			out = append(out, FileError{Package: p.Name, Version: p.Version, Kind: p.Kind, Err: found(ErrIncomplete)})
 		}
 	}
 	return out

@@ -112,7 +112,8 @@ type ExpiredIndex struct {
 
 // NoIndex: a repair had neither an index nor the records it replaced to describe the
 // Packages ("NAME VERSION") it recorded, so they are recorded without their commands,
-// libraries and dependencies. Why says why no index was read ("" where one was, and it
+// libraries and dependencies (db.Record.Bare) until installed again from an entry that
+// has them. Why says why no index was read ("" where one was, and it
 // does not offer them).
 type NoIndex struct {
 	warning

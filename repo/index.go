@@ -110,6 +110,10 @@ type Package struct {
 	// Origin is the local archive file, an absolute path, of an entry that stands for one
 	// (pkg install ./FILE); "" for a repository's. It is not part of the index's JSON.
 	Origin string `json:"-"`
+	// Bare is an entry that stands for a record a repair made without the package's
+	// entry (db.Record.Bare): its relations, commands and libraries are unknown, and a
+	// record made from it says so again. It is not part of the index's JSON.
+	Bare bool `json:"-"`
 }
 
 // KindNPM is the Kind of an npm package, a tarball whose package/package.json Add read:

@@ -44,7 +44,7 @@ func NoticeText(n notice.Notice) string {
 		if why == "" {
 			why = "the repositories in effect do not offer them"
 		}
-		return fmt.Sprintf("no index or record to describe %s (%s): recorded without their commands, libraries and dependencies until reinstalled", someNames(n.Packages), why)
+		return fmt.Sprintf("no index or record to describe %s (%s): recorded without their commands, libraries and dependencies until installed again from an index or a lockfile that describes them", someNames(n.Packages), why)
 	case notice.NoCache:
 		return "nothing is cached: no cache at " + n.Dir
 	case notice.CacheWaiting:

@@ -46,7 +46,8 @@ type Installed struct {
 	Files       int       `json:"files"`
 	Size        int64     `json:"size"`
 	InstalledAt time.Time `json:"installed_at"`
-	Origin      string    `json:"origin,omitempty"` // the local archive file it was installed from
+	Origin      string    `json:"origin,omitempty"`     // the local archive file it was installed from
+	Incomplete  bool      `json:"incomplete,omitempty"` // recorded by a repair without its dependencies, commands and libraries
 }
 
 // NewList is the List of recs, the installed packages, of which requested maps those the
@@ -56,7 +57,7 @@ func NewList(recs []db.Record, requested map[string]repo.Requirement) List {
 	for _, p := range recs {
 		_, asked := requested[p.Key()]
 		l.Packages = append(l.Packages, Installed{Name: p.Name, Version: p.Version, Kind: p.Kind, Requested: asked,
-			Files: p.Files, Size: p.Size, InstalledAt: p.Installed.UTC(), Origin: p.Origin})
+			Files: p.Files, Size: p.Size, InstalledAt: p.Installed.UTC(), Origin: p.Origin, Incomplete: p.Bare})
 	}
 	return l
 }
@@ -87,6 +88,9 @@ type Info struct {
 	SHA256      string     `json:"sha256"` // of the archive
 	Versions    []string   `json:"versions,omitempty"`
 	Origin      string     `json:"origin,omitempty"` // the local archive file it was installed from
+	// Incomplete says a repair recorded it without its dependencies, commands and
+	// libraries: their fields are unknown, not empty.
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 // InstalledInfo is the Info of p, installed in dir, and requested by req ("" if it was
@@ -96,7 +100,7 @@ func InstalledInfo(p *db.Record, dir, req string, held bool) Info {
 	return Info{Schema: InfoSchema, Name: p.Name, Version: p.Version, Kind: p.Kind, Summary: p.Summary,
 		Depends: texts(p.Depends), Provides: texts(p.Provides), Conflicts: texts(p.Conflicts), Replaces: texts(p.Replaces), Into: p.Into, Env: p.Env,
 		Bin: texts(p.Bin), Lib: p.Lib, Installed: true, Requested: req, Held: held, InstalledAt: &at,
-		Directory: dir, Files: p.Files, Size: p.Size, SHA256: p.SHA256, Origin: p.Origin}
+		Directory: dir, Files: p.Files, Size: p.Size, SHA256: p.SHA256, Origin: p.Origin, Incomplete: p.Bare}
 }
 
 // OfferedInfo is the Info of p, an index entry of a package that is not installed, whose

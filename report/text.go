@@ -15,14 +15,17 @@ import (
 // The documents as people read them: each WriteText prints its document as the commands
 // do without --json. A tip is the command's own advice, appended where it applies.
 
-// WriteText prints one line per package: name, version, files, size, and the local
-// archive file it came from, if it did.
+// WriteText prints one line per package: name, version, files, size, the local archive
+// file it came from, if it did, and whether its record is incomplete.
 func (l List) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, p := range l.Packages {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s", p.Name, p.Version, units.Count(p.Files, "file"), units.Size(p.Size))
 		if p.Origin != "" {
 			fmt.Fprintf(tw, "\tfrom %s", termtext.Printable(p.Origin))
+		}
+		if p.Incomplete {
+			fmt.Fprint(tw, "\tincomplete: recorded by a repair without its dependencies, commands and libraries")
 		}
 		fmt.Fprintln(tw)
 	}
@@ -33,6 +36,9 @@ func (l List) WriteText(w io.Writer) error {
 func (p Info) WriteText(w io.Writer, tip string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
 	fmt.Fprintf(tw, "name:\t%s\nversion:\t%s\n", p.Name, p.Version)
+	if p.Incomplete {
+		fmt.Fprintf(tw, "record:\tincomplete: a repair recorded it without its dependencies, commands and libraries (unknown, not none)\n")
+	}
 	fields := [][2]string{{"summary", p.Summary}, {"depends", strings.Join(p.Depends, ", ")},
 		{"provides", strings.Join(p.Provides, ", ")}, {"conflicts", strings.Join(p.Conflicts, ", ")},
 		{"replaces", strings.Join(p.Replaces, ", ")}, {"into", p.Into}, {"env", strings.Join(p.Env, ", ")},

@@ -36,6 +36,7 @@ var kinds = []struct {
 	{install.ErrMissing, "missing"},
 	{install.ErrExtra, "extra"},
 	{install.ErrUnreadable, "unreadable"},
+	{install.ErrIncomplete, "incomplete"},
 }
 
 // whats word what more a finding says, in the order they are listed: each that matches.
@@ -69,6 +70,8 @@ func kindWord(err error) string {
 // is a command's link, or "" for nothing.
 func whatWords(err error) string {
 	switch {
+	case errors.Is(err, install.ErrIncomplete):
+		return "recorded by a repair without its dependencies, commands and libraries"
 	case errors.Is(err, install.ErrForeign):
 		return "command link, a file not pkg's in its place"
 	case errors.Is(err, install.ErrCommandLink):
@@ -84,8 +87,11 @@ func whatWords(err error) string {
 }
 
 // String is p as pkg verify prints it: "app 1.0: modified bin/app (content)", "app 1.0:
-// missing lib>=1 (dependency)".
+// missing lib>=1 (dependency)", "app 1.0: incomplete (...)".
 func (p Problem) String() string {
+	if p.Path == "" && p.Requirement == "" {
+		return fmt.Sprintf("%s %s: %s (%s)", p.Package, p.Version, p.Kind, p.What)
+	}
 	s := fmt.Sprintf("%s %s: %s %s", p.Package, p.Version, p.Kind, cmp.Or(p.Path, p.Requirement))
 	if p.What != "" {
 		s += " (" + p.What + ")"
@@ -115,8 +121,9 @@ func (v Verify) Text() string {
 // install again, each once (by key: NAME@VERSION for one of an npm name's versions), the
 // files not pkg's that must first move out of the way (install.ErrForeign), and those of
 // the packages with a dependency nothing installed meets (install.ErrDependency), whose
-// reinstall installs it.
-func Repair(ps []install.FileError) (pkgs, foreign, lacking []string) {
+// reinstall installs it, and those recorded without their entry (install.ErrIncomplete),
+// which only an index or a lockfile that describes them records again.
+func Repair(ps []install.FileError) (pkgs, foreign, lacking, incomplete []string) {
 	for _, p := range ps {
 		key := repo.InstanceKey(p.Kind, p.Package, p.Version)
 		if !slices.Contains(pkgs, key) {
@@ -129,7 +136,9 @@ func Repair(ps []install.FileError) (pkgs, foreign, lacking []string) {
 			}
 		case errors.Is(p.Err, install.ErrForeign):
 			foreign = append(foreign, p.Path)
+		case errors.Is(p.Err, install.ErrIncomplete):
+			incomplete = append(incomplete, key)
 		}
 	}
-	return pkgs, foreign, lacking
+	return pkgs, foreign, lacking, incomplete
 }

@@ -146,14 +146,72 @@ func TestRepairNPMWithoutRepo(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.root, ".pkg", "db"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, stderr, code := repair(); code != 0 || !strings.HasPrefix(out, "recorded 2 packages again from their trees: app 1.0.0, dep 1.0.0\n") ||
-		!strings.Contains(stderr, "no index or record to describe app 1.0.0, dep 1.0.0 (no repository is given)") {
+	if out, stderr, code := repair(); code != 1 || !strings.HasPrefix(out, "recorded 2 packages again from their trees: app 1.0.0, dep 1.0.0\n") ||
+		!strings.Contains(out, "app 1.0.0: incomplete") ||
+		!strings.Contains(stderr, "no index or record to describe app 1.0.0, dep 1.0.0 (no repository is given)") ||
+		!strings.Contains(stderr, "'pkg --repo URL install --reinstall app@1.0.0 dep@1.0.0'") {
 		t.Fatalf("verify --repair of a damaged database without a repository: exit %d\n%s%s", code, out, stderr)
 	}
 	if got := e.installed(); got != "app 1.0.0, dep 1.0.0" {
 		t.Errorf("installed after the repair: %q", got)
 	}
+	e.ok("install", "--reinstall", "app@1.0.0", "dep@1.0.0")
 	e.ok("verify")
+}
+
+// TestRepairWithoutRepoIncomplete: a repair with no repository in effect and no record to
+// read records each package without its dependencies and commands, and says so until a
+// sync of its lockfile (offline, from the cache) records them again: verify reported the
+// root verified, list and info showed the packages as any other, and tool's command stayed
+// gone.
+func TestRepairWithoutRepoIncomplete(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "tool", "1.0", "lib")
+	e := newEnv(t, base, dir)
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "tool")
+	e.ok("sync", "-f", lock)
+	if err := os.Remove(filepath.Join(e.root, ".pkg", "db")); err != nil {
+		t.Fatal(err)
+	}
+	norepo := func(args ...string) (string, string, int) {
+		var out, stderr bytes.Buffer
+		code := run(append([]string{"pkg", "--root", e.root, "--cache", e.cache}, args...), &out, &stderr)
+		return out.String(), stderr.String(), code
+	}
+	out, stderr, code := norepo("verify", "--repair")
+	if code != 1 || !strings.Contains(out, "tool 1.0: incomplete (") ||
+		!strings.Contains(stderr, "pkg: hint: 'pkg sync -f LOCKFILE'") || !strings.Contains(stderr, "'pkg --repo URL install --reinstall lib tool'") {
+		t.Fatalf("verify --repair without a repository or records: exit %d\n%s%s", code, out, stderr)
+	}
+	out, _, code = norepo("verify", "--json")
+	v := decode[report.Verify](t, "verify --json", out, "pkg.verify/1")
+	var kinds []string
+	for _, p := range v.Problems {
+		kinds = append(kinds, p.Package+" "+p.Kind)
+	}
+	if code != 1 || !slices.Equal(kinds, []string{"lib incomplete", "tool incomplete"}) {
+		t.Errorf("verify --json after the repair: exit %d, problems %v", code, kinds)
+	}
+	for _, p := range decode[report.List](t, "list --json", mustOut(e.ok("list", "--json")), "pkg.list/1").Packages {
+		if !p.Incomplete {
+			t.Errorf("list --json after the repair: %s not incomplete", p.Name)
+		}
+	}
+	if info, _ := e.ok("info", "tool"); !strings.Contains(info, "record:") {
+		t.Errorf("info tool after the repair says nothing of its record:\n%s", info)
+	}
+
+	e.ok("--offline", "sync", "-f", lock)
+	e.ok("verify")
+	if info, _ := e.ok("info", "tool"); lines(info, "record:", "depends:", "bin:") != "depends:   lib\nbin:       bin/tool\n" {
+		t.Errorf("info tool after the sync:\n%s", info)
+	}
+	if _, err := os.Lstat(filepath.Join(e.root, "bin", "tool")); err != nil {
+		t.Errorf("bin/tool after the sync: %v", err)
+	}
 }
 
 // TestRepairNPMRequests: a repair of a database whose requests are lost takes as asked for

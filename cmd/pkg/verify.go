@@ -57,8 +57,32 @@ func verifyAction(c *cli.Context) error {
 		}
 		return nil
 	}
-	reinstall, foreign, lacking := report.Repair(problems)
-	return fmt.Errorf("verify: %s; %s", v.Text(), repairAdvice(c, reinstall, foreign, lacking))
+	reinstall, foreign, lacking, incomplete := report.Repair(problems)
+	advice := ""
+	if len(incomplete) > 0 {
+		advice = describeAdvice(c, incomplete)
+		reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(incomplete, k) })
+		lacking = slices.DeleteFunc(lacking, func(k string) bool { return slices.Contains(incomplete, k) })
+		if len(reinstall) == 0 {
+			return fmt.Errorf("verify: %s; %s", v.Text(), advice)
+		}
+		advice += "; then "
+	}
+	return fmt.Errorf("verify: %s; %s%s", v.Text(), advice, repairAdvice(c, reinstall, foreign, lacking))
+}
+
+// describeAdvice says what records the packages keys, which a repair recorded without
+// their entries (install.ErrIncomplete), with their dependencies, commands and libraries:
+// a sync of a lockfile, or a reinstall from a repository, not from the cache alone.
+func describeAdvice(c *cli.Context, keys []string) string {
+	them := strings.Join(keys, " ")
+	install := "pkg install --reinstall " + them
+	if rs, err := sess(c).Repositories(); err != nil || len(rs) == 0 {
+		install = "pkg --repo URL install --reinstall " + them + "' from a repository that offers them"
+	} else {
+		install += "'"
+	}
+	return fmt.Sprintf("'pkg sync -f LOCKFILE' of the lockfile the root was synced from, if it was, records %s again with their dependencies, commands and libraries (offline too, from the cache), else '%s", them, install)
 }
 
 // repairAdvice says what puts back what verify found: after moving the files not pkg's
@@ -147,6 +171,9 @@ func repair(c *cli.Context) error {
 		for _, l := range report.SalvageText(s, b.Root) {
 			warn(c, "%s", l)
 		}
+	}
+	if len(b.BareKeys) > 0 {
+		advise(c, "%s", describeAdvice(c, b.BareKeys))
 	}
 	if len(asked) > 0 { // their requests went with their records: nothing else will say they were asked for
 		them := "them"
