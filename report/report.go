@@ -261,6 +261,28 @@ type Verify struct {
 	Packages int       `json:"packages"` // checked
 	Files    int       `json:"files"`    // checked
 	Problems []Problem `json:"problems"`
+	// Refused is the repair verify --repair was refused (nothing was changed, nothing
+	// checked); absent otherwise.
+	Refused *Refusal `json:"repair_refused,omitempty"`
+}
+
+// Refusal is why a repair changed nothing: its error, and what it could not record again.
+type Refusal struct {
+	Error string `json:"error"`
+	// Gone is the packages a sound database records whose trees are gone
+	// (install.GoneError).
+	Gone []GoneTree `json:"gone,omitempty"`
+	// Unmatched is the trees of pkgs/ no package in the cache matches
+	// (install.UnmatchedError).
+	Unmatched []string `json:"unmatched,omitempty"`
+}
+
+// GoneTree is a recorded package whose tree is gone.
+type GoneTree struct {
+	Package string   `json:"package"`
+	Version string   `json:"version"`
+	Tree    string   `json:"tree"`
+	By      []string `json:"by,omitempty"` // "NAME VERSION" of each package that depends on it
 }
 
 // Problem is one difference found (install.FileError), worded.

@@ -27,6 +27,20 @@ func VerifyOf(recs []db.Record, keys []string, ps []install.FileError) Verify {
 	return newVerify(pkgs, files, ps)
 }
 
+// VerifyRefused is the Verify of a repair refused for err: nothing checked.
+func VerifyRefused(err error) Verify {
+	r := &Refusal{Error: err.Error()}
+	if ge := (*install.GoneError)(nil); errors.As(err, &ge) {
+		for _, g := range ge.Gone {
+			r.Gone = append(r.Gone, GoneTree{Package: g.Package, Version: g.Version, Tree: g.Tree, By: g.By})
+		}
+	}
+	if ue := (*install.UnmatchedError)(nil); errors.As(err, &ue) {
+		r.Unmatched = ue.Trees
+	}
+	return Verify{Schema: VerifySchema, Problems: []Problem{}, Refused: r}
+}
+
 // kinds word the kinds of install.FileError: the first that matches.
 var kinds = []struct {
 	err  error

@@ -472,6 +472,13 @@ func TestRepairGoneDependency(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, want) {
 		t.Fatalf("verify --repair with lib's tree gone: exit %d\n%s\nwant %q", code, stderr, want)
 	}
+	// --json printed nothing on stdout: the refusal is its document.
+	out, _, code := e.pkg("verify", "--repair", "--json")
+	v := decode[report.Verify](t, "verify --repair --json", out, "pkg.verify/1")
+	if wantGone := []report.GoneTree{{Package: "lib", Version: "1.0", Tree: tree, By: []string{"app 1.0"}}}; code != 1 || v.Refused == nil ||
+		!strings.Contains(v.Refused.Error, "its tree "+tree+" is gone") || !reflect.DeepEqual(v.Refused.Gone, wantGone) {
+		t.Errorf("verify --repair --json with lib's tree gone: exit %d, %+v", code, v.Refused)
+	}
 	e.ok("install", "--reinstall", "lib")
 	e.ok("verify")
 
@@ -480,7 +487,7 @@ func TestRepairGoneDependency(t *testing.T) {
 		t.Fatal(err)
 	}
 	addPackage(t, dir, "app", "1.1", "lib>=1")
-	out, stderr, code := e.pkg("verify", "--repair")
+	out, stderr, code = e.pkg("verify", "--repair")
 	if code != 1 || !strings.Contains(stderr, "pkg: warning: lib 1.0 is not recorded again: its tree "+tree+" is gone, and app 1.0 depends on it\n") ||
 		!strings.Contains(stderr, "pkg: warning: lib 1.0, whose tree is gone, left 3 paths in the root that pkg cannot tell from yours: kept in "+filepath.Join(e.root, ".pkg", "saved", "lib-1.0-root.")) ||
 		!strings.Contains(stderr, ": bin/lib, lib/liblib.so.1, share/doc/lib/copyright\n") ||

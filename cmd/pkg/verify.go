@@ -130,10 +130,16 @@ func reinstallAdvice(cmd string, keys, lacking []string) string {
 }
 
 // repair rebuilds the root's database (session.Repair) and says what it did: on stdout,
-// or with --json, whose document stdout holds alone, as a note.
+// or with --json, whose document stdout holds alone, as a note; a repair refused, with
+// --json, as verify's document of the refusal.
 func repair(c *cli.Context) error {
 	b, err := sess(c).Repair(c.Context)
 	if b == nil {
+		if c.Bool("json") {
+			if werr := report.Write(c.App.Writer, report.VerifyRefused(err)); werr != nil {
+				return werr
+			}
+		}
 		return goneRepair(c, err)
 	}
 	tell := say
